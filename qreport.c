@@ -1,0 +1,43 @@
+/* qreport.c — the unity build: every module header, then every module source,
+ * base first. Build: see Makefile. Tests #include this file with QR_TESTING. */
+#define _GNU_SOURCE
+/* Module APIs are `static` in one translation unit; functions the CLI does not
+ * reach (yet) are still part of a module's API and exercised by tests/. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <errno.h>
+#include <ctype.h>
+#include <float.h>
+
+#include "protobuf-c/protobuf-c.h"
+#include "src/onnx/onnx.pb-c.h"
+
+/* ---- headers ---- */
+#include "src/base/base.h"
+#include "src/tensor/tensor.h"
+#include "src/ir/ir.h"
+#include "src/onnx/onnx.h"
+#include "src/ops/ops.h"
+#include "src/kern/kern.h"
+#include "src/run/run.h"
+#include "src/report/table.h"
+#include "src/analysis/stats.h"
+
+/* ---- sources ---- */
+#include "src/onnx/onnx.pb-c.c"
+#include "src/base/base.c"
+#include "src/tensor/tensor.c"
+#include "src/ir/ir.c"
+#include "src/onnx/onnx.c"
+#include "src/kern/kern.c"
+#include "src/ops/ops.c"
+#include "src/ops/elementwise.c"
+#include "src/ops/shape.c"
+#include "src/ops/nn.c"
+#include "src/ops/registry.c"
+#include "src/run/run.c"
+#include "src/report/table.c"
+#include "src/analysis/stats.c"
+#include "src/cli/cli.c"

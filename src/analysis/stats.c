@@ -1,0 +1,227 @@
+/* analysis/stats — implementation. See stats.h. */
+
+static void qr_stats_init(QrStats *s) {
+    memset(s, 0, sizeof *s);
+    s->min = INFINITY;
+    s->max = -INFINITY;
+}
+
+static void qr_stats_merge(QrStats *a, const QrStats *b) {
+    a->n_nan += b->n_nan;
+    a->n_posinf += b->n_posinf;
+    a->n_neginf += b->n_neginf;
+    if (b->n == 0) return;
+    if (a->n == 0) { int64_t nn = a->n_nan, np = a->n_posinf, ng = a->n_neginf; *a = *b;
+                     a->n_nan = nn; a->n_posinf = np; a->n_neginf = ng; return; }
+    double n = (double)(a->n + b->n), d = b->mean - a->mean;
+    a->m2 += b->m2 + d * d * (double)a->n * (double)b->n / n;
+    a->mean += d * (double)b->n / n;
+    a->n += b->n;
+    a->min = QR_MIN(a->min, b->min);
+    a->max = QR_MAX(a->max, b->max);
+}
+
+/* Blocks of 4096 values are summed exactly in double, then merged (Chan). */
+static void qr_stats_tensor(QrStats *s, const QrTensor *t) {
+    enum { BLOCK = 4096 };
+    for (int64_t base = 0; base < t->numel; base += BLOCK) {
+        int64_t end = QR_MIN(t->numel, base + BLOCK);
+        QrStats b;
+        qr_stats_init(&b);
+        double sum = 0;
+        for (int64_t i = base; i < end; i++) {
+            double v = t->dtype == QR_DT_F32 ? ((const float *)t->data)[i] : qr_tensor_get_f64(t, i);
+            if (v != v) { b.n_nan++; continue; }
+            if (v == INFINITY) { b.n_posinf++; continue; }
+            if (v == -INFINITY) { b.n_neginf++; continue; }
+            b.n++;
+            sum += v;
+            if (v < b.min) b.min = v;
+            if (v > b.max) b.max = v;
+        }
+        if (b.n) {
+            b.mean = sum / (double)b.n;
+            for (int64_t i = base; i < end; i++) {
+                double v = t->dtype == QR_DT_F32 ? ((const float *)t->data)[i] : qr_tensor_get_f64(t, i);
+                if (isfinite(v)) b.m2 += (v - b.mean) * (v - b.mean);
+            }
+        }
+        qr_stats_merge(s, &b);
+    }
+}
+
+static double qr_stats_var(const QrStats *s) { return s->n ? s->m2 / (double)s->n : NAN; }
+
+/* ==== profile ===================================================================== */
+
+typedef struct QrProfileRow {
+    int node;            /* topological index */
+    int value;
+    const char *attr;    /* input / output / weight / bias */
+    QrStats st;
+    QrDType dtype;
+    int rank;
+    int64_t dims[QR_MAX_RANK];
+} QrProfileRow;
+
+typedef struct QrProfile {
+    const QrGraph *g;
+    int *topo_of;        /* node index -> topological position */
+    QrStats *val_stats;  /* per value, filled by the tap */
+    bool *seen;
+} QrProfile;
+
+static QrStatus qr__profile_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QrProfile *p = user;
+    QR_UNUSED(g);
+    QR_UNUSED(node);
+    qr_stats_init(&p->val_stats[value]);
+    qr_stats_tensor(&p->val_stats[value], t);
+    p->seen[value] = true;
+    return QR_OK;
+}
+
+/* Which initializer inputs are biases (by op and input position). */
+static bool qr__is_bias_input(const QrNode *n, int k) {
+    const char *op = n->op_type;
+    if (k == 2 && (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "Gemm"))) return true;
+    if (k == 8 && !strcmp(op, "QLinearConv")) return true;
+    if (!strcmp(op, "BatchNormalization") || !strcmp(op, "LayerNormalization") ||
+        !strcmp(op, "InstanceNormalization")) return k == 2;
+    return false;
+}
+
+static void qr__fmt_stat(char *buf, size_t n, double v) {
+    if (v != v) snprintf(buf, n, "nan");
+    else if (isinf(v)) snprintf(buf, n, v > 0 ? "inf" : "-inf");
+    else snprintf(buf, n, "%.7f", v);
+}
+
+static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const char *dir, const char *prefix,
+                                 int *n_nonfinite) {
+    QrProfile p = { g, NULL, NULL, NULL };
+    p.val_stats = calloc((size_t)g->n_values + 1, sizeof *p.val_stats);
+    p.seen = calloc((size_t)g->n_values + 1, sizeof *p.seen);
+    QrProfileRow *rows = NULL;
+    int *order = NULL;
+    double *range = NULL;
+    char *txt = NULL, *csv = NULL;
+    size_t tl = 0, tc = 0, cl = 0, cc = 0;
+    QrTable tab = {0};
+    QrStatus st = p.val_stats && p.seen ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrRunOpts opts = { qr__profile_tap, &p };
+    QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    if (st == QR_OK && !outs) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_run(g, inputs, &opts, outs);
+    if (outs) { for (int i = 0; i < g->n_outputs; i++) qr_tensor_free_data(&outs[i]); free(outs); }
+    for (int v = 0; st == QR_OK && v < g->n_values; v++)
+        if (g->values[v].is_init && !p.seen[v]) {
+            qr_stats_init(&p.val_stats[v]);
+            qr_stats_tensor(&p.val_stats[v], &g->values[v].t);
+            p.seen[v] = true;
+        }
+    int n_rows = 0, cap = 0;
+    for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
+        const QrNode *n = &g->nodes[g->order[oi]];
+        for (int pass = 0; pass < 2; pass++) {
+            int cnt = pass ? n->n_out : n->n_in;
+            for (int k = 0; k < cnt; k++) {
+                int v = pass ? n->out[k] : n->in[k];
+                if (v < 0 || !p.seen[v]) continue;
+                const QrValue *val = &g->values[v];
+                const QrTensor *t = &val->t;
+                const char *attr = pass ? "output" : val->is_init ? (qr__is_bias_input(n, k) ? "bias" : "weight") : "input";
+                if (val->is_init && (t->dtype == QR_DT_S64 || (t->dtype == QR_DT_S32 && strcmp(attr, "bias"))))
+                    continue;   /* shape/axes parameters, not data */
+                if (n_rows == cap) {
+                    cap = cap ? cap * 2 : 256;
+                    QrProfileRow *nr = realloc(rows, (size_t)cap * sizeof *rows);
+                    if (!nr) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+                    rows = nr;
+                }
+                QrProfileRow *r = &rows[n_rows++];
+                r->node = oi;
+                r->value = v;
+                r->attr = attr;
+                r->st = p.val_stats[v];
+                r->dtype = t->dtype;
+                r->rank = t->rank;
+                memcpy(r->dims, t->dims, sizeof r->dims);
+            }
+        }
+    }
+    static const char *cols[] = { "Index", "Op Name", "Mod Name", "Attr", "Dtype", "Scale", "Min", "Max", "Mean",
+                                  "Var", "Shape", "Tensor", "NaN", "Inf" };
+    if (st == QR_OK) st = qr_table_init(&tab, QR_ARRAY_LEN(cols), cols);
+    int nonfinite = 0;
+    for (int i = 0; st == QR_OK && i < n_rows; i++) {
+        const QrProfileRow *r = &rows[i];
+        const QrNode *n = &g->nodes[g->order[r->node]];
+        int row = 0;
+        char b[64], sh[256];
+        st = qr_table_add_row(&tab, &row);
+        if (st != QR_OK) break;
+        qr_table_setf(&tab, row, 0, "%d", r->node);
+        qr_table_set(&tab, row, 1, n->op_type);
+        qr_table_set(&tab, row, 2, n->name);
+        qr_table_set(&tab, row, 3, r->attr);
+        qr_table_set(&tab, row, 4, qr_dtype_name(r->dtype));
+        qr_table_set(&tab, row, 5, "");
+        qr__fmt_stat(b, sizeof b, r->st.n ? r->st.min : NAN); qr_table_set(&tab, row, 6, b);
+        qr__fmt_stat(b, sizeof b, r->st.n ? r->st.max : NAN); qr_table_set(&tab, row, 7, b);
+        qr__fmt_stat(b, sizeof b, r->st.n ? r->st.mean : NAN); qr_table_set(&tab, row, 8, b);
+        qr__fmt_stat(b, sizeof b, qr_stats_var(&r->st)); qr_table_set(&tab, row, 9, b);
+        qr_table_set(&tab, row, 10, qr_shape_str_brackets(sh, sizeof sh, r->rank, r->dims));
+        qr_table_set(&tab, row, 11, g->values[r->value].name);
+        qr_table_setf(&tab, row, 12, "%lld", (long long)r->st.n_nan);
+        st = qr_table_setf(&tab, row, 13, "%lld", (long long)(r->st.n_posinf + r->st.n_neginf));
+        if (r->st.n_nan || r->st.n_posinf || r->st.n_neginf) nonfinite++;
+    }
+    /* Second table: by range (max - min), descending; rows without finite values last. */
+    order = malloc((size_t)(n_rows + 1) * sizeof *order);
+    range = malloc((size_t)(n_rows + 1) * sizeof *range);
+    if (st == QR_OK && (!order || !range)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        for (int i = 0; i < n_rows; i++) {
+            order[i] = i;
+            range[i] = rows[i].st.n ? rows[i].st.max - rows[i].st.min : -1;
+        }
+        for (int i = 1; i < n_rows; i++) {          /* stable insertion sort */
+            int o = order[i], j = i;
+            while (j > 0 && range[order[j - 1]] < range[o]) { order[j] = order[j - 1]; j--; }
+            order[j] = o;
+        }
+    }
+    if (st == QR_OK) st = qr_table_render_txt(&tab, NULL, NULL, &txt, &tl, &tc);
+    if (st == QR_OK) st = qr_buf_printf(&txt, &tl, &tc, "\nStatistics sorted by range (max - min), descending:\n");
+    if (st == QR_OK) st = qr_table_render_txt(&tab, NULL, order, &txt, &tl, &tc);
+    if (st == QR_OK && nonfinite) {
+        st = qr_buf_printf(&txt, &tl, &tc, "\nWARNING: %d row%s contain NaN or Inf values; Min/Max/Mean/Var are over "
+                           "the finite values only:\n", nonfinite, nonfinite == 1 ? "" : "s");
+        for (int i = 0; st == QR_OK && i < n_rows; i++)
+            if (rows[i].st.n_nan || rows[i].st.n_posinf || rows[i].st.n_neginf)
+                st = qr_buf_printf(&txt, &tl, &tc, "  %s '%s' of node '%s': %lld NaN, %lld +Inf, %lld -Inf\n",
+                                   rows[i].attr, g->values[rows[i].value].name, g->nodes[g->order[rows[i].node]].name,
+                                   (long long)rows[i].st.n_nan, (long long)rows[i].st.n_posinf,
+                                   (long long)rows[i].st.n_neginf);
+    }
+    if (st == QR_OK) st = qr_table_render_csv(&tab, NULL, &csv, &cl, &cc);
+    if (st == QR_OK) {
+        QrArena a = {0};
+        char *pt = qr_arena_printf(&a, "%s/%sstatistic.txt", dir, prefix);
+        char *pc = qr_arena_printf(&a, "%s/%sstatistic.csv", dir, prefix);
+        st = qr_file_write_atomic(pt, txt, tl);
+        if (st == QR_OK) st = qr_file_write_atomic(pc, csv, cl);
+        qr_arena_free(&a);
+    }
+    if (n_nonfinite) *n_nonfinite = nonfinite;
+    qr_table_free(&tab);
+    free(txt);
+    free(csv);
+    free(order);
+    free(range);
+    free(rows);
+    free(p.val_stats);
+    free(p.seen);
+    return st;
+}

@@ -1,0 +1,24 @@
+/* analysis/stats — one-pass tensor statistics (min, max, mean, population
+ * variance over the finite values, with NaN/Inf counted separately) and the
+ * ModelProfiler-style statistic table. */
+#ifndef QR_STATS_H
+#define QR_STATS_H
+
+typedef struct QrStats {
+    int64_t n;          /* finite values */
+    int64_t n_nan, n_posinf, n_neginf;
+    double min, max, mean, m2;   /* over finite values; m2 = Σ(x-mean)² */
+} QrStats;
+
+static void qr_stats_init(QrStats *s);
+static void qr_stats_tensor(QrStats *s, const QrTensor *t);      /* accumulates */
+static void qr_stats_merge(QrStats *a, const QrStats *b);         /* Chan et al. */
+static double qr_stats_var(const QrStats *s);                     /* population variance */
+
+/* `qreport profile`: runs the graph once and writes statistic.txt/.csv into dir.
+ * Rows: every node's inputs (activation "input", initializer "weight"/"bias")
+ * and outputs, in topological order; then the same rows sorted by range. */
+static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const char *dir, const char *prefix,
+                                 int *n_nonfinite);
+
+#endif

@@ -1,0 +1,374 @@
+/* base — implementation. See base.h. */
+
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <math.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* ==== errors ============================================================== */
+
+static _Thread_local char qr__errbuf[2048];
+
+static QrStatus qr_errf(QrStatus st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(qr__errbuf, sizeof qr__errbuf, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+static QrStatus qr_err_wrap(QrStatus st, const char *fmt, ...) {
+    char ctx[1024], old[sizeof qr__errbuf];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx, sizeof ctx, fmt, ap);
+    va_end(ap);
+    memcpy(old, qr__errbuf, sizeof old);
+    size_t n = strlen(ctx);
+    if (n > sizeof qr__errbuf - 3) n = sizeof qr__errbuf - 3;
+    memcpy(qr__errbuf, ctx, n);
+    memcpy(qr__errbuf + n, ": ", 2);
+    size_t room = sizeof qr__errbuf - n - 3, m = strlen(old);
+    if (m > room) m = room;
+    memcpy(qr__errbuf + n + 2, old, m);
+    qr__errbuf[n + 2 + m] = 0;
+    return st;
+}
+
+static const char *qr_err_msg(void) { return qr__errbuf[0] ? qr__errbuf : "unknown error"; }
+static void qr_err_clear(void) { qr__errbuf[0] = 0; }
+
+static const char *qr_status_name(QrStatus st) {
+    switch (st) {
+    case QR_OK: return "ok";
+    case QR_ERR_IO: return "I/O error";
+    case QR_ERR_PARSE: return "parse error";
+    case QR_ERR_INVALID: return "invalid";
+    case QR_ERR_UNSUPPORTED: return "unsupported";
+    case QR_ERR_NOMEM: return "out of memory";
+    case QR_ERR_SHAPE: return "shape error";
+    case QR_ERR_NUMERIC: return "numeric error";
+    }
+    return "error";
+}
+
+/* ==== arenas ============================================================== */
+
+#define QR_ARENA_BLOCK (1u << 20)
+
+static void *qr_aligned_alloc(size_t size) {
+    void *p = NULL;
+    if (size > SIZE_MAX - 2 * QR_ALIGN) return NULL;
+    size_t padded = (size + 2 * QR_ALIGN - 1) & ~(size_t)(QR_ALIGN - 1);
+    if (posix_memalign(&p, QR_ALIGN, padded) != 0) return NULL;
+    return p;
+}
+
+static void qr_aligned_free(void *p) { free(p); }
+
+static void *qr_arena_alloc(QrArena *a, size_t size) {
+    if (size > SIZE_MAX / 2) return NULL;
+    size = (size + QR_ALIGN - 1) & ~(size_t)(QR_ALIGN - 1);
+    if (size == 0) size = QR_ALIGN;
+    if (a->limit && a->total + size > a->limit) return NULL;
+    QrArenaBlock *b = a->cur;
+    if (!b || b->used + size > b->cap) {
+        size_t cap = size > QR_ARENA_BLOCK ? size : QR_ARENA_BLOCK;
+        QrArenaBlock *nb = malloc(sizeof *nb);
+        if (!nb) return NULL;
+        nb->data = qr_aligned_alloc(cap);
+        if (!nb->data) { free(nb); return NULL; }
+        nb->cap = cap;
+        nb->used = 0;
+        nb->prev = b;
+        a->cur = b = nb;
+    }
+    void *p = b->data + b->used;
+    b->used += size;
+    a->total += size;
+    memset(p, 0, size);
+    return p;
+}
+
+static void *qr_arena_array(QrArena *a, size_t count, size_t elem) {
+    size_t n;
+    if (__builtin_mul_overflow(count, elem, &n)) return NULL;
+    return qr_arena_alloc(a, n);
+}
+
+static char *qr_arena_strndup(QrArena *a, const char *s, size_t n) {
+    char *d = qr_arena_alloc(a, n + 1);
+    if (d) { memcpy(d, s, n); d[n] = 0; }
+    return d;
+}
+
+static char *qr_arena_strdup(QrArena *a, const char *s) { return qr_arena_strndup(a, s, strlen(s)); }
+
+static char *qr_arena_printf(QrArena *a, const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *d = n >= 0 ? qr_arena_alloc(a, (size_t)n + 1) : NULL;
+    if (d) vsnprintf(d, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return d;
+}
+
+static QrArenaMark qr_arena_mark(QrArena *a) {
+    QrArenaMark m = { a->cur, a->cur ? a->cur->used : 0, a->total };
+    return m;
+}
+
+static void qr_arena_reset(QrArena *a, QrArenaMark m) {
+    while (a->cur && a->cur != m.block) {
+        QrArenaBlock *prev = a->cur->prev;
+        qr_aligned_free(a->cur->data);
+        free(a->cur);
+        a->cur = prev;
+    }
+    if (a->cur) a->cur->used = m.used;
+    a->total = m.total;
+}
+
+static void qr_arena_free(QrArena *a) {
+    QrArenaMark zero = { NULL, 0, 0 };
+    qr_arena_reset(a, zero);
+}
+
+/* ==== string map ============================================================ */
+
+static uint64_t qr_hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull;                 /* FNV-1a */
+    while (*s) { h ^= (unsigned char)*s++; h *= 1099511628211ull; }
+    return h;
+}
+
+static QrStatus qr_strmap_init(QrStrMap *m, QrArena *a, uint32_t expected) {
+    uint32_t cap = 16;
+    while (cap < expected * 2 + 2) {
+        if (cap > (1u << 30)) return qr_errf(QR_ERR_NOMEM, "name table too large (%u names)", expected);
+        cap <<= 1;
+    }
+    m->keys = qr_arena_array(a, cap, sizeof *m->keys);
+    m->vals = qr_arena_array(a, cap, sizeof *m->vals);
+    if (!m->keys || !m->vals) return qr_errf(QR_ERR_NOMEM, "out of memory for name table");
+    m->cap = cap;
+    m->count = 0;
+    return QR_OK;
+}
+
+static int qr_strmap_get(const QrStrMap *m, const char *key) {
+    if (!m->cap) return -1;
+    uint32_t i = (uint32_t)qr_hash_str(key) & (m->cap - 1);
+    while (m->keys[i]) {
+        if (strcmp(m->keys[i], key) == 0) return m->vals[i];
+        i = (i + 1) & (m->cap - 1);
+    }
+    return -1;
+}
+
+static QrStatus qr_strmap_put(QrStrMap *m, QrArena *a, const char *key, int val) {
+    if ((m->count + 1) * 2 > m->cap) {
+        QrStrMap bigger;
+        QR_TRY(qr_strmap_init(&bigger, a, m->count + 1));
+        for (uint32_t i = 0; i < m->cap; i++)
+            if (m->keys[i]) QR_TRY(qr_strmap_put(&bigger, a, m->keys[i], m->vals[i]));
+        *m = bigger;
+    }
+    uint32_t i = (uint32_t)qr_hash_str(key) & (m->cap - 1);
+    while (m->keys[i]) {
+        if (strcmp(m->keys[i], key) == 0) { m->vals[i] = val; return QR_OK; }
+        i = (i + 1) & (m->cap - 1);
+    }
+    m->keys[i] = key;
+    m->vals[i] = val;
+    m->count++;
+    return QR_OK;
+}
+
+/* ==== files ================================================================= */
+
+static QrStatus qr_file_size(const char *path, uint64_t *size) {
+    struct stat st;
+    if (stat(path, &st) != 0) return qr_errf(QR_ERR_IO, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode)) return qr_errf(QR_ERR_IO, "%s: not a regular file", path);
+    *size = (uint64_t)st.st_size;
+    return QR_OK;
+}
+
+static QrStatus qr_file_read(const char *path, size_t max_bytes, unsigned char **out, size_t *out_len) {
+    uint64_t size;
+    QR_TRY(qr_file_size(path, &size));
+    if (max_bytes && size > max_bytes)
+        return qr_errf(QR_ERR_NOMEM, "%s: file is %llu bytes, more than the limit of %zu",
+                       path, (unsigned long long)size, max_bytes);
+    if (size > SIZE_MAX - 2 * QR_ALIGN) return qr_errf(QR_ERR_NOMEM, "%s: file too large", path);
+    unsigned char *buf = qr_aligned_alloc((size_t)size + 1);
+    if (!buf) return qr_errf(QR_ERR_NOMEM, "%s: cannot allocate %llu bytes", path, (unsigned long long)size);
+    QrStatus st = qr_file_read_range(path, 0, size, buf);
+    if (st != QR_OK) { qr_aligned_free(buf); return st; }
+    buf[size] = 0;
+    *out = buf;
+    *out_len = (size_t)size;
+    return QR_OK;
+}
+
+static QrStatus qr_file_read_range(const char *path, uint64_t offset, uint64_t len, void *dst) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return qr_errf(QR_ERR_IO, "%s: %s", path, strerror(errno));
+    unsigned char *p = dst;
+    uint64_t done = 0;
+    while (done < len) {
+        size_t chunk = (size_t)QR_MIN(len - done, (uint64_t)1 << 30);
+        ssize_t r = pread(fd, p + done, chunk, (off_t)(offset + done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            close(fd);
+            if (r == 0)
+                return qr_errf(QR_ERR_IO, "%s: file ends at byte %llu, expected data up to byte %llu",
+                               path, (unsigned long long)(offset + done), (unsigned long long)(offset + len));
+            return qr_errf(QR_ERR_IO, "%s: %s", path, strerror(errno));
+        }
+        done += (uint64_t)r;
+    }
+    close(fd);
+    return QR_OK;
+}
+
+static QrStatus qr_file_write_atomic(const char *path, const void *data, size_t len) {
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 32);
+    if (!tmp) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    snprintf(tmp, n + 32, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        QrStatus st = qr_errf(QR_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    const unsigned char *p = data;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, p + done, len - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            QrStatus st = qr_errf(QR_ERR_IO, "%s: write failed: %s", path, w < 0 ? strerror(errno) : "no space");
+            close(fd); unlink(tmp); free(tmp);
+            return st;
+        }
+        done += (size_t)w;
+    }
+    if (close(fd) != 0 || rename(tmp, path) != 0) {
+        QrStatus st = qr_errf(QR_ERR_IO, "%s: %s", path, strerror(errno));
+        unlink(tmp); free(tmp);
+        return st;
+    }
+    free(tmp);
+    return QR_OK;
+}
+
+static QrStatus qr_mkdir_p(const char *path) {
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf) return qr_errf(QR_ERR_IO, "bad directory path '%s'", path);
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == 0) {
+            char c = buf[i];
+            buf[i] = 0;
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return qr_errf(QR_ERR_IO, "%s: cannot create directory: %s", buf, strerror(errno));
+            buf[i] = c;
+        }
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return qr_errf(QR_ERR_IO, "%s: not a directory", path);
+    return QR_OK;
+}
+
+static char *qr_path_dirname(QrArena *a, const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return qr_arena_strdup(a, ".");
+    if (slash == path) return qr_arena_strdup(a, "/");
+    return qr_arena_strndup(a, path, (size_t)(slash - path));
+}
+
+static char *qr_path_join(QrArena *a, const char *dir, const char *name) {
+    if (name[0] == '/' || !dir || !dir[0]) return qr_arena_strdup(a, name);
+    return qr_arena_printf(a, "%s/%s", dir, name);
+}
+
+/* ==== misc ================================================================== */
+
+static double qr_time_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t qr_rng_next(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static float qr_rng_normal(uint64_t *s) {
+    /* Box-Muller on two 53-bit uniforms in (0,1]. */
+    double u1 = ((double)(qr_rng_next(s) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+    double u2 = (double)(qr_rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+/* ==== CPU features ============================================================ */
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+static void qr_cpu_detect(QrCpu *cpu) {
+    memset(cpu, 0, sizeof *cpu);
+    unsigned a, b, c, d;
+    if (__get_cpuid(1, &a, &b, &c, &d)) {
+        bool osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
+        cpu->fma = (c >> 12) & 1;
+        uint64_t xcr0 = 0;
+        if (osxsave) {
+            unsigned lo, hi;
+            __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+            xcr0 = ((uint64_t)hi << 32) | lo;
+        }
+        bool ymm = avx && (xcr0 & 6) == 6, zmm = ymm && (xcr0 & 0xe0) == 0xe0;
+        if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+            cpu->avx2 = ymm && ((b >> 5) & 1);
+            cpu->avx512f = zmm && ((b >> 16) & 1);
+            cpu->avx512bw = zmm && ((b >> 30) & 1);
+            cpu->avx512vl = zmm && ((b >> 31) & 1);
+            cpu->avx512vnni = zmm && ((c >> 11) & 1);
+        }
+        cpu->fma = cpu->fma && ymm;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu->n_cpus = n > 0 ? (int)n : 1;
+}
+#else
+static void qr_cpu_detect(QrCpu *cpu) {
+    memset(cpu, 0, sizeof *cpu);
+#if defined(__aarch64__)
+    cpu->neon = true;
+#endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu->n_cpus = n > 0 ? (int)n : 1;
+}
+#endif
+
+static const char *qr_isa_name(QrIsa isa) {
+    static const char *names[] = { "ref", "avx2", "avx512", "vnni", "neon", "dot" };
+    return (unsigned)isa < QR_ARRAY_LEN(names) ? names[isa] : "?";
+}

@@ -1,0 +1,124 @@
+/* base — types, errors, arenas, strings, file I/O and CPU detection.
+ * Everything else in qreport stands on this module; it depends only on libc.
+ * Library code reports failure as a QrStatus plus a thread-local message. */
+#ifndef QR_BASE_H
+#define QR_BASE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#define QR_VERSION "0.1.0"
+
+#define QR_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define QR_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define QR_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define QR_ALIGN 64
+#define QR_UNUSED(x) ((void)(x))
+
+/* ---- errors ------------------------------------------------------------ */
+
+typedef enum QrStatus {
+    QR_OK = 0,
+    QR_ERR_IO,          /* a file could not be opened, read or written */
+    QR_ERR_PARSE,       /* malformed file contents */
+    QR_ERR_INVALID,     /* well-formed but semantically invalid model/input */
+    QR_ERR_UNSUPPORTED, /* valid but not implemented by qreport */
+    QR_ERR_NOMEM,       /* allocation failed or a size limit was exceeded */
+    QR_ERR_SHAPE,       /* shapes do not fit */
+    QR_ERR_NUMERIC,     /* NaN/Inf where it is not allowed */
+} QrStatus;
+
+/* Sets the thread's error message (printf-style) and returns `st`. */
+static QrStatus qr_errf(QrStatus st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prepends "<context>: " to the current message; returns `st` unchanged. */
+static QrStatus qr_err_wrap(QrStatus st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *qr_err_msg(void);
+static const char *qr_status_name(QrStatus st);
+static void qr_err_clear(void);
+
+#define QR_TRY(expr) do { QrStatus qr__st = (expr); if (qr__st != QR_OK) return qr__st; } while (0)
+
+/* ---- arenas -------------------------------------------------------------- */
+
+/* A chain of blocks; allocations are 64-byte aligned and zeroed. Freed all at
+ * once with qr_arena_free, or back to a mark with qr_arena_reset. */
+typedef struct QrArenaBlock {
+    struct QrArenaBlock *prev;
+    size_t cap, used;
+    unsigned char *data;
+} QrArenaBlock;
+
+typedef struct QrArena {
+    QrArenaBlock *cur;
+    size_t total;        /* bytes handed out, for statistics */
+    size_t limit;        /* 0 = unlimited; allocations beyond fail */
+} QrArena;
+
+typedef struct QrArenaMark { QrArenaBlock *block; size_t used; size_t total; } QrArenaMark;
+
+static void *qr_arena_alloc(QrArena *a, size_t size);
+static void *qr_arena_array(QrArena *a, size_t count, size_t elem); /* overflow-checked */
+static char *qr_arena_strdup(QrArena *a, const char *s);
+static char *qr_arena_strndup(QrArena *a, const char *s, size_t n);
+static char *qr_arena_printf(QrArena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static QrArenaMark qr_arena_mark(QrArena *a);
+static void qr_arena_reset(QrArena *a, QrArenaMark m);
+static void qr_arena_free(QrArena *a);
+
+/* 64-byte aligned heap memory with QR_ALIGN bytes of readable padding. */
+static void *qr_aligned_alloc(size_t size);
+static void qr_aligned_free(void *p);
+
+/* ---- checked arithmetic -------------------------------------------------- */
+
+static inline bool qr_mul_overflow_i64(int64_t a, int64_t b, int64_t *out) {
+    return __builtin_mul_overflow(a, b, out);
+}
+
+/* ---- string map (name -> int) ---------------------------------------------- */
+
+typedef struct QrStrMap {
+    const char **keys;
+    int *vals;
+    uint32_t cap, count;
+} QrStrMap;
+
+static QrStatus qr_strmap_init(QrStrMap *m, QrArena *a, uint32_t expected);
+static int qr_strmap_get(const QrStrMap *m, const char *key);      /* -1 if absent */
+static QrStatus qr_strmap_put(QrStrMap *m, QrArena *a, const char *key, int val);
+static uint64_t qr_hash_str(const char *s);
+
+/* ---- files -------------------------------------------------------------- */
+
+/* Reads a whole file into malloc'd memory (caller frees). Refuses files larger
+ * than `max_bytes` (0 = no limit) with QR_ERR_NOMEM. */
+static QrStatus qr_file_read(const char *path, size_t max_bytes, unsigned char **out, size_t *out_len);
+/* Reads [offset, offset+len) of a file into dst. */
+static QrStatus qr_file_read_range(const char *path, uint64_t offset, uint64_t len, void *dst);
+static QrStatus qr_file_size(const char *path, uint64_t *size);
+/* Writes a file atomically: temp file in the same folder, fsync, rename. */
+static QrStatus qr_file_write_atomic(const char *path, const void *data, size_t len);
+static QrStatus qr_mkdir_p(const char *path);
+static char *qr_path_dirname(QrArena *a, const char *path);
+static char *qr_path_join(QrArena *a, const char *dir, const char *name);
+
+/* ---- misc ----------------------------------------------------------------- */
+
+static double qr_time_now(void);   /* monotonic seconds */
+static uint64_t qr_rng_next(uint64_t *state);          /* splitmix64 */
+static float qr_rng_normal(uint64_t *state);           /* standard normal */
+
+/* ---- CPU features ------------------------------------------------------------ */
+
+typedef enum QrIsa { QR_ISA_REF = 0, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT } QrIsa;
+typedef struct QrCpu {
+    bool avx2, fma, avx512f, avx512bw, avx512vl, avx512vnni, neon, dotprod, i8mm;
+    int n_cpus;
+} QrCpu;
+static void qr_cpu_detect(QrCpu *cpu);
+static const char *qr_isa_name(QrIsa isa);
+
+#endif

@@ -1,0 +1,268 @@
+/* cli — argument parsing and subcommands. The only module that prints to the
+ * terminal and decides exit codes: 0 success, 1 runtime failure (bad model or
+ * input, I/O), 2 usage error. */
+
+#ifndef QR_BUILD_FLAGS
+#define QR_BUILD_FLAGS "unknown"
+#endif
+
+enum { QR_EXIT_OK = 0, QR_EXIT_FAIL = 1, QR_EXIT_USAGE = 2 };
+
+typedef struct QrCliOpts {
+    const char *model;
+    const char *inputs[16];      /* "file" or "name=file" */
+    int n_inputs;
+    const char *shapes[16];      /* "name=1x3x224x224" */
+    int n_shapes;
+    const char *out_dir;
+    uint64_t seed;
+    bool quiet;
+} QrCliOpts;
+
+static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) {
+    if (o->quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "qreport: warning: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+static int qr__cli_fail(QrStatus st) {
+    fprintf(stderr, "qreport: error: %s\n", qr_err_msg());
+    return st == QR_OK ? QR_EXIT_OK : QR_EXIT_FAIL;
+}
+
+static const char *qr__usage_run =
+    "usage: qreport run MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--shape NAME=1x3x224x224] [--seed N] [--quiet]\n"
+    "  Runs the model and writes each graph output to DIR (default: .) as <output name>.npy.\n"
+    "  -i FILE or -i NAME=FILE gives one input per graph input (.npy or ONNX TensorProto .pb);\n"
+    "  without -i a deterministic random input of the declared shape is used (with a warning).\n";
+static const char *qr__usage_profile =
+    "usage: qreport profile MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "  Runs the model once and writes ModelProfiler-style statistic.txt and statistic.csv to DIR:\n"
+    "  per node, its inputs, weights, bias and outputs with dtype, min, max, mean, variance and shape,\n"
+    "  then the same rows sorted by range (max - min). NaN/Inf are counted in their own columns.\n";
+
+static void qr__print_usage(FILE *f) {
+    fprintf(f,
+            "qreport %s — quantization accuracy debugger for ONNX models\n\n"
+            "usage: qreport COMMAND [options]\n\n"
+            "commands:\n"
+            "  run       run a model on an input and write its outputs as .npy\n"
+            "  profile   per-node statistics of one model (statistic.txt/.csv)\n\n"
+            "qreport COMMAND --help shows a command's options; qreport --version shows the build.\n",
+            QR_VERSION);
+}
+
+static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage) {
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_val = i + 1 < argc;
+#define QR__NEXT(dst) do { if (!has_val) { fprintf(stderr, "qreport: %s needs a value\n%s", a, usage); return QR_EXIT_USAGE; } dst = argv[++i]; } while (0)
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage, stdout); return -1; }
+        else if (!strcmp(a, "-i") || !strcmp(a, "--input")) {
+            if (o->n_inputs == QR_ARRAY_LEN(o->inputs)) { fprintf(stderr, "qreport: too many -i\n"); return QR_EXIT_USAGE; }
+            QR__NEXT(o->inputs[o->n_inputs++]);
+        } else if (!strcmp(a, "--shape")) {
+            if (o->n_shapes == QR_ARRAY_LEN(o->shapes)) { fprintf(stderr, "qreport: too many --shape\n"); return QR_EXIT_USAGE; }
+            QR__NEXT(o->shapes[o->n_shapes++]);
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) QR__NEXT(o->out_dir);
+        else if (!strcmp(a, "--seed")) { const char *s; QR__NEXT(s); o->seed = strtoull(s, NULL, 10); }
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = true;
+        else if (a[0] == '-' && a[1]) { fprintf(stderr, "qreport: unknown option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
+        else if (!o->model) o->model = a;
+        else { fprintf(stderr, "qreport: unexpected argument '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
+#undef QR__NEXT
+    }
+    if (!o->model) { fprintf(stderr, "qreport: missing MODEL.onnx\n%s", usage); return QR_EXIT_USAGE; }
+    return QR_EXIT_OK;
+}
+
+/* Reads a tensor from .npy or TensorProto .pb (by extension, then by magic). */
+static QrStatus qr_cli_read_tensor(const char *path, QrTensor *t) {
+    size_t n = strlen(path);
+    if (n > 3 && !strcmp(path + n - 3, ".pb")) return qr_pb_read(path, t, NULL, 0);
+    return qr_npy_read(path, t);
+}
+
+/* Loads the model and builds one input tensor per graph input: from files,
+ * or random (deterministic in seed) when none are given. */
+static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **inputs_out) {
+    QrGraph *g = NULL;
+    QR_TRY(qr_onnx_load(o->model, &g));
+    QrTensor *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
+    const QrTensor **given = calloc((size_t)g->n_inputs + 1, sizeof *given);
+    QrTensor *shape_of = calloc((size_t)g->n_inputs + 1, sizeof *shape_of);
+    QrStatus st = in && given && shape_of ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK && o->n_inputs && o->n_inputs != g->n_inputs)
+        st = qr_errf(QR_ERR_INVALID, "%s has %d input%s but %d -i file%s given", o->model, g->n_inputs,
+                     g->n_inputs == 1 ? "" : "s", o->n_inputs, o->n_inputs == 1 ? " was" : "s were");
+    for (int k = 0; st == QR_OK && k < o->n_inputs; k++) {
+        const char *spec = o->inputs[k], *eq = strchr(spec, '=');
+        int idx = k;
+        if (eq) {
+            char name[512];
+            snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
+            int v = qr_graph_find(g, name);
+            idx = -1;
+            for (int i = 0; i < g->n_inputs; i++) if (g->inputs[i] == v) idx = i;
+            if (idx < 0) { st = qr_errf(QR_ERR_INVALID, "%s has no input called '%s'", o->model, name); break; }
+            spec = eq + 1;
+        }
+        if (in[idx].data) { st = qr_errf(QR_ERR_INVALID, "input '%s' given twice", g->values[g->inputs[idx]].name); break; }
+        st = qr_cli_read_tensor(spec, &in[idx]);
+        if (st == QR_OK) st = qr_graph_check_input(g, idx, &in[idx]);
+        if (st == QR_OK) given[idx] = &in[idx];
+    }
+    for (int k = 0; st == QR_OK && k < o->n_shapes; k++) {
+        const char *spec = o->shapes[k], *eq = strchr(spec, '=');
+        char name[512];
+        int idx = -1;
+        if (eq) snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
+        else if (g->n_inputs == 1) idx = 0;
+        if (eq) {
+            int v = qr_graph_find(g, name);
+            for (int i = 0; i < g->n_inputs; i++) if (g->inputs[i] == v) idx = i;
+        }
+        if (idx < 0) { st = qr_errf(QR_ERR_INVALID, "--shape %s: no such input", spec); break; }
+        int rank = 0;
+        int64_t dims[QR_MAX_RANK];
+        st = qr_shape_parse(eq ? eq + 1 : spec, &rank, dims);
+        const QrValue *v = &g->values[g->inputs[idx]];
+        if (st == QR_OK && !given[idx])
+            st = qr_tensor_set_shape(&shape_of[idx], v->has_decl ? v->decl_dtype : QR_DT_F32, rank, dims);
+        if (st == QR_OK && !given[idx]) given[idx] = &shape_of[idx];
+    }
+    QrTensor *shapes = calloc((size_t)g->n_inputs + 1, sizeof *shapes);
+    if (st == QR_OK && !shapes) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_graph_input_shapes(g, given, shapes);
+    for (int i = 0; st == QR_OK && i < g->n_inputs; i++) {
+        if (in[i].data) continue;
+        uint64_t rng = o->seed * 0x9e3779b97f4a7c15ull + (uint64_t)i + 1;
+        st = qr_tensor_set_shape(&in[i], shapes[i].dtype, shapes[i].rank, shapes[i].dims);
+        if (st == QR_OK) st = qr_tensor_alloc_data(&in[i]);
+        if (st != QR_OK) break;
+        char sh[128];
+        qr__cli_warn(o, "no input file for '%s': using a deterministic random %s tensor of shape %s (seed %llu); "
+                     "pass -i for meaningful results", g->values[g->inputs[i]].name, qr_dtype_name(in[i].dtype),
+                     qr_shape_str_brackets(sh, sizeof sh, in[i].rank, in[i].dims), (unsigned long long)o->seed);
+        for (int64_t e = 0; e < in[i].numel; e++) {
+            if (qr_dtype_is_float(in[i].dtype)) qr_tensor_set_f64(&in[i], e, qr_rng_normal(&rng));
+            else qr_tensor_set_i64(&in[i], e, (int64_t)(qr_rng_next(&rng) % 10));
+        }
+    }
+    if (st == QR_OK) st = qr_graph_infer(g, shapes);
+    for (int i = 0; st == QR_OK && i < g->n_inputs; i++) {
+        QrStats s;
+        qr_stats_init(&s);
+        qr_stats_tensor(&s, &in[i]);
+        if (s.n_nan || s.n_posinf || s.n_neginf)
+            qr__cli_warn(o, "input '%s' contains %lld NaN and %lld Inf values", g->values[g->inputs[i]].name,
+                         (long long)s.n_nan, (long long)(s.n_posinf + s.n_neginf));
+    }
+    free(shapes);
+    free(given);
+    free(shape_of);
+    if (st != QR_OK) {
+        if (in) for (int i = 0; i < g->n_inputs; i++) qr_tensor_free_data(&in[i]);
+        free(in);
+        qr_graph_free(g);
+        free(g);
+        return st;
+    }
+    *gout = g;
+    *inputs_out = in;
+    return QR_OK;
+}
+
+static void qr__cli_release(QrGraph *g, QrTensor *in) {
+    for (int i = 0; i < g->n_inputs; i++) qr_tensor_free_data(&in[i]);
+    free(in);
+    qr_graph_free(g);
+    free(g);
+}
+
+/* File name for a value: characters outside [A-Za-z0-9._-] become '_'. */
+static void qr_cli_safe_name(char *dst, size_t n, const char *name) {
+    size_t i = 0;
+    for (; name[i] && i + 1 < n; i++) {
+        char ch = name[i];
+        dst[i] = (isalnum((unsigned char)ch) || ch == '.' || ch == '_' || ch == '-') ? ch : '_';
+    }
+    dst[i] = 0;
+    if (i == 0 || dst[0] == '.') dst[0] = '_';
+}
+
+static int qr_cli_run(int argc, char **argv) {
+    QrCliOpts o;
+    int rc = qr__cli_parse(argc, argv, &o, qr__usage_run);
+    if (rc) return rc < 0 ? 0 : rc;
+    QrGraph *g;
+    QrTensor *in;
+    QrStatus st = qr__cli_prepare(&o, &g, &in);
+    if (st != QR_OK) return qr__cli_fail(st);
+    const char *dir = o.out_dir ? o.out_dir : ".";
+    QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    st = outs ? qr_mkdir_p(dir) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_run(g, in, NULL, outs);
+    for (int i = 0; st == QR_OK && i < g->n_outputs; i++) {
+        char safe[256], path[4096];
+        qr_cli_safe_name(safe, sizeof safe, g->values[g->outputs[i]].name);
+        snprintf(path, sizeof path, "%s/%s.npy", dir, safe);
+        st = qr_npy_write(path, &outs[i]);
+        if (st == QR_OK && !o.quiet) {
+            char sh[128];
+            printf("%s: %s %s -> %s\n", g->values[g->outputs[i]].name, qr_dtype_name(outs[i].dtype),
+                   qr_shape_str_brackets(sh, sizeof sh, outs[i].rank, outs[i].dims), path);
+        }
+    }
+    if (outs) for (int i = 0; i < g->n_outputs; i++) qr_tensor_free_data(&outs[i]);
+    free(outs);
+    qr__cli_release(g, in);
+    return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+}
+
+static int qr_cli_profile(int argc, char **argv) {
+    QrCliOpts o;
+    int rc = qr__cli_parse(argc, argv, &o, qr__usage_profile);
+    if (rc) return rc < 0 ? 0 : rc;
+    QrGraph *g;
+    QrTensor *in;
+    QrStatus st = qr__cli_prepare(&o, &g, &in);
+    if (st != QR_OK) return qr__cli_fail(st);
+    const char *dir = o.out_dir ? o.out_dir : ".";
+    int nonfinite = 0;
+    st = qr_mkdir_p(dir);
+    if (st == QR_OK) st = qr_profile_write(g, in, dir, "", &nonfinite);
+    if (st == QR_OK && nonfinite) qr__cli_warn(&o, "%d rows contain NaN/Inf values (see the NaN and Inf columns)", nonfinite);
+    if (st == QR_OK && !o.quiet) printf("wrote %s/statistic.txt and %s/statistic.csv\n", dir, dir);
+    qr__cli_release(g, in);
+    return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+}
+
+static int qr_cli_main(int argc, char **argv) {
+    if (argc < 2) { qr__print_usage(stderr); return QR_EXIT_USAGE; }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        QrCpu cpu;
+        qr_cpu_detect(&cpu);
+        printf("qreport %s\nisa: %s (cpu: avx2=%d fma=%d avx512f=%d avx512bw=%d avx512vnni=%d neon=%d, %d cpus)\n"
+               "build: %s\n", QR_VERSION, qr_isa_name(qr_kern_isa()), cpu.avx2, cpu.fma, cpu.avx512f, cpu.avx512bw,
+               cpu.avx512vnni, cpu.neon, cpu.n_cpus, QR_BUILD_FLAGS);
+        return QR_EXIT_OK;
+    }
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { qr__print_usage(stdout); return 0; }
+    if (!strcmp(cmd, "run")) return qr_cli_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "profile")) return qr_cli_profile(argc - 2, argv + 2);
+    fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
+    qr__print_usage(stderr);
+    return QR_EXIT_USAGE;
+}
+
+#ifndef QR_TESTING
+int main(int argc, char **argv) { return qr_cli_main(argc, argv); }
+#endif

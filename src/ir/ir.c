@@ -1,0 +1,157 @@
+/* ir — implementation. See ir.h. */
+
+static void qr_graph_free(QrGraph *g) {
+    if (!g) return;
+    for (int i = 0; i < g->n_values; i++)
+        if (g->values[i].t.owned) qr_tensor_free_data(&g->values[i].t);
+    qr_arena_free(&g->arena);
+}
+
+static int qr_graph_find(const QrGraph *g, const char *name) { return qr_strmap_get(&g->names, name); }
+
+static QrStatus qr_graph_value(QrGraph *g, const char *name, int *out) {
+    int idx = qr_strmap_get(&g->names, name);
+    if (idx >= 0) { *out = idx; return QR_OK; }
+    if (g->n_values == g->cap_values) {
+        int cap = g->cap_values ? g->cap_values * 2 : 64;
+        QrValue *nv = qr_arena_array(&g->arena, (size_t)cap, sizeof *nv);
+        if (!nv) return qr_errf(QR_ERR_NOMEM, "out of memory for values");
+        if (g->n_values) memcpy(nv, g->values, (size_t)g->n_values * sizeof *nv);
+        g->values = nv;
+        g->cap_values = cap;
+    }
+    idx = g->n_values++;
+    QrValue *v = &g->values[idx];
+    memset(v, 0, sizeof *v);
+    v->name = qr_arena_strdup(&g->arena, name);
+    if (!v->name) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    v->producer = -1;
+    QR_TRY(qr_strmap_put(&g->names, &g->arena, v->name, idx));
+    *out = idx;
+    return QR_OK;
+}
+
+static QrStatus qr_graph_finalize(QrGraph *g) {
+    for (int i = 0; i < g->n_values; i++) { g->values[i].producer = -1; g->values[i].n_uses = 0; }
+    for (int ni = 0; ni < g->n_nodes; ni++) {
+        QrNode *n = &g->nodes[ni];
+        for (int k = 0; k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0) continue;
+            QrValue *val = &g->values[v];
+            if (val->producer >= 0)
+                return qr_errf(QR_ERR_INVALID, "value '%s' is produced twice (by nodes '%s' and '%s')",
+                               val->name, g->nodes[val->producer].name, n->name);
+            if (val->is_init || val->is_input)
+                return qr_errf(QR_ERR_INVALID, "node '%s' writes '%s', which is a graph %s",
+                               n->name, val->name, val->is_init ? "initializer" : "input");
+            val->producer = ni;
+        }
+    }
+    /* Kahn's algorithm; counts unresolved inputs per node. */
+    int *pending = qr_arena_array(&g->arena, (size_t)g->n_nodes + 1, sizeof(int));
+    int *first_use = qr_arena_array(&g->arena, (size_t)g->n_values + 1, sizeof(int));
+    int *next_use = NULL, n_edges = 0;
+    for (int ni = 0; ni < g->n_nodes; ni++) n_edges += g->nodes[ni].n_in;
+    next_use = qr_arena_array(&g->arena, (size_t)n_edges + 1, sizeof(int));
+    int *use_node = qr_arena_array(&g->arena, (size_t)n_edges + 1, sizeof(int));
+    g->order = qr_arena_array(&g->arena, (size_t)g->n_nodes + 1, sizeof(int));
+    if (!pending || !first_use || !next_use || !use_node || !g->order)
+        return qr_errf(QR_ERR_NOMEM, "out of memory ordering the graph");
+    for (int i = 0; i < g->n_values; i++) first_use[i] = -1;
+    int e = 0;
+    for (int ni = 0; ni < g->n_nodes; ni++) {
+        QrNode *n = &g->nodes[ni];
+        for (int k = 0; k < n->n_in; k++) {
+            int v = n->in[k];
+            if (v < 0) continue;
+            QrValue *val = &g->values[v];
+            val->n_uses++;
+            if (val->producer < 0 && !val->is_init && !val->is_input)
+                return qr_errf(QR_ERR_INVALID, "node '%s' (%s) reads '%s', which no node produces and which "
+                               "is neither a graph input nor an initializer", n->name, n->op_type, val->name);
+            if (val->producer >= 0) {
+                pending[ni]++;
+                use_node[e] = ni;
+                next_use[e] = first_use[v];
+                first_use[v] = e++;
+            }
+        }
+    }
+    for (int k = 0; k < g->n_outputs; k++) {
+        QrValue *val = &g->values[g->outputs[k]];
+        val->n_uses++;
+        if (val->producer < 0 && !val->is_init && !val->is_input)
+            return qr_errf(QR_ERR_INVALID, "graph output '%s' is never produced", val->name);
+    }
+    int head = 0, tail = 0;
+    for (int ni = 0; ni < g->n_nodes; ni++) if (pending[ni] == 0) g->order[tail++] = ni;
+    while (head < tail) {
+        QrNode *n = &g->nodes[g->order[head++]];
+        for (int k = 0; k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0) continue;
+            for (int u = first_use[v]; u >= 0; u = next_use[u])
+                if (--pending[use_node[u]] == 0) g->order[tail++] = use_node[u];
+        }
+    }
+    if (tail != g->n_nodes) {
+        for (int ni = 0; ni < g->n_nodes; ni++)
+            if (pending[ni] > 0)
+                return qr_errf(QR_ERR_INVALID, "the graph has a cycle (node '%s' (%s) is part of it or depends on it)",
+                               g->nodes[ni].name, g->nodes[ni].op_type);
+    }
+    return QR_OK;
+}
+
+static const QrAttr *qr_node_attr(const QrNode *n, const char *name) {
+    for (int i = 0; i < n->n_attr; i++) if (strcmp(n->attr[i].name, name) == 0) return &n->attr[i];
+    return NULL;
+}
+
+static int64_t qr_attr_int(const QrNode *n, const char *name, int64_t dflt) {
+    const QrAttr *a = qr_node_attr(n, name);
+    return a && a->type == QR_ATTR_INT ? a->i : dflt;
+}
+
+static float qr_attr_float(const QrNode *n, const char *name, float dflt) {
+    const QrAttr *a = qr_node_attr(n, name);
+    if (!a) return dflt;
+    if (a->type == QR_ATTR_FLOAT) return a->f;
+    if (a->type == QR_ATTR_INT) return (float)a->i;
+    return dflt;
+}
+
+static const char *qr_attr_str(const QrNode *n, const char *name, const char *dflt) {
+    const QrAttr *a = qr_node_attr(n, name);
+    return a && a->type == QR_ATTR_STRING ? a->s : dflt;
+}
+
+static int qr_attr_ints(const QrNode *n, const char *name, const int64_t **out) {
+    const QrAttr *a = qr_node_attr(n, name);
+    if (!a || a->type != QR_ATTR_INTS) { *out = NULL; return -1; }
+    *out = a->ints;
+    return a->n;
+}
+
+static int qr_attr_floats(const QrNode *n, const char *name, const float **out) {
+    const QrAttr *a = qr_node_attr(n, name);
+    if (!a || a->type != QR_ATTR_FLOATS) { *out = NULL; return -1; }
+    *out = a->floats;
+    return a->n;
+}
+
+static int qr_graph_unsupported(const QrGraph *g, char *buf, size_t n) {
+    int count = 0;
+    size_t o = 0;
+    if (n) buf[0] = 0;
+    for (int ni = 0; ni < g->n_nodes; ni++) {
+        const QrNode *nd = &g->nodes[ni];
+        if (nd->def) continue;
+        count++;
+        if (o < n)
+            o += (size_t)snprintf(buf + o, n - o, "%s%s%s%s (node '%s')", count > 1 ? ", " : "",
+                                  nd->domain[0] ? nd->domain : "", nd->domain[0] ? "." : "", nd->op_type, nd->name);
+    }
+    return count;
+}

@@ -1,0 +1,20 @@
+/* onnx — decoding ModelProto / TensorProto with protobuf-c and converting them to
+ * the IR: initializers in every encoding, external data, attributes, opsets.
+ * Untrusted input: every length and dim is checked before anything is allocated. */
+#ifndef QR_ONNX_H
+#define QR_ONNX_H
+
+/* Largest .onnx protobuf we read (protobuf itself cannot exceed 2 GiB; weights
+ * beyond that live in external data files, which have no such limit). */
+#define QR_ONNX_MAX_PROTO ((size_t)2 << 30)
+
+/* Loads a model. On success *out owns everything (qr_graph_free). Messages name
+ * the file and the tensor/node at fault. */
+static QrStatus qr_onnx_load(const char *path, QrGraph **out);
+static QrStatus qr_onnx_load_buffer(const char *path_for_messages, const char *dir,
+                                    const unsigned char *buf, size_t len, QrGraph **out);
+/* TensorProto .pb files (the ONNX test-data format). */
+static QrStatus qr_pb_read(const char *path, QrTensor *out, char *name, size_t name_len);
+static QrStatus qr_pb_write(const char *path, const QrTensor *t, const char *name);
+
+#endif

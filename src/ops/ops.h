@@ -1,0 +1,60 @@
+/* ops — ONNX operator implementations and the one op table.
+ * Each operator is a QrOpDef: a shape function (dtype + shape of every output from
+ * the inputs' metadata and, where needed, constant input data) and an exec function. */
+#ifndef QR_OPS_H
+#define QR_OPS_H
+
+/* What an operator sees. During shape inference in[i]->data may be NULL (value not
+ * known yet); during execution every present input has data and every present
+ * output has been allocated with the shape that shape() set. */
+typedef struct QrOpCtx {
+    const QrGraph *g;
+    const QrNode *node;
+    int n_in, n_out;
+    const QrTensor *const *in;   /* in[i] == NULL: optional input omitted */
+    QrTensor *const *out;        /* out[i] == NULL: optional output omitted */
+    QrArena *scratch;            /* temporary memory, reset after the node */
+} QrOpCtx;
+
+typedef QrStatus (*QrOpFn)(QrOpCtx *c);
+
+enum {
+    QR_OPF_SHAPE_ONLY = 1,   /* exec reads only input shapes (Shape, Size): fold whenever shapes are known */
+    QR_OPF_NO_FOLD = 2,      /* never constant-fold (random ops) */
+};
+
+typedef struct QrOpDef {
+    const char *domain;      /* "" (ai.onnx) or "com.microsoft" */
+    const char *op_type;
+    int min_in, max_in;      /* max_in = -1: variadic */
+    int min_out, max_out;
+    QrOpFn shape;
+    QrOpFn exec;
+    unsigned flags;
+} QrOpDef;
+
+static const QrOpDef *qr_op_find(const char *domain, const char *op_type);
+
+/* ---- helpers for operator implementations ---------------------------------- */
+
+#define QR_OP_FAIL(c, st, ...) qr_op_fail((c), (st), __VA_ARGS__)
+/* Sets an error message prefixed by the node's op type and name. */
+static QrStatus qr_op_fail(const QrOpCtx *c, QrStatus st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Sets out[i]'s dtype and shape (no allocation). Omitted outputs are ignored. */
+static QrStatus qr_op_set_out(QrOpCtx *c, int i, QrDType dt, int rank, const int64_t *dims);
+/* Input i or NULL when absent (index past n_in or omitted). */
+static inline const QrTensor *qr_op_in(const QrOpCtx *c, int i) { return i < c->n_in ? c->in[i] : NULL; }
+/* Requires input i to have constant data (for shape-determining inputs). */
+static QrStatus qr_op_need_data(const QrOpCtx *c, int i);
+/* Reads an integer tensor (int32/int64) input's values into out (at most max). */
+static QrStatus qr_op_ints(const QrOpCtx *c, int i, int64_t *out, int max, int *count);
+/* Normalizes a possibly negative axis against rank; error when out of range. */
+static QrStatus qr_op_axis(const QrOpCtx *c, int64_t axis, int rank, int *out);
+/* Numpy broadcasting of n shapes into (rank, dims). */
+static QrStatus qr_op_broadcast(const QrOpCtx *c, int n, const QrTensor *const *ts, int *rank, int64_t *dims);
+/* Element strides of t when broadcast to an output of (rank, dims): 0 on broadcast axes. */
+static void qr_broadcast_strides(const QrTensor *t, int rank, const int64_t *dims, int64_t *strides);
+/* Requires input i to be one of the float dtypes (f32/f16/f64/bf16). */
+static QrStatus qr_op_need_float(const QrOpCtx *c, int i);
+
+#endif

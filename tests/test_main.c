@@ -1,0 +1,21 @@
+/* tests/test_main — the whole suite in one binary (a unity build over qreport.c).
+ * usage: test_main [--verbose] [--only SUBSTRING] [--conformance-only FILTER] */
+#define QR_TESTING 1
+#include "../qreport.c"
+#include "harness.h"
+#include "test_base.c"
+#include "test_conformance.c"
+
+int main(int argc, char **argv) {
+    const char *conf_filter = NULL;
+    bool only_conf = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) qt_verbose = true;
+        else if (!strcmp(argv[i], "--conformance-only") && i + 1 < argc) { only_conf = true; conf_filter = argv[++i]; }
+    }
+    qr_kern_init();
+    if (!only_conf) qt_base_all();
+    qt_conformance_all(conf_filter);
+    printf("%d passed, %d failed\n", qt_passed, qt_failed);
+    return qt_failed ? 1 : 0;
+}

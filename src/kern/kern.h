@@ -4,10 +4,14 @@
 #ifndef QR_KERN_H
 #define QR_KERN_H
 
+/* C (M,N) [+]= A (M,K) @ B (K,N); row-major with row strides lda/ldb/ldc.
+ * accumulate=false overwrites C. */
+typedef void (*QrF32GemmFn)(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                            int64_t ldb, float *C, int64_t ldc, bool accumulate);
+
 typedef struct QrKernels {
     QrIsa isa;
-    /* Kernel entry points are added here as the SIMD work lands. */
-    int reserved;
+    QrF32GemmFn f32_gemm;
 } QrKernels;
 
 static QrKernels qr_kern;

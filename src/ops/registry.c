@@ -5,6 +5,7 @@ static const struct { const QrOpDef *defs; int count; } qr__op_tables[] = {
     { qr_ops_elementwise, QR_ARRAY_LEN(qr_ops_elementwise) },
     { qr_ops_shape, QR_ARRAY_LEN(qr_ops_shape) },
     { qr_ops_nn, QR_ARRAY_LEN(qr_ops_nn) },
+    { qr_ops_quant, QR_ARRAY_LEN(qr_ops_quant) },
 };
 
 static const QrOpDef *qr_op_find(const char *domain, const char *op_type) {

@@ -3,8 +3,14 @@
 #define QR_TESTING 1
 #include "../qreport.c"
 #include "harness.h"
+#include <fcntl.h>
+#include <unistd.h>
+#include "model_builder.c"
 #include "test_base.c"
+#include "test_onnx.c"
 #include "test_conformance.c"
+#include "test_golden.c"
+#include "test_cli.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -14,7 +20,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--conformance-only") && i + 1 < argc) { only_conf = true; conf_filter = argv[++i]; }
     }
     qr_kern_init();
-    if (!only_conf) qt_base_all();
+    if (!only_conf) {
+        qt_base_all();
+        qt_onnx_all();
+        qt_golden_all();
+        qt_cli_all();
+    }
     qt_conformance_all(conf_filter);
     printf("%d passed, %d failed\n", qt_passed, qt_failed);
     return qt_failed ? 1 : 0;

@@ -45,8 +45,8 @@ asan: $(DEPS)
 # The code must also compile warning-free with clang.
 clang: $(DEPS)
 	@mkdir -p build
-	clang $(CSTD) $(OPT) $(WARN) $(INC) -o build/qreport-clang qreport.c $(LIBS)
-	clang $(CSTD) $(OPT) $(WARN) $(INC) -DQR_TESTING -o build/test_clang tests/test_main.c $(LIBS)
+	clang $(CSTD) $(OPT) -Wall -Wextra -Werror $(INC) -o build/qreport-clang qreport.c $(LIBS)
+	clang $(CSTD) $(OPT) -Wall -Wextra -Werror $(INC) -DQR_TESTING -o build/test_clang tests/test_main.c $(LIBS)
 
 regen:
 	./build.sh --regen

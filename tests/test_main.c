@@ -27,6 +27,9 @@ int main(int argc, char **argv) {
         qt_cli_all();
     }
     qt_conformance_all(conf_filter);
+    char rm[300];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", qt_tmpdir());
+    if (system(rm) != 0) printf("warning: could not remove %s\n", qt_tmpdir());
     printf("%d passed, %d failed\n", qt_passed, qt_failed);
     return qt_failed ? 1 : 0;
 }

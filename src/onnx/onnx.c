@@ -162,6 +162,16 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
     return QR_OK;
 }
 
+/* Moves an owned tensor's data into the arena (attribute tensors live as long as the graph). */
+static QrStatus qr__tensor_to_arena(QrTensor *t, QrArena *a) {
+    void *d = qr_arena_alloc(a, qr_tensor_nbytes(t) + QR_ALIGN);
+    if (!d) { qr_tensor_free_data(t); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    memcpy(d, t->data, qr_tensor_nbytes(t));
+    qr_tensor_free_data(t);
+    t->data = d;
+    return QR_OK;
+}
+
 static QrStatus qr__attr_from_proto(const QrOnnxCtx *cx, const char *node, const Onnx__AttributeProto *ap, QrAttr *a) {
     QrArena *ar = cx->arena;
     a->name = qr_arena_strdup(ar, ap->name ? ap->name : "");
@@ -179,6 +189,7 @@ static QrStatus qr__attr_from_proto(const QrOnnxCtx *cx, const char *node, const
         if (!a->t) return qr_errf(QR_ERR_NOMEM, "out of memory");
         QrStatus st = qr__tensor_from_proto(cx, ap->t, a->t);
         if (st != QR_OK) return qr_err_wrap(st, "node '%s' attribute '%s'", node, a->name);
+        QR_TRY(qr__tensor_to_arena(a->t, ar));
     }
     switch (a->type) {
     case QR_ATTR_FLOATS:
@@ -209,6 +220,7 @@ static QrStatus qr__attr_from_proto(const QrOnnxCtx *cx, const char *node, const
         for (size_t k = 0; k < ap->n_tensors; k++) {
             QrStatus st = qr__tensor_from_proto(cx, ap->tensors[k], &a->tensors[k]);
             if (st != QR_OK) return qr_err_wrap(st, "node '%s' attribute '%s'", node, a->name);
+            QR_TRY(qr__tensor_to_arena(&a->tensors[k], ar));
         }
         break;
     case QR_ATTR_GRAPHS: a->n = (int)ap->n_graphs; break;

@@ -69,7 +69,7 @@ static void qt_golden_one(const char *name) {
     snprintf(path, sizeof path, "%s/input.npy", dir);
     if (st == QR_OK) st = qr_npy_read(path, &in);
     if (st == QR_OK) st = qr_graph_infer(g, &in);
-    QrRunOpts opts = { qt_golden_tap, &gd };
+    QrRunOpts opts = { .tap = qt_golden_tap, .tap_user = &gd };
     if (st == QR_OK) st = qr_run(g, &in, &opts, &out);
     if (st != QR_OK) qt_record(testname, false, "%s", qr_err_msg());
     else if (gd.n_bad) qt_record(testname, false, "%d of %d values differ; first: %s", gd.n_bad, gd.n, gd.first_bad);

@@ -10,6 +10,7 @@
 #include "test_onnx.c"
 #include "test_conformance.c"
 #include "test_golden.c"
+#include "test_run.c"
 #include "test_cli.c"
 
 int main(int argc, char **argv) {
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
     if (!only_conf) {
         qt_base_all();
         qt_onnx_all();
+        qt_run_all();
         qt_golden_all();
         qt_cli_all();
     }

@@ -109,7 +109,7 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
     size_t tl = 0, tc = 0, cl = 0, cc = 0;
     QrTable tab = {0};
     QrStatus st = p.val_stats && p.seen ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    QrRunOpts opts = { qr__profile_tap, &p };
+    QrRunOpts opts = { .tap = qr__profile_tap, .tap_user = &p };
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
     if (st == QR_OK && !outs) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_run(g, inputs, &opts, outs);

@@ -131,8 +131,26 @@ static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs) {
 
 /* ==== executor ==================================================================== */
 
+/* Follows alias chains; returns the value whose data v takes (itself if none). */
+static int qr__resolve(const QrRunOpts *o, int v) {
+    for (int hops = 0; o->alias && o->alias[v] >= 0 && hops < 64; hops++) v = o->alias[v];
+    return v;
+}
+
+static bool qr__overridden(const QrRunOpts *o, int v) {
+    return (o->alias && o->alias[v] >= 0) || (o->subst && o->subst[v]);
+}
+
+/* The tensor a reader of value v sees. */
+static const QrTensor *qr__read(const QrRunOpts *o, QrTensor *vals, int v) {
+    if (o->subst && o->subst[v]) return o->subst[v];
+    int r = qr__resolve(o, v);
+    if (r != v && o->subst && o->subst[r]) return o->subst[r];
+    return &vals[r];
+}
+
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs) {
-    QrRunOpts none = {0};
+    QrRunOpts none = { NULL, NULL, NULL, NULL };
     if (!opts) opts = &none;
     QR_TRY(qr_graph_check_supported(g));
     for (int i = 0; i < g->n_inputs; i++) {
@@ -149,10 +167,13 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     QrArena scratch = {0};
     QrStatus st = vals && uses && in && out ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {
-        for (int v = 0; v < nv; v++) {
-            uses[v] = g->values[v].n_uses;
+        /* Reader counts after overrides decide when a value can be freed. */
+        for (int ni = 0; ni < g->n_nodes; ni++)
+            for (int k = 0; k < g->nodes[ni].n_in; k++)
+                if (g->nodes[ni].in[k] >= 0) uses[qr__resolve(opts, g->nodes[ni].in[k])]++;
+        for (int i = 0; i < g->n_outputs; i++) uses[qr__resolve(opts, g->outputs[i])]++;
+        for (int v = 0; v < nv; v++)
             if (g->values[v].is_init) { vals[v] = g->values[v].t; vals[v].owned = false; }
-        }
         for (int i = 0; i < g->n_inputs; i++) {
             vals[g->inputs[i]] = inputs[i];
             vals[g->inputs[i]].owned = false;
@@ -162,20 +183,26 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     }
     for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
         const QrNode *n = &g->nodes[g->order[oi]];
-        QrOpCtx c;
-        qr__ctx_init(&c, g, n, vals, &scratch, in, out);
-        st = n->def->shape(&c);
-        for (int k = 0; st == QR_OK && k < n->n_out; k++)
-            if (out[k]) st = qr_tensor_alloc_data(out[k]);
-        if (st == QR_OK) st = n->def->exec(&c);
-        if (st != QR_OK && !strstr(qr_err_msg(), n->name))
-            st = qr_err_wrap(st, "node '%s' (%s)", n->name, n->op_type);
+        bool skip = n->n_out > 0;
+        for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !qr__overridden(opts, n->out[k])) skip = false;
+        if (!skip) {
+            QrOpCtx c;
+            qr__ctx_init(&c, g, n, vals, &scratch, in, out);
+            for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) in[k] = qr__read(opts, vals, n->in[k]);
+            st = n->def->shape(&c);
+            for (int k = 0; st == QR_OK && k < n->n_out; k++)
+                if (out[k]) st = qr_tensor_alloc_data(out[k]);
+            if (st == QR_OK) st = n->def->exec(&c);
+            if (st != QR_OK && !strstr(qr_err_msg(), n->name))
+                st = qr_err_wrap(st, "node '%s' (%s)", n->name, n->op_type);
+        }
         for (int k = 0; st == QR_OK && opts->tap && k < n->n_out; k++)
-            if (out[k]) st = opts->tap(opts->tap_user, g, g->order[oi], n->out[k], out[k]);
+            if (n->out[k] >= 0) st = opts->tap(opts->tap_user, g, g->order[oi], n->out[k], qr__read(opts, vals, n->out[k]));
         /* Free what no later node reads. */
         for (int k = 0; k < n->n_in; k++) {
-            int v = n->in[k];
-            if (v >= 0 && --uses[v] == 0 && vals[v].owned) qr_tensor_free_data(&vals[v]);
+            if (n->in[k] < 0) continue;
+            int v = qr__resolve(opts, n->in[k]);
+            if (--uses[v] == 0 && vals[v].owned) qr_tensor_free_data(&vals[v]);
         }
         for (int k = 0; k < n->n_out; k++) {
             int v = n->out[k];
@@ -184,7 +211,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         qr_arena_reset(&scratch, (QrArenaMark){0});
     }
     for (int i = 0; st == QR_OK && i < g->n_outputs; i++) {
-        const QrTensor *src = &vals[g->outputs[i]];
+        const QrTensor *src = qr__read(opts, vals, g->outputs[i]);
         memset(&outputs[i], 0, sizeof outputs[i]);
         st = qr_tensor_set_shape(&outputs[i], src->dtype, src->rank, src->dims);
         if (st == QR_OK) st = qr_tensor_alloc_data(&outputs[i]);
@@ -197,6 +224,23 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     free(vals);
     free(uses);
     free(in);
+    free(out);
+    return st;
+}
+
+static QrStatus qr_run_node(const QrGraph *g, int node, const QrTensor *const *inputs, QrTensor *outputs) {
+    const QrNode *n = &g->nodes[node];
+    if (!n->def) return qr_errf(QR_ERR_UNSUPPORTED, "node '%s': operator %s is not supported", n->name, n->op_type);
+    QrArena scratch = {0};
+    QrTensor **out = malloc((size_t)(n->n_out + 1) * sizeof *out);
+    if (!out) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < n->n_out; k++) { memset(&outputs[k], 0, sizeof outputs[k]); out[k] = n->out[k] >= 0 ? &outputs[k] : NULL; }
+    QrOpCtx c = { g, n, n->n_in, n->n_out, inputs, out, &scratch };
+    QrStatus st = n->def->shape(&c);
+    for (int k = 0; st == QR_OK && k < n->n_out; k++) if (out[k]) st = qr_tensor_alloc_data(out[k]);
+    if (st == QR_OK) st = n->def->exec(&c);
+    if (st != QR_OK) for (int k = 0; k < n->n_out; k++) qr_tensor_free_data(&outputs[k]);
+    qr_arena_free(&scratch);
     free(out);
     return st;
 }

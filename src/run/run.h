@@ -24,13 +24,22 @@ static QrStatus qr_graph_check_input(const QrGraph *g, int i, const QrTensor *t)
  * The tensor is valid only during the call. Return non-OK to abort the run. */
 typedef QrStatus (*QrTapFn)(void *user, const QrGraph *g, int node, int value, const QrTensor *t);
 
+/* Value overrides let one graph run in many configurations without rewriting
+ * it: a disabled quantizer aliases its DQ output to its Q input; a substituted
+ * weight replaces a value with a tensor. Consumers read the override; a node
+ * whose outputs are all overridden is skipped. */
 typedef struct QrRunOpts {
     QrTapFn tap;
     void *tap_user;
+    const int *alias;                 /* per value: -1, or the value whose data it takes */
+    const QrTensor *const *subst;     /* per value: NULL, or the tensor it takes */
 } QrRunOpts;
 
 /* Runs the graph on inputs (one per graph input, in order). outputs[i] receive
  * owned copies of the graph outputs (free with qr_tensor_free_data). */
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs);
+/* Runs one node on the given inputs (NULL for omitted ones); outputs[k] receive
+ * owned tensors. Used for shadow (local error) runs. */
+static QrStatus qr_run_node(const QrGraph *g, int node, const QrTensor *const *inputs, QrTensor *outputs);
 
 #endif

@@ -22,8 +22,10 @@
 #include "src/ops/ops.h"
 #include "src/kern/kern.h"
 #include "src/run/run.h"
+#include "src/quant/quant.h"
 #include "src/report/table.h"
 #include "src/analysis/stats.h"
+#include "src/analysis/match.h"
 
 /* ---- sources ---- */
 #include "src/onnx/onnx.pb-c.c"
@@ -40,6 +42,8 @@
 #include "src/ops/quant.c"
 #include "src/ops/registry.c"
 #include "src/run/run.c"
+#include "src/quant/quant.c"
 #include "src/report/table.c"
 #include "src/analysis/stats.c"
+#include "src/analysis/match.c"
 #include "src/cli/cli.c"

@@ -1,0 +1,367 @@
+/* analysis/match — implementation. See match.h. */
+
+static const char *qr_match_method_name(QrMatchMethod m) {
+    static const char *names[] = { "unmatched", "input", "node_name", "tensor_name", "structure" };
+    return (unsigned)m < QR_ARRAY_LEN(names) ? names[m] : "?";
+}
+
+static bool qr__op_in(const char *op, const char *const *list) {
+    for (; *list; list++) if (!strcmp(op, *list)) return true;
+    return false;
+}
+
+/* Nodes that carry a value unchanged as far as matching is concerned. */
+static bool qr__m_transparent(const QrNode *n) {
+    static const char *const ops[] = { "QuantizeLinear", "DequantizeLinear", "Identity", "Cast",
+                                       "DynamicQuantizeLinear", "Dropout", NULL };
+    return qr__op_in(n->op_type, ops);
+}
+
+/* The float op a (possibly quantized) node computes. */
+static const char *qr__m_canon(const QrNode *n) {
+    static const struct { const char *from, *to; } map[] = {
+        { "QLinearConv", "Conv" }, { "ConvInteger", "Conv" }, { "QLinearMatMul", "MatMul" },
+        { "MatMulInteger", "MatMul" }, { "QGemm", "Gemm" }, { "QLinearAdd", "Add" }, { "QLinearMul", "Mul" },
+        { "QLinearConcat", "Concat" }, { "QLinearGlobalAveragePool", "GlobalAveragePool" },
+        { "QLinearAveragePool", "AveragePool" }, { "QLinearSigmoid", "Sigmoid" }, { "QLinearLeakyRelu", "LeakyRelu" },
+    };
+    for (int i = 0; i < QR_ARRAY_LEN(map); i++) if (!strcmp(n->op_type, map[i].from)) return map[i].to;
+    return n->op_type;
+}
+
+static bool qr__m_ops_compatible(const char *b, const char *a) {
+    if (!strcmp(b, a)) return true;
+    if ((!strcmp(b, "Gemm") && !strcmp(a, "MatMul")) || (!strcmp(b, "MatMul") && !strcmp(a, "Gemm"))) return true;
+    return false;
+}
+
+static bool qr_match_is_compute(const QrGraph *g, int node) {
+    const QrNode *n = &g->nodes[node];
+    static const char *const skip[] = { "Constant", "Identity", "Dropout", "QuantizeLinear", "DequantizeLinear",
+                                        "DynamicQuantizeLinear", "Cast", "Shape", "Size", "ConstantOfShape", NULL };
+    if (qr__op_in(n->op_type, skip) || n->n_out < 1 || n->out[0] < 0) return false;
+    const QrValue *v = &g->values[n->out[0]];
+    if (v->is_folded) return false;                 /* shape arithmetic on constants */
+    return qr_dtype_is_float(v->t.dtype);
+}
+
+typedef struct QrMatchCtx {
+    const QrGraph *b, *a;
+    const QrQuantTable *qa;
+    int *unit_of;        /* analysis node -> head node of its unit (-1 transparent) */
+    int *unit_out;       /* head node -> last value of the unit */
+    bool *unit_used;
+    int *bmap;           /* baseline value -> visible analysis value (-1) */
+    int *bmatch;         /* baseline value -> index in result.m of the node producing it (-1) */
+    int *a_topo;         /* analysis node -> topological position */
+} QrMatchCtx;
+
+/* Is input k of node n a constant (initializer or folded)? */
+static bool qr__m_const_in(const QrGraph *g, const QrNode *n, int k) {
+    return k < n->n_in && n->in[k] >= 0 && g->values[n->in[k]].t.data != NULL;
+}
+
+/* Single reader of value v, or -1 when zero or several nodes read it. */
+static int qr__m_single_reader(const QrGraph *g, int v) {
+    int who = -1;
+    for (int ni = 0; ni < g->n_nodes; ni++)
+        for (int k = 0; k < g->nodes[ni].n_in; k++)
+            if (g->nodes[ni].in[k] == v) { if (who >= 0 && who != ni) return -1; who = ni; }
+    return who;
+}
+
+/* Groups analysis nodes into units: integer-op chains (ConvInteger→Cast→Mul*→Add)
+ * and QAT chains (Conv→Div/Mul by constant→Add constant) become one unit. */
+static void qr__m_units(QrMatchCtx *cx) {
+    const QrGraph *a = cx->a;
+    for (int ni = 0; ni < a->n_nodes; ni++) {
+        cx->unit_of[ni] = qr__m_transparent(&a->nodes[ni]) ? -1 : ni;
+        cx->unit_out[ni] = a->nodes[ni].n_out ? a->nodes[ni].out[0] : -1;
+    }
+    for (int oi = 0; oi < a->n_nodes; oi++) {
+        int head = a->order[oi];
+        const QrNode *h = &a->nodes[head];
+        bool integer = !strcmp(h->op_type, "ConvInteger") || !strcmp(h->op_type, "MatMulInteger");
+        bool qat = !strcmp(h->op_type, "Conv") || !strcmp(h->op_type, "Gemm") || !strcmp(h->op_type, "MatMul");
+        if (cx->unit_of[head] != head || (!integer && !qat) || h->out[0] < 0) continue;
+        int v = h->out[0], stage = 0;
+        for (;;) {
+            int r = qr__m_single_reader(a, v);
+            if (r < 0) break;
+            const QrNode *n = &a->nodes[r];
+            bool take = false;
+            if (integer) {
+                take = (stage == 0 && !strcmp(n->op_type, "Cast")) || !strcmp(n->op_type, "Mul") ||
+                       (!strcmp(n->op_type, "Add") && (qr__m_const_in(a, n, 0) || qr__m_const_in(a, n, 1)));
+            } else {
+                take = (!strcmp(n->op_type, "Div") && qr__m_const_in(a, n, 1)) ||
+                       (stage > 0 && !strcmp(n->op_type, "Add") && (qr__m_const_in(a, n, 0) || qr__m_const_in(a, n, 1)));
+            }
+            if (!take || n->out[0] < 0) break;
+            cx->unit_of[r] = head;
+            v = cx->unit_out[head] = n->out[0];
+            stage++;
+            if (!strcmp(n->op_type, "Add")) break;
+        }
+    }
+}
+
+/* The value consumers of analysis value v see (after its Q→DQ, if any). */
+static int qr__m_visible(const QrMatchCtx *cx, int v, int *quant, bool *is_int) {
+    *quant = -1;
+    *is_int = false;
+    const QrQuantTable *t = cx->qa;
+    for (int i = 0; i < t->n; i++) {
+        const QrQuantizer *q = &t->q[i];
+        if (q->float_value == v && q->kind == QR_QK_ACTIVATION && q->form == QR_QF_QDQ) {
+            *quant = i;
+            return q->out_value;
+        }
+    }
+    for (int i = 0; i < t->n; i++)
+        if (t->q[i].int_value == v && t->q[i].form == QR_QF_QOP_OUT) { *quant = i; *is_int = true; return v; }
+    return v;
+}
+
+/* Collects the unit heads that read analysis value v, looking through transparent nodes. */
+static int qr__m_readers(const QrMatchCtx *cx, int v, int *out, int max) {
+    const QrGraph *a = cx->a;
+    int stack[64], sp = 0, n = 0;
+    stack[sp++] = v;
+    int guard = 0;
+    while (sp && guard++ < 4096) {
+        int cur = stack[--sp];
+        for (int oi = 0; oi < a->n_nodes; oi++) {
+            int ni = a->order[oi];
+            const QrNode *nd = &a->nodes[ni];
+            bool reads = false;
+            for (int k = 0; k < nd->n_in; k++) if (nd->in[k] == cur) reads = true;
+            if (!reads) continue;
+            if (cx->unit_of[ni] < 0) {
+                if (nd->out[0] >= 0 && sp < QR_ARRAY_LEN(stack)) stack[sp++] = nd->out[0];
+                continue;
+            }
+            int head = cx->unit_of[ni];
+            if (head != ni) continue;       /* inside another unit's chain */
+            bool dup = false;
+            for (int i = 0; i < n; i++) dup |= out[i] == head;
+            if (!dup && n < max) out[n++] = head;
+        }
+    }
+    return n;
+}
+
+static bool qr__m_absorbable(const QrMatchCtx *cx, int head) {
+    const QrNode *n = &cx->a->nodes[head];
+    if (!strcmp(n->op_type, "BatchNormalization")) return true;
+    static const char *const arith[] = { "Mul", "Div", "Add", "Sub", NULL };
+    return qr__op_in(n->op_type, arith) && (qr__m_const_in(cx->a, n, 0) || qr__m_const_in(cx->a, n, 1));
+}
+
+static void qr__m_assign(QrMatchCtx *cx, QrMatchResult *r, int mi, int head, QrMatchMethod method) {
+    QrMatch *m = &r->m[mi];
+    m->a_node = head;
+    m->a_value = qr__m_visible(cx, cx->unit_out[head], &m->a_quant, &m->a_is_int);
+    m->method = method;
+    cx->unit_used[head] = true;
+    cx->bmap[m->b_value] = m->a_value;
+}
+
+/* Structural candidates for baseline node bn: unused units with a compatible op
+ * that read the analysis counterparts of all of bn's mapped data inputs. */
+static int qr__m_structural(QrMatchCtx *cx, const QrNode *bn) {
+    int best = -1;
+    int first_in = -1;
+    for (int k = 0; k < bn->n_in; k++) {
+        int v = bn->in[k];
+        if (v >= 0 && !cx->b->values[v].t.data && cx->bmap[v] >= 0) { first_in = v; break; }
+    }
+    if (first_in < 0) return -1;
+    int cand[64];
+    int nc = qr__m_readers(cx, cx->bmap[first_in], cand, QR_ARRAY_LEN(cand));
+    for (int i = 0; i < nc; i++) {
+        int h = cand[i];
+        if (cx->unit_used[h] || !qr__m_ops_compatible(bn->op_type, qr__m_canon(&cx->a->nodes[h]))) continue;
+        bool all = true;
+        for (int k = 0; k < bn->n_in && all; k++) {
+            int v = bn->in[k];
+            if (v < 0 || v == first_in || cx->b->values[v].t.data || cx->bmap[v] < 0) continue;
+            int c2[64], n2 = qr__m_readers(cx, cx->bmap[v], c2, QR_ARRAY_LEN(c2));
+            bool found = false;
+            for (int j = 0; j < n2; j++) found |= c2[j] == h;
+            all = found;
+        }
+        if (all && (best < 0 || cx->a_topo[h] < cx->a_topo[best])) best = h;
+    }
+    return best;
+}
+
+static QrStatus qr_match(const QrGraph *b, const QrGraph *a, const QrQuantTable *qa, QrMatchResult *out) {
+    memset(out, 0, sizeof *out);
+    QrArena *ar = &out->arena;
+    QrMatchCtx cx = { b, a, qa, NULL, NULL, NULL, NULL, NULL, NULL };
+    cx.unit_of = qr_arena_array(ar, (size_t)a->n_nodes + 1, sizeof(int));
+    cx.unit_out = qr_arena_array(ar, (size_t)a->n_nodes + 1, sizeof(int));
+    cx.unit_used = qr_arena_array(ar, (size_t)a->n_nodes + 1, sizeof(bool));
+    cx.a_topo = qr_arena_array(ar, (size_t)a->n_nodes + 1, sizeof(int));
+    cx.bmap = qr_arena_array(ar, (size_t)b->n_values + 1, sizeof(int));
+    cx.bmatch = qr_arena_array(ar, (size_t)b->n_values + 1, sizeof(int));
+    out->m = qr_arena_array(ar, (size_t)b->n_nodes + 1, sizeof(QrMatch));
+    out->unmatched_a = qr_arena_array(ar, (size_t)a->n_nodes + 1, sizeof(int));
+    if (!cx.unit_of || !cx.unit_out || !cx.unit_used || !cx.a_topo || !cx.bmap || !cx.bmatch || !out->m || !out->unmatched_a)
+        return qr_errf(QR_ERR_NOMEM, "out of memory matching the models");
+    for (int i = 0; i < a->n_nodes; i++) cx.a_topo[a->order[i]] = i;
+    for (int v = 0; v < b->n_values; v++) cx.bmap[v] = cx.bmatch[v] = -1;
+    qr__m_units(&cx);
+    /* Graph inputs: by name, else by position. */
+    for (int i = 0; i < b->n_inputs; i++) {
+        int bv = b->inputs[i], av = qr_graph_find(a, b->values[bv].name);
+        bool is_input = false;
+        for (int j = 0; av >= 0 && j < a->n_inputs; j++) is_input |= a->inputs[j] == av;
+        if (!is_input) av = i < a->n_inputs ? a->inputs[i] : -1;
+        cx.bmap[bv] = av;
+    }
+    for (int oi = 0; oi < b->n_nodes; oi++) {
+        int bi = b->order[oi];
+        if (!qr_match_is_compute(b, bi)) {
+            /* Non-compute nodes (Identity, Cast...) pass their input's mapping through. */
+            const QrNode *bn = &b->nodes[bi];
+            if (bn->n_in && bn->in[0] >= 0 && bn->out[0] >= 0 && cx.bmap[bn->in[0]] >= 0) cx.bmap[bn->out[0]] = cx.bmap[bn->in[0]];
+            continue;
+        }
+        const QrNode *bn = &b->nodes[bi];
+        int mi = out->n++;
+        QrMatch *m = &out->m[mi];
+        m->b_node = bi;
+        m->b_value = bn->out[0];
+        m->a_node = m->a_value = m->a_quant = -1;
+        cx.bmatch[m->b_value] = mi;
+        /* 1. node name */
+        for (int ai = 0; ai < a->n_nodes; ai++) {
+            const QrNode *an = &a->nodes[ai];
+            if (cx.unit_of[ai] == ai && !cx.unit_used[ai] && !strcmp(an->name, bn->name) &&
+                qr__m_ops_compatible(bn->op_type, qr__m_canon(an))) { qr__m_assign(&cx, out, mi, ai, QR_MM_NODE_NAME); break; }
+        }
+        if (m->a_node >= 0) continue;
+        /* 2. tensor name, incl. ONNX Runtime's QDQ renames */
+        const char *bname = b->values[m->b_value].name;
+        char alt[1024];
+        const char *suffixes[] = { "", "_QuantizeLinear_Output", "_DequantizeLinear_Output" };
+        for (int s = 0; s < QR_ARRAY_LEN(suffixes) && m->a_node < 0; s++) {
+            snprintf(alt, sizeof alt, "%s%s", bname, suffixes[s]);
+            int av = qr_graph_find(a, alt);
+            while (av >= 0 && a->values[av].producer >= 0 && cx.unit_of[a->values[av].producer] < 0) {
+                const QrNode *p = &a->nodes[a->values[av].producer];
+                av = p->n_in ? p->in[0] : -1;
+            }
+            int p = av >= 0 ? a->values[av].producer : -1;
+            if (p >= 0 && cx.unit_of[p] >= 0) {
+                int head = cx.unit_of[p];
+                if (!cx.unit_used[head] && qr__m_ops_compatible(bn->op_type, qr__m_canon(&a->nodes[head])))
+                    qr__m_assign(&cx, out, mi, head, QR_MM_TENSOR_NAME);
+            }
+        }
+        if (m->a_node >= 0) continue;
+        /* 3. structure, absorbing BN / constant arithmetic the baseline folded away */
+        int h = qr__m_structural(&cx, bn);
+        for (int tries = 0; h < 0 && tries < 4; tries++) {
+            bool moved = false;
+            for (int k = 0; k < bn->n_in && !moved; k++) {
+                int v = bn->in[k];
+                if (v < 0 || b->values[v].t.data || cx.bmatch[v] < 0) continue;
+                QrMatch *pm = &out->m[cx.bmatch[v]];
+                if (pm->a_node < 0) continue;
+                int rd[8], nr = qr__m_readers(&cx, pm->a_value, rd, QR_ARRAY_LEN(rd));
+                if (nr == 1 && !cx.unit_used[rd[0]] && qr__m_absorbable(&cx, rd[0]) &&
+                    !qr__m_ops_compatible(bn->op_type, qr__m_canon(&a->nodes[rd[0]]))) {
+                    QrMatchMethod meth = pm->method;
+                    qr__m_assign(&cx, out, cx.bmatch[v], rd[0], meth);
+                    pm->note = qr_arena_printf(ar, "absorbs %s '%s'", a->nodes[rd[0]].op_type, a->nodes[rd[0]].name);
+                    moved = true;
+                }
+            }
+            if (!moved) break;
+            h = qr__m_structural(&cx, bn);
+        }
+        if (h >= 0) { qr__m_assign(&cx, out, mi, h, QR_MM_STRUCTURE); continue; }
+        /* 4. activation fused into the producer (QLinearConv with Relu folded in). */
+        static const char *const acts[] = { "Relu", "Clip", NULL };
+        int din = bn->n_in && bn->in[0] >= 0 ? bn->in[0] : -1;
+        if (qr__op_in(bn->op_type, acts) && din >= 0 && cx.bmatch[din] >= 0) {
+            QrMatch *pm = &out->m[cx.bmatch[din]];
+            if (pm->a_node >= 0) {
+                *m = *pm;
+                m->b_node = bi;
+                m->b_value = bn->out[0];
+                m->note = NULL;
+                cx.bmap[m->b_value] = m->a_value;
+                pm->a_node = pm->a_value = pm->a_quant = -1;
+                pm->a_is_int = false;
+                pm->method = QR_MM_NONE;
+                pm->note = qr_arena_printf(ar, "fused:%s into '%s'", bn->op_type, a->nodes[m->a_node].name);
+                cx.bmap[pm->b_value] = m->a_value;
+            }
+        }
+    }
+    for (int oi = 0; oi < a->n_nodes; oi++) {
+        int ai = a->order[oi];
+        if (cx.unit_of[ai] == ai && !cx.unit_used[ai] && qr_match_is_compute(a, ai) && a->nodes[ai].n_in > 0)
+            out->unmatched_a[out->n_unmatched_a++] = ai;
+        else if (cx.unit_of[ai] == ai && !cx.unit_used[ai] && qr__m_canon(&a->nodes[ai]) != a->nodes[ai].op_type)
+            out->unmatched_a[out->n_unmatched_a++] = ai;     /* QOperator nodes have integer outputs */
+    }
+    return QR_OK;
+}
+
+static void qr_match_free(QrMatchResult *r) { qr_arena_free(&r->arena); memset(r, 0, sizeof *r); }
+
+static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatchResult *r, const char *dir) {
+    static const char *cols[] = { "baseline_node", "baseline_op", "baseline_tensor", "analysis_node", "analysis_op",
+                                  "analysis_tensor", "method", "note" };
+    QrTable t;
+    QR_TRY(qr_table_init(&t, QR_ARRAY_LEN(cols), cols));
+    QrStatus st = QR_OK;
+    int n_unmatched_b = 0;
+    for (int i = 0; st == QR_OK && i < r->n; i++) {
+        const QrMatch *m = &r->m[i];
+        int row;
+        st = qr_table_add_row(&t, &row);
+        if (st != QR_OK) break;
+        qr_table_set(&t, row, 0, b->nodes[m->b_node].name);
+        qr_table_set(&t, row, 1, b->nodes[m->b_node].op_type);
+        qr_table_set(&t, row, 2, b->values[m->b_value].name);
+        if (m->a_node >= 0) {
+            qr_table_set(&t, row, 3, a->nodes[m->a_node].name);
+            qr_table_set(&t, row, 4, a->nodes[m->a_node].op_type);
+            qr_table_set(&t, row, 5, a->values[m->a_value].name);
+        } else n_unmatched_b++;
+        qr_table_set(&t, row, 6, qr_match_method_name(m->method));
+        st = qr_table_set(&t, row, 7, m->note ? m->note : "");
+    }
+    for (int i = 0; st == QR_OK && i < r->n_unmatched_a; i++) {
+        const QrNode *n = &a->nodes[r->unmatched_a[i]];
+        int row;
+        st = qr_table_add_row(&t, &row);
+        if (st != QR_OK) break;
+        qr_table_set(&t, row, 3, n->name);
+        qr_table_set(&t, row, 4, n->op_type);
+        qr_table_set(&t, row, 5, n->n_out && n->out[0] >= 0 ? a->values[n->out[0]].name : "");
+        qr_table_set(&t, row, 6, "unmatched");
+        st = qr_table_set(&t, row, 7, "no baseline counterpart");
+    }
+    char *txt = NULL, *csv = NULL;
+    size_t tl = 0, tc = 0, cl = 0, cc = 0;
+    if (st == QR_OK) st = qr_buf_printf(&txt, &tl, &tc, "Baseline: %s\nAnalysis: %s\n%d baseline compute values, "
+                                        "%d matched, %d without counterpart; %d analysis values without counterpart\n\n",
+                                        b->path, a->path, r->n, r->n - n_unmatched_b, n_unmatched_b, r->n_unmatched_a);
+    if (st == QR_OK) st = qr_table_render_txt(&t, NULL, NULL, &txt, &tl, &tc);
+    if (st == QR_OK) st = qr_table_render_csv(&t, NULL, &csv, &cl, &cc);
+    QrArena pa = {0};
+    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&pa, "%s/match_table.txt", dir), txt, tl);
+    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&pa, "%s/match_table.csv", dir), csv, cl);
+    qr_arena_free(&pa);
+    free(txt);
+    free(csv);
+    qr_table_free(&t);
+    return st;
+}

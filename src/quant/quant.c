@@ -1,0 +1,245 @@
+/* quant — implementation. See quant.h. */
+
+static const char *qr_quant_kind_name(QrQuantKind k) {
+    return k == QR_QK_WEIGHT ? "weight" : k == QR_QK_BIAS ? "bias" : "activation";
+}
+
+static const char *qr_quant_form_name(QrQuantForm f) {
+    static const char *names[] = { "qdq", "dq_init", "q_only", "qop_out", "qop_weight", "dynamic" };
+    return (unsigned)f < QR_ARRAY_LEN(names) ? names[f] : "?";
+}
+
+static void qr_quant_range(QrDType dt, int64_t *qmin, int64_t *qmax) {
+    switch (dt) {
+    case QR_DT_S8: *qmin = -128; *qmax = 127; break;
+    case QR_DT_U8: *qmin = 0; *qmax = 255; break;
+    case QR_DT_S16: *qmin = -32768; *qmax = 32767; break;
+    case QR_DT_U16: *qmin = 0; *qmax = 65535; break;
+    case QR_DT_S4: *qmin = -8; *qmax = 7; break;
+    case QR_DT_U4: *qmin = 0; *qmax = 15; break;
+    case QR_DT_S32: *qmin = INT32_MIN; *qmax = INT32_MAX; break;
+    default: *qmin = 0; *qmax = 0; break;
+    }
+}
+
+static bool qr__is_op(const QrNode *n, const char *op) { return strcmp(n->op_type, op) == 0; }
+
+/* Constant-ness: initializers and values folded during shape inference. */
+static bool qr__const(const QrGraph *g, int v) { return v >= 0 && g->values[v].t.data != NULL; }
+
+static void qr__scale_stats(const QrGraph *g, QrQuantizer *q) {
+    q->scale_min = q->scale_max = NAN;
+    q->n_scales = 0;
+    if (!qr__const(g, q->scale_value)) return;
+    const QrTensor *s = &g->values[q->scale_value].t;
+    q->n_scales = s->numel;
+    for (int64_t i = 0; i < s->numel; i++) {
+        double v = qr_tensor_get_f64(s, i);
+        if (i == 0 || v < q->scale_min) q->scale_min = v;
+        if (i == 0 || v > q->scale_max) q->scale_max = v;
+    }
+}
+
+/* Integer dtype of a quantizer from its zero point, the output_dtype attribute or the default (uint8). */
+static QrDType qr__q_dtype(const QrGraph *g, const QrNode *n, int zp_value) {
+    if (zp_value >= 0 && g->values[zp_value].t.dtype) return g->values[zp_value].t.dtype;
+    int64_t od = qr_attr_int(n, "output_dtype", 0);
+    return od ? (QrDType)od : QR_DT_U8;
+}
+
+/* First node (in topological order) reading value v, other than `except`; -1 if none. */
+static int qr__consumer(const QrGraph *g, int v, int except, int *input_index) {
+    for (int oi = 0; oi < g->n_nodes; oi++) {
+        int ni = g->order[oi];
+        if (ni == except) continue;
+        const QrNode *n = &g->nodes[ni];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] == v) { if (input_index) *input_index = k; return ni; }
+    }
+    return -1;
+}
+
+/* Skips value-preserving nodes (Identity, Cast, Reshape of a weight...) backwards. */
+static int qr__producer_through(const QrGraph *g, int v) {
+    for (int hops = 0; hops < 8 && v >= 0; hops++) {
+        int p = g->values[v].producer;
+        if (p < 0) return -1;
+        const QrNode *n = &g->nodes[p];
+        if (qr__is_op(n, "Identity") || qr__is_op(n, "Dropout")) { v = n->in[0]; continue; }
+        return p;
+    }
+    return -1;
+}
+
+static QrStatus qr__push(QrQuantTable *t, int *cap, QrQuantizer **out) {
+    if (t->n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        QrQuantizer *nq = qr_arena_array(&t->arena, (size_t)*cap, sizeof *nq);
+        if (!nq) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        if (t->n) memcpy(nq, t->q, (size_t)t->n * sizeof *nq);
+        t->q = nq;
+    }
+    QrQuantizer *q = &t->q[t->n];
+    memset(q, 0, sizeof *q);
+    q->id = t->n++;
+    q->axis = -1;
+    q->scale_value = q->zp_value = q->q_node = q->float_value = q->int_value = q->out_value = -1;
+    q->owner = q->owner_input = -1;
+    *out = q;
+    return QR_OK;
+}
+
+/* QOperator nodes: which inputs are (x, scale, zp) triples, and where the output scale/zp are. */
+typedef struct { const char *domain, *op; int w_index; int y_scale, y_zp; } QrQopInfo;
+static const QrQopInfo qr__qops[] = {
+    { "", "QLinearConv", 3, 6, 7 },
+    { "", "QLinearMatMul", 3, 6, 7 },
+    { "com.microsoft", "QLinearAdd", -1, 6, 7 },
+    { "com.microsoft", "QLinearMul", -1, 6, 7 },
+    { "com.microsoft", "QLinearConcat", -1, 0, 1 },
+    { "com.microsoft", "QLinearGlobalAveragePool", -1, 3, 4 },
+    { "com.microsoft", "QLinearAveragePool", -1, 3, 4 },
+    { "com.microsoft", "QLinearSigmoid", -1, 3, 4 },
+    { "com.microsoft", "QLinearLeakyRelu", -1, 3, 4 },
+    { "com.microsoft", "QGemm", 3, 7, 8 },
+};
+
+static const QrQopInfo *qr__qop(const QrNode *n) {
+    for (int i = 0; i < QR_ARRAY_LEN(qr__qops); i++)
+        if (!strcmp(n->op_type, qr__qops[i].op) && !strcmp(n->domain, qr__qops[i].domain)) return &qr__qops[i];
+    return NULL;
+}
+
+static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
+    memset(t, 0, sizeof *t);
+    int cap = 0;
+    t->by_value = qr_arena_array(&t->arena, (size_t)g->n_values + 1, sizeof(int));
+    if (!t->by_value) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int v = 0; v < g->n_values; v++) t->by_value[v] = -1;
+    for (int oi = 0; oi < g->n_nodes; oi++) {
+        int ni = g->order[oi];
+        const QrNode *n = &g->nodes[ni];
+        QrQuantizer *q;
+        if (qr__is_op(n, "QuantizeLinear") && n->n_in >= 2 && n->out[0] >= 0) {
+            QR_TRY(qr__push(t, &cap, &q));
+            q->q_node = ni;
+            q->float_value = n->in[0];
+            q->int_value = n->out[0];
+            q->scale_value = n->in[1];
+            q->zp_value = n->n_in > 2 ? n->in[2] : -1;
+            q->dtype = qr__q_dtype(g, n, q->zp_value);
+            q->axis = g->values[q->scale_value].t.numel > 1 ? (int)qr_attr_int(n, "axis", 1) : -1;
+            q->block_size = (int)qr_attr_int(n, "block_size", 0);
+            bool weight = qr__const(g, n->in[0]) || g->values[n->in[0]].is_init;
+            q->kind = weight ? QR_QK_WEIGHT : QR_QK_ACTIVATION;
+            for (int oj = oi + 1; oj < g->n_nodes; oj++) {
+                const QrNode *d = &g->nodes[g->order[oj]];
+                if (qr__is_op(d, "DequantizeLinear") && d->n_in >= 1 && d->in[0] == q->int_value &&
+                    q->n_dq < QR_QUANT_MAX_DQ && d->out[0] >= 0)
+                    q->dq_nodes[q->n_dq++] = g->order[oj];
+            }
+            q->form = q->n_dq ? QR_QF_QDQ : QR_QF_Q_ONLY;
+            q->out_value = q->n_dq ? g->nodes[q->dq_nodes[0]].out[0] : -1;
+            if (weight) {
+                int k = 0;
+                q->owner = q->out_value >= 0 ? qr__consumer(g, q->out_value, -1, &k) : qr__consumer(g, q->int_value, -1, &k);
+                q->owner_input = k;
+            } else {
+                q->owner = qr__producer_through(g, q->float_value);
+            }
+            q->can_disable = q->form == QR_QF_QDQ;
+            if (!q->can_disable) q->why_not = "feeds integer/QOperator nodes directly (no DequantizeLinear)";
+        } else if (qr__is_op(n, "DequantizeLinear") && n->n_in >= 2 && n->out[0] >= 0 &&
+                   g->values[n->in[0]].producer < 0 && qr__const(g, n->in[0])) {
+            /* DQ of a quantized initializer (weight or bias stored as integers). */
+            QR_TRY(qr__push(t, &cap, &q));
+            q->form = QR_QF_DQ_INIT;
+            q->int_value = n->in[0];
+            q->out_value = n->out[0];
+            q->dq_nodes[q->n_dq++] = ni;
+            q->scale_value = n->in[1];
+            q->zp_value = n->n_in > 2 ? n->in[2] : -1;
+            q->dtype = g->values[n->in[0]].t.dtype;
+            q->axis = g->values[q->scale_value].t.numel > 1 ? (int)qr_attr_int(n, "axis", 1) : -1;
+            q->block_size = (int)qr_attr_int(n, "block_size", 0);
+            q->kind = q->dtype == QR_DT_S32 ? QR_QK_BIAS : QR_QK_WEIGHT;
+            int k = 0;
+            q->owner = qr__consumer(g, q->out_value, -1, &k);
+            q->owner_input = k;
+            q->can_disable = true;   /* with the matched float weight; otherwise a no-op (see overrides) */
+        } else if (qr__is_op(n, "DynamicQuantizeLinear") && n->out[0] >= 0) {
+            QR_TRY(qr__push(t, &cap, &q));
+            q->form = QR_QF_DYNAMIC;
+            q->kind = QR_QK_ACTIVATION;
+            q->q_node = ni;
+            q->float_value = n->in[0];
+            q->int_value = n->out[0];
+            q->scale_value = n->n_out > 1 ? n->out[1] : -1;
+            q->zp_value = n->n_out > 2 ? n->out[2] : -1;
+            q->dtype = QR_DT_U8;
+            q->owner = qr__producer_through(g, q->float_value);
+            q->why_not = "dynamic quantization feeds integer ops";
+        }
+        const QrQopInfo *qi = qr__qop(n);
+        if (qi && n->out[0] >= 0) {
+            QR_TRY(qr__push(t, &cap, &q));
+            q->form = QR_QF_QOP_OUT;
+            q->kind = QR_QK_ACTIVATION;
+            q->q_node = ni;
+            q->int_value = n->out[0];
+            q->scale_value = qi->y_scale < n->n_in ? n->in[qi->y_scale] : -1;
+            q->zp_value = qi->y_zp < n->n_in ? n->in[qi->y_zp] : -1;
+            q->dtype = q->zp_value >= 0 ? g->values[q->zp_value].t.dtype : QR_DT_U8;
+            q->owner = ni;
+            q->why_not = "QOperator output (running it in float needs the float twin of the node)";
+            if (qi->w_index >= 0 && qi->w_index < n->n_in && qr__const(g, n->in[qi->w_index])) {
+                QR_TRY(qr__push(t, &cap, &q));
+                q->form = QR_QF_QOP_WEIGHT;
+                q->kind = QR_QK_WEIGHT;
+                q->int_value = n->in[qi->w_index];
+                q->scale_value = n->in[qi->w_index + 1];
+                q->zp_value = qi->w_index + 2 < n->n_in ? n->in[qi->w_index + 2] : -1;
+                q->dtype = g->values[q->int_value].t.dtype;
+                q->axis = g->values[q->scale_value].t.numel > 1 ? (qr__is_op(n, "QLinearMatMul") ? 1 : 0) : -1;
+                q->owner = ni;
+                q->owner_input = qi->w_index;
+                q->why_not = "QOperator weight";
+            }
+        }
+        if ((qr__is_op(n, "ConvInteger") || qr__is_op(n, "MatMulInteger")) && n->n_in >= 2 && qr__const(g, n->in[1])) {
+            QR_TRY(qr__push(t, &cap, &q));
+            q->form = QR_QF_QOP_WEIGHT;
+            q->kind = QR_QK_WEIGHT;
+            q->int_value = n->in[1];
+            q->zp_value = n->n_in > 3 ? n->in[3] : -1;
+            q->dtype = g->values[q->int_value].t.dtype;
+            q->owner = ni;
+            q->owner_input = 1;
+            q->why_not = "integer-op weight (its scale is applied by a later Mul)";
+        }
+    }
+    for (int i = 0; i < t->n; i++) {
+        QrQuantizer *q = &t->q[i];
+        qr__scale_stats(g, q);
+        if (q->out_value >= 0) t->by_value[q->out_value] = i;
+        else if (q->int_value >= 0 && t->by_value[q->int_value] < 0) t->by_value[q->int_value] = i;
+    }
+    return QR_OK;
+}
+
+static void qr_quant_table_free(QrQuantTable *t) { qr_arena_free(&t->arena); memset(t, 0, sizeof *t); }
+
+static void qr_quant_overrides(const QrGraph *g, const QrQuantTable *t, const bool *enabled,
+                               const QrTensor *const *float_weights, int *alias, const QrTensor **subst) {
+    for (int v = 0; v < g->n_values; v++) { alias[v] = -1; subst[v] = NULL; }
+    if (!enabled) return;
+    for (int i = 0; i < t->n; i++) {
+        const QrQuantizer *q = &t->q[i];
+        if (enabled[i] || !q->can_disable) continue;
+        if (q->form == QR_QF_QDQ) {
+            for (int k = 0; k < q->n_dq; k++) alias[g->nodes[q->dq_nodes[k]].out[0]] = q->float_value;
+        } else if (q->form == QR_QF_DQ_INIT && float_weights && float_weights[i]) {
+            subst[q->out_value] = float_weights[i];
+        }
+    }
+}

@@ -1,0 +1,67 @@
+/* quant — the quantizer table of an analysis model: every Q→DQ pair, every DQ
+ * of a quantized initializer and every quantized input/output/weight of a
+ * QOperator or integer-op node, with dtype, scales, zero points and owner node.
+ * A quantizer mask turns into executor overrides (run.h) that make a disabled
+ * quantizer the identity. */
+#ifndef QR_QUANT_H
+#define QR_QUANT_H
+
+typedef enum QrQuantKind { QR_QK_ACTIVATION, QR_QK_WEIGHT, QR_QK_BIAS } QrQuantKind;
+
+typedef enum QrQuantForm {
+    QR_QF_QDQ,        /* QuantizeLinear -> DequantizeLinear on a computed value (or a float weight, QAT) */
+    QR_QF_DQ_INIT,    /* DequantizeLinear of an integer initializer (weight stored quantized) */
+    QR_QF_Q_ONLY,     /* QuantizeLinear feeding integer ops / QOperator nodes (no DQ) */
+    QR_QF_QOP_OUT,    /* output of a QOperator node (QLinearConv, QLinearAdd, ...) */
+    QR_QF_QOP_WEIGHT, /* integer weight input of a QOperator / integer-op node */
+    QR_QF_DYNAMIC,    /* DynamicQuantizeLinear (scale computed at run time) */
+} QrQuantForm;
+
+#define QR_QUANT_MAX_DQ 8
+
+typedef struct QrQuantizer {
+    int id;
+    QrQuantKind kind;
+    QrQuantForm form;
+    QrDType dtype;           /* integer type of the quantized values */
+    int axis;                /* -1 per-tensor */
+    int block_size;          /* 0 unless blocked */
+    int scale_value, zp_value;   /* value indices (-1 if absent) */
+    int64_t n_scales;
+    double scale_min, scale_max; /* over all scales (NaN if not constant) */
+    int q_node;              /* QuantizeLinear (or the QOperator node for QOP_OUT), -1 if none */
+    int n_dq;
+    int dq_nodes[QR_QUANT_MAX_DQ];
+    int float_value;         /* the float value quantized (Q input / float weight), -1 if none */
+    int int_value;           /* the integer value (Q output / integer initializer) */
+    int out_value;           /* what float consumers read (first DQ output), -1 for QOperator forms */
+    int owner;               /* compute node whose output or weight this quantizes, -1 for graph inputs */
+    int owner_input;         /* for weights: input index on the owner */
+    bool can_disable;        /* the executor can make it the identity */
+    const char *why_not;     /* reason when !can_disable */
+} QrQuantizer;
+
+typedef struct QrQuantTable {
+    QrArena arena;
+    int n;
+    QrQuantizer *q;
+    int *by_value;           /* per value of the graph: quantizer whose out_value/int_value it is, or -1 */
+} QrQuantTable;
+
+/* Builds the table; the graph must have been shape-inferred (constant scales). */
+static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t);
+static void qr_quant_table_free(QrQuantTable *t);
+static const char *qr_quant_kind_name(QrQuantKind k);
+static const char *qr_quant_form_name(QrQuantForm f);
+/* Turns a mask (enabled[i] per quantizer; NULL = all enabled) into overrides.
+ * alias/subst are per value (caller-allocated, n_values). float_weights[i]
+ * (optional) is the baseline's float tensor for an integer weight quantizer. */
+static void qr_quant_overrides(const QrGraph *g, const QrQuantTable *t, const bool *enabled,
+                               const QrTensor *const *float_weights, int *alias, const QrTensor **subst);
+
+/* ---- ONNX quantization arithmetic (shared by the ops and the analyses) ---- */
+/* Round half to even, as ONNX QuantizeLinear and ONNX Runtime do. */
+static inline float qr_quant_round(float x) { return __builtin_rintf(x); }
+static void qr_quant_range(QrDType dt, int64_t *qmin, int64_t *qmax);
+
+#endif

@@ -10,6 +10,7 @@ enum { QR_EXIT_OK = 0, QR_EXIT_FAIL = 1, QR_EXIT_USAGE = 2 };
 
 typedef struct QrCliOpts {
     const char *model;
+    const char *model2;          /* analysis model for two-model commands */
     const char *inputs[16];      /* "file" or "name=file" */
     int n_inputs;
     const char *shapes[16];      /* "name=1x3x224x224" */
@@ -40,6 +41,13 @@ static const char *qr__usage_run =
     "  Runs the model and writes each graph output to DIR (default: .) as <output name>.npy.\n"
     "  -i FILE or -i NAME=FILE gives one input per graph input (.npy or ONNX TensorProto .pb);\n"
     "  without -i a deterministic random input of the declared shape is used (with a warning).\n";
+static const char *qr__usage_match =
+    "usage: qreport match BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "  Pairs every compute node output of the float baseline with the analysis (quantized) model's value\n"
+    "  that its consumers see (after Q->DQ): by node name, tensor name, then graph structure. Writes\n"
+    "  match_table.txt/.csv to DIR (default .) with the method of each pair and every unmatched value, and\n"
+    "  checks equivalence: with every quantizer disabled the analysis model must reproduce the baseline.\n"
+    "  Exit code 3 when the equivalence check fails (the models differ beyond quantization).\n";
 static const char *qr__usage_profile =
     "usage: qreport profile MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Runs the model once and writes ModelProfiler-style statistic.txt and statistic.csv to DIR:\n"
@@ -52,12 +60,13 @@ static void qr__print_usage(FILE *f) {
             "usage: qreport COMMAND [options]\n\n"
             "commands:\n"
             "  run       run a model on an input and write its outputs as .npy\n"
-            "  profile   per-node statistics of one model (statistic.txt/.csv)\n\n"
+            "  profile   per-node statistics of one model (statistic.txt/.csv)\n"
+            "  match     pair baseline and analysis values (match_table.txt/.csv) + equivalence check\n\n"
             "qreport COMMAND --help shows a command's options; qreport --version shows the build.\n",
             QR_VERSION);
 }
 
-static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage) {
+static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage, bool two_models) {
     memset(o, 0, sizeof *o);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -75,10 +84,12 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage)
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = true;
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "qreport: unknown option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
         else if (!o->model) o->model = a;
+        else if (two_models && !o->model2) o->model2 = a;
         else { fprintf(stderr, "qreport: unexpected argument '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
 #undef QR__NEXT
     }
     if (!o->model) { fprintf(stderr, "qreport: missing MODEL.onnx\n%s", usage); return QR_EXIT_USAGE; }
+    if (two_models && !o->model2) { fprintf(stderr, "qreport: missing ANALYSIS.onnx\n%s", usage); return QR_EXIT_USAGE; }
     return QR_EXIT_OK;
 }
 
@@ -199,7 +210,7 @@ static void qr_cli_safe_name(char *dst, size_t n, const char *name) {
 
 static int qr_cli_run(int argc, char **argv) {
     QrCliOpts o;
-    int rc = qr__cli_parse(argc, argv, &o, qr__usage_run);
+    int rc = qr__cli_parse(argc, argv, &o, qr__usage_run, false);
     if (rc) return rc < 0 ? 0 : rc;
     QrGraph *g;
     QrTensor *in;
@@ -228,7 +239,7 @@ static int qr_cli_run(int argc, char **argv) {
 
 static int qr_cli_profile(int argc, char **argv) {
     QrCliOpts o;
-    int rc = qr__cli_parse(argc, argv, &o, qr__usage_profile);
+    int rc = qr__cli_parse(argc, argv, &o, qr__usage_profile, false);
     if (rc) return rc < 0 ? 0 : rc;
     QrGraph *g;
     QrTensor *in;
@@ -242,6 +253,73 @@ static int qr_cli_profile(int argc, char **argv) {
     if (st == QR_OK && !o.quiet) printf("wrote %s/statistic.txt and %s/statistic.csv\n", dir, dir);
     qr__cli_release(g, in);
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+}
+
+/* Loads the analysis model and prepares it for the baseline's inputs. */
+static QrStatus qr__cli_load_second(const char *path, const QrGraph *base, const QrTensor *inputs, QrGraph **out) {
+    QrGraph *a = NULL;
+    QR_TRY(qr_onnx_load(path, &a));
+    QrStatus st = QR_OK;
+    if (a->n_inputs != base->n_inputs)
+        st = qr_errf(QR_ERR_INVALID, "%s has %d inputs but the baseline %s has %d", path, a->n_inputs, base->path,
+                     base->n_inputs);
+    for (int i = 0; st == QR_OK && i < a->n_inputs; i++) st = qr_graph_check_input(a, i, &inputs[i]);
+    if (st == QR_OK) st = qr_graph_infer(a, inputs);
+    if (st != QR_OK) { qr_graph_free(a); free(a); return st; }
+    *out = a;
+    return QR_OK;
+}
+
+static int qr_cli_match(int argc, char **argv) {
+    QrCliOpts o;
+    int rc = qr__cli_parse(argc, argv, &o, qr__usage_match, true);
+    if (rc) return rc < 0 ? 0 : rc;
+    QrGraph *b, *a = NULL;
+    QrTensor *in;
+    QrStatus st = qr__cli_prepare(&o, &b, &in);
+    if (st != QR_OK) return qr__cli_fail(st);
+    const char *dir = o.out_dir ? o.out_dir : ".";
+    QrQuantTable qt = {0};
+    QrMatchResult mr = {0};
+    QrEquivResult eq = {0};
+    bool have_eq = false;
+    st = qr__cli_load_second(o.model2, b, in, &a);
+    if (st == QR_OK) st = qr_quant_table_build(a, &qt);
+    if (st == QR_OK) st = qr_match(b, a, &qt, &mr);
+    if (st == QR_OK) {
+        QrStatus es = qr_match_equivalence(b, a, &qt, &mr, in, &eq);
+        if (es == QR_OK) have_eq = true;
+        else qr__cli_warn(&o, "equivalence check could not run: %s", qr_err_msg());
+    }
+    if (st == QR_OK) st = qr_mkdir_p(dir);
+    if (st == QR_OK) st = qr_match_write(b, a, &mr, have_eq ? &eq : NULL, dir);
+    int code = QR_EXIT_OK;
+    if (st == QR_OK) {
+        int unmatched = 0;
+        for (int i = 0; i < mr.n; i++) unmatched += mr.m[i].a_node < 0;
+        if (!o.quiet) {
+            for (int i = 0; i < mr.n; i++) {
+                const QrMatch *m = &mr.m[i];
+                printf("%-40s -> %-50s %s%s%s\n", b->values[m->b_value].name,
+                       m->a_node >= 0 ? a->values[m->a_value].name : "-", qr_match_method_name(m->method),
+                       m->note ? "  " : "", m->note ? m->note : "");
+            }
+            printf("%d baseline values, %d matched, %d without counterpart; %d analysis values without counterpart\n",
+                   mr.n, mr.n - unmatched, unmatched, mr.n_unmatched_a);
+            if (have_eq) printf("%s\n", qr_equiv_verdict(b, &mr, &eq));
+            printf("wrote %s/match_table.txt and %s/match_table.csv\n", dir, dir);
+        }
+        if (have_eq && !eq.equivalent && eq.worst_match >= 0) {
+            fprintf(stderr, "qreport: warning: %s\n", qr_equiv_verdict(b, &mr, &eq));
+            code = 3;
+        }
+    }
+    if (have_eq) qr_equiv_free(&eq);
+    qr_match_free(&mr);
+    qr_quant_table_free(&qt);
+    if (a) { qr_graph_free(a); free(a); }
+    qr__cli_release(b, in);
+    return st == QR_OK ? code : qr__cli_fail(st);
 }
 
 static int qr_cli_main(int argc, char **argv) {
@@ -258,6 +336,7 @@ static int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { qr__print_usage(stdout); return 0; }
     if (!strcmp(cmd, "run")) return qr_cli_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "profile")) return qr_cli_profile(argc - 2, argv + 2);
+    if (!strcmp(cmd, "match")) return qr_cli_match(argc - 2, argv + 2);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__print_usage(stderr);
     return QR_EXIT_USAGE;

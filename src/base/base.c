@@ -53,6 +53,7 @@ static const char *qr_status_name(QrStatus st) {
     case QR_ERR_NOMEM: return "out of memory";
     case QR_ERR_SHAPE: return "shape error";
     case QR_ERR_NUMERIC: return "numeric error";
+    case QR_ERR_DYNAMIC: return "data-dependent shape";
     }
     return "error";
 }

@@ -29,6 +29,7 @@ typedef enum QrStatus {
     QR_ERR_NOMEM,       /* allocation failed or a size limit was exceeded */
     QR_ERR_SHAPE,       /* shapes do not fit */
     QR_ERR_NUMERIC,     /* NaN/Inf where it is not allowed */
+    QR_ERR_DYNAMIC,     /* a shape depends on values only known when the graph runs */
 } QrStatus;
 
 /* Sets the thread's error message (printf-style) and returns `st`. */

@@ -8,6 +8,7 @@ static void qr_kern_init(void) {
     qr_cpu_detect(&cpu);
     qr_kern.isa = QR_ISA_REF;
     qr_kern.f32_gemm = qr_f32_gemm__ref;
+    qr_kern.f32_dwconv2d = qr_f32_dwconv2d__ref;
     const char *force = getenv("QR_ISA");
     if (force && strcmp(force, "ref") == 0) qr_kern.isa = QR_ISA_REF;
     qr__kern_ready = true;

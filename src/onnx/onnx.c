@@ -354,7 +354,7 @@ static QrStatus qr__graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const Onnx
         if (n->def) {
             const QrOpDef *d = n->def;
             if (n->n_in < d->min_in || (d->max_in >= 0 && n->n_in > d->max_in) || n->n_out < d->min_out ||
-                n->n_out > d->max_out)
+                (d->max_out >= 0 && n->n_out > d->max_out))
                 return qr_errf(QR_ERR_INVALID, "%s: node '%s' (%s) has %d inputs and %d outputs; expected %d..%d "
                                "inputs and %d..%d outputs", cx->path, n->name, n->op_type, n->n_in, n->n_out,
                                d->min_in, d->max_in, d->min_out, d->max_out);

@@ -1,5 +1,1206 @@
-/* ops/nn — convolution, matrix products, pooling and normalization layers. */
+/* ops/nn — convolution, matrix products, pooling and normalization layers.
+ * float32 is computed directly, GEMMs through qr_kern.f32_gemm; float16/bfloat16/
+ * float64 (and integer MaxPool) are staged through float32 by qr__nn_via_f32.
+ * Einsum is computed in double for every numeric type. */
+
+#define QR__NN_MAXSP (QR_MAX_RANK - 2)   /* spatial dims of Conv/Pool */
+#define QR__NN_MAXIO 8                   /* inputs/outputs qr__nn_via_f32 can stage */
+/* Largest im2col/col2im buffer per tile; bigger problems are split into column tiles
+ * (tests shrink it with -DQR__NN_COL_BYTES=... to exercise the tiling). */
+#ifndef QR__NN_COL_BYTES
+#define QR__NN_COL_BYTES ((int64_t)32 << 20)
+#endif
+
+/* ==== float32 staging ============================================================ */
+
+/* Runs f32_exec with float32 copies of the inputs/outputs whose bit is set in
+ * in_mask/out_mask, then converts those outputs back to their real dtype. Tensors
+ * that are already float32 are passed through untouched. */
+static QrStatus qr__nn_via_f32(QrOpCtx *c, QrOpFn f32_exec, unsigned in_mask, unsigned out_mask) {
+    bool need = false;
+    for (int i = 0; i < c->n_in && i < 32; i++)
+        if ((in_mask >> i & 1u) && c->in[i] && c->in[i]->dtype != QR_DT_F32) need = true;
+    for (int i = 0; i < c->n_out && i < 32; i++)
+        if ((out_mask >> i & 1u) && c->out[i] && c->out[i]->dtype != QR_DT_F32) need = true;
+    if (!need) return f32_exec(c);
+    if (c->n_in > QR__NN_MAXIO || c->n_out > QR__NN_MAXIO)
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "too many inputs/outputs to convert to float32");
+    QrTensor tin[QR__NN_MAXIO], tout[QR__NN_MAXIO];
+    const QrTensor *pin[QR__NN_MAXIO];
+    QrTensor *pout[QR__NN_MAXIO];
+    memset(tin, 0, sizeof tin);
+    memset(tout, 0, sizeof tout);
+    QrStatus st = QR_OK;
+    for (int i = 0; i < c->n_in; i++) {
+        pin[i] = c->in[i];
+        if (st == QR_OK && c->in[i] && (in_mask >> i & 1u) && c->in[i]->dtype != QR_DT_F32) {
+            st = qr_tensor_to_f32(c->in[i], &tin[i]);
+            pin[i] = &tin[i];
+        }
+    }
+    for (int i = 0; i < c->n_out; i++) {
+        pout[i] = c->out[i];
+        if (st == QR_OK && c->out[i] && (out_mask >> i & 1u) && c->out[i]->dtype != QR_DT_F32) {
+            st = qr_tensor_set_shape(&tout[i], QR_DT_F32, c->out[i]->rank, c->out[i]->dims);
+            if (st == QR_OK) st = qr_tensor_alloc_data(&tout[i]);
+            pout[i] = &tout[i];
+        }
+    }
+    if (st == QR_OK) {
+        QrOpCtx c2 = *c;
+        c2.in = pin;
+        c2.out = pout;
+        st = f32_exec(&c2);
+    }
+    for (int i = 0; st == QR_OK && i < c->n_out; i++)
+        if (pout[i] == &tout[i]) st = qr_tensor_convert(&tout[i], c->out[i]);
+    for (int i = 0; i < QR__NN_MAXIO; i++) {
+        qr_tensor_free_data(&tin[i]);
+        qr_tensor_free_data(&tout[i]);
+    }
+    return st;
+}
+
+/* Requires inputs [first, last] (those present) to have input 0's dtype. */
+static QrStatus qr__nn_same_dtype(const QrOpCtx *c, int first, int last) {
+    for (int i = first; i <= last; i++) {
+        const QrTensor *t = qr_op_in(c, i);
+        if (t && t->dtype != c->in[0]->dtype)
+            return qr_op_fail(c, QR_ERR_INVALID, "input %d has type %s but input 0 has %s", i,
+                              qr_dtype_name(t->dtype), qr_dtype_name(c->in[0]->dtype));
+    }
+    return QR_OK;
+}
+
+static void *qr__nn_malloc(const QrOpCtx *c, int64_t count, size_t elem, QrStatus *st) {
+    int64_t bytes;
+    if (count < 0 || qr_mul_overflow_i64(count, (int64_t)elem, &bytes) || bytes > QR_MAX_TENSOR_BYTES) {
+        *st = qr_op_fail(c, QR_ERR_NOMEM, "temporary buffer of %lld elements is too large", (long long)count);
+        return NULL;
+    }
+    void *p = malloc(bytes ? (size_t)bytes : 1);
+    if (!p) *st = qr_op_fail(c, QR_ERR_NOMEM, "cannot allocate %lld bytes", (long long)bytes);
+    return p;
+}
+
+/* ==== sliding windows (Conv, ConvTranspose, pools) ================================ */
+
+/* Geometry of a windowed op over nsp spatial dims: input size, kernel, strides,
+ * dilations, begin/end pads and output size. */
+typedef struct QrNnWindow {
+    int nsp;
+    int64_t in[QR__NN_MAXSP], k[QR__NN_MAXSP], s[QR__NN_MAXSP], d[QR__NN_MAXSP];
+    int64_t pb[QR__NN_MAXSP], pe[QR__NN_MAXSP], out[QR__NN_MAXSP];
+} QrNnWindow;
+
+typedef enum { QR__NN_PAD_NOTSET, QR__NN_PAD_VALID, QR__NN_PAD_SAME_UPPER, QR__NN_PAD_SAME_LOWER } QrNnAutoPad;
+
+static QrStatus qr__nn_auto_pad(const QrOpCtx *c, QrNnAutoPad *out) {
+    const char *s = qr_attr_str(c->node, "auto_pad", "NOTSET");
+    if (!*s || strcmp(s, "NOTSET") == 0) *out = QR__NN_PAD_NOTSET;
+    else if (strcmp(s, "VALID") == 0) *out = QR__NN_PAD_VALID;
+    else if (strcmp(s, "SAME_UPPER") == 0) *out = QR__NN_PAD_SAME_UPPER;
+    else if (strcmp(s, "SAME_LOWER") == 0) *out = QR__NN_PAD_SAME_LOWER;
+    else return qr_op_fail(c, QR_ERR_INVALID, "auto_pad '%s' is not NOTSET, VALID, SAME_UPPER or SAME_LOWER", s);
+    return QR_OK;
+}
+
+/* Reads INTS attribute `name` into out[0..n): absent or empty gives dflt; otherwise it
+ * must have exactly n values within [lo, 2^31). *given tells whether it was there. */
+static QrStatus qr__nn_attr_ints(const QrOpCtx *c, const char *name, int n, int64_t dflt, int64_t lo, int64_t *out,
+                                 bool *given) {
+    const int64_t *v;
+    int cnt = qr_attr_ints(c->node, name, &v);
+    if (given) *given = cnt > 0;
+    if (cnt <= 0) {
+        for (int i = 0; i < n; i++) out[i] = dflt;
+        return QR_OK;
+    }
+    if (cnt != n) return qr_op_fail(c, QR_ERR_INVALID, "%s has %d values, expected %d", name, cnt, n);
+    for (int i = 0; i < n; i++) {
+        if (v[i] < lo || v[i] > INT32_MAX)
+            return qr_op_fail(c, QR_ERR_INVALID, "%s[%d] = %lld is out of range", name, i, (long long)v[i]);
+        out[i] = v[i];
+    }
+    return QR_OK;
+}
+
+static inline int64_t qr__nn_floordiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* Fills w for Conv/pool over x (N, C, spatial...): kernel from kdims (Conv: W's
+ * spatial dims) or the kernel_shape attribute (pools), strides, dilations, pads or
+ * auto_pad, and the output size (ceil_mode drops a last window starting in the end pad). */
+static QrStatus qr__nn_window(const QrOpCtx *c, const QrTensor *x, const int64_t *kdims, bool ceil_mode, bool dilations,
+                              QrNnWindow *w) {
+    memset(w, 0, sizeof *w);
+    if (x->rank < 3 || x->rank > QR__NN_MAXSP + 2)
+        return qr_op_fail(c, QR_ERR_SHAPE, "input must have rank 3..%d (N, C, spatial...), got %d", QR__NN_MAXSP + 2,
+                          x->rank);
+    int n = w->nsp = x->rank - 2;
+    for (int i = 0; i < n; i++) w->in[i] = x->dims[i + 2];
+    bool have_k;
+    QR_TRY(qr__nn_attr_ints(c, "kernel_shape", n, 0, 1, w->k, &have_k));
+    if (kdims) {
+        for (int i = 0; i < n; i++) {
+            if (kdims[i] < 1) return qr_op_fail(c, QR_ERR_SHAPE, "weight spatial dim %d is %lld", i, (long long)kdims[i]);
+            if (have_k && w->k[i] != kdims[i])
+                return qr_op_fail(c, QR_ERR_SHAPE, "kernel_shape[%d] = %lld but the weights have %lld", i,
+                                  (long long)w->k[i], (long long)kdims[i]);
+            w->k[i] = kdims[i];
+        }
+    } else if (!have_k) {
+        return qr_op_fail(c, QR_ERR_INVALID, "kernel_shape is required");
+    }
+    QR_TRY(qr__nn_attr_ints(c, "strides", n, 1, 1, w->s, NULL));
+    if (dilations) QR_TRY(qr__nn_attr_ints(c, "dilations", n, 1, 1, w->d, NULL));
+    else for (int i = 0; i < n; i++) w->d[i] = 1;
+    int64_t pads[2 * QR__NN_MAXSP];
+    QR_TRY(qr__nn_attr_ints(c, "pads", 2 * n, 0, 0, pads, NULL));
+    QrNnAutoPad ap;
+    QR_TRY(qr__nn_auto_pad(c, &ap));
+    for (int i = 0; i < n; i++) {
+        int64_t eff, in = w->in[i], s = w->s[i];
+        if (qr_mul_overflow_i64(w->k[i] - 1, w->d[i], &eff) || eff > INT64_MAX / 4)
+            return qr_op_fail(c, QR_ERR_SHAPE, "kernel extent overflows in spatial dim %d", i);
+        eff += 1;
+        if (ap == QR__NN_PAD_SAME_UPPER || ap == QR__NN_PAD_SAME_LOWER) {
+            w->out[i] = (in + s - 1) / s;
+            int64_t total = QR_MAX(0, (w->out[i] - 1) * s + eff - in);
+            w->pb[i] = ap == QR__NN_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            w->pe[i] = total - w->pb[i];
+            continue;
+        }
+        if (ap == QR__NN_PAD_NOTSET) { w->pb[i] = pads[i]; w->pe[i] = pads[i + n]; }
+        int64_t span = in + w->pb[i] + w->pe[i] - eff;
+        if (span < 0)
+            return qr_op_fail(c, QR_ERR_SHAPE, "kernel extent %lld exceeds padded input size %lld in spatial dim %d",
+                              (long long)eff, (long long)(in + w->pb[i] + w->pe[i]), i);
+        if (ceil_mode) {
+            w->out[i] = (span + s - 1) / s + 1;
+            if ((w->out[i] - 1) * s >= in + w->pb[i]) w->out[i]--;
+        } else {
+            w->out[i] = span / s + 1;
+        }
+    }
+    return QR_OK;
+}
+
+static int64_t qr__nn_prod(const int64_t *v, int n) {
+    int64_t p = 1;
+    for (int i = 0; i < n; i++) p *= v[i];
+    return p;
+}
+
+/* ==== Conv ========================================================================= */
+
+/* Validates Conv's X (N,C,...), W (M, C/group, k...), optional B (M) and fills w. */
+static QrStatus qr__nn_conv_check(const QrOpCtx *c, QrNnWindow *w, int64_t *group) {
+    const QrTensor *x = c->in[0], *wt = c->in[1], *b = qr_op_in(c, 2);
+    QR_TRY(qr_op_need_float(c, 0));
+    QR_TRY(qr__nn_same_dtype(c, 1, 2));
+    if (wt->rank != x->rank)
+        return qr_op_fail(c, QR_ERR_SHAPE, "weights have rank %d but the input has rank %d", wt->rank, x->rank);
+    int64_t g = qr_attr_int(c->node, "group", 1);
+    if (g < 1) return qr_op_fail(c, QR_ERR_INVALID, "group = %lld", (long long)g);
+    QR_TRY(qr__nn_window(c, x, wt->dims + 2, false, true, w));
+    int64_t C = x->dims[1], M = wt->dims[0];
+    if (C % g || wt->dims[1] != C / g || M % g)
+        return qr_op_fail(c, QR_ERR_SHAPE, "input channels %lld, weight shape [%lld, %lld, ...] and group %lld do not fit",
+                          (long long)C, (long long)M, (long long)wt->dims[1], (long long)g);
+    if (b && (b->rank != 1 || b->dims[0] != M))
+        return qr_op_fail(c, QR_ERR_SHAPE, "bias must have shape [%lld]", (long long)M);
+    *group = g;
+    return QR_OK;
+}
+
+static QrStatus qr_op_nn_conv_shape(QrOpCtx *c) {
+    QrNnWindow w;
+    int64_t g, dims[QR_MAX_RANK];
+    QR_TRY(qr__nn_conv_check(c, &w, &g));
+    dims[0] = c->in[0]->dims[0];
+    dims[1] = c->in[1]->dims[0];
+    for (int i = 0; i < w.nsp; i++) dims[i + 2] = w.out[i];
+    return qr_op_set_out(c, 0, c->in[0]->dtype, w.nsp + 2, dims);
+}
+
+/* im2col for output positions [p0, p0+np):
+ * col (Cg*K, np) row-major, col[(ci*K + kk)*np + j] = x[ci] at o(p0+j)*s - pb + kidx(kk)*d (0 outside),
+ * where x is (Cg, in...) and K the kernel volume. */
+static void qr__nn_im2col(const float *x, int64_t Cg, const QrNnWindow *w, int64_t K, int64_t p0, int64_t np,
+                          float *col) {
+    const int n = w->nsp, L = n - 1;
+    const int64_t Pin = qr__nn_prod(w->in, n);
+    int64_t kidx[QR__NN_MAXSP] = {0}, o0[QR__NN_MAXSP];
+    int64_t rem = p0;
+    for (int d = L; d >= 0; d--) { o0[d] = rem % w->out[d]; rem /= w->out[d]; }
+    for (int64_t kk = 0; kk < K; kk++) {
+        int64_t off[QR__NN_MAXSP];
+        for (int d = 0; d < n; d++) off[d] = kidx[d] * w->d[d] - w->pb[d];
+        const int64_t sL = w->s[L], offL = off[L], inL = w->in[L];
+        for (int64_t ci = 0; ci < Cg; ci++) {
+            float *dst = col + (ci * K + kk) * np;
+            const float *xc = x + ci * Pin;
+            int64_t o[QR__NN_MAXSP];
+            memcpy(o, o0, sizeof o);
+            int64_t p = 0;
+            while (p < np) {
+                int64_t run = QR_MIN(w->out[L] - o[L], np - p);
+                bool ok = true;
+                int64_t base = 0;
+                for (int d = 0; d < L; d++) {
+                    int64_t i = o[d] * w->s[d] + off[d];
+                    if (i < 0 || i >= w->in[d]) { ok = false; break; }
+                    base = base * w->in[d] + i;
+                }
+                float *dr = dst + p;
+                if (!ok) {
+                    memset(dr, 0, (size_t)run * sizeof *dr);
+                } else {
+                    const float *xr = xc + base * inL;
+                    /* j range with 0 <= (o[L]+j)*sL + offL < inL */
+                    int64_t t = o[L] * sL + offL;
+                    int64_t lo = t >= 0 ? 0 : (-t + sL - 1) / sL;
+                    int64_t hi = inL - 1 - t < 0 ? 0 : (inL - 1 - t) / sL + 1;
+                    lo = QR_MIN(lo, run);
+                    hi = QR_MAX(lo, QR_MIN(hi, run));
+                    for (int64_t j = 0; j < lo; j++) dr[j] = 0;
+                    if (sL == 1) memcpy(dr + lo, xr + t + lo, (size_t)(hi - lo) * sizeof *dr);
+                    else for (int64_t j = lo; j < hi; j++) dr[j] = xr[t + j * sL];
+                    for (int64_t j = hi; j < run; j++) dr[j] = 0;
+                }
+                p += run;
+                o[L] += run;
+                for (int d = L; d > 0 && o[d] >= w->out[d]; d--) { o[d] = 0; o[d - 1]++; }
+            }
+        }
+        for (int d = L; d >= 0; d--) {
+            if (++kidx[d] < w->k[d]) break;
+            kidx[d] = 0;
+        }
+    }
+}
+
+static QrStatus qr__nn_conv_f32(QrOpCtx *c) {
+    const QrTensor *x = c->in[0], *wt = c->in[1], *b = qr_op_in(c, 2);
+    QrTensor *y = c->out[0];
+    QrNnWindow w;
+    int64_t G;
+    QR_TRY(qr__nn_conv_check(c, &w, &G));
+    const int n = w.nsp;
+    const int64_t N = x->dims[0], C = x->dims[1], M = wt->dims[0], Cg = C / G, Mg = M / G;
+    const int64_t K = qr__nn_prod(w.k, n), P = qr__nn_prod(w.out, n), Pin = qr__nn_prod(w.in, n), CK = Cg * K;
+    const float *X = x->data, *W = wt->data, *B = b ? b->data : NULL;
+    float *Y = y->data;
+    for (int64_t i = 0; i < N * M; i++) {
+        float bv = B ? B[i % M] : 0.0f;
+        float *yp = Y + i * P;
+        for (int64_t p = 0; p < P; p++) yp[p] = bv;
+    }
+    if (P == 0 || N == 0 || M == 0) return QR_OK;
+    if (n == 2 && G == C && Cg == 1) {   /* depthwise (channel multiplier Mg) */
+        for (int64_t i = 0; i < N * M; i++) {
+            int64_t m = i % M, ci = (i / M) * C + m / Mg;
+            qr_kern.f32_dwconv2d(X + ci * Pin, w.in[0], w.in[1], W + m * K, w.k[0], w.k[1], w.s[0], w.s[1], w.d[0],
+                                 w.d[1], w.pb[0], w.pb[1], Y + i * P, w.out[0], w.out[1]);
+        }
+        return QR_OK;
+    }
+    bool direct = true;   /* 1x1, stride 1, no padding: X itself is the column matrix */
+    for (int i = 0; i < n; i++) direct = direct && w.k[i] == 1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
+    if (direct) {
+        for (int64_t in = 0; in < N; in++)
+            for (int64_t g = 0; g < G; g++)
+                qr_kern.f32_gemm(Mg, P, Cg, W + g * Mg * CK, CK, X + (in * C + g * Cg) * Pin, Pin,
+                                 Y + (in * M + g * Mg) * P, P, true);
+        return QR_OK;
+    }
+    if (CK == 0) return QR_OK;
+    int64_t tile = QR_MAX(1, QR__NN_COL_BYTES / (int64_t)sizeof(float) / CK);
+    tile = QR_MIN(tile, P);
+    QrStatus st = QR_OK;
+    float *col = qr__nn_malloc(c, CK * tile, sizeof(float), &st);
+    if (!col) return st;
+    for (int64_t in = 0; in < N; in++)
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t p0 = 0; p0 < P; p0 += tile) {
+                int64_t np = QR_MIN(tile, P - p0);
+                qr__nn_im2col(X + (in * C + g * Cg) * Pin, Cg, &w, K, p0, np, col);
+                qr_kern.f32_gemm(Mg, np, CK, W + g * Mg * CK, CK, col, np, Y + (in * M + g * Mg) * P + p0, P, true);
+            }
+    free(col);
+    return QR_OK;
+}
+
+static QrStatus qr_op_nn_conv_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_conv_f32, 7u, 1u); }
+
+/* ==== ConvTranspose ================================================================ */
+
+/* Validates X (N,C,in...), W (C, M/group, k...), optional B (M); fills w (in = X's
+ * spatial dims, out = Y's) with pads from pads / auto_pad / output_shape. */
+static QrStatus qr__nn_convt_check(const QrOpCtx *c, QrNnWindow *w, int64_t *group) {
+    const QrTensor *x = c->in[0], *wt = c->in[1], *b = qr_op_in(c, 2);
+    QR_TRY(qr_op_need_float(c, 0));
+    QR_TRY(qr__nn_same_dtype(c, 1, 2));
+    memset(w, 0, sizeof *w);
+    if (x->rank < 3 || x->rank > QR__NN_MAXSP + 2)
+        return qr_op_fail(c, QR_ERR_SHAPE, "input must have rank 3..%d (N, C, spatial...), got %d", QR__NN_MAXSP + 2,
+                          x->rank);
+    if (wt->rank != x->rank)
+        return qr_op_fail(c, QR_ERR_SHAPE, "weights have rank %d but the input has rank %d", wt->rank, x->rank);
+    int64_t g = qr_attr_int(c->node, "group", 1);
+    if (g < 1) return qr_op_fail(c, QR_ERR_INVALID, "group = %lld", (long long)g);
+    int64_t C = x->dims[1];
+    if (wt->dims[0] != C || C % g)
+        return qr_op_fail(c, QR_ERR_SHAPE, "weights must have shape [%lld, M/group, ...] with %lld divisible by group %lld",
+                          (long long)C, (long long)C, (long long)g);
+    int64_t M;
+    if (qr_mul_overflow_i64(wt->dims[1], g, &M)) return qr_op_fail(c, QR_ERR_SHAPE, "output channels overflow");
+    if (b && (b->rank != 1 || b->dims[0] != M))
+        return qr_op_fail(c, QR_ERR_SHAPE, "bias must have shape [%lld]", (long long)M);
+    int n = w->nsp = x->rank - 2;
+    bool have_k, have_pads;
+    QR_TRY(qr__nn_attr_ints(c, "kernel_shape", n, 0, 1, w->k, &have_k));
+    for (int i = 0; i < n; i++) {
+        w->in[i] = x->dims[i + 2];
+        if (wt->dims[i + 2] < 1) return qr_op_fail(c, QR_ERR_SHAPE, "weight spatial dim %d is 0", i);
+        if (have_k && w->k[i] != wt->dims[i + 2])
+            return qr_op_fail(c, QR_ERR_SHAPE, "kernel_shape[%d] = %lld but the weights have %lld", i,
+                              (long long)w->k[i], (long long)wt->dims[i + 2]);
+        w->k[i] = wt->dims[i + 2];
+    }
+    QR_TRY(qr__nn_attr_ints(c, "strides", n, 1, 1, w->s, NULL));
+    QR_TRY(qr__nn_attr_ints(c, "dilations", n, 1, 1, w->d, NULL));
+    int64_t pads[2 * QR__NN_MAXSP], opad[QR__NN_MAXSP], oshape[QR__NN_MAXSP];
+    QR_TRY(qr__nn_attr_ints(c, "pads", 2 * n, 0, 0, pads, &have_pads));
+    const int64_t *v;
+    int cnt = qr_attr_ints(c->node, "output_padding", &v);
+    for (int i = 0; i < n; i++) opad[i] = 0;
+    if (cnt > 0) {
+        if (cnt != n && cnt != 2 * n) return qr_op_fail(c, QR_ERR_INVALID, "output_padding has %d values, expected %d", cnt, n);
+        for (int i = 0; i < n; i++) {
+            if (v[i] < 0 || v[i] > INT32_MAX) return qr_op_fail(c, QR_ERR_INVALID, "output_padding[%d] is out of range", i);
+            opad[i] = v[i];
+        }
+    }
+    cnt = qr_attr_ints(c->node, "output_shape", &v);
+    bool have_oshape = cnt > 0;
+    if (have_oshape) {
+        if (cnt != n && cnt != n + 2) return qr_op_fail(c, QR_ERR_INVALID, "output_shape has %d values, expected %d", cnt, n);
+        for (int i = 0; i < n; i++) {
+            oshape[i] = v[cnt - n + i];
+            if (oshape[i] < 0 || oshape[i] > INT32_MAX)
+                return qr_op_fail(c, QR_ERR_INVALID, "output_shape[%d] is out of range", i);
+        }
+    }
+    QrNnAutoPad ap;
+    QR_TRY(qr__nn_auto_pad(c, &ap));
+    bool same = ap == QR__NN_PAD_SAME_UPPER || ap == QR__NN_PAD_SAME_LOWER;
+    for (int i = 0; i < n; i++) {
+        int64_t full = 0, eff;
+        if (qr_mul_overflow_i64(w->k[i] - 1, w->d[i], &eff) || eff > INT64_MAX / 4 ||
+            (w->in[i] > 0 && (qr_mul_overflow_i64(w->s[i], w->in[i] - 1, &full) ||
+                              __builtin_add_overflow(full, opad[i] + eff + 1, &full))))
+            return qr_op_fail(c, QR_ERR_SHAPE, "output size overflows in spatial dim %d", i);
+        if (have_oshape || same) {
+            if (have_oshape) w->out[i] = oshape[i];
+            else if (qr_mul_overflow_i64(w->in[i], w->s[i], &w->out[i]))
+                return qr_op_fail(c, QR_ERR_SHAPE, "output size overflows in spatial dim %d", i);
+            if (have_pads && !same) {
+                w->pb[i] = pads[i];
+                w->pe[i] = pads[i + n];
+            } else {
+                int64_t total = full - w->out[i], half = qr__nn_floordiv(total, 2);
+                w->pb[i] = ap == QR__NN_PAD_SAME_UPPER ? half : total - half;
+                w->pe[i] = total - w->pb[i];
+            }
+        } else {
+            if (ap == QR__NN_PAD_NOTSET) { w->pb[i] = pads[i]; w->pe[i] = pads[i + n]; }
+            w->out[i] = full - w->pb[i] - w->pe[i];
+            if (w->out[i] < 0)
+                return qr_op_fail(c, QR_ERR_SHAPE, "pads exceed the output size in spatial dim %d", i);
+        }
+    }
+    *group = g;
+    return QR_OK;
+}
+
+static QrStatus qr_op_nn_convt_shape(QrOpCtx *c) {
+    QrNnWindow w;
+    int64_t g, dims[QR_MAX_RANK];
+    QR_TRY(qr__nn_convt_check(c, &w, &g));
+    dims[0] = c->in[0]->dims[0];
+    dims[1] = c->in[1]->dims[1] * g;
+    for (int i = 0; i < w.nsp; i++) dims[i + 2] = w.out[i];
+    return qr_op_set_out(c, 0, c->in[0]->dtype, w.nsp + 2, dims);
+}
+
+/* col2im for input positions [p0, p0+np): adds col (Mg*K, np) into y (Mg, out...)
+ * at o = i*s - pb + kidx*d for every in-range o. */
+static void qr__nn_col2im(const float *col, int64_t Mg, const QrNnWindow *w, int64_t K, int64_t p0, int64_t np,
+                          float *y) {
+    const int n = w->nsp, L = n - 1;
+    const int64_t P = qr__nn_prod(w->out, n);
+    int64_t kidx[QR__NN_MAXSP] = {0}, i0[QR__NN_MAXSP];
+    int64_t rem = p0;
+    for (int d = L; d >= 0; d--) { i0[d] = rem % w->in[d]; rem /= w->in[d]; }
+    for (int64_t kk = 0; kk < K; kk++) {
+        int64_t off[QR__NN_MAXSP];
+        for (int d = 0; d < n; d++) off[d] = kidx[d] * w->d[d] - w->pb[d];
+        const int64_t sL = w->s[L], offL = off[L], outL = w->out[L];
+        for (int64_t m = 0; m < Mg; m++) {
+            const float *src = col + (m * K + kk) * np;
+            float *ym = y + m * P;
+            int64_t ii[QR__NN_MAXSP];
+            memcpy(ii, i0, sizeof ii);
+            int64_t p = 0;
+            while (p < np) {
+                int64_t run = QR_MIN(w->in[L] - ii[L], np - p);
+                bool ok = true;
+                int64_t base = 0;
+                for (int d = 0; d < L; d++) {
+                    int64_t o = ii[d] * w->s[d] + off[d];
+                    if (o < 0 || o >= w->out[d]) { ok = false; break; }
+                    base = base * w->out[d] + o;
+                }
+                if (ok) {
+                    float *yr = ym + base * outL;
+                    int64_t t = ii[L] * sL + offL;
+                    int64_t lo = t >= 0 ? 0 : (-t + sL - 1) / sL;
+                    int64_t hi = outL - 1 - t < 0 ? 0 : (outL - 1 - t) / sL + 1;
+                    hi = QR_MIN(hi, run);
+                    for (int64_t j = lo; j < hi; j++) yr[t + j * sL] += src[p + j];
+                }
+                p += run;
+                ii[L] += run;
+                for (int d = L; d > 0 && ii[d] >= w->in[d]; d--) { ii[d] = 0; ii[d - 1]++; }
+            }
+        }
+        for (int d = L; d >= 0; d--) {
+            if (++kidx[d] < w->k[d]) break;
+            kidx[d] = 0;
+        }
+    }
+}
+
+static QrStatus qr__nn_convt_f32(QrOpCtx *c) {
+    const QrTensor *x = c->in[0], *wt = c->in[1], *b = qr_op_in(c, 2);
+    QrTensor *y = c->out[0];
+    QrNnWindow w;
+    int64_t G;
+    QR_TRY(qr__nn_convt_check(c, &w, &G));
+    const int n = w.nsp;
+    const int64_t N = x->dims[0], C = x->dims[1], Mg = wt->dims[1], M = Mg * G, Cg = C / G;
+    const int64_t K = qr__nn_prod(w.k, n), P = qr__nn_prod(w.out, n), Pin = qr__nn_prod(w.in, n), MK = Mg * K;
+    const float *X = x->data, *W = wt->data, *B = b ? b->data : NULL;
+    float *Y = y->data;
+    for (int64_t i = 0; i < N * M; i++) {
+        float bv = B ? B[i % M] : 0.0f;
+        float *yp = Y + i * P;
+        for (int64_t p = 0; p < P; p++) yp[p] = bv;
+    }
+    if (P == 0 || Pin == 0 || N == 0 || MK == 0 || Cg == 0) return QR_OK;
+    int64_t tile = QR_MAX(1, QR__NN_COL_BYTES / (int64_t)sizeof(float) / MK);
+    tile = QR_MIN(tile, Pin);
+    QrStatus st = QR_OK;
+    float *wtr = qr__nn_malloc(c, MK * Cg, sizeof(float), &st);
+    float *col = wtr ? qr__nn_malloc(c, MK * tile, sizeof(float), &st) : NULL;
+    if (!col) { free(wtr); return st; }
+    for (int64_t g = 0; g < G; g++) {
+        /* W_g (Cg, MK) -> wtr (MK, Cg) so that col = wtr @ X_g */
+        const float *wg = W + g * Cg * MK;
+        for (int64_t ci = 0; ci < Cg; ci++)
+            for (int64_t r = 0; r < MK; r++) wtr[r * Cg + ci] = wg[ci * MK + r];
+        for (int64_t in = 0; in < N; in++)
+            for (int64_t p0 = 0; p0 < Pin; p0 += tile) {
+                int64_t np = QR_MIN(tile, Pin - p0);
+                qr_kern.f32_gemm(MK, np, Cg, wtr, Cg, X + (in * C + g * Cg) * Pin + p0, Pin, col, np, false);
+                qr__nn_col2im(col, Mg, &w, K, p0, np, Y + (in * M + g * Mg) * P);
+            }
+    }
+    free(col);
+    free(wtr);
+    return QR_OK;
+}
+
+static QrStatus qr_op_nn_convt_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_convt_f32, 7u, 1u); }
+
+/* ==== Gemm ========================================================================= */
+
+/* Y (M,N) = alpha * A' @ B' + beta * C, A' = transA ? A^T : A, B' likewise; C broadcasts to (M,N). */
+static QrStatus qr__nn_gemm_dims(const QrOpCtx *c, int64_t *M, int64_t *N, int64_t *K) {
+    const QrTensor *a = c->in[0], *b = c->in[1], *cc = qr_op_in(c, 2);
+    QR_TRY(qr_op_need_float(c, 0));
+    QR_TRY(qr__nn_same_dtype(c, 1, 2));
+    if (a->rank != 2 || b->rank != 2)
+        return qr_op_fail(c, QR_ERR_SHAPE, "A and B must be matrices, got ranks %d and %d", a->rank, b->rank);
+    bool ta = qr_attr_int(c->node, "transA", 0) != 0, tb = qr_attr_int(c->node, "transB", 0) != 0;
+    *M = ta ? a->dims[1] : a->dims[0];
+    *K = ta ? a->dims[0] : a->dims[1];
+    int64_t kb = tb ? b->dims[1] : b->dims[0];
+    *N = tb ? b->dims[0] : b->dims[1];
+    if (kb != *K)
+        return qr_op_fail(c, QR_ERR_SHAPE, "inner dimensions differ: A' is [%lld, %lld], B' is [%lld, %lld]",
+                          (long long)*M, (long long)*K, (long long)kb, (long long)*N);
+    if (cc) {
+        int64_t want[2] = { *M, *N };
+        bool ok = cc->rank <= 2;
+        for (int d = 0; ok && d < cc->rank; d++) {
+            int64_t v = cc->dims[d], t = want[2 - cc->rank + d];
+            ok = v == t || v == 1;
+        }
+        if (!ok) {
+            char s[128];
+            return qr_op_fail(c, QR_ERR_SHAPE, "C of shape %s does not broadcast to [%lld, %lld]",
+                              qr_shape_str_brackets(s, sizeof s, cc->rank, cc->dims), (long long)*M, (long long)*N);
+        }
+    }
+    return QR_OK;
+}
+
+static QrStatus qr_op_nn_gemm_shape(QrOpCtx *c) {
+    int64_t M, N, K;
+    QR_TRY(qr__nn_gemm_dims(c, &M, &N, &K));
+    int64_t dims[2] = { M, N };
+    return qr_op_set_out(c, 0, c->in[0]->dtype, 2, dims);
+}
+
+/* dst (cols, rows) = src (rows, cols)^T */
+static void qr__nn_transpose(const float *src, int64_t rows, int64_t cols, float *dst) {
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) dst[j * rows + i] = src[i * cols + j];
+}
+
+static QrStatus qr__nn_gemm_f32(QrOpCtx *c) {
+    const QrTensor *a = c->in[0], *b = c->in[1], *cc = qr_op_in(c, 2);
+    float *Y = c->out[0]->data;
+    int64_t M, N, K;
+    QR_TRY(qr__nn_gemm_dims(c, &M, &N, &K));
+    bool ta = qr_attr_int(c->node, "transA", 0) != 0, tb = qr_attr_int(c->node, "transB", 0) != 0;
+    float alpha = qr_attr_float(c->node, "alpha", 1.0f), beta = qr_attr_float(c->node, "beta", 1.0f);
+    QrStatus st = QR_OK;
+    float *at = NULL, *bt = NULL;
+    const float *A = a->data, *B = b->data;
+    if (ta && M > 0 && K > 0) {
+        if (!(at = qr__nn_malloc(c, M * K, sizeof(float), &st))) return st;
+        qr__nn_transpose(A, K, M, at);
+        A = at;
+    }
+    if (tb && N > 0 && K > 0) {
+        if (!(bt = qr__nn_malloc(c, K * N, sizeof(float), &st))) { free(at); return st; }
+        qr__nn_transpose(B, N, K, bt);
+        B = bt;
+    }
+    if (M > 0 && N > 0) qr_kern.f32_gemm(M, N, K, A, K, B, N, Y, N, false);
+    free(at);
+    free(bt);
+    if (alpha != 1.0f) for (int64_t i = 0; i < M * N; i++) Y[i] *= alpha;
+    if (cc && beta != 0.0f) {
+        const float *Cp = cc->data;
+        int64_t sm = cc->rank == 2 && cc->dims[0] != 1 ? cc->dims[1] : 0;
+        int64_t sn = cc->rank >= 1 && cc->dims[cc->rank - 1] != 1 ? 1 : 0;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) Y[i * N + j] += beta * Cp[i * sm + j * sn];
+    }
+    return QR_OK;
+}
+
+static QrStatus qr_op_nn_gemm_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_gemm_f32, 7u, 1u); }
+
+/* ==== MatMul ======================================================================= */
+
+/* numpy matmul: 1-D A is (1,K) and 1-D B is (K,1) with that dim dropped from the
+ * result; leading (batch) dims broadcast. Fills M, N, K, the batch shape and output. */
+typedef struct QrNnMatMul {
+    int64_t M, N, K;
+    int brank;
+    int64_t bdims[QR_MAX_RANK];
+    int orank;
+    int64_t odims[QR_MAX_RANK];
+} QrNnMatMul;
+
+static QrStatus qr__nn_matmul_dims(const QrOpCtx *c, QrNnMatMul *mm) {
+    const QrTensor *a = c->in[0], *b = c->in[1];
+    QR_TRY(qr_op_need_float(c, 0));
+    QR_TRY(qr__nn_same_dtype(c, 1, 1));
+    if (a->rank < 1 || b->rank < 1)
+        return qr_op_fail(c, QR_ERR_SHAPE, "inputs must have rank >= 1, got %d and %d", a->rank, b->rank);
+    mm->M = a->rank == 1 ? 1 : a->dims[a->rank - 2];
+    mm->K = a->dims[a->rank - 1];
+    int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+    mm->N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+    char s1[128], s2[128];
+    if (kb != mm->K)
+        return qr_op_fail(c, QR_ERR_SHAPE, "shapes %s and %s do not fit (inner dims %lld vs %lld)",
+                          qr_shape_str_brackets(s1, sizeof s1, a->rank, a->dims),
+                          qr_shape_str_brackets(s2, sizeof s2, b->rank, b->dims), (long long)mm->K, (long long)kb);
+    int ra = QR_MAX(0, a->rank - 2), rb = QR_MAX(0, b->rank - 2);
+    mm->brank = QR_MAX(ra, rb);
+    for (int d = 0; d < mm->brank; d++) {
+        int da = d - (mm->brank - ra), db = d - (mm->brank - rb);
+        int64_t va = da >= 0 ? a->dims[da] : 1, vb = db >= 0 ? b->dims[db] : 1;
+        if (va != vb && va != 1 && vb != 1)
+            return qr_op_fail(c, QR_ERR_SHAPE, "batch dims of %s and %s cannot be broadcast",
+                              qr_shape_str_brackets(s1, sizeof s1, a->rank, a->dims),
+                              qr_shape_str_brackets(s2, sizeof s2, b->rank, b->dims));
+        mm->bdims[d] = va == 1 ? vb : va;
+    }
+    mm->orank = 0;
+    for (int d = 0; d < mm->brank; d++) mm->odims[mm->orank++] = mm->bdims[d];
+    if (a->rank > 1) mm->odims[mm->orank++] = mm->M;
+    if (b->rank > 1) mm->odims[mm->orank++] = mm->N;
+    return QR_OK;
+}
+
+static QrStatus qr_op_nn_matmul_shape(QrOpCtx *c) {
+    QrNnMatMul mm;
+    QR_TRY(qr__nn_matmul_dims(c, &mm));
+    return qr_op_set_out(c, 0, c->in[0]->dtype, mm.orank, mm.odims);
+}
+
+/* Matrix strides (in units of whole matrices) of t's batch dims against bdims. */
+static void qr__nn_batch_strides(const QrTensor *t, int brank, int64_t *st) {
+    int tr = QR_MAX(0, t->rank - 2);
+    int64_t s = 1;
+    for (int d = brank - 1; d >= 0; d--) {
+        int td = d - (brank - tr);
+        if (td < 0 || t->dims[td] == 1) st[d] = 0;
+        else { st[d] = s; s *= t->dims[td]; }
+    }
+}
+
+static QrStatus qr__nn_matmul_f32(QrOpCtx *c) {
+    const QrTensor *a = c->in[0], *b = c->in[1];
+    QrNnMatMul mm;
+    QR_TRY(qr__nn_matmul_dims(c, &mm));
+    const float *A = a->data, *B = b->data;
+    float *Y = c->out[0]->data;
+    const int64_t M = mm.M, N = mm.N, K = mm.K;
+    int64_t nb = qr__nn_prod(mm.bdims, mm.brank);
+    if (M == 0 || N == 0 || nb == 0) return QR_OK;
+    int64_t sa[QR_MAX_RANK], sb[QR_MAX_RANK], idx[QR_MAX_RANK] = {0}, oa = 0, ob = 0;
+    qr__nn_batch_strides(a, mm.brank, sa);
+    qr__nn_batch_strides(b, mm.brank, sb);
+    for (int64_t i = 0; i < nb; i++) {
+        qr_kern.f32_gemm(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false);
+        for (int d = mm.brank - 1; d >= 0; d--) {
+            oa += sa[d];
+            ob += sb[d];
+            if (++idx[d] < mm.bdims[d]) break;
+            oa -= sa[d] * mm.bdims[d];
+            ob -= sb[d] * mm.bdims[d];
+            idx[d] = 0;
+        }
+    }
+    return QR_OK;
+}
+
+static QrStatus qr_op_nn_matmul_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_matmul_f32, 3u, 1u); }
+
+/* ==== pooling ====================================================================== */
+
+typedef enum { QR__NN_POOL_MAX, QR__NN_POOL_AVG, QR__NN_POOL_LP } QrNnPoolKind;
+
+static QrStatus qr__nn_pool_check(const QrOpCtx *c, QrNnPoolKind kind, QrNnWindow *w) {
+    const QrTensor *x = c->in[0];
+    if (kind == QR__NN_POOL_MAX) {
+        if (!qr_dtype_is_float(x->dtype) && x->dtype != QR_DT_U8 && x->dtype != QR_DT_S8)
+            return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input type %s is not supported", qr_dtype_name(x->dtype));
+        int64_t so = qr_attr_int(c->node, "storage_order", 0);
+        if (so != 0 && so != 1) return qr_op_fail(c, QR_ERR_INVALID, "storage_order = %lld", (long long)so);
+    } else {
+        QR_TRY(qr_op_need_float(c, 0));
+    }
+    bool ceil_mode = qr_attr_int(c->node, "ceil_mode", 0) != 0;
+    return qr__nn_window(c, x, NULL, kind != QR__NN_POOL_LP && ceil_mode, true, w);
+}
+
+static QrStatus qr__nn_pool_shape(QrOpCtx *c, QrNnPoolKind kind) {
+    QrNnWindow w;
+    QR_TRY(qr__nn_pool_check(c, kind, &w));
+    int64_t dims[QR_MAX_RANK];
+    dims[0] = c->in[0]->dims[0];
+    dims[1] = c->in[0]->dims[1];
+    for (int i = 0; i < w.nsp; i++) dims[i + 2] = w.out[i];
+    QR_TRY(qr_op_set_out(c, 0, c->in[0]->dtype, w.nsp + 2, dims));
+    if (kind == QR__NN_POOL_MAX) QR_TRY(qr_op_set_out(c, 1, QR_DT_S64, w.nsp + 2, dims));
+    return QR_OK;
+}
+
+static QrStatus qr_op_nn_maxpool_shape(QrOpCtx *c) { return qr__nn_pool_shape(c, QR__NN_POOL_MAX); }
+static QrStatus qr_op_nn_avgpool_shape(QrOpCtx *c) { return qr__nn_pool_shape(c, QR__NN_POOL_AVG); }
+static QrStatus qr_op_nn_lppool_shape(QrOpCtx *c) { return qr__nn_pool_shape(c, QR__NN_POOL_LP); }
+
+/* Pools x (NC planes of in...) into y (NC planes of out...). Only taps inside x are
+ * read; AVG divides by the taps inside x, or with count_pad by the taps inside the
+ * padded extent [-pb, in+pe). MAX writes the flat input index of the maximum to idx
+ * (row-major, or column-major over the spatial dims with storage_order 1). */
+static void qr__nn_pool_f32(const float *x, int64_t NC, const QrNnWindow *w, QrNnPoolKind kind, bool count_pad,
+                            float p, float *y, int64_t *idx, bool col_major) {
+    const int n = w->nsp, L = n - 1;
+    const int64_t Pin = qr__nn_prod(w->in, n), P = qr__nn_prod(w->out, n);
+    int64_t cstride[QR__NN_MAXSP];   /* index weights for idx */
+    int64_t s = 1;
+    if (col_major) for (int d = 0; d < n; d++) { cstride[d] = s; s *= w->in[d]; }
+    else for (int d = L; d >= 0; d--) { cstride[d] = s; s *= w->in[d]; }
+    for (int64_t nc = 0; nc < NC; nc++) {
+        const float *xp = x + nc * Pin;
+        float *yp = y + nc * P;
+        int64_t o[QR__NN_MAXSP] = {0};
+        for (int64_t op = 0; op < P; op++) {
+            int64_t st[QR__NN_MAXSP], lo[QR__NN_MAXSP], hi[QR__NN_MAXSP];
+            double padcnt = 1;   /* double: kernel_shape may be huge */
+            bool empty = false;
+            for (int d = 0; d < n; d++) {
+                int64_t t = o[d] * w->s[d] - w->pb[d], dd = w->d[d];
+                st[d] = t;
+                lo[d] = t >= 0 ? 0 : (-t + dd - 1) / dd;
+                hi[d] = w->in[d] - 1 - t < 0 ? 0 : QR_MIN(w->k[d], (w->in[d] - 1 - t) / dd + 1);
+                if (lo[d] >= hi[d]) empty = true;
+                int64_t lim = w->in[d] + w->pe[d] - 1 - t;
+                padcnt *= lim < 0 ? 0 : (double)QR_MIN(w->k[d], lim / dd + 1);
+            }
+            double acc = 0;
+            float best = -INFINITY;
+            int64_t besti = -1, cnt = 0;
+            if (!empty) {
+                int64_t j[QR__NN_MAXSP];
+                for (int d = 0; d < n; d++) j[d] = lo[d];
+                for (;;) {
+                    int64_t base = 0, cbase = 0;
+                    for (int d = 0; d < L; d++) {
+                        int64_t i = st[d] + j[d] * w->d[d];
+                        base = base * w->in[d] + i;
+                        cbase += i * cstride[d];
+                    }
+                    const float *xr = xp + base * w->in[L];
+                    const int64_t dL = w->d[L], tL = st[L];
+                    if (kind == QR__NN_POOL_MAX) {
+                        for (int64_t jj = lo[L]; jj < hi[L]; jj++) {
+                            float v = xr[tL + jj * dL];
+                            if (v > best || besti < 0) {
+                                best = v;
+                                besti = cbase + (tL + jj * dL) * cstride[L];
+                            }
+                        }
+                    } else if (kind == QR__NN_POOL_AVG) {
+                        for (int64_t jj = lo[L]; jj < hi[L]; jj++) acc += xr[tL + jj * dL];
+                    } else {
+                        for (int64_t jj = lo[L]; jj < hi[L]; jj++) acc += pow(fabs((double)xr[tL + jj * dL]), p);
+                    }
+                    cnt += hi[L] - lo[L];
+                    int d = L - 1;
+                    for (; d >= 0; d--) {
+                        if (++j[d] < hi[d]) break;
+                        j[d] = lo[d];
+                    }
+                    if (d < 0) break;
+                }
+            }
+            if (kind == QR__NN_POOL_MAX) {
+                yp[op] = empty ? 0.0f : best;
+                if (idx) idx[nc * P + op] = besti < 0 ? -1 : nc * Pin + besti;
+            } else if (kind == QR__NN_POOL_AVG) {
+                double div = count_pad ? padcnt : (double)cnt;
+                yp[op] = div > 0 ? (float)(acc / div) : 0.0f;
+            } else {
+                yp[op] = (float)pow(acc, 1.0 / p);
+            }
+            for (int d = L; d >= 0; d--) {
+                if (++o[d] < w->out[d]) break;
+                o[d] = 0;
+            }
+        }
+    }
+}
+
+static QrStatus qr__nn_pool_exec_f32(QrOpCtx *c, QrNnPoolKind kind) {
+    const QrTensor *x = c->in[0];
+    QrNnWindow w;
+    QR_TRY(qr__nn_pool_check(c, kind, &w));
+    bool count_pad = qr_attr_int(c->node, "count_include_pad", 0) != 0;
+    float p = 2.0f;
+    if (kind == QR__NN_POOL_LP) {
+        int64_t pi = qr_attr_int(c->node, "p", 2);
+        if (pi < 1) return qr_op_fail(c, QR_ERR_INVALID, "p = %lld", (long long)pi);
+        p = (float)pi;
+        const QrAttr *pa = qr_node_attr(c->node, "p");   /* LpPool-1 had a float p */
+        if (pa && pa->type == QR_ATTR_FLOAT) p = pa->f;
+    }
+    QrTensor *ind = c->n_out > 1 ? c->out[1] : NULL;
+    qr__nn_pool_f32(x->data, x->dims[0] * x->dims[1], &w, kind, count_pad, p, c->out[0]->data,
+                    ind ? ind->data : NULL, qr_attr_int(c->node, "storage_order", 0) == 1);
+    return QR_OK;
+}
+
+static QrStatus qr__nn_maxpool_f32(QrOpCtx *c) { return qr__nn_pool_exec_f32(c, QR__NN_POOL_MAX); }
+static QrStatus qr__nn_avgpool_f32(QrOpCtx *c) { return qr__nn_pool_exec_f32(c, QR__NN_POOL_AVG); }
+static QrStatus qr__nn_lppool_f32(QrOpCtx *c) { return qr__nn_pool_exec_f32(c, QR__NN_POOL_LP); }
+static QrStatus qr_op_nn_maxpool_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_maxpool_f32, 1u, 1u); }
+static QrStatus qr_op_nn_avgpool_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_avgpool_f32, 1u, 1u); }
+static QrStatus qr_op_nn_lppool_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_lppool_f32, 1u, 1u); }
+
+/* ---- global pools: (N, C, spatial...) -> (N, C, 1, ...) -------------------------- */
+
+static QrStatus qr_op_nn_gpool_shape(QrOpCtx *c) {
+    const QrTensor *x = c->in[0];
+    QR_TRY(qr_op_need_float(c, 0));
+    if (x->rank < 2) return qr_op_fail(c, QR_ERR_SHAPE, "input must have rank >= 2 (N, C, ...), got %d", x->rank);
+    int64_t dims[QR_MAX_RANK];
+    for (int d = 0; d < x->rank; d++) dims[d] = d < 2 ? x->dims[d] : 1;
+    return qr_op_set_out(c, 0, x->dtype, x->rank, dims);
+}
+
+static QrStatus qr__nn_gpool_f32(QrOpCtx *c, QrNnPoolKind kind) {
+    const QrTensor *x = c->in[0];
+    const float *X = x->data;
+    float *Y = c->out[0]->data;
+    int64_t NC = x->dims[0] * x->dims[1], S = qr__nn_prod(x->dims + 2, x->rank - 2);
+    double p = 2.0;
+    if (kind == QR__NN_POOL_LP) {
+        int64_t pi = qr_attr_int(c->node, "p", 2);
+        if (pi < 1) return qr_op_fail(c, QR_ERR_INVALID, "p = %lld", (long long)pi);
+        p = (double)pi;
+        const QrAttr *pa = qr_node_attr(c->node, "p");
+        if (pa && pa->type == QR_ATTR_FLOAT) p = pa->f;
+    }
+    for (int64_t i = 0; i < NC; i++) {
+        const float *xp = X + i * S;
+        if (kind == QR__NN_POOL_MAX) {
+            float m = S ? xp[0] : 0.0f;
+            for (int64_t k = 1; k < S; k++) if (xp[k] > m || m != m) m = xp[k];
+            Y[i] = m;
+        } else {
+            double acc = 0;
+            if (kind == QR__NN_POOL_AVG) for (int64_t k = 0; k < S; k++) acc += xp[k];
+            else for (int64_t k = 0; k < S; k++) acc += pow(fabs((double)xp[k]), p);
+            Y[i] = kind == QR__NN_POOL_AVG ? (S ? (float)(acc / (double)S) : 0.0f) : (float)pow(acc, 1.0 / p);
+        }
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__nn_gmaxpool_f32(QrOpCtx *c) { return qr__nn_gpool_f32(c, QR__NN_POOL_MAX); }
+static QrStatus qr__nn_gavgpool_f32(QrOpCtx *c) { return qr__nn_gpool_f32(c, QR__NN_POOL_AVG); }
+static QrStatus qr__nn_glppool_f32(QrOpCtx *c) { return qr__nn_gpool_f32(c, QR__NN_POOL_LP); }
+static QrStatus qr_op_nn_gmaxpool_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_gmaxpool_f32, 1u, 1u); }
+static QrStatus qr_op_nn_gavgpool_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_gavgpool_f32, 1u, 1u); }
+static QrStatus qr_op_nn_glppool_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_glppool_f32, 1u, 1u); }
+
+/* ==== Einsum ======================================================================= */
+
+/* Labels: 'a'-'z' are 0-25, 'A'-'Z' 26-51, broadcast ("...") dims 52.. right-aligned. */
+#define QR__NN_EIN_LABELS (52 + QR_MAX_RANK)
+
+typedef struct QrNnEinsum {
+    int n_in;
+    int axes[QR__NN_MAXIO][QR_MAX_RANK];   /* label of every input axis */
+    int64_t size[QR__NN_EIN_LABELS];        /* -1: label unused */
+    int n_out, out[QR_MAX_RANK];            /* output labels */
+    int n_sum, sum[QR__NN_EIN_LABELS];      /* contracted labels */
+} QrNnEinsum;
+
+static int qr__nn_ein_label(char ch) {
+    if (ch >= 'a' && ch <= 'z') return ch - 'a';
+    if (ch >= 'A' && ch <= 'Z') return 26 + ch - 'A';
+    return -1;
+}
+
+/* Parses one term (letters and at most one "...") of an input with `rank` axes, or of
+ * the output when rank < 0; ell is the broadcast rank. Returns the axis count or -1. */
+static int qr__nn_ein_term(const char *s, size_t len, int rank, int ell, int *labels, int *n_ell_out) {
+    int letters = 0, n_ell = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '.') {
+            if (i + 2 >= len || s[i + 1] != '.' || s[i + 2] != '.' || n_ell) return -1;
+            n_ell = 1;
+            i += 2;
+        } else if (qr__nn_ein_label(s[i]) >= 0) {
+            letters++;
+        } else {
+            return -1;
+        }
+    }
+    int ne = rank >= 0 ? rank - letters : ell;
+    if (ne < 0 || (!n_ell && rank >= 0 && ne != 0) || letters + (n_ell ? ne : 0) > QR_MAX_RANK) return -1;
+    if (!n_ell) ne = 0;
+    if (n_ell_out) *n_ell_out = ne;
+    int k = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '.') {
+            for (int e = 0; e < ne; e++) labels[k++] = 52 + ell - ne + e;
+            i += 2;
+        } else {
+            labels[k++] = qr__nn_ein_label(s[i]);
+        }
+    }
+    return k;
+}
+
+static QrStatus qr__nn_einsum_parse(const QrOpCtx *c, QrNnEinsum *e) {
+    const char *eq = qr_attr_str(c->node, "equation", NULL);
+    if (!eq) return qr_op_fail(c, QR_ERR_INVALID, "equation attribute is required");
+    char buf[512];
+    size_t n = 0;
+    for (const char *p = eq; *p; p++) {
+        if (*p == ' ' || *p == '\t') continue;
+        if (n + 1 >= sizeof buf) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "equation is too long");
+        buf[n++] = *p;
+    }
+    buf[n] = 0;
+    if (c->n_in > QR__NN_MAXIO) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "more than %d inputs", QR__NN_MAXIO);
+    memset(e, 0, sizeof *e);
+    e->n_in = c->n_in;
+    for (int l = 0; l < QR__NN_EIN_LABELS; l++) e->size[l] = -1;
+    const char *arrow = strstr(buf, "->");
+    size_t lhs_len = arrow ? (size_t)(arrow - buf) : n;
+    /* broadcast rank: the largest "..." span over the inputs */
+    int ell = 0, term = 0, counts[QR__NN_EIN_LABELS] = {0};
+    size_t start = 0;
+    for (size_t i = 0; i <= lhs_len; i++) {
+        if (i < lhs_len && buf[i] != ',') continue;
+        if (term >= c->n_in)
+            return qr_op_fail(c, QR_ERR_INVALID, "equation '%s' has more terms than the %d inputs", eq, c->n_in);
+        const QrTensor *t = c->in[term];
+        if (!t) return qr_op_fail(c, QR_ERR_INVALID, "input %d is missing", term);
+        int tmp[QR_MAX_RANK], ne = 0;
+        if (qr__nn_ein_term(buf + start, i - start, t->rank, QR_MAX_RANK, tmp, &ne) != t->rank)
+            return qr_op_fail(c, QR_ERR_INVALID, "term %d of equation '%s' does not fit input rank %d", term, eq, t->rank);
+        ell = QR_MAX(ell, ne);
+        term++;
+        start = i + 1;
+    }
+    if (term != c->n_in)
+        return qr_op_fail(c, QR_ERR_INVALID, "equation '%s' has %d terms for %d inputs", eq, term, c->n_in);
+    term = 0;
+    start = 0;
+    for (size_t i = 0; i <= lhs_len; i++) {
+        if (i < lhs_len && buf[i] != ',') continue;
+        const QrTensor *t = c->in[term];
+        qr__nn_ein_term(buf + start, i - start, t->rank, ell, e->axes[term], NULL);
+        for (int a = 0; a < t->rank; a++) {
+            int l = e->axes[term][a];
+            int64_t v = t->dims[a];
+            counts[l]++;
+            /* only broadcast ("...") dims may stretch a size-1 dim */
+            bool fits = e->size[l] < 0 || v == e->size[l] || (l >= 52 && (v == 1 || e->size[l] == 1));
+            if (fits) {
+                if (e->size[l] < 0 || e->size[l] == 1) e->size[l] = v;
+            } else {
+                return qr_op_fail(c, QR_ERR_SHAPE, "%s '%c' has sizes %lld and %lld in equation '%s'",
+                                  l < 52 ? "label" : "broadcast dim of", l < 26 ? 'a' + l : l < 52 ? 'A' + l - 26 : '.',
+                                  (long long)e->size[l], (long long)v, eq);
+            }
+        }
+        term++;
+        start = i + 1;
+    }
+    bool in_out[QR__NN_EIN_LABELS] = {0};
+    if (arrow) {
+        const char *rhs = arrow + 2;
+        int k = qr__nn_ein_term(rhs, strlen(rhs), -1, ell, e->out, NULL);
+        if (k < 0) return qr_op_fail(c, QR_ERR_INVALID, "cannot parse the output of equation '%s'", eq);
+        e->n_out = k;
+        for (int i = 0; i < k; i++) {
+            int l = e->out[i];
+            if (e->size[l] < 0 || in_out[l])
+                return qr_op_fail(c, QR_ERR_INVALID, "output label %d of '%s' is repeated or not in any input", i, eq);
+            in_out[l] = true;
+        }
+    } else {
+        for (int l = 52; l < 52 + ell; l++) { e->out[e->n_out++] = l; in_out[l] = true; }
+        for (int l = 26; l < 52; l++) if (counts[l] == 1) { e->out[e->n_out++] = l; in_out[l] = true; }
+        for (int l = 0; l < 26; l++) if (counts[l] == 1) { e->out[e->n_out++] = l; in_out[l] = true; }
+        if (e->n_out > QR_MAX_RANK) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "output rank exceeds %d", QR_MAX_RANK);
+    }
+    for (int l = 0; l < QR__NN_EIN_LABELS; l++)
+        if (e->size[l] >= 0 && !in_out[l]) e->sum[e->n_sum++] = l;
+    return QR_OK;
+}
+
+static QrStatus qr_op_nn_einsum_shape(QrOpCtx *c) {
+    if (c->n_in < 1) return qr_op_fail(c, QR_ERR_INVALID, "needs at least one input");
+    for (int i = 0; i < c->n_in; i++) {
+        const QrTensor *t = c->in[i];
+        if (t && (t->dtype == QR_DT_STRING || t->dtype == QR_DT_BOOL))
+            return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input %d has type %s", i, qr_dtype_name(t->dtype));
+    }
+    QR_TRY(qr__nn_same_dtype(c, 1, c->n_in - 1));
+    QrNnEinsum e;
+    QR_TRY(qr__nn_einsum_parse(c, &e));
+    int64_t dims[QR_MAX_RANK];
+    for (int i = 0; i < e.n_out; i++) dims[i] = e.size[e.out[i]];
+    return qr_op_set_out(c, 0, c->in[0]->dtype, e.n_out, dims);
+}
+
+/* Element strides of every label in input i: repeated labels add up (diagonals),
+ * size-1 dims stretched by broadcasting get 0. */
+static void qr__nn_einsum_strides(const QrOpCtx *c, const QrNnEinsum *e, int i, int64_t *st) {
+    const QrTensor *t = c->in[i];
+    for (int l = 0; l < QR__NN_EIN_LABELS; l++) st[l] = 0;
+    int64_t s = 1;
+    for (int a = t->rank - 1; a >= 0; a--) {
+        int l = e->axes[i][a];
+        if (!(t->dims[a] == 1 && e->size[l] != 1)) st[l] += s;
+        s *= t->dims[a];
+    }
+}
+
+/* dst (contiguous, dims[0..n)) = src read with element strides st per axis. */
+static void qr__nn_gather_f32(const float *src, int n, const int64_t *dims, const int64_t *st, float *dst) {
+    int64_t total = qr__nn_prod(dims, n);
+    if (total == 0) return;
+    if (n == 0) { dst[0] = src[0]; return; }
+    int64_t idx[QR__NN_EIN_LABELS] = {0}, off = 0, inner = dims[n - 1], sL = st[n - 1];
+    for (int64_t o = 0; o < total; o += inner) {
+        for (int64_t j = 0; j < inner; j++) dst[o + j] = src[off + j * sL];
+        for (int d = n - 2; d >= 0; d--) {
+            off += st[d];
+            if (++idx[d] < dims[d]) break;
+            off -= st[d] * dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Two float32 operands whose every label is in the output or in both inputs: gathers
+ * A into (batch, m, k) and B into (batch, k, n), runs one GEMM per batch and gathers
+ * the (batch, m, n) result into the output order. *done = false leaves it to the
+ * generic loop. */
+static QrStatus qr__nn_einsum_gemm(QrOpCtx *c, const QrNnEinsum *e, bool *done) {
+    *done = false;
+    if (e->n_in != 2 || c->in[0]->dtype != QR_DT_F32 || c->in[1]->dtype != QR_DT_F32) return QR_OK;
+    bool used[2][QR__NN_EIN_LABELS] = {{0}}, in_out[QR__NN_EIN_LABELS] = {0};
+    for (int i = 0; i < 2; i++)
+        for (int a = 0; a < c->in[i]->rank; a++) used[i][e->axes[i][a]] = true;
+    for (int k = 0; k < e->n_out; k++) in_out[e->out[k]] = true;
+    int lb[QR__NN_EIN_LABELS], lm[QR__NN_EIN_LABELS], ln[QR__NN_EIN_LABELS], lk[QR__NN_EIN_LABELS];
+    int nb = 0, nm = 0, nn = 0, nk = 0;
+    for (int k = 0; k < e->n_out; k++) {
+        int l = e->out[k];
+        if (used[0][l] && used[1][l]) lb[nb++] = l;
+        else if (used[0][l]) lm[nm++] = l;
+        else if (used[1][l]) ln[nn++] = l;
+    }
+    for (int l = 0; l < QR__NN_EIN_LABELS; l++) {
+        if (in_out[l] || (!used[0][l] && !used[1][l])) continue;
+        if (!used[0][l] || !used[1][l]) return QR_OK;   /* summed within one input */
+        lk[nk++] = l;
+    }
+    int64_t sa[QR__NN_EIN_LABELS], sb[QR__NN_EIN_LABELS];
+    qr__nn_einsum_strides(c, e, 0, sa);
+    qr__nn_einsum_strides(c, e, 1, sb);
+    int64_t B = 1, M = 1, N = 1, K = 1;
+    for (int i = 0; i < nb; i++) B *= e->size[lb[i]];
+    for (int i = 0; i < nm; i++) M *= e->size[lm[i]];
+    for (int i = 0; i < nn; i++) N *= e->size[ln[i]];
+    for (int i = 0; i < nk; i++) K *= e->size[lk[i]];
+    QrStatus st = QR_OK;
+    float *a = qr__nn_malloc(c, B * M * K, sizeof(float), &st);
+    float *b = a ? qr__nn_malloc(c, B * K * N, sizeof(float), &st) : NULL;
+    float *z = b ? qr__nn_malloc(c, B * M * N, sizeof(float), &st) : NULL;
+    if (z) {
+        int64_t dims[QR__NN_EIN_LABELS], strd[QR__NN_EIN_LABELS];
+        int n = 0;
+        for (int i = 0; i < nb; i++, n++) { dims[n] = e->size[lb[i]]; strd[n] = sa[lb[i]]; }
+        for (int i = 0; i < nm; i++, n++) { dims[n] = e->size[lm[i]]; strd[n] = sa[lm[i]]; }
+        for (int i = 0; i < nk; i++, n++) { dims[n] = e->size[lk[i]]; strd[n] = sa[lk[i]]; }
+        qr__nn_gather_f32(c->in[0]->data, n, dims, strd, a);
+        n = 0;
+        for (int i = 0; i < nb; i++, n++) { dims[n] = e->size[lb[i]]; strd[n] = sb[lb[i]]; }
+        for (int i = 0; i < nk; i++, n++) { dims[n] = e->size[lk[i]]; strd[n] = sb[lk[i]]; }
+        for (int i = 0; i < nn; i++, n++) { dims[n] = e->size[ln[i]]; strd[n] = sb[ln[i]]; }
+        qr__nn_gather_f32(c->in[1]->data, n, dims, strd, b);
+        if (M > 0 && N > 0)
+            for (int64_t i = 0; i < B; i++)
+                qr_kern.f32_gemm(M, N, K, a + i * M * K, K, b + i * K * N, N, z + i * M * N, N, false);
+        /* element strides of every label in z (batch, m, n) */
+        int64_t zs[QR__NN_EIN_LABELS], s = 1;
+        for (int i = nn - 1; i >= 0; i--) { zs[ln[i]] = s; s *= e->size[ln[i]]; }
+        for (int i = nm - 1; i >= 0; i--) { zs[lm[i]] = s; s *= e->size[lm[i]]; }
+        for (int i = nb - 1; i >= 0; i--) { zs[lb[i]] = s; s *= e->size[lb[i]]; }
+        for (int k = 0; k < e->n_out; k++) { dims[k] = e->size[e->out[k]]; strd[k] = zs[e->out[k]]; }
+        qr__nn_gather_f32(z, e->n_out, dims, strd, c->out[0]->data);
+        *done = true;
+    }
+    free(a);
+    free(b);
+    free(z);
+    return st;
+}
+
+/* Sums the product of the inputs over every contracted label, in double. */
+static QrStatus qr_op_nn_einsum_exec(QrOpCtx *c) {
+    QrNnEinsum e;
+    QR_TRY(qr__nn_einsum_parse(c, &e));
+    bool done;
+    QR_TRY(qr__nn_einsum_gemm(c, &e, &done));
+    if (done) return QR_OK;
+    QrTensor *y = c->out[0];
+    int ni = e.n_in;
+    double *data[QR__NN_MAXIO] = {0};
+    int64_t st[QR__NN_MAXIO][QR__NN_EIN_LABELS];
+    QrStatus status = QR_OK;
+    for (int i = 0; i < ni; i++) {
+        const QrTensor *t = c->in[i];
+        data[i] = qr__nn_malloc(c, t->numel, sizeof(double), &status);
+        if (!data[i]) goto done;
+        for (int64_t k = 0; k < t->numel; k++) data[i][k] = qr_tensor_get_f64(t, k);
+        qr__nn_einsum_strides(c, &e, i, st[i]);
+    }
+    int64_t nsum = 1, work;
+    for (int k = 0; k < e.n_sum; k++)
+        if (qr_mul_overflow_i64(nsum, e.size[e.sum[k]], &nsum)) nsum = INT64_MAX;
+    if (nsum == INT64_MAX || qr_mul_overflow_i64(nsum, y->numel, &work)) {
+        status = qr_op_fail(c, QR_ERR_UNSUPPORTED, "the contraction is too large");
+        goto done;
+    }
+    int64_t oi[QR_MAX_RANK] = {0}, base[QR__NN_MAXIO] = {0};
+    for (int64_t o = 0; o < y->numel; o++) {
+        int64_t off[QR__NN_MAXIO], si[QR__NN_EIN_LABELS] = {0};
+        memcpy(off, base, sizeof off);
+        double acc = 0;
+        for (int64_t s = 0; s < nsum; s++) {
+            double prod = 1;
+            for (int i = 0; i < ni; i++) prod *= data[i][off[i]];
+            acc += prod;
+            for (int k = e.n_sum - 1; k >= 0; k--) {
+                int l = e.sum[k];
+                for (int i = 0; i < ni; i++) off[i] += st[i][l];
+                if (++si[k] < e.size[l]) break;
+                for (int i = 0; i < ni; i++) off[i] -= st[i][l] * e.size[l];
+                si[k] = 0;
+            }
+        }
+        if (y->dtype == QR_DT_F32) ((float *)y->data)[o] = (float)acc;
+        else qr_tensor_set_f64(y, o, acc);
+        for (int k = e.n_out - 1; k >= 0; k--) {
+            int l = e.out[k];
+            for (int i = 0; i < ni; i++) base[i] += st[i][l];
+            if (++oi[k] < e.size[l]) break;
+            for (int i = 0; i < ni; i++) base[i] -= st[i][l] * e.size[l];
+            oi[k] = 0;
+        }
+    }
+done:
+    for (int i = 0; i < ni; i++) free(data[i]);
+    return status;
+}
+
+/* ==== table ======================================================================== */
 
 static const QrOpDef qr_ops_nn[] = {
-    { NULL, NULL, 0, 0, 0, 0, NULL, NULL, 0 },   /* placeholder until the first op lands */
+    { "", "Conv", 2, 3, 1, 1, qr_op_nn_conv_shape, qr_op_nn_conv_exec, 0 },
+    { "", "ConvTranspose", 2, 3, 1, 1, qr_op_nn_convt_shape, qr_op_nn_convt_exec, 0 },
+    { "", "Gemm", 2, 3, 1, 1, qr_op_nn_gemm_shape, qr_op_nn_gemm_exec, 0 },
+    { "", "MatMul", 2, 2, 1, 1, qr_op_nn_matmul_shape, qr_op_nn_matmul_exec, 0 },
+    { "", "MaxPool", 1, 1, 1, 2, qr_op_nn_maxpool_shape, qr_op_nn_maxpool_exec, 0 },
+    { "", "AveragePool", 1, 1, 1, 1, qr_op_nn_avgpool_shape, qr_op_nn_avgpool_exec, 0 },
+    { "", "LpPool", 1, 1, 1, 1, qr_op_nn_lppool_shape, qr_op_nn_lppool_exec, 0 },
+    { "", "GlobalMaxPool", 1, 1, 1, 1, qr_op_nn_gpool_shape, qr_op_nn_gmaxpool_exec, 0 },
+    { "", "GlobalAveragePool", 1, 1, 1, 1, qr_op_nn_gpool_shape, qr_op_nn_gavgpool_exec, 0 },
+    { "", "GlobalLpPool", 1, 1, 1, 1, qr_op_nn_gpool_shape, qr_op_nn_glppool_exec, 0 },
+    { "", "Einsum", 1, -1, 1, 1, qr_op_nn_einsum_shape, qr_op_nn_einsum_exec, 0 },
 };

@@ -20,8 +20,8 @@ static QrStatus qr_op_need_data(const QrOpCtx *c, int i) {
     const QrTensor *t = qr_op_in(c, i);
     if (!t) return qr_op_fail(c, QR_ERR_INVALID, "input %d is required", i);
     if (!t->data)
-        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input %d ('%s') determines the output shape and must be "
-                          "computable from constants and input shapes", i,
+        return qr_op_fail(c, QR_ERR_DYNAMIC, "input %d ('%s') determines the output shape and is only known "
+                          "when the graph runs", i,
                           c->g->values[c->node->in[i]].name);
     return QR_OK;
 }

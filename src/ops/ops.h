@@ -27,7 +27,7 @@ typedef struct QrOpDef {
     const char *domain;      /* "" (ai.onnx) or "com.microsoft" */
     const char *op_type;
     int min_in, max_in;      /* max_in = -1: variadic */
-    int min_out, max_out;
+    int min_out, max_out;    /* max_out = -1: variadic */
     QrOpFn shape;
     QrOpFn exec;
     unsigned flags;

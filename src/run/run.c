@@ -70,6 +70,7 @@ static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs) {
     for (int i = 0; i < g->n_values; i++) {
         QrValue *v = &g->values[i];
         if (v->is_folded) { qr_tensor_free_data(&v->t); v->is_folded = false; }
+        v->is_dynamic = false;
         if (!v->is_init) memset(&v->t, 0, sizeof v->t);
     }
     for (int i = 0; i < g->n_inputs; i++) {
@@ -95,11 +96,22 @@ static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs) {
         for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0) memset(&vals[n->out[k]], 0, sizeof(QrTensor));
         QrOpCtx c;
         qr__ctx_init(&c, g, n, vals, &scratch, in, out);
-        for (int k = 0; k < n->n_in && st == QR_OK; k++)
+        bool dynamic = false;
+        for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0 && g->values[n->in[k]].is_dynamic) dynamic = true;
+        for (int k = 0; k < n->n_in && st == QR_OK && !dynamic; k++)
             if (in[k] && !qr_dtype_supported(in[k]->dtype))
                 st = qr_op_fail(&c, QR_ERR_INVALID, "input %d ('%s') has no known type", k, g->values[n->in[k]].name);
         if (st != QR_OK) break;
-        st = n->def->shape(&c);
+        if (!dynamic) {
+            st = n->def->shape(&c);
+            if (st == QR_ERR_DYNAMIC) { dynamic = true; st = QR_OK; qr_err_clear(); }
+        }
+        if (dynamic) {
+            /* Data-dependent: shapes downstream are computed when the graph runs. */
+            for (int k = 0; k < n->n_out; k++)
+                if (n->out[k] >= 0) { memset(&g->values[n->out[k]].t, 0, sizeof(QrTensor)); g->values[n->out[k]].is_dynamic = true; }
+            continue;
+        }
         if (st != QR_OK) break;
         bool foldable = !(n->def->flags & QR_OPF_NO_FOLD);
         if (!(n->def->flags & QR_OPF_SHAPE_ONLY))

@@ -13,3 +13,32 @@ static void qr_f32_gemm__ref(int64_t M, int64_t N, int64_t K, const float *A, in
         }
     }
 }
+
+/* Depthwise 2-D convolution of one channel plane, accumulating into y:
+ * y (OH,OW) += sum_{kh<KH, kw<KW} w[kh*KW + kw] * x (H,W) at (oh*sh - ph + kh*dh, ow*sw - pw + kw*dw).
+ * Taps that fall outside x read as zero (implicit padding); x is never read out of bounds. */
+static void qr_f32_dwconv2d__ref(const float *x, int64_t H, int64_t W, const float *w, int64_t KH, int64_t KW,
+                                 int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, float *y,
+                                 int64_t OH, int64_t OW) {
+    for (int64_t kw = 0; kw < KW; kw++) {
+        /* ow range with 0 <= ow*sw - pw + kw*dw < W */
+        int64_t t = kw * dw - pw;
+        int64_t lo = t >= 0 ? 0 : (-t + sw - 1) / sw;
+        int64_t hi = W - 1 - t < 0 ? 0 : (W - 1 - t) / sw + 1;
+        if (hi > OW) hi = OW;
+        if (lo >= hi) continue;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            float *yr = y + oh * OW;
+            for (int64_t kh = 0; kh < KH; kh++) {
+                int64_t ih = oh * sh - ph + kh * dh;
+                if (ih < 0 || ih >= H) continue;
+                const float wv = w[kh * KW + kw];
+                const float *xr = x + ih * W;
+                if (sw == 1)
+                    for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow + t];
+                else
+                    for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * sw + t];
+            }
+        }
+    }
+}

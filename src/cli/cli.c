@@ -323,6 +323,7 @@ static int qr_cli_match(int argc, char **argv) {
 }
 
 static int qr_cli_main(int argc, char **argv) {
+    qr_kern_init();
     if (argc < 2) { qr__print_usage(stderr); return QR_EXIT_USAGE; }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {

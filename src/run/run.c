@@ -164,6 +164,7 @@ static const QrTensor *qr__read(const QrRunOpts *o, QrTensor *vals, int v) {
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs) {
     QrRunOpts none = { NULL, NULL, NULL, NULL };
     if (!opts) opts = &none;
+    qr_kern_init();                 /* idempotent; library users need not call it */
     QR_TRY(qr_graph_check_supported(g));
     for (int i = 0; i < g->n_inputs; i++) {
         QR_TRY(qr_graph_check_input(g, i, &inputs[i]));
@@ -243,6 +244,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
 static QrStatus qr_run_node(const QrGraph *g, int node, const QrTensor *const *inputs, QrTensor *outputs) {
     const QrNode *n = &g->nodes[node];
     if (!n->def) return qr_errf(QR_ERR_UNSUPPORTED, "node '%s': operator %s is not supported", n->name, n->op_type);
+    qr_kern_init();
     QrArena scratch = {0};
     QrTensor **out = malloc((size_t)(n->n_out + 1) * sizeof *out);
     if (!out) return qr_errf(QR_ERR_NOMEM, "out of memory");

@@ -208,10 +208,62 @@ static void test_cli_nonfinite_input(void) {
     QT_CHECK(strstr(text, "sorted by range") && strstr(text, "WARNING") && strstr(text, "1 NaN, 1 +Inf, 1 -Inf"));
 }
 
+static void test_profile_values(void);
 static void qt_cli_all(void) {
     QT_RUN(test_cli_usage);
+    QT_RUN(test_profile_values);
     QT_RUN(test_cli_run_fixture);
     QT_RUN(test_cli_bad_models);
     QT_RUN(test_cli_bad_inputs);
     QT_RUN(test_cli_nonfinite_input);
+}
+
+/* profile's statistics equal an independent two-pass computation over ONNX Runtime's values. */
+static void test_profile_values(void) {
+    QtCli r;
+    char dir[600], csv[700];
+    snprintf(dir, sizeof dir, "%s/profile_out", qt_tmpdir());
+    qt_cli(&r, "profile fixtures/cnn_residual/model.onnx -i fixtures/cnn_residual/input.npy -o %s --quiet", dir);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    snprintf(csv, sizeof csv, "%s/statistic.csv", dir);
+    static char text[1 << 17];
+    qt_slurp(csv, text, sizeof text);
+    const char *tensors[] = { "/block1/bn2/BatchNormalization_output_0", "/gap/GlobalAveragePool_output_0", "output" };
+    const char *files[] = { "v7.npy", "v24.npy", "v26.npy" };
+    for (int k = 0; k < 3; k++) {
+        char key[256], path[256];
+        snprintf(key, sizeof key, ",output,float32,,");
+        /* find the output row of this tensor */
+        const char *line = text, *hit = NULL;
+        while (line && *line) {
+            const char *eol = strchr(line, '\n');
+            size_t len = eol ? (size_t)(eol - line) : strlen(line);
+            char buf[1024];
+            snprintf(buf, sizeof buf, "%.*s", (int)QR_MIN(len, sizeof buf - 1), line);
+            char tcol[300];
+            snprintf(tcol, sizeof tcol, "]\",%s,0,0", tensors[k]);
+            if (strstr(buf, key) && strstr(buf, tcol)) { hit = line; break; }
+            line = eol ? eol + 1 : NULL;
+        }
+        QT_CHECKF(hit, "no output row for %s", tensors[k]);
+        /* columns: Index,Op Name,Mod Name,Attr,Dtype,Scale,Min,Max,Mean,Var,... */
+        double v[4];
+        const char *p = hit;
+        for (int c = 0; c < 6; c++) p = strchr(p, ',') + 1;
+        QT_CHECK(sscanf(p, "%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3]) == 4);
+        snprintf(path, sizeof path, "fixtures/cnn_residual/golden/%s", files[k]);
+        QrTensor g = {0};
+        QT_OK(qr_npy_read(path, &g));
+        double mn = INFINITY, mx = -INFINITY, sum = 0, ss = 0;
+        const float *x = g.data;
+        for (int64_t i = 0; i < g.numel; i++) { mn = fmin(mn, x[i]); mx = fmax(mx, x[i]); sum += x[i]; }
+        double mean = sum / (double)g.numel;
+        for (int64_t i = 0; i < g.numel; i++) ss += (x[i] - mean) * (x[i] - mean);
+        double var = ss / (double)g.numel;
+        qr_tensor_free_data(&g);
+        double want[4] = { mn, mx, mean, var };
+        for (int c = 0; c < 4; c++)
+            QT_CHECKF(fabs(v[c] - want[c]) <= 1e-4 * fabs(want[c]) + 1e-6, "%s col %d: %g vs %g", tensors[k], c, v[c], want[c]);
+    }
+    QT_CHECK(strstr(text, "BatchNormalization") && !strstr(text, ",Constant,"));
 }

@@ -56,6 +56,7 @@ static double qr_stats_var(const QrStats *s) { return s->n ? s->m2 / (double)s->
 
 typedef struct QrProfileRow {
     int node;            /* topological index */
+    int layer;           /* row group number (layers shown, in order) */
     int value;
     const char *attr;    /* input / output / weight / bias */
     QrStats st;
@@ -120,9 +121,14 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
             qr_stats_tensor(&p.val_stats[v], &g->values[v].t);
             p.seen[v] = true;
         }
-    int n_rows = 0, cap = 0;
+    int n_rows = 0, cap = 0, layer = -1;
     for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
         const QrNode *n = &g->nodes[g->order[oi]];
+        /* Constants and shape arithmetic on constants are not layers. */
+        bool all_folded = n->n_out > 0;
+        for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !g->values[n->out[k]].is_folded) all_folded = false;
+        if (!strcmp(n->op_type, "Constant") || all_folded) continue;
+        layer++;
         for (int pass = 0; pass < 2; pass++) {
             int cnt = pass ? n->n_out : n->n_in;
             for (int k = 0; k < cnt; k++) {
@@ -133,6 +139,10 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
                 const char *attr = pass ? "output" : val->is_init ? (qr__is_bias_input(n, k) ? "bias" : "weight") : "input";
                 if (val->is_init && (t->dtype == QR_DT_S64 || (t->dtype == QR_DT_S32 && strcmp(attr, "bias"))))
                     continue;   /* shape/axes parameters, not data */
+                if (!pass && val->is_folded) {
+                    if (!qr_dtype_is_float(t->dtype) || t->numel <= 8) continue;   /* scalar parameters (Clip bounds, scales) */
+                    attr = "weight";
+                }
                 if (n_rows == cap) {
                     cap = cap ? cap * 2 : 256;
                     QrProfileRow *nr = realloc(rows, (size_t)cap * sizeof *rows);
@@ -141,6 +151,7 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
                 }
                 QrProfileRow *r = &rows[n_rows++];
                 r->node = oi;
+                r->layer = layer;
                 r->value = v;
                 r->attr = attr;
                 r->st = p.val_stats[v];
@@ -153,6 +164,9 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
     static const char *cols[] = { "Index", "Op Name", "Mod Name", "Attr", "Dtype", "Scale", "Min", "Max", "Mean",
                                   "Var", "Shape", "Tensor", "NaN", "Inf" };
     if (st == QR_OK) st = qr_table_init(&tab, QR_ARRAY_LEN(cols), cols);
+    /* Scale column: the quantizer whose integer or dequantized value a row shows. */
+    QrQuantTable qt = {0};
+    if (st == QR_OK) st = qr_quant_table_build(g, &qt);
     int nonfinite = 0;
     for (int i = 0; st == QR_OK && i < n_rows; i++) {
         const QrProfileRow *r = &rows[i];
@@ -161,12 +175,16 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
         char b[64], sh[256];
         st = qr_table_add_row(&tab, &row);
         if (st != QR_OK) break;
-        qr_table_setf(&tab, row, 0, "%d", r->node);
+        qr_table_setf(&tab, row, 0, "%d", r->layer);
         qr_table_set(&tab, row, 1, n->op_type);
         qr_table_set(&tab, row, 2, n->name);
         qr_table_set(&tab, row, 3, r->attr);
         qr_table_set(&tab, row, 4, qr_dtype_name(r->dtype));
-        qr_table_set(&tab, row, 5, "");
+        int qi = qt.by_value ? qt.by_value[r->value] : -1;
+        if (qi < 0) for (int k = 0; k < qt.n; k++) if (qt.q[k].int_value == r->value) qi = k;
+        if (qi >= 0 && qt.q[qi].n_scales == 1) qr_table_setf(&tab, row, 5, "%.7g", qt.q[qi].scale_min);
+        else if (qi >= 0 && qt.q[qi].n_scales > 1)
+            qr_table_setf(&tab, row, 5, "%.3g..%.3g (%lld)", qt.q[qi].scale_min, qt.q[qi].scale_max, (long long)qt.q[qi].n_scales);
         qr__fmt_stat(b, sizeof b, r->st.n ? r->st.min : NAN); qr_table_set(&tab, row, 6, b);
         qr__fmt_stat(b, sizeof b, r->st.n ? r->st.max : NAN); qr_table_set(&tab, row, 7, b);
         qr__fmt_stat(b, sizeof b, r->st.n ? r->st.mean : NAN); qr_table_set(&tab, row, 8, b);
@@ -216,6 +234,7 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
     }
     if (n_nonfinite) *n_nonfinite = nonfinite;
     qr_table_free(&tab);
+    qr_quant_table_free(&qt);
     free(txt);
     free(csv);
     free(order);

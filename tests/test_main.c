@@ -9,6 +9,7 @@
 #include "test_base.c"
 #include "test_onnx.c"
 #include "test_conformance.c"
+#include "test_quant.c"
 #include "test_golden.c"
 #include "test_run.c"
 #include "test_cli.c"
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
     qr_kern_init();
     if (!only_conf) {
         qt_base_all();
+        qt_quant_all();
         qt_onnx_all();
         qt_run_all();
         qt_golden_all();

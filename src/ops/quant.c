@@ -1,5 +1,1636 @@
-/* ops/quant — QuantizeLinear / DequantizeLinear and the QOperator / integer ops. */
+/* ops/quant — QuantizeLinear / DequantizeLinear and the QOperator / integer ops, in the
+ * ai.onnx domain and as ONNX Runtime's com.microsoft contrib ops (what its quantizer emits).
+ *
+ * qreport compares a float model with its quantized twin, so the integers these ops produce
+ * must be the ones ONNX Runtime produces. The arithmetic therefore mirrors ORT's CPU kernels
+ * (MLAS on x86-64) step by step: float32 division / multiplication in the same order, clamp
+ * in float, round half to even, then add the zero point. Where ORT's result depends on the
+ * instruction set (QLinearAdd, QLinearSigmoid), the AVX2/FMA3 kernels are the reference.
+ *
+ * Map: core helpers (rounding, ranges, requantization, per-axis/blocked indexing) ·
+ * parameter loading · QuantizeLinear · DequantizeLinear · DynamicQuantizeLinear ·
+ * batched integer matmul (QLinearMatMul, MatMulInteger, QGemm) · integer convolution
+ * (QLinearConv, ConvInteger) · com.microsoft elementwise / pooling / concat / lookup ops ·
+ * table. */
+
+/* ==== core helpers (shared with integer execution paths) ========================== */
+
+/* Rounds to the nearest integer, ties to even: ONNX's rounding for quantization and what
+ * x86 cvtps2dq / ARM fcvtns / nearbyintf give in the default floating-point environment.
+ * qreport never changes the rounding mode, so rintf is exact. NaN and Inf pass through. */
+static inline float qr_quant_round_f32(float v) { return rintf(v); }
+
+/* Saturation range of a quantized integer type. */
+typedef struct QrQuantRange { int32_t lo, hi; } QrQuantRange;
+
+/* Sets *r to the range of an integer type QuantizeLinear can produce (int8, uint8, int16,
+ * uint16, int4, uint4; 4-bit values are stored one per byte). False for any other type. */
+static bool qr_quant_range(QrDType dt, QrQuantRange *r) {
+    switch (dt) {
+    case QR_DT_U8: *r = (QrQuantRange){ 0, 255 }; return true;
+    case QR_DT_S8: *r = (QrQuantRange){ -128, 127 }; return true;
+    case QR_DT_U16: *r = (QrQuantRange){ 0, 65535 }; return true;
+    case QR_DT_S16: *r = (QrQuantRange){ -32768, 32767 }; return true;
+    case QR_DT_U4: *r = (QrQuantRange){ 0, 15 }; return true;
+    case QR_DT_S4: *r = (QrQuantRange){ -8, 7 }; return true;
+    default: return false;
+    }
+}
+
+/* Clamps v to [r.lo - zp, r.hi - zp] in float (NaN goes to the low end), rounds half to even
+ * and adds zp. This is MLAS's order (clamp, cvtps2dq, add zero point); for finite values
+ * it equals saturate(round(v) + zp), and it never converts an out-of-range float to int. */
+static inline int32_t qr_quant_saturate_round(float v, int32_t zp, QrQuantRange r) {
+    float lo = (float)(r.lo - zp), hi = (float)(r.hi - zp);
+    if (!(v >= lo)) v = lo;
+    if (v > hi) v = hi;
+    return (int32_t)qr_quant_round_f32(v) + zp;
+}
+
+/* One QuantizeLinear element: saturate(round_half_even(x / scale) + zp), with a true float32
+ * division (not a multiplication by the reciprocal), bit-exact with ORT's MlasQuantizeLinear. */
+static inline int32_t qr_quant_quantize_f32(float x, float scale, int32_t zp, QrQuantRange r) {
+    return qr_quant_saturate_round(x / scale, zp, r);
+}
+
+/* Requantizes an int32 accumulator: saturate(round_half_even((float)acc * mult) + zp), the
+ * arithmetic of ORT's MlasRequantizeOutput (int32 -> float32, one float32 multiply). Any bias
+ * must already be in acc (ORT adds it in int32 first). */
+static inline int32_t qr_quant_requantize(int32_t acc, float mult, int32_t zp, QrQuantRange r) {
+    return qr_quant_saturate_round((float)acc * mult, zp, r);
+}
+
+/* The float32 requantization multiplier (s1 * s2) / s3, in the order ORT forms it for
+ * QLinearMatMul (a_scale * b_scale / y_scale) and QLinearConv (x_scale * w_scale / y_scale). */
+static inline float qr_quant_multiplier(float s1, float s2, float s3) { return s1 * s2 / s3; }
+
+/* Where the scale / zero point of each element of x lives. x is viewed as
+ * (outer, axis_len, inner) around the quantization axis; the parameter of element
+ * (o, k, n) is at o*so + (k / block)*sk + n*sn:
+ *   per-tensor  (one value):              outer = 1, axis_len = 1, inner = numel, strides 0;
+ *   per-axis    (1-D of length D_axis):   so = 0, sk = 1, sn = 0, block = 1;
+ *   blocked     (x's rank, axis dim ceil(D/B)): so = ceil(D/B)*inner, sk = inner, sn = 1. */
+typedef struct QrQuantLayout {
+    int64_t outer, axis_len, inner;
+    int64_t block;
+    int64_t so, sk, sn;
+    int64_t count;            /* number of parameters (= scale numel) */
+} QrQuantLayout;
+
+static inline int64_t qr_quant_layout_index(const QrQuantLayout *l, int64_t o, int64_t k, int64_t n) {
+    return o * l->so + (k / l->block) * l->sk + n * l->sn;
+}
+
+/* Derives the layout from x's and the scale's shapes (block_size 0 = not blocked). A scale
+ * with one element is per-tensor whatever its rank (ORT and the reference agree); axis is
+ * only checked when it is used. Fails with QR_ERR_SHAPE / QR_ERR_INVALID naming the problem. */
+static QrStatus qr_quant_layout(const QrOpCtx *c, const QrTensor *x, const QrTensor *scale, int64_t axis,
+                                int64_t block_size, QrQuantLayout *l) {
+    char a[128], b[128];
+    memset(l, 0, sizeof *l);
+    l->block = 1;
+    l->count = scale->numel;
+    if (block_size < 0) return qr_op_fail(c, QR_ERR_INVALID, "block_size %lld must be >= 0", (long long)block_size);
+    if (block_size == 0 && scale->numel == 1) {
+        l->outer = 1;
+        l->axis_len = 1;
+        l->inner = x->numel;
+        return QR_OK;
+    }
+    if (x->rank == 0)
+        return qr_op_fail(c, QR_ERR_SHAPE, "a scalar input needs a single scale, got shape %s",
+                          qr_shape_str_brackets(a, sizeof a, scale->rank, scale->dims));
+    int ax;
+    QR_TRY(qr_op_axis(c, axis, x->rank, &ax));
+    l->outer = 1;
+    l->inner = 1;
+    for (int d = 0; d < ax; d++) l->outer *= x->dims[d];
+    for (int d = ax + 1; d < x->rank; d++) l->inner *= x->dims[d];
+    l->axis_len = x->dims[ax];
+    if (block_size == 0) {
+        if (scale->rank != 1 || scale->dims[0] != x->dims[ax])
+            return qr_op_fail(c, QR_ERR_SHAPE, "per-axis scale must be 1-D of length %lld (axis %d of %s), got %s",
+                              (long long)x->dims[ax], ax, qr_shape_str_brackets(a, sizeof a, x->rank, x->dims),
+                              qr_shape_str_brackets(b, sizeof b, scale->rank, scale->dims));
+        l->sk = 1;
+        return QR_OK;
+    }
+    int64_t nblk = x->dims[ax] ? 1 + (x->dims[ax] - 1) / block_size : 0;
+    bool ok = scale->rank == x->rank;
+    for (int d = 0; ok && d < x->rank; d++) ok = scale->dims[d] == (d == ax ? nblk : x->dims[d]);
+    if (!ok)
+        return qr_op_fail(c, QR_ERR_SHAPE, "blocked scale for input %s, axis %d, block_size %lld must have shape "
+                          "equal to the input's with dim %d = %lld, got %s",
+                          qr_shape_str_brackets(a, sizeof a, x->rank, x->dims), ax, (long long)block_size, ax,
+                          (long long)nblk, qr_shape_str_brackets(b, sizeof b, scale->rank, scale->dims));
+    l->block = block_size;
+    l->so = nblk * l->inner;
+    l->sk = l->inner;
+    l->sn = 1;
+    return QR_OK;
+}
+
+/* ==== element access and parameter loading ======================================== */
+
+/* Element i of an integer tensor as int32 (all quantized storage types; int4 unpacked). */
+static inline int32_t qr__q_geti(const QrTensor *t, int64_t i) {
+    switch (t->dtype) {
+    case QR_DT_U8: case QR_DT_U4: return ((const uint8_t *)t->data)[i];
+    case QR_DT_S8: case QR_DT_S4: return ((const int8_t *)t->data)[i];
+    case QR_DT_U16: return ((const uint16_t *)t->data)[i];
+    case QR_DT_S16: return ((const int16_t *)t->data)[i];
+    case QR_DT_S32: return ((const int32_t *)t->data)[i];
+    default: return (int32_t)qr_tensor_get_i64(t, i);
+    }
+}
+
+static inline void qr__q_seti(QrTensor *t, int64_t i, int32_t v) {
+    switch (t->dtype) {
+    case QR_DT_U8: case QR_DT_U4: ((uint8_t *)t->data)[i] = (uint8_t)v; return;
+    case QR_DT_S8: case QR_DT_S4: ((int8_t *)t->data)[i] = (int8_t)v; return;
+    case QR_DT_U16: ((uint16_t *)t->data)[i] = (uint16_t)v; return;
+    case QR_DT_S16: ((int16_t *)t->data)[i] = (int16_t)v; return;
+    case QR_DT_S32: ((int32_t *)t->data)[i] = v; return;
+    default: qr_tensor_set_i64(t, i, v);
+    }
+}
+
+/* Element i as float32: float types convert exactly (f16/bf16) or round (f64), int32 rounds. */
+static inline float qr__q_getf(const QrTensor *t, int64_t i) {
+    switch (t->dtype) {
+    case QR_DT_F32: return ((const float *)t->data)[i];
+    case QR_DT_F16: return qr_f16_to_f32(((const uint16_t *)t->data)[i]);
+    case QR_DT_BF16: return qr_bf16_to_f32(((const uint16_t *)t->data)[i]);
+    case QR_DT_S32: return (float)((const int32_t *)t->data)[i];
+    default: return (float)qr_tensor_get_f64(t, i);
+    }
+}
+
+/* Stores a float32 result into a float tensor, rounding to nearest even for f16/bf16. */
+static inline void qr__q_setf(QrTensor *t, int64_t i, float v) {
+    switch (t->dtype) {
+    case QR_DT_F32: ((float *)t->data)[i] = v; return;
+    case QR_DT_F16: ((uint16_t *)t->data)[i] = qr_f32_to_f16(v); return;
+    case QR_DT_BF16: ((uint16_t *)t->data)[i] = qr_f32_to_bf16(v); return;
+    default: qr_tensor_set_f64(t, i, v);
+    }
+}
+
+static bool qr__q_is_8bit(QrDType dt) { return dt == QR_DT_U8 || dt == QR_DT_S8; }
+
+static bool qr__q_is_scale_type(QrDType dt) {
+    return dt == QR_DT_F32 || dt == QR_DT_F16 || dt == QR_DT_BF16 || dt == QR_DT_F64;
+}
+
+/* Temporary array from the node's scratch arena (zeroed); NULL-safe error on exhaustion. */
+static QrStatus qr__q_alloc(QrOpCtx *c, size_t count, size_t elem, void **out) {
+    *out = NULL;
+    if (count > (size_t)QR_MAX_TENSOR_BYTES / elem)
+        return qr_op_fail(c, QR_ERR_NOMEM, "needs %zu x %zu bytes of scratch memory, more than the tensor size limit",
+                          count, elem);
+    *out = qr_arena_array(c->scratch, count ? count : 1, elem);
+    if (!*out)
+        return qr_op_fail(c, QR_ERR_NOMEM, "cannot allocate %zu x %zu bytes of scratch memory", count, elem);
+    return QR_OK;
+}
+
+/* Requires input i (a scale) to be present and of a float type. */
+static QrStatus qr__q_need_scale(const QrOpCtx *c, int i, const char *what) {
+    const QrTensor *t = qr_op_in(c, i);
+    if (!t) return qr_op_fail(c, QR_ERR_INVALID, "input %d (%s) is required", i, what);
+    if (!qr__q_is_scale_type(t->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input %d (%s) has type %s; scales must be float32, float16 "
+                          "or bfloat16", i, what, qr_dtype_name(t->dtype));
+    return QR_OK;
+}
+
+/* Requires input i (a per-tensor parameter) to hold exactly one element when present. */
+static QrStatus qr__q_need_scalar(const QrOpCtx *c, int i, const char *what) {
+    const QrTensor *t = qr_op_in(c, i);
+    if (t && t->numel != 1) {
+        char a[128];
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input %d (%s) must be a scalar (per-tensor), got shape %s", i,
+                          what, qr_shape_str_brackets(a, sizeof a, t->rank, t->dims));
+    }
+    return QR_OK;
+}
+
+/* Requires the zero point at input i, when present, to have the type `dt`. */
+static QrStatus qr__q_need_zp_type(const QrOpCtx *c, int i, QrDType dt, const char *what) {
+    const QrTensor *t = qr_op_in(c, i);
+    if (t && t->dtype != dt)
+        return qr_op_fail(c, QR_ERR_INVALID, "input %d (%s) has type %s but must match the quantized type %s", i,
+                          what, qr_dtype_name(t->dtype), qr_dtype_name(dt));
+    return QR_OK;
+}
+
+/* Reads the scale at input i as float32 into scratch (*out has numel entries). */
+static QrStatus qr__q_load_scales(QrOpCtx *c, int i, float **out) {
+    const QrTensor *t = c->in[i];
+    QR_TRY(qr__q_alloc(c, (size_t)t->numel, sizeof(float), (void **)out));
+    for (int64_t k = 0; k < t->numel; k++) (*out)[k] = qr__q_getf(t, k);
+    return QR_OK;
+}
+
+/* Reads the zero point at input i as int32 into scratch; an absent zero point gives n zeros. */
+static QrStatus qr__q_load_zps(QrOpCtx *c, int i, int64_t n, int32_t **out) {
+    const QrTensor *t = qr_op_in(c, i);
+    int64_t cnt = t ? t->numel : n;
+    QR_TRY(qr__q_alloc(c, (size_t)cnt, sizeof(int32_t), (void **)out));
+    for (int64_t k = 0; t && k < cnt; k++) (*out)[k] = qr__q_geti(t, k);
+    return QR_OK;
+}
+
+/* Scalar parameter helpers for the per-tensor contrib ops (absent zero point = 0). */
+static float qr__q_scalar_f(const QrOpCtx *c, int i) { return qr__q_getf(c->in[i], 0); }
+static int32_t qr__q_scalar_zp(const QrOpCtx *c, int i) {
+    const QrTensor *t = qr_op_in(c, i);
+    return t && t->numel ? qr__q_geti(t, 0) : 0;
+}
+
+/* ==== QuantizeLinear =============================================================== */
+
+/* QuantizeLinear(x, y_scale, [y_zero_point]) -> y, opsets 10-25 and com.microsoft.
+ * Output type: y_zero_point's, else the output_dtype attribute (21+), else uint8.
+ * `precision` (23+): 0 / float32 divide in float32 (what ORT does for every input type);
+ * float16 / bfloat16 round x, the scale and the quotient to that type. Float8 / float4 /
+ * 2-bit outputs are not loadable (the loader rejects those types). */
+typedef struct QrQQuant {
+    QrQuantLayout l;
+    QrQuantRange r;
+    QrDType out_dt;
+    QrDType precision;   /* QR_DT_UNDEF = float32 */
+} QrQQuant;
+
+static QrStatus qr__q_quantize_check(QrOpCtx *c, QrQQuant *q) {
+    const QrTensor *x = c->in[0], *s = qr_op_in(c, 1), *zp = qr_op_in(c, 2);
+    if (x->dtype != QR_DT_F32 && x->dtype != QR_DT_F16 && x->dtype != QR_DT_BF16 && x->dtype != QR_DT_S32)
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input x has type %s (float32, float16, bfloat16 or int32 expected)",
+                          qr_dtype_name(x->dtype));
+    QR_TRY(qr__q_need_scale(c, 1, "y_scale"));
+    int64_t od = qr_attr_int(c->node, "output_dtype", 0);
+    if (zp) {
+        if (od && od != (int64_t)zp->dtype)
+            return qr_op_fail(c, QR_ERR_INVALID, "output_dtype %lld does not match y_zero_point's type %s",
+                              (long long)od, qr_dtype_name(zp->dtype));
+        q->out_dt = zp->dtype;
+    } else {
+        q->out_dt = od ? (QrDType)od : QR_DT_U8;
+    }
+    if (!qr_quant_range(q->out_dt, &q->r))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "output type %s is not supported (int8, uint8, int16, uint16, int4, "
+                          "uint4 are)", qr_dtype_name(q->out_dt));
+    int64_t prec = qr_attr_int(c->node, "precision", 0);
+    if (prec == 0 || prec == QR_DT_F32) q->precision = QR_DT_UNDEF;
+    else if (prec == QR_DT_F16 || prec == QR_DT_BF16) q->precision = (QrDType)prec;
+    else return qr_op_fail(c, QR_ERR_UNSUPPORTED, "precision %lld is not supported (float, float16, bfloat16 are)",
+                           (long long)prec);
+    QR_TRY(qr_quant_layout(c, x, s, qr_attr_int(c->node, "axis", 1), qr_attr_int(c->node, "block_size", 0), &q->l));
+    if (zp && zp->numel != s->numel)
+        return qr_op_fail(c, QR_ERR_SHAPE, "y_zero_point has %lld elements but y_scale has %lld",
+                          (long long)zp->numel, (long long)s->numel);
+    return QR_OK;
+}
+
+static QrStatus qr__q_quantize_shape(QrOpCtx *c) {
+    QrQQuant q;
+    QR_TRY(qr__q_quantize_check(c, &q));
+    return qr_op_set_out(c, 0, q.out_dt, c->in[0]->rank, c->in[0]->dims);
+}
+
+/* Rounds a float32 to float16 / bfloat16 precision (precision attribute). */
+static inline float qr__q_to_prec(float v, QrDType p) {
+    return p == QR_DT_F16 ? qr_f16_to_f32(qr_f32_to_f16(v)) : qr_bf16_to_f32(qr_f32_to_bf16(v));
+}
+
+/* Quantizes n consecutive elements of x from xoff with parameters s[k*ps], zp[k*ps]. */
+static void qr__q_quantize_run(const QrTensor *x, QrTensor *y, int64_t off, int64_t n, const float *s,
+                               const int32_t *zp, int64_t ps, const QrQQuant *q) {
+    if (q->precision == QR_DT_UNDEF && x->dtype == QR_DT_F32 && ps == 0 &&
+        (y->dtype == QR_DT_U8 || y->dtype == QR_DT_S8)) {
+        const float *px = (const float *)x->data + off;
+        float sc = s[0];
+        int32_t z = zp[0];
+        if (y->dtype == QR_DT_U8) {
+            uint8_t *py = (uint8_t *)y->data + off;
+            for (int64_t j = 0; j < n; j++) py[j] = (uint8_t)qr_quant_quantize_f32(px[j], sc, z, q->r);
+        } else {
+            int8_t *py = (int8_t *)y->data + off;
+            for (int64_t j = 0; j < n; j++) py[j] = (int8_t)qr_quant_quantize_f32(px[j], sc, z, q->r);
+        }
+        return;
+    }
+    for (int64_t j = 0; j < n; j++) {
+        float xv = qr__q_getf(x, off + j), sv = s[j * ps];
+        int32_t v;
+        if (q->precision == QR_DT_UNDEF) v = qr_quant_quantize_f32(xv, sv, zp[j * ps], q->r);
+        else {
+            float d = qr__q_to_prec(qr__q_to_prec(xv, q->precision) / qr__q_to_prec(sv, q->precision), q->precision);
+            v = qr_quant_saturate_round(d, zp[j * ps], q->r);
+        }
+        qr__q_seti(y, off + j, v);
+    }
+}
+
+static QrStatus qr__q_quantize_exec(QrOpCtx *c) {
+    QrQQuant q;
+    QR_TRY(qr__q_quantize_check(c, &q));
+    float *s;
+    int32_t *zp;
+    QR_TRY(qr__q_load_scales(c, 1, &s));
+    QR_TRY(qr__q_load_zps(c, 2, q.l.count, &zp));
+    const QrQuantLayout *l = &q.l;
+    int64_t off = 0;
+    for (int64_t o = 0; o < l->outer; o++)
+        for (int64_t k = 0; k < l->axis_len; k++, off += l->inner) {
+            int64_t p = qr_quant_layout_index(l, o, k, 0);
+            qr__q_quantize_run(c->in[0], c->out[0], off, l->inner, s + p, zp + p, l->sn, &q);
+        }
+    return QR_OK;
+}
+
+/* ==== DequantizeLinear ============================================================= */
+
+/* DequantizeLinear(x, x_scale, [x_zero_point]) -> y = (x - zp) * scale, opsets 10-25 and
+ * com.microsoft. (x - zp) is formed in integers, converted to float32 and multiplied by the
+ * float32 scale, then rounded to the output type (ORT's DequantizeLinearApply). Output type:
+ * the output_dtype attribute, else the scale's. int32 inputs normally have no zero point. */
+static QrStatus qr__q_dequantize_check(QrOpCtx *c, QrQuantLayout *l, QrDType *out_dt) {
+    const QrTensor *x = c->in[0], *s = qr_op_in(c, 1), *zp = qr_op_in(c, 2);
+    QrQuantRange r;
+    if (!qr_quant_range(x->dtype, &r) && x->dtype != QR_DT_S32)
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input x has type %s (int8, uint8, int16, uint16, int32, int4, "
+                          "uint4 are supported)", qr_dtype_name(x->dtype));
+    QR_TRY(qr__q_need_scale(c, 1, "x_scale"));
+    QR_TRY(qr__q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
+    int64_t od = qr_attr_int(c->node, "output_dtype", 0);
+    *out_dt = od ? (QrDType)od : s->dtype;
+    if (*out_dt != QR_DT_F32 && *out_dt != QR_DT_F16 && *out_dt != QR_DT_BF16)
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "output type %s is not supported (float32, float16, bfloat16 are)",
+                          qr_dtype_name(*out_dt));
+    QR_TRY(qr_quant_layout(c, x, s, qr_attr_int(c->node, "axis", 1), qr_attr_int(c->node, "block_size", 0), l));
+    if (zp && zp->numel != s->numel)
+        return qr_op_fail(c, QR_ERR_SHAPE, "x_zero_point has %lld elements but x_scale has %lld",
+                          (long long)zp->numel, (long long)s->numel);
+    return QR_OK;
+}
+
+static QrStatus qr__q_dequantize_shape(QrOpCtx *c) {
+    QrQuantLayout l;
+    QrDType dt;
+    QR_TRY(qr__q_dequantize_check(c, &l, &dt));
+    return qr_op_set_out(c, 0, dt, c->in[0]->rank, c->in[0]->dims);
+}
+
+static QrStatus qr__q_dequantize_exec(QrOpCtx *c) {
+    QrQuantLayout l;
+    QrDType dt;
+    QR_TRY(qr__q_dequantize_check(c, &l, &dt));
+    const QrTensor *x = c->in[0];
+    QrTensor *y = c->out[0];
+    float *s;
+    int32_t *zp;
+    QR_TRY(qr__q_load_scales(c, 1, &s));
+    QR_TRY(qr__q_load_zps(c, 2, l.count, &zp));
+    int64_t off = 0;
+    for (int64_t o = 0; o < l.outer; o++)
+        for (int64_t k = 0; k < l.axis_len; k++, off += l.inner) {
+            int64_t p = qr_quant_layout_index(&l, o, k, 0);
+            if (l.sn == 0 && y->dtype == QR_DT_F32 && x->dtype == QR_DT_U8) {
+                const uint8_t *px = (const uint8_t *)x->data + off;
+                float *py = (float *)y->data + off, sc = s[p];
+                int32_t z = zp[p];
+                for (int64_t j = 0; j < l.inner; j++) py[j] = (float)((int32_t)px[j] - z) * sc;
+            } else if (l.sn == 0 && y->dtype == QR_DT_F32 && x->dtype == QR_DT_S8) {
+                const int8_t *px = (const int8_t *)x->data + off;
+                float *py = (float *)y->data + off, sc = s[p];
+                int32_t z = zp[p];
+                for (int64_t j = 0; j < l.inner; j++) py[j] = (float)((int32_t)px[j] - z) * sc;
+            } else {
+                for (int64_t j = 0; j < l.inner; j++) {
+                    int64_t q = p + j * l.sn;
+                    /* int64 difference: int32 inputs with a (non-standard) zero point cannot overflow. */
+                    float d = (float)((int64_t)qr__q_geti(x, off + j) - zp[q]);
+                    qr__q_setf(y, off + j, d * s[q]);
+                }
+            }
+        }
+    return QR_OK;
+}
+
+/* ==== DynamicQuantizeLinear ======================================================== */
+
+/* DynamicQuantizeLinear(x: float32) -> (y: uint8, y_scale: float32 scalar, y_zero_point: uint8
+ * scalar), as ORT computes it (GetQuantizationParameter): the range [min(0, min x), max(0, max x)]
+ * gives scale = (max - min) / 255 (1.0 when the range is empty) and
+ * zero_point = round_half_even(clamp(0 - min / scale, 0, 255)); y = QuantizeLinear(x).
+ * NaNs are ignored by min/max. */
+static QrStatus qr__q_dynquant_shape(QrOpCtx *c) {
+    const QrTensor *x = c->in[0];
+    if (x->dtype != QR_DT_F32)
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input x has type %s (float32 expected)", qr_dtype_name(x->dtype));
+    QR_TRY(qr_op_set_out(c, 0, QR_DT_U8, x->rank, x->dims));
+    QR_TRY(qr_op_set_out(c, 1, QR_DT_F32, 0, NULL));
+    return qr_op_set_out(c, 2, QR_DT_U8, 0, NULL);
+}
+
+/* Computes DynamicQuantizeLinear's (scale, zero point) for n floats. */
+static void qr_quant_dynamic_params(const float *x, int64_t n, float *scale, int32_t *zp) {
+    float mn = FLT_MAX, mx = -FLT_MAX;
+    for (int64_t i = 0; i < n; i++) {
+        if (x[i] < mn) mn = x[i];
+        if (x[i] > mx) mx = x[i];
+    }
+    if (mn > 0.0f) mn = 0.0f;
+    if (mx < 0.0f) mx = 0.0f;
+    float s = mx == mn ? 1.0f : (mx - mn) / 255.0f;
+    float z = 0.0f - mn / s;
+    if (!(z >= 0.0f)) z = 0.0f;
+    if (z > 255.0f) z = 255.0f;
+    *scale = s;
+    *zp = (int32_t)qr_quant_round_f32(z);
+}
+
+static QrStatus qr__q_dynquant_exec(QrOpCtx *c) {
+    const QrTensor *x = c->in[0];
+    const float *px = x->data;
+    float s;
+    int32_t z;
+    qr_quant_dynamic_params(px, x->numel, &s, &z);
+    QrQuantRange r = { 0, 255 };
+    if (c->n_out > 0 && c->out[0]) {
+        uint8_t *py = c->out[0]->data;
+        for (int64_t i = 0; i < x->numel; i++) py[i] = (uint8_t)qr_quant_quantize_f32(px[i], s, z, r);
+    }
+    if (c->n_out > 1 && c->out[1]) *(float *)c->out[1]->data = s;
+    if (c->n_out > 2 && c->out[2]) *(uint8_t *)c->out[2]->data = (uint8_t)z;
+    return QR_OK;
+}
+
+/* ==== batched integer matmul (QLinearMatMul, MatMulInteger, QGemm) =================== */
+
+/* numpy.matmul geometry: a [..., M, K] (or [K]) times b [..., K, N] (or [K]) with the batch
+ * dims broadcast. Batch b of the output reads a at sum(idx_d * as[d]) and b likewise. */
+typedef struct QrQMatMul {
+    int64_t M, K, N, batches;
+    int nb;                               /* output batch rank */
+    int64_t bdims[QR_MAX_RANK];
+    int64_t as[QR_MAX_RANK], bs[QR_MAX_RANK];
+    int out_rank;
+    int64_t out_dims[QR_MAX_RANK];
+} QrQMatMul;
+
+static QrStatus qr__q_mm_geom(const QrOpCtx *c, const QrTensor *a, const QrTensor *b, QrQMatMul *g) {
+    char s1[128], s2[128];
+    memset(g, 0, sizeof *g);
+    if (a->rank < 1 || b->rank < 1) return qr_op_fail(c, QR_ERR_SHAPE, "matmul inputs must have rank >= 1");
+    g->M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
+    g->K = a->dims[a->rank - 1];
+    int64_t kb = b->rank >= 2 ? b->dims[b->rank - 2] : b->dims[0];
+    g->N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    if (kb != g->K)
+        return qr_op_fail(c, QR_ERR_SHAPE, "cannot multiply %s by %s (inner dims %lld and %lld differ)",
+                          qr_shape_str_brackets(s1, sizeof s1, a->rank, a->dims),
+                          qr_shape_str_brackets(s2, sizeof s2, b->rank, b->dims), (long long)g->K, (long long)kb);
+    int na = a->rank >= 2 ? a->rank - 2 : 0, nbb = b->rank >= 2 ? b->rank - 2 : 0;
+    g->nb = QR_MAX(na, nbb);
+    int64_t sa = a->rank >= 2 ? g->M * g->K : g->K, sb = b->rank >= 2 ? g->K * g->N : g->K;
+    for (int d = g->nb - 1; d >= 0; d--) {
+        int da = d - (g->nb - na), db = d - (g->nb - nbb);
+        int64_t va = da >= 0 ? a->dims[da] : 1, vb = db >= 0 ? b->dims[db] : 1;
+        if (va != vb && va != 1 && vb != 1)
+            return qr_op_fail(c, QR_ERR_SHAPE, "batch dims of %s and %s cannot be broadcast together",
+                              qr_shape_str_brackets(s1, sizeof s1, a->rank, a->dims),
+                              qr_shape_str_brackets(s2, sizeof s2, b->rank, b->dims));
+        g->bdims[d] = va == 1 ? vb : va;
+        g->as[d] = va == 1 ? 0 : sa;
+        g->bs[d] = vb == 1 ? 0 : sb;
+        sa *= va;
+        sb *= vb;
+    }
+    g->batches = 1;
+    for (int d = 0; d < g->nb; d++)
+        if (qr_mul_overflow_i64(g->batches, g->bdims[d], &g->batches))
+            return qr_op_fail(c, QR_ERR_SHAPE, "the output's batch size overflows");
+    for (int d = 0; d < g->nb; d++) g->out_dims[g->out_rank++] = g->bdims[d];
+    if (a->rank >= 2) g->out_dims[g->out_rank++] = g->M;
+    if (b->rank >= 2) g->out_dims[g->out_rank++] = g->N;
+    return QR_OK;
+}
+
+/* A matmul quantization parameter (scale or zero point) that is per-tensor, per-row of a
+ * ([M] or [..., M, 1]) or per-column of b ([N] or [..., 1, N]): its element for output batch
+ * index i and row m / column j is at sum(i_d * bs[d]) + m_or_j * vs. */
+typedef struct QrQMMParam { int64_t bs[QR_MAX_RANK]; int64_t vs; } QrQMMParam;
+
+static QrStatus qr__q_mm_param(const QrOpCtx *c, const QrQMatMul *g, int idx, bool a_side, QrQMMParam *p) {
+    memset(p, 0, sizeof *p);
+    const QrTensor *t = qr_op_in(c, idx);
+    if (!t || t->numel == 1) return QR_OK;
+    int64_t len = a_side ? g->M : g->N;
+    if (t->rank == 1 && t->dims[0] == len) { p->vs = 1; return QR_OK; }
+    bool ok = t->rank >= 2 && t->rank - 2 <= g->nb;
+    if (ok) {
+        int64_t dr = t->dims[t->rank - 2], dc = t->dims[t->rank - 1];
+        ok = a_side ? (dc == 1 && (dr == len || dr == 1)) : (dr == 1 && (dc == len || dc == 1));
+        p->vs = (a_side ? dr : dc) == 1 ? 0 : 1;
+        int64_t s = dr * dc;
+        for (int d = t->rank - 3, od = g->nb - 1; ok && d >= 0; d--, od--) {
+            ok = t->dims[d] == 1 || t->dims[d] == g->bdims[od];
+            p->bs[od] = t->dims[d] == 1 ? 0 : s;
+            s *= t->dims[d];
+        }
+    }
+    if (!ok) {
+        char a[128];
+        return qr_op_fail(c, QR_ERR_SHAPE, "input %d has shape %s; expected one element, [%lld] or [..., %s] for "
+                          "per-%s quantization", idx, qr_shape_str_brackets(a, sizeof a, t->rank, t->dims),
+                          (long long)len, a_side ? "M, 1" : "1, N", a_side ? "row" : "column");
+    }
+    return QR_OK;
+}
+
+static inline int64_t qr__q_mm_param_base(const QrQMMParam *p, int nb, const int64_t *idx) {
+    int64_t o = 0;
+    for (int d = 0; d < nb; d++) o += idx[d] * p->bs[d];
+    return o;
+}
+
+/* Integer core of one (M x K) x (K x N) product: acc[m][n] = sum_k aq[m][k] * bq[k][n].
+ * aq / bq hold (value - zero point) as int16, row-major; acc is M x N. The sum wraps in 32 bits
+ * like ORT's (the spec allows overflow only there), computed in uint32 so it is defined
+ * behaviour. 4 x 16 register tiles with fixed-size inner loops let the compiler's basic-block
+ * vectorizer use SIMD at plain -O2; edges fall back to a dot-product loop. */
+static void qr__q_gemm_s16(int64_t M, int64_t K, int64_t N, const int16_t *aq, const int16_t *bq, uint32_t *acc) {
+    enum { MR = 4, NR = 16 };
+    int64_t mt = M - M % MR, nt = N - N % NR;
+    for (int64_t m = 0; m < mt; m += MR)
+        for (int64_t n = 0; n < nt; n += NR) {
+            uint32_t t[MR][NR];
+            memset(t, 0, sizeof t);
+            for (int64_t k = 0; k < K; k++) {
+                const int16_t *b = bq + k * N + n;
+                for (int r = 0; r < MR; r++) {
+                    int32_t a = aq[(m + r) * K + k];
+                    for (int j = 0; j < NR; j++) t[r][j] += (uint32_t)(a * (int32_t)b[j]);
+                }
+            }
+            for (int r = 0; r < MR; r++) memcpy(acc + (m + r) * N + n, t[r], sizeof t[r]);
+        }
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = m < mt ? nt : 0; n < N; n++) {
+            uint32_t sum = 0;
+            for (int64_t k = 0; k < K; k++) sum += (uint32_t)((int32_t)aq[m * K + k] * (int32_t)bq[k * N + n]);
+            acc[m * N + n] = sum;
+        }
+}
+
+/* Shared by QLinearMatMul (quantized output) and MatMulInteger (int32 output). Inputs: a at
+ * ia, b at ib, zero points at iaz / ibz (-1 = none), scales at ias / ibs / iys / iyz
+ * (-1 for MatMulInteger). */
+typedef struct QrQMMIo { int ia, ias, iaz, ib, ibs, ibz, iys, iyz; } QrQMMIo;
+
+static QrStatus qr__q_mm_check(QrOpCtx *c, const QrQMMIo *io, QrQMatMul *g, QrQMMParam *pas, QrQMMParam *paz,
+                               QrQMMParam *pbs, QrQMMParam *pbz) {
+    const QrTensor *a = qr_op_in(c, io->ia), *b = qr_op_in(c, io->ib);
+    if (!a || !b) return qr_op_fail(c, QR_ERR_INVALID, "inputs A and B are required");
+    if (!qr__q_is_8bit(a->dtype) || !qr__q_is_8bit(b->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "inputs have types %s and %s (int8/uint8 supported)",
+                          qr_dtype_name(a->dtype), qr_dtype_name(b->dtype));
+    QR_TRY(qr__q_mm_geom(c, a, b, g));
+    QR_TRY(qr__q_mm_param(c, g, io->iaz, true, paz));
+    QR_TRY(qr__q_mm_param(c, g, io->ibz, false, pbz));
+    QR_TRY(qr__q_need_zp_type(c, io->iaz, a->dtype, "a zero point"));
+    QR_TRY(qr__q_need_zp_type(c, io->ibz, b->dtype, "b zero point"));
+    if (io->ias >= 0) {
+        QR_TRY(qr__q_need_scale(c, io->ias, "a_scale"));
+        QR_TRY(qr__q_need_scale(c, io->ibs, "b_scale"));
+        QR_TRY(qr__q_need_scale(c, io->iys, "y_scale"));
+        QR_TRY(qr__q_mm_param(c, g, io->ias, true, pas));
+        QR_TRY(qr__q_mm_param(c, g, io->ibs, false, pbs));
+        QR_TRY(qr__q_need_scalar(c, io->iys, "y_scale"));
+        QR_TRY(qr__q_need_scalar(c, io->iyz, "y_zero_point"));
+        const QrTensor *yz = qr_op_in(c, io->iyz);
+        if (yz && !qr__q_is_8bit(yz->dtype))
+            return qr_op_fail(c, QR_ERR_UNSUPPORTED, "y_zero_point has type %s (int8/uint8 supported)",
+                              qr_dtype_name(yz->dtype));
+    }
+    return QR_OK;
+}
+
+static const QrQMMIo qr__q_qlmm_io = { 0, 1, 2, 3, 4, 5, 6, 7 };
+static const QrQMMIo qr__q_mmi_io = { 0, -1, 2, 1, -1, 3, -1, -1 };
+
+static QrStatus qr__q_qlmatmul_shape(QrOpCtx *c) {
+    QrQMatMul g;
+    QrQMMParam p[4];
+    QR_TRY(qr__q_mm_check(c, &qr__q_qlmm_io, &g, &p[0], &p[1], &p[2], &p[3]));
+    const QrTensor *yz = qr_op_in(c, 7);
+    return qr_op_set_out(c, 0, yz ? yz->dtype : c->in[0]->dtype, g.out_rank, g.out_dims);
+}
+
+static QrStatus qr__q_matmulint_shape(QrOpCtx *c) {
+    QrQMatMul g;
+    QrQMMParam p[4];
+    QR_TRY(qr__q_mm_check(c, &qr__q_mmi_io, &g, &p[0], &p[1], &p[2], &p[3]));
+    return qr_op_set_out(c, 0, QR_DT_S32, g.out_rank, g.out_dims);
+}
+
+/* Runs the batched product; requantizes when io has scales (QLinearMatMul:
+ * y = saturate(round(acc * (a_scale * b_scale / y_scale)) + y_zp), ORT's arithmetic),
+ * else stores acc as int32 (MatMulInteger). */
+static QrStatus qr__q_mm_exec(QrOpCtx *c, const QrQMMIo *io) {
+    QrQMatMul g;
+    QrQMMParam pas, paz, pbs, pbz;
+    QR_TRY(qr__q_mm_check(c, io, &g, &pas, &paz, &pbs, &pbz));
+    const QrTensor *a = c->in[io->ia], *b = c->in[io->ib];
+    QrTensor *y = c->out[0];
+    bool quant = io->ias >= 0;
+    int32_t *az, *bz;
+    float *as = NULL, *bsc = NULL, ys = 1.0f;
+    int32_t yz = 0;
+    QrQuantRange r = { 0, 0 };
+    QR_TRY(qr__q_load_zps(c, io->iaz, 1, &az));
+    QR_TRY(qr__q_load_zps(c, io->ibz, 1, &bz));
+    if (quant) {
+        QR_TRY(qr__q_load_scales(c, io->ias, &as));
+        QR_TRY(qr__q_load_scales(c, io->ibs, &bsc));
+        ys = qr__q_scalar_f(c, io->iys);
+        yz = qr__q_scalar_zp(c, io->iyz);
+        qr_quant_range(y->dtype, &r);
+    }
+    int64_t M = g.M, K = g.K, N = g.N;
+    int16_t *aq, *bq;
+    uint32_t *acc;
+    float *mult;
+    QR_TRY(qr__q_alloc(c, (size_t)(M * K), sizeof *aq, (void **)&aq));
+    QR_TRY(qr__q_alloc(c, (size_t)(K * N), sizeof *bq, (void **)&bq));
+    QR_TRY(qr__q_alloc(c, (size_t)(M * N), sizeof *acc, (void **)&acc));
+    QR_TRY(qr__q_alloc(c, (size_t)N, sizeof *mult, (void **)&mult));
+    int64_t idx[QR_MAX_RANK] = { 0 };
+    for (int64_t bt = 0; bt < g.batches; bt++) {
+        int64_t ao = 0, bo = 0;
+        for (int d = 0; d < g.nb; d++) { ao += idx[d] * g.as[d]; bo += idx[d] * g.bs[d]; }
+        int64_t azb = qr__q_mm_param_base(&paz, g.nb, idx), bzb = qr__q_mm_param_base(&pbz, g.nb, idx);
+        for (int64_t m = 0; m < M; m++) {
+            int32_t z = az[azb + m * paz.vs];
+            for (int64_t k = 0; k < K; k++) aq[m * K + k] = (int16_t)(qr__q_geti(a, ao + m * K + k) - z);
+        }
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t n = 0; n < N; n++)
+                bq[k * N + n] = (int16_t)(qr__q_geti(b, bo + k * N + n) - bz[bzb + n * pbz.vs]);
+        qr__q_gemm_s16(M, K, N, aq, bq, acc);
+        int64_t yo = bt * M * N;
+        if (!quant) {
+            int32_t *py = (int32_t *)y->data + yo;
+            for (int64_t i = 0; i < M * N; i++) py[i] = (int32_t)acc[i];
+        } else {
+            int64_t asb = qr__q_mm_param_base(&pas, g.nb, idx), bsb = qr__q_mm_param_base(&pbs, g.nb, idx);
+            for (int64_t m = 0; m < M; m++) {
+                float av = as[asb + m * pas.vs];
+                for (int64_t n = 0; n < N; n++) mult[n] = qr_quant_multiplier(av, bsc[bsb + n * pbs.vs], ys);
+                for (int64_t n = 0; n < N; n++)
+                    qr__q_seti(y, yo + m * N + n, qr_quant_requantize((int32_t)acc[m * N + n], mult[n], yz, r));
+            }
+        }
+        for (int d = g.nb - 1; d >= 0; d--) {
+            if (++idx[d] < g.bdims[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__q_qlmatmul_exec(QrOpCtx *c) { return qr__q_mm_exec(c, &qr__q_qlmm_io); }
+static QrStatus qr__q_matmulint_exec(QrOpCtx *c) { return qr__q_mm_exec(c, &qr__q_mmi_io); }
+
+/* com.microsoft.QGemm(A, a_scale, a_zp, B, b_scale, b_zp, [C], [y_scale], [y_zp]): 2-D
+ * Gemm with transA / transB / alpha. acc = C (int32, broadcast to M x N) + sum (a - a_zp) *
+ * (b - b_zp[n]); scale[n] = alpha * a_scale * b_scale[n] (/ y_scale when given). With a
+ * y_zero_point the output is requantized to its type, otherwise it is float32 acc * scale
+ * (ORT decides on the zero point's presence). */
+typedef struct QrQGemm { int64_t M, K, N; bool ta, tb; } QrQGemm;
+
+static QrStatus qr__q_qgemm_check(QrOpCtx *c, QrQGemm *g) {
+    const QrTensor *a = qr_op_in(c, 0), *b = qr_op_in(c, 3), *cc = qr_op_in(c, 6), *yz = qr_op_in(c, 8);
+    char s1[128], s2[128];
+    if (!a || !b) return qr_op_fail(c, QR_ERR_INVALID, "inputs A and B are required");
+    if (!qr__q_is_8bit(a->dtype) || !qr__q_is_8bit(b->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "inputs have types %s and %s (int8/uint8 supported)",
+                          qr_dtype_name(a->dtype), qr_dtype_name(b->dtype));
+    if (a->rank != 2 || b->rank != 2)
+        return qr_op_fail(c, QR_ERR_SHAPE, "A and B must be 2-D, got %s and %s",
+                          qr_shape_str_brackets(s1, sizeof s1, a->rank, a->dims),
+                          qr_shape_str_brackets(s2, sizeof s2, b->rank, b->dims));
+    g->ta = qr_attr_int(c->node, "transA", 0) != 0;
+    g->tb = qr_attr_int(c->node, "transB", 0) != 0;
+    g->M = g->ta ? a->dims[1] : a->dims[0];
+    g->K = g->ta ? a->dims[0] : a->dims[1];
+    int64_t kb = g->tb ? b->dims[1] : b->dims[0];
+    g->N = g->tb ? b->dims[0] : b->dims[1];
+    if (kb != g->K)
+        return qr_op_fail(c, QR_ERR_SHAPE, "inner dims differ: A %s (transA=%d), B %s (transB=%d)",
+                          qr_shape_str_brackets(s1, sizeof s1, a->rank, a->dims), g->ta,
+                          qr_shape_str_brackets(s2, sizeof s2, b->rank, b->dims), g->tb);
+    QR_TRY(qr__q_need_scale(c, 1, "a_scale"));
+    QR_TRY(qr__q_need_scale(c, 4, "b_scale"));
+    QR_TRY(qr__q_need_scalar(c, 1, "a_scale"));
+    QR_TRY(qr__q_need_scalar(c, 2, "a_zero_point"));
+    QR_TRY(qr__q_need_zp_type(c, 2, a->dtype, "a_zero_point"));
+    QR_TRY(qr__q_need_zp_type(c, 5, b->dtype, "b_zero_point"));
+    for (int i = 4; i <= 5; i++) {
+        const QrTensor *t = qr_op_in(c, i);
+        if (t && t->numel != 1 && !(t->rank == 1 && t->dims[0] == g->N))
+            return qr_op_fail(c, QR_ERR_SHAPE, "input %d must be a scalar or 1-D of length N=%lld, got %s", i,
+                              (long long)g->N, qr_shape_str_brackets(s1, sizeof s1, t->rank, t->dims));
+    }
+    if (cc) {
+        if (cc->dtype != QR_DT_S32)
+            return qr_op_fail(c, QR_ERR_INVALID, "C has type %s (int32 expected)", qr_dtype_name(cc->dtype));
+        bool ok = cc->rank <= 2;
+        for (int d = 0; ok && d < cc->rank; d++) {
+            int64_t want = d == cc->rank - 1 ? g->N : g->M;
+            ok = cc->dims[d] == 1 || cc->dims[d] == want;
+        }
+        if (!ok)
+            return qr_op_fail(c, QR_ERR_SHAPE, "C with shape %s cannot be broadcast to [%lld, %lld]",
+                              qr_shape_str_brackets(s1, sizeof s1, cc->rank, cc->dims), (long long)g->M,
+                              (long long)g->N);
+    }
+    if (qr_op_in(c, 7)) {
+        QR_TRY(qr__q_need_scale(c, 7, "y_scale"));
+        QR_TRY(qr__q_need_scalar(c, 7, "y_scale"));
+    }
+    QR_TRY(qr__q_need_scalar(c, 8, "y_zero_point"));
+    if (yz && !qr__q_is_8bit(yz->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "y_zero_point has type %s (int8/uint8 supported)",
+                          qr_dtype_name(yz->dtype));
+    return QR_OK;
+}
+
+static QrStatus qr__q_qgemm_shape(QrOpCtx *c) {
+    QrQGemm g;
+    QR_TRY(qr__q_qgemm_check(c, &g));
+    const QrTensor *yz = qr_op_in(c, 8);
+    int64_t dims[2] = { g.M, g.N };
+    return qr_op_set_out(c, 0, yz ? yz->dtype : QR_DT_F32, 2, dims);
+}
+
+static QrStatus qr__q_qgemm_exec(QrOpCtx *c) {
+    QrQGemm g;
+    QR_TRY(qr__q_qgemm_check(c, &g));
+    const QrTensor *a = c->in[0], *b = c->in[3], *cc = qr_op_in(c, 6), *ysc = qr_op_in(c, 7), *yzt = qr_op_in(c, 8);
+    QrTensor *y = c->out[0];
+    int64_t M = g.M, K = g.K, N = g.N;
+    float *bsc, alpha = qr_attr_float(c->node, "alpha", 1.0f), as = qr__q_scalar_f(c, 1);
+    int32_t *bz, az = qr__q_scalar_zp(c, 2);
+    QR_TRY(qr__q_load_scales(c, 4, &bsc));
+    QR_TRY(qr__q_load_zps(c, 5, 1, &bz));
+    int64_t bzs = qr_op_in(c, 5) && qr_op_in(c, 5)->numel > 1 ? 1 : 0, bss = c->in[4]->numel > 1 ? 1 : 0;
+    int16_t *aq, *bq;
+    uint32_t *acc;
+    float *scale;
+    QR_TRY(qr__q_alloc(c, (size_t)(M * K), sizeof *aq, (void **)&aq));
+    QR_TRY(qr__q_alloc(c, (size_t)(K * N), sizeof *bq, (void **)&bq));
+    QR_TRY(qr__q_alloc(c, (size_t)(M * N), sizeof *acc, (void **)&acc));
+    QR_TRY(qr__q_alloc(c, (size_t)N, sizeof *scale, (void **)&scale));
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t k = 0; k < K; k++)
+            aq[m * K + k] = (int16_t)(qr__q_geti(a, g.ta ? k * M + m : m * K + k) - az);
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < N; n++)
+            bq[k * N + n] = (int16_t)(qr__q_geti(b, g.tb ? n * K + k : k * N + n) - bz[n * bzs]);
+    qr__q_gemm_s16(M, K, N, aq, bq, acc);
+    for (int64_t n = 0; n < N; n++) {
+        scale[n] = alpha * as * bsc[n * bss];
+        if (ysc) scale[n] /= qr__q_scalar_f(c, 7);
+    }
+    QrQuantRange r = { 0, 0 };
+    int32_t yz = yzt ? qr__q_scalar_zp(c, 8) : 0;
+    if (yzt) qr_quant_range(y->dtype, &r);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            uint32_t v = acc[m * N + n];
+            if (cc) {
+                int64_t ci = cc->rank == 2 ? (cc->dims[0] == 1 ? 0 : m) * cc->dims[1] + (cc->dims[1] == 1 ? 0 : n)
+                           : cc->rank == 1 ? (cc->dims[0] == 1 ? 0 : n) : 0;
+                v += (uint32_t)((const int32_t *)cc->data)[ci];
+            }
+            if (yzt) qr__q_seti(y, m * N + n, qr_quant_requantize((int32_t)v, scale[n], yz, r));
+            else ((float *)y->data)[m * N + n] = (float)(int32_t)v * scale[n];
+        }
+    return QR_OK;
+}
+
+/* ==== integer convolution (QLinearConv, ConvInteger) ================================ */
+
+/* Conv geometry in NCHW order (channels_last inputs are described the same way). */
+typedef struct QrQConv {
+    int nsp;                              /* spatial rank */
+    int64_t N, C, M, G, Cg, Mg;
+    int64_t in[QR_MAX_RANK], out[QR_MAX_RANK], k[QR_MAX_RANK];
+    int64_t st[QR_MAX_RANK], dl[QR_MAX_RANK], pb[QR_MAX_RANK];
+    int64_t in_sz, out_sz, k_sz;
+} QrQConv;
+
+/* Reads an optional INTS attribute with `n` entries, each >= lo; absent gives `dflt`. */
+/* Attribute values beyond this are refused so window arithmetic cannot overflow int64. */
+#define QR_Q_MAX_WINDOW_ATTR ((int64_t)1 << 31)
+
+static QrStatus qr__q_ints_attr(const QrOpCtx *c, const char *name, int n, int64_t lo, int64_t dflt, int64_t *out) {
+    const int64_t *v;
+    int cnt = qr_attr_ints(c->node, name, &v);
+    if (cnt < 0) { for (int i = 0; i < n; i++) out[i] = dflt; return QR_OK; }
+    if (cnt != n)
+        return qr_op_fail(c, QR_ERR_INVALID, "attribute %s has %d values, expected %d", name, cnt, n);
+    for (int i = 0; i < n; i++) {
+        if (v[i] < lo || v[i] > QR_Q_MAX_WINDOW_ATTR)
+            return qr_op_fail(c, QR_ERR_INVALID, "attribute %s[%d] = %lld is out of range [%lld, %lld]", name, i,
+                              (long long)v[i], (long long)lo, (long long)QR_Q_MAX_WINDOW_ATTR);
+        out[i] = v[i];
+    }
+    return QR_OK;
+}
+
+/* Output size and begin pad of one spatial dim for explicit pads or auto_pad (ORT's
+ * ConvAttributes / PoolAttributes): SAME_* pad (ceil(in/s) - 1) * s + eff_k - in in total,
+ * the extra one at the end (UPPER) or start (LOWER). ceil_mode (pools) rounds the window
+ * count up but drops a last window that would start in the end padding. */
+static QrStatus qr__q_out_dim(const QrOpCtx *c, const char *auto_pad, int64_t in, int64_t k, int64_t s, int64_t d,
+                              int64_t *pb, int64_t pe, bool ceil_mode, int64_t *out) {
+    int64_t eff = (k - 1) * d + 1;
+    if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
+        int64_t o = (in + s - 1) / s;
+        int64_t total = QR_MAX(0, (o - 1) * s + eff - in);
+        *pb = !strcmp(auto_pad, "SAME_UPPER") ? total / 2 : (total + 1) / 2;
+        pe = total - *pb;
+    } else if (!strcmp(auto_pad, "VALID")) {
+        *pb = 0;
+        pe = 0;
+    } else if (strcmp(auto_pad, "NOTSET") != 0) {
+        return qr_op_fail(c, QR_ERR_INVALID, "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID",
+                          auto_pad);
+    }
+    int64_t num = in + *pb + pe - eff;
+    if (num < 0)
+        return qr_op_fail(c, QR_ERR_SHAPE, "window of %lld (kernel %lld, dilation %lld) is larger than the padded "
+                          "input %lld", (long long)eff, (long long)k, (long long)d, (long long)(in + *pb + pe));
+    *out = num / s + 1;
+    if (ceil_mode) {
+        *out = (num + s - 1) / s + 1;
+        if ((*out - 1) * s >= in + *pb) (*out)--;
+    }
+    return QR_OK;
+}
+
+/* x: NCHW-ordered dims (rank xrank); w: [M, C/G, k...]. */
+static QrStatus qr__q_conv_geom(const QrOpCtx *c, int xrank, const int64_t *xd, const QrTensor *w, QrQConv *g) {
+    char s1[128], s2[128];
+    memset(g, 0, sizeof *g);
+    if (xrank < 3) return qr_op_fail(c, QR_ERR_SHAPE, "input must have rank >= 3 (N, C, spatial...), got %d", xrank);
+    if (w->rank != xrank)
+        return qr_op_fail(c, QR_ERR_SHAPE, "weight %s must have the input's rank %d",
+                          qr_shape_str_brackets(s1, sizeof s1, w->rank, w->dims), xrank);
+    g->nsp = xrank - 2;
+    g->N = xd[0];
+    g->C = xd[1];
+    g->M = w->dims[0];
+    g->G = qr_attr_int(c->node, "group", 1);
+    if (g->G < 1) return qr_op_fail(c, QR_ERR_INVALID, "group %lld must be >= 1", (long long)g->G);
+    if (g->C % g->G || g->M % g->G || w->dims[1] != g->C / g->G)
+        return qr_op_fail(c, QR_ERR_SHAPE, "input %s, weight %s and group %lld do not fit (C = C_w * group, M %% group "
+                          "== 0)", qr_shape_str_brackets(s1, sizeof s1, xrank, xd),
+                          qr_shape_str_brackets(s2, sizeof s2, w->rank, w->dims), (long long)g->G);
+    g->Cg = g->C / g->G;
+    g->Mg = g->M / g->G;
+    int64_t ks[QR_MAX_RANK], pads[2 * QR_MAX_RANK];
+    QR_TRY(qr__q_ints_attr(c, "kernel_shape", g->nsp, 1, 0, ks));
+    QR_TRY(qr__q_ints_attr(c, "strides", g->nsp, 1, 1, g->st));
+    QR_TRY(qr__q_ints_attr(c, "dilations", g->nsp, 1, 1, g->dl));
+    QR_TRY(qr__q_ints_attr(c, "pads", 2 * g->nsp, 0, 0, pads));
+    const char *ap = qr_attr_str(c->node, "auto_pad", "NOTSET");
+    g->in_sz = g->out_sz = g->k_sz = 1;
+    for (int i = 0; i < g->nsp; i++) {
+        g->in[i] = xd[2 + i];
+        g->k[i] = w->dims[2 + i];
+        if (g->k[i] < 1 || g->k[i] > QR_Q_MAX_WINDOW_ATTR)
+            return qr_op_fail(c, QR_ERR_SHAPE, "weight kernel dim %d is %lld", i, (long long)g->k[i]);
+        if (ks[i] && ks[i] != g->k[i])
+            return qr_op_fail(c, QR_ERR_INVALID, "kernel_shape[%d] = %lld differs from the weight's %lld", i,
+                              (long long)ks[i], (long long)g->k[i]);
+        g->pb[i] = pads[i];
+        QR_TRY(qr__q_out_dim(c, ap, g->in[i], g->k[i], g->st[i], g->dl[i], &g->pb[i], pads[g->nsp + i], false,
+                             &g->out[i]));
+        g->in_sz *= g->in[i];
+        g->k_sz *= g->k[i];
+        if (qr_mul_overflow_i64(g->out_sz, g->out[i], &g->out_sz))
+            return qr_op_fail(c, QR_ERR_SHAPE, "the output size overflows");
+    }
+    return QR_OK;
+}
+
+/* Gathers the receptive fields of Cg channels of one image into col[Cg*k_sz][out_sz]
+ * (im2col). xq holds (x - x_zero_point) as int16, so padding taps are 0 — ORT pads with the
+ * zero point, which contributes nothing either. */
+static void qr__q_im2col(const QrQConv *g, const int16_t *xq, int16_t *col) {
+    int ns = g->nsp, last = ns - 1;
+    int64_t rows = g->out_sz / (g->out[last] ? g->out[last] : 1);
+    for (int64_t ci = 0; ci < g->Cg; ci++) {
+        const int16_t *src = xq + ci * g->in_sz;
+        int64_t kidx[QR_MAX_RANK] = { 0 };
+        for (int64_t kf = 0; kf < g->k_sz; kf++) {
+            int16_t *dst = col + (ci * g->k_sz + kf) * g->out_sz;
+            int64_t oidx[QR_MAX_RANK] = { 0 };
+            for (int64_t r = 0; r < rows; r++) {
+                int64_t base = 0;
+                bool ok = true;
+                for (int d = 0; d < last; d++) {
+                    int64_t iv = oidx[d] * g->st[d] - g->pb[d] + kidx[d] * g->dl[d];
+                    if (iv < 0 || iv >= g->in[d]) { ok = false; break; }
+                    base = base * g->in[d] + iv;
+                }
+                int64_t ow_n = g->out[last];
+                if (!ok) {
+                    memset(dst, 0, (size_t)ow_n * sizeof *dst);
+                } else {
+                    base *= g->in[last];
+                    int64_t off = kidx[last] * g->dl[last] - g->pb[last], s = g->st[last], w = g->in[last];
+                    for (int64_t ow = 0; ow < ow_n; ow++) {
+                        int64_t iw = ow * s + off;
+                        dst[ow] = iw >= 0 && iw < w ? src[base + iw] : 0;
+                    }
+                }
+                dst += ow_n;
+                for (int d = last - 1; d >= 0; d--) {
+                    if (++oidx[d] < g->out[d]) break;
+                    oidx[d] = 0;
+                }
+            }
+            for (int d = last; d >= 0; d--) {
+                if (++kidx[d] < g->k[d]) break;
+                kidx[d] = 0;
+            }
+        }
+    }
+}
+
+/* Common driver: per image, converts x to int16 (x - xzp), im2col per group and multiplies
+ * by wq (w - wzp[m], int16 [M][Cg*k_sz]) into acc [M][out_sz]; then calls `emit` for the
+ * image. channels_last reads x as N, spatial..., C. */
+typedef void (*QrQConvEmit)(QrOpCtx *c, const QrQConv *g, int64_t n, const uint32_t *acc, void *user);
+
+static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrTensor *x, bool nhwc, int32_t xzp,
+                               const int16_t *wq, QrQConvEmit emit, void *user) {
+    int64_t kk = g->Cg * g->k_sz;
+    bool direct = true;   /* 1x1, stride 1, no padding: the image itself is the column matrix */
+    for (int i = 0; i < g->nsp; i++)
+        direct = direct && g->k[i] == 1 && g->st[i] == 1 && g->pb[i] == 0 && g->out[i] == g->in[i];
+    int16_t *xq, *col = NULL;
+    uint32_t *acc;
+    int64_t ncol, nacc;
+    if (qr_mul_overflow_i64(kk, g->out_sz, &ncol) || qr_mul_overflow_i64(g->M, g->out_sz, &nacc))
+        return qr_op_fail(c, QR_ERR_NOMEM, "the convolution's work buffers are too large");
+    QR_TRY(qr__q_alloc(c, (size_t)(g->C * g->in_sz), sizeof *xq, (void **)&xq));
+    if (!direct) QR_TRY(qr__q_alloc(c, (size_t)ncol, sizeof *col, (void **)&col));
+    QR_TRY(qr__q_alloc(c, (size_t)nacc, sizeof *acc, (void **)&acc));
+    for (int64_t n = 0; n < g->N; n++) {
+        int64_t xo = n * g->C * g->in_sz;
+        if (!nhwc) {
+            for (int64_t i = 0; i < g->C * g->in_sz; i++) xq[i] = (int16_t)(qr__q_geti(x, xo + i) - xzp);
+        } else {
+            for (int64_t p = 0; p < g->in_sz; p++)
+                for (int64_t ch = 0; ch < g->C; ch++)
+                    xq[ch * g->in_sz + p] = (int16_t)(qr__q_geti(x, xo + p * g->C + ch) - xzp);
+        }
+        for (int64_t gr = 0; gr < g->G; gr++) {
+            const int16_t *cm = xq + gr * g->Cg * g->in_sz;
+            if (!direct) { qr__q_im2col(g, cm, col); cm = col; }
+            qr__q_gemm_s16(g->Mg, kk, g->out_sz, wq + gr * g->Mg * kk, cm, acc + gr * g->Mg * g->out_sz);
+        }
+        emit(c, g, n, acc, user);
+    }
+    return QR_OK;
+}
+
+/* Weight (w - w_zero_point[m]) as int16 [M][Cg*k_sz]; w_zero_point is a scalar or per M. */
+static QrStatus qr__q_conv_weights(QrOpCtx *c, const QrQConv *g, const QrTensor *w, int wzi, int16_t **out) {
+    int32_t *wz;
+    QR_TRY(qr__q_load_zps(c, wzi, 1, &wz));
+    const QrTensor *wzt = qr_op_in(c, wzi);
+    int64_t zs = wzt && wzt->numel > 1 ? 1 : 0, kk = g->Cg * g->k_sz;
+    QR_TRY(qr__q_alloc(c, (size_t)(g->M * kk), sizeof **out, (void **)out));
+    for (int64_t m = 0; m < g->M; m++)
+        for (int64_t i = 0; i < kk; i++) (*out)[m * kk + i] = (int16_t)(qr__q_geti(w, m * kk + i) - wz[m * zs]);
+    return QR_OK;
+}
+
+/* Validates a per-output-channel parameter: one element or 1-D of length M. */
+static QrStatus qr__q_need_per_m(const QrOpCtx *c, int i, int64_t M, const char *what) {
+    const QrTensor *t = qr_op_in(c, i);
+    if (t && t->numel != 1 && !(t->rank == 1 && t->dims[0] == M)) {
+        char a[128];
+        return qr_op_fail(c, QR_ERR_SHAPE, "input %d (%s) must be a scalar or 1-D of length M=%lld, got %s", i, what,
+                          (long long)M, qr_shape_str_brackets(a, sizeof a, t->rank, t->dims));
+    }
+    return QR_OK;
+}
+
+/* Conv input dims in NCHW order (from NHWC when channels_last). */
+static void qr__q_nchw_dims(const QrTensor *x, bool nhwc, int64_t *d) {
+    for (int i = 0; i < x->rank; i++) d[i] = x->dims[i];
+    if (nhwc && x->rank >= 3) {
+        d[1] = x->dims[x->rank - 1];
+        for (int i = 2; i < x->rank; i++) d[i] = x->dims[i - 1];
+    }
+}
+
+/* Output dims N, M, out... (or N, out..., M when channels_last). */
+static void qr__q_conv_out_dims(const QrQConv *g, bool nhwc, int64_t *d) {
+    d[0] = g->N;
+    for (int i = 0; i < g->nsp; i++) d[(nhwc ? 1 : 2) + i] = g->out[i];
+    d[nhwc ? 1 + g->nsp : 1] = g->M;
+}
+
+/* QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, [B]) (ai.onnx 10 and
+ * com.microsoft with channels_last): y = saturate(round((acc + B[m]) * (x_scale * w_scale[m]
+ * / y_scale)) + y_zp), per-tensor or per-output-channel w parameters. */
+static QrStatus qr__q_qlconv_check(QrOpCtx *c, QrQConv *g, bool *nhwc) {
+    const QrTensor *x = c->in[0], *w = qr_op_in(c, 3), *bias = qr_op_in(c, 8), *yz = qr_op_in(c, 7);
+    if (!w) return qr_op_fail(c, QR_ERR_INVALID, "input w is required");
+    if (!qr__q_is_8bit(x->dtype) || !qr__q_is_8bit(w->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "x and w have types %s and %s (int8/uint8 supported)",
+                          qr_dtype_name(x->dtype), qr_dtype_name(w->dtype));
+    *nhwc = qr_attr_int(c->node, "channels_last", 0) != 0;
+    int64_t xd[QR_MAX_RANK];
+    qr__q_nchw_dims(x, *nhwc, xd);
+    QR_TRY(qr__q_conv_geom(c, x->rank, xd, w, g));
+    QR_TRY(qr__q_need_scale(c, 1, "x_scale"));
+    QR_TRY(qr__q_need_scale(c, 4, "w_scale"));
+    QR_TRY(qr__q_need_scale(c, 6, "y_scale"));
+    QR_TRY(qr__q_need_scalar(c, 1, "x_scale"));
+    QR_TRY(qr__q_need_scalar(c, 2, "x_zero_point"));
+    QR_TRY(qr__q_need_scalar(c, 6, "y_scale"));
+    QR_TRY(qr__q_need_scalar(c, 7, "y_zero_point"));
+    QR_TRY(qr__q_need_per_m(c, 4, g->M, "w_scale"));
+    QR_TRY(qr__q_need_per_m(c, 5, g->M, "w_zero_point"));
+    QR_TRY(qr__q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
+    QR_TRY(qr__q_need_zp_type(c, 5, w->dtype, "w_zero_point"));
+    if (yz && !qr__q_is_8bit(yz->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "y_zero_point has type %s (int8/uint8 supported)",
+                          qr_dtype_name(yz->dtype));
+    if (bias) {
+        if (bias->dtype != QR_DT_S32) return qr_op_fail(c, QR_ERR_INVALID, "B has type %s (int32 expected)",
+                                                        qr_dtype_name(bias->dtype));
+        if (bias->numel != g->M)
+            return qr_op_fail(c, QR_ERR_SHAPE, "B has %lld elements, expected M=%lld", (long long)bias->numel,
+                              (long long)g->M);
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__q_qlconv_shape(QrOpCtx *c) {
+    QrQConv g;
+    bool nhwc;
+    QR_TRY(qr__q_qlconv_check(c, &g, &nhwc));
+    int64_t d[QR_MAX_RANK];
+    qr__q_conv_out_dims(&g, nhwc, d);
+    const QrTensor *yz = qr_op_in(c, 7);
+    return qr_op_set_out(c, 0, yz ? yz->dtype : c->in[0]->dtype, g.nsp + 2, d);
+}
+
+typedef struct QrQConvOut {
+    bool nhwc;
+    const int32_t *bias;        /* NULL = none */
+    const float *mult;          /* per M (requantize), NULL = int32 output */
+    int32_t yz;
+    QrQuantRange r;
+} QrQConvOut;
+
+static void qr__q_conv_emit(QrOpCtx *c, const QrQConv *g, int64_t n, const uint32_t *acc, void *user) {
+    const QrQConvOut *o = user;
+    QrTensor *y = c->out[0];
+    for (int64_t m = 0; m < g->M; m++) {
+        uint32_t b = o->bias ? (uint32_t)o->bias[m] : 0;
+        for (int64_t p = 0; p < g->out_sz; p++) {
+            int32_t v = (int32_t)(acc[m * g->out_sz + p] + b);
+            int64_t yi = o->nhwc ? (n * g->out_sz + p) * g->M + m : (n * g->M + m) * g->out_sz + p;
+            if (o->mult) qr__q_seti(y, yi, qr_quant_requantize(v, o->mult[m], o->yz, o->r));
+            else ((int32_t *)y->data)[yi] = v;
+        }
+    }
+}
+
+static QrStatus qr__q_qlconv_exec(QrOpCtx *c) {
+    QrQConv g;
+    QrQConvOut o = { 0 };
+    QR_TRY(qr__q_qlconv_check(c, &g, &o.nhwc));
+    int16_t *wq;
+    float *ws, *mult;
+    QR_TRY(qr__q_conv_weights(c, &g, c->in[3], 5, &wq));
+    QR_TRY(qr__q_load_scales(c, 4, &ws));
+    QR_TRY(qr__q_alloc(c, (size_t)g.M, sizeof *mult, (void **)&mult));
+    float xs = qr__q_scalar_f(c, 1), ys = qr__q_scalar_f(c, 6);
+    int64_t wss = c->in[4]->numel > 1 ? 1 : 0;
+    for (int64_t m = 0; m < g.M; m++) mult[m] = qr_quant_multiplier(xs, ws[m * wss], ys);
+    o.mult = mult;
+    o.bias = qr_op_in(c, 8) ? (const int32_t *)c->in[8]->data : NULL;
+    o.yz = qr__q_scalar_zp(c, 7);
+    qr_quant_range(c->out[0]->dtype, &o.r);
+    return qr__q_conv_run(c, &g, c->in[0], o.nhwc, qr__q_scalar_zp(c, 2), wq, qr__q_conv_emit, &o);
+}
+
+/* ConvInteger(x, w, [x_zero_point], [w_zero_point]) -> int32: the convolution of (x - x_zp)
+ * with (w - w_zp[m]); x_zero_point per-tensor, w_zero_point per-tensor or per output channel. */
+static QrStatus qr__q_convint_check(QrOpCtx *c, QrQConv *g) {
+    const QrTensor *x = c->in[0], *w = qr_op_in(c, 1);
+    if (!w) return qr_op_fail(c, QR_ERR_INVALID, "input w is required");
+    if (!qr__q_is_8bit(x->dtype) || !qr__q_is_8bit(w->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "x and w have types %s and %s (int8/uint8 supported)",
+                          qr_dtype_name(x->dtype), qr_dtype_name(w->dtype));
+    QR_TRY(qr__q_conv_geom(c, x->rank, x->dims, w, g));
+    QR_TRY(qr__q_need_scalar(c, 2, "x_zero_point"));
+    QR_TRY(qr__q_need_per_m(c, 3, g->M, "w_zero_point"));
+    QR_TRY(qr__q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
+    return qr__q_need_zp_type(c, 3, w->dtype, "w_zero_point");
+}
+
+static QrStatus qr__q_convint_shape(QrOpCtx *c) {
+    QrQConv g;
+    QR_TRY(qr__q_convint_check(c, &g));
+    int64_t d[QR_MAX_RANK];
+    qr__q_conv_out_dims(&g, false, d);
+    return qr_op_set_out(c, 0, QR_DT_S32, g.nsp + 2, d);
+}
+
+static QrStatus qr__q_convint_exec(QrOpCtx *c) {
+    QrQConv g;
+    QR_TRY(qr__q_convint_check(c, &g));
+    int16_t *wq;
+    QR_TRY(qr__q_conv_weights(c, &g, c->in[1], 3, &wq));
+    QrQConvOut o = { 0 };
+    return qr__q_conv_run(c, &g, c->in[0], false, qr__q_scalar_zp(c, 2), wq, qr__q_conv_emit, &o);
+}
+
+/* ==== com.microsoft elementwise: QLinearAdd, QLinearMul ============================== */
+
+/* QLinearAdd / QLinearMul(A, A_scale, [A_zp], B, B_scale, [B_zp], C_scale, [C_zp]) with numpy
+ * broadcasting; all parameters per-tensor, A and B of one 8-bit type. */
+static QrStatus qr__q_qlbin_shape(QrOpCtx *c) {
+    const QrTensor *a = c->in[0], *b = qr_op_in(c, 3);
+    if (!b) return qr_op_fail(c, QR_ERR_INVALID, "input B is required");
+    if (!qr__q_is_8bit(a->dtype) || a->dtype != b->dtype)
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "A and B have types %s and %s (both int8 or both uint8 expected)",
+                          qr_dtype_name(a->dtype), qr_dtype_name(b->dtype));
+    static const char *const names[8] = { "A", "A_scale", "A_zero_point", "B", "B_scale", "B_zero_point", "C_scale",
+                                          "C_zero_point" };
+    for (int i = 1; i < 8; i++) {
+        if (i == 3) continue;
+        if (i == 1 || i == 4 || i == 6) QR_TRY(qr__q_need_scale(c, i, names[i]));
+        else QR_TRY(qr__q_need_zp_type(c, i, a->dtype, names[i]));
+        QR_TRY(qr__q_need_scalar(c, i, names[i]));
+    }
+    const QrTensor *ts[2] = { a, b };
+    int rank;
+    int64_t dims[QR_MAX_RANK];
+    QR_TRY(qr_op_broadcast(c, 2, ts, &rank, dims));
+    return qr_op_set_out(c, 0, a->dtype, rank, dims);
+}
+
+/* Rounds half to even and saturates like cvtps2dq followed by packs/packus: out-of-range
+ * and NaN floats become INT32_MIN first, i.e. the low end. */
+static inline int32_t qr__q_cvt_pack(float v, QrQuantRange r) {
+    if (!(v >= -2147483648.0f && v < 2147483648.0f)) return r.lo;
+    int32_t i = (int32_t)qr_quant_round_f32(v);
+    return i < r.lo ? r.lo : i > r.hi ? r.hi : i;
+}
+
+enum { QR_QBIN_GENERAL, QR_QBIN_A_SCALAR, QR_QBIN_B_SCALAR };
+
+/* Which of ORT's three broadcast loops (both spans, scalar A, scalar B) computes the output;
+ * QLinearAdd rounds differently in them. A scalar input wins (A first); otherwise the innermost
+ * output dim longer than 1 decides. */
+static int qr__q_bin_mode(const QrTensor *a, const QrTensor *b, const QrTensor *y) {
+    if (a->numel == 1) return QR_QBIN_A_SCALAR;
+    if (b->numel == 1) return QR_QBIN_B_SCALAR;
+    for (int d = y->rank - 1; d >= 0; d--) {
+        if (y->dims[d] == 1) continue;
+        int da = d - (y->rank - a->rank), db = d - (y->rank - b->rank);
+        if (da < 0 || a->dims[da] == 1) return QR_QBIN_A_SCALAR;
+        if (db < 0 || b->dims[db] == 1) return QR_QBIN_B_SCALAR;
+        return QR_QBIN_GENERAL;
+    }
+    return QR_QBIN_GENERAL;
+}
+
+/* The per-element float results of ORT's kernels (see qr__q_qlbin_exec). */
+typedef struct QrQBin {
+    bool mul;
+    int mode;
+    float ra, rb, fixed;        /* add: ratios A/C, B/C and the folded constant */
+    float ratio, zc;            /* mul: A*B/C and C's zero point */
+    int32_t za, zb;
+} QrQBin;
+
+/* a * b rounded to float32 on its own: never contracted into an FMA with the following add,
+ * whatever -ffp-contract and the target say, because ORT's SSE kernels round it separately. */
+static inline float qr__q_mul_rn(float a, float b) {
+    volatile float p = a * b;
+    return p;
+}
+
+static inline float qr__q_bin_value(const QrQBin *q, int32_t a, int32_t b) {
+    if (q->mul) return qr__q_mul_rn((float)((a - q->za) * (b - q->zb)), q->ratio) + q->zc;
+    switch (q->mode) {
+    case QR_QBIN_A_SCALAR: return fmaf((float)b, q->rb, q->fixed + qr__q_mul_rn((float)a, q->ra));
+    case QR_QBIN_B_SCALAR: return fmaf((float)a, q->ra, q->fixed + qr__q_mul_rn((float)b, q->rb));
+    default: return fmaf((float)a, q->ra, fmaf((float)b, q->rb, q->fixed));
+    }
+}
+
+/* QLinearAdd follows MLAS's AVX2 kernel (qladd_avx2.cpp): ra = sA / sC, rb = sB / sC,
+ * fixed = zC - (ra*zA + rb*zB); general: fma(a, ra, fma(b, rb, fixed)); a scalar operand s is
+ * folded first (fixed + s*r) and the other added with one fma. QLinearMul follows qlmul.cpp:
+ * (float)((a - zA)*(b - zB)) * (sA*sB/sC) + zC. Both then round half to even and saturate. */
+static QrStatus qr__q_qlbin_exec(QrOpCtx *c, bool mul) {
+    const QrTensor *a = c->in[0], *b = c->in[3];
+    QrTensor *y = c->out[0];
+    QrQBin q = { 0 };
+    q.mul = mul;
+    float sa = qr__q_scalar_f(c, 1), sb = qr__q_scalar_f(c, 4), sc = qr__q_scalar_f(c, 6);
+    q.za = qr__q_scalar_zp(c, 2);
+    q.zb = qr__q_scalar_zp(c, 5);
+    int32_t zc = qr__q_scalar_zp(c, 7);
+    q.ra = sa / sc;
+    q.rb = sb / sc;
+    q.fixed = (float)zc - (qr__q_mul_rn(q.ra, (float)q.za) + qr__q_mul_rn(q.rb, (float)q.zb));
+    q.ratio = sa * sb / sc;
+    q.zc = (float)zc;
+    q.mode = qr__q_bin_mode(a, b, y);
+    QrQuantRange r;
+    qr_quant_range(y->dtype, &r);
+    int rank = y->rank;
+    int64_t sta[QR_MAX_RANK], stb[QR_MAX_RANK], idx[QR_MAX_RANK] = { 0 };
+    qr_broadcast_strides(a, rank, y->dims, sta);
+    qr_broadcast_strides(b, rank, y->dims, stb);
+    int64_t inner = rank ? y->dims[rank - 1] : 1, rows = inner ? y->numel / inner : 0;
+    int64_t sa_in = rank ? sta[rank - 1] : 0, sb_in = rank ? stb[rank - 1] : 0, ia = 0, ib = 0;
+    for (int64_t row = 0; row < rows; row++) {
+        for (int64_t j = 0; j < inner; j++) {
+            float v = qr__q_bin_value(&q, qr__q_geti(a, ia + j * sa_in), qr__q_geti(b, ib + j * sb_in));
+            qr__q_seti(y, row * inner + j, qr__q_cvt_pack(v, r));
+        }
+        for (int d = rank - 2; d >= 0; d--) {
+            ia += sta[d];
+            ib += stb[d];
+            if (++idx[d] < y->dims[d]) break;
+            ia -= sta[d] * y->dims[d];
+            ib -= stb[d] * y->dims[d];
+            idx[d] = 0;
+        }
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__q_qladd_exec(QrOpCtx *c) { return qr__q_qlbin_exec(c, false); }
+static QrStatus qr__q_qlmul_exec(QrOpCtx *c) { return qr__q_qlbin_exec(c, true); }
+
+/* ==== com.microsoft lookup-table ops: QLinearSigmoid, QLinearLeakyRelu ================ */
+
+/* ORT builds a 256-entry table: dequantize every byte (x_scale * (x - x_zp)), apply f in
+ * float32, quantize with MlasQuantizeLinear; the op is then a table lookup. */
+typedef float (*QrQUnaryFn)(float v, float arg);
+
+static void qr_quant_build_table(uint8_t table[256], QrDType dt, float xs, int32_t xz, float ys, int32_t yz,
+                                 QrQUnaryFn fn, float arg) {
+    QrQuantRange r;
+    qr_quant_range(dt, &r);
+    for (int i = 0; i < 256; i++) {
+        int32_t v = dt == QR_DT_S8 ? (int32_t)(int8_t)(uint8_t)i : i;
+        float d = xs * (float)(v - xz);
+        table[i] = (uint8_t)qr_quant_quantize_f32(fn ? fn(d, arg) : d, ys, yz, r);
+    }
+}
+
+/* MLAS's logistic (MlasComputeLogisticF32KernelFma3): Eigen's rational approximation on
+ * x clamped to [-18, 18], evaluated with fused multiply-adds, result clamped at 0. */
+static float qr_quant_logistic_f32(float x, float unused) {
+    QR_UNUSED(unused);
+    if (!(x >= -18.0f)) x = -18.0f;   /* vmaxps(lower, x): NaN takes the bound */
+    if (x > 18.0f) x = 18.0f;
+    float x2 = x * x;
+    float p = fmaf(x2, 4.37031012579801e-11f, 1.15627324459942e-07f);
+    p = fmaf(x2, p, 6.08574864600143e-05f);
+    p = fmaf(x2, p, 8.51377133304701e-03f);
+    p = fmaf(x2, p, 2.48287947061529e-01f);
+    float q = fmaf(x2, 6.10247389755681e-13f, 5.76102136993427e-09f);
+    q = fmaf(x2, q, 6.29106785017040e-06f);
+    q = fmaf(x2, q, 1.70198817374094e-03f);
+    q = fmaf(x2, q, 1.16817656904453e-01f);
+    q = fmaf(x2, q, 9.93151921023180e-01f);
+    p = x * p;
+    float r = p / q + 0.5f;
+    return r > 0.0f ? r : 0.0f;
+}
+
+static float qr__q_leaky(float v, float alpha) { return v >= 0.0f ? v : alpha * v; }
+
+static QrStatus qr__q_qlunary_shape(QrOpCtx *c) {
+    const QrTensor *x = c->in[0];
+    if (!qr__q_is_8bit(x->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "X has type %s (int8/uint8 supported)", qr_dtype_name(x->dtype));
+    QR_TRY(qr__q_need_scale(c, 1, "X_scale"));
+    QR_TRY(qr__q_need_scale(c, 3, "Y_scale"));
+    static const char *const names[5] = { "X", "X_scale", "X_zero_point", "Y_scale", "Y_zero_point" };
+    for (int i = 1; i < 5; i++) QR_TRY(qr__q_need_scalar(c, i, names[i]));
+    QR_TRY(qr__q_need_zp_type(c, 2, x->dtype, "X_zero_point"));
+    QR_TRY(qr__q_need_zp_type(c, 4, x->dtype, "Y_zero_point"));
+    return qr_op_set_out(c, 0, x->dtype, x->rank, x->dims);
+}
+
+static QrStatus qr__q_qlunary_exec(QrOpCtx *c, QrQUnaryFn fn, float arg) {
+    const QrTensor *x = c->in[0];
+    uint8_t table[256];
+    qr_quant_build_table(table, x->dtype, qr__q_scalar_f(c, 1), qr__q_scalar_zp(c, 2), qr__q_scalar_f(c, 3),
+                         qr__q_scalar_zp(c, 4), fn, arg);
+    const uint8_t *px = x->data;
+    uint8_t *py = c->out[0]->data;
+    for (int64_t i = 0; i < x->numel; i++) py[i] = table[px[i]];
+    return QR_OK;
+}
+
+static QrStatus qr__q_qlsigmoid_exec(QrOpCtx *c) { return qr__q_qlunary_exec(c, qr_quant_logistic_f32, 0.0f); }
+static QrStatus qr__q_qlleaky_exec(QrOpCtx *c) {
+    return qr__q_qlunary_exec(c, qr__q_leaky, qr_attr_float(c->node, "alpha", 0.01f));
+}
+
+/* ==== com.microsoft QLinearConcat =================================================== */
+
+/* QLinearConcat(Y_scale, Y_zp, (X, X_scale, X_zp)...) with `axis`: inputs whose scale and
+ * zero point equal Y's are copied, the others requantized through a 256-entry table. */
+static QrStatus qr__q_qlconcat_check(QrOpCtx *c, int *axis, int64_t *dims) {
+    if (c->n_in < 5 || (c->n_in - 2) % 3)
+        return qr_op_fail(c, QR_ERR_INVALID, "expected Y_scale, Y_zero_point and (tensor, scale, zero point) triples, "
+                          "got %d inputs", c->n_in);
+    const QrTensor *yz = qr_op_in(c, 1);
+    if (!yz) return qr_op_fail(c, QR_ERR_INVALID, "Y_zero_point is required");
+    if (!qr__q_is_8bit(yz->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "Y_zero_point has type %s (int8/uint8 supported)",
+                          qr_dtype_name(yz->dtype));
+    QR_TRY(qr__q_need_scale(c, 0, "Y_scale"));
+    QR_TRY(qr__q_need_scalar(c, 0, "Y_scale"));
+    QR_TRY(qr__q_need_scalar(c, 1, "Y_zero_point"));
+    if (!qr_node_attr(c->node, "axis")) return qr_op_fail(c, QR_ERR_INVALID, "attribute axis is required");
+    const QrTensor *first = NULL;
+    for (int i = 2; i < c->n_in; i += 3) {
+        const QrTensor *t = qr_op_in(c, i);
+        if (!t) return qr_op_fail(c, QR_ERR_INVALID, "input %d (tensor) is required", i);
+        if (t->dtype != yz->dtype)
+            return qr_op_fail(c, QR_ERR_INVALID, "input %d has type %s, expected %s", i, qr_dtype_name(t->dtype),
+                              qr_dtype_name(yz->dtype));
+        QR_TRY(qr__q_need_scale(c, i + 1, "scale"));
+        QR_TRY(qr__q_need_scalar(c, i + 1, "scale"));
+        QR_TRY(qr__q_need_scalar(c, i + 2, "zero point"));
+        QR_TRY(qr__q_need_zp_type(c, i + 2, yz->dtype, "zero point"));
+        if (!first) {
+            first = t;
+            QR_TRY(qr_op_axis(c, qr_attr_int(c->node, "axis", 0), t->rank, axis));
+            if (t->rank == 0) return qr_op_fail(c, QR_ERR_SHAPE, "cannot concatenate scalars");
+            for (int d = 0; d < t->rank; d++) dims[d] = t->dims[d];
+            continue;
+        }
+        bool ok = t->rank == first->rank;
+        for (int d = 0; ok && d < t->rank; d++) ok = d == *axis || t->dims[d] == first->dims[d];
+        if (!ok) {
+            char s1[128], s2[128];
+            return qr_op_fail(c, QR_ERR_SHAPE, "input %d has shape %s, not concatenable with %s on axis %d", i,
+                              qr_shape_str_brackets(s1, sizeof s1, t->rank, t->dims),
+                              qr_shape_str_brackets(s2, sizeof s2, first->rank, first->dims), *axis);
+        }
+        dims[*axis] += t->dims[*axis];
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__q_qlconcat_shape(QrOpCtx *c) {
+    int axis;
+    int64_t dims[QR_MAX_RANK];
+    QR_TRY(qr__q_qlconcat_check(c, &axis, dims));
+    return qr_op_set_out(c, 0, c->in[1]->dtype, c->in[2]->rank, dims);
+}
+
+static QrStatus qr__q_qlconcat_exec(QrOpCtx *c) {
+    int axis;
+    int64_t dims[QR_MAX_RANK];
+    QR_TRY(qr__q_qlconcat_check(c, &axis, dims));
+    QrTensor *y = c->out[0];
+    int rank = y->rank;
+    int64_t outer = 1, after = 1;
+    for (int d = 0; d < axis; d++) outer *= y->dims[d];
+    for (int d = axis + 1; d < rank; d++) after *= y->dims[d];
+    int64_t ypitch = y->dims[axis] * after, yoff = 0;
+    float ys = qr__q_scalar_f(c, 0);
+    int32_t yz = qr__q_scalar_zp(c, 1);
+    uint8_t table[256];
+    for (int i = 2; i < c->n_in; i += 3) {
+        const QrTensor *t = c->in[i];
+        float xs = qr__q_scalar_f(c, i + 1);
+        int32_t xz = qr__q_scalar_zp(c, i + 2);
+        bool copy = xs == ys && xz == yz;
+        if (!copy) qr_quant_build_table(table, t->dtype, xs, xz, ys, yz, NULL, 0.0f);
+        int64_t pitch = t->dims[axis] * after;
+        const uint8_t *src = t->data;
+        uint8_t *dst = (uint8_t *)y->data + yoff;
+        for (int64_t o = 0; o < outer; o++, src += pitch, dst += ypitch) {
+            if (copy) memcpy(dst, src, (size_t)pitch);
+            else for (int64_t j = 0; j < pitch; j++) dst[j] = table[src[j]];
+        }
+        yoff += pitch;
+    }
+    return QR_OK;
+}
+
+/* ==== com.microsoft pooling: QLinearGlobalAveragePool, QLinearAveragePool ============= */
+
+/* Shared checks of the 5 per-tensor pool inputs (X, x_scale, [x_zp], y_scale, [y_zp]). */
+static QrStatus qr__q_pool_params(const QrOpCtx *c) {
+    const QrTensor *x = c->in[0];
+    if (!qr__q_is_8bit(x->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "X has type %s (int8/uint8 supported)", qr_dtype_name(x->dtype));
+    if (x->rank < 3) return qr_op_fail(c, QR_ERR_SHAPE, "X must have rank >= 3 (N, C, spatial...), got %d", x->rank);
+    QR_TRY(qr__q_need_scale(c, 1, "x_scale"));
+    QR_TRY(qr__q_need_scale(c, 3, "y_scale"));
+    static const char *const names[5] = { "X", "x_scale", "x_zero_point", "y_scale", "y_zero_point" };
+    for (int i = 1; i < 5; i++) QR_TRY(qr__q_need_scalar(c, i, names[i]));
+    QR_TRY(qr__q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
+    return qr__q_need_zp_type(c, 4, x->dtype, "y_zero_point");
+}
+
+/* QLinearGlobalAveragePool (channels_last): per (n, c), acc = sum(x) - x_zp * image_size
+ * (int32) requantized with x_scale / (y_scale * image_size), as MLAS does. */
+static QrStatus qr__q_qlgap_shape(QrOpCtx *c) {
+    QR_TRY(qr__q_pool_params(c));
+    const QrTensor *x = c->in[0];
+    bool nhwc = qr_attr_int(c->node, "channels_last", 0) != 0;
+    int64_t d[QR_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) d[i] = x->dims[i];
+    for (int i = nhwc ? 1 : 2; i < (nhwc ? x->rank - 1 : x->rank); i++) d[i] = 1;
+    return qr_op_set_out(c, 0, x->dtype, x->rank, d);
+}
+
+static QrStatus qr__q_qlgap_exec(QrOpCtx *c) {
+    QR_TRY(qr__q_pool_params(c));
+    const QrTensor *x = c->in[0];
+    QrTensor *y = c->out[0];
+    bool nhwc = qr_attr_int(c->node, "channels_last", 0) != 0;
+    int64_t N = x->dims[0], C = nhwc ? x->dims[x->rank - 1] : x->dims[1], img = 1;
+    for (int i = nhwc ? 1 : 2; i < (nhwc ? x->rank - 1 : x->rank); i++) img *= x->dims[i];
+    if (img == 0 && N * C != 0) return qr_op_fail(c, QR_ERR_SHAPE, "cannot average over an empty spatial extent");
+    if (img >= ((int64_t)1 << 24))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "image size %lld is too large (ORT's limit is 2^24)", (long long)img);
+    float mult = qr__q_scalar_f(c, 1) / (qr__q_scalar_f(c, 3) * (float)img);
+    int32_t xz = qr__q_scalar_zp(c, 2), yz = qr__q_scalar_zp(c, 4);
+    QrQuantRange r;
+    qr_quant_range(y->dtype, &r);
+    uint32_t bias = (uint32_t)-(int64_t)xz * (uint32_t)img;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t ch = 0; ch < C; ch++) {
+            uint32_t acc = bias;
+            for (int64_t p = 0; p < img; p++)
+                acc += (uint32_t)qr__q_geti(x, nhwc ? (n * img + p) * C + ch : (n * C + ch) * img + p);
+            qr__q_seti(y, n * C + ch, qr_quant_requantize((int32_t)acc, mult, yz, r));
+        }
+    return QR_OK;
+}
+
+/* QLinearAveragePool: ORT dequantizes (x_scale * (x - x_zp)), sums each window in float32 in
+ * row-major order (taps clipped to the input), divides by the tap count (kernel size with
+ * count_include_pad) and quantizes with round_half_even(avg / y_scale + y_zp). */
+typedef struct QrQPool {
+    int nsp;
+    int64_t N, C;
+    int64_t in[QR_MAX_RANK], out[QR_MAX_RANK], k[QR_MAX_RANK], st[QR_MAX_RANK], pb[QR_MAX_RANK];
+    int64_t in_sz, out_sz, k_sz;
+    bool nhwc, include_pad;
+} QrQPool;
+
+static QrStatus qr__q_qlavgpool_check(QrOpCtx *c, QrQPool *g) {
+    QR_TRY(qr__q_pool_params(c));
+    const QrTensor *x = c->in[0];
+    memset(g, 0, sizeof *g);
+    g->nhwc = qr_attr_int(c->node, "channels_last", 0) != 0;
+    g->include_pad = qr_attr_int(c->node, "count_include_pad", 0) != 0;
+    int64_t xd[QR_MAX_RANK], pads[2 * QR_MAX_RANK], dil[QR_MAX_RANK];
+    qr__q_nchw_dims(x, g->nhwc, xd);
+    g->nsp = x->rank - 2;
+    g->N = xd[0];
+    g->C = xd[1];
+    const int64_t *ks;
+    if (qr_attr_ints(c->node, "kernel_shape", &ks) != g->nsp)
+        return qr_op_fail(c, QR_ERR_INVALID, "kernel_shape must have %d values", g->nsp);
+    QR_TRY(qr__q_ints_attr(c, "kernel_shape", g->nsp, 1, 1, g->k));
+    QR_TRY(qr__q_ints_attr(c, "strides", g->nsp, 1, 1, g->st));
+    QR_TRY(qr__q_ints_attr(c, "pads", 2 * g->nsp, 0, 0, pads));
+    QR_TRY(qr__q_ints_attr(c, "dilations", g->nsp, 1, 1, dil));
+    for (int i = 0; i < g->nsp; i++)
+        if (dil[i] != 1) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "dilations other than 1 are not supported");
+    bool ceil_mode = qr_attr_int(c->node, "ceil_mode", 0) != 0;
+    const char *ap = qr_attr_str(c->node, "auto_pad", "NOTSET");
+    g->in_sz = g->out_sz = g->k_sz = 1;
+    for (int i = 0; i < g->nsp; i++) {
+        g->in[i] = xd[2 + i];
+        g->pb[i] = pads[i];
+        QR_TRY(qr__q_out_dim(c, ap, g->in[i], g->k[i], g->st[i], 1, &g->pb[i], pads[g->nsp + i], ceil_mode,
+                             &g->out[i]));
+        g->in_sz *= g->in[i];
+        if (qr_mul_overflow_i64(g->out_sz, g->out[i], &g->out_sz) || qr_mul_overflow_i64(g->k_sz, g->k[i], &g->k_sz))
+            return qr_op_fail(c, QR_ERR_SHAPE, "the output or kernel size overflows");
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__q_qlavgpool_shape(QrOpCtx *c) {
+    QrQPool g;
+    QR_TRY(qr__q_qlavgpool_check(c, &g));
+    int64_t d[QR_MAX_RANK];
+    d[0] = g.N;
+    d[g.nhwc ? g.nsp + 1 : 1] = g.C;
+    for (int i = 0; i < g.nsp; i++) d[(g.nhwc ? 1 : 2) + i] = g.out[i];
+    return qr_op_set_out(c, 0, c->in[0]->dtype, g.nsp + 2, d);
+}
+
+static QrStatus qr__q_qlavgpool_exec(QrOpCtx *c) {
+    QrQPool g;
+    QR_TRY(qr__q_qlavgpool_check(c, &g));
+    const QrTensor *x = c->in[0];
+    QrTensor *y = c->out[0];
+    float deq[256], xs = qr__q_scalar_f(c, 1), ys = qr__q_scalar_f(c, 3);
+    int32_t xz = qr__q_scalar_zp(c, 2), yz = qr__q_scalar_zp(c, 4);
+    for (int i = 0; i < 256; i++) {
+        int32_t v = x->dtype == QR_DT_S8 ? (int32_t)(int8_t)(uint8_t)i : i;
+        deq[i] = xs * (float)(v - xz);
+    }
+    QrQuantRange r;
+    qr_quant_range(y->dtype, &r);
+    const uint8_t *px = x->data;
+    int ns = g.nsp;
+    for (int64_t n = 0; n < g.N; n++)
+        for (int64_t ch = 0; ch < g.C; ch++) {
+            int64_t oidx[QR_MAX_RANK] = { 0 };
+            for (int64_t op = 0; op < g.out_sz; op++) {
+                int64_t lo[QR_MAX_RANK], hi[QR_MAX_RANK], cnt = 1;
+                for (int d = 0; d < ns; d++) {
+                    int64_t s0 = oidx[d] * g.st[d] - g.pb[d];
+                    hi[d] = QR_MIN(s0 + g.k[d], g.in[d]);
+                    lo[d] = QR_MAX(s0, 0);
+                    cnt *= hi[d] > lo[d] ? hi[d] - lo[d] : 0;
+                }
+                float sum = 0.0f;
+                if (cnt > 0) {
+                    int64_t t[QR_MAX_RANK];
+                    for (int d = 0; d < ns; d++) t[d] = lo[d];
+                    for (int64_t k = 0; k < cnt; k++) {
+                        int64_t sp = 0;
+                        for (int d = 0; d < ns; d++) sp = sp * g.in[d] + t[d];
+                        int64_t xi = g.nhwc ? (n * g.in_sz + sp) * g.C + ch : (n * g.C + ch) * g.in_sz + sp;
+                        sum += deq[px[xi]];
+                        for (int d = ns - 1; d >= 0; d--) {
+                            if (++t[d] < hi[d]) break;
+                            t[d] = lo[d];
+                        }
+                    }
+                }
+                float avg = sum / (float)(g.include_pad ? g.k_sz : cnt);
+                int32_t v = qr__q_cvt_pack(avg / ys + (float)yz, r);
+                int64_t yi = g.nhwc ? (n * g.out_sz + op) * g.C + ch : (n * g.C + ch) * g.out_sz + op;
+                qr__q_seti(y, yi, v);
+                for (int d = ns - 1; d >= 0; d--) {
+                    if (++oidx[d] < g.out[d]) break;
+                    oidx[d] = 0;
+                }
+            }
+        }
+    return QR_OK;
+}
+
+/* ==== table ======================================================================= */
 
 static const QrOpDef qr_ops_quant[] = {
-    { NULL, NULL, 0, 0, 0, 0, NULL, NULL, 0 },   /* placeholder until the first op lands */
+    { "", "QuantizeLinear", 2, 3, 1, 1, qr__q_quantize_shape, qr__q_quantize_exec, 0 },
+    { "", "DequantizeLinear", 2, 3, 1, 1, qr__q_dequantize_shape, qr__q_dequantize_exec, 0 },
+    { "", "DynamicQuantizeLinear", 1, 1, 1, 3, qr__q_dynquant_shape, qr__q_dynquant_exec, 0 },
+    { "", "QLinearMatMul", 8, 8, 1, 1, qr__q_qlmatmul_shape, qr__q_qlmatmul_exec, 0 },
+    { "", "MatMulInteger", 2, 4, 1, 1, qr__q_matmulint_shape, qr__q_matmulint_exec, 0 },
+    { "", "QLinearConv", 8, 9, 1, 1, qr__q_qlconv_shape, qr__q_qlconv_exec, 0 },
+    { "", "ConvInteger", 2, 4, 1, 1, qr__q_convint_shape, qr__q_convint_exec, 0 },
+    { "com.microsoft", "QuantizeLinear", 2, 3, 1, 1, qr__q_quantize_shape, qr__q_quantize_exec, 0 },
+    { "com.microsoft", "DequantizeLinear", 2, 3, 1, 1, qr__q_dequantize_shape, qr__q_dequantize_exec, 0 },
+    { "com.microsoft", "QLinearConv", 8, 9, 1, 1, qr__q_qlconv_shape, qr__q_qlconv_exec, 0 },
+    { "com.microsoft", "QLinearAdd", 7, 8, 1, 1, qr__q_qlbin_shape, qr__q_qladd_exec, 0 },
+    { "com.microsoft", "QLinearMul", 7, 8, 1, 1, qr__q_qlbin_shape, qr__q_qlmul_exec, 0 },
+    { "com.microsoft", "QLinearConcat", 5, -1, 1, 1, qr__q_qlconcat_shape, qr__q_qlconcat_exec, 0 },
+    { "com.microsoft", "QLinearGlobalAveragePool", 5, 5, 1, 1, qr__q_qlgap_shape, qr__q_qlgap_exec, 0 },
+    { "com.microsoft", "QLinearAveragePool", 4, 5, 1, 1, qr__q_qlavgpool_shape, qr__q_qlavgpool_exec, 0 },
+    { "com.microsoft", "QLinearSigmoid", 4, 5, 1, 1, qr__q_qlunary_shape, qr__q_qlsigmoid_exec, 0 },
+    { "com.microsoft", "QLinearLeakyRelu", 4, 5, 1, 1, qr__q_qlunary_shape, qr__q_qlleaky_exec, 0 },
+    { "com.microsoft", "QGemm", 6, 9, 1, 1, qr__q_qgemm_shape, qr__q_qgemm_exec, 0 },
 };

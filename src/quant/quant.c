@@ -9,19 +9,6 @@ static const char *qr_quant_form_name(QrQuantForm f) {
     return (unsigned)f < QR_ARRAY_LEN(names) ? names[f] : "?";
 }
 
-static void qr_quant_range(QrDType dt, int64_t *qmin, int64_t *qmax) {
-    switch (dt) {
-    case QR_DT_S8: *qmin = -128; *qmax = 127; break;
-    case QR_DT_U8: *qmin = 0; *qmax = 255; break;
-    case QR_DT_S16: *qmin = -32768; *qmax = 32767; break;
-    case QR_DT_U16: *qmin = 0; *qmax = 65535; break;
-    case QR_DT_S4: *qmin = -8; *qmax = 7; break;
-    case QR_DT_U4: *qmin = 0; *qmax = 15; break;
-    case QR_DT_S32: *qmin = INT32_MIN; *qmax = INT32_MAX; break;
-    default: *qmin = 0; *qmax = 0; break;
-    }
-}
-
 static bool qr__is_op(const QrNode *n, const char *op) { return strcmp(n->op_type, op) == 0; }
 
 /* Constant-ness: initializers and values folded during shape inference. */

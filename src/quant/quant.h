@@ -59,9 +59,7 @@ static const char *qr_quant_form_name(QrQuantForm f);
 static void qr_quant_overrides(const QrGraph *g, const QrQuantTable *t, const bool *enabled,
                                const QrTensor *const *float_weights, int *alias, const QrTensor **subst);
 
-/* ---- ONNX quantization arithmetic (shared by the ops and the analyses) ---- */
-/* Round half to even, as ONNX QuantizeLinear and ONNX Runtime do. */
-static inline float qr_quant_round(float x) { return __builtin_rintf(x); }
-static void qr_quant_range(QrDType dt, int64_t *qmin, int64_t *qmax);
+/* The quantization arithmetic itself (rounding, saturation, requantization,
+ * per-axis/blocked layouts) lives with the operators in ops/quant.c. */
 
 #endif

@@ -26,6 +26,7 @@
 #include "src/report/table.h"
 #include "src/analysis/stats.h"
 #include "src/analysis/match.h"
+#include "src/analysis/check.h"
 
 /* ---- sources ---- */
 #include "src/onnx/onnx.pb-c.c"
@@ -46,4 +47,5 @@
 #include "src/report/table.c"
 #include "src/analysis/stats.c"
 #include "src/analysis/match.c"
+#include "src/analysis/check.c"
 #include "src/cli/cli.c"

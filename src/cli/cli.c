@@ -48,6 +48,12 @@ static const char *qr__usage_match =
     "  match_table.txt/.csv to DIR (default .) with the method of each pair and every unmatched value, and\n"
     "  checks equivalence: with every quantizer disabled the analysis model must reproduce the baseline.\n"
     "  Exit code 3 when the equivalence check fails (the models differ beyond quantization).\n";
+static const char *qr__usage_check =
+    "usage: qreport check ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--shape NAME=...] [--quiet]\n"
+    "  Structure check of a quantized model, written to DIR/model_check_result.txt: fusable patterns left\n"
+    "  unfused, shared weights/quantizers, each layer's output quantization, weight quantization and\n"
+    "  anomalies (model output not high precision, clipping quantizers, mismatched Concat/Add input\n"
+    "  scales, unnormalized input). Range checks need -i.\n";
 static const char *qr__usage_profile =
     "usage: qreport profile MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Runs the model once and writes ModelProfiler-style statistic.txt and statistic.csv to DIR:\n"
@@ -61,7 +67,8 @@ static void qr__print_usage(FILE *f) {
             "commands:\n"
             "  run       run a model on an input and write its outputs as .npy\n"
             "  profile   per-node statistics of one model (statistic.txt/.csv)\n"
-            "  match     pair baseline and analysis values (match_table.txt/.csv) + equivalence check\n\n"
+            "  match     pair baseline and analysis values (match_table.txt/.csv) + equivalence check\n"
+            "  check     structure check of a quantized model (model_check_result.txt)\n\n"
             "qreport COMMAND --help shows a command's options; qreport --version shows the build.\n",
             QR_VERSION);
 }
@@ -322,6 +329,49 @@ static int qr_cli_match(int argc, char **argv) {
     return st == QR_OK ? code : qr__cli_fail(st);
 }
 
+static QrStatus qr__cli_stats_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QrStats *s = user;
+    QR_UNUSED(g);
+    QR_UNUSED(node);
+    qr_stats_init(&s[value]);
+    if (qr_dtype_is_float(t->dtype)) qr_stats_tensor(&s[value], t);
+    return QR_OK;
+}
+
+static int qr_cli_check(int argc, char **argv) {
+    QrCliOpts o;
+    int rc = qr__cli_parse(argc, argv, &o, qr__usage_check, false);
+    if (rc) return rc < 0 ? 0 : rc;
+    QrGraph *g;
+    QrTensor *in;
+    QrStatus st = qr__cli_prepare(&o, &g, &in);
+    if (st != QR_OK) return qr__cli_fail(st);
+    const char *dir = o.out_dir ? o.out_dir : ".";
+    QrQuantTable qt = {0};
+    QrStats *stats = NULL;
+    st = qr_quant_table_build(g, &qt);
+    if (st == QR_OK && o.n_inputs) {
+        stats = calloc((size_t)g->n_values + 1, sizeof *stats);
+        QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+        QrRunOpts ro = { .tap = qr__cli_stats_tap, .tap_user = stats };
+        st = stats && outs ? qr_run(g, in, &ro, outs) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        if (outs) for (int i = 0; i < g->n_outputs; i++) qr_tensor_free_data(&outs[i]);
+        free(outs);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model_check_result.txt", dir);
+    QrCheckSummary sum = { 0, 0, 0 };
+    if (st == QR_OK) st = qr_mkdir_p(dir);
+    if (st == QR_OK) st = qr_check_write(g, &qt, stats, path, &sum);
+    if (st == QR_OK && !o.quiet)
+        printf("%d unfused patterns, %d shared weights/quantizers, %d anomalies; wrote %s\n", sum.n_unfused, sum.n_shared,
+               sum.n_anomalies, path);
+    free(stats);
+    qr_quant_table_free(&qt);
+    qr__cli_release(g, in);
+    return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+}
+
 static int qr_cli_main(int argc, char **argv) {
     qr_kern_init();
     if (argc < 2) { qr__print_usage(stderr); return QR_EXIT_USAGE; }
@@ -338,6 +388,7 @@ static int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "run")) return qr_cli_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "profile")) return qr_cli_profile(argc - 2, argv + 2);
     if (!strcmp(cmd, "match")) return qr_cli_match(argc - 2, argv + 2);
+    if (!strcmp(cmd, "check")) return qr_cli_check(argc - 2, argv + 2);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__print_usage(stderr);
     return QR_EXIT_USAGE;

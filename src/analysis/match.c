@@ -41,7 +41,7 @@ static bool qr_match_is_compute(const QrGraph *g, int node) {
                                         "DynamicQuantizeLinear", "Cast", "Shape", "Size", "ConstantOfShape", NULL };
     if (qr__op_in(n->op_type, skip) || n->n_out < 1 || n->out[0] < 0) return false;
     const QrValue *v = &g->values[n->out[0]];
-    if (v->is_folded) return false;                 /* shape arithmetic on constants */
+    if (v->is_const) return false;                  /* constants and shape arithmetic */
     return qr_dtype_is_float(v->t.dtype);
 }
 
@@ -56,9 +56,12 @@ typedef struct QrMatchCtx {
     int *a_topo;         /* analysis node -> topological position */
 } QrMatchCtx;
 
+static bool qr__m_isconst(const QrGraph *g, int v) { return g->values[v].is_init || g->values[v].is_const; }
+
 /* Is input k of node n a constant (initializer or folded)? */
 static bool qr__m_const_in(const QrGraph *g, const QrNode *n, int k) {
-    return k < n->n_in && n->in[k] >= 0 && g->values[n->in[k]].t.data != NULL;
+    return k < n->n_in && n->in[k] >= 0 && g->values[n->in[k]].t.data != NULL &&
+           (g->values[n->in[k]].is_init || g->values[n->in[k]].is_const);
 }
 
 /* Single reader of value v, or -1 when zero or several nodes read it. */
@@ -161,6 +164,7 @@ static bool qr__m_absorbable(const QrMatchCtx *cx, int head) {
 static void qr__m_assign(QrMatchCtx *cx, QrMatchResult *r, int mi, int head, QrMatchMethod method) {
     QrMatch *m = &r->m[mi];
     m->a_node = head;
+    m->b_twin = m->b_node;
     m->a_value = qr__m_visible(cx, cx->unit_out[head], &m->a_quant, &m->a_is_int);
     m->method = method;
     cx->unit_used[head] = true;
@@ -174,7 +178,7 @@ static int qr__m_structural(QrMatchCtx *cx, const QrNode *bn) {
     int first_in = -1;
     for (int k = 0; k < bn->n_in; k++) {
         int v = bn->in[k];
-        if (v >= 0 && !cx->b->values[v].t.data && cx->bmap[v] >= 0) { first_in = v; break; }
+        if (v >= 0 && !qr__m_isconst(cx->b, v) && cx->bmap[v] >= 0) { first_in = v; break; }
     }
     if (first_in < 0) return -1;
     int cand[64];
@@ -185,7 +189,7 @@ static int qr__m_structural(QrMatchCtx *cx, const QrNode *bn) {
         bool all = true;
         for (int k = 0; k < bn->n_in && all; k++) {
             int v = bn->in[k];
-            if (v < 0 || v == first_in || cx->b->values[v].t.data || cx->bmap[v] < 0) continue;
+            if (v < 0 || v == first_in || qr__m_isconst(cx->b, v) || cx->bmap[v] < 0) continue;
             int c2[64], n2 = qr__m_readers(cx, cx->bmap[v], c2, QR_ARRAY_LEN(c2));
             bool found = false;
             for (int j = 0; j < n2; j++) found |= c2[j] == h;
@@ -268,7 +272,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, const QrQuantTable 
             bool moved = false;
             for (int k = 0; k < bn->n_in && !moved; k++) {
                 int v = bn->in[k];
-                if (v < 0 || b->values[v].t.data || cx.bmatch[v] < 0) continue;
+                if (v < 0 || qr__m_isconst(b, v) || cx.bmatch[v] < 0) continue;
                 QrMatch *pm = &out->m[cx.bmatch[v]];
                 if (pm->a_node < 0) continue;
                 int rd[8], nr = qr__m_readers(&cx, pm->a_value, rd, QR_ARRAY_LEN(rd));
@@ -291,6 +295,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, const QrQuantTable 
             QrMatch *pm = &out->m[cx.bmatch[din]];
             if (pm->a_node >= 0) {
                 *m = *pm;
+                m->b_twin = pm->b_twin;
                 m->b_node = bi;
                 m->b_value = bn->out[0];
                 m->note = NULL;
@@ -379,7 +384,7 @@ static void qr_match_float_weights(const QrGraph *b, const QrGraph *a, const QrQ
         if (q->form != QR_QF_DQ_INIT || q->owner < 0) continue;
         for (int k = 0; k < m->n; k++) {
             if (m->m[k].a_node != q->owner) continue;
-            const QrNode *bn = &b->nodes[m->m[k].b_node];
+            const QrNode *bn = &b->nodes[m->m[k].b_twin];
             if (q->owner_input < bn->n_in && bn->in[q->owner_input] >= 0) {
                 const QrTensor *w = &b->values[bn->in[q->owner_input]].t;
                 const QrTensor *aw = &a->values[q->int_value].t;

@@ -126,7 +126,7 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
         const QrNode *n = &g->nodes[g->order[oi]];
         /* Constants and shape arithmetic on constants are not layers. */
         bool all_folded = n->n_out > 0;
-        for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !g->values[n->out[k]].is_folded) all_folded = false;
+        for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !g->values[n->out[k]].is_const) all_folded = false;
         if (!strcmp(n->op_type, "Constant") || all_folded) continue;
         layer++;
         for (int pass = 0; pass < 2; pass++) {
@@ -139,7 +139,7 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
                 const char *attr = pass ? "output" : val->is_init ? (qr__is_bias_input(n, k) ? "bias" : "weight") : "input";
                 if (val->is_init && (t->dtype == QR_DT_S64 || (t->dtype == QR_DT_S32 && strcmp(attr, "bias"))))
                     continue;   /* shape/axes parameters, not data */
-                if (!pass && val->is_folded) {
+                if (!pass && val->is_const && !val->is_init) {
                     if (!qr_dtype_is_float(t->dtype) || t->numel <= 8) continue;   /* scalar parameters (Clip bounds, scales) */
                     attr = "weight";
                 }

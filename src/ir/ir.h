@@ -46,6 +46,7 @@ typedef struct QrValue {
     int n_uses;             /* number of node inputs + graph outputs reading it */
     bool is_input, is_output, is_init, is_folded;
     bool is_dynamic;        /* shape only known at run time (data-dependent) */
+    bool is_const;          /* folded from initializers/constants/shapes only: independent of input data */
     bool has_decl;          /* declared type from input/output/value_info */
     QrDType decl_dtype;
     int decl_rank;

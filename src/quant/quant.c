@@ -12,7 +12,9 @@ static const char *qr_quant_form_name(QrQuantForm f) {
 static bool qr__is_op(const QrNode *n, const char *op) { return strcmp(n->op_type, op) == 0; }
 
 /* Constant-ness: initializers and values folded during shape inference. */
-static bool qr__const(const QrGraph *g, int v) { return v >= 0 && g->values[v].t.data != NULL; }
+static bool qr__const(const QrGraph *g, int v) {
+    return v >= 0 && g->values[v].t.data != NULL && (g->values[v].is_init || g->values[v].is_const);
+}
 
 static void qr__scale_stats(const QrGraph *g, QrQuantizer *q) {
     q->scale_min = q->scale_max = NAN;

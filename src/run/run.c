@@ -71,6 +71,7 @@ static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs) {
         QrValue *v = &g->values[i];
         if (v->is_folded) { qr_tensor_free_data(&v->t); v->is_folded = false; }
         v->is_dynamic = false;
+        v->is_const = v->is_init;
         if (!v->is_init) memset(&v->t, 0, sizeof v->t);
     }
     for (int i = 0; i < g->n_inputs; i++) {
@@ -124,11 +125,16 @@ static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs) {
         }
         for (int k = 0; st == QR_OK && foldable && k < n->n_out; k++) if (out[k]) st = qr_tensor_alloc_data(out[k]);
         if (st == QR_OK && foldable) st = n->def->exec(&c);
+        /* Constant-ness ignores input data: Shape-like ops only read shapes. */
+        bool is_const = foldable;
+        if (!(n->def->flags & QR_OPF_SHAPE_ONLY))
+            for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0 && !g->values[n->in[k]].is_const) is_const = false;
         for (int k = 0; k < n->n_out; k++) {
             if (!out[k]) continue;
             QrValue *v = &g->values[n->out[k]];
             v->t = *out[k];
             v->is_folded = foldable && st == QR_OK;
+            v->is_const = v->is_folded && is_const;
             if (!v->is_folded && v->t.data) qr_tensor_free_data(&v->t);
         }
         qr_arena_reset(&scratch, (QrArenaMark){0});

@@ -200,7 +200,18 @@ static int qr__m_structural(QrMatchCtx *cx, const QrNode *bn) {
     return best;
 }
 
-static QrStatus qr_match(const QrGraph *b, const QrGraph *a, const QrQuantTable *qa, QrMatchResult *out) {
+/* Clip bounds of a baseline Clip/Relu node (constants or attributes). */
+static void qr__m_act_bounds(const QrGraph *b, const QrNode *n, float *lo, float *hi) {
+    *lo = NAN;
+    *hi = NAN;
+    if (!strcmp(n->op_type, "Relu")) { *lo = 0; return; }
+    *lo = qr_attr_float(n, "min", NAN);
+    *hi = qr_attr_float(n, "max", NAN);
+    if (n->n_in > 1 && n->in[1] >= 0 && b->values[n->in[1]].t.data) *lo = (float)qr_tensor_get_f64(&b->values[n->in[1]].t, 0);
+    if (n->n_in > 2 && n->in[2] >= 0 && b->values[n->in[2]].t.data) *hi = (float)qr_tensor_get_f64(&b->values[n->in[2]].t, 0);
+}
+
+static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, QrMatchResult *out) {
     memset(out, 0, sizeof *out);
     QrArena *ar = &out->arena;
     QrMatchCtx cx = { b, a, qa, NULL, NULL, NULL, NULL, NULL, NULL };
@@ -304,6 +315,8 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, const QrQuantTable 
                 pm->a_is_int = false;
                 pm->method = QR_MM_NONE;
                 pm->note = qr_arena_printf(ar, "fused:%s into '%s'", bn->op_type, a->nodes[m->a_node].name);
+                if (m->a_quant >= 0 && qa->q[m->a_quant].form == QR_QF_QDQ)
+                    qr__m_act_bounds(b, bn, &qa->q[m->a_quant].implied_lo, &qa->q[m->a_quant].implied_hi);
                 cx.bmap[pm->b_value] = m->a_value;
             }
         }
@@ -466,9 +479,10 @@ static QrStatus qr_match_equivalence(const QrGraph *b, const QrGraph *a, const Q
     bool *enabled = calloc((size_t)qa->n + 1, sizeof(bool));
     const QrTensor **fw = calloc((size_t)qa->n + 1, sizeof *fw);
     int *alias = malloc((size_t)a->n_values * sizeof(int));
+    float *clo = malloc((size_t)a->n_values * sizeof(float)), *chi = malloc((size_t)a->n_values * sizeof(float));
     const QrTensor **subst = calloc((size_t)a->n_values + 1, sizeof *subst);
     QrTensor *bout = calloc((size_t)b->n_outputs + 1, sizeof *bout), *aout = calloc((size_t)a->n_outputs + 1, sizeof *aout);
-    QrStatus st = r->max_abs && r->ref_absmax && e.match_of_b && e.match_of_a && e.base_vals && enabled && fw && alias &&
+    QrStatus st = r->max_abs && r->ref_absmax && e.match_of_b && e.match_of_a && e.base_vals && enabled && fw && alias && clo && chi &&
                   subst && bout && aout ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {
         for (int v = 0; v < b->n_values; v++) e.match_of_b[v] = -1;
@@ -484,13 +498,13 @@ static QrStatus qr_match_equivalence(const QrGraph *b, const QrGraph *a, const Q
             if (!q->can_disable) r->n_not_disabled++;
             else if (q->form == QR_QF_DQ_INIT) { if (fw[i]) r->n_substituted++; else r->n_no_float_weight++; }
         }
-        qr_quant_overrides(a, qa, enabled, fw, alias, subst);
+        qr_quant_overrides(a, qa, enabled, fw, alias, subst, clo, chi);
         QrRunOpts ob = { .tap = qr__equiv_tap, .tap_user = &e };
         st = qr_run(b, inputs, &ob, bout);
     }
     if (st == QR_OK) {
         e.analysis_pass = true;
-        QrRunOpts oa = { .tap = qr__equiv_tap, .tap_user = &e, .alias = alias, .subst = subst };
+        QrRunOpts oa = { .tap = qr__equiv_tap, .tap_user = &e, .alias = alias, .subst = subst, .clamp_lo = clo, .clamp_hi = chi };
         st = qr_run(a, inputs, &oa, aout);
     }
     if (st == QR_OK) {
@@ -507,7 +521,7 @@ static QrStatus qr_match_equivalence(const QrGraph *b, const QrGraph *a, const Q
     if (bout) for (int i = 0; i < b->n_outputs; i++) qr_tensor_free_data(&bout[i]);
     if (aout) for (int i = 0; i < a->n_outputs; i++) qr_tensor_free_data(&aout[i]);
     free(bout); free(aout); free(e.match_of_a); free(e.match_of_b); free(e.base_vals);
-    free(enabled); free(fw); free(alias); free(subst);
+    free(enabled); free(fw); free(alias); free(subst); free(clo); free(chi);
     if (st != QR_OK) qr_equiv_free(r);
     return st;
 }

@@ -27,7 +27,8 @@ typedef struct QrMatchResult {
     int *unmatched_a;        /* analysis node indices */
 } QrMatchResult;
 
-static QrStatus qr_match(const QrGraph *b, const QrGraph *a, const QrQuantTable *qa, QrMatchResult *out);
+/* Also records on qa the activations that quantizers implement (fused Relu/Clip). */
+static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, QrMatchResult *out);
 static void qr_match_free(QrMatchResult *r);
 static const char *qr_match_method_name(QrMatchMethod m);
 struct QrEquivResult;

@@ -74,6 +74,7 @@ static QrStatus qr__push(QrQuantTable *t, int *cap, QrQuantizer **out) {
     q->axis = -1;
     q->scale_value = q->zp_value = q->q_node = q->float_value = q->int_value = q->out_value = -1;
     q->owner = q->owner_input = -1;
+    q->implied_lo = q->implied_hi = NAN;
     *out = q;
     return QR_OK;
 }
@@ -219,14 +220,20 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
 static void qr_quant_table_free(QrQuantTable *t) { qr_arena_free(&t->arena); memset(t, 0, sizeof *t); }
 
 static void qr_quant_overrides(const QrGraph *g, const QrQuantTable *t, const bool *enabled,
-                               const QrTensor *const *float_weights, int *alias, const QrTensor **subst) {
+                               const QrTensor *const *float_weights, int *alias, const QrTensor **subst,
+                               float *clamp_lo, float *clamp_hi) {
     for (int v = 0; v < g->n_values; v++) { alias[v] = -1; subst[v] = NULL; }
+    if (clamp_lo) for (int v = 0; v < g->n_values; v++) clamp_lo[v] = clamp_hi[v] = NAN;
     if (!enabled) return;
     for (int i = 0; i < t->n; i++) {
         const QrQuantizer *q = &t->q[i];
         if (enabled[i] || !q->can_disable) continue;
         if (q->form == QR_QF_QDQ) {
-            for (int k = 0; k < q->n_dq; k++) alias[g->nodes[q->dq_nodes[k]].out[0]] = q->float_value;
+            for (int k = 0; k < q->n_dq; k++) {
+                int dv = g->nodes[q->dq_nodes[k]].out[0];
+                alias[dv] = q->float_value;
+                if (clamp_lo) { clamp_lo[dv] = q->implied_lo; clamp_hi[dv] = q->implied_hi; }
+            }
         } else if (q->form == QR_QF_DQ_INIT && float_weights && float_weights[i]) {
             subst[q->out_value] = float_weights[i];
         }

@@ -38,6 +38,7 @@ typedef struct QrQuantizer {
     int owner;               /* compute node whose output or weight this quantizes, -1 for graph inputs */
     int owner_input;         /* for weights: input index on the owner */
     bool can_disable;        /* the executor can make it the identity */
+    float implied_lo, implied_hi; /* activation the quantizer implements (fused Relu/Clip): NaN = none */
     const char *why_not;     /* reason when !can_disable */
 } QrQuantizer;
 
@@ -57,7 +58,8 @@ static const char *qr_quant_form_name(QrQuantForm f);
  * alias/subst are per value (caller-allocated, n_values). float_weights[i]
  * (optional) is the baseline's float tensor for an integer weight quantizer. */
 static void qr_quant_overrides(const QrGraph *g, const QrQuantTable *t, const bool *enabled,
-                               const QrTensor *const *float_weights, int *alias, const QrTensor **subst);
+                               const QrTensor *const *float_weights, int *alias, const QrTensor **subst,
+                               float *clamp_lo, float *clamp_hi);
 
 /* The quantization arithmetic itself (rounding, saturation, requantization,
  * per-axis/blocked layouts) lives with the operators in ops/quant.c. */

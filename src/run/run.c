@@ -149,9 +149,14 @@ static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs) {
 
 /* ==== executor ==================================================================== */
 
-/* Follows alias chains; returns the value whose data v takes (itself if none). */
+static bool qr__clamped(const QrRunOpts *o, int v) {
+    return o->clamp_lo && o->alias && o->alias[v] >= 0 && (o->clamp_lo[v] == o->clamp_lo[v] || o->clamp_hi[v] == o->clamp_hi[v]);
+}
+
+/* Follows alias chains; returns the value whose data v takes (itself if none).
+ * Clamped aliases are materialized values of their own. */
 static int qr__resolve(const QrRunOpts *o, int v) {
-    for (int hops = 0; o->alias && o->alias[v] >= 0 && hops < 64; hops++) v = o->alias[v];
+    for (int hops = 0; o->alias && o->alias[v] >= 0 && !qr__clamped(o, v) && hops < 64; hops++) v = o->alias[v];
     return v;
 }
 
@@ -162,13 +167,14 @@ static bool qr__overridden(const QrRunOpts *o, int v) {
 /* The tensor a reader of value v sees. */
 static const QrTensor *qr__read(const QrRunOpts *o, QrTensor *vals, int v) {
     if (o->subst && o->subst[v]) return o->subst[v];
+    if (qr__clamped(o, v)) return &vals[v];
     int r = qr__resolve(o, v);
     if (r != v && o->subst && o->subst[r]) return o->subst[r];
     return &vals[r];
 }
 
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs) {
-    QrRunOpts none = { NULL, NULL, NULL, NULL };
+    QrRunOpts none = { NULL, NULL, NULL, NULL, NULL, NULL };
     if (!opts) opts = &none;
     qr_kern_init();                 /* idempotent; library users need not call it */
     QR_TRY(qr_graph_check_supported(g));
@@ -191,6 +197,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
             for (int k = 0; k < g->nodes[ni].n_in; k++)
                 if (g->nodes[ni].in[k] >= 0) uses[qr__resolve(opts, g->nodes[ni].in[k])]++;
         for (int i = 0; i < g->n_outputs; i++) uses[qr__resolve(opts, g->outputs[i])]++;
+        for (int v = 0; v < nv; v++) if (qr__clamped(opts, v)) uses[qr__resolve(opts, opts->alias[v])]++;
         for (int v = 0; v < nv; v++)
             if (g->values[v].is_init) { vals[v] = g->values[v].t; vals[v].owned = false; }
         for (int i = 0; i < g->n_inputs; i++) {
@@ -214,6 +221,27 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
             if (st == QR_OK) st = n->def->exec(&c);
             if (st != QR_OK && !strstr(qr_err_msg(), n->name))
                 st = qr_err_wrap(st, "node '%s' (%s)", n->name, n->op_type);
+        }
+        /* Clamped aliases: materialize clamp(source). */
+        for (int k = 0; st == QR_OK && k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0 || !qr__clamped(opts, v)) continue;
+            int src = qr__resolve(opts, opts->alias[v]);
+            const QrTensor *s = qr__read(opts, vals, opts->alias[v]);
+            st = qr_tensor_set_shape(&vals[v], QR_DT_F32, s->rank, s->dims);
+            if (st == QR_OK && s->dtype != QR_DT_F32) st = qr_errf(QR_ERR_INVALID, "clamped value '%s' is not float32", g->values[v].name);
+            if (st == QR_OK) st = qr_tensor_alloc_data(&vals[v]);
+            if (st != QR_OK) break;
+            float lo = opts->clamp_lo[v], hi = opts->clamp_hi[v];
+            const float *px = s->data;
+            float *py = vals[v].data;
+            for (int64_t i = 0; i < s->numel; i++) {
+                float x = px[i];
+                if (lo == lo && x < lo) x = lo;
+                if (hi == hi && x > hi) x = hi;
+                py[i] = x;
+            }
+            if (--uses[src] == 0 && vals[src].owned) qr_tensor_free_data(&vals[src]);
         }
         for (int k = 0; st == QR_OK && opts->tap && k < n->n_out; k++)
             if (n->out[k] >= 0) st = opts->tap(opts->tap_user, g, g->order[oi], n->out[k], qr__read(opts, vals, n->out[k]));

@@ -33,6 +33,10 @@ typedef struct QrRunOpts {
     void *tap_user;
     const int *alias;                 /* per value: -1, or the value whose data it takes */
     const QrTensor *const *subst;     /* per value: NULL, or the tensor it takes */
+    /* Per value (optional): an aliased value is materialized as clamp(source, lo, hi)
+     * when lo or hi is not NaN. Models an activation that a quantizer implemented
+     * (ONNX Runtime removes Relu and lets the following Q/DQ clamp at zero). */
+    const float *clamp_lo, *clamp_hi;
 } QrRunOpts;
 
 /* Runs the graph on inputs (one per graph input, in order). outputs[i] receive

@@ -13,6 +13,7 @@
 #include "test_golden.c"
 #include "test_run.c"
 #include "test_cli.c"
+#include "test_match.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -29,6 +30,7 @@ int main(int argc, char **argv) {
         qt_run_all();
         qt_golden_all();
         qt_cli_all();
+        qt_match_all();
     }
     qt_conformance_all(conf_filter);
     char rm[300];

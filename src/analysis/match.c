@@ -121,8 +121,18 @@ static int qr__m_visible(const QrMatchCtx *cx, int v, int *quant, bool *is_int) 
             return q->out_value;
         }
     }
-    for (int i = 0; i < t->n; i++)
-        if (t->q[i].int_value == v && t->q[i].form == QR_QF_QOP_OUT) { *quant = i; *is_int = true; return v; }
+    for (int i = 0; i < t->n; i++) {
+        if (t->q[i].int_value != v || t->q[i].form != QR_QF_QOP_OUT) continue;
+        *quant = i;
+        /* An integer output dequantized for float consumers: they see the DQ output. */
+        const QrGraph *a = cx->a;
+        for (int ni = 0; ni < a->n_nodes; ni++) {
+            const QrNode *n = &a->nodes[ni];
+            if (!strcmp(n->op_type, "DequantizeLinear") && n->n_in && n->in[0] == v && n->out[0] >= 0) return n->out[0];
+        }
+        *is_int = true;
+        return v;
+    }
     return v;
 }
 
@@ -389,8 +399,31 @@ static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatch
 
 /* ==== equivalence ================================================================ */
 
+/* Does float weight w quantize to the integer weight of q? At most 1% of the
+ * elements may be more than one quantization step away (clipping). */
+static bool qr__m_weight_consistent(const QrGraph *a, const QrQuantizer *q, const QrTensor *w) {
+    const QrTensor *qi = &a->values[q->int_value].t;
+    const QrTensor *s = q->scale_value >= 0 ? &a->values[q->scale_value].t : NULL;
+    const QrTensor *z = q->zp_value >= 0 ? &a->values[q->zp_value].t : NULL;
+    if (!s || !s->data || !qi->data || q->block_size) return true;        /* cannot check: trust the match */
+    int64_t inner = 1, nch = s->numel;
+    if (nch > 1) {
+        int axis = q->axis < 0 ? q->axis + qi->rank : q->axis;
+        if (axis < 0 || axis >= qi->rank || qi->dims[axis] != nch) return true;
+        for (int d = axis + 1; d < qi->rank; d++) inner *= qi->dims[d];
+    }
+    int64_t far = 0;
+    for (int64_t i = 0; i < qi->numel; i++) {
+        int64_t c = nch > 1 ? (i / inner) % nch : 0;
+        double sc = qr_tensor_get_f64(s, c), zp = z && z->data ? (double)qr_tensor_get_i64(z, z->numel > 1 ? c : 0) : 0;
+        double dq = ((double)qr_tensor_get_i64(qi, i) - zp) * sc;
+        if (fabs(qr_tensor_get_f64(w, i) - dq) > 1.01 * sc + 1e-12) far++;
+    }
+    return far * 100 <= qi->numel;
+}
+
 static void qr_match_float_weights(const QrGraph *b, const QrGraph *a, const QrQuantTable *qa, const QrMatchResult *m,
-                                   const QrTensor **weights) {
+                                   const QrTensor **weights, int *n_mismatch) {
     for (int i = 0; i < qa->n; i++) {
         const QrQuantizer *q = &qa->q[i];
         weights[i] = NULL;
@@ -401,7 +434,10 @@ static void qr_match_float_weights(const QrGraph *b, const QrGraph *a, const QrQ
             if (q->owner_input < bn->n_in && bn->in[q->owner_input] >= 0) {
                 const QrTensor *w = &b->values[bn->in[q->owner_input]].t;
                 const QrTensor *aw = &a->values[q->int_value].t;
-                if (w->data && qr_dtype_is_float(w->dtype) && qr_tensor_same_shape(w, aw)) weights[i] = w;
+                if (w->data && qr_dtype_is_float(w->dtype) && qr_tensor_same_shape(w, aw)) {
+                    if (qr__m_weight_consistent(a, q, w)) weights[i] = w;
+                    else if (n_mismatch) (*n_mismatch)++;
+                }
             }
             break;
         }
@@ -492,12 +528,13 @@ static QrStatus qr_match_equivalence(const QrGraph *b, const QrGraph *a, const Q
             e.match_of_b[m->m[i].b_value] = i;
             if (m->m[i].a_value >= 0) e.match_of_a[m->m[i].a_value] = i;
         }
-        qr_match_float_weights(b, a, qa, m, fw);
+        qr_match_float_weights(b, a, qa, m, fw, &r->n_weight_mismatch);
         for (int i = 0; i < qa->n; i++) {
             const QrQuantizer *q = &qa->q[i];
             if (!q->can_disable) r->n_not_disabled++;
             else if (q->form == QR_QF_DQ_INIT) { if (fw[i]) r->n_substituted++; else r->n_no_float_weight++; }
         }
+        r->n_no_float_weight -= r->n_weight_mismatch;
         qr_quant_overrides(a, qa, enabled, fw, alias, subst, clo, chi);
         QrRunOpts ob = { .tap = qr__equiv_tap, .tap_user = &e };
         st = qr_run(b, inputs, &ob, bout);
@@ -515,7 +552,7 @@ static QrStatus qr_match_equivalence(const QrGraph *b, const QrGraph *a, const Q
             double rel = r->max_abs[i] / QR_MAX(r->ref_absmax[i], 1e-12);
             if (r->worst_match < 0 || rel > r->worst_rel) { r->worst_rel = rel; r->worst_match = i; }
         }
-        r->equivalent = r->worst_match >= 0 && r->worst_rel <= 1e-3;
+        r->equivalent = r->worst_match >= 0 && r->worst_rel <= 1e-3 && r->n_weight_mismatch == 0;
     }
     if (e.base_vals) for (int i = 0; i < m->n; i++) qr_tensor_free_data(&e.base_vals[i]);
     if (bout) for (int i = 0; i < b->n_outputs; i++) qr_tensor_free_data(&bout[i]);
@@ -537,7 +574,7 @@ static const char *qr_equiv_verdict(const QrGraph *b, const QrMatchResult *m, co
     size_t o = 0;
     if (r->worst_match < 0) {
         o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: no model output could be compared.");
-    } else if (r->equivalent) {
+    } else if (r->equivalent || (r->n_weight_mismatch == 0 && r->worst_rel <= 1e-3)) {
         o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: PASS — with every quantizer disabled the analysis "
                               "model reproduces the baseline outputs (worst relative difference %.3g at '%s').",
                               r->worst_rel, b->values[m->m[r->worst_match].b_value].name);
@@ -547,6 +584,10 @@ static const char *qr_equiv_verdict(const QrGraph *b, const QrMatchResult *m, co
                               "The two models differ beyond quantization; check that the right float model was given.",
                               b->values[m->m[r->worst_match].b_value].name, r->worst_rel);
     }
+    if (r->n_weight_mismatch && o < sizeof buf)
+        o += (size_t)snprintf(buf + o, sizeof buf - o, " %d baseline float weight%s do%s not quantize to the analysis "
+                              "model's integer weights: the float model is not the one that was quantized.",
+                              r->n_weight_mismatch, r->n_weight_mismatch == 1 ? "" : "s", r->n_weight_mismatch == 1 ? "es" : "");
     if (r->n_not_disabled && o < sizeof buf)
         o += (size_t)snprintf(buf + o, sizeof buf - o, " %d quantizer%s could not be disabled (QOperator/integer-op forms), "
                               "so the check includes their quantization error.", r->n_not_disabled, r->n_not_disabled == 1 ? "" : "s");

@@ -49,6 +49,7 @@ typedef struct QrEquivResult {
     int n_not_disabled;      /* quantizers that could not be disabled (QOperator/integer forms) */
     int n_substituted;       /* integer weights replaced by the matched baseline float weight */
     int n_no_float_weight;   /* integer weights without a float counterpart (stay quantized) */
+    int n_weight_mismatch;   /* baseline float weights that do not quantize to the integer weights */
     double worst_rel;        /* worst max_abs / ref_absmax over graph-output matches */
     int worst_match;
     bool equivalent;
@@ -58,7 +59,7 @@ typedef struct QrEquivResult {
  * initializer), found through the match of the owner node. weights[i] is NULL
  * when none exists or the shapes differ. */
 static void qr_match_float_weights(const QrGraph *b, const QrGraph *a, const QrQuantTable *qa, const QrMatchResult *m,
-                                   const QrTensor **weights);
+                                   const QrTensor **weights, int *n_mismatch);
 static QrStatus qr_match_equivalence(const QrGraph *b, const QrGraph *a, const QrQuantTable *qa,
                                      const QrMatchResult *m, const QrTensor *inputs, QrEquivResult *out);
 static void qr_equiv_free(QrEquivResult *r);

@@ -1,0 +1,213 @@
+/* tests/match — quantizer tables, baseline<->analysis matching against the
+ * expected pairs of every fixture pair (fixtures/qpairs/<pair>/expected_match.tsv),
+ * the equivalence check, and sim-mode execution against ONNX Runtime. */
+
+typedef struct QtPair {
+    QrGraph *b, *a;
+    QrTensor in;
+    QrQuantTable qt;
+    QrMatchResult mr;
+} QtPair;
+
+static void qt_pair_free(QtPair *p) {
+    qr_match_free(&p->mr);
+    qr_quant_table_free(&p->qt);
+    qr_tensor_free_data(&p->in);
+    if (p->b) { qr_graph_free(p->b); free(p->b); }
+    if (p->a) { qr_graph_free(p->a); free(p->a); }
+    memset(p, 0, sizeof *p);
+}
+
+static QrStatus qt_pair_load(QtPair *p, const char *pair, const char *base_file) {
+    char path[512];
+    memset(p, 0, sizeof *p);
+    snprintf(path, sizeof path, "fixtures/qpairs/%s", base_file ? base_file : pair);
+    if (!base_file) snprintf(path, sizeof path, "fixtures/qpairs/%s/base.onnx", pair);
+    QR_TRY(qr_onnx_load(path, &p->b));
+    snprintf(path, sizeof path, "fixtures/qpairs/%s/analysis.onnx", pair);
+    QR_TRY(qr_onnx_load(path, &p->a));
+    snprintf(path, sizeof path, "fixtures/qpairs/%s/input.npy", pair);
+    QR_TRY(qr_npy_read(path, &p->in));
+    QR_TRY(qr_graph_infer(p->b, &p->in));
+    QR_TRY(qr_graph_infer(p->a, &p->in));
+    QR_TRY(qr_quant_table_build(p->a, &p->qt));
+    return qr_match(p->b, p->a, &p->qt, &p->mr);
+}
+
+static const char *const qt_pairs[] = { "qat_fakequant", "ort_qdq", "qoperator", "int16_mixed", "integer_ops" };
+
+/* Every baseline compute node has a row in expected_match.tsv and qreport pairs it the same way. */
+static void qt_match_pair(const char *pair) {
+    char name[128], path[512], msg[1024] = "";
+    snprintf(name, sizeof name, "match/%s", pair);
+    QtPair p;
+    QrStatus st = qt_pair_load(&p, pair, NULL);
+    if (st != QR_OK) { qt_record(name, false, "%s", qr_err_msg()); qt_pair_free(&p); return; }
+    snprintf(path, sizeof path, "fixtures/qpairs/%s/expected_match.tsv", pair);
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    st = qr_file_read(path, 0, &buf, &len);
+    int rows = 0, bad = 0;
+    for (char *line = (char *)buf; st == QR_OK && line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        char *f[5] = { line, NULL, NULL, NULL, NULL };
+        for (int k = 1; k < 5 && f[k - 1]; k++) { char *t = strchr(f[k - 1], '\t'); if (t) { *t = 0; f[k] = t + 1; } }
+        rows++;
+        const QrMatch *m = NULL;
+        for (int i = 0; i < p.mr.n; i++) if (!strcmp(p.b->nodes[p.mr.m[i].b_node].name, f[0])) m = &p.mr.m[i];
+        const char *got_t = m && m->a_node >= 0 ? p.a->values[m->a_value].name : "-";
+        const char *got_n = m && m->a_node >= 0 ? p.a->nodes[m->a_node].name : "-";
+        if (!m || !f[3] || strcmp(got_t, f[2]) || strcmp(got_n, f[3])) {
+            if (!bad++) snprintf(msg, sizeof msg, "baseline '%s': expected %s (%s), got %s (%s)%s", f[0], f[2] ? f[2] : "?",
+                                 f[3] ? f[3] : "?", got_t, got_n, m ? "" : " [no row]");
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    qr_aligned_free(buf);
+    if (st != QR_OK) qt_record(name, false, "%s", qr_err_msg());
+    else if (bad) qt_record(name, false, "%d of %d rows differ; first: %s", bad, rows, msg);
+    else if (rows != p.mr.n) qt_record(name, false, "%d expected rows but %d baseline compute values", rows, p.mr.n);
+    else qt_record(name, true, "%s", "ok");
+    qt_pair_free(&p);
+}
+
+static void test_match_pairs(void) {
+    for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_match_pair(qt_pairs[i]);
+}
+
+/* Quantizer tables: counts and kinds on the fixture pairs. */
+static void test_quant_tables(void) {
+    QtPair p;
+    QT_OK(qt_pair_load(&p, "ort_qdq", NULL));
+    int act = 0, w = 0, bias = 0, per_channel = 0;
+    for (int i = 0; i < p.qt.n; i++) {
+        const QrQuantizer *q = &p.qt.q[i];
+        act += q->kind == QR_QK_ACTIVATION;
+        w += q->kind == QR_QK_WEIGHT;
+        bias += q->kind == QR_QK_BIAS;
+        per_channel += q->kind == QR_QK_WEIGHT && q->axis >= 0 && q->n_scales > 1;
+    }
+    /* 5 weighted layers (4 conv + fc): int8 per-channel weights and int32 biases; uint8 activations. */
+    bool ok = w == 5 && bias == 5 && per_channel == 5 && act >= 8;
+    for (int i = 0; i < p.qt.n; i++)
+        if (p.qt.q[i].kind == QR_QK_ACTIVATION && p.qt.q[i].dtype != QR_DT_U8) ok = false;
+    int qw = w, qa = act, qb = bias;
+    qt_pair_free(&p);
+    QT_CHECKF(ok, "weights %d (per-channel %d), biases %d, activations %d", qw, per_channel, qb, qa);
+    QT_OK(qt_pair_load(&p, "int16_mixed", NULL));
+    int s16 = 0;
+    for (int i = 0; i < p.qt.n; i++) s16 += p.qt.q[i].dtype == QR_DT_S16;
+    qt_pair_free(&p);
+    QT_CHECKF(s16 >= 2, "int16 quantizers: %d", s16);
+}
+
+static void test_equivalence(void) {
+    const char *pass_pairs[] = { "qat_fakequant", "ort_qdq", "int16_mixed" };
+    for (int k = 0; k < QR_ARRAY_LEN(pass_pairs); k++) {
+        QtPair p;
+        QrEquivResult eq;
+        QT_OK(qt_pair_load(&p, pass_pairs[k], NULL));
+        QrStatus st = qr_match_equivalence(p.b, p.a, &p.qt, &p.mr, &p.in, &eq);
+        bool ok = st == QR_OK && eq.equivalent;
+        double rel = st == QR_OK ? eq.worst_rel : -1;
+        if (st == QR_OK) qr_equiv_free(&eq);
+        qt_pair_free(&p);
+        QT_CHECKF(ok, "%s: not equivalent (worst rel %g) %s", pass_pairs[k], rel, st ? qr_err_msg() : "");
+    }
+    /* A different float model must be flagged. */
+    QtPair p;
+    QrEquivResult eq;
+    QT_OK(qt_pair_load(&p, "ort_qdq", "mismatch/base_other.onnx"));
+    QrStatus st = qr_match_equivalence(p.b, p.a, &p.qt, &p.mr, &p.in, &eq);
+    bool flagged = st == QR_OK && !eq.equivalent && eq.worst_rel > 0.05 &&
+                   strstr(qr_equiv_verdict(p.b, &p.mr, &eq), "WARNING");
+    if (st == QR_OK) qr_equiv_free(&eq);
+    qt_pair_free(&p);
+    QT_CHECK(flagged);
+    QtCli r;
+    qt_cli(&r, "match fixtures/qpairs/mismatch/base_other.onnx fixtures/qpairs/ort_qdq/analysis.onnx "
+               "-i fixtures/qpairs/ort_qdq/input.npy -o %s/mm --quiet", qt_tmpdir());
+    QT_CHECKF(r.code == 3 && strstr(r.err, "does NOT reproduce"), "exit %d: %s", r.code, r.err);
+}
+
+/* sim mode: every value of the analysis model equals ONNX Runtime's with graph
+ * optimizations disabled; integer (QuantizeLinear) outputs element for element. */
+typedef struct { const char *dir; QrStrMap idx; QrArena ar; char **files; int n, n_checked, n_int, n_bad; char first[512]; } QtSim;
+
+static QrStatus qt_sim_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QtSim *s = user;
+    QR_UNUSED(node);
+    int row = qr_strmap_get(&s->idx, g->values[value].name);
+    if (row < 0) return QR_OK;
+    char path[1024], msg[256];
+    snprintf(path, sizeof path, "%s/golden_sim/%s", s->dir, s->files[row]);
+    QrTensor want = {0};
+    QR_TRY(qr_npy_read(path, &want));
+    s->n_checked++;
+    s->n_int += qr_dtype_is_int(want.dtype);
+    if (!qt_tensors_close(t, &want, 1e-4, 1e-5, msg, sizeof msg) && !s->n_bad++)
+        snprintf(s->first, sizeof s->first, "'%s': %s", g->values[value].name, msg);
+    qr_tensor_free_data(&want);
+    return QR_OK;
+}
+
+static void qt_sim_pair(const char *pair) {
+    char name[128], dir[256], path[512];
+    snprintf(name, sizeof name, "sim/%s", pair);
+    snprintf(dir, sizeof dir, "fixtures/qpairs/%s", pair);
+    QtSim s = { .dir = dir };
+    QrGraph *a = NULL;
+    QrTensor in = {0}, *outs = NULL;
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/golden_sim/index.tsv", dir);
+    QrStatus st = qr_file_read(path, 0, &buf, &len);
+    int lines = 0;
+    for (size_t i = 0; st == QR_OK && i < len; i++) lines += buf[i] == '\n';
+    if (st == QR_OK) {
+        s.files = qr_arena_array(&s.ar, (size_t)lines + 1, sizeof(char *));
+        st = qr_strmap_init(&s.idx, &s.ar, (uint32_t)lines + 1);
+    }
+    for (char *line = (char *)buf; st == QR_OK && line && *line;) {
+        char *nl = strchr(line, '\n'), *tab = strchr(line, '\t');
+        if (nl) *nl = 0;
+        if (!tab) break;
+        *tab = 0;
+        s.files[s.n] = qr_arena_strdup(&s.ar, tab + 1);
+        st = qr_strmap_put(&s.idx, &s.ar, qr_arena_strdup(&s.ar, line), s.n++);
+        line = nl ? nl + 1 : NULL;
+    }
+    snprintf(path, sizeof path, "%s/analysis.onnx", dir);
+    if (st == QR_OK) st = qr_onnx_load(path, &a);
+    snprintf(path, sizeof path, "%s/input.npy", dir);
+    if (st == QR_OK) st = qr_npy_read(path, &in);
+    if (st == QR_OK) st = qr_graph_infer(a, &in);
+    if (st == QR_OK) outs = calloc((size_t)a->n_outputs + 1, sizeof *outs);
+    QrRunOpts o = { .tap = qt_sim_tap, .tap_user = &s };
+    if (st == QR_OK) st = qr_run(a, &in, &o, outs);
+    if (st != QR_OK) qt_record(name, false, "%s", qr_err_msg());
+    else if (s.n_bad) qt_record(name, false, "%d of %d values differ; first %s", s.n_bad, s.n_checked, s.first);
+    else if (s.n_checked != s.n) qt_record(name, false, "checked %d of %d golden values", s.n_checked, s.n);
+    else {
+        qt_record(name, true, "%s", "ok");
+        printf("sim %s: %d values (%d integer, exact) match ONNX Runtime without optimizations\n", pair, s.n, s.n_int);
+    }
+    if (outs && a) for (int i = 0; i < a->n_outputs; i++) qr_tensor_free_data(&outs[i]);
+    free(outs);
+    qr_tensor_free_data(&in);
+    qr_aligned_free(buf);
+    if (a) { qr_graph_free(a); free(a); }
+    qr_arena_free(&s.ar);
+}
+
+static void test_sim_pairs(void) {
+    for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_sim_pair(qt_pairs[i]);
+}
+
+static void qt_match_all(void) {
+    test_match_pairs();
+    QT_RUN(test_quant_tables);
+    QT_RUN(test_equivalence);
+    test_sim_pairs();
+}

@@ -126,6 +126,153 @@ static void test_pb_roundtrip(void) {
     remove(path);
 }
 
+/* float8 / float4: every code decodes and encodes back to itself (NaN codes stay NaN). */
+static void test_minifloat_roundtrip(void) {
+    QrDType types[] = { QR_DT_F8E4M3FN, QR_DT_F8E4M3FNUZ, QR_DT_F8E5M2, QR_DT_F8E5M2FNUZ, QR_DT_F8E8M0, QR_DT_F4E2M1 };
+    int nan_count[] = { 2, 1, 6, 1, 1, 0 };
+    for (int k = 0; k < QR_ARRAY_LEN(types); k++) {
+        QrDType dt = types[k];
+        int ncodes = dt == QR_DT_F4E2M1 ? 16 : 256, nans = 0;
+        for (int c = 0; c < ncodes; c++) {
+            double v = qr_f8_to_f64((uint8_t)c, dt);
+            for (int sat = 0; sat < 2; sat++) {
+                uint8_t back = qr_f64_to_f8(v, dt, sat);
+                if (v != v) QT_CHECKF(qr_f8_to_f64(back, dt) != qr_f8_to_f64(back, dt), "%s %02x", qr_dtype_name(dt), c);
+                else if (isinf(v) && sat) QT_CHECKF(back == (c & 0x80 ? 0xfb : 0x7b), "%s %02x", qr_dtype_name(dt), c);
+                else QT_CHECKF(back == c, "%s %02x -> %g -> %02x (sat %d)", qr_dtype_name(dt), c, v, back, sat);
+            }
+            nans += v != v;
+        }
+        QT_CHECKF(nans == nan_count[k], "%s has %d NaN codes", qr_dtype_name(dt), nans);
+    }
+    /* Largest finite values and a few known codes. */
+    QT_CHECK(qr_f8_to_f64(0x7e, QR_DT_F8E4M3FN) == 448 && qr_f8_to_f64(0x7f, QR_DT_F8E4M3FNUZ) == 240);
+    QT_CHECK(qr_f8_to_f64(0x7b, QR_DT_F8E5M2) == 57344 && qr_f8_to_f64(0x7f, QR_DT_F8E5M2FNUZ) == 57344);
+    QT_CHECK(qr_f8_to_f64(0x7, QR_DT_F4E2M1) == 6 && qr_f8_to_f64(0xd, QR_DT_F4E2M1) == -3);
+    QT_CHECK(qr_f8_to_f64(0x01, QR_DT_F8E4M3FN) == ldexp(1, -9) && qr_f8_to_f64(0x01, QR_DT_F8E5M2FNUZ) == ldexp(1, -17));
+    QT_CHECK(qr_f8_to_f64(0xed, QR_DT_F8E4M3FN) == -104 && qr_f8_to_f64(0x7c, QR_DT_F8E5M2) == INFINITY);
+    QT_CHECK(qr_f8_to_f64(127, QR_DT_F8E8M0) == 1 && qr_f8_to_f64(0, QR_DT_F8E8M0) == ldexp(1, -127));
+}
+
+/* Halfway between neighbouring codes rounds to the even code; just off it rounds to the nearer. */
+static void test_minifloat_ties(void) {
+    QrDType types[] = { QR_DT_F8E4M3FN, QR_DT_F8E4M3FNUZ, QR_DT_F8E5M2, QR_DT_F8E5M2FNUZ, QR_DT_F4E2M1 };
+    uint8_t max_code[] = { 0x7e, 0x7f, 0x7b, 0x7f, 0x7 };
+    for (int k = 0; k < QR_ARRAY_LEN(types); k++) {
+        QrDType dt = types[k];
+        uint8_t neg = dt == QR_DT_F4E2M1 ? 0x8 : 0x80;
+        for (int c = 0; c < max_code[k]; c++) {
+            double lo = qr_f8_to_f64((uint8_t)c, dt), hi = qr_f8_to_f64((uint8_t)(c + 1), dt), mid = (lo + hi) / 2;
+            uint8_t even = (uint8_t)(c & 1 ? c + 1 : c);
+            QT_CHECKF(qr_f64_to_f8(mid, dt, true) == even, "%s tie %g", qr_dtype_name(dt), mid);
+            QT_CHECKF(qr_f64_to_f8(nextafter(mid, 0), dt, true) == c, "%s below %g", qr_dtype_name(dt), mid);
+            QT_CHECKF(qr_f64_to_f8(nextafter(mid, 1e300), dt, false) == c + 1, "%s above %g", qr_dtype_name(dt), mid);
+            /* negative side mirrors (UZ: 0 has no negative twin) */
+            uint8_t nz = (uint8_t)(even == 0 && (dt == QR_DT_F8E4M3FNUZ || dt == QR_DT_F8E5M2FNUZ) ? 0 : even | neg);
+            QT_CHECKF(qr_f64_to_f8(-mid, dt, true) == nz, "%s tie %g", qr_dtype_name(dt), -mid);
+        }
+    }
+    QT_CHECK(qr_f64_to_f8(100, QR_DT_F8E4M3FN, true) == 0x6c);     /* 1.5625*2^6: tie -> 96 */
+    QT_CHECK(qr_f64_to_f8(5, QR_DT_F4E2M1, true) == 0x6 && qr_f64_to_f8(0.25, QR_DT_F4E2M1, true) == 0);
+    QT_CHECK(qr_f64_to_f8(1.25, QR_DT_F4E2M1, true) == 0x2 && qr_f64_to_f8(-2.5, QR_DT_F4E2M1, true) == 0xc);
+    /* -0 keeps its sign except in UZ types; tiny values underflow to (signed) zero. */
+    QT_CHECK(qr_f64_to_f8(-0.0, QR_DT_F8E4M3FN, true) == 0x80 && qr_f64_to_f8(-0.0, QR_DT_F8E5M2FNUZ, true) == 0);
+    QT_CHECK(qr_f64_to_f8(-1e-7, QR_DT_F8E4M3FNUZ, false) == 0 && qr_f64_to_f8(-1e-7, QR_DT_F8E5M2, true) == 0x80);
+    QT_CHECK(qr_f64_to_f8(-0.0, QR_DT_F4E2M1, true) == 0x8 && qr_f64_to_f8(ldexp(1, -10), QR_DT_F8E4M3FN, 1) == 0);
+}
+
+/* Out of range and Inf: largest finite with saturate, else NaN (FN, UZ) or Inf (e5m2). */
+static void test_minifloat_saturate(void) {
+    struct { QrDType dt; double v; uint8_t sat, nosat; } cases[] = {
+        { QR_DT_F8E4M3FN, 464, 0x7e, 0x7e },          /* ties to 448 (even) */
+        { QR_DT_F8E4M3FN, 465, 0x7e, 0x7f },
+        { QR_DT_F8E4M3FN, 480, 0x7e, 0x7f },
+        { QR_DT_F8E4M3FN, -1e6, 0xfe, 0xff },
+        { QR_DT_F8E4M3FN, INFINITY, 0x7e, 0x7f },
+        { QR_DT_F8E4M3FN, -INFINITY, 0xfe, 0xff },
+        { QR_DT_F8E4M3FNUZ, 248, 0x7f, 0x80 },        /* tie 240 (odd code 0x7f) / 256: rounds to 256, overflows */
+        { QR_DT_F8E4M3FNUZ, 1e6, 0x7f, 0x80 },
+        { QR_DT_F8E4M3FNUZ, -INFINITY, 0xff, 0x80 },
+        { QR_DT_F8E5M2, 61439, 0x7b, 0x7b },
+        { QR_DT_F8E5M2, 61440, 0x7b, 0x7c },
+        { QR_DT_F8E5M2, -1e6, 0xfb, 0xfc },
+        { QR_DT_F8E5M2, INFINITY, 0x7b, 0x7c },
+        { QR_DT_F8E5M2FNUZ, 1e300, 0x7f, 0x80 },
+        { QR_DT_F8E5M2FNUZ, INFINITY, 0x7f, 0x80 },
+        { QR_DT_F4E2M1, 7, 0x7, 0x7 },
+        { QR_DT_F4E2M1, -1e6, 0xf, 0xf },
+        { QR_DT_F4E2M1, -INFINITY, 0xf, 0xf },
+        { QR_DT_F4E2M1, NAN, 0x7, 0x7 },
+        { QR_DT_F8E4M3FN, NAN, 0x7f, 0x7f },
+        { QR_DT_F8E4M3FNUZ, NAN, 0x80, 0x80 },
+    };
+    for (int k = 0; k < QR_ARRAY_LEN(cases); k++) {
+        QT_CHECKF(qr_f64_to_f8(cases[k].v, cases[k].dt, true) == cases[k].sat, "case %d", k);
+        QT_CHECKF(qr_f64_to_f8(cases[k].v, cases[k].dt, false) == cases[k].nosat, "case %d", k);
+    }
+    /* e8m0: powers of two, rounding modes, saturation. */
+    QT_CHECK(qr_f32_to_e8m0(1.0f, true, QR_E8M0_UP) == 127 && qr_f32_to_e8m0(1.1f, true, QR_E8M0_UP) == 128);
+    QT_CHECK(qr_f32_to_e8m0(1.1f, true, QR_E8M0_DOWN) == 127 && qr_f32_to_e8m0(1.1f, true, QR_E8M0_NEAREST) == 127);
+    QT_CHECK(qr_f32_to_e8m0(1.5f, true, QR_E8M0_NEAREST) == 128 && qr_f32_to_e8m0(0.124f, true, QR_E8M0_UP) == 124);
+    QT_CHECK(qr_f32_to_e8m0(0.0f, true, QR_E8M0_UP) == 0 && qr_f32_to_e8m0(NAN, true, QR_E8M0_UP) == 0xff);
+    QT_CHECK(qr_f32_to_e8m0(FLT_MAX, true, QR_E8M0_UP) == 0xfe && qr_f32_to_e8m0(FLT_MAX, false, QR_E8M0_UP) == 0xff);
+    QT_CHECK(qr_f32_to_e8m0(INFINITY, true, QR_E8M0_UP) == 0xff);
+}
+
+/* int2 / uint2 / float4 / float8 survive qr_pb_write (packed low bits first) and qr_pb_read;
+ * integers wrap into the narrow types. */
+static void test_subbyte_pb_roundtrip(void) {
+    QrDType types[] = { QR_DT_S2, QR_DT_U2, QR_DT_F4E2M1, QR_DT_F8E5M2, QR_DT_S4 };
+    for (int k = 0; k < QR_ARRAY_LEN(types); k++) {
+        QrTensor t = {0}, u = {0};
+        int64_t dims[2] = { 3, 5 };                       /* 15: not a multiple of 4 */
+        QT_OK(qr_tensor_set_shape(&t, types[k], 2, dims));
+        QT_OK(qr_tensor_alloc_data(&t));
+        for (int64_t i = 0; i < t.numel; i++) {
+            if (qr_dtype_is_float(t.dtype)) ((uint8_t *)t.data)[i] = (uint8_t)((i * 37 + 3) % (t.dtype == QR_DT_F4E2M1 ? 16 : 256));
+            else qr_tensor_set_i64(&t, i, i - 7);
+        }
+        char path[] = "build/test_subbyte_pb.pb";
+        QT_OK(qr_pb_write(path, &t, "x"));
+        QT_OK(qr_pb_read(path, &u, NULL, 0));
+        QT_CHECK(u.dtype == t.dtype && qr_tensor_same_shape(&t, &u));
+        QT_CHECKF(memcmp(t.data, u.data, (size_t)t.numel) == 0, "%s", qr_dtype_name(t.dtype));
+        if (t.dtype == QR_DT_S2) {                          /* -7 wraps to 1, -2..1 stay, 2 wraps to -2 */
+            QT_CHECK(qr_tensor_get_i64(&u, 0) == 1 && qr_tensor_get_i64(&u, 5) == -2 && qr_tensor_get_i64(&u, 8) == 1);
+            QT_CHECK(qr_tensor_get_i64(&u, 9) == -2 && qr_tensor_get_i64(&u, 10) == -1);
+        }
+        if (t.dtype == QR_DT_U2) QT_CHECK(qr_tensor_get_i64(&u, 0) == 1 && qr_tensor_get_i64(&u, 10) == 3);
+        if (t.dtype == QR_DT_S4) QT_CHECK(qr_tensor_get_i64(&u, 0) == -7 && qr_tensor_get_i64(&u, 14) == 7);
+        qr_tensor_free_data(&t);
+        qr_tensor_free_data(&u);
+        remove(path);
+    }
+    /* Bit layout: int2 elements 1, -2, -1, 0 pack to 0b00111001 (0x39). */
+    QrTensor t = {0};
+    int64_t n = 4;
+    QT_OK(qr_tensor_set_shape(&t, QR_DT_S2, 1, &n));
+    QT_OK(qr_tensor_alloc_data(&t));
+    int vals[4] = { 1, -2, -1, 0 };
+    for (int i = 0; i < 4; i++) qr_tensor_set_i64(&t, i, vals[i]);
+    char path[] = "build/test_subbyte_pb.pb";
+    QT_OK(qr_pb_write(path, &t, "x"));
+    unsigned char *buf;
+    size_t len;
+    QT_OK(qr_file_read(path, 0, &buf, &len));
+    QT_CHECK(len > 3 && buf[len - 1] == 0x39 && buf[len - 2] == 1);   /* raw_data: length 1, byte 0x39 */
+    qr_aligned_free(buf);
+    qr_tensor_free_data(&t);
+    remove(path);
+    /* .npy refuses float8 with a clear message. */
+    QrTensor f = {0};
+    QT_OK(qr_tensor_set_shape(&f, QR_DT_F8E4M3FN, 1, &n));
+    QT_OK(qr_tensor_alloc_data(&f));
+    unsigned char *nb = NULL;
+    size_t nl = 0;
+    QT_CHECK(qr_npy_encode(&f, &nb, &nl) == QR_ERR_UNSUPPORTED && strstr(qr_err_msg(), "float8e4m3fn"));
+    qr_tensor_free_data(&f);
+}
+
 static void qt_base_all(void) {
     QT_RUN(test_arena);
     QT_RUN(test_strmap);
@@ -134,4 +281,8 @@ static void qt_base_all(void) {
     QT_RUN(test_npy_roundtrip);
     QT_RUN(test_npy_rejects);
     QT_RUN(test_pb_roundtrip);
+    QT_RUN(test_minifloat_roundtrip);
+    QT_RUN(test_minifloat_ties);
+    QT_RUN(test_minifloat_saturate);
+    QT_RUN(test_subbyte_pb_roundtrip);
 }

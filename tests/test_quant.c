@@ -720,7 +720,7 @@ static void test_quant_bad_inputs(void) {
     QrAttr ok_blk[2] = { qt_q_ai("block_size", INT64_MAX), qt_q_ai("axis", 1) };   /* ceil(2 / huge) = 1 block */
     QT_OK(qt_q_run("", "QuantizeLinear", ok_blk, 2, qi, 2, &y, 1));
     qi[1] = s;
-    QrAttr od = qt_q_ai("output_dtype", 17), pr = qt_q_ai("precision", QR_DT_S8);
+    QrAttr od = qt_q_ai("output_dtype", 24), pr = qt_q_ai("precision", QR_DT_S8);
     QT_CHECK(qt_q_run("", "QuantizeLinear", &od, 1, qi, 2, &y, 1) == QR_ERR_UNSUPPORTED);
     QT_CHECK(qt_q_run("", "QuantizeLinear", &pr, 1, qi, 2, &y, 1) == QR_ERR_UNSUPPORTED);
     const QrTensor *q2[2] = { x, s };   /* integer input to QuantizeLinear */

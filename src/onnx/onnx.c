@@ -32,6 +32,15 @@ static QrStatus qr__external_path(const QrOnnxCtx *cx, const char *loc, const ch
     return QR_OK;
 }
 
+/* Element i of a sub-byte type packed low bits first (`byte` holds it), as qreport stores it
+ * unpacked: int4/int2 sign-extended, uint4/uint2 and float4 codes as is. */
+static uint8_t qr__unpack_elem(QrDType dt, int bits, unsigned byte, int64_t i) {
+    int per = 8 / bits;
+    unsigned v = (byte >> ((i % per) * bits)) & ((1u << bits) - 1), half = 1u << (bits - 1);
+    if (dt == QR_DT_S4 || dt == QR_DT_S2) return (uint8_t)(int8_t)((int)(v ^ half) - (int)half);
+    return (uint8_t)v;
+}
+
 /* Converts a TensorProto. The data is owned by the tensor (qr_tensor_free_data). */
 static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorProto *tp, QrTensor *t) {
     const char *name = tp->name && tp->name[0] ? tp->name : "<unnamed>";
@@ -45,8 +54,10 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
     QrStatus st = qr_tensor_set_shape(t, dt, (int)tp->n_dims, tp->dims);
     if (st != QR_OK) return qr_err_wrap(st, "%s: tensor '%s'", cx->path, name);
     int64_t n = t->numel;
-    bool packed4 = dt == QR_DT_S4 || dt == QR_DT_U4;
-    size_t raw_bytes = packed4 ? (size_t)((n + 1) / 2) : qr_tensor_nbytes(t);
+    int bits = qr_dtype_packed_bits(dt);              /* sub-byte types are packed in files */
+    bool packed = bits != 0;
+    int64_t per = packed ? 8 / bits : 1;
+    size_t raw_bytes = packed ? (size_t)((n + per - 1) / per) : qr_tensor_nbytes(t);
     QR_TRY(qr_tensor_alloc_data(t));
 
     const unsigned char *raw = NULL;
@@ -85,7 +96,7 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
             st = qr_errf(QR_ERR_INVALID, "%s: tensor '%s': external data [%llu, +%llu) is past the end of '%s' (%llu bytes)",
                          cx->path, name, (unsigned long long)off, (unsigned long long)len, loc, (unsigned long long)fsize);
         if (st == QR_OK) {
-            if (packed4) {
+            if (packed) {
                 ext = malloc(raw_bytes + 1);
                 if (!ext) st = qr_errf(QR_ERR_NOMEM, "out of memory");
                 else st = qr_file_read_range(full, off, len, ext);
@@ -95,7 +106,7 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
             }
         }
         if (st != QR_OK) { free(ext); qr_tensor_free_data(t); return st; }
-        if (!packed4) return QR_OK;
+        if (!packed) return QR_OK;
     } else if (tp->has_raw_data) {
         if (tp->raw_data.len != raw_bytes) {
             qr_tensor_free_data(t);
@@ -103,15 +114,11 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
                            cx->path, name, tp->raw_data.len, raw_bytes);
         }
         raw = tp->raw_data.data;
-        if (!packed4) { if (raw_bytes) memcpy(t->data, raw, raw_bytes); return QR_OK; }
+        if (!packed) { if (raw_bytes) memcpy(t->data, raw, raw_bytes); return QR_OK; }
     }
 
-    if (raw) {                                    /* packed int4: low nibble first */
-        for (int64_t i = 0; i < n; i++) {
-            unsigned v = (raw[i / 2] >> ((i & 1) * 4)) & 0xf;
-            if (dt == QR_DT_S4) ((int8_t *)t->data)[i] = (int8_t)((v ^ 8) - 8);
-            else ((uint8_t *)t->data)[i] = (uint8_t)v;
-        }
+    if (raw) {                                    /* packed sub-byte type: low bits first */
+        for (int64_t i = 0; i < n; i++) ((uint8_t *)t->data)[i] = qr__unpack_elem(dt, bits, raw[i / per], i);
         free(ext);
         return QR_OK;
     }
@@ -135,15 +142,18 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
         have = tp->n_uint64_data;
         if (have == (size_t)n) for (int64_t i = 0; i < n; i++) qr_tensor_set_i64(t, i, (int64_t)tp->uint64_data[i]);
         break;
-    case QR_DT_S4: case QR_DT_U4:
+    case QR_DT_S4: case QR_DT_U4: case QR_DT_F4E2M1: case QR_DT_S2: case QR_DT_U2:
+        /* one packed byte per int32 */
         have = tp->n_int32_data;
-        if (have == (size_t)((n + 1) / 2)) {
-            for (int64_t i = 0; i < n; i++) {
-                unsigned v = ((unsigned)tp->int32_data[i / 2] >> ((i & 1) * 4)) & 0xf;
-                qr_tensor_set_i64(t, i, dt == QR_DT_S4 ? (int64_t)((int)(v ^ 8) - 8) : (int64_t)v);
-            }
+        if (have == raw_bytes) {
+            for (int64_t i = 0; i < n; i++)
+                ((uint8_t *)t->data)[i] = qr__unpack_elem(dt, bits, (unsigned)tp->int32_data[i / per] & 0xff, i);
             have = (size_t)n;
         }
+        break;
+    case QR_DT_F8E4M3FN: case QR_DT_F8E4M3FNUZ: case QR_DT_F8E5M2: case QR_DT_F8E5M2FNUZ: case QR_DT_F8E8M0:
+        have = tp->n_int32_data;                  /* one code per int32 */
+        if (have == (size_t)n) for (int64_t i = 0; i < n; i++) ((uint8_t *)t->data)[i] = (uint8_t)tp->int32_data[i];
         break;
     case QR_DT_F16: case QR_DT_BF16:
         have = tp->n_int32_data;
@@ -439,12 +449,14 @@ static QrStatus qr_pb_write(const char *path, const QrTensor *t, const char *nam
     tp.name = (char *)(name ? name : "");
     size_t nbytes = qr_tensor_nbytes(t);
     unsigned char *packed = NULL;
-    if (t->dtype == QR_DT_S4 || t->dtype == QR_DT_U4) {
-        nbytes = (size_t)(t->numel + 1) / 2;
+    int bits = qr_dtype_packed_bits(t->dtype);
+    if (bits) {                                   /* sub-byte types: packed low bits first */
+        int64_t per = 8 / bits;
+        nbytes = (size_t)((t->numel + per - 1) / per);
         packed = calloc(nbytes + 1, 1);
         if (!packed) return qr_errf(QR_ERR_NOMEM, "out of memory");
         for (int64_t i = 0; i < t->numel; i++)
-            packed[i / 2] |= (unsigned char)((((const uint8_t *)t->data)[i] & 0xf) << ((i & 1) * 4));
+            packed[i / per] |= (unsigned char)((((const uint8_t *)t->data)[i] & ((1u << bits) - 1)) << ((i % per) * bits));
     }
     tp.has_raw_data = 1;
     tp.raw_data.len = nbytes;

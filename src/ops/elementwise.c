@@ -26,6 +26,8 @@ static void qr__ew_int_limits(QrDType dt, int64_t *lo, int64_t *hi) {
     case QR_DT_BOOL: *lo = 0; *hi = 1; return;
     case QR_DT_U4: *lo = 0; *hi = 15; return;
     case QR_DT_S4: *lo = -8; *hi = 7; return;
+    case QR_DT_U2: *lo = 0; *hi = 3; return;
+    case QR_DT_S2: *lo = -2; *hi = 1; return;
     case QR_DT_U8: *lo = 0; *hi = UINT8_MAX; return;
     case QR_DT_S8: *lo = INT8_MIN; *hi = INT8_MAX; return;
     case QR_DT_U16: *lo = 0; *hi = UINT16_MAX; return;
@@ -772,8 +774,18 @@ static QrStatus qr__ew_clip_exec(QrOpCtx *c) {
 
 /* ==== Cast, CastLike ================================================================ */
 
-/* Cast(to): every supported dtype both ways; float -> int truncates toward zero.
- * `saturate` only concerns float8 types, which qreport does not load. */
+/* Cast(to): every supported dtype both ways; float -> int truncates toward zero, integers
+ * wrap into narrower integer types. `saturate` (19+, default 1) only concerns float8 targets;
+ * float4 always saturates. `round_mode` (24+: up, down, nearest) only concerns float8e8m0. */
+static QrStatus qr__ew_cast_round_mode(QrOpCtx *c, QrE8m0Round *mode) {
+    const char *rm = qr_attr_str(c->node, "round_mode", "up");
+    if (!strcmp(rm, "up")) *mode = QR_E8M0_UP;
+    else if (!strcmp(rm, "down")) *mode = QR_E8M0_DOWN;
+    else if (!strcmp(rm, "nearest")) *mode = QR_E8M0_NEAREST;
+    else return qr_op_fail(c, QR_ERR_UNSUPPORTED, "round_mode '%s' is not supported (up, down, nearest are)", rm);
+    return QR_OK;
+}
+
 static QrStatus qr__ew_cast_to(QrOpCtx *c, int64_t to) {
     QR_TRY(qr__ew_need_inputs(c, 1));
     const QrTensor *x = c->in[0];
@@ -781,6 +793,8 @@ static QrStatus qr__ew_cast_to(QrOpCtx *c, int64_t to) {
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "cast to type %lld is not supported", (long long)to);
     if (!qr_dtype_supported(x->dtype))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "cast from %s is not supported", qr_dtype_name(x->dtype));
+    QrE8m0Round rm;
+    QR_TRY(qr__ew_cast_round_mode(c, &rm));
     return qr_op_set_out(c, 0, (QrDType)to, x->rank, x->dims);
 }
 
@@ -796,7 +810,22 @@ static QrStatus qr__ew_castlike_shape(QrOpCtx *c) {
 }
 
 static QrStatus qr__ew_cast_exec(QrOpCtx *c) {
-    QrStatus st = qr_tensor_convert(c->in[0], c->out[0]);
+    const QrTensor *x = c->in[0];
+    QrTensor *y = c->out[0];
+    bool sat = qr_attr_int(c->node, "saturate", 1) != 0;
+    QrE8m0Round rm;
+    QR_TRY(qr__ew_cast_round_mode(c, &rm));
+    /* qr_tensor_convert saturates (and rounds e8m0 up); other float8 conversions go here. */
+    if (qr_dtype_is_minifloat(y->dtype) && x->dtype != y->dtype &&
+        (!sat || (y->dtype == QR_DT_F8E8M0 && rm != QR_E8M0_UP))) {
+        uint8_t *py = y->data;
+        for (int64_t i = 0; i < x->numel; i++) {
+            double v = qr_tensor_get_f64(x, i);
+            py[i] = y->dtype == QR_DT_F8E8M0 ? qr_f32_to_e8m0((float)v, sat, rm) : qr_f64_to_f8(v, y->dtype, sat);
+        }
+        return QR_OK;
+    }
+    QrStatus st = qr_tensor_convert(x, y);
     if (st != QR_OK) return qr_op_fail(c, st, "%s", qr_err_msg());
     return QR_OK;
 }

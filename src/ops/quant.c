@@ -24,7 +24,8 @@ static inline float qr_quant_round_f32(float v) { return rintf(v); }
 typedef struct QrQuantRange { int32_t lo, hi; } QrQuantRange;
 
 /* Sets *r to the range of an integer type QuantizeLinear can produce (int8, uint8, int16,
- * uint16, int4, uint4; 4-bit values are stored one per byte). False for any other type. */
+ * uint16, int4, uint4, int2, uint2; sub-byte values are stored one per byte). False for any
+ * other type. */
 static bool qr_quant_range(QrDType dt, QrQuantRange *r) {
     switch (dt) {
     case QR_DT_U8: *r = (QrQuantRange){ 0, 255 }; return true;
@@ -33,6 +34,8 @@ static bool qr_quant_range(QrDType dt, QrQuantRange *r) {
     case QR_DT_S16: *r = (QrQuantRange){ -32768, 32767 }; return true;
     case QR_DT_U4: *r = (QrQuantRange){ 0, 15 }; return true;
     case QR_DT_S4: *r = (QrQuantRange){ -8, 7 }; return true;
+    case QR_DT_U2: *r = (QrQuantRange){ 0, 3 }; return true;
+    case QR_DT_S2: *r = (QrQuantRange){ -2, 1 }; return true;
     default: return false;
     }
 }
@@ -132,11 +135,11 @@ static QrStatus qr_quant_layout(const QrOpCtx *c, const QrTensor *x, const QrTen
 
 /* ==== element access and parameter loading ======================================== */
 
-/* Element i of an integer tensor as int32 (all quantized storage types; int4 unpacked). */
+/* Element i of an integer tensor as int32 (all quantized storage types; int4/int2 unpacked). */
 static inline int32_t qr__q_geti(const QrTensor *t, int64_t i) {
     switch (t->dtype) {
-    case QR_DT_U8: case QR_DT_U4: return ((const uint8_t *)t->data)[i];
-    case QR_DT_S8: case QR_DT_S4: return ((const int8_t *)t->data)[i];
+    case QR_DT_U8: case QR_DT_U4: case QR_DT_U2: return ((const uint8_t *)t->data)[i];
+    case QR_DT_S8: case QR_DT_S4: case QR_DT_S2: return ((const int8_t *)t->data)[i];
     case QR_DT_U16: return ((const uint16_t *)t->data)[i];
     case QR_DT_S16: return ((const int16_t *)t->data)[i];
     case QR_DT_S32: return ((const int32_t *)t->data)[i];
@@ -146,8 +149,8 @@ static inline int32_t qr__q_geti(const QrTensor *t, int64_t i) {
 
 static inline void qr__q_seti(QrTensor *t, int64_t i, int32_t v) {
     switch (t->dtype) {
-    case QR_DT_U8: case QR_DT_U4: ((uint8_t *)t->data)[i] = (uint8_t)v; return;
-    case QR_DT_S8: case QR_DT_S4: ((int8_t *)t->data)[i] = (int8_t)v; return;
+    case QR_DT_U8: case QR_DT_U4: case QR_DT_U2: ((uint8_t *)t->data)[i] = (uint8_t)v; return;
+    case QR_DT_S8: case QR_DT_S4: case QR_DT_S2: ((int8_t *)t->data)[i] = (int8_t)v; return;
     case QR_DT_U16: ((uint16_t *)t->data)[i] = (uint16_t)v; return;
     case QR_DT_S16: ((int16_t *)t->data)[i] = (int16_t)v; return;
     case QR_DT_S32: ((int32_t *)t->data)[i] = v; return;
@@ -253,13 +256,17 @@ static int32_t qr__q_scalar_zp(const QrOpCtx *c, int i) {
 /* QuantizeLinear(x, y_scale, [y_zero_point]) -> y, opsets 10-25 and com.microsoft.
  * Output type: y_zero_point's, else the output_dtype attribute (21+), else uint8.
  * `precision` (23+): 0 / float32 divide in float32 (what ORT does for every input type);
- * float16 / bfloat16 round x, the scale and the quotient to that type. Float8 / float4 /
- * 2-bit outputs are not loadable (the loader rejects those types). */
+ * float16 / bfloat16 round x, the scale and the quotient to that type.
+ * Float8 / float4 outputs: y = cast(x / scale + zp) with no rounding to an integer; float8
+ * honours `saturate` (19+, default 1) and adds zp only when it is nonzero (it is 0 in practice;
+ * ORT and the reference ignore it, so -0 survives), float4 always adds it and saturates. */
 typedef struct QrQQuant {
     QrQuantLayout l;
-    QrQuantRange r;
+    QrQuantRange r;      /* integer outputs */
     QrDType out_dt;
     QrDType precision;   /* QR_DT_UNDEF = float32 */
+    bool fl;             /* float8 / float4 output */
+    bool saturate;
 } QrQQuant;
 
 static QrStatus qr__q_quantize_check(QrOpCtx *c, QrQQuant *q) {
@@ -277,9 +284,12 @@ static QrStatus qr__q_quantize_check(QrOpCtx *c, QrQQuant *q) {
     } else {
         q->out_dt = od ? (QrDType)od : QR_DT_U8;
     }
-    if (!qr_quant_range(q->out_dt, &q->r))
+    q->fl = qr_dtype_is_minifloat(q->out_dt) && q->out_dt != QR_DT_F8E8M0;
+    q->saturate = qr_attr_int(c->node, "saturate", 1) != 0;
+    if (!q->fl && !qr_quant_range(q->out_dt, &q->r))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "output type %s is not supported (int8, uint8, int16, uint16, int4, "
-                          "uint4 are)", qr_dtype_name(q->out_dt));
+                          "uint4, int2, uint2, float8e4m3fn(uz), float8e5m2(fnuz), float4e2m1 are)",
+                          qr_dtype_name(q->out_dt));
     int64_t prec = qr_attr_int(c->node, "precision", 0);
     if (prec == 0 || prec == QR_DT_F32) q->precision = QR_DT_UNDEF;
     else if (prec == QR_DT_F16 || prec == QR_DT_BF16) q->precision = (QrDType)prec;
@@ -332,12 +342,38 @@ static void qr__q_quantize_run(const QrTensor *x, QrTensor *y, int64_t off, int6
     }
 }
 
+/* Float8 / float4 output: n consecutive elements from off with parameters s[k*ps], zp[k*ps]. */
+static void qr__q_quantize_run_float(const QrTensor *x, QrTensor *y, int64_t off, int64_t n, const float *s,
+                                     const float *zp, int64_t ps, const QrQQuant *q) {
+    uint8_t *py = (uint8_t *)y->data + off;
+    for (int64_t j = 0; j < n; j++) {
+        float xv = qr__q_getf(x, off + j), sv = s[j * ps], z = zp[j * ps], v;
+        if (q->precision == QR_DT_UNDEF) v = xv / sv;
+        else v = qr__q_to_prec(qr__q_to_prec(xv, q->precision) / qr__q_to_prec(sv, q->precision), q->precision);
+        if (z != 0 || y->dtype == QR_DT_F4E2M1) v += z;
+        py[j] = qr_f64_to_f8(v, y->dtype, q->saturate);
+    }
+}
+
 static QrStatus qr__q_quantize_exec(QrOpCtx *c) {
     QrQQuant q;
     QR_TRY(qr__q_quantize_check(c, &q));
     float *s;
     int32_t *zp;
     QR_TRY(qr__q_load_scales(c, 1, &s));
+    if (q.fl) {
+        const QrTensor *zt = qr_op_in(c, 2);
+        float *zf;
+        QR_TRY(qr__q_alloc(c, (size_t)q.l.count, sizeof(float), (void **)&zf));
+        for (int64_t k = 0; zt && k < q.l.count; k++) zf[k] = qr__q_getf(zt, k);
+        int64_t off = 0;
+        for (int64_t o = 0; o < q.l.outer; o++)
+            for (int64_t k = 0; k < q.l.axis_len; k++, off += q.l.inner) {
+                int64_t p = qr_quant_layout_index(&q.l, o, k, 0);
+                qr__q_quantize_run_float(c->in[0], c->out[0], off, q.l.inner, s + p, zf + p, q.l.sn, &q);
+            }
+        return QR_OK;
+    }
     QR_TRY(qr__q_load_zps(c, 2, q.l.count, &zp));
     const QrQuantLayout *l = &q.l;
     int64_t off = 0;
@@ -354,13 +390,16 @@ static QrStatus qr__q_quantize_exec(QrOpCtx *c) {
 /* DequantizeLinear(x, x_scale, [x_zero_point]) -> y = (x - zp) * scale, opsets 10-25 and
  * com.microsoft. (x - zp) is formed in integers, converted to float32 and multiplied by the
  * float32 scale, then rounded to the output type (ORT's DequantizeLinearApply). Output type:
- * the output_dtype attribute, else the scale's. int32 inputs normally have no zero point. */
+ * the output_dtype attribute, else the scale's. int32 inputs normally have no zero point.
+ * Float8 / float4 inputs: (decode(x) - decode(zp)) in float32, times the scale. */
 static QrStatus qr__q_dequantize_check(QrOpCtx *c, QrQuantLayout *l, QrDType *out_dt) {
     const QrTensor *x = c->in[0], *s = qr_op_in(c, 1), *zp = qr_op_in(c, 2);
     QrQuantRange r;
-    if (!qr_quant_range(x->dtype, &r) && x->dtype != QR_DT_S32)
+    bool fl = qr_dtype_is_minifloat(x->dtype) && x->dtype != QR_DT_F8E8M0;
+    if (!fl && !qr_quant_range(x->dtype, &r) && x->dtype != QR_DT_S32)
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input x has type %s (int8, uint8, int16, uint16, int32, int4, "
-                          "uint4 are supported)", qr_dtype_name(x->dtype));
+                          "uint4, int2, uint2, float8e4m3fn(uz), float8e5m2(fnuz), float4e2m1 are supported)",
+                          qr_dtype_name(x->dtype));
     QR_TRY(qr__q_need_scale(c, 1, "x_scale"));
     QR_TRY(qr__q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
     int64_t od = qr_attr_int(c->node, "output_dtype", 0);
@@ -391,6 +430,20 @@ static QrStatus qr__q_dequantize_exec(QrOpCtx *c) {
     float *s;
     int32_t *zp;
     QR_TRY(qr__q_load_scales(c, 1, &s));
+    if (qr_dtype_is_minifloat(x->dtype)) {
+        const QrTensor *zt = qr_op_in(c, 2);
+        float *zf;
+        QR_TRY(qr__q_alloc(c, (size_t)l.count, sizeof(float), (void **)&zf));
+        for (int64_t k = 0; zt && k < l.count; k++) zf[k] = qr__q_getf(zt, k);
+        int64_t off = 0;
+        for (int64_t o = 0; o < l.outer; o++)
+            for (int64_t k = 0; k < l.axis_len; k++, off += l.inner) {
+                int64_t p = qr_quant_layout_index(&l, o, k, 0);
+                for (int64_t j = 0; j < l.inner; j++)
+                    qr__q_setf(y, off + j, (qr__q_getf(x, off + j) - zf[p + j * l.sn]) * s[p + j * l.sn]);
+            }
+        return QR_OK;
+    }
     QR_TRY(qr__q_load_zps(c, 2, l.count, &zp));
     int64_t off = 0;
     for (int64_t o = 0; o < l.outer; o++)

@@ -12,6 +12,10 @@ static const char *qr_dtype_name(QrDType dt) {
     case QR_DT_F64: return "float64";  case QR_DT_U32: return "uint32";
     case QR_DT_U64: return "uint64";   case QR_DT_BF16: return "bfloat16";
     case QR_DT_U4: return "uint4";     case QR_DT_S4: return "int4";
+    case QR_DT_U2: return "uint2";     case QR_DT_S2: return "int2";
+    case QR_DT_F8E4M3FN: return "float8e4m3fn";     case QR_DT_F8E4M3FNUZ: return "float8e4m3fnuz";
+    case QR_DT_F8E5M2: return "float8e5m2";         case QR_DT_F8E5M2FNUZ: return "float8e5m2fnuz";
+    case QR_DT_F8E8M0: return "float8e8m0";         case QR_DT_F4E2M1: return "float4e2m1";
     default: return "unknown";
     }
 }
@@ -20,6 +24,8 @@ static size_t qr_dtype_size(QrDType dt) {
     switch (dt) {
     case QR_DT_F32: case QR_DT_S32: case QR_DT_U32: return 4;
     case QR_DT_U8: case QR_DT_S8: case QR_DT_BOOL: case QR_DT_U4: case QR_DT_S4: return 1;
+    case QR_DT_U2: case QR_DT_S2: case QR_DT_F8E4M3FN: case QR_DT_F8E4M3FNUZ: case QR_DT_F8E5M2:
+    case QR_DT_F8E5M2FNUZ: case QR_DT_F8E8M0: case QR_DT_F4E2M1: return 1;
     case QR_DT_U16: case QR_DT_S16: case QR_DT_F16: case QR_DT_BF16: return 2;
     case QR_DT_S64: case QR_DT_F64: case QR_DT_U64: return 8;
     default: return 0;
@@ -27,12 +33,19 @@ static size_t qr_dtype_size(QrDType dt) {
 }
 
 static bool qr_dtype_supported(QrDType dt) { return qr_dtype_size(dt) != 0; }
+static bool qr_dtype_is_minifloat(QrDType dt) {
+    return (dt >= QR_DT_F8E4M3FN && dt <= QR_DT_F8E5M2FNUZ) || dt == QR_DT_F4E2M1 || dt == QR_DT_F8E8M0;
+}
 static bool qr_dtype_is_float(QrDType dt) {
-    return dt == QR_DT_F32 || dt == QR_DT_F16 || dt == QR_DT_F64 || dt == QR_DT_BF16;
+    return dt == QR_DT_F32 || dt == QR_DT_F16 || dt == QR_DT_F64 || dt == QR_DT_BF16 || qr_dtype_is_minifloat(dt);
+}
+static int qr_dtype_packed_bits(QrDType dt) {
+    return dt == QR_DT_S4 || dt == QR_DT_U4 || dt == QR_DT_F4E2M1 ? 4 : dt == QR_DT_S2 || dt == QR_DT_U2 ? 2 : 0;
 }
 static bool qr_dtype_is_int(QrDType dt) { return qr_dtype_supported(dt) && !qr_dtype_is_float(dt); }
 static bool qr_dtype_is_signed(QrDType dt) {
-    return dt == QR_DT_S8 || dt == QR_DT_S16 || dt == QR_DT_S32 || dt == QR_DT_S64 || dt == QR_DT_S4;
+    return dt == QR_DT_S8 || dt == QR_DT_S16 || dt == QR_DT_S32 || dt == QR_DT_S64 || dt == QR_DT_S4 ||
+           dt == QR_DT_S2;
 }
 
 /* ==== half precision =========================================================== */
@@ -86,6 +99,87 @@ static uint16_t qr_f32_to_bf16(float f) {
     if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);
     x += 0x7fff + ((x >> 16) & 1);
     return (uint16_t)(x >> 16);
+}
+
+/* ==== float8 / float4 =========================================================== */
+
+/* A small float format: exponent and mantissa widths, exponent bias and the code of the
+ * largest finite magnitude (codes grow with magnitude, NaN/Inf codes sit above it). */
+typedef struct QrMiniFloat { int ebits, mbits, bias; unsigned max_code; } QrMiniFloat;
+
+static bool qr__minifloat(QrDType dt, QrMiniFloat *f) {
+    switch (dt) {
+    case QR_DT_F8E4M3FN: *f = (QrMiniFloat){ 4, 3, 7, 0x7e }; return true;      /* max 448 */
+    case QR_DT_F8E4M3FNUZ: *f = (QrMiniFloat){ 4, 3, 8, 0x7f }; return true;    /* max 240 */
+    case QR_DT_F8E5M2: *f = (QrMiniFloat){ 5, 2, 15, 0x7b }; return true;       /* max 57344 */
+    case QR_DT_F8E5M2FNUZ: *f = (QrMiniFloat){ 5, 2, 16, 0x7f }; return true;   /* max 57344 */
+    case QR_DT_F4E2M1: *f = (QrMiniFloat){ 2, 1, 1, 0x7 }; return true;         /* max 6 */
+    default: return false;
+    }
+}
+
+static double qr_f8_to_f64(uint8_t code, QrDType dt) {
+    if (dt == QR_DT_F8E8M0) return code == 0xff ? NAN : ldexp(1.0, (int)code - 127);
+    QrMiniFloat f;
+    if (!qr__minifloat(dt, &f)) return NAN;
+    int sb = f.ebits + f.mbits;                            /* sign bit position */
+    unsigned mag = code & ((1u << sb) - 1), neg = (code >> sb) & 1;
+    if (dt == QR_DT_F8E4M3FNUZ || dt == QR_DT_F8E5M2FNUZ) {
+        if (code == 0x80) return NAN;
+    } else if (dt == QR_DT_F8E4M3FN) {
+        if (mag == 0x7f) return neg ? -NAN : NAN;
+    } else if (dt == QR_DT_F8E5M2 && mag >= 0x7c) {
+        return mag == 0x7c ? (neg ? -INFINITY : INFINITY) : (neg ? -NAN : NAN);
+    }
+    unsigned e = mag >> f.mbits, m = mag & ((1u << f.mbits) - 1);
+    double v = e ? ldexp((double)((1u << f.mbits) | m), (int)e - f.bias - f.mbits)
+                 : ldexp((double)m, 1 - f.bias - f.mbits);   /* subnormal */
+    return neg ? -v : v;
+}
+
+static uint8_t qr_f64_to_f8(double v, QrDType dt, bool saturate) {
+    if (dt == QR_DT_F8E8M0) return qr_f32_to_e8m0((float)v, saturate, QR_E8M0_UP);
+    QrMiniFloat f;
+    if (!qr__minifloat(dt, &f)) return 0;
+    bool uz = dt == QR_DT_F8E4M3FNUZ || dt == QR_DT_F8E5M2FNUZ, f4 = dt == QR_DT_F4E2M1;
+    unsigned sign = signbit(v) ? 1u << (f.ebits + f.mbits) : 0;
+    if (isnan(v)) return (uint8_t)(uz ? 0x80 : f4 ? 0x7 : sign | 0x7f);
+    double a = fabs(v);
+    unsigned code = ~0u;                                   /* overflow unless set below */
+    if (!isinf(a)) {
+        int e;
+        frexp(a, &e);                                      /* a = m * 2^e, m in [0.5, 1) */
+        e -= 1;                                            /* a = 1.x * 2^e */
+        if (a == 0 || e < 1 - f.bias) e = 1 - f.bias;      /* subnormal range: fixed quantum */
+        /* a in units of the last mantissa bit (exact scaling), rounded half to even. */
+        double k = rint(ldexp(a, f.mbits - e));
+        if (k == 0) return (uint8_t)(uz ? 0 : sign);       /* UZ types have no -0 */
+        if (k >= (double)(2u << f.mbits)) { k = ldexp(k, -1); e++; }  /* rounded up to the next binade */
+        unsigned ki = (unsigned)k;
+        unsigned ef = ki >> f.mbits ? (unsigned)(e + f.bias) : 0;
+        code = (ef << f.mbits) | (ki & ((1u << f.mbits) - 1));
+    }
+    if (code > f.max_code) {
+        if (saturate || f4) code = f.max_code;
+        else if (uz) return 0x80;
+        else code = dt == QR_DT_F8E5M2 ? 0x7c : 0x7f;     /* e5m2: Inf; e4m3fn: NaN */
+    }
+    return (uint8_t)(sign | code);
+}
+
+/* For a normal float32 the code is its exponent field, plus one when rounding up (up: any
+ * fraction; nearest: fraction >= 1/2, ties up), as onnx.numpy_helper.to_float8e8m0 computes.
+ * Zero and subnormals (below 2^-126 = code 1) are rounded exactly against code 0 = 2^-127. */
+static uint8_t qr_f32_to_e8m0(float f, bool saturate, QrE8m0Round mode) {
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    uint32_t e = (b >> 23) & 0xff, frac = b & 0x7fffff;
+    if (e == 0xff) return 0xff;
+    if (e == 0)                                  /* |f| = frac * 2^-149; 2^-127 is frac 0x400000 */
+        return (uint8_t)(mode == QR_E8M0_UP ? frac > 0x400000 : mode == QR_E8M0_NEAREST ? frac >= 0x600000 : 0);
+    bool up = mode == QR_E8M0_UP ? frac != 0 : mode == QR_E8M0_NEAREST ? frac >= 0x400000 : false;
+    if (up && e == 0xfe && saturate) up = false;
+    return (uint8_t)(e + up);
 }
 
 /* ==== tensors ================================================================= */
@@ -189,6 +283,8 @@ static double qr_tensor_get_f64(const QrTensor *t, int64_t i) {
     case QR_DT_F16: return qr_f16_to_f32(((const uint16_t *)d)[i]);
     case QR_DT_BF16: return qr_bf16_to_f32(((const uint16_t *)d)[i]);
     case QR_DT_U64: return (double)((const uint64_t *)d)[i];
+    case QR_DT_F8E4M3FN: case QR_DT_F8E4M3FNUZ: case QR_DT_F8E5M2: case QR_DT_F8E5M2FNUZ:
+    case QR_DT_F8E8M0: case QR_DT_F4E2M1: return qr_f8_to_f64(((const uint8_t *)d)[i], t->dtype);
     default: return (double)qr_tensor_get_i64(t, i);
     }
 }
@@ -196,8 +292,8 @@ static double qr_tensor_get_f64(const QrTensor *t, int64_t i) {
 static int64_t qr_tensor_get_i64(const QrTensor *t, int64_t i) {
     const void *d = t->data;
     switch (t->dtype) {
-    case QR_DT_U8: case QR_DT_BOOL: case QR_DT_U4: return ((const uint8_t *)d)[i];
-    case QR_DT_S8: case QR_DT_S4: return ((const int8_t *)d)[i];
+    case QR_DT_U8: case QR_DT_BOOL: case QR_DT_U4: case QR_DT_U2: return ((const uint8_t *)d)[i];
+    case QR_DT_S8: case QR_DT_S4: case QR_DT_S2: return ((const int8_t *)d)[i];
     case QR_DT_U16: return ((const uint16_t *)d)[i];
     case QR_DT_S16: return ((const int16_t *)d)[i];
     case QR_DT_S32: return ((const int32_t *)d)[i];
@@ -221,6 +317,8 @@ static void qr_tensor_set_f64(QrTensor *t, int64_t i, double v) {
     case QR_DT_F64: ((double *)d)[i] = v; return;
     case QR_DT_F16: ((uint16_t *)d)[i] = qr_f32_to_f16((float)v); return;
     case QR_DT_BF16: ((uint16_t *)d)[i] = qr_f32_to_bf16((float)v); return;
+    case QR_DT_F8E4M3FN: case QR_DT_F8E4M3FNUZ: case QR_DT_F8E5M2: case QR_DT_F8E5M2FNUZ:
+    case QR_DT_F8E8M0: case QR_DT_F4E2M1: ((uint8_t *)d)[i] = qr_f64_to_f8(v, t->dtype, true); return;
     case QR_DT_BOOL: ((uint8_t *)d)[i] = v != 0; return;
     case QR_DT_U64: ((uint64_t *)d)[i] = v >= 1.8e19 ? UINT64_MAX : v <= 0 ? 0 : (uint64_t)v; return;
     default: {
@@ -233,9 +331,12 @@ static void qr_tensor_set_f64(QrTensor *t, int64_t i, double v) {
 static void qr_tensor_set_i64(QrTensor *t, int64_t i, int64_t v) {
     void *d = t->data;
     switch (t->dtype) {
-    case QR_DT_U8: case QR_DT_U4: ((uint8_t *)d)[i] = (uint8_t)v; return;
+    case QR_DT_U8: ((uint8_t *)d)[i] = (uint8_t)v; return;
+    case QR_DT_U4: case QR_DT_U2: ((uint8_t *)d)[i] = (uint8_t)(v & (t->dtype == QR_DT_U4 ? 0xf : 0x3)); return;
     case QR_DT_BOOL: ((uint8_t *)d)[i] = v != 0; return;
-    case QR_DT_S8: case QR_DT_S4: ((int8_t *)d)[i] = (int8_t)v; return;
+    case QR_DT_S8: ((int8_t *)d)[i] = (int8_t)v; return;
+    case QR_DT_S4: ((int8_t *)d)[i] = (int8_t)(((v & 0xf) ^ 8) - 8); return;      /* keep the low bits, sign-extend */
+    case QR_DT_S2: ((int8_t *)d)[i] = (int8_t)(((v & 0x3) ^ 2) - 2); return;
     case QR_DT_U16: ((uint16_t *)d)[i] = (uint16_t)v; return;
     case QR_DT_S16: ((int16_t *)d)[i] = (int16_t)v; return;
     case QR_DT_S32: ((int32_t *)d)[i] = (int32_t)v; return;
@@ -380,6 +481,11 @@ static QrStatus qr_npy_encode(const QrTensor *t, unsigned char **out, size_t *ou
     QrDType store = t->dtype;
     if (t->dtype == QR_DT_S4) { descr = "i1"; store = QR_DT_S8; }
     if (t->dtype == QR_DT_U4) { descr = "u1"; store = QR_DT_U8; }
+    if (t->dtype == QR_DT_S2) { descr = "i1"; store = QR_DT_S8; }
+    if (t->dtype == QR_DT_U2) { descr = "u1"; store = QR_DT_U8; }
+    if (qr_dtype_is_minifloat(t->dtype))
+        return qr_errf(QR_ERR_UNSUPPORTED, "cannot write %s tensors to .npy (numpy has no such type); cast them to "
+                       "float32 first", qr_dtype_name(t->dtype));
     if (!descr) return qr_errf(QR_ERR_UNSUPPORTED, "cannot write %s tensors to .npy", qr_dtype_name(t->dtype));
     QR_UNUSED(store);
     char hdr[512], shape[256];

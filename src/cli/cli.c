@@ -215,14 +215,23 @@ static void qr_cli_safe_name(char *dst, size_t n, const char *name) {
     if (i == 0 || dst[0] == '.') dst[0] = '_';
 }
 
+/* Common start of a one-model command: parse, load the model, build inputs.
+ * Returns -1 when the command should go on, else the exit code to return. */
+static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_models, QrCliOpts *o, QrGraph **g,
+                         QrTensor **in) {
+    int rc = qr__cli_parse(argc, argv, o, usage, two_models);
+    if (rc) return rc < 0 ? 0 : rc;
+    QrStatus st = qr__cli_prepare(o, g, in);
+    return st == QR_OK ? -1 : qr__cli_fail(st);
+}
+
 static int qr_cli_run(int argc, char **argv) {
     QrCliOpts o;
-    int rc = qr__cli_parse(argc, argv, &o, qr__usage_run, false);
-    if (rc) return rc < 0 ? 0 : rc;
     QrGraph *g;
     QrTensor *in;
-    QrStatus st = qr__cli_prepare(&o, &g, &in);
-    if (st != QR_OK) return qr__cli_fail(st);
+    int rc = qr__cli_begin(argc, argv, qr__usage_run, false, &o, &g, &in);
+    if (rc >= 0) return rc;
+    QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
     st = outs ? qr_mkdir_p(dir) : qr_errf(QR_ERR_NOMEM, "out of memory");
@@ -246,12 +255,11 @@ static int qr_cli_run(int argc, char **argv) {
 
 static int qr_cli_profile(int argc, char **argv) {
     QrCliOpts o;
-    int rc = qr__cli_parse(argc, argv, &o, qr__usage_profile, false);
-    if (rc) return rc < 0 ? 0 : rc;
     QrGraph *g;
     QrTensor *in;
-    QrStatus st = qr__cli_prepare(&o, &g, &in);
-    if (st != QR_OK) return qr__cli_fail(st);
+    int rc = qr__cli_begin(argc, argv, qr__usage_profile, false, &o, &g, &in);
+    if (rc >= 0) return rc;
+    QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
     int nonfinite = 0;
     st = qr_mkdir_p(dir);
@@ -279,12 +287,11 @@ static QrStatus qr__cli_load_second(const char *path, const QrGraph *base, const
 
 static int qr_cli_match(int argc, char **argv) {
     QrCliOpts o;
-    int rc = qr__cli_parse(argc, argv, &o, qr__usage_match, true);
-    if (rc) return rc < 0 ? 0 : rc;
     QrGraph *b, *a = NULL;
     QrTensor *in;
-    QrStatus st = qr__cli_prepare(&o, &b, &in);
-    if (st != QR_OK) return qr__cli_fail(st);
+    int rc = qr__cli_begin(argc, argv, qr__usage_match, true, &o, &b, &in);
+    if (rc >= 0) return rc;
+    QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
     QrQuantTable qt = {0};
     QrMatchResult mr = {0};
@@ -340,12 +347,11 @@ static QrStatus qr__cli_stats_tap(void *user, const QrGraph *g, int node, int va
 
 static int qr_cli_check(int argc, char **argv) {
     QrCliOpts o;
-    int rc = qr__cli_parse(argc, argv, &o, qr__usage_check, false);
-    if (rc) return rc < 0 ? 0 : rc;
     QrGraph *g;
     QrTensor *in;
-    QrStatus st = qr__cli_prepare(&o, &g, &in);
-    if (st != QR_OK) return qr__cli_fail(st);
+    int rc = qr__cli_begin(argc, argv, qr__usage_check, false, &o, &g, &in);
+    if (rc >= 0) return rc;
+    QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
     QrQuantTable qt = {0};
     QrStats *stats = NULL;

@@ -205,9 +205,31 @@ static void test_sim_pairs(void) {
     for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_sim_pair(qt_pairs[i]);
 }
 
+static void test_check_ort_qdq(void);
 static void qt_match_all(void) {
     test_match_pairs();
+    QT_RUN(test_check_ort_qdq);
     QT_RUN(test_quant_tables);
     QT_RUN(test_equivalence);
     test_sim_pairs();
+}
+
+static void test_check_ort_qdq(void) {
+    QtCli r;
+    char path[600];
+    static char text[1 << 16];
+    qt_cli(&r, "check fixtures/qpairs/ort_qdq/analysis.onnx -i fixtures/qpairs/ort_qdq/input.npy -o %s/chk --quiet",
+           qt_tmpdir());
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    snprintf(path, sizeof path, "%s/chk/model_check_result.txt", qt_tmpdir());
+    qt_slurp(path, text, sizeof text);
+    const char *want[] = {
+        "1. Fusable patterns", "Conv '/pw/Conv' -> [Q/DQ] -> Add '/Add'", "2. Shared", "3. Output quantization",
+        "| /stem/Conv ", "4. Weight quantization", "per-channel", "5. Anomalies",
+        "model output 'output' is not high precision", "quantizer on '/gap/GlobalAveragePool_output_0'",
+        "Add '/Add': input scales differ",
+    };
+    for (int i = 0; i < QR_ARRAY_LEN(want); i++) QT_CHECKF(strstr(text, want[i]), "missing '%s'", want[i]);
+    /* Relu removed by ORT: the uint8 grid clamps at 0 on purpose, not an anomaly. */
+    QT_CHECK(!strstr(text, "quantizer on '/stem_relu/Relu_output_0' (uint8)"));
 }

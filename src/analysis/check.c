@@ -192,7 +192,12 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
         QrQuantRange r;
         if (!qr_quant_range(q->dtype, &r)) continue;
         double lo = q->scale_min * (double)(r.lo - zp), hi = q->scale_min * (double)(r.hi - zp);
-        double over = QR_MAX(stats[v].max - hi, lo - stats[v].min), span = QR_MAX(hi - lo, 1e-30);
+        /* A grid starting at exactly 0 after a conv-like op implements a fused Relu
+         * (ONNX Runtime removes the Relu): clipping negatives is intended there. */
+        int prod = g->values[v].producer;
+        bool relu_grid = lo == 0 && prod >= 0 && (qr__chk_is(&g->nodes[prod], "Conv", "Gemm") ||
+                                                  qr__chk_is(&g->nodes[prod], "MatMul", "Add"));
+        double over = QR_MAX(stats[v].max - hi, relu_grid ? 0 : lo - stats[v].min), span = QR_MAX(hi - lo, 1e-30);
         if (over > 0.05 * span) {
             P("  quantizer on '%s' (%s): its %s grid holds [%.6g, %.6g] but the value spans [%.6g, %.6g] on this input "
               "(clipped); recalibrate or use int16\n", g->values[v].name, qr_dtype_name(q->dtype),

@@ -133,72 +133,16 @@ static void test_equivalence(void) {
 
 /* sim mode: every value of the analysis model equals ONNX Runtime's with graph
  * optimizations disabled; integer (QuantizeLinear) outputs element for element. */
-typedef struct { const char *dir; QrStrMap idx; QrArena ar; char **files; int n, n_checked, n_int, n_bad; char first[512]; } QtSim;
-
-static QrStatus qt_sim_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
-    QtSim *s = user;
-    QR_UNUSED(node);
-    int row = qr_strmap_get(&s->idx, g->values[value].name);
-    if (row < 0) return QR_OK;
-    char path[1024], msg[256];
-    snprintf(path, sizeof path, "%s/golden_sim/%s", s->dir, s->files[row]);
-    QrTensor want = {0};
-    QR_TRY(qr_npy_read(path, &want));
-    s->n_checked++;
-    s->n_int += qr_dtype_is_int(want.dtype);
-    if (!qt_tensors_close(t, &want, 1e-4, 1e-5, msg, sizeof msg) && !s->n_bad++)
-        snprintf(s->first, sizeof s->first, "'%s': %s", g->values[value].name, msg);
-    qr_tensor_free_data(&want);
-    return QR_OK;
-}
-
 static void qt_sim_pair(const char *pair) {
-    char name[128], dir[256], path[512];
+    char name[128], model[256], input[256], dir[256];
     snprintf(name, sizeof name, "sim/%s", pair);
-    snprintf(dir, sizeof dir, "fixtures/qpairs/%s", pair);
-    QtSim s = { .dir = dir };
-    QrGraph *a = NULL;
-    QrTensor in = {0}, *outs = NULL;
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    snprintf(path, sizeof path, "%s/golden_sim/index.tsv", dir);
-    QrStatus st = qr_file_read(path, 0, &buf, &len);
-    int lines = 0;
-    for (size_t i = 0; st == QR_OK && i < len; i++) lines += buf[i] == '\n';
-    if (st == QR_OK) {
-        s.files = qr_arena_array(&s.ar, (size_t)lines + 1, sizeof(char *));
-        st = qr_strmap_init(&s.idx, &s.ar, (uint32_t)lines + 1);
-    }
-    for (char *line = (char *)buf; st == QR_OK && line && *line;) {
-        char *nl = strchr(line, '\n'), *tab = strchr(line, '\t');
-        if (nl) *nl = 0;
-        if (!tab) break;
-        *tab = 0;
-        s.files[s.n] = qr_arena_strdup(&s.ar, tab + 1);
-        st = qr_strmap_put(&s.idx, &s.ar, qr_arena_strdup(&s.ar, line), s.n++);
-        line = nl ? nl + 1 : NULL;
-    }
-    snprintf(path, sizeof path, "%s/analysis.onnx", dir);
-    if (st == QR_OK) st = qr_onnx_load(path, &a);
-    snprintf(path, sizeof path, "%s/input.npy", dir);
-    if (st == QR_OK) st = qr_npy_read(path, &in);
-    if (st == QR_OK) st = qr_graph_infer(a, &in);
-    if (st == QR_OK) outs = calloc((size_t)a->n_outputs + 1, sizeof *outs);
-    QrRunOpts o = { .tap = qt_sim_tap, .tap_user = &s };
-    if (st == QR_OK) st = qr_run(a, &in, &o, outs);
-    if (st != QR_OK) qt_record(name, false, "%s", qr_err_msg());
-    else if (s.n_bad) qt_record(name, false, "%d of %d values differ; first %s", s.n_bad, s.n_checked, s.first);
-    else if (s.n_checked != s.n) qt_record(name, false, "checked %d of %d golden values", s.n_checked, s.n);
-    else {
-        qt_record(name, true, "%s", "ok");
-        printf("sim %s: %d values (%d integer, exact) match ONNX Runtime without optimizations\n", pair, s.n, s.n_int);
-    }
-    if (outs && a) for (int i = 0; i < a->n_outputs; i++) qr_tensor_free_data(&outs[i]);
-    free(outs);
-    qr_tensor_free_data(&in);
-    qr_aligned_free(buf);
-    if (a) { qr_graph_free(a); free(a); }
-    qr_arena_free(&s.ar);
+    snprintf(model, sizeof model, "fixtures/qpairs/%s/analysis.onnx", pair);
+    snprintf(input, sizeof input, "fixtures/qpairs/%s/input.npy", pair);
+    snprintf(dir, sizeof dir, "fixtures/qpairs/%s/golden_sim", pair);
+    int n = 0, n_int = 0, before = qt_failed;
+    qt_golden_check(name, model, input, dir, &n, &n_int);
+    if (qt_failed == before)
+        printf("sim %s: %d values (%d integer, exact) match ONNX Runtime without optimizations\n", pair, n, n_int);
 }
 
 static void test_sim_pairs(void) {

@@ -12,6 +12,10 @@ static void test_arena(void) {
     char *s = qr_arena_printf(&a, "%s-%d", "x", 42);
     QT_CHECK(s && !strcmp(s, "x-42"));
     QT_CHECK(qr_arena_array(&a, SIZE_MAX / 2, 4) == NULL);
+    qr_arena_alloc(&a, 3u << 20);                 /* a second block */
+    qr_arena_clear(&a);
+    QT_CHECK(a.cur && !a.cur->prev && a.cur->used == 0 && a.total == 0);
+    QT_CHECK(qr_arena_alloc(&a, 100) == a.cur->data);   /* the kept block is reused */
     qr_arena_free(&a);
 }
 

@@ -173,6 +173,44 @@ static void test_cli_bad_inputs(void) {
     QT_CLI_FAILS(r, "fixtures/README.md");
 }
 
+/* A float8 graph output is written widened to float32 (.npy has no float8). */
+static void test_cli_float8_output(void) {
+    QtModel mb;
+    qt_mb_init(&mb, 21);
+    int64_t d[1] = { 4 };
+    qt_mb_input(&mb, "x", QR_DT_F32, 1, d);
+    qt_mb_output(&mb, "y", QR_DT_F8E4M3FN, 1, d);
+    Onnx__NodeProto *n = qt_mb_node(&mb, "Cast", "to_f8", "x", "y");
+    Onnx__AttributeProto *a = qt_mb_attr(&mb, n, "to", QR_ATTR_INT);
+    a->has_i = 1;
+    a->i = QR_DT_F8E4M3FN;
+    char model[600], in[600], dir[600], out[700];
+    snprintf(model, sizeof model, "%s/f8.onnx", qt_tmpdir());
+    snprintf(in, sizeof in, "%s/f8_in.npy", qt_tmpdir());
+    snprintf(dir, sizeof dir, "%s/f8_out", qt_tmpdir());
+    QrStatus st = qt_mb_write(&mb, model);
+    qt_mb_free(&mb);
+    QT_OK(st);
+    QrTensor x = {0}, y = {0};
+    QT_OK(qr_tensor_set_shape(&x, QR_DT_F32, 1, d));
+    QT_OK(qr_tensor_alloc_data(&x));
+    float xs[4] = { 1.0f, -0.3f, 1000.0f, 0.0f };
+    memcpy(x.data, xs, sizeof xs);
+    st = qr_npy_write(in, &x);
+    qr_tensor_free_data(&x);
+    QT_OK(st);
+    QtCli r;
+    qt_cli(&r, "run %s -i %s -o %s --quiet", model, in, dir);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    snprintf(out, sizeof out, "%s/y.npy", dir);
+    QT_OK(qr_npy_read(out, &y));
+    const float *p = y.data;
+    /* e4m3fn: 1.0 exact, -0.3 -> -0.3125 (nearest), 1000 saturates to 448 */
+    bool ok = y.dtype == QR_DT_F32 && p[0] == 1.0f && p[1] == -0.3125f && p[2] == 448.0f && p[3] == 0.0f;
+    qr_tensor_free_data(&y);
+    QT_CHECK(ok);
+}
+
 static void test_cli_nonfinite_input(void) {
     QtCli r;
     char path[600], dir[600], csv[700];
@@ -216,6 +254,7 @@ static void qt_cli_all(void) {
     QT_RUN(test_cli_bad_models);
     QT_RUN(test_cli_bad_inputs);
     QT_RUN(test_cli_nonfinite_input);
+    QT_RUN(test_cli_float8_output);
 }
 
 /* profile's statistics equal an independent two-pass computation over ONNX Runtime's values. */

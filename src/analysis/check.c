@@ -4,7 +4,7 @@
  * QuantizeLinear was crossed. Returns the consumer node or -1 (none or several). */
 static int qr__chk_next(const QrGraph *g, int v, bool *through_q) {
     for (int hops = 0; hops < 6 && v >= 0; hops++) {
-        int reader = qr__m_single_reader(g, v);
+        int reader = qr_graph_single_reader(g, v);
         if (reader < 0) return -1;
         const QrNode *n = &g->nodes[reader];
         if (!strcmp(n->op_type, "QuantizeLinear") || !strcmp(n->op_type, "DequantizeLinear") ||
@@ -21,20 +21,6 @@ static int qr__chk_next(const QrGraph *g, int v, bool *through_q) {
 static bool qr__chk_is(const QrNode *n, const char *a, const char *b) {
     const char *c = qr__m_canon(n);
     return !strcmp(c, a) || (b && !strcmp(c, b));
-}
-
-/* The quantizer whose float value is v (activation), or -1. */
-static int qr__chk_out_quant(const QrQuantTable *qt, int v) {
-    for (int i = 0; i < qt->n; i++)
-        if (qt->q[i].kind == QR_QK_ACTIVATION && qt->q[i].float_value == v) return i;
-    return -1;
-}
-
-/* The quantizer feeding input value v of a node (its DQ output, or an integer value), or -1. */
-static int qr__chk_in_quant(const QrQuantTable *qt, int v) {
-    for (int i = 0; i < qt->n; i++)
-        if (qt->q[i].out_value == v || (qt->q[i].out_value < 0 && qt->q[i].int_value == v)) return i;
-    return -1;
 }
 
 static void qr__chk_scale(char *buf, size_t n, const QrQuantizer *q) {
@@ -86,9 +72,8 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
     for (int v = 0; v < g->n_values; v++) {
         const QrValue *val = &g->values[v];
         if (!val->is_init || !qr_dtype_is_float(val->t.dtype) || val->t.numel < 2) continue;
-        int users = 0;
-        for (int ni = 0; ni < g->n_nodes; ni++)
-            for (int k = 0; k < g->nodes[ni].n_in; k++) if (g->nodes[ni].in[k] == v) users++;
+        const QrUse *u;
+        int users = qr_graph_readers(g, v, &u);
         if (users > 1) { P("  weight '%s' is read by %d nodes\n", val->name, users); s.n_shared++; }
     }
     for (int i = 0; i < qt->n; i++) {
@@ -96,9 +81,8 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
         if (q->kind != QR_QK_ACTIVATION || q->out_value < 0) continue;
         int users = 0;
         for (int k = 0; k < q->n_dq; k++) {
-            int dv = g->nodes[q->dq_nodes[k]].out[0];
-            for (int ni = 0; ni < g->n_nodes; ni++)
-                for (int j = 0; j < g->nodes[ni].n_in; j++) if (g->nodes[ni].in[j] == dv) users++;
+            const QrUse *u;
+            users += qr_graph_readers(g, g->nodes[q->dq_nodes[k]].out[0], &u);
         }
         if (users > 1) {
             P("  quantizer on '%s' (%s) feeds %d nodes (shared: one scale for all of them)\n", g->values[q->float_value].name,
@@ -117,8 +101,8 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
         int ni = g->order[oi];
         const QrNode *n = &g->nodes[ni];
         if (!qr_match_is_compute(g, ni) && qr__m_canon(n) == n->op_type) continue;
-        int in_q = n->n_in && n->in[0] >= 0 ? qr__chk_in_quant(qt, n->in[0]) : -1;
-        int out_q = qr__chk_out_quant(qt, n->out[0]);
+        int in_q = n->n_in && n->in[0] >= 0 ? qt->by_value[n->in[0]] : -1;
+        int out_q = qt->by_float[n->out[0]];
         if (out_q < 0 && qt->by_value[n->out[0]] >= 0 && qt->q[qt->by_value[n->out[0]]].form == QR_QF_QOP_OUT)
             out_q = qt->by_value[n->out[0]];
         int row;
@@ -211,7 +195,7 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
         double smin = INFINITY, smax = 0;
         int nq = 0;
         for (int k = 0; k < n->n_in; k++) {
-            int qi = n->in[k] >= 0 ? qr__chk_in_quant(qt, n->in[k]) : -1;
+            int qi = n->in[k] >= 0 ? qt->by_value[n->in[k]] : -1;
             if (qi < 0 || qt->q[qi].n_scales != 1 || qt->q[qi].kind != QR_QK_ACTIVATION) continue;
             smin = QR_MIN(smin, qt->q[qi].scale_min);
             smax = QR_MAX(smax, qt->q[qi].scale_min);

@@ -64,15 +64,6 @@ static bool qr__m_const_in(const QrGraph *g, const QrNode *n, int k) {
            (g->values[n->in[k]].is_init || g->values[n->in[k]].is_const);
 }
 
-/* Single reader of value v, or -1 when zero or several nodes read it. */
-static int qr__m_single_reader(const QrGraph *g, int v) {
-    int who = -1;
-    for (int ni = 0; ni < g->n_nodes; ni++)
-        for (int k = 0; k < g->nodes[ni].n_in; k++)
-            if (g->nodes[ni].in[k] == v) { if (who >= 0 && who != ni) return -1; who = ni; }
-    return who;
-}
-
 /* Groups analysis nodes into units: integer-op chains (ConvInteger→Cast→Mul*→Add)
  * and QAT chains (Conv→Div/Mul by constant→Add constant) become one unit. */
 static void qr__m_units(QrMatchCtx *cx) {
@@ -89,7 +80,7 @@ static void qr__m_units(QrMatchCtx *cx) {
         if (cx->unit_of[head] != head || (!integer && !qat) || h->out[0] < 0) continue;
         int v = h->out[0], stage = 0;
         for (;;) {
-            int r = qr__m_single_reader(a, v);
+            int r = qr_graph_single_reader(a, v);
             if (r < 0) break;
             const QrNode *n = &a->nodes[r];
             bool take = false;
@@ -114,21 +105,20 @@ static int qr__m_visible(const QrMatchCtx *cx, int v, int *quant, bool *is_int) 
     *quant = -1;
     *is_int = false;
     const QrQuantTable *t = cx->qa;
-    for (int i = 0; i < t->n; i++) {
-        const QrQuantizer *q = &t->q[i];
-        if (q->float_value == v && q->kind == QR_QK_ACTIVATION && q->form == QR_QF_QDQ) {
-            *quant = i;
-            return q->out_value;
-        }
+    int i = t->by_float[v];
+    if (i >= 0 && t->q[i].form == QR_QF_QDQ) {
+        *quant = i;
+        return t->q[i].out_value;
     }
-    for (int i = 0; i < t->n; i++) {
-        if (t->q[i].int_value != v || t->q[i].form != QR_QF_QOP_OUT) continue;
+    i = t->by_value[v];
+    if (i >= 0 && t->q[i].form == QR_QF_QOP_OUT) {
         *quant = i;
         /* An integer output dequantized for float consumers: they see the DQ output. */
-        const QrGraph *a = cx->a;
-        for (int ni = 0; ni < a->n_nodes; ni++) {
-            const QrNode *n = &a->nodes[ni];
-            if (!strcmp(n->op_type, "DequantizeLinear") && n->n_in && n->in[0] == v && n->out[0] >= 0) return n->out[0];
+        const QrUse *u;
+        int nu = qr_graph_readers(cx->a, v, &u);
+        for (int k = 0; k < nu; k++) {
+            const QrNode *n = &cx->a->nodes[u[k].node];
+            if (!strcmp(n->op_type, "DequantizeLinear") && u[k].input == 0 && n->out[0] >= 0) return n->out[0];
         }
         *is_int = true;
         return v;
@@ -144,12 +134,11 @@ static int qr__m_readers(const QrMatchCtx *cx, int v, int *out, int max) {
     int guard = 0;
     while (sp && guard++ < 4096) {
         int cur = stack[--sp];
-        for (int oi = 0; oi < a->n_nodes; oi++) {
-            int ni = a->order[oi];
+        const QrUse *u;
+        int nu = qr_graph_readers(a, cur, &u);
+        for (int r = 0; r < nu; r++) {
+            int ni = u[r].node;
             const QrNode *nd = &a->nodes[ni];
-            bool reads = false;
-            for (int k = 0; k < nd->n_in; k++) if (nd->in[k] == cur) reads = true;
-            if (!reads) continue;
             if (cx->unit_of[ni] < 0) {
                 if (nd->out[0] >= 0 && sp < QR_ARRAY_LEN(stack)) stack[sp++] = nd->out[0];
                 continue;
@@ -236,6 +225,9 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
     if (!cx.unit_of || !cx.unit_out || !cx.unit_used || !cx.a_topo || !cx.bmap || !cx.bmatch || !out->m || !out->unmatched_a)
         return qr_errf(QR_ERR_NOMEM, "out of memory matching the models");
     for (int i = 0; i < a->n_nodes; i++) cx.a_topo[a->order[i]] = i;
+    QrStrMap a_names;                                   /* analysis node name -> node */
+    QR_TRY(qr_strmap_init(&a_names, ar, (uint32_t)a->n_nodes + 1));
+    for (int i = 0; i < a->n_nodes; i++) QR_TRY(qr_strmap_put(&a_names, ar, a->nodes[i].name, i));
     for (int v = 0; v < b->n_values; v++) cx.bmap[v] = cx.bmatch[v] = -1;
     qr__m_units(&cx);
     /* Graph inputs: by name, else by position. */
@@ -262,11 +254,9 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
         m->a_node = m->a_value = m->a_quant = -1;
         cx.bmatch[m->b_value] = mi;
         /* 1. node name */
-        for (int ai = 0; ai < a->n_nodes; ai++) {
-            const QrNode *an = &a->nodes[ai];
-            if (cx.unit_of[ai] == ai && !cx.unit_used[ai] && !strcmp(an->name, bn->name) &&
-                qr__m_ops_compatible(bn->op_type, qr__m_canon(an))) { qr__m_assign(&cx, out, mi, ai, QR_MM_NODE_NAME); break; }
-        }
+        int ai = qr_strmap_get(&a_names, bn->name);
+        if (ai >= 0 && cx.unit_of[ai] == ai && !cx.unit_used[ai] && qr__m_ops_compatible(bn->op_type, qr__m_canon(&a->nodes[ai])))
+            qr__m_assign(&cx, out, mi, ai, QR_MM_NODE_NAME);
         if (m->a_node >= 0) continue;
         /* 2. tensor name, incl. ONNX Runtime's QDQ renames */
         const char *bname = b->values[m->b_value].name;
@@ -335,7 +325,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
         int ai = a->order[oi];
         if (cx.unit_of[ai] == ai && !cx.unit_used[ai] && qr_match_is_compute(a, ai) && a->nodes[ai].n_in > 0)
             out->unmatched_a[out->n_unmatched_a++] = ai;
-        else if (cx.unit_of[ai] == ai && !cx.unit_used[ai] && qr__m_canon(&a->nodes[ai]) != a->nodes[ai].op_type)
+        else if (cx.unit_of[ai] == ai && !cx.unit_used[ai] && strcmp(qr__m_canon(&a->nodes[ai]), a->nodes[ai].op_type))
             out->unmatched_a[out->n_unmatched_a++] = ai;     /* QOperator nodes have integer outputs */
     }
     return QR_OK;

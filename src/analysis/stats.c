@@ -65,21 +65,33 @@ typedef struct QrProfileRow {
     int64_t dims[QR_MAX_RANK];
 } QrProfileRow;
 
-typedef struct QrProfile {
-    const QrGraph *g;
-    int *topo_of;        /* node index -> topological position */
-    QrStats *val_stats;  /* per value, filled by the tap */
-    bool *seen;
-} QrProfile;
+typedef struct QrStatsCollect { QrStats *stats; bool *seen; } QrStatsCollect;
 
-static QrStatus qr__profile_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
-    QrProfile *p = user;
+static QrStatus qr__stats_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QrStatsCollect *c = user;
     QR_UNUSED(g);
     QR_UNUSED(node);
-    qr_stats_init(&p->val_stats[value]);
-    qr_stats_tensor(&p->val_stats[value], t);
-    p->seen[value] = true;
+    qr_stats_init(&c->stats[value]);
+    qr_stats_tensor(&c->stats[value], t);
+    c->seen[value] = true;
     return QR_OK;
+}
+
+static QrStatus qr_stats_collect(const QrGraph *g, const QrTensor *inputs, QrStats *stats, bool *seen) {
+    QrStatsCollect c = { stats, seen };
+    QrRunOpts opts = { .tap = qr__stats_tap, .tap_user = &c };
+    QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus st = qr_run(g, inputs, &opts, outs);
+    for (int i = 0; i < g->n_outputs; i++) qr_tensor_free_data(&outs[i]);
+    free(outs);
+    for (int v = 0; st == QR_OK && v < g->n_values; v++)
+        if (g->values[v].is_init && !seen[v]) {
+            qr_stats_init(&stats[v]);
+            qr_stats_tensor(&stats[v], &g->values[v].t);
+            seen[v] = true;
+        }
+    return st;
 }
 
 /* Which initializer inputs are biases (by op and input position). */
@@ -100,27 +112,15 @@ static void qr__fmt_stat(char *buf, size_t n, double v) {
 
 static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const char *dir, const char *prefix,
                                  int *n_nonfinite) {
-    QrProfile p = { g, NULL, NULL, NULL };
-    p.val_stats = calloc((size_t)g->n_values + 1, sizeof *p.val_stats);
-    p.seen = calloc((size_t)g->n_values + 1, sizeof *p.seen);
+    QrStats *val_stats = calloc((size_t)g->n_values + 1, sizeof *val_stats);
+    bool *seen = calloc((size_t)g->n_values + 1, sizeof *seen);
     QrProfileRow *rows = NULL;
     int *order = NULL;
     double *range = NULL;
     char *txt = NULL, *csv = NULL;
     size_t tl = 0, tc = 0, cl = 0, cc = 0;
     QrTable tab = {0};
-    QrStatus st = p.val_stats && p.seen ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    QrRunOpts opts = { .tap = qr__profile_tap, .tap_user = &p };
-    QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
-    if (st == QR_OK && !outs) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr_run(g, inputs, &opts, outs);
-    if (outs) { for (int i = 0; i < g->n_outputs; i++) qr_tensor_free_data(&outs[i]); free(outs); }
-    for (int v = 0; st == QR_OK && v < g->n_values; v++)
-        if (g->values[v].is_init && !p.seen[v]) {
-            qr_stats_init(&p.val_stats[v]);
-            qr_stats_tensor(&p.val_stats[v], &g->values[v].t);
-            p.seen[v] = true;
-        }
+    QrStatus st = val_stats && seen ? qr_stats_collect(g, inputs, val_stats, seen) : qr_errf(QR_ERR_NOMEM, "out of memory");
     int n_rows = 0, cap = 0, layer = -1;
     for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
         const QrNode *n = &g->nodes[g->order[oi]];
@@ -133,7 +133,7 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
             int cnt = pass ? n->n_out : n->n_in;
             for (int k = 0; k < cnt; k++) {
                 int v = pass ? n->out[k] : n->in[k];
-                if (v < 0 || !p.seen[v]) continue;
+                if (v < 0 || !seen[v]) continue;
                 const QrValue *val = &g->values[v];
                 const QrTensor *t = &val->t;
                 const char *attr = pass ? "output" : val->is_init ? (qr__is_bias_input(n, k) ? "bias" : "weight") : "input";
@@ -154,7 +154,7 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
                 r->layer = layer;
                 r->value = v;
                 r->attr = attr;
-                r->st = p.val_stats[v];
+                r->st = val_stats[v];
                 r->dtype = t->dtype;
                 r->rank = t->rank;
                 memcpy(r->dims, t->dims, sizeof r->dims);
@@ -181,7 +181,6 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
         qr_table_set(&tab, row, 3, r->attr);
         qr_table_set(&tab, row, 4, qr_dtype_name(r->dtype));
         int qi = qt.by_value ? qt.by_value[r->value] : -1;
-        if (qi < 0) for (int k = 0; k < qt.n; k++) if (qt.q[k].int_value == r->value) qi = k;
         if (qi >= 0 && qt.q[qi].n_scales == 1) qr_table_setf(&tab, row, 5, "%.7g", qt.q[qi].scale_min);
         else if (qi >= 0 && qt.q[qi].n_scales > 1)
             qr_table_setf(&tab, row, 5, "%.3g..%.3g (%lld)", qt.q[qi].scale_min, qt.q[qi].scale_max, (long long)qt.q[qi].n_scales);
@@ -240,7 +239,7 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
     free(order);
     free(range);
     free(rows);
-    free(p.val_stats);
-    free(p.seen);
+    free(val_stats);
+    free(seen);
     return st;
 }

@@ -15,6 +15,10 @@ static void qr_stats_tensor(QrStats *s, const QrTensor *t);      /* accumulates 
 static void qr_stats_merge(QrStats *a, const QrStats *b);         /* Chan et al. */
 static double qr_stats_var(const QrStats *s);                     /* population variance */
 
+/* Runs the graph once and fills stats[v] for every value it produces and every
+ * initializer (seen[v] = true for those). Both arrays have n_values entries. */
+static QrStatus qr_stats_collect(const QrGraph *g, const QrTensor *inputs, QrStats *stats, bool *seen);
+
 /* `qreport profile`: runs the graph once and writes statistic.txt/.csv into dir.
  * Rows: every node's inputs (activation "input", initializer "weight"/"bias")
  * and outputs, in topological order; then the same rows sorted by range. */

@@ -138,6 +138,17 @@ static void qr_arena_reset(QrArena *a, QrArenaMark m) {
     a->total = m.total;
 }
 
+static void qr_arena_clear(QrArena *a) {
+    while (a->cur && a->cur->prev) {
+        QrArenaBlock *prev = a->cur->prev;
+        qr_aligned_free(a->cur->data);
+        free(a->cur);
+        a->cur = prev;
+    }
+    if (a->cur) a->cur->used = 0;
+    a->total = 0;
+}
+
 static void qr_arena_free(QrArena *a) {
     QrArenaMark zero = { NULL, 0, 0 };
     qr_arena_reset(a, zero);

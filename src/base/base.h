@@ -68,6 +68,8 @@ static char *qr_arena_printf(QrArena *a, const char *fmt, ...) __attribute__((fo
 static QrArenaMark qr_arena_mark(QrArena *a);
 static void qr_arena_reset(QrArena *a, QrArenaMark m);
 static void qr_arena_free(QrArena *a);
+/* Empties the arena but keeps its oldest block for reuse (per-node scratch). */
+static void qr_arena_clear(QrArena *a);
 
 /* 64-byte aligned heap memory with QR_ALIGN bytes of readable padding. */
 static void *qr_aligned_alloc(size_t size);

@@ -240,7 +240,12 @@ static int qr_cli_run(int argc, char **argv) {
         char safe[256], path[4096];
         qr_cli_safe_name(safe, sizeof safe, g->values[g->outputs[i]].name);
         snprintf(path, sizeof path, "%s/%s.npy", dir, safe);
-        st = qr_npy_write(path, &outs[i]);
+        if (qr_dtype_is_minifloat(outs[i].dtype)) {      /* numpy has no float8/float4: widen */
+            QrTensor wide;
+            st = qr_tensor_to_f32(&outs[i], &wide);
+            if (st == QR_OK) { qr_tensor_free_data(&outs[i]); outs[i] = wide; }
+        }
+        if (st == QR_OK) st = qr_npy_write(path, &outs[i]);
         if (st == QR_OK && !o.quiet) {
             char sh[128];
             printf("%s: %s %s -> %s\n", g->values[g->outputs[i]].name, qr_dtype_name(outs[i].dtype),
@@ -336,15 +341,6 @@ static int qr_cli_match(int argc, char **argv) {
     return st == QR_OK ? code : qr__cli_fail(st);
 }
 
-static QrStatus qr__cli_stats_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
-    QrStats *s = user;
-    QR_UNUSED(g);
-    QR_UNUSED(node);
-    qr_stats_init(&s[value]);
-    if (qr_dtype_is_float(t->dtype)) qr_stats_tensor(&s[value], t);
-    return QR_OK;
-}
-
 static int qr_cli_check(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *g;
@@ -358,11 +354,9 @@ static int qr_cli_check(int argc, char **argv) {
     st = qr_quant_table_build(g, &qt);
     if (st == QR_OK && o.n_inputs) {
         stats = calloc((size_t)g->n_values + 1, sizeof *stats);
-        QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
-        QrRunOpts ro = { .tap = qr__cli_stats_tap, .tap_user = stats };
-        st = stats && outs ? qr_run(g, in, &ro, outs) : qr_errf(QR_ERR_NOMEM, "out of memory");
-        if (outs) for (int i = 0; i < g->n_outputs; i++) qr_tensor_free_data(&outs[i]);
-        free(outs);
+        bool *seen = calloc((size_t)g->n_values + 1, sizeof *seen);
+        st = stats && seen ? qr_stats_collect(g, in, stats, seen) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        free(seen);
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/model_check_result.txt", dir);

@@ -101,7 +101,31 @@ static QrStatus qr_graph_finalize(QrGraph *g) {
                 return qr_errf(QR_ERR_INVALID, "the graph has a cycle (node '%s' (%s) is part of it or depends on it)",
                                g->nodes[ni].name, g->nodes[ni].op_type);
     }
+    g->max_io = 1;
+    for (int ni = 0; ni < g->n_nodes; ni++) g->max_io = QR_MAX(g->max_io, QR_MAX(g->nodes[ni].n_in, g->nodes[ni].n_out));
+    /* Reader lists (CSR), in topological order, so analyses never scan all nodes per value. */
+    g->use_start = qr_arena_array(&g->arena, (size_t)g->n_values + 2, sizeof(int));
+    g->uses = qr_arena_array(&g->arena, (size_t)n_edges + 1, sizeof(QrUse));
+    if (!g->use_start || !g->uses) return qr_errf(QR_ERR_NOMEM, "out of memory indexing the graph");
+    for (int ni = 0; ni < g->n_nodes; ni++)
+        for (int k = 0; k < g->nodes[ni].n_in; k++)
+            if (g->nodes[ni].in[k] >= 0) g->use_start[g->nodes[ni].in[k] + 1]++;
+    for (int v = 0; v < g->n_values; v++) g->use_start[v + 1] += g->use_start[v];
+    int *fill = first_use;                         /* reuse: per-value write cursor */
+    for (int v = 0; v < g->n_values; v++) fill[v] = g->use_start[v];
+    for (int oi = 0; oi < g->n_nodes; oi++) {
+        const QrNode *n = &g->nodes[g->order[oi]];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0) g->uses[fill[n->in[k]]++] = (QrUse){ g->order[oi], k };
+    }
     return QR_OK;
+}
+
+static int qr_graph_single_reader(const QrGraph *g, int v) {
+    const QrUse *u;
+    int n = qr_graph_readers(g, v, &u);
+    for (int i = 1; i < n; i++) if (u[i].node != u[0].node) return -1;
+    return n ? u[0].node : -1;
 }
 
 static const QrAttr *qr_node_attr(const QrNode *n, const char *name) {

@@ -54,6 +54,9 @@ typedef struct QrValue {
     const char *decl_dim_names[QR_MAX_RANK];
 } QrValue;
 
+/* One read of a value: node `node` reads it as input `input`. */
+typedef struct QrUse { int node, input; } QrUse;
+
 typedef struct QrGraph {
     QrArena arena;
     const char *path;       /* model file as given */
@@ -71,6 +74,9 @@ typedef struct QrGraph {
     int n_inputs, n_outputs;
     int *inputs;            /* graph inputs that are not initializers */
     int *outputs;
+    int max_io;             /* largest input or output count of any node (executor scratch size) */
+    int *use_start;         /* readers of value v: uses[use_start[v] .. use_start[v+1]), topological order */
+    QrUse *uses;
     QrStrMap names;         /* value name -> index */
     bool shapes_inferred;
 } QrGraph;
@@ -82,6 +88,13 @@ static QrStatus qr_graph_value(QrGraph *g, const char *name, int *out);
 /* Validates references, fills producers/uses and computes a topological order.
  * Fails on cycles, a value produced twice, or a value read but never produced. */
 static QrStatus qr_graph_finalize(QrGraph *g);
+/* The nodes reading value v (topological order); returns their count. */
+static inline int qr_graph_readers(const QrGraph *g, int v, const QrUse **out) {
+    *out = g->uses + g->use_start[v];
+    return g->use_start[v + 1] - g->use_start[v];
+}
+/* The only node reading v (possibly through several of its inputs), or -1. */
+static int qr_graph_single_reader(const QrGraph *g, int v);
 /* Lists every node whose operator is not implemented; returns the count. */
 static int qr_graph_unsupported(const QrGraph *g, char *buf, size_t n);
 

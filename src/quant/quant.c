@@ -36,16 +36,12 @@ static QrDType qr__q_dtype(const QrGraph *g, const QrNode *n, int zp_value) {
     return od ? (QrDType)od : QR_DT_U8;
 }
 
-/* First node (in topological order) reading value v, other than `except`; -1 if none. */
-static int qr__consumer(const QrGraph *g, int v, int except, int *input_index) {
-    for (int oi = 0; oi < g->n_nodes; oi++) {
-        int ni = g->order[oi];
-        if (ni == except) continue;
-        const QrNode *n = &g->nodes[ni];
-        for (int k = 0; k < n->n_in; k++)
-            if (n->in[k] == v) { if (input_index) *input_index = k; return ni; }
-    }
-    return -1;
+/* First reader (in topological order) of value v; -1 if none. */
+static int qr__consumer(const QrGraph *g, int v, int *input_index) {
+    const QrUse *u;
+    if (!qr_graph_readers(g, v, &u)) return -1;
+    if (input_index) *input_index = u[0].input;
+    return u[0].node;
 }
 
 /* Skips value-preserving nodes (Identity, Cast, Reshape of a weight...) backwards. */
@@ -104,8 +100,9 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
     memset(t, 0, sizeof *t);
     int cap = 0;
     t->by_value = qr_arena_array(&t->arena, (size_t)g->n_values + 1, sizeof(int));
-    if (!t->by_value) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int v = 0; v < g->n_values; v++) t->by_value[v] = -1;
+    t->by_float = qr_arena_array(&t->arena, (size_t)g->n_values + 1, sizeof(int));
+    if (!t->by_value || !t->by_float) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int v = 0; v < g->n_values; v++) t->by_value[v] = t->by_float[v] = -1;
     for (int oi = 0; oi < g->n_nodes; oi++) {
         int ni = g->order[oi];
         const QrNode *n = &g->nodes[ni];
@@ -122,17 +119,18 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
             q->block_size = (int)qr_attr_int(n, "block_size", 0);
             bool weight = qr__const(g, n->in[0]) || g->values[n->in[0]].is_init;
             q->kind = weight ? QR_QK_WEIGHT : QR_QK_ACTIVATION;
-            for (int oj = oi + 1; oj < g->n_nodes; oj++) {
-                const QrNode *d = &g->nodes[g->order[oj]];
-                if (qr__is_op(d, "DequantizeLinear") && d->n_in >= 1 && d->in[0] == q->int_value &&
-                    q->n_dq < QR_QUANT_MAX_DQ && d->out[0] >= 0)
-                    q->dq_nodes[q->n_dq++] = g->order[oj];
+            const QrUse *u;
+            int nu = qr_graph_readers(g, q->int_value, &u);
+            for (int r = 0; r < nu; r++) {
+                const QrNode *d = &g->nodes[u[r].node];
+                if (qr__is_op(d, "DequantizeLinear") && u[r].input == 0 && q->n_dq < QR_QUANT_MAX_DQ && d->out[0] >= 0)
+                    q->dq_nodes[q->n_dq++] = u[r].node;
             }
             q->form = q->n_dq ? QR_QF_QDQ : QR_QF_Q_ONLY;
             q->out_value = q->n_dq ? g->nodes[q->dq_nodes[0]].out[0] : -1;
             if (weight) {
                 int k = 0;
-                q->owner = q->out_value >= 0 ? qr__consumer(g, q->out_value, -1, &k) : qr__consumer(g, q->int_value, -1, &k);
+                q->owner = q->out_value >= 0 ? qr__consumer(g, q->out_value, &k) : qr__consumer(g, q->int_value, &k);
                 q->owner_input = k;
             } else {
                 q->owner = qr__producer_through(g, q->float_value);
@@ -154,7 +152,7 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
             q->block_size = (int)qr_attr_int(n, "block_size", 0);
             q->kind = q->dtype == QR_DT_S32 ? QR_QK_BIAS : QR_QK_WEIGHT;
             int k = 0;
-            q->owner = qr__consumer(g, q->out_value, -1, &k);
+            q->owner = qr__consumer(g, q->out_value, &k);
             q->owner_input = k;
             q->can_disable = true;   /* with the matched float weight; otherwise a no-op (see overrides) */
         } else if (qr__is_op(n, "DynamicQuantizeLinear") && n->out[0] >= 0) {
@@ -212,7 +210,9 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
         QrQuantizer *q = &t->q[i];
         qr__scale_stats(g, q);
         if (q->out_value >= 0) t->by_value[q->out_value] = i;
-        else if (q->int_value >= 0 && t->by_value[q->int_value] < 0) t->by_value[q->int_value] = i;
+        if (q->int_value >= 0 && t->by_value[q->int_value] < 0) t->by_value[q->int_value] = i;
+        if (q->float_value >= 0 && q->kind == QR_QK_ACTIVATION && t->by_float[q->float_value] < 0)
+            t->by_float[q->float_value] = i;
     }
     return QR_OK;
 }

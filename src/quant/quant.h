@@ -46,7 +46,8 @@ typedef struct QrQuantTable {
     QrArena arena;
     int n;
     QrQuantizer *q;
-    int *by_value;           /* per value of the graph: quantizer whose out_value/int_value it is, or -1 */
+    int *by_value;           /* per value: quantizer whose out_value or int_value it is, or -1 */
+    int *by_float;           /* per value: activation quantizer whose float_value it is, or -1 */
 } QrQuantTable;
 
 /* Builds the table; the graph must have been shape-inferred (constant scales). */

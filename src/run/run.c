@@ -85,10 +85,8 @@ static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs) {
         }
     }
     QrTensor *vals = malloc((size_t)(g->n_values + 1) * sizeof *vals);
-    int max_io = 1;
-    for (int i = 0; i < g->n_nodes; i++) max_io = QR_MAX(max_io, QR_MAX(g->nodes[i].n_in, g->nodes[i].n_out));
-    const QrTensor **in = malloc((size_t)max_io * sizeof *in);
-    QrTensor **out = malloc((size_t)max_io * sizeof *out);
+    const QrTensor **in = malloc((size_t)g->max_io * sizeof *in);
+    QrTensor **out = malloc((size_t)g->max_io * sizeof *out);
     QrArena scratch = {0};
     QrStatus st = vals && in && out ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
@@ -137,7 +135,7 @@ static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs) {
             v->is_const = v->is_folded && is_const;
             if (!v->is_folded && v->t.data) qr_tensor_free_data(&v->t);
         }
-        qr_arena_reset(&scratch, (QrArenaMark){0});
+        qr_arena_clear(&scratch);
     }
     qr_arena_free(&scratch);
     free(vals);
@@ -185,10 +183,8 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     int nv = g->n_values;
     QrTensor *vals = calloc((size_t)nv + 1, sizeof *vals);
     int *uses = calloc((size_t)nv + 1, sizeof *uses);
-    int max_io = 1;
-    for (int i = 0; i < g->n_nodes; i++) max_io = QR_MAX(max_io, QR_MAX(g->nodes[i].n_in, g->nodes[i].n_out));
-    const QrTensor **in = malloc((size_t)max_io * sizeof *in);
-    QrTensor **out = malloc((size_t)max_io * sizeof *out);
+    const QrTensor **in = malloc((size_t)g->max_io * sizeof *in);
+    QrTensor **out = malloc((size_t)g->max_io * sizeof *out);
     QrArena scratch = {0};
     QrStatus st = vals && uses && in && out ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {
@@ -255,7 +251,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
             int v = n->out[k];
             if (v >= 0 && uses[v] == 0 && vals[v].owned) qr_tensor_free_data(&vals[v]);
         }
-        qr_arena_reset(&scratch, (QrArenaMark){0});
+        qr_arena_clear(&scratch);
     }
     for (int i = 0; st == QR_OK && i < g->n_outputs; i++) {
         const QrTensor *src = qr__read(opts, vals, g->outputs[i]);

@@ -478,16 +478,14 @@ static QrStatus qr_npy_encode(const QrTensor *t, unsigned char **out, size_t *ou
     const char *descr = NULL;
     for (int i = 0; i < QR_ARRAY_LEN(qr__npy_types); i++)
         if (qr__npy_types[i].dt == t->dtype) descr = qr__npy_types[i].descr;
-    QrDType store = t->dtype;
-    if (t->dtype == QR_DT_S4) { descr = "i1"; store = QR_DT_S8; }
-    if (t->dtype == QR_DT_U4) { descr = "u1"; store = QR_DT_U8; }
-    if (t->dtype == QR_DT_S2) { descr = "i1"; store = QR_DT_S8; }
-    if (t->dtype == QR_DT_U2) { descr = "u1"; store = QR_DT_U8; }
+    if (t->dtype == QR_DT_S4) descr = "i1";
+    if (t->dtype == QR_DT_U4) descr = "u1";
+    if (t->dtype == QR_DT_S2) descr = "i1";
+    if (t->dtype == QR_DT_U2) descr = "u1";
     if (qr_dtype_is_minifloat(t->dtype))
         return qr_errf(QR_ERR_UNSUPPORTED, "cannot write %s tensors to .npy (numpy has no such type); cast them to "
                        "float32 first", qr_dtype_name(t->dtype));
     if (!descr) return qr_errf(QR_ERR_UNSUPPORTED, "cannot write %s tensors to .npy", qr_dtype_name(t->dtype));
-    QR_UNUSED(store);
     char hdr[512], shape[256];
     size_t o = 0;
     o += (size_t)snprintf(shape + o, sizeof shape - o, "(");

@@ -95,6 +95,13 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else { fprintf(stderr, "qreport: unexpected argument '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
 #undef QR__NEXT
     }
+    if (o->out_dir) {                        /* "out/" -> "out" so joined paths read cleanly */
+        static char dir[4096];
+        size_t n = strlen(o->out_dir);
+        while (n > 1 && o->out_dir[n - 1] == '/') n--;
+        snprintf(dir, sizeof dir, "%.*s", (int)n, o->out_dir);
+        o->out_dir = dir;
+    }
     if (!o->model) { fprintf(stderr, "qreport: missing MODEL.onnx\n%s", usage); return QR_EXIT_USAGE; }
     if (two_models && !o->model2) { fprintf(stderr, "qreport: missing ANALYSIS.onnx\n%s", usage); return QR_EXIT_USAGE; }
     return QR_EXIT_OK;

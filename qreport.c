@@ -23,9 +23,11 @@
 #include "src/kern/kern.h"
 #include "src/run/run.h"
 #include "src/quant/quant.h"
+#include "src/quant/twin.h"
 #include "src/report/table.h"
 #include "src/analysis/stats.h"
 #include "src/analysis/match.h"
+#include "src/analysis/session.h"
 #include "src/analysis/check.h"
 
 /* ---- sources ---- */
@@ -44,8 +46,10 @@
 #include "src/ops/registry.c"
 #include "src/run/run.c"
 #include "src/quant/quant.c"
+#include "src/quant/twin.c"
 #include "src/report/table.c"
 #include "src/analysis/stats.c"
 #include "src/analysis/match.c"
+#include "src/analysis/session.c"
 #include "src/analysis/check.c"
 #include "src/cli/cli.c"

@@ -102,33 +102,83 @@ static void test_quant_tables(void) {
     QT_CHECKF(s16 >= 2, "int16 quantizers: %d", s16);
 }
 
+static QrStatus qt_equiv(QtPair *p, QrEquivResult *eq, QrSession *se) {
+    QR_TRY(qr_session_open(se, p->b, p->a, &p->in));
+    QrStatus st = qr_session_equivalence(se, eq);
+    if (st != QR_OK) qr_session_close(se);
+    return st;
+}
+
+/* With every quantizer disabled (QOperator and integer-op models through their
+ * float twin) the analysis model reproduces the baseline. */
 static void test_equivalence(void) {
-    const char *pass_pairs[] = { "qat_fakequant", "ort_qdq", "int16_mixed" };
-    for (int k = 0; k < QR_ARRAY_LEN(pass_pairs); k++) {
+    for (int k = 0; k < QR_ARRAY_LEN(qt_pairs); k++) {
         QtPair p;
         QrEquivResult eq;
-        QT_OK(qt_pair_load(&p, pass_pairs[k], NULL));
-        QrStatus st = qr_match_equivalence(p.b, p.a, &p.qt, &p.mr, &p.in, &eq);
-        bool ok = st == QR_OK && eq.equivalent;
+        QrSession se;
+        QT_OK(qt_pair_load(&p, qt_pairs[k], NULL));
+        QrStatus st = qt_equiv(&p, &eq, &se);
+        bool ok = st == QR_OK && eq.equivalent && eq.n_not_disabled == 0 && se.tw.n_kept == 0;
         double rel = st == QR_OK ? eq.worst_rel : -1;
-        if (st == QR_OK) qr_equiv_free(&eq);
+        int nd = st == QR_OK ? eq.n_not_disabled : -1, sub = st == QR_OK ? eq.n_substituted : -1;
+        int rewritten = st == QR_OK ? se.tw.n_rewritten : -1;
+        if (st == QR_OK) { qr_equiv_free(&eq); qr_session_close(&se); }
         qt_pair_free(&p);
-        QT_CHECKF(ok, "%s: not equivalent (worst rel %g) %s", pass_pairs[k], rel, st ? qr_err_msg() : "");
+        QT_CHECKF(ok, "%s: not equivalent (worst rel %g, %d not disabled) %s", qt_pairs[k], rel, nd, st ? qr_err_msg() : "");
+        if (qt_verbose) printf("equivalence %s: worst rel %.3g, %d weights substituted, %d nodes twinned\n", qt_pairs[k], rel, sub, rewritten);
     }
     /* A different float model must be flagged. */
     QtPair p;
     QrEquivResult eq;
+    QrSession se;
     QT_OK(qt_pair_load(&p, "ort_qdq", "mismatch/base_other.onnx"));
-    QrStatus st = qr_match_equivalence(p.b, p.a, &p.qt, &p.mr, &p.in, &eq);
+    QrStatus st = qt_equiv(&p, &eq, &se);
     bool flagged = st == QR_OK && !eq.equivalent && eq.worst_rel > 0.05 &&
-                   strstr(qr_equiv_verdict(p.b, &p.mr, &eq), "WARNING");
-    if (st == QR_OK) qr_equiv_free(&eq);
+                   strstr(qr_equiv_verdict(p.b, &se.m, &eq), "WARNING");
+    if (st == QR_OK) { qr_equiv_free(&eq); qr_session_close(&se); }
     qt_pair_free(&p);
     QT_CHECK(flagged);
     QtCli r;
     qt_cli(&r, "match fixtures/qpairs/mismatch/base_other.onnx fixtures/qpairs/ort_qdq/analysis.onnx "
                "-i fixtures/qpairs/ort_qdq/input.npy -o %s/mm --quiet", qt_tmpdir());
     QT_CHECKF(r.code == 3 && strstr(r.err, "does NOT reproduce"), "exit %d: %s", r.code, r.err);
+}
+
+/* The float twin with every quantizer enabled computes what the integer nodes
+ * compute, up to rounding ties: model outputs within one output LSB. */
+static void test_twin_enabled(void) {
+    const char *pairs[] = { "qoperator", "integer_ops" };
+    for (int k = 0; k < QR_ARRAY_LEN(pairs); k++) {
+        QtPair p;
+        QrSession se;
+        QT_OK(qt_pair_load(&p, pairs[k], NULL));
+        QrStatus st = qr_session_open(&se, p.b, p.a, &p.in);
+        if (st != QR_OK) { qt_pair_free(&p); QT_OK(st); }
+        QrTensor o1 = {0}, o2 = {0};
+        st = qr_run(p.a, &p.in, NULL, &o1);
+        if (st == QR_OK) st = qr_run(&se.tw.g, &p.in, NULL, &o2);
+        double worst = -1, lsb = 0;
+        if (st == QR_OK && o1.numel == o2.numel) {
+            /* the output's last quantizer scale (integer_ops: dynamic, so use the data range / 255) */
+            const QrTensor *sc = NULL;
+            for (int i = 0; i < se.qa.n; i++)
+                if (se.qa.q[i].kind == QR_QK_ACTIVATION && se.qa.q[i].scale_value >= 0 && p.a->values[se.qa.q[i].scale_value].t.data)
+                    sc = &p.a->values[se.qa.q[i].scale_value].t;
+            float mn = INFINITY, mx = -INFINITY;
+            for (int64_t i = 0; i < o1.numel; i++) { float v = ((float *)o1.data)[i]; mn = QR_MIN(mn, v); mx = QR_MAX(mx, v); }
+            lsb = !strcmp(pairs[k], "qoperator") && sc ? qr_tensor_get_f64(sc, 0) : (mx - mn) / 255.0;
+            worst = 0;
+            for (int64_t i = 0; i < o1.numel; i++)
+                worst = QR_MAX(worst, fabs((double)((float *)o1.data)[i] - ((float *)o2.data)[i]));
+        }
+        qr_tensor_free_data(&o1);
+        qr_tensor_free_data(&o2);
+        qr_session_close(&se);
+        qt_pair_free(&p);
+        QT_OK(st);
+        QT_CHECKF(worst >= 0 && worst <= 1.01 * lsb, "%s: twin vs integer model differ by %g (lsb %g)", pairs[k], worst, lsb);
+        if (qt_verbose) printf("twin %s: all quantizers on, outputs within %.3g LSB of the integer model\n", pairs[k], worst / lsb);
+    }
 }
 
 /* sim mode: every value of the analysis model equals ONNX Runtime's with graph
@@ -155,6 +205,7 @@ static void qt_match_all(void) {
     QT_RUN(test_check_ort_qdq);
     QT_RUN(test_quant_tables);
     QT_RUN(test_equivalence);
+    QT_RUN(test_twin_enabled);
     test_sim_pairs();
 }
 

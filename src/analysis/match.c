@@ -315,7 +315,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
                 pm->a_is_int = false;
                 pm->method = QR_MM_NONE;
                 pm->note = qr_arena_printf(ar, "fused:%s into '%s'", bn->op_type, a->nodes[m->a_node].name);
-                if (m->a_quant >= 0 && qa->q[m->a_quant].form == QR_QF_QDQ)
+                if (m->a_quant >= 0 && (qa->q[m->a_quant].form == QR_QF_QDQ || qa->q[m->a_quant].form == QR_QF_QOP_OUT))
                     qr__m_act_bounds(b, bn, &qa->q[m->a_quant].implied_lo, &qa->q[m->a_quant].implied_hi);
                 cx.bmap[pm->b_value] = m->a_value;
             }
@@ -412,28 +412,6 @@ static bool qr__m_weight_consistent(const QrGraph *a, const QrQuantizer *q, cons
     return far * 100 <= qi->numel;
 }
 
-static void qr_match_float_weights(const QrGraph *b, const QrGraph *a, const QrQuantTable *qa, const QrMatchResult *m,
-                                   const QrTensor **weights, int *n_mismatch) {
-    for (int i = 0; i < qa->n; i++) {
-        const QrQuantizer *q = &qa->q[i];
-        weights[i] = NULL;
-        if (q->form != QR_QF_DQ_INIT || q->owner < 0) continue;
-        for (int k = 0; k < m->n; k++) {
-            if (m->m[k].a_node != q->owner) continue;
-            const QrNode *bn = &b->nodes[m->m[k].b_twin];
-            if (q->owner_input < bn->n_in && bn->in[q->owner_input] >= 0) {
-                const QrTensor *w = &b->values[bn->in[q->owner_input]].t;
-                const QrTensor *aw = &a->values[q->int_value].t;
-                if (w->data && qr_dtype_is_float(w->dtype) && qr_tensor_same_shape(w, aw)) {
-                    if (qr__m_weight_consistent(a, q, w)) weights[i] = w;
-                    else if (n_mismatch) (*n_mismatch)++;
-                }
-            }
-            break;
-        }
-    }
-}
-
 static QrStatus qr_quant_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out) {
     memset(out, 0, sizeof *out);
     QR_TRY(qr_tensor_set_shape(out, QR_DT_F32, x->rank, x->dims));
@@ -452,140 +430,3 @@ static QrStatus qr_quant_dequantize_value(const QrGraph *a, const QrQuantizer *q
     return QR_OK;
 }
 
-typedef struct QrEquivTap {
-    const QrGraph *b, *a;
-    const QrQuantTable *qa;
-    const QrMatchResult *m;
-    int *match_of_b, *match_of_a;    /* value -> match index */
-    QrTensor *base_vals;             /* per match: copy of the baseline value */
-    QrEquivResult *r;
-    bool analysis_pass;
-} QrEquivTap;
-
-static QrStatus qr__equiv_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
-    QrEquivTap *e = user;
-    QR_UNUSED(node);
-    QR_UNUSED(g);
-    if (!e->analysis_pass) {
-        int mi = e->match_of_b[value];
-        if (mi < 0 || !qr_dtype_is_float(t->dtype)) return QR_OK;
-        return qr_tensor_to_f32(t, &e->base_vals[mi]);
-    }
-    int mi = e->match_of_a[value];
-    if (mi < 0 || !e->base_vals[mi].data) return QR_OK;
-    const QrMatch *mm = &e->m->m[mi];
-    QrTensor f = {0};
-    QrStatus st = mm->a_is_int ? qr_quant_dequantize_value(e->a, &e->qa->q[mm->a_quant], t, &f) : qr_tensor_to_f32(t, &f);
-    if (st != QR_OK) { qr_err_clear(); return QR_OK; }
-    const QrTensor *x = &e->base_vals[mi];
-    if (f.numel == x->numel) {
-        double mx = 0, ref = 0;
-        const float *px = x->data, *py = f.data;
-        for (int64_t i = 0; i < x->numel; i++) {
-            double d = fabs((double)px[i] - (double)py[i]);
-            if (d > mx || d != d) mx = d;
-            if (fabs(px[i]) > ref) ref = fabs(px[i]);
-        }
-        e->r->max_abs[mi] = mx;
-        e->r->ref_absmax[mi] = ref;
-    }
-    qr_tensor_free_data(&f);
-    return QR_OK;
-}
-
-static QrStatus qr_match_equivalence(const QrGraph *b, const QrGraph *a, const QrQuantTable *qa,
-                                     const QrMatchResult *m, const QrTensor *inputs, QrEquivResult *r) {
-    memset(r, 0, sizeof *r);
-    r->max_abs = calloc((size_t)m->n + 1, sizeof(double));
-    r->ref_absmax = calloc((size_t)m->n + 1, sizeof(double));
-    QrEquivTap e = { b, a, qa, m, NULL, NULL, NULL, r, false };
-    e.match_of_b = malloc((size_t)b->n_values * sizeof(int));
-    e.match_of_a = malloc((size_t)a->n_values * sizeof(int));
-    e.base_vals = calloc((size_t)m->n + 1, sizeof(QrTensor));
-    bool *enabled = calloc((size_t)qa->n + 1, sizeof(bool));
-    const QrTensor **fw = calloc((size_t)qa->n + 1, sizeof *fw);
-    int *alias = malloc((size_t)a->n_values * sizeof(int));
-    float *clo = malloc((size_t)a->n_values * sizeof(float)), *chi = malloc((size_t)a->n_values * sizeof(float));
-    const QrTensor **subst = calloc((size_t)a->n_values + 1, sizeof *subst);
-    QrTensor *bout = calloc((size_t)b->n_outputs + 1, sizeof *bout), *aout = calloc((size_t)a->n_outputs + 1, sizeof *aout);
-    QrStatus st = r->max_abs && r->ref_absmax && e.match_of_b && e.match_of_a && e.base_vals && enabled && fw && alias && clo && chi &&
-                  subst && bout && aout ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) {
-        for (int v = 0; v < b->n_values; v++) e.match_of_b[v] = -1;
-        for (int v = 0; v < a->n_values; v++) e.match_of_a[v] = -1;
-        for (int i = 0; i < m->n; i++) {
-            r->max_abs[i] = NAN;
-            e.match_of_b[m->m[i].b_value] = i;
-            if (m->m[i].a_value >= 0) e.match_of_a[m->m[i].a_value] = i;
-        }
-        qr_match_float_weights(b, a, qa, m, fw, &r->n_weight_mismatch);
-        for (int i = 0; i < qa->n; i++) {
-            const QrQuantizer *q = &qa->q[i];
-            if (!q->can_disable) r->n_not_disabled++;
-            else if (q->form == QR_QF_DQ_INIT) { if (fw[i]) r->n_substituted++; else r->n_no_float_weight++; }
-        }
-        r->n_no_float_weight -= r->n_weight_mismatch;
-        qr_quant_overrides(a, qa, enabled, fw, alias, subst, clo, chi);
-        QrRunOpts ob = { .tap = qr__equiv_tap, .tap_user = &e };
-        st = qr_run(b, inputs, &ob, bout);
-    }
-    if (st == QR_OK) {
-        e.analysis_pass = true;
-        QrRunOpts oa = { .tap = qr__equiv_tap, .tap_user = &e, .alias = alias, .subst = subst, .clamp_lo = clo, .clamp_hi = chi };
-        st = qr_run(a, inputs, &oa, aout);
-    }
-    if (st == QR_OK) {
-        r->worst_rel = 0;
-        r->worst_match = -1;
-        for (int i = 0; i < m->n; i++) {
-            if (!b->values[m->m[i].b_value].is_output || r->max_abs[i] != r->max_abs[i]) continue;
-            double rel = r->max_abs[i] / QR_MAX(r->ref_absmax[i], 1e-12);
-            if (r->worst_match < 0 || rel > r->worst_rel) { r->worst_rel = rel; r->worst_match = i; }
-        }
-        r->equivalent = r->worst_match >= 0 && r->worst_rel <= 1e-3 && r->n_weight_mismatch == 0;
-    }
-    if (e.base_vals) for (int i = 0; i < m->n; i++) qr_tensor_free_data(&e.base_vals[i]);
-    if (bout) for (int i = 0; i < b->n_outputs; i++) qr_tensor_free_data(&bout[i]);
-    if (aout) for (int i = 0; i < a->n_outputs; i++) qr_tensor_free_data(&aout[i]);
-    free(bout); free(aout); free(e.match_of_a); free(e.match_of_b); free(e.base_vals);
-    free(enabled); free(fw); free(alias); free(subst); free(clo); free(chi);
-    if (st != QR_OK) qr_equiv_free(r);
-    return st;
-}
-
-static void qr_equiv_free(QrEquivResult *r) {
-    free(r->max_abs);
-    free(r->ref_absmax);
-    r->max_abs = r->ref_absmax = NULL;
-}
-
-static const char *qr_equiv_verdict(const QrGraph *b, const QrMatchResult *m, const QrEquivResult *r) {
-    static _Thread_local char buf[1024];
-    size_t o = 0;
-    if (r->worst_match < 0) {
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: no model output could be compared.");
-    } else if (r->equivalent || (r->n_weight_mismatch == 0 && r->worst_rel <= 1e-3)) {
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: PASS — with every quantizer disabled the analysis "
-                              "model reproduces the baseline outputs (worst relative difference %.3g at '%s').",
-                              r->worst_rel, b->values[m->m[r->worst_match].b_value].name);
-    } else {
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: WARNING — with every quantizer disabled the "
-                              "analysis model does NOT reproduce the baseline: output '%s' differs by %.3g of its range. "
-                              "The two models differ beyond quantization; check that the right float model was given.",
-                              b->values[m->m[r->worst_match].b_value].name, r->worst_rel);
-    }
-    if (r->n_weight_mismatch && o < sizeof buf)
-        o += (size_t)snprintf(buf + o, sizeof buf - o, " %d baseline float weight%s do%s not quantize to the analysis "
-                              "model's integer weights: the float model is not the one that was quantized.",
-                              r->n_weight_mismatch, r->n_weight_mismatch == 1 ? "" : "s", r->n_weight_mismatch == 1 ? "es" : "");
-    if (r->n_not_disabled && o < sizeof buf)
-        o += (size_t)snprintf(buf + o, sizeof buf - o, " %d quantizer%s could not be disabled (QOperator/integer-op forms), "
-                              "so the check includes their quantization error.", r->n_not_disabled, r->n_not_disabled == 1 ? "" : "s");
-    if (r->n_substituted && o < sizeof buf)
-        o += (size_t)snprintf(buf + o, sizeof buf - o, " %d integer weight%s replaced by the matched baseline float weight.",
-                              r->n_substituted, r->n_substituted == 1 ? " was" : "s were");
-    if (r->n_no_float_weight && o < sizeof buf)
-        snprintf(buf + o, sizeof buf - o, " %d integer weight%s no float counterpart and stay%s quantized.",
-                 r->n_no_float_weight, r->n_no_float_weight == 1 ? " has" : "s have", r->n_no_float_weight == 1 ? "s" : "");
-    return buf;
-}

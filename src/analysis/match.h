@@ -31,39 +31,15 @@ typedef struct QrMatchResult {
 static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, QrMatchResult *out);
 static void qr_match_free(QrMatchResult *r);
 static const char *qr_match_method_name(QrMatchMethod m);
-struct QrEquivResult;
+struct QrEquivResult;   /* analysis/session.h */
 /* Writes match_table.txt and .csv into dir (with the equivalence column when eq != NULL). */
 static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatchResult *r,
                                const struct QrEquivResult *eq, const char *dir);
 /* Is this baseline node a "compute" node that gets a row (not Constant/Identity/shape arithmetic)? */
 static bool qr_match_is_compute(const QrGraph *g, int node);
 
-#endif
 
-/* Equivalence check: the analysis model with every quantizer disabled must
- * reproduce the baseline. Per match: max |baseline - analysis|; the verdict
- * compares the model outputs relative to their range. */
-typedef struct QrEquivResult {
-    double *max_abs;         /* per match (NAN when unmatched/unavailable) */
-    double *ref_absmax;      /* per match: max |baseline| */
-    int n_not_disabled;      /* quantizers that could not be disabled (QOperator/integer forms) */
-    int n_substituted;       /* integer weights replaced by the matched baseline float weight */
-    int n_no_float_weight;   /* integer weights without a float counterpart (stay quantized) */
-    int n_weight_mismatch;   /* baseline float weights that do not quantize to the integer weights */
-    double worst_rel;        /* worst max_abs / ref_absmax over graph-output matches */
-    int worst_match;
-    bool equivalent;
-} QrEquivResult;
-
-/* Baseline float weights for integer-weight quantizers (DQ of an integer
- * initializer), found through the match of the owner node. weights[i] is NULL
- * when none exists or the shapes differ. */
-static void qr_match_float_weights(const QrGraph *b, const QrGraph *a, const QrQuantTable *qa, const QrMatchResult *m,
-                                   const QrTensor **weights, int *n_mismatch);
-static QrStatus qr_match_equivalence(const QrGraph *b, const QrGraph *a, const QrQuantTable *qa,
-                                     const QrMatchResult *m, const QrTensor *inputs, QrEquivResult *out);
-static void qr_equiv_free(QrEquivResult *r);
-/* One-paragraph verdict of the equivalence check (static buffer). */
-static const char *qr_equiv_verdict(const QrGraph *b, const QrMatchResult *m, const QrEquivResult *r);
 /* Dequantizes a value of the analysis model (int -> float) with quantizer q. */
 static QrStatus qr_quant_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out);
+
+#endif

@@ -305,44 +305,41 @@ static int qr_cli_match(int argc, char **argv) {
     if (rc >= 0) return rc;
     QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
-    QrQuantTable qt = {0};
-    QrMatchResult mr = {0};
+    QrSession se = {0};
     QrEquivResult eq = {0};
     bool have_eq = false;
     st = qr__cli_load_second(o.model2, b, in, &a);
-    if (st == QR_OK) st = qr_quant_table_build(a, &qt);
-    if (st == QR_OK) st = qr_match(b, a, &qt, &mr);
+    if (st == QR_OK) st = qr_session_open(&se, b, a, in);
     if (st == QR_OK) {
-        QrStatus es = qr_match_equivalence(b, a, &qt, &mr, in, &eq);
+        QrStatus es = qr_session_equivalence(&se, &eq);
         if (es == QR_OK) have_eq = true;
         else qr__cli_warn(&o, "equivalence check could not run: %s", qr_err_msg());
     }
     if (st == QR_OK) st = qr_mkdir_p(dir);
-    if (st == QR_OK) st = qr_match_write(b, a, &mr, have_eq ? &eq : NULL, dir);
+    if (st == QR_OK) st = qr_match_write(b, a, &se.m, have_eq ? &eq : NULL, dir);
     int code = QR_EXIT_OK;
     if (st == QR_OK) {
         int unmatched = 0;
-        for (int i = 0; i < mr.n; i++) unmatched += mr.m[i].a_node < 0;
+        for (int i = 0; i < se.m.n; i++) unmatched += se.m.m[i].a_node < 0;
         if (!o.quiet) {
-            for (int i = 0; i < mr.n; i++) {
-                const QrMatch *m = &mr.m[i];
+            for (int i = 0; i < se.m.n; i++) {
+                const QrMatch *m = &se.m.m[i];
                 printf("%-40s -> %-50s %s%s%s\n", b->values[m->b_value].name,
                        m->a_node >= 0 ? a->values[m->a_value].name : "-", qr_match_method_name(m->method),
                        m->note ? "  " : "", m->note ? m->note : "");
             }
             printf("%d baseline values, %d matched, %d without counterpart; %d analysis values without counterpart\n",
-                   mr.n, mr.n - unmatched, unmatched, mr.n_unmatched_a);
-            if (have_eq) printf("%s\n", qr_equiv_verdict(b, &mr, &eq));
+                   se.m.n, se.m.n - unmatched, unmatched, se.m.n_unmatched_a);
+            if (have_eq) printf("%s\n", qr_equiv_verdict(b, &se.m, &eq));
             printf("wrote %s/match_table.txt and %s/match_table.csv\n", dir, dir);
         }
         if (have_eq && !eq.equivalent && eq.worst_match >= 0) {
-            fprintf(stderr, "qreport: warning: %s\n", qr_equiv_verdict(b, &mr, &eq));
+            fprintf(stderr, "qreport: warning: %s\n", qr_equiv_verdict(b, &se.m, &eq));
             code = 3;
         }
     }
     if (have_eq) qr_equiv_free(&eq);
-    qr_match_free(&mr);
-    qr_quant_table_free(&qt);
+    qr_session_close(&se);
     if (a) { qr_graph_free(a); free(a); }
     qr__cli_release(b, in);
     return st == QR_OK ? code : qr__cli_fail(st);

@@ -31,6 +31,86 @@ static QrStatus qr_graph_value(QrGraph *g, const char *name, int *out) {
     return QR_OK;
 }
 
+static QrStatus qr_graph_clone_values(const QrGraph *src, QrGraph *dst, int node_capacity) {
+    memset(dst, 0, sizeof *dst);
+    QrArena *a = &dst->arena;
+    dst->path = src->path;
+    dst->dir = src->dir;
+    dst->name = src->name;
+    dst->producer = src->producer;
+    dst->ir_version = src->ir_version;
+    dst->opset = src->opset;
+    dst->opset_ms = src->opset_ms;
+    QR_TRY(qr_strmap_init(&dst->names, a, (uint32_t)src->n_values + 16));
+    for (int i = 0; i < src->n_values; i++) {
+        int v;
+        QR_TRY(qr_graph_value(dst, src->values[i].name, &v));
+        QrValue *d = &dst->values[v];
+        const QrValue *s = &src->values[i];
+        const char *name = d->name;
+        *d = *s;
+        d->name = name;
+        d->producer = -1;
+        d->n_uses = 0;
+        d->is_folded = d->is_dynamic = false;
+        d->is_const = s->is_init;
+        if (s->is_init) d->t.owned = false;          /* borrowed from src */
+        else memset(&d->t, 0, sizeof d->t);
+    }
+    dst->n_inputs = src->n_inputs;
+    dst->n_outputs = src->n_outputs;
+    dst->inputs = qr_arena_array(a, (size_t)src->n_inputs + 1, sizeof(int));
+    dst->outputs = qr_arena_array(a, (size_t)src->n_outputs + 1, sizeof(int));
+    dst->cap_nodes = QR_MAX(node_capacity, 1);
+    dst->nodes = qr_arena_array(a, (size_t)dst->cap_nodes, sizeof(QrNode));
+    if (!dst->inputs || !dst->outputs || !dst->nodes) return qr_errf(QR_ERR_NOMEM, "out of memory cloning a graph");
+    memcpy(dst->inputs, src->inputs, (size_t)src->n_inputs * sizeof(int));
+    memcpy(dst->outputs, src->outputs, (size_t)src->n_outputs * sizeof(int));
+    return QR_OK;
+}
+
+static QrStatus qr_graph_add_node(QrGraph *g, const char *name, const char *op_type, const char *domain, int n_in,
+                                  const int *in, int n_out, const int *out, int n_attr, const QrAttr *attr, int *idx) {
+    if (g->n_nodes == g->cap_nodes) {
+        int cap = g->cap_nodes ? g->cap_nodes * 2 : 16;
+        QrNode *nn = qr_arena_array(&g->arena, (size_t)cap, sizeof *nn);
+        if (!nn) return qr_errf(QR_ERR_NOMEM, "out of memory adding node '%s'", name);
+        if (g->n_nodes) memcpy(nn, g->nodes, (size_t)g->n_nodes * sizeof *nn);
+        g->nodes = nn;
+        g->cap_nodes = cap;
+    }
+    QrNode *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->name = qr_arena_strdup(&g->arena, name);
+    n->op_type = qr_arena_strdup(&g->arena, op_type);
+    n->domain = qr_arena_strdup(&g->arena, domain ? domain : "");
+    n->in = qr_arena_array(&g->arena, (size_t)n_in + 1, sizeof(int));
+    n->out = qr_arena_array(&g->arena, (size_t)n_out + 1, sizeof(int));
+    n->attr = qr_arena_array(&g->arena, (size_t)n_attr + 1, sizeof(QrAttr));
+    if (!n->name || !n->op_type || !n->domain || !n->in || !n->out || !n->attr)
+        return qr_errf(QR_ERR_NOMEM, "out of memory adding node '%s'", name);
+    n->n_in = n_in;
+    n->n_out = n_out;
+    n->n_attr = n_attr;
+    if (n_in) memcpy(n->in, in, (size_t)n_in * sizeof(int));
+    if (n_out) memcpy(n->out, out, (size_t)n_out * sizeof(int));
+    if (n_attr) memcpy(n->attr, attr, (size_t)n_attr * sizeof(QrAttr));   /* attribute payloads are shared */
+    n->opset = n->domain[0] == 0 ? g->opset : strcmp(n->domain, "com.microsoft") == 0 ? g->opset_ms : 1;
+    n->def = qr_op_find(n->domain, n->op_type);
+    if (!n->def) return qr_errf(QR_ERR_UNSUPPORTED, "node '%s': operator %s is not implemented", name, op_type);
+    if (idx) *idx = g->n_nodes;
+    g->n_nodes++;
+    return QR_OK;
+}
+
+static const char *qr_graph_fresh_name(QrGraph *g, const char *base) {
+    if (qr_graph_find(g, base) < 0) return qr_arena_strdup(&g->arena, base);
+    for (int k = 1;; k++) {
+        const char *s = qr_arena_printf(&g->arena, "%s#%d", base, k);
+        if (!s || qr_graph_find(g, s) < 0) return s;
+    }
+}
+
 static QrStatus qr_graph_finalize(QrGraph *g) {
     for (int i = 0; i < g->n_values; i++) { g->values[i].producer = -1; g->values[i].n_uses = 0; }
     for (int ni = 0; ni < g->n_nodes; ni++) {

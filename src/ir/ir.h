@@ -68,7 +68,7 @@ typedef struct QrGraph {
     int64_t opset_ms;       /* com.microsoft, 0 if not imported */
     int n_values, cap_values;
     QrValue *values;
-    int n_nodes;
+    int n_nodes, cap_nodes;  /* cap_nodes: room left by qr_graph_clone_values for added nodes */
     QrNode *nodes;
     int *order;             /* node indices in topological order */
     int n_inputs, n_outputs;
@@ -97,6 +97,18 @@ static inline int qr_graph_readers(const QrGraph *g, int v, const QrUse **out) {
 static int qr_graph_single_reader(const QrGraph *g, int v);
 /* Lists every node whose operator is not implemented; returns the count. */
 static int qr_graph_unsupported(const QrGraph *g, char *buf, size_t n);
+
+/* Graph construction (rewrites such as quant/twin build new graphs from old ones).
+ * qr_graph_clone_values copies src's values (names, flags, declared types, graph
+ * inputs/outputs, metadata) into an empty dst so value indices stay the same;
+ * initializer data is borrowed (src must outlive dst), no nodes are copied.
+ * qr_graph_add_node appends a node (arrays and attributes copied into dst's
+ * arena) and resolves its operator; call qr_graph_finalize when done. */
+static QrStatus qr_graph_clone_values(const QrGraph *src, QrGraph *dst, int node_capacity);
+static QrStatus qr_graph_add_node(QrGraph *g, const char *name, const char *op_type, const char *domain, int n_in,
+                                  const int *in, int n_out, const int *out, int n_attr, const QrAttr *attr, int *idx);
+/* A value name not yet used in g: `base` itself or base + "#<k>". Arena copy. */
+static const char *qr_graph_fresh_name(QrGraph *g, const char *base);
 
 /* Attribute access with defaults. */
 static const QrAttr *qr_node_attr(const QrNode *n, const char *name);

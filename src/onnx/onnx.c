@@ -326,6 +326,7 @@ static QrStatus qr__graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const Onnx
     }
 
     g->nodes = qr_arena_array(&g->arena, gp->n_node + 1, sizeof(QrNode));
+    g->cap_nodes = (int)gp->n_node + 1;
     if (!g->nodes) return qr_errf(QR_ERR_NOMEM, "out of memory");
     QrStrMap node_names;
     QR_TRY(qr_strmap_init(&node_names, &g->arena, (uint32_t)gp->n_node + 1));

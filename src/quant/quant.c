@@ -166,7 +166,16 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
             q->zp_value = n->n_out > 2 ? n->out[2] : -1;
             q->dtype = QR_DT_U8;
             q->owner = qr__producer_through(g, q->float_value);
-            q->why_not = "dynamic quantization feeds integer ops";
+            const QrUse *u;
+            int nu = qr_graph_readers(g, q->int_value, &u);
+            for (int r = 0; r < nu; r++) {
+                const QrNode *d = &g->nodes[u[r].node];
+                if (qr__is_op(d, "DequantizeLinear") && u[r].input == 0 && q->n_dq < QR_QUANT_MAX_DQ && d->out[0] >= 0)
+                    q->dq_nodes[q->n_dq++] = u[r].node;
+            }
+            q->out_value = q->n_dq ? g->nodes[q->dq_nodes[0]].out[0] : -1;
+            q->can_disable = q->n_dq == nu && nu > 0;   /* every reader dequantizes (the float twin does) */
+            if (!q->can_disable) q->why_not = "dynamic quantization feeds integer ops";
         }
         const QrQopInfo *qi = qr__qop(n);
         if (qi && n->out[0] >= 0) {
@@ -228,7 +237,7 @@ static void qr_quant_overrides(const QrGraph *g, const QrQuantTable *t, const bo
     for (int i = 0; i < t->n; i++) {
         const QrQuantizer *q = &t->q[i];
         if (enabled[i] || !q->can_disable) continue;
-        if (q->form == QR_QF_QDQ) {
+        if (q->form == QR_QF_QDQ || q->form == QR_QF_DYNAMIC) {
             for (int k = 0; k < q->n_dq; k++) {
                 int dv = g->nodes[q->dq_nodes[k]].out[0];
                 alias[dv] = q->float_value;

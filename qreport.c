@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <ctype.h>
 #include <float.h>
+#include <strings.h>
 
 #include "protobuf-c/protobuf-c.h"
 #include "src/onnx/onnx.pb-c.h"
@@ -28,6 +29,8 @@
 #include "src/analysis/stats.h"
 #include "src/analysis/match.h"
 #include "src/analysis/session.h"
+#include "src/analysis/metrics.h"
+#include "src/analysis/compare.h"
 #include "src/analysis/check.h"
 
 /* ---- sources ---- */
@@ -51,5 +54,7 @@
 #include "src/analysis/stats.c"
 #include "src/analysis/match.c"
 #include "src/analysis/session.c"
+#include "src/analysis/metrics.c"
+#include "src/analysis/compare.c"
 #include "src/analysis/check.c"
 #include "src/cli/cli.c"

@@ -82,7 +82,46 @@ static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a
     return QR_OK;
 }
 
+typedef struct QrBaseTap { QrSession *s; int *match_of; } QrBaseTap;
+
+static QrStatus qr__se_base_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QrBaseTap *bt = user;
+    QR_UNUSED(g);
+    QR_UNUSED(node);
+    int mi = bt->match_of[value];
+    if (mi < 0 || !qr_dtype_is_float(t->dtype) || bt->s->base[mi].data) return QR_OK;
+    return qr_tensor_to_f32(t, &bt->s->base[mi]);
+}
+
+static QrStatus qr_session_run_baseline(QrSession *s) {
+    if (s->base) return QR_OK;
+    if (s->b->n_outputs != s->tw.g.n_outputs)
+        return qr_errf(QR_ERR_INVALID, "the baseline has %d outputs but the analysis model has %d", s->b->n_outputs,
+                       s->tw.g.n_outputs);
+    s->base = calloc((size_t)s->m.n + 1, sizeof(QrTensor));
+    s->base_out = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
+    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)) };
+    QrTensor *outs = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
+    QrStatus st = s->base && s->base_out && bt.match_of && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        for (int v = 0; v < s->b->n_values; v++) bt.match_of[v] = -1;
+        for (int i = 0; i < s->m.n; i++) bt.match_of[s->m.m[i].b_value] = i;
+        QrRunOpts o = { .tap = qr__se_base_tap, .tap_user = &bt, .n_exec = &s->n_base_exec };
+        st = qr_run(s->b, s->inputs, &o, outs);
+    }
+    for (int k = 0; st == QR_OK && k < s->b->n_outputs; k++) st = qr_tensor_to_f32(&outs[k], &s->base_out[k]);
+    if (outs) for (int k = 0; k < s->b->n_outputs; k++) qr_tensor_free_data(&outs[k]);
+    free(outs);
+    free(bt.match_of);
+    if (st != QR_OK) qr_err_wrap(st, "running the baseline %s", s->b->path ? s->b->path : "");
+    return st;
+}
+
 static void qr_session_close(QrSession *s) {
+    if (s->base) for (int i = 0; i < s->m.n; i++) qr_tensor_free_data(&s->base[i]);
+    if (s->base_out) for (int i = 0; i < s->b->n_outputs; i++) qr_tensor_free_data(&s->base_out[i]);
+    free(s->base);
+    free(s->base_out);
     qr_quant_twin_free(&s->tw);
     qr_match_free(&s->m);
     qr_quant_table_free(&s->qa);

@@ -16,11 +16,19 @@ typedef struct QrSession {
     int n_weight_mismatch;   /* baseline float weights that do not quantize to the integer weights */
     int *vis;                /* per match: the twin value its consumers see, -1 when unmatched */
     int *vis_quant;          /* per match: qt quantizer to dequantize vis with when it holds integers, else -1 */
+    /* Baseline values (qr_session_run_baseline): float32 copies, computed once. */
+    QrTensor *base;          /* per match: the baseline node's output */
+    QrTensor *base_out;      /* per baseline graph output */
+    int64_t n_base_exec;     /* nodes executed by the baseline run */
 } QrSession;
 
 /* Prepares the pair (b and a shape-inferred on inputs). */
 static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a, const QrTensor *inputs);
 static void qr_session_close(QrSession *s);
+
+/* Runs the baseline once and keeps its matched values and outputs. The models
+ * must have the same number of graph outputs (compared by position). */
+static QrStatus qr_session_run_baseline(QrSession *s);
 
 /* Executor overrides for a mask over s->qt (enabled[i]; NULL = all enabled).
  * The arrays are per twin value, allocated by the caller (qr_session_overrides_alloc). */

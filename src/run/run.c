@@ -165,14 +165,21 @@ static bool qr__overridden(const QrRunOpts *o, int v) {
 /* The tensor a reader of value v sees. */
 static const QrTensor *qr__read(const QrRunOpts *o, QrTensor *vals, int v) {
     if (o->subst && o->subst[v]) return o->subst[v];
+    if (o->feed && o->feed[v]) return o->feed[v];
     if (qr__clamped(o, v)) return &vals[v];
     int r = qr__resolve(o, v);
     if (r != v && o->subst && o->subst[r]) return o->subst[r];
     return &vals[r];
 }
 
+/* What a tap sees for value v: the value as computed (feeds are for readers only). */
+static const QrTensor *qr__tap_view(const QrRunOpts *o, QrTensor *vals, int v) {
+    if (o->feed && o->feed[v] && !(o->subst && o->subst[v]) && vals[v].data) return &vals[v];
+    return qr__read(o, vals, v);
+}
+
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs) {
-    QrRunOpts none = { NULL, NULL, NULL, NULL, NULL, NULL };
+    QrRunOpts none = {0};
     if (!opts) opts = &none;
     qr_kern_init();                 /* idempotent; library users need not call it */
     QR_TRY(qr_graph_check_supported(g));
@@ -207,10 +214,17 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         const QrNode *n = &g->nodes[g->order[oi]];
         bool skip = n->n_out > 0;
         for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !qr__overridden(opts, n->out[k])) skip = false;
+        if (opts->live && !opts->live[g->order[oi]]) skip = true;
         if (!skip) {
             QrOpCtx c;
             qr__ctx_init(&c, g, n, vals, &scratch, in, out);
             for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) in[k] = qr__read(opts, vals, n->in[k]);
+            for (int k = 0; k < n->n_in && st == QR_OK; k++)
+                if (n->in[k] >= 0 && !in[k]->data && in[k]->numel > 0)
+                    st = qr_errf(QR_ERR_INVALID, "node '%s' (%s) reads '%s', which this run neither computed nor was given",
+                                 n->name, n->op_type, g->values[n->in[k]].name);
+            if (st != QR_OK) break;
+            if (opts->n_exec) (*opts->n_exec)++;
             st = n->def->shape(&c);
             for (int k = 0; st == QR_OK && k < n->n_out; k++)
                 if (out[k]) st = qr_tensor_alloc_data(out[k]);
@@ -240,7 +254,8 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
             if (--uses[src] == 0 && vals[src].owned) qr_tensor_free_data(&vals[src]);
         }
         for (int k = 0; st == QR_OK && opts->tap && k < n->n_out; k++)
-            if (n->out[k] >= 0) st = opts->tap(opts->tap_user, g, g->order[oi], n->out[k], qr__read(opts, vals, n->out[k]));
+            if (n->out[k] >= 0 && qr__read(opts, vals, n->out[k])->data)
+                st = opts->tap(opts->tap_user, g, g->order[oi], n->out[k], qr__tap_view(opts, vals, n->out[k]));
         /* Free what no later node reads. */
         for (int k = 0; k < n->n_in; k++) {
             if (n->in[k] < 0) continue;
@@ -253,14 +268,18 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         }
         qr_arena_clear(&scratch);
     }
-    for (int i = 0; st == QR_OK && i < g->n_outputs; i++) {
+    for (int i = 0; st == QR_OK && outputs && i < g->n_outputs; i++) {
         const QrTensor *src = qr__read(opts, vals, g->outputs[i]);
+        if (!src->data && src->numel > 0) {
+            st = qr_errf(QR_ERR_INVALID, "graph output '%s' was neither computed nor given", g->values[g->outputs[i]].name);
+            break;
+        }
         memset(&outputs[i], 0, sizeof outputs[i]);
         st = qr_tensor_set_shape(&outputs[i], src->dtype, src->rank, src->dims);
         if (st == QR_OK) st = qr_tensor_alloc_data(&outputs[i]);
         if (st == QR_OK) memcpy(outputs[i].data, src->data, qr_tensor_nbytes(src));
     }
-    if (st != QR_OK)
+    if (st != QR_OK && outputs)
         for (int i = 0; i < g->n_outputs; i++) if (outputs[i].owned) qr_tensor_free_data(&outputs[i]);
     if (vals) for (int v = 0; v < nv; v++) if (vals[v].owned) qr_tensor_free_data(&vals[v]);
     qr_arena_free(&scratch);

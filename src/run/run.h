@@ -37,10 +37,19 @@ typedef struct QrRunOpts {
      * when lo or hi is not NaN. Models an activation that a quantizer implemented
      * (ONNX Runtime removes Relu and lets the following Q/DQ clamp at zero). */
     const float *clamp_lo, *clamp_hi;
+    /* Per value (optional): readers see this tensor, but the value itself is
+     * still computed and tapped (shadow runs feed baseline values to layers). */
+    const QrTensor *const *feed;
+    /* Per node (optional): only nodes with live[n] run (incremental re-runs);
+     * every value a live node or a graph output reads from a skipped node must
+     * come from subst/feed, otherwise the run fails naming the value. */
+    const bool *live;
+    int64_t *n_exec;                  /* optional: incremented per node executed */
 } QrRunOpts;
 
 /* Runs the graph on inputs (one per graph input, in order). outputs[i] receive
- * owned copies of the graph outputs (free with qr_tensor_free_data). */
+ * owned copies of the graph outputs (free with qr_tensor_free_data); outputs
+ * may be NULL when only taps matter. */
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs);
 /* Runs one node on the given inputs (NULL for omitted ones); outputs[k] receive
  * owned tensors. Used for shadow (local error) runs. */

@@ -1,0 +1,223 @@
+/* analysis/compare — implementation. See compare.h.
+ *
+ *   full run:   exec graph (analysis as given, or its int lowering) → tap each matched value
+ *   shadow run: twin graph with every matched value *fed* by the baseline's value, so each
+ *               layer computes from exact inputs → tap its output = its own error only */
+
+static const char *qr_quant_describe(QrArena *a, const QrGraph *g, const QrQuantizer *q, const char **dtype) {
+    if (dtype) *dtype = qr_dtype_name(q->dtype);
+    if (q->scale_value < 0 || !g->values[q->scale_value].t.data) return "dynamic";
+    if (q->n_scales <= 1 || q->scale_min == q->scale_max) return qr_arena_printf(a, "%.9g", q->scale_min);
+    return qr_arena_printf(a, "[%.6g, %.6g] (%lld %s)", q->scale_min, q->scale_max, (long long)q->n_scales,
+                           q->block_size ? "blocks" : "channels");
+}
+
+typedef struct QrCmpTap {
+    QrSession *s;
+    QrCompare *c;
+    const QrGraph *g;
+    int *first_match;        /* per exec value: first match tapped there, -1 */
+    int *next_match;         /* per match: next match sharing the value */
+    int *quant_of;           /* per match: analysis quantizer to dequantize with, -1 = value is float */
+    bool shadow;
+} QrCmpTap;
+
+static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QrCmpTap *ct = user;
+    QR_UNUSED(node);
+    for (int mi = ct->first_match[value]; mi >= 0; mi = ct->next_match[mi]) {
+        const QrTensor *x = &ct->s->base[mi];
+        if (!x->data) continue;
+        QrTensor f = {0};
+        QrStatus st;
+        if (ct->shadow) st = qr_session_visible_f32(ct->s, mi, t, &f);
+        else if (ct->quant_of[mi] >= 0 && !qr_dtype_is_float(t->dtype))
+            st = qr_quant_dequantize_value(g, &ct->s->qa.q[ct->quant_of[mi]], t, &f);
+        else st = qr_tensor_to_f32(t, &f);
+        if (st != QR_OK) { qr_err_clear(); continue; }
+        QrLayerRow *r = NULL;
+        for (int k = 0; k < ct->c->n; k++) if (ct->c->rows[k].match == mi) r = &ct->c->rows[k];
+        if (r && f.numel == x->numel) {
+            if (ct->shadow) { qr_metrics_compute(x->data, f.data, x->numel, &r->local); r->has_local = true; }
+            else { qr_metrics_compute(x->data, f.data, x->numel, &r->m); r->has_m = true; }
+        }
+        qr_tensor_free_data(&f);
+    }
+    return QR_OK;
+}
+
+static QrStatus qr_compare_outputs(const QrSession *s, const QrTensor *outs, QrMetrics *m) {
+    QrMetricAcc acc;
+    qr_metric_acc_init(&acc);
+    for (int k = 0; k < s->b->n_outputs; k++) {
+        QrTensor f = {0};
+        QR_TRY(qr_tensor_to_f32(&outs[k], &f));
+        const QrTensor *x = &s->base_out[k];
+        QrStatus st = f.numel == x->numel ? QR_OK
+                    : qr_errf(QR_ERR_SHAPE, "output %d ('%s') has %lld elements in the analysis model but %lld in the "
+                              "baseline", k, s->b->values[s->b->outputs[k]].name, (long long)f.numel, (long long)x->numel);
+        if (st == QR_OK) qr_metric_acc_add(&acc, x->data, f.data, x->numel);
+        qr_tensor_free_data(&f);
+        QR_TRY(st);
+    }
+    qr_metric_acc_finish(&acc, m);
+    return QR_OK;
+}
+
+static QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_threshold, QrCompare *c) {
+    memset(c, 0, sizeof *c);
+    c->first_drop = -1;
+    QR_TRY(qr_session_run_baseline(s));
+    c->rows = calloc((size_t)s->m.n + 1, sizeof *c->rows);
+    if (!c->rows) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < s->m.n; i++)
+        if (s->m.m[i].a_node >= 0 && s->m.m[i].a_value >= 0) c->rows[c->n++].match = i;
+    int nv = QR_MAX(exec->n_values, s->tw.g.n_values);
+    QrCmpTap ct = { s, c, exec, malloc(((size_t)nv + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)),
+                    malloc(((size_t)s->m.n + 1) * sizeof(int)), false };
+    QrTensor *outs = calloc((size_t)exec->n_outputs + 1, sizeof(QrTensor));
+    const QrTensor **feed = calloc((size_t)s->tw.g.n_values + 1, sizeof *feed);
+    QrStatus st = ct.first_match && ct.next_match && ct.quant_of && outs && feed ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        /* Full run: tap the integer value of a matched quantizer when it has one
+         * (in int mode the DequantizeLinear may have been folded away). */
+        for (int v = 0; v < nv; v++) ct.first_match[v] = -1;
+        for (int k = c->n - 1; k >= 0; k--) {
+            int i = c->rows[k].match;
+            const QrMatch *mm = &s->m.m[i];
+            int v = mm->a_value;
+            ct.quant_of[i] = mm->a_is_int ? mm->a_quant : -1;
+            if (mm->a_quant >= 0) {
+                const QrQuantizer *q = &s->qa.q[mm->a_quant];
+                if (q->int_value >= 0 && q->n_scales <= 1 && q->scale_value >= 0 && (q->out_value == v || q->int_value == v)) {
+                    v = q->int_value;
+                    ct.quant_of[i] = mm->a_quant;
+                }
+            }
+            ct.next_match[i] = ct.first_match[v];
+            ct.first_match[v] = i;
+        }
+        QrRunOpts o = { .tap = qr__cmp_tap, .tap_user = &ct };
+        st = qr_run(exec, s->inputs, &o, outs);
+    }
+    if (st == QR_OK) st = qr_compare_outputs(s, outs, &c->out);
+    if (st == QR_OK) {
+        /* Shadow run on the twin: readers of each matched value see the baseline's. */
+        ct.shadow = true;
+        ct.g = &s->tw.g;
+        for (int v = 0; v < nv; v++) ct.first_match[v] = -1;
+        for (int k = c->n - 1; k >= 0; k--) {
+            int i = c->rows[k].match, v = s->vis[i];
+            if (v < 0) continue;
+            const QrTensor *tv = &s->tw.g.values[v].t;
+            if (s->base[i].data && qr_dtype_is_float(tv->dtype) && tv->numel == s->base[i].numel) feed[v] = &s->base[i];
+            ct.next_match[i] = ct.first_match[v];
+            ct.first_match[v] = i;
+        }
+        QrRunOpts o = { .tap = qr__cmp_tap, .tap_user = &ct, .feed = feed };
+        st = qr_run(&s->tw.g, s->inputs, &o, NULL);
+        if (st != QR_OK) st = qr_err_wrap(st, "shadow run (local error)");
+    }
+    for (int k = 0; st == QR_OK && k < c->n; k++)
+        if (c->rows[k].has_m && c->rows[k].m.cosine < cos_threshold) { c->first_drop = k; break; }
+    if (outs) for (int k = 0; k < exec->n_outputs; k++) qr_tensor_free_data(&outs[k]);
+    free(outs);
+    free(feed);
+    free(ct.first_match);
+    free(ct.next_match);
+    free(ct.quant_of);
+    if (st != QR_OK) qr_compare_free(c);
+    return st;
+}
+
+static void qr_compare_free(QrCompare *c) {
+    free(c->rows);
+    memset(c, 0, sizeof *c);
+}
+
+/* %.7f in .txt, %.9g in .csv (REPORT.md); inf/nan spelled out. */
+static void qr__cmp_num(QrTable *t, int row, int col, double v, bool csv) {
+    if (v != v) qr_table_set(t, row, col, "nan");
+    else if (isinf(v)) qr_table_set(t, row, col, v > 0 ? "inf" : "-inf");
+    else if (csv) qr_table_setf(t, row, col, "%.9g", v);
+    else qr_table_setf(t, row, col, "%.7f", v);
+}
+
+static QrStatus qr__cmp_table(const QrSession *s, const QrCompare *c, bool csv, bool with_lsb, QrTable *t) {
+    static const char *const cols[] = {
+        "Index", "mod_name", "base_op_type", "analy_op_type", "shape", "quant_dtype", "qscale", "Cosine", "MSE", "L1", "KL",
+        "SQNR", "Atol", "Rtol", "base_model_min", "analy_model_min", "base_model_max", "analy_model_max", "base_model_mean",
+        "analy_model_mean", "base_model_var", "analy_model_var", "base_tensor", "analy_tensor", "local_Cosine", "local_SQNR",
+        "nonfinite", "lsb_max", "lsb_diff" };
+    QR_TRY(qr_table_init(t, with_lsb ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 2, cols));
+    for (int k = 0; k < c->n; k++) {
+        const QrLayerRow *r = &c->rows[k];
+        const QrMatch *mm = &s->m.m[r->match];
+        int row;
+        QR_TRY(qr_table_add_row(t, &row));
+        const QrTensor *bt = &s->b->values[mm->b_value].t;
+        char shape[128] = "";
+        size_t o = 0;
+        for (int d = 0; d < bt->rank && o < sizeof shape; d++)
+            o += (size_t)snprintf(shape + o, sizeof shape - o, "%s%lld", d ? "x" : "", (long long)bt->dims[d]);
+        qr_table_setf(t, row, 0, "%d", k);
+        qr_table_set(t, row, 1, s->b->nodes[mm->b_node].name);
+        qr_table_set(t, row, 2, s->b->nodes[mm->b_node].op_type);
+        qr_table_set(t, row, 3, s->a->nodes[mm->a_node].op_type);
+        qr_table_set(t, row, 4, shape);
+        if (mm->a_quant >= 0) {
+            const char *dt;
+            const char *sc = qr_quant_describe(&t->arena, s->a, &s->qa.q[mm->a_quant], &dt);
+            qr_table_set(t, row, 5, dt);
+            qr_table_set(t, row, 6, sc);
+        }
+        const QrMetrics *m = &r->m;
+        if (r->has_m) {
+            double v[] = { m->cosine, m->mse, m->l1, m->kl, m->sqnr, m->atol, m->rtol, m->x_min, m->y_min, m->x_max,
+                           m->y_max, m->x_mean, m->y_mean, m->x_var, m->y_var };
+            for (int j = 0; j < QR_ARRAY_LEN(v); j++) qr__cmp_num(t, row, 7 + j, v[j], csv);
+        }
+        qr_table_set(t, row, 22, s->b->values[mm->b_value].name);
+        qr_table_set(t, row, 23, s->a->values[mm->a_value].name);
+        if (r->has_local) {
+            qr__cmp_num(t, row, 24, r->local.cosine, csv);
+            qr__cmp_num(t, row, 25, r->local.sqnr, csv);
+        }
+        if (r->has_m) qr_table_setf(t, row, 26, "%lld", (long long)m->n_nonfinite);
+        if (with_lsb && r->has_lsb) {
+            qr_table_setf(t, row, 27, "%lld", (long long)r->lsb_max);
+            qr_table_setf(t, row, 28, "%lld/%lld", (long long)r->lsb_diff, (long long)r->lsb_n);
+        }
+    }
+    return QR_OK;
+}
+
+static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const char *dir) {
+    bool with_lsb = false;
+    for (int k = 0; k < c->n; k++) with_lsb |= c->rows[k].has_lsb;
+    char *txt = NULL, *csv = NULL;
+    size_t tl = 0, tc = 0, cl = 0, cc = 0;
+    QrTable tt = {0}, tcsv = {0};
+    QrStatus st = qr__cmp_table(s, c, false, with_lsb, &tt);
+    if (st == QR_OK) st = qr__cmp_table(s, c, true, with_lsb, &tcsv);
+    if (st == QR_OK)
+        st = qr_buf_printf(&txt, &tl, &tc, "Baseline: %s\nAnalysis: %s\nModel output: Cosine %.7f, SQNR %.4f dB, L1 %.7g, "
+                           "MSE %.7g, KL %.7g\n\n", s->b->path, s->a->path, c->out.cosine, c->out.sqnr, c->out.l1,
+                           c->out.mse, c->out.kl);
+    if (st == QR_OK) st = qr_table_render_txt(&tt, NULL, NULL, &txt, &tl, &tc);
+    if (st == QR_OK)
+        st = qr_buf_printf(&txt, &tl, &tc, "\nlocal_*: each layer re-run on the baseline's inputs (its own error, without "
+                           "what it inherits from upstream layers).\n");
+    if (st == QR_OK) st = qr_table_render_csv(&tcsv, NULL, &csv, &cl, &cc);
+    if (st == QR_OK) {
+        QrArena a = {0};
+        st = qr_file_write_atomic(qr_arena_printf(&a, "%s/compare_per_layer_out.txt", dir), txt, tl);
+        if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/compare_per_layer_out.csv", dir), csv, cl);
+        qr_arena_free(&a);
+    }
+    qr_table_free(&tt);
+    qr_table_free(&tcsv);
+    free(txt);
+    free(csv);
+    return st;
+}

@@ -1,0 +1,42 @@
+/* analysis/compare — per-layer comparison of the analysis model against the
+ * baseline (compare_per_layer_out), with the local (shadow) error of each layer,
+ * and the model-output metrics of any quantizer configuration. */
+#ifndef QR_COMPARE_H
+#define QR_COMPARE_H
+
+typedef struct QrLayerRow {
+    int match;               /* index in session->m */
+    QrMetrics m;             /* analysis value vs baseline value (inherited + own error) */
+    QrMetrics local;         /* shadow: the layer fed with the baseline's inputs (own error only) */
+    bool has_m, has_local;
+    /* --mode both: int-mode vs sim-mode integer values of this layer's quantizer */
+    bool has_lsb;
+    int64_t lsb_n, lsb_diff; /* elements, elements that differ */
+    int64_t lsb_max;         /* largest difference in LSB */
+} QrLayerRow;
+
+typedef struct QrCompare {
+    int n;                   /* rows, one per matched baseline node output (baseline topological order) */
+    QrLayerRow *rows;
+    QrMetrics out;           /* model output(s), all outputs concatenated */
+    int first_drop;          /* first row whose Cosine falls below the threshold given, -1 if none */
+} QrCompare;
+
+/* Runs `exec` (the analysis model as given for sim mode, or its integer lowering
+ * for int mode; same value indices as session->a) and compares every matched
+ * value with the baseline; then the shadow run on the twin for local errors.
+ * Calls qr_session_run_baseline if needed. */
+static QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_threshold, QrCompare *c);
+static void qr_compare_free(QrCompare *c);
+/* compare_per_layer_out.txt/.csv into dir. */
+static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const char *dir);
+
+/* Model-output metrics of the twin under a quantizer mask (NULL = all on),
+ * optionally re-running only the live nodes with the rest read from cache
+ * (see qr_run's live/feed). */
+static QrStatus qr_compare_outputs(const QrSession *s, const QrTensor *outs, QrMetrics *m);
+
+/* A quantizer's settings in words: "int8 per-tensor 0.0123" etc. (arena copy). */
+static const char *qr_quant_describe(QrArena *a, const QrGraph *g, const QrQuantizer *q, const char **dtype);
+
+#endif

@@ -1,0 +1,127 @@
+/* analysis/metrics — implementation. See metrics.h and REPORT.md "Metric definitions". */
+
+static void qr_metric_acc_init(QrMetricAcc *a) {
+    memset(a, 0, sizeof *a);
+    a->x_min = a->y_min = INFINITY;
+    a->x_max = a->y_max = -INFINITY;
+    a->kx_max = a->ky_max = -INFINITY;
+}
+
+/* s·e^(m_old) rescaled to a new maximum m_new. */
+static inline double qr__mt_rescale(double s, double m_old, double m_new) {
+    return m_old == -INFINITY ? 0 : s * exp(m_old - m_new);
+}
+
+static void qr_metric_acc_add(QrMetricAcc *a, const float *x, const float *y, int64_t n) {
+    /* Chunk moments first (two passes over the chunk), then merged. */
+    double sx = 0, sy = 0, cmx = -INFINITY, cmy = -INFINITY;
+    int64_t cn = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double xi = x[i], yi = y[i];
+        if (!isfinite(xi) || !isfinite(yi)) { a->n_bad++; continue; }
+        cn++;
+        sx += xi;
+        sy += yi;
+        double d = xi - yi, ad = fabs(d);
+        a->sxx += xi * xi;
+        a->syy += yi * yi;
+        a->sxy += xi * yi;
+        a->sdd += d * d;
+        a->sad += ad;
+        if (ad > a->amax) a->amax = ad;
+        double r = xi == 0 ? (yi == 0 ? 0 : FLT_MAX) : ad / fabs(xi);
+        if (r > a->rtol) a->rtol = r;
+        if (xi < a->x_min) a->x_min = xi;
+        if (xi > a->x_max) a->x_max = xi;
+        if (yi < a->y_min) a->y_min = yi;
+        if (yi > a->y_max) a->y_max = yi;
+        if (xi > cmx) cmx = xi;
+        if (yi > cmy) cmy = yi;
+    }
+    if (!cn) return;
+    double mx = sx / (double)cn, my = sy / (double)cn, m2x = 0, m2y = 0;
+    double nkx = QR_MAX(a->kx_max, cmx), nky = QR_MAX(a->ky_max, cmy);
+    double ks = qr__mt_rescale(a->kx_s, a->kx_max, nkx), kt = qr__mt_rescale(a->kx_t, a->kx_max, nkx);
+    double kys = qr__mt_rescale(a->ky_s, a->ky_max, nky);
+    for (int64_t i = 0; i < n; i++) {
+        double xi = x[i], yi = y[i];
+        if (!isfinite(xi) || !isfinite(yi)) continue;
+        m2x += (xi - mx) * (xi - mx);
+        m2y += (yi - my) * (yi - my);
+        double ex = exp(xi - nkx);
+        ks += ex;
+        kt += ex * (xi - yi);
+        kys += exp(yi - nky);
+    }
+    a->kx_max = nkx; a->kx_s = ks; a->kx_t = kt;
+    a->ky_max = nky; a->ky_s = kys;
+    double na = (double)a->n, nb = (double)cn, nt = na + nb;
+    double dx = mx - a->x_mean, dy = my - a->y_mean;
+    a->x_m2 += m2x + dx * dx * na * nb / nt;
+    a->y_m2 += m2y + dy * dy * na * nb / nt;
+    a->x_mean += dx * nb / nt;
+    a->y_mean += dy * nb / nt;
+    a->n += cn;
+}
+
+static void qr_metric_acc_finish(const QrMetricAcc *a, QrMetrics *m) {
+    memset(m, 0, sizeof *m);
+    m->n = a->n;
+    m->n_nonfinite = a->n_bad;
+    if (!a->n) {
+        m->cosine = m->mse = m->l1 = m->kl = m->sqnr = m->atol = m->rtol = NAN;
+        m->x_min = m->x_max = m->x_mean = m->x_var = m->y_min = m->y_max = m->y_mean = m->y_var = NAN;
+        return;
+    }
+    double n = (double)a->n;
+    if (a->sxx == 0 && a->syy == 0) m->cosine = 1;
+    else if (a->sxx == 0 || a->syy == 0) m->cosine = 0;
+    else m->cosine = a->sxy / (sqrt(a->sxx) * sqrt(a->syy));
+    m->mse = a->sdd / n;
+    m->l1 = a->sad / n;
+    m->atol = a->amax;
+    m->rtol = a->rtol;
+    m->sqnr = a->sdd == 0 ? INFINITY : 10.0 * log10(a->sxx / a->sdd);
+    /* KL(p||q) = Σp(x-y) - LSE(x) + LSE(y), p = softmax(x), q = softmax(y). */
+    double lse_x = a->kx_max + log(a->kx_s), lse_y = a->ky_max + log(a->ky_s);
+    m->kl = a->kx_t / a->kx_s - lse_x + lse_y;
+    if (m->kl < 0 && m->kl > -1e-12) m->kl = 0;
+    m->x_min = a->x_min; m->x_max = a->x_max; m->x_mean = a->x_mean; m->x_var = a->x_m2 / n;
+    m->y_min = a->y_min; m->y_max = a->y_max; m->y_mean = a->y_mean; m->y_var = a->y_m2 / n;
+}
+
+static void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetrics *m) {
+    QrMetricAcc a;
+    qr_metric_acc_init(&a);
+    qr_metric_acc_add(&a, x, y, n);
+    qr_metric_acc_finish(&a, m);
+}
+
+static const char *const qr__mt_names[QR_METRIC_COUNT] = { "L1", "Cosine", "MSE", "KL", "SQNR" };
+
+static const char *qr_metric_name(QrMetricKind k) { return k < QR_METRIC_COUNT ? qr__mt_names[k] : "?"; }
+
+static double qr_metric_get(const QrMetrics *m, QrMetricKind k) {
+    switch (k) {
+    case QR_METRIC_L1: return m->l1;
+    case QR_METRIC_COSINE: return m->cosine;
+    case QR_METRIC_MSE: return m->mse;
+    case QR_METRIC_KL: return m->kl;
+    case QR_METRIC_SQNR: return m->sqnr;
+    default: return NAN;
+    }
+}
+
+static QrStatus qr_metric_parse(const char *s, QrMetricKind *out) {
+    for (int k = 0; k < QR_METRIC_COUNT; k++)
+        if (!strcasecmp(s, qr__mt_names[k])) { *out = (QrMetricKind)k; return QR_OK; }
+    return qr_errf(QR_ERR_INVALID, "unknown metric '%s' (expected L1, Cosine, MSE, KL or SQNR)", s);
+}
+
+static bool qr_metric_higher_is_better(QrMetricKind k) { return k == QR_METRIC_COSINE || k == QR_METRIC_SQNR; }
+
+static double qr_metric_badness(const QrMetrics *m, QrMetricKind k) {
+    double v = qr_metric_get(m, k);
+    if (v != v) return INFINITY;
+    return qr_metric_higher_is_better(k) ? -v : v;
+}

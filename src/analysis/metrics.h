@@ -1,0 +1,41 @@
+/* analysis/metrics — the comparison metrics of REPORT.md (Cosine, MSE, L1, KL,
+ * SQNR, Atol, Rtol, min/max/mean/var of both sides), accumulated in one pass over
+ * any number of chunks (sums in double; KL by an online log-sum-exp). */
+#ifndef QR_METRICS_H
+#define QR_METRICS_H
+
+typedef enum QrMetricKind { QR_METRIC_L1, QR_METRIC_COSINE, QR_METRIC_MSE, QR_METRIC_KL, QR_METRIC_SQNR, QR_METRIC_COUNT } QrMetricKind;
+
+typedef struct QrMetrics {
+    double cosine, mse, l1, kl, sqnr, atol, rtol;
+    double x_min, x_max, x_mean, x_var;      /* x = baseline */
+    double y_min, y_max, y_mean, y_var;      /* y = analysis */
+    int64_t n;                                /* elements compared (finite on both sides) */
+    int64_t n_nonfinite;                      /* element pairs skipped because x or y is NaN/Inf */
+} QrMetrics;
+
+typedef struct QrMetricAcc {
+    int64_t n, n_bad;
+    double sxx, syy, sxy, sdd, sad, amax, rtol;
+    double x_min, x_max, y_min, y_max;
+    double x_mean, x_m2, y_mean, y_m2;       /* Chan et al. merge of chunk moments */
+    double kx_max, kx_s, kx_t, ky_max, ky_s; /* online softmax sums for KL */
+} QrMetricAcc;
+
+static void qr_metric_acc_init(QrMetricAcc *a);
+/* Adds n element pairs (x baseline, y analysis). */
+static void qr_metric_acc_add(QrMetricAcc *a, const float *x, const float *y, int64_t n);
+static void qr_metric_acc_finish(const QrMetricAcc *a, QrMetrics *m);
+/* One-shot: metrics of two arrays. */
+static void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetrics *m);
+
+static double qr_metric_get(const QrMetrics *m, QrMetricKind k);
+static const char *qr_metric_name(QrMetricKind k);
+/* Parses "L1", "Cosine", "MSE", "KL", "SQNR" (case-insensitive). */
+static QrStatus qr_metric_parse(const char *s, QrMetricKind *out);
+/* true when a larger value means closer to the baseline (Cosine, SQNR). */
+static bool qr_metric_higher_is_better(QrMetricKind k);
+/* Sort key: larger = worse, for any metric (NaN sorts as worst). */
+static double qr_metric_badness(const QrMetrics *m, QrMetricKind k);
+
+#endif

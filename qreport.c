@@ -31,6 +31,7 @@
 #include "src/analysis/session.h"
 #include "src/analysis/metrics.h"
 #include "src/analysis/compare.h"
+#include "src/analysis/sens.h"
 #include "src/analysis/check.h"
 
 /* ---- sources ---- */
@@ -56,5 +57,6 @@
 #include "src/analysis/session.c"
 #include "src/analysis/metrics.c"
 #include "src/analysis/compare.c"
+#include "src/analysis/sens.c"
 #include "src/analysis/check.c"
 #include "src/cli/cli.c"

@@ -33,6 +33,10 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
         if (ct->shadow) st = qr_session_visible_f32(ct->s, mi, t, &f);
         else if (ct->quant_of[mi] >= 0 && !qr_dtype_is_float(t->dtype))
             st = qr_quant_dequantize_value(g, &ct->s->qa.q[ct->quant_of[mi]], t, &f);
+        else if (!qr_dtype_is_float(t->dtype) && ct->s->qt.by_value[value] >= 0)
+            /* an integer value without a quantizer of its own (MaxPool on uint8): the twin's re-quantizer knows its scale */
+            st = qr_quant_dequantize_value(&ct->s->tw.g, &ct->s->qt.q[ct->s->qt.by_value[value]], t, &f);
+        else if (!qr_dtype_is_float(t->dtype)) st = qr_errf(QR_ERR_UNSUPPORTED, "no scale for integer value");
         else st = qr_tensor_to_f32(t, &f);
         if (st != QR_OK) { qr_err_clear(); continue; }
         QrLayerRow *r = NULL;

@@ -18,6 +18,12 @@ typedef struct QrCliOpts {
     const char *out_dir;
     uint64_t seed;
     bool quiet;
+    const char *mode;            /* sim | int | both */
+    const char *metric;          /* L1 | Cosine | MSE | KL | SQNR */
+    const char *sens_mode;       /* one-on | off-one */
+    const char *topk_list;       /* "1,3,5,10" */
+    double cos_threshold;
+    bool reverse;
 } QrCliOpts;
 
 static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -60,6 +66,21 @@ static const char *qr__usage_profile =
     "  per node, its inputs, weights, bias and outputs with dtype, min, max, mean, variance and shape,\n"
     "  then the same rows sorted by range (max - min). NaN/Inf are counted in their own columns.\n";
 
+static const char *qr__usage_compare =
+    "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--mode sim|int|both]\n"
+    "                       [--cos-threshold X] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "  Per-layer comparison of the analysis (quantized) model with the float baseline on one input:\n"
+    "  compare_per_layer_out.txt/.csv with Cosine, MSE, L1, KL, SQNR, Atol, Rtol, min/max/mean/var of both,\n"
+    "  and the local (shadow) Cosine/SQNR of each layer re-run on the baseline's inputs.\n"
+    "  --mode sim (default) runs Q/DQ in float; int and both need the integer lowering (see --help of run).\n";
+static const char *qr__usage_sensitivity =
+    "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
+    "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10] [--quiet]\n"
+    "  Quantization sensitivity of every quantizer (activation, weight, both per node) measured at the\n"
+    "  model output(s): sensitive_ops.txt/.csv/.json sorted worst first by --metric (default L1), and the\n"
+    "  cumulative error along the graph (accumulated_error.csv) for weight-only, activation-only, full\n"
+    "  quantization and all-but-top-k. one-on (default): only the row's quantizers on; off-one: all on but it.\n";
+
 static void qr__print_usage(FILE *f) {
     fprintf(f,
             "qreport %s — quantization accuracy debugger for ONNX models\n\n"
@@ -68,13 +89,16 @@ static void qr__print_usage(FILE *f) {
             "  run       run a model on an input and write its outputs as .npy\n"
             "  profile   per-node statistics of one model (statistic.txt/.csv)\n"
             "  match     pair baseline and analysis values (match_table.txt/.csv) + equivalence check\n"
-            "  check     structure check of a quantized model (model_check_result.txt)\n\n"
+            "  check     structure check of a quantized model (model_check_result.txt)\n"
+            "  compare   per-layer comparison with local (shadow) error (compare_per_layer_out.txt/.csv)\n"
+            "  sensitivity  quantizer sensitivity ranking and cumulative error (sensitive_ops.*, accumulated_error.csv)\n\n"
             "qreport COMMAND --help shows a command's options; qreport --version shows the build.\n",
             QR_VERSION);
 }
 
 static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage, bool two_models) {
     memset(o, 0, sizeof *o);
+    o->cos_threshold = 0.99;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         bool has_val = i + 1 < argc;
@@ -89,6 +113,12 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) QR__NEXT(o->out_dir);
         else if (!strcmp(a, "--seed")) { const char *s; QR__NEXT(s); o->seed = strtoull(s, NULL, 10); }
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = true;
+        else if (!strcmp(a, "--mode")) QR__NEXT(o->mode);
+        else if (!strcmp(a, "--metric")) QR__NEXT(o->metric);
+        else if (!strcmp(a, "--sensitivity")) QR__NEXT(o->sens_mode);
+        else if (!strcmp(a, "--topk-list")) QR__NEXT(o->topk_list);
+        else if (!strcmp(a, "--cos-threshold")) { const char *v; QR__NEXT(v); o->cos_threshold = strtod(v, NULL); }
+        else if (!strcmp(a, "--reverse")) o->reverse = true;
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "qreport: unknown option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
         else if (!o->model) o->model = a;
         else if (two_models && !o->model2) o->model2 = a;
@@ -101,6 +131,19 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         while (n > 1 && o->out_dir[n - 1] == '/') n--;
         snprintf(dir, sizeof dir, "%.*s", (int)n, o->out_dir);
         o->out_dir = dir;
+    }
+    if (o->mode && strcmp(o->mode, "sim") && strcmp(o->mode, "int") && strcmp(o->mode, "both")) {
+        fprintf(stderr, "qreport: --mode must be sim, int or both\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    if (o->sens_mode && strcmp(o->sens_mode, "one-on") && strcmp(o->sens_mode, "off-one")) {
+        fprintf(stderr, "qreport: --sensitivity must be one-on or off-one\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    QrMetricKind mk;
+    if (o->metric && qr_metric_parse(o->metric, &mk) != QR_OK) {
+        fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
+        return QR_EXIT_USAGE;
     }
     if (!o->model) { fprintf(stderr, "qreport: missing MODEL.onnx\n%s", usage); return QR_EXIT_USAGE; }
     if (two_models && !o->model2) { fprintf(stderr, "qreport: missing ANALYSIS.onnx\n%s", usage); return QR_EXIT_USAGE; }
@@ -376,6 +419,102 @@ static int qr_cli_check(int argc, char **argv) {
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
 
+/* Loads both models and opens the analysis session. */
+static int qr__cli_pair(int argc, char **argv, const char *usage, QrCliOpts *o, QrGraph **b, QrGraph **a, QrTensor **in,
+                        QrSession *se) {
+    int rc = qr__cli_begin(argc, argv, usage, true, o, b, in);
+    if (rc >= 0) return rc;
+    QrStatus st = qr__cli_load_second(o->model2, *b, *in, a);
+    if (st == QR_OK) st = qr_session_open(se, *b, *a, *in);
+    if (st == QR_OK && se->tw.n_kept)
+        qr__cli_warn(o, "%d integer node%s cannot be toggled: %s", se->tw.n_kept, se->tw.n_kept == 1 ? "" : "s", se->tw.note);
+    if (st == QR_OK && o->out_dir) st = qr_mkdir_p(o->out_dir);
+    if (st == QR_OK) return -1;
+    if (*a) { qr_graph_free(*a); free(*a); *a = NULL; }
+    qr__cli_release(*b, *in);
+    return qr__cli_fail(st);
+}
+
+static int qr_cli_compare(int argc, char **argv) {
+    QrCliOpts o;
+    QrGraph *b = NULL, *a = NULL;
+    QrTensor *in = NULL;
+    QrSession se = {0};
+    int rc = qr__cli_pair(argc, argv, qr__usage_compare, &o, &b, &a, &in, &se);
+    if (rc >= 0) return rc;
+    const char *dir = o.out_dir ? o.out_dir : ".";
+    QrStatus st = QR_OK;
+    if (o.mode && strcmp(o.mode, "sim"))
+        st = qr_errf(QR_ERR_UNSUPPORTED, "--mode %s: integer lowering is not available in this build yet", o.mode);
+    QrCompare c = {0};
+    if (st == QR_OK) st = qr_compare_run(&se, a, o.cos_threshold, &c);
+    if (st == QR_OK) st = qr_compare_write(&se, &c, dir);
+    if (st == QR_OK && !o.quiet) {
+        printf("model output: Cosine %.6f, SQNR %.2f dB, L1 %.6g (%d layers compared)\n", c.out.cosine, c.out.sqnr,
+               c.out.l1, c.n);
+        if (c.first_drop >= 0)
+            printf("first layer below Cosine %.4g: %s (%.6f)\n", o.cos_threshold,
+                   b->nodes[se.m.m[c.rows[c.first_drop].match].b_node].name, c.rows[c.first_drop].m.cosine);
+        printf("wrote %s/compare_per_layer_out.txt and .csv\n", dir);
+    }
+    qr_compare_free(&c);
+    qr_session_close(&se);
+    qr_graph_free(a);
+    free(a);
+    qr__cli_release(b, in);
+    return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+}
+
+/* "1,3,5,10" -> ints; false on a malformed list. */
+static bool qr__cli_ints(const char *s, int *out, int cap, int *n) {
+    *n = 0;
+    while (s && *s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v <= 0 || v > 100000 || *n == cap) return false;
+        out[(*n)++] = (int)v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return false;
+    }
+    return true;
+}
+
+static int qr_cli_sensitivity(int argc, char **argv) {
+    QrCliOpts o;
+    QrGraph *b = NULL, *a = NULL;
+    QrTensor *in = NULL;
+    QrSession se = {0};
+    int rc = qr__cli_pair(argc, argv, qr__usage_sensitivity, &o, &b, &a, &in, &se);
+    if (rc >= 0) return rc;
+    const char *dir = o.out_dir ? o.out_dir : ".";
+    QrSensOpts so = { .off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one"), .metric = QR_METRIC_L1, .reverse = o.reverse };
+    if (o.metric) qr_metric_parse(o.metric, &so.metric);
+    int topk[12], nk = 0;
+    QrStatus st = qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", topk, 12, &nk) ? QR_OK
+                : qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
+    QrSensResult sr = {0};
+    QrAccum acc = {0};
+    if (st == QR_OK) st = qr_sens_run(&se, &so, &sr);
+    if (st == QR_OK) st = qr_sens_write(&se, &sr, dir);
+    if (st == QR_OK) st = qr_accum_run(&se, &sr, topk, nk, o.metric ? so.metric : QR_METRIC_COSINE, &acc);
+    if (st == QR_OK) st = qr_accum_write(&se, &acc, dir);
+    if (st == QR_OK && !o.quiet) {
+        printf("%d sensitivity rows (%s), sorted by %s; node executions %lld vs %lld for full re-runs\n", sr.n,
+               so.off_one ? "off-one" : "one-on", qr_metric_name(so.metric), (long long)sr.n_exec, (long long)sr.n_full);
+        for (int k = 0; k < sr.n && k < 5; k++)
+            printf("  %d. %-40s %-10s %-12s %s %.6g\n", k + 1, sr.rows[k].name, qr_sens_type_name(sr.rows[k].type),
+                   sr.rows[k].op_type, qr_metric_name(so.metric), qr_metric_get(&sr.rows[k].m, so.metric));
+        printf("wrote %s/sensitive_ops.txt/.csv/.json and %s/accumulated_error.csv\n", dir, dir);
+    }
+    qr_accum_free(&acc);
+    qr_sens_free(&sr);
+    qr_session_close(&se);
+    qr_graph_free(a);
+    free(a);
+    qr__cli_release(b, in);
+    return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+}
+
 static int qr_cli_main(int argc, char **argv) {
     qr_kern_init();
     if (argc < 2) { qr__print_usage(stderr); return QR_EXIT_USAGE; }
@@ -393,6 +532,8 @@ static int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "profile")) return qr_cli_profile(argc - 2, argv + 2);
     if (!strcmp(cmd, "match")) return qr_cli_match(argc - 2, argv + 2);
     if (!strcmp(cmd, "check")) return qr_cli_check(argc - 2, argv + 2);
+    if (!strcmp(cmd, "compare")) return qr_cli_compare(argc - 2, argv + 2);
+    if (!strcmp(cmd, "sensitivity")) return qr_cli_sensitivity(argc - 2, argv + 2);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__print_usage(stderr);
     return QR_EXIT_USAGE;

@@ -169,6 +169,7 @@ static const QrTensor *qr__read(const QrRunOpts *o, QrTensor *vals, int v) {
     if (qr__clamped(o, v)) return &vals[v];
     int r = qr__resolve(o, v);
     if (r != v && o->subst && o->subst[r]) return o->subst[r];
+    if (r != v && o->feed && o->feed[r]) return o->feed[r];
     return &vals[r];
 }
 

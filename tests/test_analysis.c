@@ -1,0 +1,276 @@
+/* tests/analysis — metrics against an independent numpy reference
+ * (fixtures/make_compare_ref.py → fixtures/qpairs/<pair>/compare_ref.tsv),
+ * compare_per_layer on the fixture pairs, local (shadow) error, sensitivity
+ * (incremental equals full re-runs, with fewer node executions) and the
+ * cumulative-error settings. */
+
+typedef struct QtRefRow {
+    char name[256], btensor[256], atensor[256], bfile[64], afile[64];
+    double scale;
+    long long zp;
+    double v[15];            /* REPORT.md columns Cosine .. analy_model_var */
+} QtRefRow;
+
+static int qt_ref_load(const char *pair, QtRefRow *rows, int cap) {
+    char path[512];
+    snprintf(path, sizeof path, "fixtures/qpairs/%s/compare_ref.tsv", pair);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[8192];
+    int n = 0;
+    if (!fgets(line, sizeof line, f)) { fclose(f); return -1; }
+    while (n < cap && fgets(line, sizeof line, f)) {
+        QtRefRow *r = &rows[n];
+        char *save = NULL, *tok = strtok_r(line, "\t\n", &save);
+        int col = 0;
+        for (; tok; tok = strtok_r(NULL, "\t\n", &save), col++) {
+            if (col == 0) snprintf(r->name, sizeof r->name, "%s", tok);
+            else if (col == 1) snprintf(r->btensor, sizeof r->btensor, "%s", tok);
+            else if (col == 2) snprintf(r->atensor, sizeof r->atensor, "%s", tok);
+            else if (col == 3) snprintf(r->bfile, sizeof r->bfile, "%s", tok);
+            else if (col == 4) snprintf(r->afile, sizeof r->afile, "%s", tok);
+            else if (col == 5) r->scale = strtod(tok, NULL);
+            else if (col == 6) r->zp = strtoll(tok, NULL, 10);
+            else if (col - 7 < 15) r->v[col - 7] = strtod(tok, NULL);
+        }
+        if (col == 22) n++;
+    }
+    fclose(f);
+    return n;
+}
+
+static void qt_metrics_vec(const QrMetrics *m, double *v) {
+    double t[15] = { m->cosine, m->mse, m->l1, m->kl, m->sqnr, m->atol, m->rtol, m->x_min, m->y_min, m->x_max, m->y_max,
+                     m->x_mean, m->y_mean, m->x_var, m->y_var };
+    memcpy(v, t, sizeof t);
+}
+
+static bool qt_close(double a, double b, double rel, double abs_tol) {
+    if (isinf(a) || isinf(b)) return a == b;
+    return fabs(a - b) <= abs_tol + rel * fabs(b);
+}
+
+/* qr_metrics_compute on exactly the values ONNX Runtime produced equals numpy's
+ * float64 computation: 1e-6 relative (KL 1e-4). */
+static void qt_metrics_pair(const char *pair) {
+    char name[128];
+    snprintf(name, sizeof name, "metrics/%s", pair);
+    QtRefRow rows[64];
+    int n = qt_ref_load(pair, rows, 64), bad = 0;
+    char msg[512] = "";
+    if (n <= 0) { qt_record(name, false, "cannot read compare_ref.tsv"); return; }
+    for (int i = 0; i < n; i++) {
+        char p[512];
+        QrTensor x = {0}, y = {0}, yf = {0}, xf = {0};
+        snprintf(p, sizeof p, "fixtures/qpairs/%s/golden_base/%s", pair, rows[i].bfile);
+        QrStatus st = qr_npy_read(p, &x);
+        snprintf(p, sizeof p, "fixtures/qpairs/%s/golden_sim/%s", pair, rows[i].afile);
+        if (st == QR_OK) st = qr_npy_read(p, &y);
+        if (st == QR_OK) st = qr_tensor_to_f32(&x, &xf);
+        if (st == QR_OK && !qr_dtype_is_float(y.dtype)) {
+            st = qr_tensor_set_shape(&yf, QR_DT_F32, y.rank, y.dims);
+            if (st == QR_OK) st = qr_tensor_alloc_data(&yf);
+            for (int64_t k = 0; st == QR_OK && k < y.numel; k++)
+                ((float *)yf.data)[k] = (float)((double)(qr_tensor_get_i64(&y, k) - rows[i].zp) * rows[i].scale);
+        } else if (st == QR_OK) st = qr_tensor_to_f32(&y, &yf);
+        if (st == QR_OK && xf.numel == yf.numel) {
+            QrMetrics m;
+            double v[15];
+            qr_metrics_compute(xf.data, yf.data, xf.numel, &m);
+            qt_metrics_vec(&m, v);
+            for (int c = 0; c < 15; c++)
+                if (!qt_close(v[c], rows[i].v[c], c == 3 ? 1e-4 : 1e-6, c == 3 ? 1e-9 : 1e-12)) {
+                    if (!bad++) snprintf(msg, sizeof msg, "%s column %d: %.12g vs numpy %.12g", rows[i].name, c, v[c], rows[i].v[c]);
+                }
+        } else {
+            if (!bad++) snprintf(msg, sizeof msg, "%s: %s", rows[i].name, st ? qr_err_msg() : "size mismatch");
+        }
+        qr_tensor_free_data(&x); qr_tensor_free_data(&y); qr_tensor_free_data(&xf); qr_tensor_free_data(&yf);
+    }
+    qt_record(name, bad == 0, "%d of %d rows differ; first: %s", bad, n, msg);
+}
+
+static QrStatus qt_session_pair(const char *pair, QtPair *p, QrSession *se) {
+    QR_TRY(qt_pair_load(p, pair, NULL));
+    return qr_session_open(se, p->b, p->a, &p->in);
+}
+
+/* compare_per_layer from qreport's own execution: every matched row is there and
+ * agrees with the reference up to float execution noise (ONNX Runtime and
+ * qreport accumulate convolutions in different orders). */
+static void qt_compare_pair(const char *pair) {
+    char name[128];
+    snprintf(name, sizeof name, "compare/%s", pair);
+    QtRefRow rows[64];
+    int n = qt_ref_load(pair, rows, 64), bad = 0, found = 0;
+    char msg[512] = "";
+    QtPair p;
+    QrSession se;
+    QrCompare c = {0};
+    QrStatus st = qt_session_pair(pair, &p, &se);
+    if (st == QR_OK) st = qr_compare_run(&se, p.a, 0.99, &c);
+    for (int i = 0; st == QR_OK && i < n; i++) {
+        const QrLayerRow *r = NULL;
+        for (int k = 0; k < c.n; k++)
+            if (!strcmp(p.b->nodes[se.m.m[c.rows[k].match].b_node].name, rows[i].name)) r = &c.rows[k];
+        if (!r || !r->has_m) { if (!bad++) snprintf(msg, sizeof msg, "no row for %s", rows[i].name); continue; }
+        found++;
+        double v[15];
+        qt_metrics_vec(&r->m, v);
+        for (int col = 0; col < 15; col++) {
+            /* Atol/Rtol are maxima of differences: execution noise of 1e-6 of the values dominates them */
+            double rel = col == 5 || col == 6 ? 1e-3 : col == 3 ? 1e-3 : 1e-4;
+            if (!qt_close(v[col], rows[i].v[col], rel, 1e-6) && !bad++)
+                snprintf(msg, sizeof msg, "%s column %d: %.9g vs reference %.9g", rows[i].name, col, v[col], rows[i].v[col]);
+        }
+        /* a Flatten without a quantizer of its own adds no error */
+        if (!r->has_local && !bad++) snprintf(msg, sizeof msg, "%s: no local error", rows[i].name);
+        if (!strcmp(p.b->nodes[se.m.m[r->match].b_node].op_type, "Flatten") && se.m.m[r->match].a_quant < 0 && r->has_local && r->local.cosine != 1.0 && !bad++)
+            snprintf(msg, sizeof msg, "Flatten adds error of its own: local cosine %.9g", r->local.cosine);
+    }
+    if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+    qr_compare_free(&c);
+    if (st == QR_OK || se.b) qr_session_close(&se);
+    qt_pair_free(&p);
+    qt_record(name, st == QR_OK && bad == 0 && found == n && n > 0, "%d bad, %d/%d rows: %s", bad, found, n, msg);
+}
+
+/* Incremental sensitivity equals full re-runs exactly and executes fewer nodes. */
+static void qt_sens_pair(const char *pair) {
+    char name[128];
+    snprintf(name, sizeof name, "sensitivity/%s", pair);
+    QtPair p;
+    QrSession se;
+    QrSensResult inc = {0}, full = {0};
+    QrStatus st = qt_session_pair(pair, &p, &se);
+    for (int off = 0; off < 2 && st == QR_OK; off++) {
+        QrSensOpts o1 = { .off_one = off, .metric = QR_METRIC_L1 }, o2 = o1;
+        o2.full_reruns = true;
+        st = qr_sens_run(&se, &o1, &inc);
+        if (st == QR_OK) st = qr_sens_run(&se, &o2, &full);
+        bool same = st == QR_OK && inc.n == full.n && inc.n > 0;
+        for (int k = 0; same && k < inc.n; k++) {
+            const QrSensRow *a = &inc.rows[k], *b = &full.rows[k];
+            same = !strcmp(a->name, b->name) && a->type == b->type && a->m.l1 == b->m.l1 && a->m.cosine == b->m.cosine &&
+                   a->m.mse == b->m.mse && (a->m.sqnr == b->m.sqnr || (a->m.sqnr != a->m.sqnr && b->m.sqnr != b->m.sqnr));
+        }
+        bool fewer = st == QR_OK && inc.n_exec < full.n_exec;
+        if (st == QR_OK && qt_verbose)
+            printf("sensitivity %s %s: %d rows, %lld node executions incremental vs %lld full\n", pair,
+                   off ? "off-one" : "one-on", inc.n, (long long)inc.n_exec, (long long)full.n_exec);
+        /* sorted worst first by L1 */
+        for (int k = 1; same && k < inc.n; k++) same = inc.rows[k - 1].m.l1 >= inc.rows[k].m.l1;
+        if (st == QR_OK && (!same || !fewer)) {
+            qt_record(name, false, "%s: incremental differs from full re-runs (same=%d) or is not cheaper (%lld vs %lld)",
+                      off ? "off-one" : "one-on", same, (long long)inc.n_exec, (long long)full.n_exec);
+            st = QR_ERR_INVALID;
+        }
+        qr_sens_free(&inc);
+        qr_sens_free(&full);
+    }
+    bool ok = st == QR_OK;
+    const char *m = ok ? "" : qr_err_msg();
+    if (se.b) qr_session_close(&se);
+    qt_pair_free(&p);
+    if (st != QR_ERR_INVALID) qt_record(name, ok, "%s", m);
+}
+
+/* Cumulative error: every quantizer on equals the analysis model's own per-layer
+ * result for QDQ models; weight-only / activation-only each sit closer to the
+ * baseline at the output than full quantization does here. */
+static void test_accumulated(void) {
+    QtPair p;
+    QrSession se;
+    QT_OK(qt_session_pair("ort_qdq", &p, &se));
+    QrSensOpts o = { .metric = QR_METRIC_L1 };
+    QrSensResult sr = {0};
+    QrAccum acc = {0};
+    QrCompare c = {0};
+    int topk[] = { 1, 3 };
+    QrStatus st = qr_sens_run(&se, &o, &sr);
+    if (st == QR_OK) st = qr_accum_run(&se, &sr, topk, 2, QR_METRIC_COSINE, &acc);
+    if (st == QR_OK) st = qr_compare_run(&se, p.a, 0.99, &c);
+    bool ok = st == QR_OK && acc.n_settings == 5;
+    char msg[256] = "";
+    for (int k = 0; ok && k < c.n; k++) {
+        double full = acc.val[(size_t)c.rows[k].match * (size_t)acc.n_settings + 2];
+        if (fabs(full - c.rows[k].m.cosine) > 1e-9) { ok = false; snprintf(msg, sizeof msg, "row %d: %.9g vs %.9g", k, full, c.rows[k].m.cosine); }
+    }
+    if (ok) ok = acc.out[0].cosine > acc.out[2].cosine && acc.out[1].cosine > acc.out[2].cosine &&
+                 acc.out[3].cosine >= acc.out[2].cosine - 1e-9;
+    if (st == QR_OK) st = qr_accum_write(&se, &acc, qt_tmpdir());
+    qr_compare_free(&c);
+    qr_accum_free(&acc);
+    qr_sens_free(&sr);
+    qr_session_close(&se);
+    qt_pair_free(&p);
+    QT_OK(st);
+    QT_CHECKF(ok, "%s", msg);
+}
+
+/* The CLI commands write their files. */
+static void test_analysis_cli(void) {
+    QtCli r;
+    qt_cli(&r, "compare fixtures/qpairs/qoperator/base.onnx fixtures/qpairs/qoperator/analysis.onnx "
+               "-i fixtures/qpairs/qoperator/input.npy -o %s/cmp --quiet", qt_tmpdir());
+    QT_CHECKF(r.code == 0, "compare exit %d: %s", r.code, r.err);
+    qt_cli(&r, "sensitivity fixtures/qpairs/integer_ops/base.onnx fixtures/qpairs/integer_ops/analysis.onnx "
+               "-i fixtures/qpairs/integer_ops/input.npy -o %s/sens --metric Cosine --quiet", qt_tmpdir());
+    QT_CHECKF(r.code == 0, "sensitivity exit %d: %s", r.code, r.err);
+    const char *files[] = { "cmp/compare_per_layer_out.txt", "cmp/compare_per_layer_out.csv", "sens/sensitive_ops.txt",
+                            "sens/sensitive_ops.csv", "sens/sensitive_ops.json", "sens/accumulated_error.csv" };
+    for (int i = 0; i < QR_ARRAY_LEN(files); i++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", qt_tmpdir(), files[i]);
+        uint64_t sz = 0;
+        QT_CHECKF(qr_file_size(p, &sz) == QR_OK && sz > 100, "%s missing or empty", files[i]);
+    }
+    /* the csv header is the REPORT.md contract */
+    char p[512];
+    snprintf(p, sizeof p, "%s/cmp/compare_per_layer_out.csv", qt_tmpdir());
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    QT_OK(qr_file_read(p, 0, &buf, &len));
+    bool hdr = !strncmp((char *)buf, "Index,mod_name,base_op_type,analy_op_type,shape,quant_dtype,qscale,Cosine,MSE,L1,KL,"
+                        "SQNR,Atol,Rtol,base_model_min,analy_model_min,base_model_max,analy_model_max,base_model_mean,"
+                        "analy_model_mean,base_model_var,analy_model_var,base_tensor,analy_tensor,local_Cosine,local_SQNR", 200);
+    free(buf);
+    QT_CHECK(hdr);
+    qt_cli(&r, "sensitivity fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx --metric bogus");
+    QT_CHECK(r.code == 2);
+}
+
+/* Metric definitions on hand-made edge cases. */
+static void test_metric_edges(void) {
+    float z[4] = { 0, 0, 0, 0 }, y[4] = { 0, 1, 0, 0 }, a[4] = { 1, -2, 3, 4 };
+    QrMetrics m;
+    qr_metrics_compute(z, z, 4, &m);
+    QT_CHECK(m.cosine == 1 && isinf(m.sqnr) && m.rtol == 0 && m.kl == 0);
+    qr_metrics_compute(z, y, 4, &m);
+    QT_CHECK(m.cosine == 0 && m.rtol == FLT_MAX && m.atol == 1);
+    qr_metrics_compute(a, a, 4, &m);
+    QT_CHECK(fabs(m.cosine - 1) < 1e-12 && isinf(m.sqnr) && m.x_var == m.y_var && fabs(m.x_mean - 1.5) < 1e-12);
+    float nan_y[4] = { 1, NAN, 3, INFINITY };
+    qr_metrics_compute(a, nan_y, 4, &m);
+    QT_CHECK(m.n == 2 && m.n_nonfinite == 2);
+    /* chunked accumulation equals one shot */
+    float big_x[1000], big_y[1000];
+    for (int i = 0; i < 1000; i++) { big_x[i] = sinf((float)i) * 3; big_y[i] = big_x[i] + 0.01f * cosf((float)i * 7); }
+    QrMetrics one, chunked;
+    qr_metrics_compute(big_x, big_y, 1000, &one);
+    QrMetricAcc acc;
+    qr_metric_acc_init(&acc);
+    qr_metric_acc_add(&acc, big_x, big_y, 333);
+    qr_metric_acc_add(&acc, big_x + 333, big_y + 333, 667);
+    qr_metric_acc_finish(&acc, &chunked);
+    QT_CHECK(fabs(one.kl - chunked.kl) < 1e-12 && fabs(one.x_var - chunked.x_var) < 1e-12 && fabs(one.cosine - chunked.cosine) < 1e-14);
+}
+
+static void qt_analysis_all(void) {
+    for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_metrics_pair(qt_pairs[i]);
+    for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_compare_pair(qt_pairs[i]);
+    for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_sens_pair(qt_pairs[i]);
+    QT_RUN(test_accumulated);
+    QT_RUN(test_metric_edges);
+    QT_RUN(test_analysis_cli);
+}

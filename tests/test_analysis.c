@@ -302,7 +302,7 @@ static void test_sens_reference(void) {
             /* Cosine/SQNR to 1e-5; L1/MSE/KL to 1e-4: the two float executions of the baseline
              * (ONNX Runtime's and ours, different summation orders) differ by ~2e-6 on this
              * output, which is 2.5e-5 of the L1 being measured. */
-            if (!qt_close(v[j], vals[k][j], j == 1 || j == 4 ? 1e-5 : 1e-4, 0)) {
+            if (!qt_close(v[j], vals[k][j], j == 1 || j == 4 ? 1e-5 : 1e-4, j == 3 ? 1e-9 : 0)) {
                 ok = false;
                 snprintf(msg, sizeof msg, "rank %d %s metric %d: %.9g, reference %.9g", k + 1, r->name, j, v[j], vals[k][j]);
             }

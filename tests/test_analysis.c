@@ -314,6 +314,116 @@ static void test_sens_reference(void) {
     QT_CHECKF(ok, "%s", msg);
 }
 
+
+/* Edge cases: two model outputs, an all-zero layer, an int16 quantizer,
+ * quantizers on the model input and output, NaN in an activation. */
+static QrStatus qt_edge_models(const char *dir, QrGraph **b, QrGraph **a) {
+    int64_t dx[2] = { 1, 4 }, dw[2] = { 4, 3 }, dy[2] = { 1, 3 }, ds[1] = { 1 };
+    float w[12], zero3[3] = { 0, 0, 0 };
+    int8_t wq[12];
+    for (int i = 0; i < 12; i++) { w[i] = (float)((i * 7) % 11 - 5) * 0.1f; wq[i] = (int8_t)lrintf(w[i] / 0.01f); }
+    float sx = 0.02f, sh = 0.001f, sw = 0.01f, so = 0.05f;
+    int8_t z8 = 0;
+    int16_t z16 = 0;
+    char path[512];
+    for (int k = 0; k < 2; k++) {
+        QtModel mb;
+        qt_mb_init(&mb, 21);
+        qt_mb_input(&mb, "x", QR_DT_F32, 2, dx);
+        qt_mb_output(&mb, "y1", QR_DT_F32, 2, dy);
+        qt_mb_output(&mb, "y2", QR_DT_F32, 2, dy);
+        qt_mb_init_raw(&mb, "zeros", QR_DT_F32, 2, dy, zero3, sizeof zero3);
+        if (k == 0) {
+            qt_mb_init_raw(&mb, "W", QR_DT_F32, 2, dw, w, sizeof w);
+            qt_mb_node(&mb, "MatMul", "mm", "x,W", "h");
+            qt_mb_node(&mb, "Relu", "relu", "h", "y1");
+            qt_mb_node(&mb, "Mul", "zero", "h,zeros", "y2");
+        } else {
+            qt_mb_init_raw(&mb, "Wq", QR_DT_S8, 2, dw, wq, sizeof wq);
+            qt_mb_init_raw(&mb, "sw", QR_DT_F32, 0, ds, &sw, 4);
+            qt_mb_init_raw(&mb, "sx", QR_DT_F32, 0, ds, &sx, 4);
+            qt_mb_init_raw(&mb, "sh", QR_DT_F32, 0, ds, &sh, 4);
+            qt_mb_init_raw(&mb, "so", QR_DT_F32, 0, ds, &so, 4);
+            qt_mb_init_raw(&mb, "z8", QR_DT_S8, 0, ds, &z8, 1);
+            qt_mb_init_raw(&mb, "z16", QR_DT_S16, 0, ds, &z16, 2);
+            qt_mb_node(&mb, "QuantizeLinear", "qx", "x,sx,z8", "xq");
+            qt_mb_node(&mb, "DequantizeLinear", "dqx", "xq,sx,z8", "xd");
+            qt_mb_node(&mb, "DequantizeLinear", "dqw", "Wq,sw,z8", "Wd");
+            qt_mb_node(&mb, "MatMul", "mm", "xd,Wd", "h0");
+            qt_mb_node(&mb, "QuantizeLinear", "qh", "h0,sh,z16", "hq");
+            qt_mb_node(&mb, "DequantizeLinear", "dqh", "hq,sh,z16", "h");
+            qt_mb_node(&mb, "Relu", "relu", "h", "r");
+            qt_mb_node(&mb, "QuantizeLinear", "qo", "r,so,z8", "rq");
+            qt_mb_node(&mb, "DequantizeLinear", "dqo", "rq,so,z8", "y1");
+            qt_mb_node(&mb, "Mul", "zero", "h,zeros", "y2");
+        }
+        snprintf(path, sizeof path, "%s/%s.onnx", dir, k ? "edge_a" : "edge_b");
+        QrStatus st = qt_mb_write(&mb, path);
+        qt_mb_free(&mb);
+        QR_TRY(st);
+        QR_TRY(qr_onnx_load(path, k ? a : b));
+    }
+    return QR_OK;
+}
+
+static void test_edge_cases(void) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/edge", qt_tmpdir());
+    QT_OK(qr_mkdir_p(dir));
+    QrGraph *b = NULL, *a = NULL;
+    QT_OK(qt_edge_models(dir, &b, &a));
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t dx[2] = { 1, 4 };
+        QrTensor in = {0};
+        QT_OK(qr_tensor_set_shape(&in, QR_DT_F32, 2, dx));
+        QT_OK(qr_tensor_alloc_data(&in));
+        float *px = in.data;
+        for (int i = 0; i < 4; i++) px[i] = 0.3f * (float)(i + 1) - 0.5f;
+        if (pass) px[2] = NAN;
+        QrSession se;
+        QrCompare c = {0};
+        QrSensResult sr = {0};
+        QrSensOpts so = { .metric = QR_METRIC_L1 };
+        QrStatus st = qr_graph_infer(b, &in);
+        if (st == QR_OK) st = qr_graph_infer(a, &in);
+        if (st == QR_OK) st = qr_session_open(&se, b, a, &in);
+        if (st == QR_OK) st = qr_compare_run(&se, a, 0.99, &c);
+        if (st == QR_OK) st = qr_sens_run(&se, &so, &sr);
+        bool ok = st == QR_OK;
+        char msg[256] = "";
+        int has_input = 0, has_int16 = 0, zero_row = 0, nonfinite = 0;
+        for (int i = 0; ok && i < se.qt.n; i++) {
+            has_int16 += se.qt.q[i].dtype == QR_DT_S16;
+            has_input += se.qt.q[i].kind == QR_QK_ACTIVATION && se.qt.q[i].owner < 0;
+        }
+        for (int k = 0; ok && k < c.n; k++) {
+            const QrLayerRow *r = &c.rows[k];
+            if (!strcmp(b->nodes[se.m.m[r->match].b_node].name, "zero") && r->has_m && r->m.cosine == 1 && r->m.mse == 0) zero_row++;
+            nonfinite += r->has_m && r->m.n_nonfinite > 0;
+        }
+        int input_row = 0;
+        for (int k = 0; ok && k < sr.n; k++) input_row += !strcmp(sr.rows[k].op_type, "Input");
+        if (ok && !pass) {
+            ok = c.n >= 3 && has_input == 1 && has_int16 == 1 && zero_row == 1 && input_row == 1 && c.out.n == 6 &&
+                 c.out.cosine > 0.99 && c.out.cosine <= 1 + 1e-12;
+            snprintf(msg, sizeof msg, "rows %d, input q %d, int16 q %d, zero row %d, input row %d, out n %lld cos %.6f", c.n,
+                     has_input, has_int16, zero_row, input_row, (long long)c.out.n, c.out.cosine);
+        } else if (ok) {
+            /* NaN flows through MatMul into every output element: counted, never a crash */
+            ok = nonfinite > 0 && c.out.n_nonfinite > 0;
+            snprintf(msg, sizeof msg, "NaN: %d rows with non-finite values, outputs %lld", nonfinite, (long long)c.out.n_nonfinite);
+        }
+        if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+        qr_sens_free(&sr);
+        qr_compare_free(&c);
+        if (st == QR_OK || se.b) qr_session_close(&se);
+        qr_tensor_free_data(&in);
+        if (!ok) { qr_graph_free(a); free(a); qr_graph_free(b); free(b); }
+        QT_CHECKF(ok, "pass %d: %s", pass, msg);
+    }
+    qr_graph_free(a); free(a); qr_graph_free(b); free(b);
+}
+
 static void qt_analysis_all(void) {
     for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_metrics_pair(qt_pairs[i]);
     for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_compare_pair(qt_pairs[i]);
@@ -321,5 +431,6 @@ static void qt_analysis_all(void) {
     QT_RUN(test_accumulated);
     QT_RUN(test_sens_reference);
     QT_RUN(test_metric_edges);
+    QT_RUN(test_edge_cases);
     QT_RUN(test_analysis_cli);
 }

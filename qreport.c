@@ -17,6 +17,7 @@
 
 /* ---- headers ---- */
 #include "src/base/base.h"
+#include "src/base/sha256.h"
 #include "src/tensor/tensor.h"
 #include "src/ir/ir.h"
 #include "src/onnx/onnx.h"
@@ -26,6 +27,10 @@
 #include "src/quant/quant.h"
 #include "src/quant/twin.h"
 #include "src/report/table.h"
+#include "src/report/json.h"
+#include "src/report/zip.h"
+#include "src/report/html.h"
+#include "src/report/progress.h"
 #include "src/analysis/stats.h"
 #include "src/analysis/match.h"
 #include "src/analysis/session.h"
@@ -37,6 +42,7 @@
 /* ---- sources ---- */
 #include "src/onnx/onnx.pb-c.c"
 #include "src/base/base.c"
+#include "src/base/sha256.c"
 #include "src/tensor/tensor.c"
 #include "src/ir/ir.c"
 #include "src/onnx/onnx.c"
@@ -52,6 +58,10 @@
 #include "src/quant/quant.c"
 #include "src/quant/twin.c"
 #include "src/report/table.c"
+#include "src/report/json.c"
+#include "src/report/zip.c"
+#include "src/report/html.c"
+#include "src/report/progress.c"
 #include "src/analysis/stats.c"
 #include "src/analysis/match.c"
 #include "src/analysis/session.c"

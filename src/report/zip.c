@@ -1,0 +1,496 @@
+/* report/zip — implementation. See zip.h. */
+
+#include "minizip/zip.h"
+#include <ftw.h>
+#include <dirent.h>
+#include <signal.h>
+
+/* ==== fault injection and the temporary path for signal handlers ================ */
+
+static int qr__bd_zip_fail_at;     /* 0: off; else the step number that fails */
+static int qr__bd_zip_steps;       /* steps taken since the hook was armed */
+static char qr__bd_zip_pending[4096];
+static volatile sig_atomic_t qr__bd_zip_pending_set;
+
+static void qr_zip_test_fail_write(int nth) { qr__bd_zip_fail_at = nth; qr__bd_zip_steps = 0; }
+
+/* Counts one file-system write step; false (errno = EIO) when it is the injected failure. */
+static bool qr__bd_zip_step(void) {
+    if (qr__bd_zip_fail_at <= 0) return true;
+    if (++qr__bd_zip_steps != qr__bd_zip_fail_at) return true;
+    errno = EIO;
+    return false;
+}
+
+static void qr_zip_remove_pending_temp(void) {
+    if (qr__bd_zip_pending_set) unlink(qr__bd_zip_pending);
+}
+
+/* ==== the entry set ================================================================ */
+
+static QrStatus qr_zip_init(QrZip *z) {
+    memset(z, 0, sizeof *z);
+    z->level = 6;
+    QR_TRY(qr_strmap_init(&z->by_name, &z->arena, 64));
+    const char *sde = getenv("SOURCE_DATE_EPOCH");
+    if (sde && *sde) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(sde, &end, 10);
+        if (*end || errno || v < 0 || !isdigit((unsigned char)sde[0]))
+            return qr_errf(QR_ERR_INVALID, "SOURCE_DATE_EPOCH='%s' is not a number of seconds since 1970", sde);
+        z->mtime = v;
+    } else {
+        z->mtime = (int64_t)time(NULL);
+    }
+    return QR_OK;
+}
+
+static void qr_zip_free(QrZip *z) {
+    for (int i = 0; i < z->n; i++) free(z->entries[i].data);
+    free(z->entries);
+    qr_arena_free(&z->arena);
+    memset(z, 0, sizeof *z);
+}
+
+static QrStatus qr__bd_zip_check_name(const char *name) {
+    size_t n = strlen(name);
+    if (n == 0 || n > 1024) return qr_errf(QR_ERR_INVALID, "bundle entry name '%.80s' is empty or too long", name);
+    if (name[0] == '/') return qr_errf(QR_ERR_INVALID, "bundle entry name '%s' is absolute", name);
+    for (const char *c = name; *c; c++)
+        if (*c == '\\' || (unsigned char)*c < 0x20 || *c == 0x7f)
+            return qr_errf(QR_ERR_INVALID, "bundle entry name '%s' has a backslash or control character", name);
+    for (const char *seg = name;;) {
+        const char *slash = strchr(seg, '/');
+        size_t len = slash ? (size_t)(slash - seg) : strlen(seg);
+        if (len == 0 || (len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.'))
+            return qr_errf(QR_ERR_INVALID, "bundle entry name '%s' has an empty, '.' or '..' component", name);
+        if (!slash) break;
+        seg = slash + 1;
+    }
+    return QR_OK;
+}
+
+static QrZipMethod qr__bd_zip_method_for(const char *name) {
+    static const char *const stored[] = { ".png", ".jpg", ".jpeg", ".gif", ".webp", ".zip", ".gz", ".xz", ".zst", ".bz2" };
+    size_t n = strlen(name);
+    for (int i = 0; i < QR_ARRAY_LEN(stored); i++) {
+        size_t k = strlen(stored[i]);
+        if (n > k && !strcasecmp(name + n - k, stored[i])) return QR_ZIP_STORE;
+    }
+    return QR_ZIP_DEFLATE;
+}
+
+/* Appends an entry; takes ownership of `data` (freed on failure). */
+static QrStatus qr__bd_zip_push(QrZip *z, const char *name, unsigned char *data, size_t len, const char *src_path) {
+    QrStatus st = qr__bd_zip_check_name(name);
+    if (st == QR_OK && qr_strmap_get(&z->by_name, name) >= 0)
+        st = qr_errf(QR_ERR_INVALID, "bundle entry '%s' added twice", name);
+    if (st == QR_OK && z->n == z->cap) {
+        int cap = z->cap ? z->cap * 2 : 32;
+        QrZipEntry *ne = realloc(z->entries, (size_t)cap * sizeof *ne);
+        if (!ne) st = qr_errf(QR_ERR_NOMEM, "out of memory adding '%s'", name);
+        else { z->entries = ne; z->cap = cap; }
+    }
+    QrZipEntry e = { .data = data, .len = len, .method = qr__bd_zip_method_for(name) };
+    if (st == QR_OK) {
+        e.name = qr_arena_strdup(&z->arena, name);
+        e.src_path = src_path ? qr_arena_strdup(&z->arena, src_path) : NULL;
+        if (!e.name || (src_path && !e.src_path)) st = qr_errf(QR_ERR_NOMEM, "out of memory adding '%s'", name);
+    }
+    if (st == QR_OK) st = qr_strmap_put(&z->by_name, &z->arena, e.name, z->n);
+    if (st != QR_OK) { free(data); return st; }
+    z->entries[z->n++] = e;
+    return QR_OK;
+}
+
+static QrStatus qr_zip_add(QrZip *z, const char *name, const void *data, size_t len) {
+    unsigned char *copy = malloc(len ? len : 1);
+    if (!copy) return qr_errf(QR_ERR_NOMEM, "out of memory adding '%s' (%zu bytes)", name, len);
+    if (len) memcpy(copy, data, len);
+    return qr__bd_zip_push(z, name, copy, len, NULL);
+}
+
+static QrStatus qr_zip_add_owned(QrZip *z, const char *name, void *data, size_t len) {
+    return qr__bd_zip_push(z, name, data, len, NULL);
+}
+
+static QrStatus qr_zip_add_str(QrZip *z, const char *name, const char *text) {
+    return qr_zip_add(z, name, text, strlen(text));
+}
+
+static QrStatus qr_zip_add_file(QrZip *z, const char *name, const char *src_path) {
+    struct stat sb;
+    if (stat(src_path, &sb) != 0) return qr_errf(QR_ERR_IO, "%s: %s", src_path, strerror(errno));
+    if (!S_ISREG(sb.st_mode)) return qr_errf(QR_ERR_IO, "%s: not a regular file", src_path);
+    if (access(src_path, R_OK) != 0) return qr_errf(QR_ERR_IO, "%s: %s", src_path, strerror(errno));
+    return qr__bd_zip_push(z, name, NULL, (size_t)sb.st_size, src_path);
+}
+
+static const QrZipEntry *qr_zip_find(const QrZip *z, const char *name) {
+    int i = qr_strmap_get(&z->by_name, name);
+    return i >= 0 ? &z->entries[i] : NULL;
+}
+
+static int qr__bd_zip_cmp(const void *a, const void *b) {
+    return strcmp(((const QrZipEntry *)a)->name, ((const QrZipEntry *)b)->name);
+}
+
+/* Sorts the entries and checks that no name is also a folder of another name. */
+static QrStatus qr__bd_zip_prepare(QrZip *z) {
+    if (z->n > 1) qsort(z->entries, (size_t)z->n, sizeof *z->entries, qr__bd_zip_cmp);
+    for (int i = 0; i < z->n; i++) QR_TRY(qr_strmap_put(&z->by_name, &z->arena, z->entries[i].name, i));
+    char prefix[1100];
+    for (int i = 0; i < z->n; i++) {
+        const char *name = z->entries[i].name;
+        for (const char *s = strchr(name, '/'); s; s = strchr(s + 1, '/')) {
+            memcpy(prefix, name, (size_t)(s - name));
+            prefix[s - name] = 0;
+            if (qr_strmap_get(&z->by_name, prefix) >= 0)
+                return qr_errf(QR_ERR_INVALID, "bundle entry '%s' is also the folder of '%s'", prefix, name);
+        }
+    }
+    return QR_OK;
+}
+
+/* Streams an entry's bytes to `sink` in chunks (file entries are read from disk). */
+typedef QrStatus (*QrBdZipSink)(void *ctx, const void *buf, size_t len);
+
+static QrStatus qr__bd_zip_stream(const QrZipEntry *e, QrBdZipSink sink, void *ctx) {
+    enum { CHUNK = 1 << 16 };
+    if (!e->src_path) {
+        for (size_t off = 0; off < e->len; off += CHUNK) QR_TRY(sink(ctx, e->data + off, QR_MIN((size_t)CHUNK, e->len - off)));
+        return QR_OK;
+    }
+    int fd = open(e->src_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return qr_errf(QR_ERR_IO, "%s: cannot open: %s", e->src_path, strerror(errno));
+    unsigned char *buf = malloc(CHUNK);
+    if (!buf) { close(fd); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    QrStatus st = QR_OK;
+    for (;;) {
+        ssize_t r = read(fd, buf, CHUNK);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) { st = qr_errf(QR_ERR_IO, "%s: read failed: %s", e->src_path, strerror(errno)); break; }
+        if (r == 0) break;
+        if ((st = sink(ctx, buf, (size_t)r)) != QR_OK) break;
+    }
+    free(buf);
+    close(fd);
+    return st;
+}
+
+/* Best-effort fsync of the folder holding `path`, so a rename survives a crash. */
+static void qr__bd_zip_sync_parent(const char *path) {
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) { fsync(fd); close(fd); }
+}
+
+static mode_t qr__bd_umask(void) {
+    mode_t m = umask(0);
+    umask(m);
+    return m;
+}
+
+static mode_t qr__bd_zip_file_mode(void) { return 0644 & ~qr__bd_umask(); }
+
+/* ==== zip through minizip over our own file descriptor ============================= */
+
+typedef struct QrBdZipIo {
+    int fd;
+    int err_no;          /* first write/seek error; sticky so minizip cannot write past it */
+} QrBdZipIo;
+
+static voidpf qr__bd_zio_open(voidpf opaque, const void *filename, int mode) {
+    QR_UNUSED(opaque); QR_UNUSED(mode);
+    return (voidpf)filename;     /* "filename" is our QrBdZipIo */
+}
+
+static uLong qr__bd_zio_read(voidpf opaque, voidpf stream, void *buf, uLong size) {
+    QR_UNUSED(opaque);
+    QrBdZipIo *io = stream;
+    ssize_t r = read(io->fd, buf, size);
+    return r < 0 ? 0 : (uLong)r;
+}
+
+/* A failed write is recorded in io->err_no and then *reported to minizip as done*,
+ * and every later write is dropped: minizip 1.1 leaks the entry's central-header
+ * buffer when the local header write fails inside zipOpenNewFileInZip, so it must
+ * never see an error. Its state machine runs to the end and frees everything; we
+ * check err_no after each call and throw the temporary file away. */
+static uLong qr__bd_zio_write(voidpf opaque, voidpf stream, const void *buf, uLong size) {
+    QR_UNUSED(opaque);
+    QrBdZipIo *io = stream;
+    if (io->err_no) return size;
+    if (!qr__bd_zip_step()) { io->err_no = errno; return size; }
+    const unsigned char *p = buf;
+    uLong done = 0;
+    while (done < size) {
+        ssize_t w = write(io->fd, p + done, size - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) { io->err_no = w < 0 ? errno : ENOSPC; return size; }
+        done += (uLong)w;
+    }
+    return done;
+}
+
+static ZPOS64_T qr__bd_zio_tell(voidpf opaque, voidpf stream) {
+    QR_UNUSED(opaque);
+    QrBdZipIo *io = stream;
+    off_t o = lseek(io->fd, 0, SEEK_CUR);
+    return o < 0 ? (ZPOS64_T)-1 : (ZPOS64_T)o;
+}
+
+static long qr__bd_zio_seek(voidpf opaque, voidpf stream, ZPOS64_T offset, int origin) {
+    QR_UNUSED(opaque);
+    QrBdZipIo *io = stream;
+    int whence = origin == ZLIB_FILEFUNC_SEEK_SET ? SEEK_SET : origin == ZLIB_FILEFUNC_SEEK_CUR ? SEEK_CUR : SEEK_END;
+    if (lseek(io->fd, (off_t)offset, whence) < 0) { if (!io->err_no) io->err_no = errno; return -1; }
+    return 0;
+}
+
+static int qr__bd_zio_close(voidpf opaque, voidpf stream) { QR_UNUSED(opaque); QR_UNUSED(stream); return 0; }
+static int qr__bd_zio_error(voidpf opaque, voidpf stream) { QR_UNUSED(opaque); QR_UNUSED(stream); return 0; }
+
+typedef struct QrBdZipSinkCtx { zipFile zf; const char *zip_path; const char *name; QrBdZipIo *io; } QrBdZipSinkCtx;
+
+static QrStatus qr__bd_zip_sink(void *ctx, const void *buf, size_t len) {
+    QrBdZipSinkCtx *c = ctx;
+    if (zipWriteInFileInZip(c->zf, buf, (unsigned)len) != ZIP_OK || c->io->err_no)
+        return qr_errf(QR_ERR_IO, "%s: writing '%s' failed: %s", c->zip_path, c->name,
+                       c->io->err_no ? strerror(c->io->err_no) : "zip error");
+    return QR_OK;
+}
+
+/* MS-DOS date/time of t in UTC, clamped to the range the format can hold. */
+static uLong qr__bd_zip_dos_time(int64_t t) {
+    if (t < 315532800) t = 315532800;                  /* 1980-01-01T00:00:00Z */
+    if (t > 4354819198LL) t = 4354819198LL;            /* 2107-12-31T23:59:58Z */
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    return (uLong)(tm.tm_year + 1900 - 1980) << 25 | (uLong)(tm.tm_mon + 1) << 21 | (uLong)tm.tm_mday << 16 |
+           (uLong)tm.tm_hour << 11 | (uLong)tm.tm_min << 5 | (uLong)(tm.tm_sec / 2);
+}
+
+/* Writes all entries into the open zipFile. */
+static QrStatus qr__bd_zip_entries(QrZip *z, zipFile zf, QrBdZipIo *io, const char *zip_path) {
+    zip_fileinfo zi;
+    memset(&zi, 0, sizeof zi);
+    zi.dosDate = qr__bd_zip_dos_time(z->mtime);
+    zi.external_fa = (uLong)0100644 << 16;                /* regular file, rw-r--r-- */
+    const uLong made_by = 3u << 8 | 20;                    /* Unix, spec 2.0 */
+    for (int i = 0; i < z->n; i++) {
+        const QrZipEntry *e = &z->entries[i];
+        bool utf8 = false;
+        for (const char *c = e->name; *c; c++) if ((unsigned char)*c >= 0x80) utf8 = true;
+        int method = e->method == QR_ZIP_STORE ? 0 : Z_DEFLATED;
+        int level = e->method == QR_ZIP_STORE ? 0 : z->level;
+        int zip64 = e->len >= 0xffffffffu;
+        if (zipOpenNewFileInZip4_64(zf, e->name, &zi, NULL, 0, NULL, 0, NULL, method, level, 0, -MAX_WBITS,
+                                    8, Z_DEFAULT_STRATEGY, NULL, 0, made_by, utf8 ? 0x800 : 0, zip64) != ZIP_OK ||
+            io->err_no)
+            return qr_errf(QR_ERR_IO, "%s: cannot start entry '%s': %s", zip_path, e->name,
+                           io->err_no ? strerror(io->err_no) : "zip error");
+        QrBdZipSinkCtx ctx = { zf, zip_path, e->name, io };
+        QR_TRY(qr__bd_zip_stream(e, qr__bd_zip_sink, &ctx));
+        if (zipCloseFileInZip(zf) != ZIP_OK || io->err_no)
+            return qr_errf(QR_ERR_IO, "%s: cannot finish entry '%s': %s", zip_path, e->name,
+                           io->err_no ? strerror(io->err_no) : "zip error");
+    }
+    return QR_OK;
+}
+
+static QrStatus qr_zip_write(QrZip *z, const char *zip_path) {
+    QR_TRY(qr__bd_zip_prepare(z));
+    size_t pn = strlen(zip_path);
+    if (pn + 16 > sizeof qr__bd_zip_pending) return qr_errf(QR_ERR_IO, "%s: path too long", zip_path);
+    struct stat sb;
+    if (stat(zip_path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return qr_errf(QR_ERR_IO, "%s: exists and is not a regular file", zip_path);
+    char tmp[sizeof qr__bd_zip_pending];
+    snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", zip_path);
+    QrBdZipIo io = { .fd = -1 };
+    if (!qr__bd_zip_step() || (io.fd = mkostemp(tmp, O_CLOEXEC)) < 0)
+        return qr_errf(QR_ERR_IO, "%s: cannot create a temporary file: %s", zip_path, strerror(errno));
+    memcpy(qr__bd_zip_pending, tmp, strlen(tmp) + 1);
+    qr__bd_zip_pending_set = 1;
+
+    QrStatus st = QR_OK;
+    zlib_filefunc64_def ff = {
+        .zopen64_file = qr__bd_zio_open, .zread_file = qr__bd_zio_read, .zwrite_file = qr__bd_zio_write,
+        .ztell64_file = qr__bd_zio_tell, .zseek64_file = qr__bd_zio_seek, .zclose_file = qr__bd_zio_close,
+        .zerror_file = qr__bd_zio_error, .opaque = NULL,
+    };
+    zipFile zf = zipOpen2_64(&io, APPEND_STATUS_CREATE, NULL, &ff);
+    if (!zf) st = qr_errf(QR_ERR_IO, "%s: cannot start the zip", zip_path);
+    if (st == QR_OK) st = qr__bd_zip_entries(z, zf, &io, zip_path);
+    if (zf) {
+        int zr = zipClose(zf, NULL);           /* also frees minizip's state after a failure */
+        if (st == QR_OK && (zr != ZIP_OK || io.err_no))
+            st = qr_errf(QR_ERR_IO, "%s: cannot finish the zip: %s", zip_path, io.err_no ? strerror(io.err_no) : "zip error");
+    }
+    if (st == QR_OK && fchmod(io.fd, qr__bd_zip_file_mode()) != 0)
+        st = qr_errf(QR_ERR_IO, "%s: chmod: %s", tmp, strerror(errno));
+    if (st == QR_OK && (!qr__bd_zip_step() || fsync(io.fd) != 0))
+        st = qr_errf(QR_ERR_IO, "%s: fsync failed: %s", zip_path, strerror(errno));
+    if (close(io.fd) != 0 && st == QR_OK) st = qr_errf(QR_ERR_IO, "%s: close failed: %s", zip_path, strerror(errno));
+    if (st == QR_OK && (!qr__bd_zip_step() || rename(tmp, zip_path) != 0))
+        st = qr_errf(QR_ERR_IO, "%s: cannot rename the temporary file into place: %s", zip_path, strerror(errno));
+    if (st != QR_OK) unlink(tmp);
+    else qr__bd_zip_sync_parent(zip_path);
+    qr__bd_zip_pending_set = 0;
+    return st;
+}
+
+/* ==== folder tree =================================================================== */
+
+typedef struct QrBdDirSinkCtx { int fd; const char *path; } QrBdDirSinkCtx;
+
+static QrStatus qr__bd_dir_sink(void *ctx, const void *buf, size_t len) {
+    QrBdDirSinkCtx *c = ctx;
+    const unsigned char *p = buf;
+    if (!qr__bd_zip_step()) return qr_errf(QR_ERR_IO, "%s: write failed: %s", c->path, strerror(errno));
+    while (len) {
+        ssize_t w = write(c->fd, p, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return qr_errf(QR_ERR_IO, "%s: write failed: %s", c->path, w < 0 ? strerror(errno) : "no space");
+        p += w;
+        len -= (size_t)w;
+    }
+    return QR_OK;
+}
+
+static int qr__bd_rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    QR_UNUSED(sb); QR_UNUSED(ftw);
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* Removes a tree we created (never follows symlinks). */
+static void qr__bd_rm_tree(const char *path) { nftw(path, qr__bd_rm_cb, 16, FTW_DEPTH | FTW_PHYS); }
+
+static bool qr__bd_dir_empty(const char *path) {
+    DIR *d = opendir(path);
+    if (!d) return false;
+    struct dirent *de;
+    bool empty = true;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) { empty = false; break; }
+    closedir(d);
+    return empty;
+}
+
+/* Whether `dir` may be replaced: 0 absent, 1 replaceable, -1 refused (message set). */
+static int qr__bd_dir_replaceable(const char *dir, const char *marker) {
+    struct stat sb;
+    if (lstat(dir, &sb) != 0) return 0;
+    if (!S_ISDIR(sb.st_mode)) { qr_errf(QR_ERR_IO, "%s: exists and is not a folder", dir); return -1; }
+    if (qr__bd_dir_empty(dir)) return 1;
+    if (marker) {
+        char m[4200];
+        snprintf(m, sizeof m, "%s/%s", dir, marker);
+        if (lstat(m, &sb) == 0) return 1;
+    }
+    qr_errf(QR_ERR_IO, "%s: folder exists and does not look like an earlier bundle (no %s); not replacing it", dir,
+            marker ? marker : "marker");
+    return -1;
+}
+
+static QrStatus qr__bd_dir_entries(QrZip *z, const char *tmp) {
+    char path[4200];
+    mode_t mode = qr__bd_zip_file_mode();
+    struct timespec times[2] = { { .tv_sec = (time_t)z->mtime }, { .tv_sec = (time_t)z->mtime } };
+    for (int i = 0; i < z->n; i++) {
+        const QrZipEntry *e = &z->entries[i];
+        if (snprintf(path, sizeof path, "%s/%s", tmp, e->name) >= (int)sizeof path)
+            return qr_errf(QR_ERR_IO, "%s/%s: path too long", tmp, e->name);
+        /* Folders of this entry (sorted order creates a folder before its files). */
+        for (char *s = strchr(path + strlen(tmp) + 1, '/'); s; s = strchr(s + 1, '/')) {
+            *s = 0;
+            struct stat sb;
+            if (stat(path, &sb) != 0 && (!qr__bd_zip_step() || mkdir(path, 0755) != 0)) {
+                QrStatus st = qr_errf(QR_ERR_IO, "%s: cannot create folder: %s", path, strerror(errno));
+                *s = '/';
+                return st;
+            }
+            *s = '/';
+        }
+        int fd = -1;
+        if (!qr__bd_zip_step() || (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)) < 0)
+            return qr_errf(QR_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        QrBdDirSinkCtx ctx = { fd, path };
+        QrStatus st = qr__bd_zip_stream(e, qr__bd_dir_sink, &ctx);
+        if (st == QR_OK) futimens(fd, times);
+        if (close(fd) != 0 && st == QR_OK) st = qr_errf(QR_ERR_IO, "%s: close failed: %s", path, strerror(errno));
+        QR_TRY(st);
+    }
+    return QR_OK;
+}
+
+static QrStatus qr_zip_write_dir(QrZip *z, const char *dir, const char *replace_marker) {
+    QR_TRY(qr__bd_zip_prepare(z));
+    char clean[4096];
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--;
+    if (n == 0 || n + 16 > sizeof clean) return qr_errf(QR_ERR_IO, "'%s': bad folder path", dir);
+    memcpy(clean, dir, n);
+    clean[n] = 0;
+    if (qr__bd_dir_replaceable(clean, replace_marker) < 0) return QR_ERR_IO;
+
+    char tmp[4200], old[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", clean);
+    if (!qr__bd_zip_step() || !mkdtemp(tmp))
+        return qr_errf(QR_ERR_IO, "%s: cannot create a temporary folder: %s", clean, strerror(errno));
+    QrStatus st = qr__bd_dir_entries(z, tmp);
+    if (st == QR_OK) chmod(tmp, 0755 & ~qr__bd_umask());       /* mkdtemp made it 0700 */
+    int state = st == QR_OK ? qr__bd_dir_replaceable(clean, replace_marker) : 0;   /* again: it may have appeared */
+    if (st == QR_OK && state < 0) st = QR_ERR_IO;
+    bool moved_old = false;
+    if (st == QR_OK && state == 1 && !qr__bd_dir_empty(clean)) {
+        /* rename() replaces only an empty folder: move the old bundle aside first. */
+        snprintf(old, sizeof old, "%s.old-XXXXXX", clean);
+        if (!qr__bd_zip_step() || !mkdtemp(old) || rename(clean, old) != 0) {
+            st = qr_errf(QR_ERR_IO, "%s: cannot move the earlier folder aside: %s", clean, strerror(errno));
+            rmdir(old);
+        } else {
+            moved_old = true;
+        }
+    }
+    if (st == QR_OK && (!qr__bd_zip_step() || rename(tmp, clean) != 0)) {
+        st = qr_errf(QR_ERR_IO, "%s: cannot rename the temporary folder into place: %s", clean, strerror(errno));
+        if (moved_old && rename(old, clean) == 0) moved_old = false;    /* put the earlier bundle back */
+    }
+    if (st != QR_OK) qr__bd_rm_tree(tmp);
+    if (moved_old && st == QR_OK) qr__bd_rm_tree(old);
+    if (st == QR_OK) qr__bd_zip_sync_parent(clean);
+    return st;
+}
+
+/* ==== names ============================================================================ */
+
+static void qr_zip_safe_component(char *dst, size_t cap, const char *name) {
+    if (cap == 0) return;
+    const unsigned char *s = (const unsigned char *)name;
+    size_t o = 0, n = strlen(name);
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        int ul = c >= 0x80 ? qr_json_utf8_len(s + i, n - i) : 1;
+        if (ul > 1) {                                       /* keep non-ASCII letters whole */
+            if (o + (size_t)ul >= cap) break;
+            memcpy(dst + o, s + i, (size_t)ul);
+            o += (size_t)ul;
+            i += (size_t)ul;
+            continue;
+        }
+        if (o + 1 >= cap) break;
+        bool ok = isalnum(c) || c == '-' || c == '_' || (c == '.' && o > 0);
+        dst[o++] = ok && c < 0x80 ? (char)c : '_';
+        i++;
+    }
+    if (o == 0 && cap > 1) dst[o++] = '_';
+    dst[o] = 0;
+}

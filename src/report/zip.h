@@ -1,0 +1,87 @@
+/* report/zip — the bundle's file set: named entries (bytes in memory or a file on
+ * disk) written as one deterministic zip (minizip + zlib) or as a folder tree
+ * (--keep-dir), each atomically: a temporary in the destination folder, renamed. */
+#ifndef QR_ZIP_H
+#define QR_ZIP_H
+
+typedef enum QrZipMethod { QR_ZIP_DEFLATE = 0, QR_ZIP_STORE } QrZipMethod;
+
+typedef struct QrZipEntry {
+    const char *name;           /* path inside the bundle: "index.html", "plots/x.png" */
+    unsigned char *data;        /* in-memory bytes, malloc'd, owned by the QrZip */
+    size_t len;
+    const char *src_path;       /* or: a file read (streamed) when written */
+    QrZipMethod method;         /* chosen from the name: stored for already-compressed
+                                   formats (.png .jpg .gif .webp .zip .gz .xz .zst .bz2), else deflate */
+} QrZipEntry;
+
+/* Determinism: entries are written sorted by name (byte order), whatever order they
+ * were added in; every entry carries the same timestamp `mtime`, as an MS-DOS time
+ * in UTC (no local time zone; clamped to 1980-01-01..2107-12-31), the same
+ * attributes (regular file, 0644, "made by" Unix) and no extra fields; deflate
+ * level `level` of the linked zlib. So identical entries + identical mtime give a
+ * byte-identical zip. qr_zip_init takes mtime from SOURCE_DATE_EPOCH when set,
+ * else the current time (so a user's unzip shows when the report was made). */
+typedef struct QrZip {
+    QrArena arena;              /* names and source paths */
+    QrStrMap by_name;           /* name -> entry index, for duplicate detection */
+    QrZipEntry *entries;        /* malloc'd array, n used of cap */
+    int n, cap;
+    int64_t mtime;              /* seconds since the Unix epoch, stamped on every entry */
+    int level;                  /* deflate level 1..9, default 6 */
+} QrZip;
+
+/* Starts an empty set. Fails (QR_ERR_INVALID) when SOURCE_DATE_EPOCH is set but is
+ * not a non-negative decimal integer, as the reproducible-builds spec asks. */
+static QrStatus qr_zip_init(QrZip *z);
+/* Frees every entry (including data handed over with qr_zip_add_owned). */
+static void qr_zip_free(QrZip *z);
+
+/* Adds a copy of data[0..len). Names: relative, '/'-separated, no empty, "." or ".."
+ * component, no backslash or control character, at most 1024 bytes; a name may not
+ * repeat. Bad names fail with QR_ERR_INVALID; nothing is added then. */
+static QrStatus qr_zip_add(QrZip *z, const char *name, const void *data, size_t len);
+/* Adds malloc'd `data` without copying; the QrZip owns it from now on, also when
+ * this call fails (it is freed then). */
+static QrStatus qr_zip_add_owned(QrZip *z, const char *name, void *data, size_t len);
+/* Adds a NUL-terminated text (copied, without the NUL). */
+static QrStatus qr_zip_add_str(QrZip *z, const char *name, const char *text);
+/* Adds a file on disk, read in chunks when the zip/folder is written (so it need
+ * not fit in memory). The file must be a readable regular file now (QR_ERR_IO). */
+static QrStatus qr_zip_add_file(QrZip *z, const char *name, const char *src_path);
+/* The entry of that name, or NULL. */
+static const QrZipEntry *qr_zip_find(const QrZip *z, const char *name);
+
+/* Writes the entries as a zip at `zip_path`: into "<zip_path>.tmp-XXXXXX" in the same
+ * folder, fsync, rename over zip_path (which is replaced only on success). On any
+ * failure the temporary is removed and zip_path is untouched; QR_ERR_IO names the
+ * file. Sorts z->entries by name. The folder of zip_path must exist. */
+static QrStatus qr_zip_write(QrZip *z, const char *zip_path);
+/* Writes the same entries as a folder tree at `dir`: built in "<dir>.tmp-XXXXXX",
+ * then renamed to dir. An existing `dir` is replaced (again only on success) when
+ * it is empty, or when `replace_marker` is non-NULL and dir/<replace_marker> exists
+ * (i.e. it looks like an earlier bundle, e.g. "manifest.json"); any other existing
+ * dir is refused with QR_ERR_IO before anything is written, so a mistyped path
+ * never deletes a user's folder. Files get mode 0644 (minus umask) and mtime. */
+static QrStatus qr_zip_write_dir(QrZip *z, const char *dir, const char *replace_marker);
+
+/* Turns an arbitrary node name into one safe file-name component (for
+ * plots/distribution/<node>.png): bytes other than [A-Za-z0-9._-] and valid UTF-8
+ * letters become '_', a leading '.' becomes '_', empty becomes "_"; truncated to
+ * cap-1 bytes at a character boundary. Distinct names can map to the same result;
+ * the caller makes them unique. */
+static void qr_zip_safe_component(char *dst, size_t cap, const char *name);
+
+/* Async-signal-safe: removes the temporary zip of a qr_zip_write in progress (for a
+ * SIGINT/SIGTERM handler in the CLI). Does nothing when none is in progress. */
+static void qr_zip_remove_pending_temp(void);
+
+/* Test hook (SQLite-style fault injection): the nth file-system write step from now
+ * fails as if with EIO (n = 0 disables). Steps are: creating the temporary file or
+ * folder, every write of zip bytes, every mkdir, file creation and chunk written in
+ * a folder tree, the fsync, moving an earlier folder aside and the final rename.
+ * Exactly one step fails; the writers must then fail, leave the destination as it
+ * was and remove their temporaries. Not thread-safe. */
+static void qr_zip_test_fail_write(int nth);
+
+#endif

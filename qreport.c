@@ -37,6 +37,7 @@
 #include "src/analysis/metrics.h"
 #include "src/analysis/compare.h"
 #include "src/analysis/sens.h"
+#include "src/report/bundle.h"
 #include "src/analysis/check.h"
 
 /* ---- sources ---- */
@@ -68,5 +69,6 @@
 #include "src/analysis/metrics.c"
 #include "src/analysis/compare.c"
 #include "src/analysis/sens.c"
+#include "src/report/bundle.c"
 #include "src/analysis/check.c"
 #include "src/cli/cli.c"

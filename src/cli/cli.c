@@ -24,6 +24,8 @@ typedef struct QrCliOpts {
     const char *topk_list;       /* "1,3,5,10" */
     double cos_threshold;
     bool reverse;
+    const char *keep_dir;
+    double fail_cos, fail_sqnr;  /* NaN: no gate */
 } QrCliOpts;
 
 static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -73,6 +75,17 @@ static const char *qr__usage_compare =
     "  compare_per_layer_out.txt/.csv with Cosine, MSE, L1, KL, SQNR, Atol, Rtol, min/max/mean/var of both,\n"
     "  and the local (shadow) Cosine/SQNR of each layer re-run on the baseline's inputs.\n"
     "  --mode sim (default) runs Q/DQ in float; int and both need the integer lowering (see --help of run).\n";
+static const char *qr__usage_runall =
+    "usage: qreport runall BASE.onnx ANALYSIS.onnx [-i BADCASE.npy ...] [-o report.zip] [--keep-dir DIR]\n"
+    "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
+    "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--fail-if-cosine-below X]\n"
+    "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
+    "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
+    "  comparison with local error, sensitivity ranking, cumulative error, the bad-case input.\n"
+    "  Without -i a deterministic random input is used (with a warning). The zip is written atomically;\n"
+    "  with SOURCE_DATE_EPOCH set the same inputs give a byte-identical zip. Exit code 10 when a\n"
+    "  --fail-if-* gate is not met (the bundle is still written).\n";
 static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10] [--quiet]\n"
@@ -91,7 +104,8 @@ static void qr__print_usage(FILE *f) {
             "  match     pair baseline and analysis values (match_table.txt/.csv) + equivalence check\n"
             "  check     structure check of a quantized model (model_check_result.txt)\n"
             "  compare   per-layer comparison with local (shadow) error (compare_per_layer_out.txt/.csv)\n"
-            "  sensitivity  quantizer sensitivity ranking and cumulative error (sensitive_ops.*, accumulated_error.csv)\n\n"
+            "  sensitivity  quantizer sensitivity ranking and cumulative error (sensitive_ops.*, accumulated_error.csv)\n"
+            "  runall    every analysis, one zip bundle with index.html (the report to attach to a bug)\n\n"
             "qreport COMMAND --help shows a command's options; qreport --version shows the build.\n",
             QR_VERSION);
 }
@@ -99,6 +113,7 @@ static void qr__print_usage(FILE *f) {
 static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage, bool two_models) {
     memset(o, 0, sizeof *o);
     o->cos_threshold = 0.99;
+    o->fail_cos = o->fail_sqnr = NAN;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         bool has_val = i + 1 < argc;
@@ -119,6 +134,9 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--topk-list")) QR__NEXT(o->topk_list);
         else if (!strcmp(a, "--cos-threshold")) { const char *v; QR__NEXT(v); o->cos_threshold = strtod(v, NULL); }
         else if (!strcmp(a, "--reverse")) o->reverse = true;
+        else if (!strcmp(a, "--keep-dir")) QR__NEXT(o->keep_dir);
+        else if (!strcmp(a, "--fail-if-cosine-below")) { const char *v; QR__NEXT(v); o->fail_cos = strtod(v, NULL); }
+        else if (!strcmp(a, "--fail-if-sqnr-below")) { const char *v; QR__NEXT(v); o->fail_sqnr = strtod(v, NULL); }
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "qreport: unknown option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
         else if (!o->model) o->model = a;
         else if (two_models && !o->model2) o->model2 = a;
@@ -515,6 +533,51 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
 
+/* argv is the whole command line (for the manifest). */
+static int qr_cli_runall(int argc, char **argv) {
+    QrCliOpts o;
+    QrGraph *b = NULL, *a = NULL;
+    QrTensor *in = NULL;
+    int rc = qr__cli_begin(argc - 2, argv + 2, qr__usage_runall, true, &o, &b, &in);
+    if (rc >= 0) return rc;
+    QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
+    if (st != QR_OK) { qr__cli_release(b, in); return qr__cli_fail(st); }
+    char cmdline[8192];
+    size_t n = 0;
+    for (int i = 0; i < argc && n < sizeof cmdline; i++)
+        n += (size_t)snprintf(cmdline + n, sizeof cmdline - n, "%s%s", i ? " " : "", argv[i]);
+    const char *paths[16] = { 0 };
+    for (int i = 0; i < o.n_inputs && i < 16; i++) {
+        const char *eq = strchr(o.inputs[i], '=');
+        paths[i] = eq ? eq + 1 : o.inputs[i];
+    }
+    QrRunallOpts ro = { .out_zip = o.out_dir ? o.out_dir : "qreport_report.zip", .keep_dir = o.keep_dir, .cmdline = cmdline,
+                        .input_paths = paths, .n_input_paths = o.n_inputs, .random_input = o.n_inputs == 0,
+                        .quiet = o.quiet, .cos_threshold = o.cos_threshold };
+    ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
+    ro.sens.metric = QR_METRIC_L1;
+    ro.sens.reverse = o.reverse;
+    if (o.metric) qr_metric_parse(o.metric, &ro.sens.metric);
+    if (!qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", ro.topk, 12, &ro.n_topk))
+        st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
+    QrRunallResult res;
+    if (st == QR_OK) st = qr_bundle_runall(b, a, in, &ro, &res);
+    int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+    if (st == QR_OK) {
+        if (!o.quiet) printf("%swrote %s\n", res.summary, ro.out_zip);
+        bool gate = (o.fail_cos == o.fail_cos && (!res.have_out || !(res.out.cosine >= o.fail_cos))) ||
+                    (o.fail_sqnr == o.fail_sqnr && (!res.have_out || !(res.out.sqnr >= o.fail_sqnr)));
+        if (gate) {
+            fprintf(stderr, "qreport: model output below the gate (Cosine %.6f, SQNR %.2f dB)\n", res.out.cosine, res.out.sqnr);
+            code = 10;
+        }
+    }
+    qr_graph_free(a);
+    free(a);
+    qr__cli_release(b, in);
+    return code;
+}
+
 static int qr_cli_main(int argc, char **argv) {
     qr_kern_init();
     if (argc < 2) { qr__print_usage(stderr); return QR_EXIT_USAGE; }
@@ -534,6 +597,7 @@ static int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "check")) return qr_cli_check(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare")) return qr_cli_compare(argc - 2, argv + 2);
     if (!strcmp(cmd, "sensitivity")) return qr_cli_sensitivity(argc - 2, argv + 2);
+    if (!strcmp(cmd, "runall")) return qr_cli_runall(argc, argv);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__print_usage(stderr);
     return QR_EXIT_USAGE;

@@ -1,0 +1,585 @@
+/* report/bundle — implementation. See bundle.h.
+ *
+ *   prepare session ─► match + equivalence ─► check ─► profiles ─► compare (+shadow)
+ *   ─► sensitivity ─► cumulative error ─► badcase.npy ─► summary/manifest/index.html
+ *   ─► zip of the staging folder (atomic) [─► --keep-dir copy] ─► staging removed */
+
+#include <dirent.h>
+#include <ftw.h>
+
+#define QR__BN_MAX_FAIL 32
+
+typedef struct QrBd {
+    const QrRunallOpts *o;
+    const QrTensor *inputs;
+    QrSession se;
+    QrArena arena;
+    char dir[4096];              /* staging folder */
+    QrProgress prog;
+    bool have_eq, have_cmp, have_sens, have_acc, have_chk;
+    QrEquivResult eq;
+    QrCompare cmp;
+    QrSensResult sens;
+    QrAccum acc;
+    QrCheckSummary chk;
+    const char *fail_name[QR__BN_MAX_FAIL], *fail_msg[QR__BN_MAX_FAIL];
+    int n_fail;
+} QrBd;
+
+static const char *qr__bn_path(QrBd *bd, const char *name) { return qr_arena_printf(&bd->arena, "%s/%s", bd->dir, name); }
+
+/* Records the outcome of one analysis; a failure is kept for the manifest/HTML. */
+static bool qr__bn_done(QrBd *bd, const char *stage, QrStatus st) {
+    qr_progress_end(&bd->prog, st);
+    if (st == QR_OK) return true;
+    if (bd->n_fail < QR__BN_MAX_FAIL) {
+        bd->fail_name[bd->n_fail] = stage;
+        bd->fail_msg[bd->n_fail] = qr_arena_strdup(&bd->arena, qr_err_msg());
+        bd->n_fail++;
+    }
+    qr_err_clear();
+    return false;
+}
+
+static int qr__bn_rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *f) {
+    QR_UNUSED(sb); QR_UNUSED(flag); QR_UNUSED(f);
+    return remove(p);
+}
+
+static void qr__bn_rmtree(const char *dir) { nftw(dir, qr__bn_rm_cb, 16, FTW_DEPTH | FTW_PHYS); }
+
+/* Adds every file under dir/sub to the zip (names relative to dir). */
+static QrStatus qr__bn_add_tree(QrZip *z, const char *dir, const char *sub, QrArena *a) {
+    const char *path = sub[0] ? qr_arena_printf(a, "%s/%s", dir, sub) : dir;
+    DIR *d = opendir(path);
+    if (!d) return qr_errf(QR_ERR_IO, "cannot list %s: %s", path, strerror(errno));
+    QrStatus st = QR_OK;
+    struct dirent *e;
+    while (st == QR_OK && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        const char *rel = sub[0] ? qr_arena_printf(a, "%s/%s", sub, e->d_name) : qr_arena_strdup(a, e->d_name);
+        const char *full = qr_arena_printf(a, "%s/%s", dir, rel);
+        struct stat sb;
+        if (stat(full, &sb) != 0) st = qr_errf(QR_ERR_IO, "cannot stat %s: %s", full, strerror(errno));
+        else if (S_ISDIR(sb.st_mode)) st = qr__bn_add_tree(z, dir, rel, a);
+        else st = qr_zip_add_file(z, rel, full);
+    }
+    closedir(d);
+    return st;
+}
+
+/* ==== tables for the HTML (same columns as the txt/csv files) ========================= */
+
+static QrStatus qr__bn_sens_table(const QrSensResult *r, int max, QrTable *t) {
+    static const char *const cols[] = { "rank", "op_name", "sensitive_type", "op_type", "L1", "Cosine", "MSE", "KL", "SQNR" };
+    QR_TRY(qr_table_init(t, QR_ARRAY_LEN(cols), cols));
+    for (int k = 0; k < r->n && k < max; k++) {
+        const QrSensRow *row = &r->rows[k];
+        int ri;
+        QR_TRY(qr_table_add_row(t, &ri));
+        qr_table_setf(t, ri, 0, "%d", k + 1);
+        qr_table_set(t, ri, 1, row->name);
+        qr_table_set(t, ri, 2, qr_sens_type_name(row->type));
+        qr_table_set(t, ri, 3, row->op_type);
+        double v[] = { row->m.l1, row->m.cosine, row->m.mse, row->m.kl, row->m.sqnr };
+        for (int j = 0; j < 5; j++) qr__cmp_num(t, ri, 4 + j, v[j], false);
+    }
+    return QR_OK;
+}
+
+static QrHtmlLevel qr__bn_cos_level(double c) {
+    return c != c ? QR_HTML_NONE : c >= 0.999 ? QR_HTML_GOOD : c >= 0.99 ? QR_HTML_WARN : QR_HTML_BAD;
+}
+
+/* Colours the Cosine/local_Cosine cells of the compare table. */
+static QrHtmlLevel qr__bn_cmp_cell(const QrTable *t, int row, int col, void *ctx) {
+    QR_UNUSED(ctx);
+    if (col != 7 && col != 24) return QR_HTML_NONE;
+    const char *s = t->rows[row][col];
+    return s ? qr__bn_cos_level(strtod(s, NULL)) : QR_HTML_NONE;
+}
+
+/* ==== summary.json / manifest.json =================================================== */
+
+static void qr__bn_json_metrics(QrJson *j, const QrMetrics *m) {
+    qr_json_obj_begin_compact(j);
+    qr_json_kv_num(j, "Cosine", m->cosine);
+    qr_json_kv_num(j, "MSE", m->mse);
+    qr_json_kv_num(j, "L1", m->l1);
+    qr_json_kv_num(j, "KL", m->kl);
+    qr_json_kv_num(j, "SQNR", m->sqnr);
+    qr_json_kv_num(j, "Atol", m->atol);
+    qr_json_obj_end(j);
+}
+
+static const char *qr__bn_verdict(const QrBd *bd, QrHtmlLevel *level) {
+    if (!bd->have_cmp) { *level = QR_HTML_BAD; return "The per-layer comparison failed; see the failed analyses."; }
+    double c = bd->cmp.out.cosine;
+    *level = qr__bn_cos_level(c);
+    const char *what = *level == QR_HTML_GOOD ? "close to the baseline" : *level == QR_HTML_WARN ? "noticeably degraded"
+                     : "badly degraded";
+    QrArena *a = (QrArena *)&bd->arena;
+    if (bd->cmp.first_drop >= 0) {
+        const QrMatch *m = &bd->se.m.m[bd->cmp.rows[bd->cmp.first_drop].match];
+        return qr_arena_printf(a, "Model output Cosine %.6f, SQNR %.2f dB: %s. Similarity first drops below %.4g at '%s'.",
+                               c, bd->cmp.out.sqnr, what, bd->o->cos_threshold, bd->se.b->nodes[m->b_node].name);
+    }
+    return qr_arena_printf(a, "Model output Cosine %.6f, SQNR %.2f dB: %s.", c, bd->cmp.out.sqnr, what);
+}
+
+static QrStatus qr__bn_summary(QrBd *bd) {
+    QrJson j;
+    qr_json_init(&j);
+    QrHtmlLevel lv;
+    const char *verdict = qr__bn_verdict(bd, &lv);
+    qr_json_obj_begin(&j);
+    qr_json_kv_int(&j, "schema_version", 1);
+    qr_json_key(&j, "verdict");
+    qr_json_obj_begin(&j);
+    qr_json_kv_str(&j, "level", lv == QR_HTML_GOOD ? "good" : lv == QR_HTML_WARN ? "warning" : "bad");
+    qr_json_kv_str(&j, "text", verdict);
+    if (bd->have_cmp && bd->cmp.first_drop >= 0)
+        qr_json_kv_str(&j, "first_drop", bd->se.b->nodes[bd->se.m.m[bd->cmp.rows[bd->cmp.first_drop].match].b_node].name);
+    qr_json_obj_end(&j);
+    if (bd->have_cmp) { qr_json_key(&j, "model_output"); qr__bn_json_metrics(&j, &bd->cmp.out); }
+    if (bd->have_eq) {
+        qr_json_key(&j, "equivalence");
+        qr_json_obj_begin(&j);
+        qr_json_kv_bool(&j, "pass", bd->eq.equivalent);
+        qr_json_kv_num(&j, "worst_relative_difference", bd->eq.worst_rel);
+        qr_json_kv_str(&j, "text", qr_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
+        qr_json_obj_end(&j);
+    }
+    int matched = 0;
+    for (int i = 0; i < bd->se.m.n; i++) matched += bd->se.m.m[i].a_node >= 0;
+    qr_json_key(&j, "match");
+    qr_json_obj_begin_compact(&j);
+    qr_json_kv_int(&j, "baseline_values", bd->se.m.n);
+    qr_json_kv_int(&j, "matched", matched);
+    qr_json_kv_int(&j, "analysis_unmatched", bd->se.m.n_unmatched_a);
+    qr_json_obj_end(&j);
+    if (bd->have_sens) {
+        qr_json_key(&j, "sensitivity");
+        qr_json_obj_begin(&j);
+        qr_json_kv_str(&j, "mode", bd->sens.opts.off_one ? "off-one" : "one-on");
+        qr_json_kv_str(&j, "metric", qr_metric_name(bd->sens.opts.metric));
+        qr_json_kv_int(&j, "node_executions", bd->sens.n_exec);
+        qr_json_kv_int(&j, "node_executions_full_reruns", bd->sens.n_full);
+        qr_json_key(&j, "top");
+        qr_json_arr_begin(&j);
+        for (int k = 0; k < bd->sens.n && k < 10; k++) {
+            const QrSensRow *row = &bd->sens.rows[k];
+            qr_json_obj_begin_compact(&j);
+            qr_json_kv_str(&j, "op_name", row->name);
+            qr_json_kv_str(&j, "sensitive_type", qr_sens_type_name(row->type));
+            qr_json_kv_str(&j, "op_type", row->op_type);
+            qr_json_key(&j, "metrics");
+            qr__bn_json_metrics(&j, &row->m);
+            qr_json_obj_end(&j);
+        }
+        qr_json_arr_end(&j);
+        qr_json_obj_end(&j);
+    }
+    if (bd->have_cmp) {
+        qr_json_key(&j, "layers");
+        qr_json_arr_begin(&j);
+        for (int k = 0; k < bd->cmp.n; k++) {
+            const QrLayerRow *r = &bd->cmp.rows[k];
+            const QrMatch *m = &bd->se.m.m[r->match];
+            qr_json_obj_begin_compact(&j);
+            qr_json_kv_int(&j, "Index", k);
+            qr_json_kv_str(&j, "mod_name", bd->se.b->nodes[m->b_node].name);
+            qr_json_kv_str(&j, "base_op_type", bd->se.b->nodes[m->b_node].op_type);
+            qr_json_kv_str(&j, "analy_op_type", bd->se.a->nodes[m->a_node].op_type);
+            qr_json_kv_str(&j, "base_tensor", bd->se.b->values[m->b_value].name);
+            qr_json_kv_str(&j, "analy_tensor", bd->se.a->values[m->a_value].name);
+            if (r->has_m) {
+                qr_json_kv_num(&j, "Cosine", r->m.cosine);
+                qr_json_kv_num(&j, "MSE", r->m.mse);
+                qr_json_kv_num(&j, "L1", r->m.l1);
+                qr_json_kv_num(&j, "KL", r->m.kl);
+                qr_json_kv_num(&j, "SQNR", r->m.sqnr);
+                qr_json_kv_num(&j, "Atol", r->m.atol);
+                qr_json_kv_num(&j, "Rtol", r->m.rtol);
+            }
+            if (r->has_local) {
+                qr_json_kv_num(&j, "local_Cosine", r->local.cosine);
+                qr_json_kv_num(&j, "local_SQNR", r->local.sqnr);
+            }
+            qr_json_obj_end(&j);
+        }
+        qr_json_arr_end(&j);
+    }
+    if (bd->have_acc) {
+        qr_json_key(&j, "accumulated_error_outputs");
+        qr_json_obj_begin(&j);
+        for (int k = 0; k < bd->acc.n_settings; k++) { qr_json_key(&j, bd->acc.setting[k]); qr__bn_json_metrics(&j, &bd->acc.out[k]); }
+        qr_json_obj_end(&j);
+    }
+    qr_json_key(&j, "failed_analyses");
+    qr_json_arr_begin(&j);
+    for (int k = 0; k < bd->n_fail; k++) {
+        qr_json_obj_begin_compact(&j);
+        qr_json_kv_str(&j, "analysis", bd->fail_name[k]);
+        qr_json_kv_str(&j, "error", bd->fail_msg[k]);
+        qr_json_obj_end(&j);
+    }
+    qr_json_arr_end(&j);
+    qr_json_obj_end(&j);
+    char *txt = NULL;
+    size_t len = 0;
+    QrStatus st = qr_json_finish(&j, &txt, &len);
+    if (st != QR_OK) { qr_json_free(&j); return st; }
+    st = qr_file_write_atomic(qr__bn_path(bd, "summary.json"), txt, len);
+    free(txt);
+    return st;
+}
+
+static void qr__bn_json_file(QrJson *j, const char *role, const char *path) {
+    qr_json_obj_begin_compact(j);
+    qr_json_kv_str(j, "role", role);
+    qr_json_kv_str(j, "path", path);
+    uint8_t d[QR_SHA256_LEN];
+    char hex[2 * QR_SHA256_LEN + 1];
+    if (path && qr_sha256_file(path, d) == QR_OK) { qr_sha256_hex(d, hex); qr_json_kv_str(j, "sha256", hex); }
+    else { qr_err_clear(); qr_json_kv_null(j, "sha256"); }
+    qr_json_obj_end(j);
+}
+
+static QrStatus qr__bn_manifest(QrBd *bd) {
+    /* Reproducible bundles: with SOURCE_DATE_EPOCH, nothing that varies run to run. */
+    bool repro = getenv("SOURCE_DATE_EPOCH") != NULL;
+    QrJson j;
+    qr_json_init(&j);
+    qr_json_obj_begin(&j);
+    qr_json_kv_str(&j, "tool", "qreport");
+    qr_json_kv_str(&j, "version", QR_VERSION);
+    qr_json_kv_str(&j, "isa", qr_isa_name(qr_kern_isa()));
+    qr_json_kv_int(&j, "threads", 1);
+    qr_json_kv_str(&j, "build", QR_BUILD_FLAGS);
+    qr_json_kv_str(&j, "command_line", bd->o->cmdline);
+    qr_json_key(&j, "files");
+    qr_json_arr_begin(&j);
+    qr__bn_json_file(&j, "baseline", bd->se.b->path);
+    qr__bn_json_file(&j, "analysis", bd->se.a->path);
+    for (int i = 0; i < bd->o->n_input_paths; i++)
+        if (bd->o->input_paths[i]) qr__bn_json_file(&j, "input", bd->o->input_paths[i]);
+    qr_json_arr_end(&j);
+    qr_json_kv_bool(&j, "random_input", bd->o->random_input);
+    qr_json_key(&j, "stages");
+    qr_json_arr_begin(&j);
+    for (int k = 0; k < bd->prog.n_stages; k++) {
+        qr_json_obj_begin_compact(&j);
+        qr_json_kv_str(&j, "name", bd->prog.stages[k].name);
+        if (repro) qr_json_kv_null(&j, "seconds");
+        else qr_json_kv_num(&j, "seconds", bd->prog.stages[k].seconds);
+        qr_json_kv_bool(&j, "ok", bd->prog.stages[k].ok);
+        qr_json_obj_end(&j);
+    }
+    qr_json_arr_end(&j);
+    if (repro) qr_json_kv_null(&j, "peak_rss_bytes");
+    else qr_json_kv_int(&j, "peak_rss_bytes", qr_progress_peak_rss());
+    if (bd->have_sens) {
+        qr_json_kv_int(&j, "sensitivity_node_executions", bd->sens.n_exec);
+        qr_json_kv_int(&j, "sensitivity_node_executions_full_reruns", bd->sens.n_full);
+    }
+    qr_json_key(&j, "warnings");
+    qr_json_arr_begin(&j);
+    for (int k = 0; k < bd->o->n_warnings; k++) qr_json_str(&j, bd->o->warnings[k]);
+    if (bd->o->random_input) qr_json_str(&j, "no input given: a deterministic random input was used");
+    if (bd->se.tw.n_kept) qr_json_str(&j, bd->se.tw.note);
+    qr_json_arr_end(&j);
+    qr_json_key(&j, "failed_analyses");
+    qr_json_arr_begin(&j);
+    for (int k = 0; k < bd->n_fail; k++) {
+        qr_json_obj_begin_compact(&j);
+        qr_json_kv_str(&j, "analysis", bd->fail_name[k]);
+        qr_json_kv_str(&j, "error", bd->fail_msg[k]);
+        qr_json_obj_end(&j);
+    }
+    qr_json_arr_end(&j);
+    qr_json_obj_end(&j);
+    char *txt = NULL;
+    size_t len = 0;
+    QrStatus st = qr_json_finish(&j, &txt, &len);
+    if (st != QR_OK) { qr_json_free(&j); return st; }
+    st = qr_file_write_atomic(qr__bn_path(bd, "manifest.json"), txt, len);
+    free(txt);
+    return st;
+}
+
+/* ==== index.html ======================================================================= */
+
+static char *qr__bn_read_text(QrBd *bd, const char *name) {
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    if (qr_file_read(qr__bn_path(bd, name), 0, &buf, &len) != QR_OK) { qr_err_clear(); return NULL; }
+    char *s = qr_arena_alloc(&bd->arena, len + 1);
+    if (s) { memcpy(s, buf, len); s[len] = 0; }
+    free(buf);
+    return s;
+}
+
+static bool qr__bn_exists(QrBd *bd, const char *name) {
+    uint64_t sz;
+    bool ok = qr_file_size(qr__bn_path(bd, name), &sz) == QR_OK;
+    qr_err_clear();
+    return ok;
+}
+
+static QrStatus qr__bn_html(QrBd *bd) {
+    QrHtml h;
+    qr_html_init(&h, "qreport — quantization accuracy report");
+    const QrSession *se = &bd->se;
+    qr_html_subtitle(&h, qr_arena_printf(&bd->arena, "baseline %s · analysis %s · qreport %s", se->b->path, se->a->path,
+                                         QR_VERSION));
+    QrHtmlLevel lv;
+    const char *verdict = qr__bn_verdict(bd, &lv);
+    qr_html_verdict_begin(&h, lv, verdict);
+    if (bd->have_cmp) {
+        qr_html_metric(&h, "Output Cosine", qr_arena_printf(&bd->arena, "%.6f", bd->cmp.out.cosine), qr__bn_cos_level(bd->cmp.out.cosine), NULL);
+        qr_html_metric(&h, "Output SQNR", qr_arena_printf(&bd->arena, "%.2f dB", bd->cmp.out.sqnr),
+                       bd->cmp.out.sqnr >= 30 ? QR_HTML_GOOD : bd->cmp.out.sqnr >= 20 ? QR_HTML_WARN : QR_HTML_BAD, NULL);
+        qr_html_metric(&h, "Output L1", qr_arena_printf(&bd->arena, "%.6g", bd->cmp.out.l1), QR_HTML_NONE, NULL);
+    }
+    int matched = 0, fused = 0;
+    for (int i = 0; i < se->m.n; i++) {
+        matched += se->m.m[i].a_node >= 0;
+        fused += se->m.m[i].a_node < 0 && se->m.m[i].note && !strncmp(se->m.m[i].note, "fused", 5);
+    }
+    qr_html_metric(&h, "Match coverage", qr_arena_printf(&bd->arena, "%d / %d", matched + fused, se->m.n),
+                   matched + fused == se->m.n ? QR_HTML_GOOD : QR_HTML_WARN,
+                   fused ? qr_arena_printf(&bd->arena, "%d paired, %d fused into their successor", matched, fused)
+                         : "baseline values paired with analysis values");
+    if (bd->have_eq)
+        qr_html_metric(&h, "Equivalence", bd->eq.equivalent ? "pass" : "FAIL", bd->eq.equivalent ? QR_HTML_GOOD : QR_HTML_BAD,
+                       "quantizers off ⇒ baseline reproduced");
+    if (bd->have_cmp) {
+        /* the three layers with the lowest Cosine */
+        int worst[3] = { -1, -1, -1 };
+        for (int k = 0; k < bd->cmp.n; k++) {
+            if (!bd->cmp.rows[k].has_m) continue;
+            double c = bd->cmp.rows[k].m.cosine;
+            for (int w = 0; w < 3; w++)
+                if (worst[w] < 0 || c < bd->cmp.rows[worst[w]].m.cosine) {
+                    for (int s = 2; s > w; s--) worst[s] = worst[s - 1];
+                    worst[w] = k;
+                    break;
+                }
+        }
+        qr_html_para(&h, "Worst layers (lowest Cosine against the baseline):");
+        qr_html_list_begin(&h, true);
+        for (int w = 0; w < 3 && worst[w] >= 0; w++) {
+            const QrLayerRow *r = &bd->cmp.rows[worst[w]];
+            qr_html_itemf(&h, "%s (%s): Cosine %.6f, local Cosine %.6f", se->b->nodes[se->m.m[r->match].b_node].name,
+                          se->b->nodes[se->m.m[r->match].b_node].op_type, r->m.cosine, r->has_local ? r->local.cosine : NAN);
+        }
+        qr_html_list_end(&h);
+    }
+    if (bd->have_sens && bd->sens.n) {
+        qr_html_para(&h, "Most sensitive quantizers (metric at the model output with only them enabled):");
+        qr_html_list_begin(&h, true);
+        for (int k = 0; k < bd->sens.n && k < 5; k++)
+            qr_html_itemf(&h, "%s — %s (%s): %s %.6g", bd->sens.rows[k].name, qr_sens_type_name(bd->sens.rows[k].type),
+                          bd->sens.rows[k].op_type, qr_metric_name(bd->sens.opts.metric),
+                          qr_metric_get(&bd->sens.rows[k].m, bd->sens.opts.metric));
+        qr_html_list_end(&h);
+        qr_html_paraf(&h, "Recommended action: keep '%s' in higher precision (int16 or float) first, then re-check the "
+                      "cumulative-error curves below.", bd->sens.rows[0].name);
+    }
+    for (int k = 0; k < bd->n_fail; k++) qr_html_failed(&h, bd->fail_name[k], bd->fail_msg[k]);
+    qr_html_verdict_end(&h);
+
+    if (bd->have_cmp) {
+        qr_html_section(&h, "compare", "Per-layer comparison");
+        qr_html_para(&h, "One row per baseline node output, in graph order. The analysis value is the one its consumers see "
+                     "(after the layer's QuantizeLinear→DequantizeLinear). local_* re-runs the layer on the baseline's own "
+                     "inputs: a layer with a good local Cosine but a bad Cosine inherits its error from upstream.");
+        if (qr__bn_exists(bd, "plots/per_layer_metrics.png"))
+            qr_html_image(&h, "plots/per_layer_metrics.png", "Cosine and SQNR per layer", NULL, 0, 0);
+        QrTable t = {0};
+        if (qr__cmp_table(se, &bd->cmp, false, false, &t) == QR_OK) {
+            QrHtmlTableOpts to = { .cell_level = qr__bn_cmp_cell };
+            qr_html_table(&h, &t, &to);
+        }
+        qr_table_free(&t);
+        const char *files[] = { "compare_per_layer_out.txt", "compare_per_layer_out.csv" };
+        qr_html_files(&h, files, 2);
+    }
+    if (bd->have_sens) {
+        qr_html_section(&h, "sensitivity", "Quantization sensitivity");
+        qr_html_paraf(&h, "%s; sorted by %s. %lld node executions (incremental) instead of %lld for full re-runs.",
+                      bd->sens.opts.off_one ? "Every quantizer on except the row's" : "Only the row's quantizers on",
+                      qr_metric_name(bd->sens.opts.metric), (long long)bd->sens.n_exec, (long long)bd->sens.n_full);
+        if (qr__bn_exists(bd, "plots/sensitivity_topk.png"))
+            qr_html_image(&h, "plots/sensitivity_topk.png", "Top-k sensitive ops", NULL, 0, 0);
+        QrTable t = {0};
+        if (qr__bn_sens_table(&bd->sens, bd->sens.n, &t) == QR_OK) qr_html_table(&h, &t, NULL);
+        qr_table_free(&t);
+        const char *files[] = { "sensitive_ops.txt", "sensitive_ops.csv", "sensitive_ops.json" };
+        qr_html_files(&h, files, 3);
+    }
+    if (bd->have_acc) {
+        qr_html_section(&h, "accumulated", "Cumulative error");
+        qr_html_paraf(&h, "%s of every matched value along the graph for each quantization setting.", qr_metric_name(bd->acc.metric));
+        if (qr__bn_exists(bd, "plots/accumulated_error.png"))
+            qr_html_image(&h, "plots/accumulated_error.png", "Cumulative error curves", NULL, 0, 0);
+        QrTable t = {0};
+        const char *cols[20] = { "setting", "output Cosine", "output SQNR", "output L1" };
+        if (qr_table_init(&t, 4, cols) == QR_OK) {
+            for (int k = 0; k < bd->acc.n_settings; k++) {
+                int ri;
+                if (qr_table_add_row(&t, &ri) != QR_OK) break;
+                qr_table_set(&t, ri, 0, bd->acc.setting[k]);
+                qr__cmp_num(&t, ri, 1, bd->acc.out[k].cosine, false);
+                qr__cmp_num(&t, ri, 2, bd->acc.out[k].sqnr, false);
+                qr__cmp_num(&t, ri, 3, bd->acc.out[k].l1, false);
+            }
+            qr_html_table(&h, &t, NULL);
+        }
+        qr_table_free(&t);
+        const char *files[] = { "accumulated_error.csv" };
+        qr_html_files(&h, files, 1);
+    }
+    qr_html_section(&h, "check", "Model structure check");
+    const char *chk = qr__bn_read_text(bd, "model_check_result.txt");
+    if (chk) qr_html_pre(&h, chk);
+    qr_html_section(&h, "match", "Baseline ⇄ analysis match");
+    if (bd->have_eq) qr_html_para(&h, qr_equiv_verdict(se->b, &se->m, &bd->eq));
+    const char *mt = qr__bn_read_text(bd, "match_table.txt");
+    if (mt) qr_html_pre(&h, mt);
+    qr_html_section(&h, "files", "Files");
+    const char *all[] = { "summary.json", "manifest.json", "model_check_result.txt", "match_table.txt", "match_table.csv",
+                          "model0_statistic.txt", "model0_statistic.csv", "model1_statistic.txt", "model1_statistic.csv",
+                          "compare_per_layer_out.txt", "compare_per_layer_out.csv", "sensitive_ops.txt",
+                          "sensitive_ops.csv", "sensitive_ops.json", "accumulated_error.csv", "badcase.npy" };
+    const char *present[QR_ARRAY_LEN(all)];
+    int np = 0;
+    for (int i = 0; i < QR_ARRAY_LEN(all); i++) if (!strcmp(all[i], "summary.json") || !strcmp(all[i], "manifest.json") || qr__bn_exists(bd, all[i])) present[np++] = all[i];
+    qr_html_files(&h, present, np);
+    char *txt = NULL;
+    size_t len = 0;
+    QrStatus st = qr_html_finish(&h, &txt, &len);
+    if (st != QR_OK) { qr_html_free(&h); return st; }
+    st = qr_file_write_atomic(qr__bn_path(bd, "index.html"), txt, len);
+    free(txt);
+    return st;
+}
+
+/* ==== the run ========================================================================== */
+
+static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTensor *inputs, const QrRunallOpts *o,
+                                 QrRunallResult *r) {
+    memset(r, 0, sizeof *r);
+    QrBd *bd = calloc(1, sizeof *bd);
+    if (!bd) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    bd->o = o;
+    bd->inputs = inputs;
+    qr_progress_init(&bd->prog, stderr, o->quiet);
+    /* Staging folder next to the bundle, so the final rename stays on one file system. */
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", o->out_zip);
+    char *slash = strrchr(parent, '/');
+    if (slash) *slash = 0; else snprintf(parent, sizeof parent, ".");
+    QrStatus st = qr_mkdir_p(parent);
+    if (st == QR_OK) {
+        snprintf(bd->dir, sizeof bd->dir, "%s/.qreport-staging-XXXXXX", parent);
+        if (!mkdtemp(bd->dir)) st = qr_errf(QR_ERR_IO, "cannot create a staging folder in %s: %s", parent, strerror(errno));
+    }
+    bool staged = st == QR_OK;
+    if (st == QR_OK) {
+        qr_progress_begin(&bd->prog, "prepare", 0);
+        st = qr_session_open(&bd->se, b, a, inputs);
+        if (st == QR_OK) st = qr_session_run_baseline(&bd->se);
+        qr_progress_end(&bd->prog, st);
+    }
+    if (st == QR_OK) {
+        qr_progress_begin(&bd->prog, "match", 0);
+        QrStatus s2 = qr_session_equivalence(&bd->se, &bd->eq);
+        bd->have_eq = s2 == QR_OK;
+        if (!bd->have_eq) qr_err_clear();
+        s2 = qr_match_write(b, a, &bd->se.m, bd->have_eq ? &bd->eq : NULL, bd->dir);
+        qr__bn_done(bd, "match", s2);
+        qr_progress_begin(&bd->prog, "check", 0);
+        QrStats *stats = calloc((size_t)a->n_values + 1, sizeof *stats);
+        bool *seen = calloc((size_t)a->n_values + 1, sizeof *seen);
+        s2 = stats && seen ? qr_stats_collect(a, inputs, stats, seen) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        if (s2 == QR_OK) s2 = qr_check_write(a, &bd->se.qa, stats, qr__bn_path(bd, "model_check_result.txt"), &bd->chk);
+        bd->have_chk = qr__bn_done(bd, "check", s2);
+        free(stats);
+        free(seen);
+        qr_progress_begin(&bd->prog, "profile", 2);
+        s2 = qr_profile_write(b, inputs, bd->dir, "model0_", NULL);
+        qr_progress_step(&bd->prog);
+        if (s2 == QR_OK) s2 = qr_profile_write(a, inputs, bd->dir, "model1_", NULL);
+        qr__bn_done(bd, "profile", s2);
+        qr_progress_begin(&bd->prog, "compare", 0);
+        s2 = qr_compare_run(&bd->se, a, o->cos_threshold, &bd->cmp);
+        bd->have_cmp = s2 == QR_OK;
+        if (s2 == QR_OK) s2 = qr_compare_write(&bd->se, &bd->cmp, bd->dir);
+        qr__bn_done(bd, "compare", s2);
+        qr_progress_begin(&bd->prog, "sensitivity", 0);
+        s2 = qr_sens_run(&bd->se, &o->sens, &bd->sens);
+        bd->have_sens = s2 == QR_OK;
+        if (s2 == QR_OK) s2 = qr_sens_write(&bd->se, &bd->sens, bd->dir);
+        qr__bn_done(bd, "sensitivity", s2);
+        qr_progress_begin(&bd->prog, "accumulated error", 0);
+        s2 = qr_accum_run(&bd->se, bd->have_sens ? &bd->sens : NULL, o->topk, bd->have_sens ? o->n_topk : 0, QR_METRIC_COSINE, &bd->acc);
+        bd->have_acc = s2 == QR_OK;
+        if (s2 == QR_OK) s2 = qr_accum_write(&bd->se, &bd->acc, bd->dir);
+        qr__bn_done(bd, "accumulated error", s2);
+        qr_progress_begin(&bd->prog, "badcase", 0);
+        s2 = QR_OK;
+        for (int i = 0; s2 == QR_OK && i < b->n_inputs; i++) {
+            const char *name = b->n_inputs == 1 ? "badcase.npy" : qr_arena_printf(&bd->arena, "badcase_%d.npy", i);
+            s2 = qr_npy_write(qr__bn_path(bd, name), &inputs[i]);
+        }
+        qr__bn_done(bd, "badcase", s2);
+        qr_progress_begin(&bd->prog, "report", 0);
+        s2 = qr__bn_summary(bd);
+        if (s2 == QR_OK) s2 = qr__bn_manifest(bd);
+        if (s2 == QR_OK) s2 = qr__bn_html(bd);
+        qr_progress_end(&bd->prog, s2);
+        st = s2;
+    }
+    if (st == QR_OK) {
+        /* manifest.json last so it records the report stage too */
+        qr_progress_begin(&bd->prog, "zip", 0);
+        st = qr__bn_manifest(bd);
+        QrZip z;
+        if (st == QR_OK) st = qr_zip_init(&z);
+        if (st == QR_OK) {
+            st = qr__bn_add_tree(&z, bd->dir, "", &bd->arena);
+            if (st == QR_OK) st = qr_zip_write(&z, o->out_zip);
+            if (st == QR_OK && o->keep_dir) st = qr_zip_write_dir(&z, o->keep_dir, "manifest.json");
+            qr_zip_free(&z);
+        }
+        qr_progress_end(&bd->prog, st);
+    }
+    if (st == QR_OK) {
+        r->have_out = bd->have_cmp;
+        if (bd->have_cmp) r->out = bd->cmp.out;
+        r->n_failed = bd->n_fail;
+        size_t n = 0;
+        QrHtmlLevel lv;
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr__bn_verdict(bd, &lv));
+        for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++)
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g\n", k + 1,
+                                  bd->sens.rows[k].name, qr_sens_type_name(bd->sens.rows[k].type), bd->sens.rows[k].op_type,
+                                  qr_metric_name(bd->sens.opts.metric), qr_metric_get(&bd->sens.rows[k].m, bd->sens.opts.metric));
+        if (bd->have_eq && n < sizeof r->summary)
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", bd->eq.equivalent ? "Equivalence check: PASS" :
+                                  "Equivalence check: WARNING — the models differ beyond quantization (see match_table.txt)");
+        for (int k = 0; k < bd->n_fail && n < sizeof r->summary; k++)
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "analysis '%s' failed: %s\n", bd->fail_name[k], bd->fail_msg[k]);
+    }
+    if (staged) qr__bn_rmtree(bd->dir);
+    if (bd->have_eq) qr_equiv_free(&bd->eq);
+    qr_compare_free(&bd->cmp);
+    qr_sens_free(&bd->sens);
+    qr_accum_free(&bd->acc);
+    if (bd->se.b) qr_session_close(&bd->se);
+    qr_arena_free(&bd->arena);
+    free(bd);
+    return st;
+}

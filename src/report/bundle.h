@@ -1,0 +1,35 @@
+/* report/bundle — `qreport runall`: every analysis in one pass over one prepared
+ * session, written into a staging folder, then zipped atomically (REPORT.md
+ * layout) with summary.json, manifest.json and index.html. */
+#ifndef QR_BUNDLE_H
+#define QR_BUNDLE_H
+
+typedef struct QrRunallOpts {
+    const char *out_zip;         /* the bundle to write */
+    const char *keep_dir;        /* also leave the unzipped bundle here (NULL: no) */
+    const char *cmdline;         /* for the manifest */
+    const char *const *input_paths;  /* files the inputs came from (NULL entries: random) */
+    int n_input_paths;
+    bool random_input;           /* no -i/--data: a deterministic random input was used */
+    bool quiet;
+    QrSensOpts sens;
+    int topk[12], n_topk;
+    double cos_threshold;        /* per-layer "similarity drops" threshold */
+    const char *const *warnings; /* warnings from loading (manifest) */
+    int n_warnings;
+} QrRunallOpts;
+
+typedef struct QrRunallResult {
+    QrMetrics out;               /* model output metrics (analysis as given vs baseline) */
+    bool have_out;
+    int n_failed;                /* analyses that failed (recorded in the manifest and HTML) */
+    char summary[4096];          /* the terminal summary */
+} QrRunallResult;
+
+/* Runs everything on b/a (shape-inferred on inputs) and writes the bundle.
+ * Fails (and leaves no bundle) only when the pair cannot be prepared or the
+ * bundle cannot be written; a failing analysis is recorded and the rest go on. */
+static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTensor *inputs, const QrRunallOpts *o,
+                                 QrRunallResult *r);
+
+#endif

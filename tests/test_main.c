@@ -16,6 +16,7 @@
 #include "test_match.c"
 #include "test_bundle.c"
 #include "test_analysis.c"
+#include "test_runall.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -35,6 +36,7 @@ int main(int argc, char **argv) {
         qt_match_all();
         qt_bundle_all();
         qt_analysis_all();
+        qt_runall_all();
     }
     qt_conformance_all(conf_filter);
     char rm[300];

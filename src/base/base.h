@@ -11,6 +11,9 @@
 #include <stdio.h>
 
 #define QR_VERSION "0.1.0"
+#ifndef QR_BUILD_FLAGS
+#define QR_BUILD_FLAGS "unknown"
+#endif
 
 #define QR_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define QR_MIN(a, b) ((a) < (b) ? (a) : (b))

@@ -2,9 +2,6 @@
  * terminal and decides exit codes: 0 success, 1 runtime failure (bad model or
  * input, I/O), 2 usage error. */
 
-#ifndef QR_BUILD_FLAGS
-#define QR_BUILD_FLAGS "unknown"
-#endif
 
 enum { QR_EXIT_OK = 0, QR_EXIT_FAIL = 1, QR_EXIT_USAGE = 2 };
 

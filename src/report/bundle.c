@@ -547,6 +547,9 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         qr_progress_begin(&bd->prog, "zip", 0);
         st = qr__bn_manifest(bd);
         QrZip z;
+        /* Fault injection for tests (SQLite style): the Nth write step of the zip fails. */
+        const char *fail = getenv("QR_TEST_ZIP_FAIL_WRITE");
+        if (fail) qr_zip_test_fail_write(atoi(fail));
         if (st == QR_OK) st = qr_zip_init(&z);
         if (st == QR_OK) {
             st = qr__bn_add_tree(&z, bd->dir, "", &bd->arena);

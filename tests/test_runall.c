@@ -1,0 +1,198 @@
+/* tests/runall — `qreport runall` on the fixture pairs: every file of REPORT.md in
+ * the bundle, every link and image of index.html present, JSON parses, CSV headers
+ * as documented, byte-identical zips under SOURCE_DATE_EPOCH, the CI gate's exit
+ * code, no bundle left behind on failure, and the page rendered in headless Chromium
+ * (screenshot kept in build/artifacts/). */
+
+/* Files REPORT.md lists (plots are checked through index.html). */
+static const char *const qt_ra_files[] = {
+    "index.html", "summary.json", "manifest.json", "model_check_result.txt", "match_table.txt", "match_table.csv",
+    "model0_statistic.txt", "model0_statistic.csv", "model1_statistic.txt", "model1_statistic.csv",
+    "compare_per_layer_out.txt", "compare_per_layer_out.csv", "sensitive_ops.txt", "sensitive_ops.csv",
+    "sensitive_ops.json", "accumulated_error.csv", "badcase.npy",
+};
+
+static char *qt_ra_read(const char *path, size_t *len) {
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    if (qr_file_read(path, 0, &buf, &n) != QR_OK) { qr_err_clear(); return NULL; }
+    char *s = realloc(buf, n + 1);
+    if (!s) { free(buf); return NULL; }
+    s[n] = 0;
+    if (len) *len = n;
+    return s;
+}
+
+/* Every href="..." / src="..." that is a relative path exists under dir. */
+static int qt_ra_check_links(const char *dir, const char *html, char *bad, size_t cap) {
+    int n = 0;
+    for (const char *p = html; (p = strstr(p, "=\"")) != NULL; p += 2) {
+        if (p < html + 4 || (strncmp(p - 4, "href", 4) && strncmp(p - 3, "src", 3))) continue;
+        const char *s = p + 2, *e = strchr(s, '"');
+        if (!e || e == s || *s == '#' || !strncmp(s, "http", 4) || !strncmp(s, "data:", 5) || !strncmp(s, "javascript", 10)) continue;
+        char rel[1024], path[2048];
+        size_t k = 0;
+        for (const char *q = s; q < e && k + 1 < sizeof rel; q++) {      /* undo %-encoding */
+            if (*q == '%' && q + 2 < e) { unsigned v; sscanf(q + 1, "%2x", &v); rel[k++] = (char)v; q += 2; }
+            else rel[k++] = *q;
+        }
+        rel[k] = 0;
+        snprintf(path, sizeof path, "%s/%s", dir, rel);
+        uint64_t sz;
+        if (qr_file_size(path, &sz) != QR_OK) { qr_err_clear(); if (!n++) snprintf(bad, cap, "%s", rel); }
+    }
+    return n;
+}
+
+static void qt_runall_pair(const char *pair) {
+    char name[128], dir[512], zip1[512], zip2[512], msg[1024] = "";
+    snprintf(name, sizeof name, "runall/%s", pair);
+    snprintf(dir, sizeof dir, "%s/ra_%s", qt_tmpdir(), pair);
+    snprintf(zip1, sizeof zip1, "%s/ra_%s_1.zip", qt_tmpdir(), pair);
+    snprintf(zip2, sizeof zip2, "%s/ra_%s_2.zip", qt_tmpdir(), pair);
+    QtCli r;
+    const char *m = "fixtures/qpairs";
+    qt_cli(&r, "runall %s/%s/base.onnx %s/%s/analysis.onnx -i %s/%s/input.npy -o %s --keep-dir %s --quiet", m, pair, m, pair,
+           m, pair, zip1, dir);
+    bool ok = r.code == 0;
+    if (!ok) snprintf(msg, sizeof msg, "exit %d: %s", r.code, r.err);
+    for (int i = 0; ok && i < QR_ARRAY_LEN(qt_ra_files); i++) {
+        char p[1024];
+        uint64_t sz = 0;
+        snprintf(p, sizeof p, "%s/%s", dir, qt_ra_files[i]);
+        if (qr_file_size(p, &sz) != QR_OK || sz == 0) { ok = false; snprintf(msg, sizeof msg, "%s missing", qt_ra_files[i]); qr_err_clear(); }
+    }
+    /* JSON parses; summary has the documented keys */
+    const char *jsons[] = { "summary.json", "manifest.json", "sensitive_ops.json" };
+    for (int i = 0; ok && i < 3; i++) {
+        char p[1024];
+        size_t len = 0;
+        snprintf(p, sizeof p, "%s/%s", dir, jsons[i]);
+        char *txt = qt_ra_read(p, &len);
+        QrArena a = {0};
+        QrJsonVal *v = NULL;
+        if (!txt || qr_json_parse(&a, txt, len, &v) != QR_OK) { ok = false; snprintf(msg, sizeof msg, "%s: %s", jsons[i], qr_err_msg()); }
+        else if (i == 0 && (!qr_json_get(v, "schema_version") || !qr_json_get(v, "verdict") || !qr_json_get(v, "layers") ||
+                            !qr_json_get(v, "model_output") || !qr_json_get(v, "sensitivity"))) {
+            ok = false;
+            snprintf(msg, sizeof msg, "summary.json lacks a documented key");
+        } else if (i == 1 && (!qr_json_get(v, "files") || !qr_json_get(v, "stages") || !qr_json_get(v, "command_line"))) {
+            ok = false;
+            snprintf(msg, sizeof msg, "manifest.json lacks a documented key");
+        }
+        qr_arena_free(&a);
+        free(txt);
+    }
+    /* CSV headers (REPORT.md) */
+    struct { const char *file, *head; } csv[] = {
+        { "compare_per_layer_out.csv", "Index,mod_name,base_op_type,analy_op_type,shape,quant_dtype,qscale,Cosine,MSE,L1,KL,SQNR," },
+        { "sensitive_ops.csv", "op_name,sensitive_type,op_type,L1,Cosine,MSE,KL,SQNR" },
+        { "accumulated_error.csv", "Index,mod_name,base_tensor,metric,weight_only,activation_only,full" },
+    };
+    for (int i = 0; ok && i < QR_ARRAY_LEN(csv); i++) {
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, csv[i].file);
+        char *txt = qt_ra_read(p, NULL);
+        if (!txt || strncmp(txt, csv[i].head, strlen(csv[i].head))) { ok = false; snprintf(msg, sizeof msg, "%s header", csv[i].file); }
+        free(txt);
+    }
+    /* index.html: every referenced file is in the bundle */
+    if (ok) {
+        char p[1024], bad[512] = "";
+        snprintf(p, sizeof p, "%s/index.html", dir);
+        char *html = qt_ra_read(p, NULL);
+        int nbad = html ? qt_ra_check_links(dir, html, bad, sizeof bad) : -1;
+        if (nbad) { ok = false; snprintf(msg, sizeof msg, "index.html references %d missing file(s), e.g. %s", nbad, bad); }
+        free(html);
+    }
+    /* byte-identical with SOURCE_DATE_EPOCH */
+    if (ok) {
+        /* the same command twice (the command line is part of the manifest) */
+        for (int k = 0; k < 2; k++) {
+            qt_cli(&r, "runall %s/%s/base.onnx %s/%s/analysis.onnx -i %s/%s/input.npy -o %s --quiet", m, pair, m, pair, m,
+                   pair, zip1);
+            if (r.code) { ok = false; snprintf(msg, sizeof msg, "run %d exit %d", k, r.code); }
+            if (!k && rename(zip1, zip2) != 0) { ok = false; snprintf(msg, sizeof msg, "rename: %s", strerror(errno)); }
+        }
+        size_t l1 = 0, l2 = 0;
+        char *a = qt_ra_read(zip1, &l1), *b = qt_ra_read(zip2, &l2);
+        if (ok && (!a || !b || l1 != l2 || memcmp(a, b, l1))) { ok = false; snprintf(msg, sizeof msg, "zips differ (%zu vs %zu bytes)", l1, l2); }
+        free(a);
+        free(b);
+    }
+    qt_record(name, ok, "%s", msg);
+}
+
+static void test_runall_gate_and_failure(void) {
+    QtCli r;
+    const char *m = "fixtures/qpairs/ort_qdq";
+    char zip[512];
+    snprintf(zip, sizeof zip, "%s/gate.zip", qt_tmpdir());
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s --quiet --fail-if-cosine-below 0.99999", m, m, m, zip);
+    uint64_t sz = 0;
+    QT_CHECKF(r.code == 10, "gate exit %d: %s", r.code, r.err);
+    QT_CHECK(qr_file_size(zip, &sz) == QR_OK && sz > 0);          /* still written */
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s --quiet --fail-if-sqnr-below 10", m, m, m, zip);
+    QT_CHECKF(r.code == 0, "sqnr gate met, exit %d", r.code);
+    /* an unwritable destination: clear error, nothing left behind */
+    char ro[512], out[600];
+    snprintf(ro, sizeof ro, "%s/readonly", qt_tmpdir());
+    QT_OK(qr_mkdir_p(ro));
+    chmod(ro, 0555);
+    snprintf(out, sizeof out, "%s/r.zip", ro);
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s --quiet", m, m, m, out);
+    char listing[256] = "";
+    int n = qt_bd_list_dir(ro, listing, sizeof listing);
+    chmod(ro, 0755);
+    if (getuid() != 0) {   /* root ignores directory permissions */
+        QT_CHECKF(r.code == 1 && strstr(r.err, "readonly"), "exit %d: %s", r.code, r.err);
+        QT_CHECKF(n == 0, "left behind: %s", listing);
+    }
+    /* a destination below a regular file, and an injected write failure in the middle
+     * of the zip: exit 1 with the reason, no zip and no staging folder left behind */
+    char file[512], bad[600], dir2[512];
+    snprintf(file, sizeof file, "%s/plainfile", qt_tmpdir());
+    QT_OK(qr_file_write_atomic(file, "x", 1));
+    snprintf(bad, sizeof bad, "%s/sub/r.zip", file);
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s --quiet", m, m, m, bad);
+    QT_CHECKF(r.code == 1 && strstr(r.err, "plainfile"), "exit %d: %s", r.code, r.err);
+    snprintf(dir2, sizeof dir2, "%s/faulty", qt_tmpdir());
+    QT_OK(qr_mkdir_p(dir2));
+    for (int nth = 1; nth <= 40; nth += 13) {
+        char nb[16];
+        snprintf(nb, sizeof nb, "%d", nth);
+        setenv("QR_TEST_ZIP_FAIL_WRITE", nb, 1);
+        qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s/r.zip --quiet", m, m, m, dir2);
+        unsetenv("QR_TEST_ZIP_FAIL_WRITE");
+        char listing2[256] = "";
+        int n2 = qt_bd_list_dir(dir2, listing2, sizeof listing2);
+        QT_CHECKF(r.code == 1 && n2 == 0, "fault at write %d: exit %d, left behind: %s (%s)", nth, r.code, listing2, r.err);
+    }
+    /* no input: random input with a visible warning, recorded in the manifest */
+    snprintf(zip, sizeof zip, "%s/random.zip", qt_tmpdir());
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -o %s", m, m, zip);
+    QT_CHECKF(r.code == 0 && strstr(r.err, "random"), "exit %d: %s", r.code, r.err);
+}
+
+/* The real report renders in headless Chromium without console errors. */
+static void test_runall_render(void) {
+    char dir[512], shot[512];
+    snprintf(dir, sizeof dir, "%s/ra_ort_qdq", qt_tmpdir());
+    snprintf(shot, sizeof shot, "build/artifacts/runall_ort_qdq.png");
+    int rc = qt_bd_sh("sh tests/render_html.sh '%s/index.html' '%s' 1280,2400 > '%s/ra_render.log' 2>&1", dir, shot, qt_tmpdir());
+    if (rc == 77) { printf("skip runall render: chromium not installed\n"); return; }
+    char p[600];
+    snprintf(p, sizeof p, "%s/ra_render.log", qt_tmpdir());
+    char *log = qt_ra_read(p, NULL);
+    bool ok = rc == 0;
+    QT_CHECKF(ok, "render_html.sh exit %d:\n%s", rc, log ? log : "");
+    free(log);
+}
+
+static void qt_runall_all(void) {
+    setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
+    for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_runall_pair(qt_pairs[i]);
+    QT_RUN(test_runall_gate_and_failure);
+    QT_RUN(test_runall_render);
+    unsetenv("SOURCE_DATE_EPOCH");
+}

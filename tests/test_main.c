@@ -14,6 +14,7 @@
 #include "test_run.c"
 #include "test_cli.c"
 #include "test_match.c"
+#include "test_int.c"
 #include "test_plot.c"
 #include "test_bundle.c"
 #include "test_analysis.c"
@@ -35,6 +36,7 @@ int main(int argc, char **argv) {
         qt_golden_all();
         qt_cli_all();
         qt_match_all();
+        qt_int_all();
         qt_plot_all();
         qt_bundle_all();
         qt_analysis_all();

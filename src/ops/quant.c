@@ -7,11 +7,17 @@
  * in float, round half to even, then add the zero point. Where ORT's result depends on the
  * instruction set (QLinearAdd, QLinearSigmoid), the AVX2/FMA3 kernels are the reference.
  *
- * Map: core helpers (rounding, ranges, requantization, per-axis/blocked indexing) ·
- * parameter loading · QuantizeLinear · DequantizeLinear · DynamicQuantizeLinear ·
+ * qreport's own integer ops (domain QR_QUANT_INT_DOMAIN, emitted by the int-mode lowering in
+ * quant/lower.c) share these implementations: the same inputs, 8/16-bit operands, an output
+ * clamp, accumulation in int32 (8-bit, or 16-bit when a bound proves it exact) or int64.
+ * Integer inner loops are small shape-commented functions (qr__q_gemm_s16, qr__q_gemm_s32_s64,
+ * im2col) meant to be swapped for dispatch-table kernels.
+ *
+ * Map: core helpers (rounding, ranges, requantization, accumulator choice, per-axis/blocked
+ * indexing) · parameter loading · QuantizeLinear · DequantizeLinear · DynamicQuantizeLinear ·
  * batched integer matmul (QLinearMatMul, MatMulInteger, QGemm) · integer convolution
  * (QLinearConv, ConvInteger) · com.microsoft elementwise / pooling / concat / lookup ops ·
- * table. */
+ * internal QMaxPool / QRequantize · table. */
 
 /* ==== core helpers (shared with integer execution paths) ========================== */
 
@@ -60,6 +66,12 @@ static inline int32_t qr_quant_quantize_f32(float x, float scale, int32_t zp, Qr
  * arithmetic of ORT's MlasRequantizeOutput (int32 -> float32, one float32 multiply). Any bias
  * must already be in acc (ORT adds it in int32 first). */
 static inline int32_t qr_quant_requantize(int32_t acc, float mult, int32_t zp, QrQuantRange r) {
+    return qr_quant_saturate_round((float)acc * mult, zp, r);
+}
+
+/* The same for an int64 accumulator (16-bit operands): (float)acc rounds to nearest even, then the
+ * one float32 multiply. ORT has no 16-bit integer kernels; this is MLAS's arithmetic carried over. */
+static inline int32_t qr_quant_requantize_s64(int64_t acc, float mult, int32_t zp, QrQuantRange r) {
     return qr_quant_saturate_round((float)acc * mult, zp, r);
 }
 
@@ -180,6 +192,74 @@ static inline void qr__q_setf(QrTensor *t, int64_t i, float v) {
 }
 
 static bool qr__q_is_8bit(QrDType dt) { return dt == QR_DT_U8 || dt == QR_DT_S8; }
+
+/* ---- qreport's internal integer ops ------------------------------------------------ */
+
+/* The integer lowering (quant/lower.c) replaces DequantizeLinear -> op -> QuantizeLinear groups
+ * by nodes of this domain. They take the inputs of the matching QLinear* / com.microsoft op and
+ * widen it: 8- or 16-bit operands (int4 weights), mixed operand types, and an output clamp
+ * (attributes qmin / qmax, the integer image of a fused Relu / Clip). With 8-bit operands they
+ * compute exactly what the ONNX Runtime op computes. */
+#define QR_QUANT_INT_DOMAIN "qreport.int"
+
+static bool qr__q_is_int_op(const QrOpCtx *c) { return strcmp(c->node->domain, QR_QUANT_INT_DOMAIN) == 0; }
+
+/* Activation types the internal ops read and write. */
+static bool qr__q_is_act(QrDType dt) { return qr__q_is_8bit(dt) || dt == QR_DT_U16 || dt == QR_DT_S16; }
+static bool qr__q_is_wt(QrDType dt) { return qr__q_is_act(dt) || dt == QR_DT_U4 || dt == QR_DT_S4; }
+
+/* Operand-type rule: the standard ops take int8/uint8 only; internal ops 8/16-bit (and 4-bit weights). */
+static bool qr__q_ok_act(const QrOpCtx *c, QrDType dt) {
+    return qr__q_is_int_op(c) ? qr__q_is_act(dt) : qr__q_is_8bit(dt);
+}
+static bool qr__q_ok_wt(const QrOpCtx *c, QrDType dt) {
+    return qr__q_is_int_op(c) ? qr__q_is_wt(dt) : qr__q_is_8bit(dt);
+}
+static const char *qr__q_types_msg(const QrOpCtx *c) {
+    return qr__q_is_int_op(c) ? "int8/uint8/int16/uint16 supported" : "int8/uint8 supported";
+}
+
+/* The output range of an op writing `dt`: the type's range, narrowed by the qmin / qmax
+ * attributes of an internal op (a fused activation). Fails when they leave nothing. */
+static QrStatus qr__q_out_range(const QrOpCtx *c, QrDType dt, QrQuantRange *r) {
+    if (!qr_quant_range(dt, r)) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "output type %s", qr_dtype_name(dt));
+    if (!qr__q_is_int_op(c)) return QR_OK;
+    int64_t lo = qr_attr_int(c->node, "qmin", r->lo), hi = qr_attr_int(c->node, "qmax", r->hi);
+    lo = QR_MIN(QR_MAX(lo, (int64_t)r->lo), (int64_t)r->hi);
+    hi = QR_MIN(QR_MAX(hi, (int64_t)r->lo), (int64_t)r->hi);
+    if (lo > hi) return qr_op_fail(c, QR_ERR_INVALID, "qmin %lld > qmax %lld", (long long)lo, (long long)hi);
+    r->lo = (int32_t)lo;
+    r->hi = (int32_t)hi;
+    return QR_OK;
+}
+
+/* Largest |v - zp| over the values of integer type dt (the operand bound of an accumulation). */
+static int64_t qr_quant_absmax(QrDType dt, int32_t zp) {
+    QrQuantRange r;
+    if (!qr_quant_range(dt, &r)) return INT32_MAX;
+    return QR_MAX((int64_t)r.hi - zp, (int64_t)zp - r.lo);
+}
+
+/* True when every v - zp of type dt fits int16 (the operand type of the s32 kernels). */
+static bool qr_quant_fits_s16(QrDType dt, int32_t zp) {
+    QrQuantRange r;
+    return qr_quant_range(dt, &r) && (int64_t)r.lo - zp >= INT16_MIN && (int64_t)r.hi - zp <= INT16_MAX;
+}
+
+/* How sum_k a_k * b_k accumulates (see QrQuantAcc): both operands 8-bit -> s32 wrapping, as ONNX
+ * Runtime; otherwise s32 when the operands fit int16 and `bound` (the caller's bound on every partial
+ * sum: max over outputs of amax * sum_k |b_k| + |bias|) is at most INT32_MAX, else s64. */
+static QrQuantAcc qr_quant_acc_choose(bool both_8bit, bool fit_s16, int64_t bound) {
+    if (both_8bit) return QR_QACC_S32;
+    return fit_s16 && bound >= 0 && bound <= INT32_MAX ? QR_QACC_S32_PROVEN : QR_QACC_S64;
+}
+
+/* a * b + c saturated to [0, INT64_MAX] (bounds only grow; overflow means "too large"). */
+static int64_t qr__q_bound_madd(int64_t a, int64_t b, int64_t c) {
+    int64_t p;
+    if (qr_mul_overflow_i64(a, b, &p) || p > INT64_MAX - c) return INT64_MAX;
+    return p + c;
+}
 
 static bool qr__q_is_scale_type(QrDType dt) {
     return dt == QR_DT_F32 || dt == QR_DT_F16 || dt == QR_DT_BF16 || dt == QR_DT_F64;
@@ -638,6 +718,52 @@ static void qr__q_gemm_s16(int64_t M, int64_t K, int64_t N, const int16_t *aq, c
         }
 }
 
+/* Integer core with 16-bit operands: acc (M,N) s64 = A (M,K) s32 @ B (K,N) s32, exact. aq / bq
+ * hold (value - zero point), |v| <= 65535, so a product is below 2^32 and K < 2^31 terms cannot
+ * overflow int64. Same loop structure as qr__q_gemm_s16. */
+static void qr__q_gemm_s32_s64(int64_t M, int64_t K, int64_t N, const int32_t *aq, const int32_t *bq, int64_t *acc) {
+    enum { MR = 4, NR = 8 };
+    int64_t mt = M - M % MR, nt = N - N % NR;
+    for (int64_t m = 0; m < mt; m += MR)
+        for (int64_t n = 0; n < nt; n += NR) {
+            int64_t t[MR][NR];
+            memset(t, 0, sizeof t);
+            for (int64_t k = 0; k < K; k++) {
+                const int32_t *b = bq + k * N + n;
+                for (int r = 0; r < MR; r++) {
+                    int64_t a = aq[(m + r) * K + k];
+                    for (int j = 0; j < NR; j++) t[r][j] += a * b[j];
+                }
+            }
+            for (int r = 0; r < MR; r++) memcpy(acc + (m + r) * N + n, t[r], sizeof t[r]);
+        }
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = m < mt ? nt : 0; n < N; n++) {
+            int64_t sum = 0;
+            for (int64_t k = 0; k < K; k++) sum += (int64_t)aq[m * K + k] * bq[k * N + n];
+            acc[m * N + n] = sum;
+        }
+}
+
+/* acc (M,N) s64 = A (M,K) @ B (K,N) with operands (value - zero point) given as int32, accumulated
+ * as `kind` says: S32 / S32_PROVEN narrow the operands to int16 and run the int32 kernel (wrapping
+ * for S32, exact for S32_PROVEN by the caller's bound), S64 runs the int64 kernel. a16 / b16 / a32
+ * (M*N u32) are scratch of the caller's. */
+static void qr__q_gemm_acc(QrQuantAcc kind, int64_t M, int64_t K, int64_t N, const int32_t *aq, const int32_t *bq,
+                           int16_t *a16, int16_t *b16, uint32_t *a32, int64_t *acc) {
+    if (kind == QR_QACC_S64) { qr__q_gemm_s32_s64(M, K, N, aq, bq, acc); return; }
+    for (int64_t i = 0; i < M * K; i++) a16[i] = (int16_t)aq[i];
+    for (int64_t i = 0; i < K * N; i++) b16[i] = (int16_t)bq[i];
+    qr__q_gemm_s16(M, K, N, a16, b16, a32);
+    for (int64_t i = 0; i < M * N; i++) acc[i] = (int32_t)a32[i];
+}
+
+/* acc + bias as the accumulator kind adds it: int32 wrapping (ORT) for S32, exact otherwise. */
+static inline int64_t qr__q_acc_add(QrQuantAcc kind, int64_t acc, int32_t bias) {
+    if (kind == QR_QACC_S32) return (int32_t)((uint32_t)acc + (uint32_t)bias);
+    return acc + bias;
+}
+
 /* Shared by QLinearMatMul (quantized output) and MatMulInteger (int32 output). Inputs: a at
  * ia, b at ib, zero points at iaz / ibz (-1 = none), scales at ias / ibs / iys / iyz
  * (-1 for MatMulInteger). */
@@ -647,9 +773,9 @@ static QrStatus qr__q_mm_check(QrOpCtx *c, const QrQMMIo *io, QrQMatMul *g, QrQM
                                QrQMMParam *pbs, QrQMMParam *pbz) {
     const QrTensor *a = qr_op_in(c, io->ia), *b = qr_op_in(c, io->ib);
     if (!a || !b) return qr_op_fail(c, QR_ERR_INVALID, "inputs A and B are required");
-    if (!qr__q_is_8bit(a->dtype) || !qr__q_is_8bit(b->dtype))
-        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "inputs have types %s and %s (int8/uint8 supported)",
-                          qr_dtype_name(a->dtype), qr_dtype_name(b->dtype));
+    if (!qr__q_ok_act(c, a->dtype) || !qr__q_ok_wt(c, b->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "inputs have types %s and %s (%s)",
+                          qr_dtype_name(a->dtype), qr_dtype_name(b->dtype), qr__q_types_msg(c));
     QR_TRY(qr__q_mm_geom(c, a, b, g));
     QR_TRY(qr__q_mm_param(c, g, io->iaz, true, paz));
     QR_TRY(qr__q_mm_param(c, g, io->ibz, false, pbz));
@@ -664,9 +790,9 @@ static QrStatus qr__q_mm_check(QrOpCtx *c, const QrQMMIo *io, QrQMatMul *g, QrQM
         QR_TRY(qr__q_need_scalar(c, io->iys, "y_scale"));
         QR_TRY(qr__q_need_scalar(c, io->iyz, "y_zero_point"));
         const QrTensor *yz = qr_op_in(c, io->iyz);
-        if (yz && !qr__q_is_8bit(yz->dtype))
-            return qr_op_fail(c, QR_ERR_UNSUPPORTED, "y_zero_point has type %s (int8/uint8 supported)",
-                              qr_dtype_name(yz->dtype));
+        if (yz && !qr__q_ok_act(c, yz->dtype))
+            return qr_op_fail(c, QR_ERR_UNSUPPORTED, "y_zero_point has type %s (%s)", qr_dtype_name(yz->dtype),
+                              qr__q_types_msg(c));
     }
     return QR_OK;
 }
@@ -689,9 +815,29 @@ static QrStatus qr__q_matmulint_shape(QrOpCtx *c) {
     return qr_op_set_out(c, 0, QR_DT_S32, g.out_rank, g.out_dims);
 }
 
+/* Accumulator of a matmul whose a zero points are az[0..naz) and b zero points bz[0..nbz): for
+ * 16-bit operands the bound is max_n amax * sum_k |b[k][n]| over bq (K x N, zero points removed). */
+static QrQuantAcc qr__q_mm_acc(QrDType adt, const int32_t *az, int64_t naz, QrDType bdt, const int32_t *bz,
+                               int64_t nbz, const int32_t *bq, int64_t K, int64_t N) {
+    if (qr__q_is_8bit(adt) && qr__q_is_8bit(bdt)) return QR_QACC_S32;
+    int64_t amax = 0, bound = 0;
+    bool fit = true;
+    for (int64_t i = 0; i < naz; i++) {
+        amax = QR_MAX(amax, qr_quant_absmax(adt, az[i]));
+        fit = fit && qr_quant_fits_s16(adt, az[i]);
+    }
+    for (int64_t i = 0; i < nbz; i++) fit = fit && qr_quant_fits_s16(bdt, bz[i]);
+    for (int64_t n = 0; n < N; n++) {
+        int64_t sum = 0;
+        for (int64_t k = 0; k < K; k++) sum += bq[k * N + n] < 0 ? -(int64_t)bq[k * N + n] : bq[k * N + n];
+        bound = QR_MAX(bound, qr__q_bound_madd(sum, amax, 0));
+    }
+    return qr_quant_acc_choose(false, fit, bound);
+}
+
 /* Runs the batched product; requantizes when io has scales (QLinearMatMul:
  * y = saturate(round(acc * (a_scale * b_scale / y_scale)) + y_zp), ORT's arithmetic),
- * else stores acc as int32 (MatMulInteger). */
+ * else stores acc as int32 (MatMulInteger). The accumulator follows qr__q_mm_acc. */
 static QrStatus qr__q_mm_exec(QrOpCtx *c, const QrQMMIo *io) {
     QrQMatMul g;
     QrQMMParam pas, paz, pbs, pbz;
@@ -705,19 +851,26 @@ static QrStatus qr__q_mm_exec(QrOpCtx *c, const QrQMMIo *io) {
     QrQuantRange r = { 0, 0 };
     QR_TRY(qr__q_load_zps(c, io->iaz, 1, &az));
     QR_TRY(qr__q_load_zps(c, io->ibz, 1, &bz));
+    int64_t naz = qr_op_in(c, io->iaz) ? c->in[io->iaz]->numel : 1;
+    int64_t nbz = qr_op_in(c, io->ibz) ? c->in[io->ibz]->numel : 1;
     if (quant) {
         QR_TRY(qr__q_load_scales(c, io->ias, &as));
         QR_TRY(qr__q_load_scales(c, io->ibs, &bsc));
         ys = qr__q_scalar_f(c, io->iys);
         yz = qr__q_scalar_zp(c, io->iyz);
-        qr_quant_range(y->dtype, &r);
+        QR_TRY(qr__q_out_range(c, y->dtype, &r));
     }
     int64_t M = g.M, K = g.K, N = g.N;
-    int16_t *aq, *bq;
-    uint32_t *acc;
+    int32_t *aq, *bq;
+    int16_t *a16, *b16;
+    uint32_t *a32;
+    int64_t *acc;
     float *mult;
     QR_TRY(qr__q_alloc(c, (size_t)(M * K), sizeof *aq, (void **)&aq));
     QR_TRY(qr__q_alloc(c, (size_t)(K * N), sizeof *bq, (void **)&bq));
+    QR_TRY(qr__q_alloc(c, (size_t)(M * K), sizeof *a16, (void **)&a16));
+    QR_TRY(qr__q_alloc(c, (size_t)(K * N), sizeof *b16, (void **)&b16));
+    QR_TRY(qr__q_alloc(c, (size_t)(M * N), sizeof *a32, (void **)&a32));
     QR_TRY(qr__q_alloc(c, (size_t)(M * N), sizeof *acc, (void **)&acc));
     QR_TRY(qr__q_alloc(c, (size_t)N, sizeof *mult, (void **)&mult));
     int64_t idx[QR_MAX_RANK] = { 0 };
@@ -727,12 +880,12 @@ static QrStatus qr__q_mm_exec(QrOpCtx *c, const QrQMMIo *io) {
         int64_t azb = qr__q_mm_param_base(&paz, g.nb, idx), bzb = qr__q_mm_param_base(&pbz, g.nb, idx);
         for (int64_t m = 0; m < M; m++) {
             int32_t z = az[azb + m * paz.vs];
-            for (int64_t k = 0; k < K; k++) aq[m * K + k] = (int16_t)(qr__q_geti(a, ao + m * K + k) - z);
+            for (int64_t k = 0; k < K; k++) aq[m * K + k] = qr__q_geti(a, ao + m * K + k) - z;
         }
         for (int64_t k = 0; k < K; k++)
-            for (int64_t n = 0; n < N; n++)
-                bq[k * N + n] = (int16_t)(qr__q_geti(b, bo + k * N + n) - bz[bzb + n * pbz.vs]);
-        qr__q_gemm_s16(M, K, N, aq, bq, acc);
+            for (int64_t n = 0; n < N; n++) bq[k * N + n] = qr__q_geti(b, bo + k * N + n) - bz[bzb + n * pbz.vs];
+        QrQuantAcc kind = qr__q_mm_acc(a->dtype, az, naz, b->dtype, bz, nbz, bq, K, N);
+        qr__q_gemm_acc(kind, M, K, N, aq, bq, a16, b16, a32, acc);
         int64_t yo = bt * M * N;
         if (!quant) {
             int32_t *py = (int32_t *)y->data + yo;
@@ -743,7 +896,7 @@ static QrStatus qr__q_mm_exec(QrOpCtx *c, const QrQMMIo *io) {
                 float av = as[asb + m * pas.vs];
                 for (int64_t n = 0; n < N; n++) mult[n] = qr_quant_multiplier(av, bsc[bsb + n * pbs.vs], ys);
                 for (int64_t n = 0; n < N; n++)
-                    qr__q_seti(y, yo + m * N + n, qr_quant_requantize((int32_t)acc[m * N + n], mult[n], yz, r));
+                    qr__q_seti(y, yo + m * N + n, qr_quant_requantize_s64(acc[m * N + n], mult[n], yz, r));
             }
         }
         for (int d = g.nb - 1; d >= 0; d--) {
@@ -768,9 +921,9 @@ static QrStatus qr__q_qgemm_check(QrOpCtx *c, QrQGemm *g) {
     const QrTensor *a = qr_op_in(c, 0), *b = qr_op_in(c, 3), *cc = qr_op_in(c, 6), *yz = qr_op_in(c, 8);
     char s1[128], s2[128];
     if (!a || !b) return qr_op_fail(c, QR_ERR_INVALID, "inputs A and B are required");
-    if (!qr__q_is_8bit(a->dtype) || !qr__q_is_8bit(b->dtype))
-        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "inputs have types %s and %s (int8/uint8 supported)",
-                          qr_dtype_name(a->dtype), qr_dtype_name(b->dtype));
+    if (!qr__q_ok_act(c, a->dtype) || !qr__q_ok_wt(c, b->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "inputs have types %s and %s (%s)",
+                          qr_dtype_name(a->dtype), qr_dtype_name(b->dtype), qr__q_types_msg(c));
     if (a->rank != 2 || b->rank != 2)
         return qr_op_fail(c, QR_ERR_SHAPE, "A and B must be 2-D, got %s and %s",
                           qr_shape_str_brackets(s1, sizeof s1, a->rank, a->dims),
@@ -815,9 +968,9 @@ static QrStatus qr__q_qgemm_check(QrOpCtx *c, QrQGemm *g) {
         QR_TRY(qr__q_need_scalar(c, 7, "y_scale"));
     }
     QR_TRY(qr__q_need_scalar(c, 8, "y_zero_point"));
-    if (yz && !qr__q_is_8bit(yz->dtype))
-        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "y_zero_point has type %s (int8/uint8 supported)",
-                          qr_dtype_name(yz->dtype));
+    if (yz && !qr__q_ok_act(c, yz->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "y_zero_point has type %s (%s)", qr_dtype_name(yz->dtype),
+                          qr__q_types_msg(c));
     return QR_OK;
 }
 
@@ -827,6 +980,16 @@ static QrStatus qr__q_qgemm_shape(QrOpCtx *c) {
     const QrTensor *yz = qr_op_in(c, 8);
     int64_t dims[2] = { g.M, g.N };
     return qr_op_set_out(c, 0, yz ? yz->dtype : QR_DT_F32, 2, dims);
+}
+
+/* Bound on |C| for the accumulator choice (0 without C). */
+static int64_t qr__q_int32_absmax(const QrTensor *t) {
+    int64_t m = 0;
+    for (int64_t i = 0; t && i < t->numel; i++) {
+        int64_t v = ((const int32_t *)t->data)[i];
+        m = QR_MAX(m, v < 0 ? -v : v);
+    }
+    return m;
 }
 
 static QrStatus qr__q_qgemm_exec(QrOpCtx *c) {
@@ -840,37 +1003,50 @@ static QrStatus qr__q_qgemm_exec(QrOpCtx *c) {
     QR_TRY(qr__q_load_scales(c, 4, &bsc));
     QR_TRY(qr__q_load_zps(c, 5, 1, &bz));
     int64_t bzs = qr_op_in(c, 5) && qr_op_in(c, 5)->numel > 1 ? 1 : 0, bss = c->in[4]->numel > 1 ? 1 : 0;
-    int16_t *aq, *bq;
-    uint32_t *acc;
+    int32_t *aq, *bq;
+    int16_t *a16, *b16;
+    uint32_t *a32;
+    int64_t *acc;
     float *scale;
     QR_TRY(qr__q_alloc(c, (size_t)(M * K), sizeof *aq, (void **)&aq));
     QR_TRY(qr__q_alloc(c, (size_t)(K * N), sizeof *bq, (void **)&bq));
+    QR_TRY(qr__q_alloc(c, (size_t)(M * K), sizeof *a16, (void **)&a16));
+    QR_TRY(qr__q_alloc(c, (size_t)(K * N), sizeof *b16, (void **)&b16));
+    QR_TRY(qr__q_alloc(c, (size_t)(M * N), sizeof *a32, (void **)&a32));
     QR_TRY(qr__q_alloc(c, (size_t)(M * N), sizeof *acc, (void **)&acc));
     QR_TRY(qr__q_alloc(c, (size_t)N, sizeof *scale, (void **)&scale));
     for (int64_t m = 0; m < M; m++)
-        for (int64_t k = 0; k < K; k++)
-            aq[m * K + k] = (int16_t)(qr__q_geti(a, g.ta ? k * M + m : m * K + k) - az);
+        for (int64_t k = 0; k < K; k++) aq[m * K + k] = qr__q_geti(a, g.ta ? k * M + m : m * K + k) - az;
     for (int64_t k = 0; k < K; k++)
-        for (int64_t n = 0; n < N; n++)
-            bq[k * N + n] = (int16_t)(qr__q_geti(b, g.tb ? n * K + k : k * N + n) - bz[n * bzs]);
-    qr__q_gemm_s16(M, K, N, aq, bq, acc);
+        for (int64_t n = 0; n < N; n++) bq[k * N + n] = qr__q_geti(b, g.tb ? n * K + k : k * N + n) - bz[n * bzs];
+    QrQuantAcc kind = qr__q_mm_acc(a->dtype, &az, 1, b->dtype, bz, qr_op_in(c, 5) ? c->in[5]->numel : 1, bq, K, N);
+    if (kind == QR_QACC_S32_PROVEN) {      /* C joins every sum */
+        int64_t amax = qr_quant_absmax(a->dtype, az), bound = 0, cmax = qr__q_int32_absmax(cc);
+        for (int64_t n = 0; n < N; n++) {
+            int64_t sum = 0;
+            for (int64_t k = 0; k < K; k++) sum += bq[k * N + n] < 0 ? -(int64_t)bq[k * N + n] : bq[k * N + n];
+            bound = QR_MAX(bound, qr__q_bound_madd(sum, amax, cmax));
+        }
+        kind = qr_quant_acc_choose(false, true, bound);
+    }
+    qr__q_gemm_acc(kind, M, K, N, aq, bq, a16, b16, a32, acc);
     for (int64_t n = 0; n < N; n++) {
         scale[n] = alpha * as * bsc[n * bss];
         if (ysc) scale[n] /= qr__q_scalar_f(c, 7);
     }
     QrQuantRange r = { 0, 0 };
     int32_t yz = yzt ? qr__q_scalar_zp(c, 8) : 0;
-    if (yzt) qr_quant_range(y->dtype, &r);
+    if (yzt) QR_TRY(qr__q_out_range(c, y->dtype, &r));
     for (int64_t m = 0; m < M; m++)
         for (int64_t n = 0; n < N; n++) {
-            uint32_t v = acc[m * N + n];
+            int64_t v = acc[m * N + n];
             if (cc) {
                 int64_t ci = cc->rank == 2 ? (cc->dims[0] == 1 ? 0 : m) * cc->dims[1] + (cc->dims[1] == 1 ? 0 : n)
                            : cc->rank == 1 ? (cc->dims[0] == 1 ? 0 : n) : 0;
-                v += (uint32_t)((const int32_t *)cc->data)[ci];
+                v = qr__q_acc_add(kind, v, ((const int32_t *)cc->data)[ci]);
             }
-            if (yzt) qr__q_seti(y, m * N + n, qr_quant_requantize((int32_t)v, scale[n], yz, r));
-            else ((float *)y->data)[m * N + n] = (float)(int32_t)v * scale[n];
+            if (yzt) qr__q_seti(y, m * N + n, qr_quant_requantize_s64(v, scale[n], yz, r));
+            else ((float *)y->data)[m * N + n] = (float)v * scale[n];
         }
     return QR_OK;
 }
@@ -983,98 +1159,137 @@ static QrStatus qr__q_conv_geom(const QrOpCtx *c, int xrank, const int64_t *xd, 
 }
 
 /* Gathers the receptive fields of Cg channels of one image into col[Cg*k_sz][out_sz]
- * (im2col). xq holds (x - x_zero_point) as int16, so padding taps are 0 — ORT pads with the
- * zero point, which contributes nothing either. */
-static void qr__q_im2col(const QrQConv *g, const int16_t *xq, int16_t *col) {
-    int ns = g->nsp, last = ns - 1;
-    int64_t rows = g->out_sz / (g->out[last] ? g->out[last] : 1);
-    for (int64_t ci = 0; ci < g->Cg; ci++) {
-        const int16_t *src = xq + ci * g->in_sz;
-        int64_t kidx[QR_MAX_RANK] = { 0 };
-        for (int64_t kf = 0; kf < g->k_sz; kf++) {
-            int16_t *dst = col + (ci * g->k_sz + kf) * g->out_sz;
-            int64_t oidx[QR_MAX_RANK] = { 0 };
-            for (int64_t r = 0; r < rows; r++) {
-                int64_t base = 0;
-                bool ok = true;
-                for (int d = 0; d < last; d++) {
-                    int64_t iv = oidx[d] * g->st[d] - g->pb[d] + kidx[d] * g->dl[d];
-                    if (iv < 0 || iv >= g->in[d]) { ok = false; break; }
-                    base = base * g->in[d] + iv;
-                }
-                int64_t ow_n = g->out[last];
-                if (!ok) {
-                    memset(dst, 0, (size_t)ow_n * sizeof *dst);
-                } else {
-                    base *= g->in[last];
-                    int64_t off = kidx[last] * g->dl[last] - g->pb[last], s = g->st[last], w = g->in[last];
-                    for (int64_t ow = 0; ow < ow_n; ow++) {
-                        int64_t iw = ow * s + off;
-                        dst[ow] = iw >= 0 && iw < w ? src[base + iw] : 0;
-                    }
-                }
-                dst += ow_n;
-                for (int d = last - 1; d >= 0; d--) {
-                    if (++oidx[d] < g->out[d]) break;
-                    oidx[d] = 0;
-                }
-            }
-            for (int d = last; d >= 0; d--) {
-                if (++kidx[d] < g->k[d]) break;
-                kidx[d] = 0;
-            }
-        }
+ * (im2col). xq holds (x - x_zero_point), so padding taps are 0 — ORT pads with the zero
+ * point, which contributes nothing either. One copy per operand type (int16 for the int32
+ * kernel, int32 for the int64 kernel). */
+#define QR__Q_IM2COL(NAME, T)                                                                    \
+    static void NAME(const QrQConv *g, const T *xq, T *col) {                                    \
+        int ns = g->nsp, last = ns - 1;                                                          \
+        int64_t rows = g->out_sz / (g->out[last] ? g->out[last] : 1);                            \
+        for (int64_t ci = 0; ci < g->Cg; ci++) {                                                 \
+            const T *src = xq + ci * g->in_sz;                                                   \
+            int64_t kidx[QR_MAX_RANK] = { 0 };                                                   \
+            for (int64_t kf = 0; kf < g->k_sz; kf++) {                                           \
+                T *dst = col + (ci * g->k_sz + kf) * g->out_sz;                                  \
+                int64_t oidx[QR_MAX_RANK] = { 0 };                                               \
+                for (int64_t r = 0; r < rows; r++) {                                             \
+                    int64_t base = 0;                                                            \
+                    bool ok = true;                                                              \
+                    for (int d = 0; d < last; d++) {                                             \
+                        int64_t iv = oidx[d] * g->st[d] - g->pb[d] + kidx[d] * g->dl[d];         \
+                        if (iv < 0 || iv >= g->in[d]) { ok = false; break; }                     \
+                        base = base * g->in[d] + iv;                                             \
+                    }                                                                            \
+                    int64_t ow_n = g->out[last];                                                 \
+                    if (!ok) {                                                                   \
+                        memset(dst, 0, (size_t)ow_n * sizeof *dst);                              \
+                    } else {                                                                     \
+                        base *= g->in[last];                                                     \
+                        int64_t off = kidx[last] * g->dl[last] - g->pb[last], s = g->st[last];   \
+                        int64_t w = g->in[last];                                                 \
+                        for (int64_t ow = 0; ow < ow_n; ow++) {                                  \
+                            int64_t iw = ow * s + off;                                           \
+                            dst[ow] = iw >= 0 && iw < w ? src[base + iw] : 0;                    \
+                        }                                                                        \
+                    }                                                                            \
+                    dst += ow_n;                                                                 \
+                    for (int d = last - 1; d >= 0; d--) {                                        \
+                        if (++oidx[d] < g->out[d]) break;                                        \
+                        oidx[d] = 0;                                                             \
+                    }                                                                            \
+                }                                                                                \
+                for (int d = last; d >= 0; d--) {                                                \
+                    if (++kidx[d] < g->k[d]) break;                                              \
+                    kidx[d] = 0;                                                                 \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
     }
-}
+QR__Q_IM2COL(qr__q_im2col_s16, int16_t)
+QR__Q_IM2COL(qr__q_im2col_s32, int32_t)
 
-/* Common driver: per image, converts x to int16 (x - xzp), im2col per group and multiplies
- * by wq (w - wzp[m], int16 [M][Cg*k_sz]) into acc [M][out_sz]; then calls `emit` for the
- * image. channels_last reads x as N, spatial..., C. */
-typedef void (*QrQConvEmit)(QrOpCtx *c, const QrQConv *g, int64_t n, const uint32_t *acc, void *user);
+/* Common driver: per image, forms x - xzp (int16 for the s32 accumulators, int32 for s64),
+ * im2col per group and multiplies by wq (w - wzp[m], [M][Cg*k_sz]) into acc [M][out_sz] (int64;
+ * for S32 it holds the wrapped int32 sums); then calls `emit` for the image. channels_last
+ * reads x as N, spatial..., C. */
+typedef void (*QrQConvEmit)(QrOpCtx *c, const QrQConv *g, int64_t n, const int64_t *acc, void *user);
 
 static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrTensor *x, bool nhwc, int32_t xzp,
-                               const int16_t *wq, QrQConvEmit emit, void *user) {
+                               const int32_t *wq, QrQuantAcc kind, QrQConvEmit emit, void *user) {
     int64_t kk = g->Cg * g->k_sz;
+    bool wide = kind == QR_QACC_S64;
     bool direct = true;   /* 1x1, stride 1, no padding: the image itself is the column matrix */
     for (int i = 0; i < g->nsp; i++)
         direct = direct && g->k[i] == 1 && g->st[i] == 1 && g->pb[i] == 0 && g->out[i] == g->in[i];
-    int16_t *xq, *col = NULL;
-    uint32_t *acc;
-    int64_t ncol, nacc;
+    size_t es = wide ? sizeof(int32_t) : sizeof(int16_t);
+    void *xq, *col = NULL;
+    int16_t *w16 = NULL;
+    uint32_t *a32 = NULL;
+    int64_t *acc;
+    int64_t ncol, nacc, nx = g->C * g->in_sz;
     if (qr_mul_overflow_i64(kk, g->out_sz, &ncol) || qr_mul_overflow_i64(g->M, g->out_sz, &nacc))
         return qr_op_fail(c, QR_ERR_NOMEM, "the convolution's work buffers are too large");
-    QR_TRY(qr__q_alloc(c, (size_t)(g->C * g->in_sz), sizeof *xq, (void **)&xq));
-    if (!direct) QR_TRY(qr__q_alloc(c, (size_t)ncol, sizeof *col, (void **)&col));
+    QR_TRY(qr__q_alloc(c, (size_t)nx, es, &xq));
+    if (!direct) QR_TRY(qr__q_alloc(c, (size_t)ncol, es, &col));
     QR_TRY(qr__q_alloc(c, (size_t)nacc, sizeof *acc, (void **)&acc));
+    if (!wide) {
+        QR_TRY(qr__q_alloc(c, (size_t)nacc, sizeof *a32, (void **)&a32));
+        QR_TRY(qr__q_alloc(c, (size_t)(g->M * kk), sizeof *w16, (void **)&w16));
+        for (int64_t i = 0; i < g->M * kk; i++) w16[i] = (int16_t)wq[i];
+    }
     for (int64_t n = 0; n < g->N; n++) {
         int64_t xo = n * g->C * g->in_sz;
-        if (!nhwc) {
-            for (int64_t i = 0; i < g->C * g->in_sz; i++) xq[i] = (int16_t)(qr__q_geti(x, xo + i) - xzp);
-        } else {
-            for (int64_t p = 0; p < g->in_sz; p++)
-                for (int64_t ch = 0; ch < g->C; ch++)
-                    xq[ch * g->in_sz + p] = (int16_t)(qr__q_geti(x, xo + p * g->C + ch) - xzp);
-        }
+        for (int64_t ch = 0; ch < g->C; ch++)
+            for (int64_t p = 0; p < g->in_sz; p++) {
+                int32_t v = qr__q_geti(x, nhwc ? xo + p * g->C + ch : xo + ch * g->in_sz + p) - xzp;
+                if (wide) ((int32_t *)xq)[ch * g->in_sz + p] = v;
+                else ((int16_t *)xq)[ch * g->in_sz + p] = (int16_t)v;
+            }
         for (int64_t gr = 0; gr < g->G; gr++) {
-            const int16_t *cm = xq + gr * g->Cg * g->in_sz;
-            if (!direct) { qr__q_im2col(g, cm, col); cm = col; }
-            qr__q_gemm_s16(g->Mg, kk, g->out_sz, wq + gr * g->Mg * kk, cm, acc + gr * g->Mg * g->out_sz);
+            int64_t xoff = gr * g->Cg * g->in_sz, woff = gr * g->Mg * kk, aoff = gr * g->Mg * g->out_sz;
+            if (wide) {
+                const int32_t *cm = (const int32_t *)xq + xoff;
+                if (!direct) { qr__q_im2col_s32(g, cm, col); cm = col; }
+                qr__q_gemm_s32_s64(g->Mg, kk, g->out_sz, wq + woff, cm, acc + aoff);
+            } else {
+                const int16_t *cm = (const int16_t *)xq + xoff;
+                if (!direct) { qr__q_im2col_s16(g, cm, col); cm = col; }
+                qr__q_gemm_s16(g->Mg, kk, g->out_sz, w16 + woff, cm, a32 + aoff);
+            }
         }
+        if (!wide) for (int64_t i = 0; i < nacc; i++) acc[i] = (int32_t)a32[i];
         emit(c, g, n, acc, user);
     }
     return QR_OK;
 }
 
-/* Weight (w - w_zero_point[m]) as int16 [M][Cg*k_sz]; w_zero_point is a scalar or per M. */
-static QrStatus qr__q_conv_weights(QrOpCtx *c, const QrQConv *g, const QrTensor *w, int wzi, int16_t **out) {
+/* Weight (w - w_zero_point[m]) as int32 [M][Cg*k_sz]; w_zero_point is a scalar or per M. */
+static QrStatus qr__q_conv_weights(QrOpCtx *c, const QrQConv *g, const QrTensor *w, int wzi, int32_t **out) {
     int32_t *wz;
     QR_TRY(qr__q_load_zps(c, wzi, 1, &wz));
     const QrTensor *wzt = qr_op_in(c, wzi);
     int64_t zs = wzt && wzt->numel > 1 ? 1 : 0, kk = g->Cg * g->k_sz;
     QR_TRY(qr__q_alloc(c, (size_t)(g->M * kk), sizeof **out, (void **)out));
     for (int64_t m = 0; m < g->M; m++)
-        for (int64_t i = 0; i < kk; i++) (*out)[m * kk + i] = (int16_t)(qr__q_geti(w, m * kk + i) - wz[m * zs]);
+        for (int64_t i = 0; i < kk; i++) (*out)[m * kk + i] = qr__q_geti(w, m * kk + i) - wz[m * zs];
     return QR_OK;
+}
+
+/* Accumulator of a convolution with weights wq ([M][kk], zero points removed; w zero points wz of
+ * count nwz), input type xdt / zero point xzp and optional int32 bias: s32 for 8-bit operands,
+ * else the bound max_m (amax * sum_k |wq[m][k]| + |bias[m]|) decides (qr_quant_acc_choose). */
+static QrQuantAcc qr_quant_conv_acc(QrDType xdt, int32_t xzp, QrDType wdt, const int32_t *wz, int64_t nwz,
+                                    const int32_t *wq, int64_t M, int64_t kk, const int32_t *bias) {
+    if (qr__q_is_8bit(xdt) && qr__q_is_8bit(wdt)) return QR_QACC_S32;
+    bool fit = qr_quant_fits_s16(xdt, xzp);
+    int64_t amax = qr_quant_absmax(xdt, xzp), bound = 0;
+    for (int64_t i = 0; i < nwz; i++) fit = fit && qr_quant_fits_s16(wdt, wz[i]);
+    for (int64_t m = 0; m < M; m++) {
+        int64_t sum = 0, b = bias ? bias[m] : 0;
+        for (int64_t k = 0; k < kk; k++) sum += wq[m * kk + k] < 0 ? -(int64_t)wq[m * kk + k] : wq[m * kk + k];
+        bound = QR_MAX(bound, qr__q_bound_madd(sum, amax, b < 0 ? -b : b));
+    }
+    return qr_quant_acc_choose(false, fit, bound);
 }
 
 /* Validates a per-output-channel parameter: one element or 1-D of length M. */
@@ -1110,9 +1325,9 @@ static void qr__q_conv_out_dims(const QrQConv *g, bool nhwc, int64_t *d) {
 static QrStatus qr__q_qlconv_check(QrOpCtx *c, QrQConv *g, bool *nhwc) {
     const QrTensor *x = c->in[0], *w = qr_op_in(c, 3), *bias = qr_op_in(c, 8), *yz = qr_op_in(c, 7);
     if (!w) return qr_op_fail(c, QR_ERR_INVALID, "input w is required");
-    if (!qr__q_is_8bit(x->dtype) || !qr__q_is_8bit(w->dtype))
-        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "x and w have types %s and %s (int8/uint8 supported)",
-                          qr_dtype_name(x->dtype), qr_dtype_name(w->dtype));
+    if (!qr__q_ok_act(c, x->dtype) || !qr__q_ok_wt(c, w->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "x and w have types %s and %s (%s)",
+                          qr_dtype_name(x->dtype), qr_dtype_name(w->dtype), qr__q_types_msg(c));
     *nhwc = qr_attr_int(c->node, "channels_last", 0) != 0;
     int64_t xd[QR_MAX_RANK];
     qr__q_nchw_dims(x, *nhwc, xd);
@@ -1128,9 +1343,9 @@ static QrStatus qr__q_qlconv_check(QrOpCtx *c, QrQConv *g, bool *nhwc) {
     QR_TRY(qr__q_need_per_m(c, 5, g->M, "w_zero_point"));
     QR_TRY(qr__q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
     QR_TRY(qr__q_need_zp_type(c, 5, w->dtype, "w_zero_point"));
-    if (yz && !qr__q_is_8bit(yz->dtype))
-        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "y_zero_point has type %s (int8/uint8 supported)",
-                          qr_dtype_name(yz->dtype));
+    if (yz && !qr__q_ok_act(c, yz->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "y_zero_point has type %s (%s)", qr_dtype_name(yz->dtype),
+                          qr__q_types_msg(c));
     if (bias) {
         if (bias->dtype != QR_DT_S32) return qr_op_fail(c, QR_ERR_INVALID, "B has type %s (int32 expected)",
                                                         qr_dtype_name(bias->dtype));
@@ -1153,22 +1368,23 @@ static QrStatus qr__q_qlconv_shape(QrOpCtx *c) {
 
 typedef struct QrQConvOut {
     bool nhwc;
+    QrQuantAcc kind;
     const int32_t *bias;        /* NULL = none */
     const float *mult;          /* per M (requantize), NULL = int32 output */
     int32_t yz;
     QrQuantRange r;
 } QrQConvOut;
 
-static void qr__q_conv_emit(QrOpCtx *c, const QrQConv *g, int64_t n, const uint32_t *acc, void *user) {
+static void qr__q_conv_emit(QrOpCtx *c, const QrQConv *g, int64_t n, const int64_t *acc, void *user) {
     const QrQConvOut *o = user;
     QrTensor *y = c->out[0];
     for (int64_t m = 0; m < g->M; m++) {
-        uint32_t b = o->bias ? (uint32_t)o->bias[m] : 0;
+        int32_t b = o->bias ? o->bias[m] : 0;
         for (int64_t p = 0; p < g->out_sz; p++) {
-            int32_t v = (int32_t)(acc[m * g->out_sz + p] + b);
+            int64_t v = qr__q_acc_add(o->kind, acc[m * g->out_sz + p], b);
             int64_t yi = o->nhwc ? (n * g->out_sz + p) * g->M + m : (n * g->M + m) * g->out_sz + p;
-            if (o->mult) qr__q_seti(y, yi, qr_quant_requantize(v, o->mult[m], o->yz, o->r));
-            else ((int32_t *)y->data)[yi] = v;
+            if (o->mult) qr__q_seti(y, yi, qr_quant_requantize_s64(v, o->mult[m], o->yz, o->r));
+            else ((int32_t *)y->data)[yi] = (int32_t)v;
         }
     }
 }
@@ -1177,10 +1393,11 @@ static QrStatus qr__q_qlconv_exec(QrOpCtx *c) {
     QrQConv g;
     QrQConvOut o = { 0 };
     QR_TRY(qr__q_qlconv_check(c, &g, &o.nhwc));
-    int16_t *wq;
+    int32_t *wq, *wz;
     float *ws, *mult;
     QR_TRY(qr__q_conv_weights(c, &g, c->in[3], 5, &wq));
     QR_TRY(qr__q_load_scales(c, 4, &ws));
+    QR_TRY(qr__q_load_zps(c, 5, 1, &wz));
     QR_TRY(qr__q_alloc(c, (size_t)g.M, sizeof *mult, (void **)&mult));
     float xs = qr__q_scalar_f(c, 1), ys = qr__q_scalar_f(c, 6);
     int64_t wss = c->in[4]->numel > 1 ? 1 : 0;
@@ -1188,8 +1405,11 @@ static QrStatus qr__q_qlconv_exec(QrOpCtx *c) {
     o.mult = mult;
     o.bias = qr_op_in(c, 8) ? (const int32_t *)c->in[8]->data : NULL;
     o.yz = qr__q_scalar_zp(c, 7);
-    qr_quant_range(c->out[0]->dtype, &o.r);
-    return qr__q_conv_run(c, &g, c->in[0], o.nhwc, qr__q_scalar_zp(c, 2), wq, qr__q_conv_emit, &o);
+    int32_t xz = qr__q_scalar_zp(c, 2);
+    o.kind = qr_quant_conv_acc(c->in[0]->dtype, xz, c->in[3]->dtype, wz, qr_op_in(c, 5) ? c->in[5]->numel : 1, wq,
+                               g.M, g.Cg * g.k_sz, o.bias);
+    QR_TRY(qr__q_out_range(c, c->out[0]->dtype, &o.r));
+    return qr__q_conv_run(c, &g, c->in[0], o.nhwc, xz, wq, o.kind, qr__q_conv_emit, &o);
 }
 
 /* ConvInteger(x, w, [x_zero_point], [w_zero_point]) -> int32: the convolution of (x - x_zp)
@@ -1218,35 +1438,40 @@ static QrStatus qr__q_convint_shape(QrOpCtx *c) {
 static QrStatus qr__q_convint_exec(QrOpCtx *c) {
     QrQConv g;
     QR_TRY(qr__q_convint_check(c, &g));
-    int16_t *wq;
+    int32_t *wq;
     QR_TRY(qr__q_conv_weights(c, &g, c->in[1], 3, &wq));
-    QrQConvOut o = { 0 };
-    return qr__q_conv_run(c, &g, c->in[0], false, qr__q_scalar_zp(c, 2), wq, qr__q_conv_emit, &o);
+    QrQConvOut o = { .kind = QR_QACC_S32 };
+    return qr__q_conv_run(c, &g, c->in[0], false, qr__q_scalar_zp(c, 2), wq, o.kind, qr__q_conv_emit, &o);
 }
 
 /* ==== com.microsoft elementwise: QLinearAdd, QLinearMul ============================== */
 
 /* QLinearAdd / QLinearMul(A, A_scale, [A_zp], B, B_scale, [B_zp], C_scale, [C_zp]) with numpy
- * broadcasting; all parameters per-tensor, A and B of one 8-bit type. */
+ * broadcasting; all parameters per-tensor, A and B of one 8-bit type. The internal ops take any
+ * mix of 8/16-bit A, B and C (C's type is C_zero_point's). */
 static QrStatus qr__q_qlbin_shape(QrOpCtx *c) {
-    const QrTensor *a = c->in[0], *b = qr_op_in(c, 3);
+    const QrTensor *a = c->in[0], *b = qr_op_in(c, 3), *cz = qr_op_in(c, 7);
+    bool wide = qr__q_is_int_op(c);
     if (!b) return qr_op_fail(c, QR_ERR_INVALID, "input B is required");
-    if (!qr__q_is_8bit(a->dtype) || a->dtype != b->dtype)
-        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "A and B have types %s and %s (both int8 or both uint8 expected)",
-                          qr_dtype_name(a->dtype), qr_dtype_name(b->dtype));
+    if (wide ? !qr__q_is_act(a->dtype) || !qr__q_is_act(b->dtype) : !qr__q_is_8bit(a->dtype) || a->dtype != b->dtype)
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "A and B have types %s and %s (%s)", qr_dtype_name(a->dtype),
+                          qr_dtype_name(b->dtype),
+                          wide ? "int8/uint8/int16/uint16 expected" : "both int8 or both uint8 expected");
     static const char *const names[8] = { "A", "A_scale", "A_zero_point", "B", "B_scale", "B_zero_point", "C_scale",
                                           "C_zero_point" };
     for (int i = 1; i < 8; i++) {
         if (i == 3) continue;
         if (i == 1 || i == 4 || i == 6) QR_TRY(qr__q_need_scale(c, i, names[i]));
-        else QR_TRY(qr__q_need_zp_type(c, i, a->dtype, names[i]));
+        else if (i != 7 || !wide) QR_TRY(qr__q_need_zp_type(c, i, i == 5 ? b->dtype : a->dtype, names[i]));
         QR_TRY(qr__q_need_scalar(c, i, names[i]));
     }
+    if (wide && cz && !qr__q_is_act(cz->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "C_zero_point has type %s", qr_dtype_name(cz->dtype));
     const QrTensor *ts[2] = { a, b };
     int rank;
     int64_t dims[QR_MAX_RANK];
     QR_TRY(qr_op_broadcast(c, 2, ts, &rank, dims));
-    return qr_op_set_out(c, 0, a->dtype, rank, dims);
+    return qr_op_set_out(c, 0, wide && cz ? cz->dtype : a->dtype, rank, dims);
 }
 
 /* Rounds half to even and saturates like cvtps2dq followed by packs/packus: out-of-range
@@ -1292,7 +1517,7 @@ static inline float qr__q_mul_rn(float a, float b) {
 }
 
 static inline float qr__q_bin_value(const QrQBin *q, int32_t a, int32_t b) {
-    if (q->mul) return qr__q_mul_rn((float)((a - q->za) * (b - q->zb)), q->ratio) + q->zc;
+    if (q->mul) return qr__q_mul_rn((float)((int64_t)(a - q->za) * (b - q->zb)), q->ratio) + q->zc;
     switch (q->mode) {
     case QR_QBIN_A_SCALAR: return fmaf((float)b, q->rb, q->fixed + qr__q_mul_rn((float)a, q->ra));
     case QR_QBIN_B_SCALAR: return fmaf((float)a, q->ra, q->fixed + qr__q_mul_rn((float)b, q->rb));
@@ -1320,7 +1545,7 @@ static QrStatus qr__q_qlbin_exec(QrOpCtx *c, bool mul) {
     q.zc = (float)zc;
     q.mode = qr__q_bin_mode(a, b, y);
     QrQuantRange r;
-    qr_quant_range(y->dtype, &r);
+    QR_TRY(qr__q_out_range(c, y->dtype, &r));
     int rank = y->rank;
     int64_t sta[QR_MAX_RANK], stb[QR_MAX_RANK], idx[QR_MAX_RANK] = { 0 };
     qr_broadcast_strides(a, rank, y->dims, sta);
@@ -1419,16 +1644,19 @@ static QrStatus qr__q_qlleaky_exec(QrOpCtx *c) {
 /* ==== com.microsoft QLinearConcat =================================================== */
 
 /* QLinearConcat(Y_scale, Y_zp, (X, X_scale, X_zp)...) with `axis`: inputs whose scale and
- * zero point equal Y's are copied, the others requantized through a 256-entry table. */
+ * zero point equal Y's are copied, the others requantized through a 256-entry table. The internal
+ * op takes 8/16-bit inputs of any mix and requantizes element by element with the table's formula
+ * (quantize(x_scale * (x - x_zp)) with Y's parameters, clamped to the output range). */
 static QrStatus qr__q_qlconcat_check(QrOpCtx *c, int *axis, int64_t *dims) {
     if (c->n_in < 5 || (c->n_in - 2) % 3)
         return qr_op_fail(c, QR_ERR_INVALID, "expected Y_scale, Y_zero_point and (tensor, scale, zero point) triples, "
                           "got %d inputs", c->n_in);
     const QrTensor *yz = qr_op_in(c, 1);
+    bool wide = qr__q_is_int_op(c);
     if (!yz) return qr_op_fail(c, QR_ERR_INVALID, "Y_zero_point is required");
-    if (!qr__q_is_8bit(yz->dtype))
-        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "Y_zero_point has type %s (int8/uint8 supported)",
-                          qr_dtype_name(yz->dtype));
+    if (!qr__q_ok_act(c, yz->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "Y_zero_point has type %s (%s)", qr_dtype_name(yz->dtype),
+                          qr__q_types_msg(c));
     QR_TRY(qr__q_need_scale(c, 0, "Y_scale"));
     QR_TRY(qr__q_need_scalar(c, 0, "Y_scale"));
     QR_TRY(qr__q_need_scalar(c, 1, "Y_zero_point"));
@@ -1437,13 +1665,13 @@ static QrStatus qr__q_qlconcat_check(QrOpCtx *c, int *axis, int64_t *dims) {
     for (int i = 2; i < c->n_in; i += 3) {
         const QrTensor *t = qr_op_in(c, i);
         if (!t) return qr_op_fail(c, QR_ERR_INVALID, "input %d (tensor) is required", i);
-        if (t->dtype != yz->dtype)
+        if (wide ? !qr__q_is_act(t->dtype) : t->dtype != yz->dtype)
             return qr_op_fail(c, QR_ERR_INVALID, "input %d has type %s, expected %s", i, qr_dtype_name(t->dtype),
-                              qr_dtype_name(yz->dtype));
+                              wide ? "int8/uint8/int16/uint16" : qr_dtype_name(yz->dtype));
         QR_TRY(qr__q_need_scale(c, i + 1, "scale"));
         QR_TRY(qr__q_need_scalar(c, i + 1, "scale"));
         QR_TRY(qr__q_need_scalar(c, i + 2, "zero point"));
-        QR_TRY(qr__q_need_zp_type(c, i + 2, yz->dtype, "zero point"));
+        QR_TRY(qr__q_need_zp_type(c, i + 2, t->dtype, "zero point"));
         if (!first) {
             first = t;
             QR_TRY(qr_op_axis(c, qr_attr_int(c->node, "axis", 0), t->rank, axis));
@@ -1483,6 +1711,23 @@ static QrStatus qr__q_qlconcat_exec(QrOpCtx *c) {
     int64_t ypitch = y->dims[axis] * after, yoff = 0;
     float ys = qr__q_scalar_f(c, 0);
     int32_t yz = qr__q_scalar_zp(c, 1);
+    if (qr__q_is_int_op(c)) {
+        QrQuantRange r;
+        QR_TRY(qr__q_out_range(c, y->dtype, &r));
+        for (int i = 2; i < c->n_in; i += 3) {
+            const QrTensor *t = c->in[i];
+            float xs = qr__q_scalar_f(c, i + 1);
+            int32_t xz = qr__q_scalar_zp(c, i + 2);
+            int64_t pitch = t->dims[axis] * after;
+            for (int64_t o = 0; o < outer; o++)
+                for (int64_t j = 0; j < pitch; j++) {
+                    float d = xs * (float)(qr__q_geti(t, o * pitch + j) - xz);
+                    qr__q_seti(y, o * ypitch + yoff + j, qr_quant_quantize_f32(d, ys, yz, r));
+                }
+            yoff += pitch;
+        }
+        return QR_OK;
+    }
     uint8_t table[256];
     for (int i = 2; i < c->n_in; i += 3) {
         const QrTensor *t = c->in[i];
@@ -1504,34 +1749,46 @@ static QrStatus qr__q_qlconcat_exec(QrOpCtx *c) {
 
 /* ==== com.microsoft pooling: QLinearGlobalAveragePool, QLinearAveragePool ============= */
 
-/* Shared checks of the 5 per-tensor pool inputs (X, x_scale, [x_zp], y_scale, [y_zp]). */
-static QrStatus qr__q_pool_params(const QrOpCtx *c) {
-    const QrTensor *x = c->in[0];
-    if (!qr__q_is_8bit(x->dtype))
-        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "X has type %s (int8/uint8 supported)", qr_dtype_name(x->dtype));
-    if (x->rank < 3) return qr_op_fail(c, QR_ERR_SHAPE, "X must have rank >= 3 (N, C, spatial...), got %d", x->rank);
+/* Shared checks of the 5 per-tensor pool inputs (X, x_scale, [x_zp], y_scale, [y_zp]); `spatial`
+ * requires rank >= 3. Standard ops: X and Y of one 8-bit type; internal ops: any 8/16-bit types. */
+static QrStatus qr__q_pool_params(const QrOpCtx *c, bool spatial) {
+    const QrTensor *x = c->in[0], *yz = qr_op_in(c, 4);
+    bool wide = qr__q_is_int_op(c);
+    if (!qr__q_ok_act(c, x->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "X has type %s (%s)", qr_dtype_name(x->dtype), qr__q_types_msg(c));
+    if (spatial && x->rank < 3)
+        return qr_op_fail(c, QR_ERR_SHAPE, "X must have rank >= 3 (N, C, spatial...), got %d", x->rank);
     QR_TRY(qr__q_need_scale(c, 1, "x_scale"));
     QR_TRY(qr__q_need_scale(c, 3, "y_scale"));
     static const char *const names[5] = { "X", "x_scale", "x_zero_point", "y_scale", "y_zero_point" };
     for (int i = 1; i < 5; i++) QR_TRY(qr__q_need_scalar(c, i, names[i]));
     QR_TRY(qr__q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
-    return qr__q_need_zp_type(c, 4, x->dtype, "y_zero_point");
+    if (wide && yz && !qr__q_is_act(yz->dtype))
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "y_zero_point has type %s", qr_dtype_name(yz->dtype));
+    return wide ? QR_OK : qr__q_need_zp_type(c, 4, x->dtype, "y_zero_point");
+}
+
+/* Output type of a pool-like op: X's, or y_zero_point's for the internal ops. */
+static QrDType qr__q_pool_out_type(const QrOpCtx *c) {
+    const QrTensor *yz = qr_op_in(c, 4);
+    return qr__q_is_int_op(c) && yz ? yz->dtype : c->in[0]->dtype;
 }
 
 /* QLinearGlobalAveragePool (channels_last): per (n, c), acc = sum(x) - x_zp * image_size
- * (int32) requantized with x_scale / (y_scale * image_size), as MLAS does. */
+ * (int32) requantized with x_scale / (y_scale * image_size), as MLAS does. 16-bit inputs
+ * (internal op) sum in int64. */
 static QrStatus qr__q_qlgap_shape(QrOpCtx *c) {
-    QR_TRY(qr__q_pool_params(c));
+    QR_TRY(qr__q_pool_params(c, true));
     const QrTensor *x = c->in[0];
     bool nhwc = qr_attr_int(c->node, "channels_last", 0) != 0;
     int64_t d[QR_MAX_RANK];
     for (int i = 0; i < x->rank; i++) d[i] = x->dims[i];
     for (int i = nhwc ? 1 : 2; i < (nhwc ? x->rank - 1 : x->rank); i++) d[i] = 1;
-    return qr_op_set_out(c, 0, x->dtype, x->rank, d);
+    return qr_op_set_out(c, 0, qr__q_pool_out_type(c), x->rank, d);
 }
 
 static QrStatus qr__q_qlgap_exec(QrOpCtx *c) {
-    QR_TRY(qr__q_pool_params(c));
+    QR_TRY(qr__q_pool_params(c, true));
     const QrTensor *x = c->in[0];
     QrTensor *y = c->out[0];
     bool nhwc = qr_attr_int(c->node, "channels_last", 0) != 0;
@@ -1543,36 +1800,43 @@ static QrStatus qr__q_qlgap_exec(QrOpCtx *c) {
     float mult = qr__q_scalar_f(c, 1) / (qr__q_scalar_f(c, 3) * (float)img);
     int32_t xz = qr__q_scalar_zp(c, 2), yz = qr__q_scalar_zp(c, 4);
     QrQuantRange r;
-    qr_quant_range(y->dtype, &r);
+    QR_TRY(qr__q_out_range(c, y->dtype, &r));
+    bool wide = !qr__q_is_8bit(x->dtype);
     uint32_t bias = (uint32_t)-(int64_t)xz * (uint32_t)img;
     for (int64_t n = 0; n < N; n++)
         for (int64_t ch = 0; ch < C; ch++) {
+            int64_t x0 = nhwc ? n * img * C + ch : (n * C + ch) * img, xs = nhwc ? C : 1;
+            if (wide) {     /* sum of (x - x_zp) in int64: 65535 * 2^24 does not fit int32 */
+                int64_t acc = 0;
+                for (int64_t p = 0; p < img; p++) acc += qr__q_geti(x, x0 + p * xs) - xz;
+                qr__q_seti(y, n * C + ch, qr_quant_requantize_s64(acc, mult, yz, r));
+                continue;
+            }
             uint32_t acc = bias;
-            for (int64_t p = 0; p < img; p++)
-                acc += (uint32_t)qr__q_geti(x, nhwc ? (n * img + p) * C + ch : (n * C + ch) * img + p);
+            for (int64_t p = 0; p < img; p++) acc += (uint32_t)qr__q_geti(x, x0 + p * xs);
             qr__q_seti(y, n * C + ch, qr_quant_requantize((int32_t)acc, mult, yz, r));
         }
     return QR_OK;
 }
 
-/* QLinearAveragePool: ORT dequantizes (x_scale * (x - x_zp)), sums each window in float32 in
- * row-major order (taps clipped to the input), divides by the tap count (kernel size with
- * count_include_pad) and quantizes with round_half_even(avg / y_scale + y_zp). */
+/* Pool geometry in NCHW order (channels_last inputs are described the same way). */
 typedef struct QrQPool {
     int nsp;
     int64_t N, C;
-    int64_t in[QR_MAX_RANK], out[QR_MAX_RANK], k[QR_MAX_RANK], st[QR_MAX_RANK], pb[QR_MAX_RANK];
+    int64_t in[QR_MAX_RANK], out[QR_MAX_RANK], k[QR_MAX_RANK], st[QR_MAX_RANK], dl[QR_MAX_RANK], pb[QR_MAX_RANK];
     int64_t in_sz, out_sz, k_sz;
     bool nhwc, include_pad;
 } QrQPool;
 
-static QrStatus qr__q_qlavgpool_check(QrOpCtx *c, QrQPool *g) {
-    QR_TRY(qr__q_pool_params(c));
+/* Reads the pool attributes (kernel_shape required; strides, pads, dilations, auto_pad,
+ * ceil_mode, channels_last, count_include_pad) as ORT's PoolAttributes does. */
+static QrStatus qr__q_pool_geom(QrOpCtx *c, bool allow_dilation, QrQPool *g) {
+    QR_TRY(qr__q_pool_params(c, true));
     const QrTensor *x = c->in[0];
     memset(g, 0, sizeof *g);
     g->nhwc = qr_attr_int(c->node, "channels_last", 0) != 0;
     g->include_pad = qr_attr_int(c->node, "count_include_pad", 0) != 0;
-    int64_t xd[QR_MAX_RANK], pads[2 * QR_MAX_RANK], dil[QR_MAX_RANK];
+    int64_t xd[QR_MAX_RANK], pads[2 * QR_MAX_RANK];
     qr__q_nchw_dims(x, g->nhwc, xd);
     g->nsp = x->rank - 2;
     g->N = xd[0];
@@ -1583,16 +1847,16 @@ static QrStatus qr__q_qlavgpool_check(QrOpCtx *c, QrQPool *g) {
     QR_TRY(qr__q_ints_attr(c, "kernel_shape", g->nsp, 1, 1, g->k));
     QR_TRY(qr__q_ints_attr(c, "strides", g->nsp, 1, 1, g->st));
     QR_TRY(qr__q_ints_attr(c, "pads", 2 * g->nsp, 0, 0, pads));
-    QR_TRY(qr__q_ints_attr(c, "dilations", g->nsp, 1, 1, dil));
-    for (int i = 0; i < g->nsp; i++)
-        if (dil[i] != 1) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "dilations other than 1 are not supported");
+    QR_TRY(qr__q_ints_attr(c, "dilations", g->nsp, 1, 1, g->dl));
+    for (int i = 0; i < g->nsp && !allow_dilation; i++)
+        if (g->dl[i] != 1) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "dilations other than 1 are not supported");
     bool ceil_mode = qr_attr_int(c->node, "ceil_mode", 0) != 0;
     const char *ap = qr_attr_str(c->node, "auto_pad", "NOTSET");
     g->in_sz = g->out_sz = g->k_sz = 1;
     for (int i = 0; i < g->nsp; i++) {
         g->in[i] = xd[2 + i];
         g->pb[i] = pads[i];
-        QR_TRY(qr__q_out_dim(c, ap, g->in[i], g->k[i], g->st[i], 1, &g->pb[i], pads[g->nsp + i], ceil_mode,
+        QR_TRY(qr__q_out_dim(c, ap, g->in[i], g->k[i], g->st[i], g->dl[i], &g->pb[i], pads[g->nsp + i], ceil_mode,
                              &g->out[i]));
         g->in_sz *= g->in[i];
         if (qr_mul_overflow_i64(g->out_sz, g->out[i], &g->out_sz) || qr_mul_overflow_i64(g->k_sz, g->k[i], &g->k_sz))
@@ -1601,67 +1865,158 @@ static QrStatus qr__q_qlavgpool_check(QrOpCtx *c, QrQPool *g) {
     return QR_OK;
 }
 
-static QrStatus qr__q_qlavgpool_shape(QrOpCtx *c) {
+static QrStatus qr__q_pool_shape(QrOpCtx *c, bool allow_dilation) {
     QrQPool g;
-    QR_TRY(qr__q_qlavgpool_check(c, &g));
+    QR_TRY(qr__q_pool_geom(c, allow_dilation, &g));
     int64_t d[QR_MAX_RANK];
     d[0] = g.N;
     d[g.nhwc ? g.nsp + 1 : 1] = g.C;
     for (int i = 0; i < g.nsp; i++) d[(g.nhwc ? 1 : 2) + i] = g.out[i];
-    return qr_op_set_out(c, 0, c->in[0]->dtype, g.nsp + 2, d);
+    return qr_op_set_out(c, 0, qr__q_pool_out_type(c), g.nsp + 2, d);
 }
 
-static QrStatus qr__q_qlavgpool_exec(QrOpCtx *c) {
-    QrQPool g;
-    QR_TRY(qr__q_qlavgpool_check(c, &g));
-    const QrTensor *x = c->in[0];
-    QrTensor *y = c->out[0];
-    float deq[256], xs = qr__q_scalar_f(c, 1), ys = qr__q_scalar_f(c, 3);
-    int32_t xz = qr__q_scalar_zp(c, 2), yz = qr__q_scalar_zp(c, 4);
-    for (int i = 0; i < 256; i++) {
-        int32_t v = x->dtype == QR_DT_S8 ? (int32_t)(int8_t)(uint8_t)i : i;
-        deq[i] = xs * (float)(v - xz);
+static QrStatus qr__q_qlavgpool_shape(QrOpCtx *c) { return qr__q_pool_shape(c, false); }
+static QrStatus qr__q_qmaxpool_shape(QrOpCtx *c) { return qr__q_pool_shape(c, true); }
+
+/* Visits the taps of output position oidx (row-major over the window, dilation d, taps outside
+ * the input skipped) and returns their count; fn(user, flat spatial input index) per tap. */
+typedef void (*QrQTapFn)(void *user, int64_t sp);
+static int64_t qr__q_pool_taps(const QrQPool *g, const int64_t *oidx, QrQTapFn fn, void *user) {
+    int ns = g->nsp;
+    int64_t lo[QR_MAX_RANK], hi[QR_MAX_RANK], s0[QR_MAX_RANK], cnt = 1;
+    for (int d = 0; d < ns; d++) {   /* window taps j in [lo, hi): input index s0 + j * dl inside [0, in) */
+        s0[d] = oidx[d] * g->st[d] - g->pb[d];
+        int64_t dl = g->dl[d];
+        lo[d] = s0[d] >= 0 ? 0 : (-s0[d] + dl - 1) / dl;
+        hi[d] = g->in[d] - 1 - s0[d] < 0 ? 0 : QR_MIN(g->k[d], (g->in[d] - 1 - s0[d]) / dl + 1);
+        cnt *= hi[d] > lo[d] ? hi[d] - lo[d] : 0;
     }
-    QrQuantRange r;
-    qr_quant_range(y->dtype, &r);
-    const uint8_t *px = x->data;
-    int ns = g.nsp;
-    for (int64_t n = 0; n < g.N; n++)
-        for (int64_t ch = 0; ch < g.C; ch++) {
+    if (cnt <= 0) return 0;
+    int64_t t[QR_MAX_RANK];
+    for (int d = 0; d < ns; d++) t[d] = lo[d];
+    for (int64_t k = 0; k < cnt; k++) {
+        int64_t sp = 0;
+        for (int d = 0; d < ns; d++) sp = sp * g->in[d] + s0[d] + t[d] * g->dl[d];
+        fn(user, sp);
+        for (int d = ns - 1; d >= 0; d--) {
+            if (++t[d] < hi[d]) break;
+            t[d] = lo[d];
+        }
+    }
+    return cnt;
+}
+
+/* Per (image, channel) state of a pool: where the plane starts, its element stride, and the
+ * running float sum (average) or integer maximum (max). */
+typedef struct QrQPoolAcc {
+    const QrTensor *x;
+    int64_t x0, xs;
+    float xscale, sum;
+    int32_t xz, best;
+    bool any;
+} QrQPoolAcc;
+
+static void qr__q_pool_tap_sum(void *user, int64_t sp) {
+    QrQPoolAcc *a = user;
+    a->sum += a->xscale * (float)(qr__q_geti(a->x, a->x0 + sp * a->xs) - a->xz);
+}
+
+static void qr__q_pool_tap_max(void *user, int64_t sp) {
+    QrQPoolAcc *a = user;
+    int32_t v = qr__q_geti(a->x, a->x0 + sp * a->xs);
+    if (!a->any || v > a->best) a->best = v;
+    a->any = true;
+}
+
+/* Calls emit(y index, accumulator) for every output of a pool. */
+typedef void (*QrQPoolEmit)(QrOpCtx *c, int64_t yi, const QrQPoolAcc *a, int64_t taps, const void *user);
+static void qr__q_pool_run(QrOpCtx *c, const QrQPool *g, QrQTapFn tap, QrQPoolEmit emit, const void *user) {
+    QrQPoolAcc a = { .x = c->in[0], .xscale = qr__q_scalar_f(c, 1), .xz = qr__q_scalar_zp(c, 2) };
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t ch = 0; ch < g->C; ch++) {
+            a.x0 = g->nhwc ? n * g->in_sz * g->C + ch : (n * g->C + ch) * g->in_sz;
+            a.xs = g->nhwc ? g->C : 1;
             int64_t oidx[QR_MAX_RANK] = { 0 };
-            for (int64_t op = 0; op < g.out_sz; op++) {
-                int64_t lo[QR_MAX_RANK], hi[QR_MAX_RANK], cnt = 1;
-                for (int d = 0; d < ns; d++) {
-                    int64_t s0 = oidx[d] * g.st[d] - g.pb[d];
-                    hi[d] = QR_MIN(s0 + g.k[d], g.in[d]);
-                    lo[d] = QR_MAX(s0, 0);
-                    cnt *= hi[d] > lo[d] ? hi[d] - lo[d] : 0;
-                }
-                float sum = 0.0f;
-                if (cnt > 0) {
-                    int64_t t[QR_MAX_RANK];
-                    for (int d = 0; d < ns; d++) t[d] = lo[d];
-                    for (int64_t k = 0; k < cnt; k++) {
-                        int64_t sp = 0;
-                        for (int d = 0; d < ns; d++) sp = sp * g.in[d] + t[d];
-                        int64_t xi = g.nhwc ? (n * g.in_sz + sp) * g.C + ch : (n * g.C + ch) * g.in_sz + sp;
-                        sum += deq[px[xi]];
-                        for (int d = ns - 1; d >= 0; d--) {
-                            if (++t[d] < hi[d]) break;
-                            t[d] = lo[d];
-                        }
-                    }
-                }
-                float avg = sum / (float)(g.include_pad ? g.k_sz : cnt);
-                int32_t v = qr__q_cvt_pack(avg / ys + (float)yz, r);
-                int64_t yi = g.nhwc ? (n * g.out_sz + op) * g.C + ch : (n * g.C + ch) * g.out_sz + op;
-                qr__q_seti(y, yi, v);
-                for (int d = ns - 1; d >= 0; d--) {
-                    if (++oidx[d] < g.out[d]) break;
+            for (int64_t op = 0; op < g->out_sz; op++) {
+                a.sum = 0.0f;
+                a.any = false;
+                int64_t taps = qr__q_pool_taps(g, oidx, tap, &a);
+                emit(c, g->nhwc ? (n * g->out_sz + op) * g->C + ch : (n * g->C + ch) * g->out_sz + op, &a, taps, user);
+                for (int d = g->nsp - 1; d >= 0; d--) {
+                    if (++oidx[d] < g->out[d]) break;
                     oidx[d] = 0;
                 }
             }
         }
+}
+
+/* QLinearAveragePool: ORT dequantizes (x_scale * (x - x_zp)), sums each window in float32 in
+ * row-major order (taps clipped to the input), divides by the tap count (kernel size with
+ * count_include_pad) and quantizes with round_half_even(avg / y_scale + y_zp). */
+typedef struct QrQAvgOut { float ys; int32_t yz; int64_t k_sz; bool include_pad; QrQuantRange r; } QrQAvgOut;
+
+static void qr__q_avgpool_emit(QrOpCtx *c, int64_t yi, const QrQPoolAcc *a, int64_t taps, const void *user) {
+    const QrQAvgOut *o = user;
+    float avg = a->sum / (float)(o->include_pad ? o->k_sz : taps);
+    qr__q_seti(c->out[0], yi, qr__q_cvt_pack(avg / o->ys + (float)o->yz, o->r));
+}
+
+static QrStatus qr__q_qlavgpool_exec(QrOpCtx *c) {
+    QrQPool g;
+    QR_TRY(qr__q_pool_geom(c, false, &g));
+    QrQAvgOut o = { qr__q_scalar_f(c, 3), qr__q_scalar_zp(c, 4), g.k_sz, g.include_pad, { 0, 0 } };
+    QR_TRY(qr__q_out_range(c, c->out[0]->dtype, &o.r));
+    qr__q_pool_run(c, &g, qr__q_pool_tap_sum, qr__q_avgpool_emit, &o);
+    return QR_OK;
+}
+
+/* qreport.int.QMaxPool(X, x_scale, [x_zp], y_scale, [y_zp]) with MaxPool's attributes: the
+ * integer maximum of each window, requantized as DequantizeLinear -> QuantizeLinear would
+ * (quantize(x_scale * (m - x_zp)) with y's parameters; an identity when they are equal) and
+ * clamped to [qmin, qmax]. Quantization is monotone, so this equals DQ -> MaxPool -> Q exactly. */
+typedef struct QrQReq { float xs, ys; int32_t xz, yz; QrQuantRange r; } QrQReq;
+
+static inline int32_t qr__q_requant1(const QrQReq *q, int32_t v) {
+    return qr_quant_quantize_f32(q->xs * (float)(v - q->xz), q->ys, q->yz, q->r);
+}
+
+static QrStatus qr__q_req_params(QrOpCtx *c, QrQReq *q) {
+    q->xs = qr__q_scalar_f(c, 1);
+    q->xz = qr__q_scalar_zp(c, 2);
+    q->ys = qr__q_scalar_f(c, 3);
+    q->yz = qr__q_scalar_zp(c, 4);
+    return qr__q_out_range(c, c->out[0]->dtype, &q->r);
+}
+
+static void qr__q_maxpool_emit(QrOpCtx *c, int64_t yi, const QrQPoolAcc *a, int64_t taps, const void *user) {
+    const QrQReq *q = user;
+    QR_UNUSED(taps);
+    qr__q_seti(c->out[0], yi, a->any ? qr__q_requant1(q, a->best) : q->r.lo);
+}
+
+static QrStatus qr__q_qmaxpool_exec(QrOpCtx *c) {
+    QrQPool g;
+    QrQReq q;
+    QR_TRY(qr__q_pool_geom(c, true, &g));
+    QR_TRY(qr__q_req_params(c, &q));
+    qr__q_pool_run(c, &g, qr__q_pool_tap_max, qr__q_maxpool_emit, &q);
+    return QR_OK;
+}
+
+/* qreport.int.QRequantize(X, x_scale, [x_zp], y_scale, [y_zp]): y = clamp(quantize(x_scale *
+ * (x - x_zp)), qmin, qmax) element by element: DQ -> Relu/Clip -> Q (the clamp is the activation)
+ * or a plain change of quantization parameters. */
+static QrStatus qr__q_qrequant_shape(QrOpCtx *c) {
+    QR_TRY(qr__q_pool_params(c, false));
+    return qr_op_set_out(c, 0, qr__q_pool_out_type(c), c->in[0]->rank, c->in[0]->dims);
+}
+
+static QrStatus qr__q_qrequant_exec(QrOpCtx *c) {
+    QrQReq q;
+    QR_TRY(qr__q_pool_params(c, false));
+    QR_TRY(qr__q_req_params(c, &q));
+    const QrTensor *x = c->in[0];
+    for (int64_t i = 0; i < x->numel; i++) qr__q_seti(c->out[0], i, qr__q_requant1(&q, qr__q_geti(x, i)));
     return QR_OK;
 }
 
@@ -1686,4 +2041,15 @@ static const QrOpDef qr_ops_quant[] = {
     { "com.microsoft", "QLinearSigmoid", 4, 5, 1, 1, qr__q_qlunary_shape, qr__q_qlsigmoid_exec, 0 },
     { "com.microsoft", "QLinearLeakyRelu", 4, 5, 1, 1, qr__q_qlunary_shape, qr__q_qlleaky_exec, 0 },
     { "com.microsoft", "QGemm", 6, 9, 1, 1, qr__q_qgemm_shape, qr__q_qgemm_exec, 0 },
+    /* qreport's integer lowering (QR_QUANT_INT_DOMAIN): the same layouts, 8/16-bit, output clamp */
+    { QR_QUANT_INT_DOMAIN, "QLinearConv", 8, 9, 1, 1, qr__q_qlconv_shape, qr__q_qlconv_exec, 0 },
+    { QR_QUANT_INT_DOMAIN, "QLinearMatMul", 8, 8, 1, 1, qr__q_qlmatmul_shape, qr__q_qlmatmul_exec, 0 },
+    { QR_QUANT_INT_DOMAIN, "QGemm", 6, 9, 1, 1, qr__q_qgemm_shape, qr__q_qgemm_exec, 0 },
+    { QR_QUANT_INT_DOMAIN, "QLinearAdd", 7, 8, 1, 1, qr__q_qlbin_shape, qr__q_qladd_exec, 0 },
+    { QR_QUANT_INT_DOMAIN, "QLinearMul", 7, 8, 1, 1, qr__q_qlbin_shape, qr__q_qlmul_exec, 0 },
+    { QR_QUANT_INT_DOMAIN, "QLinearConcat", 5, -1, 1, 1, qr__q_qlconcat_shape, qr__q_qlconcat_exec, 0 },
+    { QR_QUANT_INT_DOMAIN, "QLinearGlobalAveragePool", 5, 5, 1, 1, qr__q_qlgap_shape, qr__q_qlgap_exec, 0 },
+    { QR_QUANT_INT_DOMAIN, "QLinearAveragePool", 4, 5, 1, 1, qr__q_qlavgpool_shape, qr__q_qlavgpool_exec, 0 },
+    { QR_QUANT_INT_DOMAIN, "QMaxPool", 4, 5, 1, 1, qr__q_qmaxpool_shape, qr__q_qmaxpool_exec, 0 },
+    { QR_QUANT_INT_DOMAIN, "QRequantize", 4, 5, 1, 1, qr__q_qrequant_shape, qr__q_qrequant_exec, 0 },
 };

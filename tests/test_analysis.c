@@ -236,6 +236,33 @@ static void test_analysis_cli(void) {
                         "analy_model_mean,base_model_var,analy_model_var,base_tensor,analy_tensor,local_Cosine,local_SQNR", 200);
     free(buf);
     QT_CHECK(hdr);
+    /* --mode both: int-vs-sim differences per layer, all 1 LSB rounding ties on the QAT pair */
+    qt_cli(&r, "compare fixtures/qpairs/qat_fakequant/base.onnx fixtures/qpairs/qat_fakequant/analysis.onnx "
+               "-i fixtures/qpairs/qat_fakequant/input.npy -o %s/both --mode both --quiet", qt_tmpdir());
+    QT_CHECKF(r.code == 0, "compare --mode both exit %d: %s", r.code, r.err);
+    snprintf(p, sizeof p, "%s/both/compare_per_layer_out.csv", qt_tmpdir());
+    QT_OK(qr_file_read(p, 0, &buf, &len));
+    char *txt = realloc(buf, len + 1);
+    QT_CHECK(txt);
+    txt[len] = 0;
+    int lsb_rows = 0, diffs = 0, bad = 0;
+    bool hdr_ok = strstr(txt, ",lsb_max,lsb_diff,lsb_ties\n") != NULL;
+    for (char *line = strchr(txt, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        /* last three fields: lsb_max, diff/n, ties */
+        char *end = strchr(line + 1, '\n');
+        if (!end) break;
+        char *f3 = end;
+        int commas = 0;
+        while (f3 > line && commas < 3) if (*--f3 == ',') commas++;
+        long long mx = -1, d = -1, n = -1, ties = -1;
+        if (sscanf(f3, ",%lld,%lld/%lld,%lld", &mx, &d, &n, &ties) == 4) {
+            lsb_rows++;
+            diffs += (int)d;
+            if (mx > 1 || ties > d) bad++;
+        }
+    }
+    free(txt);
+    QT_CHECKF(hdr_ok && lsb_rows >= 5 && diffs > 0 && bad == 0, "hdr %d, %d rows with LSB columns, %d diffs, %d bad", hdr_ok, lsb_rows, diffs, bad);
     qt_cli(&r, "sensitivity fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx --metric bogus");
     QT_CHECK(r.code == 2);
 }

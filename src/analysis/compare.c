@@ -152,8 +152,8 @@ static QrStatus qr__cmp_table(const QrSession *s, const QrCompare *c, bool csv, 
         "Index", "mod_name", "base_op_type", "analy_op_type", "shape", "quant_dtype", "qscale", "Cosine", "MSE", "L1", "KL",
         "SQNR", "Atol", "Rtol", "base_model_min", "analy_model_min", "base_model_max", "analy_model_max", "base_model_mean",
         "analy_model_mean", "base_model_var", "analy_model_var", "base_tensor", "analy_tensor", "local_Cosine", "local_SQNR",
-        "nonfinite", "lsb_max", "lsb_diff" };
-    QR_TRY(qr_table_init(t, with_lsb ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 2, cols));
+        "nonfinite", "lsb_max", "lsb_diff", "lsb_ties" };
+    QR_TRY(qr_table_init(t, with_lsb ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 3, cols));
     for (int k = 0; k < c->n; k++) {
         const QrLayerRow *r = &c->rows[k];
         const QrMatch *mm = &s->m.m[r->match];
@@ -191,6 +191,7 @@ static QrStatus qr__cmp_table(const QrSession *s, const QrCompare *c, bool csv, 
         if (with_lsb && r->has_lsb) {
             qr_table_setf(t, row, 27, "%lld", (long long)r->lsb_max);
             qr_table_setf(t, row, 28, "%lld/%lld", (long long)r->lsb_diff, (long long)r->lsb_n);
+            qr_table_setf(t, row, 29, "%lld", (long long)r->lsb_ties);
         }
     }
     return QR_OK;
@@ -223,5 +224,43 @@ static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const c
     qr_table_free(&tcsv);
     free(txt);
     free(csv);
+    return st;
+}
+
+static void qr_compare_attach_lsb(QrCompare *c, const QrSession *s, const QrLowerCmp *lc) {
+    for (int k = 0; k < c->n; k++) {
+        const QrMatch *mm = &s->m.m[c->rows[k].match];
+        if (mm->a_quant < 0) continue;
+        int iv = s->qa.q[mm->a_quant].int_value;
+        for (int l = 0; l < lc->n; l++) {
+            const QrLowerLayerCmp *L = &lc->layers[l];
+            if (L->value != iv || !L->seen_int || !L->seen_sim) continue;
+            QrLayerRow *r = &c->rows[k];
+            r->has_lsb = true;
+            r->lsb_n = L->n;
+            r->lsb_diff = L->n_diff;
+            r->lsb_max = L->max_lsb;
+            r->lsb_ties = L->n_tie;
+        }
+    }
+}
+
+static QrStatus qr_compare_mode(QrSession *s, const char *mode, double cos_threshold, QrCompare *c) {
+    if (!mode || !strcmp(mode, "sim")) return qr_compare_run(s, s->a, cos_threshold, c);
+    QrGraph low = {0};
+    QrLowerInfo info = {0};
+    QrStatus st = qr_quant_lower(s->a, &s->qa, &low, &info);
+    if (st != QR_OK) return qr_err_wrap(st, "--mode %s: lowering to integer kernels", mode);
+    bool both = !strcmp(mode, "both");
+    st = qr_compare_run(s, both ? s->a : &low, cos_threshold, c);
+    if (st == QR_OK && both) {
+        QrLowerCmp lc = {0};
+        st = qr_lower_compare(s->a, &s->qa, &low, s->inputs, 0, &lc);
+        if (st == QR_OK) qr_compare_attach_lsb(c, s, &lc);
+        qr_lower_cmp_free(&lc);
+        if (st != QR_OK) qr_compare_free(c);
+    }
+    qr_graph_free(&low);
+    qr_lower_info_free(&info);
     return st;
 }

@@ -13,6 +13,7 @@ typedef struct QrLayerRow {
     bool has_lsb;
     int64_t lsb_n, lsb_diff; /* elements, elements that differ */
     int64_t lsb_max;         /* largest difference in LSB */
+    int64_t lsb_ties;        /* differing elements at a rounding tie */
 } QrLayerRow;
 
 typedef struct QrCompare {
@@ -28,6 +29,11 @@ typedef struct QrCompare {
  * Calls qr_session_run_baseline if needed. */
 static QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_threshold, QrCompare *c);
 static void qr_compare_free(QrCompare *c);
+/* --mode both: attaches the int-vs-sim integer differences (quant/lower) to the
+ * rows whose analysis value is quantized by the compared quantizer. */
+static void qr_compare_attach_lsb(QrCompare *c, const QrSession *s, const QrLowerCmp *lc);
+/* Runs the chosen mode ("sim", "int" or "both"; NULL = sim) and fills c. */
+static QrStatus qr_compare_mode(QrSession *s, const char *mode, double cos_threshold, QrCompare *c);
 /* compare_per_layer_out.txt/.csv into dir. */
 static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const char *dir);
 

@@ -71,11 +71,13 @@ static const char *qr__usage_compare =
     "  Per-layer comparison of the analysis (quantized) model with the float baseline on one input:\n"
     "  compare_per_layer_out.txt/.csv with Cosine, MSE, L1, KL, SQNR, Atol, Rtol, min/max/mean/var of both,\n"
     "  and the local (shadow) Cosine/SQNR of each layer re-run on the baseline's inputs.\n"
-    "  --mode sim (default) runs Q/DQ in float; int and both need the integer lowering (see --help of run).\n";
+    "  --mode sim (default) runs Q/DQ in float (as ONNX Runtime without optimizations); int runs the\n"
+    "  DQ->op->Q patterns on integer kernels (as ONNX Runtime with all optimizations); both compares sim\n"
+    "  and adds per layer the int-vs-sim difference in LSB (lsb_max, lsb_diff, lsb_ties columns).\n";
 static const char *qr__usage_runall =
     "usage: qreport runall BASE.onnx ANALYSIS.onnx [-i BADCASE.npy ...] [-o report.zip] [--keep-dir DIR]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
-    "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--fail-if-cosine-below X]\n"
+    "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
@@ -459,10 +461,8 @@ static int qr_cli_compare(int argc, char **argv) {
     if (rc >= 0) return rc;
     const char *dir = o.out_dir ? o.out_dir : ".";
     QrStatus st = QR_OK;
-    if (o.mode && strcmp(o.mode, "sim"))
-        st = qr_errf(QR_ERR_UNSUPPORTED, "--mode %s: integer lowering is not available in this build yet", o.mode);
     QrCompare c = {0};
-    if (st == QR_OK) st = qr_compare_run(&se, a, o.cos_threshold, &c);
+    if (st == QR_OK) st = qr_compare_mode(&se, o.mode, o.cos_threshold, &c);
     if (st == QR_OK) st = qr_compare_write(&se, &c, dir);
     if (st == QR_OK && !o.quiet) {
         printf("model output: Cosine %.6f, SQNR %.2f dB, L1 %.6g (%d layers compared)\n", c.out.cosine, c.out.sqnr,
@@ -550,7 +550,7 @@ static int qr_cli_runall(int argc, char **argv) {
     }
     QrRunallOpts ro = { .out_zip = o.out_dir ? o.out_dir : "qreport_report.zip", .keep_dir = o.keep_dir, .cmdline = cmdline,
                         .input_paths = paths, .n_input_paths = o.n_inputs, .random_input = o.n_inputs == 0,
-                        .quiet = o.quiet, .cos_threshold = o.cos_threshold };
+                        .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode };
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
     ro.sens.metric = QR_METRIC_L1;
     ro.sens.reverse = o.reverse;

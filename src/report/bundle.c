@@ -514,7 +514,7 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         if (s2 == QR_OK) s2 = qr_profile_write(a, inputs, bd->dir, "model1_", NULL);
         qr__bn_done(bd, "profile", s2);
         qr_progress_begin(&bd->prog, "compare", 0);
-        s2 = qr_compare_run(&bd->se, a, o->cos_threshold, &bd->cmp);
+        s2 = qr_compare_mode(&bd->se, o->mode, o->cos_threshold, &bd->cmp);
         bd->have_cmp = s2 == QR_OK;
         if (s2 == QR_OK) s2 = qr_compare_write(&bd->se, &bd->cmp, bd->dir);
         qr__bn_done(bd, "compare", s2);

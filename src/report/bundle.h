@@ -15,6 +15,7 @@ typedef struct QrRunallOpts {
     QrSensOpts sens;
     int topk[12], n_topk;
     double cos_threshold;        /* per-layer "similarity drops" threshold */
+    const char *mode;            /* sim | int | both (NULL = sim) */
     const char *const *warnings; /* warnings from loading (manifest) */
     int n_warnings;
 } QrRunallOpts;

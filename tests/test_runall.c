@@ -96,6 +96,25 @@ static void qt_runall_pair(const char *pair) {
         if (!txt || strncmp(txt, csv[i].head, strlen(csv[i].head))) { ok = false; snprintf(msg, sizeof msg, "%s header", csv[i].file); }
         free(txt);
     }
+    /* plots decode as PNG with the sizes the charts are drawn at */
+    struct { const char *file; int w, h; } png[] = {
+        { "plots/per_layer_metrics.png", 900, 700 }, { "plots/accumulated_error.png", 900, 500 },
+        { "plots/sensitivity_topk.png", 900, -1 },    /* height follows the number of bars */
+    };
+    for (int i = 0; ok && i < QR_ARRAY_LEN(png); i++) {
+        char p[1024];
+        size_t len = 0;
+        snprintf(p, sizeof p, "%s/%s", dir, png[i].file);
+        char *data = qt_ra_read(p, &len);
+        QtPng img = {0};
+        const char *err = data ? qt_png_decode((const unsigned char *)data, len, &img) : "missing";
+        if (err || img.w != png[i].w || (png[i].h > 0 ? img.h != png[i].h : img.h < 150)) {
+            ok = false;
+            snprintf(msg, sizeof msg, "%s: %s (%dx%d)", png[i].file, err ? err : "size", img.w, img.h);
+        }
+        free(img.px);
+        free(data);
+    }
     /* index.html: every referenced file is in the bundle */
     if (ok) {
         char p[1024], bad[512] = "";

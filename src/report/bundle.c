@@ -466,6 +466,92 @@ static QrStatus qr__bn_html(QrBd *bd) {
     return st;
 }
 
+
+/* ==== plots ============================================================================ */
+
+static QrStatus qr__bn_save(QrBd *bd, QrCanvas *c, const char *name) {
+    QrStatus st = qr_plot_save(c, qr__bn_path(bd, name));
+    qr_canvas_free(c);
+    return st;
+}
+
+static QrStatus qr__bn_plots(QrBd *bd) {
+    QR_TRY(qr_mkdir_p(qr__bn_path(bd, "plots")));
+    const QrSession *se = &bd->se;
+    QrStatus st = QR_OK;
+    if (bd->have_cmp && bd->cmp.n) {
+        int n = bd->cmp.n;
+        double *cos = malloc((size_t)n * sizeof(double) * 4);
+        const char **names = malloc((size_t)n * sizeof *names);
+        if (!cos || !names) { free(cos); free(names); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        double *sq = cos + n, *lcos = cos + 2 * n, *lsq = cos + 3 * n;
+        for (int k = 0; k < n; k++) {
+            const QrLayerRow *r = &bd->cmp.rows[k];
+            names[k] = se->b->nodes[se->m.m[r->match].b_node].name;
+            cos[k] = r->has_m ? r->m.cosine : NAN;
+            sq[k] = r->has_m ? r->m.sqnr : NAN;
+            lcos[k] = r->has_local ? r->local.cosine : NAN;
+            lsq[k] = r->has_local ? r->local.sqnr : NAN;
+        }
+        QrSeries s_cos[2] = { { "Cosine", cos, false }, { "local Cosine", lcos, true } };
+        QrSeries s_sq[2] = { { "SQNR", sq, false }, { "local SQNR", lsq, true } };
+        QrLineChart lc = { .title = "Per-layer similarity to the baseline", .x_label = "layer (baseline order)", .n_x = n,
+                           .x_names = names, .n_panels = 2 };
+        lc.panels[0] = (QrLinePanel){ .y_label = "Cosine", .series = s_cos, .n_series = 2, .y_scale = QR_SCALE_LINEAR };
+        lc.panels[1] = (QrLinePanel){ .y_label = "SQNR (dB)", .series = s_sq, .n_series = 2, .y_scale = QR_SCALE_LINEAR };
+        QrCanvas c;
+        st = qr_plot_line(&lc, &c);
+        if (st == QR_OK) st = qr__bn_save(bd, &c, "plots/per_layer_metrics.png");
+        free(cos);
+        free(names);
+        QR_TRY(st);
+    }
+    if (bd->have_acc && se->m.n) {
+        int n = 0, ns = bd->acc.n_settings;
+        double *y = malloc(((size_t)se->m.n * (size_t)ns + 1) * sizeof(double));
+        const char **names = malloc(((size_t)se->m.n + 1) * sizeof *names);
+        QrSeries ser[16];
+        if (!y || !names) { free(y); free(names); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        for (int i = 0; i < se->m.n; i++) if (se->vis[i] >= 0) names[n++] = se->b->nodes[se->m.m[i].b_node].name;
+        for (int k = 0; k < ns; k++) {
+            int j = 0;
+            for (int i = 0; i < se->m.n; i++)
+                if (se->vis[i] >= 0) y[(size_t)k * (size_t)n + (size_t)j++] = bd->acc.val[(size_t)i * (size_t)ns + (size_t)k];
+            ser[k] = (QrSeries){ bd->acc.setting[k], y + (size_t)k * (size_t)n, k >= 3 };
+        }
+        QrLineChart lc = { .title = "Cumulative error along the graph", .x_label = "layer (baseline order)", .n_x = n,
+                           .x_names = names, .n_panels = 1 };
+        lc.panels[0] = (QrLinePanel){ .y_label = qr_metric_name(bd->acc.metric), .series = ser, .n_series = ns,
+                                      .y_scale = QR_SCALE_LINEAR };
+        QrCanvas c;
+        st = n ? qr_plot_line(&lc, &c) : QR_OK;
+        if (st == QR_OK && n) st = qr__bn_save(bd, &c, "plots/accumulated_error.png");
+        free(y);
+        free(names);
+        QR_TRY(st);
+    }
+    if (bd->have_sens && bd->sens.n) {
+        int n = QR_MIN(bd->sens.n, 15);
+        double *v = malloc((size_t)n * sizeof(double));
+        const char **names = malloc((size_t)n * sizeof *names);
+        if (!v || !names) { free(v); free(names); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        for (int k = 0; k < n; k++) {
+            names[k] = qr_arena_printf(&bd->arena, "%s (%s)", bd->sens.rows[k].name, qr_sens_type_name(bd->sens.rows[k].type));
+            v[k] = qr_metric_get(&bd->sens.rows[k].m, bd->sens.opts.metric);
+        }
+        QrBarChart bc = { .title = qr_arena_printf(&bd->arena, "Top-%d sensitive quantizers (%s at the output, only them on)",
+                                                   n, qr_metric_name(bd->sens.opts.metric)),
+                          .x_label = qr_metric_name(bd->sens.opts.metric), .names = names, .values = v, .n = n, .top_k = n,
+                          .x_scale = QR_SCALE_LINEAR };
+        QrCanvas c;
+        st = qr_plot_bars(&bc, &c);
+        if (st == QR_OK) st = qr__bn_save(bd, &c, "plots/sensitivity_topk.png");
+        free(v);
+        free(names);
+    }
+    return st;
+}
+
 /* ==== the run ========================================================================== */
 
 static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTensor *inputs, const QrRunallOpts *o,
@@ -535,6 +621,8 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
             s2 = qr_npy_write(qr__bn_path(bd, name), &inputs[i]);
         }
         qr__bn_done(bd, "badcase", s2);
+        qr_progress_begin(&bd->prog, "plots", 0);
+        qr__bn_done(bd, "plots", qr__bn_plots(bd));
         qr_progress_begin(&bd->prog, "report", 0);
         s2 = qr__bn_summary(bd);
         if (s2 == QR_OK) s2 = qr__bn_manifest(bd);

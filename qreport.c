@@ -41,6 +41,11 @@
 #include "src/analysis/sens.h"
 #include "src/report/bundle.h"
 #include "src/analysis/check.h"
+#include "src/analysis/weights.h"
+#include "src/analysis/dist.h"
+#include "src/analysis/advisor.h"
+#include "src/analysis/whatif.h"
+#include "src/analysis/badcase.h"
 
 /* ---- sources ---- */
 #include "src/onnx/onnx.pb-c.c"
@@ -75,4 +80,9 @@
 #include "src/analysis/sens.c"
 #include "src/report/bundle.c"
 #include "src/analysis/check.c"
+#include "src/analysis/weights.c"
+#include "src/analysis/dist.c"
+#include "src/analysis/advisor.c"
+#include "src/analysis/whatif.c"
+#include "src/analysis/badcase.c"
 #include "src/cli/cli.c"

@@ -19,6 +19,7 @@
 #include "test_bundle.c"
 #include "test_analysis.c"
 #include "test_runall.c"
+#include "test_analysis_extra.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -41,6 +42,7 @@ int main(int argc, char **argv) {
         qt_bundle_all();
         qt_analysis_all();
         qt_runall_all();
+        qt_analysis_extra_all();
     }
     qt_conformance_all(conf_filter);
     char rm[300];

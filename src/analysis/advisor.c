@@ -1,0 +1,599 @@
+/* analysis/advisor — implementation. See advisor.h.
+ *
+ * Map: defaults and names · finding builder · activation statistics of one quantizer ·
+ * checks (inputs, layers from the comparison, activations, weights, Concat/Add scales,
+ * outputs, sensitivity) · abnormal_layer_advisor.txt. */
+
+static void qr_advisor_defaults(QrAdvisorOpts *o) {
+    *o = (QrAdvisorOpts){ .cos_threshold = 0.99, .sqnr_threshold = 20.0, .sat_threshold = 0.01, .zero_threshold = 0.5,
+                          .min_levels = 2.0, .outlier_k = QR_OUTLIER_K, .scale_ratio = 2.0, .input_absmax = 32.0,
+                          .top_sensitive = 5 };
+}
+
+static const char *qr_adv_kind_name(QrAdvKind k) {
+    static const char *const names[QR_ADV_COUNT] = { "nonfinite", "low_similarity", "inherited_error", "outlier_channels",
+                                                     "saturation", "rounded_to_zero", "range_too_large", "scale_mismatch",
+                                                     "input_not_normalized", "output_not_high_precision", "sensitive" };
+    return (unsigned)k < QR_ADV_COUNT ? names[k] : "?";
+}
+
+static const char *qr_severity_name(QrSeverity s) {
+    return s == QR_SEV_ERROR ? "error" : s == QR_SEV_WARNING ? "warning" : "info";
+}
+
+/* ==== builder ====================================================================== */
+
+typedef struct QrAxAdv { QrAdvice *a; int cap; } QrAxAdv;
+
+static QrFinding *qr__ax_find(QrAxAdv *b, QrAdvKind kind, QrSeverity sev, const char *node, const char *op_type) {
+    QrAdvice *a = b->a;
+    if (a->n == b->cap) {
+        int cap = b->cap ? b->cap * 2 : 32;
+        QrFinding *nf = qr_arena_array(&a->arena, (size_t)cap, sizeof *nf);
+        if (!nf) return NULL;
+        if (a->n) memcpy(nf, a->f, (size_t)a->n * sizeof *nf);
+        a->f = nf;
+        b->cap = cap;
+    }
+    QrFinding *f = &a->f[a->n];
+    memset(f, 0, sizeof *f);
+    f->kind = kind;
+    f->sev = sev;
+    f->node = qr_arena_strdup(&a->arena, node ? node : "");
+    f->op_type = qr_arena_strdup(&a->arena, op_type ? op_type : "");
+    f->match = f->q = -1;
+    f->seq = a->n++;
+    return f;
+}
+
+static void qr__ax_ev(QrFinding *f, const char *name, double v) {
+    if (f->n_ev < QR_ADV_MAX_EV) { f->ev_name[f->n_ev] = name; f->ev[f->n_ev++] = v; }
+}
+
+#define QR__AX_TEXT(a, field, ...) ((field) = qr_arena_printf(&(a)->arena, __VA_ARGS__))
+
+/* A new finding about an activation (in qr__ax_check_act) / a weight row (in qr__ax_check_weights). */
+#define QR__AX_NEW(kind, sev)                                                      \
+    do {                                                                           \
+        f = qr__ax_find(b, kind, sev, node, op);                                   \
+        if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");                     \
+        f->base_node = base_node;                                                  \
+        f->value = value;                                                          \
+        f->match = match;                                                          \
+        f->q = qi;                                                                 \
+    } while (0)
+#define QR__AX_WNEW(kind)                                                          \
+    do {                                                                           \
+        f = qr__ax_find(b, kind, QR_SEV_WARNING, r->node, r->op_type);             \
+        if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");                     \
+        f->value = r->name;                                                        \
+        f->base_node = bnode;                                                      \
+        f->q = r->q;                                                               \
+    } while (0)
+
+/* Baseline node matched to the source node of twin node n, or NULL. */
+static const char *qr__ax_base_node_of(const QrSession *s, int n) {
+    int src = n >= 0 ? s->tw.origin[n] : -1;
+    for (int i = 0; src >= 0 && i < s->m.n; i++)
+        if (s->m.m[i].a_node == src) return s->b->nodes[s->m.m[i].b_twin >= 0 ? s->m.m[i].b_twin : s->m.m[i].b_node].name;
+    return NULL;
+}
+
+/* ==== activation statistics ========================================================= */
+
+typedef struct QrAxAct {
+    int64_t n, n_sat, n_zero, n_nonzero, n_nonfinite;
+    double xmin, xmax, rms, scale, levels;
+    QrAxSpread sp;
+} QrAxAct;
+
+/* Does every reader of value v run a Relu first? Then values a quantizer clips below zero
+ * are discarded anyway (ORT gives a Conv output the range of the Relu after it). */
+static bool qr__ax_relu_follows(const QrGraph *g, int v) {
+    const QrUse *u;
+    int nu = v >= 0 ? qr_graph_readers(g, v, &u) : 0;
+    for (int r = 0; r < nu; r++) if (strcmp(g->nodes[u[r].node].op_type, "Relu")) return false;
+    return nu > 0;
+}
+
+/* Lower bound below which clipping is by design: the activation the quantizer implements
+ * (removed Relu), 0 when a Relu follows, else NAN. */
+static float qr__ax_implied_lo(const QrGraph *g, const QrQuantizer *q) {
+    if (q->implied_lo == q->implied_lo) return q->implied_lo;
+    return qr__ax_relu_follows(g, q->out_value) ? 0.0f : NAN;
+}
+
+/* Statistics of x (float32) under activation quantizer q of the twin: clipped share
+ * (values beyond an activation the quantizer implements, e.g. ORT's removed Relu, or below
+ * zero before a Relu, do not count), zero share, RMS / scale and the channel spread along axis 1. */
+static QrStatus qr__ax_act_stats(const QrGraph *g, const QrQuantizer *q, const QrTensor *x, double k, QrAxAct *st) {
+    memset(st, 0, sizeof *st);
+    st->xmin = INFINITY;
+    st->xmax = -INFINITY;
+    const QrTensor *sc = q->scale_value >= 0 ? &g->values[q->scale_value].t : NULL;
+    const QrTensor *zp = q->zp_value >= 0 ? &g->values[q->zp_value].t : NULL;
+    QrQuantRange range;
+    if (!sc || !sc->data || !qr_quant_range(q->dtype, &range) || x->dtype != QR_DT_F32) return QR_OK;
+    const float *px = x->data;
+    double ss = 0;
+    float ilo = qr__ax_implied_lo(g, q);
+    st->scale = q->scale_max;
+    for (int64_t i = 0; i < x->numel; i++) {
+        float xv = px[i];
+        if (!isfinite(xv)) { st->n_nonfinite++; continue; }
+        st->n++;
+        ss += (double)xv * xv;
+        st->xmin = QR_MIN(st->xmin, xv);
+        st->xmax = QR_MAX(st->xmax, xv);
+        int64_t p = qr_quant_param_index(x->rank, x->dims, q->axis, q->block_size, sc->numel, i);
+        float s1 = (float)qr_tensor_get_f64(sc, p);
+        int32_t z = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? p : 0) : 0;
+        float rd = rintf(xv / s1);
+        bool implied = (ilo == ilo && xv < ilo) || (q->implied_hi == q->implied_hi && xv > q->implied_hi);
+        if (!implied && isfinite(rd) && (rd + (float)z < (float)range.lo || rd + (float)z > (float)range.hi)) st->n_sat++;
+        if (xv != 0 && !implied) {
+            st->n_nonzero++;
+            if (qr_quant_quantize_f32(xv, s1, z, range) == z) st->n_zero++;
+        }
+    }
+    st->rms = st->n ? sqrt(ss / (double)st->n) : 0;
+    st->levels = st->scale > 0 ? st->rms / st->scale : INFINITY;
+    if (x->rank >= 2) return qr__ax_spread(px, x->rank, x->dims, 1, k, NULL, &st->sp);
+    st->sp.worst = -1;
+    return QR_OK;
+}
+
+/* Findings of one quantized activation (x = the baseline's value, float32). */
+static QrStatus qr__ax_check_act(QrAxAdv *b, const QrSession *s, int qi, int match, const char *node, const char *base_node,
+                                 const char *op, const char *value, const QrTensor *x) {
+    const QrAdvisorOpts *o = &b->a->opts;
+    const QrQuantizer *q = &s->qt.q[qi];
+    QrAxAct st;
+    QR_TRY(qr__ax_act_stats(&s->tw.g, q, x, o->outlier_k, &st));
+    if (!st.n) return QR_OK;
+    const char *dt = qr_dtype_name(q->dtype);
+    QrFinding *f;
+    double sat = (double)st.n_sat / (double)st.n, zero = st.n_nonzero ? (double)st.n_zero / (double)st.n_nonzero : 0;
+    if (sat > o->sat_threshold) {
+        QR__AX_NEW(QR_ADV_SATURATION, QR_SEV_WARNING);
+        double lo, hi;
+        qr__ax_clip_range(&s->tw.g, q, &lo, &hi);
+        QR__AX_TEXT(b->a, f->reason, "%.2f%% of the values of '%s' are clipped by its %s quantizer (grid [%.6g, %.6g], "
+                    "baseline range [%.6g, %.6g])", 100 * sat, value, dt, lo, hi, st.xmin, st.xmax);
+        QR__AX_TEXT(b->a, f->fix, "calibrate this tensor on data that covers the bad case (max or a 99.99%% percentile "
+                    "range instead of a tighter one), or give it int16");
+        qr__ax_ev(f, "clipped_share", sat);
+        qr__ax_ev(f, "grid_lo", lo);
+        qr__ax_ev(f, "grid_hi", hi);
+        qr__ax_ev(f, "min", st.xmin);
+        qr__ax_ev(f, "max", st.xmax);
+    }
+    if (zero > o->zero_threshold) {
+        QR__AX_NEW(QR_ADV_ZERO, QR_SEV_WARNING);
+        QR__AX_TEXT(b->a, f->reason, "%.1f%% of the non-zero values of '%s' quantize to zero: the %s step %.6g is coarse "
+                    "for values of RMS %.6g", 100 * zero, value, dt, st.scale, st.rms);
+        QR__AX_TEXT(b->a, f->fix, "narrow this tensor's range (clip rare large values during calibration) or give it int16");
+        qr__ax_ev(f, "zero_share", zero);
+        qr__ax_ev(f, "scale", st.scale);
+        qr__ax_ev(f, "rms", st.rms);
+    }
+    if (st.levels < o->min_levels && st.n_nonzero > 0) {   /* an all-zero value (dead layer) has no range */
+        QR__AX_NEW(QR_ADV_RANGE, QR_SEV_WARNING);
+        QR__AX_TEXT(b->a, f->reason, "the range of '%s' is too large for %s: its RMS %.6g is only %.2f quantization steps "
+                    "(scale %.6g, range [%.6g, %.6g])", value, dt, st.rms, st.levels, st.scale, st.xmin, st.xmax);
+        QR__AX_TEXT(b->a, f->fix, "give this tensor int16, or clip its outliers during calibration (percentile / KL "
+                    "calibration instead of min-max)");
+        qr__ax_ev(f, "steps_per_rms", st.levels);
+        qr__ax_ev(f, "scale", st.scale);
+        qr__ax_ev(f, "rms", st.rms);
+    }
+    if (st.sp.n_outlier > 0 && q->n_scales <= 1) {
+        QR__AX_NEW(QR_ADV_OUTLIER_CHANNELS, QR_SEV_WARNING);
+        double ratio = st.sp.median > 0 ? st.sp.max / st.sp.median : INFINITY;
+        QR__AX_TEXT(b->a, f->reason, "'%s' is quantized per-tensor (%s) but %d of its %d channels are outliers: channel %d "
+                    "reaches %.6g, %.1fx the median channel abs-max %.6g, so the other channels get few levels",
+                    value, dt, st.sp.n_outlier, st.sp.n_ch, st.sp.worst, st.sp.max, ratio, st.sp.median);
+        QR__AX_TEXT(b->a, f->fix, "equalize the channel ranges (cross-layer equalization: scale channel %d of the producing "
+                    "layer down and the consumer's weights up), use per-channel quantization where the runtime supports "
+                    "it, or give this tensor int16", st.sp.worst);
+        qr__ax_ev(f, "ratio", ratio);
+        qr__ax_ev(f, "channel", st.sp.worst);
+        qr__ax_ev(f, "n_outliers", st.sp.n_outlier);
+        qr__ax_ev(f, "channels", st.sp.n_ch);
+    }
+    return QR_OK;
+}
+
+/* ==== checks ======================================================================= */
+
+static QrStatus qr__ax_check_inputs(QrAxAdv *b, QrSession *s) {
+    const QrAdvisorOpts *o = &b->a->opts;
+    const QrGraph *g = &s->tw.g;
+    for (int k = 0; k < s->b->n_inputs; k++) {
+        const QrTensor *x = &s->inputs[k];
+        const char *name = s->b->values[s->b->inputs[k]].name;
+        if (!qr_dtype_is_float(x->dtype) || !x->data) continue;
+        QrStats st;
+        qr_stats_init(&st);
+        qr_stats_tensor(&st, x);
+        double am = st.n ? QR_MAX(fabs(st.min), fabs(st.max)) : 0;
+        QrFinding *f;
+        if (am > o->input_absmax) {
+            f = qr__ax_find(b, QR_ADV_INPUT_NOT_NORMALIZED, QR_SEV_WARNING, "", "Input");
+            if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+            f->value = name;
+            QR__AX_TEXT(b->a, f->reason, "model input '%s' is not normalized: range [%.6g, %.6g], mean %.6g, std %.6g",
+                        name, st.min, st.max, st.mean, sqrt(qr_stats_var(&st)));
+            QR__AX_TEXT(b->a, f->fix, "normalize the input ((x - mean) / std, e.g. to [-1, 1]) in preprocessing, or fold "
+                        "the normalization into the first layer before quantizing");
+            qr__ax_ev(f, "min", st.min);
+            qr__ax_ev(f, "max", st.max);
+            qr__ax_ev(f, "mean", st.mean);
+        }
+        if (st.n_nan + st.n_posinf + st.n_neginf) {
+            f = qr__ax_find(b, QR_ADV_NONFINITE, QR_SEV_ERROR, "", "Input");
+            if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+            f->value = name;
+            QR__AX_TEXT(b->a, f->reason, "model input '%s' contains %lld NaN and %lld Inf values", name, (long long)st.n_nan,
+                        (long long)(st.n_posinf + st.n_neginf));
+            QR__AX_TEXT(b->a, f->fix, "fix the input data; every metric downstream ignores the non-finite elements");
+            qr__ax_ev(f, "nan", (double)st.n_nan);
+        }
+        /* The input's own quantizer (matched values have no row for graph inputs). */
+        int v = g->inputs[k];
+        int qi = s->qt.by_float[v];
+        if (qi >= 0 && qr_dtype_is_float(x->dtype)) {
+            QrTensor xf = {0};
+            QR_TRY(qr_tensor_to_f32(x, &xf));
+            QrStatus st2 = qr__ax_check_act(b, s, qi, -1, "", NULL, "Input", name, &xf);
+            qr_tensor_free_data(&xf);
+            QR_TRY(st2);
+        }
+    }
+    return QR_OK;
+}
+
+static bool qr__ax_low(const QrAdvisorOpts *o, const QrMetrics *m) {
+    return m->cosine < o->cos_threshold || m->sqnr < o->sqnr_threshold;
+}
+
+static QrStatus qr__ax_check_layers(QrAxAdv *b, QrSession *s, const QrCompare *cmp) {
+    const QrAdvisorOpts *o = &b->a->opts;
+    for (int k = 0; k < cmp->n; k++) {
+        const QrLayerRow *r = &cmp->rows[k];
+        const QrMatch *mm = &s->m.m[r->match];
+        const char *node = s->a->nodes[mm->a_node].name, *bnode = s->b->nodes[mm->b_node].name;
+        const char *op = s->a->nodes[mm->a_node].op_type, *value = s->b->values[mm->b_value].name;
+        QrFinding *f;
+        if (r->has_m && r->m.n_nonfinite > 0) {
+            const QrTensor *x = &s->base[r->match];
+            int64_t nb = 0;
+            if (x->data) for (int64_t i = 0; i < x->numel; i++) nb += !isfinite(((const float *)x->data)[i]);
+            f = qr__ax_find(b, QR_ADV_NONFINITE, QR_SEV_ERROR, node, op);
+            if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+            f->base_node = bnode; f->value = value; f->match = r->match;
+            QR__AX_TEXT(b->a, f->reason, "%lld of %lld elements of '%s' are NaN/Inf (%lld in the baseline): %s",
+                        (long long)r->m.n_nonfinite, (long long)(r->m.n + r->m.n_nonfinite), value, (long long)nb,
+                        nb ? "the float model itself produces them" : "only the quantized model produces them");
+            QR__AX_TEXT(b->a, f->fix, nb ? "fix the float model or the input first (division by zero, log of 0, overflow)"
+                                         : "check this layer's scales for zeros/denormals and its inputs' ranges");
+            qr__ax_ev(f, "nonfinite", (double)r->m.n_nonfinite);
+            qr__ax_ev(f, "in_baseline", (double)nb);
+        }
+        if (!r->has_m) continue;
+        /* A value clamped at zero by its quantizer and read only by a Relu (ORT's "clamped" Conv
+         * outputs) differs from the baseline by design; the Relu's row compares what matters. */
+        int vq = qr__ax_act_quant_of(s, s->vis[r->match]);
+        if (vq >= 0 && s->qt.q[vq].implied_lo != s->qt.q[vq].implied_lo && qr__ax_relu_follows(&s->tw.g, s->vis[r->match])) {
+            double lo, hi;
+            qr__ax_clip_range(&s->tw.g, &s->qt.q[vq], &lo, &hi);
+            if (lo >= 0) continue;
+        }
+        const QrMetrics *own = r->has_local ? &r->local : &r->m;
+        if (qr__ax_low(o, own)) {
+            f = qr__ax_find(b, QR_ADV_LOW_SIMILARITY, QR_SEV_WARNING, node, op);
+            if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+            f->base_node = bnode; f->value = value; f->match = r->match; f->q = -1;
+            QR__AX_TEXT(b->a, f->reason, "low similarity%s: Cosine %.6f, SQNR %.2f dB (thresholds %.4g, %.4g dB)%s",
+                        r->has_local ? " of this layer's own error (fed with the baseline's inputs)" : "", own->cosine,
+                        own->sqnr, o->cos_threshold, o->sqnr_threshold,
+                        r->has_local ? "" : "; no local comparison, so the error may be inherited");
+            QR__AX_TEXT(b->a, f->fix, "see the other findings for this layer; give it int16 or keep it in float "
+                        "(mixed_precision.json measures the effect)");
+            qr__ax_ev(f, "cosine", own->cosine);
+            qr__ax_ev(f, "sqnr_db", own->sqnr);
+            qr__ax_ev(f, "full_cosine", r->m.cosine);
+        } else if (r->has_local && qr__ax_low(o, &r->m)) {
+            /* Upstream layer with the lowest local similarity. */
+            int up = -1;
+            for (int j = 0; j < k; j++)
+                if (cmp->rows[j].has_local && (up < 0 || cmp->rows[j].local.cosine < cmp->rows[up].local.cosine)) up = j;
+            const QrMatch *um = up >= 0 ? &s->m.m[cmp->rows[up].match] : NULL;
+            const char *upn = um ? s->a->nodes[um->a_node].name : NULL, *upb = um ? s->b->nodes[um->b_node].name : NULL;
+            f = qr__ax_find(b, QR_ADV_INHERITED, QR_SEV_INFO, node, op);
+            if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+            f->base_node = bnode; f->value = value; f->match = r->match;
+            QR__AX_TEXT(b->a, f->reason, "inherited error: own error small (local Cosine %.6f, SQNR %.2f dB) but the full "
+                        "comparison is low (Cosine %.6f, SQNR %.2f dB)", r->local.cosine, r->local.sqnr, r->m.cosine,
+                        r->m.sqnr);
+            if (upn) QR__AX_TEXT(b->a, f->fix, "look upstream: '%s'%s%s%s has the lowest local similarity before it (Cosine %.6f)",
+                                 upn, strcmp(upn, upb) ? " (baseline '" : "", strcmp(upn, upb) ? upb : "",
+                                 strcmp(upn, upb) ? "')" : "", cmp->rows[up].local.cosine);
+            else f->fix = "look upstream (the inputs or their quantizers)";
+            qr__ax_ev(f, "local_cosine", r->local.cosine);
+            qr__ax_ev(f, "cosine", r->m.cosine);
+        }
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__ax_check_acts(QrAxAdv *b, QrSession *s) {
+    for (int i = 0; i < s->m.n; i++) {
+        const QrMatch *mm = &s->m.m[i];
+        if (mm->a_node < 0 || !s->base[i].data) continue;
+        int qi = qr__ax_act_quant_of(s, s->vis[i]);
+        if (qi < 0) continue;
+        QR_TRY(qr__ax_check_act(b, s, qi, i, s->a->nodes[mm->a_node].name, s->b->nodes[mm->b_node].name,
+                                s->a->nodes[mm->a_node].op_type, s->b->values[mm->b_value].name, &s->base[i]));
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__ax_check_weights(QrAxAdv *b, const QrSession *s, const QrWeightCmp *w) {
+    const QrAdvisorOpts *o = &b->a->opts;
+    for (int k = 0; k < w->n; k++) {
+        const QrWeightRow *r = &w->rows[k];
+        QrFinding *f;
+        const char *dt = qr_dtype_name(r->dtype);
+        const char *bnode = qr__ax_base_node_of(s, s->qt.q[r->q].owner);
+        double ratio = r->ch_absmax_median > 0 ? r->ch_absmax_max / r->ch_absmax_median : INFINITY;
+        int n_out = 0;
+        if (r->n_ch > 1 && r->ch_absmax_max > 0) {
+            /* Recount with the configured k (rows use QR_OUTLIER_K). */
+            n_out = r->n_outlier_ch;
+            if (o->outlier_k != QR_OUTLIER_K) n_out = ratio > o->outlier_k ? QR_MAX(1, r->n_outlier_ch) : 0;
+        }
+        if (n_out > 0 && r->axis < 0) {
+            QR__AX_WNEW(QR_ADV_OUTLIER_CHANNELS);
+            QR__AX_TEXT(b->a, f->reason, "weight '%s' is quantized per-tensor (%s) but has outlier channels: channel %d "
+                        "reaches %.6g, %.1fx the median channel abs-max %.6g, so the other channels keep only a few "
+                        "levels (weight SQNR %.2f dB, %.1f%% of the weights rounded to 0)", r->name, dt, r->ch_worst,
+                        r->ch_absmax_max, ratio, r->ch_absmax_median, r->has_m ? r->m.sqnr : NAN,
+                        r->n ? 100.0 * (double)r->n_zero / (double)r->n : 0.0);
+            QR__AX_TEXT(b->a, f->fix, "quantize this weight per-channel (axis %d), or equalize the channel ranges "
+                        "(cross-layer equalization) before quantizing", r->ch_axis);
+            qr__ax_ev(f, "ratio", ratio);
+            qr__ax_ev(f, "channel", r->ch_worst);
+            qr__ax_ev(f, "n_outliers", n_out);
+            qr__ax_ev(f, "sqnr_db", r->has_m ? r->m.sqnr : NAN);
+        }
+        if (!r->has_m || !r->n) continue;
+        double sat = (double)r->n_sat / (double)r->n, zero = (double)r->n_zero / (double)r->n;
+        if (sat > o->sat_threshold) {
+            QR__AX_WNEW(QR_ADV_SATURATION);
+            QR__AX_TEXT(b->a, f->reason, "%.2f%% of weight '%s' is clipped by its %s grid (scale %.6g..%.6g)", 100 * sat,
+                        r->name, dt, r->scale_min, r->scale_max);
+            QR__AX_TEXT(b->a, f->fix, "recompute the weight scale from the weight's abs-max (the scale is too small)");
+            qr__ax_ev(f, "clipped_share", sat);
+        }
+        if (zero > o->zero_threshold) {
+            QR__AX_WNEW(QR_ADV_ZERO);
+            QR__AX_TEXT(b->a, f->reason, "%.1f%% of weight '%s' rounds to zero with %s%s", 100 * zero, r->name, dt,
+                        r->axis < 0 ? " per-tensor" : "");
+            QR__AX_TEXT(b->a, f->fix, "%s", r->axis < 0 ? "quantize this weight per-channel, or give it int16"
+                                                        : "give this weight int16, or check the weight's training (many tiny weights)");
+            qr__ax_ev(f, "zero_share", zero);
+        }
+        if (qr__ax_low(o, &r->m) && !(n_out > 0 && r->axis < 0)) {
+            QR__AX_WNEW(QR_ADV_LOW_SIMILARITY);
+            QR__AX_TEXT(b->a, f->reason, "weight '%s' is poorly represented by %s: SQNR %.2f dB, Cosine %.6f", r->name, dt,
+                        r->m.sqnr, r->m.cosine);
+            QR__AX_TEXT(b->a, f->fix, "%s", r->axis < 0 ? "quantize this weight per-channel, or give it int16"
+                                                        : "give this weight int16");
+            qr__ax_ev(f, "sqnr_db", r->m.sqnr);
+            qr__ax_ev(f, "cosine", r->m.cosine);
+        }
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__ax_check_scales(QrAxAdv *b, const QrSession *s) {
+    const QrAdvisorOpts *o = &b->a->opts;
+    const QrGraph *g = &s->tw.g;
+    for (int oi = 0; oi < g->n_nodes; oi++) {
+        int ni = g->order[oi];
+        const QrNode *n = &g->nodes[ni];
+        if (strcmp(n->op_type, "Concat") && strcmp(n->op_type, "Add") && strcmp(n->op_type, "Sum")) continue;
+        double lo = INFINITY, hi = 0;
+        int ilo = -1, ihi = -1, nq = 0;
+        for (int k = 0; k < n->n_in; k++) {
+            int qi = qr__ax_act_quant_of(s, n->in[k]);
+            if (qi < 0 || s->qt.q[qi].n_scales != 1 || !(s->qt.q[qi].scale_min > 0)) continue;
+            double sc = s->qt.q[qi].scale_min;
+            nq++;
+            if (sc < lo) { lo = sc; ilo = k; }
+            if (sc > hi) { hi = sc; ihi = k; }
+        }
+        if (nq < 2 || hi / lo <= o->scale_ratio) continue;
+        const char *name = qr__ax_node_name(s, ni);
+        int src = s->tw.origin[ni];
+        /* Concat requantizes every input to the output scale: any large gap costs precision. At an
+         * Add the branches legitimately differ (residuals): info unless far apart. */
+        QrSeverity sev = !strcmp(n->op_type, "Concat") || hi / lo > 4 * o->scale_ratio ? QR_SEV_WARNING : QR_SEV_INFO;
+        QrFinding *f = qr__ax_find(b, QR_ADV_SCALE_MISMATCH, sev, name, src >= 0 ? s->a->nodes[src].op_type : n->op_type);
+        if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        f->value = g->values[n->in[ihi]].name;
+        QR__AX_TEXT(b->a, f->reason, "the quantized inputs of this %s have scales %.6g ('%s') to %.6g ('%s'), %.1fx apart: "
+                    "after requantization to one scale the fine input loses its resolution", n->op_type, lo,
+                    g->values[n->in[ilo]].name, hi, g->values[n->in[ihi]].name, hi / lo);
+        QR__AX_TEXT(b->a, f->fix, "bring the input ranges closer (rescale one branch, e.g. with a BatchNorm before the %s), "
+                    "share one calibration range for all inputs, or give this node int16", n->op_type);
+        qr__ax_ev(f, "ratio", hi / lo);
+        qr__ax_ev(f, "scale_min", lo);
+        qr__ax_ev(f, "scale_max", hi);
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__ax_check_outputs(QrAxAdv *b, const QrSession *s) {
+    const QrGraph *g = &s->tw.g;
+    for (int k = 0; k < g->n_outputs; k++) {
+        int v = g->outputs[k];
+        int qi = s->qt.by_value[v];
+        if (qi < 0 || s->qt.q[qi].out_value != v || qr_dtype_size(s->qt.q[qi].dtype) > 1) continue;
+        const QrQuantizer *q = &s->qt.q[qi];
+        int src = q->owner >= 0 ? s->tw.origin[q->owner] : -1;
+        QrFinding *f = qr__ax_find(b, QR_ADV_OUTPUT_LOW_PRECISION, QR_SEV_WARNING, qr__ax_node_name(s, q->owner),
+                                   src >= 0 ? s->a->nodes[src].op_type : "");
+        if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        f->value = g->values[v].name;
+        f->q = qi;
+        QR__AX_TEXT(b->a, f->reason, "model output '%s' is quantized to %s (scale %.6g): the output is not high precision",
+                    g->values[v].name, qr_dtype_name(q->dtype), q->scale_max);
+        QR__AX_TEXT(b->a, f->fix, "leave the last layer's output unquantized (int32 accumulator / float output), or give "
+                    "it int16");
+        qr__ax_ev(f, "scale", q->scale_max);
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__ax_check_sens(QrAxAdv *b, const QrSession *s, const QrSensResult *sens) {
+    const QrAdvisorOpts *o = &b->a->opts;
+    const char *seen[64];
+    int n_seen = 0;
+    QrMetricKind mk = sens->opts.metric;
+    int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
+    if (!idx) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    qr__ax_sens_order(sens, idx);
+    for (int k = 0; k < sens->n && n_seen < o->top_sensitive && n_seen < QR_ARRAY_LEN(seen); k++) {
+        const QrSensRow *row = &sens->rows[idx[k]];
+        bool dup = false;
+        for (int j = 0; j < n_seen; j++) dup |= !strcmp(seen[j], row->name);
+        if (dup) continue;
+        seen[n_seen++] = row->name;
+        QrFinding *f = qr__ax_find(b, QR_ADV_SENSITIVE, QR_SEV_INFO, row->node >= 0 ? qr__ax_node_name(s, row->node) : "",
+                                   row->op_type);
+        if (!f) { free(idx); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        f->value = row->node >= 0 ? NULL : row->name;
+        f->q = row->n_q ? row->q[0] : -1;
+        const char *what = row->type == QR_SENS_BOTH ? "weight and output" : row->type == QR_SENS_WEIGHT ? "weight" : "output";
+        if (sens->opts.off_one)
+            QR__AX_TEXT(b->a, f->reason, "#%d in quantization sensitivity: with everything quantized except %s's %s, the "
+                        "model output has %s %.6g, Cosine %.6f", n_seen, row->name, what, qr_metric_name(mk),
+                        qr_metric_get(&row->m, mk), row->m.cosine);
+        else
+            QR__AX_TEXT(b->a, f->reason, "#%d in quantization sensitivity: with only %s's %s quantized, the model output "
+                        "has %s %.6g, Cosine %.6f", n_seen, row->name, what, qr_metric_name(mk), qr_metric_get(&row->m, mk),
+                        row->m.cosine);
+        QR__AX_TEXT(b->a, f->fix, "candidate for int16 or float (mixed_precision.json gives the measured gain)");
+        qr__ax_ev(f, "rank", n_seen);
+        qr__ax_ev(f, qr_metric_name(mk), qr_metric_get(&row->m, mk));
+        qr__ax_ev(f, "cosine", row->m.cosine);
+    }
+    free(idx);
+    return QR_OK;
+}
+
+static int qr__ax_find_cmp(const void *pa, const void *pb) {
+    const QrFinding *a = pa, *b = pb;
+    if (a->sev != b->sev) return a->sev > b->sev ? -1 : 1;
+    return a->seq - b->seq;
+}
+
+static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensResult *sens, const QrWeightCmp *w,
+                               const QrAdvisorOpts *o, QrAdvice *out) {
+    memset(out, 0, sizeof *out);
+    if (o) out->opts = *o;
+    else qr_advisor_defaults(&out->opts);
+    QR_TRY(qr_session_run_baseline(s));
+    QrAxAdv b = { out, 0 };
+    QrWeightCmp own = {0};
+    QrStatus st = QR_OK;
+    if (!w) { st = qr_weights_compare(s, &own); w = &own; }
+    if (st == QR_OK) st = qr__ax_check_inputs(&b, s);
+    if (st == QR_OK && cmp) st = qr__ax_check_layers(&b, s, cmp);
+    if (st == QR_OK) st = qr__ax_check_acts(&b, s);
+    if (st == QR_OK) st = qr__ax_check_weights(&b, s, w);
+    if (st == QR_OK) st = qr__ax_check_scales(&b, s);
+    if (st == QR_OK) st = qr__ax_check_outputs(&b, s);
+    if (st == QR_OK && sens) st = qr__ax_check_sens(&b, s, sens);
+    qr_weights_free(&own);
+    if (st != QR_OK) { qr_advice_free(out); return qr_err_wrap(st, "advisor"); }
+    /* Strings borrowed from the session/weights are copied so the advice outlives them. */
+    for (int k = 0; k < out->n; k++) {
+        QrFinding *f = &out->f[k];
+        if (f->value) f->value = qr_arena_strdup(&out->arena, f->value);
+        if (f->base_node) f->base_node = qr_arena_strdup(&out->arena, f->base_node);
+        out->n_by_sev[f->sev]++;
+    }
+    if (out->n) qsort(out->f, (size_t)out->n, sizeof *out->f, qr__ax_find_cmp);
+    return QR_OK;
+}
+
+static void qr_advice_free(QrAdvice *a) {
+    qr_arena_free(&a->arena);
+    memset(a, 0, sizeof *a);
+}
+
+static void qr_advisor_json(QrJson *j, const QrAdvice *a) {
+    qr_json_arr_begin(j);
+    for (int k = 0; k < a->n; k++) {
+        const QrFinding *f = &a->f[k];
+        qr_json_obj_begin(j);
+        qr_json_kv_str(j, "severity", qr_severity_name(f->sev));
+        qr_json_kv_str(j, "kind", qr_adv_kind_name(f->kind));
+        qr_json_kv_str(j, "node", f->node);
+        qr_json_kv_str(j, "baseline_node", f->base_node);
+        qr_json_kv_str(j, "op_type", f->op_type);
+        qr_json_kv_str(j, "value", f->value);
+        qr_json_kv_str(j, "reason", f->reason);
+        qr_json_kv_str(j, "fix", f->fix);
+        qr_json_key(j, "evidence");
+        qr_json_obj_begin_compact(j);
+        for (int e = 0; e < f->n_ev; e++) qr_json_kv_num(j, f->ev_name[e], f->ev[e]);
+        qr_json_obj_end(j);
+        qr_json_obj_end(j);
+    }
+    qr_json_arr_end(j);
+}
+
+/* ==== abnormal_layer_advisor.txt ===================================================== */
+
+static QrStatus qr_advisor_write(const QrSession *s, const QrAdvice *a, const char *dir) {
+    char *b = NULL;
+    size_t len = 0, cap = 0;
+    const QrAdvisorOpts *o = &a->opts;
+    QrStatus st = qr_buf_printf(&b, &len, &cap,
+        "Abnormal layers of %s (baseline %s)\n"
+        "Thresholds: Cosine < %g or SQNR < %g dB = low similarity (local error when available); clipped share > %g; "
+        "rounded-to-zero share > %g;\nRMS < %g quantization steps = range too large; channel abs-max > %g x median = "
+        "outlier channel; Concat/Add input scales > %gx apart; model input beyond +-%g = not normalized.\n"
+        "%d finding%s: %d error%s, %d warning%s, %d info.\n",
+        s->a->path ? s->a->path : "", s->b->path ? s->b->path : "", o->cos_threshold, o->sqnr_threshold, o->sat_threshold,
+        o->zero_threshold, o->min_levels, o->outlier_k, o->scale_ratio, o->input_absmax, a->n, a->n == 1 ? "" : "s",
+        a->n_by_sev[QR_SEV_ERROR], a->n_by_sev[QR_SEV_ERROR] == 1 ? "" : "s", a->n_by_sev[QR_SEV_WARNING],
+        a->n_by_sev[QR_SEV_WARNING] == 1 ? "" : "s", a->n_by_sev[QR_SEV_INFO]);
+    if (st == QR_OK && !a->n) st = qr_buf_printf(&b, &len, &cap, "\nNo abnormal layer found.\n");
+    for (int k = 0; st == QR_OK && k < a->n; k++) {
+        const QrFinding *f = &a->f[k];
+        char who[600];
+        if (f->node[0]) snprintf(who, sizeof who, "%s", f->node);
+        else snprintf(who, sizeof who, "model input '%s'", f->value ? f->value : "?");
+        st = qr_buf_printf(&b, &len, &cap, "\n[%s] %s%s%s%s (%s): %s\n  reason: %s\n  fix:    %s\n",
+                           qr_severity_name(f->sev), who,
+                           f->base_node && strcmp(f->base_node, f->node) ? " [baseline " : "",
+                           f->base_node && strcmp(f->base_node, f->node) ? f->base_node : "",
+                           f->base_node && strcmp(f->base_node, f->node) ? "]" : "", f->op_type, qr_adv_kind_name(f->kind),
+                           f->reason ? f->reason : "", f->fix ? f->fix : "");
+        for (int e = 0; st == QR_OK && e < f->n_ev; e++)
+            st = qr_buf_printf(&b, &len, &cap, "%s%s=%.9g%s", e ? " " : "  evidence: ", f->ev_name[e], f->ev[e],
+                               e == f->n_ev - 1 ? "\n" : "");
+    }
+    if (st == QR_OK) {
+        QrArena ar = {0};
+        st = qr_file_write_atomic(qr_arena_printf(&ar, "%s/abnormal_layer_advisor.txt", dir), b, len);
+        qr_arena_free(&ar);
+    }
+    free(b);
+    return st;
+}

@@ -1,0 +1,81 @@
+/* analysis/advisor — abnormal layers with a reason and a concrete fix
+ * (QuantAnalysis' abnormal_layer_advisor.txt): low similarity, inherited error, outlier
+ * channels, saturation, round-to-zero, ranges too large, Concat/Add scale mismatch, etc. */
+#ifndef QR_ADVISOR_H
+#define QR_ADVISOR_H
+
+typedef enum QrAdvKind {
+    QR_ADV_NONFINITE,            /* NaN/Inf in a layer's values */
+    QR_ADV_LOW_SIMILARITY,       /* the layer's own (local) error is large */
+    QR_ADV_INHERITED,            /* local error small, full error large: the cause is upstream */
+    QR_ADV_OUTLIER_CHANNELS,     /* per-tensor quantization of a value with outlier channels */
+    QR_ADV_SATURATION,           /* share of values clipped at qmin/qmax */
+    QR_ADV_ZERO,                 /* share of non-zero values quantized to the zero point */
+    QR_ADV_RANGE,                /* range too large for the dtype: few steps per standard deviation */
+    QR_ADV_SCALE_MISMATCH,       /* Concat/Add/Sum inputs with very different scales */
+    QR_ADV_INPUT_NOT_NORMALIZED, /* a model input with a large raw range */
+    QR_ADV_OUTPUT_LOW_PRECISION, /* a model output quantized to 8 bits or fewer */
+    QR_ADV_SENSITIVE,            /* among the top sensitive nodes */
+    QR_ADV_COUNT
+} QrAdvKind;
+
+typedef enum QrSeverity { QR_SEV_INFO, QR_SEV_WARNING, QR_SEV_ERROR } QrSeverity;
+
+#define QR_ADV_MAX_EV 6
+
+typedef struct QrFinding {
+    QrAdvKind kind;
+    QrSeverity sev;
+    const char *node;            /* analysis model node ("" for model inputs) */
+    const char *base_node;       /* matched baseline node, or NULL */
+    const char *op_type;
+    const char *value;           /* the tensor concerned (weight / activation name), or NULL */
+    int match;                   /* session match index or -1 */
+    int q;                       /* session->qt quantizer or -1 */
+    const char *reason;          /* one sentence with the numbers */
+    const char *fix;             /* what to do */
+    int n_ev;
+    const char *ev_name[QR_ADV_MAX_EV];   /* evidence, e.g. "ratio", "sqnr_db" */
+    double ev[QR_ADV_MAX_EV];
+    int seq;                     /* order of discovery (graph order) */
+} QrFinding;
+
+/* Thresholds (qr_advisor_defaults gives the documented defaults). */
+typedef struct QrAdvisorOpts {
+    double cos_threshold;        /* 0.99: Cosine below it is low similarity */
+    double sqnr_threshold;       /* 20 dB: SQNR below it is low similarity */
+    double sat_threshold;        /* 0.01: share of values clipped at qmin/qmax */
+    double zero_threshold;       /* 0.5: share of non-zero values quantized to the zero point */
+    double min_levels;           /* 2: RMS / scale below it = range too large for the dtype */
+    double outlier_k;            /* QR_OUTLIER_K (8): channel abs-max above k × median */
+    double scale_ratio;          /* 2: largest / smallest input scale at Concat (warning) and Add/Sum
+                                  * (info; warning beyond 4 × scale_ratio: residual branches differ by design) */
+    double input_absmax;         /* 32: a model input beyond ±32 is not normalized */
+    int top_sensitive;           /* 5 sensitive nodes listed */
+} QrAdvisorOpts;
+
+typedef struct QrAdvice {
+    QrArena arena;
+    int n;
+    QrFinding *f;                /* sorted: errors, warnings, info; graph order within each */
+    QrAdvisorOpts opts;
+    int n_by_sev[3];
+} QrAdvice;
+
+static void qr_advisor_defaults(QrAdvisorOpts *o);
+/* Examines the pair: cmp (optional) gives similarity / inherited / non-finite findings,
+ * sens (optional) the top sensitive nodes, w (optional; computed when NULL) the weight
+ * findings; activation findings use session->base (the baseline is run if needed). */
+static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensResult *sens, const QrWeightCmp *w,
+                               const QrAdvisorOpts *o, QrAdvice *out);
+static void qr_advice_free(QrAdvice *a);
+static const char *qr_adv_kind_name(QrAdvKind k);       /* "outlier_channels", ... */
+static const char *qr_severity_name(QrSeverity s);      /* "info", "warning", "error" */
+/* The findings as one JSON array value at the writer's position (summary.json / HTML):
+ * [{"severity", "kind", "node", "baseline_node", "op_type", "value", "reason", "fix",
+ *   "evidence": {name: number}}], in the order of a->f. */
+static void qr_advisor_json(QrJson *j, const QrAdvice *a);
+/* abnormal_layer_advisor.txt into dir. */
+static QrStatus qr_advisor_write(const QrSession *s, const QrAdvice *a, const char *dir);
+
+#endif

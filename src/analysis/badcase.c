@@ -1,0 +1,256 @@
+/* analysis/badcase — implementation. See badcase.h.
+ *
+ * Map: file names (safe names, listing, natural order) · layout detection · per-sample
+ * runs · badcase.npy / badcase_list. */
+#include <dirent.h>
+#include <sys/stat.h>
+
+/* ==== files ========================================================================= */
+
+/* Characters outside [A-Za-z0-9._-] become '_' (a leading '.' too). */
+static void qr__ax_safe_name(char *dst, size_t n, const char *name) {
+    size_t i = 0;
+    for (; name[i] && i + 1 < n; i++) {
+        char ch = name[i];
+        dst[i] = (isalnum((unsigned char)ch) || ch == '.' || ch == '_' || ch == '-') ? ch : '_';
+    }
+    dst[i] = 0;
+    if (i == 0 || dst[0] == '.') dst[0] = '_';
+}
+
+static bool qr__ax_is_dir(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* "12.npy" → 12; -1 when the stem is not a plain decimal number. */
+static long long qr__ax_numeric_stem(const char *f) {
+    long long v = 0;
+    const char *p = f;
+    if (!isdigit((unsigned char)*p)) return -1;
+    for (; isdigit((unsigned char)*p); p++) { v = v * 10 + (*p - '0'); if (v > (1LL << 50)) return -1; }
+    return strcmp(p, ".npy") ? -1 : v;
+}
+
+static int qr__ax_file_cmp(const void *pa, const void *pb) {
+    const char *a = *(const char *const *)pa, *b = *(const char *const *)pb;
+    long long x = qr__ax_numeric_stem(a), y = qr__ax_numeric_stem(b);
+    if (x >= 0 && y >= 0) return x < y ? -1 : x > y;
+    if (x >= 0 || y >= 0) return x >= 0 ? -1 : 1;
+    return strcmp(a, b);
+}
+
+/* The regular *.npy files of dir, sorted (names in a). */
+static QrStatus qr__ax_list_npy(QrArena *a, const char *dir, const char ***out, int *n_out) {
+    DIR *d = opendir(dir);
+    if (!d) return qr_errf(QR_ERR_IO, "cannot open data folder '%s': %s", dir, strerror(errno));
+    int n = 0, cap = 0;
+    const char **v = NULL;
+    QrStatus st = QR_OK;
+    for (struct dirent *e; st == QR_OK && (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (l < 5 || strcmp(e->d_name + l - 4, ".npy") || e->d_name[0] == '.') continue;
+        char *path = qr_arena_printf(a, "%s/%s", dir, e->d_name);
+        if (!path) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+        if (qr__ax_is_dir(path)) continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            const char **nv = qr_arena_array(a, (size_t)cap, sizeof *nv);
+            if (!nv) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+            if (n) memcpy(nv, v, (size_t)n * sizeof *nv);
+            v = nv;
+        }
+        v[n] = qr_arena_strdup(a, e->d_name);
+        if (!v[n]) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        n++;
+    }
+    closedir(d);
+    QR_TRY(st);
+    if (n) qsort(v, (size_t)n, sizeof *v, qr__ax_file_cmp);
+    *out = v;
+    *n_out = n;
+    return QR_OK;
+}
+
+/* ==== search ======================================================================== */
+
+/* Metrics of the model outputs of a against b (all outputs concatenated). */
+static QrStatus qr__ax_out_metrics(const QrGraph *b, const QrTensor *ob, const QrTensor *oa, QrMetrics *m) {
+    QrMetricAcc acc;
+    qr_metric_acc_init(&acc);
+    for (int k = 0; k < b->n_outputs; k++) {
+        QrTensor x = {0}, y = {0};
+        QrStatus st = qr_tensor_to_f32(&ob[k], &x);
+        if (st == QR_OK) st = qr_tensor_to_f32(&oa[k], &y);
+        if (st == QR_OK && x.numel != y.numel)
+            st = qr_errf(QR_ERR_SHAPE, "output %d ('%s') has %lld elements in the analysis model but %lld in the baseline",
+                         k, b->values[b->outputs[k]].name, (long long)y.numel, (long long)x.numel);
+        if (st == QR_OK) qr_metric_acc_add(&acc, x.data, y.data, x.numel);
+        qr_tensor_free_data(&x);
+        qr_tensor_free_data(&y);
+        QR_TRY(st);
+    }
+    qr_metric_acc_finish(&acc, m);
+    return QR_OK;
+}
+
+/* Re-infers both graphs when the inputs' shapes differ from what they were inferred for. */
+static QrStatus qr__ax_fit_shapes(QrGraph *b, QrGraph *a, const QrTensor *in) {
+    bool same = b->shapes_inferred && a->shapes_inferred;
+    for (int k = 0; same && k < b->n_inputs; k++) {
+        const QrTensor *t = &b->values[b->inputs[k]].t;
+        same = t->dtype == in[k].dtype && qr_tensor_same_shape(t, &in[k]);
+    }
+    if (same) return QR_OK;
+    QR_TRY(qr_graph_infer(b, in));
+    return qr_graph_infer(a, in);
+}
+
+static QrStatus qr__ax_run_sample(QrGraph *b, QrGraph *a, const QrTensor *in, QrMetrics *m) {
+    QrTensor *ob = calloc((size_t)b->n_outputs + 1, sizeof(QrTensor)), *oa = calloc((size_t)a->n_outputs + 1, sizeof(QrTensor));
+    QrStatus st = ob && oa ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr__ax_fit_shapes(b, a, in);
+    if (st == QR_OK) st = qr_run(b, in, NULL, ob);
+    if (st == QR_OK) st = qr_run(a, in, NULL, oa);
+    if (st == QR_OK) st = qr__ax_out_metrics(b, ob, oa, m);
+    for (int k = 0; ob && k < b->n_outputs; k++) qr_tensor_free_data(&ob[k]);
+    for (int k = 0; oa && k < a->n_outputs; k++) qr_tensor_free_data(&oa[k]);
+    free(ob);
+    free(oa);
+    return st;
+}
+
+static QrStatus qr_badcase_search(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric,
+                                  QrBadcase *out) {
+    memset(out, 0, sizeof *out);
+    out->worst = -1;
+    out->metric = metric;
+    QrArena *ar = &out->arena;
+    int ni = b->n_inputs;
+    if (a->n_inputs != ni)
+        return qr_errf(QR_ERR_INVALID, "the baseline has %d inputs but the analysis model has %d", ni, a->n_inputs);
+    if (a->n_outputs != b->n_outputs)
+        return qr_errf(QR_ERR_INVALID, "the baseline has %d outputs but the analysis model has %d", b->n_outputs, a->n_outputs);
+    if (!qr__ax_is_dir(dir)) return qr_errf(QR_ERR_IO, "--data '%s' is not a folder", dir);
+    out->dir = qr_arena_strdup(ar, dir);
+    out->n_inputs = ni;
+    out->input_names = qr_arena_array(ar, (size_t)ni + 1, sizeof(char *));
+    const char **folder = qr_arena_array(ar, (size_t)ni + 1, sizeof(char *));
+    out->inputs = calloc((size_t)ni + 1, sizeof(QrTensor));
+    QrTensor *cur = calloc((size_t)ni + 1, sizeof(QrTensor));
+    if (!out->input_names || !folder || !out->inputs || !cur) { free(cur); qr_badcase_free(out); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    /* Layout: a folder per input, else (one input) the .npy files of dir itself. */
+    int have = 0;
+    for (int k = 0; k < ni; k++) {
+        const char *name = b->values[b->inputs[k]].name;
+        char safe[512];
+        qr__ax_safe_name(safe, sizeof safe, name);
+        out->input_names[k] = name;
+        const char *p1 = qr_arena_printf(ar, "%s/%s", dir, name), *p2 = qr_arena_printf(ar, "%s/%s", dir, safe);
+        folder[k] = qr__ax_is_dir(p1) ? p1 : qr__ax_is_dir(p2) ? p2 : NULL;
+        have += folder[k] != NULL;
+    }
+    QrStatus st = QR_OK;
+    out->folders = have > 0;
+    if (have > 0 && have < ni) {
+        for (int k = 0; k < ni; k++)
+            if (!folder[k]) { st = qr_errf(QR_ERR_INVALID, "--data %s: no folder for model input '%s' (hmct layout: one folder per "
+                                           "input, named after it, holding 0.npy, 1.npy, ...)", dir, out->input_names[k]); break; }
+    } else if (have == 0) {
+        if (ni != 1) st = qr_errf(QR_ERR_INVALID, "--data %s: the model has %d inputs, so the folder needs one sub-folder per input "
+                                  "named after it (hmct layout: %s/%s/0.npy, ...)", dir, ni, dir, ni ? out->input_names[0] : "?");
+        else folder[0] = out->dir;
+    }
+    const char **files = NULL;
+    int nf = 0;
+    if (st == QR_OK) st = qr__ax_list_npy(ar, folder[0], &files, &nf);
+    if (st == QR_OK && nf == 0) st = qr_errf(QR_ERR_INVALID, "--data %s: no .npy files in '%s'", dir, folder[0]);
+    out->n_total = nf;
+    int n = num_steps > 0 ? QR_MIN(num_steps, nf) : nf;
+    out->samples = st == QR_OK ? qr_arena_array(ar, (size_t)n + 1, sizeof *out->samples) : NULL;
+    if (st == QR_OK && !out->samples) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    double worst_bad = -INFINITY;
+    for (int s = 0; st == QR_OK && s < n; s++) {
+        const char *path = NULL;
+        for (int k = 0; st == QR_OK && k < ni; k++) {
+            path = qr_arena_printf(ar, "%s/%s", folder[k], files[s]);
+            st = qr_npy_read(path, &cur[k]);
+            if (st == QR_OK) st = qr_graph_check_input(b, k, &cur[k]);
+            if (st != QR_OK) st = qr_err_wrap(st, "bad-case search: %s", path ? path : files[s]);
+        }
+        if (st != QR_OK) break;
+        QrBadcaseSample *smp = &out->samples[out->n];
+        smp->file = files[s];
+        st = qr__ax_run_sample(b, a, cur, &smp->m);
+        if (st != QR_OK) { st = qr_err_wrap(st, "bad-case search: sample '%s'", files[s]); break; }
+        double bad = qr_metric_badness(&smp->m, metric);
+        if (out->worst < 0 || bad > worst_bad) {
+            worst_bad = bad;
+            out->worst = out->n;
+            for (int k = 0; k < ni; k++) { qr_tensor_free_data(&out->inputs[k]); out->inputs[k] = cur[k]; memset(&cur[k], 0, sizeof cur[k]); }
+        }
+        for (int k = 0; k < ni; k++) qr_tensor_free_data(&cur[k]);
+        out->n++;
+    }
+    if (st == QR_OK && out->worst >= 0) st = qr__ax_fit_shapes(b, a, out->inputs);
+    if (cur) for (int k = 0; k < ni; k++) qr_tensor_free_data(&cur[k]);
+    free(cur);
+    if (st != QR_OK) qr_badcase_free(out);
+    return st;
+}
+
+static void qr_badcase_free(QrBadcase *bc) {
+    if (bc->inputs) for (int k = 0; k < bc->n_inputs; k++) qr_tensor_free_data(&bc->inputs[k]);
+    free(bc->inputs);
+    qr_arena_free(&bc->arena);
+    memset(bc, 0, sizeof *bc);
+}
+
+/* ==== output ======================================================================== */
+
+static QrStatus qr__ax_badcase_table(const QrBadcase *bc, bool csv, QrTable *t) {
+    static const char *const cols[] = { "index", "sample", "L1", "Cosine", "MSE", "KL", "SQNR", "nonfinite", "worst" };
+    QR_TRY(qr_table_init(t, QR_ARRAY_LEN(cols), cols));
+    for (int k = 0; k < bc->n; k++) {
+        const QrBadcaseSample *s = &bc->samples[k];
+        int row;
+        QR_TRY(qr_table_add_row(t, &row));
+        qr_table_setf(t, row, 0, "%d", k);
+        qr_table_set(t, row, 1, s->file);
+        double v[] = { s->m.l1, s->m.cosine, s->m.mse, s->m.kl, s->m.sqnr };
+        for (int j = 0; j < 5; j++) QR_TRY(qr__ax_num(t, row, 2 + j, v[j], csv));
+        qr_table_setf(t, row, 7, "%lld", (long long)s->m.n_nonfinite);
+        qr_table_set(t, row, 8, k == bc->worst ? "yes" : "");
+    }
+    return QR_OK;
+}
+
+static QrStatus qr_badcase_write(const QrBadcase *bc, const char *dir) {
+    QrArena a = {0};
+    QrStatus st = QR_OK;
+    if (bc->worst < 0) return qr_errf(QR_ERR_INVALID, "bad-case search evaluated no sample");
+    for (int k = 0; st == QR_OK && k < bc->n_inputs; k++) {
+        char safe[512];
+        qr__ax_safe_name(safe, sizeof safe, bc->input_names[k]);
+        const char *p = bc->n_inputs == 1 ? qr_arena_printf(&a, "%s/badcase.npy", dir)
+                                          : qr_arena_printf(&a, "%s/badcase_%s.npy", dir, safe);
+        st = p ? qr_npy_write(p, &bc->inputs[k]) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    QrTable tt = {0}, tc = {0};
+    if (st == QR_OK) st = qr__ax_badcase_table(bc, false, &tt);
+    if (st == QR_OK) st = qr__ax_badcase_table(bc, true, &tc);
+    if (st == QR_OK) {
+        const QrBadcaseSample *w = &bc->samples[bc->worst];
+        char *head = qr_arena_printf(&a, "Bad-case search over %s (%s layout): %d of %d sample%s, metric %s at the model "
+                                     "output(s), baseline vs analysis.\nWorst: sample %d ('%s'), %s %.7g, Cosine %.7f -> %s.\n\n",
+                                     bc->dir, bc->folders ? "one folder per input" : "flat", bc->n, bc->n_total,
+                                     bc->n_total == 1 ? "" : "s", qr_metric_name(bc->metric), bc->worst, w->file,
+                                     qr_metric_name(bc->metric), qr_metric_get(&w->m, bc->metric), w->m.cosine,
+                                     bc->n_inputs == 1 ? "badcase.npy" : "badcase_<input>.npy");
+        st = head ? qr__ax_write_tables(&tt, &tc, head, NULL, dir, "badcase_list") : qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    qr_table_free(&tt);
+    qr_table_free(&tc);
+    qr_arena_free(&a);
+    return st;
+}

@@ -1,0 +1,366 @@
+/* analysis/dist — implementation. See dist.h.
+ *
+ * Map: the core on two arrays (histograms, channel boxes) · resolving requests (sens
+ * ranking or names) to values · one twin run that captures the analysis values. */
+
+/* ==== core ========================================================================= */
+
+/* Quantile with numpy's default (linear interpolation between closest ranks) of sorted a[0..n). */
+static double qr__ax_quantile(const double *a, int64_t n, double q) {
+    if (n <= 0) return NAN;
+    double pos = q * (double)(n - 1);
+    int64_t lo = (int64_t)floor(pos);
+    if (lo >= n - 1) return a[n - 1];
+    return a[lo] + (a[lo + 1] - a[lo]) * (pos - (double)lo);
+}
+
+/* Histogram edges for [lo, hi]; an empty or single-valued range is widened around its value. */
+static void qr__ax_edges(double *lo, double *hi) {
+    if (!(*lo <= *hi)) { *lo = -0.5; *hi = 0.5; return; }
+    if (*lo == *hi) {
+        double w = *lo != 0 ? 0.5 * fabs(*lo) : 0.5;
+        *lo -= w;
+        *hi += w;
+    }
+}
+
+static inline int qr__ax_bin(double v, double lo, double hi, int n_bins) {
+    int k = (int)((v - lo) / (hi - lo) * n_bins);
+    return k < 0 ? 0 : k >= n_bins ? n_bins - 1 : k;
+}
+
+static QrStatus qr_dist_compute(QrArena *a, const float *x, const float *y, int rank, const int64_t *dims, int ch_axis,
+                                int n_bins, QrDist *d) {
+    if (!y) y = x;
+    if (n_bins <= 0) n_bins = QR_DIST_BINS;
+    int64_t n = 1;
+    for (int k = 0; k < rank; k++) n *= dims[k];
+    d->rank = rank;
+    memcpy(d->dims, dims, (size_t)rank * sizeof(int64_t));
+    d->n_bins = n_bins;
+    d->h_base = qr_arena_array(a, (size_t)n_bins, sizeof(int64_t));
+    d->h_anal = qr_arena_array(a, (size_t)n_bins, sizeof(int64_t));
+    d->h_err = qr_arena_array(a, (size_t)n_bins, sizeof(int64_t));
+    if (!d->h_base || !d->h_anal || !d->h_err) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    double lo = INFINITY, hi = -INFINITY, elo = INFINITY, ehi = -INFINITY;
+    d->n = d->n_nonfinite = 0;
+    d->absmax_base = d->absmax_anal = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double xv = x[i], yv = y[i];
+        if (!isfinite(xv) || !isfinite(yv)) { d->n_nonfinite++; continue; }
+        d->n++;
+        lo = QR_MIN(lo, QR_MIN(xv, yv));
+        hi = QR_MAX(hi, QR_MAX(xv, yv));
+        elo = QR_MIN(elo, yv - xv);
+        ehi = QR_MAX(ehi, yv - xv);
+        d->absmax_base = QR_MAX(d->absmax_base, fabs(xv));
+        d->absmax_anal = QR_MAX(d->absmax_anal, fabs(yv));
+    }
+    qr__ax_edges(&lo, &hi);
+    qr__ax_edges(&elo, &ehi);
+    d->lo = lo; d->hi = hi; d->err_lo = elo; d->err_hi = ehi;
+    for (int64_t i = 0; i < n; i++) {
+        double xv = x[i], yv = y[i];
+        if (!isfinite(xv) || !isfinite(yv)) continue;
+        d->h_base[qr__ax_bin(xv, lo, hi, n_bins)]++;
+        d->h_anal[qr__ax_bin(yv, lo, hi, n_bins)]++;
+        d->h_err[qr__ax_bin(yv - xv, elo, ehi, n_bins)]++;
+    }
+    /* Per-channel boxes of the baseline values. */
+    if (ch_axis >= rank) ch_axis = -1;
+    int64_t nch = ch_axis >= 0 ? dims[ch_axis] : 1, inner = 1;
+    for (int k = ch_axis + 1; ch_axis >= 0 && k < rank; k++) inner *= dims[k];
+    if (ch_axis < 0) inner = n;
+    d->ch_axis = ch_axis;
+    d->n_ch = (int)nch;
+    d->n_outlier = 0;
+    d->ch = qr_arena_array(a, (size_t)nch + 1, sizeof(QrChannelBox));
+    int64_t per = nch > 0 ? n / nch : 0;
+    double *buf = malloc(((size_t)per + 1) * sizeof(double)), *am = malloc(((size_t)nch + 1) * sizeof(double));
+    if (!d->ch || !buf || !am) { free(buf); free(am); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    for (int64_t c = 0; c < nch; c++) {
+        int64_t m = 0;
+        double sum = 0;
+        for (int64_t o = 0; o < n / (nch * inner); o++)
+            for (int64_t j = 0; j < inner; j++) {
+                double v = x[(o * nch + c) * inner + j];
+                if (isfinite(v)) { buf[m++] = v; sum += v; }
+            }
+        QrChannelBox *b = &d->ch[c];
+        qsort(buf, (size_t)m, sizeof *buf, qr__ax_cmp_double);
+        b->min = m ? buf[0] : NAN;
+        b->max = m ? buf[m - 1] : NAN;
+        b->q1 = qr__ax_quantile(buf, m, 0.25);
+        b->median = qr__ax_quantile(buf, m, 0.5);
+        b->q3 = qr__ax_quantile(buf, m, 0.75);
+        b->mean = m ? sum / (double)m : NAN;
+        b->absmax = m ? QR_MAX(fabs(b->min), fabs(b->max)) : 0;
+        am[c] = b->absmax;
+    }
+    if (nch > 1) {
+        double *tmp = malloc(((size_t)nch + 1) * sizeof(double));
+        if (!tmp) { free(buf); free(am); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        memcpy(tmp, am, (size_t)nch * sizeof(double));
+        double lim = qr__ax_outlier_limit(am, nch, qr__ax_median(tmp, nch), QR_OUTLIER_K);
+        for (int64_t c = 0; c < nch; c++)
+            if (am[c] > lim) { d->ch[c].outlier = true; d->n_outlier++; }
+        free(tmp);
+    }
+    free(buf);
+    free(am);
+    return QR_OK;
+}
+
+/* ==== requests ===================================================================== */
+
+typedef struct QrAxReq {
+    bool weight;
+    int q;                   /* quantizer (weights: required; activations: -1 when none) */
+    int match;               /* activations: match index, or -1 for a graph input */
+    int input;               /* activations without a match: graph input index */
+    int value;               /* activations: twin value captured from the analysis run */
+    const char *name, *node;
+} QrAxReq;
+
+typedef struct QrAxReqs { QrAxReq r[256]; int n; } QrAxReqs;
+
+static bool qr__ax_req_has(const QrAxReqs *rs, bool weight, int q, int match) {
+    for (int k = 0; k < rs->n; k++)
+        if (rs->r[k].weight == weight && (weight ? rs->r[k].q == q : (rs->r[k].match == match && rs->r[k].q == q))) return true;
+    return false;
+}
+
+/* Analysis node name of a twin node. */
+static const char *qr__ax_node_name(const QrSession *s, int twin_node) {
+    if (twin_node < 0) return "";
+    int src = s->tw.origin[twin_node];
+    return src >= 0 ? s->a->nodes[src].name : s->tw.g.nodes[twin_node].name;
+}
+
+/* Match whose visible value is v, -1 if none. */
+static int qr__ax_match_of_value(const QrSession *s, int v) {
+    for (int i = 0; i < s->m.n; i++) if (v >= 0 && s->vis[i] == v) return i;
+    return -1;
+}
+
+/* Activation quantizer whose DequantizeLinear output is v, -1 if none. */
+static int qr__ax_act_quant_of(const QrSession *s, int v) {
+    int q = v >= 0 ? s->qt.by_value[v] : -1;
+    return q >= 0 && s->qt.q[q].kind == QR_QK_ACTIVATION && s->qt.q[q].out_value == v ? q : -1;
+}
+
+static bool qr__ax_add_match(const QrSession *s, QrAxReqs *rs, int i) {
+    if (rs->n == QR_ARRAY_LEN(rs->r) || s->vis[i] < 0) return false;
+    int q = qr__ax_act_quant_of(s, s->vis[i]);
+    if (qr__ax_req_has(rs, false, q, i)) return true;
+    const QrMatch *mm = &s->m.m[i];
+    rs->r[rs->n++] = (QrAxReq){ false, q, i, -1, s->vis[i], s->b->values[mm->b_value].name, s->a->nodes[mm->a_node].name };
+    return true;
+}
+
+/* Adds the request for quantizer q; returns false with a note when it has no data. */
+static bool qr__ax_add_quant(const QrSession *s, QrAxReqs *rs, int qi, QrDistSet *out) {
+    const QrQuantizer *q = &s->qt.q[qi];
+    const QrGraph *g = &s->tw.g;
+    if (rs->n == QR_ARRAY_LEN(rs->r)) return false;
+    if (q->kind == QR_QK_WEIGHT) {
+        if (qr__ax_req_has(rs, true, qi, -1)) return true;
+        const char *nm = q->float_value >= 0 ? g->values[q->float_value].name : g->values[q->int_value].name;
+        if (s->fw[qi]) { const char *b = qr__ax_base_name(s->b, s->fw[qi]); if (b) nm = b; }
+        rs->r[rs->n++] = (QrAxReq){ true, qi, -1, -1, -1, nm, qr__ax_node_name(s, q->owner) };
+        return true;
+    }
+    if (q->kind != QR_QK_ACTIVATION || q->out_value < 0) {
+        if (!out->note[0]) snprintf(out->note, sizeof out->note, "quantizer on '%s' has no dequantized value",
+                                    g->values[q->int_value].name);
+        return false;
+    }
+    int i = qr__ax_match_of_value(s, q->out_value);
+    if (i >= 0) {
+        if (qr__ax_req_has(rs, false, qi, i)) return true;
+        const QrMatch *mm = &s->m.m[i];
+        rs->r[rs->n++] = (QrAxReq){ false, qi, i, -1, q->out_value, s->b->values[mm->b_value].name, s->a->nodes[mm->a_node].name };
+        return true;
+    }
+    for (int k = 0; k < g->n_inputs; k++)
+        if (g->inputs[k] == q->float_value) {
+            rs->r[rs->n++] = (QrAxReq){ false, qi, -1, k, q->out_value, g->values[q->float_value].name, "" };
+            return true;
+        }
+    if (!out->note[0])
+        snprintf(out->note, sizeof out->note, "activation '%s' has no baseline counterpart", g->values[q->out_value].name);
+    return false;
+}
+
+/* Resolves one user-given name (see dist.h). */
+static QrStatus qr__ax_add_name(const QrSession *s, QrAxReqs *rs, const char *name, QrDistSet *out) {
+    const QrGraph *g = &s->tw.g;
+    if (rs->n == QR_ARRAY_LEN(rs->r))
+        return qr_errf(QR_ERR_INVALID, "--plot-nodes: more than %d values requested", QR_ARRAY_LEN(rs->r));
+    for (int i = 0; i < s->m.n; i++) {
+        const QrMatch *mm = &s->m.m[i];
+        if (!strcmp(s->b->nodes[mm->b_node].name, name) || (mm->a_node >= 0 && !strcmp(s->a->nodes[mm->a_node].name, name))) {
+            if (qr__ax_add_match(s, rs, i)) return QR_OK;
+        }
+    }
+    for (int n = 0; n < g->n_nodes; n++) {
+        if (strcmp(g->nodes[n].name, name)) continue;
+        bool any = false;
+        for (int qi = 0; qi < s->qt.n; qi++)
+            if (s->qt.q[qi].owner == n && s->qt.q[qi].kind != QR_QK_BIAS) any |= qr__ax_add_quant(s, rs, qi, out);
+        if (any) return QR_OK;
+    }
+    int v = qr_graph_find(g, name);
+    for (int qi = 0; v >= 0 && qi < s->qt.n; qi++) {
+        const QrQuantizer *q = &s->qt.q[qi];
+        if (q->kind != QR_QK_BIAS && (q->float_value == v || q->int_value == v || q->out_value == v) &&
+            qr__ax_add_quant(s, rs, qi, out)) return QR_OK;
+    }
+    int vb = qr_graph_find(s->b, name);
+    for (int i = 0; vb >= 0 && i < s->m.n; i++)
+        if (s->m.m[i].b_value == vb && qr__ax_add_match(s, rs, i)) return QR_OK;
+    for (int qi = 0; vb >= 0 && qi < s->qt.n; qi++)
+        if (s->fw[qi] == &s->b->values[vb].t && qr__ax_add_quant(s, rs, qi, out)) return QR_OK;
+    return qr_errf(QR_ERR_INVALID, "--plot-nodes: '%s' is no node, weight or value of %s or %s (or has no data to plot)",
+                   name, s->b->path ? s->b->path : "the baseline", s->a->path ? s->a->path : "the analysis model");
+}
+
+/* Row indices of sens, most sensitive first whatever the --reverse of the listing: largest
+ * badness first for one-on rows, smallest first for off-one rows (keeping that node in high
+ * precision helps most). Ties keep the listing order. idx has sens->n entries. */
+static const QrSensResult *qr__ax_order_sens;
+static int qr__ax_order_cmp(const void *pa, const void *pb) {
+    int a = *(const int *)pa, b = *(const int *)pb;
+    const QrSensResult *r = qr__ax_order_sens;
+    double x = qr_metric_badness(&r->rows[a].m, r->opts.metric), y = qr_metric_badness(&r->rows[b].m, r->opts.metric);
+    if (r->opts.off_one) { x = -x; y = -y; }
+    return x > y ? -1 : x < y ? 1 : a - b;
+}
+
+static void qr__ax_sens_order(const QrSensResult *sens, int *idx) {
+    for (int k = 0; k < sens->n; k++) idx[k] = k;
+    qr__ax_order_sens = sens;
+    if (sens->n > 1) qsort(idx, (size_t)sens->n, sizeof *idx, qr__ax_order_cmp);
+    qr__ax_order_sens = NULL;
+}
+
+/* The top QR_DIST_TOPK weights and activations of a sensitivity ranking. */
+static QrStatus qr__ax_add_sens(const QrSession *s, QrAxReqs *rs, const QrSensResult *sens, QrDistSet *out) {
+    int nw = 0, na = 0;
+    int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
+    if (!idx) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    qr__ax_sens_order(sens, idx);
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < sens->n; k++) {
+            const QrSensRow *row = &sens->rows[idx[k]];
+            if ((row->type == QR_SENS_BOTH) != (pass == 1)) continue;
+            for (int j = 0; j < row->n_q; j++) {
+                int qi = row->q[j];
+                bool w = s->qt.q[qi].kind == QR_QK_WEIGHT;
+                if ((w ? nw : na) >= QR_DIST_TOPK) continue;
+                if (qr__ax_req_has(rs, w, qi, w ? -1 : qr__ax_match_of_value(s, s->qt.q[qi].out_value))) continue;
+                if (qr__ax_add_quant(s, rs, qi, out)) { if (w) nw++; else na++; }
+                else out->n_skipped++;
+            }
+        }
+    free(idx);
+    return QR_OK;
+}
+
+/* ==== analysis run ================================================================= */
+
+typedef struct QrAxCapture { const QrSession *s; const QrAxReqs *rs; QrTensor *vals; } QrAxCapture;
+
+static QrStatus qr__ax_capture_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QrAxCapture *c = user;
+    QR_UNUSED(g);
+    QR_UNUSED(node);
+    for (int k = 0; k < c->rs->n; k++) {
+        const QrAxReq *r = &c->rs->r[k];
+        if (r->weight || r->value != value || c->vals[k].data) continue;
+        if (r->match >= 0) QR_TRY(qr_session_visible_f32(c->s, r->match, t, &c->vals[k]));
+        else QR_TRY(qr_tensor_to_f32(t, &c->vals[k]));
+    }
+    return QR_OK;
+}
+
+static QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
+                                int n_bins, QrDistSet *out) {
+    memset(out, 0, sizeof *out);
+    QR_TRY(qr_session_run_baseline(s));
+    QrAxReqs *rs = calloc(1, sizeof *rs);
+    if (!rs) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus st = QR_OK;
+    if (n_names > 0) for (int k = 0; st == QR_OK && k < n_names; k++) st = qr__ax_add_name(s, rs, names[k], out);
+    else if (sens) st = qr__ax_add_sens(s, rs, sens, out);
+    QrTensor *vals = calloc((size_t)rs->n + 1, sizeof(QrTensor));
+    out->d = qr_arena_array(&out->arena, (size_t)rs->n + 1, sizeof(QrDist));
+    if (st == QR_OK && (!vals || !out->d)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    bool need_run = false;
+    for (int k = 0; k < rs->n; k++) need_run |= !rs->r[k].weight;
+    if (st == QR_OK && need_run) {
+        QrOverrides ov = {0};
+        st = qr_session_overrides_alloc(s, &ov);
+        if (st == QR_OK) {
+            qr_session_overrides(s, NULL, &ov);
+            QrAxCapture cap = { s, rs, vals };
+            QrRunOpts ro = qr_session_run_opts(&ov, qr__ax_capture_tap, &cap);
+            st = qr_run(&s->tw.g, s->inputs, &ro, NULL);
+            if (st != QR_OK) st = qr_err_wrap(st, "distributions: running the analysis model");
+        }
+        qr_session_overrides_free(&ov);
+    }
+    for (int k = 0; st == QR_OK && k < rs->n; k++) {
+        const QrAxReq *r = &rs->r[k];
+        QrDist *d = &out->d[out->n];
+        memset(d, 0, sizeof *d);
+        d->name = qr_arena_strdup(&out->arena, r->name);
+        d->node = qr_arena_strdup(&out->arena, r->node);
+        d->is_weight = r->weight;
+        d->q = r->q;
+        d->clip_lo = d->clip_hi = d->threshold = NAN;
+        if (r->weight) {
+            QrAxWData wd;
+            st = qr__ax_wdata(s, r->q, &wd);
+            if (st != QR_OK) break;
+            if (!wd.ok) {
+                out->n_skipped++;
+                if (!out->note[0]) snprintf(out->note, sizeof out->note, "weight '%s' has no constant data/scale", r->name);
+                qr__ax_wdata_free(&wd);
+                continue;
+            }
+            int ax = qr_weight_channel_axis(&s->tw.g, &s->qt.q[r->q], wd.shape->rank);
+            st = qr_dist_compute(&out->arena, wd.x, wd.y, wd.shape->rank, wd.shape->dims, ax, n_bins, d);
+            d->clip_lo = wd.clip_lo;
+            d->clip_hi = wd.clip_hi;
+            qr__ax_wdata_free(&wd);
+        } else {
+            const QrTensor *x = r->match >= 0 ? &s->base[r->match] : &s->inputs[r->input];
+            QrTensor xf = {0};
+            const QrTensor *y = &vals[k];
+            if (!x->data || !y->data || x->numel != y->numel) {
+                out->n_skipped++;
+                if (!out->note[0]) snprintf(out->note, sizeof out->note, "value '%s' was not computed by both models", r->name);
+                continue;
+            }
+            st = qr_tensor_to_f32(x, &xf);
+            if (st == QR_OK)
+                st = qr_dist_compute(&out->arena, xf.data, y->data, xf.rank, xf.dims, xf.rank >= 2 ? 1 : -1, n_bins, d);
+            qr_tensor_free_data(&xf);
+            if (st == QR_OK && r->q >= 0) qr__ax_clip_range(&s->tw.g, &s->qt.q[r->q], &d->clip_lo, &d->clip_hi);
+        }
+        if (st != QR_OK) break;
+        if (d->clip_hi == d->clip_hi) d->threshold = d->clip_hi > 0 ? d->clip_hi : -d->clip_lo;
+        out->n++;
+    }
+    if (vals) for (int k = 0; k < rs->n; k++) qr_tensor_free_data(&vals[k]);
+    free(vals);
+    free(rs);
+    if (st != QR_OK) qr_dist_free(out);
+    return st;
+}
+
+static void qr_dist_free(QrDistSet *ds) {
+    qr_arena_free(&ds->arena);
+    memset(ds, 0, sizeof *ds);
+}

@@ -1,0 +1,344 @@
+/* analysis/weights — implementation. See weights.h.
+ *
+ * Map: shared fake-quant helpers (parameter index, channel axis, numbers) · per-weight
+ * comparison · weight_comparison.txt/.csv. */
+
+/* ==== shared helpers (weights, dist, advisor, what-if) ============================== */
+
+static int64_t qr_quant_param_index(int rank, const int64_t *dims, int axis, int block_size, int64_t n_params, int64_t i) {
+    if (n_params <= 1 || rank == 0) return 0;
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return 0;
+    int64_t inner = 1;
+    for (int d = axis + 1; d < rank; d++) inner *= dims[d];
+    int64_t len = dims[axis], k = (i / inner) % len;
+    if (block_size <= 0) return k;
+    int64_t nblk = 1 + (len - 1) / block_size, o = i / (inner * len), n = i % inner;
+    return o * nblk * inner + (k / block_size) * inner + n;
+}
+
+static int qr_weight_channel_axis(const QrGraph *g, const QrQuantizer *q, int rank) {
+    if (rank <= 1) return 0;
+    if (q->n_scales > 1) {
+        int a = q->axis < 0 ? q->axis + rank : q->axis;
+        return a >= 0 && a < rank ? a : 0;
+    }
+    if (q->owner >= 0 && rank == 2) {
+        const QrNode *n = &g->nodes[q->owner];
+        if (!strcmp(n->op_type, "MatMul") && q->owner_input == 1) return 1;
+        if (!strcmp(n->op_type, "Gemm") && q->owner_input == 1 && !qr_attr_int(n, "transB", 0)) return 1;
+    }
+    return 0;
+}
+
+static int qr__ax_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* Median of v[0..n) (sorts v in place); NAN for n = 0. */
+static double qr__ax_median(double *v, int64_t n) {
+    if (n <= 0) return NAN;
+    qsort(v, (size_t)n, sizeof *v, qr__ax_cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Outlier limit for channel abs-maxima: k × median, or k × mean when the median is 0. */
+static double qr__ax_outlier_limit(const double *absmax, int64_t n, double median, double k) {
+    if (median > 0) return k * median;
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += absmax[i];
+    return n ? k * s / (double)n : INFINITY;
+}
+
+/* %.7f in .txt, %.9g in .csv (REPORT.md); nan / inf / -inf spelled out. */
+static QrStatus qr__ax_num(QrTable *t, int row, int col, double v, bool csv) {
+    if (v != v) return qr_table_set(t, row, col, "nan");
+    if (isinf(v)) return qr_table_set(t, row, col, v > 0 ? "inf" : "-inf");
+    return csv ? qr_table_setf(t, row, col, "%.9g", v) : qr_table_setf(t, row, col, "%.7f", v);
+}
+
+/* Writes dir/<stem>.txt and dir/<stem>.csv from two tables with the same columns. */
+static QrStatus qr__ax_write_tables(const QrTable *txt_t, const QrTable *csv_t, const char *header, const char *footer,
+                                   const char *dir, const char *stem) {
+    char *txt = NULL, *csv = NULL;
+    size_t tl = 0, tc = 0, cl = 0, cc = 0;
+    QrStatus st = header ? qr_buf_printf(&txt, &tl, &tc, "%s", header) : QR_OK;
+    if (st == QR_OK) st = qr_table_render_txt(txt_t, NULL, NULL, &txt, &tl, &tc);
+    if (st == QR_OK && footer) st = qr_buf_printf(&txt, &tl, &tc, "%s", footer);
+    if (st == QR_OK) st = qr_table_render_csv(csv_t, NULL, &csv, &cl, &cc);
+    if (st == QR_OK) {
+        QrArena a = {0};
+        st = qr_file_write_atomic(qr_arena_printf(&a, "%s/%s.txt", dir, stem), txt, tl);
+        if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/%s.csv", dir, stem), csv, cl);
+        qr_arena_free(&a);
+    }
+    free(txt);
+    free(csv);
+    return st;
+}
+
+/* ==== per-weight comparison ======================================================== */
+
+/* Name of the baseline value whose tensor is t (NULL if t is not a baseline value). */
+static const char *qr__ax_base_name(const QrGraph *b, const QrTensor *t) {
+    for (int v = 0; v < b->n_values; v++)
+        if (&b->values[v].t == t) return b->values[v].name;
+    return NULL;
+}
+
+/* The real range a quantizer's grid covers, scale·(qmin−zp) .. scale·(qmax−zp), widest
+ * over its channels; NAN when the scale is not constant or the dtype has no integer range. */
+static void qr__ax_clip_range(const QrGraph *g, const QrQuantizer *q, double *lo_out, double *hi_out) {
+    const QrTensor *sc = q->scale_value >= 0 ? &g->values[q->scale_value].t : NULL;
+    const QrTensor *zp = q->zp_value >= 0 ? &g->values[q->zp_value].t : NULL;
+    QrQuantRange range;
+    *lo_out = *hi_out = NAN;
+    if (!sc || !sc->data || !qr_quant_range(q->dtype, &range)) return;
+    for (int64_t p = 0; p < sc->numel; p++) {
+        double s1 = qr_tensor_get_f64(sc, p), z = zp && zp->data ? (double)qr_tensor_get_i64(zp, zp->numel > 1 ? p : 0) : 0;
+        double lo = s1 * (range.lo - z), hi = s1 * (range.hi - z);
+        if (!(lo >= *lo_out)) *lo_out = lo;   /* also replaces the initial NAN */
+        if (!(hi <= *hi_out)) *hi_out = hi;
+    }
+}
+
+/* A weight quantizer's data as float arrays: x = the float weight (the dequantized
+ * weight when there is none), y = the dequantized quantized weight (the stored integers
+ * when there are, else the fake-quant of x), with the saturation / zero counts. x and y
+ * are malloc'd (free with qr__ax_wdata_free); ok = false when the quantizer cannot be
+ * evaluated (no data, dynamic scale, float8). */
+typedef struct QrAxWData {
+    const QrTensor *w, *iw, *shape;
+    QrFloatSrc src;
+    bool ok;
+    float *x, *y;
+    int64_t n, n_sat, n_zero, n_nonfinite, n_requant_diff;
+    double clip_lo, clip_hi;     /* widest real range of the quantization grid */
+} QrAxWData;
+
+static void qr__ax_wdata_free(QrAxWData *d) {
+    free(d->x);
+    free(d->y);
+    d->x = d->y = NULL;
+}
+
+static QrStatus qr__ax_wdata(const QrSession *s, int qi, QrAxWData *d) {
+    const QrGraph *g = &s->tw.g;
+    const QrQuantizer *q = &s->qt.q[qi];
+    memset(d, 0, sizeof *d);
+    d->clip_lo = d->clip_hi = NAN;
+    const QrTensor *sc = q->scale_value >= 0 ? &g->values[q->scale_value].t : NULL;
+    const QrTensor *zp = q->zp_value >= 0 ? &g->values[q->zp_value].t : NULL;
+    if (s->fw && s->fw[qi]) { d->w = s->fw[qi]; d->src = QR_FW_BASELINE; }
+    else if (q->float_value >= 0 && g->values[q->float_value].t.data && qr_dtype_is_float(g->values[q->float_value].t.dtype)) {
+        d->w = &g->values[q->float_value].t;
+        d->src = QR_FW_QAT;
+    }
+    if (q->int_value >= 0 && q->form != QR_QF_QDQ && g->values[q->int_value].t.data &&
+        !qr_dtype_is_float(g->values[q->int_value].t.dtype))
+        d->iw = &g->values[q->int_value].t;
+    d->shape = d->w ? d->w : d->iw;
+    if (!d->shape) return QR_OK;
+    d->n = d->shape->numel;
+    QrQuantRange range;
+    if (!sc || !sc->data || sc->numel < 1 || !qr_quant_range(q->dtype, &range) || (d->iw && d->iw->numel != d->n) || !d->n)
+        return QR_OK;
+    int64_t np = sc->numel, n = d->n;
+    d->x = malloc((size_t)n * sizeof(float) + 1);
+    d->y = malloc((size_t)n * sizeof(float) + 1);
+    if (!d->x || !d->y) { qr__ax_wdata_free(d); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    qr__ax_clip_range(g, q, &d->clip_lo, &d->clip_hi);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t p = qr_quant_param_index(d->shape->rank, d->shape->dims, q->axis, q->block_size, np, i);
+        float s1 = (float)qr_tensor_get_f64(sc, p);
+        int32_t z = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? p : 0) : 0;
+        int32_t qv = 0;
+        if (d->w) {
+            float xv = (float)qr_tensor_get_f64(d->w, i), dv = xv / s1;
+            d->x[i] = xv;
+            if (!isfinite(xv) || !isfinite(dv)) d->n_nonfinite++;
+            else {
+                float rd = rintf(dv);
+                if (rd + (float)z < (float)range.lo || rd + (float)z > (float)range.hi) d->n_sat++;
+            }
+            qv = qr_quant_quantize_f32(xv, s1, z, range);
+            if (xv != 0 && qv == z) d->n_zero++;
+        }
+        if (d->iw) {
+            int32_t stored = (int32_t)qr_tensor_get_i64(d->iw, i);
+            if (d->w && stored != qv) d->n_requant_diff++;
+            qv = stored;
+        }
+        d->y[i] = (float)(qv - z) * s1;
+        if (!d->w) d->x[i] = d->y[i];
+    }
+    d->ok = true;
+    return QR_OK;
+}
+
+/* Channel abs-maxima of x (rank/dims, along axis): largest, median, worst channel and
+ * the outliers above k × median. absmax (optional, n_ch entries) receives them. */
+typedef struct QrAxSpread { int n_ch; double max, median; int worst, n_outlier; } QrAxSpread;
+
+static QrStatus qr__ax_spread(const float *x, int rank, const int64_t *dims, int axis, double k, double *absmax_out,
+                              QrAxSpread *sp) {
+    int64_t n = 1, inner = 1, nch = rank ? dims[axis] : 1;
+    for (int d = 0; d < rank; d++) n *= dims[d];
+    for (int d = axis + 1; d < rank; d++) inner *= dims[d];
+    memset(sp, 0, sizeof *sp);
+    sp->worst = -1;
+    sp->max = sp->median = NAN;
+    if (nch <= 0 || n <= 0) return QR_OK;
+    double *am = calloc((size_t)nch + 1, sizeof(double)), *tmp = malloc(((size_t)nch + 1) * sizeof(double));
+    if (!am || !tmp) { free(am); free(tmp); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t c = (i / inner) % nch;
+        double a = fabs((double)x[i]);
+        if (a > am[c] && isfinite(a)) am[c] = a;
+    }
+    sp->n_ch = (int)nch;
+    sp->max = 0;
+    for (int64_t c = 0; c < nch; c++) {
+        tmp[c] = am[c];
+        if (sp->worst < 0 || am[c] > sp->max) { sp->max = am[c]; sp->worst = (int)c; }
+    }
+    sp->median = qr__ax_median(tmp, nch);
+    double lim = qr__ax_outlier_limit(am, nch, sp->median, k);
+    for (int64_t c = 0; c < nch && nch > 1; c++) if (am[c] > lim) sp->n_outlier++;
+    if (absmax_out) memcpy(absmax_out, am, (size_t)nch * sizeof(double));
+    free(am);
+    free(tmp);
+    return QR_OK;
+}
+
+/* Fills everything but the identification fields of row r for quantizer qi. */
+static QrStatus qr__ax_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
+    const QrQuantizer *q = &s->qt.q[qi];
+    QrAxWData d;
+    r->scale_min = q->scale_min;
+    r->scale_max = q->scale_max;
+    r->ch_worst = -1;
+    r->ch_absmax_max = r->ch_absmax_median = NAN;
+    QR_TRY(qr__ax_wdata(s, qi, &d));
+    r->src = d.src;
+    if (d.shape) {
+        r->rank = d.shape->rank;
+        memcpy(r->dims, d.shape->dims, sizeof r->dims);
+        r->n = d.n;
+    }
+    if (!d.ok) return QR_OK;
+    r->n_sat = d.n_sat;
+    r->n_zero = d.n_zero;
+    r->n_nonfinite = d.n_nonfinite;
+    r->n_requant_diff = d.n_requant_diff;
+    if (d.w) { qr_metrics_compute(d.x, d.y, d.n, &r->m); r->has_m = true; }
+    r->ch_axis = qr_weight_channel_axis(&s->tw.g, q, r->rank);
+    QrAxSpread sp;
+    QrStatus st = qr__ax_spread(d.x, r->rank, r->dims, r->ch_axis, QR_OUTLIER_K, NULL, &sp);
+    r->n_ch = sp.n_ch;
+    r->ch_absmax_max = sp.max;
+    r->ch_absmax_median = sp.median;
+    r->ch_worst = sp.worst;
+    r->n_outlier_ch = sp.n_outlier;
+    qr__ax_wdata_free(&d);
+    return st;
+}
+
+static QrStatus qr_weights_compare(const QrSession *s, QrWeightCmp *out) {
+    memset(out, 0, sizeof *out);
+    const QrGraph *g = &s->tw.g;
+    int cnt = 0;
+    for (int i = 0; i < s->qt.n; i++) cnt += s->qt.q[i].kind == QR_QK_WEIGHT;
+    out->rows = qr_arena_array(&out->arena, (size_t)cnt + 1, sizeof *out->rows);
+    if (!out->rows) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < s->qt.n; i++) {
+        const QrQuantizer *q = &s->qt.q[i];
+        if (q->kind != QR_QK_WEIGHT) continue;
+        QrWeightRow *r = &out->rows[out->n++];
+        r->q = i;
+        r->dtype = q->dtype;
+        r->axis = q->n_scales > 1 ? q->axis : -1;
+        r->block_size = q->block_size;
+        int src = q->owner >= 0 ? s->tw.origin[q->owner] : -1;
+        r->node = src >= 0 ? s->a->nodes[src].name : q->owner >= 0 ? g->nodes[q->owner].name : "";
+        r->op_type = src >= 0 ? s->a->nodes[src].op_type : q->owner >= 0 ? g->nodes[q->owner].op_type : "";
+        QrStatus st = qr__ax_weight_row(s, i, r);
+        if (r->axis < 0 && q->n_scales > 1 && r->rank) r->axis += r->rank;
+        if (st != QR_OK) { qr_weights_free(out); return qr_err_wrap(st, "weight comparison"); }
+        const char *nm = NULL;
+        if (r->src == QR_FW_BASELINE) nm = qr__ax_base_name(s->b, s->fw[i]);
+        else if (r->src == QR_FW_QAT) nm = g->values[q->float_value].name;
+        if (!nm && q->int_value >= 0) nm = g->values[q->int_value].name;
+        r->name = nm ? nm : "?";
+    }
+    return QR_OK;
+}
+
+static void qr_weights_free(QrWeightCmp *w) {
+    qr_arena_free(&w->arena);
+    memset(w, 0, sizeof *w);
+}
+
+/* ==== weight_comparison.txt / .csv ================================================= */
+
+static const char *qr__ax_src_name(QrFloatSrc s) {
+    return s == QR_FW_BASELINE ? "baseline" : s == QR_FW_QAT ? "qat" : "none";
+}
+
+static QrStatus qr__ax_weights_table(const QrWeightCmp *w, bool csv, QrTable *t) {
+    static const char *const cols[] = { "Index", "weight", "node", "op_type", "shape", "dtype", "axis", "SQNR", "Cosine",
+                                        "max_abs_err", "L1", "scale_min", "scale_max", "saturated", "rounded_to_zero",
+                                        "ch_absmax_ratio", "outlier_channels", "float_weight" };
+    QR_TRY(qr_table_init(t, QR_ARRAY_LEN(cols), cols));
+    for (int k = 0; k < w->n; k++) {
+        const QrWeightRow *r = &w->rows[k];
+        int row;
+        char shape[128];
+        QR_TRY(qr_table_add_row(t, &row));
+        qr_table_setf(t, row, 0, "%d", k);
+        qr_table_set(t, row, 1, r->name);
+        qr_table_set(t, row, 2, r->node);
+        qr_table_set(t, row, 3, r->op_type);
+        qr_table_set(t, row, 4, r->rank ? qr_shape_str(shape, sizeof shape, r->rank, r->dims) : "");
+        qr_table_set(t, row, 5, qr_dtype_name(r->dtype));
+        if (r->block_size) qr_table_setf(t, row, 6, "%d (block %d)", r->axis, r->block_size);
+        else qr_table_setf(t, row, 6, "%d", r->axis);
+        if (r->has_m) {
+            qr__ax_num(t, row, 7, r->m.sqnr, csv);
+            qr__ax_num(t, row, 8, r->m.cosine, csv);
+            qr__ax_num(t, row, 9, r->m.atol, csv);
+            qr__ax_num(t, row, 10, r->m.l1, csv);
+        }
+        qr__ax_num(t, row, 11, r->scale_min, csv);
+        qr__ax_num(t, row, 12, r->scale_max, csv);
+        if (r->has_m && r->n) {
+            qr__ax_num(t, row, 13, (double)r->n_sat / (double)r->n, csv);
+            qr__ax_num(t, row, 14, (double)r->n_zero / (double)r->n, csv);
+        }
+        if (r->n_ch > 0) {
+            qr__ax_num(t, row, 15, r->ch_absmax_median > 0 ? r->ch_absmax_max / r->ch_absmax_median : NAN, csv);
+            qr_table_setf(t, row, 16, "%d", r->n_outlier_ch);
+        }
+        qr_table_set(t, row, 17, qr__ax_src_name(r->src));
+    }
+    return QR_OK;
+}
+
+static QrStatus qr_weights_write(const QrSession *s, const QrWeightCmp *w, const char *dir) {
+    QrTable tt = {0}, tc = {0};
+    char head[2048];
+    snprintf(head, sizeof head,
+             "Weight comparison: float weight vs its quantized value, per quantized weight of %s\n"
+             "(float weight: the matched baseline weight of %s, or the float initializer a QuantizeLinear reads)\n"
+             "saturated = share of weights clipped at qmin/qmax; rounded_to_zero = share of non-zero weights that "
+             "quantize to the zero point;\nch_absmax_ratio = largest / median channel abs-max; outlier_channels = "
+             "channels above %.0f x the median.\n\n", s->a->path ? s->a->path : "", s->b->path ? s->b->path : "",
+             QR_OUTLIER_K);
+    QrStatus st = qr__ax_weights_table(w, false, &tt);
+    if (st == QR_OK) st = qr__ax_weights_table(w, true, &tc);
+    if (st == QR_OK) st = qr__ax_write_tables(&tt, &tc, head, NULL, dir, "weight_comparison");
+    qr_table_free(&tt);
+    qr_table_free(&tc);
+    return st;
+}

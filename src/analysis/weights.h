@@ -1,0 +1,66 @@
+/* analysis/weights — weight comparison (Numeric Suite's compare_weights): every
+ * quantized weight of the analysis model against its float weight, with the
+ * fake-quant error, scale range, saturation / round-to-zero shares and channel spread. */
+#ifndef QR_WEIGHTS_H
+#define QR_WEIGHTS_H
+
+/* Outlier channel: abs-max above QR_OUTLIER_K × the median channel abs-max
+ * (the mean of the channel abs-maxima when the median is 0). Shared with dist/advisor. */
+#define QR_OUTLIER_K 8.0
+
+typedef enum QrFloatSrc {
+    QR_FW_NONE,              /* integer weight without a float counterpart: only scales are reported */
+    QR_FW_BASELINE,          /* the matched baseline float weight (session->fw) */
+    QR_FW_QAT,               /* the float initializer a QuantizeLinear reads (QAT / fake-quant export) */
+} QrFloatSrc;
+
+typedef struct QrWeightRow {
+    int q;                   /* quantizer in session->qt */
+    const char *name;        /* float weight name (baseline or QAT), else the integer initializer's */
+    const char *node;        /* analysis node it feeds (source node of the twin owner) */
+    const char *op_type;
+    int rank;
+    int64_t dims[QR_MAX_RANK];
+    QrDType dtype;
+    int axis;                /* quantizer axis, -1 per-tensor */
+    int block_size;
+    QrFloatSrc src;
+    bool has_m;              /* metrics below are valid (a float weight exists) */
+    QrMetrics m;             /* x = float weight, y = dequantized quantized weight (SQNR, Cosine, Atol = max abs err) */
+    double scale_min, scale_max;
+    int64_t n;               /* elements */
+    int64_t n_sat;           /* round(w/scale)+zp outside [qmin, qmax]: clipped */
+    int64_t n_zero;          /* w != 0 but quantized to the zero point */
+    int64_t n_nonfinite;     /* NaN/Inf weights or scales */
+    int64_t n_requant_diff;  /* integer weights that differ from the quantization of the float weight */
+    int ch_axis;             /* channel axis used for the spread (quantizer axis, else the output-channel axis) */
+    int n_ch;
+    double ch_absmax_max, ch_absmax_median;   /* over channels of the float weight (or the dequantized one) */
+    int ch_worst;            /* channel with the largest abs-max */
+    int n_outlier_ch;        /* channels above QR_OUTLIER_K × median */
+} QrWeightRow;
+
+typedef struct QrWeightCmp {
+    QrArena arena;
+    int n;
+    QrWeightRow *rows;       /* in quantizer (topological) order */
+} QrWeightCmp;
+
+/* Compares every WEIGHT quantizer of session->qt. The quantized side is the stored
+ * integer weight dequantized when there is one (what the model computes with), else
+ * the fake-quant of the float weight (round half to even, saturate, float32 arithmetic
+ * as QuantizeLinear). Needs no model run. Rows live in out->arena. */
+static QrStatus qr_weights_compare(const QrSession *s, QrWeightCmp *out);
+static void qr_weights_free(QrWeightCmp *w);
+/* weight_comparison.txt/.csv into dir. */
+static QrStatus qr_weights_write(const QrSession *s, const QrWeightCmp *w, const char *dir);
+
+/* Fake-quant helpers shared by the analyses of this group (weights, dist, advisor, what-if).
+ * Parameter index of element i of a tensor with dims, per-tensor (n_params 1), per-axis
+ * or blocked (block_size > 0) along axis. */
+static int64_t qr_quant_param_index(int rank, const int64_t *dims, int axis, int block_size, int64_t n_params, int64_t i);
+/* Channel axis for a weight's spread: the quantizer axis when per-axis, else the output
+ * channels of its consumer (axis 1 for a MatMul / Gemm(transB=0) right operand, else 0). */
+static int qr_weight_channel_axis(const QrGraph *g, const QrQuantizer *q, int rank);
+
+#endif

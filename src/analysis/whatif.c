@@ -1,0 +1,508 @@
+/* analysis/whatif — implementation. See whatif.h.
+ *
+ * Map: JSON helpers · node ranking from the sensitivity rows · parameter groups and the
+ * private-parameter copy of the twin · 16-bit substitutes · runs · mixed_precision.json. */
+
+/* ==== JSON helpers (report/json) ===================================================== */
+
+static void qr__ax_js_metrics(QrJson *j, const char *key, const QrMetrics *m) {
+    qr_json_key(j, key);
+    qr_json_obj_begin(j);
+    qr_json_kv_num(j, "L1", m->l1);
+    qr_json_kv_num(j, "Cosine", m->cosine);
+    qr_json_kv_num(j, "MSE", m->mse);
+    qr_json_kv_num(j, "KL", m->kl);
+    qr_json_kv_num(j, "SQNR", m->sqnr);
+    qr_json_obj_end(j);
+}
+
+/* An array of strings (NULL entries written as null). */
+static void qr__ax_js_strs(QrJson *j, const char *key, const char *const *v, int n) {
+    qr_json_key(j, key);
+    qr_json_arr_begin(j);
+    for (int k = 0; k < n; k++) qr_json_str(j, v[k]);
+    qr_json_arr_end(j);
+}
+
+/* ==== ranking ======================================================================= */
+
+#define QR__AX_NODE_MAXQ 24
+
+typedef struct QrAxNode {
+    int node;                    /* twin node, -1 for a graph-input row */
+    const char *name;
+    int n_q;
+    int q[QR__AX_NODE_MAXQ];
+} QrAxNode;
+
+/* Distinct nodes of sens in the order of their most sensitive row (qr__ax_sens_order), each
+ * with the quantizers of all its rows. Returns the count (nodes malloc'd), -1 out of memory. */
+static int qr__ax_rank(const QrSensResult *sens, QrAxNode **out) {
+    QrAxNode *v = calloc((size_t)sens->n + 1, sizeof *v);
+    int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
+    int n = 0;
+    if (!v || !idx) { free(v); free(idx); *out = NULL; return -1; }
+    qr__ax_sens_order(sens, idx);
+    for (int k = 0; k < sens->n; k++) {
+        const QrSensRow *row = &sens->rows[idx[k]];
+        int e = -1;
+        for (int j = 0; j < n && e < 0; j++)
+            if (v[j].node == row->node && (row->node >= 0 || !strcmp(v[j].name, row->name))) e = j;
+        if (e < 0) { e = n++; v[e].node = row->node; v[e].name = row->name; }
+        for (int a = 0; a < row->n_q; a++) {
+            bool dup = false;
+            for (int b = 0; b < v[e].n_q; b++) dup |= v[e].q[b] == row->q[a];
+            if (!dup && v[e].n_q < QR__AX_NODE_MAXQ) v[e].q[v[e].n_q++] = row->q[a];
+        }
+    }
+    free(idx);
+    *out = v;
+    return n;
+}
+
+/* ==== parameter groups and the private-parameter graph ================================== */
+
+/* Promotions substitute scale / zero-point / integer-weight values. So that one quantizer can
+ * change without touching others that happen to read the same value (torch's deduplicated
+ * zero points, a scale also read by an integer-op Mul), the what-if runs a copy of the twin in
+ * which each promotable quantizer's Q/DQ nodes read private copies of these values (same data,
+ * borrowed). Quantizers whose Q/DQ nodes read the same *scale* value are tied, as ONNX
+ * Runtime ties MaxPool's output to its input, and are promoted together. */
+typedef struct QrAxGroups {
+    QrGraph pg;                  /* the twin with private parameter values (value/node indices of the twin kept) */
+    bool have_pg;
+    int *parent;                 /* union-find over quantizers (shared scale value) */
+    const char **why;            /* per quantizer: why it cannot be promoted (NULL = it can; such
+                                  * quantizers are never in a group with promotable ones) */
+    int *pscale, *pzp, *pint;    /* per quantizer: private values in pg (-1 = none) */
+} QrAxGroups;
+
+static int qr__ax_root(int *p, int i) {
+    while (p[i] != i) { p[i] = p[p[i]]; i = p[i]; }
+    return i;
+}
+
+static bool qr__ax_16(QrDType dt, QrDType *out, QrQuantRange *r8, QrQuantRange *r16) {
+    if (!qr_quant_range(dt, r8)) return false;
+    bool sgn = dt == QR_DT_S8 || dt == QR_DT_S4 || dt == QR_DT_S2;
+    if (!sgn && dt != QR_DT_U8 && dt != QR_DT_U4 && dt != QR_DT_U2) return false;
+    *out = sgn ? QR_DT_S16 : QR_DT_U16;
+    qr_quant_range(*out, r16);
+    return true;
+}
+
+static bool qr__ax_const(const QrGraph *g, int v) { return v >= 0 && g->values[v].t.data != NULL; }
+
+/* A private initializer in pg holding (borrowing) the data of value v of g (an
+ * initializer or a value folded during g's shape inference). */
+static QrStatus qr__ax_private(const QrGraph *g, QrGraph *pg, int v, int *out) {
+    const char *name = qr_graph_fresh_name(pg, g->values[v].name);
+    if (!name) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QR_TRY(qr_graph_value(pg, name, out));
+    QrValue *d = &pg->values[*out];
+    d->t = g->values[v].t;
+    d->t.owned = false;
+    d->is_init = d->is_const = true;
+    return QR_OK;
+}
+
+static void qr__ax_groups_free(QrAxGroups *gr) {
+    if (gr->have_pg) qr_graph_free(&gr->pg);
+    gr->have_pg = false;
+}
+
+static QrStatus qr__ax_groups(const QrSession *s, QrArena *a, QrAxGroups *gr) {
+    const QrGraph *g = &s->tw.g;
+    int nq = s->qt.n;
+    memset(gr, 0, sizeof *gr);
+    gr->parent = qr_arena_array(a, (size_t)nq + 1, sizeof(int));
+    gr->why = qr_arena_array(a, (size_t)nq + 1, sizeof(char *));
+    gr->pscale = qr_arena_array(a, (size_t)nq + 1, sizeof(int));
+    gr->pzp = qr_arena_array(a, (size_t)nq + 1, sizeof(int));
+    gr->pint = qr_arena_array(a, (size_t)nq + 1, sizeof(int));
+    int *qnode = malloc(((size_t)g->n_nodes + 1) * sizeof(int));
+    if (!gr->parent || !gr->why || !gr->pscale || !gr->pzp || !gr->pint || !qnode) {
+        free(qnode);
+        return qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    for (int n = 0; n < g->n_nodes; n++) qnode[n] = -1;
+    for (int i = 0; i < nq; i++) {
+        const QrQuantizer *q = &s->qt.q[i];
+        gr->parent[i] = i;
+        gr->pscale[i] = gr->pzp[i] = gr->pint[i] = -1;
+        QrDType d16;
+        QrQuantRange r8, r16;
+        if (q->kind == QR_QK_BIAS) gr->why[i] = "bias (int32)";
+        else if (q->form != QR_QF_QDQ && q->form != QR_QF_DQ_INIT)
+            gr->why[i] = qr_arena_printf(a, "%s quantizer", qr_quant_form_name(q->form));
+        else if (!qr__ax_const(g, q->scale_value) || !qr__ax_const(g, q->zp_value))
+            gr->why[i] = "no constant scale and zero point";
+        else if (g->values[q->scale_value].t.dtype != QR_DT_F32) gr->why[i] = "scale is not float32";
+        else if (!qr__ax_16(q->dtype, &d16, &r8, &r16)) gr->why[i] = qr_arena_printf(a, "already %s", qr_dtype_name(q->dtype));
+        else if (q->form == QR_QF_DQ_INIT && !s->fw[i]) gr->why[i] = "integer weight without a float counterpart";
+        if (gr->why[i]) continue;
+        if (q->q_node >= 0) qnode[q->q_node] = i;
+        for (int d = 0; d < q->n_dq; d++) qnode[q->dq_nodes[d]] = i;
+        for (int j = 0; j < i; j++)
+            if (!gr->why[j] && s->qt.q[j].scale_value == q->scale_value) {
+                int r1 = qr__ax_root(gr->parent, i), r2 = qr__ax_root(gr->parent, j);
+                if (r1 != r2) gr->parent[r1] = r2;
+            }
+    }
+    /* The copy: same values (plus private ones) and the same nodes in the same order. */
+    QrStatus st = qr_graph_clone_values(g, &gr->pg, g->n_nodes + 1);
+    gr->have_pg = st == QR_OK;
+    for (int i = 0; st == QR_OK && i < nq; i++) {
+        if (gr->why[i]) continue;
+        const QrQuantizer *q = &s->qt.q[i];
+        st = qr__ax_private(g, &gr->pg, q->scale_value, &gr->pscale[i]);
+        if (st == QR_OK) st = qr__ax_private(g, &gr->pg, q->zp_value, &gr->pzp[i]);
+        if (st == QR_OK && q->form == QR_QF_DQ_INIT) st = qr__ax_private(g, &gr->pg, q->int_value, &gr->pint[i]);
+    }
+    int *in = malloc(((size_t)g->max_io + 1) * sizeof(int));
+    if (st == QR_OK && !in) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int n = 0; st == QR_OK && n < g->n_nodes; n++) {
+        const QrNode *nd = &g->nodes[n];
+        memcpy(in, nd->in, (size_t)nd->n_in * sizeof(int));
+        int i = qnode[n];
+        if (i >= 0) {
+            if (nd->n_in > 1) in[1] = gr->pscale[i];
+            if (nd->n_in > 2) in[2] = gr->pzp[i];
+            if (gr->pint[i] >= 0 && nd->n_in > 0 && in[0] == s->qt.q[i].int_value) in[0] = gr->pint[i];
+        }
+        st = qr_graph_add_node(&gr->pg, nd->name, nd->op_type, nd->domain, nd->n_in, in, nd->n_out, nd->out, nd->n_attr,
+                               nd->attr, NULL);
+    }
+    free(in);
+    free(qnode);
+    if (st == QR_OK) st = qr_graph_finalize(&gr->pg);
+    if (st == QR_OK) st = qr_graph_infer(&gr->pg, s->inputs);
+    if (st != QR_OK) { qr__ax_groups_free(gr); return qr_err_wrap(st, "what-if: copying the twin"); }
+    return QR_OK;
+}
+
+/* ==== 16-bit substitutes ============================================================== */
+
+typedef struct QrAxSubst {
+    QrTensor *t;                 /* created tensors (fixed capacity: subst[] points into it) */
+    int n, cap;
+} QrAxSubst;
+
+static void qr__ax_subst_free(QrAxSubst *ts) {
+    for (int k = 0; k < ts->n; k++) qr_tensor_free_data(&ts->t[k]);
+    free(ts->t);
+    memset(ts, 0, sizeof *ts);
+}
+
+/* Tensors live in a fixed array (subst[] points into it): cap = 3 per quantizer. */
+static QrStatus qr__ax_subst_new(QrAxSubst *ts, QrDType dt, const QrTensor *shape, QrTensor **out) {
+    if (ts->n == ts->cap) return qr_errf(QR_ERR_NOMEM, "what-if: substitute table full");
+    QrTensor *t = &ts->t[ts->n];
+    memset(t, 0, sizeof *t);
+    QR_TRY(qr_tensor_set_shape(t, dt, shape->rank, shape->dims));
+    QR_TRY(qr_tensor_alloc_data(t));
+    ts->n++;
+    *out = t;
+    return QR_OK;
+}
+
+/* Sets subst[] for quantizer i on the 16-bit grid (see whatif.h). Values already
+ * substituted (shared parameters) are left as they are. */
+static QrStatus qr__ax_promote(const QrSession *s, const QrAxGroups *gr, int i, QrAxSubst *ts, const QrTensor **subst) {
+    const QrGraph *g = &s->tw.g;
+    const QrQuantizer *q = &s->qt.q[i];
+    QrDType d16;
+    QrQuantRange r8, r16;
+    qr__ax_16(q->dtype, &d16, &r8, &r16);
+    const QrTensor *sc = &g->values[q->scale_value].t, *zp = &g->values[q->zp_value].t;
+    double ratio = (double)r8.hi / (double)r16.hi;
+    QrTensor *nsc, *nzp;
+    QR_TRY(qr__ax_subst_new(ts, QR_DT_F32, sc, &nsc));
+    for (int64_t p = 0; p < sc->numel; p++) ((float *)nsc->data)[p] = (float)(qr_tensor_get_f64(sc, p) * ratio);
+    QR_TRY(qr__ax_subst_new(ts, d16, zp, &nzp));
+    for (int64_t p = 0; p < zp->numel; p++) {
+        double z = nearbyint((double)qr_tensor_get_i64(zp, p) / ratio);
+        qr_tensor_set_i64(nzp, p, (int64_t)QR_MAX((double)r16.lo, QR_MIN((double)r16.hi, z)));
+    }
+    subst[gr->pscale[i]] = nsc;
+    subst[gr->pzp[i]] = nzp;
+    if (q->form == QR_QF_DQ_INIT) {
+        const QrTensor *w = s->fw[i], *iw = &g->values[q->int_value].t;
+        QrTensor *nw;
+        QR_TRY(qr__ax_subst_new(ts, d16, iw, &nw));
+        for (int64_t e = 0; e < iw->numel; e++) {
+            int64_t p = qr_quant_param_index(iw->rank, iw->dims, q->axis, q->block_size, nsc->numel, e);
+            float s1 = ((const float *)nsc->data)[p];
+            int32_t z = (int32_t)qr_tensor_get_i64(nzp, nzp->numel > 1 ? p : 0);
+            qr_tensor_set_i64(nw, e, qr_quant_quantize_f32((float)qr_tensor_get_f64(w, e), s1, z, r16));
+        }
+        subst[gr->pint[i]] = nw;
+    }
+    return QR_OK;
+}
+
+/* ==== runs ============================================================================= */
+
+/* Model-output metrics of g (the twin or its private-parameter copy) under the options. */
+static QrStatus qr__ax_run_out(const QrSession *s, const QrGraph *g, const QrRunOpts *ro, QrMetrics *m) {
+    QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof(QrTensor));
+    if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus st = qr_run(g, s->inputs, ro, outs);
+    if (st == QR_OK) st = qr_compare_outputs(s, outs, m);
+    for (int k = 0; k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
+    free(outs);
+    return st;
+}
+
+/* Float-model tensor name of quantizer i (for ORT's TensorQuantOverrides). */
+static const char *qr__ax_base_tensor(const QrSession *s, int i) {
+    const QrQuantizer *q = &s->qt.q[i];
+    const QrGraph *g = &s->tw.g;
+    if (q->kind == QR_QK_WEIGHT) {
+        const char *b = s->fw[i] ? qr__ax_base_name(s->b, s->fw[i]) : NULL;
+        if (b) return b;
+    } else {
+        int mi = qr__ax_match_of_value(s, q->out_value);
+        if (mi >= 0) return s->b->values[s->m.m[mi].b_value].name;
+    }
+    return q->float_value >= 0 ? g->values[q->float_value].name : g->values[q->int_value].name;
+}
+
+static const char *qr__ax_qname(const QrSession *s, int i) {
+    const QrQuantizer *q = &s->qt.q[i];
+    const QrGraph *g = &s->tw.g;
+    return q->float_value >= 0 ? g->values[q->float_value].name : g->values[q->int_value].name;
+}
+
+static QrStatus qr__ax_step(QrSession *s, const QrAxNode *rank, const QrAxGroups *gr, QrOverrides *ov, bool *mask,
+                            int *state, QrWhatIf *w, QrWhatIfStep *st) {
+    QrArena *a = &w->arena;
+    int nq = s->qt.n, k = st->k;
+    st->nodes = qr_arena_array(a, (size_t)k + 1, sizeof(char *));
+    st->base_nodes = qr_arena_array(a, (size_t)k + 1, sizeof(char *));
+    st->promoted = qr_arena_array(a, (size_t)nq + 1, sizeof(char *));
+    st->also = qr_arena_array(a, (size_t)nq + 1, sizeof(char *));
+    st->not_promoted = qr_arena_array(a, (size_t)nq + 1, sizeof(char *));
+    st->ort_overrides = qr_arena_array(a, (size_t)nq + 1, sizeof(char *));
+    st->ort_types = qr_arena_array(a, (size_t)nq + 1, sizeof(char *));
+    if (!st->nodes || !st->base_nodes || !st->promoted || !st->also || !st->not_promoted || !st->ort_overrides || !st->ort_types)
+        return qr_errf(QR_ERR_NOMEM, "out of memory");
+    /* state per quantizer: 0 untouched, 1 selected, 2 promoted, 3 also promoted, 4 bias of a selected node */
+    memset(state, 0, (size_t)nq * sizeof(int));
+    for (int j = 0; j < k; j++) {
+        const QrAxNode *n = &rank[j];
+        st->nodes[j] = n->node >= 0 ? qr__ax_node_name(s, n->node) : n->name;
+        st->base_nodes[j] = n->node >= 0 ? qr__ax_base_node_of(s, n->node) : NULL;
+        for (int t = 0; t < n->n_q; t++) if (s->qt.q[n->q[t]].kind != QR_QK_BIAS) state[n->q[t]] = 1;
+        for (int i = 0; n->node >= 0 && i < nq; i++)
+            if (s->qt.q[i].kind == QR_QK_BIAS && s->qt.q[i].owner == n->node) state[i] = 4;
+    }
+    /* int16: promote whole parameter groups of the selected quantizers. */
+    for (int i = 0; i < nq; i++) {
+        if (state[i] != 1) continue;
+        int r = qr__ax_root(gr->parent, i);
+        if (gr->why[i]) {
+            st->not_promoted[st->n_not++] = qr_arena_printf(a, "%s: %s", qr__ax_qname(s, i), gr->why[i]);
+            continue;
+        }
+        for (int j = 0; j < nq; j++)
+            if (qr__ax_root(gr->parent, j) == r && state[j] < 2) state[j] = state[j] == 1 ? 2 : 3;
+    }
+    int npv = gr->pg.n_values;
+    const QrTensor **subst = calloc((size_t)npv + 1, sizeof *subst);
+    QrAxSubst ts = { calloc((size_t)nq * 3 + 3, sizeof(QrTensor)), 0, nq * 3 + 3 };
+    QrStatus rc = ts.t && subst ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; rc == QR_OK && i < nq; i++) {
+        /* A promoted node's int32 bias would be requantized on its 16-bit scales, exact to ~1e-9:
+         * the float bias stands for it (when the baseline has one). */
+        if (state[i] == 4 && s->fw[i] && s->qt.q[i].out_value >= 0) subst[s->qt.q[i].out_value] = s->fw[i];
+        if (state[i] < 2 || state[i] == 4) continue;
+        rc = qr__ax_promote(s, gr, i, &ts, subst);
+        if (state[i] == 2) st->promoted[st->n_promoted++] = qr__ax_qname(s, i);
+        else st->also[st->n_also++] = qr__ax_qname(s, i);
+        st->ort_overrides[st->n_ort] = qr__ax_base_tensor(s, i);
+        st->ort_types[st->n_ort++] = qr_dtype_is_signed(s->qt.q[i].dtype) ? "QInt16" : "QUInt16";
+    }
+    QrRunOpts pro = { .subst = subst };
+    if (rc == QR_OK) rc = qr__ax_run_out(s, &gr->pg, &pro, &st->int16);
+    qr__ax_subst_free(&ts);
+    free(subst);
+    if (rc != QR_OK) return qr_err_wrap(rc, "what-if: top-%d nodes in 16 bits", k);
+    /* float: the selected quantizers disabled. */
+    for (int i = 0; i < nq; i++) {
+        mask[i] = true;
+        if (state[i] == 0 || state[i] == 3) continue;   /* untouched, or only tied to a selected one */
+        const QrQuantizer *q = &s->qt.q[i];
+        if (!q->can_disable || (q->form == QR_QF_DQ_INIT && !s->fw[i])) st->n_not_disabled++;
+        else mask[i] = false;
+    }
+    qr_session_overrides(s, mask, ov);
+    QrRunOpts fro = qr_session_run_opts(ov, NULL, NULL);
+    rc = qr__ax_run_out(s, &s->tw.g, &fro, &st->fp);
+    if (rc != QR_OK) return qr_err_wrap(rc, "what-if: top-%d nodes in float", k);
+    st->int16_meets = st->int16.cosine >= w->target;
+    st->fp_meets = st->fp.cosine >= w->target;
+    return QR_OK;
+}
+
+static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int *ks, int n_ks, double target, QrWhatIf *out) {
+    static const int dflt[] = { 1, 3, 5, 10 };
+    memset(out, 0, sizeof *out);
+    out->target = target > 0 ? target : QR_WHATIF_TARGET_COSINE;
+    out->rec_int16 = out->rec_fp = -1;
+    if (!ks || n_ks <= 0) { ks = dflt; n_ks = QR_ARRAY_LEN(dflt); }
+    QR_TRY(qr_session_run_baseline(s));
+    QrAxNode *rank = NULL;
+    int nr = qr__ax_rank(sens, &rank);
+    if (nr < 0) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    out->n_rank = nr;
+    QrAxGroups gr = {0};
+    QrOverrides ov = {0};
+    int nq = s->qt.n;
+    bool *mask = malloc((size_t)nq + 1);
+    int *state = malloc(((size_t)nq + 1) * sizeof(int));
+    out->steps = qr_arena_array(&out->arena, (size_t)n_ks + 1, sizeof *out->steps);
+    QrStatus st = mask && state && out->steps ? qr__ax_groups(s, &out->arena, &gr) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_session_overrides_alloc(s, &ov);
+    if (st == QR_OK) {
+        qr_session_overrides(s, NULL, &ov);
+        QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
+        st = qr__ax_run_out(s, &s->tw.g, &ro, &out->as_is);
+        out->as_is_meets = out->as_is.cosine >= out->target;
+    }
+    for (int t = 0; st == QR_OK && t < n_ks; t++) {
+        int k = QR_MIN(ks[t], nr);
+        bool dup = k <= 0;
+        for (int j = 0; j < out->n_steps; j++) dup |= out->steps[j].k == k;
+        if (dup) continue;
+        QrWhatIfStep *step = &out->steps[out->n_steps];
+        memset(step, 0, sizeof *step);
+        step->k = k;
+        st = qr__ax_step(s, rank, &gr, &ov, mask, state, out, step);
+        if (st == QR_OK) out->n_steps++;
+    }
+    if (st == QR_OK && !out->as_is_meets) {
+        /* Smallest k reaching the target, else the best Cosine. */
+        for (int pass = 0; pass < 2; pass++) {
+            int *rec = pass ? &out->rec_fp : &out->rec_int16;
+            bool *meets = pass ? &out->rec_fp_meets : &out->rec_int16_meets;
+            for (int j = 0; j < out->n_steps; j++) {
+                const QrWhatIfStep *x = &out->steps[j];
+                bool m = pass ? x->fp_meets : x->int16_meets;
+                double c = pass ? x->fp.cosine : x->int16.cosine;
+                if (m && (!*meets || x->k < out->steps[*rec].k)) { *rec = j; *meets = true; }
+                else if (!*meets && (*rec < 0 || c > (pass ? out->steps[*rec].fp.cosine : out->steps[*rec].int16.cosine))) *rec = j;
+            }
+        }
+    } else if (st == QR_OK) {
+        out->rec_int16_meets = out->rec_fp_meets = true;
+    }
+    qr__ax_groups_free(&gr);
+    free(rank);
+    free(mask);
+    free(state);
+    qr_session_overrides_free(&ov);
+    if (st != QR_OK) qr_whatif_free(out);
+    return st;
+}
+
+static void qr_whatif_free(QrWhatIf *w) {
+    qr_arena_free(&w->arena);
+    memset(w, 0, sizeof *w);
+}
+
+/* ==== mixed_precision.json ================================================================ */
+
+static void qr__ax_js_rec(QrJson *j, const char *key, const QrWhatIf *w, int rec, bool meets, bool int16) {
+    const QrWhatIfStep *x = rec >= 0 ? &w->steps[rec] : NULL;
+    qr_json_key(j, key);
+    qr_json_obj_begin(j);
+    qr_json_kv_int(j, "k", x ? x->k : 0);
+    qr_json_kv_bool(j, "meets_target", meets);
+    qr__ax_js_strs(j, "nodes", x ? x->nodes : NULL, x ? x->k : 0);
+    qr__ax_js_strs(j, "baseline_nodes", x ? x->base_nodes : NULL, x ? x->k : 0);
+    qr__ax_js_metrics(j, "output", x ? (int16 ? &x->int16 : &x->fp) : &w->as_is);
+    if (int16) {
+        /* ONNX Runtime quantizer: extra_options={"TensorQuantOverrides": ...} (float-model tensor names). */
+        qr_json_key(j, "ort_tensor_quant_overrides");
+        qr_json_obj_begin(j);
+        for (int t = 0; x && t < x->n_ort; t++) {
+            bool dup = false;
+            for (int u = 0; u < t; u++) dup |= !strcmp(x->ort_overrides[u], x->ort_overrides[t]);
+            if (dup) continue;
+            qr_json_key(j, x->ort_overrides[t]);
+            qr_json_arr_begin_compact(j);
+            qr_json_obj_begin_compact(j);
+            qr_json_kv_str(j, "quant_type", x->ort_types[t]);
+            qr_json_obj_end(j);
+            qr_json_arr_end(j);
+        }
+        qr_json_obj_end(j);
+    } else {
+        /* ONNX Runtime quantizer: nodes_to_exclude (float-model node names). */
+        qr_json_key(j, "ort_nodes_to_exclude");
+        qr_json_arr_begin(j);
+        for (int n = 0; x && n < x->k; n++) qr_json_str(j, x->base_nodes[n] ? x->base_nodes[n] : x->nodes[n]);
+        qr_json_arr_end(j);
+    }
+    qr_json_obj_end(j);
+}
+
+static QrStatus qr_whatif_write(const QrSession *s, const QrWhatIf *w, const char *dir) {
+    QrJson j;
+    qr_json_init(&j);
+    qr_json_obj_begin(&j);
+    qr_json_kv_int(&j, "schema_version", 1);
+    qr_json_kv_str(&j, "baseline", s->b->path);
+    qr_json_kv_str(&j, "analysis", s->a->path);
+    qr_json_kv_str(&j, "int16_rule", "16-bit grid of the same signedness with the same clipping threshold: "
+                   "scale' = scale*qmax/qmax16, zero_point' = round(zero_point*qmax16/qmax); integer weights re-quantized "
+                   "from the float weight; quantizers sharing a scale value are promoted together; biases of promoted "
+                   "nodes in float");
+    qr_json_key(&j, "target");
+    qr_json_obj_begin(&j);
+    qr_json_kv_str(&j, "metric", "Cosine");
+    qr_json_kv_num(&j, "min", w->target);
+    qr_json_obj_end(&j);
+    qr__ax_js_metrics(&j, "as_is", &w->as_is);
+    qr_json_kv_bool(&j, "as_is_meets_target", w->as_is_meets);
+    qr_json_kv_int(&j, "ranked_nodes", w->n_rank);
+    for (int pass = 0; pass < 2; pass++) {
+        qr_json_key(&j, pass ? "float" : "int16");
+        qr_json_arr_begin(&j);
+        for (int t = 0; t < w->n_steps; t++) {
+            const QrWhatIfStep *x = &w->steps[t];
+            qr_json_obj_begin(&j);
+            qr_json_kv_int(&j, "k", x->k);
+            qr__ax_js_strs(&j, "nodes", x->nodes, x->k);
+            qr__ax_js_strs(&j, "baseline_nodes", x->base_nodes, x->k);
+            qr__ax_js_metrics(&j, "output", pass ? &x->fp : &x->int16);
+            qr_json_kv_bool(&j, "meets_target", pass ? x->fp_meets : x->int16_meets);
+            if (pass) qr_json_kv_int(&j, "quantizers_not_disabled", x->n_not_disabled);
+            else {
+                qr__ax_js_strs(&j, "promoted_tensors", x->promoted, x->n_promoted);
+                qr__ax_js_strs(&j, "also_promoted", x->also, x->n_also);
+                qr__ax_js_strs(&j, "not_promoted", x->not_promoted, x->n_not);
+            }
+            qr_json_obj_end(&j);
+        }
+        qr_json_arr_end(&j);
+    }
+    qr_json_key(&j, "recommended");
+    qr_json_obj_begin(&j);
+    qr__ax_js_rec(&j, "int16", w, w->rec_int16, w->rec_int16_meets, true);
+    qr__ax_js_rec(&j, "float", w, w->rec_fp, w->rec_fp_meets, false);
+    qr_json_obj_end(&j);
+    qr_json_obj_end(&j);
+    char *text = NULL;
+    size_t len = 0;
+    QrStatus st = qr_json_finish(&j, &text, &len);
+    if (st == QR_OK) {
+        QrArena a = {0};
+        st = qr_file_write_atomic(qr_arena_printf(&a, "%s/mixed_precision.json", dir), text, len);
+        qr_arena_free(&a);
+    }
+    qr_json_free(&j);
+    free(text);
+    return st;
+}

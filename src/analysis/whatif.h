@@ -1,0 +1,56 @@
+/* analysis/whatif — mixed-precision what-if: the analysis model re-run with its top-k
+ * sensitive nodes promoted to a 16-bit grid (same clipping range) or kept in float, the
+ * model-output metrics for each k, and ready-to-use node / tensor lists (mixed_precision.json). */
+#ifndef QR_WHATIF_H
+#define QR_WHATIF_H
+
+#define QR_WHATIF_TARGET_COSINE 0.999
+
+/* Promotion of one quantizer: 8-bit (or 4/2-bit) → 16-bit of the same signedness with the
+ * same clipping threshold: scale' = scale · qmax / qmax16, zp' = round(zp · qmax16 / qmax)
+ * (uint8 → uint16 maps the range exactly: scale/257, zp·257; int8 → int16 keeps
+ * scale·127 = scale'·32767, losing 1/255 of a step at the negative end). Weights stored
+ * as integers are re-quantized from the matched float weight. Scale / zero-point values
+ * that several quantizers read (ORT ties MaxPool's output to its input) are promoted for
+ * all of them ("also promoted"); a quantizer whose parameters something else reads, or
+ * whose weight has no float counterpart, is left as it was ("not promoted"). The int32
+ * biases of promoted nodes take their float values (requantized on 16-bit scales they are
+ * exact to ~1e-9); nodes kept in float have their weights, outputs and biases unquantized. */
+typedef struct QrWhatIfStep {
+    int k;                       /* top-k nodes */
+    const char **nodes;          /* [k] analysis node names (graph-input rows: the input's name) */
+    const char **base_nodes;     /* [k] matched baseline node names, NULL when unmatched */
+    QrMetrics int16;             /* model output with their quantizers on the 16-bit grid */
+    QrMetrics fp;                /* model output with their quantizers disabled (float) */
+    bool int16_meets, fp_meets;  /* Cosine >= target */
+    int n_promoted, n_also, n_not;
+    const char **promoted;       /* tensors (twin value names) promoted to 16 bits */
+    const char **also;           /* promoted because they share parameters with the above */
+    const char **not_promoted;   /* "<tensor>: <reason>" */
+    int n_not_disabled;          /* float run: quantizers that cannot be disabled */
+    const char **ort_overrides;  /* baseline tensor names for ORT TensorQuantOverrides, one per promoted tensor */
+    const char **ort_types;      /* "QInt16" / "QUInt16" */
+    int n_ort;
+} QrWhatIfStep;
+
+typedef struct QrWhatIf {
+    QrArena arena;
+    double target;               /* Cosine the recommendation aims for */
+    QrMetrics as_is;             /* the analysis model with every quantizer on (the twin) */
+    bool as_is_meets;
+    int n_rank;                  /* ranked nodes available */
+    int n_steps;
+    QrWhatIfStep *steps;         /* one per k (ks clipped to n_rank, duplicates dropped) */
+    int rec_int16, rec_fp;       /* recommended step (-1: the model as is already meets the target) */
+    bool rec_int16_meets, rec_fp_meets;
+} QrWhatIf;
+
+/* ks: the k values (NULL → 1, 3, 5, 10); target: Cosine to reach (<= 0 → QR_WHATIF_TARGET_COSINE).
+ * The ranking is sens (worst first for one-on, best first for off-one, whatever its --reverse),
+ * one entry per node (all of its rows' quantizers). */
+static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int *ks, int n_ks, double target, QrWhatIf *out);
+static void qr_whatif_free(QrWhatIf *w);
+/* mixed_precision.json into dir. */
+static QrStatus qr_whatif_write(const QrSession *s, const QrWhatIf *w, const char *dir);
+
+#endif

@@ -9,7 +9,8 @@ static const char *const qt_ra_files[] = {
     "index.html", "summary.json", "manifest.json", "model_check_result.txt", "match_table.txt", "match_table.csv",
     "model0_statistic.txt", "model0_statistic.csv", "model1_statistic.txt", "model1_statistic.csv",
     "compare_per_layer_out.txt", "compare_per_layer_out.csv", "sensitive_ops.txt", "sensitive_ops.csv",
-    "sensitive_ops.json", "accumulated_error.csv", "badcase.npy",
+    "sensitive_ops.json", "accumulated_error.csv", "badcase.npy", "weight_comparison.txt", "weight_comparison.csv",
+    "abnormal_layer_advisor.txt", "mixed_precision.json",
 };
 
 static char *qt_ra_read(const char *path, size_t *len) {
@@ -63,8 +64,8 @@ static void qt_runall_pair(const char *pair) {
         if (qr_file_size(p, &sz) != QR_OK || sz == 0) { ok = false; snprintf(msg, sizeof msg, "%s missing", qt_ra_files[i]); qr_err_clear(); }
     }
     /* JSON parses; summary has the documented keys */
-    const char *jsons[] = { "summary.json", "manifest.json", "sensitive_ops.json" };
-    for (int i = 0; ok && i < 3; i++) {
+    const char *jsons[] = { "summary.json", "manifest.json", "sensitive_ops.json", "mixed_precision.json" };
+    for (int i = 0; ok && i < 4; i++) {
         char p[1024];
         size_t len = 0;
         snprintf(p, sizeof p, "%s/%s", dir, jsons[i]);

@@ -23,6 +23,9 @@ typedef struct QrCliOpts {
     bool reverse;
     const char *keep_dir;
     double fail_cos, fail_sqnr;  /* NaN: no gate */
+    const char *data_dir;        /* --data: bad-case search folder */
+    int num_steps;
+    const char *plot_nodes;      /* comma-separated */
 } QrCliOpts;
 
 static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -75,7 +78,8 @@ static const char *qr__usage_compare =
     "  DQ->op->Q patterns on integer kernels (as ONNX Runtime with all optimizations); both compares sim\n"
     "  and adds per layer the int-vs-sim difference in LSB (lsb_max, lsb_diff, lsb_ties columns).\n";
 static const char *qr__usage_runall =
-    "usage: qreport runall BASE.onnx ANALYSIS.onnx [-i BADCASE.npy ...] [-o report.zip] [--keep-dir DIR]\n"
+    "usage: qreport runall BASE.onnx ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--num-steps N]] [-o report.zip]\n"
+    "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
@@ -104,7 +108,8 @@ static void qr__print_usage(FILE *f) {
             "  check     structure check of a quantized model (model_check_result.txt)\n"
             "  compare   per-layer comparison with local (shadow) error (compare_per_layer_out.txt/.csv)\n"
             "  sensitivity  quantizer sensitivity ranking and cumulative error (sensitive_ops.*, accumulated_error.csv)\n"
-            "  runall    every analysis, one zip bundle with index.html (the report to attach to a bug)\n\n"
+            "  runall    every analysis, one zip bundle with index.html (the report to attach to a bug)\n"
+            "  find-bad-case  the worst input of a data folder (badcase.npy, badcase_list.txt/.csv)\n\n"
             "qreport COMMAND --help shows a command's options; qreport --version shows the build.\n",
             QR_VERSION);
 }
@@ -134,6 +139,9 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--cos-threshold")) { const char *v; QR__NEXT(v); o->cos_threshold = strtod(v, NULL); }
         else if (!strcmp(a, "--reverse")) o->reverse = true;
         else if (!strcmp(a, "--keep-dir")) QR__NEXT(o->keep_dir);
+        else if (!strcmp(a, "--data")) QR__NEXT(o->data_dir);
+        else if (!strcmp(a, "--num-steps")) { const char *v; QR__NEXT(v); o->num_steps = atoi(v); }
+        else if (!strcmp(a, "--plot-nodes")) QR__NEXT(o->plot_nodes);
         else if (!strcmp(a, "--fail-if-cosine-below")) { const char *v; QR__NEXT(v); o->fail_cos = strtod(v, NULL); }
         else if (!strcmp(a, "--fail-if-sqnr-below")) { const char *v; QR__NEXT(v); o->fail_sqnr = strtod(v, NULL); }
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "qreport: unknown option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
@@ -232,7 +240,7 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
         if (st == QR_OK) st = qr_tensor_alloc_data(&in[i]);
         if (st != QR_OK) break;
         char sh[128];
-        qr__cli_warn(o, "no input file for '%s': using a deterministic random %s tensor of shape %s (seed %llu); "
+        if (!o->data_dir) qr__cli_warn(o, "no input file for '%s': using a deterministic random %s tensor of shape %s (seed %llu); "
                      "pass -i for meaningful results", g->values[g->inputs[i]].name, qr_dtype_name(in[i].dtype),
                      qr_shape_str_brackets(sh, sizeof sh, in[i].rank, in[i].dims), (unsigned long long)o->seed);
         for (int64_t e = 0; e < in[i].numel; e++) {
@@ -548,9 +556,35 @@ static int qr_cli_runall(int argc, char **argv) {
         const char *eq = strchr(o.inputs[i], '=');
         paths[i] = eq ? eq + 1 : o.inputs[i];
     }
+    QrBadcase bc = {0};
+    bool have_bc = false;
+    if (o.data_dir && o.n_inputs) {
+        qr_graph_free(a); free(a); qr__cli_release(b, in);
+        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__usage_runall);
+        return QR_EXIT_USAGE;
+    }
+    if (o.data_dir) {
+        QrMetricKind mk = QR_METRIC_L1;
+        if (o.metric) qr_metric_parse(o.metric, &mk);
+        st = qr_badcase_search(b, a, o.data_dir, o.num_steps, mk, &bc);
+        have_bc = st == QR_OK;
+        if (st == QR_OK && !o.quiet)
+            printf("bad-case search: %d of %d samples, worst %s (%s %.6g)\n", bc.n, bc.n_total, bc.samples[bc.worst].file,
+                   qr_metric_name(mk), qr_metric_get(&bc.samples[bc.worst].m, mk));
+        if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
+    }
+    const char *pn[64];
+    int n_pn = 0;
+    char pnbuf[4096];
+    if (o.plot_nodes) {
+        snprintf(pnbuf, sizeof pnbuf, "%s", o.plot_nodes);
+        for (char *sv = NULL, *tok = strtok_r(pnbuf, ",", &sv); tok && n_pn < 64; tok = strtok_r(NULL, ",", &sv)) pn[n_pn++] = tok;
+    }
     QrRunallOpts ro = { .out_zip = o.out_dir ? o.out_dir : "qreport_report.zip", .keep_dir = o.keep_dir, .cmdline = cmdline,
                         .input_paths = paths, .n_input_paths = o.n_inputs, .random_input = o.n_inputs == 0,
-                        .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode };
+                        .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode,
+                        .badcase = have_bc ? &bc : NULL, .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
+    if (have_bc) ro.random_input = false;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
     ro.sens.metric = QR_METRIC_L1;
     ro.sens.reverse = o.reverse;
@@ -558,7 +592,7 @@ static int qr_cli_runall(int argc, char **argv) {
     if (!qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", ro.topk, 12, &ro.n_topk))
         st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
     QrRunallResult res;
-    if (st == QR_OK) st = qr_bundle_runall(b, a, in, &ro, &res);
+    if (st == QR_OK) st = qr_bundle_runall(b, a, have_bc ? bc.inputs : in, &ro, &res);
     int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
     if (st == QR_OK) {
         if (!o.quiet) printf("%swrote %s\n", res.summary, ro.out_zip);
@@ -569,10 +603,44 @@ static int qr_cli_runall(int argc, char **argv) {
             code = 10;
         }
     }
+    if (have_bc) qr_badcase_free(&bc);
     qr_graph_free(a);
     free(a);
     qr__cli_release(b, in);
     return code;
+}
+
+static const char *qr__usage_badcase =
+    "usage: qreport find-bad-case BASE.onnx ANALYSIS.onnx --data DIR [--num-steps N] [--metric L1|Cosine|MSE|KL|SQNR]\n"
+    "                             [-o DIR] [--quiet]\n"
+    "  Runs both models on every sample of DIR (hmct layout: one folder per model input named after it,\n"
+    "  files 0.npy, 1.npy, ...; a flat folder of .npy for single-input models), measures --metric at the\n"
+    "  model outputs and writes the worst sample as badcase.npy plus the per-sample list badcase_list.txt/.csv.\n";
+
+static int qr_cli_badcase(int argc, char **argv) {
+    QrCliOpts o;
+    QrGraph *b = NULL, *a = NULL;
+    QrTensor *in = NULL;
+    int rc = qr__cli_parse(argc, argv, &o, qr__usage_badcase, true);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (!o.data_dir) { fprintf(stderr, "qreport: find-bad-case needs --data DIR\n%s", qr__usage_badcase); return QR_EXIT_USAGE; }
+    rc = qr__cli_begin(argc, argv, qr__usage_badcase, true, &o, &b, &in);
+    if (rc >= 0) return rc;
+    QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
+    QrMetricKind mk = QR_METRIC_L1;
+    if (o.metric) qr_metric_parse(o.metric, &mk);
+    QrBadcase bc = {0};
+    const char *dir = o.out_dir ? o.out_dir : ".";
+    if (st == QR_OK) st = qr_badcase_search(b, a, o.data_dir, o.num_steps, mk, &bc);
+    if (st == QR_OK) st = qr_mkdir_p(dir);
+    if (st == QR_OK) st = qr_badcase_write(&bc, dir);
+    if (st == QR_OK && !o.quiet)
+        printf("%d of %d samples evaluated; worst: %s (%s %.6g); wrote %s/badcase.npy and badcase_list.txt/.csv\n", bc.n,
+               bc.n_total, bc.samples[bc.worst].file, qr_metric_name(mk), qr_metric_get(&bc.samples[bc.worst].m, mk), dir);
+    qr_badcase_free(&bc);
+    if (a) { qr_graph_free(a); free(a); }
+    qr__cli_release(b, in);
+    return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
 
 static int qr_cli_main(int argc, char **argv) {
@@ -595,6 +663,7 @@ static int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "compare")) return qr_cli_compare(argc - 2, argv + 2);
     if (!strcmp(cmd, "sensitivity")) return qr_cli_sensitivity(argc - 2, argv + 2);
     if (!strcmp(cmd, "runall")) return qr_cli_runall(argc, argv);
+    if (!strcmp(cmd, "find-bad-case")) return qr_cli_badcase(argc - 2, argv + 2);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__print_usage(stderr);
     return QR_EXIT_USAGE;

@@ -16,7 +16,11 @@ typedef struct QrBd {
     QrArena arena;
     char dir[4096];              /* staging folder */
     QrProgress prog;
-    bool have_eq, have_cmp, have_sens, have_acc, have_chk;
+    bool have_eq, have_cmp, have_sens, have_acc, have_chk, have_w, have_adv, have_wi, have_dist;
+    QrWeightCmp w;
+    QrAdvice adv;
+    QrWhatIf wi;
+    QrDistSet dist;
     QrEquivResult eq;
     QrCompare cmp;
     QrSensResult sens;
@@ -216,6 +220,28 @@ static QrStatus qr__bn_summary(QrBd *bd) {
         for (int k = 0; k < bd->acc.n_settings; k++) { qr_json_key(&j, bd->acc.setting[k]); qr__bn_json_metrics(&j, &bd->acc.out[k]); }
         qr_json_obj_end(&j);
     }
+    if (bd->have_adv) { qr_json_key(&j, "advisor"); qr_advisor_json(&j, &bd->adv); }
+    if (bd->have_wi) {
+        qr_json_key(&j, "what_if");
+        qr_json_obj_begin(&j);
+        qr_json_kv_num(&j, "target_cosine", bd->wi.target);
+        qr_json_key(&j, "steps");
+        qr_json_arr_begin(&j);
+        for (int k = 0; k < bd->wi.n_steps; k++) {
+            const QrWhatIfStep *w = &bd->wi.steps[k];
+            qr_json_obj_begin_compact(&j);
+            qr_json_kv_int(&j, "k", w->k);
+            qr_json_key(&j, "int16");
+            qr__bn_json_metrics(&j, &w->int16);
+            qr_json_key(&j, "float");
+            qr__bn_json_metrics(&j, &w->fp);
+            qr_json_obj_end(&j);
+        }
+        qr_json_arr_end(&j);
+        if (bd->wi.rec_int16 >= 0) qr_json_kv_int(&j, "recommended_int16_k", bd->wi.steps[bd->wi.rec_int16].k);
+        if (bd->wi.rec_fp >= 0) qr_json_kv_int(&j, "recommended_float_k", bd->wi.steps[bd->wi.rec_fp].k);
+        qr_json_obj_end(&j);
+    }
     qr_json_key(&j, "failed_analyses");
     qr_json_arr_begin(&j);
     for (int k = 0; k < bd->n_fail; k++) {
@@ -384,8 +410,22 @@ static QrStatus qr__bn_html(QrBd *bd) {
                           bd->sens.rows[k].op_type, qr_metric_name(bd->sens.opts.metric),
                           qr_metric_get(&bd->sens.rows[k].m, bd->sens.opts.metric));
         qr_html_list_end(&h);
-        qr_html_paraf(&h, "Recommended action: keep '%s' in higher precision (int16 or float) first, then re-check the "
-                      "cumulative-error curves below.", bd->sens.rows[0].name);
+        if (bd->have_wi && bd->wi.rec_int16 >= 0) {
+            const QrWhatIfStep *w = &bd->wi.steps[bd->wi.rec_int16];
+            qr_html_paraf(&h, "Recommended action: promote the top-%d sensitive node%s to int16 (output Cosine %.6f → %.6f, "
+                          "measured; see mixed_precision.json for ready-to-use node lists).", w->k, w->k == 1 ? "" : "s",
+                          bd->wi.as_is.cosine, w->int16.cosine);
+        } else {
+            qr_html_paraf(&h, "Recommended action: keep '%s' in higher precision (int16 or float) first, then re-check the "
+                          "cumulative-error curves below.", bd->sens.rows[0].name);
+        }
+    }
+    if (bd->have_adv && bd->adv.n) {
+        qr_html_para(&h, "Advisor's main findings:");
+        qr_html_list_begin(&h, false);
+        for (int k = 0; k < bd->adv.n && k < 3; k++)
+            qr_html_itemf(&h, "%s: %s — %s", bd->adv.f[k].node ? bd->adv.f[k].node : "model", bd->adv.f[k].reason, bd->adv.f[k].fix);
+        qr_html_list_end(&h);
     }
     for (int k = 0; k < bd->n_fail; k++) qr_html_failed(&h, bd->fail_name[k], bd->fail_msg[k]);
     qr_html_verdict_end(&h);
@@ -441,6 +481,58 @@ static QrStatus qr__bn_html(QrBd *bd) {
         const char *files[] = { "accumulated_error.csv" };
         qr_html_files(&h, files, 1);
     }
+    if (bd->have_adv) {
+        qr_html_section(&h, "advisor", "Abnormal layers and fixes");
+        const char *t = qr__bn_read_text(bd, "abnormal_layer_advisor.txt");
+        if (t) qr_html_pre(&h, t);
+    }
+    if (bd->have_wi) {
+        qr_html_section(&h, "whatif", "Mixed-precision what-if");
+        qr_html_paraf(&h, "The top-k sensitive nodes re-run with their quantizers on a 16-bit grid (same threshold), and "
+                      "separately in float. Target output Cosine %.4g; as is: %.6f.", bd->wi.target, bd->wi.as_is.cosine);
+        QrTable t = {0};
+        const char *cols[] = { "k", "int16 Cosine", "int16 SQNR", "float Cosine", "float SQNR", "nodes" };
+        if (qr_table_init(&t, 6, cols) == QR_OK) {
+            for (int k = 0; k < bd->wi.n_steps; k++) {
+                const QrWhatIfStep *w = &bd->wi.steps[k];
+                int ri;
+                if (qr_table_add_row(&t, &ri) != QR_OK) break;
+                qr_table_setf(&t, ri, 0, "%d", w->k);
+                qr__cmp_num(&t, ri, 1, w->int16.cosine, false);
+                qr__cmp_num(&t, ri, 2, w->int16.sqnr, false);
+                qr__cmp_num(&t, ri, 3, w->fp.cosine, false);
+                qr__cmp_num(&t, ri, 4, w->fp.sqnr, false);
+                char buf[1024] = "";
+                size_t o2 = 0;
+                for (int n2 = 0; n2 < w->k && o2 < sizeof buf; n2++)
+                    o2 += (size_t)snprintf(buf + o2, sizeof buf - o2, "%s%s", n2 ? ", " : "", w->nodes[n2]);
+                qr_table_set(&t, ri, 5, buf);
+            }
+            qr_html_table(&h, &t, NULL);
+        }
+        qr_table_free(&t);
+        const char *files[] = { "mixed_precision.json" };
+        qr_html_files(&h, files, 1);
+    }
+    if (bd->have_w) {
+        qr_html_section(&h, "weights", "Weight comparison");
+        const char *t = qr__bn_read_text(bd, "weight_comparison.txt");
+        if (t) qr_html_pre(&h, t);
+    }
+    if (bd->have_dist && bd->dist.n) {
+        qr_html_section(&h, "channelwise", "Per-channel distributions");
+        qr_html_para(&h, "Top sensitive weights and activations: per-channel min, quartiles, median, mean and max of the "
+                     "baseline values; outlier channels (abs-max far above the median channel's) are highlighted — they "
+                     "call for per-channel quantization.");
+        qr_html_gallery_begin(&h);
+        for (int i = 0; i < bd->dist.n; i++) {
+            char safe[200];
+            qr_zip_safe_component(safe, sizeof safe, bd->dist.d[i].name);
+            const char *png = qr_arena_printf(&bd->arena, "plots/channelwise/%s_%d.png", safe, i);
+            if (qr__bn_exists(bd, png)) qr_html_image(&h, png, bd->dist.d[i].name, bd->dist.d[i].name, 0, 0);
+        }
+        qr_html_gallery_end(&h);
+    }
     qr_html_section(&h, "check", "Model structure check");
     const char *chk = qr__bn_read_text(bd, "model_check_result.txt");
     if (chk) qr_html_pre(&h, chk);
@@ -452,7 +544,9 @@ static QrStatus qr__bn_html(QrBd *bd) {
     const char *all[] = { "summary.json", "manifest.json", "model_check_result.txt", "match_table.txt", "match_table.csv",
                           "model0_statistic.txt", "model0_statistic.csv", "model1_statistic.txt", "model1_statistic.csv",
                           "compare_per_layer_out.txt", "compare_per_layer_out.csv", "sensitive_ops.txt",
-                          "sensitive_ops.csv", "sensitive_ops.json", "accumulated_error.csv", "badcase.npy" };
+                          "sensitive_ops.csv", "sensitive_ops.json", "accumulated_error.csv", "badcase.npy",
+                          "weight_comparison.txt", "weight_comparison.csv", "abnormal_layer_advisor.txt",
+                          "mixed_precision.json", "badcase_list.txt", "badcase_list.csv" };
     const char *present[QR_ARRAY_LEN(all)];
     int np = 0;
     for (int i = 0; i < QR_ARRAY_LEN(all); i++) if (!strcmp(all[i], "summary.json") || !strcmp(all[i], "manifest.json") || qr__bn_exists(bd, all[i])) present[np++] = all[i];
@@ -529,6 +623,32 @@ static QrStatus qr__bn_plots(QrBd *bd) {
         free(y);
         free(names);
         QR_TRY(st);
+    }
+    for (int i = 0; bd->have_dist && st == QR_OK && i < bd->dist.n; i++) {
+        const QrDist *d = &bd->dist.d[i];
+        if (!d->n_ch || !d->ch) continue;
+        QrBoxStats *bx = malloc((size_t)d->n_ch * sizeof *bx);
+        bool *ol = malloc((size_t)d->n_ch * sizeof *ol);
+        if (!bx || !ol) { free(bx); free(ol); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        for (int c2 = 0; c2 < d->n_ch; c2++) {
+            bx[c2] = (QrBoxStats){ d->ch[c2].min, d->ch[c2].q1, d->ch[c2].median, d->ch[c2].q3, d->ch[c2].max, d->ch[c2].mean };
+            ol[c2] = d->ch[c2].outlier;
+        }
+        char safe[200];
+        qr_zip_safe_component(safe, sizeof safe, d->name);
+        QrBoxChart bc = { .title = qr_arena_printf(&bd->arena, "Per-channel distribution of %s %s (%d outlier channel%s)",
+                                                   d->is_weight ? "weight" : "activation", d->name, d->n_outlier,
+                                                   d->n_outlier == 1 ? "" : "s"),
+                          .x_label = qr_arena_printf(&bd->arena, "channel (axis %d)", d->ch_axis), .y_label = "value",
+                          .boxes = bx, .n = d->n_ch, .outlier = ol };
+        QrCanvas c;
+        st = qr_plot_box(&bc, &c);
+        if (st == QR_OK) {
+            QR_TRY(qr_mkdir_p(qr__bn_path(bd, "plots/channelwise")));
+            st = qr__bn_save(bd, &c, qr_arena_printf(&bd->arena, "plots/channelwise/%s_%d.png", safe, i));
+        }
+        free(bx);
+        free(ol);
     }
     if (bd->have_sens && bd->sens.n) {
         int n = QR_MIN(bd->sens.n, 15);
@@ -614,10 +734,34 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         bd->have_acc = s2 == QR_OK;
         if (s2 == QR_OK) s2 = qr_accum_write(&bd->se, &bd->acc, bd->dir);
         qr__bn_done(bd, "accumulated error", s2);
+        qr_progress_begin(&bd->prog, "weight comparison", 0);
+        s2 = qr_weights_compare(&bd->se, &bd->w);
+        bd->have_w = s2 == QR_OK;
+        if (s2 == QR_OK) s2 = qr_weights_write(&bd->se, &bd->w, bd->dir);
+        qr__bn_done(bd, "weight comparison", s2);
+        qr_progress_begin(&bd->prog, "advisor", 0);
+        s2 = qr_advisor_run(&bd->se, bd->have_cmp ? &bd->cmp : NULL, bd->have_sens ? &bd->sens : NULL,
+                            bd->have_w ? &bd->w : NULL, NULL, &bd->adv);
+        bd->have_adv = s2 == QR_OK;
+        if (s2 == QR_OK) s2 = qr_advisor_write(&bd->se, &bd->adv, bd->dir);
+        qr__bn_done(bd, "advisor", s2);
+        qr_progress_begin(&bd->prog, "mixed precision", 0);
+        s2 = bd->have_sens ? qr_whatif_run(&bd->se, &bd->sens, o->n_topk ? o->topk : NULL, o->n_topk, 0, &bd->wi)
+                           : qr_errf(QR_ERR_INVALID, "needs the sensitivity ranking, which failed");
+        bd->have_wi = s2 == QR_OK;
+        if (s2 == QR_OK) s2 = qr_whatif_write(&bd->se, &bd->wi, bd->dir);
+        qr__bn_done(bd, "mixed precision", s2);
+        qr_progress_begin(&bd->prog, "distributions", 0);
+        s2 = qr_dist_collect(&bd->se, bd->have_sens ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes, 0, &bd->dist);
+        bd->have_dist = s2 == QR_OK;
+        qr__bn_done(bd, "distributions", s2);
         qr_progress_begin(&bd->prog, "badcase", 0);
         s2 = QR_OK;
-        for (int i = 0; s2 == QR_OK && i < b->n_inputs; i++) {
-            const char *name = b->n_inputs == 1 ? "badcase.npy" : qr_arena_printf(&bd->arena, "badcase_%d.npy", i);
+        if (o->badcase) s2 = qr_badcase_write(o->badcase, bd->dir);
+        for (int i = 0; !o->badcase && s2 == QR_OK && i < b->n_inputs; i++) {
+            char safe[256];
+            qr_zip_safe_component(safe, sizeof safe, b->values[b->inputs[i]].name);
+            const char *name = b->n_inputs == 1 ? "badcase.npy" : qr_arena_printf(&bd->arena, "badcase_%s.npy", safe);
             s2 = qr_npy_write(qr__bn_path(bd, name), &inputs[i]);
         }
         qr__bn_done(bd, "badcase", s2);
@@ -669,6 +813,10 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
     qr_compare_free(&bd->cmp);
     qr_sens_free(&bd->sens);
     qr_accum_free(&bd->acc);
+    if (bd->have_w) qr_weights_free(&bd->w);
+    if (bd->have_adv) qr_advice_free(&bd->adv);
+    if (bd->have_wi) qr_whatif_free(&bd->wi);
+    if (bd->have_dist) qr_dist_free(&bd->dist);
     if (bd->se.b) qr_session_close(&bd->se);
     qr_arena_free(&bd->arena);
     free(bd);

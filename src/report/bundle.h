@@ -16,6 +16,9 @@ typedef struct QrRunallOpts {
     int topk[12], n_topk;
     double cos_threshold;        /* per-layer "similarity drops" threshold */
     const char *mode;            /* sim | int | both (NULL = sim) */
+    const QrBadcase *badcase;    /* --data: the search whose worst sample `inputs` is (NULL: -i / random) */
+    const char *const *plot_nodes;   /* --plot-nodes (NULL: top-5 sensitive weights and activations) */
+    int n_plot_nodes;
     const char *const *warnings; /* warnings from loading (manifest) */
     int n_warnings;
 } QrRunallOpts;

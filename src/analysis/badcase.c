@@ -8,15 +8,7 @@
 /* ==== files ========================================================================= */
 
 /* Characters outside [A-Za-z0-9._-] become '_' (a leading '.' too). */
-static void qr__ax_safe_name(char *dst, size_t n, const char *name) {
-    size_t i = 0;
-    for (; name[i] && i + 1 < n; i++) {
-        char ch = name[i];
-        dst[i] = (isalnum((unsigned char)ch) || ch == '.' || ch == '_' || ch == '-') ? ch : '_';
-    }
-    dst[i] = 0;
-    if (i == 0 || dst[0] == '.') dst[0] = '_';
-}
+static inline void qr__ax_safe_name(char *dst, size_t n, const char *name) { qr_safe_filename(dst, n, name); }
 
 static bool qr__ax_is_dir(const char *path) {
     struct stat sb;

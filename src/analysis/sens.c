@@ -202,22 +202,11 @@ static void qr__sens_num(char *buf, size_t n, double v, const char *fmt) {
     else snprintf(buf, n, fmt, v);
 }
 
-/* JSON string with escaping. */
-static QrStatus qr__sens_json_str(char **b, size_t *l, size_t *c, const char *s) {
-    QR_TRY(qr_buf_printf(b, l, c, "\""));
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') QR_TRY(qr_buf_printf(b, l, c, "\\%c", *p));
-        else if (*p < 0x20) QR_TRY(qr_buf_printf(b, l, c, "\\u%04x", *p));
-        else QR_TRY(qr_buf_printf(b, l, c, "%c", *p));
-    }
-    return qr_buf_printf(b, l, c, "\"");
-}
-
 static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const char *dir) {
     static const char *const cols[] = { "op_name", "sensitive_type", "op_type", "L1", "Cosine", "MSE", "KL", "SQNR" };
     QrTable tt = {0}, tc = {0};
     char *txt = NULL, *csv = NULL, *js = NULL;
-    size_t tl = 0, tcap = 0, cl = 0, ccap = 0, jl = 0, jc = 0;
+    size_t tl = 0, tcap = 0, cl = 0, ccap = 0, jl = 0;
     QrStatus st = qr_table_init(&tt, QR_ARRAY_LEN(cols), cols);
     if (st == QR_OK) st = qr_table_init(&tc, QR_ARRAY_LEN(cols), cols);
     for (int k = 0; st == QR_OK && k < r->n; k++) {
@@ -250,28 +239,33 @@ static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const c
                            r->n_skipped == 1 ? "" : "s");
     if (st == QR_OK) st = qr_table_render_txt(&tt, NULL, NULL, &txt, &tl, &tcap);
     if (st == QR_OK) st = qr_table_render_csv(&tc, NULL, &csv, &cl, &ccap);
-    if (st == QR_OK)
-        st = qr_buf_printf(&js, &jl, &jc, "{\n  \"mode\": \"%s\",\n  \"metric\": \"%s\",\n  \"reverse\": %s,\n"
-                           "  \"node_executions\": %lld,\n  \"node_executions_full_reruns\": %lld,\n  \"ops\": [",
-                           r->opts.off_one ? "off-one" : "one-on", qr_metric_name(r->opts.metric),
-                           r->opts.reverse ? "true" : "false", (long long)r->n_exec, (long long)r->n_full);
-    for (int k = 0; st == QR_OK && k < r->n; k++) {
+    QrJson j;
+    qr_json_init(&j);
+    qr_json_obj_begin(&j);
+    qr_json_kv_str(&j, "mode", r->opts.off_one ? "off-one" : "one-on");
+    qr_json_kv_str(&j, "metric", qr_metric_name(r->opts.metric));
+    qr_json_kv_bool(&j, "reverse", r->opts.reverse);
+    qr_json_kv_int(&j, "node_executions", r->n_exec);
+    qr_json_kv_int(&j, "node_executions_full_reruns", r->n_full);
+    qr_json_key(&j, "ops");
+    qr_json_arr_begin(&j);
+    for (int k = 0; k < r->n; k++) {
         const QrSensRow *row = &r->rows[k];
-        st = qr_buf_printf(&js, &jl, &jc, "%s\n    {\"op_name\": ", k ? "," : "");
-        if (st == QR_OK) st = qr__sens_json_str(&js, &jl, &jc, row->name);
-        if (st == QR_OK) st = qr_buf_printf(&js, &jl, &jc, ", \"sensitive_type\": \"%s\", \"op_type\": ", qr_sens_type_name(row->type));
-        if (st == QR_OK) st = qr__sens_json_str(&js, &jl, &jc, row->op_type);
-        double v[] = { row->m.l1, row->m.cosine, row->m.mse, row->m.kl, row->m.sqnr };
-        const char *nm[] = { "L1", "Cosine", "MSE", "KL", "SQNR" };
-        for (int j = 0; st == QR_OK && j < 5; j++) {
-            char b[64];
-            if (v[j] != v[j] || isinf(v[j])) snprintf(b, sizeof b, "null");
-            else snprintf(b, sizeof b, "%.9g", v[j]);
-            st = qr_buf_printf(&js, &jl, &jc, ", \"%s\": %s", nm[j], b);
-        }
-        if (st == QR_OK) st = qr_buf_printf(&js, &jl, &jc, "}");
+        qr_json_obj_begin_compact(&j);
+        qr_json_kv_str(&j, "op_name", row->name);
+        qr_json_kv_str(&j, "sensitive_type", qr_sens_type_name(row->type));
+        qr_json_kv_str(&j, "op_type", row->op_type);
+        qr_json_kv_num(&j, "L1", row->m.l1);
+        qr_json_kv_num(&j, "Cosine", row->m.cosine);
+        qr_json_kv_num(&j, "MSE", row->m.mse);
+        qr_json_kv_num(&j, "KL", row->m.kl);
+        qr_json_kv_num(&j, "SQNR", row->m.sqnr);     /* inf (identical) is written as null */
+        qr_json_obj_end(&j);
     }
-    if (st == QR_OK) st = qr_buf_printf(&js, &jl, &jc, "\n  ]\n}\n");
+    qr_json_arr_end(&j);
+    qr_json_obj_end(&j);
+    if (st == QR_OK) st = qr_json_finish(&j, &js, &jl);
+    else qr_json_free(&j);
     QR_UNUSED(s);
     if (st == QR_OK) {
         QrArena a = {0};

@@ -207,6 +207,19 @@ static QrStatus qr_strmap_put(QrStrMap *m, QrArena *a, const char *key, int val)
 
 /* ==== files ================================================================= */
 
+/* A file name for a value/node name: characters outside [A-Za-z0-9._-] become '_'
+ * (a leading '.' too, so no hidden or relative names). */
+static void qr_safe_filename(char *dst, size_t n, const char *name) {
+    size_t i = 0;
+    for (; name[i] && i + 1 < n; i++) {
+        char ch = name[i];
+        dst[i] = (isalnum((unsigned char)ch) || ch == '.' || ch == '_' || ch == '-') ? ch : '_';
+    }
+    dst[i] = 0;
+    if (i == 0 || dst[0] == '.') dst[0] = '_';
+}
+
+
 static QrStatus qr_file_size(const char *path, uint64_t *size) {
     struct stat st;
     if (stat(path, &st) != 0) return qr_errf(QR_ERR_IO, "%s: %s", path, strerror(errno));

@@ -98,6 +98,7 @@ static QrStatus qr_strmap_put(QrStrMap *m, QrArena *a, const char *key, int val)
 static uint64_t qr_hash_str(const char *s);
 
 /* ---- files -------------------------------------------------------------- */
+static void qr_safe_filename(char *dst, size_t n, const char *name);
 
 /* Reads a whole file into malloc'd memory (caller frees). Refuses files larger
  * than `max_bytes` (0 = no limit) with QR_ERR_NOMEM. */

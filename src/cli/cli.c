@@ -280,15 +280,7 @@ static void qr__cli_release(QrGraph *g, QrTensor *in) {
 }
 
 /* File name for a value: characters outside [A-Za-z0-9._-] become '_'. */
-static void qr_cli_safe_name(char *dst, size_t n, const char *name) {
-    size_t i = 0;
-    for (; name[i] && i + 1 < n; i++) {
-        char ch = name[i];
-        dst[i] = (isalnum((unsigned char)ch) || ch == '.' || ch == '_' || ch == '-') ? ch : '_';
-    }
-    dst[i] = 0;
-    if (i == 0 || dst[0] == '.') dst[0] = '_';
-}
+static inline void qr_cli_safe_name(char *dst, size_t n, const char *name) { qr_safe_filename(dst, n, name); }
 
 /* Common start of a one-model command: parse, load the model, build inputs.
  * Returns -1 when the command should go on, else the exit code to return. */

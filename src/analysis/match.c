@@ -375,6 +375,9 @@ static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatch
                                         "%d matched, %d without counterpart; %d analysis values without counterpart\n\n",
                                         b->path, a->path, r->n, r->n - n_unmatched_b, n_unmatched_b, r->n_unmatched_a);
     if (st == QR_OK && eq) st = qr_buf_printf(&txt, &tl, &tc, "%s\n\n", qr_equiv_verdict(b, r, eq));
+    if (st == QR_OK && eq && eq->substituted)
+        st = qr_buf_printf(&txt, &tl, &tc, "Integer weights replaced by the baseline's float weight when their quantizer is "
+                           "disabled:\n%s\n", eq->substituted);
     if (st == QR_OK) st = qr_table_render_txt(&t, NULL, NULL, &txt, &tl, &tc);
     if (st == QR_OK) st = qr_table_render_csv(&t, NULL, &csv, &cl, &cc);
     QrArena pa = {0};

@@ -234,7 +234,24 @@ static QrStatus qr_session_equivalence(const QrSession *s, QrEquivResult *r) {
         for (int i = 0; i < s->qt.n; i++) {
             const QrQuantizer *q = &s->qt.q[i];
             if (!q->can_disable) r->n_not_disabled++;
-            else if (q->form == QR_QF_DQ_INIT && q->kind != QR_QK_BIAS) { if (s->fw[i]) r->n_substituted++; else r->n_no_float_weight++; }
+            else if (q->form == QR_QF_DQ_INIT && q->kind != QR_QK_BIAS) {
+                if (!s->fw[i]) { r->n_no_float_weight++; continue; }
+                r->n_substituted++;
+                /* which baseline tensor: the one fw points into (or derived from) */
+                const char *bname = "?";
+                for (int v = 0; v < b->n_values; v++)
+                    if (&b->values[v].t == s->fw[i] || (s->fw_owned[i].data && s->fw[i] == &s->fw_owned[i] &&
+                                                         b->values[v].is_init && qr_tensor_same_shape(&b->values[v].t, s->fw[i]) == false &&
+                                                         b->values[v].t.numel == s->fw[i]->numel && b->values[v].t.rank == 2 &&
+                                                         b->values[v].t.dims[0] == s->fw[i]->dims[1])) { bname = b->values[v].name; break; }
+                size_t cap = r->substituted ? strlen(r->substituted) : 0;
+                const char *an = tg->values[q->int_value].name;
+                size_t add = strlen(an) + strlen(bname) + 32;
+                char *ns = realloc(r->substituted, cap + add + 1);
+                if (!ns) continue;
+                snprintf(ns + cap, add + 1, "  %s <- %s%s\n", an, bname, s->fw[i] == &s->fw_owned[i] ? " (transposed)" : "");
+                r->substituted = ns;
+            }
         }
         r->n_no_float_weight = QR_MAX(0, r->n_no_float_weight - r->n_weight_mismatch);
         qr_session_overrides(s, enabled, &ov);
@@ -266,6 +283,8 @@ static QrStatus qr_session_equivalence(const QrSession *s, QrEquivResult *r) {
 }
 
 static void qr_equiv_free(QrEquivResult *r) {
+    free(r->substituted);
+    r->substituted = NULL;
     free(r->max_abs);
     free(r->ref_absmax);
     r->max_abs = r->ref_absmax = NULL;

@@ -56,6 +56,7 @@ typedef struct QrEquivResult {
     int n_no_float_weight;   /* integer weights without a float counterpart (stay quantized) */
     QrTensor *fw_owned;      /* per qt quantizer: a derived float weight (e.g. transposed) that fw points to */
     int n_weight_mismatch;   /* baseline float weights that do not quantize to the integer weights */
+    char *substituted;       /* "  <integer weight> <- <baseline weight>\n" lines (malloc'd), or NULL */
     double worst_rel;        /* worst max_abs / ref_absmax over graph-output matches */
     int worst_match;
     bool equivalent;

@@ -194,6 +194,31 @@ static void test_runall_gate_and_failure(void) {
     QT_CHECKF(r.code == 0 && strstr(r.err, "random"), "exit %d: %s", r.code, r.err);
 }
 
+/* A failing analysis: the bundle is still written and reports it (manifest, summary, HTML). */
+static void test_runall_failed_stage(void) {
+    QtCli r;
+    const char *m = "fixtures/qpairs/ort_qdq";
+    char zip[512], dir[512], p[600];
+    snprintf(zip, sizeof zip, "%s/failstage.zip", qt_tmpdir());
+    snprintf(dir, sizeof dir, "%s/failstage", qt_tmpdir());
+    setenv("QR_TEST_FAIL_STAGE", "sensitivity", 1);
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s --keep-dir %s --quiet", m, m, m, zip, dir);
+    unsetenv("QR_TEST_FAIL_STAGE");
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    snprintf(p, sizeof p, "%s/manifest.json", dir);
+    char *man = qt_ra_read(p, NULL);
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    char *html = qt_ra_read(p, NULL);
+    snprintf(p, sizeof p, "%s/compare_per_layer_out.csv", dir);
+    uint64_t sz = 0;
+    bool others = qr_file_size(p, &sz) == QR_OK && sz > 0;
+    bool ok = man && html && strstr(man, "\"analysis\": \"sensitivity\"") && strstr(man, "injected failure") &&
+              strstr(html, "injected failure") && others;
+    free(man);
+    free(html);
+    QT_CHECK(ok);
+}
+
 /* The real report renders in headless Chromium without console errors. */
 static void test_runall_render(void) {
     char dir[512], shot[512];
@@ -213,6 +238,7 @@ static void qt_runall_all(void) {
     setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
     for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_runall_pair(qt_pairs[i]);
     QT_RUN(test_runall_gate_and_failure);
+    QT_RUN(test_runall_failed_stage);
     QT_RUN(test_runall_render);
     unsetenv("SOURCE_DATE_EPOCH");
 }

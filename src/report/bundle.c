@@ -34,6 +34,9 @@ static const char *qr__bn_path(QrBd *bd, const char *name) { return qr_arena_pri
 
 /* Records the outcome of one analysis; a failure is kept for the manifest/HTML. */
 static bool qr__bn_done(QrBd *bd, const char *stage, QrStatus st) {
+    /* Fault injection for tests: QR_TEST_FAIL_STAGE=<stage> makes that analysis fail. */
+    const char *inject = getenv("QR_TEST_FAIL_STAGE");
+    if (st == QR_OK && inject && !strcmp(inject, stage)) st = qr_errf(QR_ERR_IO, "injected failure (QR_TEST_FAIL_STAGE)");
     qr_progress_end(&bd->prog, st);
     if (st == QR_OK) return true;
     if (bd->n_fail < QR__BN_MAX_FAIL) {

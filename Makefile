@@ -28,6 +28,11 @@ build/test_main: $(SRCS) $(TESTS) $(DEPS)
 	@mkdir -p build
 	$(CC) $(CFLAGS_ALL) -DQR_TESTING -o $@ tests/test_main.c $(LIBS)
 
+# Kernel micro-benchmark (GFLOP/s, GOP/s per kernel level and thread count); not part of test.
+build/bench_kern: $(SRCS) bench/kern_bench.c $(DEPS)
+	@mkdir -p build
+	$(CC) $(CFLAGS_ALL) -o $@ bench/kern_bench.c $(LIBS)
+
 # Every test: unit tests, conformance over ../shared/conformance (when present),
 # golden fixtures and CLI bad-input tests. Last line: "N passed, N failed".
 test: qreport build/test_main

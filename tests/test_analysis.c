@@ -125,7 +125,7 @@ static void qt_compare_pair(const char *pair) {
         }
         /* a Flatten without a quantizer of its own adds no error */
         if (!r->has_local && !bad++) snprintf(msg, sizeof msg, "%s: no local error", rows[i].name);
-        if (!strcmp(p.b->nodes[se.m.m[r->match].b_node].op_type, "Flatten") && se.m.m[r->match].a_quant < 0 && r->has_local && r->local.cosine != 1.0 && !bad++)
+        if (!strcmp(p.b->nodes[se.m.m[r->match].b_node].op_type, "Flatten") && se.m.m[r->match].a_quant < 0 && r->has_local && r->local.mse != 0 && !bad++)
             snprintf(msg, sizeof msg, "Flatten adds error of its own: local cosine %.9g", r->local.cosine);
     }
     if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());

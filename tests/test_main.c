@@ -14,6 +14,7 @@
 #include "test_run.c"
 #include "test_cli.c"
 #include "test_match.c"
+#include "test_kern.c"
 #include "test_int.c"
 #include "test_plot.c"
 #include "test_bundle.c"
@@ -24,12 +25,16 @@
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
     bool only_conf = false;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) qt_verbose = true;
         else if (!strcmp(argv[i], "--conformance-only") && i + 1 < argc) { only_conf = true; conf_filter = argv[++i]; }
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];   /* module: kern */
     }
     qr_kern_init();
-    if (!only_conf) {
+    if (only) {
+        if (!strcmp(only, "kern")) qt_kern_all();
+    } else if (!only_conf) {
         qt_base_all();
         qt_quant_all();
         qt_onnx_all();
@@ -37,6 +42,7 @@ int main(int argc, char **argv) {
         qt_golden_all();
         qt_cli_all();
         qt_match_all();
+        qt_kern_all();
         qt_int_all();
         qt_plot_all();
         qt_bundle_all();

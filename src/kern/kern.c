@@ -1,17 +1,123 @@
-/* kern — dispatch. See kern.h. */
+/* kern — dispatch. See kern.h.
+ * Levels nest: avx2 = AVX2+FMA; avx512 = avx2 + AVX-512F/BW/VL; vnni = avx512 +
+ * AVX-512 VNNI. A level keeps the kernels of the level below where it has none of its own. */
 
 static bool qr__kern_ready;
+static QrStatus qr__kern_status;
+static char qr__kern_msg[256];
 
-static void qr_kern_init(void) {
-    if (qr__kern_ready) return;
+static bool qr_kern_isa_parse(const char *s, QrIsa *out) {
+    static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT };
+    for (int i = 0; i < QR_ARRAY_LEN(all); i++)
+        if (s && strcmp(s, qr_isa_name(all[i])) == 0) { *out = all[i]; return true; }
+    return false;
+}
+
+/* What a level needs that `cpu` lacks, or NULL when the CPU has it (and this build has
+ * kernels for it). */
+static const char *qr__kern_missing(QrIsa isa, const QrCpu *cpu) {
+    switch (isa) {
+    case QR_ISA_REF: return NULL;
+#if defined(__x86_64__)
+    case QR_ISA_VNNI:
+        if (!cpu->avx512vnni) return "AVX-512 VNNI";
+        /* fall through */
+    case QR_ISA_AVX512:
+        if (!cpu->avx512f || !cpu->avx512bw || !cpu->avx512vl) return "AVX-512F/BW/VL";
+        /* fall through */
+    case QR_ISA_AVX2:
+        if (!cpu->avx2 || !cpu->fma) return "AVX2 and FMA";
+        return NULL;
+#endif
+    default:
+        QR_UNUSED(cpu);
+        return "kernels for this architecture (not in this build)";
+    }
+}
+
+static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
     QrCpu cpu;
     qr_cpu_detect(&cpu);
-    qr_kern.isa = QR_ISA_REF;
-    qr_kern.f32_gemm = qr_f32_gemm__ref;
-    qr_kern.f32_dwconv2d = qr_f32_dwconv2d__ref;
+    const char *miss = qr__kern_missing(isa, &cpu);
+    if (miss) return qr_errf(QR_ERR_UNSUPPORTED, "kernel level '%s' needs %s, which this CPU lacks", qr_isa_name(isa), miss);
+    *k = (QrKernels){
+        .isa = QR_ISA_REF,
+        .f32_gemm = qr_f32_gemm__ref,
+        .f32_gemm_ex = qr_f32_gemm_ex__ref,
+        .f32_conv_gemm = qr_f32_conv_gemm__ref,
+        .f32_dwconv2d = qr_f32_dwconv2d__ref,
+        .f32_maxpool2d = qr_f32_maxpool2d__ref,
+        .q8_gemm = qr_q8_gemm__ref,
+        .q16_gemm = qr_q16_gemm__ref,
+        .s32_requant = qr_s32_requant__ref,
+        .f32_pair_stats = qr_f32_pair_stats__ref,
+        .f32_hist = qr_f32_hist__ref,
+        .f32_fake_quant = qr_f32_fake_quant__ref,
+    };
+#if defined(__x86_64__)
+    if (isa >= QR_ISA_AVX2 && isa <= QR_ISA_VNNI) {
+        k->isa = QR_ISA_AVX2;
+        k->f32_gemm = qr_f32_gemm__avx2;
+        k->f32_gemm_ex = qr_f32_gemm_ex__avx2;
+        k->f32_conv_gemm = qr_f32_conv_gemm__avx2;
+        k->f32_dwconv2d = qr_f32_dwconv2d__avx2;
+        k->f32_maxpool2d = qr_f32_maxpool2d__avx2;
+        k->q8_gemm = qr_q8_gemm__avx2;
+        k->q16_gemm = qr_q16_gemm__avx2;
+        k->s32_requant = qr_s32_requant__avx2;
+        k->f32_pair_stats = qr_f32_pair_stats__avx2;
+        k->f32_hist = qr_f32_hist__avx2;
+        k->f32_fake_quant = qr_f32_fake_quant__avx2;
+    }
+    if (isa >= QR_ISA_AVX512 && isa <= QR_ISA_VNNI) {
+        k->isa = QR_ISA_AVX512;
+        k->f32_gemm = qr_f32_gemm__avx512;
+        k->f32_gemm_ex = qr_f32_gemm_ex__avx512;
+        k->f32_conv_gemm = qr_f32_conv_gemm__avx512;
+    }
+    if (isa == QR_ISA_VNNI) {
+        k->isa = QR_ISA_VNNI;
+        k->q8_gemm = qr_q8_gemm__vnni;
+    }
+#endif
+    return QR_OK;
+}
+
+/* The best level this CPU has. */
+static QrIsa qr__kern_best(void) {
+    static const QrIsa order[] = { QR_ISA_VNNI, QR_ISA_AVX512, QR_ISA_AVX2, QR_ISA_DOT, QR_ISA_NEON };
+    QrCpu cpu;
+    qr_cpu_detect(&cpu);
+    for (int i = 0; i < QR_ARRAY_LEN(order); i++)
+        if (!qr__kern_missing(order[i], &cpu)) return order[i];
+    return QR_ISA_REF;
+}
+
+static QrStatus qr_kern_init(void) {
+    if (qr__kern_ready) {
+        if (qr__kern_status != QR_OK) return qr_errf(qr__kern_status, "%s", qr__kern_msg);
+        return QR_OK;
+    }
+    QrIsa best = qr__kern_best(), want = best;
     const char *force = getenv("QR_ISA");
-    if (force && strcmp(force, "ref") == 0) qr_kern.isa = QR_ISA_REF;
+    qr__kern_status = QR_OK;
+    if (force && *force) {
+        if (!qr_kern_isa_parse(force, &want)) {
+            qr__kern_status = qr_errf(QR_ERR_UNSUPPORTED, "QR_ISA='%s' is not one of ref, avx2, avx512, vnni, neon, dot",
+                                      force);
+            want = best;
+        } else {
+            QrKernels tmp;
+            if (qr_kern_table(want, &tmp) != QR_OK) {
+                qr__kern_status = qr_err_wrap(QR_ERR_UNSUPPORTED, "QR_ISA=%s (using %s)", force, qr_isa_name(best));
+                want = best;
+            }
+        }
+        if (qr__kern_status != QR_OK) snprintf(qr__kern_msg, sizeof qr__kern_msg, "%s", qr_err_msg());
+    }
+    if (qr_kern_table(want, &qr_kern) != QR_OK) qr_kern_table(QR_ISA_REF, &qr_kern);
     qr__kern_ready = true;
+    return qr__kern_status;
 }
 
 static QrIsa qr_kern_isa(void) { qr_kern_init(); return qr_kern.isa; }

@@ -4,24 +4,180 @@
 #ifndef QR_KERN_H
 #define QR_KERN_H
 
+/* Map: float kernels · integer kernels · analysis kernels · tolerances · the table.
+ * Every kernel exists as qr_<dt>_<op>__ref (plain C, the oracle) and per ISA; the GEMMs
+ * split their work over the thread pool (base/pool.h) and give the same bits for any
+ * thread count. Integer kernels are bit-exact with __ref; float ones stay within the
+ * tolerances below; fake-quant and histograms are bit-exact too. */
+
+/* ---- float ------------------------------------------------------------------------ */
+
 /* C (M,N) [+]= A (M,K) @ B (K,N); row-major with row strides lda/ldb/ldc.
- * accumulate=false overwrites C. */
+ * accumulate=false overwrites C. A, B and C must not overlap. */
 typedef void (*QrF32GemmFn)(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                             int64_t ldb, float *C, int64_t ldc, bool accumulate);
+
+/* What a float GEMM does with its result before storing it (the fused epilogue of a
+ * convolution or a Linear layer): C = clamp(A @ B [+ C] + bias[m], lo, hi). NaN passes
+ * the clamp unchanged. */
+typedef struct QrF32Epilogue {
+    const float *bias;   /* M values, one per row of C; NULL: none */
+    float lo, hi;        /* -INFINITY / INFINITY: no clamp (Relu: 0, INFINITY) */
+} QrF32Epilogue;
+
+/* QrF32GemmFn with an epilogue (ep NULL: none). */
+typedef void (*QrF32GemmExFn)(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                              int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Epilogue *ep);
+
+/* One image (and group) of a 2-D convolution as the B operand of a GEMM (implicit
+ * im2col): B has K = C*KH*KW rows and N = OH*OW columns,
+ *   B[(c*KH + kh)*KW + kw][oh*OW + ow] = x[c][oh*sh - ph + kh*dh][ow*sw - pw + kw*dw]
+ * (0 where that is outside x). */
+typedef struct QrF32ConvB {
+    const float *x;         /* (C, H, W), contiguous */
+    int64_t C, H, W, KH, KW, sh, sw, dh, dw, ph, pw, OH, OW;
+} QrF32ConvB;
+
+/* Y (M, OH*OW; row stride ldy) = epilogue(A (M, C*KH*KW; row stride lda) @ B) for the B
+ * of *b, which is never materialized (ep NULL: none). All sizes >= 1. */
+typedef void (*QrF32ConvGemmFn)(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y, int64_t ldy,
+                                const QrF32Epilogue *ep);
 
 /* One channel of a 2-D depthwise convolution; see kern/ref/f32_gemm.c. */
 typedef void (*QrF32DwConv2dFn)(const float *x, int64_t H, int64_t W, const float *w, int64_t KH, int64_t KW,
                                  int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, float *y,
                                  int64_t OH, int64_t OW);
 
+/* Max pooling of one plane x (H,W) into y (OH,OW) with window KH x KW, strides sh/sw,
+ * dilations dh/dw and begin pads ph/pw: y[oh][ow] is the first element of the window's
+ * in-range taps that no later one exceeds (v > best replaces), taking the column maxima
+ * top to bottom first, then those left to right; a window without in-range taps gives 0.
+ * NaN wins only where it is the window's first tap. rowbuf: W floats of scratch. */
+typedef void (*QrF32MaxPool2dFn)(const float *x, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh,
+                                 int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, float *y, int64_t OH,
+                                 int64_t OW, float *rowbuf);
+
+/* ---- integer ---------------------------------------------------------------------- */
+
+/* One operand of an integer GEMM: a row-major matrix of 8-bit (QrQ8GemmFn) or 16-bit
+ * (QrQ16GemmFn) integers and its zero points. A's zero points run along its rows (one per
+ * m, e.g. per output channel of a convolution's weights), B's along its columns (one per
+ * n, e.g. per output channel of a MatMul's weights). */
+typedef struct QrQOperand {
+    const void *data;       /* int8/uint8 or int16/uint16 elements */
+    int64_t ld;             /* row stride in elements */
+    bool is_signed;         /* int8/int16 (true) or uint8/uint16 (false) */
+    const int32_t *zp;      /* zero points; NULL = all zero */
+    int64_t zp_stride;      /* 0: zp[0] everywhere; 1: zp[m] for A's row m, zp[n] for B's column n */
+} QrQOperand;
+
+/* C (M,N) [+]= sum_k (A[m,k] - za[m]) * (B[k,n] - zb[n]) for 8-bit A (M,K) and B (K,N),
+ * of either signedness, with zero points in the operands' own range. The int32 sum wraps
+ * modulo 2^32 like ONNX Runtime's (the only overflow the spec allows); no intermediate
+ * saturates. accumulate=false overwrites C. */
+typedef void (*QrQ8GemmFn)(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B, int32_t *C,
+                           int64_t ldc, bool accumulate);
+
+/* C (M,N) [+]= sum_k (A[m,k] - za[m]) * (B[k,n] - zb[n]) for 16-bit A and B of either
+ * signedness, exact in int64 (any K < 2^29 with any zero points; int16 -32768..32767
+ * and uint16 0..65535 alike). */
+typedef void (*QrQ16GemmFn)(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B, int64_t *C,
+                            int64_t ldc, bool accumulate);
+
+/* Requantization, ONNX Runtime's (MlasRequantizeOutput) arithmetic, for i in [0, n):
+ *   v    = (float)(acc[i] + bias[i*bias_stride]) * mult[i*mult_stride]     (int32 add wraps)
+ *   y[i] = (int)rint(clamp(v, lo - zp, hi - zp)) + zp                      (NaN -> lo)
+ * rint rounds half to even, so y = clamp(nearbyint(v) + zp, lo, hi) for every finite v.
+ * bias NULL = 0; strides are 0 (one value) or 1 (per element). y holds y_bytes-byte
+ * two's-complement integers (1: int8/uint8, 2: int16/uint16); lo/hi give the type's range
+ * (e.g. 0..255, -128..127) and must satisfy lo <= zp <= hi, lo < hi, within that width. */
+typedef void (*QrS32RequantFn)(int64_t n, const int32_t *acc, const int32_t *bias, int64_t bias_stride,
+                               const float *mult, int64_t mult_stride, int32_t zp, int32_t lo, int32_t hi, void *y,
+                               int y_bytes);
+
+/* ---- analysis --------------------------------------------------------------------- */
+
+/* Moments of one array over its finite values (NaN/+Inf/-Inf only counted): the same
+ * fields and meaning as analysis/stats.h's QrStats. m2 = sum (x - mean)^2. */
+typedef struct QrF32Moments {
+    int64_t n, n_nan, n_posinf, n_neginf;
+    double min, max, mean, m2;
+} QrF32Moments;
+
+/* Fused one-pass statistics of a pair of arrays (x = float reference, y = quantized):
+ * moments of each, and sums over the pairs where both x[i] and y[i] are finite, all in
+ * double: sxx = sum x^2, syy = sum y^2, sxy = sum xy, sdd = sum (x-y)^2, sad = sum |x-y|,
+ * maxad = max |x-y| (0 for no pairs). Arrays are processed in blocks of QR_KERN_STATS_BLOCK
+ * elements counted from the start of each call, merged with Chan's formula. */
+typedef struct QrF32PairStats {
+    QrF32Moments x, y;
+    int64_t n;
+    double sxx, syy, sxy, sdd, sad, maxad;
+} QrF32PairStats;
+#define QR_KERN_STATS_BLOCK 4096
+
+/* Accumulates x[0..n) and y[0..n) into *s (y == NULL: only s->x). */
+typedef void (*QrF32PairStatsFn)(const float *x, const float *y, int64_t n, QrF32PairStats *s);
+
+/* Histogram: for every x[i] with lo <= x[i] <= hi (NaN never), counts[b] += 1 with
+ * b = min(nbins - 1, (int)((x[i] - lo) * scale)), scale = (float)nbins / (hi - lo) in
+ * float32 (so x == hi lands in the last bin). hi == lo puts x == lo in bin 0. Values
+ * outside [lo, hi] are not counted. Requires nbins >= 1 and lo <= hi, both finite. */
+typedef void (*QrF32HistFn)(const float *x, int64_t n, float lo, float hi, int32_t nbins, int64_t *counts);
+
+/* Fake quantization (QuantizeLinear then DequantizeLinear in float32):
+ *   q    = saturate(rint(x / scale) + zp) into [qmin, qmax] (clamp first, in float; NaN -> qmin)
+ *   y[i] = (float)(q - zp) * scale
+ * with a true division, bit-exact with ops/quant.c. y may equal x. */
+typedef void (*QrF32FakeQuantFn)(const float *x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax,
+                                 float *y);
+
+/* ---- tolerances (kernels vs their __ref twin) -------------------------------------- */
+
+/* A float GEMM element may differ from ref by at most this times sum_k |a_mk * b_kn|
+ * (two different summation orders of K float products: K units in the last place
+ * each way, plus slack). */
+#define QR_KERN_F32_DOT_TOL(K) ((double)((K) + 4) * (double)FLT_EPSILON)
+/* (with an epilogue or accumulate, |C| and |bias| join the sum of absolute terms) */
+/* Depthwise convolution: same bound over the taps of one output. */
+#define QR_KERN_F32_DW_TOL(taps) QR_KERN_F32_DOT_TOL(taps)
+/* Pair statistics: sums relative to the sum of the absolute terms, m2 relative to m2 + n*mean^2. */
+#define QR_KERN_STATS_RTOL 1e-12
+
+/* ---- the table ------------------------------------------------------------------- */
+
 typedef struct QrKernels {
     QrIsa isa;
     QrF32GemmFn f32_gemm;
+    QrF32GemmExFn f32_gemm_ex;
+    QrF32ConvGemmFn f32_conv_gemm;
     QrF32DwConv2dFn f32_dwconv2d;
+    QrF32MaxPool2dFn f32_maxpool2d;
+    QrQ8GemmFn q8_gemm;
+    QrQ16GemmFn q16_gemm;
+    QrS32RequantFn s32_requant;
+    QrF32PairStatsFn f32_pair_stats;
+    QrF32HistFn f32_hist;
+    QrF32FakeQuantFn f32_fake_quant;
 } QrKernels;
 
 static QrKernels qr_kern;
-static void qr_kern_init(void);
+/* Fills qr_kern once: the best level the CPU has, or the level QR_ISA names. A QR_ISA
+ * this CPU lacks (or an unknown word) leaves the best level in place and returns
+ * QR_ERR_UNSUPPORTED with a message naming what is missing; later calls return the same
+ * status. Also reads QR_THREADS through the pool the first time a GEMM runs. */
+static QrStatus qr_kern_init(void);
 static QrIsa qr_kern_isa(void);
+/* Fills *out with the kernels of one level; QR_ERR_UNSUPPORTED if the CPU lacks it. */
+static QrStatus qr_kern_table(QrIsa isa, QrKernels *out);
+/* Parses "ref", "avx2", "avx512", "vnni", "neon", "dot". False for anything else. */
+static bool qr_kern_isa_parse(const char *s, QrIsa *out);
+/* Frees the packing scratch of every thread. No kernel may be running. */
+static void qr_kern_release(void);
+
+/* Empty statistics (min = +Inf, max = -Inf). */
+static void qr_f32_pair_stats_init(QrF32PairStats *s);
+/* a += b: counts and sums add, min/max combine, mean/m2 by Chan's parallel formula. */
+static void qr_f32_pair_stats_merge(QrF32PairStats *a, const QrF32PairStats *b);
 
 #endif

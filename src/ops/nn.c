@@ -1,7 +1,9 @@
 /* ops/nn — convolution, matrix products, pooling and normalization layers.
- * float32 is computed directly, GEMMs through qr_kern.f32_gemm; float16/bfloat16/
- * float64 (and integer MaxPool) are staged through float32 by qr__nn_via_f32.
- * Einsum is computed in double for every numeric type. */
+ * float32 is computed directly on the kernel table (2-D Conv as an implicit-im2col GEMM
+ * with the bias in its epilogue, 1x1 stride-1 Conv as a plain GEMM, depthwise and 2-D
+ * MaxPool per plane over the thread pool); float16/bfloat16/float64 (and integer MaxPool)
+ * are staged through float32 by qr__nn_via_f32. Einsum is computed in double for every
+ * numeric type. */
 
 #define QR__NN_MAXSP (QR_MAX_RANK - 2)   /* spatial dims of Conv/Pool */
 #define QR__NN_MAXIO 8                   /* inputs/outputs qr__nn_via_f32 can stage */
@@ -283,6 +285,52 @@ static void qr__nn_im2col(const float *x, int64_t Cg, const QrNnWindow *w, int64
     }
 }
 
+static inline int64_t qr__nn_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* p[0..n) = v: a few stores, then doubling copies (memcpy is vectorized, the plain loop is not at -O2). */
+static void qr__nn_fill(float *p, int64_t n, float v) {
+    int64_t k = QR_MIN(n, 16);
+    for (int64_t i = 0; i < k; i++) p[i] = v;
+    for (; k < n; k *= 2) memcpy(p + k, p, (size_t)QR_MIN(k, n - k) * sizeof *p);
+}
+static inline int64_t qr__nn_rup(int64_t a, int64_t b) { return qr__nn_cdiv(a, b) * b; }
+
+/* im2col of channels [t*chans, (t+1)*chans) of one column tile (a pool task). */
+typedef struct QrNnColJob {
+    const float *x;
+    int64_t Cg;
+    const QrNnWindow *w;
+    int64_t K, p0, np;
+    float *col;
+    int64_t Pin, chans;
+} QrNnColJob;
+
+static void qr__nn_im2col_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrNnColJob *j = ctx;
+    int64_t c0 = t * j->chans, nc = QR_MIN(j->chans, j->Cg - c0);
+    qr__nn_im2col(j->x + c0 * j->Pin, nc, j->w, j->K, j->p0, j->np, j->col + c0 * j->K * j->np);
+}
+
+/* Depthwise output planes [t*planes, (t+1)*planes) of the N*M planes (a pool task). */
+typedef struct QrNnDwJob {
+    const float *X, *W;
+    float *Y;
+    const QrNnWindow *w;
+    int64_t C, M, Mg, K, P, Pin, planes, nplanes;
+} QrNnDwJob;
+
+static void qr__nn_dw_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrNnDwJob *j = ctx;
+    const QrNnWindow *w = j->w;
+    for (int64_t i = t * j->planes; i < QR_MIN((t + 1) * j->planes, j->nplanes); i++) {
+        int64_t m = i % j->M, ci = (i / j->M) * j->C + m / j->Mg;
+        qr_kern.f32_dwconv2d(j->X + ci * j->Pin, w->in[0], w->in[1], j->W + m * j->K, w->k[0], w->k[1], w->s[0],
+                             w->s[1], w->d[0], w->d[1], w->pb[0], w->pb[1], j->Y + i * j->P, w->out[0], w->out[1]);
+    }
+}
+
 static QrStatus qr__nn_conv_f32(QrOpCtx *c) {
     const QrTensor *x = c->in[0], *wt = c->in[1], *b = qr_op_in(c, 2);
     QrTensor *y = c->out[0];
@@ -294,30 +342,36 @@ static QrStatus qr__nn_conv_f32(QrOpCtx *c) {
     const int64_t K = qr__nn_prod(w.k, n), P = qr__nn_prod(w.out, n), Pin = qr__nn_prod(w.in, n), CK = Cg * K;
     const float *X = x->data, *W = wt->data, *B = b ? b->data : NULL;
     float *Y = y->data;
-    for (int64_t i = 0; i < N * M; i++) {
-        float bv = B ? B[i % M] : 0.0f;
-        float *yp = Y + i * P;
-        for (int64_t p = 0; p < P; p++) yp[p] = bv;
-    }
     if (P == 0 || N == 0 || M == 0) return QR_OK;
-    if (n == 2 && G == C && Cg == 1) {   /* depthwise (channel multiplier Mg) */
-        for (int64_t i = 0; i < N * M; i++) {
-            int64_t m = i % M, ci = (i / M) * C + m / Mg;
-            qr_kern.f32_dwconv2d(X + ci * Pin, w.in[0], w.in[1], W + m * K, w.k[0], w.k[1], w.s[0], w.s[1], w.d[0],
-                                 w.d[1], w.pb[0], w.pb[1], Y + i * P, w.out[0], w.out[1]);
-        }
+    if (n == 2 && G == C && Cg == 1) {   /* depthwise (channel multiplier Mg): the kernel adds into y */
+        for (int64_t i = 0; i < N * M; i++) qr__nn_fill(Y + i * P, P, B ? B[i % M] : 0.0f);
+        QrNnDwJob dj = { X, W, Y, &w, C, M, Mg, K, P, Pin, QR_MAX(1, (1 << 16) / QR_MAX(1, P * K)), N * M };
+        qr_pool_for(qr__nn_cdiv(N * M, dj.planes), qr__nn_dw_task, &dj);
         return QR_OK;
     }
+    /* Y = W_g @ columns + bias, the bias added by the GEMM's epilogue */
+    QrF32Epilogue ep = { NULL, -INFINITY, INFINITY };
     bool direct = true;   /* 1x1, stride 1, no padding: X itself is the column matrix */
     for (int i = 0; i < n; i++) direct = direct && w.k[i] == 1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
-    if (direct) {
+    if (direct || CK == 0) {
         for (int64_t in = 0; in < N; in++)
-            for (int64_t g = 0; g < G; g++)
-                qr_kern.f32_gemm(Mg, P, Cg, W + g * Mg * CK, CK, X + (in * C + g * Cg) * Pin, Pin,
-                                 Y + (in * M + g * Mg) * P, P, true);
+            for (int64_t g = 0; g < G; g++) {
+                ep.bias = B ? B + g * Mg : NULL;
+                qr_kern.f32_gemm_ex(Mg, P, CK, W + g * Mg * CK, CK, X + (in * C + g * Cg) * Pin, Pin,
+                                    Y + (in * M + g * Mg) * P, P, false, B ? &ep : NULL);
+            }
         return QR_OK;
     }
-    if (CK == 0) return QR_OK;
+    if (n == 2) {   /* implicit im2col: the GEMM packs its B panels straight from X */
+        for (int64_t in = 0; in < N; in++)
+            for (int64_t g = 0; g < G; g++) {
+                QrF32ConvB cb = { X + (in * C + g * Cg) * Pin, Cg, w.in[0], w.in[1], w.k[0], w.k[1], w.s[0], w.s[1],
+                                  w.d[0], w.d[1], w.pb[0], w.pb[1], w.out[0], w.out[1] };
+                ep.bias = B ? B + g * Mg : NULL;
+                qr_kern.f32_conv_gemm(Mg, W + g * Mg * CK, CK, &cb, Y + (in * M + g * Mg) * P, P, B ? &ep : NULL);
+            }
+        return QR_OK;
+    }
     int64_t tile = QR_MAX(1, QR__NN_COL_BYTES / (int64_t)sizeof(float) / CK);
     tile = QR_MIN(tile, P);
     QrStatus st = QR_OK;
@@ -327,8 +381,12 @@ static QrStatus qr__nn_conv_f32(QrOpCtx *c) {
         for (int64_t g = 0; g < G; g++)
             for (int64_t p0 = 0; p0 < P; p0 += tile) {
                 int64_t np = QR_MIN(tile, P - p0);
-                qr__nn_im2col(X + (in * C + g * Cg) * Pin, Cg, &w, K, p0, np, col);
-                qr_kern.f32_gemm(Mg, np, CK, W + g * Mg * CK, CK, col, np, Y + (in * M + g * Mg) * P + p0, P, true);
+                QrNnColJob cj = { X + (in * C + g * Cg) * Pin, Cg, &w, K, p0, np, col, Pin,
+                                  QR_MAX(1, (1 << 15) / QR_MAX(1, K * np)) };
+                qr_pool_for(qr__nn_cdiv(Cg, cj.chans), qr__nn_im2col_task, &cj);
+                ep.bias = B ? B + g * Mg : NULL;
+                qr_kern.f32_gemm_ex(Mg, np, CK, W + g * Mg * CK, CK, col, np, Y + (in * M + g * Mg) * P + p0, P, false,
+                                    B ? &ep : NULL);
             }
     free(col);
     return QR_OK;
@@ -583,6 +641,12 @@ static QrStatus qr__nn_gemm_f32(QrOpCtx *c) {
     QrStatus st = QR_OK;
     float *at = NULL, *bt = NULL;
     const float *A = a->data, *B = b->data;
+    bool done = false;
+    if (tb && M == 1) {   /* one row (batch 1, a Linear layer): Y^T = B (N,K) @ A^T, A's K values contiguous */
+        if (N > 0) qr_kern.f32_gemm(N, 1, K, B, K, A, 1, Y, 1, false);
+        done = true;
+        ta = tb = false;
+    }
     if (ta && M > 0 && K > 0) {
         if (!(at = qr__nn_malloc(c, M * K, sizeof(float), &st))) return st;
         qr__nn_transpose(A, K, M, at);
@@ -593,7 +657,7 @@ static QrStatus qr__nn_gemm_f32(QrOpCtx *c) {
         qr__nn_transpose(B, N, K, bt);
         B = bt;
     }
-    if (M > 0 && N > 0) qr_kern.f32_gemm(M, N, K, A, K, B, N, Y, N, false);
+    if (M > 0 && N > 0 && !done) qr_kern.f32_gemm(M, N, K, A, K, B, N, Y, N, false);
     free(at);
     free(bt);
     if (alpha != 1.0f) for (int64_t i = 0; i < M * N; i++) Y[i] *= alpha;
@@ -816,6 +880,26 @@ static void qr__nn_pool_f32(const float *x, int64_t NC, const QrNnWindow *w, QrN
     }
 }
 
+/* 2-D max pooling of planes [t*planes, (t+1)*planes) (a pool task); rowbuf has one row
+ * of rowstride floats per thread. */
+typedef struct QrNnMaxPoolJob {
+    const float *x;
+    float *y;
+    const QrNnWindow *w;
+    int64_t Pin, P, NC, planes;
+    float *rowbuf;
+    int64_t rowstride;
+} QrNnMaxPoolJob;
+
+static void qr__nn_maxpool_task(void *ctx, int64_t t, int tid) {
+    const QrNnMaxPoolJob *j = ctx;
+    const QrNnWindow *w = j->w;
+    for (int64_t i = t * j->planes; i < QR_MIN((t + 1) * j->planes, j->NC); i++)
+        qr_kern.f32_maxpool2d(j->x + i * j->Pin, w->in[0], w->in[1], w->k[0], w->k[1], w->s[0], w->s[1], w->d[0],
+                              w->d[1], w->pb[0], w->pb[1], j->y + i * j->P, w->out[0], w->out[1],
+                              j->rowbuf + (size_t)tid * (size_t)j->rowstride);
+}
+
 static QrStatus qr__nn_pool_exec_f32(QrOpCtx *c, QrNnPoolKind kind) {
     const QrTensor *x = c->in[0];
     QrNnWindow w;
@@ -830,6 +914,16 @@ static QrStatus qr__nn_pool_exec_f32(QrOpCtx *c, QrNnPoolKind kind) {
         if (pa && pa->type == QR_ATTR_FLOAT) p = pa->f;
     }
     QrTensor *ind = c->n_out > 1 ? c->out[1] : NULL;
+    if (kind == QR__NN_POOL_MAX && w.nsp == 2 && !ind) {   /* the common case: one kernel call per plane */
+        int threads = qr_pool_threads();
+        QrNnMaxPoolJob j = { x->data, c->out[0]->data, &w, w.in[0] * w.in[1], w.out[0] * w.out[1],
+                             x->dims[0] * x->dims[1], 0, NULL, qr__nn_rup(w.in[1], 16) };
+        j.planes = QR_MAX(1, (1 << 16) / QR_MAX(1, j.Pin));
+        j.rowbuf = qr_arena_array(c->scratch, (size_t)threads * (size_t)j.rowstride, sizeof(float));
+        if (!j.rowbuf) return qr_op_fail(c, QR_ERR_NOMEM, "cannot allocate %lld row buffers", (long long)threads);
+        qr_pool_for(qr__nn_cdiv(j.NC, j.planes), qr__nn_maxpool_task, &j);
+        return QR_OK;
+    }
     qr__nn_pool_f32(x->data, x->dims[0] * x->dims[1], &w, kind, count_pad, p, c->out[0]->data,
                     ind ? ind->data : NULL, qr_attr_int(c->node, "storage_order", 0) == 1);
     return QR_OK;

@@ -14,6 +14,49 @@ static void qr_f32_gemm__ref(int64_t M, int64_t N, int64_t K, const float *A, in
     }
 }
 
+/* QrF32GemmExFn, plain C: the GEMM, then bias and clamp per element. */
+static void qr_f32_gemm_ex__ref(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                                int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Epilogue *ep) {
+    qr_f32_gemm__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+    if (!ep) return;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            float v = C[i * ldc + j] + (ep->bias ? ep->bias[i] : 0.0f);
+            C[i * ldc + j] = v < ep->lo ? ep->lo : v > ep->hi ? ep->hi : v;
+        }
+}
+
+/* QrF32ConvGemmFn, plain C: every output is the sum over its in-range taps in K order
+ * (k outer, so the inner loop runs along an output row), then the epilogue. */
+static void qr_f32_conv_gemm__ref(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y, int64_t ldy,
+                                  const QrF32Epilogue *ep) {
+    const int64_t KK = b->KH * b->KW, K = b->C * KK, P = b->OH * b->OW;
+    for (int64_t m = 0; m < M; m++) {
+        float *ym = Y + m * ldy;
+        for (int64_t p = 0; p < P; p++) ym[p] = 0.0f;
+        for (int64_t k = 0; k < K; k++) {
+            const int64_t c = k / KK, kh = k % KK / b->KW, kw = k % b->KW;
+            const float a = A[m * lda + k];
+            /* ow range with 0 <= ow*sw - pw + kw*dw < W */
+            const int64_t t = kw * b->dw - b->pw;
+            const int64_t lo = t >= 0 ? 0 : (-t + b->sw - 1) / b->sw;
+            const int64_t hi = QR_MIN(b->OW, b->W - 1 - t < 0 ? 0 : (b->W - 1 - t) / b->sw + 1);
+            for (int64_t oh = 0; oh < b->OH; oh++) {
+                int64_t ih = oh * b->sh - b->ph + kh * b->dh;
+                if (ih < 0 || ih >= b->H) continue;
+                const float *xr = b->x + (c * b->H + ih) * b->W;
+                float *yr = ym + oh * b->OW;
+                for (int64_t ow = lo; ow < hi; ow++) yr[ow] += a * xr[ow * b->sw + t];
+            }
+        }
+        if (!ep) continue;
+        for (int64_t p = 0; p < P; p++) {
+            float s = ym[p] + (ep->bias ? ep->bias[m] : 0.0f);
+            ym[p] = s < ep->lo ? ep->lo : s > ep->hi ? ep->hi : s;
+        }
+    }
+}
+
 /* Depthwise 2-D convolution of one channel plane, accumulating into y:
  * y (OH,OW) += sum_{kh<KH, kw<KW} w[kh*KW + kw] * x (H,W) at (oh*sh - ph + kh*dh, ow*sw - pw + kw*dw).
  * Taps that fall outside x read as zero (implicit padding); x is never read out of bounds. */

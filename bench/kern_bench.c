@@ -1,0 +1,168 @@
+/* bench/kern_bench — micro-benchmark of the GEMM kernels (not part of make test).
+ * Prints GFLOP/s (float32) and GOP/s (8-/16-bit integer, 2 ops per multiply-add) per
+ * kernel level and thread count at ResNet-like sizes, median of `reps` runs.
+ * Build: make build/bench_kern   Run: ./build/bench_kern [reps] [filter]
+ * Model mode: ./build/bench_kern --model M.onnx INPUT.npy [reps] prints the median time of
+ * a whole run (qr_run, after loading) and where it goes by operator type. */
+#define QR_TESTING 1
+#include "../qreport.c"
+
+typedef struct { const char *name; int64_t M, N, K; } BenchShape;
+
+/* (M = output channels, N = output pixels, K = C_in * kh * kw) of ResNet-18 convs at 224x224. */
+static const BenchShape bench_shapes[] = {
+    { "conv1 7x7/2", 64, 12544, 147 },  { "l1 3x3", 64, 3136, 576 },     { "l2 3x3", 128, 784, 1152 },
+    { "l3 3x3", 256, 196, 2304 },       { "l4 3x3", 512, 49, 4608 },     { "l2 1x1 down", 128, 784, 64 },
+    { "fc", 1, 1000, 512 },
+};
+
+static int bench_cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double bench_median(double *t, int n) {
+    qsort(t, (size_t)n, sizeof *t, bench_cmp);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+typedef enum { BENCH_F32, BENCH_Q8, BENCH_Q16 } BenchKind;
+
+static double bench_cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Median wall seconds of one GEMM of `kind` with table k; *cpu gets the median process CPU
+ * seconds (all threads), which other load on the machine disturbs less. */
+static double bench_run(const QrKernels *k, BenchKind kind, const BenchShape *s, int reps, void *A, void *B, void *C,
+                        double *cpu) {
+    double t[64], tc[64];
+    reps = QR_MIN(reps, 64);
+    /* the convolution orientation: A = int8 weights (zero point 0), B = uint8 activations
+     * (zero point 3); B int8 for 16 bits */
+    QrQOperand qa = { A, s->K, true, NULL, 0 }, qb = { B, s->N, kind == BENCH_Q16, NULL, 0 };
+    int32_t zb = 3;
+    qb.zp = &zb;
+    for (int r = -1; r < reps; r++) {   /* r = -1: warm-up */
+        double t0 = qr_time_now(), c0 = bench_cpu_now();
+        if (kind == BENCH_F32) k->f32_gemm(s->M, s->N, s->K, A, s->K, B, s->N, C, s->N, false);
+        else if (kind == BENCH_Q8) k->q8_gemm(s->M, s->N, s->K, &qa, &qb, C, s->N, false);
+        else k->q16_gemm(s->M, s->N, s->K, &qa, &qb, C, s->N, false);
+        if (r >= 0) { t[r] = qr_time_now() - t0; tc[r] = bench_cpu_now() - c0; }
+    }
+    *cpu = bench_median(tc, reps);
+    return bench_median(t, reps);
+}
+
+/* ---- model mode ---- */
+
+typedef struct { double last; double *by_node; } BenchTap;
+
+static QrStatus bench_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QR_UNUSED(g); QR_UNUSED(value); QR_UNUSED(t);
+    BenchTap *b = user;
+    double now = qr_time_now();
+    if (node >= 0) b->by_node[node] += now - b->last;
+    b->last = qr_time_now();
+    return QR_OK;
+}
+
+static int bench_model(const char *path, const char *input, int reps) {
+    QrGraph *g = NULL;
+    QrTensor x = {0}, shapes[1];
+    memset(shapes, 0, sizeof shapes);
+    QrStatus st = qr_onnx_load(path, &g);
+    if (st == QR_OK) st = qr_npy_read(input, &x);
+    const QrTensor *given[1] = { &x };
+    if (st == QR_OK) st = qr_graph_input_shapes(g, given, shapes);
+    if (st == QR_OK) st = qr_graph_infer(g, shapes);
+    if (st != QR_OK) { fprintf(stderr, "%s\n", qr_err_msg()); return 1; }
+    double *by_node = calloc((size_t)g->n_nodes, sizeof(double)), t[64], tc[64];
+    BenchTap bt = { 0, by_node };
+    QrRunOpts opts = { bench_tap, &bt, NULL, NULL, NULL, NULL };
+    reps = QR_MAX(1, QR_MIN(reps, 64));
+    for (int r = -1; r < reps; r++) {
+        QrTensor out[8];
+        memset(out, 0, sizeof out);
+        if (r == 0) memset(by_node, 0, (size_t)g->n_nodes * sizeof(double));
+        double t0 = qr_time_now(), c0 = bench_cpu_now();
+        bt.last = t0;
+        st = qr_run(g, &x, &opts, out);
+        if (r >= 0) { t[r] = qr_time_now() - t0; tc[r] = bench_cpu_now() - c0; }
+        for (int i = 0; i < g->n_outputs && i < 8; i++) qr_tensor_free_data(&out[i]);
+        if (st != QR_OK) { fprintf(stderr, "%s\n", qr_err_msg()); return 1; }
+    }
+    double total = 0;
+    for (int i = 0; i < g->n_nodes; i++) total += by_node[i];
+    printf("%s: %d threads, level %s: median %.2f ms per run, %.2f ms CPU (%d runs)\n", path, qr_pool_threads(),
+           qr_isa_name(qr_kern.isa), bench_median(t, reps) * 1e3, bench_median(tc, reps) * 1e3, reps);
+    if (getenv("BENCH_NODES"))
+        for (int i = 0; i < g->n_nodes; i++)
+            printf("  node %-40s %-8s %8.3f ms\n", g->nodes[i].name, g->nodes[i].op_type, by_node[i] * 1e3 / reps);
+    for (int i = 0; i < g->n_nodes; i++) {   /* per op type, in order of first appearance */
+        const char *op = g->nodes[i].op_type;
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++) seen = !strcmp(g->nodes[j].op_type, op);
+        if (seen) continue;
+        double s = 0;
+        int cnt = 0;
+        for (int j = i; j < g->n_nodes; j++) if (!strcmp(g->nodes[j].op_type, op)) { s += by_node[j]; cnt++; }
+        printf("  %-22s %4d nodes %8.2f ms %5.1f%%\n", op, cnt, s * 1e3 / reps, 100 * s / total);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 3 && !strcmp(argv[1], "--model")) {
+        qr_kern_init();
+        return bench_model(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 7);
+    }
+    int reps = argc > 1 ? atoi(argv[1]) : 7;
+    const char *filter = argc > 2 ? argv[2] : "";
+    if (reps < 1) reps = 1;
+    qr_kern_init();
+    QrCpu cpu;
+    qr_cpu_detect(&cpu);
+    printf("cpus %d, best level %s, median of %d runs\n", cpu.n_cpus, qr_isa_name(qr_kern.isa), reps);
+    static const QrIsa levels[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI };
+    static const char *kinds[] = { "f32", "q8", "q16" };
+    uint64_t rng = 1;
+    for (int kind = 0; kind < 3; kind++) {
+        if (*filter && !strstr(kinds[kind], filter)) continue;
+        printf("\n%-4s %-12s %5s %6s %5s  %-7s %8s %8s\n", kinds[kind], "shape", "M", "N", "K", "level", "1 thr", "2 thr");
+        for (int si = 0; si < QR_ARRAY_LEN(bench_shapes); si++) {
+            const BenchShape *s = &bench_shapes[si];
+            size_t el = kind == BENCH_F32 ? 4 : kind == BENCH_Q8 ? 1 : 2;
+            unsigned char *A = qr_aligned_alloc((size_t)(s->M * s->K) * el), *B = qr_aligned_alloc((size_t)(s->K * s->N) * el);
+            void *C = qr_aligned_alloc((size_t)(s->M * s->N) * 8);
+            for (int64_t i = 0; i < s->M * s->K * (int64_t)el; i++) A[i] = (unsigned char)qr_rng_next(&rng);
+            for (int64_t i = 0; i < s->K * s->N * (int64_t)el; i++) B[i] = (unsigned char)qr_rng_next(&rng);
+            if (kind == BENCH_F32) {
+                float *a = (float *)A, *b = (float *)B;
+                for (int64_t i = 0; i < s->M * s->K; i++) a[i] = qr_rng_normal(&rng);
+                for (int64_t i = 0; i < s->K * s->N; i++) b[i] = qr_rng_normal(&rng);
+            }
+            double ops = 2.0 * (double)s->M * (double)s->N * (double)s->K;
+            const char *only = getenv("BENCH_LEVEL");   /* one level (for perf stat A/B runs) */
+            for (int l = 0; l < QR_ARRAY_LEN(levels); l++) {
+                QrKernels k;
+                if (only && strcmp(only, qr_isa_name(levels[l]))) continue;
+                if (qr_kern_table(levels[l], &k) != QR_OK) continue;
+                double g[2], cpu[2];
+                for (int th = 1; th <= 2; th++) {
+                    qr_pool_init(th);
+                    int r = levels[l] == QR_ISA_REF ? QR_MAX(5, reps / 3) : reps;
+                    g[th - 1] = ops / bench_run(&k, (BenchKind)kind, s, r, A, B, C, &cpu[th - 1]) * 1e-9;
+                }
+                printf("%-4s %-12s %5lld %6lld %5lld  %-7s %8.1f %8.1f %9.1f\n", kinds[kind], s->name, (long long)s->M,
+                       (long long)s->N, (long long)s->K, qr_isa_name(levels[l]), g[0], g[1], ops / cpu[0] * 1e-9);
+            }
+            qr_aligned_free(A);
+            qr_aligned_free(B);
+            qr_aligned_free(C);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,202 @@
+/* kern/avx2/f32_gemm — AVX2+FMA float32 GEMM pieces run by kern/gemm.c's driver: the
+ * 6x16 micro-kernel (12 ymm accumulators, 2 for B, 1 broadcast of A, no spills), the dot
+ * product (N = 1), and the B packers (matrix; convolution input, implicit im2col). */
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define QR__K_AVX2 __attribute__((target("avx2,fma")))
+
+/* c (mr, 16) (+)= a (mr, kc; row stride lda) @ b ([kc] x 16, row stride bs). mr is a
+ * compile-time constant after inlining, so unused rows cost nothing. Rows are addressed
+ * from two bases (rows 0-2 and 3-5) as base + {0, 1, 2} * lda, which x86 addressing
+ * encodes (index lda, scale 4 or 8): with one pointer per row GCC runs out of integer
+ * registers and spills. K is unrolled by 2 with constant displacements. */
+QR__K_AVX2 static inline __attribute__((always_inline)) void
+qr__k_f32_avx2_ukr(const int mr, int64_t kc, const float *a, int64_t lda, const float *b, int64_t bs, float *c,
+                   int64_t ldc, int nr, const QrKF32Out *o) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    const float *a0 = a, *a3 = a + 3 * lda;
+#define QR__K_ROW(r, base, off)                                           \
+    if (mr > r) {                                                         \
+        __m256 av = _mm256_broadcast_ss(base + off);                      \
+        c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0);                       \
+        c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1);                       \
+    }
+#define QR__K_STEP(u)                                                                    \
+    {                                                                                    \
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);                     \
+        QR__K_ROW(0, a0, u) QR__K_ROW(1, a0, lda + u) QR__K_ROW(2, a0, 2 * lda + u)      \
+        QR__K_ROW(3, a3, u) QR__K_ROW(4, a3, lda + u) QR__K_ROW(5, a3, 2 * lda + u)      \
+        b += bs;                                                                         \
+    }
+    int64_t k = 0;
+    for (; k + 2 <= kc; k += 2) {
+        QR__K_STEP(0) QR__K_STEP(1)
+        a0 += 2;
+        a3 += 2;
+    }
+    if (k < kc) QR__K_STEP(0)
+#undef QR__K_STEP
+#undef QR__K_ROW
+    const bool add = o->add, clamp = o->clamp;
+    const __m256 lo = _mm256_set1_ps(o->lo), hi = _mm256_set1_ps(o->hi);
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), idx), m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), idx);
+    /* max(lo, s) / min(hi, s) return s when it is NaN */
+#define QR__K_OUT(r)                                                                                 \
+    if (mr > r) {                                                                                    \
+        float *cr = c + r * ldc;                                                                     \
+        if (o->bias) {                                                                               \
+            __m256 bv = _mm256_broadcast_ss(o->bias + r);                                            \
+            c##r##0 = _mm256_add_ps(c##r##0, bv);                                                    \
+            c##r##1 = _mm256_add_ps(c##r##1, bv);                                                    \
+        }                                                                                            \
+        if (add) {                                                                                   \
+            c##r##0 = _mm256_add_ps(nr == 16 ? _mm256_loadu_ps(cr) : _mm256_maskload_ps(cr, m0), c##r##0);          \
+            c##r##1 = _mm256_add_ps(nr == 16 ? _mm256_loadu_ps(cr + 8) : _mm256_maskload_ps(cr + 8, m1), c##r##1);  \
+        }                                                                                            \
+        if (clamp) {                                                                                 \
+            c##r##0 = _mm256_min_ps(hi, _mm256_max_ps(lo, c##r##0));                                 \
+            c##r##1 = _mm256_min_ps(hi, _mm256_max_ps(lo, c##r##1));                                 \
+        }                                                                                            \
+        if (nr == 16) {                                                                              \
+            _mm256_storeu_ps(cr, c##r##0);                                                           \
+            _mm256_storeu_ps(cr + 8, c##r##1);                                                       \
+        } else {                                                                                     \
+            _mm256_maskstore_ps(cr, m0, c##r##0);                                                    \
+            _mm256_maskstore_ps(cr + 8, m1, c##r##1);                                                \
+        }                                                                                            \
+    }
+    QR__K_OUT(0) QR__K_OUT(1) QR__K_OUT(2) QR__K_OUT(3) QR__K_OUT(4) QR__K_OUT(5)
+#undef QR__K_OUT
+}
+
+#define QR__K_AVX2_UKR(m)                                                                                     \
+    QR__K_AVX2 static void qr__k_f32_avx2_ukr##m(int64_t kc, const float *a, int64_t lda, const float *b,     \
+                                                 int64_t bs, float *c, int64_t ldc, int nr, const QrKF32Out *o) { \
+        qr__k_f32_avx2_ukr(m, kc, a, lda, b, bs, c, ldc, nr, o);                                                  \
+    }
+QR__K_AVX2_UKR(1)
+QR__K_AVX2_UKR(2)
+QR__K_AVX2_UKR(3)
+QR__K_AVX2_UKR(4)
+QR__K_AVX2_UKR(5)
+QR__K_AVX2_UKR(6)
+#undef QR__K_AVX2_UKR
+
+/* sum a[i] * b[i] with four 8-lane accumulators. */
+QR__K_AVX2 static float qr__k_f32_avx2_dot(const float *a, const float *b, int64_t n) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
+    }
+    for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+    __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    float r = _mm_cvtss_f32(h);
+    for (; i < n; i++) r += a[i] * b[i];
+    return r;
+}
+
+/* dst (kc, 16) = B block (kc rows of nr <= 16 columns, stride ldb), zero past nr. */
+QR__K_AVX2 static void qr__k_f32_avx2_pack_b(const float *b, int64_t ldb, int64_t kc, int nr, float *dst) {
+    if (nr == 16) {
+        for (int64_t k = 0; k < kc; k++, b += ldb, dst += 16) {
+            _mm256_storeu_ps(dst, _mm256_loadu_ps(b));
+            _mm256_storeu_ps(dst + 8, _mm256_loadu_ps(b + 8));
+        }
+        return;
+    }
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), idx), m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), idx);
+    for (int64_t k = 0; k < kc; k++, b += ldb, dst += 16) {
+        _mm256_storeu_ps(dst, _mm256_maskload_ps(b, m0));
+        _mm256_storeu_ps(dst + 8, _mm256_maskload_ps(b + 8, m1));
+    }
+}
+
+/* Lanes 8h .. 8h+7 of a 32-bit mask as a vector mask. */
+QR__K_AVX2 static inline __m256i qr__k_vmask(uint32_t m, int h) {
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    __m256i v = _mm256_and_si256(_mm256_set1_epi32((int)(m >> (8 * h) & 0xff)), bit);
+    return _mm256_cmpeq_epi32(v, bit);
+}
+
+/* Convolution panel (16 columns) of the implicit im2col, as the AVX-512 one: masked loads
+ * (vmaskmovps never reads masked-off lanes) merged per output-row run; stride 2 takes the
+ * even elements of two masked loads. */
+QR__K_AVX2 static void qr__k_f32_avx2_pack_conv(const QrF32ConvB *b, int64_t k0, int64_t kc, int64_t n0, int nr,
+                                                float *dst) {
+    if (b->sw > 2) {
+        qr__k_conv_pack_c(b, k0, kc, n0, nr, 16, dst);
+        return;
+    }
+    QrKConvSeg seg[16];
+    int ns = qr__k_conv_segs(b, n0, nr, seg);
+    const int64_t KK = b->KH * b->KW, W = b->W, sw = b->sw;
+    int64_t c = k0 / KK, kh = k0 % KK / b->KW, kw = k0 % b->KW;
+    for (int64_t k = 0; k < kc; k++, dst += 16) {
+        __m256 v0 = _mm256_setzero_ps(), v1 = v0;
+        for (int si = 0; si < ns; si++) {
+            const QrKConvSeg *g = &seg[si];
+            int64_t ih = g->oh * b->sh - b->ph + kh * b->dh;
+            if (ih < 0 || ih >= b->H) continue;
+            const float *row = b->x + (c * b->H + ih) * W;
+            int64_t t = g->ow0 * sw - b->pw + kw * b->dw - sw * g->q0;   /* input column of lane 0 */
+            if (sw == 1) {
+                uint32_t m = qr__k_bits(-t, W - t, 0, 16) & qr__k_bits(g->q0, g->q0 + g->len, 0, 16);
+                if (m & 0xff) v0 = _mm256_or_ps(v0, _mm256_maskload_ps(row + t, qr__k_vmask(m, 0)));
+                if (m >> 8) v1 = _mm256_or_ps(v1, _mm256_maskload_ps(row + t + 8, qr__k_vmask(m, 1)));
+            } else {
+                uint32_t m = qr__k_bits(g->q0, g->q0 + g->len, 0, 16) &
+                             qr__k_bits(-qr__k_fdiv(t, 2), qr__k_fdiv(W - 1 - t, 2) + 1, 0, 16);
+                for (int h = 0; h < 2; h++) {
+                    if (!(m >> (8 * h) & 0xff)) continue;
+                    uint32_t raw = qr__k_bits(-t, W - t, 16 * h, 16);
+                    __m256 r0 = _mm256_maskload_ps(row + t + 16 * h, qr__k_vmask(raw, 0));
+                    __m256 r1 = _mm256_maskload_ps(row + t + 16 * h + 8, qr__k_vmask(raw, 1));
+                    __m256 e = _mm256_shuffle_ps(r0, r1, _MM_SHUFFLE(2, 0, 2, 0));
+                    e = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+                    e = _mm256_and_ps(e, _mm256_castsi256_ps(qr__k_vmask(m, h)));
+                    if (h == 0) v0 = _mm256_or_ps(v0, e);
+                    else v1 = _mm256_or_ps(v1, e);
+                }
+            }
+        }
+        _mm256_storeu_ps(dst, v0);
+        _mm256_storeu_ps(dst + 8, v1);
+        if (++kw == b->KW) { kw = 0; if (++kh == b->KH) { kh = 0; c++; } }
+    }
+}
+
+static const QrKF32Isa qr__k_f32_avx2_isa = {
+    6, 16, 256,
+    { qr__k_f32_avx2_ukr1, qr__k_f32_avx2_ukr2, qr__k_f32_avx2_ukr3, qr__k_f32_avx2_ukr4, qr__k_f32_avx2_ukr5,
+      qr__k_f32_avx2_ukr6 },
+    qr__k_f32_avx2_dot,
+    qr__k_f32_avx2_pack_b,
+    qr__k_f32_avx2_pack_conv,
+};
+
+/* QrF32GemmFn / QrF32GemmExFn on AVX2+FMA (6x16 tiles, threaded; see kern/gemm.c). */
+static void qr_f32_gemm__avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                              int64_t ldb, float *C, int64_t ldc, bool accumulate) {
+    qr__k_f32_gemm(&qr__k_f32_avx2_isa, M, N, K, A, lda, B, ldb, C, ldc, accumulate, NULL);
+}
+static void qr_f32_conv_gemm__avx2(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y, int64_t ldy,
+                                   const QrF32Epilogue *ep) {
+    qr__k_f32_conv_gemm(&qr__k_f32_avx2_isa, M, A, lda, b, Y, ldy, ep);
+}
+static void qr_f32_gemm_ex__avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                                 int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Epilogue *ep) {
+    qr__k_f32_gemm(&qr__k_f32_avx2_isa, M, N, K, A, lda, B, ldb, C, ldc, accumulate, ep);
+}
+
+#endif

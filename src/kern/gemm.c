@@ -1,0 +1,703 @@
+/* kern/gemm — the ISA-independent half of the GEMMs: per-thread packing scratch, the
+ * float32 driver (cache blocking, packing, threading) that runs an ISA's micro-kernels,
+ * and the integer drivers built the same way.
+ *
+ * Float32 scheme (BLIS-like, for 32-48 KB L1 / 0.5-2 MB L2): the output is cut into
+ * tasks of (up to MC rows) x (up to NS columns); a task walks K in blocks of KC, and for
+ * each NR-column micro-panel of its columns packs B's (KC, NR) block into its thread's
+ * buffer (L1) and runs the micro-kernel over its MR-row panels, reading A in place: its
+ * (MC, KC) block stays in L2, and the micro-kernels take any row count up to MR, so A
+ * needs no packing (weights would otherwise be re-packed on every call). For a
+ * convolution the B panel is gathered straight from the input image (implicit im2col),
+ * so no column matrix is ever written.
+ * Every C element gets the same sequence of operations whatever the tiling and thread
+ * count (panel boundaries are multiples of MR/NR from 0, K blocks from 0), so results do
+ * not depend on the thread count. */
+
+/* ==== per-thread scratch ============================================================ */
+
+/* One growable 64-byte aligned buffer per calling thread; all of them are on a list so
+ * that qr_kern_release can free them (and leak checkers see them as reachable). */
+typedef struct QrKScratch {
+    struct QrKScratch *next;
+    void *p;
+    size_t cap;
+} QrKScratch;
+
+static _Thread_local QrKScratch *qr__k_tls;
+static QrKScratch *qr__k_all;
+static pthread_mutex_t qr__k_all_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The calling thread's scratch with at least `bytes` bytes, or NULL if it cannot be
+ * allocated. The contents are not preserved when it grows. */
+static void *qr__k_scratch(size_t bytes) {
+    QrKScratch *s = qr__k_tls;
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s) return NULL;
+        pthread_mutex_lock(&qr__k_all_mu);
+        s->next = qr__k_all;
+        qr__k_all = s;
+        pthread_mutex_unlock(&qr__k_all_mu);
+        qr__k_tls = s;
+    }
+    if (s->cap < bytes) {
+        qr_aligned_free(s->p);
+        size_t cap = QR_MAX(bytes, s->cap + s->cap / 2);
+        s->p = qr_aligned_alloc(cap);
+        s->cap = s->p ? cap : 0;
+    }
+    return s->p;
+}
+
+static void qr_kern_release(void) {
+    pthread_mutex_lock(&qr__k_all_mu);
+    for (QrKScratch *s = qr__k_all; s; s = s->next) {
+        qr_aligned_free(s->p);
+        s->p = NULL;
+        s->cap = 0;
+    }
+    pthread_mutex_unlock(&qr__k_all_mu);
+}
+
+static inline int64_t qr__k_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t qr__k_rup(int64_t a, int64_t b) { return qr__k_cdiv(a, b) * b; }
+static inline size_t qr__k_rup64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* Splits an (M, N) output into tasks: row chunks of mc (a multiple of mr, at most mc_max)
+ * and column slices of ns (a multiple of nr, at most ns_max), with at least ~4 tasks per
+ * thread when the matrix allows it (the machine is shared: small tasks balance load). */
+typedef struct QrKTiles { int64_t mc, ns, n_mc, n_ns; } QrKTiles;
+
+static QrKTiles qr__k_tiles(int64_t M, int64_t N, int mr, int nr, int64_t mc_max, int64_t ns_max, int threads) {
+    QrKTiles t;
+    t.n_mc = qr__k_cdiv(M, mc_max);
+    t.mc = qr__k_rup(qr__k_cdiv(M, t.n_mc), mr);
+    t.n_mc = qr__k_cdiv(M, t.mc);
+    int64_t n_ns = qr__k_cdiv(N, ns_max);
+    if (threads > 1) n_ns = QR_MAX(n_ns, qr__k_cdiv(4 * (int64_t)threads, t.n_mc));
+    n_ns = QR_MIN(n_ns, qr__k_cdiv(N, nr));
+    t.ns = qr__k_rup(qr__k_cdiv(N, n_ns), nr);
+    t.n_ns = qr__k_cdiv(N, t.ns);
+    return t;
+}
+
+/* ==== float32 ====================================================================== */
+
+#define QR__K_MAXMR 16
+#define QR__K_F32_MC 192
+#define QR__K_F32_NS 512
+
+/* What a micro-kernel does with its sums s (in this order): s += bias[r] (bias not NULL:
+ * first K block), s += c (add), s = clamp(s, lo, hi) (clamp: last K block), then stores. */
+typedef struct QrKF32Out {
+    bool add, clamp;
+    const float *bias;   /* the tile's rows */
+    float lo, hi;
+} QrKF32Out;
+
+/* Micro-kernel: c (mr, nr) (+)= a (mr, kc; row stride lda) @ b (kc rows of NR floats,
+ * row stride bs: NR when packed, ldb when read in place), nr <= NR columns written (masked
+ * stores), finished as o says. mr is fixed per function. */
+typedef void (*QrKF32Ukr)(int64_t kc, const float *a, int64_t lda, const float *b, int64_t bs, float *c, int64_t ldc,
+                          int nr, const QrKF32Out *o);
+/* Packs B (kc rows of nr <= NR columns, row stride ldb) into dst (kc, NR), zero past nr. */
+typedef void (*QrKF32PackB)(const float *b, int64_t ldb, int64_t kc, int nr, float *dst);
+/* Packs rows [k0, k0 + kc) x columns [n0, n0 + nr) of a convolution's implicit B into dst
+ * (kc, NR), zero past nr. */
+typedef void (*QrKF32PackConv)(const QrF32ConvB *b, int64_t k0, int64_t kc, int64_t n0, int nr, float *dst);
+
+/* Dot product of two contiguous float arrays of length n (the N = 1 case: GEMV). */
+typedef float (*QrKF32Dot)(const float *a, const float *b, int64_t n);
+
+/* An ISA's float32 GEMM: tile size, K block (measured: 256 for both 6x16 and 8x32 on
+ * Zen 4), ukr[r-1] for r = 1..mr rows, the dot product for N = 1 and the B packers. */
+typedef struct QrKF32Isa {
+    int mr, nr, kc;
+    QrKF32Ukr ukr[QR__K_MAXMR];
+    QrKF32Dot dot;
+    QrKF32PackB pack_b;
+    QrKF32PackConv pack_conv;
+} QrKF32Isa;
+
+/* A run of a B panel's columns that lies in one output row of a convolution: panel
+ * columns [q0, q0 + len) are output (oh, ow0 .. ow0 + len). */
+typedef struct QrKConvSeg { int q0, len; int64_t oh, ow0; } QrKConvSeg;
+
+/* Splits panel columns [n0, n0 + nr) into output-row runs; returns their count (<= nr). */
+static int qr__k_conv_segs(const QrF32ConvB *b, int64_t n0, int nr, QrKConvSeg *seg) {
+    int ns = 0;
+    for (int q = 0; q < nr;) {
+        int64_t p = n0 + q, oh = p / b->OW, ow = p % b->OW;
+        int len = (int)QR_MIN((int64_t)(nr - q), b->OW - ow);
+        seg[ns++] = (QrKConvSeg){ q, len, oh, ow };
+        q += len;
+    }
+    return ns;
+}
+
+/* Bits i in [0, n) with lo <= base + i < hi (n <= 32). */
+static inline uint32_t qr__k_bits(int64_t lo, int64_t hi, int64_t base, int n) {
+    int64_t a = QR_MAX(lo - base, 0), b = QR_MIN(hi - base, (int64_t)n);
+    if (b <= a) return 0;
+    return (uint32_t)((((uint64_t)1 << b) - 1) & ~(((uint64_t)1 << a) - 1));
+}
+
+/* floor(a / b) for b > 0 */
+static inline int64_t qr__k_fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/* QrKF32PackConv in plain C (any stride): element by element. */
+static void qr__k_conv_pack_c(const QrF32ConvB *b, int64_t k0, int64_t kc, int64_t n0, int nr, int NR, float *dst) {
+    QrKConvSeg seg[64];
+    int ns = qr__k_conv_segs(b, n0, nr, seg);
+    const int64_t KK = b->KH * b->KW;
+    int64_t c = k0 / KK, kh = k0 % KK / b->KW, kw = k0 % b->KW;
+    for (int64_t k = 0; k < kc; k++, dst += NR) {
+        for (int q = nr; q < NR; q++) dst[q] = 0.0f;
+        for (int si = 0; si < ns; si++) {
+            const QrKConvSeg *g = &seg[si];
+            int64_t ih = g->oh * b->sh - b->ph + kh * b->dh, iw = g->ow0 * b->sw - b->pw + kw * b->dw;
+            const float *row = b->x + (c * b->H + ih) * b->W;
+            bool in = ih >= 0 && ih < b->H;
+            for (int q = 0; q < g->len; q++, iw += b->sw) dst[g->q0 + q] = in && iw >= 0 && iw < b->W ? row[iw] : 0.0f;
+        }
+        if (++kw == b->KW) { kw = 0; if (++kh == b->KH) { kh = 0; c++; } }
+    }
+}
+
+typedef struct QrKF32Job {
+    const QrKF32Isa *isa;
+    int64_t M, N, K, lda, ldb, ldc;
+    const float *A, *B;
+    const QrF32ConvB *conv;     /* not NULL: B is this convolution's implicit im2col */
+    float *C;
+    bool accumulate;
+    const QrF32Epilogue *ep;
+    unsigned char *tid_mem;     /* per thread: B panel (kc*nr) */
+    size_t tid_bytes;
+    QrKTiles tl;
+} QrKF32Job;
+
+/* One task: rows [i0, i1) x columns [j0, j1) of C, all of K. A is read in place (its
+ * (MC, KC) block stays in L2 across the column panels); each B micro-panel is packed
+ * into this thread's buffer unless the task has a single row panel (then every B
+ * panel is used once and is read in place). */
+static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
+    const QrKF32Job *j = ctx;
+    const int MR = j->isa->mr, NR = j->isa->nr, KC = j->isa->kc;
+    const int64_t mi = t % j->tl.n_mc, si = t / j->tl.n_mc;
+    const int64_t i0 = mi * j->tl.mc, i1 = QR_MIN(j->M, i0 + j->tl.mc);
+    const int64_t j0 = si * j->tl.ns, j1 = QR_MIN(j->N, j0 + j->tl.ns);
+    float *bp = (float *)(j->tid_mem + (size_t)tid * j->tid_bytes);
+    const bool direct = i1 - i0 <= MR && !j->conv;
+    for (int64_t pc = 0; pc < j->K; pc += KC) {
+        const int64_t kc = QR_MIN(KC, j->K - pc);
+        QrKF32Out o = { j->accumulate || pc > 0, j->ep && pc + KC >= j->K && (j->ep->lo > -INFINITY || j->ep->hi < INFINITY),
+                        NULL, -INFINITY, INFINITY };
+        if (o.clamp) { o.lo = j->ep->lo; o.hi = j->ep->hi; }
+        for (int64_t jr = j0; jr < j1; jr += NR) {
+            const int nr = (int)QR_MIN(NR, j1 - jr);
+            const float *b = bp;
+            int64_t bs = NR;
+            if (j->conv) {
+                j->isa->pack_conv(j->conv, pc, kc, jr, nr, bp);
+            } else if (direct && nr == NR) {
+                b = j->B + pc * j->ldb + jr;
+                bs = j->ldb;
+            } else {
+                j->isa->pack_b(j->B + pc * j->ldb + jr, j->ldb, kc, nr, bp);
+            }
+            for (int64_t ir = i0; ir < i1; ir += MR) {
+                const int mr = (int)QR_MIN(MR, i1 - ir);
+                o.bias = pc == 0 && j->ep && j->ep->bias ? j->ep->bias + ir : NULL;
+                j->isa->ukr[mr - 1](kc, j->A + ir * j->lda + pc, j->lda, b, bs, j->C + ir * j->ldc + jr, j->ldc, nr, &o);
+            }
+        }
+    }
+}
+
+/* N = 1: C[m] (+)= dot(A row m, b) over row blocks; b is B's column made contiguous. */
+typedef struct QrKF32Gemv {
+    const QrKF32Isa *isa;
+    const float *A, *b;
+    int64_t M, K, lda, ldc, rows;
+    float *C;
+    bool acc;
+    const QrF32Epilogue *ep;
+} QrKF32Gemv;
+
+static void qr__k_f32_gemv_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrKF32Gemv *g = ctx;
+    for (int64_t m = t * g->rows; m < QR_MIN(g->M, (t + 1) * g->rows); m++) {
+        float v = g->isa->dot(g->A + m * g->lda, g->b, g->K);
+        if (g->ep && g->ep->bias) v += g->ep->bias[m];
+        if (g->acc) v += g->C[m * g->ldc];
+        if (g->ep) v = v < g->ep->lo ? g->ep->lo : v > g->ep->hi ? g->ep->hi : v;
+        g->C[m * g->ldc] = v;
+    }
+}
+
+/* Runs C = epilogue(A @ B [+ C]) with an ISA's micro-kernels (see the top of the file).
+ * Falls back to the ref kernel when the packing scratch cannot be allocated. */
+static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                          const float *B, int64_t ldb, const QrF32ConvB *conv, float *C, int64_t ldc, bool accumulate,
+                          const QrF32Epilogue *ep);
+
+static void qr__k_f32_gemm(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                           const float *B, int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Epilogue *ep) {
+    qr__k_f32_run(isa, M, N, K, A, lda, B, ldb, NULL, C, ldc, accumulate, ep);
+}
+
+/* The convolution GEMM (QrF32ConvGemmFn) with an ISA's micro-kernels and conv packing. */
+static void qr__k_f32_conv_gemm(const QrKF32Isa *isa, int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,
+                                float *Y, int64_t ldy, const QrF32Epilogue *ep) {
+    qr__k_f32_run(isa, M, b->OH * b->OW, b->C * b->KH * b->KW, A, lda, NULL, 0, b, Y, ldy, false, ep);
+}
+
+static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                          const float *B, int64_t ldb, const QrF32ConvB *conv, float *C, int64_t ldc, bool accumulate,
+                          const QrF32Epilogue *ep) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0 || (conv && N == 1)) {   /* the refs do what an empty sum means; one output pixel: dot products */
+        if (conv) qr_f32_conv_gemm__ref(M, A, lda, conv, C, ldc, ep);
+        else qr_f32_gemm_ex__ref(M, N, 0, A, lda, B, ldb, C, ldc, accumulate, ep);
+        return;
+    }
+    /* below ~1 MFLOP the pool's hand-off costs more than it saves */
+    const bool small = (double)M * (double)N * (double)K < 524288.0;
+    const int threads = small ? 1 : qr_pool_threads();
+    if (N == 1 && !conv) {
+        QrKF32Gemv g = { isa, A, B, M, K, lda, ldc, QR_MAX(16, qr__k_cdiv(M, 8 * (int64_t)threads)), C, accumulate, ep };
+        if (ldb != 1) {
+            float *b = qr__k_scratch((size_t)K * sizeof(float));
+            if (!b) {
+                qr_f32_gemm_ex__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, ep);
+                return;
+            }
+            for (int64_t k = 0; k < K; k++) b[k] = B[k * ldb];
+            g.b = b;
+        }
+        int64_t n_tasks = qr__k_cdiv(M, g.rows);
+        if (threads == 1) for (int64_t t = 0; t < n_tasks; t++) qr__k_f32_gemv_task(&g, t, 0);
+        else qr_pool_for(n_tasks, qr__k_f32_gemv_task, &g);
+        return;
+    }
+    QrKF32Job j = { .isa = isa, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc, .A = A, .B = B,
+                    .conv = conv, .C = C, .accumulate = accumulate, .ep = ep };
+    j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, QR__K_F32_MC, QR__K_F32_NS, threads);
+    j.tid_bytes = qr__k_rup64((size_t)(isa->kc * isa->nr) * sizeof(float));
+    j.tid_mem = qr__k_scratch(j.tid_bytes * (size_t)threads);
+    if (!j.tid_mem) {
+        if (conv) qr_f32_conv_gemm__ref(M, A, lda, conv, C, ldc, ep);
+        else qr_f32_gemm_ex__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, ep);
+        return;
+    }
+    if (threads == 1) {
+        for (int64_t t = 0; t < j.tl.n_mc * j.tl.n_ns; t++) qr__k_f32_task(&j, t, 0);
+        return;
+    }
+    qr_pool_for(j.tl.n_mc * j.tl.n_ns, qr__k_f32_task, &j);
+}
+
+/* ==== 8-bit integers =================================================================
+ * C = sum (A - za)(B - zb) mod 2^32, two packed formats:
+ *   s16  — (value - zero point) widened to int16 in the packing, K in pairs: A [K/2][MR][2],
+ *          B [K/2][NR][2]; the micro-kernel multiplies with vpmaddwd (int16 x int16 summed
+ *          in pairs into int32: |pair| <= 2 * 255 * 255, nothing saturates). Zero points
+ *          cost nothing at run time.
+ *   vnni — raw bytes, K in quads: A [K/4][MR][4], B [K/4][NR][4], for vpdpbusd (u8 x s8,
+ *          4 products summed into int32, no saturation). One side must be unsigned, the
+ *          other signed: mode AU makes A unsigned (int8 A + 128) and B signed (uint8 B -
+ *          128); mode BU (int8 A, uint8 B, the convolution case) needs no shift. With
+ *          a = a' + alpha and b = b' + beta the result is
+ *            sum a'b' + u[m] * CB[n] + v[n] * RA[m] + K * u[m] * v[n],
+ *          u = alpha - za, v = beta - zb, RA / CB the row / column sums of a' / b' that
+ *          the packing computes; all mod 2^32, so the compensation is exact. */
+
+enum { QR__K_Q8_S16, QR__K_Q8_AU, QR__K_Q8_BU };
+
+/* c (MR, NR) = or += packed a (ng groups) @ packed b (ng groups). */
+typedef void (*QrKQ8Ukr)(int64_t ng, const void *a, const void *b, int32_t *c, int64_t ldc, bool add);
+struct QrKQ8Job;
+/* Packs a full (ng groups, NR columns) panel of B from row k0, column n0; adds column
+ * sums of b' to cb when cb is not NULL (vnni). */
+typedef void (*QrKQ8PackB)(const struct QrKQ8Job *j, int64_t k0, int64_t ng, int64_t n0, void *dst, int32_t *cb);
+/* Packs A panel p from K position 0 up to a position it returns (a multiple of the K
+ * group); in the vnni formats adds the rows' sums of a' over them to ra (zeroed before).
+ * The rest is packed in plain C. */
+typedef int64_t (*QrKQ8PackA)(const struct QrKQ8Job *j, int64_t p, void *dst);
+/* Zero-point compensation of one row (vnni): c[n] += v[n] * ra + u * w[n] mod 2^32. */
+typedef void (*QrKQ8Comp)(int32_t *c, int64_t n, int32_t ra, int32_t u, const int32_t *v, const int32_t *w);
+
+typedef struct QrKQ8Isa {
+    int mr, nr, kc;        /* kc: K block, a multiple of 4; nr <= 64 */
+    bool vnni;             /* packing format (see above) */
+    QrKQ8Ukr ukr;          /* s16, or vnni mode AU (broadcast A is the unsigned side) */
+    QrKQ8Ukr ukr_bu;       /* vnni mode BU (B is the unsigned side) */
+    QrKQ8PackB pack_b;     /* full panels; NULL: plain C */
+    QrKQ8PackA pack_a;     /* NULL: plain C */
+    QrKQ8Comp comp;        /* vnni formats */
+} QrKQ8Isa;
+
+typedef struct QrKQ8Job {
+    const QrKQ8Isa *isa;
+    int64_t M, N, K, ldc;
+    const QrQOperand *A, *B;
+    int32_t *C;
+    bool accumulate;
+    int mode, kg;               /* format/mode, K group (2 or 4) */
+    int32_t alpha, beta;        /* a = a' + alpha, b = b' + beta (vnni) */
+    bool need_cb;               /* some u[m] != 0: column sums of B are needed */
+    unsigned char *ap;          /* packed A */
+    size_t ap_panel;            /* bytes per A panel */
+    int64_t n_ap, ap_per_task, kp;   /* panels, panels per packing task, K padded to kg */
+    int32_t *ra;                /* row sums of a' (vnni) */
+    unsigned char *tid_mem;     /* per thread: B panel, edge tile, column sums */
+    size_t tid_bytes;
+    QrKTiles tl;
+} QrKQ8Job;
+
+/* Row m of an 8-bit operand as int32 values v[k] - sub for k < n, 0 up to np. */
+static void qr__k_q8_row(const QrQOperand *o, int64_t off, int64_t n, int64_t np, int32_t sub, int32_t *v) {
+    if (o->is_signed) {
+        const int8_t *p = (const int8_t *)o->data + off;
+        for (int64_t k = 0; k < n; k++) v[k] = p[k] - sub;
+    } else {
+        const uint8_t *p = (const uint8_t *)o->data + off;
+        for (int64_t k = 0; k < n; k++) v[k] = p[k] - sub;
+    }
+    for (int64_t k = n; k < np; k++) v[k] = 0;
+}
+
+/* Packs K positions [k0, kp) of A panel p (all MR rows) in plain C; in the vnni formats
+ * adds each row's sum of a' over them to ra. v: kp int32 of scratch. */
+static void qr__k_q8_pack_a_c(const QrKQ8Job *j, int64_t p, int64_t k0, unsigned char *dst, int32_t *v) {
+    const int MR = j->isa->mr;
+    for (int r = 0; r < MR; r++) {
+        int64_t m = p * MR + r, n = j->kp - k0;
+        if (m < j->M) {
+            int32_t sub = j->mode == QR__K_Q8_S16 ? qr__k_zp_at(j->A, m) : j->alpha;
+            qr__k_q8_row(j->A, m * j->A->ld + k0, QR_MAX(0, j->K - k0), n, sub, v);
+        } else {
+            memset(v, 0, (size_t)n * sizeof *v);
+        }
+        if (j->mode == QR__K_Q8_S16) {
+            int16_t *d = (int16_t *)dst + k0 * MR + 2 * r;
+            for (int64_t k = 0; k < n; k += 2, d += 2 * MR) { d[0] = (int16_t)v[k]; d[1] = (int16_t)v[k + 1]; }
+        } else {
+            unsigned char *d = dst + k0 * MR + 4 * r;
+            int32_t sum = 0;
+            for (int64_t k = 0; k < n; k += 4, d += 4 * MR) {
+                d[0] = (unsigned char)v[k]; d[1] = (unsigned char)v[k + 1];
+                d[2] = (unsigned char)v[k + 2]; d[3] = (unsigned char)v[k + 3];
+                sum += v[k] + v[k + 1] + v[k + 2] + v[k + 3];
+            }
+            j->ra[m] += sum;
+        }
+    }
+}
+
+static void qr__k_q8_pack_a_task(void *ctx, int64_t t, int tid) {
+    const QrKQ8Job *j = ctx;
+    int32_t *v = (int32_t *)(j->tid_mem + (size_t)tid * j->tid_bytes);   /* kp values (the B panel area) */
+    for (int64_t p = t * j->ap_per_task; p < QR_MIN(j->n_ap, (t + 1) * j->ap_per_task); p++) {
+        unsigned char *dst = j->ap + (size_t)p * j->ap_panel;
+        for (int r = 0; r < j->isa->mr; r++) j->ra[p * j->isa->mr + r] = 0;
+        int64_t k0 = j->isa->pack_a ? j->isa->pack_a(j, p, dst) : 0;
+        if (k0 < j->kp) qr__k_q8_pack_a_c(j, p, k0, dst, v);
+    }
+}
+
+/* Packs B rows [k0, k0 + ng*kg) (zero past K) x columns [n0, n0 + nr) (zero past nr) in
+ * the job's format with plain C; in vnni formats adds each column's sum of b' to
+ * cb[0..nr). The ISA's pack_b (when set) does full panels. */
+static void qr__k_q8_pack_b_c(const QrKQ8Job *j, int64_t k0, int64_t ng, int64_t n0, int nr, void *dst, int32_t *cb) {
+    const int NR = j->isa->nr, kg = j->kg;
+    const QrQOperand *B = j->B;
+    const int64_t kn = QR_MIN(j->K, k0 + ng * kg) - k0;
+    int32_t zb[64], v[64];
+    for (int q = 0; q < NR; q++) zb[q] = j->mode == QR__K_Q8_S16 ? (q < nr ? qr__k_zp_at(B, n0 + q) : 0) : j->beta;
+    for (int64_t k = 0; k < ng * kg; k++) {
+        if (k < kn) {
+            qr__k_q8_row(B, (k0 + k) * B->ld + n0, nr, NR, 0, v);
+            for (int q = 0; q < nr; q++) v[q] -= zb[q];
+        } else {
+            memset(v, 0, sizeof v);
+        }
+        if (j->mode == QR__K_Q8_S16) {
+            int16_t *d = (int16_t *)dst + (k / 2) * 2 * NR + (k & 1);
+            for (int q = 0; q < NR; q++) d[2 * q] = (int16_t)v[q];
+        } else {
+            unsigned char *d = (unsigned char *)dst + (k / 4) * 4 * NR + (k & 3);
+            for (int q = 0; q < NR; q++) d[4 * q] = (unsigned char)v[q];
+            if (cb) for (int q = 0; q < nr; q++) cb[q] += v[q];
+        }
+    }
+}
+
+static void qr__k_q8_task(void *ctx, int64_t t, int tid) {
+    const QrKQ8Job *j = ctx;
+    const int MR = j->isa->mr, NR = j->isa->nr, KC = j->isa->kc, kg = j->kg;
+    const size_t esz = j->mode == QR__K_Q8_S16 ? 2 : 1;
+    const int64_t mi = t % j->tl.n_mc, si = t / j->tl.n_mc;
+    const int64_t i0 = mi * j->tl.mc, i1 = QR_MIN(j->M, i0 + j->tl.mc);
+    const int64_t j0 = si * j->tl.ns, j1 = QR_MIN(j->N, j0 + j->tl.ns);
+    unsigned char *bp = j->tid_mem + (size_t)tid * j->tid_bytes;
+    int32_t *tile = (int32_t *)(bp + qr__k_rup64((size_t)KC * NR * esz));
+    int32_t *cb = tile + MR * NR;
+    const bool vnni = j->mode != QR__K_Q8_S16;
+    if (vnni && j->need_cb) memset(cb, 0, (size_t)(j1 - j0) * sizeof *cb);
+    const QrKQ8Ukr ukr = j->mode == QR__K_Q8_BU ? j->isa->ukr_bu : j->isa->ukr;
+    for (int64_t pc = 0; pc < j->K; pc += KC) {
+        const int64_t ng = qr__k_cdiv(QR_MIN(KC, j->K - pc), kg);
+        const bool add = j->accumulate || pc > 0;
+        for (int64_t jr = j0; jr < j1; jr += NR) {
+            const int nr = (int)QR_MIN(NR, j1 - jr);
+            int32_t *cbp = vnni && j->need_cb ? cb + (jr - j0) : NULL;
+            if (nr == NR && j->isa->pack_b) j->isa->pack_b(j, pc, ng, jr, bp, cbp);
+            else qr__k_q8_pack_b_c(j, pc, ng, jr, nr, bp, cbp);
+            for (int64_t ir = i0; ir < i1; ir += MR) {
+                const int mr = (int)QR_MIN(MR, i1 - ir);
+                const unsigned char *a = j->ap + (size_t)(ir / MR) * j->ap_panel + (size_t)(pc * MR) * esz;
+                int32_t *c = j->C + ir * j->ldc + jr;
+                if (mr == MR && nr == NR) {
+                    ukr(ng, a, bp, c, j->ldc, add);
+                    continue;
+                }
+                ukr(ng, a, bp, tile, NR, false);
+                for (int r = 0; r < mr; r++)
+                    for (int q = 0; q < nr; q++)
+                        c[r * j->ldc + q] = add ? (int32_t)((uint32_t)c[r * j->ldc + q] + (uint32_t)tile[r * NR + q])
+                                                : tile[r * NR + q];
+            }
+        }
+    }
+    if (!vnni) return;
+    /* compensation: C += v[n] * RA[m] + u[m] * (K * v[n] + CB[n])  (mod 2^32) */
+    const int64_t nc = j1 - j0;
+    int32_t *vv = cb + nc, *ww = vv + nc;
+    for (int64_t n = 0; n < nc; n++) {
+        uint32_t v = (uint32_t)(j->beta - qr__k_zp_at(j->B, j0 + n));
+        vv[n] = (int32_t)v;
+        ww[n] = (int32_t)(v * (uint32_t)j->K + (j->need_cb ? (uint32_t)cb[n] : 0u));
+    }
+    for (int64_t m = i0; m < i1; m++)
+        j->isa->comp(j->C + m * j->ldc + j0, nc, j->ra[m], j->alpha - qr__k_zp_at(j->A, m), vv, ww);
+}
+
+/* Runs an 8-bit GEMM (QrQ8GemmFn) with an ISA's micro-kernel; the ref kernel when the
+ * scratch cannot be allocated. */
+static void qr__k_q8_gemm(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, const QrQOperand *A,
+                          const QrQOperand *B, int32_t *C, int64_t ldc, bool accumulate) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        if (!accumulate)
+            for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, (size_t)N * sizeof(int32_t));
+        return;
+    }
+    QrKQ8Job j = { .isa = isa, .M = M, .N = N, .K = K, .ldc = ldc, .A = A, .B = B, .C = C, .accumulate = accumulate };
+    j.mode = !isa->vnni ? QR__K_Q8_S16 : (A->is_signed && !B->is_signed) ? QR__K_Q8_BU : QR__K_Q8_AU;
+    j.kg = isa->vnni ? 4 : 2;
+    j.alpha = j.mode == QR__K_Q8_AU && A->is_signed ? -128 : 0;
+    j.beta = j.mode == QR__K_Q8_AU && !B->is_signed ? 128 : 0;
+    j.need_cb = false;
+    if (j.mode != QR__K_Q8_S16)
+        for (int64_t m = 0; m < M && !j.need_cb; m++) j.need_cb = j.alpha != qr__k_zp_at(A, m);
+    const bool small = (double)M * (double)N * (double)K < 524288.0;
+    const int threads = small ? 1 : qr_pool_threads();
+    const size_t esz = j.mode == QR__K_Q8_S16 ? 2 : 1;
+    j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, 256, 512, threads);
+    j.n_ap = qr__k_cdiv(M, isa->mr);
+    j.kp = qr__k_rup(K, j.kg);
+    j.ap_panel = qr__k_rup64((size_t)(j.kp * isa->mr) * esz);
+    size_t ap_bytes = j.ap_panel * (size_t)j.n_ap, ra_bytes = qr__k_rup64((size_t)(j.n_ap * isa->mr) * sizeof(int32_t));
+    j.tid_bytes = qr__k_rup64((size_t)isa->kc * (size_t)isa->nr * esz) +
+                  qr__k_rup64((size_t)(isa->mr * isa->nr + 3 * j.tl.ns) * sizeof(int32_t));
+    j.tid_bytes = QR_MAX(j.tid_bytes, qr__k_rup64((size_t)(j.kp + 4) * sizeof(int32_t)));
+    unsigned char *mem = qr__k_scratch(ap_bytes + ra_bytes + j.tid_bytes * (size_t)threads);
+    if (!mem) {
+        qr_q8_gemm__ref(M, N, K, A, B, C, ldc, accumulate);
+        return;
+    }
+    j.ap = mem;
+    j.ra = (int32_t *)(mem + ap_bytes);
+    j.tid_mem = mem + ap_bytes + ra_bytes;
+    j.ap_per_task = QR_MAX(1, 65536 / (j.kp * isa->mr));
+    int64_t n_pack = qr__k_cdiv(j.n_ap, j.ap_per_task), n_tasks = j.tl.n_mc * j.tl.n_ns;
+    if (threads == 1) {
+        for (int64_t t = 0; t < n_pack; t++) qr__k_q8_pack_a_task(&j, t, 0);
+        for (int64_t t = 0; t < n_tasks; t++) qr__k_q8_task(&j, t, 0);
+        return;
+    }
+    qr_pool_for(n_pack, qr__k_q8_pack_a_task, &j);
+    qr_pool_for(n_tasks, qr__k_q8_task, &j);
+}
+
+/* ==== 16-bit integers ================================================================
+ * Exact int64 result with int32 SIMD arithmetic. Operands are made signed (uint16 -
+ * 32768, so a = a' + alpha, b = b' + beta) and B is split into bytes, b' = 256 * hi + lo
+ * with lo in [0, 255] and hi in [-128, 127]. The micro-kernel sums a' * lo and a' * hi
+ * with vpmaddwd into int32 over K blocks of QR__K_Q16_KC = 256 (128 pairs):
+ *   |sum a' lo| <= 256 * 32768 * 255 = 2139095040 < 2^31,  |sum a' hi| <= 256 * 32768 * 128 = 2^30,
+ * so nothing can overflow; then it adds 256 * hi + lo into the int64 output. Zero points
+ * and shifts are compensated as in the vnni 8-bit format, in int64:
+ *   C = sum a'b' + u[m] * CB[n] + v[n] * RA[m] + K * u[m] * v[n],  u = alpha - za, v = beta - zb. */
+
+#define QR__K_Q16_KC 256
+
+/* c (MR, NR) int64 = or += packed a (np pairs) @ packed split b (np pairs), np <= 128. */
+typedef void (*QrKQ16Ukr)(int64_t np, const int16_t *a, const int16_t *b, int64_t *c, int64_t ldc, bool add);
+
+struct QrKQ16Job;
+/* Packs a full panel (np pairs, NR columns) of B from row k0, column n0, split into bytes;
+ * adds column sums of b' to cb when not NULL. */
+typedef void (*QrKQ16PackB)(const struct QrKQ16Job *j, int64_t k0, int64_t np, int64_t n0, int16_t *dst, int64_t *cb);
+
+typedef struct QrKQ16Isa {
+    int mr, nr;
+    QrKQ16Ukr ukr;
+    QrKQ16PackB pack_b;   /* full panels; NULL: plain C */
+} QrKQ16Isa;
+
+typedef struct QrKQ16Job {
+    const QrKQ16Isa *isa;
+    int64_t M, N, K, ldc;
+    const QrQOperand *A, *B;
+    int64_t *C;
+    bool accumulate, need_cb;
+    int32_t alpha, beta;
+    int16_t *ap;
+    int64_t n_ap, ap_per_task, kp, ap_panel;   /* ap_panel in int16 elements */
+    int64_t *ra;
+    unsigned char *tid_mem;
+    size_t tid_bytes;
+    QrKTiles tl;
+} QrKQ16Job;
+
+static inline int32_t qr__k_q16_signed(const QrQOperand *o, int64_t i) {
+    return qr__k_q16_at(o, i) - (o->is_signed ? 0 : 32768);
+}
+
+static void qr__k_q16_pack_a_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrKQ16Job *j = ctx;
+    const int MR = j->isa->mr;
+    for (int64_t p = t * j->ap_per_task; p < QR_MIN(j->n_ap, (t + 1) * j->ap_per_task); p++) {
+        int16_t *dst = j->ap + p * j->ap_panel;
+        for (int r = 0; r < MR; r++) {
+            int64_t m = p * MR + r, sum = 0;
+            for (int64_t k = 0; k < j->kp; k++) {
+                int32_t v = m < j->M && k < j->K ? qr__k_q16_signed(j->A, m * j->A->ld + k) : 0;
+                dst[((k / 2) * MR + r) * 2 + (k & 1)] = (int16_t)v;
+                sum += v;
+            }
+            j->ra[p * MR + r] = sum;
+        }
+    }
+}
+
+/* Packs B rows [k0, k0 + 2*np) x columns [n0, n0 + nr) split into lo/hi bytes:
+ * [pair][lo, hi][NR][2]; adds column sums of b' to cb (when not NULL). */
+static void qr__k_q16_pack_b(const QrKQ16Job *j, int64_t k0, int64_t np, int64_t n0, int nr, int16_t *d, int64_t *cb) {
+    const int NR = j->isa->nr;
+    const int64_t k1 = QR_MIN(j->K, k0 + 2 * np);
+    for (int q = 0; q < NR; q++) {
+        int64_t sum = 0;
+        for (int64_t k = k0; k < k0 + 2 * np; k++) {
+            int32_t v = q < nr && k < k1 ? qr__k_q16_signed(j->B, k * j->B->ld + n0 + q) : 0;
+            int64_t at = ((k - k0) / 2) * 4 * NR + q * 2 + (k & 1);
+            d[at] = (int16_t)(v & 0xff);
+            d[at + 2 * NR] = (int16_t)(v >> 8);   /* arithmetic shift: floor(v / 256) */
+            sum += v;
+        }
+        if (q < nr && cb) cb[q] += sum;
+    }
+}
+
+static void qr__k_q16_task(void *ctx, int64_t t, int tid) {
+    const QrKQ16Job *j = ctx;
+    const int MR = j->isa->mr, NR = j->isa->nr;
+    const int64_t mi = t % j->tl.n_mc, si = t / j->tl.n_mc;
+    const int64_t i0 = mi * j->tl.mc, i1 = QR_MIN(j->M, i0 + j->tl.mc);
+    const int64_t j0 = si * j->tl.ns, j1 = QR_MIN(j->N, j0 + j->tl.ns);
+    int16_t *bp = (int16_t *)(j->tid_mem + (size_t)tid * j->tid_bytes);
+    int64_t *tile = (int64_t *)((unsigned char *)bp + qr__k_rup64((size_t)QR__K_Q16_KC * 2 * NR * sizeof(int16_t)));
+    int64_t *cb = tile + MR * NR;
+    if (j->need_cb) memset(cb, 0, (size_t)(j1 - j0) * sizeof *cb);
+    for (int64_t pc = 0; pc < j->K; pc += QR__K_Q16_KC) {
+        const int64_t np = qr__k_cdiv(QR_MIN(QR__K_Q16_KC, j->K - pc), 2);
+        const bool add = j->accumulate || pc > 0;
+        for (int64_t jr = j0; jr < j1; jr += NR) {
+            const int nr = (int)QR_MIN(NR, j1 - jr);
+            int64_t *cbp = j->need_cb ? cb + (jr - j0) : NULL;
+            if (nr == NR && j->isa->pack_b) j->isa->pack_b(j, pc, np, jr, bp, cbp);
+            else qr__k_q16_pack_b(j, pc, np, jr, nr, bp, cbp);
+            for (int64_t ir = i0; ir < i1; ir += MR) {
+                const int mr = (int)QR_MIN(MR, i1 - ir);
+                const int16_t *a = j->ap + (ir / MR) * j->ap_panel + pc * MR;
+                int64_t *c = j->C + ir * j->ldc + jr;
+                if (mr == MR && nr == NR) {
+                    j->isa->ukr(np, a, bp, c, j->ldc, add);
+                    continue;
+                }
+                j->isa->ukr(np, a, bp, tile, NR, false);
+                for (int r = 0; r < mr; r++)
+                    for (int q = 0; q < nr; q++)
+                        c[r * j->ldc + q] = add ? c[r * j->ldc + q] + tile[r * NR + q] : tile[r * NR + q];
+            }
+        }
+    }
+    for (int64_t m = i0; m < i1; m++) {
+        int64_t u = (int64_t)j->alpha - qr__k_zp_at(j->A, m), ra = j->ra[m];
+        int64_t *c = j->C + m * j->ldc;
+        for (int64_t n = j0; n < j1; n++) {
+            int64_t v = (int64_t)j->beta - qr__k_zp_at(j->B, n);
+            c[n] += v * ra + u * v * j->K + (j->need_cb ? u * cb[n - j0] : 0);
+        }
+    }
+}
+
+/* Runs a 16-bit GEMM (QrQ16GemmFn) with an ISA's micro-kernel; the ref kernel when the
+ * scratch cannot be allocated. */
+static void qr__k_q16_gemm(const QrKQ16Isa *isa, int64_t M, int64_t N, int64_t K, const QrQOperand *A,
+                           const QrQOperand *B, int64_t *C, int64_t ldc, bool accumulate) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        if (!accumulate)
+            for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, (size_t)N * sizeof(int64_t));
+        return;
+    }
+    QrKQ16Job j = { .isa = isa, .M = M, .N = N, .K = K, .ldc = ldc, .A = A, .B = B, .C = C, .accumulate = accumulate };
+    j.alpha = A->is_signed ? 0 : 32768;
+    j.beta = B->is_signed ? 0 : 32768;
+    j.need_cb = false;
+    for (int64_t m = 0; m < M && !j.need_cb; m++) j.need_cb = j.alpha != qr__k_zp_at(A, m);
+    const bool small = (double)M * (double)N * (double)K < 524288.0;
+    const int threads = small ? 1 : qr_pool_threads();
+    j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, 128, 512, threads);
+    j.n_ap = qr__k_cdiv(M, isa->mr);
+    j.kp = qr__k_rup(K, 2);
+    j.ap_panel = qr__k_rup(j.kp * isa->mr, 32);
+    size_t ap_bytes = (size_t)(j.ap_panel * j.n_ap) * sizeof(int16_t);
+    size_t ra_bytes = qr__k_rup64((size_t)(j.n_ap * isa->mr) * sizeof(int64_t));
+    j.tid_bytes = qr__k_rup64((size_t)QR__K_Q16_KC * 2 * (size_t)isa->nr * sizeof(int16_t)) +
+                  qr__k_rup64((size_t)(isa->mr * isa->nr + j.tl.ns) * sizeof(int64_t));
+    unsigned char *mem = qr__k_scratch(ap_bytes + ra_bytes + j.tid_bytes * (size_t)threads);
+    if (!mem) {
+        qr_q16_gemm__ref(M, N, K, A, B, C, ldc, accumulate);
+        return;
+    }
+    j.ap = (int16_t *)mem;
+    j.ra = (int64_t *)(mem + ap_bytes);
+    j.tid_mem = mem + ap_bytes + ra_bytes;
+    j.ap_per_task = QR_MAX(1, 65536 / (j.kp * isa->mr));
+    int64_t n_pack = qr__k_cdiv(j.n_ap, j.ap_per_task), n_tasks = j.tl.n_mc * j.tl.n_ns;
+    if (threads == 1) {
+        for (int64_t t = 0; t < n_pack; t++) qr__k_q16_pack_a_task(&j, t, 0);
+        for (int64_t t = 0; t < n_tasks; t++) qr__k_q16_task(&j, t, 0);
+        return;
+    }
+    qr_pool_for(n_pack, qr__k_q16_pack_a_task, &j);
+    qr_pool_for(n_tasks, qr__k_q16_task, &j);
+}

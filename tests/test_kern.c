@@ -1,0 +1,795 @@
+/* tests/kern — every kernel level the CPU has against its __ref twin (odd sizes, tails,
+ * strides, zero points, extreme values), the ref kernels against independent double /
+ * int64 loops, and the thread pool (every task once; same bits for 1, 2 and 3 threads). */
+
+/* Kernel tables of every level this machine supports (ref first). */
+static int qt__k_levels(QrKernels *out, int max) {
+    static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT };
+    int n = 0;
+    for (int i = 0; i < QR_ARRAY_LEN(all) && n < max; i++)
+        if (qr_kern_table(all[i], &out[n]) == QR_OK) n++;
+    qr_err_clear();
+    return n;
+}
+
+static float *qt__k_randf(int64_t n, uint64_t *rng) {
+    float *p = qr_aligned_alloc((size_t)QR_MAX(n, 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++) p[i] = qr_rng_normal(rng);
+    return p;
+}
+
+/* ==== thread pool ================================================================= */
+
+typedef struct { _Atomic int hits[1000]; double part[1000]; } QtPoolCtx;
+
+static void qt__pool_fn(void *ctx, int64_t t, int tid) {
+    QtPoolCtx *c = ctx;
+    QR_UNUSED(tid);
+    atomic_fetch_add(&c->hits[t], 1);
+    double s = 0;
+    for (int i = 0; i < 1000; i++) s += sin((double)(t * 1000 + i));
+    c->part[t] = s;
+}
+
+static void qt__pool_nested_fn(void *ctx, int64_t t, int tid) {
+    QtPoolCtx *c = ctx;
+    QR_UNUSED(tid);
+    /* a parallel-for inside a task runs serially on this thread */
+    QtPoolCtx *inner = calloc(1, sizeof *inner);
+    qr_pool_for(7, qt__pool_fn, inner);
+    int ok = 1;
+    for (int i = 0; i < 7; i++) ok &= inner->hits[i] == 1;
+    free(inner);
+    atomic_fetch_add(&c->hits[t], ok);
+}
+
+static void test_pool(void) {
+    double ref_sum = 0;
+    for (int threads = 1; threads <= 3; threads++) {
+        QT_OK(qr_pool_init(threads));
+        QT_CHECK(qr_pool_threads() == threads);
+        QtPoolCtx *c = calloc(1, sizeof *c);
+        qr_pool_for(1000, qt__pool_fn, c);
+        double sum = 0;
+        for (int t = 0; t < 1000; t++) {
+            QT_CHECKF(c->hits[t] == 1, "threads=%d task %d ran %d times", threads, t, (int)c->hits[t]);
+            sum += c->part[t];   /* merged in task order: the same bits for any thread count */
+        }
+        if (threads == 1) ref_sum = sum;
+        QT_CHECKF(memcmp(&sum, &ref_sum, sizeof sum) == 0, "threads=%d: %.17g vs %.17g", threads, sum, ref_sum);
+        memset(c, 0, sizeof *c);
+        qr_pool_for(5, qt__pool_nested_fn, c);
+        for (int t = 0; t < 5; t++) QT_CHECK(c->hits[t] == 1);
+        qr_pool_for(0, qt__pool_fn, c);   /* no tasks: no call */
+        free(c);
+    }
+    setenv("QR_THREADS", "2x", 1);
+    QT_CHECK(qr_pool_init(0) == QR_ERR_INVALID);
+    setenv("QR_THREADS", "2", 1);
+    QT_OK(qr_pool_init(0));
+    QT_CHECK(qr_pool_threads() == 2);
+    unsetenv("QR_THREADS");
+    qr_pool_shutdown();
+    QT_OK(qr_pool_init(0));
+}
+
+/* ==== float32 GEMM ================================================================ */
+
+/* C = A @ B in double, and the error scale sum_k |a b| per element. */
+static void qt__k_gemm_f64(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                           double *C, double *S) {
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double s = 0, a = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double p = (double)A[i * lda + k] * B[k * ldb + j];
+                s += p;
+                a += fabs(p);
+            }
+            C[i * N + j] = s;
+            S[i * N + j] = a;
+        }
+}
+
+typedef struct { int64_t M, N, K, pa, pb, pc; } QtGemmShape;
+
+static void test_f32_gemm(void) {
+    static const QtGemmShape shapes[] = {
+        { 1, 1, 1, 0, 0, 0 },       { 1, 1000, 512, 0, 0, 0 }, { 7, 17, 3, 1, 2, 3 },    { 13, 33, 257, 0, 5, 1 },
+        { 6, 16, 256, 0, 0, 0 },    { 12, 32, 512, 3, 0, 0 },  { 64, 49, 576, 0, 0, 0 }, { 5, 100, 1, 0, 0, 7 },
+        { 130, 70, 300, 2, 1, 0 },  { 11, 31, 0, 0, 0, 0 },    { 200, 3, 40, 0, 0, 2 },  { 37, 530, 19, 0, 0, 0 },
+        { 193, 45, 600, 0, 3, 0 },  { 2, 2, 1000, 0, 0, 0 },   { 1000, 1, 512, 0, 3, 0 }, { 77, 1, 33, 0, 0, 0 },
+        { 300, 1, 1000, 5, 0, 2 },
+    };
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 42;
+    for (int si = 0; si < QR_ARRAY_LEN(shapes); si++) {
+        const QtGemmShape *s = &shapes[si];
+        int64_t lda = s->K + s->pa, ldb = s->N + s->pb, ldc = s->N + s->pc;
+        float *A = qt__k_randf(s->M * lda, &rng), *B = qt__k_randf(s->K * ldb, &rng);
+        float *C0 = qt__k_randf(s->M * ldc, &rng), *C = qr_aligned_alloc((size_t)(s->M * ldc) * sizeof(float));
+        double *D = malloc((size_t)QR_MAX(1, s->M * s->N) * sizeof(double));
+        double *S = malloc((size_t)QR_MAX(1, s->M * s->N) * sizeof(double));
+        qt__k_gemm_f64(s->M, s->N, s->K, A, lda, B, ldb, D, S);
+        double tol = QR_KERN_F32_DOT_TOL(s->K);
+        for (int l = 0; l < nl; l++)
+            for (int acc = 0; acc < 2; acc++) {
+                memcpy(C, C0, (size_t)(s->M * ldc) * sizeof(float));
+                lv[l].f32_gemm(s->M, s->N, s->K, A, lda, B, ldb, C, ldc, acc);
+                for (int64_t i = 0; i < s->M; i++)
+                    for (int64_t j = 0; j < ldc; j++) {
+                        float got = C[i * ldc + j], c0 = C0[i * ldc + j];
+                        if (j >= s->N) {   /* the stride padding is never written */
+                            QT_CHECKF(memcmp(&got, &c0, 4) == 0, "%s: C[%lld][%lld] padding written",
+                                      qr_isa_name(lv[l].isa), (long long)i, (long long)j);
+                            continue;
+                        }
+                        double want = D[i * s->N + j] + (acc ? c0 : 0.0);
+                        double bound = tol * (S[i * s->N + j] + (acc ? fabs(c0) : 0.0)) + 1e-30;
+                        QT_CHECKF(fabs(got - want) <= bound, "%s M=%lld N=%lld K=%lld acc=%d: C[%lld][%lld]=%.9g want %.9g",
+                                  qr_isa_name(lv[l].isa), (long long)s->M, (long long)s->N, (long long)s->K, acc,
+                                  (long long)i, (long long)j, got, want);
+                    }
+            }
+        qr_aligned_free(A);
+        qr_aligned_free(B);
+        qr_aligned_free(C0);
+        qr_aligned_free(C);
+        free(D);
+        free(S);
+    }
+}
+
+/* The GEMM epilogue (bias per row, clamp, NaN through the clamp) on every level against
+ * double loops. */
+static void test_f32_gemm_ex(void) {
+    static const QtGemmShape shapes[] = {
+        { 1, 1, 1, 0, 0, 0 }, { 7, 17, 3, 1, 2, 3 }, { 13, 33, 300, 0, 5, 1 }, { 64, 49, 576, 0, 0, 0 },
+        { 130, 70, 700, 2, 1, 0 }, { 50, 1, 33, 0, 2, 0 }, { 9, 9, 0, 0, 0, 0 },
+    };
+    static const float clamps[3][2] = { { -INFINITY, INFINITY }, { 0.0f, INFINITY }, { -0.5f, 0.5f } };
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 43;
+    for (int si = 0; si < QR_ARRAY_LEN(shapes); si++) {
+        const QtGemmShape *s = &shapes[si];
+        int64_t lda = s->K + s->pa, ldb = s->N + s->pb, ldc = s->N + s->pc;
+        float *A = qt__k_randf(s->M * lda, &rng), *B = qt__k_randf(s->K * ldb, &rng), *bias = qt__k_randf(s->M, &rng);
+        float *C0 = qt__k_randf(s->M * ldc, &rng), *C = qr_aligned_alloc((size_t)(s->M * ldc) * sizeof(float));
+        if (s->K > 0) A[0] = NAN;   /* row 0 is NaN throughout */
+        double *D = malloc((size_t)QR_MAX(1, s->M * s->N) * sizeof(double)), *S = malloc((size_t)QR_MAX(1, s->M * s->N) * sizeof(double));
+        qt__k_gemm_f64(s->M, s->N, s->K, A, lda, B, ldb, D, S);
+        for (int l = 0; l < nl; l++)
+            for (int v = 0; v < 12; v++) {
+                bool acc = v & 1, use_bias = (v >> 1) & 1;
+                QrF32Epilogue ep = { use_bias ? bias : NULL, clamps[v / 4][0], clamps[v / 4][1] };
+                memcpy(C, C0, (size_t)(s->M * ldc) * sizeof(float));
+                lv[l].f32_gemm_ex(s->M, s->N, s->K, A, lda, B, ldb, C, ldc, acc, &ep);
+                for (int64_t i = 0; i < s->M; i++)
+                    for (int64_t j = 0; j < s->N; j++) {
+                        float got = C[i * ldc + j], c0 = C0[i * ldc + j];
+                        double want = D[i * s->N + j] + (acc ? c0 : 0.0) + (use_bias ? bias[i] : 0.0);
+                        if (want == want) want = want < ep.lo ? ep.lo : want > ep.hi ? ep.hi : want;
+                        double bound = QR_KERN_F32_DOT_TOL(s->K) * (S[i * s->N + j] + fabs(c0) + fabs(bias[i])) + 1e-30;
+                        QT_CHECKF((want != want && got != got) || fabs(got - want) <= bound,
+                                  "%s M=%lld N=%lld K=%lld variant %d: C[%lld][%lld]=%.9g want %.9g", qr_isa_name(lv[l].isa),
+                                  (long long)s->M, (long long)s->N, (long long)s->K, v, (long long)i, (long long)j, got, want);
+                    }
+            }
+        qr_aligned_free(A);
+        qr_aligned_free(B);
+        qr_aligned_free(bias);
+        qr_aligned_free(C0);
+        qr_aligned_free(C);
+        free(D);
+        free(S);
+    }
+}
+
+/* Every level gives the same bits with 1, 2 and 3 threads (large enough to be split). */
+static void test_f32_gemm_threads(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 7;
+    const int64_t M = 150, N = 333, K = 700;
+    float *A = qt__k_randf(M * K, &rng), *B = qt__k_randf(K * N, &rng);
+    float *C1 = qr_aligned_alloc((size_t)(M * N) * sizeof(float)), *C = qr_aligned_alloc((size_t)(M * N) * sizeof(float));
+    for (int l = 0; l < nl; l++) {
+        for (int threads = 1; threads <= 3; threads++) {
+            QT_OK(qr_pool_init(threads));
+            float *dst = threads == 1 ? C1 : C;
+            lv[l].f32_gemm(M, N, K, A, K, B, N, dst, N, false);
+            if (threads > 1)
+                QT_CHECKF(memcmp(C, C1, (size_t)(M * N) * sizeof(float)) == 0, "%s: %d threads differ from 1",
+                          qr_isa_name(lv[l].isa), threads);
+        }
+    }
+    QT_OK(qr_pool_init(0));
+    qr_aligned_free(A);
+    qr_aligned_free(B);
+    qr_aligned_free(C1);
+    qr_aligned_free(C);
+}
+
+/* ==== integer GEMMs ================================================================ */
+
+/* Random 8-/16-bit matrix of rows x ld elements: mostly uniform, some extremes. */
+static void *qt__k_randq(int64_t n, int bytes, bool sgn, uint64_t *rng) {
+    void *p = qr_aligned_alloc((size_t)QR_MAX(n, 1) * (size_t)bytes);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = qr_rng_next(rng);
+        int64_t lo = sgn ? -(1 << (8 * bytes - 1)) : 0, hi = sgn ? (1 << (8 * bytes - 1)) - 1 : (1 << (8 * bytes)) - 1;
+        int64_t v = (r & 7) == 0 ? lo : (r & 7) == 1 ? hi : lo + (int64_t)((r >> 8) % (uint64_t)(hi - lo + 1));
+        if (bytes == 1) ((uint8_t *)p)[i] = (uint8_t)v;
+        else ((uint16_t *)p)[i] = (uint16_t)v;
+    }
+    return p;
+}
+
+typedef struct { int64_t M, N, K, pa, pb, pc; } QtQShape;
+static const QtQShape qt__k_qshapes[] = {
+    { 1, 1, 1, 0, 0, 0 },    { 5, 7, 3, 1, 2, 3 },     { 6, 16, 4, 0, 0, 0 },   { 8, 32, 1024, 0, 0, 0 },
+    { 13, 33, 1031, 3, 1, 2 }, { 64, 49, 577, 0, 0, 0 }, { 9, 100, 2049, 0, 5, 0 }, { 70, 3, 17, 0, 0, 1 },
+    { 130, 65, 300, 2, 0, 0 }, { 11, 31, 0, 0, 0, 0 },
+};
+
+/* Zero points for an operand: none, one, or one per row/column, in the operand's range. */
+static const int32_t *qt__k_zps(int kind, int64_t n, int bytes, bool sgn, int32_t *buf, uint64_t *rng, int64_t *stride) {
+    int32_t lo = sgn ? -(1 << (8 * bytes - 1)) : 0, hi = sgn ? (1 << (8 * bytes - 1)) - 1 : (1 << (8 * bytes)) - 1;
+    *stride = kind == 2 ? 1 : 0;
+    if (kind == 0) return NULL;
+    for (int64_t i = 0; i < (kind == 2 ? n : 1); i++) {
+        uint64_t r = qr_rng_next(rng);
+        buf[i] = (r & 3) == 0 ? lo : (r & 3) == 1 ? hi : lo + (int32_t)((r >> 8) % (uint64_t)(hi - lo + 1));
+    }
+    return buf;
+}
+
+/* 8-bit and 16-bit GEMMs of every level bit-exact with __ref over shapes, signedness,
+ * zero-point layouts and accumulate. */
+static void test_q_gemm(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 99;
+    int32_t *za = malloc(256 * sizeof(int32_t)), *zb = malloc(256 * sizeof(int32_t));
+    for (int bytes = 1; bytes <= 2; bytes++)
+        for (int si = 0; si < QR_ARRAY_LEN(qt__k_qshapes); si++)
+            for (int sg = 0; sg < 4; sg++) {
+                const QtQShape *s = &qt__k_qshapes[si];
+                if (bytes == 2 && s->K > 600) continue;   /* keeps the int64 ref fast */
+                bool as = sg & 1, bs = sg >> 1;
+                int64_t lda = s->K + s->pa, ldb = s->N + s->pb, ldc = s->N + s->pc;
+                void *A = qt__k_randq(s->M * lda, bytes, as, &rng), *B = qt__k_randq(s->K * ldb, bytes, bs, &rng);
+                QrQOperand qa = { A, lda, as, NULL, 0 }, qb = { B, ldb, bs, NULL, 0 };
+                int zk = (si + sg) % 3;
+                qa.zp = qt__k_zps(zk, s->M, bytes, as, za, &rng, &qa.zp_stride);
+                qb.zp = qt__k_zps((zk + 1) % 3, s->N, bytes, bs, zb, &rng, &qb.zp_stride);
+                size_t cb = (size_t)QR_MAX(1, s->M * ldc) * 8;
+                unsigned char *C0 = qr_aligned_alloc(cb), *Cr = qr_aligned_alloc(cb), *C = qr_aligned_alloc(cb);
+                for (size_t i = 0; i < cb; i++) C0[i] = (unsigned char)qr_rng_next(&rng);
+                for (int acc = 0; acc < 2; acc++) {
+                    memcpy(Cr, C0, cb);
+                    if (bytes == 1) qr_q8_gemm__ref(s->M, s->N, s->K, &qa, &qb, (int32_t *)Cr, ldc, acc);
+                    else qr_q16_gemm__ref(s->M, s->N, s->K, &qa, &qb, (int64_t *)Cr, ldc, acc);
+                    for (int l = 1; l < nl; l++) {
+                        memcpy(C, C0, cb);
+                        if (bytes == 1) lv[l].q8_gemm(s->M, s->N, s->K, &qa, &qb, (int32_t *)C, ldc, acc);
+                        else lv[l].q16_gemm(s->M, s->N, s->K, &qa, &qb, (int64_t *)C, ldc, acc);
+                        QT_CHECKF(memcmp(C, Cr, cb) == 0, "%s q%d M=%lld N=%lld K=%lld signed a=%d b=%d zp=%d acc=%d",
+                                  qr_isa_name(lv[l].isa), 8 * bytes, (long long)s->M, (long long)s->N, (long long)s->K,
+                                  as, bs, zk, acc);
+                    }
+                }
+                qr_aligned_free(A);
+                qr_aligned_free(B);
+                qr_aligned_free(C0);
+                qr_aligned_free(Cr);
+                qr_aligned_free(C);
+            }
+    free(za);
+    free(zb);
+}
+
+/* The ref kernels against independent arithmetic: the 8-bit sum wraps modulo 2^32 (K
+ * large enough to pass 2^31), the 16-bit one is exact at the extremes. */
+static void test_q_gemm_ref(void) {
+    enum { K = 70001 };
+    uint8_t *a = malloc(K);
+    int8_t *b = malloc(K);
+    for (int k = 0; k < K; k++) { a[k] = 255; b[k] = -128; }
+    int32_t za = 0, zb = 127;   /* (255 - 0) * (-128 - 127) = -65025 per term */
+    QrQOperand qa = { a, K, false, &za, 0 }, qb = { b, 1, true, &zb, 0 };
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    for (int l = 0; l < nl; l++) {
+        int32_t c = 7;
+        lv[l].q8_gemm(1, 1, K, &qa, &qb, &c, 1, false);
+        int64_t exact = (int64_t)K * -65025;
+        QT_CHECKF(c == (int32_t)(uint32_t)(uint64_t)exact, "%s: %d vs %lld mod 2^32", qr_isa_name(lv[l].isa), c,
+                  (long long)exact);
+    }
+    free(a);
+    free(b);
+    /* 16-bit: -32768 * -32768 summed 1000 times with zero points at the far end */
+    int16_t a16[1000], b16[1000];
+    for (int k = 0; k < 1000; k++) { a16[k] = -32768; b16[k] = -32768; }
+    int32_t za16 = 32767, zb16 = 32767;
+    QrQOperand ra = { a16, 1000, true, &za16, 0 }, rb = { b16, 1, true, &zb16, 0 };
+    for (int l = 0; l < nl; l++) {
+        int64_t c = 0;
+        lv[l].q16_gemm(1, 1, 1000, &ra, &rb, &c, 1, false);
+        QT_CHECKF(c == 1000LL * 65535 * 65535, "%s: %lld", qr_isa_name(lv[l].isa), (long long)c);
+    }
+}
+
+static void test_q_gemm_threads(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 5;
+    const int64_t M = 150, N = 333, K = 700;
+    for (int bytes = 1; bytes <= 2; bytes++) {
+        void *A = qt__k_randq(M * K, bytes, false, &rng), *B = qt__k_randq(K * N, bytes, true, &rng);
+        int32_t za = 17, zb = -3;
+        QrQOperand qa = { A, K, false, &za, 0 }, qb = { B, N, true, &zb, 0 };
+        size_t cb = (size_t)(M * N) * 8;
+        unsigned char *C1 = qr_aligned_alloc(cb), *C = qr_aligned_alloc(cb);
+        memset(C1, 0, cb);
+        memset(C, 0, cb);
+        for (int l = 1; l < nl; l++)
+            for (int threads = 1; threads <= 3; threads++) {
+                QT_OK(qr_pool_init(threads));
+                unsigned char *dst = threads == 1 ? C1 : C;
+                if (bytes == 1) lv[l].q8_gemm(M, N, K, &qa, &qb, (int32_t *)dst, N, false);
+                else lv[l].q16_gemm(M, N, K, &qa, &qb, (int64_t *)dst, N, false);
+                if (threads > 1)
+                    QT_CHECKF(memcmp(C, C1, cb) == 0, "%s q%d: %d threads differ", qr_isa_name(lv[l].isa), 8 * bytes, threads);
+            }
+        qr_aligned_free(A);
+        qr_aligned_free(B);
+        qr_aligned_free(C1);
+        qr_aligned_free(C);
+    }
+    QT_OK(qr_pool_init(0));
+}
+
+/* Requantization: every level bit-exact with __ref, and __ref equal to ops/quant.c's
+ * qr_quant_requantize (an independent formulation) for 8-bit outputs. */
+static void test_requant(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 3;
+    enum { N = 203 };
+    int32_t acc[N], bias[N];
+    float mult[N];
+    uint16_t yr[N], y[N];
+    static const int32_t ranges[4][2] = { { 0, 255 }, { -128, 127 }, { 0, 65535 }, { -32768, 32767 } };
+    for (int it = 0; it < 40; it++) {
+        for (int i = 0; i < N; i++) {
+            uint64_t r = qr_rng_next(&rng);
+            acc[i] = (r & 15) == 0 ? INT32_MIN : (r & 15) == 1 ? INT32_MAX : (int32_t)((int64_t)(r >> 16) % 200001 - 100000);
+            bias[i] = (int32_t)((r >> 40) % 2001) - 1000;
+            mult[i] = (float)((double)((r >> 20) % 100000) * 1e-7);
+            if ((r & 63) == 5) mult[i] = NAN;
+            if ((r & 63) == 6) mult[i] = INFINITY;
+        }
+        int rk = it % 4, bytes = rk < 2 ? 1 : 2;
+        int32_t lo = ranges[rk][0], hi = ranges[rk][1];
+        int32_t zp = it % 3 == 0 ? lo : it % 3 == 1 ? hi : (lo + hi) / 2;
+        int64_t bst = it & 1, mst = (it >> 1) & 1;
+        int n = N - it % 5;
+        qr_s32_requant__ref(n, acc, it % 7 ? bias : NULL, bst, mult, mst, zp, lo, hi, yr, bytes);
+        if (bytes == 1)
+            for (int i = 0; i < n; i++) {
+                int32_t a = (int32_t)((uint32_t)acc[i] + (uint32_t)(it % 7 ? bias[i * bst] : 0));
+                int32_t want = qr_quant_requantize(a, mult[i * mst], zp, (QrQuantRange){ lo, hi });
+                QT_CHECKF((uint8_t)want == ((uint8_t *)yr)[i], "ref %d: %d vs %d", i, ((uint8_t *)yr)[i], want);
+            }
+        for (int l = 1; l < nl; l++) {
+            memset(y, 0, sizeof y);
+            lv[l].s32_requant(n, acc, it % 7 ? bias : NULL, bst, mult, mst, zp, lo, hi, y, bytes);
+            QT_CHECKF(memcmp(y, yr, (size_t)n * (size_t)bytes) == 0, "%s requant it=%d", qr_isa_name(lv[l].isa), it);
+        }
+    }
+}
+
+/* ==== depthwise convolution, max pooling ======================================== */
+
+typedef struct { int64_t H, W, KH, KW, sh, sw, dh, dw, ph, pw, pe_h, pe_w; } QtWin;
+static const QtWin qt__k_wins[] = {
+    { 112, 112, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 }, { 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 }, { 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+    { 14, 14, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1 },   { 9, 45, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2 },   { 13, 70, 3, 3, 1, 2, 2, 2, 2, 2, 2, 2 },
+    { 5, 33, 3, 7, 3, 3, 1, 1, 0, 3, 0, 3 },    { 4, 4, 3, 3, 1, 1, 1, 1, 3, 3, 3, 3 },    { 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 },
+    { 30, 67, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0 },   { 8, 40, 1, 9, 1, 1, 1, 3, 0, 12, 0, 12 }, { 10, 12, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2 },
+    { 11, 11, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1 },   { 28, 28, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2 },  { 3, 30, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0 },
+};
+
+/* out size of a window along one dim */
+static int64_t qt__k_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe) {
+    return (in + pb + pe - (k - 1) * d - 1) / s + 1;
+}
+
+/* Depthwise convolution: every level within QR_KERN_F32_DW_TOL of a double-precision
+ * loop (the ref included), and the output starts from (is added to) y. */
+static void test_dwconv(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 11;
+    for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_wins); wi++) {
+        const QtWin *q = &qt__k_wins[wi];
+        int64_t OH = qt__k_out(q->H, q->KH, q->sh, q->dh, q->ph, q->pe_h), OW = qt__k_out(q->W, q->KW, q->sw, q->dw, q->pw, q->pe_w);
+        float *x = qt__k_randf(q->H * q->W, &rng), *w = qt__k_randf(q->KH * q->KW, &rng);
+        float *y0 = qt__k_randf(OH * OW, &rng), *y = qr_aligned_alloc((size_t)(OH * OW) * sizeof(float));
+        for (int l = 0; l < nl; l++) {
+            memcpy(y, y0, (size_t)(OH * OW) * sizeof(float));
+            lv[l].f32_dwconv2d(x, q->H, q->W, w, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, y, OH, OW);
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    double s = y0[oh * OW + ow], a = fabs(s);
+                    for (int64_t kh = 0; kh < q->KH; kh++)
+                        for (int64_t kw = 0; kw < q->KW; kw++) {
+                            int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
+                            if (ih < 0 || ih >= q->H || iw < 0 || iw >= q->W) continue;
+                            double p = (double)w[kh * q->KW + kw] * x[ih * q->W + iw];
+                            s += p;
+                            a += fabs(p);
+                        }
+                    double got = y[oh * OW + ow];
+                    QT_CHECKF(fabs(got - s) <= QR_KERN_F32_DW_TOL(q->KH * q->KW + 1) * a + 1e-30,
+                              "%s window %d: y[%lld][%lld] = %.9g want %.9g", qr_isa_name(lv[l].isa), wi, (long long)oh,
+                              (long long)ow, got, s);
+                }
+        }
+        qr_aligned_free(x);
+        qr_aligned_free(w);
+        qr_aligned_free(y0);
+        qr_aligned_free(y);
+    }
+}
+
+/* Convolution as an implicit-im2col GEMM: every level (ref included) against a double
+ * loop, for every window above, 1-5 input channels and several output-channel counts. */
+static void test_conv_gemm(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 21;
+    static const int64_t chans[][2] = { { 1, 1 }, { 3, 13 }, { 5, 40 } };
+    for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_wins); wi++)
+        for (int ci = 0; ci < 3; ci++) {
+            const QtWin *q = &qt__k_wins[wi];
+            const int64_t C = chans[ci][0], M = chans[ci][1], KK = q->KH * q->KW, K = C * KK;
+            QrF32ConvB b = { NULL, C, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw,
+                             qt__k_out(q->H, q->KH, q->sh, q->dh, q->ph, q->pe_h), qt__k_out(q->W, q->KW, q->sw, q->dw, q->pw, q->pe_w) };
+            const int64_t P = b.OH * b.OW, ldy = P + 3;
+            float *x = qt__k_randf(C * q->H * q->W, &rng), *A = qt__k_randf(M * K, &rng), *bias = qt__k_randf(M, &rng);
+            float *Y = qr_aligned_alloc((size_t)(M * ldy) * sizeof(float));
+            b.x = x;
+            QrF32Epilogue ep = { bias, 0.0f, INFINITY };
+            for (int l = 0; l < nl; l++) {
+                for (int64_t i = 0; i < M * ldy; i++) Y[i] = 7.0f;
+                lv[l].f32_conv_gemm(M, A, K, &b, Y, ldy, ci == 1 ? &ep : NULL);
+                for (int64_t m = 0; m < M; m++)
+                    for (int64_t p = 0; p < ldy; p++) {
+                        if (p >= P) { QT_CHECK(Y[m * ldy + p] == 7.0f); continue; }
+                        int64_t oh = p / b.OW, ow = p % b.OW;
+                        double s = 0, a = 0;
+                        for (int64_t k = 0; k < K; k++) {
+                            int64_t c = k / KK, kh = k % KK / q->KW, kw = k % q->KW;
+                            int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
+                            if (ih < 0 || ih >= q->H || iw < 0 || iw >= q->W) continue;
+                            double t = (double)A[m * K + k] * x[(c * q->H + ih) * q->W + iw];
+                            s += t;
+                            a += fabs(t);
+                        }
+                        if (ci == 1) { s += bias[m]; a += fabs(bias[m]); s = s < 0 ? 0 : s; }
+                        QT_CHECKF(fabs(Y[m * ldy + p] - s) <= QR_KERN_F32_DOT_TOL(K + 1) * a + 1e-30,
+                                  "%s window %d C=%lld M=%lld: Y[%lld][%lld] = %.9g want %.9g", qr_isa_name(lv[l].isa), wi,
+                                  (long long)C, (long long)M, (long long)m, (long long)p, Y[m * ldy + p], s);
+                    }
+            }
+            qr_aligned_free(x);
+            qr_aligned_free(A);
+            qr_aligned_free(bias);
+            qr_aligned_free(Y);
+        }
+}
+
+/* Max pooling: the ref against a direct window scan (same tie rule on distinct values),
+ * every level bit-exact with ref, NaN included. */
+static void test_maxpool(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 12;
+    for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_wins); wi++) {
+        const QtWin *q = &qt__k_wins[wi];
+        int64_t OH = qt__k_out(q->H, q->KH, q->sh, q->dh, q->ph, q->pe_h), OW = qt__k_out(q->W, q->KW, q->sw, q->dw, q->pw, q->pe_w);
+        float *x = qt__k_randf(q->H * q->W, &rng), *rb = qr_aligned_alloc((size_t)q->W * sizeof(float));
+        float *yr = qr_aligned_alloc((size_t)(OH * OW) * sizeof(float)), *y = qr_aligned_alloc((size_t)(OH * OW) * sizeof(float));
+        qr_f32_maxpool2d__ref(x, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, yr, OH, OW, rb);
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                float best = 0;
+                bool any = false;
+                for (int64_t kh = 0; kh < q->KH; kh++)
+                    for (int64_t kw = 0; kw < q->KW; kw++) {
+                        int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
+                        if (ih < 0 || ih >= q->H || iw < 0 || iw >= q->W) continue;
+                        float v = x[ih * q->W + iw];
+                        if (!any || v > best) best = v;
+                        any = true;
+                    }
+                QT_CHECKF(yr[oh * OW + ow] == best, "ref window %d (%lld,%lld): %g vs %g", wi, (long long)oh, (long long)ow,
+                          yr[oh * OW + ow], best);
+            }
+        for (int64_t i = 0; i < q->H * q->W; i += 7) x[i] = NAN;
+        qr_f32_maxpool2d__ref(x, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, yr, OH, OW, rb);
+        for (int l = 1; l < nl; l++) {
+            lv[l].f32_maxpool2d(x, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, y, OH, OW, rb);
+            QT_CHECKF(memcmp(y, yr, (size_t)(OH * OW) * sizeof(float)) == 0, "%s window %d", qr_isa_name(lv[l].isa), wi);
+        }
+        qr_aligned_free(x);
+        qr_aligned_free(rb);
+        qr_aligned_free(yr);
+        qr_aligned_free(y);
+    }
+}
+
+/* ==== analysis kernels ============================================================ */
+
+static bool qt__k_close(double got, double want, double scale) {
+    return fabs(got - want) <= QR_KERN_STATS_RTOL * scale + 1e-300 || (got != got && want != want);
+}
+
+/* Pair statistics: the ref against plain double loops over the whole arrays; every level
+ * within QR_KERN_STATS_RTOL of ref with the same counts and min/max. */
+static void test_pair_stats(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 13;
+    static const int64_t sizes[] = { 0, 1, 7, 8, 4096, 4099, 10000, 20480 };
+    for (int si = 0; si < QR_ARRAY_LEN(sizes); si++)
+        for (int special = 0; special < 2; special++) {
+            int64_t n = sizes[si];
+            float *x = qt__k_randf(n, &rng), *y = qt__k_randf(n, &rng);
+            for (int64_t i = 0; i < n; i++) { x[i] = 3.0f + 2.0f * x[i]; y[i] = x[i] + 0.01f * y[i]; }
+            if (special && n > 5000) { x[5000] = NAN; y[4100] = INFINITY; x[4200] = -INFINITY; y[n - 1] = NAN; }
+            /* independent: whole-array two-pass in double */
+            double sx = 0, sxx = 0, syy = 0, sxy = 0, sdd = 0, sad = 0, mad = 0, m2 = 0, mn = INFINITY, mx = -INFINITY;
+            int64_t nx = 0, np = 0, nnan = 0;
+            for (int64_t i = 0; i < n; i++) {
+                if (x[i] != x[i]) nnan++;
+                if (isfinite(x[i])) { nx++; sx += x[i]; mn = QR_MIN(mn, x[i]); mx = QR_MAX(mx, x[i]); }
+                if (!isfinite(x[i]) || !isfinite(y[i])) continue;
+                double a = x[i], b = y[i], d = a - b;
+                np++; sxx += a * a; syy += b * b; sxy += a * b; sdd += d * d; sad += fabs(d); mad = QR_MAX(mad, fabs(d));
+            }
+            double mean = nx ? sx / (double)nx : 0;
+            for (int64_t i = 0; i < n; i++) if (isfinite(x[i])) m2 += (x[i] - mean) * (x[i] - mean);
+            QrF32PairStats r;
+            qr_f32_pair_stats_init(&r);
+            qr_f32_pair_stats__ref(x, y, n, &r);
+            QT_CHECK(r.x.n == nx && r.n == np && r.x.n_nan == nnan);
+            QT_CHECK(!nx || (r.x.min == mn && r.x.max == mx));
+            QT_CHECK(qt__k_close(r.sxx, sxx, sxx) && qt__k_close(r.syy, syy, syy) && qt__k_close(r.sdd, sdd, sdd));
+            QT_CHECK(qt__k_close(r.sxy, sxy, sqrt(sxx * syy)) && qt__k_close(r.sad, sad, sad) && r.maxad == mad);
+            QT_CHECKF(!nx || (qt__k_close(r.x.mean, mean, fabs(mean)) && fabs(r.x.m2 - m2) <= 1e-9 * m2),
+                      "n=%lld mean %.17g vs %.17g m2 %.17g vs %.17g", (long long)n, r.x.mean, mean, r.x.m2, m2);
+            for (int l = 1; l < nl; l++) {
+                QrF32PairStats s;
+                qr_f32_pair_stats_init(&s);
+                lv[l].f32_pair_stats(x, y, n, &s);
+                const char *isa = qr_isa_name(lv[l].isa);
+                QT_CHECKF(s.x.n == r.x.n && s.y.n == r.y.n && s.n == r.n && s.x.n_nan == r.x.n_nan &&
+                              s.y.n_posinf == r.y.n_posinf && s.x.n_neginf == r.x.n_neginf,
+                          "%s n=%lld counts", isa, (long long)n);
+                QT_CHECKF(s.x.min == r.x.min && s.x.max == r.x.max && s.y.min == r.y.min && s.y.max == r.y.max &&
+                              s.maxad == r.maxad, "%s n=%lld min/max", isa, (long long)n);
+                QT_CHECKF(qt__k_close(s.sxx, r.sxx, r.sxx) && qt__k_close(s.syy, r.syy, r.syy) &&
+                              qt__k_close(s.sxy, r.sxy, sqrt(r.sxx * r.syy)) && qt__k_close(s.sdd, r.sdd, r.sdd) &&
+                              qt__k_close(s.sad, r.sad, r.sad),
+                          "%s n=%lld sums", isa, (long long)n);
+                double sc = r.x.m2 + (double)r.x.n * r.x.mean * r.x.mean;
+                QT_CHECKF(qt__k_close(s.x.mean, r.x.mean, fabs(r.x.mean)) && qt__k_close(s.x.m2, r.x.m2, sc) &&
+                              qt__k_close(s.y.m2, r.y.m2, r.y.m2 + (double)r.y.n * r.y.mean * r.y.mean),
+                          "%s n=%lld moments %.17g %.17g", isa, (long long)n, s.x.m2, r.x.m2);
+                QrF32PairStats xo;   /* y == NULL: only x */
+                qr_f32_pair_stats_init(&xo);
+                lv[l].f32_pair_stats(x, NULL, n, &xo);
+                QT_CHECK(xo.x.n == r.x.n && xo.n == 0 && xo.y.n == 0 && qt__k_close(xo.x.m2, r.x.m2, sc));
+            }
+            qr_aligned_free(x);
+            qr_aligned_free(y);
+        }
+}
+
+/* Histogram and fake quantization: every level bit-exact with ref; the refs against
+ * direct formulas (bin edges, ops/quant.c's quantize + dequantize). */
+static void test_hist_fakequant(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 17;
+    enum { N = 5003 };
+    float *x = qt__k_randf(N, &rng), *y = qr_aligned_alloc(N * sizeof(float)), *yr = qr_aligned_alloc(N * sizeof(float));
+    x[0] = NAN; x[1] = INFINITY; x[2] = -INFINITY; x[3] = -2.0f; x[4] = 2.0f; x[5] = -0.0f; x[6] = 1e30f;
+    int64_t cr[130], c[130];
+    static const int32_t nbins[] = { 1, 7, 128 };
+    for (int bi = 0; bi < 3; bi++)
+        for (int ri = 0; ri < 3; ri++) {
+            float lo = ri == 0 ? -2.0f : ri == 1 ? 0.0f : 0.5f, hi = ri == 0 ? 2.0f : ri == 1 ? 1e-3f : 0.5f;
+            memset(cr, 0, sizeof cr);
+            qr_f32_hist__ref(x, N, lo, hi, nbins[bi], cr);
+            int64_t total = 0, inr = 0;
+            for (int b = 0; b < nbins[bi]; b++) total += cr[b];
+            for (int i = 0; i < N; i++) inr += hi > lo ? (x[i] >= lo && x[i] <= hi) : x[i] == lo;
+            QT_CHECKF(total == inr, "ref hist total %lld vs %lld", (long long)total, (long long)inr);
+            if (ri == 0) QT_CHECK(cr[nbins[bi] - 1] >= 1 && cr[0] >= 1);   /* x = hi lands in the last bin, lo in the first */
+            for (int l = 1; l < nl; l++) {
+                memset(c, 0, sizeof c);
+                lv[l].f32_hist(x, N, lo, hi, nbins[bi], c);
+                QT_CHECKF(memcmp(c, cr, sizeof c) == 0, "%s hist nbins=%d range %d", qr_isa_name(lv[l].isa), nbins[bi], ri);
+            }
+        }
+    static const int32_t qr[3][2] = { { 0, 255 }, { -128, 127 }, { -32768, 32767 } };
+    for (int qi = 0; qi < 3; qi++) {
+        float scale = qi == 2 ? 1e-4f : 0.0173f;
+        int32_t zp = qi == 0 ? 131 : qi == 1 ? -5 : 0;
+        qr_f32_fake_quant__ref(x, N, scale, zp, qr[qi][0], qr[qi][1], yr);
+        QrQuantRange r = { qr[qi][0], qr[qi][1] };
+        for (int i = 0; i < N; i++) {
+            float want = (float)(qr_quant_quantize_f32(x[i], scale, zp, r) - zp) * scale;
+            QT_CHECKF(memcmp(&want, &yr[i], 4) == 0, "ref fake-quant x=%g: %g vs %g", x[i], yr[i], want);
+        }
+        for (int l = 1; l < nl; l++) {
+            lv[l].f32_fake_quant(x, N, scale, zp, qr[qi][0], qr[qi][1], y);
+            QT_CHECKF(memcmp(y, yr, N * sizeof(float)) == 0, "%s fake-quant range %d", qr_isa_name(lv[l].isa), qi);
+            memcpy(y, x, N * sizeof(float));   /* in place */
+            lv[l].f32_fake_quant(y, N, scale, zp, qr[qi][0], qr[qi][1], y);
+            QT_CHECK(memcmp(y, yr, N * sizeof(float)) == 0);
+        }
+    }
+    qr_aligned_free(x);
+    qr_aligned_free(y);
+    qr_aligned_free(yr);
+}
+
+/* ==== operators on the kernels (paths the conformance suite does not reach) ==== */
+
+/* Gemm with transB and one row (a Linear layer at batch 1) runs as a GEMV on B; MaxPool
+ * without Indices runs the plane kernel: both against plain loops / the generic path. */
+static void test_nn_fast_paths(void) {
+    enum { K = 37, N = 45 };
+    uint64_t rng = 31;
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    int64_t da[2] = { 1, K }, db[2] = { N, K }, dc[1] = { N }, dy[2] = { 1, N };
+    float *bw = qt__k_randf(N * K, &rng), *cw = qt__k_randf(N, &rng), *xa = qt__k_randf(K, &rng);
+    qt_mb_init_raw(&mb, "b", QR_DT_F32, 2, db, bw, (size_t)(N * K) * sizeof(float));
+    qt_mb_init_raw(&mb, "c", QR_DT_F32, 1, dc, cw, N * sizeof(float));
+    qt_mb_input(&mb, "a", QR_DT_F32, 2, da);
+    qt_mb_output(&mb, "y", QR_DT_F32, 2, dy);
+    Onnx__NodeProto *gm = qt_mb_node(&mb, "Gemm", "fc", "a,b,c", "y");
+    Onnx__AttributeProto *at = qt_mb_attr(&mb, gm, "transB", QR_ATTR_INT);
+    at->has_i = 1;
+    at->i = 1;
+    at = qt_mb_attr(&mb, gm, "alpha", QR_ATTR_FLOAT);
+    at->has_f = 1;
+    at->f = 0.5f;
+    QrGraph *g = NULL;
+    QrStatus st = qt_load_built(&mb, "kern_fc.onnx", &g);
+    qt_mb_free(&mb);
+    QT_OK(st);
+    QrTensor x = {0}, y = {0};
+    qr_tensor_set_shape(&x, QR_DT_F32, 2, da);
+    qr_tensor_alloc_data(&x);
+    memcpy(x.data, xa, K * sizeof(float));
+    st = qr_graph_infer(g, &x);
+    if (st == QR_OK) st = qr_run(g, &x, NULL, &y);
+    for (int n = 0; st == QR_OK && n < N; n++) {
+        double s = 0, a = 0;
+        for (int k = 0; k < K; k++) { s += (double)xa[k] * bw[n * K + k]; a += fabs((double)xa[k] * bw[n * K + k]); }
+        s = 0.5 * s + cw[n];
+        float got = ((float *)y.data)[n];
+        if (fabs(got - s) > QR_KERN_F32_DOT_TOL(K + 2) * (a + fabs(cw[n]))) {
+            qt_fail(__FILE__, __LINE__, "Gemm y[%d] = %.9g want %.9g", n, got, s);
+            break;
+        }
+    }
+    qr_tensor_free_data(&x);
+    qr_tensor_free_data(&y);
+    qr_graph_free(g);
+    free(g);
+    qr_aligned_free(bw);
+    qr_aligned_free(cw);
+    qr_aligned_free(xa);
+    QT_OK(st);
+    /* MaxPool 3x3/2 pad 1 without and with Indices: same Y */
+    qt_mb_init(&mb, 12);
+    int64_t dx[4] = { 1, 3, 17, 20 }, dp[4] = { 1, 3, 9, 10 };
+    qt_mb_input(&mb, "x", QR_DT_F32, 4, dx);
+    qt_mb_output(&mb, "y1", QR_DT_F32, 4, dp);
+    qt_mb_output(&mb, "y2", QR_DT_F32, 4, dp);
+    qt_mb_output(&mb, "i2", QR_DT_S64, 4, dp);
+    int64_t ks[2] = { 3, 3 }, ss[2] = { 2, 2 }, ps[4] = { 1, 1, 1, 1 };
+    for (int v = 0; v < 2; v++) {
+        Onnx__NodeProto *mp = qt_mb_node(&mb, "MaxPool", v ? "mp2" : "mp1", "x", v ? "y2,i2" : "y1");
+        qt_mb_attr_ints(&mb, mp, "kernel_shape", 2, ks);
+        qt_mb_attr_ints(&mb, mp, "strides", 2, ss);
+        qt_mb_attr_ints(&mb, mp, "pads", 4, ps);
+    }
+    st = qt_load_built(&mb, "kern_maxpool.onnx", &g);
+    qt_mb_free(&mb);
+    QT_OK(st);
+    qr_tensor_set_shape(&x, QR_DT_F32, 4, dx);
+    qr_tensor_alloc_data(&x);
+    float *xv = x.data;
+    for (int64_t i = 0; i < x.numel; i++) xv[i] = qr_rng_normal(&rng);
+    QrTensor outs[3];
+    memset(outs, 0, sizeof outs);
+    st = qr_graph_infer(g, &x);
+    if (st == QR_OK) st = qr_run(g, &x, NULL, outs);
+    bool same = st == QR_OK && outs[0].numel == 270 && memcmp(outs[0].data, outs[1].data, 270 * sizeof(float)) == 0;
+    for (int i = 0; i < 3; i++) qr_tensor_free_data(&outs[i]);
+    qr_tensor_free_data(&x);
+    qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    QT_CHECK(same);
+}
+
+static void test_kern_dispatch(void) {
+    QrIsa isa;
+    QT_CHECK(qr_kern_isa_parse("avx2", &isa) && isa == QR_ISA_AVX2);
+    QT_CHECK(!qr_kern_isa_parse("sse", &isa));
+    QrKernels k;
+    QT_OK(qr_kern_table(QR_ISA_REF, &k));
+    QT_CHECK(k.f32_gemm == qr_f32_gemm__ref && k.q8_gemm == qr_q8_gemm__ref);
+    QrCpu cpu;
+    qr_cpu_detect(&cpu);
+    QrStatus st = qr_kern_table(QR_ISA_VNNI, &k);
+    QT_CHECK((st == QR_OK) == (cpu.avx2 && cpu.fma && cpu.avx512f && cpu.avx512bw && cpu.avx512vl && cpu.avx512vnni));
+    if (st != QR_OK) QT_CHECK(strstr(qr_err_msg(), "lacks") != NULL);
+    QT_CHECK(qr_kern_table(QR_ISA_NEON, &k) != QR_OK || cpu.neon);
+    qr_err_clear();
+    QT_CHECK(qr_kern.f32_gemm != NULL);
+    /* QR_ISA: a level is forced, an unknown word or a level the CPU lacks is refused with a
+     * message and the best level stays */
+    QrKernels saved = qr_kern;
+    const char *env = getenv("QR_ISA");
+    char *keep = env ? strdup(env) : NULL;
+    setenv("QR_ISA", "ref", 1);
+    qr__kern_ready = false;
+    QT_OK(qr_kern_init());
+    QT_CHECK(qr_kern_isa() == QR_ISA_REF && qr_kern.f32_gemm == qr_f32_gemm__ref);
+    setenv("QR_ISA", "sse9", 1);
+    qr__kern_ready = false;
+    QT_CHECK(qr_kern_init() == QR_ERR_UNSUPPORTED && strstr(qr_err_msg(), "sse9"));
+    QT_CHECK(qr_kern_init() == QR_ERR_UNSUPPORTED);   /* the same answer on later calls */
+    setenv("QR_ISA", cpu.neon ? "vnni" : "neon", 1);
+    qr__kern_ready = false;
+    QT_CHECK(qr_kern_init() == QR_ERR_UNSUPPORTED && strstr(qr_err_msg(), "lacks") && qr_kern.f32_gemm != NULL);
+    if (keep) setenv("QR_ISA", keep, 1);
+    else unsetenv("QR_ISA");
+    free(keep);
+    qr_err_clear();
+    qr__kern_ready = true;
+    qr__kern_status = QR_OK;
+    qr_kern = saved;
+}
+
+static void qt_kern_all(void) {
+    QT_RUN(test_pool);
+    QT_RUN(test_kern_dispatch);
+    QT_RUN(test_f32_gemm);
+    QT_RUN(test_f32_gemm_ex);
+    QT_RUN(test_f32_gemm_threads);
+    QT_RUN(test_q_gemm);
+    QT_RUN(test_q_gemm_ref);
+    QT_RUN(test_q_gemm_threads);
+    QT_RUN(test_requant);
+    QT_RUN(test_dwconv);
+    QT_RUN(test_conv_gemm);
+    QT_RUN(test_maxpool);
+    QT_RUN(test_pair_stats);
+    QT_RUN(test_hist_fakequant);
+    QT_RUN(test_nn_fast_paths);
+}

@@ -119,6 +119,19 @@ static void qr__bn_json_metrics(QrJson *j, const QrMetrics *m) {
     qr_json_obj_end(j);
 }
 
+/* "failed_analyses": [{analysis, error}] — in both summary.json and manifest.json. */
+static void qr__bn_json_failed(QrJson *j, const QrBd *bd) {
+    qr_json_key(j, "failed_analyses");
+    qr_json_arr_begin(j);
+    for (int k = 0; k < bd->n_fail; k++) {
+        qr_json_obj_begin_compact(j);
+        qr_json_kv_str(j, "analysis", bd->fail_name[k]);
+        qr_json_kv_str(j, "error", bd->fail_msg[k]);
+        qr_json_obj_end(j);
+    }
+    qr_json_arr_end(j);
+}
+
 static const char *qr__bn_verdict(const QrBd *bd, QrHtmlLevel *level) {
     if (!bd->have_cmp) { *level = QR_HTML_BAD; return "The per-layer comparison failed; see the failed analyses."; }
     double c = bd->cmp.out.cosine;
@@ -245,15 +258,7 @@ static QrStatus qr__bn_summary(QrBd *bd) {
         if (bd->wi.rec_fp >= 0) qr_json_kv_int(&j, "recommended_float_k", bd->wi.steps[bd->wi.rec_fp].k);
         qr_json_obj_end(&j);
     }
-    qr_json_key(&j, "failed_analyses");
-    qr_json_arr_begin(&j);
-    for (int k = 0; k < bd->n_fail; k++) {
-        qr_json_obj_begin_compact(&j);
-        qr_json_kv_str(&j, "analysis", bd->fail_name[k]);
-        qr_json_kv_str(&j, "error", bd->fail_msg[k]);
-        qr_json_obj_end(&j);
-    }
-    qr_json_arr_end(&j);
+    qr__bn_json_failed(&j, bd);
     qr_json_obj_end(&j);
     char *txt = NULL;
     size_t len = 0;
@@ -318,15 +323,7 @@ static QrStatus qr__bn_manifest(QrBd *bd) {
     if (bd->o->random_input) qr_json_str(&j, "no input given: a deterministic random input was used");
     if (bd->se.tw.n_kept) qr_json_str(&j, bd->se.tw.note);
     qr_json_arr_end(&j);
-    qr_json_key(&j, "failed_analyses");
-    qr_json_arr_begin(&j);
-    for (int k = 0; k < bd->n_fail; k++) {
-        qr_json_obj_begin_compact(&j);
-        qr_json_kv_str(&j, "analysis", bd->fail_name[k]);
-        qr_json_kv_str(&j, "error", bd->fail_msg[k]);
-        qr_json_obj_end(&j);
-    }
-    qr_json_arr_end(&j);
+    qr__bn_json_failed(&j, bd);
     qr_json_obj_end(&j);
     char *txt = NULL;
     size_t len = 0;

@@ -14,7 +14,7 @@ SRCS    := qreport.c $(shell find src -name '*.c' -o -name '*.h')
 TESTS   := $(wildcard tests/*.c tests/*.h)
 DEPS    := third_party/stamp
 
-.PHONY: all test asan regen bench clean clang fixtures
+.PHONY: all test asan regen bench clean clang fixtures aarch64 test-aarch64 sizes fuzz fuzz-smoke fuzz-build
 
 all: qreport
 
@@ -35,7 +35,8 @@ build/bench_kern: $(SRCS) bench/kern_bench.c $(DEPS)
 
 # Every test: unit tests, conformance over ../shared/conformance (when present),
 # golden fixtures and CLI bad-input tests. Last line: "N passed, N failed".
-test: qreport build/test_main
+# First every fuzz target runs FUZZ_SMOKE_SECONDS (see fuzz-smoke; 0 skips).
+test: qreport build/test_main fuzz-smoke
 	QR_BIN=./qreport ./build/test_main
 
 # AddressSanitizer + UBSan over the whole suite (dynamic build: ASan cannot be static).
@@ -60,4 +61,81 @@ fixtures:
 	fixtures/regen.sh
 
 clean:
-	rm -rf build qreport
+	rm -rf build qreport qreport-aarch64
+
+# ---- aarch64 cross build (Debian gcc-aarch64-linux-gnu, qemu-user-static) ----------------
+# Dependencies: `ARCH=arm64 ./build.sh --deps-only` (pinned arm64 debs -> third_party/arm64/;
+# arch-independent headers come from third_party/include).
+CROSS      ?= aarch64-linux-gnu-
+QEMU       ?= qemu-aarch64-static
+A64_INC    := -Ithird_party/arm64/include $(INC)
+A64_LIBS   := -Lthird_party/arm64/lib -lminizip -lz -lprotobuf-c -lm -lpthread
+A64_DEPS   := third_party/arm64/stamp
+# No a*b+c -> fma contraction: GCC contracts by default on aarch64 (not on baseline x86-64),
+# which changes float rounding and flips quantized values at rounding boundaries. The scalar
+# paths must round like x86-64 and the ref kernels. GCC's vmulq/vaddq are plain vector
+# operators, so the NEON kernels rely on it too to stay bit-identical to ref.
+A64_FLAGS  := $(CSTD) $(OPT) -ffp-contract=off $(WARN) $(A64_INC) $(CFLAGS)
+
+third_party/arm64/stamp:
+	ARCH=arm64 ./build.sh --deps-only
+
+qreport-aarch64: $(SRCS) $(A64_DEPS)
+	$(CROSS)gcc $(A64_FLAGS) -DQR_BUILD_FLAGS='"$(CROSS)gcc $(CSTD) $(OPT) -ffp-contract=off -static"' \
+	  -static -o $@ qreport.c $(A64_LIBS)
+
+build/test_main-aarch64: $(SRCS) $(TESTS) $(A64_DEPS)
+	@mkdir -p build
+	$(CROSS)gcc $(A64_FLAGS) -DQR_TESTING -static -o $@ tests/test_main.c $(A64_LIBS)
+
+# Stripped static binary size per architecture (target: <= 3 MB each).
+sizes:
+	@mkdir -p build
+	@for b in qreport:strip qreport-aarch64:$(CROSS)strip; do f=$${b%%:*}; s=$${b#*:}; \
+	  [ -f $$f ] || continue; $$s -o build/$$f.stripped $$f && \
+	  stat -c%s build/$$f.stripped | awk -v f=$$f '{ printf "stripped static %-16s %8d bytes (%.2f MB)%s\n", \
+	    f, $$1, $$1 / 1048576, ($$1 > 3145728 ? "  ** over the 3 MB target **" : "") }'; done
+
+aarch64: qreport-aarch64
+	@$(MAKE) --no-print-directory sizes
+
+# The whole suite on the aarch64 binaries under qemu user-mode emulation.
+test-aarch64: qreport-aarch64 build/test_main-aarch64
+	QR_BIN="$(QEMU) ./qreport-aarch64" $(QEMU) ./build/test_main-aarch64
+
+# ---- fuzzing (libFuzzer: clang + Debian libclang-rt-14-dev) ---------------------------------
+# Targets in fuzz/ include qreport.c. Seed corpora are generated into build/fuzz/corpus/ from
+# fixtures/ and the conformance data; see fuzz/run.sh for the per-target options, where new
+# inputs and crashes go, and how a crash becomes a regression test.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+# `make test` runs every target this long first (0 = skip), with a fixed seed.
+FUZZ_SMOKE_SECONDS ?= 20
+FUZZ_TARGETS := onnx_load npy pb onnx_run
+FUZZ_BINS    := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+FUZZ_CFLAGS   = $(CSTD) -O1 -g -Wall -Wextra -Werror $(INC) -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=all -fno-omit-frame-pointer
+comma := ,
+
+build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_targets.h fuzz/onnx_mutator.h $(SRCS) $(DEPS)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(if $(filter onnx_run,$*),-Wl$(comma)--wrap=posix_memalign) -o $@ $< $(LIBS)
+
+build/fuzz/corpus/stamp: fuzz/make_corpus.sh
+	fuzz/make_corpus.sh build/fuzz/corpus
+	@touch $@
+
+fuzz-build: $(FUZZ_BINS) build/fuzz/corpus/stamp
+
+# make fuzz FUZZ_SECONDS=N: each target N seconds, one after the other (random seeds).
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do fuzz/run.sh $$t $(FUZZ_SECONDS) || exit 1; done
+
+# Part of `make test`: each target FUZZ_SMOKE_SECONDS with a fixed seed when clang can link
+# libFuzzer; otherwise says it is skipped.
+fuzz-smoke:
+	@if [ "$(FUZZ_SMOKE_SECONDS)" = 0 ]; then echo "fuzz: skipped (FUZZ_SMOKE_SECONDS=0)"; \
+	elif ! fuzz/run.sh --probe $(FUZZ_CC); then \
+	  echo "fuzz: skipped ($(FUZZ_CC) with libFuzzer not available: apt-get install clang libclang-rt-14-dev)"; \
+	else $(MAKE) --no-print-directory fuzz-build && \
+	  for t in $(FUZZ_TARGETS); do fuzz/run.sh --smoke $$t $(FUZZ_SMOKE_SECONDS) || exit 1; done; fi

@@ -11,6 +11,9 @@
 #include <ctype.h>
 #include <float.h>
 #include <strings.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 
 #include "protobuf-c/protobuf-c.h"
 #include "src/onnx/onnx.pb-c.h"
@@ -57,6 +60,8 @@
 #include "src/ir/ir.c"
 #include "src/onnx/onnx.c"
 #include "src/kern/ref/f32_gemm.c"
+#include "src/kern/neon/f32_gemm.c"
+#include "src/kern/neon/f32_dwconv2d.c"
 #include "src/kern/ref/q_gemm.c"
 #include "src/kern/ref/f32_stats.c"
 #include "src/kern/ref/f32_pool.c"

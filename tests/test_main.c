@@ -14,6 +14,7 @@
 #include "test_run.c"
 #include "test_cli.c"
 #include "test_match.c"
+#include "test_harden.c"
 #include "test_kern.c"
 #include "test_int.c"
 #include "test_plot.c"
@@ -42,6 +43,7 @@ int main(int argc, char **argv) {
         qt_golden_all();
         qt_cli_all();
         qt_match_all();
+        qt_harden_all();
         qt_kern_all();
         qt_int_all();
         qt_plot_all();

@@ -386,7 +386,10 @@ static void qr_cpu_detect(QrCpu *cpu) {
 static void qr_cpu_detect(QrCpu *cpu) {
     memset(cpu, 0, sizeof *cpu);
 #if defined(__aarch64__)
-    cpu->neon = true;
+    unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+    cpu->neon = (hw >> 1) & 1;        /* HWCAP_ASIMD */
+    cpu->dotprod = (hw >> 20) & 1;    /* HWCAP_ASIMDDP */
+    cpu->i8mm = (hw2 >> 13) & 1;      /* HWCAP2_I8MM */
 #endif
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     cpu->n_cpus = n > 0 ? (int)n : 1;

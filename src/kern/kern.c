@@ -29,6 +29,10 @@ static const char *qr__kern_missing(QrIsa isa, const QrCpu *cpu) {
         if (!cpu->avx2 || !cpu->fma) return "AVX2 and FMA";
         return NULL;
 #endif
+#if defined(__aarch64__)
+    case QR_ISA_NEON:
+        return cpu->neon ? NULL : "Advanced SIMD (NEON)";
+#endif
     default:
         QR_UNUSED(cpu);
         return "kernels for this architecture (not in this build)";
@@ -78,6 +82,13 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
     if (isa == QR_ISA_VNNI) {
         k->isa = QR_ISA_VNNI;
         k->q8_gemm = qr_q8_gemm__vnni;
+    }
+#endif
+#if defined(__aarch64__)
+    if (isa == QR_ISA_NEON) {
+        k->isa = QR_ISA_NEON;
+        k->f32_gemm = qr_f32_gemm__neon;
+        k->f32_dwconv2d = qr_f32_dwconv2d__neon;
     }
 #endif
     return QR_OK;

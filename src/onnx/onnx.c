@@ -41,6 +41,18 @@ static uint8_t qr__unpack_elem(QrDType dt, int bits, unsigned byte, int64_t i) {
     return (uint8_t)v;
 }
 
+/* Number of values in the typed field that holds dtype dt (packed sub-byte types: one
+ * byte per int32). */
+static size_t qr__typed_count(const Onnx__TensorProto *tp, QrDType dt) {
+    switch (dt) {
+    case QR_DT_F32: return tp->n_float_data;
+    case QR_DT_F64: return tp->n_double_data;
+    case QR_DT_S64: return tp->n_int64_data;
+    case QR_DT_U32: case QR_DT_U64: return tp->n_uint64_data;
+    default: return tp->n_int32_data;
+    }
+}
+
 /* Converts a TensorProto. The data is owned by the tensor (qr_tensor_free_data). */
 static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorProto *tp, QrTensor *t) {
     const char *name = tp->name && tp->name[0] ? tp->name : "<unnamed>";
@@ -58,11 +70,20 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
     bool packed = bits != 0;
     int64_t per = packed ? 8 / bits : 1;
     size_t raw_bytes = packed ? (size_t)((n + per - 1) / per) : qr_tensor_nbytes(t);
-    QR_TRY(qr_tensor_alloc_data(t));
+    /* The declared size is checked against the data present before anything is allocated:
+     * a few bytes of protobuf must not make us allocate (and zero) gigabytes. */
+    bool external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    if (!external && tp->has_raw_data && tp->raw_data.len != raw_bytes)
+        return qr_errf(QR_ERR_INVALID, "%s: tensor '%s': raw_data has %zu bytes, but shape and type need %zu",
+                       cx->path, name, tp->raw_data.len, raw_bytes);
+    if (!external && !tp->has_raw_data && qr__typed_count(tp, dt) != (packed ? raw_bytes : (size_t)n))
+        return qr_errf(QR_ERR_INVALID, "%s: tensor '%s': has %zu stored values, but its shape needs %lld",
+                       cx->path, name, qr__typed_count(tp, dt), (long long)(packed ? (int64_t)raw_bytes : n));
+    if (!external) QR_TRY(qr_tensor_alloc_data(t));
 
     const unsigned char *raw = NULL;
     unsigned char *ext = NULL;
-    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+    if (external) {
         const char *loc = NULL;
         uint64_t off = 0, len = UINT64_MAX;
         for (size_t i = 0; i < tp->n_external_data; i++) {
@@ -95,6 +116,7 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
         if (st == QR_OK && (off > fsize || len > fsize - off))
             st = qr_errf(QR_ERR_INVALID, "%s: tensor '%s': external data [%llu, +%llu) is past the end of '%s' (%llu bytes)",
                          cx->path, name, (unsigned long long)off, (unsigned long long)len, loc, (unsigned long long)fsize);
+        if (st == QR_OK) st = qr_tensor_alloc_data(t);   /* size now backed by the file */
         if (st == QR_OK) {
             if (packed) {
                 ext = malloc(raw_bytes + 1);
@@ -128,15 +150,15 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
     switch (dt) {
     case QR_DT_F32:
         have = tp->n_float_data;
-        if (have == (size_t)n) memcpy(t->data, tp->float_data, (size_t)n * 4);
+        if (have == (size_t)n && n) memcpy(t->data, tp->float_data, (size_t)n * 4);
         break;
     case QR_DT_F64:
         have = tp->n_double_data;
-        if (have == (size_t)n) memcpy(t->data, tp->double_data, (size_t)n * 8);
+        if (have == (size_t)n && n) memcpy(t->data, tp->double_data, (size_t)n * 8);
         break;
     case QR_DT_S64:
         have = tp->n_int64_data;
-        if (have == (size_t)n) memcpy(t->data, tp->int64_data, (size_t)n * 8);
+        if (have == (size_t)n && n) memcpy(t->data, tp->int64_data, (size_t)n * 8);
         break;
     case QR_DT_U32: case QR_DT_U64:
         have = tp->n_uint64_data;
@@ -369,6 +391,16 @@ static QrStatus qr__graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const Onnx
                 return qr_errf(QR_ERR_INVALID, "%s: node '%s' (%s) has %d inputs and %d outputs; expected %d..%d "
                                "inputs and %d..%d outputs", cx->path, n->name, n->op_type, n->n_in, n->n_out,
                                d->min_in, d->max_in, d->min_out, d->max_out);
+            /* Ops may read required inputs unchecked. In ai.onnx the first min_in inputs are
+             * required; com.microsoft's QLinear* ops have optional zero points among them. */
+            int required = n->domain[0] ? QR_MIN(d->min_in, 1) : d->min_in;
+            for (int k = 0; k < required; k++)
+                if (n->in[k] < 0)
+                    return qr_errf(QR_ERR_INVALID, "%s: node '%s' (%s): required input %d has no name", cx->path,
+                                   n->name, n->op_type, k);
+            if (n->n_out > 0 && n->out[0] < 0)   /* output 0 is required in every operator */
+                return qr_errf(QR_ERR_INVALID, "%s: node '%s' (%s): required output 0 has no name", cx->path,
+                               n->name, n->op_type);
         }
     }
     for (size_t i = 0; i < gp->n_value_info; i++) {

@@ -115,7 +115,7 @@ static QrStatus qr_quant_layout(const QrOpCtx *c, const QrTensor *x, const QrTen
     if (x->rank == 0)
         return qr_op_fail(c, QR_ERR_SHAPE, "a scalar input needs a single scale, got shape %s",
                           qr_shape_str_brackets(a, sizeof a, scale->rank, scale->dims));
-    int ax;
+    int ax = 0;
     QR_TRY(qr_op_axis(c, axis, x->rank, &ax));
     l->outer = 1;
     l->inner = 1;

@@ -923,8 +923,10 @@ static QrStatus qr__sh_pad_plan(QrOpCtx *c, QrShPad *p) {
     for (int d = 0; d < r; d++) p->pb[d] = p->pe[d] = 0;
     for (int i = 0; i < na; i++) { p->pb[ax[i]] = pads[i]; p->pe[ax[i]] = pads[na + i]; }
     for (int d = 0; d < r; d++) {
-        int64_t keep = x->dims[d] - QR_MAX(0, -p->pb[d]) - QR_MAX(0, -p->pe[d]);
-        if (keep < 0 || p->pb[d] > ((int64_t)1 << 40) || p->pe[d] > ((int64_t)1 << 40))
+        const int64_t lim = (int64_t)1 << 40;   /* bounds first: -INT64_MIN overflows */
+        bool huge = p->pb[d] > lim || p->pe[d] > lim || p->pb[d] < -lim || p->pe[d] < -lim;
+        int64_t keep = huge ? -1 : x->dims[d] - QR_MAX(0, -p->pb[d]) - QR_MAX(0, -p->pe[d]);
+        if (keep < 0)
             return qr_op_fail(c, QR_ERR_SHAPE, "pads %lld, %lld are invalid for axis %d of size %lld",
                               (long long)p->pb[d], (long long)p->pe[d], d, (long long)x->dims[d]);
         if (keep == 0 && p->mode != QR__SH_PAD_CONSTANT && (p->pb[d] > 0 || p->pe[d] > 0))

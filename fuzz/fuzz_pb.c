@@ -1,0 +1,12 @@
+/* fuzz/fuzz_pb — libFuzzer target for the TensorProto .pb reader (qr_pb_read, round trip through qr_pb_write).
+ * Build and run: make fuzz FUZZ_SECONDS=N (clang -fsanitize=fuzzer,address,undefined).
+ * The body lives in fuzz_targets.h and is replayed on tests/regress/ by tests/test_harden.c. */
+#define QR_TESTING 1
+#include "../qreport.c"
+#include "fuzz_targets.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (qr__hd_fuzz_pb(data, size) != 0) abort();
+    return 0;
+}

@@ -576,29 +576,17 @@ static QrStatus qr__lw_fail(QrGraph *out, QrLwBuild *b, QrLowerInfo *info, QrSta
 static QrStatus qr__lw_add_node(QrGraph *out, int *no, const char *name, const char *domain, const char *op,
                                 const int *in, int n_in, int y, const QrAttr *attrs, int n_attr, bool with_clamp,
                                 int32_t qmin, int32_t qmax) {
-    QrNode *nd = &out->nodes[(*no)++];
-    memset(nd, 0, sizeof *nd);
-    nd->name = name;
-    nd->op_type = op;
-    nd->domain = domain;
-    nd->opset = domain[0] ? 1 : out->opset;
-    nd->def = qr_op_find(domain, op);
-    nd->n_in = n_in;
-    nd->n_out = 1;
-    nd->in = qr_arena_array(&out->arena, (size_t)n_in + 1, sizeof(int));
-    nd->out = qr_arena_array(&out->arena, 1, sizeof(int));
     int na = n_attr + (with_clamp ? 2 : 0);
-    nd->attr = qr_arena_array(&out->arena, (size_t)na + 1, sizeof(QrAttr));
-    if (!nd->in || !nd->out || !nd->attr || !nd->def)
-        return qr_errf(QR_ERR_NOMEM, "out of memory (or no operator %s.%s)", domain, op);
-    memcpy(nd->in, in, (size_t)n_in * sizeof(int));
-    nd->out[0] = y;
-    if (n_attr) memcpy(nd->attr, attrs, (size_t)n_attr * sizeof(QrAttr));
+    QrAttr *at = qr_arena_array(&out->arena, (size_t)na + 1, sizeof *at);
+    if (!at) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (n_attr) memcpy(at, attrs, (size_t)n_attr * sizeof *at);
     if (with_clamp) {
-        nd->attr[n_attr] = (QrAttr){ .name = "qmin", .type = QR_ATTR_INT, .i = qmin };
-        nd->attr[n_attr + 1] = (QrAttr){ .name = "qmax", .type = QR_ATTR_INT, .i = qmax };
+        at[n_attr] = (QrAttr){ .name = "qmin", .type = QR_ATTR_INT, .i = qmin };
+        at[n_attr + 1] = (QrAttr){ .name = "qmax", .type = QR_ATTR_INT, .i = qmax };
     }
-    nd->n_attr = na;
+    out->n_nodes = *no;                               /* kept nodes are copied in place up to here */
+    QR_TRY(qr_graph_add_node(out, name, op, domain, n_in, in, 1, &y, na, at, NULL));
+    *no = out->n_nodes;
     return QR_OK;
 }
 
@@ -671,49 +659,25 @@ static QrStatus qr_quant_lower(const QrGraph *g, const QrQuantTable *t, QrGraph 
         if (all && nu > 0) removed[ni] = true;
     }
 
-    /* ---- the lowered graph ---- */
-    QrStatus st = QR_OK;
-    out->path = g->path;
-    out->dir = g->dir;
-    out->name = g->name;
-    out->producer = g->producer;
-    out->ir_version = g->ir_version;
-    out->opset = g->opset;
-    out->opset_ms = g->opset_ms;
-    out->n_inputs = g->n_inputs;
-    out->n_outputs = g->n_outputs;
-    out->inputs = g->inputs;
-    out->outputs = g->outputs;
-    int nv = g->n_values + b.n_new, cap_nodes = nn + b.n_prop;
-    out->values = qr_arena_array(&out->arena, (size_t)nv + 1, sizeof *out->values);
-    out->nodes = qr_arena_array(&out->arena, (size_t)cap_nodes + 1, sizeof *out->nodes);
+    /* ---- the lowered graph: g's values (same indices), then the new ones ---- */
+    int cap_nodes = nn + b.n_prop;
+    QrStatus st = qr_graph_clone_values(g, out, cap_nodes + 1);
     info->groups = qr_arena_array(A, (size_t)(ng + b.n_prop) + 1, sizeof *info->groups);
     info->node_origin = qr_arena_array(A, (size_t)cap_nodes + 1, sizeof *info->node_origin);
-    if (!out->values || !out->nodes || !info->groups || !info->node_origin)
-        return qr__lw_fail(out, &b, info, qr_errf(QR_ERR_NOMEM, "out of memory lowering '%s'", path));
-    out->n_values = out->cap_values = nv;
-    memcpy(out->values, g->values, (size_t)g->n_values * sizeof *out->values);
-    for (int v = 0; v < g->n_values; v++) {
-        QrValue *val = &out->values[v];
-        val->is_folded = val->is_const = val->is_dynamic = false;
-        if (val->is_init) val->t.owned = false;          /* borrowed from g */
-        else memset(&val->t, 0, sizeof val->t);
-    }
-    for (int i = 0; i < b.n_new; i++) {
-        QrValue *val = &out->values[g->n_values + i];
-        memset(val, 0, sizeof *val);
-        val->name = qr_arena_strdup(&out->arena, b.news[i].name);
-        val->producer = -1;
-        if (b.news[i].is_const) {
-            val->t = b.news[i].t;                        /* owned by out from here on */
-            val->is_init = val->is_const = true;
+    if (st == QR_OK && (!info->groups || !info->node_origin)) st = qr_errf(QR_ERR_NOMEM, "out of memory lowering '%s'", path);
+    for (int i = 0; st == QR_OK && i < b.n_new; i++) {
+        int v;
+        st = qr_graph_value(out, b.news[i].name, &v);
+        if (st == QR_OK && v != g->n_values + i)
+            st = qr_errf(QR_ERR_INVALID, "lowering '%s': new value '%s' collides with an existing name", path, b.news[i].name);
+        if (st == QR_OK && b.news[i].is_const) {
+            out->values[v].t = b.news[i].t;              /* owned by out from here on */
+            out->values[v].is_init = out->values[v].is_const = true;
+            memset(&b.news[i].t, 0, sizeof b.news[i].t);
         }
-        if (!val->name) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     }
+    if (st != QR_OK) return qr__lw_fail(out, &b, info, st);
     b.n_new = 0;
-    if (st == QR_OK) st = qr_strmap_init(&out->names, &out->arena, (uint32_t)nv + 1);
-    for (int v = 0; st == QR_OK && v < nv; v++) st = qr_strmap_put(&out->names, &out->arena, out->values[v].name, v);
-    if (st != QR_OK) return qr__lw_fail(out, NULL, info, st);
 
     int no = 0;
     for (int ni = 0; ni < nn && st == QR_OK; ni++) {

@@ -110,17 +110,20 @@ static void qr__fmt_stat(char *buf, size_t n, double v) {
     else snprintf(buf, n, "%.7f", v);
 }
 
-static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const char *dir, const char *prefix,
-                                 int *n_nonfinite) {
-    QrStats *val_stats = calloc((size_t)g->n_values + 1, sizeof *val_stats);
-    bool *seen = calloc((size_t)g->n_values + 1, sizeof *seen);
+static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const QrStats *stats, const bool *seen_in,
+                                 const char *dir, const char *prefix, int *n_nonfinite) {
+    QrStats *own_stats = stats ? NULL : calloc((size_t)g->n_values + 1, sizeof *own_stats);
+    bool *own_seen = stats ? NULL : calloc((size_t)g->n_values + 1, sizeof *own_seen);
+    const QrStats *val_stats = stats ? stats : own_stats;
+    const bool *seen = stats ? seen_in : own_seen;
     QrProfileRow *rows = NULL;
     int *order = NULL;
     double *range = NULL;
     char *txt = NULL, *csv = NULL;
     size_t tl = 0, tc = 0, cl = 0, cc = 0;
     QrTable tab = {0};
-    QrStatus st = val_stats && seen ? qr_stats_collect(g, inputs, val_stats, seen) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus st = !val_stats || !seen ? qr_errf(QR_ERR_NOMEM, "out of memory")
+                : stats ? QR_OK : qr_stats_collect(g, inputs, own_stats, own_seen);
     int n_rows = 0, cap = 0, layer = -1;
     for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
         const QrNode *n = &g->nodes[g->order[oi]];
@@ -239,7 +242,7 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
     free(order);
     free(range);
     free(rows);
-    free(val_stats);
-    free(seen);
+    free(own_stats);
+    free(own_seen);
     return st;
 }

@@ -19,10 +19,11 @@ static double qr_stats_var(const QrStats *s);                     /* population 
  * initializer (seen[v] = true for those). Both arrays have n_values entries. */
 static QrStatus qr_stats_collect(const QrGraph *g, const QrTensor *inputs, QrStats *stats, bool *seen);
 
-/* `qreport profile`: runs the graph once and writes statistic.txt/.csv into dir.
+/* `qreport profile`: writes statistic.txt/.csv into dir from stats/seen (as
+ * filled by qr_stats_collect), or runs the graph once itself when stats is NULL.
  * Rows: every node's inputs (activation "input", initializer "weight"/"bias")
  * and outputs, in topological order; then the same rows sorted by range. */
-static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const char *dir, const char *prefix,
-                                 int *n_nonfinite);
+static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const QrStats *stats, const bool *seen,
+                                 const char *dir, const char *prefix, int *n_nonfinite);
 
 #endif

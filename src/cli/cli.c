@@ -335,7 +335,7 @@ static int qr_cli_profile(int argc, char **argv) {
     const char *dir = o.out_dir ? o.out_dir : ".";
     int nonfinite = 0;
     st = qr_mkdir_p(dir);
-    if (st == QR_OK) st = qr_profile_write(g, in, dir, "", &nonfinite);
+    if (st == QR_OK) st = qr_profile_write(g, in, NULL, NULL, dir, "", &nonfinite);
     if (st == QR_OK && nonfinite) qr__cli_warn(&o, "%d rows contain NaN/Inf values (see the NaN and Inf columns)", nonfinite);
     if (st == QR_OK && !o.quiet) printf("wrote %s/statistic.txt and %s/statistic.csv\n", dir, dir);
     qr__cli_release(g, in);

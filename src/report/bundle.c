@@ -119,6 +119,17 @@ static void qr__bn_json_metrics(QrJson *j, const QrMetrics *m) {
     qr_json_obj_end(j);
 }
 
+/* Finishes j and writes it as name in the staging folder. */
+static QrStatus qr__bn_write_json(QrBd *bd, QrJson *j, const char *name) {
+    char *txt = NULL;
+    size_t len = 0;
+    QrStatus st = qr_json_finish(j, &txt, &len);
+    if (st != QR_OK) { qr_json_free(j); return st; }
+    st = qr_file_write_atomic(qr__bn_path(bd, name), txt, len);
+    free(txt);
+    return st;
+}
+
 /* "failed_analyses": [{analysis, error}] — in both summary.json and manifest.json. */
 static void qr__bn_json_failed(QrJson *j, const QrBd *bd) {
     qr_json_key(j, "failed_analyses");
@@ -260,13 +271,7 @@ static QrStatus qr__bn_summary(QrBd *bd) {
     }
     qr__bn_json_failed(&j, bd);
     qr_json_obj_end(&j);
-    char *txt = NULL;
-    size_t len = 0;
-    QrStatus st = qr_json_finish(&j, &txt, &len);
-    if (st != QR_OK) { qr_json_free(&j); return st; }
-    st = qr_file_write_atomic(qr__bn_path(bd, "summary.json"), txt, len);
-    free(txt);
-    return st;
+    return qr__bn_write_json(bd, &j, "summary.json");
 }
 
 static void qr__bn_json_file(QrJson *j, const char *role, const char *path) {
@@ -325,13 +330,7 @@ static QrStatus qr__bn_manifest(QrBd *bd) {
     qr_json_arr_end(&j);
     qr__bn_json_failed(&j, bd);
     qr_json_obj_end(&j);
-    char *txt = NULL;
-    size_t len = 0;
-    QrStatus st = qr_json_finish(&j, &txt, &len);
-    if (st != QR_OK) { qr_json_free(&j); return st; }
-    st = qr_file_write_atomic(qr__bn_path(bd, "manifest.json"), txt, len);
-    free(txt);
-    return st;
+    return qr__bn_write_json(bd, &j, "manifest.json");
 }
 
 /* ==== index.html ======================================================================= */
@@ -707,18 +706,20 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         s2 = qr_match_write(b, a, &bd->se.m, bd->have_eq ? &bd->eq : NULL, bd->dir);
         qr__bn_done(bd, "match", s2);
         qr_progress_begin(&bd->prog, "check", 0);
+        /* One run of the analysis model gives the statistics both the check and its profile use. */
         QrStats *stats = calloc((size_t)a->n_values + 1, sizeof *stats);
         bool *seen = calloc((size_t)a->n_values + 1, sizeof *seen);
-        s2 = stats && seen ? qr_stats_collect(a, inputs, stats, seen) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        QrStatus s_stats = stats && seen ? qr_stats_collect(a, inputs, stats, seen) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        s2 = s_stats;
         if (s2 == QR_OK) s2 = qr_check_write(a, &bd->se.qa, stats, qr__bn_path(bd, "model_check_result.txt"), &bd->chk);
         bd->have_chk = qr__bn_done(bd, "check", s2);
+        qr_progress_begin(&bd->prog, "profile", 2);
+        s2 = qr_profile_write(b, inputs, NULL, NULL, bd->dir, "model0_", NULL);
+        qr_progress_step(&bd->prog);
+        if (s2 == QR_OK) s2 = s_stats == QR_OK ? qr_profile_write(a, inputs, stats, seen, bd->dir, "model1_", NULL) : s_stats;
+        qr__bn_done(bd, "profile", s2);
         free(stats);
         free(seen);
-        qr_progress_begin(&bd->prog, "profile", 2);
-        s2 = qr_profile_write(b, inputs, bd->dir, "model0_", NULL);
-        qr_progress_step(&bd->prog);
-        if (s2 == QR_OK) s2 = qr_profile_write(a, inputs, bd->dir, "model1_", NULL);
-        qr__bn_done(bd, "profile", s2);
         qr_progress_begin(&bd->prog, "compare", 0);
         s2 = qr_compare_mode(&bd->se, o->mode, o->cos_threshold, &bd->cmp);
         bd->have_cmp = s2 == QR_OK;

@@ -8,7 +8,6 @@
 /* ==== files ========================================================================= */
 
 /* Characters outside [A-Za-z0-9._-] become '_' (a leading '.' too). */
-static inline void qr__ax_safe_name(char *dst, size_t n, const char *name) { qr_safe_filename(dst, n, name); }
 
 static bool qr__ax_is_dir(const char *path) {
     struct stat sb;
@@ -136,7 +135,7 @@ static QrStatus qr_badcase_search(QrGraph *b, QrGraph *a, const char *dir, int n
     for (int k = 0; k < ni; k++) {
         const char *name = b->values[b->inputs[k]].name;
         char safe[512];
-        qr__ax_safe_name(safe, sizeof safe, name);
+        qr_safe_filename(safe, sizeof safe, name);
         out->input_names[k] = name;
         const char *p1 = qr_arena_printf(ar, "%s/%s", dir, name), *p2 = qr_arena_printf(ar, "%s/%s", dir, safe);
         folder[k] = qr__ax_is_dir(p1) ? p1 : qr__ax_is_dir(p2) ? p2 : NULL;
@@ -223,7 +222,7 @@ static QrStatus qr_badcase_write(const QrBadcase *bc, const char *dir) {
     if (bc->worst < 0) return qr_errf(QR_ERR_INVALID, "bad-case search evaluated no sample");
     for (int k = 0; st == QR_OK && k < bc->n_inputs; k++) {
         char safe[512];
-        qr__ax_safe_name(safe, sizeof safe, bc->input_names[k]);
+        qr_safe_filename(safe, sizeof safe, bc->input_names[k]);
         const char *p = bc->n_inputs == 1 ? qr_arena_printf(&a, "%s/badcase.npy", dir)
                                           : qr_arena_printf(&a, "%s/badcase_%s.npy", dir, safe);
         st = p ? qr_npy_write(p, &bc->inputs[k]) : qr_errf(QR_ERR_NOMEM, "out of memory");

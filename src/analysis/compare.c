@@ -19,6 +19,7 @@ typedef struct QrCmpTap {
     int *first_match;        /* per exec value: first match tapped there, -1 */
     int *next_match;         /* per match: next match sharing the value */
     int *quant_of;           /* per match: analysis quantizer to dequantize with, -1 = value is float */
+    int *row_of;             /* per match: its row in c->rows */
     bool shadow;
 } QrCmpTap;
 
@@ -39,9 +40,8 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
         else if (!qr_dtype_is_float(t->dtype)) st = qr_errf(QR_ERR_UNSUPPORTED, "no scale for integer value");
         else st = qr_tensor_to_f32(t, &f);
         if (st != QR_OK) { qr_err_clear(); continue; }
-        QrLayerRow *r = NULL;
-        for (int k = 0; k < ct->c->n; k++) if (ct->c->rows[k].match == mi) r = &ct->c->rows[k];
-        if (r && f.numel == x->numel) {
+        QrLayerRow *r = &ct->c->rows[ct->row_of[mi]];
+        if (f.numel == x->numel) {
             if (ct->shadow) { qr_metrics_compute(x->data, f.data, x->numel, &r->local); r->has_local = true; }
             else { qr_metrics_compute(x->data, f.data, x->numel, &r->m); r->has_m = true; }
         }
@@ -78,10 +78,11 @@ static QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_thr
         if (s->m.m[i].a_node >= 0 && s->m.m[i].a_value >= 0) c->rows[c->n++].match = i;
     int nv = QR_MAX(exec->n_values, s->tw.g.n_values);
     QrCmpTap ct = { s, c, exec, malloc(((size_t)nv + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)),
-                    malloc(((size_t)s->m.n + 1) * sizeof(int)), false };
+                    malloc(((size_t)s->m.n + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)), false };
     QrTensor *outs = calloc((size_t)exec->n_outputs + 1, sizeof(QrTensor));
     const QrTensor **feed = calloc((size_t)s->tw.g.n_values + 1, sizeof *feed);
-    QrStatus st = ct.first_match && ct.next_match && ct.quant_of && outs && feed ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus st = ct.first_match && ct.next_match && ct.quant_of && ct.row_of && outs && feed ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; st == QR_OK && k < c->n; k++) ct.row_of[c->rows[k].match] = k;
     if (st == QR_OK) {
         /* Full run: tap the integer value of a matched quantizer when it has one
          * (in int mode the DequantizeLinear may have been folded away). */
@@ -130,6 +131,7 @@ static QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_thr
     free(ct.first_match);
     free(ct.next_match);
     free(ct.quant_of);
+    free(ct.row_of);
     if (st != QR_OK) qr_compare_free(c);
     return st;
 }

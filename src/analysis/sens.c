@@ -52,11 +52,9 @@ static bool qr__sens_cone(const QrGraph *g, const QrQuantTable *qt, const int *q
     return reaches;
 }
 
-static QrStatus qr__sens_outputs_metrics(const QrSession *s, const QrGraph *g, const QrTensor *const *feed,
-                                         const QrRunOpts *o, QrMetrics *m) {
+static QrStatus qr__sens_outputs_metrics(const QrSession *s, const QrGraph *g, const QrRunOpts *o, QrMetrics *m) {
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof(QrTensor));
     if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    QR_UNUSED(feed);
     QrStatus st = qr_run(g, s->inputs, o, outs);
     if (st == QR_OK) st = qr_compare_outputs(s, outs, m);
     for (int k = 0; k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
@@ -147,7 +145,7 @@ static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) 
         qr_session_overrides(s, mask, &ov);
         QrRunOpts ro = qr_session_run_opts(&ov, o->full_reruns ? NULL : qr__sens_cache_tap, &cache);
         ro.n_exec = &r->n_exec;
-        st = qr__sens_outputs_metrics(s, g, NULL, &ro, &r->reference);
+        st = qr__sens_outputs_metrics(s, g, &ro, &r->reference);
         if (st != QR_OK) st = qr_err_wrap(st, "sensitivity reference run");
     }
     int kept = 0;
@@ -168,7 +166,7 @@ static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) 
             ro.live = live;
             ro.feed = feed;
         }
-        st = qr__sens_outputs_metrics(s, g, feed, &ro, &row->m);
+        st = qr__sens_outputs_metrics(s, g, &ro, &row->m);
         if (st != QR_OK) st = qr_err_wrap(st, "sensitivity of '%s' (%s)", row->name, qr_sens_type_name(row->type));
         r->n_exec += row->n_exec;
         r->rows[kept++] = *row;
@@ -329,7 +327,7 @@ static QrStatus qr_sens_eval_mask(QrSession *s, const bool *enabled, QrMetrics *
     if (st == QR_OK) {
         qr_session_overrides(s, enabled, &ov);
         QrRunOpts ro = qr_session_run_opts(&ov, per_match ? qr__sens_eval_tap : NULL, &e);
-        st = qr__sens_outputs_metrics(s, g, NULL, &ro, out);
+        st = qr__sens_outputs_metrics(s, g, &ro, out);
     }
     free(e.match_of);
     free(e.next);

@@ -7,6 +7,7 @@ static void qr__se_float_weights(QrSession *s) {
     for (int i = 0; i < s->qt.n; i++) {
         const QrQuantizer *q = &s->qt.q[i];
         s->fw[i] = NULL;
+        s->fw_src[i] = -1;
         if (q->form != QR_QF_DQ_INIT || q->owner < 0) continue;
         int src = s->tw.origin[q->owner];
         for (int k = 0; k < s->m.n; k++) {
@@ -33,7 +34,7 @@ static void qr__se_float_weights(QrSession *s) {
                     }
                 }
                 if (w->data && qr_dtype_is_float(w->dtype) && qr_tensor_same_shape(w, aw)) {
-                    if (qr__m_weight_consistent(tg, q, w)) s->fw[i] = w;
+                    if (qr__m_weight_consistent(tg, q, w)) { s->fw[i] = w; s->fw_src[i] = bn->in[q->owner_input]; }
                     else s->n_weight_mismatch++;
                 }
             }
@@ -54,9 +55,10 @@ static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a
     if (st == QR_OK) {
         s->fw = calloc((size_t)s->qt.n + 1, sizeof *s->fw);
         s->fw_owned = calloc((size_t)s->qt.n + 1, sizeof *s->fw_owned);
+        s->fw_src = malloc(((size_t)s->qt.n + 1) * sizeof *s->fw_src);
         s->vis = malloc(((size_t)s->m.n + 1) * sizeof(int));
         s->vis_quant = malloc(((size_t)s->m.n + 1) * sizeof(int));
-        if (!s->fw || !s->fw_owned || !s->vis || !s->vis_quant) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        if (!s->fw || !s->fw_owned || !s->fw_src || !s->vis || !s->vis_quant) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     }
     if (st != QR_OK) { qr_session_close(s); return st; }
     /* Activations implemented by quantizers (ONNX Runtime's removed Relus), found by the match on a. */
@@ -113,7 +115,15 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
     if (outs) for (int k = 0; k < s->b->n_outputs; k++) qr_tensor_free_data(&outs[k]);
     free(outs);
     free(bt.match_of);
-    if (st != QR_OK) qr_err_wrap(st, "running the baseline %s", s->b->path ? s->b->path : "");
+    if (st != QR_OK) {
+        /* no half-filled cache: a later call must run again, not report success */
+        if (s->base) for (int i = 0; i < s->m.n; i++) qr_tensor_free_data(&s->base[i]);
+        if (s->base_out) for (int k = 0; k < s->b->n_outputs; k++) qr_tensor_free_data(&s->base_out[k]);
+        free(s->base);
+        free(s->base_out);
+        s->base = s->base_out = NULL;
+        st = qr_err_wrap(st, "running the baseline %s", s->b->path ? s->b->path : "");
+    }
     return st;
 }
 
@@ -128,6 +138,7 @@ static void qr_session_close(QrSession *s) {
     free(s->fw);
     if (s->fw_owned) for (int i = 0; i < s->qt.n; i++) qr_tensor_free_data(&s->fw_owned[i]);
     free(s->fw_owned);
+    free(s->fw_src);
     qr_quant_table_free(&s->qt);
     free(s->vis);
     free(s->vis_quant);
@@ -237,13 +248,7 @@ static QrStatus qr_session_equivalence(const QrSession *s, QrEquivResult *r) {
             else if (q->form == QR_QF_DQ_INIT && q->kind != QR_QK_BIAS) {
                 if (!s->fw[i]) { r->n_no_float_weight++; continue; }
                 r->n_substituted++;
-                /* which baseline tensor: the one fw points into (or derived from) */
-                const char *bname = "?";
-                for (int v = 0; v < b->n_values; v++)
-                    if (&b->values[v].t == s->fw[i] || (s->fw_owned[i].data && s->fw[i] == &s->fw_owned[i] &&
-                                                         b->values[v].is_init && qr_tensor_same_shape(&b->values[v].t, s->fw[i]) == false &&
-                                                         b->values[v].t.numel == s->fw[i]->numel && b->values[v].t.rank == 2 &&
-                                                         b->values[v].t.dims[0] == s->fw[i]->dims[1])) { bname = b->values[v].name; break; }
+                const char *bname = s->fw_src[i] >= 0 ? b->values[s->fw_src[i]].name : "?";
                 size_t cap = r->substituted ? strlen(r->substituted) : 0;
                 const char *an = tg->values[q->int_value].name;
                 size_t add = strlen(an) + strlen(bname) + 32;

@@ -13,6 +13,7 @@ typedef struct QrSession {
     QrQuantTable qt;         /* quantizers of the twin: the ones analyses toggle */
     const QrTensor **fw;     /* per qt quantizer: the baseline float weight that replaces it when disabled */
     QrTensor *fw_owned;      /* per qt quantizer: a derived float weight (e.g. transposed) that fw points to */
+    int *fw_src;             /* per qt quantizer: the baseline value fw comes from, -1 */
     int n_weight_mismatch;   /* baseline float weights that do not quantize to the integer weights */
     int *vis;                /* per match: the twin value its consumers see, -1 when unmatched */
     int *vis_quant;          /* per match: qt quantizer to dequantize vis with when it holds integers, else -1 */
@@ -55,6 +56,7 @@ typedef struct QrEquivResult {
     int n_substituted;       /* integer weights replaced by the matched baseline float weight */
     int n_no_float_weight;   /* integer weights without a float counterpart (stay quantized) */
     QrTensor *fw_owned;      /* per qt quantizer: a derived float weight (e.g. transposed) that fw points to */
+    int *fw_src;             /* per qt quantizer: the baseline value fw comes from, -1 */
     int n_weight_mismatch;   /* baseline float weights that do not quantize to the integer weights */
     char *substituted;       /* "  <integer weight> <- <baseline weight>\n" lines (malloc'd), or NULL */
     double worst_rel;        /* worst max_abs / ref_absmax over graph-output matches */

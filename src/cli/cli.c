@@ -280,7 +280,6 @@ static void qr__cli_release(QrGraph *g, QrTensor *in) {
 }
 
 /* File name for a value: characters outside [A-Za-z0-9._-] become '_'. */
-static inline void qr_cli_safe_name(char *dst, size_t n, const char *name) { qr_safe_filename(dst, n, name); }
 
 /* Common start of a one-model command: parse, load the model, build inputs.
  * Returns -1 when the command should go on, else the exit code to return. */
@@ -305,7 +304,7 @@ static int qr_cli_run(int argc, char **argv) {
     if (st == QR_OK) st = qr_run(g, in, NULL, outs);
     for (int i = 0; st == QR_OK && i < g->n_outputs; i++) {
         char safe[256], path[4096];
-        qr_cli_safe_name(safe, sizeof safe, g->values[g->outputs[i]].name);
+        qr_safe_filename(safe, sizeof safe, g->values[g->outputs[i]].name);
         snprintf(path, sizeof path, "%s/%s.npy", dir, safe);
         if (qr_dtype_is_minifloat(outs[i].dtype)) {      /* numpy has no float8/float4: widen */
             QrTensor wide;

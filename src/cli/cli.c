@@ -26,6 +26,9 @@ typedef struct QrCliOpts {
     const char *data_dir;        /* --data: bad-case search folder */
     int num_steps;
     const char *plot_nodes;      /* comma-separated */
+    int threads;                 /* --threads: 0 = QR_THREADS or online CPUs */
+    int64_t max_memory;          /* --max-memory in bytes; 0 = no limit */
+    int repeat;                  /* run --repeat: timed executions (0 = one, untimed) */
 } QrCliOpts;
 
 static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -46,6 +49,7 @@ static int qr__cli_fail(QrStatus st) {
 
 static const char *qr__usage_run =
     "usage: qreport run MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--shape NAME=1x3x224x224] [--seed N] [--quiet]\n"
+    "                  [--threads N] [--repeat N]\n"
     "  Runs the model and writes each graph output to DIR (default: .) as <output name>.npy.\n"
     "  -i FILE or -i NAME=FILE gives one input per graph input (.npy or ONNX TensorProto .pb);\n"
     "  without -i a deterministic random input of the declared shape is used (with a warning).\n";
@@ -110,8 +114,29 @@ static void qr__print_usage(FILE *f) {
             "  sensitivity  quantizer sensitivity ranking and cumulative error (sensitive_ops.*, accumulated_error.csv)\n"
             "  runall    every analysis, one zip bundle with index.html (the report to attach to a bug)\n"
             "  find-bad-case  the worst input of a data folder (badcase.npy, badcase_list.txt/.csv)\n\n"
+            "options of every command: --threads N (default: QR_THREADS or the online CPUs; results are\n"
+            "identical for any N), --max-memory SIZE (e.g. 2G: refuse up front when the estimate is larger),\n"
+            "--quiet.\n"
             "qreport COMMAND --help shows a command's options; qreport --version shows the build.\n",
             QR_VERSION);
+}
+
+/* "512M", "2G", "1048576", "64k" -> bytes (binary units); false when malformed or <= 0. */
+static bool qr__cli_size(const char *s, int64_t *out) {
+    char *end;
+    double v = strtod(s, &end);
+    double mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1024.0; end++; break;
+    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b') end++;
+    if (end == s || *end || !(v > 0) || v * mul > 9.0e18) return false;
+    *out = (int64_t)(v * mul);
+    return true;
 }
 
 static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage, bool two_models) {
@@ -144,6 +169,34 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--plot-nodes")) QR__NEXT(o->plot_nodes);
         else if (!strcmp(a, "--fail-if-cosine-below")) { const char *v; QR__NEXT(v); o->fail_cos = strtod(v, NULL); }
         else if (!strcmp(a, "--fail-if-sqnr-below")) { const char *v; QR__NEXT(v); o->fail_sqnr = strtod(v, NULL); }
+        else if (!strcmp(a, "--threads")) {
+            const char *v;
+            QR__NEXT(v);
+            char *end;
+            long t = strtol(v, &end, 10);
+            if (end == v || *end || t < 1 || t > QR_POOL_MAX_THREADS) {
+                fprintf(stderr, "qreport: --threads must be 1..%d\n%s", QR_POOL_MAX_THREADS, usage);
+                return QR_EXIT_USAGE;
+            }
+            o->threads = (int)t;
+        } else if (!strcmp(a, "--max-memory")) {
+            const char *v;
+            QR__NEXT(v);
+            if (!qr__cli_size(v, &o->max_memory)) {
+                fprintf(stderr, "qreport: --max-memory '%s': expected a size such as 512M or 2G\n%s", v, usage);
+                return QR_EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--repeat")) {
+            const char *v;
+            QR__NEXT(v);
+            char *end;
+            long r = strtol(v, &end, 10);
+            if (end == v || *end || r < 1 || r > 100000) {
+                fprintf(stderr, "qreport: --repeat must be 1..100000\n%s", usage);
+                return QR_EXIT_USAGE;
+            }
+            o->repeat = (int)r;
+        }
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "qreport: unknown option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
         else if (!o->model) o->model = a;
         else if (two_models && !o->model2) o->model2 = a;
@@ -170,6 +223,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
         return QR_EXIT_USAGE;
     }
+    if (o->threads && qr_pool_init(o->threads) != QR_OK) { fprintf(stderr, "qreport: %s\n", qr_err_msg()); return QR_EXIT_USAGE; }
     if (!o->model) { fprintf(stderr, "qreport: missing MODEL.onnx\n%s", usage); return QR_EXIT_USAGE; }
     if (two_models && !o->model2) { fprintf(stderr, "qreport: missing ANALYSIS.onnx\n%s", usage); return QR_EXIT_USAGE; }
     return QR_EXIT_OK;

@@ -294,7 +294,7 @@ static QrStatus qr__bn_manifest(QrBd *bd) {
     qr_json_kv_str(&j, "tool", "qreport");
     qr_json_kv_str(&j, "version", QR_VERSION);
     qr_json_kv_str(&j, "isa", qr_isa_name(qr_kern_isa()));
-    qr_json_kv_int(&j, "threads", 1);
+    qr_json_kv_int(&j, "threads", qr_pool_threads());
     qr_json_kv_str(&j, "build", QR_BUILD_FLAGS);
     qr_json_kv_str(&j, "command_line", bd->o->cmdline);
     qr_json_key(&j, "files");

@@ -30,29 +30,28 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) qt_verbose = true;
         else if (!strcmp(argv[i], "--conformance-only") && i + 1 < argc) { only_conf = true; conf_filter = argv[++i]; }
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];   /* module: kern */
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];   /* e.g. kern, plot */
     }
     qr_kern_init();
-    if (only) {
-        if (!strcmp(only, "kern")) qt_kern_all();
-    } else if (!only_conf) {
-        qt_base_all();
-        qt_quant_all();
-        qt_onnx_all();
-        qt_run_all();
-        qt_golden_all();
-        qt_cli_all();
-        qt_match_all();
-        qt_harden_all();
-        qt_kern_all();
-        qt_int_all();
-        qt_plot_all();
-        qt_bundle_all();
-        qt_analysis_all();
-        qt_runall_all();
-        qt_analysis_extra_all();
-    }
-    qt_conformance_all(conf_filter);
+    /* --only NAME runs the modules whose name contains NAME (no conformance). */
+#define QT_MODULE(name) if (!only_conf && (!only || strstr(#name, only))) qt_##name##_all()
+    QT_MODULE(base);
+    QT_MODULE(quant);
+    QT_MODULE(onnx);
+    QT_MODULE(run);
+    QT_MODULE(golden);
+    QT_MODULE(cli);
+    QT_MODULE(match);
+    QT_MODULE(harden);
+    QT_MODULE(kern);
+    QT_MODULE(int);
+    QT_MODULE(plot);
+    QT_MODULE(bundle);
+    QT_MODULE(analysis);
+    QT_MODULE(runall);
+    QT_MODULE(analysis_extra);
+#undef QT_MODULE
+    if (!only) qt_conformance_all(conf_filter);
     char rm[300];
     snprintf(rm, sizeof rm, "rm -rf '%s'", qt_tmpdir());
     if (system(rm) != 0) printf("warning: could not remove %s\n", qt_tmpdir());

@@ -582,6 +582,55 @@ static void test_plot_hist(void) {
     qr_canvas_free(&c);
 }
 
+/* Precomputed histograms (analysis/dist's bins): the baseline's mass sits in the left
+ * quarter of the bins and the analysis' in the right quarter, so their colours land there;
+ * an asymmetric grid draws its lower end (not -threshold) dashed; empty counts say so. */
+static void test_plot_hist_counts(void) {
+    enum { B = 64 };
+    static int64_t hb[B], ha[B], he[B];
+    for (int k = 0; k < B; k++) {
+        hb[k] = k < B / 4 ? 10 + k : 0;
+        ha[k] = k >= 3 * B / 4 ? 10 + (B - k) : 0;
+        he[k] = 20 - abs(k - B / 2) / 2;
+    }
+    QrHistChart h = {0};
+    h.title = "counts"; h.h_base = hb; h.h_anal = ha; h.h_err = he; h.n_bins = B;
+    h.lo = -2; h.hi = 2; h.err_lo = -0.5; h.err_hi = 0.5; h.absmax = 2; h.error_panel = true;
+    h.threshold = 1.5; h.have_clip_lo = true; h.clip_lo = -1.0;
+    QrCanvas c;
+    QT_OK(qr_plot_hist(&h, &c));
+    QT_PNG_OK(c, 900, 700);
+    /* value panel: rows 80..380 */
+    double sx[2] = {0, 0};
+    int cnt[2] = {0, 0};
+    for (int y = 80; y < 380; y++)
+        for (int x = 0; x < c.w; x++) {
+            QrColor k = qr_canvas_get(&c, x, y);
+            if (qt_color_eq(k, qr__pl_palette[0])) { sx[0] += x; cnt[0]++; }
+            if (qt_color_eq(k, qr__pl_palette[1])) { sx[1] += x; cnt[1]++; }
+        }
+    QT_CHECKF(cnt[0] > 100 && cnt[1] > 100, "%d %d", cnt[0], cnt[1]);
+    QT_CHECKF(sx[0] / cnt[0] < 330 && sx[1] / cnt[1] > 600, "%g %g", sx[0] / cnt[0], sx[1] / cnt[1]);
+    /* dashed columns: one right of centre (+1.5) and one left of centre near -1.0, none near -1.5 */
+    int right = -1, left = -1, rn = 0, ln = 0;
+    for (int x = 0; x < c.w; x++) {
+        int k = qt_count_color(&c, QR__PL_HILITE, x, 80, x + 1, 380);
+        if (x > c.w / 2 && k > rn) { rn = k; right = x; }
+        if (x < c.w / 2 && k > ln) { ln = k; left = x; }
+    }
+    QT_CHECKF(rn > 50 && ln > 50, "%d %d", rn, ln);
+    /* x maps [-2, 2] (+2% pad) linearly: -1.0 sits halfway between the left edge and the centre, -1.5 near the edge */
+    QT_CHECKF(right - c.w / 2 > 2 * (c.w / 2 - left) - 60 && left > 200, "left %d right %d", left, right);
+    qr_canvas_free(&c);
+
+    QrHistChart e = {0};
+    static int64_t zero[8];
+    e.h_base = zero; e.n_bins = 8; e.lo = NAN; e.hi = NAN; e.error_panel = true; e.h_err = zero;
+    QT_OK(qr_plot_hist(&e, &c));
+    QT_PNG_OK(c, 900, 700);
+    qr_canvas_free(&c);
+}
+
 static void test_plot_box(void) {
     /* Box statistics: [outer=2, C=2, inner=3]; channel 1 holds 4..6 and 10..12. */
     float d[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
@@ -849,6 +898,7 @@ static void qt_plot_all(void) {
     QT_RUN(test_plot_bars);
     QT_RUN(test_plot_lines);
     QT_RUN(test_plot_hist);
+    QT_RUN(test_plot_hist_counts);
     QT_RUN(test_plot_box);
     QT_RUN(test_plot_extremes);
     QT_RUN(test_plot_png_size);

@@ -116,6 +116,41 @@ static void qt_runall_pair(const char *pair) {
         free(img.px);
         free(data);
     }
+    /* per-value plots: every distribution histogram (with its error panel) and box plot decodes at
+     * its drawn size; there is at least one of each and index.html shows them */
+    struct { const char *sub; int w, h; } per[] = { { "plots/distribution", 900, 700 }, { "plots/channelwise", 900, 500 } };
+    for (int i = 0; ok && i < QR_ARRAY_LEN(per); i++) {
+        char d[1024];
+        snprintf(d, sizeof d, "%s/%s", dir, per[i].sub);
+        DIR *dh = opendir(d);
+        int n_png = 0;
+        for (struct dirent *e; ok && dh && (e = readdir(dh));) {
+            size_t nl = strlen(e->d_name);
+            if (nl < 5 || strcmp(e->d_name + nl - 4, ".png")) continue;
+            char p[2048];
+            size_t len = 0;
+            snprintf(p, sizeof p, "%s/%s", d, e->d_name);
+            char *data = qt_ra_read(p, &len);
+            QtPng img = {0};
+            const char *err = data ? qt_png_decode((const unsigned char *)data, len, &img) : "missing";
+            if (err || img.w != per[i].w || img.h != per[i].h) {
+                ok = false;
+                snprintf(msg, sizeof msg, "%s/%s: %s (%dx%d)", per[i].sub, e->d_name, err ? err : "size", img.w, img.h);
+            }
+            n_png++;
+            free(img.px);
+            free(data);
+        }
+        if (dh) closedir(dh);
+        char p[1024];
+        snprintf(p, sizeof p, "%s/index.html", dir);
+        char *html = qt_ra_read(p, NULL);
+        if (ok && (!n_png || !html || !strstr(html, per[i].sub))) {
+            ok = false;
+            snprintf(msg, sizeof msg, "%s: %d PNGs, %s in index.html", per[i].sub, n_png, html && strstr(html, per[i].sub) ? "shown" : "not shown");
+        }
+        free(html);
+    }
     /* index.html: every referenced file is in the bundle */
     if (ok) {
         char p[1024], bad[512] = "";

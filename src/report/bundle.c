@@ -519,6 +519,19 @@ static QrStatus qr__bn_html(QrBd *bd) {
         if (t) qr_html_pre(&h, t);
     }
     if (bd->have_dist && bd->dist.n) {
+        qr_html_section(&h, "distribution", "Value distributions");
+        qr_html_para(&h, "Top sensitive weights and activations: histogram of the baseline (float) values and of the "
+                     "analysis (quantized) values on the same bins, the abs-max (solid line), the quantization threshold "
+                     "scale·qmax (dashed) and, below, the histogram of the error analysis − baseline. Mass beyond the "
+                     "threshold is clipped; a threshold far beyond the data wastes resolution.");
+        qr_html_gallery_begin(&h);
+        for (int i = 0; i < bd->dist.n; i++) {
+            char safe[200];
+            qr_zip_safe_component(safe, sizeof safe, bd->dist.d[i].name);
+            const char *png = qr_arena_printf(&bd->arena, "plots/distribution/%s_%d.png", safe, i);
+            if (qr__bn_exists(bd, png)) qr_html_image(&h, png, bd->dist.d[i].name, bd->dist.d[i].name, 0, 0);
+        }
+        qr_html_gallery_end(&h);
         qr_html_section(&h, "channelwise", "Per-channel distributions");
         qr_html_para(&h, "Top sensitive weights and activations: per-channel min, quartiles, median, mean and max of the "
                      "baseline values; outlier channels (abs-max far above the median channel's) are highlighted — they "
@@ -622,6 +635,26 @@ static QrStatus qr__bn_plots(QrBd *bd) {
         free(y);
         free(names);
         QR_TRY(st);
+    }
+    for (int i = 0; bd->have_dist && st == QR_OK && i < bd->dist.n; i++) {
+        const QrDist *d = &bd->dist.d[i];
+        char safe[200];
+        qr_zip_safe_component(safe, sizeof safe, d->name);
+        QrHistChart hc = { .title = qr_arena_printf(&bd->arena, "Distribution of %s %s%s%s", d->is_weight ? "weight" : "activation",
+                                                    d->name, d->node && strcmp(d->node, d->name) ? " at " : "",
+                                                    d->node && strcmp(d->node, d->name) ? d->node : ""),
+                           .base_name = "baseline (float)", .anal_name = "analysis (quantized)",
+                           .threshold = d->threshold, .have_clip_lo = isfinite(d->clip_lo) && d->clip_lo != -d->threshold,
+                           .clip_lo = d->clip_lo, .y_scale = QR_SCALE_AUTO, .error_panel = true,
+                           .h_base = d->h_base, .h_anal = d->h_anal, .h_err = d->h_err, .n_bins = d->n_bins,
+                           .lo = d->lo, .hi = d->hi, .err_lo = d->err_lo, .err_hi = d->err_hi,
+                           .absmax = d->n ? d->absmax_base : -1, .n_nonfinite = d->n_nonfinite };
+        QrCanvas c;
+        st = qr_plot_hist(&hc, &c);
+        if (st == QR_OK) {
+            QR_TRY(qr_mkdir_p(qr__bn_path(bd, "plots/distribution")));
+            st = qr__bn_save(bd, &c, qr_arena_printf(&bd->arena, "plots/distribution/%s_%d.png", safe, i));
+        }
     }
     for (int i = 0; bd->have_dist && st == QR_OK && i < bd->dist.n; i++) {
         const QrDist *d = &bd->dist.d[i];

@@ -993,53 +993,113 @@ static void qr__pl_count_scale(const double *a, const double *b, int bins, int k
     }
 }
 
-static QrStatus qr_plot_hist(const QrHistChart *sp, QrCanvas *c) {
-    bool err_panel = sp->error_panel && sp->anal;
-    int W = sp->width ? sp->width : 900, H = sp->height ? sp->height : (err_panel ? 700 : 500), top;
-    QR_TRY(qr__pl_begin(c, W, H, sp->title, &top));
-    int bins = sp->bins > 0 ? QR_MIN(sp->bins, 4096) : 100;
-    size_t n = sp->base ? sp->n : 0;
-    const float *anal = n ? sp->anal : NULL;
+/* Bins of a histogram chart, from raw values or copied from precomputed counts: the
+ * drawn range of the value panel (xlo..xhi, which also holds the markers), the bins'
+ * own range (lo..hi), counts (cb/ca/ce: 3 x bins doubles, caller frees) and the error
+ * panel's range. */
+typedef struct QrPlHistData {
+    int bins;
+    double lo, hi, xlo, xhi, elo, ehi, absmax;
+    bool have, have_abs, have_err, anal, err_panel, abs_neg;
+    size_t skipped;
+    double *cnt;
+} QrPlHistData;
 
-    /* Ranges: data of both, abs-max of the baseline, the threshold (+ side always,
-     * - side when the data has negative values). */
+static QrStatus qr__pl_hist_data(const QrHistChart *sp, QrPlHistData *hd) {
+    memset(hd, 0, sizeof *hd);
+    bool pre = !sp->base && sp->h_base && sp->n_bins > 0;
+    hd->bins = pre ? sp->n_bins : sp->bins > 0 ? QR_MIN(sp->bins, 4096) : 100;
+    hd->cnt = calloc((size_t)hd->bins * 3, sizeof *hd->cnt);
+    if (!hd->cnt) return qr_errf(QR_ERR_NOMEM, "plot: out of memory for %d histogram bins", hd->bins);
+    double *cb = hd->cnt, *ca = cb + hd->bins, *ce = ca + hd->bins;
+    bool thr = isfinite(sp->threshold) && sp->threshold > 0;
     QrPlRange rg = {0}, er = {0};
-    double absmax = 0;
-    bool have_abs = false;
-    for (size_t i = 0; i < n; i++) {
-        double b = sp->base[i];
-        qr__pl_range_add(&rg, b, false);
-        if (isfinite(b)) { absmax = QR_MAX(absmax, fabs(b)); have_abs = true; }
-        if (anal) {
-            qr__pl_range_add(&rg, anal[i], false);
-            if (err_panel) qr__pl_range_add(&er, (double)anal[i] - b, false);
+    if (pre) {
+        int64_t total = 0, etotal = 0;
+        hd->anal = sp->h_anal != NULL;
+        hd->err_panel = sp->error_panel && sp->h_err;
+        for (int k = 0; k < hd->bins; k++) {
+            cb[k] = (double)sp->h_base[k];
+            total += sp->h_base[k];
+            if (hd->anal) ca[k] = (double)sp->h_anal[k];
+            if (hd->err_panel) { ce[k] = (double)sp->h_err[k]; etotal += sp->h_err[k]; }
+        }
+        hd->have = total > 0 && isfinite(sp->lo) && isfinite(sp->hi);
+        hd->lo = hd->have ? sp->lo : 0;
+        hd->hi = hd->have ? sp->hi : 1;
+        qr__pl_fix_range(&hd->lo, &hd->hi);
+        hd->have_abs = hd->have && isfinite(sp->absmax) && sp->absmax >= 0;
+        hd->absmax = hd->have_abs ? sp->absmax : 0;
+        hd->skipped = sp->n_nonfinite > 0 ? (size_t)sp->n_nonfinite : 0;
+        hd->have_err = hd->err_panel && etotal > 0 && isfinite(sp->err_lo) && isfinite(sp->err_hi);
+        hd->elo = hd->have_err ? sp->err_lo : -1;
+        hd->ehi = hd->have_err ? sp->err_hi : 1;
+        qr__pl_fix_range(&hd->elo, &hd->ehi);
+        rg = (QrPlRange){hd->lo, hd->hi, hd->have};
+    } else {
+        size_t n = sp->base ? sp->n : 0;
+        const float *anal = n ? sp->anal : NULL;
+        hd->anal = anal != NULL;
+        hd->err_panel = sp->error_panel && anal;
+        for (size_t i = 0; i < n; i++) {
+            double b = sp->base[i];
+            qr__pl_range_add(&rg, b, false);
+            if (isfinite(b)) { hd->absmax = QR_MAX(hd->absmax, fabs(b)); hd->have_abs = true; }
+            if (anal) {
+                qr__pl_range_add(&rg, anal[i], false);
+                if (hd->err_panel) qr__pl_range_add(&er, (double)anal[i] - b, false);
+            }
+        }
+        hd->have = rg.have;
+    }
+    /* The abs-max is marked where it is reached: on the side of the data's larger magnitude. */
+    hd->abs_neg = rg.have && -rg.lo > rg.hi;
+    /* The value panel shows the threshold too: + side always, - side when the data has
+     * negative values (or the grid's lower end for asymmetric grids). */
+    if (rg.have) {
+        if (thr) qr__pl_range_add(&rg, sp->threshold, false);
+        if (thr && sp->have_clip_lo) qr__pl_range_add(&rg, sp->clip_lo, false);
+        else if (thr && rg.lo < 0) qr__pl_range_add(&rg, -sp->threshold, false);
+    }
+    hd->xlo = rg.have ? rg.lo : 0;
+    hd->xhi = rg.have ? rg.hi : 1;
+    qr__pl_fix_range(&hd->xlo, &hd->xhi);
+    if (!pre) {
+        size_t n = sp->base ? sp->n : 0;
+        hd->lo = hd->xlo;      /* raw values are binned over the whole drawn range */
+        hd->hi = hd->xhi;
+        hd->skipped = qr__pl_count(sp->base, NULL, n, hd->lo, hd->hi, hd->bins, cb);
+        if (hd->anal) hd->skipped += qr__pl_count(sp->anal, NULL, n, hd->lo, hd->hi, hd->bins, ca);
+        if (hd->err_panel) {
+            double m = er.have ? QR_MAX(fabs(er.lo), fabs(er.hi)) : 0;
+            if (!(m > 0)) m = 1;
+            hd->elo = -m;
+            hd->ehi = m;
+            hd->have_err = er.have;
+            qr__pl_count(sp->anal, sp->base, n, hd->elo, hd->ehi, hd->bins, ce);
         }
     }
-    bool thr = isfinite(sp->threshold) && sp->threshold > 0;
-    if (rg.have) {
-        if (thr) { qr__pl_range_add(&rg, sp->threshold, false); if (rg.lo < 0) qr__pl_range_add(&rg, -sp->threshold, false); }
-        if (rg.lo < 0 && have_abs) qr__pl_range_add(&rg, -absmax, false);
-    }
-    double lo = rg.have ? rg.lo : 0, hi = rg.have ? rg.hi : 1;
-    qr__pl_fix_range(&lo, &hi);
+    return QR_OK;
+}
 
-    double *cnt = calloc((size_t)bins * 3, sizeof *cnt);
-    if (!cnt) { qr_canvas_free(c); return qr_errf(QR_ERR_NOMEM, "plot: out of memory for %d histogram bins", bins); }
-    double *cb = cnt, *ca = cnt + bins, *ce = cnt + 2 * bins;
-    size_t skipped = qr__pl_count(sp->base, NULL, n, lo, hi, bins, cb);
-    if (anal) skipped += qr__pl_count(anal, NULL, n, lo, hi, bins, ca);
-    double elo = 0, ehi = 0;
-    if (err_panel) {
-        double m = er.have ? QR_MAX(fabs(er.lo), fabs(er.hi)) : 0;
-        if (!(m > 0)) m = 1;
-        elo = -m; ehi = m;
-        qr__pl_count(anal, sp->base, n, elo, ehi, bins, ce);
-    }
+static QrStatus qr_plot_hist(const QrHistChart *sp, QrCanvas *c) {
+    QrPlHistData hd;
+    QR_TRY(qr__pl_hist_data(sp, &hd));
+    bool err_panel = hd.err_panel, anal = hd.anal, have_abs = hd.have_abs;
+    int W = sp->width ? sp->width : 900, H = sp->height ? sp->height : (err_panel ? 700 : 500), top;
+    QrStatus bs = qr__pl_begin(c, W, H, sp->title, &top);
+    if (bs != QR_OK) { free(hd.cnt); return bs; }
+    int bins = hd.bins;
+    double lo = hd.lo, hi = hd.hi, elo = hd.elo, ehi = hd.ehi, absmax = hd.absmax;
+    double *cnt = hd.cnt, *cb = cnt, *ca = cnt + bins, *ce = cnt + 2 * bins;
+    size_t skipped = hd.skipped;
+    bool thr = isfinite(sp->threshold) && sp->threshold > 0;
 
     /* Legend. */
     char abs_s[64], thr_s[64], skip_s[64];
     snprintf(abs_s, sizeof abs_s, "abs-max %.4g", absmax);
-    snprintf(thr_s, sizeof thr_s, "threshold scale*qmax %.4g", sp->threshold);
+    if (sp->have_clip_lo) snprintf(thr_s, sizeof thr_s, "quantization grid [%.4g, %.4g]", sp->clip_lo, sp->threshold);
+    else snprintf(thr_s, sizeof thr_s, "threshold scale*qmax %.4g", sp->threshold);
     snprintf(skip_s, sizeof skip_s, "%zu non-finite values skipped", skipped);
     QrColor cbase = qr__pl_palette[0], canal = qr__pl_palette[1], cmark = QR__PL_INK, cthr = QR__PL_HILITE;
     QrPlLegend leg[5];
@@ -1070,25 +1130,27 @@ static QrStatus qr_plot_hist(const QrHistChart *sp, QrCanvas *c) {
 
     /* x: the binned range plus 2% so that edge bins and markers stay visible. */
     qr__pl_legend(c, leg, nl, r1.x0, top, r1.x1 - r1.x0);
-    double pad = (hi - lo) * 0.02;
-    QrPlScale xs = {false, lo - pad, hi + pad, r1.x0, r1.x1};
+    double pad = (hd.xhi - hd.xlo) * 0.02;
+    QrPlScale xs = {false, hd.xlo - pad, hd.xhi + pad, r1.x0, r1.x1};
     QrTicks xt;
     qr_plot_ticks_linear(xs.lo, xs.hi, QR_MAX(5, (r1.x1 - r1.x0) / 80), &xt);
     qr__pl_yaxis(c, r1, &ys, &yt, "count", title_x);
     qr__pl_xaxis(c, r1, &xs, &xt, true, true);
     qr_canvas_clip(c, r1.x0, r1.y0, r1.x1, r1.y1);
-    if (n) {
+    if (hd.have) {
         qr__pl_steps(c, r1, &xs, &ys, cb, bins, lo, hi, cbase, 70);
         if (anal) qr__pl_steps(c, r1, &xs, &ys, ca, bins, lo, hi, canal, 0);
     }
     for (int s = -1; s <= 1; s += 2) {
         double m = qr__pl_map(&xs, s * absmax), t = qr__pl_map(&xs, s * sp->threshold);
-        if (have_abs && (s > 0 || lo < 0)) qr_canvas_line(c, floor(m) + 0.5, r1.y0, floor(m) + 0.5, r1.y1, 1.5, cmark);
-        if (thr && (s > 0 || lo < 0)) qr_canvas_dashed(c, floor(t) + 0.5, r1.y0, floor(t) + 0.5, r1.y1, 2, 7, 4, cthr);
+        if (have_abs && (s < 0) == hd.abs_neg) qr_canvas_line(c, floor(m) + 0.5, r1.y0, floor(m) + 0.5, r1.y1, 1.5, cmark);
+        if (thr && s < 0 && sp->have_clip_lo && isfinite(sp->clip_lo)) t = qr__pl_map(&xs, sp->clip_lo);
+        if (thr && (s > 0 || hd.xlo < 0 || sp->have_clip_lo))
+            qr_canvas_dashed(c, floor(t) + 0.5, r1.y0, floor(t) + 0.5, r1.y1, 2, 7, 4, cthr);
     }
     qr_canvas_clip_reset(c);
     qr__pl_spines(c, r1);
-    if (!rg.have) qr__pl_note(c, r1, "no finite values");
+    if (!hd.have) qr__pl_note(c, r1, "no finite values");
     QrTextStyle st = qr__pl_style(QR__PL_INK, QR_ALIGN_CENTER, QR_VALIGN_TOP, r1.x1 - r1.x0);
     qr_canvas_text(c, (r1.x0 + r1.x1) / 2, r1.y1 + 7 + QR__PL_LINE_H + 6, sp->x_label ? sp->x_label : "value", &st);
 
@@ -1100,12 +1162,12 @@ static QrStatus qr_plot_hist(const QrHistChart *sp, QrCanvas *c) {
         qr__pl_yaxis(c, r2, &eys, &eyt, "count", title_x);
         qr__pl_xaxis(c, r2, &es, &et, true, true);
         qr_canvas_clip(c, r2.x0, r2.y0, r2.x1, r2.y1);
-        if (er.have) qr__pl_steps(c, r2, &es, &eys, ce, bins, elo, ehi, qr__pl_palette[2], 70);
+        if (hd.have_err) qr__pl_steps(c, r2, &es, &eys, ce, bins, elo, ehi, qr__pl_palette[2], 70);
         double z = floor(qr__pl_map(&es, 0)) + 0.5;
         qr_canvas_line(c, z, r2.y0, z, r2.y1, 1, QR__PL_MUTED);
         qr_canvas_clip_reset(c);
         qr__pl_spines(c, r2);
-        if (!er.have) qr__pl_note(c, r2, "no finite differences");
+        if (!hd.have_err) qr__pl_note(c, r2, "no finite differences");
         char lab[160];
         snprintf(lab, sizeof lab, "error: %s - %s", sp->anal_name ? sp->anal_name : "analysis",
                  sp->base_name ? sp->base_name : "baseline");

@@ -143,8 +143,19 @@ typedef struct QrHistChart {
     const char *base_name, *anal_name;   /* legend; NULL = "baseline" / "analysis" */
     int bins;                  /* 0 = 100 */
     double threshold;          /* quantization threshold scale*qmax, drawn dashed at +-; <= 0 or NaN = none */
+    bool have_clip_lo;         /* asymmetric grid: draw its lower end clip_lo = scale*(qmin-zp) dashed */
+    double clip_lo;            /* instead of -threshold */
     int y_scale;               /* counts: QR_SCALE_LINEAR / LOG / AUTO */
     bool error_panel;          /* second panel: histogram of anal - base (needs anal) */
+    /* Precomputed histograms instead of values (used when base is NULL and h_base is set;
+     * analysis/dist.h computes them in one pass): counts of n_bins equal bins over [lo, hi],
+     * h_anal on the same bins (NULL: none), the error histogram h_err over [err_lo, err_hi]
+     * (drawn when error_panel), the baseline abs-max (< 0: none) and the non-finite values
+     * that were left out. */
+    const int64_t *h_base, *h_anal, *h_err;
+    int n_bins;
+    double lo, hi, err_lo, err_hi, absmax;
+    int64_t n_nonfinite;
 } QrHistChart;
 
 typedef struct QrBoxStats { double min, q1, median, q3, max, mean; } QrBoxStats;

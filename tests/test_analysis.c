@@ -178,6 +178,15 @@ static void qt_sens_pair(const char *pair) {
 /* Cumulative error: every quantizer on equals the analysis model's own per-layer
  * result for QDQ models; weight-only / activation-only each sit closer to the
  * baseline at the output than full quantization does here. */
+typedef struct QtStepLog { int64_t calls, last_done, total; bool monotone; } QtStepLog;
+static void qt_step_log(void *ctx, int64_t done, int64_t total) {
+    QtStepLog *l = ctx;
+    if (l->calls && (done < l->last_done || total != l->total)) l->monotone = false;
+    l->calls++;
+    l->last_done = done;
+    l->total = total;
+}
+
 static void test_accumulated(void) {
     QtPair p;
     QrSession se;
@@ -187,8 +196,18 @@ static void test_accumulated(void) {
     QrAccum acc = {0};
     QrCompare c = {0};
     int topk[] = { 1, 3 };
+    /* the progress hook hears every sensitivity row and every cumulative-error setting, in order */
+    QtStepLog ls = { .monotone = true }, la = { .monotone = true };
+    se.progress = (QrStepHook){ qt_step_log, &ls };
     QrStatus st = qr_sens_run(&se, &o, &sr);
+    QT_CHECKF(st != QR_OK || (ls.monotone && ls.total == sr.n && ls.calls == sr.n && ls.last_done == sr.n - 1),
+              "sens hook: %lld calls, last %lld, total %lld, rows %d", (long long)ls.calls, (long long)ls.last_done,
+              (long long)ls.total, sr.n);
+    se.progress = (QrStepHook){ qt_step_log, &la };
     if (st == QR_OK) st = qr_accum_run(&se, &sr, topk, 2, QR_METRIC_COSINE, &acc);
+    QT_CHECKF(st != QR_OK || (la.monotone && la.calls == acc.n_settings && la.total == acc.n_settings),
+              "accum hook: %lld calls, total %lld, settings %d", (long long)la.calls, (long long)la.total, acc.n_settings);
+    se.progress = (QrStepHook){ 0 };
     if (st == QR_OK) st = qr_compare_run(&se, p.a, 0.99, &c);
     bool ok = st == QR_OK && acc.n_settings == 5;
     char msg[256] = "";

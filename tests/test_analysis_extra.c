@@ -785,7 +785,7 @@ static void test_ax_badcase_flat(void) {
     QT_OK(qt_ax_save(dir, "notes.txt.npy.bak", &t));   /* not a .npy: ignored */
     QT_OK(qr_onnx_load("fixtures/qpairs/culprit/base.onnx", &b));
     QT_OK(qr_onnx_load("fixtures/qpairs/culprit/analysis.onnx", &a));
-    QrStatus st = qr_badcase_search(b, a, dir, 0, QR_METRIC_L1, &bc);
+    QrStatus st = qr_badcase_search(b, a, dir, 0, QR_METRIC_L1, NULL, &bc);
     if (st != QR_OK) { qt_fail(__FILE__, __LINE__, "%s", qr_err_msg()); goto done; }
     QT_CHECK(bc.n == 3 && bc.n_total == 3 && !bc.folders && !strcmp(bc.samples[2].file, "2.npy"));
     /* sample 0 against ONNX Runtime's outputs (golden_base / golden_out), both outputs */
@@ -823,7 +823,7 @@ static void test_ax_badcase_flat(void) {
         QT_CHECK(qt_ax_file_has(p, "index,sample,L1,Cosine,MSE,KL,SQNR,nonfinite,worst\n0,0.npy,"));
     }
     qr_badcase_free(&bc);
-    QT_OK(qr_badcase_search(b, a, dir, 2, QR_METRIC_COSINE, &bc));
+    QT_OK(qr_badcase_search(b, a, dir, 2, QR_METRIC_COSINE, NULL, &bc));
     QT_CHECK(bc.n == 2 && bc.n_total == 3 && bc.metric == QR_METRIC_COSINE);
     QT_CHECK(bc.worst == (bc.samples[0].m.cosine <= bc.samples[1].m.cosine ? 0 : 1));
 done:
@@ -881,7 +881,7 @@ static void test_ax_badcase_folders(void) {
         qr_tensor_free_data(&t);
     }
     QT_OK(st);
-    st = qr_badcase_search(b, a, dir, 0, QR_METRIC_L1, &bc);
+    st = qr_badcase_search(b, a, dir, 0, QR_METRIC_L1, NULL, &bc);
     if (st != QR_OK) { qt_fail(__FILE__, __LINE__, "%s", qr_err_msg()); goto done; }
     QT_CHECK(bc.folders && bc.n == 4 && !strcmp(bc.samples[2].file, "2.npy") && !strcmp(bc.samples[3].file, "10.npy"));
     QT_CHECK(bc.worst == 3 && ((float *)bc.inputs[0].data)[0] == 50.0f);
@@ -904,7 +904,7 @@ static void test_ax_badcase_folders(void) {
         char p[300];
         snprintf(p, sizeof p, "%s/1.npy", db);
         QT_OK(qr_file_write_atomic(p, "garbage", 7));
-        st = qr_badcase_search(b, a, dir, 0, QR_METRIC_L1, &bc);
+        st = qr_badcase_search(b, a, dir, 0, QR_METRIC_L1, NULL, &bc);
         QT_CHECKF(st != QR_OK && strstr(qr_err_msg(), "b_c/1.npy"), "%s", qr_err_msg());
         /* a sample of the wrong shape */
         float v5[5] = { 1, 2, 3, 4, 5 };
@@ -912,26 +912,26 @@ static void test_ax_badcase_folders(void) {
         QT_OK(qt_ax_tensor(&t, QR_DT_F32, 2, d5, v5));
         QT_OK(qt_ax_save(db, "1.npy", &t));
         qr_tensor_free_data(&t);
-        st = qr_badcase_search(b, a, dir, 0, QR_METRIC_L1, &bc);
+        st = qr_badcase_search(b, a, dir, 0, QR_METRIC_L1, NULL, &bc);
         QT_CHECKF(st != QR_OK && strstr(qr_err_msg(), "b_c/1.npy") && strstr(qr_err_msg(), "shape"), "%s", qr_err_msg());
         /* the same file missing for one input */
         QT_CHECK(remove(p) == 0);
-        st = qr_badcase_search(b, a, dir, 0, QR_METRIC_L1, &bc);
+        st = qr_badcase_search(b, a, dir, 0, QR_METRIC_L1, NULL, &bc);
         QT_CHECKF(st != QR_OK && strstr(qr_err_msg(), "b_c/1.npy"), "%s", qr_err_msg());
         /* no folder for input 'b/c' */
         char empty[300];
         snprintf(empty, sizeof empty, "%s/bc_half", qt_tmpdir());
         snprintf(p, sizeof p, "%s/a", empty);
         QT_OK(qr_mkdir_p(p));
-        st = qr_badcase_search(b, a, empty, 0, QR_METRIC_L1, &bc);
+        st = qr_badcase_search(b, a, empty, 0, QR_METRIC_L1, NULL, &bc);
         QT_CHECKF(st == QR_ERR_INVALID && strstr(qr_err_msg(), "'b/c'"), "%s", qr_err_msg());
         /* an empty input folder, and a folder that does not exist */
         snprintf(p, sizeof p, "%s/b_c", empty);
         QT_OK(qr_mkdir_p(p));
-        st = qr_badcase_search(b, a, empty, 0, QR_METRIC_L1, &bc);
+        st = qr_badcase_search(b, a, empty, 0, QR_METRIC_L1, NULL, &bc);
         QT_CHECKF(st == QR_ERR_INVALID && strstr(qr_err_msg(), "no .npy"), "%s", qr_err_msg());
         snprintf(p, sizeof p, "%s/does_not_exist", qt_tmpdir());
-        QT_CHECK(qr_badcase_search(b, a, p, 0, QR_METRIC_L1, &bc) == QR_ERR_IO && strstr(qr_err_msg(), "does_not_exist"));
+        QT_CHECK(qr_badcase_search(b, a, p, 0, QR_METRIC_L1, NULL, &bc) == QR_ERR_IO && strstr(qr_err_msg(), "does_not_exist"));
     }
 done:
     qr_badcase_free(&bc);

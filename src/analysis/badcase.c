@@ -112,7 +112,7 @@ static QrStatus qr__ax_run_sample(QrGraph *b, QrGraph *a, const QrTensor *in, Qr
 }
 
 static QrStatus qr_badcase_search(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric,
-                                  QrBadcase *out) {
+                                  const QrStepHook *progress, QrBadcase *out) {
     memset(out, 0, sizeof *out);
     out->worst = -1;
     out->metric = metric;
@@ -162,6 +162,7 @@ static QrStatus qr_badcase_search(QrGraph *b, QrGraph *a, const char *dir, int n
     if (st == QR_OK && !out->samples) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     double worst_bad = -INFINITY;
     for (int s = 0; st == QR_OK && s < n; s++) {
+        qr_step(progress, s, n);
         const char *path = NULL;
         for (int k = 0; st == QR_OK && k < ni; k++) {
             path = qr_arena_printf(ar, "%s/%s", folder[k], files[s]);

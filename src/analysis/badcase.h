@@ -32,9 +32,10 @@ typedef struct QrBadcase {
 /* Runs b and a (the analysis model as given: sim mode) on up to num_steps samples of dir
  * (<= 0: all). Graphs are re-inferred when a sample's shapes differ from the current ones
  * and are left inferred on the worst sample's shapes. Fails naming the file for unreadable,
- * malformed or mismatching (dtype/shape) samples, a missing input folder, or an empty folder. */
+ * malformed or mismatching (dtype/shape) samples, a missing input folder, or an empty folder.
+ * progress (may be NULL) hears of every sample. */
 static QrStatus qr_badcase_search(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric,
-                                  QrBadcase *out);
+                                  const QrStepHook *progress, QrBadcase *out);
 static void qr_badcase_free(QrBadcase *bc);
 /* Into dir: badcase.npy (single-input models) or badcase_<input>.npy per input (several
  * inputs; names made file-safe), and badcase_list.txt/.csv: index, sample, L1, Cosine,

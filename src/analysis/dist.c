@@ -311,6 +311,7 @@ static QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const ch
         qr_session_overrides_free(&ov);
     }
     for (int k = 0; st == QR_OK && k < rs->n; k++) {
+        qr_step(&s->progress, k, rs->n);
         const QrAxReq *r = &rs->r[k];
         QrDist *d = &out->d[out->n];
         memset(d, 0, sizeof *d);

@@ -150,6 +150,7 @@ static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) 
     }
     int kept = 0;
     for (int k = 0; st == QR_OK && k < r->n; k++) {
+        qr_step(&s->progress, k, r->n);
         QrSensRow *row = &r->rows[k];
         bool reaches = qr__sens_cone(g, &s->qt, row->q, row->n_q, live, stack);
         if (!reaches) { r->n_skipped += row->type == QR_SENS_BOTH ? 0 : row->n_q; continue; }
@@ -354,6 +355,7 @@ static QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *
     a->val = malloc(((size_t)s->m.n * (size_t)a->n_settings + 1) * sizeof(double));
     QrStatus st = a->val ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int k = 0; st == QR_OK && k < a->n_settings; k++) {
+        qr_step(&s->progress, k, a->n_settings);
         for (int i = 0; i < nq; i++) {
             QrQuantKind kind = s->qt.q[i].kind;
             mask[i] = k == 0 ? kind != QR_QK_ACTIVATION : k == 1 ? kind == QR_QK_ACTIVATION : true;

@@ -21,6 +21,8 @@ typedef struct QrSession {
     QrTensor *base;          /* per match: the baseline node's output */
     QrTensor *base_out;      /* per baseline graph output */
     int64_t n_base_exec;     /* nodes executed by the baseline run */
+    QrStepHook progress;     /* set by the caller: long analyses (sensitivity, cumulative error, what-if,
+                              * distributions) report their steps through it */
 } QrSession;
 
 /* Prepares the pair (b and a shape-inferred on inputs). */

@@ -371,6 +371,7 @@ static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int 
         out->as_is_meets = out->as_is.cosine >= out->target;
     }
     for (int t = 0; st == QR_OK && t < n_ks; t++) {
+        qr_step(&s->progress, t, n_ks);
         int k = QR_MIN(ks[t], nr);
         bool dup = k <= 0;
         for (int j = 0; j < out->n_steps; j++) dup |= out->steps[j].k == k;

@@ -21,6 +21,16 @@
 #define QR_ALIGN 64
 #define QR_UNUSED(x) ((void)(x))
 
+/* A progress hook for long loops in library code (which never prints): fn(ctx, done,
+ * total) before each step and once at the end; total 0 = unknown. fn NULL = no hook. */
+typedef struct QrStepHook {
+    void (*fn)(void *ctx, int64_t done, int64_t total);
+    void *ctx;
+} QrStepHook;
+static inline void qr_step(const QrStepHook *h, int64_t done, int64_t total) {
+    if (h && h->fn) h->fn(h->ctx, done, total);
+}
+
 /* ---- errors ------------------------------------------------------------ */
 
 typedef enum QrStatus {

@@ -562,9 +562,16 @@ static int qr_cli_sensitivity(int argc, char **argv) {
                 : qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
     QrSensResult sr = {0};
     QrAccum acc = {0};
+    QrProgress pr;
+    qr_progress_init(&pr, stderr, o.quiet);
+    se.progress = qr_progress_hook(&pr);
+    qr_progress_begin(&pr, "sensitivity", 0);
     if (st == QR_OK) st = qr_sens_run(&se, &so, &sr);
+    qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_sens_write(&se, &sr, dir);
+    qr_progress_begin(&pr, "accumulated error", 0);
     if (st == QR_OK) st = qr_accum_run(&se, &sr, topk, nk, o.metric ? so.metric : QR_METRIC_COSINE, &acc);
+    qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_accum_write(&se, &acc, dir);
     if (st == QR_OK && !o.quiet) {
         printf("%d sensitivity rows (%s), sorted by %s; node executions %lld vs %lld for full re-runs\n", sr.n,
@@ -611,7 +618,12 @@ static int qr_cli_runall(int argc, char **argv) {
     if (o.data_dir) {
         QrMetricKind mk = QR_METRIC_L1;
         if (o.metric) qr_metric_parse(o.metric, &mk);
-        st = qr_badcase_search(b, a, o.data_dir, o.num_steps, mk, &bc);
+        QrProgress pr;
+        qr_progress_init(&pr, stderr, o.quiet);
+        qr_progress_begin(&pr, "bad-case search", 0);
+        QrStepHook hook = qr_progress_hook(&pr);
+        st = qr_badcase_search(b, a, o.data_dir, o.num_steps, mk, &hook, &bc);
+        qr_progress_end(&pr, st);
         have_bc = st == QR_OK;
         if (st == QR_OK && !o.quiet)
             printf("bad-case search: %d of %d samples, worst %s (%s %.6g)\n", bc.n, bc.n_total, bc.samples[bc.worst].file,
@@ -676,7 +688,12 @@ static int qr_cli_badcase(int argc, char **argv) {
     if (o.metric) qr_metric_parse(o.metric, &mk);
     QrBadcase bc = {0};
     const char *dir = o.out_dir ? o.out_dir : ".";
-    if (st == QR_OK) st = qr_badcase_search(b, a, o.data_dir, o.num_steps, mk, &bc);
+    QrProgress pr;
+    qr_progress_init(&pr, stderr, o.quiet);
+    qr_progress_begin(&pr, "bad-case search", 0);
+    QrStepHook hook = qr_progress_hook(&pr);
+    if (st == QR_OK) st = qr_badcase_search(b, a, o.data_dir, o.num_steps, mk, &hook, &bc);
+    qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_badcase_write(&bc, dir);
     if (st == QR_OK && !o.quiet)

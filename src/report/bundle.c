@@ -728,6 +728,7 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
     if (st == QR_OK) {
         qr_progress_begin(&bd->prog, "prepare", 0);
         st = qr_session_open(&bd->se, b, a, inputs);
+        bd->se.progress = qr_progress_hook(&bd->prog);
         if (st == QR_OK) st = qr_session_run_baseline(&bd->se);
         qr_progress_end(&bd->prog, st);
     }

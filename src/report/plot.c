@@ -1,5 +1,5 @@
 /* report/plot — implementation. See plot.h. Map of this file:
- *   PNG encoding ....... stb_image_write with zlib's compress2 (level 9) and crc32
+ *   PNG encoding ....... stb_image_write with zlib's compress2 (level 6, "up" filter) and crc32
  *   canvas ............. blend, rectangles, antialiased lines, dashes, discs, triangles
  *   text ............... the font.h glyphs, alignment, rotation, ellipsis
  *   scales and ticks ... linear/log mapping, 1-2-5 ticks, compact labels
@@ -11,6 +11,12 @@
 
 /* ==== PNG encoding ======================================================== */
 
+/* Speed over the last bytes: a report's ~20 charts take 0.25 s at zlib level 6 with every
+ * row filtered "up" (flat colours and vertical structure), against 1.2 s at level 9 with
+ * stb's per-row filter search, for 13% larger files (measured on the qat_fakequant bundle). */
+#define QR__PL_ZLIB_LEVEL 6
+#define QR__PL_PNG_FILTER 2
+
 /* stb's STBIW_ZLIB_COMPRESS contract: return a zlib stream allocated with
  * STBIW_MALLOC (stb frees it with STBIW_FREE), or NULL on failure. */
 static unsigned char *qr__pl_zlib(unsigned char *data, int len, int *out_len, int quality) {
@@ -18,7 +24,7 @@ static unsigned char *qr__pl_zlib(unsigned char *data, int len, int *out_len, in
     uLongf cap = compressBound((uLong)len);
     unsigned char *out = malloc(cap);
     if (!out) return NULL;
-    if (compress2(out, &cap, data, (uLong)len, 9) != Z_OK || cap > (uLongf)INT32_MAX) { free(out); return NULL; }
+    if (compress2(out, &cap, data, (uLong)len, QR__PL_ZLIB_LEVEL) != Z_OK || cap > (uLongf)INT32_MAX) { free(out); return NULL; }
     *out_len = (int)cap;
     return out;
 }
@@ -54,6 +60,7 @@ static QrStatus qr_plot_png(const QrCanvas *c, unsigned char **png, size_t *len)
     *len = 0;
     if (!c->px || c->w <= 0 || c->h <= 0) return qr_errf(QR_ERR_INVALID, "plot: PNG of an empty canvas");
     QrPlBuf b = {0};
+    stbi_write_force_png_filter = QR__PL_PNG_FILTER;
     int ok = stbi_write_png_to_func(qr__pl_png_sink, &b, c->w, c->h, 3, c->px, c->w * 3);
     if (!ok || b.failed) {
         free(b.p);

@@ -114,9 +114,7 @@ static void qr_progress_begin(QrProgress *p, const char *stage, int64_t total) {
     p->active = true;
     p->t_begin = p->t_last_draw = p->now();
     if (p->quiet) return;
-    if (p->tty) qr__bd_prog_draw(p, true);
-    else if (p->total) qr__bd_prog_plain(p, p->t_begin, "%lld steps", (long long)p->total);
-    else qr__bd_prog_plain(p, p->t_begin, "started");
+    if (p->tty) qr__bd_prog_draw(p, true);   /* plain lines: progress only once a stage runs long, then the end */
 }
 
 static void qr_progress_update(QrProgress *p, int64_t done) {
@@ -130,6 +128,15 @@ static void qr_progress_step(QrProgress *p) {
     __atomic_add_fetch(&p->done, 1, __ATOMIC_RELAXED);
     qr__bd_prog_draw(p, false);
 }
+
+static void qr__bd_prog_hook_fn(void *ctx, int64_t done, int64_t total) {
+    QrProgress *p = ctx;
+    if (!p->active) return;
+    if (total > 0) p->total = total;
+    qr_progress_update(p, done);
+}
+
+static QrStepHook qr_progress_hook(QrProgress *p) { return (QrStepHook){ qr__bd_prog_hook_fn, p }; }
 
 static void qr_progress_end(QrProgress *p, QrStatus st) {
     if (!p->active) return;

@@ -16,9 +16,8 @@ typedef struct QrProgressStage {
  *  - terminal (isatty): one line redrawn at most 10 times a second:
  *      "  sensitivity  [#########---------]  37/120  31%  ETA 12s"
  *    replaced at the end of the stage by "  sensitivity: done in 6.5s" (kept);
- *  - otherwise, lines prefixed with the time since init:
- *      "[   0.0s] sensitivity: 120 steps"   (begin)
- *      "[   2.0s] sensitivity: 37/120 (31%), ETA 12s"  (at most every `interval` s)
+ *  - otherwise, lines prefixed with the time since init (one line for a short stage):
+ *      "[   2.0s] sensitivity: 37/120 (31%), ETA 12s"  (every `interval` s while it runs)
  *      "[   6.5s] sensitivity: done in 6.5s"            (end; "failed after" on error)
  *  - quiet: nothing, but stage times are still recorded.
  * begin/end/message are called from one thread; step/update may be called from
@@ -51,6 +50,9 @@ static void qr_progress_begin(QrProgress *p, const char *stage, int64_t total);
 /* Sets the number of finished steps / adds one. */
 static void qr_progress_update(QrProgress *p, int64_t done);
 static void qr_progress_step(QrProgress *p);
+/* A hook for library loops (QrSession.progress, qr_badcase_search): each call sets the
+ * running stage's total (when given) and its count of finished steps. */
+static QrStepHook qr_progress_hook(QrProgress *p);
 /* Ends the running stage (st != QR_OK: reported as failed) and records its time. */
 static void qr_progress_end(QrProgress *p, QrStatus st);
 /* A line of its own (a warning) that does not garble the bar. */

@@ -269,11 +269,30 @@ static void test_runall_render(void) {
     free(log);
 }
 
+/* The terminal summary on the planted-culprit pair (fixtures/make_culprit.py: channel 5 of
+ * conv1 scaled far out of range): output metrics, the culprit as the top sensitive op, the
+ * advisor's main finding naming the outlier channel with its fix, the recommended action and
+ * the bundle path; progress lines on stderr without --quiet (stderr is not a terminal). */
+static void test_runall_terminal_summary(void) {
+    const char *m = "fixtures/qpairs/culprit";
+    char zip[600];
+    snprintf(zip, sizeof zip, "%s/culprit.zip", qt_tmpdir());
+    QtCli r;
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s", m, m, m, zip);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    QT_CHECKF(strstr(r.out, "Model output Cosine ") && strstr(r.out, "SQNR "), "%s", r.out);
+    QT_CHECKF(strstr(r.out, "sensitive 1: /conv1/Conv ") && strstr(r.out, "sensitive 5: "), "%s", r.out);
+    QT_CHECKF(strstr(r.out, "outlier_channels") && strstr(r.out, "channel 5") && strstr(r.out, "  fix: "), "%s", r.out);
+    QT_CHECKF(strstr(r.out, "Recommended action: ") && strstr(r.out, zip), "%s", r.out);
+    QT_CHECKF(strstr(r.err, "sensitivity: done in ") && strstr(r.err, "zip: done in ") && !strchr(r.err, '\r'), "%s", r.err);
+}
+
 static void qt_runall_all(void) {
     setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
     for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_runall_pair(qt_pairs[i]);
     QT_RUN(test_runall_gate_and_failure);
     QT_RUN(test_runall_failed_stage);
     QT_RUN(test_runall_render);
+    QT_RUN(test_runall_terminal_summary);
     unsetenv("SOURCE_DATE_EPOCH");
 }

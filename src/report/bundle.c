@@ -158,6 +158,21 @@ static const char *qr__bn_verdict(const QrBd *bd, QrHtmlLevel *level) {
     return qr_arena_printf(a, "Model output Cosine %.6f, SQNR %.2f dB: %s.", c, bd->cmp.out.sqnr, what);
 }
 
+/* The recommended action (HTML verdict and terminal summary), or NULL without sensitivity
+ * rows: the what-if's measured int16 promotion when it has one, else the top sensitive node. */
+static const char *qr__bn_action(const QrBd *bd) {
+    if (!bd->have_sens || !bd->sens.n) return NULL;
+    QrArena *a = (QrArena *)&bd->arena;
+    if (bd->have_wi && bd->wi.rec_int16 >= 0) {
+        const QrWhatIfStep *w = &bd->wi.steps[bd->wi.rec_int16];
+        return qr_arena_printf(a, "Recommended action: promote the top-%d sensitive node%s to int16 (output Cosine %.6f → %.6f, "
+                               "measured; see mixed_precision.json for ready-to-use node lists).", w->k, w->k == 1 ? "" : "s",
+                               bd->wi.as_is.cosine, w->int16.cosine);
+    }
+    return qr_arena_printf(a, "Recommended action: keep '%s' in higher precision (int16 or float) first, then re-check the "
+                           "cumulative-error curves.", bd->sens.rows[0].name);
+}
+
 static QrStatus qr__bn_summary(QrBd *bd) {
     QrJson j;
     qr_json_init(&j);
@@ -409,15 +424,7 @@ static QrStatus qr__bn_html(QrBd *bd) {
                           bd->sens.rows[k].op_type, qr_metric_name(bd->sens.opts.metric),
                           qr_metric_get(&bd->sens.rows[k].m, bd->sens.opts.metric));
         qr_html_list_end(&h);
-        if (bd->have_wi && bd->wi.rec_int16 >= 0) {
-            const QrWhatIfStep *w = &bd->wi.steps[bd->wi.rec_int16];
-            qr_html_paraf(&h, "Recommended action: promote the top-%d sensitive node%s to int16 (output Cosine %.6f → %.6f, "
-                          "measured; see mixed_precision.json for ready-to-use node lists).", w->k, w->k == 1 ? "" : "s",
-                          bd->wi.as_is.cosine, w->int16.cosine);
-        } else {
-            qr_html_paraf(&h, "Recommended action: keep '%s' in higher precision (int16 or float) first, then re-check the "
-                          "cumulative-error curves below.", bd->sens.rows[0].name);
-        }
+        qr_html_para(&h, qr__bn_action(bd));
     }
     if (bd->have_adv && bd->adv.n) {
         qr_html_para(&h, "Advisor's main findings:");
@@ -837,6 +844,14 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g\n", k + 1,
                                   bd->sens.rows[k].name, qr_sens_type_name(bd->sens.rows[k].type), bd->sens.rows[k].op_type,
                                   qr_metric_name(bd->sens.opts.metric), qr_metric_get(&bd->sens.rows[k].m, bd->sens.opts.metric));
+        if (bd->have_adv && bd->adv.n && n < sizeof r->summary) {
+            const QrFinding *f = &bd->adv.f[0];
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Advisor (%d finding%s), main: %s %s: %s\n  fix: %s\n",
+                                  bd->adv.n, bd->adv.n == 1 ? "" : "s", f->node && *f->node ? f->node : "model",
+                                  qr_adv_kind_name(f->kind), f->reason, f->fix);
+        }
+        const char *act = qr__bn_action(bd);
+        if (act && n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", act);
         if (bd->have_eq && n < sizeof r->summary)
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", bd->eq.equivalent ? "Equivalence check: PASS" :
                                   "Equivalence check: WARNING — the models differ beyond quantization (see match_table.txt)");

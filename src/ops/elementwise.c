@@ -1217,6 +1217,29 @@ static QrStatus qr__ew_batchnorm_exec(QrOpCtx *c) {
     QR_TRY(qr__ew_batchnorm_params(c, &C, &inner, &pf));
     double eps = qr_attr_float(c->node, "epsilon", 1e-5f);
     int64_t np = pf ? C * inner : C, N = x->dims[0];
+    if (!pf && x->dtype == QR_DT_F32 && sc->dtype == QR_DT_F32 && bi->dtype == QR_DT_F32 && mu->dtype == QR_DT_F32 &&
+        va->dtype == QR_DT_F32) {
+        /* All float: ONNX Runtime's arithmetic, so the float baseline matches it bit for bit:
+         * m = scale * (1 / sqrt(var + eps)), a = B - mean * m, y = x * m + a, each step
+         * rounded to float: separate statements, and no fused multiply-add (x86-64's baseline
+         * has none; the aarch64 build passes -ffp-contract=off). */
+        const float *fs = sc->data, *fb = bi->data, *fm = mu->data, *fv = va->data, *px = x->data;
+        float *py = y->data, feps = (float)eps;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t ch = 0; ch < C; ch++) {
+                float inv = 1.0f / sqrtf(fv[ch] + feps);
+                float m = inv * fs[ch];
+                float mm = fm[ch] * m;
+                float a = fb[ch] - mm;
+                const float *xs = px + (n * C + ch) * inner;
+                float *ys = py + (n * C + ch) * inner;
+                for (int64_t i = 0; i < inner; i++) {
+                    float prod = xs[i] * m;
+                    ys[i] = prod + a;
+                }
+            }
+        return QR_OK;
+    }
     double *mul = qr_arena_array(c->scratch, (size_t)(np ? np : 1), 2 * sizeof(double));
     if (!mul) return qr_op_fail(c, QR_ERR_NOMEM, "no scratch memory");
     double *add = mul + np;

@@ -966,11 +966,22 @@ static QrStatus qr__nn_gpool_f32(QrOpCtx *c, QrNnPoolKind kind) {
             float m = S ? xp[0] : 0.0f;
             for (int64_t k = 1; k < S; k++) if (xp[k] > m || m != m) m = xp[k];
             Y[i] = m;
+        } else if (kind == QR__NN_POOL_AVG) {
+            /* In float and in ONNX Runtime's order (MLAS global pooling), so that the float
+             * baseline matches it bit for bit: four interleaved partial sums over the
+             * multiple-of-4 prefix, combined as (s0 + s2) + (s1 + s3), then the tail in
+             * order, then one division by the element count. */
+            float s4[4] = { 0, 0, 0, 0 };
+            int64_t k = 0;
+            for (; k + 4 <= S; k += 4)
+                for (int l = 0; l < 4; l++) s4[l] += xp[k + l];
+            float acc = (s4[0] + s4[2]) + (s4[1] + s4[3]);
+            for (; k < S; k++) acc += xp[k];
+            Y[i] = S ? acc / (float)S : 0.0f;
         } else {
             double acc = 0;
-            if (kind == QR__NN_POOL_AVG) for (int64_t k = 0; k < S; k++) acc += xp[k];
-            else for (int64_t k = 0; k < S; k++) acc += pow(fabs((double)xp[k]), p);
-            Y[i] = kind == QR__NN_POOL_AVG ? (S ? (float)(acc / (double)S) : 0.0f) : (float)pow(acc, 1.0 / p);
+            for (int64_t k = 0; k < S; k++) acc += pow(fabs((double)xp[k]), p);
+            Y[i] = (float)pow(acc, 1.0 / p);
         }
     }
     return QR_OK;

@@ -14,7 +14,7 @@ SRCS    := qreport.c $(shell find src -name '*.c' -o -name '*.h')
 TESTS   := $(wildcard tests/*.c tests/*.h)
 DEPS    := third_party/stamp
 
-.PHONY: all test asan regen bench clean clang fixtures aarch64 test-aarch64 sizes fuzz fuzz-smoke fuzz-build
+.PHONY: all test asan regen bench bench-models clean clang fixtures aarch64 test-aarch64 sizes fuzz fuzz-smoke fuzz-build
 
 all: qreport
 
@@ -32,6 +32,18 @@ build/test_main: $(SRCS) $(TESTS) $(DEPS)
 build/bench_kern: $(SRCS) bench/kern_bench.c $(DEPS)
 	@mkdir -p build
 	$(CC) $(CFLAGS_ALL) -o $@ bench/kern_bench.c $(LIBS)
+
+# qreport vs ONNX Runtime (bench/README.md); not part of test. bench-models generates the
+# ResNet-18 / MobileNetV2 float + QAT pairs into bench/models/ (git-ignored) unless present;
+# bench measures side by side and writes bench/RESULTS.md. BENCH_ARGS: extra bench/run.py options.
+BENCH_PY   ?= /usr/bin/python3
+BENCH_ARGS ?=
+bench-models:
+	$(BENCH_PY) bench/make_models.py
+
+bench: qreport bench-models
+	@$(MAKE) --no-print-directory build/bench_kern || echo "bench: build/bench_kern does not build: no per-operator table"
+	$(BENCH_PY) bench/run.py $(BENCH_ARGS)
 
 # Every test: unit tests, conformance over ../shared/conformance (when present),
 # golden fixtures and CLI bad-input tests. Last line: "N passed, N failed".

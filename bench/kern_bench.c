@@ -81,7 +81,7 @@ static int bench_model(const char *path, const char *input, int reps) {
     if (st != QR_OK) { fprintf(stderr, "%s\n", qr_err_msg()); return 1; }
     double *by_node = calloc((size_t)g->n_nodes, sizeof(double)), t[64], tc[64];
     BenchTap bt = { 0, by_node };
-    QrRunOpts opts = { bench_tap, &bt, NULL, NULL, NULL, NULL };
+    QrRunOpts opts = { .tap = bench_tap, .tap_user = &bt };
     reps = QR_MAX(1, QR_MIN(reps, 64));
     for (int r = -1; r < reps; r++) {
         QrTensor out[8];

@@ -22,6 +22,7 @@
 #include "test_analysis.c"
 #include "test_runall.c"
 #include "test_analysis_extra.c"
+#include "test_bench_cli.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -50,6 +51,7 @@ int main(int argc, char **argv) {
     QT_MODULE(analysis);
     QT_MODULE(runall);
     QT_MODULE(analysis_extra);
+    QT_MODULE(bench_cli);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

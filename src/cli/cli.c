@@ -48,11 +48,17 @@ static int qr__cli_fail(QrStatus st) {
 }
 
 static const char *qr__usage_run =
-    "usage: qreport run MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--shape NAME=1x3x224x224] [--seed N] [--quiet]\n"
-    "                  [--threads N] [--repeat N]\n"
+    "usage: qreport run MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--mode sim|int] [--shape NAME=1x3x224x224] [--seed N]\n"
+    "                  [--threads N] [--repeat N] [--quiet]\n"
     "  Runs the model and writes each graph output to DIR (default: .) as <output name>.npy.\n"
     "  -i FILE or -i NAME=FILE gives one input per graph input (.npy or ONNX TensorProto .pb);\n"
-    "  without -i a deterministic random input of the declared shape is used (with a warning).\n";
+    "  without -i a deterministic random input of the declared shape is used (with a warning).\n"
+    "  --mode sim (default) runs the model as given (Q/DQ in float); int runs its DQ->op->Q groups on\n"
+    "  integer kernels, as compare --mode int does.\n"
+    "  --repeat N: after one warm-up run, times N runs and prints (also with --quiet) one line\n"
+    "  bench: runs=N median_ms=X min_ms=X mean_ms=X threads=T isa=ISA mode=sim|int load_ms=X\n"
+    "  (load_ms: model parse, shape inference, inputs and lowering); the outputs written are the\n"
+    "  warm-up run's.\n";
 static const char *qr__usage_match =
     "usage: qreport match BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Pairs every compute node output of the float baseline with the analysis (quantized) model's value\n"
@@ -345,17 +351,69 @@ static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_mode
     return st == QR_OK ? -1 : qr__cli_fail(st);
 }
 
+static int qr__bh_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* `run`: one execution of the model (sim: as given; int: DQ->op->Q groups lowered onto integer
+ * kernels exactly as `compare --mode int`), outputs written as .npy. With --repeat N, after one
+ * warm-up run N more executions are timed (CLOCK_MONOTONIC) and one "bench:" line goes to stdout
+ * (also under --quiet); the outputs written are the warm-up run's. */
 static int qr_cli_run(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *g;
     QrTensor *in;
-    int rc = qr__cli_begin(argc, argv, qr__usage_run, false, &o, &g, &in);
-    if (rc >= 0) return rc;
-    QrStatus st;
+    double t_load = qr_time_now();
+    int rc = qr__cli_parse(argc, argv, &o, qr__usage_run, false);
+    if (rc) return rc < 0 ? 0 : rc;
+    bool int_mode = o.mode && !strcmp(o.mode, "int");
+    if (o.mode && !int_mode && strcmp(o.mode, "sim")) {
+        fprintf(stderr, "qreport: run --mode must be sim or int\n%s", qr__usage_run);
+        return QR_EXIT_USAGE;
+    }
+    QrStatus st = qr__cli_prepare(&o, &g, &in);
+    if (st != QR_OK) return qr__cli_fail(st);
     const char *dir = o.out_dir ? o.out_dir : ".";
+    QrQuantTable qt = {0};
+    QrGraph low = {0};
+    QrLowerInfo info = {0};
+    const QrGraph *exe = g;
+    if (int_mode) {
+        st = qr_quant_table_build(g, &qt);
+        if (st == QR_OK) st = qr_quant_lower(g, &qt, &low, &info);
+        if (st != QR_OK) st = qr_err_wrap(st, "--mode int: lowering %s to integer kernels", o.model);
+        else exe = &low;
+        if (st == QR_OK && !info.n_groups)
+            qr__cli_warn(&o, "--mode int: %s has no DequantizeLinear -> op -> QuantizeLinear group to lower; it runs as in sim mode",
+                         o.model);
+        else if (st == QR_OK && !o.quiet)
+            printf("int mode: %d group%s on integer kernels, %d candidate%s left in float\n", info.n_groups,
+                   info.n_groups == 1 ? "" : "s", info.n_skipped, info.n_skipped == 1 ? "" : "s");
+    }
+    t_load = qr_time_now() - t_load;
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
-    st = outs ? qr_mkdir_p(dir) : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr_run(g, in, NULL, outs);
+    QrTensor *scratch = calloc((size_t)g->n_outputs + 1, sizeof *scratch);
+    double *ms = calloc((size_t)o.repeat + 1, sizeof *ms);
+    if (st == QR_OK && (!outs || !scratch || !ms)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_mkdir_p(dir);
+    if (st == QR_OK) st = qr_run(exe, in, NULL, outs);
+    for (int r = 0; st == QR_OK && r < o.repeat; r++) {
+        double t0 = qr_time_now();
+        st = qr_run(exe, in, NULL, scratch);
+        ms[r] = 1e3 * (qr_time_now() - t0);
+        for (int i = 0; i < g->n_outputs; i++) qr_tensor_free_data(&scratch[i]);
+    }
+    if (st == QR_OK && o.repeat) {
+        double sum = 0;
+        for (int r = 0; r < o.repeat; r++) sum += ms[r];
+        qsort(ms, (size_t)o.repeat, sizeof *ms, qr__bh_cmp_double);
+        double median = o.repeat % 2 ? ms[o.repeat / 2] : 0.5 * (ms[o.repeat / 2 - 1] + ms[o.repeat / 2]);
+        printf("bench: runs=%d median_ms=%.3f min_ms=%.3f mean_ms=%.3f threads=%d isa=%s mode=%s load_ms=%.3f\n", o.repeat,
+               median, ms[0], sum / o.repeat, qr_pool_threads(), qr_isa_name(qr_kern_isa()), int_mode ? "int" : "sim",
+               1e3 * t_load);
+        fflush(stdout);
+    }
     for (int i = 0; st == QR_OK && i < g->n_outputs; i++) {
         char safe[256], path[4096];
         qr_safe_filename(safe, sizeof safe, g->values[g->outputs[i]].name);
@@ -374,6 +432,11 @@ static int qr_cli_run(int argc, char **argv) {
     }
     if (outs) for (int i = 0; i < g->n_outputs; i++) qr_tensor_free_data(&outs[i]);
     free(outs);
+    free(scratch);
+    free(ms);
+    qr_graph_free(&low);                  /* borrows from g: first */
+    qr_lower_info_free(&info);
+    qr_quant_table_free(&qt);
     qr__cli_release(g, in);
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }

@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// ONNX Runtime side of `make bench`: times one model the way `qreport run --repeat N` does.
+//
+// Usage: node bench/ort_bench.js MODEL.onnx INPUT.npy THREADS RUNS
+//
+// Session: CPU EP, graphOptimizationLevel 'all' (QDQ groups fused into integer kernels),
+// intraOpNumThreads THREADS, interOpNumThreads 1, executionMode 'sequential'. After one
+// warm-up run, RUNS runs are timed one by one (process.hrtime, monotonic) and one line goes
+// to stdout:
+//   ort: runs=N median_ms=X min_ms=X mean_ms=X threads=T version=V load_ms=X
+// (load_ms: session creation, i.e. parse + graph optimization). Exit 2 when onnxruntime-node
+// is missing, with the command that installs it.
+// onnxruntime-node is loaded from $ORT_NODE_MODULES (default /tmp/ort/node_modules).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+const INSTALL = 'mkdir -p /tmp/ort && cd /tmp/ort && npm install --ignore-scripts onnxruntime-node';
+const ortDir = process.env.ORT_NODE_MODULES || '/tmp/ort/node_modules';
+
+function loadOrt() {
+  try {
+    return require(path.join(ortDir, 'onnxruntime-node'));
+  } catch (e) {
+    process.stderr.write(`ort_bench: cannot load onnxruntime-node from ${ortDir} (${e.message.split('\n')[0]}).\n` +
+                         `Install it with:\n  ${INSTALL}\nor point ORT_NODE_MODULES at a node_modules folder that has it.\n`);
+    process.exit(2);
+  }
+}
+
+// Minimal .npy (v1-3) reader for little-endian float32, C order.
+function readNpyF32(file) {
+  const buf = fs.readFileSync(file);
+  if (buf.toString('latin1', 0, 6) !== '\x93NUMPY') throw new Error(`${file}: not a .npy file`);
+  const major = buf[6];
+  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const off = major === 1 ? 10 : 12;
+  const header = buf.toString('latin1', off, off + hlen);
+  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
+  if (descr !== '<f4') throw new Error(`${file}: float32 input expected, got ${descr}`);
+  if (/'fortran_order':\s*True/.test(header)) throw new Error(`${file}: Fortran order not supported`);
+  const dims = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(',').map(s => s.trim()).filter(s => s).map(Number);
+  const n = dims.reduce((a, b) => a * b, 1);
+  const body = buf.subarray(off + hlen, off + hlen + 4 * n);
+  const data = new Float32Array(n);
+  for (let i = 0; i < n; i++) data[i] = body.readFloatLE(4 * i);
+  return { data, dims };
+}
+
+function ms(t0, t1) { return Number(t1 - t0) / 1e6; }
+
+async function main() {
+  const [model, input, threadsArg, runsArg] = process.argv.slice(2);
+  if (!model || !input || !threadsArg || !runsArg) {
+    process.stderr.write('usage: node ort_bench.js MODEL.onnx INPUT.npy THREADS RUNS\n');
+    process.exit(2);
+  }
+  const threads = parseInt(threadsArg, 10), runs = parseInt(runsArg, 10);
+  if (!(threads >= 1) || !(runs >= 1)) throw new Error('THREADS and RUNS must be positive integers');
+  const ort = loadOrt();
+  const x = readNpyF32(input);
+  const t0 = process.hrtime.bigint();
+  const session = await ort.InferenceSession.create(model, {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+  });
+  const load = ms(t0, process.hrtime.bigint());
+  const feeds = { [session.inputNames[0]]: new ort.Tensor('float32', x.data, x.dims) };
+  await session.run(feeds);                                   // warm-up
+  const times = [];
+  for (let r = 0; r < runs; r++) {
+    const a = process.hrtime.bigint();
+    await session.run(feeds);
+    times.push(ms(a, process.hrtime.bigint()));
+  }
+  const sorted = times.slice().sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : 0.5 * (sorted[mid - 1] + sorted[mid]);
+  const mean = times.reduce((a, b) => a + b, 0) / times.length;
+  let version = 'unknown';
+  try { version = require(path.join(ortDir, 'onnxruntime-node', 'package.json')).version; } catch (e) { /* keep */ }
+  process.stdout.write(`ort: runs=${runs} median_ms=${median.toFixed(3)} min_ms=${sorted[0].toFixed(3)} ` +
+                       `mean_ms=${mean.toFixed(3)} threads=${threads} version=${version} load_ms=${load.toFixed(3)}\n`);
+}
+
+main().catch(e => { process.stderr.write(`ort_bench: ${e.stack || e}\n`); process.exit(1); });

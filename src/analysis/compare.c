@@ -42,7 +42,7 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
         if (st != QR_OK) { qr_err_clear(); continue; }
         QrLayerRow *r = &ct->c->rows[ct->row_of[mi]];
         if (f.numel == x->numel) {
-            if (ct->shadow) { qr_metrics_compute(x->data, f.data, x->numel, &r->local); r->has_local = true; }
+            if (ct->shadow) { qr_metrics_compute_ex(x->data, f.data, x->numel, false, &r->local); r->has_local = true; }
             else { qr_metrics_compute(x->data, f.data, x->numel, &r->m); r->has_m = true; }
         }
         qr_tensor_free_data(&f);

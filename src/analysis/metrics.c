@@ -7,12 +7,74 @@ static void qr_metric_acc_init(QrMetricAcc *a) {
     a->kx_max = a->ky_max = -INFINITY;
 }
 
+static void qr_metric_acc_init_ex(QrMetricAcc *a, bool with_kl) {
+    qr_metric_acc_init(a);
+    a->no_kl = !with_kl;
+}
+
 /* s·e^(m_old) rescaled to a new maximum m_new. */
 static inline double qr__mt_rescale(double s, double m_old, double m_new) {
     return m_old == -INFINITY ? 0 : s * exp(m_old - m_new);
 }
 
+/* Merges a chunk's count, means and m2 into the accumulator (Chan et al.). */
+static void qr__mt_merge(QrMetricAcc *a, int64_t cn, double mx, double m2x, double my, double m2y) {
+    double na = (double)a->n, nb = (double)cn, nt = na + nb;
+    double dx = mx - a->x_mean, dy = my - a->y_mean;
+    a->x_m2 += m2x + dx * dx * na * nb / nt;
+    a->y_m2 += m2y + dy * dy * na * nb / nt;
+    a->x_mean += dx * nb / nt;
+    a->y_mean += dy * nb / nt;
+    a->n += cn;
+}
+
+/* KL's online softmax sums over a chunk whose maxima are cmx, cmy (finite pairs only). */
+static void qr__mt_kl_add(QrMetricAcc *a, const float *x, const float *y, int64_t n, double cmx, double cmy) {
+    double nkx = QR_MAX(a->kx_max, cmx), nky = QR_MAX(a->ky_max, cmy);
+    double ks = qr__mt_rescale(a->kx_s, a->kx_max, nkx), kt = qr__mt_rescale(a->kx_t, a->kx_max, nkx);
+    double kys = qr__mt_rescale(a->ky_s, a->ky_max, nky);
+    for (int64_t i = 0; i < n; i++) {
+        double xi = x[i], yi = y[i];
+        if (!isfinite(xi) || !isfinite(yi)) continue;
+        double ex = exp(xi - nkx);
+        ks += ex;
+        kt += ex * (xi - yi);
+        kys += exp(yi - nky);
+    }
+    a->kx_max = nkx; a->kx_s = ks; a->kx_t = kt;
+    a->ky_max = nky; a->ky_s = kys;
+}
+
+/* All-finite chunks: the sums and moments from the SIMD pair-statistics kernel, then one
+ * light pass for the largest relative error (and KL's pass when wanted). false when the
+ * chunk holds NaN/Inf (the scalar path below handles those). */
+static bool qr__mt_add_fast(QrMetricAcc *a, const float *x, const float *y, int64_t n) {
+    QrF32PairStats ps;
+    qr_f32_pair_stats_init(&ps);
+    qr_kern.f32_pair_stats(x, y, n, &ps);
+    if (ps.n != n || ps.x.n != n || ps.y.n != n) return false;
+    a->sxx += ps.sxx;
+    a->syy += ps.syy;
+    a->sxy += ps.sxy;
+    a->sdd += ps.sdd;
+    a->sad += ps.sad;
+    if (ps.maxad > a->amax) a->amax = ps.maxad;
+    double rt = 0;
+    for (int64_t i = 0; i < n; i++) {      /* |x - y| / |x|; 0/0 = 0, d/0 = FLT_MAX */
+        double ad = fabs((double)x[i] - (double)y[i]), ax = fabs((double)x[i]);
+        double r = ax > 0 ? ad / ax : (ad > 0 ? FLT_MAX : 0);
+        rt = r > rt ? r : rt;
+    }
+    if (rt > a->rtol) a->rtol = rt;
+    a->x_min = QR_MIN(a->x_min, ps.x.min); a->x_max = QR_MAX(a->x_max, ps.x.max);
+    a->y_min = QR_MIN(a->y_min, ps.y.min); a->y_max = QR_MAX(a->y_max, ps.y.max);
+    if (!a->no_kl) qr__mt_kl_add(a, x, y, n, ps.x.max, ps.y.max);
+    qr__mt_merge(a, n, ps.x.mean, ps.x.m2, ps.y.mean, ps.y.m2);
+    return true;
+}
+
 static void qr_metric_acc_add(QrMetricAcc *a, const float *x, const float *y, int64_t n) {
+    if (n > 0 && qr__mt_add_fast(a, x, y, n)) return;
     /* Chunk moments first (two passes over the chunk), then merged. */
     double sx = 0, sy = 0, cmx = -INFINITY, cmy = -INFINITY;
     int64_t cn = 0;
@@ -40,28 +102,14 @@ static void qr_metric_acc_add(QrMetricAcc *a, const float *x, const float *y, in
     }
     if (!cn) return;
     double mx = sx / (double)cn, my = sy / (double)cn, m2x = 0, m2y = 0;
-    double nkx = QR_MAX(a->kx_max, cmx), nky = QR_MAX(a->ky_max, cmy);
-    double ks = qr__mt_rescale(a->kx_s, a->kx_max, nkx), kt = qr__mt_rescale(a->kx_t, a->kx_max, nkx);
-    double kys = qr__mt_rescale(a->ky_s, a->ky_max, nky);
     for (int64_t i = 0; i < n; i++) {
         double xi = x[i], yi = y[i];
         if (!isfinite(xi) || !isfinite(yi)) continue;
         m2x += (xi - mx) * (xi - mx);
         m2y += (yi - my) * (yi - my);
-        double ex = exp(xi - nkx);
-        ks += ex;
-        kt += ex * (xi - yi);
-        kys += exp(yi - nky);
     }
-    a->kx_max = nkx; a->kx_s = ks; a->kx_t = kt;
-    a->ky_max = nky; a->ky_s = kys;
-    double na = (double)a->n, nb = (double)cn, nt = na + nb;
-    double dx = mx - a->x_mean, dy = my - a->y_mean;
-    a->x_m2 += m2x + dx * dx * na * nb / nt;
-    a->y_m2 += m2y + dy * dy * na * nb / nt;
-    a->x_mean += dx * nb / nt;
-    a->y_mean += dy * nb / nt;
-    a->n += cn;
+    if (!a->no_kl) qr__mt_kl_add(a, x, y, n, cmx, cmy);
+    qr__mt_merge(a, cn, mx, m2x, my, m2y);
 }
 
 static void qr_metric_acc_finish(const QrMetricAcc *a, QrMetrics *m) {
@@ -84,17 +132,21 @@ static void qr_metric_acc_finish(const QrMetricAcc *a, QrMetrics *m) {
     m->sqnr = a->sdd == 0 ? INFINITY : 10.0 * log10(a->sxx / a->sdd);
     /* KL(p||q) = Σp(x-y) - LSE(x) + LSE(y), p = softmax(x), q = softmax(y). */
     double lse_x = a->kx_max + log(a->kx_s), lse_y = a->ky_max + log(a->ky_s);
-    m->kl = a->kx_t / a->kx_s - lse_x + lse_y;
+    m->kl = a->no_kl ? NAN : a->kx_t / a->kx_s - lse_x + lse_y;
     if (m->kl < 0 && m->kl > -1e-12) m->kl = 0;
     m->x_min = a->x_min; m->x_max = a->x_max; m->x_mean = a->x_mean; m->x_var = a->x_m2 / n;
     m->y_min = a->y_min; m->y_max = a->y_max; m->y_mean = a->y_mean; m->y_var = a->y_m2 / n;
 }
 
-static void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetrics *m) {
+static void qr_metrics_compute_ex(const float *x, const float *y, int64_t n, bool with_kl, QrMetrics *m) {
     QrMetricAcc a;
-    qr_metric_acc_init(&a);
+    qr_metric_acc_init_ex(&a, with_kl);
     qr_metric_acc_add(&a, x, y, n);
     qr_metric_acc_finish(&a, m);
+}
+
+static void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetrics *m) {
+    qr_metrics_compute_ex(x, y, n, true, m);
 }
 
 static const char *const qr__mt_names[QR_METRIC_COUNT] = { "L1", "Cosine", "MSE", "KL", "SQNR" };

@@ -288,6 +288,7 @@ typedef struct QrEvalTap {
     int *match_of;           /* per twin value: first match whose vis it is */
     int *next;               /* per match */
     QrMetrics *per_match;
+    bool kl;
 } QrEvalTap;
 
 static QrStatus qr__sens_eval_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
@@ -299,18 +300,19 @@ static QrStatus qr__sens_eval_tap(void *user, const QrGraph *g, int node, int va
         if (!x->data) continue;
         QrTensor f = {0};
         if (qr_session_visible_f32(e->s, mi, t, &f) != QR_OK) { qr_err_clear(); continue; }
-        if (f.numel == x->numel) qr_metrics_compute(x->data, f.data, x->numel, &e->per_match[mi]);
+        if (f.numel == x->numel) qr_metrics_compute_ex(x->data, f.data, x->numel, e->kl, &e->per_match[mi]);
         qr_tensor_free_data(&f);
     }
     return QR_OK;
 }
 
-static QrStatus qr_sens_eval_mask(QrSession *s, const bool *enabled, QrMetrics *out, QrMetrics *per_match) {
+static QrStatus qr_sens_eval_mask(QrSession *s, const bool *enabled, QrMetrics *out, QrMetrics *per_match,
+                                  bool per_match_kl) {
     QR_TRY(qr_session_run_baseline(s));
     const QrGraph *g = &s->tw.g;
     QrOverrides ov = {0};
     QR_TRY(qr_session_overrides_alloc(s, &ov));
-    QrEvalTap e = { s, NULL, NULL, per_match };
+    QrEvalTap e = { s, NULL, NULL, per_match, per_match_kl };
     QrStatus st = QR_OK;
     if (per_match) {
         e.match_of = malloc(((size_t)g->n_values + 1) * sizeof(int));
@@ -377,7 +379,7 @@ static QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *
                 for (int j = 0; ow >= 0 && j < seen; j++) if (!strcmp(s->tw.g.nodes[ow].name, names[j])) mask[i] = false;
             }
         }
-        st = qr_sens_eval_mask(s, mask, &a->out[k], pm);
+        st = qr_sens_eval_mask(s, mask, &a->out[k], pm, metric == QR_METRIC_KL);
         for (int i = 0; st == QR_OK && i < s->m.n; i++)
             a->val[(size_t)i * (size_t)a->n_settings + (size_t)k] = pm[i].n ? qr_metric_get(&pm[i], metric) : NAN;
     }

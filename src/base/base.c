@@ -376,6 +376,7 @@ static void qr_cpu_detect(QrCpu *cpu) {
             cpu->avx512bw = zmm && ((b >> 30) & 1);
             cpu->avx512vl = zmm && ((b >> 31) & 1);
             cpu->avx512vnni = zmm && ((c >> 11) & 1);
+            cpu->sha = (b >> 29) & 1;
         }
         cpu->fma = cpu->fma && ymm;
     }

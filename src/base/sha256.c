@@ -39,6 +39,61 @@ static void qr__bd_sha_block(uint32_t h[8], const uint8_t *p) {
     h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
 }
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+/* The same block function on the SHA extensions (SHA-NI): the state lives as (A,B,E,F)
+ * and (C,D,G,H) lanes, sha256rnds2 does two rounds, sha256msg1/msg2 the schedule. */
+__attribute__((target("sha,sse4.1")))
+static void qr__bd_sha_blocks_ni(uint32_t h[8], const uint8_t *p, size_t n_blocks) {
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i t = _mm_loadu_si128((const __m128i *)h);          /* D C B A */
+    __m128i s1 = _mm_loadu_si128((const __m128i *)(h + 4));   /* H G F E */
+    t = _mm_shuffle_epi32(t, 0xB1);                           /* C D A B */
+    s1 = _mm_shuffle_epi32(s1, 0x1B);                         /* E F G H */
+    __m128i s0 = _mm_alignr_epi8(t, s1, 8);                   /* A B E F */
+    s1 = _mm_blend_epi16(s1, t, 0xF0);                        /* C D G H */
+    for (; n_blocks; n_blocks--, p += 64) {
+        __m128i a0 = s0, a1 = s1, w[4];
+        for (int i = 0; i < 4; i++) w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), bswap);
+        for (int r = 0; r < 16; r++) {                        /* rounds 4r .. 4r+3 */
+            if (r >= 4) {
+                /* W[i..i+3] from W[i-16..], W[i-15..] (msg1), W[i-7..i-4], W[i-2], W[i-1] (msg2) */
+                __m128i v = _mm_sha256msg1_epu32(w[r & 3], w[(r + 1) & 3]);
+                v = _mm_add_epi32(v, _mm_alignr_epi8(w[(r + 3) & 3], w[(r + 2) & 3], 4));
+                w[r & 3] = _mm_sha256msg2_epu32(v, w[(r + 3) & 3]);
+            }
+            __m128i m = _mm_add_epi32(w[r & 3], _mm_loadu_si128((const __m128i *)(qr__bd_sha_k + 4 * r)));
+            s1 = _mm_sha256rnds2_epu32(s1, s0, m);
+            s0 = _mm_sha256rnds2_epu32(s0, s1, _mm_shuffle_epi32(m, 0x0E));
+        }
+        s0 = _mm_add_epi32(s0, a0);
+        s1 = _mm_add_epi32(s1, a1);
+    }
+    t = _mm_shuffle_epi32(s0, 0x1B);                          /* F E B A */
+    s1 = _mm_shuffle_epi32(s1, 0xB1);                         /* D C H G */
+    s0 = _mm_blend_epi16(t, s1, 0xF0);                        /* D C B A */
+    s1 = _mm_alignr_epi8(s1, t, 8);                           /* H G F E */
+    _mm_storeu_si128((__m128i *)h, s0);
+    _mm_storeu_si128((__m128i *)(h + 4), s1);
+}
+#endif
+
+/* 0: not known yet, 1: SHA extensions, -1: portable. QR_SHA256_PORTABLE forces the latter. */
+static int qr__bd_sha_ni;
+
+/* n_blocks whole blocks at p, on the SHA extensions when the CPU has them. */
+static void qr__bd_sha_blocks(uint32_t h[8], const uint8_t *p, size_t n_blocks) {
+#if defined(__x86_64__)
+    if (!qr__bd_sha_ni) {
+        QrCpu cpu;
+        qr_cpu_detect(&cpu);
+        qr__bd_sha_ni = cpu.sha && !getenv("QR_SHA256_PORTABLE") ? 1 : -1;
+    }
+    if (qr__bd_sha_ni > 0) { qr__bd_sha_blocks_ni(h, p, n_blocks); return; }
+#endif
+    for (; n_blocks; n_blocks--, p += 64) qr__bd_sha_block(h, p);
+}
+
 static void qr_sha256_init(QrSha256 *s) {
     /* 5.3.3: the first 32 bits of the fractional parts of the square roots of the first 8 primes. */
     static const uint32_t h0[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -57,10 +112,12 @@ static void qr_sha256_update(QrSha256 *s, const void *data, size_t len) {
         s->n_block += (uint32_t)take;
         p += take; len -= take;
         if (s->n_block < 64) return;
-        qr__bd_sha_block(s->h, s->block);
+        qr__bd_sha_blocks(s->h, s->block, 1);
         s->n_block = 0;
     }
-    for (; len >= 64; p += 64, len -= 64) qr__bd_sha_block(s->h, p);
+    qr__bd_sha_blocks(s->h, p, len / 64);
+    p += len / 64 * 64;
+    len %= 64;
     if (len) { memcpy(s->block, p, len); s->n_block = (uint32_t)len; }
 }
 

@@ -51,6 +51,7 @@ static void qr__mt_kl_add(QrMetricAcc *a, const float *x, const float *y, int64_
 static bool qr__mt_add_fast(QrMetricAcc *a, const float *x, const float *y, int64_t n) {
     QrF32PairStats ps;
     qr_f32_pair_stats_init(&ps);
+    qr_kern_init();                            /* idempotent: callers need not have run a model */
     qr_kern.f32_pair_stats(x, y, n, &ps);
     if (ps.n != n || ps.x.n != n || ps.y.n != n) return false;
     a->sxx += ps.sxx;

@@ -23,6 +23,16 @@ static void qr_stats_merge(QrStats *a, const QrStats *b) {
 
 /* Blocks of 4096 values are summed exactly in double, then merged (Chan). */
 static void qr_stats_tensor(QrStats *s, const QrTensor *t) {
+    if (t->dtype == QR_DT_F32 && t->numel > 0) {   /* the SIMD moments kernel: same fields, same blocking */
+        QrF32PairStats ps;
+        qr_f32_pair_stats_init(&ps);
+        qr_kern_init();                            /* idempotent: callers need not have run a model */
+        qr_kern.f32_pair_stats(t->data, NULL, t->numel, &ps);
+        QrStats b = { ps.x.n, ps.x.n_nan, ps.x.n_posinf, ps.x.n_neginf, ps.x.min, ps.x.max, ps.x.mean, ps.x.m2 };
+        if (!b.n) b.min = INFINITY, b.max = -INFINITY;
+        qr_stats_merge(s, &b);
+        return;
+    }
     enum { BLOCK = 4096 };
     for (int64_t base = 0; base < t->numel; base += BLOCK) {
         int64_t end = QR_MIN(t->numel, base + BLOCK);

@@ -90,6 +90,8 @@ static void qr__bd_sha_blocks(uint32_t h[8], const uint8_t *p, size_t n_blocks) 
         qr__bd_sha_ni = cpu.sha && !getenv("QR_SHA256_PORTABLE") ? 1 : -1;
     }
     if (qr__bd_sha_ni > 0) { qr__bd_sha_blocks_ni(h, p, n_blocks); return; }
+#else
+    QR_UNUSED(qr__bd_sha_ni);
 #endif
     for (; n_blocks; n_blocks--, p += 64) qr__bd_sha_block(h, p);
 }

@@ -613,6 +613,546 @@ static void test_int_patterns(void) {
     QT_CHECKF(n_all > 16 * 400 && n_diff * 100 <= n_all, "%lld of %lld differ", (long long)n_diff, (long long)n_all);
 }
 
+/* ---- integer operators on every kernel level ----------------------------------------------- */
+
+/* Runs graph g on `in` with the kernels of each level this machine has and checks that every
+ * level's output equals want (bytes). */
+static void qt_int_run_levels(const char *what, QrGraph *g, const QrTensor *in, const void *want, size_t nbytes,
+                              char *bad, size_t badn) {
+    static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT };
+    QrKernels saved = qr_kern;
+    for (int l = 0; l < QR_ARRAY_LEN(all) && !bad[0]; l++) {
+        QrKernels k;
+        if (qr_kern_table(all[l], &k) != QR_OK) { qr_err_clear(); continue; }
+        qr_kern = k;
+        QrTensor y = {0};
+        QrStatus st = qr_run(g, in, NULL, &y);
+        if (st != QR_OK) snprintf(bad, badn, "%s on %s: %s", what, qr_isa_name(all[l]), qr_err_msg());
+        else if (qr_tensor_nbytes(&y) != nbytes || memcmp(y.data, want, nbytes)) {
+            size_t i = 0;
+            while (i < nbytes && ((const uint8_t *)y.data)[i] == ((const uint8_t *)want)[i]) i++;
+            snprintf(bad, badn, "%s on %s: output differs from the reference at byte %zu", what, qr_isa_name(all[l]), i);
+        }
+        qr_tensor_free_data(&y);
+    }
+    qr_kern = saved;
+}
+
+static double qt_int_rand(uint64_t *rng, double lo, double hi) {
+    return lo + (hi - lo) * (double)(qr_rng_next(rng) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Random integers of type dt (extremes now and then). */
+static void qt_int_fill(QrTensor *t, uint64_t *rng) {
+    QrQuantRange r;
+    qr_quant_range(t->dtype, &r);
+    for (int64_t i = 0; i < t->numel; i++) {
+        uint64_t v = qr_rng_next(rng);
+        int64_t x = (v & 15) == 0 ? r.lo : (v & 15) == 1 ? r.hi : r.lo + (int64_t)((v >> 8) % (uint64_t)(r.hi - r.lo + 1));
+        qr_tensor_set_i64(t, i, x);
+    }
+}
+
+/* The requantization the integer ops document, written out: (float)acc * mult, clamp in
+ * float to [lo - zp, hi - zp] (NaN: lo), round half to even, + zp. */
+static int32_t qt_int_requant(int64_t acc, float mult, int32_t zp, int32_t lo, int32_t hi) {
+    float v = (float)acc * mult;
+    if (!(v >= (float)(lo - zp))) v = (float)(lo - zp);
+    if (v > (float)(hi - zp)) v = (float)(hi - zp);
+    return (int32_t)rintf(v) + zp;
+}
+
+typedef struct QtIntConv {
+    const char *dom;                 /* "", "com.microsoft" (channels_last) or QR_QUANT_INT_DOMAIN */
+    QrDType xdt, wdt, ydt;
+    int64_t N, C, H, W, M, KH, KW, G, sh, sw, dh, dw, pt, pl, pb, pr;
+    bool per_ch, bias, one_d;
+    int32_t qmin, qmax;              /* internal op only (0, 0: none) */
+} QtIntConv;
+
+/* One QLinearConv / ConvInteger case: the op's output on every level against a reference
+ * computed here with plain loops (int32 wrapping sums for 8-bit operands as ONNX Runtime,
+ * exact int64 otherwise). ConvInteger when ydt is int32. */
+static void qt_int_conv_case(int ci, const QtIntConv *cs, uint64_t *rng, char *bad, size_t badn) {
+    const bool nhwc = !strcmp(cs->dom, "com.microsoft"), convint = cs->ydt == QR_DT_S32, internal = !strcmp(cs->dom, QR_QUANT_INT_DOMAIN);
+    const int64_t N = cs->N, C = cs->C, H = cs->one_d ? 1 : cs->H, W = cs->W, M = cs->M, KH = cs->one_d ? 1 : cs->KH, KW = cs->KW;
+    const int64_t Cg = C / cs->G, Mg = M / cs->G;
+    const int64_t OH = (H + cs->pt + cs->pb - (KH - 1) * cs->dh - 1) / cs->sh + 1, OW = (W + cs->pl + cs->pr - (KW - 1) * cs->dw - 1) / cs->sw + 1;
+    QtModel mb;
+    qt_mb_init(&mb, 13);
+    int64_t dx[4], dwt[4] = { M, Cg, KH, KW }, dy[4], dm[1] = { M };
+    int rk = cs->one_d ? 3 : 4;
+    if (cs->one_d) { dx[0] = N; dx[1] = C; dx[2] = W; dy[0] = N; dy[1] = M; dy[2] = OW; dwt[2] = KW; }
+    else if (nhwc) { dx[0] = N; dx[1] = H; dx[2] = W; dx[3] = C; dy[0] = N; dy[1] = OH; dy[2] = OW; dy[3] = M; }
+    else { dx[0] = N; dx[1] = C; dx[2] = H; dx[3] = W; dy[0] = N; dy[1] = M; dy[2] = OH; dy[3] = OW; }
+    QrTensor x = {0}, w = {0}, wz = {0}, b = {0};
+    qr_tensor_set_shape(&x, cs->xdt, rk, dx);
+    qr_tensor_alloc_data(&x);
+    qr_tensor_set_shape(&w, cs->wdt, rk, dwt);
+    qr_tensor_alloc_data(&w);
+    qr_tensor_set_shape(&wz, cs->wdt, 1, dm);
+    qr_tensor_alloc_data(&wz);
+    qr_tensor_set_shape(&b, QR_DT_S32, 1, dm);
+    qr_tensor_alloc_data(&b);
+    qt_int_fill(&x, rng);
+    qt_int_fill(&w, rng);
+    qt_int_fill(&wz, rng);
+    for (int64_t m = 0; m < M; m++) ((int32_t *)b.data)[m] = (int32_t)qt_int_rand(rng, -40000, 40000);
+    float ws[64];
+    for (int64_t m = 0; m < M; m++) ws[m] = (float)qt_int_rand(rng, 0.001, 0.02);
+    float xs = 0.05f, ys = (float)qt_int_rand(rng, 0.5, 4.0) * (qr__q_esize(cs->xdt) == 2 ? 200.0f : 1.0f);
+    QrQuantRange xr, yr = { 0, 0 };
+    qr_quant_range(cs->xdt, &xr);
+    int32_t xz = xr.lo + (int32_t)((xr.hi - xr.lo) / 3), yz = 0;
+    if (!convint) { qr_quant_range(cs->ydt, &yr); yz = yr.lo + (yr.hi - yr.lo) / 2 + 3; }
+    int64_t one[1] = { 1 };
+    (void)one;
+    unsigned char zbuf[8];
+    QrTensor zt = { .dtype = cs->xdt, .numel = 1, .data = zbuf };
+    qr_tensor_set_i64(&zt, 0, xz);
+    qt_mb_init_raw(&mb, "xz", cs->xdt, 0, NULL, zbuf, (size_t)qr__q_esize(cs->xdt));
+    qt_int_scalar(&mb, "xs", QR_DT_F32, xs);
+    qt_mb_init_raw(&mb, "w", cs->wdt, rk, dwt, w.data, qr_tensor_nbytes(&w));
+    if (cs->per_ch) {
+        qt_mb_init_raw(&mb, "ws", QR_DT_F32, 1, dm, ws, (size_t)M * sizeof(float));
+        qt_mb_init_raw(&mb, "wz", cs->wdt, 1, dm, wz.data, qr_tensor_nbytes(&wz));
+    } else {
+        qt_int_scalar(&mb, "ws", QR_DT_F32, ws[0]);
+        qt_mb_init_raw(&mb, "wz", cs->wdt, 0, NULL, wz.data, (size_t)qr__q_esize(cs->wdt));
+    }
+    if (!convint) {
+        qt_int_scalar(&mb, "ys", QR_DT_F32, ys);
+        unsigned char yb[8];
+        QrTensor yt = { .dtype = cs->ydt, .numel = 1, .data = yb };
+        qr_tensor_set_i64(&yt, 0, yz);
+        qt_mb_init_raw(&mb, "yz", cs->ydt, 0, NULL, yb, (size_t)qr__q_esize(cs->ydt));
+    }
+    if (cs->bias) qt_mb_init_raw(&mb, "b", QR_DT_S32, 1, dm, b.data, (size_t)M * 4);
+    qt_mb_input(&mb, "x", cs->xdt, rk, dx);
+    qt_mb_output(&mb, "y", cs->ydt, rk, dy);
+    char op[64];
+    snprintf(op, sizeof op, "%s%s%s", cs->dom, cs->dom[0] ? "." : "", convint ? "ConvInteger" : "QLinearConv");
+    Onnx__NodeProto *n = qt_mb_node(&mb, op, "conv", convint ? "x,w,xz,wz" : cs->bias ? "x,xs,xz,w,ws,wz,ys,yz,b" : "x,xs,xz,w,ws,wz,ys,yz", "y");
+    int64_t st[2] = { cs->sh, cs->sw }, dl[2] = { cs->dh, cs->dw }, pads[4] = { cs->pt, cs->pl, cs->pb, cs->pr };
+    int64_t st1[1] = { cs->sw }, dl1[1] = { cs->dw }, pads1[2] = { cs->pl, cs->pr };
+    qt_mb_attr_ints(&mb, n, "strides", rk - 2, cs->one_d ? st1 : st);
+    qt_mb_attr_ints(&mb, n, "dilations", rk - 2, cs->one_d ? dl1 : dl);
+    qt_mb_attr_ints(&mb, n, "pads", 2 * (rk - 2), cs->one_d ? pads1 : pads);
+    qt_int_attr_i(&mb, n, "group", cs->G);
+    if (nhwc) qt_int_attr_i(&mb, n, "channels_last", 1);
+    int32_t lo = yr.lo, hi = yr.hi;
+    if (internal && cs->qmin < cs->qmax) { qt_int_attr_i(&mb, n, "qmin", cs->qmin); qt_int_attr_i(&mb, n, "qmax", cs->qmax); lo = cs->qmin; hi = cs->qmax; }
+    QrGraph *g = NULL;
+    char file[64];
+    snprintf(file, sizeof file, "int_conv_%d.onnx", ci);
+    QrStatus s = qt_load_built(&mb, file, &g);
+    qt_mb_free(&mb);
+    if (s == QR_OK) s = qr_graph_infer(g, &x);
+    if (s != QR_OK) snprintf(bad, badn, "case %d: %s", ci, qr_err_msg());
+    /* the reference */
+    const bool narrow = qr__q_esize(cs->xdt) == 1 && qr__q_esize(cs->wdt) == 1;
+    size_t ysz = (size_t)(N * M * OH * OW) * (convint ? 4 : (size_t)qr__q_esize(cs->ydt));
+    unsigned char *want = malloc(ysz);
+    QrTensor yw = { .dtype = cs->ydt, .numel = N * M * OH * OW, .data = want };
+    for (int64_t in = 0; s == QR_OK && in < N; in++)
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    int64_t acc = 0, gr = m / Mg;
+                    int32_t wzm = (int32_t)qr_tensor_get_i64(&wz, cs->per_ch ? m : 0);
+                    for (int64_t c = 0; c < Cg; c++)
+                        for (int64_t kh = 0; kh < KH; kh++)
+                            for (int64_t kw = 0; kw < KW; kw++) {
+                                int64_t ih = oh * cs->sh - (cs->one_d ? 0 : cs->pt) + kh * cs->dh, iw = ow * cs->sw - cs->pl + kw * cs->dw;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                                int64_t ch = gr * Cg + c;
+                                int64_t xi = nhwc ? ((in * H + ih) * W + iw) * C + ch : ((in * C + ch) * H + ih) * W + iw;
+                                acc += (qr_tensor_get_i64(&x, xi) - xz) * (qr_tensor_get_i64(&w, ((m * Cg + c) * KH + kh) * KW + kw) - wzm);
+                            }
+                    if (cs->bias) acc += ((int32_t *)b.data)[m];
+                    if (narrow) acc = (int32_t)(uint32_t)(uint64_t)acc;
+                    int64_t yi = nhwc ? ((in * OH + oh) * OW + ow) * M + m : ((in * M + m) * OH + oh) * OW + ow;
+                    if (convint) ((int32_t *)want)[yi] = (int32_t)acc;
+                    else qr_tensor_set_i64(&yw, yi, qt_int_requant(acc, xs * ws[cs->per_ch ? m : 0] / ys, yz, lo, hi));
+                }
+    char what[64];
+    snprintf(what, sizeof what, "conv case %d", ci);
+    if (s == QR_OK) qt_int_run_levels(what, g, &x, want, ysz, bad, badn);
+    free(want);
+    if (g) { qr_graph_free(g); free(g); }
+    qr_tensor_free_data(&x);
+    qr_tensor_free_data(&w);
+    qr_tensor_free_data(&wz);
+    qr_tensor_free_data(&b);
+}
+
+/* Every convolution path of ops/quant.c on every kernel level, against loops written here:
+ * GEMM with implicit im2col (3x3, strides, dilations, asymmetric pads), 1x1 as a plain GEMM,
+ * groups, depthwise (multiplier 1 and 2, strides, dilation), 1-D (explicit im2col),
+ * channels_last, uint8 weights with a zero point, 16-bit activations (q16_gemm), a fused
+ * clamp and ConvInteger. */
+static void test_int_conv_ops(void) {
+    static const QtIntConv cases[] = {
+        { "", QR_DT_U8, QR_DT_S8, QR_DT_U8, 2, 5, 9, 11, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, true, false, 0, 0 },
+        { "", QR_DT_U8, QR_DT_S8, QR_DT_U8, 1, 16, 13, 70, 9, 3, 3, 1, 2, 2, 1, 1, 1, 0, 1, 2, true, true, false, 0, 0 },
+        { "", QR_DT_S8, QR_DT_U8, QR_DT_S8, 1, 6, 7, 40, 33, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, false, true, false, 0, 0 },
+        { "", QR_DT_U8, QR_DT_S8, QR_DT_U8, 1, 8, 12, 13, 10, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, true, false, false, 0, 0 },
+        { "", QR_DT_U8, QR_DT_S8, QR_DT_U8, 2, 8, 10, 9, 6, 3, 3, 2, 1, 1, 2, 2, 2, 2, 2, 2, true, true, false, 0, 0 },
+        { "", QR_DT_U8, QR_DT_S8, QR_DT_U8, 1, 12, 15, 17, 12, 3, 3, 12, 1, 1, 1, 1, 1, 1, 1, 1, true, true, false, 0, 0 },
+        { "", QR_DT_S8, QR_DT_S8, QR_DT_U8, 2, 6, 16, 21, 12, 3, 5, 6, 2, 2, 1, 2, 1, 4, 0, 3, true, true, false, 0, 0 },
+        { "", QR_DT_U8, QR_DT_S8, QR_DT_U8, 1, 4, 1, 50, 5, 1, 4, 1, 1, 2, 1, 3, 0, 2, 0, 1, true, true, true, 0, 0 },
+        { "", QR_DT_U8, QR_DT_S8, QR_DT_U8, 1, 3, 33, 31, 8, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, true, true, false, 0, 0 },
+        { "com.microsoft", QR_DT_U8, QR_DT_S8, QR_DT_U8, 2, 6, 8, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, true, false, 0, 0 },
+        { "com.microsoft", QR_DT_U8, QR_DT_S8, QR_DT_U8, 1, 8, 9, 10, 8, 3, 3, 8, 1, 2, 1, 1, 1, 1, 1, 1, true, true, false, 0, 0 },
+        { QR_QUANT_INT_DOMAIN, QR_DT_U8, QR_DT_S8, QR_DT_U8, 1, 8, 9, 10, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, true, true, false, 100, 200 },
+        { QR_QUANT_INT_DOMAIN, QR_DT_S16, QR_DT_S8, QR_DT_S16, 1, 5, 8, 9, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, true, false, 0, 0 },
+        { QR_QUANT_INT_DOMAIN, QR_DT_U16, QR_DT_S16, QR_DT_U8, 1, 4, 6, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0, 1, true, true, false, 0, 0 },
+        { QR_QUANT_INT_DOMAIN, QR_DT_S16, QR_DT_S8, QR_DT_S16, 1, 6, 9, 9, 6, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1, true, true, false, -1000, 30000 },
+        { "", QR_DT_U8, QR_DT_S8, QR_DT_S32, 2, 5, 9, 11, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, 0, 0 },
+        { "", QR_DT_U8, QR_DT_U8, QR_DT_S32, 1, 6, 8, 8, 6, 3, 3, 6, 2, 2, 1, 1, 1, 1, 1, 1, false, false, false, 0, 0 },
+    };
+    uint64_t rng = 515;
+    char bad[512] = "";
+    for (int i = 0; i < QR_ARRAY_LEN(cases) && !bad[0]; i++) {
+        qt_int_conv_case(i, &cases[i], &rng, bad, sizeof bad);
+        /* the same geometry as ConvInteger: exact int32 sums, where a requantization could
+         * round a small error away */
+        QtIntConv ci = cases[i];
+        if (bad[0] || qr__q_esize(ci.xdt) != 1 || qr__q_esize(ci.wdt) != 1 || !strcmp(ci.dom, "com.microsoft")) continue;
+        ci.dom = "";
+        ci.ydt = QR_DT_S32;
+        ci.bias = false;
+        qt_int_conv_case(100 + i, &ci, &rng, bad, sizeof bad);
+    }
+    QT_CHECKF(!bad[0], "%s", bad);
+}
+
+/* Scalar or [n] initializer of integer type dt from int values / float values. */
+static void qt_int_init_ints(QtModel *mb, const char *name, QrDType dt, int64_t n, bool vec, const int32_t *v) {
+    unsigned char buf[256 * 2];
+    QrTensor t = { .dtype = dt, .numel = n, .data = buf };
+    for (int64_t i = 0; i < n; i++) qr_tensor_set_i64(&t, i, v[i]);
+    int64_t d[1] = { n };
+    qt_mb_init_raw(mb, name, dt, vec ? 1 : 0, d, buf, (size_t)n * qr_dtype_size(dt));
+}
+
+/* QLinearMatMul / MatMulInteger (broadcast batches, per-row a and per-column b parameters,
+ * 16-bit internal op) and QGemm (transA / transB, C, float or quantized output) on every
+ * kernel level against loops written here. */
+static void test_int_matmul_ops(void) {
+    uint64_t rng = 616;
+    char bad[512] = "";
+    typedef struct { const char *op; QrDType adt, bdt, ydt; int ra; int64_t ad[4]; int rb; int64_t bd[3]; bool arow, bcol; } QtMM;
+    static const QtMM mms[] = {
+        { "QLinearMatMul", QR_DT_U8, QR_DT_S8, QR_DT_U8, 4, { 2, 3, 5, 37 }, 2, { 37, 19, 0 }, false, true },
+        { "QLinearMatMul", QR_DT_S8, QR_DT_U8, QR_DT_S8, 2, { 4, 33, 0, 0 }, 3, { 2, 33, 7 }, true, false },
+        { "qreport.int.QLinearMatMul", QR_DT_S16, QR_DT_S8, QR_DT_S16, 2, { 3, 40, 0, 0 }, 2, { 40, 9, 0 }, false, true },
+        { "MatMulInteger", QR_DT_U8, QR_DT_S8, QR_DT_S32, 2, { 5, 70, 0, 0 }, 2, { 70, 33, 0 }, false, true },
+        { "MatMulInteger", QR_DT_S8, QR_DT_S8, QR_DT_S32, 3, { 2, 1, 300, 0 }, 2, { 300, 65, 0 }, false, false },
+    };
+    for (int ci = 0; ci < QR_ARRAY_LEN(mms) && !bad[0]; ci++) {
+        const QtMM *c = &mms[ci];
+        const bool mmi = strstr(c->op, "MatMulInteger") != NULL;
+        const int64_t M = c->ad[c->ra - 2], K = c->ad[c->ra - 1], N = c->bd[c->rb - 1];
+        QrTensor a = {0}, b = {0};
+        qr_tensor_set_shape(&a, c->adt, c->ra, c->ad);
+        qr_tensor_alloc_data(&a);
+        qr_tensor_set_shape(&b, c->bdt, c->rb, c->bd);
+        qr_tensor_alloc_data(&b);
+        qt_int_fill(&a, &rng);
+        qt_int_fill(&b, &rng);
+        QrQuantRange ar, br, yr = { 0, 0 };
+        qr_quant_range(c->adt, &ar);
+        qr_quant_range(c->bdt, &br);
+        if (!mmi) qr_quant_range(c->ydt, &yr);
+        int32_t az[64], bz[64], yz = (yr.lo + yr.hi) / 2 - 7;
+        float as[64], bs[64], ys = qr__q_esize(c->adt) == 2 ? 900.0f : 2.5f;
+        for (int i = 0; i < 64; i++) {
+            az[i] = ar.lo + (int32_t)(qr_rng_next(&rng) % (uint64_t)(ar.hi - ar.lo + 1));
+            bz[i] = br.lo + (int32_t)(qr_rng_next(&rng) % (uint64_t)(br.hi - br.lo + 1));
+            as[i] = (float)qt_int_rand(&rng, 0.01, 0.05);
+            bs[i] = (float)qt_int_rand(&rng, 0.01, 0.05);
+        }
+        QtModel mb;
+        qt_mb_init(&mb, 13);
+        int64_t na = c->arow ? M : 1, nb = c->bcol ? N : 1, dn[1];
+        qt_mb_input(&mb, "a", c->adt, c->ra, c->ad);
+        qt_mb_init_raw(&mb, "b", c->bdt, c->rb, c->bd, b.data, qr_tensor_nbytes(&b));
+        qt_int_init_ints(&mb, "az", c->adt, na, c->arow, az);
+        qt_int_init_ints(&mb, "bz", c->bdt, nb, c->bcol, bz);
+        dn[0] = na;
+        qt_mb_init_raw(&mb, "as", QR_DT_F32, c->arow ? 1 : 0, dn, as, (size_t)na * 4);
+        dn[0] = nb;
+        qt_mb_init_raw(&mb, "bs", QR_DT_F32, c->bcol ? 1 : 0, dn, bs, (size_t)nb * 4);
+        qt_int_scalar(&mb, "ys", QR_DT_F32, ys);
+        if (!mmi) qt_int_init_ints(&mb, "yz", c->ydt, 1, false, &yz);
+        int64_t yd[4];
+        int yrk = QR_MAX(c->ra, c->rb);
+        for (int d = 0; d < yrk - 2; d++) {
+            int da = d - (yrk - c->ra), db = d - (yrk - c->rb);
+            yd[d] = QR_MAX(da >= 0 ? c->ad[da] : 1, db >= 0 ? c->bd[db] : 1);
+        }
+        yd[yrk - 2] = M;
+        yd[yrk - 1] = N;
+        qt_mb_output(&mb, "y", c->ydt, yrk, yd);
+        qt_mb_node(&mb, c->op, "mm", mmi ? "a,b,az,bz" : "a,as,az,b,bs,bz,ys,yz", "y");
+        QrGraph *g = NULL;
+        QrStatus st = qt_load_built(&mb, "int_mm_ops.onnx", &g);
+        qt_mb_free(&mb);
+        if (st == QR_OK) st = qr_graph_infer(g, &a);
+        if (st != QR_OK) snprintf(bad, sizeof bad, "matmul case %d: %s", ci, qr_err_msg());
+        int64_t batches = 1;
+        for (int d = 0; d < yrk - 2; d++) batches *= yd[d];
+        QrTensor yw = { .dtype = c->ydt, .numel = batches * M * N };
+        size_t ysz = (size_t)yw.numel * qr_dtype_size(c->ydt);
+        yw.data = malloc(ysz);
+        const bool narrow = qr__q_esize(c->adt) == 1 && qr__q_esize(c->bdt) == 1;
+        for (int64_t bt = 0; st == QR_OK && bt < batches; bt++) {
+            /* batch offsets with broadcasting (the batch dims here are at most 2) */
+            int64_t idx[2] = { 0, 0 }, rem = bt;
+            for (int d = yrk - 3; d >= 0; d--) { idx[d] = rem % yd[d]; rem /= yd[d]; }
+            int64_t ao = 0, bo = 0, sa = M * K, sb = K * N;
+            for (int d = yrk - 3; d >= 0; d--) {
+                int da = d - (yrk - c->ra), db = d - (yrk - c->rb);
+                if (da >= 0) { ao += (c->ad[da] == 1 ? 0 : idx[d]) * sa; sa *= c->ad[da]; }
+                if (db >= 0) { bo += (c->bd[db] == 1 ? 0 : idx[d]) * sb; sb *= c->bd[db]; }
+            }
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t n = 0; n < N; n++) {
+                    int64_t acc = 0;
+                    for (int64_t k = 0; k < K; k++)
+                        acc += (qr_tensor_get_i64(&a, ao + m * K + k) - az[c->arow ? m : 0]) *
+                               (qr_tensor_get_i64(&b, bo + k * N + n) - bz[c->bcol ? n : 0]);
+                    if (narrow) acc = (int32_t)(uint32_t)(uint64_t)acc;
+                    int64_t yi = (bt * M + m) * N + n;
+                    if (mmi) ((int32_t *)yw.data)[yi] = (int32_t)acc;
+                    else qr_tensor_set_i64(&yw, yi, qt_int_requant(acc, as[c->arow ? m : 0] * bs[c->bcol ? n : 0] / ys, yz, yr.lo, yr.hi));
+                }
+        }
+        char what[64];
+        snprintf(what, sizeof what, "matmul case %d (%s)", ci, c->op);
+        if (st == QR_OK) qt_int_run_levels(what, g, &a, yw.data, ysz, bad, sizeof bad);
+        free(yw.data);
+        if (g) { qr_graph_free(g); free(g); }
+        qr_tensor_free_data(&a);
+        qr_tensor_free_data(&b);
+    }
+    /* QGemm */
+    typedef struct { bool ta, tb, cbias, yq; QrDType adt, bdt; int64_t M, K, N; } QtQG;
+    static const QtQG qgs[] = {
+        { false, true, true, true, QR_DT_U8, QR_DT_S8, 3, 40, 20 },  { true, false, true, true, QR_DT_U8, QR_DT_S8, 5, 33, 17 },
+        { true, true, false, false, QR_DT_S8, QR_DT_S8, 4, 70, 9 },  { false, true, true, true, QR_DT_U8, QR_DT_S8, 1, 512, 100 },
+        { false, false, true, true, QR_DT_S16, QR_DT_S8, 2, 30, 11 }, { false, true, true, false, QR_DT_S8, QR_DT_S8, 2, 65, 33 },
+    };
+    for (int ci = 0; ci < QR_ARRAY_LEN(qgs) && !bad[0]; ci++) {
+        const QtQG *q = &qgs[ci];
+        const char *op = qr__q_esize(q->adt) == 2 ? "qreport.int.QGemm" : "com.microsoft.QGemm";
+        int64_t ad[2] = { q->ta ? q->K : q->M, q->ta ? q->M : q->K }, bd[2] = { q->tb ? q->N : q->K, q->tb ? q->K : q->N };
+        int64_t yd[2] = { q->M, q->N }, dn[1] = { q->N };
+        QrTensor a = {0}, b = {0};
+        qr_tensor_set_shape(&a, q->adt, 2, ad);
+        qr_tensor_alloc_data(&a);
+        qr_tensor_set_shape(&b, q->bdt, 2, bd);
+        qr_tensor_alloc_data(&b);
+        qt_int_fill(&a, &rng);
+        qt_int_fill(&b, &rng);
+        int32_t az = qr__q_esize(q->adt) == 2 ? -1234 : 17, bz[128], cb[128], yz = 100;
+        float as = 0.02f, bs[128], ys = qr__q_esize(q->adt) == 2 ? 700.0f : 3.0f, alpha = 1.25f;
+        for (int i = 0; i < 128; i++) {
+            bz[i] = (int32_t)(qr_rng_next(&rng) % 256) - 128;
+            bs[i] = (float)qt_int_rand(&rng, 0.005, 0.05);
+            cb[i] = (int32_t)qt_int_rand(&rng, -30000, 30000);
+        }
+        QtModel mb;
+        qt_mb_init(&mb, 13);
+        qt_mb_input(&mb, "a", q->adt, 2, ad);
+        qt_int_scalar(&mb, "as", QR_DT_F32, as);
+        qt_int_init_ints(&mb, "az", q->adt, 1, false, &az);
+        qt_mb_init_raw(&mb, "b", q->bdt, 2, bd, b.data, qr_tensor_nbytes(&b));
+        qt_mb_init_raw(&mb, "bs", QR_DT_F32, 1, dn, bs, (size_t)q->N * 4);
+        qt_int_init_ints(&mb, "bz", q->bdt, q->N, true, bz);
+        qt_mb_init_raw(&mb, "c", QR_DT_S32, 1, dn, cb, (size_t)q->N * 4);
+        qt_int_scalar(&mb, "ys", QR_DT_F32, ys);
+        QrDType ydt = q->adt == QR_DT_S16 ? QR_DT_S16 : QR_DT_U8;
+        qt_int_init_ints(&mb, "yz", ydt, 1, false, &yz);
+        qt_mb_output(&mb, "y", q->yq ? ydt : QR_DT_F32, 2, yd);
+        char ins[64];
+        snprintf(ins, sizeof ins, "a,as,az,b,bs,bz,%s%s", q->cbias ? "c" : "", q->yq ? ",ys,yz" : "");
+        Onnx__NodeProto *n = qt_mb_node(&mb, op, "qg", ins, "y");
+        qt_int_attr_i(&mb, n, "transA", q->ta);
+        qt_int_attr_i(&mb, n, "transB", q->tb);
+        Onnx__AttributeProto *at = qt_mb_attr(&mb, n, "alpha", QR_ATTR_FLOAT);
+        at->has_f = 1;
+        at->f = alpha;
+        QrGraph *g = NULL;
+        QrStatus st = qt_load_built(&mb, "int_qgemm_ops.onnx", &g);
+        qt_mb_free(&mb);
+        if (st == QR_OK) st = qr_graph_infer(g, &a);
+        if (st != QR_OK) snprintf(bad, sizeof bad, "qgemm case %d: %s", ci, qr_err_msg());
+        QrQuantRange yr;
+        qr_quant_range(ydt, &yr);
+        QrTensor yw = { .dtype = q->yq ? ydt : QR_DT_F32, .numel = q->M * q->N };
+        size_t ysz = (size_t)yw.numel * qr_dtype_size(yw.dtype);
+        yw.data = malloc(ysz);
+        for (int64_t m = 0; st == QR_OK && m < q->M; m++)
+            for (int64_t nn = 0; nn < q->N; nn++) {
+                int64_t acc = 0;
+                for (int64_t k = 0; k < q->K; k++)
+                    acc += (qr_tensor_get_i64(&a, q->ta ? k * q->M + m : m * q->K + k) - az) *
+                           (qr_tensor_get_i64(&b, q->tb ? nn * q->K + k : k * q->N + nn) - bz[nn]);
+                if (q->cbias) acc += cb[nn];
+                if (qr__q_esize(q->adt) == 1) acc = (int32_t)(uint32_t)(uint64_t)acc;
+                float scale = alpha * as * bs[nn];
+                if (q->yq) qr_tensor_set_i64(&yw, m * q->N + nn, qt_int_requant(acc, scale / ys, yz, yr.lo, yr.hi));
+                else ((float *)yw.data)[m * q->N + nn] = (float)acc * scale;
+            }
+        char what[64];
+        snprintf(what, sizeof what, "qgemm case %d", ci);
+        if (st == QR_OK) qt_int_run_levels(what, g, &a, yw.data, ysz, bad, sizeof bad);
+        free(yw.data);
+        if (g) { qr_graph_free(g); free(g); }
+        qr_tensor_free_data(&a);
+        qr_tensor_free_data(&b);
+    }
+    QT_CHECKF(!bad[0], "%s", bad);
+}
+
+/* com.microsoft.QLinearAdd with broadcasting (the three ORT loops) and qreport.int.QMaxPool
+ * (strides, dilations, pads, requantization to other parameters and a clamp) on every kernel
+ * level against loops written here with ops/quant.c's per-element formulas. */
+static void test_int_eltwise_ops(void) {
+    uint64_t rng = 717;
+    char bad[512] = "";
+    typedef struct { int ra; int64_t ad[4]; int rb; int64_t bd[4]; QrDType dt; } QtAdd;
+    static const QtAdd adds[] = {
+        { 4, { 2, 3, 7, 45 }, 4, { 2, 3, 7, 45 }, QR_DT_U8 }, { 4, { 2, 3, 7, 45 }, 3, { 3, 1, 45 }, QR_DT_S8 },
+        { 4, { 2, 3, 7, 5 }, 3, { 3, 7, 1 }, QR_DT_U8 },      { 1, { 1, 0, 0, 0 }, 2, { 9, 70, 0, 0 }, QR_DT_U8 },
+        { 2, { 9, 70, 0, 0 }, 0, { 0, 0, 0, 0 }, QR_DT_S8 }, { 4, { 1, 64, 56, 56 }, 4, { 1, 64, 56, 56 }, QR_DT_U8 },
+    };
+    for (int ci = 0; ci < QR_ARRAY_LEN(adds) && !bad[0]; ci++) {
+        const QtAdd *c = &adds[ci];
+        QrTensor a = {0}, b = {0};
+        qr_tensor_set_shape(&a, c->dt, c->ra, c->ad);
+        qr_tensor_alloc_data(&a);
+        qr_tensor_set_shape(&b, c->dt, c->rb, c->bd);
+        qr_tensor_alloc_data(&b);
+        qt_int_fill(&a, &rng);
+        qt_int_fill(&b, &rng);
+        QrQuantRange r;
+        qr_quant_range(c->dt, &r);
+        int32_t za = r.lo + 77, zb = r.lo + 140, zc = r.lo + 100;
+        float sa = 0.031f, sb = 0.017f, sc = 0.043f;
+        QtModel mb;
+        qt_mb_init(&mb, 13);
+        qt_mb_input(&mb, "a", c->dt, c->ra, c->ad);
+        qt_mb_init_raw(&mb, "b", c->dt, c->rb, c->bd, b.data, qr_tensor_nbytes(&b));
+        qt_int_scalar(&mb, "sa", QR_DT_F32, sa);
+        qt_int_scalar(&mb, "sb", QR_DT_F32, sb);
+        qt_int_scalar(&mb, "sc", QR_DT_F32, sc);
+        qt_int_init_ints(&mb, "za", c->dt, 1, false, &za);
+        qt_int_init_ints(&mb, "zb", c->dt, 1, false, &zb);
+        qt_int_init_ints(&mb, "zc", c->dt, 1, false, &zc);
+        const QrTensor *ts[2] = { &a, &b };
+        int yrk;
+        int64_t yd[QR_MAX_RANK];
+        QrOpCtx dummy = {0};
+        QrStatus st = qr_op_broadcast(&dummy, 2, ts, &yrk, yd);
+        qt_mb_output(&mb, "y", c->dt, yrk, yd);
+        qt_mb_node(&mb, "com.microsoft.QLinearAdd", "add", "a,sa,za,b,sb,zb,sc,zc", "y");
+        QrGraph *g = NULL;
+        if (st == QR_OK) st = qt_load_built(&mb, "int_add_ops.onnx", &g);
+        qt_mb_free(&mb);
+        if (st == QR_OK) st = qr_graph_infer(g, &a);
+        if (st != QR_OK) { snprintf(bad, sizeof bad, "add case %d: %s", ci, qr_err_msg()); break; }
+        QrTensor y = { .dtype = c->dt };
+        qr_tensor_set_shape(&y, c->dt, yrk, yd);
+        QrQBin q = { .mul = false, .za = za, .zb = zb };
+        q.ra = sa / sc;
+        q.rb = sb / sc;
+        q.fixed = (float)zc - (qr__q_mul_rn(q.ra, (float)za) + qr__q_mul_rn(q.rb, (float)zb));
+        q.mode = qr__q_bin_mode(&a, &b, &y);
+        unsigned char *want = malloc((size_t)y.numel);
+        y.data = want;
+        int64_t sta[QR_MAX_RANK], stb[QR_MAX_RANK];
+        qr_broadcast_strides(&a, yrk, yd, sta);
+        qr_broadcast_strides(&b, yrk, yd, stb);
+        for (int64_t i = 0; i < y.numel; i++) {
+            int64_t rem = i, ia = 0, ib = 0;
+            for (int d = yrk - 1; d >= 0; d--) { int64_t k = rem % yd[d]; rem /= yd[d]; ia += k * sta[d]; ib += k * stb[d]; }
+            qr_tensor_set_i64(&y, i, qr__q_cvt_pack(qr__q_bin_value(&q, (int32_t)qr_tensor_get_i64(&a, ia), (int32_t)qr_tensor_get_i64(&b, ib)), r));
+        }
+        char what[64];
+        snprintf(what, sizeof what, "add case %d (mode %d)", ci, q.mode);
+        qt_int_run_levels(what, g, &a, want, (size_t)y.numel, bad, sizeof bad);
+        free(want);
+        qr_graph_free(g);
+        free(g);
+        qr_tensor_free_data(&a);
+        qr_tensor_free_data(&b);
+    }
+    typedef struct { QrDType dt; int64_t C, H, W, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr; int32_t qmin, qmax; bool same; } QtPool;
+    static const QtPool pools[] = {
+        { QR_DT_U8, 5, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, true }, { QR_DT_S8, 3, 13, 30, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0, 0, false },
+        { QR_DT_U8, 4, 9, 17, 3, 2, 1, 3, 2, 1, 2, 1, 2, 1, 10, 200, false }, { QR_DT_S8, 2, 7, 7, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, -100, 100, false },
+    };
+    for (int ci = 0; ci < QR_ARRAY_LEN(pools) && !bad[0]; ci++) {
+        const QtPool *c = &pools[ci];
+        int64_t xd[4] = { 2, c->C, c->H, c->W };
+        const int64_t OH = (c->H + c->pt + c->pb - (c->KH - 1) * c->dh - 1) / c->sh + 1, OW = (c->W + c->pl + c->pr - (c->KW - 1) * c->dw - 1) / c->sw + 1;
+        int64_t yd[4] = { 2, c->C, OH, OW };
+        QrTensor x = {0};
+        qr_tensor_set_shape(&x, c->dt, 4, xd);
+        qr_tensor_alloc_data(&x);
+        qt_int_fill(&x, &rng);
+        QrQuantRange r;
+        qr_quant_range(c->dt, &r);
+        QrQReq q = { 0.02f, c->same ? 0.02f : 0.033f, r.lo + 9, c->same ? r.lo + 9 : r.lo + 120, r };
+        if (c->qmin < c->qmax) { q.r.lo = c->qmin; q.r.hi = c->qmax; }
+        QtModel mb;
+        qt_mb_init(&mb, 13);
+        qt_mb_input(&mb, "x", c->dt, 4, xd);
+        qt_int_scalar(&mb, "xs", QR_DT_F32, q.xs);
+        qt_int_scalar(&mb, "ys", QR_DT_F32, q.ys);
+        qt_int_init_ints(&mb, "xz", c->dt, 1, false, &q.xz);
+        qt_int_init_ints(&mb, "yz", c->dt, 1, false, &q.yz);
+        qt_mb_output(&mb, "y", c->dt, 4, yd);
+        Onnx__NodeProto *n = qt_mb_node(&mb, "qreport.int.QMaxPool", "pool", "x,xs,xz,ys,yz", "y");
+        int64_t ks[2] = { c->KH, c->KW }, st2[2] = { c->sh, c->sw }, dl[2] = { c->dh, c->dw }, pads[4] = { c->pt, c->pl, c->pb, c->pr };
+        qt_mb_attr_ints(&mb, n, "kernel_shape", 2, ks);
+        qt_mb_attr_ints(&mb, n, "strides", 2, st2);
+        qt_mb_attr_ints(&mb, n, "dilations", 2, dl);
+        qt_mb_attr_ints(&mb, n, "pads", 4, pads);
+        if (c->qmin < c->qmax) { qt_int_attr_i(&mb, n, "qmin", c->qmin); qt_int_attr_i(&mb, n, "qmax", c->qmax); }
+        QrGraph *g = NULL;
+        QrStatus st = qt_load_built(&mb, "int_pool_ops.onnx", &g);
+        qt_mb_free(&mb);
+        if (st == QR_OK) st = qr_graph_infer(g, &x);
+        if (st != QR_OK) { snprintf(bad, sizeof bad, "pool case %d: %s", ci, qr_err_msg()); break; }
+        QrTensor y = { .dtype = c->dt, .numel = 2 * c->C * OH * OW };
+        unsigned char *want = malloc((size_t)y.numel);
+        y.data = want;
+        for (int64_t pl = 0; pl < 2 * c->C; pl++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    int64_t best = INT64_MIN;
+                    for (int64_t kh = 0; kh < c->KH; kh++)
+                        for (int64_t kw = 0; kw < c->KW; kw++) {
+                            int64_t ih = oh * c->sh - c->pt + kh * c->dh, iw = ow * c->sw - c->pl + kw * c->dw;
+                            if (ih >= 0 && ih < c->H && iw >= 0 && iw < c->W) best = QR_MAX(best, qr_tensor_get_i64(&x, (pl * c->H + ih) * c->W + iw));
+                        }
+                    qr_tensor_set_i64(&y, (pl * OH + oh) * OW + ow, qr_quant_quantize_f32(q.xs * (float)(best - q.xz), q.ys, q.yz, q.r));
+                }
+        char what[64];
+        snprintf(what, sizeof what, "maxpool case %d", ci);
+        qt_int_run_levels(what, g, &x, want, (size_t)y.numel, bad, sizeof bad);
+        free(want);
+        qr_graph_free(g);
+        free(g);
+        qr_tensor_free_data(&x);
+    }
+    QT_CHECKF(!bad[0], "%s", bad);
+}
+
 /* Lowering info: what stays float and why, the node maps, and that a fused group's output keeps its
  * value index and name. */
 static void test_int_info(void) {
@@ -644,4 +1184,7 @@ static void qt_int_all(void) {
     QT_RUN(test_int16_proven_s32);
     QT_RUN(test_int_patterns);
     QT_RUN(test_int_info);
+    QT_RUN(test_int_conv_ops);
+    QT_RUN(test_int_matmul_ops);
+    QT_RUN(test_int_eltwise_ops);
 }

@@ -251,6 +251,9 @@ static const int32_t *qt__k_zps(int kind, int64_t n, int bytes, bool sgn, int32_
 static void test_q_gemm(void) {
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8);
+    printf("kern: levels tested:");
+    for (int l = 0; l < nl; l++) printf(" %s", qr_isa_name(lv[l].isa));
+    printf("\n");
     uint64_t rng = 99;
     int32_t *za = malloc(256 * sizeof(int32_t)), *zb = malloc(256 * sizeof(int32_t));
     for (int bytes = 1; bytes <= 2; bytes++)
@@ -336,12 +339,17 @@ static void test_q_gemm_threads(void) {
         unsigned char *C1 = qr_aligned_alloc(cb), *C = qr_aligned_alloc(cb);
         memset(C1, 0, cb);
         memset(C, 0, cb);
+        float mult[1] = { 3e-5f };
         for (int l = 1; l < nl; l++)
             for (int threads = 1; threads <= 3; threads++) {
                 QT_OK(qr_pool_init(threads));
                 unsigned char *dst = threads == 1 ? C1 : C;
                 if (bytes == 1) lv[l].q8_gemm(M, N, K, &qa, &qb, (int32_t *)dst, N, false);
                 else lv[l].q16_gemm(M, N, K, &qa, &qb, (int64_t *)dst, N, false);
+                if (bytes == 1) {   /* the fused requantization, into the bytes after the int32 result */
+                    QrQ8Requant rq = { NULL, 0, 0, mult, 0, 0, 7, 0, 255, dst + (size_t)(M * N) * 4, N, 1 };
+                    lv[l].q8_gemm_rq(M, N, K, &qa, &qb, NULL, &rq);
+                }
                 if (threads > 1)
                     QT_CHECKF(memcmp(C, C1, cb) == 0, "%s q%d: %d threads differ", qr_isa_name(lv[l].isa), 8 * bytes, threads);
             }
@@ -776,6 +784,359 @@ static void test_kern_dispatch(void) {
     qr_kern = saved;
 }
 
+/* ==== 8-bit depthwise convolution, max pooling, element-wise kernels ============== */
+
+/* Windows over one plane: H, W, KH, KW, strides, dilations, begin and end pads (odd widths
+ * exercise the vector tails, 1x1 planes and windows wider than the plane the edges). */
+typedef struct { int64_t H, W, KH, KW, sh, sw, dh, dw, ph, pw, pe_h, pe_w; } QtQWin;
+static const QtQWin qt__k_qwins[] = {
+    { 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },   { 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 }, { 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+    { 14, 14, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1 },   { 9, 45, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2 },    { 13, 70, 3, 3, 1, 2, 2, 2, 2, 2, 2, 2 },
+    { 5, 33, 3, 7, 3, 3, 1, 1, 0, 3, 0, 3 },    { 4, 4, 3, 3, 1, 1, 1, 1, 2, 2, 2, 2 },     { 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 },
+    { 30, 67, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0 },   { 8, 40, 1, 9, 1, 1, 1, 3, 0, 12, 0, 12 }, { 10, 12, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2 },
+    { 11, 11, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1 },   { 28, 28, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2 },  { 3, 30, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0 },
+    { 17, 99, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1 },   { 6, 129, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 },  { 9, 65, 2, 4, 1, 3, 3, 2, 1, 2, 1, 1 },
+    { 2, 200, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1 },
+};
+
+static int64_t qt__k_qout(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe) {
+    return (in + pb + pe - (k - 1) * d - 1) / s + 1;
+}
+
+static QrQ8Win qt__k_win(const QtQWin *q, const void *x, bool sgn, int32_t xz) {
+    QrQ8Win p = { x, sgn, xz, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw,
+                  qt__k_qout(q->H, q->KH, q->sh, q->dh, q->ph, q->pe_h), qt__k_qout(q->W, q->KW, q->sw, q->dw, q->pw, q->pe_w) };
+    return p;
+}
+
+/* Depthwise 8-bit convolution: the ref against an independent int64 loop (reduced mod 2^32),
+ * every level bit-exact with the ref, both signednesses, zero points at the ends of the range
+ * and weights at +-255 (|x - xz| * |w| at its largest). Kernels must not write past y. */
+static void test_q8_dwconv2d(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 21;
+    for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_qwins); wi++)
+        for (int sg = 0; sg < 2; sg++) {
+            const QtQWin *q = &qt__k_qwins[wi];
+            uint8_t *x = qt__k_randq(q->H * q->W, 1, sg, &rng);
+            int32_t xz = sg ? (wi % 3 == 0 ? 127 : wi % 3 == 1 ? -128 : 5) : (wi % 3 == 0 ? 255 : wi % 3 == 1 ? 0 : 131);
+            QrQ8Win p = qt__k_win(q, x, sg, xz);
+            int16_t w[128];
+            for (int64_t k = 0; k < q->KH * q->KW; k++) {
+                uint64_t r = qr_rng_next(&rng);
+                w[k] = (r & 7) == 0 ? 255 : (r & 7) == 1 ? -255 : (int16_t)((int64_t)(r >> 8) % 511 - 255);
+            }
+            const int64_t P = p.OH * p.OW;
+            int32_t *want = malloc((size_t)P * sizeof *want), *y = malloc((size_t)(P + 16) * sizeof *y);
+            void *scratch = qr_aligned_alloc(qr_q8_dwconv2d_scratch(&p));
+            for (int64_t oh = 0; oh < p.OH; oh++)
+                for (int64_t ow = 0; ow < p.OW; ow++) {
+                    int64_t s = 0;
+                    for (int64_t kh = 0; kh < q->KH; kh++)
+                        for (int64_t kw = 0; kw < q->KW; kw++) {
+                            int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
+                            if (ih < 0 || ih >= q->H || iw < 0 || iw >= q->W) continue;
+                            int64_t v = sg ? ((int8_t *)x)[ih * q->W + iw] : x[ih * q->W + iw];
+                            s += (v - xz) * w[kh * q->KW + kw];
+                        }
+                    want[oh * p.OW + ow] = (int32_t)(uint32_t)(uint64_t)s;
+                }
+            for (int l = 0; l < nl; l++) {
+                for (int64_t i = 0; i < P + 16; i++) y[i] = 0x5a5a5a5a;
+                lv[l].q8_dwconv2d(&p, w, y, scratch);
+                QT_CHECKF(memcmp(y, want, (size_t)P * sizeof *y) == 0, "%s window %d signed %d", qr_isa_name(lv[l].isa),
+                          wi, sg);
+                for (int64_t i = P; i < P + 16; i++) QT_CHECKF(y[i] == 0x5a5a5a5a, "%s wrote past y", qr_isa_name(lv[l].isa));
+            }
+            qr_aligned_free(x);
+            qr_aligned_free(scratch);
+            free(want);
+            free(y);
+        }
+}
+
+/* 8-bit max pooling: the ref against a direct scan of the in-range taps, every level
+ * bit-exact with it; qr_q8_win_covered against a brute-force count of empty windows. */
+static void test_q8_maxpool2d(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 23;
+    int n_uncovered = 0;
+    for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_qwins); wi++)
+        for (int sg = 0; sg < 2; sg++) {
+            const QtQWin *q = &qt__k_qwins[wi];
+            uint8_t *x = qt__k_randq(q->H * q->W, 1, sg, &rng);
+            QrQ8Win p = qt__k_win(q, x, sg, 0);
+            const int64_t P = p.OH * p.OW;
+            uint8_t *want = malloc((size_t)P), *y = malloc((size_t)P + 64);
+            bool all = true;
+            for (int64_t oh = 0; oh < p.OH; oh++)
+                for (int64_t ow = 0; ow < p.OW; ow++) {
+                    int32_t best = INT32_MIN;
+                    for (int64_t kh = 0; kh < q->KH; kh++)
+                        for (int64_t kw = 0; kw < q->KW; kw++) {
+                            int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
+                            if (ih < 0 || ih >= q->H || iw < 0 || iw >= q->W) continue;
+                            int32_t v = sg ? ((int8_t *)x)[ih * q->W + iw] : x[ih * q->W + iw];
+                            best = QR_MAX(best, v);
+                        }
+                    all = all && best != INT32_MIN;
+                    want[oh * p.OW + ow] = (uint8_t)best;
+                }
+            QT_CHECKF(all == qr_q8_win_covered(&p), "window %d: covered %d", wi, all);
+            n_uncovered += !all;
+            if (!all) { qr_aligned_free(x); free(want); free(y); continue; }
+            void *scratch = qr_aligned_alloc(qr_q8_maxpool2d_scratch(&p));
+            for (int l = 0; l < nl; l++) {
+                memset(y, 0xa5, (size_t)P + 64);
+                lv[l].q8_maxpool2d(&p, y, scratch);
+                QT_CHECKF(memcmp(y, want, (size_t)P) == 0, "%s window %d signed %d", qr_isa_name(lv[l].isa), wi, sg);
+                for (int64_t i = P; i < P + 64; i++) QT_CHECKF(y[i] == 0xa5, "%s wrote past y", qr_isa_name(lv[l].isa));
+            }
+            qr_aligned_free(x);
+            qr_aligned_free(scratch);
+            free(want);
+            free(y);
+        }
+    QT_CHECKF(n_uncovered == 0, "%d windows with empty outputs", n_uncovered);
+    /* a window in the padding only: 1x1 kernel, pad 1 */
+    uint8_t one = 7;
+    QrQ8Win e = { &one, false, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3 };
+    QT_CHECK(!qr_q8_win_covered(&e));
+}
+
+/* Quantize, dequantize and QLinearAdd: the refs against ops/quant.c's scalar formulas
+ * (qr_quant_quantize_f32, the DequantizeLinear expression, qr__q_bin_value + qr__q_cvt_pack),
+ * every level bit-exact with its ref; lengths with tails, NaN / Inf / huge values, values at
+ * rounding ties, narrowed output ranges, broadcast strides and the three QLinearAdd modes. */
+static void test_q8_eltwise(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 29;
+    enum { N = 301 };
+    float x[N], yf[N], yr[N];
+    uint8_t a[N], b[N], q[N], qr8[N];
+    static const int32_t ranges[5][2] = { { 0, 255 }, { -128, 127 }, { 3, 250 }, { 0, 127 }, { -100, 90 } };
+    for (int it = 0; it < 60; it++) {
+        int n = N - it % 37;
+        float scale = it % 4 == 0 ? 0.5f : (float)(1e-3 * (double)(1 + qr_rng_next(&rng) % 900));
+        int rk = it % 5;
+        int32_t lo = ranges[rk][0], hi = ranges[rk][1];
+        bool sgn = lo < 0 || rk == 3;
+        int32_t tlo = sgn ? -128 : 0, thi = sgn ? 127 : 255;
+        int32_t zp = tlo + (int32_t)(qr_rng_next(&rng) % (uint64_t)(thi - tlo + 1));
+        for (int i = 0; i < n; i++) {
+            uint64_t r = qr_rng_next(&rng);
+            x[i] = (r & 15) == 0 ? NAN : (r & 15) == 1 ? INFINITY : (r & 15) == 2 ? -1e30f
+                 : (r & 15) == 3 ? scale * ((float)((int64_t)(r >> 20) % 300) + 0.5f)   /* ties */
+                                 : qr_rng_normal(&rng) * 100.0f * scale;
+            a[i] = (uint8_t)(r >> 8);
+            b[i] = (uint8_t)(r >> 16);
+        }
+        /* quantize */
+        qr_q8_quantize__ref(n, x, scale, zp, lo, hi, qr8);
+        for (int i = 0; i < n; i++) {
+            int32_t want = qr_quant_quantize_f32(x[i], scale, zp, (QrQuantRange){ lo, hi });
+            QT_CHECKF(qr8[i] == (uint8_t)want, "quantize ref %d: x=%g got %d want %d", i, x[i], qr8[i], want);
+        }
+        for (int l = 1; l < nl; l++) {
+            memset(q, 0, sizeof q);
+            lv[l].q8_quantize(n, x, scale, zp, lo, hi, q);
+            QT_CHECKF(memcmp(q, qr8, (size_t)n) == 0, "%s quantize it=%d", qr_isa_name(lv[l].isa), it);
+        }
+        /* dequantize */
+        qr_q8_dequantize__ref(n, a, sgn, zp, scale, yr);
+        for (int i = 0; i < n; i++) {
+            float want = (float)((sgn ? (int32_t)(int8_t)a[i] : (int32_t)a[i]) - zp) * scale;
+            QT_CHECKF(memcmp(&yr[i], &want, 4) == 0, "dequantize ref %d", i);
+        }
+        for (int l = 1; l < nl; l++) {
+            lv[l].q8_dequantize(n, a, sgn, zp, scale, yf);
+            QT_CHECKF(memcmp(yf, yr, (size_t)n * 4) == 0, "%s dequantize it=%d", qr_isa_name(lv[l].isa), it);
+        }
+        /* QLinearAdd */
+        QrQBin bin = { .mul = false, .mode = it % 3 };
+        bool as_ = it & 1, bs_ = (it >> 1) & 1;
+        float sa = (float)(1e-3 * (double)(1 + qr_rng_next(&rng) % 500)), sb = (float)(1e-3 * (double)(1 + qr_rng_next(&rng) % 500));
+        float sc = it % 7 == 0 ? 1e-6f : (float)(1e-3 * (double)(1 + qr_rng_next(&rng) % 500));
+        bin.za = (as_ ? -128 : 0) + (int32_t)(qr_rng_next(&rng) % 256);
+        bin.zb = (bs_ ? -128 : 0) + (int32_t)(qr_rng_next(&rng) % 256);
+        bin.ra = sa / sc;
+        bin.rb = sb / sc;
+        bin.fixed = (float)zp - (qr__q_mul_rn(bin.ra, (float)bin.za) + qr__q_mul_rn(bin.rb, (float)bin.zb));
+        int64_t ast = it % 5 == 4 ? 0 : 1, bst = it % 7 == 6 ? 0 : 1;
+        QrQ8AddParams ap = { bin.ra, bin.rb, bin.fixed, bin.mode, as_, bs_, lo, hi };
+        qr_q8_add__ref(n, a, ast, b, bst, &ap, qr8);
+        for (int i = 0; i < n; i++) {
+            int32_t av = as_ ? (int8_t)a[i * ast] : a[i * ast], bv = bs_ ? (int8_t)b[i * bst] : b[i * bst];
+            int32_t want = qr__q_cvt_pack(qr__q_bin_value(&bin, av, bv), (QrQuantRange){ lo, hi });
+            QT_CHECKF(qr8[i] == (uint8_t)want, "add ref it=%d i=%d: got %d want %d", it, i, qr8[i], want);
+        }
+        for (int l = 1; l < nl; l++) {
+            memset(q, 0, sizeof q);
+            lv[l].q8_add(n, a, ast, b, bst, &ap, q);
+            QT_CHECKF(memcmp(q, qr8, (size_t)n) == 0, "%s add it=%d mode %d", qr_isa_name(lv[l].isa), it, bin.mode);
+        }
+    }
+}
+
+/* int64 requantization: the ref against ops/quant.c's qr_quant_requantize_s64 (exact bias add,
+ * one rounding to float), every level bit-exact with it, 8- and 16-bit outputs. */
+static void test_s64_requant(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 31;
+    enum { N = 157 };
+    int64_t acc[N];
+    int32_t bias[N];
+    float mult[N];
+    uint16_t yr[N], y[N];
+    static const int32_t ranges[4][2] = { { 0, 255 }, { -128, 127 }, { 0, 65535 }, { -32768, 32767 } };
+    for (int it = 0; it < 24; it++) {
+        for (int i = 0; i < N; i++) {
+            uint64_t r = qr_rng_next(&rng);
+            acc[i] = (r & 7) == 0 ? INT64_MAX / 4 : (r & 7) == 1 ? -((int64_t)1 << 45) + 3 : (int64_t)(r >> 20) - ((int64_t)1 << 43);
+            bias[i] = (int32_t)(r >> 40) - (1 << 23);
+            mult[i] = (float)((double)((r >> 9) % 100000) * 1e-11);
+        }
+        int rk = it % 4, bytes = rk < 2 ? 1 : 2;
+        int32_t lo = ranges[rk][0], hi = ranges[rk][1], zp = (lo + hi) / 2 + it;
+        int64_t bst = it & 1, mst = (it >> 1) & 1;
+        int n = N - it;
+        qr_s64_requant__ref(n, acc, it % 5 ? bias : NULL, bst, mult, mst, zp, lo, hi, yr, bytes);
+        for (int i = 0; i < n; i++) {
+            int32_t want = qr_quant_requantize_s64(acc[i] + (it % 5 ? bias[i * bst] : 0), mult[i * mst], zp,
+                                                   (QrQuantRange){ lo, hi });
+            int32_t got = bytes == 1 ? ((uint8_t *)yr)[i] : yr[i];
+            QT_CHECKF(got == (bytes == 1 ? (uint8_t)want : (uint16_t)want), "ref it=%d i=%d: %d vs %d", it, i, got, want);
+        }
+        for (int l = 1; l < nl; l++) {
+            memset(y, 0, sizeof y);
+            lv[l].s64_requant(n, acc, it % 5 ? bias : NULL, bst, mult, mst, zp, lo, hi, y, bytes);
+            QT_CHECKF(memcmp(y, yr, (size_t)(n * bytes)) == 0, "%s s64 requant it=%d", qr_isa_name(lv[l].isa), it);
+        }
+    }
+}
+
+/* 8-bit convolution GEMM with implicit im2col: the ref against an explicit im2col (zero point
+ * as padding) and qr_q8_gemm__ref, every level bit-exact with the ref; channels 1..17, rows
+ * below / across a tile, both signednesses, per-row weight zero points and the windows above
+ * (strides 1-3, dilations, asymmetric pads, widths that leave partial panels). */
+static void test_q8_conv_gemm(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 37;
+    static const int64_t chans[4] = { 1, 3, 17, 8 }, rows[4] = { 1, 13, 8, 70 };
+    int32_t za[128];
+    for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_qwins); wi++) {
+        const QtQWin *q = &qt__k_qwins[wi];
+        const int64_t C = chans[wi % 4], M = rows[(wi / 2) % 4];
+        const bool xs = wi & 1, ws = (wi >> 1) & 1;
+        QrQ8Win p = qt__k_win(q, NULL, xs, 0);
+        const int64_t K = C * q->KH * q->KW, P = p.OH * p.OW;
+        uint8_t *x = qt__k_randq(C * q->H * q->W, 1, xs, &rng), *w = qt__k_randq(M * K, 1, ws, &rng);
+        int32_t xz = xs ? (int32_t)(qr_rng_next(&rng) % 256) - 128 : (int32_t)(qr_rng_next(&rng) % 256);
+        for (int64_t m = 0; m < M; m++) za[m] = ws ? (int32_t)(qr_rng_next(&rng) % 256) - 128 : (int32_t)(qr_rng_next(&rng) % 256);
+        QrQOperand A = { w, K, ws, za, wi % 3 ? 1 : 0 };
+        QrQ8ConvB b = { x, xs, xz, C, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, p.OH, p.OW };
+        /* explicit im2col, padded with the zero point */
+        uint8_t *col = malloc((size_t)(K * P));
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t kh = 0; kh < q->KH; kh++)
+                for (int64_t kw = 0; kw < q->KW; kw++)
+                    for (int64_t oh = 0; oh < p.OH; oh++)
+                        for (int64_t ow = 0; ow < p.OW; ow++) {
+                            int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
+                            bool in = ih >= 0 && ih < q->H && iw >= 0 && iw < q->W;
+                            col[((c * q->KH + kh) * q->KW + kw) * P + oh * p.OW + ow] =
+                                in ? x[(c * q->H + ih) * q->W + iw] : (uint8_t)xz;
+                        }
+        QrQOperand B = { col, P, xs, &xz, 0 };
+        int32_t *want = malloc((size_t)(M * P) * sizeof *want), *y = malloc((size_t)(M * P + 8) * sizeof *y);
+        qr_q8_gemm__ref(M, P, K, &A, &B, want, P, false);
+        for (int l = 0; l < nl; l++) {
+            for (int64_t i = 0; i < M * P + 8; i++) y[i] = 0x3c3c3c3c;
+            lv[l].q8_conv_gemm(M, &A, &b, y, P);
+            QT_CHECKF(memcmp(y, want, (size_t)(M * P) * sizeof *y) == 0, "%s window %d C=%lld M=%lld signed %d/%d",
+                      qr_isa_name(lv[l].isa), wi, (long long)C, (long long)M, xs, ws);
+            for (int64_t i = M * P; i < M * P + 8; i++) QT_CHECKF(y[i] == 0x3c3c3c3c, "%s wrote past C", qr_isa_name(lv[l].isa));
+        }
+        qr_aligned_free(x);
+        qr_aligned_free(w);
+        free(col);
+        free(want);
+        free(y);
+    }
+}
+
+/* 8-bit GEMM with the requantization fused: the ref against qr_q8_gemm__ref (or the conv
+ * GEMM) followed by qr_s32_requant__ref row by row, every level bit-exact with the ref:
+ * matrix shapes with tails and K blocks, convolution windows, bias / multiplier per row or
+ * per column, 8- and 16-bit outputs, narrowed ranges; y is never written past its rows. */
+static void test_q8_gemm_rq(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 41;
+    static const int32_t ranges[4][2] = { { 0, 255 }, { -128, 127 }, { 0, 65535 }, { 5, 200 } };
+    int32_t za[256], zb[256], bias[256];
+    float mult[256];
+    for (int i = 0; i < 256; i++) {
+        bias[i] = (int32_t)(qr_rng_next(&rng) % 20001) - 10000;
+        mult[i] = (float)((double)(qr_rng_next(&rng) % 1000 + 1) * 2e-6);
+    }
+    for (int si = 0; si < QR_ARRAY_LEN(qt__k_qshapes) + 6; si++) {
+        const bool conv = si >= QR_ARRAY_LEN(qt__k_qshapes);
+        const QtQShape *s = conv ? NULL : &qt__k_qshapes[si];
+        const QtQWin *q = conv ? &qt__k_qwins[(si - QR_ARRAY_LEN(qt__k_qshapes)) * 3] : NULL;
+        const int sg = si % 4;
+        const bool as = sg & 1, bs = sg >> 1;
+        int64_t M, N, K, lda, ldb;
+        QrQ8Win pw = { 0 };
+        int64_t C = 5;
+        if (conv) {
+            pw = qt__k_win(q, NULL, bs, 0);
+            M = 19; N = pw.OH * pw.OW; K = C * q->KH * q->KW; lda = K; ldb = N;
+        } else {
+            M = s->M; N = s->N; K = s->K; lda = K + s->pa; ldb = N + s->pb;
+        }
+        if (M > 256 || N > 4096) continue;
+        uint8_t *A = qt__k_randq(M * lda, 1, as, &rng), *B = qt__k_randq(conv ? C * q->H * q->W : K * ldb, 1, bs, &rng);
+        QrQOperand qa = { A, lda, as, NULL, 0 }, qb = { B, ldb, bs, NULL, 0 };
+        qa.zp = qt__k_zps((si + 1) % 3, M, 1, as, za, &rng, &qa.zp_stride);
+        qb.zp = qt__k_zps(conv ? 1 : si % 3, N, 1, bs, zb, &rng, &qb.zp_stride);
+        int32_t xz = qb.zp ? qb.zp[0] : 0;
+        QrQ8ConvB cb = { B, bs, xz, C, conv ? q->H : 0, conv ? q->W : 0, conv ? q->KH : 0, conv ? q->KW : 0, conv ? q->sh : 0,
+                         conv ? q->sw : 0, conv ? q->dh : 0, conv ? q->dw : 0, conv ? q->ph : 0, conv ? q->pw : 0, pw.OH, pw.OW };
+        int rk = si % 4, yb = rk == 2 ? 2 : 1;
+        bool per_row = si & 1;
+        QrQ8Requant rq = { si % 5 ? bias : NULL, per_row ? 1 : 0, per_row ? 0 : 1, mult, per_row ? 1 : 0, per_row ? 0 : 1,
+                           ranges[rk][0] + 3, ranges[rk][0], ranges[rk][1], NULL, N + 3, yb };
+        if (!per_row && N > 256) rq.bias_cs = rq.mult_cs = 0;
+        int32_t *C32 = malloc((size_t)QR_MAX(1, M * N) * sizeof *C32);
+        size_t ybytes = (size_t)(M * (N + 3) * yb) + 64;
+        unsigned char *want = malloc(ybytes), *got = malloc(ybytes);
+        memset(want, 0x77, ybytes);
+        if (conv) qr_q8_conv_gemm__ref(M, &qa, &cb, C32, N);
+        else qr_q8_gemm__ref(M, N, K, &qa, &qb, C32, N, false);
+        for (int64_t m = 0; m < M; m++)
+            qr_s32_requant__ref(N, C32 + m * N, rq.bias ? rq.bias + m * rq.bias_rs : NULL, rq.bias_cs, mult + m * rq.mult_rs,
+                                rq.mult_cs, rq.zp, rq.lo, rq.hi, want + m * (N + 3) * yb, yb);
+        for (int l = 0; l < nl; l++) {
+            memset(got, 0x77, ybytes);
+            rq.y = got;
+            lv[l].q8_gemm_rq(M, N, K, &qa, conv ? NULL : &qb, conv ? &cb : NULL, &rq);
+            QT_CHECKF(memcmp(got, want, ybytes) == 0, "%s case %d M=%lld N=%lld K=%lld conv %d", qr_isa_name(lv[l].isa), si,
+                      (long long)M, (long long)N, (long long)K, conv);
+        }
+        qr_aligned_free(A);
+        qr_aligned_free(B);
+        free(C32);
+        free(want);
+        free(got);
+    }
+}
+
 static void qt_kern_all(void) {
     QT_RUN(test_pool);
     QT_RUN(test_kern_dispatch);
@@ -786,6 +1147,12 @@ static void qt_kern_all(void) {
     QT_RUN(test_q_gemm_ref);
     QT_RUN(test_q_gemm_threads);
     QT_RUN(test_requant);
+    QT_RUN(test_s64_requant);
+    QT_RUN(test_q8_conv_gemm);
+    QT_RUN(test_q8_gemm_rq);
+    QT_RUN(test_q8_dwconv2d);
+    QT_RUN(test_q8_maxpool2d);
+    QT_RUN(test_q8_eltwise);
     QT_RUN(test_dwconv);
     QT_RUN(test_conv_gemm);
     QT_RUN(test_maxpool);

@@ -301,7 +301,9 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
 }
 
 /* ==== 8-bit integers =================================================================
- * C = sum (A - za)(B - zb) mod 2^32, two packed formats:
+ * C = sum (A - za)(B - zb) mod 2^32 (B a matrix, or a convolution's implicit im2col gathered
+ * by the B packing), stored, or requantized panel by panel while it is in the cache
+ * (QrQ8Requant). Packed formats:
  *   s16  — (value - zero point) widened to int16 in the packing, K in pairs: A [K/2][MR][2],
  *          B [K/2][NR][2]; the micro-kernel multiplies with vpmaddwd (int16 x int16 summed
  *          in pairs into int32: |pair| <= 2 * 255 * 255, nothing saturates). Zero points
@@ -313,16 +315,23 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
  *          a = a' + alpha and b = b' + beta the result is
  *            sum a'b' + u[m] * CB[n] + v[n] * RA[m] + K * u[m] * v[n],
  *          u = alpha - za, v = beta - zb, RA / CB the row / column sums of a' / b' that
- *          the packing computes; all mod 2^32, so the compensation is exact. */
+ *          the packing computes; all mod 2^32, so the compensation is exact.
+ *   ss   — the vnni layout for signed x signed products (AArch64 SDOT), see below. */
 
-enum { QR__K_Q8_S16, QR__K_Q8_AU, QR__K_Q8_BU };
+/* Packed formats (QrKQ8Isa.fmt) and the modes they run in. The third format, ss, is the
+ * vnni one for signed x signed dot products (AArch64 SDOT): both operands made signed (uint8
+ * - 128), compensated the same way. */
+enum { QR__K_Q8_FMT_S16, QR__K_Q8_FMT_VNNI, QR__K_Q8_FMT_SS };
+enum { QR__K_Q8_S16, QR__K_Q8_AU, QR__K_Q8_BU, QR__K_Q8_SS };
 
 /* c (MR, NR) = or += packed a (ng groups) @ packed b (ng groups). */
 typedef void (*QrKQ8Ukr)(int64_t ng, const void *a, const void *b, int32_t *c, int64_t ldc, bool add);
 struct QrKQ8Job;
-/* Packs a full (ng groups, NR columns) panel of B from row k0, column n0; adds column
- * sums of b' to cb when cb is not NULL (vnni). */
-typedef void (*QrKQ8PackB)(const struct QrKQ8Job *j, int64_t k0, int64_t ng, int64_t n0, void *dst, int32_t *cb);
+/* Packs a (ng groups, NR columns) panel of B from row k0, columns [n0, n0 + nr) (zero past
+ * nr; nr <= NR), from the matrix or, for a convolution, gathered from its image; adds column
+ * sums of b' to cb[0..nr) when cb is not NULL (vnni). */
+typedef void (*QrKQ8PackB)(const struct QrKQ8Job *j, int64_t k0, int64_t ng, int64_t n0, int nr, void *dst,
+                           int32_t *cb);
 /* Packs A panel p from K position 0 up to a position it returns (a multiple of the K
  * group); in the vnni formats adds the rows' sums of a' over them to ra (zeroed before).
  * The rest is packed in plain C. */
@@ -332,18 +341,25 @@ typedef void (*QrKQ8Comp)(int32_t *c, int64_t n, int32_t ra, int32_t u, const in
 
 typedef struct QrKQ8Isa {
     int mr, nr, kc;        /* kc: K block, a multiple of 4; nr <= 64 */
-    bool vnni;             /* packing format (see above) */
-    QrKQ8Ukr ukr;          /* s16, or vnni mode AU (broadcast A is the unsigned side) */
+    int fmt;               /* packing format, QR__K_Q8_FMT_* */
+    QrKQ8Ukr ukr;          /* s16, ss, or vnni mode AU (broadcast A is the unsigned side) */
     QrKQ8Ukr ukr_bu;       /* vnni mode BU (B is the unsigned side) */
-    QrKQ8PackB pack_b;     /* full panels; NULL: plain C */
+    QrKQ8PackB pack_b;     /* NULL: plain C */
     QrKQ8PackA pack_a;     /* NULL: plain C */
-    QrKQ8Comp comp;        /* vnni formats */
+    QrKQ8Comp comp;        /* vnni and ss formats */
+    QrS32RequantFn requant;   /* the level's, for a fused requantization */
+    /* The end of a column panel (qr__k_q8_panel_end) in one call over its rows; NULL: per row
+     * through comp and requant. */
+    void (*panel_end)(const struct QrKQ8Job *j, int64_t i0, int64_t i1, int64_t jr, int nr, int32_t *c0, int64_t ldc,
+                      const int32_t *vv, const int32_t *ww);
 } QrKQ8Isa;
 
 typedef struct QrKQ8Job {
     const QrKQ8Isa *isa;
     int64_t M, N, K, ldc;
     const QrQOperand *A, *B;
+    const QrQ8ConvB *conv;      /* not NULL: B is this convolution's implicit im2col */
+    const QrQ8Requant *rq;      /* not NULL: C is requantized into rq->y, not stored */
     int32_t *C;
     bool accumulate;
     int mode, kg;               /* format/mode, K group (2 or 4) */
@@ -353,7 +369,7 @@ typedef struct QrKQ8Job {
     size_t ap_panel;            /* bytes per A panel */
     int64_t n_ap, ap_per_task, kp;   /* panels, panels per packing task, K padded to kg */
     int32_t *ra;                /* row sums of a' (vnni) */
-    unsigned char *tid_mem;     /* per thread: B panel, edge tile, column sums */
+    unsigned char *tid_mem;     /* per thread: B panel, edge tile, column sums (3 x ns), C block (rq) */
     size_t tid_bytes;
     QrKTiles tl;
 } QrKQ8Job;
@@ -368,6 +384,39 @@ static void qr__k_q8_row(const QrQOperand *o, int64_t off, int64_t n, int64_t np
         for (int64_t k = 0; k < n; k++) v[k] = p[k] - sub;
     }
     for (int64_t k = n; k < np; k++) v[k] = 0;
+}
+
+/* Columns [n0, n0 + nr) of row k of a convolution's implicit B as bytes (the zero point where
+ * a tap falls outside the image), stored to dst[0..nr). */
+static void qr__k_q8_conv_row(const QrQ8ConvB *b, int64_t k, int64_t n0, int nr, uint8_t *dst) {
+    const int64_t KK = b->KH * b->KW, c = k / KK, kh = k % KK / b->KW, kw = k % b->KW;
+    const uint8_t pad = (uint8_t)b->zp;
+    const uint8_t *xc = (const uint8_t *)b->x + c * b->H * b->W;
+    for (int q = 0; q < nr;) {
+        const int64_t p = n0 + q, oh = p / b->OW, ow = p % b->OW;
+        const int len = (int)QR_MIN((int64_t)(nr - q), b->OW - ow);
+        const int64_t ih = oh * b->sh - b->ph + kh * b->dh;
+        if (ih < 0 || ih >= b->H) {
+            memset(dst + q, pad, (size_t)len);
+        } else {
+            const uint8_t *xr = xc + ih * b->W;
+            int64_t iw = ow * b->sw - b->pw + kw * b->dw;
+            for (int i = 0; i < len; i++, iw += b->sw) dst[q + i] = iw >= 0 && iw < b->W ? xr[iw] : pad;
+        }
+        q += len;
+    }
+}
+
+/* Row k, columns [n0, n0 + nr) of the job's B as int32 values (0 from nr to np). */
+static void qr__k_q8_brow(const QrKQ8Job *j, int64_t k, int64_t n0, int nr, int np, int32_t *v) {
+    if (!j->conv) {
+        qr__k_q8_row(j->B, k * j->B->ld + n0, nr, np, 0, v);
+        return;
+    }
+    uint8_t t[64];
+    qr__k_q8_conv_row(j->conv, k, n0, nr, t);
+    for (int q = 0; q < nr; q++) v[q] = j->conv->is_signed ? (int32_t)(int8_t)t[q] : (int32_t)t[q];
+    for (int q = nr; q < np; q++) v[q] = 0;
 }
 
 /* Packs K positions [k0, kp) of A panel p (all MR rows) in plain C; in the vnni formats
@@ -411,7 +460,7 @@ static void qr__k_q8_pack_a_task(void *ctx, int64_t t, int tid) {
 
 /* Packs B rows [k0, k0 + ng*kg) (zero past K) x columns [n0, n0 + nr) (zero past nr) in
  * the job's format with plain C; in vnni formats adds each column's sum of b' to
- * cb[0..nr). The ISA's pack_b (when set) does full panels. */
+ * cb[0..nr). (QrKQ8PackB for ISAs without their own.) */
 static void qr__k_q8_pack_b_c(const QrKQ8Job *j, int64_t k0, int64_t ng, int64_t n0, int nr, void *dst, int32_t *cb) {
     const int NR = j->isa->nr, kg = j->kg;
     const QrQOperand *B = j->B;
@@ -420,7 +469,7 @@ static void qr__k_q8_pack_b_c(const QrKQ8Job *j, int64_t k0, int64_t ng, int64_t
     for (int q = 0; q < NR; q++) zb[q] = j->mode == QR__K_Q8_S16 ? (q < nr ? qr__k_zp_at(B, n0 + q) : 0) : j->beta;
     for (int64_t k = 0; k < ng * kg; k++) {
         if (k < kn) {
-            qr__k_q8_row(B, (k0 + k) * B->ld + n0, nr, NR, 0, v);
+            qr__k_q8_brow(j, k0 + k, n0, nr, NR, v);
             for (int q = 0; q < nr; q++) v[q] -= zb[q];
         } else {
             memset(v, 0, sizeof v);
@@ -436,6 +485,33 @@ static void qr__k_q8_pack_b_c(const QrKQ8Job *j, int64_t k0, int64_t ng, int64_t
     }
 }
 
+/* The end of one column panel [jr, jr + nr) of a task's rows [i0, i1) after its last K block:
+ * the zero-point compensation (vnni, ss: C += v[n] * RA[m] + u[m] * (K * v[n] + CB[n]),
+ * mod 2^32; cb: the panel's column sums of b') and, with rq, the requantization. */
+static void qr__k_q8_panel_end(const QrKQ8Job *j, int64_t i0, int64_t i1, int64_t jr, int nr, int32_t *c0,
+                               int64_t ldc, const int32_t *cb) {
+    if (j->mode != QR__K_Q8_S16) {
+        int32_t vv[64], ww[64];
+        for (int q = 0; q < nr; q++) {
+            uint32_t v = (uint32_t)(j->beta - qr__k_zp_at(j->B, jr + q));
+            vv[q] = (int32_t)v;
+            ww[q] = (int32_t)(v * (uint32_t)j->K + (j->need_cb ? (uint32_t)cb[q] : 0u));
+        }
+        if (j->isa->panel_end) {
+            j->isa->panel_end(j, i0, i1, jr, nr, c0, ldc, vv, ww);
+            return;
+        }
+        for (int64_t m = i0; m < i1; m++)
+            j->isa->comp(c0 + (m - i0) * ldc, nr, j->ra[m], j->alpha - qr__k_zp_at(j->A, m), vv, ww);
+    }
+    const QrQ8Requant *rq = j->rq;
+    if (!rq) return;
+    for (int64_t m = i0; m < i1; m++)
+        j->isa->requant(nr, c0 + (m - i0) * ldc, rq->bias ? rq->bias + m * rq->bias_rs + jr * rq->bias_cs : NULL,
+                        rq->bias_cs, rq->mult + m * rq->mult_rs + jr * rq->mult_cs, rq->mult_cs, rq->zp, rq->lo, rq->hi,
+                        (unsigned char *)rq->y + (m * rq->ldy + jr) * rq->y_bytes, rq->y_bytes);
+}
+
 static void qr__k_q8_task(void *ctx, int64_t t, int tid) {
     const QrKQ8Job *j = ctx;
     const int MR = j->isa->mr, NR = j->isa->nr, KC = j->isa->kc, kg = j->kg;
@@ -446,61 +522,68 @@ static void qr__k_q8_task(void *ctx, int64_t t, int tid) {
     unsigned char *bp = j->tid_mem + (size_t)tid * j->tid_bytes;
     int32_t *tile = (int32_t *)(bp + qr__k_rup64((size_t)KC * NR * esz));
     int32_t *cb = tile + MR * NR;
+    /* with rq the task's C block lives in this thread's scratch */
+    int32_t *cblk = j->rq ? (int32_t *)((unsigned char *)cb + qr__k_rup64((size_t)(3 * j->tl.ns) * sizeof(int32_t))) : NULL;
+    const int64_t ldc = j->rq ? j->tl.ns : j->ldc;
     const bool vnni = j->mode != QR__K_Q8_S16;
     if (vnni && j->need_cb) memset(cb, 0, (size_t)(j1 - j0) * sizeof *cb);
     const QrKQ8Ukr ukr = j->mode == QR__K_Q8_BU ? j->isa->ukr_bu : j->isa->ukr;
     for (int64_t pc = 0; pc < j->K; pc += KC) {
         const int64_t ng = qr__k_cdiv(QR_MIN(KC, j->K - pc), kg);
-        const bool add = j->accumulate || pc > 0;
+        const bool add = j->accumulate || pc > 0, last = pc + KC >= j->K;
         for (int64_t jr = j0; jr < j1; jr += NR) {
             const int nr = (int)QR_MIN(NR, j1 - jr);
             int32_t *cbp = vnni && j->need_cb ? cb + (jr - j0) : NULL;
-            if (nr == NR && j->isa->pack_b) j->isa->pack_b(j, pc, ng, jr, bp, cbp);
+            if (j->isa->pack_b) j->isa->pack_b(j, pc, ng, jr, nr, bp, cbp);
             else qr__k_q8_pack_b_c(j, pc, ng, jr, nr, bp, cbp);
+            int32_t *cp = j->rq ? cblk + (jr - j0) : j->C + i0 * ldc + jr;   /* row i0 of the panel */
             for (int64_t ir = i0; ir < i1; ir += MR) {
                 const int mr = (int)QR_MIN(MR, i1 - ir);
                 const unsigned char *a = j->ap + (size_t)(ir / MR) * j->ap_panel + (size_t)(pc * MR) * esz;
-                int32_t *c = j->C + ir * j->ldc + jr;
+                int32_t *c = cp + (ir - i0) * ldc;
                 if (mr == MR && nr == NR) {
-                    ukr(ng, a, bp, c, j->ldc, add);
+                    ukr(ng, a, bp, c, ldc, add);
                     continue;
                 }
                 ukr(ng, a, bp, tile, NR, false);
                 for (int r = 0; r < mr; r++)
                     for (int q = 0; q < nr; q++)
-                        c[r * j->ldc + q] = add ? (int32_t)((uint32_t)c[r * j->ldc + q] + (uint32_t)tile[r * NR + q])
-                                                : tile[r * NR + q];
+                        c[r * ldc + q] = add ? (int32_t)((uint32_t)c[r * ldc + q] + (uint32_t)tile[r * NR + q])
+                                             : tile[r * NR + q];
             }
+            if (last) qr__k_q8_panel_end(j, i0, i1, jr, nr, cp, ldc, cb + (jr - j0));
         }
     }
-    if (!vnni) return;
-    /* compensation: C += v[n] * RA[m] + u[m] * (K * v[n] + CB[n])  (mod 2^32) */
-    const int64_t nc = j1 - j0;
-    int32_t *vv = cb + nc, *ww = vv + nc;
-    for (int64_t n = 0; n < nc; n++) {
-        uint32_t v = (uint32_t)(j->beta - qr__k_zp_at(j->B, j0 + n));
-        vv[n] = (int32_t)v;
-        ww[n] = (int32_t)(v * (uint32_t)j->K + (j->need_cb ? (uint32_t)cb[n] : 0u));
-    }
-    for (int64_t m = i0; m < i1; m++)
-        j->isa->comp(j->C + m * j->ldc + j0, nc, j->ra[m], j->alpha - qr__k_zp_at(j->A, m), vv, ww);
 }
 
-/* Runs an 8-bit GEMM (QrQ8GemmFn) with an ISA's micro-kernel; the ref kernel when the
- * scratch cannot be allocated. */
-static void qr__k_q8_gemm(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, const QrQOperand *A,
-                          const QrQOperand *B, int32_t *C, int64_t ldc, bool accumulate) {
+/* Runs an 8-bit GEMM (QrQ8GemmFn, or QrQ8ConvGemmFn when conv is set: B is then its implicit
+ * im2col, described to the zero-point logic by B's signedness and zero point) with an ISA's
+ * micro-kernel; the ref kernel when the scratch cannot be allocated. */
+static void qr__k_q8_run(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, const QrQOperand *A,
+                         const QrQOperand *B, const QrQ8ConvB *conv, const QrQ8Requant *rq, int32_t *C, int64_t ldc,
+                         bool accumulate) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
+        if (rq) {
+            qr_q8_gemm_rq__ref(M, N, K, A, B, conv, rq);
+            return;
+        }
         if (!accumulate)
             for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, (size_t)N * sizeof(int32_t));
         return;
     }
-    QrKQ8Job j = { .isa = isa, .M = M, .N = N, .K = K, .ldc = ldc, .A = A, .B = B, .C = C, .accumulate = accumulate };
-    j.mode = !isa->vnni ? QR__K_Q8_S16 : (A->is_signed && !B->is_signed) ? QR__K_Q8_BU : QR__K_Q8_AU;
-    j.kg = isa->vnni ? 4 : 2;
-    j.alpha = j.mode == QR__K_Q8_AU && A->is_signed ? -128 : 0;
-    j.beta = j.mode == QR__K_Q8_AU && !B->is_signed ? 128 : 0;
+    QrKQ8Job j = { .isa = isa, .M = M, .N = N, .K = K, .ldc = ldc, .A = A, .B = B, .conv = conv, .rq = rq, .C = C,
+                   .accumulate = accumulate && !rq };
+    j.mode = isa->fmt == QR__K_Q8_FMT_S16 ? QR__K_Q8_S16 : isa->fmt == QR__K_Q8_FMT_SS ? QR__K_Q8_SS
+           : (A->is_signed && !B->is_signed) ? QR__K_Q8_BU : QR__K_Q8_AU;
+    j.kg = isa->fmt == QR__K_Q8_FMT_S16 ? 2 : 4;
+    if (j.mode == QR__K_Q8_SS) {
+        j.alpha = A->is_signed ? 0 : 128;
+        j.beta = B->is_signed ? 0 : 128;
+    } else {
+        j.alpha = j.mode == QR__K_Q8_AU && A->is_signed ? -128 : 0;
+        j.beta = j.mode == QR__K_Q8_AU && !B->is_signed ? 128 : 0;
+    }
     j.need_cb = false;
     if (j.mode != QR__K_Q8_S16)
         for (int64_t m = 0; m < M && !j.need_cb; m++) j.need_cb = j.alpha != qr__k_zp_at(A, m);
@@ -514,10 +597,13 @@ static void qr__k_q8_gemm(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, 
     size_t ap_bytes = j.ap_panel * (size_t)j.n_ap, ra_bytes = qr__k_rup64((size_t)(j.n_ap * isa->mr) * sizeof(int32_t));
     j.tid_bytes = qr__k_rup64((size_t)isa->kc * (size_t)isa->nr * esz) +
                   qr__k_rup64((size_t)(isa->mr * isa->nr + 3 * j.tl.ns) * sizeof(int32_t));
+    if (rq) j.tid_bytes += qr__k_rup64((size_t)(j.tl.mc * j.tl.ns) * sizeof(int32_t));
     j.tid_bytes = QR_MAX(j.tid_bytes, qr__k_rup64((size_t)(j.kp + 4) * sizeof(int32_t)));
     unsigned char *mem = qr__k_scratch(ap_bytes + ra_bytes + j.tid_bytes * (size_t)threads);
     if (!mem) {
-        qr_q8_gemm__ref(M, N, K, A, B, C, ldc, accumulate);
+        if (rq) qr_q8_gemm_rq__ref(M, N, K, A, B, conv, rq);
+        else if (conv) qr_q8_conv_gemm__ref(M, A, conv, C, ldc);
+        else qr_q8_gemm__ref(M, N, K, A, B, C, ldc, accumulate);
         return;
     }
     j.ap = mem;
@@ -532,6 +618,25 @@ static void qr__k_q8_gemm(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, 
     }
     qr_pool_for(n_pack, qr__k_q8_pack_a_task, &j);
     qr_pool_for(n_tasks, qr__k_q8_task, &j);
+}
+
+static void qr__k_q8_gemm(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, const QrQOperand *A,
+                          const QrQOperand *B, int32_t *C, int64_t ldc, bool accumulate) {
+    qr__k_q8_run(isa, M, N, K, A, B, NULL, NULL, C, ldc, accumulate);
+}
+
+/* The convolution GEMM (QrQ8ConvGemmFn) with an ISA's micro-kernel and implicit im2col. */
+static void qr__k_q8_conv_gemm(const QrKQ8Isa *isa, int64_t M, const QrQOperand *A, const QrQ8ConvB *b, int32_t *C,
+                               int64_t ldc) {
+    QrQOperand B = { NULL, 0, b->is_signed, &b->zp, 0 };
+    qr__k_q8_run(isa, M, b->OH * b->OW, b->C * b->KH * b->KW, A, &B, b, NULL, C, ldc, false);
+}
+
+/* QrQ8GemmRqFn with an ISA's micro-kernel. */
+static void qr__k_q8_gemm_rq(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, const QrQOperand *A,
+                             const QrQOperand *B, const QrQ8ConvB *conv, const QrQ8Requant *rq) {
+    QrQOperand cb = { NULL, 0, conv && conv->is_signed, conv ? &conv->zp : NULL, 0 };
+    qr__k_q8_run(isa, M, N, K, A, conv ? &cb : B, conv, rq, NULL, 0, false);
 }
 
 /* ==== 16-bit integers ================================================================

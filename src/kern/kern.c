@@ -1,6 +1,7 @@
 /* kern — dispatch. See kern.h.
  * Levels nest: avx2 = AVX2+FMA; avx512 = avx2 + AVX-512F/BW/VL; vnni = avx512 +
- * AVX-512 VNNI. A level keeps the kernels of the level below where it has none of its own. */
+ * AVX-512 VNNI; on AArch64 dot = neon + FEAT_DotProd. A level keeps the kernels of the level
+ * below where it has none of its own. */
 
 static bool qr__kern_ready;
 static QrStatus qr__kern_status;
@@ -30,6 +31,9 @@ static const char *qr__kern_missing(QrIsa isa, const QrCpu *cpu) {
         return NULL;
 #endif
 #if defined(__aarch64__)
+    case QR_ISA_DOT:
+        if (!cpu->dotprod) return "the dot-product instructions (FEAT_DotProd)";
+        /* fall through */
     case QR_ISA_NEON:
         return cpu->neon ? NULL : "Advanced SIMD (NEON)";
 #endif
@@ -52,8 +56,16 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_dwconv2d = qr_f32_dwconv2d__ref,
         .f32_maxpool2d = qr_f32_maxpool2d__ref,
         .q8_gemm = qr_q8_gemm__ref,
+        .q8_conv_gemm = qr_q8_conv_gemm__ref,
+        .q8_gemm_rq = qr_q8_gemm_rq__ref,
         .q16_gemm = qr_q16_gemm__ref,
         .s32_requant = qr_s32_requant__ref,
+        .s64_requant = qr_s64_requant__ref,
+        .q8_dwconv2d = qr_q8_dwconv2d__ref,
+        .q8_maxpool2d = qr_q8_maxpool2d__ref,
+        .q8_quantize = qr_q8_quantize__ref,
+        .q8_dequantize = qr_q8_dequantize__ref,
+        .q8_add = qr_q8_add__ref,
         .f32_pair_stats = qr_f32_pair_stats__ref,
         .f32_hist = qr_f32_hist__ref,
         .f32_fake_quant = qr_f32_fake_quant__ref,
@@ -67,8 +79,15 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_dwconv2d = qr_f32_dwconv2d__avx2;
         k->f32_maxpool2d = qr_f32_maxpool2d__avx2;
         k->q8_gemm = qr_q8_gemm__avx2;
+        k->q8_conv_gemm = qr_q8_conv_gemm__avx2;
+        k->q8_gemm_rq = qr_q8_gemm_rq__avx2;
         k->q16_gemm = qr_q16_gemm__avx2;
         k->s32_requant = qr_s32_requant__avx2;
+        k->q8_dwconv2d = qr_q8_dwconv2d__avx2;
+        k->q8_maxpool2d = qr_q8_maxpool2d__avx2;
+        k->q8_quantize = qr_q8_quantize__avx2;
+        k->q8_dequantize = qr_q8_dequantize__avx2;
+        k->q8_add = qr_q8_add__avx2;
         k->f32_pair_stats = qr_f32_pair_stats__avx2;
         k->f32_hist = qr_f32_hist__avx2;
         k->f32_fake_quant = qr_f32_fake_quant__avx2;
@@ -78,17 +97,32 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_gemm = qr_f32_gemm__avx512;
         k->f32_gemm_ex = qr_f32_gemm_ex__avx512;
         k->f32_conv_gemm = qr_f32_conv_gemm__avx512;
+        k->q8_dwconv2d = qr_q8_dwconv2d__avx512;
+        k->s32_requant = qr_s32_requant__avx512;
     }
     if (isa == QR_ISA_VNNI) {
         k->isa = QR_ISA_VNNI;
         k->q8_gemm = qr_q8_gemm__vnni;
+        k->q8_conv_gemm = qr_q8_conv_gemm__vnni;
+        k->q8_gemm_rq = qr_q8_gemm_rq__vnni;
     }
 #endif
 #if defined(__aarch64__)
-    if (isa == QR_ISA_NEON) {
+    if (isa == QR_ISA_NEON || isa == QR_ISA_DOT) {
         k->isa = QR_ISA_NEON;
         k->f32_gemm = qr_f32_gemm__neon;
         k->f32_dwconv2d = qr_f32_dwconv2d__neon;
+        k->q8_gemm = qr_q8_gemm__neon;
+        k->q8_conv_gemm = qr_q8_conv_gemm__neon;
+        k->q8_gemm_rq = qr_q8_gemm_rq__neon;
+        k->q8_dwconv2d = qr_q8_dwconv2d__neon;
+        k->s32_requant = qr_s32_requant__neon;
+    }
+    if (isa == QR_ISA_DOT) {
+        k->isa = QR_ISA_DOT;
+        k->q8_gemm = qr_q8_gemm__dot;
+        k->q8_conv_gemm = qr_q8_conv_gemm__dot;
+        k->q8_gemm_rq = qr_q8_gemm_rq__dot;
     }
 #endif
     return QR_OK;

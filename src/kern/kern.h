@@ -78,6 +78,43 @@ typedef struct QrQOperand {
 typedef void (*QrQ8GemmFn)(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B, int32_t *C,
                            int64_t ldc, bool accumulate);
 
+/* One image (and group) of a 2-D convolution on 8-bit integers as the B operand of an 8-bit
+ * GEMM (implicit im2col): B has K = C*KH*KW rows and N = OH*OW columns,
+ *   B[(c*KH + kh)*KW + kw][oh*OW + ow] = x[c][oh*sh - ph + kh*dh][ow*sw - pw + kw*dw]
+ * and zp where that falls outside x, so that B - zp is 0 there (ONNX Runtime pads with the
+ * zero point). */
+typedef struct QrQ8ConvB {
+    const void *x;          /* (C, H, W), contiguous int8 / uint8 */
+    bool is_signed;
+    int32_t zp;
+    int64_t C, H, W, KH, KW, sh, sw, dh, dw, ph, pw, OH, OW;
+} QrQ8ConvB;
+
+/* C (M, OH*OW; row stride ldc) = sum_k (A[m,k] - za[m]) * (B[k,n] - zp) mod 2^32 for the B of
+ * *b, which is never materialized; A (M, C*KH*KW) as in QrQ8GemmFn. All sizes >= 1. */
+typedef void (*QrQ8ConvGemmFn)(int64_t M, const QrQOperand *A, const QrQ8ConvB *b, int32_t *C, int64_t ldc);
+
+/* What an 8-bit GEMM does with its int32 result instead of storing it (a fused
+ * requantization): y[m][n] = QrS32RequantFn's arithmetic on C[m][n] with
+ * bias[m*bias_rs + n*bias_cs] (bias NULL: 0) and mult[m*mult_rs + n*mult_cs] (strides 0 or 1),
+ * zp, lo, hi; y rows are ldy elements of y_bytes (1 or 2) bytes apart. */
+typedef struct QrQ8Requant {
+    const int32_t *bias;
+    int64_t bias_rs, bias_cs;
+    const float *mult;
+    int64_t mult_rs, mult_cs;
+    int32_t zp, lo, hi;
+    void *y;
+    int64_t ldy;
+    int y_bytes;
+} QrQ8Requant;
+
+/* An 8-bit GEMM (QrQ8GemmFn; with conv set and B NULL, QrQ8ConvGemmFn's implicit im2col B,
+ * N = OH*OW and K = C*KH*KW) whose result goes through *rq straight from the cache instead of
+ * being stored: no int32 C array. */
+typedef void (*QrQ8GemmRqFn)(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B,
+                             const QrQ8ConvB *conv, const QrQ8Requant *rq);
+
 /* C (M,N) [+]= sum_k (A[m,k] - za[m]) * (B[k,n] - zb[n]) for 16-bit A and B of either
  * signedness, exact in int64 (any K < 2^29 with any zero points; int16 -32768..32767
  * and uint16 0..65535 alike). */
@@ -89,11 +126,69 @@ typedef void (*QrQ16GemmFn)(int64_t M, int64_t N, int64_t K, const QrQOperand *A
  *   y[i] = (int)rint(clamp(v, lo - zp, hi - zp)) + zp                      (NaN -> lo)
  * rint rounds half to even, so y = clamp(nearbyint(v) + zp, lo, hi) for every finite v.
  * bias NULL = 0; strides are 0 (one value) or 1 (per element). y holds y_bytes-byte
- * two's-complement integers (1: int8/uint8, 2: int16/uint16); lo/hi give the type's range
- * (e.g. 0..255, -128..127) and must satisfy lo <= zp <= hi, lo < hi, within that width. */
+ * two's-complement integers (1: int8/uint8, 2: int16/uint16); lo <= hi give the output range
+ * (the type's, or narrower: a fused Relu / Clip) and zp is in the type's range (it may lie
+ * outside [lo, hi]). */
 typedef void (*QrS32RequantFn)(int64_t n, const int32_t *acc, const int32_t *bias, int64_t bias_stride,
                                const float *mult, int64_t mult_stride, int32_t zp, int32_t lo, int32_t hi, void *y,
                                int y_bytes);
+
+/* The same for int64 accumulators (16-bit operands): v = (float)(acc[i] + bias[..]) * mult[..]
+ * with an exact int64 add and one int64 -> float32 rounding (to nearest even), then as above. */
+typedef void (*QrS64RequantFn)(int64_t n, const int64_t *acc, const int32_t *bias, int64_t bias_stride,
+                               const float *mult, int64_t mult_stride, int32_t zp, int32_t lo, int32_t hi, void *y,
+                               int y_bytes);
+
+/* One 8-bit plane x (H, W; contiguous, int8 or uint8) with its zero point, and a 2-D window
+ * over it: output (oh, ow) reads the taps (ih, iw) = (oh*sh - ph + kh*dh, ow*sw - pw + kw*dw),
+ * kh < KH, kw < KW. All sizes >= 1. */
+typedef struct QrQ8Win {
+    const void *x;
+    bool x_signed;
+    int32_t xz;
+    int64_t H, W, KH, KW, sh, sw, dh, dw, ph, pw, OH, OW;
+} QrQ8Win;
+
+/* Depthwise convolution of one plane into int32 y (OH*OW):
+ *   y[oh*OW + ow] = sum over the taps inside x of (x[ih][iw] - xz) * w[kh*KW + kw]  (mod 2^32)
+ * (taps outside x contribute 0, as ONNX Runtime's padding with the zero point does). w holds
+ * the weights minus their zero point, |w| <= 255. scratch: qr_q8_dwconv2d_scratch(p) bytes,
+ * 64-byte aligned, owned by the caller (one per thread). */
+typedef void (*QrQ8DwConv2dFn)(const QrQ8Win *p, const int16_t *w, int32_t *y, void *scratch);
+/* Scratch bytes a QrQ8DwConv2dFn of any level needs for p. */
+static size_t qr_q8_dwconv2d_scratch(const QrQ8Win *p);
+
+/* Max pooling of one plane into y (OH*OW bytes of x's type): the largest x over each window's
+ * taps inside x (xz is not used). Every window must have a tap inside x (qr_q8_win_covered).
+ * scratch: qr_q8_maxpool2d_scratch(p) bytes, 64-byte aligned. */
+typedef void (*QrQ8MaxPool2dFn)(const QrQ8Win *p, void *y, void *scratch);
+static size_t qr_q8_maxpool2d_scratch(const QrQ8Win *p);
+/* True when every window of p has at least one tap inside x. */
+static bool qr_q8_win_covered(const QrQ8Win *p);
+
+/* QuantizeLinear into 8-bit integers with one scale and zero point, for i in [0, n):
+ *   y[i] = (int)rint(clamp(x[i] / scale, lo - zp, hi - zp)) + zp    (true float32 division; NaN -> lo)
+ * lo <= hi: the output range (int8 or uint8; lo < 0 only for int8), zp in the type's range. */
+typedef void (*QrQ8QuantizeFn)(int64_t n, const float *x, float scale, int32_t zp, int32_t lo, int32_t hi, void *y);
+
+/* DequantizeLinear of 8-bit integers: y[i] = (float)(x[i] - zp) * scale. */
+typedef void (*QrQ8DequantizeFn)(int64_t n, const void *x, bool x_signed, int32_t zp, float scale, float *y);
+
+/* ONNX Runtime's QLinearAdd arithmetic (its AVX2 kernel; see ops/quant.c) on 8-bit operands:
+ * with a_i = a[i*as], b_i = b[i*bs] as float (strides 0 or 1) and fused multiply-adds,
+ *   mode 0 (both spans): v = fma(a_i, ra, fma(b_i, rb, fixed))
+ *   mode 1 (A scalar):   v = fma(b_i, rb, fixed + a_i*ra)      (the product rounded on its own)
+ *   mode 2 (B scalar):   v = fma(a_i, ra, fixed + b_i*rb)
+ *   y[i] = clamp(rint(v), lo, hi), lo for NaN and |v| >= 2^31 (cvtps2dq's integer indefinite);
+ * lo <= hi an 8-bit range (lo < 0 only for int8 y). */
+typedef struct QrQ8AddParams {
+    float ra, rb, fixed;
+    int mode;
+    bool a_signed, b_signed;
+    int32_t lo, hi;
+} QrQ8AddParams;
+typedef void (*QrQ8AddFn)(int64_t n, const void *a, int64_t as, const void *b, int64_t bs, const QrQ8AddParams *p,
+                          void *y);
 
 /* ---- analysis --------------------------------------------------------------------- */
 
@@ -154,8 +249,16 @@ typedef struct QrKernels {
     QrF32DwConv2dFn f32_dwconv2d;
     QrF32MaxPool2dFn f32_maxpool2d;
     QrQ8GemmFn q8_gemm;
+    QrQ8ConvGemmFn q8_conv_gemm;
+    QrQ8GemmRqFn q8_gemm_rq;
     QrQ16GemmFn q16_gemm;
     QrS32RequantFn s32_requant;
+    QrS64RequantFn s64_requant;
+    QrQ8DwConv2dFn q8_dwconv2d;
+    QrQ8MaxPool2dFn q8_maxpool2d;
+    QrQ8QuantizeFn q8_quantize;
+    QrQ8DequantizeFn q8_dequantize;
+    QrQ8AddFn q8_add;
     QrF32PairStatsFn f32_pair_stats;
     QrF32HistFn f32_hist;
     QrF32FakeQuantFn f32_fake_quant;

@@ -10,8 +10,12 @@
  * qreport's own integer ops (domain QR_QUANT_INT_DOMAIN, emitted by the int-mode lowering in
  * quant/lower.c) share these implementations: the same inputs, 8/16-bit operands, an output
  * clamp, accumulation in int32 (8-bit, or 16-bit when a bound proves it exact) or int64.
- * Integer inner loops are small shape-commented functions (qr__q_gemm_s16, qr__q_gemm_s32_s64,
- * im2col) meant to be swapped for dispatch-table kernels.
+ * The integer work runs on the dispatch table (kern/kern.h): 8-bit products on qr_kern.q8_gemm
+ * (convolutions with implicit im2col, requantization fused), depthwise convolutions on
+ * q8_dwconv2d, 16-bit ones on q16_gemm (exact int64) and s64_requant; QuantizeLinear,
+ * DequantizeLinear, QLinearAdd and QMaxPool on 8-bit data on their q8_* kernels. The kernels
+ * are bit-exact with their __ref twins, so the integers do not depend on the CPU or the
+ * thread count. Large work arrays come from a per-thread buffer (qr__q_work).
  *
  * Map: core helpers (rounding, ranges, requantization, accumulator choice, per-axis/blocked
  * indexing) · parameter loading · QuantizeLinear · DequantizeLinear · DynamicQuantizeLinear ·
@@ -144,6 +148,10 @@ static QrStatus qr_quant_layout(const QrOpCtx *c, const QrTensor *x, const QrTen
     l->sn = 1;
     return QR_OK;
 }
+
+/* The dispatch table is filled before an op uses it: shape inference folds constant nodes
+ * (weight QuantizeLinear / DequantizeLinear) by running them before any qr_run. Idempotent. */
+static inline void qr__q_kern_ready(void) { (void)qr_kern_init(); }
 
 /* ==== element access and parameter loading ======================================== */
 
@@ -398,16 +406,7 @@ static void qr__q_quantize_run(const QrTensor *x, QrTensor *y, int64_t off, int6
                                const int32_t *zp, int64_t ps, const QrQQuant *q) {
     if (q->precision == QR_DT_UNDEF && x->dtype == QR_DT_F32 && ps == 0 &&
         (y->dtype == QR_DT_U8 || y->dtype == QR_DT_S8)) {
-        const float *px = (const float *)x->data + off;
-        float sc = s[0];
-        int32_t z = zp[0];
-        if (y->dtype == QR_DT_U8) {
-            uint8_t *py = (uint8_t *)y->data + off;
-            for (int64_t j = 0; j < n; j++) py[j] = (uint8_t)qr_quant_quantize_f32(px[j], sc, z, q->r);
-        } else {
-            int8_t *py = (int8_t *)y->data + off;
-            for (int64_t j = 0; j < n; j++) py[j] = (int8_t)qr_quant_quantize_f32(px[j], sc, z, q->r);
-        }
+        qr_kern.q8_quantize(n, (const float *)x->data + off, s[0], zp[0], q->r.lo, q->r.hi, (uint8_t *)y->data + off);
         return;
     }
     for (int64_t j = 0; j < n; j++) {
@@ -436,6 +435,7 @@ static void qr__q_quantize_run_float(const QrTensor *x, QrTensor *y, int64_t off
 }
 
 static QrStatus qr__q_quantize_exec(QrOpCtx *c) {
+    qr__q_kern_ready();
     QrQQuant q;
     QR_TRY(qr__q_quantize_check(c, &q));
     float *s;
@@ -502,6 +502,7 @@ static QrStatus qr__q_dequantize_shape(QrOpCtx *c) {
 }
 
 static QrStatus qr__q_dequantize_exec(QrOpCtx *c) {
+    qr__q_kern_ready();
     QrQuantLayout l;
     QrDType dt;
     QR_TRY(qr__q_dequantize_check(c, &l, &dt));
@@ -529,16 +530,9 @@ static QrStatus qr__q_dequantize_exec(QrOpCtx *c) {
     for (int64_t o = 0; o < l.outer; o++)
         for (int64_t k = 0; k < l.axis_len; k++, off += l.inner) {
             int64_t p = qr_quant_layout_index(&l, o, k, 0);
-            if (l.sn == 0 && y->dtype == QR_DT_F32 && x->dtype == QR_DT_U8) {
-                const uint8_t *px = (const uint8_t *)x->data + off;
-                float *py = (float *)y->data + off, sc = s[p];
-                int32_t z = zp[p];
-                for (int64_t j = 0; j < l.inner; j++) py[j] = (float)((int32_t)px[j] - z) * sc;
-            } else if (l.sn == 0 && y->dtype == QR_DT_F32 && x->dtype == QR_DT_S8) {
-                const int8_t *px = (const int8_t *)x->data + off;
-                float *py = (float *)y->data + off, sc = s[p];
-                int32_t z = zp[p];
-                for (int64_t j = 0; j < l.inner; j++) py[j] = (float)((int32_t)px[j] - z) * sc;
+            if (l.sn == 0 && y->dtype == QR_DT_F32 && (x->dtype == QR_DT_U8 || x->dtype == QR_DT_S8)) {
+                qr_kern.q8_dequantize(l.inner, (const uint8_t *)x->data + off, x->dtype == QR_DT_S8, zp[p], s[p],
+                                      (float *)y->data + off);
             } else {
                 for (int64_t j = 0; j < l.inner; j++) {
                     int64_t q = p + j * l.sn;
@@ -689,73 +683,79 @@ static inline int64_t qr__q_mm_param_base(const QrQMMParam *p, int nb, const int
     return o;
 }
 
-/* Integer core of one (M x K) x (K x N) product: acc[m][n] = sum_k aq[m][k] * bq[k][n].
- * aq / bq hold (value - zero point) as int16, row-major; acc is M x N. The sum wraps in 32 bits
- * like ORT's (the spec allows overflow only there), computed in uint32 so it is defined
- * behaviour. 4 x 16 register tiles with fixed-size inner loops let the compiler's basic-block
- * vectorizer use SIMD at plain -O2; edges fall back to a dot-product loop. */
-static void qr__q_gemm_s16(int64_t M, int64_t K, int64_t N, const int16_t *aq, const int16_t *bq, uint32_t *acc) {
-    enum { MR = 4, NR = 16 };
-    int64_t mt = M - M % MR, nt = N - N % NR;
-    for (int64_t m = 0; m < mt; m += MR)
-        for (int64_t n = 0; n < nt; n += NR) {
-            uint32_t t[MR][NR];
-            memset(t, 0, sizeof t);
-            for (int64_t k = 0; k < K; k++) {
-                const int16_t *b = bq + k * N + n;
-                for (int r = 0; r < MR; r++) {
-                    int32_t a = aq[(m + r) * K + k];
-                    for (int j = 0; j < NR; j++) t[r][j] += (uint32_t)(a * (int32_t)b[j]);
-                }
-            }
-            for (int r = 0; r < MR; r++) memcpy(acc + (m + r) * N + n, t[r], sizeof t[r]);
-        }
-    for (int64_t m = 0; m < M; m++)
-        for (int64_t n = m < mt ? nt : 0; n < N; n++) {
-            uint32_t sum = 0;
-            for (int64_t k = 0; k < K; k++) sum += (uint32_t)((int32_t)aq[m * K + k] * (int32_t)bq[k * N + n]);
-            acc[m * N + n] = sum;
+/* ---- integer operands and work memory ------------------------------------------------ */
+
+/* Bytes per stored element of an integer operand type (int4 is stored one per byte). */
+static int qr__q_esize(QrDType dt) { return dt == QR_DT_U16 || dt == QR_DT_S16 ? 2 : 1; }
+static bool qr__q_is_signed(QrDType dt) {
+    return dt == QR_DT_S8 || dt == QR_DT_S4 || dt == QR_DT_S2 || dt == QR_DT_S16;
+}
+
+/* Whether a product of operands of types adt and bdt accumulated as `kind` runs on the 8-bit
+ * GEMM (qr_kern.q8_gemm, int32 mod 2^32): both stored in bytes and the int32 sum is what the
+ * kind means (S32 wraps like ONNX Runtime, S32_PROVEN cannot overflow). Otherwise the 16-bit
+ * GEMM (qr_kern.q16_gemm, exact int64) runs on operands widened to 16 bits; for S32_PROVEN
+ * that exact sum is the int32 one. */
+static bool qr__q_narrow(QrDType adt, QrDType bdt, QrQuantAcc kind) {
+    return qr__q_esize(adt) == 1 && qr__q_esize(bdt) == 1 && (kind == QR_QACC_S32 || kind == QR_QACC_S32_PROVEN);
+}
+
+/* Large work arrays (im2col columns, accumulators, widened operands): one growable 64-byte
+ * aligned buffer per calling thread, reused by every node and run. Unlike the node's scratch
+ * arena it is neither zeroed nor given back after each node, so a large convolution costs no
+ * memset and no page faults. One op uses it at a time (ops do not nest; kernels have their own
+ * scratch); it stays reachable for leak checkers through the thread-local pointer. */
+static _Thread_local unsigned char *qr__q_work_mem;
+static _Thread_local size_t qr__q_work_cap;
+
+/* Appends an array of `count` elements of `elem` bytes to a work layout of *total bytes and
+ * returns its offset (64-byte aligned); *total becomes SIZE_MAX once the layout is too large. */
+static size_t qr__q_wadd(size_t *total, int64_t count, size_t elem) {
+    const size_t limit = (size_t)1 << 40;
+    if (*total == SIZE_MAX || count < 0 || (uint64_t)count > (uint64_t)limit / elem) { *total = SIZE_MAX; return 0; }
+    size_t off = *total, b = ((size_t)count * elem + 63) & ~(size_t)63;
+    if (b > limit - off) { *total = SIZE_MAX; return 0; }
+    *total = off + b;
+    return off;
+}
+
+/* The calling thread's work buffer with at least `bytes` bytes (contents undefined). Fails with
+ * QR_ERR_NOMEM naming the node. */
+static QrStatus qr__q_work(const QrOpCtx *c, size_t bytes, unsigned char **out) {
+    if (bytes == SIZE_MAX) return qr_op_fail(c, QR_ERR_NOMEM, "the work buffers are too large");
+    if (bytes > qr__q_work_cap) {
+        qr_aligned_free(qr__q_work_mem);
+        size_t cap = QR_MAX(bytes, qr__q_work_cap + qr__q_work_cap / 2);
+        qr__q_work_mem = qr_aligned_alloc(cap);
+        qr__q_work_cap = qr__q_work_mem ? cap : 0;
+        if (!qr__q_work_mem) return qr_op_fail(c, QR_ERR_NOMEM, "cannot allocate %zu bytes of work memory", bytes);
+    }
+    *out = qr__q_work_mem;
+    return QR_OK;
+}
+
+/* dst[r*cols + k] = t[off + (trans ? k*rows + r : r*cols + k)] for r < rows, k < cols, stored
+ * with esize bytes per element (2: widened to int16 / uint16 by t's signedness). */
+static void qr__q_copy2d(const QrTensor *t, int64_t off, bool trans, int64_t rows, int64_t cols, int esize, void *dst) {
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t k = 0; k < cols; k++) {
+            int32_t v = qr__q_geti(t, off + (trans ? k * rows + r : r * cols + k));
+            if (esize == 1) ((uint8_t *)dst)[r * cols + k] = (uint8_t)v;
+            else ((uint16_t *)dst)[r * cols + k] = (uint16_t)v;
         }
 }
 
-/* Integer core with 16-bit operands: acc (M,N) s64 = A (M,K) s32 @ B (K,N) s32, exact. aq / bq
- * hold (value - zero point), |v| <= 65535, so a product is below 2^32 and K < 2^31 terms cannot
- * overflow int64. Same loop structure as qr__q_gemm_s16. */
-static void qr__q_gemm_s32_s64(int64_t M, int64_t K, int64_t N, const int32_t *aq, const int32_t *bq, int64_t *acc) {
-    enum { MR = 4, NR = 8 };
-    int64_t mt = M - M % MR, nt = N - N % NR;
-    for (int64_t m = 0; m < mt; m += MR)
-        for (int64_t n = 0; n < nt; n += NR) {
-            int64_t t[MR][NR];
-            memset(t, 0, sizeof t);
-            for (int64_t k = 0; k < K; k++) {
-                const int32_t *b = bq + k * N + n;
-                for (int r = 0; r < MR; r++) {
-                    int64_t a = aq[(m + r) * K + k];
-                    for (int j = 0; j < NR; j++) t[r][j] += a * b[j];
-                }
-            }
-            for (int r = 0; r < MR; r++) memcpy(acc + (m + r) * N + n, t[r], sizeof t[r]);
-        }
-    for (int64_t m = 0; m < M; m++)
-        for (int64_t n = m < mt ? nt : 0; n < N; n++) {
-            int64_t sum = 0;
-            for (int64_t k = 0; k < K; k++) sum += (int64_t)aq[m * K + k] * bq[k * N + n];
-            acc[m * N + n] = sum;
-        }
-}
-
-/* acc (M,N) s64 = A (M,K) @ B (K,N) with operands (value - zero point) given as int32, accumulated
- * as `kind` says: S32 / S32_PROVEN narrow the operands to int16 and run the int32 kernel (wrapping
- * for S32, exact for S32_PROVEN by the caller's bound), S64 runs the int64 kernel. a16 / b16 / a32
- * (M*N u32) are scratch of the caller's. */
-static void qr__q_gemm_acc(QrQuantAcc kind, int64_t M, int64_t K, int64_t N, const int32_t *aq, const int32_t *bq,
-                           int16_t *a16, int16_t *b16, uint32_t *a32, int64_t *acc) {
-    if (kind == QR_QACC_S64) { qr__q_gemm_s32_s64(M, K, N, aq, bq, acc); return; }
-    for (int64_t i = 0; i < M * K; i++) a16[i] = (int16_t)aq[i];
-    for (int64_t i = 0; i < K * N; i++) b16[i] = (int16_t)bq[i];
-    qr__q_gemm_s16(M, K, N, a16, b16, a32);
-    for (int64_t i = 0; i < M * N; i++) acc[i] = (int32_t)a32[i];
+/* n elements of t from off widened to 16 bits (int16 / uint16 by t's signedness) into dst. */
+static void qr__q_widen(const QrTensor *t, int64_t off, int64_t n, uint16_t *dst) {
+    if (t->dtype == QR_DT_U8 || t->dtype == QR_DT_U4) {
+        const uint8_t *p = (const uint8_t *)t->data + off;
+        for (int64_t i = 0; i < n; i++) dst[i] = p[i];
+    } else if (t->dtype == QR_DT_S8 || t->dtype == QR_DT_S4) {
+        const int8_t *p = (const int8_t *)t->data + off;
+        for (int64_t i = 0; i < n; i++) dst[i] = (uint16_t)(int16_t)p[i];
+    } else {
+        memcpy(dst, (const uint16_t *)t->data + off, (size_t)n * sizeof *dst);
+    }
 }
 
 /* acc + bias as the accumulator kind adds it: int32 wrapping (ORT) for S32, exact otherwise. */
@@ -815,30 +815,43 @@ static QrStatus qr__q_matmulint_shape(QrOpCtx *c) {
     return qr_op_set_out(c, 0, QR_DT_S32, g.out_rank, g.out_dims);
 }
 
+/* max over columns n of sum_k |B[k][n] - bz[n * bzs]| for the (K, N) operand whose element
+ * (k, n) is t[off + (trans ? n*K + k : k*N + n)] (below 2^53: K*N <= 2^36, |term| <= 65535). */
+static int64_t qr__q_colsum_max(const QrTensor *t, int64_t off, bool trans, int64_t K, int64_t N, const int32_t *bz,
+                                int64_t bzs) {
+    int64_t best = 0;
+    for (int64_t n = 0; n < N; n++) {
+        int64_t s = 0;
+        for (int64_t k = 0; k < K; k++) {
+            int64_t v = (int64_t)qr__q_geti(t, off + (trans ? n * K + k : k * N + n)) - bz[n * bzs];
+            s += v < 0 ? -v : v;
+        }
+        best = QR_MAX(best, s);
+    }
+    return best;
+}
+
 /* Accumulator of a matmul whose a zero points are az[0..naz) and b zero points bz[0..nbz): for
- * 16-bit operands the bound is max_n amax * sum_k |b[k][n]| over bq (K x N, zero points removed). */
+ * 16-bit operands the bound is amax * colsum (qr__q_colsum_max of b with its zero points). */
 static QrQuantAcc qr__q_mm_acc(QrDType adt, const int32_t *az, int64_t naz, QrDType bdt, const int32_t *bz,
-                               int64_t nbz, const int32_t *bq, int64_t K, int64_t N) {
+                               int64_t nbz, int64_t colsum) {
     if (qr__q_is_8bit(adt) && qr__q_is_8bit(bdt)) return QR_QACC_S32;
-    int64_t amax = 0, bound = 0;
+    int64_t amax = 0;
     bool fit = true;
     for (int64_t i = 0; i < naz; i++) {
         amax = QR_MAX(amax, qr_quant_absmax(adt, az[i]));
         fit = fit && qr_quant_fits_s16(adt, az[i]);
     }
     for (int64_t i = 0; i < nbz; i++) fit = fit && qr_quant_fits_s16(bdt, bz[i]);
-    for (int64_t n = 0; n < N; n++) {
-        int64_t sum = 0;
-        for (int64_t k = 0; k < K; k++) sum += bq[k * N + n] < 0 ? -(int64_t)bq[k * N + n] : bq[k * N + n];
-        bound = QR_MAX(bound, qr__q_bound_madd(sum, amax, 0));
-    }
-    return qr_quant_acc_choose(false, fit, bound);
+    return qr_quant_acc_choose(false, fit, qr__q_bound_madd(colsum, amax, 0));
 }
 
 /* Runs the batched product; requantizes when io has scales (QLinearMatMul:
  * y = saturate(round(acc * (a_scale * b_scale / y_scale)) + y_zp), ORT's arithmetic),
- * else stores acc as int32 (MatMulInteger). The accumulator follows qr__q_mm_acc. */
+ * else stores acc as int32 (MatMulInteger). The accumulator follows qr__q_mm_acc; 8-bit
+ * operands run on qr_kern.q8_gemm (zero points handled by the kernel), others on q16_gemm. */
 static QrStatus qr__q_mm_exec(QrOpCtx *c, const QrQMMIo *io) {
+    qr__q_kern_ready();
     QrQMatMul g;
     QrQMMParam pas, paz, pbs, pbz;
     QR_TRY(qr__q_mm_check(c, io, &g, &pas, &paz, &pbs, &pbz));
@@ -860,43 +873,63 @@ static QrStatus qr__q_mm_exec(QrOpCtx *c, const QrQMMIo *io) {
         yz = qr__q_scalar_zp(c, io->iyz);
         QR_TRY(qr__q_out_range(c, y->dtype, &r));
     }
-    int64_t M = g.M, K = g.K, N = g.N;
-    int32_t *aq, *bq;
-    int16_t *a16, *b16;
-    uint32_t *a32;
-    int64_t *acc;
+    const int64_t M = g.M, K = g.K, N = g.N;
+    if (M * N == 0 || g.batches == 0) return QR_OK;
+    const int ea = qr__q_esize(a->dtype), eb = qr__q_esize(b->dtype), yb = quant ? qr__q_esize(y->dtype) : 4;
+    const bool both8 = qr__q_is_8bit(a->dtype) && qr__q_is_8bit(b->dtype);
     float *mult;
-    QR_TRY(qr__q_alloc(c, (size_t)(M * K), sizeof *aq, (void **)&aq));
-    QR_TRY(qr__q_alloc(c, (size_t)(K * N), sizeof *bq, (void **)&bq));
-    QR_TRY(qr__q_alloc(c, (size_t)(M * K), sizeof *a16, (void **)&a16));
-    QR_TRY(qr__q_alloc(c, (size_t)(K * N), sizeof *b16, (void **)&b16));
-    QR_TRY(qr__q_alloc(c, (size_t)(M * N), sizeof *a32, (void **)&a32));
-    QR_TRY(qr__q_alloc(c, (size_t)(M * N), sizeof *acc, (void **)&acc));
-    QR_TRY(qr__q_alloc(c, (size_t)N, sizeof *mult, (void **)&mult));
+    const bool mult_table = quant && pas.vs && pbs.vs;   /* per-row a and per-column b scales: M x N multipliers */
+    QR_TRY(qr__q_alloc(c, (size_t)(mult_table ? M * N : QR_MAX(M, N)), sizeof *mult, (void **)&mult));
+    size_t tot = 0, o_acc = qr__q_wadd(&tot, M * N, 8), o_a = qr__q_wadd(&tot, M * K, 2), o_b = qr__q_wadd(&tot, K * N, 2);
+    unsigned char *wk;
+    QR_TRY(qr__q_work(c, tot, &wk));
     int64_t idx[QR_MAX_RANK] = { 0 };
     for (int64_t bt = 0; bt < g.batches; bt++) {
         int64_t ao = 0, bo = 0;
         for (int d = 0; d < g.nb; d++) { ao += idx[d] * g.as[d]; bo += idx[d] * g.bs[d]; }
         int64_t azb = qr__q_mm_param_base(&paz, g.nb, idx), bzb = qr__q_mm_param_base(&pbz, g.nb, idx);
-        for (int64_t m = 0; m < M; m++) {
-            int32_t z = az[azb + m * paz.vs];
-            for (int64_t k = 0; k < K; k++) aq[m * K + k] = qr__q_geti(a, ao + m * K + k) - z;
-        }
-        for (int64_t k = 0; k < K; k++)
-            for (int64_t n = 0; n < N; n++) bq[k * N + n] = qr__q_geti(b, bo + k * N + n) - bz[bzb + n * pbz.vs];
-        QrQuantAcc kind = qr__q_mm_acc(a->dtype, az, naz, b->dtype, bz, nbz, bq, K, N);
-        qr__q_gemm_acc(kind, M, K, N, aq, bq, a16, b16, a32, acc);
-        int64_t yo = bt * M * N;
-        if (!quant) {
-            int32_t *py = (int32_t *)y->data + yo;
-            for (int64_t i = 0; i < M * N; i++) py[i] = (int32_t)acc[i];
-        } else {
+        int64_t csum = both8 ? 0 : qr__q_colsum_max(b, bo, false, K, N, bz + bzb, pbz.vs);
+        QrQuantAcc kind = qr__q_mm_acc(a->dtype, az, naz, b->dtype, bz, nbz, csum);
+        QrQOperand A = { (const unsigned char *)a->data + ao * ea, K, qr__q_is_signed(a->dtype), az + azb, paz.vs };
+        QrQOperand B = { (const unsigned char *)b->data + bo * eb, N, qr__q_is_signed(b->dtype), bz + bzb, pbz.vs };
+        const bool narrow = qr__q_narrow(a->dtype, b->dtype, kind);
+        const int64_t yo = bt * M * N;
+        int32_t *acc32 = quant ? (int32_t *)(wk + o_acc) : (int32_t *)y->data + yo;
+        int64_t *acc64 = (int64_t *)(wk + o_acc);
+        if (narrow && quant) {   /* the requantization fused into the GEMM */
             int64_t asb = qr__q_mm_param_base(&pas, g.nb, idx), bsb = qr__q_mm_param_base(&pbs, g.nb, idx);
+            QrQ8Requant rq = { NULL, 0, 0, mult, 0, 0, yz, r.lo, r.hi, (unsigned char *)y->data + yo * yb, N, yb };
+            if (pas.vs && pbs.vs) {
+                for (int64_t m = 0; m < M; m++)
+                    for (int64_t n = 0; n < N; n++) mult[m * N + n] = qr_quant_multiplier(as[asb + m], bsc[bsb + n], ys);
+                rq.mult_rs = N;
+                rq.mult_cs = 1;
+            } else {
+                for (int64_t i = 0; i < (pas.vs ? M : pbs.vs ? N : 1); i++)
+                    mult[i] = qr_quant_multiplier(as[asb + (pas.vs ? i : 0)], bsc[bsb + (pbs.vs ? i : 0)], ys);
+                rq.mult_rs = pas.vs ? 1 : 0;
+                rq.mult_cs = pbs.vs ? 1 : 0;
+            }
+            qr_kern.q8_gemm_rq(M, N, K, &A, &B, NULL, &rq);
+        } else if (narrow) {
+            qr_kern.q8_gemm(M, N, K, &A, &B, acc32, N, false);
+        } else {
+            if (ea == 1) { qr__q_widen(a, ao, M * K, (uint16_t *)(wk + o_a)); A.data = wk + o_a; }
+            if (eb == 1) { qr__q_widen(b, bo, K * N, (uint16_t *)(wk + o_b)); B.data = wk + o_b; }
+            qr_kern.q16_gemm(M, N, K, &A, &B, acc64, N, false);
+            if (!quant) for (int64_t i = 0; i < M * N; i++) acc32[i] = (int32_t)acc64[i];
+        }
+        if (quant && !narrow) {
+            int64_t asb = qr__q_mm_param_base(&pas, g.nb, idx), bsb = qr__q_mm_param_base(&pbs, g.nb, idx);
+            unsigned char *py = (unsigned char *)y->data + yo * yb;
             for (int64_t m = 0; m < M; m++) {
                 float av = as[asb + m * pas.vs];
-                for (int64_t n = 0; n < N; n++) mult[n] = qr_quant_multiplier(av, bsc[bsb + n * pbs.vs], ys);
-                for (int64_t n = 0; n < N; n++)
-                    qr__q_seti(y, yo + m * N + n, qr_quant_requantize_s64(acc[m * N + n], mult[n], yz, r));
+                if (m == 0 || pas.vs)
+                    for (int64_t n = 0; n < (pbs.vs ? N : 1); n++) mult[n] = qr_quant_multiplier(av, bsc[bsb + n * pbs.vs], ys);
+                if (narrow)
+                    qr_kern.s32_requant(N, acc32 + m * N, NULL, 0, mult, pbs.vs, yz, r.lo, r.hi, py + m * N * yb, yb);
+                else
+                    qr_kern.s64_requant(N, acc64 + m * N, NULL, 0, mult, pbs.vs, yz, r.lo, r.hi, py + m * N * yb, yb);
             }
         }
         for (int d = g.nb - 1; d >= 0; d--) {
@@ -993,43 +1026,50 @@ static int64_t qr__q_int32_absmax(const QrTensor *t) {
 }
 
 static QrStatus qr__q_qgemm_exec(QrOpCtx *c) {
+    qr__q_kern_ready();
     QrQGemm g;
     QR_TRY(qr__q_qgemm_check(c, &g));
     const QrTensor *a = c->in[0], *b = c->in[3], *cc = qr_op_in(c, 6), *ysc = qr_op_in(c, 7), *yzt = qr_op_in(c, 8);
     QrTensor *y = c->out[0];
-    int64_t M = g.M, K = g.K, N = g.N;
+    const int64_t M = g.M, K = g.K, N = g.N;
     float *bsc, alpha = qr_attr_float(c->node, "alpha", 1.0f), as = qr__q_scalar_f(c, 1);
     int32_t *bz, az = qr__q_scalar_zp(c, 2);
     QR_TRY(qr__q_load_scales(c, 4, &bsc));
     QR_TRY(qr__q_load_zps(c, 5, 1, &bz));
     int64_t bzs = qr_op_in(c, 5) && qr_op_in(c, 5)->numel > 1 ? 1 : 0, bss = c->in[4]->numel > 1 ? 1 : 0;
-    int32_t *aq, *bq;
-    int16_t *a16, *b16;
-    uint32_t *a32;
-    int64_t *acc;
-    float *scale;
-    QR_TRY(qr__q_alloc(c, (size_t)(M * K), sizeof *aq, (void **)&aq));
-    QR_TRY(qr__q_alloc(c, (size_t)(K * N), sizeof *bq, (void **)&bq));
-    QR_TRY(qr__q_alloc(c, (size_t)(M * K), sizeof *a16, (void **)&a16));
-    QR_TRY(qr__q_alloc(c, (size_t)(K * N), sizeof *b16, (void **)&b16));
-    QR_TRY(qr__q_alloc(c, (size_t)(M * N), sizeof *a32, (void **)&a32));
-    QR_TRY(qr__q_alloc(c, (size_t)(M * N), sizeof *acc, (void **)&acc));
-    QR_TRY(qr__q_alloc(c, (size_t)N, sizeof *scale, (void **)&scale));
-    for (int64_t m = 0; m < M; m++)
-        for (int64_t k = 0; k < K; k++) aq[m * K + k] = qr__q_geti(a, g.ta ? k * M + m : m * K + k) - az;
-    for (int64_t k = 0; k < K; k++)
-        for (int64_t n = 0; n < N; n++) bq[k * N + n] = qr__q_geti(b, g.tb ? n * K + k : k * N + n) - bz[n * bzs];
-    QrQuantAcc kind = qr__q_mm_acc(a->dtype, &az, 1, b->dtype, bz, qr_op_in(c, 5) ? c->in[5]->numel : 1, bq, K, N);
-    if (kind == QR_QACC_S32_PROVEN) {      /* C joins every sum */
-        int64_t amax = qr_quant_absmax(a->dtype, az), bound = 0, cmax = qr__q_int32_absmax(cc);
-        for (int64_t n = 0; n < N; n++) {
-            int64_t sum = 0;
-            for (int64_t k = 0; k < K; k++) sum += bq[k * N + n] < 0 ? -(int64_t)bq[k * N + n] : bq[k * N + n];
-            bound = QR_MAX(bound, qr__q_bound_madd(sum, amax, cmax));
-        }
-        kind = qr_quant_acc_choose(false, true, bound);
+    if (M * N == 0) return QR_OK;
+    const bool both8 = qr__q_is_8bit(a->dtype) && qr__q_is_8bit(b->dtype);
+    const int64_t csum = both8 ? 0 : qr__q_colsum_max(b, 0, g.tb, K, N, bz, bzs);
+    QrQuantAcc kind = qr__q_mm_acc(a->dtype, &az, 1, b->dtype, bz, qr_op_in(c, 5) ? c->in[5]->numel : 1, csum);
+    if (kind == QR_QACC_S32_PROVEN)      /* C joins every sum */
+        kind = qr_quant_acc_choose(false, true,
+                                   qr__q_bound_madd(csum, qr_quant_absmax(a->dtype, az), qr__q_int32_absmax(cc)));
+    const bool narrow = qr__q_narrow(a->dtype, b->dtype, kind);
+    const int es = narrow ? 1 : 2;
+    size_t tot = 0, o_acc = qr__q_wadd(&tot, M * N, 8), o_a = qr__q_wadd(&tot, M * K, 2), o_b = qr__q_wadd(&tot, K * N, 2);
+    unsigned char *wk;
+    QR_TRY(qr__q_work(c, tot, &wk));
+    const bool as_ = qr__q_is_signed(a->dtype), bs_ = qr__q_is_signed(b->dtype);
+    /* transB: acc^T (N, M) = B (N, K) @ A^T (K, M); otherwise acc (M, N) = A (M, K) @ B (K, N) */
+    QrQOperand L, R;
+    if (g.tb) {
+        L = (QrQOperand){ b->data, K, bs_, bz, bzs };
+        if (!narrow) { qr__q_copy2d(b, 0, false, N, K, 2, wk + o_b); L.data = wk + o_b; }
+        R = (QrQOperand){ a->data, g.ta ? M : 1, as_, &az, 0 };
+        if (!narrow || (!g.ta && M > 1)) { qr__q_copy2d(a, 0, !g.ta, K, M, es, wk + o_a); R.data = wk + o_a; R.ld = M; }
+    } else {
+        L = (QrQOperand){ a->data, K, as_, &az, 0 };
+        if (!narrow || g.ta) { qr__q_copy2d(a, 0, g.ta, M, K, es, wk + o_a); L.data = wk + o_a; }
+        R = (QrQOperand){ b->data, N, bs_, bz, bzs };
+        if (!narrow) { qr__q_copy2d(b, 0, false, K, N, 2, wk + o_b); R.data = wk + o_b; }
     }
-    qr__q_gemm_acc(kind, M, K, N, aq, bq, a16, b16, a32, acc);
+    const int64_t rows = g.tb ? N : M, cols = g.tb ? M : N;
+    int32_t *acc32 = (int32_t *)(wk + o_acc);
+    int64_t *acc64 = (int64_t *)(wk + o_acc);
+    if (narrow) qr_kern.q8_gemm(rows, cols, K, &L, &R, acc32, cols, false);
+    else qr_kern.q16_gemm(rows, cols, K, &L, &R, acc64, cols, false);
+    float *scale;
+    QR_TRY(qr__q_alloc(c, (size_t)N, sizeof *scale, (void **)&scale));
     for (int64_t n = 0; n < N; n++) {
         scale[n] = alpha * as * bsc[n * bss];
         if (ysc) scale[n] /= qr__q_scalar_f(c, 7);
@@ -1039,7 +1079,8 @@ static QrStatus qr__q_qgemm_exec(QrOpCtx *c) {
     if (yzt) QR_TRY(qr__q_out_range(c, y->dtype, &r));
     for (int64_t m = 0; m < M; m++)
         for (int64_t n = 0; n < N; n++) {
-            int64_t v = acc[m * N + n];
+            int64_t at = g.tb ? n * M + m : m * N + n;
+            int64_t v = narrow ? acc32[at] : acc64[at];
             if (cc) {
                 int64_t ci = cc->rank == 2 ? (cc->dims[0] == 1 ? 0 : m) * cc->dims[1] + (cc->dims[1] == 1 ? 0 : n)
                            : cc->rank == 1 ? (cc->dims[0] == 1 ? 0 : n) : 0;
@@ -1158,135 +1199,313 @@ static QrStatus qr__q_conv_geom(const QrOpCtx *c, int xrank, const int64_t *xd, 
     return QR_OK;
 }
 
-/* Gathers the receptive fields of Cg channels of one image into col[Cg*k_sz][out_sz]
- * (im2col). xq holds (x - x_zero_point), so padding taps are 0 — ORT pads with the zero
- * point, which contributes nothing either. One copy per operand type (int16 for the int32
- * kernel, int32 for the int64 kernel). */
-#define QR__Q_IM2COL(NAME, T)                                                                    \
-    static void NAME(const QrQConv *g, const T *xq, T *col) {                                    \
-        int ns = g->nsp, last = ns - 1;                                                          \
-        int64_t rows = g->out_sz / (g->out[last] ? g->out[last] : 1);                            \
-        for (int64_t ci = 0; ci < g->Cg; ci++) {                                                 \
-            const T *src = xq + ci * g->in_sz;                                                   \
-            int64_t kidx[QR_MAX_RANK] = { 0 };                                                   \
-            for (int64_t kf = 0; kf < g->k_sz; kf++) {                                           \
-                T *dst = col + (ci * g->k_sz + kf) * g->out_sz;                                  \
-                int64_t oidx[QR_MAX_RANK] = { 0 };                                               \
-                for (int64_t r = 0; r < rows; r++) {                                             \
-                    int64_t base = 0;                                                            \
-                    bool ok = true;                                                              \
-                    for (int d = 0; d < last; d++) {                                             \
-                        int64_t iv = oidx[d] * g->st[d] - g->pb[d] + kidx[d] * g->dl[d];         \
-                        if (iv < 0 || iv >= g->in[d]) { ok = false; break; }                     \
-                        base = base * g->in[d] + iv;                                             \
-                    }                                                                            \
-                    int64_t ow_n = g->out[last];                                                 \
-                    if (!ok) {                                                                   \
-                        memset(dst, 0, (size_t)ow_n * sizeof *dst);                              \
-                    } else {                                                                     \
-                        base *= g->in[last];                                                     \
-                        int64_t off = kidx[last] * g->dl[last] - g->pb[last], s = g->st[last];   \
-                        int64_t w = g->in[last];                                                 \
-                        for (int64_t ow = 0; ow < ow_n; ow++) {                                  \
-                            int64_t iw = ow * s + off;                                           \
-                            dst[ow] = iw >= 0 && iw < w ? src[base + iw] : 0;                    \
-                        }                                                                        \
-                    }                                                                            \
-                    dst += ow_n;                                                                 \
-                    for (int d = last - 1; d >= 0; d--) {                                        \
-                        if (++oidx[d] < g->out[d]) break;                                        \
-                        oidx[d] = 0;                                                             \
-                    }                                                                            \
-                }                                                                                \
-                for (int d = last; d >= 0; d--) {                                                \
-                    if (++kidx[d] < g->k[d]) break;                                              \
-                    kidx[d] = 0;                                                                 \
-                }                                                                                \
-            }                                                                                    \
-        }                                                                                        \
+/* p[0..n) = v for elements of es bytes (1 or 2). */
+static inline void qr__q_fill(unsigned char *p, int es, int64_t n, uint16_t v) {
+    if (n <= 0) return;
+    if (es == 1) { memset(p, (int)(uint8_t)v, (size_t)n); return; }
+    uint16_t *q = (uint16_t *)p;
+    for (int64_t i = 0; i < n; i++) q[i] = v;
+}
+
+/* Gathers the receptive fields of channels [c0, c1) of one image (group) x (Cg, in...) into
+ * col[(ch*k_sz + kf)][out_sz] (im2col), elements of es bytes. Taps outside x get `pad`, the
+ * zero point: ORT pads with it, and the GEMM subtracts it, so they contribute nothing. 2-D
+ * convolutions copy whole runs of a row; other ranks go element by element. */
+static void qr__q_im2col(const QrQConv *g, const void *x, int es, uint16_t pad, int64_t c0, int64_t c1, void *col) {
+    const int64_t P = g->out_sz;
+    unsigned char *cb = col;
+    const unsigned char *xb = x;
+    if (g->nsp == 2) {
+        const int64_t H = g->in[0], W = g->in[1], KH = g->k[0], KW = g->k[1], OH = g->out[0], OW = g->out[1];
+        const int64_t sh = g->st[0], sw = g->st[1], dh = g->dl[0], dw = g->dl[1], ph = g->pb[0], pw = g->pb[1];
+        for (int64_t ch = c0; ch < c1; ch++)
+            for (int64_t kh = 0; kh < KH; kh++)
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    unsigned char *d = cb + ((ch * KH + kh) * KW + kw) * P * es;
+                    /* output columns [lo, hi) read inside the row: 0 <= ow*sw + t < W */
+                    const int64_t t = kw * dw - pw;
+                    int64_t lo = t >= 0 ? 0 : (-t + sw - 1) / sw, hi = W - 1 - t < 0 ? 0 : (W - 1 - t) / sw + 1;
+                    hi = QR_MIN(hi, OW);
+                    lo = QR_MIN(lo, hi);
+                    for (int64_t oh = 0; oh < OH; oh++, d += OW * es) {
+                        const int64_t ih = oh * sh - ph + kh * dh;
+                        if (ih < 0 || ih >= H) { qr__q_fill(d, es, OW, pad); continue; }
+                        qr__q_fill(d, es, lo, pad);
+                        const unsigned char *xr = xb + ((ch * H + ih) * W + lo * sw + t) * es;
+                        if (sw == 1) memcpy(d + lo * es, xr, (size_t)((hi - lo) * es));
+                        else if (es == 1) for (int64_t q = 0; q < hi - lo; q++) d[lo + q] = xr[q * sw];
+                        else for (int64_t q = 0; q < hi - lo; q++) ((uint16_t *)d)[lo + q] = ((const uint16_t *)xr)[q * sw];
+                        qr__q_fill(d + hi * es, es, OW - hi, pad);
+                    }
+                }
+        return;
     }
-QR__Q_IM2COL(qr__q_im2col_s16, int16_t)
-QR__Q_IM2COL(qr__q_im2col_s32, int32_t)
+    const int last = g->nsp - 1;
+    const int64_t rows = g->out_sz / (g->out[last] ? g->out[last] : 1), ow_n = g->out[last];
+    for (int64_t ci = c0; ci < c1; ci++) {
+        int64_t kidx[QR_MAX_RANK] = { 0 };
+        for (int64_t kf = 0; kf < g->k_sz; kf++) {
+            unsigned char *dst = cb + (ci * g->k_sz + kf) * P * es;
+            int64_t oidx[QR_MAX_RANK] = { 0 };
+            for (int64_t r = 0; r < rows; r++, dst += ow_n * es) {
+                int64_t base = 0;
+                bool ok = true;
+                for (int d = 0; d < last; d++) {
+                    int64_t iv = oidx[d] * g->st[d] - g->pb[d] + kidx[d] * g->dl[d];
+                    if (iv < 0 || iv >= g->in[d]) { ok = false; break; }
+                    base = base * g->in[d] + iv;
+                }
+                if (!ok) {
+                    qr__q_fill(dst, es, ow_n, pad);
+                } else {
+                    base = ci * g->in_sz + base * g->in[last];
+                    int64_t off = kidx[last] * g->dl[last] - g->pb[last], s = g->st[last], w = g->in[last];
+                    for (int64_t ow = 0; ow < ow_n; ow++) {
+                        int64_t iw = ow * s + off;
+                        uint16_t v = pad;
+                        if (iw >= 0 && iw < w) v = es == 1 ? xb[base + iw] : ((const uint16_t *)xb)[base + iw];
+                        if (es == 1) dst[ow] = (uint8_t)v;
+                        else ((uint16_t *)dst)[ow] = v;
+                    }
+                }
+                for (int d = last - 1; d >= 0; d--) {
+                    if (++oidx[d] < g->out[d]) break;
+                    oidx[d] = 0;
+                }
+            }
+            for (int d = last; d >= 0; d--) {
+                if (++kidx[d] < g->k[d]) break;
+                kidx[d] = 0;
+            }
+        }
+    }
+}
 
-/* Common driver: per image, forms x - xzp (int16 for the s32 accumulators, int32 for s64),
- * im2col per group and multiplies by wq (w - wzp[m], [M][Cg*k_sz]) into acc [M][out_sz] (int64;
- * for S32 it holds the wrapped int32 sums); then calls `emit` for the image. channels_last
- * reads x as N, spatial..., C. */
-typedef void (*QrQConvEmit)(QrOpCtx *c, const QrQConv *g, int64_t n, const int64_t *acc, void *user);
+/* What a convolution multiplies: x (8/16-bit; NCHW, or N, spatial..., C with nhwc), its zero
+ * point, w [M][Cg*k_sz] and its zero points (wzs 0: wz[0] for all, 1: wz[m]). */
+typedef struct QrQConvIn {
+    const QrTensor *x, *w;
+    bool nhwc;
+    int32_t xz;
+    const int32_t *wz;
+    int64_t wzs;
+} QrQConvIn;
 
-static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrTensor *x, bool nhwc, int32_t xzp,
-                               const int32_t *wq, QrQuantAcc kind, QrQConvEmit emit, void *user) {
-    int64_t kk = g->Cg * g->k_sz;
-    bool wide = kind == QR_QACC_S64;
+/* What it produces: y = requantize(acc + bias[m], mult[m]) into y's type and range (mult NULL:
+ * acc itself as int32, ConvInteger), NCHW or channels last. */
+typedef struct QrQConvOut {
+    bool nhwc;
+    QrQuantAcc kind;
+    const int32_t *bias;        /* NULL = none */
+    const float *mult;          /* per M (requantize), NULL = int32 output */
+    int32_t yz;
+    QrQuantRange r;
+} QrQConvOut;
+
+/* One pool job of a convolution: an image's im2col over channel chunks, its output rows, or
+ * its depthwise planes. */
+typedef struct QrQConvJob {
+    QrOpCtx *c;
+    const QrQConv *g;
+    const QrQConvIn *in;
+    const QrQConvOut *o;
+    int64_t n;                  /* image */
+    const void *x;              /* image (group) in NCHW, es bytes per element */
+    int es;
+    void *col;
+    const void *acc;            /* int32 (narrow) or int64 accumulators [M][out_sz] */
+    bool narrow;
+    int64_t per_task;           /* channels / rows / planes per task */
+    unsigned char *slots;       /* depthwise: per-thread scratch */
+    size_t slot_bytes, dw_bytes;
+} QrQConvJob;
+
+static void qr__q_im2col_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrQConvJob *j = ctx;
+    int64_t c0 = t * j->per_task, c1 = QR_MIN(j->g->Cg, c0 + j->per_task);
+    qr__q_im2col(j->g, j->x, j->es, (uint16_t)j->in->xz, c0, c1, j->col);
+}
+
+/* Output m of image n from its accumulators acc[0..out_sz): requantized (or int32), with bias. */
+static void qr__q_conv_emit_row(const QrQConvJob *j, int64_t m, const void *acc) {
+    const QrQConv *g = j->g;
+    const QrQConvOut *o = j->o;
+    QrTensor *y = j->c->out[0];
+    const int64_t P = g->out_sz;
+    const int32_t b = o->bias ? o->bias[m] : 0;
+    if (!o->nhwc && o->mult) {
+        const int yb = qr__q_esize(y->dtype);
+        unsigned char *py = (unsigned char *)y->data + (j->n * g->M + m) * P * yb;
+        if (j->narrow) qr_kern.s32_requant(P, acc, o->bias ? o->bias + m : NULL, 0, o->mult + m, 0, o->yz, o->r.lo, o->r.hi, py, yb);
+        else qr_kern.s64_requant(P, acc, o->bias ? o->bias + m : NULL, 0, o->mult + m, 0, o->yz, o->r.lo, o->r.hi, py, yb);
+        return;
+    }
+    for (int64_t p = 0; p < P; p++) {
+        int64_t v = qr__q_acc_add(o->kind, j->narrow ? ((const int32_t *)acc)[p] : ((const int64_t *)acc)[p], b);
+        int64_t yi = o->nhwc ? (j->n * P + p) * g->M + m : (j->n * g->M + m) * P + p;
+        if (o->mult) qr__q_seti(y, yi, qr_quant_requantize_s64(v, o->mult[m], o->yz, o->r));
+        else ((int32_t *)y->data)[yi] = (int32_t)v;
+    }
+}
+
+static void qr__q_emit_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrQConvJob *j = ctx;
+    const int64_t P = j->g->out_sz;
+    for (int64_t m = t * j->per_task; m < QR_MIN(j->g->M, (t + 1) * j->per_task); m++)
+        qr__q_conv_emit_row(j, m, j->narrow ? (const void *)((const int32_t *)j->acc + m * P)
+                                            : (const void *)((const int64_t *)j->acc + m * P));
+}
+
+/* Depthwise planes [t*per_task, ...) of image n: qr_kern.q8_dwconv2d into this thread's slot
+ * (or straight into an int32 output), then the plane's requantization. */
+static void qr__q_dw_task(void *ctx, int64_t t, int tid) {
+    const QrQConvJob *j = ctx;
+    const QrQConv *g = j->g;
+    const QrQConvIn *in = j->in;
+    unsigned char *slot = j->slots + (size_t)tid * j->slot_bytes;
+    int32_t *plane = (int32_t *)(slot + j->dw_bytes);
+    int16_t *w16 = (int16_t *)(slot + j->dw_bytes + ((size_t)g->out_sz * sizeof(int32_t) + 63) / 64 * 64);
+    for (int64_t m = t * j->per_task; m < QR_MIN(g->M, (t + 1) * j->per_task); m++) {
+        const int64_t ci = m / g->Mg;
+        QrQ8Win p = { (const unsigned char *)j->x + ci * g->in_sz, qr__q_is_signed(in->x->dtype), in->xz,
+                         g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0], g->dl[1],
+                         g->pb[0], g->pb[1], g->out[0], g->out[1] };
+        const int32_t wz = in->wz[m * in->wzs];
+        for (int64_t k = 0; k < g->k_sz; k++) w16[k] = (int16_t)(qr__q_geti(in->w, m * g->k_sz + k) - wz);
+        const bool direct = !j->o->mult && !j->o->nhwc;
+        int32_t *dst = direct ? (int32_t *)j->c->out[0]->data + (j->n * g->M + m) * g->out_sz : plane;
+        qr_kern.q8_dwconv2d(&p, w16, dst, slot);
+        if (!direct) qr__q_conv_emit_row(j, m, dst);
+    }
+}
+
+/* Runs a convolution for every image: 8-bit operands (qr__q_narrow) on qr_kern.q8_dwconv2d
+ * (2-D, one input channel per group) or per group on qr_kern.q8_gemm (weights as A with their
+ * zero points; B the image itself for a 1x1 stride-1 convolution without padding, its im2col
+ * otherwise); wider ones on qr_kern.q16_gemm with both operands widened to 16 bits. Then the
+ * requantization (qr_kern.s32_requant / s64_requant per output channel) or the int32 output.
+ * Work memory: qr__q_work; the pool splits im2col, output rows and depthwise planes. */
+static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in, const QrQConvOut *o) {
+    const QrTensor *x = in->x, *w = in->w;
+    QrTensor *y = c->out[0];
+    const int64_t kk = g->Cg * g->k_sz, P = g->out_sz, nx = g->C * g->in_sz;
+    if (g->N == 0 || g->M == 0 || P == 0) return QR_OK;
+    const bool narrow = qr__q_narrow(x->dtype, w->dtype, o->kind);
+    const int es = narrow ? 1 : 2, xes = qr__q_esize(x->dtype);
     bool direct = true;   /* 1x1, stride 1, no padding: the image itself is the column matrix */
     for (int i = 0; i < g->nsp; i++)
         direct = direct && g->k[i] == 1 && g->st[i] == 1 && g->pb[i] == 0 && g->out[i] == g->in[i];
-    size_t es = wide ? sizeof(int32_t) : sizeof(int16_t);
-    void *xq, *col = NULL;
-    int16_t *w16 = NULL;
-    uint32_t *a32 = NULL;
-    int64_t *acc;
-    int64_t ncol, nacc, nx = g->C * g->in_sz;
-    if (qr_mul_overflow_i64(kk, g->out_sz, &ncol) || qr_mul_overflow_i64(g->M, g->out_sz, &nacc))
-        return qr_op_fail(c, QR_ERR_NOMEM, "the convolution's work buffers are too large");
-    QR_TRY(qr__q_alloc(c, (size_t)nx, es, &xq));
-    if (!direct) QR_TRY(qr__q_alloc(c, (size_t)ncol, es, &col));
-    QR_TRY(qr__q_alloc(c, (size_t)nacc, sizeof *acc, (void **)&acc));
-    if (!wide) {
-        QR_TRY(qr__q_alloc(c, (size_t)nacc, sizeof *a32, (void **)&a32));
-        QR_TRY(qr__q_alloc(c, (size_t)(g->M * kk), sizeof *w16, (void **)&w16));
-        for (int64_t i = 0; i < g->M * kk; i++) w16[i] = (int16_t)wq[i];
+    const bool dw = narrow && g->nsp == 2 && g->Cg == 1;
+    const int threads = qr_pool_threads();
+    QrQConvJob j = { .c = c, .g = g, .in = in, .o = o, .es = es, .narrow = narrow };
+    size_t tot = 0, o_x = 0, o_w = 0, o_col = 0, o_acc = 0, o_dw = 0;
+    const bool need_x = in->nhwc || es != xes, need_w = es != qr__q_esize(w->dtype);
+    /* 8-bit NCHW requantization is fused into the GEMM; int32 outputs go straight to y */
+    const bool need_acc = !dw && (o->nhwc || !narrow);
+    if (need_x) o_x = qr__q_wadd(&tot, nx, (size_t)es);
+    if (need_w) o_w = qr__q_wadd(&tot, g->M * kk, 2);
+    const bool implicit = narrow && g->nsp == 2;   /* the GEMM gathers its B panels from the image */
+    if (!dw && !direct && !implicit) o_col = qr__q_wadd(&tot, kk * P, (size_t)es);
+    if (need_acc) o_acc = qr__q_wadd(&tot, g->M * P, narrow ? 4 : 8);
+    if (dw) {
+        QrQ8Win p = { NULL, false, 0, g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0], g->dl[1],
+                         g->pb[0], g->pb[1], g->out[0], g->out[1] };
+        j.dw_bytes = (qr_q8_dwconv2d_scratch(&p) + 63) / 64 * 64;
+        size_t s = 0;
+        qr__q_wadd(&s, (int64_t)j.dw_bytes, 1);
+        qr__q_wadd(&s, P, sizeof(int32_t));
+        qr__q_wadd(&s, g->k_sz, sizeof(int16_t));
+        j.slot_bytes = s;
+        o_dw = s == SIZE_MAX ? (tot = SIZE_MAX, 0) : qr__q_wadd(&tot, (int64_t)s, (size_t)threads);
     }
+    unsigned char *wk;
+    QR_TRY(qr__q_work(c, tot, &wk));
+    const void *wdata = w->data;
+    if (need_w) { qr__q_widen(w, 0, g->M * kk, (uint16_t *)(wk + o_w)); wdata = wk + o_w; }
+    j.col = wk + o_col;
+    j.acc = wk + o_acc;
+    j.slots = wk + o_dw;
     for (int64_t n = 0; n < g->N; n++) {
-        int64_t xo = n * g->C * g->in_sz;
-        for (int64_t ch = 0; ch < g->C; ch++)
-            for (int64_t p = 0; p < g->in_sz; p++) {
-                int32_t v = qr__q_geti(x, nhwc ? xo + p * g->C + ch : xo + ch * g->in_sz + p) - xzp;
-                if (wide) ((int32_t *)xq)[ch * g->in_sz + p] = v;
-                else ((int16_t *)xq)[ch * g->in_sz + p] = (int16_t)v;
-            }
+        j.n = n;
+        const void *xi = (const unsigned char *)x->data + n * nx * xes;
+        if (need_x) {
+            void *d = wk + o_x;
+            if (!in->nhwc) qr__q_widen(x, n * nx, nx, d);
+            else
+                for (int64_t ch = 0; ch < g->C; ch++)
+                    for (int64_t p = 0; p < g->in_sz; p++) {
+                        int32_t v = qr__q_geti(x, (n * g->in_sz + p) * g->C + ch);
+                        if (es == 1) ((uint8_t *)d)[ch * g->in_sz + p] = (uint8_t)v;
+                        else ((uint16_t *)d)[ch * g->in_sz + p] = (uint16_t)v;
+                    }
+            xi = d;
+        }
+        if (dw) {
+            j.x = xi;
+            j.per_task = QR_MAX(1, 65536 / QR_MAX(1, P * g->k_sz));
+            qr_pool_for((g->M + j.per_task - 1) / j.per_task, qr__q_dw_task, &j);
+            continue;
+        }
         for (int64_t gr = 0; gr < g->G; gr++) {
-            int64_t xoff = gr * g->Cg * g->in_sz, woff = gr * g->Mg * kk, aoff = gr * g->Mg * g->out_sz;
-            if (wide) {
-                const int32_t *cm = (const int32_t *)xq + xoff;
-                if (!direct) { qr__q_im2col_s32(g, cm, col); cm = col; }
-                qr__q_gemm_s32_s64(g->Mg, kk, g->out_sz, wq + woff, cm, acc + aoff);
+            const unsigned char *xg = (const unsigned char *)xi + gr * g->Cg * g->in_sz * es;
+            QrQOperand B = { xg, g->in_sz, qr__q_is_signed(x->dtype), &in->xz, 0 };
+            if (!direct && !implicit) {
+                j.x = xg;
+                j.per_task = QR_MAX(1, 65536 / QR_MAX(1, g->k_sz * P * es));
+                int64_t nt = (g->Cg + j.per_task - 1) / j.per_task;
+                if (nt > 1 && kk * P * es >= 65536) qr_pool_for(nt, qr__q_im2col_task, &j);
+                else qr__q_im2col(g, xg, es, (uint16_t)in->xz, 0, g->Cg, j.col);
+                B.data = j.col;
+                B.ld = P;
+            }
+            QrQOperand A = { (const unsigned char *)wdata + gr * g->Mg * kk * es, kk, qr__q_is_signed(w->dtype),
+                             in->wz + gr * g->Mg * in->wzs, in->wzs };
+            if (narrow) {
+                QrQ8ConvB cb = { xg, qr__q_is_signed(x->dtype), in->xz, g->Cg, g->in[0], g->in[1], g->k[0], g->k[1],
+                                 g->st[0], g->st[1], g->dl[0], g->dl[1], g->pb[0], g->pb[1], g->out[0], g->out[1] };
+                const bool conv = implicit && !direct;
+                if (!need_acc && o->mult) {
+                    const int yb = qr__q_esize(y->dtype);
+                    QrQ8Requant rq = { o->bias ? o->bias + gr * g->Mg : NULL, 1, 0, o->mult + gr * g->Mg, 1, 0, o->yz,
+                                       o->r.lo, o->r.hi, (unsigned char *)y->data + (n * g->M + gr * g->Mg) * P * yb, P, yb };
+                    qr_kern.q8_gemm_rq(g->Mg, P, kk, &A, conv ? NULL : &B, conv ? &cb : NULL, &rq);
+                    continue;
+                }
+                int32_t *acc = need_acc ? (int32_t *)(wk + o_acc) + gr * g->Mg * P
+                                        : (int32_t *)y->data + (n * g->M + gr * g->Mg) * P;
+                if (conv) qr_kern.q8_conv_gemm(g->Mg, &A, &cb, acc, P);
+                else qr_kern.q8_gemm(g->Mg, P, kk, &A, &B, acc, P, false);
             } else {
-                const int16_t *cm = (const int16_t *)xq + xoff;
-                if (!direct) { qr__q_im2col_s16(g, cm, col); cm = col; }
-                qr__q_gemm_s16(g->Mg, kk, g->out_sz, w16 + woff, cm, a32 + aoff);
+                qr_kern.q16_gemm(g->Mg, P, kk, &A, &B, (int64_t *)(wk + o_acc) + gr * g->Mg * P, P, false);
             }
         }
-        if (!wide) for (int64_t i = 0; i < nacc; i++) acc[i] = (int32_t)a32[i];
-        emit(c, g, n, acc, user);
+        if (need_acc) {
+            j.per_task = QR_MAX(1, 65536 / P);
+            int64_t nt = (g->M + j.per_task - 1) / j.per_task;
+            if (nt > 1) qr_pool_for(nt, qr__q_emit_task, &j);
+            else qr__q_emit_task(&j, 0, 0);
+        }
     }
     return QR_OK;
 }
 
-/* Weight (w - w_zero_point[m]) as int32 [M][Cg*k_sz]; w_zero_point is a scalar or per M. */
-static QrStatus qr__q_conv_weights(QrOpCtx *c, const QrQConv *g, const QrTensor *w, int wzi, int32_t **out) {
-    int32_t *wz;
-    QR_TRY(qr__q_load_zps(c, wzi, 1, &wz));
-    const QrTensor *wzt = qr_op_in(c, wzi);
-    int64_t zs = wzt && wzt->numel > 1 ? 1 : 0, kk = g->Cg * g->k_sz;
-    QR_TRY(qr__q_alloc(c, (size_t)(g->M * kk), sizeof **out, (void **)out));
-    for (int64_t m = 0; m < g->M; m++)
-        for (int64_t i = 0; i < kk; i++) (*out)[m * kk + i] = qr__q_geti(w, m * kk + i) - wz[m * zs];
-    return QR_OK;
-}
-
-/* Accumulator of a convolution with weights wq ([M][kk], zero points removed; w zero points wz of
- * count nwz), input type xdt / zero point xzp and optional int32 bias: s32 for 8-bit operands,
- * else the bound max_m (amax * sum_k |wq[m][k]| + |bias[m]|) decides (qr_quant_acc_choose). */
-static QrQuantAcc qr_quant_conv_acc(QrDType xdt, int32_t xzp, QrDType wdt, const int32_t *wz, int64_t nwz,
-                                    const int32_t *wq, int64_t M, int64_t kk, const int32_t *bias) {
-    if (qr__q_is_8bit(xdt) && qr__q_is_8bit(wdt)) return QR_QACC_S32;
+/* Accumulator of a convolution with weights w ([M][kk]) minus their zero points wz (wzs 0: one,
+ * 1: per M), input type xdt / zero point xzp and optional int32 bias: s32 for 8-bit operands,
+ * else the bound max_m (amax * sum_k |w[m][k] - wz[m]| + |bias[m]|) decides (qr_quant_acc_choose). */
+static QrQuantAcc qr_quant_conv_acc(QrDType xdt, int32_t xzp, const QrTensor *w, const int32_t *wz, int64_t nwz,
+                                    int64_t wzs, int64_t M, int64_t kk, const int32_t *bias) {
+    if (qr__q_is_8bit(xdt) && qr__q_is_8bit(w->dtype)) return QR_QACC_S32;
     bool fit = qr_quant_fits_s16(xdt, xzp);
     int64_t amax = qr_quant_absmax(xdt, xzp), bound = 0;
-    for (int64_t i = 0; i < nwz; i++) fit = fit && qr_quant_fits_s16(wdt, wz[i]);
+    for (int64_t i = 0; i < nwz; i++) fit = fit && qr_quant_fits_s16(w->dtype, wz[i]);
     for (int64_t m = 0; m < M; m++) {
         int64_t sum = 0, b = bias ? bias[m] : 0;
-        for (int64_t k = 0; k < kk; k++) sum += wq[m * kk + k] < 0 ? -(int64_t)wq[m * kk + k] : wq[m * kk + k];
+        for (int64_t k = 0; k < kk; k++) {
+            int64_t v = (int64_t)qr__q_geti(w, m * kk + k) - wz[m * wzs];
+            sum += v < 0 ? -v : v;
+        }
         bound = QR_MAX(bound, qr__q_bound_madd(sum, amax, b < 0 ? -b : b));
     }
     return qr_quant_acc_choose(false, fit, bound);
@@ -1366,50 +1585,26 @@ static QrStatus qr__q_qlconv_shape(QrOpCtx *c) {
     return qr_op_set_out(c, 0, yz ? yz->dtype : c->in[0]->dtype, g.nsp + 2, d);
 }
 
-typedef struct QrQConvOut {
-    bool nhwc;
-    QrQuantAcc kind;
-    const int32_t *bias;        /* NULL = none */
-    const float *mult;          /* per M (requantize), NULL = int32 output */
-    int32_t yz;
-    QrQuantRange r;
-} QrQConvOut;
-
-static void qr__q_conv_emit(QrOpCtx *c, const QrQConv *g, int64_t n, const int64_t *acc, void *user) {
-    const QrQConvOut *o = user;
-    QrTensor *y = c->out[0];
-    for (int64_t m = 0; m < g->M; m++) {
-        int32_t b = o->bias ? o->bias[m] : 0;
-        for (int64_t p = 0; p < g->out_sz; p++) {
-            int64_t v = qr__q_acc_add(o->kind, acc[m * g->out_sz + p], b);
-            int64_t yi = o->nhwc ? (n * g->out_sz + p) * g->M + m : (n * g->M + m) * g->out_sz + p;
-            if (o->mult) qr__q_seti(y, yi, qr_quant_requantize_s64(v, o->mult[m], o->yz, o->r));
-            else ((int32_t *)y->data)[yi] = (int32_t)v;
-        }
-    }
-}
-
 static QrStatus qr__q_qlconv_exec(QrOpCtx *c) {
+    qr__q_kern_ready();
     QrQConv g;
     QrQConvOut o = { 0 };
     QR_TRY(qr__q_qlconv_check(c, &g, &o.nhwc));
-    int32_t *wq, *wz;
+    int32_t *wz;
     float *ws, *mult;
-    QR_TRY(qr__q_conv_weights(c, &g, c->in[3], 5, &wq));
     QR_TRY(qr__q_load_scales(c, 4, &ws));
     QR_TRY(qr__q_load_zps(c, 5, 1, &wz));
     QR_TRY(qr__q_alloc(c, (size_t)g.M, sizeof *mult, (void **)&mult));
     float xs = qr__q_scalar_f(c, 1), ys = qr__q_scalar_f(c, 6);
-    int64_t wss = c->in[4]->numel > 1 ? 1 : 0;
+    int64_t wss = c->in[4]->numel > 1 ? 1 : 0, nwz = qr_op_in(c, 5) ? c->in[5]->numel : 1;
     for (int64_t m = 0; m < g.M; m++) mult[m] = qr_quant_multiplier(xs, ws[m * wss], ys);
     o.mult = mult;
     o.bias = qr_op_in(c, 8) ? (const int32_t *)c->in[8]->data : NULL;
     o.yz = qr__q_scalar_zp(c, 7);
-    int32_t xz = qr__q_scalar_zp(c, 2);
-    o.kind = qr_quant_conv_acc(c->in[0]->dtype, xz, c->in[3]->dtype, wz, qr_op_in(c, 5) ? c->in[5]->numel : 1, wq,
-                               g.M, g.Cg * g.k_sz, o.bias);
+    QrQConvIn in = { c->in[0], c->in[3], o.nhwc, qr__q_scalar_zp(c, 2), wz, nwz > 1 ? 1 : 0 };
+    o.kind = qr_quant_conv_acc(in.x->dtype, in.xz, in.w, wz, nwz, in.wzs, g.M, g.Cg * g.k_sz, o.bias);
     QR_TRY(qr__q_out_range(c, c->out[0]->dtype, &o.r));
-    return qr__q_conv_run(c, &g, c->in[0], o.nhwc, xz, wq, o.kind, qr__q_conv_emit, &o);
+    return qr__q_conv_run(c, &g, &in, &o);
 }
 
 /* ConvInteger(x, w, [x_zero_point], [w_zero_point]) -> int32: the convolution of (x - x_zp)
@@ -1436,12 +1631,15 @@ static QrStatus qr__q_convint_shape(QrOpCtx *c) {
 }
 
 static QrStatus qr__q_convint_exec(QrOpCtx *c) {
+    qr__q_kern_ready();
     QrQConv g;
     QR_TRY(qr__q_convint_check(c, &g));
-    int32_t *wq;
-    QR_TRY(qr__q_conv_weights(c, &g, c->in[1], 3, &wq));
+    int32_t *wz;
+    QR_TRY(qr__q_load_zps(c, 3, 1, &wz));
+    int64_t nwz = qr_op_in(c, 3) ? c->in[3]->numel : 1;
+    QrQConvIn in = { c->in[0], c->in[1], false, qr__q_scalar_zp(c, 2), wz, nwz > 1 ? 1 : 0 };
     QrQConvOut o = { .kind = QR_QACC_S32 };
-    return qr__q_conv_run(c, &g, c->in[0], false, qr__q_scalar_zp(c, 2), wq, o.kind, qr__q_conv_emit, &o);
+    return qr__q_conv_run(c, &g, &in, &o);
 }
 
 /* ==== com.microsoft elementwise: QLinearAdd, QLinearMul ============================== */
@@ -1525,11 +1723,28 @@ static inline float qr__q_bin_value(const QrQBin *q, int32_t a, int32_t b) {
     }
 }
 
+/* A QLinearAdd over same-shaped 8-bit tensors on qr_kern.q8_add, in chunks of `chunk` elements. */
+typedef struct QrQBinJob {
+    const QrTensor *a, *b;
+    QrTensor *y;
+    QrQ8AddParams p;
+    int64_t chunk;
+} QrQBinJob;
+
+static void qr__q_add_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrQBinJob *j = ctx;
+    int64_t i0 = t * j->chunk, n = QR_MIN(j->chunk, j->y->numel - i0);
+    qr_kern.q8_add(n, (const uint8_t *)j->a->data + i0, 1, (const uint8_t *)j->b->data + i0, 1, &j->p,
+                   (uint8_t *)j->y->data + i0);
+}
+
 /* QLinearAdd follows MLAS's AVX2 kernel (qladd_avx2.cpp): ra = sA / sC, rb = sB / sC,
  * fixed = zC - (ra*zA + rb*zB); general: fma(a, ra, fma(b, rb, fixed)); a scalar operand s is
  * folded first (fixed + s*r) and the other added with one fma. QLinearMul follows qlmul.cpp:
  * (float)((a - zA)*(b - zB)) * (sA*sB/sC) + zC. Both then round half to even and saturate. */
 static QrStatus qr__q_qlbin_exec(QrOpCtx *c, bool mul) {
+    qr__q_kern_ready();
     const QrTensor *a = c->in[0], *b = c->in[3];
     QrTensor *y = c->out[0];
     QrQBin q = { 0 };
@@ -1552,6 +1767,29 @@ static QrStatus qr__q_qlbin_exec(QrOpCtx *c, bool mul) {
     qr_broadcast_strides(b, rank, y->dims, stb);
     int64_t inner = rank ? y->dims[rank - 1] : 1, rows = inner ? y->numel / inner : 0;
     int64_t sa_in = rank ? sta[rank - 1] : 0, sb_in = rank ? stb[rank - 1] : 0, ia = 0, ib = 0;
+    const bool k8 = !mul && qr__q_is_8bit(a->dtype) && qr__q_is_8bit(b->dtype) && qr__q_is_8bit(y->dtype);
+    QrQBinJob job = { .a = a, .b = b, .y = y };
+    if (k8) job.p = (QrQ8AddParams){ q.ra, q.rb, q.fixed, q.mode, a->dtype == QR_DT_S8, b->dtype == QR_DT_S8, r.lo, r.hi };
+    if (k8 && a->numel == y->numel && b->numel == y->numel) {   /* no broadcasting: one span, split over the pool */
+        job.chunk = 1 << 15;
+        int64_t nt = (y->numel + job.chunk - 1) / job.chunk;
+        if (nt > 1) qr_pool_for(nt, qr__q_add_task, &job);
+        else qr__q_add_task(&job, 0, 0);
+        return QR_OK;
+    }
+    for (int64_t row = 0; k8 && row < rows; row++) {
+        qr_kern.q8_add(inner, (const uint8_t *)a->data + ia, sa_in, (const uint8_t *)b->data + ib, sb_in, &job.p,
+                       (uint8_t *)y->data + row * inner);
+        for (int d = rank - 2; d >= 0; d--) {
+            ia += sta[d];
+            ib += stb[d];
+            if (++idx[d] < y->dims[d]) break;
+            ia -= sta[d] * y->dims[d];
+            ib -= stb[d] * y->dims[d];
+            idx[d] = 0;
+        }
+    }
+    if (k8) return QR_OK;
     for (int64_t row = 0; row < rows; row++) {
         for (int64_t j = 0; j < inner; j++) {
             float v = qr__q_bin_value(&q, qr__q_geti(a, ia + j * sa_in), qr__q_geti(b, ib + j * sb_in));
@@ -1994,11 +2232,62 @@ static void qr__q_maxpool_emit(QrOpCtx *c, int64_t yi, const QrQPoolAcc *a, int6
     qr__q_seti(c->out[0], yi, a->any ? qr__q_requant1(q, a->best) : q->r.lo);
 }
 
+/* 2-D QMaxPool of 8-bit NCHW planes: qr_kern.q8_maxpool2d per plane into y, then the
+ * requantization as a 256-entry table (quantization is a function of the byte). */
+typedef struct QrQMaxJob {
+    const QrQPool *g;
+    const QrTensor *x;
+    QrTensor *y;
+    uint8_t table[256];
+    int64_t per_task;
+    unsigned char *slots;
+    size_t slot_bytes;
+} QrQMaxJob;
+
+static void qr__q_maxpool_task(void *ctx, int64_t t, int tid) {
+    const QrQMaxJob *j = ctx;
+    const QrQPool *g = j->g;
+    const bool sgn = j->x->dtype == QR_DT_S8;
+    for (int64_t i = t * j->per_task; i < QR_MIN(g->N * g->C, (t + 1) * j->per_task); i++) {
+        QrQ8Win p = { (const uint8_t *)j->x->data + i * g->in_sz, sgn, 0, g->in[0], g->in[1], g->k[0], g->k[1],
+                      g->st[0], g->st[1], g->dl[0], g->dl[1], g->pb[0], g->pb[1], g->out[0], g->out[1] };
+        uint8_t *yp = (uint8_t *)j->y->data + i * g->out_sz;
+        qr_kern.q8_maxpool2d(&p, yp, j->slots + (size_t)tid * j->slot_bytes);
+        for (int64_t k = 0; k < g->out_sz; k++) yp[k] = j->table[yp[k]];
+    }
+}
+
 static QrStatus qr__q_qmaxpool_exec(QrOpCtx *c) {
+    qr__q_kern_ready();
     QrQPool g;
     QrQReq q;
     QR_TRY(qr__q_pool_geom(c, true, &g));
     QR_TRY(qr__q_req_params(c, &q));
+    const QrTensor *x = c->in[0];
+    QrTensor *y = c->out[0];
+    if (g.nsp == 2 && !g.nhwc && qr__q_is_8bit(x->dtype) && qr__q_is_8bit(y->dtype) && g.out_sz > 0) {
+        QrQ8Win p = { NULL, x->dtype == QR_DT_S8, 0, g.in[0], g.in[1], g.k[0], g.k[1], g.st[0], g.st[1], g.dl[0],
+                      g.dl[1], g.pb[0], g.pb[1], g.out[0], g.out[1] };
+        if (qr_q8_win_covered(&p)) {
+            QrQMaxJob *j;
+            QR_TRY(qr__q_alloc(c, 1, sizeof *j, (void **)&j));
+            *j = (QrQMaxJob){ .g = &g, .x = x, .y = y };
+            for (int v = 0; v < 256; v++) j->table[v] = (uint8_t)qr__q_requant1(&q, p.x_signed ? (int8_t)v : v);
+            const int threads = qr_pool_threads();
+            size_t tot = 0;
+            qr__q_wadd(&tot, (int64_t)qr_q8_maxpool2d_scratch(&p), 1);
+            j->slot_bytes = tot;
+            size_t all = 0;
+            if (tot != SIZE_MAX) qr__q_wadd(&all, (int64_t)tot, (size_t)threads);
+            else all = SIZE_MAX;
+            QR_TRY(qr__q_work(c, all, &j->slots));
+            j->per_task = QR_MAX(1, 65536 / QR_MAX(1, g.out_sz * g.k_sz));
+            int64_t nt = (g.N * g.C + j->per_task - 1) / j->per_task;
+            if (nt > 1) qr_pool_for(nt, qr__q_maxpool_task, j);
+            else if (nt == 1) qr__q_maxpool_task(j, 0, 0);
+            return QR_OK;
+        }
+    }
     qr__q_pool_run(c, &g, qr__q_pool_tap_max, qr__q_maxpool_emit, &q);
     return QR_OK;
 }

@@ -51,26 +51,45 @@ QR__K_AVX2 static inline __m256i qr__k_widen16(const void *p, bool sgn) {
     return sgn ? _mm256_cvtepi8_epi16(x) : _mm256_cvtepu8_epi16(x);
 }
 
-/* Full s16-format B panel (16 columns): per K pair, two rows widened, minus the column
- * zero points, interleaved into [16][2]. Rows past K are zero. */
-QR__K_AVX2 static void qr__k_q8_avx2_pack_b(const QrKQ8Job *j, int64_t k0, int64_t ng, int64_t n0, void *dst,
+/* s16-format B panel (16 columns, nr of them real): per K pair, two rows widened, minus the
+ * column zero points, interleaved into [16][2]. Rows past K and columns past nr are zero. A
+ * full panel of a matrix is loaded in place; a partial one or a convolution's rows are first
+ * gathered into 16-byte rows. */
+QR__K_AVX2 static void qr__k_q8_avx2_pack_b(const QrKQ8Job *j, int64_t k0, int64_t ng, int64_t n0, int nr, void *dst,
                                             int32_t *cb) {
     QR_UNUSED(cb);
     const QrQOperand *B = j->B;
-    const unsigned char *base = (const unsigned char *)B->data + n0;
-    const bool sgn = B->is_signed;
+    const bool sgn = B->is_signed, direct = !j->conv && nr == 16;
+    const unsigned char *base = direct ? (const unsigned char *)B->data + n0 : NULL;
     __m256i zb = _mm256_setzero_si256();
-    if (B->zp && B->zp_stride == 0) zb = _mm256_set1_epi16((int16_t)B->zp[0]);
-    else if (B->zp) {
-        __m256i z0 = _mm256_loadu_si256((const __m256i *)(B->zp + n0)), z1 = _mm256_loadu_si256((const __m256i *)(B->zp + n0 + 8));
+    if (B->zp && B->zp_stride == 0) {
+        zb = _mm256_set1_epi16((int16_t)B->zp[0]);
+    } else if (B->zp) {
+        int32_t z[16] = { 0 };
+        memcpy(z, B->zp + n0, (size_t)nr * sizeof *z);
+        __m256i z0 = _mm256_loadu_si256((const __m256i *)z), z1 = _mm256_loadu_si256((const __m256i *)(z + 8));
         zb = _mm256_permute4x64_epi64(_mm256_packs_epi32(z0, z1), _MM_SHUFFLE(3, 1, 2, 0));
     }
+    /* columns past nr: value 0 and zero point 0 */
+    const __m256i keep = _mm256_cmpgt_epi16(_mm256_set1_epi16((int16_t)nr), _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
     int16_t *d = dst;
     const int64_t kn = QR_MIN(j->K, k0 + 2 * ng);
+    uint8_t t[2][16];
     for (int64_t k = k0; k < k0 + 2 * ng; k += 2, d += 32) {
-        __m256i r0 = k < kn ? _mm256_sub_epi16(qr__k_widen16(base + k * B->ld, sgn), zb) : _mm256_setzero_si256();
-        __m256i r1 = k + 1 < kn ? _mm256_sub_epi16(qr__k_widen16(base + (k + 1) * B->ld, sgn), zb) : _mm256_setzero_si256();
-        __m256i lo = _mm256_unpacklo_epi16(r0, r1), hi = _mm256_unpackhi_epi16(r0, r1);
+        __m256i r[2];
+        for (int h = 0; h < 2; h++) {
+            if (k + h >= kn) { r[h] = _mm256_setzero_si256(); continue; }
+            const unsigned char *row;
+            if (direct) {
+                row = base + (k + h) * B->ld;
+            } else {
+                if (j->conv) qr__k_q8_conv_row(j->conv, k + h, n0, nr, t[h]);
+                else memcpy(t[h], (const unsigned char *)B->data + (k + h) * B->ld + n0, (size_t)nr);
+                row = t[h];
+            }
+            r[h] = _mm256_and_si256(_mm256_sub_epi16(qr__k_widen16(row, sgn), zb), keep);
+        }
+        __m256i lo = _mm256_unpacklo_epi16(r[0], r[1]), hi = _mm256_unpackhi_epi16(r[0], r[1]);
         _mm256_storeu_si256((__m256i *)d, _mm256_permute2x128_si256(lo, hi, 0x20));
         _mm256_storeu_si256((__m256i *)(d + 16), _mm256_permute2x128_si256(lo, hi, 0x31));
     }
@@ -122,13 +141,81 @@ QR__K_AVX2 static int64_t qr__k_q8_avx2_pack_a(const QrKQ8Job *j, int64_t p, voi
     return kend;
 }
 
-static const QrKQ8Isa qr__k_q8_avx2_isa = { 6, 16, 512, false, qr__k_q8_avx2_ukr, NULL, qr__k_q8_avx2_pack_b,
-                                            qr__k_q8_avx2_pack_a, NULL };
+/* One step of qr_s32_requant__avx2: 32 (bytes) or 16 (halfwords) outputs from acc[0..step). */
+QR__K_AVX2 static inline void qr__k_requant_step(const int32_t *acc, const int32_t *bias, int64_t bias_stride,
+                                                 const float *mult, int64_t mult_stride, __m256i vb, __m256 vm,
+                                                 __m256 flo, __m256 fhi, __m256i vzp, bool is_signed, void *y,
+                                                 int y_bytes) {
+    __m256i q[4];
+    for (int u = 0; u < (y_bytes == 1 ? 4 : 2); u++) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(acc + 8 * u));
+        if (bias) a = _mm256_add_epi32(a, bias_stride ? _mm256_loadu_si256((const __m256i *)(bias + 8 * u)) : vb);
+        __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), mult_stride ? _mm256_loadu_ps(mult + 8 * u) : vm);
+        v = _mm256_min_ps(_mm256_max_ps(v, flo), fhi);   /* max(v, lo) gives lo for NaN */
+        q[u] = _mm256_add_epi32(_mm256_cvtps_epi32(v), vzp);
+    }
+    if (y_bytes == 1) {
+        __m256i p01 = _mm256_packs_epi32(q[0], q[1]), p23 = _mm256_packs_epi32(q[2], q[3]);
+        __m256i b = is_signed ? _mm256_packs_epi16(p01, p23) : _mm256_packus_epi16(p01, p23);
+        b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256((__m256i *)y, b);
+    } else {
+        __m256i h = is_signed ? _mm256_packs_epi32(q[0], q[1]) : _mm256_packus_epi32(q[0], q[1]);
+        _mm256_storeu_si256((__m256i *)y, _mm256_permute4x64_epi64(h, _MM_SHUFFLE(3, 1, 2, 0)));
+    }
+}
+
+/* QrS32RequantFn on AVX2: 8 lanes of (acc + bias) -> float * mult -> clamp -> vcvtps2dq
+ * (round half to even in the default MXCSR mode) -> + zp, packed 32 (bytes) or 16
+ * (halfwords) at a time; the values are in range before packing (lo - zp <= v <= hi - zp),
+ * so the saturating packs never change them (is_signed: lo < 0; a uint8/uint16 range has
+ * lo >= 0, an int8/int16 range with lo >= 0 holds only values that both packs keep). A
+ * remainder runs the same step on copies padded with zeros. */
+QR__K_AVX2 static void qr_s32_requant__avx2(int64_t n, const int32_t *acc, const int32_t *bias, int64_t bias_stride,
+                                            const float *mult, int64_t mult_stride, int32_t zp, int32_t lo, int32_t hi,
+                                            void *y, int y_bytes) {
+    const __m256 flo = _mm256_set1_ps((float)(lo - zp)), fhi = _mm256_set1_ps((float)(hi - zp));
+    const __m256i vzp = _mm256_set1_epi32(zp);
+    const __m256i vb = _mm256_set1_epi32(bias ? bias[0] : 0);
+    const __m256 vm = _mm256_set1_ps(mult[0]);
+    const bool is_signed = lo < 0;
+    const int step = y_bytes == 1 ? 32 : 16;
+    int64_t i = 0;
+    for (; i + step <= n; i += step)
+        qr__k_requant_step(acc + i, bias ? bias + i * bias_stride : NULL, bias_stride, mult + i * mult_stride,
+                           mult_stride, vb, vm, flo, fhi, vzp, is_signed, (uint8_t *)y + i * y_bytes, y_bytes);
+    if (i < n) {
+        int32_t ta[32] = { 0 }, tb[32] = { 0 };
+        float tm[32] = { 0 };
+        uint8_t ty[64];
+        const int64_t r = n - i;
+        memcpy(ta, acc + i, (size_t)r * sizeof *ta);
+        if (bias && bias_stride) memcpy(tb, bias + i, (size_t)r * sizeof *tb);
+        if (mult_stride) memcpy(tm, mult + i, (size_t)r * sizeof *tm);
+        qr__k_requant_step(ta, bias ? (bias_stride ? tb : bias) : NULL, bias_stride, mult_stride ? tm : mult,
+                           mult_stride, vb, vm, flo, fhi, vzp, is_signed, ty, y_bytes);
+        memcpy((uint8_t *)y + i * y_bytes, ty, (size_t)(r * y_bytes));
+    }
+}
+
+static const QrKQ8Isa qr__k_q8_avx2_isa = { 6, 16, 512, QR__K_Q8_FMT_S16, qr__k_q8_avx2_ukr, NULL, qr__k_q8_avx2_pack_b,
+                                            qr__k_q8_avx2_pack_a, NULL, qr_s32_requant__avx2, NULL };
 
 /* QrQ8GemmFn on AVX2 (int16 pairs, vpmaddwd). */
 static void qr_q8_gemm__avx2(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B, int32_t *C,
                              int64_t ldc, bool accumulate) {
     qr__k_q8_gemm(&qr__k_q8_avx2_isa, M, N, K, A, B, C, ldc, accumulate);
+}
+
+/* QrQ8GemmRqFn on AVX2. */
+static void qr_q8_gemm_rq__avx2(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B,
+                                const QrQ8ConvB *conv, const QrQ8Requant *rq) {
+    qr__k_q8_gemm_rq(&qr__k_q8_avx2_isa, M, N, K, A, B, conv, rq);
+}
+
+/* QrQ8ConvGemmFn on AVX2. */
+static void qr_q8_conv_gemm__avx2(int64_t M, const QrQOperand *A, const QrQ8ConvB *b, int32_t *C, int64_t ldc) {
+    qr__k_q8_conv_gemm(&qr__k_q8_avx2_isa, M, A, b, C, ldc);
 }
 
 /* 16-bit GEMM, 4x8: c (4, 8) int64 (+)= a [np][4][2] @ b [np][lo 8x2, hi 8x2]; np <= 128
@@ -205,47 +292,6 @@ static const QrKQ16Isa qr__k_q16_avx2_isa = { 4, 8, qr__k_q16_avx2_ukr, qr__k_q1
 static void qr_q16_gemm__avx2(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B, int64_t *C,
                               int64_t ldc, bool accumulate) {
     qr__k_q16_gemm(&qr__k_q16_avx2_isa, M, N, K, A, B, C, ldc, accumulate);
-}
-
-/* QrS32RequantFn on AVX2: 8 lanes of (acc + bias) -> float * mult -> clamp -> vcvtps2dq
- * (round half to even in the default MXCSR mode) -> + zp, packed 32 (bytes) or 16
- * (halfwords) at a time; the values are in range before packing, so the saturating packs
- * never change them. Remainders run the ref loop (the same float operations). */
-QR__K_AVX2 static void qr_s32_requant__avx2(int64_t n, const int32_t *acc, const int32_t *bias, int64_t bias_stride,
-                                            const float *mult, int64_t mult_stride, int32_t zp, int32_t lo, int32_t hi,
-                                            void *y, int y_bytes) {
-    const __m256 flo = _mm256_set1_ps((float)(lo - zp)), fhi = _mm256_set1_ps((float)(hi - zp));
-    const __m256i vzp = _mm256_set1_epi32(zp);
-    const __m256i vb = _mm256_set1_epi32(bias ? bias[0] : 0);
-    const __m256 vm = _mm256_set1_ps(mult[0]);
-    const bool is_signed = lo < 0;
-    const int step = y_bytes == 1 ? 32 : 16;
-    int64_t i = 0;
-    for (; i + step <= n; i += step) {
-        __m256i q[4];
-        for (int u = 0; u < step / 8; u++) {
-            int64_t e = i + 8 * u;
-            __m256i a = _mm256_loadu_si256((const __m256i *)(acc + e));
-            if (bias) a = _mm256_add_epi32(a, bias_stride ? _mm256_loadu_si256((const __m256i *)(bias + e)) : vb);
-            __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), mult_stride ? _mm256_loadu_ps(mult + e) : vm);
-            v = _mm256_min_ps(_mm256_max_ps(v, flo), fhi);   /* max(v, lo) gives lo for NaN */
-            q[u] = _mm256_add_epi32(_mm256_cvtps_epi32(v), vzp);
-        }
-        if (y_bytes == 1) {
-            __m256i p01 = _mm256_packs_epi32(q[0], q[1]), p23 = _mm256_packs_epi32(q[2], q[3]);
-            __m256i b = is_signed ? _mm256_packs_epi16(p01, p23) : _mm256_packus_epi16(p01, p23);
-            b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-            _mm256_storeu_si256((__m256i *)((uint8_t *)y + i), b);
-        } else {
-            __m256i h = is_signed ? _mm256_packs_epi32(q[0], q[1]) : _mm256_packus_epi32(q[0], q[1]);
-            h = _mm256_permute4x64_epi64(h, _MM_SHUFFLE(3, 1, 2, 0));
-            _mm256_storeu_si256((__m256i *)((uint16_t *)y + i), h);
-        }
-    }
-    if (i < n)
-        qr_s32_requant__ref(n - i, acc + i, bias ? bias + i * bias_stride : NULL, bias_stride, mult + i * mult_stride,
-                            mult_stride, zp, lo, hi, y_bytes == 1 ? (void *)((uint8_t *)y + i) : (void *)((uint16_t *)y + i),
-                            y_bytes);
 }
 
 #endif

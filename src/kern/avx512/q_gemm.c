@@ -5,6 +5,7 @@
 #if defined(__x86_64__)
 
 #define QR__K_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
+#define QR__K_AVX512BW __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))
 
 /* c (8, 32) (+)= a [ng][8][4] @ b [ng][32][4] (bytes). b_unsigned selects which operand
  * is the unsigned one of vpdpbusd (constant after inlining). */
@@ -57,23 +58,146 @@ QR__K_VNNI static void qr__k_q8_vnni_ukr_bu(int64_t ng, const void *a, const voi
     qr__k_q8_vnni_body(true, ng, a, b, c, ldc, add);
 }
 
-/* Full vnni-format B panel (32 columns): per K quad, four rows (shifted by flipping the
- * top bit when the mode needs it) interleaved byte-wise into [32][4]. Rows past K are
- * zero. Column sums of b' (only when cb is set) by vpdpbusd with a vector of ones. */
-QR__K_VNNI static void qr__k_q8_vnni_pack_b(const QrKQ8Job *j, int64_t k0, int64_t ng, int64_t n0, void *dst,
+/* Where the rows of a convolution's implicit B come from for one panel of columns (output
+ * pixels) [n0, n0 + nr), worked out once per panel: the row (c, kh, kw) is gathered by one
+ * masked load per segment, from xc + c*H*W + base[s] + (kh*dh - ph)*W + (kw*dw - pw), under the
+ * lanes mask cm[s][kw] if row_ok[s][kh] (stride 2: the even bytes of a 64-byte load under
+ * cm2[s][kw]). A segment is a run of lanes in one output row; with stride 1 and OW == W the
+ * whole panel is one segment, its masks per lane. Masked-off bytes are never read. */
+#define QR__K_VNNI_MAXK 64
+typedef struct QrKVnniConvPanel {
+    int ns;
+    int64_t base[32];
+    bool row_ok[32][QR__K_VNNI_MAXK];
+    __mmask32 cm[32][QR__K_VNNI_MAXK];
+    __mmask64 cm2[32][QR__K_VNNI_MAXK];
+    __mmask32 rm[QR__K_VNNI_MAXK];   /* one segment: the lanes whose row kh is inside the image */
+} QrKVnniConvPanel;
+
+/* Lanes [lo, hi) of 32 as a mask (0 when empty). */
+static inline uint32_t qr__k_lanes(int64_t lo, int64_t hi) {
+    lo = QR_MAX(lo, 0);
+    hi = QR_MIN(hi, 32);
+    if (lo >= hi) return 0;
+    return (uint32_t)((((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1));
+}
+
+/* Fills *pp for panel [n0, n0 + nr) of b (strides 1 and 2, KH and KW <= QR__K_VNNI_MAXK). */
+static void qr__k_vnni_conv_panel(const QrQ8ConvB *b, int64_t n0, int nr, QrKVnniConvPanel *pp) {
+    const int64_t s = b->sw;
+    if (b->sh == 1 && s == 1 && b->OW == b->W) {   /* one segment, masks per lane */
+        pp->ns = 1;
+        pp->base[0] = n0;
+        for (int64_t k = 0; k < QR_MAX(b->KH, b->KW); k++) {
+            uint32_t rm = 0, cm = 0;
+            for (int q = 0; q < nr; q++) {
+                const int64_t p = n0 + q, oh = p / b->OW, ow = p % b->OW;
+                const int64_t ih = oh - b->ph + k * b->dh, iw = ow - b->pw + k * b->dw;
+                if (ih >= 0 && ih < b->H) rm |= 1u << q;
+                if (iw >= 0 && iw < b->W) cm |= 1u << q;
+            }
+            if (k < b->KH) pp->rm[k] = (__mmask32)rm;
+            if (k < b->KW) pp->cm[0][k] = (__mmask32)cm;
+        }
+        return;
+    }
+    int ns = 0;
+    for (int q = 0; q < nr;) {
+        const int64_t p = n0 + q, oh = p / b->OW, ow = p % b->OW;
+        const int len = (int)QR_MIN((int64_t)(nr - q), b->OW - ow);
+        pp->base[ns] = oh * b->sh * b->W + ow * s - (int64_t)q * s;
+        for (int64_t kh = 0; kh < b->KH; kh++) {
+            const int64_t ih = oh * b->sh - b->ph + kh * b->dh;
+            pp->row_ok[ns][kh] = ih >= 0 && ih < b->H;
+        }
+        for (int64_t kw = 0; kw < b->KW; kw++) {
+            const int64_t iw0 = ow * s - b->pw + kw * b->dw;   /* input column of lane q */
+            /* lanes in [q, q + len) with 0 <= iw0 + (lane - q) * s < W */
+            int64_t lo = q, hi = q + len;
+            if (iw0 < 0) lo = QR_MAX(lo, q + (-iw0 + s - 1) / s);
+            const int64_t room = b->W - 1 - iw0;
+            hi = QR_MIN(hi, room < 0 ? q : q + room / s + 1);
+            const uint32_t m = qr__k_lanes(lo, hi);
+            pp->cm[ns][kw] = (__mmask32)m;
+            uint64_t m2 = 0;
+            if (s == 2)
+                for (int l = 0; l < 32; l++) if (m >> l & 1) m2 |= (uint64_t)1 << (2 * l);
+            pp->cm2[ns][kw] = (__mmask64)m2;
+        }
+        ns++;
+        q += len;
+    }
+    pp->ns = ns;
+}
+
+/* Row (c, kh, kw) of the panel as 32 bytes (the zero point outside the image). */
+QR__K_VNNI static inline __m256i qr__k_vnni_conv_row(const QrQ8ConvB *b, const QrKVnniConvPanel *pp, int64_t c,
+                                                     int64_t kh, int64_t kw, __m256i pad) {
+    const uintptr_t xc = (uintptr_t)b->x + (uintptr_t)(c * b->H * b->W + (kh * b->dh - b->ph) * b->W + kw * b->dw - b->pw);
+    if (b->sh == 1 && b->sw == 1 && b->OW == b->W) {
+        const __mmask32 m = pp->cm[0][kw] & pp->rm[kh];
+        return _mm256_mask_loadu_epi8(pad, m, (const void *)(xc + (uintptr_t)pp->base[0]));
+    }
+    __m256i row = pad;
+    for (int si = 0; si < pp->ns; si++) {
+        if (!pp->row_ok[si][kh] || !pp->cm[si][kw]) continue;
+        const uintptr_t r0 = xc + (uintptr_t)pp->base[si];   /* address of lane 0 (may lie outside x) */
+        if (b->sw == 1) {
+            row = _mm256_mask_loadu_epi8(row, pp->cm[si][kw], (const void *)r0);
+        } else {
+            __m256i v = _mm512_cvtepi16_epi8(_mm512_maskz_loadu_epi8(pp->cm2[si][kw], (const void *)r0));
+            row = _mm256_mask_blend_epi8(pp->cm[si][kw], row, v);
+        }
+    }
+    return row;
+}
+
+/* vnni-format B panel (32 columns, nr of them real): per K quad, four rows (shifted by
+ * flipping the top bit when the mode needs it) interleaved byte-wise into [32][4]; a partial
+ * panel loads its rows under a mask, a convolution gathers them from the image. Rows past K
+ * are zero; columns past nr hold whatever the rows give (their results are never stored).
+ * Column sums of b' (only when cb is set) by vpdpbusd with a vector of ones, stored for the
+ * nr real columns only. */
+QR__K_VNNI static void qr__k_q8_vnni_pack_b(const QrKQ8Job *j, int64_t k0, int64_t ng, int64_t n0, int nr, void *dst,
                                             int32_t *cb) {
     const QrQOperand *B = j->B;
-    const unsigned char *base = (const unsigned char *)B->data + n0;
+    const QrQ8ConvB *conv = j->conv;
+    const unsigned char *base = conv ? NULL : (const unsigned char *)B->data + n0;
+    const __mmask32 cm = nr >= 32 ? ~(__mmask32)0 : (((__mmask32)1 << nr) - 1);
     const __m256i flip = _mm256_set1_epi8(j->beta ? (char)0x80 : 0);
     unsigned char *d = dst;
     const int64_t kn = QR_MIN(j->K, k0 + 4 * ng);
     const __m512i ones = _mm512_set1_epi8(1);
     __m512i s0 = _mm512_setzero_si512(), s1 = s0;
+    int64_t c = 0, kh = 0, kw = 0;   /* row k of a convolution's B: (c, kh, kw), stepped along */
+    const __m256i pad = _mm256_set1_epi8(conv ? (char)conv->zp : 0);
+    QrKVnniConvPanel pp;
+    const bool fast = conv && conv->sw <= 2 && conv->KH <= QR__K_VNNI_MAXK && conv->KW <= QR__K_VNNI_MAXK;
+    if (conv) {
+        if (fast) qr__k_vnni_conv_panel(conv, n0, nr, &pp);
+        const int64_t KK = conv->KH * conv->KW;
+        c = k0 / KK;
+        kh = k0 % KK / conv->KW;
+        kw = k0 % conv->KW;
+    }
     for (int64_t k = k0; k < k0 + 4 * ng; k += 4) {
         __m256i r[4];
-        for (int i = 0; i < 4; i++)
-            r[i] = k + i < kn ? _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(base + (k + i) * B->ld)), flip)
-                              : _mm256_setzero_si256();
+        for (int i = 0; i < 4; i++) {
+            if (k + i >= kn) { r[i] = _mm256_setzero_si256(); continue; }
+            __m256i v;
+            if (fast) {
+                v = qr__k_vnni_conv_row(conv, &pp, c, kh, kw, pad);
+            } else if (conv) {
+                uint8_t t[32];
+                qr__k_q8_conv_row(conv, k + i, n0, nr, t);
+                v = _mm256_mask_loadu_epi8(pad, cm, t);
+            } else {
+                v = nr == 32 ? _mm256_loadu_si256((const __m256i *)(base + (k + i) * B->ld))
+                             : _mm256_maskz_loadu_epi8(cm, base + (k + i) * B->ld);
+            }
+            if (conv && ++kw == conv->KW) { kw = 0; if (++kh == conv->KH) { kh = 0; c++; } }
+            r[i] = _mm256_xor_si256(v, flip);
+        }
         __m256i t0 = _mm256_unpacklo_epi8(r[0], r[1]), t1 = _mm256_unpackhi_epi8(r[0], r[1]);
         __m256i t2 = _mm256_unpacklo_epi8(r[2], r[3]), t3 = _mm256_unpackhi_epi8(r[2], r[3]);
         __m256i q0 = _mm256_unpacklo_epi16(t0, t2), q1 = _mm256_unpackhi_epi16(t0, t2);   /* cols 0-3 | 16-19, 4-7 | 20-23 */
@@ -95,8 +219,9 @@ QR__K_VNNI static void qr__k_q8_vnni_pack_b(const QrKQ8Job *j, int64_t k0, int64
         }
     }
     if (cb) {
-        _mm512_storeu_si512(cb, _mm512_add_epi32(_mm512_loadu_si512(cb), s0));
-        _mm512_storeu_si512(cb + 16, _mm512_add_epi32(_mm512_loadu_si512(cb + 16), s1));
+        const __mmask16 m0 = (__mmask16)cm, m1 = (__mmask16)(cm >> 16);
+        _mm512_mask_storeu_epi32(cb, m0, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m0, cb), s0));
+        _mm512_mask_storeu_epi32(cb + 16, m1, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m1, cb + 16), s1));
     }
 }
 
@@ -148,13 +273,110 @@ QR__K_VNNI static void qr__k_q8_vnni_comp(int32_t *c, int64_t n, int32_t ra, int
     }
 }
 
-static const QrKQ8Isa qr__k_q8_vnni_isa = { 8, 32, 1024, true, qr__k_q8_vnni_ukr_au, qr__k_q8_vnni_ukr_bu,
-                                            qr__k_q8_vnni_pack_b, qr__k_q8_vnni_pack_a, qr__k_q8_vnni_comp };
+/* QrS32RequantFn on AVX-512: 16 lanes per step as the AVX2 kernel (vcvtps2dq rounds half to
+ * even; values are in range before the saturating down-conversion), the remainder under a mask
+ * (masked-off lanes are neither read nor written). */
+QR__K_AVX512BW static void qr_s32_requant__avx512(int64_t n, const int32_t *acc, const int32_t *bias, int64_t bias_stride,
+                                                  const float *mult, int64_t mult_stride, int32_t zp, int32_t lo,
+                                                  int32_t hi, void *y, int y_bytes) {
+    const __m512 flo = _mm512_set1_ps((float)(lo - zp)), fhi = _mm512_set1_ps((float)(hi - zp));
+    const __m512i vzp = _mm512_set1_epi32(zp), vb = _mm512_set1_epi32(bias ? bias[0] : 0);
+    const __m512 vm = _mm512_set1_ps(mult[0]);
+    const bool is_signed = lo < 0;
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512i a = _mm512_maskz_loadu_epi32(m, acc + i);
+        if (bias) a = _mm512_add_epi32(a, bias_stride ? _mm512_maskz_loadu_epi32(m, bias + i) : vb);
+        __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), mult_stride ? _mm512_maskz_loadu_ps(m, mult + i) : vm);
+        v = _mm512_min_ps(_mm512_max_ps(v, flo), fhi);   /* max(v, lo) gives lo for NaN */
+        __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(v), vzp);
+        if (y_bytes == 1) {
+            __m128i b = is_signed ? _mm512_cvtsepi32_epi8(q) : _mm512_cvtusepi32_epi8(q);
+            _mm_mask_storeu_epi8((uint8_t *)y + i, m, b);
+        } else {
+            __m256i h = is_signed ? _mm512_cvtsepi32_epi16(q) : _mm512_cvtusepi32_epi16(q);
+            _mm256_mask_storeu_epi16((uint16_t *)y + i, m, h);
+        }
+    }
+}
+
+/* The end of a column panel (kern/gemm.c's qr__k_q8_panel_end) over its rows in one pass: per
+ * row, the compensation c += v * ra + u * w (vpmulld: mod 2^32) and, with a fused
+ * requantization, qr_s32_requant__avx512's arithmetic on the result, 2 x 16 lanes (masked for a
+ * partial panel). */
+QR__K_VNNI static void qr__k_q8_vnni_panel_end(const QrKQ8Job *j, int64_t i0, int64_t i1, int64_t jr, int nr,
+                                               int32_t *c0, int64_t ldc, const int32_t *vv, const int32_t *ww) {
+    const __mmask16 m0 = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1);
+    const __mmask16 m1 = nr >= 32 ? (__mmask16)0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+    const __m512i v0 = _mm512_maskz_loadu_epi32(m0, vv), v1 = _mm512_maskz_loadu_epi32(m1, vv + 16);
+    const __m512i w0 = _mm512_maskz_loadu_epi32(m0, ww), w1 = _mm512_maskz_loadu_epi32(m1, ww + 16);
+    const QrQ8Requant *rq = j->rq;
+    const int32_t *ra = j->ra, alpha = j->alpha;
+    const QrQOperand *A = j->A;
+    if (!rq) {
+        for (int64_t m = i0; m < i1; m++) {
+            int32_t *c = c0 + (m - i0) * ldc;
+            const __m512i r = _mm512_set1_epi32(ra[m]), u = _mm512_set1_epi32(alpha - qr__k_zp_at(A, m));
+            _mm512_mask_storeu_epi32(c, m0, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m0, c),
+                                                            _mm512_add_epi32(_mm512_mullo_epi32(v0, r), _mm512_mullo_epi32(w0, u))));
+            _mm512_mask_storeu_epi32(c + 16, m1, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m1, c + 16),
+                                                                 _mm512_add_epi32(_mm512_mullo_epi32(v1, r), _mm512_mullo_epi32(w1, u))));
+        }
+        return;
+    }
+    /* the requantization's parameters in locals: the byte stores to y may alias anything */
+    const int32_t *bias0 = rq->bias;
+    const int64_t brs = rq->bias_rs, bcs = rq->bias_cs, mrs = rq->mult_rs, mcs = rq->mult_cs, ldy = rq->ldy;
+    const float *mult0 = rq->mult;
+    const int yb = rq->y_bytes;
+    const bool sgn = rq->lo < 0;
+    unsigned char *y0 = rq->y;
+    const __m512 flo = _mm512_set1_ps((float)(rq->lo - rq->zp)), fhi = _mm512_set1_ps((float)(rq->hi - rq->zp));
+    const __m512i vzp = _mm512_set1_epi32(rq->zp);
+    for (int64_t m = i0; m < i1; m++) {
+        const int32_t *c = c0 + (m - i0) * ldc;
+        const __m512i r = _mm512_set1_epi32(ra[m]), u = _mm512_set1_epi32(alpha - qr__k_zp_at(A, m));
+        __m512i a[2];
+        a[0] = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m0, c), _mm512_add_epi32(_mm512_mullo_epi32(v0, r), _mm512_mullo_epi32(w0, u)));
+        a[1] = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m1, c + 16), _mm512_add_epi32(_mm512_mullo_epi32(v1, r), _mm512_mullo_epi32(w1, u)));
+        const int32_t *bias = bias0 ? bias0 + m * brs + jr * bcs : NULL;
+        const float *mult = mult0 + m * mrs + jr * mcs;
+        const __m512i bb = _mm512_set1_epi32(bias ? *bias : 0);
+        const __m512 mm = _mm512_set1_ps(*mult);
+        unsigned char *y = y0 + (m * ldy + jr) * yb;
+        for (int h = 0; h < 2; h++) {
+            const __mmask16 mk = h ? m1 : m0;
+            if (!mk) break;
+            __m512i x = a[h];
+            if (bias) x = _mm512_add_epi32(x, bcs ? _mm512_maskz_loadu_epi32(mk, bias + 16 * h) : bb);
+            __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(x), mcs ? _mm512_maskz_loadu_ps(mk, mult + 16 * h) : mm);
+            v = _mm512_min_ps(_mm512_max_ps(v, flo), fhi);   /* max(v, lo) gives lo for NaN */
+            const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(v), vzp);
+            if (yb == 1) _mm_mask_storeu_epi8(y + 16 * h, mk, sgn ? _mm512_cvtsepi32_epi8(q) : _mm512_cvtusepi32_epi8(q));
+            else _mm256_mask_storeu_epi16(y + 32 * h, mk, sgn ? _mm512_cvtsepi32_epi16(q) : _mm512_cvtusepi32_epi16(q));
+        }
+    }
+}
+
+static const QrKQ8Isa qr__k_q8_vnni_isa = { 8, 32, 1024, QR__K_Q8_FMT_VNNI, qr__k_q8_vnni_ukr_au, qr__k_q8_vnni_ukr_bu,
+                                            qr__k_q8_vnni_pack_b, qr__k_q8_vnni_pack_a, qr__k_q8_vnni_comp,
+                                            qr_s32_requant__avx512, qr__k_q8_vnni_panel_end };
 
 /* QrQ8GemmFn on AVX-512 VNNI (vpdpbusd with the unsigned shift and compensation). */
 static void qr_q8_gemm__vnni(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B, int32_t *C,
                              int64_t ldc, bool accumulate) {
     qr__k_q8_gemm(&qr__k_q8_vnni_isa, M, N, K, A, B, C, ldc, accumulate);
+}
+
+/* QrQ8GemmRqFn on AVX-512 VNNI. */
+static void qr_q8_gemm_rq__vnni(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B,
+                                const QrQ8ConvB *conv, const QrQ8Requant *rq) {
+    qr__k_q8_gemm_rq(&qr__k_q8_vnni_isa, M, N, K, A, B, conv, rq);
+}
+
+/* QrQ8ConvGemmFn on AVX-512 VNNI. */
+static void qr_q8_conv_gemm__vnni(int64_t M, const QrQOperand *A, const QrQ8ConvB *b, int32_t *C, int64_t ldc) {
+    qr__k_q8_conv_gemm(&qr__k_q8_vnni_isa, M, A, b, C, ldc);
 }
 
 #endif

@@ -16,6 +16,7 @@
 #include "test_match.c"
 #include "test_harden.c"
 #include "test_kern.c"
+#include "test_kern_f32.c"
 #include "test_int.c"
 #include "test_plot.c"
 #include "test_bundle.c"
@@ -45,6 +46,7 @@ int main(int argc, char **argv) {
     QT_MODULE(match);
     QT_MODULE(harden);
     QT_MODULE(kern);
+    QT_MODULE(kern_f32);
     QT_MODULE(int);
     QT_MODULE(plot);
     QT_MODULE(bundle);

@@ -1,5 +1,6 @@
-/* tests/run — executor: value overrides (aliases, substitutions), taps,
- * single-node runs. */
+/* tests/run — executor: value overrides (aliases, substitutions), taps, single-node
+ * runs, fusion (bit-identical to unfused runs, cut by taps and overrides), the constant
+ * cache. */
 
 typedef struct { int n_taps; bool saw_skipped; } QtTapCount;
 
@@ -68,6 +69,315 @@ static void test_run_overrides(void) {
     QT_CHECK(single_ok);
 }
 
+/* ==== fusion, buffer reuse and the constant cache ================================== */
+
+static void qt__rf_init(QtModel *mb, const char *name, int rank, const int64_t *dims, uint64_t *rng, float scale,
+                        float offset) {
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) n *= dims[d];
+    float *v = malloc((size_t)n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) v[i] = offset + scale * (float)qr_rng_normal(rng);
+    qt_mb_init_raw(mb, name, QR_DT_F32, rank, dims, v, (size_t)n * sizeof(float));
+    free(v);
+}
+
+static void qt__rf_int_attr(QtModel *mb, Onnx__NodeProto *n, const char *name, int64_t v) {
+    Onnx__AttributeProto *a = qt_mb_attr(mb, n, name, QR_ATTR_INT);
+    a->has_i = 1;
+    a->i = v;
+}
+
+/* A small network with every fusable pattern:
+ *   x -> Q -> DQ (uint8)                        a Q -> DQ pair alone
+ *   Conv 3x3 + bias -> Relu                      GEMM epilogue
+ *   Conv 3x3 (weights W2 -> Q -> DQ per channel) -> Add(residual) -> Relu
+ *   depthwise Conv stride 2 -> Clip(0, 6)
+ *   MaxPool -> Mul(scalar) -> Relu               a chain after another layer
+ *   Conv 1x1 -> Div(per channel) -> BatchNormalization -> Relu -> Q -> DQ (int8) = y */
+static QrStatus qt__rf_model(QrGraph **g) {
+    QtModel mb;
+    qt_mb_init(&mb, 13);
+    uint64_t rng = 2024;
+    int64_t dx[4] = { 1, 4, 9, 11 }, w1[4] = { 6, 4, 3, 3 }, b6[1] = { 6 }, w2[4] = { 6, 6, 3, 3 }, wd[4] = { 6, 1, 3, 3 };
+    int64_t wp[4] = { 5, 6, 1, 1 }, b5[1] = { 5 }, dv[4] = { 1, 5, 1, 1 }, dy[4] = { 1, 5, 3, 3 }, s0[1] = { 1 };
+    qt_mb_input(&mb, "x", QR_DT_F32, 4, dx);
+    qt_mb_output(&mb, "y", QR_DT_F32, 4, dy);
+    float xs = 0.02f, ys = 0.01f, lo = 0.0f, hi = 6.0f, two = 1.75f, ws[6];
+    uint8_t xz = 128;
+    int8_t yz = 0, wz[6] = { 0 };
+    for (int i = 0; i < 6; i++) ws[i] = 0.004f + 0.001f * (float)i;
+    qt_mb_init_raw(&mb, "xs", QR_DT_F32, 0, s0, &xs, 4);
+    qt_mb_init_raw(&mb, "xz", QR_DT_U8, 0, s0, &xz, 1);
+    qt_mb_init_raw(&mb, "ys", QR_DT_F32, 0, s0, &ys, 4);
+    qt_mb_init_raw(&mb, "yz", QR_DT_S8, 0, s0, &yz, 1);
+    qt_mb_init_raw(&mb, "ws", QR_DT_F32, 1, b6, ws, sizeof ws);
+    qt_mb_init_raw(&mb, "wz", QR_DT_S8, 1, b6, wz, sizeof wz);
+    qt_mb_init_raw(&mb, "lo", QR_DT_F32, 0, s0, &lo, 4);
+    qt_mb_init_raw(&mb, "hi", QR_DT_F32, 0, s0, &hi, 4);
+    qt_mb_init_raw(&mb, "k", QR_DT_F32, 0, s0, &two, 4);
+    qt__rf_init(&mb, "W1", 4, w1, &rng, 0.3f, 0.0f);
+    qt__rf_init(&mb, "B1", 1, b6, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "W2", 4, w2, &rng, 0.2f, 0.0f);
+    qt__rf_init(&mb, "Wd", 4, wd, &rng, 0.4f, 0.0f);
+    qt__rf_init(&mb, "Bd", 1, b6, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "Wp", 4, wp, &rng, 0.3f, 0.0f);
+    qt__rf_init(&mb, "Bp", 1, b5, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "dv", 4, dv, &rng, 0.1f, 1.0f);
+    qt__rf_init(&mb, "bs", 1, b5, &rng, 0.2f, 1.0f);
+    qt__rf_init(&mb, "bb", 1, b5, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "bm", 1, b5, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "bv", 1, b5, &rng, 0.1f, 1.0f);
+    int64_t pads1[4] = { 1, 1, 1, 1 }, st2[2] = { 2, 2 }, k2[2] = { 2, 2 };
+    qt_mb_node(&mb, "QuantizeLinear", "qx", "x,xs,xz", "xq8");
+    qt_mb_node(&mb, "DequantizeLinear", "dqx", "xq8,xs,xz", "xq");
+    Onnx__NodeProto *n = qt_mb_node(&mb, "Conv", "conv1", "xq,W1,B1", "c1");
+    qt_mb_attr_ints(&mb, n, "pads", 4, pads1);
+    qt_mb_node(&mb, "Relu", "relu1", "c1", "r1");
+    n = qt_mb_node(&mb, "QuantizeLinear", "qw2", "W2,ws,wz", "W2q8");
+    qt__rf_int_attr(&mb, n, "axis", 0);
+    n = qt_mb_node(&mb, "DequantizeLinear", "dqw2", "W2q8,ws,wz", "W2q");
+    qt__rf_int_attr(&mb, n, "axis", 0);
+    n = qt_mb_node(&mb, "Conv", "conv2", "r1,W2q", "c2");
+    qt_mb_attr_ints(&mb, n, "pads", 4, pads1);
+    qt_mb_node(&mb, "Add", "add2", "r1,c2", "a2");
+    qt_mb_node(&mb, "Relu", "relu2", "a2", "r2");
+    n = qt_mb_node(&mb, "Conv", "dw", "r2,Wd,Bd", "d");
+    qt_mb_attr_ints(&mb, n, "pads", 4, pads1);
+    qt_mb_attr_ints(&mb, n, "strides", 2, st2);
+    qt__rf_int_attr(&mb, n, "group", 6);
+    qt_mb_node(&mb, "Clip", "clip", "d,lo,hi", "cl");
+    n = qt_mb_node(&mb, "MaxPool", "pool", "cl", "mp");
+    qt_mb_attr_ints(&mb, n, "kernel_shape", 2, k2);
+    qt_mb_attr_ints(&mb, n, "pads", 4, pads1);
+    qt_mb_node(&mb, "Mul", "mul", "k,mp", "ml");
+    qt_mb_node(&mb, "Relu", "relu3", "ml", "r3");
+    qt_mb_node(&mb, "Conv", "pw", "r3,Wp,Bp", "p");
+    qt_mb_node(&mb, "Div", "div", "p,dv", "q1");
+    n = qt_mb_node(&mb, "BatchNormalization", "bn", "q1,bs,bb,bm,bv", "bo");
+    Onnx__AttributeProto *a = qt_mb_attr(&mb, n, "epsilon", QR_ATTR_FLOAT);
+    a->has_f = 1;
+    a->f = 1e-3f;
+    qt_mb_node(&mb, "Relu", "relu4", "bo", "rr");
+    qt_mb_node(&mb, "QuantizeLinear", "qy", "rr,ys,yz", "yq8");
+    qt_mb_node(&mb, "DequantizeLinear", "dqy", "yq8,ys,yz", "y");
+    QrStatus st = qt_load_built(&mb, "fusion.onnx", g);
+    qt_mb_free(&mb);
+    return st;
+}
+
+typedef struct { int n; int64_t bytes; } QtRfTaps;
+
+static QrStatus qt__rf_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QtRfTaps *c = user;
+    QR_UNUSED(g);
+    QR_UNUSED(node);
+    QR_UNUSED(value);
+    c->n++;
+    c->bytes += (int64_t)qr_tensor_nbytes(t);
+    return QR_OK;
+}
+
+/* One run of the fusion model; *y receives the output, *n_exec the executed nodes. */
+static QrStatus qt__rf_run(const QrGraph *g, const QrTensor *x, const QrRunOpts *o, QrTensor *y, int64_t *n_exec) {
+    QrRunOpts oo = o ? *o : (QrRunOpts){0};
+    *n_exec = 0;
+    oo.n_exec = n_exec;
+    return qr_run(g, x, &oo, y);
+}
+
+/* Fused runs give the bits of unfused ones (every value tapped, so every value is
+ * materialized), count the same nodes, and keep tapped, fed and aliased values. */
+static void test_run_fusion(void) {
+    QrGraph *g = NULL;
+    QT_OK(qt__rf_model(&g));
+    QrTensor x = {0}, y0 = {0}, y1 = {0}, y2 = {0};
+    int64_t dx[4] = { 1, 4, 9, 11 };
+    QrStatus st = qr_tensor_set_shape(&x, QR_DT_F32, 4, dx);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&x);
+    uint64_t rng = 9;
+    for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
+    if (st == QR_OK) ((float *)x.data)[3] = -0.0f;
+    if (st == QR_OK) st = qr_graph_infer(g, &x);
+    QtRfTaps all = {0}, some = {0};
+    QrRunOpts tapped = { .tap = qt__rf_tap, .tap_user = &all };
+    int64_t n_fused = 0, n_plain = 0, n_some = 0;
+    if (st == QR_OK) st = qt__rf_run(g, &x, NULL, &y0, &n_fused);
+    if (st == QR_OK) st = qt__rf_run(g, &x, &tapped, &y1, &n_plain);
+    bool same = st == QR_OK && memcmp(y0.data, y1.data, qr_tensor_nbytes(&y0)) == 0;
+    /* a tap on two intermediates only: those are materialized (and fusion goes on around them) */
+    bool *only = calloc((size_t)g->n_values, sizeof *only);
+    int vc1 = qr_graph_find(g, "c1"), vq1 = qr_graph_find(g, "q1");
+    if (only && vc1 >= 0 && vq1 >= 0) { only[vc1] = true; only[vq1] = true; }
+    QrRunOpts part = { .tap = qt__rf_tap, .tap_user = &some, .tap_only = only };
+    if (st == QR_OK) st = qt__rf_run(g, &x, &part, &y2, &n_some);
+    bool same2 = st == QR_OK && memcmp(y0.data, y2.data, qr_tensor_nbytes(&y0)) == 0;
+    /* a feed on a fusable intermediate (the residual sum) is what readers see */
+    QrTensor a2 = {0}, yf = {0}, yfu = {0};
+    int va2 = qr_graph_find(g, "a2");
+    const QrTensor **feed = calloc((size_t)g->n_values, sizeof *feed);
+    if (st == QR_OK) st = qr_tensor_set_shape(&a2, QR_DT_F32, 4, g->values[va2].t.dims);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&a2);
+    for (int64_t i = 0; st == QR_OK && i < a2.numel; i++) ((float *)a2.data)[i] = (float)(i % 5) - 1.0f;
+    if (feed) feed[va2] = &a2;
+    QrRunOpts fed = { .feed = feed }, fed_tapped = { .feed = feed, .tap = qt__rf_tap, .tap_user = &all };
+    int64_t n1, n2;
+    if (st == QR_OK) st = qt__rf_run(g, &x, &fed, &yf, &n1);
+    if (st == QR_OK) st = qt__rf_run(g, &x, &fed_tapped, &yfu, &n2);
+    bool same3 = st == QR_OK && memcmp(yf.data, yfu.data, qr_tensor_nbytes(&yf)) == 0 &&
+                 memcmp(yf.data, y0.data, qr_tensor_nbytes(&yf)) != 0;
+    /* a disabled output quantizer (DQ output aliased to the Q input): y = rr */
+    int *alias = malloc((size_t)g->n_values * sizeof *alias);
+    for (int v = 0; alias && v < g->n_values; v++) alias[v] = -1;
+    QrTensor ya = {0}, yau = {0};
+    if (alias) alias[qr_graph_find(g, "y")] = qr_graph_find(g, "rr");
+    QrRunOpts al = { .alias = alias }, al_tapped = { .alias = alias, .tap = qt__rf_tap, .tap_user = &all };
+    if (st == QR_OK) st = qt__rf_run(g, &x, &al, &ya, &n1);
+    if (st == QR_OK) st = qt__rf_run(g, &x, &al_tapped, &yau, &n2);
+    bool same4 = st == QR_OK && memcmp(ya.data, yau.data, qr_tensor_nbytes(&ya)) == 0 &&
+                 memcmp(ya.data, y0.data, qr_tensor_nbytes(&ya)) != 0;
+    /* one thread and three: the same bits */
+    QrTensor y3 = {0};
+    int64_t n3;
+    if (st == QR_OK) st = qr_pool_init(3);
+    if (st == QR_OK) st = qt__rf_run(g, &x, NULL, &y3, &n3);
+    bool same5 = st == QR_OK && memcmp(y0.data, y3.data, qr_tensor_nbytes(&y0)) == 0;
+    qr_pool_init(0);
+    QrTensor *ts[] = { &x, &y0, &y1, &y2, &a2, &yf, &yfu, &ya, &yau, &y3 };
+    for (int i = 0; i < QR_ARRAY_LEN(ts); i++) qr_tensor_free_data(ts[i]);
+    free(only);
+    free(feed);
+    free(alias);
+    int nn = g->n_nodes;
+    qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    QT_CHECK(same);
+    QT_CHECKF(n_fused == n_plain && n_fused == n_some && n_fused == nn && n3 == nn,
+              "nodes executed: fused %lld, tapped %lld, partly tapped %lld", (long long)n_fused, (long long)n_plain,
+              (long long)n_some);
+    QT_CHECK(same2);
+    QT_CHECKF(some.n == 2, "partial taps: %d values tapped", some.n);
+    QT_CHECK(same3);
+    QT_CHECK(same4);
+    QT_CHECK(same5);
+}
+
+/* The fusion plan itself: which chains form, and that an override or a second reader
+ * stops them. */
+static void test_run_fusion_plan(void) {
+    QrGraph *g = NULL;
+    QT_OK(qt__rf_model(&g));
+    QrTensor x = {0};
+    int64_t dx[4] = { 1, 4, 9, 11 };
+    QrStatus st = qr_tensor_set_shape(&x, QR_DT_F32, 4, dx);
+    if (st == QR_OK) st = qr_graph_infer(g, &x);
+    int nv = g->n_values;
+    int *uses = calloc((size_t)nv + 1, sizeof *uses);
+    QrRunPlan pl = {0}, pl2 = {0};
+    QrRunOpts none = {0};
+    for (int ni = 0; uses && ni < g->n_nodes; ni++)
+        for (int k = 0; k < g->nodes[ni].n_in; k++) if (g->nodes[ni].in[k] >= 0) uses[g->nodes[ni].in[k]]++;
+    for (int i = 0; uses && i < g->n_outputs; i++) uses[g->outputs[i]]++;
+    if (st == QR_OK) st = qr__run_plan(g, &none, uses, NULL, &pl);
+    /* node name -> chain head name */
+    static const char *const expect[][2] = {
+        { "dqx", "qx" }, { "relu1", "conv1" }, { "add2", "conv2" }, { "relu2", "conv2" }, { "clip", "dw" },
+        { "mul", "pool" }, { "relu3", "pool" }, { "div", "pw" }, { "bn", "pw" }, { "relu4", "pw" }, { "qy", "pw" },
+        { "dqy", "pw" }, { "dqw2", "qw2" },
+    };
+    char bad[256] = "";
+    for (int i = 0; st == QR_OK && i < QR_ARRAY_LEN(expect); i++) {
+        int ni = -1, hi = -1;
+        for (int k = 0; k < g->n_nodes; k++) {
+            if (!strcmp(g->nodes[k].name, expect[i][0])) ni = k;
+            if (!strcmp(g->nodes[k].name, expect[i][1])) hi = k;
+        }
+        int c = ni >= 0 ? pl.chain_of[ni] : -1;
+        if (c < 0 || pl.chains[c].nodes[0] != hi) snprintf(bad, sizeof bad, "%s not in %s's chain", expect[i][0], expect[i][1]);
+    }
+    /* relu1's output r1 has two readers (conv2 and the residual Add): conv1's chain ends
+     * there; a substituted divisor and a tapped BN output cut pw's chain */
+    bool *only = calloc((size_t)nv, sizeof *only);
+    const QrTensor **subst = calloc((size_t)nv, sizeof *subst);
+    int vdv = qr_graph_find(g, "dv"), vbo = qr_graph_find(g, "bo");
+    if (only && subst) { only[vbo] = true; subst[vdv] = &g->values[vdv].t; }
+    QrRunOpts o2 = { .tap = qt__rf_tap, .tap_only = only, .subst = subst };
+    if (st == QR_OK) st = qr__run_plan(g, &o2, uses, NULL, &pl2);
+    int pw = -1, div = -1, relu4 = -1;
+    for (int k = 0; k < g->n_nodes; k++) {
+        if (!strcmp(g->nodes[k].name, "pw")) pw = k;
+        if (!strcmp(g->nodes[k].name, "div")) div = k;
+        if (!strcmp(g->nodes[k].name, "relu4")) relu4 = k;
+    }
+    bool cut = st == QR_OK && pl2.chain_of[div] >= 0 && pl2.chains[pl2.chain_of[div]].nodes[0] == pw &&
+               pl2.chain_of[relu4] != pl2.chain_of[pw];
+    int ns_div = st == QR_OK && pl2.chain_of[div] >= 0 ? pl2.chains[pl2.chain_of[div]].ns : -1;
+    qr__run_plan_free(&pl);
+    qr__run_plan_free(&pl2);
+    free(uses);
+    free(only);
+    free(subst);
+    qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    QT_CHECKF(!bad[0], "%s", bad);
+    QT_CHECKF(cut && ns_div == 2, "pw's chain with a tapped BN output: %d steps", ns_div);
+}
+
+/* The constant cache: weights through Q -> DQ computed once, reused (fewer nodes run, same
+ * bits), never used when an override changes what they depend on. */
+static void test_run_cache(void) {
+    QrGraph *g = NULL;
+    QT_OK(qt__rf_model(&g));
+    QrTensor x = {0}, y0 = {0}, y1 = {0}, y2 = {0}, ys = {0}, ysu = {0}, y3 = {0}, w2 = {0};
+    int64_t dx[4] = { 1, 4, 9, 11 };
+    QrStatus st = qr_tensor_set_shape(&x, QR_DT_F32, 4, dx);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&x);
+    uint64_t rng = 10;
+    for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
+    if (st == QR_OK) st = qr_graph_infer(g, &x);
+    QrRunCache *cache = qr_run_cache_new(g);
+    QrRunOpts oc = { .cache = cache };
+    int64_t n0 = 0, n1 = 0, n2 = 0, ns = 0, nsu = 0, n3 = 0;
+    if (st == QR_OK && !cache) st = qr_errf(QR_ERR_NOMEM, "cache");
+    if (st == QR_OK) st = qt__rf_run(g, &x, NULL, &y0, &n0);
+    if (st == QR_OK) st = qt__rf_run(g, &x, &oc, &y1, &n1);      /* fills the cache */
+    size_t bytes = qr_run_cache_bytes(cache);
+    if (st == QR_OK) st = qt__rf_run(g, &x, &oc, &y2, &n2);      /* uses it */
+    /* another W2: the cached W2q must not be used */
+    int vw2 = qr_graph_find(g, "W2");
+    if (st == QR_OK) st = qr_tensor_set_shape(&w2, QR_DT_F32, 4, g->values[vw2].t.dims);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&w2);
+    for (int64_t i = 0; st == QR_OK && i < w2.numel; i++) ((float *)w2.data)[i] = 0.5f * ((float *)g->values[vw2].t.data)[i];
+    const QrTensor **subst = calloc((size_t)g->n_values, sizeof *subst);
+    if (subst) subst[vw2] = &w2;
+    QrRunOpts os = { .cache = cache, .subst = subst }, osu = { .subst = subst };
+    if (st == QR_OK) st = qt__rf_run(g, &x, &os, &ys, &ns);
+    if (st == QR_OK) st = qt__rf_run(g, &x, &osu, &ysu, &nsu);
+    if (st == QR_OK) st = qt__rf_run(g, &x, &oc, &y3, &n3);      /* and the cached value again */
+    size_t nb = qr_tensor_nbytes(&y0);
+    bool same = st == QR_OK && !memcmp(y0.data, y1.data, nb) && !memcmp(y0.data, y2.data, nb) && !memcmp(y0.data, y3.data, nb);
+    bool subst_ok = st == QR_OK && !memcmp(ys.data, ysu.data, nb) && memcmp(ys.data, y0.data, nb);
+    QrTensor *ts[] = { &x, &y0, &y1, &y2, &ys, &ysu, &y3, &w2 };
+    for (int i = 0; i < QR_ARRAY_LEN(ts); i++) qr_tensor_free_data(ts[i]);
+    qr_run_cache_free(cache);
+    free(subst);
+    int nn = g->n_nodes;
+    qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    QT_CHECK(same);
+    QT_CHECK(subst_ok);
+    /* W2's Q and DQ (6*6*3*3 int8 + float) are what the cache holds; they are skipped */
+    QT_CHECKF(bytes == 6 * 6 * 3 * 3 * 5, "cache holds %zu bytes", bytes);
+    QT_CHECKF(n0 == nn && n1 == nn && n2 == nn - 2 && ns == nn && nsu == nn && n3 == nn - 2,
+              "nodes run: %lld %lld %lld %lld %lld %lld of %d", (long long)n0, (long long)n1, (long long)n2, (long long)ns,
+              (long long)nsu, (long long)n3, nn);
+}
+
 static void qt_run_all(void) {
     QT_RUN(test_run_overrides);
+    QT_RUN(test_run_fusion);
+    QT_RUN(test_run_fusion_plan);
+    QT_RUN(test_run_cache);
 }

@@ -4,12 +4,13 @@
  *
  * Float32 scheme (BLIS-like, for 32-48 KB L1 / 0.5-2 MB L2): the output is cut into
  * tasks of (up to MC rows) x (up to NS columns); a task walks K in blocks of KC, and for
- * each NR-column micro-panel of its columns packs B's (KC, NR) block into its thread's
- * buffer (L1) and runs the micro-kernel over its MR-row panels, reading A in place: its
- * (MC, KC) block stays in L2, and the micro-kernels take any row count up to MR, so A
- * needs no packing (weights would otherwise be re-packed on every call). For a
- * convolution the B panel is gathered straight from the input image (implicit im2col),
- * so no column matrix is ever written.
+ * each NR-column micro-panel of its columns runs the micro-kernel over its MR-row panels,
+ * reading A in place: its (MC, KC) block stays in L2, and the micro-kernels take any row
+ * count up to MR, so A needs no packing (weights would otherwise be re-packed on every
+ * call). B's (KC, NR) block is read in place for a plain GEMM and packed into the
+ * thread's buffer (L1) for a narrow last panel; for a convolution it is gathered straight
+ * from the input image (implicit im2col), so no column matrix is ever written. Narrow
+ * last panels run half- and quarter-width kernels where the ISA has them.
  * Every C element gets the same sequence of operations whatever the tiling and thread
  * count (panel boundaries are multiples of MR/NR from 0, K blocks from 0), so results do
  * not depend on the thread count. */
@@ -89,10 +90,13 @@ static QrKTiles qr__k_tiles(int64_t M, int64_t N, int mr, int nr, int64_t mc_max
 #define QR__K_F32_NS 512
 
 /* What a micro-kernel does with its sums s (in this order): s += bias[r] (bias not NULL:
- * first K block), s += c (add), s = clamp(s, lo, hi) (clamp: last K block), then stores. */
+ * first K block), s += c (add), s += res[r][q] (res not NULL: last K block; res + s when
+ * res_first), s = clamp(s, lo, hi) (clamp: last K block), relu (last K block), then stores. */
 typedef struct QrKF32Out {
-    bool add, clamp;
+    bool add, clamp, relu, res_first;
     const float *bias;   /* the tile's rows */
+    const float *res;    /* the tile's first element, row stride ldres */
+    int64_t ldres;
     float lo, hi;
 } QrKF32Out;
 
@@ -118,6 +122,9 @@ typedef struct QrKF32Isa {
     QrKF32Dot dot;
     QrKF32PackB pack_b;
     QrKF32PackConv pack_conv;
+    /* optional narrow kernels for a last panel of few columns: up to nr/2 and nr/4 columns,
+     * reading the nr-wide packed panel (NULL: the full-width kernel with masks) */
+    QrKF32Ukr ukr_half[QR__K_MAXMR], ukr_quarter[QR__K_MAXMR];
 } QrKF32Isa;
 
 /* A run of a B panel's columns that lies in one output row of a convolution: panel
@@ -172,16 +179,26 @@ typedef struct QrKF32Job {
     const QrF32ConvB *conv;     /* not NULL: B is this convolution's implicit im2col */
     float *C;
     bool accumulate;
-    const QrF32Epilogue *ep;
+    const QrF32Fused *f;        /* NULL: no epilogue */
     unsigned char *tid_mem;     /* per thread: B panel (kc*nr) */
     size_t tid_bytes;
     QrKTiles tl;
 } QrKF32Job;
 
+/* The last 1-2 columns of a narrow panel as dot products: column q of C's rows [i0, i1)
+ * += A rows . b's column q (kc values, row stride bs), gathered into col (2 * kc floats),
+ * then finished as the micro-kernels finish a sum: + bias (first K block), c + s (add),
+ * residual, clamp, relu (last K block), element by element. A 16-lane dot costs a 16th of
+ * a quarter-width kernel's FMAs per column. */
+static void qr__k_f32_dot_cols(const struct QrKF32Job *j, const QrKF32Out *o, int64_t pc, int64_t kc, int64_t i0,
+                               int64_t i1, int64_t n0, int nd, const float *b, int64_t bs, float *col);
+
 /* One task: rows [i0, i1) x columns [j0, j1) of C, all of K. A is read in place (its
- * (MC, KC) block stays in L2 across the column panels); each B micro-panel is packed
- * into this thread's buffer unless the task has a single row panel (then every B
- * panel is used once and is read in place). */
+ * (MC, KC) block stays in L2 across the column panels); a plain GEMM's full-width B
+ * micro-panels are read in place too (row stride ldb: the hardware prefetcher follows
+ * the rows, and skipping the copy measured faster on Zen 4 for every 1x1-convolution
+ * shape of ResNet-18 / MobileNetV2), while narrow last panels and convolution panels are
+ * packed into this thread's buffer. */
 static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
     const QrKF32Job *j = ctx;
     const int MR = j->isa->mr, NR = j->isa->nr, KC = j->isa->kc;
@@ -189,12 +206,21 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
     const int64_t i0 = mi * j->tl.mc, i1 = QR_MIN(j->M, i0 + j->tl.mc);
     const int64_t j0 = si * j->tl.ns, j1 = QR_MIN(j->N, j0 + j->tl.ns);
     float *bp = (float *)(j->tid_mem + (size_t)tid * j->tid_bytes);
-    const bool direct = i1 - i0 <= MR && !j->conv;
+    const bool direct = !j->conv;   /* measured on Zen 4: reading B in place beats packing it, even for 24 row panels */
+    const QrF32Fused *f = j->f;
+    const QrF32Epilogue *ep = f ? &f->ep : NULL;
     for (int64_t pc = 0; pc < j->K; pc += KC) {
         const int64_t kc = QR_MIN(KC, j->K - pc);
-        QrKF32Out o = { j->accumulate || pc > 0, j->ep && pc + KC >= j->K && (j->ep->lo > -INFINITY || j->ep->hi < INFINITY),
-                        NULL, -INFINITY, INFINITY };
-        if (o.clamp) { o.lo = j->ep->lo; o.hi = j->ep->hi; }
+        const bool last = pc + KC >= j->K;
+        QrKF32Out o = { .add = j->accumulate || pc > 0, .lo = -INFINITY, .hi = INFINITY };
+        if (ep && last) {
+            o.clamp = ep->lo > -INFINITY || ep->hi < INFINITY;
+            o.lo = ep->lo;
+            o.hi = ep->hi;
+            o.relu = f->relu;
+            o.res_first = f->res_first;
+            o.ldres = f->ldres;
+        }
         for (int64_t jr = j0; jr < j1; jr += NR) {
             const int nr = (int)QR_MIN(NR, j1 - jr);
             const float *b = bp;
@@ -207,13 +233,60 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
             } else {
                 j->isa->pack_b(j->B + pc * j->ldb + jr, j->ldb, kc, nr, bp);
             }
-            for (int64_t ir = i0; ir < i1; ir += MR) {
-                const int mr = (int)QR_MIN(MR, i1 - ir);
-                o.bias = pc == 0 && j->ep && j->ep->bias ? j->ep->bias + ir : NULL;
-                j->isa->ukr[mr - 1](kc, j->A + ir * j->lda + pc, j->lda, b, bs, j->C + ir * j->ldc + jr, j->ldc, nr, &o);
+            /* the panel as up to two parts: full width, or (a narrow last panel) half and
+             * quarter; at most two columns left over are dot products (qr__k_f32_dot_cols) */
+            int w0 = nr, w1 = 0, nd = 0;
+            const int H = NR / 2, Q = NR / 4;
+            QrKF32Ukr const *u0 = j->isa->ukr, *u1 = NULL;
+            if (nr <= 3 * Q && j->isa->ukr_half[0]) {
+                if (nr <= 2 && kc >= 32) { w0 = 0; nd = nr; }
+                else if (nr <= Q) { u0 = j->isa->ukr_quarter; }
+                else if (nr <= H) { u0 = j->isa->ukr_half; }
+                else if (nr - H <= 2 && kc >= 32) { u0 = j->isa->ukr_half; w0 = H; nd = nr - H; }
+                else { u0 = j->isa->ukr_half; w0 = H; u1 = j->isa->ukr_quarter; w1 = nr - H; }
             }
+            for (int64_t ir = i0; w0 && ir < i1; ir += MR) {
+                const int mr = (int)QR_MIN(MR, i1 - ir);
+                const float *a = j->A + ir * j->lda + pc;
+                float *c = j->C + ir * j->ldc + jr;
+                o.bias = pc == 0 && ep && ep->bias ? ep->bias + ir : NULL;
+                o.res = f && last && f->res ? f->res + ir * f->ldres + jr : NULL;
+                u0[mr - 1](kc, a, j->lda, b, bs, c, j->ldc, w0, &o);
+                if (!u1) continue;
+                QrKF32Out o1 = o;
+                if (o1.res) o1.res += w0;
+                u1[mr - 1](kc, a, j->lda, b + w0, bs, c + w0, j->ldc, w1, &o1);
+            }
+            if (nd) qr__k_f32_dot_cols(j, &o, pc, kc, i0, i1, jr + w0, nd, b + w0, bs, bp + (size_t)KC * NR);
         }
     }
+    if (f && f->post) f->post(f->post_ctx, j->C + i0 * j->ldc + j0, j->ldc, i0, i1 - i0, j0, j1 - j0);
+}
+
+static void qr__k_f32_dot_cols(const QrKF32Job *j, const QrKF32Out *o, int64_t pc, int64_t kc, int64_t i0,
+                               int64_t i1, int64_t n0, int nd, const float *b, int64_t bs, float *col) {
+    const QrF32Fused *f = j->f;
+    const float *bias = pc == 0 && f ? f->ep.bias : NULL;
+    const float *res = f && f->res && pc + j->isa->kc >= j->K ? f->res : NULL;   /* last K block */
+    for (int q = 0; q < nd; q++)
+        for (int64_t k = 0; k < kc; k++) col[q * kc + k] = b[k * bs + q];
+    for (int64_t i = i0; i < i1; i++)
+        for (int q = 0; q < nd; q++) {
+            float *c = j->C + i * j->ldc + n0 + q;
+            float v = j->isa->dot(j->A + i * j->lda + pc, col + q * kc, kc);
+            if (bias) v = v + bias[i];
+            if (o->add) v = *c + v;
+            if (res) {
+                float r = res[i * f->ldres + n0 + q];
+                v = f->res_first ? r + v : v + r;
+            }
+            if (o->clamp) {
+                v = v < o->lo ? o->lo : v;
+                v = v > o->hi ? o->hi : v;
+            }
+            if (o->relu) v = v > 0 ? v : (v != v ? v : 0.0f);
+            *c = v;
+        }
 }
 
 /* N = 1: C[m] (+)= dot(A row m, b) over row blocks; b is B's column made contiguous. */
@@ -223,56 +296,58 @@ typedef struct QrKF32Gemv {
     int64_t M, K, lda, ldc, rows;
     float *C;
     bool acc;
-    const QrF32Epilogue *ep;
+    const QrF32Fused *f;
 } QrKF32Gemv;
 
 static void qr__k_f32_gemv_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
     const QrKF32Gemv *g = ctx;
-    for (int64_t m = t * g->rows; m < QR_MIN(g->M, (t + 1) * g->rows); m++) {
+    const int64_t m0 = t * g->rows, m1 = QR_MIN(g->M, (t + 1) * g->rows);
+    for (int64_t m = m0; m < m1; m++) {
         float v = g->isa->dot(g->A + m * g->lda, g->b, g->K);
-        if (g->ep && g->ep->bias) v += g->ep->bias[m];
+        if (g->f && g->f->ep.bias) v += g->f->ep.bias[m];
         if (g->acc) v += g->C[m * g->ldc];
-        if (g->ep) v = v < g->ep->lo ? g->ep->lo : v > g->ep->hi ? g->ep->hi : v;
+        if (g->f) v = qr__k_ep_tail(g->f, v, m, 0);
         g->C[m * g->ldc] = v;
     }
+    if (g->f && g->f->post && m1 > m0) g->f->post(g->f->post_ctx, g->C + m0 * g->ldc, g->ldc, m0, m1 - m0, 0, 1);
 }
 
 /* Runs C = epilogue(A @ B [+ C]) with an ISA's micro-kernels (see the top of the file).
  * Falls back to the ref kernel when the packing scratch cannot be allocated. */
 static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                           const float *B, int64_t ldb, const QrF32ConvB *conv, float *C, int64_t ldc, bool accumulate,
-                          const QrF32Epilogue *ep);
+                          const QrF32Fused *f);
 
 static void qr__k_f32_gemm(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                           const float *B, int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Epilogue *ep) {
-    qr__k_f32_run(isa, M, N, K, A, lda, B, ldb, NULL, C, ldc, accumulate, ep);
+                           const float *B, int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Fused *f) {
+    qr__k_f32_run(isa, M, N, K, A, lda, B, ldb, NULL, C, ldc, accumulate, f);
 }
 
-/* The convolution GEMM (QrF32ConvGemmFn) with an ISA's micro-kernels and conv packing. */
+/* The convolution GEMM (QrF32ConvGemmFusedFn) with an ISA's micro-kernels and conv packing. */
 static void qr__k_f32_conv_gemm(const QrKF32Isa *isa, int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,
-                                float *Y, int64_t ldy, const QrF32Epilogue *ep) {
-    qr__k_f32_run(isa, M, b->OH * b->OW, b->C * b->KH * b->KW, A, lda, NULL, 0, b, Y, ldy, false, ep);
+                                float *Y, int64_t ldy, const QrF32Fused *f) {
+    qr__k_f32_run(isa, M, b->OH * b->OW, b->C * b->KH * b->KW, A, lda, NULL, 0, b, Y, ldy, false, f);
 }
 
 static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                           const float *B, int64_t ldb, const QrF32ConvB *conv, float *C, int64_t ldc, bool accumulate,
-                          const QrF32Epilogue *ep) {
+                          const QrF32Fused *f) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0 || (conv && N == 1)) {   /* the refs do what an empty sum means; one output pixel: dot products */
-        if (conv) qr_f32_conv_gemm__ref(M, A, lda, conv, C, ldc, ep);
-        else qr_f32_gemm_ex__ref(M, N, 0, A, lda, B, ldb, C, ldc, accumulate, ep);
+        if (conv) qr_f32_conv_gemm_fused__ref(M, A, lda, conv, C, ldc, f);
+        else qr_f32_gemm_fused__ref(M, N, 0, A, lda, B, ldb, C, ldc, accumulate, f);
         return;
     }
     /* below ~1 MFLOP the pool's hand-off costs more than it saves */
     const bool small = (double)M * (double)N * (double)K < 524288.0;
     const int threads = small ? 1 : qr_pool_threads();
     if (N == 1 && !conv) {
-        QrKF32Gemv g = { isa, A, B, M, K, lda, ldc, QR_MAX(16, qr__k_cdiv(M, 8 * (int64_t)threads)), C, accumulate, ep };
+        QrKF32Gemv g = { isa, A, B, M, K, lda, ldc, QR_MAX(16, qr__k_cdiv(M, 8 * (int64_t)threads)), C, accumulate, f };
         if (ldb != 1) {
             float *b = qr__k_scratch((size_t)K * sizeof(float));
             if (!b) {
-                qr_f32_gemm_ex__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, ep);
+                qr_f32_gemm_fused__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, f);
                 return;
             }
             for (int64_t k = 0; k < K; k++) b[k] = B[k * ldb];
@@ -284,13 +359,13 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
         return;
     }
     QrKF32Job j = { .isa = isa, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc, .A = A, .B = B,
-                    .conv = conv, .C = C, .accumulate = accumulate, .ep = ep };
+                    .conv = conv, .C = C, .accumulate = accumulate, .f = f };
     j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, QR__K_F32_MC, QR__K_F32_NS, threads);
-    j.tid_bytes = qr__k_rup64((size_t)(isa->kc * isa->nr) * sizeof(float));
+    j.tid_bytes = qr__k_rup64((size_t)(isa->kc * (isa->nr + 2)) * sizeof(float));   /* B panel, 2 dot columns */
     j.tid_mem = qr__k_scratch(j.tid_bytes * (size_t)threads);
     if (!j.tid_mem) {
-        if (conv) qr_f32_conv_gemm__ref(M, A, lda, conv, C, ldc, ep);
-        else qr_f32_gemm_ex__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, ep);
+        if (conv) qr_f32_conv_gemm_fused__ref(M, A, lda, conv, C, ldc, f);
+        else qr_f32_gemm_fused__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, f);
         return;
     }
     if (threads == 1) {
@@ -299,6 +374,34 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
     }
     qr_pool_for(j.tl.n_mc * j.tl.n_ns, qr__k_f32_task, &j);
 }
+
+/* The kernel-table entries of an ISA's float GEMM (QrF32GemmFn, QrF32GemmExFn,
+ * QrF32GemmFusedFn, QrF32ConvGemmFn, QrF32ConvGemmFusedFn) around these drivers. */
+#define QR__K_F32_ENTRIES(name, isa)                                                                               \
+    static void qr_f32_gemm__##name(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,  \
+                                    int64_t ldb, float *C, int64_t ldc, bool accumulate) {                         \
+        qr__k_f32_gemm(&isa, M, N, K, A, lda, B, ldb, C, ldc, accumulate, NULL);                                    \
+    }                                                                                                               \
+    static void qr_f32_gemm_ex__##name(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,               \
+                                       const float *B, int64_t ldb, float *C, int64_t ldc, bool accumulate,         \
+                                       const QrF32Epilogue *ep) {                                                   \
+        QrF32Fused tmp;                                                                                             \
+        qr__k_f32_gemm(&isa, M, N, K, A, lda, B, ldb, C, ldc, accumulate, qr__k_fused_of(ep, &tmp));                \
+    }                                                                                                               \
+    static void qr_f32_gemm_fused__##name(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,            \
+                                          const float *B, int64_t ldb, float *C, int64_t ldc, bool accumulate,      \
+                                          const QrF32Fused *f) {                                                    \
+        qr__k_f32_gemm(&isa, M, N, K, A, lda, B, ldb, C, ldc, accumulate, f);                                       \
+    }                                                                                                               \
+    static void qr_f32_conv_gemm__##name(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y,    \
+                                         int64_t ldy, const QrF32Epilogue *ep) {                                    \
+        QrF32Fused tmp;                                                                                             \
+        qr__k_f32_conv_gemm(&isa, M, A, lda, b, Y, ldy, qr__k_fused_of(ep, &tmp));                                  \
+    }                                                                                                               \
+    static void qr_f32_conv_gemm_fused__##name(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,         \
+                                               float *Y, int64_t ldy, const QrF32Fused *f) {                        \
+        qr__k_f32_conv_gemm(&isa, M, A, lda, b, Y, ldy, f);                                                         \
+    }
 
 /* ==== 8-bit integers =================================================================
  * C = sum (A - za)(B - zb) mod 2^32 (B a matrix, or a convolution's implicit im2col gathered

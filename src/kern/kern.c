@@ -53,7 +53,10 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_gemm = qr_f32_gemm__ref,
         .f32_gemm_ex = qr_f32_gemm_ex__ref,
         .f32_conv_gemm = qr_f32_conv_gemm__ref,
+        .f32_gemm_fused = qr_f32_gemm_fused__ref,
+        .f32_conv_gemm_fused = qr_f32_conv_gemm_fused__ref,
         .f32_dwconv2d = qr_f32_dwconv2d__ref,
+        .f32_dwconv2d_bias = qr_f32_dwconv2d_bias__ref,
         .f32_maxpool2d = qr_f32_maxpool2d__ref,
         .q8_gemm = qr_q8_gemm__ref,
         .q8_conv_gemm = qr_q8_conv_gemm__ref,
@@ -69,6 +72,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_pair_stats = qr_f32_pair_stats__ref,
         .f32_hist = qr_f32_hist__ref,
         .f32_fake_quant = qr_f32_fake_quant__ref,
+        .f32_steps = qr_f32_steps__ref,
     };
 #if defined(__x86_64__)
     if (isa >= QR_ISA_AVX2 && isa <= QR_ISA_VNNI) {
@@ -76,7 +80,10 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_gemm = qr_f32_gemm__avx2;
         k->f32_gemm_ex = qr_f32_gemm_ex__avx2;
         k->f32_conv_gemm = qr_f32_conv_gemm__avx2;
+        k->f32_gemm_fused = qr_f32_gemm_fused__avx2;
+        k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx2;
         k->f32_dwconv2d = qr_f32_dwconv2d__avx2;
+        k->f32_dwconv2d_bias = qr_f32_dwconv2d_bias__avx2;
         k->f32_maxpool2d = qr_f32_maxpool2d__avx2;
         k->q8_gemm = qr_q8_gemm__avx2;
         k->q8_conv_gemm = qr_q8_conv_gemm__avx2;
@@ -91,6 +98,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_pair_stats = qr_f32_pair_stats__avx2;
         k->f32_hist = qr_f32_hist__avx2;
         k->f32_fake_quant = qr_f32_fake_quant__avx2;
+        k->f32_steps = qr_f32_steps__avx2;
     }
     if (isa >= QR_ISA_AVX512 && isa <= QR_ISA_VNNI) {
         k->isa = QR_ISA_AVX512;
@@ -99,6 +107,11 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_conv_gemm = qr_f32_conv_gemm__avx512;
         k->q8_dwconv2d = qr_q8_dwconv2d__avx512;
         k->s32_requant = qr_s32_requant__avx512;
+        k->f32_gemm_fused = qr_f32_gemm_fused__avx512;
+        k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx512;
+        k->f32_steps = qr_f32_steps__avx512;
+        k->f32_dwconv2d = qr_f32_dwconv2d__avx512;
+        k->f32_dwconv2d_bias = qr_f32_dwconv2d_bias__avx512;
     }
     if (isa == QR_ISA_VNNI) {
         k->isa = QR_ISA_VNNI;
@@ -117,6 +130,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->q8_gemm_rq = qr_q8_gemm_rq__neon;
         k->q8_dwconv2d = qr_q8_dwconv2d__neon;
         k->s32_requant = qr_s32_requant__neon;
+        k->f32_dwconv2d_bias = qr_f32_dwconv2d_bias__neon;
     }
     if (isa == QR_ISA_DOT) {
         k->isa = QR_ISA_DOT;

@@ -17,6 +17,12 @@
 typedef void (*QrF32GemmFn)(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                             int64_t ldb, float *C, int64_t ldc, bool accumulate);
 
+/* Runs over a finished block of a GEMM's C (rows [m0, m0 + rows), columns [n0, n0 + cols),
+ * c pointing at element (m0, n0), row stride ldc) after every other part of the epilogue:
+ * fused elementwise layers (see QrF32Step). Every element of C is passed exactly once;
+ * blocks are disjoint and may run concurrently on different threads. */
+typedef void (*QrF32PostFn)(void *ctx, float *c, int64_t ldc, int64_t m0, int64_t rows, int64_t n0, int64_t cols);
+
 /* What a float GEMM does with its result before storing it (the fused epilogue of a
  * convolution or a Linear layer): C = clamp(A @ B [+ C] + bias[m], lo, hi). NaN passes
  * the clamp unchanged. */
@@ -24,6 +30,24 @@ typedef struct QrF32Epilogue {
     const float *bias;   /* M values, one per row of C; NULL: none */
     float lo, hi;        /* -INFINITY / INFINITY: no clamp (Relu: 0, INFINITY) */
 } QrF32Epilogue;
+
+/* The epilogue of a GEMM with the elementwise layers after it fused in, per element, in
+ * this order:
+ *   v = A @ B [+ C] + bias[m]      (ep; the bias joins the first K block's sum, kern/gemm.c)
+ *   v = v + res[m][n]              (res not NULL; res + v when res_first: a residual Add)
+ *   v = v < lo ? lo : v;  v = v > hi ? hi : v       (ep.lo / ep.hi: Clip, NaN passes)
+ *   v = v > 0 ? v : 0, NaN kept    (relu: Relu exactly, so -0 becomes +0)
+ * then post (not NULL) runs over the finished blocks. Each step rounds like the separate
+ * layer would, so on one level a fused Conv -> Add -> Relu gives the bits of that level's
+ * QrF32ConvGemmFn (bias only) followed by the Add and the Relu run one by one. */
+typedef struct QrF32Fused {
+    QrF32Epilogue ep;
+    bool relu, res_first;
+    const float *res;    /* (M, N), row stride ldres */
+    int64_t ldres;
+    QrF32PostFn post;
+    void *post_ctx;
+} QrF32Fused;
 
 /* QrF32GemmFn with an epilogue (ep NULL: none). */
 typedef void (*QrF32GemmExFn)(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
@@ -43,10 +67,22 @@ typedef struct QrF32ConvB {
 typedef void (*QrF32ConvGemmFn)(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y, int64_t ldy,
                                 const QrF32Epilogue *ep);
 
+/* QrF32GemmExFn / QrF32ConvGemmFn with fused layers (f NULL: none). */
+typedef void (*QrF32GemmFusedFn)(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                                 int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Fused *f);
+typedef void (*QrF32ConvGemmFusedFn)(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y,
+                                     int64_t ldy, const QrF32Fused *f);
+
 /* One channel of a 2-D depthwise convolution; see kern/ref/f32_gemm.c. */
 typedef void (*QrF32DwConv2dFn)(const float *x, int64_t H, int64_t W, const float *w, int64_t KH, int64_t KW,
                                  int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, float *y,
                                  int64_t OH, int64_t OW);
+
+/* QrF32DwConv2dFn that starts from bias instead of y's contents: y = bias + taps, the
+ * same arithmetic as filling y with bias and calling QrF32DwConv2dFn (y is only written). */
+typedef void (*QrF32DwConv2dBiasFn)(const float *x, int64_t H, int64_t W, const float *w, int64_t KH, int64_t KW,
+                                    int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, float bias,
+                                    float *y, int64_t OH, int64_t OW);
 
 /* Max pooling of one plane x (H,W) into y (OH,OW) with window KH x KW, strides sh/sw,
  * dilations dh/dw and begin pads ph/pw: y[oh][ow] is the first element of the window's
@@ -56,6 +92,39 @@ typedef void (*QrF32DwConv2dFn)(const float *x, int64_t H, int64_t W, const floa
 typedef void (*QrF32MaxPool2dFn)(const float *x, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh,
                                  int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, float *y, int64_t OH,
                                  int64_t OW, float *rowbuf);
+
+/* One elementwise layer fused after another (a chain of them runs in one pass over the
+ * data, see QrF32StepsFn). Each op rounds exactly like the layer it stands for:
+ *   ADD/SUB/MUL/DIV  y = y op p[ch]   (swap: p[ch] op y)       Add/Sub/Mul/Div by a constant
+ *   ADD_T            y = y + t[off+i] (swap: t[off+i] + y)     Add of a tensor of y's shape
+ *   AFFINE           y = y * p[ch] + q[ch], two roundings      BatchNormalization (inference)
+ *   CLAMP            y = y < lo ? lo : y, then y > hi ? hi : y Clip (NaN passes)
+ *   RELU             y = y > 0 ? y : 0, NaN kept               Relu
+ *   FQ               QuantizeLinear then DequantizeLinear with scale p[ch], zero point
+ *                    zp[ch] and range [qmin, qmax], as QrF32FakeQuantFn
+ * Parameters are per channel (pc = 1: p[ch], q[ch], zp[ch]) or one value (pc = 0). */
+typedef enum QrF32StepOp {
+    QR_F32_STEP_ADD, QR_F32_STEP_SUB, QR_F32_STEP_MUL, QR_F32_STEP_DIV, QR_F32_STEP_ADD_T,
+    QR_F32_STEP_AFFINE, QR_F32_STEP_CLAMP, QR_F32_STEP_RELU, QR_F32_STEP_FQ,
+} QrF32StepOp;
+
+typedef struct QrF32Step {
+    QrF32StepOp op;
+    bool swap;
+    int64_t pc;
+    const float *p, *q;
+    const int32_t *zp;
+    int32_t qmin, qmax;
+    float lo, hi;
+    const float *t;
+} QrF32Step;
+#define QR_F32_MAX_STEPS 16
+
+/* y[i] = the ns steps applied in order to x[i], i in [0, n): n contiguous elements of
+ * channel ch whose first one is element off of the tensor (ADD_T reads t[off + i]). y may
+ * equal x. Bit-exact with __ref at every level (each step is one IEEE operation, or the
+ * fake-quant sequence, per element). */
+typedef void (*QrF32StepsFn)(const QrF32Step *s, int ns, const float *x, float *y, int64_t n, int64_t ch, int64_t off);
 
 /* ---- integer ---------------------------------------------------------------------- */
 
@@ -246,7 +315,10 @@ typedef struct QrKernels {
     QrF32GemmFn f32_gemm;
     QrF32GemmExFn f32_gemm_ex;
     QrF32ConvGemmFn f32_conv_gemm;
+    QrF32GemmFusedFn f32_gemm_fused;
+    QrF32ConvGemmFusedFn f32_conv_gemm_fused;
     QrF32DwConv2dFn f32_dwconv2d;
+    QrF32DwConv2dBiasFn f32_dwconv2d_bias;
     QrF32MaxPool2dFn f32_maxpool2d;
     QrQ8GemmFn q8_gemm;
     QrQ8ConvGemmFn q8_conv_gemm;
@@ -262,6 +334,7 @@ typedef struct QrKernels {
     QrF32PairStatsFn f32_pair_stats;
     QrF32HistFn f32_hist;
     QrF32FakeQuantFn f32_fake_quant;
+    QrF32StepsFn f32_steps;
 } QrKernels;
 
 static QrKernels qr_kern;

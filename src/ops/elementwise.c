@@ -71,6 +71,64 @@ static QrStatus qr__ew_need_inputs(const QrOpCtx *c, int n) {
     return QR_OK;
 }
 
+/* ==== fused float32 steps over a tensor =========================================== */
+
+/* Steps over a float32 tensor viewed as (outer, C, inner): channel c's parameters apply to
+ * its inner run of elements (QrF32Step). A task covers per_task whole runs, or (flat: every
+ * step per-tensor) per_task consecutive elements. */
+typedef struct QrEwStepsJob {
+    const QrF32Step *s;
+    int ns;
+    bool flat;
+    const float *x;
+    float *y;
+    int64_t total, C, inner, per_task;
+} QrEwStepsJob;
+
+static void qr__ew_steps_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrEwStepsJob *j = ctx;
+    if (j->flat) {
+        int64_t off = t * j->per_task;
+        qr_kern.f32_steps(j->s, j->ns, j->x + off, j->y + off, QR_MIN(j->per_task, j->total - off), 0, off);
+        return;
+    }
+    for (int64_t r = t * j->per_task; r < QR_MIN(j->total / j->inner, (t + 1) * j->per_task); r++) {
+        int64_t off = r * j->inner;
+        qr_kern.f32_steps(j->s, j->ns, j->x + off, j->y + off, j->inner, r % j->C, off);
+    }
+}
+
+/* A float32 operand c of a binary op with output y that is one value (*pc = 0) or one value
+ * per channel along y's axis 1 (*pc = 1: c's dims, aligned to y's from the right, are 1
+ * except the one on axis 1, which is y's channel count). False otherwise. */
+static bool qr_ew_channel_param(const QrTensor *c, const QrTensor *y, int64_t *pc) {
+    if (c->dtype != QR_DT_F32 || !c->data) return false;
+    if (c->numel == 1) { *pc = 0; return true; }
+    if (y->rank < 2 || c->rank > y->rank) return false;
+    for (int d = 0; d < c->rank; d++) {
+        int od = y->rank - c->rank + d;
+        if (c->dims[d] != (od == 1 ? y->dims[1] : 1)) return false;
+    }
+    *pc = 1;
+    return true;
+}
+
+/* y = the ns steps applied to x (y may equal x), both (outer, C, inner) float32, split over
+ * the thread pool in tasks of ~16K elements. Same bits for any thread count: what an element
+ * becomes does not depend on the split. */
+static void qr_ew_steps_run(const QrF32Step *s, int ns, const float *x, float *y, int64_t outer, int64_t C,
+                            int64_t inner) {
+    const int64_t total = outer * C * inner, piece = 16384;
+    if (total <= 0) return;
+    QrEwStepsJob j = { s, ns, true, x, y, total, C, inner, piece };
+    for (int k = 0; k < ns; k++) j.flat = j.flat && s[k].pc == 0;
+    if (!j.flat) j.per_task = QR_MAX(1, piece / inner);
+    int64_t tasks = j.flat ? (total + piece - 1) / piece : (outer * C + j.per_task - 1) / j.per_task;
+    if (tasks == 1) qr__ew_steps_task(&j, 0, 0);
+    else qr_pool_for(tasks, qr__ew_steps_task, &j);
+}
+
 /* ==== broadcasting iteration =================================================== */
 
 /* Iterates the output of a 3-input broadcast: for every output row (last axis),
@@ -300,6 +358,26 @@ static void qr__ew_binary_run(QrBinOp op, const QrTensor *a, const QrTensor *b, 
     if (k == QR_EW_F32 && a->dtype == QR_DT_F32 && b->dtype == QR_DT_F32) {
         const float *pa = a->data, *pb = b->data;
         float *py = y->data;
+        if (op == QR_BIN_ADD && a->numel == y->numel && b->numel == y->numel) {   /* same shapes: u + v, threaded */
+            const QrF32Step add = { .op = QR_F32_STEP_ADD_T, .t = pb };
+            qr_ew_steps_run(&add, 1, pa, py, 1, 1, y->numel);
+            return;
+        }
+        /* one operand per channel (axis 1) or a scalar: the steps kernel (vectorized, threaded) */
+        QrF32Step cs = { .op = op == QR_BIN_ADD ? QR_F32_STEP_ADD : op == QR_BIN_SUB ? QR_F32_STEP_SUB
+                              : op == QR_BIN_MUL ? QR_F32_STEP_MUL : QR_F32_STEP_DIV };
+        bool arith = op == QR_BIN_ADD || op == QR_BIN_SUB || op == QR_BIN_MUL || op == QR_BIN_DIV;
+        if (arith && (a->numel == y->numel || b->numel == y->numel)) {
+            const bool full_a = a->numel == y->numel;
+            const QrTensor *full = full_a ? a : b, *par = full_a ? b : a;
+            if (qr_ew_channel_param(par, y, &cs.pc)) {
+                cs.swap = !full_a;
+                cs.p = par->data;
+                int64_t C = y->rank >= 2 ? y->dims[1] : 1, outer = y->rank >= 2 ? y->dims[0] : 1;
+                qr_ew_steps_run(&cs, 1, full->data, py, outer, C, y->numel / QR_MAX(1, outer * C));
+                return;
+            }
+        }
         switch (op) {
         case QR_BIN_ADD: QR__EW_F32_BIN(u + v); break;
         case QR_BIN_SUB: QR__EW_F32_BIN(u - v); break;
@@ -673,7 +751,8 @@ static QrStatus qr__ew_unary_exec(QrOpCtx *c) {
         const float *px = x->data;
         float *py = y->data;
         if (f == qr__ew_relu) {
-            for (int64_t i = 0; i < x->numel; i++) py[i] = px[i] > 0 ? px[i] : (px[i] != px[i] ? px[i] : 0);
+            const QrF32Step relu = { .op = QR_F32_STEP_RELU };
+            qr_ew_steps_run(&relu, 1, px, py, 1, 1, x->numel);
         } else {
             for (int64_t i = 0; i < x->numel; i++) py[i] = (float)f(px[i], &p);
         }
@@ -736,12 +815,8 @@ static QrStatus qr__ew_clip_exec(QrOpCtx *c) {
             if (thi) hi = qr_tensor_get_f64(thi, 0);
         }
         if (k == QR_EW_F32) {
-            const float *px = x->data;
-            float *py = y->data, flo = (float)lo, fhi = (float)hi;
-            for (int64_t i = 0; i < x->numel; i++) {
-                float v = px[i] < flo ? flo : px[i];
-                py[i] = v > fhi ? fhi : v;
-            }
+            const QrF32Step clip = { .op = QR_F32_STEP_CLAMP, .lo = (float)lo, .hi = (float)hi };
+            qr_ew_steps_run(&clip, 1, x->data, y->data, 1, 1, x->numel);
         } else {
             for (int64_t i = 0; i < x->numel; i++) {
                 double v = qr_tensor_get_f64(x, i);
@@ -1195,6 +1270,44 @@ static QrStatus qr__ew_batchnorm_params(const QrOpCtx *c, int64_t *C, int64_t *i
     return QR_OK;
 }
 
+/* BatchNormalization's per-parameter multiplier and offset in double, for np parameters:
+ * mul = scale / sqrt(var + eps), add = B - mean * mul (non-float32 and per-feature paths). */
+static void qr_ew_batchnorm_coeffs(const QrTensor *sc, const QrTensor *bi, const QrTensor *mu, const QrTensor *va,
+                                   double eps, int64_t np, double *mul, double *add) {
+    for (int64_t p = 0; p < np; p++) {
+        mul[p] = qr_tensor_get_f64(sc, p) / sqrt(qr_tensor_get_f64(va, p) + eps);
+        add[p] = qr_tensor_get_f64(bi, p) - qr_tensor_get_f64(mu, p) * mul[p];
+    }
+}
+
+/* The float32 path's per-channel multiplier m and offset a (y = x * m + a, two roundings),
+ * shared with the fused AFFINE step (run/run.c) so both give the same bits. All-float32
+ * parameters: ONNX Runtime's arithmetic, m = (1 / sqrt(var + eps)) * scale and
+ * a = B - mean * m with every step rounded to float (separate statements, no fused
+ * multiply-add: x86-64's baseline has none, the aarch64 build passes -ffp-contract=off),
+ * so the float baseline matches it bit for bit. Other types: the double coefficients
+ * above rounded once. */
+static void qr_ew_batchnorm_coeffs_f32(const QrTensor *sc, const QrTensor *bi, const QrTensor *mu, const QrTensor *va,
+                                       double eps, int64_t C, float *m, float *a) {
+    if (sc->dtype == QR_DT_F32 && bi->dtype == QR_DT_F32 && mu->dtype == QR_DT_F32 && va->dtype == QR_DT_F32) {
+        const float *fs = sc->data, *fb = bi->data, *fm = mu->data, *fv = va->data;
+        float feps = (float)eps;
+        for (int64_t ch = 0; ch < C; ch++) {
+            float v = fv[ch] + feps;
+            float inv = 1.0f / sqrtf(v);
+            m[ch] = inv * fs[ch];
+            float mm = fm[ch] * m[ch];
+            a[ch] = fb[ch] - mm;
+        }
+        return;
+    }
+    for (int64_t ch = 0; ch < C; ch++) {
+        double md = qr_tensor_get_f64(sc, ch) / sqrt(qr_tensor_get_f64(va, ch) + eps);
+        m[ch] = (float)md;
+        a[ch] = (float)(qr_tensor_get_f64(bi, ch) - qr_tensor_get_f64(mu, ch) * md);
+    }
+}
+
 static QrStatus qr__ew_batchnorm_shape(QrOpCtx *c) {
     QR_TRY(qr__ew_need_inputs(c, 1));
     QR_TRY(qr_op_need_float(c, 0));
@@ -1217,47 +1330,24 @@ static QrStatus qr__ew_batchnorm_exec(QrOpCtx *c) {
     QR_TRY(qr__ew_batchnorm_params(c, &C, &inner, &pf));
     double eps = qr_attr_float(c->node, "epsilon", 1e-5f);
     int64_t np = pf ? C * inner : C, N = x->dims[0];
-    if (!pf && x->dtype == QR_DT_F32 && sc->dtype == QR_DT_F32 && bi->dtype == QR_DT_F32 && mu->dtype == QR_DT_F32 &&
-        va->dtype == QR_DT_F32) {
-        /* All float: ONNX Runtime's arithmetic, so the float baseline matches it bit for bit:
-         * m = scale * (1 / sqrt(var + eps)), a = B - mean * m, y = x * m + a, each step
-         * rounded to float: separate statements, and no fused multiply-add (x86-64's baseline
-         * has none; the aarch64 build passes -ffp-contract=off). */
-        const float *fs = sc->data, *fb = bi->data, *fm = mu->data, *fv = va->data, *px = x->data;
-        float *py = y->data, feps = (float)eps;
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t ch = 0; ch < C; ch++) {
-                float inv = 1.0f / sqrtf(fv[ch] + feps);
-                float m = inv * fs[ch];
-                float mm = fm[ch] * m;
-                float a = fb[ch] - mm;
-                const float *xs = px + (n * C + ch) * inner;
-                float *ys = py + (n * C + ch) * inner;
-                for (int64_t i = 0; i < inner; i++) {
-                    float prod = xs[i] * m;
-                    ys[i] = prod + a;
-                }
-            }
+    bool f32 = x->dtype == QR_DT_F32;
+    const float *px = x->data;
+    float *py = y->data;
+    if (!pf && f32) {   /* y = x * m + a per channel, two roundings (the fused path's AFFINE step) */
+        float *fm = qr_arena_array(c->scratch, (size_t)(C ? C : 1), 2 * sizeof(float));
+        if (!fm) return qr_op_fail(c, QR_ERR_NOMEM, "no scratch memory");
+        qr_ew_batchnorm_coeffs_f32(sc, bi, mu, va, eps, C, fm, fm + C);
+        const QrF32Step aff = { .op = QR_F32_STEP_AFFINE, .pc = 1, .p = fm, .q = fm + C };
+        qr_ew_steps_run(&aff, 1, px, py, N, C, inner);
         return QR_OK;
     }
     double *mul = qr_arena_array(c->scratch, (size_t)(np ? np : 1), 2 * sizeof(double));
     if (!mul) return qr_op_fail(c, QR_ERR_NOMEM, "no scratch memory");
     double *add = mul + np;
-    for (int64_t p = 0; p < np; p++) {
-        mul[p] = qr_tensor_get_f64(sc, p) / sqrt(qr_tensor_get_f64(va, p) + eps);
-        add[p] = qr_tensor_get_f64(bi, p) - qr_tensor_get_f64(mu, p) * mul[p];
-    }
-    bool f32 = x->dtype == QR_DT_F32;
-    const float *px = x->data;
-    float *py = y->data;
+    qr_ew_batchnorm_coeffs(sc, bi, mu, va, eps, np, mul, add);
     for (int64_t n = 0; n < N; n++)
         for (int64_t ch = 0; ch < C; ch++) {
             int64_t base = (n * C + ch) * inner;
-            if (!pf && f32) {
-                float m = (float)mul[ch], a = (float)add[ch];
-                for (int64_t i = 0; i < inner; i++) py[base + i] = px[base + i] * m + a;
-                continue;
-            }
             for (int64_t i = 0; i < inner; i++) {
                 int64_t p = pf ? ch * inner + i : ch;
                 qr_tensor_set_f64(y, base + i, qr_tensor_get_f64(x, base + i) * mul[p] + add[p]);

@@ -287,12 +287,6 @@ static void qr__nn_im2col(const float *x, int64_t Cg, const QrNnWindow *w, int64
 
 static inline int64_t qr__nn_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* p[0..n) = v: a few stores, then doubling copies (memcpy is vectorized, the plain loop is not at -O2). */
-static void qr__nn_fill(float *p, int64_t n, float v) {
-    int64_t k = QR_MIN(n, 16);
-    for (int64_t i = 0; i < k; i++) p[i] = v;
-    for (; k < n; k *= 2) memcpy(p + k, p, (size_t)QR_MIN(k, n - k) * sizeof *p);
-}
 static inline int64_t qr__nn_rup(int64_t a, int64_t b) { return qr__nn_cdiv(a, b) * b; }
 
 /* im2col of channels [t*chans, (t+1)*chans) of one column tile (a pool task). */
@@ -312,12 +306,61 @@ static void qr__nn_im2col_task(void *ctx, int64_t t, int tid) {
     qr__nn_im2col(j->x + c0 * j->Pin, nc, j->w, j->K, j->p0, j->np, j->col + c0 * j->K * j->np);
 }
 
-/* Depthwise output planes [t*planes, (t+1)*planes) of the N*M planes (a pool task). */
+/* Fused layers after a convolution (see qr_nn_conv_fused): steps over channel axis 1 of
+ * the (N, M, P) output, element (n, m, p) at offset (n*M + m)*P + p. */
+typedef struct QrNnSteps { const QrF32Step *s; int ns; } QrNnSteps;
+
+/* QrF32PostFn of one GEMM call of a convolution: its rows are output channels ch0 + m,
+ * whose column q is tensor element off0 + m*P + q. */
+typedef struct QrNnPost { const QrF32Step *s; int ns; int64_t ch0, P, off0; } QrNnPost;
+
+static void qr__nn_post(void *ctx, float *c, int64_t ldc, int64_t m0, int64_t rows, int64_t n0, int64_t cols) {
+    const QrNnPost *p = ctx;
+    for (int64_t r = 0; r < rows; r++) {
+        float *row = c + r * ldc;
+        int64_t m = m0 + r;
+        qr_kern.f32_steps(p->s, p->ns, row, row, cols, p->ch0 + m, p->off0 + m * p->P + n0);
+    }
+}
+
+/* The fused epilogue of the GEMM call whose output rows are channels [ch0, ch0 + Mg) of
+ * image `in` (columns from p0): the leading steps the micro-kernels do in registers (a
+ * residual Add, then Clip, then Relu: the order they apply them in), the rest as post. */
+static void qr__nn_fused_ep(const QrNnSteps *fs, const float *bias, int64_t ch0, int64_t off0, int64_t P,
+                            QrF32Fused *f, QrNnPost *post) {
+    memset(f, 0, sizeof *f);
+    f->ep = (QrF32Epilogue){ bias, -INFINITY, INFINITY };
+    int k = 0;
+    if (fs && k < fs->ns && fs->s[k].op == QR_F32_STEP_ADD_T) {
+        f->res = fs->s[k].t + off0;
+        f->ldres = P;
+        f->res_first = fs->s[k].swap;
+        k++;
+    }
+    if (fs && k < fs->ns && fs->s[k].op == QR_F32_STEP_CLAMP) {
+        f->ep.lo = fs->s[k].lo;
+        f->ep.hi = fs->s[k].hi;
+        k++;
+    }
+    if (fs && k < fs->ns && fs->s[k].op == QR_F32_STEP_RELU) {
+        f->relu = true;
+        k++;
+    }
+    if (fs && k < fs->ns) {
+        *post = (QrNnPost){ fs->s + k, fs->ns - k, ch0, P, off0 };
+        f->post = qr__nn_post;
+        f->post_ctx = post;
+    }
+}
+
+/* Depthwise output planes [t*planes, (t+1)*planes) of the N*M planes (a pool task), each
+ * followed by the fused steps. */
 typedef struct QrNnDwJob {
-    const float *X, *W;
+    const float *X, *W, *B;
     float *Y;
     const QrNnWindow *w;
     int64_t C, M, Mg, K, P, Pin, planes, nplanes;
+    const QrNnSteps *fs;
 } QrNnDwJob;
 
 static void qr__nn_dw_task(void *ctx, int64_t t, int tid) {
@@ -326,12 +369,16 @@ static void qr__nn_dw_task(void *ctx, int64_t t, int tid) {
     const QrNnWindow *w = j->w;
     for (int64_t i = t * j->planes; i < QR_MIN((t + 1) * j->planes, j->nplanes); i++) {
         int64_t m = i % j->M, ci = (i / j->M) * j->C + m / j->Mg;
-        qr_kern.f32_dwconv2d(j->X + ci * j->Pin, w->in[0], w->in[1], j->W + m * j->K, w->k[0], w->k[1], w->s[0],
-                             w->s[1], w->d[0], w->d[1], w->pb[0], w->pb[1], j->Y + i * j->P, w->out[0], w->out[1]);
+        float *y = j->Y + i * j->P;
+        qr_kern.f32_dwconv2d_bias(j->X + ci * j->Pin, w->in[0], w->in[1], j->W + m * j->K, w->k[0], w->k[1], w->s[0],
+                                  w->s[1], w->d[0], w->d[1], w->pb[0], w->pb[1], j->B ? j->B[m] : 0.0f, y, w->out[0],
+                                  w->out[1]);
+        if (j->fs && j->fs->ns) qr_kern.f32_steps(j->fs->s, j->fs->ns, y, y, j->P, m, i * j->P);
     }
 }
 
-static QrStatus qr__nn_conv_f32(QrOpCtx *c) {
+/* Conv in float32 with the fused steps fs (NULL: none) applied to its output. */
+static QrStatus qr__nn_conv_f32_steps(QrOpCtx *c, const QrNnSteps *fs) {
     const QrTensor *x = c->in[0], *wt = c->in[1], *b = qr_op_in(c, 2);
     QrTensor *y = c->out[0];
     QrNnWindow w;
@@ -344,21 +391,23 @@ static QrStatus qr__nn_conv_f32(QrOpCtx *c) {
     float *Y = y->data;
     if (P == 0 || N == 0 || M == 0) return QR_OK;
     if (n == 2 && G == C && Cg == 1) {   /* depthwise (channel multiplier Mg): the kernel adds into y */
-        for (int64_t i = 0; i < N * M; i++) qr__nn_fill(Y + i * P, P, B ? B[i % M] : 0.0f);
-        QrNnDwJob dj = { X, W, Y, &w, C, M, Mg, K, P, Pin, QR_MAX(1, (1 << 16) / QR_MAX(1, P * K)), N * M };
+        QrNnDwJob dj = { X, W, B, Y, &w, C, M, Mg, K, P, Pin, QR_MAX(1, (1 << 16) / QR_MAX(1, P * K)), N * M, fs };
         qr_pool_for(qr__nn_cdiv(N * M, dj.planes), qr__nn_dw_task, &dj);
         return QR_OK;
     }
-    /* Y = W_g @ columns + bias, the bias added by the GEMM's epilogue */
-    QrF32Epilogue ep = { NULL, -INFINITY, INFINITY };
+    /* Y = W_g @ columns + bias, the bias (and fused layers) added by the GEMM's epilogue */
+    QrF32Fused f;
+    QrNnPost post;
     bool direct = true;   /* 1x1, stride 1, no padding: X itself is the column matrix */
     for (int i = 0; i < n; i++) direct = direct && w.k[i] == 1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
+    const bool any = B || (fs && fs->ns);
     if (direct || CK == 0) {
         for (int64_t in = 0; in < N; in++)
             for (int64_t g = 0; g < G; g++) {
-                ep.bias = B ? B + g * Mg : NULL;
-                qr_kern.f32_gemm_ex(Mg, P, CK, W + g * Mg * CK, CK, X + (in * C + g * Cg) * Pin, Pin,
-                                    Y + (in * M + g * Mg) * P, P, false, B ? &ep : NULL);
+                int64_t off0 = (in * M + g * Mg) * P;
+                qr__nn_fused_ep(fs, B ? B + g * Mg : NULL, g * Mg, off0, P, &f, &post);
+                qr_kern.f32_gemm_fused(Mg, P, CK, W + g * Mg * CK, CK, X + (in * C + g * Cg) * Pin, Pin, Y + off0, P,
+                                       false, any ? &f : NULL);
             }
         return QR_OK;
     }
@@ -367,8 +416,9 @@ static QrStatus qr__nn_conv_f32(QrOpCtx *c) {
             for (int64_t g = 0; g < G; g++) {
                 QrF32ConvB cb = { X + (in * C + g * Cg) * Pin, Cg, w.in[0], w.in[1], w.k[0], w.k[1], w.s[0], w.s[1],
                                   w.d[0], w.d[1], w.pb[0], w.pb[1], w.out[0], w.out[1] };
-                ep.bias = B ? B + g * Mg : NULL;
-                qr_kern.f32_conv_gemm(Mg, W + g * Mg * CK, CK, &cb, Y + (in * M + g * Mg) * P, P, B ? &ep : NULL);
+                int64_t off0 = (in * M + g * Mg) * P;
+                qr__nn_fused_ep(fs, B ? B + g * Mg : NULL, g * Mg, off0, P, &f, &post);
+                qr_kern.f32_conv_gemm_fused(Mg, W + g * Mg * CK, CK, &cb, Y + off0, P, any ? &f : NULL);
             }
         return QR_OK;
     }
@@ -384,12 +434,22 @@ static QrStatus qr__nn_conv_f32(QrOpCtx *c) {
                 QrNnColJob cj = { X + (in * C + g * Cg) * Pin, Cg, &w, K, p0, np, col, Pin,
                                   QR_MAX(1, (1 << 15) / QR_MAX(1, K * np)) };
                 qr_pool_for(qr__nn_cdiv(Cg, cj.chans), qr__nn_im2col_task, &cj);
-                ep.bias = B ? B + g * Mg : NULL;
-                qr_kern.f32_gemm_ex(Mg, np, CK, W + g * Mg * CK, CK, col, np, Y + (in * M + g * Mg) * P + p0, P, false,
-                                    B ? &ep : NULL);
+                int64_t off0 = (in * M + g * Mg) * P + p0;
+                qr__nn_fused_ep(fs, B ? B + g * Mg : NULL, g * Mg, off0, P, &f, &post);
+                qr_kern.f32_gemm_fused(Mg, np, CK, W + g * Mg * CK, CK, col, np, Y + off0, P, false, any ? &f : NULL);
             }
     free(col);
     return QR_OK;
+}
+
+static QrStatus qr__nn_conv_f32(QrOpCtx *c) { return qr__nn_conv_f32_steps(c, NULL); }
+
+/* Conv (float32 input, weights and output) followed by the fused steps fs (over channel
+ * axis 1 of its output, see QrF32Step), as run/run.c's fusion calls it: bit-identical to
+ * Conv followed by the layers the steps stand for, each run on its own. */
+static QrStatus qr_nn_conv_fused(QrOpCtx *c, const QrF32Step *steps, int ns) {
+    QrNnSteps fs = { steps, ns };
+    return qr__nn_conv_f32_steps(c, &fs);
 }
 
 static QrStatus qr_op_nn_conv_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_conv_f32, 7u, 1u); }

@@ -179,6 +179,631 @@ static const QrTensor *qr__tap_view(const QrRunOpts *o, QrTensor *vals, int v) {
     return qr__read(o, vals, v);
 }
 
+/* ==== value buffers =================================================================
+ * Node outputs come from a pool of buffers that outlives a run: a model's values have the
+ * same sizes run after run, so after the first run nothing is allocated and no page is
+ * faulted in. A request takes the smallest idle buffer that fits without wasting more
+ * than half of it. A run recycles its own buffers, so what stays idle afterwards is about
+ * its peak of live values (a few MB to tens of MB for 224x224 CNNs); idle buffers are
+ * capped at QR__RUN_POOL_IDLE bytes in total, beyond which they go back to the system. */
+
+#define QR__RUN_POOL_IDLE ((size_t)96 << 20)
+
+typedef struct QrRunBlk { void *p; size_t cap; } QrRunBlk;
+
+static struct {
+    pthread_mutex_t mu;
+    QrRunBlk *b;
+    int n, cap;
+    size_t bytes;
+} qr__run_pool = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* A buffer of at least `bytes` bytes (plus qr_aligned_alloc's readable padding); its
+ * capacity goes to *cap. NULL when memory is exhausted. */
+static void *qr__run_buf_get(size_t bytes, size_t *cap) {
+    bytes = bytes ? bytes : 1;
+    pthread_mutex_lock(&qr__run_pool.mu);
+    int best = -1;
+    for (int i = 0; i < qr__run_pool.n; i++) {
+        size_t c = qr__run_pool.b[i].cap;
+        if (c >= bytes && c / 2 <= bytes + 4096 && (best < 0 || c < qr__run_pool.b[best].cap)) best = i;
+    }
+    if (best >= 0) {
+        void *p = qr__run_pool.b[best].p;
+        *cap = qr__run_pool.b[best].cap;
+        qr__run_pool.bytes -= *cap;
+        qr__run_pool.b[best] = qr__run_pool.b[--qr__run_pool.n];
+        pthread_mutex_unlock(&qr__run_pool.mu);
+        return p;
+    }
+    pthread_mutex_unlock(&qr__run_pool.mu);
+    size_t c = bytes > SIZE_MAX - 4096 ? bytes : (bytes + 4095) & ~(size_t)4095;
+    void *p = qr_aligned_alloc(c);
+    *cap = p ? c : 0;
+    return p;
+}
+
+/* Returns a buffer to the pool (frees it when the pool is full). */
+static void qr__run_buf_put(void *p, size_t cap) {
+    pthread_mutex_lock(&qr__run_pool.mu);
+    if (qr__run_pool.bytes + cap <= QR__RUN_POOL_IDLE) {
+        if (qr__run_pool.n == qr__run_pool.cap) {
+            int nc = qr__run_pool.cap ? 2 * qr__run_pool.cap : 64;
+            QrRunBlk *nb = realloc(qr__run_pool.b, (size_t)nc * sizeof *nb);
+            if (nb) { qr__run_pool.b = nb; qr__run_pool.cap = nc; }
+        }
+        if (qr__run_pool.n < qr__run_pool.cap) {
+            qr__run_pool.b[qr__run_pool.n++] = (QrRunBlk){ p, cap };
+            qr__run_pool.bytes += cap;
+            p = NULL;
+        }
+    }
+    pthread_mutex_unlock(&qr__run_pool.mu);
+    qr_aligned_free(p);
+}
+
+static void qr_run_release(void) {
+    pthread_mutex_lock(&qr__run_pool.mu);
+    for (int i = 0; i < qr__run_pool.n; i++) qr_aligned_free(qr__run_pool.b[i].p);
+    free(qr__run_pool.b);
+    qr__run_pool.b = NULL;
+    qr__run_pool.n = qr__run_pool.cap = 0;
+    qr__run_pool.bytes = 0;
+    pthread_mutex_unlock(&qr__run_pool.mu);
+}
+
+/* Operators whose float32 kernels write every output element: their outputs need no
+ * zeroing (the others get zeroed buffers, as qr_tensor_alloc_data gives). */
+static bool qr__run_writes_all(const QrNode *n) {
+    static const char *const ops[] = { "Conv", "Relu", "Clip", "Add", "Sub", "Mul", "Div", "BatchNormalization",
+                                       "QuantizeLinear", "DequantizeLinear", "MaxPool", "GlobalAveragePool" };
+    if (n->domain[0]) return false;
+    for (int i = 0; i < QR_ARRAY_LEN(ops); i++) if (!strcmp(n->op_type, ops[i])) return true;
+    return false;
+}
+
+/* Gives t (shape set) a pooled buffer, zeroed when `zero`; *cap records it for qr__run_drop. */
+static QrStatus qr__run_alloc(QrTensor *t, size_t *cap, bool zero) {
+    size_t n = qr_tensor_nbytes(t);
+    t->data = qr__run_buf_get(n, cap);
+    if (!t->data) return qr_errf(QR_ERR_NOMEM, "cannot allocate %zu bytes for a tensor", n);
+    if (zero) memset(t->data, 0, n);
+    t->owned = false;
+    return QR_OK;
+}
+
+/* Releases value v's data: back to the pool, or freed when owned. */
+static void qr__run_drop(QrTensor *vals, size_t *cap, int v) {
+    if (cap[v]) {
+        qr__run_buf_put(vals[v].data, cap[v]);
+        cap[v] = 0;
+        vals[v].data = NULL;
+    } else if (vals[v].owned) {
+        qr_tensor_free_data(&vals[v]);
+    }
+}
+
+/* ==== constant cache ================================================================= */
+
+struct QrRunCache {
+    const QrGraph *g;
+    QrTensor *t;          /* per value: data when cached */
+    size_t bytes;
+};
+
+static QrRunCache *qr_run_cache_new(const QrGraph *g) {
+    QrRunCache *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->g = g;
+    c->t = calloc((size_t)g->n_values + 1, sizeof *c->t);
+    if (!c->t) { free(c); return NULL; }
+    return c;
+}
+
+static void qr_run_cache_free(QrRunCache *c) {
+    if (!c) return;
+    for (int v = 0; v < c->g->n_values; v++) qr_aligned_free(c->t[v].data);
+    free(c->t);
+    free(c);
+}
+
+static size_t qr_run_cache_bytes(const QrRunCache *c) { return c ? c->bytes : 0; }
+
+/* Per value of this run: true when it depends only on initializers and constants, with no
+ * override on the way (so the cache's copy, if any, is what this run would compute). */
+static void qr__run_statics(const QrGraph *g, const QrRunOpts *o, bool *st) {
+    for (int v = 0; v < g->n_values; v++)
+        st[v] = g->values[v].is_init && !qr__overridden(o, v) && !(o->feed && o->feed[v]) && !qr__clamped(o, v);
+    for (int oi = 0; oi < g->n_nodes; oi++) {
+        const QrNode *n = &g->nodes[g->order[oi]];
+        bool ok = n->def && !(n->def->flags & QR_OPF_NO_FOLD) && (!o->live || o->live[g->order[oi]]);
+        for (int k = 0; ok && k < n->n_in; k++) ok = n->in[k] < 0 || st[n->in[k]];
+        for (int k = 0; k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v >= 0) st[v] = ok && !qr__overridden(o, v) && !(o->feed && o->feed[v]) && !g->values[v].is_dynamic;
+        }
+    }
+}
+
+/* ==== fusion ========================================================================
+ * A chain is a head node and the elementwise nodes that follow it, each reading the
+ * previous one's output as its only reader (see qr_run in run.h). The plan is made per run
+ * from the graph's inferred shapes and the run's options; the steps' parameters are the
+ * tensors the layers would read (initializers, substitutions, feeds, folded Constants,
+ * through Identity nodes), so they are known before the run starts. */
+
+#define QR__RUN_CHAIN_MAX 32
+
+typedef enum QrRunHeadKind { QR__HEAD_GENERIC, QR__HEAD_CONV, QR__HEAD_FQ } QrRunHeadKind;
+
+typedef struct QrRunChain {
+    QrRunHeadKind kind;
+    int n;                              /* nodes, head first, in execution order */
+    int nodes[QR__RUN_CHAIN_MAX];
+    int ns;
+    QrF32Step steps[QR_F32_MAX_STEPS];
+    int t_value[QR_F32_MAX_STEPS];      /* ADD_T: the value it adds (data bound when the chain runs) */
+    int axis;                           /* channel axis of the per-channel steps (-1: none yet) */
+    int x;                              /* FQ head: the value its QuantizeLinear reads */
+    int out;                            /* the value the chain produces */
+} QrRunChain;
+
+typedef struct QrRunPlan {
+    QrRunChain *chains;
+    int n, cap;
+    int *chain_of;                      /* per node: its chain, or -1 */
+    int *pos;                           /* per node: position in the topological order */
+    QrArena mem;                        /* converted parameters (zero points, BN coefficients) */
+} QrRunPlan;
+
+static void qr__run_plan_free(QrRunPlan *pl) {
+    free(pl->chains);
+    free(pl->chain_of);
+    free(pl->pos);
+    qr_arena_free(&pl->mem);
+    memset(pl, 0, sizeof *pl);
+}
+
+/* The tensor every reader of v sees during the whole run when it does not depend on the
+ * run's inputs: a substitution or feed, an initializer, a folded Constant, or one of those
+ * through aliases and Identity nodes. NULL otherwise. */
+static const QrTensor *qr__run_static(const QrGraph *g, const QrRunOpts *o, int v) {
+    for (int hops = 0; v >= 0 && hops < 16; hops++) {
+        if (o->subst && o->subst[v]) return o->subst[v];
+        if (o->feed && o->feed[v]) return o->feed[v];
+        if (qr__clamped(o, v)) return NULL;
+        if (o->alias && o->alias[v] >= 0) { v = o->alias[v]; continue; }
+        const QrValue *val = &g->values[v];
+        if (val->is_init) return val->t.data ? &val->t : NULL;
+        if (val->producer < 0) return NULL;
+        const QrNode *p = &g->nodes[val->producer];
+        if (p->domain[0]) return NULL;
+        if (!strcmp(p->op_type, "Identity") && p->n_in >= 1) { v = p->in[0]; continue; }
+        if (!strcmp(p->op_type, "Constant") && val->is_folded && val->t.data) return &val->t;
+        return NULL;
+    }
+    return NULL;
+}
+
+/* Node ni runs in this run with every output computed (not skipped, none overridden). */
+static bool qr__run_node_runs(const QrGraph *g, const QrRunOpts *o, int ni) {
+    const QrNode *n = &g->nodes[ni];
+    if (!n->def || (o->live && !o->live[ni])) return false;
+    for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && qr__overridden(o, n->out[k])) return false;
+    return true;
+}
+
+/* The one output of node n (its other outputs omitted), or -1. */
+static int qr__run_single_out(const QrNode *n) {
+    int v = -1;
+    for (int k = 0; k < n->n_out; k++) {
+        if (n->out[k] < 0) continue;
+        if (v >= 0 || k > 0) return -1;
+        v = n->out[k];
+    }
+    return v;
+}
+
+/* Value v may stay unmaterialized: one reader slot, which *reader / *slot receive, and
+ * no output, tap, feed, substitution or alias on it. */
+static bool qr__run_internal(const QrGraph *g, const QrRunOpts *o, const int *uses, int v, int *reader, int *slot) {
+    if (v < 0 || g->values[v].is_output || g->values[v].is_dynamic || uses[v] != 1) return false;
+    if (qr__overridden(o, v) || (o->feed && o->feed[v])) return false;
+    if (o->tap && !(o->tap_only && !o->tap_only[v])) return false;
+    const QrUse *u;
+    if (qr_graph_readers(g, v, &u) != 1) return false;
+    *reader = u[0].node;
+    *slot = u[0].input;
+    return true;
+}
+
+static bool qr__run_is(const QrNode *n, const char *op) { return !n->domain[0] && !strcmp(n->op_type, op); }
+
+/* A float32 tensor of exactly shape t (metadata only). */
+static bool qr__run_same_f32(const QrTensor *a, const QrTensor *t) {
+    return a->dtype == QR_DT_F32 && t->dtype == QR_DT_F32 && qr_tensor_same_shape(a, t);
+}
+
+/* Q (node qi, reading a float32 value of shape y) and the DequantizeLinear reading its
+ * output as one fake-quant step; *dq receives the DQ node. Sets or checks ch->axis. */
+static bool qr__run_fq(const QrGraph *g, const QrRunOpts *o, const int *uses, QrRunPlan *pl, QrRunChain *ch, int qi,
+                       const QrTensor *y, int *dq) {
+    const QrNode *q = &g->nodes[qi];
+    bool ms = !strcmp(q->domain, "com.microsoft");
+    if ((q->domain[0] && !ms) || strcmp(q->op_type, "QuantizeLinear") || q->n_in < 2 || q->in[0] < 0 || q->in[1] < 0)
+        return false;
+    if (qr_attr_int(q, "block_size", 0) != 0 || qr_attr_int(q, "precision", 0) > 1) return false;
+    if (y->dtype != QR_DT_F32 || ch->ns >= QR_F32_MAX_STEPS) return false;
+    int qv = qr__run_single_out(q), di, ds;
+    if (qv < 0 || !qr__run_internal(g, o, uses, qv, &di, &ds) || ds != 0 || !qr__run_node_runs(g, o, di)) return false;
+    const QrNode *d = &g->nodes[di];
+    if (strcmp(d->domain, q->domain) || strcmp(d->op_type, "DequantizeLinear") || d->n_in < 2 || d->in[1] < 0 ||
+        qr__run_single_out(d) < 0)
+        return false;
+    if (qr_attr_int(d, "block_size", 0) != 0 || (qr_attr_int(d, "output_dtype", 0) != 0 && qr_attr_int(d, "output_dtype", 0) != QR_DT_F32))
+        return false;
+    const QrTensor *qs = qr__run_static(g, o, q->in[1]), *dsc = qr__run_static(g, o, d->in[1]);
+    const QrTensor *qz = q->n_in > 2 && q->in[2] >= 0 ? qr__run_static(g, o, q->in[2]) : NULL;
+    const QrTensor *dz = d->n_in > 2 && d->in[2] >= 0 ? qr__run_static(g, o, d->in[2]) : NULL;
+    if (!qs || !dsc || qs->dtype != QR_DT_F32 || dsc->dtype != QR_DT_F32 || qs->numel < 1 || qs->numel != dsc->numel ||
+        memcmp(qs->data, dsc->data, (size_t)qs->numel * sizeof(float)))
+        return false;
+    if ((q->n_in > 2 && q->in[2] >= 0 && !qz) || (d->n_in > 2 && d->in[2] >= 0 && !dz) || !qz != !dz) return false;
+    int64_t od = qr_attr_int(q, "output_dtype", 0);
+    QrDType qdt = qz ? qz->dtype : od ? (QrDType)od : QR_DT_U8;
+    if (od && od != (int64_t)qdt) return false;
+    QrQuantRange r;
+    if (qr_dtype_is_minifloat(qdt) || !qr_quant_range(qdt, &r)) return false;
+    if (qz && (qz->dtype != dz->dtype || qz->numel != qs->numel || qr_tensor_nbytes(qz) != qr_tensor_nbytes(dz) ||
+               memcmp(qz->data, dz->data, qr_tensor_nbytes(qz))))
+        return false;
+    int64_t pc = 0;
+    if (qs->numel > 1) {   /* per axis: a 1-D scale along the (same) axis of both */
+        int64_t ax = qr_attr_int(q, "axis", 1), axd = qr_attr_int(d, "axis", 1);
+        if (ax < 0) ax += y->rank;
+        if (axd < 0) axd += y->rank;
+        if (ax != axd || ax < 0 || ax >= y->rank || qs->rank != 1 || qs->dims[0] != y->dims[ax]) return false;
+        if (ch->axis >= 0 && ch->axis != ax) return false;
+        ch->axis = (int)ax;
+        pc = 1;
+    }
+    int32_t *zp = NULL;
+    if (qz) {
+        zp = qr_arena_array(&pl->mem, (size_t)qz->numel, sizeof *zp);
+        if (!zp) return false;
+        for (int64_t k = 0; k < qz->numel; k++) zp[k] = (int32_t)qr_tensor_get_i64(qz, k);
+    }
+    ch->t_value[ch->ns] = -1;
+    ch->steps[ch->ns++] = (QrF32Step){ .op = QR_F32_STEP_FQ, .pc = pc, .p = qs->data, .zp = zp, .qmin = r.lo, .qmax = r.hi };
+    *dq = di;
+    return true;
+}
+
+/* Adds node bi (reading the chain's value v of shape y through input `slot`) to chain ch
+ * as steps; a QuantizeLinear brings its DequantizeLinear along. False when it cannot be
+ * fused (ch unchanged then). */
+static bool qr__run_member(const QrGraph *g, const QrRunOpts *o, const int *uses, QrRunPlan *pl, QrRunChain *ch,
+                           int head_pos, int bi, int slot, const QrTensor *y) {
+    const QrNode *b = &g->nodes[bi];
+    int bo = qr__run_single_out(b);
+    if (bo < 0 || !qr__run_node_runs(g, o, bi) || ch->n + 2 > QR__RUN_CHAIN_MAX || ch->ns >= QR_F32_MAX_STEPS) return false;
+    if (!qr__run_same_f32(&g->values[bo].t, y)) {
+        /* only a Q -> DQ pair may pass through a non-float value */
+        int dq, ns = ch->ns, axis = ch->axis;
+        if (strcmp(b->op_type, "QuantizeLinear") || slot != 0 || !qr__run_fq(g, o, uses, pl, ch, bi, y, &dq)) return false;
+        if (!qr__run_same_f32(&g->values[qr__run_single_out(&g->nodes[dq])].t, y)) {
+            ch->ns = ns;
+            ch->axis = axis;
+            return false;
+        }
+        ch->nodes[ch->n++] = bi;
+        ch->nodes[ch->n++] = dq;
+        ch->out = qr__run_single_out(&g->nodes[dq]);
+        return true;
+    }
+    QrF32Step st = { .op = QR_F32_STEP_RELU };
+    int tv = -1;
+    if (qr__run_is(b, "Relu")) {
+        /* st is Relu already */
+    } else if (qr__run_is(b, "Clip")) {
+        double lo = -INFINITY, hi = INFINITY;
+        if (b->opset < 11) {
+            lo = qr_attr_float(b, "min", -INFINITY);
+            hi = qr_attr_float(b, "max", INFINITY);
+        } else {
+            for (int k = 1; k < 3; k++) {
+                if (k >= b->n_in || b->in[k] < 0) continue;
+                const QrTensor *t = qr__run_static(g, o, b->in[k]);
+                if (!t || t->numel != 1 || !qr_dtype_is_float(t->dtype)) return false;
+                if (k == 1) lo = qr_tensor_get_f64(t, 0);
+                else hi = qr_tensor_get_f64(t, 0);
+            }
+        }
+        st = (QrF32Step){ .op = QR_F32_STEP_CLAMP, .lo = (float)lo, .hi = (float)hi };
+    } else if ((qr__run_is(b, "Add") || qr__run_is(b, "Sub") || qr__run_is(b, "Mul") || qr__run_is(b, "Div")) &&
+               b->opset >= 7 && b->n_in == 2 && b->in[0] != b->in[1]) {
+        int other = b->in[1 - slot];
+        const QrTensor *c = qr__run_static(g, o, other);
+        const char *t = b->op_type;
+        st.op = t[0] == 'A' ? QR_F32_STEP_ADD : t[0] == 'S' ? QR_F32_STEP_SUB : t[0] == 'M' ? QR_F32_STEP_MUL : QR_F32_STEP_DIV;
+        st.swap = slot == 1;
+        if (c && qr_ew_channel_param(c, y, &st.pc)) {
+            if (st.pc && ch->axis >= 0 && ch->axis != 1) return false;
+            if (st.pc) ch->axis = 1;
+            st.p = c->data;
+        } else if (st.op == QR_F32_STEP_ADD && qr__run_same_f32(c ? c : &g->values[other].t, y)) {
+            /* a tensor of y's shape: constant, given, or computed before the head runs */
+            int r = qr__resolve(o, other);
+            bool given = (o->subst && (o->subst[other] || o->subst[r])) || (o->feed && (o->feed[other] || o->feed[r]));
+            int p = qr__clamped(o, other) ? g->values[other].producer : g->values[r].producer;
+            if (!given && p >= 0 && pl->pos[p] >= head_pos) return false;
+            st.op = QR_F32_STEP_ADD_T;
+            tv = other;
+        } else {
+            return false;
+        }
+    } else if (qr__run_is(b, "BatchNormalization") && slot == 0 && b->n_in == 5 && y->rank >= 2 &&
+               (b->opset >= 9 || qr_attr_int(b, "spatial", 1) != 0) && qr_attr_int(b, "training_mode", 0) == 0) {
+        const QrTensor *pt[4];
+        int64_t C = y->dims[1];
+        for (int k = 0; k < 4; k++) {
+            pt[k] = b->in[k + 1] >= 0 ? qr__run_static(g, o, b->in[k + 1]) : NULL;
+            if (!pt[k] || !qr_dtype_is_float(pt[k]->dtype) || pt[k]->numel != C) return false;
+        }
+        if (ch->axis >= 0 && ch->axis != 1) return false;
+        float *fm = qr_arena_array(&pl->mem, (size_t)QR_MAX(C, 1), 2 * sizeof(float));
+        if (!fm) return false;
+        qr_ew_batchnorm_coeffs_f32(pt[0], pt[1], pt[2], pt[3], qr_attr_float(b, "epsilon", 1e-5f), C, fm, fm + C);
+        ch->axis = 1;
+        st = (QrF32Step){ .op = QR_F32_STEP_AFFINE, .pc = 1, .p = fm, .q = fm + C };
+    } else {
+        return false;
+    }
+    ch->t_value[ch->ns] = tv;
+    ch->steps[ch->ns++] = st;
+    ch->nodes[ch->n++] = bi;
+    ch->out = bo;
+    return true;
+}
+
+/* Finds the chains of this run (pl->chain_of[node] = -1 everywhere when nothing fuses). */
+static QrStatus qr__run_plan(const QrGraph *g, const QrRunOpts *o, const int *uses, const bool *st, QrRunPlan *pl) {
+    memset(pl, 0, sizeof *pl);
+    pl->chain_of = malloc(((size_t)g->n_nodes + 1) * sizeof(int));
+    pl->pos = malloc(((size_t)g->n_nodes + 1) * sizeof(int));
+    if (!pl->chain_of || !pl->pos) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < g->n_nodes; i++) { pl->chain_of[i] = -1; pl->pos[g->order[i]] = i; }
+    if (!g->shapes_inferred || getenv("QR_NO_FUSE")) return QR_OK;
+    for (int oi = 0; oi < g->n_nodes; oi++) {
+        int hi = g->order[oi];
+        const QrNode *h = &g->nodes[hi];
+        int hv = qr__run_single_out(h);
+        if (pl->chain_of[hi] >= 0 || hv < 0 || !qr__run_node_runs(g, o, hi) || g->values[hv].is_dynamic) continue;
+        if (st && st[hv]) continue;   /* cached constants are materialized */
+        QrRunChain ch = { .axis = -1, .x = -1 };
+        ch.nodes[ch.n++] = hi;
+        ch.out = hv;
+        const QrTensor *y = &g->values[hv].t;
+        int dq;
+        if (!strcmp(h->op_type, "QuantizeLinear")) {
+            const QrTensor *x = &g->values[h->in[0] >= 0 ? h->in[0] : hv].t;
+            if (h->n_in < 1 || h->in[0] < 0 || g->values[h->in[0]].is_dynamic || !qr__run_fq(g, o, uses, pl, &ch, hi, x, &dq))
+                continue;
+            int dv = qr__run_single_out(&g->nodes[dq]);
+            if (!qr__run_same_f32(&g->values[dv].t, x)) continue;
+            ch.kind = QR__HEAD_FQ;
+            ch.x = h->in[0];
+            ch.nodes[ch.n++] = dq;
+            ch.out = dv;
+            y = &g->values[dv].t;
+        } else if (y->dtype != QR_DT_F32) {
+            continue;
+        } else if (qr__run_is(h, "Conv") && h->n_in >= 2) {
+            bool f32 = true;
+            for (int k = 0; k < h->n_in && k < 3; k++) f32 = f32 && (h->in[k] < 0 || g->values[h->in[k]].t.dtype == QR_DT_F32);
+            if (!f32 || y->rank < 3) continue;
+            ch.kind = QR__HEAD_CONV;
+            ch.axis = 1;
+        } else {
+            ch.kind = QR__HEAD_GENERIC;
+        }
+        for (;;) {
+            int bi, slot;
+            if (!qr__run_internal(g, o, uses, ch.out, &bi, &slot) || pl->chain_of[bi] >= 0) break;
+            if (st && qr__run_single_out(&g->nodes[bi]) >= 0 && st[qr__run_single_out(&g->nodes[bi])]) break;
+            if (!qr__run_member(g, o, uses, pl, &ch, oi, bi, slot, y)) break;
+        }
+        if (ch.n < 2) continue;
+        if (ch.axis < 0) ch.axis = 1;
+        if (pl->n == pl->cap) {
+            int nc = pl->cap ? 2 * pl->cap : 16;
+            QrRunChain *nch = realloc(pl->chains, (size_t)nc * sizeof *nch);
+            if (!nch) return qr_errf(QR_ERR_NOMEM, "out of memory");
+            pl->chains = nch;
+            pl->cap = nc;
+        }
+        for (int k = 0; k < ch.n; k++) pl->chain_of[ch.nodes[k]] = pl->n;
+        pl->chains[pl->n++] = ch;
+    }
+    return QR_OK;
+}
+
+/* (outer, C, inner) of shape y around axis ax (C = 1, inner = everything when ax < 0). */
+static void qr__run_split(const QrTensor *y, int ax, int64_t *outer, int64_t *C, int64_t *inner) {
+    *outer = 1;
+    *C = 1;
+    *inner = 1;
+    for (int d = 0; d < y->rank; d++) {
+        if (d < ax) *outer *= y->dims[d];
+        else if (d == ax) *C = y->dims[d];
+        else *inner *= y->dims[d];
+    }
+}
+
+/* ==== executor ====================================================================== */
+
+/* The state of one qr_run. */
+typedef struct QrRunState {
+    const QrGraph *g;
+    const QrRunOpts *o;
+    QrTensor *vals;
+    size_t *cap;                /* per value: pooled buffer capacity, 0 = not pooled */
+    int *uses;
+    const QrTensor **in;
+    QrTensor **out;
+    QrArena scratch;
+    QrRunPlan plan;
+    QrRunCache *cache;          /* opts->cache when it belongs to g, else NULL */
+    bool *st;                   /* with a cache: per value, qr__run_statics */
+} QrRunState;
+
+/* Node n's outputs are all static this run (with a cache: they go into it). */
+static bool qr__run_node_static(const QrRunState *r, const QrNode *n) {
+    if (!r->st) return false;
+    bool any = false;
+    for (int k = 0; k < n->n_out; k++) {
+        if (n->out[k] < 0) continue;
+        if (!r->st[n->out[k]]) return false;
+        any = true;
+    }
+    return any;
+}
+
+/* Binds node n's inputs (as readers see them) and outputs; fails on a missing input other
+ * than value `shape_only` (a chain value: only its shape exists). */
+static QrStatus qr__run_bind(QrRunState *r, const QrNode *n, QrOpCtx *c, int shape_only) {
+    qr__ctx_init(c, r->g, n, r->vals, &r->scratch, r->in, r->out);
+    for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) r->in[k] = qr__read(r->o, r->vals, n->in[k]);
+    for (int k = 0; k < n->n_in; k++)
+        if (n->in[k] >= 0 && n->in[k] != shape_only && !r->in[k]->data && r->in[k]->numel > 0)
+            return qr_errf(QR_ERR_INVALID, "node '%s' (%s) reads '%s', which this run neither computed nor was given",
+                           n->name, n->op_type, r->g->values[n->in[k]].name);
+    return QR_OK;
+}
+
+static QrStatus qr__run_wrap(QrStatus st, const QrNode *n) {
+    if (st != QR_OK && !strstr(qr_err_msg(), n->name)) st = qr_err_wrap(st, "node '%s' (%s)", n->name, n->op_type);
+    return st;
+}
+
+/* Runs node n on its own. */
+static QrStatus qr__run_one(QrRunState *r, const QrNode *n) {
+    QrOpCtx c;
+    QR_TRY(qr__run_bind(r, n, &c, -1));
+    if (r->o->n_exec) (*r->o->n_exec)++;
+    QrStatus st = n->def->shape(&c);
+    bool zero = !qr__run_writes_all(n);
+    for (int k = 0; st == QR_OK && k < n->n_out; k++)
+        if (r->out[k]) st = qr__run_alloc(r->out[k], &r->cap[n->out[k]], zero);
+    if (st == QR_OK) st = n->def->exec(&c);
+    return qr__run_wrap(st, n);
+}
+
+/* Runs chain ch: shapes of every node first (when one differs from the plan's, *fallback
+ * is set and nothing has been done), then one buffer for its output, the head writing into
+ * it and the steps applied on the way (conv epilogue) or after it. */
+static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
+    const QrGraph *g = r->g;
+    const QrNode *h = &g->nodes[ch->nodes[0]];
+    *fallback = false;
+    QrOpCtx c;
+    QrStatus st = QR_OK;
+    /* shapes, node by node: a chain value is shape-only (no data) */
+    int prev = -1;
+    for (int k = 0; k < ch->n && st == QR_OK; k++) {
+        const QrNode *n = &g->nodes[ch->nodes[k]];
+        st = qr__run_bind(r, n, &c, prev);
+        prev = qr__run_single_out(n);
+        if (st == QR_OK) st = qr__run_wrap(n->def->shape(&c), n);
+        if (st != QR_OK) break;
+        int v = qr__run_single_out(n);
+        const QrTensor *want = &g->values[v].t;
+        if (r->vals[v].dtype != want->dtype || !qr_tensor_same_shape(&r->vals[v], want)) {
+            *fallback = true;
+            return QR_OK;
+        }
+    }
+    if (st != QR_OK) return st;
+    for (int k = 0; k < ch->ns; k++) {   /* tensors added by ADD_T steps */
+        if (ch->t_value[k] < 0) continue;
+        const QrTensor *t = qr__read(r->o, r->vals, ch->t_value[k]);
+        if (!t->data || !qr__run_same_f32(t, &r->vals[ch->out])) { *fallback = true; return QR_OK; }
+        ch->steps[k].t = t->data;
+    }
+    const QrTensor *x = NULL;
+    if (ch->kind == QR__HEAD_FQ) {
+        x = qr__read(r->o, r->vals, ch->x);
+        if (!x->data) { *fallback = true; return QR_OK; }
+    }
+    if (r->o->n_exec) (*r->o->n_exec) += ch->n;
+    QrTensor *y = &r->vals[ch->out];
+    st = qr__run_alloc(y, &r->cap[ch->out], ch->kind == QR__HEAD_GENERIC && !qr__run_writes_all(h));
+    if (st != QR_OK) return qr__run_wrap(st, h);
+    int64_t outer, C, inner;
+    qr__run_split(y, ch->axis, &outer, &C, &inner);
+    if (ch->kind == QR__HEAD_FQ) {
+        qr_ew_steps_run(ch->steps, ch->ns, x->data, y->data, outer, C, inner);
+        return QR_OK;
+    }
+    /* the head writes straight into the chain's buffer */
+    int hv = qr__run_single_out(h);
+    QrTensor hy = r->vals[hv];
+    hy.data = y->data;
+    hy.owned = false;
+    QR_TRY(qr__run_bind(r, h, &c, -1));
+    r->out[0] = &hy;
+    if (ch->kind == QR__HEAD_CONV) return qr__run_wrap(qr_nn_conv_fused(&c, ch->steps, ch->ns), h);
+    st = qr__run_wrap(h->def->exec(&c), h);
+    if (st == QR_OK) qr_ew_steps_run(ch->steps, ch->ns, y->data, y->data, outer, C, inner);
+    return st;
+}
+
+/* After node n ran (or was skipped): clamped aliases among its outputs, taps, and frees. */
+static QrStatus qr__run_after(QrRunState *r, int ni) {
+    const QrGraph *g = r->g;
+    const QrRunOpts *opts = r->o;
+    const QrNode *n = &g->nodes[ni];
+    QrTensor *vals = r->vals;
+    QrStatus st = QR_OK;
+    /* Clamped aliases: materialize clamp(source). */
+    for (int k = 0; st == QR_OK && k < n->n_out; k++) {
+        int v = n->out[k];
+        if (v < 0 || !qr__clamped(opts, v)) continue;
+        int src = qr__resolve(opts, opts->alias[v]);
+        const QrTensor *s = qr__read(opts, vals, opts->alias[v]);
+        st = qr_tensor_set_shape(&vals[v], QR_DT_F32, s->rank, s->dims);
+        if (st == QR_OK && s->dtype != QR_DT_F32) st = qr_errf(QR_ERR_INVALID, "clamped value '%s' is not float32", g->values[v].name);
+        if (st == QR_OK) st = qr_tensor_alloc_data(&vals[v]);
+        if (st != QR_OK) break;
+        float lo = opts->clamp_lo[v], hi = opts->clamp_hi[v];
+        const float *px = s->data;
+        float *py = vals[v].data;
+        for (int64_t i = 0; i < s->numel; i++) {
+            float x = px[i];
+            if (lo == lo && x < lo) x = lo;
+            if (hi == hi && x > hi) x = hi;
+            py[i] = x;
+        }
+        if (--r->uses[src] == 0) qr__run_drop(vals, r->cap, src);
+    }
+    for (int k = 0; st == QR_OK && opts->tap && k < n->n_out; k++)
+        if (n->out[k] >= 0 && qr__read(opts, vals, n->out[k])->data &&
+            (!opts->tap_only || opts->tap_only[n->out[k]]))
+            st = opts->tap(opts->tap_user, g, ni, n->out[k], qr__tap_view(opts, vals, n->out[k]));
+    /* Free what no later node reads. */
+    for (int k = 0; k < n->n_in; k++) {
+        if (n->in[k] < 0) continue;
+        int v = qr__resolve(opts, n->in[k]);
+        if (--r->uses[v] == 0) qr__run_drop(vals, r->cap, v);
+    }
+    for (int k = 0; k < n->n_out; k++) {
+        int v = n->out[k];
+        if (v >= 0 && r->uses[v] == 0) qr__run_drop(vals, r->cap, v);
+    }
+    qr_arena_clear(&r->scratch);
+    return st;
+}
+
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs) {
     QrRunOpts none = {0};
     if (!opts) opts = &none;
@@ -189,12 +814,15 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         if (!inputs[i].data) return qr_errf(QR_ERR_INVALID, "input '%s' has no data", g->values[g->inputs[i]].name);
     }
     int nv = g->n_values;
-    QrTensor *vals = calloc((size_t)nv + 1, sizeof *vals);
-    int *uses = calloc((size_t)nv + 1, sizeof *uses);
-    const QrTensor **in = malloc((size_t)g->max_io * sizeof *in);
-    QrTensor **out = malloc((size_t)g->max_io * sizeof *out);
-    QrArena scratch = {0};
-    QrStatus st = vals && uses && in && out ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrRunState r = { .g = g, .o = opts };
+    r.vals = calloc((size_t)nv + 1, sizeof *r.vals);
+    r.cap = calloc((size_t)nv + 1, sizeof *r.cap);
+    r.uses = calloc((size_t)nv + 1, sizeof *r.uses);
+    r.in = malloc((size_t)(g->max_io + 1) * sizeof *r.in);
+    r.out = malloc((size_t)(g->max_io + 1) * sizeof *r.out);
+    QrTensor *vals = r.vals;
+    int *uses = r.uses;
+    QrStatus st = vals && r.cap && uses && r.in && r.out ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {
         /* Reader counts after overrides decide when a value can be freed. */
         for (int ni = 0; ni < g->n_nodes; ni++)
@@ -207,67 +835,63 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         for (int i = 0; i < g->n_inputs; i++) {
             vals[g->inputs[i]] = inputs[i];
             vals[g->inputs[i]].owned = false;
-            if (opts->tap) st = opts->tap(opts->tap_user, g, -1, g->inputs[i], &inputs[i]);
+            if (opts->tap && (!opts->tap_only || opts->tap_only[g->inputs[i]]))
+                st = opts->tap(opts->tap_user, g, -1, g->inputs[i], &inputs[i]);
             if (st != QR_OK) break;
         }
     }
+    if (st == QR_OK && opts->cache && opts->cache->g == g) {
+        r.cache = opts->cache;
+        r.st = malloc(((size_t)nv + 1) * sizeof *r.st);
+        if (!r.st) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        else qr__run_statics(g, opts, r.st);
+    }
+    if (st == QR_OK) st = qr__run_plan(g, opts, uses, r.st, &r.plan);
     for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
-        const QrNode *n = &g->nodes[g->order[oi]];
+        int ni = g->order[oi];
+        const QrNode *n = &g->nodes[ni];
+        int ci = r.plan.chain_of[ni];
+        if (ci >= 0 && r.plan.chains[ci].nodes[0] != ni) continue;   /* ran with its chain's head */
+        if (ci >= 0) {
+            QrRunChain *ch = &r.plan.chains[ci];
+            bool fallback;
+            st = qr__run_chain(&r, ch, &fallback);
+            if (st == QR_OK && fallback) {
+                for (int k = 0; k < ch->n; k++) r.plan.chain_of[ch->nodes[k]] = -1;
+            } else {
+                for (int k = 0; st == QR_OK && k < ch->n; k++) st = qr__run_after(&r, ch->nodes[k]);
+                continue;
+            }
+        }
         bool skip = n->n_out > 0;
         for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !qr__overridden(opts, n->out[k])) skip = false;
-        if (opts->live && !opts->live[g->order[oi]]) skip = true;
-        if (!skip) {
-            QrOpCtx c;
-            qr__ctx_init(&c, g, n, vals, &scratch, in, out);
-            for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) in[k] = qr__read(opts, vals, n->in[k]);
-            for (int k = 0; k < n->n_in && st == QR_OK; k++)
-                if (n->in[k] >= 0 && !in[k]->data && in[k]->numel > 0)
-                    st = qr_errf(QR_ERR_INVALID, "node '%s' (%s) reads '%s', which this run neither computed nor was given",
-                                 n->name, n->op_type, g->values[n->in[k]].name);
-            if (st != QR_OK) break;
-            if (opts->n_exec) (*opts->n_exec)++;
-            st = n->def->shape(&c);
-            for (int k = 0; st == QR_OK && k < n->n_out; k++)
-                if (out[k]) st = qr_tensor_alloc_data(out[k]);
-            if (st == QR_OK) st = n->def->exec(&c);
-            if (st != QR_OK && !strstr(qr_err_msg(), n->name))
-                st = qr_err_wrap(st, "node '%s' (%s)", n->name, n->op_type);
-        }
-        /* Clamped aliases: materialize clamp(source). */
-        for (int k = 0; st == QR_OK && k < n->n_out; k++) {
-            int v = n->out[k];
-            if (v < 0 || !qr__clamped(opts, v)) continue;
-            int src = qr__resolve(opts, opts->alias[v]);
-            const QrTensor *s = qr__read(opts, vals, opts->alias[v]);
-            st = qr_tensor_set_shape(&vals[v], QR_DT_F32, s->rank, s->dims);
-            if (st == QR_OK && s->dtype != QR_DT_F32) st = qr_errf(QR_ERR_INVALID, "clamped value '%s' is not float32", g->values[v].name);
-            if (st == QR_OK) st = qr_tensor_alloc_data(&vals[v]);
-            if (st != QR_OK) break;
-            float lo = opts->clamp_lo[v], hi = opts->clamp_hi[v];
-            const float *px = s->data;
-            float *py = vals[v].data;
-            for (int64_t i = 0; i < s->numel; i++) {
-                float x = px[i];
-                if (lo == lo && x < lo) x = lo;
-                if (hi == hi && x > hi) x = hi;
-                py[i] = x;
+        if (opts->live && !opts->live[ni]) skip = true;
+        const bool stat = r.cache && qr__run_node_static(&r, n);
+        if (stat) {   /* constants: from the cache, or computed now and kept there */
+            bool have = true;
+            for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !r.cache->t[n->out[k]].data) have = false;
+            if (have) {
+                for (int k = 0; k < n->n_out; k++) {
+                    int v = n->out[k];
+                    if (v < 0) continue;
+                    vals[v] = r.cache->t[v];
+                    vals[v].owned = false;
+                }
+                skip = true;
             }
-            if (--uses[src] == 0 && vals[src].owned) qr_tensor_free_data(&vals[src]);
         }
-        for (int k = 0; st == QR_OK && opts->tap && k < n->n_out; k++)
-            if (n->out[k] >= 0 && qr__read(opts, vals, n->out[k])->data)
-                st = opts->tap(opts->tap_user, g, g->order[oi], n->out[k], qr__tap_view(opts, vals, n->out[k]));
-        /* Free what no later node reads. */
-        for (int k = 0; k < n->n_in; k++) {
-            if (n->in[k] < 0) continue;
-            int v = qr__resolve(opts, n->in[k]);
-            if (--uses[v] == 0 && vals[v].owned) qr_tensor_free_data(&vals[v]);
+        if (!skip) {
+            st = qr__run_one(&r, n);
+            for (int k = 0; st == QR_OK && stat && k < n->n_out; k++) {
+                int v = n->out[k];
+                if (v < 0 || r.cache->t[v].data || !r.cap[v]) continue;
+                r.cache->t[v] = vals[v];          /* the cache takes the pooled buffer */
+                r.cache->t[v].owned = true;
+                r.cache->bytes += qr_tensor_nbytes(&vals[v]);
+                r.cap[v] = 0;
+            }
         }
-        for (int k = 0; k < n->n_out; k++) {
-            int v = n->out[k];
-            if (v >= 0 && uses[v] == 0 && vals[v].owned) qr_tensor_free_data(&vals[v]);
-        }
-        qr_arena_clear(&scratch);
+        if (st == QR_OK) st = qr__run_after(&r, ni);
     }
     for (int i = 0; st == QR_OK && outputs && i < g->n_outputs; i++) {
         const QrTensor *src = qr__read(opts, vals, g->outputs[i]);
@@ -282,12 +906,15 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     }
     if (st != QR_OK && outputs)
         for (int i = 0; i < g->n_outputs; i++) if (outputs[i].owned) qr_tensor_free_data(&outputs[i]);
-    if (vals) for (int v = 0; v < nv; v++) if (vals[v].owned) qr_tensor_free_data(&vals[v]);
-    qr_arena_free(&scratch);
+    if (vals) for (int v = 0; v < nv; v++) if (vals[v].data) qr__run_drop(vals, r.cap, v);
+    qr__run_plan_free(&r.plan);
+    qr_arena_free(&r.scratch);
+    free(r.st);
     free(vals);
+    free(r.cap);
     free(uses);
-    free(in);
-    free(out);
+    free(r.in);
+    free(r.out);
     return st;
 }
 

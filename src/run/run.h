@@ -45,12 +45,48 @@ typedef struct QrRunOpts {
      * come from subst/feed, otherwise the run fails naming the value. */
     const bool *live;
     int64_t *n_exec;                  /* optional: incremented per node executed */
+    /* Per value (optional): false = the tap does not need this value. NULL: every value
+     * is tapped. A tapped value is always materialized; others may be fused away (see
+     * qr_run). */
+    const bool *tap_only;
+    /* Optional: constant values kept between runs of the same graph (see QrRunCache). */
+    struct QrRunCache *cache;
 } QrRunOpts;
+
+/* Values of a graph that depend only on its initializers and constants (e.g. weights
+ * through QuantizeLinear -> DequantizeLinear), computed by the first run that needs them
+ * and reused by later runs given the same cache: their nodes are skipped (not counted in
+ * n_exec; taps still see the values). A value is taken from or put into the cache only in
+ * runs where nothing it depends on is overridden (alias, subst, feed), so overrides always
+ * see freshly computed values. The cache belongs to one graph, whose initializers must not
+ * change while it lives; it holds its values until freed. */
+typedef struct QrRunCache QrRunCache;
+/* A new, empty cache for g (NULL when out of memory). Free with qr_run_cache_free. */
+static QrRunCache *qr_run_cache_new(const QrGraph *g);
+static void qr_run_cache_free(QrRunCache *c);
+/* Bytes of tensor data the cache holds. */
+static size_t qr_run_cache_bytes(const QrRunCache *c);
 
 /* Runs the graph on inputs (one per graph input, in order). outputs[i] receive
  * owned copies of the graph outputs (free with qr_tensor_free_data); outputs
- * may be NULL when only taps matter. */
+ * may be NULL when only taps matter.
+ *
+ * Fusion: a float32 value read by exactly one node, and not a graph output, tapped,
+ * fed, substituted or aliased, is not materialized when that reader is an elementwise
+ * layer the kernels can apply on the fly (Relu, Clip, Add/Sub/Mul/Div by a per-channel
+ * constant, Add of a tensor computed earlier, BatchNormalization, a QuantizeLinear ->
+ * DequantizeLinear pair whose integer value is read only by the DequantizeLinear). Such
+ * chains run with the layer that produces their first value: inside a convolution's
+ * GEMM, or in one pass after any other layer; a Q -> DQ pair alone becomes one
+ * fake-quant pass. Results are bit-identical to running the layers one by one (the
+ * kernels that apply the steps are the ones the layers use on their own); every node
+ * still counts in n_exec. Needs qr_graph_infer's shapes (without them nothing is fused).
+ *
+ * Memory: node outputs come from a pool of buffers kept across runs and returned to it
+ * after their last reader (qr_run_release frees the pool). */
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs);
+/* Frees the buffers qr_run keeps for later runs. No run may be in progress. */
+static void qr_run_release(void);
 /* Runs one node on the given inputs (NULL for omitted ones); outputs[k] receive
  * owned tensors. Used for shadow (local error) runs. */
 static QrStatus qr_run_node(const QrGraph *g, int node, const QrTensor *const *inputs, QrTensor *outputs);

@@ -187,6 +187,17 @@ QR__K_AVX2 static void qr_f32_dwconv2d__avx2(const float *x, int64_t H, int64_t 
     }
 }
 
+/* QrF32DwConv2dBiasFn on AVX2: fill, then the kernel above. */
+QR__K_AVX2 static void qr_f32_dwconv2d_bias__avx2(const float *x, int64_t H, int64_t W, const float *w, int64_t KH,
+                                                  int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
+                                                  int64_t pw, float bias, float *y, int64_t OH, int64_t OW) {
+    const __m256 b = _mm256_set1_ps(bias);
+    int64_t i = 0, n = OH * OW;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, b);
+    for (; i < n; i++) y[i] = bias;
+    qr_f32_dwconv2d__avx2(x, H, W, w, KH, KW, sh, sw, dh, dw, ph, pw, y, OH, OW);
+}
+
 /* QrF32MaxPool2dFn on AVX2: the column maxima (the bulk of the work) 8 at a time with
  * vmaxps(v, best), which picks like v > best ? v : best, NaN included; the row pass is
  * the ref one. Bit-exact with qr_f32_maxpool2d__ref. */

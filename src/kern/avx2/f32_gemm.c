@@ -39,11 +39,12 @@ qr__k_f32_avx2_ukr(const int mr, int64_t kc, const float *a, int64_t lda, const 
     if (k < kc) QR__K_STEP(0)
 #undef QR__K_STEP
 #undef QR__K_ROW
-    const bool add = o->add, clamp = o->clamp;
-    const __m256 lo = _mm256_set1_ps(o->lo), hi = _mm256_set1_ps(o->hi);
+    const bool add = o->add, clamp = o->clamp, relu = o->relu, rf = o->res_first;
+    const __m256 lo = _mm256_set1_ps(o->lo), hi = _mm256_set1_ps(o->hi), zero = _mm256_setzero_ps();
     const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), idx), m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), idx);
-    /* max(lo, s) / min(hi, s) return s when it is NaN */
+    /* max(lo, s) / min(hi, s) return s when it is NaN; relu keeps lanes > 0 or NaN (-0 -> +0) */
+#define QR__K_RELU256(v) _mm256_and_ps(v, _mm256_or_ps(_mm256_cmp_ps(v, zero, _CMP_GT_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
 #define QR__K_OUT(r)                                                                                 \
     if (mr > r) {                                                                                    \
         float *cr = c + r * ldc;                                                                     \
@@ -56,9 +57,20 @@ qr__k_f32_avx2_ukr(const int mr, int64_t kc, const float *a, int64_t lda, const 
             c##r##0 = _mm256_add_ps(nr == 16 ? _mm256_loadu_ps(cr) : _mm256_maskload_ps(cr, m0), c##r##0);          \
             c##r##1 = _mm256_add_ps(nr == 16 ? _mm256_loadu_ps(cr + 8) : _mm256_maskload_ps(cr + 8, m1), c##r##1);  \
         }                                                                                            \
+        if (o->res) {                                                                                \
+            const float *rr = o->res + r * o->ldres;                                                 \
+            __m256 r0 = nr == 16 ? _mm256_loadu_ps(rr) : _mm256_maskload_ps(rr, m0);                 \
+            __m256 r1 = nr == 16 ? _mm256_loadu_ps(rr + 8) : _mm256_maskload_ps(rr + 8, m1);         \
+            c##r##0 = rf ? _mm256_add_ps(r0, c##r##0) : _mm256_add_ps(c##r##0, r0);                 \
+            c##r##1 = rf ? _mm256_add_ps(r1, c##r##1) : _mm256_add_ps(c##r##1, r1);                 \
+        }                                                                                            \
         if (clamp) {                                                                                 \
             c##r##0 = _mm256_min_ps(hi, _mm256_max_ps(lo, c##r##0));                                 \
             c##r##1 = _mm256_min_ps(hi, _mm256_max_ps(lo, c##r##1));                                 \
+        }                                                                                            \
+        if (relu) {                                                                                  \
+            c##r##0 = QR__K_RELU256(c##r##0);                                                        \
+            c##r##1 = QR__K_RELU256(c##r##1);                                                        \
         }                                                                                            \
         if (nr == 16) {                                                                              \
             _mm256_storeu_ps(cr, c##r##0);                                                           \
@@ -70,6 +82,7 @@ qr__k_f32_avx2_ukr(const int mr, int64_t kc, const float *a, int64_t lda, const 
     }
     QR__K_OUT(0) QR__K_OUT(1) QR__K_OUT(2) QR__K_OUT(3) QR__K_OUT(4) QR__K_OUT(5)
 #undef QR__K_OUT
+#undef QR__K_RELU256
 }
 
 #define QR__K_AVX2_UKR(m)                                                                                     \
@@ -183,20 +196,11 @@ static const QrKF32Isa qr__k_f32_avx2_isa = {
     qr__k_f32_avx2_dot,
     qr__k_f32_avx2_pack_b,
     qr__k_f32_avx2_pack_conv,
+    { NULL },
+    { NULL },
 };
 
-/* QrF32GemmFn / QrF32GemmExFn on AVX2+FMA (6x16 tiles, threaded; see kern/gemm.c). */
-static void qr_f32_gemm__avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
-                              int64_t ldb, float *C, int64_t ldc, bool accumulate) {
-    qr__k_f32_gemm(&qr__k_f32_avx2_isa, M, N, K, A, lda, B, ldb, C, ldc, accumulate, NULL);
-}
-static void qr_f32_conv_gemm__avx2(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y, int64_t ldy,
-                                   const QrF32Epilogue *ep) {
-    qr__k_f32_conv_gemm(&qr__k_f32_avx2_isa, M, A, lda, b, Y, ldy, ep);
-}
-static void qr_f32_gemm_ex__avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
-                                 int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Epilogue *ep) {
-    qr__k_f32_gemm(&qr__k_f32_avx2_isa, M, N, K, A, lda, B, ldb, C, ldc, accumulate, ep);
-}
+/* QrF32GemmFn / QrF32GemmExFn / QrF32ConvGemmFn and their fused forms (kern/gemm.c). */
+QR__K_F32_ENTRIES(avx2, qr__k_f32_avx2_isa)
 
 #endif

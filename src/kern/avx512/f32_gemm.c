@@ -43,9 +43,10 @@ qr__k_f32_avx512_ukr(const int mr, int64_t kc, const float *a, int64_t lda, cons
     /* nr < 32 columns: masked loads and stores touch only those */
     const __mmask16 m0 = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1);
     const __mmask16 m1 = nr >= 32 ? (__mmask16)0xffff : nr <= 16 ? (__mmask16)0 : (__mmask16)((1u << (nr - 16)) - 1);
-    const bool add = o->add, clamp = o->clamp;
-    const __m512 lo = _mm512_set1_ps(o->lo), hi = _mm512_set1_ps(o->hi);
-    /* max(lo, s) / min(hi, s) return s when it is NaN */
+    const bool add = o->add, clamp = o->clamp, relu = o->relu, rf = o->res_first;
+    const __m512 lo = _mm512_set1_ps(o->lo), hi = _mm512_set1_ps(o->hi), zero = _mm512_setzero_ps();
+    /* max(lo, s) / min(hi, s) return s when it is NaN; relu keeps lanes > 0 or NaN (-0 -> +0) */
+#define QR__K_RELU512(v) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v)
 #define QR__K_OUT(r, i)                                                                \
     if (mr > i) {                                                                      \
         float *cr = c + i * ldc;                                                       \
@@ -58,9 +59,19 @@ qr__k_f32_avx512_ukr(const int mr, int64_t kc, const float *a, int64_t lda, cons
             c##r##0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, cr), c##r##0);           \
             c##r##1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, cr + 16), c##r##1);      \
         }                                                                              \
+        if (o->res) {                                                                  \
+            const float *rr = o->res + i * o->ldres;                                   \
+            __m512 r0 = _mm512_maskz_loadu_ps(m0, rr), r1 = _mm512_maskz_loadu_ps(m1, rr + 16); \
+            c##r##0 = rf ? _mm512_add_ps(r0, c##r##0) : _mm512_add_ps(c##r##0, r0);   \
+            c##r##1 = rf ? _mm512_add_ps(r1, c##r##1) : _mm512_add_ps(c##r##1, r1);   \
+        }                                                                              \
         if (clamp) {                                                                   \
             c##r##0 = _mm512_min_ps(hi, _mm512_max_ps(lo, c##r##0));                   \
             c##r##1 = _mm512_min_ps(hi, _mm512_max_ps(lo, c##r##1));                   \
+        }                                                                              \
+        if (relu) {                                                                    \
+            c##r##0 = QR__K_RELU512(c##r##0);                                          \
+            c##r##1 = QR__K_RELU512(c##r##1);                                          \
         }                                                                              \
         _mm512_mask_storeu_ps(cr, m0, c##r##0);                                        \
         _mm512_mask_storeu_ps(cr + 16, m1, c##r##1);                                   \
@@ -68,6 +79,7 @@ qr__k_f32_avx512_ukr(const int mr, int64_t kc, const float *a, int64_t lda, cons
     QR__K_OUT(0, 0) QR__K_OUT(1, 1) QR__K_OUT(2, 2) QR__K_OUT(3, 3) QR__K_OUT(4, 4) QR__K_OUT(5, 5)
     QR__K_OUT(6, 6) QR__K_OUT(7, 7)
 #undef QR__K_OUT
+#undef QR__K_RELU512
 }
 
 #define QR__K_A512_UKR(m)                                                                                      \
@@ -84,6 +96,113 @@ QR__K_A512_UKR(6)
 QR__K_A512_UKR(7)
 QR__K_A512_UKR(8)
 #undef QR__K_A512_UKR
+
+/* Narrow tails: c (mr, W) (+)= a @ b for W = 16 (one zmm per row) or 8 (one ymm per row,
+ * AVX-512VL masks), nr <= W columns, b's rows W or more floats apart (the 32-wide packed
+ * panel). On Zen 4 a ymm FMA takes one of the two 256-bit pipes and a zmm FMA both, so a
+ * 17-column tail costs 1.5 zmm FMAs per row and k as 16 + 1 instead of 2 (N = 49 outputs of
+ * a 7x7 layer: 3.5 instead of 4). Same epilogue order as the 32-wide kernel. */
+QR__K_AVX512 static inline __attribute__((always_inline)) void
+qr__k_f32_avx512_w16(const int mr, int64_t kc, const float *a, int64_t lda, const float *b, int64_t bs, float *c,
+                       int64_t ldc, int nr, const QrKF32Out *o) {
+    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    const float *a0 = a, *a3 = a + 3 * lda, *a6 = a + 6 * lda;
+#define QR__K_ROW(r, base, off) if (mr > r) c##r = _mm512_fmadd_ps(_mm512_set1_ps(base[off]), b0, c##r);
+#define QR__K_STEP(u)                                                                                   \
+    {                                                                                                   \
+        __m512 b0 = _mm512_loadu_ps(b);                                                                 \
+        QR__K_ROW(0, a0, u) QR__K_ROW(1, a0, lda + u) QR__K_ROW(2, a0, 2 * lda + u)                     \
+        QR__K_ROW(3, a3, u) QR__K_ROW(4, a3, lda + u) QR__K_ROW(5, a3, 2 * lda + u)                     \
+        QR__K_ROW(6, a6, u) QR__K_ROW(7, a6, lda + u)                                                   \
+        b += bs;                                                                                        \
+    }
+    int64_t k = 0;
+    for (; k + 2 <= kc; k += 2) {
+        QR__K_STEP(0) QR__K_STEP(1)
+        a0 += 2;
+        a3 += 2;
+        a6 += 2;
+    }
+    if (k < kc) QR__K_STEP(0)
+#undef QR__K_STEP
+#undef QR__K_ROW
+    const __mmask16 m = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1);
+    const __m512 lo = _mm512_set1_ps(o->lo), hi = _mm512_set1_ps(o->hi), zero = _mm512_setzero_ps();
+#define QR__K_OUT(r)                                                                                    \
+    if (mr > r) {                                                                                       \
+        float *cr = c + r * ldc;                                                                        \
+        if (o->bias) c##r = _mm512_add_ps(c##r, _mm512_set1_ps(o->bias[r]));                            \
+        if (o->add) c##r = _mm512_add_ps(_mm512_maskz_loadu_ps(m, cr), c##r);                           \
+        if (o->res) {                                                                                   \
+            __m512 rv = _mm512_maskz_loadu_ps(m, o->res + r * o->ldres);                                \
+            c##r = o->res_first ? _mm512_add_ps(rv, c##r) : _mm512_add_ps(c##r, rv);                    \
+        }                                                                                               \
+        if (o->clamp) c##r = _mm512_min_ps(hi, _mm512_max_ps(lo, c##r));                                \
+        if (o->relu)                                                                                    \
+            c##r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(c##r, zero, _CMP_GT_OQ) |                     \
+                                       _mm512_cmp_ps_mask(c##r, c##r, _CMP_UNORD_Q), c##r);             \
+        _mm512_mask_storeu_ps(cr, m, c##r);                                                             \
+    }
+    QR__K_OUT(0) QR__K_OUT(1) QR__K_OUT(2) QR__K_OUT(3) QR__K_OUT(4) QR__K_OUT(5) QR__K_OUT(6) QR__K_OUT(7)
+#undef QR__K_OUT
+}
+
+QR__K_AVX512 static inline __attribute__((always_inline)) void
+qr__k_f32_avx512_w8(const int mr, int64_t kc, const float *a, int64_t lda, const float *b, int64_t bs, float *c,
+                      int64_t ldc, int nr, const QrKF32Out *o) {
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    const float *a0 = a, *a3 = a + 3 * lda, *a6 = a + 6 * lda;
+#define QR__K_ROW(r, base, off) if (mr > r) c##r = _mm256_fmadd_ps(_mm256_broadcast_ss(base + (off)), b0, c##r);
+#define QR__K_STEP(u)                                                                                   \
+    {                                                                                                   \
+        __m256 b0 = _mm256_loadu_ps(b);                                                                 \
+        QR__K_ROW(0, a0, u) QR__K_ROW(1, a0, lda + u) QR__K_ROW(2, a0, 2 * lda + u)                     \
+        QR__K_ROW(3, a3, u) QR__K_ROW(4, a3, lda + u) QR__K_ROW(5, a3, 2 * lda + u)                     \
+        QR__K_ROW(6, a6, u) QR__K_ROW(7, a6, lda + u)                                                   \
+        b += bs;                                                                                        \
+    }
+    int64_t k = 0;
+    for (; k + 2 <= kc; k += 2) {
+        QR__K_STEP(0) QR__K_STEP(1)
+        a0 += 2;
+        a3 += 2;
+        a6 += 2;
+    }
+    if (k < kc) QR__K_STEP(0)
+#undef QR__K_STEP
+#undef QR__K_ROW
+    const __mmask8 m = nr >= 8 ? (__mmask8)0xff : (__mmask8)((1u << nr) - 1);
+    const __m256 lo = _mm256_set1_ps(o->lo), hi = _mm256_set1_ps(o->hi), zero = _mm256_setzero_ps();
+#define QR__K_OUT(r)                                                                                    \
+    if (mr > r) {                                                                                       \
+        float *cr = c + r * ldc;                                                                        \
+        if (o->bias) c##r = _mm256_add_ps(c##r, _mm256_set1_ps(o->bias[r]));                            \
+        if (o->add) c##r = _mm256_add_ps(_mm256_maskz_loadu_ps(m, cr), c##r);                           \
+        if (o->res) {                                                                                   \
+            __m256 rv = _mm256_maskz_loadu_ps(m, o->res + r * o->ldres);                                \
+            c##r = o->res_first ? _mm256_add_ps(rv, c##r) : _mm256_add_ps(c##r, rv);                    \
+        }                                                                                               \
+        if (o->clamp) c##r = _mm256_min_ps(hi, _mm256_max_ps(lo, c##r));                                \
+        if (o->relu)                                                                                    \
+            c##r = _mm256_maskz_mov_ps(_mm256_cmp_ps_mask(c##r, zero, _CMP_GT_OQ) |                     \
+                                       _mm256_cmp_ps_mask(c##r, c##r, _CMP_UNORD_Q), c##r);             \
+        _mm256_mask_storeu_ps(cr, m, c##r);                                                             \
+    }
+    QR__K_OUT(0) QR__K_OUT(1) QR__K_OUT(2) QR__K_OUT(3) QR__K_OUT(4) QR__K_OUT(5) QR__K_OUT(6) QR__K_OUT(7)
+#undef QR__K_OUT
+}
+
+#define QR__K_A512_NARROW(w, m)                                                                                \
+    QR__K_AVX512 static void qr__k_f32_avx512_w##w##_##m(int64_t kc, const float *a, int64_t lda, const float *b, \
+                                                         int64_t bs, float *c, int64_t ldc, int nr,            \
+                                                         const QrKF32Out *o) {                                 \
+        qr__k_f32_avx512_w##w(m, kc, a, lda, b, bs, c, ldc, nr, o);                                             \
+    }
+QR__K_A512_NARROW(16, 1) QR__K_A512_NARROW(16, 2) QR__K_A512_NARROW(16, 3) QR__K_A512_NARROW(16, 4)
+QR__K_A512_NARROW(16, 5) QR__K_A512_NARROW(16, 6) QR__K_A512_NARROW(16, 7) QR__K_A512_NARROW(16, 8)
+QR__K_A512_NARROW(8, 1) QR__K_A512_NARROW(8, 2) QR__K_A512_NARROW(8, 3) QR__K_A512_NARROW(8, 4)
+QR__K_A512_NARROW(8, 5) QR__K_A512_NARROW(8, 6) QR__K_A512_NARROW(8, 7) QR__K_A512_NARROW(8, 8)
+#undef QR__K_A512_NARROW
 
 /* sum a[i] * b[i] with four 16-lane accumulators; the tail is a masked load. */
 QR__K_AVX512 static float qr__k_f32_avx512_dot(const float *a, const float *b, int64_t n) {
@@ -114,50 +233,80 @@ QR__K_AVX512 static void qr__k_f32_avx512_pack_b(const float *b, int64_t ldb, in
 }
 
 /* Convolution panel (32 columns) of the implicit im2col, one K row at a time assembled in
- * two zmm: per output-row run, a masked load of the in-range inputs (stride 1), or two
- * masked loads and vpermt2ps picking the even elements (stride 2); other strides go
- * element by element. Masked-off lanes are never read, so nothing outside x is touched. */
+ * two zmm. The panel's columns split into output-row runs (segments); per segment and
+ * kernel column kw, the lanes it fills and the input elements they read are fixed, so
+ * those masks are computed once per panel, and a K row costs a row-pointer update and two
+ * masked loads per segment (stride 1), or four and two vpermt2ps picking the even elements
+ * (stride 2). Other strides go element by element. Masked-off lanes are never read, so
+ * nothing outside x is touched. */
 QR__K_AVX512 static void qr__k_f32_avx512_pack_conv(const QrF32ConvB *b, int64_t k0, int64_t kc, int64_t n0, int nr,
                                                     float *dst) {
-    if (b->sw > 2) {
+    enum { MAXKW = 16 };
+    if (b->sw > 2 || b->KW > MAXKW) {
         qr__k_conv_pack_c(b, k0, kc, n0, nr, 32, dst);
         return;
     }
     QrKConvSeg seg[32];
-    int ns = qr__k_conv_segs(b, n0, nr, seg);
-    const int64_t KK = b->KH * b->KW, W = b->W, sw = b->sw;
+    const int ns = qr__k_conv_segs(b, n0, nr, seg);
+    const int64_t KW = b->KW, KH = b->KH, W = b->W, H = b->H, sw = b->sw;
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    int64_t c = k0 / KK, kh = k0 % KK / b->KW, kw = k0 % b->KW;
-    for (int64_t k = 0; k < kc; k++, dst += 32) {
-        __m512 v0 = _mm512_setzero_ps(), v1 = v0;
-        for (int si = 0; si < ns; si++) {
-            const QrKConvSeg *g = &seg[si];
-            int64_t ih = g->oh * b->sh - b->ph + kh * b->dh;
-            if (ih < 0 || ih >= b->H) continue;
-            const float *row = b->x + (c * b->H + ih) * W;
-            int64_t t = g->ow0 * sw - b->pw + kw * b->dw - sw * g->q0;   /* input column of lane 0 */
-            if (sw == 1) {   /* lane l <- row[t + l] */
-                uint32_t m = qr__k_bits(-t, W - t, 0, 32) & qr__k_bits(g->q0, g->q0 + g->len, 0, 32);
-                v0 = _mm512_mask_loadu_ps(v0, (__mmask16)m, row + t);
-                v1 = _mm512_mask_loadu_ps(v1, (__mmask16)(m >> 16), row + t + 16);
-            } else {         /* lane l <- row[t + 2l] */
-                uint32_t m = qr__k_bits(g->q0, g->q0 + g->len, 0, 32) &
-                             qr__k_bits(-qr__k_fdiv(t, 2), qr__k_fdiv(W - 1 - t, 2) + 1, 0, 32);
-                for (int h = 0; h < 2; h++) {
-                    uint32_t mh = m >> (16 * h) & 0xffff;
-                    if (!mh) continue;
-                    uint32_t raw = qr__k_bits(-t, W - t, 32 * h, 32);   /* raw elements 32h .. 32h+31 in range */
-                    __m512 r0 = _mm512_maskz_loadu_ps((__mmask16)raw, row + t + 32 * h);
-                    __m512 r1 = _mm512_maskz_loadu_ps((__mmask16)(raw >> 16), row + t + 32 * h + 16);
-                    __m512 e = _mm512_permutex2var_ps(r0, even, r1);
-                    if (h == 0) v0 = _mm512_mask_mov_ps(v0, (__mmask16)mh, e);
-                    else v1 = _mm512_mask_mov_ps(v1, (__mmask16)mh, e);
-                }
+    uint32_t lane[32][MAXKW];   /* lanes segment s fills for kernel column kw */
+    uint64_t raw[32][MAXKW];    /* stride 2: in-range elements t .. t+63 it reads */
+    int64_t col[32][MAXKW];     /* input column of lane 0 (t) */
+    for (int s = 0; s < ns; s++) {
+        const QrKConvSeg *g = &seg[s];
+        const uint32_t run = qr__k_bits(g->q0, g->q0 + g->len, 0, 32);
+        for (int64_t kw = 0; kw < KW; kw++) {
+            int64_t t = g->ow0 * sw - b->pw + kw * b->dw - sw * g->q0;
+            col[s][kw] = t;
+            if (sw == 1) {
+                lane[s][kw] = run & qr__k_bits(-t, W - t, 0, 32);
+            } else {
+                lane[s][kw] = run & qr__k_bits(-qr__k_fdiv(t, 2), qr__k_fdiv(W - 1 - t, 2) + 1, 0, 32);
+                raw[s][kw] = (uint64_t)qr__k_bits(-t, W - t, 0, 32) | (uint64_t)qr__k_bits(-t, W - t, 32, 32) << 32;
             }
         }
-        _mm512_storeu_ps(dst, v0);
-        _mm512_storeu_ps(dst + 16, v1);
-        if (++kw == b->KW) { kw = 0; if (++kh == b->KH) { kh = 0; c++; } }
+    }
+    const float *rowp[32];
+    int64_t c = k0 / (KH * KW), kh = k0 % (KH * KW) / KW, kw = k0 % KW;
+    for (int64_t k = 0; k < kc;) {
+        uint32_t valid = 0;   /* segments whose input row exists */
+        for (int s = 0; s < ns; s++) {
+            int64_t ih = seg[s].oh * b->sh - b->ph + kh * b->dh;
+            if (ih < 0 || ih >= H) continue;
+            valid |= 1u << s;
+            rowp[s] = b->x + (c * H + ih) * W;
+        }
+        for (; kw < KW && k < kc; kw++, k++, dst += 32) {
+            __m512 v0 = _mm512_setzero_ps(), v1 = v0;
+            for (int s = 0; s < ns; s++) {
+                if (!(valid >> s & 1)) continue;
+                const uint32_t m = lane[s][kw];
+                const float *p = rowp[s] + col[s][kw];
+                if (sw == 1) {   /* lane l <- p[l] */
+                    v0 = _mm512_mask_loadu_ps(v0, (__mmask16)m, p);
+                    v1 = _mm512_mask_loadu_ps(v1, (__mmask16)(m >> 16), p + 16);
+                    continue;
+                }
+                const uint64_t r = raw[s][kw];   /* lane l <- p[2l] */
+                if (m & 0xffff) {
+                    __m512 e = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps((__mmask16)r, p), even,
+                                                      _mm512_maskz_loadu_ps((__mmask16)(r >> 16), p + 16));
+                    v0 = _mm512_mask_mov_ps(v0, (__mmask16)m, e);
+                }
+                if (m >> 16) {
+                    __m512 e = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps((__mmask16)(r >> 32), p + 32), even,
+                                                      _mm512_maskz_loadu_ps((__mmask16)(r >> 48), p + 48));
+                    v1 = _mm512_mask_mov_ps(v1, (__mmask16)(m >> 16), e);
+                }
+            }
+            _mm512_storeu_ps(dst, v0);
+            _mm512_storeu_ps(dst + 16, v1);
+        }
+        if (kw == KW) {
+            kw = 0;
+            if (++kh == KH) { kh = 0; c++; }
+        }
     }
 }
 
@@ -168,20 +317,13 @@ static const QrKF32Isa qr__k_f32_avx512_isa = {
     qr__k_f32_avx512_dot,
     qr__k_f32_avx512_pack_b,
     qr__k_f32_avx512_pack_conv,
+    { qr__k_f32_avx512_w16_1, qr__k_f32_avx512_w16_2, qr__k_f32_avx512_w16_3, qr__k_f32_avx512_w16_4,
+      qr__k_f32_avx512_w16_5, qr__k_f32_avx512_w16_6, qr__k_f32_avx512_w16_7, qr__k_f32_avx512_w16_8 },
+    { qr__k_f32_avx512_w8_1, qr__k_f32_avx512_w8_2, qr__k_f32_avx512_w8_3, qr__k_f32_avx512_w8_4,
+      qr__k_f32_avx512_w8_5, qr__k_f32_avx512_w8_6, qr__k_f32_avx512_w8_7, qr__k_f32_avx512_w8_8 },
 };
 
-/* QrF32GemmFn / QrF32GemmExFn / QrF32ConvGemmFn on AVX-512F (8x32 tiles, threaded). */
-static void qr_f32_gemm__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
-                                int64_t ldb, float *C, int64_t ldc, bool accumulate) {
-    qr__k_f32_gemm(&qr__k_f32_avx512_isa, M, N, K, A, lda, B, ldb, C, ldc, accumulate, NULL);
-}
-static void qr_f32_conv_gemm__avx512(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y, int64_t ldy,
-                                     const QrF32Epilogue *ep) {
-    qr__k_f32_conv_gemm(&qr__k_f32_avx512_isa, M, A, lda, b, Y, ldy, ep);
-}
-static void qr_f32_gemm_ex__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
-                                   int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Epilogue *ep) {
-    qr__k_f32_gemm(&qr__k_f32_avx512_isa, M, N, K, A, lda, B, ldb, C, ldc, accumulate, ep);
-}
+/* QrF32GemmFn / QrF32GemmExFn / QrF32ConvGemmFn and their fused forms (kern/gemm.c). */
+QR__K_F32_ENTRIES(avx512, qr__k_f32_avx512_isa)
 
 #endif

@@ -44,4 +44,11 @@ static void qr_f32_dwconv2d__neon(const float *x, int64_t H, int64_t W, const fl
         }
     }
 }
+/* QrF32DwConv2dBiasFn with NEON: fill, then the kernel above. */
+static void qr_f32_dwconv2d_bias__neon(const float *x, int64_t H, int64_t W, const float *w, int64_t KH, int64_t KW,
+                                       int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, float bias,
+                                       float *y, int64_t OH, int64_t OW) {
+    for (int64_t i = 0; i < OH * OW; i++) y[i] = bias;
+    qr_f32_dwconv2d__neon(x, H, W, w, KH, KW, sh, sw, dh, dw, ph, pw, y, OH, OW);
+}
 #endif

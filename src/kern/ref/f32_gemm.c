@@ -1,4 +1,35 @@
-/* kern/ref/f32_gemm — plain C single-precision GEMM, the oracle for SIMD variants. */
+/* kern/ref/f32_gemm — plain C single-precision GEMM, the oracle for SIMD variants, and the
+ * scalar form of the GEMM epilogue (residual, clamp, relu, post) the drivers fall back on. */
+
+/* The part of a fused epilogue after the bias (residual, clamp, relu) on element (m, n). */
+static inline float qr__k_ep_tail(const QrF32Fused *f, float v, int64_t m, int64_t n) {
+    if (f->res) {
+        float r = f->res[m * f->ldres + n];
+        v = f->res_first ? r + v : v + r;
+    }
+    v = v < f->ep.lo ? f->ep.lo : v;
+    v = v > f->ep.hi ? f->ep.hi : v;
+    if (f->relu) v = v > 0 ? v : (v != v ? v : 0.0f);
+    return v;
+}
+
+/* Runs f's residual / clamp / relu over C (M, N) in place (the bias is in C already), then
+ * its post over the whole matrix. For the ref kernels and the drivers' fallbacks. */
+static void qr__k_ep_finish(const QrF32Fused *f, int64_t M, int64_t N, float *C, int64_t ldc) {
+    if (!f || M <= 0 || N <= 0) return;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) C[i * ldc + j] = qr__k_ep_tail(f, C[i * ldc + j], i, j);
+    if (f->post) f->post(f->post_ctx, C, ldc, 0, M, 0, N);
+}
+
+/* The fused form of a plain epilogue (ep NULL: none at all). */
+static inline const QrF32Fused *qr__k_fused_of(const QrF32Epilogue *ep, QrF32Fused *tmp) {
+    if (!ep) return NULL;
+    memset(tmp, 0, sizeof *tmp);
+    tmp->ep = *ep;
+    return tmp;
+}
+
 
 /* C (M,N) [+]= A (M,K) @ B (K,N), row-major, row strides lda/ldb/ldc. */
 static void qr_f32_gemm__ref(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
@@ -14,22 +45,29 @@ static void qr_f32_gemm__ref(int64_t M, int64_t N, int64_t K, const float *A, in
     }
 }
 
+/* QrF32GemmFusedFn, plain C: the GEMM, then the bias and the rest of the epilogue per element. */
+static void qr_f32_gemm_fused__ref(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                                   int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Fused *f) {
+    qr_f32_gemm__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+    if (!f) return;
+    if (f->ep.bias)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) C[i * ldc + j] += f->ep.bias[i];
+    qr__k_ep_finish(f, M, N, C, ldc);
+}
+
 /* QrF32GemmExFn, plain C: the GEMM, then bias and clamp per element. */
 static void qr_f32_gemm_ex__ref(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                                 int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Epilogue *ep) {
-    qr_f32_gemm__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
-    if (!ep) return;
-    for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < N; j++) {
-            float v = C[i * ldc + j] + (ep->bias ? ep->bias[i] : 0.0f);
-            C[i * ldc + j] = v < ep->lo ? ep->lo : v > ep->hi ? ep->hi : v;
-        }
+    QrF32Fused tmp;
+    qr_f32_gemm_fused__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, qr__k_fused_of(ep, &tmp));
 }
 
-/* QrF32ConvGemmFn, plain C: every output is the sum over its in-range taps in K order
+/* QrF32ConvGemmFusedFn, plain C: every output is the sum over its in-range taps in K order
  * (k outer, so the inner loop runs along an output row), then the epilogue. */
-static void qr_f32_conv_gemm__ref(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y, int64_t ldy,
-                                  const QrF32Epilogue *ep) {
+static void qr_f32_conv_gemm_fused__ref(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y,
+                                        int64_t ldy, const QrF32Fused *f) {
+    const QrF32Epilogue *ep = f ? &f->ep : NULL;
     const int64_t KK = b->KH * b->KW, K = b->C * KK, P = b->OH * b->OW;
     for (int64_t m = 0; m < M; m++) {
         float *ym = Y + m * ldy;
@@ -49,12 +87,17 @@ static void qr_f32_conv_gemm__ref(int64_t M, const float *A, int64_t lda, const 
                 for (int64_t ow = lo; ow < hi; ow++) yr[ow] += a * xr[ow * b->sw + t];
             }
         }
-        if (!ep) continue;
-        for (int64_t p = 0; p < P; p++) {
-            float s = ym[p] + (ep->bias ? ep->bias[m] : 0.0f);
-            ym[p] = s < ep->lo ? ep->lo : s > ep->hi ? ep->hi : s;
-        }
+        if (ep && ep->bias)
+            for (int64_t p = 0; p < P; p++) ym[p] += ep->bias[m];
     }
+    qr__k_ep_finish(f, M, P, Y, ldy);
+}
+
+/* QrF32ConvGemmFn, plain C. */
+static void qr_f32_conv_gemm__ref(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y, int64_t ldy,
+                                  const QrF32Epilogue *ep) {
+    QrF32Fused tmp;
+    qr_f32_conv_gemm_fused__ref(M, A, lda, b, Y, ldy, qr__k_fused_of(ep, &tmp));
 }
 
 /* Depthwise 2-D convolution of one channel plane, accumulating into y:
@@ -84,4 +127,17 @@ static void qr_f32_dwconv2d__ref(const float *x, int64_t H, int64_t W, const flo
             }
         }
     }
+}
+
+/* Fills y (n floats) with v. */
+static void qr__k_fill(float *y, int64_t n, float v) {
+    for (int64_t i = 0; i < n; i++) y[i] = v;
+}
+
+/* QrF32DwConv2dBiasFn, plain C: fill, then the ref kernel. */
+static void qr_f32_dwconv2d_bias__ref(const float *x, int64_t H, int64_t W, const float *w, int64_t KH, int64_t KW,
+                                      int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, float bias,
+                                      float *y, int64_t OH, int64_t OW) {
+    qr__k_fill(y, OH * OW, bias);
+    qr_f32_dwconv2d__ref(x, H, W, w, KH, KW, sh, sw, dh, dw, ph, pw, y, OH, OW);
 }

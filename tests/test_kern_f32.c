@@ -1,0 +1,349 @@
+/* tests/kern_f32 — the float kernels behind fused execution, on every level the CPU has:
+ * the fused-steps kernel bit-exact with __ref (and __ref against the layers it stands for),
+ * fused GEMM / convolution epilogues bit-identical to the unfused sequence on the same
+ * level and within tolerance of __ref, narrow tail panels, thread-count independence, and
+ * depthwise convolution over many geometries. */
+
+/* Kernel tables of every level this machine supports (ref first). */
+static int qt__kf_levels(QrKernels *out, int max) {
+    static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT };
+    int n = 0;
+    for (int i = 0; i < QR_ARRAY_LEN(all) && n < max; i++)
+        if (qr_kern_table(all[i], &out[n]) == QR_OK) n++;
+    qr_err_clear();
+    return n;
+}
+
+static float *qt__kf_rand(int64_t n, uint64_t *rng) {
+    float *p = qr_aligned_alloc((size_t)QR_MAX(n, 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++) p[i] = (float)qr_rng_normal(rng);
+    return p;
+}
+
+/* Same bits, or both NaN (NaN payloads are not compared). */
+static bool qt__kf_same(float a, float b) { return (a != a && b != b) || memcmp(&a, &b, sizeof a) == 0; }
+
+/* ==== fused steps ================================================================== */
+
+/* The ref steps against the layers they stand for: Relu's x > 0 ? x : 0 (-0 becomes +0,
+ * NaN kept), Clip's compare order (-0 kept, NaN kept), QuantizeLinear -> DequantizeLinear
+ * as ops/quant.c computes it, BatchNormalization's two roundings, operand order. */
+static void test_f32_steps_ref(void) {
+    const float nz = -0.0f;
+    float y;
+    QrF32Step relu = { .op = QR_F32_STEP_RELU };
+    qr_f32_steps__ref(&relu, 1, &nz, &y, 1, 0, 0);
+    QT_CHECK(y == 0.0f && !signbit(y));
+    float xs[4] = { -2.0f, 3.5f, NAN, -INFINITY }, ys[4];
+    qr_f32_steps__ref(&relu, 1, xs, ys, 4, 0, 0);
+    QT_CHECK(ys[0] == 0.0f && ys[1] == 3.5f && ys[2] != ys[2] && ys[3] == 0.0f);
+    QrF32Step clip = { .op = QR_F32_STEP_CLAMP, .lo = 0.0f, .hi = 6.0f };
+    qr_f32_steps__ref(&clip, 1, &nz, &y, 1, 0, 0);
+    QT_CHECK(y == 0.0f && signbit(y));   /* Clip keeps -0 (it is not below 0) */
+    float cs[3] = { -1.0f, 7.0f, NAN };
+    qr_f32_steps__ref(&clip, 1, cs, ys, 3, 0, 0);
+    QT_CHECK(ys[0] == 0.0f && ys[1] == 6.0f && ys[2] != ys[2]);
+    /* operand order */
+    const float p2 = 2.0f;
+    QrF32Step sub = { .op = QR_F32_STEP_SUB, .p = &p2 }, div = { .op = QR_F32_STEP_DIV, .swap = true, .p = &p2 };
+    float eight = 8.0f;
+    qr_f32_steps__ref(&sub, 1, &eight, &y, 1, 0, 0);
+    QT_CHECK(y == 6.0f);
+    qr_f32_steps__ref(&div, 1, &eight, &y, 1, 0, 0);
+    QT_CHECK(y == 0.25f);
+    /* fake quant = QuantizeLinear (quant.c) then DequantizeLinear, per type and zero point */
+    static const QrDType types[] = { QR_DT_U8, QR_DT_S8, QR_DT_U16, QR_DT_S16, QR_DT_S4, QR_DT_U4 };
+    uint64_t rng = 5;
+    for (int ti = 0; ti < QR_ARRAY_LEN(types); ti++) {
+        QrQuantRange r;
+        QT_CHECK(qr_quant_range(types[ti], &r));
+        const float scale = 0.037f;
+        const int32_t zp = r.lo + (r.hi - r.lo) / 3;
+        QrF32Step fq = { .op = QR_F32_STEP_FQ, .p = &scale, .zp = &zp, .qmin = r.lo, .qmax = r.hi };
+        for (int i = 0; i < 2000; i++) {
+            float x = (float)(qr_rng_normal(&rng) * (i % 3 ? 3.0 : 3000.0));
+            if (i == 0) x = NAN;
+            if (i == 1) x = 0.5f * scale;   /* a tie: half to even */
+            if (i == 2) x = 1.5f * scale;
+            int32_t q = qr_quant_quantize_f32(x, scale, zp, r);
+            float want = (float)(q - zp) * scale, got;
+            qr_f32_steps__ref(&fq, 1, &x, &got, 1, 0, 0);
+            QT_CHECKF(memcmp(&got, &want, 4) == 0, "%s x=%.9g: %.9g want %.9g", qr_dtype_name(types[ti]), x, got, want);
+        }
+    }
+    /* BatchNormalization: x * m rounded, then + a rounded (not one fma) */
+    int fma_differs = 0;
+    for (int i = 0; i < 2000; i++) {
+        float x = (float)qr_rng_normal(&rng), m = (float)qr_rng_normal(&rng), a = (float)qr_rng_normal(&rng);
+        volatile float prod = x * m;
+        float want = prod + a, got;
+        QrF32Step aff = { .op = QR_F32_STEP_AFFINE, .p = &m, .q = &a };
+        qr_f32_steps__ref(&aff, 1, &x, &got, 1, 0, 0);
+        QT_CHECKF(memcmp(&got, &want, 4) == 0, "affine %.9g*%.9g+%.9g: %.9g want %.9g", x, m, a, got, want);
+        fma_differs += fmaf(x, m, a) != want;
+    }
+    QT_CHECK(fma_differs > 0);   /* the check above can tell the two apart */
+}
+
+/* A random step for tests: per channel or per tensor, parameters in pbuf (C values). */
+static QrF32Step qt__kf_step(uint64_t *rng, int64_t C, float *pbuf, float *qbuf, int32_t *zbuf, const float *t) {
+    QrF32Step s = { .op = (QrF32StepOp)(qr_rng_next(rng) % 9) };
+    s.swap = qr_rng_next(rng) & 1;
+    s.pc = qr_rng_next(rng) & 1;
+    for (int64_t c = 0; c < C; c++) {
+        pbuf[c] = (float)qr_rng_normal(rng);
+        qbuf[c] = (float)qr_rng_normal(rng);
+        zbuf[c] = (int32_t)(qr_rng_next(rng) % 200) - 100;
+    }
+    s.p = pbuf;
+    s.q = qbuf;
+    switch (s.op) {
+    case QR_F32_STEP_ADD_T: s.t = t; break;
+    case QR_F32_STEP_CLAMP: s.lo = -0.7f; s.hi = (qr_rng_next(rng) & 1) ? 0.9f : INFINITY; break;
+    case QR_F32_STEP_FQ:
+        for (int64_t c = 0; c < C; c++) { pbuf[c] = 0.01f + fabsf(pbuf[c]) * 0.05f; zbuf[c] = zbuf[c] / 4; }
+        s.zp = zbuf;
+        s.qmin = -128;
+        s.qmax = 127;
+        break;
+    default: break;
+    }
+    return s;
+}
+
+/* Every level's steps kernel bit-exact with ref: random chains of 1-8 steps over lengths
+ * 0..130 and 1000 (tails), special values, in place and not, channels 0..2. */
+static void test_f32_steps_levels(void) {
+    QrKernels lv[8];
+    int nl = qt__kf_levels(lv, 8);
+    uint64_t rng = 77;
+    enum { C = 3, NMAX = 1000 };
+    float pb[8][C], qb[8][C];
+    int32_t zb[8][C];
+    float *x = qt__kf_rand(NMAX, &rng), *t = qt__kf_rand(NMAX + 10, &rng);
+    float *yr = qr_aligned_alloc(NMAX * sizeof(float)), *y = qr_aligned_alloc(NMAX * sizeof(float));
+    const float special[] = { NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-40f, -3e38f, 0.5f };
+    for (int i = 0; i < NMAX; i += 7) x[i] = special[(i / 7) % QR_ARRAY_LEN(special)];
+    for (int trial = 0; trial < 400; trial++) {
+        int ns = 1 + (int)(qr_rng_next(&rng) % 8);
+        QrF32Step st[8];
+        for (int k = 0; k < ns; k++) st[k] = qt__kf_step(&rng, C, pb[k], qb[k], zb[k], t);
+        int64_t n = trial < 131 ? trial : (trial % 2 ? NMAX : (int64_t)(qr_rng_next(&rng) % NMAX));
+        int64_t ch = trial % C, off = (int64_t)(qr_rng_next(&rng) % 10);
+        qr_f32_steps__ref(st, ns, x, yr, n, ch, off);
+        for (int l = 0; l < nl; l++) {
+            for (int inplace = 0; inplace < 2; inplace++) {
+                if (inplace) memcpy(y, x, (size_t)n * sizeof(float));
+                lv[l].f32_steps(st, ns, inplace ? y : x, y, n, ch, off);
+                for (int64_t i = 0; i < n; i++)
+                    QT_CHECKF(qt__kf_same(y[i], yr[i]), "%s trial %d (%d steps, first op %d) n=%lld [%lld]: %.9g vs ref %.9g",
+                              qr_isa_name(lv[l].isa), trial, ns, (int)st[0].op, (long long)n, (long long)i, y[i], yr[i]);
+            }
+        }
+    }
+    qr_aligned_free(x);
+    qr_aligned_free(t);
+    qr_aligned_free(yr);
+    qr_aligned_free(y);
+}
+
+/* ==== fused GEMM epilogues ========================================================= */
+
+/* What the unfused layers compute after a GEMM whose output (bias included) is C: a
+ * residual Add, Clip, Relu, then the post steps; applied in place with ref arithmetic. */
+typedef struct QtKfPost { const QrF32Step *s; int ns; int64_t ld; } QtKfPost;
+
+static void qt__kf_post(void *ctx, float *c, int64_t ldc, int64_t m0, int64_t rows, int64_t n0, int64_t cols) {
+    const QtKfPost *p = ctx;
+    for (int64_t r = 0; r < rows; r++)
+        qr_f32_steps__ref(p->s, p->ns, c + r * ldc, c + r * ldc, cols, m0 + r, (m0 + r) * p->ld + n0);
+}
+
+static void qt__kf_unfused_tail(const QrF32Fused *f, float *C, int64_t M, int64_t N, int64_t ldc) {
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            float v = C[m * ldc + n];
+            if (f->res) {
+                float r = f->res[m * f->ldres + n];
+                v = f->res_first ? r + v : v + r;
+            }
+            v = v < f->ep.lo ? f->ep.lo : v;
+            v = v > f->ep.hi ? f->ep.hi : v;
+            if (f->relu) v = v > 0 ? v : (v != v ? v : 0.0f);
+            C[m * ldc + n] = v;
+        }
+    if (f->post) f->post(f->post_ctx, C, ldc, 0, M, 0, N);
+}
+
+typedef struct { int64_t M, N, K; } QtKfShape;
+
+/* Fused GEMM on every level: bit-identical to gemm_ex (bias) followed by the unfused
+ * layers on the same level; within tolerance of ref; the same bits for 1-3 threads.
+ * Shapes cover narrow last panels (N mod 32 in 1..31), several K blocks and row tails. */
+static void test_f32_gemm_fused(void) {
+    static const QtKfShape shapes[] = {
+        { 8, 49, 320 }, { 13, 17, 40 }, { 64, 196, 96 }, { 5, 1, 30 }, { 24, 8, 300 }, { 9, 24, 7 },
+        { 70, 31, 513 }, { 3, 33, 1 }, { 130, 100, 64 }, { 16, 9, 260 }, { 40, 800, 48 }, { 12, 34, 100 },
+        { 20, 50, 300 },
+    };
+    QrKernels lv[8];
+    int nl = qt__kf_levels(lv, 8);
+    uint64_t rng = 91;
+    for (int si = 0; si < QR_ARRAY_LEN(shapes); si++) {
+        const QtKfShape *s = &shapes[si];
+        const int64_t M = s->M, N = s->N, K = s->K, ldc = N + 2;
+        float *A = qt__kf_rand(M * K, &rng), *B = qt__kf_rand(K * N, &rng), *bias = qt__kf_rand(M, &rng);
+        float *R = qt__kf_rand(M * ldc, &rng), *t = qt__kf_rand(M * ldc, &rng);
+        float *pm = qt__kf_rand(M, &rng), *pa = qt__kf_rand(M, &rng);
+        float *C1 = qr_aligned_alloc((size_t)(M * ldc) * sizeof(float)), *C2 = qr_aligned_alloc((size_t)(M * ldc) * sizeof(float));
+        float *Cr = qr_aligned_alloc((size_t)(M * ldc) * sizeof(float));
+        const float scale = 0.05f;
+        const int32_t zp = 3;
+        QrF32Step post[3] = { { .op = QR_F32_STEP_AFFINE, .pc = 1, .p = pm, .q = pa },
+                              { .op = QR_F32_STEP_ADD_T, .t = t, .swap = true },
+                              { .op = QR_F32_STEP_FQ, .p = &scale, .zp = &zp, .qmin = -128, .qmax = 127 } };
+        QtKfPost pc = { post, 3, ldc };
+        for (int v = 0; v < 8; v++) {
+            QrF32Fused f;
+            memset(&f, 0, sizeof f);
+            f.ep = (QrF32Epilogue){ bias, v & 2 ? -0.5f : -INFINITY, v & 2 ? 1.5f : INFINITY };
+            if (v & 1) { f.res = R; f.ldres = ldc; f.res_first = v & 4; }
+            f.relu = v >= 4;
+            if (v == 3 || v == 7) { f.post = qt__kf_post; f.post_ctx = &pc; }
+            qr_f32_gemm_fused__ref(M, N, K, A, K, B, N, Cr, ldc, false, &f);
+            for (int l = 0; l < nl; l++) {
+                QrF32Epilogue ep = { bias, -INFINITY, INFINITY };
+                lv[l].f32_gemm_ex(M, N, K, A, K, B, N, C1, ldc, false, &ep);
+                qt__kf_unfused_tail(&f, C1, M, N, ldc);
+                for (int threads = 1; threads <= 3; threads++) {
+                    QT_OK(qr_pool_init(threads));
+                    lv[l].f32_gemm_fused(M, N, K, A, K, B, N, C2, ldc, false, &f);
+                    for (int64_t m = 0; m < M; m++)
+                        for (int64_t n = 0; n < N; n++) {
+                            float a = C1[m * ldc + n], b = C2[m * ldc + n], r = Cr[m * ldc + n];
+                            QT_CHECKF(qt__kf_same(a, b), "%s M=%lld N=%lld K=%lld v=%d %d threads: [%lld][%lld] fused %.9g unfused %.9g",
+                                      qr_isa_name(lv[l].isa), (long long)M, (long long)N, (long long)K, v, threads,
+                                      (long long)m, (long long)n, b, a);
+                            /* vs ref: the GEMM sums round differently (a fake-quant step can then
+                             * move by one step: variants with post are compared bit-wise above only) */
+                            if (f.post) continue;
+                            double sa = fabs(bias[m]) + (f.res ? fabs(R[m * ldc + n]) : 0.0);
+                            for (int64_t k = 0; k < K; k++) sa += fabs((double)A[m * K + k] * B[k * N + n]);
+                            QT_CHECKF(fabs((double)b - r) <= QR_KERN_F32_DOT_TOL(K + 2) * sa + 1e-30,
+                                      "%s v=%d [%lld][%lld] %.9g vs ref %.9g", qr_isa_name(lv[l].isa), v, (long long)m,
+                                      (long long)n, b, r);
+                        }
+                }
+            }
+        }
+        QT_OK(qr_pool_init(0));
+        float *all[] = { A, B, bias, R, t, pm, pa, C1, C2, Cr };
+        for (int i = 0; i < QR_ARRAY_LEN(all); i++) qr_aligned_free(all[i]);
+    }
+}
+
+/* Convolution GEMM with fused layers on every level: bit-identical to conv_gemm (bias) then
+ * the unfused layers, over 3x3 / 7x7 / 1x5 windows, strides 1-3, pads, dilation. */
+static void test_f32_conv_gemm_fused(void) {
+    typedef struct { int64_t C, H, W, KH, KW, s, d, p, M; } QtConv;
+    static const QtConv cs[] = {
+        { 3, 23, 23, 7, 7, 2, 1, 3, 16 }, { 8, 14, 14, 3, 3, 1, 1, 1, 24 }, { 5, 7, 7, 3, 3, 1, 1, 1, 40 },
+        { 4, 17, 9, 1, 5, 1, 1, 2, 9 },   { 6, 15, 15, 3, 3, 2, 1, 1, 17 }, { 2, 11, 40, 3, 3, 3, 2, 2, 8 },
+        { 16, 28, 28, 3, 3, 1, 1, 1, 33 },
+    };
+    QrKernels lv[8];
+    int nl = qt__kf_levels(lv, 8);
+    uint64_t rng = 123;
+    for (int ci = 0; ci < QR_ARRAY_LEN(cs); ci++) {
+        const QtConv *q = &cs[ci];
+        QrF32ConvB b = { NULL, q->C, q->H, q->W, q->KH, q->KW, q->s, q->s, q->d, q->d, q->p, q->p,
+                         (q->H + 2 * q->p - q->d * (q->KH - 1) - 1) / q->s + 1, (q->W + 2 * q->p - q->d * (q->KW - 1) - 1) / q->s + 1 };
+        const int64_t P = b.OH * b.OW, K = q->C * q->KH * q->KW, M = q->M;
+        float *x = qt__kf_rand(q->C * q->H * q->W, &rng), *A = qt__kf_rand(M * K, &rng), *bias = qt__kf_rand(M, &rng);
+        float *R = qt__kf_rand(M * P, &rng), *pm = qt__kf_rand(M, &rng), *pa = qt__kf_rand(M, &rng);
+        float *Y1 = qr_aligned_alloc((size_t)(M * P) * sizeof(float)), *Y2 = qr_aligned_alloc((size_t)(M * P) * sizeof(float));
+        b.x = x;
+        QrF32Step post[2] = { { .op = QR_F32_STEP_DIV, .pc = 1, .p = pm }, { .op = QR_F32_STEP_AFFINE, .pc = 1, .p = pm, .q = pa } };
+        QtKfPost pc = { post, 2, P };
+        for (int v = 0; v < 4; v++) {
+            QrF32Fused f;
+            memset(&f, 0, sizeof f);
+            f.ep = (QrF32Epilogue){ bias, v == 2 ? 0.0f : -INFINITY, v == 2 ? 6.0f : INFINITY };
+            if (v & 1) { f.res = R; f.ldres = P; }
+            f.relu = v == 1;
+            if (v == 3) { f.post = qt__kf_post; f.post_ctx = &pc; }
+            for (int l = 0; l < nl; l++) {
+                QrF32Epilogue ep = { bias, -INFINITY, INFINITY };
+                lv[l].f32_conv_gemm(M, A, K, &b, Y1, P, &ep);
+                qt__kf_unfused_tail(&f, Y1, M, P, P);
+                lv[l].f32_conv_gemm_fused(M, A, K, &b, Y2, P, &f);
+                for (int64_t i = 0; i < M * P; i++)
+                    QT_CHECKF(qt__kf_same(Y1[i], Y2[i]), "%s conv %d v=%d: [%lld] fused %.9g unfused %.9g",
+                              qr_isa_name(lv[l].isa), ci, v, (long long)i, Y2[i], Y1[i]);
+            }
+        }
+        float *all[] = { x, A, bias, R, pm, pa, Y1, Y2 };
+        for (int i = 0; i < QR_ARRAY_LEN(all); i++) qr_aligned_free(all[i]);
+    }
+}
+
+/* ==== depthwise convolution ======================================================== */
+
+/* Every level against a double loop (y starts non-zero: the kernels add; the bias form
+ * starts from NaN, which it must not read), over plane sizes that give 1..12 chunks of 16
+ * output columns, strides 1-3, 3x3 and other kernels, dilation 1-2 and pads 0-2. */
+static void test_f32_dwconv_levels(void) {
+    QrKernels lv[8];
+    int nl = qt__kf_levels(lv, 8);
+    uint64_t rng = 55;
+    for (int trial = 0; trial < 160; trial++) {
+        int64_t H = 1 + (int64_t)(qr_rng_next(&rng) % 40), W = 1 + (int64_t)(qr_rng_next(&rng) % (trial % 4 ? 40 : 190));
+        int64_t KH = trial % 3 ? 3 : 1 + (int64_t)(qr_rng_next(&rng) % 5), KW = trial % 3 ? 3 : 1 + (int64_t)(qr_rng_next(&rng) % 5);
+        int64_t s = 1 + (int64_t)(qr_rng_next(&rng) % (trial % 5 ? 2 : 3)), d = trial % 7 ? 1 : 2;
+        int64_t ph = (int64_t)(qr_rng_next(&rng) % 3), pw = (int64_t)(qr_rng_next(&rng) % 3);
+        int64_t OH = (H + 2 * ph - d * (KH - 1) - 1) / s + 1, OW = (W + 2 * pw - d * (KW - 1) - 1) / s + 1;
+        if (H + 2 * ph < d * (KH - 1) + 1 || W + 2 * pw < d * (KW - 1) + 1 || OH < 1 || OW < 1) continue;
+        float *x = qt__kf_rand(H * W, &rng), *w = qt__kf_rand(KH * KW, &rng), *y0 = qt__kf_rand(OH * OW, &rng);
+        float *y = qr_aligned_alloc((size_t)(OH * OW) * sizeof(float)), bias = y0[0];
+        for (int l = 0; l < nl * 2; l++) {
+            const bool with_bias = l >= nl;   /* f32_dwconv2d_bias: y's contents ignored */
+            qr_kern_release();   /* scratch of exactly the size asked for: over-reads show under ASan */
+            if (with_bias) {
+                for (int64_t i = 0; i < OH * OW; i++) y[i] = NAN;
+                lv[l - nl].f32_dwconv2d_bias(x, H, W, w, KH, KW, s, s, d, d, ph, pw, bias, y, OH, OW);
+            } else {
+                memcpy(y, y0, (size_t)(OH * OW) * sizeof(float));
+                lv[l].f32_dwconv2d(x, H, W, w, KH, KW, s, s, d, d, ph, pw, y, OH, OW);
+            }
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    double acc = with_bias ? bias : y0[oh * OW + ow], a = fabs(acc);
+                    for (int64_t kh = 0; kh < KH; kh++)
+                        for (int64_t kw = 0; kw < KW; kw++) {
+                            int64_t ih = oh * s - ph + kh * d, iw = ow * s - pw + kw * d;
+                            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                            double p = (double)w[kh * KW + kw] * x[ih * W + iw];
+                            acc += p;
+                            a += fabs(p);
+                        }
+                    double got = y[oh * OW + ow];
+                    QT_CHECKF(fabs(got - acc) <= QR_KERN_F32_DW_TOL(KH * KW + 1) * a + 1e-30,
+                              "%s%s %lldx%lld k%lldx%lld s%lld d%lld p%lld,%lld: y[%lld][%lld] = %.9g want %.9g",
+                              qr_isa_name(lv[l % nl].isa), with_bias ? " (bias)" : "", (long long)H, (long long)W, (long long)KH, (long long)KW, (long long)s,
+                              (long long)d, (long long)ph, (long long)pw, (long long)oh, (long long)ow, got, acc);
+                }
+        }
+        qr_aligned_free(x);
+        qr_aligned_free(w);
+        qr_aligned_free(y0);
+        qr_aligned_free(y);
+    }
+}
+
+static void qt_kern_f32_all(void) {
+    QT_RUN(test_f32_steps_ref);
+    QT_RUN(test_f32_steps_levels);
+    QT_RUN(test_f32_gemm_fused);
+    QT_RUN(test_f32_conv_gemm_fused);
+    QT_RUN(test_f32_dwconv_levels);
+}

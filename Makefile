@@ -123,7 +123,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 # `make test` runs every target this long first (0 = skip), with a fixed seed.
 FUZZ_SMOKE_SECONDS ?= 20
-FUZZ_TARGETS := onnx_load npy pb onnx_run
+FUZZ_TARGETS := onnx_load npy pb onnx_run data_dir
 FUZZ_BINS    := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS   = $(CSTD) -O1 -g -Wall -Wextra -Werror $(INC) -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=all -fno-omit-frame-pointer

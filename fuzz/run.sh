@@ -28,6 +28,7 @@ case $t in   # loaders must not allocate much more than their input: a malloc > 
   onnx_run)  opts=(-max_len=65536 -timeout=10 -dict=fuzz/onnx.dict) ;;   # capped: QR_FUZZ_RUN_BUDGET
   npy)       opts=(-max_len=16384 -malloc_limit_mb=64 -dict=fuzz/npy.dict) ;;
   pb)        opts=(-max_len=65536 -malloc_limit_mb=64) ;;
+  data_dir)  opts=(-max_len=16384 -malloc_limit_mb=128 -timeout=10 -dict=fuzz/data_dir.dict) ;;   # builds a folder tree per input
   *) echo "fuzz/run.sh: unknown target $t" >&2; exit 2 ;;
 esac
 art=build/fuzz/artifacts/$t
@@ -44,12 +45,14 @@ trap 'rm -rf "$tmp"' EXIT
 rc=0
 QR_FUZZ_TMP=$tmp "./$bin" "${opts[@]}" -max_total_time="$secs" -print_final_stats=1 -rss_limit_mb=2048 \
   -artifact_prefix="$art/" "$work" "build/fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
+times > "$tmp/times"     # builtin, no fork: line 2 is the user and system time of the fuzzer (children)
+cpu=$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$tmp/times")
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | sed -n 's/.*\(cov: [0-9]*\).*\(ft: [0-9]*\).*\(corp: [0-9/a-zA-Z]*\).*/\1 \2 \3/p')
 if ((rc)); then
-  echo "fuzz_$t: FAILED after ${execs:-?} executions (log: $log):"
+  echo "fuzz_$t: FAILED after ${execs:-?} executions, ${cpu:-?} s of CPU (log: $log):"
   grep -E 'ERROR|SUMMARY|==[0-9]+==|fuzz:|Test unit written|artifact' "$log" | head -20
   exit 1
 fi
-printf 'fuzz_%-9s %4s s  %9s executions  %s  ok\n' "$t" "$secs" "${execs:-?}" "$cov"
+printf 'fuzz_%-9s %4s s  %5s s cpu  %10s executions  %s  ok\n' "$t" "$secs" "${cpu:-?}" "${execs:-?}" "$cov"
 if ((smoke)); then rm -rf "$work"; fi

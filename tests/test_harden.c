@@ -1,10 +1,15 @@
 /* tests/harden — hostile and degenerate input: absurd protobuf lengths, sizes refused before
  * anything is allocated, nodes listed before their producers, empty tensors through ops,
- * NaN/Inf everywhere, 10 000-node graphs; every fuzzer finding in tests/regress/ replayed
- * through its fuzz target's body; the NEON kernels against ref (aarch64 builds). */
+ * NaN/Inf everywhere, 10 000-node graphs, odd data folders, --max-memory (refusal and the
+ * honesty of the estimate), full and read-only output locations; every fuzzer finding in
+ * tests/regress/ replayed through its fuzz target's body; the NEON kernels against ref. */
 
 #include "../fuzz/fuzz_targets.h"
 #include <sys/resource.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <malloc.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define QT_HD_ASAN 1
@@ -109,7 +114,7 @@ static void test_harden_regress(void) {
     qsort(names, (size_t)n, sizeof *names, qt_strcmp_ptr);
     static const struct { const char *prefix; int (*fn)(const uint8_t *, size_t); } targets[] = {
         { "onnx_load-", qr__hd_fuzz_onnx_load }, { "onnx_run-", qr__hd_fuzz_onnx_run },
-        { "npy-", qr__hd_fuzz_npy }, { "pb-", qr__hd_fuzz_pb },
+        { "npy-", qr__hd_fuzz_npy }, { "pb-", qr__hd_fuzz_pb }, { "data_dir-", qr__hm_fuzz_data_dir },
     };
     int replayed = 0;
     for (int i = 0; i < n; i++) {
@@ -121,7 +126,7 @@ static void test_harden_regress(void) {
             if (!strncmp(names[i], targets[k].prefix, strlen(targets[k].prefix))) t = k;
         unsigned char *buf = NULL;
         size_t len = 0;
-        if (t < 0) qt_record(test, false, "no fuzz target for this file name (onnx_load-, onnx_run-, npy-, pb-)");
+        if (t < 0) qt_record(test, false, "no fuzz target for this file name (onnx_load-, onnx_run-, npy-, pb-, data_dir-)");
         else if (qr_file_read(path, 0, &buf, &len) != QR_OK) qt_record(test, false, "%s", qr_err_msg());
         else {
             QtHdLimit lim;
@@ -743,6 +748,618 @@ static void test_harden_wide_graph(void) {
     QT_CHECK(ok);
 }
 
+/* ==== data folders (--data) ================================================================ */
+
+/* Builds the tree described in the data-folder fuzz format (fuzz_targets.h: config byte, then
+ * "==> PATH <==\n" CONTENT records) and runs the bad-case search on the fuzz target's model pair.
+ * The tree is removed again; *bc is filled when the search succeeds. */
+static QrStatus qt_hm_search(int cfg, const char *records, size_t len, QrBadcase *bc) {
+    const char *dir = qr__hd_fuzz_dir();
+    if (!dir) return qr_errf(QR_ERR_IO, "no scratch folder");
+    QrGraph *b, *a;
+    QR_TRY(qr__hm_pair((cfg & 3) == 3 ? 0 : cfg & 3, dir, &b, &a));
+    unsigned char *buf = malloc(len + 1);
+    if (!buf) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    buf[0] = (unsigned char)cfg;
+    memcpy(buf + 1, records, len);
+    char root[300];
+    snprintf(root, sizeof root, "%s/qt_data", dir);
+    qr__hm_rmtree(root);
+    QrStatus st = mkdir(root, 0755) == 0 ? QR_OK : qr_errf(QR_ERR_IO, "mkdir %s: %s", root, strerror(errno));
+    if (st == QR_OK) qr__hm_make_tree(root, buf, len + 1);
+    free(buf);
+    if (st == QR_OK) st = qr_badcase_search(b, a, root, (cfg >> 2) & 7, QR_METRIC_L1, NULL, bc);
+    qr__hm_rmtree(root);
+    return st;
+}
+#define QT_HM_SEARCH(cfg, lit, bc) qt_hm_search(cfg, lit, sizeof(lit) - 1, bc)
+
+/* Odd data folders: natural order, hidden files and folders named *.npy skipped, --num-steps,
+ * the worst sample found, per-input folders under safe names, and clean refusals (naming the
+ * file) of pipes, link loops, dangling links, missing samples and folders, wrong dtypes. */
+static void test_harden_data_dir(void) {
+    QrBadcase bc;
+    /* 1.npy holds 100.0 (the others 1.0): Relu passes it, the uint8 quantizer clips it at 6.35 -> the worst */
+    QT_OK(QT_HM_SEARCH(0, "==> 10.npy <==\n@npy <f4 1x4\n\x00\x00\x80\x3f\n==> 2.npy <==\n@npy <f4 3x4\n\x00\x00\x80\x3f\n"
+                          "==> .hidden.npy <==\ngarbage\n==> dir.npy/ <==\n==> a b.npy <==\n@npy <f4 1x4\n\x00\x00\x80\x3f\n"
+                          "==> 1.npy <==\n@npy <f4 2x4\n\x00\x00\xc8\x42", &bc));
+    bool ok = bc.n == 4 && bc.n_total == 4 && !strcmp(bc.samples[0].file, "1.npy") && !strcmp(bc.samples[1].file, "2.npy") &&
+              !strcmp(bc.samples[2].file, "10.npy") && !strcmp(bc.samples[3].file, "a b.npy") && bc.worst == 0 &&
+              bc.inputs[0].dims[0] == 2 && ((float *)bc.inputs[0].data)[0] == 100.0f;
+    char got[256] = "";
+    for (int i = 0; i < bc.n && strlen(got) < 200; i++) snprintf(got + strlen(got), sizeof got - strlen(got), "%s ", bc.samples[i].file);
+    int worst = bc.worst;
+    qr_badcase_free(&bc);
+    QT_CHECKF(ok, "order/worst: %s(worst %d)", got, worst);
+    /* an empty sample ([0, 4]) runs; its metrics are NaN, which counts as the worst */
+    QT_OK(QT_HM_SEARCH(0, "==> 0.npy <==\n@npy <f4 1x4\n==> 1.npy <==\n@npy <f4 0x4\n", &bc));
+    ok = bc.n == 2 && bc.worst == 1 && bc.inputs[0].numel == 0;
+    qr_badcase_free(&bc);
+    QT_CHECKF(ok, "empty sample");
+    QT_OK(QT_HM_SEARCH(2 << 2, "==> 0.npy <==\n@npy <f4 1x4\n==> 1.npy <==\n@npy <f4 1x4\n==> 2.npy <==\n@npy <f4 1x4\n", &bc));
+    ok = bc.n == 2 && bc.n_total == 3;
+    qr_badcase_free(&bc);
+    QT_CHECKF(ok, "--num-steps 2 evaluated %d of %d", bc.n, bc.n_total);
+    QT_OK(QT_HM_SEARCH(1, "==> x/0.npy <==\n@npy <f4 1x4\n==> in_0_b/0.npy <==\n@npy <f4 1x4\n", &bc));
+    ok = bc.folders && bc.n == 1;
+    qr_badcase_free(&bc);
+    QT_CHECKF(ok, "two inputs in safe-named folders");
+    static const struct { int cfg; const char *tree; const char *want[2]; } bad[] = {
+        { 0, "==> 0.npy <==\n@fifo\n==> 1.npy <==\n@npy <f4 1x4\n", { "0.npy", "not a regular file" } },
+        { 0, "==> 0.npy <==\n@link 0.npy\n", { "0.npy", "symbolic links" } },
+        { 0, "==> 0.npy <==\n@link nowhere.npy\n", { "0.npy", "No such file" } },
+        { 0, "==> 0.npy <==\n\x93NUMPY\x01\n", { "0.npy", "" } },
+        { 0, "==> 0.npy <==\n@npy <f4 1x5\n", { "0.npy", "must have shape" } },
+        { 0, "==> sub/ <==\n==> notes.txt <==\nx\n", { "no .npy files", "" } },
+        { 1, "==> x/0.npy <==\n@npy <f4 1x4\n==> x/1.npy <==\n@npy <f4 1x4\n==> in_0_b/0.npy <==\n@npy <f4 1x4\n",
+          { "in_0_b/1.npy", "No such file" } },
+        { 1, "==> x/0.npy <==\n@npy <f4 1x4\n", { "no folder for model input 'in:0/b'", "" } },
+        { 2, "==> ids/0.npy <==\n@npy <f4 3\n", { "ids/0.npy", "must be int64" } },
+    };
+    for (int k = 0; k < QR_ARRAY_LEN(bad); k++) {
+        QrStatus st = qt_hm_search(bad[k].cfg, bad[k].tree, strlen(bad[k].tree), &bc);
+        if (st == QR_OK) qr_badcase_free(&bc);
+        QT_CHECKF(st != QR_OK && strstr(qr_err_msg(), bad[k].want[0]) && strstr(qr_err_msg(), bad[k].want[1]),
+                  "case %d: %s: %s", k, qr_status_name(st), qr_err_msg());
+    }
+}
+
+/* ==== --max-memory ========================================================================== */
+
+/* Entries of dir (without . and ..) listed into buf; -1 when dir does not exist. */
+static int qt_hm_entries(const char *dir, char *buf, size_t n) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int cnt = 0;
+    buf[0] = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        size_t l = strlen(buf);
+        if (l + strlen(e->d_name) + 2 < n) snprintf(buf + l, n - l, "%s ", e->d_name);
+        cnt++;
+    }
+    closedir(d);
+    return cnt;
+}
+
+/* A pair loaded and inferred the way the CLI does it, with its input. */
+typedef struct QtHmPair { QrGraph *b, *a; QrTensor in; } QtHmPair;
+
+static void qt_hm_pair_free(QtHmPair *p) {
+    if (p->b) { qr_graph_free(p->b); free(p->b); }
+    if (p->a) { qr_graph_free(p->a); free(p->a); }
+    qr_tensor_free_data(&p->in);
+    memset(p, 0, sizeof *p);
+}
+
+static QrStatus qt_hm_pair_load(QtHmPair *p, const char *base, const char *analysis, const char *input) {
+    memset(p, 0, sizeof *p);
+    QR_TRY(qr_onnx_load(base, &p->b));
+    QR_TRY(qr_onnx_load(analysis, &p->a));
+    QR_TRY(qr_npy_read(input, &p->in));
+    QrTensor shape = {0};
+    QR_TRY(qr_tensor_set_shape(&shape, p->in.dtype, p->in.rank, p->in.dims));
+    QR_TRY(qr_graph_infer(p->b, &shape));
+    return qr_graph_infer(p->a, &p->in);       /* as qr__cli_load_second: small inputs fold */
+}
+
+/* --max-memory: refused up front (exit 1, the estimate and its parts named, nothing written)
+ * when below the estimate, accepted at exactly the estimate, for each kind of command. */
+static void test_harden_max_memory_cli(void) {
+    QtCli r;
+    const char *m = "fixtures/qpairs/ort_qdq";
+    char out[512], zip[600], list[512], path[700];
+    snprintf(out, sizeof out, "%s/maxmem", qt_tmpdir());
+    QT_OK(qr_mkdir_p(out));
+    snprintf(zip, sizeof zip, "%s/r.zip", out);
+    /* the library's estimate for the same command line */
+    QtHmPair p;
+    char b[256], a[256], in[256];
+    snprintf(b, sizeof b, "%s/base.onnx", m);
+    snprintf(a, sizeof a, "%s/analysis.onnx", m);
+    snprintf(in, sizeof in, "%s/input.npy", m);
+    QrStatus st = qt_hm_pair_load(&p, b, a, in);
+    QrMemEstimate e = {0};
+    QrMemOpts mo = { .cmd = QR_MEM_RUNALL };
+    if (st == QR_OK) st = qr_mem_estimate(p.b, p.a, &p.in, &mo, &e);
+    qt_hm_pair_free(&p);
+    QT_OK(st);
+    char desc[1024];
+    qr_mem_describe(&e, desc, sizeof desc);
+    qt_cli(&r, "runall %s %s -i %s -o %s --keep-dir %s/keep --max-memory 3M --quiet", b, a, in, zip, out);
+    QT_CLI_FAILS(r, "runall needs an estimated ", "models ", "baseline values ", "peak during ", "but --max-memory is 3.0 MiB");
+    QT_CHECKF(strstr(r.err, desc), "the message is not the library's estimate %s: %s", desc, r.err);
+    int n = qt_hm_entries(out, list, sizeof list);
+    QT_CHECKF(n == 0, "left behind: %s", list);
+    /* one byte short of the estimate: refused; the estimate itself: accepted */
+    qt_cli(&r, "runall %s %s -i %s -o %s --max-memory %llu --quiet", b, a, in, zip, (unsigned long long)e.total - 1);
+    QT_CLI_FAILS(r, "runall needs an estimated");
+    qt_cli(&r, "runall %s %s -i %s -o %s --max-memory %llu --quiet", b, a, in, zip, (unsigned long long)e.total);
+    uint64_t sz = 0;
+    QT_CHECKF(r.code == 0 && qr_file_size(zip, &sz) == QR_OK && sz > 0, "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "runall %s %s -i %s -o %s --max-memory 4G --quiet", b, a, in, zip);
+    QT_CHECKF(r.code == 0, "exit %d with 4G: %s", r.code, r.err);
+    /* the other commands: refused one byte below the library's estimate for them (the same
+     * text in the message), nothing written */
+    static const struct { const char *cmd; QrMemCmd mc; bool two; } cmds[] = {
+        { "run", QR_MEM_RUN, false }, { "profile", QR_MEM_PROFILE, false }, { "check", QR_MEM_CHECK, false },
+        { "compare", QR_MEM_COMPARE, true }, { "sensitivity", QR_MEM_SENSITIVITY, true }, { "match", QR_MEM_MATCH, true },
+    };
+    for (int k = 0; k < QR_ARRAY_LEN(cmds); k++) {
+        st = qt_hm_pair_load(&p, b, a, in);
+        QrMemOpts co = { .cmd = cmds[k].mc };
+        QrTensor shape = {0};
+        if (st == QR_OK && !cmds[k].two) st = qr_tensor_set_shape(&shape, p.in.dtype, p.in.rank, p.in.dims);
+        if (st == QR_OK && !cmds[k].two) st = qr_graph_infer(p.a, &shape);     /* one model: shapes only */
+        if (st == QR_OK) st = cmds[k].two ? qr_mem_estimate(p.b, p.a, &p.in, &co, &e) : qr_mem_estimate(p.a, NULL, &p.in, &co, &e);
+        qt_hm_pair_free(&p);
+        QT_OK(st);
+        qr_mem_describe(&e, desc, sizeof desc);
+        snprintf(path, sizeof path, "%s/%s_out", out, cmds[k].cmd);
+        qt_cli(&r, "%s %s%s%s -i %s -o %s --max-memory %llu --quiet", cmds[k].cmd, cmds[k].two ? b : a,
+               cmds[k].two ? " " : "", cmds[k].two ? a : "", in, path, (unsigned long long)e.total - 1);
+        char want[64];
+        snprintf(want, sizeof want, "%s needs an estimated %s", cmds[k].cmd, desc);
+        QT_CLI_FAILS(r, want);
+        QT_CHECKF(qt_hm_entries(path, list, sizeof list) <= 0, "%s left %s", cmds[k].cmd, list);
+        qt_cli(&r, "%s %s%s%s -i %s -o %s --max-memory %llu --quiet", cmds[k].cmd, cmds[k].two ? b : a,
+               cmds[k].two ? " " : "", cmds[k].two ? a : "", in, path, (unsigned long long)e.total);
+        QT_CHECKF(r.code == 0 || (r.code == 3 && k == 5), "%s at its estimate: exit %d: %s", cmds[k].cmd, r.code, r.err);
+    }
+    /* find-bad-case: the search keeps the current and the worst sample */
+    char data[600];
+    snprintf(data, sizeof data, "%s/data", out);
+    QT_OK(qr_mkdir_p(data));
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%d.npy", data, k);
+        unsigned char *buf;
+        size_t len;
+        QT_OK(qr_file_read(in, 0, &buf, &len));
+        st = qr_file_write_atomic(path, buf, len);
+        qr_aligned_free(buf);
+        QT_OK(st);
+    }
+    snprintf(path, sizeof path, "%s/bc_out", out);
+    qt_cli(&r, "find-bad-case %s %s --data %s -o %s --max-memory 2100k --quiet", b, a, data, path);
+    QT_CLI_FAILS(r, "find-bad-case needs an estimated", "samples ");
+    QT_CHECKF(qt_hm_entries(path, list, sizeof list) <= 0, "find-bad-case left %s", list);
+    qt_cli(&r, "find-bad-case %s %s --data %s -o %s --max-memory 1G --quiet", b, a, data, path);
+    QT_CHECKF(r.code == 0, "find-bad-case with 1G: exit %d: %s", r.code, r.err);
+    /* before loading: the model files alone (file, decoded protobuf, initializers) */
+    qt_cli(&r, "compare %s %s -i %s -o %s/x --max-memory 64k --quiet", b, a, in, out);
+    QT_CLI_FAILS(r, "compare needs an estimated", "peak during loading", "but --max-memory is 64 KiB");
+    qt_cli(&r, "run %s --max-memory 12Q", b);
+    QT_CHECKF(r.code == 2 && strstr(r.err, "--max-memory"), "malformed size: exit %d: %s", r.code, r.err);
+}
+
+/* Counts the bytes of every value a run taps, once per value (what the sensitivity cache copies). */
+typedef struct QtHmTapSum { bool *seen; uint64_t bytes; } QtHmTapSum;
+
+static QrStatus qt_hm_sum_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QtHmTapSum *s = user;
+    QR_UNUSED(g); QR_UNUSED(node);
+    if (!s->seen[value]) { s->seen[value] = true; s->bytes += qr_tensor_nbytes(t); }
+    return QR_OK;
+}
+
+/* Independently of the estimator: the bytes the session caches (baseline values after
+ * qr_session_run_baseline) and those the sensitivity reference run copies (every value the
+ * twin's all-off run taps), measured on real tensors. */
+static QrStatus qt_hm_cached_bytes(QtHmPair *p, uint64_t *base, uint64_t *ana, uint64_t *inits) {
+    QrSession se;
+    QR_TRY(qr_session_open(&se, p->b, p->a, &p->in));
+    QrStatus st = qr_session_run_baseline(&se);
+    *base = *ana = *inits = 0;
+    for (int i = 0; st == QR_OK && i < se.m.n; i++) *base += qr_tensor_nbytes(&se.base[i]);
+    for (int k = 0; st == QR_OK && k < p->b->n_outputs; k++) *base += qr_tensor_nbytes(&se.base_out[k]);
+    QrOverrides ov = {0};
+    QtHmTapSum ts = { calloc((size_t)se.tw.g.n_values + 1, sizeof(bool)), 0 };
+    bool *mask = calloc((size_t)se.qt.n + 1, sizeof(bool));
+    if (st == QR_OK) st = ts.seen && mask ? qr_session_overrides_alloc(&se, &ov) : qr_errf(QR_ERR_NOMEM, "oom");
+    if (st == QR_OK) {
+        qr_session_overrides(&se, mask, &ov);
+        QrRunOpts ro = qr_session_run_opts(&ov, qt_hm_sum_tap, &ts);
+        st = qr_run(&se.tw.g, &p->in, &ro, NULL);
+        *ana = ts.bytes;
+    }
+    const QrGraph *gs[2] = { p->b, p->a };
+    for (int k = 0; k < 2; k++)
+        for (int v = 0; v < gs[k]->n_values; v++)
+            if (gs[k]->values[v].is_init) *inits += qr_tensor_nbytes(&gs[k]->values[v].t);
+    qr_session_overrides_free(&ov);
+    free(ts.seen);
+    free(mask);
+    qr_session_close(&se);
+    return st;
+}
+
+typedef struct QtHmRunall { QtHmPair *p; const char *zip; } QtHmRunall;
+
+static QrStatus qt_hm_runall(void *ctx) {
+    QtHmRunall *c = ctx;
+    QrRunallOpts ro = { .out_zip = c->zip, .cmdline = "test", .quiet = true, .cos_threshold = 0.99, .random_input = true };
+    ro.sens.metric = QR_METRIC_L1;
+    ro.topk[0] = 1; ro.topk[1] = 3;
+    ro.n_topk = 2;
+    QrRunallResult res;
+    return qr_bundle_runall(c->p->b, c->p->a, &c->p->in, &ro, &res);
+}
+
+/* Peak RSS growth of fn(ctx) in a child process (bytes), -1 when it cannot be measured. The
+ * child first gives malloc's free pages back (malloc_trim) and resets its peak RSS to the
+ * current RSS (/proc/self/clear_refs "5"), so ru_maxrss afterwards counts only what fn
+ * touched. The pool runs one thread: the child has no worker threads (fork copies one). */
+static int64_t qt_hm_rss_growth(QrStatus (*fn)(void *), void *ctx) {
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    qr_pool_init(1);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        int64_t growth = -1;
+        mallopt(M_MMAP_THRESHOLD, 128 << 10);     /* as the CLI with --max-memory */
+        malloc_trim(0);
+        int fd = open("/proc/self/clear_refs", O_WRONLY);
+        struct rusage r0, r1;
+        if (fd >= 0 && write(fd, "5", 1) == 1 && getrusage(RUSAGE_SELF, &r0) == 0 && fn(ctx) == QR_OK &&
+            getrusage(RUSAGE_SELF, &r1) == 0)
+            growth = ((int64_t)r1.ru_maxrss - (int64_t)r0.ru_maxrss) * 1024;
+        if (fd >= 0) close(fd);
+        if (write(fds[1], &growth, sizeof growth) != (ssize_t)sizeof growth) _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    int64_t growth = -1;
+    if (pid < 0 || read(fds[0], &growth, sizeof growth) != (ssize_t)sizeof growth) growth = -1;
+    close(fds[0]);
+    if (pid > 0) waitpid(pid, NULL, 0);
+    qr_pool_init(0);
+    return growth;
+}
+
+/* A QDQ pair whose values are large (float32 [1, 32, 128, 128] = 2 MiB each), so that what
+ * runall keeps (not the fixed costs of plots and code) decides its peak memory. */
+static QrStatus qt_hm_big_pair(QtHmPair *p) {
+    char bp[512], ap[512], ip[512];
+    snprintf(bp, sizeof bp, "%s/big_base.onnx", qt_tmpdir());
+    snprintf(ap, sizeof ap, "%s/big_analysis.onnx", qt_tmpdir());
+    snprintf(ip, sizeof ip, "%s/big_input.npy", qt_tmpdir());
+    int64_t d[4] = { 1, 32, 128, 128 };
+    float sx = 0.05f, s1 = 1.0f / 255, sa = 0.06f;
+    uint8_t z128 = 128, z0 = 0;
+    for (int q = 0; q < 2; q++) {
+        QtModel mb;
+        qt_mb_init(&mb, 17);
+        qt_mb_input(&mb, "x", QR_DT_F32, 4, d);
+        qt_mb_output(&mb, "y", QR_DT_F32, 4, d);
+        if (!q) {
+            qt_mb_node(&mb, "Relu", "relu", "x", "r1");
+            qt_mb_node(&mb, "Sigmoid", "sig", "r1", "r2");
+            qt_mb_node(&mb, "Add", "add", "r1,r2", "r3");
+            qt_mb_node(&mb, "Mul", "mul", "r3,r1", "y");
+        } else {
+            qt_mb_init_raw(&mb, "sx", QR_DT_F32, 0, NULL, &sx, 4);
+            qt_mb_init_raw(&mb, "s1", QR_DT_F32, 0, NULL, &s1, 4);
+            qt_mb_init_raw(&mb, "sa", QR_DT_F32, 0, NULL, &sa, 4);
+            qt_mb_init_raw(&mb, "z128", QR_DT_U8, 0, NULL, &z128, 1);
+            qt_mb_init_raw(&mb, "z0", QR_DT_U8, 0, NULL, &z0, 1);
+            qt_mb_node(&mb, "QuantizeLinear", "x_q", "x,sx,z128", "xq");
+            qt_mb_node(&mb, "DequantizeLinear", "x_dq", "xq,sx,z128", "xd");
+            qt_mb_node(&mb, "Relu", "relu", "xd", "r1");
+            qt_mb_node(&mb, "QuantizeLinear", "relu_q", "r1,sa,z0", "r1q");
+            qt_mb_node(&mb, "DequantizeLinear", "relu_dq", "r1q,sa,z0", "r1d");
+            qt_mb_node(&mb, "Sigmoid", "sig", "r1d", "r2");
+            qt_mb_node(&mb, "QuantizeLinear", "sig_q", "r2,s1,z0", "r2q");
+            qt_mb_node(&mb, "DequantizeLinear", "sig_dq", "r2q,s1,z0", "r2d");
+            qt_mb_node(&mb, "Add", "add", "r1d,r2d", "r3");
+            qt_mb_node(&mb, "QuantizeLinear", "add_q", "r3,sa,z0", "r3q");
+            qt_mb_node(&mb, "DequantizeLinear", "add_dq", "r3q,sa,z0", "r3d");
+            qt_mb_node(&mb, "Mul", "mul", "r3d,r1d", "y");
+        }
+        QrStatus st = qt_mb_write(&mb, q ? ap : bp);
+        qt_mb_free(&mb);
+        QR_TRY(st);
+    }
+    QrTensor x = {0};
+    QR_TRY(qr_tensor_set_shape(&x, QR_DT_F32, 4, d));
+    QR_TRY(qr_tensor_alloc_data(&x));
+    uint64_t rng = 5;
+    for (int64_t i = 0; i < x.numel; i++) ((float *)x.data)[i] = qr_rng_normal(&rng);
+    QrStatus st = qr_npy_write(ip, &x);
+    qr_tensor_free_data(&x);
+    QR_TRY(st);
+    return qt_hm_pair_load(p, bp, ap, ip);
+}
+
+/* The estimate is not a toy: for every fixture pair and a pair with large values, the parts
+ * for the values the session and the sensitivity run keep are at least the bytes measured on
+ * the real tensors (and not far above), the total covers models + both caches, and the total
+ * (less the fixed runtime part) is within 4x of the peak RSS growth of an in-process runall. */
+static void test_harden_max_memory_estimate(void) {
+    for (int k = 0; k <= QR_ARRAY_LEN(qt_pairs); k++) {
+        bool big = k == QR_ARRAY_LEN(qt_pairs);
+        const char *name = big ? "big" : qt_pairs[k];
+        QtHmPair p;
+        QrStatus st;
+        if (big) st = qt_hm_big_pair(&p);
+        else {
+            char b[256], a[256], in[256];
+            snprintf(b, sizeof b, "fixtures/qpairs/%s/base.onnx", name);
+            snprintf(a, sizeof a, "fixtures/qpairs/%s/analysis.onnx", name);
+            snprintf(in, sizeof in, "fixtures/qpairs/%s/input.npy", name);
+            st = qt_hm_pair_load(&p, b, a, in);
+        }
+        QrMemEstimate e = {0};
+        QrMemOpts mo = { .cmd = QR_MEM_RUNALL };
+        uint64_t base = 0, ana = 0, inits = 0;
+        if (st == QR_OK) st = qr_mem_estimate(p.b, p.a, &p.in, &mo, &e);
+        if (st == QR_OK) st = qt_hm_cached_bytes(&p, &base, &ana, &inits);
+        if (st != QR_OK) { qt_hm_pair_free(&p); QT_OK(st); }
+        /* allocation padding: at most 128 + 16 bytes per value */
+        uint64_t slack = (uint64_t)(p.b->n_values + p.a->n_values) * 2 * 144 + 4096;
+        char d[1024];
+        qr_mem_describe(&e, d, sizeof d);
+        int64_t growth = -1;
+        const char *bin = getenv("QR_BIN");
+        bool emulated = bin && strstr(bin, "qemu");         /* the emulator's own memory would count */
+        bool measure = (!strcmp(name, "ort_qdq") || big) && !emulated;
+#ifdef QT_HD_ASAN
+        measure = false;                                    /* shadow memory and quarantine would count */
+#endif
+        if (measure) {
+            char zip[512];
+            snprintf(zip, sizeof zip, "%s/memest_%s.zip", qt_tmpdir(), name);
+            QtHmRunall ctx = { &p, zip };
+            growth = qt_hm_rss_growth(qt_hm_runall, &ctx);
+        }
+        qt_hm_pair_free(&p);
+        if (qt_verbose) printf("memest %s: %s; measured: baseline values %llu, analysis values %llu, rss growth %lld\n", name,
+                               d, (unsigned long long)base, (unsigned long long)ana, (long long)growth);
+        QT_CHECKF(e.base_values >= base && e.base_values <= 2 * base + slack, "%s: baseline values estimated %llu, "
+                  "measured %llu", name, (unsigned long long)e.base_values, (unsigned long long)base);
+        QT_CHECKF(e.analysis_values >= ana && e.analysis_values <= 2 * ana + slack, "%s: analysis values estimated %llu, "
+                  "measured %llu", name, (unsigned long long)e.analysis_values, (unsigned long long)ana);
+        QT_CHECKF(e.total >= inits + base + ana, "%s: total %llu < initializers %llu + cached %llu + %llu", name,
+                  (unsigned long long)e.total, (unsigned long long)inits, (unsigned long long)base, (unsigned long long)ana);
+        if (big) QT_CHECKF(!strcmp(e.phase, "sensitivity") || !strcmp(e.phase, "equivalence check"), "big: peak during %s", e.phase);
+#ifndef QT_HD_ASAN
+        if (growth >= 0) {
+            uint64_t est = e.total - e.part[QR_MEM_P_RUNTIME];
+            QT_CHECKF(est <= 4 * (uint64_t)growth && 4 * est >= (uint64_t)growth, "%s: estimate %s vs measured peak RSS "
+                      "growth %.1f MiB", name, d, (double)growth / 1048576);
+        } else if (!strcmp(name, "ort_qdq")) {
+            printf("harden: the estimate is not compared with a measured peak RSS here (%s)\n",
+                   emulated ? "under an emulator" : "no /proc/self/clear_refs");
+        }
+#endif
+    }
+}
+
+/* Runs "$QR_BIN args" (through /bin/sh, exec'd) in a child with optional RLIMIT_FSIZE (0 = none;
+ * SIGXFSZ ignored, so oversized writes fail with EFBIG); captures stderr; returns the exit code
+ * (-1 when it did not exit) and the child's peak RSS in bytes. */
+static int qt_hm_exec(const char *args, rlim_t fsize, char *err, size_t n_err, int64_t *maxrss) {
+    const char *bin = getenv("QR_BIN");
+    char cmd[4096], errf[512];
+    snprintf(errf, sizeof errf, "%s/hm_exec.err", qt_tmpdir());
+    snprintf(cmd, sizeof cmd, "exec %s %s >/dev/null 2>'%s' </dev/null", bin ? bin : "./qreport", args, errf);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (fsize) {
+            struct rlimit rl = { fsize, fsize };
+            signal(SIGXFSZ, SIG_IGN);
+            if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(97);
+        }
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(98);
+    }
+    int status = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid) return -1;
+    if (maxrss) *maxrss = (int64_t)ru.ru_maxrss * 1024;
+    qt_slurp(errf, err, n_err);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The real process stays under its estimate: `qreport runall` on the large-value pair with
+ * --max-memory set to exactly the library's estimate runs, and its peak RSS (wait4) is at most
+ * that estimate and at least half of it. */
+static void test_harden_max_memory_process(void) {
+    QtHmPair p;
+    QT_OK(qt_hm_big_pair(&p));
+    QrMemEstimate e = {0};
+    QrMemOpts mo = { .cmd = QR_MEM_RUNALL };
+    QrStatus st = qr_mem_estimate(p.b, p.a, &p.in, &mo, &e);
+    qt_hm_pair_free(&p);
+    QT_OK(st);
+    char args[2048], err[4096], d[1024];
+    const char *t = qt_tmpdir();
+    snprintf(args, sizeof args, "runall %s/big_base.onnx %s/big_analysis.onnx -i %s/big_input.npy -o %s/big.zip --quiet "
+             "--keep-dir %s/big_keep --max-memory %llu", t, t, t, t, t, (unsigned long long)e.total);
+    int64_t rss = 0;
+    int code = qt_hm_exec(args, 0, err, sizeof err, NULL);
+    /* qreport's own peak (manifest.json: VmHWM). wait4's ru_maxrss would also count the
+     * copy-on-write image of this large test process that the child held before exec. */
+    char mpath[1024], mtxt[65536];
+    snprintf(mpath, sizeof mpath, "%s/big_keep/manifest.json", t);
+    mtxt[0] = 0;
+    qt_slurp(mpath, mtxt, sizeof mtxt);
+    const char *pk = strstr(mtxt, "\"peak_rss_bytes\":");
+    if (pk) rss = strtoll(pk + strlen("\"peak_rss_bytes\":"), NULL, 10);
+    qr_mem_describe(&e, d, sizeof d);
+    QT_CHECKF(code == 0, "exit %d with --max-memory at the estimate %s: %s", code, d, err);
+    const char *bin = getenv("QR_BIN");
+#ifndef QT_HD_ASAN
+    if (!bin || !strstr(bin, "qemu")) {             /* under qemu the emulator's memory counts too */
+        if (qt_verbose) printf("memest process: peak RSS %.1f MiB, estimate %s\n", (double)rss / 1048576, d);
+        QT_CHECKF(rss > 0 && (uint64_t)rss <= e.total && (uint64_t)rss * 2 >= e.total,
+                  "peak RSS %.1f MiB against the estimate %s", (double)rss / 1048576, d);
+    }
+#else
+    QR_UNUSED(bin);
+#endif
+}
+
+/* ==== full and unwritable output locations ================================================ */
+
+/* Mounts a tmpfs of `size` at dir (read-only when ro); false when mount(2) is not allowed. */
+static bool qt_hm_tmpfs(const char *dir, const char *size, bool ro) {
+    char opts[64];
+    snprintf(opts, sizeof opts, "size=%s,mode=0755", size);
+    return mount("qreport-test", dir, "tmpfs", MS_NOSUID | MS_NODEV | (ro ? MS_RDONLY : 0), opts) == 0;
+}
+
+/* Fills the file system of dir: a file grows until ENOSPC (or 64 MiB). */
+static void qt_hm_fill(const char *dir) {
+    char p[600];
+    snprintf(p, sizeof p, "%s/filler", dir);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return;
+    char blk[4096];
+    memset(blk, 'f', sizeof blk);
+    for (int i = 0; i < 16384 && write(fd, blk, sizeof blk) == (ssize_t)sizeof blk; i++) {}
+    while (write(fd, blk, 1) == 1) {}
+    close(fd);
+}
+
+/* A location that runs out of space and one that cannot be written: exit code 1, a message
+ * naming the file or folder and the reason, no zip (partial or whole), no temporary file or
+ * staging folder left behind. With a 64 KiB tmpfs when mount(2) is allowed (root, not in
+ * most CI containers), and always with RLIMIT_FSIZE (writes past 96 KiB fail with EFBIG).
+ * --keep-dir: the folder is written after the zip; when it cannot be, the exit code is 1,
+ * no partial folder is left, and the zip (complete, already renamed into place) stays. */
+static void test_harden_full_output(void) {
+    const char *m = "fixtures/qpairs/ort_qdq";
+    char pair[512], list[512], err[4096], args[2048], out[512];
+    snprintf(pair, sizeof pair, "%s/base.onnx %s/analysis.onnx -i %s/input.npy", m, m, m);
+    /* RLIMIT_FSIZE: every staging file fits (the largest is ~60 KiB), the zip (~180 KiB) does not */
+    snprintf(out, sizeof out, "%s/fsize", qt_tmpdir());
+    QT_OK(qr_mkdir_p(out));
+    snprintf(args, sizeof args, "runall %s -o %s/r.zip --quiet", pair, out);
+    int code = qt_hm_exec(args, 96 << 10, err, sizeof err, NULL);
+    QT_CHECKF(code == 1 && strstr(err, "r.zip") && strstr(err, "File too large"), "RLIMIT_FSIZE: exit %d: %s", code, err);
+    int n = qt_hm_entries(out, list, sizeof list);
+    QT_CHECKF(n == 0, "RLIMIT_FSIZE: left behind: %s", list);
+    snprintf(args, sizeof args, "compare %s -o %s/cmp --quiet", pair, out);
+    code = qt_hm_exec(args, 4 << 10, err, sizeof err, NULL);
+    QT_CHECKF(code == 1 && strstr(err, "compare_per_layer_out.txt") && strstr(err, "File too large"),
+              "RLIMIT_FSIZE compare: exit %d: %s", code, err);
+    snprintf(list, sizeof list, "%s/cmp", out);
+    QT_CHECKF(qt_hm_entries(list, list, sizeof list) <= 0, "RLIMIT_FSIZE compare: left behind: %s", list);
+
+    /* a path below a regular file: nothing can be created there, root or not */
+    char file[512];
+    snprintf(file, sizeof file, "%s/plain", qt_tmpdir());
+    QT_OK(qr_file_write_atomic(file, "x", 1));
+    static const char *const below[] = { "compare %s -o %s/sub --quiet", "sensitivity %s -o %s/sub --quiet",
+                                         "runall %s -o %s/sub/r.zip --keep-dir %s/keep --quiet" };
+    for (int k = 0; k < QR_ARRAY_LEN(below); k++) {
+        snprintf(args, sizeof args, below[k], pair, file, file);
+        code = qt_hm_exec(args, 0, err, sizeof err, NULL);
+        QT_CHECKF(code == 1 && strstr(err, "plain"), "below a file (%s): exit %d: %s", below[k], code, err);
+    }
+
+    /* a real full file system */
+    char mnt[] = "/tmp/qr_hm_tmpfs_XXXXXX";
+    if (!mkdtemp(mnt)) { printf("harden: full-disk tmpfs test skipped (mkdtemp: %s)\n", strerror(errno)); return; }
+    if (!qt_hm_tmpfs(mnt, "64k", false)) {
+        printf("harden: full-disk tmpfs test skipped (mount: %s); RLIMIT_FSIZE variant ran\n", strerror(errno));
+        rmdir(mnt);
+        return;
+    }
+    int failed_before = qt_cur_failed;
+    bool ok = true;
+    char why[4200] = "";
+    /* the bundle does not fit in 64 KiB */
+    snprintf(args, sizeof args, "runall %s -o %s/r.zip --quiet", pair, mnt);
+    code = qt_hm_exec(args, 0, err, sizeof err, NULL);
+    n = qt_hm_entries(mnt, list, sizeof list);
+    if (code != 1 || !strstr(err, mnt) || !strstr(err, "No space left") || n != 0) {
+        ok = false;
+        snprintf(why, sizeof why, "full tmpfs runall: exit %d, left [%s]: %s", code, list, err);
+    }
+    /* --keep-dir on the full file system, the zip elsewhere */
+    char zip[512];
+    snprintf(zip, sizeof zip, "%s/keep_ok.zip", qt_tmpdir());
+    unlink(zip);
+    snprintf(args, sizeof args, "runall %s -o %s --keep-dir %s/keep --quiet", pair, zip, mnt);
+    code = qt_hm_exec(args, 0, err, sizeof err, NULL);
+    n = qt_hm_entries(mnt, list, sizeof list);
+    unsigned char *zb = NULL;
+    size_t zl = 0;
+    bool zip_whole = qr_file_read(zip, 0, &zb, &zl) == QR_OK && zl > 22 && !memcmp(zb + zl - 22, "PK\x05\x06", 4);
+    qr_err_clear();
+    qr_aligned_free(zb);
+    if (ok && (code != 1 || !strstr(err, "keep") || !strstr(err, "No space left") || n != 0 || !zip_whole)) {
+        ok = false;
+        snprintf(why, sizeof why, "--keep-dir on a full tmpfs: exit %d, left [%s], zip %s: %s", code, list,
+                 zip_whole ? "complete" : "missing or partial", err);
+    }
+    /* filled to the last block: per-command outputs fail at their first file */
+    qt_hm_fill(mnt);
+    static const struct { const char *fmt, *file; } cmds[] = {
+        { "compare %s -o %s/cmp --quiet", "compare_per_layer_out.txt" },
+        { "sensitivity %s -o %s/sens --quiet", "sensitive_ops" },
+        { "run %.0s%s -o %s/run --quiet", "output" },
+    };
+    for (int k = 0; ok && k < QR_ARRAY_LEN(cmds); k++) {
+        char model[300];
+        snprintf(model, sizeof model, "%s/base.onnx -i %s/input.npy", m, m);
+        if (k == 2) snprintf(args, sizeof args, cmds[k].fmt, "", model, mnt);
+        else snprintf(args, sizeof args, cmds[k].fmt, pair, mnt);
+        code = qt_hm_exec(args, 0, err, sizeof err, NULL);
+        char sub[600];
+        snprintf(sub, sizeof sub, "%s/%s", mnt, k == 0 ? "cmp" : k == 1 ? "sens" : "run");
+        n = qt_hm_entries(sub, list, sizeof list);
+        if (code != 1 || !strstr(err, cmds[k].file) || !strstr(err, "No space left") || n > 0) {
+            ok = false;
+            snprintf(why, sizeof why, "full tmpfs (%s): exit %d, left [%s]: %s", args, code, list, err);
+        }
+    }
+    /* read-only */
+    umount2(mnt, MNT_DETACH);
+    if (ok && qt_hm_tmpfs(mnt, "1m", true)) {
+        snprintf(args, sizeof args, "runall %s -o %s/r.zip --quiet", pair, mnt);
+        code = qt_hm_exec(args, 0, err, sizeof err, NULL);
+        if (code != 1 || !strstr(err, mnt) || !strstr(err, "Read-only")) {
+            ok = false;
+            snprintf(why, sizeof why, "read-only tmpfs runall: exit %d: %s", code, err);
+        }
+        snprintf(args, sizeof args, "compare %s -o %s/cmp --quiet", pair, mnt);
+        code = qt_hm_exec(args, 0, err, sizeof err, NULL);
+        if (ok && (code != 1 || !strstr(err, "cmp") || !strstr(err, "Read-only"))) {
+            ok = false;
+            snprintf(why, sizeof why, "read-only tmpfs compare: exit %d: %s", code, err);
+        }
+        umount2(mnt, MNT_DETACH);
+    }
+    rmdir(mnt);
+    QT_CHECKF(ok && qt_cur_failed == failed_before, "%s", why);
+}
+
 /* ==== NEON kernels (aarch64) ============================================================== */
 
 #if defined(__aarch64__)
@@ -832,6 +1449,11 @@ static void qt_harden_all(void) {
     QT_RUN(test_harden_nonfinite);
     QT_RUN(test_harden_deep_chain);
     QT_RUN(test_harden_wide_graph);
+    QT_RUN(test_harden_data_dir);
+    QT_RUN(test_harden_max_memory_cli);
+    QT_RUN(test_harden_max_memory_estimate);
+    QT_RUN(test_harden_max_memory_process);
+    QT_RUN(test_harden_full_output);
 #if defined(__aarch64__)
     QT_RUN(test_harden_neon_gemm);
     QT_RUN(test_harden_neon_dwconv);

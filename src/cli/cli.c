@@ -96,9 +96,13 @@ static const char *qr__usage_runall =
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
     "  comparison with local error, sensitivity ranking, cumulative error, the bad-case input.\n"
-    "  Without -i a deterministic random input is used (with a warning). The zip is written atomically;\n"
-    "  with SOURCE_DATE_EPOCH set the same inputs give a byte-identical zip. Exit code 10 when a\n"
-    "  --fail-if-* gate is not met (the bundle is still written).\n";
+    "  Without -i a deterministic random input is used (with a warning). The zip is written atomically\n"
+    "  (a full or unwritable location: exit code 1, no partial zip, no temporary left behind); with\n"
+    "  SOURCE_DATE_EPOCH set the same inputs give a byte-identical zip. --keep-dir DIR also leaves the\n"
+    "  unzipped bundle in DIR, written after the zip and as atomically (an existing DIR is replaced only\n"
+    "  when empty or an earlier bundle); when DIR cannot be written the exit code is 1, DIR is left as it\n"
+    "  was and the zip, already complete, stays. Exit code 10 when a --fail-if-* gate is not met (the\n"
+    "  bundle is still written).\n";
 static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10] [--quiet]\n"
@@ -121,8 +125,15 @@ static void qr__print_usage(FILE *f) {
             "  runall    every analysis, one zip bundle with index.html (the report to attach to a bug)\n"
             "  find-bad-case  the worst input of a data folder (badcase.npy, badcase_list.txt/.csv)\n\n"
             "options of every command: --threads N (default: QR_THREADS or the online CPUs; results are\n"
-            "identical for any N), --max-memory SIZE (e.g. 2G: refuse up front when the estimate is larger),\n"
-            "--quiet.\n"
+            "identical for any N), --max-memory SIZE, --quiet.\n"
+            "--max-memory SIZE (512M, 2G): refuse up front (exit 1, nothing run or written) when the command's\n"
+            "estimated peak memory is larger; the message gives the estimate and its parts. Estimated from the\n"
+            "loaded models and the input shapes (declared, --shape or -i; find-bad-case and --data use the\n"
+            "model's input shapes): initializers, every value's inferred size, what the command keeps alive at\n"
+            "once (compare, sensitivity and runall cache a float32 copy of every baseline value, sensitivity and\n"
+            "runall a copy of every analysis value), one execution's live values, plot and report buffers. Model\n"
+            "files are checked by size before they are loaded. With a limit, large buffers go back to the system\n"
+            "when freed, so the peak RSS follows the estimate.\n"
             "qreport COMMAND --help shows a command's options; qreport --version shows the build.\n",
             QR_VERSION);
 }
@@ -341,13 +352,62 @@ static void qr__cli_release(QrGraph *g, QrTensor *in) {
 
 /* File name for a value: characters outside [A-Za-z0-9._-] become '_'. */
 
+/* ---- --max-memory ---------------------------------------------------------------
+ * Checked where models are loaded: before loading (from the file sizes), after a one-model
+ * command's model and inputs are ready (qr__cli_begin) and after the second model of a
+ * two-model command loads (qr__cli_load_second), before anything runs. With a limit, large
+ * blocks are always mmap'd (glibc otherwise raises its mmap threshold after the first large
+ * free and keeps freed tensors resident), so the peak RSS follows the estimate: a runall on
+ * 2 MiB activations peaks at 40 MiB instead of 64 MiB (fresh pages cost a little time). */
+#include <malloc.h>
+
+/* What the check needs of the command being run (set by qr__cli_begin). */
+static struct {
+    char cmd[32];            /* its name, from the usage text: "runall" */
+    int64_t max_memory;      /* 0: no check */
+    QrMemOpts opts;
+} qr__cli_mem;
+
+/* The estimate of the command being run on b (and a) against --max-memory. */
+static QrStatus qr__cli_mem_check(const QrGraph *b, const QrGraph *a, const QrTensor *in) {
+    if (qr__cli_mem.max_memory <= 0) return QR_OK;
+    QrMemEstimate e;
+    QR_TRY(qr_mem_estimate(b, a, in, &qr__cli_mem.opts, &e));
+    return qr_mem_check(&e, qr__cli_mem.cmd, qr__cli_mem.max_memory);
+}
+
 /* Common start of a one-model command: parse, load the model, build inputs.
  * Returns -1 when the command should go on, else the exit code to return. */
 static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_models, QrCliOpts *o, QrGraph **g,
                          QrTensor **in) {
     int rc = qr__cli_parse(argc, argv, o, usage, two_models);
     if (rc) return rc < 0 ? 0 : rc;
+    static const struct { const char *name; QrMemCmd cmd; } cmds[] = {
+        { "run", QR_MEM_RUN }, { "profile", QR_MEM_PROFILE }, { "check", QR_MEM_CHECK }, { "match", QR_MEM_MATCH },
+        { "compare", QR_MEM_COMPARE }, { "sensitivity", QR_MEM_SENSITIVITY }, { "runall", QR_MEM_RUNALL },
+        { "find-bad-case", QR_MEM_BADCASE },
+    };
+    const char *w = strstr(usage, "qreport ");
+    snprintf(qr__cli_mem.cmd, sizeof qr__cli_mem.cmd, "%.*s", w ? (int)strcspn(w + 8, " ") : 7, w ? w + 8 : "qreport");
+    qr__cli_mem.max_memory = o->max_memory;
+    qr__cli_mem.opts = (QrMemOpts){ .cmd = two_models ? QR_MEM_RUNALL : QR_MEM_RUN, .mode = o->mode,
+                                    .data_search = o->data_dir != NULL };
+    for (int k = 0; k < QR_ARRAY_LEN(cmds); k++) if (!strcmp(qr__cli_mem.cmd, cmds[k].name)) qr__cli_mem.opts.cmd = cmds[k].cmd;
+    qr__cli_mem.opts.no_exec = qr__cli_mem.opts.cmd == QR_MEM_CHECK && o->n_inputs == 0;
+    if (o->max_memory > 0) {
+        mallopt(M_MMAP_THRESHOLD, 128 << 10);
+        qr_run_pool_set_idle(0);             /* no idle buffers beyond the live values the estimate counts */
+        const char *files[2] = { o->model, o->model2 };
+        QrMemEstimate e;
+        qr_mem_estimate_files(files, two_models ? 2 : 1, &e);
+        QrStatus st = qr_mem_check(&e, qr__cli_mem.cmd, o->max_memory);
+        if (st != QR_OK) return qr__cli_fail(st);
+    }
     QrStatus st = qr__cli_prepare(o, g, in);
+    if (st == QR_OK && !two_models) {
+        st = qr__cli_mem_check(*g, NULL, *in);
+        if (st != QR_OK) qr__cli_release(*g, *in);
+    }
     return st == QR_OK ? -1 : qr__cli_fail(st);
 }
 
@@ -372,8 +432,9 @@ static int qr_cli_run(int argc, char **argv) {
         fprintf(stderr, "qreport: run --mode must be sim or int\n%s", qr__usage_run);
         return QR_EXIT_USAGE;
     }
-    QrStatus st = qr__cli_prepare(&o, &g, &in);
-    if (st != QR_OK) return qr__cli_fail(st);
+    rc = qr__cli_begin(argc, argv, qr__usage_run, false, &o, &g, &in);   /* load + --max-memory check */
+    if (rc >= 0) return rc;
+    QrStatus st = QR_OK;
     const char *dir = o.out_dir ? o.out_dir : ".";
     QrQuantTable qt = {0};
     QrGraph low = {0};
@@ -473,6 +534,7 @@ static QrStatus qr__cli_load_second(const char *path, const QrGraph *base, const
                      base->n_inputs);
     for (int i = 0; st == QR_OK && i < a->n_inputs; i++) st = qr_graph_check_input(a, i, &inputs[i]);
     if (st == QR_OK) st = qr_graph_infer(a, inputs);
+    if (st == QR_OK) st = qr__cli_mem_check(base, a, inputs);
     if (st != QR_OK) { qr_graph_free(a); free(a); return st; }
     *out = a;
     return QR_OK;

@@ -174,6 +174,17 @@ static void qr_progress_message(QrProgress *p, const char *fmt, ...) {
 }
 
 static int64_t qr_progress_peak_rss(void) {
+    /* VmHWM: the high-water mark of this process's own address space. getrusage's ru_maxrss
+     * also keeps what the process held before exec (a fork of a large parent counts it). */
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f) {
+        char line[256];
+        long long kb = -1;
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "VmHWM:", 6)) { kb = strtoll(line + 6, NULL, 10); break; }
+        fclose(f);
+        if (kb > 0) return (int64_t)kb * 1024;
+    }
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
     return (int64_t)ru.ru_maxrss * 1024;     /* Linux reports kilobytes */

@@ -59,7 +59,8 @@ static void qr_progress_end(QrProgress *p, QrStatus st);
 static void qr_progress_message(QrProgress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Seconds since qr_progress_init. */
 static double qr_progress_elapsed(const QrProgress *p);
-/* Peak resident memory of this process in bytes (getrusage ru_maxrss), 0 if unknown. */
+/* Peak resident memory of this process in bytes (/proc/self/status VmHWM, else getrusage
+ * ru_maxrss), 0 if unknown. */
 static int64_t qr_progress_peak_rss(void);
 /* "42s", "3m05s", "1h02m" — durations for humans. */
 static void qr_progress_format_duration(double seconds, char *buf, size_t cap);

@@ -189,6 +189,10 @@ static const QrTensor *qr__tap_view(const QrRunOpts *o, QrTensor *vals, int v) {
 
 #define QR__RUN_POOL_IDLE ((size_t)96 << 20)
 
+/* The idle cap in force (qr_run_pool_set_idle; --max-memory sets 0 so that the memory
+ * estimate, which counts live values only, bounds the process). */
+static size_t qr__run_pool_idle = QR__RUN_POOL_IDLE;
+
 typedef struct QrRunBlk { void *p; size_t cap; } QrRunBlk;
 
 static struct {
@@ -226,7 +230,7 @@ static void *qr__run_buf_get(size_t bytes, size_t *cap) {
 /* Returns a buffer to the pool (frees it when the pool is full). */
 static void qr__run_buf_put(void *p, size_t cap) {
     pthread_mutex_lock(&qr__run_pool.mu);
-    if (qr__run_pool.bytes + cap <= QR__RUN_POOL_IDLE) {
+    if (qr__run_pool.bytes + cap <= qr__run_pool_idle) {
         if (qr__run_pool.n == qr__run_pool.cap) {
             int nc = qr__run_pool.cap ? 2 * qr__run_pool.cap : 64;
             QrRunBlk *nb = realloc(qr__run_pool.b, (size_t)nc * sizeof *nb);
@@ -240,6 +244,13 @@ static void qr__run_buf_put(void *p, size_t cap) {
     }
     pthread_mutex_unlock(&qr__run_pool.mu);
     qr_aligned_free(p);
+}
+
+static void qr_run_pool_set_idle(size_t bytes) {
+    pthread_mutex_lock(&qr__run_pool.mu);
+    qr__run_pool_idle = bytes;
+    pthread_mutex_unlock(&qr__run_pool.mu);
+    if (!bytes) qr_run_release();
 }
 
 static void qr_run_release(void) {

@@ -87,6 +87,9 @@ static size_t qr_run_cache_bytes(const QrRunCache *c);
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs);
 /* Frees the buffers qr_run keeps for later runs. No run may be in progress. */
 static void qr_run_release(void);
+/* Caps the bytes of idle buffers the executor keeps for reuse across runs (default 96 MiB);
+ * 0 frees them and keeps none (--max-memory: the estimate then bounds the process). */
+static void qr_run_pool_set_idle(size_t bytes);
 /* Runs one node on the given inputs (NULL for omitted ones); outputs[k] receive
  * owned tensors. Used for shadow (local error) runs. */
 static QrStatus qr_run_node(const QrGraph *g, int node, const QrTensor *const *inputs, QrTensor *outputs);

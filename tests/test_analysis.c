@@ -345,10 +345,17 @@ static void test_sens_reference(void) {
         }
         double v[5] = { r->m.l1, r->m.cosine, r->m.mse, r->m.kl, r->m.sqnr };
         for (int j = 0; ok && j < 5; j++)
-            /* Cosine/SQNR to 1e-5; L1/MSE/KL to 1e-4: the two float executions of the baseline
-             * (ONNX Runtime's and ours, different summation orders) differ by ~2e-6 on this
-             * output, which is 2.5e-5 of the L1 being measured. */
-            if (!qt_close(v[j], vals[k][j], j == 1 || j == 4 ? 1e-5 : 1e-4, j == 3 ? 1e-9 : 0)) {
+            /* Cosine/SQNR to 1e-5; L1/MSE/KL to 1e-4 (x86-64: measured up to 8.4e-5): ONNX Runtime's
+             * and our float baselines still differ in two ops (depthwise Conv, the batch-1 Gemm:
+             * summation order), ~1e-6 on this output, which is up to 8e-5 of the MSE/KL measured.
+             * aarch64 runs its convolutions without x86's fused multiply-adds, which the x86-64
+             * reference was made with: 2e-4 there (measured 1.0e-4 under qemu). */
+#if defined(__aarch64__)
+            const double loose = 2e-4;
+#else
+            const double loose = 1e-4;
+#endif
+            if (!qt_close(v[j], vals[k][j], j == 1 || j == 4 ? 1e-5 : loose, j == 3 ? 1e-9 : 0)) {
                 ok = false;
                 snprintf(msg, sizeof msg, "rank %d %s metric %d: %.9g, reference %.9g", k + 1, r->name, j, v[j], vals[k][j]);
             }

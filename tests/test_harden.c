@@ -1220,6 +1220,7 @@ static void test_harden_max_memory_process(void) {
     }
 #else
     QR_UNUSED(bin);
+    QR_UNUSED(rss);
 #endif
 }
 

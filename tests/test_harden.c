@@ -1391,9 +1391,9 @@ static void test_harden_neon_gemm(void) {
     QT_CHECK(cases == 8 * 12 * 6 * 2);
 }
 
-/* qr_f32_dwconv2d__neon equals ref bit for bit over strides 1-3 (1 and 2 vectorized),
- * dilations, paddings and tails, and never writes past the output plane. */
-static void test_harden_neon_dwconv(void) {
+/* qr_f32_conv_m1__neon equals ref bit for bit over strides 1-3, dilations, paddings, 1-2
+ * input channels and tails, and never writes past the output plane. */
+static void test_harden_neon_conv_m1(void) {
     uint64_t rng = 11;
     int cases = 0;
     static const int HWs[] = { 1, 2, 3, 5, 8, 9, 16, 17 }, Ks[] = { 1, 2, 3, 5 };
@@ -1403,16 +1403,18 @@ static void test_harden_neon_dwconv(void) {
                 for (int d = 1; d <= 2; d++)
                     for (int p = 0; p <= 2; p++) {
                         int64_t H = HWs[hi], W = HWs[(hi + 3) % QR_ARRAY_LEN(HWs)], KH = Ks[ki], KW = Ks[(ki + 1) % 4];
+                        int64_t C = 1 + (p & 1);
                         int64_t OH = (H + 2 * p - d * (KH - 1) - 1) / s + 1, OW = (W + 2 * p - d * (KW - 1) - 1) / s + 1;
                         if (H + 2 * p - d * (KH - 1) - 1 < 0 || W + 2 * p - d * (KW - 1) - 1 < 0) continue;
-                        float x[17 * 17], w[25], y1[24 * 24], y2[24 * 24];
-                        for (int i = 0; i < H * W; i++) x[i] = qt_hd_rand(&rng);
-                        for (int i = 0; i < KH * KW; i++) w[i] = qt_hd_rand(&rng);
+                        float x[2 * 17 * 17], w[2 * 25], y1[24 * 24], y2[24 * 24];
+                        for (int i = 0; i < C * H * W; i++) x[i] = qt_hd_rand(&rng);
+                        for (int i = 0; i < C * KH * KW; i++) w[i] = qt_hd_rand(&rng);
                         for (size_t i = 0; i < sizeof y1 / 4; i++) y1[i] = y2[i] = qt_hd_rand(&rng);
-                        qr_f32_dwconv2d__ref(x, H, W, w, KH, KW, s, s, d, d, p, p, y1, OH, OW);
-                        qr_f32_dwconv2d__neon(x, H, W, w, KH, KW, s, s, d, d, p, p, y2, OH, OW);
-                        QT_CHECKF(!memcmp(y1, y2, sizeof y1), "H=%lld W=%lld K=%lldx%lld s=%d d=%d p=%d differs",
-                                  (long long)H, (long long)W, (long long)KH, (long long)KW, s, d, p);
+                        QrF32ConvB b = { x, C, H, W, KH, KW, s, s, d, d, p, p, OH, OW };
+                        qr_f32_conv_m1__ref(&b, w, 0.5f, y1);
+                        qr_f32_conv_m1__neon(&b, w, 0.5f, y2);
+                        QT_CHECKF(!memcmp(y1, y2, sizeof y1), "C=%lld H=%lld W=%lld K=%lldx%lld s=%d d=%d p=%d differs",
+                                  (long long)C, (long long)H, (long long)W, (long long)KH, (long long)KW, s, d, p);
                         cases++;
                     }
     QT_CHECKF(cases >= 400, "only %d cases", cases);
@@ -1423,7 +1425,7 @@ static void test_harden_neon_dwconv(void) {
 static void test_harden_neon_golden(void) {
     QrKernels saved = qr_kern;
     qr_kern.f32_gemm = qr_f32_gemm__neon;
-    qr_kern.f32_dwconv2d = qr_f32_dwconv2d__neon;
+    qr_kern.f32_conv_m1 = qr_f32_conv_m1__neon;
     qr_kern.isa = QR_ISA_NEON;
     int before = qt_failed;
     static const char *fx[] = { "cnn_residual", "resize_concat", "transformer" };
@@ -1457,7 +1459,7 @@ static void qt_harden_all(void) {
     QT_RUN(test_harden_full_output);
 #if defined(__aarch64__)
     QT_RUN(test_harden_neon_gemm);
-    QT_RUN(test_harden_neon_dwconv);
+    QT_RUN(test_harden_neon_conv_m1);
     QT_RUN(test_harden_neon_golden);
 #else
     printf("harden: NEON kernel tests need an aarch64 build (make test-aarch64)\n");

@@ -417,42 +417,76 @@ static int64_t qt__k_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb
     return (in + pb + pe - (k - 1) * d - 1) / s + 1;
 }
 
-/* Depthwise convolution: every level within QR_KERN_F32_DW_TOL of a double-precision
- * loop (the ref included), and the output starts from (is added to) y. */
-static void test_dwconv(void) {
+/* One output of a one-filter convolution (QrF32ConvM1Fn) written out from its definition:
+ * the K products in tap order (0 input in the padding), each rounded, then summed in
+ * ONNX Runtime's M=1 groups — fours, then a pair, then a single — from +0, then the bias. */
+static float qt__k_m1_one(const float *x, int64_t C, int64_t H, int64_t W, const float *w, const QtWin *q,
+                          int64_t oh, int64_t ow, float bias) {
+    const int64_t K = C * q->KH * q->KW;
+    float p[3 * 9 * 9];
+    int64_t k = 0;
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t kh = 0; kh < q->KH; kh++)
+            for (int64_t kw = 0; kw < q->KW; kw++, k++) {
+                int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
+                volatile float prod = w[k] * (ih >= 0 && ih < H && iw >= 0 && iw < W ? x[(c * H + ih) * W + iw] : 0.0f);
+                p[k] = prod;
+            }
+    float acc = 0.0f;
+    int64_t i = 0;
+    for (; i + 4 <= K; i += 4) acc = (((p[i] + p[i + 1]) + p[i + 2]) + p[i + 3]) + acc;
+    if (i + 2 <= K) {
+        acc = (p[i] + p[i + 1]) + acc;
+        i += 2;
+    }
+    if (i < K) acc = p[i] + acc;
+    return acc + bias;
+}
+
+/* QrF32ConvM1Fn: every level (ref included) has exactly the bits of the definition above,
+ * for every window, 1 and 3 input channels (K % 4 takes every value), an infinite weight
+ * (NaN where it meets the padding, as in ORT's zero-filled im2col), and no write past y. */
+static void test_conv_m1(void) {
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8);
     uint64_t rng = 11;
-    for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_wins); wi++) {
-        const QtWin *q = &qt__k_wins[wi];
-        int64_t OH = qt__k_out(q->H, q->KH, q->sh, q->dh, q->ph, q->pe_h), OW = qt__k_out(q->W, q->KW, q->sw, q->dw, q->pw, q->pe_w);
-        float *x = qt__k_randf(q->H * q->W, &rng), *w = qt__k_randf(q->KH * q->KW, &rng);
-        float *y0 = qt__k_randf(OH * OW, &rng), *y = qr_aligned_alloc((size_t)(OH * OW) * sizeof(float));
-        for (int l = 0; l < nl; l++) {
-            memcpy(y, y0, (size_t)(OH * OW) * sizeof(float));
-            lv[l].f32_dwconv2d(x, q->H, q->W, w, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, y, OH, OW);
-            for (int64_t oh = 0; oh < OH; oh++)
-                for (int64_t ow = 0; ow < OW; ow++) {
-                    double s = y0[oh * OW + ow], a = fabs(s);
-                    for (int64_t kh = 0; kh < q->KH; kh++)
-                        for (int64_t kw = 0; kw < q->KW; kw++) {
-                            int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
-                            if (ih < 0 || ih >= q->H || iw < 0 || iw >= q->W) continue;
-                            double p = (double)w[kh * q->KW + kw] * x[ih * q->W + iw];
-                            s += p;
-                            a += fabs(p);
-                        }
-                    double got = y[oh * OW + ow];
-                    QT_CHECKF(fabs(got - s) <= QR_KERN_F32_DW_TOL(q->KH * q->KW + 1) * a + 1e-30,
-                              "%s window %d: y[%lld][%lld] = %.9g want %.9g", qr_isa_name(lv[l].isa), wi, (long long)oh,
-                              (long long)ow, got, s);
+    int cases = 0, nan_seen = 0;
+    for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_wins); wi++)
+        for (int64_t C = 1; C <= 3; C += 2)
+            for (int inf = 0; inf <= 1; inf++) {
+                const QtWin *q = &qt__k_wins[wi];
+                int64_t OH = qt__k_out(q->H, q->KH, q->sh, q->dh, q->ph, q->pe_h), OW = qt__k_out(q->W, q->KW, q->sw, q->dw, q->pw, q->pe_w);
+                int64_t K = C * q->KH * q->KW;
+                float *x = qt__k_randf(C * q->H * q->W, &rng), *w = qt__k_randf(K, &rng);
+                float *want = qr_aligned_alloc((size_t)(OH * OW) * sizeof(float));
+                float *y = qr_aligned_alloc((size_t)(OH * OW + 16) * sizeof(float));
+                if (inf) w[0] = INFINITY;
+                const float bias = inf ? 0.0f : 0.25f * (float)wi - 1.0f;
+                for (int64_t oh = 0; oh < OH; oh++)
+                    for (int64_t ow = 0; ow < OW; ow++) {
+                        want[oh * OW + ow] = qt__k_m1_one(x, C, q->H, q->W, w, q, oh, ow, bias);
+                        nan_seen += want[oh * OW + ow] != want[oh * OW + ow];
+                    }
+                QrF32ConvB b = { x, C, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, OH, OW };
+                for (int l = 0; l < nl; l++) {
+                    for (int64_t i = 0; i < OH * OW + 16; i++) y[i] = -7.0f;
+                    qr_kern_release();   /* scratch of exactly the size asked for: over-reads show under ASan */
+                    lv[l].f32_conv_m1(&b, w, bias, y);
+                    int64_t bad = -1;
+                    for (int64_t i = 0; i < OH * OW && bad < 0; i++)
+                        if (memcmp(&y[i], &want[i], 4) && !(y[i] != y[i] && want[i] != want[i])) bad = i;
+                    QT_CHECKF(bad < 0, "%s window %d C=%lld inf=%d: y[%lld] = %.9g want %.9g", qr_isa_name(lv[l].isa), wi,
+                              (long long)C, inf, (long long)bad, bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
+                    for (int64_t i = OH * OW; i < OH * OW + 16; i++) QT_CHECK(y[i] == -7.0f);
+                    cases++;
                 }
-        }
-        qr_aligned_free(x);
-        qr_aligned_free(w);
-        qr_aligned_free(y0);
-        qr_aligned_free(y);
-    }
+                qr_aligned_free(x);
+                qr_aligned_free(w);
+                qr_aligned_free(want);
+                qr_aligned_free(y);
+            }
+    QT_CHECKF(nan_seen > 0, "no NaN from an infinite weight in the padding");
+    QT_CHECK(cases == QR_ARRAY_LEN(qt__k_wins) * 2 * 2 * nl);
 }
 
 /* Convolution as an implicit-im2col GEMM: every level (ref included) against a double
@@ -1153,7 +1187,7 @@ static void qt_kern_all(void) {
     QT_RUN(test_q8_dwconv2d);
     QT_RUN(test_q8_maxpool2d);
     QT_RUN(test_q8_eltwise);
-    QT_RUN(test_dwconv);
+    QT_RUN(test_conv_m1);
     QT_RUN(test_conv_gemm);
     QT_RUN(test_maxpool);
     QT_RUN(test_pair_stats);

@@ -287,57 +287,122 @@ static void test_f32_conv_gemm_fused(void) {
     }
 }
 
-/* ==== depthwise convolution ======================================================== */
+/* ==== ONNX Runtime's summation orders =============================================== */
 
-/* Every level against a double loop (y starts non-zero: the kernels add; the bias form
- * starts from NaN, which it must not read), over plane sizes that give 1..12 chunks of 16
- * output columns, strides 1-3, 3x3 and other kernels, dilation 1-2 and pads 0-2. */
-static void test_f32_dwconv_levels(void) {
+/* sum_k a[k] * b[k*bs] over [k0, k1), one fused multiply-add after another from +0. */
+static float qt__kf_fma_chain(const float *a, const float *b, int64_t bs, int64_t k0, int64_t k1) {
+    float s = 0.0f;
+    for (int64_t k = k0; k < k1; k++) s = fmaf(a[k], b[k * bs], s);
+    return s;
+}
+
+/* The batch-1 Gemm (N = 1 GEMM): on every SIMD level, C[m] = C0[m] + chain(block 0),
+ * then + chain(block i) for each further block of 256 — ORT's packed SGEMM with beta 1 —
+ * exactly, for K below, at and across the block size, and without accumulate (C0 = +0,
+ * no add). The ref level sums a plain loop (QR_KERN_F32_DOT_TOL, test_kern). */
+static void test_f32_gemv_order(void) {
     QrKernels lv[8];
-    int nl = qt__kf_levels(lv, 8);
-    uint64_t rng = 55;
-    for (int trial = 0; trial < 160; trial++) {
-        int64_t H = 1 + (int64_t)(qr_rng_next(&rng) % 40), W = 1 + (int64_t)(qr_rng_next(&rng) % (trial % 4 ? 40 : 190));
-        int64_t KH = trial % 3 ? 3 : 1 + (int64_t)(qr_rng_next(&rng) % 5), KW = trial % 3 ? 3 : 1 + (int64_t)(qr_rng_next(&rng) % 5);
-        int64_t s = 1 + (int64_t)(qr_rng_next(&rng) % (trial % 5 ? 2 : 3)), d = trial % 7 ? 1 : 2;
-        int64_t ph = (int64_t)(qr_rng_next(&rng) % 3), pw = (int64_t)(qr_rng_next(&rng) % 3);
-        int64_t OH = (H + 2 * ph - d * (KH - 1) - 1) / s + 1, OW = (W + 2 * pw - d * (KW - 1) - 1) / s + 1;
-        if (H + 2 * ph < d * (KH - 1) + 1 || W + 2 * pw < d * (KW - 1) + 1 || OH < 1 || OW < 1) continue;
-        float *x = qt__kf_rand(H * W, &rng), *w = qt__kf_rand(KH * KW, &rng), *y0 = qt__kf_rand(OH * OW, &rng);
-        float *y = qr_aligned_alloc((size_t)(OH * OW) * sizeof(float)), bias = y0[0];
-        for (int l = 0; l < nl * 2; l++) {
-            const bool with_bias = l >= nl;   /* f32_dwconv2d_bias: y's contents ignored */
-            qr_kern_release();   /* scratch of exactly the size asked for: over-reads show under ASan */
-            if (with_bias) {
-                for (int64_t i = 0; i < OH * OW; i++) y[i] = NAN;
-                lv[l - nl].f32_dwconv2d_bias(x, H, W, w, KH, KW, s, s, d, d, ph, pw, bias, y, OH, OW);
-            } else {
-                memcpy(y, y0, (size_t)(OH * OW) * sizeof(float));
-                lv[l].f32_dwconv2d(x, H, W, w, KH, KW, s, s, d, d, ph, pw, y, OH, OW);
-            }
-            for (int64_t oh = 0; oh < OH; oh++)
-                for (int64_t ow = 0; ow < OW; ow++) {
-                    double acc = with_bias ? bias : y0[oh * OW + ow], a = fabs(acc);
-                    for (int64_t kh = 0; kh < KH; kh++)
-                        for (int64_t kw = 0; kw < KW; kw++) {
-                            int64_t ih = oh * s - ph + kh * d, iw = ow * s - pw + kw * d;
-                            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                            double p = (double)w[kh * KW + kw] * x[ih * W + iw];
-                            acc += p;
-                            a += fabs(p);
-                        }
-                    double got = y[oh * OW + ow];
-                    QT_CHECKF(fabs(got - acc) <= QR_KERN_F32_DW_TOL(KH * KW + 1) * a + 1e-30,
-                              "%s%s %lldx%lld k%lldx%lld s%lld d%lld p%lld,%lld: y[%lld][%lld] = %.9g want %.9g",
-                              qr_isa_name(lv[l % nl].isa), with_bias ? " (bias)" : "", (long long)H, (long long)W, (long long)KH, (long long)KW, (long long)s,
-                              (long long)d, (long long)ph, (long long)pw, (long long)oh, (long long)ow, got, acc);
+    int nl = qt__kf_levels(lv, 8), cases = 0;
+    uint64_t rng = 91;
+    static const int64_t Ks[] = { 1, 7, 255, 256, 257, 512, 1280 }, Ms[] = { 1, 9, 1000 };
+    for (int ki = 0; ki < QR_ARRAY_LEN(Ks); ki++)
+        for (int mi = 0; mi < QR_ARRAY_LEN(Ms); mi++)
+            for (int acc = 0; acc <= 1; acc++) {
+                const int64_t K = Ks[ki], M = Ms[mi];
+                float *A = qt__kf_rand(M * K, &rng), *b = qt__kf_rand(K, &rng), *c0 = qt__kf_rand(M, &rng);
+                float *want = qr_aligned_alloc((size_t)M * sizeof(float)), *y = qr_aligned_alloc((size_t)M * sizeof(float));
+                for (int64_t m = 0; m < M; m++) {
+                    float v = qt__kf_fma_chain(A + m * K, b, 1, 0, QR_MIN(K, 256));
+                    if (acc) v = c0[m] + v;
+                    for (int64_t k0 = 256; k0 < K; k0 += 256) v = v + qt__kf_fma_chain(A + m * K, b, 1, k0, QR_MIN(K, k0 + 256));
+                    want[m] = v;
                 }
+                for (int l = 0; l < nl; l++) {
+                    if (lv[l].isa == QR_ISA_REF || lv[l].isa == QR_ISA_NEON || lv[l].isa == QR_ISA_DOT) continue;
+                    memcpy(y, c0, (size_t)M * sizeof(float));
+                    lv[l].f32_gemm(M, 1, K, A, K, b, 1, y, 1, acc);
+                    int64_t bad = -1;
+                    for (int64_t m = 0; m < M && bad < 0; m++)
+                        if (!qt__kf_same(y[m], want[m])) bad = m;
+                    QT_CHECKF(bad < 0, "%s M=%lld K=%lld acc=%d: C[%lld] = %.9g want %.9g", qr_isa_name(lv[l].isa),
+                              (long long)M, (long long)K, acc, (long long)bad, bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
+                    cases++;
+                }
+                float *all[] = { A, b, c0, want, y };
+                for (int i = 0; i < QR_ARRAY_LEN(all); i++) qr_aligned_free(all[i]);
+            }
+    printf("gemv order: %d level x shape cases exact\n", cases);
+}
+
+/* MlasConv's K block on one thread, from its definition: SGEMM strides 128 x 128; N >= K
+ * halves the K stride while half of it still covers K, N < K doubles it while the N
+ * stride (> 16) halved still covers N. */
+static int64_t qt__kf_mlas_conv_kc(int64_t K, int64_t N) {
+    int64_t sn = 128, sk = 128;
+    while (N >= K && sk / 2 >= K) sk /= 2, sn *= 2;
+    while (N < K && sn > 16 && sn / 2 >= N) sk *= 2, sn /= 2;
+    return sk;
+}
+
+/* A convolution's GEMM (implicit im2col, and the plain GEMM with conv_n for 1x1 ones) on
+ * every SIMD level sums exactly as ORT's MlasConv: per K block a chain of fused
+ * multiply-adds from +0, each block added to the ones before, then the bias, then Relu —
+ * over K from 27 to 1152 and output planes whose column count leaves every tail (49, 196,
+ * 3136 ...). */
+static void test_f32_conv_order(void) {
+    QrKernels lv[8];
+    int nl = qt__kf_levels(lv, 8), cases = 0;
+    uint64_t rng = 93;
+    static const struct { int64_t C, HW, KHW, M; } sh[] = {
+        { 3, 56, 3, 8 }, { 16, 14, 3, 20 }, { 64, 7, 3, 16 }, { 128, 7, 3, 9 }, { 144, 14, 1, 24 }, { 320, 7, 1, 17 },
+        { 40, 13, 3, 33 }, { 200, 2, 1, 5 },
+    };
+    for (int si = 0; si < QR_ARRAY_LEN(sh); si++) {
+        const int64_t C = sh[si].C, H = sh[si].HW, KS = sh[si].KHW, M = sh[si].M, pad = KS / 2;
+        const int64_t OH = H, OW = H, N = OH * OW, K = C * KS * KS;
+        float *x = qt__kf_rand(C * H * H, &rng), *A = qt__kf_rand(M * K, &rng), *bias = qt__kf_rand(M, &rng);
+        float *col = qr_aligned_alloc((size_t)(K * N) * sizeof(float)), *want = qr_aligned_alloc((size_t)(M * N) * sizeof(float));
+        float *y = qr_aligned_alloc((size_t)(M * N) * sizeof(float));
+        for (int64_t c = 0, k = 0; c < C; c++)
+            for (int64_t kh = 0; kh < KS; kh++)
+                for (int64_t kw = 0; kw < KS; kw++, k++)
+                    for (int64_t p = 0; p < N; p++) {
+                        int64_t ih = p / OW - pad + kh, iw = p % OW - pad + kw;
+                        col[k * N + p] = ih >= 0 && ih < H && iw >= 0 && iw < H ? x[(c * H + ih) * H + iw] : 0.0f;
+                    }
+        const int64_t kc = qt__kf_mlas_conv_kc(K, N);
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t p = 0; p < N; p++) {
+                float v = 0.0f;
+                for (int64_t k0 = 0; k0 < K; k0 += kc) {
+                    float blk = qt__kf_fma_chain(A + m * K, col + p, N, k0, QR_MIN(K, k0 + kc));
+                    v = k0 ? v + blk : blk;
+                }
+                v = v + bias[m];
+                want[m * N + p] = v > 0 ? v : 0.0f;
+            }
+        QrF32ConvB cb = { x, C, H, H, KS, KS, 1, 1, 1, 1, pad, pad, OH, OW };
+        QrF32Fused f = { .ep = { bias, -INFINITY, INFINITY }, .relu = true, .conv_n = N };
+        for (int l = 0; l < nl; l++) {
+            if (lv[l].isa == QR_ISA_REF || lv[l].isa == QR_ISA_NEON || lv[l].isa == QR_ISA_DOT) continue;
+            for (int form = 0; form < 2; form++) {
+                for (int64_t i = 0; i < M * N; i++) y[i] = NAN;
+                if (form == 0) lv[l].f32_conv_gemm_fused(M, A, K, &cb, y, N, &f);
+                else lv[l].f32_gemm_fused(M, N, K, A, K, col, N, y, N, false, &f);   /* as the 1x1 path calls it */
+                int64_t bad = -1;
+                for (int64_t i = 0; i < M * N && bad < 0; i++)
+                    if (!qt__kf_same(y[i], want[i])) bad = i;
+                QT_CHECKF(bad < 0, "%s %s C=%lld %lldx%lld k%lld M=%lld (kc %lld): y[%lld] = %.9g want %.9g",
+                          qr_isa_name(lv[l].isa), form ? "gemm+conv_n" : "conv gemm", (long long)C, (long long)H,
+                          (long long)H, (long long)KS, (long long)M, (long long)kc, (long long)bad,
+                          bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
+                cases++;
+            }
         }
-        qr_aligned_free(x);
-        qr_aligned_free(w);
-        qr_aligned_free(y0);
-        qr_aligned_free(y);
+        float *all[] = { x, A, bias, col, want, y };
+        for (int i = 0; i < QR_ARRAY_LEN(all); i++) qr_aligned_free(all[i]);
     }
+    printf("conv order: %d level x shape cases exact\n", cases);
 }
 
 static void qt_kern_f32_all(void) {
@@ -345,5 +410,6 @@ static void qt_kern_f32_all(void) {
     QT_RUN(test_f32_steps_levels);
     QT_RUN(test_f32_gemm_fused);
     QT_RUN(test_f32_conv_gemm_fused);
-    QT_RUN(test_f32_dwconv_levels);
+    QT_RUN(test_f32_gemv_order);
+    QT_RUN(test_f32_conv_order);
 }

@@ -90,10 +90,11 @@ static QrKTiles qr__k_tiles(int64_t M, int64_t N, int mr, int nr, int64_t mc_max
 #define QR__K_F32_NS 512
 
 /* What a micro-kernel does with its sums s (in this order): s += bias[r] (bias not NULL:
- * first K block), s += c (add), s += res[r][q] (res not NULL: last K block; res + s when
+ * first K block; after the add instead when bias_after), s += c (add), s += res[r][q] (res not NULL: last K block; res + s when
  * res_first), s = clamp(s, lo, hi) (clamp: last K block), relu (last K block), then stores. */
 typedef struct QrKF32Out {
     bool add, clamp, relu, res_first;
+    bool bias_after;     /* the bias is added after the add (s = (c + s) + bias): a convolution's last block */
     const float *bias;   /* the tile's rows */
     const float *res;    /* the tile's first element, row stride ldres */
     int64_t ldres;
@@ -111,15 +112,56 @@ typedef void (*QrKF32PackB)(const float *b, int64_t ldb, int64_t kc, int nr, flo
  * (kc, NR), zero past nr. */
 typedef void (*QrKF32PackConv)(const QrF32ConvB *b, int64_t k0, int64_t kc, int64_t n0, int nr, float *dst);
 
-/* Dot product of two contiguous float arrays of length n (the N = 1 case: GEMV). */
-typedef float (*QrKF32Dot)(const float *a, const float *b, int64_t n);
+/* Dot products of `rows` rows of A (row stride lda) with b over kc values, each summed the
+ * way the micro-kernels sum one K block, and ORT's SGEMM kernels too (the batch-1 Gemm
+ * matches ONNX Runtime bit for bit through this):
+ *   out[r] = fma(a[r][kc-1], b[kc-1], ... fma(a[r][1], b[1], fma(a[r][0], b[0], +0))). */
+typedef void (*QrKF32DotSeq)(const float *A, int64_t lda, const float *b, int64_t kc, int64_t rows, float *out);
+
+/* The body of every level's QrKF32DotSeq, inlined into a function compiled for the level's
+ * target so that fmaf becomes one instruction: eight rows at a time, eight independent
+ * chains of fused multiply-adds in flight. */
+static inline __attribute__((always_inline)) void qr__k_f32_dotseq_body(const float *A, int64_t lda, const float *b,
+                                                                        int64_t kc, int64_t rows, float *out) {
+    int64_t r = 0;
+    for (; r + 8 <= rows; r += 8) {
+        const float *a = A + r * lda;
+        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f, s4 = 0.0f, s5 = 0.0f, s6 = 0.0f, s7 = 0.0f;
+        for (int64_t k = 0; k < kc; k++) {
+            const float bk = b[k];
+            s0 = fmaf(a[k], bk, s0);
+            s1 = fmaf(a[lda + k], bk, s1);
+            s2 = fmaf(a[2 * lda + k], bk, s2);
+            s3 = fmaf(a[3 * lda + k], bk, s3);
+            s4 = fmaf(a[4 * lda + k], bk, s4);
+            s5 = fmaf(a[5 * lda + k], bk, s5);
+            s6 = fmaf(a[6 * lda + k], bk, s6);
+            s7 = fmaf(a[7 * lda + k], bk, s7);
+        }
+        out[r] = s0;
+        out[r + 1] = s1;
+        out[r + 2] = s2;
+        out[r + 3] = s3;
+        out[r + 4] = s4;
+        out[r + 5] = s5;
+        out[r + 6] = s6;
+        out[r + 7] = s7;
+    }
+    for (; r < rows; r++) {
+        const float *a = A + r * lda;
+        float s = 0.0f;
+        for (int64_t k = 0; k < kc; k++) s = fmaf(a[k], b[k], s);
+        out[r] = s;
+    }
+}
 
 /* An ISA's float32 GEMM: tile size, K block (measured: 256 for both 6x16 and 8x32 on
- * Zen 4), ukr[r-1] for r = 1..mr rows, the dot product for N = 1 and the B packers. */
+ * Zen 4), ukr[r-1] for r = 1..mr rows, the sequential dot products (narrow last panels,
+ * N = 1) and the B packers. */
 typedef struct QrKF32Isa {
     int mr, nr, kc;
     QrKF32Ukr ukr[QR__K_MAXMR];
-    QrKF32Dot dot;
+    QrKF32DotSeq dotseq;
     QrKF32PackB pack_b;
     QrKF32PackConv pack_conv;
     /* optional narrow kernels for a last panel of few columns: up to nr/2 and nr/4 columns,
@@ -180,6 +222,8 @@ typedef struct QrKF32Job {
     float *C;
     bool accumulate;
     const QrF32Fused *f;        /* NULL: no epilogue */
+    int64_t kc;                 /* K block: the ISA's, or a convolution's (qr__k_conv_kc) */
+    bool conv_sum;              /* sum like MlasConv: bias after the last block */
     unsigned char *tid_mem;     /* per thread: B panel (kc*nr) */
     size_t tid_bytes;
     QrKTiles tl;
@@ -201,7 +245,8 @@ static void qr__k_f32_dot_cols(const struct QrKF32Job *j, const QrKF32Out *o, in
  * packed into this thread's buffer. */
 static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
     const QrKF32Job *j = ctx;
-    const int MR = j->isa->mr, NR = j->isa->nr, KC = j->isa->kc;
+    const int MR = j->isa->mr, NR = j->isa->nr;
+    const int64_t KC = j->kc;
     const int64_t mi = t % j->tl.n_mc, si = t / j->tl.n_mc;
     const int64_t i0 = mi * j->tl.mc, i1 = QR_MIN(j->M, i0 + j->tl.mc);
     const int64_t j0 = si * j->tl.ns, j1 = QR_MIN(j->N, j0 + j->tl.ns);
@@ -249,7 +294,8 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
                 const int mr = (int)QR_MIN(MR, i1 - ir);
                 const float *a = j->A + ir * j->lda + pc;
                 float *c = j->C + ir * j->ldc + jr;
-                o.bias = pc == 0 && ep && ep->bias ? ep->bias + ir : NULL;
+                o.bias = (j->conv_sum ? last : pc == 0) && ep && ep->bias ? ep->bias + ir : NULL;
+                o.bias_after = j->conv_sum;
                 o.res = f && last && f->res ? f->res + ir * f->ldres + jr : NULL;
                 u0[mr - 1](kc, a, j->lda, b, bs, c, j->ldc, w0, &o);
                 if (!u1) continue;
@@ -266,27 +312,35 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
 static void qr__k_f32_dot_cols(const QrKF32Job *j, const QrKF32Out *o, int64_t pc, int64_t kc, int64_t i0,
                                int64_t i1, int64_t n0, int nd, const float *b, int64_t bs, float *col) {
     const QrF32Fused *f = j->f;
-    const float *bias = pc == 0 && f ? f->ep.bias : NULL;
-    const float *res = f && f->res && pc + j->isa->kc >= j->K ? f->res : NULL;   /* last K block */
+    const bool last = pc + j->kc >= j->K;
+    const float *bias = (j->conv_sum ? last : pc == 0) && f ? f->ep.bias : NULL;
+    const float *res = f && f->res && last ? f->res : NULL;
     for (int q = 0; q < nd; q++)
         for (int64_t k = 0; k < kc; k++) col[q * kc + k] = b[k * bs + q];
-    for (int64_t i = i0; i < i1; i++)
+    float v[64];
+    for (int64_t r0 = i0; r0 < i1; r0 += 64) {
+        const int64_t nr = QR_MIN((int64_t)64, i1 - r0);
         for (int q = 0; q < nd; q++) {
-            float *c = j->C + i * j->ldc + n0 + q;
-            float v = j->isa->dot(j->A + i * j->lda + pc, col + q * kc, kc);
-            if (bias) v = v + bias[i];
-            if (o->add) v = *c + v;
-            if (res) {
-                float r = res[i * f->ldres + n0 + q];
-                v = f->res_first ? r + v : v + r;
+            j->isa->dotseq(j->A + r0 * j->lda + pc, j->lda, col + q * kc, kc, nr, v);
+            for (int64_t r = 0; r < nr; r++) {
+                const int64_t i = r0 + r;
+                float *c = j->C + i * j->ldc + n0 + q, x = v[r];
+                if (bias && !j->conv_sum) x = x + bias[i];
+                if (o->add) x = *c + x;
+                if (bias && j->conv_sum) x = x + bias[i];
+                if (res) {
+                    float rv = res[i * f->ldres + n0 + q];
+                    x = f->res_first ? rv + x : x + rv;
+                }
+                if (o->clamp) {
+                    x = x < o->lo ? o->lo : x;
+                    x = x > o->hi ? o->hi : x;
+                }
+                if (o->relu) x = x > 0 ? x : (x != x ? x : 0.0f);
+                *c = x;
             }
-            if (o->clamp) {
-                v = v < o->lo ? o->lo : v;
-                v = v > o->hi ? o->hi : v;
-            }
-            if (o->relu) v = v > 0 ? v : (v != v ? v : 0.0f);
-            *c = v;
         }
+    }
 }
 
 /* N = 1: C[m] (+)= dot(A row m, b) over row blocks; b is B's column made contiguous. */
@@ -302,13 +356,26 @@ typedef struct QrKF32Gemv {
 static void qr__k_f32_gemv_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
     const QrKF32Gemv *g = ctx;
-    const int64_t m0 = t * g->rows, m1 = QR_MIN(g->M, (t + 1) * g->rows);
-    for (int64_t m = m0; m < m1; m++) {
-        float v = g->isa->dot(g->A + m * g->lda, g->b, g->K);
-        if (g->f && g->f->ep.bias) v += g->f->ep.bias[m];
-        if (g->acc) v += g->C[m * g->ldc];
-        if (g->f) v = qr__k_ep_tail(g->f, v, m, 0);
-        g->C[m * g->ldc] = v;
+    const int64_t m0 = t * g->rows, m1 = QR_MIN(g->M, (t + 1) * g->rows), kc = g->isa->kc;
+    const float *bias = g->f ? g->f->ep.bias : NULL;
+    float v[64];
+    for (int64_t r0 = m0; r0 < m1; r0 += 64) {
+        const int64_t nr = QR_MIN((int64_t)64, m1 - r0);
+        for (int64_t pc = 0; pc < g->K; pc += kc) {   /* K blocks, summed as the GEMM sums them */
+            g->isa->dotseq(g->A + r0 * g->lda + pc, g->lda, g->b + pc, QR_MIN(kc, g->K - pc), nr, v);
+            for (int64_t r = 0; r < nr; r++) {
+                float *c = g->C + (r0 + r) * g->ldc, x = v[r];
+                if (pc == 0) {
+                    if (bias) x = x + bias[r0 + r];
+                    if (g->acc) x = *c + x;
+                } else {
+                    x = *c + x;
+                }
+                *c = x;
+            }
+        }
+        if (g->f)
+            for (int64_t r = 0; r < nr; r++) g->C[(r0 + r) * g->ldc] = qr__k_ep_tail(g->f, g->C[(r0 + r) * g->ldc], r0 + r, 0);
     }
     if (g->f && g->f->post && m1 > m0) g->f->post(g->f->post_ctx, g->C + m0 * g->ldc, g->ldc, m0, m1 - m0, 0, 1);
 }
@@ -328,6 +395,26 @@ static void qr__k_f32_gemm(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K
 static void qr__k_f32_conv_gemm(const QrKF32Isa *isa, int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,
                                 float *Y, int64_t ldy, const QrF32Fused *f) {
     qr__k_f32_run(isa, M, b->OH * b->OW, b->C * b->KH * b->KW, A, lda, NULL, 0, b, Y, ldy, false, f);
+}
+
+/* The K block ONNX Runtime's MlasConv sums a convolution's GEMM in on one thread: MLAS's
+ * SGEMM stride (128), halved while half of it still covers K (N >= K), or doubled while
+ * the N stride (128) can halve and still cover N (N < K). Each block is summed from zero
+ * and added to the blocks before it; the bias comes after the last (MlasActivation). */
+static int64_t qr__k_conv_kc(int64_t K, int64_t N) {
+    int64_t sn = 128, sk = 128;
+    if (N >= K) {
+        while (sk / 2 >= K) {
+            sn *= 2;
+            sk /= 2;
+        }
+    } else {
+        while (sn > 16 && sn / 2 >= N) {
+            sk *= 2;
+            sn /= 2;
+        }
+    }
+    return sk;
 }
 
 static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
@@ -359,9 +446,13 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
         return;
     }
     QrKF32Job j = { .isa = isa, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc, .A = A, .B = B,
-                    .conv = conv, .C = C, .accumulate = accumulate, .f = f };
+                    .conv = conv, .C = C, .accumulate = accumulate, .f = f, .kc = isa->kc };
+    if (conv || (f && f->conv_n > 0)) {
+        j.kc = qr__k_conv_kc(K, conv ? N : f->conv_n);
+        j.conv_sum = true;
+    }
     j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, QR__K_F32_MC, QR__K_F32_NS, threads);
-    j.tid_bytes = qr__k_rup64((size_t)(isa->kc * (isa->nr + 2)) * sizeof(float));   /* B panel, 2 dot columns */
+    j.tid_bytes = qr__k_rup64((size_t)(j.kc * (isa->nr + 2)) * sizeof(float));   /* B panel, 2 dot columns */
     j.tid_mem = qr__k_scratch(j.tid_bytes * (size_t)threads);
     if (!j.tid_mem) {
         if (conv) qr_f32_conv_gemm_fused__ref(M, A, lda, conv, C, ldc, f);
@@ -402,6 +493,70 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
                                                float *Y, int64_t ldy, const QrF32Fused *f) {                        \
         qr__k_f32_conv_gemm(&isa, M, A, lda, b, Y, ldy, f);                                                         \
     }
+
+/* ==== M = 1 convolutions (QrF32ConvM1Fn) ============================================
+ * ORT's order (see QrF32ConvM1Fn) needs every product on its own and the sums in groups
+ * of four along k, so the SIMD levels do what ORT does: gather a band of output columns
+ * into an im2col buffer (zeros in the padding), then run an ISA's column kernel over it,
+ * several output columns per vector. */
+
+/* y[j] = S_j + bias for n im2col columns (see qr__k_f32_m1_cols__ref); col holds K rows of
+ * ldcol >= qr__k_rup(n, 16) floats, readable in full. */
+typedef void (*QrKF32M1Cols)(int64_t K, int64_t n, const float *w, const float *col, int64_t ldcol, float bias,
+                             float *y);
+
+/* im2col columns [p0, p0 + n) of b (QrF32ConvB's B matrix) into col: K rows of ldcol
+ * floats, columns [n, ldcol) of each zeroed. */
+static void qr__k_im2col_range(const QrF32ConvB *b, int64_t p0, int64_t n, float *col, int64_t ldcol) {
+    const int64_t OW = b->OW, sw = b->sw;
+    int64_t k = 0;
+    for (int64_t c = 0; c < b->C; c++)
+        for (int64_t kh = 0; kh < b->KH; kh++)
+            for (int64_t kw = 0; kw < b->KW; kw++, k++) {
+                float *dst = col + k * ldcol;
+                const int64_t t = kw * b->dw - b->pw;   /* input column of ow = 0 */
+                /* ow with 0 <= ow*sw + t < W: [lo, hi) */
+                int64_t lo = t >= 0 ? 0 : (-t + sw - 1) / sw;
+                int64_t hi = b->W - 1 - t < 0 ? 0 : (b->W - 1 - t) / sw + 1;
+                hi = QR_MIN(hi, OW);
+                for (int64_t p = p0; p < p0 + n;) {
+                    const int64_t oh = p / OW, ow = p % OW, len = QR_MIN(OW - ow, p0 + n - p);
+                    float *d = dst + (p - p0);
+                    const int64_t ih = oh * b->sh - b->ph + kh * b->dh;
+                    const int64_t a = QR_MIN(QR_MAX(lo, ow), ow + len), e = QR_MAX(QR_MIN(hi, ow + len), a);
+                    if (ih < 0 || ih >= b->H || a == e) {
+                        memset(d, 0, (size_t)len * sizeof(float));
+                    } else {
+                        const float *xr = b->x + (c * b->H + ih) * b->W;
+                        memset(d, 0, (size_t)(a - ow) * sizeof(float));
+                        if (sw == 1) memcpy(d + (a - ow), xr + a + t, (size_t)(e - a) * sizeof(float));
+                        else for (int64_t o = a; o < e; o++) d[o - ow] = xr[o * sw + t];
+                        memset(d + (e - ow), 0, (size_t)(ow + len - e) * sizeof(float));
+                    }
+                    p += len;
+                }
+                memset(dst + n, 0, (size_t)(ldcol - n) * sizeof(float));
+            }
+}
+
+/* QrF32ConvM1Fn with an ISA's column kernel: bands of output columns whose im2col rows
+ * (about 64 KiB) stay in the cache. Falls back to the ref when scratch cannot be had. */
+static void qr__k_f32_conv_m1(QrKF32M1Cols cols, const QrF32ConvB *b, const float *w, float bias, float *y) {
+    const int64_t K = b->C * b->KH * b->KW, P = b->OH * b->OW;
+    if (P <= 0) return;
+    const int64_t band = QR_MIN(P, QR_MAX((int64_t)64, ((int64_t)16384 / QR_MAX(K, (int64_t)1)) & ~(int64_t)15));
+    const int64_t ldcol = qr__k_rup(band, 16);
+    float *col = K > 0 ? qr__k_scratch((size_t)(K * ldcol) * sizeof(float)) : NULL;
+    if (!col) {
+        qr_f32_conv_m1__ref(b, w, bias, y);
+        return;
+    }
+    for (int64_t p0 = 0; p0 < P; p0 += band) {
+        const int64_t n = QR_MIN(band, P - p0);
+        qr__k_im2col_range(b, p0, n, col, ldcol);
+        cols(K, n, w, col, ldcol, bias, y + p0);
+    }
+}
 
 /* ==== 8-bit integers =================================================================
  * C = sum (A - za)(B - zb) mod 2^32 (B a matrix, or a convolution's implicit im2col gathered

@@ -55,8 +55,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_conv_gemm = qr_f32_conv_gemm__ref,
         .f32_gemm_fused = qr_f32_gemm_fused__ref,
         .f32_conv_gemm_fused = qr_f32_conv_gemm_fused__ref,
-        .f32_dwconv2d = qr_f32_dwconv2d__ref,
-        .f32_dwconv2d_bias = qr_f32_dwconv2d_bias__ref,
+        .f32_conv_m1 = qr_f32_conv_m1__ref,
         .f32_maxpool2d = qr_f32_maxpool2d__ref,
         .q8_gemm = qr_q8_gemm__ref,
         .q8_conv_gemm = qr_q8_conv_gemm__ref,
@@ -82,8 +81,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_conv_gemm = qr_f32_conv_gemm__avx2;
         k->f32_gemm_fused = qr_f32_gemm_fused__avx2;
         k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx2;
-        k->f32_dwconv2d = qr_f32_dwconv2d__avx2;
-        k->f32_dwconv2d_bias = qr_f32_dwconv2d_bias__avx2;
+        k->f32_conv_m1 = qr_f32_conv_m1__avx2;
         k->f32_maxpool2d = qr_f32_maxpool2d__avx2;
         k->q8_gemm = qr_q8_gemm__avx2;
         k->q8_conv_gemm = qr_q8_conv_gemm__avx2;
@@ -110,8 +108,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_gemm_fused = qr_f32_gemm_fused__avx512;
         k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx512;
         k->f32_steps = qr_f32_steps__avx512;
-        k->f32_dwconv2d = qr_f32_dwconv2d__avx512;
-        k->f32_dwconv2d_bias = qr_f32_dwconv2d_bias__avx512;
+        k->f32_conv_m1 = qr_f32_conv_m1__avx512;
     }
     if (isa == QR_ISA_VNNI) {
         k->isa = QR_ISA_VNNI;
@@ -124,13 +121,12 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
     if (isa == QR_ISA_NEON || isa == QR_ISA_DOT) {
         k->isa = QR_ISA_NEON;
         k->f32_gemm = qr_f32_gemm__neon;
-        k->f32_dwconv2d = qr_f32_dwconv2d__neon;
+        k->f32_conv_m1 = qr_f32_conv_m1__neon;
         k->q8_gemm = qr_q8_gemm__neon;
         k->q8_conv_gemm = qr_q8_conv_gemm__neon;
         k->q8_gemm_rq = qr_q8_gemm_rq__neon;
         k->q8_dwconv2d = qr_q8_dwconv2d__neon;
         k->s32_requant = qr_s32_requant__neon;
-        k->f32_dwconv2d_bias = qr_f32_dwconv2d_bias__neon;
     }
     if (isa == QR_ISA_DOT) {
         k->isa = QR_ISA_DOT;

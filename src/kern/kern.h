@@ -43,6 +43,11 @@ typedef struct QrF32Epilogue {
 typedef struct QrF32Fused {
     QrF32Epilogue ep;
     bool relu, res_first;
+    /* > 0: this GEMM is (a slice of) a convolution over conv_n output pixels in all, and
+     * sums like ONNX Runtime's MlasConv on one thread (see qr__k_conv_kc in kern/gemm.c):
+     * K in blocks of MLAS's adapted SGEMM stride, the bias added after the last block.
+     * QrF32ConvGemmFn / QrF32ConvGemmFusedFn always sum that way. */
+    int64_t conv_n;
     const float *res;    /* (M, N), row stride ldres */
     int64_t ldres;
     QrF32PostFn post;
@@ -52,6 +57,18 @@ typedef struct QrF32Fused {
 /* QrF32GemmFn with an epilogue (ep NULL: none). */
 typedef void (*QrF32GemmExFn)(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                               int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Epilogue *ep);
+
+/* Keeps v (a product, scalar or vector) from being contracted with the add that follows
+ * into a fused multiply-add — GCC contracts even intrinsics under its default
+ * -ffp-contract=fast — for kernels that must round every product on its own, as ONNX
+ * Runtime's do: an empty asm the optimizer cannot see through, no instruction. */
+#if defined(__x86_64__)
+#define QR__K_ROUNDED(v) __asm__("" : "+v"(v))
+#elif defined(__aarch64__)
+#define QR__K_ROUNDED(v) __asm__("" : "+w"(v))
+#else
+#define QR__K_ROUNDED(v) ((void)0)
+#endif
 
 /* One image (and group) of a 2-D convolution as the B operand of a GEMM (implicit
  * im2col): B has K = C*KH*KW rows and N = OH*OW columns,
@@ -73,16 +90,17 @@ typedef void (*QrF32GemmFusedFn)(int64_t M, int64_t N, int64_t K, const float *A
 typedef void (*QrF32ConvGemmFusedFn)(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y,
                                      int64_t ldy, const QrF32Fused *f);
 
-/* One channel of a 2-D depthwise convolution; see kern/ref/f32_gemm.c. */
-typedef void (*QrF32DwConv2dFn)(const float *x, int64_t H, int64_t W, const float *w, int64_t KH, int64_t KW,
-                                 int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, float *y,
-                                 int64_t OH, int64_t OW);
-
-/* QrF32DwConv2dFn that starts from bias instead of y's contents: y = bias + taps, the
- * same arithmetic as filling y with bias and calling QrF32DwConv2dFn (y is only written). */
-typedef void (*QrF32DwConv2dBiasFn)(const float *x, int64_t H, int64_t W, const float *w, int64_t KH, int64_t KW,
-                                    int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, float bias,
-                                    float *y, int64_t OH, int64_t OW);
+/* One output channel of a 2-D convolution with a single filter — a depthwise channel, or a
+ * group with one output channel (M = 1 in the convolution's GEMM) — summed in the order of
+ * ONNX Runtime's MLAS M=1 kernel (MlasSgemmKernelM1Avx), which ORT's Conv uses for every
+ * such GEMM on x86-64, so the float baseline matches it bit for bit:
+ *   y[oh][ow] = S + bias, S over the taps k = (c*KH + kh)*KW + kw of the C channels of b->x,
+ *   p_k = w[k] * x_k, each product rounded on its own (x_k = 0 for a tap in the padding,
+ *   so an infinite weight there gives NaN, as ORT's zero-filled im2col does), S starting
+ *   at +0: for each full group of four t = ((p0 + p1) + p2) + p3, S = t + S; a pair left
+ *   over t = p0 + p1, S = t + S; a single one left S = p0 + S.
+ * No fused multiply-add anywhere. y is (OH, OW) contiguous and only written. */
+typedef void (*QrF32ConvM1Fn)(const QrF32ConvB *b, const float *w, float bias, float *y);
 
 /* Max pooling of one plane x (H,W) into y (OH,OW) with window KH x KW, strides sh/sw,
  * dilations dh/dw and begin pads ph/pw: y[oh][ow] is the first element of the window's
@@ -303,8 +321,6 @@ typedef void (*QrF32FakeQuantFn)(const float *x, int64_t n, float scale, int32_t
  * each way, plus slack). */
 #define QR_KERN_F32_DOT_TOL(K) ((double)((K) + 4) * (double)FLT_EPSILON)
 /* (with an epilogue or accumulate, |C| and |bias| join the sum of absolute terms) */
-/* Depthwise convolution: same bound over the taps of one output. */
-#define QR_KERN_F32_DW_TOL(taps) QR_KERN_F32_DOT_TOL(taps)
 /* Pair statistics: sums relative to the sum of the absolute terms, m2 relative to m2 + n*mean^2. */
 #define QR_KERN_STATS_RTOL 1e-12
 
@@ -317,8 +333,7 @@ typedef struct QrKernels {
     QrF32ConvGemmFn f32_conv_gemm;
     QrF32GemmFusedFn f32_gemm_fused;
     QrF32ConvGemmFusedFn f32_conv_gemm_fused;
-    QrF32DwConv2dFn f32_dwconv2d;
-    QrF32DwConv2dBiasFn f32_dwconv2d_bias;
+    QrF32ConvM1Fn f32_conv_m1;
     QrF32MaxPool2dFn f32_maxpool2d;
     QrQ8GemmFn q8_gemm;
     QrQ8ConvGemmFn q8_conv_gemm;

@@ -330,6 +330,7 @@ static void qr__nn_fused_ep(const QrNnSteps *fs, const float *bias, int64_t ch0,
                             QrF32Fused *f, QrNnPost *post) {
     memset(f, 0, sizeof *f);
     f->ep = (QrF32Epilogue){ bias, -INFINITY, INFINITY };
+    f->conv_n = P;   /* sums like ORT's MlasConv, also where the GEMM sees a slice of the columns */
     int k = 0;
     if (fs && k < fs->ns && fs->s[k].op == QR_F32_STEP_ADD_T) {
         f->res = fs->s[k].t + off0;
@@ -353,26 +354,31 @@ static void qr__nn_fused_ep(const QrNnSteps *fs, const float *bias, int64_t ch0,
     }
 }
 
-/* Depthwise output planes [t*planes, (t+1)*planes) of the N*M planes (a pool task), each
- * followed by the fused steps. */
-typedef struct QrNnDwJob {
+/* Output planes [t*planes, (t+1)*planes) of the N*M planes of a convolution with one
+ * output channel per group (Mg = 1: depthwise, or grouped), a pool task: each by
+ * qr_kern.f32_conv_m1 (ONNX Runtime's M=1 order), then the fused steps. 1-D windows run
+ * as 2-D ones of height 1. */
+typedef struct QrNnM1Job {
     const float *X, *W, *B;
     float *Y;
     const QrNnWindow *w;
-    int64_t C, M, Mg, K, P, Pin, planes, nplanes;
+    int64_t C, M, Cg, CK, P, Pin, planes, nplanes;
     const QrNnSteps *fs;
-} QrNnDwJob;
+} QrNnM1Job;
 
-static void qr__nn_dw_task(void *ctx, int64_t t, int tid) {
+static void qr__nn_m1_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
-    const QrNnDwJob *j = ctx;
+    const QrNnM1Job *j = ctx;
     const QrNnWindow *w = j->w;
+    const bool two = w->nsp == 2;
     for (int64_t i = t * j->planes; i < QR_MIN((t + 1) * j->planes, j->nplanes); i++) {
-        int64_t m = i % j->M, ci = (i / j->M) * j->C + m / j->Mg;
+        int64_t m = i % j->M, in = i / j->M;   /* group m */
+        QrF32ConvB b = { j->X + (in * j->C + m * j->Cg) * j->Pin, j->Cg,
+                         two ? w->in[0] : 1, w->in[two], two ? w->k[0] : 1, w->k[two],
+                         two ? w->s[0] : 1, w->s[two], two ? w->d[0] : 1, w->d[two],
+                         two ? w->pb[0] : 0, w->pb[two], two ? w->out[0] : 1, w->out[two] };
         float *y = j->Y + i * j->P;
-        qr_kern.f32_dwconv2d_bias(j->X + ci * j->Pin, w->in[0], w->in[1], j->W + m * j->K, w->k[0], w->k[1], w->s[0],
-                                  w->s[1], w->d[0], w->d[1], w->pb[0], w->pb[1], j->B ? j->B[m] : 0.0f, y, w->out[0],
-                                  w->out[1]);
+        qr_kern.f32_conv_m1(&b, j->W + m * j->CK, j->B ? j->B[m] : 0.0f, y);
         if (j->fs && j->fs->ns) qr_kern.f32_steps(j->fs->s, j->fs->ns, y, y, j->P, m, i * j->P);
     }
 }
@@ -390,9 +396,9 @@ static QrStatus qr__nn_conv_f32_steps(QrOpCtx *c, const QrNnSteps *fs) {
     const float *X = x->data, *W = wt->data, *B = b ? b->data : NULL;
     float *Y = y->data;
     if (P == 0 || N == 0 || M == 0) return QR_OK;
-    if (n == 2 && G == C && Cg == 1) {   /* depthwise (channel multiplier Mg): the kernel adds into y */
-        QrNnDwJob dj = { X, W, B, Y, &w, C, M, Mg, K, P, Pin, QR_MAX(1, (1 << 16) / QR_MAX(1, P * K)), N * M, fs };
-        qr_pool_for(qr__nn_cdiv(N * M, dj.planes), qr__nn_dw_task, &dj);
+    if (n <= 2 && Mg == 1 && CK > 0) {   /* one output channel per group: ORT's M=1 kernel order */
+        QrNnM1Job mj = { X, W, B, Y, &w, C, M, Cg, CK, P, Pin, QR_MAX(1, (1 << 16) / QR_MAX(1, P * CK)), N * M, fs };
+        qr_pool_for(qr__nn_cdiv(N * M, mj.planes), qr__nn_m1_task, &mj);
         return QR_OK;
     }
     /* Y = W_g @ columns + bias, the bias (and fused layers) added by the GEMM's epilogue */
@@ -400,14 +406,13 @@ static QrStatus qr__nn_conv_f32_steps(QrOpCtx *c, const QrNnSteps *fs) {
     QrNnPost post;
     bool direct = true;   /* 1x1, stride 1, no padding: X itself is the column matrix */
     for (int i = 0; i < n; i++) direct = direct && w.k[i] == 1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
-    const bool any = B || (fs && fs->ns);
     if (direct || CK == 0) {
         for (int64_t in = 0; in < N; in++)
             for (int64_t g = 0; g < G; g++) {
                 int64_t off0 = (in * M + g * Mg) * P;
                 qr__nn_fused_ep(fs, B ? B + g * Mg : NULL, g * Mg, off0, P, &f, &post);
                 qr_kern.f32_gemm_fused(Mg, P, CK, W + g * Mg * CK, CK, X + (in * C + g * Cg) * Pin, Pin, Y + off0, P,
-                                       false, any ? &f : NULL);
+                                       false, &f);
             }
         return QR_OK;
     }
@@ -418,7 +423,7 @@ static QrStatus qr__nn_conv_f32_steps(QrOpCtx *c, const QrNnSteps *fs) {
                                   w.d[0], w.d[1], w.pb[0], w.pb[1], w.out[0], w.out[1] };
                 int64_t off0 = (in * M + g * Mg) * P;
                 qr__nn_fused_ep(fs, B ? B + g * Mg : NULL, g * Mg, off0, P, &f, &post);
-                qr_kern.f32_conv_gemm_fused(Mg, W + g * Mg * CK, CK, &cb, Y + off0, P, any ? &f : NULL);
+                qr_kern.f32_conv_gemm_fused(Mg, W + g * Mg * CK, CK, &cb, Y + off0, P, &f);
             }
         return QR_OK;
     }
@@ -436,7 +441,7 @@ static QrStatus qr__nn_conv_f32_steps(QrOpCtx *c, const QrNnSteps *fs) {
                 qr_pool_for(qr__nn_cdiv(Cg, cj.chans), qr__nn_im2col_task, &cj);
                 int64_t off0 = (in * M + g * Mg) * P + p0;
                 qr__nn_fused_ep(fs, B ? B + g * Mg : NULL, g * Mg, off0, P, &f, &post);
-                qr_kern.f32_gemm_fused(Mg, np, CK, W + g * Mg * CK, CK, col, np, Y + off0, P, false, any ? &f : NULL);
+                qr_kern.f32_gemm_fused(Mg, np, CK, W + g * Mg * CK, CK, col, np, Y + off0, P, false, &f);
             }
     free(col);
     return QR_OK;
@@ -691,6 +696,19 @@ static void qr__nn_transpose(const float *src, int64_t rows, int64_t cols, float
         for (int64_t j = 0; j < cols; j++) dst[j * rows + i] = src[i * cols + j];
 }
 
+/* Whether input i is, in this run, what ONNX Runtime would see as an initializer (which
+ * it packs ahead, changing how it sums): an initializer or a Constant's output, directly
+ * or through the run's aliases (a disabled quantizer's DequantizeLinear output reads the
+ * weight itself, as the model with that Q/DQ pair cut out would). True when the graph is
+ * not known. */
+static bool qr__nn_ort_initializer(const QrOpCtx *c, int i) {
+    if (!c->g || !c->node || c->node->n_in <= i || c->node->in[i] < 0) return true;
+    int v = c->node->in[i];
+    for (int hops = 0; c->alias && c->alias[v] >= 0 && hops < 64; hops++) v = c->alias[v];
+    const QrValue *val = &c->g->values[v];
+    return val->is_init || (val->producer >= 0 && !strcmp(c->g->nodes[val->producer].op_type, "Constant"));
+}
+
 static QrStatus qr__nn_gemm_f32(QrOpCtx *c) {
     const QrTensor *a = c->in[0], *b = c->in[1], *cc = qr_op_in(c, 2);
     float *Y = c->out[0]->data;
@@ -702,8 +720,21 @@ static QrStatus qr__nn_gemm_f32(QrOpCtx *c) {
     float *at = NULL, *bt = NULL;
     const float *A = a->data, *B = b->data;
     bool done = false;
+    /* alpha 1, beta 1: Y starts as C and the product is added block by block, as ORT's Gemm
+     * (C copied into Y, then MLAS's SGEMM with beta 1) sums it */
+    const bool c_first = cc && alpha == 1.0f && beta == 1.0f;
+    if (c_first) {
+        const float *Cp = cc->data;
+        int64_t sm = cc->rank == 2 && cc->dims[0] != 1 ? cc->dims[1] : 0;
+        int64_t sn = cc->rank >= 1 && cc->dims[cc->rank - 1] != 1 ? 1 : 0;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) Y[i * N + j] = Cp[i * sm + j * sn];
+    }
     if (tb && M == 1) {   /* one row (batch 1, a Linear layer): Y^T = B (N,K) @ A^T, A's K values contiguous */
-        if (N > 0) qr_kern.f32_gemm(N, 1, K, B, K, A, 1, Y, 1, false);
+        /* ORT packs an initializer B ahead and sums like a GEMM; any other B (a
+         * DequantizeLinear's output in a QDQ model) goes through its M=1 kernel */
+        if (N > 0 && !ta && !qr__nn_ort_initializer(c, 1) && (!cc || c_first)) qr_f32_gemv_m1t(N, K, A, B, K, Y, c_first);
+        else if (N > 0) qr_kern.f32_gemm(N, 1, K, B, K, A, 1, Y, 1, c_first);
         done = true;
         ta = tb = false;
     }
@@ -717,11 +748,11 @@ static QrStatus qr__nn_gemm_f32(QrOpCtx *c) {
         qr__nn_transpose(B, N, K, bt);
         B = bt;
     }
-    if (M > 0 && N > 0 && !done) qr_kern.f32_gemm(M, N, K, A, K, B, N, Y, N, false);
+    if (M > 0 && N > 0 && !done) qr_kern.f32_gemm(M, N, K, A, K, B, N, Y, N, c_first);
     free(at);
     free(bt);
     if (alpha != 1.0f) for (int64_t i = 0; i < M * N; i++) Y[i] *= alpha;
-    if (cc && beta != 0.0f) {
+    if (cc && beta != 0.0f && !c_first) {
         const float *Cp = cc->data;
         int64_t sm = cc->rank == 2 && cc->dims[0] != 1 ? cc->dims[1] : 0;
         int64_t sn = cc->rank >= 1 && cc->dims[cc->rank - 1] != 1 ? 1 : 0;
@@ -940,6 +971,108 @@ static void qr__nn_pool_f32(const float *x, int64_t NC, const QrNnWindow *w, QrN
     }
 }
 
+/* The global average of n floats in ONNX Runtime's order (MLAS global pooling): four
+ * interleaved partial sums over the multiple-of-4 prefix, combined as (s0 + s2) + (s1 + s3),
+ * then the tail in order, then one division by the element count. */
+static float qr__nn_gavg_f32(const float *xp, int64_t S) {
+    float s4[4] = { 0, 0, 0, 0 };
+    int64_t k = 0;
+    for (; k + 4 <= S; k += 4)
+        for (int l = 0; l < 4; l++) s4[l] += xp[k + l];
+    float acc = (s4[0] + s4[2]) + (s4[1] + s4[3]);
+    for (; k < S; k++) acc += xp[k];
+    return S ? acc / (float)S : 0.0f;
+}
+
+/* AveragePool without dilations in float and in the order ONNX Runtime's MlasPool sums
+ * (so the float baseline matches it bit for bit); the divisor is ONNX's count (in-range
+ * taps, or with count_include_pad the window clipped to input + pads), which is MLAS's too
+ * except where ceil_mode runs a window past the end pads (MLAS then divides by the full
+ * kernel size; the ONNX definition is kept). MLAS picks, as here:
+ *   - a window covering the whole unpadded plane with strides 1: the global order;
+ *   - 2-D, last stride <= 2, every kernel dim <= 32, padded width <= 2045: its vector
+ *     kernel — per output row the columns summed over the window's rows first (first row,
+ *     then + each next), then ((c[0] + c[1]) + ...) along the window's KW columns with
+ *     zeros for padded columns;
+ *   - otherwise the plain kernel: from +0, + each in-range tap, rows outer.
+ * Planes nc of x (NC planes of w's input shape) into y. */
+static void qr__nn_avgpool_mlas(const float *x, int64_t NC, const QrNnWindow *w, bool count_pad, float *y) {
+    const int n = w->nsp, L = n - 1;
+    const int64_t Pin = qr__nn_prod(w->in, n), P = qr__nn_prod(w->out, n);
+    bool global = true, small = true;
+    for (int d = 0; d < n; d++) {
+        global = global && w->k[d] == w->in[d] && w->s[d] == 1 && w->pb[d] == 0 && w->pe[d] == 0;
+        small = small && w->k[d] <= 32;
+    }
+    const bool vec = !global && n == 2 && w->s[1] <= 2 && small && w->pb[1] + w->pe[1] + w->in[1] <= 2045;
+    float buf[2048 + 32];
+    for (int64_t nc = 0; nc < NC; nc++) {
+        const float *xp = x + nc * Pin;
+        float *yp = y + nc * P;
+        if (global) {
+            yp[0] = qr__nn_gavg_f32(xp, Pin);
+            for (int64_t op = 1; op < P; op++) yp[op] = yp[0];
+            continue;
+        }
+        int64_t o[QR__NN_MAXSP] = {0};
+        for (int64_t op = 0; op < P; op++) {
+            int64_t lo[QR__NN_MAXSP], hi[QR__NN_MAXSP], st[QR__NN_MAXSP];
+            double padcnt = 1, cnt = 1;
+            for (int d = 0; d < n; d++) {
+                int64_t t = o[d] * w->s[d] - w->pb[d];
+                st[d] = t;
+                lo[d] = QR_MAX(t, (int64_t)0);
+                hi[d] = QR_MIN(t + w->k[d], w->in[d]);
+                if (hi[d] < lo[d]) hi[d] = lo[d];
+                cnt *= (double)(hi[d] - lo[d]);
+                padcnt *= (double)(QR_MIN(t + w->k[d], w->in[d] + w->pe[d]) - QR_MAX(t, -w->pb[d]));
+            }
+            const double div = count_pad ? padcnt : cnt;
+            float m;
+            if (vec) {
+                if (o[1] == 0) {   /* a new output row: its column sums, zeros for the padding */
+                    const int64_t pl = w->pb[1], W = w->in[1];
+                    for (int64_t i = 0; i < pl; i++) buf[i] = 0.0f;
+                    for (int64_t c = 0; c < W; c++) {
+                        float r = hi[0] > lo[0] ? xp[lo[0] * W + c] : 0.0f;
+                        for (int64_t h = lo[0] + 1; h < hi[0]; h++) r = r + xp[h * W + c];
+                        buf[pl + c] = r;
+                    }
+                    for (int64_t i = pl + W; i < pl + W + w->pe[1] + w->k[1]; i++) buf[i] = 0.0f;
+                }
+                const int64_t b0 = st[1] + w->pb[1];
+                m = buf[b0];
+                for (int64_t i = 1; i < w->k[1]; i++) m = m + buf[b0 + i];
+            } else {
+                m = 0.0f;
+                int64_t j[QR__NN_MAXSP];
+                bool empty = false;
+                for (int d = 0; d < n; d++) {
+                    j[d] = lo[d];
+                    empty = empty || lo[d] >= hi[d];
+                }
+                while (!empty) {
+                    int64_t base = 0;
+                    for (int d = 0; d < L; d++) base = base * w->in[d] + j[d];
+                    const float *xr = xp + base * w->in[L];
+                    for (int64_t jj = lo[L]; jj < hi[L]; jj++) m = m + xr[jj];
+                    int d = L - 1;
+                    for (; d >= 0; d--) {
+                        if (++j[d] < hi[d]) break;
+                        j[d] = lo[d];
+                    }
+                    if (d < 0) break;
+                }
+            }
+            yp[op] = div > 0 ? m / (float)div : 0.0f;
+            for (int d = L; d >= 0; d--) {
+                if (++o[d] < w->out[d]) break;
+                o[d] = 0;
+            }
+        }
+    }
+}
+
 /* 2-D max pooling of planes [t*planes, (t+1)*planes) (a pool task); rowbuf has one row
  * of rowstride floats per thread. */
 typedef struct QrNnMaxPoolJob {
@@ -982,6 +1115,12 @@ static QrStatus qr__nn_pool_exec_f32(QrOpCtx *c, QrNnPoolKind kind) {
         j.rowbuf = qr_arena_array(c->scratch, (size_t)threads * (size_t)j.rowstride, sizeof(float));
         if (!j.rowbuf) return qr_op_fail(c, QR_ERR_NOMEM, "cannot allocate %lld row buffers", (long long)threads);
         qr_pool_for(qr__nn_cdiv(j.NC, j.planes), qr__nn_maxpool_task, &j);
+        return QR_OK;
+    }
+    bool dil1 = true;
+    for (int d = 0; d < w.nsp; d++) dil1 = dil1 && w.d[d] == 1;
+    if (kind == QR__NN_POOL_AVG && dil1 && w.nsp <= 3) {
+        qr__nn_avgpool_mlas(x->data, x->dims[0] * x->dims[1], &w, count_pad, c->out[0]->data);
         return QR_OK;
     }
     qr__nn_pool_f32(x->data, x->dims[0] * x->dims[1], &w, kind, count_pad, p, c->out[0]->data,
@@ -1027,17 +1166,7 @@ static QrStatus qr__nn_gpool_f32(QrOpCtx *c, QrNnPoolKind kind) {
             for (int64_t k = 1; k < S; k++) if (xp[k] > m || m != m) m = xp[k];
             Y[i] = m;
         } else if (kind == QR__NN_POOL_AVG) {
-            /* In float and in ONNX Runtime's order (MLAS global pooling), so that the float
-             * baseline matches it bit for bit: four interleaved partial sums over the
-             * multiple-of-4 prefix, combined as (s0 + s2) + (s1 + s3), then the tail in
-             * order, then one division by the element count. */
-            float s4[4] = { 0, 0, 0, 0 };
-            int64_t k = 0;
-            for (; k + 4 <= S; k += 4)
-                for (int l = 0; l < 4; l++) s4[l] += xp[k + l];
-            float acc = (s4[0] + s4[2]) + (s4[1] + s4[3]);
-            for (; k < S; k++) acc += xp[k];
-            Y[i] = S ? acc / (float)S : 0.0f;
+            Y[i] = qr__nn_gavg_f32(xp, S);   /* ONNX Runtime's order, bit for bit */
         } else {
             double acc = 0;
             for (int64_t k = 0; k < S; k++) acc += pow(fabs((double)xp[k]), p);

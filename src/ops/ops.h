@@ -14,6 +14,9 @@ typedef struct QrOpCtx {
     const QrTensor *const *in;   /* in[i] == NULL: optional input omitted */
     QrTensor *const *out;        /* out[i] == NULL: optional output omitted */
     QrArena *scratch;            /* temporary memory, reset after the node */
+    /* The run's value aliases (QrRunOpts.alias: a disabled quantizer's DQ output reads its
+     * Q input), for ops whose arithmetic depends on where an input comes from; NULL: none. */
+    const int *alias;
 } QrOpCtx;
 
 typedef QrStatus (*QrOpFn)(QrOpCtx *c);

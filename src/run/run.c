@@ -58,6 +58,7 @@ static QrStatus qr__ctx_init(QrOpCtx *c, const QrGraph *g, const QrNode *n, QrTe
     c->n_in = n->n_in;
     c->n_out = n->n_out;
     c->scratch = scratch;
+    c->alias = NULL;
     for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? &vals[n->in[k]] : NULL;
     for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] >= 0 ? &vals[n->out[k]] : NULL;
     c->in = in;
@@ -684,6 +685,7 @@ static bool qr__run_node_static(const QrRunState *r, const QrNode *n) {
  * than value `shape_only` (a chain value: only its shape exists). */
 static QrStatus qr__run_bind(QrRunState *r, const QrNode *n, QrOpCtx *c, int shape_only) {
     qr__ctx_init(c, r->g, n, r->vals, &r->scratch, r->in, r->out);
+    c->alias = r->o->alias;
     for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) r->in[k] = qr__read(r->o, r->vals, n->in[k]);
     for (int k = 0; k < n->n_in; k++)
         if (n->in[k] >= 0 && n->in[k] != shape_only && !r->in[k]->data && r->in[k]->numel > 0)
@@ -937,7 +939,7 @@ static QrStatus qr_run_node(const QrGraph *g, int node, const QrTensor *const *i
     QrTensor **out = malloc((size_t)(n->n_out + 1) * sizeof *out);
     if (!out) return qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int k = 0; k < n->n_out; k++) { memset(&outputs[k], 0, sizeof outputs[k]); out[k] = n->out[k] >= 0 ? &outputs[k] : NULL; }
-    QrOpCtx c = { g, n, n->n_in, n->n_out, inputs, out, &scratch };
+    QrOpCtx c = { g, n, n->n_in, n->n_out, inputs, out, &scratch, NULL };
     QrStatus st = n->def->shape(&c);
     for (int k = 0; st == QR_OK && k < n->n_out; k++) if (out[k]) st = qr_tensor_alloc_data(out[k]);
     if (st == QR_OK) st = n->def->exec(&c);

@@ -1,201 +1,88 @@
-/* kern/avx2/f32_conv — AVX2+FMA depthwise 2-D convolution and 2-D max pooling of one
- * plane (NCHW), vectorized along the output row. */
+/* kern/avx2/f32_conv — AVX2 column kernel of the M = 1 convolutions (depthwise channels;
+ * ORT's order, see QrF32ConvM1Fn) and 2-D max pooling of one plane (NCHW), vectorized
+ * along the output row. */
 #if defined(__x86_64__)
 
-/* Output columns [lo, hi) of a row where every one of the KW taps is inside x:
- * 0 <= ow*sw + kw*dw - pw < W for all kw. */
-static void qr__k_dw_interior(int64_t W, int64_t KW, int64_t sw, int64_t dw, int64_t pw, int64_t OW, int64_t *lo,
-                              int64_t *hi) {
-    *lo = 0;
-    *hi = OW;
-    for (int64_t kw = 0; kw < KW; kw++) {
-        int64_t t = kw * dw - pw;
-        int64_t l = t >= 0 ? 0 : (-t + sw - 1) / sw;
-        int64_t h = W - 1 - t < 0 ? 0 : (W - 1 - t) / sw + 1;
-        *lo = QR_MAX(*lo, l);
-        *hi = QR_MIN(*hi, h);
-    }
-    if (*hi < *lo) *hi = *lo;
+/* Four products of taps k..k+3 (weights w0..w3) for 8 columns at c (row stride ld), each
+ * rounded on its own, summed ((p0 + p1) + p2) + p3 and added to s (QrF32ConvM1Fn). */
+QR__K_AVX2 static inline __m256 qr__k_m1_quad8(__m256 s, const float *c, int64_t ld, __m256 w0, __m256 w1,
+                                               __m256 w2, __m256 w3) {
+    __m256 p0 = _mm256_mul_ps(w0, _mm256_loadu_ps(c)), p1 = _mm256_mul_ps(w1, _mm256_loadu_ps(c + ld));
+    __m256 p2 = _mm256_mul_ps(w2, _mm256_loadu_ps(c + 2 * ld)), p3 = _mm256_mul_ps(w3, _mm256_loadu_ps(c + 3 * ld));
+    QR__K_ROUNDED(p0);
+    QR__K_ROUNDED(p1);
+    QR__K_ROUNDED(p2);
+    QR__K_ROUNDED(p3);
+    return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_add_ps(p0, p1), p2), p3), s);
 }
 
-/* Eight consecutive outputs' taps x[(ow+i)*2 + t], i < 8: 15 floats loaded, evens kept. */
-QR__K_AVX2 static inline __m256 qr__k_load_even(const float *p) {
-    __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
-    __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));   /* a0 a2 b0 b2 | a4 a6 b4 b6 */
-    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+/* The pair and single left after the groups of four (K % 4 taps from k). */
+QR__K_AVX2 static inline __m256 qr__k_m1_rest8(__m256 s, const float *c, int64_t ld, const float *w, int64_t r) {
+    if (r >= 2) {
+        __m256 p0 = _mm256_mul_ps(_mm256_broadcast_ss(w), _mm256_loadu_ps(c));
+        __m256 p1 = _mm256_mul_ps(_mm256_broadcast_ss(w + 1), _mm256_loadu_ps(c + ld));
+        QR__K_ROUNDED(p0);
+        QR__K_ROUNDED(p1);
+        s = _mm256_add_ps(_mm256_add_ps(p0, p1), s);
+        c += 2 * ld;
+        w += 2;
+        r -= 2;
+    }
+    if (r) {
+        __m256 p0 = _mm256_mul_ps(_mm256_broadcast_ss(w), _mm256_loadu_ps(c));
+        QR__K_ROUNDED(p0);
+        s = _mm256_add_ps(p0, s);
+    }
+    return s;
 }
 
-/* Small planes (few output columns: borders would dominate a per-row loop) with equal
- * strides 1 or 2: the plane is copied into zero-padded scratch xp of width Wp, and the
- * output is computed as one flat row of OH*Wp "virtual" columns,
- *   y'[i] = sum_t w[t] * xp[s*i + off_t],  off_t = kh*dh*Wp + kw*dw,
- * since i = oh*Wp + ow maps to xp row s*oh, column s*ow; columns ow >= OW of each virtual
- * row are computed and dropped. Returns false if the scratch cannot be had. */
-QR__K_AVX2 static bool qr__k_dw_flat(const float *x, int64_t H, int64_t W, const float *w, int64_t KH, int64_t KW,
-                                     int64_t s, int64_t dh, int64_t dw, int64_t ph, int64_t pw, float *y, int64_t OH,
-                                     int64_t OW) {
-    const int64_t Hp = (OH - 1) * s + (KH - 1) * dh + 1, Wp = (OW - 1) * s + (KW - 1) * dw + 1;
-    const int64_t nv = (OH - 1) * Wp + OW;   /* virtual outputs */
-    const int64_t nx = qr__k_rup(Hp * Wp + 64, 16), ny = qr__k_rup(nv + 8, 16);
-    float *xp = qr__k_scratch((size_t)(nx + ny) * sizeof(float));
-    if (!xp) return false;
-    float *yv = xp + nx;
-    memset(xp, 0, (size_t)nx * sizeof(float));
-    for (int64_t r = 0; r < Hp; r++) {
-        int64_t ih = r - ph;
-        if (ih < 0 || ih >= H) continue;
-        int64_t c0 = QR_MAX(0, pw), c1 = QR_MIN(Wp, W + pw);   /* xp columns [c0, c1) hold x columns [c0 - pw, c1 - pw) */
-        if (c1 > c0) memcpy(xp + r * Wp + c0, x + ih * W + (c0 - pw), (size_t)(c1 - c0) * sizeof(float));
-    }
-    int64_t off[64];
-    const int64_t taps = KH * KW;
-    for (int64_t kh = 0; kh < KH; kh++)
-        for (int64_t kw = 0; kw < KW; kw++) off[kh * KW + kw] = kh * dh * Wp + kw * dw;
-    int64_t i = 0;
-    for (; i + 32 <= nv; i += 32) {
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-        for (int64_t t = 0; t < taps; t++) {
-            __m256 wv = _mm256_broadcast_ss(w + t);
-            const float *p = xp + s * i + off[t];
-            if (s == 1) {
-                a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p), a0);
-                a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8), a1);
-                a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 16), a2);
-                a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 24), a3);
-            } else {
-                a0 = _mm256_fmadd_ps(wv, qr__k_load_even(p), a0);
-                a1 = _mm256_fmadd_ps(wv, qr__k_load_even(p + 16), a1);
-                a2 = _mm256_fmadd_ps(wv, qr__k_load_even(p + 32), a2);
-                a3 = _mm256_fmadd_ps(wv, qr__k_load_even(p + 48), a3);
-            }
+/* QrKF32M1Cols on AVX2 (no FMA: ORT's M=1 kernel rounds every product): 32 columns at a
+ * time in four independent sums, then 8, the last partial 8 through a buffer. */
+QR__K_AVX2 static void qr__k_f32_m1_cols__avx2(int64_t K, int64_t n, const float *w, const float *col, int64_t ldcol,
+                                              float bias, float *y) {
+    const __m256 vb = _mm256_set1_ps(bias);
+    const int64_t K4 = K & ~(int64_t)3;
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+        __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+        for (int64_t k = 0; k < K4; k += 4) {
+            const float *c = col + k * ldcol + j;
+            const __m256 w0 = _mm256_broadcast_ss(w + k), w1 = _mm256_broadcast_ss(w + k + 1);
+            const __m256 w2 = _mm256_broadcast_ss(w + k + 2), w3 = _mm256_broadcast_ss(w + k + 3);
+            s0 = qr__k_m1_quad8(s0, c, ldcol, w0, w1, w2, w3);
+            s1 = qr__k_m1_quad8(s1, c + 8, ldcol, w0, w1, w2, w3);
+            s2 = qr__k_m1_quad8(s2, c + 16, ldcol, w0, w1, w2, w3);
+            s3 = qr__k_m1_quad8(s3, c + 24, ldcol, w0, w1, w2, w3);
         }
-        _mm256_storeu_ps(yv + i, a0);
-        _mm256_storeu_ps(yv + i + 8, a1);
-        _mm256_storeu_ps(yv + i + 16, a2);
-        _mm256_storeu_ps(yv + i + 24, a3);
+        const float *c = col + K4 * ldcol + j;
+        s0 = qr__k_m1_rest8(s0, c, ldcol, w + K4, K - K4);
+        s1 = qr__k_m1_rest8(s1, c + 8, ldcol, w + K4, K - K4);
+        s2 = qr__k_m1_rest8(s2, c + 16, ldcol, w + K4, K - K4);
+        s3 = qr__k_m1_rest8(s3, c + 24, ldcol, w + K4, K - K4);
+        _mm256_storeu_ps(y + j, _mm256_add_ps(s0, vb));
+        _mm256_storeu_ps(y + j + 8, _mm256_add_ps(s1, vb));
+        _mm256_storeu_ps(y + j + 16, _mm256_add_ps(s2, vb));
+        _mm256_storeu_ps(y + j + 24, _mm256_add_ps(s3, vb));
     }
-    for (; i < nv; i += 8) {   /* reads stay inside xp's 64 floats of zero padding */
-        __m256 a0 = _mm256_setzero_ps();
-        for (int64_t t = 0; t < taps; t++) {
-            const float *p = xp + s * i + off[t];
-            a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(w + t), s == 1 ? _mm256_loadu_ps(p) : qr__k_load_even(p), a0);
-        }
-        _mm256_storeu_ps(yv + i, a0);
-    }
-    for (int64_t oh = 0; oh < OH; oh++) {
-        float *yr = y + oh * OW;
-        const float *vr = yv + oh * Wp;
-        int64_t ow = 0;
-        for (; ow + 8 <= OW; ow += 8) _mm256_storeu_ps(yr + ow, _mm256_add_ps(_mm256_loadu_ps(yr + ow), _mm256_loadu_ps(vr + ow)));
-        for (; ow < OW; ow++) yr[ow] += vr[ow];
-    }
-    return true;
-}
-
-/* QrF32DwConv2dFn on AVX2+FMA. Per output row: columns whose taps are all in range run
- * 32 / 8 at a time (stride 1 contiguous, stride 2 deinterleaved; four independent
- * accumulators hide the FMA latency), the rest (borders, other strides) per element. */
-QR__K_AVX2 static void qr_f32_dwconv2d__avx2(const float *x, int64_t H, int64_t W, const float *w, int64_t KH,
-                                             int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
-                                             int64_t pw, float *y, int64_t OH, int64_t OW) {
-    if (OW < 32 && sh == sw && (sw == 1 || sw == 2) && KH * KW <= 64 &&
-        qr__k_dw_flat(x, H, W, w, KH, KW, sw, dh, dw, ph, pw, y, OH, OW))
-        return;
-    int64_t lo, hi;
-    qr__k_dw_interior(W, KW, sw, dw, pw, OW, &lo, &hi);
-    int64_t vhi = lo;   /* vector columns [lo, vhi) */
-    if (sw == 1) vhi = hi;
-    else if (sw == 2) vhi = QR_MAX(lo, hi - 1);   /* the last interior column is scalar: no read past x's row */
-    for (int64_t oh = 0; oh < OH; oh++) {
-        float *yr = y + oh * OW;
-        int64_t kh0 = 0, kh1 = KH;   /* rows in range: kh in [kh0, kh1) */
-        {
-            int64_t t = oh * sh - ph;
-            kh0 = t >= 0 ? 0 : (-t + dh - 1) / dh;
-            kh1 = H - 1 - t < 0 ? 0 : QR_MIN(KH, (H - 1 - t) / dh + 1);
-        }
-        if (kh0 >= kh1) continue;
-        const int64_t ih0 = oh * sh - ph;   /* input row of kh = 0 (maybe outside x) */
-        int64_t ow = lo;
-        if (sw == 1 || sw == 2) {
-            for (; ow + 32 <= vhi; ow += 32) {
-                float *yp = yr + ow;
-                __m256 a0 = _mm256_loadu_ps(yp), a1 = _mm256_loadu_ps(yp + 8), a2 = _mm256_loadu_ps(yp + 16),
-                       a3 = _mm256_loadu_ps(yp + 24);
-                for (int64_t kh = kh0; kh < kh1; kh++) {
-                    const float *xr = x + (ih0 + kh * dh) * W + ow * sw - pw;
-                    for (int64_t kw = 0; kw < KW; kw++) {
-                        __m256 wv = _mm256_broadcast_ss(w + kh * KW + kw);
-                        const float *p = xr + kw * dw;
-                        if (sw == 1) {
-                            a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p), a0);
-                            a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8), a1);
-                            a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 16), a2);
-                            a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 24), a3);
-                        } else {
-                            a0 = _mm256_fmadd_ps(wv, qr__k_load_even(p), a0);
-                            a1 = _mm256_fmadd_ps(wv, qr__k_load_even(p + 16), a1);
-                            a2 = _mm256_fmadd_ps(wv, qr__k_load_even(p + 32), a2);
-                            a3 = _mm256_fmadd_ps(wv, qr__k_load_even(p + 48), a3);
-                        }
-                    }
-                }
-                _mm256_storeu_ps(yp, a0);
-                _mm256_storeu_ps(yp + 8, a1);
-                _mm256_storeu_ps(yp + 16, a2);
-                _mm256_storeu_ps(yp + 24, a3);
-            }
-            for (; ow + 8 <= vhi; ow += 8) {
-                __m256 a0 = _mm256_loadu_ps(yr + ow);
-                for (int64_t kh = kh0; kh < kh1; kh++) {
-                    const float *xr = x + (ih0 + kh * dh) * W + ow * sw - pw;
-                    for (int64_t kw = 0; kw < KW; kw++) {
-                        __m256 wv = _mm256_broadcast_ss(w + kh * KW + kw);
-                        __m256 xv = sw == 1 ? _mm256_loadu_ps(xr + kw * dw) : qr__k_load_even(xr + kw * dw);
-                        a0 = _mm256_fmadd_ps(wv, xv, a0);
-                    }
-                }
-                _mm256_storeu_ps(yr + ow, a0);
-            }
-            if (sw == 1 && ow < vhi) {   /* 1..7 columns left: masked loads read only in-range taps */
-                const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-                __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(vhi - ow)), idx);
-                __m256 a0 = _mm256_maskload_ps(yr + ow, mask);
-                for (int64_t kh = kh0; kh < kh1; kh++) {
-                    const float *xr = x + (ih0 + kh * dh) * W + ow - pw;
-                    for (int64_t kw = 0; kw < KW; kw++)
-                        a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(w + kh * KW + kw), _mm256_maskload_ps(xr + kw * dw, mask), a0);
-                }
-                _mm256_maskstore_ps(yr + ow, mask, a0);
-                ow = vhi;
-            }
-        }
-        /* every other column: per element, taps checked against the row */
-        for (int64_t o = 0; o < OW; o++) {
-            if (o == lo) o = ow;   /* [lo, ow) is done */
-            if (o >= OW) break;
-            float acc = yr[o];
-            for (int64_t kh = kh0; kh < kh1; kh++) {
-                const float *xr = x + (ih0 + kh * dh) * W;
-                for (int64_t kw = 0; kw < KW; kw++) {
-                    int64_t iw = o * sw + kw * dw - pw;
-                    if (iw >= 0 && iw < W) acc = fmaf(w[kh * KW + kw], xr[iw], acc);
-                }
-            }
-            yr[o] = acc;
+    for (; j < n; j += 8) {   /* ldcol >= rup(n, 16): the last 8 columns are readable */
+        __m256 s0 = _mm256_setzero_ps();
+        for (int64_t k = 0; k < K4; k += 4)
+            s0 = qr__k_m1_quad8(s0, col + k * ldcol + j, ldcol, _mm256_broadcast_ss(w + k), _mm256_broadcast_ss(w + k + 1),
+                                _mm256_broadcast_ss(w + k + 2), _mm256_broadcast_ss(w + k + 3));
+        s0 = _mm256_add_ps(qr__k_m1_rest8(s0, col + K4 * ldcol + j, ldcol, w + K4, K - K4), vb);
+        if (j + 8 <= n) {
+            _mm256_storeu_ps(y + j, s0);
+        } else {
+            float tmp[8];
+            _mm256_storeu_ps(tmp, s0);
+            memcpy(y + j, tmp, (size_t)(n - j) * sizeof(float));
         }
     }
 }
 
-/* QrF32DwConv2dBiasFn on AVX2: fill, then the kernel above. */
-QR__K_AVX2 static void qr_f32_dwconv2d_bias__avx2(const float *x, int64_t H, int64_t W, const float *w, int64_t KH,
-                                                  int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
-                                                  int64_t pw, float bias, float *y, int64_t OH, int64_t OW) {
-    const __m256 b = _mm256_set1_ps(bias);
-    int64_t i = 0, n = OH * OW;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, b);
-    for (; i < n; i++) y[i] = bias;
-    qr_f32_dwconv2d__avx2(x, H, W, w, KH, KW, sh, sw, dh, dw, ph, pw, y, OH, OW);
+/* QrF32ConvM1Fn on AVX2 (kern/gemm.c's band driver). */
+QR__K_AVX2 static void qr_f32_conv_m1__avx2(const QrF32ConvB *b, const float *w, float bias, float *y) {
+    qr__k_f32_conv_m1(qr__k_f32_m1_cols__avx2, b, w, bias, y);
 }
 
 /* QrF32MaxPool2dFn on AVX2: the column maxima (the bulk of the work) 8 at a time with

@@ -1,6 +1,6 @@
 /* kern/avx2/f32_gemm — AVX2+FMA float32 GEMM pieces run by kern/gemm.c's driver: the
- * 6x16 micro-kernel (12 ymm accumulators, 2 for B, 1 broadcast of A, no spills), the dot
- * product (N = 1), and the B packers (matrix; convolution input, implicit im2col). */
+ * 6x16 micro-kernel (12 ymm accumulators, 2 for B, 1 broadcast of A, no spills), the
+ * sequential dot products (narrow panels, N = 1), and the B packers (matrix; convolution input, implicit im2col). */
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -48,7 +48,7 @@ qr__k_f32_avx2_ukr(const int mr, int64_t kc, const float *a, int64_t lda, const 
 #define QR__K_OUT(r)                                                                                 \
     if (mr > r) {                                                                                    \
         float *cr = c + r * ldc;                                                                     \
-        if (o->bias) {                                                                               \
+        if (o->bias && !o->bias_after) {                                                             \
             __m256 bv = _mm256_broadcast_ss(o->bias + r);                                            \
             c##r##0 = _mm256_add_ps(c##r##0, bv);                                                    \
             c##r##1 = _mm256_add_ps(c##r##1, bv);                                                    \
@@ -56,6 +56,11 @@ qr__k_f32_avx2_ukr(const int mr, int64_t kc, const float *a, int64_t lda, const 
         if (add) {                                                                                   \
             c##r##0 = _mm256_add_ps(nr == 16 ? _mm256_loadu_ps(cr) : _mm256_maskload_ps(cr, m0), c##r##0);          \
             c##r##1 = _mm256_add_ps(nr == 16 ? _mm256_loadu_ps(cr + 8) : _mm256_maskload_ps(cr + 8, m1), c##r##1);  \
+        }                                                                                            \
+        if (o->bias && o->bias_after) {                                                              \
+            __m256 bv = _mm256_broadcast_ss(o->bias + r);                                            \
+            c##r##0 = _mm256_add_ps(c##r##0, bv);                                                    \
+            c##r##1 = _mm256_add_ps(c##r##1, bv);                                                    \
         }                                                                                            \
         if (o->res) {                                                                                \
             const float *rr = o->res + r * o->ldres;                                                 \
@@ -98,24 +103,10 @@ QR__K_AVX2_UKR(5)
 QR__K_AVX2_UKR(6)
 #undef QR__K_AVX2_UKR
 
-/* sum a[i] * b[i] with four 8-lane accumulators. */
-QR__K_AVX2 static float qr__k_f32_avx2_dot(const float *a, const float *b, int64_t n) {
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
-        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
-        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
-    }
-    for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-    __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    float r = _mm_cvtss_f32(h);
-    for (; i < n; i++) r += a[i] * b[i];
-    return r;
+/* QrKF32DotSeq with the FMA instruction (the shared body, compiled for this target). */
+QR__K_AVX2 static void qr__k_f32_avx2_dotseq(const float *A, int64_t lda, const float *b, int64_t kc, int64_t rows,
+                                            float *out) {
+    qr__k_f32_dotseq_body(A, lda, b, kc, rows, out);
 }
 
 /* dst (kc, 16) = B block (kc rows of nr <= 16 columns, stride ldb), zero past nr. */
@@ -193,7 +184,7 @@ static const QrKF32Isa qr__k_f32_avx2_isa = {
     6, 16, 256,
     { qr__k_f32_avx2_ukr1, qr__k_f32_avx2_ukr2, qr__k_f32_avx2_ukr3, qr__k_f32_avx2_ukr4, qr__k_f32_avx2_ukr5,
       qr__k_f32_avx2_ukr6 },
-    qr__k_f32_avx2_dot,
+    qr__k_f32_avx2_dotseq,
     qr__k_f32_avx2_pack_b,
     qr__k_f32_avx2_pack_conv,
     { NULL },

@@ -1,7 +1,7 @@
 /* kern/avx512/f32_gemm — AVX-512F float32 GEMM pieces run by kern/gemm.c's driver: the
  * 8x32 micro-kernel (16 zmm accumulators, 2 for B, 1 broadcast of A; 8 rows divide the
- * channel counts of common CNNs, 12x32 measured no faster on Zen 4), the dot product and
- * the B packers (masked loads for tails and for the convolution input). */
+ * channel counts of common CNNs, 12x32 measured no faster on Zen 4; the sequential dot
+ * products are AVX2's) and the B packers (masked loads for tails and for the convolution input). */
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -50,7 +50,7 @@ qr__k_f32_avx512_ukr(const int mr, int64_t kc, const float *a, int64_t lda, cons
 #define QR__K_OUT(r, i)                                                                \
     if (mr > i) {                                                                      \
         float *cr = c + i * ldc;                                                       \
-        if (o->bias) {                                                                 \
+        if (o->bias && !o->bias_after) {                                               \
             __m512 bv = _mm512_set1_ps(o->bias[i]);                                    \
             c##r##0 = _mm512_add_ps(c##r##0, bv);                                      \
             c##r##1 = _mm512_add_ps(c##r##1, bv);                                      \
@@ -58,6 +58,11 @@ qr__k_f32_avx512_ukr(const int mr, int64_t kc, const float *a, int64_t lda, cons
         if (add) {                                                                     \
             c##r##0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, cr), c##r##0);           \
             c##r##1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, cr + 16), c##r##1);      \
+        }                                                                              \
+        if (o->bias && o->bias_after) {                                                \
+            __m512 bv = _mm512_set1_ps(o->bias[i]);                                    \
+            c##r##0 = _mm512_add_ps(c##r##0, bv);                                      \
+            c##r##1 = _mm512_add_ps(c##r##1, bv);                                      \
         }                                                                              \
         if (o->res) {                                                                  \
             const float *rr = o->res + i * o->ldres;                                   \
@@ -131,8 +136,9 @@ qr__k_f32_avx512_w16(const int mr, int64_t kc, const float *a, int64_t lda, cons
 #define QR__K_OUT(r)                                                                                    \
     if (mr > r) {                                                                                       \
         float *cr = c + r * ldc;                                                                        \
-        if (o->bias) c##r = _mm512_add_ps(c##r, _mm512_set1_ps(o->bias[r]));                            \
+        if (o->bias && !o->bias_after) c##r = _mm512_add_ps(c##r, _mm512_set1_ps(o->bias[r]));          \
         if (o->add) c##r = _mm512_add_ps(_mm512_maskz_loadu_ps(m, cr), c##r);                           \
+        if (o->bias && o->bias_after) c##r = _mm512_add_ps(c##r, _mm512_set1_ps(o->bias[r]));           \
         if (o->res) {                                                                                   \
             __m512 rv = _mm512_maskz_loadu_ps(m, o->res + r * o->ldres);                                \
             c##r = o->res_first ? _mm512_add_ps(rv, c##r) : _mm512_add_ps(c##r, rv);                    \
@@ -176,8 +182,9 @@ qr__k_f32_avx512_w8(const int mr, int64_t kc, const float *a, int64_t lda, const
 #define QR__K_OUT(r)                                                                                    \
     if (mr > r) {                                                                                       \
         float *cr = c + r * ldc;                                                                        \
-        if (o->bias) c##r = _mm256_add_ps(c##r, _mm256_set1_ps(o->bias[r]));                            \
+        if (o->bias && !o->bias_after) c##r = _mm256_add_ps(c##r, _mm256_set1_ps(o->bias[r]));          \
         if (o->add) c##r = _mm256_add_ps(_mm256_maskz_loadu_ps(m, cr), c##r);                           \
+        if (o->bias && o->bias_after) c##r = _mm256_add_ps(c##r, _mm256_set1_ps(o->bias[r]));           \
         if (o->res) {                                                                                   \
             __m256 rv = _mm256_maskz_loadu_ps(m, o->res + r * o->ldres);                                \
             c##r = o->res_first ? _mm256_add_ps(rv, c##r) : _mm256_add_ps(c##r, rv);                    \
@@ -203,24 +210,6 @@ QR__K_A512_NARROW(16, 5) QR__K_A512_NARROW(16, 6) QR__K_A512_NARROW(16, 7) QR__K
 QR__K_A512_NARROW(8, 1) QR__K_A512_NARROW(8, 2) QR__K_A512_NARROW(8, 3) QR__K_A512_NARROW(8, 4)
 QR__K_A512_NARROW(8, 5) QR__K_A512_NARROW(8, 6) QR__K_A512_NARROW(8, 7) QR__K_A512_NARROW(8, 8)
 #undef QR__K_A512_NARROW
-
-/* sum a[i] * b[i] with four 16-lane accumulators; the tail is a masked load. */
-QR__K_AVX512 static float qr__k_f32_avx512_dot(const float *a, const float *b, int64_t n) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    int64_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
-        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
-        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
-    }
-    for (; i + 16 <= n; i += 16) s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-    if (i < n) {
-        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-        s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s1);
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-}
 
 /* dst (kc, 32) = B block (kc rows of nr <= 32 columns, stride ldb), zero past nr. */
 QR__K_AVX512 static void qr__k_f32_avx512_pack_b(const float *b, int64_t ldb, int64_t kc, int nr, float *dst) {
@@ -314,7 +303,7 @@ static const QrKF32Isa qr__k_f32_avx512_isa = {
     8, 32, 256,
     { qr__k_f32_avx512_ukr1, qr__k_f32_avx512_ukr2, qr__k_f32_avx512_ukr3, qr__k_f32_avx512_ukr4,
       qr__k_f32_avx512_ukr5, qr__k_f32_avx512_ukr6, qr__k_f32_avx512_ukr7, qr__k_f32_avx512_ukr8 },
-    qr__k_f32_avx512_dot,
+    qr__k_f32_avx2_dotseq,
     qr__k_f32_avx512_pack_b,
     qr__k_f32_avx512_pack_conv,
     { qr__k_f32_avx512_w16_1, qr__k_f32_avx512_w16_2, qr__k_f32_avx512_w16_3, qr__k_f32_avx512_w16_4,

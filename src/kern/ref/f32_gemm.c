@@ -100,44 +100,105 @@ static void qr_f32_conv_gemm__ref(int64_t M, const float *A, int64_t lda, const 
     qr_f32_conv_gemm_fused__ref(M, A, lda, b, Y, ldy, qr__k_fused_of(ep, &tmp));
 }
 
-/* Depthwise 2-D convolution of one channel plane, accumulating into y:
- * y (OH,OW) += sum_{kh<KH, kw<KW} w[kh*KW + kw] * x (H,W) at (oh*sh - ph + kh*dh, ow*sw - pw + kw*dw).
- * Taps that fall outside x read as zero (implicit padding); x is never read out of bounds. */
-static void qr_f32_dwconv2d__ref(const float *x, int64_t H, int64_t W, const float *w, int64_t KH, int64_t KW,
-                                 int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, float *y,
-                                 int64_t OH, int64_t OW) {
-    for (int64_t kw = 0; kw < KW; kw++) {
-        /* ow range with 0 <= ow*sw - pw + kw*dw < W */
-        int64_t t = kw * dw - pw;
-        int64_t lo = t >= 0 ? 0 : (-t + sw - 1) / sw;
-        int64_t hi = W - 1 - t < 0 ? 0 : (W - 1 - t) / sw + 1;
-        if (hi > OW) hi = OW;
-        if (lo >= hi) continue;
-        for (int64_t oh = 0; oh < OH; oh++) {
-            float *yr = y + oh * OW;
-            for (int64_t kh = 0; kh < KH; kh++) {
-                int64_t ih = oh * sh - ph + kh * dh;
-                if (ih < 0 || ih >= H) continue;
-                const float wv = w[kh * KW + kw];
-                const float *xr = x + ih * W;
-                if (sw == 1)
-                    for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow + t];
-                else
-                    for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * sw + t];
+/* The k-th product of output (oh, ow) of a QrF32ConvM1Fn: w[k] times the tap's input, 0
+ * for a tap in the padding. */
+static inline float qr__k_m1_tap(const QrF32ConvB *b, const float *w, int64_t k, int64_t oh, int64_t ow) {
+    const int64_t kw = k % b->KW, kh = (k / b->KW) % b->KH, c = k / (b->KW * b->KH);
+    const int64_t ih = oh * b->sh - b->ph + kh * b->dh, iw = ow * b->sw - b->pw + kw * b->dw;
+    const float xv = ih >= 0 && ih < b->H && iw >= 0 && iw < b->W ? b->x[(c * b->H + ih) * b->W + iw] : 0.0f;
+    float p = w[k] * xv;
+    QR__K_ROUNDED(p);
+    return p;
+}
+
+/* QrF32ConvM1Fn, plain C, output by output: the definition, read straight from x. */
+static void qr_f32_conv_m1__ref(const QrF32ConvB *b, const float *w, float bias, float *y) {
+    const int64_t K = b->C * b->KH * b->KW;
+    for (int64_t oh = 0; oh < b->OH; oh++)
+        for (int64_t ow = 0; ow < b->OW; ow++) {
+            float s = 0.0f;
+            int64_t k = 0;
+            for (; k + 4 <= K; k += 4) {
+                float t = qr__k_m1_tap(b, w, k, oh, ow) + qr__k_m1_tap(b, w, k + 1, oh, ow);
+                t = t + qr__k_m1_tap(b, w, k + 2, oh, ow);
+                t = t + qr__k_m1_tap(b, w, k + 3, oh, ow);
+                s = t + s;
             }
+            if (k + 2 <= K) {
+                float t = qr__k_m1_tap(b, w, k, oh, ow) + qr__k_m1_tap(b, w, k + 1, oh, ow);
+                s = t + s;
+                k += 2;
+            }
+            if (k < K) s = qr__k_m1_tap(b, w, k, oh, ow) + s;
+            y[oh * b->OW + ow] = s + bias;
         }
+}
+
+/* y[n] = S_n + (accumulate ? y[n] : +0) for the N rows of B (row stride ldb) with one row a
+ * of K values, in the order of ONNX Runtime's MLAS M=1 transposed-B kernel
+ * (MlasSgemmKernelM1TransposeBAvx), which its Gemm uses for a batch of one when B is not
+ * an initializer (ORT packs initializers ahead and sums those like the GEMM micro-kernels):
+ * eight lanes, lane l summing the products a[k]*b[k] (each rounded) of k = l mod 8 in
+ * order from +0; then rows in blocks of four reduce their lanes as
+ * (((l0 + l1) + l2) + l3) + (((l4 + l5) + l6) + l7), a block of two left as
+ * ((l2 + l0) + (l6 + l4)) + ((l3 + l1) + (l7 + l5)), a last single row as
+ * ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)). Plain C (the compiler vectorizes the
+ * lanes); the same result on every level. */
+static void qr_f32_gemv_m1t(int64_t N, int64_t K, const float *a, const float *B, int64_t ldb, float *y,
+                            bool accumulate) {
+    for (int64_t n = 0; n < N; n++) {
+        const float *b = B + n * ldb;
+        float l[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+        int64_t k = 0;
+        for (; k + 8 <= K; k += 8)
+            for (int i = 0; i < 8; i++) {
+                float p = a[k + i] * b[k + i];
+                QR__K_ROUNDED(p);
+                l[i] = l[i] + p;
+            }
+        for (int i = 0; k + i < K; i++) {
+            float p = a[k + i] * b[k + i];
+            QR__K_ROUNDED(p);
+            l[i] = l[i] + p;
+        }
+        const int64_t pos = n < (N & ~(int64_t)3) ? 0 : (N & 2) && n < (N & ~(int64_t)1) ? 2 : 1;
+        float s;
+        if (pos == 0) s = (((l[0] + l[1]) + l[2]) + l[3]) + (((l[4] + l[5]) + l[6]) + l[7]);
+        else if (pos == 2) s = ((l[2] + l[0]) + (l[6] + l[4])) + ((l[3] + l[1]) + (l[7] + l[5]));
+        else s = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+        y[n] = s + (accumulate ? y[n] : 0.0f);
     }
 }
 
-/* Fills y (n floats) with v. */
-static void qr__k_fill(float *y, int64_t n, float v) {
-    for (int64_t i = 0; i < n; i++) y[i] = v;
-}
-
-/* QrF32DwConv2dBiasFn, plain C: fill, then the ref kernel. */
-static void qr_f32_dwconv2d_bias__ref(const float *x, int64_t H, int64_t W, const float *w, int64_t KH, int64_t KW,
-                                      int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, float bias,
-                                      float *y, int64_t OH, int64_t OW) {
-    qr__k_fill(y, OH * OW, bias);
-    qr_f32_dwconv2d__ref(x, H, W, w, KH, KW, sh, sw, dh, dw, ph, pw, y, OH, OW);
+/* The same sums for n im2col columns: col[k*ldcol + j] is product k's input of output j
+ * (see QrF32ConvM1Fn); y[j] = S_j + bias. The building block of the SIMD levels' driver
+ * (qr__k_f32_conv_m1 in kern/gemm.c), and its scalar tail. */
+static void qr__k_f32_m1_cols__ref(int64_t K, int64_t n, const float *w, const float *col, int64_t ldcol, float bias,
+                                  float *y) {
+    for (int64_t j = 0; j < n; j++) {
+        float s = 0.0f;
+        int64_t k = 0;
+        for (; k + 4 <= K; k += 4) {
+            float p0 = w[k] * col[k * ldcol + j], p1 = w[k + 1] * col[(k + 1) * ldcol + j];
+            float p2 = w[k + 2] * col[(k + 2) * ldcol + j], p3 = w[k + 3] * col[(k + 3) * ldcol + j];
+            QR__K_ROUNDED(p0);
+            QR__K_ROUNDED(p1);
+            QR__K_ROUNDED(p2);
+            QR__K_ROUNDED(p3);
+            s = (((p0 + p1) + p2) + p3) + s;
+        }
+        if (k + 2 <= K) {
+            float p0 = w[k] * col[k * ldcol + j], p1 = w[k + 1] * col[(k + 1) * ldcol + j];
+            QR__K_ROUNDED(p0);
+            QR__K_ROUNDED(p1);
+            s = (p0 + p1) + s;
+            k += 2;
+        }
+        if (k < K) {
+            float p0 = w[k] * col[k * ldcol + j];
+            QR__K_ROUNDED(p0);
+            s = p0 + s;
+        }
+        y[j] = s + bias;
+    }
 }

@@ -229,14 +229,6 @@ typedef struct QrKF32Job {
     QrKTiles tl;
 } QrKF32Job;
 
-/* The last 1-2 columns of a narrow panel as dot products: column q of C's rows [i0, i1)
- * += A rows . b's column q (kc values, row stride bs), gathered into col (2 * kc floats),
- * then finished as the micro-kernels finish a sum: + bias (first K block), c + s (add),
- * residual, clamp, relu (last K block), element by element. A 16-lane dot costs a 16th of
- * a quarter-width kernel's FMAs per column. */
-static void qr__k_f32_dot_cols(const struct QrKF32Job *j, const QrKF32Out *o, int64_t pc, int64_t kc, int64_t i0,
-                               int64_t i1, int64_t n0, int nd, const float *b, int64_t bs, float *col);
-
 /* One task: rows [i0, i1) x columns [j0, j1) of C, all of K. A is read in place (its
  * (MC, KC) block stays in L2 across the column panels); a plain GEMM's full-width B
  * micro-panels are read in place too (row stride ldb: the hardware prefetcher follows
@@ -279,15 +271,15 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
                 j->isa->pack_b(j->B + pc * j->ldb + jr, j->ldb, kc, nr, bp);
             }
             /* the panel as up to two parts: full width, or (a narrow last panel) half and
-             * quarter; at most two columns left over are dot products (qr__k_f32_dot_cols) */
-            int w0 = nr, w1 = 0, nd = 0;
+             * quarter. (A last column or two as dot products along K would be cheaper, but
+             * would not sum each element as one chain of fused multiply-adds as the
+             * micro-kernels and ORT's kernels do.) */
+            int w0 = nr, w1 = 0;
             const int H = NR / 2, Q = NR / 4;
             QrKF32Ukr const *u0 = j->isa->ukr, *u1 = NULL;
             if (nr <= 3 * Q && j->isa->ukr_half[0]) {
-                if (nr <= 2 && kc >= 32) { w0 = 0; nd = nr; }
-                else if (nr <= Q) { u0 = j->isa->ukr_quarter; }
+                if (nr <= Q) { u0 = j->isa->ukr_quarter; }
                 else if (nr <= H) { u0 = j->isa->ukr_half; }
-                else if (nr - H <= 2 && kc >= 32) { u0 = j->isa->ukr_half; w0 = H; nd = nr - H; }
                 else { u0 = j->isa->ukr_half; w0 = H; u1 = j->isa->ukr_quarter; w1 = nr - H; }
             }
             for (int64_t ir = i0; w0 && ir < i1; ir += MR) {
@@ -303,44 +295,9 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
                 if (o1.res) o1.res += w0;
                 u1[mr - 1](kc, a, j->lda, b + w0, bs, c + w0, j->ldc, w1, &o1);
             }
-            if (nd) qr__k_f32_dot_cols(j, &o, pc, kc, i0, i1, jr + w0, nd, b + w0, bs, bp + (size_t)KC * NR);
         }
     }
     if (f && f->post) f->post(f->post_ctx, j->C + i0 * j->ldc + j0, j->ldc, i0, i1 - i0, j0, j1 - j0);
-}
-
-static void qr__k_f32_dot_cols(const QrKF32Job *j, const QrKF32Out *o, int64_t pc, int64_t kc, int64_t i0,
-                               int64_t i1, int64_t n0, int nd, const float *b, int64_t bs, float *col) {
-    const QrF32Fused *f = j->f;
-    const bool last = pc + j->kc >= j->K;
-    const float *bias = (j->conv_sum ? last : pc == 0) && f ? f->ep.bias : NULL;
-    const float *res = f && f->res && last ? f->res : NULL;
-    for (int q = 0; q < nd; q++)
-        for (int64_t k = 0; k < kc; k++) col[q * kc + k] = b[k * bs + q];
-    float v[64];
-    for (int64_t r0 = i0; r0 < i1; r0 += 64) {
-        const int64_t nr = QR_MIN((int64_t)64, i1 - r0);
-        for (int q = 0; q < nd; q++) {
-            j->isa->dotseq(j->A + r0 * j->lda + pc, j->lda, col + q * kc, kc, nr, v);
-            for (int64_t r = 0; r < nr; r++) {
-                const int64_t i = r0 + r;
-                float *c = j->C + i * j->ldc + n0 + q, x = v[r];
-                if (bias && !j->conv_sum) x = x + bias[i];
-                if (o->add) x = *c + x;
-                if (bias && j->conv_sum) x = x + bias[i];
-                if (res) {
-                    float rv = res[i * f->ldres + n0 + q];
-                    x = f->res_first ? rv + x : x + rv;
-                }
-                if (o->clamp) {
-                    x = x < o->lo ? o->lo : x;
-                    x = x > o->hi ? o->hi : x;
-                }
-                if (o->relu) x = x > 0 ? x : (x != x ? x : 0.0f);
-                *c = x;
-            }
-        }
-    }
 }
 
 /* N = 1: C[m] (+)= dot(A row m, b) over row blocks; b is B's column made contiguous. */
@@ -452,7 +409,7 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
         j.conv_sum = true;
     }
     j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, QR__K_F32_MC, QR__K_F32_NS, threads);
-    j.tid_bytes = qr__k_rup64((size_t)(j.kc * (isa->nr + 2)) * sizeof(float));   /* B panel, 2 dot columns */
+    j.tid_bytes = qr__k_rup64((size_t)(j.kc * isa->nr) * sizeof(float));   /* B panel */
     j.tid_mem = qr__k_scratch(j.tid_bytes * (size_t)threads);
     if (!j.tid_mem) {
         if (conv) qr_f32_conv_gemm_fused__ref(M, A, lda, conv, C, ldc, f);
@@ -496,66 +453,95 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
 
 /* ==== M = 1 convolutions (QrF32ConvM1Fn) ============================================
  * ORT's order (see QrF32ConvM1Fn) needs every product on its own and the sums in groups
- * of four along k, so the SIMD levels do what ORT does: gather a band of output columns
- * into an im2col buffer (zeros in the padding), then run an ISA's column kernel over it,
- * several output columns per vector. */
+ * of four along k. Instead of ORT's im2col (K copies of the input), each input channel is
+ * copied once into zero-padded phase planes — plane (a, b) holds the padded rows
+ * r*sh + a and columns j*sw + b — so that every tap reads one contiguous run: output
+ * (oh, ow) of tap (c, kh, kw) is plane (kh*dh % sh, kw*dw % sw) of channel c at row
+ * oh + kh*dh / sh, column ow + kw*dw / sw. Outputs are computed as "virtual" columns
+ * v = oh*Wq + ow over the planes' row width Wq >= OW (the columns ow >= OW of each row are
+ * computed and dropped), several per vector, by an ISA's column kernel. */
 
-/* y[j] = S_j + bias for n im2col columns (see qr__k_f32_m1_cols__ref); col holds K rows of
- * ldcol >= qr__k_rup(n, 16) floats, readable in full. */
-typedef void (*QrKF32M1Cols)(int64_t K, int64_t n, const float *w, const float *col, int64_t ldcol, float bias,
-                             float *y);
+/* y[j] = S_j + bias for j < n, product k of output j being w[k] * src[k][j], summed as
+ * QrF32ConvM1Fn says; src[k][j] is readable for j < qr__k_rup(n, 16). */
+typedef void (*QrKF32M1Cols)(int64_t K, int64_t n, const float *w, const float *const *src, float bias, float *y);
 
-/* im2col columns [p0, p0 + n) of b (QrF32ConvB's B matrix) into col: K rows of ldcol
- * floats, columns [n, ldcol) of each zeroed. */
-static void qr__k_im2col_range(const QrF32ConvB *b, int64_t p0, int64_t n, float *col, int64_t ldcol) {
-    const int64_t OW = b->OW, sw = b->sw;
+/* QrF32ConvM1Fn with an ISA's column kernel over b's phase planes (above). Falls back to
+ * the ref when scratch cannot be had. */
+static void qr__k_f32_conv_m1(QrKF32M1Cols cols, const QrF32ConvB *b, const float *w, float bias, float *y) {
+    const int64_t K = b->C * b->KH * b->KW, OH = b->OH, OW = b->OW, sh = b->sh, sw = b->sw;
+    if (OH <= 0 || OW <= 0) return;
+    const int64_t Hp = (OH - 1) * sh + (b->KH - 1) * b->dh + 1, Wp = (OW - 1) * sw + (b->KW - 1) * b->dw + 1;
+    const int64_t Hq = qr__k_cdiv(Hp, sh), Wq = qr__k_cdiv(Wp, sw);
+    const int64_t plane = qr__k_rup(Hq * Wq + 32, 16);   /* + over-read room of the last vector */
+    const int64_t nplanes = b->C * sh * sw, nv = (OH - 1) * Wq + OW;
+    const bool direct = Wq == OW;                         /* no dropped columns: straight into y */
+    const double want = ((double)(nplanes * plane) + (direct ? 0.0 : (double)qr__k_rup(nv, 16)) + (double)K * 2.0) * 4.0;
+    unsigned char *mem = K > 0 && want < (double)((size_t)1 << 40) ? qr__k_scratch((size_t)want + 64) : NULL;
+    if (!mem) {
+        qr_f32_conv_m1__ref(b, w, bias, y);
+        return;
+    }
+    float *planes = (float *)mem, *tmp = planes + nplanes * plane;
+    const float **src = (const float **)qr__k_rup64((size_t)(tmp + (direct ? 0 : qr__k_rup(nv, 16))));
+    /* the planes: padded row R = r*sh + a is input row R - ph, column J = j*sw + bb input
+     * column J - pw; zero first, then each input row once into its row of every column phase */
+    memset(planes, 0, (size_t)(nplanes * plane) * sizeof(float));
+    const int64_t ih0 = QR_MAX((int64_t)0, -b->ph), ih1 = QR_MIN(b->H, Hq * sh - b->ph);
+    for (int64_t c = 0; c < b->C; c++)
+        for (int64_t ih = ih0, a = (ih0 + b->ph) % sh, r = (ih0 + b->ph) / sh; ih < ih1; ih++) {
+            const float *xr = b->x + (c * b->H + ih) * b->W;
+            float *row0 = planes + (c * sh + a) * sw * plane + r * Wq;   /* column phase 0 */
+            /* input columns iw with 0 <= iw + pw < Wq*sw: [iw0, iw1) */
+            const int64_t iw0 = QR_MAX((int64_t)0, -b->pw), iw1 = QR_MIN(b->W, Wq * sw - b->pw);
+            if (sw == 1) {
+                if (iw1 > iw0) memcpy(row0 + iw0 + b->pw, xr + iw0, (size_t)(iw1 - iw0) * sizeof(float));
+            } else if (sw == 2) {   /* even padded columns to phase 0, odd ones to phase 1, in pairs */
+                float *row1 = row0 + plane;
+                int64_t iw = iw0;
+                if (iw < iw1 && ((iw + b->pw) & 1)) {
+                    row1[(iw + b->pw) >> 1] = xr[iw];
+                    iw++;
+                }
+                float *d0 = row0 + ((iw + b->pw) >> 1), *d1 = row1 + ((iw + b->pw) >> 1);
+                const float *sx = xr + iw;
+                const int64_t np = (iw1 - iw) / 2;
+                int64_t i = 0;
+#if defined(__x86_64__)
+                for (; i + 4 <= np; i += 4) {   /* SSE2 (baseline): 8 inputs, evens and odds */
+                    __m128 lo = _mm_loadu_ps(sx + 2 * i), hi = _mm_loadu_ps(sx + 2 * i + 4);
+                    _mm_storeu_ps(d0 + i, _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+                    _mm_storeu_ps(d1 + i, _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+                }
+#endif
+                for (; i < np; i++) {
+                    d0[i] = sx[2 * i];
+                    d1[i] = sx[2 * i + 1];
+                }
+                if (iw + 2 * np < iw1) d0[np] = sx[2 * np];
+            } else {
+                for (int64_t iw = iw0; iw < iw1; iw++) {
+                    const int64_t J = iw + b->pw;
+                    row0[(J % sw) * plane + J / sw] = xr[iw];
+                }
+            }
+            if (++a == sh) {
+                a = 0;
+                r++;
+            }
+        }
     int64_t k = 0;
     for (int64_t c = 0; c < b->C; c++)
         for (int64_t kh = 0; kh < b->KH; kh++)
             for (int64_t kw = 0; kw < b->KW; kw++, k++) {
-                float *dst = col + k * ldcol;
-                const int64_t t = kw * b->dw - b->pw;   /* input column of ow = 0 */
-                /* ow with 0 <= ow*sw + t < W: [lo, hi) */
-                int64_t lo = t >= 0 ? 0 : (-t + sw - 1) / sw;
-                int64_t hi = b->W - 1 - t < 0 ? 0 : (b->W - 1 - t) / sw + 1;
-                hi = QR_MIN(hi, OW);
-                for (int64_t p = p0; p < p0 + n;) {
-                    const int64_t oh = p / OW, ow = p % OW, len = QR_MIN(OW - ow, p0 + n - p);
-                    float *d = dst + (p - p0);
-                    const int64_t ih = oh * b->sh - b->ph + kh * b->dh;
-                    const int64_t a = QR_MIN(QR_MAX(lo, ow), ow + len), e = QR_MAX(QR_MIN(hi, ow + len), a);
-                    if (ih < 0 || ih >= b->H || a == e) {
-                        memset(d, 0, (size_t)len * sizeof(float));
-                    } else {
-                        const float *xr = b->x + (c * b->H + ih) * b->W;
-                        memset(d, 0, (size_t)(a - ow) * sizeof(float));
-                        if (sw == 1) memcpy(d + (a - ow), xr + a + t, (size_t)(e - a) * sizeof(float));
-                        else for (int64_t o = a; o < e; o++) d[o - ow] = xr[o * sw + t];
-                        memset(d + (e - ow), 0, (size_t)(ow + len - e) * sizeof(float));
-                    }
-                    p += len;
-                }
-                memset(dst + n, 0, (size_t)(ldcol - n) * sizeof(float));
+                const int64_t ro = kh * b->dh, co = kw * b->dw;
+                src[k] = planes + ((c * sh + ro % sh) * sw + co % sw) * plane + (ro / sh) * Wq + co / sw;
             }
-}
-
-/* QrF32ConvM1Fn with an ISA's column kernel: bands of output columns whose im2col rows
- * (about 64 KiB) stay in the cache. Falls back to the ref when scratch cannot be had. */
-static void qr__k_f32_conv_m1(QrKF32M1Cols cols, const QrF32ConvB *b, const float *w, float bias, float *y) {
-    const int64_t K = b->C * b->KH * b->KW, P = b->OH * b->OW;
-    if (P <= 0) return;
-    const int64_t band = QR_MIN(P, QR_MAX((int64_t)64, ((int64_t)16384 / QR_MAX(K, (int64_t)1)) & ~(int64_t)15));
-    const int64_t ldcol = qr__k_rup(band, 16);
-    float *col = K > 0 ? qr__k_scratch((size_t)(K * ldcol) * sizeof(float)) : NULL;
-    if (!col) {
-        qr_f32_conv_m1__ref(b, w, bias, y);
+    if (direct) {
+        cols(K, OH * OW, w, src, bias, y);
         return;
     }
-    for (int64_t p0 = 0; p0 < P; p0 += band) {
-        const int64_t n = QR_MIN(band, P - p0);
-        qr__k_im2col_range(b, p0, n, col, ldcol);
-        cols(K, n, w, col, ldcol, bias, y + p0);
-    }
+    cols(K, nv, w, src, bias, tmp);
+    for (int64_t oh = 0; oh < OH; oh++) memcpy(y + oh * OW, tmp + oh * Wq, (size_t)OW * sizeof(float));
 }
 
 /* ==== 8-bit integers =================================================================

@@ -5,62 +5,59 @@
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
-/* Four products of taps k..k+3 for the 4 columns at c (row stride ld), each rounded on its
- * own, summed ((p0 + p1) + p2) + p3 and added to s. */
-static inline float32x4_t qr__k_m1_quad4(float32x4_t s, const float *c, int64_t ld, const float *w) {
-    float32x4_t p0 = vmulq_n_f32(vld1q_f32(c), w[0]), p1 = vmulq_n_f32(vld1q_f32(c + ld), w[1]);
-    float32x4_t p2 = vmulq_n_f32(vld1q_f32(c + 2 * ld), w[2]), p3 = vmulq_n_f32(vld1q_f32(c + 3 * ld), w[3]);
+/* Four products of taps k..k+3 (inputs s[0..3] + j) for 4 columns, each rounded on its
+ * own, summed ((p0 + p1) + p2) + p3 and added to acc. */
+static inline float32x4_t qr__k_m1_quad4(float32x4_t acc, const float *const *s, int64_t j, const float *w) {
+    float32x4_t p0 = vmulq_n_f32(vld1q_f32(s[0] + j), w[0]), p1 = vmulq_n_f32(vld1q_f32(s[1] + j), w[1]);
+    float32x4_t p2 = vmulq_n_f32(vld1q_f32(s[2] + j), w[2]), p3 = vmulq_n_f32(vld1q_f32(s[3] + j), w[3]);
     QR__K_ROUNDED(p0);
     QR__K_ROUNDED(p1);
     QR__K_ROUNDED(p2);
     QR__K_ROUNDED(p3);
-    return vaddq_f32(vaddq_f32(vaddq_f32(vaddq_f32(p0, p1), p2), p3), s);
+    return vaddq_f32(vaddq_f32(vaddq_f32(vaddq_f32(p0, p1), p2), p3), acc);
 }
 
 /* The pair and single left after the groups of four (r = K % 4 taps). */
-static inline float32x4_t qr__k_m1_rest4(float32x4_t s, const float *c, int64_t ld, const float *w, int64_t r) {
+static inline float32x4_t qr__k_m1_rest4(float32x4_t acc, const float *const *s, int64_t j, const float *w, int64_t r) {
     if (r >= 2) {
-        float32x4_t p0 = vmulq_n_f32(vld1q_f32(c), w[0]), p1 = vmulq_n_f32(vld1q_f32(c + ld), w[1]);
+        float32x4_t p0 = vmulq_n_f32(vld1q_f32(s[0] + j), w[0]), p1 = vmulq_n_f32(vld1q_f32(s[1] + j), w[1]);
         QR__K_ROUNDED(p0);
         QR__K_ROUNDED(p1);
-        s = vaddq_f32(vaddq_f32(p0, p1), s);
-        c += 2 * ld;
+        acc = vaddq_f32(vaddq_f32(p0, p1), acc);
+        s += 2;
         w += 2;
         r -= 2;
     }
     if (r) {
-        float32x4_t p0 = vmulq_n_f32(vld1q_f32(c), w[0]);
+        float32x4_t p0 = vmulq_n_f32(vld1q_f32(s[0] + j), w[0]);
         QR__K_ROUNDED(p0);
-        s = vaddq_f32(p0, s);
+        acc = vaddq_f32(p0, acc);
     }
-    return s;
+    return acc;
 }
 
 /* QrKF32M1Cols with NEON. */
-static void qr__k_f32_m1_cols__neon(int64_t K, int64_t n, const float *w, const float *col, int64_t ldcol, float bias,
-                                    float *y) {
+static void qr__k_f32_m1_cols__neon(int64_t K, int64_t n, const float *w, const float *const *src, float bias, float *y) {
     const float32x4_t vb = vdupq_n_f32(bias);
     const int64_t K4 = K & ~(int64_t)3;
     int64_t j = 0;
     for (; j + 16 <= n; j += 16) {
         float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0;
         for (int64_t k = 0; k < K4; k += 4) {
-            const float *c = col + k * ldcol + j;
-            s0 = qr__k_m1_quad4(s0, c, ldcol, w + k);
-            s1 = qr__k_m1_quad4(s1, c + 4, ldcol, w + k);
-            s2 = qr__k_m1_quad4(s2, c + 8, ldcol, w + k);
-            s3 = qr__k_m1_quad4(s3, c + 12, ldcol, w + k);
+            s0 = qr__k_m1_quad4(s0, src + k, j, w + k);
+            s1 = qr__k_m1_quad4(s1, src + k, j + 4, w + k);
+            s2 = qr__k_m1_quad4(s2, src + k, j + 8, w + k);
+            s3 = qr__k_m1_quad4(s3, src + k, j + 12, w + k);
         }
-        const float *c = col + K4 * ldcol + j;
-        vst1q_f32(y + j, vaddq_f32(qr__k_m1_rest4(s0, c, ldcol, w + K4, K - K4), vb));
-        vst1q_f32(y + j + 4, vaddq_f32(qr__k_m1_rest4(s1, c + 4, ldcol, w + K4, K - K4), vb));
-        vst1q_f32(y + j + 8, vaddq_f32(qr__k_m1_rest4(s2, c + 8, ldcol, w + K4, K - K4), vb));
-        vst1q_f32(y + j + 12, vaddq_f32(qr__k_m1_rest4(s3, c + 12, ldcol, w + K4, K - K4), vb));
+        vst1q_f32(y + j, vaddq_f32(qr__k_m1_rest4(s0, src + K4, j, w + K4, K - K4), vb));
+        vst1q_f32(y + j + 4, vaddq_f32(qr__k_m1_rest4(s1, src + K4, j + 4, w + K4, K - K4), vb));
+        vst1q_f32(y + j + 8, vaddq_f32(qr__k_m1_rest4(s2, src + K4, j + 8, w + K4, K - K4), vb));
+        vst1q_f32(y + j + 12, vaddq_f32(qr__k_m1_rest4(s3, src + K4, j + 12, w + K4, K - K4), vb));
     }
-    for (; j < n; j += 4) {   /* ldcol >= rup(n, 16): the last 4 columns are readable */
+    for (; j < n; j += 4) {   /* readable up to rup(n, 16): the last 4 columns can be loaded */
         float32x4_t s0 = vdupq_n_f32(0.0f);
-        for (int64_t k = 0; k < K4; k += 4) s0 = qr__k_m1_quad4(s0, col + k * ldcol + j, ldcol, w + k);
-        s0 = vaddq_f32(qr__k_m1_rest4(s0, col + K4 * ldcol + j, ldcol, w + K4, K - K4), vb);
+        for (int64_t k = 0; k < K4; k += 4) s0 = qr__k_m1_quad4(s0, src + k, j, w + k);
+        s0 = vaddq_f32(qr__k_m1_rest4(s0, src + K4, j, w + K4, K - K4), vb);
         if (j + 4 <= n) {
             vst1q_f32(y + j, s0);
         } else {

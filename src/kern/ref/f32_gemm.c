@@ -170,35 +170,3 @@ static void qr_f32_gemv_m1t(int64_t N, int64_t K, const float *a, const float *B
     }
 }
 
-/* The same sums for n im2col columns: col[k*ldcol + j] is product k's input of output j
- * (see QrF32ConvM1Fn); y[j] = S_j + bias. The building block of the SIMD levels' driver
- * (qr__k_f32_conv_m1 in kern/gemm.c), and its scalar tail. */
-static void qr__k_f32_m1_cols__ref(int64_t K, int64_t n, const float *w, const float *col, int64_t ldcol, float bias,
-                                  float *y) {
-    for (int64_t j = 0; j < n; j++) {
-        float s = 0.0f;
-        int64_t k = 0;
-        for (; k + 4 <= K; k += 4) {
-            float p0 = w[k] * col[k * ldcol + j], p1 = w[k + 1] * col[(k + 1) * ldcol + j];
-            float p2 = w[k + 2] * col[(k + 2) * ldcol + j], p3 = w[k + 3] * col[(k + 3) * ldcol + j];
-            QR__K_ROUNDED(p0);
-            QR__K_ROUNDED(p1);
-            QR__K_ROUNDED(p2);
-            QR__K_ROUNDED(p3);
-            s = (((p0 + p1) + p2) + p3) + s;
-        }
-        if (k + 2 <= K) {
-            float p0 = w[k] * col[k * ldcol + j], p1 = w[k + 1] * col[(k + 1) * ldcol + j];
-            QR__K_ROUNDED(p0);
-            QR__K_ROUNDED(p1);
-            s = (p0 + p1) + s;
-            k += 2;
-        }
-        if (k < K) {
-            float p0 = w[k] * col[k * ldcol + j];
-            QR__K_ROUNDED(p0);
-            s = p0 + s;
-        }
-        y[j] = s + bias;
-    }
-}

@@ -134,9 +134,37 @@ class Harness:
             out, _ = run(cmd)
             eq = [line for line in out.splitlines() if line.startswith("Equivalence check")]
             self.notes.append(f"`{shlex.join(cmd[:5])}`: " + (eq[0].split(" — ")[0] if eq else "exit 0"))
+        for m in self.a.models:        # the float baseline against ORT's (optimizations disabled, 1 thread), bitwise
+            self.notes.append(self.exact_note(m))
         self.perf = shutil.which("perf") if self.a.profile else None
         if self.a.profile and not self.perf:
             self.notes.append("perf not found: no profile section (apt-get install linux-perf).")
+
+    def exact_note(self, model):
+        """Runs base.onnx in qreport and in ONNX Runtime (fixtures/ort_golden.js outputs, level
+        'disabled', one thread) and counts output values whose float32 bits differ."""
+        qd, od = os.path.join(self.tmp, "exact_qr_" + model), os.path.join(self.tmp, "exact_ort_" + model)
+        qcmd = [rel(self.qreport), "run", self.model_file(model, "base.onnx"), "-i", self.model_file(model, "input.npy"),
+                "-o", qd, "--quiet"]
+        ocmd = [self.node, rel(os.path.join(ROOT, "fixtures", "ort_golden.js")), "outputs",
+                self.model_file(model, "base.onnx"), self.model_file(model, "input.npy"), od, "disabled"]
+        run(qcmd)
+        run(ocmd)
+        q = [f for f in sorted(os.listdir(qd)) if f.endswith(".npy")]
+        o = [f for f in sorted(os.listdir(od)) if f.endswith(".npy")]
+        if len(q) != 1 or len(o) != 1:
+            return f"{model}: float output vs ONNX Runtime not compared ({len(q)} / {len(o)} output files)"
+
+        def payload(path):
+            with open(path, "rb") as f:
+                b = f.read()
+            hl = int.from_bytes(b[8:10], "little") if b[6] == 1 else int.from_bytes(b[8:12], "little")
+            return b[(10 if b[6] == 1 else 12) + hl:]
+        a, b = payload(os.path.join(qd, q[0])), payload(os.path.join(od, o[0]))
+        n = min(len(a), len(b)) // 4
+        diff = sum(1 for i in range(n) if a[4 * i:4 * i + 4] != b[4 * i:4 * i + 4]) + abs(len(a) - len(b)) // 4
+        return (f"{model}: float output bits vs ONNX Runtime (optimizations disabled, 1 thread): {diff} of {n} values "
+                f"differ (`{shlex.join(qcmd[:3])}` vs `fixtures/ort_golden.js outputs ... disabled`)")
 
     def model_file(self, model, name):
         return rel(os.path.join(self.a.models_dir, model, name))

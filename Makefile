@@ -11,7 +11,7 @@ LIBS    := -Lthird_party/lib -lminizip -lz -lprotobuf-c -lm -lpthread
 CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(INC) $(CFLAGS)
 BUILD_FLAGS_STR = $(CC) $(CSTD) $(OPT) -static
 SRCS    := qreport.c $(shell find src -name '*.c' -o -name '*.h')
-TESTS   := $(wildcard tests/*.c tests/*.h)
+TESTS   := $(wildcard tests/*.c tests/*.h fuzz/*.h)
 DEPS    := third_party/stamp
 
 .PHONY: all test asan regen bench bench-models clean clang fixtures aarch64 test-aarch64 sizes fuzz fuzz-smoke fuzz-build
@@ -79,7 +79,8 @@ clean:
 # Dependencies: `ARCH=arm64 ./build.sh --deps-only` (pinned arm64 debs -> third_party/arm64/;
 # arch-independent headers come from third_party/include).
 CROSS      ?= aarch64-linux-gnu-
-QEMU       ?= qemu-aarch64-static
+# -cpu max: every optional feature qemu emulates (dotprod, i8mm), so each kernel level is tested.
+QEMU       ?= qemu-aarch64-static -cpu max
 A64_INC    := -Ithird_party/arm64/include $(INC)
 A64_LIBS   := -Lthird_party/arm64/lib -lminizip -lz -lprotobuf-c -lm -lpthread
 A64_DEPS   := third_party/arm64/stamp

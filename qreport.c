@@ -83,6 +83,7 @@
 #include "src/kern/avx512/q_gemm.c"
 #include "src/kern/avx512/q8_dwconv2d.c"
 #include "src/kern/neon/q_gemm.c"
+#include "src/kern/neon/q_gemm_i8mm.c"
 #include "src/kern/neon/q8_dwconv2d.c"
 #include "src/kern/avx512/f32_steps.c"
 #include "src/kern/avx512/f32_conv.c"

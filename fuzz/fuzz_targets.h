@@ -13,10 +13,20 @@
  * beyond it while armed (posix_memalign is wrapped at link time, see fuzz_onnx_run.c). */
 #define QR_FUZZ_RUN_BUDGET ((size_t)256 << 20)
 #define QR_FUZZ_MAX_INPUT_ELEMS ((int64_t)1 << 16)
-/* Work budget of one model execution (multiply-adds, see qr__hm_node_work): a few hundred
- * bytes of model can ask for a conv with 65536 rows of padding, i.e. seconds of honest
- * arithmetic under ASan; a run is only a finding when it is slow for its work. */
-#define QR_FUZZ_RUN_WORK 5e7
+/* Work budget of one model execution in kernel multiply-adds (qr__hm_node_work): a few hundred
+ * bytes of model can ask for a conv with 65536 rows of padding, i.e. seconds of honest work in
+ * the fuzz build; a run is only a finding when it is slow for its work. Elements cost more than
+ * multiply-adds there: measured with clang -O1, ASan + UBSan + libFuzzer coverage, one thread,
+ * ~1.5 ns per multiply-add in the conv kernels but ~45 ns per element through the generic
+ * accessors (qr_tensor_get_f64 in the stats tap, integer elementwise ops, float staging), most
+ * of it the coverage callbacks on their dtype switches. A QLinearConv with 65535 rows of padding
+ * (2.8e8 multiply-adds, 3e7 elements) took 1.8 s of CPU per execution, and libFuzzer runs an
+ * input twice (leak check): 24 s on a loaded machine. Hence QR__HM_ELEM_COST per element: the
+ * budget is ~0.75 s of CPU per execution for either part. */
+#ifndef QR_FUZZ_RUN_WORK
+#define QR_FUZZ_RUN_WORK 5e8
+#endif
+#define QR__HM_ELEM_COST 32.0
 
 static bool qr__hd_budget_armed;
 static size_t qr__hd_budget_left;
@@ -168,9 +178,10 @@ static QrStatus qr__hd_stats_tap(void *user, const QrGraph *g, int node, int val
     return QR_OK;
 }
 
-/* Work of one node from its inferred shapes: every input element read once, plus each output
- * element times the reduction it needs (conv/pool window, matmul inner dim). Values of
- * data-dependent shape count as empty. */
+/* Work of one node from its inferred shapes, in kernel multiply-adds: each output element times
+ * the reduction it needs (conv window, matmul inner dim, the taps of a pool window inside the
+ * input; ConvTranspose: each input element times its weights), plus QR__HM_ELEM_COST per input
+ * and output element (see QR_FUZZ_RUN_WORK). Values of data-dependent shape count as empty. */
 static double qr__hm_node_work(const QrGraph *g, const QrNode *n) {
     double in = 0, out = 0, red = 1;
     for (int k = 0; k < n->n_in; k++)
@@ -183,21 +194,28 @@ static double qr__hm_node_work(const QrGraph *g, const QrNode *n) {
     if (w >= 0 && w < n->n_in && n->in[w] >= 0) {
         const QrTensor *t = &g->values[n->in[w]].t;
         if (t->rank >= 1 && t->dims[0] > 0) red = (double)t->numel / (double)t->dims[0];   /* C/group x kernel */
-        if (transpose) return in * red + in;
+        if (transpose) return in * red + QR__HM_ELEM_COST * (in + out);
     } else if ((strstr(op, "MatMul") || !strcmp(op, "Gemm")) && n->n_in > 0 && n->in[0] >= 0) {
         const QrTensor *a = &g->values[n->in[0]].t;
         if (a->rank >= 1) red = (double)a->dims[!strcmp(op, "Gemm") && qr_attr_int(n, "transA", 0) ? 0 : a->rank - 1];
     } else if (strstr(op, "Pool") && !strstr(op, "Global")) {
+        /* the pools visit only the taps inside the input: min(kernel, input) per axis */
         const int64_t *k;
         int nk = qr_attr_ints(n, "kernel_shape", &k);
-        for (int i = 0; i < nk; i++) red *= (double)QR_MAX(k[i], 1);
+        const QrTensor *x = n->n_in > 0 && n->in[0] >= 0 ? &g->values[n->in[0]].t : NULL;
+        int sp0 = qr_attr_int(n, "channels_last", 0) ? 1 : 2;
+        for (int i = 0; i < nk; i++) {
+            double ki = (double)QR_MAX(k[i], 1);
+            if (x && sp0 + i < x->rank) ki = QR_MIN(ki, (double)QR_MAX(x->dims[sp0 + i], 1));
+            red *= ki;
+        }
     }
-    return out * QR_MAX(red, 1.0) + in;
+    return (red > 1 ? out * red : 0) + QR__HM_ELEM_COST * (in + out);
 }
 
 /* Model execution: a model that loads and passes shape inference runs on small zero inputs
- * (unknown dims = 1) within QR_FUZZ_RUN_BUDGET bytes and QR_FUZZ_RUN_WORK multiply-adds (models
- * beyond them are not run), or fails with a message. */
+ * (unknown dims = 1) within QR_FUZZ_RUN_BUDGET bytes and QR_FUZZ_RUN_WORK (models beyond them
+ * are not run), or fails with a message. */
 static int qr__hd_fuzz_onnx_run(const uint8_t *data, size_t size) {
     const char *dir = qr__hd_fuzz_dir();
     if (!dir) return 0;

@@ -619,7 +619,8 @@ static void test_int_patterns(void) {
  * level's output equals want (bytes). */
 static void qt_int_run_levels(const char *what, QrGraph *g, const QrTensor *in, const void *want, size_t nbytes,
                               char *bad, size_t badn) {
-    static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT };
+    static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT,
+                                 QR_ISA_I8MM };
     QrKernels saved = qr_kern;
     for (int l = 0; l < QR_ARRAY_LEN(all) && !bad[0]; l++) {
         QrKernels k;

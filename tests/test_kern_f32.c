@@ -6,7 +6,8 @@
 
 /* Kernel tables of every level this machine supports (ref first). */
 static int qt__kf_levels(QrKernels *out, int max) {
-    static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT };
+    static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT,
+                                 QR_ISA_I8MM };
     int n = 0;
     for (int i = 0; i < QR_ARRAY_LEN(all) && n < max; i++)
         if (qr_kern_table(all[i], &out[n]) == QR_OK) n++;

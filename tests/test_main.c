@@ -18,6 +18,7 @@
 #include "test_kern.c"
 #include "test_kern_f32.c"
 #include "test_int.c"
+#include "test_harden_geom.c"
 #include "test_plot.c"
 #include "test_bundle.c"
 #include "test_analysis.c"
@@ -48,6 +49,7 @@ int main(int argc, char **argv) {
     QT_MODULE(kern);
     QT_MODULE(kern_f32);
     QT_MODULE(int);
+    QT_MODULE(harden_geom);
     QT_MODULE(plot);
     QT_MODULE(bundle);
     QT_MODULE(analysis);

@@ -130,7 +130,7 @@ static float qr_rng_normal(uint64_t *state);           /* standard normal */
 
 /* ---- CPU features ------------------------------------------------------------ */
 
-typedef enum QrIsa { QR_ISA_REF = 0, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT } QrIsa;
+typedef enum QrIsa { QR_ISA_REF = 0, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT, QR_ISA_I8MM } QrIsa;
 typedef struct QrCpu {
     bool avx2, fma, avx512f, avx512bw, avx512vl, avx512vnni, neon, dotprod, i8mm;
     bool sha;                /* x86 SHA extensions (base/sha256) */

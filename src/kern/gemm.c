@@ -564,8 +564,10 @@ static void qr__k_f32_conv_m1(QrKF32M1Cols cols, const QrF32ConvB *b, const floa
 
 /* Packed formats (QrKQ8Isa.fmt) and the modes they run in. The third format, ss, is the
  * vnni one for signed x signed dot products (AArch64 SDOT): both operands made signed (uint8
- * - 128), compensated the same way. */
-enum { QR__K_Q8_FMT_S16, QR__K_Q8_FMT_VNNI, QR__K_Q8_FMT_SS };
+ * - 128), compensated the same way. The fourth, mm, runs in the ss mode with K in groups of 8
+ * for matrix-multiply instructions (AArch64 SMMLA); its layout belongs to the ISA's own packers
+ * (kern/neon/q_gemm_i8mm.c). */
+enum { QR__K_Q8_FMT_S16, QR__K_Q8_FMT_VNNI, QR__K_Q8_FMT_SS, QR__K_Q8_FMT_MM };
 enum { QR__K_Q8_S16, QR__K_Q8_AU, QR__K_Q8_BU, QR__K_Q8_SS };
 
 /* c (MR, NR) = or += packed a (ng groups) @ packed b (ng groups). */
@@ -584,7 +586,7 @@ typedef int64_t (*QrKQ8PackA)(const struct QrKQ8Job *j, int64_t p, void *dst);
 typedef void (*QrKQ8Comp)(int32_t *c, int64_t n, int32_t ra, int32_t u, const int32_t *v, const int32_t *w);
 
 typedef struct QrKQ8Isa {
-    int mr, nr, kc;        /* kc: K block, a multiple of 4; nr <= 64 */
+    int mr, nr, kc;        /* kc: K block, a multiple of the K group (8); nr <= 64 */
     int fmt;               /* packing format, QR__K_Q8_FMT_* */
     QrKQ8Ukr ukr;          /* s16, ss, or vnni mode AU (broadcast A is the unsigned side) */
     QrKQ8Ukr ukr_bu;       /* vnni mode BU (B is the unsigned side) */
@@ -818,9 +820,10 @@ static void qr__k_q8_run(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, c
     }
     QrKQ8Job j = { .isa = isa, .M = M, .N = N, .K = K, .ldc = ldc, .A = A, .B = B, .conv = conv, .rq = rq, .C = C,
                    .accumulate = accumulate && !rq };
-    j.mode = isa->fmt == QR__K_Q8_FMT_S16 ? QR__K_Q8_S16 : isa->fmt == QR__K_Q8_FMT_SS ? QR__K_Q8_SS
+    j.mode = isa->fmt == QR__K_Q8_FMT_S16 ? QR__K_Q8_S16
+           : isa->fmt == QR__K_Q8_FMT_SS || isa->fmt == QR__K_Q8_FMT_MM ? QR__K_Q8_SS
            : (A->is_signed && !B->is_signed) ? QR__K_Q8_BU : QR__K_Q8_AU;
-    j.kg = isa->fmt == QR__K_Q8_FMT_S16 ? 2 : 4;
+    j.kg = isa->fmt == QR__K_Q8_FMT_S16 ? 2 : isa->fmt == QR__K_Q8_FMT_MM ? 8 : 4;
     if (j.mode == QR__K_Q8_SS) {
         j.alpha = A->is_signed ? 0 : 128;
         j.beta = B->is_signed ? 0 : 128;

@@ -1,14 +1,15 @@
 /* kern — dispatch. See kern.h.
  * Levels nest: avx2 = AVX2+FMA; avx512 = avx2 + AVX-512F/BW/VL; vnni = avx512 +
- * AVX-512 VNNI; on AArch64 dot = neon + FEAT_DotProd. A level keeps the kernels of the level
- * below where it has none of its own. */
+ * AVX-512 VNNI; on AArch64 dot = neon + FEAT_DotProd, i8mm = dot + FEAT_I8MM (the 8-bit GEMMs on
+ * SMMLA). A level keeps the kernels of the level below where it has none of its own. */
 
 static bool qr__kern_ready;
 static QrStatus qr__kern_status;
 static char qr__kern_msg[256];
 
 static bool qr_kern_isa_parse(const char *s, QrIsa *out) {
-    static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT };
+    static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT,
+                                 QR_ISA_I8MM };
     for (int i = 0; i < QR_ARRAY_LEN(all); i++)
         if (s && strcmp(s, qr_isa_name(all[i])) == 0) { *out = all[i]; return true; }
     return false;
@@ -31,6 +32,9 @@ static const char *qr__kern_missing(QrIsa isa, const QrCpu *cpu) {
         return NULL;
 #endif
 #if defined(__aarch64__)
+    case QR_ISA_I8MM:
+        if (!cpu->i8mm) return "the int8 matrix-multiply instructions (FEAT_I8MM)";
+        /* fall through */
     case QR_ISA_DOT:
         if (!cpu->dotprod) return "the dot-product instructions (FEAT_DotProd)";
         /* fall through */
@@ -118,7 +122,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
     }
 #endif
 #if defined(__aarch64__)
-    if (isa == QR_ISA_NEON || isa == QR_ISA_DOT) {
+    if (isa == QR_ISA_NEON || isa == QR_ISA_DOT || isa == QR_ISA_I8MM) {
         k->isa = QR_ISA_NEON;
         k->f32_gemm = qr_f32_gemm__neon;
         k->f32_conv_m1 = qr_f32_conv_m1__neon;
@@ -128,11 +132,17 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->q8_dwconv2d = qr_q8_dwconv2d__neon;
         k->s32_requant = qr_s32_requant__neon;
     }
-    if (isa == QR_ISA_DOT) {
+    if (isa == QR_ISA_DOT || isa == QR_ISA_I8MM) {
         k->isa = QR_ISA_DOT;
         k->q8_gemm = qr_q8_gemm__dot;
         k->q8_conv_gemm = qr_q8_conv_gemm__dot;
         k->q8_gemm_rq = qr_q8_gemm_rq__dot;
+    }
+    if (isa == QR_ISA_I8MM) {
+        k->isa = QR_ISA_I8MM;
+        k->q8_gemm = qr_q8_gemm__i8mm;
+        k->q8_conv_gemm = qr_q8_conv_gemm__i8mm;
+        k->q8_gemm_rq = qr_q8_gemm_rq__i8mm;
     }
 #endif
     return QR_OK;
@@ -140,7 +150,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
 
 /* The best level this CPU has. */
 static QrIsa qr__kern_best(void) {
-    static const QrIsa order[] = { QR_ISA_VNNI, QR_ISA_AVX512, QR_ISA_AVX2, QR_ISA_DOT, QR_ISA_NEON };
+    static const QrIsa order[] = { QR_ISA_VNNI, QR_ISA_AVX512, QR_ISA_AVX2, QR_ISA_I8MM, QR_ISA_DOT, QR_ISA_NEON };
     QrCpu cpu;
     qr_cpu_detect(&cpu);
     for (int i = 0; i < QR_ARRAY_LEN(order); i++)
@@ -158,7 +168,7 @@ static QrStatus qr_kern_init(void) {
     qr__kern_status = QR_OK;
     if (force && *force) {
         if (!qr_kern_isa_parse(force, &want)) {
-            qr__kern_status = qr_errf(QR_ERR_UNSUPPORTED, "QR_ISA='%s' is not one of ref, avx2, avx512, vnni, neon, dot",
+            qr__kern_status = qr_errf(QR_ERR_UNSUPPORTED, "QR_ISA='%s' is not one of ref, avx2, avx512, vnni, neon, dot, i8mm",
                                       force);
             want = best;
         } else {

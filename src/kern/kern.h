@@ -1,5 +1,5 @@
 /* kern — the kernel dispatch table. Filled once from the ref kernels and upgraded
- * by CPU features (cpuid / hwcaps); QR_ISA=ref|avx2|avx512|vnni|neon forces a
+ * by CPU features (cpuid / hwcaps); QR_ISA=ref|avx2|avx512|vnni|neon|dot|i8mm forces a
  * level. Ops call kernels only through qr_kern. */
 #ifndef QR_KERN_H
 #define QR_KERN_H
@@ -324,6 +324,20 @@ typedef void (*QrF32FakeQuantFn)(const float *x, int64_t n, float scale, int32_t
 /* Pair statistics: sums relative to the sum of the absolute terms, m2 relative to m2 + n*mean^2. */
 #define QR_KERN_STATS_RTOL 1e-12
 
+/* ---- window geometry -------------------------------------------------------------- */
+
+/* The taps j in [*lo, *hi) of one window axis that land inside the input: 0 <= t + j*d < in,
+ * j < k, for the input index t of tap 0 and dilation d >= 1 (*lo == *hi: none). O(1): window
+ * loops run over these only, so a declared kernel of 2^31 taps costs no more than the input
+ * it covers (a pool's kernel_shape is an attribute, not weights that must exist). */
+static inline void qr_kern_win_taps(int64_t t, int64_t k, int64_t d, int64_t in, int64_t *lo, int64_t *hi) {
+    int64_t l = t >= 0 ? 0 : (-t + d - 1) / d;
+    int64_t h = in - 1 - t < 0 ? 0 : (in - 1 - t) / d + 1;
+    h = h < k ? h : k;
+    *lo = l < h ? l : h;
+    *hi = h;
+}
+
 /* ---- the table ------------------------------------------------------------------- */
 
 typedef struct QrKernels {
@@ -361,7 +375,7 @@ static QrStatus qr_kern_init(void);
 static QrIsa qr_kern_isa(void);
 /* Fills *out with the kernels of one level; QR_ERR_UNSUPPORTED if the CPU lacks it. */
 static QrStatus qr_kern_table(QrIsa isa, QrKernels *out);
-/* Parses "ref", "avx2", "avx512", "vnni", "neon", "dot". False for anything else. */
+/* Parses "ref", "avx2", "avx512", "vnni", "neon", "dot", "i8mm". False for anything else. */
 static bool qr_kern_isa_parse(const char *s, QrIsa *out);
 /* Frees the packing scratch of every thread. No kernel may be running. */
 static void qr_kern_release(void);

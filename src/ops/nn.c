@@ -196,6 +196,16 @@ static int64_t qr__nn_prod(const int64_t *v, int n) {
     return p;
 }
 
+/* qr_op_check_work for a windowed op: `outer` (e.g. N * M * C/group) times the output positions
+ * of w times `taps` per position. */
+static QrStatus qr__nn_check_work(const QrOpCtx *c, const QrNnWindow *w, double outer, double taps) {
+    double pos = 1;
+    for (int i = 0; i < w->nsp; i++) pos *= (double)w->out[i];
+    char what[160];
+    snprintf(what, sizeof what, "%.3g output positions x %.3g taps", pos * outer, taps);
+    return qr_op_check_work(c, pos * outer * taps, what);
+}
+
 /* ==== Conv ========================================================================= */
 
 /* Validates Conv's X (N,C,...), W (M, C/group, k...), optional B (M) and fills w. */
@@ -214,6 +224,7 @@ static QrStatus qr__nn_conv_check(const QrOpCtx *c, QrNnWindow *w, int64_t *grou
                           (long long)C, (long long)M, (long long)wt->dims[1], (long long)g);
     if (b && (b->rank != 1 || b->dims[0] != M))
         return qr_op_fail(c, QR_ERR_SHAPE, "bias must have shape [%lld]", (long long)M);
+    QR_TRY(qr__nn_check_work(c, w, (double)x->dims[0] * (double)M, (double)wt->numel / (double)QR_MAX(M, 1)));
     *group = g;
     return QR_OK;
 }
@@ -546,6 +557,12 @@ static QrStatus qr__nn_convt_check(const QrOpCtx *c, QrNnWindow *w, int64_t *gro
                 return qr_op_fail(c, QR_ERR_SHAPE, "pads exceed the output size in spatial dim %d", i);
         }
     }
+    /* every input position times the weights of its group, then the output */
+    double pin = (double)x->dims[0] * (double)C, taps = (double)wt->numel / (double)QR_MAX(C, 1), pos = 1;
+    for (int i = 0; i < n; i++) { pin *= (double)w->in[i]; pos *= (double)w->out[i]; }
+    char what[160];
+    snprintf(what, sizeof what, "%.3g input positions x %.3g weights", pin, taps);
+    QR_TRY(qr_op_check_work(c, pin * taps + pos * (double)x->dims[0] * (double)M, what));
     *group = g;
     return QR_OK;
 }
@@ -869,7 +886,20 @@ static QrStatus qr__nn_pool_check(const QrOpCtx *c, QrNnPoolKind kind, QrNnWindo
         QR_TRY(qr_op_need_float(c, 0));
     }
     bool ceil_mode = qr_attr_int(c->node, "ceil_mode", 0) != 0;
-    return qr__nn_window(c, x, NULL, kind != QR__NN_POOL_LP && ceil_mode, true, w);
+    QR_TRY(qr__nn_window(c, x, NULL, kind != QR__NN_POOL_LP && ceil_mode, true, w));
+    /* the kernels visit only the taps inside x: at most min(k, in) per axis (plus the 2-D max
+     * pool's row pass over whole input rows) */
+    double taps = 1, rows = (double)w->out[0] * (double)QR_MIN(w->k[0], w->in[0]);
+    for (int i = 0; i < w->nsp; i++) {
+        taps *= (double)QR_MIN(w->k[i], w->in[i]);
+        if (i > 0) rows *= (double)w->in[i];
+    }
+    double pos = 1;
+    for (int i = 0; i < w->nsp; i++) pos *= (double)w->out[i];
+    double nc = (double)x->dims[0] * (double)x->dims[1];
+    char what[160];
+    snprintf(what, sizeof what, "%.3g output positions x %.3g taps inside the input", nc * pos, taps);
+    return qr_op_check_work(c, nc * (pos * taps + rows), what);
 }
 
 static QrStatus qr__nn_pool_shape(QrOpCtx *c, QrNnPoolKind kind) {
@@ -1326,6 +1356,12 @@ static QrStatus qr_op_nn_einsum_shape(QrOpCtx *c) {
     QR_TRY(qr__nn_einsum_parse(c, &e));
     int64_t dims[QR_MAX_RANK];
     for (int i = 0; i < e.n_out; i++) dims[i] = e.size[e.out[i]];
+    double pos = 1, sum = 1;   /* every output element sums over every combination of the other labels */
+    for (int i = 0; i < e.n_out; i++) pos *= (double)dims[i];
+    for (int k = 0; k < e.n_sum; k++) sum *= (double)e.size[e.sum[k]];
+    char what[160];
+    snprintf(what, sizeof what, "%.3g output elements x %.3g terms x %d inputs", pos, sum, e.n_in);
+    QR_TRY(qr_op_check_work(c, pos * sum * (double)e.n_in, what));
     return qr_op_set_out(c, 0, c->in[0]->dtype, e.n_out, dims);
 }
 

@@ -84,3 +84,18 @@ static QrStatus qr_op_need_float(const QrOpCtx *c, int i) {
                           i, qr_dtype_name(t->dtype));
     return QR_OK;
 }
+
+static QrStatus qr_op_check_work(const QrOpCtx *c, double work, const char *what) {
+    double limit = QR_OP_MAX_WORK;
+    const char *env = getenv("QR_MAX_NODE_WORK");
+    if (env && *env) {
+        char *end;
+        double v = strtod(env, &end);
+        if (*end == 0 && v > 0) limit = v;
+    }
+    if (!(work > limit)) return QR_OK;
+    return qr_op_fail(c, QR_ERR_NOMEM,
+                      "%.3g multiply-adds (%s) exceed the limit of %.3g per node: its kernel_shape, pads, dilations or "
+                      "strides make the arithmetic far larger than any real layer's (QR_MAX_NODE_WORK=N raises the limit)",
+                      work, what, limit);
+}

@@ -60,4 +60,15 @@ static void qr_broadcast_strides(const QrTensor *t, int rank, const int64_t *dim
 /* Requires input i to be one of the float dtypes (f32/f16/f64/bf16). */
 static QrStatus qr_op_need_float(const QrOpCtx *c, int i);
 
+/* The most multiply-adds (or window taps) one node may cost. A few hundred bytes of model can
+ * declare a convolution whose output is billions of padding positions with millions of taps
+ * each: days of arithmetic. Conv, ConvTranspose, QLinearConv, ConvInteger and the pools refuse
+ * such a node in their shape function, i.e. before anything runs. 2^40 is minutes on one core,
+ * ~10x the largest convolution of vision models at 4K resolution; QR_MAX_NODE_WORK=N (in the
+ * environment) sets another limit. */
+#define QR_OP_MAX_WORK 1099511627776.0
+/* Fails with QR_ERR_NOMEM naming the node when `work` (multiply-adds or taps, described by
+ * `what`, e.g. "output [1, 8, 65550, 7] x 27 taps") exceeds the limit. */
+static QrStatus qr_op_check_work(const QrOpCtx *c, double work, const char *what);
+
 #endif

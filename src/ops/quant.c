@@ -719,13 +719,13 @@ static size_t qr__q_wadd(size_t *total, int64_t count, size_t elem) {
     return off;
 }
 
-/* The calling thread's work buffer with at least `bytes` bytes (contents undefined). Fails with
- * QR_ERR_NOMEM naming the node. */
+/* The calling thread's work buffer with at least `bytes` bytes (contents undefined; never NULL,
+ * even for 0 bytes: callers add offsets to it). Fails with QR_ERR_NOMEM naming the node. */
 static QrStatus qr__q_work(const QrOpCtx *c, size_t bytes, unsigned char **out) {
     if (bytes == SIZE_MAX) return qr_op_fail(c, QR_ERR_NOMEM, "the work buffers are too large");
-    if (bytes > qr__q_work_cap) {
+    if (bytes > qr__q_work_cap || !qr__q_work_mem) {
         qr_aligned_free(qr__q_work_mem);
-        size_t cap = QR_MAX(bytes, qr__q_work_cap + qr__q_work_cap / 2);
+        size_t cap = QR_MAX(QR_MAX(bytes, (size_t)QR_ALIGN), qr__q_work_cap + qr__q_work_cap / 2);
         qr__q_work_mem = qr_aligned_alloc(cap);
         qr__q_work_cap = qr__q_work_mem ? cap : 0;
         if (!qr__q_work_mem) return qr_op_fail(c, QR_ERR_NOMEM, "cannot allocate %zu bytes of work memory", bytes);
@@ -1196,7 +1196,10 @@ static QrStatus qr__q_conv_geom(const QrOpCtx *c, int xrank, const int64_t *xd, 
         if (qr_mul_overflow_i64(g->out_sz, g->out[i], &g->out_sz))
             return qr_op_fail(c, QR_ERR_SHAPE, "the output size overflows");
     }
-    return QR_OK;
+    char what[160];
+    const double pos = (double)g->N * (double)g->M * (double)g->out_sz, taps = (double)g->Cg * (double)g->k_sz;
+    snprintf(what, sizeof what, "%.3g output positions x %.3g taps", pos, taps);
+    return qr_op_check_work(c, pos * taps, what);
 }
 
 /* p[0..n) = v for elements of es bytes (1 or 2). */
@@ -1381,6 +1384,16 @@ static void qr__q_dw_task(void *ctx, int64_t t, int tid) {
     }
 }
 
+/* Whether the padded phase planes of kern/ref/q8_dwconv2d.c for 2-D geometry g stay within a
+ * few times the input plane plus the output (in double: the layout's own int64 sizes overflow
+ * for absurd dilations and strides). */
+static bool qr__q_dw_layout_sane(const QrQConv *g) {
+    double hq = (double)g->out[0] + (double)(g->k[0] - 1) * (double)g->dl[0] / (double)g->st[0];
+    double wq = (double)g->out[1] + (double)(g->k[1] - 1) * (double)g->dl[1] / (double)g->st[1];
+    double planes = hq * wq * (double)g->st[0] * (double)g->st[1];
+    return planes <= 8.0 * (double)g->in_sz + 4.0 * (double)g->out_sz + (double)(1 << 20);
+}
+
 /* Runs a convolution for every image: 8-bit operands (qr__q_narrow) on qr_kern.q8_dwconv2d
  * (2-D, one input channel per group) or per group on qr_kern.q8_gemm (weights as A with their
  * zero points; B the image itself for a 1x1 stride-1 convolution without padding, its im2col
@@ -1397,7 +1410,9 @@ static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in
     bool direct = true;   /* 1x1, stride 1, no padding: the image itself is the column matrix */
     for (int i = 0; i < g->nsp; i++)
         direct = direct && g->k[i] == 1 && g->st[i] == 1 && g->pb[i] == 0 && g->out[i] == g->in[i];
-    const bool dw = narrow && g->nsp == 2 && g->Cg == 1;
+    /* depthwise kernels pad the plane for every tap the window declares: with a dilation of
+     * 2^31 that is gigabytes of zeros, so such geometry takes the GEMM, which reads only x */
+    const bool dw = narrow && g->nsp == 2 && g->Cg == 1 && qr__q_dw_layout_sane(g);
     const int threads = qr_pool_threads();
     QrQConvJob j = { .c = c, .g = g, .in = in, .o = o, .es = es, .narrow = narrow };
     size_t tot = 0, o_x = 0, o_w = 0, o_col = 0, o_acc = 0, o_dw = 0;
@@ -2100,7 +2115,12 @@ static QrStatus qr__q_pool_geom(QrOpCtx *c, bool allow_dilation, QrQPool *g) {
         if (qr_mul_overflow_i64(g->out_sz, g->out[i], &g->out_sz) || qr_mul_overflow_i64(g->k_sz, g->k[i], &g->k_sz))
             return qr_op_fail(c, QR_ERR_SHAPE, "the output or kernel size overflows");
     }
-    return QR_OK;
+    /* only the taps inside x are visited (qr__q_pool_taps, the q8 kernels) */
+    double taps = 1, pos = (double)g->N * (double)g->C * (double)g->out_sz;
+    for (int i = 0; i < g->nsp; i++) taps *= (double)QR_MIN(g->k[i], g->in[i]);
+    char what[160];
+    snprintf(what, sizeof what, "%.3g output positions x %.3g taps inside the input", pos, taps);
+    return qr_op_check_work(c, pos * taps, what);
 }
 
 static QrStatus qr__q_pool_shape(QrOpCtx *c, bool allow_dilation) {

@@ -90,14 +90,13 @@ QR__K_AVX2 static void qr_f32_maxpool2d__avx2(const float *x, int64_t H, int64_t
                                               int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw,
                                               float *y, int64_t OH, int64_t OW, float *rowbuf) {
     for (int64_t oh = 0; oh < OH; oh++) {
-        bool any = false;
-        for (int64_t kh = 0; kh < KH; kh++) {
-            int64_t ih = oh * sh - ph + kh * dh;
-            if (ih < 0 || ih >= H) continue;
-            const float *xr = x + ih * W;
-            if (!any) {
+        int64_t lo, hi;   /* the window's rows inside x only */
+        qr_kern_win_taps(oh * sh - ph, KH, dh, H, &lo, &hi);
+        const bool any = lo < hi;
+        for (int64_t kh = lo; kh < hi; kh++) {
+            const float *xr = x + (oh * sh - ph + kh * dh) * W;
+            if (kh == lo) {
                 memcpy(rowbuf, xr, (size_t)W * sizeof(float));
-                any = true;
                 continue;
             }
             int64_t iw = 0;

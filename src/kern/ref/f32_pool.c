@@ -2,30 +2,27 @@
  * variant (bit-exact: max is exact, and both pick among ties and NaN the same way). */
 
 /* rowbuf[iw] = max over the in-range rows of the window of output row oh, top to bottom
- * (v > best replaces). Returns false when no row of the window is in range. */
+ * (v > best replaces). Returns false when no row of the window is in range. Only the rows
+ * inside x are visited (qr_kern_win_taps), whatever KH and dh declare. */
 static bool qr__k_maxpool_rows_ref(const float *x, int64_t H, int64_t W, int64_t KH, int64_t sh, int64_t dh,
                                    int64_t ph, int64_t oh, float *rowbuf) {
-    bool any = false;
-    for (int64_t kh = 0; kh < KH; kh++) {
-        int64_t ih = oh * sh - ph + kh * dh;
-        if (ih < 0 || ih >= H) continue;
-        const float *xr = x + ih * W;
-        if (!any) memcpy(rowbuf, xr, (size_t)W * sizeof(float));
+    int64_t lo, hi;
+    qr_kern_win_taps(oh * sh - ph, KH, dh, H, &lo, &hi);
+    for (int64_t kh = lo; kh < hi; kh++) {
+        const float *xr = x + (oh * sh - ph + kh * dh) * W;
+        if (kh == lo) memcpy(rowbuf, xr, (size_t)W * sizeof(float));
         else
             for (int64_t iw = 0; iw < W; iw++) rowbuf[iw] = xr[iw] > rowbuf[iw] ? xr[iw] : rowbuf[iw];
-        any = true;
     }
-    return any;
+    return lo < hi;
 }
 
 /* y row = window maxima of the column maxima in rowbuf, left to right. */
 static void qr__k_maxpool_cols(const float *rowbuf, int64_t W, int64_t KW, int64_t sw, int64_t dw, int64_t pw,
                                float *yr, int64_t OW) {
     for (int64_t ow = 0; ow < OW; ow++) {
-        int64_t t = ow * sw - pw;
-        /* kw range with 0 <= t + kw*dw < W */
-        int64_t lo = t >= 0 ? 0 : (-t + dw - 1) / dw;
-        int64_t hi = W - 1 - t < 0 ? 0 : QR_MIN(KW, (W - 1 - t) / dw + 1);
+        int64_t t = ow * sw - pw, lo, hi;
+        qr_kern_win_taps(t, KW, dw, W, &lo, &hi);
         if (lo >= hi) { yr[ow] = 0.0f; continue; }
         float best = rowbuf[t + lo * dw];
         for (int64_t kw = lo + 1; kw < hi; kw++) {

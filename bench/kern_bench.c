@@ -42,7 +42,7 @@ static double bench_run(const QrKernels *k, BenchKind kind, const BenchShape *s,
     reps = QR_MIN(reps, 64);
     /* the convolution orientation: A = int8 weights (zero point 0), B = uint8 activations
      * (zero point 3); B int8 for 16 bits */
-    QrQOperand qa = { A, s->K, true, NULL, 0 }, qb = { B, s->N, kind == BENCH_Q16, NULL, 0 };
+    QrQOperand qa = { A, s->K, true, NULL, 0, NULL }, qb = { B, s->N, kind == BENCH_Q16, NULL, 0, NULL };
     int32_t zb = 3;
     qb.zp = &zb;
     for (int r = -1; r < reps; r++) {   /* r = -1: warm-up */

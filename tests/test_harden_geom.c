@@ -435,9 +435,7 @@ static void *qt_hg_work_thread(void *arg) {
     QrOpCtx c = { .node = &node };
     unsigned char *p = NULL;
     *(bool *)arg = qr__q_work(&c, 0, &p) == QR_OK && p != NULL;
-    qr_aligned_free(qr__q_work_mem);   /* this thread's buffer */
-    qr__q_work_mem = NULL;
-    qr__q_work_cap = 0;
+    qr__q_work_release();   /* this thread's buffer */
     return NULL;
 }
 

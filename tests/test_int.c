@@ -613,6 +613,67 @@ static void test_int_patterns(void) {
     QT_CHECKF(n_all > 16 * 400 && n_diff * 100 <= n_all, "%lld of %lld differ", (long long)n_diff, (long long)n_all);
 }
 
+/* Packed weights (lower.c's input 9 of the integer convolutions): on the QAT pair (weights
+ * through QuantizeLinear -> DequantizeLinear, computed when lowering) and the ORT QDQ pair (int8
+ * initializers) every ungrouped 8-bit convolution gets them at a level that has a packed form;
+ * the run gives the bits of the same graph lowered at the ref level (no packing); and a run on
+ * other levels' kernels than the one that packed gives them too (the packing is checked, not
+ * trusted). */
+static void test_int_packed_weights(void) {
+    static const char *pairs[] = { "qat_fakequant", "ort_qdq" };
+    QrKernels saved = qr_kern;
+    char bad[256] = "";
+    for (int pi = 0; pi < QR_ARRAY_LEN(pairs) && !bad[0]; pi++) {
+        QtIntModel m, r;
+        QrStatus st = qt_int_load(&m, pairs[pi]);
+        int n_conv = 0, n_packed = 0;
+        for (int i = 0; st == QR_OK && i < m.low.n_nodes; i++) {
+            const QrNode *n = &m.low.nodes[i];
+            if (strcmp(n->op_type, "QLinearConv") || strcmp(n->domain, QR_QUANT_INT_DOMAIN)) continue;
+            n_conv += qr_attr_int(n, "group", 1) == 1;
+            if (n->n_in > 9 && n->in[9] >= 0) {
+                const QrValue *v = &m.low.values[n->in[9]];
+                if (v->t.dtype != QR_DT_U8 || v->t.rank != 1 || !v->t.data || !v->is_init) snprintf(bad, sizeof bad, "%s: input 9 of %s", pairs[pi], n->name);
+                n_packed++;
+            }
+        }
+        if (st == QR_OK && !bad[0] && qr_kern.q8_pack_a && n_packed != n_conv)
+            snprintf(bad, sizeof bad, "%s: %d of %d ungrouped convolutions have packed weights", pairs[pi], n_packed, n_conv);
+        if (st == QR_OK && !bad[0] && n_conv == 0) snprintf(bad, sizeof bad, "%s: no convolution", pairs[pi]);
+        /* the same model lowered on the ref kernels: no packing */
+        QrKernels ref;
+        memset(&r, 0, sizeof r);
+        if (st == QR_OK) st = qr_kern_table(QR_ISA_REF, &ref);
+        if (st == QR_OK) {
+            qr_kern = ref;
+            st = qt_int_load(&r, pairs[pi]);
+            qr_kern = saved;
+        }
+        for (int i = 0; st == QR_OK && !bad[0] && i < r.low.n_nodes; i++)
+            if (r.low.nodes[i].n_in > 9 && r.low.nodes[i].in[9] >= 0) snprintf(bad, sizeof bad, "%s: packed at the ref level", pairs[pi]);
+        QrTensor want = {0};
+        if (st == QR_OK && !bad[0]) st = qr_run(&r.low, &r.in, NULL, &want);
+        static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT };
+        for (int l = 0; st == QR_OK && !bad[0] && l < QR_ARRAY_LEN(all); l++) {
+            QrKernels k;
+            if (qr_kern_table(all[l], &k) != QR_OK) { qr_err_clear(); continue; }
+            qr_kern = k;
+            QrTensor y = {0};
+            st = qr_run(&m.low, &m.in, NULL, &y);
+            qr_kern = saved;
+            if (st == QR_OK && (qr_tensor_nbytes(&y) != qr_tensor_nbytes(&want) || memcmp(y.data, want.data, qr_tensor_nbytes(&y))))
+                snprintf(bad, sizeof bad, "%s: the packed graph on %s differs from the unpacked one", pairs[pi], qr_isa_name(all[l]));
+            qr_tensor_free_data(&y);
+        }
+        if (st != QR_OK && !bad[0]) snprintf(bad, sizeof bad, "%s: %s", pairs[pi], qr_err_msg());
+        qr_tensor_free_data(&want);
+        qt_int_free(&m);
+        qt_int_free(&r);
+    }
+    qr_kern = saved;
+    QT_CHECKF(!bad[0], "%s", bad);
+}
+
 /* ---- integer operators on every kernel level ----------------------------------------------- */
 
 /* Runs graph g on `in` with the kernels of each level this machine has and checks that every
@@ -674,7 +735,7 @@ typedef struct QtIntConv {
 /* One QLinearConv / ConvInteger case: the op's output on every level against a reference
  * computed here with plain loops (int32 wrapping sums for 8-bit operands as ONNX Runtime,
  * exact int64 otherwise). ConvInteger when ydt is int32. */
-static void qt_int_conv_case(int ci, const QtIntConv *cs, uint64_t *rng, char *bad, size_t badn) {
+static void qt_int_conv_case(int ci, const QtIntConv *cs, bool mid_wz, uint64_t *rng, char *bad, size_t badn) {
     const bool nhwc = !strcmp(cs->dom, "com.microsoft"), convint = cs->ydt == QR_DT_S32, internal = !strcmp(cs->dom, QR_QUANT_INT_DOMAIN);
     const int64_t N = cs->N, C = cs->C, H = cs->one_d ? 1 : cs->H, W = cs->W, M = cs->M, KH = cs->one_d ? 1 : cs->KH, KW = cs->KW;
     const int64_t Cg = C / cs->G, Mg = M / cs->G;
@@ -698,6 +759,8 @@ static void qt_int_conv_case(int ci, const QtIntConv *cs, uint64_t *rng, char *b
     qt_int_fill(&x, rng);
     qt_int_fill(&w, rng);
     qt_int_fill(&wz, rng);
+    if (mid_wz)   /* weights zero points in the middle of their range: every w - wz fits int8 */
+        for (int64_t m = 0; m < M; m++) qr_tensor_set_i64(&wz, m, cs->wdt == QR_DT_U8 ? 128 : 0);
     for (int64_t m = 0; m < M; m++) ((int32_t *)b.data)[m] = (int32_t)qt_int_rand(rng, -40000, 40000);
     float ws[64];
     for (int64_t m = 0; m < M; m++) ws[m] = (float)qt_int_rand(rng, 0.001, 0.02);
@@ -815,7 +878,10 @@ static void test_int_conv_ops(void) {
     uint64_t rng = 515;
     char bad[512] = "";
     for (int i = 0; i < QR_ARRAY_LEN(cases) && !bad[0]; i++) {
-        qt_int_conv_case(i, &cases[i], &rng, bad, sizeof bad);
+        qt_int_conv_case(i, &cases[i], false, &rng, bad, sizeof bad);
+        /* weights zero points in the middle: the channels-last and the requantizing depthwise
+         * kernels take 8-bit cases then (the others stay on the GEMM paths) */
+        if (!bad[0] && qr__q_esize(cases[i].wdt) == 1) qt_int_conv_case(200 + i, &cases[i], true, &rng, bad, sizeof bad);
         /* the same geometry as ConvInteger: exact int32 sums, where a requantization could
          * round a small error away */
         QtIntConv ci = cases[i];
@@ -823,7 +889,7 @@ static void test_int_conv_ops(void) {
         ci.dom = "";
         ci.ydt = QR_DT_S32;
         ci.bias = false;
-        qt_int_conv_case(100 + i, &ci, &rng, bad, sizeof bad);
+        qt_int_conv_case(100 + i, &ci, false, &rng, bad, sizeof bad);
     }
     QT_CHECKF(!bad[0], "%s", bad);
 }
@@ -1186,6 +1252,7 @@ static void qt_int_all(void) {
     QT_RUN(test_int_patterns);
     QT_RUN(test_int_info);
     QT_RUN(test_int_conv_ops);
+    QT_RUN(test_int_packed_weights);
     QT_RUN(test_int_matmul_ops);
     QT_RUN(test_int_eltwise_ops);
 }

@@ -265,7 +265,7 @@ static void test_q_gemm(void) {
                 bool as = sg & 1, bs = sg >> 1;
                 int64_t lda = s->K + s->pa, ldb = s->N + s->pb, ldc = s->N + s->pc;
                 void *A = qt__k_randq(s->M * lda, bytes, as, &rng), *B = qt__k_randq(s->K * ldb, bytes, bs, &rng);
-                QrQOperand qa = { A, lda, as, NULL, 0 }, qb = { B, ldb, bs, NULL, 0 };
+                QrQOperand qa = { A, lda, as, NULL, 0, NULL }, qb = { B, ldb, bs, NULL, 0, NULL };
                 int zk = (si + sg) % 3;
                 qa.zp = qt__k_zps(zk, s->M, bytes, as, za, &rng, &qa.zp_stride);
                 qb.zp = qt__k_zps((zk + 1) % 3, s->N, bytes, bs, zb, &rng, &qb.zp_stride);
@@ -303,7 +303,7 @@ static void test_q_gemm_ref(void) {
     int8_t *b = malloc(K);
     for (int k = 0; k < K; k++) { a[k] = 255; b[k] = -128; }
     int32_t za = 0, zb = 127;   /* (255 - 0) * (-128 - 127) = -65025 per term */
-    QrQOperand qa = { a, K, false, &za, 0 }, qb = { b, 1, true, &zb, 0 };
+    QrQOperand qa = { a, K, false, &za, 0, NULL }, qb = { b, 1, true, &zb, 0, NULL };
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8);
     for (int l = 0; l < nl; l++) {
@@ -319,7 +319,7 @@ static void test_q_gemm_ref(void) {
     int16_t a16[1000], b16[1000];
     for (int k = 0; k < 1000; k++) { a16[k] = -32768; b16[k] = -32768; }
     int32_t za16 = 32767, zb16 = 32767;
-    QrQOperand ra = { a16, 1000, true, &za16, 0 }, rb = { b16, 1, true, &zb16, 0 };
+    QrQOperand ra = { a16, 1000, true, &za16, 0, NULL }, rb = { b16, 1, true, &zb16, 0, NULL };
     for (int l = 0; l < nl; l++) {
         int64_t c = 0;
         lv[l].q16_gemm(1, 1, 1000, &ra, &rb, &c, 1, false);
@@ -335,7 +335,7 @@ static void test_q_gemm_threads(void) {
     for (int bytes = 1; bytes <= 2; bytes++) {
         void *A = qt__k_randq(M * K, bytes, false, &rng), *B = qt__k_randq(K * N, bytes, true, &rng);
         int32_t za = 17, zb = -3;
-        QrQOperand qa = { A, K, false, &za, 0 }, qb = { B, N, true, &zb, 0 };
+        QrQOperand qa = { A, K, false, &za, 0, NULL }, qb = { B, N, true, &zb, 0, NULL };
         size_t cb = (size_t)(M * N) * 8;
         unsigned char *C1 = qr_aligned_alloc(cb), *C = qr_aligned_alloc(cb);
         memset(C1, 0, cb);
@@ -1073,7 +1073,7 @@ static void test_q8_conv_gemm(void) {
         uint8_t *x = qt__k_randq(C * q->H * q->W, 1, xs, &rng), *w = qt__k_randq(M * K, 1, ws, &rng);
         int32_t xz = xs ? (int32_t)(qr_rng_next(&rng) % 256) - 128 : (int32_t)(qr_rng_next(&rng) % 256);
         for (int64_t m = 0; m < M; m++) za[m] = ws ? (int32_t)(qr_rng_next(&rng) % 256) - 128 : (int32_t)(qr_rng_next(&rng) % 256);
-        QrQOperand A = { w, K, ws, za, wi % 3 ? 1 : 0 };
+        QrQOperand A = { w, K, ws, za, wi % 3 ? 1 : 0, NULL };
         QrQ8ConvB b = { x, xs, xz, C, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, p.OH, p.OW };
         /* explicit im2col, padded with the zero point */
         uint8_t *col = malloc((size_t)(K * P));
@@ -1087,7 +1087,7 @@ static void test_q8_conv_gemm(void) {
                             col[((c * q->KH + kh) * q->KW + kw) * P + oh * p.OW + ow] =
                                 in ? x[(c * q->H + ih) * q->W + iw] : (uint8_t)xz;
                         }
-        QrQOperand B = { col, P, xs, &xz, 0 };
+        QrQOperand B = { col, P, xs, &xz, 0, NULL };
         int32_t *want = malloc((size_t)(M * P) * sizeof *want), *y = malloc((size_t)(M * P + 8) * sizeof *y);
         qr_q8_gemm__ref(M, P, K, &A, &B, want, P, false);
         for (int l = 0; l < nl; l++) {
@@ -1137,7 +1137,7 @@ static void test_q8_gemm_rq(void) {
         }
         if (M > 256 || N > 4096) continue;
         uint8_t *A = qt__k_randq(M * lda, 1, as, &rng), *B = qt__k_randq(conv ? C * q->H * q->W : K * ldb, 1, bs, &rng);
-        QrQOperand qa = { A, lda, as, NULL, 0 }, qb = { B, ldb, bs, NULL, 0 };
+        QrQOperand qa = { A, lda, as, NULL, 0, NULL }, qb = { B, ldb, bs, NULL, 0, NULL };
         qa.zp = qt__k_zps((si + 1) % 3, M, 1, as, za, &rng, &qa.zp_stride);
         qb.zp = qt__k_zps(conv ? 1 : si % 3, N, 1, bs, zb, &rng, &qb.zp_stride);
         int32_t xz = qb.zp ? qb.zp[0] : 0;
@@ -1172,6 +1172,367 @@ static void test_q8_gemm_rq(void) {
     }
 }
 
+/* Packed A (q8_pack_a): every level with a packed form gives the unpacked GEMM's bits through
+ * QrQOperand.packed (plain, requantizing and convolution GEMMs; zero points per row that need
+ * the column sums, or none), and a packing that does not fit the call (another level's, other
+ * dimensions, another B signedness) is ignored, not misread. */
+static void test_q8_pack_a(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 61;
+    int32_t za[300], zb[4096];
+    float mult[300];
+    for (int i = 0; i < 300; i++) mult[i] = (float)((double)(qr_rng_next(&rng) % 1000 + 1) * 3e-6);
+    static const int64_t shapes[][3] = { { 1, 1, 1 }, { 7, 33, 5 }, { 8, 32, 64 }, { 19, 70, 1031 }, { 64, 300, 576 },
+                                         { 130, 9, 2051 }, { 257, 40, 77 } };
+    int n_used = 0;
+    for (int si = 0; si < QR_ARRAY_LEN(shapes); si++)
+        for (int sg = 0; sg < 4; sg++) {
+            const int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
+            const bool as = sg & 1, bs = sg >> 1;
+            uint8_t *A = qt__k_randq(M * K, 1, as, &rng), *B = qt__k_randq(K * N, 1, bs, &rng);
+            QrQOperand qa = { A, K, as, NULL, 0, NULL }, qb = { B, N, bs, NULL, 0, NULL };
+            qa.zp = qt__k_zps((si + sg) % 3, M, 1, as, za, &rng, &qa.zp_stride);
+            qb.zp = qt__k_zps((si + 2 * sg) % 3, N, 1, bs, zb, &rng, &qb.zp_stride);
+            int32_t *want = malloc((size_t)(M * N) * sizeof *want), *got = malloc((size_t)(M * N) * sizeof *got);
+            uint8_t *ywant = malloc((size_t)(M * N)), *ygot = malloc((size_t)(M * N));
+            qr_q8_gemm__ref(M, N, K, &qa, &qb, want, N, false);
+            QrQ8Requant rq = { NULL, 0, 0, mult, 1, 0, 100, 0, 255, ywant, N, 1 };
+            qr_q8_gemm_rq__ref(M, N, K, &qa, &qb, NULL, &rq);
+            void *other = NULL;   /* the previous level's packing: must not be used by this one */
+            for (int l = 0; l < nl; l++) {
+                if (!lv[l].q8_pack_a) continue;
+                const size_t nb = lv[l].q8_pack_a(M, K, &qa, bs, NULL);
+                QT_CHECKF(nb > 0, "%s: no packed size", qr_isa_name(lv[l].isa));
+                void *pk = qr_aligned_alloc(nb + 64);
+                memset(pk, 0xa5, nb + 64);
+                QT_CHECK(lv[l].q8_pack_a(M, K, &qa, bs, pk) == nb);
+                for (size_t i = nb; i < nb + 64; i++) QT_CHECKF(((uint8_t *)pk)[i] == 0xa5, "%s packed past its size", qr_isa_name(lv[l].isa));
+                const void *tries[3] = { pk, other, NULL };
+                for (int t = 0; t < 3; t++) {
+                    QrQOperand pa = qa;
+                    pa.packed = tries[t];
+                    memset(got, 0x5a, (size_t)(M * N) * sizeof *got);
+                    lv[l].q8_gemm(M, N, K, &pa, &qb, got, N, false);
+                    QT_CHECKF(memcmp(got, want, (size_t)(M * N) * sizeof *got) == 0, "%s packed A (try %d) M=%lld N=%lld K=%lld sg=%d",
+                              qr_isa_name(lv[l].isa), t, (long long)M, (long long)N, (long long)K, sg);
+                    rq.y = ygot;
+                    memset(ygot, 0x5a, (size_t)(M * N));
+                    lv[l].q8_gemm_rq(M, N, K, &pa, &qb, NULL, &rq);
+                    rq.y = ywant;
+                    QT_CHECKF(memcmp(ygot, ywant, (size_t)(M * N)) == 0, "%s packed A, requantized (try %d)", qr_isa_name(lv[l].isa), t);
+                }
+                /* packed for the other B signedness or other dimensions: not used */
+                QrQOperand pa = qa;
+                const size_t nb2 = lv[l].q8_pack_a(M, K, &qa, !bs, NULL);
+                void *pk2 = qr_aligned_alloc(nb2);
+                lv[l].q8_pack_a(M, K, &qa, !bs, pk2);
+                pa.packed = pk2;
+                lv[l].q8_gemm(M, N, K, &pa, &qb, got, N, false);
+                QT_CHECKF(memcmp(got, want, (size_t)(M * N) * sizeof *got) == 0, "%s: packed for the other B signedness", qr_isa_name(lv[l].isa));
+                if (M > 1) {
+                    pa.packed = pk;
+                    lv[l].q8_gemm(M - 1, N, K, &pa, &qb, got, N, false);
+                    QT_CHECKF(memcmp(got, want, (size_t)((M - 1) * N) * sizeof *got) == 0, "%s: packed for another M", qr_isa_name(lv[l].isa));
+                }
+                qr_aligned_free(pk2);
+                qr_aligned_free(other);
+                other = pk;
+                n_used++;
+            }
+            qr_aligned_free(other);
+            qr_aligned_free(A);
+            qr_aligned_free(B);
+            free(want);
+            free(got);
+            free(ywant);
+            free(ygot);
+        }
+    /* the convolution GEMM with packed weights */
+    for (int wi = 0; wi < 6; wi++) {
+        const QtQWin *q = &qt__k_qwins[wi * 3];
+        const int64_t C = 7, M = 21;
+        QrQ8Win pw = qt__k_win(q, NULL, false, 0);
+        const int64_t K = C * q->KH * q->KW, N = pw.OH * pw.OW;
+        uint8_t *A = qt__k_randq(M * K, 1, true, &rng), *X = qt__k_randq(C * q->H * q->W, 1, false, &rng);
+        int32_t xz = 77;
+        QrQOperand qa = { A, K, true, NULL, 0, NULL };
+        QrQ8ConvB cb = { X, false, xz, C, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, pw.OH, pw.OW };
+        int32_t *want = malloc((size_t)(M * N) * sizeof *want), *got = malloc((size_t)(M * N) * sizeof *got);
+        qr_q8_conv_gemm__ref(M, &qa, &cb, want, N);
+        for (int l = 0; l < nl; l++) {
+            if (!lv[l].q8_pack_a) continue;
+            const size_t nb = lv[l].q8_pack_a(M, K, &qa, false, NULL);
+            void *pk = qr_aligned_alloc(nb);
+            lv[l].q8_pack_a(M, K, &qa, false, pk);
+            QrQOperand pa = qa;
+            pa.packed = pk;
+            memset(got, 0x5a, (size_t)(M * N) * sizeof *got);
+            lv[l].q8_conv_gemm(M, &pa, &cb, got, N);
+            QT_CHECKF(memcmp(got, want, (size_t)(M * N) * sizeof *got) == 0, "%s: conv GEMM with packed weights, window %d",
+                      qr_isa_name(lv[l].isa), wi * 3);
+            qr_aligned_free(pk);
+        }
+        qr_aligned_free(A);
+        qr_aligned_free(X);
+        free(want);
+        free(got);
+    }
+    QT_CHECKF(n_used > 0 || nl == 1, "no level with a packed A was tested");
+}
+
+/* Channels-last transposition (q8_to_nhwc): every level equals __ref, which equals a loop here;
+ * nothing is written past Cp * HW. */
+static void test_q8_to_nhwc(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 63;
+    static const int64_t cs[] = { 1, 2, 3, 4, 5, 15, 16, 17, 33, 64 }, hws[] = { 1, 7, 31, 32, 33, 100, 257 };
+    for (int ci = 0; ci < QR_ARRAY_LEN(cs); ci++)
+        for (int hi = 0; hi < QR_ARRAY_LEN(hws); hi++)
+            for (int sg = 0; sg < 2; sg++) {
+                /* pixels [p0, p0 + HW) of planes ldx apart */
+                const int64_t C = cs[ci], HW = hws[hi], Cp = (C + 3) / 4 * 4 + (ci % 3 == 2 ? 4 : 0);
+                const int64_t p0 = (hi + sg) % 2 ? 3 : 0, ldx = HW + p0 + (ci % 2 ? 5 : 0);
+                uint8_t *x = qt__k_randq(C * ldx, 1, sg, &rng), pad = (uint8_t)(17 + ci);
+                size_t n = (size_t)(HW * Cp);
+                uint8_t *want = malloc(n + 64), *got = malloc(n + 64);
+                memset(want, 0xee, n + 64);
+                for (int64_t p = 0; p < HW; p++)
+                    for (int64_t c = 0; c < Cp; c++) want[p * Cp + c] = c < C ? (uint8_t)(x[c * ldx + p0 + p] ^ (sg ? 0x80 : 0)) : pad;
+                for (int l = 0; l < nl; l++) {
+                    memset(got, 0xee, n + 64);
+                    lv[l].q8_to_nhwc(x + p0, sg, C, HW, ldx, Cp, pad, got);
+                    QT_CHECKF(memcmp(got, want, n + 64) == 0, "%s: C=%lld HW=%lld Cp=%lld signed %d", qr_isa_name(lv[l].isa),
+                              (long long)C, (long long)HW, (long long)Cp, sg);
+                }
+                qr_aligned_free(x);
+                free(want);
+                free(got);
+            }
+}
+
+/* The requantization documented in kern.h (QrS32RequantFn), written out for one value. */
+static int32_t qt__k_rq1(int64_t acc32, float mult, int32_t zp, int32_t lo, int32_t hi) {
+    float v = (float)(int32_t)(uint32_t)(uint64_t)acc32 * mult;
+    if (!(v >= (float)(lo - zp))) v = (float)(lo - zp);
+    if (v > (float)(hi - zp)) v = (float)(hi - zp);
+    return (int32_t)rintf(v) + zp;
+}
+
+/* Channels-last convolution (q8_conv_nhwc_pack / _rq): __ref against a loop over the NCHW image
+ * here (int64 sums reduced mod 2^32, bias, the documented requantization), every level with the
+ * kernel bit-exact with __ref, over windows, channel counts around the multiples of 4, output
+ * channels around the panel widths, both signednesses of x and w, weight zero points, int8 and
+ * uint8 outputs with narrowed clamps, and 1 to 3 threads; nothing written outside the rows
+ * (ldy > OH*OW); weights whose w - wz leaves int8 refused; another level's packing refused. */
+static void test_q8_conv_nhwc(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 67;
+    static const int64_t Cs[] = { 1, 3, 4, 5, 16, 31, 64 }, Ms[] = { 1, 7, 16, 24, 32, 33, 70 };
+    int n_run = 0;
+    for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_qwins); wi++) {
+        const QtQWin *q = &qt__k_qwins[wi];
+        const int64_t C = Cs[wi % QR_ARRAY_LEN(Cs)], M = Ms[(wi * 3) % QR_ARRAY_LEN(Ms)];
+        const bool xs = wi & 1, ws = (wi >> 1) & 1;
+        QrQ8Win pw = qt__k_win(q, NULL, xs, 0);
+        const int64_t OH = pw.OH, OW = pw.OW, P = OH * OW, T = q->KH * q->KW, Cp = (C + 3) / 4 * 4, ldy = P + 5;
+        uint8_t *x = qt__k_randq(C * q->H * q->W, 1, xs, &rng);
+        int32_t xz = xs ? (wi % 3 == 0 ? -128 : 100) : (wi % 3 == 0 ? 255 : 9);
+        /* small: x and w within 3 of their zero points and a multiplier near 1, so that a sum
+         * off by one changes the output; otherwise the whole ranges (sums near their bounds) */
+        const bool small = wi % 2 == 0;
+        if (small)
+            for (int64_t i = 0; i < C * q->H * q->W; i++) {
+                int32_t v = xz + (int32_t)(qr_rng_next(&rng) % 7) - 3;
+                v = QR_MAX(xs ? -128 : 0, QR_MIN(xs ? 127 : 255, v));
+                x[i] = (uint8_t)v;
+            }
+        int32_t wz[128], bias[128];
+        float mult[128];
+        int8_t *w = malloc((size_t)(M * C * T));
+        for (int64_t m = 0; m < M; m++) {
+            wz[m] = ws ? (int32_t)(qr_rng_next(&rng) % 3) - 1 : 120 + (int32_t)(qr_rng_next(&rng) % 16);
+            bias[m] = small ? (int32_t)(qr_rng_next(&rng) % 101) - 50 : (int32_t)(qr_rng_next(&rng) % 200001) - 100000;
+            /* multipliers below 1 (the kernels' saturating epilogue; 0.9 on large sums saturates
+             * int16 on the way) and from 1 up (the float clamp) */
+            mult[m] = small ? (wi % 4 == 0 ? 0.3f + 0.1f * (float)(m % 5) : 1.0f + 0.5f * (float)(m % 3))
+                            : wi % 4 == 1 ? (float)((double)(qr_rng_next(&rng) % 1000 + 1) * 1e-6) : 0.9f;
+            for (int64_t k = 0; k < C * T; k++) {   /* w - wz inside int8, at its ends now and then */
+                uint64_t r = qr_rng_next(&rng);
+                int32_t d = small ? (int32_t)(r % 7) - 3 : (r & 7) == 0 ? -128 : (r & 7) == 1 ? 127 : (int32_t)((r >> 8) % 256) - 128;
+                int32_t v = QR_MAX(ws ? -128 : 0, QR_MIN(ws ? 127 : 255, d + wz[m]));
+                ((uint8_t *)w)[m * C * T + k] = (uint8_t)v;
+            }
+        }
+        const bool out_s8 = wi % 4 == 1;
+        const int32_t lo = out_s8 ? -100 : (wi % 4 == 2 ? 10 : 0), hi = out_s8 ? 127 : 250, yz = out_s8 ? -3 : 7;
+        const bool per_m_mult = wi % 5 != 0, with_bias = wi % 3 != 1;
+        /* the reference here */
+        uint8_t *want = malloc((size_t)(M * ldy)), *got = malloc((size_t)(M * ldy));
+        memset(want, 0x3c, (size_t)(M * ldy));
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    int64_t acc = 0;
+                    for (int64_t c = 0; c < C; c++)
+                        for (int64_t kh = 0; kh < q->KH; kh++)
+                            for (int64_t kw = 0; kw < q->KW; kw++) {
+                                int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
+                                if (ih < 0 || ih >= q->H || iw < 0 || iw >= q->W) continue;
+                                int64_t xv = xs ? ((int8_t *)x)[(c * q->H + ih) * q->W + iw] : x[(c * q->H + ih) * q->W + iw];
+                                int64_t wv = ws ? w[(m * C + c) * T + kh * q->KW + kw] : ((uint8_t *)w)[(m * C + c) * T + kh * q->KW + kw];
+                                acc += (xv - xz) * (wv - wz[m]);
+                            }
+                    acc = (int64_t)(int32_t)(uint32_t)(uint64_t)acc + (with_bias ? bias[m] : 0);
+                    want[m * ldy + oh * OW + ow] = (uint8_t)qt__k_rq1(acc, mult[per_m_mult ? m : 0], yz, lo, hi);
+                }
+        uint8_t *xn = qr_aligned_alloc((size_t)(q->H * q->W * Cp) + 64);
+        qr_q8_to_nhwc__ref(x, xs, C, q->H * q->W, q->H * q->W, Cp, (uint8_t)(xz + (xs ? 128 : 0)), xn);
+        QrQ8ConvNhwc cx = { xn, xz + (xs ? 128 : 0), C, Cp, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, OH, OW };
+        QrQ8Requant rq = { with_bias ? bias : NULL, 1, 0, mult, per_m_mult ? 1 : 0, 0, yz, lo, hi, got, ldy, 1 };
+        /* __ref against the loop */
+        size_t nb = qr_q8_conv_nhwc_pack__ref(M, C, q->KH, q->KW, w, ws, wz, 1, NULL);
+        QT_CHECKF(nb > 0, "ref pack refused window %d", wi);
+        void *pref = qr_aligned_alloc(nb);
+        qr_q8_conv_nhwc_pack__ref(M, C, q->KH, q->KW, w, ws, wz, 1, pref);
+        memset(got, 0x3c, (size_t)(M * ldy));
+        QT_CHECK(qr_q8_conv_nhwc_rq__ref(M, pref, &cx, &rq));
+        QT_CHECKF(memcmp(got, want, (size_t)(M * ldy)) == 0, "ref: window %d C=%lld M=%lld", wi, (long long)C, (long long)M);
+        for (int l = 0; l < nl; l++) {
+            if (!lv[l].q8_conv_nhwc_rq) continue;
+            nb = lv[l].q8_conv_nhwc_pack(M, C, q->KH, q->KW, w, ws, wz, 1, NULL);
+            void *pk = qr_aligned_alloc(nb);
+            lv[l].q8_conv_nhwc_pack(M, C, q->KH, q->KW, w, ws, wz, 1, pk);
+            QT_CHECKF(!lv[l].q8_conv_nhwc_rq(M, pref, &cx, &rq), "%s took the ref's packing", qr_isa_name(lv[l].isa));
+            QT_CHECKF(!lv[l].q8_conv_nhwc_rq(M + 1, pk, &cx, &rq), "%s took a packing for another M", qr_isa_name(lv[l].isa));
+            for (int threads = 1; threads <= 3; threads++) {
+                QT_OK(qr_pool_init(threads));
+                memset(got, 0x3c, (size_t)(M * ldy));
+                QT_CHECK(lv[l].q8_conv_nhwc_rq(M, pk, &cx, &rq));
+                QT_CHECKF(memcmp(got, want, (size_t)(M * ldy)) == 0, "%s: window %d C=%lld M=%lld x %s w %s, %d threads",
+                          qr_isa_name(lv[l].isa), wi, (long long)C, (long long)M, xs ? "s8" : "u8", ws ? "s8" : "u8", threads);
+            }
+            n_run++;
+            qr_aligned_free(pk);
+        }
+        qr_aligned_free(pref);
+        /* a weight whose w - wz leaves int8: refused by every packer */
+        ((uint8_t *)w)[0] = ws ? 127 : 255;
+        int32_t wz_far[128];
+        for (int64_t m = 0; m < M; m++) wz_far[m] = ws ? -128 : 0;
+        if (ws || ((uint8_t *)w)[0] - wz_far[0] > 127) {
+            nb = qr_q8_conv_nhwc_pack__ref(M, C, q->KH, q->KW, w, ws, wz_far, 1, NULL);
+            void *pk = qr_aligned_alloc(nb);
+            QT_CHECK(nb > 0 && qr_q8_conv_nhwc_pack__ref(M, C, q->KH, q->KW, w, ws, wz_far, 1, pk) == 0);
+            qr_aligned_free(pk);
+            for (int l = 0; l < nl; l++) {
+                if (!lv[l].q8_conv_nhwc_pack) continue;
+                nb = lv[l].q8_conv_nhwc_pack(M, C, q->KH, q->KW, w, ws, wz_far, 1, NULL);
+                pk = qr_aligned_alloc(nb);
+                QT_CHECKF(nb > 0 && lv[l].q8_conv_nhwc_pack(M, C, q->KH, q->KW, w, ws, wz_far, 1, pk) == 0,
+                          "%s packed weights that leave int8", qr_isa_name(lv[l].isa));
+                qr_aligned_free(pk);
+            }
+        }
+        qr_aligned_free(x);
+        qr_aligned_free(xn);
+        free(w);
+        free(want);
+        free(got);
+    }
+    QT_OK(qr_pool_init(0));
+    QrCpu cpu;
+    qr_cpu_detect(&cpu);
+    QT_CHECKF(n_run > 0 || !cpu.avx512vnni, "the VNNI channels-last convolution was not tested");
+}
+
+/* Depthwise convolution with the requantization fused (q8_dwconv2d_rq): __ref against the
+ * int64 loop of test_q8_dwconv2d plus the documented requantization, every level with the
+ * kernel bit-exact with __ref where it takes the geometry (and writing nothing where it does
+ * not), three planes a call (apart by more than a plane, each with its own weights and
+ * requantization), both signednesses, zero points at the ends, weights at -128 / 127, int8 and
+ * uint8 outputs with narrowed clamps; nothing written between or past the planes. */
+static void test_q8_dwconv2d_rq(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 71;
+    int n_run = 0;
+    enum { NPL = 3 };
+    for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_qwins); wi++)
+        for (int sg = 0; sg < 2; sg++) {
+            const QtQWin *q = &qt__k_qwins[wi];
+            const int64_t HW = q->H * q->W, ldx = HW + 7;
+            uint8_t *x = qt__k_randq(NPL * ldx, 1, sg, &rng);
+            int32_t xz = sg ? (wi % 3 == 0 ? 127 : wi % 3 == 1 ? -128 : 5) : (wi % 3 == 0 ? 255 : wi % 3 == 1 ? 0 : 131);
+            const bool small = (wi + sg) % 3 == 0;   /* near the zero point, multiplier near 1: a sum off by one shows */
+            if (small)
+                for (int64_t i = 0; i < NPL * ldx; i++) {
+                    int32_t v = QR_MAX(sg ? -128 : 0, QR_MIN(sg ? 127 : 255, xz + (int32_t)(qr_rng_next(&rng) % 9) - 4));
+                    x[i] = (uint8_t)v;
+                }
+            QrQ8Win p = qt__k_win(q, x, sg, xz);
+            const int64_t T = q->KH * q->KW, P = p.OH * p.OW, ldy = P + 5;
+            int8_t w[NPL * 128];
+            for (int64_t k = 0; k < NPL * T; k++) {
+                uint64_t r = qr_rng_next(&rng);
+                w[k] = small ? (int8_t)((int64_t)(r % 9) - 4) : (r & 7) == 0 ? 127 : (r & 7) == 1 ? -128 : (int8_t)((int64_t)(r >> 8) % 256 - 128);
+            }
+            const bool out_s8 = (wi + sg) % 2 == 1;
+            QrQ8PlaneRq rq[NPL];
+            for (int k = 0; k < NPL; k++) {
+                rq[k] = (QrQ8PlaneRq){ (int32_t)(qr_rng_next(&rng) % 200001) - 100000,
+                                       (float)((double)(qr_rng_next(&rng) % 1000 + 1) * 4e-5), out_s8 ? 5 : 120,
+                                       out_s8 ? -128 : 0, out_s8 ? 100 : 255 };
+                if (wi % 4 == 3) rq[k].lo = out_s8 ? -20 : 30;
+                if (small) { rq[k].bias = (int32_t)(qr_rng_next(&rng) % 41) - 20; rq[k].mult = 0.45f + 0.1f * (float)k; }
+            }
+            const size_t ny = (size_t)(NPL * ldy) + 64;
+            uint8_t *want = malloc(ny), *y = malloc(ny);
+            memset(want, 0x5a, ny);
+            void *scratch = qr_aligned_alloc(QR_MAX(qr_q8_dwconv2d_rq_scratch(&p), qr_q8_dwconv2d_scratch(&p)));
+            for (int k = 0; k < NPL; k++)
+                for (int64_t oh = 0; oh < p.OH; oh++)
+                    for (int64_t ow = 0; ow < p.OW; ow++) {
+                        int64_t s = 0;
+                        for (int64_t kh = 0; kh < q->KH; kh++)
+                            for (int64_t kw = 0; kw < q->KW; kw++) {
+                                int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
+                                if (ih < 0 || ih >= q->H || iw < 0 || iw >= q->W) continue;
+                                const int64_t xi = k * ldx + ih * q->W + iw;
+                                int64_t v = sg ? ((int8_t *)x)[xi] : x[xi];
+                                s += (v - xz) * w[k * T + kh * q->KW + kw];
+                            }
+                        s = (int64_t)(int32_t)(uint32_t)(uint64_t)s + rq[k].bias;
+                        want[k * ldy + oh * p.OW + ow] = (uint8_t)qt__k_rq1(s, rq[k].mult, rq[k].zp, rq[k].lo, rq[k].hi);
+                    }
+            memset(y, 0x5a, ny);
+            QT_CHECK(qr_q8_dwconv2d_rq__ref(&p, NPL, ldx, w, rq, y, ldy, scratch));
+            QT_CHECKF(memcmp(y, want, ny) == 0, "ref: window %d signed %d", wi, sg);
+            for (int l = 0; l < nl; l++) {
+                if (!lv[l].q8_dwconv2d_rq) continue;
+                memset(y, 0x5a, ny);
+                const bool takes = lv[l].q8_dwconv2d_rq(&p, 0, 0, NULL, NULL, NULL, 0, NULL);
+                if (!lv[l].q8_dwconv2d_rq(&p, NPL, ldx, w, rq, y, ldy, scratch)) {
+                    for (size_t i = 0; i < ny; i++) QT_CHECKF(y[i] == 0x5a, "%s wrote though it declined", qr_isa_name(lv[l].isa));
+                    QT_CHECKF(!takes && (q->dw != 1 || q->sw > 2 || q->KW > 8), "%s declined window %d", qr_isa_name(lv[l].isa), wi);
+                    continue;
+                }
+                QT_CHECKF(takes, "%s: the zero-plane probe declined window %d", qr_isa_name(lv[l].isa), wi);
+                QT_CHECKF(memcmp(y, want, ny) == 0, "%s window %d signed %d", qr_isa_name(lv[l].isa), wi, sg);
+                n_run++;
+            }
+            qr_aligned_free(x);
+            qr_aligned_free(scratch);
+            free(want);
+            free(y);
+        }
+    QrCpu cpu;
+    qr_cpu_detect(&cpu);
+    QT_CHECKF(n_run > 0 || !cpu.avx512vnni, "the VNNI depthwise kernel was not tested");
+}
+
 static void qt_kern_all(void) {
     QT_RUN(test_pool);
     QT_RUN(test_kern_dispatch);
@@ -1185,7 +1546,11 @@ static void qt_kern_all(void) {
     QT_RUN(test_s64_requant);
     QT_RUN(test_q8_conv_gemm);
     QT_RUN(test_q8_gemm_rq);
+    QT_RUN(test_q8_pack_a);
+    QT_RUN(test_q8_to_nhwc);
+    QT_RUN(test_q8_conv_nhwc);
     QT_RUN(test_q8_dwconv2d);
+    QT_RUN(test_q8_dwconv2d_rq);
     QT_RUN(test_q8_maxpool2d);
     QT_RUN(test_q8_eltwise);
     QT_RUN(test_conv_m1);

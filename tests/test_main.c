@@ -25,6 +25,7 @@
 #include "test_runall.c"
 #include "test_analysis_extra.c"
 #include "test_bench_cli.c"
+#include "test_incr.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -56,6 +57,7 @@ int main(int argc, char **argv) {
     QT_MODULE(runall);
     QT_MODULE(analysis_extra);
     QT_MODULE(bench_cli);
+    QT_MODULE(incr);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

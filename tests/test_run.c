@@ -11,6 +11,56 @@ static QrStatus qt_count_tap(void *user, const QrGraph *g, int node, int value, 
     return QR_OK;
 }
 
+/* Nodes whose values nothing reads, returns or taps are not run (a chain of them either), and
+ * run when a tap wants them; the output does not change. y = Relu(x); dead: n1 = Neg(x),
+ * n2 = Abs(n1). */
+static void test_run_dead_nodes(void) {
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    int64_t d[1] = { 4 };
+    qt_mb_input(&mb, "x", QR_DT_F32, 1, d);
+    qt_mb_output(&mb, "y", QR_DT_F32, 1, d);
+    qt_mb_node(&mb, "Neg", "neg", "x", "n1");
+    qt_mb_node(&mb, "Relu", "relu", "x", "y");
+    qt_mb_node(&mb, "Abs", "abs", "n1", "n2");
+    QrGraph *g = NULL;
+    QrStatus st = qt_load_built(&mb, "dead.onnx", &g);
+    qt_mb_free(&mb);
+    QT_OK(st);
+    QrTensor x = {0}, y = {0};
+    qr_tensor_set_shape(&x, QR_DT_F32, 1, d);
+    qr_tensor_alloc_data(&x);
+    float xs[4] = { -2, -0.5f, 0.5f, 2 };
+    memcpy(x.data, xs, sizeof xs);
+    int64_t n_exec = 0;
+    QrRunOpts o = { .n_exec = &n_exec };
+    st = qr_graph_infer(g, &x);
+    if (st == QR_OK) st = qr_run(g, &x, &o, &y);
+    const bool plain = st == QR_OK && n_exec == 1 && ((float *)y.data)[0] == 0 && ((float *)y.data)[3] == 2;
+    qr_tensor_free_data(&y);
+    QtTapCount cnt = {0};
+    o = (QrRunOpts){ .n_exec = &n_exec, .tap = qt_count_tap, .tap_user = &cnt };
+    n_exec = 0;
+    if (st == QR_OK) st = qr_run(g, &x, &o, &y);
+    const bool tapped = st == QR_OK && n_exec == 3 && ((float *)y.data)[3] == 2;
+    qr_tensor_free_data(&y);
+    bool *only = calloc((size_t)g->n_values, sizeof *only);   /* a tap that wants n1 only: Abs stays dead */
+    only[qr_graph_find(g, "n1")] = true;
+    o.tap_only = only;
+    n_exec = 0;
+    if (st == QR_OK) st = qr_run(g, &x, &o, &y);
+    const bool partial = st == QR_OK && n_exec == 2;
+    qr_tensor_free_data(&y);
+    free(only);
+    qr_tensor_free_data(&x);
+    qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    QT_CHECKF(plain, "without taps: %lld nodes ran", (long long)n_exec);
+    QT_CHECK(tapped);
+    QT_CHECK(partial);
+}
+
 static void test_run_overrides(void) {
     /* y = Relu(x + w) ; overrides: a := x (skip the Add), w := w2 */
     QtModel mb;
@@ -377,6 +427,7 @@ static void test_run_cache(void) {
 
 static void qt_run_all(void) {
     QT_RUN(test_run_overrides);
+    QT_RUN(test_run_dead_nodes);
     QT_RUN(test_run_fusion);
     QT_RUN(test_run_fusion_plan);
     QT_RUN(test_run_cache);

@@ -116,25 +116,40 @@ static QrStatus qr__ax_act_stats(const QrGraph *g, const QrQuantizer *q, const Q
     if (!sc || !sc->data || !qr_quant_range(q->dtype, &range) || x->dtype != QR_DT_F32) return QR_OK;
     const float *px = x->data;
     double ss = 0;
-    float ilo = qr__ax_implied_lo(g, q);
+    float ilo = qr__ax_implied_lo(g, q), ihi = q->implied_hi;
     st->scale = q->scale_max;
-    for (int64_t i = 0; i < x->numel; i++) {
-        float xv = px[i];
-        if (!isfinite(xv)) { st->n_nonfinite++; continue; }
-        st->n++;
-        ss += (double)xv * xv;
-        st->xmin = QR_MIN(st->xmin, xv);
-        st->xmax = QR_MAX(st->xmax, xv);
-        int64_t p = qr_quant_param_index(x->rank, x->dims, q->axis, q->block_size, sc->numel, i);
+    /* consecutive elements on one quantization parameter (per-tensor: all; per-axis: the
+     * elements after the axis; blocked: one) */
+    int64_t np = sc->numel, run = 1, n = x->numel;
+    if (np <= 1 || x->rank == 0) {
+        run = n;
+    } else if (q->block_size <= 0) {
+        int ax = q->axis < 0 ? q->axis + x->rank : q->axis;
+        for (int d = ax + 1; ax >= 0 && ax < x->rank && d < x->rank; d++) run *= x->dims[d];
+    }
+    const float lo = (float)range.lo, hi = (float)range.hi;
+    for (int64_t i0 = 0; i0 < n;) {
+        int64_t len = QR_MIN(QR_MAX(run, 1), n - i0);
+        int64_t p = qr_quant_param_index(x->rank, x->dims, q->axis, q->block_size, np, i0);
         float s1 = (float)qr_tensor_get_f64(sc, p);
         int32_t z = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? p : 0) : 0;
-        float rd = rintf(xv / s1);
-        bool implied = (ilo == ilo && xv < ilo) || (q->implied_hi == q->implied_hi && xv > q->implied_hi);
-        if (!implied && isfinite(rd) && (rd + (float)z < (float)range.lo || rd + (float)z > (float)range.hi)) st->n_sat++;
-        if (xv != 0 && !implied) {
-            st->n_nonzero++;
-            if (qr_quant_quantize_f32(xv, s1, z, range) == z) st->n_zero++;
+        const float fz = (float)z;
+        for (int64_t i = i0; i < i0 + len; i++) {
+            float xv = px[i];
+            if (!isfinite(xv)) { st->n_nonfinite++; continue; }
+            st->n++;
+            ss += (double)xv * xv;
+            st->xmin = QR_MIN(st->xmin, xv);
+            st->xmax = QR_MAX(st->xmax, xv);
+            float dv = xv / s1, rd = rintf(dv);
+            bool implied = (ilo == ilo && xv < ilo) || (ihi == ihi && xv > ihi);
+            if (!implied && isfinite(rd) && (rd + fz < lo || rd + fz > hi)) st->n_sat++;
+            if (xv != 0 && !implied) {
+                st->n_nonzero++;
+                if (qr_quant_saturate_round(dv, z, range) == z) st->n_zero++;   /* = qr_quant_quantize_f32(xv, s1, ...) */
+            }
         }
+        i0 += len;
     }
     st->rms = st->n ? sqrt(ss / (double)st->n) : 0;
     st->levels = st->scale > 0 ? st->rms / st->scale : INFINITY;

@@ -21,17 +21,21 @@ typedef struct QrCmpTap {
     int *quant_of;           /* per match: analysis quantizer to dequantize with, -1 = value is float */
     int *row_of;             /* per match: its row in c->rows */
     bool shadow;
+    QrTapFn extra;           /* also called on every value of the full run (qr_compare_mode_ex) */
+    void *extra_user;
 } QrCmpTap;
 
 static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
     QrCmpTap *ct = user;
-    QR_UNUSED(node);
+    if (ct->extra && !ct->shadow) QR_TRY(ct->extra(ct->extra_user, g, node, value, t));
     for (int mi = ct->first_match[value]; mi >= 0; mi = ct->next_match[mi]) {
         const QrTensor *x = &ct->s->base[mi];
         if (!x->data) continue;
         QrTensor f = {0};
-        QrStatus st;
-        if (ct->shadow) st = qr_session_visible_f32(ct->s, mi, t, &f);
+        const float *y = NULL;   /* t's own data, or f's */
+        QrStatus st = QR_OK;
+        if (ct->shadow) st = qr_session_visible_view(ct->s, mi, t, &f, &y);
+        else if (t->dtype == QR_DT_F32) y = t->data;
         else if (ct->quant_of[mi] >= 0 && !qr_dtype_is_float(t->dtype))
             st = qr_quant_dequantize_value(g, &ct->s->qa.q[ct->quant_of[mi]], t, &f);
         else if (!qr_dtype_is_float(t->dtype) && ct->s->qt.by_value[value] >= 0)
@@ -40,10 +44,11 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
         else if (!qr_dtype_is_float(t->dtype)) st = qr_errf(QR_ERR_UNSUPPORTED, "no scale for integer value");
         else st = qr_tensor_to_f32(t, &f);
         if (st != QR_OK) { qr_err_clear(); continue; }
+        if (!y) y = f.data;
         QrLayerRow *r = &ct->c->rows[ct->row_of[mi]];
-        if (f.numel == x->numel) {
-            if (ct->shadow) { qr_metrics_compute_ex(x->data, f.data, x->numel, false, &r->local); r->has_local = true; }
-            else { qr_metrics_compute(x->data, f.data, x->numel, &r->m); r->has_m = true; }
+        if (t->numel == x->numel) {
+            if (ct->shadow) { qr_metrics_compute_ex(x->data, y, x->numel, false, &r->local); r->has_local = true; }
+            else { qr_metrics_compute(x->data, y, x->numel, &r->m); r->has_m = true; }
         }
         qr_tensor_free_data(&f);
     }
@@ -68,7 +73,45 @@ static QrStatus qr_compare_outputs(const QrSession *s, const QrTensor *outs, QrM
     return QR_OK;
 }
 
-static QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_threshold, QrCompare *c) {
+/* ==== the comparison in steps ========================================================= */
+
+struct QrCmpPlan {
+    QrSession *s;
+    QrCompare *c;
+    double cos_threshold;
+    const QrGraph *exec;     /* the analysis model as given, or its integer lowering */
+    QrGraph low;             /* int / both modes: the lowering */
+    QrLowerInfo info;
+    bool have_low, both;
+    QrCmpTap ct, sh;         /* the full run's taps, the shadow run's */
+    QrTensor *outs;
+    const QrTensor **feed;
+    bool *only, *sh_only;
+    QrRunOpts o[2];
+};
+
+static void qr__cmp_plan_free(QrCmpPlan *p) {
+    if (!p) return;
+    if (p->outs) for (int k = 0; k < p->exec->n_outputs; k++) qr_tensor_free_data(&p->outs[k]);
+    free(p->outs);
+    free(p->feed);
+    free(p->only);
+    free(p->sh_only);
+    free(p->ct.first_match);
+    free(p->ct.next_match);
+    free(p->sh.first_match);
+    free(p->sh.next_match);
+    free(p->ct.quant_of);
+    free(p->ct.row_of);
+    if (p->have_low) { qr_graph_free(&p->low); qr_lower_info_free(&p->info); }
+    free(p);
+}
+
+/* Rows, taps and run options of a comparison of exec (p->exec set) into p->c. */
+static QrStatus qr__cmp_plan(QrCmpPlan *p, QrTapFn extra, void *extra_user) {
+    QrSession *s = p->s;
+    QrCompare *c = p->c;
+    const QrGraph *exec = p->exec;
     memset(c, 0, sizeof *c);
     c->first_drop = -1;
     QR_TRY(qr_session_run_baseline(s));
@@ -77,63 +120,123 @@ static QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_thr
     for (int i = 0; i < s->m.n; i++)
         if (s->m.m[i].a_node >= 0 && s->m.m[i].a_value >= 0) c->rows[c->n++].match = i;
     int nv = QR_MAX(exec->n_values, s->tw.g.n_values);
-    QrCmpTap ct = { s, c, exec, malloc(((size_t)nv + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)),
-                    malloc(((size_t)s->m.n + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)), false };
-    QrTensor *outs = calloc((size_t)exec->n_outputs + 1, sizeof(QrTensor));
-    const QrTensor **feed = calloc((size_t)s->tw.g.n_values + 1, sizeof *feed);
-    QrStatus st = ct.first_match && ct.next_match && ct.quant_of && ct.row_of && outs && feed ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int k = 0; st == QR_OK && k < c->n; k++) ct.row_of[c->rows[k].match] = k;
-    if (st == QR_OK) {
-        /* Full run: tap the integer value of a matched quantizer when it has one
-         * (in int mode the DequantizeLinear may have been folded away). */
-        for (int v = 0; v < nv; v++) ct.first_match[v] = -1;
-        for (int k = c->n - 1; k >= 0; k--) {
-            int i = c->rows[k].match;
-            const QrMatch *mm = &s->m.m[i];
-            int v = mm->a_value;
-            ct.quant_of[i] = mm->a_is_int ? mm->a_quant : -1;
-            if (mm->a_quant >= 0) {
-                const QrQuantizer *q = &s->qa.q[mm->a_quant];
-                if (q->int_value >= 0 && q->n_scales <= 1 && q->scale_value >= 0 && (q->out_value == v || q->int_value == v)) {
-                    v = q->int_value;
-                    ct.quant_of[i] = mm->a_quant;
-                }
+    QrCmpTap *ct = &p->ct, *sh = &p->sh;
+    *ct = (QrCmpTap){ s, c, exec, malloc(((size_t)nv + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)),
+                      malloc(((size_t)s->m.n + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)), false,
+                      extra, extra_user };
+    *sh = *ct;               /* the shadow run's: its own value -> match lists */
+    sh->first_match = malloc(((size_t)nv + 1) * sizeof(int));
+    sh->next_match = malloc(((size_t)s->m.n + 1) * sizeof(int));
+    sh->shadow = true;
+    sh->g = &s->tw.g;
+    p->outs = calloc((size_t)exec->n_outputs + 1, sizeof(QrTensor));
+    p->feed = calloc((size_t)s->tw.g.n_values + 1, sizeof *p->feed);
+    p->only = calloc((size_t)nv + 1, sizeof *p->only);
+    p->sh_only = calloc((size_t)nv + 1, sizeof *p->sh_only);
+    if (!ct->first_match || !ct->next_match || !ct->quant_of || !ct->row_of || !sh->first_match || !sh->next_match ||
+        !p->outs || !p->feed || !p->only || !p->sh_only)
+        return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < c->n; k++) ct->row_of[c->rows[k].match] = k;
+    /* Full run: tap the integer value of a matched quantizer when it has one
+     * (in int mode the DequantizeLinear may have been folded away). */
+    for (int v = 0; v < nv; v++) ct->first_match[v] = -1;
+    for (int k = c->n - 1; k >= 0; k--) {
+        int i = c->rows[k].match;
+        const QrMatch *mm = &s->m.m[i];
+        int v = mm->a_value;
+        ct->quant_of[i] = mm->a_is_int ? mm->a_quant : -1;
+        if (mm->a_quant >= 0) {
+            const QrQuantizer *q = &s->qa.q[mm->a_quant];
+            if (q->int_value >= 0 && q->n_scales <= 1 && q->scale_value >= 0 && (q->out_value == v || q->int_value == v)) {
+                v = q->int_value;
+                ct->quant_of[i] = mm->a_quant;
             }
-            ct.next_match[i] = ct.first_match[v];
-            ct.first_match[v] = i;
         }
-        QrRunOpts o = { .tap = qr__cmp_tap, .tap_user = &ct };
-        st = qr_run(exec, s->inputs, &o, outs);
+        ct->next_match[i] = ct->first_match[v];
+        ct->first_match[v] = i;
     }
-    if (st == QR_OK) st = qr_compare_outputs(s, outs, &c->out);
-    if (st == QR_OK) {
-        /* Shadow run on the twin: readers of each matched value see the baseline's. */
-        ct.shadow = true;
-        ct.g = &s->tw.g;
-        for (int v = 0; v < nv; v++) ct.first_match[v] = -1;
-        for (int k = c->n - 1; k >= 0; k--) {
-            int i = c->rows[k].match, v = s->vis[i];
-            if (v < 0) continue;
-            const QrTensor *tv = &s->tw.g.values[v].t;
-            if (s->base[i].data && qr_dtype_is_float(tv->dtype) && tv->numel == s->base[i].numel) feed[v] = &s->base[i];
-            ct.next_match[i] = ct.first_match[v];
-            ct.first_match[v] = i;
-        }
-        QrRunOpts o = { .tap = qr__cmp_tap, .tap_user = &ct, .feed = feed };
-        st = qr_run(&s->tw.g, s->inputs, &o, NULL);
-        if (st != QR_OK) st = qr_err_wrap(st, "shadow run (local error)");
+    for (int v = 0; v < nv; v++) p->only[v] = ct->first_match[v] >= 0;
+    /* Shadow run on the twin: readers of each matched value see the baseline's. */
+    for (int v = 0; v < nv; v++) sh->first_match[v] = -1;
+    for (int k = c->n - 1; k >= 0; k--) {
+        int i = c->rows[k].match, v = s->vis[i];
+        if (v < 0) continue;
+        const QrTensor *tv = &s->tw.g.values[v].t;
+        if (s->base[i].data && qr_dtype_is_float(tv->dtype) && tv->numel == s->base[i].numel) p->feed[v] = &s->base[i];
+        sh->next_match[i] = sh->first_match[v];
+        sh->first_match[v] = i;
     }
+    for (int v = 0; v < nv; v++) p->sh_only[v] = sh->first_match[v] >= 0;
+    p->o[0] = (QrRunOpts){ .tap = qr__cmp_tap, .tap_user = ct, .tap_only = extra ? NULL : p->only };
+    p->o[1] = (QrRunOpts){ .tap = qr__cmp_tap, .tap_user = sh, .feed = p->feed, .tap_only = p->sh_only };
+    return QR_OK;
+}
+
+static QrStatus qr_compare_prepare(QrSession *s, const char *mode, double cos_threshold, QrTapFn extra, void *extra_user,
+                                   bool *extra_done, QrCompare *c, QrCmpPlan **out) {
+    *out = NULL;
+    if (extra_done) *extra_done = false;
+    memset(c, 0, sizeof *c);
+    QrCmpPlan *p = calloc(1, sizeof *p);
+    if (!p) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    p->s = s;
+    p->c = c;
+    p->cos_threshold = cos_threshold;
+    p->exec = s->a;
+    QrStatus st = QR_OK;
+    if (mode && strcmp(mode, "sim")) {
+        st = qr_quant_lower(s->a, &s->qa, &p->low, &p->info);
+        p->have_low = st == QR_OK;
+        if (st != QR_OK) st = qr_err_wrap(st, "--mode %s: lowering to integer kernels", mode);
+        p->both = !strcmp(mode, "both");
+        if (!p->both) p->exec = &p->low;
+    }
+    if (p->exec != s->a) extra = NULL;   /* int mode: the lowering's values are not the analysis model's */
+    if (st == QR_OK) st = qr__cmp_plan(p, extra, extra_user);
+    if (st != QR_OK) { qr__cmp_plan_free(p); qr_compare_free(c); return st; }
+    if (extra_done) *extra_done = extra != NULL;
+    *out = p;
+    return QR_OK;
+}
+
+static QrStatus qr_compare_step(QrCmpPlan *p, int k) {
+    if (k == 0) {
+        QR_TRY(qr_run(p->exec, p->s->inputs, &p->o[0], p->outs));
+        return qr_compare_outputs(p->s, p->outs, &p->c->out);
+    }
+    QrStatus st = qr_run(&p->s->tw.g, p->s->inputs, &p->o[1], NULL);
+    return st == QR_OK ? st : qr_err_wrap(st, "shadow run (local error)");
+}
+
+static QrStatus qr_compare_finish(QrCmpPlan *p, QrStatus st) {
+    if (!p) return st;
+    QrCompare *c = p->c;
+    QrSession *s = p->s;
     for (int k = 0; st == QR_OK && k < c->n; k++)
-        if (c->rows[k].has_m && c->rows[k].m.cosine < cos_threshold) { c->first_drop = k; break; }
-    if (outs) for (int k = 0; k < exec->n_outputs; k++) qr_tensor_free_data(&outs[k]);
-    free(outs);
-    free(feed);
-    free(ct.first_match);
-    free(ct.next_match);
-    free(ct.quant_of);
-    free(ct.row_of);
+        if (c->rows[k].has_m && c->rows[k].m.cosine < p->cos_threshold) { c->first_drop = k; break; }
+    if (st == QR_OK && p->both) {
+        QrLowerCmp lc = {0};
+        st = qr_lower_compare(s->a, &s->qa, &p->low, s->inputs, 0, &lc);
+        if (st == QR_OK) qr_compare_attach_lsb(c, s, &lc);
+        qr_lower_cmp_free(&lc);
+    }
+    qr__cmp_plan_free(p);
     if (st != QR_OK) qr_compare_free(c);
     return st;
+}
+
+static QrStatus qr__cmp_job(void *ctx, int k, int tid) {
+    QR_UNUSED(tid);
+    return qr_compare_step(ctx, k);
+}
+
+static QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_threshold, QrCompare *c) {
+    QrCmpPlan *p = calloc(1, sizeof *p);
+    if (!p) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    *p = (QrCmpPlan){ .s = s, .c = c, .cos_threshold = cos_threshold, .exec = exec };
+    QrStatus st = qr__cmp_plan(p, NULL, NULL);
+    if (st == QR_OK) st = qr_session_jobs(2, qr__cmp_job, p, NULL);   /* the two runs at once */
+    return qr_compare_finish(p, st);
 }
 
 static void qr_compare_free(QrCompare *c) {
@@ -248,21 +351,12 @@ static void qr_compare_attach_lsb(QrCompare *c, const QrSession *s, const QrLowe
 }
 
 static QrStatus qr_compare_mode(QrSession *s, const char *mode, double cos_threshold, QrCompare *c) {
-    if (!mode || !strcmp(mode, "sim")) return qr_compare_run(s, s->a, cos_threshold, c);
-    QrGraph low = {0};
-    QrLowerInfo info = {0};
-    QrStatus st = qr_quant_lower(s->a, &s->qa, &low, &info);
-    if (st != QR_OK) return qr_err_wrap(st, "--mode %s: lowering to integer kernels", mode);
-    bool both = !strcmp(mode, "both");
-    st = qr_compare_run(s, both ? s->a : &low, cos_threshold, c);
-    if (st == QR_OK && both) {
-        QrLowerCmp lc = {0};
-        st = qr_lower_compare(s->a, &s->qa, &low, s->inputs, 0, &lc);
-        if (st == QR_OK) qr_compare_attach_lsb(c, s, &lc);
-        qr_lower_cmp_free(&lc);
-        if (st != QR_OK) qr_compare_free(c);
-    }
-    qr_graph_free(&low);
-    qr_lower_info_free(&info);
-    return st;
+    return qr_compare_mode_ex(s, mode, cos_threshold, NULL, NULL, NULL, c);
+}
+
+static QrStatus qr_compare_mode_ex(QrSession *s, const char *mode, double cos_threshold, QrTapFn extra, void *extra_user,
+                                   bool *extra_done, QrCompare *c) {
+    QrCmpPlan *p;
+    QR_TRY(qr_compare_prepare(s, mode, cos_threshold, extra, extra_user, extra_done, c, &p));
+    return qr_compare_finish(p, qr_session_jobs(2, qr__cmp_job, p, NULL));
 }

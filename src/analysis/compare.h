@@ -34,6 +34,22 @@ static void qr_compare_free(QrCompare *c);
 static void qr_compare_attach_lsb(QrCompare *c, const QrSession *s, const QrLowerCmp *lc);
 /* Runs the chosen mode ("sim", "int" or "both"; NULL = sim) and fills c. */
 static QrStatus qr_compare_mode(QrSession *s, const char *mode, double cos_threshold, QrCompare *c);
+/* The same; when the mode runs the analysis model as given (sim, both), that run also calls
+ * `extra` on every value it produces (runall: the analysis model's statistics from the same
+ * run) and *extra_done is set. */
+static QrStatus qr_compare_mode_ex(QrSession *s, const char *mode, double cos_threshold, QrTapFn extra, void *extra_user,
+                                   bool *extra_done, QrCompare *c);
+/* The same in steps, for a caller that runs the two model runs next to other work:
+ * qr_compare_prepare fills c's rows and a plan (*out; lowering the model for int / both
+ * modes); qr_compare_step(plan, 0) runs the model (then the output metrics), step 1 the
+ * shadow run, in either order or at the same time; qr_compare_finish(plan, status of the
+ * steps) completes c (first drop; both mode's integer-vs-sim comparison), frees the plan and
+ * returns the final status (c freed on failure). On a prepare failure c is freed, no plan. */
+typedef struct QrCmpPlan QrCmpPlan;
+static QrStatus qr_compare_prepare(QrSession *s, const char *mode, double cos_threshold, QrTapFn extra, void *extra_user,
+                                   bool *extra_done, QrCompare *c, QrCmpPlan **out);
+static QrStatus qr_compare_step(QrCmpPlan *plan, int k);
+static QrStatus qr_compare_finish(QrCmpPlan *plan, QrStatus st);
 /* compare_per_layer_out.txt/.csv into dir. */
 static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const char *dir);
 

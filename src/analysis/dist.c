@@ -5,13 +5,149 @@
 
 /* ==== core ========================================================================= */
 
-/* Quantile with numpy's default (linear interpolation between closest ranks) of sorted a[0..n). */
-static double qr__ax_quantile(const double *a, int64_t n, double q) {
-    if (n <= 0) return NAN;
-    double pos = q * (double)(n - 1);
-    int64_t lo = (int64_t)floor(pos);
-    if (lo >= n - 1) return a[n - 1];
-    return a[lo] + (a[lo + 1] - a[lo]) * (pos - (double)lo);
+/* Moves the k-th smallest of a[lo..hi] (inclusive, lo <= k <= hi) to a[k], smaller-or-equal
+ * values before it and greater-or-equal ones after (quickselect, median-of-three pivot,
+ * Hoare partition: runs of equal values split evenly). */
+static void qr__ax_select(double *a, int64_t lo, int64_t hi, int64_t k) {
+    while (hi - lo >= 16) {
+        int64_t mid = lo + (hi - lo) / 2;
+        double t;
+#define QR__AX_SWAP(i, j) (t = a[i], a[i] = a[j], a[j] = t)
+        if (a[mid] < a[lo]) QR__AX_SWAP(lo, mid);
+        if (a[hi] < a[lo]) QR__AX_SWAP(lo, hi);
+        if (a[hi] < a[mid]) QR__AX_SWAP(mid, hi);
+        double p = a[mid];
+        int64_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < p) i++;
+            while (a[j] > p) j--;
+            if (i <= j) { QR__AX_SWAP(i, j); i++; j--; }
+        }
+#undef QR__AX_SWAP
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return;             /* a[j+1..i-1] all equal p */
+    }
+    for (int64_t i = lo + 1; i <= hi; i++) {   /* short range: insertion sort */
+        double v = a[i];
+        int64_t j = i;
+        while (j > lo && a[j - 1] > v) { a[j] = a[j - 1]; j--; }
+        a[j] = v;
+    }
+}
+
+/* Ordered 32-bit key of a float value (a double holding a float): the keys' unsigned order is
+ * the numeric order, with -0.0 just below +0.0. */
+static inline uint32_t qr__ax_fkey(double v) {
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+
+static inline double qr__ax_funkey(uint32_t k) {
+    uint32_t u = k & 0x80000000u ? k & 0x7fffffffu : ~k;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* The values at ranks rank[0..nr) (nr <= 6) of the float values a[0..m) in key order, by
+ * radix selection: one pass counts the top 12 bits of every key and one gathers the
+ * buckets that hold a wanted rank; the next 12 and the last 8 bits of those resolve it.
+ * False (nothing written) when out of memory. */
+static bool qr__ax_radix_ranks(const double *a, int64_t m, const int64_t *rank, int nr, double *out) {
+    uint32_t *key = malloc((size_t)m * sizeof *key + 1), *sub = malloc((size_t)m * sizeof *sub + 1);
+    int64_t *h1 = calloc(4096 + 1, sizeof *h1), *h2 = malloc((4096 + 1) * sizeof *h2);
+    bool ok = key && sub && h1 && h2;
+    if (ok) {
+        for (int64_t i = 0; i < m; i++) { key[i] = qr__ax_fkey(a[i]); h1[key[i] >> 20]++; }
+        /* the wanted buckets, each gathered into its own stretch of sub */
+        int bucket[6], nb = 0, slot_of[6];
+        int64_t start[4096], base[6], fill[6];
+        int16_t slot[4096];
+        int64_t cum = 0;
+        for (int b = 0; b < 4096; b++) { start[b] = cum; cum += h1[b]; slot[b] = -1; }
+        for (int j = 0; j < nr; j++) {
+            int b = 0;
+            while (b < 4095 && start[b] + h1[b] <= rank[j]) b++;
+            if (slot[b] < 0) { slot[b] = (int16_t)nb; bucket[nb++] = b; }
+            slot_of[j] = slot[b];
+        }
+        int64_t off = 0;
+        for (int k = 0; k < nb; k++) { base[k] = fill[k] = off; off += h1[bucket[k]]; }
+        for (int64_t i = 0; i < m; i++) {
+            int sl = slot[key[i] >> 20];
+            if (sl >= 0) sub[fill[sl]++] = key[i];
+        }
+        for (int j = 0; j < nr; j++) {
+            int k = slot_of[j], b = bucket[k];
+            const uint32_t *s1 = sub + base[k];
+            int64_t n1 = h1[b], r = rank[j] - start[b];
+            /* bits 19..8, then 7..0, within the bucket */
+            memset(h2, 0, 4096 * sizeof *h2);
+            for (int64_t i = 0; i < n1; i++) h2[(s1[i] >> 8) & 0xfff]++;
+            int b2 = 0;
+            while (b2 < 4095 && h2[b2] <= r) r -= h2[b2++];
+            int64_t h3[256] = {0};
+            for (int64_t i = 0; i < n1; i++)
+                if (((s1[i] >> 8) & 0xfff) == (uint32_t)b2) h3[s1[i] & 0xff]++;
+            int b3 = 0;
+            while (b3 < 255 && h3[b3] <= r) r -= h3[b3++];
+            out[j] = qr__ax_funkey(((uint32_t)b << 20) | ((uint32_t)b2 << 8) | (uint32_t)b3);
+        }
+    }
+    free(key);
+    free(sub);
+    free(h1);
+    free(h2);
+    return ok;
+}
+
+/* Box statistics of the finite float values a[0..m) (reordered): what sorting a and reading
+ * min / max and the quartiles (numpy's default: linear interpolation between the closest
+ * ranks) off it gives, bit for bit. min and max are the first smallest and the last largest
+ * in a's order, as a stable sort leaves them (which of -0.0 and 0.0); the quartiles
+ * interpolate between order statistics found by selection (between zeros the interpolation
+ * gives +0.0 whatever their signs, so their order among equal values does not matter):
+ * radix selection for long channels, quickselect for short ones. */
+static void qr__ax_box(double *a, int64_t m, QrChannelBox *b) {
+    b->min = b->max = b->q1 = b->median = b->q3 = NAN;
+    if (m <= 0) return;
+    double mn = a[0], mx = a[0];
+    for (int64_t i = 1; i < m; i++) {
+        if (a[i] < mn) mn = a[i];
+        if (a[i] >= mx) mx = a[i];
+    }
+    b->min = mn;
+    b->max = mx;
+    if (m == 1) { b->q1 = b->median = b->q3 = a[0]; return; }
+    static const double qs[3] = { 0.25, 0.5, 0.75 };
+    double *out[3] = { &b->q1, &b->median, &b->q3 };
+    double pos[3];
+    int64_t r[3], rank[6];
+    int nr = 0;
+    for (int k = 0; k < 3; k++) {
+        pos[k] = qs[k] * (double)(m - 1);
+        r[k] = (int64_t)floor(pos[k]);
+        if (r[k] < m - 1) { rank[nr++] = r[k]; rank[nr++] = r[k] + 1; }
+    }
+    double v[6];
+    if (m >= 512 && qr__ax_radix_ranks(a, m, rank, nr, v)) {
+        for (int k = 0, j = 0; k < 3; k++) {
+            if (r[k] >= m - 1) { *out[k] = mx; continue; }
+            *out[k] = v[j] + (v[j + 1] - v[j]) * (pos[k] - (double)r[k]);
+            j += 2;
+        }
+        return;
+    }
+    int64_t done = -1;           /* a[0..done] hold their order statistics */
+    for (int k = 0; k < 3; k++) {
+        if (r[k] >= m - 1) { *out[k] = mx; continue; }
+        for (int64_t want = r[k]; want <= r[k] + 1; want++)
+            if (want > done) { qr__ax_select(a, done + 1, m - 1, want); done = want; }
+        *out[k] = a[r[k]] + (a[r[k] + 1] - a[r[k]]) * (pos[k] - (double)r[k]);
+    }
 }
 
 /* Histogram edges for [lo, hi]; an empty or single-valued range is widened around its value. */
@@ -87,12 +223,7 @@ static QrStatus qr_dist_compute(QrArena *a, const float *x, const float *y, int 
                 if (isfinite(v)) { buf[m++] = v; sum += v; }
             }
         QrChannelBox *b = &d->ch[c];
-        qsort(buf, (size_t)m, sizeof *buf, qr__ax_cmp_double);
-        b->min = m ? buf[0] : NAN;
-        b->max = m ? buf[m - 1] : NAN;
-        b->q1 = qr__ax_quantile(buf, m, 0.25);
-        b->median = qr__ax_quantile(buf, m, 0.5);
-        b->q3 = qr__ax_quantile(buf, m, 0.75);
+        qr__ax_box(buf, m, b);
         b->mean = m ? sum / (double)m : NAN;
         b->absmax = m ? QR_MAX(fabs(b->min), fabs(b->max)) : 0;
         am[c] = b->absmax;
@@ -284,6 +415,66 @@ static QrStatus qr__ax_capture_tap(void *user, const QrGraph *g, int node, int v
     return QR_OK;
 }
 
+/* The distribution of request k into d[k] (memory from arenas[k]); skip[k] = 1 for a weight
+ * without constant data / scale, 2 for a value not computed by both models (QrSeJobFn). */
+typedef struct QrAxDistJob {
+    const QrSession *s;
+    const QrAxReqs *rs;
+    const QrTensor *vals;    /* per request: the analysis value captured (activations) */
+    int n_bins;
+    QrDist *d;
+    QrArena *arenas;
+    int *skip;
+} QrAxDistJob;
+
+static QrStatus qr__ax_dist_job(void *ctx, int k, int tid) {
+    QR_UNUSED(tid);
+    QrAxDistJob *j = ctx;
+    const QrSession *s = j->s;
+    const QrAxReq *r = &j->rs->r[k];
+    QrArena *ar = &j->arenas[k];
+    QrDist *d = &j->d[k];
+    memset(d, 0, sizeof *d);
+    d->name = qr_arena_strdup(ar, r->name);
+    d->node = qr_arena_strdup(ar, r->node);
+    d->is_weight = r->weight;
+    d->q = r->q;
+    d->clip_lo = d->clip_hi = d->threshold = NAN;
+    QrStatus st = QR_OK;
+    if (r->weight) {
+        QrAxWData wd;
+        QR_TRY(qr__ax_wdata(s, r->q, &wd));
+        if (!wd.ok) {
+            j->skip[k] = 1;
+            qr__ax_wdata_free(&wd);
+            return QR_OK;
+        }
+        int ax = qr_weight_channel_axis(&s->tw.g, &s->qt.q[r->q], wd.shape->rank);
+        st = qr_dist_compute(ar, wd.x, wd.y, wd.shape->rank, wd.shape->dims, ax, j->n_bins, d);
+        d->clip_lo = wd.clip_lo;
+        d->clip_hi = wd.clip_hi;
+        qr__ax_wdata_free(&wd);
+    } else {
+        const QrTensor *x = r->match >= 0 ? &s->base[r->match] : &s->inputs[r->input];
+        QrTensor xf = {0};
+        const QrTensor *y = &j->vals[k];
+        if (!x->data || !y->data || x->numel != y->numel) {
+            j->skip[k] = 2;
+            return QR_OK;
+        }
+        const float *px = x->data;
+        if (x->dtype != QR_DT_F32) {
+            st = qr_tensor_to_f32(x, &xf);
+            px = xf.data;
+        }
+        if (st == QR_OK) st = qr_dist_compute(ar, px, y->data, x->rank, x->dims, x->rank >= 2 ? 1 : -1, j->n_bins, d);
+        qr_tensor_free_data(&xf);
+        if (st == QR_OK && r->q >= 0) qr__ax_clip_range(&s->tw.g, &s->qt.q[r->q], &d->clip_lo, &d->clip_hi);
+    }
+    if (st == QR_OK && d->clip_hi == d->clip_hi) d->threshold = d->clip_hi > 0 ? d->clip_hi : -d->clip_lo;
+    return st;
+}
+
 static QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
                                 int n_bins, QrDistSet *out) {
     memset(out, 0, sizeof *out);
@@ -296,64 +487,53 @@ static QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const ch
     QrTensor *vals = calloc((size_t)rs->n + 1, sizeof(QrTensor));
     out->d = qr_arena_array(&out->arena, (size_t)rs->n + 1, sizeof(QrDist));
     if (st == QR_OK && (!vals || !out->d)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    /* Activations: from the all-on reference when it kept them, else one run that keeps them. */
+    QrAxCapture cap = { s, rs, vals };
     bool need_run = false;
-    for (int k = 0; k < rs->n; k++) need_run |= !rs->r[k].weight;
+    for (int k = 0; st == QR_OK && k < rs->n; k++) {
+        const QrAxReq *r = &rs->r[k];
+        if (r->weight) continue;
+        const QrTensor *t = s->ref && !s->no_incremental && r->value >= 0 ? &s->ref->vals[r->value] : NULL;
+        if (t && t->data) st = qr__ax_capture_tap(&cap, &s->tw.g, s->tw.g.values[r->value].producer, r->value, t);
+        else need_run = true;
+    }
+    bool *only = need_run ? calloc((size_t)s->tw.g.n_values + 1, sizeof *only) : NULL;
+    if (st == QR_OK && need_run && !only) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK && need_run) {
+        for (int k = 0; k < rs->n; k++) if (!rs->r[k].weight && rs->r[k].value >= 0) only[rs->r[k].value] = true;
         QrOverrides ov = {0};
         st = qr_session_overrides_alloc(s, &ov);
         if (st == QR_OK) {
             qr_session_overrides(s, NULL, &ov);
-            QrAxCapture cap = { s, rs, vals };
             QrRunOpts ro = qr_session_run_opts(&ov, qr__ax_capture_tap, &cap);
+            ro.tap_only = only;
+            if (s->ref) ro.cache = s->ref->consts;
             st = qr_run(&s->tw.g, s->inputs, &ro, NULL);
             if (st != QR_OK) st = qr_err_wrap(st, "distributions: running the analysis model");
         }
         qr_session_overrides_free(&ov);
     }
+    free(only);
+    /* One job per value; the set keeps the values computed, in request order. */
+    QrDist *dk = calloc((size_t)rs->n + 1, sizeof *dk);
+    int *skip = calloc((size_t)rs->n + 1, sizeof *skip);
+    out->arenas = calloc((size_t)rs->n + 1, sizeof *out->arenas);
+    out->n_arenas = out->arenas ? rs->n : 0;
+    if (st == QR_OK && (!dk || !skip || !out->arenas)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrAxDistJob job = { s, rs, vals, n_bins, dk, out->arenas, skip };
+    if (st == QR_OK) st = qr_session_jobs(rs->n, qr__ax_dist_job, &job, &s->progress);
     for (int k = 0; st == QR_OK && k < rs->n; k++) {
-        qr_step(&s->progress, k, rs->n);
         const QrAxReq *r = &rs->r[k];
-        QrDist *d = &out->d[out->n];
-        memset(d, 0, sizeof *d);
-        d->name = qr_arena_strdup(&out->arena, r->name);
-        d->node = qr_arena_strdup(&out->arena, r->node);
-        d->is_weight = r->weight;
-        d->q = r->q;
-        d->clip_lo = d->clip_hi = d->threshold = NAN;
-        if (r->weight) {
-            QrAxWData wd;
-            st = qr__ax_wdata(s, r->q, &wd);
-            if (st != QR_OK) break;
-            if (!wd.ok) {
-                out->n_skipped++;
-                if (!out->note[0]) snprintf(out->note, sizeof out->note, "weight '%s' has no constant data/scale", r->name);
-                qr__ax_wdata_free(&wd);
-                continue;
-            }
-            int ax = qr_weight_channel_axis(&s->tw.g, &s->qt.q[r->q], wd.shape->rank);
-            st = qr_dist_compute(&out->arena, wd.x, wd.y, wd.shape->rank, wd.shape->dims, ax, n_bins, d);
-            d->clip_lo = wd.clip_lo;
-            d->clip_hi = wd.clip_hi;
-            qr__ax_wdata_free(&wd);
-        } else {
-            const QrTensor *x = r->match >= 0 ? &s->base[r->match] : &s->inputs[r->input];
-            QrTensor xf = {0};
-            const QrTensor *y = &vals[k];
-            if (!x->data || !y->data || x->numel != y->numel) {
-                out->n_skipped++;
-                if (!out->note[0]) snprintf(out->note, sizeof out->note, "value '%s' was not computed by both models", r->name);
-                continue;
-            }
-            st = qr_tensor_to_f32(x, &xf);
-            if (st == QR_OK)
-                st = qr_dist_compute(&out->arena, xf.data, y->data, xf.rank, xf.dims, xf.rank >= 2 ? 1 : -1, n_bins, d);
-            qr_tensor_free_data(&xf);
-            if (st == QR_OK && r->q >= 0) qr__ax_clip_range(&s->tw.g, &s->qt.q[r->q], &d->clip_lo, &d->clip_hi);
+        if (skip[k]) {
+            out->n_skipped++;
+            if (!out->note[0] && skip[k] == 1) snprintf(out->note, sizeof out->note, "weight '%s' has no constant data/scale", r->name);
+            if (!out->note[0] && skip[k] == 2) snprintf(out->note, sizeof out->note, "value '%s' was not computed by both models", r->name);
+            continue;
         }
-        if (st != QR_OK) break;
-        if (d->clip_hi == d->clip_hi) d->threshold = d->clip_hi > 0 ? d->clip_hi : -d->clip_lo;
-        out->n++;
+        out->d[out->n++] = dk[k];
     }
+    free(dk);
+    free(skip);
     if (vals) for (int k = 0; k < rs->n; k++) qr_tensor_free_data(&vals[k]);
     free(vals);
     free(rs);
@@ -362,6 +542,8 @@ static QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const ch
 }
 
 static void qr_dist_free(QrDistSet *ds) {
+    for (int k = 0; ds->arenas && k < ds->n_arenas; k++) qr_arena_free(&ds->arenas[k]);
+    free(ds->arenas);
     qr_arena_free(&ds->arena);
     memset(ds, 0, sizeof *ds);
 }

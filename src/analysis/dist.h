@@ -42,6 +42,8 @@ typedef struct QrDist {
 
 typedef struct QrDistSet {
     QrArena arena;
+    QrArena *arenas;         /* per requested value (computed in parallel): its data */
+    int n_arenas;
     int n;
     QrDist *d;
     int n_skipped;           /* requested values that could not be resolved to data */

@@ -429,6 +429,13 @@ static QrStatus qr_quant_dequantize_value(const QrGraph *a, const QrQuantizer *q
     float scale = (float)qr_tensor_get_f64(s, 0);
     int64_t zp = z ? qr_tensor_get_i64(z, 0) : 0;
     float *y = out->data;
+    if (x->dtype == QR_DT_S8 || x->dtype == QR_DT_U8) {   /* the common types without a per-element switch */
+        const int8_t *s8 = x->data;
+        const uint8_t *u8 = x->data;
+        bool sg = x->dtype == QR_DT_S8;
+        for (int64_t i = 0; i < x->numel; i++) y[i] = (float)((sg ? (int64_t)s8[i] : (int64_t)u8[i]) - zp) * scale;
+        return QR_OK;
+    }
     for (int64_t i = 0; i < x->numel; i++) y[i] = (float)(qr_tensor_get_i64(x, i) - zp) * scale;
     return QR_OK;
 }

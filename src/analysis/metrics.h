@@ -21,17 +21,22 @@ typedef struct QrMetricAcc {
     double x_mean, x_m2, y_mean, y_m2;       /* Chan et al. merge of chunk moments */
     double kx_max, kx_s, kx_t, ky_max, ky_s; /* online softmax sums for KL */
     bool no_kl;                              /* KL not wanted: skips its two exp per element (kl = NaN) */
+    bool no_rtol;                            /* Rtol not wanted: skips its division per element (rtol = NaN) */
 } QrMetricAcc;
 
 static void qr_metric_acc_init(QrMetricAcc *a);
 /* The same, without KL when with_kl is false (the costly part: two exp per element). */
 static void qr_metric_acc_init_ex(QrMetricAcc *a, bool with_kl);
+/* The same, choosing KL and Rtol (a division per element); the others are always computed,
+ * identical whatever is chosen. Metrics not chosen are NaN. */
+static void qr_metric_acc_init_opts(QrMetricAcc *a, bool with_kl, bool with_rtol);
 /* Adds n element pairs (x baseline, y analysis). */
 static void qr_metric_acc_add(QrMetricAcc *a, const float *x, const float *y, int64_t n);
 static void qr_metric_acc_finish(const QrMetricAcc *a, QrMetrics *m);
 /* One-shot: metrics of two arrays (_ex: KL only when with_kl, else NaN). */
 static void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetrics *m);
 static void qr_metrics_compute_ex(const float *x, const float *y, int64_t n, bool with_kl, QrMetrics *m);
+static void qr_metrics_compute_opts(const float *x, const float *y, int64_t n, bool with_kl, bool with_rtol, QrMetrics *m);
 
 static double qr_metric_get(const QrMetrics *m, QrMetricKind k);
 static const char *qr_metric_name(QrMetricKind k);

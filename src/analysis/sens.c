@@ -26,6 +26,18 @@ static QrStatus qr__sens_cache_tap(void *user, const QrGraph *g, int node, int v
     return QR_OK;
 }
 
+/* Values a reference run keeps for incremental re-runs (keep[v]): those it materializes
+ * itself. A graph input is given to every run; an alias (a disabled quantizer's
+ * DequantizeLinear output, unless clamped) reads another value and a substitution a given
+ * tensor, so re-runs resolve them the same way and a copy (a whole float weight per
+ * disabled weight quantizer) would only cost memory. */
+static void qr__sens_keep(const QrGraph *g, const QrOverrides *ov, bool *keep) {
+    for (int v = 0; v < g->n_values; v++) {
+        bool clamped = ov->alias[v] >= 0 && (ov->clamp_lo[v] == ov->clamp_lo[v] || ov->clamp_hi[v] == ov->clamp_hi[v]);
+        keep[v] = g->values[v].producer >= 0 && !ov->subst[v] && (ov->alias[v] < 0 || clamped);
+    }
+}
+
 /* Nodes whose result can change when quantizers q[0..n) toggle: their DQ nodes
  * and everything downstream. Returns whether a graph output is reached. */
 static bool qr__sens_cone(const QrGraph *g, const QrQuantTable *qt, const int *q, int n, bool *live, int *stack) {
@@ -124,6 +136,133 @@ static QrStatus qr__sens_rows(QrSession *s, QrSensResult *r) {
     return QR_OK;
 }
 
+/* ==== the rows, in parallel ==========================================================
+ * Rows are independent runs: the pool runs them (one thread each; kernels called inside a
+ * pool task run serially) with per-thread work arrays; each row's result depends only on
+ * the row, so any thread count gives the same bits. */
+
+typedef struct QrSensWork {
+    bool *mask, *live;
+    int *stack;
+    const QrTensor **feed;
+    QrOverrides ov;
+} QrSensWork;
+
+typedef struct QrSensJob {
+    QrSession *s;
+    const QrSensOpts *o;
+    QrSensResult *r;
+    const QrSensCache *cache;
+    QrSensWork *w;           /* per thread */
+    bool *reach;             /* per row: toggling it can reach an output */
+} QrSensJob;
+
+static void qr__sens_work_free(QrSensWork *w) {
+    free(w->mask);
+    free(w->live);
+    free(w->stack);
+    free(w->feed);
+    qr_session_overrides_free(&w->ov);
+}
+
+static QrStatus qr__sens_work_alloc(const QrSession *s, QrSensWork *w) {
+    const QrGraph *g = &s->tw.g;
+    w->mask = malloc((size_t)s->qt.n + 1);
+    w->live = malloc((size_t)g->n_nodes + 1);
+    w->stack = malloc(((size_t)g->n_nodes + 1) * sizeof(int));
+    w->feed = calloc((size_t)g->n_values + 1, sizeof *w->feed);
+    if (!w->mask || !w->live || !w->stack || !w->feed) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    return qr_session_overrides_alloc(s, &w->ov);
+}
+
+/* Row k: its cone, the run from the cached reference, the output metrics (QrSeJobFn). */
+static QrStatus qr__sens_row_job(void *ctx, int k, int tid) {
+    QrSensJob *j = ctx;
+    QrSession *s = j->s;
+    const QrGraph *g = &s->tw.g;
+    const QrSensOpts *o = j->o;
+    QrSensWork *w = &j->w[tid];
+    QrSensRow *row = &j->r->rows[k];
+    j->reach[k] = qr__sens_cone(g, &s->qt, row->q, row->n_q, w->live, w->stack);
+    if (!j->reach[k]) return QR_OK;
+    for (int i = 0; i < s->qt.n; i++) w->mask[i] = o->off_one;
+    for (int q = 0; q < row->n_q; q++) w->mask[row->q[q]] = !o->off_one;
+    qr_session_overrides(s, w->mask, &w->ov);
+    QrRunOpts ro = qr_session_run_opts(&w->ov, NULL, NULL);
+    ro.n_exec = &row->n_exec;
+    if (!o->full_reruns) {
+        for (int v = 0; v < g->n_values; v++) {
+            int p = g->values[v].producer;
+            w->feed[v] = p >= 0 && !w->live[p] && j->cache->vals[v].data ? &j->cache->vals[v] : NULL;
+        }
+        ro.live = w->live;
+        ro.feed = w->feed;
+    }
+    QrStatus st = qr__sens_outputs_metrics(s, g, &ro, &row->m);
+    if (st != QR_OK) st = qr_err_wrap(st, "sensitivity of '%s' (%s)", row->name, qr_sens_type_name(row->type));
+    return st;
+}
+
+/* The reference configuration (every quantizer off for one-on, on for off-one) run once,
+ * every value it computes cached for the rows. */
+typedef struct QrSensRef {
+    bool off_one, full_reruns;   /* the options it was made for */
+    QrSensCache cache;
+    QrMetrics reference;         /* model-output metrics */
+    int64_t n_exec;              /* nodes it executed */
+} QrSensRef;
+
+static void qr__sens_ref_free(QrSensRef *rf, int nv) {
+    if (!rf) return;
+    if (rf->cache.vals) for (int v = 0; v < nv; v++) qr_tensor_free_data(&rf->cache.vals[v]);
+    free(rf->cache.vals);
+    free(rf);
+}
+
+static void qr_sens_reference_free(QrSession *s) {
+    qr__sens_ref_free(s->sens_ref, s->tw.g.n_values);
+    s->sens_ref = NULL;
+}
+
+/* The reference run into a new QrSensRef (*out; NULL on failure). */
+static QrStatus qr__sens_ref_run(QrSession *s, const QrSensOpts *o, QrSensRef **out) {
+    const QrGraph *g = &s->tw.g;
+    int nq = s->qt.n, nv = g->n_values;
+    *out = NULL;
+    QrSensRef *rf = calloc(1, sizeof *rf);
+    bool *mask = malloc((size_t)nq + 1), *keep = malloc((size_t)nv + 1);
+    QrOverrides ov = {0};
+    QrStatus st = rf && mask && keep ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        rf->off_one = o->off_one;
+        rf->full_reruns = o->full_reruns;
+        rf->cache.vals = calloc((size_t)nv + 1, sizeof(QrTensor));
+        st = rf->cache.vals ? qr_session_overrides_alloc(s, &ov) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    if (st == QR_OK) {
+        for (int i = 0; i < nq; i++) mask[i] = o->off_one;
+        qr_session_overrides(s, mask, &ov);
+        qr__sens_keep(g, &ov, keep);
+        QrRunOpts ro = qr_session_run_opts(&ov, o->full_reruns ? NULL : qr__sens_cache_tap, &rf->cache);
+        ro.tap_only = keep;
+        ro.n_exec = &rf->n_exec;
+        st = qr__sens_outputs_metrics(s, g, &ro, &rf->reference);
+        if (st != QR_OK) st = qr_err_wrap(st, "sensitivity reference run");
+    }
+    qr_session_overrides_free(&ov);
+    free(mask);
+    free(keep);
+    if (st != QR_OK) { qr__sens_ref_free(rf, nv); return st; }
+    *out = rf;
+    return QR_OK;
+}
+
+static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o) {
+    QR_TRY(qr_session_run_baseline(s));
+    qr_sens_reference_free(s);
+    return qr__sens_ref_run(s, o, &s->sens_ref);
+}
+
 static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) {
     memset(r, 0, sizeof *r);
     r->opts = *o;
@@ -131,44 +270,25 @@ static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) 
     QrStatus st = qr__sens_rows(s, r);
     if (st != QR_OK) { qr_sens_free(r); return st; }
     const QrGraph *g = &s->tw.g;
-    int nq = s->qt.n, nv = g->n_values;
-    bool *mask = malloc((size_t)nq + 1);
-    bool *live = malloc((size_t)g->n_nodes + 1);
-    int *stack = malloc(((size_t)g->n_nodes + 1) * sizeof(int));
-    const QrTensor **feed = calloc((size_t)nv + 1, sizeof *feed);
-    QrSensCache cache = { calloc((size_t)nv + 1, sizeof(QrTensor)) };
-    QrOverrides ov = {0};
-    st = mask && live && stack && feed && cache.vals ? qr_session_overrides_alloc(s, &ov) : qr_errf(QR_ERR_NOMEM, "out of memory");
-    /* Reference run, every value cached. */
+    int nv = g->n_values, nt = qr_pool_threads();
+    /* the reference run: done ahead for these options, else now */
+    QrSensRef *rf = s->sens_ref;
+    if (rf && rf->off_one == o->off_one && rf->full_reruns == o->full_reruns) s->sens_ref = NULL;
+    else st = qr__sens_ref_run(s, o, &rf);
     if (st == QR_OK) {
-        for (int i = 0; i < nq; i++) mask[i] = o->off_one;
-        qr_session_overrides(s, mask, &ov);
-        QrRunOpts ro = qr_session_run_opts(&ov, o->full_reruns ? NULL : qr__sens_cache_tap, &cache);
-        ro.n_exec = &r->n_exec;
-        st = qr__sens_outputs_metrics(s, g, &ro, &r->reference);
-        if (st != QR_OK) st = qr_err_wrap(st, "sensitivity reference run");
+        r->reference = rf->reference;
+        r->n_exec = rf->n_exec;
     }
+    QrSensJob j = { .s = s, .o = o, .r = r, .cache = rf ? &rf->cache : NULL };
+    j.w = calloc((size_t)nt, sizeof *j.w);
+    j.reach = calloc((size_t)r->n + 1, sizeof *j.reach);
+    if (st == QR_OK && (!j.w || !j.reach)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int t = 0; st == QR_OK && t < nt; t++) st = qr__sens_work_alloc(s, &j.w[t]);
     int kept = 0;
+    if (st == QR_OK) st = qr_session_jobs(r->n, qr__sens_row_job, &j, &s->progress);
     for (int k = 0; st == QR_OK && k < r->n; k++) {
-        qr_step(&s->progress, k, r->n);
         QrSensRow *row = &r->rows[k];
-        bool reaches = qr__sens_cone(g, &s->qt, row->q, row->n_q, live, stack);
-        if (!reaches) { r->n_skipped += row->type == QR_SENS_BOTH ? 0 : row->n_q; continue; }
-        for (int i = 0; i < nq; i++) mask[i] = o->off_one;
-        for (int j = 0; j < row->n_q; j++) mask[row->q[j]] = !o->off_one;
-        qr_session_overrides(s, mask, &ov);
-        QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
-        ro.n_exec = &row->n_exec;
-        if (!o->full_reruns) {
-            for (int v = 0; v < nv; v++) {
-                int p = g->values[v].producer;
-                feed[v] = p >= 0 && !live[p] && cache.vals[v].data ? &cache.vals[v] : NULL;
-            }
-            ro.live = live;
-            ro.feed = feed;
-        }
-        st = qr__sens_outputs_metrics(s, g, &ro, &row->m);
-        if (st != QR_OK) st = qr_err_wrap(st, "sensitivity of '%s' (%s)", row->name, qr_sens_type_name(row->type));
+        if (!j.reach[k]) { r->n_skipped += row->type == QR_SENS_BOTH ? 0 : row->n_q; continue; }
         r->n_exec += row->n_exec;
         r->rows[kept++] = *row;
     }
@@ -179,13 +299,10 @@ static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) 
         qr__sens_cmp_reverse = o->reverse;
         qsort(r->rows, (size_t)r->n, sizeof *r->rows, qr__sens_cmp);
     }
-    if (cache.vals) for (int v = 0; v < nv; v++) qr_tensor_free_data(&cache.vals[v]);
-    free(cache.vals);
-    free(mask);
-    free(live);
-    free(stack);
-    free(feed);
-    qr_session_overrides_free(&ov);
+    qr__sens_ref_free(rf, nv);
+    for (int t = 0; j.w && t < nt; t++) qr__sens_work_free(&j.w[t]);
+    free(j.w);
+    free(j.reach);
     if (st != QR_OK) qr_sens_free(r);
     return st;
 }
@@ -287,8 +404,9 @@ typedef struct QrEvalTap {
     QrSession *s;
     int *match_of;           /* per twin value: first match whose vis it is */
     int *next;               /* per match */
+    bool *tap_only;          /* per twin value: match_of >= 0 */
     QrMetrics *per_match;
-    bool kl;
+    bool kl, rtol;
 } QrEvalTap;
 
 static QrStatus qr__sens_eval_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
@@ -298,43 +416,127 @@ static QrStatus qr__sens_eval_tap(void *user, const QrGraph *g, int node, int va
     for (int mi = e->match_of[value]; mi >= 0; mi = e->next[mi]) {
         const QrTensor *x = &e->s->base[mi];
         if (!x->data) continue;
-        QrTensor f = {0};
-        if (qr_session_visible_f32(e->s, mi, t, &f) != QR_OK) { qr_err_clear(); continue; }
-        if (f.numel == x->numel) qr_metrics_compute_ex(x->data, f.data, x->numel, e->kl, &e->per_match[mi]);
-        qr_tensor_free_data(&f);
+        QrTensor tmp;
+        const float *y;
+        if (qr_session_visible_view(e->s, mi, t, &tmp, &y) != QR_OK) { qr_err_clear(); continue; }
+        if (t->numel == x->numel) qr_metrics_compute_opts(x->data, y, x->numel, e->kl, e->rtol, &e->per_match[mi]);
+        qr_tensor_free_data(&tmp);
     }
     return QR_OK;
+}
+
+static void qr__sens_eval_free(QrEvalTap *e) {
+    free(e->match_of);
+    free(e->next);
+    free(e->tap_only);
+    memset(e, 0, sizeof *e);
+}
+
+/* The per-value index of the matches (for qr__sens_eval_tap). */
+static QrStatus qr__sens_eval_init(QrSession *s, QrMetrics *per_match, bool kl, bool rtol, QrEvalTap *e) {
+    const QrGraph *g = &s->tw.g;
+    *e = (QrEvalTap){ s, NULL, NULL, NULL, per_match, kl, rtol };
+    e->match_of = malloc(((size_t)g->n_values + 1) * sizeof(int));
+    e->next = malloc(((size_t)s->m.n + 1) * sizeof(int));
+    e->tap_only = calloc((size_t)g->n_values + 1, sizeof(bool));
+    if (!e->match_of || !e->next || !e->tap_only) { qr__sens_eval_free(e); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    for (int v = 0; v < g->n_values; v++) e->match_of[v] = -1;
+    for (int i = s->m.n - 1; i >= 0; i--) {
+        if (s->vis[i] < 0) continue;
+        e->next[i] = e->match_of[s->vis[i]];
+        e->match_of[s->vis[i]] = i;
+        e->tap_only[s->vis[i]] = true;
+    }
+    return QR_OK;
+}
+
+/* Per-match metrics not measured yet (NaN, n = 0). */
+static void qr__sens_pm_reset(QrMetrics *pm, int n) {
+    for (int i = 0; i < n; i++) {
+        memset(&pm[i], 0, sizeof pm[i]);
+        pm[i].cosine = pm[i].sqnr = pm[i].l1 = pm[i].mse = pm[i].kl = pm[i].rtol = pm[i].atol = NAN;
+    }
+}
+
+/* The twin under a mask, whole graph (qr_sens_eval_mask; e NULL: outputs only). */
+static QrStatus qr__sens_eval_full(QrSession *s, const bool *enabled, QrMetrics *out, QrEvalTap *e) {
+    QrOverrides ov = {0};
+    QR_TRY(qr_session_overrides_alloc(s, &ov));
+    qr_session_overrides(s, enabled, &ov);
+    QrRunOpts ro = qr_session_run_opts(&ov, e ? qr__sens_eval_tap : NULL, e);
+    if (e) ro.tap_only = e->tap_only;
+    QrStatus st = qr__sens_outputs_metrics(s, &s->tw.g, &ro, out);
+    qr_session_overrides_free(&ov);
+    return st;
 }
 
 static QrStatus qr_sens_eval_mask(QrSession *s, const bool *enabled, QrMetrics *out, QrMetrics *per_match,
                                   bool per_match_kl) {
     QR_TRY(qr_session_run_baseline(s));
-    const QrGraph *g = &s->tw.g;
-    QrOverrides ov = {0};
-    QR_TRY(qr_session_overrides_alloc(s, &ov));
-    QrEvalTap e = { s, NULL, NULL, per_match, per_match_kl };
-    QrStatus st = QR_OK;
+    QrEvalTap e = {0};
     if (per_match) {
-        e.match_of = malloc(((size_t)g->n_values + 1) * sizeof(int));
-        e.next = malloc(((size_t)s->m.n + 1) * sizeof(int));
-        if (!e.match_of || !e.next) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-        for (int v = 0; st == QR_OK && v < g->n_values; v++) e.match_of[v] = -1;
-        for (int i = s->m.n - 1; st == QR_OK && i >= 0; i--) {
-            per_match[i].n = 0;
-            per_match[i].cosine = per_match[i].sqnr = per_match[i].l1 = per_match[i].mse = per_match[i].kl = NAN;
-            if (s->vis[i] < 0) continue;
-            e.next[i] = e.match_of[s->vis[i]];
-            e.match_of[s->vis[i]] = i;
-        }
+        QR_TRY(qr__sens_eval_init(s, per_match, per_match_kl, true, &e));
+        qr__sens_pm_reset(per_match, s->m.n);
     }
-    if (st == QR_OK) {
-        qr_session_overrides(s, enabled, &ov);
-        QrRunOpts ro = qr_session_run_opts(&ov, per_match ? qr__sens_eval_tap : NULL, &e);
-        st = qr__sens_outputs_metrics(s, g, &ro, out);
+    QrStatus st = qr__sens_eval_full(s, enabled, out, per_match ? &e : NULL);
+    qr__sens_eval_free(&e);
+    return st;
+}
+
+/* One cumulative-error setting from the all-on reference: only the cone of the quantizers
+ * the mask disables re-runs; matches outside it keep the reference's metrics. */
+static QrStatus qr__sens_eval_inc(QrSession *s, const bool *enabled, QrOverrides *ov, bool *live, QrMetrics *out,
+                                  QrEvalTap *e) {
+    const QrGraph *g = &s->tw.g;
+    qr_session_overrides(s, enabled, ov);
+    QrRunOpts ro = qr_session_run_opts(ov, qr__sens_eval_tap, e);
+    ro.tap_only = e->tap_only;
+    QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    qr__sens_pm_reset(e->per_match, s->m.n);
+    QrStatus st = qr_session_run_inc(s, g, &ro, outs, live);
+    if (st == QR_OK) st = qr_compare_outputs(s, outs, out);
+    for (int k = 0; k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
+    free(outs);
+    for (int i = 0; st == QR_OK && i < s->m.n; i++) {
+        int v = s->vis[i], p = v >= 0 ? g->values[v].producer : -1;
+        if (v >= 0 && (p < 0 || !live[p])) e->per_match[i] = s->ref->per_match[i];
     }
-    free(e.match_of);
-    free(e.next);
+    return st;
+}
+
+/* The settings of a cumulative-error pass, run as independent jobs. */
+typedef struct QrAccumJob {
+    QrSession *s;
+    QrAccum *a;
+    const QrEvalTap *e;      /* the shared value -> match index (per_match unset) */
+    bool inc;                /* from the all-on reference */
+    bool **mask;             /* per setting */
+    QrMetrics **pm;          /* per setting: per-match metrics */
+} QrAccumJob;
+
+static QrStatus qr__sens_accum_job(void *ctx, int k, int tid) {
+    QR_UNUSED(tid);
+    QrAccumJob *j = ctx;
+    QrSession *s = j->s;
+    QrEvalTap e = *j->e;
+    e.per_match = j->pm[k];
+    if (j->inc && k == 2) {      /* every quantizer on: the reference itself */
+        j->a->out[k] = s->ref->out;
+        memcpy(e.per_match, s->ref->per_match, (size_t)s->m.n * sizeof *e.per_match);
+        return QR_OK;
+    }
+    if (!j->inc) {
+        qr__sens_pm_reset(e.per_match, s->m.n);
+        return qr__sens_eval_full(s, j->mask[k], &j->a->out[k], &e);
+    }
+    QrOverrides ov = {0};
+    bool *live = malloc((size_t)s->tw.g.n_nodes + 1);
+    QrStatus st = live ? qr_session_overrides_alloc(s, &ov) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr__sens_eval_inc(s, j->mask[k], &ov, live, &j->a->out[k], &e);
+    if (st == QR_OK) qr_session_memo_put(s, &ov, &j->a->out[k]);
     qr_session_overrides_free(&ov);
+    free(live);
     return st;
 }
 
@@ -342,10 +544,9 @@ static QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *
                              QrAccum *a) {
     memset(a, 0, sizeof *a);
     a->metric = metric;
-    int nq = s->qt.n;
-    bool *mask = malloc((size_t)nq + 1);
-    QrMetrics *pm = calloc((size_t)s->m.n + 1, sizeof *pm);
-    if (!mask || !pm) { free(mask); free(pm); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    QR_TRY(qr_session_run_baseline(s));
+    int nq = s->qt.n, nm = s->m.n;
+    bool kl = metric == QR_METRIC_KL;
     static const char *const base_names[] = { "weight_only", "activation_only", "full" };
     static char topk_names[12][32];
     a->n_settings = 3;
@@ -354,10 +555,19 @@ static QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *
         a->setting[a->n_settings++] = topk_names[i];
     }
     for (int k = 0; k < 3; k++) a->setting[k] = base_names[k];
-    a->val = malloc(((size_t)s->m.n * (size_t)a->n_settings + 1) * sizeof(double));
-    QrStatus st = a->val ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int k = 0; st == QR_OK && k < a->n_settings; k++) {
-        qr_step(&s->progress, k, a->n_settings);
+    int ns = a->n_settings;
+    QrEvalTap e = {0};
+    bool *masks[16] = {0};
+    QrMetrics *pms[16] = {0};
+    a->val = malloc(((size_t)nm * (size_t)ns + 1) * sizeof(double));
+    QrStatus st = a->val ? qr__sens_eval_init(s, NULL, kl, false, &e) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; st == QR_OK && k < ns; k++) {
+        masks[k] = malloc((size_t)nq + 1);
+        pms[k] = calloc((size_t)nm + 1, sizeof(QrMetrics));
+        if (!masks[k] || !pms[k]) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    for (int k = 0; st == QR_OK && k < ns; k++) {
+        bool *mask = masks[k];
         for (int i = 0; i < nq; i++) {
             QrQuantKind kind = s->qt.q[i].kind;
             mask[i] = k == 0 ? kind != QR_QK_ACTIVATION : k == 1 ? kind == QR_QK_ACTIVATION : true;
@@ -379,12 +589,29 @@ static QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *
                 for (int j = 0; ow >= 0 && j < seen; j++) if (!strcmp(s->tw.g.nodes[ow].name, names[j])) mask[i] = false;
             }
         }
-        st = qr_sens_eval_mask(s, mask, &a->out[k], pm, metric == QR_METRIC_KL);
-        for (int i = 0; st == QR_OK && i < s->m.n; i++)
-            a->val[(size_t)i * (size_t)a->n_settings + (size_t)k] = pm[i].n ? qr_metric_get(&pm[i], metric) : NAN;
     }
-    free(mask);
-    free(pm);
+    /* The all-on reference, built here with the per-match metrics of the "full" setting. */
+    bool inc = !s->no_incremental;
+    if (st == QR_OK && inc) {
+        bool built;
+        QrEvalTap er = e;
+        er.per_match = pms[2];
+        qr__sens_pm_reset(pms[2], nm);
+        st = qr_session_ref(s, qr__sens_eval_tap, &er, e.tap_only, &built);
+        if (st == QR_OK && built) {
+            s->ref->per_match = malloc(((size_t)nm + 1) * sizeof(QrMetrics));
+            if (s->ref->per_match) memcpy(s->ref->per_match, pms[2], (size_t)nm * sizeof(QrMetrics));
+            s->ref->per_match_kl = kl;
+        }
+        if (st == QR_OK) inc = s->ref->per_match && s->ref->per_match_kl == kl;
+    }
+    QrAccumJob job = { s, a, &e, inc, masks, pms };
+    if (st == QR_OK) st = qr_session_jobs(ns, qr__sens_accum_job, &job, &s->progress);
+    for (int k = 0; st == QR_OK && k < ns; k++)
+        for (int i = 0; i < nm; i++)
+            a->val[(size_t)i * (size_t)ns + (size_t)k] = pms[k][i].n ? qr_metric_get(&pms[k][i], metric) : NAN;
+    for (int k = 0; k < ns; k++) { free(masks[k]); free(pms[k]); }
+    qr__sens_eval_free(&e);
     if (st != QR_OK) qr_accum_free(a);
     return st;
 }

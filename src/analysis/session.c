@@ -43,8 +43,11 @@ static void qr__se_float_weights(QrSession *s) {
     }
 }
 
+static bool qr__se_low_memory;
+
 static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a, const QrTensor *inputs) {
     memset(s, 0, sizeof *s);
+    s->no_incremental = qr__se_low_memory;
     s->b = b;
     s->a = a;
     s->inputs = inputs;
@@ -84,12 +87,11 @@ static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a
     return QR_OK;
 }
 
-typedef struct QrBaseTap { QrSession *s; int *match_of; } QrBaseTap;
+typedef struct QrBaseTap { QrSession *s; int *match_of; QrStatsCollect stats; } QrBaseTap;
 
 static QrStatus qr__se_base_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
     QrBaseTap *bt = user;
-    QR_UNUSED(g);
-    QR_UNUSED(node);
+    if (bt->stats.stats) QR_TRY(qr_stats_tap(&bt->stats, g, node, value, t));
     int mi = bt->match_of[value];
     if (mi < 0 || !qr_dtype_is_float(t->dtype) || bt->s->base[mi].data) return QR_OK;
     return qr_tensor_to_f32(t, &bt->s->base[mi]);
@@ -102,14 +104,20 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
                        s->tw.g.n_outputs);
     s->base = calloc((size_t)s->m.n + 1, sizeof(QrTensor));
     s->base_out = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
-    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)) };
+    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { s->base_stats, s->base_seen } };
+    if (!s->base_seen) bt.stats.stats = NULL;
     QrTensor *outs = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
     QrStatus st = s->base && s->base_out && bt.match_of && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {
         for (int v = 0; v < s->b->n_values; v++) bt.match_of[v] = -1;
         for (int i = 0; i < s->m.n; i++) bt.match_of[s->m.m[i].b_value] = i;
-        QrRunOpts o = { .tap = qr__se_base_tap, .tap_user = &bt, .n_exec = &s->n_base_exec };
+        bool *only = NULL;       /* without statistics only the matched values */
+        if (!bt.stats.stats && (only = calloc((size_t)s->b->n_values + 1, sizeof *only)))
+            for (int i = 0; i < s->m.n; i++) only[s->m.m[i].b_value] = true;
+        QrRunOpts o = { .tap = qr__se_base_tap, .tap_user = &bt, .n_exec = &s->n_base_exec, .tap_only = only };
         st = qr_run(s->b, s->inputs, &o, outs);
+        free(only);
+        if (st == QR_OK && bt.stats.stats) qr_stats_inits(s->b, bt.stats.stats, bt.stats.seen);
     }
     for (int k = 0; st == QR_OK && k < s->b->n_outputs; k++) st = qr_tensor_to_f32(&outs[k], &s->base_out[k]);
     if (outs) for (int k = 0; k < s->b->n_outputs; k++) qr_tensor_free_data(&outs[k]);
@@ -128,6 +136,8 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
 }
 
 static void qr_session_close(QrSession *s) {
+    qr_session_ref_free(s);
+    qr_sens_reference_free(s);
     if (s->base) for (int i = 0; i < s->m.n; i++) qr_tensor_free_data(&s->base[i]);
     if (s->base_out) for (int i = 0; i < s->b->n_outputs; i++) qr_tensor_free_data(&s->base_out[i]);
     free(s->base);
@@ -173,6 +183,15 @@ static QrRunOpts qr_session_run_opts(const QrOverrides *o, QrTapFn tap, void *us
                         .clamp_lo = o->clamp_lo, .clamp_hi = o->clamp_hi };
 }
 
+static QrStatus qr_session_visible_view(const QrSession *s, int i, const QrTensor *t, QrTensor *tmp, const float **data) {
+    memset(tmp, 0, sizeof *tmp);
+    *data = NULL;
+    if (t->dtype == QR_DT_F32) { *data = t->data; return QR_OK; }
+    QR_TRY(qr_session_visible_f32(s, i, t, tmp));
+    *data = tmp->data;
+    return QR_OK;
+}
+
 static QrStatus qr_session_visible_f32(const QrSession *s, int i, const QrTensor *t, QrTensor *out) {
     if (s->vis_quant[i] >= 0 && !qr_dtype_is_float(t->dtype))
         return qr_quant_dequantize_value(&s->tw.g, &s->qt.q[s->vis_quant[i]], t, out);
@@ -185,6 +204,7 @@ typedef struct QrEquivTap {
     const QrSession *s;
     int *match_of_b, *match_of_a;    /* value -> match index */
     QrTensor *base_vals;             /* per match: copy of the baseline value */
+    const QrTensor *base_ref;        /* or the session's (then base_vals stays empty) */
     QrEquivResult *r;
     bool analysis_pass;
 } QrEquivTap;
@@ -199,13 +219,14 @@ static QrStatus qr__equiv_tap(void *user, const QrGraph *g, int node, int value,
         return qr_tensor_to_f32(t, &e->base_vals[mi]);
     }
     int mi = e->match_of_a[value];
-    if (mi < 0 || !e->base_vals[mi].data) return QR_OK;
-    QrTensor f = {0};
-    if (qr_session_visible_f32(e->s, mi, t, &f) != QR_OK) { qr_err_clear(); return QR_OK; }
-    const QrTensor *x = &e->base_vals[mi];
-    if (f.numel == x->numel) {
+    const QrTensor *x = mi < 0 ? NULL : e->base_ref ? &e->base_ref[mi] : &e->base_vals[mi];
+    if (!x || !x->data) return QR_OK;
+    QrTensor f;
+    const float *py;
+    if (qr_session_visible_view(e->s, mi, t, &f, &py) != QR_OK) { qr_err_clear(); return QR_OK; }
+    if (t->numel == x->numel) {
         double mx = 0, ref = 0;
-        const float *px = x->data, *py = f.data;
+        const float *px = x->data;
         for (int64_t i = 0; i < x->numel; i++) {
             double d = fabs((double)px[i] - (double)py[i]);
             if (d > mx || d != d) mx = d;
@@ -224,7 +245,7 @@ static QrStatus qr_session_equivalence(const QrSession *s, QrEquivResult *r) {
     memset(r, 0, sizeof *r);
     r->max_abs = calloc((size_t)m->n + 1, sizeof(double));
     r->ref_absmax = calloc((size_t)m->n + 1, sizeof(double));
-    QrEquivTap e = { s, NULL, NULL, NULL, r, false };
+    QrEquivTap e = { s, NULL, NULL, NULL, NULL, r, false };
     e.match_of_b = malloc((size_t)b->n_values * sizeof(int));
     e.match_of_a = malloc((size_t)tg->n_values * sizeof(int));
     e.base_vals = calloc((size_t)m->n + 1, sizeof(QrTensor));
@@ -260,13 +281,21 @@ static QrStatus qr_session_equivalence(const QrSession *s, QrEquivResult *r) {
         }
         r->n_no_float_weight = QR_MAX(0, r->n_no_float_weight - r->n_weight_mismatch);
         qr_session_overrides(s, enabled, &ov);
-        QrRunOpts ob = { .tap = qr__equiv_tap, .tap_user = &e };
-        st = qr_run(b, s->inputs, &ob, bout);
+        if (s->base) {
+            e.base_ref = s->base;    /* the baseline values are those of the session's baseline run */
+        } else {
+            QrRunOpts ob = { .tap = qr__equiv_tap, .tap_user = &e };
+            st = qr_run(b, s->inputs, &ob, bout);
+        }
     }
     if (st == QR_OK) {
         e.analysis_pass = true;
         QrRunOpts oa = qr_session_run_opts(&ov, qr__equiv_tap, &e);
+        bool *only = calloc((size_t)tg->n_values + 1, sizeof *only);
+        for (int v = 0; only && v < tg->n_values; v++) only[v] = e.match_of_a[v] >= 0;
+        oa.tap_only = only;
         st = qr_run(tg, s->inputs, &oa, aout);
+        free(only);
     }
     if (st == QR_OK) {
         r->worst_rel = 0;
@@ -324,4 +353,300 @@ static const char *qr_equiv_verdict(const QrGraph *b, const QrMatchResult *m, co
         snprintf(buf + o, sizeof buf - o, " %d integer weight%s no float counterpart and stay%s quantized.",
                  r->n_no_float_weight, r->n_no_float_weight == 1 ? " has" : "s have", r->n_no_float_weight == 1 ? "s" : "");
     return buf;
+}
+
+/* ==== the all-on reference ========================================================= */
+
+typedef struct QrSeRefTap {
+    QrSeRef *ref;
+    const bool *copy;        /* per value: keep a copy */
+    QrTapFn tap;             /* the caller's */
+    void *user;
+    const bool *tap_only;
+} QrSeRefTap;
+
+/* Whether a re-run may read value v of the twin from the reference: when the node or
+ * output reading it can run while v's producer does not. A reader R runs in a re-run when it
+ * reads an overridden value (a disabled quantizer's DequantizeLinear output, a substituted
+ * weight or bias, what-if's promoted scales, which only QuantizeLinear / DequantizeLinear
+ * nodes read) or is downstream of a node that runs; so v is needed when it is a graph output,
+ * read by a QuantizeLinear, or read by a node with another input that is not a constant.
+ * Not needed, e.g.: a Conv output read only by its Relu / Clip, a QuantizeLinear output read
+ * only by its DequantizeLinear (a promotion re-runs both). Should a re-run still miss a
+ * value, qr_session_run_inc also runs the nodes that compute it. */
+static bool qr__se_ref_needed(const QrGraph *g, int v) {
+    if (g->values[v].is_output) return true;
+    const QrUse *u;
+    int nu = qr_graph_readers(g, v, &u);
+    for (int k = 0; k < nu; k++) {
+        const QrNode *r = &g->nodes[u[k].node];
+        if (!strcmp(r->op_type, "QuantizeLinear")) return true;
+        for (int j = 0; j < r->n_in; j++) {
+            int w = r->in[j];
+            if (w >= 0 && w != v && !g->values[w].is_const) return true;
+        }
+    }
+    return false;
+}
+
+/* Keeps each computed value (constants stay in the run cache), then the caller's tap. */
+static QrStatus qr__se_ref_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QrSeRefTap *rt = user;
+    QrTensor *d = &rt->ref->vals[value];
+    if (rt->copy[value] && !d->data && !qr_run_cache_get(rt->ref->consts, value)) {
+        QR_TRY(qr_tensor_set_shape(d, t->dtype, t->rank, t->dims));
+        QR_TRY(qr_tensor_alloc_data(d));
+        memcpy(d->data, t->data, qr_tensor_nbytes(t));
+    }
+    if (rt->tap && (!rt->tap_only || rt->tap_only[value])) return rt->tap(rt->user, g, node, value, t);
+    return QR_OK;
+}
+
+static void qr_session_ref_free(QrSession *s) {
+    QrSeRef *r = s->ref;
+    if (!r) return;
+    for (int k = 0; k < r->n_memo; k++) qr_session_overrides_free(&r->memo[k].ov);
+    pthread_mutex_destroy(&r->memo_mu);
+    if (r->vals) for (int v = 0; v < s->tw.g.n_values; v++) qr_tensor_free_data(&r->vals[v]);
+    free(r->vals);
+    qr_run_cache_free(r->consts);
+    free(r->per_match);
+    free(r);
+    s->ref = NULL;
+}
+
+static bool qr__se_ov_equal(int nv, const QrOverrides *a, const QrOverrides *b) {
+    return !memcmp(a->alias, b->alias, (size_t)nv * sizeof *a->alias) && !memcmp(a->subst, b->subst, (size_t)nv * sizeof *a->subst) &&
+           !memcmp(a->clamp_lo, b->clamp_lo, (size_t)nv * sizeof *a->clamp_lo) &&
+           !memcmp(a->clamp_hi, b->clamp_hi, (size_t)nv * sizeof *a->clamp_hi);
+}
+
+static void qr_session_memo_put(QrSession *s, const QrOverrides *ov, const QrMetrics *out) {
+    QrSeRef *r = s->ref;
+    int nv = s->tw.g.n_values;
+    if (!r) return;
+    pthread_mutex_lock(&r->memo_mu);
+    if (r->n_memo < QR_ARRAY_LEN(r->memo) && qr_session_overrides_alloc(s, &r->memo[r->n_memo].ov) == QR_OK) {
+        QrOverrides *m = &r->memo[r->n_memo].ov;
+        memcpy(m->alias, ov->alias, (size_t)nv * sizeof *m->alias);
+        memcpy(m->subst, ov->subst, (size_t)nv * sizeof *m->subst);
+        memcpy(m->clamp_lo, ov->clamp_lo, (size_t)nv * sizeof *m->clamp_lo);
+        memcpy(m->clamp_hi, ov->clamp_hi, (size_t)nv * sizeof *m->clamp_hi);
+        r->memo[r->n_memo++].out = *out;
+    }
+    qr_err_clear();
+    pthread_mutex_unlock(&r->memo_mu);
+}
+
+static bool qr_session_memo_get(QrSession *s, const QrOverrides *ov, QrMetrics *out) {
+    QrSeRef *r = s->ref;
+    bool hit = false;
+    if (!r) return false;
+    pthread_mutex_lock(&r->memo_mu);
+    for (int k = 0; !hit && k < r->n_memo; k++)
+        if (qr__se_ov_equal(s->tw.g.n_values, &r->memo[k].ov, ov)) { *out = r->memo[k].out; hit = true; }
+    pthread_mutex_unlock(&r->memo_mu);
+    return hit;
+}
+
+static QrStatus qr_session_ref(QrSession *s, QrTapFn tap, void *user, const bool *tap_only, bool *built) {
+    if (built) *built = false;
+    if (s->ref) return QR_OK;
+    QR_TRY(qr_session_run_baseline(s));
+    const QrGraph *g = &s->tw.g;
+    QrSeRef *r = calloc(1, sizeof *r);
+    bool *keep = malloc((size_t)g->n_values + 1), *copy = malloc((size_t)g->n_values + 1);
+    QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    QrStatus st = r && keep && copy && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (r) pthread_mutex_init(&r->memo_mu, NULL);
+    if (st == QR_OK) {
+        r->vals = calloc((size_t)g->n_values + 1, sizeof *r->vals);
+        r->consts = qr_run_cache_new(g);
+        if (!r->vals || !r->consts) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    if (st == QR_OK) {
+        /* computed values that a re-run may read (graph inputs are given to every run) */
+        for (int v = 0; v < g->n_values; v++) {
+            copy[v] = g->values[v].producer >= 0 && qr__se_ref_needed(g, v);
+            keep[v] = copy[v] || (tap_only ? tap_only[v] : tap != NULL);
+        }
+        QrSeRefTap rt = { r, copy, tap, user, tap_only };
+        QrRunOpts ro = { .tap = qr__se_ref_tap, .tap_user = &rt, .tap_only = keep, .cache = r->consts };
+        st = qr_run(g, s->inputs, &ro, outs);
+        if (st == QR_OK) st = qr_compare_outputs(s, outs, &r->out);
+        if (st != QR_OK) st = qr_err_wrap(st, "running the analysis model with every quantizer on");
+    }
+    if (outs) for (int k = 0; k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
+    free(outs);
+    free(keep);
+    free(copy);
+    s->ref = r;
+    if (st != QR_OK) { qr_session_ref_free(s); return st; }
+    if (built) *built = true;
+    return QR_OK;
+}
+
+/* Where the data a reader of value v sees in a run with o's overrides and feeds and the live
+ * nodes `live` comes from: -1 when it exists (a substitution or feed, an initializer or graph
+ * input, or the output of a live node; an alias followed as the executor does, a clamped
+ * alias materialized from its source), else the node that would have to run to compute it
+ * (-2: an alias chain too long). */
+static int qr__se_inc_missing(const QrGraph *g, const QrRunOpts *o, const bool *live, int v) {
+    for (int hops = 0; hops < 64; hops++) {
+        if ((o->subst && o->subst[v]) || (o->feed && o->feed[v])) return -1;
+        int p = g->values[v].producer;
+        bool aliased = o->alias && o->alias[v] >= 0;
+        bool clamped = aliased && o->clamp_lo && (o->clamp_lo[v] == o->clamp_lo[v] || o->clamp_hi[v] == o->clamp_hi[v]);
+        if (!aliased) return p < 0 || live[p] ? -1 : p;
+        if (clamped && p >= 0 && live[p]) return -1;
+        v = o->alias[v];
+    }
+    return -2;
+}
+
+/* Makes live every node whose output a live node, a graph output or a clamped alias reads
+ * and nobody gives (the reference did not keep it): upstream until everything read exists.
+ * feed[v] (twin values < ntv) is rebuilt from the reference for values of nodes not live.
+ * False on an alias chain it cannot follow. */
+static bool qr__se_inc_close(const QrSession *s, const QrGraph *g, QrRunOpts *o, bool *live, const QrTensor **feed) {
+    const QrSeRef *ref = s->ref;
+    int ntv = s->tw.g.n_values;
+    for (;;) {
+        for (int v = 0; v < ntv; v++) {
+            int p = g->values[v].producer;
+            feed[v] = p < 0 || live[p] ? NULL : ref->vals[v].data ? &ref->vals[v] : qr_run_cache_get(ref->consts, v);
+        }
+        int added = 0;
+        for (int n = 0; n < g->n_nodes; n++) {
+            const QrNode *nd = &g->nodes[n];
+            if (!live[n]) continue;
+            bool skipped = nd->n_out > 0;   /* every output overridden: the executor skips it */
+            for (int k = 0; k < nd->n_out; k++)
+                if (nd->out[k] >= 0 && !((o->alias && o->alias[nd->out[k]] >= 0) || (o->subst && o->subst[nd->out[k]]))) skipped = false;
+            for (int k = 0; !skipped && k < nd->n_in; k++) {
+                int m = nd->in[k] >= 0 ? qr__se_inc_missing(g, o, live, nd->in[k]) : -1;
+                if (m == -2) return false;
+                if (m >= 0 && !live[m]) { live[m] = true; added++; }
+            }
+        }
+        for (int i = 0; i < g->n_outputs; i++) {
+            int m = qr__se_inc_missing(g, o, live, g->outputs[i]);
+            if (m == -2) return false;
+            if (m >= 0 && !live[m]) { live[m] = true; added++; }
+        }
+        for (int v = 0; o->alias && o->clamp_lo && v < g->n_values; v++) {
+            if (o->alias[v] < 0 || !(o->clamp_lo[v] == o->clamp_lo[v] || o->clamp_hi[v] == o->clamp_hi[v])) continue;
+            int m = qr__se_inc_missing(g, o, live, o->alias[v]);
+            if (m == -2) return false;
+            if (m >= 0 && !live[m]) { live[m] = true; added++; }
+        }
+        if (!added) return true;
+    }
+}
+
+static QrStatus qr_session_run_inc(const QrSession *s, const QrGraph *g, const QrRunOpts *ro, QrTensor *outs, bool *live_out) {
+    const QrSeRef *ref = s->ref;
+    int ntv = s->tw.g.n_values, nv = g->n_values, nn = g->n_nodes;
+    if (!ref) return qr_errf(QR_ERR_INVALID, "incremental run without a reference");
+    if (nn != s->tw.g.n_nodes || nv < ntv) return qr_errf(QR_ERR_INVALID, "incremental run of a graph that is no copy of the twin");
+    bool *live = live_out ? live_out : malloc((size_t)nn + 1);
+    int *stack = malloc(((size_t)nn + 1) * sizeof(int));
+    const QrTensor **feed = calloc((size_t)nv + 1, sizeof *feed);
+    bool *tap_only = ro->tap ? malloc((size_t)nv + 1) : NULL;
+    QrStatus st = live && stack && feed && (tap_only || !ro->tap) ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        /* the cone: producers and readers of every overridden value, and downstream */
+        memset(live, 0, (size_t)nn);
+        int sp = 0;
+        for (int v = 0; v < nv; v++) {
+            if (!((ro->alias && ro->alias[v] >= 0) || (ro->subst && ro->subst[v]))) continue;
+            int p = g->values[v].producer;
+            if (p >= 0 && !live[p]) { live[p] = true; stack[sp++] = p; }
+            const QrUse *u;
+            int nu = qr_graph_readers(g, v, &u);
+            for (int k = 0; k < nu; k++) if (!live[u[k].node]) { live[u[k].node] = true; stack[sp++] = u[k].node; }
+        }
+        while (sp) {
+            const QrNode *nd = &g->nodes[stack[--sp]];
+            for (int o = 0; o < nd->n_out; o++) {
+                if (nd->out[o] < 0) continue;
+                const QrUse *u;
+                int nu = qr_graph_readers(g, nd->out[o], &u);
+                for (int k = 0; k < nu; k++) if (!live[u[k].node]) { live[u[k].node] = true; stack[sp++] = u[k].node; }
+            }
+        }
+        /* everything else as the reference has it (the twin's values; a copy's own values are
+         * initializers), computing upstream what it did not keep */
+        QrRunOpts o = *ro;
+        o.feed = feed;
+        bool ok = qr__se_inc_close(s, g, &o, live, feed);
+        o.live = ok ? live : NULL;
+        if (!ok) {   /* an alias chain it cannot follow: the whole graph */
+            memset(feed, 0, ((size_t)nv + 1) * sizeof *feed);
+            memset(live, 1, (size_t)nn);
+        }
+        for (int v = 0; tap_only && v < nv; v++) {
+            int p = g->values[v].producer;
+            tap_only[v] = (!ro->tap_only || ro->tap_only[v]) && (p < 0 ? false : live[p]);
+        }
+        o.tap_only = ok ? tap_only : ro->tap_only;
+        o.cache = g == &s->tw.g ? ref->consts : NULL;
+        st = qr_run(g, s->inputs, &o, outs);
+    }
+    if (!live_out) free(live);
+    free(stack);
+    free(feed);
+    free(tap_only);
+    return st;
+}
+
+/* ==== parallel jobs ================================================================ */
+
+typedef struct QrSeJobs {
+    QrSeJobFn fn;
+    void *ctx;
+    const QrStepHook *progress;
+    int n;
+    QrStatus *st;            /* per job */
+    char **msg;              /* per job: its error message (malloc'd) */
+    pthread_mutex_t mu;
+    int started;
+} QrSeJobs;
+
+static void qr__se_job_task(void *ctx, int64_t k, int tid) {
+    QrSeJobs *j = ctx;
+    if (j->progress && j->progress->fn) {
+        pthread_mutex_lock(&j->mu);
+        qr_step(j->progress, j->started++, j->n);
+        pthread_mutex_unlock(&j->mu);
+    }
+    QrStatus st = j->fn(j->ctx, (int)k, tid);
+    if (st != QR_OK) {
+        j->msg[k] = strdup(qr_err_msg());
+        qr_err_clear();
+    }
+    j->st[k] = st;
+}
+
+static void qr_session_low_memory(bool on) { qr__se_low_memory = on; }
+
+static QrStatus qr_session_jobs(int n, QrSeJobFn fn, void *ctx, const QrStepHook *progress) {
+    if (n <= 0) return QR_OK;
+    if (qr__se_low_memory) {     /* one at a time, in order, on this thread */
+        for (int k = 0; k < n; k++) {
+            qr_step(progress, k, n);
+            QR_TRY(fn(ctx, k, 0));
+        }
+        return QR_OK;
+    }
+    QrSeJobs j = { fn, ctx, progress, n, calloc((size_t)n, sizeof(QrStatus)), calloc((size_t)n, sizeof(char *)),
+                   PTHREAD_MUTEX_INITIALIZER, 0 };
+    QrStatus st = j.st && j.msg ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) qr_pool_for(n, qr__se_job_task, &j);
+    for (int k = 0; st == QR_OK && k < n; k++)
+        if (j.st[k] != QR_OK) st = qr_errf(j.st[k], "%s", j.msg[k] ? j.msg[k] : "out of memory");
+    for (int k = 0; j.msg && k < n; k++) free(j.msg[k]);
+    free(j.st);
+    free(j.msg);
+    return st;
 }

@@ -21,8 +21,16 @@ typedef struct QrSession {
     QrTensor *base;          /* per match: the baseline node's output */
     QrTensor *base_out;      /* per baseline graph output */
     int64_t n_base_exec;     /* nodes executed by the baseline run */
+    /* Optional, set by the caller before the baseline run (n_values entries of b each): that
+     * run also fills them as qr_stats_collect(b) would (runall's baseline profile). */
+    QrStats *base_stats;
+    bool *base_seen;
     QrStepHook progress;     /* set by the caller: long analyses (sensitivity, cumulative error, what-if,
                               * distributions) report their steps through it */
+    struct QrSeRef *ref;     /* the all-on reference (qr_session_ref), NULL until built */
+    struct QrSensRef *sens_ref;  /* sensitivity's reference run done ahead (qr_sens_reference), or NULL */
+    bool no_incremental;     /* no all-on reference: cumulative error and what-if re-run the whole twin every
+                              * time (tests compare both; qr_session_low_memory sets it) */
 } QrSession;
 
 /* Prepares the pair (b and a shape-inferred on inputs). */
@@ -47,6 +55,60 @@ static QrRunOpts qr_session_run_opts(const QrOverrides *o, QrTapFn tap, void *us
 
 /* The twin value of match i as float32 (dequantized when it holds integers). */
 static QrStatus qr_session_visible_f32(const QrSession *s, int i, const QrTensor *t, QrTensor *out);
+/* The same without a copy when t already is float32: *data points into t, or into *tmp
+ * (then owned by the caller: free with qr_tensor_free_data; tmp is zeroed otherwise). */
+static QrStatus qr_session_visible_view(const QrSession *s, int i, const QrTensor *t, QrTensor *tmp, const float **data);
+
+/* Independent jobs (model runs) on the thread pool: fn(ctx, k, tid) for every k in [0, n),
+ * one job per task (kernels called inside run serially), tid selecting per-thread scratch.
+ * Each job's result must depend on k alone, so any thread count gives the same bits. The
+ * progress hook (optional) hears (jobs started, n) before each job, in order. Returns the
+ * status of the lowest failing k with its message (each job's message is kept), else QR_OK. */
+typedef QrStatus (*QrSeJobFn)(void *ctx, int k, int tid);
+static QrStatus qr_session_jobs(int n, QrSeJobFn fn, void *ctx, const QrStepHook *progress);
+
+/* Memory over time (--max-memory, whose estimate counts one execution and no reference):
+ * from now on jobs run one at a time and sessions opened keep no all-on reference
+ * (no_incremental). Call before any session is opened. */
+static void qr_session_low_memory(bool on);
+
+/* ==== the all-on reference: incremental re-runs of the twin ============================
+ * The twin with every quantizer on runs once; every value it computes is kept (constants,
+ * e.g. weights through QuantizeLinear -> DequantizeLinear, in a run cache, the rest as
+ * copies). A run under other overrides then executes only the cone of nodes that read an
+ * overridden value, and everything downstream of them, and reads the rest from the
+ * reference: the results are those of a full run (tests compare both). Cumulative error,
+ * what-if and distributions use it; the caller frees it when they are done (memory). */
+typedef struct QrSeRef {
+    QrTensor *vals;          /* per twin value: copy of the all-on value (computed, not cached constants) */
+    QrRunCache *consts;      /* the twin's constants */
+    QrMetrics out;           /* model-output metrics under all-on */
+    QrMetrics *per_match;    /* per match under all-on (built by the cumulative error), or NULL */
+    bool per_match_kl;       /* per_match includes KL */
+    /* Model-output metrics of twin runs under other overrides (qr_session_memo_*): the
+     * cumulative error's settings, which what-if's float runs may repeat. */
+    struct { QrOverrides ov; QrMetrics out; } memo[16];
+    int n_memo;
+    pthread_mutex_t memo_mu;
+} QrSeRef;
+
+/* Builds s->ref unless it exists (*built, optional, tells). The building run also calls tap
+ * (optional) for the values tap_only marks (NULL: all) — e.g. per-match metrics under
+ * all-on, which the caller may store in s->ref->per_match (malloc'd; freed with the ref).
+ * Fails only on run errors / out of memory (s->ref stays NULL). */
+static QrStatus qr_session_ref(QrSession *s, QrTapFn tap, void *user, const bool *tap_only, bool *built);
+static void qr_session_ref_free(QrSession *s);
+/* Remembers the model-output metrics of a twin run under overrides ov (a copy is kept; at
+ * most 16 entries), and finds those of a run under the same effective overrides (alias,
+ * substitution and clamp arrays equal). Thread-safe; no-ops without s->ref. */
+static void qr_session_memo_put(QrSession *s, const QrOverrides *ov, const QrMetrics *out);
+static bool qr_session_memo_get(QrSession *s, const QrOverrides *ov, QrMetrics *out);
+/* Runs g — the twin, or a copy of it that keeps the twin's node and value indices and adds
+ * values after them (what-if) — under ro's overrides and taps, re-executing only the cone
+ * of nodes that read an overridden value; outputs as qr_run. ro must not set live, feed or
+ * cache. live (optional, g->n_nodes entries) receives the cone: a tap sees only values of
+ * nodes in it (others equal the reference's). Needs s->ref. */
+static QrStatus qr_session_run_inc(const QrSession *s, const QrGraph *g, const QrRunOpts *ro, QrTensor *outs, bool *live);
 
 /* Equivalence check: the twin with every quantizer disabled must reproduce the
  * baseline. Per match: max |baseline - analysis|; the verdict compares the model

@@ -34,6 +34,31 @@ static void qr_stats_tensor(QrStats *s, const QrTensor *t) {
         return;
     }
     enum { BLOCK = 4096 };
+    if ((t->dtype == QR_DT_S8 || t->dtype == QR_DT_U8) && t->numel > 0) {   /* integer values are all finite */
+        const int8_t *s8 = t->data;
+        const uint8_t *u8 = t->data;
+        bool sg = t->dtype == QR_DT_S8;
+        for (int64_t base = 0; base < t->numel; base += BLOCK) {
+            int64_t end = QR_MIN(t->numel, base + BLOCK);
+            QrStats b;
+            qr_stats_init(&b);
+            double sum = 0;
+            for (int64_t i = base; i < end; i++) {
+                double v = sg ? (double)s8[i] : (double)u8[i];
+                sum += v;
+                if (v < b.min) b.min = v;
+                if (v > b.max) b.max = v;
+            }
+            b.n = end - base;
+            b.mean = sum / (double)b.n;
+            for (int64_t i = base; i < end; i++) {
+                double v = sg ? (double)s8[i] : (double)u8[i];
+                b.m2 += (v - b.mean) * (v - b.mean);
+            }
+            qr_stats_merge(s, &b);
+        }
+        return;
+    }
     for (int64_t base = 0; base < t->numel; base += BLOCK) {
         int64_t end = QR_MIN(t->numel, base + BLOCK);
         QrStats b;
@@ -75,9 +100,7 @@ typedef struct QrProfileRow {
     int64_t dims[QR_MAX_RANK];
 } QrProfileRow;
 
-typedef struct QrStatsCollect { QrStats *stats; bool *seen; } QrStatsCollect;
-
-static QrStatus qr__stats_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+static QrStatus qr_stats_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
     QrStatsCollect *c = user;
     QR_UNUSED(g);
     QR_UNUSED(node);
@@ -87,20 +110,24 @@ static QrStatus qr__stats_tap(void *user, const QrGraph *g, int node, int value,
     return QR_OK;
 }
 
-static QrStatus qr_stats_collect(const QrGraph *g, const QrTensor *inputs, QrStats *stats, bool *seen) {
-    QrStatsCollect c = { stats, seen };
-    QrRunOpts opts = { .tap = qr__stats_tap, .tap_user = &c };
-    QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
-    if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    QrStatus st = qr_run(g, inputs, &opts, outs);
-    for (int i = 0; i < g->n_outputs; i++) qr_tensor_free_data(&outs[i]);
-    free(outs);
-    for (int v = 0; st == QR_OK && v < g->n_values; v++)
+static void qr_stats_inits(const QrGraph *g, QrStats *stats, bool *seen) {
+    for (int v = 0; v < g->n_values; v++)
         if (g->values[v].is_init && !seen[v]) {
             qr_stats_init(&stats[v]);
             qr_stats_tensor(&stats[v], &g->values[v].t);
             seen[v] = true;
         }
+}
+
+static QrStatus qr_stats_collect(const QrGraph *g, const QrTensor *inputs, QrStats *stats, bool *seen) {
+    QrStatsCollect c = { stats, seen };
+    QrRunOpts opts = { .tap = qr_stats_tap, .tap_user = &c };
+    QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus st = qr_run(g, inputs, &opts, outs);
+    for (int i = 0; i < g->n_outputs; i++) qr_tensor_free_data(&outs[i]);
+    free(outs);
+    if (st == QR_OK) qr_stats_inits(g, stats, seen);
     return st;
 }
 

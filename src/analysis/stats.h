@@ -18,6 +18,11 @@ static double qr_stats_var(const QrStats *s);                     /* population 
 /* Runs the graph once and fills stats[v] for every value it produces and every
  * initializer (seen[v] = true for those). Both arrays have n_values entries. */
 static QrStatus qr_stats_collect(const QrGraph *g, const QrTensor *inputs, QrStats *stats, bool *seen);
+/* The same in pieces, for a run that also serves other taps: qr_stats_tap (user: a
+ * QrStatsCollect) on every value of the run, then qr_stats_inits for the initializers. */
+typedef struct QrStatsCollect { QrStats *stats; bool *seen; } QrStatsCollect;
+static QrStatus qr_stats_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t);
+static void qr_stats_inits(const QrGraph *g, QrStats *stats, bool *seen);
 
 /* `qreport profile`: writes statistic.txt/.csv into dir from stats/seen (as
  * filled by qr_stats_collect), or runs the graph once itself when stats is NULL.

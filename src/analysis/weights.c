@@ -123,6 +123,41 @@ static void qr__ax_wdata_free(QrAxWData *d) {
     d->x = d->y = NULL;
 }
 
+/* Elements [i0, i0 + n) of d, all on parameter (s1, z): d->x holds the float weight when
+ * there is one; fills d->y (and d->x without a float weight) and the counts. */
+static void qr__ax_wdata_run(QrAxWData *d, int64_t i0, int64_t n, float s1, int32_t z, QrQuantRange range) {
+    float *x = d->x + i0, *y = d->y + i0;
+    const QrTensor *iw = d->iw;
+    const int8_t *i8 = iw && iw->dtype == QR_DT_S8 ? (const int8_t *)iw->data + i0 : NULL;
+    const uint8_t *u8 = iw && iw->dtype == QR_DT_U8 ? (const uint8_t *)iw->data + i0 : NULL;
+    const float lo = (float)range.lo, hi = (float)range.hi, fz = (float)z;
+    int64_t n_sat = 0, n_zero = 0, n_nonfinite = 0, n_diff = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int32_t qv = 0;
+        if (d->w) {
+            float xv = x[i], dv = xv / s1;
+            if (!isfinite(xv) || !isfinite(dv)) n_nonfinite++;
+            else {
+                float rd = rintf(dv);
+                if (rd + fz < lo || rd + fz > hi) n_sat++;
+            }
+            qv = qr_quant_saturate_round(dv, z, range);   /* = qr_quant_quantize_f32(xv, s1, z, range) */
+            if (xv != 0 && qv == z) n_zero++;
+        }
+        if (iw) {
+            int32_t stored = i8 ? i8[i] : u8 ? u8[i] : (int32_t)qr_tensor_get_i64(iw, i0 + i);
+            if (d->w && stored != qv) n_diff++;
+            qv = stored;
+        }
+        y[i] = (float)(qv - z) * s1;
+        if (!d->w) x[i] = y[i];
+    }
+    d->n_sat += n_sat;
+    d->n_zero += n_zero;
+    d->n_nonfinite += n_nonfinite;
+    d->n_requant_diff += n_diff;
+}
+
 static QrStatus qr__ax_wdata(const QrSession *s, int qi, QrAxWData *d) {
     const QrGraph *g = &s->tw.g;
     const QrQuantizer *q = &s->qt.q[qi];
@@ -147,32 +182,37 @@ static QrStatus qr__ax_wdata(const QrSession *s, int qi, QrAxWData *d) {
     int64_t np = sc->numel, n = d->n;
     d->x = malloc((size_t)n * sizeof(float) + 1);
     d->y = malloc((size_t)n * sizeof(float) + 1);
-    if (!d->x || !d->y) { qr__ax_wdata_free(d); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
-    qr__ax_clip_range(g, q, &d->clip_lo, &d->clip_hi);
-    for (int64_t i = 0; i < n; i++) {
-        int64_t p = qr_quant_param_index(d->shape->rank, d->shape->dims, q->axis, q->block_size, np, i);
-        float s1 = (float)qr_tensor_get_f64(sc, p);
-        int32_t z = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? p : 0) : 0;
-        int32_t qv = 0;
-        if (d->w) {
-            float xv = (float)qr_tensor_get_f64(d->w, i), dv = xv / s1;
-            d->x[i] = xv;
-            if (!isfinite(xv) || !isfinite(dv)) d->n_nonfinite++;
-            else {
-                float rd = rintf(dv);
-                if (rd + (float)z < (float)range.lo || rd + (float)z > (float)range.hi) d->n_sat++;
-            }
-            qv = qr_quant_quantize_f32(xv, s1, z, range);
-            if (xv != 0 && qv == z) d->n_zero++;
-        }
-        if (d->iw) {
-            int32_t stored = (int32_t)qr_tensor_get_i64(d->iw, i);
-            if (d->w && stored != qv) d->n_requant_diff++;
-            qv = stored;
-        }
-        d->y[i] = (float)(qv - z) * s1;
-        if (!d->w) d->x[i] = d->y[i];
+    float *ps = malloc((size_t)np * sizeof(float) + 1);
+    int32_t *pz = malloc((size_t)np * sizeof(int32_t) + 1);
+    if (!d->x || !d->y || !ps || !pz) {
+        free(ps);
+        free(pz);
+        qr__ax_wdata_free(d);
+        return qr_errf(QR_ERR_NOMEM, "out of memory");
     }
+    qr__ax_clip_range(g, q, &d->clip_lo, &d->clip_hi);
+    for (int64_t p = 0; p < np; p++) {
+        ps[p] = (float)qr_tensor_get_f64(sc, p);
+        pz[p] = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? p : 0) : 0;
+    }
+    if (d->w && d->w->dtype == QR_DT_F32) memcpy(d->x, d->w->data, (size_t)n * sizeof(float));
+    else if (d->w) for (int64_t i = 0; i < n; i++) d->x[i] = (float)qr_tensor_get_f64(d->w, i);
+    const QrTensor *sh = d->shape;
+    int64_t run = 1;   /* consecutive elements on one parameter (blocked quantizers: 1) */
+    if (np <= 1 || sh->rank == 0) {
+        run = n;
+    } else if (q->block_size <= 0) {
+        int ax = q->axis < 0 ? q->axis + sh->rank : q->axis;
+        for (int k = ax + 1; ax >= 0 && ax < sh->rank && k < sh->rank; k++) run *= sh->dims[k];
+    }
+    for (int64_t i0 = 0; i0 < n;) {
+        int64_t len = QR_MIN(QR_MAX(run, 1), n - i0);
+        int64_t p = qr_quant_param_index(sh->rank, sh->dims, q->axis, q->block_size, np, i0);
+        qr__ax_wdata_run(d, i0, len, ps[p], pz[p], range);
+        i0 += len;
+    }
+    free(ps);
+    free(pz);
     d->ok = true;
     return QR_OK;
 }
@@ -192,11 +232,15 @@ static QrStatus qr__ax_spread(const float *x, int rank, const int64_t *dims, int
     if (nch <= 0 || n <= 0) return QR_OK;
     double *am = calloc((size_t)nch + 1, sizeof(double)), *tmp = malloc(((size_t)nch + 1) * sizeof(double));
     if (!am || !tmp) { free(am); free(tmp); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
-    for (int64_t i = 0; i < n; i++) {
-        int64_t c = (i / inner) % nch;
-        double a = fabs((double)x[i]);
-        if (a > am[c] && isfinite(a)) am[c] = a;
-    }
+    for (int64_t i = 0; i < n;)
+        for (int64_t c = 0; c < nch && i < n; c++) {
+            double m = am[c];
+            for (int64_t j = 0; j < inner && i < n; j++, i++) {
+                double a = fabs((double)x[i]);
+                if (a > m && isfinite(a)) m = a;
+            }
+            am[c] = m;
+        }
     sp->n_ch = (int)nch;
     sp->max = 0;
     for (int64_t c = 0; c < nch; c++) {
@@ -232,7 +276,8 @@ static QrStatus qr__ax_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
     r->n_zero = d.n_zero;
     r->n_nonfinite = d.n_nonfinite;
     r->n_requant_diff = d.n_requant_diff;
-    if (d.w) { qr_metrics_compute(d.x, d.y, d.n, &r->m); r->has_m = true; }
+    /* KL and Rtol are not reported for weights (and KL costs two exp per element) */
+    if (d.w) { qr_metrics_compute_opts(d.x, d.y, d.n, false, false, &r->m); r->has_m = true; }
     r->ch_axis = qr_weight_channel_axis(&s->tw.g, q, r->rank);
     QrAxSpread sp;
     QrStatus st = qr__ax_spread(d.x, r->rank, r->dims, r->ch_axis, QR_OUTLIER_K, NULL, &sp);
@@ -243,6 +288,15 @@ static QrStatus qr__ax_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
     r->n_outlier_ch = sp.n_outlier;
     qr__ax_wdata_free(&d);
     return st;
+}
+
+typedef struct QrAxWJob { const QrSession *s; QrWeightCmp *out; } QrAxWJob;
+
+static QrStatus qr__ax_weight_job(void *ctx, int k, int tid) {
+    QR_UNUSED(tid);
+    QrAxWJob *j = ctx;
+    QrWeightRow *r = &j->out->rows[k];
+    return qr__ax_weight_row(j->s, r->q, r);
 }
 
 static QrStatus qr_weights_compare(const QrSession *s, QrWeightCmp *out) {
@@ -263,11 +317,17 @@ static QrStatus qr_weights_compare(const QrSession *s, QrWeightCmp *out) {
         int src = q->owner >= 0 ? s->tw.origin[q->owner] : -1;
         r->node = src >= 0 ? s->a->nodes[src].name : q->owner >= 0 ? g->nodes[q->owner].name : "";
         r->op_type = src >= 0 ? s->a->nodes[src].op_type : q->owner >= 0 ? g->nodes[q->owner].op_type : "";
-        QrStatus st = qr__ax_weight_row(s, i, r);
+    }
+    /* the weights are independent: one job each */
+    QrAxWJob job = { s, out };
+    QrStatus st = qr_session_jobs(out->n, qr__ax_weight_job, &job, NULL);
+    if (st != QR_OK) { qr_weights_free(out); return qr_err_wrap(st, "weight comparison"); }
+    for (int k = 0; k < out->n; k++) {
+        QrWeightRow *r = &out->rows[k];
+        const QrQuantizer *q = &s->qt.q[r->q];
         if (r->axis < 0 && q->n_scales > 1 && r->rank) r->axis += r->rank;
-        if (st != QR_OK) { qr_weights_free(out); return qr_err_wrap(st, "weight comparison"); }
         const char *nm = NULL;
-        if (r->src == QR_FW_BASELINE) nm = qr__ax_base_name(s->b, s->fw[i]);
+        if (r->src == QR_FW_BASELINE) nm = qr__ax_base_name(s->b, s->fw[r->q]);
         else if (r->src == QR_FW_QAT) nm = g->values[q->float_value].name;
         if (!nm && q->int_value >= 0) nm = g->values[q->int_value].name;
         r->name = nm ? nm : "?";

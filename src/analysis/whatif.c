@@ -243,11 +243,12 @@ static QrStatus qr__ax_promote(const QrSession *s, const QrAxGroups *gr, int i, 
 
 /* ==== runs ============================================================================= */
 
-/* Model-output metrics of g (the twin or its private-parameter copy) under the options. */
+/* Model-output metrics of g (the twin or its private-parameter copy) under the options;
+ * only what differs from the all-on reference re-runs when the session has one. */
 static QrStatus qr__ax_run_out(const QrSession *s, const QrGraph *g, const QrRunOpts *ro, QrMetrics *m) {
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof(QrTensor));
     if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    QrStatus st = qr_run(g, s->inputs, ro, outs);
+    QrStatus st = s->ref && !s->no_incremental ? qr_session_run_inc(s, g, ro, outs, NULL) : qr_run(g, s->inputs, ro, outs);
     if (st == QR_OK) st = qr_compare_outputs(s, outs, m);
     for (int k = 0; k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
     free(outs);
@@ -274,10 +275,19 @@ static const char *qr__ax_qname(const QrSession *s, int i) {
     return q->float_value >= 0 ? g->values[q->float_value].name : g->values[q->int_value].name;
 }
 
-static QrStatus qr__ax_step(QrSession *s, const QrAxNode *rank, const QrAxGroups *gr, QrOverrides *ov, bool *mask,
-                            int *state, QrWhatIf *w, QrWhatIfStep *st) {
+/* A step's plan (qr__ax_plan) for its two runs. */
+typedef struct QrAxStepPlan {
+    int *state;                  /* per quantizer: 0 untouched, 1 selected, 2 promoted, 3 also promoted, 4 bias of a selected node */
+    bool *mask;                  /* the float run: quantizers on */
+} QrAxStepPlan;
+
+/* Everything of step st but its two runs: the selected nodes, the promotions and their
+ * lists, the float run's mask. p->state and p->mask have qt.n entries. */
+static QrStatus qr__ax_plan(QrSession *s, const QrAxNode *rank, const QrAxGroups *gr, QrWhatIf *w, QrWhatIfStep *st,
+                            QrAxStepPlan *p) {
     QrArena *a = &w->arena;
     int nq = s->qt.n, k = st->k;
+    int *state = p->state;
     st->nodes = qr_arena_array(a, (size_t)k + 1, sizeof(char *));
     st->base_nodes = qr_arena_array(a, (size_t)k + 1, sizeof(char *));
     st->promoted = qr_arena_array(a, (size_t)nq + 1, sizeof(char *));
@@ -287,7 +297,6 @@ static QrStatus qr__ax_step(QrSession *s, const QrAxNode *rank, const QrAxGroups
     st->ort_types = qr_arena_array(a, (size_t)nq + 1, sizeof(char *));
     if (!st->nodes || !st->base_nodes || !st->promoted || !st->also || !st->not_promoted || !st->ort_overrides || !st->ort_types)
         return qr_errf(QR_ERR_NOMEM, "out of memory");
-    /* state per quantizer: 0 untouched, 1 selected, 2 promoted, 3 also promoted, 4 bias of a selected node */
     memset(state, 0, (size_t)nq * sizeof(int));
     for (int j = 0; j < k; j++) {
         const QrAxNode *n = &rank[j];
@@ -308,40 +317,70 @@ static QrStatus qr__ax_step(QrSession *s, const QrAxNode *rank, const QrAxGroups
         for (int j = 0; j < nq; j++)
             if (qr__ax_root(gr->parent, j) == r && state[j] < 2) state[j] = state[j] == 1 ? 2 : 3;
     }
-    int npv = gr->pg.n_values;
-    const QrTensor **subst = calloc((size_t)npv + 1, sizeof *subst);
-    QrAxSubst ts = { calloc((size_t)nq * 3 + 3, sizeof(QrTensor)), 0, nq * 3 + 3 };
-    QrStatus rc = ts.t && subst ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int i = 0; rc == QR_OK && i < nq; i++) {
-        /* A promoted node's int32 bias would be requantized on its 16-bit scales, exact to ~1e-9:
-         * the float bias stands for it (when the baseline has one). */
-        if (state[i] == 4 && s->fw[i] && s->qt.q[i].out_value >= 0) subst[s->qt.q[i].out_value] = s->fw[i];
+    for (int i = 0; i < nq; i++) {
         if (state[i] < 2 || state[i] == 4) continue;
-        rc = qr__ax_promote(s, gr, i, &ts, subst);
         if (state[i] == 2) st->promoted[st->n_promoted++] = qr__ax_qname(s, i);
         else st->also[st->n_also++] = qr__ax_qname(s, i);
         st->ort_overrides[st->n_ort] = qr__ax_base_tensor(s, i);
         st->ort_types[st->n_ort++] = qr_dtype_is_signed(s->qt.q[i].dtype) ? "QInt16" : "QUInt16";
     }
-    QrRunOpts pro = { .subst = subst };
-    if (rc == QR_OK) rc = qr__ax_run_out(s, &gr->pg, &pro, &st->int16);
-    qr__ax_subst_free(&ts);
-    free(subst);
-    if (rc != QR_OK) return qr_err_wrap(rc, "what-if: top-%d nodes in 16 bits", k);
     /* float: the selected quantizers disabled. */
     for (int i = 0; i < nq; i++) {
-        mask[i] = true;
+        p->mask[i] = true;
         if (state[i] == 0 || state[i] == 3) continue;   /* untouched, or only tied to a selected one */
         const QrQuantizer *q = &s->qt.q[i];
         if (!q->can_disable || (q->form == QR_QF_DQ_INIT && !s->fw[i])) st->n_not_disabled++;
-        else mask[i] = false;
+        else p->mask[i] = false;
     }
-    qr_session_overrides(s, mask, ov);
-    QrRunOpts fro = qr_session_run_opts(ov, NULL, NULL);
-    rc = qr__ax_run_out(s, &s->tw.g, &fro, &st->fp);
-    if (rc != QR_OK) return qr_err_wrap(rc, "what-if: top-%d nodes in float", k);
-    st->int16_meets = st->int16.cosine >= w->target;
-    st->fp_meets = st->fp.cosine >= w->target;
+    return QR_OK;
+}
+
+/* The runs of the steps, as independent jobs: job 2t = step t in 16 bits, 2t + 1 = in float. */
+typedef struct QrAxRunJob {
+    QrSession *s;
+    const QrAxGroups *gr;
+    QrWhatIfStep *steps;
+    const QrAxStepPlan *plans;
+} QrAxRunJob;
+
+static QrStatus qr__ax_run_job(void *ctx, int job, int tid) {
+    QR_UNUSED(tid);
+    QrAxRunJob *j = ctx;
+    QrSession *s = j->s;
+    const QrAxGroups *gr = j->gr;
+    QrWhatIfStep *st = &j->steps[job / 2];
+    const QrAxStepPlan *p = &j->plans[job / 2];
+    int nq = s->qt.n;
+    QrStatus rc = QR_OK;
+    if (job % 2 == 0) {
+        int npv = gr->pg.n_values;
+        const QrTensor **subst = calloc((size_t)npv + 1, sizeof *subst);
+        QrAxSubst ts = { calloc((size_t)nq * 3 + 3, sizeof(QrTensor)), 0, nq * 3 + 3 };
+        rc = ts.t && subst ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+        for (int i = 0; rc == QR_OK && i < nq; i++) {
+            /* A promoted node's int32 bias would be requantized on its 16-bit scales, exact to ~1e-9:
+             * the float bias stands for it (when the baseline has one). */
+            if (p->state[i] == 4 && s->fw[i] && s->qt.q[i].out_value >= 0) subst[s->qt.q[i].out_value] = s->fw[i];
+            if (p->state[i] < 2 || p->state[i] == 4) continue;
+            rc = qr__ax_promote(s, gr, i, &ts, subst);
+        }
+        QrRunOpts pro = { .subst = subst };
+        if (rc == QR_OK) rc = qr__ax_run_out(s, &gr->pg, &pro, &st->int16);
+        qr__ax_subst_free(&ts);
+        free(subst);
+        if (rc != QR_OK) return qr_err_wrap(rc, "what-if: top-%d nodes in 16 bits", st->k);
+        return QR_OK;
+    }
+    QrOverrides ov = {0};
+    rc = qr_session_overrides_alloc(s, &ov);
+    if (rc == QR_OK) {
+        qr_session_overrides(s, p->mask, &ov);
+        QrRunOpts fro = qr_session_run_opts(&ov, NULL, NULL);
+        /* the same overrides as a cumulative-error setting: that run's output metrics */
+        if (s->no_incremental || !qr_session_memo_get(s, &ov, &st->fp)) rc = qr__ax_run_out(s, &s->tw.g, &fro, &st->fp);
+    }
+    qr_session_overrides_free(&ov);
+    if (rc != QR_OK) return qr_err_wrap(rc, "what-if: top-%d nodes in float", st->k);
     return QR_OK;
 }
 
@@ -359,28 +398,41 @@ static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int 
     QrAxGroups gr = {0};
     QrOverrides ov = {0};
     int nq = s->qt.n;
-    bool *mask = malloc((size_t)nq + 1);
-    int *state = malloc(((size_t)nq + 1) * sizeof(int));
     out->steps = qr_arena_array(&out->arena, (size_t)n_ks + 1, sizeof *out->steps);
-    QrStatus st = mask && state && out->steps ? qr__ax_groups(s, &out->arena, &gr) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrAxStepPlan *plans = calloc((size_t)n_ks + 1, sizeof *plans);
+    QrStatus st = out->steps && plans ? qr__ax_groups(s, &out->arena, &gr) : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_session_overrides_alloc(s, &ov);
-    if (st == QR_OK) {
+    if (st == QR_OK && !s->no_incremental) {
+        /* the model as is: the all-on reference (built here unless the cumulative error did) */
+        st = qr_session_ref(s, NULL, NULL, NULL, NULL);
+        if (st == QR_OK) out->as_is = s->ref->out;
+        out->as_is_meets = out->as_is.cosine >= out->target;
+    } else if (st == QR_OK) {
         qr_session_overrides(s, NULL, &ov);
         QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
         st = qr__ax_run_out(s, &s->tw.g, &ro, &out->as_is);
         out->as_is_meets = out->as_is.cosine >= out->target;
     }
     for (int t = 0; st == QR_OK && t < n_ks; t++) {
-        qr_step(&s->progress, t, n_ks);
         int k = QR_MIN(ks[t], nr);
         bool dup = k <= 0;
         for (int j = 0; j < out->n_steps; j++) dup |= out->steps[j].k == k;
         if (dup) continue;
         QrWhatIfStep *step = &out->steps[out->n_steps];
+        QrAxStepPlan *p = &plans[out->n_steps];
         memset(step, 0, sizeof *step);
         step->k = k;
-        st = qr__ax_step(s, rank, &gr, &ov, mask, state, out, step);
-        if (st == QR_OK) out->n_steps++;
+        p->state = malloc(((size_t)nq + 1) * sizeof(int));
+        p->mask = malloc((size_t)nq + 1);
+        st = p->state && p->mask ? qr__ax_plan(s, rank, &gr, out, step, p) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        out->n_steps++;
+    }
+    QrAxRunJob job = { s, &gr, out->steps, plans };
+    if (st == QR_OK) st = qr_session_jobs(2 * out->n_steps, qr__ax_run_job, &job, &s->progress);
+    for (int t = 0; st == QR_OK && t < out->n_steps; t++) {
+        QrWhatIfStep *x = &out->steps[t];
+        x->int16_meets = x->int16.cosine >= out->target;
+        x->fp_meets = x->fp.cosine >= out->target;
     }
     if (st == QR_OK && !out->as_is_meets) {
         /* Smallest k reaching the target, else the best Cosine. */
@@ -398,10 +450,10 @@ static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int 
     } else if (st == QR_OK) {
         out->rec_int16_meets = out->rec_fp_meets = true;
     }
+    for (int t = 0; plans && t < n_ks; t++) { free(plans[t].state); free(plans[t].mask); }
+    free(plans);
     qr__ax_groups_free(&gr);
     free(rank);
-    free(mask);
-    free(state);
     qr_session_overrides_free(&ov);
     if (st != QR_OK) qr_whatif_free(out);
     return st;

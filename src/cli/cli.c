@@ -361,6 +361,44 @@ static void qr__cli_release(QrGraph *g, QrTensor *in) {
  * 2 MiB activations peaks at 40 MiB instead of 64 MiB (fresh pages cost a little time). */
 #include <malloc.h>
 
+/* runall: the analysis model is parsed on a helper thread while the baseline loads and
+ * prepares (qr__cli_begin starts it, qr__cli_load_second takes its result). Not with
+ * --max-memory, whose estimate must pass before anything loads. */
+typedef struct QrCliPreload {
+    const char *path;
+    QrGraph *g;
+    QrStatus st;
+    char msg[2048];
+    pthread_t th;
+    bool running;
+} QrCliPreload;
+static QrCliPreload qr__cli_pre;
+
+static void *qr__cli_preload_main(void *arg) {
+    QrCliPreload *p = arg;
+    p->st = qr_onnx_load(p->path, &p->g);
+    if (p->st != QR_OK) { snprintf(p->msg, sizeof p->msg, "%s", qr_err_msg()); qr_err_clear(); }
+    return NULL;
+}
+
+/* Waits for the preload; its graph (or NULL when it failed: *st and the message) goes to the caller. */
+static QrGraph *qr__cli_preload_take(const char *path, QrStatus *st) {
+    *st = QR_OK;
+    if (!qr__cli_pre.running || strcmp(qr__cli_pre.path, path)) return NULL;
+    pthread_join(qr__cli_pre.th, NULL);
+    qr__cli_pre.running = false;
+    if (qr__cli_pre.st != QR_OK) *st = qr_errf(qr__cli_pre.st, "%s", qr__cli_pre.msg);
+    return qr__cli_pre.g;
+}
+
+static void qr__cli_preload_drop(void) {
+    if (!qr__cli_pre.running) return;
+    QrStatus st;
+    QrGraph *g = qr__cli_preload_take(qr__cli_pre.path, &st);
+    if (g) { qr_graph_free(g); free(g); }
+    qr_err_clear();
+}
+
 /* What the check needs of the command being run (set by qr__cli_begin). */
 static struct {
     char cmd[32];            /* its name, from the usage text: "runall" */
@@ -397,16 +435,27 @@ static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_mode
     if (o->max_memory > 0) {
         mallopt(M_MMAP_THRESHOLD, 128 << 10);
         qr_run_pool_set_idle(0);             /* no idle buffers beyond the live values the estimate counts */
+        qr_session_low_memory(true);         /* one execution at a time, no all-on reference */
         const char *files[2] = { o->model, o->model2 };
         QrMemEstimate e;
         qr_mem_estimate_files(files, two_models ? 2 : 1, &e);
         QrStatus st = qr_mem_check(&e, qr__cli_mem.cmd, o->max_memory);
         if (st != QR_OK) return qr__cli_fail(st);
     }
+    if (two_models && o->max_memory <= 0 && o->model2 && !strcmp(qr__cli_mem.cmd, "runall")) {
+        qr__cli_pre = (QrCliPreload){ .path = o->model2 };
+        qr__cli_pre.running = pthread_create(&qr__cli_pre.th, NULL, qr__cli_preload_main, &qr__cli_pre) == 0;
+    }
     QrStatus st = qr__cli_prepare(o, g, in);
     if (st == QR_OK && !two_models) {
         st = qr__cli_mem_check(*g, NULL, *in);
         if (st != QR_OK) qr__cli_release(*g, *in);
+    }
+    if (st != QR_OK) {
+        char msg[2048];
+        snprintf(msg, sizeof msg, "%s", qr_err_msg());   /* the baseline's error comes first */
+        qr__cli_preload_drop();
+        st = qr_errf(st, "%s", msg);
     }
     return st == QR_OK ? -1 : qr__cli_fail(st);
 }
@@ -526,9 +575,10 @@ static int qr_cli_profile(int argc, char **argv) {
 
 /* Loads the analysis model and prepares it for the baseline's inputs. */
 static QrStatus qr__cli_load_second(const char *path, const QrGraph *base, const QrTensor *inputs, QrGraph **out) {
-    QrGraph *a = NULL;
-    QR_TRY(qr_onnx_load(path, &a));
-    QrStatus st = QR_OK;
+    QrStatus st;
+    QrGraph *a = qr__cli_preload_take(path, &st);
+    QR_TRY(st);
+    if (!a) QR_TRY(qr_onnx_load(path, &a));
     if (a->n_inputs != base->n_inputs)
         st = qr_errf(QR_ERR_INVALID, "%s has %d inputs but the baseline %s has %d", path, a->n_inputs, base->path,
                      base->n_inputs);

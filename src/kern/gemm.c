@@ -611,6 +611,10 @@ typedef struct QrKQ8Job {
     int mode, kg;               /* format/mode, K group (2 or 4) */
     int32_t alpha, beta;        /* a = a' + alpha, b = b' + beta (vnni) */
     bool need_cb;               /* some u[m] != 0: column sums of B are needed */
+    /* vnni / ss with every u[m] == 0 and one zero point for all of B's columns (v[n] = v0): the
+     * compensation of row m is the constant v0 * RA[m] (mod 2^32) */
+    bool comp_row;
+    int32_t v0;
     unsigned char *ap;          /* packed A */
     size_t ap_panel;            /* bytes per A panel */
     int64_t n_ap, ap_per_task, kp;   /* panels, panels per packing task, K padded to kg */
@@ -736,7 +740,13 @@ static void qr__k_q8_pack_b_c(const QrKQ8Job *j, int64_t k0, int64_t ng, int64_t
  * mod 2^32; cb: the panel's column sums of b') and, with rq, the requantization. */
 static void qr__k_q8_panel_end(const QrKQ8Job *j, int64_t i0, int64_t i1, int64_t jr, int nr, int32_t *c0,
                                int64_t ldc, const int32_t *cb) {
-    if (j->mode != QR__K_Q8_S16) {
+    if (j->comp_row && !j->isa->panel_end) {
+        for (int64_t m = i0; m < i1; m++) {
+            const uint32_t r = (uint32_t)j->ra[m] * (uint32_t)j->v0;
+            int32_t *c = c0 + (m - i0) * ldc;
+            for (int q = 0; q < nr; q++) c[q] = (int32_t)((uint32_t)c[q] + r);
+        }
+    } else if (j->mode != QR__K_Q8_S16) {
         int32_t vv[64], ww[64];
         for (int q = 0; q < nr; q++) {
             uint32_t v = (uint32_t)(j->beta - qr__k_zp_at(j->B, jr + q));
@@ -802,6 +812,54 @@ static void qr__k_q8_task(void *ctx, int64_t t, int tid) {
     }
 }
 
+/* The job's format for A and B of the given signedness: mode, K group, shifts, panel sizes. */
+static void qr__k_q8_setup(QrKQ8Job *j, bool a_signed, bool b_signed) {
+    const QrKQ8Isa *isa = j->isa;
+    j->mode = isa->fmt == QR__K_Q8_FMT_S16 ? QR__K_Q8_S16
+            : isa->fmt == QR__K_Q8_FMT_SS || isa->fmt == QR__K_Q8_FMT_MM ? QR__K_Q8_SS
+            : (a_signed && !b_signed) ? QR__K_Q8_BU : QR__K_Q8_AU;
+    j->kg = isa->fmt == QR__K_Q8_FMT_S16 ? 2 : isa->fmt == QR__K_Q8_FMT_MM ? 8 : 4;
+    if (j->mode == QR__K_Q8_SS) {
+        j->alpha = a_signed ? 0 : 128;
+        j->beta = b_signed ? 0 : 128;
+    } else {
+        j->alpha = j->mode == QR__K_Q8_AU && a_signed ? -128 : 0;
+        j->beta = j->mode == QR__K_Q8_AU && !b_signed ? 128 : 0;
+    }
+    j->n_ap = qr__k_cdiv(j->M, isa->mr);
+    j->kp = qr__k_rup(j->K, j->kg);
+    j->ap_panel = qr__k_rup64((size_t)(j->kp * isa->mr) * (j->mode == QR__K_Q8_S16 ? 2 : 1));
+}
+
+/* An A operand packed once (QrQ8PackAFn): this header in the first QR__K_Q8_PACKED_HDR bytes,
+ * the row sums RA (ra_bytes: n_ap * mr int32, padded), then the n_ap panels of ap_panel bytes,
+ * exactly as qr__k_q8_run packs them for a job of the same ISA, M, K and mode. */
+typedef struct QrKQ8Packed {
+    uint32_t magic;
+    int32_t mode, alpha;
+    bool a_signed, b_signed;
+    const QrKQ8Isa *isa;        /* who packed it: identifies the layout within this process */
+    int64_t M, K;
+    size_t ra_bytes;
+} QrKQ8Packed;
+#define QR__K_Q8_PACKED_MAGIC 0x41505251u   /* "QRPA" */
+#define QR__K_Q8_PACKED_HDR 64
+
+_Static_assert(sizeof(QrKQ8Packed) <= QR__K_Q8_PACKED_HDR, "QrKQ8Packed must fit its header");
+
+/* True when p (not NULL) was packed for this job (its ISA, M, K, mode and both signednesses);
+ * *ra_bytes then receives the size of its row-sum block. */
+static bool qr__k_q8_packed_fit(const QrKQ8Job *j, const void *p, size_t *ra_bytes) {
+    if (!p) return false;
+    QrKQ8Packed h;
+    memcpy(&h, p, sizeof h);
+    if (h.magic != QR__K_Q8_PACKED_MAGIC || h.isa != j->isa || h.M != j->M || h.K != j->K || h.mode != j->mode ||
+        h.alpha != j->alpha || h.a_signed != j->A->is_signed || h.b_signed != j->B->is_signed)
+        return false;
+    *ra_bytes = h.ra_bytes;
+    return true;
+}
+
 /* Runs an 8-bit GEMM (QrQ8GemmFn, or QrQ8ConvGemmFn when conv is set: B is then its implicit
  * im2col, described to the zero-point logic by B's signedness and zero point) with an ISA's
  * micro-kernel; the ref kernel when the scratch cannot be allocated. */
@@ -820,28 +878,20 @@ static void qr__k_q8_run(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, c
     }
     QrKQ8Job j = { .isa = isa, .M = M, .N = N, .K = K, .ldc = ldc, .A = A, .B = B, .conv = conv, .rq = rq, .C = C,
                    .accumulate = accumulate && !rq };
-    j.mode = isa->fmt == QR__K_Q8_FMT_S16 ? QR__K_Q8_S16
-           : isa->fmt == QR__K_Q8_FMT_SS || isa->fmt == QR__K_Q8_FMT_MM ? QR__K_Q8_SS
-           : (A->is_signed && !B->is_signed) ? QR__K_Q8_BU : QR__K_Q8_AU;
-    j.kg = isa->fmt == QR__K_Q8_FMT_S16 ? 2 : isa->fmt == QR__K_Q8_FMT_MM ? 8 : 4;
-    if (j.mode == QR__K_Q8_SS) {
-        j.alpha = A->is_signed ? 0 : 128;
-        j.beta = B->is_signed ? 0 : 128;
-    } else {
-        j.alpha = j.mode == QR__K_Q8_AU && A->is_signed ? -128 : 0;
-        j.beta = j.mode == QR__K_Q8_AU && !B->is_signed ? 128 : 0;
-    }
+    qr__k_q8_setup(&j, A->is_signed, B->is_signed);
     j.need_cb = false;
     if (j.mode != QR__K_Q8_S16)
         for (int64_t m = 0; m < M && !j.need_cb; m++) j.need_cb = j.alpha != qr__k_zp_at(A, m);
+    j.comp_row = j.mode != QR__K_Q8_S16 && !j.need_cb && (!B->zp || B->zp_stride == 0);
+    j.v0 = j.beta - qr__k_zp_at(B, 0);
     const bool small = (double)M * (double)N * (double)K < 524288.0;
     const int threads = small ? 1 : qr_pool_threads();
     const size_t esz = j.mode == QR__K_Q8_S16 ? 2 : 1;
     j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, 256, 512, threads);
-    j.n_ap = qr__k_cdiv(M, isa->mr);
-    j.kp = qr__k_rup(K, j.kg);
-    j.ap_panel = qr__k_rup64((size_t)(j.kp * isa->mr) * esz);
-    size_t ap_bytes = j.ap_panel * (size_t)j.n_ap, ra_bytes = qr__k_rup64((size_t)(j.n_ap * isa->mr) * sizeof(int32_t));
+    size_t pk_ra = 0;
+    const bool pk = qr__k_q8_packed_fit(&j, A->packed, &pk_ra);
+    size_t ap_bytes = pk ? 0 : j.ap_panel * (size_t)j.n_ap;
+    size_t ra_bytes = pk ? 0 : qr__k_rup64((size_t)(j.n_ap * isa->mr) * sizeof(int32_t));
     j.tid_bytes = qr__k_rup64((size_t)isa->kc * (size_t)isa->nr * esz) +
                   qr__k_rup64((size_t)(isa->mr * isa->nr + 3 * j.tl.ns) * sizeof(int32_t));
     if (rq) j.tid_bytes += qr__k_rup64((size_t)(j.tl.mc * j.tl.ns) * sizeof(int32_t));
@@ -853,18 +903,45 @@ static void qr__k_q8_run(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, c
         else qr_q8_gemm__ref(M, N, K, A, B, C, ldc, accumulate);
         return;
     }
-    j.ap = mem;
-    j.ra = (int32_t *)(mem + ap_bytes);
+    if (pk) {   /* read only from here on (the packing tasks, which write ra, do not run) */
+        j.ra = (int32_t *)((uintptr_t)A->packed + QR__K_Q8_PACKED_HDR);
+        j.ap = (unsigned char *)((uintptr_t)A->packed + QR__K_Q8_PACKED_HDR + pk_ra);
+    } else {
+        j.ap = mem;
+        j.ra = (int32_t *)(mem + ap_bytes);
+    }
     j.tid_mem = mem + ap_bytes + ra_bytes;
     j.ap_per_task = QR_MAX(1, 65536 / (j.kp * isa->mr));
-    int64_t n_pack = qr__k_cdiv(j.n_ap, j.ap_per_task), n_tasks = j.tl.n_mc * j.tl.n_ns;
+    int64_t n_pack = pk ? 0 : qr__k_cdiv(j.n_ap, j.ap_per_task), n_tasks = j.tl.n_mc * j.tl.n_ns;
     if (threads == 1) {
         for (int64_t t = 0; t < n_pack; t++) qr__k_q8_pack_a_task(&j, t, 0);
         for (int64_t t = 0; t < n_tasks; t++) qr__k_q8_task(&j, t, 0);
         return;
     }
-    qr_pool_for(n_pack, qr__k_q8_pack_a_task, &j);
+    if (n_pack) qr_pool_for(n_pack, qr__k_q8_pack_a_task, &j);
     qr_pool_for(n_tasks, qr__k_q8_task, &j);
+}
+
+/* QrQ8PackAFn with an ISA's packing: the header, the row sums, the panels (see QrKQ8Packed). */
+static size_t qr__k_q8_pack_a(const QrKQ8Isa *isa, int64_t M, int64_t K, const QrQOperand *A, bool b_signed,
+                              void *dst) {
+    if (M <= 0 || K <= 0) return 0;
+    QrKQ8Job j = { .isa = isa, .M = M, .N = 1, .K = K, .A = A };
+    qr__k_q8_setup(&j, A->is_signed, b_signed);
+    const size_t ra_bytes = qr__k_rup64((size_t)(j.n_ap * isa->mr) * sizeof(int32_t));
+    const size_t total = QR__K_Q8_PACKED_HDR + ra_bytes + j.ap_panel * (size_t)j.n_ap;
+    if (!dst) return total;
+    j.tid_bytes = qr__k_rup64((size_t)(j.kp + 4) * sizeof(int32_t));
+    j.tid_mem = qr__k_scratch(j.tid_bytes);
+    unsigned char *d = dst;
+    if (!j.tid_mem) return 0;
+    QrKQ8Packed h = { QR__K_Q8_PACKED_MAGIC, j.mode, j.alpha, A->is_signed, b_signed, isa, M, K, ra_bytes };
+    memcpy(d, &h, sizeof h);
+    j.ra = (int32_t *)(d + QR__K_Q8_PACKED_HDR);
+    j.ap = d + QR__K_Q8_PACKED_HDR + ra_bytes;
+    j.ap_per_task = 1;
+    for (int64_t t = 0; t < j.n_ap; t++) qr__k_q8_pack_a_task(&j, t, 0);
+    return total;
 }
 
 static void qr__k_q8_gemm(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, const QrQOperand *A,
@@ -875,14 +952,14 @@ static void qr__k_q8_gemm(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, 
 /* The convolution GEMM (QrQ8ConvGemmFn) with an ISA's micro-kernel and implicit im2col. */
 static void qr__k_q8_conv_gemm(const QrKQ8Isa *isa, int64_t M, const QrQOperand *A, const QrQ8ConvB *b, int32_t *C,
                                int64_t ldc) {
-    QrQOperand B = { NULL, 0, b->is_signed, &b->zp, 0 };
+    QrQOperand B = { NULL, 0, b->is_signed, &b->zp, 0, NULL };
     qr__k_q8_run(isa, M, b->OH * b->OW, b->C * b->KH * b->KW, A, &B, b, NULL, C, ldc, false);
 }
 
 /* QrQ8GemmRqFn with an ISA's micro-kernel. */
 static void qr__k_q8_gemm_rq(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, const QrQOperand *A,
                              const QrQOperand *B, const QrQ8ConvB *conv, const QrQ8Requant *rq) {
-    QrQOperand cb = { NULL, 0, conv && conv->is_signed, conv ? &conv->zp : NULL, 0 };
+    QrQOperand cb = { NULL, 0, conv && conv->is_signed, conv ? &conv->zp : NULL, 0, NULL };
     qr__k_q8_run(isa, M, N, K, A, conv ? &cb : B, conv, rq, NULL, 0, false);
 }
 

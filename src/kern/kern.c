@@ -64,10 +64,15 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .q8_gemm = qr_q8_gemm__ref,
         .q8_conv_gemm = qr_q8_conv_gemm__ref,
         .q8_gemm_rq = qr_q8_gemm_rq__ref,
+        .q8_pack_a = NULL,
+        .q8_conv_nhwc_pack = NULL,
+        .q8_conv_nhwc_rq = NULL,
+        .q8_to_nhwc = qr_q8_to_nhwc__ref,
         .q16_gemm = qr_q16_gemm__ref,
         .s32_requant = qr_s32_requant__ref,
         .s64_requant = qr_s64_requant__ref,
         .q8_dwconv2d = qr_q8_dwconv2d__ref,
+        .q8_dwconv2d_rq = NULL,
         .q8_maxpool2d = qr_q8_maxpool2d__ref,
         .q8_quantize = qr_q8_quantize__ref,
         .q8_dequantize = qr_q8_dequantize__ref,
@@ -90,6 +95,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->q8_gemm = qr_q8_gemm__avx2;
         k->q8_conv_gemm = qr_q8_conv_gemm__avx2;
         k->q8_gemm_rq = qr_q8_gemm_rq__avx2;
+        k->q8_pack_a = qr_q8_pack_a__avx2;
         k->q16_gemm = qr_q16_gemm__avx2;
         k->s32_requant = qr_s32_requant__avx2;
         k->q8_dwconv2d = qr_q8_dwconv2d__avx2;
@@ -113,12 +119,17 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx512;
         k->f32_steps = qr_f32_steps__avx512;
         k->f32_conv_m1 = qr_f32_conv_m1__avx512;
+        k->q8_to_nhwc = qr_q8_to_nhwc__avx512;
     }
     if (isa == QR_ISA_VNNI) {
         k->isa = QR_ISA_VNNI;
         k->q8_gemm = qr_q8_gemm__vnni;
         k->q8_conv_gemm = qr_q8_conv_gemm__vnni;
         k->q8_gemm_rq = qr_q8_gemm_rq__vnni;
+        k->q8_pack_a = qr_q8_pack_a__vnni;
+        k->q8_conv_nhwc_pack = qr_q8_conv_nhwc_pack__vnni;
+        k->q8_conv_nhwc_rq = qr_q8_conv_nhwc_rq__vnni;
+        k->q8_dwconv2d_rq = qr_q8_dwconv2d_rq__vnni;
     }
 #endif
 #if defined(__aarch64__)
@@ -129,6 +140,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->q8_gemm = qr_q8_gemm__neon;
         k->q8_conv_gemm = qr_q8_conv_gemm__neon;
         k->q8_gemm_rq = qr_q8_gemm_rq__neon;
+        k->q8_pack_a = qr_q8_pack_a__neon;
         k->q8_dwconv2d = qr_q8_dwconv2d__neon;
         k->s32_requant = qr_s32_requant__neon;
     }
@@ -137,6 +149,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->q8_gemm = qr_q8_gemm__dot;
         k->q8_conv_gemm = qr_q8_conv_gemm__dot;
         k->q8_gemm_rq = qr_q8_gemm_rq__dot;
+        k->q8_pack_a = qr_q8_pack_a__dot;
     }
     if (isa == QR_ISA_I8MM) {
         k->isa = QR_ISA_I8MM;

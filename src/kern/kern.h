@@ -156,6 +156,11 @@ typedef struct QrQOperand {
     bool is_signed;         /* int8/int16 (true) or uint8/uint16 (false) */
     const int32_t *zp;      /* zero points; NULL = all zero */
     int64_t zp_stride;      /* 0: zp[0] everywhere; 1: zp[m] for A's row m, zp[n] for B's column n */
+    /* A only (NULL elsewhere): data packed once by qr_kern.q8_pack_a (QrQ8PackAFn). An 8-bit GEMM
+     * reads it instead of packing A on every call when it fits (same level, M, K, signedness of
+     * both operands); otherwise, and on levels without a packed form, it uses data. Both must
+     * hold the same matrix. */
+    const void *packed;
 } QrQOperand;
 
 /* C (M,N) [+]= sum_k (A[m,k] - za[m]) * (B[k,n] - zb[n]) for 8-bit A (M,K) and B (K,N),
@@ -202,6 +207,47 @@ typedef struct QrQ8Requant {
 typedef void (*QrQ8GemmRqFn)(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B,
                              const QrQ8ConvB *conv, const QrQ8Requant *rq);
 
+/* Packs the A operand of this level's 8-bit GEMMs (QrQ8GemmFn, QrQ8ConvGemmFn, QrQ8GemmRqFn):
+ * A (M, K; data, ld, is_signed; zero points are not packed) for a B of signedness b_signed, in
+ * the micro-kernels' layout with its row sums, so that weights are packed once (pass dst as
+ * QrQOperand.packed). dst NULL: returns the bytes needed, 0 when the level has no packed form
+ * (the ref); otherwise writes that many bytes to dst (the caller owns it) and
+ * returns the count. dst must be 64-byte aligned. */
+typedef size_t (*QrQ8PackAFn)(int64_t M, int64_t K, const QrQOperand *A, bool b_signed, void *dst);
+
+/* One image of a 2-D convolution on 8-bit integers held channels-last, read in place through
+ * row pointers (an indirect GEMM: no im2col, no packing of the activations): x is (H, W, Cp)
+ * unsigned bytes, Cp = the channel count rounded up to a multiple of 4, the extra channels
+ * holding zp; taps outside x count as zp. (An int8 image is stored as x ^ 0x80 with zp + 128:
+ * the differences x - zp, all the convolution uses, stay the same.) */
+typedef struct QrQ8ConvNhwc {
+    const uint8_t *x;
+    int32_t zp;             /* 0..255 */
+    int64_t C, Cp, H, W, KH, KW, sh, sw, dh, dw, ph, pw, OH, OW;
+} QrQ8ConvNhwc;
+
+/* Packs a convolution's weights for this level's QrQ8ConvNhwcRqFn: w (M, C, KH, KW), 8-bit of
+ * signedness w_signed, zero points wz (wzs 0: wz[0] for all; 1: wz[m]). dst NULL: returns the
+ * bytes needed (from the dimensions alone; 0 when the level has no such kernel); otherwise
+ * writes them to dst (64-byte aligned, owned by the caller) and returns the same count, or 0
+ * (dst's contents then undefined) when some w - wz[m] does not fit int8. */
+typedef size_t (*QrQ8ConvNhwcPackFn)(int64_t M, int64_t C, int64_t KH, int64_t KW, const void *w, bool w_signed,
+                                    const int32_t *wz, int64_t wzs, void *dst);
+
+/* y[m][p] = requantization (*rq, QrQ8Requant's arithmetic: bias per m with bias_rs 0 or 1 and
+ * bias_cs 0, mult likewise, y_bytes 1) of sum over the taps of p of (x - zp) * (w[m] - wz[m])
+ * mod 2^32, for output channels m < M and pixels p < OH*OW (NCHW rows of ldy bytes). Splits
+ * over the thread pool. Returns false, writing nothing, when w_packed was not packed by this
+ * level's QrQ8ConvNhwcPackFn for this M, C, KH, KW (the caller then packs again) or the
+ * per-thread scratch cannot be allocated (the caller takes another path). */
+typedef bool (*QrQ8ConvNhwcRqFn)(int64_t M, const void *w_packed, const QrQ8ConvNhwc *x, const QrQ8Requant *rq);
+
+/* Pixels [0, n) of an 8-bit NCHW image x (C planes, ldx bytes apart) as QrQ8ConvNhwc's
+ * channels-last bytes: dst[p*Cp + c] = x[c*ldx + p] (^ 0x80 when x_signed) for c < C, pad for
+ * C <= c < Cp (n <= ldx: a run of pixels of a larger image). */
+typedef void (*QrQ8ToNhwcFn)(const void *x, bool x_signed, int64_t C, int64_t n, int64_t ldx, int64_t Cp, uint8_t pad,
+                             uint8_t *dst);
+
 /* C (M,N) [+]= sum_k (A[m,k] - za[m]) * (B[k,n] - zb[n]) for 16-bit A and B of either
  * signedness, exact in int64 (any K < 2^29 with any zero points; int16 -32768..32767
  * and uint16 0..65535 alike). */
@@ -244,6 +290,24 @@ typedef struct QrQ8Win {
 typedef void (*QrQ8DwConv2dFn)(const QrQ8Win *p, const int16_t *w, int32_t *y, void *scratch);
 /* Scratch bytes a QrQ8DwConv2dFn of any level needs for p. */
 static size_t qr_q8_dwconv2d_scratch(const QrQ8Win *p);
+
+/* The requantization of one output plane: QrS32RequantFn's arithmetic with one bias and one
+ * multiplier, into bytes (lo < 0: int8, else uint8). */
+typedef struct QrQ8PlaneRq {
+    int32_t bias;
+    float mult;
+    int32_t zp, lo, hi;
+} QrQ8PlaneRq;
+
+/* Depthwise convolution of `planes` planes requantized into bytes: plane k is p's window over
+ * p->x + k*ldx, with weights w + k*KH*KW (minus their zero point, each in [-128, 127]) and the
+ * requantization rq[k]; y + k*ldy (OH*OW bytes) = rq[k] applied to QrQ8DwConv2dFn's sums (mod
+ * 2^32). scratch: qr_q8_dwconv2d_rq_scratch(p) bytes, 64-byte aligned. Returns false, writing
+ * nothing, when this level has no kernel for p's geometry (the caller then runs
+ * QrQ8DwConv2dFn and QrS32RequantFn); with planes 0 it only answers that (nothing is read). */
+typedef bool (*QrQ8DwConv2dRqFn)(const QrQ8Win *p, int64_t planes, int64_t ldx, const int8_t *w, const QrQ8PlaneRq *rq,
+                                 void *y, int64_t ldy, void *scratch);
+static size_t qr_q8_dwconv2d_rq_scratch(const QrQ8Win *p);
 
 /* Max pooling of one plane into y (OH*OW bytes of x's type): the largest x over each window's
  * taps inside x (xz is not used). Every window must have a tap inside x (qr_q8_win_covered).
@@ -352,10 +416,15 @@ typedef struct QrKernels {
     QrQ8GemmFn q8_gemm;
     QrQ8ConvGemmFn q8_conv_gemm;
     QrQ8GemmRqFn q8_gemm_rq;
+    QrQ8PackAFn q8_pack_a;      /* NULL: no packed form (ref) */
+    QrQ8ConvNhwcPackFn q8_conv_nhwc_pack;   /* NULL (both): no channels-last convolution */
+    QrQ8ConvNhwcRqFn q8_conv_nhwc_rq;
+    QrQ8ToNhwcFn q8_to_nhwc;
     QrQ16GemmFn q16_gemm;
     QrS32RequantFn s32_requant;
     QrS64RequantFn s64_requant;
     QrQ8DwConv2dFn q8_dwconv2d;
+    QrQ8DwConv2dRqFn q8_dwconv2d_rq;   /* NULL: none (the ref, AVX2, NEON levels) */
     QrQ8MaxPool2dFn q8_maxpool2d;
     QrQ8QuantizeFn q8_quantize;
     QrQ8DequantizeFn q8_dequantize;

@@ -24,6 +24,7 @@ typedef QrStatus (*QrOpFn)(QrOpCtx *c);
 enum {
     QR_OPF_SHAPE_ONLY = 1,   /* exec reads only input shapes (Shape, Size): fold whenever shapes are known */
     QR_OPF_NO_FOLD = 2,      /* never constant-fold (random ops) */
+    QR_OPF_WRITES_ALL = 4,   /* exec writes every element of every output: the executor need not zero them */
 };
 
 typedef struct QrOpDef {

@@ -10,9 +10,12 @@
  * qreport's own integer ops (domain QR_QUANT_INT_DOMAIN, emitted by the int-mode lowering in
  * quant/lower.c) share these implementations: the same inputs, 8/16-bit operands, an output
  * clamp, accumulation in int32 (8-bit, or 16-bit when a bound proves it exact) or int64.
- * The integer work runs on the dispatch table (kern/kern.h): 8-bit products on qr_kern.q8_gemm
- * (convolutions with implicit im2col, requantization fused), depthwise convolutions on
- * q8_dwconv2d, 16-bit ones on q16_gemm (exact int64) and s64_requant; QuantizeLinear,
+ * The integer work runs on the dispatch table (kern/kern.h): 8-bit 2-D convolutions with 8-bit
+ * outputs on q8_conv_nhwc_rq where the level has it (the image written channels-last, the
+ * weights packed once, by the lowering's input 9 or per call), other 8-bit products on
+ * qr_kern.q8_gemm (convolutions with implicit im2col, requantization fused), depthwise
+ * convolutions on q8_dwconv2d_rq (requantized in the same pass) or q8_dwconv2d, 16-bit ones on
+ * q16_gemm (exact int64) and s64_requant; QuantizeLinear,
  * DequantizeLinear, QLinearAdd and QMaxPool on 8-bit data on their q8_* kernels. The kernels
  * are bit-exact with their __ref twins, so the integers do not depend on the CPU or the
  * thread count. Large work arrays come from a per-thread buffer (qr__q_work).
@@ -402,11 +405,30 @@ static inline float qr__q_to_prec(float v, QrDType p) {
 }
 
 /* Quantizes n consecutive elements of x from xoff with parameters s[k*ps], zp[k*ps]. */
+/* A per-tensor float32 -> 8-bit QuantizeLinear on qr_kern.q8_quantize, in chunks over the pool. */
+typedef struct QrQQuantJob {
+    const float *x;
+    uint8_t *y;
+    int64_t n, chunk;
+    float s;
+    int32_t zp, lo, hi;
+} QrQQuantJob;
+
+static void qr__q_quantize_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrQQuantJob *j = ctx;
+    const int64_t i0 = t * j->chunk;
+    qr_kern.q8_quantize(QR_MIN(j->chunk, j->n - i0), j->x + i0, j->s, j->zp, j->lo, j->hi, j->y + i0);
+}
+
 static void qr__q_quantize_run(const QrTensor *x, QrTensor *y, int64_t off, int64_t n, const float *s,
                                const int32_t *zp, int64_t ps, const QrQQuant *q) {
     if (q->precision == QR_DT_UNDEF && x->dtype == QR_DT_F32 && ps == 0 &&
         (y->dtype == QR_DT_U8 || y->dtype == QR_DT_S8)) {
-        qr_kern.q8_quantize(n, (const float *)x->data + off, s[0], zp[0], q->r.lo, q->r.hi, (uint8_t *)y->data + off);
+        QrQQuantJob j = { (const float *)x->data + off, (uint8_t *)y->data + off, n, 1 << 14, s[0], zp[0], q->r.lo, q->r.hi };
+        const int64_t nt = (n + j.chunk - 1) / j.chunk;   /* elementwise: any split gives the same bytes */
+        if (nt > 1) qr_pool_for(nt, qr__q_quantize_task, &j);
+        else if (nt == 1) qr__q_quantize_task(&j, 0, 0);
         return;
     }
     for (int64_t j = 0; j < n; j++) {
@@ -707,6 +729,20 @@ static bool qr__q_narrow(QrDType adt, QrDType bdt, QrQuantAcc kind) {
  * scratch); it stays reachable for leak checkers through the thread-local pointer. */
 static _Thread_local unsigned char *qr__q_work_mem;
 static _Thread_local size_t qr__q_work_cap;
+/* Pool workers run whole model runs too (analyses run their runs as parallel jobs): a worker
+ * that exits (the pool restarted with another thread count) frees its buffer. */
+static pthread_key_t qr__q_work_key;
+static pthread_once_t qr__q_work_once = PTHREAD_ONCE_INIT;
+static void qr__q_work_exit(void *p) { qr_aligned_free(p); }
+static void qr__q_work_key_init(void) { pthread_key_create(&qr__q_work_key, qr__q_work_exit); }
+/* Frees the calling thread's work buffer (tests: the next op starts from none). */
+static void qr__q_work_release(void) {
+    qr_aligned_free(qr__q_work_mem);
+    qr__q_work_mem = NULL;
+    qr__q_work_cap = 0;
+    pthread_once(&qr__q_work_once, qr__q_work_key_init);
+    pthread_setspecific(qr__q_work_key, NULL);
+}
 
 /* Appends an array of `count` elements of `elem` bytes to a work layout of *total bytes and
  * returns its offset (64-byte aligned); *total becomes SIZE_MAX once the layout is too large. */
@@ -728,6 +764,8 @@ static QrStatus qr__q_work(const QrOpCtx *c, size_t bytes, unsigned char **out) 
         size_t cap = QR_MAX(QR_MAX(bytes, (size_t)QR_ALIGN), qr__q_work_cap + qr__q_work_cap / 2);
         qr__q_work_mem = qr_aligned_alloc(cap);
         qr__q_work_cap = qr__q_work_mem ? cap : 0;
+        pthread_once(&qr__q_work_once, qr__q_work_key_init);
+        pthread_setspecific(qr__q_work_key, qr__q_work_mem);
         if (!qr__q_work_mem) return qr_op_fail(c, QR_ERR_NOMEM, "cannot allocate %zu bytes of work memory", bytes);
     }
     *out = qr__q_work_mem;
@@ -890,8 +928,8 @@ static QrStatus qr__q_mm_exec(QrOpCtx *c, const QrQMMIo *io) {
         int64_t azb = qr__q_mm_param_base(&paz, g.nb, idx), bzb = qr__q_mm_param_base(&pbz, g.nb, idx);
         int64_t csum = both8 ? 0 : qr__q_colsum_max(b, bo, false, K, N, bz + bzb, pbz.vs);
         QrQuantAcc kind = qr__q_mm_acc(a->dtype, az, naz, b->dtype, bz, nbz, csum);
-        QrQOperand A = { (const unsigned char *)a->data + ao * ea, K, qr__q_is_signed(a->dtype), az + azb, paz.vs };
-        QrQOperand B = { (const unsigned char *)b->data + bo * eb, N, qr__q_is_signed(b->dtype), bz + bzb, pbz.vs };
+        QrQOperand A = { (const unsigned char *)a->data + ao * ea, K, qr__q_is_signed(a->dtype), az + azb, paz.vs, NULL };
+        QrQOperand B = { (const unsigned char *)b->data + bo * eb, N, qr__q_is_signed(b->dtype), bz + bzb, pbz.vs, NULL };
         const bool narrow = qr__q_narrow(a->dtype, b->dtype, kind);
         const int64_t yo = bt * M * N;
         int32_t *acc32 = quant ? (int32_t *)(wk + o_acc) : (int32_t *)y->data + yo;
@@ -1053,14 +1091,14 @@ static QrStatus qr__q_qgemm_exec(QrOpCtx *c) {
     /* transB: acc^T (N, M) = B (N, K) @ A^T (K, M); otherwise acc (M, N) = A (M, K) @ B (K, N) */
     QrQOperand L, R;
     if (g.tb) {
-        L = (QrQOperand){ b->data, K, bs_, bz, bzs };
+        L = (QrQOperand){ b->data, K, bs_, bz, bzs, NULL };
         if (!narrow) { qr__q_copy2d(b, 0, false, N, K, 2, wk + o_b); L.data = wk + o_b; }
-        R = (QrQOperand){ a->data, g.ta ? M : 1, as_, &az, 0 };
+        R = (QrQOperand){ a->data, g.ta ? M : 1, as_, &az, 0, NULL };
         if (!narrow || (!g.ta && M > 1)) { qr__q_copy2d(a, 0, !g.ta, K, M, es, wk + o_a); R.data = wk + o_a; R.ld = M; }
     } else {
-        L = (QrQOperand){ a->data, K, as_, &az, 0 };
+        L = (QrQOperand){ a->data, K, as_, &az, 0, NULL };
         if (!narrow || g.ta) { qr__q_copy2d(a, 0, g.ta, M, K, es, wk + o_a); L.data = wk + o_a; }
-        R = (QrQOperand){ b->data, N, bs_, bz, bzs };
+        R = (QrQOperand){ b->data, N, bs_, bz, bzs, NULL };
         if (!narrow) { qr__q_copy2d(b, 0, false, K, N, 2, wk + o_b); R.data = wk + o_b; }
     }
     const int64_t rows = g.tb ? N : M, cols = g.tb ? M : N;
@@ -1292,6 +1330,7 @@ typedef struct QrQConvIn {
     int32_t xz;
     const int32_t *wz;
     int64_t wzs;
+    const void *w_packed;   /* w packed by q8_conv_nhwc_pack or q8_pack_a (the lowering's input 9), or NULL */
 } QrQConvIn;
 
 /* What it produces: y = requantize(acc + bias[m], mult[m]) into y's type and range (mult NULL:
@@ -1321,6 +1360,10 @@ typedef struct QrQConvJob {
     int64_t per_task;           /* channels / rows / planes per task */
     unsigned char *slots;       /* depthwise: per-thread scratch */
     size_t slot_bytes, dw_bytes;
+    /* depthwise on qr_kern.q8_dwconv2d_rq (one input plane per output plane, every w - wz in
+     * int8): w - wz per plane and the planes' requantizations; NULL: plane by plane */
+    const int8_t *dwrq_w;
+    const QrQ8PlaneRq *dwrq;
 } QrQConvJob;
 
 static void qr__q_im2col_task(void *ctx, int64_t t, int tid) {
@@ -1370,7 +1413,16 @@ static void qr__q_dw_task(void *ctx, int64_t t, int tid) {
     unsigned char *slot = j->slots + (size_t)tid * j->slot_bytes;
     int32_t *plane = (int32_t *)(slot + j->dw_bytes);
     int16_t *w16 = (int16_t *)(slot + j->dw_bytes + ((size_t)g->out_sz * sizeof(int32_t) + 63) / 64 * 64);
-    for (int64_t m = t * j->per_task; m < QR_MIN(g->M, (t + 1) * j->per_task); m++) {
+    const int64_t m0 = t * j->per_task, m1 = QR_MIN(g->M, (t + 1) * j->per_task);
+    if (j->dwrq) {   /* convolution and requantization in one pass (qr__q_conv_run checked the geometry) */
+        QrQ8Win p = { (const unsigned char *)j->x + m0 * g->in_sz, qr__q_is_signed(in->x->dtype), in->xz,
+                      g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0], g->dl[1],
+                      g->pb[0], g->pb[1], g->out[0], g->out[1] };
+        if (qr_kern.q8_dwconv2d_rq(&p, m1 - m0, g->in_sz, j->dwrq_w + m0 * g->k_sz, j->dwrq + m0,
+                                   (uint8_t *)j->c->out[0]->data + (j->n * g->M + m0) * g->out_sz, g->out_sz, slot))
+            return;
+    }
+    for (int64_t m = m0; m < m1; m++) {
         const int64_t ci = m / g->Mg;
         QrQ8Win p = { (const unsigned char *)j->x + ci * g->in_sz, qr__q_is_signed(in->x->dtype), in->xz,
                          g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0], g->dl[1],
@@ -1394,6 +1446,113 @@ static bool qr__q_dw_layout_sane(const QrQConv *g) {
     return planes <= 8.0 * (double)g->in_sz + 4.0 * (double)g->out_sz + (double)(1 << 20);
 }
 
+/* One image written channels-last (qr_kern.q8_to_nhwc), pixel runs of per_task over the pool. */
+typedef struct QrQToNhwcJob {
+    const unsigned char *x;
+    bool xs;
+    int64_t C, HW, Cp;
+    uint8_t pad;
+    uint8_t *dst;
+    int64_t per_task;
+} QrQToNhwcJob;
+
+static void qr__q_to_nhwc_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrQToNhwcJob *j = ctx;
+    const int64_t p0 = t * j->per_task, n = QR_MIN(j->per_task, j->HW - p0);
+    qr_kern.q8_to_nhwc(j->x + p0, j->xs, j->C, n, j->HW, j->Cp, j->pad, j->dst + p0 * j->Cp);
+}
+
+/* The channels-last path of a 2-D convolution (qr_kern.q8_conv_nhwc_rq): 8-bit NCHW x, ungrouped,
+ * requantized into 8-bit NCHW y. Each image is written channels-last into the work buffer (int8
+ * flipped to uint8), the weights come packed (in->w_packed, the lowering's) or are packed here.
+ * *done is false when the path does not apply (the caller runs the GEMM path). */
+static QrStatus qr__q_conv_nhwc(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in, const QrQConvOut *o, bool *done) {
+    const QrTensor *x = in->x, *w = in->w;
+    QrTensor *y = c->out[0];
+    *done = false;
+    if (!qr_kern.q8_conv_nhwc_rq || !qr_kern.q8_conv_nhwc_pack || in->nhwc || o->nhwc || !o->mult || g->nsp != 2 ||
+        g->G != 1 || !qr__q_is_8bit(x->dtype) || !qr__q_is_8bit(w->dtype) || qr__q_esize(y->dtype) != 1)
+        return QR_OK;
+    const bool xs = qr__q_is_signed(x->dtype);
+    const int64_t Cp = (g->C + 3) / 4 * 4, HW = g->in_sz, P = g->out_sz;
+    const int32_t zp = in->xz + (xs ? 128 : 0);
+    QrQ8ConvNhwc cx = { NULL, zp, g->C, Cp, g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0],
+                        g->dl[1], g->pb[0], g->pb[1], g->out[0], g->out[1] };
+    const void *wp = in->w_packed;
+    size_t wbytes = 0, tot = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (!wp || pass == 1) {   /* not packed by the lowering, or not for these kernels: pack now */
+            wbytes = qr_kern.q8_conv_nhwc_pack(g->M, g->C, g->k[0], g->k[1], w->data, qr__q_is_signed(w->dtype), in->wz,
+                                               in->wzs, NULL);
+            if (!wbytes) return QR_OK;
+        }
+        tot = 0;
+        const size_t o_w = qr__q_wadd(&tot, (int64_t)wbytes, 1), o_x = qr__q_wadd(&tot, HW * Cp, 1);
+        unsigned char *wk;
+        QR_TRY(qr__q_work(c, tot, &wk));
+        if (wbytes) {
+            if (!qr_kern.q8_conv_nhwc_pack(g->M, g->C, g->k[0], g->k[1], w->data, qr__q_is_signed(w->dtype), in->wz,
+                                           in->wzs, wk + o_w))
+                return QR_OK;   /* some w - wz leaves int8 */
+            wp = wk + o_w;
+        }
+        cx.x = wk + o_x;
+        int64_t n = 0;
+        for (; n < g->N; n++) {
+            QrQToNhwcJob tj = { (const unsigned char *)x->data + n * g->C * HW, xs, g->C, HW, Cp, (uint8_t)zp, wk + o_x,
+                                QR_MAX(256, 16384 / g->C) };
+            const int64_t nt = (HW + tj.per_task - 1) / tj.per_task;   /* pixel runs of ~16 KB */
+            if (nt > 1) qr_pool_for(nt, qr__q_to_nhwc_task, &tj);
+            else qr__q_to_nhwc_task(&tj, 0, 0);
+            QrQ8Requant rq = { o->bias, 1, 0, o->mult, 1, 0, o->yz, o->r.lo, o->r.hi,
+                               (unsigned char *)y->data + n * g->M * P, P, 1 };
+            if (!qr_kern.q8_conv_nhwc_rq(g->M, wp, &cx, &rq)) break;
+        }
+        if (n == g->N) { *done = true; return QR_OK; }
+        if (n > 0 || wbytes) return QR_OK;   /* no scratch in the kernel: the GEMM path redoes it */
+    }
+    return QR_OK;
+}
+
+/* Sets j->dwrq_w / j->dwrq for a depthwise convolution that qr_kern.q8_dwconv2d_rq takes: one
+ * input plane per output plane, requantized 8-bit NCHW output, every w - wz in int8, a geometry
+ * the level's kernel handles (asked with zero planes); leaves them NULL otherwise. */
+static QrStatus qr__q_dwrq_prep(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in, const QrQConvOut *o, QrQConvJob *j) {
+    const QrTensor *w = in->w, *y = c->out[0];
+    j->dwrq_w = NULL;
+    j->dwrq = NULL;
+    QrQ8Win p = { NULL, qr__q_is_signed(in->x->dtype), in->xz, g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1],
+                  g->dl[0], g->dl[1], g->pb[0], g->pb[1], g->out[0], g->out[1] };
+    if (!qr_kern.q8_dwconv2d_rq || !o->mult || o->nhwc || qr__q_esize(y->dtype) != 1 || g->Mg != 1 ||
+        !qr_kern.q8_dwconv2d_rq(&p, 0, 0, NULL, NULL, NULL, 0, NULL))
+        return QR_OK;
+    QrQ8PlaneRq *rq;
+    QR_TRY(qr__q_alloc(c, (size_t)g->M, sizeof *rq, (void **)&rq));
+    const bool ws = qr__q_is_signed(w->dtype);   /* one byte per weight: qr__q_narrow */
+    bool wz0 = w->dtype == QR_DT_S8;   /* int8 weights with zero points 0 are w - wz already */
+    for (int64_t m = 0; m < g->M; m++) {
+        rq[m] = (QrQ8PlaneRq){ o->bias ? o->bias[m] : 0, o->mult[m], o->yz, o->r.lo, o->r.hi };
+        wz0 = wz0 && in->wz[m * in->wzs] == 0;
+    }
+    int8_t *w8 = wz0 ? (int8_t *)w->data : NULL;
+    if (!wz0) {
+        QR_TRY(qr__q_alloc(c, (size_t)(g->M * g->k_sz), 1, (void **)&w8));
+        for (int64_t m = 0; m < g->M; m++) {
+            const int32_t wz = in->wz[m * in->wzs];
+            for (int64_t k = 0; k < g->k_sz; k++) {
+                const int64_t i = m * g->k_sz + k;
+                const int32_t v = (ws ? (int32_t)((const int8_t *)w->data)[i] : (int32_t)((const uint8_t *)w->data)[i]) - wz;
+                if (v < -128 || v > 127) return QR_OK;
+                w8[i] = (int8_t)v;
+            }
+        }
+    }
+    j->dwrq_w = w8;
+    j->dwrq = rq;
+    return QR_OK;
+}
+
 /* Runs a convolution for every image: 8-bit operands (qr__q_narrow) on qr_kern.q8_dwconv2d
  * (2-D, one input channel per group) or per group on qr_kern.q8_gemm (weights as A with their
  * zero points; B the image itself for a 1x1 stride-1 convolution without padding, its im2col
@@ -1413,6 +1572,11 @@ static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in
     /* depthwise kernels pad the plane for every tap the window declares: with a dilation of
      * 2^31 that is gigabytes of zeros, so such geometry takes the GEMM, which reads only x */
     const bool dw = narrow && g->nsp == 2 && g->Cg == 1 && qr__q_dw_layout_sane(g);
+    if (narrow && !dw) {
+        bool done;
+        QR_TRY(qr__q_conv_nhwc(c, g, in, o, &done));
+        if (done) return QR_OK;
+    }
     const int threads = qr_pool_threads();
     QrQConvJob j = { .c = c, .g = g, .in = in, .o = o, .es = es, .narrow = narrow };
     size_t tot = 0, o_x = 0, o_w = 0, o_col = 0, o_acc = 0, o_dw = 0;
@@ -1427,7 +1591,7 @@ static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in
     if (dw) {
         QrQ8Win p = { NULL, false, 0, g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0], g->dl[1],
                          g->pb[0], g->pb[1], g->out[0], g->out[1] };
-        j.dw_bytes = (qr_q8_dwconv2d_scratch(&p) + 63) / 64 * 64;
+        j.dw_bytes = (QR_MAX(qr_q8_dwconv2d_scratch(&p), qr_q8_dwconv2d_rq_scratch(&p)) + 63) / 64 * 64;
         size_t s = 0;
         qr__q_wadd(&s, (int64_t)j.dw_bytes, 1);
         qr__q_wadd(&s, P, sizeof(int32_t));
@@ -1458,14 +1622,15 @@ static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in
             xi = d;
         }
         if (dw) {
+            if (n == 0) QR_TRY(qr__q_dwrq_prep(c, g, in, o, &j));
             j.x = xi;
-            j.per_task = QR_MAX(1, 65536 / QR_MAX(1, P * g->k_sz));
+            j.per_task = QR_MAX(1, 16384 / QR_MAX(1, P * g->k_sz));   /* small tasks: the pool balances them */
             qr_pool_for((g->M + j.per_task - 1) / j.per_task, qr__q_dw_task, &j);
             continue;
         }
         for (int64_t gr = 0; gr < g->G; gr++) {
             const unsigned char *xg = (const unsigned char *)xi + gr * g->Cg * g->in_sz * es;
-            QrQOperand B = { xg, g->in_sz, qr__q_is_signed(x->dtype), &in->xz, 0 };
+            QrQOperand B = { xg, g->in_sz, qr__q_is_signed(x->dtype), &in->xz, 0, NULL };
             if (!direct && !implicit) {
                 j.x = xg;
                 j.per_task = QR_MAX(1, 65536 / QR_MAX(1, g->k_sz * P * es));
@@ -1476,7 +1641,7 @@ static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in
                 B.ld = P;
             }
             QrQOperand A = { (const unsigned char *)wdata + gr * g->Mg * kk * es, kk, qr__q_is_signed(w->dtype),
-                             in->wz + gr * g->Mg * in->wzs, in->wzs };
+                             in->wz + gr * g->Mg * in->wzs, in->wzs, g->G == 1 && narrow ? in->w_packed : NULL };
             if (narrow) {
                 QrQ8ConvB cb = { xg, qr__q_is_signed(x->dtype), in->xz, g->Cg, g->in[0], g->in[1], g->k[0], g->k[1],
                                  g->st[0], g->st[1], g->dl[0], g->dl[1], g->pb[0], g->pb[1], g->out[0], g->out[1] };
@@ -1616,7 +1781,9 @@ static QrStatus qr__q_qlconv_exec(QrOpCtx *c) {
     o.mult = mult;
     o.bias = qr_op_in(c, 8) ? (const int32_t *)c->in[8]->data : NULL;
     o.yz = qr__q_scalar_zp(c, 7);
-    QrQConvIn in = { c->in[0], c->in[3], o.nhwc, qr__q_scalar_zp(c, 2), wz, nwz > 1 ? 1 : 0 };
+    QrQConvIn in = { c->in[0], c->in[3], o.nhwc, qr__q_scalar_zp(c, 2), wz, nwz > 1 ? 1 : 0, NULL };
+    const QrTensor *pk = qr__q_is_int_op(c) ? qr_op_in(c, 9) : NULL;
+    if (pk && pk->dtype == QR_DT_U8 && pk->rank == 1) in.w_packed = pk->data;
     o.kind = qr_quant_conv_acc(in.x->dtype, in.xz, in.w, wz, nwz, in.wzs, g.M, g.Cg * g.k_sz, o.bias);
     QR_TRY(qr__q_out_range(c, c->out[0]->dtype, &o.r));
     return qr__q_conv_run(c, &g, &in, &o);
@@ -1652,7 +1819,7 @@ static QrStatus qr__q_convint_exec(QrOpCtx *c) {
     int32_t *wz;
     QR_TRY(qr__q_load_zps(c, 3, 1, &wz));
     int64_t nwz = qr_op_in(c, 3) ? c->in[3]->numel : 1;
-    QrQConvIn in = { c->in[0], c->in[1], false, qr__q_scalar_zp(c, 2), wz, nwz > 1 ? 1 : 0 };
+    QrQConvIn in = { c->in[0], c->in[1], false, qr__q_scalar_zp(c, 2), wz, nwz > 1 ? 1 : 0, NULL };
     QrQConvOut o = { .kind = QR_QACC_S32 };
     return qr__q_conv_run(c, &g, &in, &o);
 }
@@ -1786,7 +1953,7 @@ static QrStatus qr__q_qlbin_exec(QrOpCtx *c, bool mul) {
     QrQBinJob job = { .a = a, .b = b, .y = y };
     if (k8) job.p = (QrQ8AddParams){ q.ra, q.rb, q.fixed, q.mode, a->dtype == QR_DT_S8, b->dtype == QR_DT_S8, r.lo, r.hi };
     if (k8 && a->numel == y->numel && b->numel == y->numel) {   /* no broadcasting: one span, split over the pool */
-        job.chunk = 1 << 15;
+        job.chunk = 1 << 13;
         int64_t nt = (y->numel + job.chunk - 1) / job.chunk;
         if (nt > 1) qr_pool_for(nt, qr__q_add_task, &job);
         else qr__q_add_task(&job, 0, 0);
@@ -2259,6 +2426,7 @@ typedef struct QrQMaxJob {
     const QrTensor *x;
     QrTensor *y;
     uint8_t table[256];
+    bool identity;              /* table[v] == v: nothing to map (same parameters in and out) */
     int64_t per_task;
     unsigned char *slots;
     size_t slot_bytes;
@@ -2273,7 +2441,7 @@ static void qr__q_maxpool_task(void *ctx, int64_t t, int tid) {
                       g->st[0], g->st[1], g->dl[0], g->dl[1], g->pb[0], g->pb[1], g->out[0], g->out[1] };
         uint8_t *yp = (uint8_t *)j->y->data + i * g->out_sz;
         qr_kern.q8_maxpool2d(&p, yp, j->slots + (size_t)tid * j->slot_bytes);
-        for (int64_t k = 0; k < g->out_sz; k++) yp[k] = j->table[yp[k]];
+        if (!j->identity) for (int64_t k = 0; k < g->out_sz; k++) yp[k] = j->table[yp[k]];
     }
 }
 
@@ -2292,7 +2460,11 @@ static QrStatus qr__q_qmaxpool_exec(QrOpCtx *c) {
             QrQMaxJob *j;
             QR_TRY(qr__q_alloc(c, 1, sizeof *j, (void **)&j));
             *j = (QrQMaxJob){ .g = &g, .x = x, .y = y };
-            for (int v = 0; v < 256; v++) j->table[v] = (uint8_t)qr__q_requant1(&q, p.x_signed ? (int8_t)v : v);
+            j->identity = true;
+            for (int v = 0; v < 256; v++) {
+                j->table[v] = (uint8_t)qr__q_requant1(&q, p.x_signed ? (int8_t)v : v);
+                j->identity = j->identity && j->table[v] == v;
+            }
             const int threads = qr_pool_threads();
             size_t tot = 0;
             qr__q_wadd(&tot, (int64_t)qr_q8_maxpool2d_scratch(&p), 1);
@@ -2351,14 +2523,16 @@ static const QrOpDef qr_ops_quant[] = {
     { "com.microsoft", "QLinearLeakyRelu", 4, 5, 1, 1, qr__q_qlunary_shape, qr__q_qlleaky_exec, 0 },
     { "com.microsoft", "QGemm", 6, 9, 1, 1, qr__q_qgemm_shape, qr__q_qgemm_exec, 0 },
     /* qreport's integer lowering (QR_QUANT_INT_DOMAIN): the same layouts, 8/16-bit, output clamp */
-    { QR_QUANT_INT_DOMAIN, "QLinearConv", 8, 9, 1, 1, qr__q_qlconv_shape, qr__q_qlconv_exec, 0 },
+    /* QLinearConv's input 9 (optional): its weights packed by the lowering for this level's
+     * channels-last convolution or 8-bit GEMM; checked, not trusted (packed again if it does not fit) */
+    { QR_QUANT_INT_DOMAIN, "QLinearConv", 8, 10, 1, 1, qr__q_qlconv_shape, qr__q_qlconv_exec, QR_OPF_WRITES_ALL },
     { QR_QUANT_INT_DOMAIN, "QLinearMatMul", 8, 8, 1, 1, qr__q_qlmatmul_shape, qr__q_qlmatmul_exec, 0 },
     { QR_QUANT_INT_DOMAIN, "QGemm", 6, 9, 1, 1, qr__q_qgemm_shape, qr__q_qgemm_exec, 0 },
-    { QR_QUANT_INT_DOMAIN, "QLinearAdd", 7, 8, 1, 1, qr__q_qlbin_shape, qr__q_qladd_exec, 0 },
-    { QR_QUANT_INT_DOMAIN, "QLinearMul", 7, 8, 1, 1, qr__q_qlbin_shape, qr__q_qlmul_exec, 0 },
+    { QR_QUANT_INT_DOMAIN, "QLinearAdd", 7, 8, 1, 1, qr__q_qlbin_shape, qr__q_qladd_exec, QR_OPF_WRITES_ALL },
+    { QR_QUANT_INT_DOMAIN, "QLinearMul", 7, 8, 1, 1, qr__q_qlbin_shape, qr__q_qlmul_exec, QR_OPF_WRITES_ALL },
     { QR_QUANT_INT_DOMAIN, "QLinearConcat", 5, -1, 1, 1, qr__q_qlconcat_shape, qr__q_qlconcat_exec, 0 },
     { QR_QUANT_INT_DOMAIN, "QLinearGlobalAveragePool", 5, 5, 1, 1, qr__q_qlgap_shape, qr__q_qlgap_exec, 0 },
     { QR_QUANT_INT_DOMAIN, "QLinearAveragePool", 4, 5, 1, 1, qr__q_qlavgpool_shape, qr__q_qlavgpool_exec, 0 },
-    { QR_QUANT_INT_DOMAIN, "QMaxPool", 4, 5, 1, 1, qr__q_qmaxpool_shape, qr__q_qmaxpool_exec, 0 },
+    { QR_QUANT_INT_DOMAIN, "QMaxPool", 4, 5, 1, 1, qr__q_qmaxpool_shape, qr__q_qmaxpool_exec, QR_OPF_WRITES_ALL },
     { QR_QUANT_INT_DOMAIN, "QRequantize", 4, 5, 1, 1, qr__q_qrequant_shape, qr__q_qrequant_exec, 0 },
 };

@@ -345,6 +345,72 @@ static QrQuantAcc qr__lw_acc(const QrLwBuild *b, const QrLwDq *x, const QrLwDq *
 
 /* ==== recognisers: fill the group's integer-node inputs or say why not ==================== */
 
+/* Value v computed from constants by a QuantizeLinear (QAT weights: float initializer -> Q ->
+ * DQ) is computed now, as ONNX Runtime folds it when it creates a session, into a new constant:
+ * *folded receives its index (v itself when v is a constant already; -1 when it is neither). */
+static QrStatus qr__lw_fold_q(QrLwBuild *b, int v, int *folded) {
+    const QrGraph *g = b->g;
+    *folded = qr__lw_const(b, v) ? v : -1;
+    int p = v >= 0 && v < g->n_values ? g->values[v].producer : -1;
+    if (*folded >= 0 || p < 0 || !qr__lw_is_qdq(&g->nodes[p], "QuantizeLinear")) return QR_OK;
+    const QrNode *n = &g->nodes[p];
+    const QrTensor *in[3] = { NULL, NULL, NULL };
+    if (n->n_in > 3 || n->n_out != 1 || n->out[0] != v) return QR_OK;
+    for (int k = 0; k < n->n_in; k++) {
+        if (n->in[k] >= 0 && !qr__lw_const(b, n->in[k])) return QR_OK;
+        in[k] = n->in[k] >= 0 ? qr__lw_tensor(b, n->in[k]) : NULL;
+    }
+    QrTensor t = {0};
+    if (qr_run_node(g, p, in, &t) != QR_OK) { qr_err_clear(); return QR_OK; }   /* left to the run */
+    int nv;
+    QrStatus st = qr__lw_new(b, g->values[v].name, false, t.dtype, t.rank, t.dims, &nv);
+    if (st != QR_OK) { qr_tensor_free_data(&t); return st; }
+    QrLwNew *c = &b->news[nv - g->n_values];
+    c->t = t;
+    c->is_const = true;
+    *folded = nv;
+    return QR_OK;
+}
+
+/* Constant 8-bit weights of an ungrouped, non-depthwise convolution packed once for this
+ * level's channels-last convolution (qr_kern.q8_conv_nhwc_pack) or, where that does not apply,
+ * its 8-bit GEMM (qr_kern.q8_pack_a), as the integer node's input 9, so that runs do not pack
+ * them again (the op checks that the packing fits the kernels it runs on, and packs itself
+ * otherwise). Adds nothing where the level has no packed form. */
+static const char *qr__lw_pack_conv(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, const QrLwDq *x, const QrLwDq *w,
+                                    QrStatus *st) {
+    const QrTensor *wt = qr__lw_tensor(b, w->x);
+    if (!qr__q_is_8bit(x->dt) || !qr__q_is_8bit(w->dt) || !qr__lw_const(b, w->x) || !wt->data || wt->rank < 3 ||
+        wt->dims[0] < 1 || qr_attr_int(n, "group", 1) != 1)
+        return NULL;
+    qr_kern_init();
+    const int64_t M = wt->dims[0], K = wt->numel / M;
+    /* the channels-last kernel's form (2-D, every w - wz fits int8), else the GEMM's */
+    const bool cx = qr_kern.q8_conv_nhwc_pack && wt->rank == 4;
+    const int64_t nwz = w->zp >= 0 ? qr__lw_tensor(b, w->zp)->numel : 0;
+    int32_t *wz = calloc((size_t)QR_MAX(nwz, 1), sizeof *wz);
+    if (!wz) { *st = qr_errf(QR_ERR_NOMEM, "out of memory"); return "out of memory"; }
+    for (int64_t i = 0; i < nwz; i++) wz[i] = qr__lw_i(b, w->zp, i);
+    QrQOperand A = { wt->data, K, w->dt == QR_DT_S8, NULL, 0, NULL };
+    for (int form = cx ? 0 : 1; form < 2 && *st == QR_OK; form++) {
+        int64_t bytes = form == 0 ? (int64_t)qr_kern.q8_conv_nhwc_pack(M, wt->dims[1], wt->dims[2], wt->dims[3], NULL,
+                                                                      w->dt == QR_DT_S8, wz, nwz > 1 ? 1 : 0, NULL)
+                      : qr_kern.q8_pack_a ? (int64_t)qr_kern.q8_pack_a(M, K, &A, x->dt == QR_DT_S8, NULL) : 0;
+        int v = -1;
+        if (bytes <= 0 || (*st = qr__lw_new(b, b->g->values[w->x].name, true, QR_DT_U8, 1, &bytes, &v)) != QR_OK) continue;
+        wt = qr__lw_tensor(b, w->x);   /* news may have moved */
+        A.data = wt->data;
+        void *d = b->news[v - b->g->n_values].t.data;
+        size_t got = form == 0 ? qr_kern.q8_conv_nhwc_pack(M, wt->dims[1], wt->dims[2], wt->dims[3], wt->data,
+                                                           w->dt == QR_DT_S8, wz, nwz > 1 ? 1 : 0, d)
+                               : qr_kern.q8_pack_a(M, K, &A, x->dt == QR_DT_S8, d);
+        if (got == (size_t)bytes) { gr->in[gr->n_in++] = v; break; }
+        qr__lw_rollback(b, v - b->g->n_values);   /* w - wz leaves int8 (then the GEMM's form), or no scratch */
+    }
+    free(wz);
+    return *st == QR_OK ? NULL : "out of memory";
+}
+
 static const char *qr__lw_conv(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, QrStatus *st) {
     QrLwDq x, w;
     const char *why;
@@ -354,6 +420,11 @@ static const char *qr__lw_conv(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, QrS
     const QrTensor *wt = qr__lw_tensor(b, w.x);
     if (!qr__q_is_act(x.dt) || !qr__q_is_wt(w.dt)) return "operand types other than 8/16-bit integers";
     if (wt->rank < 3) return "the weight's rank is below 3";
+    if (qr__q_is_8bit(x.dt) && qr__q_is_8bit(w.dt) && qr_attr_int(n, "group", 1) == 1 && !qr__lw_const(b, w.x)) {
+        int fw;   /* weights to be packed once: computed now when they come from constants */
+        if ((*st = qr__lw_fold_q(b, w.x, &fw)) != QR_OK) return "out of memory";
+        if (fw >= 0) { w.x = fw; wt = qr__lw_tensor(b, w.x); }
+    }
     if (w.axis >= 0 && (w.axis != 0 || w.n_scales != wt->dims[0])) return "weight quantized along an axis other than 0";
     if ((why = qr__lw_output(b, gr, n->out[0], true, NULL, st))) return why;
     int bias = -1;
@@ -370,6 +441,7 @@ static const char *qr__lw_conv(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, QrS
     gr->w_dt = w.dt;
     int64_t K = wt->numel / (wt->dims[0] ? wt->dims[0] : 1);
     gr->acc = qr__lw_acc(b, &x, &w, qr__lw_const(b, w.x) ? wt : NULL, K, wt->dims[0], true, qr__lw_tensor(b, bias));
+    if ((why = qr__lw_pack_conv(b, n, gr, &x, &w, st))) return why;
     return NULL;
 }
 

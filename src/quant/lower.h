@@ -72,6 +72,10 @@ typedef struct QrLowerInfo {
  * per-tensor QuantizeLinear. A Conv / Gemm bias is used as ONNX Runtime forms it (see lower.c).
  * A MaxPool reading a DequantizeLinear whose output is not quantized runs on the integers with
  * the DequantizeLinear moved behind it (exact), so that its readers can be lowered.
+ * 8-bit weights of ungrouped convolutions computed from constants (QAT's float -> Q -> DQ) are
+ * computed here, as ONNX Runtime folds them, and with every constant 8-bit weight packed for the
+ * current kernel level (qr_kern.q8_conv_nhwc_pack or q8_pack_a) as the integer node's input 9:
+ * runs then neither quantize nor pack weights (out owns these constants).
  * Fails only on allocation failure or an invalid g (out and info are then empty); unsupported
  * patterns are listed in info->skipped and stay float. */
 static QrStatus qr_quant_lower(const QrGraph *g, const QrQuantTable *t, QrGraph *out, QrLowerInfo *info);

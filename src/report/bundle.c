@@ -1,11 +1,16 @@
 /* report/bundle — implementation. See bundle.h.
  *
- *   prepare session ─► match + equivalence ─► check ─► profiles ─► compare (+shadow)
- *   ─► sensitivity ─► cumulative error ─► badcase.npy ─► summary/manifest/index.html
- *   ─► zip of the staging folder (atomic) [─► --keep-dir copy] ─► staging removed */
+ *   prepare session (baseline run + its statistics) ─► [compare run (+ analysis statistics),
+ *   shadow run, equivalence, weight comparison, sensitivity reference run: side by side]
+ *   ─► match ─► check ─► profiles ─► compare ─► sensitivity rows ─► cumulative error
+ *   ─► weights ─► advisor ─► what-if ─► distributions ─► badcase.npy ─► plots (in parallel)
+ *   ─► summary/manifest/index.html ─► zip of the staging folder (atomic) [─► --keep-dir copy]
+ *   ─► staging removed. The input files are hashed on a helper thread meanwhile. Stages are
+ *   recorded in this order (manifest.json); a stage whose work ran early only writes. */
 
 #include <dirent.h>
 #include <ftw.h>
+#include <malloc.h>
 
 #define QR__BN_MAX_FAIL 32
 
@@ -28,6 +33,13 @@ typedef struct QrBd {
     QrCheckSummary chk;
     const char *fail_name[QR__BN_MAX_FAIL], *fail_msg[QR__BN_MAX_FAIL];
     int n_fail;
+    const char *sha_path[16], *sha_hex[16];   /* manifest: file hashes computed so far */
+    int n_sha;
+    /* The input files' hashes, computed by a helper thread while the analyses run. */
+    struct { const char *path; char hex[2 * QR_SHA256_LEN + 1]; bool ok; } hash[16];
+    int n_hash;
+    pthread_t hash_th;
+    bool hash_running;
 } QrBd;
 
 static const char *qr__bn_path(QrBd *bd, const char *name) { return qr_arena_printf(&bd->arena, "%s/%s", bd->dir, name); }
@@ -38,6 +50,9 @@ static bool qr__bn_done(QrBd *bd, const char *stage, QrStatus st) {
     const char *inject = getenv("QR_TEST_FAIL_STAGE");
     if (st == QR_OK && inject && !strcmp(inject, stage)) st = qr_errf(QR_ERR_IO, "injected failure (QR_TEST_FAIL_STAGE)");
     qr_progress_end(&bd->prog, st);
+    /* Large buffers freed by an analysis (caches, copies) go back to the system now rather
+     * than staying in the heap under the next analysis's peak. */
+    malloc_trim(0);
     if (st == QR_OK) return true;
     if (bd->n_fail < QR__BN_MAX_FAIL) {
         bd->fail_name[bd->n_fail] = stage;
@@ -289,14 +304,59 @@ static QrStatus qr__bn_summary(QrBd *bd) {
     return qr__bn_write_json(bd, &j, "summary.json");
 }
 
-static void qr__bn_json_file(QrJson *j, const char *role, const char *path) {
+static void *qr__bn_hash_main(void *arg) {
+    QrBd *bd = arg;
+    for (int k = 0; k < bd->n_hash; k++) {
+        uint8_t d[QR_SHA256_LEN];
+        bd->hash[k].ok = qr_sha256_file(bd->hash[k].path, d) == QR_OK;
+        if (bd->hash[k].ok) qr_sha256_hex(d, bd->hash[k].hex);
+        else qr_err_clear();
+    }
+    return NULL;
+}
+
+/* Starts hashing the input files on a helper thread (reading 100 MB of models takes tens of
+ * ms; the analyses meanwhile have serial stretches). Without a thread they are hashed when
+ * the manifest is written. */
+static void qr__bn_hash_start(QrBd *bd, const QrGraph *b, const QrGraph *a) {
+    const char *paths[2] = { b->path, a->path };
+    for (int k = 0; k < 2; k++) if (paths[k]) bd->hash[bd->n_hash++].path = paths[k];
+    for (int i = 0; i < bd->o->n_input_paths && bd->n_hash < QR_ARRAY_LEN(bd->hash); i++)
+        if (bd->o->input_paths[i]) bd->hash[bd->n_hash++].path = bd->o->input_paths[i];
+    bd->hash_running = bd->n_hash && pthread_create(&bd->hash_th, NULL, qr__bn_hash_main, bd) == 0;
+    if (!bd->hash_running) bd->n_hash = 0;
+}
+
+static void qr__bn_hash_join(QrBd *bd) {
+    if (bd->hash_running) pthread_join(bd->hash_th, NULL);
+    bd->hash_running = false;
+}
+
+/* The sha256 of a file as hex, computed once per path (the manifest is written twice);
+ * NULL when the file cannot be read. */
+static const char *qr__bn_sha(QrBd *bd, const char *path) {
+    qr__bn_hash_join(bd);
+    for (int k = 0; k < bd->n_hash; k++) if (!strcmp(bd->hash[k].path, path)) return bd->hash[k].ok ? bd->hash[k].hex : NULL;
+    for (int k = 0; k < bd->n_sha; k++) if (!strcmp(bd->sha_path[k], path)) return bd->sha_hex[k];
+    uint8_t d[QR_SHA256_LEN];
+    char hex[2 * QR_SHA256_LEN + 1];
+    const char *h = NULL;
+    if (qr_sha256_file(path, d) == QR_OK) { qr_sha256_hex(d, hex); h = qr_arena_strdup(&bd->arena, hex); }
+    else qr_err_clear();
+    if (bd->n_sha < QR_ARRAY_LEN(bd->sha_path)) {
+        bd->sha_path[bd->n_sha] = qr_arena_strdup(&bd->arena, path);
+        bd->sha_hex[bd->n_sha++] = h;
+    }
+    return h;
+}
+
+static void qr__bn_json_file(QrBd *bd, QrJson *j, const char *role, const char *path) {
     qr_json_obj_begin_compact(j);
     qr_json_kv_str(j, "role", role);
     qr_json_kv_str(j, "path", path);
-    uint8_t d[QR_SHA256_LEN];
-    char hex[2 * QR_SHA256_LEN + 1];
-    if (path && qr_sha256_file(path, d) == QR_OK) { qr_sha256_hex(d, hex); qr_json_kv_str(j, "sha256", hex); }
-    else { qr_err_clear(); qr_json_kv_null(j, "sha256"); }
+    const char *h = path ? qr__bn_sha(bd, path) : NULL;
+    if (h) qr_json_kv_str(j, "sha256", h);
+    else qr_json_kv_null(j, "sha256");
     qr_json_obj_end(j);
 }
 
@@ -314,10 +374,10 @@ static QrStatus qr__bn_manifest(QrBd *bd) {
     qr_json_kv_str(&j, "command_line", bd->o->cmdline);
     qr_json_key(&j, "files");
     qr_json_arr_begin(&j);
-    qr__bn_json_file(&j, "baseline", bd->se.b->path);
-    qr__bn_json_file(&j, "analysis", bd->se.a->path);
+    qr__bn_json_file(bd, &j, "baseline", bd->se.b->path);
+    qr__bn_json_file(bd, &j, "analysis", bd->se.a->path);
     for (int i = 0; i < bd->o->n_input_paths; i++)
-        if (bd->o->input_paths[i]) qr__bn_json_file(&j, "input", bd->o->input_paths[i]);
+        if (bd->o->input_paths[i]) qr__bn_json_file(bd, &j, "input", bd->o->input_paths[i]);
     qr_json_arr_end(&j);
     qr_json_kv_bool(&j, "random_input", bd->o->random_input);
     qr_json_key(&j, "stages");
@@ -582,21 +642,31 @@ static QrStatus qr__bn_html(QrBd *bd) {
 
 /* ==== plots ============================================================================ */
 
-static QrStatus qr__bn_save(QrBd *bd, QrCanvas *c, const char *name) {
-    QrStatus st = qr_plot_save(c, qr__bn_path(bd, name));
+/* The plots, one job each, rendered and encoded in parallel (qr__bn_plots): job 0 the
+ * per-layer metrics, 1 the cumulative error, then a histogram per distribution, a box plot
+ * per distribution, and last the sensitivity bars. Titles go to the job's own arena. */
+static int qr__bn_plot_jobs(const QrBd *bd) { return 3 + 2 * (bd->have_dist ? bd->dist.n : 0); }
+
+static QrStatus qr__bn_save(const QrBd *bd, QrCanvas *c, const char *name) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", bd->dir, name);
+    QrStatus st = qr_plot_save(c, path);
     qr_canvas_free(c);
     return st;
 }
 
-static QrStatus qr__bn_plots(QrBd *bd) {
-    QR_TRY(qr_mkdir_p(qr__bn_path(bd, "plots")));
+static QrStatus qr__bn_plot_job(void *ctx, int job, int tid) {
+    QR_UNUSED(tid);
+    const QrBd *bd = ctx;
     const QrSession *se = &bd->se;
+    int nd = bd->have_dist ? bd->dist.n : 0;
+    QrArena ar = {0};
     QrStatus st = QR_OK;
-    if (bd->have_cmp && bd->cmp.n) {
+    if (job == 0 && bd->have_cmp && bd->cmp.n) {
         int n = bd->cmp.n;
         double *cos = malloc((size_t)n * sizeof(double) * 4);
         const char **names = malloc((size_t)n * sizeof *names);
-        if (!cos || !names) { free(cos); free(names); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        if (!cos || !names) { free(cos); free(names); st = qr_errf(QR_ERR_NOMEM, "out of memory"); goto done; }
         double *sq = cos + n, *lcos = cos + 2 * n, *lsq = cos + 3 * n;
         for (int k = 0; k < n; k++) {
             const QrLayerRow *r = &bd->cmp.rows[k];
@@ -617,14 +687,12 @@ static QrStatus qr__bn_plots(QrBd *bd) {
         if (st == QR_OK) st = qr__bn_save(bd, &c, "plots/per_layer_metrics.png");
         free(cos);
         free(names);
-        QR_TRY(st);
-    }
-    if (bd->have_acc && se->m.n) {
+    } else if (job == 1 && bd->have_acc && se->m.n) {
         int n = 0, ns = bd->acc.n_settings;
         double *y = malloc(((size_t)se->m.n * (size_t)ns + 1) * sizeof(double));
         const char **names = malloc(((size_t)se->m.n + 1) * sizeof *names);
         QrSeries ser[16];
-        if (!y || !names) { free(y); free(names); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        if (!y || !names) { free(y); free(names); st = qr_errf(QR_ERR_NOMEM, "out of memory"); goto done; }
         for (int i = 0; i < se->m.n; i++) if (se->vis[i] >= 0) names[n++] = se->b->nodes[se->m.m[i].b_node].name;
         for (int k = 0; k < ns; k++) {
             int j = 0;
@@ -641,13 +709,12 @@ static QrStatus qr__bn_plots(QrBd *bd) {
         if (st == QR_OK && n) st = qr__bn_save(bd, &c, "plots/accumulated_error.png");
         free(y);
         free(names);
-        QR_TRY(st);
-    }
-    for (int i = 0; bd->have_dist && st == QR_OK && i < bd->dist.n; i++) {
+    } else if (job >= 2 && job < 2 + nd) {
+        int i = job - 2;
         const QrDist *d = &bd->dist.d[i];
         char safe[200];
         qr_zip_safe_component(safe, sizeof safe, d->name);
-        QrHistChart hc = { .title = qr_arena_printf(&bd->arena, "Distribution of %s %s%s%s", d->is_weight ? "weight" : "activation",
+        QrHistChart hc = { .title = qr_arena_printf(&ar, "Distribution of %s %s%s%s", d->is_weight ? "weight" : "activation",
                                                     d->name, d->node && strcmp(d->node, d->name) ? " at " : "",
                                                     d->node && strcmp(d->node, d->name) ? d->node : ""),
                            .base_name = "baseline (float)", .anal_name = "analysis (quantized)",
@@ -659,46 +726,43 @@ static QrStatus qr__bn_plots(QrBd *bd) {
         QrCanvas c;
         st = qr_plot_hist(&hc, &c);
         if (st == QR_OK) {
-            QR_TRY(qr_mkdir_p(qr__bn_path(bd, "plots/distribution")));
-            st = qr__bn_save(bd, &c, qr_arena_printf(&bd->arena, "plots/distribution/%s_%d.png", safe, i));
+            st = qr__bn_save(bd, &c, qr_arena_printf(&ar, "plots/distribution/%s_%d.png", safe, i));
         }
-    }
-    for (int i = 0; bd->have_dist && st == QR_OK && i < bd->dist.n; i++) {
+    } else if (job >= 2 + nd && job < 2 + 2 * nd) {
+        int i = job - 2 - nd;
         const QrDist *d = &bd->dist.d[i];
-        if (!d->n_ch || !d->ch) continue;
+        if (!d->n_ch || !d->ch) goto done;
         QrBoxStats *bx = malloc((size_t)d->n_ch * sizeof *bx);
         bool *ol = malloc((size_t)d->n_ch * sizeof *ol);
-        if (!bx || !ol) { free(bx); free(ol); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        if (!bx || !ol) { free(bx); free(ol); st = qr_errf(QR_ERR_NOMEM, "out of memory"); goto done; }
         for (int c2 = 0; c2 < d->n_ch; c2++) {
             bx[c2] = (QrBoxStats){ d->ch[c2].min, d->ch[c2].q1, d->ch[c2].median, d->ch[c2].q3, d->ch[c2].max, d->ch[c2].mean };
             ol[c2] = d->ch[c2].outlier;
         }
         char safe[200];
         qr_zip_safe_component(safe, sizeof safe, d->name);
-        QrBoxChart bc = { .title = qr_arena_printf(&bd->arena, "Per-channel distribution of %s %s (%d outlier channel%s)",
+        QrBoxChart bc = { .title = qr_arena_printf(&ar, "Per-channel distribution of %s %s (%d outlier channel%s)",
                                                    d->is_weight ? "weight" : "activation", d->name, d->n_outlier,
                                                    d->n_outlier == 1 ? "" : "s"),
-                          .x_label = qr_arena_printf(&bd->arena, "channel (axis %d)", d->ch_axis), .y_label = "value",
+                          .x_label = qr_arena_printf(&ar, "channel (axis %d)", d->ch_axis), .y_label = "value",
                           .boxes = bx, .n = d->n_ch, .outlier = ol };
         QrCanvas c;
         st = qr_plot_box(&bc, &c);
         if (st == QR_OK) {
-            QR_TRY(qr_mkdir_p(qr__bn_path(bd, "plots/channelwise")));
-            st = qr__bn_save(bd, &c, qr_arena_printf(&bd->arena, "plots/channelwise/%s_%d.png", safe, i));
+            st = qr__bn_save(bd, &c, qr_arena_printf(&ar, "plots/channelwise/%s_%d.png", safe, i));
         }
         free(bx);
         free(ol);
-    }
-    if (bd->have_sens && bd->sens.n) {
+    } else if (job == 2 + 2 * nd && bd->have_sens && bd->sens.n) {
         int n = QR_MIN(bd->sens.n, 15);
         double *v = malloc((size_t)n * sizeof(double));
         const char **names = malloc((size_t)n * sizeof *names);
-        if (!v || !names) { free(v); free(names); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        if (!v || !names) { free(v); free(names); st = qr_errf(QR_ERR_NOMEM, "out of memory"); goto done; }
         for (int k = 0; k < n; k++) {
-            names[k] = qr_arena_printf(&bd->arena, "%s (%s)", bd->sens.rows[k].name, qr_sens_type_name(bd->sens.rows[k].type));
+            names[k] = qr_arena_printf(&ar, "%s (%s)", bd->sens.rows[k].name, qr_sens_type_name(bd->sens.rows[k].type));
             v[k] = qr_metric_get(&bd->sens.rows[k].m, bd->sens.opts.metric);
         }
-        QrBarChart bc = { .title = qr_arena_printf(&bd->arena, "Top-%d sensitive quantizers (%s at the output, only them on)",
+        QrBarChart bc = { .title = qr_arena_printf(&ar, "Top-%d sensitive quantizers (%s at the output, only them on)",
                                                    n, qr_metric_name(bd->sens.opts.metric)),
                           .x_label = qr_metric_name(bd->sens.opts.metric), .names = names, .values = v, .n = n, .top_k = n,
                           .x_scale = QR_SCALE_LINEAR };
@@ -708,10 +772,57 @@ static QrStatus qr__bn_plots(QrBd *bd) {
         free(v);
         free(names);
     }
+done:
+    qr_arena_free(&ar);
     return st;
 }
 
+static QrStatus qr__bn_plots(QrBd *bd) {
+    QR_TRY(qr_mkdir_p(qr__bn_path(bd, "plots")));
+    if (bd->have_dist && bd->dist.n) {
+        QR_TRY(qr_mkdir_p(qr__bn_path(bd, "plots/distribution")));
+        bool box = false;
+        for (int i = 0; i < bd->dist.n; i++) box |= bd->dist.d[i].n_ch && bd->dist.d[i].ch;
+        if (box) QR_TRY(qr_mkdir_p(qr__bn_path(bd, "plots/channelwise")));
+    }
+    return qr_session_jobs(qr__bn_plot_jobs(bd), qr__bn_plot_job, bd, NULL);
+}
+
 /* ==== the run ========================================================================== */
+
+/* What runall computes right after the baseline run, as independent jobs (QrSeJobFn): 0 and
+ * 1 the per-layer comparison's two runs (the analysis model, with its statistics from the
+ * same run, and the shadow run), 2 the equivalence check, 3 the weight comparison, 4 the
+ * sensitivity reference run (kept in the session; not with --max-memory, whose estimate has
+ * no room for it before the sensitivity stage). Each job's status and message are kept for
+ * its stage; the jobs themselves never fail. */
+#define QR__BN_EARLY 5
+
+typedef struct QrBdEarly {
+    QrBd *bd;
+    QrCmpPlan *cmp;              /* the comparison's plan (NULL: its preparation failed) */
+    QrStats *stats;              /* the analysis model's statistics (job 0) */
+    bool *seen;
+    QrStatus st[QR__BN_EARLY];
+    char *msg[QR__BN_EARLY];     /* malloc'd */
+} QrBdEarly;
+
+static QrStatus qr__bn_early_job(void *ctx, int k, int tid) {
+    QR_UNUSED(tid);
+    QrBdEarly *e = ctx;
+    QrBd *bd = e->bd;
+    QrStatus st = QR_OK;
+    if (k < 2) st = e->cmp ? qr_compare_step(e->cmp, k) : QR_OK;
+    else if (k == 2) st = qr_session_equivalence(&bd->se, &bd->eq);
+    else if (k == 3) st = qr_weights_compare(&bd->se, &bd->w);
+    else if (!bd->se.no_incremental) st = qr_sens_reference(&bd->se, &bd->o->sens);
+    e->st[k] = st;
+    if (st != QR_OK) {
+        e->msg[k] = strdup(qr_err_msg());
+        qr_err_clear();
+    }
+    return QR_OK;
+}
 
 static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTensor *inputs, const QrRunallOpts *o,
                                  QrRunallResult *r) {
@@ -732,37 +843,66 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         if (!mkdtemp(bd->dir)) st = qr_errf(QR_ERR_IO, "cannot create a staging folder in %s: %s", parent, strerror(errno));
     }
     bool staged = st == QR_OK;
+    QrStats *base_stats = NULL;
+    bool *base_seen = NULL;
+    if (st == QR_OK) qr__bn_hash_start(bd, b, a);
     if (st == QR_OK) {
         qr_progress_begin(&bd->prog, "prepare", 0);
         st = qr_session_open(&bd->se, b, a, inputs);
         bd->se.progress = qr_progress_hook(&bd->prog);
+        /* the baseline run also gives the baseline profile's statistics */
+        base_stats = calloc((size_t)b->n_values + 1, sizeof *base_stats);
+        base_seen = calloc((size_t)b->n_values + 1, sizeof *base_seen);
+        bd->se.base_stats = base_stats && base_seen ? base_stats : NULL;
+        bd->se.base_seen = base_stats && base_seen ? base_seen : NULL;
         if (st == QR_OK) st = qr_session_run_baseline(&bd->se);
+        bd->se.base_stats = NULL;
+        bd->se.base_seen = NULL;
         qr_progress_end(&bd->prog, st);
     }
     if (st == QR_OK) {
         qr_progress_begin(&bd->prog, "match", 0);
-        QrStatus s2 = qr_session_equivalence(&bd->se, &bd->eq);
-        bd->have_eq = s2 == QR_OK;
-        if (!bd->have_eq) qr_err_clear();
-        s2 = qr_match_write(b, a, &bd->se.m, bd->have_eq ? &bd->eq : NULL, bd->dir);
+        /* The analyses that need only the baseline's values run side by side (see qr__bn_early_job);
+         * their stages below write what they found. */
+        QrBdEarly early = { .bd = bd };
+        early.stats = calloc((size_t)a->n_values + 1, sizeof *early.stats);
+        early.seen = calloc((size_t)a->n_values + 1, sizeof *early.seen);
+        bool merged = false;
+        QrStatsCollect sc = { early.stats, early.seen };
+        QrStatus s_cmp = early.stats && early.seen ? qr_compare_prepare(&bd->se, o->mode, o->cos_threshold, qr_stats_tap, &sc,
+                                                                        &merged, &bd->cmp, &early.cmp)
+                                                   : qr_errf(QR_ERR_NOMEM, "out of memory");
+        qr_err_clear();
+        qr_session_jobs(QR__BN_EARLY, qr__bn_early_job, &early, NULL);
+        if (s_cmp == QR_OK) s_cmp = early.st[0] != QR_OK ? early.st[0] : early.st[1];
+        s_cmp = qr_compare_finish(early.cmp, s_cmp);
+        qr_err_clear();
+        bd->have_eq = early.st[2] == QR_OK;
+        QrStatus s2 = qr_match_write(b, a, &bd->se.m, bd->have_eq ? &bd->eq : NULL, bd->dir);
         qr__bn_done(bd, "match", s2);
         qr_progress_begin(&bd->prog, "check", 0);
-        /* One run of the analysis model gives the statistics both the check and its profile use. */
-        QrStats *stats = calloc((size_t)a->n_values + 1, sizeof *stats);
-        bool *seen = calloc((size_t)a->n_values + 1, sizeof *seen);
-        QrStatus s_stats = stats && seen ? qr_stats_collect(a, inputs, stats, seen) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        /* One run of the analysis model gives the statistics both the check and its profile use;
+         * it is the per-layer comparison's run too (sim / both modes; that stage only writes then). */
+        QrStats *stats = early.stats;
+        bool *seen = early.seen;
+        bool cmp_done = s_cmp == QR_OK;   /* else the compare stage runs it again and reports the error */
+        merged = cmp_done && merged;
+        if (!merged && seen) memset(seen, 0, (size_t)a->n_values * sizeof *seen);
+        QrStatus s_stats = !stats || !seen ? qr_errf(QR_ERR_NOMEM, "out of memory") : merged ? QR_OK
+                         : qr_stats_collect(a, inputs, stats, seen);
+        if (merged) qr_stats_inits(a, stats, seen);
         s2 = s_stats;
         if (s2 == QR_OK) s2 = qr_check_write(a, &bd->se.qa, stats, qr__bn_path(bd, "model_check_result.txt"), &bd->chk);
         bd->have_chk = qr__bn_done(bd, "check", s2);
         qr_progress_begin(&bd->prog, "profile", 2);
-        s2 = qr_profile_write(b, inputs, NULL, NULL, bd->dir, "model0_", NULL);
+        s2 = qr_profile_write(b, inputs, base_stats && base_seen ? base_stats : NULL, base_seen, bd->dir, "model0_", NULL);
         qr_progress_step(&bd->prog);
         if (s2 == QR_OK) s2 = s_stats == QR_OK ? qr_profile_write(a, inputs, stats, seen, bd->dir, "model1_", NULL) : s_stats;
         qr__bn_done(bd, "profile", s2);
         free(stats);
         free(seen);
         qr_progress_begin(&bd->prog, "compare", 0);
-        s2 = qr_compare_mode(&bd->se, o->mode, o->cos_threshold, &bd->cmp);
+        s2 = cmp_done ? QR_OK : qr_compare_mode(&bd->se, o->mode, o->cos_threshold, &bd->cmp);
         bd->have_cmp = s2 == QR_OK;
         if (s2 == QR_OK) s2 = qr_compare_write(&bd->se, &bd->cmp, bd->dir);
         qr__bn_done(bd, "compare", s2);
@@ -777,10 +917,11 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         if (s2 == QR_OK) s2 = qr_accum_write(&bd->se, &bd->acc, bd->dir);
         qr__bn_done(bd, "accumulated error", s2);
         qr_progress_begin(&bd->prog, "weight comparison", 0);
-        s2 = qr_weights_compare(&bd->se, &bd->w);
+        s2 = early.st[3] == QR_OK ? QR_OK : qr_errf(early.st[3], "%s", early.msg[3] ? early.msg[3] : "out of memory");
         bd->have_w = s2 == QR_OK;
         if (s2 == QR_OK) s2 = qr_weights_write(&bd->se, &bd->w, bd->dir);
         qr__bn_done(bd, "weight comparison", s2);
+        for (int k = 0; k < QR__BN_EARLY; k++) free(early.msg[k]);
         qr_progress_begin(&bd->prog, "advisor", 0);
         s2 = qr_advisor_run(&bd->se, bd->have_cmp ? &bd->cmp : NULL, bd->have_sens ? &bd->sens : NULL,
                             bd->have_w ? &bd->w : NULL, NULL, &bd->adv);
@@ -796,6 +937,7 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         qr_progress_begin(&bd->prog, "distributions", 0);
         s2 = qr_dist_collect(&bd->se, bd->have_sens ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes, 0, &bd->dist);
         bd->have_dist = s2 == QR_OK;
+        qr_session_ref_free(&bd->se);        /* the last user of the all-on reference */
         qr__bn_done(bd, "distributions", s2);
         qr_progress_begin(&bd->prog, "badcase", 0);
         s2 = QR_OK;
@@ -858,6 +1000,9 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         for (int k = 0; k < bd->n_fail && n < sizeof r->summary; k++)
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "analysis '%s' failed: %s\n", bd->fail_name[k], bd->fail_msg[k]);
     }
+    qr__bn_hash_join(bd);
+    free(base_stats);
+    free(base_seen);
     if (staged) qr__bn_rmtree(bd->dir);
     if (bd->have_eq) qr_equiv_free(&bd->eq);
     qr_compare_free(&bd->cmp);

@@ -55,12 +55,16 @@ static void qr__pl_png_sink(void *ctx, void *data, int size) {
     b->len += (size_t)size;
 }
 
+/* stb's settings are globals: set once. */
+static pthread_once_t qr__pl_png_once = PTHREAD_ONCE_INIT;
+static void qr__pl_png_setup(void) { stbi_write_force_png_filter = QR__PL_PNG_FILTER; }
+
 static QrStatus qr_plot_png(const QrCanvas *c, unsigned char **png, size_t *len) {
     *png = NULL;
     *len = 0;
     if (!c->px || c->w <= 0 || c->h <= 0) return qr_errf(QR_ERR_INVALID, "plot: PNG of an empty canvas");
     QrPlBuf b = {0};
-    stbi_write_force_png_filter = QR__PL_PNG_FILTER;
+    pthread_once(&qr__pl_png_once, qr__pl_png_setup);   /* encoders may run in parallel */
     int ok = stbi_write_png_to_func(qr__pl_png_sink, &b, c->w, c->h, 3, c->px, c->w * 3);
     if (!ok || b.failed) {
         free(b.p);

@@ -269,6 +269,7 @@ static void qr_run_release(void) {
 static bool qr__run_writes_all(const QrNode *n) {
     static const char *const ops[] = { "Conv", "Relu", "Clip", "Add", "Sub", "Mul", "Div", "BatchNormalization",
                                        "QuantizeLinear", "DequantizeLinear", "MaxPool", "GlobalAveragePool" };
+    if (n->def && (n->def->flags & QR_OPF_WRITES_ALL)) return true;
     if (n->domain[0]) return false;
     for (int i = 0; i < QR_ARRAY_LEN(ops); i++) if (!strcmp(n->op_type, ops[i])) return true;
     return false;
@@ -299,14 +300,16 @@ static void qr__run_drop(QrTensor *vals, size_t *cap, int v) {
 
 struct QrRunCache {
     const QrGraph *g;
-    QrTensor *t;          /* per value: data when cached */
+    QrTensor *t;          /* per value: data when cached (set once, then read-only) */
     size_t bytes;
+    pthread_mutex_t mu;   /* runs sharing the cache may run concurrently */
 };
 
 static QrRunCache *qr_run_cache_new(const QrGraph *g) {
     QrRunCache *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->g = g;
+    pthread_mutex_init(&c->mu, NULL);
     c->t = calloc((size_t)g->n_values + 1, sizeof *c->t);
     if (!c->t) { free(c); return NULL; }
     return c;
@@ -315,11 +318,20 @@ static QrRunCache *qr_run_cache_new(const QrGraph *g) {
 static void qr_run_cache_free(QrRunCache *c) {
     if (!c) return;
     for (int v = 0; v < c->g->n_values; v++) qr_aligned_free(c->t[v].data);
+    pthread_mutex_destroy(&c->mu);
     free(c->t);
     free(c);
 }
 
 static size_t qr_run_cache_bytes(const QrRunCache *c) { return c ? c->bytes : 0; }
+
+static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v) {
+    if (!c || v < 0 || v >= c->g->n_values) return NULL;
+    pthread_mutex_lock((pthread_mutex_t *)&c->mu);
+    const QrTensor *t = c->t[v].data ? &c->t[v] : NULL;
+    pthread_mutex_unlock((pthread_mutex_t *)&c->mu);
+    return t;
+}
 
 /* Per value of this run: true when it depends only on initializers and constants, with no
  * override on the way (so the cache's copy, if any, is what this run would compute). */
@@ -403,6 +415,29 @@ static bool qr__run_node_runs(const QrGraph *g, const QrRunOpts *o, int ni) {
     if (!n->def || (o->live && !o->live[ni])) return false;
     for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && qr__overridden(o, n->out[k])) return false;
     return true;
+}
+
+/* Marks in dead[] the nodes none of whose outputs is needed: a graph output, tapped, or read by
+ * a node that is not dead itself (walked in reverse topological order, so whole chains go, e.g.
+ * the activation DequantizeLinear nodes the int-mode lowering keeps for taps, in a run without
+ * taps). Dead nodes are skipped like nodes that are not live. uses: reader counts after
+ * overrides as qr_run keeps them; need: g->n_values ints of scratch. */
+static void qr__run_dead(const QrGraph *g, const QrRunOpts *o, const int *uses, int *need, bool *dead) {
+    memcpy(need, uses, (size_t)g->n_values * sizeof *need);
+    for (int oi = g->n_nodes - 1; oi >= 0; oi--) {
+        const int ni = g->order[oi];
+        const QrNode *n = &g->nodes[ni];
+        bool any = false, used = false;
+        for (int k = 0; k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0) continue;
+            any = true;
+            if (need[v] > 0 || (o->tap && (!o->tap_only || o->tap_only[v]))) used = true;
+        }
+        dead[ni] = any && !used;
+        for (int k = 0; dead[ni] && k < n->n_in; k++)
+            if (n->in[k] >= 0) need[qr__resolve(o, n->in[k])]--;
+    }
 }
 
 /* The one output of node n (its other outputs omitted), or -1. */
@@ -667,6 +702,7 @@ typedef struct QrRunState {
     QrRunPlan plan;
     QrRunCache *cache;          /* opts->cache when it belongs to g, else NULL */
     bool *st;                   /* with a cache: per value, qr__run_statics */
+    bool *dead;                 /* per node: qr__run_dead */
 } QrRunState;
 
 /* Node n's outputs are all static this run (with a cache: they go into it). */
@@ -786,6 +822,9 @@ static QrStatus qr__run_after(QrRunState *r, int ni) {
         const QrTensor *s = qr__read(opts, vals, opts->alias[v]);
         st = qr_tensor_set_shape(&vals[v], QR_DT_F32, s->rank, s->dims);
         if (st == QR_OK && s->dtype != QR_DT_F32) st = qr_errf(QR_ERR_INVALID, "clamped value '%s' is not float32", g->values[v].name);
+        if (st == QR_OK && !s->data && s->numel > 0)
+            st = qr_errf(QR_ERR_INVALID, "clamped value '%s' reads '%s', which this run neither computed nor was given",
+                         g->values[v].name, g->values[src].name);
         if (st == QR_OK) st = qr_tensor_alloc_data(&vals[v]);
         if (st != QR_OK) break;
         float lo = opts->clamp_lo[v], hi = opts->clamp_hi[v];
@@ -859,6 +898,13 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         if (!r.st) st = qr_errf(QR_ERR_NOMEM, "out of memory");
         else qr__run_statics(g, opts, r.st);
     }
+    if (st == QR_OK) {
+        int *need = malloc(((size_t)nv + 1) * sizeof *need);
+        r.dead = malloc(((size_t)g->n_nodes + 1) * sizeof *r.dead);
+        if (!need || !r.dead) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        else qr__run_dead(g, opts, uses, need, r.dead);
+        free(need);
+    }
     if (st == QR_OK) st = qr__run_plan(g, opts, uses, r.st, &r.plan);
     for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
         int ni = g->order[oi];
@@ -879,8 +925,10 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         bool skip = n->n_out > 0;
         for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !qr__overridden(opts, n->out[k])) skip = false;
         if (opts->live && !opts->live[ni]) skip = true;
+        if (r.dead && r.dead[ni]) skip = true;
         const bool stat = r.cache && qr__run_node_static(&r, n);
         if (stat) {   /* constants: from the cache, or computed now and kept there */
+            pthread_mutex_lock(&r.cache->mu);
             bool have = true;
             for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !r.cache->t[n->out[k]].data) have = false;
             if (have) {
@@ -892,9 +940,11 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
                 }
                 skip = true;
             }
+            pthread_mutex_unlock(&r.cache->mu);
         }
         if (!skip) {
             st = qr__run_one(&r, n);
+            if (st == QR_OK && stat) pthread_mutex_lock(&r.cache->mu);
             for (int k = 0; st == QR_OK && stat && k < n->n_out; k++) {
                 int v = n->out[k];
                 if (v < 0 || r.cache->t[v].data || !r.cap[v]) continue;
@@ -903,6 +953,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
                 r.cache->bytes += qr_tensor_nbytes(&vals[v]);
                 r.cap[v] = 0;
             }
+            if (st == QR_OK && stat) pthread_mutex_unlock(&r.cache->mu);
         }
         if (st == QR_OK) st = qr__run_after(&r, ni);
     }
@@ -923,6 +974,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     qr__run_plan_free(&r.plan);
     qr_arena_free(&r.scratch);
     free(r.st);
+    free(r.dead);
     free(vals);
     free(r.cap);
     free(uses);

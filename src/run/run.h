@@ -59,13 +59,15 @@ typedef struct QrRunOpts {
  * n_exec; taps still see the values). A value is taken from or put into the cache only in
  * runs where nothing it depends on is overridden (alias, subst, feed), so overrides always
  * see freshly computed values. The cache belongs to one graph, whose initializers must not
- * change while it lives; it holds its values until freed. */
+ * change while it lives; it holds its values until freed. Runs may share it concurrently. */
 typedef struct QrRunCache QrRunCache;
 /* A new, empty cache for g (NULL when out of memory). Free with qr_run_cache_free. */
 static QrRunCache *qr_run_cache_new(const QrGraph *g);
 static void qr_run_cache_free(QrRunCache *c);
 /* Bytes of tensor data the cache holds. */
 static size_t qr_run_cache_bytes(const QrRunCache *c);
+/* The cached tensor of value v (owned by the cache), or NULL when it holds none. */
+static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v);
 
 /* Runs the graph on inputs (one per graph input, in order). outputs[i] receive
  * owned copies of the graph outputs (free with qr_tensor_free_data); outputs

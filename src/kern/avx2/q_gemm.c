@@ -213,6 +213,11 @@ static void qr_q8_gemm_rq__avx2(int64_t M, int64_t N, int64_t K, const QrQOperan
     qr__k_q8_gemm_rq(&qr__k_q8_avx2_isa, M, N, K, A, B, conv, rq);
 }
 
+/* QrQ8PackAFn on AVX2. */
+static size_t qr_q8_pack_a__avx2(int64_t M, int64_t K, const QrQOperand *A, bool b_signed, void *dst) {
+    return qr__k_q8_pack_a(&qr__k_q8_avx2_isa, M, K, A, b_signed, dst);
+}
+
 /* QrQ8ConvGemmFn on AVX2. */
 static void qr_q8_conv_gemm__avx2(int64_t M, const QrQOperand *A, const QrQ8ConvB *b, int32_t *C, int64_t ldc) {
     qr__k_q8_conv_gemm(&qr__k_q8_avx2_isa, M, A, b, C, ldc);

@@ -313,14 +313,21 @@ QR__K_VNNI static void qr__k_q8_vnni_panel_end(const QrKQ8Job *j, int64_t i0, in
     const QrQ8Requant *rq = j->rq;
     const int32_t *ra = j->ra, alpha = j->alpha;
     const QrQOperand *A = j->A;
+    const bool crow = j->comp_row;
+    const uint32_t cv = (uint32_t)j->v0;
     if (!rq) {
         for (int64_t m = i0; m < i1; m++) {
             int32_t *c = c0 + (m - i0) * ldc;
-            const __m512i r = _mm512_set1_epi32(ra[m]), u = _mm512_set1_epi32(alpha - qr__k_zp_at(A, m));
-            _mm512_mask_storeu_epi32(c, m0, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m0, c),
-                                                            _mm512_add_epi32(_mm512_mullo_epi32(v0, r), _mm512_mullo_epi32(w0, u))));
-            _mm512_mask_storeu_epi32(c + 16, m1, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m1, c + 16),
-                                                                 _mm512_add_epi32(_mm512_mullo_epi32(v1, r), _mm512_mullo_epi32(w1, u))));
+            __m512i t0, t1;
+            if (crow) {   /* the row's constant v0 * RA[m] */
+                t0 = t1 = _mm512_set1_epi32((int32_t)((uint32_t)ra[m] * cv));
+            } else {
+                const __m512i r = _mm512_set1_epi32(ra[m]), u = _mm512_set1_epi32(alpha - qr__k_zp_at(A, m));
+                t0 = _mm512_add_epi32(_mm512_mullo_epi32(v0, r), _mm512_mullo_epi32(w0, u));
+                t1 = _mm512_add_epi32(_mm512_mullo_epi32(v1, r), _mm512_mullo_epi32(w1, u));
+            }
+            _mm512_mask_storeu_epi32(c, m0, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m0, c), t0));
+            _mm512_mask_storeu_epi32(c + 16, m1, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m1, c + 16), t1));
         }
         return;
     }
@@ -335,20 +342,30 @@ QR__K_VNNI static void qr__k_q8_vnni_panel_end(const QrKQ8Job *j, int64_t i0, in
     const __m512i vzp = _mm512_set1_epi32(rq->zp);
     for (int64_t m = i0; m < i1; m++) {
         const int32_t *c = c0 + (m - i0) * ldc;
-        const __m512i r = _mm512_set1_epi32(ra[m]), u = _mm512_set1_epi32(alpha - qr__k_zp_at(A, m));
-        __m512i a[2];
-        a[0] = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m0, c), _mm512_add_epi32(_mm512_mullo_epi32(v0, r), _mm512_mullo_epi32(w0, u)));
-        a[1] = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m1, c + 16), _mm512_add_epi32(_mm512_mullo_epi32(v1, r), _mm512_mullo_epi32(w1, u)));
         const int32_t *bias = bias0 ? bias0 + m * brs + jr * bcs : NULL;
+        __m512i a[2];
+        /* the row's constant v0 * RA[m] joins a scalar bias (one add per vector); otherwise the
+         * compensation is added first */
+        uint32_t rc = crow ? (uint32_t)ra[m] * cv : 0u;
+        if (crow && bias && !bcs) rc += (uint32_t)*bias;
+        if (crow) {
+            a[0] = _mm512_maskz_loadu_epi32(m0, c);
+            a[1] = _mm512_maskz_loadu_epi32(m1, c + 16);
+        } else {
+            const __m512i r = _mm512_set1_epi32(ra[m]), u = _mm512_set1_epi32(alpha - qr__k_zp_at(A, m));
+            a[0] = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m0, c), _mm512_add_epi32(_mm512_mullo_epi32(v0, r), _mm512_mullo_epi32(w0, u)));
+            a[1] = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m1, c + 16), _mm512_add_epi32(_mm512_mullo_epi32(v1, r), _mm512_mullo_epi32(w1, u)));
+        }
         const float *mult = mult0 + m * mrs + jr * mcs;
-        const __m512i bb = _mm512_set1_epi32(bias ? *bias : 0);
+        const __m512i bb = _mm512_set1_epi32(crow ? (int32_t)rc : bias ? *bias : 0);
         const __m512 mm = _mm512_set1_ps(*mult);
         unsigned char *y = y0 + (m * ldy + jr) * yb;
         for (int h = 0; h < 2; h++) {
             const __mmask16 mk = h ? m1 : m0;
             if (!mk) break;
             __m512i x = a[h];
-            if (bias) x = _mm512_add_epi32(x, bcs ? _mm512_maskz_loadu_epi32(mk, bias + 16 * h) : bb);
+            if (crow) x = _mm512_add_epi32(x, bias && bcs ? _mm512_add_epi32(bb, _mm512_maskz_loadu_epi32(mk, bias + 16 * h)) : bb);
+            else if (bias) x = _mm512_add_epi32(x, bcs ? _mm512_maskz_loadu_epi32(mk, bias + 16 * h) : bb);
             __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(x), mcs ? _mm512_maskz_loadu_ps(mk, mult + 16 * h) : mm);
             v = _mm512_min_ps(_mm512_max_ps(v, flo), fhi);   /* max(v, lo) gives lo for NaN */
             const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(v), vzp);
@@ -372,6 +389,11 @@ static void qr_q8_gemm__vnni(int64_t M, int64_t N, int64_t K, const QrQOperand *
 static void qr_q8_gemm_rq__vnni(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B,
                                 const QrQ8ConvB *conv, const QrQ8Requant *rq) {
     qr__k_q8_gemm_rq(&qr__k_q8_vnni_isa, M, N, K, A, B, conv, rq);
+}
+
+/* QrQ8PackAFn on AVX-512 VNNI. */
+static size_t qr_q8_pack_a__vnni(int64_t M, int64_t K, const QrQOperand *A, bool b_signed, void *dst) {
+    return qr__k_q8_pack_a(&qr__k_q8_vnni_isa, M, K, A, b_signed, dst);
 }
 
 /* QrQ8ConvGemmFn on AVX-512 VNNI. */

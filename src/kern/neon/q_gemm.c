@@ -94,6 +94,11 @@ static void qr_q8_gemm_rq__neon(int64_t M, int64_t N, int64_t K, const QrQOperan
     qr__k_q8_gemm_rq(&qr__k_q8_neon_isa, M, N, K, A, B, conv, rq);
 }
 
+/* QrQ8PackAFn on NEON. */
+static size_t qr_q8_pack_a__neon(int64_t M, int64_t K, const QrQOperand *A, bool b_signed, void *dst) {
+    return qr__k_q8_pack_a(&qr__k_q8_neon_isa, M, K, A, b_signed, dst);
+}
+
 /* QrQ8ConvGemmFn on NEON. */
 static void qr_q8_conv_gemm__neon(int64_t M, const QrQOperand *A, const QrQ8ConvB *b, int32_t *C, int64_t ldc) {
     qr__k_q8_conv_gemm(&qr__k_q8_neon_isa, M, A, b, C, ldc);
@@ -157,6 +162,11 @@ static void qr_q8_gemm__dot(int64_t M, int64_t N, int64_t K, const QrQOperand *A
 static void qr_q8_gemm_rq__dot(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B,
                                const QrQ8ConvB *conv, const QrQ8Requant *rq) {
     qr__k_q8_gemm_rq(&qr__k_q8_dot_isa, M, N, K, A, B, conv, rq);
+}
+
+/* QrQ8PackAFn with the dot-product instructions. */
+static size_t qr_q8_pack_a__dot(int64_t M, int64_t K, const QrQOperand *A, bool b_signed, void *dst) {
+    return qr__k_q8_pack_a(&qr__k_q8_dot_isa, M, K, A, b_signed, dst);
 }
 
 /* QrQ8ConvGemmFn with SDOT. */

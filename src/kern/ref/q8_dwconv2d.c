@@ -12,6 +12,8 @@
  * (v[e + 2j], v[e + 2j + 1]) gives two taps of output e + 2j; the load at e + 1 gives the odd
  * outputs. A tap without a neighbour pairs with weight 0. */
 
+#define QR__K_DW_RQ_MAXT 256   /* taps of the requantizing kernels (more: they return false) */
+
 /* y (OH*OW) = sum over the window of (x - xz) * w, taps outside x skipped (QrQ8DwConv2dFn). */
 static void qr_q8_dwconv2d__ref(const QrQ8Win *p, const int16_t *w, int32_t *y, void *scratch) {
     QR_UNUSED(scratch);
@@ -32,6 +34,34 @@ static void qr_q8_dwconv2d__ref(const QrQ8Win *p, const int16_t *w, int32_t *y, 
             }
             y[oh * p->OW + ow] = (int32_t)s;
         }
+}
+
+/* QrQ8DwConv2dRqFn: qr_q8_dwconv2d__ref, then qr_s32_requant__ref, a row of outputs at a time. */
+static bool qr_q8_dwconv2d_rq__ref(const QrQ8Win *p, int64_t planes, int64_t ldx, const int8_t *w, const QrQ8PlaneRq *rq,
+                                   void *y, int64_t ldy, void *scratch) {
+    QR_UNUSED(scratch);
+    const int64_t T = p->KH * p->KW;
+    if (T > QR__K_DW_RQ_MAXT) return false;
+    for (int64_t k = 0; k < planes; k++) {
+        int16_t w16[QR__K_DW_RQ_MAXT];
+        for (int64_t t = 0; t < T; t++) w16[t] = w[k * T + t];
+        QrQ8Win row = *p;
+        row.x = (const uint8_t *)p->x + k * ldx;
+        row.OH = 1;
+        for (int64_t oh = 0; oh < p->OH; oh++) {   /* output row oh: the window moved down by oh*sh */
+            int32_t acc[1024];
+            for (int64_t o0 = 0; o0 < p->OW; o0 += 1024) {
+                QrQ8Win part = row;
+                part.ph = p->ph - oh * p->sh;
+                part.pw = p->pw - o0 * p->sw;
+                part.OW = QR_MIN(1024, p->OW - o0);
+                qr_q8_dwconv2d__ref(&part, w16, acc, NULL);
+                qr_s32_requant__ref(part.OW, acc, &rq[k].bias, 0, &rq[k].mult, 0, rq[k].zp, rq[k].lo, rq[k].hi,
+                                    (uint8_t *)y + k * ldy + oh * p->OW + o0, 1);
+            }
+        }
+    }
+    return true;
 }
 
 /* ---- the shared SIMD layout ------------------------------------------------------------ */
@@ -58,6 +88,14 @@ static QrKDwLayout qr__k_dw_layout(const QrQ8Win *p) {
 static size_t qr_q8_dwconv2d_scratch(const QrQ8Win *p) {
     QrKDwLayout l = qr__k_dw_layout(p);
     return (size_t)(l.plane * p->sh * p->sw) * sizeof(int16_t) + (size_t)(l.nq + QR__K_DW_VMAX) * sizeof(int32_t) + 64;
+}
+
+/* The requantizing kernels' scratch: the plane padded with its zero point (kern/avx512/
+ * q8_dwconv2d.c), rows of (OW - 1)*sw + KW bytes (at least W + pw), plus vector slack. */
+static size_t qr_q8_dwconv2d_rq_scratch(const QrQ8Win *p) {
+    const int64_t hp = (p->OH - 1) * p->sh + (p->KH - 1) * p->dh + 1;
+    const int64_t wp = QR_MAX((p->OW - 1) * p->sw + (p->KW - 1) * p->dw + 1, p->pw + p->W);
+    return (size_t)(hp * wp + 256);
 }
 
 /* Row i of phase plane (a, b) for input row ih (outside x: zeros) into d[0..wq), scalar. */

@@ -1,0 +1,508 @@
+/* tests/incr — the shortcuts that make runall fast give the bits of the plain computations:
+ * cumulative error and what-if from the all-on reference (cone re-runs, recomputing what the
+ * reference did not keep, the memo of output metrics) against whole-graph runs, the
+ * sensitivity reference run done ahead, tap masks,
+ * the runs that serve two analyses (baseline statistics, compare + analysis statistics, the
+ * equivalence check on the session's baseline values), parallel jobs, the selection-based
+ * box statistics, the Rtol filter, the weight comparison's run-wise loop and the integer
+ * statistics path, each against a plain implementation written here. */
+
+static const char *const qt_incr_pairs[] = { "qat_fakequant", "ort_qdq", "qoperator", "int16_mixed", "integer_ops", "culprit" };
+
+/* Bitwise equality of metrics (NaN == NaN when the bits are the same). */
+static bool qt_incr_same_m(const QrMetrics *a, const QrMetrics *b) { return !memcmp(a, b, sizeof *a); }
+
+/* ==== cumulative error and what-if: incremental == whole-graph runs =================== */
+
+static QrStatus qt_incr_analyses(const char *pair, bool full, bool off_one, QrSensResult *sr, QrAccum *acc, QrWhatIf *wi) {
+    QtPair p;
+    QrSession se;
+    QrStatus st = qt_session_pair(pair, &p, &se);
+    se.no_incremental = full;
+    QrSensOpts so = { .off_one = off_one, .metric = QR_METRIC_L1 };
+    int topk[] = { 1, 2, 3 }, ks[] = { 1, 2, 4 };
+    if (st == QR_OK) st = qr_sens_run(&se, &so, sr);
+    if (st == QR_OK) st = qr_accum_run(&se, sr, topk, 3, off_one ? QR_METRIC_KL : QR_METRIC_COSINE, acc);
+    if (st == QR_OK) st = qr_whatif_run(&se, sr, ks, 3, 0.9999999, wi);
+    if (se.b) qr_session_close(&se);
+    qt_pair_free(&p);
+    return st;
+}
+
+static void qt_incr_accum_whatif_pair(const char *pair, bool off_one) {
+    char name[128], msg[256] = "";
+    snprintf(name, sizeof name, "incr/accum_whatif/%s/%s", pair, off_one ? "off-one" : "one-on");
+    QrSensResult s1 = {0}, s2 = {0};
+    QrAccum a1 = {0}, a2 = {0};
+    QrWhatIf w1 = {0}, w2 = {0};
+    QrStatus st = qt_incr_analyses(pair, false, off_one, &s1, &a1, &w1);
+    if (st == QR_OK) st = qt_incr_analyses(pair, true, off_one, &s2, &a2, &w2);
+    bool ok = st == QR_OK && a1.n_settings == a2.n_settings && a1.n_settings > 3 && w1.n_steps == w2.n_steps && w1.n_steps > 0;
+    for (int k = 0; ok && k < a1.n_settings; k++)   /* (the per-match table: test_incr_accum_table) */
+        if (!qt_incr_same_m(&a1.out[k], &a2.out[k])) { ok = false; snprintf(msg, sizeof msg, "setting %s: output", a1.setting[k]); }
+    if (ok && !qt_incr_same_m(&w1.as_is, &w2.as_is)) { ok = false; snprintf(msg, sizeof msg, "what-if as is"); }
+    for (int t = 0; ok && t < w1.n_steps; t++)
+        if (w1.steps[t].k != w2.steps[t].k || !qt_incr_same_m(&w1.steps[t].int16, &w2.steps[t].int16) ||
+            !qt_incr_same_m(&w1.steps[t].fp, &w2.steps[t].fp)) {
+            ok = false;
+            snprintf(msg, sizeof msg, "what-if step k=%d", w1.steps[t].k);
+        }
+    qt_record(name, ok, "%s %s", st == QR_OK ? "" : qr_err_msg(), msg);
+    qr_whatif_free(&w1);
+    qr_whatif_free(&w2);
+    qr_accum_free(&a1);
+    qr_accum_free(&a2);
+    qr_sens_free(&s1);
+    qr_sens_free(&s2);
+}
+
+/* The per-match table too (needs the session for the number of matches). */
+static void test_incr_accum_table(void) {
+    for (int pi = 0; pi < QR_ARRAY_LEN(qt_incr_pairs); pi++) {
+        QtPair p;
+        QrSession se;
+        QrSensResult sr = {0};
+        QrAccum inc = {0}, full = {0};
+        int topk[] = { 1, 3 };
+        QT_OK(qt_session_pair(qt_incr_pairs[pi], &p, &se));
+        QrSensOpts so = { .metric = QR_METRIC_L1 };
+        QrStatus st = qr_sens_run(&se, &so, &sr);
+        if (st == QR_OK) st = qr_accum_run(&se, &sr, topk, 2, QR_METRIC_SQNR, &inc);
+        se.no_incremental = true;
+        if (st == QR_OK) st = qr_accum_run(&se, &sr, topk, 2, QR_METRIC_SQNR, &full);
+        bool same = st == QR_OK && inc.n_settings == full.n_settings &&
+                    !memcmp(inc.val, full.val, (size_t)se.m.n * (size_t)inc.n_settings * sizeof(double));
+        int nm = se.m.n;
+        qr_accum_free(&inc);
+        qr_accum_free(&full);
+        qr_sens_free(&sr);
+        qr_session_close(&se);
+        qt_pair_free(&p);
+        QT_OK(st);
+        QT_CHECKF(same, "%s: per-match cumulative error differs (%d matches)", qt_incr_pairs[pi], nm);
+    }
+}
+
+/* ==== re-runs that recompute what the reference did not keep ========================== */
+
+/* Every quantizer off, and each weight quantizer off alone, from a reference that kept
+ * nothing (or only every other value): outputs equal a whole-graph run. */
+static void test_incr_closure(void) {
+    for (int pi = 0; pi < QR_ARRAY_LEN(qt_incr_pairs); pi++) {
+        QtPair p;
+        QrSession se;
+        QT_OK(qt_session_pair(qt_incr_pairs[pi], &p, &se));
+        const QrGraph *g = &se.tw.g;
+        QrStatus st = qr_session_ref(&se, NULL, NULL, NULL, NULL);
+        bool *mask = malloc((size_t)se.qt.n + 1);
+        QrOverrides ov = {0};
+        if (st == QR_OK) st = mask ? qr_session_overrides_alloc(&se, &ov) : qr_errf(QR_ERR_NOMEM, "oom");
+        QrTensor *o1 = calloc((size_t)g->n_outputs + 1, sizeof *o1), *o2 = calloc((size_t)g->n_outputs + 1, sizeof *o2);
+        bool same = true;
+        int cases = 0;
+        char msg[256] = "";
+        for (int drop = 0; drop < 2 && st == QR_OK; drop++) {
+            /* drop 0: every other kept value; 1: everything the reference kept */
+            for (int v = 0; v < g->n_values; v++)
+                if (se.ref->vals[v].data && (drop || v % 2)) qr_tensor_free_data(&se.ref->vals[v]);
+            for (int c = -1; c < se.qt.n && st == QR_OK; c++) {
+                if (c >= 0 && se.qt.q[c].kind != QR_QK_WEIGHT) continue;
+                for (int i = 0; i < se.qt.n; i++) mask[i] = c >= 0 && i != c;
+                qr_session_overrides(&se, mask, &ov);
+                QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
+                st = qr_session_run_inc(&se, g, &ro, o1, NULL);
+                if (st == QR_OK) st = qr_run(g, se.inputs, &ro, o2);
+                for (int k = 0; st == QR_OK && k < g->n_outputs; k++)
+                    if (qr_tensor_nbytes(&o1[k]) != qr_tensor_nbytes(&o2[k]) || memcmp(o1[k].data, o2[k].data, qr_tensor_nbytes(&o1[k]))) {
+                        if (same) snprintf(msg, sizeof msg, "drop %d, quantizer %d: output %d differs", drop, c, k);
+                        same = false;
+                    }
+                for (int k = 0; k < g->n_outputs; k++) { qr_tensor_free_data(&o1[k]); qr_tensor_free_data(&o2[k]); }
+                cases++;
+            }
+        }
+        free(o1);
+        free(o2);
+        free(mask);
+        qr_session_overrides_free(&ov);
+        qr_session_close(&se);
+        qt_pair_free(&p);
+        QT_OK(st);
+        QT_CHECKF(same && cases > 2, "%s: %s (%d cases)", qt_incr_pairs[pi], msg, cases);
+    }
+}
+
+/* ==== tap masks and runs that serve two analyses ===================================== */
+
+/* Per-match metrics of qr_sens_eval_mask (a masked, fusing run) equal those computed here
+ * from a run that taps every value (nothing fused). */
+typedef struct QtIncrAll { QrSession *s; QrMetrics *pm; } QtIncrAll;
+static QrStatus qt_incr_all_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QtIncrAll *c = user;
+    QR_UNUSED(g);
+    QR_UNUSED(node);
+    for (int i = 0; i < c->s->m.n; i++) {
+        if (c->s->vis[i] != value || !c->s->base[i].data) continue;
+        QrTensor f = {0};
+        if (qr_session_visible_f32(c->s, i, t, &f) != QR_OK) { qr_err_clear(); continue; }
+        if (f.numel == c->s->base[i].numel) qr_metrics_compute_ex(c->s->base[i].data, f.data, f.numel, true, &c->pm[i]);
+        qr_tensor_free_data(&f);
+    }
+    return QR_OK;
+}
+
+static void test_incr_tap_mask(void) {
+    for (int pi = 0; pi < QR_ARRAY_LEN(qt_incr_pairs); pi++) {
+        QtPair p;
+        QrSession se;
+        QT_OK(qt_session_pair(qt_incr_pairs[pi], &p, &se));
+        QrStatus st = qr_session_run_baseline(&se);
+        QrMetrics out, *pm1 = calloc((size_t)se.m.n + 1, sizeof *pm1), *pm2 = calloc((size_t)se.m.n + 1, sizeof *pm2);
+        if (st == QR_OK) st = qr_sens_eval_mask(&se, NULL, &out, pm1, true);
+        QrOverrides ov = {0};
+        if (st == QR_OK) st = qr_session_overrides_alloc(&se, &ov);
+        if (st == QR_OK) {
+            qr_session_overrides(&se, NULL, &ov);
+            QtIncrAll c = { &se, pm2 };
+            QrRunOpts ro = qr_session_run_opts(&ov, qt_incr_all_tap, &c);
+            st = qr_run(&se.tw.g, se.inputs, &ro, NULL);
+        }
+        int n_cmp = 0, bad = -1;
+        for (int i = 0; st == QR_OK && i < se.m.n; i++) {
+            if (!pm2[i].n) continue;
+            n_cmp++;
+            if (!qt_incr_same_m(&pm1[i], &pm2[i]) && bad < 0) bad = i;
+        }
+        qr_session_overrides_free(&ov);
+        free(pm1);
+        free(pm2);
+        qr_session_close(&se);
+        qt_pair_free(&p);
+        QT_OK(st);
+        QT_CHECKF(bad < 0 && n_cmp > 0, "%s: match %d differs (%d compared)", qt_incr_pairs[pi], bad, n_cmp);
+    }
+}
+
+/* The baseline run's statistics, compare's run with the analysis statistics, and the
+ * equivalence check on the session's baseline values equal their stand-alone versions. */
+static void test_incr_shared_runs(void) {
+    for (int pi = 0; pi < QR_ARRAY_LEN(qt_incr_pairs); pi++) {
+        const char *pair = qt_incr_pairs[pi];
+        QtPair p;
+        QrSession s1, s2;
+        QT_OK(qt_session_pair(pair, &p, &s1));
+        QrStatus st = qr_session_open(&s2, p.b, p.a, &p.in);
+        int nb = p.b->n_values, na = p.a->n_values;
+        QrStats *bs1 = calloc((size_t)nb + 1, sizeof *bs1), *bs2 = calloc((size_t)nb + 1, sizeof *bs2);
+        QrStats *as1 = calloc((size_t)na + 1, sizeof *as1), *as2 = calloc((size_t)na + 1, sizeof *as2);
+        bool *bn1 = calloc((size_t)nb + 1, 1), *bn2 = calloc((size_t)nb + 1, 1), *an1 = calloc((size_t)na + 1, 1), *an2 = calloc((size_t)na + 1, 1);
+        QrEquivResult e1 = {0}, e2 = {0};
+        QrCompare c1 = {0}, c2 = {0};
+        bool extra = false;
+        char msg[256] = "";
+        /* s1: the shared runs (baseline statistics during the baseline run, equivalence from s1.base) */
+        s1.base_stats = bs1;
+        s1.base_seen = bn1;
+        if (st == QR_OK) st = qr_session_run_baseline(&s1);
+        s1.base_stats = NULL;
+        s1.base_seen = NULL;
+        if (st == QR_OK) st = qr_session_equivalence(&s1, &e1);
+        QrStatsCollect sc = { as1, an1 };
+        if (st == QR_OK) st = qr_compare_mode_ex(&s1, "sim", 0.99, qr_stats_tap, &sc, &extra, &c1);
+        if (st == QR_OK && extra) qr_stats_inits(p.a, as1, an1);
+        /* s2: each on its own (the equivalence runs the baseline itself: no base yet) */
+        if (st == QR_OK) st = qr_session_equivalence(&s2, &e2);
+        if (st == QR_OK) st = qr_stats_collect(p.b, &p.in, bs2, bn2);
+        if (st == QR_OK) st = qr_stats_collect(p.a, &p.in, as2, an2);
+        if (st == QR_OK) st = qr_compare_run(&s2, p.a, 0.99, &c2);
+        bool ok = st == QR_OK && extra;
+        if (ok && (memcmp(bn1, bn2, (size_t)nb) || memcmp(an1, an2, (size_t)na))) { ok = false; snprintf(msg, sizeof msg, "seen differ"); }
+        for (int v = 0; ok && v < nb; v++)
+            if (bn1[v] && memcmp(&bs1[v], &bs2[v], sizeof bs1[v])) { ok = false; snprintf(msg, sizeof msg, "baseline stats of %s", p.b->values[v].name); }
+        for (int v = 0; ok && v < na; v++)
+            if (an1[v] && memcmp(&as1[v], &as2[v], sizeof as1[v])) { ok = false; snprintf(msg, sizeof msg, "analysis stats of %s", p.a->values[v].name); }
+        if (ok && (e1.equivalent != e2.equivalent || e1.worst_rel != e2.worst_rel || e1.worst_match != e2.worst_match ||
+                   memcmp(e1.max_abs, e2.max_abs, (size_t)s1.m.n * sizeof(double)) ||
+                   memcmp(e1.ref_absmax, e2.ref_absmax, (size_t)s1.m.n * sizeof(double)))) {
+            ok = false;
+            snprintf(msg, sizeof msg, "equivalence differs");
+        }
+        if (ok && (c1.n != c2.n || c1.first_drop != c2.first_drop || !qt_incr_same_m(&c1.out, &c2.out))) { ok = false; snprintf(msg, sizeof msg, "compare differs"); }
+        for (int k = 0; ok && k < c1.n; k++)
+            if (c1.rows[k].has_m != c2.rows[k].has_m || c1.rows[k].has_local != c2.rows[k].has_local ||
+                (c1.rows[k].has_m && !qt_incr_same_m(&c1.rows[k].m, &c2.rows[k].m)) ||
+                (c1.rows[k].has_local && !qt_incr_same_m(&c1.rows[k].local, &c2.rows[k].local))) {
+                ok = false;
+                snprintf(msg, sizeof msg, "compare row %d differs", k);
+            }
+        if (st == QR_OK) { qr_equiv_free(&e1); qr_equiv_free(&e2); }
+        qr_compare_free(&c1);
+        qr_compare_free(&c2);
+        free(bs1); free(bs2); free(as1); free(as2); free(bn1); free(bn2); free(an1); free(an2);
+        qr_session_close(&s1);
+        if (s2.b) qr_session_close(&s2);
+        qt_pair_free(&p);
+        QT_OK(st);
+        QT_CHECKF(ok, "%s: %s", pair, msg);
+    }
+}
+
+/* qr_sens_run with its reference run done ahead (qr_sens_reference, as runall does it) gives
+ * the rows, the reference metrics and the node-execution counts of a plain qr_sens_run; a
+ * reference made for the other mode is not used (and stays until the session closes). */
+static void test_incr_sens_reference(void) {
+    for (int pi = 0; pi < QR_ARRAY_LEN(qt_incr_pairs); pi++)
+        for (int off = 0; off < 2; off++) {
+            QtPair p;
+            QrSession se;
+            QT_OK(qt_session_pair(qt_incr_pairs[pi], &p, &se));
+            QrSensOpts o = { .off_one = off, .metric = QR_METRIC_MSE }, other = o;
+            other.off_one = !off;
+            QrSensResult a = {0}, b = {0}, c = {0};
+            QrStatus st = qr_sens_run(&se, &o, &a);
+            if (st == QR_OK) st = qr_sens_reference(&se, &o);
+            bool made = se.sens_ref != NULL;
+            if (st == QR_OK) st = qr_sens_run(&se, &o, &b);
+            bool taken = se.sens_ref == NULL;
+            if (st == QR_OK) st = qr_sens_reference(&se, &other);
+            if (st == QR_OK) st = qr_sens_run(&se, &o, &c);
+            bool kept = se.sens_ref != NULL;
+            bool same = st == QR_OK && a.n == b.n && a.n == c.n && a.n_exec == b.n_exec && a.n_exec == c.n_exec &&
+                        qt_incr_same_m(&a.reference, &b.reference) && qt_incr_same_m(&a.reference, &c.reference);
+            for (int k = 0; same && k < a.n; k++)
+                same = a.rows[k].type == b.rows[k].type && !strcmp(a.rows[k].name, b.rows[k].name) &&
+                       qt_incr_same_m(&a.rows[k].m, &b.rows[k].m) && qt_incr_same_m(&a.rows[k].m, &c.rows[k].m) &&
+                       a.rows[k].n_exec == b.rows[k].n_exec;
+            qr_sens_free(&a);
+            qr_sens_free(&b);
+            qr_sens_free(&c);
+            qr_session_close(&se);
+            qt_pair_free(&p);
+            QT_OK(st);
+            QT_CHECKF(made && taken && kept && same, "%s %s: made %d taken %d kept %d same %d", qt_incr_pairs[pi],
+                      off ? "off-one" : "one-on", made, taken, kept, same);
+        }
+}
+
+/* ==== parallel jobs ================================================================= */
+
+typedef struct QtIncrJobs { int ran[64]; } QtIncrJobs;
+static QrStatus qt_incr_job(void *ctx, int k, int tid) {
+    QtIncrJobs *j = ctx;
+    QR_UNUSED(tid);
+    j->ran[k]++;
+    if (k == 5) return qr_errf(QR_ERR_IO, "job five failed");
+    if (k == 3) return qr_errf(QR_ERR_INVALID, "job three failed");
+    return QR_OK;
+}
+
+/* Every job runs once; the error is the lowest failing job's, whatever the thread count. */
+static void test_incr_jobs(void) {
+    for (int threads = 1; threads <= 3; threads++) {
+        QT_OK(qr_pool_init(threads));
+        QtIncrJobs j = {0};
+        QtStepLog lg = { .monotone = true };
+        QrStepHook h = { qt_step_log, &lg };
+        QrStatus st = qr_session_jobs(40, qt_incr_job, &j, &h);
+        bool once = true;
+        for (int k = 0; k < 40; k++) once &= j.ran[k] == 1;
+        QT_CHECKF(st == QR_ERR_INVALID && strstr(qr_err_msg(), "job three failed"), "%d threads: %s", threads, qr_err_msg());
+        qr_err_clear();
+        QT_CHECKF(once && lg.calls == 40 && lg.monotone && lg.last_done == 39 && lg.total == 40, "%d threads", threads);
+        QT_OK(qr_session_jobs(0, qt_incr_job, &j, NULL));
+    }
+    QT_OK(qr_pool_init(0));
+}
+
+/* ==== selection-based box statistics ================================================ */
+
+static int qt_incr_cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static double qt_incr_quantile(const double *a, int64_t n, double q) {
+    double pos = q * (double)(n - 1);
+    int64_t lo = (int64_t)floor(pos);
+    if (lo >= n - 1) return a[n - 1];
+    return a[lo] + (a[lo + 1] - a[lo]) * (pos - (double)lo);
+}
+
+/* qr__ax_box equals sorting (stable, as glibc's qsort) and reading the quartiles off,
+ * bit for bit, on data with ties, runs of zeros of both signs and single values. */
+static void test_incr_box(void) {
+    uint64_t rng = 77;
+    static const int64_t sizes[] = { 1, 2, 3, 4, 5, 7, 15, 16, 17, 33, 100, 1000, 4097, 20000 };
+    for (int si = 0; si < QR_ARRAY_LEN(sizes); si++)
+        for (int kind = 0; kind < 6; kind++) {
+            int64_t n = sizes[si];
+            double *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+            QT_CHECK(a && b);
+            for (int64_t i = 0; i < n; i++) {
+                double v = qr_rng_normal(&rng);
+                if (kind == 1) v = (double)(int)(v * 3);                       /* many ties */
+                if (kind == 2) v = v < 0.3 ? ((qr_rng_next(&rng) & 1) ? -0.0 : 0.0) : v;   /* ReLU-like, signed zeros */
+                if (kind == 3) v = 1.5;                                         /* all equal */
+                if (kind == 4) v = (double)(float)(v * 1e-30);                  /* tiny */
+                if (kind == 5) v = v < 0.3 ? ((qr_rng_next(&rng) & 1) ? -0.0 : 0.0) : -fabs(v);   /* the maximum is a zero */
+                a[i] = b[i] = (double)(float)v;
+            }
+            QrChannelBox box;
+            qr__ax_box(a, n, &box);
+            qsort(b, (size_t)n, sizeof *b, qt_incr_cmp_d);
+            double want[5] = { b[0], qt_incr_quantile(b, n, 0.25), qt_incr_quantile(b, n, 0.5), qt_incr_quantile(b, n, 0.75), b[n - 1] };
+            double got[5] = { box.min, box.q1, box.median, box.q3, box.max };
+            bool same = !memcmp(want, got, sizeof want);
+            free(a);
+            free(b);
+            QT_CHECKF(same, "n %lld kind %d: min/q1/median/q3/max %.17g %.17g %.17g %.17g %.17g, want %.17g %.17g %.17g %.17g %.17g",
+                      (long long)n, kind, got[0], got[1], got[2], got[3], got[4], want[0], want[1], want[2], want[3], want[4]);
+        }
+}
+
+/* ==== metrics: the Rtol filter and the optional metrics ============================== */
+
+static void test_incr_rtol(void) {
+    uint64_t rng = 5;
+    enum { N = 3000 };
+    float x[N], y[N];
+    for (int kind = 0; kind < 4; kind++) {
+        for (int i = 0; i < N; i++) {
+            x[i] = (float)qr_rng_normal(&rng);
+            y[i] = x[i] + (float)(qr_rng_normal(&rng) * 1e-3);
+            if (kind == 1 && i % 7 == 0) x[i] = 0;                              /* d/0 = FLT_MAX */
+            if (kind == 2) y[i] = x[i];                                          /* all 0 */
+            if (kind == 3) { x[i] *= (float)exp(qr_rng_normal(&rng) * 20); y[i] = x[i] * (1 + (float)qr_rng_normal(&rng) * 1e-5f); }
+        }
+        double naive = 0;
+        for (int i = 0; i < N; i++) {
+            double ad = fabs((double)x[i] - (double)y[i]), ax = fabs((double)x[i]);
+            double r = ax > 0 ? ad / ax : (ad > 0 ? FLT_MAX : 0);
+            if (r > naive) naive = r;
+        }
+        double got = qr__mt_rtol(x, y, N);
+        QT_CHECKF(!memcmp(&got, &naive, sizeof got), "kind %d: %.17g vs %.17g", kind, got, naive);
+        QrMetrics all, some;
+        qr_metrics_compute(x, y, N, &all);
+        qr_metrics_compute_opts(x, y, N, false, false, &some);
+        QT_CHECK(!memcmp(&all.rtol, &naive, sizeof naive));
+        QT_CHECK(some.kl != some.kl && some.rtol != some.rtol);
+        some.kl = all.kl;
+        some.rtol = all.rtol;
+        QT_CHECKF(qt_incr_same_m(&all, &some), "kind %d: the other metrics differ without KL / Rtol", kind);
+    }
+}
+
+/* ==== statistics of integer tensors ================================================== */
+
+static void test_incr_stats_int8(void) {
+    uint64_t rng = 11;
+    for (int dt = 0; dt < 2; dt++) {
+        QrTensor t = {0};
+        int64_t dims[1] = { 10000 };
+        QT_OK(qr_tensor_set_shape(&t, dt ? QR_DT_U8 : QR_DT_S8, 1, dims));
+        QT_OK(qr_tensor_alloc_data(&t));
+        for (int64_t i = 0; i < t.numel; i++) ((uint8_t *)t.data)[i] = (uint8_t)(qr_rng_next(&rng) >> 7);
+        QrStats got, want;
+        qr_stats_init(&got);
+        qr_stats_tensor(&got, &t);
+        /* the plain computation: blocks of 4096, sum / min / max, then m2 about the block mean, Chan's merge */
+        qr_stats_init(&want);
+        for (int64_t base = 0; base < t.numel; base += 4096) {
+            int64_t end = QR_MIN(t.numel, base + 4096);
+            QrStats b;
+            qr_stats_init(&b);
+            double sum = 0;
+            for (int64_t i = base; i < end; i++) {
+                double v = (double)qr_tensor_get_i64(&t, i);
+                b.n++;
+                sum += v;
+                if (v < b.min) b.min = v;
+                if (v > b.max) b.max = v;
+            }
+            b.mean = sum / (double)b.n;
+            for (int64_t i = base; i < end; i++) {
+                double v = (double)qr_tensor_get_i64(&t, i);
+                b.m2 += (v - b.mean) * (v - b.mean);
+            }
+            qr_stats_merge(&want, &b);
+        }
+        qr_tensor_free_data(&t);
+        QT_CHECKF(!memcmp(&got, &want, sizeof got), "%s: mean %.17g/%.17g m2 %.17g/%.17g", dt ? "uint8" : "int8", got.mean,
+                  want.mean, got.m2, want.m2);
+    }
+}
+
+/* ==== the weight comparison's data, run by run ======================================== */
+
+/* qr__ax_wdata equals the element-by-element computation (parameter index, scale and zero
+ * point per element, QuantizeLinear's rounding) for every weight quantizer of the pairs. */
+static void test_incr_wdata(void) {
+    for (int pi = 0; pi < QR_ARRAY_LEN(qt_incr_pairs); pi++) {
+        QtPair p;
+        QrSession se;
+        QT_OK(qt_session_pair(qt_incr_pairs[pi], &p, &se));
+        const QrGraph *g = &se.tw.g;
+        int checked = 0;
+        char msg[256] = "";
+        for (int qi = 0; qi < se.qt.n && !msg[0]; qi++) {
+            const QrQuantizer *q = &se.qt.q[qi];
+            if (q->kind != QR_QK_WEIGHT) continue;
+            QrAxWData d;
+            QT_OK(qr__ax_wdata(&se, qi, &d));
+            if (!d.ok) { qr__ax_wdata_free(&d); continue; }
+            const QrTensor *sc = &g->values[q->scale_value].t;
+            const QrTensor *zp = q->zp_value >= 0 ? &g->values[q->zp_value].t : NULL;
+            QrQuantRange range;
+            qr_quant_range(q->dtype, &range);
+            int64_t n_sat = 0, n_zero = 0, n_bad = 0, n_diff = 0;
+            for (int64_t i = 0; i < d.n && !msg[0]; i++) {
+                int64_t pidx = qr_quant_param_index(d.shape->rank, d.shape->dims, q->axis, q->block_size, sc->numel, i);
+                float s1 = (float)qr_tensor_get_f64(sc, pidx);
+                int32_t z = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? pidx : 0) : 0;
+                int32_t qv = 0;
+                float xv = 0;
+                if (d.w) {
+                    xv = (float)qr_tensor_get_f64(d.w, i);
+                    float dv = xv / s1;
+                    if (!isfinite(xv) || !isfinite(dv)) n_bad++;
+                    else if (rintf(dv) + (float)z < (float)range.lo || rintf(dv) + (float)z > (float)range.hi) n_sat++;
+                    qv = qr_quant_quantize_f32(xv, s1, z, range);
+                    if (xv != 0 && qv == z) n_zero++;
+                }
+                if (d.iw) {
+                    int32_t stored = (int32_t)qr_tensor_get_i64(d.iw, i);
+                    if (d.w && stored != qv) n_diff++;
+                    qv = stored;
+                }
+                float yv = (float)(qv - z) * s1;
+                if (!d.w) xv = yv;
+                if (memcmp(&yv, &d.y[i], sizeof yv) || memcmp(&xv, &d.x[i], sizeof xv))
+                    snprintf(msg, sizeof msg, "%s element %lld", g->values[q->int_value >= 0 ? q->int_value : q->float_value].name, (long long)i);
+            }
+            if (!msg[0] && (n_sat != d.n_sat || n_zero != d.n_zero || n_bad != d.n_nonfinite || n_diff != d.n_requant_diff))
+                snprintf(msg, sizeof msg, "quantizer %d: counts %lld/%lld %lld/%lld", qi, (long long)d.n_sat, (long long)n_sat,
+                         (long long)d.n_zero, (long long)n_zero);
+            qr__ax_wdata_free(&d);
+            checked++;
+        }
+        qr_session_close(&se);
+        qt_pair_free(&p);
+        QT_CHECKF(!msg[0] && checked > 0, "%s: %s (%d weights)", qt_incr_pairs[pi], msg, checked);
+    }
+}
+
+static void qt_incr_all(void) {
+    for (int i = 0; i < QR_ARRAY_LEN(qt_incr_pairs); i++)
+        for (int off = 0; off < 2; off++) qt_incr_accum_whatif_pair(qt_incr_pairs[i], off);
+    QT_RUN(test_incr_accum_table);
+    QT_RUN(test_incr_closure);
+    QT_RUN(test_incr_tap_mask);
+    QT_RUN(test_incr_sens_reference);
+    QT_RUN(test_incr_shared_runs);
+    QT_RUN(test_incr_jobs);
+    QT_RUN(test_incr_box);
+    QT_RUN(test_incr_rtol);
+    QT_RUN(test_incr_stats_int8);
+    QT_RUN(test_incr_wdata);
+}

@@ -1230,7 +1230,8 @@ static QrStatus qr__q_conv_geom(const QrOpCtx *c, int xrank, const int64_t *xd, 
         QR_TRY(qr__q_out_dim(c, ap, g->in[i], g->k[i], g->st[i], g->dl[i], &g->pb[i], pads[g->nsp + i], false,
                              &g->out[i]));
         g->in_sz *= g->in[i];
-        g->k_sz *= g->k[i];
+        if (qr_mul_overflow_i64(g->k_sz, g->k[i], &g->k_sz))
+            return qr_op_fail(c, QR_ERR_SHAPE, "the window size (kernel_shape product) overflows");
         if (qr_mul_overflow_i64(g->out_sz, g->out[i], &g->out_sz))
             return qr_op_fail(c, QR_ERR_SHAPE, "the output size overflows");
     }
@@ -2473,7 +2474,7 @@ static QrStatus qr__q_qmaxpool_exec(QrOpCtx *c) {
             if (tot != SIZE_MAX) qr__q_wadd(&all, (int64_t)tot, (size_t)threads);
             else all = SIZE_MAX;
             QR_TRY(qr__q_work(c, all, &j->slots));
-            j->per_task = QR_MAX(1, 65536 / QR_MAX(1, g.out_sz * g.k_sz));
+            j->per_task = QR_MAX(1, (int64_t)(65536.0 / QR_MAX(1.0, (double)g.out_sz * (double)g.k_sz)));   /* k_sz may be ~2^62 */
             int64_t nt = (g.N * g.C + j->per_task - 1) / j->per_task;
             if (nt > 1) qr_pool_for(nt, qr__q_maxpool_task, j);
             else if (nt == 1) qr__q_maxpool_task(j, 0, 0);

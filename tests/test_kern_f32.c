@@ -319,7 +319,7 @@ static void test_f32_gemv_order(void) {
                     want[m] = v;
                 }
                 for (int l = 0; l < nl; l++) {
-                    if (lv[l].isa == QR_ISA_REF || lv[l].isa == QR_ISA_NEON || lv[l].isa == QR_ISA_DOT) continue;
+                    if (lv[l].isa != QR_ISA_AVX2 && lv[l].isa != QR_ISA_AVX512 && lv[l].isa != QR_ISA_VNNI) continue;   /* x86-64 SIMD levels: ORT order */
                     memcpy(y, c0, (size_t)M * sizeof(float));
                     lv[l].f32_gemm(M, 1, K, A, K, b, 1, y, 1, acc);
                     int64_t bad = -1;
@@ -385,7 +385,7 @@ static void test_f32_conv_order(void) {
         QrF32ConvB cb = { x, C, H, H, KS, KS, 1, 1, 1, 1, pad, pad, OH, OW };
         QrF32Fused f = { .ep = { bias, -INFINITY, INFINITY }, .relu = true, .conv_n = N };
         for (int l = 0; l < nl; l++) {
-            if (lv[l].isa == QR_ISA_REF || lv[l].isa == QR_ISA_NEON || lv[l].isa == QR_ISA_DOT) continue;
+            if (lv[l].isa != QR_ISA_AVX2 && lv[l].isa != QR_ISA_AVX512 && lv[l].isa != QR_ISA_VNNI) continue;   /* x86-64 SIMD levels: ORT order */
             for (int form = 0; form < 2; form++) {
                 for (int64_t i = 0; i < M * N; i++) y[i] = NAN;
                 if (form == 0) lv[l].f32_conv_gemm_fused(M, A, K, &cb, y, N, &f);

@@ -2,24 +2,9 @@
  * the fused-steps kernel bit-exact with __ref (and __ref against the layers it stands for),
  * fused GEMM / convolution epilogues bit-identical to the unfused sequence on the same
  * level and within tolerance of __ref, narrow tail panels, thread-count independence, and
- * depthwise convolution over many geometries. */
+ * the summation orders that make the float baseline ONNX Runtime's (batch-1 Gemm, conv GEMM). */
 
-/* Kernel tables of every level this machine supports (ref first). */
-static int qt__kf_levels(QrKernels *out, int max) {
-    static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT,
-                                 QR_ISA_I8MM };
-    int n = 0;
-    for (int i = 0; i < QR_ARRAY_LEN(all) && n < max; i++)
-        if (qr_kern_table(all[i], &out[n]) == QR_OK) n++;
-    qr_err_clear();
-    return n;
-}
-
-static float *qt__kf_rand(int64_t n, uint64_t *rng) {
-    float *p = qr_aligned_alloc((size_t)QR_MAX(n, 1) * sizeof(float));
-    for (int64_t i = 0; i < n; i++) p[i] = (float)qr_rng_normal(rng);
-    return p;
-}
+/* Levels and random data: qt__k_levels / qt__k_randf (tests/test_kern.c). */
 
 /* Same bits, or both NaN (NaN payloads are not compared). */
 static bool qt__kf_same(float a, float b) { return (a != a && b != b) || memcmp(&a, &b, sizeof a) == 0; }
@@ -116,12 +101,12 @@ static QrF32Step qt__kf_step(uint64_t *rng, int64_t C, float *pbuf, float *qbuf,
  * 0..130 and 1000 (tails), special values, in place and not, channels 0..2. */
 static void test_f32_steps_levels(void) {
     QrKernels lv[8];
-    int nl = qt__kf_levels(lv, 8);
+    int nl = qt__k_levels(lv, 8);
     uint64_t rng = 77;
     enum { C = 3, NMAX = 1000 };
     float pb[8][C], qb[8][C];
     int32_t zb[8][C];
-    float *x = qt__kf_rand(NMAX, &rng), *t = qt__kf_rand(NMAX + 10, &rng);
+    float *x = qt__k_randf(NMAX, &rng), *t = qt__k_randf(NMAX + 10, &rng);
     float *yr = qr_aligned_alloc(NMAX * sizeof(float)), *y = qr_aligned_alloc(NMAX * sizeof(float));
     const float special[] = { NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-40f, -3e38f, 0.5f };
     for (int i = 0; i < NMAX; i += 7) x[i] = special[(i / 7) % QR_ARRAY_LEN(special)];
@@ -188,14 +173,14 @@ static void test_f32_gemm_fused(void) {
         { 20, 50, 300 },
     };
     QrKernels lv[8];
-    int nl = qt__kf_levels(lv, 8);
+    int nl = qt__k_levels(lv, 8);
     uint64_t rng = 91;
     for (int si = 0; si < QR_ARRAY_LEN(shapes); si++) {
         const QtKfShape *s = &shapes[si];
         const int64_t M = s->M, N = s->N, K = s->K, ldc = N + 2;
-        float *A = qt__kf_rand(M * K, &rng), *B = qt__kf_rand(K * N, &rng), *bias = qt__kf_rand(M, &rng);
-        float *R = qt__kf_rand(M * ldc, &rng), *t = qt__kf_rand(M * ldc, &rng);
-        float *pm = qt__kf_rand(M, &rng), *pa = qt__kf_rand(M, &rng);
+        float *A = qt__k_randf(M * K, &rng), *B = qt__k_randf(K * N, &rng), *bias = qt__k_randf(M, &rng);
+        float *R = qt__k_randf(M * ldc, &rng), *t = qt__k_randf(M * ldc, &rng);
+        float *pm = qt__k_randf(M, &rng), *pa = qt__k_randf(M, &rng);
         float *C1 = qr_aligned_alloc((size_t)(M * ldc) * sizeof(float)), *C2 = qr_aligned_alloc((size_t)(M * ldc) * sizeof(float));
         float *Cr = qr_aligned_alloc((size_t)(M * ldc) * sizeof(float));
         const float scale = 0.05f;
@@ -253,15 +238,15 @@ static void test_f32_conv_gemm_fused(void) {
         { 16, 28, 28, 3, 3, 1, 1, 1, 33 },
     };
     QrKernels lv[8];
-    int nl = qt__kf_levels(lv, 8);
+    int nl = qt__k_levels(lv, 8);
     uint64_t rng = 123;
     for (int ci = 0; ci < QR_ARRAY_LEN(cs); ci++) {
         const QtConv *q = &cs[ci];
         QrF32ConvB b = { NULL, q->C, q->H, q->W, q->KH, q->KW, q->s, q->s, q->d, q->d, q->p, q->p,
                          (q->H + 2 * q->p - q->d * (q->KH - 1) - 1) / q->s + 1, (q->W + 2 * q->p - q->d * (q->KW - 1) - 1) / q->s + 1 };
         const int64_t P = b.OH * b.OW, K = q->C * q->KH * q->KW, M = q->M;
-        float *x = qt__kf_rand(q->C * q->H * q->W, &rng), *A = qt__kf_rand(M * K, &rng), *bias = qt__kf_rand(M, &rng);
-        float *R = qt__kf_rand(M * P, &rng), *pm = qt__kf_rand(M, &rng), *pa = qt__kf_rand(M, &rng);
+        float *x = qt__k_randf(q->C * q->H * q->W, &rng), *A = qt__k_randf(M * K, &rng), *bias = qt__k_randf(M, &rng);
+        float *R = qt__k_randf(M * P, &rng), *pm = qt__k_randf(M, &rng), *pa = qt__k_randf(M, &rng);
         float *Y1 = qr_aligned_alloc((size_t)(M * P) * sizeof(float)), *Y2 = qr_aligned_alloc((size_t)(M * P) * sizeof(float));
         b.x = x;
         QrF32Step post[2] = { { .op = QR_F32_STEP_DIV, .pc = 1, .p = pm }, { .op = QR_F32_STEP_AFFINE, .pc = 1, .p = pm, .q = pa } };
@@ -303,14 +288,14 @@ static float qt__kf_fma_chain(const float *a, const float *b, int64_t bs, int64_
  * no add). The ref level sums a plain loop (QR_KERN_F32_DOT_TOL, test_kern). */
 static void test_f32_gemv_order(void) {
     QrKernels lv[8];
-    int nl = qt__kf_levels(lv, 8), cases = 0;
+    int nl = qt__k_levels(lv, 8), cases = 0;
     uint64_t rng = 91;
     static const int64_t Ks[] = { 1, 7, 255, 256, 257, 512, 1280 }, Ms[] = { 1, 9, 1000 };
     for (int ki = 0; ki < QR_ARRAY_LEN(Ks); ki++)
         for (int mi = 0; mi < QR_ARRAY_LEN(Ms); mi++)
             for (int acc = 0; acc <= 1; acc++) {
                 const int64_t K = Ks[ki], M = Ms[mi];
-                float *A = qt__kf_rand(M * K, &rng), *b = qt__kf_rand(K, &rng), *c0 = qt__kf_rand(M, &rng);
+                float *A = qt__k_randf(M * K, &rng), *b = qt__k_randf(K, &rng), *c0 = qt__k_randf(M, &rng);
                 float *want = qr_aligned_alloc((size_t)M * sizeof(float)), *y = qr_aligned_alloc((size_t)M * sizeof(float));
                 for (int64_t m = 0; m < M; m++) {
                     float v = qt__kf_fma_chain(A + m * K, b, 1, 0, QR_MIN(K, 256));
@@ -352,7 +337,7 @@ static int64_t qt__kf_mlas_conv_kc(int64_t K, int64_t N) {
  * 3136 ...). */
 static void test_f32_conv_order(void) {
     QrKernels lv[8];
-    int nl = qt__kf_levels(lv, 8), cases = 0;
+    int nl = qt__k_levels(lv, 8), cases = 0;
     uint64_t rng = 93;
     static const struct { int64_t C, HW, KHW, M; } sh[] = {
         { 3, 56, 3, 8 }, { 16, 14, 3, 20 }, { 64, 7, 3, 16 }, { 128, 7, 3, 9 }, { 144, 14, 1, 24 }, { 320, 7, 1, 17 },
@@ -361,7 +346,7 @@ static void test_f32_conv_order(void) {
     for (int si = 0; si < QR_ARRAY_LEN(sh); si++) {
         const int64_t C = sh[si].C, H = sh[si].HW, KS = sh[si].KHW, M = sh[si].M, pad = KS / 2;
         const int64_t OH = H, OW = H, N = OH * OW, K = C * KS * KS;
-        float *x = qt__kf_rand(C * H * H, &rng), *A = qt__kf_rand(M * K, &rng), *bias = qt__kf_rand(M, &rng);
+        float *x = qt__k_randf(C * H * H, &rng), *A = qt__k_randf(M * K, &rng), *bias = qt__k_randf(M, &rng);
         float *col = qr_aligned_alloc((size_t)(K * N) * sizeof(float)), *want = qr_aligned_alloc((size_t)(M * N) * sizeof(float));
         float *y = qr_aligned_alloc((size_t)(M * N) * sizeof(float));
         for (int64_t c = 0, k = 0; c < C; c++)

@@ -156,8 +156,8 @@ static inline __attribute__((always_inline)) void qr__k_f32_dotseq_body(const fl
 }
 
 /* An ISA's float32 GEMM: tile size, K block (measured: 256 for both 6x16 and 8x32 on
- * Zen 4), ukr[r-1] for r = 1..mr rows, the sequential dot products (narrow last panels,
- * N = 1) and the B packers. */
+ * Zen 4), ukr[r-1] for r = 1..mr rows, the sequential dot products (N = 1) and the B
+ * packers. */
 typedef struct QrKF32Isa {
     int mr, nr, kc;
     QrKF32Ukr ukr[QR__K_MAXMR];

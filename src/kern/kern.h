@@ -33,7 +33,8 @@ typedef struct QrF32Epilogue {
 
 /* The epilogue of a GEMM with the elementwise layers after it fused in, per element, in
  * this order:
- *   v = A @ B [+ C] + bias[m]      (ep; the bias joins the first K block's sum, kern/gemm.c)
+ *   v = A @ B [+ C] + bias[m]      (ep; the bias joins the first K block's sum, or with conv_n
+ *                                   comes after the last block, kern/gemm.c)
  *   v = v + res[m][n]              (res not NULL; res + v when res_first: a residual Add)
  *   v = v < lo ? lo : v;  v = v > hi ? hi : v       (ep.lo / ep.hi: Clip, NaN passes)
  *   v = v > 0 ? v : 0, NaN kept    (relu: Relu exactly, so -0 becomes +0)

@@ -740,10 +740,10 @@ static QrStatus qr__nn_gemm_f32(QrOpCtx *c) {
     /* alpha 1, beta 1: Y starts as C and the product is added block by block, as ORT's Gemm
      * (C copied into Y, then MLAS's SGEMM with beta 1) sums it */
     const bool c_first = cc && alpha == 1.0f && beta == 1.0f;
+    const float *Cp = cc ? cc->data : NULL;   /* C[i][j] = Cp[i*sm + j*sn] (broadcast) */
+    const int64_t sm = cc && cc->rank == 2 && cc->dims[0] != 1 ? cc->dims[1] : 0;
+    const int64_t sn = cc && cc->rank >= 1 && cc->dims[cc->rank - 1] != 1 ? 1 : 0;
     if (c_first) {
-        const float *Cp = cc->data;
-        int64_t sm = cc->rank == 2 && cc->dims[0] != 1 ? cc->dims[1] : 0;
-        int64_t sn = cc->rank >= 1 && cc->dims[cc->rank - 1] != 1 ? 1 : 0;
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) Y[i * N + j] = Cp[i * sm + j * sn];
     }
@@ -770,9 +770,6 @@ static QrStatus qr__nn_gemm_f32(QrOpCtx *c) {
     free(bt);
     if (alpha != 1.0f) for (int64_t i = 0; i < M * N; i++) Y[i] *= alpha;
     if (cc && beta != 0.0f && !c_first) {
-        const float *Cp = cc->data;
-        int64_t sm = cc->rank == 2 && cc->dims[0] != 1 ? cc->dims[1] : 0;
-        int64_t sn = cc->rank >= 1 && cc->dims[cc->rank - 1] != 1 ? 1 : 0;
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) Y[i * N + j] += beta * Cp[i * sm + j * sn];
     }

@@ -1893,7 +1893,8 @@ typedef struct QrQBin {
 /* a * b rounded to float32 on its own: never contracted into an FMA with the following add,
  * whatever -ffp-contract and the target say, because ORT's SSE kernels round it separately. */
 static inline float qr__q_mul_rn(float a, float b) {
-    volatile float p = a * b;
+    float p = a * b;
+    QR__K_ROUNDED(p);
     return p;
 }
 

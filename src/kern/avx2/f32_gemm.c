@@ -1,6 +1,6 @@
 /* kern/avx2/f32_gemm — AVX2+FMA float32 GEMM pieces run by kern/gemm.c's driver: the
  * 6x16 micro-kernel (12 ymm accumulators, 2 for B, 1 broadcast of A, no spills), the
- * sequential dot products (narrow panels, N = 1), and the B packers (matrix; convolution input, implicit im2col). */
+ * sequential dot products (N = 1), and the B packers (matrix; convolution input, implicit im2col). */
 #if defined(__x86_64__)
 #include <immintrin.h>
 

@@ -3,10 +3,6 @@
  * the same IEEE operation as in kern/ref/f32_steps.c, so the results are bit-identical. */
 #if defined(__x86_64__)
 
-/* The product of an AFFINE step stays a separate rounding: GCC's vector operators would
- * otherwise be contracted into an fma under -ffp-contract=fast. */
-#define QR__K_NOCONTRACT512(v) __asm__("" : "+v"(v))
-
 /* Applies step s (parameters broadcast in pv, qv; fq limits flo/fhi; zero point as float
  * difference dz) to v; t: the ADD_T operand of these lanes. */
 QR__K_AVX512 static inline __m512 qr__k_step_avx512(const QrF32Step *s, __m512 v, __m512 pv, __m512 qv, __m512 flo,
@@ -19,7 +15,7 @@ QR__K_AVX512 static inline __m512 qr__k_step_avx512(const QrF32Step *s, __m512 v
     case QR_F32_STEP_ADD_T: return s->swap ? _mm512_add_ps(t, v) : _mm512_add_ps(v, t);
     case QR_F32_STEP_AFFINE: {
         __m512 m = _mm512_mul_ps(v, pv);
-        QR__K_NOCONTRACT512(m);
+        QR__K_ROUNDED(m);
         return _mm512_add_ps(m, qv);
     }
     case QR_F32_STEP_CLAMP:   /* max(lo, v) = lo > v ? lo : v and min(hi, v) = hi < v ? hi : v keep NaN */

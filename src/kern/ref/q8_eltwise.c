@@ -21,7 +21,8 @@ static void qr_q8_dequantize__ref(int64_t n, const void *x, bool x_signed, int32
 
 /* a * b rounded on its own (never contracted into a following add). */
 static inline float qr__k_mul_rn(float a, float b) {
-    volatile float p = a * b;
+    float p = a * b;
+    QR__K_ROUNDED(p);
     return p;
 }
 

@@ -544,6 +544,45 @@ static void qr__k_f32_conv_m1(QrKF32M1Cols cols, const QrF32ConvB *b, const floa
     for (int64_t oh = 0; oh < OH; oh++) memcpy(y + oh * OW, tmp + oh * Wq, (size_t)OW * sizeof(float));
 }
 
+/* ---- the direct form -----------------------------------------------------------------
+ * SIMD levels with a direct kernel (qr__k_m1d_*) skip the planes for the common windows
+ * (column stride 1 or 2, the row x column shapes they instantiate): lane j of output vector
+ * v (L = 16 or 8 columns of one output row) of tap (r = c*KH + kh, kw) reads element
+ * (v*L + j)*sw - pw + kw*dw of its input row straight from x, under the mask of the
+ * elements inside [0, W) (outside: a zero input, as in the planes); a row outside x is read
+ * from qr__k_zero_row. Every product is still w * x, so an infinite weight meets a zero
+ * and gives NaN there, and the sums are the column kernels' (ORT's M=1 order). */
+enum { QR__K_M1D_MAXW = 4096, QR__K_M1D_MAXV = 64, QR__K_M1D_MAXR = 2048, QR__K_M1D_SLOTS = 4 };
+static const float qr__k_zero_row[QR__K_M1D_MAXW] __attribute__((aligned(64)));
+
+/* raw[v*KW + kw] (v < cdiv(OW, L)): bit e set when element e of the L*sw elements tap
+ * column kw of vector v reads lies inside the row. False when b is not a direct window
+ * (more vectors or a wider row than the tables hold, column stride above 2). */
+static bool qr__k_m1d_masks(const QrF32ConvB *b, int L, uint32_t *raw) {
+    const int64_t nv = qr__k_cdiv(b->OW, L);
+    if ((b->sw != 1 && b->sw != 2) || nv > QR__K_M1D_MAXV || b->W > QR__K_M1D_MAXW || b->KW > 8) return false;
+    for (int64_t v = 0; v < nv; v++)
+        for (int64_t kw = 0; kw < b->KW; kw++) {
+            const int64_t col0 = v * L * b->sw - b->pw + kw * b->dw;
+            raw[v * b->KW + kw] = qr__k_bits(-col0, b->W - col0, 0, (int)(L * b->sw));
+        }
+    return true;
+}
+
+/* rt[R] (R < (OH-1+QR__K_M1D_SLOTS)*sh + (KH-1)*dh + 1): row R of the padded input of
+ * b's channel 0 — input row R - ph, or qr__k_zero_row outside x (also for the rows of the
+ * output rows past OH that a kernel's last group of slots computes and drops); output row
+ * oh's tap row kh is rt[oh*sh + kh*dh]. False when that is more than QR__K_M1D_MAXR rows. */
+static bool qr__k_m1d_rowtab(const QrF32ConvB *b, const float **rt) {
+    const int64_t R = (b->OH - 1 + QR__K_M1D_SLOTS) * b->sh + (b->KH - 1) * b->dh + 1;
+    if (R > QR__K_M1D_MAXR) return false;
+    for (int64_t r = 0; r < R; r++) {
+        const int64_t ih = r - b->ph;
+        rt[r] = ih >= 0 && ih < b->H ? b->x + ih * b->W : qr__k_zero_row;
+    }
+    return true;
+}
+
 /* ==== 8-bit integers =================================================================
  * C = sum (A - za)(B - zb) mod 2^32 (B a matrix, or a convolution's implicit im2col gathered
  * by the B packing), stored, or requantized panel by panel while it is in the cache

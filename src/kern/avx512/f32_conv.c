@@ -1,6 +1,8 @@
-/* kern/avx512/f32_conv — AVX-512F column kernel of the M = 1 convolutions (depthwise
- * channels; ORT's order, see QrF32ConvM1Fn): 16 output columns per zmm, 64 at a time in
- * four independent sums, the tail under a mask. */
+/* kern/avx512/f32_conv — AVX-512F kernels of the M = 1 convolutions (depthwise channels;
+ * ORT's order, see QrF32ConvM1Fn): the direct form for 3x3 and 5x5 windows with stride 1
+ * or 2 (no copy of the input; kern/gemm.c "the direct form"), else the column kernel over
+ * the phase planes: 16 output columns per zmm, 64 at a time in four independent sums, the
+ * tail under a mask. */
 #if defined(__x86_64__)
 
 /* Four products of taps k..k+3 (weights w0..w3, inputs s[0..3] + j) for 16 columns
@@ -76,8 +78,113 @@ QR__K_AVX512 static void qr__k_f32_m1_cols__avx512(int64_t K, int64_t n, const f
     }
 }
 
+/* Tap input of a direct vector (kern/gemm.c, "the direct form"): 16 lanes from p, lane j
+ * element j (sw 1) or 2j (sw 2, two masked loads and the even elements), elements outside
+ * raw's bits 0. */
+QR__K_AVX512 static inline __m512 qr__k_m1d_in16(const int SW, const float *p, uint32_t raw) {
+    if (SW == 1) return _mm512_maskz_loadu_ps((__mmask16)raw, p);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps((__mmask16)raw, p), even,
+                                  _mm512_maskz_loadu_ps((__mmask16)(raw >> 16), p + 16));
+}
+
+/* One output channel the direct way for a KH x KW window with stride SW along both axes
+ * and no dilation (constants of the instantiation): per column block v (16 outputs, its
+ * column masks in registers), output rows four at a time in independent sums, reading the
+ * (4-1)*SW + KH input rows they share from rt (qr__k_m1d_rowtab, QR__K_M1D_SLOTS); each
+ * tap's product on its own, the sums in ORT's M=1 groups. raw: qr__k_m1d_masks(b, 16). */
+QR__K_AVX512 static inline __attribute__((always_inline)) void
+qr__k_m1d512(const int KH, const int KW, const int SW, const QrF32ConvB *b, const float *w, float bias, float *y,
+             const uint32_t *raw, const float *const *rt) {
+    enum { S = QR__K_M1D_SLOTS };
+    const int K = KH * KW, NR = (S - 1) * SW + KH;
+    const int64_t OH = b->OH, OW = b->OW, nv = qr__k_cdiv(OW, 16);
+    const __m512 vb = _mm512_set1_ps(bias);
+    for (int64_t v = 0; v < nv; v++) {
+        uint32_t m[8];
+        for (int kw = 0; kw < KW; kw++) m[kw] = raw[v * KW + kw];
+        const int64_t off = v * 16 * SW - b->pw;
+        const __mmask16 sm = OW - v * 16 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - v * 16)) - 1);
+        float *yv = y + v * 16;
+        for (int64_t oh = 0; oh < OH; oh += S) {
+            const float *r[4 * 2 + 8];   /* the input rows of output rows oh .. oh+S-1, + off */
+#pragma GCC unroll 16
+            for (int i = 0; i < NR; i++) r[i] = rt[oh * SW + i] + off;
+            __m512 acc[S];
+#pragma GCC unroll 4
+            for (int s = 0; s < S; s++) acc[s] = _mm512_setzero_ps();
+            int k = 0;
+#pragma GCC unroll 8
+            for (; k + 4 <= K; k += 4) {
+#pragma GCC unroll 4
+                for (int s = 0; s < S; s++) {
+                    __m512 p[4];
+#pragma GCC unroll 4
+                    for (int q = 0; q < 4; q++) {
+                        const int kh = (k + q) / KW, kw = (k + q) % KW;
+                        p[q] = _mm512_mul_ps(_mm512_set1_ps(w[k + q]), qr__k_m1d_in16(SW, r[s * SW + kh] + kw, m[kw]));
+                        QR__K_ROUNDED(p[q]);
+                    }
+                    acc[s] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[0], p[1]), p[2]), p[3]), acc[s]);
+                }
+            }
+            if (K - k >= 2) {
+#pragma GCC unroll 4
+                for (int s = 0; s < S; s++) {
+                    __m512 p[2];
+#pragma GCC unroll 2
+                    for (int q = 0; q < 2; q++) {
+                        const int kh = (k + q) / KW, kw = (k + q) % KW;
+                        p[q] = _mm512_mul_ps(_mm512_set1_ps(w[k + q]), qr__k_m1d_in16(SW, r[s * SW + kh] + kw, m[kw]));
+                        QR__K_ROUNDED(p[q]);
+                    }
+                    acc[s] = _mm512_add_ps(_mm512_add_ps(p[0], p[1]), acc[s]);
+                }
+                k += 2;
+            }
+            if (k < K) {
+                const int kh = k / KW, kw = k % KW;
+#pragma GCC unroll 4
+                for (int s = 0; s < S; s++) {
+                    __m512 p0 = _mm512_mul_ps(_mm512_set1_ps(w[k]), qr__k_m1d_in16(SW, r[s * SW + kh] + kw, m[kw]));
+                    QR__K_ROUNDED(p0);
+                    acc[s] = _mm512_add_ps(p0, acc[s]);
+                }
+            }
+#pragma GCC unroll 4
+            for (int s = 0; s < S; s++)
+                if (oh + s < OH) _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, _mm512_add_ps(acc[s], vb));
+        }
+    }
+}
+
+#define QR__K_M1D512(kh, kw, sw)                                                                                 \
+    QR__K_AVX512 static void qr__k_m1d512_##kh##x##kw##_s##sw(const QrF32ConvB *b, const float *w, float bias,    \
+                                                              float *y, const uint32_t *raw, const float *const *rt) { \
+        qr__k_m1d512(kh, kw, sw, b, w, bias, y, raw, rt);                                                         \
+    }
+QR__K_M1D512(3, 3, 1)
+QR__K_M1D512(3, 3, 2)
+QR__K_M1D512(5, 5, 1)
+QR__K_M1D512(5, 5, 2)
+#undef QR__K_M1D512
+
+/* The direct form when it has an instantiation for b's window (3x3 and 5x5, one input
+ * channel, the same stride 1 or 2 along both axes, no dilation). */
+QR__K_AVX512 static bool qr__k_m1d512_try(const QrF32ConvB *b, const float *w, float bias, float *y) {
+    uint32_t raw[QR__K_M1D_MAXV * 8];
+    const float *rt[QR__K_M1D_MAXR];
+    if (b->C != 1 || !((b->KH == 3 && b->KW == 3) || (b->KH == 5 && b->KW == 5)) || b->sh != b->sw ||
+        b->dh != 1 || b->dw != 1 || !qr__k_m1d_masks(b, 16, raw) || !qr__k_m1d_rowtab(b, rt))
+        return false;
+    if (b->KH == 3) (b->sw == 1 ? qr__k_m1d512_3x3_s1 : qr__k_m1d512_3x3_s2)(b, w, bias, y, raw, rt);
+    else (b->sw == 1 ? qr__k_m1d512_5x5_s1 : qr__k_m1d512_5x5_s2)(b, w, bias, y, raw, rt);
+    return true;
+}
+
 /* QrF32ConvM1Fn on AVX-512F (kern/gemm.c's band driver). */
 QR__K_AVX512 static void qr_f32_conv_m1__avx512(const QrF32ConvB *b, const float *w, float bias, float *y) {
+    if (b->OH > 0 && b->OW > 0 && qr__k_m1d512_try(b, w, bias, y)) return;
     qr__k_f32_conv_m1(qr__k_f32_m1_cols__avx512, b, w, bias, y);
 }
 

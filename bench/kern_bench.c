@@ -14,6 +14,10 @@ static const BenchShape bench_shapes[] = {
     { "conv1 7x7/2", 64, 12544, 147 },  { "l1 3x3", 64, 3136, 576 },     { "l2 3x3", 128, 784, 1152 },
     { "l3 3x3", 256, 196, 2304 },       { "l4 3x3", 512, 49, 4608 },     { "l2 1x1 down", 128, 784, 64 },
     { "fc", 1, 1000, 512 },
+    /* MobileNetV2 pointwise convs (1x1, N = H*W) */
+    { "mbv2 pw 24<-144 56x56", 24, 3136, 144 }, { "mbv2 pw 144<-24 56x56", 144, 3136, 24 },
+    { "mbv2 pw 192<-32 28x28", 192, 784, 32 },  { "mbv2 pw 64<-384 14x14", 64, 196, 384 },
+    { "mbv2 pw 960<-160 7x7", 960, 49, 160 },   { "mbv2 pw 160<-960 7x7", 160, 49, 960 },
 };
 
 static int bench_cmp(const void *a, const void *b) {

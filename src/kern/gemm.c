@@ -555,32 +555,42 @@ static void qr__k_f32_conv_m1(QrKF32M1Cols cols, const QrF32ConvB *b, const floa
 enum { QR__K_M1D_MAXW = 4096, QR__K_M1D_MAXV = 64, QR__K_M1D_MAXR = 2048, QR__K_M1D_SLOTS = 4 };
 static const float qr__k_zero_row[QR__K_M1D_MAXW] __attribute__((aligned(64)));
 
-/* raw[v*KW + kw] (v < cdiv(OW, L)): bit e set when element e of the L*sw elements tap
- * column kw of vector v reads lies inside the row. False when b is not a direct window
- * (more vectors or a wider row than the tables hold, column stride above 2). */
-static bool qr__k_m1d_masks(const QrF32ConvB *b, int L, uint32_t *raw) {
-    const int64_t nv = qr__k_cdiv(b->OW, L);
-    if ((b->sw != 1 && b->sw != 2) || nv > QR__K_M1D_MAXV || b->W > QR__K_M1D_MAXW || b->KW > 8) return false;
+/* The tables of the direct form for one window geometry (every channel of a layer has the
+ * same), kept per thread: raw[v*KW + kw] (v < cdiv(OW, L)): bit e set when element e of
+ * the L*sw elements tap column kw of vector v reads lies inside the row; row[R]
+ * (R < (OH-1+QR__K_M1D_SLOTS)*sh + (KH-1)*dh + 1): the input row of row R of the padded
+ * input (R - ph), -1 outside x (also for the rows of the output rows past OH that a
+ * kernel's last group of slots computes and drops); output row oh's tap row kh is
+ * row[oh*sh + kh*dh]. */
+typedef struct QrKM1dTab {
+    int64_t geo[12];   /* H, W, KH, KW, sh, sw, dh, dw, ph, pw, OH, OW of the tables */
+    int L;             /* lanes per vector they are for; 0: none yet */
+    bool ok;           /* the geometry fits the tables */
+    uint32_t raw[QR__K_M1D_MAXV * 8];
+    int32_t row[QR__K_M1D_MAXR];
+} QrKM1dTab;
+static __thread QrKM1dTab qr__k_m1d_tls;
+
+/* The tables for b with L lanes per vector (the thread's, rebuilt when the geometry
+ * changes), or NULL when b is not a direct window: more vectors, rows or a wider row than
+ * they hold, a column stride above 2, a window wider than 8. */
+static const QrKM1dTab *qr__k_m1d_tables(const QrF32ConvB *b, int L) {
+    QrKM1dTab *t = &qr__k_m1d_tls;
+    const int64_t geo[12] = { b->H, b->W, b->KH, b->KW, b->sh, b->sw, b->dh, b->dw, b->ph, b->pw, b->OH, b->OW };
+    if (t->L == L && !memcmp(t->geo, geo, sizeof geo)) return t->ok ? t : NULL;
+    memcpy(t->geo, geo, sizeof geo);
+    t->L = L;
+    const int64_t nv = qr__k_cdiv(b->OW, L), R = (b->OH - 1 + QR__K_M1D_SLOTS) * b->sh + (b->KH - 1) * b->dh + 1;
+    t->ok = (b->sw == 1 || b->sw == 2) && nv <= QR__K_M1D_MAXV && b->W <= QR__K_M1D_MAXW && b->KW <= 8 &&
+            R <= QR__K_M1D_MAXR && b->H <= INT32_MAX;
+    if (!t->ok) return NULL;
     for (int64_t v = 0; v < nv; v++)
         for (int64_t kw = 0; kw < b->KW; kw++) {
             const int64_t col0 = v * L * b->sw - b->pw + kw * b->dw;
-            raw[v * b->KW + kw] = qr__k_bits(-col0, b->W - col0, 0, (int)(L * b->sw));
+            t->raw[v * b->KW + kw] = qr__k_bits(-col0, b->W - col0, 0, (int)(L * b->sw));
         }
-    return true;
-}
-
-/* rt[R] (R < (OH-1+QR__K_M1D_SLOTS)*sh + (KH-1)*dh + 1): row R of the padded input of
- * b's channel 0 — input row R - ph, or qr__k_zero_row outside x (also for the rows of the
- * output rows past OH that a kernel's last group of slots computes and drops); output row
- * oh's tap row kh is rt[oh*sh + kh*dh]. False when that is more than QR__K_M1D_MAXR rows. */
-static bool qr__k_m1d_rowtab(const QrF32ConvB *b, const float **rt) {
-    const int64_t R = (b->OH - 1 + QR__K_M1D_SLOTS) * b->sh + (b->KH - 1) * b->dh + 1;
-    if (R > QR__K_M1D_MAXR) return false;
-    for (int64_t r = 0; r < R; r++) {
-        const int64_t ih = r - b->ph;
-        rt[r] = ih >= 0 && ih < b->H ? b->x + ih * b->W : qr__k_zero_row;
-    }
-    return true;
+    for (int64_t r = 0; r < R; r++) t->row[r] = r - b->ph >= 0 && r - b->ph < b->H ? (int32_t)(r - b->ph) : -1;
+    return t;
 }
 
 /* ==== 8-bit integers =================================================================

@@ -91,25 +91,28 @@ QR__K_AVX512 static inline __m512 qr__k_m1d_in16(const int SW, const float *p, u
 /* One output channel the direct way for a KH x KW window with stride SW along both axes
  * and no dilation (constants of the instantiation): per column block v (16 outputs, its
  * column masks in registers), output rows four at a time in independent sums, reading the
- * (4-1)*SW + KH input rows they share from rt (qr__k_m1d_rowtab, QR__K_M1D_SLOTS); each
- * tap's product on its own, the sums in ORT's M=1 groups. raw: qr__k_m1d_masks(b, 16). */
+ * (4-1)*SW + KH input rows they share (t->row, QR__K_M1D_SLOTS); each tap's product on its
+ * own, the sums in ORT's M=1 groups. t: qr__k_m1d_tables(b, 16). */
 QR__K_AVX512 static inline __attribute__((always_inline)) void
 qr__k_m1d512(const int KH, const int KW, const int SW, const QrF32ConvB *b, const float *w, float bias, float *y,
-             const uint32_t *raw, const float *const *rt) {
+             const QrKM1dTab *t) {
     enum { S = QR__K_M1D_SLOTS };
     const int K = KH * KW, NR = (S - 1) * SW + KH;
     const int64_t OH = b->OH, OW = b->OW, nv = qr__k_cdiv(OW, 16);
     const __m512 vb = _mm512_set1_ps(bias);
     for (int64_t v = 0; v < nv; v++) {
         uint32_t m[8];
-        for (int kw = 0; kw < KW; kw++) m[kw] = raw[v * KW + kw];
+        for (int kw = 0; kw < KW; kw++) m[kw] = t->raw[v * KW + kw];
         const int64_t off = v * 16 * SW - b->pw;
         const __mmask16 sm = OW - v * 16 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - v * 16)) - 1);
         float *yv = y + v * 16;
         for (int64_t oh = 0; oh < OH; oh += S) {
             const float *r[4 * 2 + 8];   /* the input rows of output rows oh .. oh+S-1, + off */
 #pragma GCC unroll 16
-            for (int i = 0; i < NR; i++) r[i] = rt[oh * SW + i] + off;
+            for (int i = 0; i < NR; i++) {
+                const int32_t ih = t->row[oh * SW + i];
+                r[i] = (ih >= 0 ? b->x + ih * b->W : qr__k_zero_row) + off;
+            }
             __m512 acc[S];
 #pragma GCC unroll 4
             for (int s = 0; s < S; s++) acc[s] = _mm512_setzero_ps();
@@ -160,8 +163,8 @@ qr__k_m1d512(const int KH, const int KW, const int SW, const QrF32ConvB *b, cons
 
 #define QR__K_M1D512(kh, kw, sw)                                                                                 \
     QR__K_AVX512 static void qr__k_m1d512_##kh##x##kw##_s##sw(const QrF32ConvB *b, const float *w, float bias,    \
-                                                              float *y, const uint32_t *raw, const float *const *rt) { \
-        qr__k_m1d512(kh, kw, sw, b, w, bias, y, raw, rt);                                                         \
+                                                              float *y, const QrKM1dTab *t) {                     \
+        qr__k_m1d512(kh, kw, sw, b, w, bias, y, t);                                                               \
     }
 QR__K_M1D512(3, 3, 1)
 QR__K_M1D512(3, 3, 2)
@@ -172,13 +175,13 @@ QR__K_M1D512(5, 5, 2)
 /* The direct form when it has an instantiation for b's window (3x3 and 5x5, one input
  * channel, the same stride 1 or 2 along both axes, no dilation). */
 QR__K_AVX512 static bool qr__k_m1d512_try(const QrF32ConvB *b, const float *w, float bias, float *y) {
-    uint32_t raw[QR__K_M1D_MAXV * 8];
-    const float *rt[QR__K_M1D_MAXR];
-    if (b->C != 1 || !((b->KH == 3 && b->KW == 3) || (b->KH == 5 && b->KW == 5)) || b->sh != b->sw ||
-        b->dh != 1 || b->dw != 1 || !qr__k_m1d_masks(b, 16, raw) || !qr__k_m1d_rowtab(b, rt))
+    if (b->C != 1 || !((b->KH == 3 && b->KW == 3) || (b->KH == 5 && b->KW == 5)) || b->sh != b->sw || b->dh != 1 ||
+        b->dw != 1)
         return false;
-    if (b->KH == 3) (b->sw == 1 ? qr__k_m1d512_3x3_s1 : qr__k_m1d512_3x3_s2)(b, w, bias, y, raw, rt);
-    else (b->sw == 1 ? qr__k_m1d512_5x5_s1 : qr__k_m1d512_5x5_s2)(b, w, bias, y, raw, rt);
+    const QrKM1dTab *t = qr__k_m1d_tables(b, 16);
+    if (!t) return false;
+    if (b->KH == 3) (b->sw == 1 ? qr__k_m1d512_3x3_s1 : qr__k_m1d512_3x3_s2)(b, w, bias, y, t);
+    else (b->sw == 1 ? qr__k_m1d512_5x5_s1 : qr__k_m1d512_5x5_s2)(b, w, bias, y, t);
     return true;
 }
 

@@ -3,7 +3,9 @@
  * kernel level and thread count at ResNet-like sizes, median of `reps` runs.
  * Build: make build/bench_kern   Run: ./build/bench_kern [reps] [filter]
  * Model mode: ./build/bench_kern --model M.onnx INPUT.npy [reps] prints the median time of
- * a whole run (qr_run, after loading) and where it goes by operator type. */
+ * a whole run (qr_run, after loading) and where it goes by operator type.
+ * Depthwise mode: ./build/bench_kern --dw [reps] times MobileNetV2's depthwise layers per
+ * kernel level (qr_kern.f32_conv_m1, one thread). */
 #define QR_TESTING 1
 #include "../qreport.c"
 
@@ -118,7 +120,68 @@ static int bench_model(const char *path, const char *input, int reps) {
     return 0;
 }
 
+/* ---- depthwise mode: the 3x3 depthwise layers of MobileNetV2 at 224x224 ---- */
+
+/* Per level, the median over reps of the time of every channel of each layer through
+ * qr_kern.f32_conv_m1 on one thread (the executor runs channels as pool tasks). */
+static int bench_dw(int reps) {
+    static const struct { int64_t C, H, s; } layers[] = {
+        { 32, 112, 1 }, { 96, 112, 2 }, { 144, 56, 1 }, { 144, 56, 2 }, { 192, 28, 1 }, { 192, 28, 1 },
+        { 192, 28, 2 }, { 384, 14, 1 }, { 384, 14, 1 }, { 384, 14, 1 }, { 384, 14, 1 }, { 576, 14, 1 },
+        { 576, 14, 1 }, { 576, 14, 2 }, { 960, 7, 1 }, { 960, 7, 1 }, { 960, 7, 1 },
+    };
+    static const QrIsa levels[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_NEON, QR_ISA_DOT };
+    uint64_t rng = 5;
+    reps = QR_MAX(1, QR_MIN(reps, 64));
+    printf("depthwise 3x3 (MobileNetV2 at 224x224), median of %d runs, microseconds per layer, 1 thread\n%-14s", reps, "layer");
+    for (int l = 0; l < QR_ARRAY_LEN(levels); l++) {
+        QrKernels k;
+        if (qr_kern_table(levels[l], &k) == QR_OK) printf(" %9s", qr_isa_name(levels[l]));
+    }
+    printf("\n");
+    double total[QR_ARRAY_LEN(levels)] = {0};
+    for (int li = 0; li < QR_ARRAY_LEN(layers); li++) {
+        const int64_t C = layers[li].C, H = layers[li].H, s = layers[li].s, OH = (H + 2 - 3) / s + 1;
+        float *x = qr_aligned_alloc((size_t)(C * H * H) * sizeof(float)), *w = qr_aligned_alloc((size_t)(C * 9) * sizeof(float));
+        float *y = qr_aligned_alloc((size_t)(C * OH * OH) * sizeof(float));
+        for (int64_t i = 0; i < C * H * H; i++) x[i] = qr_rng_normal(&rng);
+        for (int64_t i = 0; i < C * 9; i++) w[i] = qr_rng_normal(&rng);
+        printf("%4lld x %3lld s%lld", (long long)C, (long long)H, (long long)s);
+        for (int l = 0; l < QR_ARRAY_LEN(levels); l++) {
+            QrKernels k;
+            if (qr_kern_table(levels[l], &k) != QR_OK) continue;
+            double t[64];
+            for (int r = 0; r < reps; r++) {
+                double t0 = qr_time_now();
+                for (int64_t c = 0; c < C; c++) {
+                    QrF32ConvB b = { x + c * H * H, 1, H, H, 3, 3, s, s, 1, 1, 1, 1, OH, OH };
+                    k.f32_conv_m1(&b, w + c * 9, 0.5f, y + c * OH * OH);
+                }
+                t[r] = qr_time_now() - t0;
+            }
+            double m = bench_median(t, reps);
+            total[l] += m;
+            printf(" %9.1f", m * 1e6);
+        }
+        printf("\n");
+        qr_aligned_free(x);
+        qr_aligned_free(w);
+        qr_aligned_free(y);
+    }
+    printf("%-14s", "total");
+    for (int l = 0; l < QR_ARRAY_LEN(levels); l++) {
+        QrKernels k;
+        if (qr_kern_table(levels[l], &k) == QR_OK) printf(" %9.1f", total[l] * 1e6);
+    }
+    printf("\n");
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--dw")) {
+        qr_kern_init();
+        return bench_dw(argc > 2 ? atoi(argv[2]) : 15);
+    }
     if (argc > 3 && !strcmp(argv[1], "--model")) {
         qr_kern_init();
         return bench_model(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 7);

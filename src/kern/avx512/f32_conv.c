@@ -161,13 +161,67 @@ qr__k_m1d512(const int KH, const int KW, const int SW, const QrF32ConvB *b, cons
     }
 }
 
+/* The 3x3 window with stride 2 (see qr__k_m1d512): each input row of a slot is loaded once
+ * as 33 elements (three masked loads of the span of the kw = 0 tap; elements outside the
+ * row 0) and its three taps are taken from it: the even elements, the odd ones, and the
+ * even ones one lane on (valignd with element 32). */
+QR__K_AVX512 static void qr__k_m1d512_3x3_s2x(const QrF32ConvB *b, const float *w, float bias, float *y,
+                                             const QrKM1dTab *t) {
+    enum { S = QR__K_M1D_SLOTS, NR = (S - 1) * 2 + 3 };
+    const int64_t OH = b->OH, OW = b->OW, nv = qr__k_cdiv(OW, 16);
+    const __m512 vb = _mm512_set1_ps(bias);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    __m512 wv[9];
+    for (int k = 0; k < 9; k++) wv[k] = _mm512_set1_ps(w[k]);
+    for (int64_t v = 0; v < nv; v++) {
+        /* elements 0-31 of the span: the kw = 0 tap's bits; element 32: the kw = 2 tap's bit 30 */
+        const __mmask16 m0 = (__mmask16)t->raw[v * 3], m1 = (__mmask16)(t->raw[v * 3] >> 16);
+        const __mmask16 m2 = (__mmask16)(t->raw[v * 3 + 2] >> 30 & 1);
+        const int64_t off = v * 32 - b->pw;
+        const __mmask16 sm = OW - v * 16 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - v * 16)) - 1);
+        float *yv = y + v * 16;
+        for (int64_t oh = 0; oh < OH; oh += S) {
+            const float *r[NR];
+            for (int i = 0; i < NR; i++) {
+                const int32_t ih = t->row[oh * 2 + i];
+                r[i] = (ih >= 0 ? b->x + ih * b->W : qr__k_zero_row) + off;
+            }
+#pragma GCC unroll 4
+            for (int s = 0; s < S; s++) {
+                __m512 p[9];
+#pragma GCC unroll 3
+                for (int kh = 0; kh < 3; kh++) {
+                    const float *q = r[s * 2 + kh];
+                    const __m512 l0 = _mm512_maskz_loadu_ps(m0, q), l1 = _mm512_maskz_loadu_ps(m1, q + 16);
+                    const __m512 l2 = _mm512_maskz_loadu_ps(m2, q + 32);
+                    const __m512 e = _mm512_permutex2var_ps(l0, even, l1);
+                    const __m512 o = _mm512_permutex2var_ps(l0, odd, l1);
+                    const __m512 e1 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(l2), _mm512_castps_si512(e), 1));
+                    p[kh * 3] = _mm512_mul_ps(wv[kh * 3], e);
+                    p[kh * 3 + 1] = _mm512_mul_ps(wv[kh * 3 + 1], o);
+                    p[kh * 3 + 2] = _mm512_mul_ps(wv[kh * 3 + 2], e1);
+                    QR__K_ROUNDED(p[kh * 3]);
+                    QR__K_ROUNDED(p[kh * 3 + 1]);
+                    QR__K_ROUNDED(p[kh * 3 + 2]);
+                }
+                __m512 acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[0], p[1]), p[2]), p[3]),
+                                           _mm512_setzero_ps());
+                acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[4], p[5]), p[6]), p[7]), acc);
+                acc = _mm512_add_ps(p[8], acc);
+                if (oh + s < OH) _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, _mm512_add_ps(acc, vb));
+            }
+        }
+    }
+}
+
 #define QR__K_M1D512(kh, kw, sw)                                                                                 \
     QR__K_AVX512 static void qr__k_m1d512_##kh##x##kw##_s##sw(const QrF32ConvB *b, const float *w, float bias,    \
                                                               float *y, const QrKM1dTab *t) {                     \
         qr__k_m1d512(kh, kw, sw, b, w, bias, y, t);                                                               \
     }
 QR__K_M1D512(3, 3, 1)
-QR__K_M1D512(3, 3, 2)
+
 QR__K_M1D512(5, 5, 1)
 QR__K_M1D512(5, 5, 2)
 #undef QR__K_M1D512
@@ -180,7 +234,7 @@ QR__K_AVX512 static bool qr__k_m1d512_try(const QrF32ConvB *b, const float *w, f
         return false;
     const QrKM1dTab *t = qr__k_m1d_tables(b, 16);
     if (!t) return false;
-    if (b->KH == 3) (b->sw == 1 ? qr__k_m1d512_3x3_s1 : qr__k_m1d512_3x3_s2)(b, w, bias, y, t);
+    if (b->KH == 3) (b->sw == 1 ? qr__k_m1d512_3x3_s1 : qr__k_m1d512_3x3_s2x)(b, w, bias, y, t);
     else (b->sw == 1 ? qr__k_m1d512_5x5_s1 : qr__k_m1d512_5x5_s2)(b, w, bias, y, t);
     return true;
 }

@@ -382,7 +382,13 @@ static void qr__nn_m1_task(void *ctx, int64_t t, int tid) {
     const QrNnM1Job *j = ctx;
     const QrNnWindow *w = j->w;
     const bool two = w->nsp == 2;
-    for (int64_t i = t * j->planes; i < QR_MIN((t + 1) * j->planes, j->nplanes); i++) {
+    const int64_t i0 = t * j->planes, i1 = QR_MIN((t + 1) * j->planes, j->nplanes);
+    /* steps without per-channel parameters (pc 0: ReLU, Clip, per-tensor fake quant) run
+     * once over the task's planes: a call per 7x7 plane cost more than its work */
+    const int ns = j->fs ? j->fs->ns : 0;
+    bool per_plane = false;
+    for (int k = 0; k < ns; k++) per_plane = per_plane || j->fs->s[k].pc != 0;
+    for (int64_t i = i0; i < i1; i++) {
         int64_t m = i % j->M, in = i / j->M;   /* group m */
         QrF32ConvB b = { j->X + (in * j->C + m * j->Cg) * j->Pin, j->Cg,
                          two ? w->in[0] : 1, w->in[two], two ? w->k[0] : 1, w->k[two],
@@ -390,8 +396,9 @@ static void qr__nn_m1_task(void *ctx, int64_t t, int tid) {
                          two ? w->pb[0] : 0, w->pb[two], two ? w->out[0] : 1, w->out[two] };
         float *y = j->Y + i * j->P;
         qr_kern.f32_conv_m1(&b, j->W + m * j->CK, j->B ? j->B[m] : 0.0f, y);
-        if (j->fs && j->fs->ns) qr_kern.f32_steps(j->fs->s, j->fs->ns, y, y, j->P, m, i * j->P);
+        if (ns && per_plane) qr_kern.f32_steps(j->fs->s, ns, y, y, j->P, m, i * j->P);
     }
+    if (ns && !per_plane && i1 > i0) qr_kern.f32_steps(j->fs->s, ns, j->Y + i0 * j->P, j->Y + i0 * j->P, (i1 - i0) * j->P, 0, i0 * j->P);
 }
 
 /* Conv in float32 with the fused steps fs (NULL: none) applied to its output. */

@@ -415,7 +415,7 @@ static QrStatus qr__nn_conv_f32_steps(QrOpCtx *c, const QrNnSteps *fs) {
     float *Y = y->data;
     if (P == 0 || N == 0 || M == 0) return QR_OK;
     if (n <= 2 && Mg == 1 && CK > 0) {   /* one output channel per group: ORT's M=1 kernel order */
-        QrNnM1Job mj = { X, W, B, Y, &w, C, M, Cg, CK, P, Pin, QR_MAX(1, (1 << 16) / QR_MAX(1, P * CK)), N * M, fs };
+        QrNnM1Job mj = { X, W, B, Y, &w, C, M, Cg, CK, P, Pin, QR_MAX(1, (1 << 14) / QR_MAX(1, P * CK)), N * M, fs };
         qr_pool_for(qr__nn_cdiv(N * M, mj.planes), qr__nn_m1_task, &mj);
         return QR_OK;
     }

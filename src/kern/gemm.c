@@ -80,6 +80,11 @@ static QrKTiles qr__k_tiles(int64_t M, int64_t N, int mr, int nr, int64_t mc_max
     n_ns = QR_MIN(n_ns, qr__k_cdiv(N, nr));
     t.ns = qr__k_rup(qr__k_cdiv(N, n_ns), nr);
     t.n_ns = qr__k_cdiv(N, t.ns);
+    if (threads > 1 && t.n_mc * t.n_ns < 4 * (int64_t)threads) {   /* few columns (a 7x7 layer): split the rows finer */
+        int64_t n_mc = QR_MIN(qr__k_cdiv(M, mr), qr__k_cdiv(4 * (int64_t)threads, t.n_ns));
+        t.mc = qr__k_rup(qr__k_cdiv(M, n_mc), mr);
+        t.n_mc = qr__k_cdiv(M, t.mc);
+    }
     return t;
 }
 

@@ -456,7 +456,7 @@ static void test_conv_m1(void) {
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8);
     uint64_t rng = 11;
-    int cases = 0, nan_seen = 0;
+    int cases = 0, nan_seen = 0, act_cases = 0;
     for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_wins); wi++)
         for (int64_t C = 1; C <= 3; C += 2)
             for (int inf = 0; inf <= 1; inf++) {
@@ -485,6 +485,27 @@ static void test_conv_m1(void) {
                               (long long)C, inf, (long long)bad, bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
                     for (int64_t i = OH * OW; i < OH * OW + 16; i++) QT_CHECK(y[i] == -7.0f);
                     cases++;
+                    /* the fused activation form: a Clip, a ReLU, both, as the steps give them */
+                    for (int a = 0; a < 3 && lv[l].f32_conv_m1_act; a++) {
+                        QrF32Step act[2] = { { .op = QR_F32_STEP_CLAMP, .lo = -0.5f, .hi = 0.75f }, { .op = QR_F32_STEP_RELU } };
+                        const QrF32Step *as = a == 1 ? act + 1 : act;
+                        const int na = a == 2 ? 2 : 1;
+                        for (int64_t i = 0; i < OH * OW + 16; i++) y[i] = -7.0f;
+                        if (!lv[l].f32_conv_m1_act(&b, w, bias, as, na, y)) {
+                            for (int64_t i = 0; i < OH * OW + 16; i++) QT_CHECK(y[i] == -7.0f);
+                            continue;
+                        }
+                        float *wa = qr_aligned_alloc((size_t)(OH * OW) * sizeof(float));
+                        qr_f32_steps__ref(as, na, want, wa, OH * OW, 0, 0);
+                        bad = -1;
+                        for (int64_t i = 0; i < OH * OW && bad < 0; i++)
+                            if (memcmp(&y[i], &wa[i], 4) && !(y[i] != y[i] && wa[i] != wa[i])) bad = i;
+                        QT_CHECKF(bad < 0, "%s act %d window %d C=%lld inf=%d: y[%lld] = %.9g want %.9g", qr_isa_name(lv[l].isa),
+                                  a, wi, (long long)C, inf, (long long)bad, bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : wa[bad]);
+                        for (int64_t i = OH * OW; i < OH * OW + 16; i++) QT_CHECK(y[i] == -7.0f);
+                        qr_aligned_free(wa);
+                        act_cases++;
+                    }
                 }
                 qr_aligned_free(x);
                 qr_aligned_free(w);
@@ -493,6 +514,10 @@ static void test_conv_m1(void) {
             }
     QT_CHECKF(nan_seen > 0, "no NaN from an infinite weight in the padding");
     QT_CHECK(cases == QR_ARRAY_LEN(qt__k_wins) * 2 * 2 * nl);
+    bool any_act = false;   /* a level with the fused form runs it on the 3x3 windows */
+    for (int l = 0; l < nl; l++) any_act = any_act || lv[l].f32_conv_m1_act;
+    QT_CHECK(!any_act || act_cases > 0);
+    printf("conv_m1: %d level x window cases exact, %d with a fused activation\n", cases, act_cases);
 }
 
 /* Convolution as an implicit-im2col GEMM: every level (ref included) against a double

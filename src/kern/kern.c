@@ -119,6 +119,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx512;
         k->f32_steps = qr_f32_steps__avx512;
         k->f32_conv_m1 = qr_f32_conv_m1__avx512;
+        k->f32_conv_m1_act = qr_f32_conv_m1_act__avx512;
         k->q8_to_nhwc = qr_q8_to_nhwc__avx512;
     }
     if (isa == QR_ISA_VNNI) {

@@ -139,6 +139,13 @@ typedef struct QrF32Step {
 } QrF32Step;
 #define QR_F32_MAX_STEPS 16
 
+/* QrF32ConvM1Fn, then act[0..nact) applied to every output in order, each a
+ * QR_F32_STEP_CLAMP or QR_F32_STEP_RELU exactly as QrF32StepsFn does it (the activation
+ * fused after a depthwise layer, while its outputs are in registers). Returns false,
+ * nothing written, when the level has no such form for b's window. */
+typedef bool (*QrF32ConvM1ActFn)(const QrF32ConvB *b, const float *w, float bias, const QrF32Step *act, int nact,
+                                 float *y);
+
 /* y[i] = the ns steps applied in order to x[i], i in [0, n): n contiguous elements of
  * channel ch whose first one is element off of the tensor (ADD_T reads t[off + i]). y may
  * equal x. Bit-exact with __ref at every level (each step is one IEEE operation, or the
@@ -413,6 +420,7 @@ typedef struct QrKernels {
     QrF32GemmFusedFn f32_gemm_fused;
     QrF32ConvGemmFusedFn f32_conv_gemm_fused;
     QrF32ConvM1Fn f32_conv_m1;
+    QrF32ConvM1ActFn f32_conv_m1_act;   /* NULL: none at this level */
     QrF32MaxPool2dFn f32_maxpool2d;
     QrQ8GemmFn q8_gemm;
     QrQ8ConvGemmFn q8_conv_gemm;

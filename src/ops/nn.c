@@ -388,6 +388,10 @@ static void qr__nn_m1_task(void *ctx, int64_t t, int tid) {
     const int ns = j->fs ? j->fs->ns : 0;
     bool per_plane = false;
     for (int k = 0; k < ns; k++) per_plane = per_plane || j->fs->s[k].pc != 0;
+    int nact = 0;   /* leading Clip / ReLU steps: the kernel's fused form when the level has one */
+    while (nact < ns && (j->fs->s[nact].op == QR_F32_STEP_CLAMP || j->fs->s[nact].op == QR_F32_STEP_RELU)) nact++;
+    if (!qr_kern.f32_conv_m1_act) nact = 0;
+    int done = 0;   /* steps the kernel applied: the same for every plane (one window geometry) */
     for (int64_t i = i0; i < i1; i++) {
         int64_t m = i % j->M, in = i / j->M;   /* group m */
         QrF32ConvB b = { j->X + (in * j->C + m * j->Cg) * j->Pin, j->Cg,
@@ -395,10 +399,13 @@ static void qr__nn_m1_task(void *ctx, int64_t t, int tid) {
                          two ? w->s[0] : 1, w->s[two], two ? w->d[0] : 1, w->d[two],
                          two ? w->pb[0] : 0, w->pb[two], two ? w->out[0] : 1, w->out[two] };
         float *y = j->Y + i * j->P;
-        qr_kern.f32_conv_m1(&b, j->W + m * j->CK, j->B ? j->B[m] : 0.0f, y);
-        if (ns && per_plane) qr_kern.f32_steps(j->fs->s, ns, y, y, j->P, m, i * j->P);
+        const float *wm = j->W + m * j->CK, bm = j->B ? j->B[m] : 0.0f;
+        done = nact && qr_kern.f32_conv_m1_act(&b, wm, bm, j->fs->s, nact, y) ? nact : 0;
+        if (!done) qr_kern.f32_conv_m1(&b, wm, bm, y);
+        if (ns > done && per_plane) qr_kern.f32_steps(j->fs->s + done, ns - done, y, y, j->P, m, i * j->P);
     }
-    if (ns && !per_plane && i1 > i0) qr_kern.f32_steps(j->fs->s, ns, j->Y + i0 * j->P, j->Y + i0 * j->P, (i1 - i0) * j->P, 0, i0 * j->P);
+    if (ns > done && !per_plane && i1 > i0)
+        qr_kern.f32_steps(j->fs->s + done, ns - done, j->Y + i0 * j->P, j->Y + i0 * j->P, (i1 - i0) * j->P, 0, i0 * j->P);
 }
 
 /* Conv in float32 with the fused steps fs (NULL: none) applied to its output. */

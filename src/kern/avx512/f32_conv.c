@@ -88,6 +88,19 @@ QR__K_AVX512 static inline __m512 qr__k_m1d_in16(const int SW, const float *p, u
                                   _mm512_maskz_loadu_ps((__mmask16)(raw >> 16), p + 16));
 }
 
+/* The activation steps of QrF32ConvM1ActFn on 16 outputs (QrF32StepsFn's AVX-512 forms). */
+QR__K_AVX512 static inline __m512 qr__k_m1d_act16(__m512 v, const QrF32Step *act, int nact) {
+    for (int i = 0; i < nact; i++) {
+        if (act[i].op == QR_F32_STEP_CLAMP) {
+            v = _mm512_min_ps(_mm512_set1_ps(act[i].hi), _mm512_max_ps(_mm512_set1_ps(act[i].lo), v));
+        } else {
+            __mmask16 keep = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+            v = _mm512_maskz_mov_ps(keep, v);
+        }
+    }
+    return v;
+}
+
 /* One output channel the direct way for a KH x KW window with stride SW along both axes
  * and no dilation (constants of the instantiation): per column block v (16 outputs, its
  * column masks in registers), output rows four at a time in independent sums, reading the
@@ -95,7 +108,7 @@ QR__K_AVX512 static inline __m512 qr__k_m1d_in16(const int SW, const float *p, u
  * own, the sums in ORT's M=1 groups. t: qr__k_m1d_tables(b, 16). */
 QR__K_AVX512 static inline __attribute__((always_inline)) void
 qr__k_m1d512(const int KH, const int KW, const int SW, const QrF32ConvB *b, const float *w, float bias, float *y,
-             const QrKM1dTab *t) {
+             const QrKM1dTab *t, const QrF32Step *act, int nact) {
     enum { S = QR__K_M1D_SLOTS };
     const int K = KH * KW, NR = (S - 1) * SW + KH;
     const int64_t OH = b->OH, OW = b->OW, nv = qr__k_cdiv(OW, 16);
@@ -156,7 +169,8 @@ qr__k_m1d512(const int KH, const int KW, const int SW, const QrF32ConvB *b, cons
             }
 #pragma GCC unroll 4
             for (int s = 0; s < S; s++)
-                if (oh + s < OH) _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, _mm512_add_ps(acc[s], vb));
+                if (oh + s < OH)
+                    _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, qr__k_m1d_act16(_mm512_add_ps(acc[s], vb), act, nact));
         }
     }
 }
@@ -166,7 +180,7 @@ qr__k_m1d512(const int KH, const int KW, const int SW, const QrF32ConvB *b, cons
  * row 0) and its three taps are taken from it: the even elements, the odd ones, and the
  * even ones one lane on (valignd with element 32). */
 QR__K_AVX512 static void qr__k_m1d512_3x3_s2x(const QrF32ConvB *b, const float *w, float bias, float *y,
-                                             const QrKM1dTab *t) {
+                                             const QrKM1dTab *t, const QrF32Step *act, int nact) {
     enum { S = QR__K_M1D_SLOTS, NR = (S - 1) * 2 + 3 };
     const int64_t OH = b->OH, OW = b->OW, nv = qr__k_cdiv(OW, 16);
     const __m512 vb = _mm512_set1_ps(bias);
@@ -209,7 +223,8 @@ QR__K_AVX512 static void qr__k_m1d512_3x3_s2x(const QrF32ConvB *b, const float *
                                            _mm512_setzero_ps());
                 acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[4], p[5]), p[6]), p[7]), acc);
                 acc = _mm512_add_ps(p[8], acc);
-                if (oh + s < OH) _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, _mm512_add_ps(acc, vb));
+                if (oh + s < OH)
+                    _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, qr__k_m1d_act16(_mm512_add_ps(acc, vb), act, nact));
             }
         }
     }
@@ -217,32 +232,39 @@ QR__K_AVX512 static void qr__k_m1d512_3x3_s2x(const QrF32ConvB *b, const float *
 
 #define QR__K_M1D512(kh, kw, sw)                                                                                 \
     QR__K_AVX512 static void qr__k_m1d512_##kh##x##kw##_s##sw(const QrF32ConvB *b, const float *w, float bias,    \
-                                                              float *y, const QrKM1dTab *t) {                     \
-        qr__k_m1d512(kh, kw, sw, b, w, bias, y, t);                                                               \
+                                                              float *y, const QrKM1dTab *t, const QrF32Step *act,  \
+                                                              int nact) {                                         \
+        qr__k_m1d512(kh, kw, sw, b, w, bias, y, t, act, nact);                                                    \
     }
 QR__K_M1D512(3, 3, 1)
-
 QR__K_M1D512(5, 5, 1)
 QR__K_M1D512(5, 5, 2)
 #undef QR__K_M1D512
 
 /* The direct form when it has an instantiation for b's window (3x3 and 5x5, one input
- * channel, the same stride 1 or 2 along both axes, no dilation). */
-QR__K_AVX512 static bool qr__k_m1d512_try(const QrF32ConvB *b, const float *w, float bias, float *y) {
+ * channel, the same stride 1 or 2 along both axes, no dilation), act[0..nact) applied. */
+QR__K_AVX512 static bool qr__k_m1d512_try(const QrF32ConvB *b, const float *w, float bias, float *y,
+                                         const QrF32Step *act, int nact) {
     if (b->C != 1 || !((b->KH == 3 && b->KW == 3) || (b->KH == 5 && b->KW == 5)) || b->sh != b->sw || b->dh != 1 ||
         b->dw != 1)
         return false;
     const QrKM1dTab *t = qr__k_m1d_tables(b, 16);
     if (!t) return false;
-    if (b->KH == 3) (b->sw == 1 ? qr__k_m1d512_3x3_s1 : qr__k_m1d512_3x3_s2x)(b, w, bias, y, t);
-    else (b->sw == 1 ? qr__k_m1d512_5x5_s1 : qr__k_m1d512_5x5_s2)(b, w, bias, y, t);
+    if (b->KH == 3) (b->sw == 1 ? qr__k_m1d512_3x3_s1 : qr__k_m1d512_3x3_s2x)(b, w, bias, y, t, act, nact);
+    else (b->sw == 1 ? qr__k_m1d512_5x5_s1 : qr__k_m1d512_5x5_s2)(b, w, bias, y, t, act, nact);
     return true;
 }
 
 /* QrF32ConvM1Fn on AVX-512F (kern/gemm.c's band driver). */
 QR__K_AVX512 static void qr_f32_conv_m1__avx512(const QrF32ConvB *b, const float *w, float bias, float *y) {
-    if (b->OH > 0 && b->OW > 0 && qr__k_m1d512_try(b, w, bias, y)) return;
+    if (b->OH > 0 && b->OW > 0 && qr__k_m1d512_try(b, w, bias, y, NULL, 0)) return;
     qr__k_f32_conv_m1(qr__k_f32_m1_cols__avx512, b, w, bias, y);
+}
+
+/* QrF32ConvM1ActFn on AVX-512F: the direct form only. */
+QR__K_AVX512 static bool qr_f32_conv_m1_act__avx512(const QrF32ConvB *b, const float *w, float bias, const QrF32Step *act,
+                                                   int nact, float *y) {
+    return b->OH > 0 && b->OW > 0 && qr__k_m1d512_try(b, w, bias, y, act, nact);
 }
 
 #endif

@@ -3,7 +3,9 @@
  * kernel level and thread count at ResNet-like sizes, median of `reps` runs.
  * Build: make build/bench_kern   Run: ./build/bench_kern [reps] [filter]
  * Model mode: ./build/bench_kern --model M.onnx INPUT.npy [reps] prints the median time of
- * a whole run (qr_run, after loading) and where it goes by operator type.
+ * a whole run (qr_run, after loading) and where it goes by operator type; BENCH_INT=1 runs the
+ * int-mode lowering first (as `qreport run --mode int`, constants cached) and lists what stays
+ * float, BENCH_NODES=1 adds a line per node.
  * Depthwise mode: ./build/bench_kern --dw [reps] times MobileNetV2's depthwise layers per
  * kernel level (qr_kern.f32_conv_m1, one thread). */
 #define QR_TESTING 1
@@ -85,9 +87,23 @@ static int bench_model(const char *path, const char *input, int reps) {
     if (st == QR_OK) st = qr_graph_input_shapes(g, given, shapes);
     if (st == QR_OK) st = qr_graph_infer(g, shapes);
     if (st != QR_OK) { fprintf(stderr, "%s\n", qr_err_msg()); return 1; }
+    /* BENCH_INT=1: int mode (the lowered graph, as `run --mode int`), constants cached. */
+    QrQuantTable qt = {0};
+    QrGraph low = {0};
+    QrLowerInfo info = {0};
+    QrRunCache *cache = NULL;
+    if (getenv("BENCH_INT")) {
+        st = qr_quant_table_build(g, &qt);
+        if (st == QR_OK) st = qr_quant_lower(g, &qt, &low, &info);
+        if (st != QR_OK) { fprintf(stderr, "%s\n", qr_err_msg()); return 1; }
+        for (int i = 0; i < info.n_skipped; i++)
+            printf("left in float: %s (%s): %s\n", info.skipped[i].name, info.skipped[i].op_type, info.skipped[i].why);
+        g = &low;
+        cache = qr_run_cache_new(g);
+    }
     double *by_node = calloc((size_t)g->n_nodes, sizeof(double)), t[64], tc[64];
     BenchTap bt = { 0, by_node };
-    QrRunOpts opts = { .tap = bench_tap, .tap_user = &bt };
+    QrRunOpts opts = { .tap = bench_tap, .tap_user = &bt, .cache = cache };
     reps = QR_MAX(1, QR_MIN(reps, 64));
     for (int r = -1; r < reps; r++) {
         QrTensor out[8];
@@ -117,6 +133,11 @@ static int bench_model(const char *path, const char *input, int reps) {
         for (int j = i; j < g->n_nodes; j++) if (!strcmp(g->nodes[j].op_type, op)) { s += by_node[j]; cnt++; }
         printf("  %-22s %4d nodes %8.2f ms %5.1f%%\n", op, cnt, s * 1e3 / reps, 100 * s / total);
     }
+    free(by_node);
+    qr_run_cache_free(cache);
+    qr_graph_free(&low);   /* borrows from the loaded graph */
+    qr_lower_info_free(&info);
+    qr_quant_table_free(&qt);
     return 0;
 }
 

@@ -1489,32 +1489,34 @@ static void test_q8_dwconv2d_rq(void) {
     int nl = qt__k_levels(lv, 8);
     uint64_t rng = 71;
     int n_run = 0;
-    enum { NPL = 3 };
+    enum { NPL_MAX = 37 };
     for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_qwins); wi++)
-        for (int sg = 0; sg < 2; sg++) {
+        for (int sg = 0; sg < 4; sg++) {
+            const int64_t NPL = sg < 2 ? 3 : NPL_MAX;   /* 37: two blocks of 16 planes and a tail */
             const QtQWin *q = &qt__k_qwins[wi];
             const int64_t HW = q->H * q->W, ldx = HW + 7;
-            uint8_t *x = qt__k_randq(NPL * ldx, 1, sg, &rng);
-            int32_t xz = sg ? (wi % 3 == 0 ? 127 : wi % 3 == 1 ? -128 : 5) : (wi % 3 == 0 ? 255 : wi % 3 == 1 ? 0 : 131);
+            uint8_t *x = qt__k_randq(NPL * ldx, 1, sg & 1, &rng);
+            int32_t xz = (sg & 1) ? (wi % 3 == 0 ? 127 : wi % 3 == 1 ? -128 : 5) : (wi % 3 == 0 ? 255 : wi % 3 == 1 ? 0 : 131);
             const bool small = (wi + sg) % 3 == 0;   /* near the zero point, multiplier near 1: a sum off by one shows */
             if (small)
                 for (int64_t i = 0; i < NPL * ldx; i++) {
-                    int32_t v = QR_MAX(sg ? -128 : 0, QR_MIN(sg ? 127 : 255, xz + (int32_t)(qr_rng_next(&rng) % 9) - 4));
+                    int32_t v = QR_MAX((sg & 1) ? -128 : 0, QR_MIN((sg & 1) ? 127 : 255, xz + (int32_t)(qr_rng_next(&rng) % 9) - 4));
                     x[i] = (uint8_t)v;
                 }
-            QrQ8Win p = qt__k_win(q, x, sg, xz);
+            QrQ8Win p = qt__k_win(q, x, sg & 1, xz);
             const int64_t T = q->KH * q->KW, P = p.OH * p.OW, ldy = P + 5;
-            int8_t w[NPL * 128];
+            int8_t w[NPL_MAX * 128];
             for (int64_t k = 0; k < NPL * T; k++) {
                 uint64_t r = qr_rng_next(&rng);
                 w[k] = small ? (int8_t)((int64_t)(r % 9) - 4) : (r & 7) == 0 ? 127 : (r & 7) == 1 ? -128 : (int8_t)((int64_t)(r >> 8) % 256 - 128);
             }
             const bool out_s8 = (wi + sg) % 2 == 1;
-            QrQ8PlaneRq rq[NPL];
+            QrQ8PlaneRq rq[NPL_MAX];
             for (int k = 0; k < NPL; k++) {
                 rq[k] = (QrQ8PlaneRq){ (int32_t)(qr_rng_next(&rng) % 200001) - 100000,
                                        (float)((double)(qr_rng_next(&rng) % 1000 + 1) * 4e-5), out_s8 ? 5 : 120,
                                        out_s8 ? -128 : 0, out_s8 ? 100 : 255 };
+                if (sg >= 2 && k % 5 == 4) rq[k].zp = out_s8 ? -7 : 3;   /* planes with their own zero points */
                 if (wi % 4 == 3) rq[k].lo = out_s8 ? -20 : 30;
                 if (small) { rq[k].bias = (int32_t)(qr_rng_next(&rng) % 41) - 20; rq[k].mult = 0.45f + 0.1f * (float)k; }
             }
@@ -1531,7 +1533,7 @@ static void test_q8_dwconv2d_rq(void) {
                                 int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
                                 if (ih < 0 || ih >= q->H || iw < 0 || iw >= q->W) continue;
                                 const int64_t xi = k * ldx + ih * q->W + iw;
-                                int64_t v = sg ? ((int8_t *)x)[xi] : x[xi];
+                                int64_t v = (sg & 1) ? ((int8_t *)x)[xi] : x[xi];
                                 s += (v - xz) * w[k * T + kh * q->KW + kw];
                             }
                         s = (int64_t)(int32_t)(uint32_t)(uint64_t)s + rq[k].bias;
@@ -1539,7 +1541,7 @@ static void test_q8_dwconv2d_rq(void) {
                     }
             memset(y, 0x5a, ny);
             QT_CHECK(qr_q8_dwconv2d_rq__ref(&p, NPL, ldx, w, rq, y, ldy, scratch));
-            QT_CHECKF(memcmp(y, want, ny) == 0, "ref: window %d signed %d", wi, sg);
+            QT_CHECKF(memcmp(y, want, ny) == 0, "ref: window %d signed %d planes %lld", wi, sg & 1, (long long)NPL);
             for (int l = 0; l < nl; l++) {
                 if (!lv[l].q8_dwconv2d_rq) continue;
                 memset(y, 0x5a, ny);
@@ -1550,7 +1552,7 @@ static void test_q8_dwconv2d_rq(void) {
                     continue;
                 }
                 QT_CHECKF(takes, "%s: the zero-plane probe declined window %d", qr_isa_name(lv[l].isa), wi);
-                QT_CHECKF(memcmp(y, want, ny) == 0, "%s window %d signed %d", qr_isa_name(lv[l].isa), wi, sg);
+                QT_CHECKF(memcmp(y, want, ny) == 0, "%s window %d signed %d planes %lld", qr_isa_name(lv[l].isa), wi, sg & 1, (long long)NPL);
                 n_run++;
             }
             qr_aligned_free(x);

@@ -320,6 +320,73 @@ static void test_f32_gemv_order(void) {
     printf("gemv order: %d level x shape cases exact\n", cases);
 }
 
+/* The batch-1 transposed-B product (QrF32GemvM1tFn) from its definition in the test's own
+ * words: lane l of row n sums products k = l mod 8 from +0, then the position of n in its
+ * block of four picks the reduction. */
+static float qt__kf_gemv_row(int64_t n, int64_t N, int64_t K, const float *a, const float *b) {
+    float l[8] = { 0 };
+    for (int64_t k = 0; k < K; k++) {
+        volatile float p = a[k] * b[k];
+        l[k % 8] = l[k % 8] + p;
+    }
+    if (n < N / 4 * 4) return (((l[0] + l[1]) + l[2]) + l[3]) + (((l[4] + l[5]) + l[6]) + l[7]);
+    if (N % 4 >= 2 && n < N / 4 * 4 + 2) return ((l[2] + l[0]) + (l[6] + l[4])) + ((l[3] + l[1]) + (l[7] + l[5]));
+    return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+
+/* f32_gemv_m1t on every level bit-exact with the definition: N in every block position
+ * (1..9, 1000), K tails 1..17 and 1280/1283, a row range inside N, a padded row stride,
+ * accumulate, special values (NaN, Inf, -0 products); then qr_f32_gemv_m1t (the pool driver)
+ * the same with 1 and 2 threads. */
+static void test_f32_gemv_m1t(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8), cases = 0;
+    uint64_t rng = 123;
+    static const int64_t Ns[] = { 1, 2, 3, 4, 5, 6, 7, 9, 1000 }, Ks[] = { 1, 3, 7, 8, 9, 15, 16, 17, 1280, 1283 };
+    for (int ni = 0; ni < QR_ARRAY_LEN(Ns); ni++)
+        for (int ki = 0; ki < QR_ARRAY_LEN(Ks); ki++)
+            for (int v = 0; v < 3; v++) {
+                const int64_t N = Ns[ni], K = Ks[ki], ldb = K + (v == 1 ? 5 : 0);
+                const int64_t n0 = v == 2 ? N / 3 : 0, n1 = v == 2 ? N - N / 4 : N;
+                const bool acc = v != 0;
+                float *a = qt__k_randf(K, &rng), *B = qt__k_randf(N * ldb, &rng), *y0 = qt__k_randf(N, &rng);
+                float *want = qr_aligned_alloc((size_t)N * sizeof(float)), *y = qr_aligned_alloc((size_t)N * sizeof(float));
+                if (v == 1 && K > 9) {   /* specials: a NaN row, an Inf product, -0 products */
+                    B[0] = NAN;
+                    if (N > 1) B[ldb + 2] = INFINITY;
+                    if (N > 2) { a[5] = -0.0f; B[2 * ldb + 6] = -0.0f; }
+                }
+                for (int64_t n = 0; n < N; n++)
+                    want[n] = n < n0 || n >= n1 ? y0[n] : qt__kf_gemv_row(n, N, K, a, B + n * ldb) + (acc ? y0[n] : 0.0f);
+                for (int l = 0; l < nl; l++) {
+                    memcpy(y, y0, (size_t)N * sizeof(float));
+                    lv[l].f32_gemv_m1t(n0, n1, N, K, a, B, ldb, y, acc);
+                    int64_t bad = -1;
+                    for (int64_t n = 0; n < N && bad < 0; n++)
+                        if (!qt__kf_same(y[n], want[n])) bad = n;
+                    QT_CHECKF(bad < 0, "%s N=%lld K=%lld rows %lld..%lld ldb %lld acc %d: y[%lld] = %.9g want %.9g",
+                              qr_isa_name(lv[l].isa), (long long)N, (long long)K, (long long)n0, (long long)n1,
+                              (long long)ldb, acc, (long long)bad, bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
+                    cases++;
+                }
+                if (v != 2)
+                    for (int th = 1; th <= 2; th++) {   /* the pool driver on the current level */
+                        qr_pool_init(th);
+                        memcpy(y, y0, (size_t)N * sizeof(float));
+                        qr_f32_gemv_m1t(N, K, a, B, ldb, y, acc);
+                        int64_t bad = -1;
+                        for (int64_t n = 0; n < N && bad < 0; n++)
+                            if (!qt__kf_same(y[n], want[n])) bad = n;
+                        QT_CHECKF(bad < 0, "qr_f32_gemv_m1t %d threads N=%lld K=%lld: y[%lld] differs", th, (long long)N,
+                                  (long long)K, (long long)bad);
+                    }
+                float *all[] = { a, B, y0, want, y };
+                for (int i = 0; i < QR_ARRAY_LEN(all); i++) qr_aligned_free(all[i]);
+            }
+    qr_pool_init(0);
+    printf("gemv m1t: %d level x shape cases exact\n", cases);
+}
+
 /* MlasConv's K block on one thread, from its definition: SGEMM strides 128 x 128; N >= K
  * halves the K stride while half of it still covers K, N < K doubles it while the N
  * stride (> 16) halved still covers N. */
@@ -397,5 +464,6 @@ static void qt_kern_f32_all(void) {
     QT_RUN(test_f32_gemm_fused);
     QT_RUN(test_f32_conv_gemm_fused);
     QT_RUN(test_f32_gemv_order);
+    QT_RUN(test_f32_gemv_m1t);
     QT_RUN(test_f32_conv_order);
 }

@@ -59,6 +59,20 @@ typedef struct QrF32Fused {
 typedef void (*QrF32GemmExFn)(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                               int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Epilogue *ep);
 
+/* Rows [n0, n1) of the batch-1 transposed-B product y[n] = S_n + (accumulate ? y[n] : +0)
+ * for the N rows of B (N, K; row stride ldb) against one row a (K values), in the order of
+ * ONNX Runtime's MLAS M=1 transposed-B kernel (MlasSgemmKernelM1TransposeBAvx), which its Gemm
+ * uses for a batch of one when B is not an initializer (ORT packs initializers ahead and sums
+ * those like the GEMM micro-kernels): eight lanes, lane l summing the products a[k]*b[k]
+ * (each rounded on its own) of k = l mod 8 in order from +0; then rows in blocks of four
+ * reduce their lanes as (((l0 + l1) + l2) + l3) + (((l4 + l5) + l6) + l7), a block of two left
+ * as ((l2 + l0) + (l6 + l4)) + ((l3 + l1) + (l7 + l5)), a last single row as
+ * ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) (blocks counted from row 0 of N). Every
+ * level gives the same bits; qr_f32_gemv_m1t (kern/ref/f32_gemv.c) splits the rows over the
+ * pool. */
+typedef void (*QrF32GemvM1tFn)(int64_t n0, int64_t n1, int64_t N, int64_t K, const float *a, const float *B,
+                               int64_t ldb, float *y, bool accumulate);
+
 /* Keeps v (a product, scalar or vector) from being contracted with the add that follows
  * into a fused multiply-add — GCC contracts even intrinsics under its default
  * -ffp-contract=fast — for kernels that must round every product on its own, as ONNX
@@ -421,6 +435,7 @@ typedef struct QrKernels {
     QrF32ConvGemmFusedFn f32_conv_gemm_fused;
     QrF32ConvM1Fn f32_conv_m1;
     QrF32ConvM1ActFn f32_conv_m1_act;   /* NULL: none at this level */
+    QrF32GemvM1tFn f32_gemv_m1t;
     QrF32MaxPool2dFn f32_maxpool2d;
     QrQ8GemmFn q8_gemm;
     QrQ8ConvGemmFn q8_conv_gemm;

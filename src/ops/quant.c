@@ -1626,6 +1626,11 @@ static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in
             if (n == 0) QR_TRY(qr__q_dwrq_prep(c, g, in, o, &j));
             j.x = xi;
             j.per_task = QR_MAX(1, 16384 / QR_MAX(1, P * g->k_sz));   /* small tasks: the pool balances them */
+            QrQ8Win pw = { NULL, false, 0, g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0], g->dl[1],
+                           g->pb[0], g->pb[1], g->out[0], g->out[1] };
+            int64_t hp, wp;
+            if (j.dwrq && qr__k_dwc_small(&pw, &hp, &wp))   /* whole channels-last blocks per task */
+                j.per_task = (j.per_task + QR__K_DWC_CB - 1) / QR__K_DWC_CB * QR__K_DWC_CB;
             qr_pool_for((g->M + j.per_task - 1) / j.per_task, qr__q_dw_task, &j);
             continue;
         }

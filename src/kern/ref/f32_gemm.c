@@ -134,39 +134,3 @@ static void qr_f32_conv_m1__ref(const QrF32ConvB *b, const float *w, float bias,
         }
 }
 
-/* y[n] = S_n + (accumulate ? y[n] : +0) for the N rows of B (row stride ldb) with one row a
- * of K values, in the order of ONNX Runtime's MLAS M=1 transposed-B kernel
- * (MlasSgemmKernelM1TransposeBAvx), which its Gemm uses for a batch of one when B is not
- * an initializer (ORT packs initializers ahead and sums those like the GEMM micro-kernels):
- * eight lanes, lane l summing the products a[k]*b[k] (each rounded) of k = l mod 8 in
- * order from +0; then rows in blocks of four reduce their lanes as
- * (((l0 + l1) + l2) + l3) + (((l4 + l5) + l6) + l7), a block of two left as
- * ((l2 + l0) + (l6 + l4)) + ((l3 + l1) + (l7 + l5)), a last single row as
- * ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)). Plain C (the compiler vectorizes the
- * lanes); the same result on every level. */
-static void qr_f32_gemv_m1t(int64_t N, int64_t K, const float *a, const float *B, int64_t ldb, float *y,
-                            bool accumulate) {
-    for (int64_t n = 0; n < N; n++) {
-        const float *b = B + n * ldb;
-        float l[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
-        int64_t k = 0;
-        for (; k + 8 <= K; k += 8)
-            for (int i = 0; i < 8; i++) {
-                float p = a[k + i] * b[k + i];
-                QR__K_ROUNDED(p);
-                l[i] = l[i] + p;
-            }
-        for (int i = 0; k + i < K; i++) {
-            float p = a[k + i] * b[k + i];
-            QR__K_ROUNDED(p);
-            l[i] = l[i] + p;
-        }
-        const int64_t pos = n < (N & ~(int64_t)3) ? 0 : (N & 2) && n < (N & ~(int64_t)1) ? 2 : 1;
-        float s;
-        if (pos == 0) s = (((l[0] + l[1]) + l[2]) + l[3]) + (((l[4] + l[5]) + l[6]) + l[7]);
-        else if (pos == 2) s = ((l[2] + l[0]) + (l[6] + l[4])) + ((l[3] + l[1]) + (l[7] + l[5]));
-        else s = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
-        y[n] = s + (accumulate ? y[n] : 0.0f);
-    }
-}
-

@@ -491,10 +491,12 @@ static void test_conv_m1(void) {
                         const QrF32Step *as = a == 1 ? act + 1 : act;
                         const int na = a == 2 ? 2 : 1;
                         for (int64_t i = 0; i < OH * OW + 16; i++) y[i] = -7.0f;
-                        if (!lv[l].f32_conv_m1_act(&b, w, bias, as, na, y)) {
+                        const int used = lv[l].f32_conv_m1_act(&b, w, bias, as, na, y);
+                        if (used < 0) {
                             for (int64_t i = 0; i < OH * OW + 16; i++) QT_CHECK(y[i] == -7.0f);
                             continue;
                         }
+                        QT_CHECKF(used == na, "%s act %d: %d of %d steps fused", qr_isa_name(lv[l].isa), a, used, na);
                         float *wa = qr_aligned_alloc((size_t)(OH * OW) * sizeof(float));
                         qr_f32_steps__ref(as, na, want, wa, OH * OW, 0, 0);
                         bad = -1;

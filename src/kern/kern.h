@@ -153,12 +153,13 @@ typedef struct QrF32Step {
 } QrF32Step;
 #define QR_F32_MAX_STEPS 16
 
-/* QrF32ConvM1Fn, then act[0..nact) applied to every output in order, each a
- * QR_F32_STEP_CLAMP or QR_F32_STEP_RELU exactly as QrF32StepsFn does it (the activation
- * fused after a depthwise layer, while its outputs are in registers). Returns false,
- * nothing written, when the level has no such form for b's window. */
-typedef bool (*QrF32ConvM1ActFn)(const QrF32ConvB *b, const float *w, float bias, const QrF32Step *act, int nact,
-                                 float *y);
+/* QrF32ConvM1Fn, then the first n steps of act[0..nact) applied to every output in order,
+ * as QrF32StepsFn does them (the activation after a depthwise layer, fused while its
+ * outputs are in registers): returns n (0 <= n <= nact: the leading Clip then ReLU, Clip,
+ * or ReLU it fuses), or -1, nothing written, when the level has no such form for b's
+ * window. */
+typedef int (*QrF32ConvM1ActFn)(const QrF32ConvB *b, const float *w, float bias, const QrF32Step *act, int nact,
+                                float *y);
 
 /* y[i] = the ns steps applied in order to x[i], i in [0, n): n contiguous elements of
  * channel ch whose first one is element off of the tensor (ADD_T reads t[off + i]). y may

@@ -400,8 +400,11 @@ static void qr__nn_m1_task(void *ctx, int64_t t, int tid) {
                          two ? w->pb[0] : 0, w->pb[two], two ? w->out[0] : 1, w->out[two] };
         float *y = j->Y + i * j->P;
         const float *wm = j->W + m * j->CK, bm = j->B ? j->B[m] : 0.0f;
-        done = nact && qr_kern.f32_conv_m1_act(&b, wm, bm, j->fs->s, nact, y) ? nact : 0;
-        if (!done) qr_kern.f32_conv_m1(&b, wm, bm, y);
+        done = nact ? qr_kern.f32_conv_m1_act(&b, wm, bm, j->fs->s, nact, y) : -1;
+        if (done < 0) {
+            qr_kern.f32_conv_m1(&b, wm, bm, y);
+            done = 0;
+        }
         if (ns > done && per_plane) qr_kern.f32_steps(j->fs->s + done, ns - done, y, y, j->P, m, i * j->P);
     }
     if (ns > done && !per_plane && i1 > i0)

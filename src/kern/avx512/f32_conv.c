@@ -88,15 +88,13 @@ QR__K_AVX512 static inline __m512 qr__k_m1d_in16(const int SW, const float *p, u
                                   _mm512_maskz_loadu_ps((__mmask16)(raw >> 16), p + 16));
 }
 
-/* The activation steps of QrF32ConvM1ActFn on 16 outputs (QrF32StepsFn's AVX-512 forms). */
-QR__K_AVX512 static inline __m512 qr__k_m1d_act16(__m512 v, const QrF32Step *act, int nact) {
-    for (int i = 0; i < nact; i++) {
-        if (act[i].op == QR_F32_STEP_CLAMP) {
-            v = _mm512_min_ps(_mm512_set1_ps(act[i].hi), _mm512_max_ps(_mm512_set1_ps(act[i].lo), v));
-        } else {
-            __mmask16 keep = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-            v = _mm512_maskz_mov_ps(keep, v);
-        }
+/* The activation fused at the stores (QrF32ConvM1ActFn), a constant of the instantiation:
+ * ACT bit 1 a Clip to [lo, hi], then bit 0 a ReLU — QrF32StepsFn's AVX-512 forms. */
+QR__K_AVX512 static inline __m512 qr__k_m1d_act16(const int ACT, __m512 v, __m512 lo, __m512 hi) {
+    if (ACT & 2) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+    if (ACT & 1) {
+        __mmask16 keep = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        v = _mm512_maskz_mov_ps(keep, v);
     }
     return v;
 }
@@ -107,12 +105,12 @@ QR__K_AVX512 static inline __m512 qr__k_m1d_act16(__m512 v, const QrF32Step *act
  * (4-1)*SW + KH input rows they share (t->row, QR__K_M1D_SLOTS); each tap's product on its
  * own, the sums in ORT's M=1 groups. t: qr__k_m1d_tables(b, 16). */
 QR__K_AVX512 static inline __attribute__((always_inline)) void
-qr__k_m1d512(const int KH, const int KW, const int SW, const QrF32ConvB *b, const float *w, float bias, float *y,
-             const QrKM1dTab *t, const QrF32Step *act, int nact) {
+qr__k_m1d512(const int KH, const int KW, const int SW, const int ACT, const QrF32ConvB *b, const float *w, float bias,
+             float *y, const QrKM1dTab *t, float lo, float hi) {
     enum { S = QR__K_M1D_SLOTS };
     const int K = KH * KW, NR = (S - 1) * SW + KH;
     const int64_t OH = b->OH, OW = b->OW, nv = qr__k_cdiv(OW, 16);
-    const __m512 vb = _mm512_set1_ps(bias);
+    const __m512 vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     for (int64_t v = 0; v < nv; v++) {
         uint32_t m[8];
         for (int kw = 0; kw < KW; kw++) m[kw] = t->raw[v * KW + kw];
@@ -170,7 +168,7 @@ qr__k_m1d512(const int KH, const int KW, const int SW, const QrF32ConvB *b, cons
 #pragma GCC unroll 4
             for (int s = 0; s < S; s++)
                 if (oh + s < OH)
-                    _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, qr__k_m1d_act16(_mm512_add_ps(acc[s], vb), act, nact));
+                    _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, qr__k_m1d_act16(ACT, _mm512_add_ps(acc[s], vb), vlo, vhi));
         }
     }
 }
@@ -179,11 +177,12 @@ qr__k_m1d512(const int KH, const int KW, const int SW, const QrF32ConvB *b, cons
  * as 33 elements (three masked loads of the span of the kw = 0 tap; elements outside the
  * row 0) and its three taps are taken from it: the even elements, the odd ones, and the
  * even ones one lane on (valignd with element 32). */
-QR__K_AVX512 static void qr__k_m1d512_3x3_s2x(const QrF32ConvB *b, const float *w, float bias, float *y,
-                                             const QrKM1dTab *t, const QrF32Step *act, int nact) {
+QR__K_AVX512 static inline __attribute__((always_inline)) void
+qr__k_m1d512_3x3_s2x(const int ACT, const QrF32ConvB *b, const float *w, float bias, float *y, const QrKM1dTab *t,
+                     float lo, float hi) {
     enum { S = QR__K_M1D_SLOTS, NR = (S - 1) * 2 + 3 };
     const int64_t OH = b->OH, OW = b->OW, nv = qr__k_cdiv(OW, 16);
-    const __m512 vb = _mm512_set1_ps(bias);
+    const __m512 vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
     __m512 wv[9];
@@ -224,47 +223,82 @@ QR__K_AVX512 static void qr__k_m1d512_3x3_s2x(const QrF32ConvB *b, const float *
                 acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[4], p[5]), p[6]), p[7]), acc);
                 acc = _mm512_add_ps(p[8], acc);
                 if (oh + s < OH)
-                    _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, qr__k_m1d_act16(_mm512_add_ps(acc, vb), act, nact));
+                    _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, qr__k_m1d_act16(ACT, _mm512_add_ps(acc, vb), vlo, vhi));
             }
         }
     }
 }
 
-#define QR__K_M1D512(kh, kw, sw)                                                                                 \
-    QR__K_AVX512 static void qr__k_m1d512_##kh##x##kw##_s##sw(const QrF32ConvB *b, const float *w, float bias,    \
-                                                              float *y, const QrKM1dTab *t, const QrF32Step *act,  \
-                                                              int nact) {                                         \
-        qr__k_m1d512(kh, kw, sw, b, w, bias, y, t, act, nact);                                                    \
+/* The instantiations: [window][activation], windows 3x3 stride 1, 3x3 stride 2, 5x5
+ * stride 1, 5x5 stride 2; activations none, ReLU, Clip, Clip then ReLU. */
+typedef void (*QrKM1d512Fn)(const QrF32ConvB *b, const float *w, float bias, float *y, const QrKM1dTab *t, float lo,
+                            float hi);
+#define QR__K_M1D512(name, call)                                                                                 \
+    QR__K_AVX512 static void qr__k_m1d512_##name(const QrF32ConvB *b, const float *w, float bias, float *y,       \
+                                                 const QrKM1dTab *t, float lo, float hi) {                        \
+        call;                                                                                                     \
     }
-QR__K_M1D512(3, 3, 1)
-QR__K_M1D512(5, 5, 1)
-QR__K_M1D512(5, 5, 2)
+#define QR__K_M1D512_ACTS(name, kh, kw, sw)                                                                      \
+    QR__K_M1D512(name##_a0, qr__k_m1d512(kh, kw, sw, 0, b, w, bias, y, t, lo, hi))                                \
+    QR__K_M1D512(name##_a1, qr__k_m1d512(kh, kw, sw, 1, b, w, bias, y, t, lo, hi))                                \
+    QR__K_M1D512(name##_a2, qr__k_m1d512(kh, kw, sw, 2, b, w, bias, y, t, lo, hi))                                \
+    QR__K_M1D512(name##_a3, qr__k_m1d512(kh, kw, sw, 3, b, w, bias, y, t, lo, hi))
+QR__K_M1D512_ACTS(3x3_s1, 3, 3, 1)
+QR__K_M1D512_ACTS(5x5_s1, 5, 5, 1)
+QR__K_M1D512_ACTS(5x5_s2, 5, 5, 2)
+QR__K_M1D512(3x3_s2_a0, qr__k_m1d512_3x3_s2x(0, b, w, bias, y, t, lo, hi))
+QR__K_M1D512(3x3_s2_a1, qr__k_m1d512_3x3_s2x(1, b, w, bias, y, t, lo, hi))
+QR__K_M1D512(3x3_s2_a2, qr__k_m1d512_3x3_s2x(2, b, w, bias, y, t, lo, hi))
+QR__K_M1D512(3x3_s2_a3, qr__k_m1d512_3x3_s2x(3, b, w, bias, y, t, lo, hi))
+#undef QR__K_M1D512_ACTS
 #undef QR__K_M1D512
+static const QrKM1d512Fn qr__k_m1d512_fns[4][4] = {
+    { qr__k_m1d512_3x3_s1_a0, qr__k_m1d512_3x3_s1_a1, qr__k_m1d512_3x3_s1_a2, qr__k_m1d512_3x3_s1_a3 },
+    { qr__k_m1d512_3x3_s2_a0, qr__k_m1d512_3x3_s2_a1, qr__k_m1d512_3x3_s2_a2, qr__k_m1d512_3x3_s2_a3 },
+    { qr__k_m1d512_5x5_s1_a0, qr__k_m1d512_5x5_s1_a1, qr__k_m1d512_5x5_s1_a2, qr__k_m1d512_5x5_s1_a3 },
+    { qr__k_m1d512_5x5_s2_a0, qr__k_m1d512_5x5_s2_a1, qr__k_m1d512_5x5_s2_a2, qr__k_m1d512_5x5_s2_a3 },
+};
 
 /* The direct form when it has an instantiation for b's window (3x3 and 5x5, one input
- * channel, the same stride 1 or 2 along both axes, no dilation), act[0..nact) applied. */
-QR__K_AVX512 static bool qr__k_m1d512_try(const QrF32ConvB *b, const float *w, float bias, float *y,
-                                         const QrF32Step *act, int nact) {
+ * channel, the same stride 1 or 2 along both axes, no dilation), with the leading steps of
+ * act[0..nact) it fuses (a Clip then a ReLU, a Clip, or a ReLU). Returns how many steps it
+ * applied, or -1 (nothing written) without an instantiation. */
+QR__K_AVX512 static int qr__k_m1d512_try(const QrF32ConvB *b, const float *w, float bias, float *y,
+                                        const QrF32Step *act, int nact) {
     if (b->C != 1 || !((b->KH == 3 && b->KW == 3) || (b->KH == 5 && b->KW == 5)) || b->sh != b->sw || b->dh != 1 ||
         b->dw != 1)
-        return false;
+        return -1;
     const QrKM1dTab *t = qr__k_m1d_tables(b, 16);
-    if (!t) return false;
-    if (b->KH == 3) (b->sw == 1 ? qr__k_m1d512_3x3_s1 : qr__k_m1d512_3x3_s2x)(b, w, bias, y, t, act, nact);
-    else (b->sw == 1 ? qr__k_m1d512_5x5_s1 : qr__k_m1d512_5x5_s2)(b, w, bias, y, t, act, nact);
-    return true;
+    if (!t) return -1;
+    int kind = 0, used = 0;
+    float lo = -INFINITY, hi = INFINITY;
+    if (nact >= 1 && act[0].op == QR_F32_STEP_CLAMP) {
+        kind = 2;
+        lo = act[0].lo;
+        hi = act[0].hi;
+        used = 1;
+        if (nact >= 2 && act[1].op == QR_F32_STEP_RELU) {
+            kind = 3;
+            used = 2;
+        }
+    } else if (nact >= 1 && act[0].op == QR_F32_STEP_RELU) {
+        kind = 1;
+        used = 1;
+    }
+    qr__k_m1d512_fns[(b->KH == 5) * 2 + (b->sw == 2)][kind](b, w, bias, y, t, lo, hi);
+    return used;
 }
 
 /* QrF32ConvM1Fn on AVX-512F (kern/gemm.c's band driver). */
 QR__K_AVX512 static void qr_f32_conv_m1__avx512(const QrF32ConvB *b, const float *w, float bias, float *y) {
-    if (b->OH > 0 && b->OW > 0 && qr__k_m1d512_try(b, w, bias, y, NULL, 0)) return;
+    if (b->OH > 0 && b->OW > 0 && qr__k_m1d512_try(b, w, bias, y, NULL, 0) >= 0) return;
     qr__k_f32_conv_m1(qr__k_f32_m1_cols__avx512, b, w, bias, y);
 }
 
 /* QrF32ConvM1ActFn on AVX-512F: the direct form only. */
-QR__K_AVX512 static bool qr_f32_conv_m1_act__avx512(const QrF32ConvB *b, const float *w, float bias, const QrF32Step *act,
-                                                   int nact, float *y) {
-    return b->OH > 0 && b->OW > 0 && qr__k_m1d512_try(b, w, bias, y, act, nact);
+QR__K_AVX512 static int qr_f32_conv_m1_act__avx512(const QrF32ConvB *b, const float *w, float bias, const QrF32Step *act,
+                                                  int nact, float *y) {
+    return b->OH > 0 && b->OW > 0 ? qr__k_m1d512_try(b, w, bias, y, act, nact) : -1;
 }
 
 #endif

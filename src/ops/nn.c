@@ -392,12 +392,14 @@ static void qr__nn_m1_task(void *ctx, int64_t t, int tid) {
     while (nact < ns && (j->fs->s[nact].op == QR_F32_STEP_CLAMP || j->fs->s[nact].op == QR_F32_STEP_RELU)) nact++;
     if (!qr_kern.f32_conv_m1_act) nact = 0;
     int done = 0;   /* steps the kernel applied: the same for every plane (one window geometry) */
+    /* one geometry for the task, only x changes per plane: a kernel that reads b's fields as
+     * vectors then finds them in the cache, not in the store buffer (a forwarding stall) */
+    QrF32ConvB b = { NULL, j->Cg, two ? w->in[0] : 1, w->in[two], two ? w->k[0] : 1, w->k[two], two ? w->s[0] : 1,
+                     w->s[two], two ? w->d[0] : 1, w->d[two], two ? w->pb[0] : 0, w->pb[two], two ? w->out[0] : 1,
+                     w->out[two] };
     for (int64_t i = i0; i < i1; i++) {
         int64_t m = i % j->M, in = i / j->M;   /* group m */
-        QrF32ConvB b = { j->X + (in * j->C + m * j->Cg) * j->Pin, j->Cg,
-                         two ? w->in[0] : 1, w->in[two], two ? w->k[0] : 1, w->k[two],
-                         two ? w->s[0] : 1, w->s[two], two ? w->d[0] : 1, w->d[two],
-                         two ? w->pb[0] : 0, w->pb[two], two ? w->out[0] : 1, w->out[two] };
+        b.x = j->X + (in * j->C + m * j->Cg) * j->Pin;
         float *y = j->Y + i * j->P;
         const float *wm = j->W + m * j->CK, bm = j->B ? j->B[m] : 0.0f;
         done = nact ? qr_kern.f32_conv_m1_act(&b, wm, bm, j->fs->s, nact, y) : -1;

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // ONNX Runtime side of `make bench`: times one model the way `qreport run --repeat N` does.
 //
-// Usage: node bench/ort_bench.js MODEL.onnx INPUT.npy THREADS RUNS
+// Usage: node bench/ort_bench.js MODEL.onnx INPUT.npy THREADS RUNS [LEVEL]
 //
-// Session: CPU EP, graphOptimizationLevel 'all' (QDQ groups fused into integer kernels),
+// Session: CPU EP, graphOptimizationLevel LEVEL (default 'all': QDQ groups fused into integer
+// kernels, NCHWc layouts; 'disabled' is the configuration whose float bits qreport matches),
 // intraOpNumThreads THREADS, interOpNumThreads 1, executionMode 'sequential'. After one
 // warm-up run, RUNS runs are timed one by one (process.hrtime, monotonic) and one line goes
 // to stdout:
@@ -50,9 +51,9 @@ function readNpyF32(file) {
 function ms(t0, t1) { return Number(t1 - t0) / 1e6; }
 
 async function main() {
-  const [model, input, threadsArg, runsArg] = process.argv.slice(2);
+  const [model, input, threadsArg, runsArg, levelArg] = process.argv.slice(2);
   if (!model || !input || !threadsArg || !runsArg) {
-    process.stderr.write('usage: node ort_bench.js MODEL.onnx INPUT.npy THREADS RUNS\n');
+    process.stderr.write('usage: node ort_bench.js MODEL.onnx INPUT.npy THREADS RUNS [all|extended|basic|disabled]\n');
     process.exit(2);
   }
   const threads = parseInt(threadsArg, 10), runs = parseInt(runsArg, 10);
@@ -62,7 +63,7 @@ async function main() {
   const t0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(model, {
     executionProviders: ['cpu'],
-    graphOptimizationLevel: 'all',
+    graphOptimizationLevel: levelArg || 'all',
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',

@@ -212,6 +212,30 @@ class Harness:
             self.commands.append((f"latency, {v} (qreport)", shlex.join(self.qr_cmd(m0, t0, v, self.a.runs))))
             self.commands.append((f"latency, {v} (ORT)", shlex.join(self.ort_cmd(m0, t0, v, self.a.runs))))
 
+    def ort_disabled_note(self, procs=3):
+        """Context for the float rows: ONNX Runtime with graph optimizations disabled (no NCHWc
+        layouts or fusions: the configuration whose float bits qreport reproduces), median of
+        `procs` processes per model and thread count, against qreport's float median above."""
+        parts = []
+        for m in self.a.models:
+            for t in self.a.threads:
+                qr = self.lat.get((m, t, "float"), {}).get("qr")
+                if not qr:
+                    continue
+                ms = []
+                for _ in range(procs):
+                    out, _ = run(self.ort_cmd(m, t, "float", self.a.runs) + ["disabled"])
+                    ms.append(float(fields("ort:", out)["median_ms"]))
+                d, q = statistics.median(ms), statistics.median(qr)
+                parts.append(f"{m} {t}T {d:.2f} ms (qreport float {q / d:.2f}x of it)")
+        if parts:
+            self.notes.append("context: ONNX Runtime float with graph optimizations disabled (the configuration whose "
+                              "bits qreport's float run matches; the table's ORT column uses 'all', NCHWc kernels "
+                              "that sum in another order), median of 3 processes: " + "; ".join(parts) + ". Sim mode "
+                              "computes the QAT model's float fake-quant semantics (bit-exact with ORT 'disabled'), "
+                              "so it costs what the float model costs; ORT 'all' runs the same model as int8 "
+                              "kernels, hence the sim rows' ratio: the sim target is met only by int mode.")
+
     # ---- 2. runall ------------------------------------------------------------------------
     def runall_cmd(self, model, zip_path):
         return [rel(self.qreport), "runall", self.model_file(model, "base.onnx"), self.model_file(model, "qat.onnx"),
@@ -462,6 +486,7 @@ def main():
         h.check()
         if a.latency:
             h.latency()
+            h.ort_disabled_note()
         if a.runall:
             h.runall_all()
         if a.profile:

@@ -3,6 +3,13 @@
  * four rows per pass so that a's loads are shared. Bit-exact with qr_f32_gemv_m1t__ref. */
 #if defined(__x86_64__)
 
+/* s + a * b, the product rounded on its own. */
+QR__K_AVX2 static inline __m256 qr__k_gemv_acc8(__m256 s, __m256 a, __m256 b) {
+    __m256 p = _mm256_mul_ps(a, b);
+    QR__K_ROUNDED(p);
+    return _mm256_add_ps(s, p);
+}
+
 QR__K_AVX2 static void qr_f32_gemv_m1t__avx2(int64_t n0, int64_t n1, int64_t N, int64_t K, const float *a,
                                              const float *B, int64_t ldb, float *y, bool accumulate) {
     const int64_t K8 = K & ~(int64_t)7, r = K - K8;
@@ -17,30 +24,16 @@ QR__K_AVX2 static void qr_f32_gemv_m1t__avx2(int64_t n0, int64_t n1, int64_t N, 
         __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
         for (int64_t k = 0; k < K8; k += 8) {
             const __m256 av = _mm256_loadu_ps(a + k);
-            __m256 p0 = _mm256_mul_ps(av, _mm256_loadu_ps(b0 + k)), p1 = _mm256_mul_ps(av, _mm256_loadu_ps(b1 + k));
-            __m256 p2 = _mm256_mul_ps(av, _mm256_loadu_ps(b2 + k)), p3 = _mm256_mul_ps(av, _mm256_loadu_ps(b3 + k));
-            QR__K_ROUNDED(p0);
-            QR__K_ROUNDED(p1);
-            QR__K_ROUNDED(p2);
-            QR__K_ROUNDED(p3);
-            s0 = _mm256_add_ps(s0, p0);
-            s1 = _mm256_add_ps(s1, p1);
-            s2 = _mm256_add_ps(s2, p2);
-            s3 = _mm256_add_ps(s3, p3);
+            s0 = qr__k_gemv_acc8(s0, av, _mm256_loadu_ps(b0 + k));
+            s1 = qr__k_gemv_acc8(s1, av, _mm256_loadu_ps(b1 + k));
+            s2 = qr__k_gemv_acc8(s2, av, _mm256_loadu_ps(b2 + k));
+            s3 = qr__k_gemv_acc8(s3, av, _mm256_loadu_ps(b3 + k));
         }
         if (r) {
-            __m256 p0 = _mm256_mul_ps(at, _mm256_maskload_ps(b0 + K8, tail));
-            __m256 p1 = _mm256_mul_ps(at, _mm256_maskload_ps(b1 + K8, tail));
-            __m256 p2 = _mm256_mul_ps(at, _mm256_maskload_ps(b2 + K8, tail));
-            __m256 p3 = _mm256_mul_ps(at, _mm256_maskload_ps(b3 + K8, tail));
-            QR__K_ROUNDED(p0);
-            QR__K_ROUNDED(p1);
-            QR__K_ROUNDED(p2);
-            QR__K_ROUNDED(p3);
-            s0 = _mm256_add_ps(s0, p0);
-            s1 = _mm256_add_ps(s1, p1);
-            s2 = _mm256_add_ps(s2, p2);
-            s3 = _mm256_add_ps(s3, p3);
+            s0 = qr__k_gemv_acc8(s0, at, _mm256_maskload_ps(b0 + K8, tail));
+            s1 = qr__k_gemv_acc8(s1, at, _mm256_maskload_ps(b1 + K8, tail));
+            s2 = qr__k_gemv_acc8(s2, at, _mm256_maskload_ps(b2 + K8, tail));
+            s3 = qr__k_gemv_acc8(s3, at, _mm256_maskload_ps(b3 + K8, tail));
         }
         _mm256_storeu_ps(l[0], s0);
         _mm256_storeu_ps(l[1], s1);
@@ -54,16 +47,8 @@ QR__K_AVX2 static void qr_f32_gemv_m1t__avx2(int64_t n0, int64_t n1, int64_t N, 
     for (; n < n1; n++) {
         const float *b0 = B + n * ldb;
         __m256 s0 = _mm256_setzero_ps();
-        for (int64_t k = 0; k < K8; k += 8) {
-            __m256 p0 = _mm256_mul_ps(_mm256_loadu_ps(a + k), _mm256_loadu_ps(b0 + k));
-            QR__K_ROUNDED(p0);
-            s0 = _mm256_add_ps(s0, p0);
-        }
-        if (r) {
-            __m256 p0 = _mm256_mul_ps(at, _mm256_maskload_ps(b0 + K8, tail));
-            QR__K_ROUNDED(p0);
-            s0 = _mm256_add_ps(s0, p0);
-        }
+        for (int64_t k = 0; k < K8; k += 8) s0 = qr__k_gemv_acc8(s0, _mm256_loadu_ps(a + k), _mm256_loadu_ps(b0 + k));
+        if (r) s0 = qr__k_gemv_acc8(s0, at, _mm256_maskload_ps(b0 + K8, tail));
         _mm256_storeu_ps(l[0], s0);
         const float s = qr__k_gemv_reduce(l[0], n, N);
         y[n] = s + (accumulate ? y[n] : 0.0f);

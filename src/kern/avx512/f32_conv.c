@@ -99,6 +99,15 @@ QR__K_AVX512 static inline __m512 qr__k_m1d_act16(const int ACT, __m512 v, __m51
     return v;
 }
 
+/* Product of tap k (row k / KW, column k % KW of the window) of one output vector whose
+ * input rows are rows[], rounded on its own (ORT's M=1 kernel has no fused multiply-add). */
+QR__K_AVX512 static inline __m512 qr__k_m1d_prod(const int SW, const int KW, const float *w, int k,
+                                                 const float *const *rows, const uint32_t *m) {
+    __m512 p = _mm512_mul_ps(_mm512_set1_ps(w[k]), qr__k_m1d_in16(SW, rows[k / KW] + k % KW, m[k % KW]));
+    QR__K_ROUNDED(p);
+    return p;
+}
+
 /* One output channel the direct way for a KH x KW window with stride SW along both axes
  * and no dilation (constants of the instantiation): per column block v (16 outputs, its
  * column masks in registers), output rows four at a time in independent sums, reading the
@@ -132,38 +141,22 @@ qr__k_m1d512(const int KH, const int KW, const int SW, const int ACT, const QrF3
             for (; k + 4 <= K; k += 4) {
 #pragma GCC unroll 4
                 for (int s = 0; s < S; s++) {
-                    __m512 p[4];
-#pragma GCC unroll 4
-                    for (int q = 0; q < 4; q++) {
-                        const int kh = (k + q) / KW, kw = (k + q) % KW;
-                        p[q] = _mm512_mul_ps(_mm512_set1_ps(w[k + q]), qr__k_m1d_in16(SW, r[s * SW + kh] + kw, m[kw]));
-                        QR__K_ROUNDED(p[q]);
-                    }
-                    acc[s] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[0], p[1]), p[2]), p[3]), acc[s]);
+                    const float *const *rs = r + s * SW;
+                    __m512 p0 = qr__k_m1d_prod(SW, KW, w, k, rs, m), p1 = qr__k_m1d_prod(SW, KW, w, k + 1, rs, m);
+                    __m512 p2 = qr__k_m1d_prod(SW, KW, w, k + 2, rs, m), p3 = qr__k_m1d_prod(SW, KW, w, k + 3, rs, m);
+                    acc[s] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p0, p1), p2), p3), acc[s]);
                 }
             }
             if (K - k >= 2) {
 #pragma GCC unroll 4
-                for (int s = 0; s < S; s++) {
-                    __m512 p[2];
-#pragma GCC unroll 2
-                    for (int q = 0; q < 2; q++) {
-                        const int kh = (k + q) / KW, kw = (k + q) % KW;
-                        p[q] = _mm512_mul_ps(_mm512_set1_ps(w[k + q]), qr__k_m1d_in16(SW, r[s * SW + kh] + kw, m[kw]));
-                        QR__K_ROUNDED(p[q]);
-                    }
-                    acc[s] = _mm512_add_ps(_mm512_add_ps(p[0], p[1]), acc[s]);
-                }
+                for (int s = 0; s < S; s++)
+                    acc[s] = _mm512_add_ps(_mm512_add_ps(qr__k_m1d_prod(SW, KW, w, k, r + s * SW, m),
+                                                         qr__k_m1d_prod(SW, KW, w, k + 1, r + s * SW, m)), acc[s]);
                 k += 2;
             }
             if (k < K) {
-                const int kh = k / KW, kw = k % KW;
 #pragma GCC unroll 4
-                for (int s = 0; s < S; s++) {
-                    __m512 p0 = _mm512_mul_ps(_mm512_set1_ps(w[k]), qr__k_m1d_in16(SW, r[s * SW + kh] + kw, m[kw]));
-                    QR__K_ROUNDED(p0);
-                    acc[s] = _mm512_add_ps(p0, acc[s]);
-                }
+                for (int s = 0; s < S; s++) acc[s] = _mm512_add_ps(qr__k_m1d_prod(SW, KW, w, k, r + s * SW, m), acc[s]);
             }
 #pragma GCC unroll 4
             for (int s = 0; s < S; s++)

@@ -60,6 +60,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_gemm_fused = qr_f32_gemm_fused__ref,
         .f32_conv_gemm_fused = qr_f32_conv_gemm_fused__ref,
         .f32_conv_m1 = qr_f32_conv_m1__ref,
+        .f32_conv_m1_act = qr_f32_conv_m1_act__ref,
         .f32_gemv_m1t = qr_f32_gemv_m1t__ref,
         .f32_maxpool2d = qr_f32_maxpool2d__ref,
         .q8_gemm = qr_q8_gemm__ref,
@@ -92,6 +93,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_gemm_fused = qr_f32_gemm_fused__avx2;
         k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx2;
         k->f32_conv_m1 = qr_f32_conv_m1__avx2;
+        k->f32_conv_m1_act = NULL;   /* no fused form: the steps run after the planes' kernel */
         k->f32_gemv_m1t = qr_f32_gemv_m1t__avx2;
         k->f32_maxpool2d = qr_f32_maxpool2d__avx2;
         k->q8_gemm = qr_q8_gemm__avx2;
@@ -140,6 +142,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->isa = QR_ISA_NEON;
         k->f32_gemm = qr_f32_gemm__neon;
         k->f32_conv_m1 = qr_f32_conv_m1__neon;
+        k->f32_conv_m1_act = NULL;
         k->f32_gemv_m1t = qr_f32_gemv_m1t__neon;
         k->q8_gemm = qr_q8_gemm__neon;
         k->q8_conv_gemm = qr_q8_conv_gemm__neon;

@@ -435,7 +435,7 @@ typedef struct QrKernels {
     QrF32GemmFusedFn f32_gemm_fused;
     QrF32ConvGemmFusedFn f32_conv_gemm_fused;
     QrF32ConvM1Fn f32_conv_m1;
-    QrF32ConvM1ActFn f32_conv_m1_act;   /* NULL: none at this level */
+    QrF32ConvM1ActFn f32_conv_m1_act;   /* NULL: none at this level (avx2, neon: the steps run after) */
     QrF32GemvM1tFn f32_gemv_m1t;
     QrF32MaxPool2dFn f32_maxpool2d;
     QrQ8GemmFn q8_gemm;

@@ -263,21 +263,9 @@ QR__K_AVX512 static int qr__k_m1d512_try(const QrF32ConvB *b, const float *w, fl
         return -1;
     const QrKM1dTab *t = qr__k_m1d_tables(b, 16);
     if (!t) return -1;
-    int kind = 0, used = 0;
-    float lo = -INFINITY, hi = INFINITY;
-    if (nact >= 1 && act[0].op == QR_F32_STEP_CLAMP) {
-        kind = 2;
-        lo = act[0].lo;
-        hi = act[0].hi;
-        used = 1;
-        if (nact >= 2 && act[1].op == QR_F32_STEP_RELU) {
-            kind = 3;
-            used = 2;
-        }
-    } else if (nact >= 1 && act[0].op == QR_F32_STEP_RELU) {
-        kind = 1;
-        used = 1;
-    }
+    int kind;
+    const int used = qr__k_m1_act_kind(act, nact, &kind);
+    const float lo = kind & 2 ? act[0].lo : -INFINITY, hi = kind & 2 ? act[0].hi : INFINITY;
     qr__k_m1d512_fns[(b->KH == 5) * 2 + (b->sw == 2)][kind](b, w, bias, y, t, lo, hi);
     return used;
 }

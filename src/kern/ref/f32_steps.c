@@ -41,3 +41,25 @@ static void qr_f32_steps__ref(const QrF32Step *s, int ns, const float *x, float 
         y[i] = v;
     }
 }
+
+/* The leading steps of act[0..nact) a QrF32ConvM1ActFn fuses: a Clip then a ReLU (kind 3),
+ * a Clip (2), a ReLU (1), or none (0); returns how many, *kind set. */
+static int qr__k_m1_act_kind(const QrF32Step *act, int nact, int *kind) {
+    *kind = 0;
+    if (nact >= 1 && act[0].op == QR_F32_STEP_CLAMP) {
+        *kind = nact >= 2 && act[1].op == QR_F32_STEP_RELU ? 3 : 2;
+        return *kind == 3 ? 2 : 1;
+    }
+    if (nact >= 1 && act[0].op == QR_F32_STEP_RELU) *kind = 1;
+    return *kind;
+}
+
+/* QrF32ConvM1ActFn, plain C: qr_f32_conv_m1__ref, then the fused steps by qr_f32_steps__ref. */
+static int qr_f32_conv_m1_act__ref(const QrF32ConvB *b, const float *w, float bias, const QrF32Step *act, int nact,
+                                   float *y) {
+    int kind;
+    const int used = qr__k_m1_act_kind(act, nact, &kind);
+    qr_f32_conv_m1__ref(b, w, bias, y);
+    if (used) qr_f32_steps__ref(act, used, y, y, b->OH * b->OW, 0, 0);
+    return used;
+}

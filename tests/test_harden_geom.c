@@ -156,24 +156,35 @@ static void qt_hg_int_attr(QtModel *mb, Onnx__NodeProto *n, const char *name, in
     a->i = v;
 }
 
+/* Runs `op` (kernel_shape ks, auto_pad SAME_UPPER, count_include_pad cip unless < 0) on x:
+ * dims dx, standard normal values from seed. On success x and y[0] are the caller's to free;
+ * on failure nothing is left allocated. */
+static QrStatus qt_hg_pool_run(const char *op, const int64_t *dx, const int64_t *ks, int cip, uint64_t seed,
+                               const char *file, QrTensor *x, QrTensor *y) {
+    QtModel mb;
+    Onnx__NodeProto *n = qt_hg_model(&mb, op, QR_DT_F32, dx);
+    qt_mb_attr_ints(&mb, n, "kernel_shape", 2, ks);
+    qt_hg_str_attr(&mb, n, "auto_pad", "SAME_UPPER");
+    if (cip >= 0) qt_hg_int_attr(&mb, n, "count_include_pad", cip);
+    memset(y, 0, sizeof *y);
+    QrStatus st = qt_hd_tensor(x, QR_DT_F32, 4, dx, NULL);
+    if (st == QR_OK) {
+        float *xv = x->data;
+        for (int64_t i = 0; i < x->numel; i++) xv[i] = qr_rng_normal(&seed);
+        st = qt_hd_run(&mb, file, x, y);
+        if (st != QR_OK) qr_tensor_free_data(x);
+    }
+    qt_mb_free(&mb);
+    return st;
+}
+
 /* MaxPool SAME_UPPER [2^31-1, 2] on 1x3x32x32 (the fuzz timeout): every window holds all 32
  * rows, so y[c][oh][ow] = max over the rows of columns ow and ow + 1 (the last column alone). */
 static void test_hg_maxpool_op(void) {
-    QtModel mb;
     int64_t dx[4] = { 1, 3, 32, 32 }, ks[2] = { QT_HG_BIG, 2 };
-    Onnx__NodeProto *n = qt_hg_model(&mb, "MaxPool", QR_DT_F32, dx);
-    qt_mb_attr_ints(&mb, n, "kernel_shape", 2, ks);
-    qt_hg_str_attr(&mb, n, "auto_pad", "SAME_UPPER");
     QrTensor x, y[1];
-    memset(y, 0, sizeof y);
-    QT_OK(qt_hd_tensor(&x, QR_DT_F32, 4, dx, NULL));
-    uint64_t rng = 3;
-    float *xv = x.data;
-    for (int64_t i = 0; i < x.numel; i++) xv[i] = qr_rng_normal(&rng);
-    QrStatus st = qt_hd_run(&mb, "hg_maxpool.onnx", &x, y);
-    qt_mb_free(&mb);
-    if (st != QR_OK) qr_tensor_free_data(&x);
-    QT_OK(st);
+    QT_OK(qt_hg_pool_run("MaxPool", dx, ks, -1, 3, "hg_maxpool.onnx", &x, y));
+    const float *xv = x.data;
     bool ok = y[0].rank == 4 && y[0].dims[2] == 32 && y[0].dims[3] == 32;
     const float *yv = y[0].data;
     for (int64_t c = 0; ok && c < 3; c++)
@@ -196,21 +207,9 @@ static void test_hg_maxpool_op(void) {
 static void test_hg_avgpool_op(void) {
     int64_t dx[4] = { 1, 2, 16, 20 }, ks[2] = { 3, QT_HG_BIG };
     for (int cip = 0; cip < 2; cip++) {
-        QtModel mb;
-        Onnx__NodeProto *n = qt_hg_model(&mb, "AveragePool", QR_DT_F32, dx);
-        qt_mb_attr_ints(&mb, n, "kernel_shape", 2, ks);
-        qt_hg_str_attr(&mb, n, "auto_pad", "SAME_UPPER");
-        qt_hg_int_attr(&mb, n, "count_include_pad", cip);
         QrTensor x, y[1];
-        memset(y, 0, sizeof y);
-        QT_OK(qt_hd_tensor(&x, QR_DT_F32, 4, dx, NULL));
-        uint64_t rng = 4;
-        float *xv = x.data;
-        for (int64_t i = 0; i < x.numel; i++) xv[i] = qr_rng_normal(&rng);
-        QrStatus st = qt_hd_run(&mb, "hg_avgpool.onnx", &x, y);
-        qt_mb_free(&mb);
-        if (st != QR_OK) qr_tensor_free_data(&x);
-        QT_OK(st);
+        QT_OK(qt_hg_pool_run("AveragePool", dx, ks, cip, 4, "hg_avgpool.onnx", &x, y));
+        const float *xv = x.data;
         /* SAME_UPPER: total pad (out - 1) * s + k - in, the smaller half first */
         const int64_t tot_h = 15 + 3 - 16, tot_w = 19 + QT_HG_BIG - 20;
         const int64_t pb_h = tot_h / 2, pe_h = tot_h - pb_h, pb_w = tot_w / 2, pe_w = tot_w - pb_w;
@@ -241,21 +240,10 @@ static void test_hg_avgpool_op(void) {
 
 /* LpPool (p = 2) SAME_UPPER [2^31-1, 2^31-1]: every window is the whole plane. */
 static void test_hg_lppool_op(void) {
-    QtModel mb;
     int64_t dx[4] = { 1, 3, 9, 13 }, ks[2] = { QT_HG_BIG, QT_HG_BIG };
-    Onnx__NodeProto *n = qt_hg_model(&mb, "LpPool", QR_DT_F32, dx);
-    qt_mb_attr_ints(&mb, n, "kernel_shape", 2, ks);
-    qt_hg_str_attr(&mb, n, "auto_pad", "SAME_UPPER");
     QrTensor x, y[1];
-    memset(y, 0, sizeof y);
-    QT_OK(qt_hd_tensor(&x, QR_DT_F32, 4, dx, NULL));
-    uint64_t rng = 8;
-    float *xv = x.data;
-    for (int64_t i = 0; i < x.numel; i++) xv[i] = qr_rng_normal(&rng);
-    QrStatus st = qt_hd_run(&mb, "hg_lppool.onnx", &x, y);
-    qt_mb_free(&mb);
-    if (st != QR_OK) qr_tensor_free_data(&x);
-    QT_OK(st);
+    QT_OK(qt_hg_pool_run("LpPool", dx, ks, -1, 8, "hg_lppool.onnx", &x, y));
+    const float *xv = x.data;
     double worst = 0;
     for (int64_t c = 0; c < 3; c++) {
         double s = 0;

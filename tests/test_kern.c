@@ -876,6 +876,23 @@ static QrQ8Win qt__k_win(const QtQWin *q, const void *x, bool sgn, int32_t xz) {
     return p;
 }
 
+/* The depthwise oracle: the sum over the window of output (oh, ow) of (x - xz) * w, exact in
+ * int64, for one plane x (int8 when sg, else uint8) and its weights (int8 when w8, else
+ * int16); taps in the padding contribute nothing. */
+static int64_t qt__k_dw_sum(const QtQWin *q, const uint8_t *x, bool sg, int32_t xz, const void *w, bool w8, int64_t oh,
+                            int64_t ow) {
+    int64_t s = 0;
+    for (int64_t kh = 0; kh < q->KH; kh++)
+        for (int64_t kw = 0; kw < q->KW; kw++) {
+            int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
+            if (ih < 0 || ih >= q->H || iw < 0 || iw >= q->W) continue;
+            int64_t v = sg ? ((const int8_t *)x)[ih * q->W + iw] : x[ih * q->W + iw];
+            int64_t wk = w8 ? ((const int8_t *)w)[kh * q->KW + kw] : ((const int16_t *)w)[kh * q->KW + kw];
+            s += (v - xz) * wk;
+        }
+    return s;
+}
+
 /* Depthwise 8-bit convolution: the ref against an independent int64 loop (reduced mod 2^32),
  * every level bit-exact with the ref, both signednesses, zero points at the ends of the range
  * and weights at +-255 (|x - xz| * |w| at its largest). Kernels must not write past y. */
@@ -898,17 +915,8 @@ static void test_q8_dwconv2d(void) {
             int32_t *want = malloc((size_t)P * sizeof *want), *y = malloc((size_t)(P + 16) * sizeof *y);
             void *scratch = qr_aligned_alloc(qr_q8_dwconv2d_scratch(&p));
             for (int64_t oh = 0; oh < p.OH; oh++)
-                for (int64_t ow = 0; ow < p.OW; ow++) {
-                    int64_t s = 0;
-                    for (int64_t kh = 0; kh < q->KH; kh++)
-                        for (int64_t kw = 0; kw < q->KW; kw++) {
-                            int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
-                            if (ih < 0 || ih >= q->H || iw < 0 || iw >= q->W) continue;
-                            int64_t v = sg ? ((int8_t *)x)[ih * q->W + iw] : x[ih * q->W + iw];
-                            s += (v - xz) * w[kh * q->KW + kw];
-                        }
-                    want[oh * p.OW + ow] = (int32_t)(uint32_t)(uint64_t)s;
-                }
+                for (int64_t ow = 0; ow < p.OW; ow++)
+                    want[oh * p.OW + ow] = (int32_t)(uint32_t)(uint64_t)qt__k_dw_sum(q, x, sg, xz, w, false, oh, ow);
             for (int l = 0; l < nl; l++) {
                 for (int64_t i = 0; i < P + 16; i++) y[i] = 0x5a5a5a5a;
                 lv[l].q8_dwconv2d(&p, w, y, scratch);
@@ -1529,15 +1537,7 @@ static void test_q8_dwconv2d_rq(void) {
             for (int k = 0; k < NPL; k++)
                 for (int64_t oh = 0; oh < p.OH; oh++)
                     for (int64_t ow = 0; ow < p.OW; ow++) {
-                        int64_t s = 0;
-                        for (int64_t kh = 0; kh < q->KH; kh++)
-                            for (int64_t kw = 0; kw < q->KW; kw++) {
-                                int64_t ih = oh * q->sh - q->ph + kh * q->dh, iw = ow * q->sw - q->pw + kw * q->dw;
-                                if (ih < 0 || ih >= q->H || iw < 0 || iw >= q->W) continue;
-                                const int64_t xi = k * ldx + ih * q->W + iw;
-                                int64_t v = (sg & 1) ? ((int8_t *)x)[xi] : x[xi];
-                                s += (v - xz) * w[k * T + kh * q->KW + kw];
-                            }
+                        int64_t s = qt__k_dw_sum(q, x + k * ldx, sg & 1, xz, w + k * T, true, oh, ow);
                         s = (int64_t)(int32_t)(uint32_t)(uint64_t)s + rq[k].bias;
                         want[k * ldy + oh * p.OW + ow] = (uint8_t)qt__k_rq1(s, rq[k].mult, rq[k].zp, rq[k].lo, rq[k].hi);
                     }

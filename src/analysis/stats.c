@@ -21,6 +21,14 @@ static void qr_stats_merge(QrStats *a, const QrStats *b) {
     a->max = QR_MAX(a->max, b->max);
 }
 
+/* Value i of a tensor other than float32 as a double: 8-bit integers (the quantized
+ * model's activations, the common case) read directly, other types by qr_tensor_get_f64. */
+static inline double qr__stats_at(const QrTensor *t, int64_t i) {
+    if (t->dtype == QR_DT_U8) return (double)((const uint8_t *)t->data)[i];
+    if (t->dtype == QR_DT_S8) return (double)((const int8_t *)t->data)[i];
+    return qr_tensor_get_f64(t, i);
+}
+
 /* Blocks of 4096 values are summed exactly in double, then merged (Chan). */
 static void qr_stats_tensor(QrStats *s, const QrTensor *t) {
     if (t->dtype == QR_DT_F32 && t->numel > 0) {   /* the SIMD moments kernel: same fields, same blocking */
@@ -34,38 +42,13 @@ static void qr_stats_tensor(QrStats *s, const QrTensor *t) {
         return;
     }
     enum { BLOCK = 4096 };
-    if ((t->dtype == QR_DT_S8 || t->dtype == QR_DT_U8) && t->numel > 0) {   /* integer values are all finite */
-        const int8_t *s8 = t->data;
-        const uint8_t *u8 = t->data;
-        bool sg = t->dtype == QR_DT_S8;
-        for (int64_t base = 0; base < t->numel; base += BLOCK) {
-            int64_t end = QR_MIN(t->numel, base + BLOCK);
-            QrStats b;
-            qr_stats_init(&b);
-            double sum = 0;
-            for (int64_t i = base; i < end; i++) {
-                double v = sg ? (double)s8[i] : (double)u8[i];
-                sum += v;
-                if (v < b.min) b.min = v;
-                if (v > b.max) b.max = v;
-            }
-            b.n = end - base;
-            b.mean = sum / (double)b.n;
-            for (int64_t i = base; i < end; i++) {
-                double v = sg ? (double)s8[i] : (double)u8[i];
-                b.m2 += (v - b.mean) * (v - b.mean);
-            }
-            qr_stats_merge(s, &b);
-        }
-        return;
-    }
     for (int64_t base = 0; base < t->numel; base += BLOCK) {
         int64_t end = QR_MIN(t->numel, base + BLOCK);
         QrStats b;
         qr_stats_init(&b);
         double sum = 0;
         for (int64_t i = base; i < end; i++) {
-            double v = t->dtype == QR_DT_F32 ? ((const float *)t->data)[i] : qr_tensor_get_f64(t, i);
+            double v = qr__stats_at(t, i);
             if (v != v) { b.n_nan++; continue; }
             if (v == INFINITY) { b.n_posinf++; continue; }
             if (v == -INFINITY) { b.n_neginf++; continue; }
@@ -77,7 +60,7 @@ static void qr_stats_tensor(QrStats *s, const QrTensor *t) {
         if (b.n) {
             b.mean = sum / (double)b.n;
             for (int64_t i = base; i < end; i++) {
-                double v = t->dtype == QR_DT_F32 ? ((const float *)t->data)[i] : qr_tensor_get_f64(t, i);
+                double v = qr__stats_at(t, i);
                 if (isfinite(v)) b.m2 += (v - b.mean) * (v - b.mean);
             }
         }

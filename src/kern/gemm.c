@@ -1017,6 +1017,22 @@ static void qr__k_q8_gemm_rq(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t 
     qr__k_q8_run(isa, M, N, K, A, conv ? &cb : B, conv, rq, NULL, 0, false);
 }
 
+/* The kernel-table entries of an ISA's 8-bit GEMM (QrQ8GemmFn, QrQ8GemmRqFn, QrQ8ConvGemmFn)
+ * around these drivers. */
+#define QR__K_Q8_ENTRIES(name, isa)                                                                                \
+    static void qr_q8_gemm__##name(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B,     \
+                                   int32_t *C, int64_t ldc, bool accumulate) {                                    \
+        qr__k_q8_gemm(&isa, M, N, K, A, B, C, ldc, accumulate);                                                   \
+    }                                                                                                             \
+    static void qr_q8_gemm_rq__##name(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B,  \
+                                      const QrQ8ConvB *conv, const QrQ8Requant *rq) {                             \
+        qr__k_q8_gemm_rq(&isa, M, N, K, A, B, conv, rq);                                                          \
+    }                                                                                                             \
+    static void qr_q8_conv_gemm__##name(int64_t M, const QrQOperand *A, const QrQ8ConvB *b, int32_t *C,           \
+                                        int64_t ldc) {                                                            \
+        qr__k_q8_conv_gemm(&isa, M, A, b, C, ldc);                                                                \
+    }
+
 /* ==== 16-bit integers ================================================================
  * Exact int64 result with int32 SIMD arithmetic. Operands are made signed (uint16 -
  * 32768, so a = a' + alpha, b = b' + beta) and B is split into bytes, b' = 256 * hi + lo

@@ -201,27 +201,13 @@ QR__K_AVX2 static void qr_s32_requant__avx2(int64_t n, const int32_t *acc, const
 static const QrKQ8Isa qr__k_q8_avx2_isa = { 6, 16, 512, QR__K_Q8_FMT_S16, qr__k_q8_avx2_ukr, NULL, qr__k_q8_avx2_pack_b,
                                             qr__k_q8_avx2_pack_a, NULL, qr_s32_requant__avx2, NULL };
 
-/* QrQ8GemmFn on AVX2 (int16 pairs, vpmaddwd). */
-static void qr_q8_gemm__avx2(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B, int32_t *C,
-                             int64_t ldc, bool accumulate) {
-    qr__k_q8_gemm(&qr__k_q8_avx2_isa, M, N, K, A, B, C, ldc, accumulate);
-}
-
-/* QrQ8GemmRqFn on AVX2. */
-static void qr_q8_gemm_rq__avx2(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B,
-                                const QrQ8ConvB *conv, const QrQ8Requant *rq) {
-    qr__k_q8_gemm_rq(&qr__k_q8_avx2_isa, M, N, K, A, B, conv, rq);
-}
-
 /* QrQ8PackAFn on AVX2. */
 static size_t qr_q8_pack_a__avx2(int64_t M, int64_t K, const QrQOperand *A, bool b_signed, void *dst) {
     return qr__k_q8_pack_a(&qr__k_q8_avx2_isa, M, K, A, b_signed, dst);
 }
 
-/* QrQ8ConvGemmFn on AVX2. */
-static void qr_q8_conv_gemm__avx2(int64_t M, const QrQOperand *A, const QrQ8ConvB *b, int32_t *C, int64_t ldc) {
-    qr__k_q8_conv_gemm(&qr__k_q8_avx2_isa, M, A, b, C, ldc);
-}
+/* QrQ8GemmFn, QrQ8GemmRqFn, QrQ8ConvGemmFn on AVX2 (int16 pairs, vpmaddwd). */
+QR__K_Q8_ENTRIES(avx2, qr__k_q8_avx2_isa)
 
 /* 16-bit GEMM, 4x8: c (4, 8) int64 (+)= a [np][4][2] @ b [np][lo 8x2, hi 8x2]; np <= 128
  * keeps both int32 sums in range (see kern/gemm.c). */

@@ -379,26 +379,12 @@ static const QrKQ8Isa qr__k_q8_vnni_isa = { 8, 32, 1024, QR__K_Q8_FMT_VNNI, qr__
                                             qr__k_q8_vnni_pack_b, qr__k_q8_vnni_pack_a, qr__k_q8_vnni_comp,
                                             qr_s32_requant__avx512, qr__k_q8_vnni_panel_end };
 
-/* QrQ8GemmFn on AVX-512 VNNI (vpdpbusd with the unsigned shift and compensation). */
-static void qr_q8_gemm__vnni(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B, int32_t *C,
-                             int64_t ldc, bool accumulate) {
-    qr__k_q8_gemm(&qr__k_q8_vnni_isa, M, N, K, A, B, C, ldc, accumulate);
-}
-
-/* QrQ8GemmRqFn on AVX-512 VNNI. */
-static void qr_q8_gemm_rq__vnni(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B,
-                                const QrQ8ConvB *conv, const QrQ8Requant *rq) {
-    qr__k_q8_gemm_rq(&qr__k_q8_vnni_isa, M, N, K, A, B, conv, rq);
-}
-
 /* QrQ8PackAFn on AVX-512 VNNI. */
 static size_t qr_q8_pack_a__vnni(int64_t M, int64_t K, const QrQOperand *A, bool b_signed, void *dst) {
     return qr__k_q8_pack_a(&qr__k_q8_vnni_isa, M, K, A, b_signed, dst);
 }
 
-/* QrQ8ConvGemmFn on AVX-512 VNNI. */
-static void qr_q8_conv_gemm__vnni(int64_t M, const QrQOperand *A, const QrQ8ConvB *b, int32_t *C, int64_t ldc) {
-    qr__k_q8_conv_gemm(&qr__k_q8_vnni_isa, M, A, b, C, ldc);
-}
+/* QrQ8GemmFn, QrQ8GemmRqFn, QrQ8ConvGemmFn on AVX-512 VNNI (vpdpbusd with the unsigned shift and compensation). */
+QR__K_Q8_ENTRIES(vnni, qr__k_q8_vnni_isa)
 
 #endif

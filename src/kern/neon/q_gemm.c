@@ -82,27 +82,13 @@ static void qr__k_q8_neon_ukr(int64_t ng, const void *av, const void *bv, int32_
 static const QrKQ8Isa qr__k_q8_neon_isa = { 8, 8, 512, QR__K_Q8_FMT_S16, qr__k_q8_neon_ukr, NULL, NULL, NULL, NULL,
                                             qr_s32_requant__neon, NULL };
 
-/* QrQ8GemmFn on NEON (int16, SMLAL). */
-static void qr_q8_gemm__neon(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B, int32_t *C,
-                             int64_t ldc, bool accumulate) {
-    qr__k_q8_gemm(&qr__k_q8_neon_isa, M, N, K, A, B, C, ldc, accumulate);
-}
-
-/* QrQ8GemmRqFn on NEON. */
-static void qr_q8_gemm_rq__neon(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B,
-                                const QrQ8ConvB *conv, const QrQ8Requant *rq) {
-    qr__k_q8_gemm_rq(&qr__k_q8_neon_isa, M, N, K, A, B, conv, rq);
-}
-
 /* QrQ8PackAFn on NEON. */
 static size_t qr_q8_pack_a__neon(int64_t M, int64_t K, const QrQOperand *A, bool b_signed, void *dst) {
     return qr__k_q8_pack_a(&qr__k_q8_neon_isa, M, K, A, b_signed, dst);
 }
 
-/* QrQ8ConvGemmFn on NEON. */
-static void qr_q8_conv_gemm__neon(int64_t M, const QrQOperand *A, const QrQ8ConvB *b, int32_t *C, int64_t ldc) {
-    qr__k_q8_conv_gemm(&qr__k_q8_neon_isa, M, A, b, C, ldc);
-}
+/* QrQ8GemmFn, QrQ8GemmRqFn, QrQ8ConvGemmFn on NEON (int16, SMLAL). */
+QR__K_Q8_ENTRIES(neon, qr__k_q8_neon_isa)
 
 /* 8-bit GEMM, ss format, 8x12: c (8, 12) (+)= a [ng][8][4] @ b [ng][12][4] (int8 quads):
  * SDOT by lane, 24 accumulators + 3 B + 2 A registers. */
@@ -152,26 +138,12 @@ static void qr__k_q8_neon_comp(int32_t *c, int64_t n, int32_t ra, int32_t u, con
 static const QrKQ8Isa qr__k_q8_dot_isa = { 8, 12, 1024, QR__K_Q8_FMT_SS, qr__k_q8_dot_ukr, NULL, NULL, NULL,
                                            qr__k_q8_neon_comp, qr_s32_requant__neon, NULL };
 
-/* QrQ8GemmFn with SDOT (FEAT_DotProd). */
-static void qr_q8_gemm__dot(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B, int32_t *C,
-                            int64_t ldc, bool accumulate) {
-    qr__k_q8_gemm(&qr__k_q8_dot_isa, M, N, K, A, B, C, ldc, accumulate);
-}
-
-/* QrQ8GemmRqFn with SDOT. */
-static void qr_q8_gemm_rq__dot(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B,
-                               const QrQ8ConvB *conv, const QrQ8Requant *rq) {
-    qr__k_q8_gemm_rq(&qr__k_q8_dot_isa, M, N, K, A, B, conv, rq);
-}
-
 /* QrQ8PackAFn with the dot-product instructions. */
 static size_t qr_q8_pack_a__dot(int64_t M, int64_t K, const QrQOperand *A, bool b_signed, void *dst) {
     return qr__k_q8_pack_a(&qr__k_q8_dot_isa, M, K, A, b_signed, dst);
 }
 
-/* QrQ8ConvGemmFn with SDOT. */
-static void qr_q8_conv_gemm__dot(int64_t M, const QrQOperand *A, const QrQ8ConvB *b, int32_t *C, int64_t ldc) {
-    qr__k_q8_conv_gemm(&qr__k_q8_dot_isa, M, A, b, C, ldc);
-}
+/* QrQ8GemmFn, QrQ8GemmRqFn, QrQ8ConvGemmFn with SDOT. */
+QR__K_Q8_ENTRIES(dot, qr__k_q8_dot_isa)
 
 #endif

@@ -146,21 +146,7 @@ static const QrKQ8Isa qr__k_q8_i8mm_isa = { QR__K_MM_MR, QR__K_MM_NR, 1024, QR__
                                             qr__k_q8_mm_pack_b, qr__k_q8_mm_pack_a, qr__k_q8_neon_comp,
                                             qr_s32_requant__neon, NULL };
 
-/* QrQ8GemmFn with SMMLA (FEAT_I8MM). */
-static void qr_q8_gemm__i8mm(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B, int32_t *C,
-                             int64_t ldc, bool accumulate) {
-    qr__k_q8_gemm(&qr__k_q8_i8mm_isa, M, N, K, A, B, C, ldc, accumulate);
-}
-
-/* QrQ8GemmRqFn with SMMLA. */
-static void qr_q8_gemm_rq__i8mm(int64_t M, int64_t N, int64_t K, const QrQOperand *A, const QrQOperand *B,
-                                const QrQ8ConvB *conv, const QrQ8Requant *rq) {
-    qr__k_q8_gemm_rq(&qr__k_q8_i8mm_isa, M, N, K, A, B, conv, rq);
-}
-
-/* QrQ8ConvGemmFn with SMMLA. */
-static void qr_q8_conv_gemm__i8mm(int64_t M, const QrQOperand *A, const QrQ8ConvB *b, int32_t *C, int64_t ldc) {
-    qr__k_q8_conv_gemm(&qr__k_q8_i8mm_isa, M, A, b, C, ldc);
-}
+/* QrQ8GemmFn, QrQ8GemmRqFn, QrQ8ConvGemmFn with SMMLA (FEAT_I8MM). */
+QR__K_Q8_ENTRIES(i8mm, qr__k_q8_i8mm_isa)
 
 #endif

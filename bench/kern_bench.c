@@ -5,7 +5,8 @@
  * Model mode: ./build/bench_kern --model M.onnx INPUT.npy [reps] prints the median time of
  * a whole run (qr_run, after loading) and where it goes by operator type; BENCH_INT=1 runs the
  * int-mode lowering first (as `qreport run --mode int`, constants cached) and lists what stays
- * float, BENCH_NODES=1 adds a line per node.
+ * float, BENCH_NODES=1 adds a line per node (timed by QrRunOpts.node_sec: a fused chain counts
+ * at its head; BENCH_TAP=1 times through a tap on every value instead, without fusion).
  * Depthwise mode: ./build/bench_kern --dw [reps] times MobileNetV2's depthwise layers per
  * kernel level (qr_kern.f32_conv_m1, one thread). */
 #define QR_TESTING 1
@@ -19,9 +20,11 @@ static const BenchShape bench_shapes[] = {
     { "l3 3x3", 256, 196, 2304 },       { "l4 3x3", 512, 49, 4608 },     { "l2 1x1 down", 128, 784, 64 },
     { "fc", 1, 1000, 512 },
     /* MobileNetV2 pointwise convs (1x1, N = H*W) */
+    { "mbv2 pw 96<-16 112x112", 96, 12544, 16 }, { "mbv2 pw 16<-32 112x112", 16, 12544, 32 },
     { "mbv2 pw 24<-144 56x56", 24, 3136, 144 }, { "mbv2 pw 144<-24 56x56", 144, 3136, 24 },
     { "mbv2 pw 192<-32 28x28", 192, 784, 32 },  { "mbv2 pw 64<-384 14x14", 64, 196, 384 },
     { "mbv2 pw 960<-160 7x7", 960, 49, 160 },   { "mbv2 pw 160<-960 7x7", 160, 49, 960 },
+    { "mbv2 pw 320<-960 7x7", 320, 49, 960 },   { "mbv2 pw 1280<-320 7x7", 1280, 49, 320 },
 };
 
 static int bench_cmp(const void *a, const void *b) {
@@ -103,7 +106,11 @@ static int bench_model(const char *path, const char *input, int reps) {
     }
     double *by_node = calloc((size_t)g->n_nodes, sizeof(double)), t[64], tc[64];
     BenchTap bt = { 0, by_node };
-    QrRunOpts opts = { .tap = bench_tap, .tap_user = &bt, .cache = cache };
+    /* BENCH_TAP=1: time nodes through a tap on every value (every value materialized, no
+     * fusion); default: QrRunOpts.node_sec, the run as `qreport run` does it */
+    QrRunOpts opts = { .cache = cache };
+    if (getenv("BENCH_TAP")) { opts.tap = bench_tap; opts.tap_user = &bt; }
+    else opts.node_sec = by_node;
     reps = QR_MAX(1, QR_MIN(reps, 64));
     for (int r = -1; r < reps; r++) {
         QrTensor out[8];

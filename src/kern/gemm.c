@@ -229,7 +229,8 @@ typedef struct QrKF32Job {
     const QrF32Fused *f;        /* NULL: no epilogue */
     int64_t kc;                 /* K block: the ISA's, or a convolution's (qr__k_conv_kc) */
     bool conv_sum;              /* sum like MlasConv: bias after the last block */
-    unsigned char *tid_mem;     /* per thread: B panel (kc*nr) */
+    bool sweep;                 /* one K block: row tiles sweep the panels (qr__k_f32_task) */
+    unsigned char *tid_mem;     /* per thread: B panel (kc*nr), or all of a task's (sweep) */
     size_t tid_bytes;
     QrKTiles tl;
 } QrKF32Job;
@@ -239,7 +240,64 @@ typedef struct QrKF32Job {
  * micro-panels are read in place too (row stride ldb: the hardware prefetcher follows
  * the rows, and skipping the copy measured faster on Zen 4 for every 1x1-convolution
  * shape of ResNet-18 / MobileNetV2), while narrow last panels and convolution panels are
- * packed into this thread's buffer. */
+ * packed into this thread's buffer.
+ *
+ * Tile order. With several K blocks, each block sweeps the panels and, per panel, the row
+ * tiles (the packed panel is reused by every row tile). With one K block (j->sweep: the
+ * task's packed panels fit the thread's buffer together), each row tile sweeps all the
+ * panels instead, so the tile's mr output rows are written front to back, mr streams the
+ * hardware prefetcher follows; panel-major order writes 128 bytes to each of mc rows in
+ * turn, more streams than it tracks, and every line of an output that is not in the cache
+ * (MobileNetV2's 4.8 MB 112x112x96 expansion) then waits for memory: 2x slower measured.
+ * The sums are the same either way: every element is one chain per K block. */
+typedef struct QrKF32Panel { const float *b; int64_t bs; int w0, w1; QrKF32Ukr const *u0, *u1; } QrKF32Panel;
+
+/* Panel jr (nr columns) of K block pc: read in place or packed into bp; the micro-kernels
+ * that cover it (full width, or, a narrow last panel, half and quarter). */
+static void qr__k_f32_panel(const QrKF32Job *j, int64_t pc, int64_t kc, int64_t jr, int nr, float *bp, QrKF32Panel *p) {
+    const int NR = j->isa->nr, H = NR / 2, Q = NR / 4;
+    const bool direct = !j->conv;   /* measured on Zen 4: reading B in place beats packing it, even for 24 row panels */
+    p->b = bp;
+    p->bs = NR;
+    if (j->conv) {
+        j->isa->pack_conv(j->conv, pc, kc, jr, nr, bp);
+    } else if (direct && nr == NR) {
+        p->b = j->B + pc * j->ldb + jr;
+        p->bs = j->ldb;
+    } else {
+        j->isa->pack_b(j->B + pc * j->ldb + jr, j->ldb, kc, nr, bp);
+    }
+    /* (A last column or two as dot products along K would be cheaper, but would not sum
+     * each element as one chain of fused multiply-adds as the micro-kernels and ORT's
+     * kernels do.) */
+    p->w0 = nr;
+    p->w1 = 0;
+    p->u0 = j->isa->ukr;
+    p->u1 = NULL;
+    if (nr <= 3 * Q && j->isa->ukr_half[0]) {
+        if (nr <= Q) { p->u0 = j->isa->ukr_quarter; }
+        else if (nr <= H) { p->u0 = j->isa->ukr_half; }
+        else { p->u0 = j->isa->ukr_half; p->w0 = H; p->u1 = j->isa->ukr_quarter; p->w1 = nr - H; }
+    }
+}
+
+/* Row tile ir of panel p (columns from jr) in K block pc (the last one when `last`). */
+static inline void qr__k_f32_tile(const QrKF32Job *j, const QrKF32Panel *p, int64_t pc, int64_t kc, bool last,
+                                  int64_t ir, int mr, int64_t jr, QrKF32Out *o) {
+    const QrF32Fused *f = j->f;
+    const QrF32Epilogue *ep = f ? &f->ep : NULL;
+    const float *a = j->A + ir * j->lda + pc;
+    float *c = j->C + ir * j->ldc + jr;
+    o->bias = (j->conv_sum ? last : pc == 0) && ep && ep->bias ? ep->bias + ir : NULL;
+    o->bias_after = j->conv_sum;
+    o->res = f && last && f->res ? f->res + ir * f->ldres + jr : NULL;
+    p->u0[mr - 1](kc, a, j->lda, p->b, p->bs, c, j->ldc, p->w0, o);
+    if (!p->u1) return;
+    QrKF32Out o1 = *o;
+    if (o1.res) o1.res += p->w0;
+    p->u1[mr - 1](kc, a, j->lda, p->b + p->w0, p->bs, c + p->w0, j->ldc, p->w1, &o1);
+}
+
 static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
     const QrKF32Job *j = ctx;
     const int MR = j->isa->mr, NR = j->isa->nr;
@@ -248,7 +306,6 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
     const int64_t i0 = mi * j->tl.mc, i1 = QR_MIN(j->M, i0 + j->tl.mc);
     const int64_t j0 = si * j->tl.ns, j1 = QR_MIN(j->N, j0 + j->tl.ns);
     float *bp = (float *)(j->tid_mem + (size_t)tid * j->tid_bytes);
-    const bool direct = !j->conv;   /* measured on Zen 4: reading B in place beats packing it, even for 24 row panels */
     const QrF32Fused *f = j->f;
     const QrF32Epilogue *ep = f ? &f->ep : NULL;
     for (int64_t pc = 0; pc < j->K; pc += KC) {
@@ -263,43 +320,21 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
             o.res_first = f->res_first;
             o.ldres = f->ldres;
         }
-        for (int64_t jr = j0; jr < j1; jr += NR) {
-            const int nr = (int)QR_MIN(NR, j1 - jr);
-            const float *b = bp;
-            int64_t bs = NR;
-            if (j->conv) {
-                j->isa->pack_conv(j->conv, pc, kc, jr, nr, bp);
-            } else if (direct && nr == NR) {
-                b = j->B + pc * j->ldb + jr;
-                bs = j->ldb;
-            } else {
-                j->isa->pack_b(j->B + pc * j->ldb + jr, j->ldb, kc, nr, bp);
-            }
-            /* the panel as up to two parts: full width, or (a narrow last panel) half and
-             * quarter. (A last column or two as dot products along K would be cheaper, but
-             * would not sum each element as one chain of fused multiply-adds as the
-             * micro-kernels and ORT's kernels do.) */
-            int w0 = nr, w1 = 0;
-            const int H = NR / 2, Q = NR / 4;
-            QrKF32Ukr const *u0 = j->isa->ukr, *u1 = NULL;
-            if (nr <= 3 * Q && j->isa->ukr_half[0]) {
-                if (nr <= Q) { u0 = j->isa->ukr_quarter; }
-                else if (nr <= H) { u0 = j->isa->ukr_half; }
-                else { u0 = j->isa->ukr_half; w0 = H; u1 = j->isa->ukr_quarter; w1 = nr - H; }
-            }
-            for (int64_t ir = i0; w0 && ir < i1; ir += MR) {
+        if (j->sweep) {   /* one K block: the panels first, then each row tile across them */
+            QrKF32Panel pan[QR__K_F32_NS / 8];
+            int np = 0;
+            for (int64_t jr = j0; jr < j1; jr += NR, np++)
+                qr__k_f32_panel(j, pc, kc, jr, (int)QR_MIN(NR, j1 - jr), bp + np * kc * NR, &pan[np]);
+            for (int64_t ir = i0; ir < i1; ir += MR) {
                 const int mr = (int)QR_MIN(MR, i1 - ir);
-                const float *a = j->A + ir * j->lda + pc;
-                float *c = j->C + ir * j->ldc + jr;
-                o.bias = (j->conv_sum ? last : pc == 0) && ep && ep->bias ? ep->bias + ir : NULL;
-                o.bias_after = j->conv_sum;
-                o.res = f && last && f->res ? f->res + ir * f->ldres + jr : NULL;
-                u0[mr - 1](kc, a, j->lda, b, bs, c, j->ldc, w0, &o);
-                if (!u1) continue;
-                QrKF32Out o1 = o;
-                if (o1.res) o1.res += w0;
-                u1[mr - 1](kc, a, j->lda, b + w0, bs, c + w0, j->ldc, w1, &o1);
+                for (int k = 0; k < np; k++) qr__k_f32_tile(j, &pan[k], pc, kc, last, ir, mr, j0 + k * NR, &o);
             }
+            continue;
+        }
+        for (int64_t jr = j0; jr < j1; jr += NR) {
+            QrKF32Panel pan;
+            qr__k_f32_panel(j, pc, kc, jr, (int)QR_MIN(NR, j1 - jr), bp, &pan);
+            for (int64_t ir = i0; ir < i1; ir += MR) qr__k_f32_tile(j, &pan, pc, kc, last, ir, (int)QR_MIN(MR, i1 - ir), jr, &o);
         }
     }
     if (f && f->post) f->post(f->post_ctx, j->C + i0 * j->ldc + j0, j->ldc, i0, i1 - i0, j0, j1 - j0);
@@ -320,9 +355,12 @@ static void qr__k_f32_gemv_task(void *ctx, int64_t t, int tid) {
     const QrKF32Gemv *g = ctx;
     const int64_t m0 = t * g->rows, m1 = QR_MIN(g->M, (t + 1) * g->rows), kc = g->isa->kc;
     const float *bias = g->f ? g->f->ep.bias : NULL;
-    float v[64];
-    for (int64_t r0 = m0; r0 < m1; r0 += 64) {
-        const int64_t nr = QR_MIN((int64_t)64, m1 - r0);
+    float v[16];
+    /* 16 rows at a time through all of K: 16 read streams of a whole row each, which the
+     * hardware prefetcher follows (64 rows per K block, as before, were 64 streams of one
+     * block each: the classifier's 5 MB of weights then came from memory at half speed) */
+    for (int64_t r0 = m0; r0 < m1; r0 += 16) {
+        const int64_t nr = QR_MIN((int64_t)16, m1 - r0);
         for (int64_t pc = 0; pc < g->K; pc += kc) {   /* K blocks, summed as the GEMM sums them */
             g->isa->dotseq(g->A + r0 * g->lda + pc, g->lda, g->b + pc, QR_MIN(kc, g->K - pc), nr, v);
             for (int64_t r = 0; r < nr; r++) {
@@ -415,6 +453,11 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
     }
     j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, QR__K_F32_MC, QR__K_F32_NS, threads);
     j.tid_bytes = qr__k_rup64((size_t)(j.kc * isa->nr) * sizeof(float));   /* B panel */
+    /* one K block whose packed panels for a task stay within 128 KB (L2): sweep order */
+    const size_t sweep_bytes = qr__k_rup64((size_t)(j.kc * qr__k_rup(j.tl.ns, isa->nr)) * sizeof(float));
+    j.sweep = K <= j.kc && j.tl.mc > isa->mr && sweep_bytes <= ((size_t)128 << 10) &&
+              qr__k_cdiv(j.tl.ns, isa->nr) <= QR__K_F32_NS / 8;
+    if (j.sweep) j.tid_bytes = sweep_bytes;
     j.tid_mem = qr__k_scratch(j.tid_bytes * (size_t)threads);
     if (!j.tid_mem) {
         if (conv) qr_f32_conv_gemm_fused__ref(M, A, lda, conv, C, ldc, f);

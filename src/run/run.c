@@ -911,6 +911,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         const QrNode *n = &g->nodes[ni];
         int ci = r.plan.chain_of[ni];
         if (ci >= 0 && r.plan.chains[ci].nodes[0] != ni) continue;   /* ran with its chain's head */
+        const double t_node = opts->node_sec ? qr_time_now() : 0;
         if (ci >= 0) {
             QrRunChain *ch = &r.plan.chains[ci];
             bool fallback;
@@ -919,6 +920,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
                 for (int k = 0; k < ch->n; k++) r.plan.chain_of[ch->nodes[k]] = -1;
             } else {
                 for (int k = 0; st == QR_OK && k < ch->n; k++) st = qr__run_after(&r, ch->nodes[k]);
+                if (opts->node_sec) opts->node_sec[ni] += qr_time_now() - t_node;
                 continue;
             }
         }
@@ -956,6 +958,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
             if (st == QR_OK && stat) pthread_mutex_unlock(&r.cache->mu);
         }
         if (st == QR_OK) st = qr__run_after(&r, ni);
+        if (opts->node_sec) opts->node_sec[ni] += qr_time_now() - t_node;
     }
     for (int i = 0; st == QR_OK && outputs && i < g->n_outputs; i++) {
         const QrTensor *src = qr__read(opts, vals, g->outputs[i]);

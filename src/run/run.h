@@ -51,6 +51,9 @@ typedef struct QrRunOpts {
     const bool *tap_only;
     /* Optional: constant values kept between runs of the same graph (see QrRunCache). */
     struct QrRunCache *cache;
+    /* Optional, per node: wall seconds of this run added (a fused chain's time goes to its
+     * head node). For profiling without taps, which would keep every value materialized. */
+    double *node_sec;
 } QrRunOpts;
 
 /* Values of a graph that depend only on its initializers and constants (e.g. weights

@@ -109,10 +109,14 @@ QR__K_AVX512 static inline __m512 qr__k_m1d_prod(const int SW, const int KW, con
 }
 
 /* One output channel the direct way for a KH x KW window with stride SW along both axes
- * and no dilation (constants of the instantiation): per column block v (16 outputs, its
- * column masks in registers), output rows four at a time in independent sums, reading the
- * (4-1)*SW + KH input rows they share (t->row, QR__K_M1D_SLOTS); each tap's product on its
- * own, the sums in ORT's M=1 groups. t: qr__k_m1d_tables(b, 16). */
+ * and no dilation (constants of the instantiation): output rows four at a time in
+ * independent sums, reading the (4-1)*SW + KH input rows they share (t->row,
+ * QR__K_M1D_SLOTS), across the row in column blocks v of 16 outputs (column masks from
+ * t->raw); each tap's product on its own, the sums in ORT's M=1 groups. t:
+ * qr__k_m1d_tables(b, 16). Row bands, not column blocks down the whole plane: the rows are
+ * read and written front to back, which the prefetchers follow when the plane is not in
+ * L1 (a 112x112 plane is 49 KB): 10-40% faster on MobileNetV2's layers, most where the
+ * input or output comes from memory. */
 QR__K_AVX512 static inline __attribute__((always_inline)) void
 qr__k_m1d512(const int KH, const int KW, const int SW, const int ACT, const QrF32ConvB *b, const float *w, float bias,
              float *y, const QrKM1dTab *t, float lo, float hi) {
@@ -120,19 +124,22 @@ qr__k_m1d512(const int KH, const int KW, const int SW, const int ACT, const QrF3
     const int K = KH * KW, NR = (S - 1) * SW + KH;
     const int64_t OH = b->OH, OW = b->OW, nv = qr__k_cdiv(OW, 16);
     const __m512 vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-    for (int64_t v = 0; v < nv; v++) {
-        uint32_t m[8];
-        for (int kw = 0; kw < KW; kw++) m[kw] = t->raw[v * KW + kw];
-        const int64_t off = v * 16 * SW - b->pw;
-        const __mmask16 sm = OW - v * 16 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - v * 16)) - 1);
-        float *yv = y + v * 16;
-        for (int64_t oh = 0; oh < OH; oh += S) {
-            const float *r[4 * 2 + 8];   /* the input rows of output rows oh .. oh+S-1, + off */
+    for (int64_t oh = 0; oh < OH; oh += S) {
+        const float *r0[4 * 2 + 8];   /* the input rows of output rows oh .. oh+S-1 */
 #pragma GCC unroll 16
-            for (int i = 0; i < NR; i++) {
-                const int32_t ih = t->row[oh * SW + i];
-                r[i] = (ih >= 0 ? b->x + ih * b->W : qr__k_zero_row) + off;
-            }
+        for (int i = 0; i < NR; i++) {
+            const int32_t ih = t->row[oh * SW + i];
+            r0[i] = ih >= 0 ? b->x + ih * b->W : qr__k_zero_row;
+        }
+        for (int64_t v = 0; v < nv; v++) {
+            uint32_t m[8];
+            for (int kw = 0; kw < KW; kw++) m[kw] = t->raw[v * KW + kw];
+            const int64_t off = v * 16 * SW - b->pw;
+            const __mmask16 sm = OW - v * 16 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - v * 16)) - 1);
+            float *yv = y + v * 16;
+            const float *r[4 * 2 + 8];
+#pragma GCC unroll 16
+            for (int i = 0; i < NR; i++) r[i] = r0[i] + off;
             __m512 acc[S];
 #pragma GCC unroll 4
             for (int s = 0; s < S; s++) acc[s] = _mm512_setzero_ps();
@@ -180,25 +187,25 @@ qr__k_m1d512_3x3_s2x(const int ACT, const QrF32ConvB *b, const float *w, float b
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
     __m512 wv[9];
     for (int k = 0; k < 9; k++) wv[k] = _mm512_set1_ps(w[k]);
-    for (int64_t v = 0; v < nv; v++) {
-        /* elements 0-31 of the span: the kw = 0 tap's bits; element 32: the kw = 2 tap's bit 30 */
-        const __mmask16 m0 = (__mmask16)t->raw[v * 3], m1 = (__mmask16)(t->raw[v * 3] >> 16);
-        const __mmask16 m2 = (__mmask16)(t->raw[v * 3 + 2] >> 30 & 1);
-        const int64_t off = v * 32 - b->pw;
-        const __mmask16 sm = OW - v * 16 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - v * 16)) - 1);
-        float *yv = y + v * 16;
-        for (int64_t oh = 0; oh < OH; oh += S) {
-            const float *r[NR];
-            for (int i = 0; i < NR; i++) {
-                const int32_t ih = t->row[oh * 2 + i];
-                r[i] = (ih >= 0 ? b->x + ih * b->W : qr__k_zero_row) + off;
-            }
+    for (int64_t oh = 0; oh < OH; oh += S) {
+        const float *r0[NR];
+        for (int i = 0; i < NR; i++) {
+            const int32_t ih = t->row[oh * 2 + i];
+            r0[i] = ih >= 0 ? b->x + ih * b->W : qr__k_zero_row;
+        }
+        for (int64_t v = 0; v < nv; v++) {
+            /* elements 0-31 of the span: the kw = 0 tap's bits; element 32: the kw = 2 tap's bit 30 */
+            const __mmask16 m0 = (__mmask16)t->raw[v * 3], m1 = (__mmask16)(t->raw[v * 3] >> 16);
+            const __mmask16 m2 = (__mmask16)(t->raw[v * 3 + 2] >> 30 & 1);
+            const int64_t off = v * 32 - b->pw;
+            const __mmask16 sm = OW - v * 16 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - v * 16)) - 1);
+            float *yv = y + v * 16;
 #pragma GCC unroll 4
             for (int s = 0; s < S; s++) {
                 __m512 p[9];
 #pragma GCC unroll 3
                 for (int kh = 0; kh < 3; kh++) {
-                    const float *q = r[s * 2 + kh];
+                    const float *q = r0[s * 2 + kh] + off;
                     const __m512 l0 = _mm512_maskz_loadu_ps(m0, q), l1 = _mm512_maskz_loadu_ps(m1, q + 16);
                     const __m512 l2 = _mm512_maskz_loadu_ps(m2, q + 32);
                     const __m512 e = _mm512_permutex2var_ps(l0, even, l1);

@@ -92,10 +92,7 @@ QR__K_AVX512 static inline __m512 qr__k_m1d_in16(const int SW, const float *p, u
  * ACT bit 1 a Clip to [lo, hi], then bit 0 a ReLU — QrF32StepsFn's AVX-512 forms. */
 QR__K_AVX512 static inline __m512 qr__k_m1d_act16(const int ACT, __m512 v, __m512 lo, __m512 hi) {
     if (ACT & 2) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-    if (ACT & 1) {
-        __mmask16 keep = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-        v = _mm512_maskz_mov_ps(keep, v);
-    }
+    if (ACT & 1) v = qr__k_relu_sum512(v);
     return v;
 }
 

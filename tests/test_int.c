@@ -1222,6 +1222,73 @@ static void test_int_eltwise_ops(void) {
 
 /* Lowering info: what stays float and why, the node maps, and that a fused group's output keeps its
  * value index and name. */
+/* A float Gemm whose weight is fake-quantized (float initializer -> QuantizeLinear ->
+ * DequantizeLinear, as a QAT classifier is exported) becomes qreport.int.DqGemm in int mode,
+ * with exactly the float Gemm's bits (its arithmetic does not change, only where B is read
+ * from): per-row int8 scales with a bias and one row (the in-register form), per-tensor uint8
+ * with a zero point and two rows, and beta 0.5 (both on the dequantize-first form). */
+static void test_int_dqgemm(void) {
+    enum { K = 37, N = 11 };
+    uint64_t rng = 91;
+    static const struct { int64_t M; bool per_row, u8, bias; float beta; } cases[] = {
+        { 1, true, false, true, 1.0f }, { 2, false, true, false, 1.0f }, { 1, true, false, true, 0.5f },
+    };
+    for (int ci = 0; ci < QR_ARRAY_LEN(cases); ci++) {
+        const int64_t M = cases[ci].M, dx[2] = { M, K }, dw[2] = { N, K }, dn[1] = { N }, dy[2] = { M, N };
+        const QrDType qdt = cases[ci].u8 ? QR_DT_U8 : QR_DT_S8;
+        float w[N * K], b[N], sc[N], x[2 * K];
+        uint8_t zp[N];
+        for (int i = 0; i < N * K; i++) w[i] = qr_rng_normal(&rng);
+        for (int i = 0; i < N; i++) { b[i] = qr_rng_normal(&rng); sc[i] = 0.01f + 0.002f * (float)i; zp[i] = cases[ci].u8 ? 128 : 0; }
+        for (int i = 0; i < M * K; i++) x[i] = qr_rng_normal(&rng);
+        QtModel mb;
+        qt_mb_init(&mb, 21);
+        qt_mb_init_raw(&mb, "w", QR_DT_F32, 2, dw, w, sizeof w);
+        qt_mb_init_raw(&mb, "b", QR_DT_F32, 1, dn, b, sizeof b);
+        if (cases[ci].per_row) {
+            qt_mb_init_raw(&mb, "ws", QR_DT_F32, 1, dn, sc, sizeof sc);
+            qt_mb_init_raw(&mb, "wz", qdt, 1, dn, zp, sizeof zp);
+        } else {
+            qt_int_scalar(&mb, "ws", QR_DT_F32, sc[0]);
+            qt_int_scalar(&mb, "wz", qdt, zp[0]);
+        }
+        qt_mb_input(&mb, "x", QR_DT_F32, 2, dx);
+        qt_mb_output(&mb, "y", QR_DT_F32, 2, dy);
+        Onnx__NodeProto *q = qt_mb_node(&mb, "QuantizeLinear", "wq", "w,ws,wz", "wi");
+        Onnx__NodeProto *d = qt_mb_node(&mb, "DequantizeLinear", "wdq", "wi,ws,wz", "wd");
+        qt_int_attr_i(&mb, q, "axis", 0);
+        qt_int_attr_i(&mb, d, "axis", 0);
+        Onnx__NodeProto *gm = qt_mb_node(&mb, "Gemm", "fc", cases[ci].bias ? "x,wd,b" : "x,wd", "y");
+        qt_int_attr_i(&mb, gm, "transB", 1);
+        if (cases[ci].beta != 1.0f) {
+            Onnx__AttributeProto *a = qt_mb_attr(&mb, gm, "beta", QR_ATTR_FLOAT);
+            a->has_f = 1;
+            a->f = cases[ci].beta;
+        }
+        QrGraph *g = NULL;
+        QtIntModel m;
+        memset(&m, 0, sizeof m);
+        QrStatus st = qt_load_built(&mb, "int_dqgemm.onnx", &g);
+        qt_mb_free(&mb);
+        if (st == QR_OK) st = qr_tensor_set_shape(&m.in, QR_DT_F32, 2, dx);
+        if (st == QR_OK) st = qr_tensor_alloc_data(&m.in);
+        if (st == QR_OK) { memcpy(m.in.data, x, (size_t)(M * K) * sizeof(float)); st = qt_int_load_graph(&m, g, &m.in); }
+        else if (g) { qr_graph_free(g); free(g); }
+        QrTensor ys = {0}, yi = {0};
+        if (st == QR_OK) st = qr_run(m.g, &m.in, NULL, &ys);
+        if (st == QR_OK) st = qr_run(&m.low, &m.in, NULL, &yi);
+        int n_dq = 0;
+        for (int i = 0; st == QR_OK && i < m.low.n_nodes; i++) n_dq += !strcmp(m.low.nodes[i].op_type, "DqGemm");
+        QT_OK(st);
+        QT_CHECKF(n_dq == 1, "case %d: %d DqGemm nodes in the lowered graph", ci, n_dq);
+        QT_CHECKF(st == QR_OK && ys.numel == M * N && yi.numel == M * N && !memcmp(ys.data, yi.data, (size_t)(M * N) * sizeof(float)),
+                  "case %d: int-mode DqGemm differs from the float Gemm", ci);
+        qr_tensor_free_data(&ys);
+        qr_tensor_free_data(&yi);
+        qt_int_free(&m);
+    }
+}
+
 static void test_int_info(void) {
     QtIntModel m;
     QrStatus st = qt_int_load(&m, "qat_fakequant");
@@ -1251,6 +1318,7 @@ static void qt_int_all(void) {
     QT_RUN(test_int16_proven_s32);
     QT_RUN(test_int_patterns);
     QT_RUN(test_int_info);
+    QT_RUN(test_int_dqgemm);
     QT_RUN(test_int_conv_ops);
     QT_RUN(test_int_packed_weights);
     QT_RUN(test_int_matmul_ops);

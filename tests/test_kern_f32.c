@@ -334,6 +334,65 @@ static float qt__kf_gemv_row(int64_t n, int64_t N, int64_t K, const float *a, co
     return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
 }
 
+/* f32_gemv_m1t_q8 on every level bit-exact with f32_gemv_m1t's definition on B dequantized
+ * first as DequantizeLinear does: int8 and uint8, one or per-row scales and zero points (or
+ * none), K tails 1..17 and 1280, a row range, a padded row stride, accumulate; then the pool
+ * driver qr_f32_gemv_m1t_q8 with 1 and 2 threads. */
+static void test_f32_gemv_m1t_q8(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8), cases = 0;
+    uint64_t rng = 321;
+    static const int64_t Ns[] = { 1, 2, 3, 5, 6, 9, 1000 }, Ks[] = { 1, 7, 8, 9, 17, 1280 };
+    for (int ni = 0; ni < QR_ARRAY_LEN(Ns); ni++)
+        for (int ki = 0; ki < QR_ARRAY_LEN(Ks); ki++)
+            for (int v = 0; v < 4; v++) {
+                const int64_t N = Ns[ni], K = Ks[ki], ldb = K + (v == 1 ? 5 : 0);
+                const int64_t n0 = v == 2 ? N / 3 : 0, n1 = v == 2 ? N - N / 4 : N;
+                const bool acc = v & 1, sgn = v != 3, per_row = v >= 2;
+                uint8_t *q = qr_aligned_alloc((size_t)(N * ldb));
+                for (int64_t i = 0; i < N * ldb; i++) q[i] = (uint8_t)qr_rng_next(&rng);
+                float *sc = qr_aligned_alloc((size_t)N * sizeof(float));
+                int32_t *zp = qr_aligned_alloc((size_t)N * sizeof(int32_t));
+                for (int64_t n = 0; n < N; n++) {
+                    sc[n] = 0.001f + 0.01f * (float)(qr_rng_next(&rng) % 100);
+                    zp[n] = sgn ? (int32_t)(qr_rng_next(&rng) % 21) - 10 : (int32_t)(qr_rng_next(&rng) % 256);
+                }
+                const int32_t *zpp = v == 0 ? NULL : zp;
+                const int64_t ss = per_row ? 1 : 0;
+                float *a = qt__k_randf(K, &rng), *y0 = qt__k_randf(N, &rng), *B = qr_aligned_alloc((size_t)(N * K) * sizeof(float));
+                float *want = qr_aligned_alloc((size_t)N * sizeof(float)), *y = qr_aligned_alloc((size_t)N * sizeof(float));
+                for (int64_t n = 0; n < N; n++) {
+                    qr_q8_dequantize__ref(K, q + n * ldb, sgn, zpp ? zpp[n * ss] : 0, sc[n * ss], B + n * K);
+                    want[n] = n < n0 || n >= n1 ? y0[n] : qt__kf_gemv_row(n, N, K, a, B + n * K) + (acc ? y0[n] : 0.0f);
+                }
+                for (int l = 0; l < nl; l++) {
+                    memcpy(y, y0, (size_t)N * sizeof(float));
+                    lv[l].f32_gemv_m1t_q8(n0, n1, N, K, a, q, sgn, ldb, sc, ss, zpp, ss, y, acc);
+                    int64_t bad = -1;
+                    for (int64_t n = 0; n < N && bad < 0; n++)
+                        if (!qt__kf_same(y[n], want[n])) bad = n;
+                    QT_CHECKF(bad < 0, "%s N=%lld K=%lld v=%d: y[%lld] = %.9g want %.9g", qr_isa_name(lv[l].isa), (long long)N,
+                              (long long)K, v, (long long)bad, bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
+                    cases++;
+                }
+                if (v != 2)
+                    for (int th = 1; th <= 2; th++) {
+                        qr_pool_init(th);
+                        memcpy(y, y0, (size_t)N * sizeof(float));
+                        qr_f32_gemv_m1t_q8(N, K, a, q, sgn, ldb, sc, ss, zpp, ss, y, acc);
+                        int64_t bad = -1;
+                        for (int64_t n = 0; n < N && bad < 0; n++)
+                            if (!qt__kf_same(y[n], want[n])) bad = n;
+                        QT_CHECKF(bad < 0, "qr_f32_gemv_m1t_q8 %d threads N=%lld K=%lld v=%d: y[%lld] differs", th,
+                                  (long long)N, (long long)K, v, (long long)bad);
+                    }
+                void *all[] = { q, sc, zp, a, y0, B, want, y };
+                for (int i = 0; i < QR_ARRAY_LEN(all); i++) qr_aligned_free(all[i]);
+            }
+    qr_pool_init(0);
+    printf("f32_gemv_m1t_q8: %d level cases exact\n", cases);
+}
+
 /* f32_gemv_m1t on every level bit-exact with the definition: N in every block position
  * (1..9, 1000), K tails 1..17 and 1280/1283, a row range inside N, a padded row stride,
  * accumulate, special values (NaN, Inf, -0 products); then qr_f32_gemv_m1t (the pool driver)
@@ -465,5 +524,6 @@ static void qt_kern_f32_all(void) {
     QT_RUN(test_f32_conv_gemm_fused);
     QT_RUN(test_f32_gemv_order);
     QT_RUN(test_f32_gemv_m1t);
+    QT_RUN(test_f32_gemv_m1t_q8);
     QT_RUN(test_f32_conv_order);
 }

@@ -73,6 +73,14 @@ typedef void (*QrF32GemmExFn)(int64_t M, int64_t N, int64_t K, const float *A, i
 typedef void (*QrF32GemvM1tFn)(int64_t n0, int64_t n1, int64_t N, int64_t K, const float *a, const float *B,
                                int64_t ldb, float *y, bool accumulate);
 
+/* QrF32GemvM1tFn for a B that is DequantizeLinear of 8-bit integers q (N, K; row stride ldb),
+ * dequantized in registers as that op does: b[n][k] = (float)(q[n][k] - zp) * scale, with
+ * scale[n * ss] and zp[n * zps] (ss, zps 0: one for all rows; zp NULL: 0). The same bits as
+ * QrF32GemvM1tFn on the dequantized B, from a quarter of the bytes. */
+typedef void (*QrF32GemvM1tQ8Fn)(int64_t n0, int64_t n1, int64_t N, int64_t K, const float *a, const void *q,
+                                 bool q_signed, int64_t ldb, const float *scale, int64_t ss, const int32_t *zp,
+                                 int64_t zps, float *y, bool accumulate);
+
 /* Keeps v (a product, scalar or vector) from being contracted with the add that follows
  * into a fused multiply-add — GCC contracts even intrinsics under its default
  * -ffp-contract=fast — for kernels that must round every product on its own, as ONNX
@@ -437,6 +445,7 @@ typedef struct QrKernels {
     QrF32ConvM1Fn f32_conv_m1;
     QrF32ConvM1ActFn f32_conv_m1_act;   /* NULL: none at this level (avx2, neon: the steps run after) */
     QrF32GemvM1tFn f32_gemv_m1t;
+    QrF32GemvM1tQ8Fn f32_gemv_m1t_q8;
     QrF32MaxPool2dFn f32_maxpool2d;
     QrQ8GemmFn q8_gemm;
     QrQ8ConvGemmFn q8_conv_gemm;

@@ -745,7 +745,9 @@ static bool qr__nn_ort_initializer(const QrOpCtx *c, int i) {
     return val->is_init || (val->producer >= 0 && !strcmp(c->g->nodes[val->producer].op_type, "Constant"));
 }
 
-static QrStatus qr__nn_gemm_f32(QrOpCtx *c) {
+/* Gemm in float32; b_init: whether ONNX Runtime sees B as an initializer (it packs those
+ * ahead, which changes how it sums: see qr__nn_ort_initializer). */
+static QrStatus qr__nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
     const QrTensor *a = c->in[0], *b = c->in[1], *cc = qr_op_in(c, 2);
     float *Y = c->out[0]->data;
     int64_t M, N, K;
@@ -769,7 +771,7 @@ static QrStatus qr__nn_gemm_f32(QrOpCtx *c) {
     if (tb && M == 1) {   /* one row (batch 1, a Linear layer): Y^T = B (N,K) @ A^T, A's K values contiguous */
         /* ORT packs an initializer B ahead and sums like a GEMM; any other B (a
          * DequantizeLinear's output in a QDQ model) goes through its M=1 kernel */
-        if (N > 0 && !ta && !qr__nn_ort_initializer(c, 1) && (!cc || c_first)) qr_f32_gemv_m1t(N, K, A, B, K, Y, c_first);
+        if (N > 0 && !ta && !b_init && (!cc || c_first)) qr_f32_gemv_m1t(N, K, A, B, K, Y, c_first);
         else if (N > 0) qr_kern.f32_gemm(N, 1, K, B, K, A, 1, Y, 1, c_first);
         done = true;
         ta = tb = false;
@@ -794,6 +796,8 @@ static QrStatus qr__nn_gemm_f32(QrOpCtx *c) {
     }
     return QR_OK;
 }
+
+static QrStatus qr__nn_gemm_f32(QrOpCtx *c) { return qr__nn_gemm_f32_as(c, qr__nn_ort_initializer(c, 1)); }
 
 static QrStatus qr_op_nn_gemm_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_gemm_f32, 7u, 1u); }
 

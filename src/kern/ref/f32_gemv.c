@@ -34,19 +34,50 @@ static void qr_f32_gemv_m1t__ref(int64_t n0, int64_t n1, int64_t N, int64_t K, c
     }
 }
 
+/* QrF32GemvM1tQ8Fn, plain C: each row dequantized as DequantizeLinear does, then as
+ * qr_f32_gemv_m1t__ref. */
+static void qr_f32_gemv_m1t_q8__ref(int64_t n0, int64_t n1, int64_t N, int64_t K, const float *a, const void *q,
+                                    bool q_signed, int64_t ldb, const float *scale, int64_t ss, const int32_t *zp,
+                                    int64_t zps, float *y, bool accumulate) {
+    for (int64_t n = n0; n < n1; n++) {
+        const float s = scale[n * ss];
+        const int32_t z = zp ? zp[n * zps] : 0;
+        const int8_t *qs = (const int8_t *)q + n * ldb;
+        const uint8_t *qu = (const uint8_t *)q + n * ldb;
+        float l[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+        for (int64_t k = 0; k < K; k++) {
+            const float b = (float)((q_signed ? (int32_t)qs[k] : (int32_t)qu[k]) - z) * s;
+            float p = a[k] * b;
+            QR__K_ROUNDED(p);
+            l[k % 8] = l[k % 8] + p;
+        }
+        const float r = qr__k_gemv_reduce(l, n, N);
+        y[n] = r + (accumulate ? y[n] : 0.0f);
+    }
+}
+
 /* One pool job of qr_f32_gemv_m1t: rows [t*per_task, ...). */
 typedef struct QrKGemvJob {
     int64_t N, K, ldb, per_task;
     const float *a, *B;
     float *y;
     bool accumulate;
+    const void *q;              /* not NULL: B as 8-bit integers (qr_f32_gemv_m1t_q8) */
+    bool q_signed;
+    const float *scale;
+    int64_t ss, zps;
+    const int32_t *zp;
 } QrKGemvJob;
 
 static void qr__k_gemv_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
     const QrKGemvJob *j = ctx;
     const int64_t n0 = t * j->per_task, n1 = QR_MIN(j->N, n0 + j->per_task);
-    qr_kern.f32_gemv_m1t(n0, n1, j->N, j->K, j->a, j->B, j->ldb, j->y, j->accumulate);
+    if (j->q)
+        qr_kern.f32_gemv_m1t_q8(n0, n1, j->N, j->K, j->a, j->q, j->q_signed, j->ldb, j->scale, j->ss, j->zp, j->zps, j->y,
+                                j->accumulate);
+    else
+        qr_kern.f32_gemv_m1t(n0, n1, j->N, j->K, j->a, j->B, j->ldb, j->y, j->accumulate);
 }
 
 /* y[n] = S_n + (accumulate ? y[n] : +0) for the N rows of B (N, K; row stride ldb) against
@@ -58,8 +89,20 @@ static void qr_f32_gemv_m1t(int64_t N, int64_t K, const float *a, const float *B
     if (N <= 0) return;
     /* ~64 KB of B per task: small products stay on the calling thread */
     const int64_t per = QR_MAX(4, (16384 / QR_MAX(K, 1) + 3) / 4 * 4);
-    QrKGemvJob j = { N, K, ldb, per, a, B, y, accumulate };
+    QrKGemvJob j = { N, K, ldb, per, a, B, y, accumulate, NULL, false, NULL, 0, 0, NULL };
     const int64_t nt = (N + per - 1) / per;
     if (nt > 1 && N * K >= 65536) qr_pool_for(nt, qr__k_gemv_task, &j);
     else qr_kern.f32_gemv_m1t(0, N, N, K, a, B, ldb, y, accumulate);
+}
+
+/* qr_f32_gemv_m1t for a B given as 8-bit integers (QrF32GemvM1tQ8Fn's q, scale, zp): the
+ * same rows per task (B's bytes a quarter as many), the same bits. */
+static void qr_f32_gemv_m1t_q8(int64_t N, int64_t K, const float *a, const void *q, bool q_signed, int64_t ldb,
+                               const float *scale, int64_t ss, const int32_t *zp, int64_t zps, float *y, bool accumulate) {
+    if (N <= 0) return;
+    const int64_t per = QR_MAX(4, (16384 / QR_MAX(K, 1) + 3) / 4 * 4);
+    QrKGemvJob j = { N, K, ldb, per, a, NULL, y, accumulate, q, q_signed, scale, ss, zps, zp };
+    const int64_t nt = (N + per - 1) / per;
+    if (nt > 1 && N * K >= 65536) qr_pool_for(nt, qr__k_gemv_task, &j);
+    else qr_kern.f32_gemv_m1t_q8(0, N, N, K, a, q, q_signed, ldb, scale, ss, zp, zps, y, accumulate);
 }

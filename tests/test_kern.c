@@ -1430,7 +1430,14 @@ static void test_q8_conv_nhwc(void) {
                 }
         uint8_t *xn = qr_aligned_alloc((size_t)(q->H * q->W * Cp) + 64);
         qr_q8_to_nhwc__ref(x, xs, C, q->H * q->W, q->H * q->W, Cp, (uint8_t)(xz + (xs ? 128 : 0)), xn);
-        QrQ8ConvNhwc cx = { xn, xz + (xs ? 128 : 0), C, Cp, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, OH, OW };
+        QrQ8ConvNhwc cx = { xn, xz + (xs ? 128 : 0), C, Cp, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, OH, OW,
+                            NULL, false, NULL };
+        /* the same, the kernel writing the channels-last image itself from the NCHW one */
+        uint8_t *xf = qr_aligned_alloc((size_t)(q->H * q->W * Cp) + 64);
+        QrQ8ConvNhwc cs = cx;
+        cs.x = cs.fill = xf;
+        cs.src = x;
+        cs.src_signed = xs;
         QrQ8Requant rq = { with_bias ? bias : NULL, 1, 0, mult, per_m_mult ? 1 : 0, 0, yz, lo, hi, got, ldy, 1 };
         /* __ref against the loop */
         size_t nb = qr_q8_conv_nhwc_pack__ref(M, C, q->KH, q->KW, w, ws, wz, 1, NULL);
@@ -1440,6 +1447,10 @@ static void test_q8_conv_nhwc(void) {
         memset(got, 0x3c, (size_t)(M * ldy));
         QT_CHECK(qr_q8_conv_nhwc_rq__ref(M, pref, &cx, &rq));
         QT_CHECKF(memcmp(got, want, (size_t)(M * ldy)) == 0, "ref: window %d C=%lld M=%lld", wi, (long long)C, (long long)M);
+        memset(got, 0x3c, (size_t)(M * ldy));
+        memset(xf, 0xa5, (size_t)(q->H * q->W * Cp));
+        QT_CHECK(qr_q8_conv_nhwc_rq__ref(M, pref, &cs, &rq));
+        QT_CHECKF(memcmp(got, want, (size_t)(M * ldy)) == 0, "ref from NCHW: window %d", wi);
         for (int l = 0; l < nl; l++) {
             if (!lv[l].q8_conv_nhwc_rq) continue;
             nb = lv[l].q8_conv_nhwc_pack(M, C, q->KH, q->KW, w, ws, wz, 1, NULL);
@@ -1453,6 +1464,11 @@ static void test_q8_conv_nhwc(void) {
                 QT_CHECK(lv[l].q8_conv_nhwc_rq(M, pk, &cx, &rq));
                 QT_CHECKF(memcmp(got, want, (size_t)(M * ldy)) == 0, "%s: window %d C=%lld M=%lld x %s w %s, %d threads",
                           qr_isa_name(lv[l].isa), wi, (long long)C, (long long)M, xs ? "s8" : "u8", ws ? "s8" : "u8", threads);
+                memset(got, 0x3c, (size_t)(M * ldy));
+                memset(xf, 0xa5, (size_t)(q->H * q->W * Cp));
+                QT_CHECK(lv[l].q8_conv_nhwc_rq(M, pk, &cs, &rq));
+                QT_CHECKF(memcmp(got, want, (size_t)(M * ldy)) == 0, "%s from NCHW: window %d C=%lld M=%lld, %d threads",
+                          qr_isa_name(lv[l].isa), wi, (long long)C, (long long)M, threads);
             }
             n_run++;
             qr_aligned_free(pk);
@@ -1478,6 +1494,7 @@ static void test_q8_conv_nhwc(void) {
         }
         qr_aligned_free(x);
         qr_aligned_free(xn);
+        qr_aligned_free(xf);
         free(w);
         free(want);
         free(got);

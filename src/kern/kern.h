@@ -255,6 +255,14 @@ typedef struct QrQ8ConvNhwc {
     const uint8_t *x;
     int32_t zp;             /* 0..255 */
     int64_t C, Cp, H, W, KH, KW, sh, sw, dh, dw, ph, pw, OH, OW;
+    /* Optional (src not NULL): x is not written yet; the kernel writes it (fill, the same
+     * buffer as x) from the NCHW image src (C planes of H*W bytes, int8 when src_signed) as
+     * QrQ8ToNhwcFn does with pad zp — a task its own pixels right before it reads them where
+     * that is safe (1x1 windows, stride 1, no padding, tasks split over pixels only), else
+     * the whole image first. */
+    const uint8_t *src;
+    bool src_signed;
+    uint8_t *fill;
 } QrQ8ConvNhwc;
 
 /* Packs a convolution's weights for this level's QrQ8ConvNhwcRqFn: w (M, C, KH, KW), 8-bit of

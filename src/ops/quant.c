@@ -1447,26 +1447,10 @@ static bool qr__q_dw_layout_sane(const QrQConv *g) {
     return planes <= 8.0 * (double)g->in_sz + 4.0 * (double)g->out_sz + (double)(1 << 20);
 }
 
-/* One image written channels-last (qr_kern.q8_to_nhwc), pixel runs of per_task over the pool. */
-typedef struct QrQToNhwcJob {
-    const unsigned char *x;
-    bool xs;
-    int64_t C, HW, Cp;
-    uint8_t pad;
-    uint8_t *dst;
-    int64_t per_task;
-} QrQToNhwcJob;
-
-static void qr__q_to_nhwc_task(void *ctx, int64_t t, int tid) {
-    QR_UNUSED(tid);
-    const QrQToNhwcJob *j = ctx;
-    const int64_t p0 = t * j->per_task, n = QR_MIN(j->per_task, j->HW - p0);
-    qr_kern.q8_to_nhwc(j->x + p0, j->xs, j->C, n, j->HW, j->Cp, j->pad, j->dst + p0 * j->Cp);
-}
-
 /* The channels-last path of a 2-D convolution (qr_kern.q8_conv_nhwc_rq): 8-bit NCHW x, ungrouped,
- * requantized into 8-bit NCHW y. Each image is written channels-last into the work buffer (int8
- * flipped to uint8), the weights come packed (in->w_packed, the lowering's) or are packed here.
+ * requantized into 8-bit NCHW y. The kernel writes each image channels-last into the work buffer
+ * (int8 flipped to uint8; QrQ8ConvNhwc.src: a 1x1 convolution's tasks each their own pixels), the
+ * weights come packed (in->w_packed, the lowering's) or are packed here.
  * *done is false when the path does not apply (the caller runs the GEMM path). */
 static QrStatus qr__q_conv_nhwc(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in, const QrQConvOut *o, bool *done) {
     const QrTensor *x = in->x, *w = in->w;
@@ -1479,7 +1463,7 @@ static QrStatus qr__q_conv_nhwc(QrOpCtx *c, const QrQConv *g, const QrQConvIn *i
     const int64_t Cp = (g->C + 3) / 4 * 4, HW = g->in_sz, P = g->out_sz;
     const int32_t zp = in->xz + (xs ? 128 : 0);
     QrQ8ConvNhwc cx = { NULL, zp, g->C, Cp, g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0],
-                        g->dl[1], g->pb[0], g->pb[1], g->out[0], g->out[1] };
+                        g->dl[1], g->pb[0], g->pb[1], g->out[0], g->out[1], NULL, false, NULL };
     const void *wp = in->w_packed;
     size_t wbytes = 0, tot = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -1498,14 +1482,11 @@ static QrStatus qr__q_conv_nhwc(QrOpCtx *c, const QrQConv *g, const QrQConvIn *i
                 return QR_OK;   /* some w - wz leaves int8 */
             wp = wk + o_w;
         }
-        cx.x = wk + o_x;
+        cx.x = cx.fill = wk + o_x;
+        cx.src_signed = xs;
         int64_t n = 0;
-        for (; n < g->N; n++) {
-            QrQToNhwcJob tj = { (const unsigned char *)x->data + n * g->C * HW, xs, g->C, HW, Cp, (uint8_t)zp, wk + o_x,
-                                QR_MAX(256, 16384 / g->C) };
-            const int64_t nt = (HW + tj.per_task - 1) / tj.per_task;   /* pixel runs of ~16 KB */
-            if (nt > 1) qr_pool_for(nt, qr__q_to_nhwc_task, &tj);
-            else qr__q_to_nhwc_task(&tj, 0, 0);
+        for (; n < g->N; n++) {   /* the kernel writes the image channels-last (QrQ8ConvNhwc.src) */
+            cx.src = (const uint8_t *)x->data + n * g->C * HW;
             QrQ8Requant rq = { o->bias, 1, 0, o->mult, 1, 0, o->yz, o->r.lo, o->r.hi,
                                (unsigned char *)y->data + n * g->M * P, P, 1 };
             if (!qr_kern.q8_conv_nhwc_rq(g->M, wp, &cx, &rq)) break;

@@ -60,6 +60,9 @@ static size_t qr_q8_conv_nhwc_pack__vnni(int64_t M, int64_t C, int64_t KH, int64
     return ok ? total : 0;
 }
 
+QR__K_AVX512BW static void qr_q8_to_nhwc__avx512(const void *x, bool x_signed, int64_t C, int64_t HW, int64_t ldx,
+                                                 int64_t Cp, uint8_t pad, uint8_t *dst);
+
 typedef struct QrKCxJob {
     const QrQ8ConvNhwc *x;
     const QrQ8Requant *rq;
@@ -73,6 +76,7 @@ typedef struct QrKCxJob {
     int64_t seg_q;
     const int64_t *seg_off;
     int64_t pt_per_task, np_per_task, n_ptask;
+    bool fill;                  /* each chunk writes its own pixels of x from x->src first */
     bool sat;                   /* every multiplier in [0, 1): QrKCxEpi.sat */
     unsigned char *tid_mem;     /* per thread: the row pointers of a chunk of tiles */
     size_t tid_bytes;
@@ -280,6 +284,11 @@ QR__K_VNNI static void qr__k_cx_task(void *ctx, int64_t t, int tid) {
     e.hi8 = _mm512_set1_epi8((char)(rq->hi - off));
     for (int64_t c0 = tl0; c0 < tl1; c0 += QR__K_CX_CHUNK) {
         const int64_t c1 = QR_MIN(tl1, c0 + QR__K_CX_CHUNK);
+        if (j->fill) {   /* a 1x1 window: the chunk's pixels are exactly the ones it reads */
+            const QrQ8ConvNhwc *x = j->x;
+            const int64_t p0 = c0 * QR__K_CX_MR, n = QR_MIN(c1 * QR__K_CX_MR, j->P) - p0;
+            qr_q8_to_nhwc__avx512(x->src + p0, x->src_signed, x->C, n, x->H * x->W, x->Cp, (uint8_t)x->zp, x->fill + p0 * x->Cp);
+        }
         for (int64_t tile = c0; tile < c1; tile++)
             qr__k_cx_tile_prep(j, tile, &tiles[tile - c0], ptrs + (tile - c0) * j->T * QR__K_CX_MR);
         for (int64_t pj = pj0; pj < pj1; pj++) {
@@ -321,9 +330,23 @@ QR__K_VNNI static void qr__k_cx_task(void *ctx, int64_t t, int tid) {
     }
 }
 
+/* x->src written channels-last into x->fill, pixel runs of ~16 KB over the pool. */
+typedef struct QrKCxFill { const QrQ8ConvNhwc *x; int64_t per_task; } QrKCxFill;
+
+static void qr__k_cx_fill_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrKCxFill *f = ctx;
+    const QrQ8ConvNhwc *x = f->x;
+    const int64_t HW = x->H * x->W, p0 = t * f->per_task, n = QR_MIN(f->per_task, HW - p0);
+    qr_q8_to_nhwc__avx512(x->src + p0, x->src_signed, x->C, n, HW, x->Cp, (uint8_t)x->zp, x->fill + p0 * x->Cp);
+}
+
 /* QrQ8ConvNhwcRqFn on AVX-512 VNNI. Tasks: with one thread the whole output (chunks of pixels,
  * every panel over each); otherwise about four per thread, split over pixels first (groups of 8
- * tiles), then, where there are too few of them, over output channels. */
+ * tiles), then, where there are too few of them, over output channels. With x->src, a 1x1
+ * convolution split over pixels only transposes each chunk's pixels in the task, right before
+ * it reads them (no pass of its own, no wait for it, the bytes still in the core's cache);
+ * otherwise the image is transposed first. */
 static bool qr_q8_conv_nhwc_rq__vnni(int64_t M, const void *w_packed, const QrQ8ConvNhwc *x, const QrQ8Requant *rq) {
     if (!qr__k_cx_fits(w_packed, QR__K_CX_VNNI, M, x->C, x->KH, x->KW)) return false;
     QrKCxJob j = { .x = x, .rq = rq, .M = M, .T = x->KH * x->KW, .Q = x->Cp / 4, .P = x->OH * x->OW };
@@ -346,6 +369,8 @@ static bool qr_q8_conv_nhwc_rq__vnni(int64_t M, const void *w_packed, const QrQ8
     j.pt_per_task = ((j.n_pt + n_ptask - 1) / n_ptask + 7) / 8 * 8;   /* groups of 8 tiles stay in one task */
     j.n_ptask = (j.n_pt + j.pt_per_task - 1) / j.pt_per_task;
     const int64_t n_tasks = j.n_ptask * ((j.np + j.np_per_task - 1) / j.np_per_task);
+    j.fill = x->src && n_ctask == 1 && x->KH == 1 && x->KW == 1 && x->sh == 1 && x->sw == 1 && x->ph == 0 &&
+             x->pw == 0 && x->OH == x->H && x->OW == x->W;
     j.nseg = (int)(x->dw == 1 ? x->KH : j.T);
     j.seg_q = x->dw == 1 ? x->KW * j.Q : j.Q;
     const size_t bias_bytes = qr__k_rup64((size_t)(j.np * QR__K_CX_NR) * sizeof(int32_t));
@@ -371,6 +396,12 @@ static bool qr_q8_conv_nhwc_rq__vnni(int64_t M, const void *w_packed, const QrQ8
     j.seg_off = seg;
     j.zrow = zrow;
     j.tid_mem = mem + bias_bytes + seg_bytes + zrow_bytes;
+    if (x->src && !j.fill) {
+        QrKCxFill f = { x, QR_MAX(256, 16384 / x->C) };
+        const int64_t nf = (x->H * x->W + f.per_task - 1) / f.per_task;
+        if (threads > 1 && nf > 1) qr_pool_for(nf, qr__k_cx_fill_task, &f);
+        else for (int64_t t = 0; t < nf; t++) qr__k_cx_fill_task(&f, t, 0);
+    }
     if (threads == 1) for (int64_t t = 0; t < n_tasks; t++) qr__k_cx_task(&j, t, 0);
     else qr_pool_for(n_tasks, qr__k_cx_task, &j);
     return true;

@@ -87,9 +87,13 @@ static size_t qr_q8_conv_nhwc_pack__ref(int64_t M, int64_t C, int64_t KH, int64_
 }
 
 /* QrQ8ConvNhwcRqFn in plain C: each sum tap by tap, then qr__k_q8_rq_elem. */
+static void qr_q8_to_nhwc__ref(const void *x, bool x_signed, int64_t C, int64_t n, int64_t ldx, int64_t Cp, uint8_t pad,
+                               uint8_t *dst);
+
 static bool qr_q8_conv_nhwc_rq__ref(int64_t M, const void *w_packed, const QrQ8ConvNhwc *x, const QrQ8Requant *rq) {
     if (!qr__k_cx_fits(w_packed, QR__K_CX_REF, M, x->C, x->KH, x->KW)) return false;
     const int64_t T = x->KH * x->KW, Cp = x->Cp;
+    if (x->src) qr_q8_to_nhwc__ref(x->src, x->src_signed, x->C, x->H * x->W, x->H * x->W, Cp, (uint8_t)x->zp, x->fill);
     const int32_t *S = (const int32_t *)((const unsigned char *)w_packed + QR__K_CX_HDR);
     const int8_t *wp = (const int8_t *)((const unsigned char *)w_packed + QR__K_CX_HDR + qr__k_cx_sums_bytes(M));
     for (int64_t m = 0; m < M; m++)

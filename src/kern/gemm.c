@@ -256,12 +256,11 @@ typedef struct QrKF32Panel { const float *b; int64_t bs; int w0, w1; QrKF32Ukr c
  * that cover it (full width, or, a narrow last panel, half and quarter). */
 static void qr__k_f32_panel(const QrKF32Job *j, int64_t pc, int64_t kc, int64_t jr, int nr, float *bp, QrKF32Panel *p) {
     const int NR = j->isa->nr, H = NR / 2, Q = NR / 4;
-    const bool direct = !j->conv;   /* measured on Zen 4: reading B in place beats packing it, even for 24 row panels */
     p->b = bp;
     p->bs = NR;
     if (j->conv) {
         j->isa->pack_conv(j->conv, pc, kc, jr, nr, bp);
-    } else if (direct && nr == NR) {
+    } else if (nr == NR) {   /* measured on Zen 4: reading B in place beats packing it, even for 24 row panels */
         p->b = j->B + pc * j->ldb + jr;
         p->bs = j->ldb;
     } else {

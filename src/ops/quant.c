@@ -2391,69 +2391,61 @@ static QrStatus qr__q_qlavgpool_exec(QrOpCtx *c) {
  * one goes through qr_f32_gemv_m1t_q8 (the weight dequantized in registers: a quarter of the
  * bytes read), anything else dequantizes Bq first and runs the float Gemm, B counted as
  * ONNX Runtime counts a DequantizeLinear output (not an initializer). */
-static QrStatus qr__q_dqgemm_b(QrOpCtx *c, const QrTensor **bq, const float **sc, int64_t *ss, int32_t **zp) {
-    const QrTensor *b = c->in[1], *s = c->in[2], *z = qr_op_in(c, 3);
-    *bq = b;
-    if (!c->in[0] || !b || !s) return qr_op_fail(c, QR_ERR_INVALID, "A, Bq and b_scale are required");
+typedef struct QrQDqGemm { int64_t M, K, N; } QrQDqGemm;
+
+/* The inputs' checks (no allocation): shared by the shape and the exec functions. */
+static QrStatus qr__q_dqgemm_check(QrOpCtx *c, QrQDqGemm *g) {
+    const QrTensor *a = c->in[0], *b = c->in[1], *s = c->in[2], *z = qr_op_in(c, 3), *cc = qr_op_in(c, 4);
+    if (!a || !b || !s) return qr_op_fail(c, QR_ERR_INVALID, "A, Bq and b_scale are required");
     if (!qr__q_is_8bit(b->dtype) || b->rank != 2) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "Bq must be an 8-bit matrix");
     if (s->dtype != QR_DT_F32 || (s->numel != 1 && s->numel != b->dims[0]))
         return qr_op_fail(c, QR_ERR_SHAPE, "b_scale must be float32 with 1 or %lld values", (long long)b->dims[0]);
     if (z && (z->dtype != b->dtype || z->numel != s->numel))
         return qr_op_fail(c, QR_ERR_SHAPE, "b_zp must match Bq's type and b_scale's size");
-    *sc = s->data;
-    *ss = s->numel == 1 ? 0 : 1;
-    *zp = NULL;
-    if (z) {
-        QR_TRY(qr__q_alloc(c, (size_t)z->numel, sizeof(int32_t), (void **)zp));
-        for (int64_t i = 0; i < z->numel; i++) (*zp)[i] = (int32_t)qr__q_geti(z, i);
-    }
+    if (a->dtype != QR_DT_F32 || a->rank != 2) return qr_op_fail(c, QR_ERR_SHAPE, "A must be a float32 matrix");
+    if (qr_attr_int(c->node, "transA", 0) || !qr_attr_int(c->node, "transB", 0) || b->dims[1] != a->dims[1])
+        return qr_op_fail(c, QR_ERR_SHAPE, "A [M, K] times Bq [N, K] transposed expected");
+    *g = (QrQDqGemm){ a->dims[0], a->dims[1], b->dims[0] };
+    if (cc && (cc->dtype != QR_DT_F32 || cc->rank > 2 || (cc->numel != 1 && cc->numel != g->N && cc->numel != g->M * g->N)))
+        return qr_op_fail(c, QR_ERR_SHAPE, "C does not broadcast to [M, N]");
     return QR_OK;
 }
 
 static QrStatus qr__q_dqgemm_shape(QrOpCtx *c) {
-    const QrTensor *bq;
-    const float *sc;
-    int64_t ss;
-    int32_t *zp;
-    QR_TRY(qr__q_dqgemm_b(c, &bq, &sc, &ss, &zp));
-    const QrTensor *a = c->in[0], *cc = qr_op_in(c, 4);
-    if (a->dtype != QR_DT_F32 || a->rank != 2) return qr_op_fail(c, QR_ERR_SHAPE, "A must be a float32 matrix");
-    if (qr_attr_int(c->node, "transA", 0) || !qr_attr_int(c->node, "transB", 0) || bq->dims[1] != a->dims[1])
-        return qr_op_fail(c, QR_ERR_SHAPE, "A [M, K] times Bq [N, K] transposed expected");
-    if (cc && (cc->dtype != QR_DT_F32 || cc->rank > 2 || (cc->numel != 1 && cc->numel != bq->dims[0] &&
-                                                         cc->numel != a->dims[0] * bq->dims[0])))
-        return qr_op_fail(c, QR_ERR_SHAPE, "C does not broadcast to [M, N]");
-    int64_t dims[2] = { a->dims[0], bq->dims[0] };
+    QrQDqGemm g;
+    QR_TRY(qr__q_dqgemm_check(c, &g));
+    int64_t dims[2] = { g.M, g.N };
     return qr_op_set_out(c, 0, QR_DT_F32, 2, dims);
 }
 
 static QrStatus qr__q_dqgemm_exec(QrOpCtx *c) {
-    QR_TRY(qr__q_dqgemm_shape(c));
-    const QrTensor *a = c->in[0], *bq, *cc = qr_op_in(c, 4);
-    const float *sc;
-    int64_t ss;
-    int32_t *zp;
-    QR_TRY(qr__q_dqgemm_b(c, &bq, &sc, &ss, &zp));
-    const int64_t M = a->dims[0], K = a->dims[1], N = bq->dims[0];
+    QrQDqGemm g;
+    QR_TRY(qr__q_dqgemm_check(c, &g));
+    const QrTensor *a = c->in[0], *bq = c->in[1], *cc = qr_op_in(c, 4);
+    const int64_t M = g.M, K = g.K, N = g.N, ss = c->in[2]->numel > 1 ? 1 : 0;
+    const float *sc = c->in[2]->data;
+    int32_t *zp;   /* the zero points as int32 (one 0 when absent: then per-tensor) */
+    QR_TRY(qr__q_load_zps(c, 3, 1, &zp));
+    const int64_t zs = qr_op_in(c, 3) ? ss : 0;
+    const bool bs = qr__q_is_signed(bq->dtype);
     const float alpha = qr_attr_float(c->node, "alpha", 1.0f), beta = qr_attr_float(c->node, "beta", 1.0f);
     const bool c_first = cc && alpha == 1.0f && beta == 1.0f;
     float *Y = c->out[0]->data;
     if (M == 1 && (!cc || c_first)) {   /* the float Gemm's M=1 transposed-B path, B dequantized in registers */
         for (int64_t j = 0; c_first && j < N; j++) Y[j] = ((const float *)cc->data)[cc->numel == 1 ? 0 : j];
-        if (N > 0) qr_f32_gemv_m1t_q8(N, K, a->data, bq->data, qr__q_is_signed(bq->dtype), K, sc, ss, zp, ss, Y, c_first);
+        if (N > 0) qr_f32_gemv_m1t_q8(N, K, a->data, bq->data, bs, K, sc, ss, zp, zs, Y, c_first);
         return QR_OK;
     }
     QrTensor bf = {0};   /* otherwise: B dequantized, then the float Gemm */
     QrStatus st = qr_tensor_set_shape(&bf, QR_DT_F32, 2, bq->dims);
     if (st == QR_OK) st = qr_tensor_alloc_data(&bf);
     for (int64_t n = 0; st == QR_OK && n < N; n++)
-        qr_kern.q8_dequantize(K, (const unsigned char *)bq->data + n * K, qr__q_is_signed(bq->dtype), zp ? zp[n * ss] : 0,
-                              sc[n * ss], (float *)bf.data + n * K);
+        qr_kern.q8_dequantize(K, (const unsigned char *)bq->data + n * K, bs, zp[n * zs], sc[n * ss], (float *)bf.data + n * K);
     const QrTensor *in[3] = { a, &bf, cc };
-    QrOpCtx g = *c;
-    g.in = in;
-    g.n_in = cc ? 3 : 2;
-    if (st == QR_OK) st = qr__nn_gemm_f32_as(&g, false);
+    QrOpCtx fc = *c;
+    fc.in = in;
+    fc.n_in = cc ? 3 : 2;
+    if (st == QR_OK) st = qr__nn_gemm_f32_as(&fc, false);
     qr_tensor_free_data(&bf);
     return st;
 }

@@ -63,6 +63,11 @@ static size_t qr_q8_conv_nhwc_pack__vnni(int64_t M, int64_t C, int64_t KH, int64
 QR__K_AVX512BW static void qr_q8_to_nhwc__avx512(const void *x, bool x_signed, int64_t C, int64_t HW, int64_t ldx,
                                                  int64_t Cp, uint8_t pad, uint8_t *dst);
 
+/* Pixels [p0, p0 + n) of x->src written channels-last into x->fill (QrQ8ConvNhwc.src). */
+QR__K_AVX512BW static inline void qr__k_cx_fill(const QrQ8ConvNhwc *x, int64_t p0, int64_t n) {
+    qr_q8_to_nhwc__avx512(x->src + p0, x->src_signed, x->C, n, x->H * x->W, x->Cp, (uint8_t)x->zp, x->fill + p0 * x->Cp);
+}
+
 typedef struct QrKCxJob {
     const QrQ8ConvNhwc *x;
     const QrQ8Requant *rq;
@@ -284,11 +289,8 @@ QR__K_VNNI static void qr__k_cx_task(void *ctx, int64_t t, int tid) {
     e.hi8 = _mm512_set1_epi8((char)(rq->hi - off));
     for (int64_t c0 = tl0; c0 < tl1; c0 += QR__K_CX_CHUNK) {
         const int64_t c1 = QR_MIN(tl1, c0 + QR__K_CX_CHUNK);
-        if (j->fill) {   /* a 1x1 window: the chunk's pixels are exactly the ones it reads */
-            const QrQ8ConvNhwc *x = j->x;
-            const int64_t p0 = c0 * QR__K_CX_MR, n = QR_MIN(c1 * QR__K_CX_MR, j->P) - p0;
-            qr_q8_to_nhwc__avx512(x->src + p0, x->src_signed, x->C, n, x->H * x->W, x->Cp, (uint8_t)x->zp, x->fill + p0 * x->Cp);
-        }
+        if (j->fill)   /* a 1x1 window: the chunk's pixels are exactly the ones it reads */
+            qr__k_cx_fill(j->x, c0 * QR__K_CX_MR, QR_MIN(c1 * QR__K_CX_MR, j->P) - c0 * QR__K_CX_MR);
         for (int64_t tile = c0; tile < c1; tile++)
             qr__k_cx_tile_prep(j, tile, &tiles[tile - c0], ptrs + (tile - c0) * j->T * QR__K_CX_MR);
         for (int64_t pj = pj0; pj < pj1; pj++) {
@@ -336,9 +338,8 @@ typedef struct QrKCxFill { const QrQ8ConvNhwc *x; int64_t per_task; } QrKCxFill;
 static void qr__k_cx_fill_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
     const QrKCxFill *f = ctx;
-    const QrQ8ConvNhwc *x = f->x;
-    const int64_t HW = x->H * x->W, p0 = t * f->per_task, n = QR_MIN(f->per_task, HW - p0);
-    qr_q8_to_nhwc__avx512(x->src + p0, x->src_signed, x->C, n, HW, x->Cp, (uint8_t)x->zp, x->fill + p0 * x->Cp);
+    const int64_t p0 = t * f->per_task;
+    qr__k_cx_fill(f->x, p0, QR_MIN(f->per_task, f->x->H * f->x->W - p0));
 }
 
 /* QrQ8ConvNhwcRqFn on AVX-512 VNNI. Tasks: with one thread the whole output (chunks of pixels,

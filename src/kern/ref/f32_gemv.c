@@ -80,29 +80,34 @@ static void qr__k_gemv_task(void *ctx, int64_t t, int tid) {
         qr_kern.f32_gemv_m1t(n0, n1, j->N, j->K, j->a, j->B, j->ldb, j->y, j->accumulate);
 }
 
+/* Runs job j (all but per_task set): ~16K elements of B per task (~64 KB of floats; the 8-bit
+ * form keeps the same rows, a quarter of the bytes), small products on the calling thread. */
+static void qr__k_gemv_run(QrKGemvJob *j) {
+    if (j->N <= 0) return;
+    j->per_task = QR_MAX(4, (16384 / QR_MAX(j->K, 1) + 3) / 4 * 4);
+    const int64_t nt = (j->N + j->per_task - 1) / j->per_task;
+    if (nt > 1 && j->N * j->K >= 65536) {
+        qr_pool_for(nt, qr__k_gemv_task, j);
+    } else {
+        j->per_task = j->N;   /* one task: every row */
+        qr__k_gemv_task(j, 0, 0);
+    }
+}
+
 /* y[n] = S_n + (accumulate ? y[n] : +0) for the N rows of B (N, K; row stride ldb) against
  * the one row a (K): QrF32GemvM1tFn's order for every row, on the current level, the rows
  * split over the thread pool in runs of whole blocks of four when there is enough work
  * (each row's sum depends only on n and N: the same bits for any thread count). */
 static void qr_f32_gemv_m1t(int64_t N, int64_t K, const float *a, const float *B, int64_t ldb, float *y,
                             bool accumulate) {
-    if (N <= 0) return;
-    /* ~64 KB of B per task: small products stay on the calling thread */
-    const int64_t per = QR_MAX(4, (16384 / QR_MAX(K, 1) + 3) / 4 * 4);
-    QrKGemvJob j = { N, K, ldb, per, a, B, y, accumulate, NULL, false, NULL, 0, 0, NULL };
-    const int64_t nt = (N + per - 1) / per;
-    if (nt > 1 && N * K >= 65536) qr_pool_for(nt, qr__k_gemv_task, &j);
-    else qr_kern.f32_gemv_m1t(0, N, N, K, a, B, ldb, y, accumulate);
+    QrKGemvJob j = { N, K, ldb, 0, a, B, y, accumulate, NULL, false, NULL, 0, 0, NULL };
+    qr__k_gemv_run(&j);
 }
 
 /* qr_f32_gemv_m1t for a B given as 8-bit integers (QrF32GemvM1tQ8Fn's q, scale, zp): the
  * same rows per task (B's bytes a quarter as many), the same bits. */
 static void qr_f32_gemv_m1t_q8(int64_t N, int64_t K, const float *a, const void *q, bool q_signed, int64_t ldb,
                                const float *scale, int64_t ss, const int32_t *zp, int64_t zps, float *y, bool accumulate) {
-    if (N <= 0) return;
-    const int64_t per = QR_MAX(4, (16384 / QR_MAX(K, 1) + 3) / 4 * 4);
-    QrKGemvJob j = { N, K, ldb, per, a, NULL, y, accumulate, q, q_signed, scale, ss, zps, zp };
-    const int64_t nt = (N + per - 1) / per;
-    if (nt > 1 && N * K >= 65536) qr_pool_for(nt, qr__k_gemv_task, &j);
-    else qr_kern.f32_gemv_m1t_q8(0, N, N, K, a, q, q_signed, ldb, scale, ss, zp, zps, y, accumulate);
+    QrKGemvJob j = { N, K, ldb, 0, a, NULL, y, accumulate, q, q_signed, scale, ss, zps, zp };
+    qr__k_gemv_run(&j);
 }

@@ -416,6 +416,11 @@ static const QtWin qt__k_wins[] = {
     { 1, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },    { 5, 33, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0 },  { 6, 31, 3, 3, 2, 2, 1, 1, 2, 2, 1, 0 },
     { 9, 64, 5, 5, 2, 2, 1, 1, 0, 4, 3, 1 },    { 3, 2, 5, 5, 1, 1, 1, 1, 4, 4, 4, 4 },   { 18, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
     { 13, 35, 3, 3, 2, 2, 1, 1, 1, 0, 1, 2 },   { 5, 31, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },  { 4, 63, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+    /* the 3x3 stride-1 form with one column of left padding (next block's columns carried,
+     * kw = 2 by valignd): no right padding with 17 / 33 / 48 columns (the last output reads
+     * the next block's first column), two padding rows on top, a partial block of one */
+    { 7, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0 },    { 9, 33, 3, 3, 1, 1, 1, 1, 2, 1, 0, 0 },  { 6, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0 },
+    { 5, 49, 3, 3, 1, 1, 1, 1, 0, 1, 2, 1 },
 };
 
 /* out size of a window along one dim */

@@ -869,6 +869,10 @@ static const QtQWin qt__k_qwins[] = {
     { 11, 11, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1 },   { 28, 28, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2 },  { 3, 30, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0 },
     { 17, 99, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1 },   { 6, 129, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 },  { 9, 65, 2, 4, 1, 3, 3, 2, 1, 2, 1, 1 },
     { 2, 200, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1 },
+    /* 1x1 windows of 256 pixels and more (the VNNI kernel's NCHW form, qr__k_cx1_run): a last
+     * block of 16 pixels, whole blocks only, a last block of 1 */
+    { 20, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 },   { 16, 64, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 },  { 3, 107, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 },
+    { 17, 17, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 },
 };
 
 static int64_t qt__k_qout(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe) {

@@ -122,6 +122,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->q8_dwconv2d = qr_q8_dwconv2d__avx512;
         k->s32_requant = qr_s32_requant__avx512;
         k->f32_gemm_fused = qr_f32_gemm_fused__avx512;
+        k->f32_maxpool2d = qr_f32_maxpool2d__avx512;
         k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx512;
         k->f32_steps = qr_f32_steps__avx512;
         k->f32_conv_m1 = qr_f32_conv_m1__avx512;

@@ -519,6 +519,37 @@ static void test_conv_m1(void) {
                 qr_aligned_free(want);
                 qr_aligned_free(y);
             }
+    /* The +0 the sums start from: a zero image, negative weights (every product -0) and a -0
+     * bias give +0 only through it (the kernels drop it for any other bias) */
+    int zero_cases = 0;
+    for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_wins); wi++) {
+        const QtWin *q = &qt__k_wins[wi];
+        const int64_t OH = qt__k_out(q->H, q->KH, q->sh, q->dh, q->ph, q->pe_h), OW = qt__k_out(q->W, q->KW, q->sw, q->dw, q->pw, q->pe_w);
+        float *x = qr_aligned_alloc((size_t)(q->H * q->W) * sizeof(float)), *w = qr_aligned_alloc((size_t)(q->KH * q->KW) * sizeof(float));
+        float *y = qr_aligned_alloc((size_t)(OH * OW + 16) * sizeof(float));
+        for (int64_t i = 0; i < q->H * q->W; i++) x[i] = 0.0f;
+        for (int64_t i = 0; i < q->KH * q->KW; i++) w[i] = -1.0f - (float)i;
+        QrF32ConvB b = { x, 1, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, OH, OW };
+        for (int neg = 0; neg <= 1; neg++) {
+            const float bias = neg ? -0.0f : 0.0f;
+            const float want = qt__k_m1_one(x, 1, q->H, q->W, w, q, 0, 0, bias);
+            QT_CHECK(want == 0.0f && !signbit(want));
+            for (int l = 0; l < nl; l++) {
+                for (int64_t i = 0; i < OH * OW; i++) y[i] = -7.0f;
+                lv[l].f32_conv_m1(&b, w, bias, y);
+                int64_t bad = -1;
+                for (int64_t i = 0; i < OH * OW && bad < 0; i++)
+                    if (memcmp(&y[i], &want, 4)) bad = i;
+                QT_CHECKF(bad < 0, "%s window %d bias %s0: y[%lld] = %g (sign %d)", qr_isa_name(lv[l].isa), wi, neg ? "-" : "+",
+                          (long long)bad, bad < 0 ? 0.0 : y[bad], bad < 0 ? 0 : signbit(y[bad]) != 0);
+                zero_cases++;
+            }
+        }
+        qr_aligned_free(x);
+        qr_aligned_free(w);
+        qr_aligned_free(y);
+    }
+    QT_CHECK(zero_cases == QR_ARRAY_LEN(qt__k_wins) * 2 * nl);
     QT_CHECKF(nan_seen > 0, "no NaN from an infinite weight in the padding");
     QT_CHECK(cases == QR_ARRAY_LEN(qt__k_wins) * 2 * 2 * nl);
     bool any_act = false;   /* a level with the fused form runs it on the 3x3 windows */

@@ -148,7 +148,8 @@ qr__k_m1d512(const int KH, const int KW, const int SW, const int ACT, const QrF3
                     const float *const *rs = r + s * SW;
                     __m512 p0 = qr__k_m1d_prod(SW, KW, w, k, rs, m), p1 = qr__k_m1d_prod(SW, KW, w, k + 1, rs, m);
                     __m512 p2 = qr__k_m1d_prod(SW, KW, w, k + 2, rs, m), p3 = qr__k_m1d_prod(SW, KW, w, k + 3, rs, m);
-                    acc[s] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p0, p1), p2), p3), acc[s]);
+                    const __m512 q = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p0, p1), p2), p3);
+                    acc[s] = (ACT & 4) && k == 0 ? q : _mm512_add_ps(q, acc[s]);   /* ACT & 4: no + 0 */
                 }
             }
             if (K - k >= 2) {
@@ -215,8 +216,8 @@ qr__k_m1d512_3x3_s2x(const int ACT, const QrF32ConvB *b, const float *w, float b
                     QR__K_ROUNDED(p[kh * 3 + 1]);
                     QR__K_ROUNDED(p[kh * 3 + 2]);
                 }
-                __m512 acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[0], p[1]), p[2]), p[3]),
-                                           _mm512_setzero_ps());
+                __m512 acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[0], p[1]), p[2]), p[3]);
+                if (!(ACT & 4)) acc = _mm512_add_ps(acc, _mm512_setzero_ps());
                 acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[4], p[5]), p[6]), p[7]), acc);
                 acc = _mm512_add_ps(p[8], acc);
                 if (oh + s < OH)
@@ -279,7 +280,8 @@ qr__k_m1d512_3x3_s1x(const int ACT, const QrF32ConvB *b, const float *w, float b
                     if (kh == 0) {
                         g[s] = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
                     } else if (kh == 1) {
-                        g[s] = _mm512_add_ps(_mm512_add_ps(g[s], p0), _mm512_setzero_ps());
+                        g[s] = _mm512_add_ps(g[s], p0);
+                        if (!(ACT & 4)) g[s] = _mm512_add_ps(g[s], _mm512_setzero_ps());
                         h[s] = _mm512_add_ps(p1, p2);
                     } else {
                         const __m512 acc = _mm512_add_ps(p2, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(h[s], p0), p1), g[s]));
@@ -295,7 +297,8 @@ qr__k_m1d512_3x3_s1x(const int ACT, const QrF32ConvB *b, const float *w, float b
 /* The instantiations: [window][activation], windows 3x3 stride 1, 3x3 stride 2, 5x5
  * stride 1, 5x5 stride 2, 3x3 stride 1 with one column of left padding (the carried-row
  * form; bench_kern --dw: MobileNetV2's stride-1 layers 8-14% faster than the general one);
- * activations none, ReLU, Clip, Clip then ReLU. */
+ * activations none, ReLU, Clip, Clip then ReLU; with (0-3) or without (4-7) the + 0 that
+ * starts ORT's sums (qr__k_m1d512_try). */
 typedef void (*QrKM1d512Fn)(const QrF32ConvB *b, const float *w, float bias, float *y, const QrKM1dTab *t, float lo,
                             float hi);
 #define QR__K_M1D512(name, call)                                                                                 \
@@ -307,26 +310,35 @@ typedef void (*QrKM1d512Fn)(const QrF32ConvB *b, const float *w, float bias, flo
     QR__K_M1D512(name##_a0, qr__k_m1d512(kh, kw, sw, 0, b, w, bias, y, t, lo, hi))                                \
     QR__K_M1D512(name##_a1, qr__k_m1d512(kh, kw, sw, 1, b, w, bias, y, t, lo, hi))                                \
     QR__K_M1D512(name##_a2, qr__k_m1d512(kh, kw, sw, 2, b, w, bias, y, t, lo, hi))                                \
-    QR__K_M1D512(name##_a3, qr__k_m1d512(kh, kw, sw, 3, b, w, bias, y, t, lo, hi))
+    QR__K_M1D512(name##_a3, qr__k_m1d512(kh, kw, sw, 3, b, w, bias, y, t, lo, hi))                                \
+    QR__K_M1D512(name##_a4, qr__k_m1d512(kh, kw, sw, 4, b, w, bias, y, t, lo, hi))                                \
+    QR__K_M1D512(name##_a5, qr__k_m1d512(kh, kw, sw, 5, b, w, bias, y, t, lo, hi))                                \
+    QR__K_M1D512(name##_a6, qr__k_m1d512(kh, kw, sw, 6, b, w, bias, y, t, lo, hi))                                \
+    QR__K_M1D512(name##_a7, qr__k_m1d512(kh, kw, sw, 7, b, w, bias, y, t, lo, hi))
+#define QR__K_M1D512_ACTS_FN(name, fn)                                                                           \
+    QR__K_M1D512(name##_a0, fn(0, b, w, bias, y, t, lo, hi)) QR__K_M1D512(name##_a1, fn(1, b, w, bias, y, t, lo, hi)) \
+    QR__K_M1D512(name##_a2, fn(2, b, w, bias, y, t, lo, hi)) QR__K_M1D512(name##_a3, fn(3, b, w, bias, y, t, lo, hi)) \
+    QR__K_M1D512(name##_a4, fn(4, b, w, bias, y, t, lo, hi)) QR__K_M1D512(name##_a5, fn(5, b, w, bias, y, t, lo, hi)) \
+    QR__K_M1D512(name##_a6, fn(6, b, w, bias, y, t, lo, hi)) QR__K_M1D512(name##_a7, fn(7, b, w, bias, y, t, lo, hi))
 QR__K_M1D512_ACTS(3x3_s1, 3, 3, 1)
 QR__K_M1D512_ACTS(5x5_s1, 5, 5, 1)
 QR__K_M1D512_ACTS(5x5_s2, 5, 5, 2)
-QR__K_M1D512(3x3_s2_a0, qr__k_m1d512_3x3_s2x(0, b, w, bias, y, t, lo, hi))
-QR__K_M1D512(3x3_s2_a1, qr__k_m1d512_3x3_s2x(1, b, w, bias, y, t, lo, hi))
-QR__K_M1D512(3x3_s2_a2, qr__k_m1d512_3x3_s2x(2, b, w, bias, y, t, lo, hi))
-QR__K_M1D512(3x3_s2_a3, qr__k_m1d512_3x3_s2x(3, b, w, bias, y, t, lo, hi))
-QR__K_M1D512(3x3_s1p_a0, qr__k_m1d512_3x3_s1x(0, b, w, bias, y, t, lo, hi))
-QR__K_M1D512(3x3_s1p_a1, qr__k_m1d512_3x3_s1x(1, b, w, bias, y, t, lo, hi))
-QR__K_M1D512(3x3_s1p_a2, qr__k_m1d512_3x3_s1x(2, b, w, bias, y, t, lo, hi))
-QR__K_M1D512(3x3_s1p_a3, qr__k_m1d512_3x3_s1x(3, b, w, bias, y, t, lo, hi))
+QR__K_M1D512_ACTS_FN(3x3_s2, qr__k_m1d512_3x3_s2x)
+QR__K_M1D512_ACTS_FN(3x3_s1p, qr__k_m1d512_3x3_s1x)
+#undef QR__K_M1D512_ACTS_FN
 #undef QR__K_M1D512_ACTS
 #undef QR__K_M1D512
-static const QrKM1d512Fn qr__k_m1d512_fns[5][4] = {
-    { qr__k_m1d512_3x3_s1_a0, qr__k_m1d512_3x3_s1_a1, qr__k_m1d512_3x3_s1_a2, qr__k_m1d512_3x3_s1_a3 },
-    { qr__k_m1d512_3x3_s2_a0, qr__k_m1d512_3x3_s2_a1, qr__k_m1d512_3x3_s2_a2, qr__k_m1d512_3x3_s2_a3 },
-    { qr__k_m1d512_5x5_s1_a0, qr__k_m1d512_5x5_s1_a1, qr__k_m1d512_5x5_s1_a2, qr__k_m1d512_5x5_s1_a3 },
-    { qr__k_m1d512_5x5_s2_a0, qr__k_m1d512_5x5_s2_a1, qr__k_m1d512_5x5_s2_a2, qr__k_m1d512_5x5_s2_a3 },
-    { qr__k_m1d512_3x3_s1p_a0, qr__k_m1d512_3x3_s1p_a1, qr__k_m1d512_3x3_s1p_a2, qr__k_m1d512_3x3_s1p_a3 },
+static const QrKM1d512Fn qr__k_m1d512_fns[5][8] = {
+    { qr__k_m1d512_3x3_s1_a0, qr__k_m1d512_3x3_s1_a1, qr__k_m1d512_3x3_s1_a2, qr__k_m1d512_3x3_s1_a3,
+      qr__k_m1d512_3x3_s1_a4, qr__k_m1d512_3x3_s1_a5, qr__k_m1d512_3x3_s1_a6, qr__k_m1d512_3x3_s1_a7 },
+    { qr__k_m1d512_3x3_s2_a0, qr__k_m1d512_3x3_s2_a1, qr__k_m1d512_3x3_s2_a2, qr__k_m1d512_3x3_s2_a3,
+      qr__k_m1d512_3x3_s2_a4, qr__k_m1d512_3x3_s2_a5, qr__k_m1d512_3x3_s2_a6, qr__k_m1d512_3x3_s2_a7 },
+    { qr__k_m1d512_5x5_s1_a0, qr__k_m1d512_5x5_s1_a1, qr__k_m1d512_5x5_s1_a2, qr__k_m1d512_5x5_s1_a3,
+      qr__k_m1d512_5x5_s1_a4, qr__k_m1d512_5x5_s1_a5, qr__k_m1d512_5x5_s1_a6, qr__k_m1d512_5x5_s1_a7 },
+    { qr__k_m1d512_5x5_s2_a0, qr__k_m1d512_5x5_s2_a1, qr__k_m1d512_5x5_s2_a2, qr__k_m1d512_5x5_s2_a3,
+      qr__k_m1d512_5x5_s2_a4, qr__k_m1d512_5x5_s2_a5, qr__k_m1d512_5x5_s2_a6, qr__k_m1d512_5x5_s2_a7 },
+    { qr__k_m1d512_3x3_s1p_a0, qr__k_m1d512_3x3_s1p_a1, qr__k_m1d512_3x3_s1p_a2, qr__k_m1d512_3x3_s1p_a3,
+      qr__k_m1d512_3x3_s1p_a4, qr__k_m1d512_3x3_s1p_a5, qr__k_m1d512_3x3_s1p_a6, qr__k_m1d512_3x3_s1p_a7 },
 };
 
 /* The direct form when it has an instantiation for b's window (3x3 and 5x5, one input
@@ -344,7 +356,12 @@ QR__K_AVX512 static int qr__k_m1d512_try(const QrF32ConvB *b, const float *w, fl
     const int used = qr__k_m1_act_kind(act, nact, &kind);
     const float lo = kind & 2 ? act[0].lo : -INFINITY, hi = kind & 2 ? act[0].hi : INFINITY;
     const int win = b->KH == 3 && b->sw == 1 && b->pw == 1 ? 4 : (b->KH == 5) * 2 + (b->sw == 2);
-    qr__k_m1d512_fns[win][kind](b, w, bias, y, t, lo, hi);
+    uint32_t bias_bits;
+    memcpy(&bias_bits, &bias, 4);
+    /* the + 0 that starts ORT's sums only turns a -0 into +0, which shows in the output only
+     * when every later partial sum is -0 too and the bias is -0: the forms without it (kind
+     * + 4) serve every other bias */
+    qr__k_m1d512_fns[win][kind + (bias_bits != 0x80000000u ? 4 : 0)](b, w, bias, y, t, lo, hi);
     return used;
 }
 

@@ -171,6 +171,9 @@ static void test_f32_gemm_fused(void) {
         { 8, 49, 320 }, { 13, 17, 40 }, { 64, 196, 96 }, { 5, 1, 30 }, { 24, 8, 300 }, { 9, 24, 7 },
         { 70, 31, 513 }, { 3, 33, 1 }, { 130, 100, 64 }, { 16, 9, 260 }, { 40, 800, 48 }, { 12, 34, 100 },
         { 20, 50, 300 },
+        /* a last column alone in its panel (49 = 32 + 16 + 1, 17 = 16 + 1, 33 = 32 + 1, 81):
+         * qr__k_f32_col1's dot products down the rows, more than 16 rows, several K blocks */
+        { 96, 49, 160 }, { 70, 49, 520 }, { 64, 17, 24 }, { 33, 81, 40 }, { 200, 33, 300 },
     };
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8);
@@ -189,17 +192,20 @@ static void test_f32_gemm_fused(void) {
                               { .op = QR_F32_STEP_ADD_T, .t = t, .swap = true },
                               { .op = QR_F32_STEP_FQ, .p = &scale, .zp = &zp, .qmin = -128, .qmax = 127 } };
         QtKfPost pc = { post, 3, ldc };
-        for (int v = 0; v < 8; v++) {
+        for (int v = 0; v < 16; v++) {   /* v & 8: a convolution's GEMM (conv_n: the bias after the K blocks) */
             QrF32Fused f;
             memset(&f, 0, sizeof f);
             f.ep = (QrF32Epilogue){ bias, v & 2 ? -0.5f : -INFINITY, v & 2 ? 1.5f : INFINITY };
             if (v & 1) { f.res = R; f.ldres = ldc; f.res_first = v & 4; }
-            f.relu = v >= 4;
-            if (v == 3 || v == 7) { f.post = qt__kf_post; f.post_ctx = &pc; }
+            f.relu = (v & 7) >= 4;
+            if ((v & 7) == 3 || (v & 7) == 7) { f.post = qt__kf_post; f.post_ctx = &pc; }
+            if (v & 8) f.conv_n = N;
             qr_f32_gemm_fused__ref(M, N, K, A, K, B, N, Cr, ldc, false, &f);
             for (int l = 0; l < nl; l++) {
                 QrF32Epilogue ep = { bias, -INFINITY, INFINITY };
-                lv[l].f32_gemm_ex(M, N, K, A, K, B, N, C1, ldc, false, &ep);
+                const QrF32Fused fb = { .ep = ep, .conv_n = N };   /* the bias alone, summed the same way */
+                if (v & 8) lv[l].f32_gemm_fused(M, N, K, A, K, B, N, C1, ldc, false, &fb);
+                else lv[l].f32_gemm_ex(M, N, K, A, K, B, N, C1, ldc, false, &ep);
                 qt__kf_unfused_tail(&f, C1, M, N, ldc);
                 for (int threads = 1; threads <= 3; threads++) {
                     QT_OK(qr_pool_init(threads));

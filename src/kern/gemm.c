@@ -251,7 +251,15 @@ typedef struct QrKF32Job {
  * turn, more streams than it tracks, and every line of an output that is not in the cache
  * (MobileNetV2's 4.8 MB 112x112x96 expansion) then waits for memory: 2x slower measured.
  * The sums are the same either way: every element is one chain per K block. */
-typedef struct QrKF32Panel { const float *b; int64_t bs; int w0, w1; QrKF32Ukr const *u0, *u1; } QrKF32Panel;
+typedef struct QrKF32Panel {
+    const float *b;
+    int64_t bs;
+    int w0, w1;
+    QrKF32Ukr const *u0, *u1;   /* u0 NULL: no micro-kernel part (a panel of one column) */
+    int col1;                   /* >= 0: this column of the panel (its last, alone) by qr__k_f32_col1 */
+} QrKF32Panel;
+
+enum { QR__K_COL1_MAXK = 2048 };
 
 /* Panel jr (nr columns) of K block pc: read in place or packed into bp; the micro-kernels
  * that cover it (full width, or, a narrow last panel, half and quarter). */
@@ -274,10 +282,42 @@ static void qr__k_f32_panel(const QrKF32Job *j, int64_t pc, int64_t kc, int64_t 
     p->w1 = 0;
     p->u0 = j->isa->ukr;
     p->u1 = NULL;
+    p->col1 = -1;
     if (nr <= 3 * Q && j->isa->ukr_half[0]) {
         if (nr <= Q) { p->u0 = j->isa->ukr_quarter; }
         else if (nr <= H) { p->u0 = j->isa->ukr_half; }
         else { p->u0 = j->isa->ukr_half; p->w0 = H; p->u1 = j->isa->ukr_quarter; p->w1 = nr - H; }
+    }
+    /* a last column alone (49 = 32 + 16 + 1: 7x7 layers) in a quarter kernel uses 1 of its
+     * lanes; dot products down the rows do it 16 rows per vector */
+    if (nr < NR && kc <= QR__K_COL1_MAXK && (p->u1 ? p->w1 : p->w0) == 1) {
+        p->col1 = nr - 1;
+        if (p->u1) p->u1 = NULL;
+        else p->u0 = NULL;
+    }
+}
+
+/* Column jr of C, rows [i0, i1) (<= QR__K_F32_MC), in K block pc (the last when `last`),
+ * from its B column (kc values, stride cs) by the ISA's dot products (QrKF32DotSeq: the
+ * micro-kernels' chain of fused multiply-adds from +0 for each element), then finished in
+ * the micro-kernels' order (QrKF32Out): the bias first (plain GEMM, first block), the add to
+ * C, the bias after (a convolution's last block), then residual, clamp and ReLU. */
+static void qr__k_f32_col1(const QrKF32Job *j, int64_t pc, int64_t kc, bool last, int64_t i0, int64_t i1, int64_t jr,
+                           const float *colp, int64_t cs) {
+    float col[QR__K_COL1_MAXK], v[QR__K_F32_MC];
+    for (int64_t k = 0; k < kc; k++) col[k] = colp[k * cs];
+    j->isa->dotseq(j->A + i0 * j->lda + pc, j->lda, col, kc, i1 - i0, v);
+    const QrF32Fused *f = j->f;
+    const float *bias = f ? f->ep.bias : NULL;
+    const bool add = j->accumulate || pc > 0;
+    for (int64_t r = 0; r < i1 - i0; r++) {
+        const int64_t m = i0 + r;
+        float *c = j->C + m * j->ldc + jr, x = v[r];
+        if (bias && !j->conv_sum && pc == 0) x = x + bias[m];
+        if (add) x = *c + x;
+        if (bias && j->conv_sum && last) x = x + bias[m];
+        if (f && last) x = qr__k_ep_tail(f, x, m, jr);
+        *c = x;
     }
 }
 
@@ -291,7 +331,7 @@ static inline void qr__k_f32_tile(const QrKF32Job *j, const QrKF32Panel *p, int6
     o->bias = (j->conv_sum ? last : pc == 0) && ep && ep->bias ? ep->bias + ir : NULL;
     o->bias_after = j->conv_sum;
     o->res = f && last && f->res ? f->res + ir * f->ldres + jr : NULL;
-    p->u0[mr - 1](kc, a, j->lda, p->b, p->bs, c, j->ldc, p->w0, o);
+    if (p->u0) p->u0[mr - 1](kc, a, j->lda, p->b, p->bs, c, j->ldc, p->w0, o);
     if (!p->u1) return;
     QrKF32Out o1 = *o;
     if (o1.res) o1.res += p->w0;
@@ -329,12 +369,16 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
                 const int mr = (int)QR_MIN(MR, i1 - ir);
                 for (int k = 0; k < np; k++) qr__k_f32_tile(j, &pan[k], pc, kc, last, ir, mr, j0 + k * NR, &o);
             }
+            for (int k = 0; k < np; k++)
+                if (pan[k].col1 >= 0)
+                    qr__k_f32_col1(j, pc, kc, last, i0, i1, j0 + k * NR + pan[k].col1, pan[k].b + pan[k].col1, pan[k].bs);
             continue;
         }
         for (int64_t jr = j0; jr < j1; jr += NR) {
             QrKF32Panel pan;
             qr__k_f32_panel(j, pc, kc, jr, (int)QR_MIN(NR, j1 - jr), bp, &pan);
             for (int64_t ir = i0; ir < i1; ir += MR) qr__k_f32_tile(j, &pan, pc, kc, last, ir, (int)QR_MIN(MR, i1 - ir), jr, &o);
+            if (pan.col1 >= 0) qr__k_f32_col1(j, pc, kc, last, i0, i1, jr + pan.col1, pan.b + pan.col1, pan.bs);
         }
     }
     if (f && f->post) f->post(f->post_ctx, j->C + i0 * j->ldc + j0, j->ldc, i0, i1 - i0, j0, j1 - j0);

@@ -144,6 +144,41 @@ typedef struct QrKCxEpi {
     __m512i vzp16, lo8, hi8;
 } QrKCxEpi;
 
+/* The requantization constants of j shared by its panels (the bias and multiplier vectors
+ * b0, b1, m0, m1 are set per panel). */
+QR__K_AVX512BW static inline void qr__k_cx_epi(const QrKCxJob *j, QrKCxEpi *e) {
+    const QrQ8Requant *rq = j->rq;
+    memset(e, 0, sizeof *e);
+    e->flo = _mm512_set1_ps((float)(rq->lo - rq->zp));
+    e->fhi = _mm512_set1_ps((float)(rq->hi - rq->zp));
+    const int32_t off = rq->lo < 0 ? 0 : 128;   /* uint8: packed as int8 less 128, flipped back */
+    e->vzp = _mm512_set1_epi32(rq->zp - off);
+    e->xv = _mm512_set1_epi8((char)off);
+    e->sat = j->sat;
+    e->vzp16 = _mm512_set1_epi16((short)(rq->zp - off));
+    e->lo8 = _mm512_set1_epi8((char)(rq->lo - off));
+    e->hi8 = _mm512_set1_epi8((char)(rq->hi - off));
+}
+
+/* Four accumulator vectors (bias b, multipliers mu) requantized to bytes, still packed as
+ * int8 less the 128 of uint8 outputs (the caller flips them with xv): lane-wise packs, so
+ * 128-bit lane L holds lanes 4L..4L+3 of a0, then of a1, a2, a3. */
+QR__K_VNNI static inline __attribute__((always_inline)) __m512i
+qr__k_cx_pack4(const QrKCxEpi *e, __m512i b, __m512 mu, __m512i a0, __m512i a1, __m512i a2, __m512i a3) {
+    if (e->sat) {
+#define QR__K_CX_RQ(c) _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32((c), b)), mu))
+        const __m512i p01 = _mm512_adds_epi16(_mm512_packs_epi32(QR__K_CX_RQ(a0), QR__K_CX_RQ(a1)), e->vzp16);
+        const __m512i p23 = _mm512_adds_epi16(_mm512_packs_epi32(QR__K_CX_RQ(a2), QR__K_CX_RQ(a3)), e->vzp16);
+#undef QR__K_CX_RQ
+        return _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(p01, p23), e->lo8), e->hi8);
+    }
+#define QR__K_CX_RQ(c) _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(                      \
+        _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32((c), b)), mu), e->flo), e->fhi)), e->vzp)
+    return _mm512_packs_epi16(_mm512_packs_epi32(QR__K_CX_RQ(a0), QR__K_CX_RQ(a1)),
+                              _mm512_packs_epi32(QR__K_CX_RQ(a2), QR__K_CX_RQ(a3)));
+#undef QR__K_CX_RQ
+}
+
 /* Requantized accumulators of rows 0..7 for 16 channels (bias b, multipliers mu) stored
  * transposed: channel i's 8 bytes (pixels 0..7) to d[i] (8 bytes each, i < 16). The packs leave
  * each 128-bit lane with 4 rows x 4 channels; a byte shuffle makes that 4 channels x 4 rows and
@@ -151,29 +186,7 @@ typedef struct QrKCxEpi {
 QR__K_VNNI static inline __attribute__((always_inline)) void
 qr__k_cx_rq16(const QrKCxEpi *e, __m512i b, __m512 mu, __m512i a0, __m512i a1, __m512i a2, __m512i a3, __m512i a4,
               __m512i a5, __m512i a6, __m512i a7, __m512i *lo, __m512i *hi) {
-    __m512i p01, p23, p45, p67, b03, b47;
-    if (e->sat) {
-#define QR__K_CX_RQ(c) _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32((c), b)), mu))
-#define QR__K_CX_P2(x, y) _mm512_adds_epi16(_mm512_packs_epi32(QR__K_CX_RQ(x), QR__K_CX_RQ(y)), e->vzp16)
-        p01 = QR__K_CX_P2(a0, a1);
-        p23 = QR__K_CX_P2(a2, a3);
-        p45 = QR__K_CX_P2(a4, a5);
-        p67 = QR__K_CX_P2(a6, a7);
-#undef QR__K_CX_P2
-#undef QR__K_CX_RQ
-        b03 = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(p01, p23), e->lo8), e->hi8);
-        b47 = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(p45, p67), e->lo8), e->hi8);
-    } else {
-#define QR__K_CX_RQ(c) _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(                      \
-        _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32((c), b)), mu), e->flo), e->fhi)), e->vzp)
-        p01 = _mm512_packs_epi32(QR__K_CX_RQ(a0), QR__K_CX_RQ(a1));
-        p23 = _mm512_packs_epi32(QR__K_CX_RQ(a2), QR__K_CX_RQ(a3));
-        p45 = _mm512_packs_epi32(QR__K_CX_RQ(a4), QR__K_CX_RQ(a5));
-        p67 = _mm512_packs_epi32(QR__K_CX_RQ(a6), QR__K_CX_RQ(a7));
-#undef QR__K_CX_RQ
-        b03 = _mm512_packs_epi16(p01, p23);
-        b47 = _mm512_packs_epi16(p45, p67);
-    }
+    const __m512i b03 = qr__k_cx_pack4(e, b, mu, a0, a1, a2, a3), b47 = qr__k_cx_pack4(e, b, mu, a4, a5, a6, a7);
     const __m512i sh = _mm512_set4_epi32(0x0f0b0703, 0x0e0a0602, 0x0d090501, 0x0c080400);
     const __m512i r03 = _mm512_shuffle_epi8(_mm512_xor_si512(b03, e->xv), sh);
     const __m512i r47 = _mm512_shuffle_epi8(_mm512_xor_si512(b47, e->xv), sh);
@@ -282,15 +295,7 @@ QR__K_VNNI static void qr__k_cx_task(void *ctx, int64_t t, int tid) {
     uint8_t *lb = (uint8_t *)(tiles + QR__K_CX_CHUNK);   /* 32 x 64 bytes: a group of 8 tiles */
     const uint8_t **ptrs = (const uint8_t **)(lb + QR__K_CX_NR * 64);
     QrKCxEpi e;
-    e.flo = _mm512_set1_ps((float)(rq->lo - rq->zp));
-    e.fhi = _mm512_set1_ps((float)(rq->hi - rq->zp));
-    const int32_t off = rq->lo < 0 ? 0 : 128;   /* uint8: packed as int8 less 128, flipped back */
-    e.vzp = _mm512_set1_epi32(rq->zp - off);
-    e.xv = _mm512_set1_epi8((char)off);
-    e.sat = j->sat;
-    e.vzp16 = _mm512_set1_epi16((short)(rq->zp - off));
-    e.lo8 = _mm512_set1_epi8((char)(rq->lo - off));
-    e.hi8 = _mm512_set1_epi8((char)(rq->hi - off));
+    qr__k_cx_epi(j, &e);
     for (int64_t c0 = tl0; c0 < tl1; c0 += QR__K_CX_CHUNK) {
         const int64_t c1 = QR_MIN(tl1, c0 + QR__K_CX_CHUNK);
         if (j->fill)   /* a 1x1 window: the chunk's pixels are exactly the ones it reads */
@@ -379,28 +384,6 @@ QR__K_AVX512BW static inline void qr__k_cx1_quads(const QrQ8ConvNhwc *x, int64_t
     }
 }
 
-/* 64 requantized bytes of one output channel (4 accumulator vectors, lanes as above) with
- * bias b and multiplier mu: qr__k_cx_rq16's arithmetic, in pixel order. */
-QR__K_VNNI static inline __attribute__((always_inline)) __m512i qr__k_cx1_rq(const QrKCxEpi *e, __m512i b, __m512 mu,
-                                                                           __m512i a0, __m512i a1, __m512i a2,
-                                                                           __m512i a3) {
-    __m512i v;
-    if (e->sat) {
-#define QR__K_CX_RQ(c) _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32((c), b)), mu))
-        const __m512i p01 = _mm512_adds_epi16(_mm512_packs_epi32(QR__K_CX_RQ(a0), QR__K_CX_RQ(a1)), e->vzp16);
-        const __m512i p23 = _mm512_adds_epi16(_mm512_packs_epi32(QR__K_CX_RQ(a2), QR__K_CX_RQ(a3)), e->vzp16);
-#undef QR__K_CX_RQ
-        v = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(p01, p23), e->lo8), e->hi8);
-    } else {
-#define QR__K_CX_RQ(c) _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(                      \
-        _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32((c), b)), mu), e->flo), e->fhi)), e->vzp)
-        v = _mm512_packs_epi16(_mm512_packs_epi32(QR__K_CX_RQ(a0), QR__K_CX_RQ(a1)),
-                               _mm512_packs_epi32(QR__K_CX_RQ(a2), QR__K_CX_RQ(a3)));
-#undef QR__K_CX_RQ
-    }
-    return _mm512_xor_si512(v, e->xv);
-}
-
 /* Output channels m0 .. m0 + mr - 1 (mr <= 6; the rest of the tile repeats channel m0 and is
  * not stored) of one block of n pixels from its quads xq. */
 QR__K_VNNI static inline __attribute__((always_inline)) void
@@ -437,7 +420,8 @@ qr__k_cx1_tile(const QrKCxJob *j, const QrKCxEpi *e, const uint8_t *xq, int64_t 
         const int64_t m = m0 + r;
         const __m512i b = _mm512_set1_epi32(j->bias[m]);
         const __m512 mu = _mm512_set1_ps(rq->mult[rq->mult_rs ? m : 0]);
-        const __m512i v = qr__k_cx1_rq(e, b, mu, c[r][0], c[r][1], c[r][2], c[r][3]);
+        /* the lane-wise packs put the quads' pixel order (above) back in order */
+        const __m512i v = _mm512_xor_si512(qr__k_cx_pack4(e, b, mu, c[r][0], c[r][1], c[r][2], c[r][3]), e->xv);
         _mm512_mask_storeu_epi8((uint8_t *)rq->y + m * rq->ldy + p0, sm, v);
     }
 }
@@ -446,19 +430,9 @@ qr__k_cx1_tile(const QrKCxJob *j, const QrKCxEpi *e, const uint8_t *xq, int64_t 
 QR__K_VNNI static void qr__k_cx1_task(void *ctx, int64_t t, int tid) {
     const QrKCx1Job *k = ctx;
     const QrKCxJob *j = k->j;
-    const QrQ8Requant *rq = j->rq;
     uint8_t *xq = j->tid_mem + (size_t)tid * j->tid_bytes;
     QrKCxEpi e;
-    memset(&e, 0, sizeof e);
-    e.flo = _mm512_set1_ps((float)(rq->lo - rq->zp));
-    e.fhi = _mm512_set1_ps((float)(rq->hi - rq->zp));
-    const int32_t off = rq->lo < 0 ? 0 : 128;   /* uint8: packed as int8 less 128, flipped back */
-    e.vzp = _mm512_set1_epi32(rq->zp - off);
-    e.xv = _mm512_set1_epi8((char)off);
-    e.sat = j->sat;
-    e.vzp16 = _mm512_set1_epi16((short)(rq->zp - off));
-    e.lo8 = _mm512_set1_epi8((char)(rq->lo - off));
-    e.hi8 = _mm512_set1_epi8((char)(rq->hi - off));
+    qr__k_cx_epi(j, &e);
     const int64_t b0 = t * k->blocks_per_task, b1 = QR_MIN(k->n_blocks, b0 + k->blocks_per_task);
     for (int64_t blk = b0; blk < b1; blk++) {
         const int64_t p0 = blk * QR__K_CX1_NP, n = QR_MIN((int64_t)QR__K_CX1_NP, j->P - p0);

@@ -3,7 +3,7 @@
  * vpmaxub / vpmaxsb per tap inside x's rows. Exact. */
 #if defined(__x86_64__)
 
-/* d[q] = s[2q] for q < n: 32 bytes to 16 per step (vpshufb gathers each 128-bit lane's even
+/* QrKMpEvenFn with AVX2: 32 bytes to 16 per step (vpshufb gathers each 128-bit lane's even
  * bytes into its low half, vpermq joins the halves); the last few one by one, so nothing past
  * s[2n-2] is read. */
 QR__K_AVX2 static void qr__k_mp_even_bytes(const uint8_t *s, int64_t n, uint8_t *d) {
@@ -17,28 +17,6 @@ QR__K_AVX2 static void qr__k_mp_even_bytes(const uint8_t *s, int64_t n, uint8_t 
     for (; q < n; q++) d[q] = s[2 * q];
 }
 
-/* qr__k_mp_fill with the stride-2 phase rows taken by qr__k_mp_even_bytes (the ref copies
- * them byte by byte: most of a 112x112 -> 56x56 pool's time). Same bytes. */
-QR__K_AVX2 static void qr__k_mp_fill_avx2(const QrQ8Win *p, const QrKMpLayout *l, uint8_t *dst) {
-    if (p->sw != 2) {
-        qr__k_mp_fill(p, l, dst);
-        return;
-    }
-    const uint8_t lowest = p->x_signed ? 0x80 : 0x00;
-    for (int64_t ph = 0; ph < 2; ph++)
-        for (int64_t ih = 0; ih < p->H; ih++) {
-            uint8_t *d = dst + ph * l->plane + ih * l->wq;
-            const int64_t t = ph - p->pw;
-            int64_t q0 = t >= 0 ? 0 : (-t + 1) / 2;
-            int64_t q1 = p->W - 1 - t < 0 ? 0 : (p->W - 1 - t) / 2 + 1;
-            q1 = QR_MIN(QR_MAX(q1, q0), l->wq);
-            q0 = QR_MIN(q0, q1);
-            memset(d, lowest, (size_t)q0);
-            qr__k_mp_even_bytes((const uint8_t *)p->x + ih * p->W + q0 * 2 + t, q1 - q0, d + q0);
-            memset(d + q1, lowest, (size_t)(l->wq - q1));
-        }
-}
-
 QR__K_AVX2 static void qr_q8_maxpool2d__avx2(const QrQ8Win *p, void *y, void *scratch) {
     const QrKMpLayout l = qr__k_mp_layout(p);
     if (!l.ok) {
@@ -46,7 +24,7 @@ QR__K_AVX2 static void qr_q8_maxpool2d__avx2(const QrQ8Win *p, void *y, void *sc
         return;
     }
     uint8_t *planes = scratch, *tail = planes + l.plane * p->sw;
-    qr__k_mp_fill_avx2(p, &l, planes);
+    qr__k_mp_fill(p, &l, planes, qr__k_mp_even_bytes);   /* the ref copies stride-2 rows byte by byte */
     const uint8_t *src[QR__K_MP_MAXKW];
     for (int64_t kw = 0; kw < p->KW; kw++) src[kw] = planes + (kw * p->dw) % p->sw * l.plane + (kw * p->dw) / p->sw;
     const __m256i lowest = _mm256_set1_epi8(p->x_signed ? (char)0x80 : 0);

@@ -354,7 +354,7 @@ QR__K_VNNI static void qr__k_cx_task(void *ctx, int64_t t, int tid) {
  * whole. Same sums mod 2^32 and requantization as the tile kernel above (qr__k_cx_rq16). */
 #define QR__K_CX1_MR 6    /* output channels per tile */
 #define QR__K_CX1_NP 64   /* pixels per block */
-static int64_t qr__k_cx1_min_p = 256;   /* the fewest pixels it runs on (measured: bench_kern) */
+#define QR__K_CX1_MIN_P 256   /* the fewest pixels it runs on (MobileNetV2 int: 49, 128, 1024 measured slower or no better) */
 
 typedef struct QrKCx1Job {
     const QrKCxJob *j;            /* its tid_mem: per thread the block's quads, Q x 256 bytes */
@@ -494,7 +494,7 @@ static bool qr_q8_conv_nhwc_rq__vnni(int64_t M, const void *w_packed, const QrQ8
     const bool pointwise = x->src && x->KH == 1 && x->KW == 1 && x->sh == 1 && x->sw == 1 && x->ph == 0 &&
                            x->pw == 0 && x->OH == x->H && x->OW == x->W;
     j.fill = pointwise && n_ctask == 1;
-    const bool nchw = pointwise && j.P >= qr__k_cx1_min_p;   /* qr__k_cx1_run */
+    const bool nchw = pointwise && j.P >= QR__K_CX1_MIN_P;   /* qr__k_cx1_run */
     j.nseg = (int)(x->dw == 1 ? x->KH : j.T);
     j.seg_q = x->dw == 1 ? x->KW * j.Q : j.Q;
     const size_t bias_bytes = qr__k_rup64((size_t)(j.np * QR__K_CX_NR) * sizeof(int32_t));

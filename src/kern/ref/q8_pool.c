@@ -75,8 +75,12 @@ static size_t qr_q8_maxpool2d_scratch(const QrQ8Win *p) {
     return l.ok ? (size_t)(l.plane * p->sw) + 2 * QR__K_MP_V : 2 * QR__K_MP_V;
 }
 
-/* Writes the phase planes of p (bytes, padding = the type's smallest value) into dst. */
-static void qr__k_mp_fill(const QrQ8Win *p, const QrKMpLayout *l, uint8_t *dst) {
+/* d[q] = s[2q] for q < n (a stride-2 phase row), reading nothing past s[2n-2]. */
+typedef void (*QrKMpEvenFn)(const uint8_t *s, int64_t n, uint8_t *d);
+
+/* Writes the phase planes of p (bytes, padding = the type's smallest value) into dst; the
+ * stride-2 phase rows through even (a SIMD level's) when not NULL, else byte by byte. */
+static void qr__k_mp_fill(const QrQ8Win *p, const QrKMpLayout *l, uint8_t *dst, QrKMpEvenFn even) {
     const int64_t s = p->sw;
     const uint8_t lowest = p->x_signed ? 0x80 : 0x00;
     for (int64_t ph = 0; ph < s; ph++)
@@ -90,6 +94,7 @@ static void qr__k_mp_fill(const QrQ8Win *p, const QrKMpLayout *l, uint8_t *dst) 
             memset(d, lowest, (size_t)q0);
             const uint8_t *xr = (const uint8_t *)p->x + ih * p->W + q0 * s + t;
             if (s == 1) memcpy(d + q0, xr, (size_t)(q1 - q0));
+            else if (s == 2 && even) even(xr, q1 - q0, d + q0);
             else for (int64_t q = 0; q < q1 - q0; q++) d[q0 + q] = xr[q * s];
             memset(d + q1, lowest, (size_t)(l->wq - q1));
         }

@@ -473,8 +473,8 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
     /* below ~1 MFLOP the pool's hand-off costs more than it saves */
     const bool small = (double)M * (double)N * (double)K < 524288.0;
     const int threads = small ? 1 : qr_pool_threads();
-    if (N == 1 && !conv) {
-        QrKF32Gemv g = { isa, A, B, M, K, lda, ldc, QR_MAX(16, qr__k_cdiv(M, 8 * (int64_t)threads)), C, accumulate, f };
+    if (N == 1 && !conv) {   /* tasks of whole 16-row groups: a partial group goes through the scalar dot products */
+        QrKF32Gemv g = { isa, A, B, M, K, lda, ldc, qr__k_rup(qr__k_cdiv(M, 8 * (int64_t)threads), 16), C, accumulate, f };
         if (ldb != 1) {
             float *b = qr__k_scratch((size_t)K * sizeof(float));
             if (!b) {

@@ -89,7 +89,9 @@ QR__K_AVX512 static inline __m512 qr__k_m1d_in16(const int SW, const float *p, u
 }
 
 /* The activation fused at the stores (QrF32ConvM1ActFn), a constant of the instantiation:
- * ACT bit 1 a Clip to [lo, hi], then bit 0 a ReLU — QrF32StepsFn's AVX-512 forms. */
+ * ACT bit 1 a Clip to [lo, hi], then bit 0 a ReLU — QrF32StepsFn's AVX-512 forms. The
+ * kernels' ACT also carries bit 2 (not an activation): their sums start without ORT's + 0,
+ * which qr__k_m1d512_try picks for every bias but -0. */
 QR__K_AVX512 static inline __m512 qr__k_m1d_act16(const int ACT, __m512 v, __m512 lo, __m512 hi) {
     if (ACT & 2) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
     if (ACT & 1) v = qr__k_relu_sum512(v);

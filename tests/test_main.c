@@ -27,6 +27,7 @@
 #include "test_bench_cli.c"
 #include "test_incr.c"
 #include "test_run_order.c"
+#include "test_cli_edge.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -60,6 +61,7 @@ int main(int argc, char **argv) {
     QT_MODULE(bench_cli);
     QT_MODULE(incr);
     QT_MODULE(run_order);
+    QT_MODULE(cli_edge);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

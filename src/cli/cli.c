@@ -42,6 +42,15 @@ static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* --quiet of the command being run (set by qr__cli_parse) for the loaders' warnings. */
+static bool qr__cli_quiet;
+
+/* A model warning (qr_graph_lint) on stderr. */
+static void qr__cli_lint_emit(void *user, const char *msg) {
+    QR_UNUSED(user);
+    fprintf(stderr, "qreport: warning: %s\n", msg);
+}
+
 static int qr__cli_fail(QrStatus st) {
     fprintf(stderr, "qreport: error: %s\n", qr_err_msg());
     return st == QR_OK ? QR_EXIT_OK : QR_EXIT_FAIL;
@@ -258,6 +267,12 @@ static QrStatus qr_cli_read_tensor(const char *path, QrTensor *t) {
 static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **inputs_out) {
     QrGraph *g = NULL;
     QR_TRY(qr_onnx_load(o->model, &g));
+    if (!g->n_outputs) {
+        QrStatus nst = qr_errf(QR_ERR_INVALID, "%s: the graph has no outputs (graph.output is empty): nothing to compute", o->model);
+        qr_graph_free(g);
+        free(g);
+        return nst;
+    }
     QrTensor *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
     const QrTensor **given = calloc((size_t)g->n_inputs + 1, sizeof *given);
     QrTensor *shape_of = calloc((size_t)g->n_inputs + 1, sizeof *shape_of);
@@ -320,6 +335,7 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
         }
     }
     if (st == QR_OK) st = qr_graph_infer(g, shapes);
+    if (st == QR_OK && !o->quiet) qr_graph_lint(g, qr__cli_lint_emit, NULL);
     for (int i = 0; st == QR_OK && i < g->n_inputs; i++) {
         QrStats s;
         qr_stats_init(&s);
@@ -420,6 +436,7 @@ static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_mode
                          QrTensor **in) {
     int rc = qr__cli_parse(argc, argv, o, usage, two_models);
     if (rc) return rc < 0 ? 0 : rc;
+    qr__cli_quiet = o->quiet;
     static const struct { const char *name; QrMemCmd cmd; } cmds[] = {
         { "run", QR_MEM_RUN }, { "profile", QR_MEM_PROFILE }, { "check", QR_MEM_CHECK }, { "match", QR_MEM_MATCH },
         { "compare", QR_MEM_COMPARE }, { "sensitivity", QR_MEM_SENSITIVITY }, { "runall", QR_MEM_RUNALL },
@@ -533,7 +550,7 @@ static int qr_cli_run(int argc, char **argv) {
         char safe[256], path[4096];
         qr_safe_filename(safe, sizeof safe, g->values[g->outputs[i]].name);
         snprintf(path, sizeof path, "%s/%s.npy", dir, safe);
-        if (qr_dtype_is_minifloat(outs[i].dtype)) {      /* numpy has no float8/float4: widen */
+        if (qr_dtype_is_minifloat(outs[i].dtype) || outs[i].dtype == QR_DT_BF16) {   /* numpy has no float8/float4/bfloat16: widen */
             QrTensor wide;
             st = qr_tensor_to_f32(&outs[i], &wide);
             if (st == QR_OK) { qr_tensor_free_data(&outs[i]); outs[i] = wide; }
@@ -579,11 +596,14 @@ static QrStatus qr__cli_load_second(const char *path, const QrGraph *base, const
     QrGraph *a = qr__cli_preload_take(path, &st);
     QR_TRY(st);
     if (!a) QR_TRY(qr_onnx_load(path, &a));
-    if (a->n_inputs != base->n_inputs)
+    if (!a->n_outputs)
+        st = qr_errf(QR_ERR_INVALID, "%s: the graph has no outputs (graph.output is empty): nothing to compute", path);
+    else if (a->n_inputs != base->n_inputs)
         st = qr_errf(QR_ERR_INVALID, "%s has %d inputs but the baseline %s has %d", path, a->n_inputs, base->path,
                      base->n_inputs);
     for (int i = 0; st == QR_OK && i < a->n_inputs; i++) st = qr_graph_check_input(a, i, &inputs[i]);
     if (st == QR_OK) st = qr_graph_infer(a, inputs);
+    if (st == QR_OK && !qr__cli_quiet) qr_graph_lint(a, qr__cli_lint_emit, NULL);
     if (st == QR_OK) st = qr__cli_mem_check(base, a, inputs);
     if (st != QR_OK) { qr_graph_free(a); free(a); return st; }
     *out = a;

@@ -253,9 +253,14 @@ static int qr_graph_unsupported(const QrGraph *g, char *buf, size_t n) {
         const QrNode *nd = &g->nodes[ni];
         if (nd->def) continue;
         count++;
+        /* A contrib operator written in the default domain (QLinearAdd without com.microsoft):
+         * say which domain qreport (and ONNX Runtime) know it under. */
+        bool ms = !nd->domain[0] && qr_op_find("com.microsoft", nd->op_type);
         if (o < n)
-            o += (size_t)snprintf(buf + o, n - o, "%s%s%s%s (node '%s')", count > 1 ? ", " : "",
-                                  nd->domain[0] ? nd->domain : "", nd->domain[0] ? "." : "", nd->op_type, nd->name);
+            o += (size_t)snprintf(buf + o, n - o, "%s%s%s%s (node '%s'%s%s%s)", count > 1 ? ", " : "",
+                                  nd->domain[0] ? nd->domain : "", nd->domain[0] ? "." : "", nd->op_type, nd->name,
+                                  ms ? "; it is in the default domain, com.microsoft." : "", ms ? nd->op_type : "",
+                                  ms ? " is supported: set the node's domain to com.microsoft" : "");
     }
     return count;
 }

@@ -1011,3 +1011,35 @@ static QrStatus qr_run_node(const QrGraph *g, int node, const QrTensor *const *i
     free(out);
     return st;
 }
+
+/* ==== model warnings ===============================================================
+ * What ONNX Runtime refuses to load but qreport can run: reported, never fatal. */
+
+static int qr_graph_lint(const QrGraph *g, void (*emit)(void *user, const char *msg), void *user) {
+    int n = 0;
+    char msg[1024];
+    for (int ni = 0; ni < g->n_nodes; ni++) {
+        const QrNode *nd = &g->nodes[ni];
+        bool qdq = !strcmp(nd->op_type, "QuantizeLinear") || !strcmp(nd->op_type, "DequantizeLinear");
+        if (!nd->domain[0] && qdq && qr_attr_int(nd, "block_size", 0) != 0 && nd->opset < 21) {
+            snprintf(msg, sizeof msg, "%s: node '%s' (%s) has block_size=%lld, which needs opset 21 (the model imports "
+                     "opset %d): ONNX Runtime rejects it, qreport runs it as blocked quantization", g->path, nd->name,
+                     nd->op_type, (long long)qr_attr_int(nd, "block_size", 0), (int)nd->opset);
+            emit(user, msg);
+            n++;
+        }
+    }
+    for (int v = 0; v < g->n_values; v++) {
+        const QrValue *val = &g->values[v];
+        if (!val->has_decl || val->is_input || val->is_init || val->is_dynamic || val->producer < 0) continue;
+        if (!qr_dtype_supported(val->decl_dtype) || !qr_dtype_supported(val->t.dtype) || val->decl_dtype == val->t.dtype)
+            continue;
+        const QrNode *p = &g->nodes[val->producer];
+        snprintf(msg, sizeof msg, "%s: node '%s' (%s) writes '%s' as %s, but the model declares it %s (%s): ONNX Runtime "
+                 "rejects such a model; qreport goes by the inferred type", g->path, p->name, p->op_type, val->name,
+                 qr_dtype_name(val->t.dtype), qr_dtype_name(val->decl_dtype), val->is_output ? "graph output" : "value_info");
+        emit(user, msg);
+        n++;
+    }
+    return n;
+}

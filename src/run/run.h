@@ -17,6 +17,12 @@ static QrStatus qr_graph_input_shapes(const QrGraph *g, const QrTensor *const *g
 /* Shape inference from concrete input shapes. Inputs that carry data and are
  * small are treated as known values (shape tensors fed as graph inputs). */
 static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs);
+
+/* Model warnings after qr_graph_infer: what ONNX Runtime rejects but qreport runs
+ * (block_size on QuantizeLinear/DequantizeLinear before opset 21; a value_info or graph
+ * output dtype that inference contradicts). One message per finding, naming the node, to
+ * emit; returns how many. */
+static int qr_graph_lint(const QrGraph *g, void (*emit)(void *user, const char *msg), void *user);
 /* Validates a user tensor against graph input i (dtype, rank, static dims). */
 static QrStatus qr_graph_check_input(const QrGraph *g, int i, const QrTensor *t);
 

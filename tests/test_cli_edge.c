@@ -153,7 +153,41 @@ static void test_cli_edge_ort_rejects(void) {
     QT_CHECKF(r.code == 0 && !strstr(r.err, "warning"), "--quiet: exit %d: %s", r.code, r.err);
 }
 
+/* --int16: by default run --mode int leaves int16_mixed's 16-bit groups in float (5 of its 11
+ * groups lowered) and writes exactly what sim writes, as ONNX Runtime's CPU provider ('all' ==
+ * 'disabled' on 16-bit QDQ); --int16 integer lowers all 11 (an NPU); anything else is a usage
+ * error. */
+static void test_cli_edge_int16_choice(void) {
+    const char *m = "fixtures/qpairs/int16_mixed/analysis.onnx", *x = "fixtures/qpairs/int16_mixed/input.npy";
+    char d_sim[600], d_int[600], d_npu[600], p[700];
+    qt_ce_path(d_sim, sizeof d_sim, "i16_sim");
+    qt_ce_path(d_int, sizeof d_int, "i16_int");
+    qt_ce_path(d_npu, sizeof d_npu, "i16_npu");
+    QtCli r;
+    qt_cli(&r, "run %s -i %s -o %s --quiet", m, x, d_sim);
+    QT_CHECKF(r.code == 0, "sim: exit %d: %s", r.code, r.err);
+    qt_cli(&r, "run %s -i %s -o %s --mode int", m, x, d_int);
+    QT_CHECKF(r.code == 0 && strstr(r.out, "int mode: 5 groups on integer kernels, 6 candidates left in float"),
+              "default int: exit %d: %s%s", r.code, r.out, r.err);
+    qt_cli(&r, "run %s -i %s -o %s --mode int --int16 integer", m, x, d_npu);
+    QT_CHECKF(r.code == 0 && strstr(r.out, "int mode: 11 groups on integer kernels, 0 candidates left in float"),
+              "--int16 integer: exit %d: %s%s", r.code, r.out, r.err);
+    qt_cli(&r, "run %s -i %s -o %s --mode int --int16 npu", m, x, d_npu);
+    QT_CHECKF(r.code == 2 && strstr(r.err, "--int16 must be float or integer"), "exit %d: %s", r.code, r.err);
+    QrTensor a = {0}, b = {0};
+    snprintf(p, sizeof p, "%s/output.npy", d_sim);
+    QT_OK(qr_npy_read(p, &a));
+    snprintf(p, sizeof p, "%s/output.npy", d_int);
+    QrStatus st = qr_npy_read(p, &b);
+    bool same = st == QR_OK && a.numel == b.numel && !memcmp(a.data, b.data, qr_tensor_nbytes(&a));
+    qr_tensor_free_data(&a);
+    qr_tensor_free_data(&b);
+    QT_OK(st);
+    QT_CHECKF(same, "default int mode differs from sim on a 16-bit model");
+}
+
 static void qt_cli_edge_all(void) {
+    QT_RUN(test_cli_edge_int16_choice);
     QT_RUN(test_cli_edge_bf16_output);
     QT_RUN(test_cli_edge_no_outputs);
     QT_RUN(test_cli_edge_contrib_domain_hint);

@@ -57,13 +57,14 @@ static int qr__cli_fail(QrStatus st) {
 }
 
 static const char *qr__usage_run =
-    "usage: qreport run MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--mode sim|int] [--shape NAME=1x3x224x224] [--seed N]\n"
+    "usage: qreport run MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--mode sim|int] [--int16 float|integer] [--shape NAME=1x3x224x224] [--seed N]\n"
     "                  [--threads N] [--repeat N] [--quiet]\n"
     "  Runs the model and writes each graph output to DIR (default: .) as <output name>.npy.\n"
     "  -i FILE or -i NAME=FILE gives one input per graph input (.npy or ONNX TensorProto .pb);\n"
     "  without -i a deterministic random input of the declared shape is used (with a warning).\n"
     "  --mode sim (default) runs the model as given (Q/DQ in float); int runs its DQ->op->Q groups on\n"
-    "  integer kernels, as compare --mode int does.\n"
+    "  integer kernels, as compare --mode int does. --int16 float (default) keeps 16-bit Q/DQ groups in\n"
+    "  float, as ONNX Runtime's CPU provider does; --int16 integer lowers them too, as an NPU runs them.\n"
     "  --repeat N: after one warm-up run, times N runs and prints (also with --quiet) one line\n"
     "  bench: runs=N median_ms=X min_ms=X mean_ms=X threads=T isa=ISA mode=sim|int load_ms=X\n"
     "  (load_ms: model parse, shape inference, inputs and lowering); the outputs written are the\n"
@@ -95,13 +96,14 @@ static const char *qr__usage_compare =
     "  and the local (shadow) Cosine/SQNR of each layer re-run on the baseline's inputs.\n"
     "  --mode sim (default) runs Q/DQ in float (as ONNX Runtime without optimizations); int runs the\n"
     "  DQ->op->Q patterns on integer kernels (as ONNX Runtime with all optimizations); both compares sim\n"
-    "  and adds per layer the int-vs-sim difference in LSB (lsb_max, lsb_diff, lsb_ties columns).\n";
+    "  and adds per layer the int-vs-sim difference in LSB (lsb_max, lsb_diff, lsb_ties columns).\n"
+    "  --int16 float|integer: 16-bit groups in float (default, as ONNX Runtime CPU) or on integer kernels.\n";
 static const char *qr__usage_runall =
     "usage: qreport runall BASE.onnx ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--num-steps N]] [-o report.zip]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
-    "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "                      [--int16 float|integer] [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
     "  comparison with local error, sensitivity ranking, cumulative error, the bad-case input.\n"
@@ -184,6 +186,15 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--seed")) { const char *s; QR__NEXT(s); o->seed = strtoull(s, NULL, 10); }
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = true;
         else if (!strcmp(a, "--mode")) QR__NEXT(o->mode);
+        else if (!strcmp(a, "--int16")) {
+            const char *v;
+            QR__NEXT(v);
+            if (strcmp(v, "float") && strcmp(v, "integer")) {
+                fprintf(stderr, "qreport: --int16 must be float or integer\n%s", usage);
+                return QR_EXIT_USAGE;
+            }
+            qr_quant_lower_set_int16(!strcmp(v, "integer"));
+        }
         else if (!strcmp(a, "--metric")) QR__NEXT(o->metric);
         else if (!strcmp(a, "--sensitivity")) QR__NEXT(o->sens_mode);
         else if (!strcmp(a, "--topk-list")) QR__NEXT(o->topk_list);

@@ -601,6 +601,23 @@ static bool qr__lw_candidate(const QrLwBuild *b, const QrNode *n) {
     return false;
 }
 
+/* 16-bit groups: float (ONNX Runtime's CPU provider) unless set to integer (an NPU). */
+static bool qr__lw_int16_integer;
+
+static void qr_quant_lower_set_int16(bool integer) { qr__lw_int16_integer = integer; }
+
+static bool qr__lw_is16(QrDType dt) { return dt == QR_DT_U16 || dt == QR_DT_S16; }
+
+/* Group gr of node n quantizes something to 16 bits: its output or one of its inputs. */
+static bool qr__lw_group16(const QrLwBuild *b, const QrNode *n, const QrLwGroup *gr) {
+    if (qr__lw_is16(gr->oq.dt)) return true;
+    for (int k = 0; k < n->n_in; k++) {
+        QrLwDq d;
+        if (n->in[k] >= 0 && !qr__lw_dq(b, n->in[k], true, &d) && qr__lw_is16(d.dt)) return true;
+    }
+    return false;
+}
+
 /* A MaxPool reading a per-tensor DequantizeLinear whose output is not quantized: pool the
  * integers and dequantize after (exact: max commutes with x -> (x - zp) * scale, scale > 0), so
  * that the ops reading it see a DequantizeLinear and can be lowered (as ONNX Runtime's QDQ
@@ -613,6 +630,7 @@ static QrStatus qr__lw_propagate(QrLwBuild *b, int ni, bool *done) {
     if (!qr__lw_is(n, "MaxPool") || n->out[0] < 0 || qr__lw_indices_used(g, n) || g->values[n->out[0]].is_output)
         return QR_OK;
     if (qr__lw_dq(b, n->in[0], false, &x) || !qr__q_is_act(x.dt) || !(qr__lw_f(b, x.scale, 0) > 0)) return QR_OK;
+    if (qr__lw_is16(x.dt) && !qr__lw_int16_integer) return QR_OK;   /* 16-bit: stays float */
     QrLwProp *p = &b->props[b->n_prop];
     memset(p, 0, sizeof *p);
     p->op = ni;
@@ -732,6 +750,8 @@ static QrStatus qr_quant_lower(const QrGraph *g, const QrQuantTable *t, QrGraph 
         if (st != QR_OK) return qr__lw_fail(NULL, &b, info, st);
         if (!why && (removed[gr->q] || (gr->act >= 0 && removed[gr->act])))
             why = "its QuantizeLinear belongs to another group";
+        if (!why && !qr__lw_int16_integer && qr__lw_group16(&b, n, gr))
+            why = "a 16-bit Q/DQ group: float, as ONNX Runtime's CPU provider runs it (--int16 integer lowers it)";
         if (why) {
             qr__lw_rollback(&b, mark);
             bool moved = false;

@@ -121,6 +121,7 @@
 #include "src/analysis/weights.c"
 #include "src/analysis/dist.c"
 #include "src/analysis/advisor.c"
+#include "src/analysis/advisor_tf.c"
 #include "src/analysis/whatif.c"
 #include "src/analysis/badcase.c"
 #include "src/report/bundle.c"

@@ -28,6 +28,7 @@
 #include "test_incr.c"
 #include "test_run_order.c"
 #include "test_cli_edge.c"
+#include "test_tpairs.c"
 #include "test_contrib.c"
 
 int main(int argc, char **argv) {
@@ -63,6 +64,7 @@ int main(int argc, char **argv) {
     QT_MODULE(incr);
     QT_MODULE(run_order);
     QT_MODULE(cli_edge);
+    QT_MODULE(tpairs);
     QT_MODULE(contrib);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);

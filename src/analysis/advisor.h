@@ -16,6 +16,9 @@ typedef enum QrAdvKind {
     QR_ADV_INPUT_NOT_NORMALIZED, /* a model input with a large raw range */
     QR_ADV_OUTPUT_LOW_PRECISION, /* a model output quantized to 8 bits or fewer */
     QR_ADV_SENSITIVE,            /* among the top sensitive nodes */
+    QR_ADV_ACT_OUTLIER_MIGRATE,  /* LayerNorm/residual output with outlier channels feeding quantized MatMuls
+                                  * (SmoothQuant / AWQ case; advisor_tf.c) */
+    QR_ADV_SOFTMAX_GRID,         /* Softmax input (attention logits) on a grid too coarse for the probabilities */
     QR_ADV_COUNT
 } QrAdvKind;
 
@@ -52,6 +55,7 @@ typedef struct QrAdvisorOpts {
                                   * (info; warning beyond 4 × scale_ratio: residual branches differ by design) */
     double input_absmax;         /* 32: a model input beyond ±32 is not normalized */
     int top_sensitive;           /* 5 sensitive nodes listed */
+    double softmax_rel;          /* 0.05: rounding the Softmax input may change a probability >= 1/L by this much */
 } QrAdvisorOpts;
 
 typedef struct QrAdvice {

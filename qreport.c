@@ -124,6 +124,7 @@
 #include "src/analysis/whatif.c"
 #include "src/analysis/badcase.c"
 #include "src/deploy/dump.c"
+#include "src/deploy/runall.c"
 #include "src/report/bundle.c"
 #include "src/cli/cli.c"
 #include "src/cli/deploy.c"

@@ -294,6 +294,63 @@ static void test_deploy_dump_bad(void) {
     QT_CHECK(access(p, F_OK) != 0);
 }
 
+/* Reads a bundle folder's summary.json "dump" object. */
+static const QrJsonVal *qt_dp_summary(QrArena *a, const char *dir, const char *key) {
+    char p[700];
+    snprintf(p, sizeof p, "%s/summary.json", dir);
+    unsigned char *buf;
+    size_t len;
+    if (qr_file_read(p, 1 << 24, &buf, &len) != QR_OK) return NULL;
+    QrJsonVal *v = NULL;
+    QrStatus st = qr_json_parse(a, (const char *)buf, len, &v);
+    qr_aligned_free(buf);
+    return st == QR_OK ? qr_json_get(v, key) : NULL;
+}
+
+/* runall --dump: the same comparison in the bundle (summary.json dump.*, HTML section, tables);
+ * a bad dump fails runall with no bundle. */
+static void test_deploy_dump_runall(void) {
+    char d[512], keep[600], zip[600], p[700];
+    QtDpModel m;
+    const char *bad = NULL;
+    int n = 0;
+    snprintf(d, sizeof d, "%s/dump_runall", qt_tmpdir());
+    QT_OK(qt_dp_load(&m, "ort_qdq"));
+    QrStatus st = qt_dp_write_dump(&m, d, true, 5, &bad, &n);
+    char badname[256];
+    snprintf(badname, sizeof badname, "%s", bad ? bad : "");
+    qt_dp_free(&m);
+    QT_OK(st);
+    snprintf(keep, sizeof keep, "%s/dump_runall_keep", qt_tmpdir());
+    snprintf(zip, sizeof zip, "%s/dump_runall.zip", qt_tmpdir());
+    QtCli r;
+    qt_cli(&r, "runall fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx -i fixtures/qpairs/ort_qdq/input.npy "
+           "-o %s --keep-dir %s --dump %s --quiet", zip, keep, d);
+    QT_CHECKF(r.code == 0 && !r.crashed, "exit %d: %s", r.code, r.err);
+    QrArena a = { 0 };
+    const QrJsonVal *j = qt_dp_summary(&a, keep, "dump");
+    const QrJsonVal *fd = qr_json_get(j, "first_divergent"), *mt = qr_json_get(j, "matched"), *dv = qr_json_get(j, "divergent");
+    bool ok = fd && fd->type == QR_JSON_STR && !strcmp(fd->str, badname) && mt && mt->num == n && dv && dv->num == 1;
+    qr_arena_free(&a);
+    QT_CHECKF(ok, "summary.json dump: want first_divergent '%s', %d matched, 1 divergent", badname, n);
+    char html[1 << 16];
+    snprintf(p, sizeof p, "%s/index.html", keep);
+    qt_slurp(p, html, sizeof html);
+    QT_CHECK(strstr(html, "Device dump vs simulation") && strstr(html, "FIRST DIVERGENT"));
+    snprintf(p, sizeof p, "%s/dump_compare.csv", keep);
+    QT_CHECK(access(p, F_OK) == 0);
+    /* a bad dump: exit 1, no zip */
+    snprintf(p, sizeof p, "%s/0000_input_QuantizeLinear_Output.bin", d);
+    QT_OK(qr_file_write_atomic(p, "xyz", 3));
+    snprintf(zip, sizeof zip, "%s/dump_runall_bad.zip", qt_tmpdir());
+    qt_cli(&r, "runall fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx -i fixtures/qpairs/ort_qdq/input.npy "
+           "-o %s --dump %s --quiet", zip, d);
+    QT_CLI_FAILS(r, "0000_input_QuantizeLinear_Output.bin", "has 3 bytes");
+    QT_CHECK(access(zip, F_OK) != 0);
+    qt_cli(&r, "runall a.onnx b.onnx --dump-map x.csv");
+    QT_CHECKF(r.code == 2 && strstr(r.err, "need --dump"), "%d %s", r.code, r.err);
+}
+
 static void qt_deploy_all(void) {
     qt_dp_corrupted("ort_qdq", true, 2);
     qt_dp_corrupted("int16_mixed", false, 3);
@@ -302,4 +359,5 @@ static void qt_deploy_all(void) {
     static const char *const pairs[] = { "qat_fakequant", "ort_qdq", "qoperator", "int16_mixed", "integer_ops" };
     for (int i = 0; i < QR_ARRAY_LEN(pairs); i++) qt_dp_ort(pairs[i]);
     QT_RUN(test_deploy_dump_bad);
+    QT_RUN(test_deploy_dump_runall);
 }

@@ -93,6 +93,7 @@ static const char *qr__usage_runall =
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
     "  comparison with local error, sensitivity ranking, cumulative error, the bad-case input.\n"
@@ -102,7 +103,9 @@ static const char *qr__usage_runall =
     "  unzipped bundle in DIR, written after the zip and as atomically (an existing DIR is replaced only\n"
     "  when empty or an earlier bundle); when DIR cannot be written the exit code is 1, DIR is left as it\n"
     "  was and the zip, already complete, stays. Exit code 10 when a --fail-if-* gate is not met (the\n"
-    "  bundle is still written).\n";
+    "  bundle is still written).\n"
+    "  --dump DIR adds the device dump comparison of compare-dump (dump_compare.txt/.csv, an HTML section,\n"
+    "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle).\n";
 static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10] [--quiet]\n"
@@ -772,11 +775,17 @@ static int qr_cli_sensitivity(int argc, char **argv) {
 }
 
 /* argv is the whole command line (for the manifest). */
+static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts *out);   /* cli/deploy.c */
 static int qr_cli_runall(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
-    int rc = qr__cli_begin(argc - 2, argv + 2, qr__usage_runall, true, &o, &b, &in);
+    QrDeployRunallOpts dep;
+    int pargc = argc;
+    char **pargv = argv;
+    int rc = qr_cli_deploy_runall_args(&pargc, &pargv, &dep);
+    if (rc) return rc;
+    rc = qr__cli_begin(pargc - 2, pargv + 2, qr__usage_runall, true, &o, &b, &in);
     if (rc >= 0) return rc;
     QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
     if (st != QR_OK) { qr__cli_release(b, in); return qr__cli_fail(st); }
@@ -823,6 +832,7 @@ static int qr_cli_runall(int argc, char **argv) {
                         .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode,
                         .badcase = have_bc ? &bc : NULL, .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
     if (have_bc) ro.random_input = false;
+    ro.deploy = dep;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
     ro.sens.metric = QR_METRIC_L1;
     ro.sens.reverse = o.reverse;

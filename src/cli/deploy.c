@@ -112,3 +112,27 @@ static int qr_cli_compare_dump(int argc, char **argv) {
     qr__cli_release(a, in);
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
+
+/* runall: takes --dump, --dump-map, --dump-tolerance out of a copy of argv (*argv is replaced by
+ * the copy; the original, whole command line stays for the manifest). */
+static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts *out) {
+    static char *copy[1024];
+    static QrDumpOpts dump;
+    static QrDeployArgs d;
+    if (*argc >= QR_ARRAY_LEN(copy)) { fprintf(stderr, "qreport: too many arguments\n"); return QR_EXIT_USAGE; }
+    for (int i = 0; i < *argc; i++) copy[i] = (*argv)[i];
+    d = (QrDeployArgs){ .dump_tol = 1.0 };
+    int rc = qr__dcli_take(argc, copy, "--dump --dump-map --dump-tolerance", &d, qr__usage_runall);
+    if (rc) return rc;
+    *argv = copy;
+    memset(out, 0, sizeof *out);
+    if ((d.dump_map || d.dump_tol != 1.0) && !d.dump_dir) {
+        fprintf(stderr, "qreport: --dump-map and --dump-tolerance need --dump DIR\n%s", qr__usage_runall);
+        return QR_EXIT_USAGE;
+    }
+    if (d.dump_dir) {
+        dump = (QrDumpOpts){ .dir = d.dump_dir, .map = d.dump_map, .tol = d.dump_tol, .float_rtol = 1e-4 };
+        out->dump = &dump;
+    }
+    return 0;
+}

@@ -75,3 +75,20 @@ static const char *qr_deploy_suggest(QrArena *a, const char *name, const char *c
 static QrStatus qr_deploy_outdir(const char *dir);
 
 #endif
+
+/* ---- runall's deployment-kit stages (report/bundle calls these; deploy/runall.c) ---- */
+typedef struct QrDeployRunallOpts {
+    const QrDumpOpts *dump;      /* --dump DIR (NULL: none) */
+} QrDeployRunallOpts;
+
+typedef struct QrDeployRunall {
+    QrDumpResult dump;
+    bool have_dump;
+} QrDeployRunall;
+
+/* Right after the baseline run: the device dump comparison. A bad dump fails runall (no bundle). */
+static QrStatus qr_deploy_runall_early(QrDeployRunall *d, const QrDeployRunallOpts *o, QrSession *se,
+                                       const QrTensor *inputs, const char *dir);
+static void qr_deploy_runall_json(QrJson *j, const QrDeployRunall *d);   /* summary.json members */
+static void qr_deploy_runall_html(QrHtml *h, const QrDeployRunall *d);   /* sections */
+static void qr_deploy_runall_free(QrDeployRunall *d);

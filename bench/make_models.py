@@ -33,6 +33,10 @@ Steps (everything seeded; torch uses 2 threads):
      disabled, i.e. the float twin carrying the QAT-trained weights: with every
      quantizer disabled the two models are equivalent (`qreport match` checks that).
 
+Also the transformer pairs of the fixtures (fixtures/tpairs/, make_transformer_pairs.py):
+`transformer` (static int8 QDQ twin) and `transformer_int4` (int4 MatMulNBits twin) are
+copied as base.onnx / qat.onnx / input.npy (no training: they are the checked-in fixtures).
+
 Follows fixtures/make_quant_pairs.py (eager-mode QAT, FakeQuantize modules, torch.onnx
 export); opset 13 and 224x224 inputs as in the issue's benchmark section.
 """
@@ -55,6 +59,7 @@ H_TRAIN = 64
 STEPS = {"resnet18": (16, 3), "mobilenetv2": (30, 5)}   # (float, QAT) training steps: < 2 min in all
 BATCH = 16
 MODELS = ("resnet18", "mobilenetv2")
+FIXTURE_PAIRS = {"transformer": "static_int8", "transformer_int4": "int4_nbits"}   # bench name -> fixtures/tpairs/<pair>
 SEEDS = {"resnet18": 7101, "mobilenetv2": 7201}
 EVAL_SEED = 7301
 CAND_SEED = 7401
@@ -219,14 +224,24 @@ def make_one(name, outdir, log):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--outdir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "models"))
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", default=",".join(MODELS + tuple(FIXTURE_PAIRS)))
     ap.add_argument("--force", action="store_true", help="regenerate models that already exist")
     args = ap.parse_args()
     torch.set_num_threads(2)
     torch.use_deterministic_algorithms(True)
     for name in args.models.split(","):
+        if name in FIXTURE_PAIRS:
+            src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "tpairs",
+                               FIXTURE_PAIRS[name])
+            d = os.path.join(args.outdir, name)
+            os.makedirs(d, exist_ok=True)
+            for s, t in (("base.onnx", "base.onnx"), ("analysis.onnx", "qat.onnx"), ("input.npy", "input.npy")):
+                with open(os.path.join(src, s), "rb") as fi, open(os.path.join(d, t), "wb") as fo:
+                    fo.write(fi.read())
+            print(f"{name}: copied from {src}")
+            continue
         if name not in MODELS:
-            sys.exit(f"make_models.py: unknown model '{name}' (known: {', '.join(MODELS)})")
+            sys.exit(f"make_models.py: unknown model '{name}' (known: {', '.join(MODELS + tuple(FIXTURE_PAIRS))})")
         d = os.path.join(args.outdir, name)
         if not args.force and all(os.path.exists(os.path.join(d, f)) for f in ("base.onnx", "qat.onnx", "input.npy")):
             print(f"{name}: present in {d} (--force regenerates)")

@@ -30,6 +30,7 @@
 #include "test_run_order.c"
 #include "test_cli_edge.c"
 #include "test_tpairs.c"
+#include "test_exact.c"
 #include "test_contrib.c"
 #include "test_deploy.c"
 
@@ -68,6 +69,7 @@ int main(int argc, char **argv) {
     QT_MODULE(run_order);
     QT_MODULE(cli_edge);
     QT_MODULE(tpairs);
+    QT_MODULE(exact);
     QT_MODULE(contrib);
     QT_MODULE(deploy);
 #undef QT_MODULE

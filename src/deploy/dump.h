@@ -73,6 +73,8 @@ static const char *qr_dump_verdict(QrArena *a, const QrDumpResult *r);
 static const char *qr_deploy_suggest(QrArena *a, const char *name, const char *const *names, int n);
 /* An output folder for a multi-file result: missing (created) or empty; else an error. */
 static QrStatus qr_deploy_outdir(const char *dir);
+/* The same check without creating it. */
+static QrStatus qr_deploy_outdir_check(const char *dir);
 
 #endif
 

@@ -339,6 +339,26 @@ static void test_deploy_dump_runall(void) {
     QT_CHECK(strstr(html, "Device dump vs simulation") && strstr(html, "FIRST DIVERGENT"));
     snprintf(p, sizeof p, "%s/dump_compare.csv", keep);
     QT_CHECK(access(p, F_OK) == 0);
+    /* repro/ of the worst verified layer by local error, on by default */
+    QrArena a2 = { 0 };
+    const QrJsonVal *rp = qt_dp_summary(&a2, keep, "repro"), *rn = qr_json_get(rp, "node");
+    char node[256] = "";
+    if (rn && rn->type == QR_JSON_STR) snprintf(node, sizeof node, "%s", rn->str);
+    qr_arena_free(&a2);
+    QT_CHECKF(!strcmp(node, "/gap/GlobalAveragePool"), "summary.json repro.node '%s'", node);
+    snprintf(p, sizeof p, "%s/repro/repro.json", keep);
+    QT_CHECK(access(p, F_OK) == 0);
+    snprintf(p, sizeof p, "%s/repro/analysis_sub.onnx", keep);
+    QT_CHECK(access(p, F_OK) == 0);
+    QT_CHECK(strstr(html, "Minimal repro of the worst layer"));
+    snprintf(keep, sizeof keep, "%s/dump_runall_norepro", qt_tmpdir());
+    qt_cli(&r, "runall fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx -i fixtures/qpairs/ort_qdq/input.npy "
+           "-o %s --keep-dir %s --no-repro --quiet", zip, keep);
+    QT_CHECKF(r.code == 0 && !r.crashed, "exit %d: %s", r.code, r.err);
+    snprintf(p, sizeof p, "%s/repro", keep);
+    QT_CHECK(access(p, F_OK) != 0);
+    snprintf(p, sizeof p, "%s/summary.json", keep);
+    QT_CHECK(access(p, F_OK) == 0);
     /* a bad dump: exit 1, no zip */
     snprintf(p, sizeof p, "%s/0000_input_QuantizeLinear_Output.bin", d);
     QT_OK(qr_file_write_atomic(p, "xyz", 3));

@@ -93,7 +93,7 @@ static const char *qr__usage_runall =
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
-    "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]]\n"
+    "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
     "  comparison with local error, sensitivity ranking, cumulative error, the bad-case input.\n"
@@ -105,7 +105,8 @@ static const char *qr__usage_runall =
     "  was and the zip, already complete, stays. Exit code 10 when a --fail-if-* gate is not met (the\n"
     "  bundle is still written).\n"
     "  --dump DIR adds the device dump comparison of compare-dump (dump_compare.txt/.csv, an HTML section,\n"
-    "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle).\n";
+    "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle). The bundle's repro/ holds extract's\n"
+    "  minimal repro of the worst verified layer by local error (summary.json \"repro\"); --no-repro leaves it out.\n";
 static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10] [--quiet]\n"

@@ -622,13 +622,16 @@ static double qr__ew_sigmoid(double v, const QrEwParams *p) {
     return e / (1.0 + e);
 }
 static double qr__ew_hardsigmoid(double v, const QrEwParams *p) {
-    double t = p->alpha * v + p->beta;
+    float t = (float)p->alpha * (float)v;      /* float32, multiply then add, as ONNX Runtime */
+    t = t + (float)p->beta;
     return t < 0 ? 0 : t > 1 ? 1 : t;
 }
 static double qr__ew_hardswish(double v, const QrEwParams *p) {
     QR_UNUSED(p);
-    double t = v / 6.0 + 0.5;
-    return v * (t < 0 ? 0 : t > 1 ? 1 : t);
+    float t = (1.0f / 6.0f) * (float)v;          /* ONNX's function body: HardSigmoid(1/6, 0.5) then Mul, float32 */
+    t = t + 0.5f;
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    return (float)v * t;
 }
 static double qr__ew_tanh(double v, const QrEwParams *p) { QR_UNUSED(p); return tanh(v); }
 static double qr__ew_elu(double v, const QrEwParams *p) { return v < 0 ? p->alpha * expm1(v) : v; }

@@ -326,7 +326,8 @@ static void qr_html_section(QrHtml *h, const char *id, const char *title) {
     h->open_level = 2;
 }
 
-static void qr_html_subsection(QrHtml *h, const char *id, const char *title) {
+#ifdef QR_TESTING
+QR_TESTAPI void qr_html_subsection(QrHtml *h, const char *id, const char *title) {
     if (h->open_level < 2) { qr__bd_html_fail(h, QR_ERR_INVALID, "subsection outside a section"); return; }
     qr__bd_html_close_to(h, 3);
     const char *aid = qr__bd_html_make_id(h, id, title);
@@ -338,6 +339,7 @@ static void qr_html_subsection(QrHtml *h, const char *id, const char *title) {
     qr__bd_html_toc_add(h, aid, title, 3);
     h->open_level = 3;
 }
+#endif
 
 static void qr_html_verdict_begin(QrHtml *h, QrHtmlLevel level, const char *headline) {
     qr__bd_html_close_to(h, 1);
@@ -410,12 +412,14 @@ static void qr_html_list_begin(QrHtml *h, bool ordered) {
     h->in_list = ordered ? 2 : 1;
 }
 
-static void qr_html_item(QrHtml *h, const char *text) {
+#ifdef QR_TESTING
+QR_TESTAPI void qr_html_item(QrHtml *h, const char *text) {
     if (!h->in_list) { qr__bd_html_fail(h, QR_ERR_INVALID, "list item outside a list"); return; }
     qr__bd_html_puts(h, "<li>");
     qr__bd_html_esc(h, text);
     qr__bd_html_puts(h, "</li>\n");
 }
+#endif
 
 static void qr_html_itemf(QrHtml *h, const char *fmt, ...) {
     if (!h->in_list) { qr__bd_html_fail(h, QR_ERR_INVALID, "list item outside a list"); return; }
@@ -433,31 +437,19 @@ static void qr_html_list_end(QrHtml *h) {
     h->in_list = 0;
 }
 
-static void qr_html_kv_begin(QrHtml *h) { qr__bd_html_flow(h); qr__bd_html_puts(h, "<dl class=\"qr-kv\">\n"); }
-static void qr_html_kv(QrHtml *h, const char *key, const char *value) {
+#ifdef QR_TESTING
+QR_TESTAPI void qr_html_kv_begin(QrHtml *h) { qr__bd_html_flow(h); qr__bd_html_puts(h, "<dl class=\"qr-kv\">\n"); }
+QR_TESTAPI void qr_html_kv(QrHtml *h, const char *key, const char *value) {
     qr__bd_html_puts(h, "<dt>");
     qr__bd_html_esc(h, key);
     qr__bd_html_puts(h, "</dt><dd>");
     qr__bd_html_esc(h, value);
     qr__bd_html_puts(h, "</dd>\n");
 }
-static void qr_html_kv_end(QrHtml *h) { qr__bd_html_puts(h, "</dl>\n"); }
-
-static void qr_html_raw(QrHtml *h, const char *html) { qr__bd_html_flow(h); qr__bd_html_puts(h, html); }
-
-static void qr_html_text(QrHtml *h, const char *text) { qr__bd_html_esc(h, text); }
+QR_TESTAPI void qr_html_kv_end(QrHtml *h) { qr__bd_html_puts(h, "</dl>\n"); }
+#endif
 
 /* ==== notices ============================================================================== */
-
-static void qr_html_notice(QrHtml *h, QrHtmlLevel level, const char *title, const char *text) {
-    qr__bd_html_flow(h);
-    qr__bd_html_puts(h, "<div class=\"qr-notice ");
-    qr__bd_html_puts(h, qr__bd_html_level_class(level));
-    qr__bd_html_puts(h, level == QR_HTML_BAD ? "\" role=\"alert\">" : "\">");
-    if (title && *title) { qr__bd_html_puts(h, "<strong>"); qr__bd_html_esc(h, title); qr__bd_html_puts(h, "</strong>"); }
-    if (text && *text) { qr__bd_html_puts(h, "<p>"); qr__bd_html_esc(h, text); qr__bd_html_puts(h, "</p>"); }
-    qr__bd_html_puts(h, "</div>\n");
-}
 
 static void qr_html_failed(QrHtml *h, const char *analysis, const char *message) {
     qr__bd_html_flow(h);

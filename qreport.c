@@ -47,6 +47,7 @@
 #include "src/analysis/advisor.h"
 #include "src/analysis/whatif.h"
 #include "src/analysis/badcase.h"
+#include "src/deploy/dump.h"
 #include "src/report/bundle.h"
 
 /* ---- sources ---- */
@@ -95,6 +96,7 @@
 #include "src/ops/shape.c"
 #include "src/ops/nn.c"
 #include "src/ops/quant.c"
+#include "src/ops/contrib_wq.c"
 #include "src/ops/registry.c"
 #include "src/run/run.c"
 #include "src/quant/quant.c"
@@ -119,5 +121,8 @@
 #include "src/analysis/advisor.c"
 #include "src/analysis/whatif.c"
 #include "src/analysis/badcase.c"
+#include "src/deploy/dump.c"
+#include "src/deploy/runall.c"
 #include "src/report/bundle.c"
 #include "src/cli/cli.c"
+#include "src/cli/deploy.c"

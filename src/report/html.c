@@ -451,6 +451,16 @@ QR_TESTAPI void qr_html_kv_end(QrHtml *h) { qr__bd_html_puts(h, "</dl>\n"); }
 
 /* ==== notices ============================================================================== */
 
+static void qr_html_notice(QrHtml *h, QrHtmlLevel level, const char *title, const char *text) {
+    qr__bd_html_flow(h);
+    qr__bd_html_puts(h, "<div class=\"qr-notice ");
+    qr__bd_html_puts(h, qr__bd_html_level_class(level));
+    qr__bd_html_puts(h, level == QR_HTML_BAD ? "\" role=\"alert\">" : "\">");
+    if (title && *title) { qr__bd_html_puts(h, "<strong>"); qr__bd_html_esc(h, title); qr__bd_html_puts(h, "</strong>"); }
+    if (text && *text) { qr__bd_html_puts(h, "<p>"); qr__bd_html_esc(h, text); qr__bd_html_puts(h, "</p>"); }
+    qr__bd_html_puts(h, "</div>\n");
+}
+
 static void qr_html_failed(QrHtml *h, const char *analysis, const char *message) {
     qr__bd_html_flow(h);
     qr__bd_html_puts(h, "<div class=\"qr-notice qr-bad qr-failed\" role=\"alert\"><strong>");

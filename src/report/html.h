@@ -82,6 +82,8 @@ QR_TESTAPI void qr_html_kv_end(QrHtml *h);
 #endif
 
 /* ---- notices ---- */
+/* A coloured box with a bold title and a message. */
+static void qr_html_notice(QrHtml *h, QrHtmlLevel level, const char *title, const char *text);
 /* The "failed analysis" box: "<analysis> failed" and the error message. */
 static void qr_html_failed(QrHtml *h, const char *analysis, const char *message);
 

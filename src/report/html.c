@@ -412,14 +412,12 @@ static void qr_html_list_begin(QrHtml *h, bool ordered) {
     h->in_list = ordered ? 2 : 1;
 }
 
-#ifdef QR_TESTING
-QR_TESTAPI void qr_html_item(QrHtml *h, const char *text) {
+static void qr_html_item(QrHtml *h, const char *text) {
     if (!h->in_list) { qr__bd_html_fail(h, QR_ERR_INVALID, "list item outside a list"); return; }
     qr__bd_html_puts(h, "<li>");
     qr__bd_html_esc(h, text);
     qr__bd_html_puts(h, "</li>\n");
 }
-#endif
 
 static void qr_html_itemf(QrHtml *h, const char *fmt, ...) {
     if (!h->in_list) { qr__bd_html_fail(h, QR_ERR_INVALID, "list item outside a list"); return; }

@@ -69,9 +69,7 @@ static void qr_html_paraf(QrHtml *h, const char *fmt, ...) __attribute__((format
 /* Preformatted monospace text (command lines, messages). */
 static void qr_html_pre(QrHtml *h, const char *text);
 static void qr_html_list_begin(QrHtml *h, bool ordered);
-#ifdef QR_TESTING
-QR_TESTAPI void qr_html_item(QrHtml *h, const char *text);
-#endif
+static void qr_html_item(QrHtml *h, const char *text);
 static void qr_html_itemf(QrHtml *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void qr_html_list_end(QrHtml *h);
 #ifdef QR_TESTING

@@ -322,6 +322,7 @@ typedef void (*QrKM1d512Fn)(const QrF32ConvB *b, const float *w, float bias, flo
     QR__K_M1D512(name##_a2, fn(2, b, w, bias, y, t, lo, hi)) QR__K_M1D512(name##_a3, fn(3, b, w, bias, y, t, lo, hi)) \
     QR__K_M1D512(name##_a4, fn(4, b, w, bias, y, t, lo, hi)) QR__K_M1D512(name##_a5, fn(5, b, w, bias, y, t, lo, hi)) \
     QR__K_M1D512(name##_a6, fn(6, b, w, bias, y, t, lo, hi)) QR__K_M1D512(name##_a7, fn(7, b, w, bias, y, t, lo, hi))
+/* Generates qr__k_m1d512_{3x3_s1,3x3_s2,5x5_s1,5x5_s2,3x3_s1p}_a0 .. _a7 (listed in the table below). */
 QR__K_M1D512_ACTS(3x3_s1, 3, 3, 1)
 QR__K_M1D512_ACTS(5x5_s1, 5, 5, 1)
 QR__K_M1D512_ACTS(5x5_s2, 5, 5, 2)

@@ -1,8 +1,6 @@
 /* analysis/match — implementation. See match.h. */
 
-#ifdef QR_TESTING
-QR_TESTAPI bool qr_match_verified(const QrMatch *m) { return m->a_node >= 0 && m->verify == QR_MV_VERIFIED; }
-#endif
+static bool qr_match_verified(const QrMatch *m) { return m->a_node >= 0 && m->verify == QR_MV_VERIFIED; }
 
 static const char *qr_match_verify_name(QrMatchVerify v) {
     static const char *names[] = { "", "verified", "UNVERIFIED" };

@@ -48,10 +48,8 @@ static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatch
                                const struct QrEquivResult *eq, const char *dir);
 /* Is this baseline node a "compute" node that gets a row (not Constant/Identity/shape arithmetic)? */
 static bool qr_match_is_compute(const QrGraph *g, int node);
-#ifdef QR_TESTING
 /* A pair headlines may use: matched and proven equivalent. */
-QR_TESTAPI bool qr_match_verified(const QrMatch *m);
-#endif
+static bool qr_match_verified(const QrMatch *m);
 static const char *qr_match_verify_name(QrMatchVerify v);
 
 

@@ -127,12 +127,10 @@ static char *qr_arena_printf(QrArena *a, const char *fmt, ...) {
     return d;
 }
 
-#ifdef QR_TESTING
-QR_TESTAPI QrArenaMark qr_arena_mark(QrArena *a) {
+static QrArenaMark qr_arena_mark(QrArena *a) {
     QrArenaMark m = { a->cur, a->cur ? a->cur->used : 0, a->total };
     return m;
 }
-#endif
 
 static void qr_arena_reset(QrArena *a, QrArenaMark m) {
     while (a->cur && a->cur != m.block) {

@@ -91,9 +91,7 @@ static void *qr_arena_array(QrArena *a, size_t count, size_t elem); /* overflow-
 static char *qr_arena_strdup(QrArena *a, const char *s);
 static char *qr_arena_strndup(QrArena *a, const char *s, size_t n);
 static char *qr_arena_printf(QrArena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#ifdef QR_TESTING
-QR_TESTAPI QrArenaMark qr_arena_mark(QrArena *a);
-#endif
+static QrArenaMark qr_arena_mark(QrArena *a);
 static void qr_arena_reset(QrArena *a, QrArenaMark m);
 static void qr_arena_free(QrArena *a);
 /* Empties the arena but keeps its oldest block for reuse (per-node scratch). */

@@ -246,7 +246,7 @@ static void qr_compare_free(QrCompare *c) {
     memset(c, 0, sizeof *c);
 }
 
-/* %.7f in .txt, %.9g in .csv (REPORT.md); inf/nan spelled out. */
+/* %.7f in .txt, %.9g in .csv (docs/REPORT.md); inf/nan spelled out. */
 static void qr__cmp_num(QrTable *t, int row, int col, double v, bool csv) {
     if (v != v) qr_table_set(t, row, col, "nan");
     else if (isinf(v)) qr_table_set(t, row, col, v > 0 ? "inf" : "-inf");

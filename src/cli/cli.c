@@ -129,7 +129,8 @@ static void qr__print_usage(FILE *f) {
             "  runall    every analysis, one zip bundle with index.html (the report to attach to a bug)\n"
             "  find-bad-case  the worst input of a data folder (badcase.npy, badcase_list.txt/.csv)\n"
             "  compare-dump   device dumps vs the int-mode simulation: the first divergent layer (dump_compare.*)\n"
-            "  extract   a minimal repro of one layer (sub-models, cut inputs, expected outputs, repro.json)\n\n"
+            "  extract   a minimal repro of one layer (sub-models, cut inputs, expected outputs, repro.json)\n"
+            "  promote   a repaired model: nodes promoted to int16 or float as the what-if predicts (+ exclusion lists)\n\n"
             "options of every command: --threads N (default: QR_THREADS or the online CPUs; results are\n"
             "identical for any N), --max-memory SIZE, --quiet.\n"
             "--max-memory SIZE (512M, 2G): refuse up front (exit 1, nothing run or written) when the command's\n"
@@ -905,6 +906,7 @@ static int qr_cli_badcase(int argc, char **argv) {
 /* The deployment kit's commands (src/cli/deploy.c). */
 static int qr_cli_compare_dump(int argc, char **argv);
 static int qr_cli_extract(int argc, char **argv);
+static int qr_cli_promote(int argc, char **argv);
 
 static int qr_cli_main(int argc, char **argv) {
     qr_kern_init();
@@ -929,6 +931,7 @@ static int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "find-bad-case")) return qr_cli_badcase(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare-dump")) return qr_cli_compare_dump(argc - 2, argv + 2);
     if (!strcmp(cmd, "extract")) return qr_cli_extract(argc - 2, argv + 2);
+    if (!strcmp(cmd, "promote")) return qr_cli_promote(argc - 2, argv + 2);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__print_usage(stderr);
     return QR_EXIT_USAGE;

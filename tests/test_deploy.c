@@ -650,6 +650,111 @@ static void qt_dp_promote(const char *pair, const char *nodes, bool to_float) {
     qt_dp_pair_free(&full);
 }
 
+/* --emit-model: the what-if's recommended promotion (a target no fixture meets as is, so it
+ * recommends nodes) written by runall's emit stage; its prediction is the what-if's step exactly,
+ * and running the model measures it. */
+static void qt_dp_emit(const char *pair, double target) {
+    char name[160], fdir[256], base[300], analysis[300], dir[600], path[700], msg[700] = "";
+    snprintf(name, sizeof name, "deploy/emit_%s", pair);
+    snprintf(fdir, sizeof fdir, "fixtures/qpairs/%s", pair);
+    snprintf(base, sizeof base, "%s/base.onnx", fdir);
+    snprintf(analysis, sizeof analysis, "%s/analysis.onnx", fdir);
+    snprintf(dir, sizeof dir, "%s/emit_%s", qt_tmpdir(), pair);
+    const char *why = NULL;
+    QtDpPair full;
+    QrSensResult sens = { 0 };
+    QrWhatIf wi = { 0 };
+    QrDeployRunall d = { 0 };
+    QrMetrics m = { 0 };
+    QrTensor out0 = { 0 };
+    QrSensOpts so = { .metric = QR_METRIC_L1 };
+    QrStatus st = qt_dp_pair_open(&full, base, analysis, fdir, "input", 1);
+    if (st == QR_OK) st = qr_sens_run(&full.se, &so, &sens);
+    static const int ks[] = { 1, 2, 3 };
+    if (st == QR_OK) st = qr_whatif_run(&full.se, &sens, ks, 3, target, &wi);
+    QrDeployRunallOpts o = { .emit_dir = dir };
+    if (st == QR_OK) st = qr_deploy_runall_emit(&d, &o, &full.se, &sens, &wi);
+    snprintf(path, sizeof path, "%s/analysis_promoted.onnx", dir);
+    if (st == QR_OK) st = qt_dp_measure(&full, path, &m, &out0);
+    const QrWhatIfStep *rec = NULL;
+    if (st == QR_OK && d.have_emit) {
+        int r = !strcmp(d.emit_to, "float") ? wi.rec_fp : wi.rec_int16;
+        rec = r >= 0 ? &wi.steps[r] : NULL;
+    }
+    const QrMetrics *want = rec ? (!strcmp(d.emit_to, "float") ? &rec->fp : &rec->int16) : NULL;
+    if (st != QR_OK) why = qr_err_msg();
+    else if (!rec || d.emit_k < 1) why = "no promotion recommended";
+    else if (!(d.emit_predicted.cosine == want->cosine && d.emit_predicted.l1 == want->l1 && d.emit_predicted.sqnr == want->sqnr))
+        why = (snprintf(msg, sizeof msg, "promotion.json's prediction %.17g is not the what-if's %.17g", d.emit_predicted.cosine, want->cosine), msg);
+    else if (!(m.cosine == want->cosine && m.l1 == want->l1 && m.sqnr == want->sqnr && m.mse == want->mse))
+        why = (snprintf(msg, sizeof msg, "measured Cosine %.17g L1 %.17g, predicted %.17g %.17g (%s: %s%s)", m.cosine, m.l1,
+                        want->cosine, want->l1, d.emit_to, rec->nodes[0], rec->k > 1 ? ", ..." : ""), msg);
+    char pj[8192];
+    snprintf(path, sizeof path, "%s/promotion.json", dir);
+    qt_slurp(path, pj, sizeof pj);
+    if (!why && (!strstr(pj, "\"predicted\"") || !strstr(pj, rec->nodes[0]))) why = "promotion.json lacks the prediction or the nodes";
+    for (int k = 0; !why && k < 3; k++) {
+        static const char *const f[] = { "nodes_to_exclude.json", "modelopt_exclude.json", "exclude_nodes.txt" };
+        snprintf(path, sizeof path, "%s/%s", dir, f[k]);
+        if (access(path, F_OK) != 0) why = f[k];
+    }
+    bool ort = qt_dp_have_ort();
+    if (!why && ort) {
+        char od[700];
+        snprintf(od, sizeof od, "%s_ort", dir);
+        snprintf(path, sizeof path, "%s/analysis_promoted.onnx", dir);
+        char cmd[4096];
+        snprintf(cmd, sizeof cmd, "node tests/ort_run.js '%s' '%s' disabled '%s/input.npy' >/dev/null 2>&1", path, od, fdir);
+        if (system(cmd) != 0) why = "ONNX Runtime cannot load or run analysis_promoted.onnx";
+    }
+    if (!why)
+        printf("deploy %s: target Cosine %g, the what-if recommends %d node%s in %s: predicted = what-if = measured (Cosine %.9f, "
+               "as is %.9f); ONNX Runtime %s\n", name, target, d.emit_k, d.emit_k == 1 ? "" : "s", d.emit_to, m.cosine,
+               wi.as_is.cosine, ort ? "runs it" : "not available (not checked)");
+    if (!why && !ort) qt_record_skip(name, "onnxruntime-node not found: the ORT half of the check did not run (qreport's half passed)");
+    else qt_record(name, !why, "%s", why ? why : "");
+    qr_tensor_free_data(&out0);
+    qr_deploy_runall_free(&d);
+    if (wi.steps || wi.arena.cur) qr_whatif_free(&wi);
+    qr_sens_free(&sens);
+    qt_dp_pair_free(&full);
+}
+
+/* runall --emit-model and promote through the commands: files, refusals, nothing half-written. */
+static void test_deploy_emit_cli(void) {
+    char t[600], p[700];
+    QtCli r;
+    const char *P = "fixtures/qpairs/culprit/base.onnx fixtures/qpairs/culprit/analysis.onnx -i fixtures/qpairs/culprit/input.npy";
+    snprintf(t, sizeof t, "%s/emitcli", qt_tmpdir());
+    qr_mkdir_p(t);
+    qt_cli(&r, "runall %s -o %s/r.zip --emit-model %s/em --no-repro --quiet", P, t, t);
+    QT_CHECKF(r.code == 0 && !r.crashed, "exit %d: %s", r.code, r.err);
+    static const char *const f[] = { "analysis_promoted.onnx", "promotion.json", "nodes_to_exclude.json", "modelopt_exclude.json", "exclude_nodes.txt" };
+    for (int k = 0; k < 5; k++) {
+        snprintf(p, sizeof p, "%s/em/%s", t, f[k]);
+        QT_CHECKF(access(p, F_OK) == 0, "%s missing", p);
+    }
+    /* an existing, non-empty folder: refused before anything runs, no zip */
+    qt_cli(&r, "runall %s -o %s/r2.zip --emit-model %s/em --quiet", P, t, t);
+    QT_CLI_FAILS(r, "exists and is not empty");
+    snprintf(p, sizeof p, "%s/r2.zip", t);
+    QT_CHECK(access(p, F_OK) != 0);
+    /* promote: unknown node (closest names), existing output, bad --to */
+    qt_cli(&r, "promote %s --nodes /conv1/Conv,/dw/Cnv --to int16 -o %s/p.onnx", P, t);
+    QT_CLI_FAILS(r, "no node '/dw/Cnv'", "closest: '/dw/Conv'");
+    snprintf(p, sizeof p, "%s/p.onnx", t);
+    QT_CHECK(access(p, F_OK) != 0);
+    snprintf(p, sizeof p, "%s/p.promotion.json", t);
+    QT_CHECK(access(p, F_OK) != 0);
+    qt_cli(&r, "promote %s --nodes /conv1/Conv --to int8 -o %s/p.onnx", P, t);
+    QT_CHECKF(r.code == 2, "exit %d", r.code);
+    qt_cli(&r, "promote %s --nodes /conv1/Conv --to float -o %s/p.onnx", P, t);
+    QT_CHECKF(r.code == 0 && !r.crashed, "exit %d: %s", r.code, r.err);
+    QT_CHECK(access(p, F_OK) == 0);
+    qt_cli(&r, "promote %s --nodes /conv1/Conv --to int16 -o %s/p.onnx", P, t);
+    QT_CLI_FAILS(r, "p.onnx exists");
+}
+
 static void qt_deploy_all(void) {
     qt_dp_corrupted("ort_qdq", true, 2);
     qt_dp_corrupted("int16_mixed", false, 3);
@@ -672,4 +777,8 @@ static void qt_deploy_all(void) {
     qt_dp_promote("qoperator", "/stem/Conv", true);
     qt_dp_promote("qoperator", "/conv/Conv", false);
     qt_dp_promote("integer_ops", "/stem/Conv", false);
+    qt_dp_emit("culprit", 0.9999999);
+    qt_dp_emit("ort_qdq", 0.99999);
+    qt_dp_emit("qoperator", 0.9999);
+    QT_RUN(test_deploy_emit_cli);
 }

@@ -122,11 +122,16 @@ static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts
     if (*argc >= QR_ARRAY_LEN(copy)) { fprintf(stderr, "qreport: too many arguments\n"); return QR_EXIT_USAGE; }
     for (int i = 0; i < *argc; i++) copy[i] = (*argv)[i];
     d = (QrDeployArgs){ .dump_tol = 1.0 };
-    int rc = qr__dcli_take(argc, copy, "--dump --dump-map --dump-tolerance --no-repro", &d, qr__usage_runall);
+    int rc = qr__dcli_take(argc, copy, "--dump --dump-map --dump-tolerance --no-repro --emit-model", &d, qr__usage_runall);
     if (rc) return rc;
     *argv = copy;
     memset(out, 0, sizeof *out);
     out->no_repro = d.no_repro;
+    out->emit_dir = d.emit_dir;
+    if (d.emit_dir) {                               /* refused before anything runs */
+        QrStatus st = qr_deploy_outdir_check(d.emit_dir);
+        if (st != QR_OK) return qr__cli_fail(st);
+    }
     if ((d.dump_map || d.dump_tol != 1.0) && !d.dump_dir) {
         fprintf(stderr, "qreport: --dump-map and --dump-tolerance need --dump DIR\n%s", qr__usage_runall);
         return QR_EXIT_USAGE;

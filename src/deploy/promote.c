@@ -103,9 +103,18 @@ static QrStatus qr__pm_emit(const QrPmEmit *e, const char *path) {
         const QrValue *v = &g->values[g->inputs[i]];
         st = qr_ox_input(&x, v->name, v->t.dtype, v->t.rank, v->t.dims);
     }
-    /* substitutes first, so they take the names of what they replace */
-    for (int v = 0; st == QR_OK && v < g->n_values; v++)
-        if (e->subst[v] && live[v]) st = qr_ox_init_tensor(&x, g->values[v].name, e->subst[v]);
+    /* substitutes first, so they take the names of what they replace; a substitute for a computed
+     * value (a float weight or bias in place of a DequantizeLinear output) stays computed, through an
+     * Identity: kernels sum differently for initializers (ONNX Runtime packs them), and the prediction
+     * ran with a computed value */
+    for (int v = 0; st == QR_OK && v < g->n_values; v++) {
+        if (!e->subst[v] || !live[v]) continue;
+        if (g->values[v].is_init) { st = qr_ox_init_tensor(&x, g->values[v].name, e->subst[v]); continue; }
+        const char *src = qr_arena_printf(&ar, "%s_value", g->values[v].name), *out[1] = { g->values[v].name };
+        st = src ? qr_ox_init_tensor(&x, src, e->subst[v]) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        if (st == QR_OK) st = qr_ox_node(&x, qr_arena_printf(&ar, "%s_Identity", g->values[v].name), "Identity", "", 1, &src, 1,
+                                        out, 0, NULL);
+    }
     for (int k = 0; st == QR_OK && k < g->n_nodes; k++) {
         int n = g->order[k];
         const QrNode *nd = &g->nodes[n];
@@ -159,8 +168,28 @@ static QrStatus qr__pm_emit(const QrPmEmit *e, const char *path) {
     return st;
 }
 
+static QrStatus qr__pm_model_rank(QrSession *s, QrAxNode *rank, int n, bool to_float, const char *onnx_path,
+                                  QrPromoteResult *r);
+
 static QrStatus qr_promote_model(QrSession *s, const int *twin_nodes, int n, bool to_float, const char *onnx_path,
                                  QrPromoteResult *r) {
+    int nq = s->qt.n;
+    QrAxNode *rank = calloc((size_t)n + 1, sizeof *rank);
+    if (!rank) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int j = 0; j < n; j++) {                    /* the nodes as what-if rows: every quantizer they own */
+        rank[j].node = twin_nodes[j];
+        rank[j].name = qr__ax_node_name(s, twin_nodes[j]);
+        for (int i = 0; i < nq && rank[j].n_q < QR__AX_NODE_MAXQ; i++)
+            if (s->qt.q[i].owner == twin_nodes[j] && s->qt.q[i].kind != QR_QK_BIAS) rank[j].q[rank[j].n_q++] = i;
+    }
+    QrStatus st = qr__pm_model_rank(s, rank, n, to_float, onnx_path, r);
+    free(rank);
+    return st;
+}
+
+/* The promotion of the first n rows of a what-if ranking (qr__ax_rank or built from nodes). */
+static QrStatus qr__pm_model_rank(QrSession *s, QrAxNode *rank, int n, bool to_float, const char *onnx_path,
+                                  QrPromoteResult *r) {
     memset(r, 0, sizeof *r);
     r->to_float = to_float;
     QR_TRY(qr_session_run_baseline(s));
@@ -169,16 +198,9 @@ static QrStatus qr_promote_model(QrSession *s, const int *twin_nodes, int n, boo
     QrWhatIfStep step = { .k = n };
     QrAxStepPlan plan = { 0 };
     QrAxGroups gr = { 0 };
-    QrAxNode *rank = calloc((size_t)n + 1, sizeof *rank);
     plan.state = malloc(((size_t)nq + 1) * sizeof(int));
     plan.mask = malloc((size_t)nq + 1);
-    QrStatus st = rank && plan.state && plan.mask ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int j = 0; st == QR_OK && j < n; j++) {       /* the nodes as what-if rows: every quantizer they own */
-        rank[j].node = twin_nodes[j];
-        rank[j].name = qr__ax_node_name(s, twin_nodes[j]);
-        for (int i = 0; i < nq && rank[j].n_q < QR__AX_NODE_MAXQ; i++)
-            if (s->qt.q[i].owner == twin_nodes[j] && s->qt.q[i].kind != QR_QK_BIAS) rank[j].q[rank[j].n_q++] = i;
-    }
+    QrStatus st = plan.state && plan.mask ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr__ax_groups(s, &w.arena, &gr);
     if (st == QR_OK) st = qr__ax_plan(s, rank, &gr, &w, &step, &plan);
     QrAxRunJob job = { s, &gr, &step, &plan };
@@ -239,7 +261,6 @@ static QrStatus qr_promote_model(QrSession *s, const int *twin_nodes, int n, boo
     }
     qr__ax_groups_free(&gr);
     qr_arena_free(&w.arena);
-    free(rank);
     free(plan.state);
     free(plan.mask);
     return st;
@@ -287,7 +308,8 @@ static QrStatus qr_promote_write_lists(const QrPromoteResult *r, const char *dir
         qr__ax_js_strs(&j, "not_promoted", r->not_promoted, r->n_not);
     } else qr_json_kv_int(&j, "quantizers_not_disabled", r->n_not_disabled);
     qr_json_kv_str(&j, "note", "the model is qreport's analysis graph (QOperator / integer-op nodes in their "
-                   "DequantizeLinear -> op -> QuantizeLinear form) with the promotion applied; running it gives "
+                   "DequantizeLinear -> op -> QuantizeLinear form) with the promotion applied (float weights that replace a "
+                   "DequantizeLinear output are fed through an Identity, as the prediction computed them); running it gives "
                    "'predicted' (the mixed-precision what-if's model-output metrics against the baseline)");
     qr_json_obj_end(&j);
     QrStatus st = qr__pm_json_out(&j, dir, prefix, "promotion.json");

@@ -8,7 +8,7 @@ typedef struct QtRefRow {
     char name[256], btensor[256], atensor[256], bfile[64], afile[64];
     double scale;
     long long zp;
-    double v[15];            /* REPORT.md columns Cosine .. analy_model_var */
+    double v[15];            /* docs/REPORT.md columns Cosine .. analy_model_var */
 } QtRefRow;
 
 static int qt_ref_load(const char *pair, QtRefRow *rows, int cap) {
@@ -159,7 +159,8 @@ static void qt_sens_pair(const char *pair) {
             printf("sensitivity %s %s: %d rows, %lld node executions incremental vs %lld full\n", pair,
                    off ? "off-one" : "one-on", inc.n, (long long)inc.n_exec, (long long)full.n_exec);
         /* sorted worst first by L1 */
-        for (int k = 1; same && k < inc.n; k++) same = inc.rows[k - 1].m.l1 >= inc.rows[k].m.l1;
+        for (int k = 1; same && k < inc.n; k++)   /* most sensitive first: off-one by gain (smallest L1 first) */
+            same = off ? inc.rows[k - 1].m.l1 <= inc.rows[k].m.l1 : inc.rows[k - 1].m.l1 >= inc.rows[k].m.l1;
         if (st == QR_OK && (!same || !fewer)) {
             qt_record(name, false, "%s: incremental differs from full re-runs (same=%d) or is not cheaper (%lld vs %lld)",
                       off ? "off-one" : "one-on", same, (long long)inc.n_exec, (long long)full.n_exec);
@@ -244,7 +245,7 @@ static void test_analysis_cli(void) {
         uint64_t sz = 0;
         QT_CHECKF(qr_file_size(p, &sz) == QR_OK && sz > 100, "%s missing or empty", files[i]);
     }
-    /* the csv header is the REPORT.md contract */
+    /* the csv header is the docs/REPORT.md contract */
     char p[512];
     snprintf(p, sizeof p, "%s/cmp/compare_per_layer_out.csv", qt_tmpdir());
     unsigned char *buf = NULL;

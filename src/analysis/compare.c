@@ -213,7 +213,10 @@ static QrStatus qr_compare_finish(QrCmpPlan *p, QrStatus st) {
     QrCompare *c = p->c;
     QrSession *s = p->s;
     for (int k = 0; st == QR_OK && k < c->n; k++)
-        if (c->rows[k].has_m && c->rows[k].m.cosine < p->cos_threshold) { c->first_drop = k; break; }
+        if (c->rows[k].has_m && c->rows[k].m.cosine < p->cos_threshold && qr_match_verified(&s->m.m[c->rows[k].match])) {
+            c->first_drop = k;   /* a headline: verified pairs only */
+            break;
+        }
     if (st == QR_OK && p->both) {
         QrLowerCmp lc = {0};
         st = qr_lower_compare(s->a, &s->qa, &p->low, s->inputs, 0, &lc);
@@ -230,7 +233,8 @@ static QrStatus qr__cmp_job(void *ctx, int k, int tid) {
     return qr_compare_step(ctx, k);
 }
 
-static QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_threshold, QrCompare *c) {
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_threshold, QrCompare *c) {
     QrCmpPlan *p = calloc(1, sizeof *p);
     if (!p) return qr_errf(QR_ERR_NOMEM, "out of memory");
     *p = (QrCmpPlan){ .s = s, .c = c, .cos_threshold = cos_threshold, .exec = exec };
@@ -238,13 +242,14 @@ static QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_thr
     if (st == QR_OK) st = qr_session_jobs(2, qr__cmp_job, p, NULL);   /* the two runs at once */
     return qr_compare_finish(p, st);
 }
+#endif
 
 static void qr_compare_free(QrCompare *c) {
     free(c->rows);
     memset(c, 0, sizeof *c);
 }
 
-/* %.7f in .txt, %.9g in .csv (REPORT.md); inf/nan spelled out. */
+/* %.7f in .txt, %.9g in .csv (docs/REPORT.md); inf/nan spelled out. */
 static void qr__cmp_num(QrTable *t, int row, int col, double v, bool csv) {
     if (v != v) qr_table_set(t, row, col, "nan");
     else if (isinf(v)) qr_table_set(t, row, col, v > 0 ? "inf" : "-inf");
@@ -270,7 +275,9 @@ static QrStatus qr__cmp_table(const QrSession *s, const QrCompare *c, bool csv, 
         for (int d = 0; d < bt->rank && o < sizeof shape; d++)
             o += (size_t)snprintf(shape + o, sizeof shape - o, "%s%lld", d ? "x" : "", (long long)bt->dims[d]);
         qr_table_setf(t, row, 0, "%d", k);
-        qr_table_set(t, row, 1, s->b->nodes[mm->b_node].name);
+        if (s->m.verified_run && !qr_match_verified(mm))     /* marked in every table that uses it */
+            qr_table_setf(t, row, 1, "%s [UNVERIFIED pair]", s->b->nodes[mm->b_node].name);
+        else qr_table_set(t, row, 1, s->b->nodes[mm->b_node].name);
         qr_table_set(t, row, 2, s->b->nodes[mm->b_node].op_type);
         qr_table_set(t, row, 3, s->a->nodes[mm->a_node].op_type);
         qr_table_set(t, row, 4, shape);

@@ -134,13 +134,13 @@ static QrStatus qr__pm_emit(const QrPmEmit *e, const char *path) {
             const char *in[3] = { g->values[qr__pm_resolve(e, e->alias[v])].name, "", "" };
             if (e->clo[v] == e->clo[v]) {
                 st = qr_tensor_set_shape(lo, QR_DT_F32, 0, NULL);
-                if (st == QR_OK) st = qr_tensor_alloc_arena(lo, &ar);
+                if (st == QR_OK && !(lo->data = qr_arena_alloc(&ar, sizeof(float)))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
                 if (st == QR_OK) { *(float *)lo->data = e->clo[v]; in[1] = qr_arena_printf(&ar, "%s_clip_min", g->values[v].name); }
                 if (st == QR_OK) st = qr_ox_init_tensor(&x, in[1], lo);
             }
             if (st == QR_OK && e->chi[v] == e->chi[v]) {
                 st = qr_tensor_set_shape(hi, QR_DT_F32, 0, NULL);
-                if (st == QR_OK) st = qr_tensor_alloc_arena(hi, &ar);
+                if (st == QR_OK && !(hi->data = qr_arena_alloc(&ar, sizeof(float)))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
                 if (st == QR_OK) { *(float *)hi->data = e->chi[v]; in[2] = qr_arena_printf(&ar, "%s_clip_max", g->values[v].name); }
                 if (st == QR_OK) st = qr_ox_init_tensor(&x, in[2], hi);
             }

@@ -20,6 +20,7 @@
 #include "src/base/sha256.h"
 #include "src/base/pool.h"
 #include "src/tensor/tensor.h"
+#include "src/quant/arith.h"
 #include "src/ir/ir.h"
 #include "src/onnx/onnx.h"
 #include "src/ops/ops.h"
@@ -58,6 +59,7 @@
 #include "src/base/sha256.c"
 #include "src/base/pool.c"
 #include "src/tensor/tensor.c"
+#include "src/quant/arith.c"
 #include "src/ir/ir.c"
 #include "src/onnx/onnx.c"
 /* Kernels (src/kern/), one folder per ISA, one file name per kernel family in every

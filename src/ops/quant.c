@@ -28,64 +28,6 @@
 
 /* ==== core helpers (shared with integer execution paths) ========================== */
 
-/* Rounds to the nearest integer, ties to even: ONNX's rounding for quantization and what
- * x86 cvtps2dq / ARM fcvtns / nearbyintf give in the default floating-point environment.
- * qreport never changes the rounding mode, so rintf is exact. NaN and Inf pass through. */
-static inline float qr_quant_round_f32(float v) { return rintf(v); }
-
-/* Saturation range of a quantized integer type. */
-typedef struct QrQuantRange { int32_t lo, hi; } QrQuantRange;
-
-/* Sets *r to the range of an integer type QuantizeLinear can produce (int8, uint8, int16,
- * uint16, int4, uint4, int2, uint2; sub-byte values are stored one per byte). False for any
- * other type. */
-static bool qr_quant_range(QrDType dt, QrQuantRange *r) {
-    switch (dt) {
-    case QR_DT_U8: *r = (QrQuantRange){ 0, 255 }; return true;
-    case QR_DT_S8: *r = (QrQuantRange){ -128, 127 }; return true;
-    case QR_DT_U16: *r = (QrQuantRange){ 0, 65535 }; return true;
-    case QR_DT_S16: *r = (QrQuantRange){ -32768, 32767 }; return true;
-    case QR_DT_U4: *r = (QrQuantRange){ 0, 15 }; return true;
-    case QR_DT_S4: *r = (QrQuantRange){ -8, 7 }; return true;
-    case QR_DT_U2: *r = (QrQuantRange){ 0, 3 }; return true;
-    case QR_DT_S2: *r = (QrQuantRange){ -2, 1 }; return true;
-    default: return false;
-    }
-}
-
-/* Clamps v to [r.lo - zp, r.hi - zp] in float (NaN goes to the low end), rounds half to even
- * and adds zp. This is MLAS's order (clamp, cvtps2dq, add zero point); for finite values
- * it equals saturate(round(v) + zp), and it never converts an out-of-range float to int. */
-static inline int32_t qr_quant_saturate_round(float v, int32_t zp, QrQuantRange r) {
-    float lo = (float)(r.lo - zp), hi = (float)(r.hi - zp);
-    if (!(v >= lo)) v = lo;
-    if (v > hi) v = hi;
-    return (int32_t)qr_quant_round_f32(v) + zp;
-}
-
-/* One QuantizeLinear element: saturate(round_half_even(x / scale) + zp), with a true float32
- * division (not a multiplication by the reciprocal), bit-exact with ORT's MlasQuantizeLinear. */
-static inline int32_t qr_quant_quantize_f32(float x, float scale, int32_t zp, QrQuantRange r) {
-    return qr_quant_saturate_round(x / scale, zp, r);
-}
-
-/* Requantizes an int32 accumulator: saturate(round_half_even((float)acc * mult) + zp), the
- * arithmetic of ORT's MlasRequantizeOutput (int32 -> float32, one float32 multiply). Any bias
- * must already be in acc (ORT adds it in int32 first). */
-static inline int32_t qr_quant_requantize(int32_t acc, float mult, int32_t zp, QrQuantRange r) {
-    return qr_quant_saturate_round((float)acc * mult, zp, r);
-}
-
-/* The same for an int64 accumulator (16-bit operands): (float)acc rounds to nearest even, then the
- * one float32 multiply. ORT has no 16-bit integer kernels; this is MLAS's arithmetic carried over. */
-static inline int32_t qr_quant_requantize_s64(int64_t acc, float mult, int32_t zp, QrQuantRange r) {
-    return qr_quant_saturate_round((float)acc * mult, zp, r);
-}
-
-/* The float32 requantization multiplier (s1 * s2) / s3, in the order ORT forms it for
- * QLinearMatMul (a_scale * b_scale / y_scale) and QLinearConv (x_scale * w_scale / y_scale). */
-static inline float qr_quant_multiplier(float s1, float s2, float s3) { return s1 * s2 / s3; }
-
 /* Where the scale / zero point of each element of x lives. x is viewed as
  * (outer, axis_len, inner) around the quantization axis; the parameter of element
  * (o, k, n) is at o*so + (k / block)*sk + n*sn:
@@ -158,73 +100,19 @@ static inline void qr__q_kern_ready(void) { (void)qr_kern_init(); }
 
 /* ==== element access and parameter loading ======================================== */
 
-/* Element i of an integer tensor as int32 (all quantized storage types; int4/int2 unpacked). */
-static inline int32_t qr__q_geti(const QrTensor *t, int64_t i) {
-    switch (t->dtype) {
-    case QR_DT_U8: case QR_DT_U4: case QR_DT_U2: return ((const uint8_t *)t->data)[i];
-    case QR_DT_S8: case QR_DT_S4: case QR_DT_S2: return ((const int8_t *)t->data)[i];
-    case QR_DT_U16: return ((const uint16_t *)t->data)[i];
-    case QR_DT_S16: return ((const int16_t *)t->data)[i];
-    case QR_DT_S32: return ((const int32_t *)t->data)[i];
-    default: return (int32_t)qr_tensor_get_i64(t, i);
-    }
-}
-
-static inline void qr__q_seti(QrTensor *t, int64_t i, int32_t v) {
-    switch (t->dtype) {
-    case QR_DT_U8: case QR_DT_U4: case QR_DT_U2: ((uint8_t *)t->data)[i] = (uint8_t)v; return;
-    case QR_DT_S8: case QR_DT_S4: case QR_DT_S2: ((int8_t *)t->data)[i] = (int8_t)v; return;
-    case QR_DT_U16: ((uint16_t *)t->data)[i] = (uint16_t)v; return;
-    case QR_DT_S16: ((int16_t *)t->data)[i] = (int16_t)v; return;
-    case QR_DT_S32: ((int32_t *)t->data)[i] = v; return;
-    default: qr_tensor_set_i64(t, i, v);
-    }
-}
-
-/* Element i as float32: float types convert exactly (f16/bf16) or round (f64), int32 rounds. */
-static inline float qr__q_getf(const QrTensor *t, int64_t i) {
-    switch (t->dtype) {
-    case QR_DT_F32: return ((const float *)t->data)[i];
-    case QR_DT_F16: return qr_f16_to_f32(((const uint16_t *)t->data)[i]);
-    case QR_DT_BF16: return qr_bf16_to_f32(((const uint16_t *)t->data)[i]);
-    case QR_DT_S32: return (float)((const int32_t *)t->data)[i];
-    default: return (float)qr_tensor_get_f64(t, i);
-    }
-}
-
-/* Stores a float32 result into a float tensor, rounding to nearest even for f16/bf16. */
-static inline void qr__q_setf(QrTensor *t, int64_t i, float v) {
-    switch (t->dtype) {
-    case QR_DT_F32: ((float *)t->data)[i] = v; return;
-    case QR_DT_F16: ((uint16_t *)t->data)[i] = qr_f32_to_f16(v); return;
-    case QR_DT_BF16: ((uint16_t *)t->data)[i] = qr_f32_to_bf16(v); return;
-    default: qr_tensor_set_f64(t, i, v);
-    }
-}
-
-static bool qr__q_is_8bit(QrDType dt) { return dt == QR_DT_U8 || dt == QR_DT_S8; }
 
 /* ---- qreport's internal integer ops ------------------------------------------------ */
 
-/* The integer lowering (quant/lower.c) replaces DequantizeLinear -> op -> QuantizeLinear groups
- * by nodes of this domain. They take the inputs of the matching QLinear* / com.microsoft op and
- * widen it: 8- or 16-bit operands (int4 weights), mixed operand types, and an output clamp
- * (attributes qmin / qmax, the integer image of a fused Relu / Clip). With 8-bit operands they
- * compute exactly what the ONNX Runtime op computes. */
-#define QR_QUANT_INT_DOMAIN "qreport.int"
 
 static bool qr__q_is_int_op(const QrOpCtx *c) { return strcmp(c->node->domain, QR_QUANT_INT_DOMAIN) == 0; }
 
-/* Activation types the internal ops read and write. */
-static bool qr__q_is_act(QrDType dt) { return qr__q_is_8bit(dt) || dt == QR_DT_U16 || dt == QR_DT_S16; }
-static bool qr__q_is_wt(QrDType dt) { return qr__q_is_act(dt) || dt == QR_DT_U4 || dt == QR_DT_S4; }
 
 /* Operand-type rule: the standard ops take int8/uint8 only; internal ops 8/16-bit (and 4-bit weights). */
 static bool qr__q_ok_act(const QrOpCtx *c, QrDType dt) {
-    return qr__q_is_int_op(c) ? qr__q_is_act(dt) : qr__q_is_8bit(dt);
+    return qr__q_is_int_op(c) ? qr_quant_is_act(dt) : qr_quant_is_8bit(dt);
 }
 static bool qr__q_ok_wt(const QrOpCtx *c, QrDType dt) {
-    return qr__q_is_int_op(c) ? qr__q_is_wt(dt) : qr__q_is_8bit(dt);
+    return qr__q_is_int_op(c) ? qr_quant_is_wt(dt) : qr_quant_is_8bit(dt);
 }
 static const char *qr__q_types_msg(const QrOpCtx *c) {
     return qr__q_is_int_op(c) ? "int8/uint8/int16/uint16 supported" : "int8/uint8 supported";
@@ -242,34 +130,6 @@ static QrStatus qr__q_out_range(const QrOpCtx *c, QrDType dt, QrQuantRange *r) {
     r->lo = (int32_t)lo;
     r->hi = (int32_t)hi;
     return QR_OK;
-}
-
-/* Largest |v - zp| over the values of integer type dt (the operand bound of an accumulation). */
-static int64_t qr_quant_absmax(QrDType dt, int32_t zp) {
-    QrQuantRange r;
-    if (!qr_quant_range(dt, &r)) return INT32_MAX;
-    return QR_MAX((int64_t)r.hi - zp, (int64_t)zp - r.lo);
-}
-
-/* True when every v - zp of type dt fits int16 (the operand type of the s32 kernels). */
-static bool qr_quant_fits_s16(QrDType dt, int32_t zp) {
-    QrQuantRange r;
-    return qr_quant_range(dt, &r) && (int64_t)r.lo - zp >= INT16_MIN && (int64_t)r.hi - zp <= INT16_MAX;
-}
-
-/* How sum_k a_k * b_k accumulates (see QrQuantAcc): both operands 8-bit -> s32 wrapping, as ONNX
- * Runtime; otherwise s32 when the operands fit int16 and `bound` (the caller's bound on every partial
- * sum: max over outputs of amax * sum_k |b_k| + |bias|) is at most INT32_MAX, else s64. */
-static QrQuantAcc qr_quant_acc_choose(bool both_8bit, bool fit_s16, int64_t bound) {
-    if (both_8bit) return QR_QACC_S32;
-    return fit_s16 && bound >= 0 && bound <= INT32_MAX ? QR_QACC_S32_PROVEN : QR_QACC_S64;
-}
-
-/* a * b + c saturated to [0, INT64_MAX] (bounds only grow; overflow means "too large"). */
-static int64_t qr__q_bound_madd(int64_t a, int64_t b, int64_t c) {
-    int64_t p;
-    if (qr_mul_overflow_i64(a, b, &p) || p > INT64_MAX - c) return INT64_MAX;
-    return p + c;
 }
 
 static bool qr__q_is_scale_type(QrDType dt) {
@@ -322,7 +182,7 @@ static QrStatus qr__q_need_zp_type(const QrOpCtx *c, int i, QrDType dt, const ch
 static QrStatus qr__q_load_scales(QrOpCtx *c, int i, float **out) {
     const QrTensor *t = c->in[i];
     QR_TRY(qr__q_alloc(c, (size_t)t->numel, sizeof(float), (void **)out));
-    for (int64_t k = 0; k < t->numel; k++) (*out)[k] = qr__q_getf(t, k);
+    for (int64_t k = 0; k < t->numel; k++) (*out)[k] = qr_quant_getf(t, k);
     return QR_OK;
 }
 
@@ -331,15 +191,15 @@ static QrStatus qr__q_load_zps(QrOpCtx *c, int i, int64_t n, int32_t **out) {
     const QrTensor *t = qr_op_in(c, i);
     int64_t cnt = t ? t->numel : n;
     QR_TRY(qr__q_alloc(c, (size_t)cnt, sizeof(int32_t), (void **)out));
-    for (int64_t k = 0; t && k < cnt; k++) (*out)[k] = qr__q_geti(t, k);
+    for (int64_t k = 0; t && k < cnt; k++) (*out)[k] = qr_quant_geti(t, k);
     return QR_OK;
 }
 
 /* Scalar parameter helpers for the per-tensor contrib ops (absent zero point = 0). */
-static float qr__q_scalar_f(const QrOpCtx *c, int i) { return qr__q_getf(c->in[i], 0); }
+static float qr__q_scalar_f(const QrOpCtx *c, int i) { return qr_quant_getf(c->in[i], 0); }
 static int32_t qr__q_scalar_zp(const QrOpCtx *c, int i) {
     const QrTensor *t = qr_op_in(c, i);
-    return t && t->numel ? qr__q_geti(t, 0) : 0;
+    return t && t->numel ? qr_quant_geti(t, 0) : 0;
 }
 
 /* ==== QuantizeLinear =============================================================== */
@@ -432,14 +292,14 @@ static void qr__q_quantize_run(const QrTensor *x, QrTensor *y, int64_t off, int6
         return;
     }
     for (int64_t j = 0; j < n; j++) {
-        float xv = qr__q_getf(x, off + j), sv = s[j * ps];
+        float xv = qr_quant_getf(x, off + j), sv = s[j * ps];
         int32_t v;
         if (q->precision == QR_DT_UNDEF) v = qr_quant_quantize_f32(xv, sv, zp[j * ps], q->r);
         else {
             float d = qr__q_to_prec(qr__q_to_prec(xv, q->precision) / qr__q_to_prec(sv, q->precision), q->precision);
             v = qr_quant_saturate_round(d, zp[j * ps], q->r);
         }
-        qr__q_seti(y, off + j, v);
+        qr_quant_seti(y, off + j, v);
     }
 }
 
@@ -448,7 +308,7 @@ static void qr__q_quantize_run_float(const QrTensor *x, QrTensor *y, int64_t off
                                      const float *zp, int64_t ps, const QrQQuant *q) {
     uint8_t *py = (uint8_t *)y->data + off;
     for (int64_t j = 0; j < n; j++) {
-        float xv = qr__q_getf(x, off + j), sv = s[j * ps], z = zp[j * ps], v;
+        float xv = qr_quant_getf(x, off + j), sv = s[j * ps], z = zp[j * ps], v;
         if (q->precision == QR_DT_UNDEF) v = xv / sv;
         else v = qr__q_to_prec(qr__q_to_prec(xv, q->precision) / qr__q_to_prec(sv, q->precision), q->precision);
         if (z != 0 || y->dtype == QR_DT_F4E2M1) v += z;
@@ -467,7 +327,7 @@ static QrStatus qr__q_quantize_exec(QrOpCtx *c) {
         const QrTensor *zt = qr_op_in(c, 2);
         float *zf;
         QR_TRY(qr__q_alloc(c, (size_t)q.l.count, sizeof(float), (void **)&zf));
-        for (int64_t k = 0; zt && k < q.l.count; k++) zf[k] = qr__q_getf(zt, k);
+        for (int64_t k = 0; zt && k < q.l.count; k++) zf[k] = qr_quant_getf(zt, k);
         int64_t off = 0;
         for (int64_t o = 0; o < q.l.outer; o++)
             for (int64_t k = 0; k < q.l.axis_len; k++, off += q.l.inner) {
@@ -537,13 +397,13 @@ static QrStatus qr__q_dequantize_exec(QrOpCtx *c) {
         const QrTensor *zt = qr_op_in(c, 2);
         float *zf;
         QR_TRY(qr__q_alloc(c, (size_t)l.count, sizeof(float), (void **)&zf));
-        for (int64_t k = 0; zt && k < l.count; k++) zf[k] = qr__q_getf(zt, k);
+        for (int64_t k = 0; zt && k < l.count; k++) zf[k] = qr_quant_getf(zt, k);
         int64_t off = 0;
         for (int64_t o = 0; o < l.outer; o++)
             for (int64_t k = 0; k < l.axis_len; k++, off += l.inner) {
                 int64_t p = qr_quant_layout_index(&l, o, k, 0);
                 for (int64_t j = 0; j < l.inner; j++)
-                    qr__q_setf(y, off + j, (qr__q_getf(x, off + j) - zf[p + j * l.sn]) * s[p + j * l.sn]);
+                    qr_quant_setf(y, off + j, (qr_quant_getf(x, off + j) - zf[p + j * l.sn]) * s[p + j * l.sn]);
             }
         return QR_OK;
     }
@@ -559,8 +419,8 @@ static QrStatus qr__q_dequantize_exec(QrOpCtx *c) {
                 for (int64_t j = 0; j < l.inner; j++) {
                     int64_t q = p + j * l.sn;
                     /* int64 difference: int32 inputs with a (non-standard) zero point cannot overflow. */
-                    float d = (float)((int64_t)qr__q_geti(x, off + j) - zp[q]);
-                    qr__q_setf(y, off + j, d * s[q]);
+                    float d = (float)((int64_t)qr_quant_geti(x, off + j) - zp[q]);
+                    qr_quant_setf(y, off + j, d * s[q]);
                 }
             }
         }
@@ -779,7 +639,7 @@ static QrStatus qr__q_work(const QrOpCtx *c, size_t bytes, unsigned char **out) 
 static void qr__q_copy2d(const QrTensor *t, int64_t off, bool trans, int64_t rows, int64_t cols, int esize, void *dst) {
     for (int64_t r = 0; r < rows; r++)
         for (int64_t k = 0; k < cols; k++) {
-            int32_t v = qr__q_geti(t, off + (trans ? k * rows + r : r * cols + k));
+            int32_t v = qr_quant_geti(t, off + (trans ? k * rows + r : r * cols + k));
             if (esize == 1) ((uint8_t *)dst)[r * cols + k] = (uint8_t)v;
             else ((uint16_t *)dst)[r * cols + k] = (uint16_t)v;
         }
@@ -863,7 +723,7 @@ static int64_t qr__q_colsum_max(const QrTensor *t, int64_t off, bool trans, int6
     for (int64_t n = 0; n < N; n++) {
         int64_t s = 0;
         for (int64_t k = 0; k < K; k++) {
-            int64_t v = (int64_t)qr__q_geti(t, off + (trans ? n * K + k : k * N + n)) - bz[n * bzs];
+            int64_t v = (int64_t)qr_quant_geti(t, off + (trans ? n * K + k : k * N + n)) - bz[n * bzs];
             s += v < 0 ? -v : v;
         }
         best = QR_MAX(best, s);
@@ -875,7 +735,7 @@ static int64_t qr__q_colsum_max(const QrTensor *t, int64_t off, bool trans, int6
  * 16-bit operands the bound is amax * colsum (qr__q_colsum_max of b with its zero points). */
 static QrQuantAcc qr__q_mm_acc(QrDType adt, const int32_t *az, int64_t naz, QrDType bdt, const int32_t *bz,
                                int64_t nbz, int64_t colsum) {
-    if (qr__q_is_8bit(adt) && qr__q_is_8bit(bdt)) return QR_QACC_S32;
+    if (qr_quant_is_8bit(adt) && qr_quant_is_8bit(bdt)) return QR_QACC_S32;
     int64_t amax = 0;
     bool fit = true;
     for (int64_t i = 0; i < naz; i++) {
@@ -883,7 +743,7 @@ static QrQuantAcc qr__q_mm_acc(QrDType adt, const int32_t *az, int64_t naz, QrDT
         fit = fit && qr_quant_fits_s16(adt, az[i]);
     }
     for (int64_t i = 0; i < nbz; i++) fit = fit && qr_quant_fits_s16(bdt, bz[i]);
-    return qr_quant_acc_choose(false, fit, qr__q_bound_madd(colsum, amax, 0));
+    return qr_quant_acc_choose(false, fit, qr_quant_bound_madd(colsum, amax, 0));
 }
 
 /* Runs the batched product; requantizes when io has scales (QLinearMatMul:
@@ -916,7 +776,7 @@ static QrStatus qr__q_mm_exec(QrOpCtx *c, const QrQMMIo *io) {
     const int64_t M = g.M, K = g.K, N = g.N;
     if (M * N == 0 || g.batches == 0) return QR_OK;
     const int ea = qr__q_esize(a->dtype), eb = qr__q_esize(b->dtype), yb = quant ? qr__q_esize(y->dtype) : 4;
-    const bool both8 = qr__q_is_8bit(a->dtype) && qr__q_is_8bit(b->dtype);
+    const bool both8 = qr_quant_is_8bit(a->dtype) && qr_quant_is_8bit(b->dtype);
     float *mult;
     const bool mult_table = quant && pas.vs && pbs.vs;   /* per-row a and per-column b scales: M x N multipliers */
     QR_TRY(qr__q_alloc(c, (size_t)(mult_table ? M * N : QR_MAX(M, N)), sizeof *mult, (void **)&mult));
@@ -1078,12 +938,12 @@ static QrStatus qr__q_qgemm_exec(QrOpCtx *c) {
     QR_TRY(qr__q_load_zps(c, 5, 1, &bz));
     int64_t bzs = qr_op_in(c, 5) && qr_op_in(c, 5)->numel > 1 ? 1 : 0, bss = c->in[4]->numel > 1 ? 1 : 0;
     if (M * N == 0) return QR_OK;
-    const bool both8 = qr__q_is_8bit(a->dtype) && qr__q_is_8bit(b->dtype);
+    const bool both8 = qr_quant_is_8bit(a->dtype) && qr_quant_is_8bit(b->dtype);
     const int64_t csum = both8 ? 0 : qr__q_colsum_max(b, 0, g.tb, K, N, bz, bzs);
     QrQuantAcc kind = qr__q_mm_acc(a->dtype, &az, 1, b->dtype, bz, qr_op_in(c, 5) ? c->in[5]->numel : 1, csum);
     if (kind == QR_QACC_S32_PROVEN)      /* C joins every sum */
         kind = qr_quant_acc_choose(false, true,
-                                   qr__q_bound_madd(csum, qr_quant_absmax(a->dtype, az), qr__q_int32_absmax(cc)));
+                                   qr_quant_bound_madd(csum, qr_quant_absmax(a->dtype, az), qr__q_int32_absmax(cc)));
     const bool narrow = qr__q_narrow(a->dtype, b->dtype, kind);
     const int es = narrow ? 1 : 2;
     size_t tot = 0, o_acc = qr__q_wadd(&tot, M * N, 8), o_a = qr__q_wadd(&tot, M * K, 2), o_b = qr__q_wadd(&tot, K * N, 2);
@@ -1126,7 +986,7 @@ static QrStatus qr__q_qgemm_exec(QrOpCtx *c) {
                            : cc->rank == 1 ? (cc->dims[0] == 1 ? 0 : n) : 0;
                 v = qr__q_acc_add(kind, v, ((const int32_t *)cc->data)[ci]);
             }
-            if (yzt) qr__q_seti(y, m * N + n, qr_quant_requantize_s64(v, scale[n], yz, r));
+            if (yzt) qr_quant_seti(y, m * N + n, qr_quant_requantize_s64(v, scale[n], yz, r));
             else ((float *)y->data)[m * N + n] = (float)v * scale[n];
         }
     return QR_OK;
@@ -1393,7 +1253,7 @@ static void qr__q_conv_emit_row(const QrQConvJob *j, int64_t m, const void *acc)
     for (int64_t p = 0; p < P; p++) {
         int64_t v = qr__q_acc_add(o->kind, j->narrow ? ((const int32_t *)acc)[p] : ((const int64_t *)acc)[p], b);
         int64_t yi = o->nhwc ? (j->n * P + p) * g->M + m : (j->n * g->M + m) * P + p;
-        if (o->mult) qr__q_seti(y, yi, qr_quant_requantize_s64(v, o->mult[m], o->yz, o->r));
+        if (o->mult) qr_quant_seti(y, yi, qr_quant_requantize_s64(v, o->mult[m], o->yz, o->r));
         else ((int32_t *)y->data)[yi] = (int32_t)v;
     }
 }
@@ -1431,7 +1291,7 @@ static void qr__q_dw_task(void *ctx, int64_t t, int tid) {
                          g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0], g->dl[1],
                          g->pb[0], g->pb[1], g->out[0], g->out[1] };
         const int32_t wz = in->wz[m * in->wzs];
-        for (int64_t k = 0; k < g->k_sz; k++) w16[k] = (int16_t)(qr__q_geti(in->w, m * g->k_sz + k) - wz);
+        for (int64_t k = 0; k < g->k_sz; k++) w16[k] = (int16_t)(qr_quant_geti(in->w, m * g->k_sz + k) - wz);
         const bool direct = !j->o->mult && !j->o->nhwc;
         int32_t *dst = direct ? (int32_t *)j->c->out[0]->data + (j->n * g->M + m) * g->out_sz : plane;
         qr_kern.q8_dwconv2d(&p, w16, dst, slot);
@@ -1459,7 +1319,7 @@ static QrStatus qr__q_conv_nhwc(QrOpCtx *c, const QrQConv *g, const QrQConvIn *i
     QrTensor *y = c->out[0];
     *done = false;
     if (!qr_kern.q8_conv_nhwc_rq || !qr_kern.q8_conv_nhwc_pack || in->nhwc || o->nhwc || !o->mult || g->nsp != 2 ||
-        g->G != 1 || !qr__q_is_8bit(x->dtype) || !qr__q_is_8bit(w->dtype) || qr__q_esize(y->dtype) != 1)
+        g->G != 1 || !qr_quant_is_8bit(x->dtype) || !qr_quant_is_8bit(w->dtype) || qr__q_esize(y->dtype) != 1)
         return QR_OK;
     const bool xs = qr__q_is_signed(x->dtype);
     const int64_t Cp = (g->C + 3) / 4 * 4, HW = g->in_sz, P = g->out_sz;
@@ -1599,7 +1459,7 @@ static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in
             else
                 for (int64_t ch = 0; ch < g->C; ch++)
                     for (int64_t p = 0; p < g->in_sz; p++) {
-                        int32_t v = qr__q_geti(x, (n * g->in_sz + p) * g->C + ch);
+                        int32_t v = qr_quant_geti(x, (n * g->in_sz + p) * g->C + ch);
                         if (es == 1) ((uint8_t *)d)[ch * g->in_sz + p] = (uint8_t)v;
                         else ((uint16_t *)d)[ch * g->in_sz + p] = (uint16_t)v;
                     }
@@ -1665,17 +1525,17 @@ static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in
  * else the bound max_m (amax * sum_k |w[m][k] - wz[m]| + |bias[m]|) decides (qr_quant_acc_choose). */
 static QrQuantAcc qr_quant_conv_acc(QrDType xdt, int32_t xzp, const QrTensor *w, const int32_t *wz, int64_t nwz,
                                     int64_t wzs, int64_t M, int64_t kk, const int32_t *bias) {
-    if (qr__q_is_8bit(xdt) && qr__q_is_8bit(w->dtype)) return QR_QACC_S32;
+    if (qr_quant_is_8bit(xdt) && qr_quant_is_8bit(w->dtype)) return QR_QACC_S32;
     bool fit = qr_quant_fits_s16(xdt, xzp);
     int64_t amax = qr_quant_absmax(xdt, xzp), bound = 0;
     for (int64_t i = 0; i < nwz; i++) fit = fit && qr_quant_fits_s16(w->dtype, wz[i]);
     for (int64_t m = 0; m < M; m++) {
         int64_t sum = 0, b = bias ? bias[m] : 0;
         for (int64_t k = 0; k < kk; k++) {
-            int64_t v = (int64_t)qr__q_geti(w, m * kk + k) - wz[m * wzs];
+            int64_t v = (int64_t)qr_quant_geti(w, m * kk + k) - wz[m * wzs];
             sum += v < 0 ? -v : v;
         }
-        bound = QR_MAX(bound, qr__q_bound_madd(sum, amax, b < 0 ? -b : b));
+        bound = QR_MAX(bound, qr_quant_bound_madd(sum, amax, b < 0 ? -b : b));
     }
     return qr_quant_acc_choose(false, fit, bound);
 }
@@ -1783,7 +1643,7 @@ static QrStatus qr__q_qlconv_exec(QrOpCtx *c) {
 static QrStatus qr__q_convint_check(QrOpCtx *c, QrQConv *g) {
     const QrTensor *x = c->in[0], *w = qr_op_in(c, 1);
     if (!w) return qr_op_fail(c, QR_ERR_INVALID, "input w is required");
-    if (!qr__q_is_8bit(x->dtype) || !qr__q_is_8bit(w->dtype))
+    if (!qr_quant_is_8bit(x->dtype) || !qr_quant_is_8bit(w->dtype))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "x and w have types %s and %s (int8/uint8 supported)",
                           qr_dtype_name(x->dtype), qr_dtype_name(w->dtype));
     QR_TRY(qr__q_conv_geom(c, x->rank, x->dims, w, g));
@@ -1822,7 +1682,7 @@ static QrStatus qr__q_qlbin_shape(QrOpCtx *c) {
     const QrTensor *a = c->in[0], *b = qr_op_in(c, 3), *cz = qr_op_in(c, 7);
     bool wide = qr__q_is_int_op(c);
     if (!b) return qr_op_fail(c, QR_ERR_INVALID, "input B is required");
-    if (wide ? !qr__q_is_act(a->dtype) || !qr__q_is_act(b->dtype) : !qr__q_is_8bit(a->dtype) || a->dtype != b->dtype)
+    if (wide ? !qr_quant_is_act(a->dtype) || !qr_quant_is_act(b->dtype) : !qr_quant_is_8bit(a->dtype) || a->dtype != b->dtype)
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "A and B have types %s and %s (%s)", qr_dtype_name(a->dtype),
                           qr_dtype_name(b->dtype),
                           wide ? "int8/uint8/int16/uint16 expected" : "both int8 or both uint8 expected");
@@ -1834,7 +1694,7 @@ static QrStatus qr__q_qlbin_shape(QrOpCtx *c) {
         else if (i != 7 || !wide) QR_TRY(qr__q_need_zp_type(c, i, i == 5 ? b->dtype : a->dtype, names[i]));
         QR_TRY(qr__q_need_scalar(c, i, names[i]));
     }
-    if (wide && cz && !qr__q_is_act(cz->dtype))
+    if (wide && cz && !qr_quant_is_act(cz->dtype))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "C_zero_point has type %s", qr_dtype_name(cz->dtype));
     const QrTensor *ts[2] = { a, b };
     int rank;
@@ -1939,7 +1799,7 @@ static QrStatus qr__q_qlbin_exec(QrOpCtx *c, bool mul) {
     qr_broadcast_strides(b, rank, y->dims, stb);
     int64_t inner = rank ? y->dims[rank - 1] : 1, rows = inner ? y->numel / inner : 0;
     int64_t sa_in = rank ? sta[rank - 1] : 0, sb_in = rank ? stb[rank - 1] : 0, ia = 0, ib = 0;
-    const bool k8 = !mul && qr__q_is_8bit(a->dtype) && qr__q_is_8bit(b->dtype) && qr__q_is_8bit(y->dtype);
+    const bool k8 = !mul && qr_quant_is_8bit(a->dtype) && qr_quant_is_8bit(b->dtype) && qr_quant_is_8bit(y->dtype);
     QrQBinJob job = { .a = a, .b = b, .y = y };
     if (k8) job.p = (QrQ8AddParams){ q.ra, q.rb, q.fixed, q.mode, a->dtype == QR_DT_S8, b->dtype == QR_DT_S8, r.lo, r.hi };
     if (k8 && a->numel == y->numel && b->numel == y->numel) {   /* no broadcasting: one span, split over the pool */
@@ -1964,8 +1824,8 @@ static QrStatus qr__q_qlbin_exec(QrOpCtx *c, bool mul) {
     if (k8) return QR_OK;
     for (int64_t row = 0; row < rows; row++) {
         for (int64_t j = 0; j < inner; j++) {
-            float v = qr__q_bin_value(&q, qr__q_geti(a, ia + j * sa_in), qr__q_geti(b, ib + j * sb_in));
-            qr__q_seti(y, row * inner + j, qr__q_cvt_pack(v, r));
+            float v = qr__q_bin_value(&q, qr_quant_geti(a, ia + j * sa_in), qr_quant_geti(b, ib + j * sb_in));
+            qr_quant_seti(y, row * inner + j, qr__q_cvt_pack(v, r));
         }
         for (int d = rank - 2; d >= 0; d--) {
             ia += sta[d];
@@ -2024,7 +1884,7 @@ static float qr__q_leaky(float v, float alpha) { return v >= 0.0f ? v : alpha * 
 
 static QrStatus qr__q_qlunary_shape(QrOpCtx *c) {
     const QrTensor *x = c->in[0];
-    if (!qr__q_is_8bit(x->dtype))
+    if (!qr_quant_is_8bit(x->dtype))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "X has type %s (int8/uint8 supported)", qr_dtype_name(x->dtype));
     QR_TRY(qr__q_need_scale(c, 1, "X_scale"));
     QR_TRY(qr__q_need_scale(c, 3, "Y_scale"));
@@ -2075,7 +1935,7 @@ static QrStatus qr__q_qlconcat_check(QrOpCtx *c, int *axis, int64_t *dims) {
     for (int i = 2; i < c->n_in; i += 3) {
         const QrTensor *t = qr_op_in(c, i);
         if (!t) return qr_op_fail(c, QR_ERR_INVALID, "input %d (tensor) is required", i);
-        if (wide ? !qr__q_is_act(t->dtype) : t->dtype != yz->dtype)
+        if (wide ? !qr_quant_is_act(t->dtype) : t->dtype != yz->dtype)
             return qr_op_fail(c, QR_ERR_INVALID, "input %d has type %s, expected %s", i, qr_dtype_name(t->dtype),
                               wide ? "int8/uint8/int16/uint16" : qr_dtype_name(yz->dtype));
         QR_TRY(qr__q_need_scale(c, i + 1, "scale"));
@@ -2131,8 +1991,8 @@ static QrStatus qr__q_qlconcat_exec(QrOpCtx *c) {
             int64_t pitch = t->dims[axis] * after;
             for (int64_t o = 0; o < outer; o++)
                 for (int64_t j = 0; j < pitch; j++) {
-                    float d = xs * (float)(qr__q_geti(t, o * pitch + j) - xz);
-                    qr__q_seti(y, o * ypitch + yoff + j, qr_quant_quantize_f32(d, ys, yz, r));
+                    float d = xs * (float)(qr_quant_geti(t, o * pitch + j) - xz);
+                    qr_quant_seti(y, o * ypitch + yoff + j, qr_quant_quantize_f32(d, ys, yz, r));
                 }
             yoff += pitch;
         }
@@ -2173,7 +2033,7 @@ static QrStatus qr__q_pool_params(const QrOpCtx *c, bool spatial) {
     static const char *const names[5] = { "X", "x_scale", "x_zero_point", "y_scale", "y_zero_point" };
     for (int i = 1; i < 5; i++) QR_TRY(qr__q_need_scalar(c, i, names[i]));
     QR_TRY(qr__q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
-    if (wide && yz && !qr__q_is_act(yz->dtype))
+    if (wide && yz && !qr_quant_is_act(yz->dtype))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "y_zero_point has type %s", qr_dtype_name(yz->dtype));
     return wide ? QR_OK : qr__q_need_zp_type(c, 4, x->dtype, "y_zero_point");
 }
@@ -2211,20 +2071,20 @@ static QrStatus qr__q_qlgap_exec(QrOpCtx *c) {
     int32_t xz = qr__q_scalar_zp(c, 2), yz = qr__q_scalar_zp(c, 4);
     QrQuantRange r;
     QR_TRY(qr__q_out_range(c, y->dtype, &r));
-    bool wide = !qr__q_is_8bit(x->dtype);
+    bool wide = !qr_quant_is_8bit(x->dtype);
     uint32_t bias = (uint32_t)-(int64_t)xz * (uint32_t)img;
     for (int64_t n = 0; n < N; n++)
         for (int64_t ch = 0; ch < C; ch++) {
             int64_t x0 = nhwc ? n * img * C + ch : (n * C + ch) * img, xs = nhwc ? C : 1;
             if (wide) {     /* sum of (x - x_zp) in int64: 65535 * 2^24 does not fit int32 */
                 int64_t acc = 0;
-                for (int64_t p = 0; p < img; p++) acc += qr__q_geti(x, x0 + p * xs) - xz;
-                qr__q_seti(y, n * C + ch, qr_quant_requantize_s64(acc, mult, yz, r));
+                for (int64_t p = 0; p < img; p++) acc += qr_quant_geti(x, x0 + p * xs) - xz;
+                qr_quant_seti(y, n * C + ch, qr_quant_requantize_s64(acc, mult, yz, r));
                 continue;
             }
             uint32_t acc = bias;
-            for (int64_t p = 0; p < img; p++) acc += (uint32_t)qr__q_geti(x, x0 + p * xs);
-            qr__q_seti(y, n * C + ch, qr_quant_requantize((int32_t)acc, mult, yz, r));
+            for (int64_t p = 0; p < img; p++) acc += (uint32_t)qr_quant_geti(x, x0 + p * xs);
+            qr_quant_seti(y, n * C + ch, qr_quant_requantize((int32_t)acc, mult, yz, r));
         }
     return QR_OK;
 }
@@ -2333,12 +2193,12 @@ typedef struct QrQPoolAcc {
 
 static void qr__q_pool_tap_sum(void *user, int64_t sp) {
     QrQPoolAcc *a = user;
-    a->sum += a->xscale * (float)(qr__q_geti(a->x, a->x0 + sp * a->xs) - a->xz);
+    a->sum += a->xscale * (float)(qr_quant_geti(a->x, a->x0 + sp * a->xs) - a->xz);
 }
 
 static void qr__q_pool_tap_max(void *user, int64_t sp) {
     QrQPoolAcc *a = user;
-    int32_t v = qr__q_geti(a->x, a->x0 + sp * a->xs);
+    int32_t v = qr_quant_geti(a->x, a->x0 + sp * a->xs);
     if (!a->any || v > a->best) a->best = v;
     a->any = true;
 }
@@ -2373,7 +2233,7 @@ typedef struct QrQAvgOut { float ys; int32_t yz; int64_t k_sz; bool include_pad;
 static void qr__q_avgpool_emit(QrOpCtx *c, int64_t yi, const QrQPoolAcc *a, int64_t taps, const void *user) {
     const QrQAvgOut *o = user;
     float avg = a->sum / (float)(o->include_pad ? o->k_sz : taps);
-    qr__q_seti(c->out[0], yi, qr__q_cvt_pack(avg / o->ys + (float)o->yz, o->r));
+    qr_quant_seti(c->out[0], yi, qr__q_cvt_pack(avg / o->ys + (float)o->yz, o->r));
 }
 
 static QrStatus qr__q_qlavgpool_exec(QrOpCtx *c) {
@@ -2399,7 +2259,7 @@ typedef struct QrQDqGemm { int64_t M, K, N; } QrQDqGemm;
 static QrStatus qr__q_dqgemm_check(QrOpCtx *c, QrQDqGemm *g) {
     const QrTensor *a = c->in[0], *b = c->in[1], *s = c->in[2], *z = qr_op_in(c, 3), *cc = qr_op_in(c, 4);
     if (!a || !b || !s) return qr_op_fail(c, QR_ERR_INVALID, "A, Bq and b_scale are required");
-    if (!qr__q_is_8bit(b->dtype) || b->rank != 2) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "Bq must be an 8-bit matrix");
+    if (!qr_quant_is_8bit(b->dtype) || b->rank != 2) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "Bq must be an 8-bit matrix");
     if (s->dtype != QR_DT_F32 || (s->numel != 1 && s->numel != b->dims[0]))
         return qr_op_fail(c, QR_ERR_SHAPE, "b_scale must be float32 with 1 or %lld values", (long long)b->dims[0]);
     if (z && (z->dtype != b->dtype || z->numel != s->numel))
@@ -2473,7 +2333,7 @@ static QrStatus qr__q_req_params(QrOpCtx *c, QrQReq *q) {
 static void qr__q_maxpool_emit(QrOpCtx *c, int64_t yi, const QrQPoolAcc *a, int64_t taps, const void *user) {
     const QrQReq *q = user;
     QR_UNUSED(taps);
-    qr__q_seti(c->out[0], yi, a->any ? qr__q_requant1(q, a->best) : q->r.lo);
+    qr_quant_seti(c->out[0], yi, a->any ? qr__q_requant1(q, a->best) : q->r.lo);
 }
 
 /* 2-D QMaxPool of 8-bit NCHW planes: qr_kern.q8_maxpool2d per plane into y, then the
@@ -2510,7 +2370,7 @@ static QrStatus qr__q_qmaxpool_exec(QrOpCtx *c) {
     QR_TRY(qr__q_req_params(c, &q));
     const QrTensor *x = c->in[0];
     QrTensor *y = c->out[0];
-    if (g.nsp == 2 && !g.nhwc && qr__q_is_8bit(x->dtype) && qr__q_is_8bit(y->dtype) && g.out_sz > 0) {
+    if (g.nsp == 2 && !g.nhwc && qr_quant_is_8bit(x->dtype) && qr_quant_is_8bit(y->dtype) && g.out_sz > 0) {
         QrQ8Win p = { NULL, x->dtype == QR_DT_S8, 0, g.in[0], g.in[1], g.k[0], g.k[1], g.st[0], g.st[1], g.dl[0],
                       g.dl[1], g.pb[0], g.pb[1], g.out[0], g.out[1] };
         if (qr_q8_win_covered(&p)) {
@@ -2554,7 +2414,7 @@ static QrStatus qr__q_qrequant_exec(QrOpCtx *c) {
     QR_TRY(qr__q_pool_params(c, false));
     QR_TRY(qr__q_req_params(c, &q));
     const QrTensor *x = c->in[0];
-    for (int64_t i = 0; i < x->numel; i++) qr__q_seti(c->out[0], i, qr__q_requant1(&q, qr__q_geti(x, i)));
+    for (int64_t i = 0; i < x->numel; i++) qr_quant_seti(c->out[0], i, qr__q_requant1(&q, qr_quant_geti(x, i)));
     return QR_OK;
 }
 

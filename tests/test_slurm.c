@@ -37,8 +37,10 @@ static int qt_slurm_sh(char *out, size_t cap, const char *fmt, ...) {
     return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The reason after "skip: " in a script's output, else the whole output. */
-static const char *qt_slurm_why(const char *log) {
+/* The reason after "skip: " in a script's output (else the whole output), trailing newlines cut. */
+static const char *qt_slurm_why(char *log) {
+    size_t n = strlen(log);
+    while (n && (log[n - 1] == '\n' || log[n - 1] == '\r')) log[--n] = 0;
     const char *p = strstr(log, "skip: ");
     return p ? p + 6 : log;
 }

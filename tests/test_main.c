@@ -26,6 +26,7 @@
 #include "test_analysis_extra.c"
 #include "test_bench_cli.c"
 #include "test_incr.c"
+#include "test_run_order.c"
 #include "test_slurm.c"
 
 int main(int argc, char **argv) {
@@ -59,6 +60,7 @@ int main(int argc, char **argv) {
     QT_MODULE(analysis_extra);
     QT_MODULE(bench_cli);
     QT_MODULE(incr);
+    QT_MODULE(run_order);
     QT_MODULE(slurm);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);

@@ -27,6 +27,7 @@
 #include "test_bench_cli.c"
 #include "test_incr.c"
 #include "test_run_order.c"
+#include "test_contrib.c"
 #include "test_slurm.c"
 
 int main(int argc, char **argv) {
@@ -61,6 +62,7 @@ int main(int argc, char **argv) {
     QT_MODULE(bench_cli);
     QT_MODULE(incr);
     QT_MODULE(run_order);
+    QT_MODULE(contrib);
     QT_MODULE(slurm);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);

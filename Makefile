@@ -1,7 +1,11 @@
 # qreport — build and test. `./build.sh` fetches the pinned dependencies into
 # third_party/ and then runs `make qreport`; `make test` does both if needed.
 
-CC      ?= gcc
+# make predefines CC (= cc), so `CC ?= gcc` would never apply: gcc unless CC comes from the
+# command line or the environment.
+ifeq ($(origin CC),default)
+CC      := gcc
+endif
 OPT     ?= -O2
 # snprintf truncation into fixed buffers is deliberate (messages, paths are length-checked).
 WARN    := -Wall -Wextra -Werror -Wno-format-truncation

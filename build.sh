@@ -3,7 +3,8 @@
 # build.sh — fetch pinned Debian (bookworm) packages into third_party/ and
 # build the static qreport binary.
 #
-#   ./build.sh              fetch deps (if needed), then `make -j2 qreport` (prints its stripped size)
+#   ./build.sh              fetch deps (if needed), install the build tools if missing (root:
+#                           make gcc libc6-dev binutils), then `make -j2 qreport` (prints its stripped size)
 #   ./build.sh --deps-only  fetch deps only
 #   ./build.sh --regen      fetch deps + protoc-c, regenerate src/onnx/onnx.pb-c.{c,h}
 #
@@ -54,7 +55,7 @@ for arg in "$@"; do
   case "$arg" in
     --deps-only) MODE=deps ;;
     --regen)     MODE=regen ;;
-    -h|--help)   sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help)   sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -231,13 +232,31 @@ regen() {
   rm -rf "$out"
 }
 
+# The host's build tools (a bare bookworm has none): make, gcc, the C library's headers and
+# static libc.a (libc6-dev), binutils' strip. Installed from the host's apt sources when
+# missing and we are root; otherwise the apt-get line to run is printed.
+BUILD_TOOLS=(make gcc libc6-dev binutils)
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+build_tools() {
+  local p missing=() inst=(-q -y -o Dpkg::Use-Pty=0 install --no-install-recommends)
+  for p in "${BUILD_TOOLS[@]}"; do installed "$p" || missing+=("$p"); done
+  ((${#missing[@]})) || return 0
+  [[ $EUID -eq 0 ]] || die "build tools missing: ${missing[*]} (as root: apt-get install ${missing[*]})"
+  log "installing the build tools: ${missing[*]}"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get "${APT_OPTS[@]}" "${inst[@]}" "${missing[@]}" >/dev/null 2>&1; then
+    ((APT_UPDATED)) || { apt-get -q update >/dev/null || die "apt-get update failed"; APT_UPDATED=1; }
+    DEBIAN_FRONTEND=noninteractive apt-get "${APT_OPTS[@]}" "${inst[@]}" "${missing[@]}" >/dev/null ||
+      die "apt-get install ${missing[*]} failed"
+  fi
+}
+
 fetch_deps
 case "$MODE" in
   deps)  exit 0 ;;
   regen) regen; exit 0 ;;
 esac
 [[ $ARCH == amd64 ]] || { log "ARCH=$ARCH: deps ready; build with: make aarch64 (test: make test-aarch64)"; exit 0; }
-command -v make >/dev/null || die "make not found (apt-get install build-essential)"
+build_tools
 log "make -j2 qreport"
 make -j2 qreport
 make --no-print-directory sizes   # stripped static size (target <= 3 MB)

@@ -26,6 +26,7 @@
 #include "test_analysis_extra.c"
 #include "test_trust.c"
 #include "test_bench_cli.c"
+#include "test_slurm.c"
 #include "test_incr.c"
 #include "test_run_order.c"
 #include "test_cli_edge.c"
@@ -65,6 +66,7 @@ int main(int argc, char **argv) {
     QT_MODULE(analysis_extra);
     QT_MODULE(trust);
     QT_MODULE(bench_cli);
+    QT_MODULE(slurm);
     QT_MODULE(incr);
     QT_MODULE(run_order);
     QT_MODULE(cli_edge);

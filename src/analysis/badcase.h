@@ -36,6 +36,9 @@ typedef struct QrBadcase {
  * progress (may be NULL) hears of every sample. */
 static QrStatus qr_badcase_search(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric,
                                   const QrStepHook *progress, QrBadcase *out);
+/* The same, measured at graph output `only` alone (--rank-output; -1 = all outputs). */
+static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric, int only,
+                                     const QrStepHook *progress, QrBadcase *out);
 static void qr_badcase_free(QrBadcase *bc);
 /* Into dir: badcase.npy (single-input models) or badcase_<input>.npy per input (several
  * inputs; names made file-safe), and badcase_list.txt/.csv: index, sample, L1, Cosine,

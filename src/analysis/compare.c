@@ -56,9 +56,14 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
 }
 
 static QrStatus qr_compare_outputs(const QrSession *s, const QrTensor *outs, QrMetrics *m) {
+    return qr_compare_outputs_sel(s, outs, -1, m);
+}
+
+static QrStatus qr_compare_outputs_sel(const QrSession *s, const QrTensor *outs, int only, QrMetrics *m) {
     QrMetricAcc acc;
     qr_metric_acc_init(&acc);
     for (int k = 0; k < s->b->n_outputs; k++) {
+        if (only >= 0 && k != only) continue;
         QrTensor f = {0};
         QR_TRY(qr_tensor_to_f32(&outs[k], &f));
         const QrTensor *x = &s->base_out[k];

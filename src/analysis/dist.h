@@ -64,6 +64,10 @@ static QrStatus qr_dist_compute(QrArena *a, const float *x, const float *y, int 
  * quantizer on, baselines from session->base (runs the baseline if needed). Unknown names fail. */
 static QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
                                 int n_bins, QrDistSet *out);
+/* The same with the box plots' channel axis chosen (--channel-axis, hmct's axis; negative
+ * counts from the end) for every value when have_axis; a value without that axis fails. */
+static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
+                                     int n_bins, bool have_axis, int axis, QrDistSet *out);
 static void qr_dist_free(QrDistSet *ds);
 
 #endif

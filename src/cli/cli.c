@@ -29,6 +29,16 @@ typedef struct QrCliOpts {
     int threads;                 /* --threads: 0 = QR_THREADS or online CPUs */
     int64_t max_memory;          /* --max-memory in bytes; 0 = no limit */
     int repeat;                  /* run --repeat: timed executions (0 = one, untimed) */
+    /* knobs of hmct-debugger / QuantAnalysis / ModelProfiler users (README "Coming from ...") */
+    const char *quantize_nodes, *non_quantize_nodes;   /* 'A;A,B': cumulative-error node sets */
+    const char *nodes;           /* --nodes: sensitivity rows of these nodes only */
+    const char *node_type;       /* --node-type activation|weight|node */
+    const char *rank_output;     /* --rank-output NAME */
+    const char *prefixes, *types;    /* profile --prefixes / --types */
+    bool have_channel_axis;
+    int channel_axis;            /* --channel-axis */
+    const char *save_values;     /* --save-values DIR */
+    const char *from_values;     /* compare --from-values DIR */
 } QrCliOpts;
 
 static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -73,24 +83,32 @@ static const char *qr__usage_check =
     "  anomalies (model output not high precision, clipping quantizers, mismatched Concat/Add input\n"
     "  scales, unnormalized input). Range checks need -i.\n";
 static const char *qr__usage_profile =
-    "usage: qreport profile MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "usage: qreport profile MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--prefixes A,B] [--types Conv,Relu]\n"
+    "                       [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Runs the model once and writes ModelProfiler-style statistic.txt and statistic.csv to DIR:\n"
     "  per node, its inputs, weights, bias and outputs with dtype, min, max, mean, variance and shape,\n"
-    "  then the same rows sorted by range (max - min). NaN/Inf are counted in their own columns.\n";
+    "  then the same rows sorted by range (max - min). NaN/Inf are counted in their own columns.\n"
+    "  --prefixes A,B: only nodes whose name starts with one of them (a leading '/' may be left out);\n"
+    "  --types Conv,Relu: only nodes of these op types (ModelProfiler's table(prefixes, types)). An entry\n"
+    "  that selects no node is an error naming it (exit 1). Index keeps the layer number in the model.\n";
 
 static const char *qr__usage_compare =
     "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--mode sim|int|both]\n"
-    "                       [--cos-threshold X] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "                       [--cos-threshold X] [--metric L1|Cosine|MSE|KL|SQNR] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Per-layer comparison of the analysis (quantized) model with the float baseline on one input:\n"
     "  compare_per_layer_out.txt/.csv with Cosine, MSE, L1, KL, SQNR, Atol, Rtol, min/max/mean/var of both,\n"
     "  and the local (shadow) Cosine/SQNR of each layer re-run on the baseline's inputs.\n"
     "  --mode sim (default) runs Q/DQ in float (as ONNX Runtime without optimizations); int runs the\n"
     "  DQ->op->Q patterns on integer kernels (as ONNX Runtime with all optimizations); both compares sim\n"
-    "  and adds per layer the int-vs-sim difference in LSB (lsb_max, lsb_diff, lsb_ties columns).\n";
+    "  and adds per layer the int-vs-sim difference in LSB (lsb_max, lsb_diff, lsb_ties columns).\n"
+    "  --metric M (hmct spellings accepted: cosine-similarity, mse, ...): the summary gives the model output's\n"
+    "  M and the 5 layers worst by M (the tables hold every metric).\n";
 static const char *qr__usage_runall =
     "usage: qreport runall BASE.onnx ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--num-steps N]] [-o report.zip]\n"
-    "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...]\n"
+    "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
+    "                      [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
+    "                      [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B']\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
@@ -102,14 +120,31 @@ static const char *qr__usage_runall =
     "  unzipped bundle in DIR, written after the zip and as atomically (an existing DIR is replaced only\n"
     "  when empty or an earlier bundle); when DIR cannot be written the exit code is 1, DIR is left as it\n"
     "  was and the zip, already complete, stays. Exit code 10 when a --fail-if-* gate is not met (the\n"
-    "  bundle is still written).\n";
+    "  bundle is still written).\n"
+    "  --metric sorts the sensitivity and, when given, draws the cumulative-error curves (default Cosine).\n"
+    "  --plot-nodes: a name that is no node or value of either model is an error (exit 1) naming it with\n"
+    "  close names. --channel-axis N (hmct axis): the box plots' channel axis for every value (negative:\n"
+    "  from the end). --nodes, --node-type, --rank-output, --quantize-nodes, --non-quantize-nodes: as for\n"
+    "  qreport sensitivity (--rank-output also ranks the --data samples).\n";
 static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
-    "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10] [--quiet]\n"
+    "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10]\n"
+    "                           [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
+    "                           [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--quiet]\n"
     "  Quantization sensitivity of every quantizer (activation, weight, both per node) measured at the\n"
     "  model output(s): sensitive_ops.txt/.csv/.json sorted worst first by --metric (default L1), and the\n"
     "  cumulative error along the graph (accumulated_error.csv) for weight-only, activation-only, full\n"
-    "  quantization and all-but-top-k. one-on (default): only the row's quantizers on; off-one: all on but it.\n";
+    "  quantization and all-but-top-k. one-on (default): only the row's quantizers on; off-one: all on but it.\n"
+    "  --metric also picks the cumulative error's metric (default Cosine); hmct's spellings are accepted\n"
+    "  (cosine-similarity, mse, ...).\n"
+    "  --nodes A,B (hmct interested_nodes): only the rows of these nodes (compute node, Q/DQ node or value\n"
+    "  names of either model). --node-type (hmct node_type): activation rows, weight rows, or one row per\n"
+    "  node (node: its activation and weight quantizers together). --rank-output NAME (hmct output_node):\n"
+    "  metrics at that graph output alone.\n"
+    "  --quantize-nodes 'A;A,B' (hmct quantize_node=[['A'],['A','B']]): one more cumulative-error curve per\n"
+    "  set (';' separates sets, ',' names) with only the set's quantizers on; --non-quantize-nodes: all on\n"
+    "  but the set's. A node's quantizers are those of its outputs, weights and bias. Unknown names are an\n"
+    "  error naming them with close names.\n";
 
 static void qr__print_usage(FILE *f) {
     fprintf(f,
@@ -154,6 +189,23 @@ static bool qr__cli_size(const char *s, int64_t *out) {
     if (end == s || *end || !(v > 0) || v * mul > 9.0e18) return false;
     *out = (int64_t)(v * mul);
     return true;
+}
+
+/* The options of issue 21's knobs: each command takes those its usage text names. */
+static bool qr__cli_knob(const char *a) {
+    static const char *const knobs[] = { "--quantize-nodes", "--non-quantize-nodes", "--nodes", "--node-type",
+                                         "--rank-output", "--prefixes", "--types", "--channel-axis", "--save-values",
+                                         "--from-values" };
+    for (int k = 0; k < QR_ARRAY_LEN(knobs); k++) if (!strcmp(a, knobs[k])) return true;
+    return false;
+}
+
+/* Whether usage names option a as a word ("--nodes" is not "--plot-nodes"). */
+static bool qr__cli_usage_names(const char *usage, const char *a) {
+    size_t n = strlen(a);
+    for (const char *p = strstr(usage, a); p; p = strstr(p + 1, a))
+        if ((p == usage || p[-1] == ' ' || p[-1] == '[') && (p[n] == ' ' || p[n] == ']' || p[n] == '\n')) return true;
+    return false;
 }
 
 static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage, bool two_models) {
@@ -214,6 +266,32 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
             }
             o->repeat = (int)r;
         }
+        else if (qr__cli_knob(a)) {
+            /* the newer options are taken only by the commands whose usage names them */
+            if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
+            const char *v;
+            QR__NEXT(v);
+            if (!strcmp(a, "--quantize-nodes")) o->quantize_nodes = v;
+            else if (!strcmp(a, "--non-quantize-nodes")) o->non_quantize_nodes = v;
+            else if (!strcmp(a, "--nodes")) o->nodes = v;
+            else if (!strcmp(a, "--node-type")) o->node_type = v;
+            else if (!strcmp(a, "--rank-output")) o->rank_output = v;
+            else if (!strcmp(a, "--prefixes")) o->prefixes = v;
+            else if (!strcmp(a, "--types")) o->types = v;
+            else if (!strcmp(a, "--save-values")) o->save_values = v;
+            else if (!strcmp(a, "--from-values")) o->from_values = v;
+            else if (!strcmp(a, "--channel-axis")) {
+                char *end;
+                long ax = strtol(v, &end, 10);
+                if (end == v || *end || ax < -QR_MAX_RANK || ax >= QR_MAX_RANK) {
+                    fprintf(stderr, "qreport: --channel-axis '%s': expected an axis %d..%d\n%s", v, -QR_MAX_RANK,
+                            QR_MAX_RANK - 1, usage);
+                    return QR_EXIT_USAGE;
+                }
+                o->have_channel_axis = true;
+                o->channel_axis = (int)ax;
+            }
+        }
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "qreport: unknown option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
         else if (!o->model) o->model = a;
         else if (two_models && !o->model2) o->model2 = a;
@@ -233,6 +311,11 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
     }
     if (o->sens_mode && strcmp(o->sens_mode, "one-on") && strcmp(o->sens_mode, "off-one")) {
         fprintf(stderr, "qreport: --sensitivity must be one-on or off-one\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    QrNodeType nt;
+    if (o->node_type && qr_node_type_parse(o->node_type, &nt) != QR_OK) {
+        fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
         return QR_EXIT_USAGE;
     }
     QrMetricKind mk;
@@ -565,8 +648,10 @@ static int qr_cli_profile(int argc, char **argv) {
     QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
     int nonfinite = 0;
-    st = qr_mkdir_p(dir);
-    if (st == QR_OK) st = qr_profile_write(g, in, NULL, NULL, dir, "", &nonfinite);
+    QrProfileSel sel = { o.prefixes, o.types };
+    st = qr_profile_sel_check(g, &sel);
+    if (st == QR_OK) st = qr_mkdir_p(dir);
+    if (st == QR_OK) st = qr_profile_write_sel(g, in, NULL, NULL, dir, "", &sel, &nonfinite);
     if (st == QR_OK && nonfinite) qr__cli_warn(&o, "%d rows contain NaN/Inf values (see the NaN and Inf columns)", nonfinite);
     if (st == QR_OK && !o.quiet) printf("wrote %s/statistic.txt and %s/statistic.csv\n", dir, dir);
     qr__cli_release(g, in);
@@ -685,6 +770,62 @@ static int qr__cli_pair(int argc, char **argv, const char *usage, QrCliOpts *o, 
     return qr__cli_fail(st);
 }
 
+/* Every name of a list (names separated by any of seps) must be a node or value of b or a:
+ * else the error names it with close names. */
+static QrStatus qr__cli_names_check(const char *list, const char *seps, const QrGraph *b, const QrGraph *a, const char *opt) {
+    char *buf = list ? strdup(list) : NULL;
+    if (list && !buf) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus st = QR_OK;
+    char *save = NULL;
+    for (char *tok = buf ? strtok_r(buf, seps, &save) : NULL; st == QR_OK && tok; tok = strtok_r(NULL, seps, &save)) {
+        while (*tok == ' ') tok++;
+        if (!*tok || qr_select_name_known(b, a, tok)) continue;
+        int n = 0;
+        const char **names = qr_select_graph_names(b, a, &n);
+        char sug[512];
+        qr_select_suggest(tok, names, n, sug, sizeof sug);
+        free(names);
+        st = qr_errf(QR_ERR_INVALID, "%s: '%s' is no node or value of %s or %s%s", opt, tok, b->path ? b->path : "the baseline",
+                     a && a->path ? a->path : "the analysis model", sug);
+    }
+    free(buf);
+    return st;
+}
+
+/* The sensitivity knobs shared by sensitivity and runall (names checked against b and a). */
+static QrStatus qr__cli_sens_knobs(const QrCliOpts *o, const QrGraph *b, const QrGraph *a, QrSensOpts *so) {
+    so->nodes = o->nodes;
+    so->rank_output = o->rank_output;
+    if (o->node_type) QR_TRY(qr_node_type_parse(o->node_type, &so->node_type));
+    int idx;
+    QR_TRY(qr_select_output(b, o->rank_output, &idx));
+    QR_TRY(qr__cli_names_check(o->nodes, ",", b, a, "--nodes"));
+    QR_TRY(qr__cli_names_check(o->quantize_nodes, ";,", b, a, "--quantize-nodes"));
+    return qr__cli_names_check(o->non_quantize_nodes, ";,", b, a, "--non-quantize-nodes");
+}
+
+/* compare --metric: the model output's metric and the 5 layers worst by it. */
+static void qr__cli_worst_layers(const QrSession *se, const QrCompare *c, const char *metric) {
+    QrMetricKind mk = QR_METRIC_L1;
+    qr_metric_parse(metric, &mk);
+    printf("model output %s: %.6g; worst layers by %s:\n", qr_metric_name(mk), qr_metric_get(&c->out, mk), qr_metric_name(mk));
+    int pick[5], np = 0;
+    for (int r = 0; r < 5; r++) {
+        int best = -1;
+        for (int k = 0; k < c->n; k++) {
+            if (!c->rows[k].has_m) continue;
+            bool taken = false;
+            for (int j = 0; j < np; j++) taken |= pick[j] == k;
+            if (taken) continue;
+            if (best < 0 || qr_metric_badness(&c->rows[k].m, mk) > qr_metric_badness(&c->rows[best].m, mk)) best = k;
+        }
+        if (best < 0) break;
+        pick[np++] = best;
+        printf("  %d. %-40s %s %.6g\n", r + 1, se->b->nodes[se->m.m[c->rows[best].match].b_node].name, qr_metric_name(mk),
+               qr_metric_get(&c->rows[best].m, mk));
+    }
+}
+
 static int qr_cli_compare(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b = NULL, *a = NULL;
@@ -703,6 +844,7 @@ static int qr_cli_compare(int argc, char **argv) {
         if (c.first_drop >= 0)
             printf("first layer below Cosine %.4g: %s (%.6f)\n", o.cos_threshold,
                    b->nodes[se.m.m[c.rows[c.first_drop].match].b_node].name, c.rows[c.first_drop].m.cosine);
+        if (o.metric) qr__cli_worst_layers(&se, &c, o.metric);
         printf("wrote %s/compare_per_layer_out.txt and .csv\n", dir);
     }
     qr_compare_free(&c);
@@ -740,6 +882,10 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     int topk[12], nk = 0;
     QrStatus st = qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", topk, 12, &nk) ? QR_OK
                 : qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
+    if (st == QR_OK) st = qr__cli_sens_knobs(&o, b, a, &so);
+    QrAccSets sets = {0};
+    if (st == QR_OK && o.quantize_nodes) st = qr_select_acc_sets(&se, o.quantize_nodes, true, &sets);
+    if (st == QR_OK && o.non_quantize_nodes) st = qr_select_acc_sets(&se, o.non_quantize_nodes, false, &sets);
     QrSensResult sr = {0};
     QrAccum acc = {0};
     QrProgress pr;
@@ -750,7 +896,7 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_sens_write(&se, &sr, dir);
     qr_progress_begin(&pr, "accumulated error", 0);
-    if (st == QR_OK) st = qr_accum_run(&se, &sr, topk, nk, o.metric ? so.metric : QR_METRIC_COSINE, &acc);
+    if (st == QR_OK) st = qr_accum_run_sets(&se, &sr, topk, nk, &sets, o.metric ? so.metric : QR_METRIC_COSINE, &acc);
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_accum_write(&se, &acc, dir);
     if (st == QR_OK && !o.quiet) {
@@ -762,6 +908,7 @@ static int qr_cli_sensitivity(int argc, char **argv) {
         printf("wrote %s/sensitive_ops.txt/.csv/.json and %s/accumulated_error.csv\n", dir, dir);
     }
     qr_accum_free(&acc);
+    qr_select_acc_sets_free(&sets);
     qr_sens_free(&sr);
     qr_session_close(&se);
     qr_graph_free(a);
@@ -795,6 +942,10 @@ static int qr_cli_runall(int argc, char **argv) {
         fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__usage_runall);
         return QR_EXIT_USAGE;
     }
+    QrSensOpts knobs = {0};
+    st = qr__cli_sens_knobs(&o, b, a, &knobs);
+    if (st == QR_OK) st = qr__cli_names_check(o.plot_nodes, ",", b, a, "--plot-nodes");
+    if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
     if (o.data_dir) {
         QrMetricKind mk = QR_METRIC_L1;
         if (o.metric) qr_metric_parse(o.metric, &mk);
@@ -802,7 +953,9 @@ static int qr_cli_runall(int argc, char **argv) {
         qr_progress_init(&pr, stderr, o.quiet);
         qr_progress_begin(&pr, "bad-case search", 0);
         QrStepHook hook = qr_progress_hook(&pr);
-        st = qr_badcase_search(b, a, o.data_dir, o.num_steps, mk, &hook, &bc);
+        int only = -1;
+        qr_select_output(b, o.rank_output, &only);
+        st = qr_badcase_search_at(b, a, o.data_dir, o.num_steps, mk, only, &hook, &bc);
         qr_progress_end(&pr, st);
         have_bc = st == QR_OK;
         if (st == QR_OK && !o.quiet)
@@ -822,10 +975,16 @@ static int qr_cli_runall(int argc, char **argv) {
                         .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode,
                         .badcase = have_bc ? &bc : NULL, .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
     if (have_bc) ro.random_input = false;
+    ro.sens = knobs;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
     ro.sens.metric = QR_METRIC_L1;
     ro.sens.reverse = o.reverse;
     if (o.metric) qr_metric_parse(o.metric, &ro.sens.metric);
+    ro.metric_given = o.metric != NULL;
+    ro.quantize_nodes = o.quantize_nodes;
+    ro.non_quantize_nodes = o.non_quantize_nodes;
+    ro.have_channel_axis = o.have_channel_axis;
+    ro.channel_axis = o.channel_axis;
     if (!qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", ro.topk, 12, &ro.n_topk))
         st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
     QrRunallResult res;
@@ -849,10 +1008,11 @@ static int qr_cli_runall(int argc, char **argv) {
 
 static const char *qr__usage_badcase =
     "usage: qreport find-bad-case BASE.onnx ANALYSIS.onnx --data DIR [--num-steps N] [--metric L1|Cosine|MSE|KL|SQNR]\n"
-    "                             [-o DIR] [--quiet]\n"
+    "                             [--rank-output NAME] [-o DIR] [--quiet]\n"
     "  Runs both models on every sample of DIR (hmct layout: one folder per model input named after it,\n"
     "  files 0.npy, 1.npy, ...; a flat folder of .npy for single-input models), measures --metric at the\n"
-    "  model outputs and writes the worst sample as badcase.npy plus the per-sample list badcase_list.txt/.csv.\n";
+    "  model outputs and writes the worst sample as badcase.npy plus the per-sample list badcase_list.txt/.csv.\n"
+    "  --rank-output NAME: the metric at that graph output alone (a multi-head model's bad head).\n";
 
 static int qr_cli_badcase(int argc, char **argv) {
     QrCliOpts o;
@@ -872,7 +1032,9 @@ static int qr_cli_badcase(int argc, char **argv) {
     qr_progress_init(&pr, stderr, o.quiet);
     qr_progress_begin(&pr, "bad-case search", 0);
     QrStepHook hook = qr_progress_hook(&pr);
-    if (st == QR_OK) st = qr_badcase_search(b, a, o.data_dir, o.num_steps, mk, &hook, &bc);
+    int only = -1;
+    if (st == QR_OK) st = qr_select_output(b, o.rank_output, &only);
+    if (st == QR_OK) st = qr_badcase_search_at(b, a, o.data_dir, o.num_steps, mk, only, &hook, &bc);
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_badcase_write(&bc, dir);

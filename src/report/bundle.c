@@ -30,6 +30,7 @@ typedef struct QrBd {
     QrCompare cmp;
     QrSensResult sens;
     QrAccum acc;
+    QrAccSets acc_sets;          /* --quantize-nodes / --non-quantize-nodes (acc's column names point here) */
     QrCheckSummary chk;
     const char *fail_name[QR__BN_MAX_FAIL], *fail_msg[QR__BN_MAX_FAIL];
     int n_fail;
@@ -691,7 +692,7 @@ static QrStatus qr__bn_plot_job(void *ctx, int job, int tid) {
         int n = 0, ns = bd->acc.n_settings;
         double *y = malloc(((size_t)se->m.n * (size_t)ns + 1) * sizeof(double));
         const char **names = malloc(((size_t)se->m.n + 1) * sizeof *names);
-        QrSeries ser[16];
+        QrSeries ser[QR_ARRAY_LEN(bd->acc.setting)];
         if (!y || !names) { free(y); free(names); st = qr_errf(QR_ERR_NOMEM, "out of memory"); goto done; }
         for (int i = 0; i < se->m.n; i++) if (se->vis[i] >= 0) names[n++] = se->b->nodes[se->m.m[i].b_node].name;
         for (int k = 0; k < ns; k++) {
@@ -789,6 +790,15 @@ static QrStatus qr__bn_plots(QrBd *bd) {
 }
 
 /* ==== the run ========================================================================== */
+
+/* The cumulative error's user node sets (--quantize-nodes / --non-quantize-nodes). */
+static QrStatus qr__bn_acc_sets(QrBd *bd) {
+    const QrRunallOpts *o = bd->o;
+    QrStatus st = QR_OK;
+    if (o->quantize_nodes) st = qr_select_acc_sets(&bd->se, o->quantize_nodes, true, &bd->acc_sets);
+    if (st == QR_OK && o->non_quantize_nodes) st = qr_select_acc_sets(&bd->se, o->non_quantize_nodes, false, &bd->acc_sets);
+    return st;
+}
 
 /* What runall computes right after the baseline run, as independent jobs (QrSeJobFn): 0 and
  * 1 the per-layer comparison's two runs (the analysis model, with its statistics from the
@@ -912,7 +922,10 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         if (s2 == QR_OK) s2 = qr_sens_write(&bd->se, &bd->sens, bd->dir);
         qr__bn_done(bd, "sensitivity", s2);
         qr_progress_begin(&bd->prog, "accumulated error", 0);
-        s2 = qr_accum_run(&bd->se, bd->have_sens ? &bd->sens : NULL, o->topk, bd->have_sens ? o->n_topk : 0, QR_METRIC_COSINE, &bd->acc);
+        s2 = qr__bn_acc_sets(bd);
+        if (s2 == QR_OK)
+            s2 = qr_accum_run_sets(&bd->se, bd->have_sens ? &bd->sens : NULL, o->topk, bd->have_sens ? o->n_topk : 0,
+                                   &bd->acc_sets, o->metric_given ? o->sens.metric : QR_METRIC_COSINE, &bd->acc);
         bd->have_acc = s2 == QR_OK;
         if (s2 == QR_OK) s2 = qr_accum_write(&bd->se, &bd->acc, bd->dir);
         qr__bn_done(bd, "accumulated error", s2);
@@ -935,7 +948,8 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         if (s2 == QR_OK) s2 = qr_whatif_write(&bd->se, &bd->wi, bd->dir);
         qr__bn_done(bd, "mixed precision", s2);
         qr_progress_begin(&bd->prog, "distributions", 0);
-        s2 = qr_dist_collect(&bd->se, bd->have_sens ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes, 0, &bd->dist);
+        s2 = qr_dist_collect_axis(&bd->se, bd->have_sens ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes, 0,
+                                  o->have_channel_axis, o->channel_axis, &bd->dist);
         bd->have_dist = s2 == QR_OK;
         qr_session_ref_free(&bd->se);        /* the last user of the all-on reference */
         qr__bn_done(bd, "distributions", s2);
@@ -1008,6 +1022,7 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
     qr_compare_free(&bd->cmp);
     qr_sens_free(&bd->sens);
     qr_accum_free(&bd->acc);
+    qr_select_acc_sets_free(&bd->acc_sets);
     if (bd->have_w) qr_weights_free(&bd->w);
     if (bd->have_adv) qr_advice_free(&bd->adv);
     if (bd->have_wi) qr_whatif_free(&bd->wi);

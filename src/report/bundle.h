@@ -21,6 +21,12 @@ typedef struct QrRunallOpts {
     int n_plot_nodes;
     const char *const *warnings; /* warnings from loading (manifest) */
     int n_warnings;
+    /* knobs (README "Coming from hmct-debugger / QuantAnalysis"); zero = the default bundle */
+    bool metric_given;           /* --metric given: the cumulative-error curves use sens.metric (else Cosine) */
+    const char *quantize_nodes;      /* --quantize-nodes 'A;A,B': one curve per set, only those quantized */
+    const char *non_quantize_nodes;  /* --non-quantize-nodes: one curve per set, all but those quantized */
+    bool have_channel_axis;      /* --channel-axis: the box plots' channel axis */
+    int channel_axis;
 } QrRunallOpts;
 
 typedef struct QrRunallResult {

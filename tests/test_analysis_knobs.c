@@ -385,6 +385,168 @@ static void test_knobs_plots(void) {
     QT_CHECKF(named, "plot named '%s', want '%s'", gotc, want);
 }
 
+typedef struct QtCapture { int want; QrTensor t; } QtCapture;
+static QrStatus qt_capture_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QtCapture *c = user;
+    QR_UNUSED(g);
+    QR_UNUSED(node);
+    if (value != c->want || c->t.data) return QR_OK;
+    return qr_tensor_to_f32(t, &c->t);
+}
+
+/* compare --save-values then --from-values: the tables, the advisor and the page are the
+ * direct run's, byte for byte; every saved value is the matched value (the baseline's equals
+ * a plain run of the baseline model's node output). */
+static void test_knobs_values(void) {
+    QtCli r;
+    const char *d = qt_tmpdir();
+    qt_cli(&r, "compare " QT_KN_PAIR "/base.onnx " QT_KN_PAIR "/analysis.onnx -i " QT_KN_PAIR "/input.npy -o %s/kn_v1 "
+               "--save-values %s/kn_vals --quiet", d, d);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "compare " QT_KN_PAIR "/base.onnx " QT_KN_PAIR "/analysis.onnx -o %s/kn_v2 --from-values %s/kn_vals --quiet", d, d);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    QT_CHECKF(!strstr(r.err, "random"), "used a random input: %s", r.err);
+    const char *files[] = { "compare_per_layer_out.txt", "compare_per_layer_out.csv", "abnormal_layer_advisor.txt",
+                            "compare_per_layer.html", "plots/per_layer_metrics.png" };
+    for (int i = 0; i < QR_ARRAY_LEN(files); i++) {
+        char p1[512], p2[512];
+        snprintf(p1, sizeof p1, "%s/kn_v1/%s", d, files[i]);
+        snprintf(p2, sizeof p2, "%s/kn_v2/%s", d, files[i]);
+        unsigned char *a = NULL, *b = NULL;
+        size_t la = 0, lb = 0;
+        QT_OK(qr_file_read(p1, 0, &a, &la));
+        QrStatus st = qr_file_read(p2, 0, &b, &lb);
+        bool same = st == QR_OK && la == lb && la > 100 && !memcmp(a, b, la);
+        free(a);
+        free(b);
+        QT_OK(st);
+        QT_CHECKF(same, "%s differs between the direct run and --from-values", files[i]);
+    }
+    /* the index maps each layer to its files; the baseline file holds the baseline model's value */
+    char p[512];
+    snprintf(p, sizeof p, "%s/kn_vals/index.tsv", d);
+    unsigned char *idx = NULL;
+    size_t li = 0;
+    QT_OK(qr_file_read(p, 0, &idx, &li));
+    char *txt = realloc(idx, li + 1);
+    QT_CHECK(txt);
+    txt[li] = 0;
+    char *line = strstr(txt, "\nlayer\t0\t");
+    char nm[256] = "", bf[64] = "", af[64] = "", lf[64] = "", bv[256] = "";
+    bool parsed = line && sscanf(line, "\nlayer\t0\t%255[^\t]\t%63[^\t]\t%63[^\t]\t%63[^\t]\t%255[^\t]\t", nm, bf, af, lf, bv) == 5;
+    int layers = 0;
+    for (char *q = txt; (q = strstr(q, "\nlayer\t")); q++) layers++;
+    free(txt);
+    QT_CHECKF(parsed && layers >= 6, "index.tsv: layer 0 parsed %d, %d layers", parsed, layers);
+    QrGraph *g = NULL;
+    QT_OK(qr_onnx_load(QT_KN_PAIR "/base.onnx", &g));
+    QrTensor in = {0}, saved = {0};
+    QrStatus st = qr_npy_read(QT_KN_PAIR "/input.npy", &in);
+    if (st == QR_OK) st = qr_graph_infer(g, &in);
+    snprintf(p, sizeof p, "%s/kn_vals/%s", d, bf);
+    if (st == QR_OK) st = qr_npy_read(p, &saved);
+    /* a plain run of the baseline, the value layer 0 names (a separate tap) */
+    QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    QtCapture cap = { .want = qr_graph_find(g, bv) };
+    QrRunOpts ro = { .tap = qt_capture_tap, .tap_user = &cap };
+    if (st == QR_OK) st = outs ? qr_run(g, &in, &ro, outs) : QR_ERR_NOMEM;
+    bool same = st == QR_OK && cap.want >= 0 && cap.t.data && saved.numel == cap.t.numel && saved.dtype == QR_DT_F32 &&
+                !memcmp(saved.data, cap.t.data, (size_t)saved.numel * sizeof(float));
+    for (int k = 0; outs && k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
+    free(outs);
+    qr_tensor_free_data(&cap.t);
+    qr_tensor_free_data(&saved);
+    qr_tensor_free_data(&in);
+    qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    QT_CHECK(same);
+    /* values of another pair: refused, naming the layer */
+    qt_cli(&r, "compare fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx -o %s/kn_v3 --from-values %s/kn_vals", d, d);
+    QT_CHECKF(r.code == 1 && !r.crashed && strstr(r.err, "other models"), "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "compare " QT_KN_PAIR "/base.onnx " QT_KN_PAIR "/analysis.onnx -o %s/kn_v3 --from-values %s/nothing_here", d, d);
+    QT_CLI_FAILS(r, "index.tsv");
+}
+
+/* compare writes the advisor and its page (runall's per-layer section and the findings). */
+static void test_knobs_compare_page(void) {
+    QtCli r;
+    const char *d = qt_tmpdir();
+    qt_cli(&r, "compare " QT_KN_PAIR "/base.onnx " QT_KN_PAIR "/analysis.onnx -i " QT_KN_PAIR "/input.npy -o %s/kn_cp --quiet", d);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    char p[512];
+    snprintf(p, sizeof p, "%s/kn_cp/compare_per_layer.html", d);
+    unsigned char *h = NULL;
+    size_t lh = 0;
+    QT_OK(qr_file_read(p, 0, &h, &lh));
+    char *html = realloc(h, lh + 1);
+    QT_CHECK(html);
+    html[lh] = 0;
+    bool ok = strstr(html, "Per-layer comparison") && strstr(html, "/relu2/Relu") && strstr(html, "plots/per_layer_metrics.png") &&
+              strstr(html, "Abnormal layers and fixes");
+    free(html);
+    QT_CHECK(ok);
+    snprintf(p, sizeof p, "%s/kn_cp/abnormal_layer_advisor.txt", d);
+    uint64_t sz = 0;
+    QT_OK(qr_file_size(p, &sz));
+    QT_CHECK(sz > 50);
+}
+
+/* --demote-int16: each row's output metrics equal those of a model with exactly that group of
+ * int16 quantizers on the 8-bit grid (fixtures/make_knob_models.py demote()). */
+static void test_knobs_demote_int16(void) {
+    QtCli r;
+    const char *d = qt_tmpdir();
+#define QT_KN16 "fixtures/qpairs/int16_mixed"
+    qt_cli(&r, "sensitivity " QT_KN16 "/base.onnx " QT_KN16 "/analysis.onnx -i " QT_KN16 "/input.npy -o %s/kn_dm --demote-int16 --quiet", d);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    char p[512];
+    QtCsv dm;
+    snprintf(p, sizeof p, "%s/kn_dm/int16_demotion.csv", d);
+    QT_CHECKF(qt_csv_load(p, &dm), "no %s", p);
+    static const struct { const char *tensor, *model; } want[] = {
+        { "/dw/Conv_output_0", "dw" }, { "pw.weight", "pw_weight" }, { "/Add_output_0", "add" },
+    };
+    int tcol = qt_csv_col(&dm, "tensor"), dcol = qt_csv_col(&dm, "dtype");
+    int cols[3] = { qt_csv_col(&dm, "L1"), qt_csv_col(&dm, "Cosine"), qt_csv_col(&dm, "MSE") };
+    int bad = 0, checked = 0;
+    char msg[512] = "";
+    double l1[3] = { NAN, NAN, NAN };
+    for (int w = 0; w < QR_ARRAY_LEN(want) && tcol >= 0 && dcol >= 0; w++) {
+        qt_cli(&r, "compare " QT_KN16 "/base.onnx " QT_KN16 "/knobs/demote_%s.onnx -i " QT_KN16 "/input.npy -o %s/kn_dmc_%s --quiet",
+               want[w].model, d, want[w].model);
+        QtCsv cmp;
+        snprintf(p, sizeof p, "%s/kn_dmc_%s/compare_per_layer_out.csv", d, want[w].model);
+        if (r.code || !qt_csv_load(p, &cmp)) { bad++; snprintf(msg, sizeof msg, "compare %s: %d %s", want[w].model, r.code, r.err); continue; }
+        /* the graph output is the last layer, /fc/Gemm */
+        int last = cmp.n_rows - 1;
+        int ccols[3] = { qt_csv_col(&cmp, "L1"), qt_csv_col(&cmp, "Cosine"), qt_csv_col(&cmp, "MSE") };
+        bool found = false;
+        for (int row = 1; row < dm.n_rows; row++) {
+            if (strcmp(dm.cell[row][tcol], want[w].tensor)) continue;
+            found = true;
+            if (strcmp(dm.cell[row][dcol], "int16") && !bad++) snprintf(msg, sizeof msg, "%s: dtype %s", want[w].tensor, dm.cell[row][dcol]);
+            for (int c = 0; c < 3; c++) {
+                double ours = strtod(dm.cell[row][cols[c]], NULL), ref = strtod(cmp.cell[last][ccols[c]], NULL);
+                checked++;
+                if (!(fabs(ours - ref) <= 1e-8 * fabs(ref) + 1e-12) && !bad++)
+                    snprintf(msg, sizeof msg, "%s: %s %.9g, demoted model %.9g", want[w].tensor, cmp.cell[0][ccols[c]], ours, ref);
+            }
+            l1[w] = strtod(dm.cell[row][cols[0]], NULL);
+        }
+        if (!found && !bad++) snprintf(msg, sizeof msg, "no row for %s", want[w].tensor);
+        qt_csv_free(&cmp);
+    }
+    qt_csv_free(&dm);
+    QT_CHECKF(!bad && checked == 9, "%s", msg);
+    QT_CHECKF(l1[2] != l1[0], "the add group's demotion changes nothing (%.9g)", l1[2]);   /* the check can fail */
+    /* a model without 16-bit quantizers: no rows, a warning */
+    qt_cli(&r, "sensitivity " QT_KN_PAIR "/base.onnx " QT_KN_PAIR "/analysis.onnx -i " QT_KN_PAIR "/input.npy -o %s/kn_dm8 --demote-int16", d);
+    QT_CHECKF(r.code == 0 && strstr(r.err, "no 16-bit quantizer"), "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "compare " QT_KN16 "/base.onnx " QT_KN16 "/analysis.onnx -o %s/kn_dm9 --demote-int16", d);
+    QT_CHECK(r.code == 2);
+}
+
 static void qt_analysis_knobs_all(void) {
     QT_RUN(test_knobs_quantize_nodes);
     QT_RUN(test_knobs_rank_output);
@@ -393,4 +555,7 @@ static void qt_analysis_knobs_all(void) {
     QT_RUN(test_knobs_metric);
     QT_RUN(test_knobs_profile_select);
     QT_RUN(test_knobs_plots);
+    QT_RUN(test_knobs_values);
+    QT_RUN(test_knobs_compare_page);
+    QT_RUN(test_knobs_demote_int16);
 }

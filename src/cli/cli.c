@@ -39,6 +39,7 @@ typedef struct QrCliOpts {
     int channel_axis;            /* --channel-axis */
     const char *save_values;     /* --save-values DIR */
     const char *from_values;     /* compare --from-values DIR */
+    bool demote_int16;           /* sensitivity --demote-int16 */
 } QrCliOpts;
 
 static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -94,7 +95,8 @@ static const char *qr__usage_profile =
 
 static const char *qr__usage_compare =
     "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--mode sim|int|both]\n"
-    "                       [--cos-threshold X] [--metric L1|Cosine|MSE|KL|SQNR] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "                       [--cos-threshold X] [--metric L1|Cosine|MSE|KL|SQNR] [--save-values DIR | --from-values DIR]\n"
+    "                       [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Per-layer comparison of the analysis (quantized) model with the float baseline on one input:\n"
     "  compare_per_layer_out.txt/.csv with Cosine, MSE, L1, KL, SQNR, Atol, Rtol, min/max/mean/var of both,\n"
     "  and the local (shadow) Cosine/SQNR of each layer re-run on the baseline's inputs.\n"
@@ -102,7 +104,13 @@ static const char *qr__usage_compare =
     "  DQ->op->Q patterns on integer kernels (as ONNX Runtime with all optimizations); both compares sim\n"
     "  and adds per layer the int-vs-sim difference in LSB (lsb_max, lsb_diff, lsb_ties columns).\n"
     "  --metric M (hmct spellings accepted: cosine-similarity, mse, ...): the summary gives the model output's\n"
-    "  M and the 5 layers worst by M (the tables hold every metric).\n";
+    "  M and the 5 layers worst by M (the tables hold every metric).\n"
+    "  Also writes abnormal_layer_advisor.txt (the advisor on this comparison) and compare_per_layer.html\n"
+    "  (runall's per-layer section with plots/per_layer_metrics.png and the advisor's findings).\n"
+    "  --save-values DIR: every compared value of both models as .npy (baseline, analysis, local re-run,\n"
+    "  graph outputs, inputs) with DIR/index.tsv mapping each layer to its files (QuantAnalysis run()).\n"
+    "  --from-values DIR: the tables, advisor and page recomputed from a saved run without running the\n"
+    "  models (the models give the structure; QuantAnalysis set_model_profiler_dir). No -i, no --mode.\n";
 static const char *qr__usage_runall =
     "usage: qreport runall BASE.onnx ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--num-steps N]] [-o report.zip]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
@@ -130,7 +138,7 @@ static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10]\n"
     "                           [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
-    "                           [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--quiet]\n"
+    "                           [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16] [--quiet]\n"
     "  Quantization sensitivity of every quantizer (activation, weight, both per node) measured at the\n"
     "  model output(s): sensitive_ops.txt/.csv/.json sorted worst first by --metric (default L1), and the\n"
     "  cumulative error along the graph (accumulated_error.csv) for weight-only, activation-only, full\n"
@@ -141,6 +149,9 @@ static const char *qr__usage_sensitivity =
     "  names of either model). --node-type (hmct node_type): activation rows, weight rows, or one row per\n"
     "  node (node: its activation and weight quantizers together). --rank-output NAME (hmct output_node):\n"
     "  metrics at that graph output alone.\n"
+    "  --demote-int16 (QuantAnalysis reserve): for a model with 16-bit quantizers, int16_demotion.txt/.csv/.json:\n"
+    "  each 16-bit quantizer (with those sharing its scale) put on the 8-bit grid of the same range, the\n"
+    "  measured output cost, cheapest first by --metric, with its dtype.\n"
     "  --quantize-nodes 'A;A,B' (hmct quantize_node=[['A'],['A','B']]): one more cumulative-error curve per\n"
     "  set (';' separates sets, ',' names) with only the set's quantizers on; --non-quantize-nodes: all on\n"
     "  but the set's. A node's quantizers are those of its outputs, weights and bias. Unknown names are an\n"
@@ -265,6 +276,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
                 return QR_EXIT_USAGE;
             }
             o->repeat = (int)r;
+        }
+        else if (!strcmp(a, "--demote-int16")) {
+            if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
+            o->demote_int16 = true;
         }
         else if (qr__cli_knob(a)) {
             /* the newer options are taken only by the commands whose usage names them */
@@ -831,27 +846,75 @@ static int qr_cli_compare(int argc, char **argv) {
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
     QrSession se = {0};
-    int rc = qr__cli_pair(argc, argv, qr__usage_compare, &o, &b, &a, &in, &se);
-    if (rc >= 0) return rc;
+    /* --from-values DIR: the inputs are the ones saved there (as -i), the models only give the structure */
+    int rc = qr__cli_parse(argc, argv, &o, qr__usage_compare, true);
+    if (rc) return rc < 0 ? 0 : rc;
+    QrArena ar = {0};
+    char **av = argv;
+    int ac = argc;
+    if (o.from_values) {
+        const char *why = o.n_inputs ? "takes the inputs saved in DIR (no -i)" : o.save_values ? "and --save-values are exclusive"
+                        : o.mode && strcmp(o.mode, "sim") ? "recomputes the saved comparison (no --mode)" : NULL;
+        if (why) { fprintf(stderr, "qreport: --from-values %s\n%s", why, qr__usage_compare); return QR_EXIT_USAGE; }
+        const char *paths[16];
+        int np = 0;
+        QrStatus st = qr_values_inputs(o.from_values, &ar, paths, 16, &np);
+        av = st == QR_OK ? qr_arena_array(&ar, (size_t)(argc + 2 * np + 1), sizeof(char *)) : NULL;
+        if (st == QR_OK && !av) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        if (st != QR_OK) { qr_arena_free(&ar); return qr__cli_fail(st); }
+        for (int k = 0; k < argc; k++) av[k] = argv[k];
+        for (int k = 0; k < np; k++) { av[argc + 2 * k] = "-i"; av[argc + 2 * k + 1] = (char *)paths[k]; }
+        ac = argc + 2 * np;
+    }
+    rc = qr__cli_pair(ac, av, qr__usage_compare, &o, &b, &a, &in, &se);
+    if (rc >= 0) { qr_arena_free(&ar); return rc; }
     const char *dir = o.out_dir ? o.out_dir : ".";
     QrStatus st = QR_OK;
     QrCompare c = {0};
-    if (st == QR_OK) st = qr_compare_mode(&se, o.mode, o.cos_threshold, &c);
+    if (o.save_values) st = qr_values_keep(&se);
+    if (st == QR_OK) st = o.from_values ? qr_values_load_compare(&se, o.from_values, o.cos_threshold, &c)
+                                        : qr_compare_mode(&se, o.mode, o.cos_threshold, &c);
+    if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_compare_write(&se, &c, dir);
+    if (st == QR_OK && o.save_values) st = qr_values_save(&se, &c, o.save_values);
+    /* Horizon's compare_per_layer also writes the advisor and a page */
+    QrAdvice adv = {0};
+    bool have_adv = false;
+    char *adv_txt = NULL;
+    if (st == QR_OK) {
+        st = qr_advisor_run(&se, &c, NULL, NULL, NULL, &adv);
+        have_adv = st == QR_OK;
+    }
+    if (st == QR_OK) st = qr_advisor_write(&se, &adv, dir);
+    if (st == QR_OK) {
+        unsigned char *t = NULL;
+        size_t tl = 0;
+        st = qr_file_read(qr_arena_printf(&ar, "%s/abnormal_layer_advisor.txt", dir), 0, &t, &tl);
+        adv_txt = st == QR_OK ? realloc(t, tl + 1) : NULL;
+        if (st == QR_OK && !adv_txt) { free(t); st = qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        if (adv_txt) adv_txt[tl] = 0;
+    }
+    if (st == QR_OK) st = qr_bundle_compare_page(&se, &c, adv_txt, dir);
     if (st == QR_OK && !o.quiet) {
-        printf("model output: Cosine %.6f, SQNR %.2f dB, L1 %.6g (%d layers compared)\n", c.out.cosine, c.out.sqnr,
-               c.out.l1, c.n);
+        printf("model output: Cosine %.6f, SQNR %.2f dB, L1 %.6g (%d layers compared%s)\n", c.out.cosine, c.out.sqnr,
+               c.out.l1, c.n, o.from_values ? ", from saved values" : "");
         if (c.first_drop >= 0)
             printf("first layer below Cosine %.4g: %s (%.6f)\n", o.cos_threshold,
                    b->nodes[se.m.m[c.rows[c.first_drop].match].b_node].name, c.rows[c.first_drop].m.cosine);
         if (o.metric) qr__cli_worst_layers(&se, &c, o.metric);
-        printf("wrote %s/compare_per_layer_out.txt and .csv\n", dir);
+        if (have_adv) printf("advisor: %d finding%s\n", adv.n, adv.n == 1 ? "" : "s");
+        printf("wrote %s/compare_per_layer_out.txt and .csv, abnormal_layer_advisor.txt, compare_per_layer.html\n", dir);
+        if (o.save_values) printf("saved the compared values in %s (index.tsv)\n", o.save_values);
     }
+    free(adv_txt);
+    if (have_adv) qr_advice_free(&adv);
+    qr_values_keep_free(&se);
     qr_compare_free(&c);
     qr_session_close(&se);
     qr_graph_free(a);
     free(a);
     qr__cli_release(b, in);
+    qr_arena_free(&ar);
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
 
@@ -899,6 +962,24 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     if (st == QR_OK) st = qr_accum_run_sets(&se, &sr, topk, nk, &sets, o.metric ? so.metric : QR_METRIC_COSINE, &acc);
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_accum_write(&se, &acc, dir);
+    QrDemotion dm = {0};
+    bool have_dm = false;
+    if (st == QR_OK && o.demote_int16) {
+        qr_progress_begin(&pr, "int16 demotion", 0);
+        st = qr_demote_run(&se, so.metric, &dm);
+        qr_progress_end(&pr, st);
+        have_dm = st == QR_OK;
+        if (st == QR_OK) st = qr_demote_write(&se, &dm, dir);
+        if (st == QR_OK && !dm.n_16) qr__cli_warn(&o, "--demote-int16: %s has no 16-bit quantizer", o.model2);
+    }
+    if (st == QR_OK && !o.quiet && have_dm) {
+        printf("int16 -> int8 demotion, cheapest first by %s (as given: %s %.6g):\n", qr_metric_name(so.metric),
+               qr_metric_name(so.metric), qr_metric_get(&dm.as_is, so.metric));
+        for (int k = 0; k < dm.n && k < 5; k++)
+            printf("  %d. %-40s %-10s %s -> %s  %s %.6g\n", k + 1, dm.rows[k].name, dm.rows[k].kind, dm.rows[k].dtype,
+                   dm.rows[k].to, qr_metric_name(so.metric), qr_metric_get(&dm.rows[k].m, so.metric));
+    }
+    if (have_dm) qr_demote_free(&dm);
     if (st == QR_OK && !o.quiet) {
         printf("%d sensitivity rows (%s), sorted by %s; node executions %lld vs %lld for full re-runs\n", sr.n,
                so.off_one ? "off-one" : "one-on", qr_metric_name(so.metric), (long long)sr.n_exec, (long long)sr.n_full);

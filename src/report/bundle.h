@@ -42,4 +42,9 @@ typedef struct QrRunallResult {
 static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTensor *inputs, const QrRunallOpts *o,
                                  QrRunallResult *r);
 
+/* `qreport compare`'s page: compare_per_layer.html in dir (with plots/per_layer_metrics.png) —
+ * the output verdict, runall's per-layer section and, when advisor_txt is given, the advisor's
+ * findings (Horizon's compare_per_layer profiler.html). */
+static QrStatus qr_bundle_compare_page(const QrSession *se, const QrCompare *cmp, const char *advisor_txt, const char *dir);
+
 #endif

@@ -53,6 +53,7 @@
 #include "src/analysis/advisor.h"
 #include "src/analysis/whatif.h"
 #include "src/analysis/badcase.h"
+#include "src/deploy/dump.h"
 #include "src/report/bundle.h"
 
 /* ---- sources ---- */
@@ -129,5 +130,8 @@
 #include "src/analysis/whatif.c"
 #include "src/analysis/demote.c"
 #include "src/analysis/badcase.c"
+#include "src/deploy/dump.c"
+#include "src/deploy/runall.c"
 #include "src/report/bundle.c"
 #include "src/cli/cli.c"
+#include "src/cli/deploy.c"

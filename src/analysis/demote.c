@@ -109,7 +109,7 @@ static QrStatus qr__dm_job(void *ctx, int k, int tid) {
         if (st == QR_OK && q->form == QR_QF_DQ_INIT) {
             /* the integer weight re-quantized from its float weight on the 8-bit grid */
             const QrTensor *w = s->fw[gr->q[m]], *iw = &g->values[q->int_value].t;
-            QrTensor *nw;
+            QrTensor *nw = NULL;
             st = w->numel == iw->numel ? qr__dm_new(pool, &np, d8, iw, &nw)
                : qr_errf(QR_ERR_SHAPE, "'%s': float weight has %lld elements, integer weight %lld", g->values[q->int_value].name,
                          (long long)w->numel, (long long)iw->numel);

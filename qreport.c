@@ -54,6 +54,8 @@
 #include "src/analysis/whatif.h"
 #include "src/analysis/badcase.h"
 #include "src/deploy/dump.h"
+#include "src/deploy/onnxw.h"
+#include "src/deploy/extract.h"
 #include "src/report/bundle.h"
 
 /* ---- sources ---- */
@@ -131,6 +133,8 @@
 #include "src/analysis/demote.c"
 #include "src/analysis/badcase.c"
 #include "src/deploy/dump.c"
+#include "src/deploy/onnxw.c"
+#include "src/deploy/extract.c"
 #include "src/deploy/runall.c"
 #include "src/report/bundle.c"
 #include "src/cli/cli.c"

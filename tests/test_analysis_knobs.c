@@ -540,6 +540,22 @@ static void test_knobs_demote_int16(void) {
     qt_csv_free(&dm);
     QT_CHECKF(!bad && checked == 9, "%s", msg);
     QT_CHECKF(l1[2] != l1[0], "the add group's demotion changes nothing (%.9g)", l1[2]);   /* the check can fail */
+    /* runall --demote-int16: the same table in the bundle */
+    qt_cli(&r, "runall " QT_KN16 "/base.onnx " QT_KN16 "/analysis.onnx -i " QT_KN16 "/input.npy -o %s/kn_dmr.zip --keep-dir %s/kn_dmr "
+               "--demote-int16 --quiet", d, d);
+    QT_CHECKF(r.code == 0, "runall exit %d: %s", r.code, r.err);
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/kn_dm/int16_demotion.csv", d);
+    snprintf(p2, sizeof p2, "%s/kn_dmr/int16_demotion.csv", d);
+    unsigned char *a = NULL, *b = NULL;
+    size_t la = 0, lb = 0;
+    QT_OK(qr_file_read(p1, 0, &a, &la));
+    QrStatus st = qr_file_read(p2, 0, &b, &lb);
+    bool same = st == QR_OK && la == lb && !memcmp(a, b, la);
+    free(a);
+    free(b);
+    QT_OK(st);
+    QT_CHECK(same);
     /* a model without 16-bit quantizers: no rows, a warning */
     qt_cli(&r, "sensitivity " QT_KN_PAIR "/base.onnx " QT_KN_PAIR "/analysis.onnx -i " QT_KN_PAIR "/input.npy -o %s/kn_dm8 --demote-int16", d);
     QT_CHECKF(r.code == 0 && strstr(r.err, "no 16-bit quantizer"), "exit %d: %s", r.code, r.err);

@@ -116,7 +116,7 @@ static const char *qr__usage_runall =
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
-    "                      [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B']\n"
+    "                      [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
     "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro]\n"
@@ -134,7 +134,8 @@ static const char *qr__usage_runall =
     "  --plot-nodes: a name that is no node or value of either model is an error (exit 1) naming it with\n"
     "  close names. --channel-axis N (hmct axis): the box plots' channel axis for every value (negative:\n"
     "  from the end). --nodes, --node-type, --rank-output, --quantize-nodes, --non-quantize-nodes: as for\n"
-    "  qreport sensitivity (--rank-output also ranks the --data samples).\n"
+    "  qreport sensitivity (--rank-output also ranks the --data samples). --demote-int16: int16_demotion.*\n"
+    "  and an HTML section, as qreport sensitivity --demote-int16.\n"
     "  --dump DIR adds the device dump comparison of compare-dump (dump_compare.txt/.csv, an HTML section,\n"
     "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle). The bundle's repro/ holds extract's\n"
     "  minimal repro of the worst verified layer by local error (summary.json \"repro\"); --no-repro leaves it out.\n";
@@ -1082,6 +1083,7 @@ static int qr_cli_runall(int argc, char **argv) {
     ro.quantize_nodes = o.quantize_nodes;
     ro.non_quantize_nodes = o.non_quantize_nodes;
     ro.have_channel_axis = o.have_channel_axis;
+    ro.demote_int16 = o.demote_int16;
     ro.channel_axis = o.channel_axis;
     if (!qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", ro.topk, 12, &ro.n_topk))
         st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);

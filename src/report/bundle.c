@@ -557,6 +557,13 @@ static QrStatus qr__bn_html(QrBd *bd) {
         const char *t = qr__bn_read_text(bd, "abnormal_layer_advisor.txt");
         if (t) qr_html_pre(&h, t);
     }
+    if (qr__bn_exists(bd, "int16_demotion.txt")) {     /* --demote-int16 */
+        qr_html_section(&h, "demotion", "int16 → int8 demotion");
+        const char *t = qr__bn_read_text(bd, "int16_demotion.txt");
+        if (t) qr_html_pre(&h, t);
+        const char *files[] = { "int16_demotion.txt", "int16_demotion.csv", "int16_demotion.json" };
+        qr_html_files(&h, files, 3);
+    }
     if (bd->have_wi) {
         qr_html_section(&h, "whatif", "Mixed-precision what-if");
         qr_html_paraf(&h, "The top-k sensitive nodes re-run with their quantizers on a 16-bit grid (same threshold), and "
@@ -631,7 +638,8 @@ static QrStatus qr__bn_html(QrBd *bd) {
                           "compare_per_layer_out.txt", "compare_per_layer_out.csv", "sensitive_ops.txt",
                           "sensitive_ops.csv", "sensitive_ops.json", "accumulated_error.csv", "badcase.npy",
                           "weight_comparison.txt", "weight_comparison.csv", "abnormal_layer_advisor.txt",
-                          "mixed_precision.json", "badcase_list.txt", "badcase_list.csv" };
+                          "mixed_precision.json", "badcase_list.txt", "badcase_list.csv", "int16_demotion.txt",
+                          "int16_demotion.csv", "int16_demotion.json" };
     const char *present[QR_ARRAY_LEN(all)];
     int np = 0;
     for (int i = 0; i < QR_ARRAY_LEN(all); i++) if (!strcmp(all[i], "summary.json") || !strcmp(all[i], "manifest.json") || qr__bn_exists(bd, all[i])) present[np++] = all[i];
@@ -804,6 +812,15 @@ static QrStatus qr__bn_plots(QrBd *bd) {
 
 /* ==== the run ========================================================================== */
 
+/* --demote-int16: int16_demotion.* ranked by the sensitivity's metric. */
+static QrStatus qr__bn_demote(QrBd *bd) {
+    QrDemotion dm = {0};
+    QR_TRY(qr_demote_run(&bd->se, bd->o->sens.metric, &dm));
+    QrStatus st = qr_demote_write(&bd->se, &dm, bd->dir);
+    qr_demote_free(&dm);
+    return st;
+}
+
 /* The cumulative error's user node sets (--quantize-nodes / --non-quantize-nodes). */
 static QrStatus qr__bn_acc_sets(QrBd *bd) {
     const QrRunallOpts *o = bd->o;
@@ -969,6 +986,10 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         bd->have_wi = s2 == QR_OK;
         if (s2 == QR_OK) s2 = qr_whatif_write(&bd->se, &bd->wi, bd->dir);
         qr__bn_done(bd, "mixed precision", s2);
+        if (o->demote_int16) {
+            qr_progress_begin(&bd->prog, "int16 demotion", 0);
+            qr__bn_done(bd, "int16 demotion", qr__bn_demote(bd));
+        }
         qr_progress_begin(&bd->prog, "distributions", 0);
         s2 = qr_dist_collect_axis(&bd->se, bd->have_sens ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes, 0,
                                   o->have_channel_axis, o->channel_axis, &bd->dist);

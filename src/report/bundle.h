@@ -26,6 +26,7 @@ typedef struct QrRunallOpts {
     bool metric_given;           /* --metric given: the cumulative-error curves use sens.metric (else Cosine) */
     const char *quantize_nodes;      /* --quantize-nodes 'A;A,B': one curve per set, only those quantized */
     const char *non_quantize_nodes;  /* --non-quantize-nodes: one curve per set, all but those quantized */
+    bool demote_int16;           /* --demote-int16: int16_demotion.* (analysis/demote) */
     bool have_channel_axis;      /* --channel-axis: the box plots' channel axis */
     int channel_axis;
 } QrRunallOpts;

@@ -461,6 +461,30 @@ static void test_knobs_values(void) {
     free(g);
     QT_OK(st);
     QT_CHECK(same);
+    /* the other fixture pairs (QOperator, integer ops, QAT, int16): identical files too */
+    static const char *const pairs[] = { "ort_qdq", "qat_fakequant", "qoperator", "integer_ops", "int16_mixed" };
+    for (int k = 0; k < QR_ARRAY_LEN(pairs); k++) {
+        qt_cli(&r, "compare fixtures/qpairs/%s/base.onnx fixtures/qpairs/%s/analysis.onnx -i fixtures/qpairs/%s/input.npy "
+                   "-o %s/kn_w1_%s --save-values %s/kn_wv_%s --quiet", pairs[k], pairs[k], pairs[k], d, pairs[k], d, pairs[k]);
+        QT_CHECKF(r.code == 0, "%s: exit %d: %s", pairs[k], r.code, r.err);
+        qt_cli(&r, "compare fixtures/qpairs/%s/base.onnx fixtures/qpairs/%s/analysis.onnx -o %s/kn_w2_%s --from-values %s/kn_wv_%s --quiet",
+               pairs[k], pairs[k], d, pairs[k], d, pairs[k]);
+        QT_CHECKF(r.code == 0, "%s --from-values: exit %d: %s", pairs[k], r.code, r.err);
+        for (int i = 0; i < 4; i++) {
+            char p1[512], p2[512];
+            snprintf(p1, sizeof p1, "%s/kn_w1_%s/%s", d, pairs[k], files[i]);
+            snprintf(p2, sizeof p2, "%s/kn_w2_%s/%s", d, pairs[k], files[i]);
+            unsigned char *a = NULL, *b = NULL;
+            size_t la = 0, lb = 0;
+            QT_OK(qr_file_read(p1, 0, &a, &la));
+            QrStatus s2 = qr_file_read(p2, 0, &b, &lb);
+            bool eq = s2 == QR_OK && la == lb && !memcmp(a, b, la);
+            free(a);
+            free(b);
+            QT_OK(s2);
+            QT_CHECKF(eq, "%s: %s differs between the direct run and --from-values", pairs[k], files[i]);
+        }
+    }
     /* values of another pair: refused, naming the layer */
     qt_cli(&r, "compare fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx -o %s/kn_v3 --from-values %s/kn_vals", d, d);
     QT_CHECKF(r.code == 1 && !r.crashed && strstr(r.err, "other models"), "exit %d: %s", r.code, r.err);

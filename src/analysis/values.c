@@ -28,13 +28,16 @@ static QrStatus qr_values_save(const QrSession *s, const QrCompare *c, const cha
     QrArena a = {0};
     char *idx = NULL;
     size_t l = 0, cap = 0;
-    QrStatus st = qr_buf_printf(&idx, &l, &cap, "kind\tindex\tname\tbaseline_file\tanalysis_file\tlocal_file\tbaseline_value\tanalysis_value\n");
+    QrStatus st = qr_buf_printf(&idx, &l, &cap, "kind\tindex\tname\tbaseline_file\tanalysis_file\tlocal_file\tbaseline_value\tanalysis_value\t"
+                                  "verify\tequiv_rel\n");
+    /* the pair verification of the saved run (it ran with the baseline; --from-values runs nothing) */
+    if (st == QR_OK) st = qr_buf_printf(&idx, &l, &cap, "verification\t0\t%s\t\t\t\t\t\t\t\n", s->m.verified_run ? "ran" : "not_run");
     for (int k = 0; st == QR_OK && k < s->b->n_inputs; k++) {
         const char *f = qr_arena_printf(&a, "input_%d.npy", k);
         st = qr_npy_write(qr_arena_printf(&a, "%s/%s", dir, f), &s->inputs[k]);
         if (st == QR_OK) st = qr_buf_printf(&idx, &l, &cap, "input\t%d\t", k);
         if (st == QR_OK) st = qr__vl_field(&idx, &l, &cap, s->b->values[s->b->inputs[k]].name);
-        if (st == QR_OK) st = qr_buf_printf(&idx, &l, &cap, "\t%s\t\t\t\t\n", f);
+        if (st == QR_OK) st = qr_buf_printf(&idx, &l, &cap, "\t%s\t\t\t\t\t\t\n", f);
     }
     for (int k = 0; st == QR_OK && k < c->n; k++) {
         int i = c->rows[k].match;
@@ -52,7 +55,8 @@ static QrStatus qr_values_save(const QrSession *s, const QrCompare *c, const cha
         if (st == QR_OK) st = qr__vl_field(&idx, &l, &cap, s->b->values[m->b_value].name);
         if (st == QR_OK) st = qr_buf_printf(&idx, &l, &cap, "\t");
         if (st == QR_OK) st = qr__vl_field(&idx, &l, &cap, m->a_value >= 0 ? s->a->values[m->a_value].name : "");
-        if (st == QR_OK) st = qr_buf_printf(&idx, &l, &cap, "\n");
+        if (st == QR_OK) st = qr_buf_printf(&idx, &l, &cap, "\t%s\t%.17g\n", m->verify == QR_MV_VERIFIED ? "verified" :
+                                             m->verify == QR_MV_UNVERIFIED ? "unverified" : "none", m->equiv_rel);
     }
     for (int k = 0; st == QR_OK && k < s->b->n_outputs; k++) {
         const char *fb = qr_arena_printf(&a, "out_base_%d.npy", k), *fa = qr_arena_printf(&a, "out_analysis_%d.npy", k);
@@ -61,7 +65,7 @@ static QrStatus qr_values_save(const QrSession *s, const QrCompare *c, const cha
         if (st == QR_OK) st = qr_npy_write(qr_arena_printf(&a, "%s/%s", dir, fa), &s->keep_outs[k]);
         if (st == QR_OK) st = qr_buf_printf(&idx, &l, &cap, "output\t%d\t", k);
         if (st == QR_OK) st = qr__vl_field(&idx, &l, &cap, s->b->values[s->b->outputs[k]].name);
-        if (st == QR_OK) st = qr_buf_printf(&idx, &l, &cap, "\t%s\t%s\t\t\t\n", fb, fa);
+        if (st == QR_OK) st = qr_buf_printf(&idx, &l, &cap, "\t%s\t%s\t\t\t\t\t\n", fb, fa);
     }
     if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/index.tsv", dir), idx, l);
     free(idx);
@@ -70,7 +74,7 @@ static QrStatus qr_values_save(const QrSession *s, const QrCompare *c, const cha
 }
 
 /* index.tsv of dir, split into lines and fields (fields[line][0..7]; malloc'd text in *buf). */
-typedef struct QrVlIndex { char *buf; int n; char *(*f)[8]; } QrVlIndex;
+typedef struct QrVlIndex { char *buf; int n; char *(*f)[10]; } QrVlIndex;
 
 static void qr__vl_index_free(QrVlIndex *x) { free(x->buf); free(x->f); memset(x, 0, sizeof *x); }
 
@@ -96,14 +100,14 @@ static QrStatus qr__vl_index(const char *dir, QrVlIndex *x) {
         if (nl) *nl = 0;
         if (!header) {
             int k = 0;
-            for (char *p = line; p && k < 8; k++) {
+            for (char *p = line; p && k < 10; k++) {
                 x->f[x->n][k] = p;
                 char *tab = strchr(p, '\t');
                 if (tab) *tab = 0;
                 p = tab ? tab + 1 : NULL;
             }
             if (k < 6) { qr__vl_index_free(x); return qr_errf(QR_ERR_INVALID, "%s: malformed line %d", path, x->n + 2); }
-            for (; k < 8; k++) x->f[x->n][k] = "";
+            for (; k < 10; k++) x->f[x->n][k] = "";
             x->n++;
         }
         header = false;
@@ -158,6 +162,7 @@ static QrStatus qr_values_load_compare(QrSession *s, const char *dir, double cos
     for (int i = 0; st == QR_OK && i < s->m.n; i++)
         if (s->m.m[i].a_node >= 0 && s->m.m[i].a_value >= 0) c->rows[c->n++].match = i;
     int layers = 0, outs = 0;
+    s->m.n_verified = s->m.n_unverified = 0;
     QrMetricAcc acc;
     qr_metric_acc_init(&acc);
     for (int r = 0; st == QR_OK && r < x.n; r++) {
@@ -171,6 +176,18 @@ static QrStatus qr_values_load_compare(QrSession *s, const char *dir, double cos
             }
             layers++;
             QrLayerRow *row = &c->rows[k];
+            QrMatch *mm = &s->m.m[row->match];
+            if (strcmp(f[7], mm->a_value >= 0 ? s->a->values[mm->a_value].name : "")) {
+                st = qr_errf(QR_ERR_INVALID, "--from-values %s: layer %d ('%s') was paired with '%s' in the saved run, here with "
+                             "'%s' (the saved run's verification moved the pair; compare the models directly)", dir, k, f[2],
+                             f[7], mm->a_value >= 0 ? s->a->values[mm->a_value].name : "-");
+                break;
+            }
+            /* the saved run's verification of the pair (headlines use verified pairs only) */
+            mm->verify = !strcmp(f[8], "verified") ? QR_MV_VERIFIED : !strcmp(f[8], "unverified") ? QR_MV_UNVERIFIED : QR_MV_NONE;
+            mm->equiv_rel = *f[9] ? strtod(f[9], NULL) : NAN;
+            s->m.n_verified += mm->verify == QR_MV_VERIFIED;
+            s->m.n_unverified += mm->verify == QR_MV_UNVERIFIED;
             QrTensor xb = {0}, ya = {0}, yl = {0};
             st = qr__vl_read(dir, f[3], -1, &xb);
             if (st == QR_OK) st = qr__vl_read(dir, f[4], xb.numel, &ya);
@@ -181,6 +198,8 @@ static QrStatus qr_values_load_compare(QrSession *s, const char *dir, double cos
             qr_tensor_free_data(&xb);
             qr_tensor_free_data(&ya);
             qr_tensor_free_data(&yl);
+        } else if (!strcmp(f[0], "verification")) {
+            s->m.verified_run = !strcmp(f[2], "ran");
         } else if (!strcmp(f[0], "output")) {
             if (k != outs || k >= s->b->n_outputs) {
                 st = qr_errf(QR_ERR_INVALID, "--from-values %s: output %d is not output %d of these models", dir, k, outs);

@@ -112,10 +112,12 @@ static QrStatus qr__ax_run_sample(QrGraph *b, QrGraph *a, const QrTensor *in, in
     return st;
 }
 
-static QrStatus qr_badcase_search(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric,
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_badcase_search(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric,
                                   const QrStepHook *progress, QrBadcase *out) {
     return qr_badcase_search_at(b, a, dir, num_steps, metric, -1, progress, out);
 }
+#endif
 
 static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric, int only,
                                      const QrStepHook *progress, QrBadcase *out) {

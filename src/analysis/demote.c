@@ -137,6 +137,24 @@ static QrStatus qr__dm_job(void *ctx, int k, int tid) {
     return st;
 }
 
+/* The model-output metrics of the twin with every quantizer as given. */
+static QrStatus qr__dm_as_is(QrSession *s, QrMetrics *m) {
+    const QrGraph *g = &s->tw.g;
+    QrOverrides ov = {0};
+    QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    QrStatus st = outs ? qr_session_overrides_alloc(s, &ov) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        qr_session_overrides(s, NULL, &ov);
+        QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
+        st = qr_run(g, s->inputs, &ro, outs);
+        if (st == QR_OK) st = qr_compare_outputs(s, outs, m);
+    }
+    for (int o = 0; outs && o < g->n_outputs; o++) qr_tensor_free_data(&outs[o]);
+    free(outs);
+    qr_session_overrides_free(&ov);
+    return st;
+}
+
 /* ==== the ranking ====================================================================== */
 
 static QrMetricKind qr__dm_cmp_metric;
@@ -237,7 +255,7 @@ static QrStatus qr_demote_run(QrSession *s, QrMetricKind metric, QrDemotion *out
         run[out->n++] = *gr;
     }
     out->n_16 = n16;
-    if (st == QR_OK) st = qr_sens_eval_mask(s, NULL, &out->as_is, NULL, false);
+    if (st == QR_OK) st = qr__dm_as_is(s, &out->as_is);
     QrDmJob job = { s, run, out->rows };
     if (st == QR_OK) st = qr_session_jobs(out->n, qr__dm_job, &job, &s->progress);
     if (st == QR_OK) {

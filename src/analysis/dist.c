@@ -505,10 +505,12 @@ static QrStatus qr__ax_dist_job(void *ctx, int k, int tid) {
     return st;
 }
 
-static QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
                                 int n_bins, QrDistSet *out) {
     return qr_dist_collect_axis(s, sens, names, n_names, n_bins, false, 0, out);
 }
+#endif
 
 static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
                                      int n_bins, bool have_axis, int axis, QrDistSet *out) {

@@ -575,10 +575,12 @@ static QrStatus qr__sens_accum_job(void *ctx, int k, int tid) {
     return st;
 }
 
-static QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk, QrMetricKind metric,
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk, QrMetricKind metric,
                              QrAccum *a) {
     return qr_accum_run_sets(s, sens, topk, n_topk, NULL, metric, a);
 }
+#endif
 
 static QrStatus qr_accum_run_sets(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk,
                                   const QrAccSets *sets, QrMetricKind metric, QrAccum *a) {

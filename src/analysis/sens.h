@@ -75,8 +75,10 @@ typedef struct QrAccum {
     QrMetrics out[32];           /* model output per setting */
     QrMetricKind metric;
 } QrAccum;
-static QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk, QrMetricKind metric,
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk, QrMetricKind metric,
                              QrAccum *a);
+#endif
 /* The same plus one setting per user node set (--quantize-nodes / --non-quantize-nodes;
  * select.h), after the all-but-top-k ones; sets may be NULL. */
 struct QrAccSets;

@@ -1007,6 +1007,12 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
             qr_progress_begin(&bd->prog, "int16 demotion", 0);
             qr__bn_done(bd, "int16 demotion", qr__bn_demote(bd));
         }
+        if (o->deploy.emit_dir) {                       /* --emit-model (deploy/) */
+            qr_progress_begin(&bd->prog, "emit model", 0);
+            s2 = bd->have_wi ? qr_deploy_runall_emit(&bd->dep, &o->deploy, &bd->se, &bd->sens, &bd->wi)
+                             : qr_errf(QR_ERR_INVALID, "needs the mixed-precision what-if, which failed");
+            qr__bn_done(bd, "emit model", s2);
+        }
         qr_progress_begin(&bd->prog, "distributions", 0);
         s2 = qr_dist_collect_axis(&bd->se, bd->have_sens ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes, 0,
                                   o->have_channel_axis, o->channel_axis, &bd->dist);

@@ -22,6 +22,7 @@ typedef struct QrRunallOpts {
     const char *const *warnings; /* warnings from loading (manifest) */
     QrDeployRunallOpts deploy;   /* --dump ... (deploy/) */
     int n_warnings;
+    bool single_model;           /* b is a copy of a, run with every quantizer disabled (runall ANALYSIS.onnx) */
     /* knobs (README "Coming from hmct-debugger / QuantAnalysis"); zero = the default bundle */
     bool metric_given;           /* --metric given: the cumulative-error curves use sens.metric (else Cosine) */
     const char *quantize_nodes;      /* --quantize-nodes 'A;A,B': one curve per set, only those quantized */

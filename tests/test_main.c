@@ -34,6 +34,7 @@
 #include "test_exact.c"
 #include "test_contrib.c"
 #include "test_deploy.c"
+#include "test_analysis_knobs.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -74,6 +75,7 @@ int main(int argc, char **argv) {
     QT_MODULE(exact);
     QT_MODULE(contrib);
     QT_MODULE(deploy);
+    QT_MODULE(analysis_knobs);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

@@ -65,11 +65,12 @@ static QrStatus qr__ax_list_npy(QrArena *a, const char *dir, const char ***out, 
 
 /* ==== search ======================================================================== */
 
-/* Metrics of the model outputs of a against b (all outputs concatenated). */
-static QrStatus qr__ax_out_metrics(const QrGraph *b, const QrTensor *ob, const QrTensor *oa, QrMetrics *m) {
+/* Metrics of the model outputs of a against b (all outputs concatenated; only >= 0: that one). */
+static QrStatus qr__ax_out_metrics(const QrGraph *b, const QrTensor *ob, const QrTensor *oa, int only, QrMetrics *m) {
     QrMetricAcc acc;
     qr_metric_acc_init(&acc);
     for (int k = 0; k < b->n_outputs; k++) {
+        if (only >= 0 && k != only) continue;
         QrTensor x = {0}, y = {0};
         QrStatus st = qr_tensor_to_f32(&ob[k], &x);
         if (st == QR_OK) st = qr_tensor_to_f32(&oa[k], &y);
@@ -97,13 +98,13 @@ static QrStatus qr__ax_fit_shapes(QrGraph *b, QrGraph *a, const QrTensor *in) {
     return qr_graph_infer(a, in);
 }
 
-static QrStatus qr__ax_run_sample(QrGraph *b, QrGraph *a, const QrTensor *in, QrMetrics *m) {
+static QrStatus qr__ax_run_sample(QrGraph *b, QrGraph *a, const QrTensor *in, int only, QrMetrics *m) {
     QrTensor *ob = calloc((size_t)b->n_outputs + 1, sizeof(QrTensor)), *oa = calloc((size_t)a->n_outputs + 1, sizeof(QrTensor));
     QrStatus st = ob && oa ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr__ax_fit_shapes(b, a, in);
     if (st == QR_OK) st = qr_run(b, in, NULL, ob);
     if (st == QR_OK) st = qr_run(a, in, NULL, oa);
-    if (st == QR_OK) st = qr__ax_out_metrics(b, ob, oa, m);
+    if (st == QR_OK) st = qr__ax_out_metrics(b, ob, oa, only, m);
     for (int k = 0; ob && k < b->n_outputs; k++) qr_tensor_free_data(&ob[k]);
     for (int k = 0; oa && k < a->n_outputs; k++) qr_tensor_free_data(&oa[k]);
     free(ob);
@@ -111,8 +112,15 @@ static QrStatus qr__ax_run_sample(QrGraph *b, QrGraph *a, const QrTensor *in, Qr
     return st;
 }
 
-static QrStatus qr_badcase_search(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric,
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_badcase_search(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric,
                                   const QrStepHook *progress, QrBadcase *out) {
+    return qr_badcase_search_at(b, a, dir, num_steps, metric, -1, progress, out);
+}
+#endif
+
+static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric, int only,
+                                     const QrStepHook *progress, QrBadcase *out) {
     memset(out, 0, sizeof *out);
     out->worst = -1;
     out->metric = metric;
@@ -173,7 +181,7 @@ static QrStatus qr_badcase_search(QrGraph *b, QrGraph *a, const char *dir, int n
         if (st != QR_OK) break;
         QrBadcaseSample *smp = &out->samples[out->n];
         smp->file = files[s];
-        st = qr__ax_run_sample(b, a, cur, &smp->m);
+        st = qr__ax_run_sample(b, a, cur, only, &smp->m);
         if (st != QR_OK) { st = qr_err_wrap(st, "bad-case search: sample '%s'", files[s]); break; }
         double bad = qr_metric_badness(&smp->m, metric);
         if (out->worst < 0 || bad > worst_bad) {

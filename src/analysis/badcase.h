@@ -34,8 +34,13 @@ typedef struct QrBadcase {
  * and are left inferred on the worst sample's shapes. Fails naming the file for unreadable,
  * malformed or mismatching (dtype/shape) samples, a missing input folder, or an empty folder.
  * progress (may be NULL) hears of every sample. */
-static QrStatus qr_badcase_search(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric,
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_badcase_search(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric,
                                   const QrStepHook *progress, QrBadcase *out);
+#endif
+/* The same, measured at graph output `only` alone (--rank-output; -1 = all outputs). */
+static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, int num_steps, QrMetricKind metric, int only,
+                                     const QrStepHook *progress, QrBadcase *out);
 static void qr_badcase_free(QrBadcase *bc);
 /* Into dir: badcase.npy (single-input models) or badcase_<input>.npy per input (several
  * inputs; names made file-safe), and badcase_list.txt/.csv: index, sample, L1, Cosine,

@@ -25,6 +25,15 @@ typedef struct QrCmpTap {
     void *extra_user;
 } QrCmpTap;
 
+/* A float32 copy of y (t's shape) into *d (compare --save-values). */
+static QrStatus qr__cmp_keep(QrTensor *d, const QrTensor *t, const float *y) {
+    qr_tensor_free_data(d);
+    QR_TRY(qr_tensor_set_shape(d, QR_DT_F32, t->rank, t->dims));
+    QR_TRY(qr_tensor_alloc_data(d));
+    memcpy(d->data, y, (size_t)t->numel * sizeof(float));
+    return QR_OK;
+}
+
 static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
     QrCmpTap *ct = user;
     if (ct->extra && !ct->shadow) QR_TRY(ct->extra(ct->extra_user, g, node, value, t));
@@ -46,6 +55,8 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
         if (st != QR_OK) { qr_err_clear(); continue; }
         if (!y) y = f.data;
         QrLayerRow *r = &ct->c->rows[ct->row_of[mi]];
+        if (ct->s->keep_vals && t->numel == x->numel) st = qr__cmp_keep(&ct->s->keep_vals[2 * mi + ct->shadow], t, y);
+        if (st != QR_OK) { qr_tensor_free_data(&f); return st; }
         if (t->numel == x->numel) {
             if (ct->shadow) { qr_metrics_compute_ex(x->data, y, x->numel, false, &r->local); r->has_local = true; }
             else { qr_metrics_compute(x->data, y, x->numel, &r->m); r->has_m = true; }
@@ -56,9 +67,14 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
 }
 
 static QrStatus qr_compare_outputs(const QrSession *s, const QrTensor *outs, QrMetrics *m) {
+    return qr_compare_outputs_sel(s, outs, -1, m);
+}
+
+static QrStatus qr_compare_outputs_sel(const QrSession *s, const QrTensor *outs, int only, QrMetrics *m) {
     QrMetricAcc acc;
     qr_metric_acc_init(&acc);
     for (int k = 0; k < s->b->n_outputs; k++) {
+        if (only >= 0 && k != only) continue;
         QrTensor f = {0};
         QR_TRY(qr_tensor_to_f32(&outs[k], &f));
         const QrTensor *x = &s->base_out[k];
@@ -202,6 +218,10 @@ static QrStatus qr_compare_prepare(QrSession *s, const char *mode, double cos_th
 static QrStatus qr_compare_step(QrCmpPlan *p, int k) {
     if (k == 0) {
         QR_TRY(qr_run(p->exec, p->s->inputs, &p->o[0], p->outs));
+        for (int o = 0; p->s->keep_outs && o < p->s->b->n_outputs && o < p->exec->n_outputs; o++) {
+            qr_tensor_free_data(&p->s->keep_outs[o]);
+            QR_TRY(qr_tensor_to_f32(&p->outs[o], &p->s->keep_outs[o]));
+        }
         return qr_compare_outputs(p->s, p->outs, &p->c->out);
     }
     QrStatus st = qr_run(&p->s->tw.g, p->s->inputs, &p->o[1], NULL);

@@ -251,6 +251,7 @@ typedef struct QrAxReq {
     int input;               /* activations without a match: graph input index */
     int value;               /* activations: twin value captured from the analysis run */
     const char *name, *node;
+    char own_name[256];      /* name when it is made here (a weight named after its node) */
 } QrAxReq;
 
 typedef struct QrAxReqs { QrAxReq r[256]; int n; } QrAxReqs;
@@ -259,6 +260,12 @@ static bool qr__ax_req_has(const QrAxReqs *rs, bool weight, int q, int match) {
     for (int k = 0; k < rs->n; k++)
         if (rs->r[k].weight == weight && (weight ? rs->r[k].q == q : (rs->r[k].match == match && rs->r[k].q == q))) return true;
     return false;
+}
+
+/* Whether a tensor name was made up by an exporter's constant folding ("onnx::Conv_12",
+ * "onnx__QuantizeLinear_911", "471"): such weights are named after their node instead. */
+static bool qr__ax_generated_name(const char *nm) {
+    return !strncmp(nm, "onnx::", 6) || !strncmp(nm, "onnx__", 6) || isdigit((unsigned char)nm[0]);
 }
 
 /* Analysis node name of a twin node. */
@@ -285,7 +292,7 @@ static bool qr__ax_add_match(const QrSession *s, QrAxReqs *rs, int i) {
     int q = qr__ax_act_quant_of(s, s->vis[i]);
     if (qr__ax_req_has(rs, false, q, i)) return true;
     const QrMatch *mm = &s->m.m[i];
-    rs->r[rs->n++] = (QrAxReq){ false, q, i, -1, s->vis[i], s->b->values[mm->b_value].name, s->a->nodes[mm->a_node].name };
+    rs->r[rs->n++] = (QrAxReq){ false, q, i, -1, s->vis[i], s->b->values[mm->b_value].name, s->a->nodes[mm->a_node].name, "" };
     return true;
 }
 
@@ -298,7 +305,13 @@ static bool qr__ax_add_quant(const QrSession *s, QrAxReqs *rs, int qi, QrDistSet
         if (qr__ax_req_has(rs, true, qi, -1)) return true;
         const char *nm = q->float_value >= 0 ? g->values[q->float_value].name : g->values[q->int_value].name;
         if (s->fw[qi]) { const char *b = qr__ax_base_name(s->b, s->fw[qi]); if (b) nm = b; }
-        rs->r[rs->n++] = (QrAxReq){ true, qi, -1, -1, -1, nm, qr__ax_node_name(s, q->owner) };
+        QrAxReq *r = &rs->r[rs->n++];
+        *r = (QrAxReq){ true, qi, -1, -1, -1, nm, qr__ax_node_name(s, q->owner), "" };
+        if (qr__ax_generated_name(nm) && r->node[0]) {
+            /* a constant-folded tensor name says nothing: the node that uses the weight does */
+            snprintf(r->own_name, sizeof r->own_name, "%s.weight", r->node);
+            r->name = r->own_name;
+        }
         return true;
     }
     if (q->kind != QR_QK_ACTIVATION || q->out_value < 0) {
@@ -310,12 +323,12 @@ static bool qr__ax_add_quant(const QrSession *s, QrAxReqs *rs, int qi, QrDistSet
     if (i >= 0) {
         if (qr__ax_req_has(rs, false, qi, i)) return true;
         const QrMatch *mm = &s->m.m[i];
-        rs->r[rs->n++] = (QrAxReq){ false, qi, i, -1, q->out_value, s->b->values[mm->b_value].name, s->a->nodes[mm->a_node].name };
+        rs->r[rs->n++] = (QrAxReq){ false, qi, i, -1, q->out_value, s->b->values[mm->b_value].name, s->a->nodes[mm->a_node].name, "" };
         return true;
     }
     for (int k = 0; k < g->n_inputs; k++)
         if (g->inputs[k] == q->float_value) {
-            rs->r[rs->n++] = (QrAxReq){ false, qi, -1, k, q->out_value, g->values[q->float_value].name, "" };
+            rs->r[rs->n++] = (QrAxReq){ false, qi, -1, k, q->out_value, g->values[q->float_value].name, "", "" };
             return true;
         }
     if (!out->note[0])
@@ -425,7 +438,21 @@ typedef struct QrAxDistJob {
     QrDist *d;
     QrArena *arenas;
     int *skip;
+    bool have_axis;          /* --channel-axis: the box plots' axis for every value (negative: from the end) */
+    int axis;
 } QrAxDistJob;
+
+/* The channel axis of a value of rank `rank`: the one asked for, else dflt. */
+static QrStatus qr__ax_axis(const QrAxDistJob *j, const char *name, int rank, int dflt, int *out) {
+    *out = dflt;
+    if (!j->have_axis) return QR_OK;
+    int ax = j->axis < 0 ? j->axis + rank : j->axis;
+    if (ax < 0 || ax >= rank)
+        return qr_errf(QR_ERR_INVALID, "--channel-axis %d: '%s' has rank %d (axes %d..%d)", j->axis, name, rank, -rank,
+                       rank - 1);
+    *out = ax;
+    return QR_OK;
+}
 
 static QrStatus qr__ax_dist_job(void *ctx, int k, int tid) {
     QR_UNUSED(tid);
@@ -449,8 +476,9 @@ static QrStatus qr__ax_dist_job(void *ctx, int k, int tid) {
             qr__ax_wdata_free(&wd);
             return QR_OK;
         }
-        int ax = qr_weight_channel_axis(&s->tw.g, &s->qt.q[r->q], wd.shape->rank);
-        st = qr_dist_compute(ar, wd.x, wd.y, wd.shape->rank, wd.shape->dims, ax, j->n_bins, d);
+        int ax;
+        st = qr__ax_axis(j, r->name, wd.shape->rank, qr_weight_channel_axis(&s->tw.g, &s->qt.q[r->q], wd.shape->rank), &ax);
+        if (st == QR_OK) st = qr_dist_compute(ar, wd.x, wd.y, wd.shape->rank, wd.shape->dims, ax, j->n_bins, d);
         d->clip_lo = wd.clip_lo;
         d->clip_hi = wd.clip_hi;
         qr__ax_wdata_free(&wd);
@@ -467,7 +495,9 @@ static QrStatus qr__ax_dist_job(void *ctx, int k, int tid) {
             st = qr_tensor_to_f32(x, &xf);
             px = xf.data;
         }
-        if (st == QR_OK) st = qr_dist_compute(ar, px, y->data, x->rank, x->dims, x->rank >= 2 ? 1 : -1, j->n_bins, d);
+        int ax = -1;
+        if (st == QR_OK) st = qr__ax_axis(j, r->name, x->rank, x->rank >= 2 ? 1 : -1, &ax);
+        if (st == QR_OK) st = qr_dist_compute(ar, px, y->data, x->rank, x->dims, ax, j->n_bins, d);
         qr_tensor_free_data(&xf);
         if (st == QR_OK && r->q >= 0) qr__ax_clip_range(&s->tw.g, &s->qt.q[r->q], &d->clip_lo, &d->clip_hi);
     }
@@ -475,8 +505,15 @@ static QrStatus qr__ax_dist_job(void *ctx, int k, int tid) {
     return st;
 }
 
-static QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
                                 int n_bins, QrDistSet *out) {
+    return qr_dist_collect_axis(s, sens, names, n_names, n_bins, false, 0, out);
+}
+#endif
+
+static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
+                                     int n_bins, bool have_axis, int axis, QrDistSet *out) {
     memset(out, 0, sizeof *out);
     QR_TRY(qr_session_run_baseline(s));
     QrAxReqs *rs = calloc(1, sizeof *rs);
@@ -520,7 +557,7 @@ static QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const ch
     out->arenas = calloc((size_t)rs->n + 1, sizeof *out->arenas);
     out->n_arenas = out->arenas ? rs->n : 0;
     if (st == QR_OK && (!dk || !skip || !out->arenas)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    QrAxDistJob job = { s, rs, vals, n_bins, dk, out->arenas, skip };
+    QrAxDistJob job = { s, rs, vals, n_bins, dk, out->arenas, skip, have_axis, axis };
     if (st == QR_OK) st = qr_session_jobs(rs->n, qr__ax_dist_job, &job, &s->progress);
     for (int k = 0; st == QR_OK && k < rs->n; k++) {
         const QrAxReq *r = &rs->r[k];

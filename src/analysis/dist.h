@@ -62,8 +62,14 @@ static QrStatus qr_dist_compute(QrArena *a, const float *x, const float *y, int 
  * (baseline or analysis node names: the node's output; weight or value names), names
  * overriding sens when n_names > 0. Activations come from one run of the twin with every
  * quantizer on, baselines from session->base (runs the baseline if needed). Unknown names fail. */
-static QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
                                 int n_bins, QrDistSet *out);
+#endif
+/* The same with the box plots' channel axis chosen (--channel-axis, hmct's axis; negative
+ * counts from the end) for every value when have_axis; a value without that axis fails. */
+static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
+                                     int n_bins, bool have_axis, int axis, QrDistSet *out);
 static void qr_dist_free(QrDistSet *ds);
 
 #endif

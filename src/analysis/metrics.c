@@ -193,7 +193,16 @@ static double qr_metric_get(const QrMetrics *m, QrMetricKind k) {
 static QrStatus qr_metric_parse(const char *s, QrMetricKind *out) {
     for (int k = 0; k < QR_METRIC_COUNT; k++)
         if (!strcasecmp(s, qr__mt_names[k])) { *out = (QrMetricKind)k; return QR_OK; }
-    return qr_errf(QR_ERR_INVALID, "unknown metric '%s' (expected L1, Cosine, MSE, KL or SQNR)", s);
+    /* hmct-debugger's spellings (its metrics='cosine-similarity', 'mse', ...) */
+    static const struct { const char *alias; QrMetricKind k; } aliases[] = {
+        { "cosine-similarity", QR_METRIC_COSINE }, { "cosine_similarity", QR_METRIC_COSINE }, { "cos", QR_METRIC_COSINE },
+        { "l1-distance", QR_METRIC_L1 }, { "l1_distance", QR_METRIC_L1 }, { "kl-divergence", QR_METRIC_KL },
+        { "kl_divergence", QR_METRIC_KL }, { "mean-squared-error", QR_METRIC_MSE },
+    };
+    for (int k = 0; k < QR_ARRAY_LEN(aliases); k++)
+        if (!strcasecmp(s, aliases[k].alias)) { *out = aliases[k].k; return QR_OK; }
+    return qr_errf(QR_ERR_INVALID, "unknown metric '%s' (expected L1, Cosine, MSE, KL or SQNR; hmct's cosine-similarity, "
+                   "mse, sqnr, kl-divergence are accepted too)", s);
 }
 
 static bool qr_metric_higher_is_better(QrMetricKind k) { return k == QR_METRIC_COSINE || k == QR_METRIC_SQNR; }

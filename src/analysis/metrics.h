@@ -40,7 +40,8 @@ static void qr_metrics_compute_opts(const float *x, const float *y, int64_t n, b
 
 static double qr_metric_get(const QrMetrics *m, QrMetricKind k);
 static const char *qr_metric_name(QrMetricKind k);
-/* Parses "L1", "Cosine", "MSE", "KL", "SQNR" (case-insensitive). */
+/* Parses "L1", "Cosine", "MSE", "KL", "SQNR" (case-insensitive) and hmct-debugger's spellings
+ * ("cosine-similarity", "kl-divergence", ...). */
 static QrStatus qr_metric_parse(const char *s, QrMetricKind *out);
 /* true when a larger value means closer to the baseline (Cosine, SQNR). */
 static bool qr_metric_higher_is_better(QrMetricKind k);

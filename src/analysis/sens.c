@@ -40,7 +40,7 @@ static void qr__sens_keep(const QrGraph *g, const QrOverrides *ov, bool *keep) {
 
 /* Nodes whose result can change when quantizers q[0..n) toggle: their DQ nodes
  * and everything downstream. Returns whether a graph output is reached. */
-static bool qr__sens_cone(const QrGraph *g, const QrQuantTable *qt, const int *q, int n, bool *live, int *stack) {
+static bool qr__sens_cone(const QrGraph *g, const QrQuantTable *qt, const int *q, int n, int only_out, bool *live, int *stack) {
     memset(live, 0, (size_t)g->n_nodes * sizeof(bool));
     int sp = 0;
     for (int k = 0; k < n; k++) {
@@ -54,7 +54,7 @@ static bool qr__sens_cone(const QrGraph *g, const QrQuantTable *qt, const int *q
         for (int o = 0; o < nd->n_out; o++) {
             int v = nd->out[o];
             if (v < 0) continue;
-            if (g->values[v].is_output) reaches = true;
+            if (g->values[v].is_output && (only_out < 0 || v == g->outputs[only_out])) reaches = true;
             const QrUse *u;
             int nu = qr_graph_readers(g, v, &u);
             for (int r = 0; r < nu; r++)
@@ -64,11 +64,12 @@ static bool qr__sens_cone(const QrGraph *g, const QrQuantTable *qt, const int *q
     return reaches;
 }
 
-static QrStatus qr__sens_outputs_metrics(const QrSession *s, const QrGraph *g, const QrRunOpts *o, QrMetrics *m) {
+/* only: the graph output measured (--rank-output), -1 = all. */
+static QrStatus qr__sens_outputs_metrics(const QrSession *s, const QrGraph *g, const QrRunOpts *o, int only, QrMetrics *m) {
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof(QrTensor));
     if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
     QrStatus st = qr_run(g, s->inputs, o, outs);
-    if (st == QR_OK) st = qr_compare_outputs(s, outs, m);
+    if (st == QR_OK) st = qr_compare_outputs_sel(s, outs, only, m);
     for (int k = 0; k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
     free(outs);
     return st;
@@ -158,6 +159,7 @@ typedef struct QrSensJob {
     const QrSensCache *cache;
     QrSensWork *w;           /* per thread */
     bool *reach;             /* per row: toggling it can reach an output */
+    int only_out;            /* --rank-output: the graph output measured, -1 = all */
 } QrSensJob;
 
 static void qr__sens_work_free(QrSensWork *w) {
@@ -186,7 +188,7 @@ static QrStatus qr__sens_row_job(void *ctx, int k, int tid) {
     const QrSensOpts *o = j->o;
     QrSensWork *w = &j->w[tid];
     QrSensRow *row = &j->r->rows[k];
-    j->reach[k] = qr__sens_cone(g, &s->qt, row->q, row->n_q, w->live, w->stack);
+    j->reach[k] = qr__sens_cone(g, &s->qt, row->q, row->n_q, j->only_out, w->live, w->stack);
     if (!j->reach[k]) return QR_OK;
     for (int i = 0; i < s->qt.n; i++) w->mask[i] = o->off_one;
     for (int q = 0; q < row->n_q; q++) w->mask[row->q[q]] = !o->off_one;
@@ -201,7 +203,7 @@ static QrStatus qr__sens_row_job(void *ctx, int k, int tid) {
         ro.live = w->live;
         ro.feed = w->feed;
     }
-    QrStatus st = qr__sens_outputs_metrics(s, g, &ro, &row->m);
+    QrStatus st = qr__sens_outputs_metrics(s, g, &ro, j->only_out, &row->m);
     if (st != QR_OK) st = qr_err_wrap(st, "sensitivity of '%s' (%s)", row->name, qr_sens_type_name(row->type));
     return st;
 }
@@ -210,6 +212,7 @@ static QrStatus qr__sens_row_job(void *ctx, int k, int tid) {
  * every value it computes cached for the rows. */
 typedef struct QrSensRef {
     bool off_one, full_reruns;   /* the options it was made for */
+    int only_out;                /* and the output measured (--rank-output; -1 all) */
     QrSensCache cache;
     QrMetrics reference;         /* model-output metrics */
     int64_t n_exec;              /* nodes it executed */
@@ -239,6 +242,7 @@ static QrStatus qr__sens_ref_run(QrSession *s, const QrSensOpts *o, QrSensRef **
     if (st == QR_OK) {
         rf->off_one = o->off_one;
         rf->full_reruns = o->full_reruns;
+        rf->only_out = -1;
         rf->cache.vals = calloc((size_t)nv + 1, sizeof(QrTensor));
         st = rf->cache.vals ? qr_session_overrides_alloc(s, &ov) : qr_errf(QR_ERR_NOMEM, "out of memory");
     }
@@ -249,7 +253,10 @@ static QrStatus qr__sens_ref_run(QrSession *s, const QrSensOpts *o, QrSensRef **
         QrRunOpts ro = qr_session_run_opts(&ov, o->full_reruns ? NULL : qr__sens_cache_tap, &rf->cache);
         ro.tap_only = keep;
         ro.n_exec = &rf->n_exec;
-        st = qr__sens_outputs_metrics(s, g, &ro, &rf->reference);
+        int only = -1;
+        st = qr_select_output(s->b, o->rank_output, &only);
+        rf->only_out = only;
+        if (st == QR_OK) st = qr__sens_outputs_metrics(s, g, &ro, only, &rf->reference);
         if (st != QR_OK) st = qr_err_wrap(st, "sensitivity reference run");
     }
     qr_session_overrides_free(&ov);
@@ -271,18 +278,21 @@ static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) 
     r->opts = *o;
     QR_TRY(qr_session_run_baseline(s));
     QrStatus st = qr__sens_rows(s, r);
+    if (st == QR_OK && (o->nodes || o->node_type != QR_NODE_TYPE_ALL)) st = qr_select_sens_rows(s, o, r);
+    int only_out = -1;
+    if (st == QR_OK) st = qr_select_output(s->b, o->rank_output, &only_out);
     if (st != QR_OK) { qr_sens_free(r); return st; }
     const QrGraph *g = &s->tw.g;
     int nv = g->n_values, nt = qr_pool_threads();
     /* the reference run: done ahead for these options, else now */
     QrSensRef *rf = s->sens_ref;
-    if (rf && rf->off_one == o->off_one && rf->full_reruns == o->full_reruns) s->sens_ref = NULL;
+    if (rf && rf->off_one == o->off_one && rf->full_reruns == o->full_reruns && rf->only_out == only_out) s->sens_ref = NULL;
     else st = qr__sens_ref_run(s, o, &rf);
     if (st == QR_OK) {
         r->reference = rf->reference;
         r->n_exec = rf->n_exec;
     }
-    QrSensJob j = { .s = s, .o = o, .r = r, .cache = rf ? &rf->cache : NULL };
+    QrSensJob j = { .s = s, .o = o, .r = r, .cache = rf ? &rf->cache : NULL, .only_out = only_out };
     j.w = calloc((size_t)nt, sizeof *j.w);
     j.reach = calloc((size_t)r->n + 1, sizeof *j.reach);
     if (st == QR_OK && (!j.w || !j.reach)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
@@ -358,6 +368,8 @@ static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const c
         }
     }
     const char *mode = r->opts.off_one ? "off-one (every quantizer on except the row's)" : "one-on (only the row's quantizers on)";
+    if (st == QR_OK && r->opts.rank_output)
+        st = qr_buf_printf(&txt, &tl, &tcap, "Ranked at the graph output '%s' alone (--rank-output).\n", r->opts.rank_output);
     if (st == QR_OK)
         st = qr_buf_printf(&txt, &tl, &tcap, "Quantization sensitivity, %s; metrics at the model output(s) against the "
                            "baseline; sorted by %s%s.\nReference (%s): L1 %.7g, Cosine %.7f, SQNR %.4f dB.\n"
@@ -380,6 +392,7 @@ static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const c
     qr_json_kv_str(&j, "mode", r->opts.off_one ? "off-one" : "one-on");
     qr_json_kv_str(&j, "metric", qr_metric_name(r->opts.metric));
     qr_json_kv_bool(&j, "reverse", r->opts.reverse);
+    if (r->opts.rank_output) qr_json_kv_str(&j, "rank_output", r->opts.rank_output);
     qr_json_kv_int(&j, "node_executions", r->n_exec);
     qr_json_kv_int(&j, "node_executions_full_reruns", r->n_full);
     qr_json_key(&j, "ops");
@@ -485,7 +498,7 @@ static QrStatus qr__sens_eval_full(QrSession *s, const bool *enabled, QrMetrics 
     qr_session_overrides(s, enabled, &ov);
     QrRunOpts ro = qr_session_run_opts(&ov, e ? qr__sens_eval_tap : NULL, e);
     if (e) ro.tap_only = e->tap_only;
-    QrStatus st = qr__sens_outputs_metrics(s, &s->tw.g, &ro, out);
+    QrStatus st = qr__sens_outputs_metrics(s, &s->tw.g, &ro, -1, out);
     qr_session_overrides_free(&ov);
     return st;
 }
@@ -562,8 +575,15 @@ static QrStatus qr__sens_accum_job(void *ctx, int k, int tid) {
     return st;
 }
 
-static QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk, QrMetricKind metric,
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk, QrMetricKind metric,
                              QrAccum *a) {
+    return qr_accum_run_sets(s, sens, topk, n_topk, NULL, metric, a);
+}
+#endif
+
+static QrStatus qr_accum_run_sets(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk,
+                                  const QrAccSets *sets, QrMetricKind metric, QrAccum *a) {
     memset(a, 0, sizeof *a);
     a->metric = metric;
     QR_TRY(qr_session_run_baseline(s));
@@ -577,10 +597,13 @@ static QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *
         a->setting[a->n_settings++] = topk_names[i];
     }
     for (int k = 0; k < 3; k++) a->setting[k] = base_names[k];
+    int n_top = a->n_settings;               /* settings before the user's node sets */
+    for (int k = 0; sets && k < sets->n && a->n_settings < QR_ARRAY_LEN(a->setting); k++)
+        a->setting[a->n_settings++] = sets->set[k].name;
     int ns = a->n_settings;
     QrEvalTap e = {0};
-    bool *masks[16] = {0};
-    QrMetrics *pms[16] = {0};
+    bool *masks[QR_ARRAY_LEN(a->setting)] = {0};
+    QrMetrics *pms[QR_ARRAY_LEN(a->setting)] = {0};
     a->val = malloc(((size_t)nm * (size_t)ns + 1) * sizeof(double));
     QrStatus st = a->val ? qr__sens_eval_init(s, NULL, kl, false, &e) : qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int k = 0; st == QR_OK && k < ns; k++) {
@@ -594,7 +617,9 @@ static QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *
             QrQuantKind kind = s->qt.q[i].kind;
             mask[i] = k == 0 ? kind != QR_QK_ACTIVATION : k == 1 ? kind == QR_QK_ACTIVATION : true;
         }
-        if (k >= 3) {
+        if (k >= n_top) {
+            memcpy(mask, sets->set[k - n_top].mask, (size_t)nq * sizeof *mask);
+        } else if (k >= 3) {
             /* all on except every quantizer of the top-k distinct sensitive nodes */
             int want = topk[k - 3], seen = 0;
             const char *names[256];

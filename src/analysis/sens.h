@@ -17,11 +17,17 @@ typedef struct QrSensRow {
     int64_t n_exec;          /* nodes this row re-executed */
 } QrSensRow;
 
+/* --node-type: which rows a sensitivity pass computes (hmct-debugger's node_type). */
+typedef enum QrNodeType { QR_NODE_TYPE_ALL, QR_NODE_TYPE_ACTIVATION, QR_NODE_TYPE_WEIGHT, QR_NODE_TYPE_NODE } QrNodeType;
+
 typedef struct QrSensOpts {
     bool off_one;            /* every quantizer on except the row's (default: only the row's on) */
     QrMetricKind metric;     /* sort key (default L1) */
     bool reverse;
     bool full_reruns;        /* testing: re-run the whole graph for every row */
+    const char *nodes;       /* --nodes A,B: only the rows of these nodes / quantizers (NULL: all; select.h) */
+    QrNodeType node_type;    /* --node-type (default: every row) */
+    const char *rank_output; /* --rank-output NAME: metrics at this graph output alone (NULL: all outputs) */
 } QrSensOpts;
 
 typedef struct QrSensResult {
@@ -64,13 +70,20 @@ QR_TESTAPI QrStatus qr_sens_eval_mask(QrSession *s, const bool *enabled, QrMetri
  * for each k of topk (sens gives the ranking; may be NULL). */
 typedef struct QrAccum {
     int n_settings;
-    const char *setting[16];     /* column names */
+    const char *setting[32];     /* column names */
     double *val;                 /* [match][setting], the chosen metric; NAN when not comparable */
-    QrMetrics out[16];           /* model output per setting */
+    QrMetrics out[32];           /* model output per setting */
     QrMetricKind metric;
 } QrAccum;
-static QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk, QrMetricKind metric,
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk, QrMetricKind metric,
                              QrAccum *a);
+#endif
+/* The same plus one setting per user node set (--quantize-nodes / --non-quantize-nodes;
+ * select.h), after the all-but-top-k ones; sets may be NULL. */
+struct QrAccSets;
+static QrStatus qr_accum_run_sets(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk,
+                                  const struct QrAccSets *sets, QrMetricKind metric, QrAccum *a);
 static void qr_accum_free(QrAccum *a);
 static QrStatus qr_accum_write(const QrSession *s, const QrAccum *a, const char *dir);
 

@@ -31,6 +31,10 @@ typedef struct QrSession {
                               * distributions) report their steps through it */
     struct QrSeRef *ref;     /* the all-on reference (qr_session_ref), NULL until built */
     struct QrSensRef *sens_ref;  /* sensitivity's reference run done ahead (qr_sens_reference), or NULL */
+    /* Optional, set by the caller before a comparison (compare --save-values): that comparison
+     * keeps float32 copies of what it compared — keep_vals[2*i] the analysis value of match i,
+     * keep_vals[2*i+1] its local (shadow) value; keep_outs[k] the analysis model's output k. */
+    QrTensor *keep_vals, *keep_outs;
     bool no_incremental;     /* no all-on reference: cumulative error and what-if re-run the whole twin every
                               * time (tests compare both; qr_session_low_memory sets it) */
 } QrSession;

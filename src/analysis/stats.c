@@ -130,8 +130,62 @@ static void qr__fmt_stat(char *buf, size_t n, double v) {
     else snprintf(buf, n, "%.7f", v);
 }
 
+/* Whether the comma-separated list has an entry e with match(e). */
+static bool qr__pf_list_any(const char *list, const char *name, bool prefix) {
+    for (const char *p = list; p && *p;) {
+        size_t n = strcspn(p, ",");
+        if (n) {
+            if (prefix && (!strncmp(name, p, n) || (name[0] == '/' && !strncmp(name + 1, p, n)))) return true;
+            if (!prefix && strlen(name) == n && !strncasecmp(name, p, n)) return true;
+        }
+        p += n;
+        if (*p == ',') p++;
+    }
+    return false;
+}
+
+static bool qr__pf_keep(const QrProfileSel *sel, const QrNode *n) {
+    if (!sel) return true;
+    if (sel->prefixes && !qr__pf_list_any(sel->prefixes, n->name, true)) return false;
+    if (sel->types && !qr__pf_list_any(sel->types, n->op_type, false)) return false;
+    return true;
+}
+
+static QrStatus qr_profile_sel_check(const QrGraph *g, const QrProfileSel *sel) {
+    for (int pass = 0; pass < 2; pass++) {
+        const char *list = pass ? sel->types : sel->prefixes;
+        for (const char *p = list; p && *p;) {
+            size_t n = strcspn(p, ",");
+            char one[512];
+            snprintf(one, sizeof one, "%.*s", (int)n, p);
+            bool hit = false;
+            for (int i = 0; i < g->n_nodes && !hit && n; i++)
+                hit = qr__pf_list_any(one, pass ? g->nodes[i].op_type : g->nodes[i].name, !pass);
+            if (n && !hit) {
+                const char **c = malloc(((size_t)g->n_nodes + 1) * sizeof *c);
+                char sug[512] = "";
+                if (c) {
+                    for (int i = 0; i < g->n_nodes; i++) c[i] = pass ? g->nodes[i].op_type : g->nodes[i].name;
+                    qr_select_suggest(one, c, g->n_nodes, sug, sizeof sug);
+                    free(c);
+                }
+                return qr_errf(QR_ERR_INVALID, "%s '%s': no node of %s %s%s", pass ? "--types" : "--prefixes", one,
+                               g->path ? g->path : "the model", pass ? "has this op type" : "has a name starting with it", sug);
+            }
+            p += n;
+            if (*p == ',') p++;
+        }
+    }
+    return QR_OK;
+}
+
 static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const QrStats *stats, const bool *seen_in,
                                  const char *dir, const char *prefix, int *n_nonfinite) {
+    return qr_profile_write_sel(g, inputs, stats, seen_in, dir, prefix, NULL, n_nonfinite);
+}
+
+static QrStatus qr_profile_write_sel(const QrGraph *g, const QrTensor *inputs, const QrStats *stats, const bool *seen_in,
+                                     const char *dir, const char *prefix, const QrProfileSel *sel, int *n_nonfinite) {
     QrStats *own_stats = stats ? NULL : calloc((size_t)g->n_values + 1, sizeof *own_stats);
     bool *own_seen = stats ? NULL : calloc((size_t)g->n_values + 1, sizeof *own_seen);
     const QrStats *val_stats = stats ? stats : own_stats;
@@ -152,6 +206,7 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
         for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !g->values[n->out[k]].is_const) all_folded = false;
         if (!strcmp(n->op_type, "Constant") || all_folded) continue;
         layer++;
+        if (!qr__pf_keep(sel, n)) continue;
         for (int pass = 0; pass < 2; pass++) {
             int cnt = pass ? n->n_out : n->n_in;
             for (int k = 0; k < cnt; k++) {

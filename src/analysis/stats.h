@@ -31,4 +31,14 @@ static void qr_stats_inits(const QrGraph *g, QrStats *stats, bool *seen);
 static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const QrStats *stats, const bool *seen,
                                  const char *dir, const char *prefix, int *n_nonfinite);
 
+/* ModelProfiler's table(prefixes, types): only the nodes whose name starts with one of the
+ * comma-separated prefixes (a leading '/' of the node name may be left out) and whose op type
+ * is one of types (case-insensitive); NULL lists select everything. Index keeps the layer
+ * number of the whole model. */
+typedef struct QrProfileSel { const char *prefixes, *types; } QrProfileSel;
+static QrStatus qr_profile_write_sel(const QrGraph *g, const QrTensor *inputs, const QrStats *stats, const bool *seen,
+                                     const char *dir, const char *prefix, const QrProfileSel *sel, int *n_nonfinite);
+/* Fails, naming the entry and close names, when a prefix or type selects no node of g. */
+static QrStatus qr_profile_sel_check(const QrGraph *g, const QrProfileSel *sel);
+
 #endif

@@ -30,6 +30,17 @@ typedef struct QrCliOpts {
     int threads;                 /* --threads: 0 = QR_THREADS or online CPUs */
     int64_t max_memory;          /* --max-memory in bytes; 0 = no limit */
     int repeat;                  /* run --repeat: timed executions (0 = one, untimed) */
+    /* knobs of hmct-debugger / QuantAnalysis / ModelProfiler users (README "Coming from ...") */
+    const char *quantize_nodes, *non_quantize_nodes;   /* 'A;A,B': cumulative-error node sets */
+    const char *nodes;           /* --nodes: sensitivity rows of these nodes only */
+    const char *node_type;       /* --node-type activation|weight|node */
+    const char *rank_output;     /* --rank-output NAME */
+    const char *prefixes, *types;    /* profile --prefixes / --types */
+    bool have_channel_axis;
+    int channel_axis;            /* --channel-axis */
+    const char *save_values;     /* --save-values DIR */
+    const char *from_values;     /* compare --from-values DIR */
+    bool demote_int16;           /* sensitivity --demote-int16 */
 } QrCliOpts;
 
 static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -84,25 +95,40 @@ static const char *qr__usage_check =
     "  anomalies (model output not high precision, clipping quantizers, mismatched Concat/Add input\n"
     "  scales, unnormalized input). Range checks need -i.\n";
 static const char *qr__usage_profile =
-    "usage: qreport profile MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "usage: qreport profile MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--prefixes A,B] [--types Conv,Relu]\n"
+    "                       [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Runs the model once and writes ModelProfiler-style statistic.txt and statistic.csv to DIR:\n"
     "  per node, its inputs, weights, bias and outputs with dtype, min, max, mean, variance and shape,\n"
-    "  then the same rows sorted by range (max - min). NaN/Inf are counted in their own columns.\n";
+    "  then the same rows sorted by range (max - min). NaN/Inf are counted in their own columns.\n"
+    "  --prefixes A,B: only nodes whose name starts with one of them (a leading '/' may be left out);\n"
+    "  --types Conv,Relu: only nodes of these op types (ModelProfiler's table(prefixes, types)). An entry\n"
+    "  that selects no node is an error naming it (exit 1). Index keeps the layer number in the model.\n";
 
 static const char *qr__usage_compare =
     "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--mode sim|int|both]\n"
-    "                       [--cos-threshold X] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "                       [--cos-threshold X] [--metric L1|Cosine|MSE|KL|SQNR] [--save-values DIR | --from-values DIR]\n"
+    "                       [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Per-layer comparison of the analysis (quantized) model with the float baseline on one input:\n"
     "  compare_per_layer_out.txt/.csv with Cosine, MSE, L1, KL, SQNR, Atol, Rtol, min/max/mean/var of both,\n"
     "  and the local (shadow) Cosine/SQNR of each layer re-run on the baseline's inputs.\n"
     "  --mode sim (default) runs Q/DQ in float (as ONNX Runtime without optimizations); int runs the\n"
     "  DQ->op->Q patterns on integer kernels (as ONNX Runtime with all optimizations); both compares sim\n"
     "  and adds per layer the int-vs-sim difference in LSB (lsb_max, lsb_diff, lsb_ties columns).\n"
-    "  --int16 float|integer: 16-bit groups in float (default, as ONNX Runtime CPU) or on integer kernels.\n";
+    "  --int16 float|integer: 16-bit groups in float (default, as ONNX Runtime CPU) or on integer kernels.\n"
+    "  --metric M (hmct spellings accepted: cosine-similarity, mse, ...): the summary gives the model output's\n"
+    "  M and the 5 layers worst by M (the tables hold every metric).\n"
+    "  Also writes abnormal_layer_advisor.txt (the advisor on this comparison) and compare_per_layer.html\n"
+    "  (runall's per-layer section with plots/per_layer_metrics.png and the advisor's findings).\n"
+    "  --save-values DIR: every compared value of both models as .npy (baseline, analysis, local re-run,\n"
+    "  graph outputs, inputs) with DIR/index.tsv mapping each layer to its files (QuantAnalysis run()).\n"
+    "  --from-values DIR: the tables, advisor and page recomputed from a saved run without running the\n"
+    "  models (the models give the structure; QuantAnalysis set_model_profiler_dir). No -i, no --mode.\n";
 static const char *qr__usage_runall =
     "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--num-steps N]] [-o report.zip]\n"
-    "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...]\n"
+    "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
+    "                      [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
+    "                      [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--int16 float|integer] [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
     "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro] [--emit-model DIR]\n"
@@ -117,6 +143,12 @@ static const char *qr__usage_runall =
     "  when empty or an earlier bundle); when DIR cannot be written the exit code is 1, DIR is left as it\n"
     "  was and the zip, already complete, stays. Exit code 10 when a --fail-if-* gate is not met (the\n"
     "  bundle is still written).\n"
+    "  --metric sorts the sensitivity and, when given, draws the cumulative-error curves (default Cosine).\n"
+    "  --plot-nodes: a name that is no node or value of either model is an error (exit 1) naming it with\n"
+    "  close names. --channel-axis N (hmct axis): the box plots' channel axis for every value (negative:\n"
+    "  from the end). --nodes, --node-type, --rank-output, --quantize-nodes, --non-quantize-nodes: as for\n"
+    "  qreport sensitivity (--rank-output also ranks the --data samples). --demote-int16: int16_demotion.*\n"
+    "  and an HTML section, as qreport sensitivity --demote-int16.\n"
     "  --dump DIR adds the device dump comparison of compare-dump (dump_compare.txt/.csv, an HTML section,\n"
     "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle). The bundle's repro/ holds extract's\n"
     "  minimal repro of the worst verified layer by local error (summary.json \"repro\"); --no-repro leaves it out.\n"
@@ -125,11 +157,26 @@ static const char *qr__usage_runall =
     "  exit 1 when it cannot be written.\n";
 static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
-    "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10] [--quiet]\n"
+    "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10]\n"
+    "                           [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
+    "                           [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16] [--quiet]\n"
     "  Quantization sensitivity of every quantizer (activation, weight, both per node) measured at the\n"
     "  model output(s): sensitive_ops.txt/.csv/.json sorted worst first by --metric (default L1), and the\n"
     "  cumulative error along the graph (accumulated_error.csv) for weight-only, activation-only, full\n"
-    "  quantization and all-but-top-k. one-on (default): only the row's quantizers on; off-one: all on but it.\n";
+    "  quantization and all-but-top-k. one-on (default): only the row's quantizers on; off-one: all on but it.\n"
+    "  --metric also picks the cumulative error's metric (default Cosine); hmct's spellings are accepted\n"
+    "  (cosine-similarity, mse, ...).\n"
+    "  --nodes A,B (hmct interested_nodes): only the rows of these nodes (compute node, Q/DQ node or value\n"
+    "  names of either model). --node-type (hmct node_type): activation rows, weight rows, or one row per\n"
+    "  node (node: its activation and weight quantizers together). --rank-output NAME (hmct output_node):\n"
+    "  metrics at that graph output alone.\n"
+    "  --demote-int16 (QuantAnalysis reserve): for a model with 16-bit quantizers, int16_demotion.txt/.csv/.json:\n"
+    "  each 16-bit quantizer (with those sharing its scale) put on the 8-bit grid of the same range, the\n"
+    "  measured output cost, cheapest first by --metric, with its dtype.\n"
+    "  --quantize-nodes 'A;A,B' (hmct quantize_node=[['A'],['A','B']]): one more cumulative-error curve per\n"
+    "  set (';' separates sets, ',' names) with only the set's quantizers on; --non-quantize-nodes: all on\n"
+    "  but the set's. A node's quantizers are those of its outputs, weights and bias. Unknown names are an\n"
+    "  error naming them with close names.\n";
 
 static void qr__print_usage(FILE *f) {
     fprintf(f,
@@ -177,6 +224,23 @@ static bool qr__cli_size(const char *s, int64_t *out) {
     if (end == s || *end || !(v > 0) || v * mul > 9.0e18) return false;
     *out = (int64_t)(v * mul);
     return true;
+}
+
+/* The options of issue 21's knobs: each command takes those its usage text names. */
+static bool qr__cli_knob(const char *a) {
+    static const char *const knobs[] = { "--quantize-nodes", "--non-quantize-nodes", "--nodes", "--node-type",
+                                         "--rank-output", "--prefixes", "--types", "--channel-axis", "--save-values",
+                                         "--from-values" };
+    for (int k = 0; k < QR_ARRAY_LEN(knobs); k++) if (!strcmp(a, knobs[k])) return true;
+    return false;
+}
+
+/* Whether usage names option a as a word ("--nodes" is not "--plot-nodes"). */
+static bool qr__cli_usage_names(const char *usage, const char *a) {
+    size_t n = strlen(a);
+    for (const char *p = strstr(usage, a); p; p = strstr(p + 1, a))
+        if ((p == usage || p[-1] == ' ' || p[-1] == '[') && (p[n] == ' ' || p[n] == ']' || p[n] == '\n')) return true;
+    return false;
 }
 
 static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage, bool two_models) {
@@ -246,6 +310,36 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
             }
             o->repeat = (int)r;
         }
+        else if (!strcmp(a, "--demote-int16")) {
+            if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
+            o->demote_int16 = true;
+        }
+        else if (qr__cli_knob(a)) {
+            /* the newer options are taken only by the commands whose usage names them */
+            if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
+            const char *v;
+            QR__NEXT(v);
+            if (!strcmp(a, "--quantize-nodes")) o->quantize_nodes = v;
+            else if (!strcmp(a, "--non-quantize-nodes")) o->non_quantize_nodes = v;
+            else if (!strcmp(a, "--nodes")) o->nodes = v;
+            else if (!strcmp(a, "--node-type")) o->node_type = v;
+            else if (!strcmp(a, "--rank-output")) o->rank_output = v;
+            else if (!strcmp(a, "--prefixes")) o->prefixes = v;
+            else if (!strcmp(a, "--types")) o->types = v;
+            else if (!strcmp(a, "--save-values")) o->save_values = v;
+            else if (!strcmp(a, "--from-values")) o->from_values = v;
+            else if (!strcmp(a, "--channel-axis")) {
+                char *end;
+                long ax = strtol(v, &end, 10);
+                if (end == v || *end || ax < -QR_MAX_RANK || ax >= QR_MAX_RANK) {
+                    fprintf(stderr, "qreport: --channel-axis '%s': expected an axis %d..%d\n%s", v, -QR_MAX_RANK,
+                            QR_MAX_RANK - 1, usage);
+                    return QR_EXIT_USAGE;
+                }
+                o->have_channel_axis = true;
+                o->channel_axis = (int)ax;
+            }
+        }
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "qreport: unknown option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
         else if (!o->model) o->model = a;
         else if (two_models && !o->model2) o->model2 = a;
@@ -265,6 +359,11 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
     }
     if (o->sens_mode && strcmp(o->sens_mode, "one-on") && strcmp(o->sens_mode, "off-one")) {
         fprintf(stderr, "qreport: --sensitivity must be one-on or off-one\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    QrNodeType nt;
+    if (o->node_type && qr_node_type_parse(o->node_type, &nt) != QR_OK) {
+        fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
         return QR_EXIT_USAGE;
     }
     QrMetricKind mk;
@@ -609,8 +708,10 @@ static int qr_cli_profile(int argc, char **argv) {
     QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
     int nonfinite = 0;
-    st = qr_mkdir_p(dir);
-    if (st == QR_OK) st = qr_profile_write(g, in, NULL, NULL, dir, "", &nonfinite);
+    QrProfileSel sel = { o.prefixes, o.types };
+    st = qr_profile_sel_check(g, &sel);
+    if (st == QR_OK) st = qr_mkdir_p(dir);
+    if (st == QR_OK) st = qr_profile_write_sel(g, in, NULL, NULL, dir, "", &sel, &nonfinite);
     if (st == QR_OK && nonfinite) qr__cli_warn(&o, "%d rows contain NaN/Inf values (see the NaN and Inf columns)", nonfinite);
     if (st == QR_OK && !o.quiet) printf("wrote %s/statistic.txt and %s/statistic.csv\n", dir, dir);
     qr__cli_release(g, in);
@@ -736,31 +837,136 @@ static int qr__cli_pair(int argc, char **argv, const char *usage, QrCliOpts *o, 
     return qr__cli_fail(st);
 }
 
+/* Every name of a list (names separated by any of seps) must be a node or value of b or a:
+ * else the error names it with close names. */
+static QrStatus qr__cli_names_check(const char *list, const char *seps, const QrGraph *b, const QrGraph *a, const char *opt) {
+    char *buf = list ? strdup(list) : NULL;
+    if (list && !buf) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus st = QR_OK;
+    char *save = NULL;
+    for (char *tok = buf ? strtok_r(buf, seps, &save) : NULL; st == QR_OK && tok; tok = strtok_r(NULL, seps, &save)) {
+        while (*tok == ' ') tok++;
+        if (!*tok || qr_select_name_known(b, a, tok)) continue;
+        int n = 0;
+        const char **names = qr_select_graph_names(b, a, &n);
+        char sug[512];
+        qr_select_suggest(tok, names, n, sug, sizeof sug);
+        free(names);
+        st = qr_errf(QR_ERR_INVALID, "%s: '%s' is no node or value of %s or %s%s", opt, tok, b->path ? b->path : "the baseline",
+                     a && a->path ? a->path : "the analysis model", sug);
+    }
+    free(buf);
+    return st;
+}
+
+/* The sensitivity knobs shared by sensitivity and runall (names checked against b and a). */
+static QrStatus qr__cli_sens_knobs(const QrCliOpts *o, const QrGraph *b, const QrGraph *a, QrSensOpts *so) {
+    so->nodes = o->nodes;
+    so->rank_output = o->rank_output;
+    if (o->node_type) QR_TRY(qr_node_type_parse(o->node_type, &so->node_type));
+    int idx;
+    QR_TRY(qr_select_output(b, o->rank_output, &idx));
+    QR_TRY(qr__cli_names_check(o->nodes, ",", b, a, "--nodes"));
+    QR_TRY(qr__cli_names_check(o->quantize_nodes, ";,", b, a, "--quantize-nodes"));
+    return qr__cli_names_check(o->non_quantize_nodes, ";,", b, a, "--non-quantize-nodes");
+}
+
+/* compare --metric: the model output's metric and the 5 layers worst by it. */
+static void qr__cli_worst_layers(const QrSession *se, const QrCompare *c, const char *metric) {
+    QrMetricKind mk = QR_METRIC_L1;
+    qr_metric_parse(metric, &mk);
+    printf("model output %s: %.6g; worst layers by %s:\n", qr_metric_name(mk), qr_metric_get(&c->out, mk), qr_metric_name(mk));
+    int pick[5], np = 0;
+    for (int r = 0; r < 5; r++) {
+        int best = -1;
+        for (int k = 0; k < c->n; k++) {
+            if (!c->rows[k].has_m) continue;
+            bool taken = false;
+            for (int j = 0; j < np; j++) taken |= pick[j] == k;
+            if (taken) continue;
+            if (best < 0 || qr_metric_badness(&c->rows[k].m, mk) > qr_metric_badness(&c->rows[best].m, mk)) best = k;
+        }
+        if (best < 0) break;
+        pick[np++] = best;
+        printf("  %d. %-40s %s %.6g\n", r + 1, se->b->nodes[se->m.m[c->rows[best].match].b_node].name, qr_metric_name(mk),
+               qr_metric_get(&c->rows[best].m, mk));
+    }
+}
+
 static int qr_cli_compare(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
     QrSession se = {0};
-    int rc = qr__cli_pair(argc, argv, qr__usage_compare, &o, &b, &a, &in, &se);
-    if (rc >= 0) return rc;
+    /* --from-values DIR: the inputs are the ones saved there (as -i), the models only give the structure */
+    int rc = qr__cli_parse(argc, argv, &o, qr__usage_compare, true);
+    if (rc) return rc < 0 ? 0 : rc;
+    QrArena ar = {0};
+    char **av = argv;
+    int ac = argc;
+    if (o.from_values) {
+        const char *why = o.n_inputs ? "takes the inputs saved in DIR (no -i)" : o.save_values ? "and --save-values are exclusive"
+                        : o.mode && strcmp(o.mode, "sim") ? "recomputes the saved comparison (no --mode)" : NULL;
+        if (why) { fprintf(stderr, "qreport: --from-values %s\n%s", why, qr__usage_compare); return QR_EXIT_USAGE; }
+        const char *paths[16];
+        int np = 0;
+        QrStatus st = qr_values_inputs(o.from_values, &ar, paths, 16, &np);
+        av = st == QR_OK ? qr_arena_array(&ar, (size_t)(argc + 2 * np + 1), sizeof(char *)) : NULL;
+        if (st == QR_OK && !av) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        if (st != QR_OK) { qr_arena_free(&ar); return qr__cli_fail(st); }
+        for (int k = 0; k < argc; k++) av[k] = argv[k];
+        for (int k = 0; k < np; k++) { av[argc + 2 * k] = "-i"; av[argc + 2 * k + 1] = (char *)paths[k]; }
+        ac = argc + 2 * np;
+    }
+    rc = qr__cli_pair(ac, av, qr__usage_compare, &o, &b, &a, &in, &se);
+    if (rc >= 0) { qr_arena_free(&ar); return rc; }
     const char *dir = o.out_dir ? o.out_dir : ".";
     QrStatus st = QR_OK;
     QrCompare c = {0};
-    if (st == QR_OK) st = qr_compare_mode(&se, o.mode, o.cos_threshold, &c);
+    if (o.save_values) st = qr_values_keep(&se);
+    if (st == QR_OK) st = o.from_values ? qr_values_load_compare(&se, o.from_values, o.cos_threshold, &c)
+                                        : qr_compare_mode(&se, o.mode, o.cos_threshold, &c);
+    if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_compare_write(&se, &c, dir);
+    if (st == QR_OK && o.save_values) st = qr_values_save(&se, &c, o.save_values);
+    /* Horizon's compare_per_layer also writes the advisor and a page */
+    QrAdvice adv = {0};
+    bool have_adv = false;
+    char *adv_txt = NULL;
+    if (st == QR_OK) {
+        st = qr_advisor_run(&se, &c, NULL, NULL, NULL, &adv);
+        have_adv = st == QR_OK;
+    }
+    if (st == QR_OK) st = qr_advisor_write(&se, &adv, dir);
+    if (st == QR_OK) {
+        unsigned char *t = NULL;
+        size_t tl = 0;
+        st = qr_file_read(qr_arena_printf(&ar, "%s/abnormal_layer_advisor.txt", dir), 0, &t, &tl);
+        adv_txt = st == QR_OK ? realloc(t, tl + 1) : NULL;
+        if (st == QR_OK && !adv_txt) { free(t); st = qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        if (adv_txt) adv_txt[tl] = 0;
+    }
+    if (st == QR_OK) st = qr_bundle_compare_page(&se, &c, adv_txt, dir);
     if (st == QR_OK && !o.quiet) {
-        printf("model output: Cosine %.6f, SQNR %.2f dB, L1 %.6g (%d layers compared)\n", c.out.cosine, c.out.sqnr,
-               c.out.l1, c.n);
+        printf("model output: Cosine %.6f, SQNR %.2f dB, L1 %.6g (%d layers compared%s)\n", c.out.cosine, c.out.sqnr,
+               c.out.l1, c.n, o.from_values ? ", from saved values" : "");
         if (c.first_drop >= 0)
             printf("first layer below Cosine %.4g: %s (%.6f)\n", o.cos_threshold,
                    b->nodes[se.m.m[c.rows[c.first_drop].match].b_node].name, c.rows[c.first_drop].m.cosine);
-        printf("wrote %s/compare_per_layer_out.txt and .csv\n", dir);
+        if (o.metric) qr__cli_worst_layers(&se, &c, o.metric);
+        if (have_adv) printf("advisor: %d finding%s\n", adv.n, adv.n == 1 ? "" : "s");
+        printf("wrote %s/compare_per_layer_out.txt and .csv, abnormal_layer_advisor.txt, compare_per_layer.html\n", dir);
+        if (o.save_values) printf("saved the compared values in %s (index.tsv)\n", o.save_values);
     }
+    free(adv_txt);
+    if (have_adv) qr_advice_free(&adv);
+    qr_values_keep_free(&se);
     qr_compare_free(&c);
     qr_session_close(&se);
     qr_graph_free(a);
     free(a);
     qr__cli_release(b, in);
+    qr_arena_free(&ar);
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
 
@@ -791,6 +997,10 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     int topk[12], nk = 0;
     QrStatus st = qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", topk, 12, &nk) ? QR_OK
                 : qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
+    if (st == QR_OK) st = qr__cli_sens_knobs(&o, b, a, &so);
+    QrAccSets sets = {0};
+    if (st == QR_OK && o.quantize_nodes) st = qr_select_acc_sets(&se, o.quantize_nodes, true, &sets);
+    if (st == QR_OK && o.non_quantize_nodes) st = qr_select_acc_sets(&se, o.non_quantize_nodes, false, &sets);
     QrSensResult sr = {0};
     QrAccum acc = {0};
     QrProgress pr;
@@ -801,9 +1011,27 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_sens_write(&se, &sr, dir);
     qr_progress_begin(&pr, "accumulated error", 0);
-    if (st == QR_OK) st = qr_accum_run(&se, &sr, topk, nk, o.metric ? so.metric : QR_METRIC_COSINE, &acc);
+    if (st == QR_OK) st = qr_accum_run_sets(&se, &sr, topk, nk, &sets, o.metric ? so.metric : QR_METRIC_COSINE, &acc);
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_accum_write(&se, &acc, dir);
+    QrDemotion dm = {0};
+    bool have_dm = false;
+    if (st == QR_OK && o.demote_int16) {
+        qr_progress_begin(&pr, "int16 demotion", 0);
+        st = qr_demote_run(&se, so.metric, &dm);
+        qr_progress_end(&pr, st);
+        have_dm = st == QR_OK;
+        if (st == QR_OK) st = qr_demote_write(&se, &dm, dir);
+        if (st == QR_OK && !dm.n_16) qr__cli_warn(&o, "--demote-int16: %s has no 16-bit quantizer", o.model2);
+    }
+    if (st == QR_OK && !o.quiet && have_dm) {
+        printf("int16 -> int8 demotion, cheapest first by %s (as given: %s %.6g):\n", qr_metric_name(so.metric),
+               qr_metric_name(so.metric), qr_metric_get(&dm.as_is, so.metric));
+        for (int k = 0; k < dm.n && k < 5; k++)
+            printf("  %d. %-40s %-10s %s -> %s  %s %.6g\n", k + 1, dm.rows[k].name, dm.rows[k].kind, dm.rows[k].dtype,
+                   dm.rows[k].to, qr_metric_name(so.metric), qr_metric_get(&dm.rows[k].m, so.metric));
+    }
+    if (have_dm) qr_demote_free(&dm);
     if (st == QR_OK && !o.quiet) {
         printf("%d sensitivity rows (%s), sorted by %s; node executions %lld vs %lld for full re-runs\n", sr.n,
                so.off_one ? "off-one" : "one-on", qr_metric_name(so.metric), (long long)sr.n_exec, (long long)sr.n_full);
@@ -816,6 +1044,7 @@ static int qr_cli_sensitivity(int argc, char **argv) {
         printf("wrote %s/sensitive_ops.txt/.csv/.json and %s/accumulated_error.csv\n", dir, dir);
     }
     qr_accum_free(&acc);
+    qr_select_acc_sets_free(&sets);
     qr_sens_free(&sr);
     qr_session_close(&se);
     qr_graph_free(a);
@@ -855,6 +1084,10 @@ static int qr_cli_runall(int argc, char **argv) {
         fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__usage_runall);
         return QR_EXIT_USAGE;
     }
+    QrSensOpts knobs = {0};
+    st = qr__cli_sens_knobs(&o, b, a, &knobs);
+    if (st == QR_OK) st = qr__cli_names_check(o.plot_nodes, ",", b, a, "--plot-nodes");
+    if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
     if (o.data_dir) {
         QrMetricKind mk = QR_METRIC_L1;
         if (o.metric) qr_metric_parse(o.metric, &mk);
@@ -862,7 +1095,9 @@ static int qr_cli_runall(int argc, char **argv) {
         qr_progress_init(&pr, stderr, o.quiet);
         qr_progress_begin(&pr, "bad-case search", 0);
         QrStepHook hook = qr_progress_hook(&pr);
-        st = qr_badcase_search(b, a, o.data_dir, o.num_steps, mk, &hook, &bc);
+        int only = -1;
+        qr_select_output(b, o.rank_output, &only);
+        st = qr_badcase_search_at(b, a, o.data_dir, o.num_steps, mk, only, &hook, &bc);
         qr_progress_end(&pr, st);
         have_bc = st == QR_OK;
         if (st == QR_OK && !o.quiet)
@@ -882,12 +1117,19 @@ static int qr_cli_runall(int argc, char **argv) {
                         .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode,
                         .badcase = have_bc ? &bc : NULL, .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
     if (have_bc) ro.random_input = false;
+    ro.sens = knobs;
     ro.single_model = o.single;
     ro.deploy = dep;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
     ro.sens.metric = QR_METRIC_L1;
     ro.sens.reverse = o.reverse;
     if (o.metric) qr_metric_parse(o.metric, &ro.sens.metric);
+    ro.metric_given = o.metric != NULL;
+    ro.quantize_nodes = o.quantize_nodes;
+    ro.non_quantize_nodes = o.non_quantize_nodes;
+    ro.have_channel_axis = o.have_channel_axis;
+    ro.demote_int16 = o.demote_int16;
+    ro.channel_axis = o.channel_axis;
     if (!qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", ro.topk, 12, &ro.n_topk))
         st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
     QrRunallResult res;
@@ -919,10 +1161,11 @@ static int qr_cli_runall(int argc, char **argv) {
 
 static const char *qr__usage_badcase =
     "usage: qreport find-bad-case BASE.onnx ANALYSIS.onnx --data DIR [--num-steps N] [--metric L1|Cosine|MSE|KL|SQNR]\n"
-    "                             [-o DIR] [--quiet]\n"
+    "                             [--rank-output NAME] [-o DIR] [--quiet]\n"
     "  Runs both models on every sample of DIR (hmct layout: one folder per model input named after it,\n"
     "  files 0.npy, 1.npy, ...; a flat folder of .npy for single-input models), measures --metric at the\n"
-    "  model outputs and writes the worst sample as badcase.npy plus the per-sample list badcase_list.txt/.csv.\n";
+    "  model outputs and writes the worst sample as badcase.npy plus the per-sample list badcase_list.txt/.csv.\n"
+    "  --rank-output NAME: the metric at that graph output alone (a multi-head model's bad head).\n";
 
 static int qr_cli_badcase(int argc, char **argv) {
     QrCliOpts o;
@@ -942,7 +1185,9 @@ static int qr_cli_badcase(int argc, char **argv) {
     qr_progress_init(&pr, stderr, o.quiet);
     qr_progress_begin(&pr, "bad-case search", 0);
     QrStepHook hook = qr_progress_hook(&pr);
-    if (st == QR_OK) st = qr_badcase_search(b, a, o.data_dir, o.num_steps, mk, &hook, &bc);
+    int only = -1;
+    if (st == QR_OK) st = qr_select_output(b, o.rank_output, &only);
+    if (st == QR_OK) st = qr_badcase_search_at(b, a, o.data_dir, o.num_steps, mk, only, &hook, &bc);
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_badcase_write(&bc, dir);

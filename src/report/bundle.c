@@ -30,6 +30,7 @@ typedef struct QrBd {
     QrCompare cmp;
     QrSensResult sens;
     QrAccum acc;
+    QrAccSets acc_sets;          /* --quantize-nodes / --non-quantize-nodes (acc's column names point here) */
     QrCheckSummary chk;
     QrDeployRunall dep;          /* device dump, repro, emitted model (deploy/) */
     const char *fail_name[QR__BN_MAX_FAIL], *fail_msg[QR__BN_MAX_FAIL];
@@ -443,6 +444,23 @@ static bool qr__bn_exists(QrBd *bd, const char *name) {
     return ok;
 }
 
+/* The per-layer comparison section (runall's index.html and compare's compare_per_layer.html). */
+static void qr__bn_html_compare(QrHtml *h, const QrSession *se, const QrCompare *cmp, bool have_plot) {
+    qr_html_section(h, "compare", "Per-layer comparison");
+    qr_html_para(h, "One row per baseline node output, in graph order. The analysis value is the one its consumers see "
+                 "(after the layer's QuantizeLinear→DequantizeLinear). local_* re-runs the layer on the baseline's own "
+                 "inputs: a layer with a good local Cosine but a bad Cosine inherits its error from upstream.");
+    if (have_plot) qr_html_image(h, "plots/per_layer_metrics.png", "Cosine and SQNR per layer", NULL, 0, 0);
+    QrTable t = {0};
+    if (qr__cmp_table(se, cmp, false, false, &t) == QR_OK) {
+        QrHtmlTableOpts to = { .cell_level = qr__bn_cmp_cell };
+        qr_html_table(h, &t, &to);
+    }
+    qr_table_free(&t);
+    const char *files[] = { "compare_per_layer_out.txt", "compare_per_layer_out.csv" };
+    qr_html_files(h, files, 2);
+}
+
 static QrStatus qr__bn_html(QrBd *bd) {
     QrHtml h;
     qr_html_init(&h, "qreport — quantization accuracy report");
@@ -520,22 +538,7 @@ static QrStatus qr__bn_html(QrBd *bd) {
     for (int k = 0; k < bd->n_fail; k++) qr_html_failed(&h, bd->fail_name[k], bd->fail_msg[k]);
     qr_html_verdict_end(&h);
 
-    if (bd->have_cmp) {
-        qr_html_section(&h, "compare", "Per-layer comparison");
-        qr_html_para(&h, "One row per baseline node output, in graph order. The analysis value is the one its consumers see "
-                     "(after the layer's QuantizeLinear→DequantizeLinear). local_* re-runs the layer on the baseline's own "
-                     "inputs: a layer with a good local Cosine but a bad Cosine inherits its error from upstream.");
-        if (qr__bn_exists(bd, "plots/per_layer_metrics.png"))
-            qr_html_image(&h, "plots/per_layer_metrics.png", "Cosine and SQNR per layer", NULL, 0, 0);
-        QrTable t = {0};
-        if (qr__cmp_table(se, &bd->cmp, false, false, &t) == QR_OK) {
-            QrHtmlTableOpts to = { .cell_level = qr__bn_cmp_cell };
-            qr_html_table(&h, &t, &to);
-        }
-        qr_table_free(&t);
-        const char *files[] = { "compare_per_layer_out.txt", "compare_per_layer_out.csv" };
-        qr_html_files(&h, files, 2);
-    }
+    if (bd->have_cmp) qr__bn_html_compare(&h, se, &bd->cmp, qr__bn_exists(bd, "plots/per_layer_metrics.png"));
     if (bd->have_sens) {
         qr_html_section(&h, "sensitivity", "Quantization sensitivity");
         qr_html_paraf(&h, "%s; sorted by %s%s, most sensitive first. %lld node executions (incremental) instead of %lld for "
@@ -575,6 +578,13 @@ static QrStatus qr__bn_html(QrBd *bd) {
         qr_html_section(&h, "advisor", "Abnormal layers and fixes");
         const char *t = qr__bn_read_text(bd, "abnormal_layer_advisor.txt");
         if (t) qr_html_pre(&h, t);
+    }
+    if (qr__bn_exists(bd, "int16_demotion.txt")) {     /* --demote-int16 */
+        qr_html_section(&h, "demotion", "int16 → int8 demotion");
+        const char *t = qr__bn_read_text(bd, "int16_demotion.txt");
+        if (t) qr_html_pre(&h, t);
+        const char *files[] = { "int16_demotion.txt", "int16_demotion.csv", "int16_demotion.json" };
+        qr_html_files(&h, files, 3);
     }
     if (bd->have_wi) {
         qr_html_section(&h, "whatif", "Mixed-precision what-if");
@@ -650,7 +660,8 @@ static QrStatus qr__bn_html(QrBd *bd) {
                           "compare_per_layer_out.txt", "compare_per_layer_out.csv", "sensitive_ops.txt",
                           "sensitive_ops.csv", "sensitive_ops.json", "accumulated_error.csv", "badcase.npy",
                           "weight_comparison.txt", "weight_comparison.csv", "abnormal_layer_advisor.txt",
-                          "mixed_precision.json", "badcase_list.txt", "badcase_list.csv" };
+                          "mixed_precision.json", "badcase_list.txt", "badcase_list.csv", "int16_demotion.txt",
+                          "int16_demotion.csv", "int16_demotion.json" };
     const char *present[QR_ARRAY_LEN(all)];
     int np = 0;
     for (int i = 0; i < QR_ARRAY_LEN(all); i++) if (!strcmp(all[i], "summary.json") || !strcmp(all[i], "manifest.json") || qr__bn_exists(bd, all[i])) present[np++] = all[i];
@@ -680,6 +691,35 @@ static QrStatus qr__bn_save(const QrBd *bd, QrCanvas *c, const char *name) {
     return st;
 }
 
+/* Cosine and SQNR per layer (with the local ones) of a comparison, as a PNG at path. */
+static QrStatus qr__bn_plot_per_layer(const QrSession *se, const QrCompare *cmp, const char *path) {
+    int n = cmp->n;
+    double *cos = malloc((size_t)n * sizeof(double) * 4 + 1);
+    const char **names = malloc((size_t)n * sizeof *names + 1);
+    if (!cos || !names) { free(cos); free(names); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    double *sq = cos + n, *lcos = cos + 2 * n, *lsq = cos + 3 * n;
+    for (int k = 0; k < n; k++) {
+        const QrLayerRow *r = &cmp->rows[k];
+        names[k] = se->b->nodes[se->m.m[r->match].b_node].name;
+        cos[k] = r->has_m ? r->m.cosine : NAN;
+        sq[k] = r->has_m ? r->m.sqnr : NAN;
+        lcos[k] = r->has_local ? r->local.cosine : NAN;
+        lsq[k] = r->has_local ? r->local.sqnr : NAN;
+    }
+    QrSeries s_cos[2] = { { "Cosine", cos, false }, { "local Cosine", lcos, true } };
+    QrSeries s_sq[2] = { { "SQNR", sq, false }, { "local SQNR", lsq, true } };
+    QrLineChart lc = { .title = "Per-layer similarity to the baseline", .x_label = "layer (baseline order)", .n_x = n,
+                       .x_names = names, .n_panels = 2 };
+    lc.panels[0] = (QrLinePanel){ .y_label = "Cosine", .series = s_cos, .n_series = 2, .y_scale = QR_SCALE_LINEAR };
+    lc.panels[1] = (QrLinePanel){ .y_label = "SQNR (dB)", .series = s_sq, .n_series = 2, .y_scale = QR_SCALE_LINEAR };
+    QrCanvas c;
+    QrStatus st = qr_plot_line(&lc, &c);
+    if (st == QR_OK) { st = qr_plot_save(&c, path); qr_canvas_free(&c); }
+    free(cos);
+    free(names);
+    return st;
+}
+
 static QrStatus qr__bn_plot_job(void *ctx, int job, int tid) {
     QR_UNUSED(tid);
     const QrBd *bd = ctx;
@@ -688,35 +728,14 @@ static QrStatus qr__bn_plot_job(void *ctx, int job, int tid) {
     QrArena ar = {0};
     QrStatus st = QR_OK;
     if (job == 0 && bd->have_cmp && bd->cmp.n) {
-        int n = bd->cmp.n;
-        double *cos = malloc((size_t)n * sizeof(double) * 4);
-        const char **names = malloc((size_t)n * sizeof *names);
-        if (!cos || !names) { free(cos); free(names); st = qr_errf(QR_ERR_NOMEM, "out of memory"); goto done; }
-        double *sq = cos + n, *lcos = cos + 2 * n, *lsq = cos + 3 * n;
-        for (int k = 0; k < n; k++) {
-            const QrLayerRow *r = &bd->cmp.rows[k];
-            names[k] = se->b->nodes[se->m.m[r->match].b_node].name;
-            cos[k] = r->has_m ? r->m.cosine : NAN;
-            sq[k] = r->has_m ? r->m.sqnr : NAN;
-            lcos[k] = r->has_local ? r->local.cosine : NAN;
-            lsq[k] = r->has_local ? r->local.sqnr : NAN;
-        }
-        QrSeries s_cos[2] = { { "Cosine", cos, false }, { "local Cosine", lcos, true } };
-        QrSeries s_sq[2] = { { "SQNR", sq, false }, { "local SQNR", lsq, true } };
-        QrLineChart lc = { .title = "Per-layer similarity to the baseline", .x_label = "layer (baseline order)", .n_x = n,
-                           .x_names = names, .n_panels = 2 };
-        lc.panels[0] = (QrLinePanel){ .y_label = "Cosine", .series = s_cos, .n_series = 2, .y_scale = QR_SCALE_LINEAR };
-        lc.panels[1] = (QrLinePanel){ .y_label = "SQNR (dB)", .series = s_sq, .n_series = 2, .y_scale = QR_SCALE_LINEAR };
-        QrCanvas c;
-        st = qr_plot_line(&lc, &c);
-        if (st == QR_OK) st = qr__bn_save(bd, &c, "plots/per_layer_metrics.png");
-        free(cos);
-        free(names);
+        char path[4400];
+        snprintf(path, sizeof path, "%s/plots/per_layer_metrics.png", bd->dir);
+        st = qr__bn_plot_per_layer(se, &bd->cmp, path);
     } else if (job == 1 && bd->have_acc && se->m.n) {
         int n = 0, ns = bd->acc.n_settings;
         double *y = malloc(((size_t)se->m.n * (size_t)ns + 1) * sizeof(double));
         const char **names = malloc(((size_t)se->m.n + 1) * sizeof *names);
-        QrSeries ser[16];
+        QrSeries ser[QR_ARRAY_LEN(bd->acc.setting)];
         if (!y || !names) { free(y); free(names); st = qr_errf(QR_ERR_NOMEM, "out of memory"); goto done; }
         for (int i = 0; i < se->m.n; i++) if (se->vis[i] >= 0) names[n++] = se->b->nodes[se->m.m[i].b_node].name;
         for (int k = 0; k < ns; k++) {
@@ -814,6 +833,24 @@ static QrStatus qr__bn_plots(QrBd *bd) {
 }
 
 /* ==== the run ========================================================================== */
+
+/* --demote-int16: int16_demotion.* ranked by the sensitivity's metric. */
+static QrStatus qr__bn_demote(QrBd *bd) {
+    QrDemotion dm = {0};
+    QR_TRY(qr_demote_run(&bd->se, bd->o->sens.metric, &dm));
+    QrStatus st = qr_demote_write(&bd->se, &dm, bd->dir);
+    qr_demote_free(&dm);
+    return st;
+}
+
+/* The cumulative error's user node sets (--quantize-nodes / --non-quantize-nodes). */
+static QrStatus qr__bn_acc_sets(QrBd *bd) {
+    const QrRunallOpts *o = bd->o;
+    QrStatus st = QR_OK;
+    if (o->quantize_nodes) st = qr_select_acc_sets(&bd->se, o->quantize_nodes, true, &bd->acc_sets);
+    if (st == QR_OK && o->non_quantize_nodes) st = qr_select_acc_sets(&bd->se, o->non_quantize_nodes, false, &bd->acc_sets);
+    return st;
+}
 
 /* What runall computes right after the baseline run, as independent jobs (QrSeJobFn): 0 and
  * 1 the per-layer comparison's two runs (the analysis model, with its statistics from the
@@ -948,7 +985,10 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         if (s2 == QR_OK) s2 = qr_sens_write(&bd->se, &bd->sens, bd->dir);
         qr__bn_done(bd, "sensitivity", s2);
         qr_progress_begin(&bd->prog, "accumulated error", 0);
-        s2 = qr_accum_run(&bd->se, bd->have_sens ? &bd->sens : NULL, o->topk, bd->have_sens ? o->n_topk : 0, QR_METRIC_COSINE, &bd->acc);
+        s2 = qr__bn_acc_sets(bd);
+        if (s2 == QR_OK)
+            s2 = qr_accum_run_sets(&bd->se, bd->have_sens ? &bd->sens : NULL, o->topk, bd->have_sens ? o->n_topk : 0,
+                                   &bd->acc_sets, o->metric_given ? o->sens.metric : QR_METRIC_COSINE, &bd->acc);
         bd->have_acc = s2 == QR_OK;
         if (s2 == QR_OK) s2 = qr_accum_write(&bd->se, &bd->acc, bd->dir);
         qr__bn_done(bd, "accumulated error", s2);
@@ -970,6 +1010,10 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         bd->have_wi = s2 == QR_OK;
         if (s2 == QR_OK) s2 = qr_whatif_write(&bd->se, &bd->wi, bd->dir);
         qr__bn_done(bd, "mixed precision", s2);
+        if (o->demote_int16) {
+            qr_progress_begin(&bd->prog, "int16 demotion", 0);
+            qr__bn_done(bd, "int16 demotion", qr__bn_demote(bd));
+        }
         if (o->deploy.emit_dir) {                       /* --emit-model (deploy/) */
             qr_progress_begin(&bd->prog, "emit model", 0);
             s2 = bd->have_wi ? qr_deploy_runall_emit(&bd->dep, &o->deploy, &bd->se, &bd->sens, &bd->wi)
@@ -977,7 +1021,8 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
             qr__bn_done(bd, "emit model", s2);
         }
         qr_progress_begin(&bd->prog, "distributions", 0);
-        s2 = qr_dist_collect(&bd->se, bd->have_sens ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes, 0, &bd->dist);
+        s2 = qr_dist_collect_axis(&bd->se, bd->have_sens ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes, 0,
+                                  o->have_channel_axis, o->channel_axis, &bd->dist);
         bd->have_dist = s2 == QR_OK;
         qr_session_ref_free(&bd->se);        /* the last user of the all-on reference */
         qr__bn_done(bd, "distributions", s2);
@@ -1065,6 +1110,7 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
     qr_compare_free(&bd->cmp);
     qr_sens_free(&bd->sens);
     qr_accum_free(&bd->acc);
+    qr_select_acc_sets_free(&bd->acc_sets);
     if (bd->have_w) qr_weights_free(&bd->w);
     if (bd->have_adv) qr_advice_free(&bd->adv);
     if (bd->have_wi) qr_whatif_free(&bd->wi);
@@ -1073,5 +1119,42 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
     if (bd->se.b) qr_session_close(&bd->se);
     qr_arena_free(&bd->arena);
     free(bd);
+    return st;
+}
+
+/* ==== compare's own page ================================================================ */
+
+static QrStatus qr_bundle_compare_page(const QrSession *se, const QrCompare *cmp, const char *advisor_txt, const char *dir) {
+    QrArena ar = {0};
+    QrStatus st = qr_mkdir_p(qr_arena_printf(&ar, "%s/plots", dir));
+    bool plot = false;
+    if (st == QR_OK && cmp->n) {
+        st = qr__bn_plot_per_layer(se, cmp, qr_arena_printf(&ar, "%s/plots/per_layer_metrics.png", dir));
+        plot = st == QR_OK;
+    }
+    QrHtml h;
+    qr_html_init(&h, "qreport — per-layer comparison");
+    qr_html_subtitle(&h, qr_arena_printf(&ar, "baseline %s · analysis %s · qreport %s", se->b->path, se->a->path, QR_VERSION));
+    QrHtmlLevel lv = qr__bn_cos_level(cmp->out.cosine);
+    qr_html_verdict_begin(&h, lv, qr_arena_printf(&ar, "Model output Cosine %.6f, SQNR %.2f dB", cmp->out.cosine, cmp->out.sqnr));
+    qr_html_metric(&h, "Output Cosine", qr_arena_printf(&ar, "%.6f", cmp->out.cosine), lv, NULL);
+    qr_html_metric(&h, "Output SQNR", qr_arena_printf(&ar, "%.2f dB", cmp->out.sqnr),
+                   cmp->out.sqnr >= 30 ? QR_HTML_GOOD : cmp->out.sqnr >= 20 ? QR_HTML_WARN : QR_HTML_BAD, NULL);
+    qr_html_metric(&h, "Output L1", qr_arena_printf(&ar, "%.6g", cmp->out.l1), QR_HTML_NONE, NULL);
+    qr_html_verdict_end(&h);
+    qr__bn_html_compare(&h, se, cmp, plot);
+    if (advisor_txt) {
+        qr_html_section(&h, "advisor", "Abnormal layers and fixes");
+        qr_html_pre(&h, advisor_txt);
+        const char *files[] = { "abnormal_layer_advisor.txt" };
+        qr_html_files(&h, files, 1);
+    }
+    char *txt = NULL;
+    size_t len = 0;
+    if (st == QR_OK) st = qr_html_finish(&h, &txt, &len);
+    else qr_html_free(&h);
+    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&ar, "%s/compare_per_layer.html", dir), txt, len);
+    free(txt);
+    qr_arena_free(&ar);
     return st;
 }

@@ -23,6 +23,13 @@ typedef struct QrRunallOpts {
     QrDeployRunallOpts deploy;   /* --dump ... (deploy/) */
     int n_warnings;
     bool single_model;           /* b is a copy of a, run with every quantizer disabled (runall ANALYSIS.onnx) */
+    /* knobs (README "Coming from hmct-debugger / QuantAnalysis"); zero = the default bundle */
+    bool metric_given;           /* --metric given: the cumulative-error curves use sens.metric (else Cosine) */
+    const char *quantize_nodes;      /* --quantize-nodes 'A;A,B': one curve per set, only those quantized */
+    const char *non_quantize_nodes;  /* --non-quantize-nodes: one curve per set, all but those quantized */
+    bool demote_int16;           /* --demote-int16: int16_demotion.* (analysis/demote) */
+    bool have_channel_axis;      /* --channel-axis: the box plots' channel axis */
+    int channel_axis;
 } QrRunallOpts;
 
 typedef struct QrRunallResult {
@@ -37,5 +44,10 @@ typedef struct QrRunallResult {
  * bundle cannot be written; a failing analysis is recorded and the rest go on. */
 static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTensor *inputs, const QrRunallOpts *o,
                                  QrRunallResult *r);
+
+/* `qreport compare`'s page: compare_per_layer.html in dir (with plots/per_layer_metrics.png) —
+ * the output verdict, runall's per-layer section and, when advisor_txt is given, the advisor's
+ * findings (Horizon's compare_per_layer profiler.html). */
+static QrStatus qr_bundle_compare_page(const QrSession *se, const QrCompare *cmp, const char *advisor_txt, const char *dir);
 
 #endif

@@ -50,6 +50,8 @@
 #include "src/analysis/advisor.h"
 #include "src/analysis/whatif.h"
 #include "src/analysis/badcase.h"
+#include "src/analysis/dsacc.h"
+#include "src/analysis/dataset.h"
 #include "src/report/bundle.h"
 
 /* ---- sources ---- */
@@ -122,5 +124,7 @@
 #include "src/analysis/advisor.c"
 #include "src/analysis/whatif.c"
 #include "src/analysis/badcase.c"
+#include "src/analysis/dsacc.c"
+#include "src/analysis/dataset.c"
 #include "src/report/bundle.c"
 #include "src/cli/cli.c"

@@ -26,6 +26,7 @@
 #include "test_analysis_extra.c"
 #include "test_bench_cli.c"
 #include "test_incr.c"
+#include "test_dataset.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -58,6 +59,7 @@ int main(int argc, char **argv) {
     QT_MODULE(analysis_extra);
     QT_MODULE(bench_cli);
     QT_MODULE(incr);
+    QT_MODULE(dataset);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

@@ -25,6 +25,7 @@ typedef struct QrCliOpts {
     double fail_cos, fail_sqnr;  /* NaN: no gate */
     const char *data_dir;        /* --data: bad-case search folder */
     int num_steps;
+    int samples;                 /* --samples N: the first N samples of --data (0 = all) */
     const char *plot_nodes;      /* comma-separated */
     int threads;                 /* --threads: 0 = QR_THREADS or online CPUs */
     int64_t max_memory;          /* --max-memory in bytes; 0 = no limit */
@@ -79,14 +80,20 @@ static const char *qr__usage_profile =
     "  then the same rows sorted by range (max - min). NaN/Inf are counted in their own columns.\n";
 
 static const char *qr__usage_compare =
-    "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--mode sim|int|both]\n"
-    "                       [--cos-threshold X] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ... | --data DIR [--samples N] [--metric M]] [-o DIR]\n"
+    "                       [--mode sim|int|both] [--cos-threshold X] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Per-layer comparison of the analysis (quantized) model with the float baseline on one input:\n"
     "  compare_per_layer_out.txt/.csv with Cosine, MSE, L1, KL, SQNR, Atol, Rtol, min/max/mean/var of both,\n"
     "  and the local (shadow) Cosine/SQNR of each layer re-run on the baseline's inputs.\n"
     "  --mode sim (default) runs Q/DQ in float (as ONNX Runtime without optimizations); int runs the\n"
     "  DQ->op->Q patterns on integer kernels (as ONNX Runtime with all optimizations); both compares sim\n"
-    "  and adds per layer the int-vs-sim difference in LSB (lsb_max, lsb_diff, lsb_ties columns).\n";
+    "  and adds per layer the int-vs-sim difference in LSB (lsb_max, lsb_diff, lsb_ties columns).\n"
+    "  --data DIR compares over every sample of a data folder (hmct layout: one sub-folder per input with\n"
+    "  the same file names, or a flat folder of .npy for one input; --samples N: the first N in natural\n"
+    "  name order): the columns hold the pooled metrics (all samples' elements together), followed by\n"
+    "  samples, mean_Cosine, worst_Cosine, worst_sample, p05_Cosine, mean_SQNR, p05_SQNR; also\n"
+    "  compare_outputs.txt/.csv (one row per graph output, top-1/top-5 for [batch, classes]),\n"
+    "  samples.txt/.csv (ranked worst first by --metric, default L1) and badcase.npy (the worst sample).\n";
 static const char *qr__usage_runall =
     "usage: qreport runall BASE.onnx ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--num-steps N]] [-o report.zip]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...]\n"
@@ -183,6 +190,17 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--keep-dir")) QR__NEXT(o->keep_dir);
         else if (!strcmp(a, "--data")) QR__NEXT(o->data_dir);
         else if (!strcmp(a, "--num-steps")) { const char *v; QR__NEXT(v); o->num_steps = atoi(v); }
+        else if (!strcmp(a, "--samples")) {
+            const char *v;
+            QR__NEXT(v);
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (end == v || *end || n < 1 || n > 100000000) {
+                fprintf(stderr, "qreport: --samples must be a positive count\n%s", usage);
+                return QR_EXIT_USAGE;
+            }
+            o->samples = (int)n;
+        }
         else if (!strcmp(a, "--plot-nodes")) QR__NEXT(o->plot_nodes);
         else if (!strcmp(a, "--fail-if-cosine-below")) { const char *v; QR__NEXT(v); o->fail_cos = strtod(v, NULL); }
         else if (!strcmp(a, "--fail-if-sqnr-below")) { const char *v; QR__NEXT(v); o->fail_sqnr = strtod(v, NULL); }
@@ -255,6 +273,8 @@ static QrStatus qr_cli_read_tensor(const char *path, QrTensor *t) {
 
 /* Loads the model and builds one input tensor per graph input: from files,
  * or random (deterministic in seed) when none are given. */
+static bool qr__cli_data_first;           /* data-set commands: --data's first sample is the input */
+
 static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **inputs_out) {
     QrGraph *g = NULL;
     QR_TRY(qr_onnx_load(o->model, &g));
@@ -262,6 +282,13 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
     const QrTensor **given = calloc((size_t)g->n_inputs + 1, sizeof *given);
     QrTensor *shape_of = calloc((size_t)g->n_inputs + 1, sizeof *shape_of);
     QrStatus st = in && given && shape_of ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK && qr__cli_data_first && o->data_dir && !o->n_inputs) {
+        QrDsSet ds;
+        st = qr_ds_list(g, o->data_dir, o->samples, &ds);
+        if (st == QR_OK) st = qr_ds_read(&ds, g, 0, NULL, in);
+        for (int i = 0; st == QR_OK && i < g->n_inputs; i++) given[i] = &in[i];
+        if (st == QR_OK) qr_ds_set_free(&ds);
+    }
     if (st == QR_OK && o->n_inputs && o->n_inputs != g->n_inputs)
         st = qr_errf(QR_ERR_INVALID, "%s has %d input%s but %d -i file%s given", o->model, g->n_inputs,
                      g->n_inputs == 1 ? "" : "s", o->n_inputs, o->n_inputs == 1 ? " was" : "s were");
@@ -685,14 +712,66 @@ static int qr__cli_pair(int argc, char **argv, const char *usage, QrCliOpts *o, 
     return qr__cli_fail(st);
 }
 
+/* compare --data: every sample of the set into the data-set accumulators, then the tables. */
+static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTensor *in, QrSession *se, const char *dir) {
+    int code = QR_EXIT_OK;
+    QrStatus st = QR_OK;
+    QrDsSet ds = {0};
+    QrDsCompare dc = {0};
+    QrMetricKind mk = QR_METRIC_L1;
+    if (o->metric) qr_metric_parse(o->metric, &mk);
+    QrTensor *cur = calloc((size_t)b->n_inputs + 1, sizeof *cur);
+    if (o->n_inputs) {
+        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__usage_compare);
+        code = QR_EXIT_USAGE;
+        goto done;
+    }
+    st = cur ? qr_ds_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
+    QrProgress pr;
+    qr_progress_init(&pr, stderr, o->quiet);
+    QrStepHook hook = qr_progress_hook(&pr);
+    qr_progress_begin(&pr, "compare over the data set", 0);
+    for (int k = 0; st == QR_OK && k < ds.n; k++) {
+        qr_step(&hook, k, ds.n);
+        st = qr_ds_read(&ds, b, k, in, cur);
+        if (st == QR_OK) st = qr_ds_compare_sample(&dc, se, o->mode, k, cur);
+        for (int i = 0; i < b->n_inputs; i++) qr_tensor_free_data(&cur[i]);
+    }
+    qr_progress_end(&pr, st);
+    se->inputs = in;
+    if (st == QR_OK) st = qr_mkdir_p(dir);
+    if (st == QR_OK) st = qr_ds_compare_write(&dc, se, &ds, mk, dir);
+    if (st == QR_OK && !o->quiet) {
+        QrMetrics m;
+        qr_ds_out_metrics(&dc.outs[0], &m);
+        printf("%d samples; model output%s pooled: Cosine %.6f, SQNR %.2f dB (%d layers compared)\n", ds.n,
+               dc.n_outs > 1 ? " 0" : "", m.cosine, m.sqnr, dc.n_rows);
+        printf("wrote %s/compare_per_layer_out.txt, compare_outputs.txt, samples.txt (and .csv), badcase.npy\n", dir);
+    }
+    if (st != QR_OK) code = qr__cli_fail(st);
+done:
+    qr_ds_compare_free(&dc);
+    qr_ds_set_free(&ds);
+    free(cur);
+    qr_session_close(se);
+    qr_graph_free(a);
+    free(a);
+    qr__cli_release(b, in);
+    return code;
+}
+
 static int qr_cli_compare(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
     QrSession se = {0};
+    qr__cli_data_first = true;
     int rc = qr__cli_pair(argc, argv, qr__usage_compare, &o, &b, &a, &in, &se);
     if (rc >= 0) return rc;
     const char *dir = o.out_dir ? o.out_dir : ".";
+    if (o.data_dir) return qr__cli_compare_data(&o, b, a, in, &se, dir);
+    if (o.samples) qr__cli_warn(&o, "--samples has no effect without --data");
     QrStatus st = QR_OK;
     QrCompare c = {0};
     if (st == QR_OK) st = qr_compare_mode(&se, o.mode, o.cos_threshold, &c);

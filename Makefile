@@ -46,10 +46,11 @@ bench: qreport bench-models
 	$(BENCH_PY) bench/run.py $(BENCH_ARGS)
 
 # Every test: unit tests, conformance over ../shared/conformance (when present),
-# golden fixtures and CLI bad-input tests. Last line: "N passed, N failed".
-# First every fuzz target runs FUZZ_SMOKE_SECONDS (see fuzz-smoke; 0 skips).
+# golden fixtures and CLI bad-input tests. Last line: "N passed, N failed, N skipped".
+# First every fuzz target runs FUZZ_SMOKE_SECONDS (see fuzz-smoke; 0 skips); its outcome
+# (build/fuzz_smoke.status) is counted by test_main as the test "fuzz smoke".
 test: qreport build/test_main fuzz-smoke
-	QR_BIN=./qreport ./build/test_main
+	QR_BIN=./qreport QT_FUZZ_SMOKE="$$(cat build/fuzz_smoke.status 2>/dev/null)" ./build/test_main
 
 # AddressSanitizer + UBSan over the whole suite (dynamic build: ASan cannot be static).
 asan: $(DEPS)
@@ -145,10 +146,14 @@ fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do fuzz/run.sh $$t $(FUZZ_SECONDS) || exit 1; done
 
 # Part of `make test`: each target FUZZ_SMOKE_SECONDS with a fixed seed when clang can link
-# libFuzzer; otherwise says it is skipped.
+# libFuzzer; otherwise says it is skipped. Writes its outcome to build/fuzz_smoke.status.
 fuzz-smoke:
+	@mkdir -p build; rm -f build/fuzz_smoke.status
 	@if [ "$(FUZZ_SMOKE_SECONDS)" = 0 ]; then echo "fuzz: skipped (FUZZ_SMOKE_SECONDS=0)"; \
+	  echo "skipped: FUZZ_SMOKE_SECONDS=0" > build/fuzz_smoke.status; \
 	elif ! fuzz/run.sh --probe $(FUZZ_CC); then \
 	  echo "fuzz: skipped ($(FUZZ_CC) with libFuzzer not available: apt-get install clang libclang-rt-14-dev)"; \
+	  echo "skipped: $(FUZZ_CC) with libFuzzer not available (apt-get install clang libclang-rt-14-dev)" > build/fuzz_smoke.status; \
 	else $(MAKE) --no-print-directory fuzz-build && \
-	  for t in $(FUZZ_TARGETS); do fuzz/run.sh --smoke $$t $(FUZZ_SMOKE_SECONDS) || exit 1; done; fi
+	  for t in $(FUZZ_TARGETS); do fuzz/run.sh --smoke $$t $(FUZZ_SMOKE_SECONDS) || exit 1; done && \
+	  echo passed > build/fuzz_smoke.status; fi

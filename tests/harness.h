@@ -1,16 +1,36 @@
 /* tests/harness — a tiny test harness: named tests, checks that record the
- * first failure with file:line, and a "N passed, N failed" summary. */
+ * first failure with file:line, a skipped state, and a
+ * "N passed, N failed, N skipped" summary (the last line test_main prints).
+ *
+ * API
+ *   QT_RUN(fn)                  runs `static void fn(void)` as the test named "fn".
+ *   QT_CHECK(cond)              fails the current test at file:line and returns.
+ *   QT_CHECKF(cond, fmt, ...)   the same with a printf-style message.
+ *   QT_OK(expr)                 fails unless the QrStatus expression is QR_OK (prints qr_err_msg()).
+ *   QT_SKIP(fmt, ...)           the current test checked nothing because something it
+ *                               needs is missing (a tool, a folder, a CPU level, a mount
+ *                               permission): records it as skipped with that reason and
+ *                               returns. Always printed ("skip NAME: reason"). A test that
+ *                               failed before it skips stays failed. Never skip what could
+ *                               have run: skipped is not passed.
+ *   qt_skip(fmt, ...)           the same without the return (for helpers; the caller returns).
+ *   qt_record(name, ok, fmt, ...)      data-driven tests: record one named result directly.
+ *   qt_record_skip(name, fmt, ...)     ... or one named skipped result (e.g. an optional
+ *                               independent check whose tool is not installed).
+ * Counters: qt_passed, qt_failed, qt_skipped. */
 #ifndef QR_HARNESS_H
 #define QR_HARNESS_H
 
-static int qt_passed, qt_failed, qt_cur_failed;
+static int qt_passed, qt_failed, qt_skipped, qt_cur_failed, qt_cur_skipped;
 static const char *qt_cur_name;
 static bool qt_verbose;
+static char qt_cur_skip_why[512];
 
 #define QT_CHECK(cond) do { if (!(cond)) { qt_fail(__FILE__, __LINE__, "%s", #cond); return; } } while (0)
 #define QT_CHECKF(cond, ...) do { if (!(cond)) { qt_fail(__FILE__, __LINE__, __VA_ARGS__); return; } } while (0)
 #define QT_OK(expr) do { QrStatus qt__s = (expr); if (qt__s != QR_OK) { \
     qt_fail(__FILE__, __LINE__, "%s -> %s: %s", #expr, qr_status_name(qt__s), qr_err_msg()); return; } } while (0)
+#define QT_SKIP(...) do { qt_skip(__VA_ARGS__); return; } while (0)
 
 static void qt_fail(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void qt_fail(const char *file, int line, const char *fmt, ...) {
@@ -23,13 +43,26 @@ static void qt_fail(const char *file, int line, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* Marks the current test skipped with a reason (see QT_SKIP). */
+static void qt_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void qt_skip(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(qt_cur_skip_why, sizeof qt_cur_skip_why, fmt, ap);
+    va_end(ap);
+    qt_cur_skipped = 1;
+}
+
 /* Runs one test function and records its result. */
 static void qt_run(const char *name, void (*fn)(void)) {
     qt_cur_name = name;
     qt_cur_failed = 0;
+    qt_cur_skipped = 0;
+    qt_cur_skip_why[0] = 0;
     qr_err_clear();
     fn();
     if (qt_cur_failed) qt_failed++;
+    else if (qt_cur_skipped) { qt_skipped++; printf("skip %s: %s\n", name, qt_cur_skip_why); }
     else { qt_passed++; if (qt_verbose) printf("ok   %s\n", name); }
 }
 
@@ -41,6 +74,18 @@ static void qt_record(const char *name, bool ok, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     printf("FAIL %s: ", name);
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+}
+
+/* Records a named skipped result directly, with its reason. */
+static void qt_record_skip(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void qt_record_skip(const char *name, const char *fmt, ...) {
+    qt_skipped++;
+    va_list ap;
+    va_start(ap, fmt);
+    printf("skip %s: ", name);
     vprintf(fmt, ap);
     printf("\n");
     va_end(ap);

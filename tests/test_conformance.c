@@ -147,7 +147,7 @@ static void qt_conformance_all(const char *filter) {
     const char *root = getenv("QR_CONFORMANCE_DIR");
     if (!root) root = "../shared/conformance";
     DIR *d = opendir(root);
-    if (!d) { printf("conformance: %s not found, skipped\n", root); return; }
+    if (!d) { qt_record_skip("conformance", "%s not found (set QR_CONFORMANCE_DIR)", root); return; }
     closedir(d);
     int unsup = 0;
     qt_conformance_suite(root, "onnx-node", filter, &unsup);

@@ -26,6 +26,7 @@
 #include "test_analysis_extra.c"
 #include "test_bench_cli.c"
 #include "test_incr.c"
+#include "test_run_order.c"
 #include "test_dataset.c"
 
 int main(int argc, char **argv) {
@@ -59,12 +60,19 @@ int main(int argc, char **argv) {
     QT_MODULE(analysis_extra);
     QT_MODULE(bench_cli);
     QT_MODULE(incr);
+    QT_MODULE(run_order);
     QT_MODULE(dataset);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];
     snprintf(rm, sizeof rm, "rm -rf '%s'", qt_tmpdir());
     if (system(rm) != 0) printf("warning: could not remove %s\n", qt_tmpdir());
-    printf("%d passed, %d failed\n", qt_passed, qt_failed);
+    /* The fuzz smoke run of `make test` (the Makefile passes its outcome). */
+    const char *fuzz = getenv("QT_FUZZ_SMOKE");
+    if (fuzz && *fuzz && !only && !only_conf) {
+        if (!strncmp(fuzz, "skipped: ", 9)) qt_record_skip("fuzz smoke", "%s", fuzz + 9);
+        else qt_record("fuzz smoke", !strcmp(fuzz, "passed"), "%s", fuzz);
+    }
+    printf("%d passed, %d failed, %d skipped\n", qt_passed, qt_failed, qt_skipped);
     return qt_failed ? 1 : 0;
 }

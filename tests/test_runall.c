@@ -260,7 +260,7 @@ static void test_runall_render(void) {
     snprintf(dir, sizeof dir, "%s/ra_ort_qdq", qt_tmpdir());
     snprintf(shot, sizeof shot, "build/artifacts/runall_ort_qdq.png");
     int rc = qt_bd_sh("sh tests/render_html.sh '%s/index.html' '%s' 1280,2400 > '%s/ra_render.log' 2>&1", dir, shot, qt_tmpdir());
-    if (rc == 77) { printf("skip runall render: chromium not installed\n"); return; }
+    if (rc == 77) QT_SKIP("chromium not found (install Debian 'chromium' to run it)");
     char p[600];
     snprintf(p, sizeof p, "%s/ra_render.log", qt_tmpdir());
     char *log = qt_ra_read(p, NULL);

@@ -762,6 +762,14 @@ static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
     for (int k = 0; k < ch->n && st == QR_OK; k++) {
         const QrNode *n = &g->nodes[ch->nodes[k]];
         st = qr__run_bind(r, n, &c, prev);
+        /* A member's parameter may come from a node after the head in the topological order
+         * (a late Constant: Relu -> Constant -> Div, as older exporters write it): the plan
+         * took it from the shape-inferred graph, so the shapes are checked on that same tensor. */
+        for (int j = 0; st == QR_OK && k > 0 && j < n->n_in; j++) {
+            if (n->in[j] < 0 || n->in[j] == prev || r->in[j]->data) continue;
+            const QrTensor *s = qr__run_static(g, r->o, n->in[j]);
+            if (s) r->in[j] = s;
+        }
         prev = qr__run_single_out(n);
         if (st == QR_OK) st = qr__run_wrap(n->def->shape(&c), n);
         if (st != QR_OK) break;

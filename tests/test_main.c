@@ -27,6 +27,8 @@
 #include "test_bench_cli.c"
 #include "test_incr.c"
 #include "test_run_order.c"
+#include "test_contrib.c"
+#include "test_deploy.c"
 #include "test_dataset.c"
 
 int main(int argc, char **argv) {
@@ -61,6 +63,8 @@ int main(int argc, char **argv) {
     QT_MODULE(bench_cli);
     QT_MODULE(incr);
     QT_MODULE(run_order);
+    QT_MODULE(contrib);
+    QT_MODULE(deploy);
     QT_MODULE(dataset);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);

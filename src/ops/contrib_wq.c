@@ -1,0 +1,238 @@
+/* ops/contrib_wq — ONNX Runtime's weight-only quantized contrib operators (com.microsoft):
+ * MatMulNBits (what ORT's weight-only quantizer, Olive and onnxruntime-genai write for LLMs).
+ *
+ * A weight-only node holds its weight in blocks of integers with one float scale (and zero
+ * point) per block; the activation stays float. qreport dequantizes the weight exactly as ORT
+ * does and multiplies in float32, except where ORT's CPU kernel quantizes the activation too
+ * (MatMulNBits accuracy_level 4), which it follows. The arithmetic is the same in sim and int
+ * mode: ONNX Runtime runs the same kernel at every graph optimization level. Float results
+ * agree with ORT within float32 rounding (the summation order of MLAS's blocked kernels is not
+ * reproduced), not bit for bit; tests/test_contrib.c says how close.
+ *
+ * Map: MatMulNBits geometry · weight dequantization (shared with the analyses: a weight-only
+ * node is the quantizer of its weight) · the float and the int8-activation products · table. */
+
+/* ==== MatMulNBits: geometry ========================================================== */
+
+/* Y = A @ dequant(B)^T (+ bias): A (..., K) float; B uint8 (N, k_blocks, blob) with K split in
+ * k_blocks = ceil(K / block_size) blocks of block_size codes of `bits` bits, packed low bits
+ * first; scales (N, k_blocks); zero_points packed like B codes (N, ceil(k_blocks * bits / 8)
+ * bytes), or float like scales (not quantized), absent = 2^(bits-1); g_idx int32 (K): the
+ * block of column k (GPTQ act-order), absent = k / block_size; bias (N). */
+typedef struct QrWqNBits {
+    int64_t K, N, bits, bs, nb, blob, zp_row, acc;
+    int64_t M;               /* rows of A (product of its leading dims) */
+    bool zp_float;           /* zero points are floats (T1), not packed codes */
+    bool int8_act;           /* accuracy_level 4 as ORT's CPU kernel: int8 activations */
+} QrWqNBits;
+
+enum { QR__WQ_A, QR__WQ_B, QR__WQ_SCALES, QR__WQ_ZP, QR__WQ_GIDX, QR__WQ_BIAS };
+
+static QrStatus qr__wq_need_numel(const QrOpCtx *c, const QrTensor *t, int64_t n, const char *what) {
+    if (t->numel != n)
+        return qr_op_fail(c, QR_ERR_SHAPE, "%s has %lld elements, expected %lld", what, (long long)t->numel,
+                          (long long)n);
+    return QR_OK;
+}
+
+/* Reads the attributes and checks every input's type and size (no data needed). */
+static QrStatus qr__wq_nbits_geom(const QrOpCtx *c, QrWqNBits *g) {
+    const QrTensor *a = c->in[QR__WQ_A], *b = c->in[QR__WQ_B], *s = c->in[QR__WQ_SCALES];
+    const QrTensor *z = qr_op_in(c, QR__WQ_ZP), *gi = qr_op_in(c, QR__WQ_GIDX), *bias = qr_op_in(c, QR__WQ_BIAS);
+    memset(g, 0, sizeof *g);
+    g->K = qr_attr_int(c->node, "K", -1);
+    g->N = qr_attr_int(c->node, "N", -1);
+    g->bits = qr_attr_int(c->node, "bits", 4);
+    g->bs = qr_attr_int(c->node, "block_size", -1);
+    g->acc = qr_attr_int(c->node, "accuracy_level", 0);
+    if (g->K < 1 || g->N < 1 || g->K > ((int64_t)1 << 40) || g->N > ((int64_t)1 << 40))
+        return qr_op_fail(c, QR_ERR_INVALID, "attributes K and N are required and must be >= 1 (K=%lld, N=%lld)",
+                          (long long)g->K, (long long)g->N);
+    if (g->bits != 2 && g->bits != 4 && g->bits != 8)
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "bits=%lld (2, 4 or 8 are defined)", (long long)g->bits);
+    if (g->bs < 16 || (g->bs & (g->bs - 1)) || g->bs > ((int64_t)1 << 20))
+        return qr_op_fail(c, QR_ERR_INVALID, "block_size=%lld must be a power of 2 and >= 16", (long long)g->bs);
+    if (g->acc < 0 || g->acc > 4)
+        return qr_op_fail(c, QR_ERR_INVALID, "accuracy_level=%lld (0..4 are defined)", (long long)g->acc);
+    g->nb = (g->K + g->bs - 1) / g->bs;
+    g->blob = g->bs * g->bits / 8;
+    g->zp_row = (g->nb * g->bits + 7) / 8;
+    if (!qr_dtype_is_float(a->dtype) || a->dtype == QR_DT_F64)
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "A has type %s (float32, float16 or bfloat16)", qr_dtype_name(a->dtype));
+    if (a->rank < 1 || a->dims[a->rank - 1] != g->K)
+        return qr_op_fail(c, QR_ERR_SHAPE, "A's last dimension must be K=%lld", (long long)g->K);
+    g->M = a->numel / g->K;
+    if (b->dtype != QR_DT_U8) return qr_op_fail(c, QR_ERR_INVALID, "B has type %s (uint8)", qr_dtype_name(b->dtype));
+    QR_TRY(qr__wq_need_numel(c, b, g->N * g->nb * g->blob, "B (N x k_blocks x blob_size)"));
+    if (s->dtype != a->dtype)
+        return qr_op_fail(c, QR_ERR_INVALID, "scales has type %s, A has %s", qr_dtype_name(s->dtype),
+                          qr_dtype_name(a->dtype));
+    QR_TRY(qr__wq_need_numel(c, s, g->N * g->nb, "scales (N x k_blocks)"));
+    if (z) {
+        g->zp_float = z->dtype != QR_DT_U8;
+        if (g->zp_float && z->dtype != a->dtype)
+            return qr_op_fail(c, QR_ERR_INVALID, "zero_points has type %s (uint8, or A's type %s)",
+                              qr_dtype_name(z->dtype), qr_dtype_name(a->dtype));
+        QR_TRY(qr__wq_need_numel(c, z, g->zp_float ? g->N * g->nb : g->N * g->zp_row, "zero_points"));
+    }
+    if (gi) {
+        if (gi->dtype != QR_DT_S32) return qr_op_fail(c, QR_ERR_INVALID, "g_idx has type %s (int32)", qr_dtype_name(gi->dtype));
+        QR_TRY(qr__wq_need_numel(c, gi, g->K, "g_idx"));
+    }
+    if (bias) {
+        if (bias->dtype != a->dtype)
+            return qr_op_fail(c, QR_ERR_INVALID, "bias has type %s, A has %s", qr_dtype_name(bias->dtype),
+                              qr_dtype_name(a->dtype));
+        QR_TRY(qr__wq_need_numel(c, bias, g->N, "bias"));
+    }
+    /* ORT's CPU kernel (1.30, x86-64 and arm64): accuracy_level 4 with 4- or 8-bit codes, uint8 or
+     * no zero points and no g_idx quantizes A to int8 per block (MLAS's CompInt8); every other
+     * case dequantizes B and multiplies in float32 (levels 0-3 all compute in float32 on CPU). */
+    g->int8_act = g->acc == 4 && (g->bits == 4 || g->bits == 8) && !g->zp_float && !gi;
+    double work = (double)g->M * (double)g->N * (double)g->K;
+    char what[96];
+    snprintf(what, sizeof what, "%lld x %lld x %lld products", (long long)g->M, (long long)g->N, (long long)g->K);
+    return qr_op_check_work(c, work, what);
+}
+
+static QrStatus qr__wq_nbits_shape(QrOpCtx *c) {
+    QrWqNBits g;
+    QR_TRY(qr__wq_nbits_geom(c, &g));
+    const QrTensor *a = c->in[0];
+    int64_t d[QR_MAX_RANK];
+    for (int i = 0; i < a->rank; i++) d[i] = a->dims[i];
+    d[a->rank - 1] = g.N;
+    return qr_op_set_out(c, 0, a->dtype, a->rank, d);
+}
+
+/* ==== MatMulNBits: weight dequantization ============================================== */
+
+/* Code k of row n (0 <= k < nb * bs; codes past K are padding). */
+static inline int32_t qr_wq_nbits_code(const QrWqNBits *g, const uint8_t *b, int64_t n, int64_t k) {
+    int64_t per = 8 / g->bits, bit = (k % per) * g->bits;
+    uint8_t byte = b[n * g->nb * g->blob + k / per];
+    return (byte >> bit) & ((1 << g->bits) - 1);
+}
+
+/* Integer zero point of block kb of row n (packed codes, or the default 2^(bits-1)). */
+static inline int32_t qr_wq_nbits_zp(const QrWqNBits *g, const uint8_t *zp, int64_t n, int64_t kb) {
+    if (!zp) return 1 << (g->bits - 1);
+    int64_t per = 8 / g->bits, bit = (kb % per) * g->bits;
+    return (zp[n * g->zp_row + kb / per] >> bit) & ((1 << g->bits) - 1);
+}
+
+/* Block of column k: g_idx[k] (checked against k_blocks) or k / block_size. */
+static QrStatus qr__wq_nbits_block_of(const QrOpCtx *c, const QrWqNBits *g, const int32_t *gidx, int64_t k,
+                                      int64_t *kb) {
+    if (!gidx) { *kb = k / g->bs; return QR_OK; }
+    if (gidx[k] < 0 || gidx[k] >= g->nb)
+        return qr_op_fail(c, QR_ERR_INVALID, "g_idx[%lld] = %d is not a block index (0..%lld)", (long long)k, gidx[k],
+                          (long long)(g->nb - 1));
+    *kb = gidx[k];
+    return QR_OK;
+}
+
+/* The float weight W (N, K) the node multiplies by, as ORT dequantizes it: (code - zp) * scale
+ * with an integer zero point (one rounding), code * scale + (-(scale * zp)) with a float one or
+ * with g_idx (ORT's DequantizeBlockwise). With g_idx ORT 1.30's CPU kernel ignores uint8 zero
+ * points (it uses 8); qreport uses them, as the operator is defined (docs/OPERATORS.md). scales / float zero points are float32 here (the caller stages
+ * float16 through float32). */
+static QrStatus qr_wq_nbits_dequant(const QrOpCtx *c, const QrWqNBits *g, const uint8_t *b, const float *scales,
+                                    const uint8_t *zp_u8, const float *zp_f, const int32_t *gidx, float *w) {
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t k = 0; k < g->K; k++) {
+            int64_t kb = 0;
+            QR_TRY(qr__wq_nbits_block_of(c, g, gidx, k, &kb));
+            float s = scales[n * g->nb + kb];
+            int32_t q = qr_wq_nbits_code(g, b, n, k);
+            float v;
+            if (zp_f || gidx) {   /* ORT's DequantizeBlockwise (float zero points, or g_idx) */
+                float adj = -(s * (zp_f ? zp_f[n * g->nb + kb] : (float)qr_wq_nbits_zp(g, zp_u8, n, kb)));
+                v = (float)q * s;
+                QR__K_ROUNDED(v);
+                v += adj;
+            } else {
+                v = (float)(q - qr_wq_nbits_zp(g, zp_u8, n, kb)) * s;
+            }
+            w[n * g->K + k] = v;
+        }
+    return QR_OK;
+}
+
+/* ==== MatMulNBits: products ============================================================ */
+
+/* accuracy_level 4 (int8_act): per row of A and per block of K, a = scale_a * qa with
+ * scale_a = max|a| / 127 and qa = round_half_even(a * (1 / scale_a)) (0 when the block is all
+ * zero), as MLAS's QuantizeARow_CompInt8; then Y[m][n] = bias[n] + sum over blocks of
+ * (float)(sum qa * (code - zp)) * (scale_a * scale_b), the integer dot product exact. */
+static void qr__wq_nbits_int8(const QrWqNBits *g, const float *A, const uint8_t *b, const float *scales,
+                              const uint8_t *zp, const float *bias, float *Y, int8_t *qa, float *sa) {
+    for (int64_t m = 0; m < g->M; m++) {
+        const float *a = A + m * g->K;
+        for (int64_t kb = 0; kb < g->nb; kb++) {
+            int64_t k0 = kb * g->bs, k1 = QR_MIN(g->K, k0 + g->bs);
+            float amax = 0.0f;
+            for (int64_t k = k0; k < k1; k++) amax = fmaxf(amax, fabsf(a[k]));
+            float s = amax / 127.0f, inv = s != 0.0f ? 1.0f / s : 0.0f;
+            sa[kb] = s;
+            for (int64_t k = k0; k < k1; k++) {
+                float r = rintf(a[k] * inv);
+                qa[k] = (int8_t)(r > 127.0f ? 127 : r < -128.0f ? -128 : (int)r);
+            }
+        }
+        for (int64_t n = 0; n < g->N; n++) {
+            float acc = 0.0f;
+            for (int64_t kb = 0; kb < g->nb; kb++) {
+                int64_t k0 = kb * g->bs, k1 = QR_MIN(g->K, k0 + g->bs);
+                int32_t z = qr_wq_nbits_zp(g, zp, n, kb), dot = 0;
+                for (int64_t k = k0; k < k1; k++) dot += (int32_t)qa[k] * (qr_wq_nbits_code(g, b, n, k) - z);
+                acc += (float)dot * (sa[kb] * scales[n * g->nb + kb]);
+            }
+            Y[m * g->N + n] = bias ? acc + bias[n] : acc;
+        }
+    }
+}
+
+static QrStatus qr__wq_nbits_f32(QrOpCtx *c) {
+    QrWqNBits g;
+    QR_TRY(qr__wq_nbits_geom(c, &g));
+    const QrTensor *z = qr_op_in(c, QR__WQ_ZP), *gi = qr_op_in(c, QR__WQ_GIDX), *bt = qr_op_in(c, QR__WQ_BIAS);
+    const float *A = c->in[QR__WQ_A]->data, *scales = c->in[QR__WQ_SCALES]->data, *bias = bt ? bt->data : NULL;
+    const uint8_t *b = c->in[QR__WQ_B]->data;
+    float *Y = c->out[0]->data;
+    if (g.M == 0) return QR_OK;
+    if (g.int8_act) {
+        int8_t *qa = qr_arena_array(c->scratch, (size_t)(g.nb * g.bs), 1);
+        float *sa = qr_arena_array(c->scratch, (size_t)g.nb, sizeof(float));
+        if (!qa || !sa) return qr_op_fail(c, QR_ERR_NOMEM, "out of memory for the int8 activation blocks");
+        qr__wq_nbits_int8(&g, A, b, scales, z ? z->data : NULL, bias, Y, qa, sa);
+        return QR_OK;
+    }
+    /* ORT's unpacked path: W dequantized, Y preset to the bias, then Y += A @ W^T */
+    float *w = qr_arena_array(c->scratch, (size_t)(g.N * g.K), sizeof(float));
+    float *wt = qr_arena_array(c->scratch, (size_t)(g.N * g.K), sizeof(float));
+    if (!w || !wt) return qr_op_fail(c, QR_ERR_NOMEM, "out of memory for the dequantized %lld x %lld weight",
+                                     (long long)g.N, (long long)g.K);
+    QR_TRY(qr_wq_nbits_dequant(c, &g, b, scales, z && !g.zp_float ? z->data : NULL, z && g.zp_float ? z->data : NULL,
+                               gi ? gi->data : NULL, w));
+    for (int64_t n = 0; n < g.N; n++)
+        for (int64_t k = 0; k < g.K; k++) wt[k * g.N + n] = w[n * g.K + k];
+    for (int64_t m = 0; m < g.M; m++)
+        for (int64_t n = 0; n < g.N; n++) Y[m * g.N + n] = bias ? bias[n] : 0.0f;
+    qr_kern.f32_gemm(g.M, g.N, g.K, A, g.K, wt, g.N, Y, g.N, bias != NULL);
+    return QR_OK;
+}
+
+/* float16 / bfloat16 A (scales, float zero points, bias of the same type) run in float32 and
+ * the result is rounded back, as ORT's CPU kernel converts them. */
+static QrStatus qr__wq_nbits_exec(QrOpCtx *c) {
+    return qr__nn_via_f32(c, qr__wq_nbits_f32, 1u << QR__WQ_A | 1u << QR__WQ_SCALES | 1u << QR__WQ_BIAS |
+                                                   (qr_op_in(c, QR__WQ_ZP) && c->in[QR__WQ_ZP]->dtype != QR_DT_U8
+                                                        ? 1u << QR__WQ_ZP : 0u), 1u);
+}
+
+/* ==== table ========================================================================== */
+
+static const QrOpDef qr_ops_contrib_wq[] = {
+    { "com.microsoft", "MatMulNBits", 3, 6, 1, 1, qr__wq_nbits_shape, qr__wq_nbits_exec, QR_OPF_WRITES_ALL },
+};

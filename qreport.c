@@ -53,6 +53,7 @@
 #include "src/deploy/dump.h"
 #include "src/analysis/dsacc.h"
 #include "src/analysis/dataset.h"
+#include "src/analysis/dspart.h"
 #include "src/report/bundle.h"
 
 /* ---- sources ---- */
@@ -130,6 +131,7 @@
 #include "src/deploy/runall.c"
 #include "src/analysis/dsacc.c"
 #include "src/analysis/dataset.c"
+#include "src/analysis/dspart.c"
 #include "src/report/bundle.c"
 #include "src/cli/cli.c"
 #include "src/cli/deploy.c"

@@ -347,6 +347,113 @@ static void test_dataset_bad(void) {
     QT_CHECKF(strstr(buf, "1 sample hold 2 NaN/Inf input values"), "%.600s", buf);
 }
 
+
+/* ---- shards and merge ---------------------------------------------------------------- */
+
+static void qt_ds_files_same(const char *d0, const char *d1, bool *ok, char *msg, size_t n) {
+    const char *files[] = { "compare_per_layer_out.txt", "compare_per_layer_out.csv", "compare_outputs.txt",
+                            "compare_outputs.csv", "samples.txt", "samples.csv", "badcase.npy" };
+    for (int f = 0; f < QR_ARRAY_LEN(files) && *ok; f++) {
+        char a[600], b[600];
+        snprintf(a, sizeof a, "%s/%s", d0, files[f]);
+        snprintf(b, sizeof b, "%s/%s", d1, files[f]);
+        if (!qt_files_equal(a, b)) { *ok = false; snprintf(msg, n, "%s differs from %s", b, a); }
+    }
+}
+
+/* compare --data --shard K/N into parts, qreport merge in another order: the same bytes as one
+ * process (exact sums: bitwise whatever the merge order), for 3 and 4 shards; --shard auto
+ * from Slurm's and Kubernetes' variables gives the same part as --shard K/N. */
+static void test_dataset_shard(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/qat_fakequant", *T = qt_tmpdir();
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both -o %s/sh_one --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    for (int N = 3; N <= 4; N++) {
+        for (int k = 0; k < N; k++) {
+            qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both --shard %d/%d -o %s/sh%d_%d.qrpart "
+                       "--quiet", P, P, P, k, N, T, N, k);
+            QT_CHECKF(r.code == 0, "shard %d/%d exit %d: %s", k, N, r.code, r.err);
+        }
+        if (N == 3) qt_cli(&r, "merge %s/sh3_2.qrpart %s/sh3_0.qrpart %s/sh3_1.qrpart -o %s/sh_m3 --quiet", T, T, T, T);
+        else qt_cli(&r, "merge %s/sh4_1.qrpart %s/sh4_3.qrpart %s/sh4_0.qrpart %s/sh4_2.qrpart -o %s/sh_m4 --quiet", T, T, T, T, T);
+        QT_CHECKF(r.code == 0, "merge exit %d: %s", r.code, r.err);
+        char d0[512], d1[512], msg[1300] = "";
+        bool ok = true;
+        snprintf(d0, sizeof d0, "%s/sh_one", T);
+        snprintf(d1, sizeof d1, "%s/sh_m%d", T, N);
+        qt_ds_files_same(d0, d1, &ok, msg, sizeof msg);
+        QT_CHECKF(ok, "%s", msg);
+    }
+    /* --shard auto */
+    setenv("SLURM_ARRAY_TASK_ID", "5", 1);
+    setenv("SLURM_ARRAY_TASK_MIN", "4", 1);
+    setenv("SLURM_ARRAY_TASK_COUNT", "3", 1);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both --shard auto -o %s/sh_slurm.qrpart --quiet",
+           P, P, P, T);
+    unsetenv("SLURM_ARRAY_TASK_ID"); unsetenv("SLURM_ARRAY_TASK_MIN"); unsetenv("SLURM_ARRAY_TASK_COUNT");
+    QT_CHECKF(r.code == 0, "slurm auto exit %d: %s", r.code, r.err);
+    setenv("JOB_COMPLETION_INDEX", "1", 1);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both --shard auto/3 -o %s/sh_k8s.qrpart --quiet",
+           P, P, P, T);
+    QrStatus st = QR_OK;
+    QtCli r2;
+    qt_cli(&r2, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both --shard auto -o %s/sh_k8s2.qrpart --quiet",
+           P, P, P, T);   /* no count */
+    unsetenv("JOB_COMPLETION_INDEX");
+    QT_OK(st);
+    QT_CHECKF(r.code == 0, "k8s auto exit %d: %s", r.code, r.err);
+    QT_CLI_FAILS(r2, "JOB_COMPLETION_INDEX", "QR_SHARD_COUNT");
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/sh3_1.qrpart", T);
+    snprintf(b, sizeof b, "%s/sh_slurm.qrpart", T);
+    QT_CHECKF(qt_files_equal(a, b), "--shard auto (Slurm) differs from --shard 1/3");
+    snprintf(b, sizeof b, "%s/sh_k8s.qrpart", T);
+    QT_CHECKF(qt_files_equal(a, b), "--shard auto/3 (JOB_COMPLETION_INDEX) differs from --shard 1/3");
+}
+
+/* What merge refuses, by name, writing nothing. */
+static void test_dataset_merge_bad(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/qat_fakequant", *T = qt_tmpdir();
+    char cmd[1200], p[600];
+    /* parts of test_dataset_shard: sh3_K.qrpart (mode both) */
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/sh3_2.qrpart -o %s/mb1 --quiet", T, T, T);
+    QT_CLI_FAILS(r, "missing shard(s) 1");
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/sh3_1.qrpart %s/sh3_2.qrpart %s/sh3_1.qrpart -o %s/mb1 --quiet", T, T, T, T, T);
+    QT_CLI_FAILS(r, "duplicated shard(s) 1", "sh3_1.qrpart");
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/sh4_1.qrpart -o %s/mb1 --quiet", T, T, T);
+    QT_CLI_FAILS(r, "different shard counts");
+    /* other options, other models */
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode sim --shard 1/3 -o %s/mb_sim.qrpart --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/mb_sim.qrpart %s/sh3_2.qrpart -o %s/mb1 --quiet", T, T, T, T);
+    QT_CLI_FAILS(r, "different options: mode 'both' vs 'sim'", "mb_sim.qrpart");
+    const char *Q = "fixtures/qpairs/ort_qdq";
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both --shard 1/3 -o %s/mb_other.qrpart --quiet", Q, Q, Q, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/mb_other.qrpart %s/sh3_2.qrpart -o %s/mb1 --quiet", T, T, T, T);
+    QT_CLI_FAILS(r, "different baseline files", "mb_other.qrpart");
+    /* truncated, tampered, not a part */
+    snprintf(cmd, sizeof cmd, "head -c 5000 %s/sh3_1.qrpart > %s/mb_trunc.qrpart && cp %s/sh3_1.qrpart %s/mb_tamper.qrpart && "
+             "printf 'X' | dd of=%s/mb_tamper.qrpart bs=1 seek=3000 conv=notrunc 2>/dev/null", T, T, T, T, T);
+    QT_CHECK(system(cmd) == 0);
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/mb_trunc.qrpart %s/sh3_2.qrpart -o %s/mb1 --quiet", T, T, T, T);
+    QT_CLI_FAILS(r, "mb_trunc.qrpart", "truncated");
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/mb_tamper.qrpart %s/sh3_2.qrpart -o %s/mb1 --quiet", T, T, T, T);
+    QT_CLI_FAILS(r, "mb_tamper.qrpart", "checksum");
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/data/0.npy -o %s/mb1 --quiet", T, P, T);
+    QT_CLI_FAILS(r, "0.npy", "not a qreport part file");
+    snprintf(p, sizeof p, "%s/mb1/compare_per_layer_out.txt", T);
+    uint64_t sz;
+    QT_CHECKF(qr_file_size(p, &sz) != QR_OK, "merge wrote tables after failing");
+    /* --shard out of range */
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --shard 3/3 -o %s/mb_x.qrpart --quiet", P, P, P, T);
+    QT_CLI_FAILS(r, "out of range");
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --shard 1of3 -o %s/mb_x.qrpart --quiet", P, P, P, T);
+    QT_CLI_FAILS(r, "expected K/N");
+}
+
 static void qt_dataset_all(void) {
     QT_RUN(test_dataset_xsum);
     QT_RUN(test_dataset_colstats);
@@ -356,4 +463,6 @@ static void qt_dataset_all(void) {
     QT_RUN(test_dataset_merge);
     QT_RUN(test_dataset_cli);
     QT_RUN(test_dataset_bad);
+    QT_RUN(test_dataset_shard);
+    QT_RUN(test_dataset_merge_bad);
 }

@@ -26,6 +26,7 @@ typedef struct QrCliOpts {
     const char *data_dir;        /* --data: bad-case search folder */
     int num_steps;
     int samples;                 /* --samples N: the first N samples of --data (0 = all) */
+    const char *shard;           /* --shard K/N | auto: this process's share of --data, written as a .qrpart */
     const char *plot_nodes;      /* comma-separated */
     int threads;                 /* --threads: 0 = QR_THREADS or online CPUs */
     int64_t max_memory;          /* --max-memory in bytes; 0 = no limit */
@@ -93,7 +94,11 @@ static const char *qr__usage_compare =
     "  name order): the columns hold the pooled metrics (all samples' elements together), followed by\n"
     "  samples, mean_Cosine, worst_Cosine, worst_sample, p05_Cosine, mean_SQNR, p05_SQNR; also\n"
     "  compare_outputs.txt/.csv (one row per graph output, top-1/top-5 for [batch, classes]),\n"
-    "  samples.txt/.csv (ranked worst first by --metric, default L1) and badcase.npy (the worst sample).\n";
+    "  samples.txt/.csv (ranked worst first by --metric, default L1) and badcase.npy (the worst sample).\n"
+    "  --shard K/N -o PART.qrpart (with --data): only the samples [K*n/N, (K+1)*n/N) of the n in the set,\n"
+    "  written as a partial state for 'qreport merge'; --shard auto takes K and N from Slurm job arrays\n"
+    "  (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_COUNT) or Kubernetes Indexed Jobs\n"
+    "  (JOB_COMPLETION_INDEX, with the count from --shard auto/N or QR_SHARD_COUNT).\n";
 static const char *qr__usage_runall =
     "usage: qreport runall BASE.onnx ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--num-steps N]] [-o report.zip]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...]\n"
@@ -134,7 +139,8 @@ static void qr__print_usage(FILE *f) {
             "  sensitivity  quantizer sensitivity ranking and cumulative error (sensitive_ops.*, accumulated_error.csv)\n"
             "  runall    every analysis, one zip bundle with index.html (the report to attach to a bug)\n"
             "  find-bad-case  the worst input of a data folder (badcase.npy, badcase_list.txt/.csv)\n"
-            "  compare-dump   device dumps vs the int-mode simulation: the first divergent layer (dump_compare.*)\n\n"
+            "  compare-dump   device dumps vs the int-mode simulation: the first divergent layer (dump_compare.*)\n"
+            "  merge     merges the .qrpart files of a sharded compare --data run\n\n"
             "options of every command: --threads N (default: QR_THREADS or the online CPUs; results are\n"
             "identical for any N), --max-memory SIZE, --quiet.\n"
             "--max-memory SIZE (512M, 2G): refuse up front (exit 1, nothing run or written) when the command's\n"
@@ -194,6 +200,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--keep-dir")) QR__NEXT(o->keep_dir);
         else if (!strcmp(a, "--data")) QR__NEXT(o->data_dir);
         else if (!strcmp(a, "--num-steps")) { const char *v; QR__NEXT(v); o->num_steps = atoi(v); }
+        else if (!strcmp(a, "--shard")) QR__NEXT(o->shard);
         else if (!strcmp(a, "--samples")) {
             const char *v;
             QR__NEXT(v);
@@ -709,7 +716,7 @@ static int qr__cli_pair(int argc, char **argv, const char *usage, QrCliOpts *o, 
     if (st == QR_OK) st = qr_session_open(se, *b, *a, *in);
     if (st == QR_OK && se->tw.n_kept)
         qr__cli_warn(o, "%d integer node%s cannot be toggled: %s", se->tw.n_kept, se->tw.n_kept == 1 ? "" : "s", se->tw.note);
-    if (st == QR_OK && o->out_dir) st = qr_mkdir_p(o->out_dir);
+    if (st == QR_OK && o->out_dir && !o->shard) st = qr_mkdir_p(o->out_dir);   /* --shard: -o is the part file */
     if (st == QR_OK) return -1;
     if (*a) { qr_graph_free(*a); free(*a); *a = NULL; }
     qr__cli_release(*b, *in);
@@ -730,20 +737,39 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
         code = QR_EXIT_USAGE;
         goto done;
     }
+    int shard = 0, n_shards = 1, lo = 0, hi = 0;
+    if (o->shard) {
+        st = qr_ds_shard_parse(o->shard, &shard, &n_shards);
+        if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
+        if (st != QR_OK) { code = qr__cli_fail(st); goto done; }
+    }
     st = cur ? qr_ds_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
+    hi = ds.n;
+    if (st == QR_OK && o->shard) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
     qr_progress_init(&pr, stderr, o->quiet);
     QrStepHook hook = qr_progress_hook(&pr);
     qr_progress_begin(&pr, "compare over the data set", 0);
-    for (int k = 0; st == QR_OK && k < ds.n; k++) {
-        qr_step(&hook, k, ds.n);
+    for (int k = lo; st == QR_OK && k < hi; k++) {
+        qr_step(&hook, k - lo, hi - lo);
         st = qr_ds_read(&ds, b, k, in, cur);
         if (st == QR_OK) st = qr_ds_compare_sample(&dc, se, o->mode, k, cur);
         for (int i = 0; i < b->n_inputs; i++) qr_tensor_free_data(&cur[i]);
     }
     qr_progress_end(&pr, st);
     se->inputs = in;
+    if (st == QR_OK && o->shard) {
+        char nbuf[32];
+        snprintf(nbuf, sizeof nbuf, "%d", ds.n);
+        const char *keys[] = { "command", "mode", "metric", "samples" };
+        const char *vals[] = { "compare", o->mode ? o->mode : "sim", qr_metric_name(mk), nbuf };
+        st = qr_dspart_write(o->out_dir, &dc, &ds, se, keys, vals, QR_ARRAY_LEN(keys), shard, n_shards);
+        if (st == QR_OK && !o->quiet)
+            printf("shard %d/%d: samples %d..%d of %d; wrote %s\n", shard, n_shards, lo, hi - 1, ds.n, o->out_dir);
+        if (st != QR_OK) code = qr__cli_fail(st);
+        goto done;
+    }
     if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_ds_compare_write(&dc, se, &ds, mk, dir);
     if (st == QR_OK && !o->quiet) {
@@ -977,6 +1003,79 @@ static int qr_cli_badcase(int argc, char **argv) {
 
 /* The deployment kit's commands (src/cli/deploy.c). */
 static int qr_cli_compare_dump(int argc, char **argv);
+static const char *qr__usage_merge =
+    "usage: qreport merge PART.qrpart... -o DIR [--quiet]\n"
+    "  Merges the parts written by 'compare --data DIR --shard K/N -o PART.qrpart' into the tables one\n"
+    "  'compare --data' writes (byte-identical). The parts must come from the same models (sha256), options\n"
+    "  and sample list, and cover shards 0..N-1 exactly once. The models and the data folder named in the\n"
+    "  parts must be readable (the worst sample is read again for badcase.npy).\n";
+
+static int qr_cli_merge(int argc, char **argv) {
+    const char *out = NULL, *paths[4096];
+    int np = 0;
+    bool quiet = false;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(qr__usage_merge, stdout); return 0; }
+        if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
+        else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) quiet = true;
+        else if (argv[i][0] == '-') { fprintf(stderr, "qreport: unknown option '%s'\n%s", argv[i], qr__usage_merge); return QR_EXIT_USAGE; }
+        else if (np < QR_ARRAY_LEN(paths)) paths[np++] = argv[i];
+    }
+    if (!np || !out) { fprintf(stderr, "qreport: merge needs parts and -o DIR\n%s", qr__usage_merge); return QR_EXIT_USAGE; }
+    QrDsPart *parts = calloc((size_t)np, sizeof *parts);
+    QrGraph *g[2] = { NULL, NULL };
+    QrTensor *in = NULL;
+    QrDsSet ds = {0};
+    QrSession se = {0};
+    QrDsCompare dc = {0};
+    bool open = false;
+    int nread = 0;
+    QrStatus st = parts ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (; st == QR_OK && nread < np; nread++) st = qr_dspart_read(paths[nread], &parts[nread]);
+    if (st != QR_OK) nread--;
+    if (st == QR_OK) st = qr_dspart_check(parts, np);
+    const QrDsPart *p0 = parts ? &parts[0] : NULL;
+    for (int m = 0; st == QR_OK && m < 2; m++) {
+        uint8_t dg[QR_SHA256_LEN];
+        char hex[2 * QR_SHA256_LEN + 1];
+        st = qr_sha256_file(p0->model_path[m], dg);
+        qr_sha256_hex(dg, hex);
+        if (st == QR_OK && strcmp(hex, p0->model_sha[m]))
+            st = qr_errf(QR_ERR_INVALID, "%s changed since the parts were written (sha256 %.12s..., the parts say %.12s...)",
+                         p0->model_path[m], hex, p0->model_sha[m]);
+        if (st == QR_OK) st = qr_onnx_load(p0->model_path[m], &g[m]);
+    }
+    int n_samples = 0;
+    for (int k = 0; st == QR_OK && k < p0->n_opts; k++) if (!strcmp(p0->opt_key[k], "samples")) n_samples = atoi(p0->opt_val[k]);
+    if (st == QR_OK) st = qr_ds_list(g[0], p0->dir, n_samples, &ds);
+    if (st == QR_OK && ds.n != p0->n_samples) st = qr_errf(QR_ERR_INVALID, "data folder %s changed since the parts were written", p0->dir);
+    for (int k = 0; st == QR_OK && k < ds.n; k++)
+        if (strcmp(ds.names[k], p0->names[k])) st = qr_errf(QR_ERR_INVALID, "data folder %s changed since the parts were written", p0->dir);
+    if (st == QR_OK) in = calloc((size_t)g[0]->n_inputs + 1, sizeof *in);
+    if (st == QR_OK && !in) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_ds_read(&ds, g[0], 0, NULL, in);
+    if (st == QR_OK) st = qr_graph_infer(g[0], in);
+    for (int i = 0; st == QR_OK && i < g[1]->n_inputs; i++) st = qr_graph_check_input(g[1], i, &in[i]);
+    if (st == QR_OK) st = qr_graph_infer(g[1], in);
+    if (st == QR_OK) { st = qr_session_open(&se, g[0], g[1], in); open = st == QR_OK; }
+    if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
+    for (int i = 0; st == QR_OK && i < np; i++) st = qr_dspart_load(&parts[i], &se, &dc);
+    QrMetricKind mk = QR_METRIC_L1;
+    for (int k = 0; st == QR_OK && k < p0->n_opts; k++) if (!strcmp(p0->opt_key[k], "metric")) qr_metric_parse(p0->opt_val[k], &mk);
+    if (st == QR_OK) st = qr_mkdir_p(out);
+    if (st == QR_OK) st = qr_ds_compare_write(&dc, &se, &ds, mk, out);
+    if (st == QR_OK && !quiet) printf("merged %d parts (%d samples); wrote %s/compare_per_layer_out.txt ...\n", np, ds.n, out);
+    int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+    qr_ds_compare_free(&dc);
+    if (open) qr_session_close(&se);
+    if (in && g[0]) for (int i = 0; i < g[0]->n_inputs; i++) qr_tensor_free_data(&in[i]);
+    free(in);
+    qr_ds_set_free(&ds);
+    for (int m = 0; m < 2; m++) if (g[m]) { qr_graph_free(g[m]); free(g[m]); }
+    for (int i = 0; i < nread; i++) qr_dspart_free(&parts[i]);
+    free(parts);
+    return code;
+}
 
 static int qr_cli_main(int argc, char **argv) {
     qr_kern_init();
@@ -1000,6 +1099,7 @@ static int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "runall")) return qr_cli_runall(argc, argv);
     if (!strcmp(cmd, "find-bad-case")) return qr_cli_badcase(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare-dump")) return qr_cli_compare_dump(argc - 2, argv + 2);
+    if (!strcmp(cmd, "merge")) return qr_cli_merge(argc - 2, argv + 2);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__print_usage(stderr);
     return QR_EXIT_USAGE;

@@ -454,6 +454,32 @@ static void test_dataset_merge_bad(void) {
     QT_CLI_FAILS(r, "expected K/N");
 }
 
+/* runall --data: the bundle gains the comparison pooled over the set (dataset/), equal to
+ * compare --data's tables, a data-set section and summary.json "dataset". */
+static void test_dataset_runall(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/ort_qdq", *T = qt_tmpdir();
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s/data -o %s/dsr.zip --keep-dir %s/dsr --quiet", P, P, P, T, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data -o %s/dsr_cmp --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    char d0[512], d1[512], msg[1300] = "";
+    static char buf[1 << 20];
+    bool ok = true;
+    snprintf(d0, sizeof d0, "%s/dsr_cmp", T);
+    snprintf(d1, sizeof d1, "%s/dsr/dataset", T);
+    qt_ds_files_same(d0, d1, &ok, msg, sizeof msg);
+    QT_CHECKF(ok, "%s", msg);
+    snprintf(d1, sizeof d1, "%s/dsr/summary.json", T);
+    qt_slurp(d1, buf, sizeof buf);
+    QT_CHECKF(strstr(buf, "\"dataset\": {") && strstr(buf, "\"samples\": 6") && strstr(buf, "\"worst_sample\": \"10.npy\""),
+              "%.2000s", buf);
+    snprintf(d1, sizeof d1, "%s/dsr/index.html", T);
+    static char html[1 << 20];
+    qt_slurp(d1, html, sizeof html);
+    QT_CHECK(strstr(html, "id=\"dataset\"") && strstr(html, "top1_agree"));
+}
+
 static void qt_dataset_all(void) {
     QT_RUN(test_dataset_xsum);
     QT_RUN(test_dataset_colstats);
@@ -465,4 +491,5 @@ static void qt_dataset_all(void) {
     QT_RUN(test_dataset_bad);
     QT_RUN(test_dataset_shard);
     QT_RUN(test_dataset_merge_bad);
+    QT_RUN(test_dataset_runall);
 }

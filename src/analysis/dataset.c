@@ -516,3 +516,104 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
     qr_arena_free(&a);
     return st;
 }
+
+/* ==== runall --data ================================================================== */
+
+static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s, const char *mode,
+                             const QrTensor *inputs, const char *dir) {
+    memset(r, 0, sizeof *r);
+    r->on = true;
+    r->ds = ds;
+    r->metric = metric;
+    QrTensor *cur = calloc((size_t)ds->n_inputs + 1, sizeof *cur);
+    QrStatus st = cur ? qr_ds_compare_init(&r->dc, s, ds->n, ds->names) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; st == QR_OK && k < ds->n; k++) {
+        qr_step(&s->progress, k, ds->n);
+        st = qr_ds_read(ds, s->b, k, inputs, cur);
+        if (st == QR_OK) st = qr_ds_compare_sample(&r->dc, s, mode, k, cur);
+        for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
+    }
+    free(cur);
+    s->inputs = inputs;                      /* the worst sample's again (baseline values recomputed on demand) */
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/dataset", dir);
+    if (st == QR_OK) st = qr_mkdir_p(sub);
+    if (st == QR_OK) st = qr_ds_compare_write(&r->dc, s, ds, metric, sub);
+    r->ok = st == QR_OK;
+    return st;
+}
+
+static void qr_ds_runall_free(QrDsRunall *r) {
+    qr_ds_compare_free(&r->dc);
+    memset(r, 0, sizeof *r);
+}
+
+/* The pooled metrics of the outputs concatenated are not kept; output 0's stand for the model
+ * when there is one output, and each output has its entry. */
+static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s) {
+    if (!r->on || !r->ok) return;
+    const QrDsCompare *d = &r->dc;
+    int *order = calloc((size_t)d->n_samples + 1, sizeof *order);
+    if (!order) return;
+    qr_ds_rank_samples(d, r->metric, order);
+    qr_json_key(j, "dataset");
+    qr_json_obj_begin(j);
+    qr_json_kv_str(j, "dir", r->ds->dir);
+    qr_json_kv_int(j, "samples", d->n_samples);
+    qr_json_kv_str(j, "worst_sample", d->names[order[0]]);
+    qr_json_kv_str(j, "rank_metric", qr_metric_name(r->metric));
+    int64_t bad = 0;
+    for (int k = 0; k < d->n_samples; k++) bad += d->smp_in_bad[k] > 0;
+    qr_json_kv_int(j, "samples_with_nonfinite_input", bad);
+    qr_json_key(j, "outputs");
+    qr_json_arr_begin(j);
+    for (int o = 0; o < d->n_outs; o++) {
+        const QrDsOut *x = &d->outs[o];
+        QrMetrics m;
+        qr_ds_out_metrics(x, &m);
+        QrDsColStats cs, ss;
+        qr_ds_col_stats(x->list.cos, x->list.has, d->n_samples, &cs);
+        qr_ds_col_stats(x->list.sqnr, x->list.has, d->n_samples, &ss);
+        qr_json_obj_begin(j);
+        qr_json_kv_str(j, "name", s->b->values[s->b->outputs[o]].name);
+        qr_json_kv_num(j, "pooled_cosine", m.cosine);
+        qr_json_kv_num(j, "pooled_sqnr", m.sqnr);
+        qr_json_kv_num(j, "mean_cosine", cs.mean);
+        qr_json_kv_num(j, "p05_cosine", cs.p05);
+        qr_json_kv_num(j, "worst_cosine", cs.min);
+        qr_json_kv_num(j, "mean_sqnr", ss.mean);
+        qr_json_kv_num(j, "p05_sqnr", ss.p05);
+        if (x->cls && x->rows) {
+            qr_json_kv_num(j, "top1_agree", (double)x->agree / (double)x->rows);
+            qr_json_kv_num(j, "top5_overlap", (double)x->top5_hits / (double)x->top5_den);
+        }
+        qr_json_obj_end(j);
+    }
+    qr_json_arr_end(j);
+    qr_json_obj_end(j);
+    free(order);
+}
+
+static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s, const char *dir) {
+    (void)s;
+    if (!r->on) return;
+    qr_html_section(h, "dataset", "Data set");
+    if (!r->ok) { qr_html_para(h, "The comparison over the data set failed (see the manifest)."); return; }
+    qr_html_paraf(h, "Every other section analyses the worst sample; this one pools the per-layer comparison over all %d "
+                  "samples of %s (dataset/compare_per_layer_out.txt: pooled columns, then mean, worst and 5th-percentile "
+                  "Cosine/SQNR over the samples), with one row per graph output and every sample ranked worst first.",
+                  r->dc.n_samples, r->ds->dir);
+    const char *files[] = { "compare_outputs.txt", "samples.txt" };
+    for (int i = 0; i < 2; i++) {
+        char p[4300];
+        snprintf(p, sizeof p, "%s/dataset/%s", dir, files[i]);
+        unsigned char *buf = NULL;
+        size_t len = 0;
+        if (qr_file_read(p, 1 << 20, &buf, &len) == QR_OK) {
+            char *t = realloc(buf, len + 1);
+            if (t) { t[len] = 0; qr_html_pre(h, t); buf = (unsigned char *)t; }
+        }
+        qr_err_clear();
+        free(buf);
+    }
+}

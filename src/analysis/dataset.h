@@ -81,3 +81,20 @@ static void qr_ds_row_metrics(const QrDsRow *r, QrMetrics *m, QrMetrics *local);
 static void qr_ds_out_metrics(const QrDsOut *o, QrMetrics *m);
 
 #endif
+
+/* ==== runall --data (report/bundle's hooks) =============================================
+ * The comparison over the whole set next to runall's analyses of the worst sample: run once
+ * after them (the session's inputs are restored and its baseline values dropped), written
+ * into DIR/dataset/ (the tables above), summarized in summary.json ("dataset") and the HTML
+ * (a data-set section). */
+typedef struct QrDsRunall {
+    bool on, ok;
+    QrDsCompare dc;
+    QrMetricKind metric;
+    const QrDsSet *ds;
+} QrDsRunall;
+static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s, const char *mode,
+                             const QrTensor *inputs, const char *dir);
+static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s);
+static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s, const char *dir);
+static void qr_ds_runall_free(QrDsRunall *r);

@@ -100,7 +100,7 @@ static const char *qr__usage_compare =
     "  (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_COUNT) or Kubernetes Indexed Jobs\n"
     "  (JOB_COMPLETION_INDEX, with the count from --shard auto/N or QR_SHARD_COUNT).\n";
 static const char *qr__usage_runall =
-    "usage: qreport runall BASE.onnx ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--num-steps N]] [-o report.zip]\n"
+    "usage: qreport runall BASE.onnx ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--samples N]] [-o report.zip]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
@@ -117,7 +117,10 @@ static const char *qr__usage_runall =
     "  was and the zip, already complete, stays. Exit code 10 when a --fail-if-* gate is not met (the\n"
     "  bundle is still written).\n"
     "  --dump DIR adds the device dump comparison of compare-dump (dump_compare.txt/.csv, an HTML section,\n"
-    "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle).\n";
+    "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle).\n"
+    "  --data DIR [--samples N]: the analyses run on the worst sample (bad-case search by --metric), and\n"
+    "  the per-layer comparison is also pooled over every sample: dataset/compare_per_layer_out, compare_outputs,\n"
+    "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data).\n";
 static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10] [--quiet]\n"
@@ -937,6 +940,13 @@ static int qr_cli_runall(int argc, char **argv) {
                         .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode,
                         .badcase = have_bc ? &bc : NULL, .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
     if (have_bc) ro.random_input = false;
+    QrDsSet ds = {0};
+    if (have_bc && st == QR_OK) {            /* the comparison pooled over the set too (dataset/) */
+        st = qr_ds_list(b, o.data_dir, o.samples ? o.samples : o.num_steps, &ds);
+        ro.dataset = st == QR_OK ? &ds : NULL;
+        ro.dataset_metric = QR_METRIC_L1;
+        if (o.metric) qr_metric_parse(o.metric, &ro.dataset_metric);
+    }
     ro.deploy = dep;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
     ro.sens.metric = QR_METRIC_L1;
@@ -957,6 +967,7 @@ static int qr_cli_runall(int argc, char **argv) {
         }
     }
     if (have_bc) qr_badcase_free(&bc);
+    qr_ds_set_free(&ds);
     qr_graph_free(a);
     free(a);
     qr__cli_release(b, in);

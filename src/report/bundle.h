@@ -21,6 +21,8 @@ typedef struct QrRunallOpts {
     int n_plot_nodes;
     const char *const *warnings; /* warnings from loading (manifest) */
     QrDeployRunallOpts deploy;   /* --dump ... (deploy/) */
+    const QrDsSet *dataset;      /* --data: also the comparison pooled over the whole set (dataset/; analysis/dataset) */
+    QrMetricKind dataset_metric; /* its sample ranking */
     int n_warnings;
 } QrRunallOpts;
 

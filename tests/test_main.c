@@ -24,6 +24,7 @@
 #include "test_analysis.c"
 #include "test_runall.c"
 #include "test_analysis_extra.c"
+#include "test_trust.c"
 #include "test_bench_cli.c"
 #include "test_incr.c"
 #include "test_run_order.c"
@@ -60,6 +61,7 @@ int main(int argc, char **argv) {
     QT_MODULE(analysis);
     QT_MODULE(runall);
     QT_MODULE(analysis_extra);
+    QT_MODULE(trust);
     QT_MODULE(bench_cli);
     QT_MODULE(incr);
     QT_MODULE(run_order);

@@ -645,7 +645,8 @@ static int qr_cli_match(int argc, char **argv) {
     st = qr__cli_load_second(o.model2, b, in, &a);
     if (st == QR_OK) st = qr_session_open(&se, b, a, in);
     if (st == QR_OK) {
-        QrStatus es = qr_session_equivalence(&se, &eq);
+        QrStatus es = qr_session_run_baseline(&se);      /* also proves every pair (equivalence verification) */
+        if (es == QR_OK) es = qr_session_equivalence(&se, &eq);
         if (es == QR_OK) have_eq = true;
         else qr__cli_warn(&o, "equivalence check could not run: %s", qr_err_msg());
     }
@@ -658,10 +659,13 @@ static int qr_cli_match(int argc, char **argv) {
         if (!o.quiet) {
             for (int i = 0; i < se.m.n; i++) {
                 const QrMatch *m = &se.m.m[i];
-                printf("%-40s -> %-50s %s%s%s\n", b->values[m->b_value].name,
+                printf("%-40s -> %-50s %s%s%s%s\n", b->values[m->b_value].name,
                        m->a_node >= 0 ? a->values[m->a_value].name : "-", qr_match_method_name(m->method),
-                       m->note ? "  " : "", m->note ? m->note : "");
+                       m->verify == QR_MV_UNVERIFIED ? "  UNVERIFIED" : "", m->note ? "  " : "", m->note ? m->note : "");
             }
+            if (se.m.verified_run)
+                printf("pairs verified: %d of %d (%d UNVERIFIED: not the same value with every quantizer off)\n",
+                       se.m.n_verified, se.m.n_verified + se.m.n_unverified, se.m.n_unverified);
             printf("%d baseline values, %d matched, %d without counterpart; %d analysis values without counterpart\n",
                    se.m.n, se.m.n - unmatched, unmatched, se.m.n_unmatched_a);
             if (have_eq) printf("%s\n", qr_equiv_verdict(b, &se.m, &eq));

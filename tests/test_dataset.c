@@ -480,6 +480,42 @@ static void test_dataset_runall(void) {
     QT_CHECK(strstr(html, "id=\"dataset\"") && strstr(html, "top1_agree"));
 }
 
+/* A real Slurm job array: tests/slurm/run_array.sh (the single-node cluster of tests/slurm/)
+ * runs 4 tasks of compare --data --shard auto; merging their parts gives the single-process
+ * tables byte for byte (test_dataset_shard's). Skipped, with the reason, where that cluster
+ * cannot start (not installed, not root, daemons down) or the harness is absent. */
+static void test_dataset_slurm(void) {
+    if (access("tests/slurm/run_array.sh", X_OK) != 0)
+        QT_SKIP("the single-node Slurm harness (tests/slurm/run_array.sh) is not in this tree");
+    const char *P = "fixtures/qpairs/qat_fakequant";
+    char bin[4096], tmp[4096], cmd[16384], log[8192], one[4200], m[4200];
+    const char *b = getenv("QR_BIN") ? getenv("QR_BIN") : "./qreport";
+    QT_CHECKF(realpath(b, bin) && realpath(qt_tmpdir(), tmp), "cannot resolve %s or %s", b, qt_tmpdir());
+    snprintf(cmd, sizeof cmd, "tests/slurm/run_array.sh 4 '%s compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both "
+             "--shard auto -o %s/slurm_p$SLURM_ARRAY_TASK_ID.qrpart --quiet' >%s/slurm.log 2>&1", bin, P, P, P, tmp, tmp);
+    int rc = system(cmd);
+    int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    snprintf(one, sizeof one, "%s/slurm.log", tmp);
+    qt_slurp(one, log, sizeof log);
+    if (code == 77) {
+        const char *why = strstr(log, "skip: ");
+        QT_SKIP("Slurm cannot start here: %.300s", why ? why + 6 : log);
+    }
+    QT_CHECKF(code == 0, "run_array.sh exit %d:\n%s", code, log);
+    QtCli r;
+    qt_cli(&r, "merge %s/slurm_p3.qrpart %s/slurm_p1.qrpart %s/slurm_p0.qrpart %s/slurm_p2.qrpart -o %s/slurm_m --quiet", tmp,
+           tmp, tmp, tmp, tmp);
+    QT_CHECKF(r.code == 0, "merge exit %d: %s", r.code, r.err);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both -o %s/slurm_one --quiet", P, P, P, tmp);
+    QT_CHECKF(r.code == 0, "compare exit %d: %s", r.code, r.err);
+    snprintf(one, sizeof one, "%s/slurm_one", tmp);
+    snprintf(m, sizeof m, "%s/slurm_m", tmp);
+    bool ok = true;
+    char msg[1300] = "";
+    qt_ds_files_same(one, m, &ok, msg, sizeof msg);
+    QT_CHECKF(ok, "%s", msg);
+}
+
 static void qt_dataset_all(void) {
     QT_RUN(test_dataset_xsum);
     QT_RUN(test_dataset_colstats);
@@ -492,4 +528,5 @@ static void qt_dataset_all(void) {
     QT_RUN(test_dataset_shard);
     QT_RUN(test_dataset_merge_bad);
     QT_RUN(test_dataset_runall);
+    QT_RUN(test_dataset_slurm);
 }

@@ -105,7 +105,7 @@ static const char *qr__usage_runall =
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
-    "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]]\n"
+    "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
     "  comparison with local error, sensitivity ranking, cumulative error, the bad-case input.\n"
@@ -117,7 +117,8 @@ static const char *qr__usage_runall =
     "  was and the zip, already complete, stays. Exit code 10 when a --fail-if-* gate is not met (the\n"
     "  bundle is still written).\n"
     "  --dump DIR adds the device dump comparison of compare-dump (dump_compare.txt/.csv, an HTML section,\n"
-    "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle).\n"
+    "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle). The bundle's repro/ holds extract's\n"
+    "  minimal repro of the worst verified layer by local error (summary.json \"repro\"); --no-repro leaves it out.\n"
     "  --data DIR [--samples N]: the analyses run on the worst sample (bad-case search by --metric), and\n"
     "  the per-layer comparison is also pooled over every sample: dataset/compare_per_layer_out, compare_outputs,\n"
     "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data).\n";
@@ -143,6 +144,7 @@ static void qr__print_usage(FILE *f) {
             "  runall    every analysis, one zip bundle with index.html (the report to attach to a bug)\n"
             "  find-bad-case  the worst input of a data folder (badcase.npy, badcase_list.txt/.csv)\n"
             "  compare-dump   device dumps vs the int-mode simulation: the first divergent layer (dump_compare.*)\n"
+            "  extract   a minimal repro of one layer (sub-models, cut inputs, expected outputs, repro.json)\n"
             "  merge     merges the .qrpart files of a sharded compare --data run\n\n"
             "options of every command: --threads N (default: QR_THREADS or the online CPUs; results are\n"
             "identical for any N), --max-memory SIZE, --quiet.\n"
@@ -872,9 +874,12 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     if (st == QR_OK && !o.quiet) {
         printf("%d sensitivity rows (%s), sorted by %s; node executions %lld vs %lld for full re-runs\n", sr.n,
                so.off_one ? "off-one" : "one-on", qr_metric_name(so.metric), (long long)sr.n_exec, (long long)sr.n_full);
-        for (int k = 0; k < sr.n && k < 5; k++)
-            printf("  %d. %-40s %-10s %-12s %s %.6g\n", k + 1, sr.rows[k].name, qr_sens_type_name(sr.rows[k].type),
+        for (int k = 0; k < sr.n && k < 5; k++) {
+            printf("  %d. %-40s %-10s %-12s %s %.6g", k + 1, sr.rows[k].name, qr_sens_type_name(sr.rows[k].type),
                    sr.rows[k].op_type, qr_metric_name(so.metric), qr_metric_get(&sr.rows[k].m, so.metric));
+            if (so.off_one) printf(" (gain %.6g over all on)", qr_sens_gain(&sr, &sr.rows[k]));
+            printf("\n");
+        }
         printf("wrote %s/sensitive_ops.txt/.csv/.json and %s/accumulated_error.csv\n", dir, dir);
     }
     qr_accum_free(&acc);
@@ -1018,6 +1023,7 @@ static int qr_cli_badcase(int argc, char **argv) {
 
 /* The deployment kit's commands (src/cli/deploy.c). */
 static int qr_cli_compare_dump(int argc, char **argv);
+static int qr_cli_extract(int argc, char **argv);
 static const char *qr__usage_merge =
     "usage: qreport merge PART.qrpart... -o DIR [--quiet]\n"
     "  Merges the parts written by 'compare --data DIR --shard K/N -o PART.qrpart' into the tables one\n"
@@ -1114,6 +1120,7 @@ static int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "runall")) return qr_cli_runall(argc, argv);
     if (!strcmp(cmd, "find-bad-case")) return qr_cli_badcase(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare-dump")) return qr_cli_compare_dump(argc - 2, argv + 2);
+    if (!strcmp(cmd, "extract")) return qr_cli_extract(argc - 2, argv + 2);
     if (!strcmp(cmd, "merge")) return qr_cli_merge(argc - 2, argv + 2);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__print_usage(stderr);

@@ -11,7 +11,7 @@
 #     marginal as a fraction of the single-sample runall; and RSS(256) / RSS(1).
 # What is measured is `compare --data` (runall --data does not pool over the set yet).
 # The machine may be shared: numbers are noisy; the CPU is printed.
-# Usage: bench/dataset.sh [model ...]   (default: resnet18 mobilenetv2)  REPS=3 QR=./qreport
+# Usage: bench/dataset.sh [model ...]   (default: resnet18 mobilenetv2)  REPS=3 QR=./qreport NS="1 8 32 128 256"
 set -eu
 QR=${QR:-./qreport}
 REPS=${REPS:-3}
@@ -52,7 +52,7 @@ for k in range(256): np.save(sys.argv[1] + '/%d.npy' % k, r.normal(0, 1, (1, 3, 
     echo "$m: runall -i (1 sample): ${RA} s, peak RSS $((RA_RSS / 1024)) MB"
     printf '%8s %10s %10s %16s %18s\n' samples wall_s rss_MB marginal_s/smp marginal/runall
     T1=""; R1=""
-    for n in 1 8 32 128 256; do
+    for n in ${NS:-1 8 32 128 256}; do
         BIG=0; [ $n -gt 32 ] && BIG=1     # one run for 128 and 256 samples (minutes each)
         set -- $(BIG=$BIG run "$QR" compare "$B" "$A" --data "$D" --samples $n -o "$TMP/c" --threads 2 --quiet)
         [ -z "$T1" ] && { T1=$1; R1=$2; }
@@ -62,5 +62,5 @@ mg = (t - t1) / (n - 1) if n > 1 else float('nan')
 print('%8d %10.2f %10d %16.3f %18.3f' % (n, t, r // 1024, mg, mg / ra))"
         RN=$2
     done
-    $PY -c "print('peak RSS 256 / 1 samples: %.3f' % ($RN / $R1))"
+    $PY -c "print('peak RSS %s / 1 samples: %.3f' % ('$n', $RN / $R1))"
 done

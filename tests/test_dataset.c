@@ -516,6 +516,71 @@ static void test_dataset_slurm(void) {
     QT_CHECKF(ok, "%s", msg);
 }
 
+/* The hmct layout for a two-input model: one folder per input with the same file names;
+ * a missing input folder, file sets that differ, and a flat folder for two inputs are refused
+ * naming the folder / input / file; a good set runs end to end (badcase_<input>.npy). */
+static void test_dataset_layout(void) {
+    char model[512], d[512], f[700];
+    int64_t d4[1] = { 4 };
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    qt_mb_input(&mb, "a", QR_DT_F32, 1, d4);
+    qt_mb_input(&mb, "b", QR_DT_F32, 1, d4);
+    qt_mb_output(&mb, "y", QR_DT_F32, 1, d4);
+    qt_mb_node(&mb, "Add", "add", "a,b", "y");
+    snprintf(model, sizeof model, "%s/two_in.onnx", qt_tmpdir());
+    QrStatus st = qt_mb_write(&mb, model);
+    qt_mb_free(&mb);
+    QT_OK(st);
+    QrGraph *g = NULL;
+    QT_OK(qr_onnx_load(model, &g));
+    /* folders: good (a, b with 0 1 2), missing b, different sets (b lacks 1, has 5), flat */
+    const char *cases[4][2] = { { "0 1 2", "0 1 2" }, { "0 1", NULL }, { "0 1", "0 5" }, { NULL, NULL } };
+    const char *want[4] = { NULL, "no folder for model input 'b'", "sample '1.npy' is in", "one sub-folder per input" };
+    bool ok = true;
+    char msg[1024] = "";
+    for (int c = 0; c < 4 && ok; c++) {
+        snprintf(d, sizeof d, "%s/two_in_%d", qt_tmpdir(), c);
+        QT_OK(qr_mkdir_p(d));
+        for (int in = 0; in < 2; in++) {
+            if (!cases[c][in]) continue;
+            char sub[600];
+            snprintf(sub, sizeof sub, "%s/%s", d, in ? "b" : "a");
+            QT_OK(qr_mkdir_p(sub));
+            for (const char *p = cases[c][in]; *p; p++) {
+                if (*p == ' ') continue;
+                snprintf(f, sizeof f, "%s/%c.npy", sub, *p);
+                QT_OK(qt_write_npy_f(f, QR_DT_F32, 1, d4, 0.25 * (*p - '0' + 1)));
+            }
+        }
+        if (c == 3) { snprintf(f, sizeof f, "%s/0.npy", d); QT_OK(qt_write_npy_f(f, QR_DT_F32, 1, d4, 1)); }
+        QrDsSet ds;
+        QrStatus s2 = qr_ds_list(g, d, 0, &ds);
+        if (!want[c]) {
+            ok = s2 == QR_OK && ds.n == 3 && ds.folders && !strcmp(ds.names[2], "2.npy");
+            if (!ok) snprintf(msg, sizeof msg, "good layout: %s", s2 ? qr_err_msg() : "wrong listing");
+            if (s2 == QR_OK) qr_ds_set_free(&ds);
+        } else {
+            ok = s2 != QR_OK && strstr(qr_err_msg(), want[c]) && strstr(qr_err_msg(), d);
+            if (!ok) snprintf(msg, sizeof msg, "case %d: %s", c, s2 ? qr_err_msg() : "accepted");
+            if (s2 == QR_OK) qr_ds_set_free(&ds);
+        }
+        qr_err_clear();
+    }
+    qr_graph_free(g);
+    free(g);
+    QT_CHECKF(ok, "%s", msg);
+    /* end to end on the good set: the model against itself */
+    QtCli r;
+    qt_cli(&r, "compare %s %s --data %s/two_in_0 -o %s/two_in_out --quiet", model, model, qt_tmpdir(), qt_tmpdir());
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    uint64_t sz;
+    snprintf(f, sizeof f, "%s/two_in_out/badcase_a.npy", qt_tmpdir());
+    QT_CHECK(qr_file_size(f, &sz) == QR_OK);
+    snprintf(f, sizeof f, "%s/two_in_out/badcase_b.npy", qt_tmpdir());
+    QT_CHECK(qr_file_size(f, &sz) == QR_OK);
+}
+
 static void qt_dataset_all(void) {
     QT_RUN(test_dataset_xsum);
     QT_RUN(test_dataset_colstats);
@@ -525,6 +590,7 @@ static void qt_dataset_all(void) {
     QT_RUN(test_dataset_merge);
     QT_RUN(test_dataset_cli);
     QT_RUN(test_dataset_bad);
+    QT_RUN(test_dataset_layout);
     QT_RUN(test_dataset_shard);
     QT_RUN(test_dataset_merge_bad);
     QT_RUN(test_dataset_runall);

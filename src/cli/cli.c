@@ -1098,7 +1098,8 @@ static int qr_cli_merge(int argc, char **argv) {
     return code;
 }
 
-static int qr_cli_main(int argc, char **argv) {
+QR_TESTAPI int qr_cli_main(int argc, char **argv) {
+    qr_cleanup_install();   /* before any thread: SIGINT/SIGTERM remove temporaries */
     qr_kern_init();
     if (argc < 2) { qr__print_usage(stderr); return QR_EXIT_USAGE; }
     const char *cmd = argv[1];

@@ -25,6 +25,12 @@ static void qr__dsp_u64(QrDsW *w, uint64_t v) {
     qr__dsp_bytes(w, b, 8);
 }
 static void qr__dsp_f64(QrDsW *w, double v) { uint64_t u; memcpy(&u, &v, 8); qr__dsp_u64(w, u); }
+static void qr__dsp_sha(const void *data, size_t len, uint8_t out[QR_SHA256_LEN]) {
+    QrSha256 h;
+    qr_sha256_init(&h);
+    qr_sha256_update(&h, data, len);
+    qr_sha256_final(&h, out);
+}
 static void qr__dsp_str(QrDsW *w, const char *s) {
     size_t n = s ? strlen(s) : 0;
     qr__dsp_u64(w, n);
@@ -227,7 +233,7 @@ static QrStatus qr_dspart_write(const char *path, const QrDsCompare *d, const Qr
     qr__dsp_bytes(&f, w.p, w.len);
     free(w.p);
     uint8_t dg[QR_SHA256_LEN];
-    if (!f.oom) qr_sha256(f.p, f.len, dg);
+    if (!f.oom) qr__dsp_sha(f.p, f.len, dg);
     qr__dsp_bytes(&f, dg, sizeof dg);
     QrStatus st = f.oom ? qr_errf(QR_ERR_NOMEM, "out of memory") : qr_file_write_atomic(path, f.p, f.len);
     free(f.p);
@@ -266,7 +272,7 @@ static QrStatus qr_dspart_read(const char *path, QrDsPart *p) {
         return qr_errf(QR_ERR_INVALID, "part '%s' is truncated or has trailing bytes (%zu bytes, the header says %llu + %zu)",
                        path, len, (unsigned long long)plen, head + QR_SHA256_LEN);
     }
-    qr_sha256(p->data, len - QR_SHA256_LEN, dg);
+    qr__dsp_sha(p->data, len - QR_SHA256_LEN, dg);
     if (memcmp(dg, p->data + len - QR_SHA256_LEN, QR_SHA256_LEN)) {
         qr_dspart_free(p);
         return qr_errf(QR_ERR_INVALID, "part '%s' fails its checksum (modified or damaged)", path);

@@ -105,7 +105,7 @@ static const char *qr__usage_runall =
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
-    "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro]\n"
+    "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro] [--emit-model DIR]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
     "  comparison with local error, sensitivity ranking, cumulative error, the bad-case input.\n"
@@ -119,6 +119,9 @@ static const char *qr__usage_runall =
     "  --dump DIR adds the device dump comparison of compare-dump (dump_compare.txt/.csv, an HTML section,\n"
     "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle). The bundle's repro/ holds extract's\n"
     "  minimal repro of the worst verified layer by local error (summary.json \"repro\"); --no-repro leaves it out.\n"
+    "  --emit-model DIR (new or empty) writes the what-if's recommended promotion applied, as promote does:\n"
+    "  DIR/analysis_promoted.onnx, promotion.json, nodes_to_exclude.json, modelopt_exclude.json, exclude_nodes.txt;\n"
+    "  exit 1 when it cannot be written.\n"
     "  --data DIR [--samples N]: the analyses run on the worst sample (bad-case search by --metric), and\n"
     "  the per-layer comparison is also pooled over every sample: dataset/compare_per_layer_out, compare_outputs,\n"
     "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data).\n";
@@ -145,6 +148,7 @@ static void qr__print_usage(FILE *f) {
             "  find-bad-case  the worst input of a data folder (badcase.npy, badcase_list.txt/.csv)\n"
             "  compare-dump   device dumps vs the int-mode simulation: the first divergent layer (dump_compare.*)\n"
             "  extract   a minimal repro of one layer (sub-models, cut inputs, expected outputs, repro.json)\n"
+            "  promote   a repaired model: nodes promoted to int16 or float as the what-if predicts (+ exclusion lists)\n"
             "  merge     merges the .qrpart files of a sharded compare --data run\n\n"
             "options of every command: --threads N (default: QR_THREADS or the online CPUs; results are\n"
             "identical for any N), --max-memory SIZE, --quiet.\n"
@@ -966,6 +970,14 @@ static int qr_cli_runall(int argc, char **argv) {
     QrRunallResult res;
     if (st == QR_OK) st = qr_bundle_runall(b, a, have_bc ? bc.inputs : in, &ro, &res);
     int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+    if (st == QR_OK && dep.emit_dir) {               /* the model asked for must be there */
+        char p[4096];
+        snprintf(p, sizeof p, "%s/analysis_promoted.onnx", dep.emit_dir);
+        if (access(p, F_OK) != 0) {
+            fprintf(stderr, "qreport: error: --emit-model %s was not written (see the failed analyses in the bundle)\n", dep.emit_dir);
+            code = QR_EXIT_FAIL;
+        } else if (!o.quiet) printf("wrote %s (the what-if's recommended promotion)\n", p);
+    }
     if (st == QR_OK) {
         if (!o.quiet) printf("%swrote %s\n", res.summary, ro.out_zip);
         bool gate = (o.fail_cos == o.fail_cos && (!res.have_out || !(res.out.cosine >= o.fail_cos))) ||
@@ -1024,6 +1036,7 @@ static int qr_cli_badcase(int argc, char **argv) {
 /* The deployment kit's commands (src/cli/deploy.c). */
 static int qr_cli_compare_dump(int argc, char **argv);
 static int qr_cli_extract(int argc, char **argv);
+static int qr_cli_promote(int argc, char **argv);
 static const char *qr__usage_merge =
     "usage: qreport merge PART.qrpart... -o DIR [--quiet]\n"
     "  Merges the parts written by 'compare --data DIR --shard K/N -o PART.qrpart' into the tables one\n"
@@ -1122,6 +1135,7 @@ QR_TESTAPI int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "find-bad-case")) return qr_cli_badcase(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare-dump")) return qr_cli_compare_dump(argc - 2, argv + 2);
     if (!strcmp(cmd, "extract")) return qr_cli_extract(argc - 2, argv + 2);
+    if (!strcmp(cmd, "promote")) return qr_cli_promote(argc - 2, argv + 2);
     if (!strcmp(cmd, "merge")) return qr_cli_merge(argc - 2, argv + 2);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__print_usage(stderr);

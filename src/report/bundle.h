@@ -24,6 +24,7 @@ typedef struct QrRunallOpts {
     const QrDsSet *dataset;      /* --data: also the comparison pooled over the whole set (dataset/; analysis/dataset) */
     QrMetricKind dataset_metric; /* its sample ranking */
     int n_warnings;
+    bool single_model;           /* b is a copy of a, run with every quantizer disabled (runall ANALYSIS.onnx) */
 } QrRunallOpts;
 
 typedef struct QrRunallResult {

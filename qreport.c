@@ -55,6 +55,9 @@
 #include "src/deploy/onnxw.h"
 #include "src/deploy/extract.h"
 #include "src/deploy/promote.h"
+#include "src/analysis/dsacc.h"
+#include "src/analysis/dataset.h"
+#include "src/analysis/dspart.h"
 #include "src/report/bundle.h"
 
 /* ---- sources ---- */
@@ -150,6 +153,9 @@
 #include "src/deploy/extract.c"
 #include "src/deploy/promote.c"
 #include "src/deploy/runall.c"
+#include "src/analysis/dsacc.c"
+#include "src/analysis/dataset.c"
+#include "src/analysis/dspart.c"
 #include "src/report/bundle.c"
 #include "src/cli/cli.c"
 #include "src/cli/deploy.c"

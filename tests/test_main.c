@@ -35,6 +35,7 @@
 #include "test_contrib.c"
 #include "test_deploy.c"
 #include "test_analysis_knobs.c"
+#include "test_dataset.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -76,6 +77,7 @@ int main(int argc, char **argv) {
     QT_MODULE(contrib);
     QT_MODULE(deploy);
     QT_MODULE(analysis_knobs);
+    QT_MODULE(dataset);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

@@ -23,6 +23,7 @@ typedef struct QrCmpTap {
     bool shadow;
     QrTapFn extra;           /* also called on every value of the full run (qr_compare_mode_ex) */
     void *extra_user;
+    QrMetricAcc *acc;        /* data sets (qr_compare_mode_acc): per match, the full run's and the shadow run's */
 } QrCmpTap;
 
 /* A float32 copy of y (t's shape) into *d (compare --save-values). */
@@ -58,8 +59,12 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
         if (ct->s->keep_vals && t->numel == x->numel) st = qr__cmp_keep(&ct->s->keep_vals[2 * mi + ct->shadow], t, y);
         if (st != QR_OK) { qr_tensor_free_data(&f); return st; }
         if (t->numel == x->numel) {
-            if (ct->shadow) { qr_metrics_compute_ex(x->data, y, x->numel, false, &r->local); r->has_local = true; }
-            else { qr_metrics_compute(x->data, y, x->numel, &r->m); r->has_m = true; }
+            QrMetricAcc ma;          /* as qr_metrics_compute(_ex): KL for the full run only */
+            qr_metric_acc_init_ex(&ma, !ct->shadow);
+            qr_metric_acc_add(&ma, x->data, y, x->numel);
+            if (ct->shadow) { qr_metric_acc_finish(&ma, &r->local); r->has_local = true; }
+            else { qr_metric_acc_finish(&ma, &r->m); r->has_m = true; }
+            if (ct->acc) ct->acc[2 * mi + ct->shadow] = ma;
         }
         qr_tensor_free_data(&f);
     }
@@ -104,6 +109,7 @@ struct QrCmpPlan {
     const QrTensor **feed;
     bool *only, *sh_only;
     QrRunOpts o[2];
+    QrTensor *keep_outs;     /* qr_compare_mode_acc: receives the full run's outputs */
 };
 
 static void qr__cmp_plan_free(QrCmpPlan *p) {
@@ -139,7 +145,7 @@ static QrStatus qr__cmp_plan(QrCmpPlan *p, QrTapFn extra, void *extra_user) {
     QrCmpTap *ct = &p->ct, *sh = &p->sh;
     *ct = (QrCmpTap){ s, c, exec, malloc(((size_t)nv + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)),
                       malloc(((size_t)s->m.n + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)), false,
-                      extra, extra_user };
+                      extra, extra_user, NULL };
     *sh = *ct;               /* the shadow run's: its own value -> match lists */
     sh->first_match = malloc(((size_t)nv + 1) * sizeof(int));
     sh->next_match = malloc(((size_t)s->m.n + 1) * sizeof(int));
@@ -222,7 +228,12 @@ static QrStatus qr_compare_step(QrCmpPlan *p, int k) {
             qr_tensor_free_data(&p->s->keep_outs[o]);
             QR_TRY(qr_tensor_to_f32(&p->outs[o], &p->s->keep_outs[o]));
         }
-        return qr_compare_outputs(p->s, p->outs, &p->c->out);
+        QR_TRY(qr_compare_outputs(p->s, p->outs, &p->c->out));
+        for (int j = 0; p->keep_outs && j < p->exec->n_outputs; j++) {
+            p->keep_outs[j] = p->outs[j];
+            memset(&p->outs[j], 0, sizeof p->outs[j]);
+        }
+        return QR_OK;
     }
     QrStatus st = qr_run(&p->s->tw.g, p->s->inputs, &p->o[1], NULL);
     return st == QR_OK ? st : qr_err_wrap(st, "shadow run (local error)");
@@ -385,5 +396,14 @@ static QrStatus qr_compare_mode_ex(QrSession *s, const char *mode, double cos_th
                                    bool *extra_done, QrCompare *c) {
     QrCmpPlan *p;
     QR_TRY(qr_compare_prepare(s, mode, cos_threshold, extra, extra_user, extra_done, c, &p));
+    return qr_compare_finish(p, qr_session_jobs(2, qr__cmp_job, p, NULL));
+}
+
+static QrStatus qr_compare_mode_acc(QrSession *s, const char *mode, double cos_threshold, QrMetricAcc *acc, QrTensor *outs,
+                                    QrCompare *c) {
+    QrCmpPlan *p;
+    QR_TRY(qr_compare_prepare(s, mode, cos_threshold, NULL, NULL, NULL, c, &p));
+    p->ct.acc = p->sh.acc = acc;
+    p->keep_outs = outs;
     return qr_compare_finish(p, qr_session_jobs(2, qr__cmp_job, p, NULL));
 }

@@ -52,6 +52,12 @@ static QrStatus qr_compare_prepare(QrSession *s, const char *mode, double cos_th
                                    bool *extra_done, QrCompare *c, QrCmpPlan **out);
 static QrStatus qr_compare_step(QrCmpPlan *plan, int k);
 static QrStatus qr_compare_finish(QrCmpPlan *plan, QrStatus st);
+/* Data sets (analysis/dataset): qr_compare_mode, also handing out each matched value's
+ * accumulators — acc[2·match] of the full run, acc[2·match + 1] of the shadow run, written
+ * only for rows that get metrics (has_m / has_local) — and the full run's graph outputs
+ * (outs: exec's n_outputs tensors, owned by the caller afterwards). */
+static QrStatus qr_compare_mode_acc(QrSession *s, const char *mode, double cos_threshold, QrMetricAcc *acc, QrTensor *outs,
+                                    QrCompare *c);
 /* compare_per_layer_out.txt/.csv into dir. */
 static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const char *dir);
 

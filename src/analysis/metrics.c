@@ -157,12 +157,6 @@ static void qr_metric_acc_finish(const QrMetricAcc *a, QrMetrics *m) {
     m->y_min = a->y_min; m->y_max = a->y_max; m->y_mean = a->y_mean; m->y_var = a->y_m2 / n;
 }
 
-static void qr_metrics_compute_ex(const float *x, const float *y, int64_t n, bool with_kl, QrMetrics *m) {
-    QrMetricAcc a;
-    qr_metric_acc_init_ex(&a, with_kl);
-    qr_metric_acc_add(&a, x, y, n);
-    qr_metric_acc_finish(&a, m);
-}
 
 static void qr_metrics_compute_opts(const float *x, const float *y, int64_t n, bool with_kl, bool with_rtol, QrMetrics *m) {
     QrMetricAcc a;
@@ -171,9 +165,18 @@ static void qr_metrics_compute_opts(const float *x, const float *y, int64_t n, b
     qr_metric_acc_finish(&a, m);
 }
 
-static void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetrics *m) {
+#ifdef QR_TESTING
+QR_TESTAPI void qr_metrics_compute_ex(const float *x, const float *y, int64_t n, bool with_kl, QrMetrics *m) {
+    QrMetricAcc a;
+    qr_metric_acc_init_ex(&a, with_kl);
+    qr_metric_acc_add(&a, x, y, n);
+    qr_metric_acc_finish(&a, m);
+}
+
+QR_TESTAPI void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetrics *m) {
     qr_metrics_compute_ex(x, y, n, true, m);
 }
+#endif
 
 static const char *const qr__mt_names[QR_METRIC_COUNT] = { "L1", "Cosine", "MSE", "KL", "SQNR" };
 

@@ -26,6 +26,8 @@ typedef struct QrCliOpts {
     double fail_cos, fail_sqnr;  /* NaN: no gate */
     const char *data_dir;        /* --data: bad-case search folder */
     int num_steps;
+    int samples;                 /* --samples N: the first N samples of --data (0 = all) */
+    const char *shard;           /* --shard K/N | auto: this process's share of --data, written as a .qrpart */
     const char *plot_nodes;      /* comma-separated */
     int threads;                 /* --threads: 0 = QR_THREADS or online CPUs */
     int64_t max_memory;          /* --max-memory in bytes; 0 = no limit */
@@ -105,9 +107,9 @@ static const char *qr__usage_profile =
     "  that selects no node is an error naming it (exit 1). Index keeps the layer number in the model.\n";
 
 static const char *qr__usage_compare =
-    "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--mode sim|int|both]\n"
+    "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ... | --data DIR [--samples N]] [-o DIR] [--mode sim|int|both]\n"
     "                       [--cos-threshold X] [--metric L1|Cosine|MSE|KL|SQNR] [--save-values DIR | --from-values DIR]\n"
-    "                       [--shape NAME=...] [--seed N] [--quiet]\n"
+    "                       [--shard K/N|auto] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Per-layer comparison of the analysis (quantized) model with the float baseline on one input:\n"
     "  compare_per_layer_out.txt/.csv with Cosine, MSE, L1, KL, SQNR, Atol, Rtol, min/max/mean/var of both,\n"
     "  and the local (shadow) Cosine/SQNR of each layer re-run on the baseline's inputs.\n"
@@ -122,9 +124,19 @@ static const char *qr__usage_compare =
     "  --save-values DIR: every compared value of both models as .npy (baseline, analysis, local re-run,\n"
     "  graph outputs, inputs) with DIR/index.tsv mapping each layer to its files (QuantAnalysis run()).\n"
     "  --from-values DIR: the tables, advisor and page recomputed from a saved run without running the\n"
-    "  models (the models give the structure; QuantAnalysis set_model_profiler_dir). No -i, no --mode.\n";
+    "  models (the models give the structure; QuantAnalysis set_model_profiler_dir). No -i, no --mode.\n"
+    "  --data DIR compares over every sample of a data folder (hmct layout: one sub-folder per input with\n"
+    "  the same file names, or a flat folder of .npy for one input; --samples N: the first N in natural\n"
+    "  name order): the columns hold the pooled metrics (all samples' elements together), followed by\n"
+    "  samples, mean_Cosine, worst_Cosine, worst_sample, p05_Cosine, mean_SQNR, p05_SQNR; also\n"
+    "  compare_outputs.txt/.csv (one row per graph output, top-1/top-5 for [batch, classes]),\n"
+    "  samples.txt/.csv (ranked worst first by --metric, default L1) and badcase.npy (the worst sample).\n"
+    "  --shard K/N -o PART.qrpart (with --data): only the samples [K*n/N, (K+1)*n/N) of the n in the set,\n"
+    "  written as a partial state for 'qreport merge'; --shard auto takes K and N from Slurm job arrays\n"
+    "  (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_COUNT) or Kubernetes Indexed Jobs\n"
+    "  (JOB_COMPLETION_INDEX, with the count from --shard auto/N or QR_SHARD_COUNT).\n";
 static const char *qr__usage_runall =
-    "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--num-steps N]] [-o report.zip]\n"
+    "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--samples N]] [-o report.zip]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
@@ -154,7 +166,10 @@ static const char *qr__usage_runall =
     "  minimal repro of the worst verified layer by local error (summary.json \"repro\"); --no-repro leaves it out.\n"
     "  --emit-model DIR (new or empty) writes the what-if's recommended promotion applied, as promote does:\n"
     "  DIR/analysis_promoted.onnx, promotion.json, nodes_to_exclude.json, modelopt_exclude.json, exclude_nodes.txt;\n"
-    "  exit 1 when it cannot be written.\n";
+    "  exit 1 when it cannot be written.\n"
+    "  --data DIR [--samples N]: the analyses run on the worst sample (bad-case search by --metric), and\n"
+    "  the per-layer comparison is also pooled over every sample: dataset/compare_per_layer_out, compare_outputs,\n"
+    "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data).\n";
 static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10]\n"
@@ -193,7 +208,8 @@ static void qr__print_usage(FILE *f) {
             "  find-bad-case  the worst input of a data folder (badcase.npy, badcase_list.txt/.csv)\n"
             "  compare-dump   device dumps vs the int-mode simulation: the first divergent layer (dump_compare.*)\n"
             "  extract   a minimal repro of one layer (sub-models, cut inputs, expected outputs, repro.json)\n"
-            "  promote   a repaired model: nodes promoted to int16 or float as the what-if predicts (+ exclusion lists)\n\n"
+            "  promote   a repaired model: nodes promoted to int16 or float as the what-if predicts (+ exclusion lists)\n"
+            "  merge     merges the .qrpart files of a sharded compare --data run\n\n"
             "options of every command: --threads N (default: QR_THREADS or the online CPUs; results are\n"
             "identical for any N), --max-memory SIZE, --quiet.\n"
             "--max-memory SIZE (512M, 2G): refuse up front (exit 1, nothing run or written) when the command's\n"
@@ -279,6 +295,18 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--keep-dir")) QR__NEXT(o->keep_dir);
         else if (!strcmp(a, "--data")) QR__NEXT(o->data_dir);
         else if (!strcmp(a, "--num-steps")) { const char *v; QR__NEXT(v); o->num_steps = atoi(v); }
+        else if (!strcmp(a, "--shard")) QR__NEXT(o->shard);
+        else if (!strcmp(a, "--samples")) {
+            const char *v;
+            QR__NEXT(v);
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (end == v || *end || n < 1 || n > 100000000) {
+                fprintf(stderr, "qreport: --samples must be a positive count\n%s", usage);
+                return QR_EXIT_USAGE;
+            }
+            o->samples = (int)n;
+        }
         else if (!strcmp(a, "--plot-nodes")) QR__NEXT(o->plot_nodes);
         else if (!strcmp(a, "--fail-if-cosine-below")) { const char *v; QR__NEXT(v); o->fail_cos = strtod(v, NULL); }
         else if (!strcmp(a, "--fail-if-sqnr-below")) { const char *v; QR__NEXT(v); o->fail_sqnr = strtod(v, NULL); }
@@ -390,6 +418,8 @@ static QrStatus qr_cli_read_tensor(const char *path, QrTensor *t) {
 
 /* Loads the model and builds one input tensor per graph input: from files,
  * or random (deterministic in seed) when none are given. */
+static bool qr__cli_data_first;           /* data-set commands: --data's first sample is the input */
+
 static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **inputs_out) {
     QrGraph *g = NULL;
     QR_TRY(qr_onnx_load(o->model, &g));
@@ -403,6 +433,13 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
     const QrTensor **given = calloc((size_t)g->n_inputs + 1, sizeof *given);
     QrTensor *shape_of = calloc((size_t)g->n_inputs + 1, sizeof *shape_of);
     QrStatus st = in && given && shape_of ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK && qr__cli_data_first && o->data_dir && !o->n_inputs) {
+        QrDsSet ds;
+        st = qr_ds_list(g, o->data_dir, o->samples, &ds);
+        if (st == QR_OK) st = qr_ds_read(&ds, g, 0, NULL, in);
+        for (int i = 0; st == QR_OK && i < g->n_inputs; i++) given[i] = &in[i];
+        if (st == QR_OK) qr_ds_set_free(&ds);
+    }
     if (st == QR_OK && o->n_inputs && o->n_inputs != g->n_inputs)
         st = qr_errf(QR_ERR_INVALID, "%s has %d input%s but %d -i file%s given", o->model, g->n_inputs,
                      g->n_inputs == 1 ? "" : "s", o->n_inputs, o->n_inputs == 1 ? " was" : "s were");
@@ -830,7 +867,7 @@ static int qr__cli_pair(int argc, char **argv, const char *usage, QrCliOpts *o, 
     if (st == QR_OK) st = qr_session_open(se, *b, *a, *in);
     if (st == QR_OK && se->tw.n_kept)
         qr__cli_warn(o, "%d integer node%s cannot be toggled: %s", se->tw.n_kept, se->tw.n_kept == 1 ? "" : "s", se->tw.note);
-    if (st == QR_OK && o->out_dir) st = qr_mkdir_p(o->out_dir);
+    if (st == QR_OK && o->out_dir && !o->shard) st = qr_mkdir_p(o->out_dir);   /* --shard: -o is the part file */
     if (st == QR_OK) return -1;
     if (*a) { qr_graph_free(*a); free(*a); *a = NULL; }
     qr__cli_release(*b, *in);
@@ -893,6 +930,74 @@ static void qr__cli_worst_layers(const QrSession *se, const QrCompare *c, const 
     }
 }
 
+/* compare --data: every sample of the set into the data-set accumulators, then the tables. */
+static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTensor *in, QrSession *se, const char *dir) {
+    int code = QR_EXIT_OK;
+    QrStatus st = QR_OK;
+    QrDsSet ds = {0};
+    QrDsCompare dc = {0};
+    QrMetricKind mk = QR_METRIC_L1;
+    if (o->metric) qr_metric_parse(o->metric, &mk);
+    QrTensor *cur = calloc((size_t)b->n_inputs + 1, sizeof *cur);
+    if (o->n_inputs) {
+        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__usage_compare);
+        code = QR_EXIT_USAGE;
+        goto done;
+    }
+    int shard = 0, n_shards = 1, lo = 0, hi = 0;
+    if (o->shard) {
+        st = qr_ds_shard_parse(o->shard, &shard, &n_shards);
+        if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
+        if (st != QR_OK) { code = qr__cli_fail(st); goto done; }
+    }
+    st = cur ? qr_ds_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
+    hi = ds.n;
+    if (st == QR_OK && o->shard) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
+    QrProgress pr;
+    qr_progress_init(&pr, stderr, o->quiet);
+    QrStepHook hook = qr_progress_hook(&pr);
+    qr_progress_begin(&pr, "compare over the data set", 0);
+    for (int k = lo; st == QR_OK && k < hi; k++) {
+        qr_step(&hook, k - lo, hi - lo);
+        st = qr_ds_read(&ds, b, k, in, cur);
+        if (st == QR_OK) st = qr_ds_compare_sample(&dc, se, o->mode, k, cur);
+        for (int i = 0; i < b->n_inputs; i++) qr_tensor_free_data(&cur[i]);
+    }
+    qr_progress_end(&pr, st);
+    se->inputs = in;
+    if (st == QR_OK && o->shard) {
+        char nbuf[32];
+        snprintf(nbuf, sizeof nbuf, "%d", ds.n);
+        const char *keys[] = { "command", "mode", "metric", "samples" };
+        const char *vals[] = { "compare", o->mode ? o->mode : "sim", qr_metric_name(mk), nbuf };
+        st = qr_dspart_write(o->out_dir, &dc, &ds, se, keys, vals, QR_ARRAY_LEN(keys), shard, n_shards);
+        if (st == QR_OK && !o->quiet)
+            printf("shard %d/%d: samples %d..%d of %d; wrote %s\n", shard, n_shards, lo, hi - 1, ds.n, o->out_dir);
+        if (st != QR_OK) code = qr__cli_fail(st);
+        goto done;
+    }
+    if (st == QR_OK) st = qr_mkdir_p(dir);
+    if (st == QR_OK) st = qr_ds_compare_write(&dc, se, &ds, mk, dir);
+    if (st == QR_OK && !o->quiet) {
+        QrMetrics m;
+        qr_ds_out_metrics(&dc.outs[0], &m);
+        printf("%d samples; model output%s pooled: Cosine %.6f, SQNR %.2f dB (%d layers compared)\n", ds.n,
+               dc.n_outs > 1 ? " 0" : "", m.cosine, m.sqnr, dc.n_rows);
+        printf("wrote %s/compare_per_layer_out.txt, compare_outputs.txt, samples.txt (and .csv), badcase.npy\n", dir);
+    }
+    if (st != QR_OK) code = qr__cli_fail(st);
+done:
+    qr_ds_compare_free(&dc);
+    qr_ds_set_free(&ds);
+    free(cur);
+    qr_session_close(se);
+    qr_graph_free(a);
+    free(a);
+    qr__cli_release(b, in);
+    return code;
+}
+
 static int qr_cli_compare(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b = NULL, *a = NULL;
@@ -901,6 +1006,10 @@ static int qr_cli_compare(int argc, char **argv) {
     /* --from-values DIR: the inputs are the ones saved there (as -i), the models only give the structure */
     int rc = qr__cli_parse(argc, argv, &o, qr__usage_compare, true);
     if (rc) return rc < 0 ? 0 : rc;
+    if (o.data_dir && (o.from_values || o.save_values)) {
+        fprintf(stderr, "qreport: --data and --%s are exclusive\n%s", o.from_values ? "from-values" : "save-values", qr__usage_compare);
+        return QR_EXIT_USAGE;
+    }
     QrArena ar = {0};
     char **av = argv;
     int ac = argc;
@@ -918,9 +1027,12 @@ static int qr_cli_compare(int argc, char **argv) {
         for (int k = 0; k < np; k++) { av[argc + 2 * k] = "-i"; av[argc + 2 * k + 1] = (char *)paths[k]; }
         ac = argc + 2 * np;
     }
+    qr__cli_data_first = true;
     rc = qr__cli_pair(ac, av, qr__usage_compare, &o, &b, &a, &in, &se);
     if (rc >= 0) { qr_arena_free(&ar); return rc; }
     const char *dir = o.out_dir ? o.out_dir : ".";
+    if (o.data_dir) { qr_arena_free(&ar); return qr__cli_compare_data(&o, b, a, in, &se, dir); }
+    if (o.samples) qr__cli_warn(&o, "--samples has no effect without --data");
     QrStatus st = QR_OK;
     QrCompare c = {0};
     if (o.save_values) st = qr_values_keep(&se);
@@ -1119,6 +1231,13 @@ static int qr_cli_runall(int argc, char **argv) {
     if (have_bc) ro.random_input = false;
     ro.sens = knobs;
     ro.single_model = o.single;
+    QrDsSet ds = {0};
+    if (have_bc && st == QR_OK) {            /* the comparison pooled over the set too (dataset/) */
+        st = qr_ds_list(b, o.data_dir, o.samples ? o.samples : o.num_steps, &ds);
+        ro.dataset = st == QR_OK ? &ds : NULL;
+        ro.dataset_metric = QR_METRIC_L1;
+        if (o.metric) qr_metric_parse(o.metric, &ro.dataset_metric);
+    }
     ro.deploy = dep;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
     ro.sens.metric = QR_METRIC_L1;
@@ -1153,6 +1272,7 @@ static int qr_cli_runall(int argc, char **argv) {
         }
     }
     if (have_bc) qr_badcase_free(&bc);
+    qr_ds_set_free(&ds);
     qr_graph_free(a);
     free(a);
     qr__cli_release(b, in);
@@ -1204,6 +1324,79 @@ static int qr_cli_badcase(int argc, char **argv) {
 static int qr_cli_compare_dump(int argc, char **argv);
 static int qr_cli_extract(int argc, char **argv);
 static int qr_cli_promote(int argc, char **argv);
+static const char *qr__usage_merge =
+    "usage: qreport merge PART.qrpart... -o DIR [--quiet]\n"
+    "  Merges the parts written by 'compare --data DIR --shard K/N -o PART.qrpart' into the tables one\n"
+    "  'compare --data' writes (byte-identical). The parts must come from the same models (sha256), options\n"
+    "  and sample list, and cover shards 0..N-1 exactly once. The models and the data folder named in the\n"
+    "  parts must be readable (the worst sample is read again for badcase.npy).\n";
+
+static int qr_cli_merge(int argc, char **argv) {
+    const char *out = NULL, *paths[4096];
+    int np = 0;
+    bool quiet = false;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(qr__usage_merge, stdout); return 0; }
+        if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
+        else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) quiet = true;
+        else if (argv[i][0] == '-') { fprintf(stderr, "qreport: unknown option '%s'\n%s", argv[i], qr__usage_merge); return QR_EXIT_USAGE; }
+        else if (np < QR_ARRAY_LEN(paths)) paths[np++] = argv[i];
+    }
+    if (!np || !out) { fprintf(stderr, "qreport: merge needs parts and -o DIR\n%s", qr__usage_merge); return QR_EXIT_USAGE; }
+    QrDsPart *parts = calloc((size_t)np, sizeof *parts);
+    QrGraph *g[2] = { NULL, NULL };
+    QrTensor *in = NULL;
+    QrDsSet ds = {0};
+    QrSession se = {0};
+    QrDsCompare dc = {0};
+    bool open = false;
+    int nread = 0;
+    QrStatus st = parts ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (; st == QR_OK && nread < np; nread++) st = qr_dspart_read(paths[nread], &parts[nread]);
+    if (st != QR_OK) nread--;
+    if (st == QR_OK) st = qr_dspart_check(parts, np);
+    const QrDsPart *p0 = parts ? &parts[0] : NULL;
+    for (int m = 0; st == QR_OK && m < 2; m++) {
+        uint8_t dg[QR_SHA256_LEN];
+        char hex[2 * QR_SHA256_LEN + 1];
+        st = qr_sha256_file(p0->model_path[m], dg);
+        qr_sha256_hex(dg, hex);
+        if (st == QR_OK && strcmp(hex, p0->model_sha[m]))
+            st = qr_errf(QR_ERR_INVALID, "%s changed since the parts were written (sha256 %.12s..., the parts say %.12s...)",
+                         p0->model_path[m], hex, p0->model_sha[m]);
+        if (st == QR_OK) st = qr_onnx_load(p0->model_path[m], &g[m]);
+    }
+    int n_samples = 0;
+    for (int k = 0; st == QR_OK && k < p0->n_opts; k++) if (!strcmp(p0->opt_key[k], "samples")) n_samples = atoi(p0->opt_val[k]);
+    if (st == QR_OK) st = qr_ds_list(g[0], p0->dir, n_samples, &ds);
+    if (st == QR_OK && ds.n != p0->n_samples) st = qr_errf(QR_ERR_INVALID, "data folder %s changed since the parts were written", p0->dir);
+    for (int k = 0; st == QR_OK && k < ds.n; k++)
+        if (strcmp(ds.names[k], p0->names[k])) st = qr_errf(QR_ERR_INVALID, "data folder %s changed since the parts were written", p0->dir);
+    if (st == QR_OK) in = calloc((size_t)g[0]->n_inputs + 1, sizeof *in);
+    if (st == QR_OK && !in) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_ds_read(&ds, g[0], 0, NULL, in);
+    if (st == QR_OK) st = qr_graph_infer(g[0], in);
+    for (int i = 0; st == QR_OK && i < g[1]->n_inputs; i++) st = qr_graph_check_input(g[1], i, &in[i]);
+    if (st == QR_OK) st = qr_graph_infer(g[1], in);
+    if (st == QR_OK) { st = qr_session_open(&se, g[0], g[1], in); open = st == QR_OK; }
+    if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
+    for (int i = 0; st == QR_OK && i < np; i++) st = qr_dspart_load(&parts[i], &se, &dc);
+    QrMetricKind mk = QR_METRIC_L1;
+    for (int k = 0; st == QR_OK && k < p0->n_opts; k++) if (!strcmp(p0->opt_key[k], "metric")) qr_metric_parse(p0->opt_val[k], &mk);
+    if (st == QR_OK) st = qr_mkdir_p(out);
+    if (st == QR_OK) st = qr_ds_compare_write(&dc, &se, &ds, mk, out);
+    if (st == QR_OK && !quiet) printf("merged %d parts (%d samples); wrote %s/compare_per_layer_out.txt ...\n", np, ds.n, out);
+    int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+    qr_ds_compare_free(&dc);
+    if (open) qr_session_close(&se);
+    if (in && g[0]) for (int i = 0; i < g[0]->n_inputs; i++) qr_tensor_free_data(&in[i]);
+    free(in);
+    qr_ds_set_free(&ds);
+    for (int m = 0; m < 2; m++) if (g[m]) { qr_graph_free(g[m]); free(g[m]); }
+    for (int i = 0; i < nread; i++) qr_dspart_free(&parts[i]);
+    free(parts);
+    return code;
+}
 
 QR_TESTAPI int qr_cli_main(int argc, char **argv) {
     qr_cleanup_install();   /* before any thread: SIGINT/SIGTERM remove temporaries */
@@ -1230,6 +1423,7 @@ QR_TESTAPI int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "compare-dump")) return qr_cli_compare_dump(argc - 2, argv + 2);
     if (!strcmp(cmd, "extract")) return qr_cli_extract(argc - 2, argv + 2);
     if (!strcmp(cmd, "promote")) return qr_cli_promote(argc - 2, argv + 2);
+    if (!strcmp(cmd, "merge")) return qr_cli_merge(argc - 2, argv + 2);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__print_usage(stderr);
     return QR_EXIT_USAGE;

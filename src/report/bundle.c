@@ -16,6 +16,7 @@
 
 typedef struct QrBd {
     const QrRunallOpts *o;
+    QrDsRunall dsr;              /* --data: the comparison over the whole set (analysis/dataset) */
     const QrTensor *inputs;
     QrSession se;
     QrArena arena;
@@ -316,6 +317,7 @@ static QrStatus qr__bn_summary(QrBd *bd) {
         qr_json_obj_end(&j);
     }
     qr_deploy_runall_json(&j, &bd->dep);
+    qr_ds_runall_json(&j, &bd->dsr, &bd->se);
     qr__bn_json_failed(&j, bd);
     qr_json_obj_end(&j);
     return qr__bn_write_json(bd, &j, "summary.json");
@@ -647,6 +649,7 @@ static QrStatus qr__bn_html(QrBd *bd) {
         qr_html_gallery_end(&h);
     }
     qr_deploy_runall_html(&h, &bd->dep);
+    qr_ds_runall_html(&h, &bd->dsr, &bd->se, bd->dir);
     qr_html_section(&h, "check", "Model structure check");
     const char *chk = qr__bn_read_text(bd, "model_check_result.txt");
     if (chk) qr_html_pre(&h, chk);
@@ -660,7 +663,9 @@ static QrStatus qr__bn_html(QrBd *bd) {
                           "compare_per_layer_out.txt", "compare_per_layer_out.csv", "sensitive_ops.txt",
                           "sensitive_ops.csv", "sensitive_ops.json", "accumulated_error.csv", "badcase.npy",
                           "weight_comparison.txt", "weight_comparison.csv", "abnormal_layer_advisor.txt",
-                          "mixed_precision.json", "badcase_list.txt", "badcase_list.csv", "int16_demotion.txt",
+                          "mixed_precision.json", "badcase_list.txt", "badcase_list.csv", "dataset/compare_per_layer_out.txt",
+                          "dataset/compare_per_layer_out.csv", "dataset/compare_outputs.txt", "dataset/compare_outputs.csv",
+                          "dataset/samples.txt", "dataset/samples.csv", "dataset/badcase.npy", "int16_demotion.txt",
                           "int16_demotion.csv", "int16_demotion.json" };
     const char *present[QR_ARRAY_LEN(all)];
     int np = 0;
@@ -1036,6 +1041,10 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
             s2 = qr_npy_write(qr__bn_path(bd, name), &inputs[i]);
         }
         qr__bn_done(bd, "badcase", s2);
+        if (o->dataset) {
+            qr_progress_begin(&bd->prog, "data set", 0);
+            qr__bn_done(bd, "data set", qr_ds_runall(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->mode, inputs, bd->dir));
+        }
         qr_progress_begin(&bd->prog, "plots", 0);
         qr__bn_done(bd, "plots", qr__bn_plots(bd));
         qr_progress_begin(&bd->prog, "report", 0);
@@ -1116,6 +1125,7 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
     if (bd->have_wi) qr_whatif_free(&bd->wi);
     if (bd->have_dist) qr_dist_free(&bd->dist);
     qr_deploy_runall_free(&bd->dep);
+    qr_ds_runall_free(&bd->dsr);
     if (bd->se.b) qr_session_close(&bd->se);
     qr_arena_free(&bd->arena);
     free(bd);

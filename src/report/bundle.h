@@ -21,6 +21,8 @@ typedef struct QrRunallOpts {
     int n_plot_nodes;
     const char *const *warnings; /* warnings from loading (manifest) */
     QrDeployRunallOpts deploy;   /* --dump ... (deploy/) */
+    const QrDsSet *dataset;      /* --data: also the comparison pooled over the whole set (dataset/; analysis/dataset) */
+    QrMetricKind dataset_metric; /* its sample ranking */
     int n_warnings;
     bool single_model;           /* b is a copy of a, run with every quantizer disabled (runall ANALYSIS.onnx) */
     /* knobs (README "Coming from hmct-debugger / QuantAnalysis"); zero = the default bundle */

@@ -1,0 +1,619 @@
+/* analysis/dataset — implementation. See dataset.h.
+ *
+ * Map: listing and reading samples · the comparison per sample into accumulators · merge ·
+ * tables (per layer, per output, per sample) and the bad case. */
+
+/* ==== the set ======================================================================== */
+
+static void qr_ds_set_free(QrDsSet *ds) {
+    qr_arena_free(&ds->arena);
+    memset(ds, 0, sizeof *ds);
+}
+
+static QrStatus qr_ds_list(const QrGraph *b, const char *dir, int max_samples, QrDsSet *out) {
+    memset(out, 0, sizeof *out);
+    QrArena *ar = &out->arena;
+    int ni = b->n_inputs;
+    if (!qr__ax_is_dir(dir)) return qr_errf(QR_ERR_IO, "--data '%s' is not a folder", dir);
+    out->dir = qr_arena_strdup(ar, dir);
+    out->n_inputs = ni;
+    out->input_names = qr_arena_array(ar, (size_t)ni + 1, sizeof(char *));
+    out->folder = qr_arena_array(ar, (size_t)ni + 1, sizeof(char *));
+    if (!out->dir || !out->input_names || !out->folder) { qr_ds_set_free(out); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    int have = 0;
+    for (int k = 0; k < ni; k++) {
+        const char *name = b->values[b->inputs[k]].name;
+        char safe[512];
+        qr_safe_filename(safe, sizeof safe, name);
+        out->input_names[k] = name;
+        const char *p1 = qr_arena_printf(ar, "%s/%s", dir, name), *p2 = qr_arena_printf(ar, "%s/%s", dir, safe);
+        out->folder[k] = p1 && qr__ax_is_dir(p1) ? p1 : p2 && qr__ax_is_dir(p2) ? p2 : NULL;
+        have += out->folder[k] != NULL;
+    }
+    QrStatus st = QR_OK;
+    out->folders = have > 0;
+    if (have > 0 && have < ni) {
+        for (int k = 0; k < ni; k++)
+            if (!out->folder[k]) {
+                st = qr_errf(QR_ERR_INVALID, "--data %s: no folder for model input '%s' (hmct layout: one folder per input, "
+                             "named after it, holding the same file names)", dir, out->input_names[k]);
+                break;
+            }
+    } else if (have == 0) {
+        if (ni != 1)
+            st = qr_errf(QR_ERR_INVALID, "--data %s: the model has %d inputs, so the folder needs one sub-folder per input "
+                         "named after it (hmct layout: %s/%s/0.npy, ...)", dir, ni, dir, ni ? out->input_names[0] : "?");
+        else out->folder[0] = out->dir;
+    }
+    const char **files = NULL;
+    int nf = 0;
+    if (st == QR_OK) st = qr__ax_list_npy(ar, out->folder[0], &files, &nf);
+    if (st == QR_OK && nf == 0) st = qr_errf(QR_ERR_INVALID, "--data %s: no .npy samples in '%s'", dir, out->folder[0]);
+    /* every input folder holds the same file names */
+    for (int k = 1; st == QR_OK && k < ni; k++) {
+        const char **fk = NULL;
+        int nk = 0;
+        st = qr__ax_list_npy(ar, out->folder[k], &fk, &nk);
+        for (int i = 0, j = 0; st == QR_OK && (i < nf || j < nk);) {
+            int c = i < nf && j < nk ? qr__ax_file_cmp(&files[i], &fk[j]) : i < nf ? -1 : 1;
+            if (c < 0) st = qr_errf(QR_ERR_INVALID, "--data %s: sample '%s' is in '%s' but not in '%s' (input '%s')", dir,
+                                    files[i], out->folder[0], out->folder[k], out->input_names[k]);
+            else if (c > 0) st = qr_errf(QR_ERR_INVALID, "--data %s: sample '%s' is in '%s' (input '%s') but not in '%s'", dir,
+                                         fk[j], out->folder[k], out->input_names[k], out->folder[0]);
+            i++, j++;
+        }
+    }
+    if (st != QR_OK) { qr_ds_set_free(out); return st; }
+    out->n_found = nf;
+    out->n = max_samples > 0 ? QR_MIN(max_samples, nf) : nf;
+    out->names = files;
+    return QR_OK;
+}
+
+static QrStatus qr_ds_read(const QrDsSet *ds, const QrGraph *b, int k, const QrTensor *ref, QrTensor *in) {
+    QrStatus st = QR_OK;
+    char path[4096];
+    for (int i = 0; i < ds->n_inputs; i++) memset(&in[i], 0, sizeof in[i]);
+    for (int i = 0; st == QR_OK && i < ds->n_inputs; i++) {
+        snprintf(path, sizeof path, "%s/%s", ds->folder[i], ds->names[k]);
+        st = qr_npy_read(path, &in[i]);
+        if (st == QR_OK) st = qr_graph_check_input(b, i, &in[i]);
+        if (st == QR_OK && ref && (in[i].dtype != ref[i].dtype || !qr_tensor_same_shape(&in[i], &ref[i]))) {
+            char s1[128], s2[128];
+            st = qr_errf(QR_ERR_SHAPE, "input '%s' is %s %s but the first sample's is %s %s (every sample must have the same "
+                         "dtype and shape)", ds->input_names[i], qr_dtype_name(in[i].dtype),
+                         qr_shape_str_brackets(s1, sizeof s1, in[i].rank, in[i].dims), qr_dtype_name(ref[i].dtype),
+                         qr_shape_str_brackets(s2, sizeof s2, ref[i].rank, ref[i].dims));
+        }
+        if (st != QR_OK) st = qr_err_wrap(st, "sample '%s' (%s)", ds->names[k], path);
+    }
+    if (st != QR_OK) for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&in[i]);
+    return st;
+}
+
+/* ==== the comparison ================================================================= */
+
+static void qr_ds_compare_free(QrDsCompare *d) {
+    for (int r = 0; d->rows && r < d->n_rows; r++) qr_dslist_free(&d->rows[r].list);
+    for (int j = 0; d->outs && j < d->n_outs; j++) { qr_dslist_free(&d->outs[j].list); free(d->outs[j].flips); }
+    free(d->rows);
+    free(d->outs);
+    free(d->smp);
+    free(d->smp_in_bad);
+    free(d->done);
+    memset(d, 0, sizeof *d);
+}
+
+static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, const char *const *names) {
+    memset(d, 0, sizeof *d);
+    d->n_samples = n;
+    d->names = names;
+    d->rows = calloc((size_t)s->m.n + 1, sizeof *d->rows);
+    d->n_outs = s->b->n_outputs;
+    d->outs = calloc((size_t)d->n_outs + 1, sizeof *d->outs);
+    d->smp = calloc((size_t)n + 1, sizeof *d->smp);
+    d->smp_in_bad = calloc((size_t)n + 1, sizeof *d->smp_in_bad);
+    d->done = calloc((size_t)n + 1, 1);
+    QrStatus st = d->rows && d->outs && d->smp && d->smp_in_bad && d->done ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; st == QR_OK && i < s->m.n; i++) {
+        if (s->m.m[i].a_node < 0 || s->m.m[i].a_value < 0) continue;   /* qr_compare's rows */
+        QrDsRow *r = &d->rows[d->n_rows++];
+        r->match = i;
+        qr_dspool_init(&r->pool);
+        qr_dspool_init(&r->local);
+        st = qr_dslist_alloc(&r->list, n);
+    }
+    for (int j = 0; st == QR_OK && j < d->n_outs; j++) {
+        QrDsOut *o = &d->outs[j];
+        qr_dspool_init(&o->pool);
+        const QrTensor *t = &s->b->values[s->b->outputs[j]].t;
+        o->cls = t->rank == 2 && t->dims[1] >= 2;
+        o->flips = calloc((size_t)n + 1, sizeof *o->flips);
+        st = o->flips ? qr_dslist_alloc(&o->list, n) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    if (st != QR_OK) qr_ds_compare_free(d);
+    return st;
+}
+
+/* The session's baseline values belong to the previous sample: dropped (recomputed on demand). */
+static void qr__ds_forget_baseline(QrSession *s) {
+    if (s->base) for (int i = 0; i < s->m.n; i++) qr_tensor_free_data(&s->base[i]);
+    if (s->base_out) for (int i = 0; i < s->b->n_outputs; i++) qr_tensor_free_data(&s->base_out[i]);
+    free(s->base);
+    free(s->base_out);
+    s->base = s->base_out = NULL;
+}
+
+/* Indices of the k largest values of v[n] (ties: the lower index first, as a stable sort of
+ * -v; NaN never chosen before a number). */
+static void qr__ds_topk(const float *v, int64_t n, int k, int64_t *idx) {
+    for (int j = 0; j < k; j++) {
+        int64_t best = -1;
+        for (int64_t i = 0; i < n; i++) {
+            bool taken = false;
+            for (int q = 0; q < j && !taken; q++) taken = idx[q] == i;
+            if (taken) continue;
+            if (best < 0 || v[i] > v[best] || (v[best] != v[best] && v[i] == v[i])) best = i;
+        }
+        idx[j] = best;
+    }
+}
+
+/* Top-1 agreement and top-5 overlap of one [batch, classes] output pair. */
+static void qr__ds_topk_add(QrDsOut *o, int k, const QrTensor *x, const float *y) {
+    int64_t rows = x->dims[0], cls = x->dims[1];
+    int kk = (int)QR_MIN(5, cls);
+    int64_t ix[5], iy[5];
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = (const float *)x->data + r * cls, *yr = y + r * cls;
+        qr__ds_topk(xr, cls, kk, ix);
+        qr__ds_topk(yr, cls, kk, iy);
+        o->rows++;
+        if (ix[0] == iy[0]) o->agree++;
+        else o->flips[k]++;
+        for (int a = 0; a < kk; a++)
+            for (int b = 0; b < kk; b++) o->top5_hits += ix[a] == iy[b];
+        o->top5_den += kk;
+    }
+}
+
+static int64_t qr__ds_nonfinite(const QrTensor *t) {
+    if (!qr_dtype_is_float(t->dtype)) return 0;
+    int64_t n = 0;
+    for (int64_t e = 0; e < t->numel; e++) { double v = qr_tensor_get_f64(t, e); n += !isfinite(v); }
+    return n;
+}
+
+static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *mode, int k, const QrTensor *in) {
+    if (k < 0 || k >= d->n_samples) return qr_errf(QR_ERR_INVALID, "sample index %d outside the set of %d", k, d->n_samples);
+    if (d->done[k]) return qr_errf(QR_ERR_INVALID, "sample '%s' added twice", d->names[k]);
+    s->inputs = in;
+    qr__ds_forget_baseline(s);
+    int nout = s->b->n_outputs;
+    QrMetricAcc *acc = calloc(2 * (size_t)s->m.n + 1, sizeof *acc);
+    QrTensor *outs = calloc((size_t)nout + 1, sizeof *outs);
+    QrCompare c = {0};
+    QrStatus st = acc && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_compare_mode_acc(s, mode, 0.0, acc, outs, &c);
+    if (st == QR_OK && c.n != d->n_rows) st = qr_errf(QR_ERR_INVALID, "comparison rows changed between samples (%d vs %d)", c.n, d->n_rows);
+    for (int r = 0; st == QR_OK && r < c.n; r++) {
+        QrDsRow *dr = &d->rows[r];
+        const QrLayerRow *lr = &c.rows[r];
+        int mi = lr->match;
+        if (lr->has_m) {
+            qr_dspool_add(&dr->pool, &acc[2 * mi]);
+            qr_dslist_set(&dr->list, k, &acc[2 * mi], &lr->m);
+            dr->n_m++;
+        }
+        if (lr->has_local) { qr_dspool_add(&dr->local, &acc[2 * mi + 1]); dr->n_local++; }
+        if (lr->has_lsb) {
+            dr->has_lsb = true;
+            dr->lsb_n += lr->lsb_n;
+            dr->lsb_diff += lr->lsb_diff;
+            dr->lsb_ties += lr->lsb_ties;
+            if (lr->lsb_max > dr->lsb_max) dr->lsb_max = lr->lsb_max;
+        }
+    }
+    /* graph outputs: each on its own, and all concatenated for the sample's ranking */
+    QrMetricAcc all;
+    qr_metric_acc_init(&all);
+    for (int j = 0; st == QR_OK && j < nout; j++) {
+        QrTensor f = {0};
+        const QrTensor *x = &s->base_out[j];
+        st = qr_tensor_to_f32(&outs[j], &f);
+        if (st == QR_OK && f.numel != x->numel)
+            st = qr_errf(QR_ERR_SHAPE, "output %d ('%s') has %lld elements in the analysis model but %lld in the baseline", j,
+                         s->b->values[s->b->outputs[j]].name, (long long)f.numel, (long long)x->numel);
+        if (st == QR_OK) {
+            QrDsOut *o = &d->outs[j];
+            QrMetricAcc a1;
+            QrMetrics m1;
+            qr_metric_acc_init(&a1);
+            qr_metric_acc_add(&a1, x->data, f.data, x->numel);
+            qr_metric_acc_finish(&a1, &m1);
+            qr_dspool_add(&o->pool, &a1);
+            qr_dslist_set(&o->list, k, &a1, &m1);
+            qr_metric_acc_add(&all, x->data, f.data, x->numel);
+            if (o->cls && x->rank == 2 && x->dims[1] >= 2) qr__ds_topk_add(o, k, x, f.data);
+        }
+        qr_tensor_free_data(&f);
+    }
+    if (st == QR_OK) {
+        qr_metric_acc_finish(&all, &d->smp[k]);
+        d->smp_in_bad[k] = 0;
+        for (int i = 0; i < s->b->n_inputs; i++) d->smp_in_bad[k] += qr__ds_nonfinite(&in[i]);
+        d->done[k] = 1;
+        d->n_done++;
+    }
+    qr_compare_free(&c);
+    for (int j = 0; outs && j < nout; j++) qr_tensor_free_data(&outs[j]);
+    free(outs);
+    free(acc);
+    qr__ds_forget_baseline(s);
+    return st == QR_OK ? st : qr_err_wrap(st, "sample '%s'", d->names[k]);
+}
+
+static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
+    if (a->n_samples != b->n_samples || a->n_rows != b->n_rows || a->n_outs != b->n_outs)
+        return qr_errf(QR_ERR_INVALID, "the parts cover different sets or models (%d/%d samples, %d/%d rows, %d/%d outputs)",
+                       a->n_samples, b->n_samples, a->n_rows, b->n_rows, a->n_outs, b->n_outs);
+    for (int k = 0; k < a->n_samples; k++)
+        if (a->done[k] && b->done[k]) return qr_errf(QR_ERR_INVALID, "sample %d ('%s') appears in two parts", k, a->names[k]);
+    for (int r = 0; r < a->n_rows; r++) {
+        QrDsRow *x = &a->rows[r];
+        const QrDsRow *y = &b->rows[r];
+        if (x->match != y->match) return qr_errf(QR_ERR_INVALID, "the parts compare different layers (row %d)", r);
+        qr_dspool_merge(&x->pool, &y->pool);
+        qr_dspool_merge(&x->local, &y->local);
+        QR_TRY(qr_dslist_merge(&x->list, &y->list, a->names));
+        x->n_m += y->n_m;
+        x->n_local += y->n_local;
+        x->has_lsb |= y->has_lsb;
+        x->lsb_n += y->lsb_n; x->lsb_diff += y->lsb_diff; x->lsb_ties += y->lsb_ties;
+        if (y->lsb_max > x->lsb_max) x->lsb_max = y->lsb_max;
+    }
+    for (int j = 0; j < a->n_outs; j++) {
+        QrDsOut *x = &a->outs[j];
+        const QrDsOut *y = &b->outs[j];
+        qr_dspool_merge(&x->pool, &y->pool);
+        QR_TRY(qr_dslist_merge(&x->list, &y->list, a->names));
+        x->rows += y->rows; x->agree += y->agree; x->top5_hits += y->top5_hits; x->top5_den += y->top5_den;
+        for (int k = 0; k < a->n_samples; k++) if (b->done[k]) x->flips[k] = y->flips[k];
+    }
+    for (int k = 0; k < a->n_samples; k++) {
+        if (!b->done[k]) continue;
+        a->smp[k] = b->smp[k];
+        a->smp_in_bad[k] = b->smp_in_bad[k];
+        a->done[k] = 1;
+        a->n_done++;
+    }
+    return QR_OK;
+}
+
+static void qr_ds_row_metrics(const QrDsRow *r, QrMetrics *m, QrMetrics *local) {
+    if (m) qr_dspool_finish(&r->pool, &r->list, true, true, m);
+    if (local) qr_dspool_finish(&r->local, NULL, false, true, local);
+}
+
+static void qr_ds_out_metrics(const QrDsOut *o, QrMetrics *m) { qr_dspool_finish(&o->pool, &o->list, true, true, m); }
+
+static const QrDsCompare *qr__ds_rank_ctx;
+static QrMetricKind qr__ds_rank_metric;
+static int qr__ds_rank_cmp(const void *pa, const void *pb) {
+    int a = *(const int *)pa, b = *(const int *)pb;
+    double x = qr_metric_badness(&qr__ds_rank_ctx->smp[a], qr__ds_rank_metric);
+    double y = qr_metric_badness(&qr__ds_rank_ctx->smp[b], qr__ds_rank_metric);
+    if (x != y) return x > y ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static void qr_ds_rank_samples(const QrDsCompare *d, QrMetricKind metric, int *order) {
+    int n = 0;
+    for (int k = 0; k < d->n_samples; k++) if (d->done[k]) order[n++] = k;
+    qr__ds_rank_ctx = d;                     /* qsort has no context argument; single-threaded use */
+    qr__ds_rank_metric = metric;
+    qsort(order, (size_t)n, sizeof *order, qr__ds_rank_cmp);
+}
+
+/* ==== tables ========================================================================= */
+
+/* The compare table of REPORT.md, pooled, with the data-set columns after it. */
+static QrStatus qr__ds_layer_table(const QrDsCompare *d, const QrSession *s, bool csv, QrTable *t) {
+    QrCompare c = {0};
+    c.n = d->n_rows;
+    c.first_drop = -1;
+    c.rows = calloc((size_t)d->n_rows + 1, sizeof *c.rows);
+    if (!c.rows) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    bool with_lsb = false;
+    for (int r = 0; r < d->n_rows; r++) {
+        const QrDsRow *dr = &d->rows[r];
+        QrLayerRow *lr = &c.rows[r];
+        lr->match = dr->match;
+        lr->has_m = dr->n_m > 0;
+        lr->has_local = dr->n_local > 0;
+        qr_ds_row_metrics(dr, &lr->m, &lr->local);
+        lr->has_lsb = dr->has_lsb;
+        lr->lsb_n = dr->lsb_n; lr->lsb_diff = dr->lsb_diff; lr->lsb_max = dr->lsb_max; lr->lsb_ties = dr->lsb_ties;
+        with_lsb |= dr->has_lsb;
+    }
+    QrTable base = {0};
+    QrStatus st = qr__cmp_table(s, &c, csv, with_lsb, &base);
+    static const char *const extra[] = { "samples", "mean_Cosine", "worst_Cosine", "worst_sample", "p05_Cosine", "mean_SQNR",
+                                         "p05_SQNR" };
+    const char *cols[64];
+    int nb = base.n_cols, ne = QR_ARRAY_LEN(extra);
+    for (int j = 0; j < nb && j < 64; j++) cols[j] = base.cols[j];
+    for (int j = 0; j < ne && nb + j < 64; j++) cols[nb + j] = extra[j];
+    if (st == QR_OK) st = qr_table_init(t, nb + ne, cols);
+    for (int r = 0; st == QR_OK && r < d->n_rows; r++) {
+        int row;
+        st = qr_table_add_row(t, &row);
+        for (int j = 0; st == QR_OK && j < nb; j++) if (base.rows[r][j]) st = qr_table_set(t, row, j, base.rows[r][j]);
+        const QrDsRow *dr = &d->rows[r];
+        QrDsColStats cs, ss;
+        qr_ds_col_stats(dr->list.cos, dr->list.has, d->n_samples, &cs);
+        qr_ds_col_stats(dr->list.sqnr, dr->list.has, d->n_samples, &ss);
+        if (st == QR_OK) st = qr_table_setf(t, row, nb, "%lld", (long long)dr->n_m);
+        if (st != QR_OK || !dr->n_m) continue;
+        qr__cmp_num(t, row, nb + 1, cs.mean, csv);
+        qr__cmp_num(t, row, nb + 2, cs.worst >= 0 ? dr->list.cos[cs.worst] : NAN, csv);
+        if (cs.worst >= 0) qr_table_set(t, row, nb + 3, d->names[cs.worst]);
+        qr__cmp_num(t, row, nb + 4, cs.p05, csv);
+        qr__cmp_num(t, row, nb + 5, ss.mean, csv);
+        qr__cmp_num(t, row, nb + 6, ss.p05, csv);
+    }
+    qr_table_free(&base);
+    free(c.rows);
+    return st;
+}
+
+static QrStatus qr__ds_out_table(const QrDsCompare *d, const QrSession *s, bool csv, QrTable *t) {
+    static const char *const cols[] = { "output", "shape", "samples", "Cosine", "MSE", "L1", "KL", "SQNR", "Atol", "Rtol",
+                                        "nonfinite", "mean_Cosine", "worst_Cosine", "worst_sample", "p05_Cosine",
+                                        "mean_SQNR", "p05_SQNR", "top1_agree", "top5_overlap", "top1_flipped_samples" };
+    QR_TRY(qr_table_init(t, QR_ARRAY_LEN(cols), cols));
+    for (int j = 0; j < d->n_outs; j++) {
+        const QrDsOut *o = &d->outs[j];
+        int row;
+        QR_TRY(qr_table_add_row(t, &row));
+        const QrValue *v = &s->b->values[s->b->outputs[j]];
+        char shape[128];
+        qr_table_set(t, row, 0, v->name);
+        qr_table_set(t, row, 1, qr_shape_str_brackets(shape, sizeof shape, v->t.rank, v->t.dims));
+        qr_table_setf(t, row, 2, "%lld", (long long)o->pool.n_samples);
+        QrMetrics m;
+        qr_ds_out_metrics(o, &m);
+        double mv[] = { m.cosine, m.mse, m.l1, m.kl, m.sqnr, m.atol, m.rtol };
+        for (int q = 0; q < QR_ARRAY_LEN(mv); q++) qr__cmp_num(t, row, 3 + q, mv[q], csv);
+        qr_table_setf(t, row, 10, "%lld", (long long)m.n_nonfinite);
+        QrDsColStats cs, ss;
+        qr_ds_col_stats(o->list.cos, o->list.has, d->n_samples, &cs);
+        qr_ds_col_stats(o->list.sqnr, o->list.has, d->n_samples, &ss);
+        qr__cmp_num(t, row, 11, cs.mean, csv);
+        qr__cmp_num(t, row, 12, cs.worst >= 0 ? o->list.cos[cs.worst] : NAN, csv);
+        if (cs.worst >= 0) qr_table_set(t, row, 13, d->names[cs.worst]);
+        qr__cmp_num(t, row, 14, cs.p05, csv);
+        qr__cmp_num(t, row, 15, ss.mean, csv);
+        qr__cmp_num(t, row, 16, ss.p05, csv);
+        if (o->cls && o->rows) {
+            qr__cmp_num(t, row, 17, (double)o->agree / (double)o->rows, csv);
+            qr__cmp_num(t, row, 18, (double)o->top5_hits / (double)o->top5_den, csv);
+            char *list = NULL;
+            size_t ll = 0, lc = 0;
+            int nf = 0;
+            for (int k = 0; k < d->n_samples; k++)
+                if (d->done[k] && o->flips[k]) QR_TRY(qr_buf_printf(&list, &ll, &lc, "%s%s", nf++ ? ";" : "", d->names[k]));
+            qr_table_set(t, row, 19, nf ? list : "-");
+            free(list);
+        }
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__ds_samples_table(const QrDsCompare *d, const int *order, bool csv, QrTable *t) {
+    static const char *const cols[] = { "rank", "index", "sample", "L1", "Cosine", "MSE", "KL", "SQNR", "nonfinite_out",
+                                        "nonfinite_in", "top1_flips" };
+    QR_TRY(qr_table_init(t, QR_ARRAY_LEN(cols), cols));
+    for (int i = 0; i < d->n_done; i++) {
+        int k = order[i], row;
+        const QrMetrics *m = &d->smp[k];
+        QR_TRY(qr_table_add_row(t, &row));
+        qr_table_setf(t, row, 0, "%d", i + 1);
+        qr_table_setf(t, row, 1, "%d", k);
+        qr_table_set(t, row, 2, d->names[k]);
+        double v[] = { m->l1, m->cosine, m->mse, m->kl, m->sqnr };
+        for (int q = 0; q < 5; q++) qr__cmp_num(t, row, 3 + q, v[q], csv);
+        qr_table_setf(t, row, 8, "%lld", (long long)m->n_nonfinite);
+        qr_table_setf(t, row, 9, "%lld", (long long)d->smp_in_bad[k]);
+        int64_t fl = 0;
+        for (int j = 0; j < d->n_outs; j++) fl += d->outs[j].flips[k];
+        qr_table_setf(t, row, 10, "%lld", (long long)fl);
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__ds_write_pair(QrTable *tt, QrTable *tc, const char *head, const char *foot, const char *dir,
+                                  const char *stem) {
+    QrStatus st = qr__ax_write_tables(tt, tc, head, foot, dir, stem);
+    qr_table_free(tt);
+    qr_table_free(tc);
+    return st;
+}
+
+static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, const QrDsSet *ds, QrMetricKind metric,
+                                    const char *dir) {
+    if (!d->n_done) return qr_errf(QR_ERR_INVALID, "no sample was compared");
+    if (d->n_done != d->n_samples) {
+        for (int k = 0; k < d->n_samples; k++)
+            if (!d->done[k]) return qr_errf(QR_ERR_INVALID, "%d of %d samples are missing, the first '%s' (index %d)",
+                                            d->n_samples - d->n_done, d->n_samples, d->names[k], k);
+    }
+    QrArena a = {0};
+    int *order = calloc((size_t)d->n_samples + 1, sizeof *order);
+    if (!order) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    qr_ds_rank_samples(d, metric, order);
+    int64_t bad_in = 0, n_bad_smp = 0;
+    for (int k = 0; k < d->n_samples; k++) { bad_in += d->smp_in_bad[k]; n_bad_smp += d->smp_in_bad[k] > 0; }
+    /* the model outputs concatenated, pooled: the header line compare writes for one input */
+    QrDsPool pool;
+    qr_dspool_init(&pool);
+    QrMetrics mo = {0};
+    const char *ohead = "";
+    if (d->n_outs == 1) {
+        qr_ds_out_metrics(&d->outs[0], &mo);
+        ohead = qr_arena_printf(&a, "Model output (pooled): Cosine %.7f, SQNR %.4f dB, L1 %.7g, MSE %.7g, KL %.7g\n", mo.cosine,
+                                mo.sqnr, mo.l1, mo.mse, mo.kl);
+    } else ohead = qr_arena_printf(&a, "Model outputs: %d, one row each in compare_outputs.txt\n", d->n_outs);
+    const char *dhead = qr_arena_printf(
+        &a, "Data set: %s (%s layout), %d sample%s of %d found; worst sample by %s: '%s'.\n%s%s",
+        ds ? ds->dir : "?", ds && ds->folders ? "one folder per input" : "flat", d->n_samples, d->n_samples == 1 ? "" : "s",
+        ds ? ds->n_found : d->n_samples, qr_metric_name(metric), d->names[order[0]],
+        n_bad_smp ? qr_arena_printf(&a, "%lld sample%s hold %lld NaN/Inf input values (samples.txt, nonfinite_in); their "
+                                        "pairs are counted in nonfinite, never averaged.\n",
+                                    (long long)n_bad_smp, n_bad_smp == 1 ? "" : "s", (long long)bad_in) : "",
+        "");
+    const char *head = qr_arena_printf(&a, "Baseline: %s\nAnalysis: %s\n%s%s\n", s->b->path, s->a->path, dhead, ohead);
+    const char *foot = "\nPooled: every column before 'samples' is the metric of all samples' elements together (as if "
+                       "the samples were concatenated); local_* likewise.\nsamples .. p05_SQNR: over the per-sample values "
+                       "(mean, lowest with its sample, 5th percentile by linear interpolation).\nlocal_*: each layer re-run "
+                       "on the baseline's inputs (its own error, without what it inherits from upstream layers).\n";
+    QrTable tt = {0}, tc = {0};
+    QrStatus st = head && dhead && ohead ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr__ds_layer_table(d, s, false, &tt);
+    if (st == QR_OK) st = qr__ds_layer_table(d, s, true, &tc);
+    if (st == QR_OK) st = qr__ds_write_pair(&tt, &tc, head, foot, dir, "compare_per_layer_out");
+    if (st == QR_OK) st = qr__ds_out_table(d, s, false, &tt);
+    if (st == QR_OK) st = qr__ds_out_table(d, s, true, &tc);
+    if (st == QR_OK)
+        st = qr__ds_write_pair(&tt, &tc, qr_arena_printf(&a, "Model outputs over %d samples, one row per graph output "
+                                                             "(pooled, then per-sample statistics; top-k for [batch, classes] "
+                                                             "outputs).\n\n", d->n_samples), NULL, dir, "compare_outputs");
+    if (st == QR_OK) st = qr__ds_samples_table(d, order, false, &tt);
+    if (st == QR_OK) st = qr__ds_samples_table(d, order, true, &tc);
+    if (st == QR_OK)
+        st = qr__ds_write_pair(&tt, &tc, qr_arena_printf(&a, "Samples ranked worst first by %s at the model outputs (all "
+                                                             "outputs concatenated); the first is written as %s.\n\n",
+                                                         qr_metric_name(metric), s->b->n_inputs == 1 ? "badcase.npy"
+                                                                                                     : "badcase_<input>.npy"),
+                               NULL, dir, "samples");
+    qr_table_free(&tt);
+    qr_table_free(&tc);
+    /* the worst sample, read again */
+    if (st == QR_OK && ds) {
+        QrTensor *in = calloc((size_t)ds->n_inputs + 1, sizeof *in);
+        st = in ? qr_ds_read(ds, s->b, order[0], NULL, in) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        for (int i = 0; st == QR_OK && i < ds->n_inputs; i++) {
+            char safe[512];
+            qr_safe_filename(safe, sizeof safe, ds->input_names[i]);
+            const char *p = ds->n_inputs == 1 ? qr_arena_printf(&a, "%s/badcase.npy", dir)
+                                              : qr_arena_printf(&a, "%s/badcase_%s.npy", dir, safe);
+            st = p ? qr_npy_write(p, &in[i]) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        }
+        for (int i = 0; in && i < ds->n_inputs; i++) qr_tensor_free_data(&in[i]);
+        free(in);
+    }
+    free(order);
+    qr_arena_free(&a);
+    return st;
+}
+
+/* ==== runall --data ================================================================== */
+
+static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s, const char *mode,
+                             const QrTensor *inputs, const char *dir) {
+    memset(r, 0, sizeof *r);
+    r->on = true;
+    r->ds = ds;
+    r->metric = metric;
+    QrTensor *cur = calloc((size_t)ds->n_inputs + 1, sizeof *cur);
+    QrStatus st = cur ? qr_ds_compare_init(&r->dc, s, ds->n, ds->names) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; st == QR_OK && k < ds->n; k++) {
+        qr_step(&s->progress, k, ds->n);
+        st = qr_ds_read(ds, s->b, k, inputs, cur);
+        if (st == QR_OK) st = qr_ds_compare_sample(&r->dc, s, mode, k, cur);
+        for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
+    }
+    free(cur);
+    s->inputs = inputs;                      /* the worst sample's again (baseline values recomputed on demand) */
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/dataset", dir);
+    if (st == QR_OK) st = qr_mkdir_p(sub);
+    if (st == QR_OK) st = qr_ds_compare_write(&r->dc, s, ds, metric, sub);
+    r->ok = st == QR_OK;
+    return st;
+}
+
+static void qr_ds_runall_free(QrDsRunall *r) {
+    qr_ds_compare_free(&r->dc);
+    memset(r, 0, sizeof *r);
+}
+
+/* The pooled metrics of the outputs concatenated are not kept; output 0's stand for the model
+ * when there is one output, and each output has its entry. */
+static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s) {
+    if (!r->on || !r->ok) return;
+    const QrDsCompare *d = &r->dc;
+    int *order = calloc((size_t)d->n_samples + 1, sizeof *order);
+    if (!order) return;
+    qr_ds_rank_samples(d, r->metric, order);
+    qr_json_key(j, "dataset");
+    qr_json_obj_begin(j);
+    qr_json_kv_str(j, "dir", r->ds->dir);
+    qr_json_kv_int(j, "samples", d->n_samples);
+    qr_json_kv_str(j, "worst_sample", d->names[order[0]]);
+    qr_json_kv_str(j, "rank_metric", qr_metric_name(r->metric));
+    int64_t bad = 0;
+    for (int k = 0; k < d->n_samples; k++) bad += d->smp_in_bad[k] > 0;
+    qr_json_kv_int(j, "samples_with_nonfinite_input", bad);
+    qr_json_key(j, "outputs");
+    qr_json_arr_begin(j);
+    for (int o = 0; o < d->n_outs; o++) {
+        const QrDsOut *x = &d->outs[o];
+        QrMetrics m;
+        qr_ds_out_metrics(x, &m);
+        QrDsColStats cs, ss;
+        qr_ds_col_stats(x->list.cos, x->list.has, d->n_samples, &cs);
+        qr_ds_col_stats(x->list.sqnr, x->list.has, d->n_samples, &ss);
+        qr_json_obj_begin(j);
+        qr_json_kv_str(j, "name", s->b->values[s->b->outputs[o]].name);
+        qr_json_kv_num(j, "pooled_cosine", m.cosine);
+        qr_json_kv_num(j, "pooled_sqnr", m.sqnr);
+        qr_json_kv_num(j, "mean_cosine", cs.mean);
+        qr_json_kv_num(j, "p05_cosine", cs.p05);
+        qr_json_kv_num(j, "worst_cosine", cs.min);
+        qr_json_kv_num(j, "mean_sqnr", ss.mean);
+        qr_json_kv_num(j, "p05_sqnr", ss.p05);
+        if (x->cls && x->rows) {
+            qr_json_kv_num(j, "top1_agree", (double)x->agree / (double)x->rows);
+            qr_json_kv_num(j, "top5_overlap", (double)x->top5_hits / (double)x->top5_den);
+        }
+        qr_json_obj_end(j);
+    }
+    qr_json_arr_end(j);
+    qr_json_obj_end(j);
+    free(order);
+}
+
+static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s, const char *dir) {
+    (void)s;
+    if (!r->on) return;
+    qr_html_section(h, "dataset", "Data set");
+    if (!r->ok) { qr_html_para(h, "The comparison over the data set failed (see the manifest)."); return; }
+    qr_html_paraf(h, "Every other section analyses the worst sample; this one pools the per-layer comparison over all %d "
+                  "samples of %s (dataset/compare_per_layer_out.txt: pooled columns, then mean, worst and 5th-percentile "
+                  "Cosine/SQNR over the samples), with one row per graph output and every sample ranked worst first.",
+                  r->dc.n_samples, r->ds->dir);
+    const char *files[] = { "compare_outputs.txt", "samples.txt" };
+    for (int i = 0; i < 2; i++) {
+        char p[4300];
+        snprintf(p, sizeof p, "%s/dataset/%s", dir, files[i]);
+        unsigned char *buf = NULL;
+        size_t len = 0;
+        if (qr_file_read(p, 1 << 20, &buf, &len) == QR_OK) {
+            char *t = realloc(buf, len + 1);
+            if (t) { t[len] = 0; qr_html_pre(h, t); buf = (unsigned char *)t; }
+        }
+        qr_err_clear();
+        free(buf);
+    }
+}

@@ -1,0 +1,100 @@
+/* analysis/dataset — analyses over a whole data set (hmct's calibration_data): the sample
+ * listing, and the per-layer comparison pooled over every sample with per-sample columns,
+ * one row per graph output and the per-sample ranking. Only accumulators are kept. */
+#ifndef QR_DATASET_H
+#define QR_DATASET_H
+
+/* A data folder (the layouts of analysis/badcase.h): folders[k] for input k, and the sample
+ * file names in natural order (numeric stems first: 2.npy < 10.npy), the same set in every
+ * input folder. */
+typedef struct QrDsSet {
+    QrArena arena;
+    const char *dir;
+    bool folders;            /* one sub-folder per input (else flat, one input) */
+    int n_inputs;
+    const char **input_names;
+    const char **folder;     /* per input */
+    int n;                   /* samples used (the first --samples N, else all) */
+    int n_found;             /* samples in the folder */
+    const char **names;      /* [n] file names */
+} QrDsSet;
+
+/* Lists dir for b's inputs; max_samples <= 0: all. Fails naming the folder for a missing
+ * input folder, an empty folder, and file sets that differ between input folders. */
+static QrStatus qr_ds_list(const QrGraph *b, const char *dir, int max_samples, QrDsSet *out);
+static void qr_ds_set_free(QrDsSet *ds);
+/* Reads sample k into in[n_inputs] (caller frees the data) and checks it against b's inputs
+ * and, when ref is given, against ref's dtypes and shapes (the first sample's: graphs are
+ * inferred once). Errors name the file. */
+static QrStatus qr_ds_read(const QrDsSet *ds, const QrGraph *b, int k, const QrTensor *ref, QrTensor *in);
+
+/* ==== the comparison over a data set ================================================== */
+
+typedef struct QrDsRow {     /* one compare_per_layer_out row */
+    int match;
+    QrDsPool pool, local;    /* the full run's metrics, the shadow run's */
+    QrDsList list;           /* per sample: Cosine, SQNR, KL terms */
+    int64_t n_m, n_local;    /* samples that gave the row metrics */
+    bool has_lsb;
+    int64_t lsb_n, lsb_diff, lsb_max, lsb_ties;   /* --mode both: summed over samples (max: largest) */
+} QrDsRow;
+
+typedef struct QrDsOut {     /* one graph output */
+    QrDsPool pool;
+    QrDsList list;
+    bool cls;                /* 2-D [batch, classes]: top-k columns */
+    int64_t rows, agree;     /* batch rows seen, rows whose top-1 agrees */
+    int64_t top5_hits, top5_den;   /* classes shared by the two top-5 sets, and the possible */
+    int32_t *flips;          /* per sample: rows whose top-1 flips */
+} QrDsOut;
+
+typedef struct QrDsCompare {
+    int n_samples;           /* samples in the set (indices 0 .. n_samples-1) */
+    const char *const *names;   /* [n_samples] (borrowed) */
+    int n_rows;
+    QrDsRow *rows;
+    int n_outs;
+    QrDsOut *outs;
+    QrMetrics *smp;          /* per sample: model outputs concatenated */
+    int64_t *smp_in_bad;     /* per sample: NaN/Inf elements in its inputs */
+    uint8_t *done;           /* per sample: processed */
+    int n_done;
+} QrDsCompare;
+
+/* Sets up the rows of s (matched values, in compare's order) for n samples named names. */
+static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, const char *const *names);
+static void qr_ds_compare_free(QrDsCompare *d);
+/* Runs the comparison of sample k (inputs in: s->inputs is pointed at them; the session's
+ * baseline values are recomputed) and adds it to d. */
+static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *mode, int k, const QrTensor *in);
+/* a += b (same rows; every sample in at most one of them: a sample in both fails, named). */
+static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b);
+/* Samples ranked worst first by metric (NaN first), ties by index: order[n_done]. */
+static void qr_ds_rank_samples(const QrDsCompare *d, QrMetricKind metric, int *order);
+/* compare_per_layer_out.txt/.csv (REPORT.md columns pooled + the data-set columns),
+ * compare_outputs.txt/.csv, samples.txt/.csv and badcase.npy (badcase_<input>.npy for
+ * several inputs; the worst sample by metric, re-read from the set) into dir. */
+static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, const QrDsSet *ds, QrMetricKind metric,
+                                    const char *dir);
+/* The pooled metrics of row k / output j. */
+static void qr_ds_row_metrics(const QrDsRow *r, QrMetrics *m, QrMetrics *local);
+static void qr_ds_out_metrics(const QrDsOut *o, QrMetrics *m);
+
+#endif
+
+/* ==== runall --data (report/bundle's hooks) =============================================
+ * The comparison over the whole set next to runall's analyses of the worst sample: run once
+ * after them (the session's inputs are restored and its baseline values dropped), written
+ * into DIR/dataset/ (the tables above), summarized in summary.json ("dataset") and the HTML
+ * (a data-set section). */
+typedef struct QrDsRunall {
+    bool on, ok;
+    QrDsCompare dc;
+    QrMetricKind metric;
+    const QrDsSet *ds;
+} QrDsRunall;
+static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s, const char *mode,
+                             const QrTensor *inputs, const char *dir);
+static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s);
+static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s, const char *dir);
+static void qr_ds_runall_free(QrDsRunall *r);

@@ -1,0 +1,421 @@
+/* analysis/dspart — implementation. See dspart.h.
+ *
+ * Map: byte writer/reader · accumulators out and in · the file · merge checks · shards. */
+
+/* ==== bytes ========================================================================== */
+
+typedef struct QrDsW { uint8_t *p; size_t len, cap; bool oom; } QrDsW;
+
+static void qr__dsp_bytes(QrDsW *w, const void *v, size_t n) {
+    if (w->oom) return;
+    if (w->len + n > w->cap) {
+        size_t c = w->cap ? w->cap : 4096;
+        while (c < w->len + n) c *= 2;
+        uint8_t *np = realloc(w->p, c);
+        if (!np) { w->oom = true; return; }
+        w->p = np;
+        w->cap = c;
+    }
+    memcpy(w->p + w->len, v, n);
+    w->len += n;
+}
+static void qr__dsp_u64(QrDsW *w, uint64_t v) {
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v >> (8 * i));
+    qr__dsp_bytes(w, b, 8);
+}
+static void qr__dsp_f64(QrDsW *w, double v) { uint64_t u; memcpy(&u, &v, 8); qr__dsp_u64(w, u); }
+static void qr__dsp_sha(const void *data, size_t len, uint8_t out[QR_SHA256_LEN]) {
+    QrSha256 h;
+    qr_sha256_init(&h);
+    qr_sha256_update(&h, data, len);
+    qr_sha256_final(&h, out);
+}
+static void qr__dsp_str(QrDsW *w, const char *s) {
+    size_t n = s ? strlen(s) : 0;
+    qr__dsp_u64(w, n);
+    qr__dsp_bytes(w, s ? s : "", n);
+}
+
+typedef struct QrDsR { const uint8_t *p; size_t len, off; bool bad; } QrDsR;
+
+static uint64_t qr__dsp_gu64(QrDsR *r) {
+    if (r->bad || r->len - r->off < 8) { r->bad = true; return 0; }
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)r->p[r->off + i] << (8 * i);
+    r->off += 8;
+    return v;
+}
+static double qr__dsp_gf64(QrDsR *r) { uint64_t u = qr__dsp_gu64(r); double v; memcpy(&v, &u, 8); return v; }
+/* A count no larger than lim (else the part is corrupt). */
+static int qr__dsp_gint(QrDsR *r, int64_t lim) {
+    uint64_t v = qr__dsp_gu64(r);
+    if (v > (uint64_t)lim) { r->bad = true; return 0; }
+    return (int)v;
+}
+static const char *qr__dsp_gstr(QrDsR *r, QrArena *a) {
+    uint64_t n = qr__dsp_gu64(r);
+    if (r->bad || n > r->len - r->off) { r->bad = true; return ""; }
+    char *s = qr_arena_alloc(a, (size_t)n + 1);
+    if (!s) { r->bad = true; return ""; }
+    memcpy(s, r->p + r->off, (size_t)n);
+    s[n] = 0;
+    r->off += (size_t)n;
+    return s;
+}
+
+/* ==== accumulators =================================================================== */
+
+static void qr__dsp_put_xsum(QrDsW *w, const QrXSum *s) {
+    QrXSum t = *s;
+    qr_xsum_norm(&t);
+    for (int i = 0; i < QR_XSUM_LIMBS; i++) qr__dsp_u64(w, (uint64_t)t.l[i]);
+    qr__dsp_u64(w, (uint64_t)t.n_nan); qr__dsp_u64(w, (uint64_t)t.n_pinf); qr__dsp_u64(w, (uint64_t)t.n_ninf);
+}
+static void qr__dsp_get_xsum(QrDsR *r, QrXSum *s) {
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < QR_XSUM_LIMBS; i++) s->l[i] = (int64_t)qr__dsp_gu64(r);
+    s->n_nan = qr__dsp_gint(r, INT32_MAX); s->n_pinf = qr__dsp_gint(r, INT32_MAX); s->n_ninf = qr__dsp_gint(r, INT32_MAX);
+    for (int i = 0; i + 1 < QR_XSUM_LIMBS; i++)   /* canonical form only: the merge adds limbs without overflow */
+        if (s->l[i] < 0 || s->l[i] >= 4294967296LL) r->bad = true;
+}
+
+static void qr__dsp_put_pool(QrDsW *w, const QrDsPool *p) {
+    qr__dsp_u64(w, (uint64_t)p->n); qr__dsp_u64(w, (uint64_t)p->n_bad); qr__dsp_u64(w, (uint64_t)p->n_samples);
+    const QrXSum *x[] = { &p->sxx, &p->syy, &p->sxy, &p->sdd, &p->sad, &p->sx, &p->sy, &p->sx2, &p->sy2, &p->m2x, &p->m2y };
+    for (int k = 0; k < QR_ARRAY_LEN(x); k++) qr__dsp_put_xsum(w, x[k]);
+    double v[] = { p->amax, p->rtol, p->x_min, p->x_max, p->y_min, p->y_max };
+    for (int k = 0; k < QR_ARRAY_LEN(v); k++) qr__dsp_f64(w, v[k]);
+}
+static void qr__dsp_get_pool(QrDsR *r, QrDsPool *p) {
+    p->n = (int64_t)qr__dsp_gu64(r); p->n_bad = (int64_t)qr__dsp_gu64(r); p->n_samples = (int64_t)qr__dsp_gu64(r);
+    QrXSum *x[] = { &p->sxx, &p->syy, &p->sxy, &p->sdd, &p->sad, &p->sx, &p->sy, &p->sx2, &p->sy2, &p->m2x, &p->m2y };
+    for (int k = 0; k < QR_ARRAY_LEN(x); k++) qr__dsp_get_xsum(r, x[k]);
+    double *v[] = { &p->amax, &p->rtol, &p->x_min, &p->x_max, &p->y_min, &p->y_max };
+    for (int k = 0; k < QR_ARRAY_LEN(v); k++) *v[k] = qr__dsp_gf64(r);
+}
+
+static void qr__dsp_put_list(QrDsW *w, const QrDsList *l) {
+    for (int k = 0; k < l->n; k++) {
+        qr__dsp_u64(w, l->has[k]);
+        if (!l->has[k]) continue;
+        double v[] = { l->cos[k], l->sqnr[k], l->lse_x[k], l->lse_y[k], l->kl_e[k] };
+        for (int q = 0; q < 5; q++) qr__dsp_f64(w, v[q]);
+    }
+}
+static void qr__dsp_get_list(QrDsR *r, QrDsList *l) {
+    for (int k = 0; k < l->n && !r->bad; k++) {
+        l->has[k] = (uint8_t)qr__dsp_gint(r, 1);
+        if (!l->has[k]) continue;
+        double *v[] = { &l->cos[k], &l->sqnr[k], &l->lse_x[k], &l->lse_y[k], &l->kl_e[k] };
+        for (int q = 0; q < 5; q++) *v[q] = qr__dsp_gf64(r);
+    }
+}
+
+static void qr__dsp_put_metrics(QrDsW *w, const QrMetrics *m) {
+    double v[] = { m->cosine, m->mse, m->l1, m->kl, m->sqnr, m->atol, m->rtol, m->x_min, m->x_max, m->x_mean, m->x_var,
+                   m->y_min, m->y_max, m->y_mean, m->y_var };
+    for (int q = 0; q < QR_ARRAY_LEN(v); q++) qr__dsp_f64(w, v[q]);
+    qr__dsp_u64(w, (uint64_t)m->n);
+    qr__dsp_u64(w, (uint64_t)m->n_nonfinite);
+}
+static void qr__dsp_get_metrics(QrDsR *r, QrMetrics *m) {
+    double *v[] = { &m->cosine, &m->mse, &m->l1, &m->kl, &m->sqnr, &m->atol, &m->rtol, &m->x_min, &m->x_max, &m->x_mean,
+                    &m->x_var, &m->y_min, &m->y_max, &m->y_mean, &m->y_var };
+    for (int q = 0; q < QR_ARRAY_LEN(v); q++) *v[q] = qr__dsp_gf64(r);
+    m->n = (int64_t)qr__dsp_gu64(r);
+    m->n_nonfinite = (int64_t)qr__dsp_gu64(r);
+}
+
+static void qr__dsp_put_compare(QrDsW *w, const QrDsCompare *d) {
+    qr__dsp_u64(w, (uint64_t)d->n_samples); qr__dsp_u64(w, (uint64_t)d->n_rows); qr__dsp_u64(w, (uint64_t)d->n_outs);
+    for (int i = 0; i < d->n_rows; i++) {
+        const QrDsRow *x = &d->rows[i];
+        qr__dsp_u64(w, (uint64_t)x->match);
+        qr__dsp_put_pool(w, &x->pool);
+        qr__dsp_put_pool(w, &x->local);
+        qr__dsp_put_list(w, &x->list);
+        uint64_t v[] = { (uint64_t)x->n_m, (uint64_t)x->n_local, x->has_lsb, (uint64_t)x->lsb_n, (uint64_t)x->lsb_diff,
+                         (uint64_t)x->lsb_max, (uint64_t)x->lsb_ties };
+        for (int q = 0; q < QR_ARRAY_LEN(v); q++) qr__dsp_u64(w, v[q]);
+    }
+    for (int j = 0; j < d->n_outs; j++) {
+        const QrDsOut *o = &d->outs[j];
+        qr__dsp_put_pool(w, &o->pool);
+        qr__dsp_put_list(w, &o->list);
+        uint64_t v[] = { o->cls, (uint64_t)o->rows, (uint64_t)o->agree, (uint64_t)o->top5_hits, (uint64_t)o->top5_den };
+        for (int q = 0; q < QR_ARRAY_LEN(v); q++) qr__dsp_u64(w, v[q]);
+        for (int k = 0; k < d->n_samples; k++) qr__dsp_u64(w, (uint64_t)o->flips[k]);
+    }
+    for (int k = 0; k < d->n_samples; k++) {
+        qr__dsp_u64(w, d->done[k]);
+        if (!d->done[k]) continue;
+        qr__dsp_put_metrics(w, &d->smp[k]);
+        qr__dsp_u64(w, (uint64_t)d->smp_in_bad[k]);
+    }
+}
+
+static QrStatus qr__dsp_get_compare(QrDsR *r, QrDsCompare *d) {
+    int ns = qr__dsp_gint(r, INT32_MAX), nr = qr__dsp_gint(r, INT32_MAX), no = qr__dsp_gint(r, INT32_MAX);
+    if (r->bad || ns != d->n_samples || nr != d->n_rows || no != d->n_outs)
+        return qr_errf(QR_ERR_INVALID, "its tables (%d samples, %d layers, %d outputs) do not fit the models (%d, %d, %d)", ns,
+                       nr, no, d->n_samples, d->n_rows, d->n_outs);
+    for (int i = 0; i < d->n_rows && !r->bad; i++) {
+        QrDsRow *x = &d->rows[i];
+        if (qr__dsp_gint(r, INT32_MAX) != x->match)
+            return qr_errf(QR_ERR_INVALID, "layer %d is another pair than the models give", i);
+        qr__dsp_get_pool(r, &x->pool);
+        qr__dsp_get_pool(r, &x->local);
+        qr__dsp_get_list(r, &x->list);
+        x->n_m = (int64_t)qr__dsp_gu64(r); x->n_local = (int64_t)qr__dsp_gu64(r); x->has_lsb = qr__dsp_gint(r, 1);
+        x->lsb_n = (int64_t)qr__dsp_gu64(r); x->lsb_diff = (int64_t)qr__dsp_gu64(r);
+        x->lsb_max = (int64_t)qr__dsp_gu64(r); x->lsb_ties = (int64_t)qr__dsp_gu64(r);
+    }
+    for (int j = 0; j < d->n_outs && !r->bad; j++) {
+        QrDsOut *o = &d->outs[j];
+        qr__dsp_get_pool(r, &o->pool);
+        qr__dsp_get_list(r, &o->list);
+        o->cls = qr__dsp_gint(r, 1);
+        o->rows = (int64_t)qr__dsp_gu64(r); o->agree = (int64_t)qr__dsp_gu64(r);
+        o->top5_hits = (int64_t)qr__dsp_gu64(r); o->top5_den = (int64_t)qr__dsp_gu64(r);
+        for (int k = 0; k < d->n_samples; k++) o->flips[k] = qr__dsp_gint(r, INT32_MAX);
+    }
+    for (int k = 0; k < d->n_samples && !r->bad; k++) {
+        d->done[k] = (uint8_t)qr__dsp_gint(r, 1);
+        if (!d->done[k]) continue;
+        d->n_done++;
+        qr__dsp_get_metrics(r, &d->smp[k]);
+        d->smp_in_bad[k] = (int64_t)qr__dsp_gu64(r);
+    }
+    if (r->bad || r->off != r->len) return qr_errf(QR_ERR_INVALID, "its accumulators are malformed");
+    return QR_OK;
+}
+
+/* ==== the file ======================================================================= */
+
+static const char qr__dsp_magic[8] = { 'Q', 'R', 'P', 'A', 'R', 'T', '\n', 0 };
+
+static QrStatus qr_dspart_write(const char *path, const QrDsCompare *d, const QrDsSet *ds, const QrSession *s,
+                                const char *const *opt_key, const char *const *opt_val, int n_opts, int shard, int n_shards) {
+    QrDsW w = {0};
+    const char *mp[2] = { s->b->path, s->a->path };
+    char hex[2][2 * QR_SHA256_LEN + 1];
+    for (int i = 0; i < 2; i++) {
+        uint8_t dg[QR_SHA256_LEN];
+        QR_TRY(qr_sha256_file(mp[i], dg));
+        qr_sha256_hex(dg, hex[i]);
+    }
+    qr__dsp_str(&w, "compare");
+    for (int i = 0; i < 2; i++) { qr__dsp_str(&w, mp[i]); qr__dsp_str(&w, hex[i]); }
+    qr__dsp_u64(&w, (uint64_t)n_opts);
+    for (int i = 0; i < n_opts; i++) { qr__dsp_str(&w, opt_key[i]); qr__dsp_str(&w, opt_val[i]); }
+    qr__dsp_u64(&w, (uint64_t)shard);
+    qr__dsp_u64(&w, (uint64_t)n_shards);
+    qr__dsp_str(&w, ds->dir);
+    qr__dsp_u64(&w, ds->folders);
+    qr__dsp_u64(&w, (uint64_t)ds->n_found);
+    qr__dsp_u64(&w, (uint64_t)ds->n_inputs);
+    for (int i = 0; i < ds->n_inputs; i++) { qr__dsp_str(&w, ds->input_names[i]); qr__dsp_str(&w, ds->folder[i]); }
+    qr__dsp_u64(&w, (uint64_t)ds->n);
+    for (int k = 0; k < ds->n; k++) qr__dsp_str(&w, ds->names[k]);
+    size_t body = w.len;
+    qr__dsp_put_compare(&w, d);
+    if (w.oom) { free(w.p); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    (void)body;
+    QrDsW f = {0};
+    qr__dsp_bytes(&f, qr__dsp_magic, 8);
+    uint8_t hdr[8];
+    uint32_t ver = QR_DSPART_VERSION;
+    uint64_t len = w.len;
+    for (int i = 0; i < 4; i++) hdr[i] = (uint8_t)(ver >> (8 * i));
+    qr__dsp_bytes(&f, hdr, 4);
+    qr__dsp_u64(&f, len);
+    qr__dsp_bytes(&f, w.p, w.len);
+    free(w.p);
+    uint8_t dg[QR_SHA256_LEN];
+    if (!f.oom) qr__dsp_sha(f.p, f.len, dg);
+    qr__dsp_bytes(&f, dg, sizeof dg);
+    QrStatus st = f.oom ? qr_errf(QR_ERR_NOMEM, "out of memory") : qr_file_write_atomic(path, f.p, f.len);
+    free(f.p);
+    return st;
+}
+
+static void qr_dspart_free(QrDsPart *p) {
+    free(p->data);
+    qr_arena_free(&p->arena);
+    memset(p, 0, sizeof *p);
+}
+
+static QrStatus qr_dspart_read(const char *path, QrDsPart *p) {
+    memset(p, 0, sizeof *p);
+    size_t len = 0;
+    QrStatus st = qr_file_read(path, 0, &p->data, &len);
+    if (st != QR_OK) return qr_err_wrap(st, "part '%s'", path);
+    p->path = qr_arena_strdup(&p->arena, path);
+    const size_t head = 8 + 4 + 8;
+    if (len < head + QR_SHA256_LEN || memcmp(p->data, qr__dsp_magic, 8)) {
+        qr_dspart_free(p);
+        return qr_errf(QR_ERR_INVALID, "'%s' is not a qreport part file (.qrpart)", path);
+    }
+    uint32_t ver = 0;
+    for (int i = 0; i < 4; i++) ver |= (uint32_t)p->data[8 + i] << (8 * i);
+    if (ver != QR_DSPART_VERSION) {
+        qr_dspart_free(p);
+        return qr_errf(QR_ERR_INVALID, "part '%s' has format version %u; this qreport reads version %d", path, ver,
+                       QR_DSPART_VERSION);
+    }
+    uint64_t plen = 0;
+    for (int i = 0; i < 8; i++) plen |= (uint64_t)p->data[12 + i] << (8 * i);
+    uint8_t dg[QR_SHA256_LEN];
+    if (plen != len - head - QR_SHA256_LEN) {
+        qr_dspart_free(p);
+        return qr_errf(QR_ERR_INVALID, "part '%s' is truncated or has trailing bytes (%zu bytes, the header says %llu + %zu)",
+                       path, len, (unsigned long long)plen, head + QR_SHA256_LEN);
+    }
+    qr__dsp_sha(p->data, len - QR_SHA256_LEN, dg);
+    if (memcmp(dg, p->data + len - QR_SHA256_LEN, QR_SHA256_LEN)) {
+        qr_dspart_free(p);
+        return qr_errf(QR_ERR_INVALID, "part '%s' fails its checksum (modified or damaged)", path);
+    }
+    QrDsR r = { p->data + head, (size_t)plen, 0, false };
+    QrArena *a = &p->arena;
+    p->kind = qr__dsp_gstr(&r, a);
+    for (int i = 0; i < 2; i++) { p->model_path[i] = qr__dsp_gstr(&r, a); p->model_sha[i] = qr__dsp_gstr(&r, a); }
+    p->n_opts = qr__dsp_gint(&r, 16);
+    for (int i = 0; i < p->n_opts; i++) { p->opt_key[i] = qr__dsp_gstr(&r, a); p->opt_val[i] = qr__dsp_gstr(&r, a); }
+    p->shard = qr__dsp_gint(&r, INT32_MAX);
+    p->n_shards = qr__dsp_gint(&r, INT32_MAX);
+    p->dir = qr__dsp_gstr(&r, a);
+    p->folders = qr__dsp_gint(&r, 1);
+    p->n_found = qr__dsp_gint(&r, INT32_MAX);
+    p->n_inputs = qr__dsp_gint(&r, 4096);
+    p->input_names = qr_arena_array(a, (size_t)p->n_inputs + 1, sizeof(char *));
+    p->folder = qr_arena_array(a, (size_t)p->n_inputs + 1, sizeof(char *));
+    for (int i = 0; p->input_names && p->folder && i < p->n_inputs; i++) {
+        p->input_names[i] = qr__dsp_gstr(&r, a);
+        p->folder[i] = qr__dsp_gstr(&r, a);
+    }
+    p->n_samples = qr__dsp_gint(&r, (int64_t)(r.len / 8));
+    p->names = qr_arena_array(a, (size_t)p->n_samples + 1, sizeof(char *));
+    for (int k = 0; p->names && k < p->n_samples; k++) p->names[k] = qr__dsp_gstr(&r, a);
+    if (r.bad || !p->input_names || !p->folder || !p->names || strcmp(p->kind, "compare") || p->n_shards < 1 ||
+        p->shard >= p->n_shards) {
+        qr_dspart_free(p);
+        return qr_errf(QR_ERR_INVALID, "part '%s' is malformed", path);
+    }
+    p->body = r.p + r.off;
+    p->body_len = r.len - r.off;
+    return QR_OK;
+}
+
+static QrStatus qr_dspart_load(const QrDsPart *p, const QrSession *s, QrDsCompare *d) {
+    QrDsCompare t;
+    QR_TRY(qr_ds_compare_init(&t, s, d->n_samples, d->names));
+    QrDsR r = { p->body, p->body_len, 0, false };
+    QrStatus st = qr__dsp_get_compare(&r, &t);
+    if (st == QR_OK) st = qr_ds_compare_merge(d, &t);
+    qr_ds_compare_free(&t);
+    return st == QR_OK ? st : qr_err_wrap(st, "part '%s'", p->path);
+}
+
+/* ==== merge checks =================================================================== */
+
+static QrStatus qr_dspart_check(const QrDsPart *parts, int n) {
+    if (n < 1) return qr_errf(QR_ERR_INVALID, "no part to merge");
+    const QrDsPart *a = &parts[0];
+    static const char *const what[2] = { "baseline", "analysis model" };
+    for (int i = 1; i < n; i++) {
+        const QrDsPart *b = &parts[i];
+        for (int m = 0; m < 2; m++)
+            if (strcmp(a->model_sha[m], b->model_sha[m]))
+                return qr_errf(QR_ERR_INVALID, "'%s' and '%s' come from different %s files (%s sha256 %.12s..., %s sha256 "
+                               "%.12s...)", a->path, b->path, what[m], a->model_path[m], a->model_sha[m], b->model_path[m],
+                               b->model_sha[m]);
+        for (int k = 0; k < a->n_opts || k < b->n_opts; k++) {
+            const char *key = k < a->n_opts ? a->opt_key[k] : b->opt_key[k];
+            const char *va = NULL, *vb = NULL;
+            for (int q = 0; q < a->n_opts; q++) if (!strcmp(a->opt_key[q], key)) va = a->opt_val[q];
+            for (int q = 0; q < b->n_opts; q++) if (!strcmp(b->opt_key[q], key)) vb = b->opt_val[q];
+            if (!va || !vb || strcmp(va, vb))
+                return qr_errf(QR_ERR_INVALID, "'%s' and '%s' were made with different options: %s '%s' vs '%s'", a->path,
+                               b->path, key, va ? va : "(none)", vb ? vb : "(none)");
+        }
+        if (a->n_shards != b->n_shards)
+            return qr_errf(QR_ERR_INVALID, "'%s' is shard %d/%d but '%s' is shard %d/%d (different shard counts)", a->path,
+                           a->shard, a->n_shards, b->path, b->shard, b->n_shards);
+        bool same = a->n_samples == b->n_samples;
+        for (int k = 0; same && k < a->n_samples; k++) same = !strcmp(a->names[k], b->names[k]);
+        if (!same)
+            return qr_errf(QR_ERR_INVALID, "'%s' and '%s' list different samples (%d vs %d in the set)", a->path, b->path,
+                           a->n_samples, b->n_samples);
+    }
+    int N = a->n_shards;
+    int *count = calloc((size_t)N + 1, sizeof *count);
+    if (!count) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) count[parts[i].shard]++;
+    char miss[1024] = "", dup[1024] = "";
+    size_t lm = 0, ld = 0;
+    int n_miss = 0, n_dup = 0;
+    for (int k = 0; k < N; k++) {
+        if (!count[k] && lm < sizeof miss - 16) { lm += (size_t)snprintf(miss + lm, sizeof miss - lm, "%s%d", n_miss ? ", " : "", k); n_miss++; }
+        if (count[k] > 1 && ld < sizeof dup - 16) {
+            ld += (size_t)snprintf(dup + ld, sizeof dup - ld, "%s%d", n_dup ? ", " : "", k);
+            for (int i = 0; i < n && ld < sizeof dup - 64; i++)
+                if (parts[i].shard == k) ld += (size_t)snprintf(dup + ld, sizeof dup - ld, " %s", parts[i].path);
+            n_dup++;
+        }
+    }
+    free(count);
+    if (n_miss || n_dup)
+        return qr_errf(QR_ERR_INVALID, "the parts do not cover shards 0..%d of %d exactly once:%s%s%s%s", N - 1, N,
+                       n_miss ? " missing shard(s) " : "", miss, n_dup ? "; duplicated shard(s) " : "", dup);
+    return QR_OK;
+}
+
+/* ==== shards ========================================================================= */
+
+static void qr_ds_shard_range(int n_samples, int k, int n, int *lo, int *hi) {
+    *lo = (int)((int64_t)k * n_samples / n);
+    *hi = (int)((int64_t)(k + 1) * n_samples / n);
+}
+
+static bool qr__dsp_int(const char *s, long *out) {
+    if (!s || !*s) return false;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || v < 0 || v > 1000000) return false;
+    *out = v;
+    return true;
+}
+
+static QrStatus qr_ds_shard_parse(const char *spec, int *k, int *n) {
+    long a, b;
+    if (!strncmp(spec, "auto", 4) && (spec[4] == 0 || spec[4] == '/')) {
+        const char *id = getenv("SLURM_ARRAY_TASK_ID"), *cnt = getenv("SLURM_ARRAY_TASK_COUNT"), *mn = getenv("SLURM_ARRAY_TASK_MIN");
+        long lo = 0;
+        if (id) {
+            if (!qr__dsp_int(id, &a) || !qr__dsp_int(cnt, &b) || (mn && !qr__dsp_int(mn, &lo)))
+                return qr_errf(QR_ERR_INVALID, "--shard auto: SLURM_ARRAY_TASK_ID '%s' / SLURM_ARRAY_TASK_COUNT '%s' / "
+                               "SLURM_ARRAY_TASK_MIN '%s' are not counts", id, cnt ? cnt : "(unset)", mn ? mn : "(unset)");
+            a -= lo;
+        } else if ((id = getenv("JOB_COMPLETION_INDEX"))) {
+            cnt = spec[4] == '/' ? spec + 5 : getenv("QR_SHARD_COUNT");
+            if (!qr__dsp_int(id, &a) || !qr__dsp_int(cnt, &b))
+                return qr_errf(QR_ERR_INVALID, "--shard auto: JOB_COMPLETION_INDEX '%s' needs a count ('--shard auto/N' or "
+                               "QR_SHARD_COUNT; got '%s')", id, cnt ? cnt : "(unset)");
+        } else
+            return qr_errf(QR_ERR_INVALID, "--shard auto: neither SLURM_ARRAY_TASK_ID (Slurm job array) nor "
+                           "JOB_COMPLETION_INDEX (Kubernetes Indexed Job) is set");
+    } else {
+        const char *sl = strchr(spec, '/');
+        char first[32];
+        if (!sl || (size_t)(sl - spec) >= sizeof first) return qr_errf(QR_ERR_INVALID, "--shard '%s': expected K/N or auto", spec);
+        snprintf(first, sizeof first, "%.*s", (int)(sl - spec), spec);
+        if (!qr__dsp_int(first, &a) || !qr__dsp_int(sl + 1, &b))
+            return qr_errf(QR_ERR_INVALID, "--shard '%s': expected K/N (0 <= K < N) or auto", spec);
+    }
+    if (b < 1 || a >= b) return qr_errf(QR_ERR_INVALID, "--shard %s: shard %ld is out of range 0..%ld", spec, a, b - 1);
+    *k = (int)a;
+    *n = (int)b;
+    return QR_OK;
+}

@@ -1,0 +1,598 @@
+/* tests/dataset — data-set analyses (analysis/dsacc, analysis/dataset): the exact sum's
+ * order independence, per-sample statistics, compare --data against an independent numpy
+ * computation on ONNX Runtime's values of each sample (fixtures/make_dataset_ref.py), merges
+ * of disjoint sample subsets equal to one pass (bitwise), and bad data folders. */
+
+/* ---- exact sum ---------------------------------------------------------------------- */
+
+static void test_dataset_xsum(void) {
+    /* cancellation a double sum loses: 1e100 + 1 - 1e100 = 1 exactly */
+    QrXSum s = {0};
+    qr_xsum_add(&s, 1e100);
+    qr_xsum_add(&s, 1.0);
+    qr_xsum_add(&s, -1e100);
+    QT_CHECKF(qr_xsum_value(&s) == 1.0L, "%Lg", qr_xsum_value(&s));
+    /* subnormals, huge values, both signs: any order and any grouping give the same bits */
+    enum { N = 5000 };
+    static double v[N];
+    uint64_t rng = 12345;
+    for (int i = 0; i < N; i++) {
+        double m = qr_rng_normal(&rng);
+        int e = (int)(qr_rng_next(&rng) % 2000) - 1000;
+        v[i] = i % 97 == 0 ? 4.9e-324 * (double)(i % 5) : ldexp(m, e);
+    }
+    QrXSum fwd = {0}, bwd = {0}, parts[3];
+    memset(parts, 0, sizeof parts);
+    for (int i = 0; i < N; i++) qr_xsum_add(&fwd, v[i]);
+    for (int i = N - 1; i >= 0; i--) qr_xsum_add(&bwd, v[i]);
+    for (int i = 0; i < N; i++) qr_xsum_add(&parts[(i * 7) % 3], v[i]);
+    QrXSum m1 = parts[2], m2 = parts[0];
+    qr_xsum_merge(&m1, &parts[0]); qr_xsum_merge(&m1, &parts[1]);
+    qr_xsum_merge(&m2, &parts[1]); qr_xsum_merge(&m2, &parts[2]);
+    long double a = qr_xsum_value(&fwd), b = qr_xsum_value(&bwd), c = qr_xsum_value(&m1), d = qr_xsum_value(&m2);
+    QT_CHECKF(!memcmp(&a, &b, 10) && !memcmp(&a, &c, 10) && !memcmp(&a, &d, 10), "%.21Lg %.21Lg %.21Lg %.21Lg", a, b, c, d);
+    /* a plain double sum of the same terms differs from it by no more than its own error bound */
+    long double sum = 0, absum = 0;
+    for (int i = 0; i < N; i++) { sum += v[i]; absum += fabsl((long double)v[i]); }
+    QT_CHECKF(fabsl(sum - a) <= absum * N * LDBL_EPSILON, "%.21Lg vs %.21Lg", sum, a);
+    /* non-finite terms */
+    qr_xsum_add(&fwd, INFINITY);
+    QT_CHECK(qr_xsum_value(&fwd) == INFINITY);
+    qr_xsum_add(&fwd, -INFINITY);
+    QT_CHECK(qr_xsum_value(&fwd) != qr_xsum_value(&fwd));
+}
+
+/* Percentiles by linear interpolation (numpy's default), worst = lowest with NaN first. */
+static void test_dataset_colstats(void) {
+    double v[21];
+    for (int i = 0; i < 21; i++) v[i] = (double)((i * 8) % 21);   /* a permutation of 0..20 */
+    QrDsColStats cs;
+    qr_ds_col_stats(v, NULL, 21, &cs);
+    /* rank 0.05·20 = 1 -> exactly the value 1; the median 10; p95 19 */
+    QT_CHECKF(cs.p05 == 1 && cs.p50 == 10 && cs.p95 == 19 && cs.mean == 10 && cs.min == 0 && cs.max == 20, "%g %g %g %g",
+              cs.p05, cs.p50, cs.p95, cs.mean);
+    QT_CHECK(cs.worst == 0 && v[cs.worst] == 0);
+    double w[4] = { 3, 1, 2, 4 };   /* rank 0.15 between 1 and 2 */
+    qr_ds_col_stats(w, NULL, 4, &cs);
+    QT_CHECKF(fabs(cs.p05 - (1 + 0.15)) < 1e-15 && cs.worst == 1, "%.17g", cs.p05);
+    uint8_t has[4] = { 1, 0, 1, 1 };
+    w[2] = NAN;
+    qr_ds_col_stats(w, has, 4, &cs);
+    QT_CHECK(cs.n == 2 && cs.n_nan == 1 && cs.worst == 2 && cs.mean == 3.5);
+}
+
+/* ---- compare over a data set --------------------------------------------------------- */
+
+typedef struct QtDs {
+    QtPair p;
+    QrSession se;
+    QrDsSet ds;
+    bool open;
+} QtDs;
+
+static QrStatus qt_ds_open(QtDs *t, const char *pair, const char *data) {
+    memset(t, 0, sizeof *t);
+    QR_TRY(qt_pair_load(&t->p, pair, NULL));
+    QR_TRY(qr_session_open(&t->se, t->p.b, t->p.a, &t->p.in));
+    t->open = true;
+    char dir[512];
+    snprintf(dir, sizeof dir, "fixtures/qpairs/%s/%s", pair, data ? data : "data");
+    return qr_ds_list(t->p.b, dir, 0, &t->ds);
+}
+
+static void qt_ds_close(QtDs *t) {
+    if (t->open) qr_session_close(&t->se);
+    qr_ds_set_free(&t->ds);
+    qt_pair_free(&t->p);
+}
+
+/* Adds the samples k with (k % mod) == rem (mod 0: all) to d. */
+static QrStatus qt_ds_run(QtDs *t, const char *mode, int mod, int rem, QrDsCompare *d) {
+    QR_TRY(qr_ds_compare_init(d, &t->se, t->ds.n, t->ds.names));
+    QrTensor cur = {0};
+    for (int k = 0; k < t->ds.n; k++) {
+        if (mod && k % mod != rem) continue;
+        QR_TRY(qr_ds_read(&t->ds, t->p.b, k, &t->p.in, &cur));
+        QrStatus st = qr_ds_compare_sample(d, &t->se, mode, k, &cur);
+        qr_tensor_free_data(&cur);
+        QR_TRY(st);
+    }
+    t->se.inputs = &t->p.in;
+    return QR_OK;
+}
+
+/* A tab-separated reference table: rows of fields (fields[r][c], strings in buf). */
+typedef struct QtTsv { char *buf; int n; char *f[64][32]; } QtTsv;
+static QrStatus qt_tsv_load(const char *path, QtTsv *t) {
+    memset(t, 0, sizeof *t);
+    size_t len = 0;
+    QR_TRY(qr_file_read(path, 0, (unsigned char **)&t->buf, &len));
+    char *save = NULL;
+    for (char *line = strtok_r(t->buf, "\n", &save); line && t->n < 64; line = strtok_r(NULL, "\n", &save)) {
+        int c = 0;
+        for (char *p = line; p && c < 32; c++) {
+            t->f[t->n][c] = p;
+            p = strchr(p, '\t');
+            if (p) *p++ = 0;
+        }
+        t->n++;
+    }
+    return QR_OK;
+}
+
+/* Pooled and per-sample columns against numpy on ORT's values of each sample. qreport's float
+ * and sim runs have ORT's bits (README), so only the metrics' own arithmetic differs (numpy
+ * float64 over all elements vs exact sums of per-sample double sums): qt_ds_tol relative —
+ * far below the difference between pooled and sample-mean values (1e-5 .. 1e-2 here). */
+static const double qt_ds_tol = 1e-9;
+static void qt_dataset_ref(const char *pair) {
+    char name[128], path[512], msg[512] = "";
+    snprintf(name, sizeof name, "dataset_ref/%s", pair);
+    QtDs t;
+    QrDsCompare d = {0};
+    QtTsv ref = {0}, ro = {0}, rs = {0};
+    int bad = 0, found = 0;
+    QrStatus st = qt_ds_open(&t, pair, NULL);
+    if (st == QR_OK) st = qt_ds_run(&t, "sim", 0, 0, &d);
+    snprintf(path, sizeof path, "fixtures/qpairs/%s/dataset_ref.tsv", pair);
+    if (st == QR_OK) st = qt_tsv_load(path, &ref);
+    snprintf(path, sizeof path, "fixtures/qpairs/%s/dataset_out.tsv", pair);
+    if (st == QR_OK) st = qt_tsv_load(path, &ro);
+    snprintf(path, sizeof path, "fixtures/qpairs/%s/dataset_samples.tsv", pair);
+    if (st == QR_OK) st = qt_tsv_load(path, &rs);
+    if (st != QR_OK) { qt_record(name, false, "%s", qr_err_msg()); goto done; }
+    if (t.ds.n != 6 || strcmp(t.ds.names[5], "10.npy")) { if (!bad++) snprintf(msg, sizeof msg, "natural order: %s", t.ds.names[5]); }
+    for (int i = 1; i < ref.n; i++) {
+        const QrDsRow *r = NULL;
+        for (int k = 0; k < d.n_rows; k++)
+            if (!strcmp(t.p.b->nodes[t.se.m.m[d.rows[k].match].b_node].name, ref.f[i][0])) r = &d.rows[k];
+        if (!r || !r->n_m) { if (!bad++) snprintf(msg, sizeof msg, "no row for %s", ref.f[i][0]); continue; }
+        found++;
+        QrMetrics m;
+        qr_ds_row_metrics(r, &m, NULL);
+        double v[15];
+        qt_metrics_vec(&m, v);
+        for (int c = 0; c < 15; c++) {
+            double rel = c == 6 ? 1e-7 : qt_ds_tol;   /* Rtol: numpy wrote FLT_MAX as 3.4028235e+38 */
+            if (!qt_close(v[c], strtod(ref.f[i][1 + c], NULL), rel, 1e-9) && !bad++)
+                snprintf(msg, sizeof msg, "%s column %d: %.9g vs numpy %s", ref.f[i][0], c, v[c], ref.f[i][1 + c]);
+        }
+        QrDsColStats cs, ss;
+        qr_ds_col_stats(r->list.cos, r->list.has, d.n_samples, &cs);
+        qr_ds_col_stats(r->list.sqnr, r->list.has, d.n_samples, &ss);
+        double dv[] = { (double)r->n_m, cs.mean, r->list.cos[cs.worst], NAN, cs.p05, ss.mean, ss.p05 };
+        for (int c = 0; c < 7; c++) {
+            if (c == 3) {
+                /* worst sample: the same file unless the two lowest Cosines are within noise */
+                if (strcmp(t.ds.names[cs.worst], ref.f[i][16 + c]) && !bad++)
+                    snprintf(msg, sizeof msg, "%s worst sample %s vs numpy %s", ref.f[i][0], t.ds.names[cs.worst], ref.f[i][16 + c]);
+                continue;
+            }
+            if (!qt_close(dv[c], strtod(ref.f[i][16 + c], NULL), qt_ds_tol, 1e-9) && !bad++)
+                snprintf(msg, sizeof msg, "%s data-set column %d: %.9g vs numpy %s", ref.f[i][0], c, dv[c], ref.f[i][16 + c]);
+        }
+    }
+    /* graph outputs */
+    for (int i = 1; i < ro.n; i++) {
+        int j = -1;
+        for (int q = 0; q < t.p.b->n_outputs; q++) if (!strcmp(t.p.b->values[t.p.b->outputs[q]].name, ro.f[i][0])) j = q;
+        if (j < 0) { if (!bad++) snprintf(msg, sizeof msg, "no output %s", ro.f[i][0]); continue; }
+        const QrDsOut *o = &d.outs[j];
+        QrMetrics m;
+        qr_ds_out_metrics(o, &m);
+        double v[15];
+        qt_metrics_vec(&m, v);
+        for (int c = 0; c < 15; c++)
+            if (!qt_close(v[c], strtod(ro.f[i][1 + c], NULL), c == 6 ? 1e-7 : qt_ds_tol, 1e-9) && !bad++)
+                snprintf(msg, sizeof msg, "output %s column %d: %.9g vs numpy %s", ro.f[i][0], c, v[c], ro.f[i][1 + c]);
+        double agree = o->rows ? (double)o->agree / (double)o->rows : NAN, t5 = (double)o->top5_hits / (double)o->top5_den;
+        if ((!o->cls || agree != strtod(ro.f[i][16], NULL) || fabs(t5 - strtod(ro.f[i][17], NULL)) > 1e-12) && !bad++)
+            snprintf(msg, sizeof msg, "output %s top-k %g %g vs numpy %s %s", ro.f[i][0], agree, t5, ro.f[i][16], ro.f[i][17]);
+        for (int k = 0; k < d.n_samples; k++) {
+            bool listed = strstr(ro.f[i][18], d.names[k]) != NULL;
+            if (listed != (o->flips[k] > 0) && !bad++) snprintf(msg, sizeof msg, "flip of %s", d.names[k]);
+        }
+    }
+    /* per sample, outputs concatenated */
+    for (int i = 1; i < rs.n; i++) {
+        int k = -1;
+        for (int q = 0; q < d.n_samples; q++) if (!strcmp(d.names[q], rs.f[i][0])) k = q;
+        if (k < 0) { if (!bad++) snprintf(msg, sizeof msg, "no sample %s", rs.f[i][0]); continue; }
+        double v[15];
+        qt_metrics_vec(&d.smp[k], v);
+        for (int c = 0; c < 15; c++)
+            if (!qt_close(v[c], strtod(rs.f[i][1 + c], NULL), c == 6 ? 1e-7 : qt_ds_tol, 1e-9) && !bad++)
+                snprintf(msg, sizeof msg, "sample %s column %d: %.9g vs numpy %s", rs.f[i][0], c, v[c], rs.f[i][1 + c]);
+    }
+    qt_record(name, bad == 0 && found == ref.n - 1 && found > 0 && rs.n == 7, "%d differences, %d/%d rows; first: %s", bad,
+              found, ref.n - 1, msg);
+done:
+    free(ref.buf); free(ro.buf); free(rs.buf);
+    qr_ds_compare_free(&d);
+    qt_ds_close(&t);
+}
+
+static bool qt_files_equal(const char *a, const char *b) {
+    unsigned char *x = NULL, *y = NULL;
+    size_t lx = 0, ly = 0;
+    bool eq = qr_file_read(a, 0, &x, &lx) == QR_OK && qr_file_read(b, 0, &y, &ly) == QR_OK && lx == ly && !memcmp(x, y, lx);
+    free(x);
+    free(y);
+    return eq;
+}
+
+/* Disjoint subsets merged in any order write the same bytes as one pass over the set. */
+static void test_dataset_merge(void) {
+    QtDs t;
+    QrDsCompare one = {0}, p[3], m1 = {0}, m2 = {0};
+    memset(p, 0, sizeof p);
+    QrStatus st = qt_ds_open(&t, "qat_fakequant", NULL);
+    if (st == QR_OK) st = qt_ds_run(&t, "both", 0, 0, &one);
+    for (int r = 0; st == QR_OK && r < 3; r++) st = qt_ds_run(&t, "both", 3, r, &p[r]);
+    if (st == QR_OK) st = qt_ds_run(&t, "both", 6, 99, &m1);   /* empty: merge targets */
+    if (st == QR_OK) st = qt_ds_run(&t, "both", 6, 99, &m2);
+    if (st == QR_OK) st = qr_ds_compare_merge(&m1, &p[0]);
+    if (st == QR_OK) st = qr_ds_compare_merge(&m1, &p[1]);
+    if (st == QR_OK) st = qr_ds_compare_merge(&m1, &p[2]);
+    if (st == QR_OK) st = qr_ds_compare_merge(&m2, &p[2]);
+    if (st == QR_OK) st = qr_ds_compare_merge(&m2, &p[0]);
+    if (st == QR_OK) st = qr_ds_compare_merge(&m2, &p[1]);
+    char d0[512], d1[512], d2[512];
+    snprintf(d0, sizeof d0, "%s/dsm_one", qt_tmpdir());
+    snprintf(d1, sizeof d1, "%s/dsm_m1", qt_tmpdir());
+    snprintf(d2, sizeof d2, "%s/dsm_m2", qt_tmpdir());
+    const char *dirs[] = { d0, d1, d2 };
+    const QrDsCompare *ds[] = { &one, &m1, &m2 };
+    for (int i = 0; st == QR_OK && i < 3; i++) {
+        st = qr_mkdir_p(dirs[i]);
+        if (st == QR_OK) st = qr_ds_compare_write(ds[i], &t.se, &t.ds, QR_METRIC_L1, dirs[i]);
+    }
+    /* a sample in two parts is refused, named */
+    QrStatus dup = st == QR_OK ? qr_ds_compare_merge(&m1, &p[1]) : QR_OK;
+    bool dup_named = dup != QR_OK && strstr(qr_err_msg(), "appears in two parts") && strstr(qr_err_msg(), t.ds.names[1]);
+    qr_err_clear();
+    for (int i = 0; i < 3; i++) qr_ds_compare_free(&p[i]);
+    qr_ds_compare_free(&one); qr_ds_compare_free(&m1); qr_ds_compare_free(&m2);
+    qt_ds_close(&t);
+    QT_OK(st);
+    QT_CHECKF(dup_named, "duplicate sample not refused by name");
+    const char *files[] = { "compare_per_layer_out.txt", "compare_per_layer_out.csv", "compare_outputs.csv", "samples.csv",
+                            "badcase.npy" };
+    for (int f = 0; f < QR_ARRAY_LEN(files); f++)
+        for (int i = 1; i < 3; i++) {
+            char a[600], b[600];
+            snprintf(a, sizeof a, "%s/%s", d0, files[f]);
+            snprintf(b, sizeof b, "%s/%s", dirs[i], files[f]);
+            QT_CHECKF(qt_files_equal(a, b), "%s differs after merge %d", files[f], i);
+        }
+}
+
+/* ---- the command --------------------------------------------------------------------- */
+
+static void test_dataset_cli(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/ort_qdq";
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --samples 4 -o %s/dscli --quiet", P, P, P, qt_tmpdir());
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    char p[512], buf[8192];
+    snprintf(p, sizeof p, "%s/dscli/compare_per_layer_out.csv", qt_tmpdir());
+    qt_slurp(p, buf, sizeof buf);
+    QT_CHECKF(strstr(buf, ",samples,mean_Cosine,worst_Cosine,worst_sample,p05_Cosine,mean_SQNR,p05_SQNR\n"), "%.300s", buf);
+    snprintf(p, sizeof p, "%s/dscli/samples.csv", qt_tmpdir());
+    qt_slurp(p, buf, sizeof buf);
+    int lines = 0;
+    for (const char *c = buf; *c; c++) lines += *c == '\n';
+    QT_CHECKF(lines == 5 && !strstr(buf, "10.npy"), "--samples 4: %s", buf);
+    snprintf(p, sizeof p, "%s/dscli/badcase.npy", qt_tmpdir());
+    uint64_t sz = 0;
+    QT_CHECK(qr_file_size(p, &sz) == QR_OK && sz > 100);
+    /* -i and --data are exclusive */
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx -i %s/input.npy --data %s/data -o %s/dsx --quiet", P, P, P, P, qt_tmpdir());
+    QT_CHECKF(r.code == 2 && strstr(r.err, "exclusive"), "exit %d: %s", r.code, r.err);
+}
+
+/* Bad data folders: a clear message naming the folder or sample, exit 1, no output. */
+static void test_dataset_bad(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/ort_qdq";
+    char d[512], f[600], cmd[600];
+    /* empty folder */
+    snprintf(d, sizeof d, "%s/ds_empty", qt_tmpdir());
+    QT_OK(qr_mkdir_p(d));
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s -o %s/o1 --quiet", P, P, d, qt_tmpdir());
+    QT_CLI_FAILS(r, "no .npy samples", d);
+    /* a sample of the wrong shape, a corrupt (truncated) sample, the wrong dtype */
+    const char *kinds[] = { "shape", "corrupt", "dtype" };
+    for (int k = 0; k < 3; k++) {
+        snprintf(d, sizeof d, "%s/ds_%s", qt_tmpdir(), kinds[k]);
+        snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/data/0.npy %s/data/1.npy %s/", d, P, P, d);
+        QT_CHECK(system(cmd) == 0);
+        snprintf(f, sizeof f, "%s/7.npy", d);
+        int64_t dims[4] = { 1, 3, 8, 8 }, full[4] = { 1, 3, 16, 16 };
+        if (k == 0) QT_OK(qt_write_npy_f(f, QR_DT_F32, 4, dims, 0.5));
+        else if (k == 2) QT_OK(qt_write_npy_f(f, QR_DT_F64, 4, full, 0.5));
+        else {
+            snprintf(cmd, sizeof cmd, "head -c 300 %s/data/0.npy > %s", P, f);
+            QT_CHECK(system(cmd) == 0);
+        }
+        qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s -o %s/o_%s --quiet", P, P, d, qt_tmpdir(), kinds[k]);
+        QT_CLI_FAILS(r, "7.npy");
+        snprintf(f, sizeof f, "%s/o_%s/compare_per_layer_out.txt", qt_tmpdir(), kinds[k]);
+        uint64_t sz;
+        QT_CHECKF(qr_file_size(f, &sz) != QR_OK, "%s written after a failure", f);
+        qr_err_clear();
+    }
+    /* NaN in a sample: counted and shown per sample, the pooled pairs skipped and counted */
+    snprintf(d, sizeof d, "%s/ds_nan", qt_tmpdir());
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/data/0.npy %s/data/1.npy %s/", d, P, P, d);
+    QT_CHECK(system(cmd) == 0);
+    QrTensor t = {0};
+    snprintf(f, sizeof f, "%s/data/2.npy", P);
+    QT_OK(qr_npy_read(f, &t));
+    ((float *)t.data)[5] = NAN;
+    ((float *)t.data)[6] = INFINITY;
+    snprintf(f, sizeof f, "%s/2.npy", d);
+    QrStatus st = qr_npy_write(f, &t);
+    qr_tensor_free_data(&t);
+    QT_OK(st);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s -o %s/o_nan --quiet", P, P, d, qt_tmpdir());
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    char buf[8192];
+    snprintf(f, sizeof f, "%s/o_nan/samples.csv", qt_tmpdir());
+    qt_slurp(f, buf, sizeof buf);
+    /* ranked worst (NaN metrics), its 2 non-finite input values counted */
+    QT_CHECKF(strstr(buf, "\n1,2,2.npy,nan,nan,") && strstr(buf, ",2,1\n"), "samples.csv: %s", buf);
+    snprintf(f, sizeof f, "%s/o_nan/compare_per_layer_out.txt", qt_tmpdir());
+    qt_slurp(f, buf, sizeof buf);
+    QT_CHECKF(strstr(buf, "1 sample hold 2 NaN/Inf input values"), "%.600s", buf);
+}
+
+
+/* ---- shards and merge ---------------------------------------------------------------- */
+
+static void qt_ds_files_same(const char *d0, const char *d1, bool *ok, char *msg, size_t n) {
+    const char *files[] = { "compare_per_layer_out.txt", "compare_per_layer_out.csv", "compare_outputs.txt",
+                            "compare_outputs.csv", "samples.txt", "samples.csv", "badcase.npy" };
+    for (int f = 0; f < QR_ARRAY_LEN(files) && *ok; f++) {
+        char a[600], b[600];
+        snprintf(a, sizeof a, "%s/%s", d0, files[f]);
+        snprintf(b, sizeof b, "%s/%s", d1, files[f]);
+        if (!qt_files_equal(a, b)) { *ok = false; snprintf(msg, n, "%s differs from %s", b, a); }
+    }
+}
+
+/* compare --data --shard K/N into parts, qreport merge in another order: the same bytes as one
+ * process (exact sums: bitwise whatever the merge order), for 3 and 4 shards; --shard auto
+ * from Slurm's and Kubernetes' variables gives the same part as --shard K/N. */
+static void test_dataset_shard(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/qat_fakequant", *T = qt_tmpdir();
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both -o %s/sh_one --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    for (int N = 3; N <= 4; N++) {
+        for (int k = 0; k < N; k++) {
+            qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both --shard %d/%d -o %s/sh%d_%d.qrpart "
+                       "--quiet", P, P, P, k, N, T, N, k);
+            QT_CHECKF(r.code == 0, "shard %d/%d exit %d: %s", k, N, r.code, r.err);
+        }
+        if (N == 3) qt_cli(&r, "merge %s/sh3_2.qrpart %s/sh3_0.qrpart %s/sh3_1.qrpart -o %s/sh_m3 --quiet", T, T, T, T);
+        else qt_cli(&r, "merge %s/sh4_1.qrpart %s/sh4_3.qrpart %s/sh4_0.qrpart %s/sh4_2.qrpart -o %s/sh_m4 --quiet", T, T, T, T, T);
+        QT_CHECKF(r.code == 0, "merge exit %d: %s", r.code, r.err);
+        char d0[512], d1[512], msg[1300] = "";
+        bool ok = true;
+        snprintf(d0, sizeof d0, "%s/sh_one", T);
+        snprintf(d1, sizeof d1, "%s/sh_m%d", T, N);
+        qt_ds_files_same(d0, d1, &ok, msg, sizeof msg);
+        QT_CHECKF(ok, "%s", msg);
+    }
+    /* --shard auto */
+    setenv("SLURM_ARRAY_TASK_ID", "5", 1);
+    setenv("SLURM_ARRAY_TASK_MIN", "4", 1);
+    setenv("SLURM_ARRAY_TASK_COUNT", "3", 1);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both --shard auto -o %s/sh_slurm.qrpart --quiet",
+           P, P, P, T);
+    unsetenv("SLURM_ARRAY_TASK_ID"); unsetenv("SLURM_ARRAY_TASK_MIN"); unsetenv("SLURM_ARRAY_TASK_COUNT");
+    QT_CHECKF(r.code == 0, "slurm auto exit %d: %s", r.code, r.err);
+    setenv("JOB_COMPLETION_INDEX", "1", 1);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both --shard auto/3 -o %s/sh_k8s.qrpart --quiet",
+           P, P, P, T);
+    QrStatus st = QR_OK;
+    QtCli r2;
+    qt_cli(&r2, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both --shard auto -o %s/sh_k8s2.qrpart --quiet",
+           P, P, P, T);   /* no count */
+    unsetenv("JOB_COMPLETION_INDEX");
+    QT_OK(st);
+    QT_CHECKF(r.code == 0, "k8s auto exit %d: %s", r.code, r.err);
+    QT_CLI_FAILS(r2, "JOB_COMPLETION_INDEX", "QR_SHARD_COUNT");
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/sh3_1.qrpart", T);
+    snprintf(b, sizeof b, "%s/sh_slurm.qrpart", T);
+    QT_CHECKF(qt_files_equal(a, b), "--shard auto (Slurm) differs from --shard 1/3");
+    snprintf(b, sizeof b, "%s/sh_k8s.qrpart", T);
+    QT_CHECKF(qt_files_equal(a, b), "--shard auto/3 (JOB_COMPLETION_INDEX) differs from --shard 1/3");
+}
+
+/* What merge refuses, by name, writing nothing. */
+static void test_dataset_merge_bad(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/qat_fakequant", *T = qt_tmpdir();
+    char cmd[1200], p[600];
+    /* parts of test_dataset_shard: sh3_K.qrpart (mode both) */
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/sh3_2.qrpart -o %s/mb1 --quiet", T, T, T);
+    QT_CLI_FAILS(r, "missing shard(s) 1");
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/sh3_1.qrpart %s/sh3_2.qrpart %s/sh3_1.qrpart -o %s/mb1 --quiet", T, T, T, T, T);
+    QT_CLI_FAILS(r, "duplicated shard(s) 1", "sh3_1.qrpart");
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/sh4_1.qrpart -o %s/mb1 --quiet", T, T, T);
+    QT_CLI_FAILS(r, "different shard counts");
+    /* other options, other models */
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode sim --shard 1/3 -o %s/mb_sim.qrpart --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/mb_sim.qrpart %s/sh3_2.qrpart -o %s/mb1 --quiet", T, T, T, T);
+    QT_CLI_FAILS(r, "different options: mode 'both' vs 'sim'", "mb_sim.qrpart");
+    const char *Q = "fixtures/qpairs/ort_qdq";
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both --shard 1/3 -o %s/mb_other.qrpart --quiet", Q, Q, Q, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/mb_other.qrpart %s/sh3_2.qrpart -o %s/mb1 --quiet", T, T, T, T);
+    QT_CLI_FAILS(r, "different baseline files", "mb_other.qrpart");
+    /* truncated, tampered, not a part */
+    snprintf(cmd, sizeof cmd, "head -c 5000 %s/sh3_1.qrpart > %s/mb_trunc.qrpart && cp %s/sh3_1.qrpart %s/mb_tamper.qrpart && "
+             "printf 'X' | dd of=%s/mb_tamper.qrpart bs=1 seek=3000 conv=notrunc 2>/dev/null", T, T, T, T, T);
+    QT_CHECK(system(cmd) == 0);
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/mb_trunc.qrpart %s/sh3_2.qrpart -o %s/mb1 --quiet", T, T, T, T);
+    QT_CLI_FAILS(r, "mb_trunc.qrpart", "truncated");
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/mb_tamper.qrpart %s/sh3_2.qrpart -o %s/mb1 --quiet", T, T, T, T);
+    QT_CLI_FAILS(r, "mb_tamper.qrpart", "checksum");
+    qt_cli(&r, "merge %s/sh3_0.qrpart %s/data/0.npy -o %s/mb1 --quiet", T, P, T);
+    QT_CLI_FAILS(r, "0.npy", "not a qreport part file");
+    snprintf(p, sizeof p, "%s/mb1/compare_per_layer_out.txt", T);
+    uint64_t sz;
+    QT_CHECKF(qr_file_size(p, &sz) != QR_OK, "merge wrote tables after failing");
+    /* --shard out of range */
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --shard 3/3 -o %s/mb_x.qrpart --quiet", P, P, P, T);
+    QT_CLI_FAILS(r, "out of range");
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --shard 1of3 -o %s/mb_x.qrpart --quiet", P, P, P, T);
+    QT_CLI_FAILS(r, "expected K/N");
+}
+
+/* runall --data: the bundle gains the comparison pooled over the set (dataset/), equal to
+ * compare --data's tables, a data-set section and summary.json "dataset". */
+static void test_dataset_runall(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/ort_qdq", *T = qt_tmpdir();
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s/data -o %s/dsr.zip --keep-dir %s/dsr --quiet", P, P, P, T, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data -o %s/dsr_cmp --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    char d0[512], d1[512], msg[1300] = "";
+    static char buf[1 << 20];
+    bool ok = true;
+    snprintf(d0, sizeof d0, "%s/dsr_cmp", T);
+    snprintf(d1, sizeof d1, "%s/dsr/dataset", T);
+    qt_ds_files_same(d0, d1, &ok, msg, sizeof msg);
+    QT_CHECKF(ok, "%s", msg);
+    snprintf(d1, sizeof d1, "%s/dsr/summary.json", T);
+    qt_slurp(d1, buf, sizeof buf);
+    QT_CHECKF(strstr(buf, "\"dataset\": {") && strstr(buf, "\"samples\": 6") && strstr(buf, "\"worst_sample\": \"10.npy\""),
+              "%.2000s", buf);
+    snprintf(d1, sizeof d1, "%s/dsr/index.html", T);
+    static char html[1 << 20];
+    qt_slurp(d1, html, sizeof html);
+    QT_CHECK(strstr(html, "id=\"dataset\"") && strstr(html, "top1_agree"));
+}
+
+/* A real Slurm job array: tests/slurm/run_array.sh (the single-node cluster of tests/slurm/)
+ * runs 4 tasks of compare --data --shard auto; merging their parts gives the single-process
+ * tables byte for byte (test_dataset_shard's). Skipped, with the reason, where that cluster
+ * cannot start (not installed, not root, daemons down) or the harness is absent. */
+static void test_dataset_slurm(void) {
+    if (access("tests/slurm/run_array.sh", X_OK) != 0)
+        QT_SKIP("the single-node Slurm harness (tests/slurm/run_array.sh) is not in this tree");
+    const char *P = "fixtures/qpairs/qat_fakequant";
+    char bin[4096], tmp[4096], cmd[16384], log[8192], one[4200], m[4200];
+    const char *b = getenv("QR_BIN") ? getenv("QR_BIN") : "./qreport";
+    QT_CHECKF(realpath(b, bin) && realpath(qt_tmpdir(), tmp), "cannot resolve %s or %s", b, qt_tmpdir());
+    snprintf(cmd, sizeof cmd, "tests/slurm/run_array.sh 4 '%s compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both "
+             "--shard auto -o %s/slurm_p$SLURM_ARRAY_TASK_ID.qrpart --quiet' >%s/slurm.log 2>&1", bin, P, P, P, tmp, tmp);
+    int rc = system(cmd);
+    int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    snprintf(one, sizeof one, "%s/slurm.log", tmp);
+    qt_slurp(one, log, sizeof log);
+    if (code == 77) {
+        const char *why = strstr(log, "skip: ");
+        QT_SKIP("Slurm cannot start here: %.300s", why ? why + 6 : log);
+    }
+    QT_CHECKF(code == 0, "run_array.sh exit %d:\n%s", code, log);
+    QtCli r;
+    qt_cli(&r, "merge %s/slurm_p3.qrpart %s/slurm_p1.qrpart %s/slurm_p0.qrpart %s/slurm_p2.qrpart -o %s/slurm_m --quiet", tmp,
+           tmp, tmp, tmp, tmp);
+    QT_CHECKF(r.code == 0, "merge exit %d: %s", r.code, r.err);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both -o %s/slurm_one --quiet", P, P, P, tmp);
+    QT_CHECKF(r.code == 0, "compare exit %d: %s", r.code, r.err);
+    snprintf(one, sizeof one, "%s/slurm_one", tmp);
+    snprintf(m, sizeof m, "%s/slurm_m", tmp);
+    bool ok = true;
+    char msg[1300] = "";
+    qt_ds_files_same(one, m, &ok, msg, sizeof msg);
+    QT_CHECKF(ok, "%s", msg);
+}
+
+/* The hmct layout for a two-input model: one folder per input with the same file names;
+ * a missing input folder, file sets that differ, and a flat folder for two inputs are refused
+ * naming the folder / input / file; a good set runs end to end (badcase_<input>.npy). */
+static void test_dataset_layout(void) {
+    char model[512], d[512], f[700];
+    int64_t d4[1] = { 4 };
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    qt_mb_input(&mb, "a", QR_DT_F32, 1, d4);
+    qt_mb_input(&mb, "b", QR_DT_F32, 1, d4);
+    qt_mb_output(&mb, "y", QR_DT_F32, 1, d4);
+    qt_mb_node(&mb, "Add", "add", "a,b", "y");
+    snprintf(model, sizeof model, "%s/two_in.onnx", qt_tmpdir());
+    QrStatus st = qt_mb_write(&mb, model);
+    qt_mb_free(&mb);
+    QT_OK(st);
+    QrGraph *g = NULL;
+    QT_OK(qr_onnx_load(model, &g));
+    /* folders: good (a, b with 0 1 2), missing b, different sets (b lacks 1, has 5), flat */
+    const char *cases[4][2] = { { "0 1 2", "0 1 2" }, { "0 1", NULL }, { "0 1", "0 5" }, { NULL, NULL } };
+    const char *want[4] = { NULL, "no folder for model input 'b'", "sample '1.npy' is in", "one sub-folder per input" };
+    bool ok = true;
+    char msg[1024] = "";
+    for (int c = 0; c < 4 && ok; c++) {
+        snprintf(d, sizeof d, "%s/two_in_%d", qt_tmpdir(), c);
+        QT_OK(qr_mkdir_p(d));
+        for (int in = 0; in < 2; in++) {
+            if (!cases[c][in]) continue;
+            char sub[600];
+            snprintf(sub, sizeof sub, "%s/%s", d, in ? "b" : "a");
+            QT_OK(qr_mkdir_p(sub));
+            for (const char *p = cases[c][in]; *p; p++) {
+                if (*p == ' ') continue;
+                snprintf(f, sizeof f, "%s/%c.npy", sub, *p);
+                QT_OK(qt_write_npy_f(f, QR_DT_F32, 1, d4, 0.25 * (*p - '0' + 1)));
+            }
+        }
+        if (c == 3) { snprintf(f, sizeof f, "%s/0.npy", d); QT_OK(qt_write_npy_f(f, QR_DT_F32, 1, d4, 1)); }
+        QrDsSet ds;
+        QrStatus s2 = qr_ds_list(g, d, 0, &ds);
+        if (!want[c]) {
+            ok = s2 == QR_OK && ds.n == 3 && ds.folders && !strcmp(ds.names[2], "2.npy");
+            if (!ok) snprintf(msg, sizeof msg, "good layout: %s", s2 ? qr_err_msg() : "wrong listing");
+            if (s2 == QR_OK) qr_ds_set_free(&ds);
+        } else {
+            ok = s2 != QR_OK && strstr(qr_err_msg(), want[c]) && strstr(qr_err_msg(), d);
+            if (!ok) snprintf(msg, sizeof msg, "case %d: %s", c, s2 ? qr_err_msg() : "accepted");
+            if (s2 == QR_OK) qr_ds_set_free(&ds);
+        }
+        qr_err_clear();
+    }
+    qr_graph_free(g);
+    free(g);
+    QT_CHECKF(ok, "%s", msg);
+    /* end to end on the good set: the model against itself */
+    QtCli r;
+    qt_cli(&r, "compare %s %s --data %s/two_in_0 -o %s/two_in_out --quiet", model, model, qt_tmpdir(), qt_tmpdir());
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    uint64_t sz;
+    snprintf(f, sizeof f, "%s/two_in_out/badcase_a.npy", qt_tmpdir());
+    QT_CHECK(qr_file_size(f, &sz) == QR_OK);
+    snprintf(f, sizeof f, "%s/two_in_out/badcase_b.npy", qt_tmpdir());
+    QT_CHECK(qr_file_size(f, &sz) == QR_OK);
+}
+
+static void qt_dataset_all(void) {
+    QT_RUN(test_dataset_xsum);
+    QT_RUN(test_dataset_colstats);
+    qt_dataset_ref("ort_qdq");
+    qt_dataset_ref("qoperator");
+    qt_dataset_ref("qat_fakequant");
+    QT_RUN(test_dataset_merge);
+    QT_RUN(test_dataset_cli);
+    QT_RUN(test_dataset_bad);
+    QT_RUN(test_dataset_layout);
+    QT_RUN(test_dataset_shard);
+    QT_RUN(test_dataset_merge_bad);
+    QT_RUN(test_dataset_runall);
+    QT_RUN(test_dataset_slurm);
+}

@@ -165,18 +165,16 @@ static void qr_metrics_compute_opts(const float *x, const float *y, int64_t n, b
     qr_metric_acc_finish(&a, m);
 }
 
-#ifdef QR_TESTING
-QR_TESTAPI void qr_metrics_compute_ex(const float *x, const float *y, int64_t n, bool with_kl, QrMetrics *m) {
+static void qr_metrics_compute_ex(const float *x, const float *y, int64_t n, bool with_kl, QrMetrics *m) {
     QrMetricAcc a;
     qr_metric_acc_init_ex(&a, with_kl);
     qr_metric_acc_add(&a, x, y, n);
     qr_metric_acc_finish(&a, m);
 }
 
-QR_TESTAPI void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetrics *m) {
+static void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetrics *m) {
     qr_metrics_compute_ex(x, y, n, true, m);
 }
-#endif
 
 static const char *const qr__mt_names[QR_METRIC_COUNT] = { "L1", "Cosine", "MSE", "KL", "SQNR" };
 

@@ -34,10 +34,8 @@ static void qr_metric_acc_init_opts(QrMetricAcc *a, bool with_kl, bool with_rtol
 static void qr_metric_acc_add(QrMetricAcc *a, const float *x, const float *y, int64_t n);
 static void qr_metric_acc_finish(const QrMetricAcc *a, QrMetrics *m);
 /* One-shot: metrics of two arrays (_ex: KL only when with_kl, else NaN). */
-#ifdef QR_TESTING
-QR_TESTAPI void qr_metrics_compute_ex(const float *x, const float *y, int64_t n, bool with_kl, QrMetrics *m);
-QR_TESTAPI void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetrics *m);   /* tests: with KL */
-#endif
+static void qr_metrics_compute_ex(const float *x, const float *y, int64_t n, bool with_kl, QrMetrics *m);
+static void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetrics *m);   /* with KL */
 static void qr_metrics_compute_opts(const float *x, const float *y, int64_t n, bool with_kl, bool with_rtol, QrMetrics *m);
 
 static double qr_metric_get(const QrMetrics *m, QrMetricKind k);

@@ -99,6 +99,7 @@
 #include "src/ops/nn.c"
 #include "src/ops/quant.c"
 #include "src/ops/contrib_wq.c"
+#include "src/ops/contrib_int.c"
 #include "src/ops/registry.c"
 #include "src/run/run.c"
 #include "src/quant/quant.c"

@@ -7,6 +7,7 @@ static const struct { const QrOpDef *defs; int count; } qr__op_tables[] = {
     { qr_ops_nn, QR_ARRAY_LEN(qr_ops_nn) },
     { qr_ops_quant, QR_ARRAY_LEN(qr_ops_quant) },
     { qr_ops_contrib_wq, QR_ARRAY_LEN(qr_ops_contrib_wq) },
+    { qr_ops_contrib_int, QR_ARRAY_LEN(qr_ops_contrib_int) },
 };
 
 static const QrOpDef *qr_op_find(const char *domain, const char *op_type) {

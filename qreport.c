@@ -50,6 +50,7 @@
 #include "src/analysis/advisor.h"
 #include "src/analysis/whatif.h"
 #include "src/analysis/badcase.h"
+#include "src/deploy/dump.h"
 #include "src/report/bundle.h"
 
 /* ---- sources ---- */
@@ -124,5 +125,8 @@
 #include "src/analysis/advisor.c"
 #include "src/analysis/whatif.c"
 #include "src/analysis/badcase.c"
+#include "src/deploy/dump.c"
+#include "src/deploy/runall.c"
 #include "src/report/bundle.c"
 #include "src/cli/cli.c"
+#include "src/cli/deploy.c"

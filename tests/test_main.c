@@ -24,10 +24,12 @@
 #include "test_analysis.c"
 #include "test_runall.c"
 #include "test_analysis_extra.c"
+#include "test_trust.c"
 #include "test_bench_cli.c"
 #include "test_incr.c"
 #include "test_run_order.c"
 #include "test_contrib.c"
+#include "test_deploy.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -58,10 +60,12 @@ int main(int argc, char **argv) {
     QT_MODULE(analysis);
     QT_MODULE(runall);
     QT_MODULE(analysis_extra);
+    QT_MODULE(trust);
     QT_MODULE(bench_cli);
     QT_MODULE(incr);
     QT_MODULE(run_order);
     QT_MODULE(contrib);
+    QT_MODULE(deploy);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

@@ -1,5 +1,12 @@
 /* analysis/match — implementation. See match.h. */
 
+static bool qr_match_verified(const QrMatch *m) { return m->a_node >= 0 && m->verify == QR_MV_VERIFIED; }
+
+static const char *qr_match_verify_name(QrMatchVerify v) {
+    static const char *names[] = { "", "verified", "UNVERIFIED" };
+    return (unsigned)v < QR_ARRAY_LEN(names) ? names[v] : "?";
+}
+
 static const char *qr_match_method_name(QrMatchMethod m) {
     static const char *names[] = { "unmatched", "input", "node_name", "tensor_name", "structure" };
     return (unsigned)m < QR_ARRAY_LEN(names) ? names[m] : "?";
@@ -101,10 +108,9 @@ static void qr__m_units(QrMatchCtx *cx) {
 }
 
 /* The value consumers of analysis value v see (after its Q→DQ, if any). */
-static int qr__m_visible(const QrMatchCtx *cx, int v, int *quant, bool *is_int) {
+static int qr__m_visible_in(const QrGraph *a, const QrQuantTable *t, int v, int *quant, bool *is_int) {
     *quant = -1;
     *is_int = false;
-    const QrQuantTable *t = cx->qa;
     int i = t->by_float[v];
     if (i >= 0 && t->q[i].form == QR_QF_QDQ) {
         *quant = i;
@@ -115,15 +121,19 @@ static int qr__m_visible(const QrMatchCtx *cx, int v, int *quant, bool *is_int) 
         *quant = i;
         /* An integer output dequantized for float consumers: they see the DQ output. */
         const QrUse *u;
-        int nu = qr_graph_readers(cx->a, v, &u);
+        int nu = qr_graph_readers(a, v, &u);
         for (int k = 0; k < nu; k++) {
-            const QrNode *n = &cx->a->nodes[u[k].node];
+            const QrNode *n = &a->nodes[u[k].node];
             if (!strcmp(n->op_type, "DequantizeLinear") && u[k].input == 0 && n->out[0] >= 0) return n->out[0];
         }
         *is_int = true;
         return v;
     }
     return v;
+}
+
+static int qr__m_visible(const QrMatchCtx *cx, int v, int *quant, bool *is_int) {
+    return qr__m_visible_in(cx->a, cx->qa, v, quant, is_int);
 }
 
 /* Collects the unit heads that read analysis value v, looking through transparent nodes. */
@@ -222,7 +232,8 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
     cx.bmatch = qr_arena_array(ar, (size_t)b->n_values + 1, sizeof(int));
     out->m = qr_arena_array(ar, (size_t)b->n_nodes + 1, sizeof(QrMatch));
     out->unmatched_a = qr_arena_array(ar, (size_t)a->n_nodes + 1, sizeof(int));
-    if (!cx.unit_of || !cx.unit_out || !cx.unit_used || !cx.a_topo || !cx.bmap || !cx.bmatch || !out->m || !out->unmatched_a)
+    out->unmatched_why = qr_arena_array(ar, (size_t)a->n_nodes + 1, sizeof(char *));
+    if (!out->unmatched_why || !cx.unit_of || !cx.unit_out || !cx.unit_used || !cx.a_topo || !cx.bmap || !cx.bmatch || !out->m || !out->unmatched_a)
         return qr_errf(QR_ERR_NOMEM, "out of memory matching the models");
     for (int i = 0; i < a->n_nodes; i++) cx.a_topo[a->order[i]] = i;
     QrStrMap a_names;                                   /* analysis node name -> node */
@@ -252,6 +263,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
         m->b_node = bi;
         m->b_value = bn->out[0];
         m->a_node = m->a_value = m->a_quant = -1;
+        m->equiv_rel = NAN;
         cx.bmatch[m->b_value] = mi;
         /* 1. node name */
         int ai = qr_strmap_get(&a_names, bn->name);
@@ -328,6 +340,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
         else if (cx.unit_of[ai] == ai && !cx.unit_used[ai] && strcmp(qr__m_canon(&a->nodes[ai]), a->nodes[ai].op_type))
             out->unmatched_a[out->n_unmatched_a++] = ai;     /* QOperator nodes have integer outputs */
     }
+    for (int i = 0; i < out->n_unmatched_a; i++) out->unmatched_why[i] = "no baseline counterpart";
     return QR_OK;
 }
 
@@ -336,7 +349,7 @@ static void qr_match_free(QrMatchResult *r) { qr_arena_free(&r->arena); memset(r
 static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatchResult *r,
                                const struct QrEquivResult *eq, const char *dir) {
     static const char *cols[] = { "baseline_node", "baseline_op", "baseline_tensor", "analysis_node", "analysis_op",
-                                  "analysis_tensor", "method", "note", "equiv_max_abs" };
+                                  "analysis_tensor", "method", "note", "status", "equiv_rel", "equiv_max_abs" };
     QrTable t;
     QR_TRY(qr_table_init(&t, eq ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 1, cols));
     QrStatus st = QR_OK;
@@ -356,7 +369,9 @@ static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatch
         } else n_unmatched_b++;
         qr_table_set(&t, row, 6, qr_match_method_name(m->method));
         st = qr_table_set(&t, row, 7, m->note ? m->note : "");
-        if (st == QR_OK && eq && eq->max_abs[i] == eq->max_abs[i]) st = qr_table_setf(&t, row, 8, "%.9g", eq->max_abs[i]);
+        if (st == QR_OK && m->a_node >= 0) st = qr_table_set(&t, row, 8, r->verified_run ? qr_match_verify_name(m->verify) : "not checked");
+        if (st == QR_OK && m->equiv_rel == m->equiv_rel) st = qr_table_setf(&t, row, 9, "%.3g", m->equiv_rel);
+        if (st == QR_OK && eq && eq->max_abs[i] == eq->max_abs[i]) st = qr_table_setf(&t, row, 10, "%.9g", eq->max_abs[i]);
     }
     for (int i = 0; st == QR_OK && i < r->n_unmatched_a; i++) {
         const QrNode *n = &a->nodes[r->unmatched_a[i]];
@@ -367,14 +382,21 @@ static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatch
         qr_table_set(&t, row, 4, n->op_type);
         qr_table_set(&t, row, 5, n->n_out && n->out[0] >= 0 ? a->values[n->out[0]].name : "");
         qr_table_set(&t, row, 6, "unmatched");
-        st = qr_table_set(&t, row, 7, "no baseline counterpart");
+        st = qr_table_set(&t, row, 7, r->unmatched_why[i] ? r->unmatched_why[i] : "no baseline counterpart");
     }
     char *txt = NULL, *csv = NULL;
     size_t tl = 0, tc = 0, cl = 0, cc = 0;
     if (st == QR_OK) st = qr_buf_printf(&txt, &tl, &tc, "Baseline: %s\nAnalysis: %s\n%d baseline compute values, "
                                         "%d matched, %d without counterpart; %d analysis values without counterpart\n\n",
                                         b->path, a->path, r->n, r->n - n_unmatched_b, n_unmatched_b, r->n_unmatched_a);
+    if (st == QR_OK && r->verified_run)
+        st = qr_buf_printf(&txt, &tl, &tc, "Pairs verified: %d of %d (with every quantizer disabled the analysis value reproduces "
+                           "the baseline value within %g of its range; status/equiv_rel columns); %d UNVERIFIED (not used for "
+                           "headlines); %d moved to their equivalent value.\n", r->n_verified, r->n_verified + r->n_unverified,
+                           QR_EQUIV_TOL, r->n_unverified, r->n_repaired);
+    else if (st == QR_OK) st = qr_buf_printf(&txt, &tl, &tc, "Pairs not verified: the equivalence run did not happen.\n");
     if (st == QR_OK && eq) st = qr_buf_printf(&txt, &tl, &tc, "%s\n\n", qr_equiv_verdict(b, r, eq));
+    else if (st == QR_OK) st = qr_buf_printf(&txt, &tl, &tc, "\n");
     if (st == QR_OK && eq && eq->substituted)
         st = qr_buf_printf(&txt, &tl, &tc, "Integer weights replaced by the baseline's float weight when their quantizer is "
                            "disabled:\n%s\n", eq->substituted);

@@ -9,6 +9,12 @@
 
 typedef enum QrMatchMethod { QR_MM_NONE, QR_MM_INPUT, QR_MM_NODE_NAME, QR_MM_TENSOR_NAME, QR_MM_STRUCTURE } QrMatchMethod;
 
+/* Whether a pair is proven: with every quantizer of the analysis model disabled, its value
+ * must reproduce the baseline value within QR_EQUIV_TOL of the baseline value's range
+ * (analysis/session.c, qr_session_run_baseline). Only verified pairs make headlines. */
+typedef enum QrMatchVerify { QR_MV_NONE, QR_MV_VERIFIED, QR_MV_UNVERIFIED } QrMatchVerify;
+#define QR_EQUIV_TOL 1e-5
+
 typedef struct QrMatch {
     int b_node, b_value;     /* baseline node and its output value */
     int a_node, a_value;     /* analysis node computing the op, and the value consumers see (-1: unmatched) */
@@ -17,6 +23,8 @@ typedef struct QrMatch {
     bool a_is_int;           /* a_value holds integers: dequantize with a_quant to compare */
     QrMatchMethod method;
     const char *note;        /* e.g. "fused into <node>" for a baseline node without counterpart */
+    QrMatchVerify verify;    /* NONE: no pair, or not checked (no equivalence run) */
+    double equiv_rel;        /* max |baseline - analysis| / range(baseline) with every quantizer off (NAN: not checked) */
 } QrMatch;
 
 typedef struct QrMatchResult {
@@ -25,6 +33,9 @@ typedef struct QrMatchResult {
     QrMatch *m;
     int n_unmatched_a;       /* analysis compute values no baseline node maps to */
     int *unmatched_a;        /* analysis node indices */
+    const char **unmatched_why;  /* per unmatched_a: why it has no row of its own */
+    bool verified_run;       /* the equivalence verification ran (statuses are meaningful) */
+    int n_verified, n_unverified, n_repaired;  /* pairs proven / not proven / moved to their equivalent value */
 } QrMatchResult;
 
 /* Also records on qa the activations that quantizers implement (fused Relu/Clip). */
@@ -37,6 +48,9 @@ static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatch
                                const struct QrEquivResult *eq, const char *dir);
 /* Is this baseline node a "compute" node that gets a row (not Constant/Identity/shape arithmetic)? */
 static bool qr_match_is_compute(const QrGraph *g, int node);
+/* A pair headlines may use: matched and proven equivalent. */
+static bool qr_match_verified(const QrMatch *m);
+static const char *qr_match_verify_name(QrMatchVerify v);
 
 
 /* Dequantizes a value of the analysis model (int -> float) with quantizer q. */

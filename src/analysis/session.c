@@ -45,6 +45,21 @@ static void qr__se_float_weights(QrSession *s) {
 
 static bool qr__se_low_memory;
 
+/* The twin value match i's consumers see, and the quantizer to dequantize it with. */
+static void qr__se_set_vis(QrSession *s, int i) {
+    const QrGraph *tg = &s->tw.g;
+    const QrMatch *mm = &s->m.m[i];
+    s->vis[i] = s->vis_quant[i] = -1;
+    if (mm->a_node < 0 || mm->a_value < 0) return;
+    int v = mm->a_value, q = s->qt.by_value[v];
+    /* An integer value whose twin quantizer has a DequantizeLinear: consumers read that. */
+    if (q >= 0 && s->qt.q[q].int_value == v && s->qt.q[q].out_value >= 0) v = s->qt.q[q].out_value;
+    s->vis[i] = v;
+    if (!qr_dtype_is_float(tg->values[v].t.dtype)) s->vis_quant[i] = s->qt.by_value[v];
+}
+
+static QrStatus qr__se_verify(QrSession *s);
+
 static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a, const QrTensor *inputs) {
     memset(s, 0, sizeof *s);
     s->no_incremental = qr__se_low_memory;
@@ -73,17 +88,7 @@ static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a
         if (j >= 0) { s->qt.q[j].implied_lo = q->implied_lo; s->qt.q[j].implied_hi = q->implied_hi; }
     }
     qr__se_float_weights(s);
-    const QrGraph *tg = &s->tw.g;
-    for (int i = 0; i < s->m.n; i++) {
-        const QrMatch *mm = &s->m.m[i];
-        s->vis[i] = s->vis_quant[i] = -1;
-        if (mm->a_node < 0 || mm->a_value < 0) continue;
-        int v = mm->a_value, q = s->qt.by_value[v];
-        /* An integer value whose twin quantizer has a DequantizeLinear: consumers read that. */
-        if (q >= 0 && s->qt.q[q].int_value == v && s->qt.q[q].out_value >= 0) v = s->qt.q[q].out_value;
-        s->vis[i] = v;
-        if (!qr_dtype_is_float(tg->values[v].t.dtype)) s->vis_quant[i] = s->qt.by_value[v];
-    }
+    for (int i = 0; i < s->m.n; i++) qr__se_set_vis(s, i);
     return QR_OK;
 }
 
@@ -132,6 +137,9 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
         s->base = s->base_out = NULL;
         st = qr_err_wrap(st, "running the baseline %s", s->b->path ? s->b->path : "");
     }
+    /* Every pair is proven before any analysis uses it (names are only hints). A failing
+     * verification run leaves the pairs unchecked: nothing is then a headline. */
+    if (st == QR_OK && qr__se_verify(s) != QR_OK) qr_err_clear();
     return st;
 }
 
@@ -200,6 +208,15 @@ static QrStatus qr_session_visible_f32(const QrSession *s, int i, const QrTensor
 
 /* ==== equivalence check ============================================================ */
 
+/* Alternative analysis values for the pairs (qr__se_verify): per candidate, its match, the
+ * value tapped in the run with every quantizer off, and the distance found there. */
+typedef struct QrSeCands {
+    int n, cap;
+    int *match, *value, *next;
+    double *max_abs;
+    int *head;                       /* per twin value: its first candidate, -1 */
+} QrSeCands;
+
 typedef struct QrEquivTap {
     const QrSession *s;
     int *match_of_b, *match_of_a;    /* value -> match index */
@@ -207,7 +224,17 @@ typedef struct QrEquivTap {
     const QrTensor *base_ref;        /* or the session's (then base_vals stays empty) */
     QrEquivResult *r;
     bool analysis_pass;
+    QrSeCands *c;                    /* or NULL */
 } QrEquivTap;
+
+static double qr__se_maxdiff(const float *px, const float *py, int64_t n) {
+    double mx = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)px[i] - (double)py[i]);
+        if (d > mx || d != d) mx = d;
+    }
+    return mx;
+}
 
 static QrStatus qr__equiv_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
     QrEquivTap *e = user;
@@ -217,6 +244,10 @@ static QrStatus qr__equiv_tap(void *user, const QrGraph *g, int node, int value,
         int mi = e->match_of_b[value];
         if (mi < 0 || !qr_dtype_is_float(t->dtype)) return QR_OK;
         return qr_tensor_to_f32(t, &e->base_vals[mi]);
+    }
+    for (int k = e->c ? e->c->head[value] : -1; k >= 0; k = e->c->next[k]) {
+        const QrTensor *x = &e->base_ref[e->c->match[k]];
+        if (x->data && t->dtype == QR_DT_F32 && t->numel == x->numel) e->c->max_abs[k] = qr__se_maxdiff(x->data, t->data, t->numel);
     }
     int mi = e->match_of_a[value];
     const QrTensor *x = mi < 0 ? NULL : e->base_ref ? &e->base_ref[mi] : &e->base_vals[mi];
@@ -239,13 +270,16 @@ static QrStatus qr__equiv_tap(void *user, const QrGraph *g, int node, int value,
     return QR_OK;
 }
 
-static QrStatus qr_session_equivalence(const QrSession *s, QrEquivResult *r) {
+static QrStatus qr__se_equiv(const QrSession *s, QrEquivResult *r, QrSeCands *c);
+static QrStatus qr_session_equivalence(const QrSession *s, QrEquivResult *r) { return qr__se_equiv(s, r, NULL); }
+
+static QrStatus qr__se_equiv(const QrSession *s, QrEquivResult *r, QrSeCands *c) {
     const QrGraph *b = s->b, *tg = &s->tw.g;
     const QrMatchResult *m = &s->m;
     memset(r, 0, sizeof *r);
     r->max_abs = calloc((size_t)m->n + 1, sizeof(double));
     r->ref_absmax = calloc((size_t)m->n + 1, sizeof(double));
-    QrEquivTap e = { s, NULL, NULL, NULL, NULL, r, false };
+    QrEquivTap e = { s, NULL, NULL, NULL, NULL, r, false, c && s->base ? c : NULL };
     e.match_of_b = malloc((size_t)b->n_values * sizeof(int));
     e.match_of_a = malloc((size_t)tg->n_values * sizeof(int));
     e.base_vals = calloc((size_t)m->n + 1, sizeof(QrTensor));
@@ -292,7 +326,7 @@ static QrStatus qr_session_equivalence(const QrSession *s, QrEquivResult *r) {
         e.analysis_pass = true;
         QrRunOpts oa = qr_session_run_opts(&ov, qr__equiv_tap, &e);
         bool *only = calloc((size_t)tg->n_values + 1, sizeof *only);
-        for (int v = 0; only && v < tg->n_values; v++) only[v] = e.match_of_a[v] >= 0;
+        for (int v = 0; only && v < tg->n_values; v++) only[v] = e.match_of_a[v] >= 0 || (e.c && e.c->head[v] >= 0);
         oa.tap_only = only;
         st = qr_run(tg, s->inputs, &oa, aout);
         free(only);
@@ -353,6 +387,180 @@ static const char *qr_equiv_verdict(const QrGraph *b, const QrMatchResult *m, co
         snprintf(buf + o, sizeof buf - o, " %d integer weight%s no float counterpart and stay%s quantized.",
                  r->n_no_float_weight, r->n_no_float_weight == 1 ? " has" : "s have", r->n_no_float_weight == 1 ? "s" : "");
     return buf;
+}
+
+/* ==== pair verification ========================================================== */
+
+/* Input index through which node n carries a value unchanged or affinely (Identity, Reshape,
+ * Cast, Q/DQ, BatchNormalization, arithmetic with a constant), or -1. */
+static int qr__se_affine_in(const QrGraph *a, const QrNode *n) {
+    static const char *const pass[] = { "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Cast", "Dropout",
+                                        "QuantizeLinear", "DequantizeLinear", "BatchNormalization", NULL };
+    if (n->n_in < 1 || n->n_out < 1 || n->out[0] < 0) return -1;
+    if (qr__op_in(n->op_type, pass)) return 0;
+    bool c0 = qr__m_const_in(a, n, 0), c1 = n->n_in > 1 && qr__m_const_in(a, n, 1);
+    if (n->n_in != 2 || c0 == c1) return -1;
+    if (!strcmp(n->op_type, "Div")) return c1 ? 0 : -1;          /* x / c, not c / x */
+    if (!strcmp(n->op_type, "Mul") || !strcmp(n->op_type, "Add") || !strcmp(n->op_type, "Sub")) return c1 ? 0 : 1;
+    return -1;
+}
+
+static QrStatus qr__se_cand_add(QrSeCands *c, int match, int value) {
+    for (int k = c->head[value]; k >= 0; k = c->next[k]) if (c->match[k] == match) return QR_OK;
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 64;
+        int *m = realloc(c->match, (size_t)cap * sizeof(int)), *v = m ? realloc(c->value, (size_t)cap * sizeof(int)) : NULL;
+        if (m) c->match = m;
+        if (v) c->value = v;
+        int *nx = v ? realloc(c->next, (size_t)cap * sizeof(int)) : NULL;
+        if (nx) c->next = nx;
+        double *d = nx ? realloc(c->max_abs, (size_t)cap * sizeof(double)) : NULL;
+        if (!d) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        c->max_abs = d;
+        c->cap = cap;
+    }
+    c->match[c->n] = match;
+    c->value[c->n] = value;
+    c->max_abs[c->n] = NAN;
+    c->next[c->n] = c->head[value];
+    c->head[value] = c->n++;
+    return QR_OK;
+}
+
+/* Candidates of match i: the float values reachable from its value along single-consumer
+ * chains of value-preserving / affine nodes, upstream and downstream (at most 8 steps each). */
+static QrStatus qr__se_cands_of(const QrSession *s, int i, QrSeCands *c) {
+    const QrGraph *a = s->a;
+    int v0 = s->m.m[i].a_value;
+    if (v0 < 0) return QR_OK;
+    if (qr_dtype_is_float(a->values[v0].t.dtype)) QR_TRY(qr__se_cand_add(c, i, v0));   /* itself (values two pairs claim) */
+    for (int dir = 0; dir < 2; dir++) {
+        int v = v0;
+        for (int step = 0; step < 8; step++) {
+            int next = -1;
+            if (dir == 0) {                       /* upstream: v's producer carries its data input */
+                int p = a->values[v].producer;
+                int k = p >= 0 ? qr__se_affine_in(a, &a->nodes[p]) : -1;
+                int u = k >= 0 ? a->nodes[p].in[k] : -1;
+                if (u >= 0 && !qr__m_isconst(a, u) && qr_graph_single_reader(a, u) == p) next = u;
+            } else {                              /* downstream: v's only reader carries it */
+                int r = qr_graph_single_reader(a, v);
+                int k = r >= 0 ? qr__se_affine_in(a, &a->nodes[r]) : -1;
+                if (k >= 0 && a->nodes[r].in[k] == v && !a->values[v].is_output) next = a->nodes[r].out[0];
+            }
+            if (next < 0) break;
+            v = next;
+            if (qr_dtype_is_float(a->values[v].t.dtype)) QR_TRY(qr__se_cand_add(c, i, v));
+        }
+    }
+    return QR_OK;
+}
+
+static double qr__se_range(const QrTensor *x) {
+    const float *p = x->data;
+    double lo = INFINITY, hi = -INFINITY, amax = 0;
+    for (int64_t k = 0; k < x->numel; k++) {
+        if (p[k] < lo) lo = p[k];
+        if (p[k] > hi) hi = p[k];
+        if (fabs(p[k]) > amax) amax = fabs(p[k]);
+    }
+    double r = hi - lo;
+    return r > 0 ? r : amax > 0 ? amax : 1.0;
+}
+
+/* Proves every pair: one run of the twin with every quantizer disabled, compared with the
+ * baseline run. A pair whose value is not the baseline's within QR_EQUIV_TOL of its range
+ * moves to the equivalent value nearby (qr__se_cands_of) when one exists (e.g. QAT's
+ * Conv -> Div -> BatchNormalization, whose BN output is the baseline's folded Conv), else it
+ * stays, marked UNVERIFIED with its distance. */
+static QrStatus qr__se_verify(QrSession *s) {
+    QrMatchResult *mr = &s->m;
+    const QrGraph *a = s->a;
+    QrSeCands c = {0};
+    QrEquivResult r;
+    memset(&r, 0, sizeof r);
+    c.head = malloc(((size_t)s->tw.g.n_values + 1) * sizeof(int));
+    bool *used = calloc((size_t)a->n_values + 1, sizeof(bool));
+    double *range = calloc((size_t)mr->n + 1, sizeof(double));
+    QrStatus st = c.head && used && range ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int v = 0; st == QR_OK && v < s->tw.g.n_values; v++) c.head[v] = -1;
+    for (int i = 0; st == QR_OK && i < mr->n; i++) {
+        if (mr->m[i].a_value >= 0) used[mr->m[i].a_value] = true;
+        range[i] = s->base[i].data ? qr__se_range(&s->base[i]) : NAN;
+        if (s->base[i].data) st = qr__se_cands_of(s, i, &c);
+    }
+    if (st == QR_OK) st = qr__se_equiv(s, &r, &c);
+    if (st == QR_OK) {
+        mr->n_verified = mr->n_unverified = mr->n_repaired = 0;
+        for (int i = 0; i < mr->n; i++) {
+            QrMatch *m = &mr->m[i];
+            m->verify = QR_MV_NONE;
+            m->equiv_rel = NAN;
+            if (m->a_node < 0 || range[i] != range[i]) continue;
+            double rel = r.max_abs[i] == r.max_abs[i] ? r.max_abs[i] / range[i] : INFINITY;
+            for (int k = 0; rel != rel || rel == INFINITY ? k < c.n : 0; k++)
+                if (c.match[k] == i && c.value[k] == m->a_value && c.max_abs[k] == c.max_abs[k]) rel = c.max_abs[k] / range[i];
+            if (!(rel <= QR_EQUIV_TOL)) {
+                int best = -1, best_vis = -1, best_q = -1;
+                double best_rel = INFINITY;
+                for (int k = 0; k < c.n; k++) {
+                    if (c.match[k] != i || c.max_abs[k] != c.max_abs[k]) continue;
+                    int q;
+                    bool is_int;
+                    int vis = qr__m_visible_in(a, &s->qa, c.value[k], &q, &is_int);
+                    double cr = c.max_abs[k] / range[i];
+                    if (is_int || vis == m->a_value || used[vis] || !(cr <= QR_EQUIV_TOL) || cr >= best_rel) continue;
+                    best = k, best_vis = vis, best_q = q, best_rel = cr;
+                }
+                if (best >= 0) {
+                    int old_node = m->a_node, old_value = m->a_value;
+                    int v = c.value[best], p = a->values[v].producer;
+                    while (p >= 0 && qr__m_transparent(&a->nodes[p]) && a->nodes[p].n_in && a->nodes[p].in[0] >= 0) {
+                        int u = a->nodes[p].in[0];
+                        if (a->values[u].producer < 0) break;
+                        p = a->values[u].producer;
+                    }
+                    used[old_value] = false;
+                    used[best_vis] = true;
+                    m->a_node = p >= 0 ? p : old_node;
+                    m->a_value = best_vis;
+                    m->a_quant = best_q;
+                    m->a_is_int = false;
+                    m->note = qr_arena_printf(&mr->arena, "moved from '%s' (differs by %.3g of the range with every quantizer "
+                                              "off) to its equivalent value", a->values[old_value].name, rel);
+                    qr__se_set_vis(s, i);
+                    rel = best_rel;
+                    mr->n_repaired++;
+                    /* the node left without a pair is listed as such; the new one is no longer unmatched */
+                    bool still = false;
+                    for (int j = 0; j < mr->n; j++) still |= mr->m[j].a_node == old_node;
+                    int w = 0;
+                    for (int k = 0; k < mr->n_unmatched_a; k++) {
+                        if (mr->unmatched_a[k] == m->a_node) continue;
+                        mr->unmatched_a[w] = mr->unmatched_a[k];
+                        mr->unmatched_why[w++] = mr->unmatched_why[k];
+                    }
+                    mr->n_unmatched_a = w;
+                    if (!still && w < a->n_nodes) {
+                        mr->unmatched_a[w] = old_node;
+                        mr->unmatched_why[w] = qr_arena_printf(&mr->arena, "inside the pair of baseline '%s' (its value "
+                                                               "before '%s', which the baseline folded)",
+                                                               s->b->nodes[m->b_node].name, a->nodes[m->a_node].name);
+                        mr->n_unmatched_a++;
+                    }
+                }
+            }
+            m->equiv_rel = rel;
+            m->verify = rel <= QR_EQUIV_TOL ? QR_MV_VERIFIED : QR_MV_UNVERIFIED;
+            if (m->verify == QR_MV_VERIFIED) mr->n_verified++; else mr->n_unverified++;
+        }
+        mr->verified_run = true;
+    }
+    qr_equiv_free(&r);
+    free(c.head); free(c.match); free(c.value); free(c.next); free(c.max_abs);
+    free(used);
+    free(range);
+    return st;
 }
 
 /* ==== the all-on reference ========================================================= */

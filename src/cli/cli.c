@@ -93,6 +93,7 @@ static const char *qr__usage_runall =
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
     "  comparison with local error, sensitivity ranking, cumulative error, the bad-case input.\n"
@@ -102,7 +103,9 @@ static const char *qr__usage_runall =
     "  unzipped bundle in DIR, written after the zip and as atomically (an existing DIR is replaced only\n"
     "  when empty or an earlier bundle); when DIR cannot be written the exit code is 1, DIR is left as it\n"
     "  was and the zip, already complete, stays. Exit code 10 when a --fail-if-* gate is not met (the\n"
-    "  bundle is still written).\n";
+    "  bundle is still written).\n"
+    "  --dump DIR adds the device dump comparison of compare-dump (dump_compare.txt/.csv, an HTML section,\n"
+    "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle).\n";
 static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10] [--quiet]\n"
@@ -123,7 +126,8 @@ static void qr__print_usage(FILE *f) {
             "  compare   per-layer comparison with local (shadow) error (compare_per_layer_out.txt/.csv)\n"
             "  sensitivity  quantizer sensitivity ranking and cumulative error (sensitive_ops.*, accumulated_error.csv)\n"
             "  runall    every analysis, one zip bundle with index.html (the report to attach to a bug)\n"
-            "  find-bad-case  the worst input of a data folder (badcase.npy, badcase_list.txt/.csv)\n\n"
+            "  find-bad-case  the worst input of a data folder (badcase.npy, badcase_list.txt/.csv)\n"
+            "  compare-dump   device dumps vs the int-mode simulation: the first divergent layer (dump_compare.*)\n\n"
             "options of every command: --threads N (default: QR_THREADS or the online CPUs; results are\n"
             "identical for any N), --max-memory SIZE, --quiet.\n"
             "--max-memory SIZE (512M, 2G): refuse up front (exit 1, nothing run or written) when the command's\n"
@@ -604,7 +608,8 @@ static int qr_cli_match(int argc, char **argv) {
     st = qr__cli_load_second(o.model2, b, in, &a);
     if (st == QR_OK) st = qr_session_open(&se, b, a, in);
     if (st == QR_OK) {
-        QrStatus es = qr_session_equivalence(&se, &eq);
+        QrStatus es = qr_session_run_baseline(&se);      /* also proves every pair (equivalence verification) */
+        if (es == QR_OK) es = qr_session_equivalence(&se, &eq);
         if (es == QR_OK) have_eq = true;
         else qr__cli_warn(&o, "equivalence check could not run: %s", qr_err_msg());
     }
@@ -617,10 +622,13 @@ static int qr_cli_match(int argc, char **argv) {
         if (!o.quiet) {
             for (int i = 0; i < se.m.n; i++) {
                 const QrMatch *m = &se.m.m[i];
-                printf("%-40s -> %-50s %s%s%s\n", b->values[m->b_value].name,
+                printf("%-40s -> %-50s %s%s%s%s\n", b->values[m->b_value].name,
                        m->a_node >= 0 ? a->values[m->a_value].name : "-", qr_match_method_name(m->method),
-                       m->note ? "  " : "", m->note ? m->note : "");
+                       m->verify == QR_MV_UNVERIFIED ? "  UNVERIFIED" : "", m->note ? "  " : "", m->note ? m->note : "");
             }
+            if (se.m.verified_run)
+                printf("pairs verified: %d of %d (%d UNVERIFIED: not the same value with every quantizer off)\n",
+                       se.m.n_verified, se.m.n_verified + se.m.n_unverified, se.m.n_unverified);
             printf("%d baseline values, %d matched, %d without counterpart; %d analysis values without counterpart\n",
                    se.m.n, se.m.n - unmatched, unmatched, se.m.n_unmatched_a);
             if (have_eq) printf("%s\n", qr_equiv_verdict(b, &se.m, &eq));
@@ -771,11 +779,17 @@ static int qr_cli_sensitivity(int argc, char **argv) {
 }
 
 /* argv is the whole command line (for the manifest). */
+static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts *out);   /* cli/deploy.c */
 static int qr_cli_runall(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
-    int rc = qr__cli_begin(argc - 2, argv + 2, qr__usage_runall, true, &o, &b, &in);
+    QrDeployRunallOpts dep;
+    int pargc = argc;
+    char **pargv = argv;
+    int rc = qr_cli_deploy_runall_args(&pargc, &pargv, &dep);
+    if (rc) return rc;
+    rc = qr__cli_begin(pargc - 2, pargv + 2, qr__usage_runall, true, &o, &b, &in);
     if (rc >= 0) return rc;
     QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
     if (st != QR_OK) { qr__cli_release(b, in); return qr__cli_fail(st); }
@@ -822,6 +836,7 @@ static int qr_cli_runall(int argc, char **argv) {
                         .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode,
                         .badcase = have_bc ? &bc : NULL, .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
     if (have_bc) ro.random_input = false;
+    ro.deploy = dep;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
     ro.sens.metric = QR_METRIC_L1;
     ro.sens.reverse = o.reverse;
@@ -885,6 +900,9 @@ static int qr_cli_badcase(int argc, char **argv) {
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
 
+/* The deployment kit's commands (src/cli/deploy.c). */
+static int qr_cli_compare_dump(int argc, char **argv);
+
 static int qr_cli_main(int argc, char **argv) {
     qr_kern_init();
     if (argc < 2) { qr__print_usage(stderr); return QR_EXIT_USAGE; }
@@ -906,6 +924,7 @@ static int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "sensitivity")) return qr_cli_sensitivity(argc - 2, argv + 2);
     if (!strcmp(cmd, "runall")) return qr_cli_runall(argc, argv);
     if (!strcmp(cmd, "find-bad-case")) return qr_cli_badcase(argc - 2, argv + 2);
+    if (!strcmp(cmd, "compare-dump")) return qr_cli_compare_dump(argc - 2, argv + 2);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__print_usage(stderr);
     return QR_EXIT_USAGE;

@@ -31,6 +31,7 @@ typedef struct QrBd {
     QrSensResult sens;
     QrAccum acc;
     QrCheckSummary chk;
+    QrDeployRunall dep;          /* device dump, repro, emitted model (deploy/) */
     const char *fail_name[QR__BN_MAX_FAIL], *fail_msg[QR__BN_MAX_FAIL];
     int n_fail;
     const char *sha_path[16], *sha_hex[16];   /* manifest: file hashes computed so far */
@@ -299,6 +300,7 @@ static QrStatus qr__bn_summary(QrBd *bd) {
         if (bd->wi.rec_fp >= 0) qr_json_kv_int(&j, "recommended_float_k", bd->wi.steps[bd->wi.rec_fp].k);
         qr_json_obj_end(&j);
     }
+    qr_deploy_runall_json(&j, &bd->dep);
     qr__bn_json_failed(&j, bd);
     qr_json_obj_end(&j);
     return qr__bn_write_json(bd, &j, "summary.json");
@@ -612,6 +614,7 @@ static QrStatus qr__bn_html(QrBd *bd) {
         }
         qr_html_gallery_end(&h);
     }
+    qr_deploy_runall_html(&h, &bd->dep);
     qr_html_section(&h, "check", "Model structure check");
     const char *chk = qr__bn_read_text(bd, "model_check_result.txt");
     if (chk) qr_html_pre(&h, chk);
@@ -860,6 +863,11 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         bd->se.base_seen = NULL;
         qr_progress_end(&bd->prog, st);
     }
+    if (st == QR_OK && o->deploy.dump) {     /* a bad dump fails the run: no bundle */
+        qr_progress_begin(&bd->prog, "device dump", 0);
+        st = qr_deploy_runall_early(&bd->dep, &o->deploy, &bd->se, inputs, bd->dir);
+        qr_progress_end(&bd->prog, st);
+    }
     if (st == QR_OK) {
         qr_progress_begin(&bd->prog, "match", 0);
         /* The analyses that need only the baseline's values run side by side (see qr__bn_early_job);
@@ -1012,6 +1020,7 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
     if (bd->have_adv) qr_advice_free(&bd->adv);
     if (bd->have_wi) qr_whatif_free(&bd->wi);
     if (bd->have_dist) qr_dist_free(&bd->dist);
+    qr_deploy_runall_free(&bd->dep);
     if (bd->se.b) qr_session_close(&bd->se);
     qr_arena_free(&bd->arena);
     free(bd);

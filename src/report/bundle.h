@@ -20,6 +20,7 @@ typedef struct QrRunallOpts {
     const char *const *plot_nodes;   /* --plot-nodes (NULL: top-5 sensitive weights and activations) */
     int n_plot_nodes;
     const char *const *warnings; /* warnings from loading (manifest) */
+    QrDeployRunallOpts deploy;   /* --dump ... (deploy/) */
     int n_warnings;
 } QrRunallOpts;
 

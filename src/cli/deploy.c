@@ -1,0 +1,138 @@
+/* cli/deploy — the deployment kit's commands (compare-dump, extract, promote) and the options
+ * they add to runall. Their options are taken out of argv here before the common parser
+ * (qr__cli_parse) sees the rest, so cli.c keeps one parser for what every command shares. */
+
+typedef struct QrDeployArgs {
+    const char *dump_map;        /* --dump-map CSV */
+    const char *dump_dir;        /* runall --dump DIR */
+    double dump_tol;             /* --dump-tolerance (LSB) */
+    const char *baseline;        /* compare-dump --baseline */
+    const char *node;            /* extract --node */
+    int radius;                  /* extract --radius */
+    const char *nodes;           /* promote --nodes */
+    const char *to;              /* promote --to */
+    const char *emit_dir;        /* runall --emit-model DIR */
+    bool no_repro;               /* runall --no-repro */
+} QrDeployArgs;
+
+/* Removes the deploy options named in `which` (space-separated, e.g. "--dump-map --baseline") from
+ * argv[0..*argc) and stores them in d. Returns 0, or QR_EXIT_USAGE after printing the problem. */
+static int qr__dcli_take(int *argc, char **argv, const char *which, QrDeployArgs *d, const char *usage) {
+    int n = 0;
+    for (int i = 0; i < *argc; i++) {
+        const char *a = argv[i];
+        char key[64];
+        snprintf(key, sizeof key, " %s ", a);
+        char hay[512];
+        snprintf(hay, sizeof hay, " %s ", which);
+        if (a[0] != '-' || !strstr(hay, key)) { argv[n++] = argv[i]; continue; }
+        if (!strcmp(a, "--no-repro")) { d->no_repro = true; continue; }
+        if (i + 1 >= *argc) { fprintf(stderr, "qreport: %s needs a value\n%s", a, usage); return QR_EXIT_USAGE; }
+        const char *v = argv[++i];
+        char *end;
+        if (!strcmp(a, "--dump-map")) d->dump_map = v;
+        else if (!strcmp(a, "--dump")) d->dump_dir = v;
+        else if (!strcmp(a, "--baseline")) d->baseline = v;
+        else if (!strcmp(a, "--node")) d->node = v;
+        else if (!strcmp(a, "--nodes")) d->nodes = v;
+        else if (!strcmp(a, "--to")) d->to = v;
+        else if (!strcmp(a, "--emit-model")) d->emit_dir = v;
+        else if (!strcmp(a, "--dump-tolerance")) {
+            d->dump_tol = strtod(v, &end);
+            if (end == v || *end || !(d->dump_tol >= 0) || !isfinite(d->dump_tol)) {
+                fprintf(stderr, "qreport: --dump-tolerance '%s': expected a number of LSB >= 0\n%s", v, usage);
+                return QR_EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--radius")) {
+            long r = strtol(v, &end, 10);
+            if (end == v || *end || r < 0 || r > 1000) {
+                fprintf(stderr, "qreport: --radius must be 0..1000\n%s", usage);
+                return QR_EXIT_USAGE;
+            }
+            d->radius = (int)r;
+        }
+    }
+    argv[n] = NULL;
+    *argc = n;
+    return 0;
+}
+
+static const char *qr__usage_compare_dump =
+    "usage: qreport compare-dump ANALYSIS.onnx DUMP_DIR [-i INPUT ...] [--baseline BASE.onnx] [--dump-map MAP.csv]\n"
+    "                            [--dump-tolerance LSB] [-o DIR] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "  Compares per-layer tensors dumped by a deployment runtime (DUMP_DIR: .npy of any numeric dtype, raw\n"
+    "  .bin/.raw in float32 or the value's quantized integer type) with qreport's int-mode run of the analysis\n"
+    "  model on the same input (integer kernels, as a deployment runtime), its sim-mode run and, with --baseline,\n"
+    "  the float baseline. Files are matched to values by exact name, then sanitized (/ : . - and spaces -> _,\n"
+    "  case-insensitive, runtime prefixes/suffixes stripped), then by --dump-map (CSV file,value[,layout]\n"
+    "  [,scale,zero_point]). Layout NCHW or NHWC from the .npy shape, the map, or else from the data. Writes\n"
+    "  dump_compare.txt/.csv to DIR (default .): per value max |diff| in LSB, share of differing elements,\n"
+    "  rounding ties, LSB histogram, Cosine/SQNR/max abs against int and sim mode and the baseline, and the first\n"
+    "  value where the device leaves the simulation by more than --dump-tolerance LSB (default 1).\n"
+    "  Exit 1 on a bad dump (wrong size, unknown dtype, no fitting layout, ambiguous name, integer data without\n"
+    "  a quantizer): nothing is written.\n";
+
+static int qr_cli_compare_dump(int argc, char **argv) {
+    QrDeployArgs d = { .dump_tol = 1.0 };
+    int rc = qr__dcli_take(&argc, argv, "--dump-map --dump-tolerance --baseline", &d, qr__usage_compare_dump);
+    if (rc) return rc;
+    QrCliOpts o;
+    QrGraph *a = NULL, *b = NULL;
+    QrTensor *in = NULL;
+    rc = qr__cli_begin(argc, argv, qr__usage_compare_dump, true, &o, &a, &in);
+    if (rc >= 0) return rc;
+    const char *dump_dir = o.model2;
+    const char *dir = o.out_dir ? o.out_dir : ".";
+    QrSession se = { 0 };
+    bool have_se = false;
+    QrStatus st = QR_OK;
+    if (d.baseline) {
+        st = qr__cli_load_second(d.baseline, a, in, &b);
+        if (st == QR_OK) st = qr_session_open(&se, b, a, in);
+        have_se = st == QR_OK;
+    }
+    QrDumpOpts dopt = { .dir = dump_dir, .map = d.dump_map, .tol = d.dump_tol, .float_rtol = 1e-4 };
+    QrDumpResult r = { 0 };
+    bool have_r = false;
+    if (st == QR_OK) { st = qr_dump_compare(a, in, have_se ? &se : NULL, &dopt, &r); have_r = st == QR_OK; }
+    if (st == QR_OK) st = qr_mkdir_p(dir);
+    if (st == QR_OK) st = qr_dump_write(&r, dir);
+    if (st == QR_OK && !o.quiet) {
+        QrArena ar = { 0 };
+        printf("%d file%s matched, %d unmatched; %s\nwrote %s/dump_compare.txt and .csv\n", r.n, r.n == 1 ? "" : "s",
+               r.n_unmatched, qr_dump_verdict(&ar, &r), dir);
+        qr_arena_free(&ar);
+    }
+    if (st == QR_OK && r.n_unmatched)
+        qr__cli_warn(&o, "%d dump file%s matched no value (listed in dump_compare.txt; name them with --dump-map)",
+                     r.n_unmatched, r.n_unmatched == 1 ? "" : "s");
+    if (have_r) qr_dump_free(&r);
+    if (have_se) qr_session_close(&se);
+    if (b) { qr_graph_free(b); free(b); }
+    qr__cli_release(a, in);
+    return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+}
+
+/* runall: takes --dump, --dump-map, --dump-tolerance out of a copy of argv (*argv is replaced by
+ * the copy; the original, whole command line stays for the manifest). */
+static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts *out) {
+    static char *copy[1024];
+    static QrDumpOpts dump;
+    static QrDeployArgs d;
+    if (*argc >= QR_ARRAY_LEN(copy)) { fprintf(stderr, "qreport: too many arguments\n"); return QR_EXIT_USAGE; }
+    for (int i = 0; i < *argc; i++) copy[i] = (*argv)[i];
+    d = (QrDeployArgs){ .dump_tol = 1.0 };
+    int rc = qr__dcli_take(argc, copy, "--dump --dump-map --dump-tolerance", &d, qr__usage_runall);
+    if (rc) return rc;
+    *argv = copy;
+    memset(out, 0, sizeof *out);
+    if ((d.dump_map || d.dump_tol != 1.0) && !d.dump_dir) {
+        fprintf(stderr, "qreport: --dump-map and --dump-tolerance need --dump DIR\n%s", qr__usage_runall);
+        return QR_EXIT_USAGE;
+    }
+    if (d.dump_dir) {
+        dump = (QrDumpOpts){ .dir = d.dump_dir, .map = d.dump_map, .tol = d.dump_tol, .float_rtol = 1e-4 };
+        out->dump = &dump;
+    }
+    return 0;
+}

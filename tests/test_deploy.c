@@ -1,0 +1,363 @@
+/* tests/deploy — the deployment kit: device dumps against the simulation (compare-dump),
+ * minimal repros (extract) and repaired models (promote / --emit-model). Dumps are written
+ * here the way a device runtime writes them (channels-last raw integers with sanitized names,
+ * .npy), from qreport's own int-mode run, with one layer corrupted; ONNX Runtime 'all' dumps
+ * come from fixtures/qpairs_int (make_int_golden.py). */
+
+/* An analysis model loaded on its fixture input, with its int-mode lowering. */
+typedef struct QtDpModel {
+    QrGraph *g;
+    QrTensor in;
+    QrQuantTable qt;
+    QrGraph low;
+    QrLowerInfo info;
+} QtDpModel;
+
+static void qt_dp_free(QtDpModel *m) {
+    qr_graph_free(&m->low);
+    qr_lower_info_free(&m->info);
+    qr_quant_table_free(&m->qt);
+    qr_tensor_free_data(&m->in);
+    if (m->g) { qr_graph_free(m->g); free(m->g); }
+    memset(m, 0, sizeof *m);
+}
+
+static QrStatus qt_dp_load(QtDpModel *m, const char *pair) {
+    char p[512];
+    memset(m, 0, sizeof *m);
+    snprintf(p, sizeof p, "fixtures/qpairs/%s/input.npy", pair);
+    QR_TRY(qr_npy_read(p, &m->in));
+    snprintf(p, sizeof p, "fixtures/qpairs/%s/analysis.onnx", pair);
+    QR_TRY(qr_onnx_load(p, &m->g));
+    QR_TRY(qr_graph_infer(m->g, &m->in));
+    QR_TRY(qr_quant_table_build(m->g, &m->qt));
+    return qr_quant_lower(m->g, &m->qt, &m->low, &m->info);
+}
+
+/* Activation quantizers' integer values of the int-mode run, kept per value. */
+typedef struct QtDpCap { const QrQuantTable *qt; int n_values; QrTensor *vals; } QtDpCap;
+
+static QrStatus qt_dp_cap_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QR_UNUSED(g);
+    QR_UNUSED(node);
+    QtDpCap *c = user;
+    if (value >= c->n_values || c->vals[value].data || !t->data || qr_dtype_is_float(t->dtype)) return QR_OK;
+    int q = c->qt->by_value[value];
+    if (q < 0 || c->qt->q[q].kind != QR_QK_ACTIVATION || c->qt->q[q].int_value != value) return QR_OK;
+    QR_TRY(qr_tensor_set_shape(&c->vals[value], t->dtype, t->rank, t->dims));
+    QR_TRY(qr_tensor_alloc_data(&c->vals[value]));
+    memcpy(c->vals[value].data, t->data, qr_tensor_nbytes(t));
+    return QR_OK;
+}
+
+static void qt_dp_cap_free(QtDpCap *c) {
+    for (int i = 0; c->vals && i < c->n_values; i++) qr_tensor_free_data(&c->vals[i]);
+    free(c->vals);
+}
+
+/* A file name as a runtime would write it: every non-alphanumeric character -> '_'. */
+static void qt_dp_runtime_name(char *dst, size_t n, const char *name) {
+    size_t k = 0;
+    for (; *name && k + 1 < n; name++) dst[k++] = isalnum((unsigned char)*name) ? *name : '_';
+    dst[k] = 0;
+}
+
+/* Corrupts 3 elements of t by +-3 (integers in range). */
+static void qt_dp_corrupt(QrTensor *t) {
+    int64_t lo = t->dtype == QR_DT_U8 || t->dtype == QR_DT_U16 ? 0 : t->dtype == QR_DT_S8 ? -128 : -32768;
+    int64_t hi = t->dtype == QR_DT_U8 ? 255 : t->dtype == QR_DT_S8 ? 127 : t->dtype == QR_DT_U16 ? 65535 : 32767;
+    int64_t at[3] = { 1, t->numel / 2, t->numel - 2 };
+    for (int k = 0; k < 3; k++) {
+        int64_t v = qr_tensor_get_i64(t, at[k]);
+        qr_tensor_set_i64(t, at[k], v + 3 <= hi ? v + 3 : v - 3 >= lo ? v - 3 : v);
+    }
+}
+
+/* Writes every activation's int-mode integer value of `pair` into dir: raw channels-last files
+ * ("<index>_<runtime name>.bin") when raw_nhwc, else .npy in the model's layout named
+ * "tensor_<runtime name>.npy"; the value called `bad` (the k-th activation, k = which) corrupted
+ * by +-3 LSB on 3 elements. Returns its name through bad. */
+static QrStatus qt_dp_write_dump(QtDpModel *m, const char *dir, bool raw_nhwc, int which, const char **bad, int *n_written) {
+    QtDpCap cap = { &m->qt, m->g->n_values, calloc((size_t)m->g->n_values + 1, sizeof(QrTensor)) };
+    if (!cap.vals) return qr_errf(QR_ERR_NOMEM, "oom");
+    QrRunOpts ro = { .tap = qt_dp_cap_tap, .tap_user = &cap };
+    QrStatus st = qr_run(&m->low, &m->in, &ro, NULL);
+    if (st == QR_OK) st = qr_mkdir_p(dir);
+    int k = 0;
+    *bad = NULL;
+    for (int i = 0; st == QR_OK && i < m->g->n_nodes; i++) {
+        const QrNode *nd = &m->g->nodes[m->g->order[i]];
+        for (int o = 0; st == QR_OK && o < nd->n_out; o++) {
+            int v = nd->out[o];
+            if (v < 0 || !cap.vals[v].data) continue;
+            QrTensor *t = &cap.vals[v];
+            if (k == which) { qt_dp_corrupt(t); *bad = m->g->values[v].name; }
+            char nm[512], path[1024];
+            qt_dp_runtime_name(nm, sizeof nm, m->g->values[v].name);
+            if (raw_nhwc) {
+                snprintf(path, sizeof path, "%s/%04d_%s.bin", dir, k, nm);
+                size_t es = qr_dtype_size(t->dtype);
+                unsigned char *buf = malloc((size_t)t->numel * es + 1);
+                if (!buf) { st = qr_errf(QR_ERR_NOMEM, "oom"); break; }
+                for (int64_t e = 0; e < t->numel; e++) {
+                    int64_t j = t->rank >= 3 ? qr__dp_cl_index(t, e) : e;
+                    memcpy(buf + j * (int64_t)es, (unsigned char *)t->data + e * (int64_t)es, es);
+                }
+                st = qr_file_write_atomic(path, buf, (size_t)t->numel * es);
+                free(buf);
+            } else {
+                snprintf(path, sizeof path, "%s/tensor_%s.npy", dir, nm);
+                st = qr_npy_write(path, t);
+            }
+            k++;
+        }
+    }
+    *n_written = k;
+    qt_dp_cap_free(&cap);
+    return st;
+}
+
+/* The dump test of issue 18: one fixture as NHWC raw integers with runtime names, one as .npy;
+ * a corrupted layer is the first divergent value and every row before it shows 0 LSB. */
+static void qt_dp_corrupted(const char *pair, bool raw_nhwc, int which) {
+    char name[128], dir[512];
+    snprintf(name, sizeof name, "deploy/dump_%s_%s", raw_nhwc ? "raw_nhwc" : "npy", pair);
+    snprintf(dir, sizeof dir, "%s/dump_%s_%d", qt_tmpdir(), pair, raw_nhwc);
+    QtDpModel m;
+    QrDumpResult r = { 0 };
+    const char *bad = NULL, *why = NULL;
+    char msg[512] = "";
+    int n_written = 0;
+    QrStatus st = qt_dp_load(&m, pair);
+    if (st == QR_OK) st = qt_dp_write_dump(&m, dir, raw_nhwc, which, &bad, &n_written);
+    QrDumpOpts o = { .dir = dir, .tol = 1, .float_rtol = 1e-4 };
+    if (st == QR_OK) st = qr_dump_compare(m.g, &m.in, NULL, &o, &r);
+    if (st != QR_OK) why = qr_err_msg();
+    else if (!bad) why = "no activation corrupted";
+    else if (r.n != n_written || r.n_unmatched) why = (snprintf(msg, sizeof msg, "%d of %d files matched, %d unmatched", r.n, n_written, r.n_unmatched), msg);
+    else if (r.first_divergent < 0 || strcmp(r.rows[r.first_divergent].value, bad))
+        why = (snprintf(msg, sizeof msg, "first divergent '%s', want '%s'", r.first_divergent >= 0 ? r.rows[r.first_divergent].value : "none", bad), msg);
+    else if (r.rows[r.first_divergent].lsb_max != 3 || r.rows[r.first_divergent].n_diff < 1 || r.rows[r.first_divergent].n_diff > 3)
+        why = (snprintf(msg, sizeof msg, "corrupted row: max %lld LSB, %lld differ", (long long)r.rows[r.first_divergent].lsb_max, (long long)r.rows[r.first_divergent].n_diff), msg);
+    else if (r.n_divergent != 1) why = (snprintf(msg, sizeof msg, "%d divergent rows, want 1", r.n_divergent), msg);
+    for (int i = 0; !why && i < r.first_divergent; i++)
+        if (r.rows[i].lsb_max != 0 || r.rows[i].n_diff || !r.rows[i].lsb)
+            why = (snprintf(msg, sizeof msg, "upstream row '%s' shows %lld LSB", r.rows[i].value, (long long)r.rows[i].lsb_max), msg);
+    for (int i = 0; !why && raw_nhwc && i < r.n; i++)
+        if (strcmp(r.rows[i].layout, "-") && strcmp(r.rows[i].layout, "NHWC (from data)") &&
+            strcmp(r.rows[i].layout, "NCHW (NCHW and NHWC fit the data equally)"))
+            why = (snprintf(msg, sizeof msg, "'%s' read as %s", r.rows[i].value, r.rows[i].layout), msg);
+    for (int i = 0; !why && raw_nhwc && i < r.n; i++)
+        if (strcmp(r.rows[i].how, "stripped")) why = (snprintf(msg, sizeof msg, "'%s' matched by %s", r.rows[i].file, r.rows[i].how), msg);
+    if (!why) printf("deploy %s: %d values, first divergent '%s' (%lld LSB), %d upstream rows at 0 LSB\n", name, r.n,
+                     bad, (long long)r.rows[r.first_divergent].lsb_max, r.first_divergent);
+    qt_record(name, !why, "%s", why ? why : "");
+    qr_dump_free(&r);
+    qt_dp_free(&m);
+}
+
+/* ONNX Runtime 'all' (its fused integer kernels) as the device: every exposed activation of every
+ * pair, named through --dump-map from index.tsv; nothing may diverge beyond 1 LSB. */
+static void qt_dp_ort(const char *pair) {
+    char name[128], dir[512], map[600], idx[512], msg[512] = "";
+    snprintf(name, sizeof name, "deploy/dump_ort_all_%s", pair);
+    snprintf(dir, sizeof dir, "fixtures/qpairs_int/%s", pair);
+    snprintf(idx, sizeof idx, "%s/index.tsv", dir);
+    snprintf(map, sizeof map, "%s/ort_%s.csv", qt_tmpdir(), pair);
+    const char *why = NULL;
+    QtDpModel m;
+    QrDumpResult r = { 0 };
+    int n_lines = 0;
+    QrStatus st = qt_dp_load(&m, pair);
+    FILE *in = st == QR_OK ? fopen(idx, "r") : NULL, *out = in ? fopen(map, "w") : NULL;
+    if (st == QR_OK && (!in || !out)) st = qr_errf(QR_ERR_IO, "%s / %s", idx, map);
+    char line[1024];
+    if (out) fprintf(out, "file,value\n");
+    while (st == QR_OK && fgets(line, sizeof line, in)) {
+        char *tab = strchr(line, '\t');
+        if (!tab) continue;
+        *tab = 0;
+        tab[1 + strcspn(tab + 1, "\r\n")] = 0;
+        fprintf(out, "%s,%s\n", tab + 1, line);
+        n_lines++;
+    }
+    if (in) fclose(in);
+    if (out) fclose(out);
+    QrDumpOpts o = { .dir = dir, .map = map, .tol = 1, .float_rtol = 1e-4 };
+    if (st == QR_OK) st = qr_dump_compare(m.g, &m.in, NULL, &o, &r);
+    int64_t diff = 0, ties = 0, elems = 0, maxl = 0;
+    for (int i = 0; st == QR_OK && i < r.n; i++) {
+        diff += r.rows[i].n_diff;
+        ties += r.rows[i].n_tie;
+        elems += r.rows[i].n;
+        if (r.rows[i].lsb_max > maxl) maxl = r.rows[i].lsb_max;
+        if (!r.rows[i].lsb) why = (snprintf(msg, sizeof msg, "'%s' not compared in LSB", r.rows[i].value), msg);
+    }
+    if (st != QR_OK) why = qr_err_msg();
+    else if (r.n != n_lines) why = (snprintf(msg, sizeof msg, "%d of %d ORT activations matched", r.n, n_lines), msg);
+    else if (r.n_divergent) why = (snprintf(msg, sizeof msg, "%d divergent (first '%s')", r.n_divergent, r.rows[r.first_divergent].value), msg);
+    if (!why) printf("deploy %s: %d activations, 0 divergent; %lld of %lld elements differ by 1 LSB (%lld at rounding ties)\n",
+                     name, r.n, (long long)diff, (long long)elems, (long long)ties);
+    qt_record(name, !why, "%s", why ? why : "");
+    qr_dump_free(&r);
+    qt_dp_free(&m);
+}
+
+/* Bad dumps through the command: a clear message naming the file, exit 1, no output written. */
+static void test_deploy_dump_bad(void) {
+    char d[512], out[600], p[700];
+    QtCli r;
+    const char *A = "fixtures/qpairs/ort_qdq/analysis.onnx", *I = "fixtures/qpairs/ort_qdq/input.npy";
+    snprintf(out, sizeof out, "%s/dpbad_out", qt_tmpdir());
+    snprintf(p, sizeof p, "%s/dump_compare.txt", out);
+    /* wrong size: a raw file named after a uint8 activation of 1x8x16x16 */
+    snprintf(d, sizeof d, "%s/dpbad1", qt_tmpdir());
+    qr_mkdir_p(d);
+    snprintf(p, sizeof p, "%s/stem_relu_Relu_output_0_QuantizeLinear_Output.bin", d);
+    QT_OK(qr_file_write_atomic(p, "12345", 5));
+    qt_cli(&r, "compare-dump %s %s -i %s -o %s", A, d, I, out);
+    QT_CLI_FAILS(r, "stem_relu_Relu_output_0_QuantizeLinear_Output.bin", "has 5 bytes", "needs 8192 (float32) or 2048 (uint8)");
+    snprintf(p, sizeof p, "%s/dump_compare.txt", out);
+    QT_CHECK(access(p, F_OK) != 0);
+    /* unknown dtype: a complex64 .npy */
+    snprintf(d, sizeof d, "%s/dpbad2", qt_tmpdir());
+    qr_mkdir_p(d);
+    {
+        char hdr[128];
+        int hl = snprintf(hdr, sizeof hdr, "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }");
+        while ((hl + 10 + 1) % 64) hdr[hl++] = ' ';
+        hdr[hl++] = '\n';
+        unsigned char buf[256];
+        memcpy(buf, "\x93NUMPY\x01\x00", 8);
+        buf[8] = (unsigned char)(hl & 255);
+        buf[9] = (unsigned char)(hl >> 8);
+        memcpy(buf + 10, hdr, (size_t)hl);
+        memset(buf + 10 + hl, 0, 16);
+        snprintf(p, sizeof p, "%s/input_QuantizeLinear_Output.npy", d);
+        QT_OK(qr_file_write_atomic(p, buf, (size_t)(10 + hl + 16)));
+    }
+    qt_cli(&r, "compare-dump %s %s -i %s -o %s", A, d, I, out);
+    QT_CLI_FAILS(r, "input_QuantizeLinear_Output.npy", "<c8", "not supported");
+    /* a layout fitting no permutation: 1x8x16x16 stored as 16x1x8x16 */
+    snprintf(d, sizeof d, "%s/dpbad3", qt_tmpdir());
+    qr_mkdir_p(d);
+    snprintf(p, sizeof p, "%s/stem_relu_Relu_output_0_QuantizeLinear_Output.npy", d);
+    int64_t dims3[4] = { 16, 1, 8, 16 };
+    QT_OK(qt_write_npy_f(p, QR_DT_U8, 4, dims3, 1));
+    qt_cli(&r, "compare-dump %s %s -i %s -o %s", A, d, I, out);
+    QT_CLI_FAILS(r, "stem_relu_Relu_output_0_QuantizeLinear_Output.npy", "fits neither NCHW", "--dump-map");
+    /* names matching several values: a model with values "a.b" and "a_b" */
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    int64_t dims[2] = { 1, 4 };
+    qt_mb_input(&mb, "x", QR_DT_F32, 2, dims);
+    qt_mb_output(&mb, "y", QR_DT_F32, 2, dims);
+    qt_mb_node(&mb, "Relu", "r1", "x", "a.b");
+    qt_mb_node(&mb, "Relu", "r2", "a.b", "a_b");
+    qt_mb_node(&mb, "Add", "add", "a.b,a_b", "y");
+    char model[600], xin[600];
+    snprintf(model, sizeof model, "%s/ab.onnx", qt_tmpdir());
+    QT_OK(qt_mb_write(&mb, model));
+    qt_mb_free(&mb);
+    snprintf(xin, sizeof xin, "%s/ab_x.npy", qt_tmpdir());
+    QT_OK(qt_write_npy_f(xin, QR_DT_F32, 2, dims, 1));
+    snprintf(d, sizeof d, "%s/dpbad5", qt_tmpdir());
+    qr_mkdir_p(d);
+    snprintf(p, sizeof p, "%s/A_B.npy", d);
+    QT_OK(qt_write_npy_f(p, QR_DT_F32, 2, dims, 1));
+    qt_cli(&r, "compare-dump %s %s -i %s -o %s/y", model, d, xin, out);
+    QT_CLI_FAILS(r, "A_B.npy", "matches several values", "'a.b'", "'a_b'", "--dump-map");
+    snprintf(p, sizeof p, "%s/y", out);
+    QT_CHECK(access(p, F_OK) != 0);
+    /* an integer dump of a value without quantizer (output y of the float model) */
+    snprintf(d, sizeof d, "%s/dpbad4", qt_tmpdir());
+    qr_mkdir_p(d);
+    snprintf(p, sizeof p, "%s/Y.npy", d);
+    QT_OK(qt_write_npy_f(p, QR_DT_S8, 2, dims, 1));
+    qt_cli(&r, "compare-dump %s %s -i %s -o %s", model, d, xin, out);
+    QT_CLI_FAILS(r, "Y.npy", "no quantizer", "scale and zero point in --dump-map");
+    /* ... which a map with scale and zero point makes comparable */
+    snprintf(p, sizeof p, "%s/map.csv", qt_tmpdir());
+    QT_OK(qr_file_write_atomic(p, "Y.npy,y,,0.05,0\n", 16));
+    qt_cli(&r, "compare-dump %s %s -i %s -o %s --dump-map %s", model, d, xin, out, p);
+    QT_CHECKF(r.code == 0 && !r.crashed, "exit %d: %s", r.code, r.err);
+    char txt[8192];
+    snprintf(p, sizeof p, "%s/dump_compare.txt", out);
+    qt_slurp(p, txt, sizeof txt);
+    QT_CHECKF(strstr(txt, "| y ") && strstr(txt, "FIRST DIVERGENT") && strstr(txt, "| map "), "%s", txt);
+    /* a map naming a value that does not exist: closest names suggested */
+    snprintf(p, sizeof p, "%s/map2.csv", qt_tmpdir());
+    QT_OK(qr_file_write_atomic(p, "Y.npy,a.c\n", 10));
+    qt_cli(&r, "compare-dump %s %s -i %s -o %s/x --dump-map %s", model, d, xin, out, p);
+    QT_CLI_FAILS(r, "map2.csv:1", "no value 'a.c'", "closest: 'a.b'");
+    snprintf(p, sizeof p, "%s/x", out);
+    QT_CHECK(access(p, F_OK) != 0);
+}
+
+/* Reads a bundle folder's summary.json "dump" object. */
+static const QrJsonVal *qt_dp_summary(QrArena *a, const char *dir, const char *key) {
+    char p[700];
+    snprintf(p, sizeof p, "%s/summary.json", dir);
+    unsigned char *buf;
+    size_t len;
+    if (qr_file_read(p, 1 << 24, &buf, &len) != QR_OK) return NULL;
+    QrJsonVal *v = NULL;
+    QrStatus st = qr_json_parse(a, (const char *)buf, len, &v);
+    qr_aligned_free(buf);
+    return st == QR_OK ? qr_json_get(v, key) : NULL;
+}
+
+/* runall --dump: the same comparison in the bundle (summary.json dump.*, HTML section, tables);
+ * a bad dump fails runall with no bundle. */
+static void test_deploy_dump_runall(void) {
+    char d[512], keep[600], zip[600], p[700];
+    QtDpModel m;
+    const char *bad = NULL;
+    int n = 0;
+    snprintf(d, sizeof d, "%s/dump_runall", qt_tmpdir());
+    QT_OK(qt_dp_load(&m, "ort_qdq"));
+    QrStatus st = qt_dp_write_dump(&m, d, true, 5, &bad, &n);
+    char badname[256];
+    snprintf(badname, sizeof badname, "%s", bad ? bad : "");
+    qt_dp_free(&m);
+    QT_OK(st);
+    snprintf(keep, sizeof keep, "%s/dump_runall_keep", qt_tmpdir());
+    snprintf(zip, sizeof zip, "%s/dump_runall.zip", qt_tmpdir());
+    QtCli r;
+    qt_cli(&r, "runall fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx -i fixtures/qpairs/ort_qdq/input.npy "
+           "-o %s --keep-dir %s --dump %s --quiet", zip, keep, d);
+    QT_CHECKF(r.code == 0 && !r.crashed, "exit %d: %s", r.code, r.err);
+    QrArena a = { 0 };
+    const QrJsonVal *j = qt_dp_summary(&a, keep, "dump");
+    const QrJsonVal *fd = qr_json_get(j, "first_divergent"), *mt = qr_json_get(j, "matched"), *dv = qr_json_get(j, "divergent");
+    bool ok = fd && fd->type == QR_JSON_STR && !strcmp(fd->str, badname) && mt && mt->num == n && dv && dv->num == 1;
+    qr_arena_free(&a);
+    QT_CHECKF(ok, "summary.json dump: want first_divergent '%s', %d matched, 1 divergent", badname, n);
+    char html[1 << 16];
+    snprintf(p, sizeof p, "%s/index.html", keep);
+    qt_slurp(p, html, sizeof html);
+    QT_CHECK(strstr(html, "Device dump vs simulation") && strstr(html, "FIRST DIVERGENT"));
+    snprintf(p, sizeof p, "%s/dump_compare.csv", keep);
+    QT_CHECK(access(p, F_OK) == 0);
+    /* a bad dump: exit 1, no zip */
+    snprintf(p, sizeof p, "%s/0000_input_QuantizeLinear_Output.bin", d);
+    QT_OK(qr_file_write_atomic(p, "xyz", 3));
+    snprintf(zip, sizeof zip, "%s/dump_runall_bad.zip", qt_tmpdir());
+    qt_cli(&r, "runall fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx -i fixtures/qpairs/ort_qdq/input.npy "
+           "-o %s --dump %s --quiet", zip, d);
+    QT_CLI_FAILS(r, "0000_input_QuantizeLinear_Output.bin", "has 3 bytes");
+    QT_CHECK(access(zip, F_OK) != 0);
+    qt_cli(&r, "runall a.onnx b.onnx --dump-map x.csv");
+    QT_CHECKF(r.code == 2 && strstr(r.err, "need --dump"), "%d %s", r.code, r.err);
+}
+
+static void qt_deploy_all(void) {
+    qt_dp_corrupted("ort_qdq", true, 2);
+    qt_dp_corrupted("int16_mixed", false, 3);
+    qt_dp_corrupted("qat_fakequant", true, 4);
+    qt_dp_corrupted("qoperator", false, 2);
+    static const char *const pairs[] = { "qat_fakequant", "ort_qdq", "qoperator", "int16_mixed", "integer_ops" };
+    for (int i = 0; i < QR_ARRAY_LEN(pairs); i++) qt_dp_ort(pairs[i]);
+    QT_RUN(test_deploy_dump_bad);
+    QT_RUN(test_deploy_dump_runall);
+}

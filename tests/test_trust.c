@@ -1,0 +1,182 @@
+/* tests/trust — issue 20: every pair is proven equivalent, or it is not a pair.
+ * Pair verification on every fixture pair (incl. the PyTorch eager-mode QAT export with
+ * fused ConvBn / ConvBnReLU modules, fixtures/make_qat_convbn.py), a planted mis-pairing,
+ * headlines on verified pairs only, off-one ranking, shared-weight findings. */
+
+static const char *const qt_trust_pairs[] = { "qat_convbn", "qat_fakequant", "ort_qdq", "qoperator", "int16_mixed",
+                                              "integer_ops", "culprit" };
+
+/* Loads fixtures/qpairs/<pair> and opens a session; rename (optional) edits the analysis graph first. */
+static QrStatus qt_trust_open(const char *pair, QtPair *p, QrSession *se, void (*edit)(QrGraph *a)) {
+    char path[512];
+    memset(p, 0, sizeof *p);
+    memset(se, 0, sizeof *se);
+    snprintf(path, sizeof path, "fixtures/qpairs/%s/base.onnx", pair);
+    QR_TRY(qr_onnx_load(path, &p->b));
+    snprintf(path, sizeof path, "fixtures/qpairs/%s/analysis.onnx", pair);
+    QR_TRY(qr_onnx_load(path, &p->a));
+    snprintf(path, sizeof path, "fixtures/qpairs/%s/input.npy", pair);
+    QR_TRY(qr_npy_read(path, &p->in));
+    QR_TRY(qr_graph_infer(p->b, &p->in));
+    QR_TRY(qr_graph_infer(p->a, &p->in));
+    if (edit) edit(p->a);
+    QR_TRY(qr_session_open(se, p->b, p->a, &p->in));
+    return qr_session_run_baseline(se);
+}
+
+/* The analysis node whose output pair m uses lies after a BatchNormalization (or is one). */
+static bool qt_trust_after_bn(const QrGraph *a, int v) {
+    for (int hops = 0; v >= 0 && hops < 8; hops++) {
+        int p = a->values[v].producer;
+        if (p < 0) return false;
+        if (!strcmp(a->nodes[p].op_type, "BatchNormalization")) return true;
+        if (strcmp(a->nodes[p].op_type, "QuantizeLinear") && strcmp(a->nodes[p].op_type, "DequantizeLinear")) return false;
+        v = a->nodes[p].in[0];
+    }
+    return false;
+}
+
+/* Acceptance 2: on every fixture pair every pair is verified (relative equivalence error
+ * <= QR_EQUIV_TOL of the value's range) and every unmatched analysis value has a reason.
+ * On the QAT ConvBn export the four convs without activation pair with their BN output. */
+static void test_trust_verified(void) {
+    for (int k = 0; k < QR_ARRAY_LEN(qt_trust_pairs); k++) {
+        QtPair p;
+        QrSession se;
+        QrStatus st = qt_trust_open(qt_trust_pairs[k], &p, &se, NULL);
+        char msg[512] = "";
+        int n_pairs = 0, after_bn = 0;
+        bool ok = st == QR_OK && se.m.verified_run && se.m.n_unverified == 0;
+        if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+        for (int i = 0; ok && i < se.m.n; i++) {
+            const QrMatch *m = &se.m.m[i];
+            if (m->a_node < 0) continue;
+            n_pairs++;
+            if (!qr_match_verified(m) || !(m->equiv_rel <= QR_EQUIV_TOL)) {
+                ok = false;
+                snprintf(msg, sizeof msg, "'%s' -> '%s': %s, rel %g", p.b->nodes[m->b_node].name, p.a->values[m->a_value].name,
+                         qr_match_verify_name(m->verify), m->equiv_rel);
+            }
+            if (!strcmp(p.b->nodes[m->b_node].op_type, "Conv") && qt_trust_after_bn(p.a, m->a_value)) after_bn++;
+        }
+        for (int i = 0; ok && i < se.m.n_unmatched_a; i++)
+            if (!se.m.unmatched_why[i] || !*se.m.unmatched_why[i]) ok = false, snprintf(msg, sizeof msg, "unmatched without reason");
+        if (ok && !strcmp(qt_trust_pairs[k], "qat_convbn")) {
+            /* 8 fused ConvBn(ReLU): the 4 with ReLU fold BN into the conv's unit, the 4 linear ones move */
+            ok = after_bn == 8 && se.m.n_repaired == 4 && n_pairs == 20;
+            if (!ok) snprintf(msg, sizeof msg, "%d convs paired after their BN, %d moved, %d pairs", after_bn, se.m.n_repaired, n_pairs);
+        }
+        char name[64];
+        snprintf(name, sizeof name, "trust/verified/%s", qt_trust_pairs[k]);
+        qt_record(name, ok, "%s", msg);
+        qr_session_close(&se);
+        qt_pair_free(&p);
+    }
+}
+
+/* Before the fix the linear QAT convs were paired by node name with their Div output: that
+ * candidate is what the name-based matcher still proposes (qr_match alone), and verification
+ * measures it as far from equivalent. */
+static void test_trust_qat_bug(void) {
+    QtPair p;
+    QT_OK(qt_pair_load(&p, "qat_convbn", NULL));
+    int div = 0;
+    for (int i = 0; i < p.mr.n; i++) {
+        const QrMatch *m = &p.mr.m[i];
+        if (m->a_node >= 0 && strstr(p.a->values[m->a_value].name, "/Div_output_0")) div++;
+    }
+    qt_pair_free(&p);
+    QT_CHECKF(div == 4, "name-based candidates at a Div output: %d (the fixture no longer shows the bug)", div);
+    QrSession se;
+    QT_OK(qt_trust_open("qat_convbn", &p, &se, NULL));
+    int moved = 0;
+    for (int i = 0; i < se.m.n; i++) {
+        const QrMatch *m = &se.m.m[i];
+        if (m->note && strstr(m->note, "/Div_output_0") && strstr(m->note, "moved from")) moved++;
+        QT_CHECKF(m->a_node < 0 || !strstr(p.a->values[m->a_value].name, "/Div_output_0"), "still paired with %s",
+                  p.a->values[m->a_value].name);
+    }
+    qr_session_close(&se);
+    qt_pair_free(&p);
+    QT_CHECKF(moved == 4, "%d pairs moved off a Div output", moved);
+}
+
+/* The node names of qat_convbn's /res_conv1/Conv and /res_conv2/Conv swapped: the name
+ * candidates point at the wrong values (same shapes); they come out UNVERIFIED. */
+static void qt_trust_swap_names(QrGraph *a) {
+    int c1 = -1, c2 = -1;
+    for (int i = 0; i < a->n_nodes; i++) {
+        if (!strcmp(a->nodes[i].name, "/res_conv1/Conv")) c1 = i;
+        if (!strcmp(a->nodes[i].name, "/res_conv2/Conv")) c2 = i;
+    }
+    if (c1 < 0 || c2 < 0) return;
+    const char *t = a->nodes[c1].name;
+    a->nodes[c1].name = a->nodes[c2].name;
+    a->nodes[c2].name = t;
+}
+
+static void test_trust_planted_mispair(void) {
+    QtPair p;
+    QrSession se;
+    QT_OK(qt_trust_open("qat_convbn", &p, &se, qt_trust_swap_names));
+    int planted = -1;
+    for (int i = 0; i < se.m.n; i++)
+        if (!strcmp(p.b->nodes[se.m.m[i].b_node].name, "/res_conv2/Conv")) planted = i;
+    bool ok = planted >= 0 && se.m.verified_run && se.m.m[planted].method == QR_MM_NODE_NAME &&
+              strstr(p.a->values[se.m.m[planted].a_value].name, "/res_conv1/") &&
+              se.m.m[planted].verify == QR_MV_UNVERIFIED && se.m.m[planted].equiv_rel > 0.01;
+    qr_session_close(&se);
+    qt_pair_free(&p);
+    QT_CHECKF(ok, "the renamed node's pair is not UNVERIFIED");
+    /* a pair pointed at another value of the same shape (/sep_dw/Conv -> /down_relu/Relu's output):
+     * UNVERIFIED, every other pair still verified */
+    memset(&se, 0, sizeof se);
+    memset(&p, 0, sizeof p);
+    QT_OK(qt_pair_load(&p, "qat_convbn", NULL));
+    QrStatus st = qr_session_open(&se, p.b, p.a, &p.in);
+    int wrong = qr_graph_find(p.a, "/down_relu/Relu_output_0");
+    planted = -1;
+    for (int i = 0; st == QR_OK && i < se.m.n; i++)
+        if (!strcmp(p.b->nodes[se.m.m[i].b_node].name, "/sep_dw/Conv")) planted = i;
+    if (st == QR_OK && planted >= 0 && wrong >= 0) {
+        se.m.m[planted].a_value = wrong;
+        se.m.m[planted].a_node = p.a->values[wrong].producer;
+        se.m.m[planted].a_quant = -1;
+        qr__se_set_vis(&se, planted);
+        st = qr_session_run_baseline(&se);
+    }
+    ok = st == QR_OK && planted >= 0 && wrong >= 0 && se.m.m[planted].verify == QR_MV_UNVERIFIED &&
+         se.m.n_unverified == 1 && se.m.n_verified == 19;
+    int nv = se.m.n_verified;
+    if (st == QR_OK) qr_session_close(&se);
+    qt_pair_free(&p);
+    QT_CHECKF(ok, "planted pair: %d verified", nv);
+    /* the match table says how many pairs are proven, with status, distance and reasons */
+    QtCli r;
+    char path[600];
+    static char text[1 << 16];
+    qt_cli(&r, "match fixtures/qpairs/qat_convbn/base.onnx fixtures/qpairs/qat_convbn/analysis.onnx "
+               "-i fixtures/qpairs/qat_convbn/input.npy -o %s/trust_match --quiet", qt_tmpdir());
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    snprintf(path, sizeof path, "%s/trust_match/match_table.txt", qt_tmpdir());
+    qt_slurp(path, text, sizeof text);
+    QT_CHECKF(strstr(text, "Pairs verified: 20 of 20") && strstr(text, "| status ") && strstr(text, "| equiv_rel ") &&
+              strstr(text, "inside the pair of baseline '/res_conv2/Conv'"), "%s", text);
+}
+
+/* qreport executes the QAT ConvBn export as ONNX Runtime does (goldens of every value). */
+static void test_trust_golden(void) {
+    int n = 0, n_int = 0, before = qt_failed;
+    qt_golden_check("trust/golden/qat_convbn", "fixtures/qpairs/qat_convbn/analysis.onnx", "fixtures/qpairs/qat_convbn/input.npy",
+                    "fixtures/qpairs/qat_convbn/golden_sim", &n, &n_int);
+    qt_golden_check("trust/golden/qat_convbn_base", "fixtures/qpairs/qat_convbn/base.onnx", "fixtures/qpairs/qat_convbn/input.npy",
+                    "fixtures/qpairs/qat_convbn/golden_base", &n, &n_int);
+    if (qt_failed == before && qt_verbose) printf("qat_convbn: %d values (%d integer) match ONNX Runtime\n", n, n_int);
+}
+
+static void qt_trust_all(void) {
+    test_trust_verified();
+    QT_RUN(test_trust_qat_bug);
+    QT_RUN(test_trust_planted_mispair);
+    test_trust_golden();
+}

@@ -164,7 +164,7 @@ static QrStatus qr__ci_softmax_geom(const QrOpCtx *c, QrCiSoftmax *s) {
     int64_t opset = qr_attr_int(c->node, "opset", -1);
     if (opset < 1) return qr_op_fail(c, QR_ERR_INVALID, "attribute 'opset' is required");
     if (x->rank < 1) return qr_op_fail(c, QR_ERR_SHAPE, "X must have rank >= 1");
-    int axis;
+    int axis = 0;
     /* the schema's default -1 (ORT fills it in, so an opset < 13 node without axis flattens at the last dim) */
     QR_TRY(qr_op_axis(c, qr_attr_int(c->node, "axis", -1), x->rank, &axis));
     s->outer = s->D = s->inner = 1;

@@ -51,6 +51,8 @@
 #include "src/analysis/whatif.h"
 #include "src/analysis/badcase.h"
 #include "src/deploy/dump.h"
+#include "src/deploy/onnxw.h"
+#include "src/deploy/extract.h"
 #include "src/report/bundle.h"
 
 /* ---- sources ---- */
@@ -126,6 +128,8 @@
 #include "src/analysis/whatif.c"
 #include "src/analysis/badcase.c"
 #include "src/deploy/dump.c"
+#include "src/deploy/onnxw.c"
+#include "src/deploy/extract.c"
 #include "src/deploy/runall.c"
 #include "src/report/bundle.c"
 #include "src/cli/cli.c"

@@ -339,6 +339,26 @@ static void test_deploy_dump_runall(void) {
     QT_CHECK(strstr(html, "Device dump vs simulation") && strstr(html, "FIRST DIVERGENT"));
     snprintf(p, sizeof p, "%s/dump_compare.csv", keep);
     QT_CHECK(access(p, F_OK) == 0);
+    /* repro/ of the worst verified layer by local error, on by default */
+    QrArena a2 = { 0 };
+    const QrJsonVal *rp = qt_dp_summary(&a2, keep, "repro"), *rn = qr_json_get(rp, "node");
+    char node[256] = "";
+    if (rn && rn->type == QR_JSON_STR) snprintf(node, sizeof node, "%s", rn->str);
+    qr_arena_free(&a2);
+    QT_CHECKF(!strcmp(node, "/gap/GlobalAveragePool"), "summary.json repro.node '%s'", node);
+    snprintf(p, sizeof p, "%s/repro/repro.json", keep);
+    QT_CHECK(access(p, F_OK) == 0);
+    snprintf(p, sizeof p, "%s/repro/analysis_sub.onnx", keep);
+    QT_CHECK(access(p, F_OK) == 0);
+    QT_CHECK(strstr(html, "Minimal repro of the worst layer"));
+    snprintf(keep, sizeof keep, "%s/dump_runall_norepro", qt_tmpdir());
+    qt_cli(&r, "runall fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx -i fixtures/qpairs/ort_qdq/input.npy "
+           "-o %s --keep-dir %s --no-repro --quiet", zip, keep);
+    QT_CHECKF(r.code == 0 && !r.crashed, "exit %d: %s", r.code, r.err);
+    snprintf(p, sizeof p, "%s/repro", keep);
+    QT_CHECK(access(p, F_OK) != 0);
+    snprintf(p, sizeof p, "%s/summary.json", keep);
+    QT_CHECK(access(p, F_OK) == 0);
     /* a bad dump: exit 1, no zip */
     snprintf(p, sizeof p, "%s/0000_input_QuantizeLinear_Output.bin", d);
     QT_OK(qr_file_write_atomic(p, "xyz", 3));
@@ -351,6 +371,203 @@ static void test_deploy_dump_runall(void) {
     QT_CHECKF(r.code == 2 && strstr(r.err, "need --dump"), "%d %s", r.code, r.err);
 }
 
+/* ---- extract ---------------------------------------------------------------------------- */
+
+/* ONNX Runtime through node (a development tool): available, or the test says skipped. */
+static bool qt_dp_have_ort(void) {
+    const char *dir = getenv("ORT_NODE_MODULES");
+    char p[600];
+    snprintf(p, sizeof p, "%s/onnxruntime-node", dir ? dir : "/tmp/ort/node_modules");
+    return access(p, F_OK) == 0 && system("node -e 0 >/dev/null 2>&1") == 0;
+}
+
+/* Runs MODEL with ORT (level) on dir/<prefix>_<k>.npy, k < n; output 0 -> out_dir/output_0.npy. */
+static QrStatus qt_dp_ort_run(const char *model, const char *out_dir, const char *level, const char *dir, const char *prefix,
+                              int n) {
+    char cmd[8192];
+    size_t l = (size_t)snprintf(cmd, sizeof cmd, "node tests/ort_run.js '%s' '%s' %s", model, out_dir, level);
+    for (int k = 0; k < n && l < sizeof cmd; k++) l += (size_t)snprintf(cmd + l, sizeof cmd - l, " '%s/%s_%d.npy'", dir, prefix, k);
+    if (l < sizeof cmd) snprintf(cmd + l, sizeof cmd - l, " 2>%s/ort.err", out_dir);
+    qr_mkdir_p(out_dir);
+    if (system(cmd) != 0) {
+        char err[2048], p[700];
+        snprintf(p, sizeof p, "%s/ort.err", out_dir);
+        qt_slurp(p, err, sizeof err);
+        return qr_errf(QR_ERR_IO, "ONNX Runtime failed on %s: %s", model, err);
+    }
+    return QR_OK;
+}
+
+/* Elements of got differing from want by more than tol (and the largest difference). */
+static int64_t qt_dp_ndiff(const QrTensor *got, const QrTensor *want, double tol, double *maxd) {
+    int64_t n = 0;
+    *maxd = 0;
+    if (got->numel != want->numel) return -1;
+    for (int64_t i = 0; i < got->numel; i++) {
+        double d = fabs(qr_tensor_get_f64(got, i) - qr_tensor_get_f64(want, i));
+        if (d > *maxd) *maxd = d;
+        n += !(d <= tol);
+    }
+    return n;
+}
+
+/* Scale of the DequantizeLinear writing g's output 0 (0 when none). */
+static double qt_dp_out_lsb(const QrGraph *g) {
+    int p = g->values[g->outputs[0]].producer;
+    if (p < 0 || strcmp(g->nodes[p].op_type, "DequantizeLinear")) return 0;
+    return qr_tensor_get_f64(&g->values[g->nodes[p].in[1]].t, 0);
+}
+
+/* Opens a pair on inputs, runs compare (sim). */
+typedef struct QtDpPair { QrGraph *b, *a; QrTensor in[8]; int n_in; QrSession se; QrCompare c; bool open, cmp; } QtDpPair;
+
+static void qt_dp_pair_free(QtDpPair *p) {
+    if (p->cmp) qr_compare_free(&p->c);
+    if (p->open) qr_session_close(&p->se);
+    for (int i = 0; i < p->n_in; i++) qr_tensor_free_data(&p->in[i]);
+    if (p->a) { qr_graph_free(p->a); free(p->a); }
+    if (p->b) { qr_graph_free(p->b); free(p->b); }
+    memset(p, 0, sizeof *p);
+}
+
+static QrStatus qt_dp_pair_open(QtDpPair *p, const char *base, const char *analysis, const char *dir, const char *prefix, int n) {
+    memset(p, 0, sizeof *p);
+    char path[700];
+    for (int k = 0; k < n; k++) {
+        snprintf(path, sizeof path, "%s/%s%s%d.npy", dir, prefix, n == 1 && !strcmp(prefix, "input") ? "" : "_", k);
+        if (n == 1 && !strcmp(prefix, "input")) snprintf(path, sizeof path, "%s/input.npy", dir);
+        QR_TRY(qr_npy_read(path, &p->in[k]));
+        p->n_in++;
+    }
+    QR_TRY(qr_onnx_load(base, &p->b));
+    QR_TRY(qr_onnx_load(analysis, &p->a));
+    QR_TRY(qr_graph_infer(p->b, p->in));
+    QR_TRY(qr_graph_infer(p->a, p->in));
+    QR_TRY(qr_session_open(&p->se, p->b, p->a, p->in));
+    p->open = true;
+    QR_TRY(qr_compare_mode(&p->se, "sim", 0.99, &p->c));
+    p->cmp = true;
+    return QR_OK;
+}
+
+/* Extract round trip: the worst layer by local error of a fixture pair, with `radius` upstream
+ * nodes; compare on the extracted pair gives the full run's local metrics bit for bit, and ONNX
+ * Runtime runs both extracted models to the expected outputs. */
+static void qt_dp_extract(const char *pair, int radius) {
+    char name[128], fdir[256], base[300], analysis[300], dir[512], msg[600] = "";
+    snprintf(name, sizeof name, "deploy/extract_%s_r%d", pair, radius);
+    snprintf(fdir, sizeof fdir, "fixtures/qpairs/%s", pair);
+    snprintf(base, sizeof base, "%s/base.onnx", fdir);
+    snprintf(analysis, sizeof analysis, "%s/analysis.onnx", fdir);
+    snprintf(dir, sizeof dir, "%s/extract_%s_%d", qt_tmpdir(), pair, radius);
+    const char *why = NULL;
+    QtDpPair full, sub;
+    memset(&sub, 0, sizeof sub);
+    QrExtractInfo info = { 0 };
+    QrStatus st = qt_dp_pair_open(&full, base, analysis, fdir, "input", 1);
+    int worst = -1;
+    for (int k = 0; st == QR_OK && k < full.c.n; k++) {
+        const QrLayerRow *r = &full.c.rows[k];
+        if (!r->has_local || full.se.m.m[r->match].a_node < 0) continue;
+        if (worst < 0 || r->local.cosine < full.c.rows[worst].local.cosine) worst = k;
+    }
+    if (st == QR_OK && worst < 0) st = qr_errf(QR_ERR_INVALID, "no layer with local metrics");
+    QrExtractOpts eo = { .radius = radius };
+    if (st == QR_OK) {
+        eo.node = full.b->nodes[full.se.m.m[full.c.rows[worst].match].b_node].name;
+        st = qr_extract_to(&full.se, &full.c, &eo, dir, &info);
+    }
+    char sb[600], sa[600];
+    snprintf(sb, sizeof sb, "%s/base_sub.onnx", dir);
+    snprintf(sa, sizeof sa, "%s/analysis_sub.onnx", dir);
+    if (st == QR_OK) st = qt_dp_pair_open(&sub, sb, sa, dir, "base_in", info.n_cut);
+    const QrLayerRow *row = NULL;
+    for (int k = 0; st == QR_OK && k < sub.c.n; k++)
+        if (!strcmp(sub.b->nodes[sub.se.m.m[sub.c.rows[k].match].b_node].name, info.b_node)) row = &sub.c.rows[k];
+    const QrMetrics *L = &full.c.rows[worst < 0 ? 0 : worst].local;
+    if (st != QR_OK) why = qr_err_msg();
+    else if (!row || !row->has_local) why = "the node has no row with local metrics in the extracted pair";
+    else if (!(row->local.cosine == L->cosine && row->local.sqnr == L->sqnr && row->local.l1 == L->l1 && row->local.mse == L->mse))
+        why = (snprintf(msg, sizeof msg, "local metrics differ: Cosine %.17g vs %.17g, SQNR %.17g vs %.17g", row->local.cosine,
+                        L->cosine, row->local.sqnr, L->sqnr), msg);
+    /* qreport itself runs the analysis sub-model on what the layer saw to the expected output */
+    if (!why) {
+        QrTensor ins[8] = { 0 }, out = { 0 }, want = { 0 };
+        char p[700];
+        for (int k = 0; st == QR_OK && k < info.n_cut; k++) {
+            snprintf(p, sizeof p, "%s/analysis_in_%d.npy", dir, k);
+            st = qr_npy_read(p, &ins[k]);
+        }
+        if (st == QR_OK) st = qr_graph_infer(sub.a, ins);
+        if (st == QR_OK) st = qr_run(sub.a, ins, NULL, &out);
+        snprintf(p, sizeof p, "%s/analysis_expected.npy", dir);
+        if (st == QR_OK) st = qr_npy_read(p, &want);
+        double md;
+        if (st != QR_OK) why = qr_err_msg();
+        else if (qt_dp_ndiff(&out, &want, 0, &md) != 0)
+            why = (snprintf(msg, sizeof msg, "analysis_sub on analysis_in differs from analysis_expected (max %g)", md), msg);
+        for (int k = 0; k < info.n_cut; k++) qr_tensor_free_data(&ins[k]);
+        qr_tensor_free_data(&out);
+        qr_tensor_free_data(&want);
+    }
+    bool ort = qt_dp_have_ort();
+    for (int m = 0; !why && ort && m < 2; m++) {       /* ONNX Runtime on both extracted models */
+        char od[700], p[800];
+        snprintf(od, sizeof od, "%s/ort_%d", dir, m);
+        QrTensor got = { 0 }, want = { 0 };
+        st = qt_dp_ort_run(m ? sa : sb, od, "disabled", dir, m ? "analysis_in" : "base_in", info.n_cut);
+        snprintf(p, sizeof p, "%s/output_0.npy", od);
+        if (st == QR_OK) st = qr_npy_read(p, &got);
+        snprintf(p, sizeof p, "%s/%s_expected.npy", dir, m ? "analysis" : "base");
+        if (st == QR_OK) st = qr_npy_read(p, &want);
+        double amax = 0, md = 0;
+        for (int64_t i = 0; st == QR_OK && i < want.numel; i++) amax = fmax(amax, fabs(qr_tensor_get_f64(&want, i)));
+        double lsb = m ? qt_dp_out_lsb(sub.a) : 0, tol = fmax(1e-5 * amax, 1.001 * lsb);
+        if (m && !qr_dtype_is_float(want.dtype)) tol = 1;            /* integer outputs: 1 at a rounding tie */
+        int64_t nd = st == QR_OK ? qt_dp_ndiff(&got, &want, tol, &md) : 0;
+        int64_t nz = st == QR_OK ? qt_dp_ndiff(&got, &want, 1e-6 * amax, &md) : 0;
+        if (st != QR_OK) why = qr_err_msg();
+        else if (nd != 0 || nz * 100 > want.numel)
+            why = (snprintf(msg, sizeof msg, "ONNX Runtime's output of the %s sub-model: %lld elements beyond %g, %lld beyond "
+                            "float rounding (max %g)", m ? "analysis" : "base", (long long)nd, tol, (long long)nz, md), msg);
+        qr_tensor_free_data(&got);
+        qr_tensor_free_data(&want);
+    }
+    if (!why)
+        printf("deploy %s: '%s' (%d + %d nodes, %d cut input%s): local Cosine %.9f SQNR %.4f dB reproduced exactly; "
+               "ONNX Runtime %s\n", name, info.b_node, info.n_base_nodes, info.n_analysis_nodes, info.n_cut,
+               info.n_cut == 1 ? "" : "s", L->cosine, L->sqnr, ort ? "runs both to the expected outputs" : "not available (not checked)");
+    if (!why && !ort) qt_record_skip(name, "onnxruntime-node not found: the ORT half of the check did not run (qreport's half passed)");
+    else qt_record(name, !why, "%s", why ? why : "");
+    qt_dp_pair_free(&sub);
+    qt_dp_pair_free(&full);
+}
+
+/* Bad extract requests: unknown node (closest names), non-empty output folder. Nothing written. */
+static void test_deploy_extract_bad(void) {
+    char out[600], p[700];
+    QtCli r;
+    const char *P = "fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx -i fixtures/qpairs/ort_qdq/input.npy";
+    snprintf(out, sizeof out, "%s/exbad", qt_tmpdir());
+    qt_cli(&r, "extract %s --node /pw/Cnv -o %s", P, out);
+    QT_CLI_FAILS(r, "no compute node '/pw/Cnv'", "closest: '/pw/Conv'");
+    QT_CHECK(access(out, F_OK) != 0);
+    qr_mkdir_p(out);
+    snprintf(p, sizeof p, "%s/keep.txt", out);
+    QT_OK(qr_file_write_atomic(p, "x", 1));
+    qt_cli(&r, "extract %s --node /pw/Conv -o %s", P, out);
+    QT_CLI_FAILS(r, "exists and is not empty");
+    qt_cli(&r, "extract %s -o %s/new", P, out);
+    QT_CHECKF(r.code == 2 && strstr(r.err, "--node"), "%d %s", r.code, r.err);
+    snprintf(p, sizeof p, "%s/new", out);
+    QT_CHECK(access(p, F_OK) != 0);
+    /* a good one through the command, into an empty folder */
+    qt_cli(&r, "extract %s --node /pw/Conv --radius 1 -o %s/good", P, out);
+    QT_CHECKF(r.code == 0 && !r.crashed, "exit %d: %s", r.code, r.err);
+    snprintf(p, sizeof p, "%s/good/repro.json", out);
+    QT_CHECK(access(p, F_OK) == 0);
+}
+
 static void qt_deploy_all(void) {
     qt_dp_corrupted("ort_qdq", true, 2);
     qt_dp_corrupted("int16_mixed", false, 3);
@@ -360,4 +577,7 @@ static void qt_deploy_all(void) {
     for (int i = 0; i < QR_ARRAY_LEN(pairs); i++) qt_dp_ort(pairs[i]);
     QT_RUN(test_deploy_dump_bad);
     QT_RUN(test_deploy_dump_runall);
+    static const char *const xpairs[] = { "qat_fakequant", "ort_qdq", "qoperator", "int16_mixed", "integer_ops", "culprit" };
+    for (int i = 0; i < QR_ARRAY_LEN(xpairs); i++) { qt_dp_extract(xpairs[i], 0); qt_dp_extract(xpairs[i], 1); }
+    QT_RUN(test_deploy_extract_bad);
 }

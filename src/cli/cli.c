@@ -93,7 +93,7 @@ static const char *qr__usage_runall =
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
-    "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]]\n"
+    "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
     "  comparison with local error, sensitivity ranking, cumulative error, the bad-case input.\n"
@@ -105,7 +105,8 @@ static const char *qr__usage_runall =
     "  was and the zip, already complete, stays. Exit code 10 when a --fail-if-* gate is not met (the\n"
     "  bundle is still written).\n"
     "  --dump DIR adds the device dump comparison of compare-dump (dump_compare.txt/.csv, an HTML section,\n"
-    "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle).\n";
+    "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle). The bundle's repro/ holds extract's\n"
+    "  minimal repro of the worst verified layer by local error (summary.json \"repro\"); --no-repro leaves it out.\n";
 static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10] [--quiet]\n"
@@ -127,7 +128,8 @@ static void qr__print_usage(FILE *f) {
             "  sensitivity  quantizer sensitivity ranking and cumulative error (sensitive_ops.*, accumulated_error.csv)\n"
             "  runall    every analysis, one zip bundle with index.html (the report to attach to a bug)\n"
             "  find-bad-case  the worst input of a data folder (badcase.npy, badcase_list.txt/.csv)\n"
-            "  compare-dump   device dumps vs the int-mode simulation: the first divergent layer (dump_compare.*)\n\n"
+            "  compare-dump   device dumps vs the int-mode simulation: the first divergent layer (dump_compare.*)\n"
+            "  extract   a minimal repro of one layer (sub-models, cut inputs, expected outputs, repro.json)\n\n"
             "options of every command: --threads N (default: QR_THREADS or the online CPUs; results are\n"
             "identical for any N), --max-memory SIZE, --quiet.\n"
             "--max-memory SIZE (512M, 2G): refuse up front (exit 1, nothing run or written) when the command's\n"
@@ -902,6 +904,7 @@ static int qr_cli_badcase(int argc, char **argv) {
 
 /* The deployment kit's commands (src/cli/deploy.c). */
 static int qr_cli_compare_dump(int argc, char **argv);
+static int qr_cli_extract(int argc, char **argv);
 
 static int qr_cli_main(int argc, char **argv) {
     qr_kern_init();
@@ -925,6 +928,7 @@ static int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "runall")) return qr_cli_runall(argc, argv);
     if (!strcmp(cmd, "find-bad-case")) return qr_cli_badcase(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare-dump")) return qr_cli_compare_dump(argc - 2, argv + 2);
+    if (!strcmp(cmd, "extract")) return qr_cli_extract(argc - 2, argv + 2);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__print_usage(stderr);
     return QR_EXIT_USAGE;

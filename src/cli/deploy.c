@@ -122,10 +122,11 @@ static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts
     if (*argc >= QR_ARRAY_LEN(copy)) { fprintf(stderr, "qreport: too many arguments\n"); return QR_EXIT_USAGE; }
     for (int i = 0; i < *argc; i++) copy[i] = (*argv)[i];
     d = (QrDeployArgs){ .dump_tol = 1.0 };
-    int rc = qr__dcli_take(argc, copy, "--dump --dump-map --dump-tolerance", &d, qr__usage_runall);
+    int rc = qr__dcli_take(argc, copy, "--dump --dump-map --dump-tolerance --no-repro", &d, qr__usage_runall);
     if (rc) return rc;
     *argv = copy;
     memset(out, 0, sizeof *out);
+    out->no_repro = d.no_repro;
     if ((d.dump_map || d.dump_tol != 1.0) && !d.dump_dir) {
         fprintf(stderr, "qreport: --dump-map and --dump-tolerance need --dump DIR\n%s", qr__usage_runall);
         return QR_EXIT_USAGE;
@@ -135,4 +136,57 @@ static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts
         out->dump = &dump;
     }
     return 0;
+}
+
+static const char *qr__usage_extract =
+    "usage: qreport extract BASE.onnx ANALYSIS.onnx --node NAME [-i INPUT ...] [--radius K] -o DIR\n"
+    "                       [--shape NAME=...] [--seed N] [--quiet]\n"
+    "  A minimal reproduction of one layer for a bug report, in DIR (new or empty): base_sub.onnx and\n"
+    "  analysis_sub.onnx (the node — baseline or analysis node name — with its Q/DQ or QOperator form plus K\n"
+    "  upstream nodes (default 0), weights included, graph inputs at the cut), the cut inputs as .npy\n"
+    "  (base_in_<k>.npy: the baseline's values; analysis_in_<k>.npy: the analysis model's values as its\n"
+    "  consumers saw them), the outputs both computed (base_expected.npy, analysis_expected.npy), repro.json\n"
+    "  (node, base_inputs, analysis_inputs, metrics: the node's local metrics in the full run, command) and\n"
+    "  README.txt. `qreport compare base_sub.onnx analysis_sub.onnx -i base_in_0.npy ...` shows those local\n"
+    "  metrics in the node's row. Written to a new sibling folder and renamed: a failure leaves nothing.\n";
+
+static int qr_cli_extract(int argc, char **argv) {
+    QrDeployArgs d = { 0 };
+    int rc = qr__dcli_take(&argc, argv, "--node --radius", &d, qr__usage_extract);
+    if (rc) return rc;
+    if (!d.node) { fprintf(stderr, "qreport: extract needs --node NAME\n%s", qr__usage_extract); return QR_EXIT_USAGE; }
+    QrCliOpts o;
+    rc = qr__cli_parse(argc, argv, &o, qr__usage_extract, true);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (!o.out_dir) { fprintf(stderr, "qreport: extract needs -o DIR\n%s", qr__usage_extract); return QR_EXIT_USAGE; }
+    QrStatus st = qr_deploy_outdir_check(o.out_dir);
+    if (st != QR_OK) return qr__cli_fail(st);
+    QrGraph *b = NULL, *a = NULL;
+    QrTensor *in = NULL;
+    rc = qr__cli_begin(argc, argv, qr__usage_extract, true, &o, &b, &in);
+    if (rc >= 0) return rc;
+    st = qr__cli_load_second(o.model2, b, in, &a);
+    QrSession se = { 0 };
+    QrCompare c = { 0 };
+    bool have_se = false, have_c = false;
+    if (st == QR_OK) { st = qr_session_open(&se, b, a, in); have_se = st == QR_OK; }
+    if (st == QR_OK) {                                  /* the name first: no runs for a typo */
+        QrArena ar = { 0 };
+        if (qr_extract_find(&se, d.node, &ar) < 0) st = QR_ERR_INVALID;
+        qr_arena_free(&ar);
+    }
+    if (st == QR_OK) { st = qr_compare_mode(&se, "sim", o.cos_threshold, &c); have_c = st == QR_OK; }
+    QrExtractOpts eo = { .node = d.node, .radius = d.radius };
+    QrExtractInfo info;
+    if (st == QR_OK) st = qr_extract_to(&se, &c, &eo, o.out_dir, &info);
+    if (st == QR_OK && !o.quiet)
+        printf("extracted '%s' (analysis '%s'): %d + %d nodes, %d cut input%s; local Cosine %.6f, SQNR %.2f dB\n"
+               "wrote %s/{base_sub,analysis_sub}.onnx, cut inputs, expected outputs, repro.json, README.txt\n",
+               info.b_node, info.a_node, info.n_base_nodes, info.n_analysis_nodes, info.n_cut, info.n_cut == 1 ? "" : "s",
+               info.local.cosine, info.local.sqnr, o.out_dir);
+    if (have_c) qr_compare_free(&c);
+    if (have_se) qr_session_close(&se);
+    if (a) { qr_graph_free(a); free(a); }
+    qr__cli_release(b, in);
+    return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }

@@ -42,11 +42,13 @@ static const char *qr_deploy_suggest(QrArena *a, const char *name, const char *c
                            best[2] >= 0 ? qr_arena_printf(a, "%s'", names[best[2]]) : "");
 }
 
-static QrStatus qr_deploy_outdir(const char *dir) {
+/* An output folder that must be missing or empty: checked without creating it. */
+static QrStatus qr_deploy_outdir_check(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) {
-        if (errno != ENOENT) return qr_errf(QR_ERR_IO, "%s: %s", dir, strerror(errno));
-        return qr_mkdir_p(dir);
+        if (errno == ENOENT) return QR_OK;
+        if (errno == ENOTDIR) return qr_errf(QR_ERR_INVALID, "output folder %s exists and is a file", dir);
+        return qr_errf(QR_ERR_IO, "%s: %s", dir, strerror(errno));
     }
     struct dirent *e;
     bool empty = true;
@@ -55,6 +57,11 @@ static QrStatus qr_deploy_outdir(const char *dir) {
     closedir(d);
     if (!empty) return qr_errf(QR_ERR_INVALID, "output folder %s exists and is not empty; give a new or empty folder", dir);
     return QR_OK;
+}
+
+static QrStatus qr_deploy_outdir(const char *dir) {
+    QR_TRY(qr_deploy_outdir_check(dir));
+    return qr_mkdir_p(dir);
 }
 
 /* ==== names ============================================================================= */

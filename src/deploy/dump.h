@@ -73,22 +73,32 @@ static const char *qr_dump_verdict(QrArena *a, const QrDumpResult *r);
 static const char *qr_deploy_suggest(QrArena *a, const char *name, const char *const *names, int n);
 /* An output folder for a multi-file result: missing (created) or empty; else an error. */
 static QrStatus qr_deploy_outdir(const char *dir);
+/* The same check without creating it. */
+static QrStatus qr_deploy_outdir_check(const char *dir);
 
 #endif
 
 /* ---- runall's deployment-kit stages (report/bundle calls these; deploy/runall.c) ---- */
 typedef struct QrDeployRunallOpts {
     const QrDumpOpts *dump;      /* --dump DIR (NULL: none) */
+    bool no_repro;               /* --no-repro: no repro/ of the worst layer */
 } QrDeployRunallOpts;
 
 typedef struct QrDeployRunall {
     QrDumpResult dump;
     bool have_dump;
+    bool have_repro;             /* repro/ written */
+    char repro_node[512];        /* its baseline node */
+    QrMetrics repro_local;
+    char *repro_readme;          /* repro/README.txt (malloc'd) */
 } QrDeployRunall;
 
 /* Right after the baseline run: the device dump comparison. A bad dump fails runall (no bundle). */
 static QrStatus qr_deploy_runall_early(QrDeployRunall *d, const QrDeployRunallOpts *o, QrSession *se,
                                        const QrTensor *inputs, const char *dir);
+/* After the per-layer comparison: repro/ of the worst verified layer by local error (extract). */
+static QrStatus qr_deploy_runall_repro(QrDeployRunall *d, const QrDeployRunallOpts *o, QrSession *se,
+                                       const QrCompare *c, const char *dir);
 static void qr_deploy_runall_json(QrJson *j, const QrDeployRunall *d);   /* summary.json members */
 static void qr_deploy_runall_html(QrHtml *h, const QrDeployRunall *d);   /* sections */
 static void qr_deploy_runall_free(QrDeployRunall *d);

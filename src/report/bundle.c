@@ -914,6 +914,10 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         bd->have_cmp = s2 == QR_OK;
         if (s2 == QR_OK) s2 = qr_compare_write(&bd->se, &bd->cmp, bd->dir);
         qr__bn_done(bd, "compare", s2);
+        if (bd->have_cmp && !o->deploy.no_repro) {     /* repro/ of the worst layer (deploy/) */
+            qr_progress_begin(&bd->prog, "repro", 0);
+            qr__bn_done(bd, "repro", qr_deploy_runall_repro(&bd->dep, &o->deploy, &bd->se, &bd->cmp, bd->dir));
+        }
         qr_progress_begin(&bd->prog, "sensitivity", 0);
         s2 = qr_sens_run(&bd->se, &o->sens, &bd->sens);
         bd->have_sens = s2 == QR_OK;

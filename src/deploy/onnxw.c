@@ -1,0 +1,296 @@
+/* deploy/onnxw — implementation. See onnxw.h. */
+
+static QrStatus qr_ox_init(QrOnnxOut *x, const QrGraph *g, const char *graph_name) {
+    memset(x, 0, sizeof *x);
+    x->g = g;
+    x->graph_name = graph_name;
+    return qr_strmap_init(&x->init_names, &x->arena, 64);
+}
+
+static void qr_ox_free(QrOnnxOut *x) {
+    free(x->nodes);
+    free(x->inits);
+    qr_arena_free(&x->arena);
+    memset(x, 0, sizeof *x);
+}
+
+static QrStatus qr_ox_node(QrOnnxOut *x, const char *name, const char *op_type, const char *domain, int n_in,
+                           const char *const *in, int n_out, const char *const *out, int n_attr, const QrAttr *attr) {
+    if (x->n_nodes == x->cap_nodes) {
+        int cap = x->cap_nodes ? 2 * x->cap_nodes : 64;
+        QrOxNode *n = realloc(x->nodes, (size_t)cap * sizeof *n);
+        if (!n) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        x->nodes = n;
+        x->cap_nodes = cap;
+    }
+    for (int k = 0; k < n_attr; k++)
+        if (attr[k].type == QR_ATTR_GRAPH || attr[k].type == QR_ATTR_GRAPHS || attr[k].type == QR_ATTR_SPARSE_TENSOR ||
+            attr[k].type == QR_ATTR_SPARSE_TENSORS || attr[k].type == QR_ATTR_TYPE_PROTO || attr[k].type == QR_ATTR_TYPE_PROTOS)
+            return qr_errf(QR_ERR_UNSUPPORTED, "node '%s' (%s): attribute '%s' holds a graph, sparse tensor or type, which "
+                           "qreport does not write", name, op_type, attr[k].name);
+    QrOxNode *n = &x->nodes[x->n_nodes];
+    n->name = name;
+    n->op_type = op_type;
+    n->domain = domain ? domain : "";
+    n->n_in = n_in;
+    n->n_out = n_out;
+    n->n_attr = n_attr;
+    n->attr = attr;
+    n->in = qr_arena_array(&x->arena, (size_t)n_in + 1, sizeof *n->in);
+    n->out = qr_arena_array(&x->arena, (size_t)n_out + 1, sizeof *n->out);
+    if (!n->in || !n->out) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < n_in; k++) n->in[k] = in[k] ? in[k] : "";
+    for (int k = 0; k < n_out; k++) n->out[k] = out[k] ? out[k] : "";
+    x->n_nodes++;
+    return QR_OK;
+}
+
+static QrStatus qr_ox_node_from(QrOnnxOut *x, int k, const char *const *names) {
+    const QrNode *nd = &x->g->nodes[k];
+    const char *in[64], *out[64];
+    if (nd->n_in > 64 || nd->n_out > 64) return qr_errf(QR_ERR_UNSUPPORTED, "node '%s': too many inputs/outputs", nd->name);
+    for (int i = 0; i < nd->n_in; i++) in[i] = nd->in[i] < 0 ? "" : names ? names[nd->in[i]] : x->g->values[nd->in[i]].name;
+    for (int i = 0; i < nd->n_out; i++) out[i] = nd->out[i] < 0 ? "" : names ? names[nd->out[i]] : x->g->values[nd->out[i]].name;
+    return qr_ox_node(x, nd->name, nd->op_type, nd->domain, nd->n_in, in, nd->n_out, out, nd->n_attr, nd->attr);
+}
+
+static QrStatus qr_ox_init_tensor(QrOnnxOut *x, const char *name, const QrTensor *t) {
+    if (qr_strmap_get(&x->init_names, name) >= 0) return QR_OK;
+    if (!t->data) return qr_errf(QR_ERR_INVALID, "initializer '%s' has no data", name);
+    if (x->n_inits == x->cap_inits) {
+        int cap = x->cap_inits ? 2 * x->cap_inits : 64;
+        QrOxTensor *n = realloc(x->inits, (size_t)cap * sizeof *n);
+        if (!n) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        x->inits = n;
+        x->cap_inits = cap;
+    }
+    const char *key = qr_arena_strdup(&x->arena, name);
+    if (!key) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    x->inits[x->n_inits] = (QrOxTensor){ key, t };
+    QR_TRY(qr_strmap_put(&x->init_names, &x->arena, key, x->n_inits));
+    x->n_inits++;
+    return QR_OK;
+}
+
+static QrStatus qr_ox_used_inits(QrOnnxOut *x) {
+    for (int n = 0; n < x->n_nodes; n++)
+        for (int k = 0; k < x->nodes[n].n_in; k++) {
+            const char *nm = x->nodes[n].in[k];
+            if (!nm[0]) continue;
+            int v = qr_graph_find(x->g, nm);
+            if (v >= 0 && x->g->values[v].is_init) QR_TRY(qr_ox_init_tensor(x, nm, &x->g->values[v].t));
+        }
+    return QR_OK;
+}
+
+static QrStatus qr__ox_io(QrOxIo *io, int *n, const char *name, QrDType dt, int rank, const int64_t *dims) {
+    if (*n >= 64) return qr_errf(QR_ERR_UNSUPPORTED, "more than 64 graph inputs/outputs");
+    QrOxIo *o = &io[(*n)++];
+    o->name = name;
+    o->dt = dt;
+    o->rank = rank;
+    for (int d = 0; d < rank && d < QR_MAX_RANK; d++) o->dims[d] = dims[d];
+    return QR_OK;
+}
+
+static QrStatus qr_ox_input(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims) {
+    return qr__ox_io(x->ins, &x->n_in, name, dt, rank, dims);
+}
+
+static QrStatus qr_ox_output(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims) {
+    return qr__ox_io(x->outs, &x->n_out, name, dt, rank, dims);
+}
+
+/* ---- proto building (everything in x->arena) ---- */
+
+static void *qr__ox_new(QrOnnxOut *x, size_t size, const void *init) {
+    void *p = qr_arena_alloc(&x->arena, size);
+    if (p) memcpy(p, init, size);
+    return p;
+}
+
+static Onnx__TensorProto *qr__ox_tensor(QrOnnxOut *x, const char *name, const QrTensor *t) {
+    static const Onnx__TensorProto init = ONNX__TENSOR_PROTO__INIT;
+    Onnx__TensorProto *tp = qr__ox_new(x, sizeof *tp, &init);
+    if (!tp) return NULL;
+    tp->name = (char *)(name ? name : "");
+    tp->n_dims = (size_t)t->rank;
+    tp->dims = qr_arena_array(&x->arena, (size_t)t->rank + 1, sizeof(int64_t));
+    if (!tp->dims) return NULL;
+    for (int d = 0; d < t->rank; d++) tp->dims[d] = t->dims[d];
+    tp->has_data_type = 1;
+    tp->data_type = (int32_t)t->dtype;
+    size_t nbytes = qr_tensor_nbytes(t);
+    int bits = qr_dtype_packed_bits(t->dtype);
+    unsigned char *data;
+    if (bits) {                                   /* sub-byte types: packed low bits first */
+        int64_t per = 8 / bits;
+        nbytes = (size_t)((t->numel + per - 1) / per);
+        data = qr_arena_alloc(&x->arena, nbytes + 1);
+        if (!data) return NULL;
+        for (int64_t i = 0; i < t->numel; i++)
+            data[i / per] |= (unsigned char)((((const uint8_t *)t->data)[i] & ((1u << bits) - 1)) << ((i % per) * bits));
+    } else data = t->data;
+    if (t->dtype == QR_DT_STRING) return NULL;
+    tp->has_raw_data = 1;
+    tp->raw_data.len = nbytes;
+    tp->raw_data.data = data;
+    return tp;
+}
+
+static Onnx__ValueInfoProto *qr__ox_vi(QrOnnxOut *x, const QrOxIo *io) {
+    static const Onnx__ValueInfoProto vi0 = ONNX__VALUE_INFO_PROTO__INIT;
+    static const Onnx__TypeProto tp0 = ONNX__TYPE_PROTO__INIT;
+    static const Onnx__TypeProto__Tensor tt0 = ONNX__TYPE_PROTO__TENSOR__INIT;
+    static const Onnx__TensorShapeProto sh0 = ONNX__TENSOR_SHAPE_PROTO__INIT;
+    static const Onnx__TensorShapeProto__Dimension d0 = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT;
+    Onnx__ValueInfoProto *vi = qr__ox_new(x, sizeof *vi, &vi0);
+    Onnx__TypeProto *tp = qr__ox_new(x, sizeof *tp, &tp0);
+    Onnx__TypeProto__Tensor *tt = qr__ox_new(x, sizeof *tt, &tt0);
+    Onnx__TensorShapeProto *sh = qr__ox_new(x, sizeof *sh, &sh0);
+    Onnx__TensorShapeProto__Dimension **dims = qr_arena_array(&x->arena, (size_t)io->rank + 1, sizeof *dims);
+    if (!vi || !tp || !tt || !sh || !dims) return NULL;
+    for (int d = 0; d < io->rank; d++) {
+        dims[d] = qr__ox_new(x, sizeof **dims, &d0);
+        if (!dims[d]) return NULL;
+        dims[d]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+        dims[d]->dim_value = io->dims[d];
+    }
+    sh->n_dim = (size_t)io->rank;
+    sh->dim = dims;
+    tt->has_elem_type = 1;
+    tt->elem_type = (int32_t)io->dt;
+    tt->shape = sh;
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    tp->tensor_type = tt;
+    vi->name = (char *)io->name;
+    vi->type = tp;
+    return vi;
+}
+
+static Onnx__AttributeProto *qr__ox_attr(QrOnnxOut *x, const QrAttr *a) {
+    static const Onnx__AttributeProto a0 = ONNX__ATTRIBUTE_PROTO__INIT;
+    Onnx__AttributeProto *p = qr__ox_new(x, sizeof *p, &a0);
+    if (!p) return NULL;
+    p->name = (char *)a->name;
+    p->has_type = 1;
+    p->type = (Onnx__AttributeProto__AttributeType)a->type;
+    switch (a->type) {
+    case QR_ATTR_FLOAT: p->has_f = 1; p->f = a->f; break;
+    case QR_ATTR_INT: p->has_i = 1; p->i = a->i; break;
+    case QR_ATTR_STRING: p->has_s = 1; p->s.len = a->s_len; p->s.data = (uint8_t *)a->s; break;
+    case QR_ATTR_TENSOR: if (!(p->t = qr__ox_tensor(x, "", a->t))) return NULL; break;
+    case QR_ATTR_FLOATS: p->n_floats = (size_t)a->n; p->floats = a->floats; break;
+    case QR_ATTR_INTS: p->n_ints = (size_t)a->n; p->ints = a->ints; break;
+    case QR_ATTR_STRINGS:
+        p->n_strings = (size_t)a->n;
+        p->strings = qr_arena_array(&x->arena, (size_t)a->n + 1, sizeof *p->strings);
+        if (!p->strings) return NULL;
+        for (int k = 0; k < a->n; k++) { p->strings[k].len = strlen(a->strings[k]); p->strings[k].data = (uint8_t *)a->strings[k]; }
+        break;
+    case QR_ATTR_TENSORS:
+        p->n_tensors = (size_t)a->n;
+        p->tensors = qr_arena_array(&x->arena, (size_t)a->n + 1, sizeof *p->tensors);
+        if (!p->tensors) return NULL;
+        for (int k = 0; k < a->n; k++) if (!(p->tensors[k] = qr__ox_tensor(x, "", &a->tensors[k]))) return NULL;
+        break;
+    default: break;
+    }
+    return p;
+}
+
+static QrStatus qr_ox_write(QrOnnxOut *x, const char *path) {
+    static const Onnx__ModelProto m0 = ONNX__MODEL_PROTO__INIT;
+    static const Onnx__GraphProto g0 = ONNX__GRAPH_PROTO__INIT;
+    static const Onnx__NodeProto n0 = ONNX__NODE_PROTO__INIT;
+    static const Onnx__OperatorSetIdProto o0 = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+    QrArenaMark mark = qr_arena_mark(&x->arena);
+    Onnx__ModelProto *m = qr__ox_new(x, sizeof *m, &m0);
+    Onnx__GraphProto *g = qr__ox_new(x, sizeof *g, &g0);
+    QrStatus st = m && g ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    /* opsets: the default domain, com.microsoft when used, any other domain at version 1 */
+    const char *doms[16];
+    int64_t vers[16];
+    int nd = 0;
+    doms[nd] = "";
+    vers[nd++] = x->g->opset;
+    for (int i = 0; st == QR_OK && i < x->n_nodes; i++) {
+        const char *d = x->nodes[i].domain;
+        bool seen = false;
+        for (int k = 0; k < nd; k++) seen |= !strcmp(doms[k], d);
+        if (seen) continue;
+        if (nd == 16) { st = qr_errf(QR_ERR_UNSUPPORTED, "more than 16 operator domains"); break; }
+        doms[nd] = d;
+        vers[nd++] = !strcmp(d, "com.microsoft") && x->g->opset_ms ? x->g->opset_ms : 1;
+    }
+    if (st == QR_OK) {
+        m->has_ir_version = 1;
+        m->ir_version = x->g->ir_version > 0 ? x->g->ir_version : 8;
+        m->producer_name = "qreport";
+        m->producer_version = QR_VERSION;
+        m->n_opset_import = (size_t)nd;
+        m->opset_import = qr_arena_array(&x->arena, (size_t)nd, sizeof *m->opset_import);
+        if (!m->opset_import) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        for (int k = 0; st == QR_OK && k < nd; k++) {
+            Onnx__OperatorSetIdProto *o = qr__ox_new(x, sizeof *o, &o0);
+            if (!o) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+            o->domain = (char *)doms[k];
+            o->has_version = 1;
+            o->version = vers[k];
+            m->opset_import[k] = o;
+        }
+        m->graph = g;
+        g->name = (char *)(x->graph_name ? x->graph_name : "qreport");
+    }
+    if (st == QR_OK) {
+        g->n_node = (size_t)x->n_nodes;
+        g->node = qr_arena_array(&x->arena, (size_t)x->n_nodes + 1, sizeof *g->node);
+        g->n_initializer = (size_t)x->n_inits;
+        g->initializer = qr_arena_array(&x->arena, (size_t)x->n_inits + 1, sizeof *g->initializer);
+        g->n_input = (size_t)x->n_in;
+        g->input = qr_arena_array(&x->arena, (size_t)x->n_in + 1, sizeof *g->input);
+        g->n_output = (size_t)x->n_out;
+        g->output = qr_arena_array(&x->arena, (size_t)x->n_out + 1, sizeof *g->output);
+        if (!g->node || !g->initializer || !g->input || !g->output) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; st == QR_OK && i < x->n_nodes; i++) {
+        const QrOxNode *s = &x->nodes[i];
+        Onnx__NodeProto *n = qr__ox_new(x, sizeof *n, &n0);
+        if (!n) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+        n->name = (char *)s->name;
+        n->op_type = (char *)s->op_type;
+        n->domain = (char *)s->domain;
+        n->n_input = (size_t)s->n_in;
+        n->input = (char **)s->in;
+        n->n_output = (size_t)s->n_out;
+        n->output = (char **)s->out;
+        n->n_attribute = (size_t)s->n_attr;
+        n->attribute = qr_arena_array(&x->arena, (size_t)s->n_attr + 1, sizeof *n->attribute);
+        if (!n->attribute) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+        for (int k = 0; st == QR_OK && k < s->n_attr; k++)
+            if (!(n->attribute[k] = qr__ox_attr(x, &s->attr[k]))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        g->node[i] = n;
+    }
+    for (int i = 0; st == QR_OK && i < x->n_inits; i++)
+        if (!(g->initializer[i] = qr__ox_tensor(x, x->inits[i].name, x->inits[i].t)))
+            st = qr_errf(QR_ERR_UNSUPPORTED, "initializer '%s' (%s) cannot be written", x->inits[i].name,
+                         qr_dtype_name(x->inits[i].t->dtype));
+    for (int i = 0; st == QR_OK && i < x->n_in; i++)
+        if (!(g->input[i] = qr__ox_vi(x, &x->ins[i]))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; st == QR_OK && i < x->n_out; i++)
+        if (!(g->output[i] = qr__ox_vi(x, &x->outs[i]))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    if (st == QR_OK) {
+        len = onnx__model_proto__get_packed_size(m);
+        if (len > QR_ONNX_MAX_PROTO) st = qr_errf(QR_ERR_UNSUPPORTED, "%s would be %zu bytes (more than protobuf's 2 GiB)", path, len);
+        else if (!(buf = malloc(len + 1))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    if (st == QR_OK) {
+        onnx__model_proto__pack(m, buf);
+        st = qr_file_write_atomic(path, buf, len);
+    }
+    free(buf);
+    qr_arena_reset(&x->arena, mark);
+    return st;
+}

@@ -1,0 +1,45 @@
+/* deploy/onnxw — writing ONNX models: a ModelProto built with the same protobuf-c structures the
+ * loader decodes (src/onnx/onnx.pb-c.c packs it) from nodes, initializers and graph inputs /
+ * outputs taken from a loaded graph (extract's sub-models, promote's repaired model) or added. */
+#ifndef QR_ONNXW_H
+#define QR_ONNXW_H
+
+typedef struct QrOxNode {
+    const char *name, *op_type, *domain;
+    int n_in, n_out, n_attr;
+    const char **in, **out;      /* value names ("" = omitted optional input) */
+    const QrAttr *attr;
+} QrOxNode;
+
+typedef struct QrOxTensor { const char *name; const QrTensor *t; } QrOxTensor;
+typedef struct QrOxIo { const char *name; QrDType dt; int rank; int64_t dims[QR_MAX_RANK]; } QrOxIo;
+
+typedef struct QrOnnxOut {
+    QrArena arena;
+    const QrGraph *g;            /* opsets, IR version, producer; initializers by name */
+    const char *graph_name;
+    int n_nodes, cap_nodes;
+    QrOxNode *nodes;
+    int n_inits, cap_inits;
+    QrOxTensor *inits;
+    QrStrMap init_names;
+    int n_in, n_out;
+    QrOxIo ins[64], outs[64];
+} QrOnnxOut;
+
+static QrStatus qr_ox_init(QrOnnxOut *x, const QrGraph *g, const char *graph_name);
+static void qr_ox_free(QrOnnxOut *x);
+/* Node k of g, its value names mapped through names (per value of g; NULL: g's names). */
+static QrStatus qr_ox_node_from(QrOnnxOut *x, int k, const char *const *names);
+static QrStatus qr_ox_node(QrOnnxOut *x, const char *name, const char *op_type, const char *domain, int n_in,
+                           const char *const *in, int n_out, const char *const *out, int n_attr, const QrAttr *attr);
+/* An initializer (the tensor is borrowed until qr_ox_write). A name given twice keeps the first. */
+static QrStatus qr_ox_init_tensor(QrOnnxOut *x, const char *name, const QrTensor *t);
+/* Every initializer of g that a node reads and that is not given yet. */
+static QrStatus qr_ox_used_inits(QrOnnxOut *x);
+static QrStatus qr_ox_input(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims);
+static QrStatus qr_ox_output(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims);
+/* Packs the ModelProto and writes it atomically. */
+static QrStatus qr_ox_write(QrOnnxOut *x, const char *path);
+
+#endif

@@ -107,6 +107,7 @@
 #include "src/run/run.c"
 #include "src/quant/quant.c"
 #include "src/quant/twin.c"
+#include "src/quant/twin_wq.c"
 #include "src/quant/lower.c"
 #include "src/run/memest.c"
 #include "src/report/table.c"

@@ -309,8 +309,138 @@ static void qt_contrib_bad_input(void) {
     }
 }
 
+/* ---- the analyses on a weight-only pair (fixtures/contrib/wonly_pair) ---------------------------
+ * A float embedding + MLP and its twin as ORT's weight-only quantizers write it (GatherBlockQuantized
+ * 4-bit, MatMulNBits 4-bit with zero points, 8-bit without): every compute node matched; each
+ * weight-only node is one weight quantizer of the twin (blocked DequantizeLinear), replaced by the
+ * matched baseline weight when disabled; all disabled = the baseline, all enabled = the analysis
+ * model bit for bit; the per-block weight comparison agrees with a block SQNR computed here from the
+ * MatMulNBits initializers. */
+#define QT_WO_DIR QT_CB_DIR "/wonly_pair"
+
+static void qt_contrib_wonly_session(void) {
+    QrTensor in = {0}, yb = {0}, ya = {0}, yon = {0}, yoff = {0}, yone = {0};
+    QrGraph *b = NULL, *a = NULL;
+    QT_OK(qr_npy_read(QT_WO_DIR "/input.npy", &in));
+    QT_OK(qr_onnx_load(QT_WO_DIR "/base.onnx", &b));
+    QT_OK(qr_onnx_load(QT_WO_DIR "/analysis.onnx", &a));
+    QT_OK(qr_graph_infer(b, &in));
+    QT_OK(qr_graph_infer(a, &in));
+    QrSession s;
+    QT_OK(qr_session_open(&s, b, a, &in));
+    int n_compute = 0;
+    for (int i = 0; i < b->n_nodes; i++) n_compute += qr_match_is_compute(b, i);
+    int n_matched = 0;
+    for (int k = 0; k < s.m.n; k++) n_matched += s.m.m[k].a_node >= 0;
+    QT_CHECKF(s.m.n == n_compute && n_matched == n_compute && s.m.n_unmatched_a == 0,
+              "match: %d rows, %d matched of %d compute nodes, %d analysis values unmatched", s.m.n, n_matched,
+              n_compute, s.m.n_unmatched_a);
+    QT_CHECKF(s.tw.n_kept == 0 && s.tw.n_rewritten == 4, "twin: %d rewritten, %d kept (%s)", s.tw.n_rewritten,
+              s.tw.n_kept, s.tw.note);
+    int nw = 0;
+    for (int i = 0; i < s.qt.n; i++) {
+        const QrQuantizer *q = &s.qt.q[i];
+        QT_CHECKF(q->kind == QR_QK_WEIGHT && q->form == QR_QF_DQ_INIT && q->can_disable && q->block_size > 0,
+                  "quantizer %d: kind %d form %d block %d", i, q->kind, q->form, q->block_size);
+        QT_CHECKF(s.fw[i] != NULL, "quantizer %d has no baseline float weight", i);
+        nw++;
+    }
+    QT_CHECKF(nw == 4, "%d weight quantizers (want 4: the embedding and three MatMuls)", nw);
+    /* all enabled = the analysis model; all disabled = the baseline; one on = somewhere between */
+    QT_OK(qr_run(b, &in, NULL, &yb));
+    QT_OK(qr_run(a, &in, NULL, &ya));
+    QrOverrides o;
+    QT_OK(qr_session_overrides_alloc(&s, &o));
+    bool en[16];
+    for (int i = 0; i < s.qt.n; i++) en[i] = true;
+    qr_session_overrides(&s, en, &o);
+    QrRunOpts ro = qr_session_run_opts(&o, NULL, NULL);
+    QT_OK(qr_run(&s.tw.g, &in, &ro, &yon));
+    for (int i = 0; i < s.qt.n; i++) en[i] = false;
+    qr_session_overrides(&s, en, &o);
+    ro = qr_session_run_opts(&o, NULL, NULL);
+    QT_OK(qr_run(&s.tw.g, &in, &ro, &yoff));
+    en[1] = true;   /* fc1 alone */
+    qr_session_overrides(&s, en, &o);
+    ro = qr_session_run_opts(&o, NULL, NULL);
+    QT_OK(qr_run(&s.tw.g, &in, &ro, &yone));
+    qr_session_overrides_free(&o);
+    int64_t ex;
+    double r_on = qt_cb_rel(&yon, &ya, &ex), r_off = qt_cb_rel(&yoff, &yb, &ex), r_one = qt_cb_rel(&yone, &yb, &ex);
+    double r_all = qt_cb_rel(&ya, &yb, &ex);
+    QT_CHECKF(r_on == 0, "twin with every quantizer on differs from the analysis model: %.3g", r_on);
+    QT_CHECKF(r_off == 0, "twin with every quantizer off differs from the baseline: %.3g", r_off);
+    QT_CHECKF(r_one > 0 && r_one < r_all, "fc1 alone: %.3g from the baseline (all on: %.3g)", r_one, r_all);
+    /* per-block weights: fc1's worst block against a block SQNR computed here */
+    QrWeightCmp w;
+    QT_OK(qr_weights_compare(&s, &w));
+    const QrWeightRow *r = NULL;
+    for (int k = 0; k < w.n; k++) if (!strcmp(w.rows[k].name, "fc1.weight")) r = &w.rows[k];
+    QT_CHECK(r != NULL && r->n_blocks == 2 * 48 && r->n_worst == QR_WEIGHT_WORST_BLOCKS);
+    QT_CHECKF(r->worst_sqnr[0] <= r->m.sqnr && r->worst_sqnr[0] <= r->worst_sqnr[1],
+              "worst block %.3f dB, weight %.3f dB", r->worst_sqnr[0], r->m.sqnr);
+    const QrNode *nb = NULL;
+    for (int i = 0; i < a->n_nodes; i++) if (!strcmp(a->nodes[i].name, "/fc1/MatMul_Q4")) nb = &a->nodes[i];
+    QT_CHECK(nb != NULL);
+    const QrTensor *B = qt_cb_init(a, nb, 1), *S = qt_cb_init(a, nb, 2), *Z = qt_cb_init(a, nb, 3);
+    const QrTensor *W = &b->values[qr_graph_find(b, "fc1.weight")].t;   /* (K=64, N=48) */
+    int64_t p = r->worst_blk[0], kb = p / 48, n = p % 48;   /* scale [kb][n] of the twin's (2, 48) */
+    double sx = 0, se = 0;
+    for (int64_t k = kb * 32; k < kb * 32 + 32; k++) {
+        double code = qt_cb_field((const uint8_t *)B->data + n * 2 * 16, k, 4);
+        double zp = qt_cb_field((const uint8_t *)Z->data + n * 1, kb, 4);
+        double wq = (float)((code - zp) * qr_tensor_get_f64(S, n * 2 + kb)), x = qr_tensor_get_f64(W, k * 48 + n);
+        sx += x * x;
+        se += (x - wq) * (x - wq);
+    }
+    double want = 10 * log10(sx / se);
+    QT_CHECKF(fabs(want - r->worst_sqnr[0]) < 1e-6, "block %lld: SQNR %.9f, computed here %.9f", (long long)p,
+              r->worst_sqnr[0], want);
+    qr_weights_free(&w);
+    qr_session_close(&s);
+    qr_tensor_free_data(&in);
+    qr_tensor_free_data(&yb);
+    qr_tensor_free_data(&ya);
+    qr_tensor_free_data(&yon);
+    qr_tensor_free_data(&yoff);
+    qr_tensor_free_data(&yone);
+    qr_graph_free(b);
+    free(b);
+    qr_graph_free(a);
+    free(a);
+}
+
+/* runall end to end on the pair: 100% match, equivalence PASS, weight_blocks in the bundle. */
+static void qt_contrib_wonly_runall(void) {
+    char dir[512], cmd[2048], path[600];
+    snprintf(dir, sizeof dir, "%s/wonly_bundle", qt_tmpdir());
+    const char *bin = getenv("QR_BIN");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && %s runall " QT_WO_DIR "/base.onnx " QT_WO_DIR "/analysis.onnx -i "
+             QT_WO_DIR "/input.npy -o '%s.zip' --keep-dir '%s' --quiet >/dev/null 2>&1", dir, bin ? bin : "./qreport",
+             dir, dir);
+    int rc = system(cmd);
+    QT_CHECKF(rc == 0, "runall exited with %d", rc);
+    unsigned char *txt = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/match_table.txt", dir);
+    QT_OK(qr_file_read(path, 1 << 22, &txt, &len));
+    bool ok = strstr((char *)txt, "6 baseline compute values, 6 matched, 0 without counterpart; 0 analysis values")
+              && strstr((char *)txt, "Equivalence check: PASS");
+    free(txt);
+    QT_CHECKF(ok, "match_table.txt lacks full coverage / PASS");
+    snprintf(path, sizeof path, "%s/weight_blocks.csv", dir);
+    QT_OK(qr_file_read(path, 1 << 22, &txt, &len));
+    int lines = 0;
+    for (size_t i = 0; i < len; i++) lines += txt[i] == '\n';
+    bool has = strstr((char *)txt, "fc1.weight") && strstr((char *)txt, "embed.weight");
+    free(txt);
+    QT_CHECKF(lines == 1 + 4 * QR_WEIGHT_WORST_BLOCKS && has, "weight_blocks.csv: %d lines", lines);
+}
+
 static void qt_contrib_all(void) {
     QT_RUN(qt_contrib_bad_input);
+    QT_RUN(qt_contrib_wonly_session);
+    QT_RUN(qt_contrib_wonly_runall);
     unsigned char *buf = NULL;
     size_t len = 0;
     if (qr_file_read(QT_CB_DIR "/index.tsv", 1 << 20, &buf, &len) != QR_OK) {

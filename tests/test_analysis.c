@@ -159,7 +159,8 @@ static void qt_sens_pair(const char *pair) {
             printf("sensitivity %s %s: %d rows, %lld node executions incremental vs %lld full\n", pair,
                    off ? "off-one" : "one-on", inc.n, (long long)inc.n_exec, (long long)full.n_exec);
         /* sorted worst first by L1 */
-        for (int k = 1; same && k < inc.n; k++) same = inc.rows[k - 1].m.l1 >= inc.rows[k].m.l1;
+        for (int k = 1; same && k < inc.n; k++)   /* most sensitive first: off-one by gain (smallest L1 first) */
+            same = off ? inc.rows[k - 1].m.l1 <= inc.rows[k].m.l1 : inc.rows[k - 1].m.l1 >= inc.rows[k].m.l1;
         if (st == QR_OK && (!same || !fewer)) {
             qt_record(name, false, "%s: incremental differs from full re-runs (same=%d) or is not cheaper (%lld vs %lld)",
                       off ? "off-one" : "one-on", same, (long long)inc.n_exec, (long long)full.n_exec);

@@ -174,9 +174,130 @@ static void test_trust_golden(void) {
     if (qt_failed == before && qt_verbose) printf("qat_convbn: %d values (%d integer) match ONNX Runtime\n", n, n_int);
 }
 
+/* Acceptance 3: runall on the QAT ConvBn export: the "first drop" names a verified layer, the
+ * planted culprit (channel x48 after /down_conv1/Relu) is the advisor's main finding, and the
+ * summary says how many pairs are verified. With a planted mis-pairing, nothing built on the
+ * unverified rows makes a headline (first drop, advisor findings). */
+static void test_trust_headlines(void) {
+    QtCli r;
+    char dir[600], path[700];
+    static char text[1 << 17];
+    const char *m = "fixtures/qpairs/qat_convbn";
+    snprintf(dir, sizeof dir, "%s/trust_ra", qt_tmpdir());
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s.zip --keep-dir %s", m, m, m, dir, dir);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    QT_CHECKF(strstr(r.out, "main: /down_conv1/Relu "), "%s", r.out);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    qt_slurp(path, text, sizeof text);
+    QT_CHECKF(strstr(text, "\"verified\": 20") && strstr(text, "\"unverified\": 0"), "summary.json: %.400s", text);
+    const char *fd = strstr(text, "\"first_drop\": \"");
+    char first[128] = "";
+    if (fd) sscanf(fd + 15, "%127[^\"]", first);
+    snprintf(path, sizeof path, "%s/abnormal_layer_advisor.txt", dir);
+    qt_slurp(path, text, sizeof text);
+    QT_CHECKF(strstr(text, "Main finding (the first below): the most severe finding on '/down_conv1/Relu', #1 in quantization "
+                           "sensitivity"), "%.600s", text);
+    const char *f1 = strstr(text, "\n[");
+    QT_CHECKF(f1 && !strncmp(strchr(f1, ']') + 2, "/down_conv1/Relu", 16), "first finding: %.200s", f1 ? f1 : "none");
+    snprintf(path, sizeof path, "%s/index.html", dir);
+    qt_slurp(path, text, sizeof text);
+    QT_CHECKF(strstr(text, "Verified pairs") && strstr(text, "The first is the main finding"), "html");
+    /* the first drop (if any) is a verified pair */
+    QtPair p;
+    QrSession se;
+    QT_OK(qt_trust_open("qat_convbn", &p, &se, NULL));
+    bool ok = true;
+    for (int i = 0; first[0] && i < se.m.n; i++)
+        if (!strcmp(p.b->nodes[se.m.m[i].b_node].name, first)) ok = qr_match_verified(&se.m.m[i]);
+    qr_session_close(&se);
+    qt_pair_free(&p);
+    QT_CHECKF(ok, "first drop '%s' is not a verified pair", first);
+    /* mis-paired rows (swapped names): per-layer rows exist for them, marked, but no headline uses them */
+    QT_OK(qt_trust_open("qat_convbn", &p, &se, qt_trust_swap_names));
+    QrCompare c = {0};
+    QrAdvice adv = {0};
+    QrStatus st = qr_compare_run(&se, p.a, 0.99, &c);
+    int unver_rows = 0, bad = 0;
+    for (int k = 0; st == QR_OK && k < c.n; k++) unver_rows += !qr_match_verified(&se.m.m[c.rows[k].match]);
+    if (st == QR_OK && c.first_drop >= 0 && !qr_match_verified(&se.m.m[c.rows[c.first_drop].match])) bad++;
+    if (st == QR_OK) st = qr_advisor_run(&se, &c, NULL, NULL, NULL, &adv);
+    for (int k = 0; st == QR_OK && k < adv.n; k++)
+        if (adv.f[k].match >= 0 && !qr_match_verified(&se.m.m[adv.f[k].match])) bad++;
+    QrTable t = {0};
+    if (st == QR_OK) st = qr__cmp_table(&se, &c, false, false, &t);
+    int marked = 0;
+    for (int k = 0; st == QR_OK && k < t.n_rows; k++) marked += strstr(t.rows[k][1], "[UNVERIFIED pair]") != NULL;
+    qr_table_free(&t);
+    qr_advice_free(&adv);
+    qr_compare_free(&c);
+    qr_session_close(&se);
+    qt_pair_free(&p);
+    QT_OK(st);
+    QT_CHECKF(unver_rows > 0 && bad == 0 && marked == unver_rows, "%d unverified rows, %d marked, %d headlines built on them",
+              unver_rows, marked, bad);
+}
+
+/* Acceptance 6: off-one ranks by gain over the all-on reference. The planted quantizer
+ * (/down_conv1/Relu's output) dominates: removing it alone takes L1 from 0.67 to 0.12. It is
+ * first in the file, the JSON, the terminal summary and the what-if; gains never increase. */
+static void test_trust_off_one(void) {
+    QtCli r;
+    char dir[600], path[700];
+    static char text[1 << 17];
+    const char *m = "fixtures/qpairs/qat_convbn";
+    snprintf(dir, sizeof dir, "%s/trust_off", qt_tmpdir());
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s.zip --keep-dir %s --sensitivity off-one", m, m, m,
+           dir, dir);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    QT_CHECKF(strstr(r.out, "sensitive 1: /down_conv1/Relu (activation, Relu) L1 ") && strstr(r.out, "over all on"), "%s", r.out);
+    snprintf(path, sizeof path, "%s/sensitive_ops.txt", dir);
+    qt_slurp(path, text, sizeof text);
+    const char *row = strstr(text, "|----");
+    row = row ? strchr(row, '\n') : NULL;
+    QT_CHECKF(row && !strncmp(row + 1, "| /down_conv1/Relu ", 19) && strstr(text, "| gain "), "%.800s", text);
+    /* gains: non-increasing down the table */
+    double prev = INFINITY;
+    int n = 0;
+    for (const char *l = row; l && l[1] == '|'; l = strchr(l + 1, '\n')) {
+        const char *q = l + 1;
+        for (int cells = 0; q && cells < 9; cells++) q = strchr(q + 1, '|');   /* the 9th column's bar: gain follows */
+        if (!q) break;
+        double g = strtod(q + 1, NULL);
+        QT_CHECKF(g <= prev + 1e-12, "gain %g after %g", g, prev);
+        prev = g;
+        n++;
+    }
+    QT_CHECKF(n >= 10, "%d gain rows", n);
+    snprintf(path, sizeof path, "%s/sensitive_ops.json", dir);
+    qt_slurp(path, text, sizeof text);
+    const char *ops = strstr(text, "\"ops\"");
+    QT_CHECKF(ops && strstr(ops, "\"op_name\": \"/down_conv1/Relu\"") == strstr(ops, "\"op_name\""), "json %.300s", ops ? ops : text);
+    QT_CHECKF(strstr(text, "\"gain\": 0.548"), "json gain");
+    snprintf(path, sizeof path, "%s/mixed_precision.json", dir);
+    qt_slurp(path, text, sizeof text);
+    const char *k1 = strstr(text, "\"nodes\": [");
+    QT_CHECKF(k1 && strstr(k1, "\"/down_conv1/Relu\"") && strstr(k1, "\"/down_conv1/Relu\"") < strstr(k1, "]"), "what-if %.400s",
+              k1 ? k1 : text);
+    /* one-on mode: the same quantizer first (the two modes read the ranking the same way) */
+    QtPair p;
+    QrSession se;
+    QT_OK(qt_trust_open("qat_convbn", &p, &se, NULL));
+    QrSensOpts so = { .off_one = false, .metric = QR_METRIC_L1 };
+    QrSensResult sr = {0};
+    QrStatus st = qr_sens_run(&se, &so, &sr);
+    bool first = st == QR_OK && sr.n && !strcmp(sr.rows[0].name, "/down_conv1/Relu");
+    qr_sens_free(&sr);
+    qr_session_close(&se);
+    qt_pair_free(&p);
+    QT_OK(st);
+    QT_CHECK(first);
+}
+
 static void qt_trust_all(void) {
     test_trust_verified();
     QT_RUN(test_trust_qat_bug);
     QT_RUN(test_trust_planted_mispair);
     test_trust_golden();
+    QT_RUN(test_trust_headlines);
+    QT_RUN(test_trust_off_one);
 }

@@ -75,7 +75,7 @@ static void qr__ax_ev(QrFinding *f, const char *name, double v) {
 static const char *qr__ax_base_node_of(const QrSession *s, int n) {
     int src = n >= 0 ? s->tw.origin[n] : -1;
     for (int i = 0; src >= 0 && i < s->m.n; i++)
-        if (s->m.m[i].a_node == src) return s->b->nodes[s->m.m[i].b_twin >= 0 ? s->m.m[i].b_twin : s->m.m[i].b_node].name;
+        if (s->m.m[i].a_node == src || (s->m.m[i].a_node >= 0 && s->m.m[i].a_op == src)) return s->b->nodes[s->m.m[i].b_twin >= 0 ? s->m.m[i].b_twin : s->m.m[i].b_node].name;
     return NULL;
 }
 
@@ -277,6 +277,7 @@ static QrStatus qr__ax_check_layers(QrAxAdv *b, QrSession *s, const QrCompare *c
     for (int k = 0; k < cmp->n; k++) {
         const QrLayerRow *r = &cmp->rows[k];
         const QrMatch *mm = &s->m.m[r->match];
+        if (!qr_match_verified(mm)) continue;     /* nothing built on an unproven pair */
         const char *node = s->a->nodes[mm->a_node].name, *bnode = s->b->nodes[mm->b_node].name;
         const char *op = s->a->nodes[mm->a_node].op_type, *value = s->b->values[mm->b_value].name;
         QrFinding *f;
@@ -345,7 +346,7 @@ static QrStatus qr__ax_check_layers(QrAxAdv *b, QrSession *s, const QrCompare *c
 static QrStatus qr__ax_check_acts(QrAxAdv *b, QrSession *s) {
     for (int i = 0; i < s->m.n; i++) {
         const QrMatch *mm = &s->m.m[i];
-        if (mm->a_node < 0 || !s->base[i].data) continue;
+        if (!qr_match_verified(mm) || !s->base[i].data) continue;   /* baseline values of an unproven pair: not its own */
         int qi = qr__ax_act_quant_of(s, s->vis[i]);
         if (qi < 0) continue;
         QR_TRY(qr__ax_check_act(b, s, qi, i, s->a->nodes[mm->a_node].name, s->b->nodes[mm->b_node].name,
@@ -509,6 +510,34 @@ static QrStatus qr__ax_check_sens(QrAxAdv *b, const QrSession *s, const QrSensRe
     return QR_OK;
 }
 
+/* The main finding is the one with the largest measured effect on the model output: a finding
+ * on the node (or one of its quantizers) that ranks first in quantization sensitivity, the most
+ * severe of them; it moves to f[0]. Without a sensitivity ranking, the first by severity. */
+static void qr__ax_pick_main(const QrSession *s, const QrSensResult *sens, QrAdvice *out) {
+    out->main_how = "no sensitivity ranking: the first finding by severity (errors, warnings, info; graph order)";
+    if (!out->n || !sens || !sens->n) return;
+    int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
+    if (!idx) return;
+    qr__ax_sens_order(sens, idx);
+    const QrSensRow *top = &sens->rows[idx[0]];
+    free(idx);
+    const char *name = top->node >= 0 ? qr__ax_node_name(s, top->node) : top->name;
+    int best = -1;
+    for (int k = 0; k < out->n && best < 0; k++) {
+        const QrFinding *f = &out->f[k];
+        bool on = f->node && name && !strcmp(f->node, name);
+        for (int j = 0; !on && f->q >= 0 && j < top->n_q; j++) on = f->q == top->q[j];
+        if (on) best = k;
+    }
+    if (best < 0) return;
+    QrFinding main = out->f[best];
+    memmove(&out->f[1], &out->f[0], (size_t)best * sizeof *out->f);
+    out->f[0] = main;
+    QR__AX_TEXT(out, out->main_how, "the most severe finding on '%s', #1 in quantization sensitivity (%s: the largest "
+                "measured effect on the model output%s)", top->name, sens->opts.off_one ? "off-one" : "one-on",
+                sens->opts.off_one ? ", gain over all on" : "");
+}
+
 static int qr__ax_find_cmp(const void *pa, const void *pb) {
     const QrFinding *a = pa, *b = pb;
     if (a->sev != b->sev) return a->sev > b->sev ? -1 : 1;
@@ -542,6 +571,7 @@ static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensR
         out->n_by_sev[f->sev]++;
     }
     if (out->n) qsort(out->f, (size_t)out->n, sizeof *out->f, qr__ax_find_cmp);
+    qr__ax_pick_main(s, sens, out);
     return QR_OK;
 }
 
@@ -589,6 +619,8 @@ static QrStatus qr_advisor_write(const QrSession *s, const QrAdvice *a, const ch
         a->n_by_sev[QR_SEV_ERROR], a->n_by_sev[QR_SEV_ERROR] == 1 ? "" : "s", a->n_by_sev[QR_SEV_WARNING],
         a->n_by_sev[QR_SEV_WARNING] == 1 ? "" : "s", a->n_by_sev[QR_SEV_INFO]);
     if (st == QR_OK && !a->n) st = qr_buf_printf(&b, &len, &cap, "\nNo abnormal layer found.\n");
+    if (st == QR_OK && a->n && a->main_how)
+        st = qr_buf_printf(&b, &len, &cap, "Main finding (the first below): %s.\n", a->main_how);
     for (int k = 0; st == QR_OK && k < a->n; k++) {
         const QrFinding *f = &a->f[k];
         char who[600];

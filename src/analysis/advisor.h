@@ -57,7 +57,8 @@ typedef struct QrAdvisorOpts {
 typedef struct QrAdvice {
     QrArena arena;
     int n;
-    QrFinding *f;                /* sorted: errors, warnings, info; graph order within each */
+    QrFinding *f;                /* f[0] the main finding (main_how says why); then errors, warnings, info, graph order within each */
+    const char *main_how;        /* how the main finding was chosen */
     QrAdvisorOpts opts;
     int n_by_sev[3];
 } QrAdvice;

@@ -213,7 +213,10 @@ static QrStatus qr_compare_finish(QrCmpPlan *p, QrStatus st) {
     QrCompare *c = p->c;
     QrSession *s = p->s;
     for (int k = 0; st == QR_OK && k < c->n; k++)
-        if (c->rows[k].has_m && c->rows[k].m.cosine < p->cos_threshold) { c->first_drop = k; break; }
+        if (c->rows[k].has_m && c->rows[k].m.cosine < p->cos_threshold && qr_match_verified(&s->m.m[c->rows[k].match])) {
+            c->first_drop = k;   /* a headline: verified pairs only */
+            break;
+        }
     if (st == QR_OK && p->both) {
         QrLowerCmp lc = {0};
         st = qr_lower_compare(s->a, &s->qa, &p->low, s->inputs, 0, &lc);
@@ -270,7 +273,9 @@ static QrStatus qr__cmp_table(const QrSession *s, const QrCompare *c, bool csv, 
         for (int d = 0; d < bt->rank && o < sizeof shape; d++)
             o += (size_t)snprintf(shape + o, sizeof shape - o, "%s%lld", d ? "x" : "", (long long)bt->dims[d]);
         qr_table_setf(t, row, 0, "%d", k);
-        qr_table_set(t, row, 1, s->b->nodes[mm->b_node].name);
+        if (s->m.verified_run && !qr_match_verified(mm))     /* marked in every table that uses it */
+            qr_table_setf(t, row, 1, "%s [UNVERIFIED pair]", s->b->nodes[mm->b_node].name);
+        else qr_table_set(t, row, 1, s->b->nodes[mm->b_node].name);
         qr_table_set(t, row, 2, s->b->nodes[mm->b_node].op_type);
         qr_table_set(t, row, 3, s->a->nodes[mm->a_node].op_type);
         qr_table_set(t, row, 4, shape);

@@ -175,6 +175,7 @@ static bool qr__m_absorbable(const QrMatchCtx *cx, int head) {
 static void qr__m_assign(QrMatchCtx *cx, QrMatchResult *r, int mi, int head, QrMatchMethod method) {
     QrMatch *m = &r->m[mi];
     m->a_node = head;
+    if (m->a_op < 0) m->a_op = head;     /* an absorbed BN / constant op keeps the op's node */
     m->b_twin = m->b_node;
     m->a_value = qr__m_visible(cx, cx->unit_out[head], &m->a_quant, &m->a_is_int);
     m->method = method;
@@ -264,7 +265,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
         QrMatch *m = &out->m[mi];
         m->b_node = bi;
         m->b_value = bn->out[0];
-        m->a_node = m->a_value = m->a_quant = -1;
+        m->a_node = m->a_value = m->a_quant = m->a_op = -1;
         m->equiv_rel = NAN;
         cx.bmatch[m->b_value] = mi;
         /* 1. node name */
@@ -325,7 +326,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
                 m->b_value = bn->out[0];
                 m->note = NULL;
                 cx.bmap[m->b_value] = m->a_value;
-                pm->a_node = pm->a_value = pm->a_quant = -1;
+                pm->a_node = pm->a_value = pm->a_quant = pm->a_op = -1;
                 pm->a_is_int = false;
                 pm->method = QR_MM_NONE;
                 pm->note = qr_arena_printf(ar, "fused:%s into '%s'", bn->op_type, a->nodes[m->a_node].name);

@@ -19,6 +19,8 @@ typedef struct QrMatch {
     int b_node, b_value;     /* baseline node and its output value */
     int a_node, a_value;     /* analysis node computing the op, and the value consumers see (-1: unmatched) */
     int b_twin;              /* baseline node computing a_node's op (differs from b_node when an activation was fused) */
+    int a_op;                /* analysis node computing the baseline node's op (e.g. the Conv when the pair's value
+                              * is after its BatchNormalization), -1 */
     int a_quant;             /* quantizer on a_value (index in the analysis quant table) or -1 */
     bool a_is_int;           /* a_value holds integers: dequantize with a_quant to compare */
     QrMatchMethod method;

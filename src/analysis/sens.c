@@ -75,11 +75,14 @@ static QrStatus qr__sens_outputs_metrics(const QrSession *s, const QrGraph *g, c
 }
 
 static int qr__sens_cmp_metric;
-static bool qr__sens_cmp_reverse;
+static bool qr__sens_cmp_reverse, qr__sens_cmp_off_one;
+/* Most sensitive first: one-on, the largest badness with only the row's quantizers on; off-one,
+ * the largest gain over the all-on reference, i.e. the smallest badness without the row's. */
 static int qr__sens_cmp(const void *pa, const void *pb) {
     const QrSensRow *a = pa, *b = pb;
     double x = qr_metric_badness(&a->m, (QrMetricKind)qr__sens_cmp_metric);
     double y = qr_metric_badness(&b->m, (QrMetricKind)qr__sens_cmp_metric);
+    if (qr__sens_cmp_off_one) { x = -x; y = -y; }
     int c = x > y ? -1 : x < y ? 1 : 0;
     if (qr__sens_cmp_reverse) c = -c;
     if (!c) c = strcmp(a->name, b->name);
@@ -297,6 +300,7 @@ static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) 
         r->n_full = (int64_t)(r->n + 1) * g->n_nodes;
         qr__sens_cmp_metric = o->metric;
         qr__sens_cmp_reverse = o->reverse;
+        qr__sens_cmp_off_one = o->off_one;
         qsort(r->rows, (size_t)r->n, sizeof *r->rows, qr__sens_cmp);
     }
     qr__sens_ref_free(rf, nv);
@@ -305,6 +309,10 @@ static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) 
     free(j.reach);
     if (st != QR_OK) qr_sens_free(r);
     return st;
+}
+
+static double qr_sens_gain(const QrSensResult *r, const QrSensRow *row) {
+    return qr_metric_badness(&r->reference, r->opts.metric) - qr_metric_badness(&row->m, r->opts.metric);
 }
 
 static void qr_sens_free(QrSensResult *r) {
@@ -319,12 +327,13 @@ static void qr__sens_num(char *buf, size_t n, double v, const char *fmt) {
 }
 
 static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const char *dir) {
-    static const char *const cols[] = { "op_name", "sensitive_type", "op_type", "L1", "Cosine", "MSE", "KL", "SQNR" };
+    static const char *const cols[] = { "op_name", "sensitive_type", "op_type", "L1", "Cosine", "MSE", "KL", "SQNR", "gain" };
     QrTable tt = {0}, tc = {0};
     char *txt = NULL, *csv = NULL, *js = NULL;
     size_t tl = 0, tcap = 0, cl = 0, ccap = 0, jl = 0;
-    QrStatus st = qr_table_init(&tt, QR_ARRAY_LEN(cols), cols);
-    if (st == QR_OK) st = qr_table_init(&tc, QR_ARRAY_LEN(cols), cols);
+    int ncol = r->opts.off_one ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 1;   /* off-one ranks by gain: printed */
+    QrStatus st = qr_table_init(&tt, ncol, cols);
+    if (st == QR_OK) st = qr_table_init(&tc, ncol, cols);
     for (int k = 0; st == QR_OK && k < r->n; k++) {
         const QrSensRow *row = &r->rows[k];
         double v[] = { row->m.l1, row->m.cosine, row->m.mse, row->m.kl, row->m.sqnr };
@@ -341,6 +350,11 @@ static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const c
                 qr__sens_num(b, sizeof b, v[j], pass ? "%.9g" : "%.7f");
                 qr_table_set(t, ri, 3 + j, b);
             }
+            if (r->opts.off_one) {
+                char b[64];
+                qr__sens_num(b, sizeof b, qr_sens_gain(r, row), pass ? "%.9g" : "%.7f");
+                qr_table_set(t, ri, 8, b);
+            }
         }
     }
     const char *mode = r->opts.off_one ? "off-one (every quantizer on except the row's)" : "one-on (only the row's quantizers on)";
@@ -348,7 +362,12 @@ static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const c
         st = qr_buf_printf(&txt, &tl, &tcap, "Quantization sensitivity, %s; metrics at the model output(s) against the "
                            "baseline; sorted by %s%s.\nReference (%s): L1 %.7g, Cosine %.7f, SQNR %.4f dB.\n"
                            "Node executions: %lld incremental vs %lld for full re-runs (%.1f%%); %d quantizer%s skipped.\n\n",
-                           mode, qr_metric_name(r->opts.metric), r->opts.reverse ? " (reversed)" : ", worst first",
+                           mode, qr_metric_name(r->opts.metric),
+                           r->opts.off_one ? (r->opts.reverse ? " gain over the reference, smallest first (reversed)"
+                                                              : " gain over the reference (gain column: how much better the "
+                                                                "output gets without the row's quantizers), largest first = "
+                                                                "most sensitive first")
+                                           : r->opts.reverse ? " (reversed)" : ", worst first = most sensitive first",
                            r->opts.off_one ? "all on" : "all off", r->reference.l1, r->reference.cosine, r->reference.sqnr,
                            (long long)r->n_exec, (long long)r->n_full,
                            r->n_full ? 100.0 * (double)r->n_exec / (double)r->n_full : 0.0, r->n_skipped,
@@ -376,6 +395,7 @@ static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const c
         qr_json_kv_num(&j, "MSE", row->m.mse);
         qr_json_kv_num(&j, "KL", row->m.kl);
         qr_json_kv_num(&j, "SQNR", row->m.sqnr);     /* inf (identical) is written as null */
+        if (r->opts.off_one) qr_json_kv_num(&j, "gain", qr_sens_gain(r, row));
         qr_json_obj_end(&j);
     }
     qr_json_arr_end(&j);

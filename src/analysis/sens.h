@@ -27,7 +27,8 @@ typedef struct QrSensOpts {
 typedef struct QrSensResult {
     QrArena arena;
     int n;
-    QrSensRow *rows;         /* sorted worst first by opts.metric (reversed with --reverse) */
+    QrSensRow *rows;         /* most sensitive first (reversed with --reverse): one-on by opts.metric worst first,
+                              * off-one by gain over the all-on reference (qr_sens_gain) largest first */
     QrSensOpts opts;
     QrMetrics reference;     /* the configuration rows start from: all off (one-on) or all on (off-one) */
     int64_t n_exec;          /* node executions of the whole pass (reference run included) */
@@ -42,6 +43,9 @@ static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r);
 static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o);
 static void qr_sens_reference_free(QrSession *s);
 static void qr_sens_free(QrSensResult *r);
+/* Off-one: how much better the model output gets (in opts.metric) with the row's quantizers off
+ * than with every quantizer on; rows rank by it, largest first. */
+static double qr_sens_gain(const QrSensResult *r, const QrSensRow *row);
 static const char *qr_sens_type_name(QrSensType t);
 /* sensitive_ops.txt/.csv/.json into dir. */
 static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const char *dir);

@@ -227,9 +227,11 @@ typedef struct QrEquivTap {
     QrSeCands *c;                    /* or NULL */
 } QrEquivTap;
 
+/* max |x - y|; NaN where both are NaN and equal infinities count as the same value. */
 static double qr__se_maxdiff(const float *px, const float *py, int64_t n) {
     double mx = 0;
     for (int64_t i = 0; i < n; i++) {
+        if (px[i] == py[i] || (px[i] != px[i] && py[i] != py[i])) continue;
         double d = fabs((double)px[i] - (double)py[i]);
         if (d > mx || d != d) mx = d;
     }
@@ -256,13 +258,10 @@ static QrStatus qr__equiv_tap(void *user, const QrGraph *g, int node, int value,
     const float *py;
     if (qr_session_visible_view(e->s, mi, t, &f, &py) != QR_OK) { qr_err_clear(); return QR_OK; }
     if (t->numel == x->numel) {
-        double mx = 0, ref = 0;
+        double mx = qr__se_maxdiff(x->data, py, x->numel), ref = 0;
         const float *px = x->data;
-        for (int64_t i = 0; i < x->numel; i++) {
-            double d = fabs((double)px[i] - (double)py[i]);
-            if (d > mx || d != d) mx = d;
+        for (int64_t i = 0; i < x->numel; i++)
             if (fabs(px[i]) > ref) ref = fabs(px[i]);
-        }
         e->r->max_abs[mi] = mx;
         e->r->ref_absmax[mi] = ref;
     }
@@ -460,6 +459,7 @@ static double qr__se_range(const QrTensor *x) {
     const float *p = x->data;
     double lo = INFINITY, hi = -INFINITY, amax = 0;
     for (int64_t k = 0; k < x->numel; k++) {
+        if (!isfinite(p[k])) continue;
         if (p[k] < lo) lo = p[k];
         if (p[k] > hi) hi = p[k];
         if (fabs(p[k]) > amax) amax = fabs(p[k]);

@@ -766,9 +766,12 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     if (st == QR_OK && !o.quiet) {
         printf("%d sensitivity rows (%s), sorted by %s; node executions %lld vs %lld for full re-runs\n", sr.n,
                so.off_one ? "off-one" : "one-on", qr_metric_name(so.metric), (long long)sr.n_exec, (long long)sr.n_full);
-        for (int k = 0; k < sr.n && k < 5; k++)
-            printf("  %d. %-40s %-10s %-12s %s %.6g\n", k + 1, sr.rows[k].name, qr_sens_type_name(sr.rows[k].type),
+        for (int k = 0; k < sr.n && k < 5; k++) {
+            printf("  %d. %-40s %-10s %-12s %s %.6g", k + 1, sr.rows[k].name, qr_sens_type_name(sr.rows[k].type),
                    sr.rows[k].op_type, qr_metric_name(so.metric), qr_metric_get(&sr.rows[k].m, so.metric));
+            if (so.off_one) printf(" (gain %.6g over all on)", qr_sens_gain(&sr, &sr.rows[k]));
+            printf("\n");
+        }
         printf("wrote %s/sensitive_ops.txt/.csv/.json and %s/accumulated_error.csv\n", dir, dir);
     }
     qr_accum_free(&acc);

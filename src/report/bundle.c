@@ -94,8 +94,9 @@ static QrStatus qr__bn_add_tree(QrZip *z, const char *dir, const char *sub, QrAr
 /* ==== tables for the HTML (same columns as the txt/csv files) ========================= */
 
 static QrStatus qr__bn_sens_table(const QrSensResult *r, int max, QrTable *t) {
-    static const char *const cols[] = { "rank", "op_name", "sensitive_type", "op_type", "L1", "Cosine", "MSE", "KL", "SQNR" };
-    QR_TRY(qr_table_init(t, QR_ARRAY_LEN(cols), cols));
+    static const char *const cols[] = { "rank", "op_name", "sensitive_type", "op_type", "L1", "Cosine", "MSE", "KL", "SQNR",
+                                        "gain" };
+    QR_TRY(qr_table_init(t, r->opts.off_one ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 1, cols));
     for (int k = 0; k < r->n && k < max; k++) {
         const QrSensRow *row = &r->rows[k];
         int ri;
@@ -106,6 +107,7 @@ static QrStatus qr__bn_sens_table(const QrSensResult *r, int max, QrTable *t) {
         qr_table_set(t, ri, 3, row->op_type);
         double v[] = { row->m.l1, row->m.cosine, row->m.mse, row->m.kl, row->m.sqnr };
         for (int j = 0; j < 5; j++) qr__cmp_num(t, ri, 4 + j, v[j], false);
+        if (r->opts.off_one) qr__cmp_num(t, ri, 9, qr_sens_gain(r, row), false);
     }
     return QR_OK;
 }
@@ -219,6 +221,10 @@ static QrStatus qr__bn_summary(QrBd *bd) {
     qr_json_kv_int(&j, "baseline_values", bd->se.m.n);
     qr_json_kv_int(&j, "matched", matched);
     qr_json_kv_int(&j, "analysis_unmatched", bd->se.m.n_unmatched_a);
+    qr_json_kv_bool(&j, "verification_ran", bd->se.m.verified_run);
+    qr_json_kv_int(&j, "verified", bd->se.m.n_verified);
+    qr_json_kv_int(&j, "unverified", bd->se.m.n_unverified);
+    qr_json_kv_num(&j, "tolerance", QR_EQUIV_TOL);
     qr_json_obj_end(&j);
     if (bd->have_sens) {
         qr_json_key(&j, "sensitivity");
@@ -237,6 +243,7 @@ static QrStatus qr__bn_summary(QrBd *bd) {
             qr_json_kv_str(&j, "op_type", row->op_type);
             qr_json_key(&j, "metrics");
             qr__bn_json_metrics(&j, &row->m);
+            if (bd->sens.opts.off_one) qr_json_kv_num(&j, "gain", qr_sens_gain(&bd->sens, row));
             qr_json_obj_end(&j);
         }
         qr_json_arr_end(&j);
@@ -453,6 +460,10 @@ static QrStatus qr__bn_html(QrBd *bd) {
                    matched + fused == se->m.n ? QR_HTML_GOOD : QR_HTML_WARN,
                    fused ? qr_arena_printf(&bd->arena, "%d paired, %d fused into their successor", matched, fused)
                          : "baseline values paired with analysis values");
+    qr_html_metric(&h, "Verified pairs", se->m.verified_run ? qr_arena_printf(&bd->arena, "%d / %d", se->m.n_verified,
+                                                                             se->m.n_verified + se->m.n_unverified) : "not checked",
+                   se->m.verified_run && !se->m.n_unverified ? QR_HTML_GOOD : QR_HTML_BAD,
+                   "same value with quantizers off (only these make headlines)");
     if (bd->have_eq)
         qr_html_metric(&h, "Equivalence", bd->eq.equivalent ? "pass" : "FAIL", bd->eq.equivalent ? QR_HTML_GOOD : QR_HTML_BAD,
                        "quantizers off ⇒ baseline reproduced");
@@ -460,7 +471,7 @@ static QrStatus qr__bn_html(QrBd *bd) {
         /* the three layers with the lowest Cosine */
         int worst[3] = { -1, -1, -1 };
         for (int k = 0; k < bd->cmp.n; k++) {
-            if (!bd->cmp.rows[k].has_m) continue;
+            if (!bd->cmp.rows[k].has_m || !qr_match_verified(&se->m.m[bd->cmp.rows[k].match])) continue;   /* headline */
             double c = bd->cmp.rows[k].m.cosine;
             for (int w = 0; w < 3; w++)
                 if (worst[w] < 0 || c < bd->cmp.rows[worst[w]].m.cosine) {
@@ -494,6 +505,7 @@ static QrStatus qr__bn_html(QrBd *bd) {
         for (int k = 0; k < bd->adv.n && k < 3; k++)
             qr_html_itemf(&h, "%s: %s — %s", bd->adv.f[k].node ? bd->adv.f[k].node : "model", bd->adv.f[k].reason, bd->adv.f[k].fix);
         qr_html_list_end(&h);
+        if (bd->adv.main_how) qr_html_paraf(&h, "The first is the main finding: %s.", bd->adv.main_how);
     }
     for (int k = 0; k < bd->n_fail; k++) qr_html_failed(&h, bd->fail_name[k], bd->fail_msg[k]);
     qr_html_verdict_end(&h);
@@ -516,9 +528,9 @@ static QrStatus qr__bn_html(QrBd *bd) {
     }
     if (bd->have_sens) {
         qr_html_section(&h, "sensitivity", "Quantization sensitivity");
-        qr_html_paraf(&h, "%s; sorted by %s. %lld node executions (incremental) instead of %lld for full re-runs.",
-                      bd->sens.opts.off_one ? "Every quantizer on except the row's" : "Only the row's quantizers on",
-                      qr_metric_name(bd->sens.opts.metric), (long long)bd->sens.n_exec, (long long)bd->sens.n_full);
+        qr_html_paraf(&h, "%s; sorted by %s%s, most sensitive first. %lld node executions (incremental) instead of %lld for "
+                      "full re-runs.", bd->sens.opts.off_one ? "Every quantizer on except the row's" : "Only the row's quantizers on",
+                      bd->sens.opts.off_one ? "the gain in " : "", qr_metric_name(bd->sens.opts.metric), (long long)bd->sens.n_exec, (long long)bd->sens.n_full);
         if (qr__bn_exists(bd, "plots/sensitivity_topk.png"))
             qr_html_image(&h, "plots/sensitivity_topk.png", "Top-k sensitive ops", NULL, 0, 0);
         QrTable t = {0};
@@ -997,10 +1009,15 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         size_t n = 0;
         QrHtmlLevel lv;
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr__bn_verdict(bd, &lv));
-        for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++)
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g\n", k + 1,
+        for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g", k + 1,
                                   bd->sens.rows[k].name, qr_sens_type_name(bd->sens.rows[k].type), bd->sens.rows[k].op_type,
                                   qr_metric_name(bd->sens.opts.metric), qr_metric_get(&bd->sens.rows[k].m, bd->sens.opts.metric));
+            if (bd->sens.opts.off_one && n < sizeof r->summary)
+                n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, " (gain %.6g over all on)",
+                                      qr_sens_gain(&bd->sens, &bd->sens.rows[k]));
+            if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
+        }
         if (bd->have_adv && bd->adv.n && n < sizeof r->summary) {
             const QrFinding *f = &bd->adv.f[0];
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Advisor (%d finding%s), main: %s %s: %s\n  fix: %s\n",

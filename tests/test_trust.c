@@ -293,6 +293,68 @@ static void test_trust_off_one(void) {
     QT_CHECK(first);
 }
 
+/* Acceptance 4: sharing is one weight or quantizer used by different compute nodes. A model
+ * with a weight truly shared by two convolutions (through its Q/DQ), an input quantizer feeding
+ * two branches and one scalar scale read by two quantizers: all three reported; the per-channel
+ * weight scale its own Q and DQ read is not. On the QAT export no Q/DQ pair is listed. */
+static void test_trust_check_shared(void) {
+    QtModel mb;
+    char path[600], out[700];
+    static char text[1 << 16];
+    const int64_t dx[4] = { 1, 2, 4, 4 }, dw[4] = { 2, 2, 3, 3 }, d2[1] = { 2 };
+    float w[36], ws[2] = { 0.01f, 0.02f }, sx = 0.05f, sh = 0.1f;
+    for (int i = 0; i < 36; i++) w[i] = (float)((i * 7) % 11 - 5) * 0.02f;
+    int8_t wz[2] = { 0, 0 };
+    qt_mb_init(&mb, 17);
+    qt_mb_input(&mb, "x", QR_DT_F32, 4, dx);
+    qt_mb_output(&mb, "y", QR_DT_F32, 4, dx);
+    qt_ax_f32_init(&mb, "W", 4, dw, w);
+    qt_ax_f32_init(&mb, "W_scale", 1, d2, ws);
+    qt_mb_init_raw(&mb, "W_zp", QR_DT_S8, 1, d2, wz, 2);
+    qt_ax_f32_init(&mb, "x_scale", 0, NULL, &sx);
+    qt_ax_u8_init(&mb, "x_zp", 128);
+    qt_ax_f32_init(&mb, "s_shared", 0, NULL, &sh);
+    qt_ax_u8_init(&mb, "z_a", 128);
+    qt_ax_u8_init(&mb, "z_b", 128);
+    qt_ax_qdq(&mb, "W", "W_scale", "W_zp", "W_dq");
+    qt_ax_qdq(&mb, "x", "x_scale", "x_zp", "x_dq");
+    Onnx__NodeProto *ca = qt_mb_node(&mb, "Conv", "conv_a", "x_dq,W_dq", "a");
+    qt_mb_node(&mb, "Relu", "relu_b", "x_dq", "r");
+    Onnx__NodeProto *cb = qt_mb_node(&mb, "Conv", "conv_b", "r,W_dq", "b");
+    const int64_t pads[4] = { 1, 1, 1, 1 };
+    qt_mb_attr_ints(&mb, ca, "pads", 4, pads);
+    qt_mb_attr_ints(&mb, cb, "pads", 4, pads);
+    qt_ax_qdq(&mb, "a", "s_shared", "z_a", "a_dq");
+    qt_ax_qdq(&mb, "b", "s_shared", "z_b", "b_dq");
+    qt_mb_node(&mb, "Add", "add", "a_dq,b_dq", "y");
+    QT_OK(qt_ax_write(&mb, "trust_shared.onnx", path, sizeof path));
+    QtCli r;
+    qt_cli(&r, "check %s -o %s/trust_chk --quiet", path, qt_tmpdir());
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    snprintf(out, sizeof out, "%s/trust_chk/model_check_result.txt", qt_tmpdir());
+    qt_slurp(out, text, sizeof text);
+    char *sec = strstr(text, "\n2. "), *end = sec ? strstr(sec, "\n3. ") : NULL;
+    QT_CHECKF(sec && end, "%s", text);
+    *end = 0;
+    QT_CHECKF(strstr(sec, "weight 'W' is used by 2 compute nodes: 'conv_a', 'conv_b'") &&
+              strstr(sec, "quantizer on 'x' (q_x_dq) feeds 2 compute nodes") &&
+              strstr(sec, "quantizer scale 's_shared' is used by 2 quantizers") && !strstr(sec, "W_scale") &&
+              !strstr(sec, "x_scale"), "%s", sec);
+    /* the QAT export: no Q/DQ pair (a quantizer reading its own scale) is sharing */
+    qt_cli(&r, "check fixtures/qpairs/qat_convbn/analysis.onnx -i fixtures/qpairs/qat_convbn/input.npy -o %s/trust_chk2 --quiet",
+           qt_tmpdir());
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    snprintf(out, sizeof out, "%s/trust_chk2/model_check_result.txt", qt_tmpdir());
+    qt_slurp(out, text, sizeof text);
+    sec = strstr(text, "\n2. ");
+    end = sec ? strstr(sec, "\n3. ") : NULL;
+    QT_CHECKF(sec && end, "%s", text);
+    *end = 0;
+    char *merged = strstr(sec, "Identical constants merged");
+    QT_CHECKF(merged && !strstr(sec, "scale_") && !strstr(sec, "weight '") &&
+              strstr(merged, "'down_conv2.bn.bias' read by 2 compute nodes, 1 of them through an Identity"), "%s", sec);
+}
+
 static void qt_trust_all(void) {
     test_trust_verified();
     QT_RUN(test_trust_qat_bug);
@@ -300,4 +362,5 @@ static void qt_trust_all(void) {
     test_trust_golden();
     QT_RUN(test_trust_headlines);
     QT_RUN(test_trust_off_one);
+    QT_RUN(test_trust_check_shared);
 }

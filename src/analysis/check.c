@@ -18,6 +18,59 @@ static int qr__chk_next(const QrGraph *g, int v, bool *through_q) {
     return -1;
 }
 
+/* The initializer an Identity chain copies (torch's constant-folding dedup), else v. */
+static int qr__chk_root(const QrGraph *g, int v) {
+    for (int hops = 0; hops < 16 && v >= 0; hops++) {
+        int p = g->values[v].producer;
+        if (p < 0 || strcmp(g->nodes[p].op_type, "Identity") || g->nodes[p].n_in < 1 || g->nodes[p].in[0] < 0) break;
+        v = g->nodes[p].in[0];
+    }
+    return v;
+}
+
+static bool qr__chk_all_equal(const QrTensor *t) {
+    if (!t->data || t->numel < 1) return false;
+    double x0 = qr_tensor_get_f64(t, 0);
+    for (int64_t i = 1; i < t->numel; i++) if (qr_tensor_get_f64(t, i) != x0) return false;
+    return true;
+}
+
+/* The distinct compute nodes that use value v as data, through Identity / Cast / Q / DQ
+ * (their data input; a Q/DQ's scale and zero point are parameters, not data). Returns the
+ * count; out (n_nodes entries) receives them in discovery order; *n_direct counts those
+ * reached without an Identity (an exporter's deduplication gives a merged tensor back its
+ * own name through an Identity). */
+static int qr__chk_compute_users(const QrGraph *g, int v, int *out, int *n_direct) {
+    int stack[64], sp = 0, n = 0;
+    bool via_id[64];
+    stack[sp] = v;
+    via_id[sp++] = false;
+    *n_direct = 0;
+    for (int guard = 0; sp && guard < 4096; guard++) {
+        sp--;
+        int cur = stack[sp];
+        bool id = via_id[sp];
+        const QrUse *u;
+        int nu = qr_graph_readers(g, cur, &u);
+        for (int k = 0; k < nu; k++) {
+            const QrNode *nd = &g->nodes[u[k].node];
+            bool qdq = !strcmp(nd->op_type, "QuantizeLinear") || !strcmp(nd->op_type, "DequantizeLinear");
+            if (qdq && u[k].input > 0) continue;
+            if (qdq || !strcmp(nd->op_type, "Identity") || !strcmp(nd->op_type, "Cast")) {
+                if (nd->out[0] >= 0 && sp < QR_ARRAY_LEN(stack)) {
+                    via_id[sp] = id || !strcmp(nd->op_type, "Identity");
+                    stack[sp++] = nd->out[0];
+                }
+                continue;
+            }
+            bool dup = false;
+            for (int j = 0; j < n; j++) dup |= out[j] == u[k].node;
+            if (!dup) { out[n++] = u[k].node; *n_direct += !id; }
+        }
+    }
+    return n;
+}
+
 static bool qr__chk_is(const QrNode *n, const char *a, const char *b) {
     const char *c = qr__m_canon(n);
     return !strcmp(c, a) || (b && !strcmp(c, b));
@@ -67,30 +120,81 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
     }
     if (!s.n_unfused) P("  none\n");
 
-    /* 2. Call counts: weights and quantizers read by more than one compute node are shared. */
-    P("\n2. Shared weights and quantizers (ONNX nodes run once; a weight or quantizer used by several nodes is shared)\n");
-    for (int v = 0; v < g->n_values; v++) {
+    /* 2. Sharing: one weight or one quantizer used by different compute nodes. A QuantizeLinear and
+     * its own DequantizeLinear reading one scale are one quantizer, not sharing; identical
+     * constants an exporter merged (zero points, constant-valued tensors) are listed apart. */
+    P("\n2. Shared weights and quantizers (a weight or quantizer used by different compute nodes)\n");
+    int n_merged = 0;
+    char *merged = NULL;
+    size_t ml = 0, mc = 0;
+    int *cn = malloc(((size_t)g->n_nodes + 1) * sizeof(int));
+    if (!cn && st == QR_OK) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int v = 0; st == QR_OK && v < g->n_values; v++) {
         const QrValue *val = &g->values[v];
-        if (!val->is_init || !qr_dtype_is_float(val->t.dtype) || val->t.numel < 2) continue;
-        const QrUse *u;
-        int users = qr_graph_readers(g, v, &u);
-        if (users > 1) { P("  weight '%s' is read by %d nodes\n", val->name, users); s.n_shared++; }
+        if (!val->is_init) continue;
+        /* quantizers reading it as scale / zero point (through Identity copies) */
+        int n_scale = 0, n_zp = 0;
+        char who[512] = "";
+        size_t wl = 0;
+        for (int i = 0; i < qt->n; i++) {
+            const QrQuantizer *q = &qt->q[i];
+            bool sc = q->scale_value >= 0 && qr__chk_root(g, q->scale_value) == v;
+            bool zp = q->zp_value >= 0 && qr__chk_root(g, q->zp_value) == v;
+            if (!sc && !zp) continue;
+            n_scale += sc;
+            n_zp += zp;
+            int on = q->float_value >= 0 ? q->float_value : q->int_value;
+            if (wl < sizeof who - 1)
+                wl += (size_t)snprintf(who + wl, sizeof who - wl, "%s'%s'", wl ? ", " : "", on >= 0 ? g->values[on].name : "?");
+        }
+        int n_direct = 0;
+        int nc = n_scale + n_zp ? 0 : qr__chk_compute_users(g, v, cn, &n_direct);   /* a quantizer's parameter: above */
+        bool constant = qr__chk_all_equal(&val->t), dedup = n_direct <= 1;
+        if (n_scale > 1) {
+            P("  quantizer scale '%s' is used by %d quantizers (one observer shared by %s)\n", val->name, n_scale, who);
+            s.n_shared++;
+        } else if (n_zp > 1 && st == QR_OK) {
+            st = qr_buf_printf(&merged, &ml, &mc, "  zero point '%s' (%s) read by %d quantizers\n", val->name,
+                               constant ? "identical values" : "per-channel", n_zp);
+            n_merged++;
+        }
+        if (nc > 1 && !constant && !dedup) {
+            P("  weight '%s' is used by %d compute nodes:", val->name, nc);
+            for (int k = 0; k < nc; k++) P("%s '%s'", k ? "," : "", g->nodes[cn[k]].name);
+            P("\n");
+            s.n_shared++;
+        } else if (nc > 1 && st == QR_OK) {
+            if (constant)
+                st = qr_buf_printf(&merged, &ml, &mc, "  constant '%s' (every element %g) read by %d compute nodes\n", val->name,
+                                   val->t.data && val->t.numel ? qr_tensor_get_f64(&val->t, 0) : 0.0, nc);
+            else {
+                st = qr_buf_printf(&merged, &ml, &mc, "  '%s' read by %d compute nodes, %d of them through an Identity (the "
+                                   "exporter merged tensors of equal value):", val->name, nc, nc - n_direct);
+                for (int k = 0; st == QR_OK && k < nc; k++)
+                    st = qr_buf_printf(&merged, &ml, &mc, "%s '%s'", k ? "," : "", g->nodes[cn[k]].name);
+                if (st == QR_OK) st = qr_buf_printf(&merged, &ml, &mc, "\n");
+            }
+            n_merged++;
+        }
     }
-    for (int i = 0; i < qt->n; i++) {
+    for (int i = 0; st == QR_OK && i < qt->n; i++) {
         const QrQuantizer *q = &qt->q[i];
         if (q->kind != QR_QK_ACTIVATION || q->out_value < 0) continue;
         int users = 0;
         for (int k = 0; k < q->n_dq; k++) {
-            const QrUse *u;
-            users += qr_graph_readers(g, g->nodes[q->dq_nodes[k]].out[0], &u);
+            int nd;
+            users += qr__chk_compute_users(g, g->nodes[q->dq_nodes[k]].out[0], cn, &nd);
         }
         if (users > 1) {
-            P("  quantizer on '%s' (%s) feeds %d nodes (shared: one scale for all of them)\n", g->values[q->float_value].name,
-              q->q_node >= 0 ? g->nodes[q->q_node].name : "-", users);
+            P("  quantizer on '%s' (%s) feeds %d compute nodes (shared: one scale for all of them)\n",
+              g->values[q->float_value].name, q->q_node >= 0 ? g->nodes[q->q_node].name : "-", users);
             s.n_shared++;
         }
     }
+    free(cn);
     if (!s.n_shared) P("  none\n");
+    if (n_merged) P("  Identical constants merged by the exporter (not sharing: separate tensors of equal value stored once):\n%s", merged);
+    free(merged);
 
     /* 3. Per-layer output quantization. */
     P("\n3. Output quantization of each layer\n");

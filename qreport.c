@@ -1,9 +1,6 @@
 /* qreport.c — the unity build: every module header, then every module source,
  * base first. Build: see Makefile. Tests #include this file with QR_TESTING. */
 #define _GNU_SOURCE
-/* Module APIs are `static` in one translation unit; functions the CLI does not
- * reach (yet) are still part of a module's API and exercised by tests/. */
-#pragma GCC diagnostic ignored "-Wunused-function"
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -63,38 +60,47 @@
 #include "src/tensor/tensor.c"
 #include "src/ir/ir.c"
 #include "src/onnx/onnx.c"
+/* Kernels (src/kern/), one folder per ISA, one file name per kernel family in every
+ * folder that has it (ref/ has every family: the oracle and the fallback). Order: ref/
+ * first (the scalar pieces the SIMD kernels reuse), then gemm.c (the drivers: packing,
+ * bands, the thread pool split), then each ISA's kernels, which call into both, and kern.c
+ * last (the dispatch tables naming every kernel). Only the ISA being compiled for has
+ * code: x86-64 files are empty on aarch64 and NEON files on x86-64. */
 #include "src/kern/ref/f32_gemm.c"
-#include "src/kern/neon/f32_gemm.c"
 #include "src/kern/ref/f32_gemv.c"
-#include "src/kern/neon/f32_gemv.c"
+#include "src/kern/ref/f32_conv_m1.c"
+#include "src/kern/ref/f32_pool.c"
+#include "src/kern/ref/f32_stats.c"
+#include "src/kern/ref/f32_steps.c"
 #include "src/kern/ref/q_gemm.c"
 #include "src/kern/ref/q8_dwconv2d.c"
 #include "src/kern/ref/q8_pool.c"
 #include "src/kern/ref/q8_eltwise.c"
 #include "src/kern/ref/q8_conv_nhwc.c"
-#include "src/kern/ref/f32_stats.c"
-#include "src/kern/ref/f32_pool.c"
-#include "src/kern/ref/f32_steps.c"
 #include "src/kern/gemm.c"
+#include "src/kern/neon/f32_gemm.c"
+#include "src/kern/neon/f32_gemv.c"
 #include "src/kern/neon/f32_conv_m1.c"
+#include "src/kern/neon/q_gemm.c"
+#include "src/kern/neon/q_gemm_i8mm.c"
+#include "src/kern/neon/q8_dwconv2d.c"
 #include "src/kern/avx2/f32_gemm.c"
 #include "src/kern/avx2/f32_gemv.c"
-#include "src/kern/avx2/f32_conv.c"
+#include "src/kern/avx2/f32_conv_m1.c"
+#include "src/kern/avx2/f32_pool.c"
+#include "src/kern/avx2/f32_stats.c"
+#include "src/kern/avx2/f32_steps.c"
 #include "src/kern/avx2/q_gemm.c"
 #include "src/kern/avx2/q8_dwconv2d.c"
 #include "src/kern/avx2/q8_pool.c"
 #include "src/kern/avx2/q8_eltwise.c"
-#include "src/kern/avx2/f32_stats.c"
-#include "src/kern/avx2/f32_steps.c"
 #include "src/kern/avx512/f32_gemm.c"
+#include "src/kern/avx512/f32_steps.c"
+#include "src/kern/avx512/f32_conv_m1.c"
+#include "src/kern/avx512/f32_pool.c"
 #include "src/kern/avx512/q_gemm.c"
 #include "src/kern/avx512/q8_dwconv2d.c"
 #include "src/kern/avx512/q8_conv_nhwc.c"
-#include "src/kern/neon/q_gemm.c"
-#include "src/kern/neon/q_gemm_i8mm.c"
-#include "src/kern/neon/q8_dwconv2d.c"
-#include "src/kern/avx512/f32_steps.c"
-#include "src/kern/avx512/f32_conv.c"
 #include "src/kern/kern.c"
 #include "src/ops/ops.c"
 #include "src/ops/elementwise.c"

@@ -1,6 +1,8 @@
 /* fuzz/fuzz_targets — the bodies of the libFuzzer targets (ONNX loader, .npy reader,
  * TensorProto .pb reader, model execution, data-folder reader), shared with tests/test_harden.c
- * so every input a fuzzer found is replayed by `make test` and `make asan`. Include after qreport.c. */
+ * so every input a fuzzer found is replayed by `make test` and `make asan`. Include after qreport.c.
+ * The five target bodies (qr__hd_fuzz_*, qr__hm_fuzz_data_dir) have external linkage: each fuzz
+ * binary calls one of them, and -Wunused-function is on. */
 #ifndef QR_FUZZ_TARGETS_H
 #define QR_FUZZ_TARGETS_H
 
@@ -89,7 +91,7 @@ static bool qr__hd_same_tensor(const QrTensor *a, const QrTensor *b) {
 
 /* ONNX loader: any bytes either load (and the graph's indexes are consistent) or fail
  * with a message. */
-static int qr__hd_fuzz_onnx_load(const uint8_t *data, size_t size) {
+int qr__hd_fuzz_onnx_load(const uint8_t *data, size_t size) {
     const char *dir = qr__hd_fuzz_dir();
     if (!dir) return 0;
     QrGraph *g = NULL;
@@ -127,7 +129,7 @@ static int qr__hd_fuzz_onnx_load(const uint8_t *data, size_t size) {
 }
 
 /* .npy reader: parse; what parses re-encodes to a file that parses to the same tensor. */
-static int qr__hd_fuzz_npy(const uint8_t *data, size_t size) {
+int qr__hd_fuzz_npy(const uint8_t *data, size_t size) {
     QrTensor t = {0}, back = {0};
     qr_err_clear();
     if (qr_npy_parse(data, size, &t) != QR_OK) return qr__hd_failed_cleanly();
@@ -146,7 +148,7 @@ static int qr__hd_fuzz_npy(const uint8_t *data, size_t size) {
 
 /* TensorProto .pb reader (read from a file, as the conformance runner and `-i x.pb` do):
  * what reads writes back to a .pb that reads to the same tensor. */
-static int qr__hd_fuzz_pb(const uint8_t *data, size_t size) {
+int qr__hd_fuzz_pb(const uint8_t *data, size_t size) {
     const char *dir = qr__hd_fuzz_dir();
     if (!dir) return 0;
     char path[256], rt[256], name[64];
@@ -216,7 +218,7 @@ static double qr__hm_node_work(const QrGraph *g, const QrNode *n) {
 /* Model execution: a model that loads and passes shape inference runs on small zero inputs
  * (unknown dims = 1) within QR_FUZZ_RUN_BUDGET bytes and QR_FUZZ_RUN_WORK (models beyond them
  * are not run), or fails with a message. */
-static int qr__hd_fuzz_onnx_run(const uint8_t *data, size_t size) {
+int qr__hd_fuzz_onnx_run(const uint8_t *data, size_t size) {
     const char *dir = qr__hd_fuzz_dir();
     if (!dir) return 0;
     QrGraph *g = NULL;
@@ -575,7 +577,7 @@ static void qr__hm_make_tree(const char *root, const uint8_t *data, size_t size)
     }
 }
 
-static int qr__hm_fuzz_data_dir(const uint8_t *data, size_t size) {
+int qr__hm_fuzz_data_dir(const uint8_t *data, size_t size) {
     const char *dir = qr__hd_fuzz_dir();
     if (!dir || size < 1) return 0;
     int cfg = data[0], kind = (cfg & 3) == 3 ? 0 : cfg & 3, steps = (cfg >> 2) & 7;

@@ -8,7 +8,7 @@ typedef struct QtRefRow {
     char name[256], btensor[256], atensor[256], bfile[64], afile[64];
     double scale;
     long long zp;
-    double v[15];            /* REPORT.md columns Cosine .. analy_model_var */
+    double v[15];            /* docs/REPORT.md columns Cosine .. analy_model_var */
 } QtRefRow;
 
 static int qt_ref_load(const char *pair, QtRefRow *rows, int cap) {
@@ -245,7 +245,7 @@ static void test_analysis_cli(void) {
         uint64_t sz = 0;
         QT_CHECKF(qr_file_size(p, &sz) == QR_OK && sz > 100, "%s missing or empty", files[i]);
     }
-    /* the csv header is the REPORT.md contract */
+    /* the csv header is the docs/REPORT.md contract */
     char p[512];
     snprintf(p, sizeof p, "%s/cmp/compare_per_layer_out.csv", qt_tmpdir());
     unsigned char *buf = NULL;

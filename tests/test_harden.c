@@ -1446,6 +1446,79 @@ static void test_harden_neon_golden(void) {
 }
 #endif
 
+/* ==== interrupted runs ====================================================================== */
+
+/* Starts `qreport ARGS` with the environment variable env=val (the stop hooks of bundle.c and
+ * zip.c: the process stops itself at a known point), waits until it is stopped, sends it sig
+ * and SIGCONT, and returns its wait status (-1 when it did not stop: it finished or failed
+ * first; *stopped false then). */
+static int qt_hm_interrupt(const char *args, const char *env, const char *val, int sig, bool *stopped) {
+    const char *bin = getenv("QR_BIN");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "exec %s %s >/dev/null 2>/dev/null </dev/null", bin ? bin : "./qreport", args);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv(env, val, 1);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(98);
+    }
+    *stopped = false;
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, WUNTRACED) != pid) return -1;
+    if (!WIFSTOPPED(status)) return -1;
+    *stopped = true;
+    kill(pid, sig);
+    kill(pid, SIGCONT);
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return status;
+}
+
+/* SIGINT / SIGTERM during `runall` (the handler of qr_cleanup_install): stopped once its
+ * staging folder holds the compare tables, once in the middle of writing the zip (its
+ * temporary file half written), once in the middle of writing --keep-dir's folder, the
+ * process dies of the signal (non-zero exit), leaves nothing in the output folder (no
+ * staging folder, no temporary zip or folder, no bundle), and an earlier bundle there is
+ * untouched — except when the signal comes while --keep-dir's folder is written: the zip
+ * is complete and in place by then, and stays. */
+static void test_harden_interrupt(void) {
+    const char *m = "fixtures/qpairs/ort_qdq";
+    static const struct { const char *env, *val; int sig; bool keep; } cases[] = {
+        { "QR_TEST_STOP_STAGE", "compare", SIGINT, false },
+        { "QR_TEST_STOP_STAGE", "sensitivity", SIGTERM, true },
+        { "QR_TEST_ZIP_STOP_AT", "3", SIGINT, false },
+        { "QR_TEST_ZIP_STOP_AT", "3", SIGTERM, true },
+        { "QR_TEST_DIR_STOP_AT", "4", SIGINT, true },      /* the zip is in place by then */
+    };
+    static const char old_zip[] = "an earlier bundle";
+    for (int k = 0; k < QR_ARRAY_LEN(cases); k++) {
+        char dir[512], args[2048], list[1024], path[600];
+        snprintf(dir, sizeof dir, "%s/intr%d", qt_tmpdir(), k);
+        QT_OK(qr_mkdir_p(dir));
+        snprintf(path, sizeof path, "%s/r.zip", dir);
+        QT_OK(qr_file_write_atomic(path, old_zip, sizeof old_zip));
+        snprintf(args, sizeof args, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s/r.zip --quiet%s%s%s", m, m,
+                 m, dir, cases[k].keep ? " --keep-dir " : "", cases[k].keep ? dir : "", cases[k].keep ? "/keep" : "");
+        bool stopped;
+        int status = qt_hm_interrupt(args, cases[k].env, cases[k].val, cases[k].sig, &stopped);
+        QT_CHECKF(stopped, "%s=%s: the run did not stop there", cases[k].env, cases[k].val);
+        QT_CHECKF(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == cases[k].sig,
+                  "%s=%s, signal %d: wait status %#x (want death by the signal)", cases[k].env, cases[k].val,
+                  cases[k].sig, (unsigned)status);
+        int n = qt_hm_entries(dir, list, sizeof list);
+        QT_CHECKF(n == 1 && !strcmp(list, "r.zip "), "%s=%s: left in the output folder: [%s]", cases[k].env,
+                  cases[k].val, list);
+        unsigned char *got = NULL;
+        size_t len = 0;
+        QT_OK(qr_file_read(path, 0, &got, &len));
+        const bool zip_done = !strcmp(cases[k].env, "QR_TEST_DIR_STOP_AT");
+        bool ok = zip_done ? len > 22 && !memcmp(got + len - 22, "PK\x05\x06", 4)
+                           : len == sizeof old_zip && !memcmp(got, old_zip, len);
+        qr_aligned_free(got);
+        QT_CHECKF(ok, "%s=%s: %s", cases[k].env, cases[k].val, zip_done ? "r.zip is not a whole zip" : "the earlier r.zip changed");
+    }
+}
+
 static void qt_harden_all(void) {
     QT_RUN(test_harden_regress);
     QT_RUN(test_harden_absurd_lengths);
@@ -1461,11 +1534,12 @@ static void qt_harden_all(void) {
     QT_RUN(test_harden_max_memory_estimate);
     QT_RUN(test_harden_max_memory_process);
     QT_RUN(test_harden_full_output);
+    QT_RUN(test_harden_interrupt);
 #if defined(__aarch64__)
     QT_RUN(test_harden_neon_gemm);
     QT_RUN(test_harden_neon_conv_m1);
     QT_RUN(test_harden_neon_golden);
 #else
-    printf("harden: NEON kernel tests need an aarch64 build (make test-aarch64)\n");
+    qt_record_skip("harden NEON kernels", "need an aarch64 build (make test-aarch64)");
 #endif
 }

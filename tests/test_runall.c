@@ -1,10 +1,10 @@
-/* tests/runall — `qreport runall` on the fixture pairs: every file of REPORT.md in
+/* tests/runall — `qreport runall` on the fixture pairs: every file of docs/REPORT.md in
  * the bundle, every link and image of index.html present, JSON parses, CSV headers
  * as documented, byte-identical zips under SOURCE_DATE_EPOCH, the CI gate's exit
  * code, no bundle left behind on failure, and the page rendered in headless Chromium
  * (screenshot kept in build/artifacts/). */
 
-/* Files REPORT.md lists (plots are checked through index.html). */
+/* Files docs/REPORT.md lists (plots are checked through index.html). */
 static const char *const qt_ra_files[] = {
     "index.html", "summary.json", "manifest.json", "model_check_result.txt", "match_table.txt", "match_table.csv",
     "model0_statistic.txt", "model0_statistic.csv", "model1_statistic.txt", "model1_statistic.csv",
@@ -84,7 +84,7 @@ static void qt_runall_pair(const char *pair) {
         qr_arena_free(&a);
         free(txt);
     }
-    /* CSV headers (REPORT.md) */
+    /* CSV headers (docs/REPORT.md) */
     struct { const char *file, *head; } csv[] = {
         { "compare_per_layer_out.csv", "Index,mod_name,base_op_type,analy_op_type,shape,quant_dtype,qscale,Cosine,MSE,L1,KL,SQNR," },
         { "sensitive_ops.csv", "op_name,sensitive_type,op_type,L1,Cosine,MSE,KL,SQNR" },

@@ -233,7 +233,8 @@ static QrStatus qr__cmp_job(void *ctx, int k, int tid) {
     return qr_compare_step(ctx, k);
 }
 
-static QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_threshold, QrCompare *c) {
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_threshold, QrCompare *c) {
     QrCmpPlan *p = calloc(1, sizeof *p);
     if (!p) return qr_errf(QR_ERR_NOMEM, "out of memory");
     *p = (QrCmpPlan){ .s = s, .c = c, .cos_threshold = cos_threshold, .exec = exec };
@@ -241,13 +242,14 @@ static QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_thr
     if (st == QR_OK) st = qr_session_jobs(2, qr__cmp_job, p, NULL);   /* the two runs at once */
     return qr_compare_finish(p, st);
 }
+#endif
 
 static void qr_compare_free(QrCompare *c) {
     free(c->rows);
     memset(c, 0, sizeof *c);
 }
 
-/* %.7f in .txt, %.9g in .csv (REPORT.md); inf/nan spelled out. */
+/* %.7f in .txt, %.9g in .csv (docs/REPORT.md); inf/nan spelled out. */
 static void qr__cmp_num(QrTable *t, int row, int col, double v, bool csv) {
     if (v != v) qr_table_set(t, row, col, "nan");
     else if (isinf(v)) qr_table_set(t, row, col, v > 0 ? "inf" : "-inf");

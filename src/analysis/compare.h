@@ -23,11 +23,13 @@ typedef struct QrCompare {
     int first_drop;          /* first row whose Cosine falls below the threshold given, -1 if none */
 } QrCompare;
 
+#ifdef QR_TESTING
 /* Runs `exec` (the analysis model as given for sim mode, or its integer lowering
  * for int mode; same value indices as session->a) and compares every matched
  * value with the baseline; then the shadow run on the twin for local errors.
  * Calls qr_session_run_baseline if needed. */
-static QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_threshold, QrCompare *c);
+QR_TESTAPI QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_threshold, QrCompare *c);
+#endif
 static void qr_compare_free(QrCompare *c);
 /* --mode both: attaches the int-vs-sim integer differences (quant/lower) to the
  * rows whose analysis value is quantized by the compared quantizer. */

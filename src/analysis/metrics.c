@@ -1,4 +1,4 @@
-/* analysis/metrics — implementation. See metrics.h and REPORT.md "Metric definitions". */
+/* analysis/metrics — implementation. See metrics.h and docs/REPORT.md "Metric definitions". */
 
 static void qr_metric_acc_init(QrMetricAcc *a) {
     memset(a, 0, sizeof *a);

@@ -1,4 +1,4 @@
-/* analysis/metrics — the comparison metrics of REPORT.md (Cosine, MSE, L1, KL,
+/* analysis/metrics — the comparison metrics of docs/REPORT.md (Cosine, MSE, L1, KL,
  * SQNR, Atol, Rtol, min/max/mean/var of both sides), accumulated in one pass over
  * any number of chunks (sums in double; KL by an online log-sum-exp). */
 #ifndef QR_METRICS_H

@@ -490,7 +490,8 @@ static QrStatus qr__sens_eval_full(QrSession *s, const bool *enabled, QrMetrics 
     return st;
 }
 
-static QrStatus qr_sens_eval_mask(QrSession *s, const bool *enabled, QrMetrics *out, QrMetrics *per_match,
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_sens_eval_mask(QrSession *s, const bool *enabled, QrMetrics *out, QrMetrics *per_match,
                                   bool per_match_kl) {
     QR_TRY(qr_session_run_baseline(s));
     QrEvalTap e = {0};
@@ -502,6 +503,7 @@ static QrStatus qr_sens_eval_mask(QrSession *s, const bool *enabled, QrMetrics *
     qr__sens_eval_free(&e);
     return st;
 }
+#endif
 
 /* One cumulative-error setting from the all-on reference: only the cone of the quantizers
  * the mask disables re-runs; matches outside it keep the reference's metrics. */

@@ -50,12 +50,14 @@ static const char *qr_sens_type_name(QrSensType t);
 /* sensitive_ops.txt/.csv/.json into dir. */
 static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const char *dir);
 
+#ifdef QR_TESTING
 /* Runs the twin under a mask (NULL = all on) and returns the model-output
  * metrics; per_match (optional, per session match) receives the metrics of
  * every matched value under the mask (KL only when per_match_kl: it costs two exp
  * per element, more than the rest together). */
-static QrStatus qr_sens_eval_mask(QrSession *s, const bool *enabled, QrMetrics *out, QrMetrics *per_match,
+QR_TESTAPI QrStatus qr_sens_eval_mask(QrSession *s, const bool *enabled, QrMetrics *out, QrMetrics *per_match,
                                   bool per_match_kl);
+#endif
 
 /* Cumulative error: per matched value, the similarity under weight-only,
  * activation-only, full quantization and "all but the top-k sensitive nodes"

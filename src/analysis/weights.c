@@ -51,7 +51,7 @@ static double qr__ax_outlier_limit(const double *absmax, int64_t n, double media
     return n ? k * s / (double)n : INFINITY;
 }
 
-/* %.7f in .txt, %.9g in .csv (REPORT.md); nan / inf / -inf spelled out. */
+/* %.7f in .txt, %.9g in .csv (docs/REPORT.md); nan / inf / -inf spelled out. */
 static QrStatus qr__ax_num(QrTable *t, int row, int col, double v, bool csv) {
     if (v != v) return qr_table_set(t, row, col, "nan");
     if (isinf(v)) return qr_table_set(t, row, col, v > 0 ? "inf" : "-inf");

@@ -9,6 +9,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/syscall.h>
+#include <signal.h>
+#include <dirent.h>
 
 /* ==== errors ============================================================== */
 
@@ -43,7 +46,8 @@ static QrStatus qr_err_wrap(QrStatus st, const char *fmt, ...) {
 static const char *qr_err_msg(void) { return qr__errbuf[0] ? qr__errbuf : "unknown error"; }
 static void qr_err_clear(void) { qr__errbuf[0] = 0; }
 
-static const char *qr_status_name(QrStatus st) {
+#ifdef QR_TESTING
+QR_TESTAPI const char *qr_status_name(QrStatus st) {
     switch (st) {
     case QR_OK: return "ok";
     case QR_ERR_IO: return "I/O error";
@@ -57,6 +61,7 @@ static const char *qr_status_name(QrStatus st) {
     }
     return "error";
 }
+#endif
 
 /* ==== arenas ============================================================== */
 
@@ -272,9 +277,11 @@ static QrStatus qr_file_write_atomic(const char *path, const void *data, size_t 
     char *tmp = malloc(n + 32);
     if (!tmp) return qr_errf(QR_ERR_NOMEM, "out of memory");
     snprintf(tmp, n + 32, "%s.tmp.%ld", path, (long)getpid());
+    const int slot = qr_cleanup_add(tmp, false);     /* before it exists: removed on SIGINT/SIGTERM */
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         QrStatus st = qr_errf(QR_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        qr_cleanup_drop(slot);
         free(tmp);
         return st;
     }
@@ -285,16 +292,17 @@ static QrStatus qr_file_write_atomic(const char *path, const void *data, size_t 
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
             QrStatus st = qr_errf(QR_ERR_IO, "%s: write failed: %s", path, w < 0 ? strerror(errno) : "no space");
-            close(fd); unlink(tmp); free(tmp);
+            close(fd); unlink(tmp); qr_cleanup_drop(slot); free(tmp);
             return st;
         }
         done += (size_t)w;
     }
     if (close(fd) != 0 || rename(tmp, path) != 0) {
         QrStatus st = qr_errf(QR_ERR_IO, "%s: %s", path, strerror(errno));
-        unlink(tmp); free(tmp);
+        unlink(tmp); qr_cleanup_drop(slot); free(tmp);
         return st;
     }
+    qr_cleanup_drop(slot);
     free(tmp);
     return QR_OK;
 }
@@ -326,9 +334,90 @@ static char *qr_path_dirname(QrArena *a, const char *path) {
     return qr_arena_strndup(a, path, (size_t)(slash - path));
 }
 
-static char *qr_path_join(QrArena *a, const char *dir, const char *name) {
-    if (name[0] == '/' || !dir || !dir[0]) return qr_arena_strdup(a, name);
-    return qr_arena_printf(a, "%s/%s", dir, name);
+/* ==== removal of temporaries on SIGINT / SIGTERM ============================== */
+
+/* state: 0 free, 1 being filled or emptied, 2 armed (the handler removes it). */
+static struct { int state; bool tree; char path[4096]; } qr__cleanup[QR_CLEANUP_SLOTS];
+static pid_t qr__cleanup_tid;            /* the thread that installed the handler */
+
+static int qr_cleanup_add(const char *path, bool tree) {
+    size_t n = strlen(path);
+    if (n >= sizeof qr__cleanup[0].path) return -1;
+    for (int i = 0; i < QR_CLEANUP_SLOTS; i++) {
+        int want = 0;
+        if (!__atomic_compare_exchange_n(&qr__cleanup[i].state, &want, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            continue;
+        memcpy(qr__cleanup[i].path, path, n + 1);
+        qr__cleanup[i].tree = tree;
+        __atomic_store_n(&qr__cleanup[i].state, 2, __ATOMIC_RELEASE);
+        return i;
+    }
+    return -1;
+}
+
+static void qr_cleanup_drop(int slot) {
+    if (slot >= 0 && slot < QR_CLEANUP_SLOTS) __atomic_store_n(&qr__cleanup[slot].state, 0, __ATOMIC_RELEASE);
+}
+
+/* Removes everything inside the open folder dfd (depth-first, at most `depth` levels),
+ * with async-signal-safe system calls only. */
+static void qr__cleanup_empty(int dfd, int depth) {
+    char buf[4096] __attribute__((aligned(8)));
+    for (bool removed = true; removed;) {              /* until a listing removes nothing */
+        removed = false;
+        if (lseek(dfd, 0, SEEK_SET) != 0) return;      /* entries removed: list again from the start */
+        for (ssize_t n; (n = getdents64(dfd, buf, sizeof buf)) > 0;)
+            for (ssize_t off = 0; off < n;) {
+                struct dirent64 *e = (struct dirent64 *)(buf + off);
+                off += e->d_reclen;
+                const char *nm = e->d_name;
+                if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2]))) continue;
+                if (unlinkat(dfd, nm, 0) == 0) { removed = true; continue; }
+                if (depth <= 0) continue;
+                int sub = openat(dfd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0) continue;
+                qr__cleanup_empty(sub, depth - 1);
+                close(sub);
+                if (unlinkat(dfd, nm, AT_REMOVEDIR) == 0) removed = true;
+            }
+    }
+}
+
+static void qr__cleanup_handler(int sig) {
+    const int saved = errno;
+    if (qr__cleanup_tid && (pid_t)syscall(SYS_gettid) != qr__cleanup_tid) {
+        syscall(SYS_tgkill, (pid_t)getpid(), qr__cleanup_tid, sig);   /* to the installing thread */
+        errno = saved;
+        return;
+    }
+    for (int i = 0; i < QR_CLEANUP_SLOTS; i++) {
+        if (__atomic_load_n(&qr__cleanup[i].state, __ATOMIC_ACQUIRE) != 2) continue;
+        if (qr__cleanup[i].tree) {
+            int fd = open(qr__cleanup[i].path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd >= 0) {
+                qr__cleanup_empty(fd, 8);
+                close(fd);
+            }
+            rmdir(qr__cleanup[i].path);
+        } else {
+            unlink(qr__cleanup[i].path);
+        }
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+    errno = saved;
+}
+
+static void qr_cleanup_install(void) {
+    qr__cleanup_tid = (pid_t)syscall(SYS_gettid);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = qr__cleanup_handler;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 /* ==== misc ================================================================== */

@@ -20,6 +20,17 @@
 #define QR_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define QR_ALIGN 64
 #define QR_UNUSED(x) ((void)(x))
+/* Test-only API. Every function is `static` in the unity build and -Wunused-function is
+ * on, so a function the binary never calls does not compile silently. Functions only
+ * tests/, fuzz/ and bench/ call sit in `#ifdef QR_TESTING` (declaration and definition)
+ * and are declared QR_TESTAPI: external linkage there, so each test binary may use any
+ * subset of them; the release binary does not contain them. qr_cli_main is QR_TESTAPI
+ * too: the test binaries have no main of qreport's and run the CLI as a child process. */
+#ifdef QR_TESTING
+#define QR_TESTAPI
+#else
+#define QR_TESTAPI static
+#endif
 
 /* A progress hook for long loops in library code (which never prints): fn(ctx, done,
  * total) before each step and once at the end; total 0 = unknown. fn NULL = no hook. */
@@ -50,7 +61,9 @@ static QrStatus qr_errf(QrStatus st, const char *fmt, ...) __attribute__((format
 /* Prepends "<context>: " to the current message; returns `st` unchanged. */
 static QrStatus qr_err_wrap(QrStatus st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static const char *qr_err_msg(void);
-static const char *qr_status_name(QrStatus st);
+#ifdef QR_TESTING
+QR_TESTAPI const char *qr_status_name(QrStatus st);
+#endif
 static void qr_err_clear(void);
 
 #define QR_TRY(expr) do { QrStatus qr__st = (expr); if (qr__st != QR_OK) return qr__st; } while (0)
@@ -120,7 +133,22 @@ static QrStatus qr_file_size(const char *path, uint64_t *size);
 static QrStatus qr_file_write_atomic(const char *path, const void *data, size_t len);
 static QrStatus qr_mkdir_p(const char *path);
 static char *qr_path_dirname(QrArena *a, const char *path);
-static char *qr_path_join(QrArena *a, const char *dir, const char *name);
+
+/* ---- removal of temporaries on SIGINT / SIGTERM ------------------------------ */
+/* Writers register what an interrupted run would leave behind (a temporary file, a
+ * staging folder) for as long as it exists: qr_cleanup_add returns a slot (-1 when all
+ * QR_CLEANUP_SLOTS are taken or the path is too long: then it is simply not removed on
+ * a signal), qr_cleanup_drop(slot) unregisters it (slot -1: nothing). Thread-safe.
+ * qr_cleanup_install (the CLI, once, before any thread) installs the handler: on
+ * SIGINT/SIGTERM it removes every registered file and folder tree with
+ * async-signal-safe calls only (open, getdents64, unlinkat, close), then dies of the
+ * signal (exit status 128 + signal in a shell). A signal delivered to another thread
+ * is forwarded to the installing thread, so the tree is removed while the thread that
+ * writes into it is stopped. */
+#define QR_CLEANUP_SLOTS 8
+static int qr_cleanup_add(const char *path, bool tree);
+static void qr_cleanup_drop(int slot);
+static void qr_cleanup_install(void);
 
 /* ---- misc ----------------------------------------------------------------- */
 

@@ -909,7 +909,8 @@ static int qr_cli_badcase(int argc, char **argv) {
 static int qr_cli_compare_dump(int argc, char **argv);
 static int qr_cli_extract(int argc, char **argv);
 
-static int qr_cli_main(int argc, char **argv) {
+QR_TESTAPI int qr_cli_main(int argc, char **argv) {
+    qr_cleanup_install();   /* before any thread: SIGINT/SIGTERM remove temporaries */
     qr_kern_init();
     if (argc < 2) { qr__print_usage(stderr); return QR_EXIT_USAGE; }
     const char *cmd = argv[1];

@@ -51,7 +51,8 @@ static void *qr__k_scratch(size_t bytes) {
     return s->p;
 }
 
-static void qr_kern_release(void) {
+#ifdef QR_TESTING
+QR_TESTAPI void qr_kern_release(void) {
     pthread_mutex_lock(&qr__k_all_mu);
     for (QrKScratch *s = qr__k_all; s; s = s->next) {
         qr_aligned_free(s->p);
@@ -60,6 +61,7 @@ static void qr_kern_release(void) {
     }
     pthread_mutex_unlock(&qr__k_all_mu);
 }
+#endif
 
 static inline int64_t qr__k_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static inline int64_t qr__k_rup(int64_t a, int64_t b) { return qr__k_cdiv(a, b) * b; }

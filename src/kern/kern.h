@@ -488,8 +488,10 @@ static QrIsa qr_kern_isa(void);
 static QrStatus qr_kern_table(QrIsa isa, QrKernels *out);
 /* Parses "ref", "avx2", "avx512", "vnni", "neon", "dot", "i8mm". False for anything else. */
 static bool qr_kern_isa_parse(const char *s, QrIsa *out);
+#ifdef QR_TESTING
 /* Frees the packing scratch of every thread. No kernel may be running. */
-static void qr_kern_release(void);
+QR_TESTAPI void qr_kern_release(void);
+#endif
 
 /* Empty statistics (min = +Inf, max = -Inf). */
 static void qr_f32_pair_stats_init(QrF32PairStats *s);

@@ -471,7 +471,8 @@ static QrStatus qr_pb_read(const char *path, QrTensor *out, char *name, size_t n
     return st;
 }
 
-static QrStatus qr_pb_write(const char *path, const QrTensor *t, const char *name) {
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_pb_write(const char *path, const QrTensor *t, const char *name) {
     Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
     int64_t dims[QR_MAX_RANK];
     for (int i = 0; i < t->rank; i++) dims[i] = t->dims[i];
@@ -503,3 +504,4 @@ static QrStatus qr_pb_write(const char *path, const QrTensor *t, const char *nam
     free(packed);
     return st;
 }
+#endif

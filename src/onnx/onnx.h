@@ -15,6 +15,8 @@ static QrStatus qr_onnx_load_buffer(const char *path_for_messages, const char *d
                                     const unsigned char *buf, size_t len, QrGraph **out);
 /* TensorProto .pb files (the ONNX test-data format). */
 static QrStatus qr_pb_read(const char *path, QrTensor *out, char *name, size_t name_len);
-static QrStatus qr_pb_write(const char *path, const QrTensor *t, const char *name);
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_pb_write(const char *path, const QrTensor *t, const char *name);
+#endif
 
 #endif

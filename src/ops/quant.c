@@ -735,14 +735,16 @@ static pthread_key_t qr__q_work_key;
 static pthread_once_t qr__q_work_once = PTHREAD_ONCE_INIT;
 static void qr__q_work_exit(void *p) { qr_aligned_free(p); }
 static void qr__q_work_key_init(void) { pthread_key_create(&qr__q_work_key, qr__q_work_exit); }
+#ifdef QR_TESTING
 /* Frees the calling thread's work buffer (tests: the next op starts from none). */
-static void qr__q_work_release(void) {
+QR_TESTAPI void qr__q_work_release(void) {
     qr_aligned_free(qr__q_work_mem);
     qr__q_work_mem = NULL;
     qr__q_work_cap = 0;
     pthread_once(&qr__q_work_once, qr__q_work_key_init);
     pthread_setspecific(qr__q_work_key, NULL);
 }
+#endif
 
 /* Appends an array of `count` elements of `elem` bytes to a work layout of *total bytes and
  * returns its offset (64-byte aligned); *total becomes SIZE_MAX once the layout is too large. */

@@ -4,10 +4,12 @@
  * recognition · bias · accumulator report · one recogniser per op type · MaxPool moved into
  * the integer domain · qr_quant_lower · int vs sim comparison. */
 
-static const char *qr_quant_acc_name(QrQuantAcc a) {
+#ifdef QR_TESTING
+QR_TESTAPI const char *qr_quant_acc_name(QrQuantAcc a) {
     static const char *names[] = { "none", "s32", "s32-proven", "s64", "f32" };
     return (unsigned)a < QR_ARRAY_LEN(names) ? names[a] : "?";
 }
+#endif
 
 /* ==== the build =================================================================== */
 

@@ -14,7 +14,9 @@ typedef enum QrQuantAcc {
     QR_QACC_F32,            /* float32 arithmetic on integers, as ONNX Runtime's kernel (Add, Mul, AveragePool) */
 } QrQuantAcc;
 
-static const char *qr_quant_acc_name(QrQuantAcc a);   /* "none" "s32" "s32-proven" "s64" "f32" */
+#ifdef QR_TESTING
+QR_TESTAPI const char *qr_quant_acc_name(QrQuantAcc a);   /* "none" "s32" "s32-proven" "s64" "f32" */
+#endif
 
 /* One fused group: the nodes of the analysis graph g that one integer node replaces. A MaxPool
  * whose DequantizeLinear moved behind it is listed too: pattern "DQ-MaxPool => MaxPool-DQ",

@@ -1,9 +1,5 @@
 /* quant — implementation. See quant.h. */
 
-static const char *qr_quant_kind_name(QrQuantKind k) {
-    return k == QR_QK_WEIGHT ? "weight" : k == QR_QK_BIAS ? "bias" : "activation";
-}
-
 static const char *qr_quant_form_name(QrQuantForm f) {
     static const char *names[] = { "qdq", "dq_init", "q_only", "qop_out", "qop_weight", "dynamic" };
     return (unsigned)f < QR_ARRAY_LEN(names) ? names[f] : "?";

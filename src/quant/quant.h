@@ -53,7 +53,6 @@ typedef struct QrQuantTable {
 /* Builds the table; the graph must have been shape-inferred (constant scales). */
 static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t);
 static void qr_quant_table_free(QrQuantTable *t);
-static const char *qr_quant_kind_name(QrQuantKind k);
 static const char *qr_quant_form_name(QrQuantForm f);
 /* Turns a mask (enabled[i] per quantizer; NULL = all enabled) into overrides.
  * alias/subst are per value (caller-allocated, n_values). float_weights[i]

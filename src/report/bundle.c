@@ -50,6 +50,10 @@ static bool qr__bn_done(QrBd *bd, const char *stage, QrStatus st) {
     /* Fault injection for tests: QR_TEST_FAIL_STAGE=<stage> makes that analysis fail. */
     const char *inject = getenv("QR_TEST_FAIL_STAGE");
     if (st == QR_OK && inject && !strcmp(inject, stage)) st = qr_errf(QR_ERR_IO, "injected failure (QR_TEST_FAIL_STAGE)");
+    /* ... and QR_TEST_STOP_STAGE=<stage> stops the process (SIGSTOP) once that analysis has
+     * written its files, so a test can interrupt a run with its staging folder half full. */
+    const char *stop = getenv("QR_TEST_STOP_STAGE");
+    if (stop && !strcmp(stop, stage)) raise(SIGSTOP);
     qr_progress_end(&bd->prog, st);
     /* Large buffers freed by an analysis (caches, copies) go back to the system now rather
      * than staying in the heap under the next analysis's peak. */
@@ -861,6 +865,7 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         if (!mkdtemp(bd->dir)) st = qr_errf(QR_ERR_IO, "cannot create a staging folder in %s: %s", parent, strerror(errno));
     }
     bool staged = st == QR_OK;
+    const int staged_slot = staged ? qr_cleanup_add(bd->dir, true) : -1;   /* removed on SIGINT/SIGTERM */
     QrStats *base_stats = NULL;
     bool *base_seen = NULL;
     if (st == QR_OK) qr__bn_hash_start(bd, b, a);
@@ -993,11 +998,17 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         /* Fault injection for tests (SQLite style): the Nth write step of the zip fails. */
         const char *fail = getenv("QR_TEST_ZIP_FAIL_WRITE");
         if (fail) qr_zip_test_fail_write(atoi(fail));
+        const char *stop = getenv("QR_TEST_ZIP_STOP_AT");   /* and stops before the Nth (test_harden_interrupt) */
+        if (stop) qr_zip_test_stop_at(atoi(stop));
         if (st == QR_OK) st = qr_zip_init(&z);
         if (st == QR_OK) {
             st = qr__bn_add_tree(&z, bd->dir, "", &bd->arena);
             if (st == QR_OK) st = qr_zip_write(&z, o->out_zip);
-            if (st == QR_OK && o->keep_dir) st = qr_zip_write_dir(&z, o->keep_dir, "manifest.json");
+            if (st == QR_OK && o->keep_dir) {
+                const char *dstop = getenv("QR_TEST_DIR_STOP_AT");   /* steps counted from the folder's first */
+                if (dstop) qr_zip_test_stop_at(atoi(dstop));
+                st = qr_zip_write_dir(&z, o->keep_dir, "manifest.json");
+            }
             qr_zip_free(&z);
         }
         qr_progress_end(&bd->prog, st);
@@ -1036,6 +1047,7 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
     free(base_stats);
     free(base_seen);
     if (staged) qr__bn_rmtree(bd->dir);
+    qr_cleanup_drop(staged_slot);
     if (bd->have_eq) qr_equiv_free(&bd->eq);
     qr_compare_free(&bd->cmp);
     qr_sens_free(&bd->sens);

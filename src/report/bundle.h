@@ -1,5 +1,5 @@
 /* report/bundle — `qreport runall`: every analysis in one pass over one prepared
- * session, written into a staging folder, then zipped atomically (REPORT.md
+ * session, written into a staging folder, then zipped atomically (docs/REPORT.md
  * layout) with summary.json, manifest.json and index.html. */
 #ifndef QR_BUNDLE_H
 #define QR_BUNDLE_H

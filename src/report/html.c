@@ -326,7 +326,8 @@ static void qr_html_section(QrHtml *h, const char *id, const char *title) {
     h->open_level = 2;
 }
 
-static void qr_html_subsection(QrHtml *h, const char *id, const char *title) {
+#ifdef QR_TESTING
+QR_TESTAPI void qr_html_subsection(QrHtml *h, const char *id, const char *title) {
     if (h->open_level < 2) { qr__bd_html_fail(h, QR_ERR_INVALID, "subsection outside a section"); return; }
     qr__bd_html_close_to(h, 3);
     const char *aid = qr__bd_html_make_id(h, id, title);
@@ -338,6 +339,7 @@ static void qr_html_subsection(QrHtml *h, const char *id, const char *title) {
     qr__bd_html_toc_add(h, aid, title, 3);
     h->open_level = 3;
 }
+#endif
 
 static void qr_html_verdict_begin(QrHtml *h, QrHtmlLevel level, const char *headline) {
     qr__bd_html_close_to(h, 1);
@@ -433,19 +435,17 @@ static void qr_html_list_end(QrHtml *h) {
     h->in_list = 0;
 }
 
-static void qr_html_kv_begin(QrHtml *h) { qr__bd_html_flow(h); qr__bd_html_puts(h, "<dl class=\"qr-kv\">\n"); }
-static void qr_html_kv(QrHtml *h, const char *key, const char *value) {
+#ifdef QR_TESTING
+QR_TESTAPI void qr_html_kv_begin(QrHtml *h) { qr__bd_html_flow(h); qr__bd_html_puts(h, "<dl class=\"qr-kv\">\n"); }
+QR_TESTAPI void qr_html_kv(QrHtml *h, const char *key, const char *value) {
     qr__bd_html_puts(h, "<dt>");
     qr__bd_html_esc(h, key);
     qr__bd_html_puts(h, "</dt><dd>");
     qr__bd_html_esc(h, value);
     qr__bd_html_puts(h, "</dd>\n");
 }
-static void qr_html_kv_end(QrHtml *h) { qr__bd_html_puts(h, "</dl>\n"); }
-
-static void qr_html_raw(QrHtml *h, const char *html) { qr__bd_html_flow(h); qr__bd_html_puts(h, html); }
-
-static void qr_html_text(QrHtml *h, const char *text) { qr__bd_html_esc(h, text); }
+QR_TESTAPI void qr_html_kv_end(QrHtml *h) { qr__bd_html_puts(h, "</dl>\n"); }
+#endif
 
 /* ==== notices ============================================================================== */
 

@@ -58,8 +58,10 @@ static void qr_html_verdict_end(QrHtml *h);
 /* A section (h2) with anchor `id` (NULL: derived from the title; made unique with
  * -2, -3... when taken) listed in the table of contents. */
 static void qr_html_section(QrHtml *h, const char *id, const char *title);
+#ifdef QR_TESTING
 /* A subsection (h3) inside the current section, listed indented in the contents. */
-static void qr_html_subsection(QrHtml *h, const char *id, const char *title);
+QR_TESTAPI void qr_html_subsection(QrHtml *h, const char *id, const char *title);
+#endif
 
 /* ---- text ---- */
 static void qr_html_para(QrHtml *h, const char *text);
@@ -70,14 +72,12 @@ static void qr_html_list_begin(QrHtml *h, bool ordered);
 static void qr_html_item(QrHtml *h, const char *text);
 static void qr_html_itemf(QrHtml *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void qr_html_list_end(QrHtml *h);
+#ifdef QR_TESTING
 /* Key/value pairs (run information): qr_html_kv_begin, qr_html_kv..., qr_html_kv_end. */
-static void qr_html_kv_begin(QrHtml *h);
-static void qr_html_kv(QrHtml *h, const char *key, const char *value);
-static void qr_html_kv_end(QrHtml *h);
-/* Escaped inline text (between qr_html_raw tags, next to qr_html_link). */
-static void qr_html_text(QrHtml *h, const char *text);
-/* Trusted markup written as is (for the caller's own tags; never user text). */
-static void qr_html_raw(QrHtml *h, const char *html);
+QR_TESTAPI void qr_html_kv_begin(QrHtml *h);
+QR_TESTAPI void qr_html_kv(QrHtml *h, const char *key, const char *value);
+QR_TESTAPI void qr_html_kv_end(QrHtml *h);
+#endif
 
 /* ---- notices ---- */
 /* A coloured box with a bold title and a message. */

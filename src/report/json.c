@@ -202,7 +202,9 @@ static void qr__bd_json_number(QrJson *j, double v, bool float_precision) {
 }
 
 static void qr_json_num(QrJson *j, double v) { qr__bd_json_number(j, v, false); }
-static void qr_json_f32(QrJson *j, float v) { qr__bd_json_number(j, (double)v, true); }
+#ifdef QR_TESTING
+QR_TESTAPI void qr_json_f32(QrJson *j, float v) { qr__bd_json_number(j, (double)v, true); }
+#endif
 static void qr_json_int(QrJson *j, int64_t v) {
     char buf[24];
     snprintf(buf, sizeof buf, "%lld", (long long)v);
@@ -213,7 +215,9 @@ static void qr_json_null(QrJson *j) { qr__bd_json_literal(j, "null"); }
 
 static void qr_json_kv_str(QrJson *j, const char *key, const char *s) { qr_json_key(j, key); qr_json_str(j, s); }
 static void qr_json_kv_num(QrJson *j, const char *key, double v) { qr_json_key(j, key); qr_json_num(j, v); }
-static void qr_json_kv_f32(QrJson *j, const char *key, float v) { qr_json_key(j, key); qr_json_f32(j, v); }
+#ifdef QR_TESTING
+QR_TESTAPI void qr_json_kv_f32(QrJson *j, const char *key, float v) { qr_json_key(j, key); qr_json_f32(j, v); }
+#endif
 static void qr_json_kv_int(QrJson *j, const char *key, int64_t v) { qr_json_key(j, key); qr_json_int(j, v); }
 static void qr_json_kv_bool(QrJson *j, const char *key, bool v) { qr_json_key(j, key); qr_json_bool(j, v); }
 static void qr_json_kv_null(QrJson *j, const char *key) { qr_json_key(j, key); qr_json_null(j); }
@@ -419,7 +423,8 @@ static QrStatus qr__bd_jp_value(QrBdJsonParser *p, QrJsonVal **out) {
     return qr__bd_jp_err(p, "value expected");
 }
 
-static QrStatus qr_json_parse(QrArena *a, const char *text, size_t len, QrJsonVal **out) {
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_json_parse(QrArena *a, const char *text, size_t len, QrJsonVal **out) {
     QrBdJsonParser p = { .a = a, .s = (const unsigned char *)text, .n = len };
     *out = NULL;
     QrJsonVal *v;
@@ -430,13 +435,14 @@ static QrStatus qr_json_parse(QrArena *a, const char *text, size_t len, QrJsonVa
     return QR_OK;
 }
 
-static const QrJsonVal *qr_json_get(const QrJsonVal *v, const char *key) {
+QR_TESTAPI const QrJsonVal *qr_json_get(const QrJsonVal *v, const char *key) {
     if (!v || v->type != QR_JSON_OBJ) return NULL;
     for (int k = 0; k < v->n; k++) if (!strcmp(v->keys[k], key)) return v->items[k];
     return NULL;
 }
 
-static const QrJsonVal *qr_json_at(const QrJsonVal *v, int i) {
+QR_TESTAPI const QrJsonVal *qr_json_at(const QrJsonVal *v, int i) {
     if (!v || v->type != QR_JSON_ARR || i < 0 || i >= v->n) return NULL;
     return v->items[i];
 }
+#endif

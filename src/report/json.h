@@ -53,15 +53,19 @@ static void qr_json_key(QrJson *j, const char *key);
 static void qr_json_str(QrJson *j, const char *s);            /* NULL writes null */
 static void qr_json_strn(QrJson *j, const char *s, size_t n); /* n bytes, may hold NULs (escaped) */
 static void qr_json_num(QrJson *j, double v);                 /* round-trips a double */
-static void qr_json_f32(QrJson *j, float v);                  /* round-trips a float, shorter */
+#ifdef QR_TESTING
+QR_TESTAPI void qr_json_f32(QrJson *j, float v);                  /* round-trips a float, shorter */
 static void qr_json_int(QrJson *j, int64_t v);
+#endif
 static void qr_json_bool(QrJson *j, bool v);
 static void qr_json_null(QrJson *j);
 
 /* key + value shorthands for objects. */
 static void qr_json_kv_str(QrJson *j, const char *key, const char *s);
 static void qr_json_kv_num(QrJson *j, const char *key, double v);
-static void qr_json_kv_f32(QrJson *j, const char *key, float v);
+#ifdef QR_TESTING
+QR_TESTAPI void qr_json_kv_f32(QrJson *j, const char *key, float v);
+#endif
 static void qr_json_kv_int(QrJson *j, const char *key, int64_t v);
 static void qr_json_kv_bool(QrJson *j, const char *key, bool v);
 static void qr_json_kv_null(QrJson *j, const char *key);
@@ -89,15 +93,17 @@ typedef struct QrJsonVal {
     const char **keys;            /* OBJ: keys, parallel to items */
 } QrJsonVal;
 
+#ifdef QR_TESTING
 /* Parses exactly one JSON text (RFC 8259, strict): no comments, no trailing commas,
  * no leading zeros, no NaN/Infinity, no raw control characters or invalid UTF-8
  * in strings, unpaired surrogate escapes rejected, duplicate keys in one object
  * rejected, nesting at most 256, only whitespace after the value. The tree lives
  * in `a` (caller frees the arena). Failure: QR_ERR_PARSE with the byte offset. */
-static QrStatus qr_json_parse(QrArena *a, const char *text, size_t len, QrJsonVal **out);
+QR_TESTAPI QrStatus qr_json_parse(QrArena *a, const char *text, size_t len, QrJsonVal **out);
 /* Member of an object by key, or NULL (also when v is not an object). */
-static const QrJsonVal *qr_json_get(const QrJsonVal *v, const char *key);
+QR_TESTAPI const QrJsonVal *qr_json_get(const QrJsonVal *v, const char *key);
 /* Element i of an array, or NULL when out of range / not an array. */
-static const QrJsonVal *qr_json_at(const QrJsonVal *v, int i);
+QR_TESTAPI const QrJsonVal *qr_json_at(const QrJsonVal *v, int i);
+#endif
 
 #endif

@@ -31,13 +31,14 @@ static unsigned char *qr__pl_zlib(unsigned char *data, int len, int *out_len, in
 
 #define STBIW_ZLIB_COMPRESS qr__pl_zlib
 #define STBIW_CRC32(buf, len) ((unsigned int)crc32(0L, (const Bytef *)(buf), (uInt)(len)))
-#define STBI_WRITE_NO_STDIO
 #define STB_IMAGE_WRITE_STATIC
+/* static inline (the header's own suggestion): the BMP/TGA/HDR/JPEG and file writers we
+ * do not call are not compiled, and the compiler does not report them as unused. (Not
+ * STBI_WRITE_NO_STDIO: with it the header declares stbi_write_hdr_to_func without
+ * defining it.) */
+#define STBIWDEF static inline
 #define STB_IMAGE_WRITE_IMPLEMENTATION
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"    /* the BMP/TGA/HDR/JPEG writers we do not call */
 #include "stb_image_write.h"
-#pragma GCC diagnostic pop
 
 typedef struct QrPlBuf { unsigned char *p; size_t len, cap; bool failed; } QrPlBuf;
 
@@ -114,13 +115,15 @@ static void qr_canvas_clip(QrCanvas *c, int x0, int y0, int x1, int y1) {
 
 static void qr_canvas_clip_reset(QrCanvas *c) { qr_canvas_clip(c, 0, 0, c->w, c->h); }
 
-static QrColor qr_canvas_get(const QrCanvas *c, int x, int y) {
+#ifdef QR_TESTING
+QR_TESTAPI QrColor qr_canvas_get(const QrCanvas *c, int x, int y) {
     QrColor k = {0, 0, 0, 0};
     if (x < 0 || y < 0 || x >= c->w || y >= c->h) return k;
     const uint8_t *p = c->px + ((size_t)y * (size_t)c->w + (size_t)x) * 3;
     k.r = p[0]; k.g = p[1]; k.b = p[2]; k.a = 255;
     return k;
 }
+#endif
 
 /* Blends `col` over pixel (x, y) with coverage `cov` in [0, 1], honouring the clip. */
 static inline void qr__pl_blend(QrCanvas *c, int x, int y, QrColor col, float cov) {
@@ -1190,20 +1193,21 @@ static QrStatus qr_plot_hist(const QrHistChart *sp, QrCanvas *c) {
 
 /* ==== per-channel box plot ========================================================== */
 
-static int qr__pl_cmp_float(const void *a, const void *b) {
+#ifdef QR_TESTING
+QR_TESTAPI int qr__pl_cmp_float(const void *a, const void *b) {
     float x = *(const float *)a, y = *(const float *)b;
     return (x > y) - (x < y);
 }
 
 /* Quantile p of sorted v[0..m) with linear interpolation (numpy's default). */
-static double qr__pl_quantile(const float *v, size_t m, double p) {
+QR_TESTAPI double qr__pl_quantile(const float *v, size_t m, double p) {
     double h = (double)(m - 1) * p;
     size_t i = (size_t)h;
     if (i + 1 >= m) return v[m - 1];
     return v[i] + (h - (double)i) * ((double)v[i + 1] - (double)v[i]);
 }
 
-static QrStatus qr_plot_box_stats(const float *data, int64_t outer, int64_t channels, int64_t inner,
+QR_TESTAPI QrStatus qr_plot_box_stats(const float *data, int64_t outer, int64_t channels, int64_t inner,
                                   QrBoxStats *out) {
     if (outer < 0 || channels < 0 || inner < 0) return qr_errf(QR_ERR_INVALID, "plot: negative box-stats shape");
     int64_t per;
@@ -1232,6 +1236,7 @@ static QrStatus qr_plot_box_stats(const float *data, int64_t outer, int64_t chan
     free(tmp);
     return QR_OK;
 }
+#endif
 
 /* Lightened colour (towards white by t in [0, 1]). */
 static QrColor qr__pl_tint(QrColor k, double t) {

@@ -26,8 +26,10 @@ static void qr_canvas_free(QrCanvas *c);
 /* Sets the clip rectangle (intersected with the canvas); reset = whole canvas. */
 static void qr_canvas_clip(QrCanvas *c, int x0, int y0, int x1, int y1);
 static void qr_canvas_clip_reset(QrCanvas *c);
+#ifdef QR_TESTING
 /* Returns the colour at (x, y) (alpha 255), or transparent black outside. */
-static QrColor qr_canvas_get(const QrCanvas *c, int x, int y);
+QR_TESTAPI QrColor qr_canvas_get(const QrCanvas *c, int x, int y);
+#endif
 
 /* Fills the pixels whose centres lie in [x0,x1) x [y0,y1); a non-empty rectangle
  * thinner than a pixel still fills one pixel (crisp edges, no antialiasing). */
@@ -178,12 +180,14 @@ static QrStatus qr_plot_bars(const QrBarChart *spec, QrCanvas *out);
 static QrStatus qr_plot_hist(const QrHistChart *spec, QrCanvas *out);
 static QrStatus qr_plot_box(const QrBoxChart *spec, QrCanvas *out);
 
+#ifdef QR_TESTING
 /* Per-channel statistics of data viewed as [outer, channels, inner] (the channel
  * axis in the middle, e.g. NCHW with outer = N, inner = H*W; OIHW weights: outer = 1,
  * inner = I*H*W). NaNs are skipped (infs count); a channel of only NaNs gets NaN
  * stats. Quartiles interpolate linearly (numpy's default). Allocates scratch. */
-static QrStatus qr_plot_box_stats(const float *data, int64_t outer, int64_t channels, int64_t inner,
+QR_TESTAPI QrStatus qr_plot_box_stats(const float *data, int64_t outer, int64_t channels, int64_t inner,
                                   QrBoxStats *out);
+#endif
 
 /* ---- PNG ---------------------------------------------------------------------------- */
 

@@ -27,8 +27,6 @@ static void qr_progress_init(QrProgress *p, FILE *out, bool quiet) {
     p->t_init = p->now();
 }
 
-static double qr_progress_elapsed(const QrProgress *p) { return p->now() - p->t_init; }
-
 /* Builds the bar line (without "\r") into buf. */
 static void qr__bd_prog_bar(const QrProgress *p, int64_t done, double t, char *buf, size_t cap) {
     char tail[96], eta[24] = "";
@@ -161,7 +159,8 @@ static void qr_progress_end(QrProgress *p, QrStatus st) {
     p->active = false;
 }
 
-static void qr_progress_message(QrProgress *p, const char *fmt, ...) {
+#ifdef QR_TESTING
+QR_TESTAPI void qr_progress_message(QrProgress *p, const char *fmt, ...) {
     if (p->quiet) return;
     qr__bd_prog_clear(p);
     va_list ap;
@@ -172,6 +171,7 @@ static void qr_progress_message(QrProgress *p, const char *fmt, ...) {
     if (p->tty && p->active) qr__bd_prog_draw(p, true);
     fflush(p->out);
 }
+#endif
 
 static int64_t qr_progress_peak_rss(void) {
     /* VmHWM: the high-water mark of this process's own address space. getrusage's ru_maxrss

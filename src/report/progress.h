@@ -55,10 +55,10 @@ static void qr_progress_step(QrProgress *p);
 static QrStepHook qr_progress_hook(QrProgress *p);
 /* Ends the running stage (st != QR_OK: reported as failed) and records its time. */
 static void qr_progress_end(QrProgress *p, QrStatus st);
+#ifdef QR_TESTING
 /* A line of its own (a warning) that does not garble the bar. */
-static void qr_progress_message(QrProgress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Seconds since qr_progress_init. */
-static double qr_progress_elapsed(const QrProgress *p);
+QR_TESTAPI void qr_progress_message(QrProgress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#endif
 /* Peak resident memory of this process in bytes (/proc/self/status VmHWM, else getrusage
  * ru_maxrss), 0 if unknown. */
 static int64_t qr_progress_peak_rss(void);

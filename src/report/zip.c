@@ -5,25 +5,23 @@
 #include <dirent.h>
 #include <signal.h>
 
-/* ==== fault injection and the temporary path for signal handlers ================ */
+/* ==== fault injection ============================================================== */
 
 static int qr__bd_zip_fail_at;     /* 0: off; else the step number that fails */
 static int qr__bd_zip_steps;       /* steps taken since the hook was armed */
-static char qr__bd_zip_pending[4096];
-static volatile sig_atomic_t qr__bd_zip_pending_set;
+static int qr__bd_zip_stop_at;     /* 0: off; else the step before which the process stops */
 
 static void qr_zip_test_fail_write(int nth) { qr__bd_zip_fail_at = nth; qr__bd_zip_steps = 0; }
+static void qr_zip_test_stop_at(int nth) { qr__bd_zip_stop_at = nth; qr__bd_zip_steps = 0; }
 
 /* Counts one file-system write step; false (errno = EIO) when it is the injected failure. */
 static bool qr__bd_zip_step(void) {
-    if (qr__bd_zip_fail_at <= 0) return true;
-    if (++qr__bd_zip_steps != qr__bd_zip_fail_at) return true;
+    if (qr__bd_zip_fail_at <= 0 && qr__bd_zip_stop_at <= 0) return true;
+    ++qr__bd_zip_steps;
+    if (qr__bd_zip_steps == qr__bd_zip_stop_at) raise(SIGSTOP);
+    if (qr__bd_zip_steps != qr__bd_zip_fail_at) return true;
     errno = EIO;
     return false;
-}
-
-static void qr_zip_remove_pending_temp(void) {
-    if (qr__bd_zip_pending_set) unlink(qr__bd_zip_pending);
 }
 
 /* ==== the entry set ================================================================ */
@@ -104,20 +102,22 @@ static QrStatus qr__bd_zip_push(QrZip *z, const char *name, unsigned char *data,
     return QR_OK;
 }
 
-static QrStatus qr_zip_add(QrZip *z, const char *name, const void *data, size_t len) {
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_zip_add(QrZip *z, const char *name, const void *data, size_t len) {
     unsigned char *copy = malloc(len ? len : 1);
     if (!copy) return qr_errf(QR_ERR_NOMEM, "out of memory adding '%s' (%zu bytes)", name, len);
     if (len) memcpy(copy, data, len);
     return qr__bd_zip_push(z, name, copy, len, NULL);
 }
 
-static QrStatus qr_zip_add_owned(QrZip *z, const char *name, void *data, size_t len) {
+QR_TESTAPI QrStatus qr_zip_add_owned(QrZip *z, const char *name, void *data, size_t len) {
     return qr__bd_zip_push(z, name, data, len, NULL);
 }
 
-static QrStatus qr_zip_add_str(QrZip *z, const char *name, const char *text) {
+QR_TESTAPI QrStatus qr_zip_add_str(QrZip *z, const char *name, const char *text) {
     return qr_zip_add(z, name, text, strlen(text));
 }
+#endif
 
 static QrStatus qr_zip_add_file(QrZip *z, const char *name, const char *src_path) {
     struct stat sb;
@@ -127,10 +127,12 @@ static QrStatus qr_zip_add_file(QrZip *z, const char *name, const char *src_path
     return qr__bd_zip_push(z, name, NULL, (size_t)sb.st_size, src_path);
 }
 
-static const QrZipEntry *qr_zip_find(const QrZip *z, const char *name) {
+#ifdef QR_TESTING
+QR_TESTAPI const QrZipEntry *qr_zip_find(const QrZip *z, const char *name) {
     int i = qr_strmap_get(&z->by_name, name);
     return i >= 0 ? &z->entries[i] : NULL;
 }
+#endif
 
 static int qr__bd_zip_cmp(const void *a, const void *b) {
     return strcmp(((const QrZipEntry *)a)->name, ((const QrZipEntry *)b)->name);
@@ -308,17 +310,16 @@ static QrStatus qr__bd_zip_entries(QrZip *z, zipFile zf, QrBdZipIo *io, const ch
 static QrStatus qr_zip_write(QrZip *z, const char *zip_path) {
     QR_TRY(qr__bd_zip_prepare(z));
     size_t pn = strlen(zip_path);
-    if (pn + 16 > sizeof qr__bd_zip_pending) return qr_errf(QR_ERR_IO, "%s: path too long", zip_path);
+    char tmp[4096];
+    if (pn + 16 > sizeof tmp) return qr_errf(QR_ERR_IO, "%s: path too long", zip_path);
     struct stat sb;
     if (stat(zip_path, &sb) == 0 && !S_ISREG(sb.st_mode))
         return qr_errf(QR_ERR_IO, "%s: exists and is not a regular file", zip_path);
-    char tmp[sizeof qr__bd_zip_pending];
     snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", zip_path);
     QrBdZipIo io = { .fd = -1 };
     if (!qr__bd_zip_step() || (io.fd = mkostemp(tmp, O_CLOEXEC)) < 0)
         return qr_errf(QR_ERR_IO, "%s: cannot create a temporary file: %s", zip_path, strerror(errno));
-    memcpy(qr__bd_zip_pending, tmp, strlen(tmp) + 1);
-    qr__bd_zip_pending_set = 1;
+    const int slot = qr_cleanup_add(tmp, false);    /* removed on SIGINT/SIGTERM */
 
     QrStatus st = QR_OK;
     zlib_filefunc64_def ff = {
@@ -343,7 +344,7 @@ static QrStatus qr_zip_write(QrZip *z, const char *zip_path) {
         st = qr_errf(QR_ERR_IO, "%s: cannot rename the temporary file into place: %s", zip_path, strerror(errno));
     if (st != QR_OK) unlink(tmp);
     else qr__bd_zip_sync_parent(zip_path);
-    qr__bd_zip_pending_set = 0;
+    qr_cleanup_drop(slot);
     return st;
 }
 
@@ -445,6 +446,7 @@ static QrStatus qr_zip_write_dir(QrZip *z, const char *dir, const char *replace_
     snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", clean);
     if (!qr__bd_zip_step() || !mkdtemp(tmp))
         return qr_errf(QR_ERR_IO, "%s: cannot create a temporary folder: %s", clean, strerror(errno));
+    int slot = qr_cleanup_add(tmp, true);                      /* removed on SIGINT/SIGTERM */
     QrStatus st = qr__bd_dir_entries(z, tmp);
     if (st == QR_OK) chmod(tmp, 0755 & ~qr__bd_umask());       /* mkdtemp made it 0700 */
     int state = st == QR_OK ? qr__bd_dir_replaceable(clean, replace_marker) : 0;   /* again: it may have appeared */
@@ -465,7 +467,11 @@ static QrStatus qr_zip_write_dir(QrZip *z, const char *dir, const char *replace_
         if (moved_old && rename(old, clean) == 0) moved_old = false;    /* put the earlier bundle back */
     }
     if (st != QR_OK) qr__bd_rm_tree(tmp);
+    qr_cleanup_drop(slot);
+    /* the earlier bundle, replaced: removed on a signal from here on too */
+    slot = moved_old && st == QR_OK ? qr_cleanup_add(old, true) : -1;
     if (moved_old && st == QR_OK) qr__bd_rm_tree(old);
+    qr_cleanup_drop(slot);
     if (st == QR_OK) qr__bd_zip_sync_parent(clean);
     return st;
 }

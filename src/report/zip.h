@@ -37,20 +37,24 @@ static QrStatus qr_zip_init(QrZip *z);
 /* Frees every entry (including data handed over with qr_zip_add_owned). */
 static void qr_zip_free(QrZip *z);
 
+#ifdef QR_TESTING
 /* Adds a copy of data[0..len). Names: relative, '/'-separated, no empty, "." or ".."
  * component, no backslash or control character, at most 1024 bytes; a name may not
  * repeat. Bad names fail with QR_ERR_INVALID; nothing is added then. */
-static QrStatus qr_zip_add(QrZip *z, const char *name, const void *data, size_t len);
+QR_TESTAPI QrStatus qr_zip_add(QrZip *z, const char *name, const void *data, size_t len);
 /* Adds malloc'd `data` without copying; the QrZip owns it from now on, also when
  * this call fails (it is freed then). */
-static QrStatus qr_zip_add_owned(QrZip *z, const char *name, void *data, size_t len);
+QR_TESTAPI QrStatus qr_zip_add_owned(QrZip *z, const char *name, void *data, size_t len);
 /* Adds a NUL-terminated text (copied, without the NUL). */
-static QrStatus qr_zip_add_str(QrZip *z, const char *name, const char *text);
+QR_TESTAPI QrStatus qr_zip_add_str(QrZip *z, const char *name, const char *text);
+#endif
 /* Adds a file on disk, read in chunks when the zip/folder is written (so it need
  * not fit in memory). The file must be a readable regular file now (QR_ERR_IO). */
 static QrStatus qr_zip_add_file(QrZip *z, const char *name, const char *src_path);
+#ifdef QR_TESTING
 /* The entry of that name, or NULL. */
-static const QrZipEntry *qr_zip_find(const QrZip *z, const char *name);
+QR_TESTAPI const QrZipEntry *qr_zip_find(const QrZip *z, const char *name);
+#endif
 
 /* Writes the entries as a zip at `zip_path`: into "<zip_path>.tmp-XXXXXX" in the same
  * folder, fsync, rename over zip_path (which is replaced only on success). On any
@@ -72,10 +76,6 @@ static QrStatus qr_zip_write_dir(QrZip *z, const char *dir, const char *replace_
  * the caller makes them unique. */
 static void qr_zip_safe_component(char *dst, size_t cap, const char *name);
 
-/* Async-signal-safe: removes the temporary zip of a qr_zip_write in progress (for a
- * SIGINT/SIGTERM handler in the CLI). Does nothing when none is in progress. */
-static void qr_zip_remove_pending_temp(void);
-
 /* Test hook (SQLite-style fault injection): the nth file-system write step from now
  * fails as if with EIO (n = 0 disables). Steps are: creating the temporary file or
  * folder, every write of zip bytes, every mkdir, file creation and chunk written in
@@ -83,5 +83,8 @@ static void qr_zip_remove_pending_temp(void);
  * Exactly one step fails; the writers must then fail, leave the destination as it
  * was and remove their temporaries. Not thread-safe. */
 static void qr_zip_test_fail_write(int nth);
+/* Test hook: the process stops itself (SIGSTOP) before the nth write step from now (same
+ * steps; n = 0 disables), so a test can interrupt it at a known point of writing. */
+static void qr_zip_test_stop_at(int nth);
 
 #endif

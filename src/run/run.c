@@ -323,7 +323,9 @@ static void qr_run_cache_free(QrRunCache *c) {
     free(c);
 }
 
-static size_t qr_run_cache_bytes(const QrRunCache *c) { return c ? c->bytes : 0; }
+#ifdef QR_TESTING
+QR_TESTAPI size_t qr_run_cache_bytes(const QrRunCache *c) { return c ? c->bytes : 0; }
+#endif
 
 static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v) {
     if (!c || v < 0 || v >= c->g->n_values) return NULL;

@@ -67,8 +67,10 @@ typedef struct QrRunCache QrRunCache;
 /* A new, empty cache for g (NULL when out of memory). Free with qr_run_cache_free. */
 static QrRunCache *qr_run_cache_new(const QrGraph *g);
 static void qr_run_cache_free(QrRunCache *c);
+#ifdef QR_TESTING
 /* Bytes of tensor data the cache holds. */
-static size_t qr_run_cache_bytes(const QrRunCache *c);
+QR_TESTAPI size_t qr_run_cache_bytes(const QrRunCache *c);
+#endif
 /* The cached tensor of value v (owned by the cache), or NULL when it holds none. */
 static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v);
 

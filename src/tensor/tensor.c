@@ -218,14 +218,6 @@ static QrStatus qr_tensor_alloc_data(QrTensor *t) {
     return QR_OK;
 }
 
-static QrStatus qr_tensor_alloc_arena(QrTensor *t, QrArena *a) {
-    size_t n = qr_tensor_nbytes(t);
-    t->data = qr_arena_alloc(a, n + QR_ALIGN);
-    if (!t->data) return qr_errf(QR_ERR_NOMEM, "cannot allocate %zu bytes for a tensor", n);
-    t->owned = false;
-    return QR_OK;
-}
-
 static void qr_tensor_free_data(QrTensor *t) {
     if (t->owned) qr_aligned_free(t->data);
     t->data = NULL;

@@ -40,7 +40,6 @@ static int qr_dtype_packed_bits(QrDType dt);       /* 4 or 2 for types packed lo
  * a byte size over QR_MAX_TENSOR_BYTES. Does not allocate. */
 static QrStatus qr_tensor_set_shape(QrTensor *t, QrDType dt, int rank, const int64_t *dims);
 static QrStatus qr_tensor_alloc_data(QrTensor *t);          /* zeroed, aligned, owned */
-static QrStatus qr_tensor_alloc_arena(QrTensor *t, QrArena *a);
 static void qr_tensor_free_data(QrTensor *t);
 static size_t qr_tensor_nbytes(const QrTensor *t);
 static bool qr_tensor_same_shape(const QrTensor *a, const QrTensor *b);

@@ -95,6 +95,7 @@ qr__k_f32_avx2_ukr(const int mr, int64_t kc, const float *a, int64_t lda, const 
                                                  int64_t bs, float *c, int64_t ldc, int nr, const QrKF32Out *o) { \
         qr__k_f32_avx2_ukr(m, kc, a, lda, b, bs, c, ldc, nr, o);                                                  \
     }
+/* Generates qr__k_f32_avx2_ukr1 .. qr__k_f32_avx2_ukr6. */
 QR__K_AVX2_UKR(1)
 QR__K_AVX2_UKR(2)
 QR__K_AVX2_UKR(3)
@@ -192,6 +193,8 @@ static const QrKF32Isa qr__k_f32_avx2_isa = {
 };
 
 /* QrF32GemmFn / QrF32GemmExFn / QrF32ConvGemmFn and their fused forms (kern/gemm.c). */
+/* Generates qr_f32_gemm__avx2, qr_f32_gemm_ex__avx2, qr_f32_gemm_fused__avx2,
+ * qr_f32_conv_gemm__avx2, qr_f32_conv_gemm_fused__avx2 (kern/gemm.c QR__K_F32_ENTRIES). */
 QR__K_F32_ENTRIES(avx2, qr__k_f32_avx2_isa)
 
 #endif

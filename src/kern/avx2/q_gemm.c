@@ -207,6 +207,8 @@ static size_t qr_q8_pack_a__avx2(int64_t M, int64_t K, const QrQOperand *A, bool
 }
 
 /* QrQ8GemmFn, QrQ8GemmRqFn, QrQ8ConvGemmFn on AVX2 (int16 pairs, vpmaddwd). */
+/* Generates qr_q8_gemm__avx2, qr_q8_gemm_rq__avx2, qr_q8_conv_gemm__avx2
+ * (kern/gemm.c QR__K_Q8_ENTRIES). */
 QR__K_Q8_ENTRIES(avx2, qr__k_q8_avx2_isa)
 
 /* 16-bit GEMM, 4x8: c (4, 8) int64 (+)= a [np][4][2] @ b [np][lo 8x2, hi 8x2]; np <= 128

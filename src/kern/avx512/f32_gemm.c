@@ -104,6 +104,7 @@ qr__k_f32_avx512_ukr(const int mr, int64_t kc, const float *a, int64_t lda, cons
                                                      int64_t bs, float *c, int64_t ldc, int nr, const QrKF32Out *o) { \
         qr__k_f32_avx512_ukr(m, kc, a, lda, b, bs, c, ldc, nr, o);                                                    \
     }
+/* Generates qr__k_f32_avx512_ukr1 .. qr__k_f32_avx512_ukr8. */
 QR__K_A512_UKR(1)
 QR__K_A512_UKR(2)
 QR__K_A512_UKR(3)
@@ -213,6 +214,7 @@ qr__k_f32_avx512_w8(const int mr, int64_t kc, const float *a, int64_t lda, const
                                                          const QrKF32Out *o) {                                 \
         qr__k_f32_avx512_w##w(m, kc, a, lda, b, bs, c, ldc, nr, o);                                             \
     }
+/* Generates qr__k_f32_avx512_w16_1 .. qr__k_f32_avx512_w16_8, qr__k_f32_avx512_w8_1 .. qr__k_f32_avx512_w8_8. */
 QR__K_A512_NARROW(16, 1) QR__K_A512_NARROW(16, 2) QR__K_A512_NARROW(16, 3) QR__K_A512_NARROW(16, 4)
 QR__K_A512_NARROW(16, 5) QR__K_A512_NARROW(16, 6) QR__K_A512_NARROW(16, 7) QR__K_A512_NARROW(16, 8)
 QR__K_A512_NARROW(8, 1) QR__K_A512_NARROW(8, 2) QR__K_A512_NARROW(8, 3) QR__K_A512_NARROW(8, 4)
@@ -381,6 +383,8 @@ static const QrKF32Isa qr__k_f32_avx512_isa = {
 };
 
 /* QrF32GemmFn / QrF32GemmExFn / QrF32ConvGemmFn and their fused forms (kern/gemm.c). */
+/* Generates qr_f32_gemm__avx512, qr_f32_gemm_ex__avx512, qr_f32_gemm_fused__avx512,
+ * qr_f32_conv_gemm__avx512, qr_f32_conv_gemm_fused__avx512 (kern/gemm.c QR__K_F32_ENTRIES). */
 QR__K_F32_ENTRIES(avx512, qr__k_f32_avx512_isa)
 
 #endif

@@ -385,6 +385,8 @@ static size_t qr_q8_pack_a__vnni(int64_t M, int64_t K, const QrQOperand *A, bool
 }
 
 /* QrQ8GemmFn, QrQ8GemmRqFn, QrQ8ConvGemmFn on AVX-512 VNNI (vpdpbusd with the unsigned shift and compensation). */
+/* Generates qr_q8_gemm__vnni, qr_q8_gemm_rq__vnni, qr_q8_conv_gemm__vnni
+ * (kern/gemm.c QR__K_Q8_ENTRIES). */
 QR__K_Q8_ENTRIES(vnni, qr__k_q8_vnni_isa)
 
 #endif

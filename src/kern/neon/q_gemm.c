@@ -88,6 +88,8 @@ static size_t qr_q8_pack_a__neon(int64_t M, int64_t K, const QrQOperand *A, bool
 }
 
 /* QrQ8GemmFn, QrQ8GemmRqFn, QrQ8ConvGemmFn on NEON (int16, SMLAL). */
+/* Generates qr_q8_gemm__neon, qr_q8_gemm_rq__neon, qr_q8_conv_gemm__neon
+ * (kern/gemm.c QR__K_Q8_ENTRIES). */
 QR__K_Q8_ENTRIES(neon, qr__k_q8_neon_isa)
 
 /* 8-bit GEMM, ss format, 8x12: c (8, 12) (+)= a [ng][8][4] @ b [ng][12][4] (int8 quads):
@@ -144,6 +146,8 @@ static size_t qr_q8_pack_a__dot(int64_t M, int64_t K, const QrQOperand *A, bool 
 }
 
 /* QrQ8GemmFn, QrQ8GemmRqFn, QrQ8ConvGemmFn with SDOT. */
+/* Generates qr_q8_gemm__dot, qr_q8_gemm_rq__dot, qr_q8_conv_gemm__dot
+ * (kern/gemm.c QR__K_Q8_ENTRIES). */
 QR__K_Q8_ENTRIES(dot, qr__k_q8_dot_isa)
 
 #endif

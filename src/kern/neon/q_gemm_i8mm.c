@@ -147,6 +147,8 @@ static const QrKQ8Isa qr__k_q8_i8mm_isa = { QR__K_MM_MR, QR__K_MM_NR, 1024, QR__
                                             qr_s32_requant__neon, NULL };
 
 /* QrQ8GemmFn, QrQ8GemmRqFn, QrQ8ConvGemmFn with SMMLA (FEAT_I8MM). */
+/* Generates qr_q8_gemm__i8mm, qr_q8_gemm_rq__i8mm, qr_q8_conv_gemm__i8mm
+ * (kern/gemm.c QR__K_Q8_ENTRIES). */
 QR__K_Q8_ENTRIES(i8mm, qr__k_q8_i8mm_isa)
 
 #endif

@@ -26,9 +26,10 @@ static inline int64_t qr__k_cx_cp(int64_t C) { return (C + 3) / 4 * 4; }
 /* Bytes of the column-sum block for M output channels. */
 static inline int64_t qr__k_cx_sums_bytes(int64_t M) { return ((M + 1) * 4 + 63) / 64 * 64; }
 
+#ifdef QR_TESTING
 /* w'[m][c][t] = w[m][c][t] - wz[m] (t = kh*KW + kw) into wq (M*C*T int8 in w's order) and their
  * sums into S; false when some w' does not fit int8. */
-static bool qr__k_cx_prep(int64_t M, int64_t C, int64_t T, const void *w, bool w_signed, const int32_t *wz,
+QR_TESTAPI bool qr__k_cx_prep(int64_t M, int64_t C, int64_t T, const void *w, bool w_signed, const int32_t *wz,
                           int64_t wzs, int8_t *wq, int32_t *S) {
     for (int64_t m = 0; m < M; m++) {
         const int32_t z = wz ? wz[m * wzs] : 0;
@@ -44,6 +45,7 @@ static bool qr__k_cx_prep(int64_t M, int64_t C, int64_t T, const void *w, bool w
     }
     return true;
 }
+#endif
 
 /* Fills the header of a packed block. */
 static void qr__k_cx_header(void *dst, int32_t layout, int64_t M, int64_t C, int64_t KH, int64_t KW) {
@@ -60,8 +62,9 @@ static bool qr__k_cx_fits(const void *p, int32_t layout, int64_t M, int64_t C, i
     return h.magic == QR__K_CX_MAGIC && h.layout == layout && h.M == M && h.C == C && h.KH == KH && h.KW == KW;
 }
 
+#ifdef QR_TESTING
 /* QrQ8ConvNhwcPackFn, ref layout [M][KH*KW][Cp]. */
-static size_t qr_q8_conv_nhwc_pack__ref(int64_t M, int64_t C, int64_t KH, int64_t KW, const void *w, bool w_signed,
+QR_TESTAPI size_t qr_q8_conv_nhwc_pack__ref(int64_t M, int64_t C, int64_t KH, int64_t KW, const void *w, bool w_signed,
                                         const int32_t *wz, int64_t wzs, void *dst) {
     if (M < 1 || C < 1 || KH < 1 || KW < 1) return 0;
     const int64_t T = KH * KW, Cp = qr__k_cx_cp(C);
@@ -85,12 +88,14 @@ static size_t qr_q8_conv_nhwc_pack__ref(int64_t M, int64_t C, int64_t KH, int64_
     free(S);
     return ok ? total : 0;
 }
+#endif
 
 /* QrQ8ConvNhwcRqFn in plain C: each sum tap by tap, then qr__k_q8_rq_elem. */
 static void qr_q8_to_nhwc__ref(const void *x, bool x_signed, int64_t C, int64_t n, int64_t ldx, int64_t Cp, uint8_t pad,
                                uint8_t *dst);
 
-static bool qr_q8_conv_nhwc_rq__ref(int64_t M, const void *w_packed, const QrQ8ConvNhwc *x, const QrQ8Requant *rq) {
+#ifdef QR_TESTING
+QR_TESTAPI bool qr_q8_conv_nhwc_rq__ref(int64_t M, const void *w_packed, const QrQ8ConvNhwc *x, const QrQ8Requant *rq) {
     if (!qr__k_cx_fits(w_packed, QR__K_CX_REF, M, x->C, x->KH, x->KW)) return false;
     const int64_t T = x->KH * x->KW, Cp = x->Cp;
     if (x->src) qr_q8_to_nhwc__ref(x->src, x->src_signed, x->C, x->H * x->W, x->H * x->W, Cp, (uint8_t)x->zp, x->fill);
@@ -113,6 +118,7 @@ static bool qr_q8_conv_nhwc_rq__ref(int64_t M, const void *w_packed, const QrQ8C
             }
     return true;
 }
+#endif
 
 /* QrQ8ToNhwcFn in plain C. */
 static void qr_q8_to_nhwc__ref(const void *x, bool x_signed, int64_t C, int64_t n, int64_t ldx, int64_t Cp, uint8_t pad,

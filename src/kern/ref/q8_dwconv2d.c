@@ -36,8 +36,9 @@ static void qr_q8_dwconv2d__ref(const QrQ8Win *p, const int16_t *w, int32_t *y, 
         }
 }
 
+#ifdef QR_TESTING
 /* QrQ8DwConv2dRqFn: qr_q8_dwconv2d__ref, then qr_s32_requant__ref, a row of outputs at a time. */
-static bool qr_q8_dwconv2d_rq__ref(const QrQ8Win *p, int64_t planes, int64_t ldx, const int8_t *w, const QrQ8PlaneRq *rq,
+QR_TESTAPI bool qr_q8_dwconv2d_rq__ref(const QrQ8Win *p, int64_t planes, int64_t ldx, const int8_t *w, const QrQ8PlaneRq *rq,
                                    void *y, int64_t ldy, void *scratch) {
     QR_UNUSED(scratch);
     const int64_t T = p->KH * p->KW;
@@ -63,6 +64,7 @@ static bool qr_q8_dwconv2d_rq__ref(const QrQ8Win *p, int64_t planes, int64_t ldx
     }
     return true;
 }
+#endif
 
 /* ---- the shared SIMD layout ------------------------------------------------------------ */
 

@@ -50,6 +50,7 @@
 #include "src/deploy/dump.h"
 #include "src/deploy/onnxw.h"
 #include "src/deploy/extract.h"
+#include "src/deploy/promote.h"
 #include "src/report/bundle.h"
 
 /* ---- sources ---- */
@@ -137,6 +138,7 @@
 #include "src/deploy/dump.c"
 #include "src/deploy/onnxw.c"
 #include "src/deploy/extract.c"
+#include "src/deploy/promote.c"
 #include "src/deploy/runall.c"
 #include "src/report/bundle.c"
 #include "src/cli/cli.c"

@@ -568,6 +568,193 @@ static void test_deploy_extract_bad(void) {
     QT_CHECK(access(p, F_OK) == 0);
 }
 
+/* ---- promote / --emit-model -------------------------------------------------------------- */
+
+/* Runs an emitted model on the pair's input: its output metrics against the baseline (as the
+ * what-if measures them) and its output 0. */
+static QrStatus qt_dp_measure(QtDpPair *full, const char *model, QrMetrics *m, QrTensor *out0) {
+    QrGraph *g = NULL;
+    QR_TRY(qr_onnx_load(model, &g));
+    QrTensor outs[8] = { 0 };
+    QrStatus st = g->n_outputs <= 8 ? QR_OK : qr_errf(QR_ERR_INVALID, "outputs");
+    if (st == QR_OK) st = qr_graph_infer(g, full->in);
+    if (st == QR_OK) st = qr_run(g, full->in, NULL, outs);
+    if (st == QR_OK) st = qr_compare_outputs(&full->se, outs, m);
+    if (st == QR_OK) { *out0 = outs[0]; outs[0] = (QrTensor){ 0 }; }
+    for (int k = 0; k < 8; k++) qr_tensor_free_data(&outs[k]);
+    qr_graph_free(g);
+    free(g);
+    return st;
+}
+
+/* promote: the emitted model, run by qreport, gives the predicted metrics bit for bit; ONNX Runtime
+ * loads and runs it to the same output within float rounding (1 LSB of the output's quantizer). */
+static void qt_dp_promote(const char *pair, const char *nodes, bool to_float) {
+    char name[160], fdir[256], base[300], analysis[300], path[600], msg[700] = "";
+    snprintf(name, sizeof name, "deploy/promote_%s_%s_%s", pair, to_float ? "float" : "int16", nodes);
+    snprintf(fdir, sizeof fdir, "fixtures/qpairs/%s", pair);
+    snprintf(base, sizeof base, "%s/base.onnx", fdir);
+    snprintf(analysis, sizeof analysis, "%s/analysis.onnx", fdir);
+    snprintf(path, sizeof path, "%s/promote_%s_%d.onnx", qt_tmpdir(), pair, to_float);
+    const char *why = NULL;
+    QtDpPair full;
+    QrArena ar = { 0 };
+    int *tn = NULL, n = 0;
+    QrPromoteResult r = { 0 };
+    QrMetrics m = { 0 };
+    QrTensor out0 = { 0 }, ort0 = { 0 };
+    QrStatus st = qt_dp_pair_open(&full, base, analysis, fdir, "input", 1);
+    if (st == QR_OK) st = qr_promote_nodes(&full.se, nodes, &ar, &tn, &n);
+    if (st == QR_OK) st = qr_promote_model(&full.se, tn, n, to_float, path, &r);
+    if (st == QR_OK) st = qt_dp_measure(&full, path, &m, &out0);
+    if (st != QR_OK) why = qr_err_msg();
+    else if (!(m.cosine == r.predicted.cosine && m.sqnr == r.predicted.sqnr && m.l1 == r.predicted.l1 && m.mse == r.predicted.mse))
+        why = (snprintf(msg, sizeof msg, "measured Cosine %.17g SQNR %.17g L1 %.17g, predicted %.17g %.17g %.17g", m.cosine,
+                        m.sqnr, m.l1, r.predicted.cosine, r.predicted.sqnr, r.predicted.l1), msg);
+    else if (m.cosine == full.c.out.cosine && m.l1 == full.c.out.l1) why = "the emitted model's output is the model's as is";
+    else if (r.n_not || r.n_not_disabled) why = "some quantizers were not promoted";
+    bool ort = qt_dp_have_ort();
+    if (!why && ort) {
+        char od[700], p[800], in[700];
+        snprintf(od, sizeof od, "%s/promote_ort_%s_%d", qt_tmpdir(), pair, to_float);
+        snprintf(in, sizeof in, "%s", fdir);
+        qr_mkdir_p(od);
+        char cmd[4096];
+        snprintf(cmd, sizeof cmd, "node tests/ort_run.js '%s' '%s' disabled '%s/input.npy' 2>'%s/ort.err'", path, od, in, od);
+        snprintf(p, sizeof p, "%s/output_0.npy", od);
+        if (system(cmd) != 0 || qr_npy_read(p, &ort0) != QR_OK) {
+            snprintf(p, sizeof p, "%s/ort.err", od);
+            char err[1024];
+            qt_slurp(p, err, sizeof err);
+            why = (snprintf(msg, sizeof msg, "ONNX Runtime cannot run %s: %s", path, err), msg);
+        } else {
+            double amax = 0, md = 0;
+            for (int64_t i = 0; i < out0.numel; i++) amax = fmax(amax, fabs(qr_tensor_get_f64(&out0, i)));
+            QrGraph *g = NULL;
+            double lsb = qr_onnx_load(path, &g) == QR_OK ? qt_dp_out_lsb(g) : 0;
+            if (g) { qr_graph_free(g); free(g); }
+            double tol = fmax(1e-5 * amax, 1.001 * lsb);
+            int64_t nd = qt_dp_ndiff(&ort0, &out0, tol, &md);
+            if (nd != 0) why = (snprintf(msg, sizeof msg, "ONNX Runtime's output: %lld elements beyond %g (max %g)", (long long)nd, tol, md), msg);
+        }
+    }
+    if (!why)
+        printf("deploy %s: predicted = measured (Cosine %.9f, SQNR %.4f dB; as is %.9f); ONNX Runtime %s\n", name,
+               m.cosine, m.sqnr, full.c.out.cosine, ort ? "loads and runs it" : "not available (not checked)");
+    if (!why && !ort) qt_record_skip(name, "onnxruntime-node not found: the ORT half of the check did not run (qreport's half passed)");
+    else qt_record(name, !why, "%s", why ? why : "");
+    qr_tensor_free_data(&out0);
+    qr_tensor_free_data(&ort0);
+    qr_promote_free(&r);
+    qr_arena_free(&ar);
+    qt_dp_pair_free(&full);
+}
+
+/* --emit-model: the what-if's recommended promotion (a target no fixture meets as is, so it
+ * recommends nodes) written by runall's emit stage; its prediction is the what-if's step exactly,
+ * and running the model measures it. */
+static void qt_dp_emit(const char *pair, double target) {
+    char name[160], fdir[256], base[300], analysis[300], dir[600], path[700], msg[700] = "";
+    snprintf(name, sizeof name, "deploy/emit_%s", pair);
+    snprintf(fdir, sizeof fdir, "fixtures/qpairs/%s", pair);
+    snprintf(base, sizeof base, "%s/base.onnx", fdir);
+    snprintf(analysis, sizeof analysis, "%s/analysis.onnx", fdir);
+    snprintf(dir, sizeof dir, "%s/emit_%s", qt_tmpdir(), pair);
+    const char *why = NULL;
+    QtDpPair full;
+    QrSensResult sens = { 0 };
+    QrWhatIf wi = { 0 };
+    QrDeployRunall d = { 0 };
+    QrMetrics m = { 0 };
+    QrTensor out0 = { 0 };
+    QrSensOpts so = { .metric = QR_METRIC_L1 };
+    QrStatus st = qt_dp_pair_open(&full, base, analysis, fdir, "input", 1);
+    if (st == QR_OK) st = qr_sens_run(&full.se, &so, &sens);
+    static const int ks[] = { 1, 2, 3 };
+    if (st == QR_OK) st = qr_whatif_run(&full.se, &sens, ks, 3, target, &wi);
+    QrDeployRunallOpts o = { .emit_dir = dir };
+    if (st == QR_OK) st = qr_deploy_runall_emit(&d, &o, &full.se, &sens, &wi);
+    snprintf(path, sizeof path, "%s/analysis_promoted.onnx", dir);
+    if (st == QR_OK) st = qt_dp_measure(&full, path, &m, &out0);
+    const QrWhatIfStep *rec = NULL;
+    if (st == QR_OK && d.have_emit) {
+        int r = !strcmp(d.emit_to, "float") ? wi.rec_fp : wi.rec_int16;
+        rec = r >= 0 ? &wi.steps[r] : NULL;
+    }
+    const QrMetrics *want = rec ? (!strcmp(d.emit_to, "float") ? &rec->fp : &rec->int16) : NULL;
+    if (st != QR_OK) why = qr_err_msg();
+    else if (!rec || d.emit_k < 1) why = "no promotion recommended";
+    else if (!(d.emit_predicted.cosine == want->cosine && d.emit_predicted.l1 == want->l1 && d.emit_predicted.sqnr == want->sqnr))
+        why = (snprintf(msg, sizeof msg, "promotion.json's prediction %.17g is not the what-if's %.17g", d.emit_predicted.cosine, want->cosine), msg);
+    else if (!(m.cosine == want->cosine && m.l1 == want->l1 && m.sqnr == want->sqnr && m.mse == want->mse))
+        why = (snprintf(msg, sizeof msg, "measured Cosine %.17g L1 %.17g, predicted %.17g %.17g (%s: %s%s)", m.cosine, m.l1,
+                        want->cosine, want->l1, d.emit_to, rec->nodes[0], rec->k > 1 ? ", ..." : ""), msg);
+    char pj[8192];
+    snprintf(path, sizeof path, "%s/promotion.json", dir);
+    qt_slurp(path, pj, sizeof pj);
+    if (!why && (!strstr(pj, "\"predicted\"") || !strstr(pj, rec->nodes[0]))) why = "promotion.json lacks the prediction or the nodes";
+    for (int k = 0; !why && k < 3; k++) {
+        static const char *const f[] = { "nodes_to_exclude.json", "modelopt_exclude.json", "exclude_nodes.txt" };
+        snprintf(path, sizeof path, "%s/%s", dir, f[k]);
+        if (access(path, F_OK) != 0) why = f[k];
+    }
+    bool ort = qt_dp_have_ort();
+    if (!why && ort) {
+        char od[700];
+        snprintf(od, sizeof od, "%s_ort", dir);
+        snprintf(path, sizeof path, "%s/analysis_promoted.onnx", dir);
+        char cmd[4096];
+        snprintf(cmd, sizeof cmd, "node tests/ort_run.js '%s' '%s' disabled '%s/input.npy' >/dev/null 2>&1", path, od, fdir);
+        if (system(cmd) != 0) why = "ONNX Runtime cannot load or run analysis_promoted.onnx";
+    }
+    if (!why)
+        printf("deploy %s: target Cosine %g, the what-if recommends %d node%s in %s: predicted = what-if = measured (Cosine %.9f, "
+               "as is %.9f); ONNX Runtime %s\n", name, target, d.emit_k, d.emit_k == 1 ? "" : "s", d.emit_to, m.cosine,
+               wi.as_is.cosine, ort ? "runs it" : "not available (not checked)");
+    if (!why && !ort) qt_record_skip(name, "onnxruntime-node not found: the ORT half of the check did not run (qreport's half passed)");
+    else qt_record(name, !why, "%s", why ? why : "");
+    qr_tensor_free_data(&out0);
+    qr_deploy_runall_free(&d);
+    if (wi.steps || wi.arena.cur) qr_whatif_free(&wi);
+    qr_sens_free(&sens);
+    qt_dp_pair_free(&full);
+}
+
+/* runall --emit-model and promote through the commands: files, refusals, nothing half-written. */
+static void test_deploy_emit_cli(void) {
+    char t[600], p[700];
+    QtCli r;
+    const char *P = "fixtures/qpairs/culprit/base.onnx fixtures/qpairs/culprit/analysis.onnx -i fixtures/qpairs/culprit/input.npy";
+    snprintf(t, sizeof t, "%s/emitcli", qt_tmpdir());
+    qr_mkdir_p(t);
+    qt_cli(&r, "runall %s -o %s/r.zip --emit-model %s/em --no-repro --quiet", P, t, t);
+    QT_CHECKF(r.code == 0 && !r.crashed, "exit %d: %s", r.code, r.err);
+    static const char *const f[] = { "analysis_promoted.onnx", "promotion.json", "nodes_to_exclude.json", "modelopt_exclude.json", "exclude_nodes.txt" };
+    for (int k = 0; k < 5; k++) {
+        snprintf(p, sizeof p, "%s/em/%s", t, f[k]);
+        QT_CHECKF(access(p, F_OK) == 0, "%s missing", p);
+    }
+    /* an existing, non-empty folder: refused before anything runs, no zip */
+    qt_cli(&r, "runall %s -o %s/r2.zip --emit-model %s/em --quiet", P, t, t);
+    QT_CLI_FAILS(r, "exists and is not empty");
+    snprintf(p, sizeof p, "%s/r2.zip", t);
+    QT_CHECK(access(p, F_OK) != 0);
+    /* promote: unknown node (closest names), existing output, bad --to */
+    qt_cli(&r, "promote %s --nodes /conv1/Conv,/dw/Cnv --to int16 -o %s/p.onnx", P, t);
+    QT_CLI_FAILS(r, "no node '/dw/Cnv'", "closest: '/dw/Conv'");
+    snprintf(p, sizeof p, "%s/p.onnx", t);
+    QT_CHECK(access(p, F_OK) != 0);
+    snprintf(p, sizeof p, "%s/p.promotion.json", t);
+    QT_CHECK(access(p, F_OK) != 0);
+    qt_cli(&r, "promote %s --nodes /conv1/Conv --to int8 -o %s/p.onnx", P, t);
+    QT_CHECKF(r.code == 2, "exit %d", r.code);
+    qt_cli(&r, "promote %s --nodes /conv1/Conv --to float -o %s/p.onnx", P, t);
+    QT_CHECKF(r.code == 0 && !r.crashed, "exit %d: %s", r.code, r.err);
+    QT_CHECK(access(p, F_OK) == 0);
+    qt_cli(&r, "promote %s --nodes /conv1/Conv --to int16 -o %s/p.onnx", P, t);
+    QT_CLI_FAILS(r, "p.onnx exists");
+}
+
 static void qt_deploy_all(void) {
     qt_dp_corrupted("ort_qdq", true, 2);
     qt_dp_corrupted("int16_mixed", false, 3);
@@ -580,4 +767,18 @@ static void qt_deploy_all(void) {
     static const char *const xpairs[] = { "qat_fakequant", "ort_qdq", "qoperator", "int16_mixed", "integer_ops", "culprit" };
     for (int i = 0; i < QR_ARRAY_LEN(xpairs); i++) { qt_dp_extract(xpairs[i], 0); qt_dp_extract(xpairs[i], 1); }
     QT_RUN(test_deploy_extract_bad);
+    qt_dp_promote("culprit", "/conv1/Conv", false);
+    qt_dp_promote("culprit", "/conv1/Conv,/dw/Conv", false);
+    qt_dp_promote("culprit", "/conv1/Conv,/dw/Conv", true);
+    qt_dp_promote("ort_qdq", "/gap/GlobalAveragePool,/fc/Gemm", false);
+    qt_dp_promote("ort_qdq", "/stem/Conv,/pw/Conv", true);
+    qt_dp_promote("qat_fakequant", "/stem/Conv", false);
+    qt_dp_promote("qat_fakequant", "/fc/Gemm", true);
+    qt_dp_promote("qoperator", "/stem/Conv", true);
+    qt_dp_promote("qoperator", "/conv/Conv", false);
+    qt_dp_promote("integer_ops", "/stem/Conv", false);
+    qt_dp_emit("culprit", 0.9999999);
+    qt_dp_emit("ort_qdq", 0.99999);
+    qt_dp_emit("qoperator", 0.9999);
+    QT_RUN(test_deploy_emit_cli);
 }

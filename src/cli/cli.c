@@ -93,7 +93,7 @@ static const char *qr__usage_runall =
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
-    "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro]\n"
+    "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro] [--emit-model DIR]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
     "  comparison with local error, sensitivity ranking, cumulative error, the bad-case input.\n"
@@ -106,7 +106,10 @@ static const char *qr__usage_runall =
     "  bundle is still written).\n"
     "  --dump DIR adds the device dump comparison of compare-dump (dump_compare.txt/.csv, an HTML section,\n"
     "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle). The bundle's repro/ holds extract's\n"
-    "  minimal repro of the worst verified layer by local error (summary.json \"repro\"); --no-repro leaves it out.\n";
+    "  minimal repro of the worst verified layer by local error (summary.json \"repro\"); --no-repro leaves it out.\n"
+    "  --emit-model DIR (new or empty) writes the what-if's recommended promotion applied, as promote does:\n"
+    "  DIR/analysis_promoted.onnx, promotion.json, nodes_to_exclude.json, modelopt_exclude.json, exclude_nodes.txt;\n"
+    "  exit 1 when it cannot be written.\n";
 static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10] [--quiet]\n"
@@ -129,7 +132,8 @@ static void qr__print_usage(FILE *f) {
             "  runall    every analysis, one zip bundle with index.html (the report to attach to a bug)\n"
             "  find-bad-case  the worst input of a data folder (badcase.npy, badcase_list.txt/.csv)\n"
             "  compare-dump   device dumps vs the int-mode simulation: the first divergent layer (dump_compare.*)\n"
-            "  extract   a minimal repro of one layer (sub-models, cut inputs, expected outputs, repro.json)\n\n"
+            "  extract   a minimal repro of one layer (sub-models, cut inputs, expected outputs, repro.json)\n"
+            "  promote   a repaired model: nodes promoted to int16 or float as the what-if predicts (+ exclusion lists)\n\n"
             "options of every command: --threads N (default: QR_THREADS or the online CPUs; results are\n"
             "identical for any N), --max-memory SIZE, --quiet.\n"
             "--max-memory SIZE (512M, 2G): refuse up front (exit 1, nothing run or written) when the command's\n"
@@ -851,6 +855,14 @@ static int qr_cli_runall(int argc, char **argv) {
     QrRunallResult res;
     if (st == QR_OK) st = qr_bundle_runall(b, a, have_bc ? bc.inputs : in, &ro, &res);
     int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+    if (st == QR_OK && dep.emit_dir) {               /* the model asked for must be there */
+        char p[4096];
+        snprintf(p, sizeof p, "%s/analysis_promoted.onnx", dep.emit_dir);
+        if (access(p, F_OK) != 0) {
+            fprintf(stderr, "qreport: error: --emit-model %s was not written (see the failed analyses in the bundle)\n", dep.emit_dir);
+            code = QR_EXIT_FAIL;
+        } else if (!o.quiet) printf("wrote %s (the what-if's recommended promotion)\n", p);
+    }
     if (st == QR_OK) {
         if (!o.quiet) printf("%swrote %s\n", res.summary, ro.out_zip);
         bool gate = (o.fail_cos == o.fail_cos && (!res.have_out || !(res.out.cosine >= o.fail_cos))) ||
@@ -908,6 +920,7 @@ static int qr_cli_badcase(int argc, char **argv) {
 /* The deployment kit's commands (src/cli/deploy.c). */
 static int qr_cli_compare_dump(int argc, char **argv);
 static int qr_cli_extract(int argc, char **argv);
+static int qr_cli_promote(int argc, char **argv);
 
 QR_TESTAPI int qr_cli_main(int argc, char **argv) {
     qr_cleanup_install();   /* before any thread: SIGINT/SIGTERM remove temporaries */
@@ -933,6 +946,7 @@ QR_TESTAPI int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "find-bad-case")) return qr_cli_badcase(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare-dump")) return qr_cli_compare_dump(argc - 2, argv + 2);
     if (!strcmp(cmd, "extract")) return qr_cli_extract(argc - 2, argv + 2);
+    if (!strcmp(cmd, "promote")) return qr_cli_promote(argc - 2, argv + 2);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__print_usage(stderr);
     return QR_EXIT_USAGE;

@@ -122,11 +122,16 @@ static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts
     if (*argc >= QR_ARRAY_LEN(copy)) { fprintf(stderr, "qreport: too many arguments\n"); return QR_EXIT_USAGE; }
     for (int i = 0; i < *argc; i++) copy[i] = (*argv)[i];
     d = (QrDeployArgs){ .dump_tol = 1.0 };
-    int rc = qr__dcli_take(argc, copy, "--dump --dump-map --dump-tolerance --no-repro", &d, qr__usage_runall);
+    int rc = qr__dcli_take(argc, copy, "--dump --dump-map --dump-tolerance --no-repro --emit-model", &d, qr__usage_runall);
     if (rc) return rc;
     *argv = copy;
     memset(out, 0, sizeof *out);
     out->no_repro = d.no_repro;
+    out->emit_dir = d.emit_dir;
+    if (d.emit_dir) {                               /* refused before anything runs */
+        QrStatus st = qr_deploy_outdir_check(d.emit_dir);
+        if (st != QR_OK) return qr__cli_fail(st);
+    }
     if ((d.dump_map || d.dump_tol != 1.0) && !d.dump_dir) {
         fprintf(stderr, "qreport: --dump-map and --dump-tolerance need --dump DIR\n%s", qr__usage_runall);
         return QR_EXIT_USAGE;
@@ -188,5 +193,77 @@ static int qr_cli_extract(int argc, char **argv) {
     if (have_se) qr_session_close(&se);
     if (a) { qr_graph_free(a); free(a); }
     qr__cli_release(b, in);
+    return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+}
+
+static const char *qr__usage_promote =
+    "usage: qreport promote BASE.onnx ANALYSIS.onnx --nodes A,B,... --to int16|float -o OUT.onnx [-i INPUT ...]\n"
+    "                       [--shape NAME=...] [--seed N] [--quiet]\n"
+    "  The analysis model with the named nodes (analysis or baseline names) promoted as the mixed-precision\n"
+    "  what-if does it: int16 puts their quantizers on a 16-bit grid with the same clipping range (weights\n"
+    "  re-quantized from the baseline's float weights, biases in float); float removes their Q/DQ (float\n"
+    "  weights). Writes OUT.onnx (valid ONNX; QOperator nodes in DequantizeLinear -> op -> QuantizeLinear form)\n"
+    "  and next to it OUT.promotion.json (nodes, to, predicted: model-output Cosine/SQNR/L1/MSE against the\n"
+    "  baseline, which running OUT.onnx gives), OUT.nodes_to_exclude.json (ONNX Runtime's quantizer:\n"
+    "  nodes_to_exclude, or TensorQuantOverrides for int16), OUT.modelopt_exclude.json (TensorRT Model\n"
+    "  Optimizer style) and OUT.exclude_nodes.txt. Existing files are never overwritten (exit 1).\n";
+
+static const char *const qr__pm_companions[] = { "promotion.json", "nodes_to_exclude.json", "modelopt_exclude.json",
+                                                 "exclude_nodes.txt" };
+
+static int qr_cli_promote(int argc, char **argv) {
+    QrDeployArgs d = { 0 };
+    int rc = qr__dcli_take(&argc, argv, "--nodes --to", &d, qr__usage_promote);
+    if (rc) return rc;
+    if (!d.nodes || !d.to || (strcmp(d.to, "int16") && strcmp(d.to, "float"))) {
+        fprintf(stderr, "qreport: promote needs --nodes A,B and --to int16|float\n%s", qr__usage_promote);
+        return QR_EXIT_USAGE;
+    }
+    QrCliOpts o;
+    rc = qr__cli_parse(argc, argv, &o, qr__usage_promote, true);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (!o.out_dir) { fprintf(stderr, "qreport: promote needs -o OUT.onnx\n%s", qr__usage_promote); return QR_EXIT_USAGE; }
+    /* OUT.onnx and its companions: none may exist */
+    char out[4096], dir[4096], prefix[1024], paths[5][4096];
+    snprintf(out, sizeof out, "%s", o.out_dir);
+    QrArena ar = { 0 };
+    snprintf(dir, sizeof dir, "%s", qr_path_dirname(&ar, out));
+    const char *base = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
+    size_t bl = strlen(base);
+    snprintf(prefix, sizeof prefix, "%.*s.", (int)(bl > 5 && !strcmp(base + bl - 5, ".onnx") ? bl - 5 : bl), base);
+    snprintf(paths[0], sizeof paths[0], "%s", out);
+    for (int k = 0; k < 4; k++) snprintf(paths[k + 1], sizeof paths[k + 1], "%s/%s%s", dir, prefix, qr__pm_companions[k]);
+    for (int k = 0; k < 5; k++)
+        if (access(paths[k], F_OK) == 0) {
+            qr_arena_free(&ar);
+            return qr__cli_fail(qr_errf(QR_ERR_INVALID, "%s exists; promote never overwrites (give a new -o)", paths[k]));
+        }
+    QrGraph *b = NULL, *a = NULL;
+    QrTensor *in = NULL;
+    rc = qr__cli_begin(argc, argv, qr__usage_promote, true, &o, &b, &in);
+    if (rc >= 0) { qr_arena_free(&ar); return rc; }
+    QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
+    QrSession se = { 0 };
+    bool have_se = false;
+    int *nodes = NULL, n = 0;
+    if (st == QR_OK) { st = qr_session_open(&se, b, a, in); have_se = st == QR_OK; }
+    if (st == QR_OK) st = qr_promote_nodes(&se, d.nodes, &ar, &nodes, &n);
+    if (st == QR_OK) st = qr_mkdir_p(dir);
+    QrPromoteResult r = { 0 };
+    if (st == QR_OK) st = qr_promote_model(&se, nodes, n, !strcmp(d.to, "float"), out, &r);
+    if (st == QR_OK) st = qr_promote_write_lists(&r, dir, prefix, base);
+    if (st != QR_OK) for (int k = 0; k < 5; k++) remove(paths[k]);    /* nothing half-written */
+    if (st == QR_OK && !o.quiet) {
+        printf("promoted %d node%s to %s: predicted output Cosine %.6f, SQNR %.2f dB, L1 %.6g", n, n == 1 ? "" : "s", d.to,
+               r.predicted.cosine, r.predicted.sqnr, r.predicted.l1);
+        if (r.n_not) printf(" (%d quantizer%s not promoted, see %s%s)", r.n_not, r.n_not == 1 ? "" : "s", prefix, "promotion.json");
+        printf("\nwrote %s and %s/%s{promotion,nodes_to_exclude,modelopt_exclude}.json, %sexclude_nodes.txt\n", out, dir,
+               prefix, prefix);
+    }
+    qr_promote_free(&r);
+    if (have_se) qr_session_close(&se);
+    if (a) { qr_graph_free(a); free(a); }
+    qr__cli_release(b, in);
+    qr_arena_free(&ar);
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }

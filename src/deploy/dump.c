@@ -26,6 +26,9 @@ static const char *qr_deploy_suggest(QrArena *a, const char *name, const char *c
     int best[3] = { -1, -1, -1 }, bd[3] = { INT32_MAX, INT32_MAX, INT32_MAX };
     for (int i = 0; i < n; i++) {
         if (!names[i]) continue;
+        bool dup = false;
+        for (int k = 0; k < 3; k++) dup |= best[k] >= 0 && !strcmp(names[best[k]], names[i]);
+        if (dup) continue;
         int d = qr__dp_edit(name, names[i]);
         if (strstr(names[i], name)) d = QR_MIN(d, 1 + (int)(strlen(names[i]) - strlen(name)) / 4);
         for (int k = 0; k < 3; k++)

@@ -47,6 +47,52 @@ static QrStatus qr_deploy_runall_repro(QrDeployRunall *d, const QrDeployRunallOp
     return QR_OK;
 }
 
+static QrStatus qr_deploy_runall_emit(QrDeployRunall *d, const QrDeployRunallOpts *o, QrSession *se,
+                                      const QrSensResult *sens, const QrWhatIf *wi) {
+    if (!o || !o->emit_dir) return QR_OK;
+    /* the recommendation: 16 bits when that meets the target, else float when that does, else the
+     * best 16-bit step; nothing to promote when the model as is meets it */
+    int rec = -1;
+    bool to_float = false;
+    if (wi->rec_int16 >= 0 && wi->rec_int16_meets) rec = wi->rec_int16;
+    else if (wi->rec_fp >= 0 && wi->rec_fp_meets) { rec = wi->rec_fp; to_float = true; }
+    else if (wi->rec_int16 >= 0) rec = wi->rec_int16;
+    int k = rec >= 0 ? wi->steps[rec].k : 0;
+    QrAxNode *rank = NULL;
+    int nr = qr__ax_rank(sens, &rank);
+    if (nr < 0) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (k > nr) k = nr;
+    struct stat sb;
+    bool existed = stat(o->emit_dir, &sb) == 0;
+    QrStatus st = qr_deploy_outdir(o->emit_dir);
+    char tmp[4096], path[4096];
+    snprintf(tmp, sizeof tmp, "%s.partial-XXXXXX", o->emit_dir);
+    if (st == QR_OK && !mkdtemp(tmp)) st = qr_errf(QR_ERR_IO, "cannot create a folder next to %s: %s", o->emit_dir, strerror(errno));
+    bool staged = st == QR_OK;
+    QrPromoteResult r = { 0 };
+    snprintf(path, sizeof path, "%s/analysis_promoted.onnx", tmp);
+    if (st == QR_OK) st = qr__pm_model_rank(se, rank, k, to_float, path, &r);
+    if (st == QR_OK) st = qr_promote_write_lists(&r, tmp, "", "analysis_promoted.onnx");
+    if (st == QR_OK && (rmdir(o->emit_dir) != 0 || rename(tmp, o->emit_dir) != 0))
+        st = qr_errf(QR_ERR_IO, "cannot move the model into %s: %s", o->emit_dir, strerror(errno));
+    if (st != QR_OK) {
+        char msg[4096];
+        snprintf(msg, sizeof msg, "--emit-model %s: %s", o->emit_dir, qr_err_msg());
+        if (staged) qr_deploy_rmtree(tmp);
+        if (!existed) rmdir(o->emit_dir);
+        else mkdir(o->emit_dir, 0777);
+        st = qr_errf(st, "%s", msg);
+    } else {
+        d->have_emit = true;
+        snprintf(d->emit_to, sizeof d->emit_to, "%s", to_float ? "float" : "int16");
+        d->emit_k = k;
+        d->emit_predicted = r.predicted;
+    }
+    qr_promote_free(&r);
+    free(rank);
+    return st;
+}
+
 static void qr_deploy_runall_json(QrJson *j, const QrDeployRunall *d) {
     if (d->have_dump) { qr_json_key(j, "dump"); qr_dump_json(j, &d->dump); }
     if (d->have_repro) {
@@ -56,6 +102,15 @@ static void qr_deploy_runall_json(QrJson *j, const QrDeployRunall *d) {
         qr_json_kv_str(j, "folder", "repro");
         qr_json_kv_num(j, "local_Cosine", d->repro_local.cosine);
         qr_json_kv_num(j, "local_SQNR", d->repro_local.sqnr);
+        qr_json_obj_end(j);
+    }
+    if (d->have_emit) {
+        qr_json_key(j, "emit_model");
+        qr_json_obj_begin(j);
+        qr_json_kv_str(j, "to", d->emit_to);
+        qr_json_kv_int(j, "nodes", d->emit_k);
+        qr_json_kv_num(j, "predicted_Cosine", d->emit_predicted.cosine);
+        qr_json_kv_num(j, "predicted_SQNR", d->emit_predicted.sqnr);
         qr_json_obj_end(j);
     }
 }

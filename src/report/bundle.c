@@ -966,6 +966,12 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         bd->have_wi = s2 == QR_OK;
         if (s2 == QR_OK) s2 = qr_whatif_write(&bd->se, &bd->wi, bd->dir);
         qr__bn_done(bd, "mixed precision", s2);
+        if (o->deploy.emit_dir) {                       /* --emit-model (deploy/) */
+            qr_progress_begin(&bd->prog, "emit model", 0);
+            s2 = bd->have_wi ? qr_deploy_runall_emit(&bd->dep, &o->deploy, &bd->se, &bd->sens, &bd->wi)
+                             : qr_errf(QR_ERR_INVALID, "needs the mixed-precision what-if, which failed");
+            qr__bn_done(bd, "emit model", s2);
+        }
         qr_progress_begin(&bd->prog, "distributions", 0);
         s2 = qr_dist_collect(&bd->se, bd->have_sens ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes, 0, &bd->dist);
         bd->have_dist = s2 == QR_OK;

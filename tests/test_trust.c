@@ -355,6 +355,72 @@ static void test_trust_check_shared(void) {
               strstr(merged, "'down_conv2.bn.bias' read by 2 compute nodes, 1 of them through an Identity"), "%s", sec);
 }
 
+/* Acceptance 5 (single-model part): runall ANALYSIS.onnx alone uses the same graph with every
+ * quantizer disabled as its baseline and says so; on the QAT export, whose float twin exists,
+ * it gives the pair's sensitivity table (same rows, same order, L1 within 1e-4 relative: the two baselines differ by float rounding, BN folded or not) and
+ * the same per-layer metrics for every analysis value both tables compare. A QOperator model
+ * (quantizers that cannot be disabled) is refused with a message. */
+static void test_trust_single_model(void) {
+    QtCli r;
+    char d1[600], d2[600], path[700];
+    static char t1[1 << 17], t2[1 << 17];
+    const char *m = "fixtures/qpairs/qat_convbn";
+    snprintf(d1, sizeof d1, "%s/trust_single", qt_tmpdir());
+    snprintf(d2, sizeof d2, "%s/trust_pair", qt_tmpdir());
+    qt_cli(&r, "runall %s/analysis.onnx -i %s/input.npy -o %s.zip --keep-dir %s", m, m, d1, d1);
+    QT_CHECKF(r.code == 0 && strstr(r.out, "Single-model form: the baseline is"), "exit %d: %s %s", r.code, r.err, r.out);
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s.zip --keep-dir %s --quiet", m, m, m, d2, d2);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    snprintf(path, sizeof path, "%s/summary.json", d1);
+    qt_slurp(path, t1, sizeof t1);
+    QT_CHECKF(strstr(t1, "\"baseline_form\": \"single model") && strstr(t1, "\"unverified\": 0"), "%.300s", t1);
+    snprintf(path, sizeof path, "%s/sensitive_ops.csv", d1);
+    qt_slurp(path, t1, sizeof t1);
+    snprintf(path, sizeof path, "%s/sensitive_ops.csv", d2);
+    qt_slurp(path, t2, sizeof t2);
+    int rows = 0;
+    for (char *a = strchr(t1, '\n'), *b = strchr(t2, '\n'); a && b && a[1] && b[1]; a = strchr(a + 1, '\n'), b = strchr(b + 1, '\n')) {
+        char na[256], nb[256], ta[64], tb[64];
+        double la, lb;
+        QT_CHECK(sscanf(a + 1, "%255[^,],%63[^,],%*[^,],%lf", na, ta, &la) == 3 && sscanf(b + 1, "%255[^,],%63[^,],%*[^,],%lf", nb, tb, &lb) == 3);
+        QT_CHECKF(!strcmp(na, nb) && !strcmp(ta, tb) && fabs(la - lb) <= 1e-4 * fabs(lb) + 1e-6, "row %d: %s %s %g vs %s %s %g",
+                  rows, na, ta, la, nb, tb, lb);
+        rows++;
+    }
+    QT_CHECKF(rows >= 20, "%d sensitivity rows", rows);
+    /* per-layer: rows comparing the same analysis value agree */
+    snprintf(path, sizeof path, "%s/compare_per_layer_out.csv", d1);
+    qt_slurp(path, t1, sizeof t1);
+    snprintf(path, sizeof path, "%s/compare_per_layer_out.csv", d2);
+    qt_slurp(path, t2, sizeof t2);
+    int common = 0;
+    for (char *b = strchr(t2, '\n'); b && b[1]; b = strchr(b + 1, '\n')) {
+        char line[4096], *f[32];
+        int nf = 0;
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(b + 1, "\n"), b + 1);
+        for (char *sv = line, *c; nf < 32 && (c = strsep(&sv, ",")); ) f[nf++] = c;
+        if (nf < 24) continue;
+        char key[300];
+        snprintf(key, sizeof key, ",%s,", f[23]);    /* analy_tensor */
+        char *hit = strstr(t1, key);
+        if (!hit) continue;
+        char *ls = hit;
+        while (ls > t1 && ls[-1] != '\n') ls--;
+        char l1[4096], *g[32];
+        int ng = 0;
+        snprintf(l1, sizeof l1, "%.*s", (int)strcspn(ls, "\n"), ls);
+        for (char *sv = l1, *c; ng < 32 && (c = strsep(&sv, ",")); ) g[ng++] = c;
+        if (ng < 24 || strcmp(g[23], f[23])) continue;
+        double ca = strtod(g[7], NULL), cb = strtod(f[7], NULL);
+        QT_CHECKF(fabs(ca - cb) <= 1e-5, "%s: Cosine %g (single) vs %g (pair)", f[23], ca, cb);
+        common++;
+    }
+    QT_CHECKF(common >= 15, "%d per-layer rows in common", common);
+    qt_cli(&r, "runall fixtures/qpairs/qoperator/analysis.onnx -i fixtures/qpairs/qoperator/input.npy -o %s/trust_qop.zip --quiet",
+           qt_tmpdir());
+    QT_CHECKF(r.code == 1 && strstr(r.err, "cannot be disabled"), "exit %d: %s", r.code, r.err);
+}
+
 static void qt_trust_all(void) {
     test_trust_verified();
     QT_RUN(test_trust_qat_bug);
@@ -363,4 +429,5 @@ static void qt_trust_all(void) {
     QT_RUN(test_trust_headlines);
     QT_RUN(test_trust_off_one);
     QT_RUN(test_trust_check_shared);
+    QT_RUN(test_trust_single_model);
 }

@@ -243,6 +243,25 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
     QR_TRY(qr_strmap_init(&a_names, ar, (uint32_t)a->n_nodes + 1));
     for (int i = 0; i < a->n_nodes; i++) QR_TRY(qr_strmap_put(&a_names, ar, a->nodes[i].name, i));
     for (int v = 0; v < b->n_values; v++) cx.bmap[v] = cx.bmatch[v] = -1;
+    /* The same graph on both sides (single-model form: the baseline is the analysis model with its
+     * quantizers disabled): every compute node pairs with itself, at the value its consumers see. */
+    bool same = b->n_nodes == a->n_nodes && b->n_values == a->n_values;
+    for (int i = 0; same && i < b->n_nodes; i++)
+        same = !strcmp(b->nodes[i].name, a->nodes[i].name) && !strcmp(b->nodes[i].op_type, a->nodes[i].op_type) &&
+               b->nodes[i].n_out == a->nodes[i].n_out && (!b->nodes[i].n_out || b->nodes[i].out[0] == a->nodes[i].out[0]);
+    if (same) {
+        for (int oi = 0; oi < b->n_nodes; oi++) {
+            int bi = b->order[oi];
+            if (!qr_match_is_compute(b, bi)) continue;
+            QrMatch *m = &out->m[out->n++];
+            m->b_node = m->b_twin = m->a_node = m->a_op = bi;
+            m->b_value = b->nodes[bi].out[0];
+            m->a_value = qr__m_visible(&cx, m->b_value, &m->a_quant, &m->a_is_int);
+            m->method = QR_MM_NODE_NAME;
+            m->equiv_rel = NAN;
+        }
+        return QR_OK;
+    }
     qr__m_units(&cx);
     /* Graph inputs: by name, else by position. */
     for (int i = 0; i < b->n_inputs; i++) {

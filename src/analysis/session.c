@@ -60,6 +60,26 @@ static void qr__se_set_vis(QrSession *s, int i) {
 
 static QrStatus qr__se_verify(QrSession *s);
 
+/* Single-model form: an activation quantizer whose zero point is its type's minimum clips at 0
+ * (ONNX Runtime removes the Relu it implements); disabled, it keeps that clip. */
+static void qr__se_imply_relu(const QrGraph *g, QrQuantTable *t) {
+    for (int i = 0; i < t->n; i++) {
+        QrQuantizer *q = &t->q[i];
+        if (q->kind != QR_QK_ACTIVATION || q->implied_lo == q->implied_lo || q->zp_value < 0) continue;
+        const QrTensor *z = &g->values[q->zp_value].t;
+        if (!z->data || z->numel != 1) continue;
+        int64_t zp = qr_tensor_get_i64(z, 0);
+        int64_t lo = q->dtype == QR_DT_S8 ? -128 : q->dtype == QR_DT_S16 ? -32768 : q->dtype == QR_DT_U8 || q->dtype == QR_DT_U16 ? 0 : 1;
+        if (zp == lo) q->implied_lo = 0;
+    }
+}
+
+static void qr_session_single_model(QrSession *s) {
+    s->base_quant_off = true;
+    qr__se_imply_relu(s->a, &s->qa);
+    qr__se_imply_relu(&s->tw.g, &s->qt);
+}
+
 static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a, const QrTensor *inputs) {
     memset(s, 0, sizeof *s);
     s->no_incremental = qr__se_low_memory;
@@ -120,7 +140,41 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
         if (!bt.stats.stats && (only = calloc((size_t)s->b->n_values + 1, sizeof *only)))
             for (int i = 0; i < s->m.n; i++) only[s->m.m[i].b_value] = true;
         QrRunOpts o = { .tap = qr__se_base_tap, .tap_user = &bt, .n_exec = &s->n_base_exec, .tap_only = only };
-        st = qr_run(s->b, s->inputs, &o, outs);
+        /* single-model form: the baseline is the same graph with every quantizer disabled */
+        QrQuantTable qb = {0};
+        QrOverrides ob = {0};
+        bool *off = NULL;
+        if (s->base_quant_off) {
+            size_t nv = (size_t)s->b->n_values + 1;
+            st = qr_quant_table_build(s->b, &qb);
+            ob.alias = malloc(nv * sizeof(int));
+            ob.subst = calloc(nv, sizeof *ob.subst);
+            ob.clamp_lo = malloc(nv * sizeof(float));
+            ob.clamp_hi = malloc(nv * sizeof(float));
+            off = calloc((size_t)qb.n + 1, sizeof(bool));
+            if (st == QR_OK && (!ob.alias || !ob.subst || !ob.clamp_lo || !ob.clamp_hi || !off))
+                st = qr_errf(QR_ERR_NOMEM, "out of memory");
+            int stuck = 0;
+            for (int i = 0; st == QR_OK && i < qb.n; i++) stuck += !qb.q[i].can_disable;
+            if (st == QR_OK && stuck)
+                st = qr_errf(QR_ERR_UNSUPPORTED, "single-model form: %d quantizer%s of %s cannot be disabled (QOperator / "
+                             "integer-op nodes), so the model has no float baseline of its own; give the float model too",
+                             stuck, stuck == 1 ? "" : "s", s->b->path ? s->b->path : "the model");
+            if (st == QR_OK) {
+                /* integer weights / biases have no float counterpart here: they stay at their dequantized values */
+                for (int i = 0; i < qb.n; i++) off[i] = qb.q[i].form == QR_QF_DQ_INIT;
+                qr__se_imply_relu(s->b, &qb);
+                qr_quant_overrides(s->b, &qb, off, NULL, ob.alias, ob.subst, ob.clamp_lo, ob.clamp_hi);
+                o.alias = ob.alias;
+                o.subst = ob.subst;
+                o.clamp_lo = ob.clamp_lo;
+                o.clamp_hi = ob.clamp_hi;
+            }
+        }
+        if (st == QR_OK) st = qr_run(s->b, s->inputs, &o, outs);
+        qr_session_overrides_free(&ob);
+        free(off);
+        if (s->base_quant_off) qr_quant_table_free(&qb);
         free(only);
         if (st == QR_OK && bt.stats.stats) qr_stats_inits(s->b, bt.stats.stats, bt.stats.seen);
     }

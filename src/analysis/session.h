@@ -25,6 +25,8 @@ typedef struct QrSession {
      * run also fills them as qr_stats_collect(b) would (runall's baseline profile). */
     QrStats *base_stats;
     bool *base_seen;
+    bool base_quant_off;     /* single-model form: the baseline is a copy of the analysis model run with every one of
+                              * its quantizers disabled (set by the caller before the baseline run) */
     QrStepHook progress;     /* set by the caller: long analyses (sensitivity, cumulative error, what-if,
                               * distributions) report their steps through it */
     struct QrSeRef *ref;     /* the all-on reference (qr_session_ref), NULL until built */
@@ -36,6 +38,10 @@ typedef struct QrSession {
 /* Prepares the pair (b and a shape-inferred on inputs). */
 static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a, const QrTensor *inputs);
 static void qr_session_close(QrSession *s);
+/* Single-model form (runall ANALYSIS.onnx; b a copy of a): the baseline run disables b's quantizers
+ * (integer weights stay at their dequantized values; a quantizer whose zero point is its type's
+ * minimum keeps its clip at 0, the Relu it implements). Call after open, before the baseline run. */
+static void qr_session_single_model(QrSession *s);
 
 /* Runs the baseline once and keeps its matched values and outputs. The models
  * must have the same number of graph outputs (compared by position). */

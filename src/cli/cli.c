@@ -8,6 +8,7 @@ enum { QR_EXIT_OK = 0, QR_EXIT_FAIL = 1, QR_EXIT_USAGE = 2 };
 typedef struct QrCliOpts {
     const char *model;
     const char *model2;          /* analysis model for two-model commands */
+    bool single;                 /* runall ANALYSIS.onnx alone: the baseline is it with every quantizer disabled */
     const char *inputs[16];      /* "file" or "name=file" */
     int n_inputs;
     const char *shapes[16];      /* "name=1x3x224x224" */
@@ -88,13 +89,14 @@ static const char *qr__usage_compare =
     "  DQ->op->Q patterns on integer kernels (as ONNX Runtime with all optimizations); both compares sim\n"
     "  and adds per layer the int-vs-sim difference in LSB (lsb_max, lsb_diff, lsb_ties columns).\n";
 static const char *qr__usage_runall =
-    "usage: qreport runall BASE.onnx ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--num-steps N]] [-o report.zip]\n"
+    "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--num-steps N]] [-o report.zip]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
     "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro] [--emit-model DIR]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
+    "  (ANALYSIS.onnx alone: the baseline is the same graph with every quantizer disabled; the report says so.)\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
     "  comparison with local error, sensitivity ranking, cumulative error, the bad-case input.\n"
     "  Without -i a deterministic random input is used (with a warning). The zip is written atomically\n"
@@ -252,6 +254,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
     }
     if (o->threads && qr_pool_init(o->threads) != QR_OK) { fprintf(stderr, "qreport: %s\n", qr_err_msg()); return QR_EXIT_USAGE; }
     if (!o->model) { fprintf(stderr, "qreport: missing MODEL.onnx\n%s", usage); return QR_EXIT_USAGE; }
+    if (two_models && !o->model2 && !strncmp(usage, "usage: qreport runall [BASE.onnx] ", 34)) {
+        o->model2 = o->model;                /* single-model form */
+        o->single = true;
+    }
     if (two_models && !o->model2) { fprintf(stderr, "qreport: missing ANALYSIS.onnx\n%s", usage); return QR_EXIT_USAGE; }
     return QR_EXIT_OK;
 }
@@ -845,6 +851,7 @@ static int qr_cli_runall(int argc, char **argv) {
                         .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode,
                         .badcase = have_bc ? &bc : NULL, .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
     if (have_bc) ro.random_input = false;
+    ro.single_model = o.single;
     ro.deploy = dep;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
     ro.sens.metric = QR_METRIC_L1;

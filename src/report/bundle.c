@@ -209,6 +209,9 @@ static QrStatus qr__bn_summary(QrBd *bd) {
     if (bd->have_cmp && bd->cmp.first_drop >= 0)
         qr_json_kv_str(&j, "first_drop", bd->se.b->nodes[bd->se.m.m[bd->cmp.rows[bd->cmp.first_drop].match].b_node].name);
     qr_json_obj_end(&j);
+    if (bd->o->single_model)
+        qr_json_kv_str(&j, "baseline_form", "single model: the baseline is the analysis model itself with every quantizer "
+                       "disabled (integer weights without a float counterpart stay at their dequantized values)");
     if (bd->have_cmp) { qr_json_key(&j, "model_output"); qr__bn_json_metrics(&j, &bd->cmp.out); }
     if (bd->have_eq) {
         qr_json_key(&j, "equivalence");
@@ -464,6 +467,9 @@ static QrStatus qr__bn_html(QrBd *bd) {
                    matched + fused == se->m.n ? QR_HTML_GOOD : QR_HTML_WARN,
                    fused ? qr_arena_printf(&bd->arena, "%d paired, %d fused into their successor", matched, fused)
                          : "baseline values paired with analysis values");
+    if (bd->o->single_model)
+        qr_html_para(&h, "Single-model form: the baseline is the analysis model itself with every quantizer disabled "
+                     "(integer weights without a float counterpart stay at their dequantized values).");
     qr_html_metric(&h, "Verified pairs", se->m.verified_run ? qr_arena_printf(&bd->arena, "%d / %d", se->m.n_verified,
                                                                              se->m.n_verified + se->m.n_unverified) : "not checked",
                    se->m.verified_run && !se->m.n_unverified ? QR_HTML_GOOD : QR_HTML_BAD,
@@ -872,6 +878,7 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
     if (st == QR_OK) {
         qr_progress_begin(&bd->prog, "prepare", 0);
         st = qr_session_open(&bd->se, b, a, inputs);
+        if (st == QR_OK && o->single_model) qr_session_single_model(&bd->se);
         bd->se.progress = qr_progress_hook(&bd->prog);
         /* the baseline run also gives the baseline profile's statistics */
         base_stats = calloc((size_t)b->n_values + 1, sizeof *base_stats);
@@ -1025,6 +1032,9 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         r->n_failed = bd->n_fail;
         size_t n = 0;
         QrHtmlLevel lv;
+        if (o->single_model)
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Single-model form: the baseline is %s with every "
+                                  "quantizer disabled.\n", a->path ? a->path : "the analysis model");
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr__bn_verdict(bd, &lv));
         for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g", k + 1,

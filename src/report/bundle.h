@@ -22,6 +22,7 @@ typedef struct QrRunallOpts {
     const char *const *warnings; /* warnings from loading (manifest) */
     QrDeployRunallOpts deploy;   /* --dump ... (deploy/) */
     int n_warnings;
+    bool single_model;           /* b is a copy of a, run with every quantizer disabled (runall ANALYSIS.onnx) */
 } QrRunallOpts;
 
 typedef struct QrRunallResult {

@@ -181,6 +181,7 @@ typedef struct QrKF32Isa {
  * columns [q0, q0 + len) are output (oh, ow0 .. ow0 + len). */
 typedef struct QrKConvSeg { int q0, len; int64_t oh, ow0; } QrKConvSeg;
 
+#if defined(__x86_64__)   /* called by the x86-64 kernels only */
 /* Splits panel columns [n0, n0 + nr) into output-row runs; returns their count (<= nr). */
 static int qr__k_conv_segs(const QrF32ConvB *b, int64_t n0, int nr, QrKConvSeg *seg) {
     int ns = 0;
@@ -192,6 +193,7 @@ static int qr__k_conv_segs(const QrF32ConvB *b, int64_t n0, int nr, QrKConvSeg *
     }
     return ns;
 }
+#endif
 
 /* Bits i in [0, n) with lo <= base + i < hi (n <= 32). */
 static inline uint32_t qr__k_bits(int64_t lo, int64_t hi, int64_t base, int n) {
@@ -203,6 +205,7 @@ static inline uint32_t qr__k_bits(int64_t lo, int64_t hi, int64_t base, int n) {
 /* floor(a / b) for b > 0 */
 static inline int64_t qr__k_fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
+#if defined(__x86_64__)   /* called by the x86-64 kernels only */
 /* QrKF32PackConv in plain C (any stride): element by element. */
 static void qr__k_conv_pack_c(const QrF32ConvB *b, int64_t k0, int64_t kc, int64_t n0, int nr, int NR, float *dst) {
     QrKConvSeg seg[64];
@@ -221,6 +224,7 @@ static void qr__k_conv_pack_c(const QrF32ConvB *b, int64_t k0, int64_t kc, int64
         if (++kw == b->KW) { kw = 0; if (++kh == b->KH) { kh = 0; c++; } }
     }
 }
+#endif
 
 typedef struct QrKF32Job {
     const QrKF32Isa *isa;
@@ -263,6 +267,7 @@ typedef struct QrKF32Panel {
 
 enum { QR__K_COL1_MAXK = 2048 };
 
+#if defined(__x86_64__)   /* called by the x86-64 kernels only */
 /* Panel jr (nr columns) of K block pc: read in place or packed into bp; the micro-kernels
  * that cover it (full width, or, a narrow last panel, half and quarter). */
 static void qr__k_f32_panel(const QrKF32Job *j, int64_t pc, int64_t kc, int64_t jr, int nr, float *bp, QrKF32Panel *p) {
@@ -322,6 +327,7 @@ static void qr__k_f32_col1(const QrKF32Job *j, int64_t pc, int64_t kc, bool last
         *c = x;
     }
 }
+#endif
 
 /* Row tile ir of panel p (columns from jr) in K block pc (the last one when `last`). */
 static inline void qr__k_f32_tile(const QrKF32Job *j, const QrKF32Panel *p, int64_t pc, int64_t kc, bool last,
@@ -340,6 +346,7 @@ static inline void qr__k_f32_tile(const QrKF32Job *j, const QrKF32Panel *p, int6
     p->u1[mr - 1](kc, a, j->lda, p->b + p->w0, p->bs, c + p->w0, j->ldc, p->w1, &o1);
 }
 
+#if defined(__x86_64__)   /* called by the x86-64 kernels only */
 static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
     const QrKF32Job *j = ctx;
     const int MR = j->isa->mr, NR = j->isa->nr;
@@ -385,6 +392,7 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
     }
     if (f && f->post) f->post(f->post_ctx, j->C + i0 * j->ldc + j0, j->ldc, i0, i1 - i0, j0, j1 - j0);
 }
+#endif
 
 /* N = 1: C[m] (+)= dot(A row m, b) over row blocks; b is B's column made contiguous. */
 typedef struct QrKF32Gemv {
@@ -396,6 +404,7 @@ typedef struct QrKF32Gemv {
     const QrF32Fused *f;
 } QrKF32Gemv;
 
+#if defined(__x86_64__)   /* called by the x86-64 kernels only */
 static void qr__k_f32_gemv_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
     const QrKF32Gemv *g = ctx;
@@ -523,6 +532,7 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
     }
     qr_pool_for(j.tl.n_mc * j.tl.n_ns, qr__k_f32_task, &j);
 }
+#endif
 
 /* The kernel-table entries of an ISA's float GEMM (QrF32GemmFn, QrF32GemmExFn,
  * QrF32GemmFusedFn, QrF32ConvGemmFn, QrF32ConvGemmFusedFn) around these drivers. */
@@ -670,6 +680,7 @@ typedef struct QrKM1dTab {
     uint32_t raw[QR__K_M1D_MAXV * 8];
     int32_t row[QR__K_M1D_MAXR];
 } QrKM1dTab;
+#if defined(__x86_64__)   /* called by the x86-64 kernels only */
 static __thread QrKM1dTab qr__k_m1d_tls;
 
 /* The tables for b with L lanes per vector (the thread's, rebuilt when the geometry
@@ -693,6 +704,7 @@ static const QrKM1dTab *qr__k_m1d_tables(const QrF32ConvB *b, int L) {
     for (int64_t r = 0; r < R; r++) t->row[r] = r - b->ph >= 0 && r - b->ph < b->H ? (int32_t)(r - b->ph) : -1;
     return t;
 }
+#endif
 
 /* ==== 8-bit integers =================================================================
  * C = sum (A - za)(B - zb) mod 2^32 (B a matrix, or a convolution's implicit im2col gathered
@@ -1174,6 +1186,7 @@ static inline int32_t qr__k_q16_signed(const QrQOperand *o, int64_t i) {
     return qr__k_q16_at(o, i) - (o->is_signed ? 0 : 32768);
 }
 
+#if defined(__x86_64__)   /* called by the x86-64 kernels only */
 static void qr__k_q16_pack_a_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
     const QrKQ16Job *j = ctx;
@@ -1296,3 +1309,4 @@ static void qr__k_q16_gemm(const QrKQ16Isa *isa, int64_t M, int64_t N, int64_t K
     qr_pool_for(n_pack, qr__k_q16_pack_a_task, &j);
     qr_pool_for(n_tasks, qr__k_q16_task, &j);
 }
+#endif

@@ -37,10 +37,10 @@ static QrStatus qr__ci_mm_geom(const QrOpCtx *c, bool dynamic, QrCiMM *g) {
     if (dynamic) { g->as_in = -1; g->bs_in = 2; g->az_in = -1; g->bz_in = 3; g->bias_in = 4; }
     else { g->as_in = 2; g->bs_in = 3; g->az_in = 4; g->bz_in = 5; g->bias_in = 6; }
     const QrTensor *a = c->in[0], *b = c->in[1];
-    if (dynamic ? a->dtype != QR_DT_F32 : !qr__q_is_8bit(a->dtype))
+    if (dynamic ? a->dtype != QR_DT_F32 : !qr_quant_is_8bit(a->dtype))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "A has type %s (%s)", qr_dtype_name(a->dtype),
                           dynamic ? "float32" : "uint8 or int8");
-    if (!qr__q_is_8bit(b->dtype))
+    if (!qr_quant_is_8bit(b->dtype))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "B has type %s (uint8 or int8)", qr_dtype_name(b->dtype));
     if (a->rank < 1 || b->rank != 2)
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "A must have rank >= 1 and B rank 2, got %d and %d", a->rank, b->rank);
@@ -115,19 +115,19 @@ static QrStatus qr__ci_mm_exec_as(QrOpCtx *c, bool dynamic) {
         QrQuantRange r = { 0, 255 };
         for (int64_t i = 0; i < total; i++) qa[i] = qr_quant_quantize_f32(pa[i], a_scale, a_zp, r) - a_zp;
     } else {
-        a_scale = qr__q_getf(c->in[g.as_in], 0);
+        a_scale = qr_quant_getf(c->in[g.as_in], 0);
         const QrTensor *az = qr_op_in(c, g.az_in);
-        a_zp = az ? qr__q_geti(az, 0) : 0;
-        for (int64_t i = 0; i < total; i++) qa[i] = qr__q_geti(a, i) - a_zp;
+        a_zp = az ? qr_quant_geti(az, 0) : 0;
+        for (int64_t i = 0; i < total; i++) qa[i] = qr_quant_geti(a, i) - a_zp;
     }
     for (int64_t n = 0; n < g.N; n++) {
-        mult[n] = a_scale * qr__q_getf(bs, bs->numel == 1 ? 0 : n);
-        zb[n] = bz ? qr__q_geti(bz, bz->numel == 1 ? 0 : n) : 0;
+        mult[n] = a_scale * qr_quant_getf(bs, bs->numel == 1 ? 0 : n);
+        zb[n] = bz ? qr_quant_geti(bz, bz->numel == 1 ? 0 : n) : 0;
     }
     for (int64_t r = 0; r < g.batches * g.M; r++)
         for (int64_t n = 0; n < g.N; n++) {
             int64_t acc = 0;
-            for (int64_t k = 0; k < g.K; k++) acc += (int64_t)qa[r * g.K + k] * (qr__q_geti(b, k * g.N + n) - zb[n]);
+            for (int64_t k = 0; k < g.K; k++) acc += (int64_t)qa[r * g.K + k] * (qr_quant_geti(b, k * g.N + n) - zb[n]);
             float v = (float)(int32_t)(uint32_t)(uint64_t)acc * mult[n];   /* int32 as MLAS accumulates */
             QR__K_ROUNDED(v);
             Y[r * g.N + n] = bias ? v + bias[n] : v;
@@ -152,7 +152,7 @@ typedef struct QrCiSoftmax { int64_t outer, D, inner; } QrCiSoftmax;
 
 static QrStatus qr__ci_softmax_geom(const QrOpCtx *c, QrCiSoftmax *s) {
     const QrTensor *x = c->in[0], *ys = qr_op_in(c, 3);
-    if (!qr__q_is_8bit(x->dtype))
+    if (!qr_quant_is_8bit(x->dtype))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "X has type %s (uint8 or int8)", qr_dtype_name(x->dtype));
     if (!ys) return qr_op_fail(c, QR_ERR_INVALID, "y_scale is required");
     QR_TRY(qr__q_need_scale(c, 1, "X_scale"));
@@ -191,27 +191,27 @@ static QrStatus qr__ci_softmax_exec(QrOpCtx *c) {
     QrTensor *y = c->out[0];
     bool sgn = x->dtype == QR_DT_S8;
     if (x->numel == 0 || s.D == 0) return QR_OK;
-    double xs = (double)qr__q_getf(c->in[1], 0);
+    double xs = (double)qr_quant_getf(c->in[1], 0);
     double shift = fmax(0.0, log((double)FLT_MAX / (double)s.D) - 5.0) / xs;
     float table[256];   /* indexed by the re-based code: 255 (uint8) / 127 (int8) is the row's maximum */
     for (int i = 0; i < 256; i++) table[(uint8_t)(sgn ? i - 128 : i)] = (float)exp(((double)i - 255.0 + shift) * xs);
-    float ys = floorf(1.0f / qr__q_getf(c->in[3], 0));
-    int32_t zp = yz ? qr__q_geti(yz, 0) : 0;
+    float ys = floorf(1.0f / qr_quant_getf(c->in[3], 0));
+    int32_t zp = yz ? qr_quant_geti(yz, 0) : 0;
     for (int64_t o = 0; o < s.outer; o++)
         for (int64_t in = 0; in < s.inner; in++) {
             int64_t base = o * s.D * s.inner + in;
             int32_t xmax = INT32_MIN;
-            for (int64_t d = 0; d < s.D; d++) xmax = QR_MAX(xmax, qr__q_geti(x, base + d * s.inner));
+            for (int64_t d = 0; d < s.D; d++) xmax = QR_MAX(xmax, qr_quant_geti(x, base + d * s.inner));
             int32_t adj = (sgn ? 127 : 255) - xmax;
             float sum = 0.0f;
-            for (int64_t d = 0; d < s.D; d++) sum += table[(uint8_t)(adj + qr__q_geti(x, base + d * s.inner))];
+            for (int64_t d = 0; d < s.D; d++) sum += table[(uint8_t)(adj + qr_quant_geti(x, base + d * s.inner))];
             for (int64_t d = 0; d < s.D; d++) {
-                float t = table[(uint8_t)(adj + qr__q_geti(x, base + d * s.inner))];
+                float t = table[(uint8_t)(adj + qr_quant_geti(x, base + d * s.inner))];
                 float v = t * ys;
                 QR__K_ROUNDED(v);
                 int32_t q = (int32_t)nearbyintf(v / sum) + zp;
                 if (q > 255) q = 255;
-                qr__q_seti(y, base + d * s.inner, sgn ? (int8_t)(uint8_t)q : q);
+                qr_quant_seti(y, base + d * s.inner, sgn ? (int8_t)(uint8_t)q : q);
             }
         }
     return QR_OK;

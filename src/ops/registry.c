@@ -5,7 +5,10 @@ static const struct { const QrOpDef *defs; int count; } qr__op_tables[] = {
     { qr_ops_elementwise, QR_ARRAY_LEN(qr_ops_elementwise) },
     { qr_ops_shape, QR_ARRAY_LEN(qr_ops_shape) },
     { qr_ops_nn, QR_ARRAY_LEN(qr_ops_nn) },
-    { qr_ops_quant, QR_ARRAY_LEN(qr_ops_quant) },
+    { qr_ops_qdq, QR_ARRAY_LEN(qr_ops_qdq) },
+    { qr_ops_qmatmul, QR_ARRAY_LEN(qr_ops_qmatmul) },
+    { qr_ops_qconv, QR_ARRAY_LEN(qr_ops_qconv) },
+    { qr_ops_qlinear, QR_ARRAY_LEN(qr_ops_qlinear) },
     { qr_ops_contrib_wq, QR_ARRAY_LEN(qr_ops_contrib_wq) },
     { qr_ops_contrib_int, QR_ARRAY_LEN(qr_ops_contrib_int) },
 };

@@ -4,13 +4,6 @@
  * recognition · bias · accumulator report · one recogniser per op type · MaxPool moved into
  * the integer domain · qr_quant_lower · int vs sim comparison. */
 
-#ifdef QR_TESTING
-QR_TESTAPI const char *qr_quant_acc_name(QrQuantAcc a) {
-    static const char *names[] = { "none", "s32", "s32-proven", "s64", "f32" };
-    return (unsigned)a < QR_ARRAY_LEN(names) ? names[a] : "?";
-}
-#endif
-
 /* ==== the build =================================================================== */
 
 /* A DequantizeLinear feeding an op: x (integer), scale, zero point (-1 if absent). */
@@ -156,7 +149,7 @@ static const char *qr__lw_q(const QrLwBuild *b, int node, QrLwQ *q) {
         return "the QuantizeLinear has a non-constant scale or zero point";
     if (g->values[q->scale].t.numel != 1 || qr_attr_int(n, "block_size", 0) != 0)
         return "the output QuantizeLinear is per-axis or blocked";
-    if (!qr__q_is_act(q->dt)) return "the output type is not int8/uint8/int16/uint16";
+    if (!qr_quant_is_act(q->dt)) return "the output type is not int8/uint8/int16/uint16";
     int64_t prec = qr_attr_int(n, "precision", 0);
     if (prec != 0 && prec != QR_DT_F32) return "the QuantizeLinear computes in reduced precision";
     return NULL;
@@ -317,7 +310,7 @@ static const char *qr__lw_bias(QrLwBuild *b, QrLwGroup *gr, int bias_v, const Qr
  * transB) or [K][ncols]; wt NULL (not constant): the worst case K * amax * bmax over the types. */
 static QrQuantAcc qr__lw_acc(const QrLwBuild *b, const QrLwDq *x, const QrLwDq *w, const QrTensor *wt, int64_t K,
                              int64_t ncols, bool rows_are_cols, const QrTensor *bias) {
-    if (qr__q_is_8bit(x->dt) && qr__q_is_8bit(w->dt)) return QR_QACC_S32;
+    if (qr_quant_is_8bit(x->dt) && qr_quant_is_8bit(w->dt)) return QR_QACC_S32;
     int32_t xz = qr__lw_i(b, x->zp, 0);
     int64_t amax = qr_quant_absmax(x->dt, xz), bound = 0, bmax = 0, wmax = 0;
     bool fit = qr_quant_fits_s16(x->dt, xz);
@@ -332,7 +325,7 @@ static QrQuantAcc qr__lw_acc(const QrLwBuild *b, const QrLwDq *x, const QrLwDq *
         bmax = QR_MAX(bmax, v < 0 ? -v : v);
     }
     if (!wt || !wt->data)
-        return qr_quant_acc_choose(false, fit, qr__q_bound_madd(qr__q_bound_madd(K, amax, 0), wmax, bmax));
+        return qr_quant_acc_choose(false, fit, qr_quant_bound_madd(qr_quant_bound_madd(K, amax, 0), wmax, bmax));
     for (int64_t n = 0; n < ncols; n++) {
         int64_t sum = 0;
         for (int64_t k = 0; k < K; k++) {
@@ -340,7 +333,7 @@ static QrQuantAcc qr__lw_acc(const QrLwBuild *b, const QrLwDq *x, const QrLwDq *
                         qr__lw_i(b, w->zp, nwz == 1 ? 0 : n);
             sum += d < 0 ? -d : d;
         }
-        bound = QR_MAX(bound, qr__q_bound_madd(sum, amax, bmax));
+        bound = QR_MAX(bound, qr_quant_bound_madd(sum, amax, bmax));
     }
     return qr_quant_acc_choose(false, fit, bound);
 }
@@ -382,7 +375,7 @@ static QrStatus qr__lw_fold_q(QrLwBuild *b, int v, int *folded) {
 static const char *qr__lw_pack_conv(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, const QrLwDq *x, const QrLwDq *w,
                                     QrStatus *st) {
     const QrTensor *wt = qr__lw_tensor(b, w->x);
-    if (!qr__q_is_8bit(x->dt) || !qr__q_is_8bit(w->dt) || !qr__lw_const(b, w->x) || !wt->data || wt->rank < 3 ||
+    if (!qr_quant_is_8bit(x->dt) || !qr_quant_is_8bit(w->dt) || !qr__lw_const(b, w->x) || !wt->data || wt->rank < 3 ||
         wt->dims[0] < 1 || qr_attr_int(n, "group", 1) != 1)
         return NULL;
     qr_kern_init();
@@ -420,9 +413,9 @@ static const char *qr__lw_conv(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, QrS
     if ((why = qr__lw_dq(b, n->in[0], false, &x))) return why;
     if ((why = qr__lw_dq(b, n->in[1], true, &w))) return why;
     const QrTensor *wt = qr__lw_tensor(b, w.x);
-    if (!qr__q_is_act(x.dt) || !qr__q_is_wt(w.dt)) return "operand types other than 8/16-bit integers";
+    if (!qr_quant_is_act(x.dt) || !qr_quant_is_wt(w.dt)) return "operand types other than 8/16-bit integers";
     if (wt->rank < 3) return "the weight's rank is below 3";
-    if (qr__q_is_8bit(x.dt) && qr__q_is_8bit(w.dt) && qr_attr_int(n, "group", 1) == 1 && !qr__lw_const(b, w.x)) {
+    if (qr_quant_is_8bit(x.dt) && qr_quant_is_8bit(w.dt) && qr_attr_int(n, "group", 1) == 1 && !qr__lw_const(b, w.x)) {
         int fw;   /* weights to be packed once: computed now when they come from constants */
         if ((*st = qr__lw_fold_q(b, w.x, &fw)) != QR_OK) return "out of memory";
         if (fw >= 0) { w.x = fw; wt = qr__lw_tensor(b, w.x); }
@@ -453,7 +446,7 @@ static const char *qr__lw_gemm(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, QrS
     if ((why = qr__lw_dq(b, n->in[0], false, &a))) return why;
     if ((why = qr__lw_dq(b, n->in[1], true, &w))) return why;
     const QrTensor *at = qr__lw_tensor(b, a.x), *wt = qr__lw_tensor(b, w.x);
-    if (!qr__q_is_act(a.dt) || !qr__q_is_wt(w.dt)) return "operand types other than 8/16-bit integers";
+    if (!qr_quant_is_act(a.dt) || !qr_quant_is_wt(w.dt)) return "operand types other than 8/16-bit integers";
     if (at->rank != 2 || wt->rank != 2) return "A or B is not 2-D";
     bool tb = qr_attr_int(n, "transB", 0) != 0;
     int64_t N = tb ? wt->dims[0] : wt->dims[1], K = tb ? wt->dims[1] : wt->dims[0];
@@ -483,7 +476,7 @@ static const char *qr__lw_matmul(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, Q
     if ((why = qr__lw_dq(b, n->in[0], false, &a))) return why;
     if ((why = qr__lw_dq(b, n->in[1], true, &w))) return why;
     const QrTensor *wt = qr__lw_tensor(b, w.x);
-    if (!qr__q_is_act(a.dt) || !qr__q_is_wt(w.dt)) return "operand types other than 8/16-bit integers";
+    if (!qr_quant_is_act(a.dt) || !qr_quant_is_wt(w.dt)) return "operand types other than 8/16-bit integers";
     if (w.axis >= 0 && (wt->rank < 2 || w.axis != wt->rank - 1)) return "B quantized along an axis other than the last";
     if ((why = qr__lw_output(b, gr, n->out[0], true, NULL, st))) return why;
     wt = qr__lw_tensor(b, w.x);
@@ -506,7 +499,7 @@ static const char *qr__lw_binary(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, Q
     const char *why;
     if (n->n_in != 2) return "not two inputs";
     if ((why = qr__lw_dq(b, n->in[0], false, &x)) || (why = qr__lw_dq(b, n->in[1], false, &y))) return why;
-    if (!qr__q_is_act(x.dt) || !qr__q_is_act(y.dt)) return "operand types other than 8/16-bit integers";
+    if (!qr_quant_is_act(x.dt) || !qr_quant_is_act(y.dt)) return "operand types other than 8/16-bit integers";
     if ((why = qr__lw_output(b, gr, n->out[0], true, NULL, st))) return why;
     qr__lw_push_dq(gr, &x);
     qr__lw_push_dq(gr, &y);
@@ -525,7 +518,7 @@ static const char *qr__lw_concat(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, Q
     QrLwDq d[QR__LW_MAX_IN / 3];
     for (int k = 0; k < n->n_in; k++) {
         if ((why = qr__lw_dq(b, n->in[k], false, &d[k]))) return why;
-        if (!qr__q_is_act(d[k].dt)) return "operand types other than 8/16-bit integers";
+        if (!qr_quant_is_act(d[k].dt)) return "operand types other than 8/16-bit integers";
     }
     if ((why = qr__lw_output(b, gr, n->out[0], true, NULL, st))) return why;
     gr->in[gr->n_in++] = gr->oq.scale;
@@ -549,7 +542,7 @@ static const char *qr__lw_unary(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, Qr
     QrLwDq x;
     const char *why;
     if ((why = qr__lw_dq(b, n->in[0], false, &x))) return why;
-    if (!qr__q_is_act(x.dt)) return "operand type other than 8/16-bit integers";
+    if (!qr_quant_is_act(x.dt)) return "operand type other than 8/16-bit integers";
     bool act = qr__lw_is(n, "Relu") || qr__lw_is(n, "Clip");
     if (qr__lw_is(n, "MaxPool") && qr__lw_indices_used(b->g, n)) return "MaxPool's Indices output is used";
     if (qr__lw_is(n, "AveragePool")) {
@@ -566,7 +559,7 @@ static const char *qr__lw_unary(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, Qr
     if (qr__lw_is(n, "GlobalAveragePool")) {
         gr->op_type = "QLinearGlobalAveragePool";
         gr->copy_attrs = false;
-        gr->acc = qr__q_is_8bit(x.dt) ? QR_QACC_S32 : QR_QACC_S64;
+        gr->acc = qr_quant_is_8bit(x.dt) ? QR_QACC_S32 : QR_QACC_S64;
     } else if (qr__lw_is(n, "AveragePool")) {
         gr->op_type = "QLinearAveragePool";
         gr->acc = QR_QACC_F32;
@@ -614,7 +607,7 @@ static QrStatus qr__lw_propagate(QrLwBuild *b, int ni, bool *done) {
     *done = false;
     if (!qr__lw_is(n, "MaxPool") || n->out[0] < 0 || qr__lw_indices_used(g, n) || g->values[n->out[0]].is_output)
         return QR_OK;
-    if (qr__lw_dq(b, n->in[0], false, &x) || !qr__q_is_act(x.dt) || !(qr__lw_f(b, x.scale, 0) > 0)) return QR_OK;
+    if (qr__lw_dq(b, n->in[0], false, &x) || !qr_quant_is_act(x.dt) || !(qr__lw_f(b, x.scale, 0) > 0)) return QR_OK;
     QrLwProp *p = &b->props[b->n_prop];
     memset(p, 0, sizeof *p);
     p->op = ni;
@@ -676,7 +669,7 @@ static QrStatus qr__lw_dqgemm(QrLwBuild *b, const QrNode *n, int *in, bool *ok) 
     *ok = false;
     if (!qr__lw_is(n, "Gemm") || n->n_out != 1 || n->out[0] < 0 || n->n_in < 2 || n->in[0] < 0) return QR_OK;
     if (qr_attr_int(n, "transA", 0) || !qr_attr_int(n, "transB", 0)) return QR_OK;
-    if (qr__lw_dq(b, n->in[1], true, &d) || d.node < 0 || !qr__q_is_8bit(d.dt)) return QR_OK;
+    if (qr__lw_dq(b, n->in[1], true, &d) || d.node < 0 || !qr_quant_is_8bit(d.dt)) return QR_OK;
     const QrTensor *a = qr__lw_tensor(b, n->in[0]);
     if (a->dtype != QR_DT_F32 || a->rank != 2 || g->values[d.scale].t.dtype != QR_DT_F32) return QR_OK;
     if ((d.zp >= 0 && g->values[d.zp].t.dtype != d.dt) || (n->n_in > 2 && n->in[2] >= 0 && g->values[n->in[2]].t.dtype != QR_DT_F32))
@@ -959,7 +952,7 @@ static QrStatus qr__lw_cmp_layer(QrLowerCmp *c, int l, const QrTensor *a, const 
                        (long long)a->numel, qr_dtype_name(a->dtype), (long long)b->numel, qr_dtype_name(b->dtype));
     const float *dist = c->tie_dist[l];
     for (int64_t i = 0; i < a->numel; i++) {
-        int64_t d = (int64_t)qr__q_geti(a, i) - qr__q_geti(b, i);
+        int64_t d = (int64_t)qr_quant_geti(a, i) - qr_quant_geti(b, i);
         if (!d) continue;
         if (d < 0) d = -d;
         L->n_diff++;

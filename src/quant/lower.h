@@ -5,19 +5,6 @@
 #ifndef QR_LOWER_H
 #define QR_LOWER_H
 
-/* How an integer product accumulates (chosen per node by ops/quant.c; reported by the lowering). */
-typedef enum QrQuantAcc {
-    QR_QACC_NONE = 0,       /* no sum of products: requantization, max, concatenation */
-    QR_QACC_S32,            /* 8-bit operands in int32, wrapping on overflow exactly as ONNX Runtime / MLAS */
-    QR_QACC_S32_PROVEN,     /* 16-bit operands in int32: a bound on every partial sum proves it exact */
-    QR_QACC_S64,            /* 16-bit operands in int64: exact (also GlobalAveragePool's 16-bit sums) */
-    QR_QACC_F32,            /* float32 arithmetic on integers, as ONNX Runtime's kernel (Add, Mul, AveragePool) */
-} QrQuantAcc;
-
-#ifdef QR_TESTING
-QR_TESTAPI const char *qr_quant_acc_name(QrQuantAcc a);   /* "none" "s32" "s32-proven" "s64" "f32" */
-#endif
-
 /* One fused group: the nodes of the analysis graph g that one integer node replaces. A MaxPool
  * whose DequantizeLinear moved behind it is listed too: pattern "DQ-MaxPool => MaxPool-DQ",
  * q_node -1, out_value its new integer value (index >= g's n_values). */

@@ -47,6 +47,7 @@ QR_TESTAPI bool qr__k_cx_prep(int64_t M, int64_t C, int64_t T, const void *w, bo
 }
 #endif
 
+#if defined(__x86_64__) || defined(QR_TESTING)   /* the x86-64 kernels and tests */
 /* Fills the header of a packed block. */
 static void qr__k_cx_header(void *dst, int32_t layout, int64_t M, int64_t C, int64_t KH, int64_t KW) {
     QrKCxHdr h = { QR__K_CX_MAGIC, layout, M, C, KH, KW, qr__k_cx_cp(C), qr__k_cx_sums_bytes(M) };
@@ -61,6 +62,7 @@ static bool qr__k_cx_fits(const void *p, int32_t layout, int64_t M, int64_t C, i
     memcpy(&h, p, sizeof h);
     return h.magic == QR__K_CX_MAGIC && h.layout == layout && h.M == M && h.C == C && h.KH == KH && h.KW == KW;
 }
+#endif
 
 #ifdef QR_TESTING
 /* QrQ8ConvNhwcPackFn, ref layout [M][KH*KW][Cp]. */

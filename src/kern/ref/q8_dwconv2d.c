@@ -167,6 +167,7 @@ static void qr__k_dw_fill(const QrQ8Win *p, const QrKDwLayout *l, int16_t *dst, 
  * b[i] < 0: the second weight is 0. Returns the pair count. */
 typedef struct QrKDwPairs { int n; int phase[QR__K_DW_MAXKW]; int64_t off[QR__K_DW_MAXKW]; int a[QR__K_DW_MAXKW], b[QR__K_DW_MAXKW]; } QrKDwPairs;
 
+#if defined(__x86_64__)   /* called by the x86-64 kernels only */
 static void qr__k_dw_pairs(const QrQ8Win *p, QrKDwPairs *pr) {
     bool used[QR__K_DW_MAXKW] = { false };
     pr->n = 0;
@@ -186,6 +187,7 @@ static void qr__k_dw_pairs(const QrQ8Win *p, QrKDwPairs *pr) {
         }
     }
 }
+#endif
 
 /* (w[a], w[b]) as the int32 a vpmaddwd / smlal pair multiplies by. */
 static inline int32_t qr__k_dw_wpair(const int16_t *w, int a, int b) {

@@ -78,6 +78,7 @@ static size_t qr_q8_maxpool2d_scratch(const QrQ8Win *p) {
 /* d[q] = s[2q] for q < n (a stride-2 phase row), reading nothing past s[2n-2]. */
 typedef void (*QrKMpEvenFn)(const uint8_t *s, int64_t n, uint8_t *d);
 
+#if defined(__x86_64__)   /* called by the x86-64 kernels only */
 /* Writes the phase planes of p (bytes, padding = the type's smallest value) into dst; the
  * stride-2 phase rows through even (a SIMD level's) when not NULL, else byte by byte. */
 static void qr__k_mp_fill(const QrQ8Win *p, const QrKMpLayout *l, uint8_t *dst, QrKMpEvenFn even) {
@@ -99,3 +100,4 @@ static void qr__k_mp_fill(const QrQ8Win *p, const QrKMpLayout *l, uint8_t *dst, 
             memset(d + q1, lowest, (size_t)(l->wq - q1));
         }
 }
+#endif

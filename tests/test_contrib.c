@@ -3,9 +3,10 @@
  * mode against ORT with optimizations disabled (<case>.sim.npy) and in int mode (the int-mode
  * lowering, then the run) against ORT 'all' (<case>.int.npy). Cases ORT 1.30 CPU rejects, or
  * computes differently from the operator's definition (index.tsv status "ref"), are checked
- * against references written here from the definitions, in double precision; every reference is
- * also checked against ORT on the cases ORT gets right, so it cannot drift into agreeing with
- * qreport alone. */
+ * against references written here from the definitions, in double precision (MatMulNBits,
+ * QLinearAveragePool with dilations, which ORT 1.30's schema lacks); each reference is also checked
+ * against ORT on the cases of its operator ORT runs correctly, so it cannot drift into agreeing
+ * with qreport alone. */
 
 #define QT_CB_DIR "fixtures/contrib"
 
@@ -95,9 +96,72 @@ static void qt_cb_ref_nbits(const QrGraph *g, const QrTensor *a, int zp_override
         }
 }
 
+/* QuantizeLinear(A) -> QLinearAveragePool from the definitions: x = (q - x_zp) * x_scale with
+ * q = saturate(round_half_even(A / x_scale) + x_zp); AveragePool (ONNX, with dilations): the taps
+ * j * dilation of each window inside the input summed, divided by their count, or with
+ * count_include_pad by the count of taps inside the input plus its pads (the padded extent); the
+ * output size floor((in + pads - ((k - 1) * d + 1)) / s) + 1, ceil with ceil_mode (dropping a window
+ * that starts in the end pad); then y = saturate(round_half_even(avg / y_scale) + y_zp), in double.
+ * NCHW, explicit pads. Returns false when the output size differs from n. */
+static bool qt_cb_ref_avgpool(const QrGraph *g, const QrTensor *a, double *Y, int64_t n) {
+    const QrNode *q = qt_cb_node(g, "QuantizeLinear"), *p = qt_cb_node(g, "QLinearAveragePool");
+    double xs = qr_tensor_get_f64(qt_cb_init(g, q, 1), 0), xz = qr_tensor_get_f64(qt_cb_init(g, q, 2), 0);
+    double ys = qr_tensor_get_f64(qt_cb_init(g, p, 3), 0), yz = qr_tensor_get_f64(qt_cb_init(g, p, 4), 0);
+    int ns = a->rank - 2;
+    const int64_t *ks, *st, *pads, *dl = NULL;
+    qr_attr_ints(p, "kernel_shape", &ks);
+    qr_attr_ints(p, "strides", &st);
+    qr_attr_ints(p, "pads", &pads);
+    bool has_dl = qr_attr_ints(p, "dilations", &dl) == ns;
+    bool incl = qr_attr_int(p, "count_include_pad", 0) != 0, ceil_mode = qr_attr_int(p, "ceil_mode", 0) != 0;
+    int64_t out[8], in[8], total = a->dims[0] * a->dims[1];
+    for (int d = 0; d < ns; d++) {
+        int64_t dd = has_dl ? dl[d] : 1, eff = (ks[d] - 1) * dd + 1, num = a->dims[2 + d] + pads[d] + pads[ns + d] - eff;
+        in[d] = a->dims[2 + d];
+        out[d] = ceil_mode ? (num + st[d] - 1) / st[d] + 1 : num / st[d] + 1;
+        if (ceil_mode && (out[d] - 1) * st[d] >= in[d] + pads[d]) out[d]--;
+        total *= out[d];
+    }
+    if (total != n) return false;
+    int64_t o = 0, plane_in = 1, plane_out = 1;
+    for (int d = 0; d < ns; d++) { plane_in *= in[d]; plane_out *= out[d]; }
+    for (int64_t nc = 0; nc < a->dims[0] * a->dims[1]; nc++)
+        for (int64_t op = 0; op < plane_out; op++, o++) {
+            int64_t oi[8], rem = op;
+            for (int d = ns - 1; d >= 0; d--) { oi[d] = rem % out[d]; rem /= out[d]; }
+            int64_t kt = 1;
+            for (int d = 0; d < ns; d++) kt *= ks[d];
+            double sum = 0;
+            int64_t cnt = 0, cnt_pad = 0;
+            for (int64_t t = 0; t < kt; t++) {
+                int64_t r = t, off = 0;
+                bool inside = true, inside_pad = true;
+                for (int d = ns - 1, mul = 1; d >= 0; d--) {
+                    int64_t j = r % ks[d], pos = oi[d] * st[d] - pads[d] + j * (has_dl ? dl[d] : 1);
+                    r /= ks[d];
+                    inside = inside && pos >= 0 && pos < in[d];
+                    inside_pad = inside_pad && pos >= -pads[d] && pos < in[d] + pads[ns + d];
+                    off += pos * mul;
+                    mul *= (int)in[d];
+                }
+                cnt_pad += inside_pad;
+                if (!inside) continue;
+                double xq = rint((double)((float)qr_tensor_get_f64(a, nc * plane_in + off) / (float)xs)) + xz;
+                xq = fmin(255, fmax(0, xq));
+                sum += (xq - xz) * xs;
+                cnt++;
+            }
+            double avg = sum / (double)(incl ? cnt_pad : cnt);
+            Y[o] = fmin(255, fmax(0, rint(avg / ys) + yz));
+        }
+    return true;
+}
+
 /* The reference of case `name` (by its operator) into y (same numel as qreport's output). */
-static bool qt_cb_reference(const char *name, const QrGraph *g, const QrTensor *in, int zp_override, double *y) {
+static bool qt_cb_reference(const char *name, const QrGraph *g, const QrTensor *in, int zp_override, double *y,
+                            int64_t n) {
     if (!strncmp(name, "mmnb_", 5)) { qt_cb_ref_nbits(g, in, zp_override, y); return true; }
+    if (!strncmp(name, "qavgpool_", 9)) return qt_cb_ref_avgpool(g, in, y, n);
     return false;
 }
 
@@ -112,12 +176,24 @@ static double qt_cb_rel_ref(const QrTensor *a, const double *ref, int64_t n) {
 
 /* ---- the cases ------------------------------------------------------------------------------ */
 
-/* Tolerances, relative to the output's largest magnitude. ORT: qreport dequantizes exactly as
- * ORT and sums in float32, ORT's blocked kernels sum in another order (most float cases come out
- * bit-identical; the int8-activation path differs by a few float32 roundings). Reference: a
- * float32 computation against a double one. */
-#define QT_CB_TOL_ORT 4e-6
+/* Tolerances, relative to the output's largest magnitude. Against ORT every case must be
+ * bit-identical except MatMulNBits: qreport dequantizes exactly as ORT and sums in float32, ORT's
+ * blocked kernels sum in another order (most of its float cases still come out bit-identical; the
+ * int8-activation path differs by a few float32 roundings). Against the references: a float32
+ * computation against a double one (integer outputs: 1 LSB, a rounding tie of the float32
+ * average). */
+#define QT_CB_TOL_ORT_NBITS 4e-6
 #define QT_CB_TOL_REF 2e-5
+
+static double qt_cb_tol_ort(const char *name) { return !strncmp(name, "mmnb_", 5) ? QT_CB_TOL_ORT_NBITS : 0.0; }
+static double qt_cb_tol_ref(const char *name, const QrTensor *out) {
+    if (qr_dtype_is_int(out->dtype)) {   /* 1 LSB relative to the largest value */
+        double mx = 0;
+        for (int64_t i = 0; i < out->numel; i++) mx = fmax(mx, fabs(qr_tensor_get_f64(out, i)));
+        return mx > 0 ? 1.0 / mx : 1.0;
+    }
+    return strstr(name, "fp16") ? 2e-3 : QT_CB_TOL_REF;   /* fp16: A and Y rounded to float16 */
+}
 
 static void qt_cb_case(const char *name, const char *status) {
     char what[160];
@@ -142,19 +218,33 @@ static void qt_cb_case(const char *name, const char *status) {
         int64_t exact = 0;
         if (ok && ort) {
             double r = qt_cb_rel(&out, &gold, &exact);
-            if (!(r <= QT_CB_TOL_ORT)) { ok = false; snprintf(msg, sizeof msg, "vs ORT: max rel %.3g", r); }
+            if (out.dtype != gold.dtype) {
+                ok = false;
+                snprintf(msg, sizeof msg, "type %s, ORT %s", qr_dtype_name(out.dtype), qr_dtype_name(gold.dtype));
+            } else if (!(r <= qt_cb_tol_ort(name))) {
+                ok = false;
+                snprintf(msg, sizeof msg, "vs ORT: max rel %.3g, %lld/%lld bit-identical", r, (long long)exact,
+                         (long long)out.numel);
+            }
             else if (qt_verbose)
                 printf("     %s: vs ORT max rel %.3g, %lld/%lld bit-identical\n", what, r, (long long)exact,
                        (long long)out.numel);
         }
-        if (ok && (ref = calloc((size_t)out.numel, sizeof(double))) && qt_cb_reference(name, g, &in, -1, ref)) {
-            double r = qt_cb_rel_ref(&out, ref, out.numel);
+        if (ok && (ref = calloc((size_t)out.numel, sizeof(double))) &&
+            qt_cb_reference(name, g, &in, -1, ref, out.numel)) {
+            double r = qt_cb_rel_ref(&out, ref, out.numel), tol = qt_cb_tol_ref(name, &out);
             /* the int8-activation MatMulNBits cases differ from the float definition by design */
             bool int8_act = ort && strstr(name, "acc4") && !strstr(name, "b2_") && !strstr(name, "floatzp");
-            double tol = strstr(name, "fp16") ? 2e-3 : QT_CB_TOL_REF;   /* A and Y rounded to float16 */
             if (!int8_act && !(r <= tol)) {
                 ok = false;
                 snprintf(msg, sizeof msg, "vs the reference from the definition: max rel %.3g", r);
+            }
+            if (ok && ort && !int8_act) {   /* the reference itself agrees with ORT where ORT is right */
+                double rg = qt_cb_rel_ref(&gold, ref, gold.numel);
+                if (!(rg <= tol)) {
+                    ok = false;
+                    snprintf(msg, sizeof msg, "the test's reference differs from ORT: max rel %.3g", rg);
+                }
             }
             if (ok && !ort && have_gold) {   /* ORT runs it but deviates: the deviation must be the documented one */
                 if (!strcmp(name, "mmnb_b4_bs16_gidx")) {
@@ -179,7 +269,178 @@ static void qt_cb_case(const char *name, const char *status) {
     }
 }
 
+/* Bad attributes / inputs: a clear error naming the node, never a crash. */
+static void qt_contrib_bad_input(void) {
+    static const struct { const char *model, *attr; int64_t v; const char *want; } cases[] = {
+        { "mmnb_b4_bs32_acc4", "K", 95, "last dimension must be K" },
+        { "mmnb_b4_bs32_acc4", "bits", 3, "bits=3" },
+        { "mmnb_b4_bs32_acc4", "block_size", 24, "power of 2" },
+        { "mmnb_b4_bs32_acc4", "N", 17, "elements, expected" },
+        { "bnb4_nf4_bs64", "quant_type", 2, "quant_type=2" },
+        { "gbq_u8_b4_zp", "bits", 8, "scales dim" },
+        { "gbq_u8_b4_zp", "gather_axis", 1, "gather_axis 0" },
+        { "qsoftmax_u8_op13_axis1", "axis", 3, "axis" },
+    };
+    for (size_t i = 0; i < QR_ARRAY_LEN(cases); i++) {
+        char path[512];
+        snprintf(path, sizeof path, QT_CB_DIR "/%s.input.npy", cases[i].model);
+        QrTensor in = {0};
+        QT_OK(qr_npy_read(path, &in));
+        snprintf(path, sizeof path, QT_CB_DIR "/%s.onnx", cases[i].model);
+        QrGraph *g = NULL;
+        QT_OK(qr_onnx_load(path, &g));
+        bool set = false;
+        for (int n = 0; n < g->n_nodes; n++)
+            for (int a = 0; a < g->nodes[n].n_attr; a++)
+                if (!strcmp(g->nodes[n].attr[a].name, cases[i].attr) && g->nodes[n].domain[0]) {
+                    g->nodes[n].attr[a].i = cases[i].v;
+                    set = true;
+                }
+        qr_err_clear();
+        QrStatus st = qr_graph_infer(g, &in);
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", qr_err_msg());
+        qr_tensor_free_data(&in);
+        qr_graph_free(g);
+        free(g);
+        QT_CHECKF(set, "%s has no attribute %s", cases[i].model, cases[i].attr);
+        QT_CHECKF(st != QR_OK && strstr(msg, cases[i].want), "%s with %s=%lld: %s (want '%s')", cases[i].model,
+                  cases[i].attr, (long long)cases[i].v, st == QR_OK ? "accepted" : msg, cases[i].want);
+    }
+}
+
+/* ---- the analyses on a weight-only pair (fixtures/contrib/wonly_pair) ---------------------------
+ * A float embedding + MLP and its twin as ORT's weight-only quantizers write it (GatherBlockQuantized
+ * 4-bit, MatMulNBits 4-bit with zero points, 8-bit without): every compute node matched; each
+ * weight-only node is one weight quantizer of the twin (blocked DequantizeLinear), replaced by the
+ * matched baseline weight when disabled; all disabled = the baseline, all enabled = the analysis
+ * model bit for bit; the per-block weight comparison agrees with a block SQNR computed here from the
+ * MatMulNBits initializers. */
+#define QT_WO_DIR QT_CB_DIR "/wonly_pair"
+
+static void qt_contrib_wonly_session(void) {
+    QrTensor in = {0}, yb = {0}, ya = {0}, yon = {0}, yoff = {0}, yone = {0};
+    QrGraph *b = NULL, *a = NULL;
+    QT_OK(qr_npy_read(QT_WO_DIR "/input.npy", &in));
+    QT_OK(qr_onnx_load(QT_WO_DIR "/base.onnx", &b));
+    QT_OK(qr_onnx_load(QT_WO_DIR "/analysis.onnx", &a));
+    QT_OK(qr_graph_infer(b, &in));
+    QT_OK(qr_graph_infer(a, &in));
+    QrSession s;
+    QT_OK(qr_session_open(&s, b, a, &in));
+    int n_compute = 0;
+    for (int i = 0; i < b->n_nodes; i++) n_compute += qr_match_is_compute(b, i);
+    int n_matched = 0;
+    for (int k = 0; k < s.m.n; k++) n_matched += s.m.m[k].a_node >= 0;
+    QT_CHECKF(s.m.n == n_compute && n_matched == n_compute && s.m.n_unmatched_a == 0,
+              "match: %d rows, %d matched of %d compute nodes, %d analysis values unmatched", s.m.n, n_matched,
+              n_compute, s.m.n_unmatched_a);
+    QT_CHECKF(s.tw.n_kept == 0 && s.tw.n_rewritten == 4, "twin: %d rewritten, %d kept (%s)", s.tw.n_rewritten,
+              s.tw.n_kept, s.tw.note);
+    int nw = 0;
+    for (int i = 0; i < s.qt.n; i++) {
+        const QrQuantizer *q = &s.qt.q[i];
+        QT_CHECKF(q->kind == QR_QK_WEIGHT && q->form == QR_QF_DQ_INIT && q->can_disable && q->block_size > 0,
+                  "quantizer %d: kind %d form %d block %d", i, q->kind, q->form, q->block_size);
+        QT_CHECKF(s.fw[i] != NULL, "quantizer %d has no baseline float weight", i);
+        nw++;
+    }
+    QT_CHECKF(nw == 4, "%d weight quantizers (want 4: the embedding and three MatMuls)", nw);
+    /* all enabled = the analysis model; all disabled = the baseline; one on = somewhere between */
+    QT_OK(qr_run(b, &in, NULL, &yb));
+    QT_OK(qr_run(a, &in, NULL, &ya));
+    QrOverrides o;
+    QT_OK(qr_session_overrides_alloc(&s, &o));
+    bool en[16];
+    for (int i = 0; i < s.qt.n; i++) en[i] = true;
+    qr_session_overrides(&s, en, &o);
+    QrRunOpts ro = qr_session_run_opts(&o, NULL, NULL);
+    QT_OK(qr_run(&s.tw.g, &in, &ro, &yon));
+    for (int i = 0; i < s.qt.n; i++) en[i] = false;
+    qr_session_overrides(&s, en, &o);
+    ro = qr_session_run_opts(&o, NULL, NULL);
+    QT_OK(qr_run(&s.tw.g, &in, &ro, &yoff));
+    en[1] = true;   /* fc1 alone */
+    qr_session_overrides(&s, en, &o);
+    ro = qr_session_run_opts(&o, NULL, NULL);
+    QT_OK(qr_run(&s.tw.g, &in, &ro, &yone));
+    qr_session_overrides_free(&o);
+    int64_t ex;
+    double r_on = qt_cb_rel(&yon, &ya, &ex), r_off = qt_cb_rel(&yoff, &yb, &ex), r_one = qt_cb_rel(&yone, &yb, &ex);
+    double r_all = qt_cb_rel(&ya, &yb, &ex);
+    QT_CHECKF(r_on == 0, "twin with every quantizer on differs from the analysis model: %.3g", r_on);
+    QT_CHECKF(r_off == 0, "twin with every quantizer off differs from the baseline: %.3g", r_off);
+    QT_CHECKF(r_one > 0 && r_one < r_all, "fc1 alone: %.3g from the baseline (all on: %.3g)", r_one, r_all);
+    /* per-block weights: fc1's worst block against a block SQNR computed here */
+    QrWeightCmp w;
+    QT_OK(qr_weights_compare(&s, &w));
+    const QrWeightRow *r = NULL;
+    for (int k = 0; k < w.n; k++) if (!strcmp(w.rows[k].name, "fc1.weight")) r = &w.rows[k];
+    QT_CHECK(r != NULL && r->n_blocks == 2 * 48 && r->n_worst == QR_WEIGHT_WORST_BLOCKS);
+    QT_CHECKF(r->worst_sqnr[0] <= r->m.sqnr && r->worst_sqnr[0] <= r->worst_sqnr[1],
+              "worst block %.3f dB, weight %.3f dB", r->worst_sqnr[0], r->m.sqnr);
+    const QrNode *nb = NULL;
+    for (int i = 0; i < a->n_nodes; i++) if (!strcmp(a->nodes[i].name, "/fc1/MatMul_Q4")) nb = &a->nodes[i];
+    QT_CHECK(nb != NULL);
+    const QrTensor *B = qt_cb_init(a, nb, 1), *S = qt_cb_init(a, nb, 2), *Z = qt_cb_init(a, nb, 3);
+    const QrTensor *W = &b->values[qr_graph_find(b, "fc1.weight")].t;   /* (K=64, N=48) */
+    int64_t p = r->worst_blk[0], kb = p / 48, n = p % 48;   /* scale [kb][n] of the twin's (2, 48) */
+    double sx = 0, se = 0;
+    for (int64_t k = kb * 32; k < kb * 32 + 32; k++) {
+        double code = qt_cb_field((const uint8_t *)B->data + n * 2 * 16, k, 4);
+        double zp = qt_cb_field((const uint8_t *)Z->data + n * 1, kb, 4);
+        double wq = (float)((code - zp) * qr_tensor_get_f64(S, n * 2 + kb)), x = qr_tensor_get_f64(W, k * 48 + n);
+        sx += x * x;
+        se += (x - wq) * (x - wq);
+    }
+    double want = 10 * log10(sx / se);
+    QT_CHECKF(fabs(want - r->worst_sqnr[0]) < 1e-6, "block %lld: SQNR %.9f, computed here %.9f", (long long)p,
+              r->worst_sqnr[0], want);
+    qr_weights_free(&w);
+    qr_session_close(&s);
+    qr_tensor_free_data(&in);
+    qr_tensor_free_data(&yb);
+    qr_tensor_free_data(&ya);
+    qr_tensor_free_data(&yon);
+    qr_tensor_free_data(&yoff);
+    qr_tensor_free_data(&yone);
+    qr_graph_free(b);
+    free(b);
+    qr_graph_free(a);
+    free(a);
+}
+
+/* runall end to end on the pair: 100% match, equivalence PASS, weight_blocks in the bundle. */
+static void qt_contrib_wonly_runall(void) {
+    char dir[512], cmd[2048], path[600];
+    snprintf(dir, sizeof dir, "%s/wonly_bundle", qt_tmpdir());
+    const char *bin = getenv("QR_BIN");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && %s runall " QT_WO_DIR "/base.onnx " QT_WO_DIR "/analysis.onnx -i "
+             QT_WO_DIR "/input.npy -o '%s.zip' --keep-dir '%s' --quiet >/dev/null 2>&1", dir, bin ? bin : "./qreport",
+             dir, dir);
+    int rc = system(cmd);
+    QT_CHECKF(rc == 0, "runall exited with %d", rc);
+    unsigned char *txt = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/match_table.txt", dir);
+    QT_OK(qr_file_read(path, 1 << 22, &txt, &len));
+    bool ok = strstr((char *)txt, "6 baseline compute values, 6 matched, 0 without counterpart; 0 analysis values")
+              && strstr((char *)txt, "Equivalence check: PASS");
+    free(txt);
+    QT_CHECKF(ok, "match_table.txt lacks full coverage / PASS");
+    snprintf(path, sizeof path, "%s/weight_blocks.csv", dir);
+    QT_OK(qr_file_read(path, 1 << 22, &txt, &len));
+    int lines = 0;
+    for (size_t i = 0; i < len; i++) lines += txt[i] == '\n';
+    bool has = strstr((char *)txt, "fc1.weight") && strstr((char *)txt, "embed.weight");
+    free(txt);
+    QT_CHECKF(lines == 1 + 4 * QR_WEIGHT_WORST_BLOCKS && has, "weight_blocks.csv: %d lines", lines);
+}
+
 static void qt_contrib_all(void) {
+    QT_RUN(qt_contrib_bad_input);
+    QT_RUN(qt_contrib_wonly_session);
+    QT_RUN(qt_contrib_wonly_runall);
     unsigned char *buf = NULL;
     size_t len = 0;
     if (qr_file_read(QT_CB_DIR "/index.tsv", 1 << 20, &buf, &len) != QR_OK) {

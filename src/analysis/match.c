@@ -31,6 +31,8 @@ static const char *qr__m_canon(const QrNode *n) {
         { "MatMulInteger", "MatMul" }, { "QGemm", "Gemm" }, { "QLinearAdd", "Add" }, { "QLinearMul", "Mul" },
         { "QLinearConcat", "Concat" }, { "QLinearGlobalAveragePool", "GlobalAveragePool" },
         { "QLinearAveragePool", "AveragePool" }, { "QLinearSigmoid", "Sigmoid" }, { "QLinearLeakyRelu", "LeakyRelu" },
+        { "MatMulNBits", "MatMul" }, { "MatMulBnb4", "MatMul" }, { "MatMulIntegerToFloat", "MatMul" },
+        { "DynamicQuantizeMatMul", "MatMul" }, { "GatherBlockQuantized", "Gather" }, { "QLinearSoftmax", "Softmax" },
     };
     for (int i = 0; i < QR_ARRAY_LEN(map); i++) if (!strcmp(n->op_type, map[i].from)) return map[i].to;
     return n->op_type;

@@ -256,6 +256,47 @@ static QrStatus qr__ax_spread(const float *x, int rank, const int64_t *dims, int
     return QR_OK;
 }
 
+/* Per block of a blocked weight (the elements sharing one scale): SQNR = 10 log10(sum x^2 /
+ * sum (x - y)^2) of the float weight x against its quantized value y, and the largest |x - y|;
+ * keeps the QR_WEIGHT_WORST_BLOCKS lowest (a block with no error has +inf, a zero block with
+ * error -inf). Ties keep the lower block index. */
+static QrStatus qr__ax_blocks(const QrAxWData *d, const QrQuantizer *q, QrWeightRow *r) {
+    int64_t nb = q->n_scales;
+    double *sx = calloc((size_t)nb, sizeof(double)), *se = calloc((size_t)nb, sizeof(double));
+    double *mx = calloc((size_t)nb, sizeof(double));
+    if (!sx || !se || !mx) { free(sx); free(se); free(mx); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    for (int64_t i = 0; i < d->n; i++) {
+        int64_t p = qr_quant_param_index(r->rank, r->dims, q->axis, q->block_size, nb, i);
+        double x = d->x[i], e = x - (double)d->y[i];
+        if (p < 0 || p >= nb || !isfinite(e)) continue;
+        sx[p] += x * x;
+        se[p] += e * e;
+        if (fabs(e) > mx[p]) mx[p] = fabs(e);
+    }
+    r->n_blocks = nb;
+    r->n_worst = 0;
+    for (int64_t p = 0; p < nb; p++) {
+        double v = se[p] > 0 ? (sx[p] > 0 ? 10.0 * log10(sx[p] / se[p]) : -INFINITY) : INFINITY;
+        int at = r->n_worst;
+        while (at > 0 && v < r->worst_sqnr[at - 1]) at--;
+        if (at >= QR_WEIGHT_WORST_BLOCKS) continue;
+        int last = QR_MIN(r->n_worst, QR_WEIGHT_WORST_BLOCKS - 1);
+        for (int k = last; k > at; k--) {
+            r->worst_sqnr[k] = r->worst_sqnr[k - 1];
+            r->worst_err[k] = r->worst_err[k - 1];
+            r->worst_blk[k] = r->worst_blk[k - 1];
+        }
+        r->worst_sqnr[at] = v;
+        r->worst_err[at] = mx[p];
+        r->worst_blk[at] = p;
+        if (r->n_worst < QR_WEIGHT_WORST_BLOCKS) r->n_worst++;
+    }
+    free(sx);
+    free(se);
+    free(mx);
+    return QR_OK;
+}
+
 /* Fills everything but the identification fields of row r for quantizer qi. */
 static QrStatus qr__ax_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
     const QrQuantizer *q = &s->qt.q[qi];
@@ -286,6 +327,7 @@ static QrStatus qr__ax_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
     r->ch_absmax_median = sp.median;
     r->ch_worst = sp.worst;
     r->n_outlier_ch = sp.n_outlier;
+    if (st == QR_OK && d.w && q->block_size > 0 && q->n_scales > 1) st = qr__ax_blocks(&d, q, r);
     qr__ax_wdata_free(&d);
     return st;
 }
@@ -385,6 +427,88 @@ static QrStatus qr__ax_weights_table(const QrWeightCmp *w, bool csv, QrTable *t)
     return QR_OK;
 }
 
+/* "[k0, k1) x [3]": the elements of block p of a weight of dims blocked along axis (the block's
+ * range along the axis, the fixed index along every other dim). */
+static void qr__ax_block_where(const QrWeightRow *r, int axis, int64_t p, char *buf, size_t n) {
+    int64_t nblk = 1 + (r->dims[axis] - 1) / r->block_size, pd[QR_MAX_RANK], rem = p;
+    for (int d = r->rank - 1; d >= 0; d--) {
+        int64_t len = d == axis ? nblk : r->dims[d];
+        pd[d] = rem % len;
+        rem /= len;
+    }
+    size_t o = 0;
+    for (int d = 0; d < r->rank && o < n; d++) {
+        if (d == axis) {
+            int64_t k0 = pd[d] * r->block_size, k1 = QR_MIN(r->dims[d], k0 + r->block_size);
+            o += (size_t)snprintf(buf + o, n - o, "%s[%lld:%lld]", d ? " x " : "", (long long)k0, (long long)k1);
+        } else {
+            o += (size_t)snprintf(buf + o, n - o, "%s[%lld]", d ? " x " : "", (long long)pd[d]);
+        }
+    }
+}
+
+/* weight_blocks.txt/.csv: the worst blocks of every blocked weight (int4 weight-only layers),
+ * all of them sorted by SQNR, lowest first. Written only when there is a blocked weight. */
+static QrStatus qr__ax_blocks_write(const QrSession *s, const QrWeightCmp *w, const char *dir) {
+    typedef struct { int row, k; } QrAxBlk;
+    int n = 0;
+    for (int k = 0; k < w->n; k++) n += w->rows[k].n_worst;
+    if (n == 0) return QR_OK;
+    QrAxBlk *b = malloc((size_t)n * sizeof *b);
+    if (!b) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    n = 0;
+    for (int k = 0; k < w->n; k++)
+        for (int j = 0; j < w->rows[k].n_worst; j++) b[n++] = (QrAxBlk){ k, j };
+    for (int i = 1; i < n; i++)   /* insertion sort by SQNR (stable: weight order, then rank) */
+        for (int j = i; j > 0 && w->rows[b[j].row].worst_sqnr[b[j].k] < w->rows[b[j - 1].row].worst_sqnr[b[j - 1].k]; j--) {
+            QrAxBlk t = b[j];
+            b[j] = b[j - 1];
+            b[j - 1] = t;
+        }
+    static const char *const cols[] = { "Index", "weight", "node", "op_type", "blocks", "block", "elements", "SQNR",
+                                        "max_abs_err", "scale" };
+    QrTable tt = {0}, tc = {0};
+    QrStatus st = qr_table_init(&tt, QR_ARRAY_LEN(cols), cols);
+    if (st == QR_OK) st = qr_table_init(&tc, QR_ARRAY_LEN(cols), cols);
+    for (int i = 0; st == QR_OK && i < n; i++) {
+        const QrWeightRow *r = &w->rows[b[i].row];
+        const QrQuantizer *q = &s->qt.q[r->q];
+        int64_t p = r->worst_blk[b[i].k];
+        char where[256] = "";
+        int axis = q->axis < 0 ? q->axis + r->rank : q->axis;
+        if (axis >= 0 && axis < r->rank) qr__ax_block_where(r, axis, p, where, sizeof where);
+        double scale = q->scale_value >= 0 && s->tw.g.values[q->scale_value].t.data
+                           ? qr_tensor_get_f64(&s->tw.g.values[q->scale_value].t, p) : NAN;
+        for (int t = 0; st == QR_OK && t < 2; t++) {
+            QrTable *tb = t ? &tc : &tt;
+            int row;
+            st = qr_table_add_row(tb, &row);
+            if (st != QR_OK) break;
+            qr_table_setf(tb, row, 0, "%d", i);
+            qr_table_set(tb, row, 1, r->name);
+            qr_table_set(tb, row, 2, r->node);
+            qr_table_set(tb, row, 3, r->op_type);
+            qr_table_setf(tb, row, 4, "%lld", (long long)r->n_blocks);
+            qr_table_setf(tb, row, 5, "%lld", (long long)p);
+            qr_table_set(tb, row, 6, where);
+            qr__ax_num(tb, row, 7, r->worst_sqnr[b[i].k], t == 1);
+            qr__ax_num(tb, row, 8, r->worst_err[b[i].k], t == 1);
+            qr__ax_num(tb, row, 9, scale, t == 1);
+        }
+    }
+    char head[1024];
+    snprintf(head, sizeof head,
+             "Worst blocks of the block-quantized weights of %s (weight-only int4/int8 layers: MatMulNBits, "
+             "GatherBlockQuantized, blocked DequantizeLinear), the %d lowest-SQNR blocks of each weight, lowest first.\n"
+             "block = index of the block's scale; elements = the block's range along the blocked axis x its index "
+             "along the others (in the float weight's layout).\n\n", s->a->path ? s->a->path : "", QR_WEIGHT_WORST_BLOCKS);
+    if (st == QR_OK) st = qr__ax_write_tables(&tt, &tc, head, NULL, dir, "weight_blocks");
+    qr_table_free(&tt);
+    qr_table_free(&tc);
+    free(b);
+    return st;
+}
+
 static QrStatus qr_weights_write(const QrSession *s, const QrWeightCmp *w, const char *dir) {
     QrTable tt = {0}, tc = {0};
     char head[2048];
@@ -398,6 +522,7 @@ static QrStatus qr_weights_write(const QrSession *s, const QrWeightCmp *w, const
     QrStatus st = qr__ax_weights_table(w, false, &tt);
     if (st == QR_OK) st = qr__ax_weights_table(w, true, &tc);
     if (st == QR_OK) st = qr__ax_write_tables(&tt, &tc, head, NULL, dir, "weight_comparison");
+    if (st == QR_OK) st = qr__ax_blocks_write(s, w, dir);
     qr_table_free(&tt);
     qr_table_free(&tc);
     return st;

@@ -7,6 +7,8 @@
 /* Outlier channel: abs-max above QR_OUTLIER_K × the median channel abs-max
  * (the mean of the channel abs-maxima when the median is 0). Shared with dist/advisor. */
 #define QR_OUTLIER_K 8.0
+/* Blocks listed per blocked weight in weight_blocks.txt/.csv. */
+#define QR_WEIGHT_WORST_BLOCKS 3
 
 typedef enum QrFloatSrc {
     QR_FW_NONE,              /* integer weight without a float counterpart: only scales are reported */
@@ -38,6 +40,12 @@ typedef struct QrWeightRow {
     double ch_absmax_max, ch_absmax_median;   /* over channels of the float weight (or the dequantized one) */
     int ch_worst;            /* channel with the largest abs-max */
     int n_outlier_ch;        /* channels above QR_OUTLIER_K × median */
+    /* Blocked weights (block_size > 0, a float weight known): the blocks with the lowest SQNR,
+     * worst first, by parameter index (the scale each block uses). */
+    int64_t n_blocks;
+    int n_worst;
+    int64_t worst_blk[QR_WEIGHT_WORST_BLOCKS];
+    double worst_sqnr[QR_WEIGHT_WORST_BLOCKS], worst_err[QR_WEIGHT_WORST_BLOCKS];
 } QrWeightRow;
 
 typedef struct QrWeightCmp {

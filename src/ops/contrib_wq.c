@@ -1,5 +1,6 @@
 /* ops/contrib_wq — ONNX Runtime's weight-only quantized contrib operators (com.microsoft):
- * MatMulNBits (what ORT's weight-only quantizer, Olive and onnxruntime-genai write for LLMs).
+ * MatMulNBits (what ORT's weight-only quantizer, Olive and onnxruntime-genai write for LLMs),
+ * MatMulBnb4 (bitsandbytes FP4 / NF4) and GatherBlockQuantized (quantized embedding tables).
  *
  * A weight-only node holds its weight in blocks of integers with one float scale (and zero
  * point) per block; the activation stays float. qreport dequantizes the weight exactly as ORT
@@ -10,7 +11,8 @@
  * reproduced), not bit for bit; tests/test_contrib.c says how close.
  *
  * Map: MatMulNBits geometry · weight dequantization (shared with the analyses: a weight-only
- * node is the quantizer of its weight) · the float and the int8-activation products · table. */
+ * node is the quantizer of its weight) · the float and the int8-activation products ·
+ * MatMulBnb4 · GatherBlockQuantized · table. */
 
 /* ==== MatMulNBits: geometry ========================================================== */
 
@@ -231,8 +233,219 @@ static QrStatus qr__wq_nbits_exec(QrOpCtx *c) {
                                                         ? 1u << QR__WQ_ZP : 0u), 1u);
 }
 
+/* ==== MatMulBnb4 (bitsandbytes FP4 / NF4) =============================================== */
+
+/* The 16 code values of bitsandbytes' 4-bit float formats (quant_type 0: FP4, 1: NF4, the normal-
+ * float quantiles of QLoRA), as float32 constants; a code is scaled by its block's absmax. */
+static const float qr__wq_fp4[16] = { 0.0f, 5.208333333e-03f, 0.66666667f, 1.0f, 0.33333333f, 0.5f, 0.16666667f,
+                                      0.25f, -0.0f, -5.208333333e-03f, -0.66666667f, -1.0f, -0.33333333f, -0.5f,
+                                      -0.16666667f, -0.25f };
+static const float qr__wq_nf4[16] = { -1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f,
+                                      -0.28444138169288635f, -0.18477343022823334f, -0.09105003625154495f, 0.0f,
+                                      0.07958029955625534f, 0.16093020141124725f, 0.24611230194568634f,
+                                      0.33791524171829224f, 0.44070982933044434f, 0.5626170039176941f,
+                                      0.7229568362236023f, 1.0f };
+
+/* MatMulBnb4(A, B, absmax) with K, N, block_size, quant_type: W (N, K) flattened row-major is
+ * quantized in blocks of block_size values, two codes per byte of B (the first in the high
+ * nibble), w = table[code] * absmax[i / block_size] in float32; Y = A @ W^T (ORT dequantizes W
+ * and runs its float GEMM). transB must be 1 (the only layout ORT's CPU kernel computes). */
+typedef struct QrWqBnb4 { int64_t K, N, bs, M; const float *table; } QrWqBnb4;
+
+static QrStatus qr__wq_bnb4_geom(const QrOpCtx *c, QrWqBnb4 *g) {
+    const QrTensor *a = c->in[0], *b = c->in[1], *am = c->in[2];
+    g->K = qr_attr_int(c->node, "K", -1);
+    g->N = qr_attr_int(c->node, "N", -1);
+    g->bs = qr_attr_int(c->node, "block_size", -1);
+    int64_t qt = qr_attr_int(c->node, "quant_type", -1);
+    if (g->K < 1 || g->N < 1 || g->K > ((int64_t)1 << 40) || g->N > ((int64_t)1 << 40))
+        return qr_op_fail(c, QR_ERR_INVALID, "attributes K and N are required and must be >= 1");
+    if (g->bs < 16 || (g->bs & (g->bs - 1)) || g->bs > ((int64_t)1 << 20))
+        return qr_op_fail(c, QR_ERR_INVALID, "block_size=%lld must be a power of 2 and >= 16", (long long)g->bs);
+    if (qt != 0 && qt != 1)
+        return qr_op_fail(c, QR_ERR_INVALID, "quant_type=%lld (0: FP4, 1: NF4)", (long long)qt);
+    if (qr_attr_int(c->node, "transB", 1) != 1)
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "transB=0 (ONNX Runtime computes only transB=1)");
+    g->table = qt ? qr__wq_nf4 : qr__wq_fp4;
+    if (a->dtype != QR_DT_F32) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "A has type %s (float32)", qr_dtype_name(a->dtype));
+    if (a->rank < 1 || a->dims[a->rank - 1] != g->K)
+        return qr_op_fail(c, QR_ERR_SHAPE, "A's last dimension must be K=%lld", (long long)g->K);
+    g->M = a->numel / g->K;
+    if (b->dtype != QR_DT_U8) return qr_op_fail(c, QR_ERR_INVALID, "B has type %s (uint8)", qr_dtype_name(b->dtype));
+    QR_TRY(qr__wq_need_numel(c, b, (g->N * g->K + 1) / 2, "B (ceil(N * K / 2) bytes)"));
+    if (am->dtype != QR_DT_F32) return qr_op_fail(c, QR_ERR_INVALID, "absmax has type %s (float32)", qr_dtype_name(am->dtype));
+    QR_TRY(qr__wq_need_numel(c, am, (g->N * g->K + g->bs - 1) / g->bs, "absmax"));
+    char what[96];
+    snprintf(what, sizeof what, "%lld x %lld x %lld products", (long long)g->M, (long long)g->N, (long long)g->K);
+    return qr_op_check_work(c, (double)g->M * (double)g->N * (double)g->K, what);
+}
+
+static QrStatus qr__wq_bnb4_shape(QrOpCtx *c) {
+    QrWqBnb4 g;
+    QR_TRY(qr__wq_bnb4_geom(c, &g));
+    const QrTensor *a = c->in[0];
+    int64_t d[QR_MAX_RANK];
+    for (int i = 0; i < a->rank; i++) d[i] = a->dims[i];
+    d[a->rank - 1] = g.N;
+    return qr_op_set_out(c, 0, QR_DT_F32, a->rank, d);
+}
+
+/* The dequantized weight W (N, K) of a MatMulBnb4 node (the analyses' float twin of its weight). */
+static void qr_wq_bnb4_dequant(const QrWqBnb4 *g, const uint8_t *b, const float *absmax, float *w) {
+    for (int64_t i = 0; i < g->N * g->K; i++) {
+        int code = i & 1 ? b[i / 2] & 0xf : b[i / 2] >> 4;
+        w[i] = g->table[code] * absmax[i / g->bs];
+    }
+}
+
+static QrStatus qr__wq_bnb4_exec(QrOpCtx *c) {
+    QrWqBnb4 g;
+    QR_TRY(qr__wq_bnb4_geom(c, &g));
+    if (g.M == 0) return QR_OK;
+    float *w = qr_arena_array(c->scratch, (size_t)(g.N * g.K), sizeof(float));
+    float *wt = qr_arena_array(c->scratch, (size_t)(g.N * g.K), sizeof(float));
+    if (!w || !wt) return qr_op_fail(c, QR_ERR_NOMEM, "out of memory for the dequantized %lld x %lld weight",
+                                     (long long)g.N, (long long)g.K);
+    qr_wq_bnb4_dequant(&g, c->in[1]->data, c->in[2]->data, w);
+    for (int64_t n = 0; n < g.N; n++)
+        for (int64_t k = 0; k < g.K; k++) wt[k * g.N + n] = w[n * g.K + k];
+    qr_kern.f32_gemm(g.M, g.N, g.K, c->in[0]->data, g.K, wt, g.N, c->out[0]->data, g.N, false);
+    return QR_OK;
+}
+
+/* ==== GatherBlockQuantized (quantized embeddings) ========================================== */
+
+/* GatherBlockQuantized(data, indices, scales, [zero_points]) with gather_axis (0), quantize_axis
+ * (1), block_size (128) and bits (4): Gather along gather_axis of the block-dequantized data,
+ * out = (float)(q - zp) * scale in float32, converted to the scales' type. data is uint4 / int4
+ * (any axes; zero point default 0), or uint8 holding 8 / bits codes per byte low bits first
+ * (bits 2, 4 or 8; gather_axis 0 and quantize_axis last, as ORT requires; the last dimension
+ * counts bytes, the output counts codes; zero points packed the same way per row of blocks,
+ * default 2^(bits-1)). scales (and zero points) have data's shape with ceil(dim / block_size)
+ * blocks along quantize_axis. An index outside [-dim, dim) is an error (ORT writes zeros). */
+typedef struct QrWqGbq {
+    int rank, gax, qax;
+    int64_t bits, per, bs;
+    int64_t dims[QR_MAX_RANK];    /* logical data dims (codes) */
+    int64_t gM, gdim, gblock, nidx, qdim, qN, nblk;
+} QrWqGbq;
+
+static QrStatus qr__wq_gbq_geom(const QrOpCtx *c, QrWqGbq *g) {
+    const QrTensor *d = c->in[0], *ix = c->in[1], *s = c->in[2], *z = qr_op_in(c, 3);
+    memset(g, 0, sizeof *g);
+    g->rank = d->rank;
+    if (d->rank < 1) return qr_op_fail(c, QR_ERR_SHAPE, "data must have rank >= 1");
+    QR_TRY(qr_op_axis(c, qr_attr_int(c->node, "gather_axis", 0), d->rank, &g->gax));
+    QR_TRY(qr_op_axis(c, qr_attr_int(c->node, "quantize_axis", 1), d->rank, &g->qax));
+    g->bs = qr_attr_int(c->node, "block_size", 128);
+    g->bits = qr_attr_int(c->node, "bits", 4);
+    if (g->bs < 16 || (g->bs & (g->bs - 1)) || g->bs > ((int64_t)1 << 30))
+        return qr_op_fail(c, QR_ERR_INVALID, "block_size=%lld must be a power of 2 and >= 16", (long long)g->bs);
+    g->per = 1;
+    if (d->dtype == QR_DT_U8) {
+        if (g->bits != 2 && g->bits != 4 && g->bits != 8)
+            return qr_op_fail(c, QR_ERR_INVALID, "bits=%lld (2, 4 or 8 for uint8 data)", (long long)g->bits);
+        if (g->gax != 0 || g->qax != d->rank - 1)
+            return qr_op_fail(c, QR_ERR_UNSUPPORTED, "uint8 data needs gather_axis 0 and quantize_axis last");
+        g->per = 8 / g->bits;
+    } else if (d->dtype == QR_DT_U4 || d->dtype == QR_DT_S4) {
+        if (g->bits != 4) return qr_op_fail(c, QR_ERR_INVALID, "bits=%lld with 4-bit data", (long long)g->bits);
+    } else {
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "data has type %s (uint8, uint4 or int4)", qr_dtype_name(d->dtype));
+    }
+    if (g->gax == g->qax) return qr_op_fail(c, QR_ERR_INVALID, "gather_axis and quantize_axis must differ");
+    for (int i = 0; i < d->rank; i++) g->dims[i] = d->dims[i] * (i == d->rank - 1 ? g->per : 1);
+    if (ix->dtype != QR_DT_S32 && ix->dtype != QR_DT_S64)
+        return qr_op_fail(c, QR_ERR_INVALID, "indices has type %s (int32 or int64)", qr_dtype_name(ix->dtype));
+    if (s->dtype != QR_DT_F32 && s->dtype != QR_DT_F16)
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "scales has type %s (float32 or float16)", qr_dtype_name(s->dtype));
+    g->gM = g->gblock = g->qN = 1;
+    for (int i = 0; i < g->gax; i++) g->gM *= g->dims[i];
+    for (int i = g->gax + 1; i < d->rank; i++) g->gblock *= g->dims[i];
+    for (int i = g->qax + 1; i < d->rank; i++) g->qN *= g->dims[i];
+    g->gdim = g->dims[g->gax];
+    g->qdim = g->dims[g->qax];
+    g->nblk = (g->qdim + g->bs - 1) / g->bs;
+    g->nidx = ix->numel;
+    if (s->rank != d->rank) return qr_op_fail(c, QR_ERR_SHAPE, "scales must have data's rank %d", d->rank);
+    for (int i = 0; i < d->rank; i++)
+        if (s->dims[i] != (i == g->qax ? g->nblk : g->dims[i]))
+            return qr_op_fail(c, QR_ERR_SHAPE, "scales dim %d is %lld, expected %lld", i, (long long)s->dims[i],
+                              (long long)(i == g->qax ? g->nblk : g->dims[i]));
+    if (z) {
+        if (z->dtype != d->dtype)
+            return qr_op_fail(c, QR_ERR_INVALID, "zero_points has type %s, data has %s", qr_dtype_name(z->dtype),
+                              qr_dtype_name(d->dtype));
+        if (z->rank != d->rank) return qr_op_fail(c, QR_ERR_SHAPE, "zero_points must have data's rank %d", d->rank);
+        for (int i = 0; i < d->rank; i++) {
+            int64_t want = i == g->qax ? (g->nblk + g->per - 1) / g->per : s->dims[i];
+            if (z->dims[i] != want)
+                return qr_op_fail(c, QR_ERR_SHAPE, "zero_points dim %d is %lld, expected %lld", i,
+                                  (long long)z->dims[i], (long long)want);
+        }
+    }
+    return QR_OK;
+}
+
+static QrStatus qr__wq_gbq_shape(QrOpCtx *c) {
+    QrWqGbq g;
+    QR_TRY(qr__wq_gbq_geom(c, &g));
+    const QrTensor *ix = c->in[1];
+    int64_t d[QR_MAX_RANK];
+    int r = 0;
+    if (g.rank - 1 + ix->rank > QR_MAX_RANK) return qr_op_fail(c, QR_ERR_SHAPE, "output rank exceeds %d", QR_MAX_RANK);
+    for (int i = 0; i < g.gax; i++) d[r++] = g.dims[i];
+    for (int i = 0; i < ix->rank; i++) d[r++] = ix->dims[i];
+    for (int i = g.gax + 1; i < g.rank; i++) d[r++] = g.dims[i];
+    return qr_op_set_out(c, 0, c->in[2]->dtype, r, d);
+}
+
+/* Code and zero point of logical element e (row-major over the logical dims). */
+static inline int32_t qr__wq_gbq_code(const QrWqGbq *g, const QrTensor *t, int64_t e) {
+    if (g->per == 1 && t->dtype != QR_DT_U8) return (int32_t)qr_tensor_get_i64(t, e);
+    const uint8_t *p = t->data;
+    return (p[e / g->per] >> ((e % g->per) * g->bits)) & ((1 << g->bits) - 1);
+}
+
+static QrStatus qr__wq_gbq_exec(QrOpCtx *c) {
+    QrWqGbq g;
+    QR_TRY(qr__wq_gbq_geom(c, &g));
+    const QrTensor *data = c->in[0], *ix = c->in[1], *s = c->in[2], *z = qr_op_in(c, 3);
+    QrTensor *y = c->out[0];
+    bool u8 = data->dtype == QR_DT_U8;
+    int64_t zrow = (g.nblk + g.per - 1) / g.per;   /* packed zero points per row of blocks (uint8) */
+    for (int64_t i = 0; i < g.nidx; i++) {
+        int64_t v = qr_tensor_get_i64(ix, i);
+        if (v < -g.gdim || v >= g.gdim)
+            return qr_op_fail(c, QR_ERR_INVALID, "indices[%lld] = %lld is outside [-%lld, %lld)", (long long)i,
+                              (long long)v, (long long)g.gdim, (long long)g.gdim);
+    }
+    for (int64_t m = 0; m < g.gM; m++)
+        for (int64_t i = 0; i < g.nidx; i++) {
+            int64_t v = qr_tensor_get_i64(ix, i);
+            if (v < 0) v += g.gdim;
+            int64_t d0 = (m * g.gdim + v) * g.gblock, y0 = (m * g.nidx + i) * g.gblock;
+            for (int64_t p = 0; p < g.gblock; p++) {
+                int64_t e = d0 + p;
+                int64_t x = e / (g.qdim * g.qN), q = e / g.qN % g.qdim, zz = e % g.qN;
+                int64_t si = (x * g.nblk + q / g.bs) * g.qN + zz;
+                int32_t zp;
+                if (u8) zp = z ? (((const uint8_t *)z->data)[si / g.nblk * zrow + si % g.nblk / g.per] >>
+                                  (si % g.nblk % g.per * g.bits)) & ((1 << g.bits) - 1)
+                               : 1 << (g.bits - 1);
+                else zp = z ? (int32_t)qr_tensor_get_i64(z, si) : 0;
+                float sc = (float)qr_tensor_get_f64(s, si);
+                float val = (float)(qr__wq_gbq_code(&g, data, e) - zp) * sc;
+                qr_tensor_set_f64(y, y0 + p, val);
+            }
+        }
+    return QR_OK;
+}
+
 /* ==== table ========================================================================== */
 
 static const QrOpDef qr_ops_contrib_wq[] = {
     { "com.microsoft", "MatMulNBits", 3, 6, 1, 1, qr__wq_nbits_shape, qr__wq_nbits_exec, QR_OPF_WRITES_ALL },
+    { "com.microsoft", "MatMulBnb4", 3, 3, 1, 1, qr__wq_bnb4_shape, qr__wq_bnb4_exec, QR_OPF_WRITES_ALL },
+    { "com.microsoft", "GatherBlockQuantized", 3, 4, 1, 1, qr__wq_gbq_shape, qr__wq_gbq_exec, QR_OPF_WRITES_ALL },
 };

@@ -422,8 +422,9 @@ typedef struct QrQPool {
     int nsp;
     int64_t N, C;
     int64_t in[QR_MAX_RANK], out[QR_MAX_RANK], k[QR_MAX_RANK], st[QR_MAX_RANK], dl[QR_MAX_RANK], pb[QR_MAX_RANK];
+    int64_t pe[QR_MAX_RANK];   /* end pads (explicit, or what auto_pad adds) */
     int64_t in_sz, out_sz, k_sz;
-    bool nhwc, include_pad;
+    bool nhwc, include_pad, dilated;
 } QrQPool;
 
 /* Reads the pool attributes (kernel_shape required; strides, pads, dilations, auto_pad,
@@ -456,6 +457,12 @@ static QrStatus qr__q_pool_geom(QrOpCtx *c, bool allow_dilation, QrQPool *g) {
         g->pb[i] = pads[i];
         QR_TRY(qr__q_out_dim(c, ap, g->in[i], g->k[i], g->st[i], g->dl[i], &g->pb[i], pads[g->nsp + i], ceil_mode,
                              &g->out[i]));
+        g->pe[i] = pads[g->nsp + i];
+        if (strcmp(ap, "NOTSET") != 0)   /* auto_pad: the padded extent is in + total pad */
+            g->pe[i] = QR_MAX(0, ((g->in[i] + g->st[i] - 1) / g->st[i] - 1) * g->st[i] + (g->k[i] - 1) * g->dl[i] + 1 -
+                                     g->in[i]) - g->pb[i];
+        if (!strcmp(ap, "VALID")) g->pe[i] = 0;
+        g->dilated = g->dilated || g->dl[i] != 1;
         g->in_sz *= g->in[i];
         if (qr_mul_overflow_i64(g->out_sz, g->out[i], &g->out_sz) || qr_mul_overflow_i64(g->k_sz, g->k[i], &g->k_sz))
             return qr_op_fail(c, QR_ERR_SHAPE, "the output or kernel size overflows");
@@ -478,7 +485,7 @@ static QrStatus qr__q_pool_shape(QrOpCtx *c, bool allow_dilation) {
     return qr_op_set_out(c, 0, qr__q_pool_out_type(c), g.nsp + 2, d);
 }
 
-static QrStatus qr__q_qlavgpool_shape(QrOpCtx *c) { return qr__q_pool_shape(c, false); }
+static QrStatus qr__q_qlavgpool_shape(QrOpCtx *c) { return qr__q_pool_shape(c, true); }
 static QrStatus qr__q_qmaxpool_shape(QrOpCtx *c) { return qr__q_pool_shape(c, true); }
 
 /* Visits the taps of output position oidx (row-major over the window, dilation d, taps outside
@@ -556,18 +563,36 @@ static void qr__q_pool_run(QrOpCtx *c, const QrQPool *g, QrQTapFn tap, QrQPoolEm
 /* QLinearAveragePool: ORT dequantizes (x_scale * (x - x_zp)), sums each window in float32 in
  * row-major order (taps clipped to the input), divides by the tap count (kernel size with
  * count_include_pad) and quantizes with round_half_even(avg / y_scale + y_zp). */
-typedef struct QrQAvgOut { float ys; int32_t yz; int64_t k_sz; bool include_pad; QrQuantRange r; } QrQAvgOut;
+typedef struct QrQAvgOut { float ys; int32_t yz; int64_t k_sz; bool include_pad; QrQuantRange r; const QrQPool *g; } QrQAvgOut;
+
+/* With dilations (which ORT 1.30's QLinearAveragePool does not accept; ONNX AveragePool-19 has
+ * them) count_include_pad counts the taps inside the input plus its pads, as AveragePool
+ * defines it: the window clipped to [-pad_begin, in + pad_end) per dim. */
+static int64_t qr__q_pool_padded_taps(const QrQPool *g, int64_t yi) {
+    int64_t op = g->nhwc ? (yi / g->C) % g->out_sz : yi % g->out_sz, cnt = 1;
+    for (int d = g->nsp - 1; d >= 0; d--) {
+        int64_t o = op % g->out[d], s0 = o * g->st[d] - g->pb[d], n = 0;
+        op /= g->out[d];
+        for (int64_t j = 0; j < g->k[d]; j++) {
+            int64_t p = s0 + j * g->dl[d];
+            n += p >= -g->pb[d] && p < g->in[d] + g->pe[d];
+        }
+        cnt *= n;
+    }
+    return cnt;
+}
 
 static void qr__q_avgpool_emit(QrOpCtx *c, int64_t yi, const QrQPoolAcc *a, int64_t taps, const void *user) {
     const QrQAvgOut *o = user;
-    float avg = a->sum / (float)(o->include_pad ? o->k_sz : taps);
+    int64_t div = !o->include_pad ? taps : o->g->dilated ? qr__q_pool_padded_taps(o->g, yi) : o->k_sz;
+    float avg = a->sum / (float)div;
     qr_quant_seti(c->out[0], yi, qr__q_cvt_pack(avg / o->ys + (float)o->yz, o->r));
 }
 
 static QrStatus qr__q_qlavgpool_exec(QrOpCtx *c) {
     QrQPool g;
-    QR_TRY(qr__q_pool_geom(c, false, &g));
-    QrQAvgOut o = { qr__q_scalar_f(c, 3), qr__q_scalar_zp(c, 4), g.k_sz, g.include_pad, { 0, 0 } };
+    QR_TRY(qr__q_pool_geom(c, true, &g));
+    QrQAvgOut o = { qr__q_scalar_f(c, 3), qr__q_scalar_zp(c, 4), g.k_sz, g.include_pad, { 0, 0 }, &g };
     QR_TRY(qr__q_out_range(c, c->out[0]->dtype, &o.r));
     qr__q_pool_run(c, &g, qr__q_pool_tap_sum, qr__q_avgpool_emit, &o);
     return QR_OK;

@@ -7,6 +7,7 @@
  *   ConvInteger(xq,wq,xz,wz)→Cast→Mul(·, xs*ws)
  *                                          ->  Conv(DQ(xq,xs,xz), DQ(wq,ws,wz)) writing the Mul's output
  *   MaxPool/Reshape/... on an integer value ->  Q(op(DQ(x)), same scale)
+ *   MatMulNBits / GatherBlockQuantized       ->  MatMul / Gather of a blocked DQ (quant/twin_wq.c)
  * Every integer value of the source is still produced in the twin (by a
  * QuantizeLinear), so value indices, names and taps keep their meaning. */
 
@@ -282,6 +283,8 @@ static QrStatus qr__tw_passthrough(QrTwCtx *cx, const QrNode *n) {
     return QR_OK;
 }
 
+static QrStatus qr__tw_weight_only(QrTwCtx *cx, const QrNode *n, const char **why);   /* quant/twin_wq.c */
+
 static void qr__tw_keep_note(QrTwCtx *cx, const QrNode *n, const char *why) {
     if (cx->tw->n_kept++ == 0)
         snprintf(cx->tw->note, sizeof cx->tw->note, "node '%s' (%s) has no float twin: %s", n->name, n->op_type, why);
@@ -307,8 +310,11 @@ static QrStatus qr_quant_twin_build(const QrGraph *s, const QrTensor *inputs, Qr
         if (qi) r = qr__tw_qop(&cx, n, qi);
         else if (qr__tw_is(n, "ConvInteger") || qr__tw_is(n, "MatMulInteger")) r = qr__tw_intop(&cx, n);
         else if (qr__tw_moves_only(n)) r = qr__tw_passthrough(&cx, n);
+        const char *wo_why = NULL;
+        if (r == QR_ERR_UNSUPPORTED && !qi) r = qr__tw_weight_only(&cx, n, &wo_why);
         if (r == QR_OK) { tw->n_rewritten++; continue; }
         if (r != QR_ERR_UNSUPPORTED) { st = r; break; }
+        if (wo_why) qr__tw_keep_note(&cx, n, wo_why);
         if (qi || qr__tw_is(n, "ConvInteger") || qr__tw_is(n, "MatMulInteger"))
             qr__tw_keep_note(&cx, n, qi ? "unsupported attributes or non-constant scales"
                                         : "not followed by Cast(float) and a Mul by input_scale*weight_scale");

@@ -620,6 +620,8 @@ static QrStatus qr__bn_html(QrBd *bd) {
         qr_html_section(&h, "weights", "Weight comparison");
         const char *t = qr__bn_read_text(bd, "weight_comparison.txt");
         if (t) qr_html_pre(&h, t);
+        const char *wb = qr__bn_exists(bd, "weight_blocks.txt") ? qr__bn_read_text(bd, "weight_blocks.txt") : NULL;
+        if (wb) qr_html_pre(&h, wb);   /* blocked (weight-only) weights only */
     }
     if (bd->have_dist && bd->dist.n) {
         qr_html_section(&h, "distribution", "Value distributions");
@@ -662,7 +664,8 @@ static QrStatus qr__bn_html(QrBd *bd) {
                           "model0_statistic.txt", "model0_statistic.csv", "model1_statistic.txt", "model1_statistic.csv",
                           "compare_per_layer_out.txt", "compare_per_layer_out.csv", "sensitive_ops.txt",
                           "sensitive_ops.csv", "sensitive_ops.json", "accumulated_error.csv", "badcase.npy",
-                          "weight_comparison.txt", "weight_comparison.csv", "abnormal_layer_advisor.txt",
+                          "weight_comparison.txt", "weight_comparison.csv", "weight_blocks.txt", "weight_blocks.csv",
+                          "abnormal_layer_advisor.txt",
                           "mixed_precision.json", "badcase_list.txt", "badcase_list.csv", "dataset/compare_per_layer_out.txt",
                           "dataset/compare_per_layer_out.csv", "dataset/compare_outputs.txt", "dataset/compare_outputs.csv",
                           "dataset/samples.txt", "dataset/samples.csv", "dataset/badcase.npy", "int16_demotion.txt",

@@ -81,8 +81,7 @@ static void test_tpairs_int(void) {
 
 /* runall on a pair: every baseline compute value matched, equivalence PASS, and the advisor's
  * first (main) finding names the planted outlier channel 13 of ln1's output with a migration
- * strength; the HTML's main findings and the terminal summary say it too. Returns false (and
- * skips) when the analyses do not yet pair weight-only quantizers. */
+ * strength; the HTML's main findings and the terminal summary say it too. */
 static void qt_tp_runall(const char *pair, const char *form) {
     char zip[600], dir[600], path[700], name[128];
     snprintf(name, sizeof name, "tpairs runall %s", pair);
@@ -114,12 +113,8 @@ static void qt_tp_runall(const char *pair, const char *form) {
     QrStatus hs = qr_file_read(html, 0, &hb, &hl);
     const char *h = hs == QR_OK ? (const char *)hb : "";
     const char *mainf = strstr(h, "Advisor&#39;s main findings");
-    if (!strcmp(form, "weight-only") && (nm != nb || !eq)) {
-        qt_record_skip(name, "%ld of %ld baseline values matched, equivalence %s: the analyses do not pair "
-                       "MatMulNBits with its float MatMul yet (issue 17 section 2, helper ops17)", nm, nb,
-                       eq ? "PASS" : "not PASS");
-    } else if (nb <= 0 || nm != nb) {
-        qt_record(name, false, "%ld of %ld baseline values matched", nm, nb);
+    if (nb <= 0 || nm != nb) {
+        qt_record(name, false, "%ld of %ld baseline values matched (%s pair)", nm, nb, form);
     } else if (!eq) {
         qt_record(name, false, "equivalence is not PASS");
     } else if (strcmp(kind, "activation_outlier_migration") || strcmp(node, "/ln1/LayerNormalization") || !first_end) {

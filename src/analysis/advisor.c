@@ -511,9 +511,27 @@ static QrStatus qr__ax_check_sens(QrAxAdv *b, const QrSession *s, const QrSensRe
     return QR_OK;
 }
 
+/* Does analysis node `from` produce an input of analysis node `to` (through Q/DQ, Identity,
+ * Cast: qr__m_transparent)? */
+static bool qr__ax_feeds(const QrGraph *a, const char *from, const char *to) {
+    for (int t = 0; from && to && t < a->n_nodes; t++) {
+        if (!a->nodes[t].name || strcmp(a->nodes[t].name, to)) continue;
+        for (int i = 0; i < a->nodes[t].n_in; i++) {
+            int v = a->nodes[t].in[i], p = v >= 0 ? a->values[v].producer : -1;
+            while (p >= 0 && qr__m_transparent(&a->nodes[p]) && a->nodes[p].n_in && a->nodes[p].in[0] >= 0)
+                p = a->values[a->nodes[p].in[0]].producer;
+            if (p >= 0 && a->nodes[p].name && !strcmp(a->nodes[p].name, from)) return true;
+        }
+    }
+    return false;
+}
+
 /* The main finding is the one with the largest measured effect on the model output: a finding
  * on the node (or one of its quantizers) that ranks first in quantization sensitivity, the most
- * severe of them; it moves to f[0]. Without a sensitivity ranking, the first by severity. */
+ * severe of them; it moves to f[0]. A cause found upstream comes before the node's own symptoms:
+ * an activation outlier (QR_ADV_ACT_OUTLIER_MIGRATE) on the value that feeds the top node is
+ * what its error comes from (the weight-only case: the outlier channel amplifies the weight's
+ * quantization error). Without a sensitivity ranking, the first by severity. */
 static void qr__ax_pick_main(const QrSession *s, const QrSensResult *sens, QrAdvice *out) {
     out->main_how = "no sensitivity ranking: the first finding by severity (errors, warnings, info; graph order)";
     if (!out->n || !sens || !sens->n) return;
@@ -524,6 +542,9 @@ static void qr__ax_pick_main(const QrSession *s, const QrSensResult *sens, QrAdv
     free(idx);
     const char *name = top->node >= 0 ? qr__ax_node_name(s, top->node) : top->name;
     int best = -1;
+    bool cause = false;
+    for (int k = 0; k < out->n && best < 0; k++)
+        if (out->f[k].kind == QR_ADV_ACT_OUTLIER_MIGRATE && qr__ax_feeds(s->a, out->f[k].node, name)) best = k, cause = true;
     for (int k = 0; k < out->n && best < 0; k++) {
         const QrFinding *f = &out->f[k];
         bool on = f->node && name && !strcmp(f->node, name);
@@ -534,9 +555,9 @@ static void qr__ax_pick_main(const QrSession *s, const QrSensResult *sens, QrAdv
     QrFinding main = out->f[best];
     memmove(&out->f[1], &out->f[0], (size_t)best * sizeof *out->f);
     out->f[0] = main;
-    QR__AX_TEXT(out, out->main_how, "the most severe finding on '%s', #1 in quantization sensitivity (%s: the largest "
-                "measured effect on the model output%s)", top->name, sens->opts.off_one ? "off-one" : "one-on",
-                sens->opts.off_one ? ", gain over all on" : "");
+    QR__AX_TEXT(out, out->main_how, "%s '%s', #1 in quantization sensitivity (%s: the largest measured effect on the "
+                "model output%s)", cause ? "the activation outlier feeding" : "the most severe finding on", top->name,
+                sens->opts.off_one ? "off-one" : "one-on", sens->opts.off_one ? ", gain over all on" : "");
 }
 
 static int qr__ax_find_cmp(const void *pa, const void *pb) {

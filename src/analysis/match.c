@@ -73,8 +73,19 @@ static bool qr__m_const_in(const QrGraph *g, const QrNode *n, int k) {
            (g->values[n->in[k]].is_init || g->values[n->in[k]].is_const);
 }
 
+/* Does the baseline have a node of n's name and op type? (Then n is a layer of its own there,
+ * e.g. attention's MatMul -> Div by sqrt(d), not a QAT chain's scale correction.) */
+static bool qr__m_base_has(const QrMatchCtx *cx, const QrNode *n) {
+    for (int k = 0; n->name && cx->b && k < cx->b->n_nodes; k++) {
+        const QrNode *bn = &cx->b->nodes[k];
+        if (bn->name && !strcmp(bn->name, n->name) && !strcmp(bn->op_type, n->op_type)) return true;
+    }
+    return false;
+}
+
 /* Groups analysis nodes into units: integer-op chains (ConvInteger→Cast→Mul*→Add)
- * and QAT chains (Conv→Div/Mul by constant→Add constant) become one unit. */
+ * and QAT chains (Conv→Div/Mul by constant→Add constant) become one unit, unless the
+ * baseline has the Div itself (qr__m_base_has). */
 static void qr__m_units(QrMatchCtx *cx) {
     const QrGraph *a = cx->a;
     for (int ni = 0; ni < a->n_nodes; ni++) {
@@ -97,7 +108,7 @@ static void qr__m_units(QrMatchCtx *cx) {
                 take = (stage == 0 && !strcmp(n->op_type, "Cast")) || !strcmp(n->op_type, "Mul") ||
                        (!strcmp(n->op_type, "Add") && (qr__m_const_in(a, n, 0) || qr__m_const_in(a, n, 1)));
             } else {
-                take = (!strcmp(n->op_type, "Div") && qr__m_const_in(a, n, 1)) ||
+                take = (!strcmp(n->op_type, "Div") && qr__m_const_in(a, n, 1) && !qr__m_base_has(cx, n)) ||
                        (stage > 0 && !strcmp(n->op_type, "Add") && (qr__m_const_in(a, n, 0) || qr__m_const_in(a, n, 1)));
             }
             if (!take || n->out[0] < 0) break;

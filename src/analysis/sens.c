@@ -416,13 +416,7 @@ static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const c
     if (st == QR_OK) st = qr_json_finish(&j, &js, &jl);
     else qr_json_free(&j);
     QR_UNUSED(s);
-    if (st == QR_OK) {
-        QrArena a = {0};
-        st = qr_file_write_atomic(qr_arena_printf(&a, "%s/sensitive_ops.txt", dir), txt, tl);
-        if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/sensitive_ops.csv", dir), csv, cl);
-        if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/sensitive_ops.json", dir), js, jl);
-        qr_arena_free(&a);
-    }
+    if (st == QR_OK) st = qr_table_write_trio(dir, "sensitive_ops", txt, tl, csv, cl, js, jl);
     qr_table_free(&tt);
     qr_table_free(&tc);
     free(txt);

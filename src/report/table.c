@@ -120,3 +120,13 @@ static QrStatus qr_table_render_csv(const QrTable *t, const int *order, char **b
     }
     return st;
 }
+
+static QrStatus qr_table_write_trio(const char *dir, const char *stem, const char *txt, size_t tl, const char *csv,
+                                    size_t cl, const char *js, size_t jl) {
+    QrArena a = {0};
+    QrStatus st = qr_file_write_atomic(qr_arena_printf(&a, "%s/%s.txt", dir, stem), txt, tl);
+    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/%s.csv", dir, stem), csv, cl);
+    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/%s.json", dir, stem), js, jl);
+    qr_arena_free(&a);
+    return st;
+}

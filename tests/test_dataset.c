@@ -128,6 +128,11 @@ static const double qt_ds_tol = 1e-9;
 static void qt_dataset_ref(const char *pair) {
     char name[128], path[512], msg[512] = "";
     snprintf(name, sizeof name, "dataset_ref/%s", pair);
+#if !defined(__x86_64__)
+    qt_record_skip(name, "the reference holds ONNX Runtime's x86-64 bits to 1e-9; aarch64 sums in NEON order "
+                   "(within float rounding): checked on x86-64");
+    return;
+#endif
     QtDs t;
     QrDsCompare d = {0};
     QtTsv ref = {0}, ro = {0}, rs = {0};
@@ -490,6 +495,7 @@ static void test_dataset_slurm(void) {
     const char *P = "fixtures/qpairs/qat_fakequant";
     char bin[4096], tmp[4096], cmd[16384], log[8192], one[4200], m[4200];
     const char *b = getenv("QR_BIN") ? getenv("QR_BIN") : "./qreport";
+    if (strchr(b, ' ')) QT_SKIP("QR_BIN is a command line (%s, an emulator): the Slurm tasks need a binary path", b);
     QT_CHECKF(realpath(b, bin) && realpath(qt_tmpdir(), tmp), "cannot resolve %s or %s", b, qt_tmpdir());
     snprintf(cmd, sizeof cmd, "tests/slurm/run_array.sh 4 '%s compare %s/base.onnx %s/analysis.onnx --data %s/data --mode both "
              "--shard auto -o %s/slurm_p$SLURM_ARRAY_TASK_ID.qrpart --quiet' >%s/slurm.log 2>&1", bin, P, P, P, tmp, tmp);

@@ -173,17 +173,23 @@ static void test_cli_bad_inputs(void) {
     QT_CLI_FAILS(r, "fixtures/README.md");
 }
 
+/* A model of one Cast: float32 input x [n] -> y of dtype `to` (the graph output). */
+static void qt_cast_model(QtModel *mb, int opset, int64_t n, QrDType to) {
+    qt_mb_init(mb, opset);
+    int64_t d[1] = { n };
+    qt_mb_input(mb, "x", QR_DT_F32, 1, d);
+    qt_mb_output(mb, "y", to, 1, d);
+    Onnx__NodeProto *node = qt_mb_node(mb, "Cast", "cast", "x", "y");
+    Onnx__AttributeProto *a = qt_mb_attr(mb, node, "to", QR_ATTR_INT);
+    a->has_i = 1;
+    a->i = to;
+}
+
 /* A float8 graph output is written widened to float32 (.npy has no float8). */
 static void test_cli_float8_output(void) {
     QtModel mb;
-    qt_mb_init(&mb, 21);
+    qt_cast_model(&mb, 21, 4, QR_DT_F8E4M3FN);
     int64_t d[1] = { 4 };
-    qt_mb_input(&mb, "x", QR_DT_F32, 1, d);
-    qt_mb_output(&mb, "y", QR_DT_F8E4M3FN, 1, d);
-    Onnx__NodeProto *n = qt_mb_node(&mb, "Cast", "to_f8", "x", "y");
-    Onnx__AttributeProto *a = qt_mb_attr(&mb, n, "to", QR_ATTR_INT);
-    a->has_i = 1;
-    a->i = QR_DT_F8E4M3FN;
     char model[600], in[600], dir[600], out[700];
     snprintf(model, sizeof model, "%s/f8.onnx", qt_tmpdir());
     snprintf(in, sizeof in, "%s/f8_in.npy", qt_tmpdir());

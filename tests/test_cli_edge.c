@@ -8,14 +8,8 @@ static void qt_ce_path(char *dst, size_t n, const char *file) { snprintf(dst, n,
  * float8: each value is the bfloat16 rounding of the input (round to nearest even). */
 static void test_cli_edge_bf16_output(void) {
     QtModel mb;
-    qt_mb_init(&mb, 17);
+    qt_cast_model(&mb, 17, 5, QR_DT_BF16);
     int64_t d[1] = { 5 };
-    qt_mb_input(&mb, "x", QR_DT_F32, 1, d);
-    qt_mb_output(&mb, "y", QR_DT_BF16, 1, d);
-    Onnx__NodeProto *n = qt_mb_node(&mb, "Cast", "to_bf16", "x", "y");
-    Onnx__AttributeProto *a = qt_mb_attr(&mb, n, "to", QR_ATTR_INT);
-    a->has_i = 1;
-    a->i = QR_DT_BF16;
     char model[600], in[600], dir[600], out[700];
     qt_ce_path(model, sizeof model, "bf16.onnx");
     qt_ce_path(in, sizeof in, "bf16_in.npy");

@@ -971,7 +971,7 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
         snprintf(nbuf, sizeof nbuf, "%d", ds.n);
         const char *keys[] = { "command", "mode", "metric", "samples" };
         const char *vals[] = { "compare", o->mode ? o->mode : "sim", qr_metric_name(mk), nbuf };
-        st = qr_dspart_write(o->out_dir, &dc, &ds, se, keys, vals, QR_ARRAY_LEN(keys), shard, n_shards);
+        st = qr_dspart_write(o->out_dir, "compare", &dc, &ds, se, keys, vals, QR_ARRAY_LEN(keys), shard, n_shards, NULL, 0);
         if (st == QR_OK && !o->quiet)
             printf("shard %d/%d: samples %d..%d of %d; wrote %s\n", shard, n_shards, lo, hi - 1, ds.n, o->out_dir);
         if (st != QR_OK) code = qr__cli_fail(st);
@@ -1367,7 +1367,7 @@ static int qr_cli_merge(int argc, char **argv) {
         if (st == QR_OK) st = qr_onnx_load(p0->model_path[m], &g[m]);
     }
     int n_samples = 0;
-    for (int k = 0; st == QR_OK && k < p0->n_opts; k++) if (!strcmp(p0->opt_key[k], "samples")) n_samples = atoi(p0->opt_val[k]);
+    if (st == QR_OK && qr_dspart_opt(p0, "samples")) n_samples = atoi(qr_dspart_opt(p0, "samples"));
     if (st == QR_OK) st = qr_ds_list(g[0], p0->dir, n_samples, &ds);
     if (st == QR_OK && ds.n != p0->n_samples) st = qr_errf(QR_ERR_INVALID, "data folder %s changed since the parts were written", p0->dir);
     for (int k = 0; st == QR_OK && k < ds.n; k++)
@@ -1380,9 +1380,9 @@ static int qr_cli_merge(int argc, char **argv) {
     if (st == QR_OK) st = qr_graph_infer(g[1], in);
     if (st == QR_OK) { st = qr_session_open(&se, g[0], g[1], in); open = st == QR_OK; }
     if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
-    for (int i = 0; st == QR_OK && i < np; i++) st = qr_dspart_load(&parts[i], &se, &dc);
+    for (int i = 0; st == QR_OK && i < np; i++) st = qr_dspart_load(&parts[i], &se, &dc, NULL, 0);
     QrMetricKind mk = QR_METRIC_L1;
-    for (int k = 0; st == QR_OK && k < p0->n_opts; k++) if (!strcmp(p0->opt_key[k], "metric")) qr_metric_parse(p0->opt_val[k], &mk);
+    if (st == QR_OK && qr_dspart_opt(p0, "metric")) qr_metric_parse(qr_dspart_opt(p0, "metric"), &mk);
     if (st == QR_OK) st = qr_mkdir_p(out);
     if (st == QR_OK) st = qr_ds_compare_write(&dc, &se, &ds, mk, out);
     if (st == QR_OK && !quiet) printf("merged %d parts (%d samples); wrote %s/compare_per_layer_out.txt ...\n", np, ds.n, out);

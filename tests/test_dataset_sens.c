@@ -77,6 +77,138 @@ static void test_dataset_sens_section(void) {
     qt_ds_close(&t);
 }
 
+/* ---- sensitivity and cumulative error over samples ----------------------------------- */
+
+static bool qt_rel_close(double a, double b, double tol) {
+    if (a != a || b != b) return a != a && b != b;
+    return fabs(a - b) <= tol * fmax(fabs(a), fabs(b)) || a == b;
+}
+
+/* The pass over the 3 worst samples against an independent computation: each sample run on
+ * its own (qr_sens_run, qr_accum_run_sets with the pooled ranking) — pooled L1/MSE are the
+ * means of the per-sample values (equal element counts), each row's rank on a sample is its
+ * position in that sample's own ranking, the curves' _mean columns the per-sample means and
+ * their pooled MSE the mean of the per-sample MSEs (within 1e-12 relative). */
+static void qt_sens_set_ref(const char *pair, bool off_one) {
+    QtDs t;
+    QrStatus st = qt_ds_open(&t, pair, NULL);
+    QrDsCompare dc;
+    memset(&dc, 0, sizeof dc);
+    if (st == QR_OK) st = qt_ds_run(&t, "sim", 0, 0, &dc);
+    QT_OK(st);
+    int order[64], K = 3, topk[2] = { 1, 3 };
+    qr_ds_rank_samples(&dc, QR_METRIC_L1, order);
+    QrSensOpts so = { .off_one = off_one, .metric = QR_METRIC_L1 };
+    QrSensSet ss;
+    st = qr_sens_set_run(&t.se, &so, &t.ds, order, K, QR_METRIC_L1, topk, 2, NULL, QR_METRIC_MSE, &ss);
+    QT_OK(st);
+    QT_CHECK(t.se.inputs == &t.p.in);
+    int n = ss.r.n, nm = t.se.m.n, ns = ss.acc.n_settings;
+    double *l1 = calloc((size_t)n, sizeof *l1), *mse = calloc((size_t)n, sizeof *mse);
+    double *cv = calloc((size_t)nm * (size_t)ns, sizeof *cv);
+    int *cn = calloc((size_t)nm * (size_t)ns, sizeof *cn);
+    QrTensor cur = {0};
+    int bad_rank = 0, bad_l1 = 0, bad_curve = 0, bad_pool = 0, checked = 0;
+    for (int j = 0; st == QR_OK && j < K; j++) {
+        st = qr_ds_read(&t.ds, t.p.b, order[j], &t.p.in, &cur);
+        if (st != QR_OK) break;
+        qr__sens_use_inputs(&t.se, &cur);
+        QrSensResult r;
+        st = qr_sens_run(&t.se, &so, &r);
+        for (int p = 0; st == QR_OK && p < r.n; p++) {
+            int id = r.rows[p].id;
+            l1[id] += r.rows[p].m.l1 / K;
+            mse[id] += r.rows[p].m.mse / K;
+            bad_rank += ss.rank[(size_t)id * (size_t)K + (size_t)j] != p + 1;
+        }
+        if (st == QR_OK) qr_sens_free(&r);
+        QrAccum a;
+        if (st == QR_OK) st = qr_accum_run_sets(&t.se, &ss.r, topk, 2, NULL, QR_METRIC_MSE, &a);
+        for (size_t c = 0; st == QR_OK && c < (size_t)nm * (size_t)ns; c++)
+            if (a.val[c] == a.val[c]) { cv[c] += a.val[c]; cn[c]++; }
+        if (st == QR_OK) qr_accum_free(&a);
+        qr_tensor_free_data(&cur);
+    }
+    qr__sens_use_inputs(&t.se, &t.p.in);
+    QT_OK(st);
+    for (int p = 0; p < n; p++) {
+        const QrSensRow *row = &ss.r.rows[p];
+        bad_l1 += !qt_rel_close(row->m.l1, l1[row->id], 1e-12) || !qt_rel_close(row->m.mse, mse[row->id], 1e-12);
+    }
+    for (size_t c = 0; c < (size_t)nm * (size_t)ns; c++) {
+        if (cn[c] != K) continue;
+        checked++;
+        bad_curve += !qt_rel_close(ss.mean[c], cv[c] / K, 1e-12);
+        bad_pool += !qt_rel_close(ss.acc.val[c], cv[c] / K, 1e-12);   /* pooled MSE = mean MSE (same element count) */
+        bad_curve += !(ss.p05[c] <= ss.mean[c] * (1 + 1e-12) + 1e-300 && ss.mean[c] <= ss.p95[c] * (1 + 1e-12) + 1e-300);
+    }
+    QT_CHECKF(n > 3 && checked > 10 && !bad_rank && !bad_l1 && !bad_curve && !bad_pool,
+              "%s%s: %d rows, %d curve cells: ranks %d, pooled L1/MSE %d, curve mean/band %d, pooled curve %d wrong", pair,
+              off_one ? " off-one" : "", n, checked, bad_rank, bad_l1, bad_curve, bad_pool);
+    free(l1); free(mse); free(cv); free(cn);
+    qr_sens_set_free(&ss);
+    qr_ds_compare_free(&dc);
+    qt_ds_close(&t);
+}
+
+static void test_dataset_sens_ref(void) {
+    qt_sens_set_ref("qat_fakequant", false);
+    qt_sens_set_ref("ort_qdq", false);
+    qt_sens_set_ref("ort_qdq", true);
+}
+
+/* sensitivity --data --shard K/N into parts, qreport merge (shuffled): the merge ranks the
+ * samples on the merged table, runs the pass on the same K worst and writes the same bytes as
+ * one process (sensitive_ops.*, accumulated_error.csv); off-one with --sens-samples 2 and
+ * --topk-list too. Mixed commands, a missing option and a missing shard are refused. */
+static void test_dataset_sens_shard(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/qat_fakequant", *T = qt_tmpdir();
+    const char *files[] = { "sensitive_ops.txt", "sensitive_ops.csv", "sensitive_ops.json", "accumulated_error.csv" };
+    const char *opts[2] = { "", "--sensitivity off-one --sens-samples 2 --topk-list 1,2 --metric Cosine" };
+    for (int v = 0; v < 2; v++) {
+        qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx --data %s/data %s -o %s/ss_one%d --quiet", P, P, P, opts[v], T, v);
+        QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+        for (int k = 0; k < 3; k++) {
+            qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx --data %s/data %s --shard %d/3 -o %s/ss%d_%d.qrpart --quiet", P,
+                   P, P, opts[v], k, T, v, k);
+            QT_CHECKF(r.code == 0, "shard %d exit %d: %s", k, r.code, r.err);
+        }
+        qt_cli(&r, "merge %s/ss%d_2.qrpart %s/ss%d_0.qrpart %s/ss%d_1.qrpart -o %s/ss_m%d --quiet", T, v, T, v, T, v, T, v);
+        QT_CHECKF(r.code == 0, "merge exit %d: %s", r.code, r.err);
+        for (int f = 0; f < QR_ARRAY_LEN(files); f++) {
+            char a[600], b[600];
+            snprintf(a, sizeof a, "%s/ss_one%d/%s", T, v, files[f]);
+            snprintf(b, sizeof b, "%s/ss_m%d/%s", T, v, files[f]);
+            QT_CHECKF(qt_files_equal(a, b), "%s differs between the single run and the merge (variant %d)", files[f], v);
+        }
+    }
+    char p[600], buf[8192];
+    snprintf(p, sizeof p, "%s/ss_one1/sensitive_ops.txt", T);
+    qt_slurp(p, buf, sizeof buf);
+    QT_CHECKF(strstr(buf, "pooled over the 2 worst samples") && strstr(buf, "gain") && strstr(buf, "rank_median"), "%.800s", buf);
+    /* refusals */
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --shard 1/3 -o %s/ss_cmp.qrpart --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    qt_cli(&r, "merge %s/ss0_0.qrpart %s/ss_cmp.qrpart %s/ss0_2.qrpart -o %s/ss_bad --quiet", T, T, T, T);
+    QT_CLI_FAILS(r, "ss_cmp.qrpart", "'compare --shard'", "'sensitivity --shard'");
+    qt_cli(&r, "merge %s/ss0_0.qrpart %s/ss1_1.qrpart %s/ss0_2.qrpart -o %s/ss_bad --quiet", T, T, T, T);
+    QT_CLI_FAILS(r, "ss1_1.qrpart", "different options");
+    qt_cli(&r, "merge %s/ss0_0.qrpart %s/ss0_2.qrpart -o %s/ss_bad --quiet", T, T, T);
+    QT_CLI_FAILS(r, "missing shard(s) 1");
+    snprintf(p, sizeof p, "%s/ss_bad/sensitive_ops.txt", T);
+    uint64_t sz;
+    QT_CHECKF(qr_file_size(p, &sz) != QR_OK, "merge wrote tables after failing");
+    qr_err_clear();
+    /* usage errors */
+    qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx --data %s/data --sens-samples 0 -o %s/ss_x --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 2 && strstr(r.err, "--sens-samples"), "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx --shard 0/2 -o %s/ss_x --quiet", P, P, T);
+    QT_CHECKF(r.code == 2 && strstr(r.err, "--shard needs --data"), "exit %d: %s", r.code, r.err);
+}
+
 static void qt_dataset_sens_all(void) {
+    QT_RUN(test_dataset_sens_shard);
+    QT_RUN(test_dataset_sens_ref);
     QT_RUN(test_dataset_sens_section);
 }

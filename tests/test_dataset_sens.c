@@ -207,7 +207,69 @@ static void test_dataset_sens_shard(void) {
     QT_CHECKF(r.code == 2 && strstr(r.err, "--shard needs --data"), "exit %d: %s", r.code, r.err);
 }
 
+/* runall --data: dataset/sensitive_ops.* and accumulated_error.csv equal sensitivity --data's
+ * (same options: the pass does not depend on the sample the session was opened on), the plots
+ * exist, summary.json and the HTML carry the rank stability. */
+static void test_dataset_sens_runall(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/ort_qdq", *T = qt_tmpdir();
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s/data --sens-samples 3 -o %s/dsr3.zip --keep-dir %s/dsr3 --quiet",
+           P, P, P, T, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx --data %s/data --sens-samples 3 -o %s/dsr3_sens --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    const char *files[] = { "sensitive_ops.txt", "sensitive_ops.csv", "sensitive_ops.json", "accumulated_error.csv" };
+    for (int f = 0; f < QR_ARRAY_LEN(files); f++) {
+        char a[600], b[600];
+        snprintf(a, sizeof a, "%s/dsr3_sens/%s", T, files[f]);
+        snprintf(b, sizeof b, "%s/dsr3/dataset/%s", T, files[f]);
+        QT_CHECKF(qt_files_equal(a, b), "%s differs between runall --data and sensitivity --data", files[f]);
+    }
+    char p[600];
+    static char buf[1 << 20];
+    uint64_t sz = 0;
+    const char *pngs[] = { "plots/dataset_samples.png", "plots/dataset_accumulated_error.png" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/dsr3/%s", T, pngs[i]);
+        QT_CHECKF(qr_file_size(p, &sz) == QR_OK && sz > 1000, "%s missing", p);
+    }
+    snprintf(p, sizeof p, "%s/dsr3/summary.json", T);
+    qt_slurp(p, buf, sizeof buf);
+    QT_CHECKF(strstr(buf, "\"dataset_sensitivity\": {") && strstr(buf, "\"sens_samples\": 3") && strstr(buf, "\"rank_median\""),
+              "%.3000s", strstr(buf, "dataset_sensitivity") ? strstr(buf, "dataset_sensitivity") : buf);
+    snprintf(p, sizeof p, "%s/dsr3/index.html", T);
+    qt_slurp(p, buf, sizeof buf);
+    QT_CHECK(strstr(buf, "plots/dataset_accumulated_error.png") && strstr(buf, "plots/dataset_samples.png") &&
+             strstr(buf, "share the pooled top 5") && strstr(buf, "dataset/sensitive_ops.csv"));
+}
+
+/* The band of a line chart: a column through it has the band's tint over the p05..p95 span
+ * (about half the plot height here) and none without it. */
+static void test_dataset_sens_band(void) {
+    double y[10], lo[10], hi[10];
+    for (int i = 0; i < 10; i++) { y[i] = 0.5; lo[i] = 0.25; hi[i] = 0.75; }
+    y[0] = 0; y[9] = 1;                        /* the range 0..1 */
+    const double *l[1] = { lo }, *h[1] = { hi };
+    QrSeries s = { "mean", y, false };
+    int tinted[2] = { 0, 0 };
+    for (int b = 0; b < 2; b++) {
+        QrLineChart lc = { .title = "band", .n_x = 10, .n_panels = 1, .width = 400, .height = 300 };
+        lc.panels[0] = (QrLinePanel){ .series = &s, .n_series = 1, .y_scale = QR_SCALE_LINEAR, .band_lo = b ? l : NULL,
+                                      .band_hi = b ? h : NULL };
+        QrCanvas c;
+        QT_OK(qr_plot_line(&lc, &c));
+        for (int yy = 0; yy < c.h; yy++) {
+            QrColor k = qr_canvas_get(&c, 200, yy);
+            tinted[b] += k.b > k.r + 20 && k.r > 120;   /* a light blue (palette 0 at low alpha on white) */
+        }
+        qr_canvas_free(&c);
+    }
+    QT_CHECKF(tinted[0] == 0 && tinted[1] > 60, "tinted pixels in a column: %d without the band, %d with", tinted[0], tinted[1]);
+}
+
 static void qt_dataset_sens_all(void) {
+    QT_RUN(test_dataset_sens_band);
+    QT_RUN(test_dataset_sens_runall);
     QT_RUN(test_dataset_sens_shard);
     QT_RUN(test_dataset_sens_ref);
     QT_RUN(test_dataset_sens_section);

@@ -1408,6 +1408,7 @@ static int qr_cli_runall(int argc, char **argv) {
         ro.dataset = st == QR_OK ? &ds : NULL;
         ro.dataset_metric = QR_METRIC_L1;
         if (o.metric) qr_metric_parse(o.metric, &ro.dataset_metric);
+        ro.sens_samples = o.sens_samples;
     }
     ro.deploy = dep;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");

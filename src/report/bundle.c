@@ -17,6 +17,7 @@
 typedef struct QrBd {
     const QrRunallOpts *o;
     QrDsRunall dsr;              /* --data: the comparison over the whole set (analysis/dataset) */
+    QrSensSet dss;               /* --data: sensitivity and cumulative error over the worst samples (analysis/sens) */
     const QrTensor *inputs;
     QrSession se;
     QrArena arena;
@@ -318,6 +319,7 @@ static QrStatus qr__bn_summary(QrBd *bd) {
     }
     qr_deploy_runall_json(&j, &bd->dep);
     qr_ds_runall_json(&j, &bd->dsr, &bd->se);
+    qr_sens_set_json(&j, &bd->dss);
     qr__bn_json_failed(&j, bd);
     qr_json_obj_end(&j);
     return qr__bn_write_json(bd, &j, "summary.json");
@@ -652,6 +654,7 @@ static QrStatus qr__bn_html(QrBd *bd) {
     }
     qr_deploy_runall_html(&h, &bd->dep);
     qr_ds_runall_html(&h, &bd->dsr, &bd->se, bd->dir);
+    if (bd->dsr.on) qr_sens_set_html(&h, &bd->dss, bd->dir);
     qr_html_section(&h, "check", "Model structure check");
     const char *chk = qr__bn_read_text(bd, "model_check_result.txt");
     if (chk) qr_html_pre(&h, chk);
@@ -668,7 +671,9 @@ static QrStatus qr__bn_html(QrBd *bd) {
                           "abnormal_layer_advisor.txt",
                           "mixed_precision.json", "badcase_list.txt", "badcase_list.csv", "dataset/compare_per_layer_out.txt",
                           "dataset/compare_per_layer_out.csv", "dataset/compare_outputs.txt", "dataset/compare_outputs.csv",
-                          "dataset/samples.txt", "dataset/samples.csv", "dataset/badcase.npy", "int16_demotion.txt",
+                          "dataset/samples.txt", "dataset/samples.csv", "dataset/badcase.npy", "dataset/sensitive_ops.txt",
+                          "dataset/sensitive_ops.csv", "dataset/sensitive_ops.json", "dataset/accumulated_error.csv",
+                          "int16_demotion.txt",
                           "int16_demotion.csv", "int16_demotion.json" };
     const char *present[QR_ARRAY_LEN(all)];
     int np = 0;
@@ -1047,6 +1052,10 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         if (o->dataset) {
             qr_progress_begin(&bd->prog, "data set", 0);
             qr__bn_done(bd, "data set", qr_ds_runall(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->mode, inputs, bd->dir));
+            qr_progress_begin(&bd->prog, "data-set sensitivity", 0);
+            qr__bn_done(bd, "data-set sensitivity",
+                        qr_sens_set_runall(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk,
+                                           &bd->acc_sets, o->metric_given ? o->sens.metric : QR_METRIC_COSINE, bd->dir));
         }
         qr_progress_begin(&bd->prog, "plots", 0);
         qr__bn_done(bd, "plots", qr__bn_plots(bd));
@@ -1129,6 +1138,7 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
     if (bd->have_dist) qr_dist_free(&bd->dist);
     qr_deploy_runall_free(&bd->dep);
     qr_ds_runall_free(&bd->dsr);
+    qr_sens_set_free(&bd->dss);
     if (bd->se.b) qr_session_close(&bd->se);
     qr_arena_free(&bd->arena);
     free(bd);

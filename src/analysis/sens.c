@@ -1117,14 +1117,14 @@ static QrStatus qr_sens_set_runall(QrSensSet *ss, QrSession *s, const QrDsRunall
     QrStatus st = qr_sens_set_run(s, o, dsr->ds, order, K, dsr->metric, topk, n_topk, sets, acc_metric, ss);
     free(order);
     char sub[4300], p[4400];
-    snprintf(sub, sizeof sub, "%s/dataset", dir);
+    snprintf(sub, sizeof sub, "%s/" QR_BF_DATASET, dir);
     if (st == QR_OK) st = qr_mkdir_p(sub);
     if (st == QR_OK) st = qr_sens_set_write(s, ss, sub);
     snprintf(sub, sizeof sub, "%s/plots", dir);
     if (st == QR_OK) st = qr_mkdir_p(sub);
-    snprintf(p, sizeof p, "%s/plots/dataset_samples.png", dir);
+    snprintf(p, sizeof p, "%s/" QR_BF_DS_PLOT_SAMPLES, dir);
     if (st == QR_OK) st = qr__sens_set_plot_samples(dc, dsr->metric, p);
-    snprintf(p, sizeof p, "%s/plots/dataset_accumulated_error.png", dir);
+    snprintf(p, sizeof p, "%s/" QR_BF_DS_PLOT_ACCUM, dir);
     if (st == QR_OK && ss->have_acc) st = qr__sens_set_plot_curves(s, ss, p);
     return st;
 }
@@ -1165,15 +1165,15 @@ static void qr_sens_set_json(QrJson *j, const QrSensSet *ss) {
 /* The rank-stability table (top 10) and the plots, for the HTML data-set section. */
 static void qr_sens_set_html(QrHtml *h, const QrSensSet *ss, const char *dir) {
     char p[4400];
-    snprintf(p, sizeof p, "%s/plots/dataset_samples.png", dir);
+    snprintf(p, sizeof p, "%s/" QR_BF_DS_PLOT_SAMPLES, dir);
     bool samples_png = access(p, F_OK) == 0;
-    snprintf(p, sizeof p, "%s/plots/dataset_accumulated_error.png", dir);
+    snprintf(p, sizeof p, "%s/" QR_BF_DS_PLOT_ACCUM, dir);
     bool acc_png = access(p, F_OK) == 0;
     if (samples_png || acc_png) {
         qr_html_gallery_begin(h);
-        if (samples_png) qr_html_image(h, "plots/dataset_samples.png", "Samples ranked worst first", "Samples ranked", 0, 0);
+        if (samples_png) qr_html_image(h, QR_BF_DS_PLOT_SAMPLES, "Samples ranked worst first", "Samples ranked", 0, 0);
         if (acc_png)
-            qr_html_image(h, "plots/dataset_accumulated_error.png", "Cumulative error: mean and p05-p95 band over the samples",
+            qr_html_image(h, QR_BF_DS_PLOT_ACCUM, "Cumulative error: mean and p05-p95 band over the samples",
                           "Cumulative error over the sensitivity samples", 0, 0);
         qr_html_gallery_end(h);
     }

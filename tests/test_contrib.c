@@ -444,10 +444,100 @@ static void qt_contrib_wonly_runall(void) {
     QT_CHECKF(lines == 1 + 4 * QR_WEIGHT_WORST_BLOCKS && has, "weight_blocks.csv: %d lines", lines);
 }
 
+/* ---- the advisor's block_error_dominant on a planted bad block (fixtures/tpairs/int4_badblock) ----
+ * fc2's float weight has one value 40x its int4 block's abs-max (column 7, rows 64..95): that block
+ * must be the one finding of its kind, on /fc2/MatMul, with the block index (scale [2][7] of the
+ * twin's [k_blocks, N] scales = 135), its share of fc2's error energy and its SQNR equal to what is
+ * computed here from the MatMulNBits initializers (codes, packed zero points, scales) and the float
+ * weight; int4_nbits (the same model without the planted value) has no such finding. */
+static QrStatus qt_cb_advise(const char *pair, QrGraph **b, QrGraph **a, QrTensor *in, QrSession *s, QrAdvice *adv) {
+    char path[256];
+    snprintf(path, sizeof path, "fixtures/tpairs/%s/input.npy", pair);
+    QR_TRY(qr_npy_read(path, in));
+    snprintf(path, sizeof path, "fixtures/tpairs/%s/base.onnx", pair);
+    QR_TRY(qr_onnx_load(path, b));
+    snprintf(path, sizeof path, "fixtures/tpairs/%s/analysis.onnx", pair);
+    QR_TRY(qr_onnx_load(path, a));
+    QR_TRY(qr_graph_infer(*b, in));
+    QR_TRY(qr_graph_infer(*a, in));
+    QR_TRY(qr_session_open(s, *b, *a, in));
+    return qr_advisor_run(s, NULL, NULL, NULL, NULL, adv);
+}
+
+static void qt_contrib_badblock(void) {
+    static const char *const pairs[2] = { "int4_badblock", "int4_nbits" };
+    for (int pi = 0; pi < 2; pi++) {
+        QrGraph *b = NULL, *a = NULL;
+        QrTensor in = {0};
+        QrSession s;
+        QrAdvice adv;
+        memset(&s, 0, sizeof s);
+        memset(&adv, 0, sizeof adv);
+        QrStatus st = qt_cb_advise(pairs[pi], &b, &a, &in, &s, &adv);
+        QT_OK(st);
+        if (st != QR_OK) return;
+        const QrFinding *f = NULL;
+        int nf = 0;
+        for (int k = 0; k < adv.n; k++)
+            if (adv.f[k].kind == QR_ADV_BLOCK_DOMINANT) { f = &adv.f[k]; nf++; }
+        if (pi == 1) {
+            QT_CHECKF(nf == 0, "int4_nbits: %d block_error_dominant findings (first on %s)", nf, f ? f->node : "");
+        } else {
+            QT_CHECKF(nf == 1 && !strcmp(f->node, "/fc2/MatMul"), "int4_badblock: %d findings, on %s", nf,
+                      f ? f->node : "-");
+            /* the blocks' error energy from the initializers */
+            const QrNode *nn = NULL;
+            for (int i = 0; i < a->n_nodes; i++) if (!strcmp(a->nodes[i].name, "/fc2/MatMul")) nn = &a->nodes[i];
+            const QrNode *bn = NULL;
+            for (int i = 0; i < b->n_nodes; i++) if (!strcmp(b->nodes[i].name, "/fc2/MatMul")) bn = &b->nodes[i];
+            QT_CHECK(nn && bn);
+            if (f && nn && bn) {
+                const QrTensor *B = qt_cb_init(a, nn, 1), *S = qt_cb_init(a, nn, 2), *Z = qt_cb_init(a, nn, 3);
+                const QrTensor *W = &b->values[bn->in[1]].t;   /* [K, N] */
+                const int64_t K = 128, N = 64, bs = 32, nb = 4;
+                double se[4 * 64] = {0}, sx[4 * 64] = {0}, total = 0;
+                for (int64_t n = 0; n < N; n++)
+                    for (int64_t k = 0; k < K; k++) {
+                        int64_t kb = k / bs;
+                        double code = qt_cb_field((const uint8_t *)B->data + n * nb * bs / 2, k, 4);
+                        double zp = qt_cb_field((const uint8_t *)Z->data + n * 2, kb, 4);
+                        double wq = (float)((code - zp) * qr_tensor_get_f64(S, n * nb + kb));
+                        double x = qr_tensor_get_f64(W, k * N + n), e = (x - wq) * (x - wq);
+                        se[kb * N + n] += e;   /* the twin's [k_blocks, N] scale index */
+                        sx[kb * N + n] += x * x;
+                        total += e;
+                    }
+                int64_t top = 0;
+                for (int64_t p = 1; p < nb * N; p++) if (se[p] > se[top]) top = p;
+                double share = se[top] / total, sqnr = 10 * log10(sx[top] / se[top]);
+                double ev_share = NAN, ev_blk = NAN, ev_sqnr = NAN;
+                for (int e = 0; e < f->n_ev; e++) {
+                    if (!strcmp(f->ev_name[e], "share")) ev_share = f->ev[e];
+                    if (!strcmp(f->ev_name[e], "block")) ev_blk = f->ev[e];
+                    if (!strcmp(f->ev_name[e], "block_sqnr_db")) ev_sqnr = f->ev[e];
+                }
+                QT_CHECKF(top == 2 * 64 + 7 && ev_blk == (double)top, "the planted block is %lld, computed here %lld, "
+                          "named %g", (long long)(2 * 64 + 7), (long long)top, ev_blk);
+                QT_CHECKF(fabs(ev_share - share) < 1e-9 && share >= 0.25, "share %.12g, computed here %.12g", ev_share,
+                          share);
+                QT_CHECKF(fabs(ev_sqnr - sqnr) < 1e-6, "block SQNR %.9f, computed here %.9f", ev_sqnr, sqnr);
+                QT_CHECKF(strstr(f->reason, "block 135 (elements [64:96] x [7]") && strstr(f->fix, "smaller block_size")
+                          && strstr(f->fix, "8 bit"), "reason: %s / fix: %s", f->reason, f->fix);
+            }
+        }
+        qr_advice_free(&adv);
+        qr_session_close(&s);
+        qr_tensor_free_data(&in);
+        if (b) { qr_graph_free(b); free(b); }
+        if (a) { qr_graph_free(a); free(a); }
+    }
+}
+
 static void qt_contrib_all(void) {
     QT_RUN(qt_contrib_bad_input);
     QT_RUN(qt_contrib_wonly_session);
     QT_RUN(qt_contrib_wonly_runall);
+    QT_RUN(qt_contrib_badblock);
     unsigned char *buf = NULL;
     size_t len = 0;
     if (qr_file_read(QT_CB_DIR "/index.tsv", 1 << 20, &buf, &len) != QR_OK) {

@@ -1423,7 +1423,7 @@ static int qr_cli_runall(int argc, char **argv) {
     if (!qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", ro.topk, 12, &ro.n_topk))
         st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
     QrRunallResult res;
-    if (st == QR_OK) st = qr_bundle_runall(b, a, have_bc ? bc.inputs : in, &ro, &res);
+    if (st == QR_OK) st = qr_runall_run(b, a, have_bc ? bc.inputs : in, &ro, &res);
     int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
     if (st == QR_OK && dep.emit_dir) {               /* the model asked for must be there */
         char p[4096];

@@ -37,6 +37,7 @@
 #include "test_analysis_knobs.c"
 #include "test_dataset.c"
 #include "test_sketch.c"
+#include "test_dsstat.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -80,6 +81,7 @@ int main(int argc, char **argv) {
     QT_MODULE(analysis_knobs);
     QT_MODULE(dataset);
     QT_MODULE(sketch);
+    QT_MODULE(dsstat);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

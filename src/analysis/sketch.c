@@ -18,11 +18,13 @@ static void qr_sketch_free(QrSketch *s) {
     s->k = k;
 }
 
-static size_t qr_sketch_bytes(const QrSketch *s) {
+#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
+QR_TESTAPI size_t qr_sketch_bytes(const QrSketch *s) {
     size_t b = 0;
     for (int h = 0; h < s->n_levels; h++) b += (size_t)s->cap[h] * sizeof(uint32_t);
     return b;
 }
+#endif
 
 /* Room for `more` items at level h. */
 static QrStatus qr__sk_reserve(QrSketch *s, int h, int32_t more) {
@@ -103,7 +105,8 @@ static QrStatus qr_sketch_add_f32(QrSketch *s, const float *v, int64_t n) {
     return QR_OK;
 }
 
-static QrStatus qr_sketch_merge(QrSketch *a, const QrSketch *b) {
+#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
+QR_TESTAPI QrStatus qr_sketch_merge(QrSketch *a, const QrSketch *b) {
     if (a->k != b->k) return qr_errf(QR_ERR_INVALID, "quantile sketches of capacities %d and %d cannot merge", a->k, b->k);
     for (int h = 0; h < b->n_levels; h++) {
         if (!b->len[h]) continue;
@@ -124,12 +127,15 @@ static QrStatus qr_sketch_merge(QrSketch *a, const QrSketch *b) {
         if (a->len[h] >= a->k) QR_TRY(qr__sk_compact(a, h));
     return QR_OK;
 }
+#endif
 
-static int64_t qr_sketch_bound_max(int64_t n, int k) {
+#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
+QR_TESTAPI int64_t qr_sketch_bound_max(int64_t n, int k) {
     int64_t e = 0;
     for (int h = 0; h < 62 && ((int64_t)k << h) <= n; h++) e += n / ((int64_t)k << h) * ((int64_t)1 << h);
     return e;
 }
+#endif
 
 /* ==== quantiles ====================================================================== */
 
@@ -175,7 +181,8 @@ static QrStatus qr_sketch_quantiles(const QrSketch *s, const double *q, int nq, 
 
 /* ==== byte form ====================================================================== */
 
-static QrStatus qr__sk_put(uint8_t **buf, size_t *len, size_t *cap, uint64_t v, int nbytes) {
+#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
+QR_TESTAPI QrStatus qr_sketch_put_le(uint8_t **buf, size_t *len, size_t *cap, uint64_t v, int nbytes) {
     if (*len + (size_t)nbytes > *cap) {
         size_t c = *cap ? *cap : 4096;
         while (c < *len + (size_t)nbytes) c *= 2;
@@ -187,32 +194,38 @@ static QrStatus qr__sk_put(uint8_t **buf, size_t *len, size_t *cap, uint64_t v, 
     for (int i = 0; i < nbytes; i++) (*buf)[(*len)++] = (uint8_t)(v >> (8 * i));
     return QR_OK;
 }
+#endif
 
-static QrStatus qr_sketch_write(const QrSketch *s, uint8_t **buf, size_t *len, size_t *cap) {
+#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
+QR_TESTAPI QrStatus qr_sketch_write(const QrSketch *s, uint8_t **buf, size_t *len, size_t *cap) {
     uint64_t head[] = { (uint64_t)s->k, (uint64_t)s->n_levels, (uint64_t)s->n, (uint64_t)s->n_nan, (uint64_t)s->n_pinf,
                         (uint64_t)s->n_ninf, s->min_key, s->max_key, (uint64_t)s->err };
-    for (int i = 0; i < QR_ARRAY_LEN(head); i++) QR_TRY(qr__sk_put(buf, len, cap, head[i], 8));
+    for (int i = 0; i < QR_ARRAY_LEN(head); i++) QR_TRY(qr_sketch_put_le(buf, len, cap, head[i], 8));
     for (int h = 0; h < s->n_levels; h++) {
-        QR_TRY(qr__sk_put(buf, len, cap, s->parity[h], 1));
-        QR_TRY(qr__sk_put(buf, len, cap, (uint64_t)s->len[h], 4));
-        for (int32_t j = 0; j < s->len[h]; j++) QR_TRY(qr__sk_put(buf, len, cap, s->item[h][j], 4));
+        QR_TRY(qr_sketch_put_le(buf, len, cap, s->parity[h], 1));
+        QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)s->len[h], 4));
+        for (int32_t j = 0; j < s->len[h]; j++) QR_TRY(qr_sketch_put_le(buf, len, cap, s->item[h][j], 4));
     }
     return QR_OK;
 }
+#endif
 
-static uint64_t qr__sk_get(const uint8_t *p, size_t avail, size_t *off, int nbytes, bool *bad) {
+#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
+QR_TESTAPI uint64_t qr_sketch_get_le(const uint8_t *p, size_t avail, size_t *off, int nbytes, bool *bad) {
     if (*bad || *off > avail || avail - *off < (size_t)nbytes) { *bad = true; return 0; }
     uint64_t v = 0;
     for (int i = 0; i < nbytes; i++) v |= (uint64_t)p[*off + (size_t)i] << (8 * i);
     *off += (size_t)nbytes;
     return v;
 }
+#endif
 
-static QrStatus qr_sketch_read(QrSketch *s, const uint8_t *p, size_t avail, size_t *used) {
+#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
+QR_TESTAPI QrStatus qr_sketch_read(QrSketch *s, const uint8_t *p, size_t avail, size_t *used) {
     size_t off = 0;
     bool bad = false;
     uint64_t head[9];
-    for (int i = 0; i < 9; i++) head[i] = qr__sk_get(p, avail, &off, 8, &bad);
+    for (int i = 0; i < 9; i++) head[i] = qr_sketch_get_le(p, avail, &off, 8, &bad);
     if (bad || head[0] < 2 || head[0] > (1u << 24) || (head[0] & 1) || head[1] > QR_SKETCH_MAX_LEVELS ||
         head[2] > ((uint64_t)1 << 62) || head[3] > ((uint64_t)1 << 62) || head[4] > ((uint64_t)1 << 62) ||
         head[5] > ((uint64_t)1 << 62) || head[6] > UINT32_MAX || head[7] > UINT32_MAX || head[8] > ((uint64_t)1 << 62))
@@ -228,13 +241,13 @@ static QrStatus qr_sketch_read(QrSketch *s, const uint8_t *p, size_t avail, size
     int64_t weight = 0;
     QrStatus st = QR_OK;
     for (int h = 0; st == QR_OK && h < (int)head[1]; h++) {
-        s->parity[h] = (uint8_t)qr__sk_get(p, avail, &off, 1, &bad);
-        uint64_t n = qr__sk_get(p, avail, &off, 4, &bad);
+        s->parity[h] = (uint8_t)qr_sketch_get_le(p, avail, &off, 1, &bad);
+        uint64_t n = qr_sketch_get_le(p, avail, &off, 4, &bad);
         if (bad || s->parity[h] > 1 || n > (uint64_t)(avail - off) / 4) { bad = true; break; }
         s->n_levels = h + 1;
         if (n) st = qr__sk_reserve(s, h, (int32_t)n);
         for (uint64_t j = 0; st == QR_OK && j < n; j++) {
-            uint32_t key = (uint32_t)qr__sk_get(p, avail, &off, 4, &bad);
+            uint32_t key = (uint32_t)qr_sketch_get_le(p, avail, &off, 4, &bad);
             float f = qr_sketch_unkey(key);
             if (!isfinite(f) || key < s->min_key || key > s->max_key) bad = true;
             s->item[h][s->len[h]++] = key;
@@ -248,3 +261,4 @@ static QrStatus qr_sketch_read(QrSketch *s, const uint8_t *p, size_t avail, size
     *used = off;
     return QR_OK;
 }
+#endif

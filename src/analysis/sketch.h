@@ -49,7 +49,9 @@ static void qr_sketch_free(QrSketch *s);
 /* Adds v[0..n) (float32). Fails only when out of memory (the sketch stays valid). */
 static QrStatus qr_sketch_add_f32(QrSketch *s, const float *v, int64_t n);
 /* a += b (same k, else QR_ERR_INVALID). */
-static QrStatus qr_sketch_merge(QrSketch *a, const QrSketch *b);
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_sketch_merge(QrSketch *a, const QrSketch *b);
+#endif
 /* Quantiles q[0..nq) in [0, 1] of the finite values, numpy's default definition (linear
  * interpolation between the order statistics at ranks floor and floor+1 of q*(n-1)) applied
  * to the sketch's weighted items; q = 0 and 1 give the exact min and max. NaN when empty.
@@ -58,16 +60,34 @@ static QrStatus qr_sketch_quantiles(const QrSketch *s, const double *q, int nq, 
 static double qr_sketch_min(const QrSketch *s);
 static double qr_sketch_max(const QrSketch *s);
 /* The documented worst case of err for n values at capacity k (see above). */
-static int64_t qr_sketch_bound_max(int64_t n, int k);
+#ifdef QR_TESTING
+QR_TESTAPI int64_t qr_sketch_bound_max(int64_t n, int k);
+#endif
 /* Bytes held by the items. */
-static size_t qr_sketch_bytes(const QrSketch *s);
+#ifdef QR_TESTING
+QR_TESTAPI size_t qr_sketch_bytes(const QrSketch *s);
+#endif
 
 /* Byte form (little-endian; the items in level order): appended to *buf (realloc'd, *len
  * bytes used of *cap); read back by qr_sketch_read from p[0..avail), *used set to the bytes
  * consumed. A malformed form (counts out of range, items unordered keys of NaN, sizes past
  * the end) fails with QR_ERR_INVALID and leaves s empty. */
-static QrStatus qr_sketch_write(const QrSketch *s, uint8_t **buf, size_t *len, size_t *cap);
-static QrStatus qr_sketch_read(QrSketch *s, const uint8_t *p, size_t avail, size_t *used);
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_sketch_write(const QrSketch *s, uint8_t **buf, size_t *len, size_t *cap);
+#endif
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_sketch_read(QrSketch *s, const uint8_t *p, size_t avail, size_t *used);
+#endif
+
+/* Little-endian integers for byte forms (also the data-set accumulators'): put appends the
+ * low nbytes of v to *buf (realloc'd); get reads nbytes at *off, setting *bad (and returning 0)
+ * past avail or once *bad is set. */
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_sketch_put_le(uint8_t **buf, size_t *len, size_t *cap, uint64_t v, int nbytes);
+#endif
+#ifdef QR_TESTING
+QR_TESTAPI uint64_t qr_sketch_get_le(const uint8_t *p, size_t avail, size_t *off, int nbytes, bool *bad);
+#endif
 
 /* Ordered 32-bit key of a float and back (NaN has no key: callers filter it). */
 static inline uint32_t qr_sketch_key(float f) {

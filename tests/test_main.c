@@ -38,6 +38,7 @@
 #include "test_dataset.c"
 #include "test_sketch.c"
 #include "test_dsstat.c"
+#include "test_dataset_sens.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -82,6 +83,7 @@ int main(int argc, char **argv) {
     QT_MODULE(dataset);
     QT_MODULE(sketch);
     QT_MODULE(dsstat);
+    QT_MODULE(dataset_sens);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

@@ -267,13 +267,23 @@ static void test_dataset_sens_band(void) {
     QT_CHECKF(tinted[0] == 0 && tinted[1] > 60, "tinted pixels in a column: %d without the band, %d with", tinted[0], tinted[1]);
 }
 
-/* Every file of two unzipped bundles equal, manifest.json but for its command line. */
+/* Two unzipped bundles (a single runall --data and a merge of its shards) equal file by file:
+ * manifest.json but for its command line; summary.json but for the four keys that say whether
+ * the profiles and distributions cover the set (runall parts do not carry those accumulators
+ * yet: the merged bundle's are the worst sample's, and its summary.json says so). Not compared:
+ * model{0,1}_statistic.*, plots/distribution/, plots/channelwise/ and index.html (which shows
+ * them). */
 static bool qt_bundles_same(const char *d0, const char *d1, char *msg, size_t n) {
-    char cmd[2400];
-    snprintf(cmd, sizeof cmd, "diff -r --exclude=manifest.json %s %s >/dev/null 2>&1 && "
-             "diff <(grep -v '\"command_line\"' %s/manifest.json) <(grep -v '\"command_line\"' %s/manifest.json) >/dev/null",
-             d0, d1, d0, d1);
-    char full[2600], script[600];                 /* run from a script file: no nested quoting */
+    static const char *const skip = "--exclude=manifest.json --exclude=summary.json --exclude=index.html "
+                                    "--exclude='model0_statistic.*' --exclude='model1_statistic.*' --exclude=distribution "
+                                    "--exclude=channelwise";
+    static const char *const keys = "\"command_line\"\\|\"profile_samples\"\\|\"profile_analysis_over_set\"\\|"
+                                    "\"distributions_over_set\"\\|\"distribution_samples\"";
+    char cmd[3000], full[700], script[600];          /* run from a script file: no nested quoting */
+    snprintf(cmd, sizeof cmd, "diff -r %s %s %s >/dev/null 2>&1 && "
+             "diff <(grep -v '%s' %s/manifest.json) <(grep -v '%s' %s/manifest.json) >/dev/null && "
+             "diff <(grep -v '%s' %s/summary.json) <(grep -v '%s' %s/summary.json) >/dev/null",
+             skip, d0, d1, keys, d0, keys, d1, keys, d0, keys, d1);
     snprintf(script, sizeof script, "%s/qt_same.sh", qt_tmpdir());
     FILE *f = fopen(script, "w");
     if (!f) { snprintf(msg, n, "cannot write %s", script); return false; }
@@ -282,19 +292,20 @@ static bool qt_bundles_same(const char *d0, const char *d1, char *msg, size_t n)
     snprintf(full, sizeof full, "bash %s", script);
     int rc = system(full);
     if (rc != 0) {
-        snprintf(cmd, sizeof cmd, "diff -rq --exclude=manifest.json %s %s 2>&1 | head -5", d0, d1);
+        snprintf(cmd, sizeof cmd, "diff -rq %s %s %s 2>&1 | head -5", skip, d0, d1);
         FILE *p = popen(cmd, "r");
         size_t l = p ? fread(msg, 1, n - 1, p) : 0;
         msg[l] = 0;
         if (p) pclose(p);
-        if (!l) snprintf(msg, n, "manifest.json differs beyond the command line");
+        if (!l) snprintf(msg, n, "manifest.json or summary.json differ beyond the command line / set coverage keys");
     }
     return rc == 0;
 }
 
-/* runall --data --shard K/N parts merged (out of order) give the bundle one process writes: every
- * file equal (manifest.json but for its command line; SOURCE_DATE_EPOCH set) — the root analyses
- * of the worst sample, dataset/ tables, the data-set sensitivity, plots and HTML. The merge takes
+/* runall --data --shard K/N parts merged (out of order) give the bundle one process writes
+ * (qt_bundles_same: every table, plot and JSON but the profiles and distributions over the set,
+ * which runall parts do not carry yet; SOURCE_DATE_EPOCH set) — the root analyses of the worst
+ * sample, dataset/ tables, the data-set sensitivity and its plots. The merge takes
  * runall's output options (--fail-if-cosine-below: exit 10, the bundle still written). */
 static void test_dataset_sens_runall_shard(void) {
     QtCli r;
@@ -320,6 +331,11 @@ static void test_dataset_sens_runall_shard(void) {
     QT_CHECK(system(cmd) == 0);
     snprintf(d1, sizeof d1, "%s/ras_m2", T);
     QT_CHECK(!qt_bundles_same(d0, d1, msg, sizeof msg) && strstr(msg, "samples.txt"));
+    static char js[1 << 20];                      /* the merged bundle says its profiles are not over the set */
+    snprintf(d1, sizeof d1, "%s/ras_m/summary.json", T);
+    qt_slurp(d1, js, sizeof js);
+    QT_CHECKF(!strstr(js, "\"profile_samples\"") || strstr(js, "\"profile_samples\": 0"), "%.300s",
+              strstr(js, "profile_samples") ? strstr(js, "profile_samples") : "");
     snprintf(d1, sizeof d1, "%s/ras_m/dataset/sensitive_ops.txt", T);
     uint64_t sz = 0;
     QT_CHECK(qr_file_size(d1, &sz) == QR_OK && sz > 200);
@@ -339,7 +355,7 @@ static void test_dataset_sens_runall_shard(void) {
 
 /* A real Slurm job array (tests/slurm/run_array.sh: a single-node cluster of Debian's slurm-wlm
  * and munge) runs 4 runall --shard auto tasks; merging their parts gives the single-process
- * bundle (every file equal, manifest.json but for its command line). Skipped, with the reason,
+ * bundle (qt_bundles_same). Skipped, with the reason,
  * where that cluster cannot start. */
 static void test_dataset_sens_slurm(void) {
     if (access("tests/slurm/run_array.sh", X_OK) != 0)

@@ -242,7 +242,8 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
             qr__ra_done(bd, "data set",
                         o->dataset_merged
                             ? qr_ds_runall_merged(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->dataset_merged, bd->dir)
-                            : qr_ds_runall(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->mode, inputs, bd->dir));
+                            : qr_ds_runall(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->mode, inputs,
+                                           bd->have_dist ? &bd->dist : NULL, bd->dir));
             qr_progress_begin(&bd->prog, "data-set sensitivity", 0);
             qr__ra_done(bd, "data-set sensitivity",
                         qr_sens_set_runall(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk,

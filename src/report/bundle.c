@@ -211,9 +211,8 @@ static QrStatus qr__bn_summary(QrBd *bd) {
     if (bd->have_cmp && bd->cmp.first_drop >= 0)
         qr_json_kv_str(&j, "first_drop", bd->se.b->nodes[bd->se.m.m[bd->cmp.rows[bd->cmp.first_drop].match].b_node].name);
     qr_json_obj_end(&j);
-    if (bd->o->single_model)
-        qr_json_kv_str(&j, "baseline_form", "single model: the baseline is the analysis model itself with every quantizer "
-                       "disabled (integer weights without a float counterpart stay at their dequantized values)");
+    qr_json_kv_str(&j, "baseline_form", qr_session_baseline_form(&bd->se));
+    qr_json_kv_str(&j, "baseline_form_text", qr_session_baseline_form_text(&bd->se));
     if (bd->have_cmp) { qr_json_key(&j, "model_output"); qr__bn_json_metrics(&j, &bd->cmp.out); }
     if (bd->have_eq) {
         qr_json_key(&j, "equivalence");
@@ -487,9 +486,7 @@ static QrStatus qr__bn_html(QrBd *bd) {
                    matched + fused == se->m.n ? QR_HTML_GOOD : QR_HTML_WARN,
                    fused ? qr_arena_printf(&bd->arena, "%d paired, %d fused into their successor", matched, fused)
                          : "baseline values paired with analysis values");
-    if (bd->o->single_model)
-        qr_html_para(&h, "Single-model form: the baseline is the analysis model itself with every quantizer disabled "
-                     "(integer weights without a float counterpart stay at their dequantized values).");
+    qr_html_metric(&h, "Baseline form", qr_session_baseline_form(se), QR_HTML_NONE, qr_session_baseline_form_text(se));
     qr_html_metric(&h, "Verified pairs", se->m.verified_run ? qr_arena_printf(&bd->arena, "%d / %d", se->m.n_verified,
                                                                              se->m.n_verified + se->m.n_unverified) : "not checked",
                    se->m.verified_run && !se->m.n_unverified ? QR_HTML_GOOD : QR_HTML_BAD,
@@ -1089,6 +1086,9 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         if (o->single_model)
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Single-model form: the baseline is %s with every "
                                   "quantizer disabled.\n", a->path ? a->path : "the analysis model");
+        else if (bd->se.base_quant)
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Baseline form: %s (the baseline keeps its own "
+                                  "quantizers; pairs proven with both models' quantizers off).\n", qr_session_baseline_form(&bd->se));
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr__bn_verdict(bd, &lv));
         for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g", k + 1,

@@ -46,6 +46,16 @@ typedef struct QrWeightRow {
     int n_worst;
     int64_t worst_blk[QR_WEIGHT_WORST_BLOCKS];
     double worst_sqnr[QR_WEIGHT_WORST_BLOCKS], worst_err[QR_WEIGHT_WORST_BLOCKS];
+    /* The same blocks by error energy (sum of (x - y)^2 over the block), largest first: how much of
+     * the weight's error they carry (the advisor's block_error_dominant), with what-ifs measured on
+     * the largest: its SQNR re-quantized with half the block size, and with 8-bit codes (min/max
+     * asymmetric, round half to even), and the weight's SQNR with the block at half size. */
+    double blk_err_total, blk_err_median;   /* over every block */
+    int n_dom;
+    int64_t dom_blk[QR_WEIGHT_WORST_BLOCKS];
+    double dom_err[QR_WEIGHT_WORST_BLOCKS], dom_sqnr[QR_WEIGHT_WORST_BLOCKS];
+    double dom_lo, dom_hi;                  /* the largest block's float range */
+    double dom_half_sqnr, dom_8bit_sqnr, half_layer_sqnr;
 } QrWeightRow;
 
 typedef struct QrWeightCmp {

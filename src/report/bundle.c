@@ -147,9 +147,8 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
     if (bd->have_cmp && bd->cmp.first_drop >= 0)
         qr_json_kv_str(&j, "first_drop", bd->se.b->nodes[bd->se.m.m[bd->cmp.rows[bd->cmp.first_drop].match].b_node].name);
     qr_json_obj_end(&j);
-    if (bd->o->single_model)
-        qr_json_kv_str(&j, "baseline_form", "single model: the baseline is the analysis model itself with every quantizer "
-                       "disabled (integer weights without a float counterpart stay at their dequantized values)");
+    qr_json_kv_str(&j, "baseline_form", qr_session_baseline_form(&bd->se));
+    qr_json_kv_str(&j, "baseline_form_text", qr_session_baseline_form_text(&bd->se));
     if (bd->have_cmp) { qr_json_key(&j, "model_output"); qr__bn_json_metrics(&j, &bd->cmp.out); }
     if (bd->have_eq) {
         qr_json_key(&j, "equivalence");
@@ -424,9 +423,7 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
                    matched + fused == se->m.n ? QR_HTML_GOOD : QR_HTML_WARN,
                    fused ? qr_arena_printf(&bd->arena, "%d paired, %d fused into their successor", matched, fused)
                          : "baseline values paired with analysis values");
-    if (bd->o->single_model)
-        qr_html_para(&h, "Single-model form: the baseline is the analysis model itself with every quantizer disabled "
-                     "(integer weights without a float counterpart stay at their dequantized values).");
+    qr_html_metric(&h, "Baseline form", qr_session_baseline_form(se), QR_HTML_NONE, qr_session_baseline_form_text(se));
     qr_html_metric(&h, "Verified pairs", se->m.verified_run ? qr_arena_printf(&bd->arena, "%d / %d", se->m.n_verified,
                                                                              se->m.n_verified + se->m.n_unverified) : "not checked",
                    se->m.verified_run && !se->m.n_unverified ? QR_HTML_GOOD : QR_HTML_BAD,

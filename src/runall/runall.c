@@ -290,6 +290,9 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         if (o->single_model)
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Single-model form: the baseline is %s with every "
                                   "quantizer disabled.\n", a->path ? a->path : "the analysis model");
+        else if (bd->se.base_quant)
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Baseline form: %s (the baseline keeps its own "
+                                  "quantizers; pairs proven with both models' quantizers off).\n", qr_session_baseline_form(&bd->se));
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr_bundle_verdict(bd, &lv));
         for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g", k + 1,

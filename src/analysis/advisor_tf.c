@@ -93,7 +93,7 @@ static double qr__axt_alpha(const double *a, const double *w, int64_t C, double 
 }
 
 /* One LayerNorm / residual output (match i, baseline value x) feeding quantized MatMuls. */
-static QrStatus qr__axt_outlier(QrAxAdv *b, const QrSession *s, int i, const QrTensor *x) {
+static QrStatus qr__axt_outlier(QrAdvList *b, const QrSession *s, int i, const QrTensor *x) {
     const QrGraph *g = s->b;
     const QrMatch *mm = &s->m.m[i];
     if (x->dtype != QR_DT_F32 || x->rank < 2 || !x->data) return QR_OK;
@@ -138,7 +138,7 @@ static QrStatus qr__axt_outlier(QrAxAdv *b, const QrSession *s, int i, const QrT
     double ra = NAN, rw = NAN, rw0 = qr__axt_ratio(w, C, tmp);
     double alpha = qr__axt_alpha(a, w, C, &ra, &rw);
     const char *value = g->values[mm->b_value].name;
-    QrFinding *f = qr__ax_find(b, QR_ADV_ACT_OUTLIER_MIGRATE, QR_SEV_WARNING, s->a->nodes[mm->a_node].name,
+    QrFinding *f = qr__adv_find(b, QR_ADV_ACT_OUTLIER_MIGRATE, QR_SEV_WARNING, s->a->nodes[mm->a_node].name,
                                s->a->nodes[mm->a_node].op_type);
     if (!f) { free(a); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
     f->base_node = g->nodes[mm->b_node].name;
@@ -149,31 +149,31 @@ static QrStatus qr__axt_outlier(QrAxAdv *b, const QrSession *s, int i, const QrT
     if (per_tensor) {
         QrQuantRange rg;
         double levels = qr_quant_range(q->dtype, &rg) ? (double)(rg.hi - rg.lo) : 255.0;
-        QR__AX_TEXT(b->a, f->reason, "activation outlier channel %d of '%s' (%s output) reaches %.6g, %.1fx the median "
+        QR__ADV_TEXT(b->a, f->reason, "activation outlier channel %d of '%s' (%s output) reaches %.6g, %.1fx the median "
                     "channel abs-max %.6g; the tensor is quantized per-tensor (%s) and feeds the quantized %s %s, so a "
                     "typical channel gets about %.0f of its %.0f levels", worst, value, g->nodes[mm->b_node].op_type,
                     a[worst], ratio, med, qr_dtype_name(q->dtype), aop, names, levels / ratio, levels);
-        QR__AX_TEXT(b->a, f->fix, "migrate the outlier into the weights (SmoothQuant): divide channel j of '%s' by "
+        QR__ADV_TEXT(b->a, f->fix, "migrate the outlier into the weights (SmoothQuant): divide channel j of '%s' by "
                     "s_j = max|X_j|^alpha / max|W_j|^(1-alpha) and multiply row j of the weights of %s by s_j, with "
                     "alpha = %.2f (measured here: activation channel ratio %.1f -> %.1f, weight row ratio %.1f -> %.1f); "
                     "or quantize this tensor per channel or in int16", value, names, alpha, ratio, ra, rw0, rw);
     } else {
-        QR__AX_TEXT(b->a, f->reason, "activation outlier channel %d of '%s' (%s output) reaches %.6g, %.1fx the median "
+        QR__ADV_TEXT(b->a, f->reason, "activation outlier channel %d of '%s' (%s output) reaches %.6g, %.1fx the median "
                     "channel abs-max %.6g; it multiplies the weight-only quantized weights of %s %s, whose row %d error "
                     "it amplifies %.1fx over a typical channel", worst, value, g->nodes[mm->b_node].op_type, a[worst],
                     ratio, med, aop, names, worst, ratio);
-        QR__AX_TEXT(b->a, f->fix, "protect the salient channel (activation-aware weight quantization, AWQ): scale row j of "
+        QR__ADV_TEXT(b->a, f->fix, "protect the salient channel (activation-aware weight quantization, AWQ): scale row j of "
                     "the weights of %s up by s_j before quantizing and channel j of '%s' down by it; SmoothQuant's "
                     "balance s_j = max|X_j|^alpha / max|W_j|^(1-alpha) with alpha = %.2f is a measured starting point "
                     "(activation channel ratio %.1f -> %.1f, weight row ratio %.1f -> %.1f); or a smaller block_size",
                     names, value, alpha, ratio, ra, rw0, rw);
     }
-    qr__ax_ev(f, "ratio", ratio);
-    qr__ax_ev(f, "channel", worst);
-    qr__ax_ev(f, "alpha", alpha);
-    qr__ax_ev(f, "act_ratio_after", ra);
-    qr__ax_ev(f, "weight_ratio_after", rw);
-    qr__ax_ev(f, "consumers", n_cons);
+    qr__adv_ev(f, "ratio", ratio);
+    qr__adv_ev(f, "channel", worst);
+    qr__adv_ev(f, "alpha", alpha);
+    qr__adv_ev(f, "act_ratio_after", ra);
+    qr__adv_ev(f, "weight_ratio_after", rw);
+    qr__adv_ev(f, "consumers", n_cons);
     free(a);
     return QR_OK;
 }
@@ -189,7 +189,7 @@ static void qr__axt_softmax(const double *x, int64_t L, double *p) {
 /* A Softmax whose input (match i, baseline logits x) is quantized per-tensor: the relative error
  * that rounding the logits to the grid causes in the probabilities that matter (p >= 1 / L),
  * measured on this input (the baseline logits quantized with the analysis quantizer's scale). */
-static QrStatus qr__axt_softmax_grid(QrAxAdv *b, const QrSession *s, int i, const QrNode *sm, const QrTensor *x) {
+static QrStatus qr__axt_softmax_grid(QrAdvList *b, const QrSession *s, int i, const QrNode *sm, const QrTensor *x) {
     const QrMatch *mm = &s->m.m[i];
     int qi = qr__ax_act_quant_of(s, s->vis[i]);
     if (qi < 0 || s->qt.q[qi].n_scales > 1 || x->dtype != QR_DT_F32 || x->rank < 1 || !x->data) return QR_OK;
@@ -218,26 +218,26 @@ static QrStatus qr__axt_softmax_grid(QrAxAdv *b, const QrSession *s, int i, cons
     const double limit = b->a->opts.softmax_rel;
     if (!(worst > limit)) return QR_OK;
     const char *value = s->b->values[mm->b_value].name;
-    QrFinding *f = qr__ax_find(b, QR_ADV_SOFTMAX_GRID, QR_SEV_WARNING, s->a->nodes[mm->a_node].name,
+    QrFinding *f = qr__adv_find(b, QR_ADV_SOFTMAX_GRID, QR_SEV_WARNING, s->a->nodes[mm->a_node].name,
                                s->a->nodes[mm->a_node].op_type);
     if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
     f->base_node = s->b->nodes[mm->b_node].name;
     f->value = value;
     f->match = i;
     f->q = qi;
-    QR__AX_TEXT(b->a, f->reason, "the Softmax input '%s' (attention logits) is quantized with step %.6g (%s): rounding "
+    QR__ADV_TEXT(b->a, f->reason, "the Softmax input '%s' (attention logits) is quantized with step %.6g (%s): rounding "
                 "the logits to that grid changes the attention probabilities that matter (p >= 1/%lld) by up to %.1f%% "
                 "on this input (limit %.1f%%; a half-step error e scales a probability by up to exp(2e) = %.1f%%)", value,
                 scale, qr_dtype_name(q->dtype), (long long)L, 100 * worst, 100 * limit, 100 * (exp(scale) - 1));
-    QR__AX_TEXT(b->a, f->fix, "give the attention logits int16 (or keep the Softmax input in float, as most NPU "
+    QR__ADV_TEXT(b->a, f->fix, "give the attention logits int16 (or keep the Softmax input in float, as most NPU "
                 "toolchains do), or narrow their calibrated range (percentile calibration) so the step shrinks");
-    qr__ax_ev(f, "max_rel_error", worst);
-    qr__ax_ev(f, "scale", scale);
-    qr__ax_ev(f, "row_length", (double)L);
+    qr__adv_ev(f, "max_rel_error", worst);
+    qr__adv_ev(f, "scale", scale);
+    qr__adv_ev(f, "row_length", (double)L);
     return QR_OK;
 }
 
-static QrStatus qr__ax_check_transformer(QrAxAdv *b, QrSession *s) {
+static QrStatus qr__adv_check_transformer(QrAdvList *b, QrSession *s) {
     for (int i = 0; i < s->m.n; i++) {
         const QrMatch *mm = &s->m.m[i];
         if (mm->a_node < 0 || mm->b_node < 0 || !s->base[i].data) continue;

@@ -444,10 +444,237 @@ static void qt_contrib_wonly_runall(void) {
     QT_CHECKF(lines == 1 + 4 * QR_WEIGHT_WORST_BLOCKS && has, "weight_blocks.csv: %d lines", lines);
 }
 
+/* ---- the advisor's block_error_dominant on a planted bad block (fixtures/tpairs/int4_badblock) ----
+ * fc2's float weight has one value 40x its int4 block's abs-max (column 7, rows 64..95): that block
+ * must be the one finding of its kind, on /fc2/MatMul, with the block index (scale [2][7] of the
+ * twin's [k_blocks, N] scales = 135), its share of fc2's error energy and its SQNR equal to what is
+ * computed here from the MatMulNBits initializers (codes, packed zero points, scales) and the float
+ * weight; int4_nbits (the same model without the planted value) has no such finding. */
+static QrStatus qt_cb_advise(const char *pair, QrGraph **b, QrGraph **a, QrTensor *in, QrSession *s, QrAdvice *adv) {
+    char path[256];
+    snprintf(path, sizeof path, "fixtures/tpairs/%s/input.npy", pair);
+    QR_TRY(qr_npy_read(path, in));
+    snprintf(path, sizeof path, "fixtures/tpairs/%s/base.onnx", pair);
+    QR_TRY(qr_onnx_load(path, b));
+    snprintf(path, sizeof path, "fixtures/tpairs/%s/analysis.onnx", pair);
+    QR_TRY(qr_onnx_load(path, a));
+    QR_TRY(qr_graph_infer(*b, in));
+    QR_TRY(qr_graph_infer(*a, in));
+    QR_TRY(qr_session_open(s, *b, *a, in));
+    return qr_advisor_run(s, NULL, NULL, NULL, NULL, adv);
+}
+
+static void qt_contrib_badblock(void) {
+    static const char *const pairs[2] = { "int4_badblock", "int4_nbits" };
+    for (int pi = 0; pi < 2; pi++) {
+        QrGraph *b = NULL, *a = NULL;
+        QrTensor in = {0};
+        QrSession s;
+        QrAdvice adv;
+        memset(&s, 0, sizeof s);
+        memset(&adv, 0, sizeof adv);
+        QrStatus st = qt_cb_advise(pairs[pi], &b, &a, &in, &s, &adv);
+        QT_OK(st);
+        if (st != QR_OK) return;
+        const QrFinding *f = NULL;
+        int nf = 0;
+        for (int k = 0; k < adv.n; k++)
+            if (adv.f[k].kind == QR_ADV_BLOCK_DOMINANT) { f = &adv.f[k]; nf++; }
+        if (pi == 1) {
+            QT_CHECKF(nf == 0, "int4_nbits: %d block_error_dominant findings (first on %s)", nf, f ? f->node : "");
+        } else {
+            QT_CHECKF(nf == 1 && !strcmp(f->node, "/fc2/MatMul"), "int4_badblock: %d findings, on %s", nf,
+                      f ? f->node : "-");
+            /* the blocks' error energy from the initializers */
+            const QrNode *nn = NULL;
+            for (int i = 0; i < a->n_nodes; i++) if (!strcmp(a->nodes[i].name, "/fc2/MatMul")) nn = &a->nodes[i];
+            const QrNode *bn = NULL;
+            for (int i = 0; i < b->n_nodes; i++) if (!strcmp(b->nodes[i].name, "/fc2/MatMul")) bn = &b->nodes[i];
+            QT_CHECK(nn && bn);
+            if (f && nn && bn) {
+                const QrTensor *B = qt_cb_init(a, nn, 1), *S = qt_cb_init(a, nn, 2), *Z = qt_cb_init(a, nn, 3);
+                const QrTensor *W = &b->values[bn->in[1]].t;   /* [K, N] */
+                const int64_t K = 128, N = 64, bs = 32, nb = 4;
+                double se[4 * 64] = {0}, sx[4 * 64] = {0}, total = 0;
+                for (int64_t n = 0; n < N; n++)
+                    for (int64_t k = 0; k < K; k++) {
+                        int64_t kb = k / bs;
+                        double code = qt_cb_field((const uint8_t *)B->data + n * nb * bs / 2, k, 4);
+                        double zp = qt_cb_field((const uint8_t *)Z->data + n * 2, kb, 4);
+                        double wq = (float)((code - zp) * qr_tensor_get_f64(S, n * nb + kb));
+                        double x = qr_tensor_get_f64(W, k * N + n), e = (x - wq) * (x - wq);
+                        se[kb * N + n] += e;   /* the twin's [k_blocks, N] scale index */
+                        sx[kb * N + n] += x * x;
+                        total += e;
+                    }
+                int64_t top = 0;
+                for (int64_t p = 1; p < nb * N; p++) if (se[p] > se[top]) top = p;
+                double share = se[top] / total, sqnr = 10 * log10(sx[top] / se[top]);
+                double ev_share = NAN, ev_blk = NAN, ev_sqnr = NAN;
+                for (int e = 0; e < f->n_ev; e++) {
+                    if (!strcmp(f->ev_name[e], "share")) ev_share = f->ev[e];
+                    if (!strcmp(f->ev_name[e], "block")) ev_blk = f->ev[e];
+                    if (!strcmp(f->ev_name[e], "block_sqnr_db")) ev_sqnr = f->ev[e];
+                }
+                QT_CHECKF(top == 2 * 64 + 7 && ev_blk == (double)top, "the planted block is %lld, computed here %lld, "
+                          "named %g", (long long)(2 * 64 + 7), (long long)top, ev_blk);
+                QT_CHECKF(fabs(ev_share - share) < 1e-9 && share >= 0.25, "share %.12g, computed here %.12g", ev_share,
+                          share);
+                QT_CHECKF(fabs(ev_sqnr - sqnr) < 1e-6, "block SQNR %.9f, computed here %.9f", ev_sqnr, sqnr);
+                QT_CHECKF(strstr(f->reason, "block 135 (elements [64:96] x [7]") && strstr(f->fix, "smaller block_size")
+                          && strstr(f->fix, "8 bit"), "reason: %s / fix: %s", f->reason, f->fix);
+            }
+        }
+        qr_advice_free(&adv);
+        qr_session_close(&s);
+        qr_tensor_free_data(&in);
+        if (b) { qr_graph_free(b); free(b); }
+        if (a) { qr_graph_free(a); free(a); }
+    }
+}
+
+/* ---- the weight-only twin per variant (quant/twin_wq.c) on the single-node contrib models ----------
+ * Which MatMulNBits / GatherBlockQuantized / MatMulBnb4 variants the twin rewrites into a float op
+ * reading a blocked DequantizeLinear of the codes (one weight quantizer, codes uint2/uint4/uint8 for
+ * bits 2/4/8) and which it keeps (with the reason in the note). For each rewritten node: the twin with
+ * its quantizer on equals the analysis model (bit for bit on x86-64; aarch64: within 4e-6 with a
+ * bias, which the node's GEMM accumulates onto and the twin adds after) and the dequantized-weight product computed
+ * here from the operator definition in double (within 1e-5 of the output range: float32 sums); off
+ * without a float weight it is the dequantized weight again (bit for bit); off with a float weight W
+ * (the 'matched baseline weight', here a deterministic tensor made in the test) it equals A @ W
+ * (+ bias), resp. Gather(W, indices), computed here. */
+static float qt_cb_wf(int64_t i) { return (float)(0.05 * sin(0.37 * (double)i + 1.3)); }
+
+static void qt_contrib_twin_wq(void) {
+    static const struct { const char *name; bool twinned; } cases[] = {
+        { "mmnb_b4_bs32_zp_bias_rank3", true }, { "mmnb_b4_bs16_k40_nozp_flat", true }, { "mmnb_b2_bs16_zp_acc4", true },
+        { "mmnb_b2_bs32_nozp", true }, { "mmnb_b8_bs32_nozp_bias", true }, { "mmnb_b8_bs128_zp", true },
+        { "mmnb_b4_bs128_acc4_k200", false }, { "mmnb_b4_bs64_floatzp", false }, { "mmnb_b4_bs32_acc4", false },
+        { "mmnb_b8_bs64_acc4", false }, { "mmnb_b4_bs16_gidx", false }, { "mmnb_b4_bs32_gidx_floatzp", false },
+        { "mmnb_b4_bs32_fp16", false }, { "bnb4_nf4_bs64", false }, { "bnb4_fp4_bs16_odd_rank3", false },
+        { "gbq_u8_b4_zp", true }, { "gbq_u8_b2_zp", true }, { "gbq_u8_b4_nozp_k40", true }, { "gbq_s4_gax1_qax0", true },
+        { "gbq_u4_rank3_nozp", true },
+    };
+    for (int ci = 0; ci < QR_ARRAY_LEN(cases); ci++) {
+        const char *nm = cases[ci].name;
+        QrGraph *g = NULL;
+        QrTensor in = {0}, ya = {0}, yon = {0}, yoff = {0}, ynf = {0}, W = {0};
+        QrTwin tw;
+        QrQuantTable qt;
+        memset(&tw, 0, sizeof tw);
+        memset(&qt, 0, sizeof qt);
+        int *alias = NULL;
+        const QrTensor **subst = NULL;
+        QrStatus st = qt_cb_run(nm, false, &g, &in, &ya);
+        if (st == QR_OK) st = qr_quant_twin_build(g, &in, &tw);
+        QT_OK(st);
+        if (st != QR_OK) goto next;
+        bool tw_ok = cases[ci].twinned ? tw.n_rewritten == 1 && tw.n_kept == 0 : tw.n_rewritten == 0 && tw.n_kept == 1 && tw.note[0];
+        QT_CHECKF(tw_ok, "%s: %d rewritten, %d kept (%s); want %s", nm, tw.n_rewritten, tw.n_kept, tw.note,
+                  cases[ci].twinned ? "rewritten" : "kept");
+        if (!cases[ci].twinned || !tw_ok) goto next;
+        st = qr_quant_table_build(&tw.g, &qt);
+        QT_OK(st);
+        if (st != QR_OK) goto next;
+        const QrQuantizer *q = qt.n == 1 ? &qt.q[0] : NULL;
+        const QrNode *src = &g->nodes[0];   /* the weight-only node (after a Cast of the indices) */
+        for (int i = 0; i < g->n_nodes; i++) if (!strcmp(g->nodes[i].domain, "com.microsoft")) src = &g->nodes[i];
+        int64_t bits = qr_attr_int(src, "bits", 4);
+        QrDType want_dt = g->values[src->in[0]].t.dtype == QR_DT_U8 || !strncmp(nm, "mmnb", 4)
+                              ? (bits == 2 ? QR_DT_U2 : bits == 4 ? QR_DT_U4 : QR_DT_U8) : g->values[src->in[0]].t.dtype;
+        QT_CHECKF(q && q->form == QR_QF_DQ_INIT && q->kind == QR_QK_WEIGHT && q->can_disable && q->block_size ==
+                  qr_attr_int(src, "block_size", 128) && q->dtype == want_dt, "%s: %d quantizers (form %d, dtype %s, "
+                  "block %d)", nm, qt.n, q ? (int)q->form : -1, q ? qr_dtype_name(q->dtype) : "-", q ? q->block_size : 0);
+        if (!q) goto next;
+        const QrTensor *wq = &tw.g.values[q->int_value].t;   /* the codes: the weight's float shape */
+        st = qr_tensor_set_shape(&W, QR_DT_F32, wq->rank, wq->dims);
+        if (st == QR_OK) st = qr_tensor_alloc_data(&W);
+        for (int64_t i = 0; st == QR_OK && i < W.numel; i++) ((float *)W.data)[i] = qt_cb_wf(i);
+        alias = calloc((size_t)tw.g.n_values + 1, sizeof *alias);
+        subst = calloc((size_t)tw.g.n_values + 1, sizeof *subst);
+        if (st == QR_OK && (!alias || !subst)) st = qr_errf(QR_ERR_NOMEM, "oom");
+        bool en = false;
+        const QrTensor *fw[1] = { &W };
+        if (st == QR_OK) st = qr_run(&tw.g, &in, NULL, &yon);
+        QrRunOpts ro = { .alias = alias, .subst = subst };
+        if (st == QR_OK) {
+            qr_quant_overrides(&tw.g, &qt, &en, fw, alias, subst, NULL, NULL);
+            st = qr_run(&tw.g, &in, &ro, &yoff);
+        }
+        if (st == QR_OK) {
+            qr_quant_overrides(&tw.g, &qt, &en, NULL, alias, subst, NULL, NULL);
+            st = qr_run(&tw.g, &in, &ro, &ynf);
+        }
+        QT_OK(st);
+        if (st != QR_OK) goto next;
+        int64_t ex;
+        double r_on = qt_cb_rel(&yon, &ya, &ex), r_nf = qt_cb_rel(&ynf, &yon, &ex);
+#if defined(__x86_64__)
+        const double on_tol = 0;      /* the twin's MatMul (+ Add) sums as the node's GEMM: bit for bit */
+#else
+        const double on_tol = 4e-6;   /* NEON: the node's GEMM accumulates onto the bias, the twin adds it after */
+#endif
+        QT_CHECKF(r_on <= on_tol && r_nf == 0, "%s: twin on vs the node %.3g, off without a float weight vs on %.3g", nm,
+                  r_on, r_nf);
+        double *ref = calloc((size_t)yoff.numel + 1, sizeof *ref), *rdq = calloc((size_t)yoff.numel + 1, sizeof *rdq);
+        if (!ref || !rdq) { free(ref); free(rdq); QT_CHECK(false); goto next; }
+        if (!strncmp(nm, "mmnb", 4)) {
+            int64_t K = qr_attr_int(src, "K", 0), N = qr_attr_int(src, "N", 0), M = in.numel / K;
+            const QrTensor *bias = qt_cb_init(g, src, 5);
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t n = 0; n < N; n++) {
+                    double acc = bias ? qr_tensor_get_f64(bias, n) : 0.0;
+                    for (int64_t k = 0; k < K; k++) acc += qr_tensor_get_f64(&in, m * K + k) * ((float *)W.data)[k * N + n];
+                    ref[m * N + n] = acc;
+                }
+            qt_cb_ref_nbits(g, &in, -1, rdq);
+        } else {   /* Gather(W, indices) along gather_axis; the dequantized weight: the node's own output */
+            const QrTensor *ix = qt_cb_init(g, src, 1);
+            if (!ix || !ix->data) ix = &in;   /* the indices are the graph input (or its Cast to int64) */
+            int gax = (int)qr_attr_int(src, "gather_axis", 0);
+            if (gax < 0) gax += W.rank;
+            int64_t pre = 1, post = 1, nidx = ix->numel, gdim = W.dims[gax];
+            for (int d = 0; d < gax; d++) pre *= W.dims[d];
+            for (int d = gax + 1; d < W.rank; d++) post *= W.dims[d];
+            for (int64_t o = 0; o < yoff.numel && o < pre * nidx * post; o++) {
+                int64_t p0 = o / (nidx * post), i = o / post % nidx, pp = o % post, v = qr_tensor_get_i64(ix, i);
+                if (v < 0) v += gdim;
+                ref[o] = ((float *)W.data)[(p0 * gdim + v) * post + pp];
+            }
+            for (int64_t o = 0; o < yoff.numel; o++) rdq[o] = qr_tensor_get_f64(&ya, o);
+        }
+        double mx = 0, d_off = 0, mxq = 0, d_on = 0;
+        for (int64_t i = 0; i < yoff.numel; i++) {
+            mx = fmax(mx, fabs(ref[i]));
+            d_off = fmax(d_off, fabs(qr_tensor_get_f64(&yoff, i) - ref[i]));
+            mxq = fmax(mxq, fabs(rdq[i]));
+            d_on = fmax(d_on, fabs(qr_tensor_get_f64(&yon, i) - rdq[i]));
+        }
+        free(ref);
+        free(rdq);
+        QT_CHECKF(d_off <= 1e-5 * mx && d_on <= 1e-5 * mxq, "%s: off with W vs A @ W %.3g (of %.3g), on vs the dequantized "
+                  "weight's product %.3g (of %.3g)", nm, d_off, mx, d_on, mxq);
+    next:
+        free(alias);
+        free(subst);
+        qr_tensor_free_data(&W);
+        qr_quant_table_free(&qt);
+        qr_quant_twin_free(&tw);
+        qr_tensor_free_data(&in);
+        qr_tensor_free_data(&ya);
+        qr_tensor_free_data(&yon);
+        qr_tensor_free_data(&yoff);
+        qr_tensor_free_data(&ynf);
+        if (g) { qr_graph_free(g); free(g); }
+    }
+}
+
 static void qt_contrib_all(void) {
     QT_RUN(qt_contrib_bad_input);
     QT_RUN(qt_contrib_wonly_session);
     QT_RUN(qt_contrib_wonly_runall);
+    QT_RUN(qt_contrib_badblock);
+    QT_RUN(qt_contrib_twin_wq);
     unsigned char *buf = NULL;
     size_t len = 0;
     if (qr_file_read(QT_CB_DIR "/index.tsv", 1 << 20, &buf, &len) != QR_OK) {

@@ -36,6 +36,8 @@
 #include "test_deploy.c"
 #include "test_analysis_knobs.c"
 #include "test_dataset.c"
+#include "test_sketch.c"
+#include "test_dsstat.c"
 #include "test_dataset_sens.c"
 
 int main(int argc, char **argv) {
@@ -79,6 +81,8 @@ int main(int argc, char **argv) {
     QT_MODULE(deploy);
     QT_MODULE(analysis_knobs);
     QT_MODULE(dataset);
+    QT_MODULE(sketch);
+    QT_MODULE(dsstat);
     QT_MODULE(dataset_sens);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);

@@ -7,14 +7,15 @@
 static void qr_advisor_defaults(QrAdvisorOpts *o) {
     *o = (QrAdvisorOpts){ .cos_threshold = 0.99, .sqnr_threshold = 20.0, .sat_threshold = 0.01, .zero_threshold = 0.5,
                           .min_levels = 2.0, .outlier_k = QR_OUTLIER_K, .scale_ratio = 2.0, .input_absmax = 32.0,
-                          .top_sensitive = 5, .softmax_rel = 0.05 };
+                          .top_sensitive = 5, .softmax_rel = 0.05, .block_k = QR_OUTLIER_K, .block_share = 0.25 };
 }
 
 static const char *qr_adv_kind_name(QrAdvKind k) {
     static const char *const names[QR_ADV_COUNT] = { "nonfinite", "low_similarity", "inherited_error", "outlier_channels",
                                                      "saturation", "rounded_to_zero", "range_too_large", "scale_mismatch",
                                                      "input_not_normalized", "output_not_high_precision", "sensitive",
-                                                     "activation_outlier_migration", "softmax_input_grid" };
+                                                     "activation_outlier_migration", "softmax_input_grid",
+                                                     "block_error_dominant" };
     return (unsigned)k < QR_ADV_COUNT ? names[k] : "?";
 }
 
@@ -567,6 +568,7 @@ static int qr__adv_find_cmp(const void *pa, const void *pb) {
 }
 
 static QrStatus qr__adv_check_transformer(QrAdvList *b, QrSession *s);   /* advisor_tf.c */
+static QrStatus qr__adv_check_blocks(QrAdvList *b, const QrSession *s, const QrWeightCmp *w);   /* advisor_tf.c */
 
 static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensResult *sens, const QrWeightCmp *w,
                                const QrAdvisorOpts *o, QrAdvice *out) {
@@ -583,6 +585,7 @@ static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensR
     if (st == QR_OK) st = qr__adv_check_acts(&b, s);
     if (st == QR_OK) st = qr__adv_check_transformer(&b, s);
     if (st == QR_OK) st = qr__adv_check_weights(&b, s, w);
+    if (st == QR_OK) st = qr__adv_check_blocks(&b, s, w);
     if (st == QR_OK) st = qr__adv_check_scales(&b, s);
     if (st == QR_OK) st = qr__adv_check_outputs(&b, s);
     if (st == QR_OK && sens) st = qr__adv_check_sens(&b, s, sens);

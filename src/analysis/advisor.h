@@ -19,6 +19,7 @@ typedef enum QrAdvKind {
     QR_ADV_ACT_OUTLIER_MIGRATE,  /* LayerNorm/residual output with outlier channels feeding quantized MatMuls
                                   * (SmoothQuant / AWQ case; advisor_tf.c) */
     QR_ADV_SOFTMAX_GRID,         /* Softmax input (attention logits) on a grid too coarse for the probabilities */
+    QR_ADV_BLOCK_DOMINANT,       /* a few blocks of a block-quantized (int4 weight-only) weight carry most of its error */
     QR_ADV_COUNT
 } QrAdvKind;
 
@@ -56,6 +57,8 @@ typedef struct QrAdvisorOpts {
     double input_absmax;         /* 32: a model input beyond ±32 is not normalized */
     int top_sensitive;           /* 5 sensitive nodes listed */
     double softmax_rel;          /* 0.05: rounding the Softmax input may change a probability >= 1/L by this much */
+    double block_k;              /* QR_OUTLIER_K (8): a block's error energy above k x the median block's is named */
+    double block_share;          /* 0.25: the named blocks (at most 3) carry this share of the weight's error energy */
 } QrAdvisorOpts;
 
 typedef struct QrAdvice {

@@ -4,7 +4,10 @@
  *    when only the weights are), with the measured per-channel ratio and a migration
  *    strength alpha chosen on the measured ranges;
  *  - Softmax inputs (attention logits) whose quantization grid is too coarse: the measured
- *    relative error of the attention probabilities that rounding the logits causes.
+ *    relative error of the attention probabilities that rounding the logits causes;
+ *  - block-quantized (int4 weight-only) weights whose error is carried by a few blocks: each named
+ *    block's error energy is above block_k x the median block's and together they carry at least
+ *    block_share of the weight's error energy (weights.c measures the blocks and the what-ifs).
  * Channels are the last axis (transformer activations are [batch, tokens, channels]). */
 
 /* Baseline op types whose outputs are LayerNorm outputs. */
@@ -252,6 +255,59 @@ static QrStatus qr__adv_check_transformer(QrAdvList *b, QrSession *s) {
                 break;
             }
         }
+    }
+    return QR_OK;
+}
+
+/* Weights quantized in blocks (MatMulNBits, GatherBlockQuantized, blocked DequantizeLinear) whose
+ * error energy is dominated by a few blocks (at most QR_WEIGHT_WORST_BLOCKS, each above block_k x
+ * the median block's, together >= block_share of the weight's): the blocks, their measured SQNR and
+ * share, and the fixes with their effect measured on the largest block (half the block size, 8 bits). */
+static QrStatus qr__adv_check_blocks(QrAdvList *b, const QrSession *s, const QrWeightCmp *w) {
+    const QrAdvisorOpts *o = &b->a->opts;
+    for (int k = 0; k < w->n; k++) {
+        const QrWeightRow *r = &w->rows[k];
+        const QrQuantizer *q = &s->qt.q[r->q];
+        if (q->block_size <= 0 || r->n_blocks < 4 || r->n_dom < 1 || !(r->blk_err_total > 0)) continue;
+        int named = 0;
+        double share = 0;
+        while (named < r->n_dom && r->dom_err[named] > o->block_k * r->blk_err_median && r->dom_err[named] > 0)
+            share += r->dom_err[named++] / r->blk_err_total;
+        if (!named || share < o->block_share) continue;
+        int axis = q->axis < 0 ? q->axis + r->rank : q->axis;
+        char list[768] = "";
+        size_t len = 0;
+        for (int j = 0; j < named; j++) {
+            char where[256] = "";
+            if (axis >= 0 && axis < r->rank) qr_weights_block_where(r, axis, r->dom_blk[j], where, sizeof where);
+            len += (size_t)snprintf(list + len, sizeof list - QR_MIN(len, sizeof list), "%sblock %lld (elements %s: "
+                                    "SQNR %.2f dB, %.1f%% of the error)", j ? ", " : "", (long long)r->dom_blk[j], where,
+                                    r->dom_sqnr[j], 100 * r->dom_err[j] / r->blk_err_total);
+        }
+        QrFinding *f = qr__adv_find(b, QR_ADV_BLOCK_DOMINANT, QR_SEV_WARNING, r->node, r->op_type);
+        if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        f->value = r->name;
+        f->base_node = qr_advisor_base_node_of(s, q->owner);
+        f->q = r->q;
+        const char *dt = qr_dtype_name(r->dtype);
+        QR__ADV_TEXT(b->a, f->reason, "%d of the %lld blocks of weight '%s' (%s, block_size %d) %s %.1f%% of its "
+                    "quantization error energy: %s; each above %g x the median block's error (weight SQNR %.2f dB); the "
+                    "largest block's float values span [%.6g, %.6g]", named,
+                    (long long)r->n_blocks, r->name, dt, q->block_size, named == 1 ? "carries" : "carry", 100 * share,
+                    list, o->block_k,
+                    r->has_m ? r->m.sqnr : NAN, r->dom_lo, r->dom_hi);
+        QR__ADV_TEXT(b->a, f->fix, "use a smaller block_size (measured on the largest block: %d instead of %d raises its "
+                    "SQNR from %.2f to %.2f dB and the weight's from %.2f to %.2f dB), or keep '%s' in 8 bit (the block "
+                    "at 8 bits: %.2f dB)%s", q->block_size / 2, q->block_size, r->dom_sqnr[0], r->dom_half_sqnr,
+                    r->has_m ? r->m.sqnr : NAN, r->half_layer_sqnr, r->node, r->dom_8bit_sqnr,
+                    q->zp_value < 0 ? ", or quantize with zero points (asymmetric: the block's range need not be "
+                                      "centred on 0)" : "");
+        qr__adv_ev(f, "share", share);
+        qr__adv_ev(f, "block", (double)r->dom_blk[0]);
+        qr__adv_ev(f, "block_sqnr_db", r->dom_sqnr[0]);
+        qr__adv_ev(f, "half_block_sqnr_db", r->dom_half_sqnr);
+        qr__adv_ev(f, "int8_block_sqnr_db", r->dom_8bit_sqnr);
+        qr__adv_ev(f, "blocks_named", named);
     }
     return QR_OK;
 }

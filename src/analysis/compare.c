@@ -23,7 +23,9 @@ typedef struct QrCmpTap {
     bool shadow;
     QrTapFn extra;           /* also called on every value of the full run (qr_compare_mode_ex) */
     void *extra_user;
-    QrMetricAcc *acc;        /* data sets (qr_compare_mode_acc): per match, the full run's and the shadow run's */
+    QrMetricAcc *acc;        /* data sets (qr_compare_mode_hooks): per match, the full run's and the shadow run's */
+    QrCmpMatchFn match_fn;   /* data sets (qr_compare_mode_hooks): each pair of the full run */
+    void *match_user;
 } QrCmpTap;
 
 /* A float32 copy of y (t's shape) into *d (compare --save-values). */
@@ -65,7 +67,9 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
             if (ct->shadow) { qr_metric_acc_finish(&ma, &r->local); r->has_local = true; }
             else { qr_metric_acc_finish(&ma, &r->m); r->has_m = true; }
             if (ct->acc) ct->acc[2 * mi + ct->shadow] = ma;
+            if (ct->match_fn && !ct->shadow) st = ct->match_fn(ct->match_user, mi, x->data, y, x->numel);
         }
+        if (st != QR_OK) { qr_tensor_free_data(&f); return st; }
         qr_tensor_free_data(&f);
     }
     return QR_OK;
@@ -109,7 +113,7 @@ struct QrCmpPlan {
     const QrTensor **feed;
     bool *only, *sh_only;
     QrRunOpts o[2];
-    QrTensor *keep_outs;     /* qr_compare_mode_acc: receives the full run's outputs */
+    QrTensor *keep_outs;     /* qr_compare_mode_hooks: receives the full run's outputs */
 };
 
 static void qr__cmp_plan_free(QrCmpPlan *p) {
@@ -145,7 +149,7 @@ static QrStatus qr__cmp_plan(QrCmpPlan *p, QrTapFn extra, void *extra_user) {
     QrCmpTap *ct = &p->ct, *sh = &p->sh;
     *ct = (QrCmpTap){ s, c, exec, malloc(((size_t)nv + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)),
                       malloc(((size_t)s->m.n + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)), false,
-                      extra, extra_user, NULL };
+                      extra, extra_user, NULL, NULL, NULL };
     *sh = *ct;               /* the shadow run's: its own value -> match lists */
     sh->first_match = malloc(((size_t)nv + 1) * sizeof(int));
     sh->next_match = malloc(((size_t)s->m.n + 1) * sizeof(int));
@@ -399,10 +403,12 @@ static QrStatus qr_compare_mode_ex(QrSession *s, const char *mode, double cos_th
     return qr_compare_finish(p, qr_session_jobs(2, qr__cmp_job, p, NULL));
 }
 
-static QrStatus qr_compare_mode_acc(QrSession *s, const char *mode, double cos_threshold, QrMetricAcc *acc, QrTensor *outs,
-                                    QrCompare *c) {
+static QrStatus qr_compare_mode_hooks(QrSession *s, const char *mode, double cos_threshold, QrMetricAcc *acc, QrTensor *outs,
+                                      QrCmpHooks *hooks, QrCompare *c) {
     QrCmpPlan *p;
-    QR_TRY(qr_compare_prepare(s, mode, cos_threshold, NULL, NULL, NULL, c, &p));
+    QR_TRY(qr_compare_prepare(s, mode, cos_threshold, hooks ? hooks->tap : NULL, hooks ? hooks->user : NULL,
+                              hooks ? &hooks->tap_done : NULL, c, &p));
+    if (hooks && hooks->match) { p->ct.match_fn = hooks->match; p->ct.match_user = hooks->user; }
     p->ct.acc = p->sh.acc = acc;
     p->keep_outs = outs;
     return qr_compare_finish(p, qr_session_jobs(2, qr__cmp_job, p, NULL));

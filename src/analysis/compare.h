@@ -55,9 +55,20 @@ static QrStatus qr_compare_finish(QrCmpPlan *plan, QrStatus st);
 /* Data sets (analysis/dataset): qr_compare_mode, also handing out each matched value's
  * accumulators — acc[2·match] of the full run, acc[2·match + 1] of the shadow run, written
  * only for rows that get metrics (has_m / has_local) — and the full run's graph outputs
- * (outs: exec's n_outputs tensors, owned by the caller afterwards). */
-static QrStatus qr_compare_mode_acc(QrSession *s, const char *mode, double cos_threshold, QrMetricAcc *acc, QrTensor *outs,
-                                    QrCompare *c);
+ * (outs: exec's n_outputs tensors, owned by the caller afterwards); hooks (optional, below). */
+/* Per-sample consumers of a data-set comparison (analysis/dataset's taps): tap sees every value
+ * of the full run (sim mode only: in int / both modes the run's values are the lowering's, and
+ * *tap_done stays false); match sees each compared pair of the full run as float32: the
+ * baseline's x and the analysis model's y (dequantized as the comparison reads it), n values. */
+typedef QrStatus (*QrCmpMatchFn)(void *user, int match, const float *x, const float *y, int64_t n);
+typedef struct QrCmpHooks {
+    QrTapFn tap;
+    QrCmpMatchFn match;
+    void *user;
+    bool tap_done;               /* set: the tap saw the full run */
+} QrCmpHooks;
+static QrStatus qr_compare_mode_hooks(QrSession *s, const char *mode, double cos_threshold, QrMetricAcc *acc, QrTensor *outs,
+                                      QrCmpHooks *hooks, QrCompare *c);
 /* compare_per_layer_out.txt/.csv into dir. */
 static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const char *dir);
 

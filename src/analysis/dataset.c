@@ -194,7 +194,11 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
     QrTensor *outs = calloc((size_t)nout + 1, sizeof *outs);
     QrCompare c = {0};
     QrStatus st = acc && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr_compare_mode_acc(s, mode, 0.0, acc, outs, &c);
+    s->base_tap = d->base_tap;
+    s->base_tap_user = d->base_tap_user;
+    if (st == QR_OK) st = qr_compare_mode_hooks(s, mode, 0.0, acc, outs, d->hooks, &c);
+    s->base_tap = NULL;
+    s->base_tap_user = NULL;
     if (st == QR_OK && c.n != d->n_rows) st = qr_errf(QR_ERR_INVALID, "comparison rows changed between samples (%d vs %d)", c.n, d->n_rows);
     for (int r = 0; st == QR_OK && r < c.n; r++) {
         QrDsRow *dr = &d->rows[r];
@@ -520,17 +524,24 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
 /* ==== runall --data ================================================================== */
 
 static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s, const char *mode,
-                             const QrTensor *inputs, const char *dir) {
+                             const QrTensor *inputs, QrDistSet *dist, const char *dir) {
     memset(r, 0, sizeof *r);
     r->on = true;
     r->ds = ds;
     r->metric = metric;
     QrTensor *cur = calloc((size_t)ds->n_inputs + 1, sizeof *cur);
     QrStatus st = cur ? qr_ds_compare_init(&r->dc, s, ds->n, ds->names) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_dsstat_run_init(&r->x, s, dist);
+    if (st == QR_OK) {                       /* the profiles and distributions read the comparison's runs */
+        r->dc.base_tap = qr_dsstat_base_tap;
+        r->dc.base_tap_user = &r->x;
+        r->dc.hooks = &r->x.hooks;
+    }
     for (int k = 0; st == QR_OK && k < ds->n; k++) {
         qr_step(&s->progress, k, ds->n);
         st = qr_ds_read(ds, s->b, k, inputs, cur);
         if (st == QR_OK) st = qr_ds_compare_sample(&r->dc, s, mode, k, cur);
+        if (st == QR_OK) r->x.n_samples++;
         for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
     }
     free(cur);
@@ -539,12 +550,14 @@ static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metr
     snprintf(sub, sizeof sub, "%s/dataset", dir);
     if (st == QR_OK) st = qr_mkdir_p(sub);
     if (st == QR_OK) st = qr_ds_compare_write(&r->dc, s, ds, metric, sub);
+    if (st == QR_OK) st = qr_dsstat_run_finish(&r->x, s, ds->dir, dir);
     r->ok = st == QR_OK;
     return st;
 }
 
 static void qr_ds_runall_free(QrDsRunall *r) {
     qr_ds_compare_free(&r->dc);
+    qr_dsstat_run_free(&r->x);
     memset(r, 0, sizeof *r);
 }
 
@@ -565,6 +578,13 @@ static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s
     int64_t bad = 0;
     for (int k = 0; k < d->n_samples; k++) bad += d->smp_in_bad[k] > 0;
     qr_json_kv_int(j, "samples_with_nonfinite_input", bad);
+    /* the profiles (model0/1_statistic) and distributions over the set: how many samples they cover */
+    qr_json_kv_int(j, "profile_samples", r->x.n_samples);
+    qr_json_kv_bool(j, "profile_analysis_over_set", r->x.hooks.tap_done);
+    int nd = 0;
+    for (int i = 0; r->x.dset && i < r->x.dset->n; i++) nd += r->x.dset->d[i].n_samples > 0;
+    qr_json_kv_int(j, "distributions_over_set", nd);
+    qr_json_kv_int(j, "distribution_samples", nd ? r->x.n_samples : 0);
     qr_json_key(j, "outputs");
     qr_json_arr_begin(j);
     for (int o = 0; o < d->n_outs; o++) {
@@ -603,6 +623,13 @@ static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s
                   "samples of %s (dataset/compare_per_layer_out.txt: pooled columns, then mean, worst and 5th-percentile "
                   "Cosine/SQNR over the samples), with one row per graph output and every sample ranked worst first.",
                   r->dc.n_samples, r->ds->dir);
+    int nd = 0;
+    for (int i = 0; r->x.dset && i < r->x.dset->n; i++) nd += r->x.dset->d[i].n_samples > 0;
+    qr_html_paraf(h, "model0_statistic and %s are pooled over all %d samples (min/max/mean/var of every value over all "
+                  "samples' elements). %d of the distribution plots (histograms and per-channel box plots of activations "
+                  "with a quantizer) cover all %d samples; the others show the worst sample.",
+                  r->x.hooks.tap_done ? "model1_statistic" : "(in --mode int/both, the worst sample's) model1_statistic",
+                  r->x.n_samples, nd, r->x.n_samples);
     const char *files[] = { "compare_outputs.txt", "samples.txt" };
     for (int i = 0; i < 2; i++) {
         char p[4300];

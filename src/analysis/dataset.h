@@ -59,6 +59,12 @@ typedef struct QrDsCompare {
     int64_t *smp_in_bad;     /* per sample: NaN/Inf elements in its inputs */
     uint8_t *done;           /* per sample: processed */
     int n_done;
+    /* Optional per-sample consumers (set by the caller after init; not merged): base_tap sees
+     * every value of each sample's baseline run, hooks the analysis model's run (compare.h
+     * QrCmpHooks) — the same runs the comparison reads, nothing run twice. */
+    QrTapFn base_tap;
+    void *base_tap_user;
+    QrCmpHooks *hooks;
 } QrDsCompare;
 
 /* Sets up the rows of s (matched values, in compare's order) for n samples named names. */
@@ -90,11 +96,13 @@ static void qr_ds_out_metrics(const QrDsOut *o, QrMetrics *m);
 typedef struct QrDsRunall {
     bool on, ok;
     QrDsCompare dc;
+    QrDsStatRun x;           /* analysis/dsstat: both profiles and the distributions over the set */
     QrMetricKind metric;
     const QrDsSet *ds;
 } QrDsRunall;
+/* dist: runall's distributions (the worst sample's), replaced by the set's where it can (NULL: none). */
 static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s, const char *mode,
-                             const QrTensor *inputs, const char *dir);
+                             const QrTensor *inputs, QrDistSet *dist, const char *dir);
 static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s);
 static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s, const char *dir);
 static void qr_ds_runall_free(QrDsRunall *r);

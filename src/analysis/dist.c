@@ -466,6 +466,7 @@ static QrStatus qr__ax_dist_job(void *ctx, int k, int tid) {
     d->node = qr_arena_strdup(ar, r->node);
     d->is_weight = r->weight;
     d->q = r->q;
+    d->match = r->weight ? -1 : r->match;
     d->clip_lo = d->clip_hi = d->threshold = NAN;
     QrStatus st = QR_OK;
     if (r->weight) {
@@ -584,3 +585,240 @@ static void qr_dist_free(QrDistSet *ds) {
     qr_arena_free(&ds->arena);
     memset(ds, 0, sizeof *ds);
 }
+
+/* ==== over a data set ================================================================ */
+
+static void qr_dist_acc_free(QrDistAcc *acc) {
+    for (int i = 0; acc->a && i < acc->n; i++) {
+        QrDistAcc1 *a = &acc->a[i];
+        for (int c = 0; a->sk && c < a->n_ch; c++) qr_sketch_free(&a->sk[c]);
+        free(a->sk);
+        free(a->ch_sum);
+        free(a->h);
+    }
+    free(acc->a);
+    memset(acc, 0, sizeof *acc);
+}
+
+static QrStatus qr_dist_acc_init(QrDistAcc *acc, const QrSession *s, const QrDistSet *ds) {
+    memset(acc, 0, sizeof *acc);
+    acc->a = calloc((size_t)ds->n + 1, sizeof *acc->a);
+    if (!acc->a) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < ds->n; i++) {
+        const QrDist *d = &ds->d[i];
+        if (d->is_weight || d->match < 0 || d->q < 0 || !(d->clip_hi > d->clip_lo)) continue;
+        const QrQuantizer *q = &s->qt.q[d->q];
+        QrDistAcc1 *a = &acc->a[acc->n++];
+        a->d = i;
+        a->match = d->match;
+        a->n_bins = QR_DIST_BINS;
+        double w = d->clip_hi - d->clip_lo, step = q->scale_max == q->scale_max && q->scale_max > 0 ? q->scale_max : w / 255;
+        a->lo = d->clip_lo - w / 8;
+        a->hi = d->clip_hi + w / 8;
+        a->err_lo = -4 * step;
+        a->err_hi = 4 * step;
+        a->ch_axis = d->ch_axis;
+        a->n_ch = d->n_ch > 0 ? d->n_ch : 1;
+        a->numel = 1;
+        for (int k = 0; k < d->rank; k++) a->numel *= d->dims[k];
+        a->inner = 1;
+        for (int k = d->ch_axis + 1; d->ch_axis >= 0 && k < d->rank; k++) a->inner *= d->dims[k];
+        if (d->ch_axis < 0) a->inner = a->numel;
+        a->h = calloc(3 * ((size_t)a->n_bins + 2), sizeof *a->h);
+        a->sk = calloc((size_t)a->n_ch, sizeof *a->sk);
+        a->ch_sum = calloc((size_t)a->n_ch, sizeof *a->ch_sum);
+        if (!a->h || !a->sk || !a->ch_sum) { qr_dist_acc_free(acc); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        for (int c = 0; c < a->n_ch; c++) qr_sketch_init(&a->sk[c], QR_SKETCH_K);
+    }
+    return QR_OK;
+}
+
+/* Bin of v on [lo, hi] in n bins, 0 below, n + 1 above (the last bin closed). */
+static inline int qr__ax_bin2(double v, double lo, double hi, int n) {
+    if (v < lo) return 0;
+    if (v > hi) return n + 1;
+    int k = (int)((v - lo) / (hi - lo) * n);
+    return 1 + (k >= n ? n - 1 : k);
+}
+
+static QrStatus qr_dist_acc_pair(QrDistAcc *acc, int match, const float *x, const float *y, int64_t n) {
+    for (int i = 0; i < acc->n; i++) {
+        QrDistAcc1 *a = &acc->a[i];
+        if (a->match != match) continue;
+        if (n != a->numel)
+            return qr_errf(QR_ERR_SHAPE, "distribution of match %d: %lld values, %lld expected", match, (long long)n,
+                           (long long)a->numel);
+        int nb = a->n_bins;
+        int64_t *hb = a->h, *ha = a->h + nb + 2, *he = a->h + 2 * (nb + 2);
+        for (int64_t e = 0; e < n; e++) {
+            double xv = x[e], yv = y[e];
+            if (!isfinite(xv) || !isfinite(yv)) { a->n_nonfinite++; continue; }
+            a->n++;
+            hb[qr__ax_bin2(xv, a->lo, a->hi, nb)]++;
+            ha[qr__ax_bin2(yv, a->lo, a->hi, nb)]++;
+            he[qr__ax_bin2(yv - xv, a->err_lo, a->err_hi, nb)]++;
+            if (fabs(xv) > a->absmax_base) a->absmax_base = fabs(xv);
+            if (fabs(yv) > a->absmax_anal) a->absmax_anal = fabs(yv);
+        }
+        int64_t outer = n / ((int64_t)a->n_ch * a->inner);
+        for (int c = 0; c < a->n_ch; c++) {
+            double sum = 0;
+            for (int64_t o = 0; o < outer; o++) {
+                const float *p = x + (o * a->n_ch + c) * a->inner;
+                QR_TRY(qr_sketch_add_f32(&a->sk[c], p, a->inner));
+                for (int64_t j = 0; j < a->inner; j++) if (isfinite(p[j])) sum += p[j];
+            }
+            qr_xsum_add(&a->ch_sum[c], sum);
+        }
+    }
+    return QR_OK;
+}
+
+#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
+QR_TESTAPI QrStatus qr_dist_acc_merge(QrDistAcc *a, const QrDistAcc *b) {
+    if (a->n != b->n) return qr_errf(QR_ERR_INVALID, "distributions of %d and %d values cannot merge", a->n, b->n);
+    for (int i = 0; i < a->n; i++) {
+        QrDistAcc1 *x = &a->a[i];
+        const QrDistAcc1 *y = &b->a[i];
+        if (x->match != y->match || x->n_bins != y->n_bins || x->n_ch != y->n_ch || x->lo != y->lo || x->hi != y->hi)
+            return qr_errf(QR_ERR_INVALID, "distribution %d covers another value or other bins in the two parts", i);
+        for (int k = 0; k < 3 * (x->n_bins + 2); k++) x->h[k] += y->h[k];
+        x->n += y->n;
+        x->n_nonfinite += y->n_nonfinite;
+        x->absmax_base = QR_MAX(x->absmax_base, y->absmax_base);
+        x->absmax_anal = QR_MAX(x->absmax_anal, y->absmax_anal);
+        for (int c = 0; c < x->n_ch; c++) {
+            QR_TRY(qr_sketch_merge(&x->sk[c], &y->sk[c]));
+            qr_xsum_merge(&x->ch_sum[c], &y->ch_sum[c]);
+        }
+    }
+    a->n_samples += b->n_samples;
+    return QR_OK;
+}
+#endif
+
+static QrStatus qr_dist_acc_finish(const QrDistAcc *acc, QrDistSet *ds) {
+    for (int i = 0; i < acc->n; i++) {
+        const QrDistAcc1 *a = &acc->a[i];
+        QrDist *d = &ds->d[a->d];
+        int nb = a->n_bins;
+        int64_t *h = qr_arena_array(&ds->arena, 3 * (size_t)nb + 1, sizeof(int64_t));
+        QrChannelBox *ch = qr_arena_array(&ds->arena, (size_t)a->n_ch + 1, sizeof(QrChannelBox));
+        double *am = malloc(((size_t)a->n_ch + 1) * sizeof(double) * 2);
+        if (!h || !ch || !am) { free(am); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        for (int p = 0; p < 3; p++) memcpy(h + p * nb, a->h + p * (nb + 2) + 1, (size_t)nb * sizeof *h);
+        d->h_base = h;
+        d->h_anal = h + nb;
+        d->h_err = h + 2 * nb;
+        d->n_bins = nb;
+        d->lo = a->lo; d->hi = a->hi; d->err_lo = a->err_lo; d->err_hi = a->err_hi;
+        d->n = a->n;
+        d->n_nonfinite = a->n_nonfinite;
+        d->absmax_base = a->absmax_base;
+        d->absmax_anal = a->absmax_anal;
+        d->n_below = a->h[0] + a->h[nb + 2];
+        d->n_above = a->h[nb + 1] + a->h[2 * nb + 3];
+        d->err_below = a->h[2 * (nb + 2)];
+        d->err_above = a->h[3 * (nb + 2) - 1];
+        d->n_samples = acc->n_samples;
+        d->rank_err = 0;
+        d->n_outlier = 0;
+        static const double qs[3] = { 0.25, 0.5, 0.75 };
+        for (int c = 0; c < a->n_ch; c++) {
+            const QrSketch *sk = &a->sk[c];
+            QrChannelBox *b = &ch[c];
+            double v[3];
+            QrStatus st = qr_sketch_quantiles(sk, qs, 3, v);
+            if (st != QR_OK) { free(am); return st; }
+            b->min = qr_sketch_min(sk);
+            b->max = qr_sketch_max(sk);
+            b->q1 = v[0]; b->median = v[1]; b->q3 = v[2];
+            b->mean = sk->n ? (double)(qr_xsum_value(&a->ch_sum[c]) / (long double)sk->n) : NAN;
+            b->absmax = sk->n ? QR_MAX(fabs(b->min), fabs(b->max)) : 0;
+            b->outlier = false;
+            am[c] = b->absmax;
+            if (sk->n && (double)sk->err / (double)sk->n > d->rank_err) d->rank_err = (double)sk->err / (double)sk->n;
+        }
+        if (a->n_ch > 1) {
+            double *tmp = am + a->n_ch;
+            memcpy(tmp, am, (size_t)a->n_ch * sizeof(double));
+            double lim = qr_weights_outlier_limit(am, a->n_ch, qr_weights_median(tmp, a->n_ch), QR_OUTLIER_K);
+            for (int c = 0; c < a->n_ch; c++)
+                if (am[c] > lim) { ch[c].outlier = true; d->n_outlier++; }
+        }
+        free(am);
+        d->ch = ch;
+        d->n_ch = a->n_ch;
+    }
+    return QR_OK;
+}
+
+#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
+QR_TESTAPI QrStatus qr_dist_acc_put(const QrDistAcc *acc, uint8_t **buf, size_t *len, size_t *cap) {
+    QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)acc->n, 8));
+    QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)acc->n_samples, 8));
+    for (int i = 0; i < acc->n; i++) {
+        const QrDistAcc1 *a = &acc->a[i];
+        uint64_t head[] = { (uint64_t)a->match, (uint64_t)a->n_bins, (uint64_t)a->n_ch, (uint64_t)a->n, (uint64_t)a->n_nonfinite };
+        for (int k = 0; k < QR_ARRAY_LEN(head); k++) QR_TRY(qr_sketch_put_le(buf, len, cap, head[k], 8));
+        double dv[] = { a->lo, a->hi, a->absmax_base, a->absmax_anal };
+        for (int k = 0; k < QR_ARRAY_LEN(dv); k++) { uint64_t u; memcpy(&u, &dv[k], 8); QR_TRY(qr_sketch_put_le(buf, len, cap, u, 8)); }
+        for (int k = 0; k < 3 * (a->n_bins + 2); k++) QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)a->h[k], 8));
+        for (int c = 0; c < a->n_ch; c++) {
+            QrXSum t = a->ch_sum[c];
+            qr_xsum_norm(&t);
+            for (int l = 0; l < QR_XSUM_LIMBS; l++) QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)t.l[l], 8));
+            uint64_t nf[3] = { (uint64_t)t.n_nan, (uint64_t)t.n_pinf, (uint64_t)t.n_ninf };
+            for (int l = 0; l < 3; l++) QR_TRY(qr_sketch_put_le(buf, len, cap, nf[l], 8));
+            QR_TRY(qr_sketch_write(&a->sk[c], buf, len, cap));
+        }
+    }
+    return QR_OK;
+}
+#endif
+
+#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
+/* Reads what qr_dist_acc_put wrote into acc, initialized for the same requests. */
+QR_TESTAPI QrStatus qr_dist_acc_get(QrDistAcc *acc, const uint8_t *p, size_t avail, size_t *used) {
+    size_t off = 0;
+    bool bad = false;
+    int n = (int)qr_sketch_get_le(p, avail, &off, 8, &bad);
+    int64_t ns = (int64_t)qr_sketch_get_le(p, avail, &off, 8, &bad);
+    if (bad || n != acc->n || ns < 0 || ns > INT32_MAX) return qr_errf(QR_ERR_INVALID, "distributions: %d values in the part, %d expected", n, acc->n);
+    acc->n_samples = (int)ns;
+    for (int i = 0; i < acc->n && !bad; i++) {
+        QrDistAcc1 *a = &acc->a[i];
+        uint64_t head[5];
+        for (int k = 0; k < 5; k++) head[k] = qr_sketch_get_le(p, avail, &off, 8, &bad);
+        uint64_t dv[4];
+        for (int k = 0; k < 4; k++) dv[k] = qr_sketch_get_le(p, avail, &off, 8, &bad);
+        double lo, hi;
+        memcpy(&lo, &dv[0], 8);
+        memcpy(&hi, &dv[1], 8);
+        if (bad || (int64_t)head[0] != a->match || (int)head[1] != a->n_bins || (int)head[2] != a->n_ch || lo != a->lo || hi != a->hi)
+            return qr_errf(QR_ERR_INVALID, "distribution %d: another value or other bins in the part", i);
+        a->n = (int64_t)head[3];
+        a->n_nonfinite = (int64_t)head[4];
+        memcpy(&a->absmax_base, &dv[2], 8);
+        memcpy(&a->absmax_anal, &dv[3], 8);
+        for (int k = 0; k < 3 * (a->n_bins + 2); k++) a->h[k] = (int64_t)qr_sketch_get_le(p, avail, &off, 8, &bad);
+        for (int c = 0; c < a->n_ch && !bad; c++) {
+            QrXSum *t = &a->ch_sum[c];
+            memset(t, 0, sizeof *t);
+            for (int l = 0; l < QR_XSUM_LIMBS; l++) t->l[l] = (int64_t)qr_sketch_get_le(p, avail, &off, 8, &bad);
+            for (int l = 0; l + 1 < QR_XSUM_LIMBS; l++) if (t->l[l] < 0 || t->l[l] >= 4294967296LL) bad = true;
+            t->n_nan = (int32_t)qr_sketch_get_le(p, avail, &off, 8, &bad);
+            t->n_pinf = (int32_t)qr_sketch_get_le(p, avail, &off, 8, &bad);
+            t->n_ninf = (int32_t)qr_sketch_get_le(p, avail, &off, 8, &bad);
+            if (bad) break;
+            size_t u = 0;
+            qr_sketch_free(&a->sk[c]);
+            QR_TRY(qr_sketch_read(&a->sk[c], p + off, avail - off, &u));
+            off += u;
+        }
+    }
+    if (bad) return qr_errf(QR_ERR_INVALID, "distributions: malformed");
+    *used = off;
+    return QR_OK;
+}
+#endif

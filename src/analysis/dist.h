@@ -38,6 +38,13 @@ typedef struct QrDist {
      * quantizer axis or their output-channel axis (weights.h qr_weight_channel_axis). */
     int ch_axis, n_ch, n_outlier;
     QrChannelBox *ch;
+    int match;               /* activations with a baseline counterpart: the match, else -1 */
+    /* Over a data set (runall --data, qr_dist_acc_finish): the samples the data cover (0: the
+     * one analysed input), values outside the fixed bins (counted, not drawn), and the
+     * largest rank-error bound of the channel quantiles as a fraction of a channel's values. */
+    int n_samples;
+    int64_t n_below, n_above, err_below, err_above;
+    double rank_err;
 } QrDist;
 
 typedef struct QrDistSet {
@@ -71,5 +78,53 @@ QR_TESTAPI QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, cons
 static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
                                      int n_bins, bool have_axis, int axis, QrDistSet *out);
 static void qr_dist_free(QrDistSet *ds);
+
+/* ==== over a data set ==================================================================
+ * The distributions of the requested activations (those with a quantizer and a baseline
+ * counterpart) accumulated over every sample from the pairs the comparison reads, in bounded
+ * memory: histograms on fixed bins from the quantizer grid — values over [clip_lo − w/8,
+ * clip_hi + w/8] (w = clip_hi − clip_lo) and errors over ±4 steps of the grid (its largest
+ * scale), QR_DIST_BINS bins each, values beyond counted below/above — exact counts, so merges
+ * are exact; per-channel boxes of the baseline values from quantile sketches (analysis/sketch:
+ * within each sketch's rank-error bound) with exact min/max and means (exact sums of each
+ * sample's channel sums). Weights, graph inputs and values without a quantizer keep the
+ * analysed input's distributions (n_samples 0). */
+typedef struct QrDistAcc1 {
+    int d;                   /* its distribution in the QrDistSet */
+    int match;
+    int n_bins;
+    double lo, hi, err_lo, err_hi;
+    int64_t *h;              /* 3 x (n_bins + 2): base, anal, err; [0] below lo, [n_bins + 1] above hi */
+    int64_t n, n_nonfinite;
+    double absmax_base, absmax_anal;
+    int ch_axis, n_ch;
+    int64_t inner, numel;
+    QrSketch *sk;            /* per channel: the baseline values */
+    QrXSum *ch_sum;          /* per channel: Σ over samples of the sample's channel sum */
+} QrDistAcc1;
+
+typedef struct QrDistAcc {
+    int n;
+    QrDistAcc1 *a;
+    int n_samples;
+} QrDistAcc;
+
+static QrStatus qr_dist_acc_init(QrDistAcc *acc, const QrSession *s, const QrDistSet *ds);
+static void qr_dist_acc_free(QrDistAcc *acc);
+/* One compared pair of a sample (x baseline, y analysis, n values) for match. */
+static QrStatus qr_dist_acc_pair(QrDistAcc *acc, int match, const float *x, const float *y, int64_t n);
+/* a += b (same requests). */
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_dist_acc_merge(QrDistAcc *a, const QrDistAcc *b);
+#endif
+/* Replaces the data of ds's accumulated distributions by the set's (memory from ds's arena). */
+static QrStatus qr_dist_acc_finish(const QrDistAcc *acc, QrDistSet *ds);
+/* Byte form (for .qrpart), as analysis/sketch's. */
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_dist_acc_put(const QrDistAcc *acc, uint8_t **buf, size_t *len, size_t *cap);
+#endif
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_dist_acc_get(QrDistAcc *acc, const uint8_t *p, size_t avail, size_t *used);
+#endif
 
 #endif

@@ -69,17 +69,17 @@ static void qr_dspool_init(QrDsPool *p) {
     p->x_max = p->y_max = -INFINITY;
 }
 
-/* Adds a·b exactly enough: the product and its rounding error (fma). */
-static void qr__dsa_add_prod(QrXSum *s, double a, double b) {
+/* See dsacc.h. */
+static void qr_xsum_add_prod(QrXSum *s, double a, double b) {
     double p = a * b;
     qr_xsum_add(s, p);
     qr_xsum_add(s, fma(a, b, -p));
 }
 
-/* Adds n·m² with the rounding errors of both products. */
-static void qr__dsa_add_nm2(QrXSum *s, double n, double m) {
+/* See dsacc.h. */
+static void qr_xsum_add_nm2(QrXSum *s, double n, double m) {
     double p = n * m, e = fma(n, m, -p);     /* n·m = p + e exactly */
-    qr__dsa_add_prod(s, p, m);
+    qr_xsum_add_prod(s, p, m);
     qr_xsum_add(s, e * m);                   /* e·m: a term 2^-53 smaller, its rounding negligible */
 }
 
@@ -94,10 +94,10 @@ static void qr_dspool_add(QrDsPool *p, const QrMetricAcc *a) {
     qr_xsum_add(&p->sxy, a->sxy);
     qr_xsum_add(&p->sdd, a->sdd);
     qr_xsum_add(&p->sad, a->sad);
-    qr__dsa_add_prod(&p->sx, n, a->x_mean);
-    qr__dsa_add_prod(&p->sy, n, a->y_mean);
-    qr__dsa_add_nm2(&p->sx2, n, a->x_mean);
-    qr__dsa_add_nm2(&p->sy2, n, a->y_mean);
+    qr_xsum_add_prod(&p->sx, n, a->x_mean);
+    qr_xsum_add_prod(&p->sy, n, a->y_mean);
+    qr_xsum_add_nm2(&p->sx2, n, a->x_mean);
+    qr_xsum_add_nm2(&p->sy2, n, a->y_mean);
     qr_xsum_add(&p->m2x, a->x_m2);
     qr_xsum_add(&p->m2y, a->y_m2);
     if (a->amax > p->amax) p->amax = a->amax;

@@ -26,6 +26,10 @@ static long double qr_xsum_value(const QrXSum *s);
 /* Carries propagated: every limb but the top one in [0, 2^32) (the canonical form, unique for a
  * value). Serializers write this form. */
 static void qr_xsum_norm(QrXSum *s);
+/* Adds a·b: the product and its rounding error (fma), so the sum holds a·b exactly. */
+static void qr_xsum_add_prod(QrXSum *s, double a, double b);
+/* Adds n·m² with the rounding errors of both products (the last, 2^-53 smaller, rounded). */
+static void qr_xsum_add_nm2(QrXSum *s, double n, double m);
 
 /* ==== pooled metrics ==================================================================
  * The REPORT.md metrics of all samples' elements together (as if the samples were

@@ -117,6 +117,7 @@ typedef struct QrBaseTap { QrSession *s; int *match_of; QrStatsCollect stats; } 
 static QrStatus qr__se_base_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
     QrBaseTap *bt = user;
     if (bt->stats.stats) QR_TRY(qr_stats_tap(&bt->stats, g, node, value, t));
+    if (bt->s->base_tap) QR_TRY(bt->s->base_tap(bt->s->base_tap_user, g, node, value, t));
     int mi = bt->match_of[value];
     if (mi < 0 || !qr_dtype_is_float(t->dtype) || bt->s->base[mi].data) return QR_OK;
     return qr_tensor_to_f32(t, &bt->s->base[mi]);
@@ -137,7 +138,7 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
         for (int v = 0; v < s->b->n_values; v++) bt.match_of[v] = -1;
         for (int i = 0; i < s->m.n; i++) bt.match_of[s->m.m[i].b_value] = i;
         bool *only = NULL;       /* without statistics only the matched values */
-        if (!bt.stats.stats && (only = calloc((size_t)s->b->n_values + 1, sizeof *only)))
+        if (!bt.stats.stats && !s->base_tap && (only = calloc((size_t)s->b->n_values + 1, sizeof *only)))
             for (int i = 0; i < s->m.n; i++) only[s->m.m[i].b_value] = true;
         QrRunOpts o = { .tap = qr__se_base_tap, .tap_user = &bt, .n_exec = &s->n_base_exec, .tap_only = only };
         /* single-model form: the baseline is the same graph with every quantizer disabled */

@@ -25,6 +25,10 @@ typedef struct QrSession {
      * run also fills them as qr_stats_collect(b) would (runall's baseline profile). */
     QrStats *base_stats;
     bool *base_seen;
+    /* Optional, set by the caller before the baseline run: also called on every value of that
+     * run (data sets: the profile and distributions over every sample, analysis/dataset's taps). */
+    QrTapFn base_tap;
+    void *base_tap_user;
     bool base_quant_off;     /* single-model form: the baseline is a copy of the analysis model run with every one of
                               * its quantizers disabled (set by the caller before the baseline run) */
     QrStepHook progress;     /* set by the caller: long analyses (sensitivity, cumulative error, what-if,

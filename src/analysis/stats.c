@@ -186,6 +186,12 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
 
 static QrStatus qr_profile_write_sel(const QrGraph *g, const QrTensor *inputs, const QrStats *stats, const bool *seen_in,
                                      const char *dir, const char *prefix, const QrProfileSel *sel, int *n_nonfinite) {
+    return qr_profile_write_ex(g, inputs, stats, seen_in, dir, prefix, sel, NULL, n_nonfinite);
+}
+
+static QrStatus qr_profile_write_ex(const QrGraph *g, const QrTensor *inputs, const QrStats *stats, const bool *seen_in,
+                                   const char *dir, const char *prefix, const QrProfileSel *sel, const char *head,
+                                   int *n_nonfinite) {
     QrStats *own_stats = stats ? NULL : calloc((size_t)g->n_values + 1, sizeof *own_stats);
     bool *own_seen = stats ? NULL : calloc((size_t)g->n_values + 1, sizeof *own_seen);
     const QrStats *val_stats = stats ? stats : own_stats;
@@ -287,6 +293,7 @@ static QrStatus qr_profile_write_sel(const QrGraph *g, const QrTensor *inputs, c
             order[j] = o;
         }
     }
+    if (st == QR_OK && head) st = qr_buf_printf(&txt, &tl, &tc, "%s", head);
     if (st == QR_OK) st = qr_table_render_txt(&tab, NULL, NULL, &txt, &tl, &tc);
     if (st == QR_OK) st = qr_buf_printf(&txt, &tl, &tc, "\nStatistics sorted by range (max - min), descending:\n");
     if (st == QR_OK) st = qr_table_render_txt(&tab, NULL, order, &txt, &tl, &tc);

@@ -38,6 +38,10 @@ static QrStatus qr_profile_write(const QrGraph *g, const QrTensor *inputs, const
 typedef struct QrProfileSel { const char *prefixes, *types; } QrProfileSel;
 static QrStatus qr_profile_write_sel(const QrGraph *g, const QrTensor *inputs, const QrStats *stats, const bool *seen,
                                      const char *dir, const char *prefix, const QrProfileSel *sel, int *n_nonfinite);
+/* The same with a head: text written above the .txt table (NULL: none). */
+static QrStatus qr_profile_write_ex(const QrGraph *g, const QrTensor *inputs, const QrStats *stats, const bool *seen,
+                                   const char *dir, const char *prefix, const QrProfileSel *sel, const char *head,
+                                   int *n_nonfinite);
 /* Fails, naming the entry and close names, when a prefix or type selects no node of g. */
 static QrStatus qr_profile_sel_check(const QrGraph *g, const QrProfileSel *sel);
 

@@ -240,6 +240,80 @@ static QrStatus qr_weights_spread(const float *x, int rank, const int64_t *dims,
     return QR_OK;
 }
 
+/* Error energy sum (x - y)^2 of x[0..n) quantized min/max asymmetric with 2^bits levels (the range
+ * widened to include 0, zero point round(-lo / scale), round half to even, float32 as ORT's
+ * quantizers compute it); *sx receives sum x^2. */
+static double qr__wt_requant_err(const float *x, int64_t n, int bits, double *sx) {
+    float lo = 0.0f, hi = 0.0f;
+    for (int64_t i = 0; i < n; i++) { lo = fminf(lo, x[i]); hi = fmaxf(hi, x[i]); }
+    float qmax = (float)((1 << bits) - 1), sc = (hi - lo) / qmax;
+    if (!(sc > 0)) sc = 1.0f;
+    float zp = fminf(fmaxf(rintf(-lo / sc), 0.0f), qmax);
+    double e = 0;
+    *sx = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float q = fminf(fmaxf(rintf(x[i] / sc) + zp, 0.0f), qmax), y = (q - zp) * sc;
+        e += ((double)x[i] - y) * ((double)x[i] - y);
+        *sx += (double)x[i] * x[i];
+    }
+    return e;
+}
+
+static double qr__wt_sqnr(double sx, double se) {
+    return se > 0 ? (sx > 0 ? 10.0 * log10(sx / se) : -INFINITY) : INFINITY;
+}
+
+/* The blocks carrying the most error energy (r->dom_*), and the what-ifs on the largest (its float
+ * elements in the weight's order: the halves are its first and second half along the blocked axis). */
+static QrStatus qr__wt_blocks_dom(const QrWtData *d, const QrQuantizer *q, QrWeightRow *r, const double *sx,
+                                  const double *se) {
+    int64_t nb = r->n_blocks;
+    double *t = malloc((size_t)nb * sizeof *t);
+    if (!t) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    double total = 0, sxt = 0;
+    for (int64_t p = 0; p < nb; p++) { t[p] = se[p]; total += se[p]; sxt += sx[p]; }
+    qsort(t, (size_t)nb, sizeof *t, qr__wt_cmp_double);
+    r->blk_err_total = total;
+    r->blk_err_median = nb % 2 ? t[nb / 2] : 0.5 * (t[nb / 2 - 1] + t[nb / 2]);
+    free(t);
+    r->n_dom = 0;
+    for (int64_t p = 0; p < nb; p++) {   /* largest first; ties keep the lower index */
+        int at = r->n_dom;
+        while (at > 0 && se[p] > r->dom_err[at - 1]) at--;
+        if (at >= QR_WEIGHT_WORST_BLOCKS) continue;
+        for (int k = QR_MIN(r->n_dom, QR_WEIGHT_WORST_BLOCKS - 1); k > at; k--) {
+            r->dom_err[k] = r->dom_err[k - 1];
+            r->dom_sqnr[k] = r->dom_sqnr[k - 1];
+            r->dom_blk[k] = r->dom_blk[k - 1];
+        }
+        r->dom_err[at] = se[p];
+        r->dom_sqnr[at] = qr__wt_sqnr(sx[p], se[p]);
+        r->dom_blk[at] = p;
+        if (r->n_dom < QR_WEIGHT_WORST_BLOCKS) r->n_dom++;
+    }
+    r->dom_lo = r->dom_hi = r->dom_half_sqnr = r->dom_8bit_sqnr = r->half_layer_sqnr = NAN;
+    int bits = q->dtype == QR_DT_U2 || q->dtype == QR_DT_S2 ? 2 : q->dtype == QR_DT_U4 || q->dtype == QR_DT_S4 ? 4 : 8;
+    if (!r->n_dom || !(total > 0)) return QR_OK;
+    const int64_t best = r->dom_blk[0];
+    float *x = malloc((size_t)q->block_size * sizeof *x);
+    if (!x) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    int64_t m = 0;
+    for (int64_t i = 0; i < d->n && m < q->block_size; i++)
+        if (qr_quant_param_index(r->rank, r->dims, q->axis, q->block_size, nb, i) == best) x[m++] = d->x[i];
+    if (m > 1) {
+        double s1, s2, s8;
+        double e_half = qr__wt_requant_err(x, m / 2, bits, &s1) + qr__wt_requant_err(x + m / 2, m - m / 2, bits, &s2);
+        double e8 = qr__wt_requant_err(x, m, 8, &s8);
+        r->dom_half_sqnr = qr__wt_sqnr(s1 + s2, e_half);
+        r->dom_8bit_sqnr = qr__wt_sqnr(s8, e8);
+        r->half_layer_sqnr = qr__wt_sqnr(sxt, total - se[best] + e_half);
+        r->dom_lo = r->dom_hi = x[0];
+        for (int64_t i = 1; i < m; i++) { r->dom_lo = fmin(r->dom_lo, x[i]); r->dom_hi = fmax(r->dom_hi, x[i]); }
+    }
+    free(x);
+    return QR_OK;
+}
+
 /* Per block of a blocked weight (the elements sharing one scale): SQNR = 10 log10(sum x^2 /
  * sum (x - y)^2) of the float weight x against its quantized value y, and the largest |x - y|;
  * keeps the QR_WEIGHT_WORST_BLOCKS lowest (a block with no error has +inf, a zero block with
@@ -275,10 +349,11 @@ static QrStatus qr__wt_blocks(const QrWtData *d, const QrQuantizer *q, QrWeightR
         r->worst_blk[at] = p;
         if (r->n_worst < QR_WEIGHT_WORST_BLOCKS) r->n_worst++;
     }
+    QrStatus st = qr__wt_blocks_dom(d, q, r, sx, se);
     free(sx);
     free(se);
     free(mx);
-    return QR_OK;
+    return st;
 }
 
 /* Fills everything but the identification fields of row r for quantizer qi. */
@@ -413,7 +488,7 @@ static QrStatus qr__wt_weights_table(const QrWeightCmp *w, bool csv, QrTable *t)
 
 /* "[k0, k1) x [3]": the elements of block p of a weight of dims blocked along axis (the block's
  * range along the axis, the fixed index along every other dim). */
-static void qr__wt_block_where(const QrWeightRow *r, int axis, int64_t p, char *buf, size_t n) {
+static void qr_weights_block_where(const QrWeightRow *r, int axis, int64_t p, char *buf, size_t n) {
     int64_t nblk = 1 + (r->dims[axis] - 1) / r->block_size, pd[QR_MAX_RANK], rem = p;
     for (int d = r->rank - 1; d >= 0; d--) {
         int64_t len = d == axis ? nblk : r->dims[d];
@@ -460,7 +535,7 @@ static QrStatus qr__wt_blocks_write(const QrSession *s, const QrWeightCmp *w, co
         int64_t p = r->worst_blk[b[i].k];
         char where[256] = "";
         int axis = q->axis < 0 ? q->axis + r->rank : q->axis;
-        if (axis >= 0 && axis < r->rank) qr__wt_block_where(r, axis, p, where, sizeof where);
+        if (axis >= 0 && axis < r->rank) qr_weights_block_where(r, axis, p, where, sizeof where);
         double scale = q->scale_value >= 0 && s->tw.g.values[q->scale_value].t.data
                            ? qr_tensor_get_f64(&s->tw.g.values[q->scale_value].t, p) : NAN;
         for (int t = 0; st == QR_OK && t < 2; t++) {

@@ -46,6 +46,16 @@ typedef struct QrWeightRow {
     int n_worst;
     int64_t worst_blk[QR_WEIGHT_WORST_BLOCKS];
     double worst_sqnr[QR_WEIGHT_WORST_BLOCKS], worst_err[QR_WEIGHT_WORST_BLOCKS];
+    /* The same blocks by error energy (sum of (x - y)^2 over the block), largest first: how much of
+     * the weight's error they carry (the advisor's block_error_dominant), with what-ifs measured on
+     * the largest: its SQNR re-quantized with half the block size, and with 8-bit codes (min/max
+     * asymmetric, round half to even), and the weight's SQNR with the block at half size. */
+    double blk_err_total, blk_err_median;   /* over every block */
+    int n_dom;
+    int64_t dom_blk[QR_WEIGHT_WORST_BLOCKS];
+    double dom_err[QR_WEIGHT_WORST_BLOCKS], dom_sqnr[QR_WEIGHT_WORST_BLOCKS];
+    double dom_lo, dom_hi;                  /* the largest block's float range */
+    double dom_half_sqnr, dom_8bit_sqnr, half_layer_sqnr;
 } QrWeightRow;
 
 typedef struct QrWeightCmp {
@@ -72,6 +82,7 @@ static int64_t qr_quant_param_index(int rank, const int64_t *dims, int axis, int
 static int qr_weight_channel_axis(const QrGraph *g, const QrQuantizer *q, int rank);
 
 /* ---- used by other modules (issue 19: private names used across modules became public) ---- */
+static void qr_weights_block_where(const QrWeightRow *r, int axis, int64_t p, char *buf, size_t n);
 /* A weight quantizer's data as float arrays: x = the float weight (the dequantized
  * weight when there is none), y = the dequantized quantized weight (the stored integers
  * when there are, else the fake-quant of x), with the saturation / zero counts. x and y

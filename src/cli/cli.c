@@ -98,14 +98,17 @@ static const char *qr__cli_usage_check =
     "  anomalies (model output not high precision, clipping quantizers, mismatched Concat/Add input\n"
     "  scales, unnormalized input). Range checks need -i.\n";
 static const char *qr__cli_usage_profile =
-    "usage: qreport profile MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--prefixes A,B] [--types Conv,Relu]\n"
-    "                       [--shape NAME=...] [--seed N] [--quiet]\n"
+    "usage: qreport profile MODEL.onnx [-i INPUT.npy|.pb ... | --data DIR [--samples N]] [-o DIR] [--prefixes A,B]\n"
+    "                       [--types Conv,Relu] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Runs the model once and writes ModelProfiler-style statistic.txt and statistic.csv to DIR:\n"
     "  per node, its inputs, weights, bias and outputs with dtype, min, max, mean, variance and shape,\n"
     "  then the same rows sorted by range (max - min). NaN/Inf are counted in their own columns.\n"
     "  --prefixes A,B: only nodes whose name starts with one of them (a leading '/' may be left out);\n"
     "  --types Conv,Relu: only nodes of these op types (ModelProfiler's table(prefixes, types)). An entry\n"
-    "  that selects no node is an error naming it (exit 1). Index keeps the layer number in the model.\n";
+    "  that selects no node is an error naming it (exit 1). Index keeps the layer number in the model.\n"
+    "  --data DIR (hmct layout: one sub-folder per input, or a flat folder of .npy for one input;\n"
+    "  --samples N: the first N in natural name order): runs every sample and pools min, max, mean and\n"
+    "  variance over all samples' elements (exact sums: the same bits in any sample order).\n";
 
 static const char *qr__cli_usage_compare =
     "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ... | --data DIR [--samples N]] [-o DIR] [--mode sim|int|both]\n"
@@ -759,15 +762,30 @@ static int qr_cli_profile(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *g;
     QrTensor *in;
+    qr__cli_data_first = true;
     int rc = qr__cli_begin(argc, argv, qr__cli_usage_profile, false, &o, &g, &in);
     if (rc >= 0) return rc;
+    if (o.data_dir && o.n_inputs) {
+        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__cli_usage_profile);
+        qr__cli_release(g, in);
+        return QR_EXIT_USAGE;
+    }
     QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
     int nonfinite = 0;
     QrProfileSel sel = { o.prefixes, o.types };
     st = qr_profile_sel_check(g, &sel);
     if (st == QR_OK) st = qr_mkdir_p(dir);
-    if (st == QR_OK) st = qr_profile_write_sel(g, in, NULL, NULL, dir, "", &sel, &nonfinite);
+    if (st == QR_OK && o.data_dir) {
+        QrDsSet ds = {0};
+        st = qr_ds_list(g, o.data_dir, o.samples, &ds);
+        QrProgress pg;
+        qr_progress_init(&pg, stderr, o.quiet);
+        QrStepHook hook = qr_progress_hook(&pg);
+        if (st == QR_OK) qr_progress_begin(&pg, "samples", 0);
+        if (st == QR_OK) { st = qr_profile_data(g, &ds, &sel, dir, &hook, &nonfinite); qr_progress_end(&pg, st); }
+        qr_ds_set_free(&ds);
+    } else if (st == QR_OK) st = qr_profile_write_sel(g, in, NULL, NULL, dir, "", &sel, &nonfinite);
     if (st == QR_OK && nonfinite) qr__cli_warn(&o, "%d rows contain NaN/Inf values (see the NaN and Inf columns)", nonfinite);
     if (st == QR_OK && !o.quiet) printf("wrote %s/statistic.txt and %s/statistic.csv\n", dir, dir);
     qr__cli_release(g, in);

@@ -12,10 +12,12 @@
  * scales and zero points rearranged to match, so the twin's weight is bit for bit the weight the
  * node dequantizes ((code - zp) * scale in float32) and the quantizer table sees a weight stored
  * as integers (QR_QF_DQ_INIT), blocked, with the node's own block size.
- * Nodes kept as they are (their weight cannot be toggled; the note says why): MatMulNBits with
- * g_idx, float zero points or int8 activations (accuracy_level 4 with 4/8-bit codes, which the
- * float twin would not reproduce), 2-bit codes, MatMulBnb4 (table-coded weights), non-constant
- * weights. */
+ * Bits 2, 4 and 8 (uint2 / uint4 / uint8 codes), any block_size, packed or absent zero points,
+ * bias (MatMul then Add). Nodes kept as they are (their weight cannot be toggled; the note says
+ * why): MatMulNBits with g_idx or float zero points (ORT dequantizes them as code * scale +
+ * (-(scale * zp)), two roundings a DequantizeLinear does not reproduce), with int8 activations
+ * (accuracy_level 4 with 4/8-bit codes, which the float twin would not reproduce) or float16
+ * activations, MatMulBnb4 (table-coded weights), non-constant weights. */
 
 static QrStatus qr__tw_ctx(const QrGraph *s, const QrNode *n, const QrTensor **ins, QrOpCtx *c) {
     if (n->n_in > 8) return QR_ERR_UNSUPPORTED;
@@ -57,10 +59,10 @@ static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
     const QrTensor *b = ins[QR__WQ_B], *sc = ins[QR__WQ_SCALES];
     const QrTensor *z = n->n_in > QR__WQ_ZP ? ins[QR__WQ_ZP] : NULL, *gi = n->n_in > QR__WQ_GIDX ? ins[QR__WQ_GIDX] : NULL;
     const QrTensor *bias = n->n_in > QR__WQ_BIAS ? ins[QR__WQ_BIAS] : NULL;
-    if (g.int8_act || g.zp_float || gi || g.bits == 2 || ins[0]->dtype != QR_DT_F32 || !b->data || !sc->data || (z && !z->data) ||
+    if (g.int8_act || g.zp_float || gi || ins[0]->dtype != QR_DT_F32 || !b->data || !sc->data || (z && !z->data) ||
         (bias && !bias->data) || n->out[0] < 0)
         return QR_ERR_UNSUPPORTED;
-    QrDType cd = g.bits == 8 ? QR_DT_U8 : QR_DT_U4;
+    QrDType cd = g.bits == 8 ? QR_DT_U8 : g.bits == 4 ? QR_DT_U4 : QR_DT_U2;
     QrTensor codes = {0}, tsc = {0}, tzp = {0};
     int64_t cdims[2] = { g.K, g.N }, pdims[2] = { g.nb, g.N };
     QrStatus st = qr_tensor_set_shape(&codes, cd, 2, cdims);
@@ -105,9 +107,9 @@ static QrStatus qr__tw_gbq(QrTwCtx *cx, const QrNode *n) {
     QrWqGbq g;
     if (qr__wq_gbq_geom(&c, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
     const QrTensor *d = ins[0], *sc = ins[2], *z = n->n_in > 3 ? ins[3] : NULL;
-    if (!d->data || !sc->data || (z && !z->data) || n->out[0] < 0 || g.bits == 2) return QR_ERR_UNSUPPORTED;
+    if (!d->data || !sc->data || (z && !z->data) || n->out[0] < 0) return QR_ERR_UNSUPPORTED;
     bool u8 = d->dtype == QR_DT_U8;
-    QrDType cd = !u8 ? d->dtype : g.bits == 8 ? QR_DT_U8 : QR_DT_U4;
+    QrDType cd = !u8 ? d->dtype : g.bits == 8 ? QR_DT_U8 : g.bits == 4 ? QR_DT_U4 : QR_DT_U2;
     QrTensor codes = {0}, tsc = {0}, tzp = {0};
     int64_t n_el = 1;
     for (int i = 0; i < g.rank; i++) n_el *= g.dims[i];
@@ -146,11 +148,11 @@ static QrStatus qr__tw_weight_only(QrTwCtx *cx, const QrNode *n, const char **wh
     *why = NULL;
     if (strcmp(n->domain, "com.microsoft") != 0) return QR_ERR_UNSUPPORTED;
     if (qr__tw_is(n, "MatMulNBits")) {
-        *why = "g_idx, float zero points, 2-bit codes, int8 activations (accuracy_level 4) or non-constant weights";
+        *why = "g_idx, float zero points, int8 activations (accuracy_level 4), float16 activations or non-constant weights";
         return qr__tw_nbits(cx, n);
     }
     if (qr__tw_is(n, "GatherBlockQuantized")) {
-        *why = "2-bit codes, or non-constant quantized data";
+        *why = "non-constant quantized data";
         return qr__tw_gbq(cx, n);
     }
     if (qr__tw_is(n, "MatMulBnb4")) *why = "FP4/NF4 codes are a table lookup, not a DequantizeLinear";

@@ -744,9 +744,15 @@ static QrStatus qr__bn_plot_job(void *ctx, int job, int tid) {
         const QrDist *d = &bd->dist.d[i];
         char safe[200];
         qr_zip_safe_component(safe, sizeof safe, d->name);
-        QrHistChart hc = { .title = qr_arena_printf(&ar, "Distribution of %s %s%s%s", d->is_weight ? "weight" : "activation",
-                                                    d->name, d->node && strcmp(d->node, d->name) ? " at " : "",
-                                                    d->node && strcmp(d->node, d->name) ? d->node : ""),
+        /* over a data set: the node is left out of the title for the number of samples (and values past the bins) */
+        const char *title = d->n_samples <= 0
+            ? qr_arena_printf(&ar, "Distribution of %s %s%s%s", d->is_weight ? "weight" : "activation", d->name,
+                              d->node && strcmp(d->node, d->name) ? " at " : "", d->node && strcmp(d->node, d->name) ? d->node : "")
+            : d->n_below || d->n_above
+                ? qr_arena_printf(&ar, "%s over %d samples (%lld outside the bins)", d->name, d->n_samples,
+                                  (long long)(d->n_below + d->n_above))
+                : qr_arena_printf(&ar, "%s over %d samples", d->name, d->n_samples);
+        QrHistChart hc = { .title = title,
                            .base_name = "baseline (float)", .anal_name = "analysis (quantized)",
                            .threshold = d->threshold, .have_clip_lo = isfinite(d->clip_lo) && d->clip_lo != -d->threshold,
                            .clip_lo = d->clip_lo, .y_scale = QR_SCALE_AUTO, .error_panel = true,
@@ -771,10 +777,15 @@ static QrStatus qr__bn_plot_job(void *ctx, int job, int tid) {
         }
         char safe[200];
         qr_zip_safe_component(safe, sizeof safe, d->name);
-        QrBoxChart bc = { .title = qr_arena_printf(&ar, "Per-channel distribution of %s %s (%d outlier channel%s)",
-                                                   d->is_weight ? "weight" : "activation", d->name, d->n_outlier,
-                                                   d->n_outlier == 1 ? "" : "s"),
-                          .x_label = qr_arena_printf(&ar, "channel (axis %d)", d->ch_axis), .y_label = "value",
+        const char *title = d->n_samples <= 0
+            ? qr_arena_printf(&ar, "Per-channel distribution of %s %s (%d outlier channel%s)", d->is_weight ? "weight" : "activation",
+                              d->name, d->n_outlier, d->n_outlier == 1 ? "" : "s")
+            : qr_arena_printf(&ar, "%s per channel, %d samples (%d outlier%s)", d->name, d->n_samples, d->n_outlier,
+                              d->n_outlier == 1 ? "" : "s");
+        QrBoxChart bc = { .title = title,
+                          .y_label = d->n_samples > 0 && d->rank_err > 0
+                              ? qr_arena_printf(&ar, "value (quartiles within %.2g%% rank)", 100 * d->rank_err) : "value",
+                          .x_label = qr_arena_printf(&ar, "channel (axis %d)", d->ch_axis),
                           .boxes = bx, .n = d->n_ch, .outlier = ol };
         QrCanvas c;
         st = qr_plot_box(&bc, &c);

@@ -239,7 +239,8 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         qr__ra_done(bd, "badcase", s2);
         if (o->dataset) {
             qr_progress_begin(&bd->prog, "data set", 0);
-            qr__ra_done(bd, "data set", qr_ds_runall(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->mode, inputs, bd->dir));
+            qr__ra_done(bd, "data set", qr_ds_runall(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->mode, inputs,
+                                                          bd->have_dist ? &bd->dist : NULL, bd->dir));
         }
         qr_progress_begin(&bd->prog, "plots", 0);
         qr__ra_done(bd, "plots", qr_bundle_write_plots(bd));

@@ -422,8 +422,8 @@ static void *qt_hg_work_thread(void *arg) {
     node.op_type = "QLinearConv";
     QrOpCtx c = { .node = &node };
     unsigned char *p = NULL;
-    *(bool *)arg = qr__q_work(&c, 0, &p) == QR_OK && p != NULL;
-    qr__q_work_release();   /* this thread's buffer */
+    *(bool *)arg = qr_op_q_work(&c, 0, &p) == QR_OK && p != NULL;
+    qr__qmm_work_release();   /* this thread's buffer */
     return NULL;
 }
 

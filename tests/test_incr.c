@@ -435,7 +435,7 @@ static void test_incr_stats_int8(void) {
 
 /* ==== the weight comparison's data, run by run ======================================== */
 
-/* qr__ax_wdata equals the element-by-element computation (parameter index, scale and zero
+/* qr_weights_wdata equals the element-by-element computation (parameter index, scale and zero
  * point per element, QuantizeLinear's rounding) for every weight quantizer of the pairs. */
 static void test_incr_wdata(void) {
     for (int pi = 0; pi < QR_ARRAY_LEN(qt_incr_pairs); pi++) {
@@ -448,9 +448,9 @@ static void test_incr_wdata(void) {
         for (int qi = 0; qi < se.qt.n && !msg[0]; qi++) {
             const QrQuantizer *q = &se.qt.q[qi];
             if (q->kind != QR_QK_WEIGHT) continue;
-            QrAxWData d;
-            QT_OK(qr__ax_wdata(&se, qi, &d));
-            if (!d.ok) { qr__ax_wdata_free(&d); continue; }
+            QrWtData d;
+            QT_OK(qr_weights_wdata(&se, qi, &d));
+            if (!d.ok) { qr_weights_wdata_free(&d); continue; }
             const QrTensor *sc = &g->values[q->scale_value].t;
             const QrTensor *zp = q->zp_value >= 0 ? &g->values[q->zp_value].t : NULL;
             QrQuantRange range;
@@ -483,7 +483,7 @@ static void test_incr_wdata(void) {
             if (!msg[0] && (n_sat != d.n_sat || n_zero != d.n_zero || n_bad != d.n_nonfinite || n_diff != d.n_requant_diff))
                 snprintf(msg, sizeof msg, "quantizer %d: counts %lld/%lld %lld/%lld", qi, (long long)d.n_sat, (long long)n_sat,
                          (long long)d.n_zero, (long long)n_zero);
-            qr__ax_wdata_free(&d);
+            qr_weights_wdata_free(&d);
             checked++;
         }
         qr_session_close(&se);

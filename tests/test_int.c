@@ -791,7 +791,7 @@ static void qt_int_conv_case(int ci, const QtIntConv *cs, bool mid_wz, uint64_t 
     for (int64_t m = 0; m < M; m++) ((int32_t *)b.data)[m] = (int32_t)qt_int_rand(rng, -40000, 40000);
     float ws[64];
     for (int64_t m = 0; m < M; m++) ws[m] = (float)qt_int_rand(rng, 0.001, 0.02);
-    float xs = 0.05f, ys = (float)qt_int_rand(rng, 0.5, 4.0) * (qr__q_esize(cs->xdt) == 2 ? 200.0f : 1.0f);
+    float xs = 0.05f, ys = (float)qt_int_rand(rng, 0.5, 4.0) * (qr_op_q_esize(cs->xdt) == 2 ? 200.0f : 1.0f);
     QrQuantRange xr, yr = { 0, 0 };
     qr_quant_range(cs->xdt, &xr);
     int32_t xz = xr.lo + (int32_t)((xr.hi - xr.lo) / 3), yz = 0;
@@ -801,7 +801,7 @@ static void qt_int_conv_case(int ci, const QtIntConv *cs, bool mid_wz, uint64_t 
     unsigned char zbuf[8];
     QrTensor zt = { .dtype = cs->xdt, .numel = 1, .data = zbuf };
     qr_tensor_set_i64(&zt, 0, xz);
-    qt_mb_init_raw(&mb, "xz", cs->xdt, 0, NULL, zbuf, (size_t)qr__q_esize(cs->xdt));
+    qt_mb_init_raw(&mb, "xz", cs->xdt, 0, NULL, zbuf, (size_t)qr_op_q_esize(cs->xdt));
     qt_int_scalar(&mb, "xs", QR_DT_F32, xs);
     qt_mb_init_raw(&mb, "w", cs->wdt, rk, dwt, w.data, qr_tensor_nbytes(&w));
     if (cs->per_ch) {
@@ -809,14 +809,14 @@ static void qt_int_conv_case(int ci, const QtIntConv *cs, bool mid_wz, uint64_t 
         qt_mb_init_raw(&mb, "wz", cs->wdt, 1, dm, wz.data, qr_tensor_nbytes(&wz));
     } else {
         qt_int_scalar(&mb, "ws", QR_DT_F32, ws[0]);
-        qt_mb_init_raw(&mb, "wz", cs->wdt, 0, NULL, wz.data, (size_t)qr__q_esize(cs->wdt));
+        qt_mb_init_raw(&mb, "wz", cs->wdt, 0, NULL, wz.data, (size_t)qr_op_q_esize(cs->wdt));
     }
     if (!convint) {
         qt_int_scalar(&mb, "ys", QR_DT_F32, ys);
         unsigned char yb[8];
         QrTensor yt = { .dtype = cs->ydt, .numel = 1, .data = yb };
         qr_tensor_set_i64(&yt, 0, yz);
-        qt_mb_init_raw(&mb, "yz", cs->ydt, 0, NULL, yb, (size_t)qr__q_esize(cs->ydt));
+        qt_mb_init_raw(&mb, "yz", cs->ydt, 0, NULL, yb, (size_t)qr_op_q_esize(cs->ydt));
     }
     if (cs->bias) qt_mb_init_raw(&mb, "b", QR_DT_S32, 1, dm, b.data, (size_t)M * 4);
     qt_mb_input(&mb, "x", cs->xdt, rk, dx);
@@ -841,8 +841,8 @@ static void qt_int_conv_case(int ci, const QtIntConv *cs, bool mid_wz, uint64_t 
     if (s == QR_OK) s = qr_graph_infer(g, &x);
     if (s != QR_OK) snprintf(bad, badn, "case %d: %s", ci, qr_err_msg());
     /* the reference */
-    const bool narrow = qr__q_esize(cs->xdt) == 1 && qr__q_esize(cs->wdt) == 1;
-    size_t ysz = (size_t)(N * M * OH * OW) * (convint ? 4 : (size_t)qr__q_esize(cs->ydt));
+    const bool narrow = qr_op_q_esize(cs->xdt) == 1 && qr_op_q_esize(cs->wdt) == 1;
+    size_t ysz = (size_t)(N * M * OH * OW) * (convint ? 4 : (size_t)qr_op_q_esize(cs->ydt));
     unsigned char *want = malloc(ysz);
     QrTensor yw = { .dtype = cs->ydt, .numel = N * M * OH * OW, .data = want };
     for (int64_t in = 0; s == QR_OK && in < N; in++)
@@ -908,11 +908,11 @@ static void test_int_conv_ops(void) {
         qt_int_conv_case(i, &cases[i], false, &rng, bad, sizeof bad);
         /* weights zero points in the middle: the channels-last and the requantizing depthwise
          * kernels take 8-bit cases then (the others stay on the GEMM paths) */
-        if (!bad[0] && qr__q_esize(cases[i].wdt) == 1) qt_int_conv_case(200 + i, &cases[i], true, &rng, bad, sizeof bad);
+        if (!bad[0] && qr_op_q_esize(cases[i].wdt) == 1) qt_int_conv_case(200 + i, &cases[i], true, &rng, bad, sizeof bad);
         /* the same geometry as ConvInteger: exact int32 sums, where a requantization could
          * round a small error away */
         QtIntConv ci = cases[i];
-        if (bad[0] || qr__q_esize(ci.xdt) != 1 || qr__q_esize(ci.wdt) != 1 || !strcmp(ci.dom, "com.microsoft")) continue;
+        if (bad[0] || qr_op_q_esize(ci.xdt) != 1 || qr_op_q_esize(ci.wdt) != 1 || !strcmp(ci.dom, "com.microsoft")) continue;
         ci.dom = "";
         ci.ydt = QR_DT_S32;
         ci.bias = false;
@@ -960,7 +960,7 @@ static void test_int_matmul_ops(void) {
         qr_quant_range(c->bdt, &br);
         if (!mmi) qr_quant_range(c->ydt, &yr);
         int32_t az[64], bz[64], yz = (yr.lo + yr.hi) / 2 - 7;
-        float as[64], bs[64], ys = qr__q_esize(c->adt) == 2 ? 900.0f : 2.5f;
+        float as[64], bs[64], ys = qr_op_q_esize(c->adt) == 2 ? 900.0f : 2.5f;
         for (int i = 0; i < 64; i++) {
             az[i] = ar.lo + (int32_t)(qr_rng_next(&rng) % (uint64_t)(ar.hi - ar.lo + 1));
             bz[i] = br.lo + (int32_t)(qr_rng_next(&rng) % (uint64_t)(br.hi - br.lo + 1));
@@ -1000,7 +1000,7 @@ static void test_int_matmul_ops(void) {
         QrTensor yw = { .dtype = c->ydt, .numel = batches * M * N };
         size_t ysz = (size_t)yw.numel * qr_dtype_size(c->ydt);
         yw.data = malloc(ysz);
-        const bool narrow = qr__q_esize(c->adt) == 1 && qr__q_esize(c->bdt) == 1;
+        const bool narrow = qr_op_q_esize(c->adt) == 1 && qr_op_q_esize(c->bdt) == 1;
         for (int64_t bt = 0; st == QR_OK && bt < batches; bt++) {
             /* batch offsets with broadcasting (the batch dims here are at most 2) */
             int64_t idx[2] = { 0, 0 }, rem = bt;
@@ -1040,7 +1040,7 @@ static void test_int_matmul_ops(void) {
     };
     for (int ci = 0; ci < QR_ARRAY_LEN(qgs) && !bad[0]; ci++) {
         const QtQG *q = &qgs[ci];
-        const char *op = qr__q_esize(q->adt) == 2 ? "qreport.int.QGemm" : "com.microsoft.QGemm";
+        const char *op = qr_op_q_esize(q->adt) == 2 ? "qreport.int.QGemm" : "com.microsoft.QGemm";
         int64_t ad[2] = { q->ta ? q->K : q->M, q->ta ? q->M : q->K }, bd[2] = { q->tb ? q->N : q->K, q->tb ? q->K : q->N };
         int64_t yd[2] = { q->M, q->N }, dn[1] = { q->N };
         QrTensor a = {0}, b = {0};
@@ -1050,8 +1050,8 @@ static void test_int_matmul_ops(void) {
         qr_tensor_alloc_data(&b);
         qt_int_fill(&a, &rng);
         qt_int_fill(&b, &rng);
-        int32_t az = qr__q_esize(q->adt) == 2 ? -1234 : 17, bz[128], cb[128], yz = 100;
-        float as = 0.02f, bs[128], ys = qr__q_esize(q->adt) == 2 ? 700.0f : 3.0f, alpha = 1.25f;
+        int32_t az = qr_op_q_esize(q->adt) == 2 ? -1234 : 17, bz[128], cb[128], yz = 100;
+        float as = 0.02f, bs[128], ys = qr_op_q_esize(q->adt) == 2 ? 700.0f : 3.0f, alpha = 1.25f;
         for (int i = 0; i < 128; i++) {
             bz[i] = (int32_t)(qr_rng_next(&rng) % 256) - 128;
             bs[i] = (float)qt_int_rand(&rng, 0.005, 0.05);
@@ -1095,7 +1095,7 @@ static void test_int_matmul_ops(void) {
                     acc += (qr_tensor_get_i64(&a, q->ta ? k * q->M + m : m * q->K + k) - az) *
                            (qr_tensor_get_i64(&b, q->tb ? nn * q->K + k : k * q->N + nn) - bz[nn]);
                 if (q->cbias) acc += cb[nn];
-                if (qr__q_esize(q->adt) == 1) acc = (int32_t)(uint32_t)(uint64_t)acc;
+                if (qr_op_q_esize(q->adt) == 1) acc = (int32_t)(uint32_t)(uint64_t)acc;
                 float scale = alpha * as * bs[nn];
                 if (q->yq) qr_tensor_set_i64(&yw, m * q->N + nn, qt_int_requant(acc, scale / ys, yz, yr.lo, yr.hi));
                 else ((float *)yw.data)[m * q->N + nn] = (float)acc * scale;
@@ -1163,8 +1163,8 @@ static void test_int_eltwise_ops(void) {
         QrQBin q = { .mul = false, .za = za, .zb = zb };
         q.ra = sa / sc;
         q.rb = sb / sc;
-        q.fixed = (float)zc - (qr__q_mul_rn(q.ra, (float)za) + qr__q_mul_rn(q.rb, (float)zb));
-        q.mode = qr__q_bin_mode(&a, &b, &y);
+        q.fixed = (float)zc - (qr__ql_mul_rn(q.ra, (float)za) + qr__ql_mul_rn(q.rb, (float)zb));
+        q.mode = qr__ql_bin_mode(&a, &b, &y);
         unsigned char *want = malloc((size_t)y.numel);
         y.data = want;
         int64_t sta[QR_MAX_RANK], stb[QR_MAX_RANK];
@@ -1173,7 +1173,7 @@ static void test_int_eltwise_ops(void) {
         for (int64_t i = 0; i < y.numel; i++) {
             int64_t rem = i, ia = 0, ib = 0;
             for (int d = yrk - 1; d >= 0; d--) { int64_t k = rem % yd[d]; rem /= yd[d]; ia += k * sta[d]; ib += k * stb[d]; }
-            qr_tensor_set_i64(&y, i, qr__q_cvt_pack(qr__q_bin_value(&q, (int32_t)qr_tensor_get_i64(&a, ia), (int32_t)qr_tensor_get_i64(&b, ib)), r));
+            qr_tensor_set_i64(&y, i, qr__ql_cvt_pack(qr__ql_bin_value(&q, (int32_t)qr_tensor_get_i64(&a, ia), (int32_t)qr_tensor_get_i64(&b, ib)), r));
         }
         char what[64];
         snprintf(what, sizeof what, "add case %d (mode %d)", ci, q.mode);

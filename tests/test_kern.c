@@ -868,22 +868,22 @@ static void test_kern_dispatch(void) {
     const char *env = getenv("QR_ISA");
     char *keep = env ? strdup(env) : NULL;
     setenv("QR_ISA", "ref", 1);
-    qr__kern_ready = false;
+    qr__k_ready = false;
     QT_OK(qr_kern_init());
     QT_CHECK(qr_kern_isa() == QR_ISA_REF && qr_kern.f32_gemm == qr_f32_gemm__ref);
     setenv("QR_ISA", "sse9", 1);
-    qr__kern_ready = false;
+    qr__k_ready = false;
     QT_CHECK(qr_kern_init() == QR_ERR_UNSUPPORTED && strstr(qr_err_msg(), "sse9"));
     QT_CHECK(qr_kern_init() == QR_ERR_UNSUPPORTED);   /* the same answer on later calls */
     setenv("QR_ISA", cpu.neon ? "vnni" : "neon", 1);
-    qr__kern_ready = false;
+    qr__k_ready = false;
     QT_CHECK(qr_kern_init() == QR_ERR_UNSUPPORTED && strstr(qr_err_msg(), "lacks") && qr_kern.f32_gemm != NULL);
     if (keep) setenv("QR_ISA", keep, 1);
     else unsetenv("QR_ISA");
     free(keep);
     qr_err_clear();
-    qr__kern_ready = true;
-    qr__kern_status = QR_OK;
+    qr__k_ready = true;
+    qr__k_status = QR_OK;
     qr_kern = saved;
 }
 
@@ -1022,7 +1022,7 @@ static void test_q8_maxpool2d(void) {
 }
 
 /* Quantize, dequantize and QLinearAdd: the refs against ops/quant.c's scalar formulas
- * (qr_quant_quantize_f32, the DequantizeLinear expression, qr__q_bin_value + qr__q_cvt_pack),
+ * (qr_quant_quantize_f32, the DequantizeLinear expression, qr__ql_bin_value + qr__ql_cvt_pack),
  * every level bit-exact with its ref; lengths with tails, NaN / Inf / huge values, values at
  * rounding ties, narrowed output ranges, broadcast strides and the three QLinearAdd modes. */
 static void test_q8_eltwise(void) {
@@ -1079,13 +1079,13 @@ static void test_q8_eltwise(void) {
         bin.zb = (bs_ ? -128 : 0) + (int32_t)(qr_rng_next(&rng) % 256);
         bin.ra = sa / sc;
         bin.rb = sb / sc;
-        bin.fixed = (float)zp - (qr__q_mul_rn(bin.ra, (float)bin.za) + qr__q_mul_rn(bin.rb, (float)bin.zb));
+        bin.fixed = (float)zp - (qr__ql_mul_rn(bin.ra, (float)bin.za) + qr__ql_mul_rn(bin.rb, (float)bin.zb));
         int64_t ast = it % 5 == 4 ? 0 : 1, bst = it % 7 == 6 ? 0 : 1;
         QrQ8AddParams ap = { bin.ra, bin.rb, bin.fixed, bin.mode, as_, bs_, lo, hi };
         qr_q8_add__ref(n, a, ast, b, bst, &ap, qr8);
         for (int i = 0; i < n; i++) {
             int32_t av = as_ ? (int8_t)a[i * ast] : a[i * ast], bv = bs_ ? (int8_t)b[i * bst] : b[i * bst];
-            int32_t want = qr__q_cvt_pack(qr__q_bin_value(&bin, av, bv), (QrQuantRange){ lo, hi });
+            int32_t want = qr__ql_cvt_pack(qr__ql_bin_value(&bin, av, bv), (QrQuantRange){ lo, hi });
             QT_CHECKF(qr8[i] == (uint8_t)want, "add ref it=%d i=%d: got %d want %d", it, i, qr8[i], want);
         }
         for (int l = 1; l < nl; l++) {

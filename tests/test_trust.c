@@ -226,7 +226,7 @@ static void test_trust_headlines(void) {
     for (int k = 0; st == QR_OK && k < adv.n; k++)
         if (adv.f[k].match >= 0 && !qr_match_verified(&se.m.m[adv.f[k].match])) bad++;
     QrTable t = {0};
-    if (st == QR_OK) st = qr__cmp_table(&se, &c, false, false, &t);
+    if (st == QR_OK) st = qr_compare_table(&se, &c, false, false, &t);
     int marked = 0;
     for (int k = 0; st == QR_OK && k < t.n_rows; k++) marked += strstr(t.rows[k][1], "[UNVERIFIED pair]") != NULL;
     qr_table_free(&t);

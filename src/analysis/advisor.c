@@ -25,9 +25,9 @@ static const char *qr_severity_name(QrSeverity s) {
 
 /* ==== builder ====================================================================== */
 
-typedef struct QrAxAdv { QrAdvice *a; int cap; } QrAxAdv;
+typedef struct QrAdvList { QrAdvice *a; int cap; } QrAdvList;
 
-static QrFinding *qr__ax_find(QrAxAdv *b, QrAdvKind kind, QrSeverity sev, const char *node, const char *op_type) {
+static QrFinding *qr__adv_find(QrAdvList *b, QrAdvKind kind, QrSeverity sev, const char *node, const char *op_type) {
     QrAdvice *a = b->a;
     if (a->n == b->cap) {
         int cap = b->cap ? b->cap * 2 : 32;
@@ -48,25 +48,25 @@ static QrFinding *qr__ax_find(QrAxAdv *b, QrAdvKind kind, QrSeverity sev, const 
     return f;
 }
 
-static void qr__ax_ev(QrFinding *f, const char *name, double v) {
+static void qr__adv_ev(QrFinding *f, const char *name, double v) {
     if (f->n_ev < QR_ADV_MAX_EV) { f->ev_name[f->n_ev] = name; f->ev[f->n_ev++] = v; }
 }
 
-#define QR__AX_TEXT(a, field, ...) ((field) = qr_arena_printf(&(a)->arena, __VA_ARGS__))
+#define QR__ADV_TEXT(a, field, ...) ((field) = qr_arena_printf(&(a)->arena, __VA_ARGS__))
 
-/* A new finding about an activation (in qr__ax_check_act) / a weight row (in qr__ax_check_weights). */
-#define QR__AX_NEW(kind, sev)                                                      \
+/* A new finding about an activation (in qr__adv_check_act) / a weight row (in qr__adv_check_weights). */
+#define QR__ADV_NEW(kind, sev)                                                      \
     do {                                                                           \
-        f = qr__ax_find(b, kind, sev, node, op);                                   \
+        f = qr__adv_find(b, kind, sev, node, op);                                   \
         if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");                     \
         f->base_node = base_node;                                                  \
         f->value = value;                                                          \
         f->match = match;                                                          \
         f->q = qi;                                                                 \
     } while (0)
-#define QR__AX_WNEW(kind)                                                          \
+#define QR__ADV_WNEW(kind)                                                          \
     do {                                                                           \
-        f = qr__ax_find(b, kind, QR_SEV_WARNING, r->node, r->op_type);             \
+        f = qr__adv_find(b, kind, QR_SEV_WARNING, r->node, r->op_type);             \
         if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");                     \
         f->value = r->name;                                                        \
         f->base_node = bnode;                                                      \
@@ -74,7 +74,7 @@ static void qr__ax_ev(QrFinding *f, const char *name, double v) {
     } while (0)
 
 /* Baseline node matched to the source node of twin node n, or NULL. */
-static const char *qr__ax_base_node_of(const QrSession *s, int n) {
+static const char *qr_advisor_base_node_of(const QrSession *s, int n) {
     int src = n >= 0 ? s->tw.origin[n] : -1;
     for (int i = 0; src >= 0 && i < s->m.n; i++)
         if (s->m.m[i].a_node == src || (s->m.m[i].a_node >= 0 && s->m.m[i].a_op == src)) return s->b->nodes[s->m.m[i].b_twin >= 0 ? s->m.m[i].b_twin : s->m.m[i].b_node].name;
@@ -83,15 +83,15 @@ static const char *qr__ax_base_node_of(const QrSession *s, int n) {
 
 /* ==== activation statistics ========================================================= */
 
-typedef struct QrAxAct {
+typedef struct QrAdvAct {
     int64_t n, n_sat, n_zero, n_nonzero, n_nonfinite;
     double xmin, xmax, rms, scale, levels;
-    QrAxSpread sp;
-} QrAxAct;
+    QrWtSpread sp;
+} QrAdvAct;
 
 /* Does every reader of value v run a Relu first? Then values a quantizer clips below zero
  * are discarded anyway (ORT gives a Conv output the range of the Relu after it). */
-static bool qr__ax_relu_follows(const QrGraph *g, int v) {
+static bool qr__adv_relu_follows(const QrGraph *g, int v) {
     const QrUse *u;
     int nu = v >= 0 ? qr_graph_readers(g, v, &u) : 0;
     for (int r = 0; r < nu; r++) if (strcmp(g->nodes[u[r].node].op_type, "Relu")) return false;
@@ -100,15 +100,15 @@ static bool qr__ax_relu_follows(const QrGraph *g, int v) {
 
 /* Lower bound below which clipping is by design: the activation the quantizer implements
  * (removed Relu), 0 when a Relu follows, else NAN. */
-static float qr__ax_implied_lo(const QrGraph *g, const QrQuantizer *q) {
+static float qr__adv_implied_lo(const QrGraph *g, const QrQuantizer *q) {
     if (q->implied_lo == q->implied_lo) return q->implied_lo;
-    return qr__ax_relu_follows(g, q->out_value) ? 0.0f : NAN;
+    return qr__adv_relu_follows(g, q->out_value) ? 0.0f : NAN;
 }
 
 /* Statistics of x (float32) under activation quantizer q of the twin: clipped share
  * (values beyond an activation the quantizer implements, e.g. ORT's removed Relu, or below
  * zero before a Relu, do not count), zero share, RMS / scale and the channel spread along axis 1. */
-static QrStatus qr__ax_act_stats(const QrGraph *g, const QrQuantizer *q, const QrTensor *x, double k, QrAxAct *st) {
+static QrStatus qr__adv_act_stats(const QrGraph *g, const QrQuantizer *q, const QrTensor *x, double k, QrAdvAct *st) {
     memset(st, 0, sizeof *st);
     st->xmin = INFINITY;
     st->xmax = -INFINITY;
@@ -118,7 +118,7 @@ static QrStatus qr__ax_act_stats(const QrGraph *g, const QrQuantizer *q, const Q
     if (!sc || !sc->data || !qr_quant_range(q->dtype, &range) || x->dtype != QR_DT_F32) return QR_OK;
     const float *px = x->data;
     double ss = 0;
-    float ilo = qr__ax_implied_lo(g, q), ihi = q->implied_hi;
+    float ilo = qr__adv_implied_lo(g, q), ihi = q->implied_hi;
     st->scale = q->scale_max;
     /* consecutive elements on one quantization parameter (per-tensor: all; per-axis: the
      * elements after the axis; blocked: one) */
@@ -155,75 +155,75 @@ static QrStatus qr__ax_act_stats(const QrGraph *g, const QrQuantizer *q, const Q
     }
     st->rms = st->n ? sqrt(ss / (double)st->n) : 0;
     st->levels = st->scale > 0 ? st->rms / st->scale : INFINITY;
-    if (x->rank >= 2) return qr__ax_spread(px, x->rank, x->dims, 1, k, NULL, &st->sp);
+    if (x->rank >= 2) return qr_weights_spread(px, x->rank, x->dims, 1, k, NULL, &st->sp);
     st->sp.worst = -1;
     return QR_OK;
 }
 
 /* Findings of one quantized activation (x = the baseline's value, float32). */
-static QrStatus qr__ax_check_act(QrAxAdv *b, const QrSession *s, int qi, int match, const char *node, const char *base_node,
+static QrStatus qr__adv_check_act(QrAdvList *b, const QrSession *s, int qi, int match, const char *node, const char *base_node,
                                  const char *op, const char *value, const QrTensor *x) {
     const QrAdvisorOpts *o = &b->a->opts;
     const QrQuantizer *q = &s->qt.q[qi];
-    QrAxAct st;
-    QR_TRY(qr__ax_act_stats(&s->tw.g, q, x, o->outlier_k, &st));
+    QrAdvAct st;
+    QR_TRY(qr__adv_act_stats(&s->tw.g, q, x, o->outlier_k, &st));
     if (!st.n) return QR_OK;
     const char *dt = qr_dtype_name(q->dtype);
     QrFinding *f;
     double sat = (double)st.n_sat / (double)st.n, zero = st.n_nonzero ? (double)st.n_zero / (double)st.n_nonzero : 0;
     if (sat > o->sat_threshold) {
-        QR__AX_NEW(QR_ADV_SATURATION, QR_SEV_WARNING);
+        QR__ADV_NEW(QR_ADV_SATURATION, QR_SEV_WARNING);
         double lo, hi;
-        qr__ax_clip_range(&s->tw.g, q, &lo, &hi);
-        QR__AX_TEXT(b->a, f->reason, "%.2f%% of the values of '%s' are clipped by its %s quantizer (grid [%.6g, %.6g], "
+        qr_weights_clip_range(&s->tw.g, q, &lo, &hi);
+        QR__ADV_TEXT(b->a, f->reason, "%.2f%% of the values of '%s' are clipped by its %s quantizer (grid [%.6g, %.6g], "
                     "baseline range [%.6g, %.6g])", 100 * sat, value, dt, lo, hi, st.xmin, st.xmax);
-        QR__AX_TEXT(b->a, f->fix, "calibrate this tensor on data that covers the bad case (max or a 99.99%% percentile "
+        QR__ADV_TEXT(b->a, f->fix, "calibrate this tensor on data that covers the bad case (max or a 99.99%% percentile "
                     "range instead of a tighter one), or give it int16");
-        qr__ax_ev(f, "clipped_share", sat);
-        qr__ax_ev(f, "grid_lo", lo);
-        qr__ax_ev(f, "grid_hi", hi);
-        qr__ax_ev(f, "min", st.xmin);
-        qr__ax_ev(f, "max", st.xmax);
+        qr__adv_ev(f, "clipped_share", sat);
+        qr__adv_ev(f, "grid_lo", lo);
+        qr__adv_ev(f, "grid_hi", hi);
+        qr__adv_ev(f, "min", st.xmin);
+        qr__adv_ev(f, "max", st.xmax);
     }
     if (zero > o->zero_threshold) {
-        QR__AX_NEW(QR_ADV_ZERO, QR_SEV_WARNING);
-        QR__AX_TEXT(b->a, f->reason, "%.1f%% of the non-zero values of '%s' quantize to zero: the %s step %.6g is coarse "
+        QR__ADV_NEW(QR_ADV_ZERO, QR_SEV_WARNING);
+        QR__ADV_TEXT(b->a, f->reason, "%.1f%% of the non-zero values of '%s' quantize to zero: the %s step %.6g is coarse "
                     "for values of RMS %.6g", 100 * zero, value, dt, st.scale, st.rms);
-        QR__AX_TEXT(b->a, f->fix, "narrow this tensor's range (clip rare large values during calibration) or give it int16");
-        qr__ax_ev(f, "zero_share", zero);
-        qr__ax_ev(f, "scale", st.scale);
-        qr__ax_ev(f, "rms", st.rms);
+        QR__ADV_TEXT(b->a, f->fix, "narrow this tensor's range (clip rare large values during calibration) or give it int16");
+        qr__adv_ev(f, "zero_share", zero);
+        qr__adv_ev(f, "scale", st.scale);
+        qr__adv_ev(f, "rms", st.rms);
     }
     if (st.levels < o->min_levels && st.n_nonzero > 0) {   /* an all-zero value (dead layer) has no range */
-        QR__AX_NEW(QR_ADV_RANGE, QR_SEV_WARNING);
-        QR__AX_TEXT(b->a, f->reason, "the range of '%s' is too large for %s: its RMS %.6g is only %.2f quantization steps "
+        QR__ADV_NEW(QR_ADV_RANGE, QR_SEV_WARNING);
+        QR__ADV_TEXT(b->a, f->reason, "the range of '%s' is too large for %s: its RMS %.6g is only %.2f quantization steps "
                     "(scale %.6g, range [%.6g, %.6g])", value, dt, st.rms, st.levels, st.scale, st.xmin, st.xmax);
-        QR__AX_TEXT(b->a, f->fix, "give this tensor int16, or clip its outliers during calibration (percentile / KL "
+        QR__ADV_TEXT(b->a, f->fix, "give this tensor int16, or clip its outliers during calibration (percentile / KL "
                     "calibration instead of min-max)");
-        qr__ax_ev(f, "steps_per_rms", st.levels);
-        qr__ax_ev(f, "scale", st.scale);
-        qr__ax_ev(f, "rms", st.rms);
+        qr__adv_ev(f, "steps_per_rms", st.levels);
+        qr__adv_ev(f, "scale", st.scale);
+        qr__adv_ev(f, "rms", st.rms);
     }
     if (st.sp.n_outlier > 0 && q->n_scales <= 1) {
-        QR__AX_NEW(QR_ADV_OUTLIER_CHANNELS, QR_SEV_WARNING);
+        QR__ADV_NEW(QR_ADV_OUTLIER_CHANNELS, QR_SEV_WARNING);
         double ratio = st.sp.median > 0 ? st.sp.max / st.sp.median : INFINITY;
-        QR__AX_TEXT(b->a, f->reason, "'%s' is quantized per-tensor (%s) but %d of its %d channels are outliers: channel %d "
+        QR__ADV_TEXT(b->a, f->reason, "'%s' is quantized per-tensor (%s) but %d of its %d channels are outliers: channel %d "
                     "reaches %.6g, %.1fx the median channel abs-max %.6g, so the other channels get few levels",
                     value, dt, st.sp.n_outlier, st.sp.n_ch, st.sp.worst, st.sp.max, ratio, st.sp.median);
-        QR__AX_TEXT(b->a, f->fix, "equalize the channel ranges (cross-layer equalization: scale channel %d of the producing "
+        QR__ADV_TEXT(b->a, f->fix, "equalize the channel ranges (cross-layer equalization: scale channel %d of the producing "
                     "layer down and the consumer's weights up), use per-channel quantization where the runtime supports "
                     "it, or give this tensor int16", st.sp.worst);
-        qr__ax_ev(f, "ratio", ratio);
-        qr__ax_ev(f, "channel", st.sp.worst);
-        qr__ax_ev(f, "n_outliers", st.sp.n_outlier);
-        qr__ax_ev(f, "channels", st.sp.n_ch);
+        qr__adv_ev(f, "ratio", ratio);
+        qr__adv_ev(f, "channel", st.sp.worst);
+        qr__adv_ev(f, "n_outliers", st.sp.n_outlier);
+        qr__adv_ev(f, "channels", st.sp.n_ch);
     }
     return QR_OK;
 }
 
 /* ==== checks ======================================================================= */
 
-static QrStatus qr__ax_check_inputs(QrAxAdv *b, QrSession *s) {
+static QrStatus qr__adv_check_inputs(QrAdvList *b, QrSession *s) {
     const QrAdvisorOpts *o = &b->a->opts;
     const QrGraph *g = &s->tw.g;
     for (int k = 0; k < s->b->n_inputs; k++) {
@@ -236,25 +236,25 @@ static QrStatus qr__ax_check_inputs(QrAxAdv *b, QrSession *s) {
         double am = st.n ? QR_MAX(fabs(st.min), fabs(st.max)) : 0;
         QrFinding *f;
         if (am > o->input_absmax) {
-            f = qr__ax_find(b, QR_ADV_INPUT_NOT_NORMALIZED, QR_SEV_WARNING, "", "Input");
+            f = qr__adv_find(b, QR_ADV_INPUT_NOT_NORMALIZED, QR_SEV_WARNING, "", "Input");
             if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
             f->value = name;
-            QR__AX_TEXT(b->a, f->reason, "model input '%s' is not normalized: range [%.6g, %.6g], mean %.6g, std %.6g",
+            QR__ADV_TEXT(b->a, f->reason, "model input '%s' is not normalized: range [%.6g, %.6g], mean %.6g, std %.6g",
                         name, st.min, st.max, st.mean, sqrt(qr_stats_var(&st)));
-            QR__AX_TEXT(b->a, f->fix, "normalize the input ((x - mean) / std, e.g. to [-1, 1]) in preprocessing, or fold "
+            QR__ADV_TEXT(b->a, f->fix, "normalize the input ((x - mean) / std, e.g. to [-1, 1]) in preprocessing, or fold "
                         "the normalization into the first layer before quantizing");
-            qr__ax_ev(f, "min", st.min);
-            qr__ax_ev(f, "max", st.max);
-            qr__ax_ev(f, "mean", st.mean);
+            qr__adv_ev(f, "min", st.min);
+            qr__adv_ev(f, "max", st.max);
+            qr__adv_ev(f, "mean", st.mean);
         }
         if (st.n_nan + st.n_posinf + st.n_neginf) {
-            f = qr__ax_find(b, QR_ADV_NONFINITE, QR_SEV_ERROR, "", "Input");
+            f = qr__adv_find(b, QR_ADV_NONFINITE, QR_SEV_ERROR, "", "Input");
             if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
             f->value = name;
-            QR__AX_TEXT(b->a, f->reason, "model input '%s' contains %lld NaN and %lld Inf values", name, (long long)st.n_nan,
+            QR__ADV_TEXT(b->a, f->reason, "model input '%s' contains %lld NaN and %lld Inf values", name, (long long)st.n_nan,
                         (long long)(st.n_posinf + st.n_neginf));
-            QR__AX_TEXT(b->a, f->fix, "fix the input data; every metric downstream ignores the non-finite elements");
-            qr__ax_ev(f, "nan", (double)st.n_nan);
+            QR__ADV_TEXT(b->a, f->fix, "fix the input data; every metric downstream ignores the non-finite elements");
+            qr__adv_ev(f, "nan", (double)st.n_nan);
         }
         /* The input's own quantizer (matched values have no row for graph inputs). */
         int v = g->inputs[k];
@@ -262,7 +262,7 @@ static QrStatus qr__ax_check_inputs(QrAxAdv *b, QrSession *s) {
         if (qi >= 0 && qr_dtype_is_float(x->dtype)) {
             QrTensor xf = {0};
             QR_TRY(qr_tensor_to_f32(x, &xf));
-            QrStatus st2 = qr__ax_check_act(b, s, qi, -1, "", NULL, "Input", name, &xf);
+            QrStatus st2 = qr__adv_check_act(b, s, qi, -1, "", NULL, "Input", name, &xf);
             qr_tensor_free_data(&xf);
             QR_TRY(st2);
         }
@@ -270,11 +270,11 @@ static QrStatus qr__ax_check_inputs(QrAxAdv *b, QrSession *s) {
     return QR_OK;
 }
 
-static bool qr__ax_low(const QrAdvisorOpts *o, const QrMetrics *m) {
+static bool qr__adv_low(const QrAdvisorOpts *o, const QrMetrics *m) {
     return m->cosine < o->cos_threshold || m->sqnr < o->sqnr_threshold;
 }
 
-static QrStatus qr__ax_check_layers(QrAxAdv *b, QrSession *s, const QrCompare *cmp) {
+static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare *cmp) {
     const QrAdvisorOpts *o = &b->a->opts;
     for (int k = 0; k < cmp->n; k++) {
         const QrLayerRow *r = &cmp->rows[k];
@@ -287,83 +287,83 @@ static QrStatus qr__ax_check_layers(QrAxAdv *b, QrSession *s, const QrCompare *c
             const QrTensor *x = &s->base[r->match];
             int64_t nb = 0;
             if (x->data) for (int64_t i = 0; i < x->numel; i++) nb += !isfinite(((const float *)x->data)[i]);
-            f = qr__ax_find(b, QR_ADV_NONFINITE, QR_SEV_ERROR, node, op);
+            f = qr__adv_find(b, QR_ADV_NONFINITE, QR_SEV_ERROR, node, op);
             if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
             f->base_node = bnode; f->value = value; f->match = r->match;
-            QR__AX_TEXT(b->a, f->reason, "%lld of %lld elements of '%s' are NaN/Inf (%lld in the baseline): %s",
+            QR__ADV_TEXT(b->a, f->reason, "%lld of %lld elements of '%s' are NaN/Inf (%lld in the baseline): %s",
                         (long long)r->m.n_nonfinite, (long long)(r->m.n + r->m.n_nonfinite), value, (long long)nb,
                         nb ? "the float model itself produces them" : "only the quantized model produces them");
-            QR__AX_TEXT(b->a, f->fix, nb ? "fix the float model or the input first (division by zero, log of 0, overflow)"
+            QR__ADV_TEXT(b->a, f->fix, nb ? "fix the float model or the input first (division by zero, log of 0, overflow)"
                                          : "check this layer's scales for zeros/denormals and its inputs' ranges");
-            qr__ax_ev(f, "nonfinite", (double)r->m.n_nonfinite);
-            qr__ax_ev(f, "in_baseline", (double)nb);
+            qr__adv_ev(f, "nonfinite", (double)r->m.n_nonfinite);
+            qr__adv_ev(f, "in_baseline", (double)nb);
         }
         if (!r->has_m) continue;
         /* A value clamped at zero by its quantizer and read only by a Relu (ORT's "clamped" Conv
          * outputs) differs from the baseline by design; the Relu's row compares what matters. */
         int vq = qr__ax_act_quant_of(s, s->vis[r->match]);
-        if (vq >= 0 && s->qt.q[vq].implied_lo != s->qt.q[vq].implied_lo && qr__ax_relu_follows(&s->tw.g, s->vis[r->match])) {
+        if (vq >= 0 && s->qt.q[vq].implied_lo != s->qt.q[vq].implied_lo && qr__adv_relu_follows(&s->tw.g, s->vis[r->match])) {
             double lo, hi;
-            qr__ax_clip_range(&s->tw.g, &s->qt.q[vq], &lo, &hi);
+            qr_weights_clip_range(&s->tw.g, &s->qt.q[vq], &lo, &hi);
             if (lo >= 0) continue;
         }
         const QrMetrics *own = r->has_local ? &r->local : &r->m;
-        if (qr__ax_low(o, own)) {
-            f = qr__ax_find(b, QR_ADV_LOW_SIMILARITY, QR_SEV_WARNING, node, op);
+        if (qr__adv_low(o, own)) {
+            f = qr__adv_find(b, QR_ADV_LOW_SIMILARITY, QR_SEV_WARNING, node, op);
             if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
             f->base_node = bnode; f->value = value; f->match = r->match; f->q = -1;
-            QR__AX_TEXT(b->a, f->reason, "low similarity%s: Cosine %.6f, SQNR %.2f dB (thresholds %.4g, %.4g dB)%s",
+            QR__ADV_TEXT(b->a, f->reason, "low similarity%s: Cosine %.6f, SQNR %.2f dB (thresholds %.4g, %.4g dB)%s",
                         r->has_local ? " of this layer's own error (fed with the baseline's inputs)" : "", own->cosine,
                         own->sqnr, o->cos_threshold, o->sqnr_threshold,
                         r->has_local ? "" : "; no local comparison, so the error may be inherited");
-            QR__AX_TEXT(b->a, f->fix, "see the other findings for this layer; give it int16 or keep it in float "
+            QR__ADV_TEXT(b->a, f->fix, "see the other findings for this layer; give it int16 or keep it in float "
                         "(mixed_precision.json measures the effect)");
-            qr__ax_ev(f, "cosine", own->cosine);
-            qr__ax_ev(f, "sqnr_db", own->sqnr);
-            qr__ax_ev(f, "full_cosine", r->m.cosine);
-        } else if (r->has_local && qr__ax_low(o, &r->m)) {
+            qr__adv_ev(f, "cosine", own->cosine);
+            qr__adv_ev(f, "sqnr_db", own->sqnr);
+            qr__adv_ev(f, "full_cosine", r->m.cosine);
+        } else if (r->has_local && qr__adv_low(o, &r->m)) {
             /* Upstream layer with the lowest local similarity. */
             int up = -1;
             for (int j = 0; j < k; j++)
                 if (cmp->rows[j].has_local && (up < 0 || cmp->rows[j].local.cosine < cmp->rows[up].local.cosine)) up = j;
             const QrMatch *um = up >= 0 ? &s->m.m[cmp->rows[up].match] : NULL;
             const char *upn = um ? s->a->nodes[um->a_node].name : NULL, *upb = um ? s->b->nodes[um->b_node].name : NULL;
-            f = qr__ax_find(b, QR_ADV_INHERITED, QR_SEV_INFO, node, op);
+            f = qr__adv_find(b, QR_ADV_INHERITED, QR_SEV_INFO, node, op);
             if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
             f->base_node = bnode; f->value = value; f->match = r->match;
-            QR__AX_TEXT(b->a, f->reason, "inherited error: own error small (local Cosine %.6f, SQNR %.2f dB) but the full "
+            QR__ADV_TEXT(b->a, f->reason, "inherited error: own error small (local Cosine %.6f, SQNR %.2f dB) but the full "
                         "comparison is low (Cosine %.6f, SQNR %.2f dB)", r->local.cosine, r->local.sqnr, r->m.cosine,
                         r->m.sqnr);
-            if (upn) QR__AX_TEXT(b->a, f->fix, "look upstream: '%s'%s%s%s has the lowest local similarity before it (Cosine %.6f)",
+            if (upn) QR__ADV_TEXT(b->a, f->fix, "look upstream: '%s'%s%s%s has the lowest local similarity before it (Cosine %.6f)",
                                  upn, strcmp(upn, upb) ? " (baseline '" : "", strcmp(upn, upb) ? upb : "",
                                  strcmp(upn, upb) ? "')" : "", cmp->rows[up].local.cosine);
             else f->fix = "look upstream (the inputs or their quantizers)";
-            qr__ax_ev(f, "local_cosine", r->local.cosine);
-            qr__ax_ev(f, "cosine", r->m.cosine);
+            qr__adv_ev(f, "local_cosine", r->local.cosine);
+            qr__adv_ev(f, "cosine", r->m.cosine);
         }
     }
     return QR_OK;
 }
 
-static QrStatus qr__ax_check_acts(QrAxAdv *b, QrSession *s) {
+static QrStatus qr__adv_check_acts(QrAdvList *b, QrSession *s) {
     for (int i = 0; i < s->m.n; i++) {
         const QrMatch *mm = &s->m.m[i];
         if (!qr_match_verified(mm) || !s->base[i].data) continue;   /* baseline values of an unproven pair: not its own */
         int qi = qr__ax_act_quant_of(s, s->vis[i]);
         if (qi < 0) continue;
-        QR_TRY(qr__ax_check_act(b, s, qi, i, s->a->nodes[mm->a_node].name, s->b->nodes[mm->b_node].name,
+        QR_TRY(qr__adv_check_act(b, s, qi, i, s->a->nodes[mm->a_node].name, s->b->nodes[mm->b_node].name,
                                 s->a->nodes[mm->a_node].op_type, s->b->values[mm->b_value].name, &s->base[i]));
     }
     return QR_OK;
 }
 
-static QrStatus qr__ax_check_weights(QrAxAdv *b, const QrSession *s, const QrWeightCmp *w) {
+static QrStatus qr__adv_check_weights(QrAdvList *b, const QrSession *s, const QrWeightCmp *w) {
     const QrAdvisorOpts *o = &b->a->opts;
     for (int k = 0; k < w->n; k++) {
         const QrWeightRow *r = &w->rows[k];
         QrFinding *f;
         const char *dt = qr_dtype_name(r->dtype);
-        const char *bnode = qr__ax_base_node_of(s, s->qt.q[r->q].owner);
+        const char *bnode = qr_advisor_base_node_of(s, s->qt.q[r->q].owner);
         double ratio = r->ch_absmax_median > 0 ? r->ch_absmax_max / r->ch_absmax_median : INFINITY;
         int n_out = 0;
         if (r->n_ch > 1 && r->ch_absmax_max > 0) {
@@ -372,50 +372,50 @@ static QrStatus qr__ax_check_weights(QrAxAdv *b, const QrSession *s, const QrWei
             if (o->outlier_k != QR_OUTLIER_K) n_out = ratio > o->outlier_k ? QR_MAX(1, r->n_outlier_ch) : 0;
         }
         if (n_out > 0 && r->axis < 0) {
-            QR__AX_WNEW(QR_ADV_OUTLIER_CHANNELS);
-            QR__AX_TEXT(b->a, f->reason, "weight '%s' is quantized per-tensor (%s) but has outlier channels: channel %d "
+            QR__ADV_WNEW(QR_ADV_OUTLIER_CHANNELS);
+            QR__ADV_TEXT(b->a, f->reason, "weight '%s' is quantized per-tensor (%s) but has outlier channels: channel %d "
                         "reaches %.6g, %.1fx the median channel abs-max %.6g, so the other channels keep only a few "
                         "levels (weight SQNR %.2f dB, %.1f%% of the weights rounded to 0)", r->name, dt, r->ch_worst,
                         r->ch_absmax_max, ratio, r->ch_absmax_median, r->has_m ? r->m.sqnr : NAN,
                         r->n ? 100.0 * (double)r->n_zero / (double)r->n : 0.0);
-            QR__AX_TEXT(b->a, f->fix, "quantize this weight per-channel (axis %d), or equalize the channel ranges "
+            QR__ADV_TEXT(b->a, f->fix, "quantize this weight per-channel (axis %d), or equalize the channel ranges "
                         "(cross-layer equalization) before quantizing", r->ch_axis);
-            qr__ax_ev(f, "ratio", ratio);
-            qr__ax_ev(f, "channel", r->ch_worst);
-            qr__ax_ev(f, "n_outliers", n_out);
-            qr__ax_ev(f, "sqnr_db", r->has_m ? r->m.sqnr : NAN);
+            qr__adv_ev(f, "ratio", ratio);
+            qr__adv_ev(f, "channel", r->ch_worst);
+            qr__adv_ev(f, "n_outliers", n_out);
+            qr__adv_ev(f, "sqnr_db", r->has_m ? r->m.sqnr : NAN);
         }
         if (!r->has_m || !r->n) continue;
         double sat = (double)r->n_sat / (double)r->n, zero = (double)r->n_zero / (double)r->n;
         if (sat > o->sat_threshold) {
-            QR__AX_WNEW(QR_ADV_SATURATION);
-            QR__AX_TEXT(b->a, f->reason, "%.2f%% of weight '%s' is clipped by its %s grid (scale %.6g..%.6g)", 100 * sat,
+            QR__ADV_WNEW(QR_ADV_SATURATION);
+            QR__ADV_TEXT(b->a, f->reason, "%.2f%% of weight '%s' is clipped by its %s grid (scale %.6g..%.6g)", 100 * sat,
                         r->name, dt, r->scale_min, r->scale_max);
-            QR__AX_TEXT(b->a, f->fix, "recompute the weight scale from the weight's abs-max (the scale is too small)");
-            qr__ax_ev(f, "clipped_share", sat);
+            QR__ADV_TEXT(b->a, f->fix, "recompute the weight scale from the weight's abs-max (the scale is too small)");
+            qr__adv_ev(f, "clipped_share", sat);
         }
         if (zero > o->zero_threshold) {
-            QR__AX_WNEW(QR_ADV_ZERO);
-            QR__AX_TEXT(b->a, f->reason, "%.1f%% of weight '%s' rounds to zero with %s%s", 100 * zero, r->name, dt,
+            QR__ADV_WNEW(QR_ADV_ZERO);
+            QR__ADV_TEXT(b->a, f->reason, "%.1f%% of weight '%s' rounds to zero with %s%s", 100 * zero, r->name, dt,
                         r->axis < 0 ? " per-tensor" : "");
-            QR__AX_TEXT(b->a, f->fix, "%s", r->axis < 0 ? "quantize this weight per-channel, or give it int16"
+            QR__ADV_TEXT(b->a, f->fix, "%s", r->axis < 0 ? "quantize this weight per-channel, or give it int16"
                                                         : "give this weight int16, or check the weight's training (many tiny weights)");
-            qr__ax_ev(f, "zero_share", zero);
+            qr__adv_ev(f, "zero_share", zero);
         }
-        if (qr__ax_low(o, &r->m) && !(n_out > 0 && r->axis < 0)) {
-            QR__AX_WNEW(QR_ADV_LOW_SIMILARITY);
-            QR__AX_TEXT(b->a, f->reason, "weight '%s' is poorly represented by %s: SQNR %.2f dB, Cosine %.6f", r->name, dt,
+        if (qr__adv_low(o, &r->m) && !(n_out > 0 && r->axis < 0)) {
+            QR__ADV_WNEW(QR_ADV_LOW_SIMILARITY);
+            QR__ADV_TEXT(b->a, f->reason, "weight '%s' is poorly represented by %s: SQNR %.2f dB, Cosine %.6f", r->name, dt,
                         r->m.sqnr, r->m.cosine);
-            QR__AX_TEXT(b->a, f->fix, "%s", r->axis < 0 ? "quantize this weight per-channel, or give it int16"
+            QR__ADV_TEXT(b->a, f->fix, "%s", r->axis < 0 ? "quantize this weight per-channel, or give it int16"
                                                         : "give this weight int16");
-            qr__ax_ev(f, "sqnr_db", r->m.sqnr);
-            qr__ax_ev(f, "cosine", r->m.cosine);
+            qr__adv_ev(f, "sqnr_db", r->m.sqnr);
+            qr__adv_ev(f, "cosine", r->m.cosine);
         }
     }
     return QR_OK;
 }
 
-static QrStatus qr__ax_check_scales(QrAxAdv *b, const QrSession *s) {
+static QrStatus qr__adv_check_scales(QrAdvList *b, const QrSession *s) {
     const QrAdvisorOpts *o = &b->a->opts;
     const QrGraph *g = &s->tw.g;
     for (int oi = 0; oi < g->n_nodes; oi++) {
@@ -438,22 +438,22 @@ static QrStatus qr__ax_check_scales(QrAxAdv *b, const QrSession *s) {
         /* Concat requantizes every input to the output scale: any large gap costs precision. At an
          * Add the branches legitimately differ (residuals): info unless far apart. */
         QrSeverity sev = !strcmp(n->op_type, "Concat") || hi / lo > 4 * o->scale_ratio ? QR_SEV_WARNING : QR_SEV_INFO;
-        QrFinding *f = qr__ax_find(b, QR_ADV_SCALE_MISMATCH, sev, name, src >= 0 ? s->a->nodes[src].op_type : n->op_type);
+        QrFinding *f = qr__adv_find(b, QR_ADV_SCALE_MISMATCH, sev, name, src >= 0 ? s->a->nodes[src].op_type : n->op_type);
         if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
         f->value = g->values[n->in[ihi]].name;
-        QR__AX_TEXT(b->a, f->reason, "the quantized inputs of this %s have scales %.6g ('%s') to %.6g ('%s'), %.1fx apart: "
+        QR__ADV_TEXT(b->a, f->reason, "the quantized inputs of this %s have scales %.6g ('%s') to %.6g ('%s'), %.1fx apart: "
                     "after requantization to one scale the fine input loses its resolution", n->op_type, lo,
                     g->values[n->in[ilo]].name, hi, g->values[n->in[ihi]].name, hi / lo);
-        QR__AX_TEXT(b->a, f->fix, "bring the input ranges closer (rescale one branch, e.g. with a BatchNorm before the %s), "
+        QR__ADV_TEXT(b->a, f->fix, "bring the input ranges closer (rescale one branch, e.g. with a BatchNorm before the %s), "
                     "share one calibration range for all inputs, or give this node int16", n->op_type);
-        qr__ax_ev(f, "ratio", hi / lo);
-        qr__ax_ev(f, "scale_min", lo);
-        qr__ax_ev(f, "scale_max", hi);
+        qr__adv_ev(f, "ratio", hi / lo);
+        qr__adv_ev(f, "scale_min", lo);
+        qr__adv_ev(f, "scale_max", hi);
     }
     return QR_OK;
 }
 
-static QrStatus qr__ax_check_outputs(QrAxAdv *b, const QrSession *s) {
+static QrStatus qr__adv_check_outputs(QrAdvList *b, const QrSession *s) {
     const QrGraph *g = &s->tw.g;
     for (int k = 0; k < g->n_outputs; k++) {
         int v = g->outputs[k];
@@ -461,21 +461,21 @@ static QrStatus qr__ax_check_outputs(QrAxAdv *b, const QrSession *s) {
         if (qi < 0 || s->qt.q[qi].out_value != v || qr_dtype_size(s->qt.q[qi].dtype) > 1) continue;
         const QrQuantizer *q = &s->qt.q[qi];
         int src = q->owner >= 0 ? s->tw.origin[q->owner] : -1;
-        QrFinding *f = qr__ax_find(b, QR_ADV_OUTPUT_LOW_PRECISION, QR_SEV_WARNING, qr__ax_node_name(s, q->owner),
+        QrFinding *f = qr__adv_find(b, QR_ADV_OUTPUT_LOW_PRECISION, QR_SEV_WARNING, qr__ax_node_name(s, q->owner),
                                    src >= 0 ? s->a->nodes[src].op_type : "");
         if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
         f->value = g->values[v].name;
         f->q = qi;
-        QR__AX_TEXT(b->a, f->reason, "model output '%s' is quantized to %s (scale %.6g): the output is not high precision",
+        QR__ADV_TEXT(b->a, f->reason, "model output '%s' is quantized to %s (scale %.6g): the output is not high precision",
                     g->values[v].name, qr_dtype_name(q->dtype), q->scale_max);
-        QR__AX_TEXT(b->a, f->fix, "leave the last layer's output unquantized (int32 accumulator / float output), or give "
+        QR__ADV_TEXT(b->a, f->fix, "leave the last layer's output unquantized (int32 accumulator / float output), or give "
                     "it int16");
-        qr__ax_ev(f, "scale", q->scale_max);
+        qr__adv_ev(f, "scale", q->scale_max);
     }
     return QR_OK;
 }
 
-static QrStatus qr__ax_check_sens(QrAxAdv *b, const QrSession *s, const QrSensResult *sens) {
+static QrStatus qr__adv_check_sens(QrAdvList *b, const QrSession *s, const QrSensResult *sens) {
     const QrAdvisorOpts *o = &b->a->opts;
     const char *seen[64];
     int n_seen = 0;
@@ -489,24 +489,24 @@ static QrStatus qr__ax_check_sens(QrAxAdv *b, const QrSession *s, const QrSensRe
         for (int j = 0; j < n_seen; j++) dup |= !strcmp(seen[j], row->name);
         if (dup) continue;
         seen[n_seen++] = row->name;
-        QrFinding *f = qr__ax_find(b, QR_ADV_SENSITIVE, QR_SEV_INFO, row->node >= 0 ? qr__ax_node_name(s, row->node) : "",
+        QrFinding *f = qr__adv_find(b, QR_ADV_SENSITIVE, QR_SEV_INFO, row->node >= 0 ? qr__ax_node_name(s, row->node) : "",
                                    row->op_type);
         if (!f) { free(idx); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
         f->value = row->node >= 0 ? NULL : row->name;
         f->q = row->n_q ? row->q[0] : -1;
         const char *what = row->type == QR_SENS_BOTH ? "weight and output" : row->type == QR_SENS_WEIGHT ? "weight" : "output";
         if (sens->opts.off_one)
-            QR__AX_TEXT(b->a, f->reason, "#%d in quantization sensitivity: with everything quantized except %s's %s, the "
+            QR__ADV_TEXT(b->a, f->reason, "#%d in quantization sensitivity: with everything quantized except %s's %s, the "
                         "model output has %s %.6g, Cosine %.6f", n_seen, row->name, what, qr_metric_name(mk),
                         qr_metric_get(&row->m, mk), row->m.cosine);
         else
-            QR__AX_TEXT(b->a, f->reason, "#%d in quantization sensitivity: with only %s's %s quantized, the model output "
+            QR__ADV_TEXT(b->a, f->reason, "#%d in quantization sensitivity: with only %s's %s quantized, the model output "
                         "has %s %.6g, Cosine %.6f", n_seen, row->name, what, qr_metric_name(mk), qr_metric_get(&row->m, mk),
                         row->m.cosine);
-        QR__AX_TEXT(b->a, f->fix, "candidate for int16 or float (mixed_precision.json gives the measured gain)");
-        qr__ax_ev(f, "rank", n_seen);
-        qr__ax_ev(f, qr_metric_name(mk), qr_metric_get(&row->m, mk));
-        qr__ax_ev(f, "cosine", row->m.cosine);
+        QR__ADV_TEXT(b->a, f->fix, "candidate for int16 or float (mixed_precision.json gives the measured gain)");
+        qr__adv_ev(f, "rank", n_seen);
+        qr__adv_ev(f, qr_metric_name(mk), qr_metric_get(&row->m, mk));
+        qr__adv_ev(f, "cosine", row->m.cosine);
     }
     free(idx);
     return QR_OK;
@@ -514,7 +514,7 @@ static QrStatus qr__ax_check_sens(QrAxAdv *b, const QrSession *s, const QrSensRe
 
 /* Does analysis node `from` produce an input of analysis node `to` (through Q/DQ, Identity,
  * Cast: qr__m_transparent)? */
-static bool qr__ax_feeds(const QrGraph *a, const char *from, const char *to) {
+static bool qr__adv_feeds(const QrGraph *a, const char *from, const char *to) {
     for (int t = 0; from && to && t < a->n_nodes; t++) {
         if (!a->nodes[t].name || strcmp(a->nodes[t].name, to)) continue;
         for (int i = 0; i < a->nodes[t].n_in; i++) {
@@ -533,7 +533,7 @@ static bool qr__ax_feeds(const QrGraph *a, const char *from, const char *to) {
  * an activation outlier (QR_ADV_ACT_OUTLIER_MIGRATE) on the value that feeds the top node is
  * what its error comes from (the weight-only case: the outlier channel amplifies the weight's
  * quantization error). Without a sensitivity ranking, the first by severity. */
-static void qr__ax_pick_main(const QrSession *s, const QrSensResult *sens, QrAdvice *out) {
+static void qr__adv_pick_main(const QrSession *s, const QrSensResult *sens, QrAdvice *out) {
     out->main_how = "no sensitivity ranking: the first finding by severity (errors, warnings, info; graph order)";
     if (!out->n || !sens || !sens->n) return;
     int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
@@ -545,7 +545,7 @@ static void qr__ax_pick_main(const QrSession *s, const QrSensResult *sens, QrAdv
     int best = -1;
     bool cause = false;
     for (int k = 0; k < out->n && best < 0; k++)
-        if (out->f[k].kind == QR_ADV_ACT_OUTLIER_MIGRATE && qr__ax_feeds(s->a, out->f[k].node, name)) best = k, cause = true;
+        if (out->f[k].kind == QR_ADV_ACT_OUTLIER_MIGRATE && qr__adv_feeds(s->a, out->f[k].node, name)) best = k, cause = true;
     for (int k = 0; k < out->n && best < 0; k++) {
         const QrFinding *f = &out->f[k];
         bool on = f->node && name && !strcmp(f->node, name);
@@ -556,19 +556,19 @@ static void qr__ax_pick_main(const QrSession *s, const QrSensResult *sens, QrAdv
     QrFinding main = out->f[best];
     memmove(&out->f[1], &out->f[0], (size_t)best * sizeof *out->f);
     out->f[0] = main;
-    QR__AX_TEXT(out, out->main_how, "%s '%s', #1 in quantization sensitivity (%s: the largest measured effect on the "
+    QR__ADV_TEXT(out, out->main_how, "%s '%s', #1 in quantization sensitivity (%s: the largest measured effect on the "
                 "model output%s)", cause ? "the activation outlier feeding" : "the most severe finding on", top->name,
                 sens->opts.off_one ? "off-one" : "one-on", sens->opts.off_one ? ", gain over all on" : "");
 }
 
-static int qr__ax_find_cmp(const void *pa, const void *pb) {
+static int qr__adv_find_cmp(const void *pa, const void *pb) {
     const QrFinding *a = pa, *b = pb;
     if (a->sev != b->sev) return a->sev > b->sev ? -1 : 1;
     return a->seq - b->seq;
 }
 
-static QrStatus qr__ax_check_transformer(QrAxAdv *b, QrSession *s);   /* advisor_tf.c */
-static QrStatus qr__ax_check_blocks(QrAxAdv *b, const QrSession *s, const QrWeightCmp *w);   /* advisor_tf.c */
+static QrStatus qr__adv_check_transformer(QrAdvList *b, QrSession *s);   /* advisor_tf.c */
+static QrStatus qr__adv_check_blocks(QrAdvList *b, const QrSession *s, const QrWeightCmp *w);   /* advisor_tf.c */
 
 static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensResult *sens, const QrWeightCmp *w,
                                const QrAdvisorOpts *o, QrAdvice *out) {
@@ -576,19 +576,19 @@ static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensR
     if (o) out->opts = *o;
     else qr_advisor_defaults(&out->opts);
     QR_TRY(qr_session_run_baseline(s));
-    QrAxAdv b = { out, 0 };
+    QrAdvList b = { out, 0 };
     QrWeightCmp own = {0};
     QrStatus st = QR_OK;
     if (!w) { st = qr_weights_compare(s, &own); w = &own; }
-    if (st == QR_OK) st = qr__ax_check_inputs(&b, s);
-    if (st == QR_OK && cmp) st = qr__ax_check_layers(&b, s, cmp);
-    if (st == QR_OK) st = qr__ax_check_acts(&b, s);
-    if (st == QR_OK) st = qr__ax_check_transformer(&b, s);
-    if (st == QR_OK) st = qr__ax_check_weights(&b, s, w);
-    if (st == QR_OK) st = qr__ax_check_blocks(&b, s, w);
-    if (st == QR_OK) st = qr__ax_check_scales(&b, s);
-    if (st == QR_OK) st = qr__ax_check_outputs(&b, s);
-    if (st == QR_OK && sens) st = qr__ax_check_sens(&b, s, sens);
+    if (st == QR_OK) st = qr__adv_check_inputs(&b, s);
+    if (st == QR_OK && cmp) st = qr__adv_check_layers(&b, s, cmp);
+    if (st == QR_OK) st = qr__adv_check_acts(&b, s);
+    if (st == QR_OK) st = qr__adv_check_transformer(&b, s);
+    if (st == QR_OK) st = qr__adv_check_weights(&b, s, w);
+    if (st == QR_OK) st = qr__adv_check_blocks(&b, s, w);
+    if (st == QR_OK) st = qr__adv_check_scales(&b, s);
+    if (st == QR_OK) st = qr__adv_check_outputs(&b, s);
+    if (st == QR_OK && sens) st = qr__adv_check_sens(&b, s, sens);
     qr_weights_free(&own);
     if (st != QR_OK) { qr_advice_free(out); return qr_err_wrap(st, "advisor"); }
     /* Strings borrowed from the session/weights are copied so the advice outlives them. */
@@ -598,8 +598,8 @@ static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensR
         if (f->base_node) f->base_node = qr_arena_strdup(&out->arena, f->base_node);
         out->n_by_sev[f->sev]++;
     }
-    if (out->n) qsort(out->f, (size_t)out->n, sizeof *out->f, qr__ax_find_cmp);
-    qr__ax_pick_main(s, sens, out);
+    if (out->n) qsort(out->f, (size_t)out->n, sizeof *out->f, qr__adv_find_cmp);
+    qr__adv_pick_main(s, sens, out);
     return QR_OK;
 }
 

@@ -86,4 +86,6 @@ static void qr_advisor_json(QrJson *j, const QrAdvice *a);
 /* abnormal_layer_advisor.txt into dir. */
 static QrStatus qr_advisor_write(const QrSession *s, const QrAdvice *a, const char *dir);
 
+/* ---- used by other modules (issue 19: private names used across modules became public) ---- */
+static const char *qr_advisor_base_node_of(const QrSession *s, int n);
 #endif

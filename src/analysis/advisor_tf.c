@@ -96,7 +96,7 @@ static double qr__axt_alpha(const double *a, const double *w, int64_t C, double 
 }
 
 /* One LayerNorm / residual output (match i, baseline value x) feeding quantized MatMuls. */
-static QrStatus qr__axt_outlier(QrAxAdv *b, const QrSession *s, int i, const QrTensor *x) {
+static QrStatus qr__axt_outlier(QrAdvList *b, const QrSession *s, int i, const QrTensor *x) {
     const QrGraph *g = s->b;
     const QrMatch *mm = &s->m.m[i];
     if (x->dtype != QR_DT_F32 || x->rank < 2 || !x->data) return QR_OK;
@@ -141,7 +141,7 @@ static QrStatus qr__axt_outlier(QrAxAdv *b, const QrSession *s, int i, const QrT
     double ra = NAN, rw = NAN, rw0 = qr__axt_ratio(w, C, tmp);
     double alpha = qr__axt_alpha(a, w, C, &ra, &rw);
     const char *value = g->values[mm->b_value].name;
-    QrFinding *f = qr__ax_find(b, QR_ADV_ACT_OUTLIER_MIGRATE, QR_SEV_WARNING, s->a->nodes[mm->a_node].name,
+    QrFinding *f = qr__adv_find(b, QR_ADV_ACT_OUTLIER_MIGRATE, QR_SEV_WARNING, s->a->nodes[mm->a_node].name,
                                s->a->nodes[mm->a_node].op_type);
     if (!f) { free(a); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
     f->base_node = g->nodes[mm->b_node].name;
@@ -152,31 +152,31 @@ static QrStatus qr__axt_outlier(QrAxAdv *b, const QrSession *s, int i, const QrT
     if (per_tensor) {
         QrQuantRange rg;
         double levels = qr_quant_range(q->dtype, &rg) ? (double)(rg.hi - rg.lo) : 255.0;
-        QR__AX_TEXT(b->a, f->reason, "activation outlier channel %d of '%s' (%s output) reaches %.6g, %.1fx the median "
+        QR__ADV_TEXT(b->a, f->reason, "activation outlier channel %d of '%s' (%s output) reaches %.6g, %.1fx the median "
                     "channel abs-max %.6g; the tensor is quantized per-tensor (%s) and feeds the quantized %s %s, so a "
                     "typical channel gets about %.0f of its %.0f levels", worst, value, g->nodes[mm->b_node].op_type,
                     a[worst], ratio, med, qr_dtype_name(q->dtype), aop, names, levels / ratio, levels);
-        QR__AX_TEXT(b->a, f->fix, "migrate the outlier into the weights (SmoothQuant): divide channel j of '%s' by "
+        QR__ADV_TEXT(b->a, f->fix, "migrate the outlier into the weights (SmoothQuant): divide channel j of '%s' by "
                     "s_j = max|X_j|^alpha / max|W_j|^(1-alpha) and multiply row j of the weights of %s by s_j, with "
                     "alpha = %.2f (measured here: activation channel ratio %.1f -> %.1f, weight row ratio %.1f -> %.1f); "
                     "or quantize this tensor per channel or in int16", value, names, alpha, ratio, ra, rw0, rw);
     } else {
-        QR__AX_TEXT(b->a, f->reason, "activation outlier channel %d of '%s' (%s output) reaches %.6g, %.1fx the median "
+        QR__ADV_TEXT(b->a, f->reason, "activation outlier channel %d of '%s' (%s output) reaches %.6g, %.1fx the median "
                     "channel abs-max %.6g; it multiplies the weight-only quantized weights of %s %s, whose row %d error "
                     "it amplifies %.1fx over a typical channel", worst, value, g->nodes[mm->b_node].op_type, a[worst],
                     ratio, med, aop, names, worst, ratio);
-        QR__AX_TEXT(b->a, f->fix, "protect the salient channel (activation-aware weight quantization, AWQ): scale row j of "
+        QR__ADV_TEXT(b->a, f->fix, "protect the salient channel (activation-aware weight quantization, AWQ): scale row j of "
                     "the weights of %s up by s_j before quantizing and channel j of '%s' down by it; SmoothQuant's "
                     "balance s_j = max|X_j|^alpha / max|W_j|^(1-alpha) with alpha = %.2f is a measured starting point "
                     "(activation channel ratio %.1f -> %.1f, weight row ratio %.1f -> %.1f); or a smaller block_size",
                     names, value, alpha, ratio, ra, rw0, rw);
     }
-    qr__ax_ev(f, "ratio", ratio);
-    qr__ax_ev(f, "channel", worst);
-    qr__ax_ev(f, "alpha", alpha);
-    qr__ax_ev(f, "act_ratio_after", ra);
-    qr__ax_ev(f, "weight_ratio_after", rw);
-    qr__ax_ev(f, "consumers", n_cons);
+    qr__adv_ev(f, "ratio", ratio);
+    qr__adv_ev(f, "channel", worst);
+    qr__adv_ev(f, "alpha", alpha);
+    qr__adv_ev(f, "act_ratio_after", ra);
+    qr__adv_ev(f, "weight_ratio_after", rw);
+    qr__adv_ev(f, "consumers", n_cons);
     free(a);
     return QR_OK;
 }
@@ -192,7 +192,7 @@ static void qr__axt_softmax(const double *x, int64_t L, double *p) {
 /* A Softmax whose input (match i, baseline logits x) is quantized per-tensor: the relative error
  * that rounding the logits to the grid causes in the probabilities that matter (p >= 1 / L),
  * measured on this input (the baseline logits quantized with the analysis quantizer's scale). */
-static QrStatus qr__axt_softmax_grid(QrAxAdv *b, const QrSession *s, int i, const QrNode *sm, const QrTensor *x) {
+static QrStatus qr__axt_softmax_grid(QrAdvList *b, const QrSession *s, int i, const QrNode *sm, const QrTensor *x) {
     const QrMatch *mm = &s->m.m[i];
     int qi = qr__ax_act_quant_of(s, s->vis[i]);
     if (qi < 0 || s->qt.q[qi].n_scales > 1 || x->dtype != QR_DT_F32 || x->rank < 1 || !x->data) return QR_OK;
@@ -221,26 +221,26 @@ static QrStatus qr__axt_softmax_grid(QrAxAdv *b, const QrSession *s, int i, cons
     const double limit = b->a->opts.softmax_rel;
     if (!(worst > limit)) return QR_OK;
     const char *value = s->b->values[mm->b_value].name;
-    QrFinding *f = qr__ax_find(b, QR_ADV_SOFTMAX_GRID, QR_SEV_WARNING, s->a->nodes[mm->a_node].name,
+    QrFinding *f = qr__adv_find(b, QR_ADV_SOFTMAX_GRID, QR_SEV_WARNING, s->a->nodes[mm->a_node].name,
                                s->a->nodes[mm->a_node].op_type);
     if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
     f->base_node = s->b->nodes[mm->b_node].name;
     f->value = value;
     f->match = i;
     f->q = qi;
-    QR__AX_TEXT(b->a, f->reason, "the Softmax input '%s' (attention logits) is quantized with step %.6g (%s): rounding "
+    QR__ADV_TEXT(b->a, f->reason, "the Softmax input '%s' (attention logits) is quantized with step %.6g (%s): rounding "
                 "the logits to that grid changes the attention probabilities that matter (p >= 1/%lld) by up to %.1f%% "
                 "on this input (limit %.1f%%; a half-step error e scales a probability by up to exp(2e) = %.1f%%)", value,
                 scale, qr_dtype_name(q->dtype), (long long)L, 100 * worst, 100 * limit, 100 * (exp(scale) - 1));
-    QR__AX_TEXT(b->a, f->fix, "give the attention logits int16 (or keep the Softmax input in float, as most NPU "
+    QR__ADV_TEXT(b->a, f->fix, "give the attention logits int16 (or keep the Softmax input in float, as most NPU "
                 "toolchains do), or narrow their calibrated range (percentile calibration) so the step shrinks");
-    qr__ax_ev(f, "max_rel_error", worst);
-    qr__ax_ev(f, "scale", scale);
-    qr__ax_ev(f, "row_length", (double)L);
+    qr__adv_ev(f, "max_rel_error", worst);
+    qr__adv_ev(f, "scale", scale);
+    qr__adv_ev(f, "row_length", (double)L);
     return QR_OK;
 }
 
-static QrStatus qr__ax_check_transformer(QrAxAdv *b, QrSession *s) {
+static QrStatus qr__adv_check_transformer(QrAdvList *b, QrSession *s) {
     for (int i = 0; i < s->m.n; i++) {
         const QrMatch *mm = &s->m.m[i];
         if (mm->a_node < 0 || mm->b_node < 0 || !s->base[i].data) continue;
@@ -263,7 +263,7 @@ static QrStatus qr__ax_check_transformer(QrAxAdv *b, QrSession *s) {
  * error energy is dominated by a few blocks (at most QR_WEIGHT_WORST_BLOCKS, each above block_k x
  * the median block's, together >= block_share of the weight's): the blocks, their measured SQNR and
  * share, and the fixes with their effect measured on the largest block (half the block size, 8 bits). */
-static QrStatus qr__ax_check_blocks(QrAxAdv *b, const QrSession *s, const QrWeightCmp *w) {
+static QrStatus qr__adv_check_blocks(QrAdvList *b, const QrSession *s, const QrWeightCmp *w) {
     const QrAdvisorOpts *o = &b->a->opts;
     for (int k = 0; k < w->n; k++) {
         const QrWeightRow *r = &w->rows[k];
@@ -279,35 +279,35 @@ static QrStatus qr__ax_check_blocks(QrAxAdv *b, const QrSession *s, const QrWeig
         size_t len = 0;
         for (int j = 0; j < named; j++) {
             char where[256] = "";
-            if (axis >= 0 && axis < r->rank) qr__ax_block_where(r, axis, r->dom_blk[j], where, sizeof where);
+            if (axis >= 0 && axis < r->rank) qr_weights_block_where(r, axis, r->dom_blk[j], where, sizeof where);
             len += (size_t)snprintf(list + len, sizeof list - QR_MIN(len, sizeof list), "%sblock %lld (elements %s: "
                                     "SQNR %.2f dB, %.1f%% of the error)", j ? ", " : "", (long long)r->dom_blk[j], where,
                                     r->dom_sqnr[j], 100 * r->dom_err[j] / r->blk_err_total);
         }
-        QrFinding *f = qr__ax_find(b, QR_ADV_BLOCK_DOMINANT, QR_SEV_WARNING, r->node, r->op_type);
+        QrFinding *f = qr__adv_find(b, QR_ADV_BLOCK_DOMINANT, QR_SEV_WARNING, r->node, r->op_type);
         if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
         f->value = r->name;
-        f->base_node = qr__ax_base_node_of(s, q->owner);
+        f->base_node = qr_advisor_base_node_of(s, q->owner);
         f->q = r->q;
         const char *dt = qr_dtype_name(r->dtype);
-        QR__AX_TEXT(b->a, f->reason, "%d of the %lld blocks of weight '%s' (%s, block_size %d) %s %.1f%% of its "
+        QR__ADV_TEXT(b->a, f->reason, "%d of the %lld blocks of weight '%s' (%s, block_size %d) %s %.1f%% of its "
                     "quantization error energy: %s; each above %g x the median block's error (weight SQNR %.2f dB); the "
                     "largest block's float values span [%.6g, %.6g]", named,
                     (long long)r->n_blocks, r->name, dt, q->block_size, named == 1 ? "carries" : "carry", 100 * share,
                     list, o->block_k,
                     r->has_m ? r->m.sqnr : NAN, r->dom_lo, r->dom_hi);
-        QR__AX_TEXT(b->a, f->fix, "use a smaller block_size (measured on the largest block: %d instead of %d raises its "
+        QR__ADV_TEXT(b->a, f->fix, "use a smaller block_size (measured on the largest block: %d instead of %d raises its "
                     "SQNR from %.2f to %.2f dB and the weight's from %.2f to %.2f dB), or keep '%s' in 8 bit (the block "
                     "at 8 bits: %.2f dB)%s", q->block_size / 2, q->block_size, r->dom_sqnr[0], r->dom_half_sqnr,
                     r->has_m ? r->m.sqnr : NAN, r->half_layer_sqnr, r->node, r->dom_8bit_sqnr,
                     q->zp_value < 0 ? ", or quantize with zero points (asymmetric: the block's range need not be "
                                       "centred on 0)" : "");
-        qr__ax_ev(f, "share", share);
-        qr__ax_ev(f, "block", (double)r->dom_blk[0]);
-        qr__ax_ev(f, "block_sqnr_db", r->dom_sqnr[0]);
-        qr__ax_ev(f, "half_block_sqnr_db", r->dom_half_sqnr);
-        qr__ax_ev(f, "int8_block_sqnr_db", r->dom_8bit_sqnr);
-        qr__ax_ev(f, "blocks_named", named);
+        qr__adv_ev(f, "share", share);
+        qr__adv_ev(f, "block", (double)r->dom_blk[0]);
+        qr__adv_ev(f, "block_sqnr_db", r->dom_sqnr[0]);
+        qr__adv_ev(f, "half_block_sqnr_db", r->dom_half_sqnr);
+        qr__adv_ev(f, "int8_block_sqnr_db", r->dom_8bit_sqnr);
+        qr__adv_ev(f, "blocks_named", named);
     }
     return QR_OK;
 }

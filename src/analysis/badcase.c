@@ -9,13 +9,13 @@
 
 /* Characters outside [A-Za-z0-9._-] become '_' (a leading '.' too). */
 
-static bool qr__ax_is_dir(const char *path) {
+static bool qr_badcase_is_dir(const char *path) {
     struct stat sb;
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
 /* "12.npy" → 12; -1 when the stem is not a plain decimal number. */
-static long long qr__ax_numeric_stem(const char *f) {
+static long long qr__bc_numeric_stem(const char *f) {
     long long v = 0;
     const char *p = f;
     if (!isdigit((unsigned char)*p)) return -1;
@@ -23,16 +23,16 @@ static long long qr__ax_numeric_stem(const char *f) {
     return strcmp(p, ".npy") ? -1 : v;
 }
 
-static int qr__ax_file_cmp(const void *pa, const void *pb) {
+static int qr_badcase_file_cmp(const void *pa, const void *pb) {
     const char *a = *(const char *const *)pa, *b = *(const char *const *)pb;
-    long long x = qr__ax_numeric_stem(a), y = qr__ax_numeric_stem(b);
+    long long x = qr__bc_numeric_stem(a), y = qr__bc_numeric_stem(b);
     if (x >= 0 && y >= 0) return x < y ? -1 : x > y;
     if (x >= 0 || y >= 0) return x >= 0 ? -1 : 1;
     return strcmp(a, b);
 }
 
 /* The regular *.npy files of dir, sorted (names in a). */
-static QrStatus qr__ax_list_npy(QrArena *a, const char *dir, const char ***out, int *n_out) {
+static QrStatus qr_badcase_list_npy(QrArena *a, const char *dir, const char ***out, int *n_out) {
     DIR *d = opendir(dir);
     if (!d) return qr_errf(QR_ERR_IO, "cannot open data folder '%s': %s", dir, strerror(errno));
     int n = 0, cap = 0;
@@ -43,7 +43,7 @@ static QrStatus qr__ax_list_npy(QrArena *a, const char *dir, const char ***out, 
         if (l < 5 || strcmp(e->d_name + l - 4, ".npy") || e->d_name[0] == '.') continue;
         char *path = qr_arena_printf(a, "%s/%s", dir, e->d_name);
         if (!path) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
-        if (qr__ax_is_dir(path)) continue;
+        if (qr_badcase_is_dir(path)) continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
             const char **nv = qr_arena_array(a, (size_t)cap, sizeof *nv);
@@ -57,7 +57,7 @@ static QrStatus qr__ax_list_npy(QrArena *a, const char *dir, const char ***out, 
     }
     closedir(d);
     QR_TRY(st);
-    if (n) qsort(v, (size_t)n, sizeof *v, qr__ax_file_cmp);
+    if (n) qsort(v, (size_t)n, sizeof *v, qr_badcase_file_cmp);
     *out = v;
     *n_out = n;
     return QR_OK;
@@ -66,7 +66,7 @@ static QrStatus qr__ax_list_npy(QrArena *a, const char *dir, const char ***out, 
 /* ==== search ======================================================================== */
 
 /* Metrics of the model outputs of a against b (all outputs concatenated; only >= 0: that one). */
-static QrStatus qr__ax_out_metrics(const QrGraph *b, const QrTensor *ob, const QrTensor *oa, int only, QrMetrics *m) {
+static QrStatus qr__bc_out_metrics(const QrGraph *b, const QrTensor *ob, const QrTensor *oa, int only, QrMetrics *m) {
     QrMetricAcc acc;
     qr_metric_acc_init(&acc);
     for (int k = 0; k < b->n_outputs; k++) {
@@ -87,7 +87,7 @@ static QrStatus qr__ax_out_metrics(const QrGraph *b, const QrTensor *ob, const Q
 }
 
 /* Re-infers both graphs when the inputs' shapes differ from what they were inferred for. */
-static QrStatus qr__ax_fit_shapes(QrGraph *b, QrGraph *a, const QrTensor *in) {
+static QrStatus qr__bc_fit_shapes(QrGraph *b, QrGraph *a, const QrTensor *in) {
     bool same = b->shapes_inferred && a->shapes_inferred;
     for (int k = 0; same && k < b->n_inputs; k++) {
         const QrTensor *t = &b->values[b->inputs[k]].t;
@@ -98,13 +98,13 @@ static QrStatus qr__ax_fit_shapes(QrGraph *b, QrGraph *a, const QrTensor *in) {
     return qr_graph_infer(a, in);
 }
 
-static QrStatus qr__ax_run_sample(QrGraph *b, QrGraph *a, const QrTensor *in, int only, QrMetrics *m) {
+static QrStatus qr__bc_run_sample(QrGraph *b, QrGraph *a, const QrTensor *in, int only, QrMetrics *m) {
     QrTensor *ob = calloc((size_t)b->n_outputs + 1, sizeof(QrTensor)), *oa = calloc((size_t)a->n_outputs + 1, sizeof(QrTensor));
     QrStatus st = ob && oa ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr__ax_fit_shapes(b, a, in);
+    if (st == QR_OK) st = qr__bc_fit_shapes(b, a, in);
     if (st == QR_OK) st = qr_run(b, in, NULL, ob);
     if (st == QR_OK) st = qr_run(a, in, NULL, oa);
-    if (st == QR_OK) st = qr__ax_out_metrics(b, ob, oa, only, m);
+    if (st == QR_OK) st = qr__bc_out_metrics(b, ob, oa, only, m);
     for (int k = 0; ob && k < b->n_outputs; k++) qr_tensor_free_data(&ob[k]);
     for (int k = 0; oa && k < a->n_outputs; k++) qr_tensor_free_data(&oa[k]);
     free(ob);
@@ -130,7 +130,7 @@ static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, in
         return qr_errf(QR_ERR_INVALID, "the baseline has %d inputs but the analysis model has %d", ni, a->n_inputs);
     if (a->n_outputs != b->n_outputs)
         return qr_errf(QR_ERR_INVALID, "the baseline has %d outputs but the analysis model has %d", b->n_outputs, a->n_outputs);
-    if (!qr__ax_is_dir(dir)) return qr_errf(QR_ERR_IO, "--data '%s' is not a folder", dir);
+    if (!qr_badcase_is_dir(dir)) return qr_errf(QR_ERR_IO, "--data '%s' is not a folder", dir);
     out->dir = qr_arena_strdup(ar, dir);
     out->n_inputs = ni;
     out->input_names = qr_arena_array(ar, (size_t)ni + 1, sizeof(char *));
@@ -146,7 +146,7 @@ static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, in
         qr_safe_filename(safe, sizeof safe, name);
         out->input_names[k] = name;
         const char *p1 = qr_arena_printf(ar, "%s/%s", dir, name), *p2 = qr_arena_printf(ar, "%s/%s", dir, safe);
-        folder[k] = qr__ax_is_dir(p1) ? p1 : qr__ax_is_dir(p2) ? p2 : NULL;
+        folder[k] = qr_badcase_is_dir(p1) ? p1 : qr_badcase_is_dir(p2) ? p2 : NULL;
         have += folder[k] != NULL;
     }
     QrStatus st = QR_OK;
@@ -162,7 +162,7 @@ static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, in
     }
     const char **files = NULL;
     int nf = 0;
-    if (st == QR_OK) st = qr__ax_list_npy(ar, folder[0], &files, &nf);
+    if (st == QR_OK) st = qr_badcase_list_npy(ar, folder[0], &files, &nf);
     if (st == QR_OK && nf == 0) st = qr_errf(QR_ERR_INVALID, "--data %s: no .npy files in '%s'", dir, folder[0]);
     out->n_total = nf;
     int n = num_steps > 0 ? QR_MIN(num_steps, nf) : nf;
@@ -181,7 +181,7 @@ static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, in
         if (st != QR_OK) break;
         QrBadcaseSample *smp = &out->samples[out->n];
         smp->file = files[s];
-        st = qr__ax_run_sample(b, a, cur, only, &smp->m);
+        st = qr__bc_run_sample(b, a, cur, only, &smp->m);
         if (st != QR_OK) { st = qr_err_wrap(st, "bad-case search: sample '%s'", files[s]); break; }
         double bad = qr_metric_badness(&smp->m, metric);
         if (out->worst < 0 || bad > worst_bad) {
@@ -192,7 +192,7 @@ static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, in
         for (int k = 0; k < ni; k++) qr_tensor_free_data(&cur[k]);
         out->n++;
     }
-    if (st == QR_OK && out->worst >= 0) st = qr__ax_fit_shapes(b, a, out->inputs);
+    if (st == QR_OK && out->worst >= 0) st = qr__bc_fit_shapes(b, a, out->inputs);
     if (cur) for (int k = 0; k < ni; k++) qr_tensor_free_data(&cur[k]);
     free(cur);
     if (st != QR_OK) qr_badcase_free(out);
@@ -208,7 +208,7 @@ static void qr_badcase_free(QrBadcase *bc) {
 
 /* ==== output ======================================================================== */
 
-static QrStatus qr__ax_badcase_table(const QrBadcase *bc, bool csv, QrTable *t) {
+static QrStatus qr__bc_badcase_table(const QrBadcase *bc, bool csv, QrTable *t) {
     static const char *const cols[] = { "index", "sample", "L1", "Cosine", "MSE", "KL", "SQNR", "nonfinite", "worst" };
     QR_TRY(qr_table_init(t, QR_ARRAY_LEN(cols), cols));
     for (int k = 0; k < bc->n; k++) {
@@ -218,7 +218,7 @@ static QrStatus qr__ax_badcase_table(const QrBadcase *bc, bool csv, QrTable *t) 
         qr_table_setf(t, row, 0, "%d", k);
         qr_table_set(t, row, 1, s->file);
         double v[] = { s->m.l1, s->m.cosine, s->m.mse, s->m.kl, s->m.sqnr };
-        for (int j = 0; j < 5; j++) QR_TRY(qr__ax_num(t, row, 2 + j, v[j], csv));
+        for (int j = 0; j < 5; j++) QR_TRY(qr_weights_num(t, row, 2 + j, v[j], csv));
         qr_table_setf(t, row, 7, "%lld", (long long)s->m.n_nonfinite);
         qr_table_set(t, row, 8, k == bc->worst ? "yes" : "");
     }
@@ -237,8 +237,8 @@ static QrStatus qr_badcase_write(const QrBadcase *bc, const char *dir) {
         st = p ? qr_npy_write(p, &bc->inputs[k]) : qr_errf(QR_ERR_NOMEM, "out of memory");
     }
     QrTable tt = {0}, tc = {0};
-    if (st == QR_OK) st = qr__ax_badcase_table(bc, false, &tt);
-    if (st == QR_OK) st = qr__ax_badcase_table(bc, true, &tc);
+    if (st == QR_OK) st = qr__bc_badcase_table(bc, false, &tt);
+    if (st == QR_OK) st = qr__bc_badcase_table(bc, true, &tc);
     if (st == QR_OK) {
         const QrBadcaseSample *w = &bc->samples[bc->worst];
         char *head = qr_arena_printf(&a, "Bad-case search over %s (%s layout): %d of %d sample%s, metric %s at the model "
@@ -247,7 +247,7 @@ static QrStatus qr_badcase_write(const QrBadcase *bc, const char *dir) {
                                      bc->n_total == 1 ? "" : "s", qr_metric_name(bc->metric), bc->worst, w->file,
                                      qr_metric_name(bc->metric), qr_metric_get(&w->m, bc->metric), w->m.cosine,
                                      bc->n_inputs == 1 ? "badcase.npy" : "badcase_<input>.npy");
-        st = head ? qr__ax_write_tables(&tt, &tc, head, NULL, dir, QR_BF_BADCASE_LIST) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        st = head ? qr_weights_write_tables(&tt, &tc, head, NULL, dir, QR_BF_BADCASE_LIST) : qr_errf(QR_ERR_NOMEM, "out of memory");
     }
     qr_table_free(&tt);
     qr_table_free(&tc);

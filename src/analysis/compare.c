@@ -285,14 +285,14 @@ static void qr_compare_free(QrCompare *c) {
 }
 
 /* %.7f in .txt, %.9g in .csv (docs/REPORT.md); inf/nan spelled out. */
-static void qr__cmp_num(QrTable *t, int row, int col, double v, bool csv) {
+static void qr_compare_num(QrTable *t, int row, int col, double v, bool csv) {
     if (v != v) qr_table_set(t, row, col, "nan");
     else if (isinf(v)) qr_table_set(t, row, col, v > 0 ? "inf" : "-inf");
     else if (csv) qr_table_setf(t, row, col, "%.9g", v);
     else qr_table_setf(t, row, col, "%.7f", v);
 }
 
-static QrStatus qr__cmp_table(const QrSession *s, const QrCompare *c, bool csv, bool with_lsb, QrTable *t) {
+static QrStatus qr_compare_table(const QrSession *s, const QrCompare *c, bool csv, bool with_lsb, QrTable *t) {
     static const char *const cols[] = {
         "Index", "mod_name", "base_op_type", "analy_op_type", "shape", "quant_dtype", "qscale", "Cosine", "MSE", "L1", "KL",
         "SQNR", "Atol", "Rtol", "base_model_min", "analy_model_min", "base_model_max", "analy_model_max", "base_model_mean",
@@ -326,13 +326,13 @@ static QrStatus qr__cmp_table(const QrSession *s, const QrCompare *c, bool csv, 
         if (r->has_m) {
             double v[] = { m->cosine, m->mse, m->l1, m->kl, m->sqnr, m->atol, m->rtol, m->x_min, m->y_min, m->x_max,
                            m->y_max, m->x_mean, m->y_mean, m->x_var, m->y_var };
-            for (int j = 0; j < QR_ARRAY_LEN(v); j++) qr__cmp_num(t, row, 7 + j, v[j], csv);
+            for (int j = 0; j < QR_ARRAY_LEN(v); j++) qr_compare_num(t, row, 7 + j, v[j], csv);
         }
         qr_table_set(t, row, 22, s->b->values[mm->b_value].name);
         qr_table_set(t, row, 23, s->a->values[mm->a_value].name);
         if (r->has_local) {
-            qr__cmp_num(t, row, 24, r->local.cosine, csv);
-            qr__cmp_num(t, row, 25, r->local.sqnr, csv);
+            qr_compare_num(t, row, 24, r->local.cosine, csv);
+            qr_compare_num(t, row, 25, r->local.sqnr, csv);
         }
         if (r->has_m) qr_table_setf(t, row, 26, "%lld", (long long)m->n_nonfinite);
         if (with_lsb && r->has_lsb) {
@@ -350,8 +350,8 @@ static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const c
     char *txt = NULL, *csv = NULL;
     size_t tl = 0, tc = 0, cl = 0, cc = 0;
     QrTable tt = {0}, tcsv = {0};
-    QrStatus st = qr__cmp_table(s, c, false, with_lsb, &tt);
-    if (st == QR_OK) st = qr__cmp_table(s, c, true, with_lsb, &tcsv);
+    QrStatus st = qr_compare_table(s, c, false, with_lsb, &tt);
+    if (st == QR_OK) st = qr_compare_table(s, c, true, with_lsb, &tcsv);
     if (st == QR_OK)
         st = qr_buf_printf(&txt, &tl, &tc, "Baseline: %s\nAnalysis: %s\nBaseline form: %s\nModel output: Cosine %.7f, SQNR "
                            "%.4f dB, L1 %.7g, MSE %.7g, KL %.7g\n\n", s->b->path, s->a->path, qr_session_baseline_form(s),

@@ -82,4 +82,7 @@ static QrStatus qr_compare_outputs_sel(const QrSession *s, const QrTensor *outs,
 /* A quantizer's settings in words: "int8 per-tensor 0.0123" etc. (arena copy). */
 static const char *qr_quant_describe(QrArena *a, const QrGraph *g, const QrQuantizer *q, const char **dtype);
 
+/* ---- used by other modules (issue 19: private names used across modules became public) ---- */
+static void qr_compare_num(QrTable *t, int row, int col, double v, bool csv);
+static QrStatus qr_compare_table(const QrSession *s, const QrCompare *c, bool csv, bool with_lsb, QrTable *t);
 #endif

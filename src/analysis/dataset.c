@@ -14,7 +14,7 @@ static QrStatus qr_ds_list(const QrGraph *b, const char *dir, int max_samples, Q
     memset(out, 0, sizeof *out);
     QrArena *ar = &out->arena;
     int ni = b->n_inputs;
-    if (!qr__ax_is_dir(dir)) return qr_errf(QR_ERR_IO, "--data '%s' is not a folder", dir);
+    if (!qr_badcase_is_dir(dir)) return qr_errf(QR_ERR_IO, "--data '%s' is not a folder", dir);
     out->dir = qr_arena_strdup(ar, dir);
     out->n_inputs = ni;
     out->input_names = qr_arena_array(ar, (size_t)ni + 1, sizeof(char *));
@@ -27,7 +27,7 @@ static QrStatus qr_ds_list(const QrGraph *b, const char *dir, int max_samples, Q
         qr_safe_filename(safe, sizeof safe, name);
         out->input_names[k] = name;
         const char *p1 = qr_arena_printf(ar, "%s/%s", dir, name), *p2 = qr_arena_printf(ar, "%s/%s", dir, safe);
-        out->folder[k] = p1 && qr__ax_is_dir(p1) ? p1 : p2 && qr__ax_is_dir(p2) ? p2 : NULL;
+        out->folder[k] = p1 && qr_badcase_is_dir(p1) ? p1 : p2 && qr_badcase_is_dir(p2) ? p2 : NULL;
         have += out->folder[k] != NULL;
     }
     QrStatus st = QR_OK;
@@ -47,15 +47,15 @@ static QrStatus qr_ds_list(const QrGraph *b, const char *dir, int max_samples, Q
     }
     const char **files = NULL;
     int nf = 0;
-    if (st == QR_OK) st = qr__ax_list_npy(ar, out->folder[0], &files, &nf);
+    if (st == QR_OK) st = qr_badcase_list_npy(ar, out->folder[0], &files, &nf);
     if (st == QR_OK && nf == 0) st = qr_errf(QR_ERR_INVALID, "--data %s: no .npy samples in '%s'", dir, out->folder[0]);
     /* every input folder holds the same file names */
     for (int k = 1; st == QR_OK && k < ni; k++) {
         const char **fk = NULL;
         int nk = 0;
-        st = qr__ax_list_npy(ar, out->folder[k], &fk, &nk);
+        st = qr_badcase_list_npy(ar, out->folder[k], &fk, &nk);
         for (int i = 0, j = 0; st == QR_OK && (i < nf || j < nk);) {
-            int c = i < nf && j < nk ? qr__ax_file_cmp(&files[i], &fk[j]) : i < nf ? -1 : 1;
+            int c = i < nf && j < nk ? qr_badcase_file_cmp(&files[i], &fk[j]) : i < nf ? -1 : 1;
             if (c < 0) st = qr_errf(QR_ERR_INVALID, "--data %s: sample '%s' is in '%s' but not in '%s' (input '%s')", dir,
                                     files[i], out->folder[0], out->folder[k], out->input_names[k]);
             else if (c > 0) st = qr_errf(QR_ERR_INVALID, "--data %s: sample '%s' is in '%s' (input '%s') but not in '%s'", dir,
@@ -341,7 +341,7 @@ static QrStatus qr__ds_layer_table(const QrDsCompare *d, const QrSession *s, boo
         with_lsb |= dr->has_lsb;
     }
     QrTable base = {0};
-    QrStatus st = qr__cmp_table(s, &c, csv, with_lsb, &base);
+    QrStatus st = qr_compare_table(s, &c, csv, with_lsb, &base);
     static const char *const extra[] = { "samples", "mean_Cosine", "worst_Cosine", "worst_sample", "p05_Cosine", "mean_SQNR",
                                          "p05_SQNR" };
     const char *cols[64];
@@ -359,12 +359,12 @@ static QrStatus qr__ds_layer_table(const QrDsCompare *d, const QrSession *s, boo
         qr_ds_col_stats(dr->list.sqnr, dr->list.has, d->n_samples, &ss);
         if (st == QR_OK) st = qr_table_setf(t, row, nb, "%lld", (long long)dr->n_m);
         if (st != QR_OK || !dr->n_m) continue;
-        qr__cmp_num(t, row, nb + 1, cs.mean, csv);
-        qr__cmp_num(t, row, nb + 2, cs.worst >= 0 ? dr->list.cos[cs.worst] : NAN, csv);
+        qr_compare_num(t, row, nb + 1, cs.mean, csv);
+        qr_compare_num(t, row, nb + 2, cs.worst >= 0 ? dr->list.cos[cs.worst] : NAN, csv);
         if (cs.worst >= 0) qr_table_set(t, row, nb + 3, d->names[cs.worst]);
-        qr__cmp_num(t, row, nb + 4, cs.p05, csv);
-        qr__cmp_num(t, row, nb + 5, ss.mean, csv);
-        qr__cmp_num(t, row, nb + 6, ss.p05, csv);
+        qr_compare_num(t, row, nb + 4, cs.p05, csv);
+        qr_compare_num(t, row, nb + 5, ss.mean, csv);
+        qr_compare_num(t, row, nb + 6, ss.p05, csv);
     }
     qr_table_free(&base);
     free(c.rows);
@@ -388,20 +388,20 @@ static QrStatus qr__ds_out_table(const QrDsCompare *d, const QrSession *s, bool 
         QrMetrics m;
         qr_ds_out_metrics(o, &m);
         double mv[] = { m.cosine, m.mse, m.l1, m.kl, m.sqnr, m.atol, m.rtol };
-        for (int q = 0; q < QR_ARRAY_LEN(mv); q++) qr__cmp_num(t, row, 3 + q, mv[q], csv);
+        for (int q = 0; q < QR_ARRAY_LEN(mv); q++) qr_compare_num(t, row, 3 + q, mv[q], csv);
         qr_table_setf(t, row, 10, "%lld", (long long)m.n_nonfinite);
         QrDsColStats cs, ss;
         qr_ds_col_stats(o->list.cos, o->list.has, d->n_samples, &cs);
         qr_ds_col_stats(o->list.sqnr, o->list.has, d->n_samples, &ss);
-        qr__cmp_num(t, row, 11, cs.mean, csv);
-        qr__cmp_num(t, row, 12, cs.worst >= 0 ? o->list.cos[cs.worst] : NAN, csv);
+        qr_compare_num(t, row, 11, cs.mean, csv);
+        qr_compare_num(t, row, 12, cs.worst >= 0 ? o->list.cos[cs.worst] : NAN, csv);
         if (cs.worst >= 0) qr_table_set(t, row, 13, d->names[cs.worst]);
-        qr__cmp_num(t, row, 14, cs.p05, csv);
-        qr__cmp_num(t, row, 15, ss.mean, csv);
-        qr__cmp_num(t, row, 16, ss.p05, csv);
+        qr_compare_num(t, row, 14, cs.p05, csv);
+        qr_compare_num(t, row, 15, ss.mean, csv);
+        qr_compare_num(t, row, 16, ss.p05, csv);
         if (o->cls && o->rows) {
-            qr__cmp_num(t, row, 17, (double)o->agree / (double)o->rows, csv);
-            qr__cmp_num(t, row, 18, (double)o->top5_hits / (double)o->top5_den, csv);
+            qr_compare_num(t, row, 17, (double)o->agree / (double)o->rows, csv);
+            qr_compare_num(t, row, 18, (double)o->top5_hits / (double)o->top5_den, csv);
             char *list = NULL;
             size_t ll = 0, lc = 0;
             int nf = 0;
@@ -426,7 +426,7 @@ static QrStatus qr__ds_samples_table(const QrDsCompare *d, const int *order, boo
         qr_table_setf(t, row, 1, "%d", k);
         qr_table_set(t, row, 2, d->names[k]);
         double v[] = { m->l1, m->cosine, m->mse, m->kl, m->sqnr };
-        for (int q = 0; q < 5; q++) qr__cmp_num(t, row, 3 + q, v[q], csv);
+        for (int q = 0; q < 5; q++) qr_compare_num(t, row, 3 + q, v[q], csv);
         qr_table_setf(t, row, 8, "%lld", (long long)m->n_nonfinite);
         qr_table_setf(t, row, 9, "%lld", (long long)d->smp_in_bad[k]);
         int64_t fl = 0;
@@ -438,7 +438,7 @@ static QrStatus qr__ds_samples_table(const QrDsCompare *d, const int *order, boo
 
 static QrStatus qr__ds_write_pair(QrTable *tt, QrTable *tc, const char *head, const char *foot, const char *dir,
                                   const char *stem) {
-    QrStatus st = qr__ax_write_tables(tt, tc, head, foot, dir, stem);
+    QrStatus st = qr_weights_write_tables(tt, tc, head, foot, dir, stem);
     qr_table_free(tt);
     qr_table_free(tc);
     return st;

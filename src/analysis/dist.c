@@ -232,7 +232,7 @@ static QrStatus qr_dist_compute(QrArena *a, const float *x, const float *y, int 
         double *tmp = malloc(((size_t)nch + 1) * sizeof(double));
         if (!tmp) { free(buf); free(am); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
         memcpy(tmp, am, (size_t)nch * sizeof(double));
-        double lim = qr__ax_outlier_limit(am, nch, qr__ax_median(tmp, nch), QR_OUTLIER_K);
+        double lim = qr_weights_outlier_limit(am, nch, qr_weights_median(tmp, nch), QR_OUTLIER_K);
         for (int64_t c = 0; c < nch; c++)
             if (am[c] > lim) { d->ch[c].outlier = true; d->n_outlier++; }
         free(tmp);
@@ -304,7 +304,7 @@ static bool qr__ax_add_quant(const QrSession *s, QrAxReqs *rs, int qi, QrDistSet
     if (q->kind == QR_QK_WEIGHT) {
         if (qr__ax_req_has(rs, true, qi, -1)) return true;
         const char *nm = q->float_value >= 0 ? g->values[q->float_value].name : g->values[q->int_value].name;
-        if (s->fw[qi]) { const char *b = qr__ax_base_name(s->b, s->fw[qi]); if (b) nm = b; }
+        if (s->fw[qi]) { const char *b = qr_weights_base_name(s->b, s->fw[qi]); if (b) nm = b; }
         QrAxReq *r = &rs->r[rs->n++];
         *r = (QrAxReq){ true, qi, -1, -1, -1, nm, qr__ax_node_name(s, q->owner), "" };
         if (qr__ax_generated_name(nm) && r->node[0]) {
@@ -470,11 +470,11 @@ static QrStatus qr__ax_dist_job(void *ctx, int k, int tid) {
     d->clip_lo = d->clip_hi = d->threshold = NAN;
     QrStatus st = QR_OK;
     if (r->weight) {
-        QrAxWData wd;
-        QR_TRY(qr__ax_wdata(s, r->q, &wd));
+        QrWtData wd;
+        QR_TRY(qr_weights_wdata(s, r->q, &wd));
         if (!wd.ok) {
             j->skip[k] = 1;
-            qr__ax_wdata_free(&wd);
+            qr_weights_wdata_free(&wd);
             return QR_OK;
         }
         int ax;
@@ -482,7 +482,7 @@ static QrStatus qr__ax_dist_job(void *ctx, int k, int tid) {
         if (st == QR_OK) st = qr_dist_compute(ar, wd.x, wd.y, wd.shape->rank, wd.shape->dims, ax, j->n_bins, d);
         d->clip_lo = wd.clip_lo;
         d->clip_hi = wd.clip_hi;
-        qr__ax_wdata_free(&wd);
+        qr_weights_wdata_free(&wd);
     } else {
         const QrTensor *x = r->match >= 0 ? &s->base[r->match] : &s->inputs[r->input];
         QrTensor xf = {0};
@@ -500,7 +500,7 @@ static QrStatus qr__ax_dist_job(void *ctx, int k, int tid) {
         if (st == QR_OK) st = qr__ax_axis(j, r->name, x->rank, x->rank >= 2 ? 1 : -1, &ax);
         if (st == QR_OK) st = qr_dist_compute(ar, px, y->data, x->rank, x->dims, ax, j->n_bins, d);
         qr_tensor_free_data(&xf);
-        if (st == QR_OK && r->q >= 0) qr__ax_clip_range(&s->tw.g, &s->qt.q[r->q], &d->clip_lo, &d->clip_hi);
+        if (st == QR_OK && r->q >= 0) qr_weights_clip_range(&s->tw.g, &s->qt.q[r->q], &d->clip_lo, &d->clip_hi);
     }
     if (st == QR_OK && d->clip_hi == d->clip_hi) d->threshold = d->clip_hi > 0 ? d->clip_hi : -d->clip_lo;
     return st;
@@ -742,7 +742,7 @@ static QrStatus qr_dist_acc_finish(const QrDistAcc *acc, QrDistSet *ds) {
         if (a->n_ch > 1) {
             double *tmp = am + a->n_ch;
             memcpy(tmp, am, (size_t)a->n_ch * sizeof(double));
-            double lim = qr__ax_outlier_limit(am, a->n_ch, qr__ax_median(tmp, a->n_ch), QR_OUTLIER_K);
+            double lim = qr_weights_outlier_limit(am, a->n_ch, qr_weights_median(tmp, a->n_ch), QR_OUTLIER_K);
             for (int c = 0; c < a->n_ch; c++)
                 if (am[c] > lim) { ch[c].outlier = true; d->n_outlier++; }
         }

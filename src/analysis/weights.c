@@ -31,20 +31,20 @@ static int qr_weight_channel_axis(const QrGraph *g, const QrQuantizer *q, int ra
     return 0;
 }
 
-static int qr__ax_cmp_double(const void *a, const void *b) {
+static int qr__wt_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /* Median of v[0..n) (sorts v in place); NAN for n = 0. */
-static double qr__ax_median(double *v, int64_t n) {
+static double qr_weights_median(double *v, int64_t n) {
     if (n <= 0) return NAN;
-    qsort(v, (size_t)n, sizeof *v, qr__ax_cmp_double);
+    qsort(v, (size_t)n, sizeof *v, qr__wt_cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Outlier limit for channel abs-maxima: k × median, or k × mean when the median is 0. */
-static double qr__ax_outlier_limit(const double *absmax, int64_t n, double median, double k) {
+static double qr_weights_outlier_limit(const double *absmax, int64_t n, double median, double k) {
     if (median > 0) return k * median;
     double s = 0;
     for (int64_t i = 0; i < n; i++) s += absmax[i];
@@ -52,14 +52,14 @@ static double qr__ax_outlier_limit(const double *absmax, int64_t n, double media
 }
 
 /* %.7f in .txt, %.9g in .csv (docs/REPORT.md); nan / inf / -inf spelled out. */
-static QrStatus qr__ax_num(QrTable *t, int row, int col, double v, bool csv) {
+static QrStatus qr_weights_num(QrTable *t, int row, int col, double v, bool csv) {
     if (v != v) return qr_table_set(t, row, col, "nan");
     if (isinf(v)) return qr_table_set(t, row, col, v > 0 ? "inf" : "-inf");
     return csv ? qr_table_setf(t, row, col, "%.9g", v) : qr_table_setf(t, row, col, "%.7f", v);
 }
 
 /* Writes dir/<stem>.txt and dir/<stem>.csv from two tables with the same columns. */
-static QrStatus qr__ax_write_tables(const QrTable *txt_t, const QrTable *csv_t, const char *header, const char *footer,
+static QrStatus qr_weights_write_tables(const QrTable *txt_t, const QrTable *csv_t, const char *header, const char *footer,
                                    const char *dir, const char *stem) {
     char *txt = NULL, *csv = NULL;
     size_t tl = 0, tc = 0, cl = 0, cc = 0;
@@ -81,7 +81,7 @@ static QrStatus qr__ax_write_tables(const QrTable *txt_t, const QrTable *csv_t, 
 /* ==== per-weight comparison ======================================================== */
 
 /* Name of the baseline value whose tensor is t (NULL if t is not a baseline value). */
-static const char *qr__ax_base_name(const QrGraph *b, const QrTensor *t) {
+static const char *qr_weights_base_name(const QrGraph *b, const QrTensor *t) {
     for (int v = 0; v < b->n_values; v++)
         if (&b->values[v].t == t) return b->values[v].name;
     return NULL;
@@ -89,7 +89,7 @@ static const char *qr__ax_base_name(const QrGraph *b, const QrTensor *t) {
 
 /* The real range a quantizer's grid covers, scale·(qmin−zp) .. scale·(qmax−zp), widest
  * over its channels; NAN when the scale is not constant or the dtype has no integer range. */
-static void qr__ax_clip_range(const QrGraph *g, const QrQuantizer *q, double *lo_out, double *hi_out) {
+static void qr_weights_clip_range(const QrGraph *g, const QrQuantizer *q, double *lo_out, double *hi_out) {
     const QrTensor *sc = q->scale_value >= 0 ? &g->values[q->scale_value].t : NULL;
     const QrTensor *zp = q->zp_value >= 0 ? &g->values[q->zp_value].t : NULL;
     QrQuantRange range;
@@ -103,21 +103,7 @@ static void qr__ax_clip_range(const QrGraph *g, const QrQuantizer *q, double *lo
     }
 }
 
-/* A weight quantizer's data as float arrays: x = the float weight (the dequantized
- * weight when there is none), y = the dequantized quantized weight (the stored integers
- * when there are, else the fake-quant of x), with the saturation / zero counts. x and y
- * are malloc'd (free with qr__ax_wdata_free); ok = false when the quantizer cannot be
- * evaluated (no data, dynamic scale, float8). */
-typedef struct QrAxWData {
-    const QrTensor *w, *iw, *shape;
-    QrFloatSrc src;
-    bool ok;
-    float *x, *y;
-    int64_t n, n_sat, n_zero, n_nonfinite, n_requant_diff;
-    double clip_lo, clip_hi;     /* widest real range of the quantization grid */
-} QrAxWData;
-
-static void qr__ax_wdata_free(QrAxWData *d) {
+static void qr_weights_wdata_free(QrWtData *d) {
     free(d->x);
     free(d->y);
     d->x = d->y = NULL;
@@ -125,7 +111,7 @@ static void qr__ax_wdata_free(QrAxWData *d) {
 
 /* Elements [i0, i0 + n) of d, all on parameter (s1, z): d->x holds the float weight when
  * there is one; fills d->y (and d->x without a float weight) and the counts. */
-static void qr__ax_wdata_run(QrAxWData *d, int64_t i0, int64_t n, float s1, int32_t z, QrQuantRange range) {
+static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, float s1, int32_t z, QrQuantRange range) {
     float *x = d->x + i0, *y = d->y + i0;
     const QrTensor *iw = d->iw;
     const int8_t *i8 = iw && iw->dtype == QR_DT_S8 ? (const int8_t *)iw->data + i0 : NULL;
@@ -158,7 +144,7 @@ static void qr__ax_wdata_run(QrAxWData *d, int64_t i0, int64_t n, float s1, int3
     d->n_requant_diff += n_diff;
 }
 
-static QrStatus qr__ax_wdata(const QrSession *s, int qi, QrAxWData *d) {
+static QrStatus qr_weights_wdata(const QrSession *s, int qi, QrWtData *d) {
     const QrGraph *g = &s->tw.g;
     const QrQuantizer *q = &s->qt.q[qi];
     memset(d, 0, sizeof *d);
@@ -187,10 +173,10 @@ static QrStatus qr__ax_wdata(const QrSession *s, int qi, QrAxWData *d) {
     if (!d->x || !d->y || !ps || !pz) {
         free(ps);
         free(pz);
-        qr__ax_wdata_free(d);
+        qr_weights_wdata_free(d);
         return qr_errf(QR_ERR_NOMEM, "out of memory");
     }
-    qr__ax_clip_range(g, q, &d->clip_lo, &d->clip_hi);
+    qr_weights_clip_range(g, q, &d->clip_lo, &d->clip_hi);
     for (int64_t p = 0; p < np; p++) {
         ps[p] = (float)qr_tensor_get_f64(sc, p);
         pz[p] = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? p : 0) : 0;
@@ -208,7 +194,7 @@ static QrStatus qr__ax_wdata(const QrSession *s, int qi, QrAxWData *d) {
     for (int64_t i0 = 0; i0 < n;) {
         int64_t len = QR_MIN(QR_MAX(run, 1), n - i0);
         int64_t p = qr_quant_param_index(sh->rank, sh->dims, q->axis, q->block_size, np, i0);
-        qr__ax_wdata_run(d, i0, len, ps[p], pz[p], range);
+        qr__wt_wdata_run(d, i0, len, ps[p], pz[p], range);
         i0 += len;
     }
     free(ps);
@@ -219,10 +205,8 @@ static QrStatus qr__ax_wdata(const QrSession *s, int qi, QrAxWData *d) {
 
 /* Channel abs-maxima of x (rank/dims, along axis): largest, median, worst channel and
  * the outliers above k × median. absmax (optional, n_ch entries) receives them. */
-typedef struct QrAxSpread { int n_ch; double max, median; int worst, n_outlier; } QrAxSpread;
-
-static QrStatus qr__ax_spread(const float *x, int rank, const int64_t *dims, int axis, double k, double *absmax_out,
-                              QrAxSpread *sp) {
+static QrStatus qr_weights_spread(const float *x, int rank, const int64_t *dims, int axis, double k, double *absmax_out,
+                              QrWtSpread *sp) {
     int64_t n = 1, inner = 1, nch = rank ? dims[axis] : 1;
     for (int d = 0; d < rank; d++) n *= dims[d];
     for (int d = axis + 1; d < rank; d++) inner *= dims[d];
@@ -247,8 +231,8 @@ static QrStatus qr__ax_spread(const float *x, int rank, const int64_t *dims, int
         tmp[c] = am[c];
         if (sp->worst < 0 || am[c] > sp->max) { sp->max = am[c]; sp->worst = (int)c; }
     }
-    sp->median = qr__ax_median(tmp, nch);
-    double lim = qr__ax_outlier_limit(am, nch, sp->median, k);
+    sp->median = qr_weights_median(tmp, nch);
+    double lim = qr_weights_outlier_limit(am, nch, sp->median, k);
     for (int64_t c = 0; c < nch && nch > 1; c++) if (am[c] > lim) sp->n_outlier++;
     if (absmax_out) memcpy(absmax_out, am, (size_t)nch * sizeof(double));
     free(am);
@@ -259,7 +243,7 @@ static QrStatus qr__ax_spread(const float *x, int rank, const int64_t *dims, int
 /* Error energy sum (x - y)^2 of x[0..n) quantized min/max asymmetric with 2^bits levels (the range
  * widened to include 0, zero point round(-lo / scale), round half to even, float32 as ORT's
  * quantizers compute it); *sx receives sum x^2. */
-static double qr__ax_requant_err(const float *x, int64_t n, int bits, double *sx) {
+static double qr__wt_requant_err(const float *x, int64_t n, int bits, double *sx) {
     float lo = 0.0f, hi = 0.0f;
     for (int64_t i = 0; i < n; i++) { lo = fminf(lo, x[i]); hi = fmaxf(hi, x[i]); }
     float qmax = (float)((1 << bits) - 1), sc = (hi - lo) / qmax;
@@ -275,20 +259,20 @@ static double qr__ax_requant_err(const float *x, int64_t n, int bits, double *sx
     return e;
 }
 
-static double qr__ax_sqnr(double sx, double se) {
+static double qr__wt_sqnr(double sx, double se) {
     return se > 0 ? (sx > 0 ? 10.0 * log10(sx / se) : -INFINITY) : INFINITY;
 }
 
 /* The blocks carrying the most error energy (r->dom_*), and the what-ifs on the largest (its float
  * elements in the weight's order: the halves are its first and second half along the blocked axis). */
-static QrStatus qr__ax_blocks_dom(const QrAxWData *d, const QrQuantizer *q, QrWeightRow *r, const double *sx,
+static QrStatus qr__wt_blocks_dom(const QrWtData *d, const QrQuantizer *q, QrWeightRow *r, const double *sx,
                                   const double *se) {
     int64_t nb = r->n_blocks;
     double *t = malloc((size_t)nb * sizeof *t);
     if (!t) return qr_errf(QR_ERR_NOMEM, "out of memory");
     double total = 0, sxt = 0;
     for (int64_t p = 0; p < nb; p++) { t[p] = se[p]; total += se[p]; sxt += sx[p]; }
-    qsort(t, (size_t)nb, sizeof *t, qr__ax_cmp_double);
+    qsort(t, (size_t)nb, sizeof *t, qr__wt_cmp_double);
     r->blk_err_total = total;
     r->blk_err_median = nb % 2 ? t[nb / 2] : 0.5 * (t[nb / 2 - 1] + t[nb / 2]);
     free(t);
@@ -303,7 +287,7 @@ static QrStatus qr__ax_blocks_dom(const QrAxWData *d, const QrQuantizer *q, QrWe
             r->dom_blk[k] = r->dom_blk[k - 1];
         }
         r->dom_err[at] = se[p];
-        r->dom_sqnr[at] = qr__ax_sqnr(sx[p], se[p]);
+        r->dom_sqnr[at] = qr__wt_sqnr(sx[p], se[p]);
         r->dom_blk[at] = p;
         if (r->n_dom < QR_WEIGHT_WORST_BLOCKS) r->n_dom++;
     }
@@ -318,11 +302,11 @@ static QrStatus qr__ax_blocks_dom(const QrAxWData *d, const QrQuantizer *q, QrWe
         if (qr_quant_param_index(r->rank, r->dims, q->axis, q->block_size, nb, i) == best) x[m++] = d->x[i];
     if (m > 1) {
         double s1, s2, s8;
-        double e_half = qr__ax_requant_err(x, m / 2, bits, &s1) + qr__ax_requant_err(x + m / 2, m - m / 2, bits, &s2);
-        double e8 = qr__ax_requant_err(x, m, 8, &s8);
-        r->dom_half_sqnr = qr__ax_sqnr(s1 + s2, e_half);
-        r->dom_8bit_sqnr = qr__ax_sqnr(s8, e8);
-        r->half_layer_sqnr = qr__ax_sqnr(sxt, total - se[best] + e_half);
+        double e_half = qr__wt_requant_err(x, m / 2, bits, &s1) + qr__wt_requant_err(x + m / 2, m - m / 2, bits, &s2);
+        double e8 = qr__wt_requant_err(x, m, 8, &s8);
+        r->dom_half_sqnr = qr__wt_sqnr(s1 + s2, e_half);
+        r->dom_8bit_sqnr = qr__wt_sqnr(s8, e8);
+        r->half_layer_sqnr = qr__wt_sqnr(sxt, total - se[best] + e_half);
         r->dom_lo = r->dom_hi = x[0];
         for (int64_t i = 1; i < m; i++) { r->dom_lo = fmin(r->dom_lo, x[i]); r->dom_hi = fmax(r->dom_hi, x[i]); }
     }
@@ -334,7 +318,7 @@ static QrStatus qr__ax_blocks_dom(const QrAxWData *d, const QrQuantizer *q, QrWe
  * sum (x - y)^2) of the float weight x against its quantized value y, and the largest |x - y|;
  * keeps the QR_WEIGHT_WORST_BLOCKS lowest (a block with no error has +inf, a zero block with
  * error -inf). Ties keep the lower block index. */
-static QrStatus qr__ax_blocks(const QrAxWData *d, const QrQuantizer *q, QrWeightRow *r) {
+static QrStatus qr__wt_blocks(const QrWtData *d, const QrQuantizer *q, QrWeightRow *r) {
     int64_t nb = q->n_scales;
     double *sx = calloc((size_t)nb, sizeof(double)), *se = calloc((size_t)nb, sizeof(double));
     double *mx = calloc((size_t)nb, sizeof(double));
@@ -365,7 +349,7 @@ static QrStatus qr__ax_blocks(const QrAxWData *d, const QrQuantizer *q, QrWeight
         r->worst_blk[at] = p;
         if (r->n_worst < QR_WEIGHT_WORST_BLOCKS) r->n_worst++;
     }
-    QrStatus st = qr__ax_blocks_dom(d, q, r, sx, se);
+    QrStatus st = qr__wt_blocks_dom(d, q, r, sx, se);
     free(sx);
     free(se);
     free(mx);
@@ -373,14 +357,14 @@ static QrStatus qr__ax_blocks(const QrAxWData *d, const QrQuantizer *q, QrWeight
 }
 
 /* Fills everything but the identification fields of row r for quantizer qi. */
-static QrStatus qr__ax_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
+static QrStatus qr__wt_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
     const QrQuantizer *q = &s->qt.q[qi];
-    QrAxWData d;
+    QrWtData d;
     r->scale_min = q->scale_min;
     r->scale_max = q->scale_max;
     r->ch_worst = -1;
     r->ch_absmax_max = r->ch_absmax_median = NAN;
-    QR_TRY(qr__ax_wdata(s, qi, &d));
+    QR_TRY(qr_weights_wdata(s, qi, &d));
     r->src = d.src;
     if (d.shape) {
         r->rank = d.shape->rank;
@@ -395,25 +379,25 @@ static QrStatus qr__ax_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
     /* KL and Rtol are not reported for weights (and KL costs two exp per element) */
     if (d.w) { qr_metrics_compute_opts(d.x, d.y, d.n, false, false, &r->m); r->has_m = true; }
     r->ch_axis = qr_weight_channel_axis(&s->tw.g, q, r->rank);
-    QrAxSpread sp;
-    QrStatus st = qr__ax_spread(d.x, r->rank, r->dims, r->ch_axis, QR_OUTLIER_K, NULL, &sp);
+    QrWtSpread sp;
+    QrStatus st = qr_weights_spread(d.x, r->rank, r->dims, r->ch_axis, QR_OUTLIER_K, NULL, &sp);
     r->n_ch = sp.n_ch;
     r->ch_absmax_max = sp.max;
     r->ch_absmax_median = sp.median;
     r->ch_worst = sp.worst;
     r->n_outlier_ch = sp.n_outlier;
-    if (st == QR_OK && d.w && q->block_size > 0 && q->n_scales > 1) st = qr__ax_blocks(&d, q, r);
-    qr__ax_wdata_free(&d);
+    if (st == QR_OK && d.w && q->block_size > 0 && q->n_scales > 1) st = qr__wt_blocks(&d, q, r);
+    qr_weights_wdata_free(&d);
     return st;
 }
 
-typedef struct QrAxWJob { const QrSession *s; QrWeightCmp *out; } QrAxWJob;
+typedef struct QrWtJob { const QrSession *s; QrWeightCmp *out; } QrWtJob;
 
-static QrStatus qr__ax_weight_job(void *ctx, int k, int tid) {
+static QrStatus qr__wt_weight_job(void *ctx, int k, int tid) {
     QR_UNUSED(tid);
-    QrAxWJob *j = ctx;
+    QrWtJob *j = ctx;
     QrWeightRow *r = &j->out->rows[k];
-    return qr__ax_weight_row(j->s, r->q, r);
+    return qr__wt_weight_row(j->s, r->q, r);
 }
 
 static QrStatus qr_weights_compare(const QrSession *s, QrWeightCmp *out) {
@@ -436,15 +420,15 @@ static QrStatus qr_weights_compare(const QrSession *s, QrWeightCmp *out) {
         r->op_type = src >= 0 ? s->a->nodes[src].op_type : q->owner >= 0 ? g->nodes[q->owner].op_type : "";
     }
     /* the weights are independent: one job each */
-    QrAxWJob job = { s, out };
-    QrStatus st = qr_session_jobs(out->n, qr__ax_weight_job, &job, NULL);
+    QrWtJob job = { s, out };
+    QrStatus st = qr_session_jobs(out->n, qr__wt_weight_job, &job, NULL);
     if (st != QR_OK) { qr_weights_free(out); return qr_err_wrap(st, "weight comparison"); }
     for (int k = 0; k < out->n; k++) {
         QrWeightRow *r = &out->rows[k];
         const QrQuantizer *q = &s->qt.q[r->q];
         if (r->axis < 0 && q->n_scales > 1 && r->rank) r->axis += r->rank;
         const char *nm = NULL;
-        if (r->src == QR_FW_BASELINE) nm = qr__ax_base_name(s->b, s->fw[r->q]);
+        if (r->src == QR_FW_BASELINE) nm = qr_weights_base_name(s->b, s->fw[r->q]);
         else if (r->src == QR_FW_QAT) nm = g->values[q->float_value].name;
         if (!nm && q->int_value >= 0) nm = g->values[q->int_value].name;
         r->name = nm ? nm : "?";
@@ -459,11 +443,11 @@ static void qr_weights_free(QrWeightCmp *w) {
 
 /* ==== weight_comparison.txt / .csv ================================================= */
 
-static const char *qr__ax_src_name(QrFloatSrc s) {
+static const char *qr__wt_src_name(QrFloatSrc s) {
     return s == QR_FW_BASELINE ? "baseline" : s == QR_FW_QAT ? "qat" : "none";
 }
 
-static QrStatus qr__ax_weights_table(const QrWeightCmp *w, bool csv, QrTable *t) {
+static QrStatus qr__wt_weights_table(const QrWeightCmp *w, bool csv, QrTable *t) {
     static const char *const cols[] = { "Index", "weight", "node", "op_type", "shape", "dtype", "axis", "SQNR", "Cosine",
                                         "max_abs_err", "L1", "scale_min", "scale_max", "saturated", "rounded_to_zero",
                                         "ch_absmax_ratio", "outlier_channels", "float_weight" };
@@ -482,29 +466,29 @@ static QrStatus qr__ax_weights_table(const QrWeightCmp *w, bool csv, QrTable *t)
         if (r->block_size) qr_table_setf(t, row, 6, "%d (block %d)", r->axis, r->block_size);
         else qr_table_setf(t, row, 6, "%d", r->axis);
         if (r->has_m) {
-            qr__ax_num(t, row, 7, r->m.sqnr, csv);
-            qr__ax_num(t, row, 8, r->m.cosine, csv);
-            qr__ax_num(t, row, 9, r->m.atol, csv);
-            qr__ax_num(t, row, 10, r->m.l1, csv);
+            qr_weights_num(t, row, 7, r->m.sqnr, csv);
+            qr_weights_num(t, row, 8, r->m.cosine, csv);
+            qr_weights_num(t, row, 9, r->m.atol, csv);
+            qr_weights_num(t, row, 10, r->m.l1, csv);
         }
-        qr__ax_num(t, row, 11, r->scale_min, csv);
-        qr__ax_num(t, row, 12, r->scale_max, csv);
+        qr_weights_num(t, row, 11, r->scale_min, csv);
+        qr_weights_num(t, row, 12, r->scale_max, csv);
         if (r->has_m && r->n) {
-            qr__ax_num(t, row, 13, (double)r->n_sat / (double)r->n, csv);
-            qr__ax_num(t, row, 14, (double)r->n_zero / (double)r->n, csv);
+            qr_weights_num(t, row, 13, (double)r->n_sat / (double)r->n, csv);
+            qr_weights_num(t, row, 14, (double)r->n_zero / (double)r->n, csv);
         }
         if (r->n_ch > 0) {
-            qr__ax_num(t, row, 15, r->ch_absmax_median > 0 ? r->ch_absmax_max / r->ch_absmax_median : NAN, csv);
+            qr_weights_num(t, row, 15, r->ch_absmax_median > 0 ? r->ch_absmax_max / r->ch_absmax_median : NAN, csv);
             qr_table_setf(t, row, 16, "%d", r->n_outlier_ch);
         }
-        qr_table_set(t, row, 17, qr__ax_src_name(r->src));
+        qr_table_set(t, row, 17, qr__wt_src_name(r->src));
     }
     return QR_OK;
 }
 
 /* "[k0, k1) x [3]": the elements of block p of a weight of dims blocked along axis (the block's
  * range along the axis, the fixed index along every other dim). */
-static void qr__ax_block_where(const QrWeightRow *r, int axis, int64_t p, char *buf, size_t n) {
+static void qr_weights_block_where(const QrWeightRow *r, int axis, int64_t p, char *buf, size_t n) {
     int64_t nblk = 1 + (r->dims[axis] - 1) / r->block_size, pd[QR_MAX_RANK], rem = p;
     for (int d = r->rank - 1; d >= 0; d--) {
         int64_t len = d == axis ? nblk : r->dims[d];
@@ -524,7 +508,7 @@ static void qr__ax_block_where(const QrWeightRow *r, int axis, int64_t p, char *
 
 /* weight_blocks.txt/.csv: the worst blocks of every blocked weight (int4 weight-only layers),
  * all of them sorted by SQNR, lowest first. Written only when there is a blocked weight. */
-static QrStatus qr__ax_blocks_write(const QrSession *s, const QrWeightCmp *w, const char *dir) {
+static QrStatus qr__wt_blocks_write(const QrSession *s, const QrWeightCmp *w, const char *dir) {
     typedef struct { int row, k; } QrAxBlk;
     int n = 0;
     for (int k = 0; k < w->n; k++) n += w->rows[k].n_worst;
@@ -551,7 +535,7 @@ static QrStatus qr__ax_blocks_write(const QrSession *s, const QrWeightCmp *w, co
         int64_t p = r->worst_blk[b[i].k];
         char where[256] = "";
         int axis = q->axis < 0 ? q->axis + r->rank : q->axis;
-        if (axis >= 0 && axis < r->rank) qr__ax_block_where(r, axis, p, where, sizeof where);
+        if (axis >= 0 && axis < r->rank) qr_weights_block_where(r, axis, p, where, sizeof where);
         double scale = q->scale_value >= 0 && s->tw.g.values[q->scale_value].t.data
                            ? qr_tensor_get_f64(&s->tw.g.values[q->scale_value].t, p) : NAN;
         for (int t = 0; st == QR_OK && t < 2; t++) {
@@ -566,9 +550,9 @@ static QrStatus qr__ax_blocks_write(const QrSession *s, const QrWeightCmp *w, co
             qr_table_setf(tb, row, 4, "%lld", (long long)r->n_blocks);
             qr_table_setf(tb, row, 5, "%lld", (long long)p);
             qr_table_set(tb, row, 6, where);
-            qr__ax_num(tb, row, 7, r->worst_sqnr[b[i].k], t == 1);
-            qr__ax_num(tb, row, 8, r->worst_err[b[i].k], t == 1);
-            qr__ax_num(tb, row, 9, scale, t == 1);
+            qr_weights_num(tb, row, 7, r->worst_sqnr[b[i].k], t == 1);
+            qr_weights_num(tb, row, 8, r->worst_err[b[i].k], t == 1);
+            qr_weights_num(tb, row, 9, scale, t == 1);
         }
     }
     char head[1024];
@@ -577,7 +561,7 @@ static QrStatus qr__ax_blocks_write(const QrSession *s, const QrWeightCmp *w, co
              "GatherBlockQuantized, blocked DequantizeLinear), the %d lowest-SQNR blocks of each weight, lowest first.\n"
              "block = index of the block's scale; elements = the block's range along the blocked axis x its index "
              "along the others (in the float weight's layout).\n\n", s->a->path ? s->a->path : "", QR_WEIGHT_WORST_BLOCKS);
-    if (st == QR_OK) st = qr__ax_write_tables(&tt, &tc, head, NULL, dir, QR_BF_WEIGHT_BLOCKS);
+    if (st == QR_OK) st = qr_weights_write_tables(&tt, &tc, head, NULL, dir, QR_BF_WEIGHT_BLOCKS);
     qr_table_free(&tt);
     qr_table_free(&tc);
     free(b);
@@ -594,10 +578,10 @@ static QrStatus qr_weights_write(const QrSession *s, const QrWeightCmp *w, const
              "quantize to the zero point;\nch_absmax_ratio = largest / median channel abs-max; outlier_channels = "
              "channels above %.0f x the median.\n\n", s->a->path ? s->a->path : "", s->b->path ? s->b->path : "",
              QR_OUTLIER_K);
-    QrStatus st = qr__ax_weights_table(w, false, &tt);
-    if (st == QR_OK) st = qr__ax_weights_table(w, true, &tc);
-    if (st == QR_OK) st = qr__ax_write_tables(&tt, &tc, head, NULL, dir, QR_BF_WEIGHTS);
-    if (st == QR_OK) st = qr__ax_blocks_write(s, w, dir);
+    QrStatus st = qr__wt_weights_table(w, false, &tt);
+    if (st == QR_OK) st = qr__wt_weights_table(w, true, &tc);
+    if (st == QR_OK) st = qr_weights_write_tables(&tt, &tc, head, NULL, dir, QR_BF_WEIGHTS);
+    if (st == QR_OK) st = qr__wt_blocks_write(s, w, dir);
     qr_table_free(&tt);
     qr_table_free(&tc);
     return st;

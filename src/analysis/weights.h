@@ -81,4 +81,32 @@ static int64_t qr_quant_param_index(int rank, const int64_t *dims, int axis, int
  * channels of its consumer (axis 1 for a MatMul / Gemm(transB=0) right operand, else 0). */
 static int qr_weight_channel_axis(const QrGraph *g, const QrQuantizer *q, int rank);
 
+/* ---- used by other modules (issue 19: private names used across modules became public) ---- */
+static void qr_weights_block_where(const QrWeightRow *r, int axis, int64_t p, char *buf, size_t n);
+/* A weight quantizer's data as float arrays: x = the float weight (the dequantized
+ * weight when there is none), y = the dequantized quantized weight (the stored integers
+ * when there are, else the fake-quant of x), with the saturation / zero counts. x and y
+ * are malloc'd (free with qr_weights_wdata_free); ok = false when the quantizer cannot be
+ * evaluated (no data, dynamic scale, float8). */
+typedef struct QrWtData {
+    const QrTensor *w, *iw, *shape;
+    QrFloatSrc src;
+    bool ok;
+    float *x, *y;
+    int64_t n, n_sat, n_zero, n_nonfinite, n_requant_diff;
+    double clip_lo, clip_hi;     /* widest real range of the quantization grid */
+} QrWtData;
+
+/* Channel abs-maxima of a weight (qr_weights_spread). */
+typedef struct QrWtSpread { int n_ch; double max, median; int worst, n_outlier; } QrWtSpread;
+
+static const char *qr_weights_base_name(const QrGraph *b, const QrTensor *t);
+static void qr_weights_clip_range(const QrGraph *g, const QrQuantizer *q, double *lo_out, double *hi_out);
+static double qr_weights_median(double *v, int64_t n);
+static QrStatus qr_weights_num(QrTable *t, int row, int col, double v, bool csv);
+static double qr_weights_outlier_limit(const double *absmax, int64_t n, double median, double k);
+static QrStatus qr_weights_spread(const float *x, int rank, const int64_t *dims, int axis, double k, double *absmax_out, QrWtSpread *sp);
+static QrStatus qr_weights_wdata(const QrSession *s, int qi, QrWtData *d);
+static void qr_weights_wdata_free(QrWtData *d);
+static QrStatus qr_weights_write_tables(const QrTable *txt_t, const QrTable *csv_t, const char *header, const char *footer, const char *dir, const char *stem);
 #endif

@@ -5,7 +5,7 @@
 
 /* ==== JSON helpers (report/json) ===================================================== */
 
-static void qr__ax_js_metrics(QrJson *j, const char *key, const QrMetrics *m) {
+static void qr__wi_js_metrics(QrJson *j, const char *key, const QrMetrics *m) {
     qr_json_key(j, key);
     qr_json_obj_begin(j);
     qr_json_kv_num(j, "L1", m->l1);
@@ -17,7 +17,7 @@ static void qr__ax_js_metrics(QrJson *j, const char *key, const QrMetrics *m) {
 }
 
 /* An array of strings (NULL entries written as null). */
-static void qr__ax_js_strs(QrJson *j, const char *key, const char *const *v, int n) {
+static void qr_whatif_js_strs(QrJson *j, const char *key, const char *const *v, int n) {
     qr_json_key(j, key);
     qr_json_arr_begin(j);
     for (int k = 0; k < n; k++) qr_json_str(j, v[k]);
@@ -26,19 +26,10 @@ static void qr__ax_js_strs(QrJson *j, const char *key, const char *const *v, int
 
 /* ==== ranking ======================================================================= */
 
-#define QR__AX_NODE_MAXQ 24
-
-typedef struct QrAxNode {
-    int node;                    /* twin node, -1 for a graph-input row */
-    const char *name;
-    int n_q;
-    int q[QR__AX_NODE_MAXQ];
-} QrAxNode;
-
 /* Distinct nodes of sens in the order of their most sensitive row (qr__ax_sens_order), each
  * with the quantizers of all its rows. Returns the count (nodes malloc'd), -1 out of memory. */
-static int qr__ax_rank(const QrSensResult *sens, QrAxNode **out) {
-    QrAxNode *v = calloc((size_t)sens->n + 1, sizeof *v);
+static int qr_whatif_rank(const QrSensResult *sens, QrWiNode **out) {
+    QrWiNode *v = calloc((size_t)sens->n + 1, sizeof *v);
     int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
     int n = 0;
     if (!v || !idx) { free(v); free(idx); *out = NULL; return -1; }
@@ -52,7 +43,7 @@ static int qr__ax_rank(const QrSensResult *sens, QrAxNode **out) {
         for (int a = 0; a < row->n_q; a++) {
             bool dup = false;
             for (int b = 0; b < v[e].n_q; b++) dup |= v[e].q[b] == row->q[a];
-            if (!dup && v[e].n_q < QR__AX_NODE_MAXQ) v[e].q[v[e].n_q++] = row->q[a];
+            if (!dup && v[e].n_q < QR_WHATIF_NODE_MAXQ) v[e].q[v[e].n_q++] = row->q[a];
         }
     }
     free(idx);
@@ -62,27 +53,12 @@ static int qr__ax_rank(const QrSensResult *sens, QrAxNode **out) {
 
 /* ==== parameter groups and the private-parameter graph ================================== */
 
-/* Promotions substitute scale / zero-point / integer-weight values. So that one quantizer can
- * change without touching others that happen to read the same value (torch's deduplicated
- * zero points, a scale also read by an integer-op Mul), the what-if runs a copy of the twin in
- * which each promotable quantizer's Q/DQ nodes read private copies of these values (same data,
- * borrowed). Quantizers whose Q/DQ nodes read the same *scale* value are tied, as ONNX
- * Runtime ties MaxPool's output to its input, and are promoted together. */
-typedef struct QrAxGroups {
-    QrGraph pg;                  /* the twin with private parameter values (value/node indices of the twin kept) */
-    bool have_pg;
-    int *parent;                 /* union-find over quantizers (shared scale value) */
-    const char **why;            /* per quantizer: why it cannot be promoted (NULL = it can; such
-                                  * quantizers are never in a group with promotable ones) */
-    int *pscale, *pzp, *pint;    /* per quantizer: private values in pg (-1 = none) */
-} QrAxGroups;
-
-static int qr__ax_root(int *p, int i) {
+static int qr__wi_root(int *p, int i) {
     while (p[i] != i) { p[i] = p[p[i]]; i = p[i]; }
     return i;
 }
 
-static bool qr__ax_16(QrDType dt, QrDType *out, QrQuantRange *r8, QrQuantRange *r16) {
+static bool qr__wi_16(QrDType dt, QrDType *out, QrQuantRange *r8, QrQuantRange *r16) {
     if (!qr_quant_range(dt, r8)) return false;
     bool sgn = dt == QR_DT_S8 || dt == QR_DT_S4 || dt == QR_DT_S2;
     if (!sgn && dt != QR_DT_U8 && dt != QR_DT_U4 && dt != QR_DT_U2) return false;
@@ -91,11 +67,11 @@ static bool qr__ax_16(QrDType dt, QrDType *out, QrQuantRange *r8, QrQuantRange *
     return true;
 }
 
-static bool qr__ax_const(const QrGraph *g, int v) { return v >= 0 && g->values[v].t.data != NULL; }
+static bool qr__wi_const(const QrGraph *g, int v) { return v >= 0 && g->values[v].t.data != NULL; }
 
 /* A private initializer in pg holding (borrowing) the data of value v of g (an
  * initializer or a value folded during g's shape inference). */
-static QrStatus qr__ax_private(const QrGraph *g, QrGraph *pg, int v, int *out) {
+static QrStatus qr__wi_private(const QrGraph *g, QrGraph *pg, int v, int *out) {
     const char *name = qr_graph_fresh_name(pg, g->values[v].name);
     if (!name) return qr_errf(QR_ERR_NOMEM, "out of memory");
     QR_TRY(qr_graph_value(pg, name, out));
@@ -106,12 +82,12 @@ static QrStatus qr__ax_private(const QrGraph *g, QrGraph *pg, int v, int *out) {
     return QR_OK;
 }
 
-static void qr__ax_groups_free(QrAxGroups *gr) {
+static void qr_whatif_groups_free(QrWiGroups *gr) {
     if (gr->have_pg) qr_graph_free(&gr->pg);
     gr->have_pg = false;
 }
 
-static QrStatus qr__ax_groups(const QrSession *s, QrArena *a, QrAxGroups *gr) {
+static QrStatus qr_whatif_groups(const QrSession *s, QrArena *a, QrWiGroups *gr) {
     const QrGraph *g = &s->tw.g;
     int nq = s->qt.n;
     memset(gr, 0, sizeof *gr);
@@ -135,17 +111,17 @@ static QrStatus qr__ax_groups(const QrSession *s, QrArena *a, QrAxGroups *gr) {
         if (q->kind == QR_QK_BIAS) gr->why[i] = "bias (int32)";
         else if (q->form != QR_QF_QDQ && q->form != QR_QF_DQ_INIT)
             gr->why[i] = qr_arena_printf(a, "%s quantizer", qr_quant_form_name(q->form));
-        else if (!qr__ax_const(g, q->scale_value) || !qr__ax_const(g, q->zp_value))
+        else if (!qr__wi_const(g, q->scale_value) || !qr__wi_const(g, q->zp_value))
             gr->why[i] = "no constant scale and zero point";
         else if (g->values[q->scale_value].t.dtype != QR_DT_F32) gr->why[i] = "scale is not float32";
-        else if (!qr__ax_16(q->dtype, &d16, &r8, &r16)) gr->why[i] = qr_arena_printf(a, "already %s", qr_dtype_name(q->dtype));
+        else if (!qr__wi_16(q->dtype, &d16, &r8, &r16)) gr->why[i] = qr_arena_printf(a, "already %s", qr_dtype_name(q->dtype));
         else if (q->form == QR_QF_DQ_INIT && !s->fw[i]) gr->why[i] = "integer weight without a float counterpart";
         if (gr->why[i]) continue;
         if (q->q_node >= 0) qnode[q->q_node] = i;
         for (int d = 0; d < q->n_dq; d++) qnode[q->dq_nodes[d]] = i;
         for (int j = 0; j < i; j++)
             if (!gr->why[j] && s->qt.q[j].scale_value == q->scale_value) {
-                int r1 = qr__ax_root(gr->parent, i), r2 = qr__ax_root(gr->parent, j);
+                int r1 = qr__wi_root(gr->parent, i), r2 = qr__wi_root(gr->parent, j);
                 if (r1 != r2) gr->parent[r1] = r2;
             }
     }
@@ -155,9 +131,9 @@ static QrStatus qr__ax_groups(const QrSession *s, QrArena *a, QrAxGroups *gr) {
     for (int i = 0; st == QR_OK && i < nq; i++) {
         if (gr->why[i]) continue;
         const QrQuantizer *q = &s->qt.q[i];
-        st = qr__ax_private(g, &gr->pg, q->scale_value, &gr->pscale[i]);
-        if (st == QR_OK) st = qr__ax_private(g, &gr->pg, q->zp_value, &gr->pzp[i]);
-        if (st == QR_OK && q->form == QR_QF_DQ_INIT) st = qr__ax_private(g, &gr->pg, q->int_value, &gr->pint[i]);
+        st = qr__wi_private(g, &gr->pg, q->scale_value, &gr->pscale[i]);
+        if (st == QR_OK) st = qr__wi_private(g, &gr->pg, q->zp_value, &gr->pzp[i]);
+        if (st == QR_OK && q->form == QR_QF_DQ_INIT) st = qr__wi_private(g, &gr->pg, q->int_value, &gr->pint[i]);
     }
     int *in = malloc(((size_t)g->max_io + 1) * sizeof(int));
     if (st == QR_OK && !in) st = qr_errf(QR_ERR_NOMEM, "out of memory");
@@ -177,25 +153,20 @@ static QrStatus qr__ax_groups(const QrSession *s, QrArena *a, QrAxGroups *gr) {
     free(qnode);
     if (st == QR_OK) st = qr_graph_finalize(&gr->pg);
     if (st == QR_OK) st = qr_graph_infer(&gr->pg, s->inputs);
-    if (st != QR_OK) { qr__ax_groups_free(gr); return qr_err_wrap(st, "what-if: copying the twin"); }
+    if (st != QR_OK) { qr_whatif_groups_free(gr); return qr_err_wrap(st, "what-if: copying the twin"); }
     return QR_OK;
 }
 
 /* ==== 16-bit substitutes ============================================================== */
 
-typedef struct QrAxSubst {
-    QrTensor *t;                 /* created tensors (fixed capacity: subst[] points into it) */
-    int n, cap;
-} QrAxSubst;
-
-static void qr__ax_subst_free(QrAxSubst *ts) {
+static void qr_whatif_subst_free(QrWiSubst *ts) {
     for (int k = 0; k < ts->n; k++) qr_tensor_free_data(&ts->t[k]);
     free(ts->t);
     memset(ts, 0, sizeof *ts);
 }
 
 /* Tensors live in a fixed array (subst[] points into it): cap = 3 per quantizer. */
-static QrStatus qr__ax_subst_new(QrAxSubst *ts, QrDType dt, const QrTensor *shape, QrTensor **out) {
+static QrStatus qr__wi_subst_new(QrWiSubst *ts, QrDType dt, const QrTensor *shape, QrTensor **out) {
     if (ts->n == ts->cap) return qr_errf(QR_ERR_NOMEM, "what-if: substitute table full");
     QrTensor *t = &ts->t[ts->n];
     memset(t, 0, sizeof *t);
@@ -208,18 +179,18 @@ static QrStatus qr__ax_subst_new(QrAxSubst *ts, QrDType dt, const QrTensor *shap
 
 /* Sets subst[] for quantizer i on the 16-bit grid (see whatif.h). Values already
  * substituted (shared parameters) are left as they are. */
-static QrStatus qr__ax_promote(const QrSession *s, const QrAxGroups *gr, int i, QrAxSubst *ts, const QrTensor **subst) {
+static QrStatus qr_whatif_promote(const QrSession *s, const QrWiGroups *gr, int i, QrWiSubst *ts, const QrTensor **subst) {
     const QrGraph *g = &s->tw.g;
     const QrQuantizer *q = &s->qt.q[i];
     QrDType d16;
     QrQuantRange r8, r16;
-    qr__ax_16(q->dtype, &d16, &r8, &r16);
+    qr__wi_16(q->dtype, &d16, &r8, &r16);
     const QrTensor *sc = &g->values[q->scale_value].t, *zp = &g->values[q->zp_value].t;
     double ratio = (double)r8.hi / (double)r16.hi;
     QrTensor *nsc, *nzp;
-    QR_TRY(qr__ax_subst_new(ts, QR_DT_F32, sc, &nsc));
+    QR_TRY(qr__wi_subst_new(ts, QR_DT_F32, sc, &nsc));
     for (int64_t p = 0; p < sc->numel; p++) ((float *)nsc->data)[p] = (float)(qr_tensor_get_f64(sc, p) * ratio);
-    QR_TRY(qr__ax_subst_new(ts, d16, zp, &nzp));
+    QR_TRY(qr__wi_subst_new(ts, d16, zp, &nzp));
     for (int64_t p = 0; p < zp->numel; p++) {
         double z = nearbyint((double)qr_tensor_get_i64(zp, p) / ratio);
         qr_tensor_set_i64(nzp, p, (int64_t)QR_MAX((double)r16.lo, QR_MIN((double)r16.hi, z)));
@@ -229,7 +200,7 @@ static QrStatus qr__ax_promote(const QrSession *s, const QrAxGroups *gr, int i, 
     if (q->form == QR_QF_DQ_INIT) {
         const QrTensor *w = s->fw[i], *iw = &g->values[q->int_value].t;
         QrTensor *nw;
-        QR_TRY(qr__ax_subst_new(ts, d16, iw, &nw));
+        QR_TRY(qr__wi_subst_new(ts, d16, iw, &nw));
         for (int64_t e = 0; e < iw->numel; e++) {
             int64_t p = qr_quant_param_index(iw->rank, iw->dims, q->axis, q->block_size, nsc->numel, e);
             float s1 = ((const float *)nsc->data)[p];
@@ -245,7 +216,7 @@ static QrStatus qr__ax_promote(const QrSession *s, const QrAxGroups *gr, int i, 
 
 /* Model-output metrics of g (the twin or its private-parameter copy) under the options;
  * only what differs from the all-on reference re-runs when the session has one. */
-static QrStatus qr__ax_run_out(const QrSession *s, const QrGraph *g, const QrRunOpts *ro, QrMetrics *m) {
+static QrStatus qr__wi_run_out(const QrSession *s, const QrGraph *g, const QrRunOpts *ro, QrMetrics *m) {
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof(QrTensor));
     if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
     QrStatus st = s->ref && !s->no_incremental ? qr_session_run_inc(s, g, ro, outs, NULL) : qr_run(g, s->inputs, ro, outs);
@@ -256,11 +227,11 @@ static QrStatus qr__ax_run_out(const QrSession *s, const QrGraph *g, const QrRun
 }
 
 /* Float-model tensor name of quantizer i (for ORT's TensorQuantOverrides). */
-static const char *qr__ax_base_tensor(const QrSession *s, int i) {
+static const char *qr__wi_base_tensor(const QrSession *s, int i) {
     const QrQuantizer *q = &s->qt.q[i];
     const QrGraph *g = &s->tw.g;
     if (q->kind == QR_QK_WEIGHT) {
-        const char *b = s->fw[i] ? qr__ax_base_name(s->b, s->fw[i]) : NULL;
+        const char *b = s->fw[i] ? qr_weights_base_name(s->b, s->fw[i]) : NULL;
         if (b) return b;
     } else {
         int mi = qr__ax_match_of_value(s, q->out_value);
@@ -269,22 +240,16 @@ static const char *qr__ax_base_tensor(const QrSession *s, int i) {
     return q->float_value >= 0 ? g->values[q->float_value].name : g->values[q->int_value].name;
 }
 
-static const char *qr__ax_qname(const QrSession *s, int i) {
+static const char *qr__wi_qname(const QrSession *s, int i) {
     const QrQuantizer *q = &s->qt.q[i];
     const QrGraph *g = &s->tw.g;
     return q->float_value >= 0 ? g->values[q->float_value].name : g->values[q->int_value].name;
 }
 
-/* A step's plan (qr__ax_plan) for its two runs. */
-typedef struct QrAxStepPlan {
-    int *state;                  /* per quantizer: 0 untouched, 1 selected, 2 promoted, 3 also promoted, 4 bias of a selected node */
-    bool *mask;                  /* the float run: quantizers on */
-} QrAxStepPlan;
-
 /* Everything of step st but its two runs: the selected nodes, the promotions and their
  * lists, the float run's mask. p->state and p->mask have qt.n entries. */
-static QrStatus qr__ax_plan(QrSession *s, const QrAxNode *rank, const QrAxGroups *gr, QrWhatIf *w, QrWhatIfStep *st,
-                            QrAxStepPlan *p) {
+static QrStatus qr_whatif_plan(QrSession *s, const QrWiNode *rank, const QrWiGroups *gr, QrWhatIf *w, QrWhatIfStep *st,
+                            QrWiStepPlan *p) {
     QrArena *a = &w->arena;
     int nq = s->qt.n, k = st->k;
     int *state = p->state;
@@ -299,9 +264,9 @@ static QrStatus qr__ax_plan(QrSession *s, const QrAxNode *rank, const QrAxGroups
         return qr_errf(QR_ERR_NOMEM, "out of memory");
     memset(state, 0, (size_t)nq * sizeof(int));
     for (int j = 0; j < k; j++) {
-        const QrAxNode *n = &rank[j];
+        const QrWiNode *n = &rank[j];
         st->nodes[j] = n->node >= 0 ? qr__ax_node_name(s, n->node) : n->name;
-        st->base_nodes[j] = n->node >= 0 ? qr__ax_base_node_of(s, n->node) : NULL;
+        st->base_nodes[j] = n->node >= 0 ? qr_advisor_base_node_of(s, n->node) : NULL;
         for (int t = 0; t < n->n_q; t++) if (s->qt.q[n->q[t]].kind != QR_QK_BIAS) state[n->q[t]] = 1;
         for (int i = 0; n->node >= 0 && i < nq; i++)
             if (s->qt.q[i].kind == QR_QK_BIAS && s->qt.q[i].owner == n->node) state[i] = 4;
@@ -309,19 +274,19 @@ static QrStatus qr__ax_plan(QrSession *s, const QrAxNode *rank, const QrAxGroups
     /* int16: promote whole parameter groups of the selected quantizers. */
     for (int i = 0; i < nq; i++) {
         if (state[i] != 1) continue;
-        int r = qr__ax_root(gr->parent, i);
+        int r = qr__wi_root(gr->parent, i);
         if (gr->why[i]) {
-            st->not_promoted[st->n_not++] = qr_arena_printf(a, "%s: %s", qr__ax_qname(s, i), gr->why[i]);
+            st->not_promoted[st->n_not++] = qr_arena_printf(a, "%s: %s", qr__wi_qname(s, i), gr->why[i]);
             continue;
         }
         for (int j = 0; j < nq; j++)
-            if (qr__ax_root(gr->parent, j) == r && state[j] < 2) state[j] = state[j] == 1 ? 2 : 3;
+            if (qr__wi_root(gr->parent, j) == r && state[j] < 2) state[j] = state[j] == 1 ? 2 : 3;
     }
     for (int i = 0; i < nq; i++) {
         if (state[i] < 2 || state[i] == 4) continue;
-        if (state[i] == 2) st->promoted[st->n_promoted++] = qr__ax_qname(s, i);
-        else st->also[st->n_also++] = qr__ax_qname(s, i);
-        st->ort_overrides[st->n_ort] = qr__ax_base_tensor(s, i);
+        if (state[i] == 2) st->promoted[st->n_promoted++] = qr__wi_qname(s, i);
+        else st->also[st->n_also++] = qr__wi_qname(s, i);
+        st->ort_overrides[st->n_ort] = qr__wi_base_tensor(s, i);
         st->ort_types[st->n_ort++] = qr_dtype_is_signed(s->qt.q[i].dtype) ? "QInt16" : "QUInt16";
     }
     /* float: the selected quantizers disabled. */
@@ -336,37 +301,37 @@ static QrStatus qr__ax_plan(QrSession *s, const QrAxNode *rank, const QrAxGroups
 }
 
 /* The runs of the steps, as independent jobs: job 2t = step t in 16 bits, 2t + 1 = in float. */
-typedef struct QrAxRunJob {
+typedef struct QrWiRunJob {
     QrSession *s;
-    const QrAxGroups *gr;
+    const QrWiGroups *gr;
     QrWhatIfStep *steps;
-    const QrAxStepPlan *plans;
-} QrAxRunJob;
+    const QrWiStepPlan *plans;
+} QrWiRunJob;
 
-static QrStatus qr__ax_run_job(void *ctx, int job, int tid) {
+static QrStatus qr_whatif_run_job(void *ctx, int job, int tid) {
     QR_UNUSED(tid);
-    QrAxRunJob *j = ctx;
+    QrWiRunJob *j = ctx;
     QrSession *s = j->s;
-    const QrAxGroups *gr = j->gr;
+    const QrWiGroups *gr = j->gr;
     QrWhatIfStep *st = &j->steps[job / 2];
-    const QrAxStepPlan *p = &j->plans[job / 2];
+    const QrWiStepPlan *p = &j->plans[job / 2];
     int nq = s->qt.n;
     QrStatus rc = QR_OK;
     if (job % 2 == 0) {
         int npv = gr->pg.n_values;
         const QrTensor **subst = calloc((size_t)npv + 1, sizeof *subst);
-        QrAxSubst ts = { calloc((size_t)nq * 3 + 3, sizeof(QrTensor)), 0, nq * 3 + 3 };
+        QrWiSubst ts = { calloc((size_t)nq * 3 + 3, sizeof(QrTensor)), 0, nq * 3 + 3 };
         rc = ts.t && subst ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
         for (int i = 0; rc == QR_OK && i < nq; i++) {
             /* A promoted node's int32 bias would be requantized on its 16-bit scales, exact to ~1e-9:
              * the float bias stands for it (when the baseline has one). */
             if (p->state[i] == 4 && s->fw[i] && s->qt.q[i].out_value >= 0) subst[s->qt.q[i].out_value] = s->fw[i];
             if (p->state[i] < 2 || p->state[i] == 4) continue;
-            rc = qr__ax_promote(s, gr, i, &ts, subst);
+            rc = qr_whatif_promote(s, gr, i, &ts, subst);
         }
         QrRunOpts pro = { .subst = subst };
-        if (rc == QR_OK) rc = qr__ax_run_out(s, &gr->pg, &pro, &st->int16);
-        qr__ax_subst_free(&ts);
+        if (rc == QR_OK) rc = qr__wi_run_out(s, &gr->pg, &pro, &st->int16);
+        qr_whatif_subst_free(&ts);
         free(subst);
         if (rc != QR_OK) return qr_err_wrap(rc, "what-if: top-%d nodes in 16 bits", st->k);
         return QR_OK;
@@ -377,7 +342,7 @@ static QrStatus qr__ax_run_job(void *ctx, int job, int tid) {
         qr_session_overrides(s, p->mask, &ov);
         QrRunOpts fro = qr_session_run_opts(&ov, NULL, NULL);
         /* the same overrides as a cumulative-error setting: that run's output metrics */
-        if (s->no_incremental || !qr_session_memo_get(s, &ov, &st->fp)) rc = qr__ax_run_out(s, &s->tw.g, &fro, &st->fp);
+        if (s->no_incremental || !qr_session_memo_get(s, &ov, &st->fp)) rc = qr__wi_run_out(s, &s->tw.g, &fro, &st->fp);
     }
     qr_session_overrides_free(&ov);
     if (rc != QR_OK) return qr_err_wrap(rc, "what-if: top-%d nodes in float", st->k);
@@ -391,16 +356,16 @@ static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int 
     out->rec_int16 = out->rec_fp = -1;
     if (!ks || n_ks <= 0) { ks = dflt; n_ks = QR_ARRAY_LEN(dflt); }
     QR_TRY(qr_session_run_baseline(s));
-    QrAxNode *rank = NULL;
-    int nr = qr__ax_rank(sens, &rank);
+    QrWiNode *rank = NULL;
+    int nr = qr_whatif_rank(sens, &rank);
     if (nr < 0) return qr_errf(QR_ERR_NOMEM, "out of memory");
     out->n_rank = nr;
-    QrAxGroups gr = {0};
+    QrWiGroups gr = {0};
     QrOverrides ov = {0};
     int nq = s->qt.n;
     out->steps = qr_arena_array(&out->arena, (size_t)n_ks + 1, sizeof *out->steps);
-    QrAxStepPlan *plans = calloc((size_t)n_ks + 1, sizeof *plans);
-    QrStatus st = out->steps && plans ? qr__ax_groups(s, &out->arena, &gr) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrWiStepPlan *plans = calloc((size_t)n_ks + 1, sizeof *plans);
+    QrStatus st = out->steps && plans ? qr_whatif_groups(s, &out->arena, &gr) : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_session_overrides_alloc(s, &ov);
     if (st == QR_OK && !s->no_incremental) {
         /* the model as is: the all-on reference (built here unless the cumulative error did) */
@@ -410,7 +375,7 @@ static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int 
     } else if (st == QR_OK) {
         qr_session_overrides(s, NULL, &ov);
         QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
-        st = qr__ax_run_out(s, &s->tw.g, &ro, &out->as_is);
+        st = qr__wi_run_out(s, &s->tw.g, &ro, &out->as_is);
         out->as_is_meets = out->as_is.cosine >= out->target;
     }
     for (int t = 0; st == QR_OK && t < n_ks; t++) {
@@ -419,16 +384,16 @@ static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int 
         for (int j = 0; j < out->n_steps; j++) dup |= out->steps[j].k == k;
         if (dup) continue;
         QrWhatIfStep *step = &out->steps[out->n_steps];
-        QrAxStepPlan *p = &plans[out->n_steps];
+        QrWiStepPlan *p = &plans[out->n_steps];
         memset(step, 0, sizeof *step);
         step->k = k;
         p->state = malloc(((size_t)nq + 1) * sizeof(int));
         p->mask = malloc((size_t)nq + 1);
-        st = p->state && p->mask ? qr__ax_plan(s, rank, &gr, out, step, p) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        st = p->state && p->mask ? qr_whatif_plan(s, rank, &gr, out, step, p) : qr_errf(QR_ERR_NOMEM, "out of memory");
         out->n_steps++;
     }
-    QrAxRunJob job = { s, &gr, out->steps, plans };
-    if (st == QR_OK) st = qr_session_jobs(2 * out->n_steps, qr__ax_run_job, &job, &s->progress);
+    QrWiRunJob job = { s, &gr, out->steps, plans };
+    if (st == QR_OK) st = qr_session_jobs(2 * out->n_steps, qr_whatif_run_job, &job, &s->progress);
     for (int t = 0; st == QR_OK && t < out->n_steps; t++) {
         QrWhatIfStep *x = &out->steps[t];
         x->int16_meets = x->int16.cosine >= out->target;
@@ -452,7 +417,7 @@ static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int 
     }
     for (int t = 0; plans && t < n_ks; t++) { free(plans[t].state); free(plans[t].mask); }
     free(plans);
-    qr__ax_groups_free(&gr);
+    qr_whatif_groups_free(&gr);
     free(rank);
     qr_session_overrides_free(&ov);
     if (st != QR_OK) qr_whatif_free(out);
@@ -466,15 +431,15 @@ static void qr_whatif_free(QrWhatIf *w) {
 
 /* ==== mixed_precision.json ================================================================ */
 
-static void qr__ax_js_rec(QrJson *j, const char *key, const QrWhatIf *w, int rec, bool meets, bool int16) {
+static void qr__wi_js_rec(QrJson *j, const char *key, const QrWhatIf *w, int rec, bool meets, bool int16) {
     const QrWhatIfStep *x = rec >= 0 ? &w->steps[rec] : NULL;
     qr_json_key(j, key);
     qr_json_obj_begin(j);
     qr_json_kv_int(j, "k", x ? x->k : 0);
     qr_json_kv_bool(j, "meets_target", meets);
-    qr__ax_js_strs(j, "nodes", x ? x->nodes : NULL, x ? x->k : 0);
-    qr__ax_js_strs(j, "baseline_nodes", x ? x->base_nodes : NULL, x ? x->k : 0);
-    qr__ax_js_metrics(j, "output", x ? (int16 ? &x->int16 : &x->fp) : &w->as_is);
+    qr_whatif_js_strs(j, "nodes", x ? x->nodes : NULL, x ? x->k : 0);
+    qr_whatif_js_strs(j, "baseline_nodes", x ? x->base_nodes : NULL, x ? x->k : 0);
+    qr__wi_js_metrics(j, "output", x ? (int16 ? &x->int16 : &x->fp) : &w->as_is);
     if (int16) {
         /* ONNX Runtime quantizer: extra_options={"TensorQuantOverrides": ...} (float-model tensor names). */
         qr_json_key(j, "ort_tensor_quant_overrides");
@@ -517,7 +482,7 @@ static QrStatus qr_whatif_write(const QrSession *s, const QrWhatIf *w, const cha
     qr_json_kv_str(&j, "metric", "Cosine");
     qr_json_kv_num(&j, "min", w->target);
     qr_json_obj_end(&j);
-    qr__ax_js_metrics(&j, "as_is", &w->as_is);
+    qr__wi_js_metrics(&j, "as_is", &w->as_is);
     qr_json_kv_bool(&j, "as_is_meets_target", w->as_is_meets);
     qr_json_kv_int(&j, "ranked_nodes", w->n_rank);
     for (int pass = 0; pass < 2; pass++) {
@@ -527,15 +492,15 @@ static QrStatus qr_whatif_write(const QrSession *s, const QrWhatIf *w, const cha
             const QrWhatIfStep *x = &w->steps[t];
             qr_json_obj_begin(&j);
             qr_json_kv_int(&j, "k", x->k);
-            qr__ax_js_strs(&j, "nodes", x->nodes, x->k);
-            qr__ax_js_strs(&j, "baseline_nodes", x->base_nodes, x->k);
-            qr__ax_js_metrics(&j, "output", pass ? &x->fp : &x->int16);
+            qr_whatif_js_strs(&j, "nodes", x->nodes, x->k);
+            qr_whatif_js_strs(&j, "baseline_nodes", x->base_nodes, x->k);
+            qr__wi_js_metrics(&j, "output", pass ? &x->fp : &x->int16);
             qr_json_kv_bool(&j, "meets_target", pass ? x->fp_meets : x->int16_meets);
             if (pass) qr_json_kv_int(&j, "quantizers_not_disabled", x->n_not_disabled);
             else {
-                qr__ax_js_strs(&j, "promoted_tensors", x->promoted, x->n_promoted);
-                qr__ax_js_strs(&j, "also_promoted", x->also, x->n_also);
-                qr__ax_js_strs(&j, "not_promoted", x->not_promoted, x->n_not);
+                qr_whatif_js_strs(&j, "promoted_tensors", x->promoted, x->n_promoted);
+                qr_whatif_js_strs(&j, "also_promoted", x->also, x->n_also);
+                qr_whatif_js_strs(&j, "not_promoted", x->not_promoted, x->n_not);
             }
             qr_json_obj_end(&j);
         }
@@ -543,8 +508,8 @@ static QrStatus qr_whatif_write(const QrSession *s, const QrWhatIf *w, const cha
     }
     qr_json_key(&j, "recommended");
     qr_json_obj_begin(&j);
-    qr__ax_js_rec(&j, "int16", w, w->rec_int16, w->rec_int16_meets, true);
-    qr__ax_js_rec(&j, "float", w, w->rec_fp, w->rec_fp_meets, false);
+    qr__wi_js_rec(&j, "int16", w, w->rec_int16, w->rec_int16_meets, true);
+    qr__wi_js_rec(&j, "float", w, w->rec_fp, w->rec_fp_meets, false);
     qr_json_obj_end(&j);
     qr_json_obj_end(&j);
     char *text = NULL;

@@ -53,4 +53,49 @@ static void qr_whatif_free(QrWhatIf *w);
 /* mixed_precision.json into dir. */
 static QrStatus qr_whatif_write(const QrSession *s, const QrWhatIf *w, const char *dir);
 
+/* ---- used by other modules (issue 19: private names used across modules became public) ---- */
+/* One node of the sensitivity ranking with its quantizers (qr_whatif_rank). */
+#define QR_WHATIF_NODE_MAXQ 24
+
+typedef struct QrWiNode {
+    int node;                    /* twin node, -1 for a graph-input row */
+    const char *name;
+    int n_q;
+    int q[QR_WHATIF_NODE_MAXQ];
+} QrWiNode;
+
+/* Promotions substitute scale / zero-point / integer-weight values. So that one quantizer can
+ * change without touching others that happen to read the same value (torch's deduplicated
+ * zero points, a scale also read by an integer-op Mul), the what-if runs a copy of the twin in
+ * which each promotable quantizer's Q/DQ nodes read private copies of these values (same data,
+ * borrowed). Quantizers whose Q/DQ nodes read the same *scale* value are tied, as ONNX
+ * Runtime ties MaxPool's output to its input, and are promoted together. */
+typedef struct QrWiGroups {
+    QrGraph pg;                  /* the twin with private parameter values (value/node indices of the twin kept) */
+    bool have_pg;
+    int *parent;                 /* union-find over quantizers (shared scale value) */
+    const char **why;            /* per quantizer: why it cannot be promoted (NULL = it can; such
+                                  * quantizers are never in a group with promotable ones) */
+    int *pscale, *pzp, *pint;    /* per quantizer: private values in pg (-1 = none) */
+} QrWiGroups;
+
+typedef struct QrWiSubst {
+    QrTensor *t;                 /* created tensors (fixed capacity: subst[] points into it) */
+    int n, cap;
+} QrWiSubst;
+
+/* A step's plan (qr_whatif_plan) for its two runs. */
+typedef struct QrWiStepPlan {
+    int *state;                  /* per quantizer: 0 untouched, 1 selected, 2 promoted, 3 also promoted, 4 bias of a selected node */
+    bool *mask;                  /* the float run: quantizers on */
+} QrWiStepPlan;
+
+static QrStatus qr_whatif_groups(const QrSession *s, QrArena *a, QrWiGroups *gr);
+static void qr_whatif_groups_free(QrWiGroups *gr);
+static void qr_whatif_js_strs(QrJson *j, const char *key, const char *const *v, int n);
+static QrStatus qr_whatif_plan(QrSession *s, const QrWiNode *rank, const QrWiGroups *gr, QrWhatIf *w, QrWhatIfStep *st, QrWiStepPlan *p);
+static QrStatus qr_whatif_promote(const QrSession *s, const QrWiGroups *gr, int i, QrWiSubst *ts, const QrTensor **subst);
+static int qr_whatif_rank(const QrSensResult *sens, QrWiNode **out);
+static QrStatus qr_whatif_run_job(void *ctx, int job, int tid);
+static void qr_whatif_subst_free(QrWiSubst *ts);
 #endif

@@ -15,36 +15,36 @@
 
 /* ==== errors ============================================================== */
 
-static _Thread_local char qr__errbuf[2048];
+static _Thread_local char qr__base_errbuf[2048];
 
 static QrStatus qr_errf(QrStatus st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(qr__errbuf, sizeof qr__errbuf, fmt, ap);
+    vsnprintf(qr__base_errbuf, sizeof qr__base_errbuf, fmt, ap);
     va_end(ap);
     return st;
 }
 
 static QrStatus qr_err_wrap(QrStatus st, const char *fmt, ...) {
-    char ctx[1024], old[sizeof qr__errbuf];
+    char ctx[1024], old[sizeof qr__base_errbuf];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(ctx, sizeof ctx, fmt, ap);
     va_end(ap);
-    memcpy(old, qr__errbuf, sizeof old);
+    memcpy(old, qr__base_errbuf, sizeof old);
     size_t n = strlen(ctx);
-    if (n > sizeof qr__errbuf - 3) n = sizeof qr__errbuf - 3;
-    memcpy(qr__errbuf, ctx, n);
-    memcpy(qr__errbuf + n, ": ", 2);
-    size_t room = sizeof qr__errbuf - n - 3, m = strlen(old);
+    if (n > sizeof qr__base_errbuf - 3) n = sizeof qr__base_errbuf - 3;
+    memcpy(qr__base_errbuf, ctx, n);
+    memcpy(qr__base_errbuf + n, ": ", 2);
+    size_t room = sizeof qr__base_errbuf - n - 3, m = strlen(old);
     if (m > room) m = room;
-    memcpy(qr__errbuf + n + 2, old, m);
-    qr__errbuf[n + 2 + m] = 0;
+    memcpy(qr__base_errbuf + n + 2, old, m);
+    qr__base_errbuf[n + 2 + m] = 0;
     return st;
 }
 
-static const char *qr_err_msg(void) { return qr__errbuf[0] ? qr__errbuf : "unknown error"; }
-static void qr_err_clear(void) { qr__errbuf[0] = 0; }
+static const char *qr_err_msg(void) { return qr__base_errbuf[0] ? qr__base_errbuf : "unknown error"; }
+static void qr_err_clear(void) { qr__base_errbuf[0] = 0; }
 
 #ifdef QR_TESTING
 QR_TESTAPI const char *qr_status_name(QrStatus st) {
@@ -338,7 +338,7 @@ static char *qr_path_dirname(QrArena *a, const char *path) {
 
 /* state: 0 free, 1 being filled or emptied, 2 armed (the handler removes it). */
 static struct { int state; bool tree; char path[4096]; } qr__cleanup[QR_CLEANUP_SLOTS];
-static pid_t qr__cleanup_tid;            /* the thread that installed the handler */
+static pid_t qr__base_cleanup_tid;            /* the thread that installed the handler */
 
 static int qr_cleanup_add(const char *path, bool tree) {
     size_t n = strlen(path);
@@ -361,7 +361,7 @@ static void qr_cleanup_drop(int slot) {
 
 /* Removes everything inside the open folder dfd (depth-first, at most `depth` levels),
  * with async-signal-safe system calls only. */
-static void qr__cleanup_empty(int dfd, int depth) {
+static void qr__base_cleanup_empty(int dfd, int depth) {
     char buf[4096] __attribute__((aligned(8)));
     for (bool removed = true; removed;) {              /* until a listing removes nothing */
         removed = false;
@@ -376,17 +376,17 @@ static void qr__cleanup_empty(int dfd, int depth) {
                 if (depth <= 0) continue;
                 int sub = openat(dfd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (sub < 0) continue;
-                qr__cleanup_empty(sub, depth - 1);
+                qr__base_cleanup_empty(sub, depth - 1);
                 close(sub);
                 if (unlinkat(dfd, nm, AT_REMOVEDIR) == 0) removed = true;
             }
     }
 }
 
-static void qr__cleanup_handler(int sig) {
+static void qr__base_cleanup_handler(int sig) {
     const int saved = errno;
-    if (qr__cleanup_tid && (pid_t)syscall(SYS_gettid) != qr__cleanup_tid) {
-        syscall(SYS_tgkill, (pid_t)getpid(), qr__cleanup_tid, sig);   /* to the installing thread */
+    if (qr__base_cleanup_tid && (pid_t)syscall(SYS_gettid) != qr__base_cleanup_tid) {
+        syscall(SYS_tgkill, (pid_t)getpid(), qr__base_cleanup_tid, sig);   /* to the installing thread */
         errno = saved;
         return;
     }
@@ -395,7 +395,7 @@ static void qr__cleanup_handler(int sig) {
         if (qr__cleanup[i].tree) {
             int fd = open(qr__cleanup[i].path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (fd >= 0) {
-                qr__cleanup_empty(fd, 8);
+                qr__base_cleanup_empty(fd, 8);
                 close(fd);
             }
             rmdir(qr__cleanup[i].path);
@@ -409,10 +409,10 @@ static void qr__cleanup_handler(int sig) {
 }
 
 static void qr_cleanup_install(void) {
-    qr__cleanup_tid = (pid_t)syscall(SYS_gettid);
+    qr__base_cleanup_tid = (pid_t)syscall(SYS_gettid);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = qr__cleanup_handler;
+    sa.sa_handler = qr__base_cleanup_handler;
     sigemptyset(&sa.sa_mask);
     sigaddset(&sa.sa_mask, SIGINT);
     sigaddset(&sa.sa_mask, SIGTERM);

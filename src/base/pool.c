@@ -40,7 +40,7 @@ static struct {
     QrPoolJob *job;                  /* the published job (under mu), NULL when none */
     bool stop;
     _Alignas(64) _Atomic uint64_t gen;
-} qr__pool = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv_work = PTHREAD_COND_INITIALIZER,
+} qr__pool_pool = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv_work = PTHREAD_COND_INITIALIZER,
                .cv_done = PTHREAD_COND_INITIALIZER, .busy = PTHREAD_MUTEX_INITIALIZER };
 
 static _Thread_local bool qr__pool_inside;   /* this thread is running pool tasks */
@@ -66,37 +66,37 @@ static void *qr__pool_main(void *arg) {
     qr__pool_inside = true;
     uint64_t seen = 0;
     for (;;) {
-        for (int i = 0; atomic_load_explicit(&qr__pool.gen, memory_order_acquire) == seen && i < QR__POOL_SPIN; i++)
+        for (int i = 0; atomic_load_explicit(&qr__pool_pool.gen, memory_order_acquire) == seen && i < QR__POOL_SPIN; i++)
             qr__pool_pause();
-        pthread_mutex_lock(&qr__pool.mu);
-        while (atomic_load_explicit(&qr__pool.gen, memory_order_relaxed) == seen && !qr__pool.stop)
-            pthread_cond_wait(&qr__pool.cv_work, &qr__pool.mu);
-        if (qr__pool.stop) { pthread_mutex_unlock(&qr__pool.mu); return NULL; }
-        seen = atomic_load_explicit(&qr__pool.gen, memory_order_relaxed);
-        QrPoolJob *j = qr__pool.job;
+        pthread_mutex_lock(&qr__pool_pool.mu);
+        while (atomic_load_explicit(&qr__pool_pool.gen, memory_order_relaxed) == seen && !qr__pool_pool.stop)
+            pthread_cond_wait(&qr__pool_pool.cv_work, &qr__pool_pool.mu);
+        if (qr__pool_pool.stop) { pthread_mutex_unlock(&qr__pool_pool.mu); return NULL; }
+        seen = atomic_load_explicit(&qr__pool_pool.gen, memory_order_relaxed);
+        QrPoolJob *j = qr__pool_pool.job;
         if (j) atomic_fetch_add_explicit(&j->active, 1, memory_order_relaxed);
-        pthread_mutex_unlock(&qr__pool.mu);
+        pthread_mutex_unlock(&qr__pool_pool.mu);
         if (!j) continue;
         qr__pool_drain(j, w->tid);
         /* j may be gone as soon as active drops to 0: touch only the pool afterwards */
         if (atomic_fetch_sub_explicit(&j->active, 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&qr__pool.mu);
-            pthread_cond_broadcast(&qr__pool.cv_done);
-            pthread_mutex_unlock(&qr__pool.mu);
+            pthread_mutex_lock(&qr__pool_pool.mu);
+            pthread_cond_broadcast(&qr__pool_pool.cv_done);
+            pthread_mutex_unlock(&qr__pool_pool.mu);
         }
     }
 }
 
 static void qr_pool_shutdown(void) {
-    if (qr__pool.n_threads == 0) return;
-    pthread_mutex_lock(&qr__pool.mu);
-    qr__pool.stop = true;
-    pthread_cond_broadcast(&qr__pool.cv_work);
-    pthread_mutex_unlock(&qr__pool.mu);
-    for (int i = 0; i < qr__pool.n_workers; i++) pthread_join(qr__pool.workers[i].th, NULL);
-    qr__pool.stop = false;
-    qr__pool.n_workers = 0;
-    qr__pool.n_threads = 0;
+    if (qr__pool_pool.n_threads == 0) return;
+    pthread_mutex_lock(&qr__pool_pool.mu);
+    qr__pool_pool.stop = true;
+    pthread_cond_broadcast(&qr__pool_pool.cv_work);
+    pthread_mutex_unlock(&qr__pool_pool.mu);
+    for (int i = 0; i < qr__pool_pool.n_workers; i++) pthread_join(qr__pool_pool.workers[i].th, NULL);
+    qr__pool_pool.stop = false;
+    qr__pool_pool.n_workers = 0;
+    qr__pool_pool.n_threads = 0;
 }
 
 /* The default thread count: QR_THREADS when set (0 on a malformed value), else online CPUs. */
@@ -115,30 +115,30 @@ static int qr__pool_default(void) {
 static QrStatus qr_pool_init(int n_threads) {
     int n = n_threads > 0 ? QR_MIN(n_threads, QR_POOL_MAX_THREADS) : qr__pool_default();
     if (n < 1) return qr_errf(QR_ERR_INVALID, "QR_THREADS='%s' is not a positive integer", getenv("QR_THREADS"));
-    if (qr__pool.n_threads == n) return QR_OK;
+    if (qr__pool_pool.n_threads == n) return QR_OK;
     qr_pool_shutdown();
     for (int i = 0; i < n - 1; i++) {
-        QrPoolWorker *w = &qr__pool.workers[qr__pool.n_workers];
-        w->tid = qr__pool.n_workers + 1;
+        QrPoolWorker *w = &qr__pool_pool.workers[qr__pool_pool.n_workers];
+        w->tid = qr__pool_pool.n_workers + 1;
         if (pthread_create(&w->th, NULL, qr__pool_main, w) != 0) break;
-        qr__pool.n_workers++;
+        qr__pool_pool.n_workers++;
     }
-    qr__pool.n_threads = qr__pool.n_workers + 1;
+    qr__pool_pool.n_threads = qr__pool_pool.n_workers + 1;
     return QR_OK;
 }
 
 static int qr_pool_threads(void) {
-    if (qr__pool.n_threads == 0 && qr_pool_init(0) != QR_OK) {
+    if (qr__pool_pool.n_threads == 0 && qr_pool_init(0) != QR_OK) {
         qr_err_clear();
         qr_pool_init(1);
     }
-    return qr__pool.n_threads;
+    return qr__pool_pool.n_threads;
 }
 
 static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx) {
     if (n_tasks <= 0) return;
     bool serial = n_tasks == 1 || qr__pool_inside || qr_pool_threads() == 1 ||
-                  pthread_mutex_trylock(&qr__pool.busy) != 0;
+                  pthread_mutex_trylock(&qr__pool_pool.busy) != 0;
     if (serial) {
         for (int64_t t = 0; t < n_tasks; t++) fn(ctx, t, 0);
         return;
@@ -146,21 +146,21 @@ static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx) {
     QrPoolJob j = { .fn = fn, .ctx = ctx, .n_tasks = n_tasks };
     atomic_init(&j.next, 0);
     atomic_init(&j.active, 0);
-    pthread_mutex_lock(&qr__pool.mu);
-    qr__pool.job = &j;
-    atomic_fetch_add_explicit(&qr__pool.gen, 1, memory_order_release);
-    pthread_cond_broadcast(&qr__pool.cv_work);
-    pthread_mutex_unlock(&qr__pool.mu);
+    pthread_mutex_lock(&qr__pool_pool.mu);
+    qr__pool_pool.job = &j;
+    atomic_fetch_add_explicit(&qr__pool_pool.gen, 1, memory_order_release);
+    pthread_cond_broadcast(&qr__pool_pool.cv_work);
+    pthread_mutex_unlock(&qr__pool_pool.mu);
     qr__pool_inside = true;
     qr__pool_drain(&j, 0);
     qr__pool_inside = false;
-    pthread_mutex_lock(&qr__pool.mu);
-    qr__pool.job = NULL;   /* no new joiners; wait for those inside */
-    pthread_mutex_unlock(&qr__pool.mu);
+    pthread_mutex_lock(&qr__pool_pool.mu);
+    qr__pool_pool.job = NULL;   /* no new joiners; wait for those inside */
+    pthread_mutex_unlock(&qr__pool_pool.mu);
     for (int i = 0; atomic_load_explicit(&j.active, memory_order_acquire) > 0 && i < QR__POOL_SPIN; i++)
         qr__pool_pause();
-    pthread_mutex_lock(&qr__pool.mu);
-    while (atomic_load_explicit(&j.active, memory_order_acquire) > 0) pthread_cond_wait(&qr__pool.cv_done, &qr__pool.mu);
-    pthread_mutex_unlock(&qr__pool.mu);
-    pthread_mutex_unlock(&qr__pool.busy);
+    pthread_mutex_lock(&qr__pool_pool.mu);
+    while (atomic_load_explicit(&j.active, memory_order_acquire) > 0) pthread_cond_wait(&qr__pool_pool.cv_done, &qr__pool_pool.mu);
+    pthread_mutex_unlock(&qr__pool_pool.mu);
+    pthread_mutex_unlock(&qr__pool_pool.busy);
 }

@@ -17,7 +17,7 @@ typedef struct QrDeployArgs {
 
 /* Removes the deploy options named in `which` (space-separated, e.g. "--dump-map --baseline") from
  * argv[0..*argc) and stores them in d. Returns 0, or QR_EXIT_USAGE after printing the problem. */
-static int qr__dcli_take(int *argc, char **argv, const char *which, QrDeployArgs *d, const char *usage) {
+static int qr__cli_take(int *argc, char **argv, const char *which, QrDeployArgs *d, const char *usage) {
     int n = 0;
     for (int i = 0; i < *argc; i++) {
         const char *a = argv[i];
@@ -57,7 +57,7 @@ static int qr__dcli_take(int *argc, char **argv, const char *which, QrDeployArgs
     return 0;
 }
 
-static const char *qr__usage_compare_dump =
+static const char *qr__cli_usage_compare_dump =
     "usage: qreport compare-dump ANALYSIS.onnx DUMP_DIR [-i INPUT ...] [--baseline BASE.onnx] [--dump-map MAP.csv]\n"
     "                            [--dump-tolerance LSB] [-o DIR] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Compares per-layer tensors dumped by a deployment runtime (DUMP_DIR: .npy of any numeric dtype, raw\n"
@@ -74,12 +74,12 @@ static const char *qr__usage_compare_dump =
 
 static int qr_cli_compare_dump(int argc, char **argv) {
     QrDeployArgs d = { .dump_tol = 1.0 };
-    int rc = qr__dcli_take(&argc, argv, "--dump-map --dump-tolerance --baseline", &d, qr__usage_compare_dump);
+    int rc = qr__cli_take(&argc, argv, "--dump-map --dump-tolerance --baseline", &d, qr__cli_usage_compare_dump);
     if (rc) return rc;
     QrCliOpts o;
     QrGraph *a = NULL, *b = NULL;
     QrTensor *in = NULL;
-    rc = qr__cli_begin(argc, argv, qr__usage_compare_dump, true, &o, &a, &in);
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_compare_dump, true, &o, &a, &in);
     if (rc >= 0) return rc;
     const char *dump_dir = o.model2;
     const char *dir = o.out_dir ? o.out_dir : ".";
@@ -122,7 +122,7 @@ static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts
     if (*argc >= QR_ARRAY_LEN(copy)) { fprintf(stderr, "qreport: too many arguments\n"); return QR_EXIT_USAGE; }
     for (int i = 0; i < *argc; i++) copy[i] = (*argv)[i];
     d = (QrDeployArgs){ .dump_tol = 1.0 };
-    int rc = qr__dcli_take(argc, copy, "--dump --dump-map --dump-tolerance --no-repro --emit-model", &d, qr__usage_runall);
+    int rc = qr__cli_take(argc, copy, "--dump --dump-map --dump-tolerance --no-repro --emit-model", &d, qr__cli_usage_runall);
     if (rc) return rc;
     *argv = copy;
     memset(out, 0, sizeof *out);
@@ -133,7 +133,7 @@ static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts
         if (st != QR_OK) return qr__cli_fail(st);
     }
     if ((d.dump_map || d.dump_tol != 1.0) && !d.dump_dir) {
-        fprintf(stderr, "qreport: --dump-map and --dump-tolerance need --dump DIR\n%s", qr__usage_runall);
+        fprintf(stderr, "qreport: --dump-map and --dump-tolerance need --dump DIR\n%s", qr__cli_usage_runall);
         return QR_EXIT_USAGE;
     }
     if (d.dump_dir) {
@@ -143,7 +143,7 @@ static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts
     return 0;
 }
 
-static const char *qr__usage_extract =
+static const char *qr__cli_usage_extract =
     "usage: qreport extract BASE.onnx ANALYSIS.onnx --node NAME [-i INPUT ...] [--radius K] -o DIR\n"
     "                       [--shape NAME=...] [--seed N] [--quiet]\n"
     "  A minimal reproduction of one layer for a bug report, in DIR (new or empty): base_sub.onnx and\n"
@@ -157,18 +157,18 @@ static const char *qr__usage_extract =
 
 static int qr_cli_extract(int argc, char **argv) {
     QrDeployArgs d = { 0 };
-    int rc = qr__dcli_take(&argc, argv, "--node --radius", &d, qr__usage_extract);
+    int rc = qr__cli_take(&argc, argv, "--node --radius", &d, qr__cli_usage_extract);
     if (rc) return rc;
-    if (!d.node) { fprintf(stderr, "qreport: extract needs --node NAME\n%s", qr__usage_extract); return QR_EXIT_USAGE; }
+    if (!d.node) { fprintf(stderr, "qreport: extract needs --node NAME\n%s", qr__cli_usage_extract); return QR_EXIT_USAGE; }
     QrCliOpts o;
-    rc = qr__cli_parse(argc, argv, &o, qr__usage_extract, true);
+    rc = qr__cli_parse(argc, argv, &o, qr__cli_usage_extract, true);
     if (rc) return rc < 0 ? 0 : rc;
-    if (!o.out_dir) { fprintf(stderr, "qreport: extract needs -o DIR\n%s", qr__usage_extract); return QR_EXIT_USAGE; }
+    if (!o.out_dir) { fprintf(stderr, "qreport: extract needs -o DIR\n%s", qr__cli_usage_extract); return QR_EXIT_USAGE; }
     QrStatus st = qr_deploy_outdir_check(o.out_dir);
     if (st != QR_OK) return qr__cli_fail(st);
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
-    rc = qr__cli_begin(argc, argv, qr__usage_extract, true, &o, &b, &in);
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_extract, true, &o, &b, &in);
     if (rc >= 0) return rc;
     st = qr__cli_load_second(o.model2, b, in, &a);
     QrSession se = { 0 };
@@ -196,7 +196,7 @@ static int qr_cli_extract(int argc, char **argv) {
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
 
-static const char *qr__usage_promote =
+static const char *qr__cli_usage_promote =
     "usage: qreport promote BASE.onnx ANALYSIS.onnx --nodes A,B,... --to int16|float -o OUT.onnx [-i INPUT ...]\n"
     "                       [--shape NAME=...] [--seed N] [--quiet]\n"
     "  The analysis model with the named nodes (analysis or baseline names) promoted as the mixed-precision\n"
@@ -208,21 +208,21 @@ static const char *qr__usage_promote =
     "  nodes_to_exclude, or TensorQuantOverrides for int16), OUT.modelopt_exclude.json (TensorRT Model\n"
     "  Optimizer style) and OUT.exclude_nodes.txt. Existing files are never overwritten (exit 1).\n";
 
-static const char *const qr__pm_companions[] = { "promotion.json", "nodes_to_exclude.json", "modelopt_exclude.json",
+static const char *const qr__cli_companions[] = { "promotion.json", "nodes_to_exclude.json", "modelopt_exclude.json",
                                                  "exclude_nodes.txt" };
 
 static int qr_cli_promote(int argc, char **argv) {
     QrDeployArgs d = { 0 };
-    int rc = qr__dcli_take(&argc, argv, "--nodes --to", &d, qr__usage_promote);
+    int rc = qr__cli_take(&argc, argv, "--nodes --to", &d, qr__cli_usage_promote);
     if (rc) return rc;
     if (!d.nodes || !d.to || (strcmp(d.to, "int16") && strcmp(d.to, "float"))) {
-        fprintf(stderr, "qreport: promote needs --nodes A,B and --to int16|float\n%s", qr__usage_promote);
+        fprintf(stderr, "qreport: promote needs --nodes A,B and --to int16|float\n%s", qr__cli_usage_promote);
         return QR_EXIT_USAGE;
     }
     QrCliOpts o;
-    rc = qr__cli_parse(argc, argv, &o, qr__usage_promote, true);
+    rc = qr__cli_parse(argc, argv, &o, qr__cli_usage_promote, true);
     if (rc) return rc < 0 ? 0 : rc;
-    if (!o.out_dir) { fprintf(stderr, "qreport: promote needs -o OUT.onnx\n%s", qr__usage_promote); return QR_EXIT_USAGE; }
+    if (!o.out_dir) { fprintf(stderr, "qreport: promote needs -o OUT.onnx\n%s", qr__cli_usage_promote); return QR_EXIT_USAGE; }
     /* OUT.onnx and its companions: none may exist */
     char out[4096], dir[4096], prefix[1024], paths[5][4096];
     snprintf(out, sizeof out, "%s", o.out_dir);
@@ -232,7 +232,7 @@ static int qr_cli_promote(int argc, char **argv) {
     size_t bl = strlen(base);
     snprintf(prefix, sizeof prefix, "%.*s.", (int)(bl > 5 && !strcmp(base + bl - 5, ".onnx") ? bl - 5 : bl), base);
     snprintf(paths[0], sizeof paths[0], "%s", out);
-    for (int k = 0; k < 4; k++) snprintf(paths[k + 1], sizeof paths[k + 1], "%s/%s%s", dir, prefix, qr__pm_companions[k]);
+    for (int k = 0; k < 4; k++) snprintf(paths[k + 1], sizeof paths[k + 1], "%s/%s%s", dir, prefix, qr__cli_companions[k]);
     for (int k = 0; k < 5; k++)
         if (access(paths[k], F_OK) == 0) {
             qr_arena_free(&ar);
@@ -240,7 +240,7 @@ static int qr_cli_promote(int argc, char **argv) {
         }
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
-    rc = qr__cli_begin(argc, argv, qr__usage_promote, true, &o, &b, &in);
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_promote, true, &o, &b, &in);
     if (rc >= 0) { qr_arena_free(&ar); return rc; }
     QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
     QrSession se = { 0 };

@@ -344,7 +344,7 @@ static bool qr__dp_perm_trivial(const QrTensor *m) {
 
 /* An integer value without a quantizer of its own that an integer op computed from a quantized
  * value without changing the grid (QOperator models' MaxPool, Reshape, ...): that quantizer, else -1. */
-static int qr__dp_inherited(const QrGraph *g, const QrQuantTable *qt, int v) {
+static int qr_dump_inherited(const QrGraph *g, const QrQuantTable *qt, int v) {
     static const char *const keep[] = { "MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze",
                                         "Identity", "Slice", "Gather", "Split", "DepthToSpace", "SpaceToDepth" };
     for (int hop = 0; hop < 64 && v >= 0; hop++) {
@@ -452,7 +452,7 @@ static QrStatus qr__dp_row(QrDpWork *w, QrArena *ar, const QrDpFile *f, QrDumpRo
     r->how = f->how;
     r->q = w->qt->by_value[f->v] >= 0 ? w->qt->by_value[f->v] : w->qt->by_float[f->v];
     const QrQuantizer *q = r->q >= 0 ? &w->qt->q[r->q] : NULL;
-    int qin = qr__dp_inherited(g, w->qt, f->v);
+    int qin = qr_dump_inherited(g, w->qt, f->v);
     QrDpGrid gr = { 0 };
     if (f->has_grid) {
         gr.ok = true;

@@ -76,6 +76,8 @@ static QrStatus qr_deploy_outdir(const char *dir);
 /* The same check without creating it. */
 static QrStatus qr_deploy_outdir_check(const char *dir);
 
+/* ---- used by other modules (issue 19: private names used across modules became public) ---- */
+static int qr_dump_inherited(const QrGraph *g, const QrQuantTable *qt, int v);
 #endif
 
 /* ---- runall's deployment-kit stages (runall/runall.c calls these; deploy/hooks.c) ---- */

@@ -154,7 +154,7 @@ static QrStatus qr_extract_write(QrSession *se, const QrCompare *c, const QrExtr
         cut_of_a[v] = k;
         cut[k].a_name = a->values[v].name;
         if (!qr_dtype_is_float(a->values[v].t.dtype)) {      /* integer (QOperator): quantize at the cut */
-            int q = qr__dp_inherited(a, &se->qa, v);   /* its own, or the one an integer MaxPool passes on */
+            int q = qr_dump_inherited(a, &se->qa, v);   /* its own, or the one an integer MaxPool passes on */
             const QrQuantizer *qq = q >= 0 ? &se->qa.q[q] : NULL;
             if (!qq || qq->scale_value < 0 || !a->values[qq->scale_value].t.data || a->values[qq->scale_value].t.numel != 1) {
                 st = qr_errf(QR_ERR_UNSUPPORTED, "cut value '%s' holds integers without a per-tensor quantizer; try another "

@@ -10,7 +10,7 @@ static QrStatus qr_deploy_runall_early(QrDeployRunall *d, const QrDeployRunallOp
 
 /* The worst layer by local error among verified pairs (all matched pairs when verification did
  * not run); -1 when none has local metrics. */
-static int qr__dr_worst(const QrSession *se, const QrCompare *c) {
+static int qr__hk_worst(const QrSession *se, const QrCompare *c) {
     int worst = -1;
     for (int k = 0; k < c->n; k++) {
         const QrLayerRow *r = &c->rows[k];
@@ -25,7 +25,7 @@ static int qr__dr_worst(const QrSession *se, const QrCompare *c) {
 static QrStatus qr_deploy_runall_repro(QrDeployRunall *d, const QrDeployRunallOpts *o, QrSession *se,
                                        const QrCompare *c, const char *dir) {
     if (o && o->no_repro) return QR_OK;
-    int w = qr__dr_worst(se, c);
+    int w = qr__hk_worst(se, c);
     if (w < 0) return QR_OK;
     char sub[4096];
     snprintf(sub, sizeof sub, "%s/" QR_BF_REPRO, dir);
@@ -58,8 +58,8 @@ static QrStatus qr_deploy_runall_emit(QrDeployRunall *d, const QrDeployRunallOpt
     else if (wi->rec_fp >= 0 && wi->rec_fp_meets) { rec = wi->rec_fp; to_float = true; }
     else if (wi->rec_int16 >= 0) rec = wi->rec_int16;
     int k = rec >= 0 ? wi->steps[rec].k : 0;
-    QrAxNode *rank = NULL;
-    int nr = qr__ax_rank(sens, &rank);
+    QrWiNode *rank = NULL;
+    int nr = qr_whatif_rank(sens, &rank);
     if (nr < 0) return qr_errf(QR_ERR_NOMEM, "out of memory");
     if (k > nr) k = nr;
     struct stat sb;
@@ -71,7 +71,7 @@ static QrStatus qr_deploy_runall_emit(QrDeployRunall *d, const QrDeployRunallOpt
     bool staged = st == QR_OK;
     QrPromoteResult r = { 0 };
     snprintf(path, sizeof path, "%s/analysis_promoted.onnx", tmp);
-    if (st == QR_OK) st = qr__pm_model_rank(se, rank, k, to_float, path, &r);
+    if (st == QR_OK) st = qr_promote_model_rank(se, rank, k, to_float, path, &r);
     if (st == QR_OK) st = qr_promote_write_lists(&r, tmp, "", "analysis_promoted.onnx");
     if (st == QR_OK && (rmdir(o->emit_dir) != 0 || rename(tmp, o->emit_dir) != 0))
         st = qr_errf(QR_ERR_IO, "cannot move the model into %s: %s", o->emit_dir, strerror(errno));

@@ -83,7 +83,7 @@ static QrStatus qr_ox_used_inits(QrOnnxOut *x) {
     return QR_OK;
 }
 
-static QrStatus qr__ox_io(QrOxIo *io, int *n, const char *name, QrDType dt, int rank, const int64_t *dims) {
+static QrStatus qr__ow_io(QrOxIo *io, int *n, const char *name, QrDType dt, int rank, const int64_t *dims) {
     if (*n >= 64) return qr_errf(QR_ERR_UNSUPPORTED, "more than 64 graph inputs/outputs");
     QrOxIo *o = &io[(*n)++];
     o->name = name;
@@ -94,24 +94,24 @@ static QrStatus qr__ox_io(QrOxIo *io, int *n, const char *name, QrDType dt, int 
 }
 
 static QrStatus qr_ox_input(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims) {
-    return qr__ox_io(x->ins, &x->n_in, name, dt, rank, dims);
+    return qr__ow_io(x->ins, &x->n_in, name, dt, rank, dims);
 }
 
 static QrStatus qr_ox_output(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims) {
-    return qr__ox_io(x->outs, &x->n_out, name, dt, rank, dims);
+    return qr__ow_io(x->outs, &x->n_out, name, dt, rank, dims);
 }
 
 /* ---- proto building (everything in x->arena) ---- */
 
-static void *qr__ox_new(QrOnnxOut *x, size_t size, const void *init) {
+static void *qr__ow_new(QrOnnxOut *x, size_t size, const void *init) {
     void *p = qr_arena_alloc(&x->arena, size);
     if (p) memcpy(p, init, size);
     return p;
 }
 
-static Onnx__TensorProto *qr__ox_tensor(QrOnnxOut *x, const char *name, const QrTensor *t) {
+static Onnx__TensorProto *qr__ow_tensor(QrOnnxOut *x, const char *name, const QrTensor *t) {
     static const Onnx__TensorProto init = ONNX__TENSOR_PROTO__INIT;
-    Onnx__TensorProto *tp = qr__ox_new(x, sizeof *tp, &init);
+    Onnx__TensorProto *tp = qr__ow_new(x, sizeof *tp, &init);
     if (!tp) return NULL;
     tp->name = (char *)(name ? name : "");
     tp->n_dims = (size_t)t->rank;
@@ -138,20 +138,20 @@ static Onnx__TensorProto *qr__ox_tensor(QrOnnxOut *x, const char *name, const Qr
     return tp;
 }
 
-static Onnx__ValueInfoProto *qr__ox_vi(QrOnnxOut *x, const QrOxIo *io) {
+static Onnx__ValueInfoProto *qr__ow_vi(QrOnnxOut *x, const QrOxIo *io) {
     static const Onnx__ValueInfoProto vi0 = ONNX__VALUE_INFO_PROTO__INIT;
     static const Onnx__TypeProto tp0 = ONNX__TYPE_PROTO__INIT;
     static const Onnx__TypeProto__Tensor tt0 = ONNX__TYPE_PROTO__TENSOR__INIT;
     static const Onnx__TensorShapeProto sh0 = ONNX__TENSOR_SHAPE_PROTO__INIT;
     static const Onnx__TensorShapeProto__Dimension d0 = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT;
-    Onnx__ValueInfoProto *vi = qr__ox_new(x, sizeof *vi, &vi0);
-    Onnx__TypeProto *tp = qr__ox_new(x, sizeof *tp, &tp0);
-    Onnx__TypeProto__Tensor *tt = qr__ox_new(x, sizeof *tt, &tt0);
-    Onnx__TensorShapeProto *sh = qr__ox_new(x, sizeof *sh, &sh0);
+    Onnx__ValueInfoProto *vi = qr__ow_new(x, sizeof *vi, &vi0);
+    Onnx__TypeProto *tp = qr__ow_new(x, sizeof *tp, &tp0);
+    Onnx__TypeProto__Tensor *tt = qr__ow_new(x, sizeof *tt, &tt0);
+    Onnx__TensorShapeProto *sh = qr__ow_new(x, sizeof *sh, &sh0);
     Onnx__TensorShapeProto__Dimension **dims = qr_arena_array(&x->arena, (size_t)io->rank + 1, sizeof *dims);
     if (!vi || !tp || !tt || !sh || !dims) return NULL;
     for (int d = 0; d < io->rank; d++) {
-        dims[d] = qr__ox_new(x, sizeof **dims, &d0);
+        dims[d] = qr__ow_new(x, sizeof **dims, &d0);
         if (!dims[d]) return NULL;
         dims[d]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
         dims[d]->dim_value = io->dims[d];
@@ -168,9 +168,9 @@ static Onnx__ValueInfoProto *qr__ox_vi(QrOnnxOut *x, const QrOxIo *io) {
     return vi;
 }
 
-static Onnx__AttributeProto *qr__ox_attr(QrOnnxOut *x, const QrAttr *a) {
+static Onnx__AttributeProto *qr__ow_attr(QrOnnxOut *x, const QrAttr *a) {
     static const Onnx__AttributeProto a0 = ONNX__ATTRIBUTE_PROTO__INIT;
-    Onnx__AttributeProto *p = qr__ox_new(x, sizeof *p, &a0);
+    Onnx__AttributeProto *p = qr__ow_new(x, sizeof *p, &a0);
     if (!p) return NULL;
     p->name = (char *)a->name;
     p->has_type = 1;
@@ -179,7 +179,7 @@ static Onnx__AttributeProto *qr__ox_attr(QrOnnxOut *x, const QrAttr *a) {
     case QR_ATTR_FLOAT: p->has_f = 1; p->f = a->f; break;
     case QR_ATTR_INT: p->has_i = 1; p->i = a->i; break;
     case QR_ATTR_STRING: p->has_s = 1; p->s.len = a->s_len; p->s.data = (uint8_t *)a->s; break;
-    case QR_ATTR_TENSOR: if (!(p->t = qr__ox_tensor(x, "", a->t))) return NULL; break;
+    case QR_ATTR_TENSOR: if (!(p->t = qr__ow_tensor(x, "", a->t))) return NULL; break;
     case QR_ATTR_FLOATS: p->n_floats = (size_t)a->n; p->floats = a->floats; break;
     case QR_ATTR_INTS: p->n_ints = (size_t)a->n; p->ints = a->ints; break;
     case QR_ATTR_STRINGS:
@@ -192,7 +192,7 @@ static Onnx__AttributeProto *qr__ox_attr(QrOnnxOut *x, const QrAttr *a) {
         p->n_tensors = (size_t)a->n;
         p->tensors = qr_arena_array(&x->arena, (size_t)a->n + 1, sizeof *p->tensors);
         if (!p->tensors) return NULL;
-        for (int k = 0; k < a->n; k++) if (!(p->tensors[k] = qr__ox_tensor(x, "", &a->tensors[k]))) return NULL;
+        for (int k = 0; k < a->n; k++) if (!(p->tensors[k] = qr__ow_tensor(x, "", &a->tensors[k]))) return NULL;
         break;
     default: break;
     }
@@ -205,8 +205,8 @@ static QrStatus qr_ox_write(QrOnnxOut *x, const char *path) {
     static const Onnx__NodeProto n0 = ONNX__NODE_PROTO__INIT;
     static const Onnx__OperatorSetIdProto o0 = ONNX__OPERATOR_SET_ID_PROTO__INIT;
     QrArenaMark mark = qr_arena_mark(&x->arena);
-    Onnx__ModelProto *m = qr__ox_new(x, sizeof *m, &m0);
-    Onnx__GraphProto *g = qr__ox_new(x, sizeof *g, &g0);
+    Onnx__ModelProto *m = qr__ow_new(x, sizeof *m, &m0);
+    Onnx__GraphProto *g = qr__ow_new(x, sizeof *g, &g0);
     QrStatus st = m && g ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     /* opsets: the default domain, com.microsoft when used, any other domain at version 1 */
     const char *doms[16];
@@ -232,7 +232,7 @@ static QrStatus qr_ox_write(QrOnnxOut *x, const char *path) {
         m->opset_import = qr_arena_array(&x->arena, (size_t)nd, sizeof *m->opset_import);
         if (!m->opset_import) st = qr_errf(QR_ERR_NOMEM, "out of memory");
         for (int k = 0; st == QR_OK && k < nd; k++) {
-            Onnx__OperatorSetIdProto *o = qr__ox_new(x, sizeof *o, &o0);
+            Onnx__OperatorSetIdProto *o = qr__ow_new(x, sizeof *o, &o0);
             if (!o) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
             o->domain = (char *)doms[k];
             o->has_version = 1;
@@ -255,7 +255,7 @@ static QrStatus qr_ox_write(QrOnnxOut *x, const char *path) {
     }
     for (int i = 0; st == QR_OK && i < x->n_nodes; i++) {
         const QrOxNode *s = &x->nodes[i];
-        Onnx__NodeProto *n = qr__ox_new(x, sizeof *n, &n0);
+        Onnx__NodeProto *n = qr__ow_new(x, sizeof *n, &n0);
         if (!n) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
         n->name = (char *)s->name;
         n->op_type = (char *)s->op_type;
@@ -268,17 +268,17 @@ static QrStatus qr_ox_write(QrOnnxOut *x, const char *path) {
         n->attribute = qr_arena_array(&x->arena, (size_t)s->n_attr + 1, sizeof *n->attribute);
         if (!n->attribute) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
         for (int k = 0; st == QR_OK && k < s->n_attr; k++)
-            if (!(n->attribute[k] = qr__ox_attr(x, &s->attr[k]))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+            if (!(n->attribute[k] = qr__ow_attr(x, &s->attr[k]))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
         g->node[i] = n;
     }
     for (int i = 0; st == QR_OK && i < x->n_inits; i++)
-        if (!(g->initializer[i] = qr__ox_tensor(x, x->inits[i].name, x->inits[i].t)))
+        if (!(g->initializer[i] = qr__ow_tensor(x, x->inits[i].name, x->inits[i].t)))
             st = qr_errf(QR_ERR_UNSUPPORTED, "initializer '%s' (%s) cannot be written", x->inits[i].name,
                          qr_dtype_name(x->inits[i].t->dtype));
     for (int i = 0; st == QR_OK && i < x->n_in; i++)
-        if (!(g->input[i] = qr__ox_vi(x, &x->ins[i]))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        if (!(g->input[i] = qr__ow_vi(x, &x->ins[i]))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int i = 0; st == QR_OK && i < x->n_out; i++)
-        if (!(g->output[i] = qr__ox_vi(x, &x->outs[i]))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        if (!(g->output[i] = qr__ow_vi(x, &x->outs[i]))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     unsigned char *buf = NULL;
     size_t len = 0;
     if (st == QR_OK) {

@@ -1,6 +1,6 @@
 /* deploy/promote — implementation. See promote.h. The plan, the 16-bit substitutes and the
- * prediction are the what-if's own (analysis/whatif.c: qr__ax_groups, qr__ax_plan, qr__ax_promote,
- * qr__ax_run_job), so the model written is the graph the what-if ran. */
+ * prediction are the what-if's own (analysis/whatif.c: qr_whatif_groups, qr_whatif_plan, qr_whatif_promote,
+ * qr_whatif_run_job), so the model written is the graph the what-if ran. */
 
 static QrStatus qr_promote_nodes(const QrSession *s, const char *list, QrArena *a, int **out, int *n) {
     const QrGraph *tg = &s->tw.g;
@@ -168,27 +168,27 @@ static QrStatus qr__pm_emit(const QrPmEmit *e, const char *path) {
     return st;
 }
 
-static QrStatus qr__pm_model_rank(QrSession *s, QrAxNode *rank, int n, bool to_float, const char *onnx_path,
+static QrStatus qr_promote_model_rank(QrSession *s, QrWiNode *rank, int n, bool to_float, const char *onnx_path,
                                   QrPromoteResult *r);
 
 static QrStatus qr_promote_model(QrSession *s, const int *twin_nodes, int n, bool to_float, const char *onnx_path,
                                  QrPromoteResult *r) {
     int nq = s->qt.n;
-    QrAxNode *rank = calloc((size_t)n + 1, sizeof *rank);
+    QrWiNode *rank = calloc((size_t)n + 1, sizeof *rank);
     if (!rank) return qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int j = 0; j < n; j++) {                    /* the nodes as what-if rows: every quantizer they own */
         rank[j].node = twin_nodes[j];
         rank[j].name = qr__ax_node_name(s, twin_nodes[j]);
-        for (int i = 0; i < nq && rank[j].n_q < QR__AX_NODE_MAXQ; i++)
+        for (int i = 0; i < nq && rank[j].n_q < QR_WHATIF_NODE_MAXQ; i++)
             if (s->qt.q[i].owner == twin_nodes[j] && s->qt.q[i].kind != QR_QK_BIAS) rank[j].q[rank[j].n_q++] = i;
     }
-    QrStatus st = qr__pm_model_rank(s, rank, n, to_float, onnx_path, r);
+    QrStatus st = qr_promote_model_rank(s, rank, n, to_float, onnx_path, r);
     free(rank);
     return st;
 }
 
-/* The promotion of the first n rows of a what-if ranking (qr__ax_rank or built from nodes). */
-static QrStatus qr__pm_model_rank(QrSession *s, QrAxNode *rank, int n, bool to_float, const char *onnx_path,
+/* The promotion of the first n rows of a what-if ranking (qr_whatif_rank or built from nodes). */
+static QrStatus qr_promote_model_rank(QrSession *s, QrWiNode *rank, int n, bool to_float, const char *onnx_path,
                                   QrPromoteResult *r) {
     memset(r, 0, sizeof *r);
     r->to_float = to_float;
@@ -196,26 +196,26 @@ static QrStatus qr__pm_model_rank(QrSession *s, QrAxNode *rank, int n, bool to_f
     int nq = s->qt.n;
     QrWhatIf w = { 0 };
     QrWhatIfStep step = { .k = n };
-    QrAxStepPlan plan = { 0 };
-    QrAxGroups gr = { 0 };
+    QrWiStepPlan plan = { 0 };
+    QrWiGroups gr = { 0 };
     plan.state = malloc(((size_t)nq + 1) * sizeof(int));
     plan.mask = malloc((size_t)nq + 1);
     QrStatus st = plan.state && plan.mask ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr__ax_groups(s, &w.arena, &gr);
-    if (st == QR_OK) st = qr__ax_plan(s, rank, &gr, &w, &step, &plan);
-    QrAxRunJob job = { s, &gr, &step, &plan };
-    if (st == QR_OK) st = qr__ax_run_job(&job, to_float ? 1 : 0, 0);
+    if (st == QR_OK) st = qr_whatif_groups(s, &w.arena, &gr);
+    if (st == QR_OK) st = qr_whatif_plan(s, rank, &gr, &w, &step, &plan);
+    QrWiRunJob job = { s, &gr, &step, &plan };
+    if (st == QR_OK) st = qr_whatif_run_job(&job, to_float ? 1 : 0, 0);
     if (st == QR_OK) r->predicted = to_float ? step.fp : step.int16;
     /* the graph the prediction ran, written as ONNX */
     if (st == QR_OK && !to_float) {
         int npv = gr.pg.n_values;
         const QrTensor **subst = calloc((size_t)npv + 1, sizeof *subst);
-        QrAxSubst ts = { calloc((size_t)nq * 3 + 3, sizeof(QrTensor)), 0, nq * 3 + 3 };
+        QrWiSubst ts = { calloc((size_t)nq * 3 + 3, sizeof(QrTensor)), 0, nq * 3 + 3 };
         st = ts.t && subst ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-        for (int i = 0; st == QR_OK && i < nq; i++) {     /* as qr__ax_run_job's 16-bit run */
+        for (int i = 0; st == QR_OK && i < nq; i++) {     /* as qr_whatif_run_job's 16-bit run */
             if (plan.state[i] == 4 && s->fw[i] && s->qt.q[i].out_value >= 0) subst[s->qt.q[i].out_value] = s->fw[i];
             if (plan.state[i] < 2 || plan.state[i] == 4) continue;
-            st = qr__ax_promote(s, &gr, i, &ts, subst);
+            st = qr_whatif_promote(s, &gr, i, &ts, subst);
         }
         /* ONNX's QuantizeLinear / DequantizeLinear take 16-bit types from opset 21; before it the
          * promoted quantizers' nodes use com.microsoft's, which ONNX Runtime has for 16 bits */
@@ -230,7 +230,7 @@ static QrStatus qr__pm_model_rank(QrSession *s, QrAxNode *rank, int n, bool to_f
         QrPmEmit e = { &gr.pg, subst, NULL, NULL, NULL, dom };
         if (st == QR_OK) st = qr__pm_emit(&e, onnx_path);
         free(dom);
-        qr__ax_subst_free(&ts);
+        qr_whatif_subst_free(&ts);
         free(subst);
     } else if (st == QR_OK) {
         QrOverrides ov = { 0 };
@@ -259,7 +259,7 @@ static QrStatus qr__pm_model_rank(QrSession *s, QrAxNode *rank, int n, bool to_f
         r->arena = w.arena;                            /* the lists live there */
         w.arena = (QrArena){ 0 };
     }
-    qr__ax_groups_free(&gr);
+    qr_whatif_groups_free(&gr);
     qr_arena_free(&w.arena);
     free(plan.state);
     free(plan.mask);
@@ -293,8 +293,8 @@ static QrStatus qr_promote_write_lists(const QrPromoteResult *r, const char *dir
     qr_json_obj_begin(&j);
     qr_json_kv_str(&j, "model", model_file);
     qr_json_kv_str(&j, "to", r->to_float ? "float" : "int16");
-    qr__ax_js_strs(&j, "nodes", r->nodes, r->n_nodes);
-    qr__ax_js_strs(&j, "base_nodes", bn, r->n_nodes);
+    qr_whatif_js_strs(&j, "nodes", r->nodes, r->n_nodes);
+    qr_whatif_js_strs(&j, "base_nodes", bn, r->n_nodes);
     qr_json_key(&j, "predicted");
     qr_json_obj_begin(&j);
     qr_json_kv_num(&j, "Cosine", r->predicted.cosine);
@@ -303,9 +303,9 @@ static QrStatus qr_promote_write_lists(const QrPromoteResult *r, const char *dir
     qr_json_kv_num(&j, "MSE", r->predicted.mse);
     qr_json_obj_end(&j);
     if (!r->to_float) {
-        qr__ax_js_strs(&j, "promoted_tensors", r->promoted, r->n_promoted);
-        qr__ax_js_strs(&j, "also_promoted", r->also, r->n_also);
-        qr__ax_js_strs(&j, "not_promoted", r->not_promoted, r->n_not);
+        qr_whatif_js_strs(&j, "promoted_tensors", r->promoted, r->n_promoted);
+        qr_whatif_js_strs(&j, "also_promoted", r->also, r->n_also);
+        qr_whatif_js_strs(&j, "not_promoted", r->not_promoted, r->n_not);
     } else qr_json_kv_int(&j, "quantizers_not_disabled", r->n_not_disabled);
     qr_json_kv_str(&j, "note", "the model is qreport's analysis graph (QOperator / integer-op nodes in their "
                    "DequantizeLinear -> op -> QuantizeLinear form) with the promotion applied (float weights that replace a "
@@ -316,9 +316,9 @@ static QrStatus qr_promote_write_lists(const QrPromoteResult *r, const char *dir
     if (st == QR_OK) {                              /* ONNX Runtime quantize_static(...) */
         qr_json_init(&j);
         qr_json_obj_begin(&j);
-        if (r->to_float) qr__ax_js_strs(&j, "nodes_to_exclude", bn, r->n_nodes);
+        if (r->to_float) qr_whatif_js_strs(&j, "nodes_to_exclude", bn, r->n_nodes);
         else {
-            qr__ax_js_strs(&j, "nodes_to_exclude", NULL, 0);
+            qr_whatif_js_strs(&j, "nodes_to_exclude", NULL, 0);
             qr_json_key(&j, "extra_options");
             qr_json_obj_begin(&j);
             qr_json_key(&j, "TensorQuantOverrides");
@@ -342,7 +342,7 @@ static QrStatus qr_promote_write_lists(const QrPromoteResult *r, const char *dir
     if (st == QR_OK) {                              /* TensorRT Model Optimizer style */
         qr_json_init(&j);
         qr_json_obj_begin(&j);
-        qr__ax_js_strs(&j, "nodes_to_exclude", bn, r->n_nodes);
+        qr_whatif_js_strs(&j, "nodes_to_exclude", bn, r->n_nodes);
         qr_json_key(&j, "quant_cfg");
         qr_json_obj_begin(&j);
         for (int k = 0; k < r->n_nodes; k++) {

@@ -34,4 +34,6 @@ static QrStatus qr_promote_model(QrSession *s, const int *twin_nodes, int n, boo
 static QrStatus qr_promote_write_lists(const QrPromoteResult *r, const char *dir, const char *prefix, const char *model_file);
 static void qr_promote_free(QrPromoteResult *r);
 
+/* ---- used by other modules (issue 19: private names used across modules became public) ---- */
+static QrStatus qr_promote_model_rank(QrSession *s, QrWiNode *rank, int n, bool to_float, const char *onnx_path, QrPromoteResult *r);
 #endif

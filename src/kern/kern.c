@@ -3,9 +3,9 @@
  * AVX-512 VNNI; on AArch64 dot = neon + FEAT_DotProd, i8mm = dot + FEAT_I8MM (the 8-bit GEMMs on
  * SMMLA). A level keeps the kernels of the level below where it has none of its own. */
 
-static bool qr__kern_ready;
-static QrStatus qr__kern_status;
-static char qr__kern_msg[256];
+static bool qr__k_ready;
+static QrStatus qr__k_status;
+static char qr__k_msg[256];
 
 static bool qr_kern_isa_parse(const char *s, QrIsa *out) {
     static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT,
@@ -17,7 +17,7 @@ static bool qr_kern_isa_parse(const char *s, QrIsa *out) {
 
 /* What a level needs that `cpu` lacks, or NULL when the CPU has it (and this build has
  * kernels for it). */
-static const char *qr__kern_missing(QrIsa isa, const QrCpu *cpu) {
+static const char *qr__k_missing(QrIsa isa, const QrCpu *cpu) {
     switch (isa) {
     case QR_ISA_REF: return NULL;
 #if defined(__x86_64__)
@@ -50,7 +50,7 @@ static const char *qr__kern_missing(QrIsa isa, const QrCpu *cpu) {
 static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
     QrCpu cpu;
     qr_cpu_detect(&cpu);
-    const char *miss = qr__kern_missing(isa, &cpu);
+    const char *miss = qr__k_missing(isa, &cpu);
     if (miss) return qr_errf(QR_ERR_UNSUPPORTED, "kernel level '%s' needs %s, which this CPU lacks", qr_isa_name(isa), miss);
     *k = (QrKernels){
         .isa = QR_ISA_REF,
@@ -172,40 +172,40 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
 }
 
 /* The best level this CPU has. */
-static QrIsa qr__kern_best(void) {
+static QrIsa qr__k_best(void) {
     static const QrIsa order[] = { QR_ISA_VNNI, QR_ISA_AVX512, QR_ISA_AVX2, QR_ISA_I8MM, QR_ISA_DOT, QR_ISA_NEON };
     QrCpu cpu;
     qr_cpu_detect(&cpu);
     for (int i = 0; i < QR_ARRAY_LEN(order); i++)
-        if (!qr__kern_missing(order[i], &cpu)) return order[i];
+        if (!qr__k_missing(order[i], &cpu)) return order[i];
     return QR_ISA_REF;
 }
 
 static QrStatus qr_kern_init(void) {
-    if (qr__kern_ready) {
-        if (qr__kern_status != QR_OK) return qr_errf(qr__kern_status, "%s", qr__kern_msg);
+    if (qr__k_ready) {
+        if (qr__k_status != QR_OK) return qr_errf(qr__k_status, "%s", qr__k_msg);
         return QR_OK;
     }
-    QrIsa best = qr__kern_best(), want = best;
+    QrIsa best = qr__k_best(), want = best;
     const char *force = getenv("QR_ISA");
-    qr__kern_status = QR_OK;
+    qr__k_status = QR_OK;
     if (force && *force) {
         if (!qr_kern_isa_parse(force, &want)) {
-            qr__kern_status = qr_errf(QR_ERR_UNSUPPORTED, "QR_ISA='%s' is not one of ref, avx2, avx512, vnni, neon, dot, i8mm",
+            qr__k_status = qr_errf(QR_ERR_UNSUPPORTED, "QR_ISA='%s' is not one of ref, avx2, avx512, vnni, neon, dot, i8mm",
                                       force);
             want = best;
         } else {
             QrKernels tmp;
             if (qr_kern_table(want, &tmp) != QR_OK) {
-                qr__kern_status = qr_err_wrap(QR_ERR_UNSUPPORTED, "QR_ISA=%s (using %s)", force, qr_isa_name(best));
+                qr__k_status = qr_err_wrap(QR_ERR_UNSUPPORTED, "QR_ISA=%s (using %s)", force, qr_isa_name(best));
                 want = best;
             }
         }
-        if (qr__kern_status != QR_OK) snprintf(qr__kern_msg, sizeof qr__kern_msg, "%s", qr_err_msg());
+        if (qr__k_status != QR_OK) snprintf(qr__k_msg, sizeof qr__k_msg, "%s", qr_err_msg());
     }
     if (qr_kern_table(want, &qr_kern) != QR_OK) qr_kern_table(QR_ISA_REF, &qr_kern);
-    qr__kern_ready = true;
-    return qr__kern_status;
+    qr__k_ready = true;
+    return qr__k_status;
 }
 
 static QrIsa qr_kern_isa(void) { qr_kern_init(); return qr_kern.isa; }

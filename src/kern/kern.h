@@ -86,11 +86,11 @@ typedef void (*QrF32GemvM1tQ8Fn)(int64_t n0, int64_t n1, int64_t N, int64_t K, c
  * -ffp-contract=fast — for kernels that must round every product on its own, as ONNX
  * Runtime's do: an empty asm the optimizer cannot see through, no instruction. */
 #if defined(__x86_64__)
-#define QR__K_ROUNDED(v) __asm__("" : "+v"(v))
+#define QR_KERN_ROUNDED(v) __asm__("" : "+v"(v))
 #elif defined(__aarch64__)
-#define QR__K_ROUNDED(v) __asm__("" : "+w"(v))
+#define QR_KERN_ROUNDED(v) __asm__("" : "+w"(v))
 #else
-#define QR__K_ROUNDED(v) ((void)0)
+#define QR_KERN_ROUNDED(v) ((void)0)
 #endif
 
 /* One image (and group) of a 2-D convolution as the B operand of a GEMM (implicit
@@ -498,4 +498,6 @@ static void qr_f32_pair_stats_init(QrF32PairStats *s);
 /* a += b: counts and sums add, min/max combine, mean/m2 by Chan's parallel formula. */
 static void qr_f32_pair_stats_merge(QrF32PairStats *a, const QrF32PairStats *b);
 
+/* ---- used by other modules (issue 19: private names used across modules became public) ---- */
+static bool qr_kern_dwc_small(const QrQ8Win *p, int64_t *hp, int64_t *wp);
 #endif

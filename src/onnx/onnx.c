@@ -1,8 +1,8 @@
 /* onnx — implementation. See onnx.h. */
 
 /* protobuf-c allocates through our arena; everything is dropped at once. */
-static void *qr__pb_alloc(void *ud, size_t size) { return qr_arena_alloc(ud, size); }
-static void qr__pb_free(void *ud, void *p) { QR_UNUSED(ud); QR_UNUSED(p); }
+static void *qr__onnx_pb_alloc(void *ud, size_t size) { return qr_arena_alloc(ud, size); }
+static void qr__onnx_pb_free(void *ud, void *p) { QR_UNUSED(ud); QR_UNUSED(p); }
 
 typedef struct QrOnnxCtx {
     const char *path;   /* model file, for messages */
@@ -12,7 +12,7 @@ typedef struct QrOnnxCtx {
 
 /* Resolves an external data location inside the model's folder; refuses absolute
  * paths and any ".." component so a model cannot read files outside its folder. */
-static QrStatus qr__external_path(const QrOnnxCtx *cx, const char *loc, const char *tname, char *out, size_t n) {
+static QrStatus qr__onnx_external_path(const QrOnnxCtx *cx, const char *loc, const char *tname, char *out, size_t n) {
     if (!loc || !loc[0])
         return qr_errf(QR_ERR_INVALID, "%s: tensor '%s': external data without a location", cx->path, tname);
     if (loc[0] == '/')
@@ -34,7 +34,7 @@ static QrStatus qr__external_path(const QrOnnxCtx *cx, const char *loc, const ch
 
 /* Element i of a sub-byte type packed low bits first (`byte` holds it), as qreport stores it
  * unpacked: int4/int2 sign-extended, uint4/uint2 and float4 codes as is. */
-static uint8_t qr__unpack_elem(QrDType dt, int bits, unsigned byte, int64_t i) {
+static uint8_t qr__onnx_unpack_elem(QrDType dt, int bits, unsigned byte, int64_t i) {
     int per = 8 / bits;
     unsigned v = (byte >> ((i % per) * bits)) & ((1u << bits) - 1), half = 1u << (bits - 1);
     if (dt == QR_DT_S4 || dt == QR_DT_S2) return (uint8_t)(int8_t)((int)(v ^ half) - (int)half);
@@ -43,7 +43,7 @@ static uint8_t qr__unpack_elem(QrDType dt, int bits, unsigned byte, int64_t i) {
 
 /* Number of values in the typed field that holds dtype dt (packed sub-byte types: one
  * byte per int32). */
-static size_t qr__typed_count(const Onnx__TensorProto *tp, QrDType dt) {
+static size_t qr__onnx_typed_count(const Onnx__TensorProto *tp, QrDType dt) {
     switch (dt) {
     case QR_DT_F32: return tp->n_float_data;
     case QR_DT_F64: return tp->n_double_data;
@@ -54,7 +54,7 @@ static size_t qr__typed_count(const Onnx__TensorProto *tp, QrDType dt) {
 }
 
 /* Converts a TensorProto. The data is owned by the tensor (qr_tensor_free_data). */
-static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorProto *tp, QrTensor *t) {
+static QrStatus qr__onnx_tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorProto *tp, QrTensor *t) {
     const char *name = tp->name && tp->name[0] ? tp->name : "<unnamed>";
     memset(t, 0, sizeof *t);
     if (tp->n_dims > QR_MAX_RANK)
@@ -76,9 +76,9 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
     if (!external && tp->has_raw_data && tp->raw_data.len != raw_bytes)
         return qr_errf(QR_ERR_INVALID, "%s: tensor '%s': raw_data has %zu bytes, but shape and type need %zu",
                        cx->path, name, tp->raw_data.len, raw_bytes);
-    if (!external && !tp->has_raw_data && qr__typed_count(tp, dt) != (packed ? raw_bytes : (size_t)n))
+    if (!external && !tp->has_raw_data && qr__onnx_typed_count(tp, dt) != (packed ? raw_bytes : (size_t)n))
         return qr_errf(QR_ERR_INVALID, "%s: tensor '%s': has %zu stored values, but its shape needs %lld",
-                       cx->path, name, qr__typed_count(tp, dt), (long long)(packed ? (int64_t)raw_bytes : n));
+                       cx->path, name, qr__onnx_typed_count(tp, dt), (long long)(packed ? (int64_t)raw_bytes : n));
     if (!external) QR_TRY(qr_tensor_alloc_data(t));
 
     const unsigned char *raw = NULL;
@@ -103,7 +103,7 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
             }
         }
         char full[4096];
-        st = qr__external_path(cx, loc, name, full, sizeof full);
+        st = qr__onnx_external_path(cx, loc, name, full, sizeof full);
         uint64_t fsize = 0;
         if (st == QR_OK) {
             st = qr_file_size(full, &fsize);
@@ -140,7 +140,7 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
     }
 
     if (raw) {                                    /* packed sub-byte type: low bits first */
-        for (int64_t i = 0; i < n; i++) ((uint8_t *)t->data)[i] = qr__unpack_elem(dt, bits, raw[i / per], i);
+        for (int64_t i = 0; i < n; i++) ((uint8_t *)t->data)[i] = qr__onnx_unpack_elem(dt, bits, raw[i / per], i);
         free(ext);
         return QR_OK;
     }
@@ -169,7 +169,7 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
         have = tp->n_int32_data;
         if (have == raw_bytes) {
             for (int64_t i = 0; i < n; i++)
-                ((uint8_t *)t->data)[i] = qr__unpack_elem(dt, bits, (unsigned)tp->int32_data[i / per] & 0xff, i);
+                ((uint8_t *)t->data)[i] = qr__onnx_unpack_elem(dt, bits, (unsigned)tp->int32_data[i / per] & 0xff, i);
             have = (size_t)n;
         }
         break;
@@ -195,7 +195,7 @@ static QrStatus qr__tensor_from_proto(const QrOnnxCtx *cx, const Onnx__TensorPro
 }
 
 /* Moves an owned tensor's data into the arena (attribute tensors live as long as the graph). */
-static QrStatus qr__tensor_to_arena(QrTensor *t, QrArena *a) {
+static QrStatus qr__onnx_tensor_to_arena(QrTensor *t, QrArena *a) {
     void *d = qr_arena_alloc(a, qr_tensor_nbytes(t) + QR_ALIGN);
     if (!d) { qr_tensor_free_data(t); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
     memcpy(d, t->data, qr_tensor_nbytes(t));
@@ -204,7 +204,7 @@ static QrStatus qr__tensor_to_arena(QrTensor *t, QrArena *a) {
     return QR_OK;
 }
 
-static QrStatus qr__attr_from_proto(const QrOnnxCtx *cx, const char *node, const Onnx__AttributeProto *ap, QrAttr *a) {
+static QrStatus qr__onnx_attr_from_proto(const QrOnnxCtx *cx, const char *node, const Onnx__AttributeProto *ap, QrAttr *a) {
     QrArena *ar = cx->arena;
     a->name = qr_arena_strdup(ar, ap->name ? ap->name : "");
     a->type = (QrAttrType)ap->type;
@@ -219,9 +219,9 @@ static QrStatus qr__attr_from_proto(const QrOnnxCtx *cx, const char *node, const
     if (ap->t) {
         a->t = qr_arena_alloc(ar, sizeof *a->t);
         if (!a->t) return qr_errf(QR_ERR_NOMEM, "out of memory");
-        QrStatus st = qr__tensor_from_proto(cx, ap->t, a->t);
+        QrStatus st = qr__onnx_tensor_from_proto(cx, ap->t, a->t);
         if (st != QR_OK) return qr_err_wrap(st, "node '%s' attribute '%s'", node, a->name);
-        QR_TRY(qr__tensor_to_arena(a->t, ar));
+        QR_TRY(qr__onnx_tensor_to_arena(a->t, ar));
     }
     switch (a->type) {
     case QR_ATTR_FLOATS:
@@ -250,9 +250,9 @@ static QrStatus qr__attr_from_proto(const QrOnnxCtx *cx, const char *node, const
         a->tensors = qr_arena_array(ar, ap->n_tensors + 1, sizeof(QrTensor));
         if (!a->tensors) return qr_errf(QR_ERR_NOMEM, "out of memory");
         for (size_t k = 0; k < ap->n_tensors; k++) {
-            QrStatus st = qr__tensor_from_proto(cx, ap->tensors[k], &a->tensors[k]);
+            QrStatus st = qr__onnx_tensor_from_proto(cx, ap->tensors[k], &a->tensors[k]);
             if (st != QR_OK) return qr_err_wrap(st, "node '%s' attribute '%s'", node, a->name);
-            QR_TRY(qr__tensor_to_arena(&a->tensors[k], ar));
+            QR_TRY(qr__onnx_tensor_to_arena(&a->tensors[k], ar));
         }
         break;
     case QR_ATTR_GRAPHS: a->n = (int)ap->n_graphs; break;
@@ -271,7 +271,7 @@ static QrStatus qr__attr_from_proto(const QrOnnxCtx *cx, const char *node, const
 }
 
 /* Records a ValueInfoProto's declared tensor type on value v. */
-static void qr__decl_from_proto(QrGraph *g, int v, const Onnx__ValueInfoProto *vi) {
+static void qr__onnx_decl_from_proto(QrGraph *g, int v, const Onnx__ValueInfoProto *vi) {
     QrValue *val = &g->values[v];
     const Onnx__TypeProto *tp = vi->type;
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type) return;
@@ -291,7 +291,7 @@ static void qr__decl_from_proto(QrGraph *g, int v, const Onnx__ValueInfoProto *v
     }
 }
 
-static QrStatus qr__graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const Onnx__ModelProto *mp) {
+static QrStatus qr__onnx_graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const Onnx__ModelProto *mp) {
     const Onnx__GraphProto *gp = mp->graph;
     if (!gp) return qr_errf(QR_ERR_INVALID, "%s: the model has no graph", cx->path);
     g->ir_version = mp->ir_version;
@@ -317,7 +317,7 @@ static QrStatus qr__graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const Onnx
         QR_TRY(qr_graph_value(g, tp->name, &v));
         if (g->values[v].is_init)
             return qr_errf(QR_ERR_INVALID, "%s: initializer '%s' is defined twice", cx->path, tp->name);
-        QR_TRY(qr__tensor_from_proto(cx, tp, &g->values[v].t));
+        QR_TRY(qr__onnx_tensor_from_proto(cx, tp, &g->values[v].t));
         g->values[v].is_init = true;
     }
     if (gp->n_sparse_initializer)
@@ -331,7 +331,7 @@ static QrStatus qr__graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const Onnx
         if (!vi->name || !vi->name[0]) return qr_errf(QR_ERR_INVALID, "%s: graph input %zu has no name", cx->path, i);
         int v;
         QR_TRY(qr_graph_value(g, vi->name, &v));
-        qr__decl_from_proto(g, v, vi);
+        qr__onnx_decl_from_proto(g, v, vi);
         if (g->values[v].is_init) continue;            /* IR < 4 lists initializers as inputs */
         if (g->values[v].is_input) return qr_errf(QR_ERR_INVALID, "%s: graph input '%s' is listed twice", cx->path, vi->name);
         g->values[v].is_input = true;
@@ -342,7 +342,7 @@ static QrStatus qr__graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const Onnx
         if (!vi->name || !vi->name[0]) return qr_errf(QR_ERR_INVALID, "%s: graph output %zu has no name", cx->path, i);
         int v;
         QR_TRY(qr_graph_value(g, vi->name, &v));
-        qr__decl_from_proto(g, v, vi);
+        qr__onnx_decl_from_proto(g, v, vi);
         g->values[v].is_output = true;
         g->outputs[g->n_outputs++] = v;
     }
@@ -383,7 +383,7 @@ static QrStatus qr__graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const Onnx
         n->attr = qr_arena_array(&g->arena, np->n_attribute + 1, sizeof(QrAttr));
         if (!n->attr) return qr_errf(QR_ERR_NOMEM, "out of memory");
         for (size_t k = 0; k < np->n_attribute; k++)
-            QR_TRY(qr__attr_from_proto(cx, n->name, np->attribute[k], &n->attr[k]));
+            QR_TRY(qr__onnx_attr_from_proto(cx, n->name, np->attribute[k], &n->attr[k]));
         if (n->def) {
             const QrOpDef *d = n->def;
             if (n->n_in < d->min_in || (d->max_in >= 0 && n->n_in > d->max_in) || n->n_out < d->min_out ||
@@ -406,7 +406,7 @@ static QrStatus qr__graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const Onnx
     for (size_t i = 0; i < gp->n_value_info; i++) {
         const Onnx__ValueInfoProto *vi = gp->value_info[i];
         int v = vi->name ? qr_graph_find(g, vi->name) : -1;
-        if (v >= 0 && !g->values[v].has_decl) qr__decl_from_proto(g, v, vi);
+        if (v >= 0 && !g->values[v].has_decl) qr__onnx_decl_from_proto(g, v, vi);
     }
     QrStatus st = qr_graph_finalize(g);
     if (st != QR_OK) return qr_err_wrap(st, "%s", cx->path);
@@ -417,7 +417,7 @@ static QrStatus qr_onnx_load_buffer(const char *path, const char *dir, const uns
                                     QrGraph **out) {
     *out = NULL;
     QrArena pb_arena = {0};
-    ProtobufCAllocator alloc = { qr__pb_alloc, qr__pb_free, &pb_arena };
+    ProtobufCAllocator alloc = { qr__onnx_pb_alloc, qr__onnx_pb_free, &pb_arena };
     pb_arena.limit = len * 8 + ((size_t)64 << 20);     /* decoded size is bounded by the input size */
     Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc, len, buf);
     if (!mp) {
@@ -430,7 +430,7 @@ static QrStatus qr_onnx_load_buffer(const char *path, const char *dir, const uns
     g->path = qr_arena_strdup(&g->arena, path);
     g->dir = qr_arena_strdup(&g->arena, dir);
     QrOnnxCtx cx = { path, dir, &g->arena };
-    QrStatus st = qr__graph_from_proto(g, &cx, mp);
+    QrStatus st = qr__onnx_graph_from_proto(g, &cx, mp);
     qr_arena_free(&pb_arena);
     if (st != QR_OK) { qr_graph_free(g); free(g); return st; }
     *out = g;
@@ -456,13 +456,13 @@ static QrStatus qr_pb_read(const char *path, QrTensor *out, char *name, size_t n
     QR_TRY(qr_file_read(path, QR_ONNX_MAX_PROTO, &buf, &len));
     QrArena pb_arena = {0}, tmp = {0};
     pb_arena.limit = len * 8 + ((size_t)64 << 20);
-    ProtobufCAllocator alloc = { qr__pb_alloc, qr__pb_free, &pb_arena };
+    ProtobufCAllocator alloc = { qr__onnx_pb_alloc, qr__onnx_pb_free, &pb_arena };
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&alloc, len, buf);
     QrStatus st;
     if (!tp) st = qr_errf(QR_ERR_PARSE, "%s: not a valid TensorProto (truncated or corrupt)", path);
     else {
         QrOnnxCtx cx = { path, qr_path_dirname(&tmp, path), &tmp };
-        st = qr__tensor_from_proto(&cx, tp, out);
+        st = qr__onnx_tensor_from_proto(&cx, tp, out);
         if (name && name_len) snprintf(name, name_len, "%s", tp->name ? tp->name : "");
     }
     qr_arena_free(&pb_arena);

@@ -129,7 +129,7 @@ static QrStatus qr__ci_mm_exec_as(QrOpCtx *c, bool dynamic) {
             int64_t acc = 0;
             for (int64_t k = 0; k < g.K; k++) acc += (int64_t)qa[r * g.K + k] * (qr_quant_geti(b, k * g.N + n) - zb[n]);
             float v = (float)(int32_t)(uint32_t)(uint64_t)acc * mult[n];   /* int32 as MLAS accumulates */
-            QR__K_ROUNDED(v);
+            QR_KERN_ROUNDED(v);
             Y[r * g.N + n] = bias ? v + bias[n] : v;
         }
     return QR_OK;
@@ -155,12 +155,12 @@ static QrStatus qr__ci_softmax_geom(const QrOpCtx *c, QrCiSoftmax *s) {
     if (!qr_quant_is_8bit(x->dtype))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "X has type %s (uint8 or int8)", qr_dtype_name(x->dtype));
     if (!ys) return qr_op_fail(c, QR_ERR_INVALID, "y_scale is required");
-    QR_TRY(qr__q_need_scale(c, 1, "X_scale"));
-    QR_TRY(qr__q_need_scale(c, 3, "y_scale"));
+    QR_TRY(qr_op_q_need_scale(c, 1, "X_scale"));
+    QR_TRY(qr_op_q_need_scale(c, 3, "y_scale"));
     static const char *const names[5] = { "X", "X_scale", "x_zero_point", "y_scale", "y_zero_point" };
-    for (int i = 1; i < 5; i++) QR_TRY(qr__q_need_scalar(c, i, names[i]));
-    QR_TRY(qr__q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
-    QR_TRY(qr__q_need_zp_type(c, 4, x->dtype, "y_zero_point"));
+    for (int i = 1; i < 5; i++) QR_TRY(qr_op_q_need_scalar(c, i, names[i]));
+    QR_TRY(qr_op_q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
+    QR_TRY(qr_op_q_need_zp_type(c, 4, x->dtype, "y_zero_point"));
     int64_t opset = qr_attr_int(c->node, "opset", -1);
     if (opset < 1) return qr_op_fail(c, QR_ERR_INVALID, "attribute 'opset' is required");
     if (x->rank < 1) return qr_op_fail(c, QR_ERR_SHAPE, "X must have rank >= 1");
@@ -208,7 +208,7 @@ static QrStatus qr__ci_softmax_exec(QrOpCtx *c) {
             for (int64_t d = 0; d < s.D; d++) {
                 float t = table[(uint8_t)(adj + qr_quant_geti(x, base + d * s.inner))];
                 float v = t * ys;
-                QR__K_ROUNDED(v);
+                QR_KERN_ROUNDED(v);
                 int32_t q = (int32_t)nearbyintf(v / sum) + zp;
                 if (q > 255) q = 255;
                 qr_quant_seti(y, base + d * s.inner, sgn ? (int8_t)(uint8_t)q : q);

@@ -151,7 +151,7 @@ static QrStatus qr_wq_nbits_dequant(const QrOpCtx *c, const QrWqNBits *g, const 
             if (zp_f || gidx) {   /* ORT's DequantizeBlockwise (float zero points, or g_idx) */
                 float adj = -(s * (zp_f ? zp_f[n * g->nb + kb] : (float)qr_wq_nbits_zp(g, zp_u8, n, kb)));
                 v = (float)q * s;
-                QR__K_ROUNDED(v);
+                QR_KERN_ROUNDED(v);
                 v += adj;
             } else {
                 v = (float)(q - qr_wq_nbits_zp(g, zp_u8, n, kb)) * s;
@@ -261,7 +261,7 @@ static QrStatus qr__wq_nbits_f32(QrOpCtx *c) {
 /* float16 / bfloat16 A (scales, float zero points, bias of the same type) run in float32 and
  * the result is rounded back, as ORT's CPU kernel converts them. */
 static QrStatus qr__wq_nbits_exec(QrOpCtx *c) {
-    return qr__nn_via_f32(c, qr__wq_nbits_f32, 1u << QR__WQ_A | 1u << QR__WQ_SCALES | 1u << QR__WQ_BIAS |
+    return qr_op_nn_via_f32(c, qr__wq_nbits_f32, 1u << QR__WQ_A | 1u << QR__WQ_SCALES | 1u << QR__WQ_BIAS |
                                                    (qr_op_in(c, QR__WQ_ZP) && c->in[QR__WQ_ZP]->dtype != QR_DT_U8
                                                         ? 1u << QR__WQ_ZP : 0u), 1u);
 }

@@ -482,10 +482,10 @@ static QrStatus qr__ew_binary_exec(QrOpCtx *c, QrBinOp op) {
     return QR_OK;
 }
 
-static QrStatus qr_op_add_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_ADD); }
-static QrStatus qr_op_sub_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_SUB); }
-static QrStatus qr_op_mul_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_MUL); }
-static QrStatus qr_op_div_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_DIV); }
+static QrStatus qr__ew_add_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_ADD); }
+static QrStatus qr__ew_sub_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_SUB); }
+static QrStatus qr__ew_mul_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_MUL); }
+static QrStatus qr__ew_div_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_DIV); }
 static QrStatus qr__ew_pow_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_POW); }
 static QrStatus qr__ew_prelu_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_PRELU); }
 static QrStatus qr__ew_equal_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_EQ); }
@@ -1484,10 +1484,10 @@ static QrStatus qr__ew_instancenorm_exec(QrOpCtx *c) {
 
 static const QrOpDef qr_ops_elementwise[] = {
     /* broadcasting binary */
-    { "", "Add", 2, 2, 1, 1, qr__ew_arith_shape, qr_op_add_exec, 0 },
-    { "", "Sub", 2, 2, 1, 1, qr__ew_arith_shape, qr_op_sub_exec, 0 },
-    { "", "Mul", 2, 2, 1, 1, qr__ew_arith_shape, qr_op_mul_exec, 0 },
-    { "", "Div", 2, 2, 1, 1, qr__ew_arith_shape, qr_op_div_exec, 0 },
+    { "", "Add", 2, 2, 1, 1, qr__ew_arith_shape, qr__ew_add_exec, 0 },
+    { "", "Sub", 2, 2, 1, 1, qr__ew_arith_shape, qr__ew_sub_exec, 0 },
+    { "", "Mul", 2, 2, 1, 1, qr__ew_arith_shape, qr__ew_mul_exec, 0 },
+    { "", "Div", 2, 2, 1, 1, qr__ew_arith_shape, qr__ew_div_exec, 0 },
     { "", "Pow", 2, 2, 1, 1, qr__ew_pow_shape, qr__ew_pow_exec, 0 },
     { "", "PRelu", 2, 2, 1, 1, qr__ew_prelu_shape, qr__ew_prelu_exec, 0 },
     { "", "Equal", 2, 2, 1, 1, qr__ew_cmp_shape, qr__ew_equal_exec, 0 },

@@ -2,11 +2,11 @@
  * float32 is computed directly on the kernel table (2-D Conv as an implicit-im2col GEMM
  * with the bias in its epilogue, 1x1 stride-1 Conv as a plain GEMM, depthwise and 2-D
  * MaxPool per plane over the thread pool); float16/bfloat16/float64 (and integer MaxPool)
- * are staged through float32 by qr__nn_via_f32. Einsum is computed in double for every
+ * are staged through float32 by qr_op_nn_via_f32. Einsum is computed in double for every
  * numeric type. */
 
 #define QR__NN_MAXSP (QR_MAX_RANK - 2)   /* spatial dims of Conv/Pool */
-#define QR__NN_MAXIO 8                   /* inputs/outputs qr__nn_via_f32 can stage */
+#define QR__NN_MAXIO 8                   /* inputs/outputs qr_op_nn_via_f32 can stage */
 /* Largest im2col/col2im buffer per tile; bigger problems are split into column tiles
  * (tests shrink it with -DQR__NN_COL_BYTES=... to exercise the tiling). */
 #ifndef QR__NN_COL_BYTES
@@ -18,7 +18,7 @@
 /* Runs f32_exec with float32 copies of the inputs/outputs whose bit is set in
  * in_mask/out_mask, then converts those outputs back to their real dtype. Tensors
  * that are already float32 are passed through untouched. */
-static QrStatus qr__nn_via_f32(QrOpCtx *c, QrOpFn f32_exec, unsigned in_mask, unsigned out_mask) {
+static QrStatus qr_op_nn_via_f32(QrOpCtx *c, QrOpFn f32_exec, unsigned in_mask, unsigned out_mask) {
     bool need = false;
     for (int i = 0; i < c->n_in && i < 32; i++)
         if ((in_mask >> i & 1u) && c->in[i] && c->in[i]->dtype != QR_DT_F32) need = true;
@@ -229,7 +229,7 @@ static QrStatus qr__nn_conv_check(const QrOpCtx *c, QrNnWindow *w, int64_t *grou
     return QR_OK;
 }
 
-static QrStatus qr_op_nn_conv_shape(QrOpCtx *c) {
+static QrStatus qr__nn_conv_shape(QrOpCtx *c) {
     QrNnWindow w;
     int64_t g, dims[QR_MAX_RANK];
     QR_TRY(qr__nn_conv_check(c, &w, &g));
@@ -487,7 +487,7 @@ static QrStatus qr_nn_conv_fused(QrOpCtx *c, const QrF32Step *steps, int ns) {
     return qr__nn_conv_f32_steps(c, &fs);
 }
 
-static QrStatus qr_op_nn_conv_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_conv_f32, 7u, 1u); }
+static QrStatus qr__nn_conv_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_conv_f32, 7u, 1u); }
 
 /* ==== ConvTranspose ================================================================ */
 
@@ -586,7 +586,7 @@ static QrStatus qr__nn_convt_check(const QrOpCtx *c, QrNnWindow *w, int64_t *gro
     return QR_OK;
 }
 
-static QrStatus qr_op_nn_convt_shape(QrOpCtx *c) {
+static QrStatus qr__nn_convt_shape(QrOpCtx *c) {
     QrNnWindow w;
     int64_t g, dims[QR_MAX_RANK];
     QR_TRY(qr__nn_convt_check(c, &w, &g));
@@ -684,7 +684,7 @@ static QrStatus qr__nn_convt_f32(QrOpCtx *c) {
     return QR_OK;
 }
 
-static QrStatus qr_op_nn_convt_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_convt_f32, 7u, 1u); }
+static QrStatus qr__nn_convt_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_convt_f32, 7u, 1u); }
 
 /* ==== Gemm ========================================================================= */
 
@@ -719,7 +719,7 @@ static QrStatus qr__nn_gemm_dims(const QrOpCtx *c, int64_t *M, int64_t *N, int64
     return QR_OK;
 }
 
-static QrStatus qr_op_nn_gemm_shape(QrOpCtx *c) {
+static QrStatus qr__nn_gemm_shape(QrOpCtx *c) {
     int64_t M, N, K;
     QR_TRY(qr__nn_gemm_dims(c, &M, &N, &K));
     int64_t dims[2] = { M, N };
@@ -747,7 +747,7 @@ static bool qr__nn_ort_initializer(const QrOpCtx *c, int i) {
 
 /* Gemm in float32; b_init: whether ONNX Runtime sees B as an initializer (it packs those
  * ahead, which changes how it sums: see qr__nn_ort_initializer). */
-static QrStatus qr__nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
+static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
     const QrTensor *a = c->in[0], *b = c->in[1], *cc = qr_op_in(c, 2);
     float *Y = c->out[0]->data;
     int64_t M, N, K;
@@ -797,9 +797,9 @@ static QrStatus qr__nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
     return QR_OK;
 }
 
-static QrStatus qr__nn_gemm_f32(QrOpCtx *c) { return qr__nn_gemm_f32_as(c, qr__nn_ort_initializer(c, 1)); }
+static QrStatus qr__nn_gemm_f32(QrOpCtx *c) { return qr_op_nn_gemm_f32_as(c, qr__nn_ort_initializer(c, 1)); }
 
-static QrStatus qr_op_nn_gemm_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_gemm_f32, 7u, 1u); }
+static QrStatus qr__nn_gemm_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_gemm_f32, 7u, 1u); }
 
 /* ==== MatMul ======================================================================= */
 
@@ -846,7 +846,7 @@ static QrStatus qr__nn_matmul_dims(const QrOpCtx *c, QrNnMatMul *mm) {
     return QR_OK;
 }
 
-static QrStatus qr_op_nn_matmul_shape(QrOpCtx *c) {
+static QrStatus qr__nn_matmul_shape(QrOpCtx *c) {
     QrNnMatMul mm;
     QR_TRY(qr__nn_matmul_dims(c, &mm));
     return qr_op_set_out(c, 0, c->in[0]->dtype, mm.orank, mm.odims);
@@ -889,7 +889,7 @@ static QrStatus qr__nn_matmul_f32(QrOpCtx *c) {
     return QR_OK;
 }
 
-static QrStatus qr_op_nn_matmul_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_matmul_f32, 3u, 1u); }
+static QrStatus qr__nn_matmul_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_matmul_f32, 3u, 1u); }
 
 /* ==== pooling ====================================================================== */
 
@@ -934,9 +934,9 @@ static QrStatus qr__nn_pool_shape(QrOpCtx *c, QrNnPoolKind kind) {
     return QR_OK;
 }
 
-static QrStatus qr_op_nn_maxpool_shape(QrOpCtx *c) { return qr__nn_pool_shape(c, QR__NN_POOL_MAX); }
-static QrStatus qr_op_nn_avgpool_shape(QrOpCtx *c) { return qr__nn_pool_shape(c, QR__NN_POOL_AVG); }
-static QrStatus qr_op_nn_lppool_shape(QrOpCtx *c) { return qr__nn_pool_shape(c, QR__NN_POOL_LP); }
+static QrStatus qr__nn_maxpool_shape(QrOpCtx *c) { return qr__nn_pool_shape(c, QR__NN_POOL_MAX); }
+static QrStatus qr__nn_avgpool_shape(QrOpCtx *c) { return qr__nn_pool_shape(c, QR__NN_POOL_AVG); }
+static QrStatus qr__nn_lppool_shape(QrOpCtx *c) { return qr__nn_pool_shape(c, QR__NN_POOL_LP); }
 
 /* Pools x (NC planes of in...) into y (NC planes of out...). Only taps inside x are
  * read; AVG divides by the taps inside x, or with count_pad by the taps inside the
@@ -1181,13 +1181,13 @@ static QrStatus qr__nn_pool_exec_f32(QrOpCtx *c, QrNnPoolKind kind) {
 static QrStatus qr__nn_maxpool_f32(QrOpCtx *c) { return qr__nn_pool_exec_f32(c, QR__NN_POOL_MAX); }
 static QrStatus qr__nn_avgpool_f32(QrOpCtx *c) { return qr__nn_pool_exec_f32(c, QR__NN_POOL_AVG); }
 static QrStatus qr__nn_lppool_f32(QrOpCtx *c) { return qr__nn_pool_exec_f32(c, QR__NN_POOL_LP); }
-static QrStatus qr_op_nn_maxpool_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_maxpool_f32, 1u, 1u); }
-static QrStatus qr_op_nn_avgpool_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_avgpool_f32, 1u, 1u); }
-static QrStatus qr_op_nn_lppool_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_lppool_f32, 1u, 1u); }
+static QrStatus qr__nn_maxpool_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_maxpool_f32, 1u, 1u); }
+static QrStatus qr__nn_avgpool_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_avgpool_f32, 1u, 1u); }
+static QrStatus qr__nn_lppool_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_lppool_f32, 1u, 1u); }
 
 /* ---- global pools: (N, C, spatial...) -> (N, C, 1, ...) -------------------------- */
 
-static QrStatus qr_op_nn_gpool_shape(QrOpCtx *c) {
+static QrStatus qr__nn_gpool_shape(QrOpCtx *c) {
     const QrTensor *x = c->in[0];
     QR_TRY(qr_op_need_float(c, 0));
     if (x->rank < 2) return qr_op_fail(c, QR_ERR_SHAPE, "input must have rank >= 2 (N, C, ...), got %d", x->rank);
@@ -1229,9 +1229,9 @@ static QrStatus qr__nn_gpool_f32(QrOpCtx *c, QrNnPoolKind kind) {
 static QrStatus qr__nn_gmaxpool_f32(QrOpCtx *c) { return qr__nn_gpool_f32(c, QR__NN_POOL_MAX); }
 static QrStatus qr__nn_gavgpool_f32(QrOpCtx *c) { return qr__nn_gpool_f32(c, QR__NN_POOL_AVG); }
 static QrStatus qr__nn_glppool_f32(QrOpCtx *c) { return qr__nn_gpool_f32(c, QR__NN_POOL_LP); }
-static QrStatus qr_op_nn_gmaxpool_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_gmaxpool_f32, 1u, 1u); }
-static QrStatus qr_op_nn_gavgpool_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_gavgpool_f32, 1u, 1u); }
-static QrStatus qr_op_nn_glppool_exec(QrOpCtx *c) { return qr__nn_via_f32(c, qr__nn_glppool_f32, 1u, 1u); }
+static QrStatus qr__nn_gmaxpool_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_gmaxpool_f32, 1u, 1u); }
+static QrStatus qr__nn_gavgpool_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_gavgpool_f32, 1u, 1u); }
+static QrStatus qr__nn_glppool_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_glppool_f32, 1u, 1u); }
 
 /* ==== Einsum ======================================================================= */
 
@@ -1364,7 +1364,7 @@ static QrStatus qr__nn_einsum_parse(const QrOpCtx *c, QrNnEinsum *e) {
     return QR_OK;
 }
 
-static QrStatus qr_op_nn_einsum_shape(QrOpCtx *c) {
+static QrStatus qr__nn_einsum_shape(QrOpCtx *c) {
     if (c->n_in < 1) return qr_op_fail(c, QR_ERR_INVALID, "needs at least one input");
     for (int i = 0; i < c->n_in; i++) {
         const QrTensor *t = c->in[i];
@@ -1482,7 +1482,7 @@ static QrStatus qr__nn_einsum_gemm(QrOpCtx *c, const QrNnEinsum *e, bool *done) 
 }
 
 /* Sums the product of the inputs over every contracted label, in double. */
-static QrStatus qr_op_nn_einsum_exec(QrOpCtx *c) {
+static QrStatus qr__nn_einsum_exec(QrOpCtx *c) {
     QrNnEinsum e;
     QR_TRY(qr__nn_einsum_parse(c, &e));
     bool done;
@@ -1542,15 +1542,15 @@ done:
 /* ==== table ======================================================================== */
 
 static const QrOpDef qr_ops_nn[] = {
-    { "", "Conv", 2, 3, 1, 1, qr_op_nn_conv_shape, qr_op_nn_conv_exec, 0 },
-    { "", "ConvTranspose", 2, 3, 1, 1, qr_op_nn_convt_shape, qr_op_nn_convt_exec, 0 },
-    { "", "Gemm", 2, 3, 1, 1, qr_op_nn_gemm_shape, qr_op_nn_gemm_exec, 0 },
-    { "", "MatMul", 2, 2, 1, 1, qr_op_nn_matmul_shape, qr_op_nn_matmul_exec, 0 },
-    { "", "MaxPool", 1, 1, 1, 2, qr_op_nn_maxpool_shape, qr_op_nn_maxpool_exec, 0 },
-    { "", "AveragePool", 1, 1, 1, 1, qr_op_nn_avgpool_shape, qr_op_nn_avgpool_exec, 0 },
-    { "", "LpPool", 1, 1, 1, 1, qr_op_nn_lppool_shape, qr_op_nn_lppool_exec, 0 },
-    { "", "GlobalMaxPool", 1, 1, 1, 1, qr_op_nn_gpool_shape, qr_op_nn_gmaxpool_exec, 0 },
-    { "", "GlobalAveragePool", 1, 1, 1, 1, qr_op_nn_gpool_shape, qr_op_nn_gavgpool_exec, 0 },
-    { "", "GlobalLpPool", 1, 1, 1, 1, qr_op_nn_gpool_shape, qr_op_nn_glppool_exec, 0 },
-    { "", "Einsum", 1, -1, 1, 1, qr_op_nn_einsum_shape, qr_op_nn_einsum_exec, 0 },
+    { "", "Conv", 2, 3, 1, 1, qr__nn_conv_shape, qr__nn_conv_exec, 0 },
+    { "", "ConvTranspose", 2, 3, 1, 1, qr__nn_convt_shape, qr__nn_convt_exec, 0 },
+    { "", "Gemm", 2, 3, 1, 1, qr__nn_gemm_shape, qr__nn_gemm_exec, 0 },
+    { "", "MatMul", 2, 2, 1, 1, qr__nn_matmul_shape, qr__nn_matmul_exec, 0 },
+    { "", "MaxPool", 1, 1, 1, 2, qr__nn_maxpool_shape, qr__nn_maxpool_exec, 0 },
+    { "", "AveragePool", 1, 1, 1, 1, qr__nn_avgpool_shape, qr__nn_avgpool_exec, 0 },
+    { "", "LpPool", 1, 1, 1, 1, qr__nn_lppool_shape, qr__nn_lppool_exec, 0 },
+    { "", "GlobalMaxPool", 1, 1, 1, 1, qr__nn_gpool_shape, qr__nn_gmaxpool_exec, 0 },
+    { "", "GlobalAveragePool", 1, 1, 1, 1, qr__nn_gpool_shape, qr__nn_gavgpool_exec, 0 },
+    { "", "GlobalLpPool", 1, 1, 1, 1, qr__nn_gpool_shape, qr__nn_glppool_exec, 0 },
+    { "", "Einsum", 1, -1, 1, 1, qr__nn_einsum_shape, qr__nn_einsum_exec, 0 },
 };

@@ -72,4 +72,31 @@ static QrStatus qr_op_need_float(const QrOpCtx *c, int i);
  * `what`, e.g. "output [1, 8, 65550, 7] x 27 taps") exceeds the limit. */
 static QrStatus qr_op_check_work(const QrOpCtx *c, double work, const char *what);
 
+/* ---- used by other modules (issue 19: private names used across modules became public) ---- */
+static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init);
+static QrStatus qr_op_nn_via_f32(QrOpCtx *c, QrOpFn f32_exec, unsigned in_mask, unsigned out_mask);
+static inline int64_t qr_op_q_acc_add(QrQuantAcc kind, int64_t acc, int32_t bias);
+static QrStatus qr_op_q_alloc(QrOpCtx *c, size_t count, size_t elem, void **out);
+static int qr_op_q_esize(QrDType dt);
+static QrStatus qr_op_q_ints_attr(const QrOpCtx *c, const char *name, int n, int64_t lo, int64_t dflt, int64_t *out);
+static bool qr_op_q_is_int_op(const QrOpCtx *c);
+static bool qr_op_q_is_signed(QrDType dt);
+static inline void qr_op_q_kern_ready(void);
+static QrStatus qr_op_q_load_scales(QrOpCtx *c, int i, float **out);
+static QrStatus qr_op_q_load_zps(QrOpCtx *c, int i, int64_t n, int32_t **out);
+static bool qr_op_q_narrow(QrDType adt, QrDType bdt, QrQuantAcc kind);
+static void qr_op_q_nchw_dims(const QrTensor *x, bool nhwc, int64_t *d);
+static QrStatus qr_op_q_need_scalar(const QrOpCtx *c, int i, const char *what);
+static QrStatus qr_op_q_need_scale(const QrOpCtx *c, int i, const char *what);
+static QrStatus qr_op_q_need_zp_type(const QrOpCtx *c, int i, QrDType dt, const char *what);
+static bool qr_op_q_ok_act(const QrOpCtx *c, QrDType dt);
+static bool qr_op_q_ok_wt(const QrOpCtx *c, QrDType dt);
+static QrStatus qr_op_q_out_dim(const QrOpCtx *c, const char *auto_pad, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *pb, int64_t pe, bool ceil_mode, int64_t *out);
+static QrStatus qr_op_q_out_range(const QrOpCtx *c, QrDType dt, QrQuantRange *r);
+static float qr_op_q_scalar_f(const QrOpCtx *c, int i);
+static int32_t qr_op_q_scalar_zp(const QrOpCtx *c, int i);
+static const char *qr_op_q_types_msg(const QrOpCtx *c);
+static size_t qr_op_q_wadd(size_t *total, int64_t count, size_t elem);
+static void qr_op_q_widen(const QrTensor *t, int64_t off, int64_t n, uint16_t *dst);
+static QrStatus qr_op_q_work(const QrOpCtx *c, size_t bytes, unsigned char **out);
 #endif

@@ -16,7 +16,7 @@ typedef struct QrQConv {
 /* Attribute values beyond this are refused so window arithmetic cannot overflow int64. */
 #define QR_Q_MAX_WINDOW_ATTR ((int64_t)1 << 31)
 
-static QrStatus qr__q_ints_attr(const QrOpCtx *c, const char *name, int n, int64_t lo, int64_t dflt, int64_t *out) {
+static QrStatus qr_op_q_ints_attr(const QrOpCtx *c, const char *name, int n, int64_t lo, int64_t dflt, int64_t *out) {
     const int64_t *v;
     int cnt = qr_attr_ints(c->node, name, &v);
     if (cnt < 0) { for (int i = 0; i < n; i++) out[i] = dflt; return QR_OK; }
@@ -35,7 +35,7 @@ static QrStatus qr__q_ints_attr(const QrOpCtx *c, const char *name, int n, int64
  * ConvAttributes / PoolAttributes): SAME_* pad (ceil(in/s) - 1) * s + eff_k - in in total,
  * the extra one at the end (UPPER) or start (LOWER). ceil_mode (pools) rounds the window
  * count up but drops a last window that would start in the end padding. */
-static QrStatus qr__q_out_dim(const QrOpCtx *c, const char *auto_pad, int64_t in, int64_t k, int64_t s, int64_t d,
+static QrStatus qr_op_q_out_dim(const QrOpCtx *c, const char *auto_pad, int64_t in, int64_t k, int64_t s, int64_t d,
                               int64_t *pb, int64_t pe, bool ceil_mode, int64_t *out) {
     int64_t eff = (k - 1) * d + 1;
     if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
@@ -63,7 +63,7 @@ static QrStatus qr__q_out_dim(const QrOpCtx *c, const char *auto_pad, int64_t in
 }
 
 /* x: NCHW-ordered dims (rank xrank); w: [M, C/G, k...]. */
-static QrStatus qr__q_conv_geom(const QrOpCtx *c, int xrank, const int64_t *xd, const QrTensor *w, QrQConv *g) {
+static QrStatus qr__qcv_conv_geom(const QrOpCtx *c, int xrank, const int64_t *xd, const QrTensor *w, QrQConv *g) {
     char s1[128], s2[128];
     memset(g, 0, sizeof *g);
     if (xrank < 3) return qr_op_fail(c, QR_ERR_SHAPE, "input must have rank >= 3 (N, C, spatial...), got %d", xrank);
@@ -83,10 +83,10 @@ static QrStatus qr__q_conv_geom(const QrOpCtx *c, int xrank, const int64_t *xd, 
     g->Cg = g->C / g->G;
     g->Mg = g->M / g->G;
     int64_t ks[QR_MAX_RANK], pads[2 * QR_MAX_RANK];
-    QR_TRY(qr__q_ints_attr(c, "kernel_shape", g->nsp, 1, 0, ks));
-    QR_TRY(qr__q_ints_attr(c, "strides", g->nsp, 1, 1, g->st));
-    QR_TRY(qr__q_ints_attr(c, "dilations", g->nsp, 1, 1, g->dl));
-    QR_TRY(qr__q_ints_attr(c, "pads", 2 * g->nsp, 0, 0, pads));
+    QR_TRY(qr_op_q_ints_attr(c, "kernel_shape", g->nsp, 1, 0, ks));
+    QR_TRY(qr_op_q_ints_attr(c, "strides", g->nsp, 1, 1, g->st));
+    QR_TRY(qr_op_q_ints_attr(c, "dilations", g->nsp, 1, 1, g->dl));
+    QR_TRY(qr_op_q_ints_attr(c, "pads", 2 * g->nsp, 0, 0, pads));
     const char *ap = qr_attr_str(c->node, "auto_pad", "NOTSET");
     g->in_sz = g->out_sz = g->k_sz = 1;
     for (int i = 0; i < g->nsp; i++) {
@@ -98,7 +98,7 @@ static QrStatus qr__q_conv_geom(const QrOpCtx *c, int xrank, const int64_t *xd, 
             return qr_op_fail(c, QR_ERR_INVALID, "kernel_shape[%d] = %lld differs from the weight's %lld", i,
                               (long long)ks[i], (long long)g->k[i]);
         g->pb[i] = pads[i];
-        QR_TRY(qr__q_out_dim(c, ap, g->in[i], g->k[i], g->st[i], g->dl[i], &g->pb[i], pads[g->nsp + i], false,
+        QR_TRY(qr_op_q_out_dim(c, ap, g->in[i], g->k[i], g->st[i], g->dl[i], &g->pb[i], pads[g->nsp + i], false,
                              &g->out[i]));
         g->in_sz *= g->in[i];
         if (qr_mul_overflow_i64(g->k_sz, g->k[i], &g->k_sz))
@@ -113,7 +113,7 @@ static QrStatus qr__q_conv_geom(const QrOpCtx *c, int xrank, const int64_t *xd, 
 }
 
 /* p[0..n) = v for elements of es bytes (1 or 2). */
-static inline void qr__q_fill(unsigned char *p, int es, int64_t n, uint16_t v) {
+static inline void qr__qcv_fill(unsigned char *p, int es, int64_t n, uint16_t v) {
     if (n <= 0) return;
     if (es == 1) { memset(p, (int)(uint8_t)v, (size_t)n); return; }
     uint16_t *q = (uint16_t *)p;
@@ -124,7 +124,7 @@ static inline void qr__q_fill(unsigned char *p, int es, int64_t n, uint16_t v) {
  * col[(ch*k_sz + kf)][out_sz] (im2col), elements of es bytes. Taps outside x get `pad`, the
  * zero point: ORT pads with it, and the GEMM subtracts it, so they contribute nothing. 2-D
  * convolutions copy whole runs of a row; other ranks go element by element. */
-static void qr__q_im2col(const QrQConv *g, const void *x, int es, uint16_t pad, int64_t c0, int64_t c1, void *col) {
+static void qr__qcv_im2col(const QrQConv *g, const void *x, int es, uint16_t pad, int64_t c0, int64_t c1, void *col) {
     const int64_t P = g->out_sz;
     unsigned char *cb = col;
     const unsigned char *xb = x;
@@ -142,13 +142,13 @@ static void qr__q_im2col(const QrQConv *g, const void *x, int es, uint16_t pad, 
                     lo = QR_MIN(lo, hi);
                     for (int64_t oh = 0; oh < OH; oh++, d += OW * es) {
                         const int64_t ih = oh * sh - ph + kh * dh;
-                        if (ih < 0 || ih >= H) { qr__q_fill(d, es, OW, pad); continue; }
-                        qr__q_fill(d, es, lo, pad);
+                        if (ih < 0 || ih >= H) { qr__qcv_fill(d, es, OW, pad); continue; }
+                        qr__qcv_fill(d, es, lo, pad);
                         const unsigned char *xr = xb + ((ch * H + ih) * W + lo * sw + t) * es;
                         if (sw == 1) memcpy(d + lo * es, xr, (size_t)((hi - lo) * es));
                         else if (es == 1) for (int64_t q = 0; q < hi - lo; q++) d[lo + q] = xr[q * sw];
                         else for (int64_t q = 0; q < hi - lo; q++) ((uint16_t *)d)[lo + q] = ((const uint16_t *)xr)[q * sw];
-                        qr__q_fill(d + hi * es, es, OW - hi, pad);
+                        qr__qcv_fill(d + hi * es, es, OW - hi, pad);
                     }
                 }
         return;
@@ -169,7 +169,7 @@ static void qr__q_im2col(const QrQConv *g, const void *x, int es, uint16_t pad, 
                     base = base * g->in[d] + iv;
                 }
                 if (!ok) {
-                    qr__q_fill(dst, es, ow_n, pad);
+                    qr__qcv_fill(dst, es, ow_n, pad);
                 } else {
                     base = ci * g->in_sz + base * g->in[last];
                     int64_t off = kidx[last] * g->dl[last] - g->pb[last], s = g->st[last], w = g->in[last];
@@ -238,47 +238,47 @@ typedef struct QrQConvJob {
     const QrQ8PlaneRq *dwrq;
 } QrQConvJob;
 
-static void qr__q_im2col_task(void *ctx, int64_t t, int tid) {
+static void qr__qcv_im2col_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
     const QrQConvJob *j = ctx;
     int64_t c0 = t * j->per_task, c1 = QR_MIN(j->g->Cg, c0 + j->per_task);
-    qr__q_im2col(j->g, j->x, j->es, (uint16_t)j->in->xz, c0, c1, j->col);
+    qr__qcv_im2col(j->g, j->x, j->es, (uint16_t)j->in->xz, c0, c1, j->col);
 }
 
 /* Output m of image n from its accumulators acc[0..out_sz): requantized (or int32), with bias. */
-static void qr__q_conv_emit_row(const QrQConvJob *j, int64_t m, const void *acc) {
+static void qr__qcv_conv_emit_row(const QrQConvJob *j, int64_t m, const void *acc) {
     const QrQConv *g = j->g;
     const QrQConvOut *o = j->o;
     QrTensor *y = j->c->out[0];
     const int64_t P = g->out_sz;
     const int32_t b = o->bias ? o->bias[m] : 0;
     if (!o->nhwc && o->mult) {
-        const int yb = qr__q_esize(y->dtype);
+        const int yb = qr_op_q_esize(y->dtype);
         unsigned char *py = (unsigned char *)y->data + (j->n * g->M + m) * P * yb;
         if (j->narrow) qr_kern.s32_requant(P, acc, o->bias ? o->bias + m : NULL, 0, o->mult + m, 0, o->yz, o->r.lo, o->r.hi, py, yb);
         else qr_kern.s64_requant(P, acc, o->bias ? o->bias + m : NULL, 0, o->mult + m, 0, o->yz, o->r.lo, o->r.hi, py, yb);
         return;
     }
     for (int64_t p = 0; p < P; p++) {
-        int64_t v = qr__q_acc_add(o->kind, j->narrow ? ((const int32_t *)acc)[p] : ((const int64_t *)acc)[p], b);
+        int64_t v = qr_op_q_acc_add(o->kind, j->narrow ? ((const int32_t *)acc)[p] : ((const int64_t *)acc)[p], b);
         int64_t yi = o->nhwc ? (j->n * P + p) * g->M + m : (j->n * g->M + m) * P + p;
         if (o->mult) qr_quant_seti(y, yi, qr_quant_requantize_s64(v, o->mult[m], o->yz, o->r));
         else ((int32_t *)y->data)[yi] = (int32_t)v;
     }
 }
 
-static void qr__q_emit_task(void *ctx, int64_t t, int tid) {
+static void qr__qcv_emit_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
     const QrQConvJob *j = ctx;
     const int64_t P = j->g->out_sz;
     for (int64_t m = t * j->per_task; m < QR_MIN(j->g->M, (t + 1) * j->per_task); m++)
-        qr__q_conv_emit_row(j, m, j->narrow ? (const void *)((const int32_t *)j->acc + m * P)
+        qr__qcv_conv_emit_row(j, m, j->narrow ? (const void *)((const int32_t *)j->acc + m * P)
                                             : (const void *)((const int64_t *)j->acc + m * P));
 }
 
 /* Depthwise planes [t*per_task, ...) of image n: qr_kern.q8_dwconv2d into this thread's slot
  * (or straight into an int32 output), then the plane's requantization. */
-static void qr__q_dw_task(void *ctx, int64_t t, int tid) {
+static void qr__qcv_dw_task(void *ctx, int64_t t, int tid) {
     const QrQConvJob *j = ctx;
     const QrQConv *g = j->g;
     const QrQConvIn *in = j->in;
@@ -286,8 +286,8 @@ static void qr__q_dw_task(void *ctx, int64_t t, int tid) {
     int32_t *plane = (int32_t *)(slot + j->dw_bytes);
     int16_t *w16 = (int16_t *)(slot + j->dw_bytes + ((size_t)g->out_sz * sizeof(int32_t) + 63) / 64 * 64);
     const int64_t m0 = t * j->per_task, m1 = QR_MIN(g->M, (t + 1) * j->per_task);
-    if (j->dwrq) {   /* convolution and requantization in one pass (qr__q_conv_run checked the geometry) */
-        QrQ8Win p = { (const unsigned char *)j->x + m0 * g->in_sz, qr__q_is_signed(in->x->dtype), in->xz,
+    if (j->dwrq) {   /* convolution and requantization in one pass (qr__qcv_conv_run checked the geometry) */
+        QrQ8Win p = { (const unsigned char *)j->x + m0 * g->in_sz, qr_op_q_is_signed(in->x->dtype), in->xz,
                       g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0], g->dl[1],
                       g->pb[0], g->pb[1], g->out[0], g->out[1] };
         if (qr_kern.q8_dwconv2d_rq(&p, m1 - m0, g->in_sz, j->dwrq_w + m0 * g->k_sz, j->dwrq + m0,
@@ -296,7 +296,7 @@ static void qr__q_dw_task(void *ctx, int64_t t, int tid) {
     }
     for (int64_t m = m0; m < m1; m++) {
         const int64_t ci = m / g->Mg;
-        QrQ8Win p = { (const unsigned char *)j->x + ci * g->in_sz, qr__q_is_signed(in->x->dtype), in->xz,
+        QrQ8Win p = { (const unsigned char *)j->x + ci * g->in_sz, qr_op_q_is_signed(in->x->dtype), in->xz,
                          g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0], g->dl[1],
                          g->pb[0], g->pb[1], g->out[0], g->out[1] };
         const int32_t wz = in->wz[m * in->wzs];
@@ -304,14 +304,14 @@ static void qr__q_dw_task(void *ctx, int64_t t, int tid) {
         const bool direct = !j->o->mult && !j->o->nhwc;
         int32_t *dst = direct ? (int32_t *)j->c->out[0]->data + (j->n * g->M + m) * g->out_sz : plane;
         qr_kern.q8_dwconv2d(&p, w16, dst, slot);
-        if (!direct) qr__q_conv_emit_row(j, m, dst);
+        if (!direct) qr__qcv_conv_emit_row(j, m, dst);
     }
 }
 
 /* Whether the padded phase planes of kern/ref/q8_dwconv2d.c for 2-D geometry g stay within a
  * few times the input plane plus the output (in double: the layout's own int64 sizes overflow
  * for absurd dilations and strides). */
-static bool qr__q_dw_layout_sane(const QrQConv *g) {
+static bool qr__qcv_dw_layout_sane(const QrQConv *g) {
     double hq = (double)g->out[0] + (double)(g->k[0] - 1) * (double)g->dl[0] / (double)g->st[0];
     double wq = (double)g->out[1] + (double)(g->k[1] - 1) * (double)g->dl[1] / (double)g->st[1];
     double planes = hq * wq * (double)g->st[0] * (double)g->st[1];
@@ -323,14 +323,14 @@ static bool qr__q_dw_layout_sane(const QrQConv *g) {
  * (int8 flipped to uint8; QrQ8ConvNhwc.src: a 1x1 convolution's tasks each their own pixels), the
  * weights come packed (in->w_packed, the lowering's) or are packed here.
  * *done is false when the path does not apply (the caller runs the GEMM path). */
-static QrStatus qr__q_conv_nhwc(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in, const QrQConvOut *o, bool *done) {
+static QrStatus qr__qcv_conv_nhwc(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in, const QrQConvOut *o, bool *done) {
     const QrTensor *x = in->x, *w = in->w;
     QrTensor *y = c->out[0];
     *done = false;
     if (!qr_kern.q8_conv_nhwc_rq || !qr_kern.q8_conv_nhwc_pack || in->nhwc || o->nhwc || !o->mult || g->nsp != 2 ||
-        g->G != 1 || !qr_quant_is_8bit(x->dtype) || !qr_quant_is_8bit(w->dtype) || qr__q_esize(y->dtype) != 1)
+        g->G != 1 || !qr_quant_is_8bit(x->dtype) || !qr_quant_is_8bit(w->dtype) || qr_op_q_esize(y->dtype) != 1)
         return QR_OK;
-    const bool xs = qr__q_is_signed(x->dtype);
+    const bool xs = qr_op_q_is_signed(x->dtype);
     const int64_t Cp = (g->C + 3) / 4 * 4, HW = g->in_sz, P = g->out_sz;
     const int32_t zp = in->xz + (xs ? 128 : 0);
     QrQ8ConvNhwc cx = { NULL, zp, g->C, Cp, g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0],
@@ -339,16 +339,16 @@ static QrStatus qr__q_conv_nhwc(QrOpCtx *c, const QrQConv *g, const QrQConvIn *i
     size_t wbytes = 0, tot = 0;
     for (int pass = 0; pass < 2; pass++) {
         if (!wp || pass == 1) {   /* not packed by the lowering, or not for these kernels: pack now */
-            wbytes = qr_kern.q8_conv_nhwc_pack(g->M, g->C, g->k[0], g->k[1], w->data, qr__q_is_signed(w->dtype), in->wz,
+            wbytes = qr_kern.q8_conv_nhwc_pack(g->M, g->C, g->k[0], g->k[1], w->data, qr_op_q_is_signed(w->dtype), in->wz,
                                                in->wzs, NULL);
             if (!wbytes) return QR_OK;
         }
         tot = 0;
-        const size_t o_w = qr__q_wadd(&tot, (int64_t)wbytes, 1), o_x = qr__q_wadd(&tot, HW * Cp, 1);
+        const size_t o_w = qr_op_q_wadd(&tot, (int64_t)wbytes, 1), o_x = qr_op_q_wadd(&tot, HW * Cp, 1);
         unsigned char *wk;
-        QR_TRY(qr__q_work(c, tot, &wk));
+        QR_TRY(qr_op_q_work(c, tot, &wk));
         if (wbytes) {
-            if (!qr_kern.q8_conv_nhwc_pack(g->M, g->C, g->k[0], g->k[1], w->data, qr__q_is_signed(w->dtype), in->wz,
+            if (!qr_kern.q8_conv_nhwc_pack(g->M, g->C, g->k[0], g->k[1], w->data, qr_op_q_is_signed(w->dtype), in->wz,
                                            in->wzs, wk + o_w))
                 return QR_OK;   /* some w - wz leaves int8 */
             wp = wk + o_w;
@@ -371,18 +371,18 @@ static QrStatus qr__q_conv_nhwc(QrOpCtx *c, const QrQConv *g, const QrQConvIn *i
 /* Sets j->dwrq_w / j->dwrq for a depthwise convolution that qr_kern.q8_dwconv2d_rq takes: one
  * input plane per output plane, requantized 8-bit NCHW output, every w - wz in int8, a geometry
  * the level's kernel handles (asked with zero planes); leaves them NULL otherwise. */
-static QrStatus qr__q_dwrq_prep(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in, const QrQConvOut *o, QrQConvJob *j) {
+static QrStatus qr__qcv_dwrq_prep(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in, const QrQConvOut *o, QrQConvJob *j) {
     const QrTensor *w = in->w, *y = c->out[0];
     j->dwrq_w = NULL;
     j->dwrq = NULL;
-    QrQ8Win p = { NULL, qr__q_is_signed(in->x->dtype), in->xz, g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1],
+    QrQ8Win p = { NULL, qr_op_q_is_signed(in->x->dtype), in->xz, g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1],
                   g->dl[0], g->dl[1], g->pb[0], g->pb[1], g->out[0], g->out[1] };
-    if (!qr_kern.q8_dwconv2d_rq || !o->mult || o->nhwc || qr__q_esize(y->dtype) != 1 || g->Mg != 1 ||
+    if (!qr_kern.q8_dwconv2d_rq || !o->mult || o->nhwc || qr_op_q_esize(y->dtype) != 1 || g->Mg != 1 ||
         !qr_kern.q8_dwconv2d_rq(&p, 0, 0, NULL, NULL, NULL, 0, NULL))
         return QR_OK;
     QrQ8PlaneRq *rq;
-    QR_TRY(qr__q_alloc(c, (size_t)g->M, sizeof *rq, (void **)&rq));
-    const bool ws = qr__q_is_signed(w->dtype);   /* one byte per weight: qr__q_narrow */
+    QR_TRY(qr_op_q_alloc(c, (size_t)g->M, sizeof *rq, (void **)&rq));
+    const bool ws = qr_op_q_is_signed(w->dtype);   /* one byte per weight: qr_op_q_narrow */
     bool wz0 = w->dtype == QR_DT_S8;   /* int8 weights with zero points 0 are w - wz already */
     for (int64_t m = 0; m < g->M; m++) {
         rq[m] = (QrQ8PlaneRq){ o->bias ? o->bias[m] : 0, o->mult[m], o->yz, o->r.lo, o->r.hi };
@@ -390,7 +390,7 @@ static QrStatus qr__q_dwrq_prep(QrOpCtx *c, const QrQConv *g, const QrQConvIn *i
     }
     int8_t *w8 = wz0 ? (int8_t *)w->data : NULL;
     if (!wz0) {
-        QR_TRY(qr__q_alloc(c, (size_t)(g->M * g->k_sz), 1, (void **)&w8));
+        QR_TRY(qr_op_q_alloc(c, (size_t)(g->M * g->k_sz), 1, (void **)&w8));
         for (int64_t m = 0; m < g->M; m++) {
             const int32_t wz = in->wz[m * in->wzs];
             for (int64_t k = 0; k < g->k_sz; k++) {
@@ -406,56 +406,56 @@ static QrStatus qr__q_dwrq_prep(QrOpCtx *c, const QrQConv *g, const QrQConvIn *i
     return QR_OK;
 }
 
-/* Runs a convolution for every image: 8-bit operands (qr__q_narrow) on qr_kern.q8_dwconv2d
+/* Runs a convolution for every image: 8-bit operands (qr_op_q_narrow) on qr_kern.q8_dwconv2d
  * (2-D, one input channel per group) or per group on qr_kern.q8_gemm (weights as A with their
  * zero points; B the image itself for a 1x1 stride-1 convolution without padding, its im2col
  * otherwise); wider ones on qr_kern.q16_gemm with both operands widened to 16 bits. Then the
  * requantization (qr_kern.s32_requant / s64_requant per output channel) or the int32 output.
- * Work memory: qr__q_work; the pool splits im2col, output rows and depthwise planes. */
-static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in, const QrQConvOut *o) {
+ * Work memory: qr_op_q_work; the pool splits im2col, output rows and depthwise planes. */
+static QrStatus qr__qcv_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in, const QrQConvOut *o) {
     const QrTensor *x = in->x, *w = in->w;
     QrTensor *y = c->out[0];
     const int64_t kk = g->Cg * g->k_sz, P = g->out_sz, nx = g->C * g->in_sz;
     if (g->N == 0 || g->M == 0 || P == 0) return QR_OK;
-    const bool narrow = qr__q_narrow(x->dtype, w->dtype, o->kind);
-    const int es = narrow ? 1 : 2, xes = qr__q_esize(x->dtype);
+    const bool narrow = qr_op_q_narrow(x->dtype, w->dtype, o->kind);
+    const int es = narrow ? 1 : 2, xes = qr_op_q_esize(x->dtype);
     bool direct = true;   /* 1x1, stride 1, no padding: the image itself is the column matrix */
     for (int i = 0; i < g->nsp; i++)
         direct = direct && g->k[i] == 1 && g->st[i] == 1 && g->pb[i] == 0 && g->out[i] == g->in[i];
     /* depthwise kernels pad the plane for every tap the window declares: with a dilation of
      * 2^31 that is gigabytes of zeros, so such geometry takes the GEMM, which reads only x */
-    const bool dw = narrow && g->nsp == 2 && g->Cg == 1 && qr__q_dw_layout_sane(g);
+    const bool dw = narrow && g->nsp == 2 && g->Cg == 1 && qr__qcv_dw_layout_sane(g);
     if (narrow && !dw) {
         bool done;
-        QR_TRY(qr__q_conv_nhwc(c, g, in, o, &done));
+        QR_TRY(qr__qcv_conv_nhwc(c, g, in, o, &done));
         if (done) return QR_OK;
     }
     const int threads = qr_pool_threads();
     QrQConvJob j = { .c = c, .g = g, .in = in, .o = o, .es = es, .narrow = narrow };
     size_t tot = 0, o_x = 0, o_w = 0, o_col = 0, o_acc = 0, o_dw = 0;
-    const bool need_x = in->nhwc || es != xes, need_w = es != qr__q_esize(w->dtype);
+    const bool need_x = in->nhwc || es != xes, need_w = es != qr_op_q_esize(w->dtype);
     /* 8-bit NCHW requantization is fused into the GEMM; int32 outputs go straight to y */
     const bool need_acc = !dw && (o->nhwc || !narrow);
-    if (need_x) o_x = qr__q_wadd(&tot, nx, (size_t)es);
-    if (need_w) o_w = qr__q_wadd(&tot, g->M * kk, 2);
+    if (need_x) o_x = qr_op_q_wadd(&tot, nx, (size_t)es);
+    if (need_w) o_w = qr_op_q_wadd(&tot, g->M * kk, 2);
     const bool implicit = narrow && g->nsp == 2;   /* the GEMM gathers its B panels from the image */
-    if (!dw && !direct && !implicit) o_col = qr__q_wadd(&tot, kk * P, (size_t)es);
-    if (need_acc) o_acc = qr__q_wadd(&tot, g->M * P, narrow ? 4 : 8);
+    if (!dw && !direct && !implicit) o_col = qr_op_q_wadd(&tot, kk * P, (size_t)es);
+    if (need_acc) o_acc = qr_op_q_wadd(&tot, g->M * P, narrow ? 4 : 8);
     if (dw) {
         QrQ8Win p = { NULL, false, 0, g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0], g->dl[1],
                          g->pb[0], g->pb[1], g->out[0], g->out[1] };
         j.dw_bytes = (QR_MAX(qr_q8_dwconv2d_scratch(&p), qr_q8_dwconv2d_rq_scratch(&p)) + 63) / 64 * 64;
         size_t s = 0;
-        qr__q_wadd(&s, (int64_t)j.dw_bytes, 1);
-        qr__q_wadd(&s, P, sizeof(int32_t));
-        qr__q_wadd(&s, g->k_sz, sizeof(int16_t));
+        qr_op_q_wadd(&s, (int64_t)j.dw_bytes, 1);
+        qr_op_q_wadd(&s, P, sizeof(int32_t));
+        qr_op_q_wadd(&s, g->k_sz, sizeof(int16_t));
         j.slot_bytes = s;
-        o_dw = s == SIZE_MAX ? (tot = SIZE_MAX, 0) : qr__q_wadd(&tot, (int64_t)s, (size_t)threads);
+        o_dw = s == SIZE_MAX ? (tot = SIZE_MAX, 0) : qr_op_q_wadd(&tot, (int64_t)s, (size_t)threads);
     }
     unsigned char *wk;
-    QR_TRY(qr__q_work(c, tot, &wk));
+    QR_TRY(qr_op_q_work(c, tot, &wk));
     const void *wdata = w->data;
-    if (need_w) { qr__q_widen(w, 0, g->M * kk, (uint16_t *)(wk + o_w)); wdata = wk + o_w; }
+    if (need_w) { qr_op_q_widen(w, 0, g->M * kk, (uint16_t *)(wk + o_w)); wdata = wk + o_w; }
     j.col = wk + o_col;
     j.acc = wk + o_acc;
     j.slots = wk + o_dw;
@@ -464,7 +464,7 @@ static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in
         const void *xi = (const unsigned char *)x->data + n * nx * xes;
         if (need_x) {
             void *d = wk + o_x;
-            if (!in->nhwc) qr__q_widen(x, n * nx, nx, d);
+            if (!in->nhwc) qr_op_q_widen(x, n * nx, nx, d);
             else
                 for (int64_t ch = 0; ch < g->C; ch++)
                     for (int64_t p = 0; p < g->in_sz; p++) {
@@ -475,37 +475,37 @@ static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in
             xi = d;
         }
         if (dw) {
-            if (n == 0) QR_TRY(qr__q_dwrq_prep(c, g, in, o, &j));
+            if (n == 0) QR_TRY(qr__qcv_dwrq_prep(c, g, in, o, &j));
             j.x = xi;
             j.per_task = QR_MAX(1, 16384 / QR_MAX(1, P * g->k_sz));   /* small tasks: the pool balances them */
             QrQ8Win pw = { NULL, false, 0, g->in[0], g->in[1], g->k[0], g->k[1], g->st[0], g->st[1], g->dl[0], g->dl[1],
                            g->pb[0], g->pb[1], g->out[0], g->out[1] };
             int64_t hp, wp;
-            if (j.dwrq && qr__k_dwc_small(&pw, &hp, &wp))   /* whole channels-last blocks per task */
-                j.per_task = (j.per_task + QR__K_DWC_CB - 1) / QR__K_DWC_CB * QR__K_DWC_CB;
-            qr_pool_for((g->M + j.per_task - 1) / j.per_task, qr__q_dw_task, &j);
+            if (j.dwrq && qr_kern_dwc_small(&pw, &hp, &wp))   /* whole channels-last blocks per task */
+                j.per_task = (j.per_task + QR_KERN_DWC_CB - 1) / QR_KERN_DWC_CB * QR_KERN_DWC_CB;
+            qr_pool_for((g->M + j.per_task - 1) / j.per_task, qr__qcv_dw_task, &j);
             continue;
         }
         for (int64_t gr = 0; gr < g->G; gr++) {
             const unsigned char *xg = (const unsigned char *)xi + gr * g->Cg * g->in_sz * es;
-            QrQOperand B = { xg, g->in_sz, qr__q_is_signed(x->dtype), &in->xz, 0, NULL };
+            QrQOperand B = { xg, g->in_sz, qr_op_q_is_signed(x->dtype), &in->xz, 0, NULL };
             if (!direct && !implicit) {
                 j.x = xg;
                 j.per_task = QR_MAX(1, 65536 / QR_MAX(1, g->k_sz * P * es));
                 int64_t nt = (g->Cg + j.per_task - 1) / j.per_task;
-                if (nt > 1 && kk * P * es >= 65536) qr_pool_for(nt, qr__q_im2col_task, &j);
-                else qr__q_im2col(g, xg, es, (uint16_t)in->xz, 0, g->Cg, j.col);
+                if (nt > 1 && kk * P * es >= 65536) qr_pool_for(nt, qr__qcv_im2col_task, &j);
+                else qr__qcv_im2col(g, xg, es, (uint16_t)in->xz, 0, g->Cg, j.col);
                 B.data = j.col;
                 B.ld = P;
             }
-            QrQOperand A = { (const unsigned char *)wdata + gr * g->Mg * kk * es, kk, qr__q_is_signed(w->dtype),
+            QrQOperand A = { (const unsigned char *)wdata + gr * g->Mg * kk * es, kk, qr_op_q_is_signed(w->dtype),
                              in->wz + gr * g->Mg * in->wzs, in->wzs, g->G == 1 && narrow ? in->w_packed : NULL };
             if (narrow) {
-                QrQ8ConvB cb = { xg, qr__q_is_signed(x->dtype), in->xz, g->Cg, g->in[0], g->in[1], g->k[0], g->k[1],
+                QrQ8ConvB cb = { xg, qr_op_q_is_signed(x->dtype), in->xz, g->Cg, g->in[0], g->in[1], g->k[0], g->k[1],
                                  g->st[0], g->st[1], g->dl[0], g->dl[1], g->pb[0], g->pb[1], g->out[0], g->out[1] };
                 const bool conv = implicit && !direct;
                 if (!need_acc && o->mult) {
-                    const int yb = qr__q_esize(y->dtype);
+                    const int yb = qr_op_q_esize(y->dtype);
                     QrQ8Requant rq = { o->bias ? o->bias + gr * g->Mg : NULL, 1, 0, o->mult + gr * g->Mg, 1, 0, o->yz,
                                        o->r.lo, o->r.hi, (unsigned char *)y->data + (n * g->M + gr * g->Mg) * P * yb, P, yb };
                     qr_kern.q8_gemm_rq(g->Mg, P, kk, &A, conv ? NULL : &B, conv ? &cb : NULL, &rq);
@@ -522,8 +522,8 @@ static QrStatus qr__q_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *in
         if (need_acc) {
             j.per_task = QR_MAX(1, 65536 / P);
             int64_t nt = (g->M + j.per_task - 1) / j.per_task;
-            if (nt > 1) qr_pool_for(nt, qr__q_emit_task, &j);
-            else qr__q_emit_task(&j, 0, 0);
+            if (nt > 1) qr_pool_for(nt, qr__qcv_emit_task, &j);
+            else qr__qcv_emit_task(&j, 0, 0);
         }
     }
     return QR_OK;
@@ -550,7 +550,7 @@ static QrQuantAcc qr_quant_conv_acc(QrDType xdt, int32_t xzp, const QrTensor *w,
 }
 
 /* Validates a per-output-channel parameter: one element or 1-D of length M. */
-static QrStatus qr__q_need_per_m(const QrOpCtx *c, int i, int64_t M, const char *what) {
+static QrStatus qr__qcv_need_per_m(const QrOpCtx *c, int i, int64_t M, const char *what) {
     const QrTensor *t = qr_op_in(c, i);
     if (t && t->numel != 1 && !(t->rank == 1 && t->dims[0] == M)) {
         char a[128];
@@ -561,7 +561,7 @@ static QrStatus qr__q_need_per_m(const QrOpCtx *c, int i, int64_t M, const char 
 }
 
 /* Conv input dims in NCHW order (from NHWC when channels_last). */
-static void qr__q_nchw_dims(const QrTensor *x, bool nhwc, int64_t *d) {
+static void qr_op_q_nchw_dims(const QrTensor *x, bool nhwc, int64_t *d) {
     for (int i = 0; i < x->rank; i++) d[i] = x->dims[i];
     if (nhwc && x->rank >= 3) {
         d[1] = x->dims[x->rank - 1];
@@ -570,7 +570,7 @@ static void qr__q_nchw_dims(const QrTensor *x, bool nhwc, int64_t *d) {
 }
 
 /* Output dims N, M, out... (or N, out..., M when channels_last). */
-static void qr__q_conv_out_dims(const QrQConv *g, bool nhwc, int64_t *d) {
+static void qr__qcv_conv_out_dims(const QrQConv *g, bool nhwc, int64_t *d) {
     d[0] = g->N;
     for (int i = 0; i < g->nsp; i++) d[(nhwc ? 1 : 2) + i] = g->out[i];
     d[nhwc ? 1 + g->nsp : 1] = g->M;
@@ -579,30 +579,30 @@ static void qr__q_conv_out_dims(const QrQConv *g, bool nhwc, int64_t *d) {
 /* QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, [B]) (ai.onnx 10 and
  * com.microsoft with channels_last): y = saturate(round((acc + B[m]) * (x_scale * w_scale[m]
  * / y_scale)) + y_zp), per-tensor or per-output-channel w parameters. */
-static QrStatus qr__q_qlconv_check(QrOpCtx *c, QrQConv *g, bool *nhwc) {
+static QrStatus qr__qcv_qlconv_check(QrOpCtx *c, QrQConv *g, bool *nhwc) {
     const QrTensor *x = c->in[0], *w = qr_op_in(c, 3), *bias = qr_op_in(c, 8), *yz = qr_op_in(c, 7);
     if (!w) return qr_op_fail(c, QR_ERR_INVALID, "input w is required");
-    if (!qr__q_ok_act(c, x->dtype) || !qr__q_ok_wt(c, w->dtype))
+    if (!qr_op_q_ok_act(c, x->dtype) || !qr_op_q_ok_wt(c, w->dtype))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "x and w have types %s and %s (%s)",
-                          qr_dtype_name(x->dtype), qr_dtype_name(w->dtype), qr__q_types_msg(c));
+                          qr_dtype_name(x->dtype), qr_dtype_name(w->dtype), qr_op_q_types_msg(c));
     *nhwc = qr_attr_int(c->node, "channels_last", 0) != 0;
     int64_t xd[QR_MAX_RANK];
-    qr__q_nchw_dims(x, *nhwc, xd);
-    QR_TRY(qr__q_conv_geom(c, x->rank, xd, w, g));
-    QR_TRY(qr__q_need_scale(c, 1, "x_scale"));
-    QR_TRY(qr__q_need_scale(c, 4, "w_scale"));
-    QR_TRY(qr__q_need_scale(c, 6, "y_scale"));
-    QR_TRY(qr__q_need_scalar(c, 1, "x_scale"));
-    QR_TRY(qr__q_need_scalar(c, 2, "x_zero_point"));
-    QR_TRY(qr__q_need_scalar(c, 6, "y_scale"));
-    QR_TRY(qr__q_need_scalar(c, 7, "y_zero_point"));
-    QR_TRY(qr__q_need_per_m(c, 4, g->M, "w_scale"));
-    QR_TRY(qr__q_need_per_m(c, 5, g->M, "w_zero_point"));
-    QR_TRY(qr__q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
-    QR_TRY(qr__q_need_zp_type(c, 5, w->dtype, "w_zero_point"));
-    if (yz && !qr__q_ok_act(c, yz->dtype))
+    qr_op_q_nchw_dims(x, *nhwc, xd);
+    QR_TRY(qr__qcv_conv_geom(c, x->rank, xd, w, g));
+    QR_TRY(qr_op_q_need_scale(c, 1, "x_scale"));
+    QR_TRY(qr_op_q_need_scale(c, 4, "w_scale"));
+    QR_TRY(qr_op_q_need_scale(c, 6, "y_scale"));
+    QR_TRY(qr_op_q_need_scalar(c, 1, "x_scale"));
+    QR_TRY(qr_op_q_need_scalar(c, 2, "x_zero_point"));
+    QR_TRY(qr_op_q_need_scalar(c, 6, "y_scale"));
+    QR_TRY(qr_op_q_need_scalar(c, 7, "y_zero_point"));
+    QR_TRY(qr__qcv_need_per_m(c, 4, g->M, "w_scale"));
+    QR_TRY(qr__qcv_need_per_m(c, 5, g->M, "w_zero_point"));
+    QR_TRY(qr_op_q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
+    QR_TRY(qr_op_q_need_zp_type(c, 5, w->dtype, "w_zero_point"));
+    if (yz && !qr_op_q_ok_act(c, yz->dtype))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "y_zero_point has type %s (%s)", qr_dtype_name(yz->dtype),
-                          qr__q_types_msg(c));
+                          qr_op_q_types_msg(c));
     if (bias) {
         if (bias->dtype != QR_DT_S32) return qr_op_fail(c, QR_ERR_INVALID, "B has type %s (int32 expected)",
                                                         qr_dtype_name(bias->dtype));
@@ -613,73 +613,73 @@ static QrStatus qr__q_qlconv_check(QrOpCtx *c, QrQConv *g, bool *nhwc) {
     return QR_OK;
 }
 
-static QrStatus qr__q_qlconv_shape(QrOpCtx *c) {
+static QrStatus qr__qcv_qlconv_shape(QrOpCtx *c) {
     QrQConv g;
     bool nhwc;
-    QR_TRY(qr__q_qlconv_check(c, &g, &nhwc));
+    QR_TRY(qr__qcv_qlconv_check(c, &g, &nhwc));
     int64_t d[QR_MAX_RANK];
-    qr__q_conv_out_dims(&g, nhwc, d);
+    qr__qcv_conv_out_dims(&g, nhwc, d);
     const QrTensor *yz = qr_op_in(c, 7);
     return qr_op_set_out(c, 0, yz ? yz->dtype : c->in[0]->dtype, g.nsp + 2, d);
 }
 
-static QrStatus qr__q_qlconv_exec(QrOpCtx *c) {
-    qr__q_kern_ready();
+static QrStatus qr__qcv_qlconv_exec(QrOpCtx *c) {
+    qr_op_q_kern_ready();
     QrQConv g;
     QrQConvOut o = { 0 };
-    QR_TRY(qr__q_qlconv_check(c, &g, &o.nhwc));
+    QR_TRY(qr__qcv_qlconv_check(c, &g, &o.nhwc));
     int32_t *wz;
     float *ws, *mult;
-    QR_TRY(qr__q_load_scales(c, 4, &ws));
-    QR_TRY(qr__q_load_zps(c, 5, 1, &wz));
-    QR_TRY(qr__q_alloc(c, (size_t)g.M, sizeof *mult, (void **)&mult));
-    float xs = qr__q_scalar_f(c, 1), ys = qr__q_scalar_f(c, 6);
+    QR_TRY(qr_op_q_load_scales(c, 4, &ws));
+    QR_TRY(qr_op_q_load_zps(c, 5, 1, &wz));
+    QR_TRY(qr_op_q_alloc(c, (size_t)g.M, sizeof *mult, (void **)&mult));
+    float xs = qr_op_q_scalar_f(c, 1), ys = qr_op_q_scalar_f(c, 6);
     int64_t wss = c->in[4]->numel > 1 ? 1 : 0, nwz = qr_op_in(c, 5) ? c->in[5]->numel : 1;
     for (int64_t m = 0; m < g.M; m++) mult[m] = qr_quant_multiplier(xs, ws[m * wss], ys);
     o.mult = mult;
     o.bias = qr_op_in(c, 8) ? (const int32_t *)c->in[8]->data : NULL;
-    o.yz = qr__q_scalar_zp(c, 7);
-    QrQConvIn in = { c->in[0], c->in[3], o.nhwc, qr__q_scalar_zp(c, 2), wz, nwz > 1 ? 1 : 0, NULL };
-    const QrTensor *pk = qr__q_is_int_op(c) ? qr_op_in(c, 9) : NULL;
+    o.yz = qr_op_q_scalar_zp(c, 7);
+    QrQConvIn in = { c->in[0], c->in[3], o.nhwc, qr_op_q_scalar_zp(c, 2), wz, nwz > 1 ? 1 : 0, NULL };
+    const QrTensor *pk = qr_op_q_is_int_op(c) ? qr_op_in(c, 9) : NULL;
     if (pk && pk->dtype == QR_DT_U8 && pk->rank == 1) in.w_packed = pk->data;
     o.kind = qr_quant_conv_acc(in.x->dtype, in.xz, in.w, wz, nwz, in.wzs, g.M, g.Cg * g.k_sz, o.bias);
-    QR_TRY(qr__q_out_range(c, c->out[0]->dtype, &o.r));
-    return qr__q_conv_run(c, &g, &in, &o);
+    QR_TRY(qr_op_q_out_range(c, c->out[0]->dtype, &o.r));
+    return qr__qcv_conv_run(c, &g, &in, &o);
 }
 
 /* ConvInteger(x, w, [x_zero_point], [w_zero_point]) -> int32: the convolution of (x - x_zp)
  * with (w - w_zp[m]); x_zero_point per-tensor, w_zero_point per-tensor or per output channel. */
-static QrStatus qr__q_convint_check(QrOpCtx *c, QrQConv *g) {
+static QrStatus qr__qcv_convint_check(QrOpCtx *c, QrQConv *g) {
     const QrTensor *x = c->in[0], *w = qr_op_in(c, 1);
     if (!w) return qr_op_fail(c, QR_ERR_INVALID, "input w is required");
     if (!qr_quant_is_8bit(x->dtype) || !qr_quant_is_8bit(w->dtype))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "x and w have types %s and %s (int8/uint8 supported)",
                           qr_dtype_name(x->dtype), qr_dtype_name(w->dtype));
-    QR_TRY(qr__q_conv_geom(c, x->rank, x->dims, w, g));
-    QR_TRY(qr__q_need_scalar(c, 2, "x_zero_point"));
-    QR_TRY(qr__q_need_per_m(c, 3, g->M, "w_zero_point"));
-    QR_TRY(qr__q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
-    return qr__q_need_zp_type(c, 3, w->dtype, "w_zero_point");
+    QR_TRY(qr__qcv_conv_geom(c, x->rank, x->dims, w, g));
+    QR_TRY(qr_op_q_need_scalar(c, 2, "x_zero_point"));
+    QR_TRY(qr__qcv_need_per_m(c, 3, g->M, "w_zero_point"));
+    QR_TRY(qr_op_q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
+    return qr_op_q_need_zp_type(c, 3, w->dtype, "w_zero_point");
 }
 
-static QrStatus qr__q_convint_shape(QrOpCtx *c) {
+static QrStatus qr__qcv_convint_shape(QrOpCtx *c) {
     QrQConv g;
-    QR_TRY(qr__q_convint_check(c, &g));
+    QR_TRY(qr__qcv_convint_check(c, &g));
     int64_t d[QR_MAX_RANK];
-    qr__q_conv_out_dims(&g, false, d);
+    qr__qcv_conv_out_dims(&g, false, d);
     return qr_op_set_out(c, 0, QR_DT_S32, g.nsp + 2, d);
 }
 
-static QrStatus qr__q_convint_exec(QrOpCtx *c) {
-    qr__q_kern_ready();
+static QrStatus qr__qcv_convint_exec(QrOpCtx *c) {
+    qr_op_q_kern_ready();
     QrQConv g;
-    QR_TRY(qr__q_convint_check(c, &g));
+    QR_TRY(qr__qcv_convint_check(c, &g));
     int32_t *wz;
-    QR_TRY(qr__q_load_zps(c, 3, 1, &wz));
+    QR_TRY(qr_op_q_load_zps(c, 3, 1, &wz));
     int64_t nwz = qr_op_in(c, 3) ? c->in[3]->numel : 1;
-    QrQConvIn in = { c->in[0], c->in[1], false, qr__q_scalar_zp(c, 2), wz, nwz > 1 ? 1 : 0, NULL };
+    QrQConvIn in = { c->in[0], c->in[1], false, qr_op_q_scalar_zp(c, 2), wz, nwz > 1 ? 1 : 0, NULL };
     QrQConvOut o = { .kind = QR_QACC_S32 };
-    return qr__q_conv_run(c, &g, &in, &o);
+    return qr__qcv_conv_run(c, &g, &in, &o);
 }
 
 /* ==== table ======================================================================= */
@@ -687,8 +687,8 @@ static QrStatus qr__q_convint_exec(QrOpCtx *c) {
 static const QrOpDef qr_ops_qconv[] = {
     /* QLinearConv's input 9 (optional): its weights packed by the lowering for this level's
      * channels-last convolution or 8-bit GEMM; checked, not trusted (packed again if it does not fit) */
-    { "", "QLinearConv", 8, 9, 1, 1, qr__q_qlconv_shape, qr__q_qlconv_exec, 0 },
-    { "", "ConvInteger", 2, 4, 1, 1, qr__q_convint_shape, qr__q_convint_exec, 0 },
-    { "com.microsoft", "QLinearConv", 8, 9, 1, 1, qr__q_qlconv_shape, qr__q_qlconv_exec, 0 },
-    { QR_QUANT_INT_DOMAIN, "QLinearConv", 8, 10, 1, 1, qr__q_qlconv_shape, qr__q_qlconv_exec, QR_OPF_WRITES_ALL },
+    { "", "QLinearConv", 8, 9, 1, 1, qr__qcv_qlconv_shape, qr__qcv_qlconv_exec, 0 },
+    { "", "ConvInteger", 2, 4, 1, 1, qr__qcv_convint_shape, qr__qcv_convint_exec, 0 },
+    { "com.microsoft", "QLinearConv", 8, 9, 1, 1, qr__qcv_qlconv_shape, qr__qcv_qlconv_exec, 0 },
+    { QR_QUANT_INT_DOMAIN, "QLinearConv", 8, 10, 1, 1, qr__qcv_qlconv_shape, qr__qcv_qlconv_exec, QR_OPF_WRITES_ALL },
 };

@@ -18,7 +18,7 @@
  * q16_gemm (exact int64) and s64_requant; QuantizeLinear,
  * DequantizeLinear, QLinearAdd and QMaxPool on 8-bit data on their q8_* kernels. The kernels
  * are bit-exact with their __ref twins, so the integers do not depend on the CPU or the
- * thread count. Large work arrays come from a per-thread buffer (qr__q_work).
+ * thread count. Large work arrays come from a per-thread buffer (qr_op_q_work).
  *
  * The arithmetic itself (rounding, ranges, requantization, accumulator choice, element
  * access) is quant/arith.c's. The quantized operators are split by family:
@@ -101,7 +101,7 @@ static QrStatus qr_quant_layout(const QrOpCtx *c, const QrTensor *x, const QrTen
 
 /* The dispatch table is filled before an op uses it: shape inference folds constant nodes
  * (weight QuantizeLinear / DequantizeLinear) by running them before any qr_run. Idempotent. */
-static inline void qr__q_kern_ready(void) { (void)qr_kern_init(); }
+static inline void qr_op_q_kern_ready(void) { (void)qr_kern_init(); }
 
 /* ==== element access and parameter loading ======================================== */
 
@@ -109,25 +109,25 @@ static inline void qr__q_kern_ready(void) { (void)qr_kern_init(); }
 /* ---- qreport's internal integer ops ------------------------------------------------ */
 
 
-static bool qr__q_is_int_op(const QrOpCtx *c) { return strcmp(c->node->domain, QR_QUANT_INT_DOMAIN) == 0; }
+static bool qr_op_q_is_int_op(const QrOpCtx *c) { return strcmp(c->node->domain, QR_QUANT_INT_DOMAIN) == 0; }
 
 
 /* Operand-type rule: the standard ops take int8/uint8 only; internal ops 8/16-bit (and 4-bit weights). */
-static bool qr__q_ok_act(const QrOpCtx *c, QrDType dt) {
-    return qr__q_is_int_op(c) ? qr_quant_is_act(dt) : qr_quant_is_8bit(dt);
+static bool qr_op_q_ok_act(const QrOpCtx *c, QrDType dt) {
+    return qr_op_q_is_int_op(c) ? qr_quant_is_act(dt) : qr_quant_is_8bit(dt);
 }
-static bool qr__q_ok_wt(const QrOpCtx *c, QrDType dt) {
-    return qr__q_is_int_op(c) ? qr_quant_is_wt(dt) : qr_quant_is_8bit(dt);
+static bool qr_op_q_ok_wt(const QrOpCtx *c, QrDType dt) {
+    return qr_op_q_is_int_op(c) ? qr_quant_is_wt(dt) : qr_quant_is_8bit(dt);
 }
-static const char *qr__q_types_msg(const QrOpCtx *c) {
-    return qr__q_is_int_op(c) ? "int8/uint8/int16/uint16 supported" : "int8/uint8 supported";
+static const char *qr_op_q_types_msg(const QrOpCtx *c) {
+    return qr_op_q_is_int_op(c) ? "int8/uint8/int16/uint16 supported" : "int8/uint8 supported";
 }
 
 /* The output range of an op writing `dt`: the type's range, narrowed by the qmin / qmax
  * attributes of an internal op (a fused activation). Fails when they leave nothing. */
-static QrStatus qr__q_out_range(const QrOpCtx *c, QrDType dt, QrQuantRange *r) {
+static QrStatus qr_op_q_out_range(const QrOpCtx *c, QrDType dt, QrQuantRange *r) {
     if (!qr_quant_range(dt, r)) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "output type %s", qr_dtype_name(dt));
-    if (!qr__q_is_int_op(c)) return QR_OK;
+    if (!qr_op_q_is_int_op(c)) return QR_OK;
     int64_t lo = qr_attr_int(c->node, "qmin", r->lo), hi = qr_attr_int(c->node, "qmax", r->hi);
     lo = QR_MIN(QR_MAX(lo, (int64_t)r->lo), (int64_t)r->hi);
     hi = QR_MIN(QR_MAX(hi, (int64_t)r->lo), (int64_t)r->hi);
@@ -137,12 +137,12 @@ static QrStatus qr__q_out_range(const QrOpCtx *c, QrDType dt, QrQuantRange *r) {
     return QR_OK;
 }
 
-static bool qr__q_is_scale_type(QrDType dt) {
+static bool qr__qdq_is_scale_type(QrDType dt) {
     return dt == QR_DT_F32 || dt == QR_DT_F16 || dt == QR_DT_BF16 || dt == QR_DT_F64;
 }
 
 /* Temporary array from the node's scratch arena (zeroed); NULL-safe error on exhaustion. */
-static QrStatus qr__q_alloc(QrOpCtx *c, size_t count, size_t elem, void **out) {
+static QrStatus qr_op_q_alloc(QrOpCtx *c, size_t count, size_t elem, void **out) {
     *out = NULL;
     if (count > (size_t)QR_MAX_TENSOR_BYTES / elem)
         return qr_op_fail(c, QR_ERR_NOMEM, "needs %zu x %zu bytes of scratch memory, more than the tensor size limit",
@@ -154,17 +154,17 @@ static QrStatus qr__q_alloc(QrOpCtx *c, size_t count, size_t elem, void **out) {
 }
 
 /* Requires input i (a scale) to be present and of a float type. */
-static QrStatus qr__q_need_scale(const QrOpCtx *c, int i, const char *what) {
+static QrStatus qr_op_q_need_scale(const QrOpCtx *c, int i, const char *what) {
     const QrTensor *t = qr_op_in(c, i);
     if (!t) return qr_op_fail(c, QR_ERR_INVALID, "input %d (%s) is required", i, what);
-    if (!qr__q_is_scale_type(t->dtype))
+    if (!qr__qdq_is_scale_type(t->dtype))
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input %d (%s) has type %s; scales must be float32, float16 "
                           "or bfloat16", i, what, qr_dtype_name(t->dtype));
     return QR_OK;
 }
 
 /* Requires input i (a per-tensor parameter) to hold exactly one element when present. */
-static QrStatus qr__q_need_scalar(const QrOpCtx *c, int i, const char *what) {
+static QrStatus qr_op_q_need_scalar(const QrOpCtx *c, int i, const char *what) {
     const QrTensor *t = qr_op_in(c, i);
     if (t && t->numel != 1) {
         char a[128];
@@ -175,7 +175,7 @@ static QrStatus qr__q_need_scalar(const QrOpCtx *c, int i, const char *what) {
 }
 
 /* Requires the zero point at input i, when present, to have the type `dt`. */
-static QrStatus qr__q_need_zp_type(const QrOpCtx *c, int i, QrDType dt, const char *what) {
+static QrStatus qr_op_q_need_zp_type(const QrOpCtx *c, int i, QrDType dt, const char *what) {
     const QrTensor *t = qr_op_in(c, i);
     if (t && t->dtype != dt)
         return qr_op_fail(c, QR_ERR_INVALID, "input %d (%s) has type %s but must match the quantized type %s", i,
@@ -184,25 +184,25 @@ static QrStatus qr__q_need_zp_type(const QrOpCtx *c, int i, QrDType dt, const ch
 }
 
 /* Reads the scale at input i as float32 into scratch (*out has numel entries). */
-static QrStatus qr__q_load_scales(QrOpCtx *c, int i, float **out) {
+static QrStatus qr_op_q_load_scales(QrOpCtx *c, int i, float **out) {
     const QrTensor *t = c->in[i];
-    QR_TRY(qr__q_alloc(c, (size_t)t->numel, sizeof(float), (void **)out));
+    QR_TRY(qr_op_q_alloc(c, (size_t)t->numel, sizeof(float), (void **)out));
     for (int64_t k = 0; k < t->numel; k++) (*out)[k] = qr_quant_getf(t, k);
     return QR_OK;
 }
 
 /* Reads the zero point at input i as int32 into scratch; an absent zero point gives n zeros. */
-static QrStatus qr__q_load_zps(QrOpCtx *c, int i, int64_t n, int32_t **out) {
+static QrStatus qr_op_q_load_zps(QrOpCtx *c, int i, int64_t n, int32_t **out) {
     const QrTensor *t = qr_op_in(c, i);
     int64_t cnt = t ? t->numel : n;
-    QR_TRY(qr__q_alloc(c, (size_t)cnt, sizeof(int32_t), (void **)out));
+    QR_TRY(qr_op_q_alloc(c, (size_t)cnt, sizeof(int32_t), (void **)out));
     for (int64_t k = 0; t && k < cnt; k++) (*out)[k] = qr_quant_geti(t, k);
     return QR_OK;
 }
 
 /* Scalar parameter helpers for the per-tensor contrib ops (absent zero point = 0). */
-static float qr__q_scalar_f(const QrOpCtx *c, int i) { return qr_quant_getf(c->in[i], 0); }
-static int32_t qr__q_scalar_zp(const QrOpCtx *c, int i) {
+static float qr_op_q_scalar_f(const QrOpCtx *c, int i) { return qr_quant_getf(c->in[i], 0); }
+static int32_t qr_op_q_scalar_zp(const QrOpCtx *c, int i) {
     const QrTensor *t = qr_op_in(c, i);
     return t && t->numel ? qr_quant_geti(t, 0) : 0;
 }
@@ -225,12 +225,12 @@ typedef struct QrQQuant {
     bool saturate;
 } QrQQuant;
 
-static QrStatus qr__q_quantize_check(QrOpCtx *c, QrQQuant *q) {
+static QrStatus qr__qdq_quantize_check(QrOpCtx *c, QrQQuant *q) {
     const QrTensor *x = c->in[0], *s = qr_op_in(c, 1), *zp = qr_op_in(c, 2);
     if (x->dtype != QR_DT_F32 && x->dtype != QR_DT_F16 && x->dtype != QR_DT_BF16 && x->dtype != QR_DT_S32)
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input x has type %s (float32, float16, bfloat16 or int32 expected)",
                           qr_dtype_name(x->dtype));
-    QR_TRY(qr__q_need_scale(c, 1, "y_scale"));
+    QR_TRY(qr_op_q_need_scale(c, 1, "y_scale"));
     int64_t od = qr_attr_int(c->node, "output_dtype", 0);
     if (zp) {
         if (od && od != (int64_t)zp->dtype)
@@ -258,14 +258,14 @@ static QrStatus qr__q_quantize_check(QrOpCtx *c, QrQQuant *q) {
     return QR_OK;
 }
 
-static QrStatus qr__q_quantize_shape(QrOpCtx *c) {
+static QrStatus qr__qdq_quantize_shape(QrOpCtx *c) {
     QrQQuant q;
-    QR_TRY(qr__q_quantize_check(c, &q));
+    QR_TRY(qr__qdq_quantize_check(c, &q));
     return qr_op_set_out(c, 0, q.out_dt, c->in[0]->rank, c->in[0]->dims);
 }
 
 /* Rounds a float32 to float16 / bfloat16 precision (precision attribute). */
-static inline float qr__q_to_prec(float v, QrDType p) {
+static inline float qr__qdq_to_prec(float v, QrDType p) {
     return p == QR_DT_F16 ? qr_f16_to_f32(qr_f32_to_f16(v)) : qr_bf16_to_f32(qr_f32_to_bf16(v));
 }
 
@@ -279,21 +279,21 @@ typedef struct QrQQuantJob {
     int32_t zp, lo, hi;
 } QrQQuantJob;
 
-static void qr__q_quantize_task(void *ctx, int64_t t, int tid) {
+static void qr__qdq_quantize_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
     const QrQQuantJob *j = ctx;
     const int64_t i0 = t * j->chunk;
     qr_kern.q8_quantize(QR_MIN(j->chunk, j->n - i0), j->x + i0, j->s, j->zp, j->lo, j->hi, j->y + i0);
 }
 
-static void qr__q_quantize_run(const QrTensor *x, QrTensor *y, int64_t off, int64_t n, const float *s,
+static void qr__qdq_quantize_run(const QrTensor *x, QrTensor *y, int64_t off, int64_t n, const float *s,
                                const int32_t *zp, int64_t ps, const QrQQuant *q) {
     if (q->precision == QR_DT_UNDEF && x->dtype == QR_DT_F32 && ps == 0 &&
         (y->dtype == QR_DT_U8 || y->dtype == QR_DT_S8)) {
         QrQQuantJob j = { (const float *)x->data + off, (uint8_t *)y->data + off, n, 1 << 14, s[0], zp[0], q->r.lo, q->r.hi };
         const int64_t nt = (n + j.chunk - 1) / j.chunk;   /* elementwise: any split gives the same bytes */
-        if (nt > 1) qr_pool_for(nt, qr__q_quantize_task, &j);
-        else if (nt == 1) qr__q_quantize_task(&j, 0, 0);
+        if (nt > 1) qr_pool_for(nt, qr__qdq_quantize_task, &j);
+        else if (nt == 1) qr__qdq_quantize_task(&j, 0, 0);
         return;
     }
     for (int64_t j = 0; j < n; j++) {
@@ -301,7 +301,7 @@ static void qr__q_quantize_run(const QrTensor *x, QrTensor *y, int64_t off, int6
         int32_t v;
         if (q->precision == QR_DT_UNDEF) v = qr_quant_quantize_f32(xv, sv, zp[j * ps], q->r);
         else {
-            float d = qr__q_to_prec(qr__q_to_prec(xv, q->precision) / qr__q_to_prec(sv, q->precision), q->precision);
+            float d = qr__qdq_to_prec(qr__qdq_to_prec(xv, q->precision) / qr__qdq_to_prec(sv, q->precision), q->precision);
             v = qr_quant_saturate_round(d, zp[j * ps], q->r);
         }
         qr_quant_seti(y, off + j, v);
@@ -309,45 +309,45 @@ static void qr__q_quantize_run(const QrTensor *x, QrTensor *y, int64_t off, int6
 }
 
 /* Float8 / float4 output: n consecutive elements from off with parameters s[k*ps], zp[k*ps]. */
-static void qr__q_quantize_run_float(const QrTensor *x, QrTensor *y, int64_t off, int64_t n, const float *s,
+static void qr__qdq_quantize_run_float(const QrTensor *x, QrTensor *y, int64_t off, int64_t n, const float *s,
                                      const float *zp, int64_t ps, const QrQQuant *q) {
     uint8_t *py = (uint8_t *)y->data + off;
     for (int64_t j = 0; j < n; j++) {
         float xv = qr_quant_getf(x, off + j), sv = s[j * ps], z = zp[j * ps], v;
         if (q->precision == QR_DT_UNDEF) v = xv / sv;
-        else v = qr__q_to_prec(qr__q_to_prec(xv, q->precision) / qr__q_to_prec(sv, q->precision), q->precision);
+        else v = qr__qdq_to_prec(qr__qdq_to_prec(xv, q->precision) / qr__qdq_to_prec(sv, q->precision), q->precision);
         if (z != 0 || y->dtype == QR_DT_F4E2M1) v += z;
         py[j] = qr_f64_to_f8(v, y->dtype, q->saturate);
     }
 }
 
-static QrStatus qr__q_quantize_exec(QrOpCtx *c) {
-    qr__q_kern_ready();
+static QrStatus qr__qdq_quantize_exec(QrOpCtx *c) {
+    qr_op_q_kern_ready();
     QrQQuant q;
-    QR_TRY(qr__q_quantize_check(c, &q));
+    QR_TRY(qr__qdq_quantize_check(c, &q));
     float *s;
     int32_t *zp;
-    QR_TRY(qr__q_load_scales(c, 1, &s));
+    QR_TRY(qr_op_q_load_scales(c, 1, &s));
     if (q.fl) {
         const QrTensor *zt = qr_op_in(c, 2);
         float *zf;
-        QR_TRY(qr__q_alloc(c, (size_t)q.l.count, sizeof(float), (void **)&zf));
+        QR_TRY(qr_op_q_alloc(c, (size_t)q.l.count, sizeof(float), (void **)&zf));
         for (int64_t k = 0; zt && k < q.l.count; k++) zf[k] = qr_quant_getf(zt, k);
         int64_t off = 0;
         for (int64_t o = 0; o < q.l.outer; o++)
             for (int64_t k = 0; k < q.l.axis_len; k++, off += q.l.inner) {
                 int64_t p = qr_quant_layout_index(&q.l, o, k, 0);
-                qr__q_quantize_run_float(c->in[0], c->out[0], off, q.l.inner, s + p, zf + p, q.l.sn, &q);
+                qr__qdq_quantize_run_float(c->in[0], c->out[0], off, q.l.inner, s + p, zf + p, q.l.sn, &q);
             }
         return QR_OK;
     }
-    QR_TRY(qr__q_load_zps(c, 2, q.l.count, &zp));
+    QR_TRY(qr_op_q_load_zps(c, 2, q.l.count, &zp));
     const QrQuantLayout *l = &q.l;
     int64_t off = 0;
     for (int64_t o = 0; o < l->outer; o++)
         for (int64_t k = 0; k < l->axis_len; k++, off += l->inner) {
             int64_t p = qr_quant_layout_index(l, o, k, 0);
-            qr__q_quantize_run(c->in[0], c->out[0], off, l->inner, s + p, zp + p, l->sn, &q);
+            qr__qdq_quantize_run(c->in[0], c->out[0], off, l->inner, s + p, zp + p, l->sn, &q);
         }
     return QR_OK;
 }
@@ -359,7 +359,7 @@ static QrStatus qr__q_quantize_exec(QrOpCtx *c) {
  * float32 scale, then rounded to the output type (ORT's DequantizeLinearApply). Output type:
  * the output_dtype attribute, else the scale's. int32 inputs normally have no zero point.
  * Float8 / float4 inputs: (decode(x) - decode(zp)) in float32, times the scale. */
-static QrStatus qr__q_dequantize_check(QrOpCtx *c, QrQuantLayout *l, QrDType *out_dt) {
+static QrStatus qr__qdq_dequantize_check(QrOpCtx *c, QrQuantLayout *l, QrDType *out_dt) {
     const QrTensor *x = c->in[0], *s = qr_op_in(c, 1), *zp = qr_op_in(c, 2);
     QrQuantRange r;
     bool fl = qr_dtype_is_minifloat(x->dtype) && x->dtype != QR_DT_F8E8M0;
@@ -367,8 +367,8 @@ static QrStatus qr__q_dequantize_check(QrOpCtx *c, QrQuantLayout *l, QrDType *ou
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input x has type %s (int8, uint8, int16, uint16, int32, int4, "
                           "uint4, int2, uint2, float8e4m3fn(uz), float8e5m2(fnuz), float4e2m1 are supported)",
                           qr_dtype_name(x->dtype));
-    QR_TRY(qr__q_need_scale(c, 1, "x_scale"));
-    QR_TRY(qr__q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
+    QR_TRY(qr_op_q_need_scale(c, 1, "x_scale"));
+    QR_TRY(qr_op_q_need_zp_type(c, 2, x->dtype, "x_zero_point"));
     int64_t od = qr_attr_int(c->node, "output_dtype", 0);
     *out_dt = od ? (QrDType)od : s->dtype;
     if (*out_dt != QR_DT_F32 && *out_dt != QR_DT_F16 && *out_dt != QR_DT_BF16)
@@ -381,27 +381,27 @@ static QrStatus qr__q_dequantize_check(QrOpCtx *c, QrQuantLayout *l, QrDType *ou
     return QR_OK;
 }
 
-static QrStatus qr__q_dequantize_shape(QrOpCtx *c) {
+static QrStatus qr__qdq_dequantize_shape(QrOpCtx *c) {
     QrQuantLayout l;
     QrDType dt;
-    QR_TRY(qr__q_dequantize_check(c, &l, &dt));
+    QR_TRY(qr__qdq_dequantize_check(c, &l, &dt));
     return qr_op_set_out(c, 0, dt, c->in[0]->rank, c->in[0]->dims);
 }
 
-static QrStatus qr__q_dequantize_exec(QrOpCtx *c) {
-    qr__q_kern_ready();
+static QrStatus qr__qdq_dequantize_exec(QrOpCtx *c) {
+    qr_op_q_kern_ready();
     QrQuantLayout l;
     QrDType dt;
-    QR_TRY(qr__q_dequantize_check(c, &l, &dt));
+    QR_TRY(qr__qdq_dequantize_check(c, &l, &dt));
     const QrTensor *x = c->in[0];
     QrTensor *y = c->out[0];
     float *s;
     int32_t *zp;
-    QR_TRY(qr__q_load_scales(c, 1, &s));
+    QR_TRY(qr_op_q_load_scales(c, 1, &s));
     if (qr_dtype_is_minifloat(x->dtype)) {
         const QrTensor *zt = qr_op_in(c, 2);
         float *zf;
-        QR_TRY(qr__q_alloc(c, (size_t)l.count, sizeof(float), (void **)&zf));
+        QR_TRY(qr_op_q_alloc(c, (size_t)l.count, sizeof(float), (void **)&zf));
         for (int64_t k = 0; zt && k < l.count; k++) zf[k] = qr_quant_getf(zt, k);
         int64_t off = 0;
         for (int64_t o = 0; o < l.outer; o++)
@@ -412,7 +412,7 @@ static QrStatus qr__q_dequantize_exec(QrOpCtx *c) {
             }
         return QR_OK;
     }
-    QR_TRY(qr__q_load_zps(c, 2, l.count, &zp));
+    QR_TRY(qr_op_q_load_zps(c, 2, l.count, &zp));
     int64_t off = 0;
     for (int64_t o = 0; o < l.outer; o++)
         for (int64_t k = 0; k < l.axis_len; k++, off += l.inner) {
@@ -439,7 +439,7 @@ static QrStatus qr__q_dequantize_exec(QrOpCtx *c) {
  * gives scale = (max - min) / 255 (1.0 when the range is empty) and
  * zero_point = round_half_even(clamp(0 - min / scale, 0, 255)); y = QuantizeLinear(x).
  * NaNs are ignored by min/max. */
-static QrStatus qr__q_dynquant_shape(QrOpCtx *c) {
+static QrStatus qr__qdq_dynquant_shape(QrOpCtx *c) {
     const QrTensor *x = c->in[0];
     if (x->dtype != QR_DT_F32)
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input x has type %s (float32 expected)", qr_dtype_name(x->dtype));
@@ -465,7 +465,7 @@ static void qr_quant_dynamic_params(const float *x, int64_t n, float *scale, int
     *zp = (int32_t)qr_quant_round_f32(z);
 }
 
-static QrStatus qr__q_dynquant_exec(QrOpCtx *c) {
+static QrStatus qr__qdq_dynquant_exec(QrOpCtx *c) {
     const QrTensor *x = c->in[0];
     const float *px = x->data;
     float s;
@@ -484,9 +484,9 @@ static QrStatus qr__q_dynquant_exec(QrOpCtx *c) {
 /* ==== table ======================================================================= */
 
 static const QrOpDef qr_ops_qdq[] = {
-    { "", "QuantizeLinear", 2, 3, 1, 1, qr__q_quantize_shape, qr__q_quantize_exec, 0 },
-    { "", "DequantizeLinear", 2, 3, 1, 1, qr__q_dequantize_shape, qr__q_dequantize_exec, 0 },
-    { "", "DynamicQuantizeLinear", 1, 1, 1, 3, qr__q_dynquant_shape, qr__q_dynquant_exec, 0 },
-    { "com.microsoft", "QuantizeLinear", 2, 3, 1, 1, qr__q_quantize_shape, qr__q_quantize_exec, 0 },
-    { "com.microsoft", "DequantizeLinear", 2, 3, 1, 1, qr__q_dequantize_shape, qr__q_dequantize_exec, 0 },
+    { "", "QuantizeLinear", 2, 3, 1, 1, qr__qdq_quantize_shape, qr__qdq_quantize_exec, 0 },
+    { "", "DequantizeLinear", 2, 3, 1, 1, qr__qdq_dequantize_shape, qr__qdq_dequantize_exec, 0 },
+    { "", "DynamicQuantizeLinear", 1, 1, 1, 3, qr__qdq_dynquant_shape, qr__qdq_dynquant_exec, 0 },
+    { "com.microsoft", "QuantizeLinear", 2, 3, 1, 1, qr__qdq_quantize_shape, qr__qdq_quantize_exec, 0 },
+    { "com.microsoft", "DequantizeLinear", 2, 3, 1, 1, qr__qdq_dequantize_shape, qr__qdq_dequantize_exec, 0 },
 };

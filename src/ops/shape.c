@@ -156,17 +156,17 @@ static void qr__sh_scalar(QrDType dt, double v, void *buf) {
 
 /* ==== Identity, Shape, Size ======================================================= */
 
-static QrStatus qr_op_copy_exec(QrOpCtx *c) {
+static QrStatus qr__sh_copy_exec(QrOpCtx *c) {
     memcpy(c->out[0]->data, c->in[0]->data, qr_tensor_nbytes(c->in[0]));
     return QR_OK;
 }
 
-static QrStatus qr_op_identity_shape(QrOpCtx *c) {
+static QrStatus qr__sh_identity_shape(QrOpCtx *c) {
     return qr_op_set_out(c, 0, c->in[0]->dtype, c->in[0]->rank, c->in[0]->dims);
 }
 
 /* Shape(start, end) -> int64 [rank] (opset 15 adds start/end). */
-static QrStatus qr__shape_range(const QrOpCtx *c, int *s, int *e) {
+static QrStatus qr__sh_shape_range(const QrOpCtx *c, int *s, int *e) {
     int r = c->in[0]->rank;
     int64_t start = qr_attr_int(c->node, "start", 0), end = qr_attr_int(c->node, "end", r);
     if (start < 0) start += r;
@@ -178,16 +178,16 @@ static QrStatus qr__shape_range(const QrOpCtx *c, int *s, int *e) {
     return QR_OK;
 }
 
-static QrStatus qr_op_shape_shape(QrOpCtx *c) {
+static QrStatus qr__sh_shape_shape(QrOpCtx *c) {
     int s, e;
-    QR_TRY(qr__shape_range(c, &s, &e));
+    QR_TRY(qr__sh_shape_range(c, &s, &e));
     int64_t n = e - s;
     return qr_op_set_out(c, 0, QR_DT_S64, 1, &n);
 }
 
-static QrStatus qr_op_shape_exec(QrOpCtx *c) {
+static QrStatus qr__sh_shape_exec(QrOpCtx *c) {
     int s, e;
-    QR_TRY(qr__shape_range(c, &s, &e));
+    QR_TRY(qr__sh_shape_range(c, &s, &e));
     int64_t *y = c->out[0]->data;
     for (int i = s; i < e; i++) y[i - s] = c->in[0]->dims[i];
     return QR_OK;
@@ -203,7 +203,7 @@ static QrStatus qr__sh_size_exec(QrOpCtx *c) {
 /* ==== Reshape, Flatten, Squeeze, Unsqueeze (metadata only; exec copies) ========== */
 
 /* Reshape(data, shape): 0 copies the input dim (unless allowzero=1), -1 is inferred. */
-static QrStatus qr_op_reshape_shape(QrOpCtx *c) {
+static QrStatus qr__sh_reshape_shape(QrOpCtx *c) {
     const QrTensor *x = c->in[0];
     int64_t dims[QR_MAX_RANK];
     int n = 0;
@@ -731,7 +731,7 @@ static QrStatus qr__sh_tile_exec(QrOpCtx *c) {
 
 /* Constant: exactly one of value, value_float(s), value_int(s); strings and sparse
  * tensors are not supported. */
-static QrStatus qr_op_constant_shape(QrOpCtx *c) {
+static QrStatus qr__sh_constant_shape(QrOpCtx *c) {
     const QrNode *n = c->node;
     const QrAttr *a;
     if ((a = qr_node_attr(n, "value")) && a->type == QR_ATTR_TENSOR && a->t)
@@ -747,7 +747,7 @@ static QrStatus qr_op_constant_shape(QrOpCtx *c) {
     return qr_op_fail(c, QR_ERR_UNSUPPORTED, "no supported value attribute (value, value_float(s), value_int(s))");
 }
 
-static QrStatus qr_op_constant_exec(QrOpCtx *c) {
+static QrStatus qr__sh_constant_exec(QrOpCtx *c) {
     const QrNode *n = c->node;
     QrTensor *y = c->out[0];
     const QrAttr *a;
@@ -1414,16 +1414,16 @@ static QrStatus qr__sh_resize_exec(QrOpCtx *c) {
 /* ==== table ========================================================================= */
 
 static const QrOpDef qr_ops_shape[] = {
-    { "", "Identity", 1, 1, 1, 1, qr_op_identity_shape, qr_op_copy_exec, 0 },
-    { "", "Shape", 1, 1, 1, 1, qr_op_shape_shape, qr_op_shape_exec, QR_OPF_SHAPE_ONLY },
+    { "", "Identity", 1, 1, 1, 1, qr__sh_identity_shape, qr__sh_copy_exec, 0 },
+    { "", "Shape", 1, 1, 1, 1, qr__sh_shape_shape, qr__sh_shape_exec, QR_OPF_SHAPE_ONLY },
     { "", "Size", 1, 1, 1, 1, qr__sh_size_shape, qr__sh_size_exec, QR_OPF_SHAPE_ONLY },
-    { "", "Reshape", 2, 2, 1, 1, qr_op_reshape_shape, qr_op_copy_exec, 0 },
-    { "", "Constant", 0, 0, 1, 1, qr_op_constant_shape, qr_op_constant_exec, 0 },
+    { "", "Reshape", 2, 2, 1, 1, qr__sh_reshape_shape, qr__sh_copy_exec, 0 },
+    { "", "Constant", 0, 0, 1, 1, qr__sh_constant_shape, qr__sh_constant_exec, 0 },
     { "", "ConstantOfShape", 1, 1, 1, 1, qr__sh_cos_shape, qr__sh_cos_exec, 0 },
     { "", "Range", 3, 3, 1, 1, qr__sh_range_shape, qr__sh_range_exec, 0 },
-    { "", "Flatten", 1, 1, 1, 1, qr__sh_flatten_shape, qr_op_copy_exec, 0 },
-    { "", "Squeeze", 1, 2, 1, 1, qr__sh_squeeze_shape, qr_op_copy_exec, 0 },
-    { "", "Unsqueeze", 1, 2, 1, 1, qr__sh_unsqueeze_shape, qr_op_copy_exec, 0 },
+    { "", "Flatten", 1, 1, 1, 1, qr__sh_flatten_shape, qr__sh_copy_exec, 0 },
+    { "", "Squeeze", 1, 2, 1, 1, qr__sh_squeeze_shape, qr__sh_copy_exec, 0 },
+    { "", "Unsqueeze", 1, 2, 1, 1, qr__sh_unsqueeze_shape, qr__sh_copy_exec, 0 },
     { "", "Transpose", 1, 1, 1, 1, qr__sh_transpose_shape, qr__sh_transpose_exec, 0 },
     { "", "Concat", 1, -1, 1, 1, qr__sh_concat_shape, qr__sh_concat_exec, 0 },
     { "", "Split", 1, 2, 1, -1, qr__sh_split_shape, qr__sh_split_exec, 0 },

@@ -27,18 +27,18 @@ static void qr_json_init(QrJson *j) { memset(j, 0, sizeof *j); }
 
 static void qr_json_free(QrJson *j) { free(j->buf); memset(j, 0, sizeof *j); }
 
-static void qr__bd_json_fail(QrJson *j, QrStatus st, const char *what) {
+static void qr__json_json_fail(QrJson *j, QrStatus st, const char *what) {
     if (j->err) return;
     j->err_what = what;
     j->err = qr_errf(st, "json writer: %s", what);
 }
 
-static void qr__bd_json_put(QrJson *j, const char *s, size_t n) {
+static void qr__json_json_put(QrJson *j, const char *s, size_t n) {
     if (j->err) return;
     if (j->len + n + 1 > j->cap) {
         size_t nc = QR_MAX(j->cap * 2, j->len + n + 4096);
         char *nb = realloc(j->buf, nc);
-        if (!nb) { qr__bd_json_fail(j, QR_ERR_NOMEM, "out of memory"); return; }
+        if (!nb) { qr__json_json_fail(j, QR_ERR_NOMEM, "out of memory"); return; }
         j->buf = nb;
         j->cap = nc;
     }
@@ -47,78 +47,78 @@ static void qr__bd_json_put(QrJson *j, const char *s, size_t n) {
     j->buf[j->len] = 0;
 }
 
-static void qr__bd_json_puts(QrJson *j, const char *s) { qr__bd_json_put(j, s, strlen(s)); }
+static void qr__json_json_puts(QrJson *j, const char *s) { qr__json_json_put(j, s, strlen(s)); }
 
-static bool qr__bd_json_compact(const QrJson *j) { return j->compact_from && j->depth >= j->compact_from; }
+static bool qr__json_json_compact(const QrJson *j) { return j->compact_from && j->depth >= j->compact_from; }
 
 /* Newline plus indent for the current depth, or a space in one-line mode. */
-static void qr__bd_json_newline(QrJson *j, int depth) {
-    if (qr__bd_json_compact(j)) return;
+static void qr__json_json_newline(QrJson *j, int depth) {
+    if (qr__json_json_compact(j)) return;
     static const char spaces[] = "                                                                ";
-    qr__bd_json_put(j, "\n", 1);
-    for (int n = 2 * depth; n > 0; n -= 64) qr__bd_json_put(j, spaces, (size_t)QR_MIN(n, 64));
+    qr__json_json_put(j, "\n", 1);
+    for (int n = 2 * depth; n > 0; n -= 64) qr__json_json_put(j, spaces, (size_t)QR_MIN(n, 64));
 }
 
 /* Writes the separator a new member of the open container needs. */
-static void qr__bd_json_member_sep(QrJson *j) {
+static void qr__json_json_member_sep(QrJson *j) {
     int *count = &j->count[j->depth - 1];
-    if (*count) qr__bd_json_put(j, qr__bd_json_compact(j) ? ", " : ",", qr__bd_json_compact(j) ? 2 : 1);
-    qr__bd_json_newline(j, j->depth);
+    if (*count) qr__json_json_put(j, qr__json_json_compact(j) ? ", " : ",", qr__json_json_compact(j) ? 2 : 1);
+    qr__json_json_newline(j, j->depth);
     ++*count;
 }
 
 /* Checks that a value may be written here and writes what precedes it. */
-static bool qr__bd_json_pre_value(QrJson *j) {
+static bool qr__json_json_pre_value(QrJson *j) {
     if (j->err) return false;
-    if (j->done) { qr__bd_json_fail(j, QR_ERR_INVALID, "a second top-level value"); return false; }
+    if (j->done) { qr__json_json_fail(j, QR_ERR_INVALID, "a second top-level value"); return false; }
     if (j->depth == 0) return true;
     if (j->kind[j->depth - 1] == 'o') {
-        if (!j->have_key) { qr__bd_json_fail(j, QR_ERR_INVALID, "a value in an object without a key"); return false; }
+        if (!j->have_key) { qr__json_json_fail(j, QR_ERR_INVALID, "a value in an object without a key"); return false; }
         j->have_key = false;
         return true;
     }
-    qr__bd_json_member_sep(j);
+    qr__json_json_member_sep(j);
     return true;
 }
 
-static void qr__bd_json_post_value(QrJson *j) { if (j->depth == 0 && !j->err) j->done = true; }
+static void qr__json_json_post_value(QrJson *j) { if (j->depth == 0 && !j->err) j->done = true; }
 
-static void qr__bd_json_begin(QrJson *j, char kind, bool compact) {
-    if (!qr__bd_json_pre_value(j)) return;
-    if (j->depth == QR_JSON_MAX_DEPTH) { qr__bd_json_fail(j, QR_ERR_INVALID, "nesting too deep"); return; }
-    qr__bd_json_put(j, kind == 'o' ? "{" : "[", 1);
+static void qr__json_json_begin(QrJson *j, char kind, bool compact) {
+    if (!qr__json_json_pre_value(j)) return;
+    if (j->depth == QR_JSON_MAX_DEPTH) { qr__json_json_fail(j, QR_ERR_INVALID, "nesting too deep"); return; }
+    qr__json_json_put(j, kind == 'o' ? "{" : "[", 1);
     j->kind[j->depth] = kind;
     j->count[j->depth] = 0;
     j->depth++;
     if (compact && !j->compact_from) j->compact_from = j->depth;
 }
 
-static void qr__bd_json_end(QrJson *j, char kind) {
+static void qr__json_json_end(QrJson *j, char kind) {
     if (j->err) return;
     if (j->depth == 0 || j->kind[j->depth - 1] != kind) {
-        qr__bd_json_fail(j, QR_ERR_INVALID, kind == 'o' ? "object end without an open object" : "array end without an open array");
+        qr__json_json_fail(j, QR_ERR_INVALID, kind == 'o' ? "object end without an open object" : "array end without an open array");
         return;
     }
-    if (j->have_key) { qr__bd_json_fail(j, QR_ERR_INVALID, "a key without a value"); return; }
-    if (j->count[j->depth - 1]) qr__bd_json_newline(j, j->depth - 1);
-    qr__bd_json_put(j, kind == 'o' ? "}" : "]", 1);
+    if (j->have_key) { qr__json_json_fail(j, QR_ERR_INVALID, "a key without a value"); return; }
+    if (j->count[j->depth - 1]) qr__json_json_newline(j, j->depth - 1);
+    qr__json_json_put(j, kind == 'o' ? "}" : "]", 1);
     if (j->compact_from == j->depth) j->compact_from = 0;
     j->depth--;
-    qr__bd_json_post_value(j);
+    qr__json_json_post_value(j);
 }
 
-static void qr_json_obj_begin(QrJson *j) { qr__bd_json_begin(j, 'o', false); }
-static void qr_json_obj_begin_compact(QrJson *j) { qr__bd_json_begin(j, 'o', true); }
-static void qr_json_obj_end(QrJson *j) { qr__bd_json_end(j, 'o'); }
-static void qr_json_arr_begin(QrJson *j) { qr__bd_json_begin(j, 'a', false); }
-static void qr_json_arr_begin_compact(QrJson *j) { qr__bd_json_begin(j, 'a', true); }
-static void qr_json_arr_end(QrJson *j) { qr__bd_json_end(j, 'a'); }
+static void qr_json_obj_begin(QrJson *j) { qr__json_json_begin(j, 'o', false); }
+static void qr_json_obj_begin_compact(QrJson *j) { qr__json_json_begin(j, 'o', true); }
+static void qr_json_obj_end(QrJson *j) { qr__json_json_end(j, 'o'); }
+static void qr_json_arr_begin(QrJson *j) { qr__json_json_begin(j, 'a', false); }
+static void qr_json_arr_begin_compact(QrJson *j) { qr__json_json_begin(j, 'a', true); }
+static void qr_json_arr_end(QrJson *j) { qr__json_json_end(j, 'a'); }
 
 /* Writes s[0..n) as a quoted, escaped JSON string. */
-static void qr__bd_json_quote(QrJson *j, const char *s, size_t n) {
+static void qr__json_json_quote(QrJson *j, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)s;
-    qr__bd_json_put(j, "\"", 1);
+    qr__json_json_put(j, "\"", 1);
     size_t run = 0;   /* start of the pending run of bytes copied verbatim */
     for (size_t i = 0; i < n;) {
         unsigned c = p[i];
@@ -141,30 +141,30 @@ static void qr__bd_json_quote(QrJson *j, const char *s, size_t n) {
             if (ulen == 0) { esc = "\xef\xbf\xbd"; ulen = 1; }   /* U+FFFD for each invalid byte */
         }
         if (esc) {
-            qr__bd_json_put(j, s + run, i - run);
-            qr__bd_json_puts(j, esc);
+            qr__json_json_put(j, s + run, i - run);
+            qr__json_json_puts(j, esc);
             run = i + (size_t)ulen;
         }
         i += (size_t)ulen;
     }
-    qr__bd_json_put(j, s + run, n - run);
-    qr__bd_json_put(j, "\"", 1);
+    qr__json_json_put(j, s + run, n - run);
+    qr__json_json_put(j, "\"", 1);
 }
 
 static void qr_json_key(QrJson *j, const char *key) {
     if (j->err) return;
-    if (j->depth == 0 || j->kind[j->depth - 1] != 'o') { qr__bd_json_fail(j, QR_ERR_INVALID, "a key outside an object"); return; }
-    if (j->have_key) { qr__bd_json_fail(j, QR_ERR_INVALID, "two keys in a row"); return; }
-    qr__bd_json_member_sep(j);
-    qr__bd_json_quote(j, key ? key : "", key ? strlen(key) : 0);
-    qr__bd_json_put(j, ": ", 2);
+    if (j->depth == 0 || j->kind[j->depth - 1] != 'o') { qr__json_json_fail(j, QR_ERR_INVALID, "a key outside an object"); return; }
+    if (j->have_key) { qr__json_json_fail(j, QR_ERR_INVALID, "two keys in a row"); return; }
+    qr__json_json_member_sep(j);
+    qr__json_json_quote(j, key ? key : "", key ? strlen(key) : 0);
+    qr__json_json_put(j, ": ", 2);
     j->have_key = true;
 }
 
 static void qr_json_strn(QrJson *j, const char *s, size_t n) {
-    if (!qr__bd_json_pre_value(j)) return;
-    qr__bd_json_quote(j, s, n);
-    qr__bd_json_post_value(j);
+    if (!qr__json_json_pre_value(j)) return;
+    qr__json_json_quote(j, s, n);
+    qr__json_json_post_value(j);
 }
 
 static void qr_json_str(QrJson *j, const char *s) {
@@ -172,10 +172,10 @@ static void qr_json_str(QrJson *j, const char *s) {
     qr_json_strn(j, s, strlen(s));
 }
 
-static void qr__bd_json_literal(QrJson *j, const char *lit) {
-    if (!qr__bd_json_pre_value(j)) return;
-    qr__bd_json_puts(j, lit);
-    qr__bd_json_post_value(j);
+static void qr__json_json_literal(QrJson *j, const char *lit) {
+    if (!qr__json_json_pre_value(j)) return;
+    qr__json_json_puts(j, lit);
+    qr__json_json_post_value(j);
 }
 
 static bool qr_json_format_num(double v, bool float_precision, char buf[32]) {
@@ -195,23 +195,23 @@ static bool qr_json_format_num(double v, bool float_precision, char buf[32]) {
     return true;
 }
 
-static void qr__bd_json_number(QrJson *j, double v, bool float_precision) {
+static void qr__json_json_number(QrJson *j, double v, bool float_precision) {
     char buf[32];
-    if (!qr_json_format_num(v, float_precision, buf)) { qr__bd_json_literal(j, "null"); return; }
-    qr__bd_json_literal(j, buf);
+    if (!qr_json_format_num(v, float_precision, buf)) { qr__json_json_literal(j, "null"); return; }
+    qr__json_json_literal(j, buf);
 }
 
-static void qr_json_num(QrJson *j, double v) { qr__bd_json_number(j, v, false); }
+static void qr_json_num(QrJson *j, double v) { qr__json_json_number(j, v, false); }
 #ifdef QR_TESTING
-QR_TESTAPI void qr_json_f32(QrJson *j, float v) { qr__bd_json_number(j, (double)v, true); }
+QR_TESTAPI void qr_json_f32(QrJson *j, float v) { qr__json_json_number(j, (double)v, true); }
 #endif
 static void qr_json_int(QrJson *j, int64_t v) {
     char buf[24];
     snprintf(buf, sizeof buf, "%lld", (long long)v);
-    qr__bd_json_literal(j, buf);
+    qr__json_json_literal(j, buf);
 }
-static void qr_json_bool(QrJson *j, bool v) { qr__bd_json_literal(j, v ? "true" : "false"); }
-static void qr_json_null(QrJson *j) { qr__bd_json_literal(j, "null"); }
+static void qr_json_bool(QrJson *j, bool v) { qr__json_json_literal(j, v ? "true" : "false"); }
+static void qr_json_null(QrJson *j) { qr__json_json_literal(j, "null"); }
 
 static void qr_json_kv_str(QrJson *j, const char *key, const char *s) { qr_json_key(j, key); qr_json_str(j, s); }
 static void qr_json_kv_num(QrJson *j, const char *key, double v) { qr_json_key(j, key); qr_json_num(j, v); }
@@ -223,8 +223,8 @@ static void qr_json_kv_bool(QrJson *j, const char *key, bool v) { qr_json_key(j,
 static void qr_json_kv_null(QrJson *j, const char *key) { qr_json_key(j, key); qr_json_null(j); }
 
 static QrStatus qr_json_finish(QrJson *j, char **out, size_t *len) {
-    if (!j->err && !j->done) qr__bd_json_fail(j, QR_ERR_INVALID, j->depth ? "unclosed object or array" : "no value written");
-    if (!j->err) qr__bd_json_put(j, "\n", 1);
+    if (!j->err && !j->done) qr__json_json_fail(j, QR_ERR_INVALID, j->depth ? "unclosed object or array" : "no value written");
+    if (!j->err) qr__json_json_put(j, "\n", 1);
     if (j->err) return qr_errf(j->err, "json writer: %s", j->err_what);
     *out = j->buf;
     if (len) *len = j->len;
@@ -242,22 +242,22 @@ typedef struct QrBdJsonParser {
     int depth;
 } QrBdJsonParser;
 
-static QrStatus qr__bd_jp_err(QrBdJsonParser *p, const char *what) {
+static QrStatus qr__json_jp_err(QrBdJsonParser *p, const char *what) {
     return qr_errf(QR_ERR_PARSE, "json: %s at byte %zu", what, p->i);
 }
 
-static void qr__bd_jp_ws(QrBdJsonParser *p) {
+static void qr__json_jp_ws(QrBdJsonParser *p) {
     while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' || p->s[p->i] == '\r')) p->i++;
 }
 
-static bool qr__bd_jp_lit(QrBdJsonParser *p, const char *lit) {
+static bool qr__json_jp_lit(QrBdJsonParser *p, const char *lit) {
     size_t k = strlen(lit);
     if (p->n - p->i < k || memcmp(p->s + p->i, lit, k) != 0) return false;
     p->i += k;
     return true;
 }
 
-static int qr__bd_jp_hex4(const unsigned char *s) {
+static int qr__json_jp_hex4(const unsigned char *s) {
     int v = 0;
     for (int k = 0; k < 4; k++) {
         int c = s[k], d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
@@ -268,7 +268,7 @@ static int qr__bd_jp_hex4(const unsigned char *s) {
 }
 
 /* Parses a string at p->i (the opening quote) into arena memory. */
-static QrStatus qr__bd_jp_string(QrBdJsonParser *p, const char **out, size_t *out_len) {
+static QrStatus qr__json_jp_string(QrBdJsonParser *p, const char **out, size_t *out_len) {
     p->i++;
     size_t start = p->i, cap = 0;
     /* The decoded text is never longer than the source span. */
@@ -277,12 +277,12 @@ static QrStatus qr__bd_jp_string(QrBdJsonParser *p, const char **out, size_t *ou
     if (!dst) return qr_errf(QR_ERR_NOMEM, "json: out of memory");
     size_t o = 0;
     for (;;) {
-        if (p->i >= p->n) return qr__bd_jp_err(p, "unterminated string");
+        if (p->i >= p->n) return qr__json_jp_err(p, "unterminated string");
         unsigned c = p->s[p->i];
         if (c == '"') { p->i++; break; }
-        if (c < 0x20) return qr__bd_jp_err(p, "control character in string");
+        if (c < 0x20) return qr__json_jp_err(p, "control character in string");
         if (c == '\\') {
-            if (p->i + 1 >= p->n) return qr__bd_jp_err(p, "unterminated escape");
+            if (p->i + 1 >= p->n) return qr__json_jp_err(p, "unterminated escape");
             unsigned e = p->s[p->i + 1];
             const char *map = strchr("\"\\/bfnrt", (int)e);
             if (e && map) {
@@ -291,15 +291,15 @@ static QrStatus qr__bd_jp_string(QrBdJsonParser *p, const char **out, size_t *ou
                 p->i += 2;
                 continue;
             }
-            if (e != 'u') return qr__bd_jp_err(p, "invalid escape");
-            if (p->n - p->i < 6) return qr__bd_jp_err(p, "short \\u escape");
-            int cp = qr__bd_jp_hex4(p->s + p->i + 2);
-            if (cp < 0) return qr__bd_jp_err(p, "bad hex in \\u escape");
+            if (e != 'u') return qr__json_jp_err(p, "invalid escape");
+            if (p->n - p->i < 6) return qr__json_jp_err(p, "short \\u escape");
+            int cp = qr__json_jp_hex4(p->s + p->i + 2);
+            if (cp < 0) return qr__json_jp_err(p, "bad hex in \\u escape");
             p->i += 6;
-            if (cp >= 0xdc00 && cp <= 0xdfff) return qr__bd_jp_err(p, "unpaired low surrogate");
+            if (cp >= 0xdc00 && cp <= 0xdfff) return qr__json_jp_err(p, "unpaired low surrogate");
             if (cp >= 0xd800 && cp <= 0xdbff) {
-                int lo = p->n - p->i >= 6 && p->s[p->i] == '\\' && p->s[p->i + 1] == 'u' ? qr__bd_jp_hex4(p->s + p->i + 2) : -1;
-                if (lo < 0xdc00 || lo > 0xdfff) return qr__bd_jp_err(p, "unpaired high surrogate");
+                int lo = p->n - p->i >= 6 && p->s[p->i] == '\\' && p->s[p->i + 1] == 'u' ? qr__json_jp_hex4(p->s + p->i + 2) : -1;
+                if (lo < 0xdc00 || lo > 0xdfff) return qr__json_jp_err(p, "unpaired high surrogate");
                 p->i += 6;
                 cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
             }
@@ -314,7 +314,7 @@ static QrStatus qr__bd_jp_string(QrBdJsonParser *p, const char **out, size_t *ou
             continue;
         }
         int ul = qr_json_utf8_len(p->s + p->i, p->n - p->i);
-        if (ul == 0) return qr__bd_jp_err(p, "invalid UTF-8 in string");
+        if (ul == 0) return qr__json_jp_err(p, "invalid UTF-8 in string");
         memcpy(dst + o, p->s + p->i, (size_t)ul);
         o += (size_t)ul;
         p->i += (size_t)ul;
@@ -325,40 +325,40 @@ static QrStatus qr__bd_jp_string(QrBdJsonParser *p, const char **out, size_t *ou
     return QR_OK;
 }
 
-static QrStatus qr__bd_jp_number(QrBdJsonParser *p, double *out) {
+static QrStatus qr__json_jp_number(QrBdJsonParser *p, double *out) {
     size_t st = p->i;
     const unsigned char *s = p->s;
-    #define QR__BD_DIGIT(k) ((k) < p->n && s[k] >= '0' && s[k] <= '9')
+    #define QR__JSON_DIGIT(k) ((k) < p->n && s[k] >= '0' && s[k] <= '9')
     if (p->i < p->n && s[p->i] == '-') p->i++;
-    if (!QR__BD_DIGIT(p->i)) return qr__bd_jp_err(p, "invalid number");
-    if (s[p->i] == '0') { p->i++; if (QR__BD_DIGIT(p->i)) return qr__bd_jp_err(p, "leading zero in number"); }
-    else while (QR__BD_DIGIT(p->i)) p->i++;
+    if (!QR__JSON_DIGIT(p->i)) return qr__json_jp_err(p, "invalid number");
+    if (s[p->i] == '0') { p->i++; if (QR__JSON_DIGIT(p->i)) return qr__json_jp_err(p, "leading zero in number"); }
+    else while (QR__JSON_DIGIT(p->i)) p->i++;
     if (p->i < p->n && s[p->i] == '.') {
         p->i++;
-        if (!QR__BD_DIGIT(p->i)) return qr__bd_jp_err(p, "digit expected after '.'");
-        while (QR__BD_DIGIT(p->i)) p->i++;
+        if (!QR__JSON_DIGIT(p->i)) return qr__json_jp_err(p, "digit expected after '.'");
+        while (QR__JSON_DIGIT(p->i)) p->i++;
     }
     if (p->i < p->n && (s[p->i] == 'e' || s[p->i] == 'E')) {
         p->i++;
         if (p->i < p->n && (s[p->i] == '+' || s[p->i] == '-')) p->i++;
-        if (!QR__BD_DIGIT(p->i)) return qr__bd_jp_err(p, "digit expected in exponent");
-        while (QR__BD_DIGIT(p->i)) p->i++;
+        if (!QR__JSON_DIGIT(p->i)) return qr__json_jp_err(p, "digit expected in exponent");
+        while (QR__JSON_DIGIT(p->i)) p->i++;
     }
-    #undef QR__BD_DIGIT
+    #undef QR__JSON_DIGIT
     char buf[400];
     size_t k = p->i - st;
-    if (k >= sizeof buf) return qr__bd_jp_err(p, "number too long");
+    if (k >= sizeof buf) return qr__json_jp_err(p, "number too long");
     memcpy(buf, s + st, k);
     buf[k] = 0;
     *out = strtod(buf, NULL);
-    if (!isfinite(*out)) return qr__bd_jp_err(p, "number out of range");
+    if (!isfinite(*out)) return qr__json_jp_err(p, "number out of range");
     return QR_OK;
 }
 
-static QrStatus qr__bd_jp_value(QrBdJsonParser *p, QrJsonVal **out);
+static QrStatus qr__json_jp_value(QrBdJsonParser *p, QrJsonVal **out);
 
 /* Appends v (and key) to a container, growing its arrays in the arena. */
-static QrStatus qr__bd_jp_push(QrBdJsonParser *p, QrJsonVal *c, int *cap, const char *key, QrJsonVal *v) {
+static QrStatus qr__json_jp_push(QrBdJsonParser *p, QrJsonVal *c, int *cap, const char *key, QrJsonVal *v) {
     if (c->n == *cap) {
         int nc = *cap ? *cap * 2 : 8;
         QrJsonVal **ni = qr_arena_array(p->a, (size_t)nc, sizeof *ni);
@@ -375,52 +375,52 @@ static QrStatus qr__bd_jp_push(QrBdJsonParser *p, QrJsonVal *c, int *cap, const 
     return QR_OK;
 }
 
-static QrStatus qr__bd_jp_container(QrBdJsonParser *p, QrJsonVal *v, bool obj) {
-    if (++p->depth > 256) return qr__bd_jp_err(p, "nesting deeper than 256");
+static QrStatus qr__json_jp_container(QrBdJsonParser *p, QrJsonVal *v, bool obj) {
+    if (++p->depth > 256) return qr__json_jp_err(p, "nesting deeper than 256");
     v->type = obj ? QR_JSON_OBJ : QR_JSON_ARR;
     p->i++;
     int cap = 0;
-    qr__bd_jp_ws(p);
+    qr__json_jp_ws(p);
     if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) { p->i++; p->depth--; return QR_OK; }
     for (;;) {
         const char *key = NULL;
         if (obj) {
-            qr__bd_jp_ws(p);
-            if (p->i >= p->n || p->s[p->i] != '"') return qr__bd_jp_err(p, "object key expected");
+            qr__json_jp_ws(p);
+            if (p->i >= p->n || p->s[p->i] != '"') return qr__json_jp_err(p, "object key expected");
             size_t at = p->i;
-            QR_TRY(qr__bd_jp_string(p, &key, NULL));
+            QR_TRY(qr__json_jp_string(p, &key, NULL));
             for (int k = 0; k < v->n; k++)
-                if (!strcmp(v->keys[k], key)) { p->i = at; return qr__bd_jp_err(p, "duplicate key"); }
-            qr__bd_jp_ws(p);
-            if (p->i >= p->n || p->s[p->i] != ':') return qr__bd_jp_err(p, "':' expected");
+                if (!strcmp(v->keys[k], key)) { p->i = at; return qr__json_jp_err(p, "duplicate key"); }
+            qr__json_jp_ws(p);
+            if (p->i >= p->n || p->s[p->i] != ':') return qr__json_jp_err(p, "':' expected");
             p->i++;
         }
         QrJsonVal *item;
-        QR_TRY(qr__bd_jp_value(p, &item));
-        QR_TRY(qr__bd_jp_push(p, v, &cap, key, item));
-        qr__bd_jp_ws(p);
+        QR_TRY(qr__json_jp_value(p, &item));
+        QR_TRY(qr__json_jp_push(p, v, &cap, key, item));
+        qr__json_jp_ws(p);
         if (p->i < p->n && p->s[p->i] == ',') { p->i++; continue; }
         if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) { p->i++; break; }
-        return qr__bd_jp_err(p, obj ? "',' or '}' expected" : "',' or ']' expected");
+        return qr__json_jp_err(p, obj ? "',' or '}' expected" : "',' or ']' expected");
     }
     p->depth--;
     return QR_OK;
 }
 
-static QrStatus qr__bd_jp_value(QrBdJsonParser *p, QrJsonVal **out) {
-    qr__bd_jp_ws(p);
+static QrStatus qr__json_jp_value(QrBdJsonParser *p, QrJsonVal **out) {
+    qr__json_jp_ws(p);
     QrJsonVal *v = qr_arena_alloc(p->a, sizeof *v);
     if (!v) return qr_errf(QR_ERR_NOMEM, "json: out of memory");
     *out = v;
-    if (p->i >= p->n) return qr__bd_jp_err(p, "value expected");
+    if (p->i >= p->n) return qr__json_jp_err(p, "value expected");
     unsigned c = p->s[p->i];
-    if (c == '{' || c == '[') return qr__bd_jp_container(p, v, c == '{');
-    if (c == '"') { v->type = QR_JSON_STR; return qr__bd_jp_string(p, &v->str, &v->str_len); }
-    if (c == '-' || (c >= '0' && c <= '9')) { v->type = QR_JSON_NUM; return qr__bd_jp_number(p, &v->num); }
-    if (qr__bd_jp_lit(p, "true")) { v->type = QR_JSON_BOOL; v->b = true; return QR_OK; }
-    if (qr__bd_jp_lit(p, "false")) { v->type = QR_JSON_BOOL; return QR_OK; }
-    if (qr__bd_jp_lit(p, "null")) { v->type = QR_JSON_NULL; return QR_OK; }
-    return qr__bd_jp_err(p, "value expected");
+    if (c == '{' || c == '[') return qr__json_jp_container(p, v, c == '{');
+    if (c == '"') { v->type = QR_JSON_STR; return qr__json_jp_string(p, &v->str, &v->str_len); }
+    if (c == '-' || (c >= '0' && c <= '9')) { v->type = QR_JSON_NUM; return qr__json_jp_number(p, &v->num); }
+    if (qr__json_jp_lit(p, "true")) { v->type = QR_JSON_BOOL; v->b = true; return QR_OK; }
+    if (qr__json_jp_lit(p, "false")) { v->type = QR_JSON_BOOL; return QR_OK; }
+    if (qr__json_jp_lit(p, "null")) { v->type = QR_JSON_NULL; return QR_OK; }
+    return qr__json_jp_err(p, "value expected");
 }
 
 #ifdef QR_TESTING
@@ -428,9 +428,9 @@ QR_TESTAPI QrStatus qr_json_parse(QrArena *a, const char *text, size_t len, QrJs
     QrBdJsonParser p = { .a = a, .s = (const unsigned char *)text, .n = len };
     *out = NULL;
     QrJsonVal *v;
-    QR_TRY(qr__bd_jp_value(&p, &v));
-    qr__bd_jp_ws(&p);
-    if (p.i != p.n) return qr__bd_jp_err(&p, "trailing characters after the value");
+    QR_TRY(qr__json_jp_value(&p, &v));
+    qr__json_jp_ws(&p);
+    if (p.i != p.n) return qr__json_jp_err(&p, "trailing characters after the value");
     *out = v;
     return QR_OK;
 }

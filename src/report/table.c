@@ -63,7 +63,7 @@ static QrStatus qr_table_setf(QrTable *t, int row, int col, const char *fmt, ...
 static void qr_table_free(QrTable *t) { qr_arena_free(&t->arena); memset(t, 0, sizeof *t); }
 
 /* Display width of a UTF-8 string in code points. */
-static size_t qr__utf8_width(const char *s) {
+static size_t qr__tab_utf8_width(const char *s) {
     size_t w = 0;
     for (; *s; s++) if (((unsigned char)*s & 0xc0) != 0x80) w++;
     return w;
@@ -74,9 +74,9 @@ static QrStatus qr_table_render_txt(const QrTable *t, const char *title, const i
     size_t *w = calloc((size_t)t->n_cols, sizeof *w);
     if (!w) return qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int c = 0; c < t->n_cols; c++) {
-        w[c] = qr__utf8_width(t->cols[c]);
+        w[c] = qr__tab_utf8_width(t->cols[c]);
         for (int r = 0; r < t->n_rows; r++)
-            if (t->rows[r][c]) w[c] = QR_MAX(w[c], qr__utf8_width(t->rows[r][c]));
+            if (t->rows[r][c]) w[c] = QR_MAX(w[c], qr__tab_utf8_width(t->rows[r][c]));
     }
     QrStatus st = QR_OK;
     if (title) st = qr_buf_printf(buf, len, cap, "%s\n", title);
@@ -90,7 +90,7 @@ static QrStatus qr_table_render_txt(const QrTable *t, const char *title, const i
             } else {
                 const char *s = line == -2 ? t->cols[c] : t->rows[order ? order[line] : line][c];
                 if (!s) s = "";
-                st = qr_buf_printf(buf, len, cap, "| %s%*s ", s, (int)(w[c] - qr__utf8_width(s)), "");
+                st = qr_buf_printf(buf, len, cap, "| %s%*s ", s, (int)(w[c] - qr__tab_utf8_width(s)), "");
             }
         }
         if (st == QR_OK) st = qr_buf_printf(buf, len, cap, rule ? (line == -1 ? "|\n" : "+\n") : "|\n");

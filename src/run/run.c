@@ -51,7 +51,7 @@ static QrStatus qr_graph_check_input(const QrGraph *g, int i, const QrTensor *t)
 }
 
 /* Builds the op context for node n over the tensors in vals (one per value). */
-static QrStatus qr__ctx_init(QrOpCtx *c, const QrGraph *g, const QrNode *n, QrTensor *vals, QrArena *scratch,
+static QrStatus qr__run_ctx_init(QrOpCtx *c, const QrGraph *g, const QrNode *n, QrTensor *vals, QrArena *scratch,
                              const QrTensor **in, QrTensor **out) {
     c->g = g;
     c->node = n;
@@ -95,7 +95,7 @@ static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs) {
         for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) vals[n->in[k]] = g->values[n->in[k]].t;
         for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0) memset(&vals[n->out[k]], 0, sizeof(QrTensor));
         QrOpCtx c;
-        qr__ctx_init(&c, g, n, vals, &scratch, in, out);
+        qr__run_ctx_init(&c, g, n, vals, &scratch, in, out);
         bool dynamic = false;
         for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0 && g->values[n->in[k]].is_dynamic) dynamic = true;
         for (int k = 0; k < n->n_in && st == QR_OK && !dynamic; k++)
@@ -148,36 +148,36 @@ static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs) {
 
 /* ==== executor ==================================================================== */
 
-static bool qr__clamped(const QrRunOpts *o, int v) {
+static bool qr__run_clamped(const QrRunOpts *o, int v) {
     return o->clamp_lo && o->alias && o->alias[v] >= 0 && (o->clamp_lo[v] == o->clamp_lo[v] || o->clamp_hi[v] == o->clamp_hi[v]);
 }
 
 /* Follows alias chains; returns the value whose data v takes (itself if none).
  * Clamped aliases are materialized values of their own. */
-static int qr__resolve(const QrRunOpts *o, int v) {
-    for (int hops = 0; o->alias && o->alias[v] >= 0 && !qr__clamped(o, v) && hops < 64; hops++) v = o->alias[v];
+static int qr__run_resolve(const QrRunOpts *o, int v) {
+    for (int hops = 0; o->alias && o->alias[v] >= 0 && !qr__run_clamped(o, v) && hops < 64; hops++) v = o->alias[v];
     return v;
 }
 
-static bool qr__overridden(const QrRunOpts *o, int v) {
+static bool qr__run_overridden(const QrRunOpts *o, int v) {
     return (o->alias && o->alias[v] >= 0) || (o->subst && o->subst[v]);
 }
 
 /* The tensor a reader of value v sees. */
-static const QrTensor *qr__read(const QrRunOpts *o, QrTensor *vals, int v) {
+static const QrTensor *qr__run_read(const QrRunOpts *o, QrTensor *vals, int v) {
     if (o->subst && o->subst[v]) return o->subst[v];
     if (o->feed && o->feed[v]) return o->feed[v];
-    if (qr__clamped(o, v)) return &vals[v];
-    int r = qr__resolve(o, v);
+    if (qr__run_clamped(o, v)) return &vals[v];
+    int r = qr__run_resolve(o, v);
     if (r != v && o->subst && o->subst[r]) return o->subst[r];
     if (r != v && o->feed && o->feed[r]) return o->feed[r];
     return &vals[r];
 }
 
 /* What a tap sees for value v: the value as computed (feeds are for readers only). */
-static const QrTensor *qr__tap_view(const QrRunOpts *o, QrTensor *vals, int v) {
+static const QrTensor *qr__run_tap_view(const QrRunOpts *o, QrTensor *vals, int v) {
     if (o->feed && o->feed[v] && !(o->subst && o->subst[v]) && vals[v].data) return &vals[v];
-    return qr__read(o, vals, v);
+    return qr__run_read(o, vals, v);
 }
 
 /* ==== value buffers =================================================================
@@ -339,14 +339,14 @@ static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v) {
  * override on the way (so the cache's copy, if any, is what this run would compute). */
 static void qr__run_statics(const QrGraph *g, const QrRunOpts *o, bool *st) {
     for (int v = 0; v < g->n_values; v++)
-        st[v] = g->values[v].is_init && !qr__overridden(o, v) && !(o->feed && o->feed[v]) && !qr__clamped(o, v);
+        st[v] = g->values[v].is_init && !qr__run_overridden(o, v) && !(o->feed && o->feed[v]) && !qr__run_clamped(o, v);
     for (int oi = 0; oi < g->n_nodes; oi++) {
         const QrNode *n = &g->nodes[g->order[oi]];
         bool ok = n->def && !(n->def->flags & QR_OPF_NO_FOLD) && (!o->live || o->live[g->order[oi]]);
         for (int k = 0; ok && k < n->n_in; k++) ok = n->in[k] < 0 || st[n->in[k]];
         for (int k = 0; k < n->n_out; k++) {
             int v = n->out[k];
-            if (v >= 0) st[v] = ok && !qr__overridden(o, v) && !(o->feed && o->feed[v]) && !g->values[v].is_dynamic;
+            if (v >= 0) st[v] = ok && !qr__run_overridden(o, v) && !(o->feed && o->feed[v]) && !g->values[v].is_dynamic;
         }
     }
 }
@@ -397,7 +397,7 @@ static const QrTensor *qr__run_static(const QrGraph *g, const QrRunOpts *o, int 
     for (int hops = 0; v >= 0 && hops < 16; hops++) {
         if (o->subst && o->subst[v]) return o->subst[v];
         if (o->feed && o->feed[v]) return o->feed[v];
-        if (qr__clamped(o, v)) return NULL;
+        if (qr__run_clamped(o, v)) return NULL;
         if (o->alias && o->alias[v] >= 0) { v = o->alias[v]; continue; }
         const QrValue *val = &g->values[v];
         if (val->is_init) return val->t.data ? &val->t : NULL;
@@ -415,7 +415,7 @@ static const QrTensor *qr__run_static(const QrGraph *g, const QrRunOpts *o, int 
 static bool qr__run_node_runs(const QrGraph *g, const QrRunOpts *o, int ni) {
     const QrNode *n = &g->nodes[ni];
     if (!n->def || (o->live && !o->live[ni])) return false;
-    for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && qr__overridden(o, n->out[k])) return false;
+    for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && qr__run_overridden(o, n->out[k])) return false;
     return true;
 }
 
@@ -438,7 +438,7 @@ static void qr__run_dead(const QrGraph *g, const QrRunOpts *o, const int *uses, 
         }
         dead[ni] = any && !used;
         for (int k = 0; dead[ni] && k < n->n_in; k++)
-            if (n->in[k] >= 0) need[qr__resolve(o, n->in[k])]--;
+            if (n->in[k] >= 0) need[qr__run_resolve(o, n->in[k])]--;
     }
 }
 
@@ -457,7 +457,7 @@ static int qr__run_single_out(const QrNode *n) {
  * no output, tap, feed, substitution or alias on it. */
 static bool qr__run_internal(const QrGraph *g, const QrRunOpts *o, const int *uses, int v, int *reader, int *slot) {
     if (v < 0 || g->values[v].is_output || g->values[v].is_dynamic || uses[v] != 1) return false;
-    if (qr__overridden(o, v) || (o->feed && o->feed[v])) return false;
+    if (qr__run_overridden(o, v) || (o->feed && o->feed[v])) return false;
     if (o->tap && !(o->tap_only && !o->tap_only[v])) return false;
     const QrUse *u;
     if (qr_graph_readers(g, v, &u) != 1) return false;
@@ -582,9 +582,9 @@ static bool qr__run_member(const QrGraph *g, const QrRunOpts *o, const int *uses
             st.p = c->data;
         } else if (st.op == QR_F32_STEP_ADD && qr__run_same_f32(c ? c : &g->values[other].t, y)) {
             /* a tensor of y's shape: constant, given, or computed before the head runs */
-            int r = qr__resolve(o, other);
+            int r = qr__run_resolve(o, other);
             bool given = (o->subst && (o->subst[other] || o->subst[r])) || (o->feed && (o->feed[other] || o->feed[r]));
-            int p = qr__clamped(o, other) ? g->values[other].producer : g->values[r].producer;
+            int p = qr__run_clamped(o, other) ? g->values[other].producer : g->values[r].producer;
             if (!given && p >= 0 && pl->pos[p] >= head_pos) return false;
             st.op = QR_F32_STEP_ADD_T;
             tv = other;
@@ -722,9 +722,9 @@ static bool qr__run_node_static(const QrRunState *r, const QrNode *n) {
 /* Binds node n's inputs (as readers see them) and outputs; fails on a missing input other
  * than value `shape_only` (a chain value: only its shape exists). */
 static QrStatus qr__run_bind(QrRunState *r, const QrNode *n, QrOpCtx *c, int shape_only) {
-    qr__ctx_init(c, r->g, n, r->vals, &r->scratch, r->in, r->out);
+    qr__run_ctx_init(c, r->g, n, r->vals, &r->scratch, r->in, r->out);
     c->alias = r->o->alias;
-    for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) r->in[k] = qr__read(r->o, r->vals, n->in[k]);
+    for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) r->in[k] = qr__run_read(r->o, r->vals, n->in[k]);
     for (int k = 0; k < n->n_in; k++)
         if (n->in[k] >= 0 && n->in[k] != shape_only && !r->in[k]->data && r->in[k]->numel > 0)
             return qr_errf(QR_ERR_INVALID, "node '%s' (%s) reads '%s', which this run neither computed nor was given",
@@ -785,13 +785,13 @@ static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
     if (st != QR_OK) return st;
     for (int k = 0; k < ch->ns; k++) {   /* tensors added by ADD_T steps */
         if (ch->t_value[k] < 0) continue;
-        const QrTensor *t = qr__read(r->o, r->vals, ch->t_value[k]);
+        const QrTensor *t = qr__run_read(r->o, r->vals, ch->t_value[k]);
         if (!t->data || !qr__run_same_f32(t, &r->vals[ch->out])) { *fallback = true; return QR_OK; }
         ch->steps[k].t = t->data;
     }
     const QrTensor *x = NULL;
     if (ch->kind == QR__HEAD_FQ) {
-        x = qr__read(r->o, r->vals, ch->x);
+        x = qr__run_read(r->o, r->vals, ch->x);
         if (!x->data) { *fallback = true; return QR_OK; }
     }
     if (r->o->n_exec) (*r->o->n_exec) += ch->n;
@@ -827,9 +827,9 @@ static QrStatus qr__run_after(QrRunState *r, int ni) {
     /* Clamped aliases: materialize clamp(source). */
     for (int k = 0; st == QR_OK && k < n->n_out; k++) {
         int v = n->out[k];
-        if (v < 0 || !qr__clamped(opts, v)) continue;
-        int src = qr__resolve(opts, opts->alias[v]);
-        const QrTensor *s = qr__read(opts, vals, opts->alias[v]);
+        if (v < 0 || !qr__run_clamped(opts, v)) continue;
+        int src = qr__run_resolve(opts, opts->alias[v]);
+        const QrTensor *s = qr__run_read(opts, vals, opts->alias[v]);
         st = qr_tensor_set_shape(&vals[v], QR_DT_F32, s->rank, s->dims);
         if (st == QR_OK && s->dtype != QR_DT_F32) st = qr_errf(QR_ERR_INVALID, "clamped value '%s' is not float32", g->values[v].name);
         if (st == QR_OK && !s->data && s->numel > 0)
@@ -849,13 +849,13 @@ static QrStatus qr__run_after(QrRunState *r, int ni) {
         if (--r->uses[src] == 0) qr__run_drop(vals, r->cap, src);
     }
     for (int k = 0; st == QR_OK && opts->tap && k < n->n_out; k++)
-        if (n->out[k] >= 0 && qr__read(opts, vals, n->out[k])->data &&
+        if (n->out[k] >= 0 && qr__run_read(opts, vals, n->out[k])->data &&
             (!opts->tap_only || opts->tap_only[n->out[k]]))
-            st = opts->tap(opts->tap_user, g, ni, n->out[k], qr__tap_view(opts, vals, n->out[k]));
+            st = opts->tap(opts->tap_user, g, ni, n->out[k], qr__run_tap_view(opts, vals, n->out[k]));
     /* Free what no later node reads. */
     for (int k = 0; k < n->n_in; k++) {
         if (n->in[k] < 0) continue;
-        int v = qr__resolve(opts, n->in[k]);
+        int v = qr__run_resolve(opts, n->in[k]);
         if (--r->uses[v] == 0) qr__run_drop(vals, r->cap, v);
     }
     for (int k = 0; k < n->n_out; k++) {
@@ -889,9 +889,9 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         /* Reader counts after overrides decide when a value can be freed. */
         for (int ni = 0; ni < g->n_nodes; ni++)
             for (int k = 0; k < g->nodes[ni].n_in; k++)
-                if (g->nodes[ni].in[k] >= 0) uses[qr__resolve(opts, g->nodes[ni].in[k])]++;
-        for (int i = 0; i < g->n_outputs; i++) uses[qr__resolve(opts, g->outputs[i])]++;
-        for (int v = 0; v < nv; v++) if (qr__clamped(opts, v)) uses[qr__resolve(opts, opts->alias[v])]++;
+                if (g->nodes[ni].in[k] >= 0) uses[qr__run_resolve(opts, g->nodes[ni].in[k])]++;
+        for (int i = 0; i < g->n_outputs; i++) uses[qr__run_resolve(opts, g->outputs[i])]++;
+        for (int v = 0; v < nv; v++) if (qr__run_clamped(opts, v)) uses[qr__run_resolve(opts, opts->alias[v])]++;
         for (int v = 0; v < nv; v++)
             if (g->values[v].is_init) { vals[v] = g->values[v].t; vals[v].owned = false; }
         for (int i = 0; i < g->n_inputs; i++) {
@@ -935,7 +935,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
             }
         }
         bool skip = n->n_out > 0;
-        for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !qr__overridden(opts, n->out[k])) skip = false;
+        for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !qr__run_overridden(opts, n->out[k])) skip = false;
         if (opts->live && !opts->live[ni]) skip = true;
         if (r.dead && r.dead[ni]) skip = true;
         const bool stat = r.cache && qr__run_node_static(&r, n);
@@ -971,7 +971,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         if (opts->node_sec) opts->node_sec[ni] += qr_time_now() - t_node;
     }
     for (int i = 0; st == QR_OK && outputs && i < g->n_outputs; i++) {
-        const QrTensor *src = qr__read(opts, vals, g->outputs[i]);
+        const QrTensor *src = qr__run_read(opts, vals, g->outputs[i]);
         if (!src->data && src->numel > 0) {
             st = qr_errf(QR_ERR_INVALID, "graph output '%s' was neither computed nor given", g->values[g->outputs[i]].name);
             break;

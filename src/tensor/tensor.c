@@ -107,7 +107,7 @@ static uint16_t qr_f32_to_bf16(float f) {
  * largest finite magnitude (codes grow with magnitude, NaN/Inf codes sit above it). */
 typedef struct QrMiniFloat { int ebits, mbits, bias; unsigned max_code; } QrMiniFloat;
 
-static bool qr__minifloat(QrDType dt, QrMiniFloat *f) {
+static bool qr__tn_minifloat(QrDType dt, QrMiniFloat *f) {
     switch (dt) {
     case QR_DT_F8E4M3FN: *f = (QrMiniFloat){ 4, 3, 7, 0x7e }; return true;      /* max 448 */
     case QR_DT_F8E4M3FNUZ: *f = (QrMiniFloat){ 4, 3, 8, 0x7f }; return true;    /* max 240 */
@@ -121,7 +121,7 @@ static bool qr__minifloat(QrDType dt, QrMiniFloat *f) {
 static double qr_f8_to_f64(uint8_t code, QrDType dt) {
     if (dt == QR_DT_F8E8M0) return code == 0xff ? NAN : ldexp(1.0, (int)code - 127);
     QrMiniFloat f;
-    if (!qr__minifloat(dt, &f)) return NAN;
+    if (!qr__tn_minifloat(dt, &f)) return NAN;
     int sb = f.ebits + f.mbits;                            /* sign bit position */
     unsigned mag = code & ((1u << sb) - 1), neg = (code >> sb) & 1;
     if (dt == QR_DT_F8E4M3FNUZ || dt == QR_DT_F8E5M2FNUZ) {
@@ -140,7 +140,7 @@ static double qr_f8_to_f64(uint8_t code, QrDType dt) {
 static uint8_t qr_f64_to_f8(double v, QrDType dt, bool saturate) {
     if (dt == QR_DT_F8E8M0) return qr_f32_to_e8m0((float)v, saturate, QR_E8M0_UP);
     QrMiniFloat f;
-    if (!qr__minifloat(dt, &f)) return 0;
+    if (!qr__tn_minifloat(dt, &f)) return 0;
     bool uz = dt == QR_DT_F8E4M3FNUZ || dt == QR_DT_F8E5M2FNUZ, f4 = dt == QR_DT_F4E2M1;
     unsigned sign = signbit(v) ? 1u << (f.ebits + f.mbits) : 0;
     if (isnan(v)) return (uint8_t)(uz ? 0x80 : f4 ? 0x7 : sign | 0x7f);
@@ -373,7 +373,7 @@ static const struct { const char *descr; QrDType dt; } qr__npy_types[] = {
 };
 
 /* Finds `'key':` in a numpy header dict and returns a pointer past the colon. */
-static const char *qr__npy_key(const char *hdr, const char *key) {
+static const char *qr__tn_npy_key(const char *hdr, const char *key) {
     char pat[32];
     snprintf(pat, sizeof pat, "'%s'", key);
     const char *p = strstr(hdr, pat);
@@ -405,7 +405,7 @@ static QrStatus qr_npy_parse(const unsigned char *buf, size_t len, QrTensor *out
     memcpy(hdr, buf + hoff, hlen);
     hdr[hlen] = 0;
 
-    const char *p = qr__npy_key(hdr, "descr");
+    const char *p = qr__tn_npy_key(hdr, "descr");
     if (!p || (*p != '\'' && *p != '"')) return qr_errf(QR_ERR_PARSE, ".npy header has no 'descr'");
     char q = *p++;
     char descr[32];
@@ -423,14 +423,14 @@ static QrStatus qr_npy_parse(const unsigned char *buf, size_t len, QrTensor *out
         if (strcmp(code, qr__npy_types[i].descr) == 0) dt = qr__npy_types[i].dt;
     if (dt == QR_DT_UNDEF) return qr_errf(QR_ERR_UNSUPPORTED, ".npy dtype '%s' is not supported", descr);
 
-    p = qr__npy_key(hdr, "fortran_order");
+    p = qr__tn_npy_key(hdr, "fortran_order");
     if (!p) return qr_errf(QR_ERR_PARSE, ".npy header has no 'fortran_order'");
     if (strncmp(p, "True", 4) == 0)
         return qr_errf(QR_ERR_UNSUPPORTED, ".npy array is in Fortran order; save it in C order "
                        "(np.ascontiguousarray)");
     if (strncmp(p, "False", 5) != 0) return qr_errf(QR_ERR_PARSE, ".npy 'fortran_order' is malformed");
 
-    p = qr__npy_key(hdr, "shape");
+    p = qr__tn_npy_key(hdr, "shape");
     if (!p || *p != '(') return qr_errf(QR_ERR_PARSE, ".npy header has no 'shape'");
     p++;
     int rank = 0;

@@ -8,10 +8,10 @@ QR__K_AVX2 static inline __m256 qr__k_m1_quad8(__m256 acc, const float *const *s
                                                __m256 w2, __m256 w3) {
     __m256 p0 = _mm256_mul_ps(w0, _mm256_loadu_ps(s[0] + j)), p1 = _mm256_mul_ps(w1, _mm256_loadu_ps(s[1] + j));
     __m256 p2 = _mm256_mul_ps(w2, _mm256_loadu_ps(s[2] + j)), p3 = _mm256_mul_ps(w3, _mm256_loadu_ps(s[3] + j));
-    QR__K_ROUNDED(p0);
-    QR__K_ROUNDED(p1);
-    QR__K_ROUNDED(p2);
-    QR__K_ROUNDED(p3);
+    QR_KERN_ROUNDED(p0);
+    QR_KERN_ROUNDED(p1);
+    QR_KERN_ROUNDED(p2);
+    QR_KERN_ROUNDED(p3);
     return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_add_ps(p0, p1), p2), p3), acc);
 }
 
@@ -20,8 +20,8 @@ QR__K_AVX2 static inline __m256 qr__k_m1_rest8(__m256 acc, const float *const *s
     if (r >= 2) {
         __m256 p0 = _mm256_mul_ps(_mm256_broadcast_ss(w), _mm256_loadu_ps(s[0] + j));
         __m256 p1 = _mm256_mul_ps(_mm256_broadcast_ss(w + 1), _mm256_loadu_ps(s[1] + j));
-        QR__K_ROUNDED(p0);
-        QR__K_ROUNDED(p1);
+        QR_KERN_ROUNDED(p0);
+        QR_KERN_ROUNDED(p1);
         acc = _mm256_add_ps(_mm256_add_ps(p0, p1), acc);
         s += 2;
         w += 2;
@@ -29,7 +29,7 @@ QR__K_AVX2 static inline __m256 qr__k_m1_rest8(__m256 acc, const float *const *s
     }
     if (r) {
         __m256 p0 = _mm256_mul_ps(_mm256_broadcast_ss(w), _mm256_loadu_ps(s[0] + j));
-        QR__K_ROUNDED(p0);
+        QR_KERN_ROUNDED(p0);
         acc = _mm256_add_ps(p0, acc);
     }
     return acc;

@@ -7,7 +7,7 @@
 /* s + a * b, the product rounded on its own. */
 QR__K_AVX2 static inline __m256 qr__k_gemv_acc8(__m256 s, __m256 a, __m256 b) {
     __m256 p = _mm256_mul_ps(a, b);
-    QR__K_ROUNDED(p);
+    QR_KERN_ROUNDED(p);
     return _mm256_add_ps(s, p);
 }
 

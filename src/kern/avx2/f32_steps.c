@@ -14,7 +14,7 @@ QR__K_AVX2 static inline __m256 qr__k_step_avx2(const QrF32Step *s, __m256 v, __
     case QR_F32_STEP_ADD_T: return s->swap ? _mm256_add_ps(t, v) : _mm256_add_ps(v, t);
     case QR_F32_STEP_AFFINE: {
         __m256 m = _mm256_mul_ps(v, pv);
-        QR__K_ROUNDED(m);
+        QR_KERN_ROUNDED(m);
         return _mm256_add_ps(m, qv);
     }
     case QR_F32_STEP_CLAMP: return _mm256_min_ps(qv, _mm256_max_ps(pv, v));

@@ -67,7 +67,7 @@ QR__K_AVX2 static void qr_q8_add__avx2(int64_t n, const void *a, int64_t as, con
                 v = _mm256_fmadd_ps(av, ra, _mm256_fmadd_ps(bv, rb, fixed));
             } else {
                 __m256 prod = p->mode == 1 ? _mm256_mul_ps(av, ra) : _mm256_mul_ps(bv, rb);
-                QR__K_ROUNDED(prod);   /* rounded on its own: no contraction into the add */
+                QR_KERN_ROUNDED(prod);   /* rounded on its own: no contraction into the add */
                 __m256 k = _mm256_add_ps(fixed, prod);
                 v = p->mode == 1 ? _mm256_fmadd_ps(bv, rb, k) : _mm256_fmadd_ps(av, ra, k);
             }

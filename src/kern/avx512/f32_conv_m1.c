@@ -13,10 +13,10 @@ QR__K_AVX512 static inline __m512 qr__k_m1_quad16(__m512 acc, const float *const
     __m512 p1 = _mm512_mul_ps(w1, _mm512_maskz_loadu_ps(m, s[1] + j));
     __m512 p2 = _mm512_mul_ps(w2, _mm512_maskz_loadu_ps(m, s[2] + j));
     __m512 p3 = _mm512_mul_ps(w3, _mm512_maskz_loadu_ps(m, s[3] + j));
-    QR__K_ROUNDED(p0);
-    QR__K_ROUNDED(p1);
-    QR__K_ROUNDED(p2);
-    QR__K_ROUNDED(p3);
+    QR_KERN_ROUNDED(p0);
+    QR_KERN_ROUNDED(p1);
+    QR_KERN_ROUNDED(p2);
+    QR_KERN_ROUNDED(p3);
     return _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p0, p1), p2), p3), acc);
 }
 
@@ -26,8 +26,8 @@ QR__K_AVX512 static inline __m512 qr__k_m1_rest16(__m512 acc, const float *const
     if (r >= 2) {
         __m512 p0 = _mm512_mul_ps(_mm512_set1_ps(w[0]), _mm512_maskz_loadu_ps(m, s[0] + j));
         __m512 p1 = _mm512_mul_ps(_mm512_set1_ps(w[1]), _mm512_maskz_loadu_ps(m, s[1] + j));
-        QR__K_ROUNDED(p0);
-        QR__K_ROUNDED(p1);
+        QR_KERN_ROUNDED(p0);
+        QR_KERN_ROUNDED(p1);
         acc = _mm512_add_ps(_mm512_add_ps(p0, p1), acc);
         s += 2;
         w += 2;
@@ -35,7 +35,7 @@ QR__K_AVX512 static inline __m512 qr__k_m1_rest16(__m512 acc, const float *const
     }
     if (r) {
         __m512 p0 = _mm512_mul_ps(_mm512_set1_ps(w[0]), _mm512_maskz_loadu_ps(m, s[0] + j));
-        QR__K_ROUNDED(p0);
+        QR_KERN_ROUNDED(p0);
         acc = _mm512_add_ps(p0, acc);
     }
     return acc;
@@ -103,7 +103,7 @@ QR__K_AVX512 static inline __m512 qr__k_m1d_act16(const int ACT, __m512 v, __m51
 QR__K_AVX512 static inline __m512 qr__k_m1d_prod(const int SW, const int KW, const float *w, int k,
                                                  const float *const *rows, const uint32_t *m) {
     __m512 p = _mm512_mul_ps(_mm512_set1_ps(w[k]), qr__k_m1d_in16(SW, rows[k / KW] + k % KW, m[k % KW]));
-    QR__K_ROUNDED(p);
+    QR_KERN_ROUNDED(p);
     return p;
 }
 
@@ -214,9 +214,9 @@ qr__k_m1d512_3x3_s2x(const int ACT, const QrF32ConvB *b, const float *w, float b
                     p[kh * 3] = _mm512_mul_ps(wv[kh * 3], e);
                     p[kh * 3 + 1] = _mm512_mul_ps(wv[kh * 3 + 1], o);
                     p[kh * 3 + 2] = _mm512_mul_ps(wv[kh * 3 + 2], e1);
-                    QR__K_ROUNDED(p[kh * 3]);
-                    QR__K_ROUNDED(p[kh * 3 + 1]);
-                    QR__K_ROUNDED(p[kh * 3 + 2]);
+                    QR_KERN_ROUNDED(p[kh * 3]);
+                    QR_KERN_ROUNDED(p[kh * 3 + 1]);
+                    QR_KERN_ROUNDED(p[kh * 3 + 2]);
                 }
                 __m512 acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[0], p[1]), p[2]), p[3]);
                 if (!(ACT & 4)) acc = _mm512_add_ps(acc, _mm512_setzero_ps());
@@ -276,9 +276,9 @@ qr__k_m1d512_3x3_s1x(const int ACT, const QrF32ConvB *b, const float *w, float b
                     if (s < 0 || s >= S) continue;
                     __m512 p0 = _mm512_mul_ps(wv[kh * 3], x0), p1 = _mm512_mul_ps(wv[kh * 3 + 1], x1);
                     __m512 p2 = _mm512_mul_ps(wv[kh * 3 + 2], x2);
-                    QR__K_ROUNDED(p0);
-                    QR__K_ROUNDED(p1);
-                    QR__K_ROUNDED(p2);
+                    QR_KERN_ROUNDED(p0);
+                    QR_KERN_ROUNDED(p1);
+                    QR_KERN_ROUNDED(p2);
                     if (kh == 0) {
                         g[s] = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
                     } else if (kh == 1) {

@@ -15,7 +15,7 @@ QR__K_AVX512 static inline __m512 qr__k_step_avx512(const QrF32Step *s, __m512 v
     case QR_F32_STEP_ADD_T: return s->swap ? _mm512_add_ps(t, v) : _mm512_add_ps(v, t);
     case QR_F32_STEP_AFFINE: {
         __m512 m = _mm512_mul_ps(v, pv);
-        QR__K_ROUNDED(m);
+        QR_KERN_ROUNDED(m);
         return _mm512_add_ps(m, qv);
     }
     case QR_F32_STEP_CLAMP:   /* max(lo, v) = lo > v ? lo : v and min(hi, v) = hi < v ? hi : v keep NaN */

@@ -130,9 +130,9 @@ qr__k_dwrq_row2(const int64_t KH, const int G, const uint8_t *ra, const uint8_t 
  * stay in registers). */
 QR__K_VNNI static inline __attribute__((always_inline)) void
 qr__k_dwc_pixels(const int64_t T, const QrQ8Win *p, int64_t wp, const uint8_t *img, const int64_t *toff,
-                 const int32_t (*wt)[QR__K_DWC_CB], __m512i vb, __m512 vm, __m512 vlo, __m512 vhi, __m512i vzp,
+                 const int32_t (*wt)[QR_KERN_DWC_CB], __m512i vb, __m512 vm, __m512 vlo, __m512 vhi, __m512i vzp,
                  uint8_t *out) {
-    enum { CB = QR__K_DWC_CB };
+    enum { CB = QR_KERN_DWC_CB };
     __m512i wv[QR__K_DWC_MAXT];
     for (int64_t t = 0; t < T; t++) wv[t] = _mm512_loadu_si512(wt[t]);
 #define QR__K_DWC_TAP(src, t) _mm512_madd_epi16(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)((src) + toff[t]))), wv[t])
@@ -157,7 +157,7 @@ qr__k_dwc_pixels(const int64_t T, const QrQ8Win *p, int64_t wp, const uint8_t *i
 #undef QR__K_DWC_TAP
 }
 
-/* The channels-last path of qr_q8_dwconv2d_rq__vnni for small planes (qr__k_dwc_small): blocks of
+/* The channels-last path of qr_q8_dwconv2d_rq__vnni for small planes (qr_kern_dwc_small): blocks of
  * up to 16 planes, one int32 lane per plane. Each block's planes are transposed (16 x 16 byte
  * tiles) into a padded [hp][wp][16] image of bytes (x ^ 0x80 for int8; the border holds the
  * zero point xz'), then for every output pixel each tap adds vpmaddwd(zero-extended taps, w)
@@ -166,7 +166,7 @@ qr__k_dwc_pixels(const int64_t T, const QrQ8Win *p, int64_t wp, const uint8_t *i
  * transposed back into the block's NCHW planes. */
 QR__K_VNNI static void qr__k_dwc_run(const QrQ8Win *p, int64_t hp, int64_t wp, int64_t planes, int64_t ldx,
                                      const int8_t *w, const QrQ8PlaneRq *rq, uint8_t *y, int64_t ldy, void *scratch) {
-    enum { CB = QR__K_DWC_CB };
+    enum { CB = QR_KERN_DWC_CB };
     const int64_t T = p->KH * p->KW, P = p->OH * p->OW, HW = p->H * p->W;
     const int32_t xz = p->xz + (p->x_signed ? 128 : 0);
     uint8_t *img = scratch;                                             /* [hp][wp][CB] */
@@ -258,7 +258,7 @@ QR__K_VNNI static bool qr_q8_dwconv2d_rq__vnni(const QrQ8Win *p, int64_t planes,
     const __m512i shuf = s == 1 ? _mm512_set4_epi32(0x06050403, 0x05040302, 0x04030201, 0x03020100)
                                 : _mm512_set4_epi32(0x09080706, 0x07060504, 0x05040302, 0x03020100);
     int64_t hs, ws;
-    if (qr__k_dwc_small(p, &hs, &ws)) {
+    if (qr_kern_dwc_small(p, &hs, &ws)) {
         if (planes > 0) qr__k_dwc_run(p, hs, ws, planes, ldx, w, rq, y, ldy, scratch);
         return true;
     }

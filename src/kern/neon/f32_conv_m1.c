@@ -10,10 +10,10 @@
 static inline float32x4_t qr__k_m1_quad4(float32x4_t acc, const float *const *s, int64_t j, const float *w) {
     float32x4_t p0 = vmulq_n_f32(vld1q_f32(s[0] + j), w[0]), p1 = vmulq_n_f32(vld1q_f32(s[1] + j), w[1]);
     float32x4_t p2 = vmulq_n_f32(vld1q_f32(s[2] + j), w[2]), p3 = vmulq_n_f32(vld1q_f32(s[3] + j), w[3]);
-    QR__K_ROUNDED(p0);
-    QR__K_ROUNDED(p1);
-    QR__K_ROUNDED(p2);
-    QR__K_ROUNDED(p3);
+    QR_KERN_ROUNDED(p0);
+    QR_KERN_ROUNDED(p1);
+    QR_KERN_ROUNDED(p2);
+    QR_KERN_ROUNDED(p3);
     return vaddq_f32(vaddq_f32(vaddq_f32(vaddq_f32(p0, p1), p2), p3), acc);
 }
 
@@ -21,8 +21,8 @@ static inline float32x4_t qr__k_m1_quad4(float32x4_t acc, const float *const *s,
 static inline float32x4_t qr__k_m1_rest4(float32x4_t acc, const float *const *s, int64_t j, const float *w, int64_t r) {
     if (r >= 2) {
         float32x4_t p0 = vmulq_n_f32(vld1q_f32(s[0] + j), w[0]), p1 = vmulq_n_f32(vld1q_f32(s[1] + j), w[1]);
-        QR__K_ROUNDED(p0);
-        QR__K_ROUNDED(p1);
+        QR_KERN_ROUNDED(p0);
+        QR_KERN_ROUNDED(p1);
         acc = vaddq_f32(vaddq_f32(p0, p1), acc);
         s += 2;
         w += 2;
@@ -30,7 +30,7 @@ static inline float32x4_t qr__k_m1_rest4(float32x4_t acc, const float *const *s,
     }
     if (r) {
         float32x4_t p0 = vmulq_n_f32(vld1q_f32(s[0] + j), w[0]);
-        QR__K_ROUNDED(p0);
+        QR_KERN_ROUNDED(p0);
         acc = vaddq_f32(p0, acc);
     }
     return acc;

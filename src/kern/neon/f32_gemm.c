@@ -9,7 +9,7 @@
 #include <arm_neon.h>
 
 /* C rows i0..i0+R-1 (R <= 4), columns j0..j0+7: 4x8 register tile, K products in order. */
-static inline void qr__f32_gemm_tile_r8__neon(int R, int64_t K, const float *A, int64_t lda, const float *B,
+static inline void qr__k_gemm_tile_r8__neon(int R, int64_t K, const float *A, int64_t lda, const float *B,
                                               int64_t ldb, float *C, int64_t ldc, bool accumulate) {
     float32x4_t c0[4], c1[4];
     for (int r = 0; r < R; r++) {
@@ -40,7 +40,7 @@ static void qr_f32_gemm__neon(int64_t M, int64_t N, int64_t K, const float *A, i
         const float *a = A + i * lda;
         float *c = C + i * ldc;
         int64_t j = 0;
-        for (; j + 8 <= N; j += 8) qr__f32_gemm_tile_r8__neon(R, K, a, lda, B + j, ldb, c + j, ldc, accumulate);
+        for (; j + 8 <= N; j += 8) qr__k_gemm_tile_r8__neon(R, K, a, lda, B + j, ldb, c + j, ldc, accumulate);
         for (; j + 4 <= N; j += 4) {
             float32x4_t acc[4];
             for (int r = 0; r < R; r++) acc[r] = accumulate ? vld1q_f32(c + r * ldc + j) : vdupq_n_f32(0.0f);

@@ -16,10 +16,10 @@ static void qr_f32_gemv_m1t__neon(int64_t n0, int64_t n1, int64_t N, int64_t K, 
             const float32x4_t a0 = vld1q_f32(a + k), a1 = vld1q_f32(a + k + 4);
             float32x4_t p0 = vmulq_f32(a0, vld1q_f32(b0 + k)), p1 = vmulq_f32(a1, vld1q_f32(b0 + k + 4));
             float32x4_t q0 = vmulq_f32(a0, vld1q_f32(b1 + k)), q1 = vmulq_f32(a1, vld1q_f32(b1 + k + 4));
-            QR__K_ROUNDED(p0);
-            QR__K_ROUNDED(p1);
-            QR__K_ROUNDED(q0);
-            QR__K_ROUNDED(q1);
+            QR_KERN_ROUNDED(p0);
+            QR_KERN_ROUNDED(p1);
+            QR_KERN_ROUNDED(q0);
+            QR_KERN_ROUNDED(q1);
             s0 = vaddq_f32(s0, p0);
             s1 = vaddq_f32(s1, p1);
             t0 = vaddq_f32(t0, q0);
@@ -31,8 +31,8 @@ static void qr_f32_gemv_m1t__neon(int64_t n0, int64_t n1, int64_t N, int64_t K, 
         vst1q_f32(l[1] + 4, t1);
         for (int i = 0; K8 + i < K; i++) {   /* the K tail, lane by lane as the definition */
             float p = a[K8 + i] * b0[K8 + i], q = a[K8 + i] * b1[K8 + i];
-            QR__K_ROUNDED(p);
-            QR__K_ROUNDED(q);
+            QR_KERN_ROUNDED(p);
+            QR_KERN_ROUNDED(q);
             l[0][i] = l[0][i] + p;
             l[1][i] = l[1][i] + q;
         }

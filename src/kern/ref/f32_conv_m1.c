@@ -8,7 +8,7 @@ static inline float qr__k_m1_tap(const QrF32ConvB *b, const float *w, int64_t k,
     const int64_t ih = oh * b->sh - b->ph + kh * b->dh, iw = ow * b->sw - b->pw + kw * b->dw;
     const float xv = ih >= 0 && ih < b->H && iw >= 0 && iw < b->W ? b->x[(c * b->H + ih) * b->W + iw] : 0.0f;
     float p = w[k] * xv;
-    QR__K_ROUNDED(p);
+    QR_KERN_ROUNDED(p);
     return p;
 }
 

@@ -21,12 +21,12 @@ static void qr_f32_gemv_m1t__ref(int64_t n0, int64_t n1, int64_t N, int64_t K, c
         for (; k + 8 <= K; k += 8)
             for (int i = 0; i < 8; i++) {
                 float p = a[k + i] * b[k + i];
-                QR__K_ROUNDED(p);
+                QR_KERN_ROUNDED(p);
                 l[i] = l[i] + p;
             }
         for (int i = 0; k + i < K; i++) {
             float p = a[k + i] * b[k + i];
-            QR__K_ROUNDED(p);
+            QR_KERN_ROUNDED(p);
             l[i] = l[i] + p;
         }
         const float s = qr__k_gemv_reduce(l, n, N);
@@ -48,7 +48,7 @@ static void qr_f32_gemv_m1t_q8__ref(int64_t n0, int64_t n1, int64_t N, int64_t K
         for (int64_t k = 0; k < K; k++) {
             const float b = (float)((q_signed ? (int32_t)qs[k] : (int32_t)qu[k]) - z) * s;
             float p = a[k] * b;
-            QR__K_ROUNDED(p);
+            QR_KERN_ROUNDED(p);
             l[k % 8] = l[k % 8] + p;
         }
         const float r = qr__k_gemv_reduce(l, n, N);

@@ -94,15 +94,15 @@ static size_t qr_q8_dwconv2d_scratch(const QrQ8Win *p) {
 
 /* Small planes (at most QR__K_DWC_MAXP outputs, QR__K_DWC_MAXT taps, a padded plane of at
  * most QR__K_DWC_MAXPAD bytes, as the input plane) go channels-last through the requantizing kernel of
- * kern/avx512/q8_dwconv2d.c: blocks of QR__K_DWC_CB planes, one vector lane per plane. */
-#define QR__K_DWC_CB 16
+ * kern/avx512/q8_dwconv2d.c: blocks of QR_KERN_DWC_CB planes, one vector lane per plane. */
+#define QR_KERN_DWC_CB 16
 #define QR__K_DWC_MAXP 256
 #define QR__K_DWC_MAXT 25
 #define QR__K_DWC_MAXPAD 4096
 
 /* The padded plane of the requantizing kernels: hp rows of wp bytes (input row r - ph, column
  * c - pw); true when p is a small plane for the channels-last path. */
-static bool qr__k_dwc_small(const QrQ8Win *p, int64_t *hp, int64_t *wp) {
+static bool qr_kern_dwc_small(const QrQ8Win *p, int64_t *hp, int64_t *wp) {
     *hp = (p->OH - 1) * p->sh + (p->KH - 1) * p->dh + 1;
     *wp = QR_MAX((p->OW - 1) * p->sw + (p->KW - 1) * p->dw + 1, p->pw + p->W);
     return p->OH * p->OW <= QR__K_DWC_MAXP && p->KH * p->KW <= QR__K_DWC_MAXT && p->H * p->W <= QR__K_DWC_MAXPAD &&
@@ -112,15 +112,15 @@ static bool qr__k_dwc_small(const QrQ8Win *p, int64_t *hp, int64_t *wp) {
 
 /* The requantizing kernels' scratch: the plane padded with its zero point (kern/avx512/
  * q8_dwconv2d.c), rows of (OW - 1)*sw + KW bytes (at least W + pw), plus vector slack; for a
- * small plane (qr__k_dwc_small) also the channels-last block: the padded planes of
- * QR__K_DWC_CB channels, their outputs pixel by pixel (rounded up to 16 pixels) and an int64
+ * small plane (qr_kern_dwc_small) also the channels-last block: the padded planes of
+ * QR_KERN_DWC_CB channels, their outputs pixel by pixel (rounded up to 16 pixels) and an int64
  * offset per input pixel. */
 static size_t qr_q8_dwconv2d_rq_scratch(const QrQ8Win *p) {
     int64_t hp, wp;
-    const bool small = qr__k_dwc_small(p, &hp, &wp);
+    const bool small = qr_kern_dwc_small(p, &hp, &wp);
     const size_t plane = (size_t)(hp * wp + 256);
     if (!small) return plane;
-    const size_t blk = (size_t)(hp * wp * QR__K_DWC_CB + 64) + (size_t)((p->OH * p->OW + 15) / 16 * 16 * QR__K_DWC_CB) +
+    const size_t blk = (size_t)(hp * wp * QR_KERN_DWC_CB + 64) + (size_t)((p->OH * p->OW + 15) / 16 * 16 * QR_KERN_DWC_CB) +
                        (size_t)(p->H * p->W) * sizeof(int64_t);   /* + each input pixel's place */
     return QR_MAX(plane, blk + 64);
 }

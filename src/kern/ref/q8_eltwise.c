@@ -22,7 +22,7 @@ static void qr_q8_dequantize__ref(int64_t n, const void *x, bool x_signed, int32
 /* a * b rounded on its own (never contracted into a following add). */
 static inline float qr__k_mul_rn(float a, float b) {
     float p = a * b;
-    QR__K_ROUNDED(p);
+    QR_KERN_ROUNDED(p);
     return p;
 }
 

@@ -328,7 +328,7 @@ static double qt_incr_quantile(const double *a, int64_t n, double q) {
     return a[lo] + (a[lo + 1] - a[lo]) * (pos - (double)lo);
 }
 
-/* qr__ax_box equals sorting (stable, as glibc's qsort) and reading the quartiles off,
+/* qr__dist_box equals sorting (stable, as glibc's qsort) and reading the quartiles off,
  * bit for bit, on data with ties, runs of zeros of both signs and single values. */
 static void test_incr_box(void) {
     uint64_t rng = 77;
@@ -348,7 +348,7 @@ static void test_incr_box(void) {
                 a[i] = b[i] = (double)(float)v;
             }
             QrChannelBox box;
-            qr__ax_box(a, n, &box);
+            qr__dist_box(a, n, &box);
             qsort(b, (size_t)n, sizeof *b, qt_incr_cmp_d);
             double want[5] = { b[0], qt_incr_quantile(b, n, 0.25), qt_incr_quantile(b, n, 0.5), qt_incr_quantile(b, n, 0.75), b[n - 1] };
             double got[5] = { box.min, box.q1, box.median, box.q3, box.max };

@@ -301,7 +301,7 @@ static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare
         if (!r->has_m) continue;
         /* A value clamped at zero by its quantizer and read only by a Relu (ORT's "clamped" Conv
          * outputs) differs from the baseline by design; the Relu's row compares what matters. */
-        int vq = qr__ax_act_quant_of(s, s->vis[r->match]);
+        int vq = qr_dist_act_quant_of(s, s->vis[r->match]);
         if (vq >= 0 && s->qt.q[vq].implied_lo != s->qt.q[vq].implied_lo && qr__adv_relu_follows(&s->tw.g, s->vis[r->match])) {
             double lo, hi;
             qr_weights_clip_range(&s->tw.g, &s->qt.q[vq], &lo, &hi);
@@ -349,7 +349,7 @@ static QrStatus qr__adv_check_acts(QrAdvList *b, QrSession *s) {
     for (int i = 0; i < s->m.n; i++) {
         const QrMatch *mm = &s->m.m[i];
         if (!qr_match_verified(mm) || !s->base[i].data) continue;   /* baseline values of an unproven pair: not its own */
-        int qi = qr__ax_act_quant_of(s, s->vis[i]);
+        int qi = qr_dist_act_quant_of(s, s->vis[i]);
         if (qi < 0) continue;
         QR_TRY(qr__adv_check_act(b, s, qi, i, s->a->nodes[mm->a_node].name, s->b->nodes[mm->b_node].name,
                                 s->a->nodes[mm->a_node].op_type, s->b->values[mm->b_value].name, &s->base[i]));
@@ -425,7 +425,7 @@ static QrStatus qr__adv_check_scales(QrAdvList *b, const QrSession *s) {
         double lo = INFINITY, hi = 0;
         int ilo = -1, ihi = -1, nq = 0;
         for (int k = 0; k < n->n_in; k++) {
-            int qi = qr__ax_act_quant_of(s, n->in[k]);
+            int qi = qr_dist_act_quant_of(s, n->in[k]);
             if (qi < 0 || s->qt.q[qi].n_scales != 1 || !(s->qt.q[qi].scale_min > 0)) continue;
             double sc = s->qt.q[qi].scale_min;
             nq++;
@@ -433,7 +433,7 @@ static QrStatus qr__adv_check_scales(QrAdvList *b, const QrSession *s) {
             if (sc > hi) { hi = sc; ihi = k; }
         }
         if (nq < 2 || hi / lo <= o->scale_ratio) continue;
-        const char *name = qr__ax_node_name(s, ni);
+        const char *name = qr_dist_node_name(s, ni);
         int src = s->tw.origin[ni];
         /* Concat requantizes every input to the output scale: any large gap costs precision. At an
          * Add the branches legitimately differ (residuals): info unless far apart. */
@@ -461,7 +461,7 @@ static QrStatus qr__adv_check_outputs(QrAdvList *b, const QrSession *s) {
         if (qi < 0 || s->qt.q[qi].out_value != v || qr_dtype_size(s->qt.q[qi].dtype) > 1) continue;
         const QrQuantizer *q = &s->qt.q[qi];
         int src = q->owner >= 0 ? s->tw.origin[q->owner] : -1;
-        QrFinding *f = qr__adv_find(b, QR_ADV_OUTPUT_LOW_PRECISION, QR_SEV_WARNING, qr__ax_node_name(s, q->owner),
+        QrFinding *f = qr__adv_find(b, QR_ADV_OUTPUT_LOW_PRECISION, QR_SEV_WARNING, qr_dist_node_name(s, q->owner),
                                    src >= 0 ? s->a->nodes[src].op_type : "");
         if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
         f->value = g->values[v].name;
@@ -482,14 +482,14 @@ static QrStatus qr__adv_check_sens(QrAdvList *b, const QrSession *s, const QrSen
     QrMetricKind mk = sens->opts.metric;
     int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
     if (!idx) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    qr__ax_sens_order(sens, idx);
+    qr_dist_sens_order(sens, idx);
     for (int k = 0; k < sens->n && n_seen < o->top_sensitive && n_seen < QR_ARRAY_LEN(seen); k++) {
         const QrSensRow *row = &sens->rows[idx[k]];
         bool dup = false;
         for (int j = 0; j < n_seen; j++) dup |= !strcmp(seen[j], row->name);
         if (dup) continue;
         seen[n_seen++] = row->name;
-        QrFinding *f = qr__adv_find(b, QR_ADV_SENSITIVE, QR_SEV_INFO, row->node >= 0 ? qr__ax_node_name(s, row->node) : "",
+        QrFinding *f = qr__adv_find(b, QR_ADV_SENSITIVE, QR_SEV_INFO, row->node >= 0 ? qr_dist_node_name(s, row->node) : "",
                                    row->op_type);
         if (!f) { free(idx); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
         f->value = row->node >= 0 ? NULL : row->name;
@@ -513,13 +513,13 @@ static QrStatus qr__adv_check_sens(QrAdvList *b, const QrSession *s, const QrSen
 }
 
 /* Does analysis node `from` produce an input of analysis node `to` (through Q/DQ, Identity,
- * Cast: qr__m_transparent)? */
+ * Cast: qr_match_transparent)? */
 static bool qr__adv_feeds(const QrGraph *a, const char *from, const char *to) {
     for (int t = 0; from && to && t < a->n_nodes; t++) {
         if (!a->nodes[t].name || strcmp(a->nodes[t].name, to)) continue;
         for (int i = 0; i < a->nodes[t].n_in; i++) {
             int v = a->nodes[t].in[i], p = v >= 0 ? a->values[v].producer : -1;
-            while (p >= 0 && qr__m_transparent(&a->nodes[p]) && a->nodes[p].n_in && a->nodes[p].in[0] >= 0)
+            while (p >= 0 && qr_match_transparent(&a->nodes[p]) && a->nodes[p].n_in && a->nodes[p].in[0] >= 0)
                 p = a->values[a->nodes[p].in[0]].producer;
             if (p >= 0 && a->nodes[p].name && !strcmp(a->nodes[p].name, from)) return true;
         }
@@ -538,10 +538,10 @@ static void qr__adv_pick_main(const QrSession *s, const QrSensResult *sens, QrAd
     if (!out->n || !sens || !sens->n) return;
     int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
     if (!idx) return;
-    qr__ax_sens_order(sens, idx);
+    qr_dist_sens_order(sens, idx);
     const QrSensRow *top = &sens->rows[idx[0]];
     free(idx);
-    const char *name = top->node >= 0 ? qr__ax_node_name(s, top->node) : top->name;
+    const char *name = top->node >= 0 ? qr_dist_node_name(s, top->node) : top->name;
     int best = -1;
     bool cause = false;
     for (int k = 0; k < out->n && best < 0; k++)

@@ -11,14 +11,14 @@
  * Channels are the last axis (transformer activations are [batch, tokens, channels]). */
 
 /* Baseline op types whose outputs are LayerNorm outputs. */
-static bool qr__axt_is_norm(const QrNode *n) {
+static bool qr__adv_is_norm(const QrNode *n) {
     return !strcmp(n->op_type, "LayerNormalization") || !strcmp(n->op_type, "SimplifiedLayerNormalization") ||
            !strcmp(n->op_type, "SkipLayerNormalization") || !strcmp(n->op_type, "SkipSimplifiedLayerNormalization") ||
            !strcmp(n->op_type, "RMSNormalization");
 }
 
 /* A residual Add: both inputs computed (neither a constant). */
-static bool qr__axt_is_residual(const QrGraph *g, const QrNode *n) {
+static bool qr__adv_is_residual(const QrGraph *g, const QrNode *n) {
     if (n->domain[0] || strcmp(n->op_type, "Add") || n->n_in != 2) return false;
     for (int k = 0; k < 2; k++) if (n->in[k] < 0 || g->values[n->in[k]].is_const) return false;
     return true;
@@ -26,7 +26,7 @@ static bool qr__axt_is_residual(const QrGraph *g, const QrNode *n) {
 
 /* The constant weight of baseline node n read with the activation at input `slot`, as a
  * [K, N] matrix whose row j multiplies channel j (*trans: stored [N, K], Gemm transB). */
-static const QrTensor *qr__axt_weight(const QrGraph *g, const QrNode *n, int slot, int64_t K, bool *trans) {
+static const QrTensor *qr__adv_weight(const QrGraph *g, const QrNode *n, int slot, int64_t K, bool *trans) {
     *trans = false;
     if (n->domain[0] || slot != 0 || n->n_in < 2 || n->in[1] < 0) return NULL;
     bool mm = !strcmp(n->op_type, "MatMul"), gemm = !strcmp(n->op_type, "Gemm");
@@ -41,7 +41,7 @@ static const QrTensor *qr__axt_weight(const QrGraph *g, const QrNode *n, int slo
 /* How the analysis model computes baseline MatMul node bn: 2 weight-only (MatMulNBits /
  * MatMulBnb4, or a float activation times a DequantizeLinear weight), 1 with a quantized
  * weight and quantized activations, 0 not quantized / not matched. */
-static int qr__axt_quantized(const QrSession *s, int bn, const char **anode, const char **aop) {
+static int qr__adv_quantized(const QrSession *s, int bn, const char **anode, const char **aop) {
     for (int i = 0; i < s->m.n; i++) {
         const QrMatch *mm = &s->m.m[i];
         if (mm->b_node != bn || mm->a_node < 0) continue;
@@ -62,22 +62,22 @@ static int qr__axt_quantized(const QrSession *s, int bn, const char **anode, con
     return 0;
 }
 
-static int qr__axt_cmp_double(const void *a, const void *b) {
+static int qr__adv_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* max / median of v[0..n) (INFINITY when the median is 0). */
-static double qr__axt_ratio(const double *v, int64_t n, double *tmp) {
+static double qr__adv_ratio(const double *v, int64_t n, double *tmp) {
     memcpy(tmp, v, (size_t)n * sizeof *tmp);
-    qsort(tmp, (size_t)n, sizeof *tmp, qr__axt_cmp_double);
+    qsort(tmp, (size_t)n, sizeof *tmp, qr__adv_cmp_double);
     double med = n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
     return med > 0 ? tmp[n - 1] / med : INFINITY;
 }
 
 /* SmoothQuant's migration s_j = a_j^alpha / w_j^(1 - alpha) for alpha = 0.05 .. 0.95: the alpha
  * whose larger channel ratio (activation a/s, weight rows w*s, each max / median) is smallest. */
-static double qr__axt_alpha(const double *a, const double *w, int64_t C, double *ra_out, double *rw_out) {
+static double qr__adv_alpha(const double *a, const double *w, int64_t C, double *ra_out, double *rw_out) {
     double *t = malloc((size_t)C * 3 * sizeof *t);
     if (!t) { *ra_out = *rw_out = NAN; return NAN; }
     double *xa = t, *xw = t + C, *tmp = t + 2 * C, best = INFINITY, best_alpha = NAN;
@@ -88,7 +88,7 @@ static double qr__axt_alpha(const double *a, const double *w, int64_t C, double 
             xa[j] = a[j] / sj;
             xw[j] = w[j] * sj;
         }
-        double ra = qr__axt_ratio(xa, C, tmp), rw = qr__axt_ratio(xw, C, tmp), worst = QR_MAX(ra, rw);
+        double ra = qr__adv_ratio(xa, C, tmp), rw = qr__adv_ratio(xw, C, tmp), worst = QR_MAX(ra, rw);
         if (worst < best) { best = worst; best_alpha = alpha; *ra_out = ra; *rw_out = rw; }
     }
     free(t);
@@ -96,7 +96,7 @@ static double qr__axt_alpha(const double *a, const double *w, int64_t C, double 
 }
 
 /* One LayerNorm / residual output (match i, baseline value x) feeding quantized MatMuls. */
-static QrStatus qr__axt_outlier(QrAdvList *b, const QrSession *s, int i, const QrTensor *x) {
+static QrStatus qr__adv_outlier(QrAdvList *b, const QrSession *s, int i, const QrTensor *x) {
     const QrGraph *g = s->b;
     const QrMatch *mm = &s->m.m[i];
     if (x->dtype != QR_DT_F32 || x->rank < 2 || !x->data) return QR_OK;
@@ -116,9 +116,9 @@ static QrStatus qr__axt_outlier(QrAdvList *b, const QrSession *s, int i, const Q
     for (int r = 0; r < nu; r++) {
         bool trans;
         const QrNode *cn = &g->nodes[u[r].node];
-        const QrTensor *wt = qr__axt_weight(g, cn, u[r].input, C, &trans);
+        const QrTensor *wt = qr__adv_weight(g, cn, u[r].input, C, &trans);
         const char *an = NULL, *op = NULL;
-        int k = wt ? qr__axt_quantized(s, u[r].node, &an, &op) : 0;
+        int k = wt ? qr__adv_quantized(s, u[r].node, &an, &op) : 0;
         if (!k) continue;
         kind = kind ? kind : k;
         aop = op;
@@ -133,13 +133,13 @@ static QrStatus qr__axt_outlier(QrAdvList *b, const QrSession *s, int i, const Q
     }
     int worst = 0;
     for (int64_t j = 1; j < C; j++) if (a[j] > a[worst]) worst = (int)j;
-    double ratio = n_cons ? qr__axt_ratio(a, C, tmp) : 0;
-    int qi = qr__ax_act_quant_of(s, s->vis[i]);
+    double ratio = n_cons ? qr__adv_ratio(a, C, tmp) : 0;
+    int qi = qr_dist_act_quant_of(s, s->vis[i]);
     const QrQuantizer *q = qi >= 0 ? &s->qt.q[qi] : NULL;
     bool per_tensor = q && q->n_scales <= 1;
     if (n_cons == 0 || !(ratio > b->a->opts.outlier_k) || (kind == 1 && !per_tensor)) { free(a); return QR_OK; }
-    double ra = NAN, rw = NAN, rw0 = qr__axt_ratio(w, C, tmp);
-    double alpha = qr__axt_alpha(a, w, C, &ra, &rw);
+    double ra = NAN, rw = NAN, rw0 = qr__adv_ratio(w, C, tmp);
+    double alpha = qr__adv_alpha(a, w, C, &ra, &rw);
     const char *value = g->values[mm->b_value].name;
     QrFinding *f = qr__adv_find(b, QR_ADV_ACT_OUTLIER_MIGRATE, QR_SEV_WARNING, s->a->nodes[mm->a_node].name,
                                s->a->nodes[mm->a_node].op_type);
@@ -182,7 +182,7 @@ static QrStatus qr__axt_outlier(QrAdvList *b, const QrSession *s, int i, const Q
 }
 
 /* Softmax along the last axis of row x[0..L) into p (double). */
-static void qr__axt_softmax(const double *x, int64_t L, double *p) {
+static void qr__adv_softmax(const double *x, int64_t L, double *p) {
     double mx = -INFINITY, sum = 0;
     for (int64_t k = 0; k < L; k++) mx = QR_MAX(mx, x[k]);
     for (int64_t k = 0; k < L; k++) sum += (p[k] = exp(x[k] - mx));
@@ -192,9 +192,9 @@ static void qr__axt_softmax(const double *x, int64_t L, double *p) {
 /* A Softmax whose input (match i, baseline logits x) is quantized per-tensor: the relative error
  * that rounding the logits to the grid causes in the probabilities that matter (p >= 1 / L),
  * measured on this input (the baseline logits quantized with the analysis quantizer's scale). */
-static QrStatus qr__axt_softmax_grid(QrAdvList *b, const QrSession *s, int i, const QrNode *sm, const QrTensor *x) {
+static QrStatus qr__adv_softmax_grid(QrAdvList *b, const QrSession *s, int i, const QrNode *sm, const QrTensor *x) {
     const QrMatch *mm = &s->m.m[i];
-    int qi = qr__ax_act_quant_of(s, s->vis[i]);
+    int qi = qr_dist_act_quant_of(s, s->vis[i]);
     if (qi < 0 || s->qt.q[qi].n_scales > 1 || x->dtype != QR_DT_F32 || x->rank < 1 || !x->data) return QR_OK;
     int64_t ax = qr_attr_int(sm, "axis", sm->opset >= 13 ? -1 : 1);
     if (ax < 0) ax += x->rank;
@@ -212,8 +212,8 @@ static QrStatus qr__axt_softmax_grid(QrAdvList *b, const QrSession *s, int i, co
             xr[k] = px[r * L + k];
             xq[k] = nearbyint(xr[k] / scale) * scale;      /* the grid (no clipping: saturation is its own finding) */
         }
-        qr__axt_softmax(xr, L, p);
-        qr__axt_softmax(xq, L, pq);
+        qr__adv_softmax(xr, L, p);
+        qr__adv_softmax(xq, L, pq);
         for (int64_t k = 0; k < L; k++)
             if (p[k] >= 1.0 / (double)L) worst = QR_MAX(worst, fabs(pq[k] - p[k]) / p[k]);
     }
@@ -245,13 +245,13 @@ static QrStatus qr__adv_check_transformer(QrAdvList *b, QrSession *s) {
         const QrMatch *mm = &s->m.m[i];
         if (mm->a_node < 0 || mm->b_node < 0 || !s->base[i].data) continue;
         const QrNode *bn = &s->b->nodes[mm->b_node];
-        if (qr__axt_is_norm(bn) || qr__axt_is_residual(s->b, bn)) QR_TRY(qr__axt_outlier(b, s, i, &s->base[i]));
+        if (qr__adv_is_norm(bn) || qr__adv_is_residual(s->b, bn)) QR_TRY(qr__adv_outlier(b, s, i, &s->base[i]));
         const QrUse *u;
         int nu = qr_graph_readers(s->b, mm->b_value, &u);
         for (int r = 0; r < nu; r++) {
             const QrNode *sm = &s->b->nodes[u[r].node];
             if (!sm->domain[0] && !strcmp(sm->op_type, "Softmax")) {
-                QR_TRY(qr__axt_softmax_grid(b, s, i, sm, &s->base[i]));
+                QR_TRY(qr__adv_softmax_grid(b, s, i, sm, &s->base[i]));
                 break;
             }
         }

@@ -72,7 +72,7 @@ static int qr__chk_compute_users(const QrGraph *g, int v, int *out, int *n_direc
 }
 
 static bool qr__chk_is(const QrNode *n, const char *a, const char *b) {
-    const char *c = qr__m_canon(n);
+    const char *c = qr_match_canon(n);
     return !strcmp(c, a) || (b && !strcmp(c, b));
 }
 
@@ -204,7 +204,7 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
     for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
         int ni = g->order[oi];
         const QrNode *n = &g->nodes[ni];
-        if (!qr_match_is_compute(g, ni) && qr__m_canon(n) == n->op_type) continue;
+        if (!qr_match_is_compute(g, ni) && qr_match_canon(n) == n->op_type) continue;
         int in_q = n->n_in && n->in[0] >= 0 ? qt->by_value[n->in[0]] : -1;
         int out_q = qt->by_float[n->out[0]];
         if (out_q < 0 && qt->by_value[n->out[0]] >= 0 && qt->q[qt->by_value[n->out[0]]].form == QR_QF_QOP_OUT)

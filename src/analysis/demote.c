@@ -297,7 +297,7 @@ static QrStatus qr_demote_write(const QrSession *s, const QrDemotion *d, const c
             for (int c = 0; c < 6; c++) qr_table_set(t, ri, c, text[c]);
             for (int c = 0; c < 5; c++) {
                 char b[64];
-                qr__sens_num(b, sizeof b, v[c], pass ? "%.9g" : "%.7f");
+                qr_sens_num(b, sizeof b, v[c], pass ? "%.9g" : "%.7f");
                 qr_table_set(t, ri, 6 + c, b);
             }
             qr_table_set(t, ri, 11, row->also ? row->also : "");

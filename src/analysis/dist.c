@@ -8,22 +8,22 @@
 /* Moves the k-th smallest of a[lo..hi] (inclusive, lo <= k <= hi) to a[k], smaller-or-equal
  * values before it and greater-or-equal ones after (quickselect, median-of-three pivot,
  * Hoare partition: runs of equal values split evenly). */
-static void qr__ax_select(double *a, int64_t lo, int64_t hi, int64_t k) {
+static void qr__dist_select(double *a, int64_t lo, int64_t hi, int64_t k) {
     while (hi - lo >= 16) {
         int64_t mid = lo + (hi - lo) / 2;
         double t;
-#define QR__AX_SWAP(i, j) (t = a[i], a[i] = a[j], a[j] = t)
-        if (a[mid] < a[lo]) QR__AX_SWAP(lo, mid);
-        if (a[hi] < a[lo]) QR__AX_SWAP(lo, hi);
-        if (a[hi] < a[mid]) QR__AX_SWAP(mid, hi);
+#define QR__DIST_SWAP(i, j) (t = a[i], a[i] = a[j], a[j] = t)
+        if (a[mid] < a[lo]) QR__DIST_SWAP(lo, mid);
+        if (a[hi] < a[lo]) QR__DIST_SWAP(lo, hi);
+        if (a[hi] < a[mid]) QR__DIST_SWAP(mid, hi);
         double p = a[mid];
         int64_t i = lo, j = hi;
         while (i <= j) {
             while (a[i] < p) i++;
             while (a[j] > p) j--;
-            if (i <= j) { QR__AX_SWAP(i, j); i++; j--; }
+            if (i <= j) { QR__DIST_SWAP(i, j); i++; j--; }
         }
-#undef QR__AX_SWAP
+#undef QR__DIST_SWAP
         if (k <= j) hi = j;
         else if (k >= i) lo = i;
         else return;             /* a[j+1..i-1] all equal p */
@@ -38,14 +38,14 @@ static void qr__ax_select(double *a, int64_t lo, int64_t hi, int64_t k) {
 
 /* Ordered 32-bit key of a float value (a double holding a float): the keys' unsigned order is
  * the numeric order, with -0.0 just below +0.0. */
-static inline uint32_t qr__ax_fkey(double v) {
+static inline uint32_t qr__dist_fkey(double v) {
     float f = (float)v;
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     return u & 0x80000000u ? ~u : u | 0x80000000u;
 }
 
-static inline double qr__ax_funkey(uint32_t k) {
+static inline double qr__dist_funkey(uint32_t k) {
     uint32_t u = k & 0x80000000u ? k & 0x7fffffffu : ~k;
     float f;
     memcpy(&f, &u, sizeof f);
@@ -56,12 +56,12 @@ static inline double qr__ax_funkey(uint32_t k) {
  * radix selection: one pass counts the top 12 bits of every key and one gathers the
  * buckets that hold a wanted rank; the next 12 and the last 8 bits of those resolve it.
  * False (nothing written) when out of memory. */
-static bool qr__ax_radix_ranks(const double *a, int64_t m, const int64_t *rank, int nr, double *out) {
+static bool qr__dist_radix_ranks(const double *a, int64_t m, const int64_t *rank, int nr, double *out) {
     uint32_t *key = malloc((size_t)m * sizeof *key + 1), *sub = malloc((size_t)m * sizeof *sub + 1);
     int64_t *h1 = calloc(4096 + 1, sizeof *h1), *h2 = malloc((4096 + 1) * sizeof *h2);
     bool ok = key && sub && h1 && h2;
     if (ok) {
-        for (int64_t i = 0; i < m; i++) { key[i] = qr__ax_fkey(a[i]); h1[key[i] >> 20]++; }
+        for (int64_t i = 0; i < m; i++) { key[i] = qr__dist_fkey(a[i]); h1[key[i] >> 20]++; }
         /* the wanted buckets, each gathered into its own stretch of sub */
         int bucket[6], nb = 0, slot_of[6];
         int64_t start[4096], base[6], fill[6];
@@ -94,7 +94,7 @@ static bool qr__ax_radix_ranks(const double *a, int64_t m, const int64_t *rank, 
                 if (((s1[i] >> 8) & 0xfff) == (uint32_t)b2) h3[s1[i] & 0xff]++;
             int b3 = 0;
             while (b3 < 255 && h3[b3] <= r) r -= h3[b3++];
-            out[j] = qr__ax_funkey(((uint32_t)b << 20) | ((uint32_t)b2 << 8) | (uint32_t)b3);
+            out[j] = qr__dist_funkey(((uint32_t)b << 20) | ((uint32_t)b2 << 8) | (uint32_t)b3);
         }
     }
     free(key);
@@ -111,7 +111,7 @@ static bool qr__ax_radix_ranks(const double *a, int64_t m, const int64_t *rank, 
  * interpolate between order statistics found by selection (between zeros the interpolation
  * gives +0.0 whatever their signs, so their order among equal values does not matter):
  * radix selection for long channels, quickselect for short ones. */
-static void qr__ax_box(double *a, int64_t m, QrChannelBox *b) {
+static void qr__dist_box(double *a, int64_t m, QrChannelBox *b) {
     b->min = b->max = b->q1 = b->median = b->q3 = NAN;
     if (m <= 0) return;
     double mn = a[0], mx = a[0];
@@ -133,7 +133,7 @@ static void qr__ax_box(double *a, int64_t m, QrChannelBox *b) {
         if (r[k] < m - 1) { rank[nr++] = r[k]; rank[nr++] = r[k] + 1; }
     }
     double v[6];
-    if (m >= 512 && qr__ax_radix_ranks(a, m, rank, nr, v)) {
+    if (m >= 512 && qr__dist_radix_ranks(a, m, rank, nr, v)) {
         for (int k = 0, j = 0; k < 3; k++) {
             if (r[k] >= m - 1) { *out[k] = mx; continue; }
             *out[k] = v[j] + (v[j + 1] - v[j]) * (pos[k] - (double)r[k]);
@@ -145,13 +145,13 @@ static void qr__ax_box(double *a, int64_t m, QrChannelBox *b) {
     for (int k = 0; k < 3; k++) {
         if (r[k] >= m - 1) { *out[k] = mx; continue; }
         for (int64_t want = r[k]; want <= r[k] + 1; want++)
-            if (want > done) { qr__ax_select(a, done + 1, m - 1, want); done = want; }
+            if (want > done) { qr__dist_select(a, done + 1, m - 1, want); done = want; }
         *out[k] = a[r[k]] + (a[r[k] + 1] - a[r[k]]) * (pos[k] - (double)r[k]);
     }
 }
 
 /* Histogram edges for [lo, hi]; an empty or single-valued range is widened around its value. */
-static void qr__ax_edges(double *lo, double *hi) {
+static void qr__dist_edges(double *lo, double *hi) {
     if (!(*lo <= *hi)) { *lo = -0.5; *hi = 0.5; return; }
     if (*lo == *hi) {
         double w = *lo != 0 ? 0.5 * fabs(*lo) : 0.5;
@@ -160,7 +160,7 @@ static void qr__ax_edges(double *lo, double *hi) {
     }
 }
 
-static inline int qr__ax_bin(double v, double lo, double hi, int n_bins) {
+static inline int qr__dist_bin(double v, double lo, double hi, int n_bins) {
     int k = (int)((v - lo) / (hi - lo) * n_bins);
     return k < 0 ? 0 : k >= n_bins ? n_bins - 1 : k;
 }
@@ -192,15 +192,15 @@ static QrStatus qr_dist_compute(QrArena *a, const float *x, const float *y, int 
         d->absmax_base = QR_MAX(d->absmax_base, fabs(xv));
         d->absmax_anal = QR_MAX(d->absmax_anal, fabs(yv));
     }
-    qr__ax_edges(&lo, &hi);
-    qr__ax_edges(&elo, &ehi);
+    qr__dist_edges(&lo, &hi);
+    qr__dist_edges(&elo, &ehi);
     d->lo = lo; d->hi = hi; d->err_lo = elo; d->err_hi = ehi;
     for (int64_t i = 0; i < n; i++) {
         double xv = x[i], yv = y[i];
         if (!isfinite(xv) || !isfinite(yv)) continue;
-        d->h_base[qr__ax_bin(xv, lo, hi, n_bins)]++;
-        d->h_anal[qr__ax_bin(yv, lo, hi, n_bins)]++;
-        d->h_err[qr__ax_bin(yv - xv, elo, ehi, n_bins)]++;
+        d->h_base[qr__dist_bin(xv, lo, hi, n_bins)]++;
+        d->h_anal[qr__dist_bin(yv, lo, hi, n_bins)]++;
+        d->h_err[qr__dist_bin(yv - xv, elo, ehi, n_bins)]++;
     }
     /* Per-channel boxes of the baseline values. */
     if (ch_axis >= rank) ch_axis = -1;
@@ -223,7 +223,7 @@ static QrStatus qr_dist_compute(QrArena *a, const float *x, const float *y, int 
                 if (isfinite(v)) { buf[m++] = v; sum += v; }
             }
         QrChannelBox *b = &d->ch[c];
-        qr__ax_box(buf, m, b);
+        qr__dist_box(buf, m, b);
         b->mean = m ? sum / (double)m : NAN;
         b->absmax = m ? QR_MAX(fabs(b->min), fabs(b->max)) : 0;
         am[c] = b->absmax;
@@ -244,7 +244,7 @@ static QrStatus qr_dist_compute(QrArena *a, const float *x, const float *y, int 
 
 /* ==== requests ===================================================================== */
 
-typedef struct QrAxReq {
+typedef struct QrDistReq {
     bool weight;
     int q;                   /* quantizer (weights: required; activations: -1 when none) */
     int match;               /* activations: match index, or -1 for a graph input */
@@ -252,11 +252,11 @@ typedef struct QrAxReq {
     int value;               /* activations: twin value captured from the analysis run */
     const char *name, *node;
     char own_name[256];      /* name when it is made here (a weight named after its node) */
-} QrAxReq;
+} QrDistReq;
 
-typedef struct QrAxReqs { QrAxReq r[256]; int n; } QrAxReqs;
+typedef struct QrDistReqs { QrDistReq r[256]; int n; } QrDistReqs;
 
-static bool qr__ax_req_has(const QrAxReqs *rs, bool weight, int q, int match) {
+static bool qr__dist_req_has(const QrDistReqs *rs, bool weight, int q, int match) {
     for (int k = 0; k < rs->n; k++)
         if (rs->r[k].weight == weight && (weight ? rs->r[k].q == q : (rs->r[k].match == match && rs->r[k].q == q))) return true;
     return false;
@@ -264,50 +264,50 @@ static bool qr__ax_req_has(const QrAxReqs *rs, bool weight, int q, int match) {
 
 /* Whether a tensor name was made up by an exporter's constant folding ("onnx::Conv_12",
  * "onnx__QuantizeLinear_911", "471"): such weights are named after their node instead. */
-static bool qr__ax_generated_name(const char *nm) {
+static bool qr__dist_generated_name(const char *nm) {
     return !strncmp(nm, "onnx::", 6) || !strncmp(nm, "onnx__", 6) || isdigit((unsigned char)nm[0]);
 }
 
 /* Analysis node name of a twin node. */
-static const char *qr__ax_node_name(const QrSession *s, int twin_node) {
+static const char *qr_dist_node_name(const QrSession *s, int twin_node) {
     if (twin_node < 0) return "";
     int src = s->tw.origin[twin_node];
     return src >= 0 ? s->a->nodes[src].name : s->tw.g.nodes[twin_node].name;
 }
 
 /* Match whose visible value is v, -1 if none. */
-static int qr__ax_match_of_value(const QrSession *s, int v) {
+static int qr_dist_match_of_value(const QrSession *s, int v) {
     for (int i = 0; i < s->m.n; i++) if (v >= 0 && s->vis[i] == v) return i;
     return -1;
 }
 
 /* Activation quantizer whose DequantizeLinear output is v, -1 if none. */
-static int qr__ax_act_quant_of(const QrSession *s, int v) {
+static int qr_dist_act_quant_of(const QrSession *s, int v) {
     int q = v >= 0 ? s->qt.by_value[v] : -1;
     return q >= 0 && s->qt.q[q].kind == QR_QK_ACTIVATION && s->qt.q[q].out_value == v ? q : -1;
 }
 
-static bool qr__ax_add_match(const QrSession *s, QrAxReqs *rs, int i) {
+static bool qr__dist_add_match(const QrSession *s, QrDistReqs *rs, int i) {
     if (rs->n == QR_ARRAY_LEN(rs->r) || s->vis[i] < 0) return false;
-    int q = qr__ax_act_quant_of(s, s->vis[i]);
-    if (qr__ax_req_has(rs, false, q, i)) return true;
+    int q = qr_dist_act_quant_of(s, s->vis[i]);
+    if (qr__dist_req_has(rs, false, q, i)) return true;
     const QrMatch *mm = &s->m.m[i];
-    rs->r[rs->n++] = (QrAxReq){ false, q, i, -1, s->vis[i], s->b->values[mm->b_value].name, s->a->nodes[mm->a_node].name, "" };
+    rs->r[rs->n++] = (QrDistReq){ false, q, i, -1, s->vis[i], s->b->values[mm->b_value].name, s->a->nodes[mm->a_node].name, "" };
     return true;
 }
 
 /* Adds the request for quantizer q; returns false with a note when it has no data. */
-static bool qr__ax_add_quant(const QrSession *s, QrAxReqs *rs, int qi, QrDistSet *out) {
+static bool qr__dist_add_quant(const QrSession *s, QrDistReqs *rs, int qi, QrDistSet *out) {
     const QrQuantizer *q = &s->qt.q[qi];
     const QrGraph *g = &s->tw.g;
     if (rs->n == QR_ARRAY_LEN(rs->r)) return false;
     if (q->kind == QR_QK_WEIGHT) {
-        if (qr__ax_req_has(rs, true, qi, -1)) return true;
+        if (qr__dist_req_has(rs, true, qi, -1)) return true;
         const char *nm = q->float_value >= 0 ? g->values[q->float_value].name : g->values[q->int_value].name;
         if (s->fw[qi]) { const char *b = qr_weights_base_name(s->b, s->fw[qi]); if (b) nm = b; }
-        QrAxReq *r = &rs->r[rs->n++];
-        *r = (QrAxReq){ true, qi, -1, -1, -1, nm, qr__ax_node_name(s, q->owner), "" };
-        if (qr__ax_generated_name(nm) && r->node[0]) {
+        QrDistReq *r = &rs->r[rs->n++];
+        *r = (QrDistReq){ true, qi, -1, -1, -1, nm, qr_dist_node_name(s, q->owner), "" };
+        if (qr__dist_generated_name(nm) && r->node[0]) {
             /* a constant-folded tensor name says nothing: the node that uses the weight does */
             snprintf(r->own_name, sizeof r->own_name, "%s.weight", r->node);
             r->name = r->own_name;
@@ -319,16 +319,16 @@ static bool qr__ax_add_quant(const QrSession *s, QrAxReqs *rs, int qi, QrDistSet
                                     g->values[q->int_value].name);
         return false;
     }
-    int i = qr__ax_match_of_value(s, q->out_value);
+    int i = qr_dist_match_of_value(s, q->out_value);
     if (i >= 0) {
-        if (qr__ax_req_has(rs, false, qi, i)) return true;
+        if (qr__dist_req_has(rs, false, qi, i)) return true;
         const QrMatch *mm = &s->m.m[i];
-        rs->r[rs->n++] = (QrAxReq){ false, qi, i, -1, q->out_value, s->b->values[mm->b_value].name, s->a->nodes[mm->a_node].name, "" };
+        rs->r[rs->n++] = (QrDistReq){ false, qi, i, -1, q->out_value, s->b->values[mm->b_value].name, s->a->nodes[mm->a_node].name, "" };
         return true;
     }
     for (int k = 0; k < g->n_inputs; k++)
         if (g->inputs[k] == q->float_value) {
-            rs->r[rs->n++] = (QrAxReq){ false, qi, -1, k, q->out_value, g->values[q->float_value].name, "", "" };
+            rs->r[rs->n++] = (QrDistReq){ false, qi, -1, k, q->out_value, g->values[q->float_value].name, "", "" };
             return true;
         }
     if (!out->note[0])
@@ -337,34 +337,34 @@ static bool qr__ax_add_quant(const QrSession *s, QrAxReqs *rs, int qi, QrDistSet
 }
 
 /* Resolves one user-given name (see dist.h). */
-static QrStatus qr__ax_add_name(const QrSession *s, QrAxReqs *rs, const char *name, QrDistSet *out) {
+static QrStatus qr__dist_add_name(const QrSession *s, QrDistReqs *rs, const char *name, QrDistSet *out) {
     const QrGraph *g = &s->tw.g;
     if (rs->n == QR_ARRAY_LEN(rs->r))
         return qr_errf(QR_ERR_INVALID, "--plot-nodes: more than %d values requested", QR_ARRAY_LEN(rs->r));
     for (int i = 0; i < s->m.n; i++) {
         const QrMatch *mm = &s->m.m[i];
         if (!strcmp(s->b->nodes[mm->b_node].name, name) || (mm->a_node >= 0 && !strcmp(s->a->nodes[mm->a_node].name, name))) {
-            if (qr__ax_add_match(s, rs, i)) return QR_OK;
+            if (qr__dist_add_match(s, rs, i)) return QR_OK;
         }
     }
     for (int n = 0; n < g->n_nodes; n++) {
         if (strcmp(g->nodes[n].name, name)) continue;
         bool any = false;
         for (int qi = 0; qi < s->qt.n; qi++)
-            if (s->qt.q[qi].owner == n && s->qt.q[qi].kind != QR_QK_BIAS) any |= qr__ax_add_quant(s, rs, qi, out);
+            if (s->qt.q[qi].owner == n && s->qt.q[qi].kind != QR_QK_BIAS) any |= qr__dist_add_quant(s, rs, qi, out);
         if (any) return QR_OK;
     }
     int v = qr_graph_find(g, name);
     for (int qi = 0; v >= 0 && qi < s->qt.n; qi++) {
         const QrQuantizer *q = &s->qt.q[qi];
         if (q->kind != QR_QK_BIAS && (q->float_value == v || q->int_value == v || q->out_value == v) &&
-            qr__ax_add_quant(s, rs, qi, out)) return QR_OK;
+            qr__dist_add_quant(s, rs, qi, out)) return QR_OK;
     }
     int vb = qr_graph_find(s->b, name);
     for (int i = 0; vb >= 0 && i < s->m.n; i++)
-        if (s->m.m[i].b_value == vb && qr__ax_add_match(s, rs, i)) return QR_OK;
+        if (s->m.m[i].b_value == vb && qr__dist_add_match(s, rs, i)) return QR_OK;
     for (int qi = 0; vb >= 0 && qi < s->qt.n; qi++)
-        if (s->fw[qi] == &s->b->values[vb].t && qr__ax_add_quant(s, rs, qi, out)) return QR_OK;
+        if (s->fw[qi] == &s->b->values[vb].t && qr__dist_add_quant(s, rs, qi, out)) return QR_OK;
     return qr_errf(QR_ERR_INVALID, "--plot-nodes: '%s' is no node, weight or value of %s or %s (or has no data to plot)",
                    name, s->b->path ? s->b->path : "the baseline", s->a->path ? s->a->path : "the analysis model");
 }
@@ -372,28 +372,28 @@ static QrStatus qr__ax_add_name(const QrSession *s, QrAxReqs *rs, const char *na
 /* Row indices of sens, most sensitive first whatever the --reverse of the listing: largest
  * badness first for one-on rows, smallest first for off-one rows (keeping that node in high
  * precision helps most). Ties keep the listing order. idx has sens->n entries. */
-static const QrSensResult *qr__ax_order_sens;
-static int qr__ax_order_cmp(const void *pa, const void *pb) {
+static const QrSensResult *qr__dist_order_sens;
+static int qr__dist_order_cmp(const void *pa, const void *pb) {
     int a = *(const int *)pa, b = *(const int *)pb;
-    const QrSensResult *r = qr__ax_order_sens;
+    const QrSensResult *r = qr__dist_order_sens;
     double x = qr_metric_badness(&r->rows[a].m, r->opts.metric), y = qr_metric_badness(&r->rows[b].m, r->opts.metric);
     if (r->opts.off_one) { x = -x; y = -y; }
     return x > y ? -1 : x < y ? 1 : a - b;
 }
 
-static void qr__ax_sens_order(const QrSensResult *sens, int *idx) {
+static void qr_dist_sens_order(const QrSensResult *sens, int *idx) {
     for (int k = 0; k < sens->n; k++) idx[k] = k;
-    qr__ax_order_sens = sens;
-    if (sens->n > 1) qsort(idx, (size_t)sens->n, sizeof *idx, qr__ax_order_cmp);
-    qr__ax_order_sens = NULL;
+    qr__dist_order_sens = sens;
+    if (sens->n > 1) qsort(idx, (size_t)sens->n, sizeof *idx, qr__dist_order_cmp);
+    qr__dist_order_sens = NULL;
 }
 
 /* The top QR_DIST_TOPK weights and activations of a sensitivity ranking. */
-static QrStatus qr__ax_add_sens(const QrSession *s, QrAxReqs *rs, const QrSensResult *sens, QrDistSet *out) {
+static QrStatus qr__dist_add_sens(const QrSession *s, QrDistReqs *rs, const QrSensResult *sens, QrDistSet *out) {
     int nw = 0, na = 0;
     int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
     if (!idx) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    qr__ax_sens_order(sens, idx);
+    qr_dist_sens_order(sens, idx);
     for (int pass = 0; pass < 2; pass++)
         for (int k = 0; k < sens->n; k++) {
             const QrSensRow *row = &sens->rows[idx[k]];
@@ -402,8 +402,8 @@ static QrStatus qr__ax_add_sens(const QrSession *s, QrAxReqs *rs, const QrSensRe
                 int qi = row->q[j];
                 bool w = s->qt.q[qi].kind == QR_QK_WEIGHT;
                 if ((w ? nw : na) >= QR_DIST_TOPK) continue;
-                if (qr__ax_req_has(rs, w, qi, w ? -1 : qr__ax_match_of_value(s, s->qt.q[qi].out_value))) continue;
-                if (qr__ax_add_quant(s, rs, qi, out)) { if (w) nw++; else na++; }
+                if (qr__dist_req_has(rs, w, qi, w ? -1 : qr_dist_match_of_value(s, s->qt.q[qi].out_value))) continue;
+                if (qr__dist_add_quant(s, rs, qi, out)) { if (w) nw++; else na++; }
                 else out->n_skipped++;
             }
         }
@@ -413,14 +413,14 @@ static QrStatus qr__ax_add_sens(const QrSession *s, QrAxReqs *rs, const QrSensRe
 
 /* ==== analysis run ================================================================= */
 
-typedef struct QrAxCapture { const QrSession *s; const QrAxReqs *rs; QrTensor *vals; } QrAxCapture;
+typedef struct QrDistCapture { const QrSession *s; const QrDistReqs *rs; QrTensor *vals; } QrDistCapture;
 
-static QrStatus qr__ax_capture_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
-    QrAxCapture *c = user;
+static QrStatus qr__dist_capture_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QrDistCapture *c = user;
     QR_UNUSED(g);
     QR_UNUSED(node);
     for (int k = 0; k < c->rs->n; k++) {
-        const QrAxReq *r = &c->rs->r[k];
+        const QrDistReq *r = &c->rs->r[k];
         if (r->weight || r->value != value || c->vals[k].data) continue;
         if (r->match >= 0) QR_TRY(qr_session_visible_f32(c->s, r->match, t, &c->vals[k]));
         else QR_TRY(qr_tensor_to_f32(t, &c->vals[k]));
@@ -430,9 +430,9 @@ static QrStatus qr__ax_capture_tap(void *user, const QrGraph *g, int node, int v
 
 /* The distribution of request k into d[k] (memory from arenas[k]); skip[k] = 1 for a weight
  * without constant data / scale, 2 for a value not computed by both models (QrSeJobFn). */
-typedef struct QrAxDistJob {
+typedef struct QrDistJob {
     const QrSession *s;
-    const QrAxReqs *rs;
+    const QrDistReqs *rs;
     const QrTensor *vals;    /* per request: the analysis value captured (activations) */
     int n_bins;
     QrDist *d;
@@ -440,10 +440,10 @@ typedef struct QrAxDistJob {
     int *skip;
     bool have_axis;          /* --channel-axis: the box plots' axis for every value (negative: from the end) */
     int axis;
-} QrAxDistJob;
+} QrDistJob;
 
 /* The channel axis of a value of rank `rank`: the one asked for, else dflt. */
-static QrStatus qr__ax_axis(const QrAxDistJob *j, const char *name, int rank, int dflt, int *out) {
+static QrStatus qr__dist_axis(const QrDistJob *j, const char *name, int rank, int dflt, int *out) {
     *out = dflt;
     if (!j->have_axis) return QR_OK;
     int ax = j->axis < 0 ? j->axis + rank : j->axis;
@@ -454,11 +454,11 @@ static QrStatus qr__ax_axis(const QrAxDistJob *j, const char *name, int rank, in
     return QR_OK;
 }
 
-static QrStatus qr__ax_dist_job(void *ctx, int k, int tid) {
+static QrStatus qr__dist_dist_job(void *ctx, int k, int tid) {
     QR_UNUSED(tid);
-    QrAxDistJob *j = ctx;
+    QrDistJob *j = ctx;
     const QrSession *s = j->s;
-    const QrAxReq *r = &j->rs->r[k];
+    const QrDistReq *r = &j->rs->r[k];
     QrArena *ar = &j->arenas[k];
     QrDist *d = &j->d[k];
     memset(d, 0, sizeof *d);
@@ -478,7 +478,7 @@ static QrStatus qr__ax_dist_job(void *ctx, int k, int tid) {
             return QR_OK;
         }
         int ax;
-        st = qr__ax_axis(j, r->name, wd.shape->rank, qr_weight_channel_axis(&s->tw.g, &s->qt.q[r->q], wd.shape->rank), &ax);
+        st = qr__dist_axis(j, r->name, wd.shape->rank, qr_weight_channel_axis(&s->tw.g, &s->qt.q[r->q], wd.shape->rank), &ax);
         if (st == QR_OK) st = qr_dist_compute(ar, wd.x, wd.y, wd.shape->rank, wd.shape->dims, ax, j->n_bins, d);
         d->clip_lo = wd.clip_lo;
         d->clip_hi = wd.clip_hi;
@@ -497,7 +497,7 @@ static QrStatus qr__ax_dist_job(void *ctx, int k, int tid) {
             px = xf.data;
         }
         int ax = -1;
-        if (st == QR_OK) st = qr__ax_axis(j, r->name, x->rank, x->rank >= 2 ? 1 : -1, &ax);
+        if (st == QR_OK) st = qr__dist_axis(j, r->name, x->rank, x->rank >= 2 ? 1 : -1, &ax);
         if (st == QR_OK) st = qr_dist_compute(ar, px, y->data, x->rank, x->dims, ax, j->n_bins, d);
         qr_tensor_free_data(&xf);
         if (st == QR_OK && r->q >= 0) qr_weights_clip_range(&s->tw.g, &s->qt.q[r->q], &d->clip_lo, &d->clip_hi);
@@ -517,22 +517,22 @@ static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, con
                                      int n_bins, bool have_axis, int axis, QrDistSet *out) {
     memset(out, 0, sizeof *out);
     QR_TRY(qr_session_run_baseline(s));
-    QrAxReqs *rs = calloc(1, sizeof *rs);
+    QrDistReqs *rs = calloc(1, sizeof *rs);
     if (!rs) return qr_errf(QR_ERR_NOMEM, "out of memory");
     QrStatus st = QR_OK;
-    if (n_names > 0) for (int k = 0; st == QR_OK && k < n_names; k++) st = qr__ax_add_name(s, rs, names[k], out);
-    else if (sens) st = qr__ax_add_sens(s, rs, sens, out);
+    if (n_names > 0) for (int k = 0; st == QR_OK && k < n_names; k++) st = qr__dist_add_name(s, rs, names[k], out);
+    else if (sens) st = qr__dist_add_sens(s, rs, sens, out);
     QrTensor *vals = calloc((size_t)rs->n + 1, sizeof(QrTensor));
     out->d = qr_arena_array(&out->arena, (size_t)rs->n + 1, sizeof(QrDist));
     if (st == QR_OK && (!vals || !out->d)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     /* Activations: from the all-on reference when it kept them, else one run that keeps them. */
-    QrAxCapture cap = { s, rs, vals };
+    QrDistCapture cap = { s, rs, vals };
     bool need_run = false;
     for (int k = 0; st == QR_OK && k < rs->n; k++) {
-        const QrAxReq *r = &rs->r[k];
+        const QrDistReq *r = &rs->r[k];
         if (r->weight) continue;
         const QrTensor *t = s->ref && !s->no_incremental && r->value >= 0 ? &s->ref->vals[r->value] : NULL;
-        if (t && t->data) st = qr__ax_capture_tap(&cap, &s->tw.g, s->tw.g.values[r->value].producer, r->value, t);
+        if (t && t->data) st = qr__dist_capture_tap(&cap, &s->tw.g, s->tw.g.values[r->value].producer, r->value, t);
         else need_run = true;
     }
     bool *only = need_run ? calloc((size_t)s->tw.g.n_values + 1, sizeof *only) : NULL;
@@ -543,7 +543,7 @@ static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, con
         st = qr_session_overrides_alloc(s, &ov);
         if (st == QR_OK) {
             qr_session_overrides(s, NULL, &ov);
-            QrRunOpts ro = qr_session_run_opts(&ov, qr__ax_capture_tap, &cap);
+            QrRunOpts ro = qr_session_run_opts(&ov, qr__dist_capture_tap, &cap);
             ro.tap_only = only;
             if (s->ref) ro.cache = s->ref->consts;
             st = qr_run(&s->tw.g, s->inputs, &ro, NULL);
@@ -558,10 +558,10 @@ static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, con
     out->arenas = calloc((size_t)rs->n + 1, sizeof *out->arenas);
     out->n_arenas = out->arenas ? rs->n : 0;
     if (st == QR_OK && (!dk || !skip || !out->arenas)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    QrAxDistJob job = { s, rs, vals, n_bins, dk, out->arenas, skip, have_axis, axis };
-    if (st == QR_OK) st = qr_session_jobs(rs->n, qr__ax_dist_job, &job, &s->progress);
+    QrDistJob job = { s, rs, vals, n_bins, dk, out->arenas, skip, have_axis, axis };
+    if (st == QR_OK) st = qr_session_jobs(rs->n, qr__dist_dist_job, &job, &s->progress);
     for (int k = 0; st == QR_OK && k < rs->n; k++) {
-        const QrAxReq *r = &rs->r[k];
+        const QrDistReq *r = &rs->r[k];
         if (skip[k]) {
             out->n_skipped++;
             if (!out->note[0] && skip[k] == 1) snprintf(out->note, sizeof out->note, "weight '%s' has no constant data/scale", r->name);
@@ -634,7 +634,7 @@ static QrStatus qr_dist_acc_init(QrDistAcc *acc, const QrSession *s, const QrDis
 }
 
 /* Bin of v on [lo, hi] in n bins, 0 below, n + 1 above (the last bin closed). */
-static inline int qr__ax_bin2(double v, double lo, double hi, int n) {
+static inline int qr__dist_bin2(double v, double lo, double hi, int n) {
     if (v < lo) return 0;
     if (v > hi) return n + 1;
     int k = (int)((v - lo) / (hi - lo) * n);
@@ -654,9 +654,9 @@ static QrStatus qr_dist_acc_pair(QrDistAcc *acc, int match, const float *x, cons
             double xv = x[e], yv = y[e];
             if (!isfinite(xv) || !isfinite(yv)) { a->n_nonfinite++; continue; }
             a->n++;
-            hb[qr__ax_bin2(xv, a->lo, a->hi, nb)]++;
-            ha[qr__ax_bin2(yv, a->lo, a->hi, nb)]++;
-            he[qr__ax_bin2(yv - xv, a->err_lo, a->err_hi, nb)]++;
+            hb[qr__dist_bin2(xv, a->lo, a->hi, nb)]++;
+            ha[qr__dist_bin2(yv, a->lo, a->hi, nb)]++;
+            he[qr__dist_bin2(yv - xv, a->err_lo, a->err_hi, nb)]++;
             if (fabs(xv) > a->absmax_base) a->absmax_base = fabs(xv);
             if (fabs(yv) > a->absmax_anal) a->absmax_anal = fabs(yv);
         }

@@ -12,20 +12,20 @@ static const char *qr_match_method_name(QrMatchMethod m) {
     return (unsigned)m < QR_ARRAY_LEN(names) ? names[m] : "?";
 }
 
-static bool qr__op_in(const char *op, const char *const *list) {
+static bool qr_match_in(const char *op, const char *const *list) {
     for (; *list; list++) if (!strcmp(op, *list)) return true;
     return false;
 }
 
 /* Nodes that carry a value unchanged as far as matching is concerned. */
-static bool qr__m_transparent(const QrNode *n) {
+static bool qr_match_transparent(const QrNode *n) {
     static const char *const ops[] = { "QuantizeLinear", "DequantizeLinear", "Identity", "Cast",
                                        "DynamicQuantizeLinear", "Dropout", NULL };
-    return qr__op_in(n->op_type, ops);
+    return qr_match_in(n->op_type, ops);
 }
 
 /* The float op a (possibly quantized) node computes. */
-static const char *qr__m_canon(const QrNode *n) {
+static const char *qr_match_canon(const QrNode *n) {
     static const struct { const char *from, *to; } map[] = {
         { "QLinearConv", "Conv" }, { "ConvInteger", "Conv" }, { "QLinearMatMul", "MatMul" },
         { "MatMulInteger", "MatMul" }, { "QGemm", "Gemm" }, { "QLinearAdd", "Add" }, { "QLinearMul", "Mul" },
@@ -48,7 +48,7 @@ static bool qr_match_is_compute(const QrGraph *g, int node) {
     const QrNode *n = &g->nodes[node];
     static const char *const skip[] = { "Constant", "Identity", "Dropout", "QuantizeLinear", "DequantizeLinear",
                                         "DynamicQuantizeLinear", "Cast", "Shape", "Size", "ConstantOfShape", NULL };
-    if (qr__op_in(n->op_type, skip) || n->n_out < 1 || n->out[0] < 0) return false;
+    if (qr_match_in(n->op_type, skip) || n->n_out < 1 || n->out[0] < 0) return false;
     const QrValue *v = &g->values[n->out[0]];
     if (v->is_const) return false;                  /* constants and shape arithmetic */
     return qr_dtype_is_float(v->t.dtype);
@@ -65,10 +65,10 @@ typedef struct QrMatchCtx {
     int *a_topo;         /* analysis node -> topological position */
 } QrMatchCtx;
 
-static bool qr__m_isconst(const QrGraph *g, int v) { return g->values[v].is_init || g->values[v].is_const; }
+static bool qr_match_isconst(const QrGraph *g, int v) { return g->values[v].is_init || g->values[v].is_const; }
 
 /* Is input k of node n a constant (initializer or folded)? */
-static bool qr__m_const_in(const QrGraph *g, const QrNode *n, int k) {
+static bool qr_match_const_in(const QrGraph *g, const QrNode *n, int k) {
     return k < n->n_in && n->in[k] >= 0 && g->values[n->in[k]].t.data != NULL &&
            (g->values[n->in[k]].is_init || g->values[n->in[k]].is_const);
 }
@@ -89,7 +89,7 @@ static bool qr__m_base_has(const QrMatchCtx *cx, const QrNode *n) {
 static void qr__m_units(QrMatchCtx *cx) {
     const QrGraph *a = cx->a;
     for (int ni = 0; ni < a->n_nodes; ni++) {
-        cx->unit_of[ni] = qr__m_transparent(&a->nodes[ni]) ? -1 : ni;
+        cx->unit_of[ni] = qr_match_transparent(&a->nodes[ni]) ? -1 : ni;
         cx->unit_out[ni] = a->nodes[ni].n_out ? a->nodes[ni].out[0] : -1;
     }
     for (int oi = 0; oi < a->n_nodes; oi++) {
@@ -106,10 +106,10 @@ static void qr__m_units(QrMatchCtx *cx) {
             bool take = false;
             if (integer) {
                 take = (stage == 0 && !strcmp(n->op_type, "Cast")) || !strcmp(n->op_type, "Mul") ||
-                       (!strcmp(n->op_type, "Add") && (qr__m_const_in(a, n, 0) || qr__m_const_in(a, n, 1)));
+                       (!strcmp(n->op_type, "Add") && (qr_match_const_in(a, n, 0) || qr_match_const_in(a, n, 1)));
             } else {
-                take = (!strcmp(n->op_type, "Div") && qr__m_const_in(a, n, 1) && !qr__m_base_has(cx, n)) ||
-                       (stage > 0 && !strcmp(n->op_type, "Add") && (qr__m_const_in(a, n, 0) || qr__m_const_in(a, n, 1)));
+                take = (!strcmp(n->op_type, "Div") && qr_match_const_in(a, n, 1) && !qr__m_base_has(cx, n)) ||
+                       (stage > 0 && !strcmp(n->op_type, "Add") && (qr_match_const_in(a, n, 0) || qr_match_const_in(a, n, 1)));
             }
             if (!take || n->out[0] < 0) break;
             cx->unit_of[r] = head;
@@ -121,7 +121,7 @@ static void qr__m_units(QrMatchCtx *cx) {
 }
 
 /* The value consumers of analysis value v see (after its Q→DQ, if any). */
-static int qr__m_visible_in(const QrGraph *a, const QrQuantTable *t, int v, int *quant, bool *is_int) {
+static int qr_match_visible_in(const QrGraph *a, const QrQuantTable *t, int v, int *quant, bool *is_int) {
     *quant = -1;
     *is_int = false;
     int i = t->by_float[v];
@@ -146,7 +146,7 @@ static int qr__m_visible_in(const QrGraph *a, const QrQuantTable *t, int v, int 
 }
 
 static int qr__m_visible(const QrMatchCtx *cx, int v, int *quant, bool *is_int) {
-    return qr__m_visible_in(cx->a, cx->qa, v, quant, is_int);
+    return qr_match_visible_in(cx->a, cx->qa, v, quant, is_int);
 }
 
 /* Collects the unit heads that read analysis value v, looking through transparent nodes. */
@@ -180,7 +180,7 @@ static bool qr__m_absorbable(const QrMatchCtx *cx, int head) {
     const QrNode *n = &cx->a->nodes[head];
     if (!strcmp(n->op_type, "BatchNormalization")) return true;
     static const char *const arith[] = { "Mul", "Div", "Add", "Sub", NULL };
-    return qr__op_in(n->op_type, arith) && (qr__m_const_in(cx->a, n, 0) || qr__m_const_in(cx->a, n, 1));
+    return qr_match_in(n->op_type, arith) && (qr_match_const_in(cx->a, n, 0) || qr_match_const_in(cx->a, n, 1));
 }
 
 static void qr__m_assign(QrMatchCtx *cx, QrMatchResult *r, int mi, int head, QrMatchMethod method) {
@@ -201,18 +201,18 @@ static int qr__m_structural(QrMatchCtx *cx, const QrNode *bn) {
     int first_in = -1;
     for (int k = 0; k < bn->n_in; k++) {
         int v = bn->in[k];
-        if (v >= 0 && !qr__m_isconst(cx->b, v) && cx->bmap[v] >= 0) { first_in = v; break; }
+        if (v >= 0 && !qr_match_isconst(cx->b, v) && cx->bmap[v] >= 0) { first_in = v; break; }
     }
     if (first_in < 0) return -1;
     int cand[64];
     int nc = qr__m_readers(cx, cx->bmap[first_in], cand, QR_ARRAY_LEN(cand));
     for (int i = 0; i < nc; i++) {
         int h = cand[i];
-        if (cx->unit_used[h] || !qr__m_ops_compatible(bn->op_type, qr__m_canon(&cx->a->nodes[h]))) continue;
+        if (cx->unit_used[h] || !qr__m_ops_compatible(bn->op_type, qr_match_canon(&cx->a->nodes[h]))) continue;
         bool all = true;
         for (int k = 0; k < bn->n_in && all; k++) {
             int v = bn->in[k];
-            if (v < 0 || v == first_in || qr__m_isconst(cx->b, v) || cx->bmap[v] < 0) continue;
+            if (v < 0 || v == first_in || qr_match_isconst(cx->b, v) || cx->bmap[v] < 0) continue;
             int c2[64], n2 = qr__m_readers(cx, cx->bmap[v], c2, QR_ARRAY_LEN(c2));
             bool found = false;
             for (int j = 0; j < n2; j++) found |= c2[j] == h;
@@ -305,7 +305,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
         cx.bmatch[m->b_value] = mi;
         /* 1. node name */
         int ai = qr_strmap_get(&a_names, bn->name);
-        if (ai >= 0 && cx.unit_of[ai] == ai && !cx.unit_used[ai] && qr__m_ops_compatible(bn->op_type, qr__m_canon(&a->nodes[ai])))
+        if (ai >= 0 && cx.unit_of[ai] == ai && !cx.unit_used[ai] && qr__m_ops_compatible(bn->op_type, qr_match_canon(&a->nodes[ai])))
             qr__m_assign(&cx, out, mi, ai, QR_MM_NODE_NAME);
         if (m->a_node >= 0) continue;
         /* 2. tensor name, incl. ONNX Runtime's QDQ renames */
@@ -331,7 +331,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
             }
             if (p >= 0 && cx.unit_of[p] >= 0) {
                 int head = cx.unit_of[p];
-                if (!cx.unit_used[head] && qr__m_ops_compatible(bn->op_type, qr__m_canon(&a->nodes[head])))
+                if (!cx.unit_used[head] && qr__m_ops_compatible(bn->op_type, qr_match_canon(&a->nodes[head])))
                     qr__m_assign(&cx, out, mi, head, QR_MM_TENSOR_NAME);
             }
         }
@@ -342,12 +342,12 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
             bool moved = false;
             for (int k = 0; k < bn->n_in && !moved; k++) {
                 int v = bn->in[k];
-                if (v < 0 || qr__m_isconst(b, v) || cx.bmatch[v] < 0) continue;
+                if (v < 0 || qr_match_isconst(b, v) || cx.bmatch[v] < 0) continue;
                 QrMatch *pm = &out->m[cx.bmatch[v]];
                 if (pm->a_node < 0) continue;
                 int rd[8], nr = qr__m_readers(&cx, pm->a_value, rd, QR_ARRAY_LEN(rd));
                 if (nr == 1 && !cx.unit_used[rd[0]] && qr__m_absorbable(&cx, rd[0]) &&
-                    !qr__m_ops_compatible(bn->op_type, qr__m_canon(&a->nodes[rd[0]]))) {
+                    !qr__m_ops_compatible(bn->op_type, qr_match_canon(&a->nodes[rd[0]]))) {
                     QrMatchMethod meth = pm->method;
                     qr__m_assign(&cx, out, cx.bmatch[v], rd[0], meth);
                     pm->note = qr_arena_printf(ar, "absorbs %s '%s'", a->nodes[rd[0]].op_type, a->nodes[rd[0]].name);
@@ -361,7 +361,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
         /* 4. activation fused into the producer (QLinearConv with Relu folded in). */
         static const char *const acts[] = { "Relu", "Clip", NULL };
         int din = bn->n_in && bn->in[0] >= 0 ? bn->in[0] : -1;
-        if (qr__op_in(bn->op_type, acts) && din >= 0 && cx.bmatch[din] >= 0) {
+        if (qr_match_in(bn->op_type, acts) && din >= 0 && cx.bmatch[din] >= 0) {
             QrMatch *pm = &out->m[cx.bmatch[din]];
             if (pm->a_node >= 0) {
                 *m = *pm;
@@ -384,7 +384,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
         int ai = a->order[oi];
         if (cx.unit_of[ai] == ai && !cx.unit_used[ai] && qr_match_is_compute(a, ai) && a->nodes[ai].n_in > 0)
             out->unmatched_a[out->n_unmatched_a++] = ai;
-        else if (cx.unit_of[ai] == ai && !cx.unit_used[ai] && strcmp(qr__m_canon(&a->nodes[ai]), a->nodes[ai].op_type))
+        else if (cx.unit_of[ai] == ai && !cx.unit_used[ai] && strcmp(qr_match_canon(&a->nodes[ai]), a->nodes[ai].op_type))
             out->unmatched_a[out->n_unmatched_a++] = ai;     /* QOperator nodes have integer outputs */
     }
     for (int i = 0; i < out->n_unmatched_a; i++) out->unmatched_why[i] = "no baseline counterpart";
@@ -464,7 +464,7 @@ static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatch
 
 /* Does float weight w quantize to the integer weight of q? At most 1% of the
  * elements may be more than one quantization step away (clipping). */
-static bool qr__m_weight_consistent(const QrGraph *a, const QrQuantizer *q, const QrTensor *w) {
+static bool qr_match_weight_consistent(const QrGraph *a, const QrQuantizer *q, const QrTensor *w) {
     const QrTensor *qi = &a->values[q->int_value].t;
     const QrTensor *s = q->scale_value >= 0 ? &a->values[q->scale_value].t : NULL;
     const QrTensor *z = q->zp_value >= 0 ? &a->values[q->zp_value].t : NULL;

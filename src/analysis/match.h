@@ -59,4 +59,12 @@ static const char *qr_match_verify_name(QrMatchVerify v);
 /* Dequantizes a value of the analysis model (int -> float) with quantizer q. */
 static QrStatus qr_quant_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out);
 
+/* ---- used by other modules (issue 19: private names used across modules became public) ---- */
+static const char *qr_match_canon(const QrNode *n);
+static bool qr_match_const_in(const QrGraph *g, const QrNode *n, int k);
+static bool qr_match_isconst(const QrGraph *g, int v);
+static bool qr_match_transparent(const QrNode *n);
+static int qr_match_visible_in(const QrGraph *a, const QrQuantTable *t, int v, int *quant, bool *is_int);
+static bool qr_match_weight_consistent(const QrGraph *a, const QrQuantizer *q, const QrTensor *w);
+static bool qr_match_in(const char *op, const char *const *list);
 #endif

@@ -378,7 +378,7 @@ static void qr_sens_free(QrSensResult *r) {
     memset(r, 0, sizeof *r);
 }
 
-static void qr__sens_num(char *buf, size_t n, double v, const char *fmt) {
+static void qr_sens_num(char *buf, size_t n, double v, const char *fmt) {
     if (v != v) snprintf(buf, n, "nan");
     else if (isinf(v)) snprintf(buf, n, v > 0 ? "inf" : "-inf");
     else snprintf(buf, n, fmt, v);
@@ -426,12 +426,12 @@ static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const 
             qr_table_set(t, ri, 2, row->op_type);
             for (int j = 0; j < 5; j++) {
                 char b[64];
-                qr__sens_num(b, sizeof b, v[j], pass ? "%.9g" : "%.7f");
+                qr_sens_num(b, sizeof b, v[j], pass ? "%.9g" : "%.7f");
                 qr_table_set(t, ri, 3 + j, b);
             }
             if (r->opts.off_one) {
                 char b[64];
-                qr__sens_num(b, sizeof b, qr_sens_gain(r, row), pass ? "%.9g" : "%.7f");
+                qr_sens_num(b, sizeof b, qr_sens_gain(r, row), pass ? "%.9g" : "%.7f");
                 qr_table_set(t, ri, 8, b);
             }
             if (ss) {
@@ -696,7 +696,7 @@ QR_TESTAPI QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const i
 /* qr_accum_run_sets; acc_out (optional) receives malloc'd [setting][match] accumulators of the
  * per-match values (unset entries: n = 0 and n_bad = -1) for data-set pooling; it needs the
  * all-on reference built here (the caller frees s->ref first). */
-static QrStatus qr__accum_run(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk, const QrAccSets *sets,
+static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk, const QrAccSets *sets,
                               QrMetricKind metric, QrAccum *a, QrMetricAcc **acc_out) {
     memset(a, 0, sizeof *a);
     a->metric = metric;
@@ -797,7 +797,7 @@ static QrStatus qr__accum_run(QrSession *s, const QrSensResult *sens, const int 
 
 static QrStatus qr_accum_run_sets(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk,
                                   const QrAccSets *sets, QrMetricKind metric, QrAccum *a) {
-    return qr__accum_run(s, sens, topk, n_topk, sets, metric, a, NULL);
+    return qr__sens_accum_run(s, sens, topk, n_topk, sets, metric, a, NULL);
 }
 
 static void qr_accum_free(QrAccum *a) {
@@ -807,7 +807,7 @@ static void qr_accum_free(QrAccum *a) {
 
 /* extra[n_extra] (optional): more [match][setting] tables, written after a's values as
  * <setting>_<suffix> columns (suffix by suffix). */
-static QrStatus qr__accum_write(const QrSession *s, const QrAccum *a, const double *const *extra, const char *const *suffix,
+static QrStatus qr__sens_accum_write(const QrSession *s, const QrAccum *a, const double *const *extra, const char *const *suffix,
                                 int n_extra, const char *dir) {
     char *csv = NULL;
     size_t l = 0, c = 0;
@@ -849,7 +849,7 @@ static QrStatus qr__accum_write(const QrSession *s, const QrAccum *a, const doub
 }
 
 static QrStatus qr_accum_write(const QrSession *s, const QrAccum *a, const char *dir) {
-    return qr__accum_write(s, a, NULL, NULL, 0, dir);
+    return qr__sens_accum_write(s, a, NULL, NULL, 0, dir);
 }
 
 /* ==== over a data set ================================================================ */
@@ -960,7 +960,7 @@ static QrStatus qr__sens_set_curves(QrSession *s, const QrDsSet *ds, const QrTen
         QrAccum a = {0};
         QrMetricAcc *acc = NULL;
         st = qr__sens_load_sample(s, ds, ss->smp[j], ref, cur);
-        if (st == QR_OK) st = qr__accum_run(s, &ss->r, topk, n_topk, sets, metric, &a, &acc);
+        if (st == QR_OK) st = qr__sens_accum_run(s, &ss->r, topk, n_topk, sets, metric, &a, &acc);
         if (st == QR_OK && j == 0) {
             ns = a.n_settings;
             size_t cells = (size_t)nm * (size_t)ns;
@@ -1034,7 +1034,7 @@ static QrStatus qr_sens_set_write(const QrSession *s, const QrSensSet *ss, const
     const QrAccum *a = &ss->acc;
     const double *extra[3] = { ss->mean, ss->p05, ss->p95 };
     static const char *const suffix[3] = { "mean", "p05", "p95" };
-    return qr__accum_write(s, a, extra, suffix, 3, dir);
+    return qr__sens_accum_write(s, a, extra, suffix, 3, dir);
 }
 
 /* ==== runall --data: the pass over the set in the bundle ================================

@@ -134,4 +134,6 @@ static QrStatus qr_sens_set_runall(QrSensSet *ss, QrSession *s, const struct QrD
 static void qr_sens_set_json(QrJson *j, const QrSensSet *ss);
 static void qr_sens_set_html(QrHtml *h, const QrSensSet *ss, const char *dir);
 
+/* ---- used by other modules (issue 19: private names used across modules became public) ---- */
+static void qr_sens_num(char *buf, size_t n, double v, const char *fmt);
 #endif

@@ -48,7 +48,7 @@ static void qr__se_float_weights(QrSession *s) {
                     }
                 }
                 if (w->data && qr_dtype_is_float(w->dtype) && qr_tensor_same_shape(w, aw)) {
-                    if (qr__m_weight_consistent(tg, q, w)) { s->fw[i] = w; s->fw_src[i] = bw; }
+                    if (qr_match_weight_consistent(tg, q, w)) { s->fw[i] = w; s->fw_src[i] = bw; }
                     else s->n_weight_mismatch++;
                 }
             }
@@ -116,7 +116,7 @@ static void qr__se_base_quantized(QrSession *s) {
         bool is_int;
         s->b_vis[i] = v;
         if (!s->base_quant) continue;
-        w = qr__m_visible_in(s->b, &s->qb, v, &q, &is_int);
+        w = qr_match_visible_in(s->b, &s->qb, v, &q, &is_int);
         if (!is_int && w >= 0 && qr_dtype_is_float(s->b->values[w].t.dtype)) s->b_vis[i] = w;
     }
     if (!s->base_quant) return;
@@ -443,7 +443,7 @@ static double qr__se_maxdiff(const float *px, const float *py, int64_t n) {
     return mx;
 }
 
-static QrStatus qr__equiv_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+static QrStatus qr__se_equiv_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
     QrEquivTap *e = user;
     QR_UNUSED(node);
     QR_UNUSED(g);
@@ -523,13 +523,13 @@ static QrStatus qr__se_equiv(const QrSession *s, QrEquivResult *r, QrSeCands *c)
             /* the baseline values are those of the session's baseline run (a quantized one's with its quantizers off) */
             e.base_ref = s->base_off ? s->base_off : s->base;
         } else {
-            QrRunOpts ob = { .tap = qr__equiv_tap, .tap_user = &e };
+            QrRunOpts ob = { .tap = qr__se_equiv_tap, .tap_user = &e };
             st = qr_run(b, s->inputs, &ob, bout);
         }
     }
     if (st == QR_OK) {
         e.analysis_pass = true;
-        QrRunOpts oa = qr_session_run_opts(&ov, qr__equiv_tap, &e);
+        QrRunOpts oa = qr_session_run_opts(&ov, qr__se_equiv_tap, &e);
         bool *only = calloc((size_t)tg->n_values + 1, sizeof *only);
         for (int v = 0; only && v < tg->n_values; v++) only[v] = e.match_of_a[v] >= 0 || (e.c && e.c->head[v] >= 0);
         oa.tap_only = only;
@@ -605,8 +605,8 @@ static int qr__se_affine_in(const QrGraph *a, const QrNode *n) {
     static const char *const pass[] = { "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Cast", "Dropout",
                                         "QuantizeLinear", "DequantizeLinear", "BatchNormalization", "Relu", NULL };
     if (n->n_in < 1 || n->n_out < 1 || n->out[0] < 0) return -1;
-    if (qr__op_in(n->op_type, pass)) return 0;
-    bool c0 = qr__m_const_in(a, n, 0), c1 = n->n_in > 1 && qr__m_const_in(a, n, 1);
+    if (qr_match_in(n->op_type, pass)) return 0;
+    bool c0 = qr_match_const_in(a, n, 0), c1 = n->n_in > 1 && qr_match_const_in(a, n, 1);
     if (n->n_in != 2 || c0 == c1) return -1;
     if (!strcmp(n->op_type, "Div")) return c1 ? 0 : -1;          /* x / c, not c / x */
     if (!strcmp(n->op_type, "Mul") || !strcmp(n->op_type, "Add") || !strcmp(n->op_type, "Sub")) return c1 ? 0 : 1;
@@ -650,7 +650,7 @@ static QrStatus qr__se_cands_of(const QrSession *s, int i, QrSeCands *c) {
                 int p = a->values[v].producer;
                 int k = p >= 0 ? qr__se_affine_in(a, &a->nodes[p]) : -1;
                 int u = k >= 0 ? a->nodes[p].in[k] : -1;
-                if (u >= 0 && !qr__m_isconst(a, u) && qr_graph_single_reader(a, u) == p) next = u;
+                if (u >= 0 && !qr_match_isconst(a, u) && qr_graph_single_reader(a, u) == p) next = u;
             } else {                              /* downstream: v's only reader carries it */
                 int r = qr_graph_single_reader(a, v);
                 int k = r >= 0 ? qr__se_affine_in(a, &a->nodes[r]) : -1;
@@ -785,7 +785,7 @@ static QrStatus qr__se_verify(QrSession *s) {
                     if (c.match[k] != i || c.max_abs[k] != c.max_abs[k]) continue;
                     int q;
                     bool is_int;
-                    int vis = qr__m_visible_in(a, &s->qa, c.value[k], &q, &is_int);
+                    int vis = qr_match_visible_in(a, &s->qa, c.value[k], &q, &is_int);
                     double cr = c.max_abs[k] / range[i];
                     if (is_int || vis == m->a_value || used[vis] || !(cr <= QR_EQUIV_TOL) || cr >= best_rel) continue;
                     best = k, best_vis = vis, best_q = q, best_rel = cr;
@@ -794,7 +794,7 @@ static QrStatus qr__se_verify(QrSession *s) {
                 if (best >= 0) {
                     int old_node = m->a_node, old_value = m->a_value;
                     int v = c.value[best], p = a->values[v].producer;
-                    while (p >= 0 && qr__m_transparent(&a->nodes[p]) && a->nodes[p].n_in && a->nodes[p].in[0] >= 0) {
+                    while (p >= 0 && qr_match_transparent(&a->nodes[p]) && a->nodes[p].n_in && a->nodes[p].in[0] >= 0) {
                         int u = a->nodes[p].in[0];
                         if (a->values[u].producer < 0) break;
                         p = a->values[u].producer;

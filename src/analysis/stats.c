@@ -115,7 +115,7 @@ static QrStatus qr_stats_collect(const QrGraph *g, const QrTensor *inputs, QrSta
 }
 
 /* Which initializer inputs are biases (by op and input position). */
-static bool qr__is_bias_input(const QrNode *n, int k) {
+static bool qr__stats_is_bias_input(const QrNode *n, int k) {
     const char *op = n->op_type;
     if (k == 2 && (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") || !strcmp(op, "Gemm"))) return true;
     if (k == 8 && !strcmp(op, "QLinearConv")) return true;
@@ -124,14 +124,14 @@ static bool qr__is_bias_input(const QrNode *n, int k) {
     return false;
 }
 
-static void qr__fmt_stat(char *buf, size_t n, double v) {
+static void qr__stats_fmt_stat(char *buf, size_t n, double v) {
     if (v != v) snprintf(buf, n, "nan");
     else if (isinf(v)) snprintf(buf, n, v > 0 ? "inf" : "-inf");
     else snprintf(buf, n, "%.7f", v);
 }
 
 /* Whether the comma-separated list has an entry e with match(e). */
-static bool qr__pf_list_any(const char *list, const char *name, bool prefix) {
+static bool qr__stats_pf_list_any(const char *list, const char *name, bool prefix) {
     for (const char *p = list; p && *p;) {
         size_t n = strcspn(p, ",");
         if (n) {
@@ -144,10 +144,10 @@ static bool qr__pf_list_any(const char *list, const char *name, bool prefix) {
     return false;
 }
 
-static bool qr__pf_keep(const QrProfileSel *sel, const QrNode *n) {
+static bool qr__stats_pf_keep(const QrProfileSel *sel, const QrNode *n) {
     if (!sel) return true;
-    if (sel->prefixes && !qr__pf_list_any(sel->prefixes, n->name, true)) return false;
-    if (sel->types && !qr__pf_list_any(sel->types, n->op_type, false)) return false;
+    if (sel->prefixes && !qr__stats_pf_list_any(sel->prefixes, n->name, true)) return false;
+    if (sel->types && !qr__stats_pf_list_any(sel->types, n->op_type, false)) return false;
     return true;
 }
 
@@ -160,7 +160,7 @@ static QrStatus qr_profile_sel_check(const QrGraph *g, const QrProfileSel *sel) 
             snprintf(one, sizeof one, "%.*s", (int)n, p);
             bool hit = false;
             for (int i = 0; i < g->n_nodes && !hit && n; i++)
-                hit = qr__pf_list_any(one, pass ? g->nodes[i].op_type : g->nodes[i].name, !pass);
+                hit = qr__stats_pf_list_any(one, pass ? g->nodes[i].op_type : g->nodes[i].name, !pass);
             if (n && !hit) {
                 const char **c = malloc(((size_t)g->n_nodes + 1) * sizeof *c);
                 char sug[512] = "";
@@ -212,7 +212,7 @@ static QrStatus qr_profile_write_ex(const QrGraph *g, const QrTensor *inputs, co
         for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !g->values[n->out[k]].is_const) all_folded = false;
         if (!strcmp(n->op_type, "Constant") || all_folded) continue;
         layer++;
-        if (!qr__pf_keep(sel, n)) continue;
+        if (!qr__stats_pf_keep(sel, n)) continue;
         for (int pass = 0; pass < 2; pass++) {
             int cnt = pass ? n->n_out : n->n_in;
             for (int k = 0; k < cnt; k++) {
@@ -220,7 +220,7 @@ static QrStatus qr_profile_write_ex(const QrGraph *g, const QrTensor *inputs, co
                 if (v < 0 || !seen[v]) continue;
                 const QrValue *val = &g->values[v];
                 const QrTensor *t = &val->t;
-                const char *attr = pass ? "output" : val->is_init ? (qr__is_bias_input(n, k) ? "bias" : "weight") : "input";
+                const char *attr = pass ? "output" : val->is_init ? (qr__stats_is_bias_input(n, k) ? "bias" : "weight") : "input";
                 if (val->is_init && (t->dtype == QR_DT_S64 || (t->dtype == QR_DT_S32 && strcmp(attr, "bias"))))
                     continue;   /* shape/axes parameters, not data */
                 if (!pass && val->is_const && !val->is_init) {
@@ -268,10 +268,10 @@ static QrStatus qr_profile_write_ex(const QrGraph *g, const QrTensor *inputs, co
         if (qi >= 0 && qt.q[qi].n_scales == 1) qr_table_setf(&tab, row, 5, "%.7g", qt.q[qi].scale_min);
         else if (qi >= 0 && qt.q[qi].n_scales > 1)
             qr_table_setf(&tab, row, 5, "%.3g..%.3g (%lld)", qt.q[qi].scale_min, qt.q[qi].scale_max, (long long)qt.q[qi].n_scales);
-        qr__fmt_stat(b, sizeof b, r->st.n ? r->st.min : NAN); qr_table_set(&tab, row, 6, b);
-        qr__fmt_stat(b, sizeof b, r->st.n ? r->st.max : NAN); qr_table_set(&tab, row, 7, b);
-        qr__fmt_stat(b, sizeof b, r->st.n ? r->st.mean : NAN); qr_table_set(&tab, row, 8, b);
-        qr__fmt_stat(b, sizeof b, qr_stats_var(&r->st)); qr_table_set(&tab, row, 9, b);
+        qr__stats_fmt_stat(b, sizeof b, r->st.n ? r->st.min : NAN); qr_table_set(&tab, row, 6, b);
+        qr__stats_fmt_stat(b, sizeof b, r->st.n ? r->st.max : NAN); qr_table_set(&tab, row, 7, b);
+        qr__stats_fmt_stat(b, sizeof b, r->st.n ? r->st.mean : NAN); qr_table_set(&tab, row, 8, b);
+        qr__stats_fmt_stat(b, sizeof b, qr_stats_var(&r->st)); qr_table_set(&tab, row, 9, b);
         qr_table_set(&tab, row, 10, qr_shape_str_brackets(sh, sizeof sh, r->rank, r->dims));
         qr_table_set(&tab, row, 11, g->values[r->value].name);
         qr_table_setf(&tab, row, 12, "%lld", (long long)r->st.n_nan);

@@ -26,14 +26,14 @@ static void qr_whatif_js_strs(QrJson *j, const char *key, const char *const *v, 
 
 /* ==== ranking ======================================================================= */
 
-/* Distinct nodes of sens in the order of their most sensitive row (qr__ax_sens_order), each
+/* Distinct nodes of sens in the order of their most sensitive row (qr_dist_sens_order), each
  * with the quantizers of all its rows. Returns the count (nodes malloc'd), -1 out of memory. */
 static int qr_whatif_rank(const QrSensResult *sens, QrWiNode **out) {
     QrWiNode *v = calloc((size_t)sens->n + 1, sizeof *v);
     int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
     int n = 0;
     if (!v || !idx) { free(v); free(idx); *out = NULL; return -1; }
-    qr__ax_sens_order(sens, idx);
+    qr_dist_sens_order(sens, idx);
     for (int k = 0; k < sens->n; k++) {
         const QrSensRow *row = &sens->rows[idx[k]];
         int e = -1;
@@ -234,7 +234,7 @@ static const char *qr__wi_base_tensor(const QrSession *s, int i) {
         const char *b = s->fw[i] ? qr_weights_base_name(s->b, s->fw[i]) : NULL;
         if (b) return b;
     } else {
-        int mi = qr__ax_match_of_value(s, q->out_value);
+        int mi = qr_dist_match_of_value(s, q->out_value);
         if (mi >= 0) return s->b->values[s->m.m[mi].b_value].name;
     }
     return q->float_value >= 0 ? g->values[q->float_value].name : g->values[q->int_value].name;
@@ -265,7 +265,7 @@ static QrStatus qr_whatif_plan(QrSession *s, const QrWiNode *rank, const QrWiGro
     memset(state, 0, (size_t)nq * sizeof(int));
     for (int j = 0; j < k; j++) {
         const QrWiNode *n = &rank[j];
-        st->nodes[j] = n->node >= 0 ? qr__ax_node_name(s, n->node) : n->name;
+        st->nodes[j] = n->node >= 0 ? qr_dist_node_name(s, n->node) : n->name;
         st->base_nodes[j] = n->node >= 0 ? qr_advisor_base_node_of(s, n->node) : NULL;
         for (int t = 0; t < n->n_q; t++) if (s->qt.q[n->q[t]].kind != QR_QK_BIAS) state[n->q[t]] = 1;
         for (int i = 0; n->node >= 0 && i < nq; i++)

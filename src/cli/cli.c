@@ -71,7 +71,7 @@ static int qr__cli_fail(QrStatus st) {
     return st == QR_OK ? QR_EXIT_OK : QR_EXIT_FAIL;
 }
 
-static const char *qr__usage_run =
+static const char *qr__cli_usage_run =
     "usage: qreport run MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--mode sim|int] [--int16 float|integer] [--shape NAME=1x3x224x224] [--seed N]\n"
     "                  [--threads N] [--repeat N] [--quiet]\n"
     "  Runs the model and writes each graph output to DIR (default: .) as <output name>.npy.\n"
@@ -84,20 +84,20 @@ static const char *qr__usage_run =
     "  bench: runs=N median_ms=X min_ms=X mean_ms=X threads=T isa=ISA mode=sim|int load_ms=X\n"
     "  (load_ms: model parse, shape inference, inputs and lowering); the outputs written are the\n"
     "  warm-up run's.\n";
-static const char *qr__usage_match =
+static const char *qr__cli_usage_match =
     "usage: qreport match BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Pairs every compute node output of the float baseline with the analysis (quantized) model's value\n"
     "  that its consumers see (after Q->DQ): by node name, tensor name, then graph structure. Writes\n"
     "  match_table.txt/.csv to DIR (default .) with the method of each pair and every unmatched value, and\n"
     "  checks equivalence: with every quantizer disabled the analysis model must reproduce the baseline.\n"
     "  Exit code 3 when the equivalence check fails (the models differ beyond quantization).\n";
-static const char *qr__usage_check =
+static const char *qr__cli_usage_check =
     "usage: qreport check ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--shape NAME=...] [--quiet]\n"
     "  Structure check of a quantized model, written to DIR/model_check_result.txt: fusable patterns left\n"
     "  unfused, shared weights/quantizers, each layer's output quantization, weight quantization and\n"
     "  anomalies (model output not high precision, clipping quantizers, mismatched Concat/Add input\n"
     "  scales, unnormalized input). Range checks need -i.\n";
-static const char *qr__usage_profile =
+static const char *qr__cli_usage_profile =
     "usage: qreport profile MODEL.onnx [-i INPUT.npy|.pb ... | --data DIR [--samples N]] [-o DIR] [--prefixes A,B]\n"
     "                       [--types Conv,Relu] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Runs the model once and writes ModelProfiler-style statistic.txt and statistic.csv to DIR:\n"
@@ -110,7 +110,7 @@ static const char *qr__usage_profile =
     "  --samples N: the first N in natural name order): runs every sample and pools min, max, mean and\n"
     "  variance over all samples' elements (exact sums: the same bits in any sample order).\n";
 
-static const char *qr__usage_compare =
+static const char *qr__cli_usage_compare =
     "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ... | --data DIR [--samples N]] [-o DIR] [--mode sim|int|both]\n"
     "                       [--cos-threshold X] [--metric L1|Cosine|MSE|KL|SQNR] [--save-values DIR | --from-values DIR]\n"
     "                       [--shard K/N|auto] [--shape NAME=...] [--seed N] [--quiet]\n"
@@ -139,7 +139,7 @@ static const char *qr__usage_compare =
     "  written as a partial state for 'qreport merge'; --shard auto takes K and N from Slurm job arrays\n"
     "  (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_COUNT) or Kubernetes Indexed Jobs\n"
     "  (JOB_COMPLETION_INDEX, with the count from --shard auto/N or QR_SHARD_COUNT).\n";
-static const char *qr__usage_runall =
+static const char *qr__cli_usage_runall =
     "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--samples N] [--sens-samples K]\n"
     "                      [--shard K/N|auto]] [-o report.zip]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
@@ -179,7 +179,7 @@ static const char *qr__usage_runall =
     "  dataset/accumulated_error.csv, the p05-p95 band plot; see sensitivity --data). --shard K/N -o PART.qrpart:\n"
     "  only shard K's comparison; 'qreport merge PARTS -o report.zip [--keep-dir DIR] [--fail-if-*]' writes the\n"
     "  bundle one process writes (docs/DATASET.md).\n";
-static const char *qr__usage_sensitivity =
+static const char *qr__cli_usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ... | --data DIR [--samples N] [--sens-samples K]\n"
     "                           [--shard K/N|auto]] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10]\n"
@@ -209,7 +209,7 @@ static const char *qr__usage_sensitivity =
     "  the comparison of shard K; 'qreport merge' picks the K worst of the merged set and runs the rest\n"
     "  (docs/DATASET.md).\n";
 
-static void qr__print_usage(FILE *f) {
+static void qr__cli_print_usage(FILE *f) {
     fprintf(f,
             "qreport %s — quantization accuracy debugger for ONNX models\n\n"
             "usage: qreport COMMAND [options]\n\n"
@@ -282,39 +282,39 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         bool has_val = i + 1 < argc;
-#define QR__NEXT(dst) do { if (!has_val) { fprintf(stderr, "qreport: %s needs a value\n%s", a, usage); return QR_EXIT_USAGE; } dst = argv[++i]; } while (0)
+#define QR__CLI_NEXT(dst) do { if (!has_val) { fprintf(stderr, "qreport: %s needs a value\n%s", a, usage); return QR_EXIT_USAGE; } dst = argv[++i]; } while (0)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage, stdout); return -1; }
         else if (!strcmp(a, "-i") || !strcmp(a, "--input")) {
             if (o->n_inputs == QR_ARRAY_LEN(o->inputs)) { fprintf(stderr, "qreport: too many -i\n"); return QR_EXIT_USAGE; }
-            QR__NEXT(o->inputs[o->n_inputs++]);
+            QR__CLI_NEXT(o->inputs[o->n_inputs++]);
         } else if (!strcmp(a, "--shape")) {
             if (o->n_shapes == QR_ARRAY_LEN(o->shapes)) { fprintf(stderr, "qreport: too many --shape\n"); return QR_EXIT_USAGE; }
-            QR__NEXT(o->shapes[o->n_shapes++]);
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) QR__NEXT(o->out_dir);
-        else if (!strcmp(a, "--seed")) { const char *s; QR__NEXT(s); o->seed = strtoull(s, NULL, 10); }
+            QR__CLI_NEXT(o->shapes[o->n_shapes++]);
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) QR__CLI_NEXT(o->out_dir);
+        else if (!strcmp(a, "--seed")) { const char *s; QR__CLI_NEXT(s); o->seed = strtoull(s, NULL, 10); }
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = true;
-        else if (!strcmp(a, "--mode")) QR__NEXT(o->mode);
+        else if (!strcmp(a, "--mode")) QR__CLI_NEXT(o->mode);
         else if (!strcmp(a, "--int16")) {
             const char *v;
-            QR__NEXT(v);
+            QR__CLI_NEXT(v);
             if (strcmp(v, "float") && strcmp(v, "integer")) {
                 fprintf(stderr, "qreport: --int16 must be float or integer\n%s", usage);
                 return QR_EXIT_USAGE;
             }
             qr_quant_lower_set_int16(!strcmp(v, "integer"));
         }
-        else if (!strcmp(a, "--metric")) QR__NEXT(o->metric);
-        else if (!strcmp(a, "--sensitivity")) QR__NEXT(o->sens_mode);
-        else if (!strcmp(a, "--topk-list")) QR__NEXT(o->topk_list);
-        else if (!strcmp(a, "--cos-threshold")) { const char *v; QR__NEXT(v); o->cos_threshold = strtod(v, NULL); }
+        else if (!strcmp(a, "--metric")) QR__CLI_NEXT(o->metric);
+        else if (!strcmp(a, "--sensitivity")) QR__CLI_NEXT(o->sens_mode);
+        else if (!strcmp(a, "--topk-list")) QR__CLI_NEXT(o->topk_list);
+        else if (!strcmp(a, "--cos-threshold")) { const char *v; QR__CLI_NEXT(v); o->cos_threshold = strtod(v, NULL); }
         else if (!strcmp(a, "--reverse")) o->reverse = true;
-        else if (!strcmp(a, "--keep-dir")) QR__NEXT(o->keep_dir);
-        else if (!strcmp(a, "--data")) QR__NEXT(o->data_dir);
-        else if (!strcmp(a, "--num-steps")) { const char *v; QR__NEXT(v); o->num_steps = atoi(v); }
-        else if (!strcmp(a, "--shard")) QR__NEXT(o->shard);
+        else if (!strcmp(a, "--keep-dir")) QR__CLI_NEXT(o->keep_dir);
+        else if (!strcmp(a, "--data")) QR__CLI_NEXT(o->data_dir);
+        else if (!strcmp(a, "--num-steps")) { const char *v; QR__CLI_NEXT(v); o->num_steps = atoi(v); }
+        else if (!strcmp(a, "--shard")) QR__CLI_NEXT(o->shard);
         else if (!strcmp(a, "--sens-samples")) {
             const char *v;
-            QR__NEXT(v);
+            QR__CLI_NEXT(v);
             char *end;
             long n = strtol(v, &end, 10);
             if (end == v || *end || n < 1 || n > 256) {
@@ -325,7 +325,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         }
         else if (!strcmp(a, "--samples")) {
             const char *v;
-            QR__NEXT(v);
+            QR__CLI_NEXT(v);
             char *end;
             long n = strtol(v, &end, 10);
             if (end == v || *end || n < 1 || n > 100000000) {
@@ -334,12 +334,12 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
             }
             o->samples = (int)n;
         }
-        else if (!strcmp(a, "--plot-nodes")) QR__NEXT(o->plot_nodes);
-        else if (!strcmp(a, "--fail-if-cosine-below")) { const char *v; QR__NEXT(v); o->fail_cos = strtod(v, NULL); }
-        else if (!strcmp(a, "--fail-if-sqnr-below")) { const char *v; QR__NEXT(v); o->fail_sqnr = strtod(v, NULL); }
+        else if (!strcmp(a, "--plot-nodes")) QR__CLI_NEXT(o->plot_nodes);
+        else if (!strcmp(a, "--fail-if-cosine-below")) { const char *v; QR__CLI_NEXT(v); o->fail_cos = strtod(v, NULL); }
+        else if (!strcmp(a, "--fail-if-sqnr-below")) { const char *v; QR__CLI_NEXT(v); o->fail_sqnr = strtod(v, NULL); }
         else if (!strcmp(a, "--threads")) {
             const char *v;
-            QR__NEXT(v);
+            QR__CLI_NEXT(v);
             char *end;
             long t = strtol(v, &end, 10);
             if (end == v || *end || t < 1 || t > QR_POOL_MAX_THREADS) {
@@ -349,14 +349,14 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
             o->threads = (int)t;
         } else if (!strcmp(a, "--max-memory")) {
             const char *v;
-            QR__NEXT(v);
+            QR__CLI_NEXT(v);
             if (!qr__cli_size(v, &o->max_memory)) {
                 fprintf(stderr, "qreport: --max-memory '%s': expected a size such as 512M or 2G\n%s", v, usage);
                 return QR_EXIT_USAGE;
             }
         } else if (!strcmp(a, "--repeat")) {
             const char *v;
-            QR__NEXT(v);
+            QR__CLI_NEXT(v);
             char *end;
             long r = strtol(v, &end, 10);
             if (end == v || *end || r < 1 || r > 100000) {
@@ -373,7 +373,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
             /* the newer options are taken only by the commands whose usage names them */
             if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
             const char *v;
-            QR__NEXT(v);
+            QR__CLI_NEXT(v);
             if (!strcmp(a, "--quantize-nodes")) o->quantize_nodes = v;
             else if (!strcmp(a, "--non-quantize-nodes")) o->non_quantize_nodes = v;
             else if (!strcmp(a, "--nodes")) o->nodes = v;
@@ -399,7 +399,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!o->model) o->model = a;
         else if (two_models && !o->model2) o->model2 = a;
         else { fprintf(stderr, "qreport: unexpected argument '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
-#undef QR__NEXT
+#undef QR__CLI_NEXT
     }
     if (o->out_dir) {                        /* "out/" -> "out" so joined paths read cleanly */
         static char dir[4096];
@@ -667,7 +667,7 @@ static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_mode
     return st == QR_OK ? -1 : qr__cli_fail(st);
 }
 
-static int qr__bh_cmp_double(const void *a, const void *b) {
+static int qr__cli_bh_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
@@ -681,14 +681,14 @@ static int qr_cli_run(int argc, char **argv) {
     QrGraph *g;
     QrTensor *in;
     double t_load = qr_time_now();
-    int rc = qr__cli_parse(argc, argv, &o, qr__usage_run, false);
+    int rc = qr__cli_parse(argc, argv, &o, qr__cli_usage_run, false);
     if (rc) return rc < 0 ? 0 : rc;
     bool int_mode = o.mode && !strcmp(o.mode, "int");
     if (o.mode && !int_mode && strcmp(o.mode, "sim")) {
-        fprintf(stderr, "qreport: run --mode must be sim or int\n%s", qr__usage_run);
+        fprintf(stderr, "qreport: run --mode must be sim or int\n%s", qr__cli_usage_run);
         return QR_EXIT_USAGE;
     }
-    rc = qr__cli_begin(argc, argv, qr__usage_run, false, &o, &g, &in);   /* load + --max-memory check */
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_run, false, &o, &g, &in);   /* load + --max-memory check */
     if (rc >= 0) return rc;
     QrStatus st = QR_OK;
     const char *dir = o.out_dir ? o.out_dir : ".";
@@ -729,7 +729,7 @@ static int qr_cli_run(int argc, char **argv) {
     if (st == QR_OK && o.repeat) {
         double sum = 0;
         for (int r = 0; r < o.repeat; r++) sum += ms[r];
-        qsort(ms, (size_t)o.repeat, sizeof *ms, qr__bh_cmp_double);
+        qsort(ms, (size_t)o.repeat, sizeof *ms, qr__cli_bh_cmp_double);
         double median = o.repeat % 2 ? ms[o.repeat / 2] : 0.5 * (ms[o.repeat / 2 - 1] + ms[o.repeat / 2]);
         printf("bench: runs=%d median_ms=%.3f min_ms=%.3f mean_ms=%.3f threads=%d isa=%s mode=%s load_ms=%.3f\n", o.repeat,
                median, ms[0], sum / o.repeat, qr_pool_threads(), qr_isa_name(qr_kern_isa()), int_mode ? "int" : "sim",
@@ -768,10 +768,10 @@ static int qr_cli_profile(int argc, char **argv) {
     QrGraph *g;
     QrTensor *in;
     qr__cli_data_first = true;
-    int rc = qr__cli_begin(argc, argv, qr__usage_profile, false, &o, &g, &in);
+    int rc = qr__cli_begin(argc, argv, qr__cli_usage_profile, false, &o, &g, &in);
     if (rc >= 0) return rc;
     if (o.data_dir && o.n_inputs) {
-        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__usage_profile);
+        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__cli_usage_profile);
         qr__cli_release(g, in);
         return QR_EXIT_USAGE;
     }
@@ -821,7 +821,7 @@ static int qr_cli_match(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b, *a = NULL;
     QrTensor *in;
-    int rc = qr__cli_begin(argc, argv, qr__usage_match, true, &o, &b, &in);
+    int rc = qr__cli_begin(argc, argv, qr__cli_usage_match, true, &o, &b, &in);
     if (rc >= 0) return rc;
     QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
@@ -873,7 +873,7 @@ static int qr_cli_check(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *g;
     QrTensor *in;
-    int rc = qr__cli_begin(argc, argv, qr__usage_check, false, &o, &g, &in);
+    int rc = qr__cli_begin(argc, argv, qr__cli_usage_check, false, &o, &g, &in);
     if (rc >= 0) return rc;
     QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
@@ -982,7 +982,7 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     if (o->metric) qr_metric_parse(o->metric, &mk);
     QrTensor *cur = calloc((size_t)b->n_inputs + 1, sizeof *cur);
     if (o->n_inputs) {
-        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__usage_compare);
+        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__cli_usage_compare);
         code = QR_EXIT_USAGE;
         goto done;
     }
@@ -1046,10 +1046,10 @@ static int qr_cli_compare(int argc, char **argv) {
     QrTensor *in = NULL;
     QrSession se = {0};
     /* --from-values DIR: the inputs are the ones saved there (as -i), the models only give the structure */
-    int rc = qr__cli_parse(argc, argv, &o, qr__usage_compare, true);
+    int rc = qr__cli_parse(argc, argv, &o, qr__cli_usage_compare, true);
     if (rc) return rc < 0 ? 0 : rc;
     if (o.data_dir && (o.from_values || o.save_values)) {
-        fprintf(stderr, "qreport: --data and --%s are exclusive\n%s", o.from_values ? "from-values" : "save-values", qr__usage_compare);
+        fprintf(stderr, "qreport: --data and --%s are exclusive\n%s", o.from_values ? "from-values" : "save-values", qr__cli_usage_compare);
         return QR_EXIT_USAGE;
     }
     QrArena ar = {0};
@@ -1058,7 +1058,7 @@ static int qr_cli_compare(int argc, char **argv) {
     if (o.from_values) {
         const char *why = o.n_inputs ? "takes the inputs saved in DIR (no -i)" : o.save_values ? "and --save-values are exclusive"
                         : o.mode && strcmp(o.mode, "sim") ? "recomputes the saved comparison (no --mode)" : NULL;
-        if (why) { fprintf(stderr, "qreport: --from-values %s\n%s", why, qr__usage_compare); return QR_EXIT_USAGE; }
+        if (why) { fprintf(stderr, "qreport: --from-values %s\n%s", why, qr__cli_usage_compare); return QR_EXIT_USAGE; }
         const char *paths[16];
         int np = 0;
         QrStatus st = qr_values_inputs(o.from_values, &ar, paths, 16, &np);
@@ -1070,7 +1070,7 @@ static int qr_cli_compare(int argc, char **argv) {
         ac = argc + 2 * np;
     }
     qr__cli_data_first = true;
-    rc = qr__cli_pair(ac, av, qr__usage_compare, &o, &b, &a, &in, &se);
+    rc = qr__cli_pair(ac, av, qr__cli_usage_compare, &o, &b, &a, &in, &se);
     if (rc >= 0) { qr_arena_free(&ar); return rc; }
     const char *dir = o.out_dir ? o.out_dir : ".";
     if (o.data_dir) { qr_arena_free(&ar); return qr__cli_compare_data(&o, b, a, in, &se, dir); }
@@ -1228,7 +1228,7 @@ static int qr__cli_sens_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTenso
     int code = QR_EXIT_OK;
     QrTensor *cur = calloc((size_t)b->n_inputs + 1, sizeof *cur);
     if (o->n_inputs) {
-        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__usage_sensitivity);
+        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__cli_usage_sensitivity);
         code = QR_EXIT_USAGE;
         goto done;
     }
@@ -1285,13 +1285,13 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     QrTensor *in = NULL;
     QrSession se = {0};
     qr__cli_data_first = true;
-    int rc = qr__cli_pair(argc, argv, qr__usage_sensitivity, &o, &b, &a, &in, &se);
+    int rc = qr__cli_pair(argc, argv, qr__cli_usage_sensitivity, &o, &b, &a, &in, &se);
     if (rc >= 0) return rc;
     const char *dir = o.out_dir ? o.out_dir : ".";
     if (o.data_dir) return qr__cli_sens_data(&o, b, a, in, &se, dir);
     if (o.sens_samples) qr__cli_warn(&o, "--sens-samples has no effect without --data");
     if (o.shard) {
-        fprintf(stderr, "qreport: --shard needs --data\n%s", qr__usage_sensitivity);
+        fprintf(stderr, "qreport: --shard needs --data\n%s", qr__cli_usage_sensitivity);
         qr_session_close(&se);
         qr_graph_free(a);
         free(a);
@@ -1482,7 +1482,7 @@ static int qr_cli_runall(int argc, char **argv) {
     int rc = qr_cli_deploy_runall_args(&pargc, &pargv, &dep);
     if (rc) return rc;
     for (int i = 2; i < pargc; i++) if (!strcmp(pargv[i], "--shard")) qr__cli_data_first = true;   /* a session on sample 0 */
-    rc = qr__cli_begin(pargc - 2, pargv + 2, qr__usage_runall, true, &o, &b, &in);
+    rc = qr__cli_begin(pargc - 2, pargv + 2, qr__cli_usage_runall, true, &o, &b, &in);
     if (rc >= 0) return rc;
     QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
     if (st != QR_OK) { qr__cli_release(b, in); return qr__cli_fail(st); }
@@ -1499,7 +1499,7 @@ static int qr_cli_runall(int argc, char **argv) {
     bool have_bc = false;
     if (o.data_dir && o.n_inputs) {
         qr_graph_free(a); free(a); qr__cli_release(b, in);
-        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__usage_runall);
+        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__cli_usage_runall);
         return QR_EXIT_USAGE;
     }
     QrSensOpts knobs = {0};
@@ -1594,7 +1594,7 @@ static int qr_cli_runall(int argc, char **argv) {
     return code;
 }
 
-static const char *qr__usage_badcase =
+static const char *qr__cli_usage_badcase =
     "usage: qreport find-bad-case BASE.onnx ANALYSIS.onnx --data DIR [--num-steps N] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                             [--rank-output NAME] [-o DIR] [--quiet]\n"
     "  Runs both models on every sample of DIR (hmct layout: one folder per model input named after it,\n"
@@ -1606,10 +1606,10 @@ static int qr_cli_badcase(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
-    int rc = qr__cli_parse(argc, argv, &o, qr__usage_badcase, true);
+    int rc = qr__cli_parse(argc, argv, &o, qr__cli_usage_badcase, true);
     if (rc) return rc < 0 ? 0 : rc;
-    if (!o.data_dir) { fprintf(stderr, "qreport: find-bad-case needs --data DIR\n%s", qr__usage_badcase); return QR_EXIT_USAGE; }
-    rc = qr__cli_begin(argc, argv, qr__usage_badcase, true, &o, &b, &in);
+    if (!o.data_dir) { fprintf(stderr, "qreport: find-bad-case needs --data DIR\n%s", qr__cli_usage_badcase); return QR_EXIT_USAGE; }
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_badcase, true, &o, &b, &in);
     if (rc >= 0) return rc;
     QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
     QrMetricKind mk = QR_METRIC_L1;
@@ -1640,7 +1640,7 @@ static int qr_cli_compare_dump(int argc, char **argv);
 static int qr_cli_extract(int argc, char **argv);
 static int qr_cli_promote(int argc, char **argv);
 static int qr_cli_runall(int argc, char **argv);
-static const char *qr__usage_merge =
+static const char *qr__cli_usage_merge =
     "usage: qreport merge PART.qrpart... -o DIR|report.zip [--keep-dir DIR] [--fail-if-cosine-below X]\n"
     "                     [--fail-if-sqnr-below X] [--threads N] [--quiet]\n"
     "  Merges the parts written by 'compare --data DIR --shard K/N -o PART.qrpart' into the tables one\n"
@@ -1657,7 +1657,7 @@ static int qr_cli_merge(int argc, char **argv) {
     int np = 0, npass = 0;
     bool quiet = false;
     for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(qr__usage_merge, stdout); return 0; }
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(qr__cli_usage_merge, stdout); return 0; }
         if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) quiet = true;
         else if ((!strcmp(argv[i], "--keep-dir") || !strcmp(argv[i], "--fail-if-cosine-below") ||
@@ -1665,10 +1665,10 @@ static int qr_cli_merge(int argc, char **argv) {
             pass[npass++] = argv[i];
             pass[npass++] = argv[++i];
         }
-        else if (argv[i][0] == '-') { fprintf(stderr, "qreport: unknown option '%s'\n%s", argv[i], qr__usage_merge); return QR_EXIT_USAGE; }
+        else if (argv[i][0] == '-') { fprintf(stderr, "qreport: unknown option '%s'\n%s", argv[i], qr__cli_usage_merge); return QR_EXIT_USAGE; }
         else if (np < QR_ARRAY_LEN(paths)) paths[np++] = argv[i];
     }
-    if (!np || !out) { fprintf(stderr, "qreport: merge needs parts and -o DIR\n%s", qr__usage_merge); return QR_EXIT_USAGE; }
+    if (!np || !out) { fprintf(stderr, "qreport: merge needs parts and -o DIR\n%s", qr__cli_usage_merge); return QR_EXIT_USAGE; }
     QrDsPart *parts = calloc((size_t)np, sizeof *parts);
     QrGraph *g[2] = { NULL, NULL };
     QrTensor *in = NULL;
@@ -1759,7 +1759,7 @@ static int qr_cli_merge(int argc, char **argv) {
 QR_TESTAPI int qr_cli_main(int argc, char **argv) {
     qr_cleanup_install();   /* before any thread: SIGINT/SIGTERM remove temporaries */
     qr_kern_init();
-    if (argc < 2) { qr__print_usage(stderr); return QR_EXIT_USAGE; }
+    if (argc < 2) { qr__cli_print_usage(stderr); return QR_EXIT_USAGE; }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
         QrCpu cpu;
@@ -1769,7 +1769,7 @@ QR_TESTAPI int qr_cli_main(int argc, char **argv) {
                cpu.avx512vnni, cpu.neon, cpu.n_cpus, QR_BUILD_FLAGS);
         return QR_EXIT_OK;
     }
-    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { qr__print_usage(stdout); return 0; }
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { qr__cli_print_usage(stdout); return 0; }
     if (!strcmp(cmd, "run")) return qr_cli_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "profile")) return qr_cli_profile(argc - 2, argv + 2);
     if (!strcmp(cmd, "match")) return qr_cli_match(argc - 2, argv + 2);
@@ -1783,7 +1783,7 @@ QR_TESTAPI int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "promote")) return qr_cli_promote(argc - 2, argv + 2);
     if (!strcmp(cmd, "merge")) return qr_cli_merge(argc - 2, argv + 2);
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
-    qr__print_usage(stderr);
+    qr__cli_print_usage(stderr);
     return QR_EXIT_USAGE;
 }
 

@@ -15,7 +15,7 @@ static QrStatus qr_promote_nodes(const QrSession *s, const char *list, QrArena *
          * QuantizeLinear, all with its name): the one owning the most quantizers */
         int found = -1, best = -1;
         for (int k = 0; k < tg->n_nodes; k++) {
-            bool cand = !strcmp(qr__ax_node_name(s, k), tok);
+            bool cand = !strcmp(qr_dist_node_name(s, k), tok);
             for (int i = 0; i < s->m.n && !cand; i++) {
                 const QrMatch *m = &s->m.m[i];
                 cand = m->a_node >= 0 && s->tw.origin[k] == m->a_node &&
@@ -32,7 +32,7 @@ static QrStatus qr_promote_nodes(const QrSession *s, const char *list, QrArena *
             int nn = 0;
             for (int k = 0; k < tg->n_nodes; k++) {
                 const char *op = tg->nodes[k].op_type;
-                if (strcmp(op, "QuantizeLinear") && strcmp(op, "DequantizeLinear")) names[nn++] = qr__ax_node_name(s, k);
+                if (strcmp(op, "QuantizeLinear") && strcmp(op, "DequantizeLinear")) names[nn++] = qr_dist_node_name(s, k);
             }
             for (int i = 0; i < s->m.n; i++) names[nn++] = s->b->nodes[s->m.m[i].b_node].name;
             return qr_errf(QR_ERR_INVALID, "no node '%s' in %s or %s%s", tok, s->a->path, s->b->path,
@@ -178,7 +178,7 @@ static QrStatus qr_promote_model(QrSession *s, const int *twin_nodes, int n, boo
     if (!rank) return qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int j = 0; j < n; j++) {                    /* the nodes as what-if rows: every quantizer they own */
         rank[j].node = twin_nodes[j];
-        rank[j].name = qr__ax_node_name(s, twin_nodes[j]);
+        rank[j].name = qr_dist_node_name(s, twin_nodes[j]);
         for (int i = 0; i < nq && rank[j].n_q < QR_WHATIF_NODE_MAXQ; i++)
             if (s->qt.q[i].owner == twin_nodes[j] && s->qt.q[i].kind != QR_QK_BIAS) rank[j].q[rank[j].n_q++] = i;
     }

@@ -38,7 +38,7 @@ static QrStatus qr__wq_need_numel(const QrOpCtx *c, const QrTensor *t, int64_t n
 }
 
 /* Reads the attributes and checks every input's type and size (no data needed). */
-static QrStatus qr__wq_nbits_geom(const QrOpCtx *c, QrWqNBits *g) {
+static QrStatus qr_op_wq_nbits_geom(const QrOpCtx *c, QrWqNBits *g) {
     const QrTensor *a = c->in[QR__WQ_A], *b = c->in[QR__WQ_B], *s = c->in[QR__WQ_SCALES];
     const QrTensor *z = qr_op_in(c, QR__WQ_ZP), *gi = qr_op_in(c, QR__WQ_GIDX), *bias = qr_op_in(c, QR__WQ_BIAS);
     memset(g, 0, sizeof *g);
@@ -99,7 +99,7 @@ static QrStatus qr__wq_nbits_geom(const QrOpCtx *c, QrWqNBits *g) {
 
 static QrStatus qr__wq_nbits_shape(QrOpCtx *c) {
     QrWqNBits g;
-    QR_TRY(qr__wq_nbits_geom(c, &g));
+    QR_TRY(qr_op_wq_nbits_geom(c, &g));
     const QrTensor *a = c->in[0];
     int64_t d[QR_MAX_RANK];
     for (int i = 0; i < a->rank; i++) d[i] = a->dims[i];
@@ -177,7 +177,7 @@ static void qr__wq_nbits_dequant_t(const QrWqNBits *g, const uint8_t *b, const f
                 const float adj = -(s * zp_f[n * g->nb + kb]);
                 for (int64_t k = k0; k < k1; k++) {
                     float v = (float)((row[k / per] >> ((k % per) * g->bits)) & mask) * s;
-                    QR__K_ROUNDED(v);
+                    QR_KERN_ROUNDED(v);
                     wt[k * N + n] = v + adj;
                 }
             } else {
@@ -225,7 +225,7 @@ static void qr__wq_nbits_int8(const QrWqNBits *g, const float *A, const uint8_t 
 
 static QrStatus qr__wq_nbits_f32(QrOpCtx *c) {
     QrWqNBits g;
-    QR_TRY(qr__wq_nbits_geom(c, &g));
+    QR_TRY(qr_op_wq_nbits_geom(c, &g));
     const QrTensor *z = qr_op_in(c, QR__WQ_ZP), *gi = qr_op_in(c, QR__WQ_GIDX), *bt = qr_op_in(c, QR__WQ_BIAS);
     const float *A = c->in[QR__WQ_A]->data, *scales = c->in[QR__WQ_SCALES]->data, *bias = bt ? bt->data : NULL;
     const uint8_t *b = c->in[QR__WQ_B]->data;
@@ -363,7 +363,7 @@ typedef struct QrWqGbq {
     int64_t gM, gdim, gblock, nidx, qdim, qN, nblk;
 } QrWqGbq;
 
-static QrStatus qr__wq_gbq_geom(const QrOpCtx *c, QrWqGbq *g) {
+static QrStatus qr_op_wq_gbq_geom(const QrOpCtx *c, QrWqGbq *g) {
     const QrTensor *d = c->in[0], *ix = c->in[1], *s = c->in[2], *z = qr_op_in(c, 3);
     memset(g, 0, sizeof *g);
     g->rank = d->rank;
@@ -422,7 +422,7 @@ static QrStatus qr__wq_gbq_geom(const QrOpCtx *c, QrWqGbq *g) {
 
 static QrStatus qr__wq_gbq_shape(QrOpCtx *c) {
     QrWqGbq g;
-    QR_TRY(qr__wq_gbq_geom(c, &g));
+    QR_TRY(qr_op_wq_gbq_geom(c, &g));
     const QrTensor *ix = c->in[1];
     int64_t d[QR_MAX_RANK];
     int r = 0;
@@ -434,7 +434,7 @@ static QrStatus qr__wq_gbq_shape(QrOpCtx *c) {
 }
 
 /* Code and zero point of logical element e (row-major over the logical dims). */
-static inline int32_t qr__wq_gbq_code(const QrWqGbq *g, const QrTensor *t, int64_t e) {
+static inline int32_t qr_op_wq_gbq_code(const QrWqGbq *g, const QrTensor *t, int64_t e) {
     if (g->per == 1 && t->dtype != QR_DT_U8) return (int32_t)qr_tensor_get_i64(t, e);
     const uint8_t *p = t->data;
     return (p[e / g->per] >> ((e % g->per) * g->bits)) & ((1 << g->bits) - 1);
@@ -442,7 +442,7 @@ static inline int32_t qr__wq_gbq_code(const QrWqGbq *g, const QrTensor *t, int64
 
 static QrStatus qr__wq_gbq_exec(QrOpCtx *c) {
     QrWqGbq g;
-    QR_TRY(qr__wq_gbq_geom(c, &g));
+    QR_TRY(qr_op_wq_gbq_geom(c, &g));
     const QrTensor *data = c->in[0], *ix = c->in[1], *s = c->in[2], *z = qr_op_in(c, 3);
     QrTensor *y = c->out[0];
     bool u8 = data->dtype == QR_DT_U8;
@@ -468,7 +468,7 @@ static QrStatus qr__wq_gbq_exec(QrOpCtx *c) {
                                : 1 << (g.bits - 1);
                 else zp = z ? (int32_t)qr_tensor_get_i64(z, si) : 0;
                 float sc = (float)qr_tensor_get_f64(s, si);
-                float val = (float)(qr__wq_gbq_code(&g, data, e) - zp) * sc;
+                float val = (float)(qr_op_wq_gbq_code(&g, data, e) - zp) * sc;
                 qr_tensor_set_f64(y, y0 + p, val);
             }
         }

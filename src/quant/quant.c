@@ -5,17 +5,17 @@ static const char *qr_quant_form_name(QrQuantForm f) {
     return (unsigned)f < QR_ARRAY_LEN(names) ? names[f] : "?";
 }
 
-static bool qr__is_op(const QrNode *n, const char *op) { return strcmp(n->op_type, op) == 0; }
+static bool qr__qt_is_op(const QrNode *n, const char *op) { return strcmp(n->op_type, op) == 0; }
 
 /* Constant-ness: initializers and values folded during shape inference. */
-static bool qr__const(const QrGraph *g, int v) {
+static bool qr__qt_const(const QrGraph *g, int v) {
     return v >= 0 && g->values[v].t.data != NULL && (g->values[v].is_init || g->values[v].is_const);
 }
 
-static void qr__scale_stats(const QrGraph *g, QrQuantizer *q) {
+static void qr__qt_scale_stats(const QrGraph *g, QrQuantizer *q) {
     q->scale_min = q->scale_max = NAN;
     q->n_scales = 0;
-    if (!qr__const(g, q->scale_value)) return;
+    if (!qr__qt_const(g, q->scale_value)) return;
     const QrTensor *s = &g->values[q->scale_value].t;
     q->n_scales = s->numel;
     for (int64_t i = 0; i < s->numel; i++) {
@@ -26,14 +26,14 @@ static void qr__scale_stats(const QrGraph *g, QrQuantizer *q) {
 }
 
 /* Integer dtype of a quantizer from its zero point, the output_dtype attribute or the default (uint8). */
-static QrDType qr__q_dtype(const QrGraph *g, const QrNode *n, int zp_value) {
+static QrDType qr__qt_dtype(const QrGraph *g, const QrNode *n, int zp_value) {
     if (zp_value >= 0 && g->values[zp_value].t.dtype) return g->values[zp_value].t.dtype;
     int64_t od = qr_attr_int(n, "output_dtype", 0);
     return od ? (QrDType)od : QR_DT_U8;
 }
 
 /* First reader (in topological order) of value v; -1 if none. */
-static int qr__consumer(const QrGraph *g, int v, int *input_index) {
+static int qr__qt_consumer(const QrGraph *g, int v, int *input_index) {
     const QrUse *u;
     if (!qr_graph_readers(g, v, &u)) return -1;
     if (input_index) *input_index = u[0].input;
@@ -41,18 +41,18 @@ static int qr__consumer(const QrGraph *g, int v, int *input_index) {
 }
 
 /* Skips value-preserving nodes (Identity, Cast, Reshape of a weight...) backwards. */
-static int qr__producer_through(const QrGraph *g, int v) {
+static int qr__qt_producer_through(const QrGraph *g, int v) {
     for (int hops = 0; hops < 8 && v >= 0; hops++) {
         int p = g->values[v].producer;
         if (p < 0) return -1;
         const QrNode *n = &g->nodes[p];
-        if (qr__is_op(n, "Identity") || qr__is_op(n, "Dropout")) { v = n->in[0]; continue; }
+        if (qr__qt_is_op(n, "Identity") || qr__qt_is_op(n, "Dropout")) { v = n->in[0]; continue; }
         return p;
     }
     return -1;
 }
 
-static QrStatus qr__push(QrQuantTable *t, int *cap, QrQuantizer **out) {
+static QrStatus qr__qt_push(QrQuantTable *t, int *cap, QrQuantizer **out) {
     if (t->n == *cap) {
         *cap = *cap ? *cap * 2 : 64;
         QrQuantizer *nq = qr_arena_array(&t->arena, (size_t)*cap, sizeof *nq);
@@ -73,7 +73,7 @@ static QrStatus qr__push(QrQuantTable *t, int *cap, QrQuantizer **out) {
 
 /* QOperator nodes: which inputs are (x, scale, zp) triples, and where the output scale/zp are. */
 typedef struct { const char *domain, *op; int w_index; int y_scale, y_zp; } QrQopInfo;
-static const QrQopInfo qr__qops[] = {
+static const QrQopInfo qr__qt_qops[] = {
     { "", "QLinearConv", 3, 6, 7 },
     { "", "QLinearMatMul", 3, 6, 7 },
     { "com.microsoft", "QLinearAdd", -1, 6, 7 },
@@ -86,9 +86,9 @@ static const QrQopInfo qr__qops[] = {
     { "com.microsoft", "QGemm", 3, 7, 8 },
 };
 
-static const QrQopInfo *qr__qop(const QrNode *n) {
-    for (int i = 0; i < QR_ARRAY_LEN(qr__qops); i++)
-        if (!strcmp(n->op_type, qr__qops[i].op) && !strcmp(n->domain, qr__qops[i].domain)) return &qr__qops[i];
+static const QrQopInfo *qr_quant_qop(const QrNode *n) {
+    for (int i = 0; i < QR_ARRAY_LEN(qr__qt_qops); i++)
+        if (!strcmp(n->op_type, qr__qt_qops[i].op) && !strcmp(n->domain, qr__qt_qops[i].domain)) return &qr__qt_qops[i];
     return NULL;
 }
 
@@ -103,40 +103,40 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
         int ni = g->order[oi];
         const QrNode *n = &g->nodes[ni];
         QrQuantizer *q;
-        if (qr__is_op(n, "QuantizeLinear") && n->n_in >= 2 && n->out[0] >= 0) {
-            QR_TRY(qr__push(t, &cap, &q));
+        if (qr__qt_is_op(n, "QuantizeLinear") && n->n_in >= 2 && n->out[0] >= 0) {
+            QR_TRY(qr__qt_push(t, &cap, &q));
             q->q_node = ni;
             q->float_value = n->in[0];
             q->int_value = n->out[0];
             q->scale_value = n->in[1];
             q->zp_value = n->n_in > 2 ? n->in[2] : -1;
-            q->dtype = qr__q_dtype(g, n, q->zp_value);
+            q->dtype = qr__qt_dtype(g, n, q->zp_value);
             q->axis = g->values[q->scale_value].t.numel > 1 ? (int)qr_attr_int(n, "axis", 1) : -1;
             q->block_size = (int)qr_attr_int(n, "block_size", 0);
-            bool weight = qr__const(g, n->in[0]) || g->values[n->in[0]].is_init;
+            bool weight = qr__qt_const(g, n->in[0]) || g->values[n->in[0]].is_init;
             q->kind = weight ? QR_QK_WEIGHT : QR_QK_ACTIVATION;
             const QrUse *u;
             int nu = qr_graph_readers(g, q->int_value, &u);
             for (int r = 0; r < nu; r++) {
                 const QrNode *d = &g->nodes[u[r].node];
-                if (qr__is_op(d, "DequantizeLinear") && u[r].input == 0 && q->n_dq < QR_QUANT_MAX_DQ && d->out[0] >= 0)
+                if (qr__qt_is_op(d, "DequantizeLinear") && u[r].input == 0 && q->n_dq < QR_QUANT_MAX_DQ && d->out[0] >= 0)
                     q->dq_nodes[q->n_dq++] = u[r].node;
             }
             q->form = q->n_dq ? QR_QF_QDQ : QR_QF_Q_ONLY;
             q->out_value = q->n_dq ? g->nodes[q->dq_nodes[0]].out[0] : -1;
             if (weight) {
                 int k = 0;
-                q->owner = q->out_value >= 0 ? qr__consumer(g, q->out_value, &k) : qr__consumer(g, q->int_value, &k);
+                q->owner = q->out_value >= 0 ? qr__qt_consumer(g, q->out_value, &k) : qr__qt_consumer(g, q->int_value, &k);
                 q->owner_input = k;
             } else {
-                q->owner = qr__producer_through(g, q->float_value);
+                q->owner = qr__qt_producer_through(g, q->float_value);
             }
             q->can_disable = q->form == QR_QF_QDQ;
             if (!q->can_disable) q->why_not = "feeds integer/QOperator nodes directly (no DequantizeLinear)";
-        } else if (qr__is_op(n, "DequantizeLinear") && n->n_in >= 2 && n->out[0] >= 0 &&
-                   g->values[n->in[0]].producer < 0 && qr__const(g, n->in[0])) {
+        } else if (qr__qt_is_op(n, "DequantizeLinear") && n->n_in >= 2 && n->out[0] >= 0 &&
+                   g->values[n->in[0]].producer < 0 && qr__qt_const(g, n->in[0])) {
             /* DQ of a quantized initializer (weight or bias stored as integers). */
-            QR_TRY(qr__push(t, &cap, &q));
+            QR_TRY(qr__qt_push(t, &cap, &q));
             q->form = QR_QF_DQ_INIT;
             q->int_value = n->in[0];
             q->out_value = n->out[0];
@@ -148,11 +148,11 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
             q->block_size = (int)qr_attr_int(n, "block_size", 0);
             q->kind = q->dtype == QR_DT_S32 ? QR_QK_BIAS : QR_QK_WEIGHT;
             int k = 0;
-            q->owner = qr__consumer(g, q->out_value, &k);
+            q->owner = qr__qt_consumer(g, q->out_value, &k);
             q->owner_input = k;
             q->can_disable = true;   /* with the matched float weight; otherwise a no-op (see overrides) */
-        } else if (qr__is_op(n, "DynamicQuantizeLinear") && n->out[0] >= 0) {
-            QR_TRY(qr__push(t, &cap, &q));
+        } else if (qr__qt_is_op(n, "DynamicQuantizeLinear") && n->out[0] >= 0) {
+            QR_TRY(qr__qt_push(t, &cap, &q));
             q->form = QR_QF_DYNAMIC;
             q->kind = QR_QK_ACTIVATION;
             q->q_node = ni;
@@ -161,21 +161,21 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
             q->scale_value = n->n_out > 1 ? n->out[1] : -1;
             q->zp_value = n->n_out > 2 ? n->out[2] : -1;
             q->dtype = QR_DT_U8;
-            q->owner = qr__producer_through(g, q->float_value);
+            q->owner = qr__qt_producer_through(g, q->float_value);
             const QrUse *u;
             int nu = qr_graph_readers(g, q->int_value, &u);
             for (int r = 0; r < nu; r++) {
                 const QrNode *d = &g->nodes[u[r].node];
-                if (qr__is_op(d, "DequantizeLinear") && u[r].input == 0 && q->n_dq < QR_QUANT_MAX_DQ && d->out[0] >= 0)
+                if (qr__qt_is_op(d, "DequantizeLinear") && u[r].input == 0 && q->n_dq < QR_QUANT_MAX_DQ && d->out[0] >= 0)
                     q->dq_nodes[q->n_dq++] = u[r].node;
             }
             q->out_value = q->n_dq ? g->nodes[q->dq_nodes[0]].out[0] : -1;
             q->can_disable = q->n_dq == nu && nu > 0;   /* every reader dequantizes (the float twin does) */
             if (!q->can_disable) q->why_not = "dynamic quantization feeds integer ops";
         }
-        const QrQopInfo *qi = qr__qop(n);
+        const QrQopInfo *qi = qr_quant_qop(n);
         if (qi && n->out[0] >= 0) {
-            QR_TRY(qr__push(t, &cap, &q));
+            QR_TRY(qr__qt_push(t, &cap, &q));
             q->form = QR_QF_QOP_OUT;
             q->kind = QR_QK_ACTIVATION;
             q->q_node = ni;
@@ -185,22 +185,22 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
             q->dtype = q->zp_value >= 0 ? g->values[q->zp_value].t.dtype : QR_DT_U8;
             q->owner = ni;
             q->why_not = "QOperator output (running it in float needs the float twin of the node)";
-            if (qi->w_index >= 0 && qi->w_index < n->n_in && qr__const(g, n->in[qi->w_index])) {
-                QR_TRY(qr__push(t, &cap, &q));
+            if (qi->w_index >= 0 && qi->w_index < n->n_in && qr__qt_const(g, n->in[qi->w_index])) {
+                QR_TRY(qr__qt_push(t, &cap, &q));
                 q->form = QR_QF_QOP_WEIGHT;
                 q->kind = QR_QK_WEIGHT;
                 q->int_value = n->in[qi->w_index];
                 q->scale_value = n->in[qi->w_index + 1];
                 q->zp_value = qi->w_index + 2 < n->n_in ? n->in[qi->w_index + 2] : -1;
                 q->dtype = g->values[q->int_value].t.dtype;
-                q->axis = g->values[q->scale_value].t.numel > 1 ? (qr__is_op(n, "QLinearMatMul") ? 1 : 0) : -1;
+                q->axis = g->values[q->scale_value].t.numel > 1 ? (qr__qt_is_op(n, "QLinearMatMul") ? 1 : 0) : -1;
                 q->owner = ni;
                 q->owner_input = qi->w_index;
                 q->why_not = "QOperator weight";
             }
         }
-        if ((qr__is_op(n, "ConvInteger") || qr__is_op(n, "MatMulInteger")) && n->n_in >= 2 && qr__const(g, n->in[1])) {
-            QR_TRY(qr__push(t, &cap, &q));
+        if ((qr__qt_is_op(n, "ConvInteger") || qr__qt_is_op(n, "MatMulInteger")) && n->n_in >= 2 && qr__qt_const(g, n->in[1])) {
+            QR_TRY(qr__qt_push(t, &cap, &q));
             q->form = QR_QF_QOP_WEIGHT;
             q->kind = QR_QK_WEIGHT;
             q->int_value = n->in[1];
@@ -213,7 +213,7 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
     }
     for (int i = 0; i < t->n; i++) {
         QrQuantizer *q = &t->q[i];
-        qr__scale_stats(g, q);
+        qr__qt_scale_stats(g, q);
         if (q->out_value >= 0) t->by_value[q->out_value] = i;
         if (q->int_value >= 0 && t->by_value[q->int_value] < 0) t->by_value[q->int_value] = i;
         if (q->float_value >= 0 && q->kind == QR_QK_ACTIVATION && t->by_float[q->float_value] < 0)

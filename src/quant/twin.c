@@ -93,7 +93,7 @@ static bool qr__tw_qparams(const QrGraph *s, int v, int *scale, int *zp, int *ax
             *zp = n->n_out > 2 ? n->out[2] : -1;
             return *scale >= 0;
         }
-        const QrQopInfo *qi = qr__qop(n);
+        const QrQopInfo *qi = qr_quant_qop(n);
         if (qi) {
             *scale = qi->y_scale < n->n_in ? n->in[qi->y_scale] : -1;
             *zp = qi->y_zp < n->n_in ? n->in[qi->y_zp] : -1;
@@ -305,7 +305,7 @@ static QrStatus qr_quant_twin_build(const QrGraph *s, const QrTensor *inputs, Qr
         const QrNode *n = &s->nodes[ni];
         if (cx.consumed[ni]) continue;
         cx.origin = ni;
-        const QrQopInfo *qi = qr__qop(n);
+        const QrQopInfo *qi = qr_quant_qop(n);
         QrStatus r = QR_ERR_UNSUPPORTED;
         if (qi) r = qr__tw_qop(&cx, n, qi);
         else if (qr__tw_is(n, "ConvInteger") || qr__tw_is(n, "MatMulInteger")) r = qr__tw_intop(&cx, n);

@@ -55,7 +55,7 @@ static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
     QrOpCtx c;
     QR_TRY(qr__tw_ctx(s, n, ins, &c));
     QrWqNBits g;
-    if (qr__wq_nbits_geom(&c, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
+    if (qr_op_wq_nbits_geom(&c, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
     const QrTensor *b = ins[QR__WQ_B], *sc = ins[QR__WQ_SCALES];
     const QrTensor *z = n->n_in > QR__WQ_ZP ? ins[QR__WQ_ZP] : NULL, *gi = n->n_in > QR__WQ_GIDX ? ins[QR__WQ_GIDX] : NULL;
     const QrTensor *bias = n->n_in > QR__WQ_BIAS ? ins[QR__WQ_BIAS] : NULL;
@@ -105,7 +105,7 @@ static QrStatus qr__tw_gbq(QrTwCtx *cx, const QrNode *n) {
     QrOpCtx c;
     QR_TRY(qr__tw_ctx(s, n, ins, &c));
     QrWqGbq g;
-    if (qr__wq_gbq_geom(&c, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
+    if (qr_op_wq_gbq_geom(&c, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
     const QrTensor *d = ins[0], *sc = ins[2], *z = n->n_in > 3 ? ins[3] : NULL;
     if (!d->data || !sc->data || (z && !z->data) || n->out[0] < 0) return QR_ERR_UNSUPPORTED;
     bool u8 = d->dtype == QR_DT_U8;
@@ -120,7 +120,7 @@ static QrStatus qr__tw_gbq(QrTwCtx *cx, const QrNode *n) {
     if (st == QR_OK) st = qr_tensor_set_shape(&tzp, cd, sc->rank, sc->dims);
     if (st == QR_OK) st = qr_tensor_alloc_data(&tzp);
     if (st == QR_OK) {
-        for (int64_t e = 0; e < n_el; e++) qr_tensor_set_i64(&codes, e, qr__wq_gbq_code(&g, d, e));
+        for (int64_t e = 0; e < n_el; e++) qr_tensor_set_i64(&codes, e, qr_op_wq_gbq_code(&g, d, e));
         memcpy(tsc.data, sc->data, qr_tensor_nbytes(sc));
         int64_t zrow = (g.nblk + g.per - 1) / g.per;
         for (int64_t si = 0; si < sc->numel; si++) {

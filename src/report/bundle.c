@@ -48,8 +48,8 @@ static QrStatus qr__bn_sens_table(const QrSensResult *r, int max, QrTable *t) {
         qr_table_set(t, ri, 2, qr_sens_type_name(row->type));
         qr_table_set(t, ri, 3, row->op_type);
         double v[] = { row->m.l1, row->m.cosine, row->m.mse, row->m.kl, row->m.sqnr };
-        for (int j = 0; j < 5; j++) qr__cmp_num(t, ri, 4 + j, v[j], false);
-        if (r->opts.off_one) qr__cmp_num(t, ri, 9, qr_sens_gain(r, row), false);
+        for (int j = 0; j < 5; j++) qr_compare_num(t, ri, 4 + j, v[j], false);
+        if (r->opts.off_one) qr_compare_num(t, ri, 9, qr_sens_gain(r, row), false);
     }
     return QR_OK;
 }
@@ -390,7 +390,7 @@ static void qr__bn_html_compare(QrHtml *h, const QrSession *se, const QrCompare 
                  "inputs: a layer with a good local Cosine but a bad Cosine inherits its error from upstream.");
     if (have_plot) qr_html_image(h, QR_BF_PLOT_PER_LAYER, "Cosine and SQNR per layer", NULL, 0, 0);
     QrTable t = {0};
-    if (qr__cmp_table(se, cmp, false, false, &t) == QR_OK) {
+    if (qr_compare_table(se, cmp, false, false, &t) == QR_OK) {
         QrHtmlTableOpts to = { .cell_level = qr__bn_cmp_cell };
         qr_html_table(h, &t, &to);
     }
@@ -500,9 +500,9 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
                 int ri;
                 if (qr_table_add_row(&t, &ri) != QR_OK) break;
                 qr_table_set(&t, ri, 0, bd->acc.setting[k]);
-                qr__cmp_num(&t, ri, 1, bd->acc.out[k].cosine, false);
-                qr__cmp_num(&t, ri, 2, bd->acc.out[k].sqnr, false);
-                qr__cmp_num(&t, ri, 3, bd->acc.out[k].l1, false);
+                qr_compare_num(&t, ri, 1, bd->acc.out[k].cosine, false);
+                qr_compare_num(&t, ri, 2, bd->acc.out[k].sqnr, false);
+                qr_compare_num(&t, ri, 3, bd->acc.out[k].l1, false);
             }
             qr_html_table(&h, &t, NULL);
         }
@@ -534,10 +534,10 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
                 int ri;
                 if (qr_table_add_row(&t, &ri) != QR_OK) break;
                 qr_table_setf(&t, ri, 0, "%d", w->k);
-                qr__cmp_num(&t, ri, 1, w->int16.cosine, false);
-                qr__cmp_num(&t, ri, 2, w->int16.sqnr, false);
-                qr__cmp_num(&t, ri, 3, w->fp.cosine, false);
-                qr__cmp_num(&t, ri, 4, w->fp.sqnr, false);
+                qr_compare_num(&t, ri, 1, w->int16.cosine, false);
+                qr_compare_num(&t, ri, 2, w->int16.sqnr, false);
+                qr_compare_num(&t, ri, 3, w->fp.cosine, false);
+                qr_compare_num(&t, ri, 4, w->fp.sqnr, false);
                 char buf[1024] = "";
                 size_t o2 = 0;
                 for (int n2 = 0; n2 < w->k && o2 < sizeof buf; n2++)

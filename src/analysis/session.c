@@ -352,6 +352,7 @@ static void qr_session_close(QrSession *s) {
     if (s->base_out) for (int i = 0; i < s->b->n_outputs; i++) qr_tensor_free_data(&s->base_out[i]);
     free(s->base);
     free(s->base_out);
+    qr__se_base_off_free(s);             /* before the match: it counts the rows */
     qr_quant_twin_free(&s->tw);
     qr_match_free(&s->m);
     qr_quant_table_free(&s->qa);
@@ -363,7 +364,6 @@ static void qr_session_close(QrSession *s) {
     free(s->vis);
     free(s->vis_quant);
     free(s->b_vis);
-    qr__se_base_off_free(s);
     qr_quant_table_free(&s->qb);
     memset(s, 0, sizeof *s);
 }

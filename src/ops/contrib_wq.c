@@ -161,6 +161,34 @@ static QrStatus qr_wq_nbits_dequant(const QrOpCtx *c, const QrWqNBits *g, const 
     return QR_OK;
 }
 
+/* The same weight transposed, wt[k * N + n] = W[n][k], without g_idx: one block's scale and zero
+ * point at a time (the arithmetic of qr_wq_nbits_dequant, so the same bits; what every run of a
+ * node pays, the weight being dequantized per run). */
+static void qr__wq_nbits_dequant_t(const QrWqNBits *g, const uint8_t *b, const float *scales, const uint8_t *zp_u8,
+                                   const float *zp_f, float *wt) {
+    const int64_t per = 8 / g->bits, N = g->N;
+    const int mask = (1 << g->bits) - 1;
+    for (int64_t n = 0; n < N; n++) {
+        const uint8_t *row = b + n * g->nb * g->blob;
+        for (int64_t kb = 0; kb < g->nb; kb++) {
+            const float s = scales[n * g->nb + kb];
+            const int64_t k0 = kb * g->bs, k1 = QR_MIN(g->K, k0 + g->bs);
+            if (zp_f) {
+                const float adj = -(s * zp_f[n * g->nb + kb]);
+                for (int64_t k = k0; k < k1; k++) {
+                    float v = (float)((row[k / per] >> ((k % per) * g->bits)) & mask) * s;
+                    QR__K_ROUNDED(v);
+                    wt[k * N + n] = v + adj;
+                }
+            } else {
+                const int32_t z = qr_wq_nbits_zp(g, zp_u8, n, kb);
+                for (int64_t k = k0; k < k1; k++)
+                    wt[k * N + n] = (float)((int32_t)((row[k / per] >> ((k % per) * g->bits)) & mask) - z) * s;
+            }
+        }
+    }
+}
+
 /* ==== MatMulNBits: products ============================================================ */
 
 /* accuracy_level 4 (int8_act): per row of A and per block of K, a = scale_a * qa with
@@ -211,14 +239,19 @@ static QrStatus qr__wq_nbits_f32(QrOpCtx *c) {
         return QR_OK;
     }
     /* ORT's unpacked path: W dequantized, Y preset to the bias, then Y += A @ W^T */
-    float *w = qr_arena_array(c->scratch, (size_t)(g.N * g.K), sizeof(float));
     float *wt = qr_arena_array(c->scratch, (size_t)(g.N * g.K), sizeof(float));
+    float *w = gi ? qr_arena_array(c->scratch, (size_t)(g.N * g.K), sizeof(float)) : wt;
     if (!w || !wt) return qr_op_fail(c, QR_ERR_NOMEM, "out of memory for the dequantized %lld x %lld weight",
                                      (long long)g.N, (long long)g.K);
-    QR_TRY(qr_wq_nbits_dequant(c, &g, b, scales, z && !g.zp_float ? z->data : NULL, z && g.zp_float ? z->data : NULL,
-                               gi ? gi->data : NULL, w));
-    for (int64_t n = 0; n < g.N; n++)
-        for (int64_t k = 0; k < g.K; k++) wt[k * g.N + n] = w[n * g.K + k];
+    const uint8_t *zu = z && !g.zp_float ? z->data : NULL;
+    const float *zf = z && g.zp_float ? z->data : NULL;
+    if (gi) {
+        QR_TRY(qr_wq_nbits_dequant(c, &g, b, scales, zu, zf, gi->data, w));
+        for (int64_t n = 0; n < g.N; n++)
+            for (int64_t k = 0; k < g.K; k++) wt[k * g.N + n] = w[n * g.K + k];
+    } else {
+        qr__wq_nbits_dequant_t(&g, b, scales, zu, zf, wt);
+    }
     for (int64_t m = 0; m < g.M; m++)
         for (int64_t n = 0; n < g.N; n++) Y[m * g.N + n] = bias ? bias[n] : 0.0f;
     qr_kern.f32_gemm(g.M, g.N, g.K, A, g.K, wt, g.N, Y, g.N, bias != NULL);

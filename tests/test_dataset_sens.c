@@ -207,7 +207,197 @@ static void test_dataset_sens_shard(void) {
     QT_CHECKF(r.code == 2 && strstr(r.err, "--shard needs --data"), "exit %d: %s", r.code, r.err);
 }
 
+/* runall --data: dataset/sensitive_ops.* and accumulated_error.csv equal sensitivity --data's
+ * (same options: the pass does not depend on the sample the session was opened on), the plots
+ * exist, summary.json and the HTML carry the rank stability. */
+static void test_dataset_sens_runall(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/ort_qdq", *T = qt_tmpdir();
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s/data --sens-samples 3 -o %s/dsr3.zip --keep-dir %s/dsr3 --quiet",
+           P, P, P, T, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx --data %s/data --sens-samples 3 -o %s/dsr3_sens --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    const char *files[] = { "sensitive_ops.txt", "sensitive_ops.csv", "sensitive_ops.json", "accumulated_error.csv" };
+    for (int f = 0; f < QR_ARRAY_LEN(files); f++) {
+        char a[600], b[600];
+        snprintf(a, sizeof a, "%s/dsr3_sens/%s", T, files[f]);
+        snprintf(b, sizeof b, "%s/dsr3/dataset/%s", T, files[f]);
+        QT_CHECKF(qt_files_equal(a, b), "%s differs between runall --data and sensitivity --data", files[f]);
+    }
+    char p[600];
+    static char buf[1 << 20];
+    uint64_t sz = 0;
+    const char *pngs[] = { "plots/dataset_samples.png", "plots/dataset_accumulated_error.png" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/dsr3/%s", T, pngs[i]);
+        QT_CHECKF(qr_file_size(p, &sz) == QR_OK && sz > 1000, "%s missing", p);
+    }
+    snprintf(p, sizeof p, "%s/dsr3/summary.json", T);
+    qt_slurp(p, buf, sizeof buf);
+    QT_CHECKF(strstr(buf, "\"dataset_sensitivity\": {") && strstr(buf, "\"sens_samples\": 3") && strstr(buf, "\"rank_median\""),
+              "%.3000s", strstr(buf, "dataset_sensitivity") ? strstr(buf, "dataset_sensitivity") : buf);
+    snprintf(p, sizeof p, "%s/dsr3/index.html", T);
+    qt_slurp(p, buf, sizeof buf);
+    QT_CHECK(strstr(buf, "plots/dataset_accumulated_error.png") && strstr(buf, "plots/dataset_samples.png") &&
+             strstr(buf, "share the pooled top 5") && strstr(buf, "dataset/sensitive_ops.csv"));
+}
+
+/* The band of a line chart: a column through it has the band's tint over the p05..p95 span
+ * (about half the plot height here) and none without it. */
+static void test_dataset_sens_band(void) {
+    double y[10], lo[10], hi[10];
+    for (int i = 0; i < 10; i++) { y[i] = 0.5; lo[i] = 0.25; hi[i] = 0.75; }
+    y[0] = 0; y[9] = 1;                        /* the range 0..1 */
+    const double *l[1] = { lo }, *h[1] = { hi };
+    QrSeries s = { "mean", y, false };
+    int tinted[2] = { 0, 0 };
+    for (int b = 0; b < 2; b++) {
+        QrLineChart lc = { .title = "band", .n_x = 10, .n_panels = 1, .width = 400, .height = 300 };
+        lc.panels[0] = (QrLinePanel){ .series = &s, .n_series = 1, .y_scale = QR_SCALE_LINEAR, .band_lo = b ? l : NULL,
+                                      .band_hi = b ? h : NULL };
+        QrCanvas c;
+        QT_OK(qr_plot_line(&lc, &c));
+        for (int yy = 0; yy < c.h; yy++) {
+            QrColor k = qr_canvas_get(&c, 200, yy);
+            tinted[b] += k.b > k.r + 20 && k.r > 120;   /* a light blue (palette 0 at low alpha on white) */
+        }
+        qr_canvas_free(&c);
+    }
+    QT_CHECKF(tinted[0] == 0 && tinted[1] > 60, "tinted pixels in a column: %d without the band, %d with", tinted[0], tinted[1]);
+}
+
+/* Two unzipped bundles (a single runall --data and a merge of its shards) equal file by file:
+ * manifest.json but for its command line; summary.json but for the four keys that say whether
+ * the profiles and distributions cover the set (runall parts do not carry those accumulators
+ * yet: the merged bundle's are the worst sample's, and its summary.json says so). Not compared:
+ * model{0,1}_statistic.*, plots/distribution/, plots/channelwise/ and index.html (which shows
+ * them). */
+static bool qt_bundles_same(const char *d0, const char *d1, char *msg, size_t n) {
+    static const char *const skip = "--exclude=manifest.json --exclude=summary.json --exclude=index.html "
+                                    "--exclude='model0_statistic.*' --exclude='model1_statistic.*' --exclude=distribution "
+                                    "--exclude=channelwise";
+    static const char *const keys = "\"command_line\"\\|\"profile_samples\"\\|\"profile_analysis_over_set\"\\|"
+                                    "\"distributions_over_set\"\\|\"distribution_samples\"";
+    char cmd[3000], full[700], script[600];          /* run from a script file: no nested quoting */
+    snprintf(cmd, sizeof cmd, "diff -r %s %s %s >/dev/null 2>&1 && "
+             "diff <(grep -v '%s' %s/manifest.json) <(grep -v '%s' %s/manifest.json) >/dev/null && "
+             "diff <(grep -v '%s' %s/summary.json) <(grep -v '%s' %s/summary.json) >/dev/null",
+             skip, d0, d1, keys, d0, keys, d1, keys, d0, keys, d1);
+    snprintf(script, sizeof script, "%s/qt_same.sh", qt_tmpdir());
+    FILE *f = fopen(script, "w");
+    if (!f) { snprintf(msg, n, "cannot write %s", script); return false; }
+    fprintf(f, "%s\n", cmd);
+    fclose(f);
+    snprintf(full, sizeof full, "bash %s", script);
+    int rc = system(full);
+    if (rc != 0) {
+        snprintf(cmd, sizeof cmd, "diff -rq %s %s %s 2>&1 | head -5", skip, d0, d1);
+        FILE *p = popen(cmd, "r");
+        size_t l = p ? fread(msg, 1, n - 1, p) : 0;
+        msg[l] = 0;
+        if (p) pclose(p);
+        if (!l) snprintf(msg, n, "manifest.json or summary.json differ beyond the command line / set coverage keys");
+    }
+    return rc == 0;
+}
+
+/* runall --data --shard K/N parts merged (out of order) give the bundle one process writes
+ * (qt_bundles_same: every table, plot and JSON but the profiles and distributions over the set,
+ * which runall parts do not carry yet; SOURCE_DATE_EPOCH set) — the root analyses of the worst
+ * sample, dataset/ tables, the data-set sensitivity and its plots. The merge takes
+ * runall's output options (--fail-if-cosine-below: exit 10, the bundle still written). */
+static void test_dataset_sens_runall_shard(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/qat_fakequant", *T = qt_tmpdir();
+    setenv("SOURCE_DATE_EPOCH", "1", 1);
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s/data --sens-samples 3 -o %s/ras_one.zip --keep-dir %s/ras_one "
+           "--quiet", P, P, P, T, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    for (int k = 0; k < 3; k++) {
+        qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s/data --sens-samples 3 --shard %d/3 -o %s/ras%d.qrpart --quiet",
+               P, P, P, k, T, k);
+        QT_CHECKF(r.code == 0, "shard %d exit %d: %s", k, r.code, r.err);
+    }
+    qt_cli(&r, "merge %s/ras1.qrpart %s/ras2.qrpart %s/ras0.qrpart -o %s/ras_m.zip --keep-dir %s/ras_m --quiet", T, T, T, T, T);
+    QT_CHECKF(r.code == 0, "merge exit %d: %s", r.code, r.err);
+    char d0[600], d1[600], msg[2048] = "";
+    snprintf(d0, sizeof d0, "%s/ras_one", T);
+    snprintf(d1, sizeof d1, "%s/ras_m", T);
+    QT_CHECKF(qt_bundles_same(d0, d1, msg, sizeof msg), "merged bundle differs: %s", msg);
+    char cmd[1400];                               /* the comparison can fail: one changed byte is seen */
+    snprintf(cmd, sizeof cmd, "rm -rf %s/ras_m2 && cp -r %s/ras_m %s/ras_m2 && printf x >> %s/ras_m2/dataset/samples.txt", T, T,
+             T, T);
+    QT_CHECK(system(cmd) == 0);
+    snprintf(d1, sizeof d1, "%s/ras_m2", T);
+    QT_CHECK(!qt_bundles_same(d0, d1, msg, sizeof msg) && strstr(msg, "samples.txt"));
+    static char js[1 << 20];                      /* the merged bundle says its profiles are not over the set */
+    snprintf(d1, sizeof d1, "%s/ras_m/summary.json", T);
+    qt_slurp(d1, js, sizeof js);
+    QT_CHECKF(!strstr(js, "\"profile_samples\"") || strstr(js, "\"profile_samples\": 0"), "%.300s",
+              strstr(js, "profile_samples") ? strstr(js, "profile_samples") : "");
+    snprintf(d1, sizeof d1, "%s/ras_m/dataset/sensitive_ops.txt", T);
+    uint64_t sz = 0;
+    QT_CHECK(qr_file_size(d1, &sz) == QR_OK && sz > 200);
+    qt_cli(&r, "merge %s/ras1.qrpart %s/ras2.qrpart %s/ras0.qrpart -o %s/ras_g.zip --fail-if-cosine-below 1.5 --quiet", T, T, T, T);
+    QT_CHECKF(r.code == 10, "gate: exit %d: %s", r.code, r.err);
+    snprintf(d1, sizeof d1, "%s/ras_g.zip", T);
+    QT_CHECK(qr_file_size(d1, &sz) == QR_OK && sz > 1000);
+    qt_cli(&r, "merge %s/ras1.qrpart %s/ras0.qrpart -o %s/ras_x.zip --quiet", T, T, T);
+    QT_CLI_FAILS(r, "missing shard(s) 2");
+    snprintf(d1, sizeof d1, "%s/ras_x.zip", T);
+    QT_CHECKF(qr_file_size(d1, &sz) != QR_OK, "a zip after a refused merge");
+    qr_err_clear();
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --shard 0/2 -o %s/ras_y.qrpart --quiet", P, P, T);
+    QT_CLI_FAILS(r, "--shard needs --data");
+    unsetenv("SOURCE_DATE_EPOCH");
+}
+
+/* A real Slurm job array (tests/slurm/run_array.sh: a single-node cluster of Debian's slurm-wlm
+ * and munge) runs 4 runall --shard auto tasks; merging their parts gives the single-process
+ * bundle (qt_bundles_same). Skipped, with the reason,
+ * where that cluster cannot start. */
+static void test_dataset_sens_slurm(void) {
+    if (access("tests/slurm/run_array.sh", X_OK) != 0)
+        QT_SKIP("the single-node Slurm harness (tests/slurm/run_array.sh) is not in this tree");
+    const char *P = "fixtures/qpairs/ort_qdq";
+    char bin[4096], tmp[4096], cmd[16384], log[8192], one[4200], m[4200], msg[2048] = "";
+    const char *b = getenv("QR_BIN") ? getenv("QR_BIN") : "./qreport";
+    if (strchr(b, ' ')) QT_SKIP("QR_BIN is a command line (%s, an emulator): the Slurm tasks need a binary path", b);
+    QT_CHECKF(realpath(b, bin) && realpath(qt_tmpdir(), tmp), "cannot resolve %s or %s", b, qt_tmpdir());
+    setenv("SOURCE_DATE_EPOCH", "1", 1);
+    snprintf(cmd, sizeof cmd, "tests/slurm/run_array.sh 4 '%s runall %s/base.onnx %s/analysis.onnx --data %s/data "
+             "--shard auto -o %s/slurm_ra$SLURM_ARRAY_TASK_ID.qrpart --quiet' >%s/slurm_ra.log 2>&1", bin, P, P, P, tmp, tmp);
+    int rc = system(cmd);
+    int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    snprintf(one, sizeof one, "%s/slurm_ra.log", tmp);
+    qt_slurp(one, log, sizeof log);
+    if (code == 77) {
+        unsetenv("SOURCE_DATE_EPOCH");
+        const char *why = strstr(log, "skip: ");
+        QT_SKIP("Slurm cannot start here: %.300s", why ? why + 6 : log);
+    }
+    QtCli r;
+    if (code == 0) {
+        qt_cli(&r, "merge %s/slurm_ra3.qrpart %s/slurm_ra1.qrpart %s/slurm_ra0.qrpart %s/slurm_ra2.qrpart -o %s/slurm_ra_m.zip "
+               "--keep-dir %s/slurm_ra_m --quiet", tmp, tmp, tmp, tmp, tmp, tmp);
+        if (r.code == 0)
+            qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s/data -o %s/slurm_ra_one.zip --keep-dir %s/slurm_ra_one "
+                   "--quiet", P, P, P, tmp, tmp);
+    }
+    unsetenv("SOURCE_DATE_EPOCH");
+    QT_CHECKF(code == 0, "run_array.sh exit %d:\n%s", code, log);
+    QT_CHECKF(r.code == 0, "merge/runall exit %d: %s", r.code, r.err);
+    snprintf(one, sizeof one, "%s/slurm_ra_one", tmp);
+    snprintf(m, sizeof m, "%s/slurm_ra_m", tmp);
+    QT_CHECKF(qt_bundles_same(one, m, msg, sizeof msg), "the Slurm-merged bundle differs: %s", msg);
+}
+
 static void qt_dataset_sens_all(void) {
+    QT_RUN(test_dataset_sens_runall_shard);
+    QT_RUN(test_dataset_sens_slurm);
+    QT_RUN(test_dataset_sens_band);
+    QT_RUN(test_dataset_sens_runall);
     QT_RUN(test_dataset_sens_shard);
     QT_RUN(test_dataset_sens_ref);
     QT_RUN(test_dataset_sens_section);

@@ -1,7 +1,7 @@
 /* tests/dsstat — statistics over a data set (analysis/dsstat, analysis/dist's set part):
  * `profile --data` and runall --data's model0/1_statistic tables against numpy over ONNX
  * Runtime's values of every sample (fixtures/make_profile_set_ref.py); shards merged through the
- * byte form equal to one pass (profile bitwise, histograms exactly, box quantiles within the
+ * .qrpart files (analysis/dspart sections) equal to one pass (profile bitwise, histograms exactly, box quantiles within the
  * sketches' bounds of the exact percentiles); the sample counts in summary.json and the HTML. */
 
 /* numpy's table: model, tensor, n, min, max, mean, var. */
@@ -165,8 +165,10 @@ static QrStatus qt_ps_anal_tap(void *user, const QrGraph *g, int node, int value
     return qr_statset_tap(&c->run->prof[1], g, node, value, t);
 }
 
-/* Runs the samples k with k % mod == rem (mod 0: all) through a QrDsStatRun. */
-static QrStatus qt_ps_run(QtDs *t, QrDistSet *dset, int mod, int rem, QrDsStatRun *run, QtPsCap *cap) {
+/* Runs shard `shard` of n_shards (n_shards 0: every sample) through a QrDsStatRun and, when part
+ * is given, writes the shard's .qrpart with the run's section (analysis/dspart). */
+static QrStatus qt_ps_run(QtDs *t, QrDistSet *dset, int shard, int n_shards, QrDsStatRun *run, QtPsCap *cap,
+                          const char *part) {
     QR_TRY(qr_dsstat_run_init(run, &t->se, dset));
     cap->run = run;
     QrCmpHooks hk = { .tap = qt_ps_anal_tap, .match = qt_ps_match, .user = cap };
@@ -175,45 +177,24 @@ static QrStatus qt_ps_run(QtDs *t, QrDistSet *dset, int mod, int rem, QrDsStatRu
     d.base_tap = qr_dsstat_base_tap;
     d.base_tap_user = run;
     d.hooks = &hk;
+    int lo = 0, hi = t->ds.n;
+    if (n_shards) qr_ds_shard_range(t->ds.n, shard, n_shards, &lo, &hi);
     QrTensor cur = {0};
     QrStatus st = QR_OK;
-    for (int k = 0; st == QR_OK && k < t->ds.n; k++) {
-        if (mod && k % mod != rem) continue;
+    for (int k = lo; st == QR_OK && k < hi; k++) {
         st = qr_ds_read(&t->ds, t->p.b, k, &t->p.in, &cur);
         if (st == QR_OK) st = qr_ds_compare_sample(&d, &t->se, "sim", k, &cur);
-        if (st == QR_OK) { run->n_samples++; run->dist.n_samples++; }
+        if (st == QR_OK) run->n_samples++;
         qr_tensor_free_data(&cur);
     }
     run->hooks.tap_done = hk.tap_done;
     t->se.inputs = &t->p.in;
-    qr_ds_compare_free(&d);
-    return st;
-}
-
-/* Writes a run's accumulators to bytes and reads them into a fresh run (the .qrpart path). */
-static QrStatus qt_ps_roundtrip(QtDs *t, QrDistSet *dset, const QrDsStatRun *a, QrDsStatRun *b) {
-    uint8_t *buf = NULL;
-    size_t len = 0, cap = 0, off = 0, used = 0;
-    QrStatus st = qr_statset_put(&a->prof[0], &buf, &len, &cap);
-    if (st == QR_OK) st = qr_statset_put(&a->prof[1], &buf, &len, &cap);
-    if (st == QR_OK) st = qr_dist_acc_put(&a->dist, &buf, &len, &cap);
-    if (st == QR_OK) st = qr_dsstat_run_init(b, &t->se, dset);
-    if (st == QR_OK) { st = qr_statset_get(&b->prof[0], buf, len, &used); off += used; }
-    if (st == QR_OK) { st = qr_statset_get(&b->prof[1], buf + off, len - off, &used); off += used; }
-    if (st == QR_OK) { st = qr_dist_acc_get(&b->dist, buf + off, len - off, &used); off += used; }
-    if (st == QR_OK && off != len) st = qr_errf(QR_ERR_INVALID, "%zu of %zu bytes read", off, len);
-    b->n_samples = a->n_samples;
-    b->hooks.tap_done = a->hooks.tap_done;
-    /* a truncated form is refused */
-    if (st == QR_OK) {
-        QrDsStatRun c;
-        QrStatus s2 = qr_dsstat_run_init(&c, &t->se, dset);
-        if (s2 == QR_OK && qr_dist_acc_get(&c.dist, buf + off - used, used - 5, &off) == QR_OK)
-            st = qr_errf(QR_ERR_INVALID, "a truncated distribution form was read");
-        qr_err_clear();
-        qr_dsstat_run_free(&c);
+    if (st == QR_OK && part) {
+        static const char *const key[] = { "command" }, *const val[] = { "runall" };
+        QrDsSection sec = { "dsstat", run, qr_dsstat_section_put, qr_dsstat_section_merge };
+        st = qr_dspart_write(part, "runall", &d, &t->ds, &t->se, key, val, 1, shard, n_shards, &sec, 1);
     }
-    free(buf);
+    qr_ds_compare_free(&d);
     return st;
 }
 
@@ -238,22 +219,29 @@ static void test_dsstat_shards(void) {
     QtPsCap cap = { .match = d0->match, .n_ch = d0->n_ch, .inner = 1 };
     for (int k = d0->ch_axis + 1; k < d0->rank; k++) cap.inner *= d0->dims[k];
     QtPsCap none = { .match = -2 };
-    QrDsStatRun one, part[3], back[3];
+    QrDsStatRun one, part[3], m0;
     memset(part, 0, sizeof part);
-    memset(back, 0, sizeof back);
-    st = qt_ps_run(&t, &dset[0], 0, 0, &one, &cap);
-    for (int r = 0; st == QR_OK && r < 3; r++) st = qt_ps_run(&t, &dset[1], 3, r, &part[r], &none);
-    for (int r = 0; st == QR_OK && r < 3; r++) st = qt_ps_roundtrip(&t, &dset[1], &part[r], &back[r]);
-    /* merged in the order 2, 0, 1 */
-    QrDsStatRun *m = &back[2];
-    int order[2] = { 0, 1 };
-    for (int i = 0; st == QR_OK && i < 2; i++) {
-        QrDsStatRun *b = &back[order[i]];
-        st = qr_statset_merge(&m->prof[0], &b->prof[0]);
-        if (st == QR_OK) st = qr_statset_merge(&m->prof[1], &b->prof[1]);
-        if (st == QR_OK) st = qr_dist_acc_merge(&m->dist, &b->dist);
-        m->n_samples += b->n_samples;
+    memset(&m0, 0, sizeof m0);
+    QrDsStatRun *m = &m0;
+    char pp[3][512];
+    st = qt_ps_run(&t, &dset[0], 0, 0, &one, &cap, NULL);
+    for (int r = 0; st == QR_OK && r < 3; r++) {
+        snprintf(pp[r], sizeof pp[r], "%s/pss_%d.qrpart", qt_tmpdir(), r);
+        st = qt_ps_run(&t, &dset[1], r, 3, &part[r], &none, pp[r]);
     }
+    /* qreport merge's path: read the parts, check them, load them in the order 2, 0, 1 into fresh accumulators */
+    QrDsPart parts[3];
+    memset(parts, 0, sizeof parts);
+    QrDsCompare dm = {0};
+    static const int order[3] = { 2, 0, 1 };
+    for (int r = 0; st == QR_OK && r < 3; r++) st = qr_dspart_read(pp[order[r]], &parts[r]);
+    if (st == QR_OK) st = qr_dspart_check(parts, 3);
+    if (st == QR_OK) st = qr_dsstat_run_init(m, &t.se, &dset[1]);
+    if (st == QR_OK) st = qr_ds_compare_init(&dm, &t.se, t.ds.n, t.ds.names);
+    QrDsSection sec = { "dsstat", m, qr_dsstat_section_put, qr_dsstat_section_merge };
+    for (int r = 0; st == QR_OK && r < 3; r++) st = qr_dspart_load(&parts[r], &t.se, &dm, &sec, 1);
+    for (int r = 0; r < 3; r++) qr_dspart_free(&parts[r]);
+    qr_ds_compare_free(&dm);
     /* the profiles: the same bytes */
     char d1[512], d2[512];
     snprintf(d1, sizeof d1, "%s/pss_one", qt_tmpdir());
@@ -312,7 +300,8 @@ static void test_dsstat_shards(void) {
                (long long)nvals, (long long)worst_seen, (long long)worst_bound);
     for (int c = 0; c < 64; c++) free(cap.vals[c]);
     qr_dsstat_run_free(&one);
-    for (int r = 0; r < 3; r++) { qr_dsstat_run_free(&part[r]); qr_dsstat_run_free(&back[r]); }
+    for (int r = 0; r < 3; r++) qr_dsstat_run_free(&part[r]);
+    qr_dsstat_run_free(&m0);
     for (int i = 0; i < 4; i++) qr_dist_free(&dset[i]);
     qt_ds_close(&t);
     QT_OK(st);

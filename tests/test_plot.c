@@ -499,8 +499,8 @@ static void test_plot_lines(void) {
             QrLineChart m = {0};
             m.title = "per layer"; m.x_label = "node"; m.n_x = sizes[k]; m.x_names = k == 2 ? NULL : names;
             m.n_panels = 2;
-            m.panels[0] = (QrLinePanel){"Cosine", s1, 4, ys, false, 0, 0};
-            m.panels[1] = (QrLinePanel){"SQNR", s2, 2, ys, false, 0, 0};
+            m.panels[0] = (QrLinePanel){"Cosine", s1, 4, ys, false, 0, 0, NULL, NULL};
+            m.panels[1] = (QrLinePanel){"SQNR", s2, 2, ys, false, 0, 0, NULL, NULL};
             QT_OK(qr_plot_line(&m, &c));
             QT_PNG_OK(c, 900, 700);
             if (sizes[k] == 1000) {
@@ -514,7 +514,7 @@ static void test_plot_lines(void) {
         }
     QrLineChart f = {0};
     f.n_x = 10; f.n_panels = 1; f.width = 200; f.height = 150;
-    f.panels[0] = (QrLinePanel){"y", s1, 1, QR_SCALE_LINEAR, true, 0.999, 0.9999};
+    f.panels[0] = (QrLinePanel){"y", s1, 1, QR_SCALE_LINEAR, true, 0.999, 0.9999, NULL, NULL};
     QT_OK(qr_plot_line(&f, &c));                                        /* smallest chart, fixed range */
     QT_PNG_OK(c, 200, 150);
     qr_canvas_free(&c);
@@ -692,7 +692,7 @@ static void test_plot_extremes(void) {
         for (int sc = 0; sc < 3; sc++) {
             QrSeries s = {"x", v + 8 - k, sc == 1};
             QrLineChart lc = {0};
-            lc.n_x = k; lc.n_panels = 1; lc.panels[0] = (QrLinePanel){"y", &s, 1, sc, false, 0, 0};
+            lc.n_x = k; lc.n_panels = 1; lc.panels[0] = (QrLinePanel){"y", &s, 1, sc, false, 0, 0, NULL, NULL};
             QT_OK(qr_plot_line(&lc, &c));
             QT_PNG_OK(c, 900, 500);
             qr_canvas_free(&c);
@@ -723,7 +723,7 @@ static void test_plot_png_size(void) {
     QrSeries s[3] = {{"weight only", y[0], false}, {"activation only", y[1], false}, {"full", y[2], true}};
     QrLineChart lc = {0};
     lc.title = "accumulated error"; lc.x_label = "node"; lc.n_x = 60; lc.n_panels = 1; lc.width = 800;
-    lc.panels[0] = (QrLinePanel){"Cosine", s, 3, QR_SCALE_LINEAR, false, 0, 0};
+    lc.panels[0] = (QrLinePanel){"Cosine", s, 3, QR_SCALE_LINEAR, false, 0, 0, NULL, NULL};
     QrCanvas c;
     QT_OK(qr_plot_line(&lc, &c));
     QtPng p;
@@ -772,14 +772,14 @@ static void qt_plot_samples(const char *dir) {
     QrLineChart lc = {0};
     lc.title = "Accumulated error (Cosine to the float model)"; lc.x_label = "node (topological order)";
     lc.n_x = N; lc.x_names = names; lc.n_panels = 1;
-    lc.panels[0] = (QrLinePanel){"Cosine", s, 3, QR_SCALE_LINEAR, false, 0, 0};
+    lc.panels[0] = (QrLinePanel){"Cosine", s, 3, QR_SCALE_LINEAR, false, 0, 0, NULL, NULL};
     if (qr_plot_line(&lc, &c) == QR_OK) { snprintf(path, sizeof path, "%s/accumulated_error.png", dir); qr_plot_save(&c, path); qr_canvas_free(&c); }
 
     QrSeries s1 = {"Cosine", cosv, false}, s2 = {"SQNR (dB)", sq, false};
     QrLineChart pm = {0};
     pm.title = "Per-layer metrics"; pm.x_label = "node"; pm.n_x = N; pm.x_names = names; pm.n_panels = 2;
-    pm.panels[0] = (QrLinePanel){"Cosine", &s1, 1, QR_SCALE_LINEAR, false, 0, 0};
-    pm.panels[1] = (QrLinePanel){"SQNR (dB)", &s2, 1, QR_SCALE_LINEAR, false, 0, 0};
+    pm.panels[0] = (QrLinePanel){"Cosine", &s1, 1, QR_SCALE_LINEAR, false, 0, 0, NULL, NULL};
+    pm.panels[1] = (QrLinePanel){"SQNR (dB)", &s2, 1, QR_SCALE_LINEAR, false, 0, 0, NULL, NULL};
     if (qr_plot_line(&pm, &c) == QR_OK) { snprintf(path, sizeof path, "%s/per_layer_metrics.png", dir); qr_plot_save(&c, path); qr_canvas_free(&c); }
 
     static double lg[N];
@@ -787,7 +787,7 @@ static void qt_plot_samples(const char *dir) {
     QrSeries sl = {"MSE", lg, false};
     QrLineChart ll = {0};
     ll.title = "Log scale, index axis"; ll.x_label = "node index"; ll.n_x = N; ll.n_panels = 1;
-    ll.panels[0] = (QrLinePanel){"MSE", &sl, 1, QR_SCALE_AUTO, false, 0, 0};
+    ll.panels[0] = (QrLinePanel){"MSE", &sl, 1, QR_SCALE_AUTO, false, 0, 0, NULL, NULL};
     if (qr_plot_line(&ll, &c) == QR_OK) { snprintf(path, sizeof path, "%s/line_log.png", dir); qr_plot_save(&c, path); qr_canvas_free(&c); }
 
     double bv[15];
@@ -857,12 +857,12 @@ static void qt_plot_samples(const char *dir) {
     QrSeries k2[2] = {{"sqnr with +-inf", inf_s, false}, {"decades (log)", b, true}};
     QrLineChart aw = {0};
     aw.title = "1000 categories, inf, NaN, one point"; aw.x_label = "node"; aw.n_x = K; aw.x_names = knames; aw.n_panels = 2;
-    aw.panels[0] = (QrLinePanel){"Cosine", k1, 3, QR_SCALE_LINEAR, false, 0, 0};
-    aw.panels[1] = (QrLinePanel){"value", k2, 2, QR_SCALE_LOG, false, 0, 0};
+    aw.panels[0] = (QrLinePanel){"Cosine", k1, 3, QR_SCALE_LINEAR, false, 0, 0, NULL, NULL};
+    aw.panels[1] = (QrLinePanel){"value", k2, 2, QR_SCALE_LOG, false, 0, 0, NULL, NULL};
     if (qr_plot_line(&aw, &c) == QR_OK) { snprintf(path, sizeof path, "%s/awkward_lines.png", dir); qr_plot_save(&c, path); qr_canvas_free(&c); }
     QrLineChart sm = {0};
     sm.title = "A small chart with a long title that will not fit"; sm.n_x = 5; sm.n_panels = 1; sm.width = 240; sm.height = 160;
-    sm.panels[0] = (QrLinePanel){"y", k1, 1, QR_SCALE_LINEAR, false, 0, 0};
+    sm.panels[0] = (QrLinePanel){"y", k1, 1, QR_SCALE_LINEAR, false, 0, 0, NULL, NULL};
     if (qr_plot_line(&sm, &c) == QR_OK) { snprintf(path, sizeof path, "%s/small.png", dir); qr_plot_save(&c, path); qr_canvas_free(&c); }
     static float nanv[100], infv[100];
     for (int i = 0; i < 100; i++) { nanv[i] = i % 3 ? NAN : (float)i * 0.01f; infv[i] = i % 2 ? INFINITY : 1.0f; }

@@ -1,7 +1,9 @@
 /* tests/trust — issue 20: every pair is proven equivalent, or it is not a pair.
  * Pair verification on every fixture pair (incl. the PyTorch eager-mode QAT export with
  * fused ConvBn / ConvBnReLU modules, fixtures/make_qat_convbn.py), a planted mis-pairing,
- * headlines on verified pairs only, off-one ranking, shared-weight findings. */
+ * headlines on verified pairs only, off-one ranking, shared-weight findings, and every baseline
+ * form: quantized baselines (QAT vs its converted int8 model, int16 vs int8, QDQ vs QOperator)
+ * and the single-model form against every fixture's float twin. */
 
 static const char *const qt_trust_pairs[] = { "qat_convbn", "qat_fakequant", "ort_qdq", "qoperator", "int16_mixed",
                                               "integer_ops", "culprit" };
@@ -421,6 +423,387 @@ static void test_trust_single_model(void) {
     QT_CHECKF(r.code == 1 && strstr(r.err, "cannot be disabled"), "exit %d: %s", r.code, r.err);
 }
 
+
+/* ==== acceptance 5: quantized baselines ============================================
+ * QAT vs quantized: qat_convbn's QAT export as the baseline of its converted int8 model
+ * (fixtures/qpairs/qat_convbn/int8, make_qat_convbn.py convert_int8); int16 vs int8: the
+ * int16_mixed QDQ model as the baseline of the int8 models of the same float model (ort_qdq,
+ * and its QOperator form); QDQ vs its QOperator deployment form (ort_qdq vs qoperator, the same
+ * quantization: ORT 'all' runs one as the other). ref: the ORT goldens of both models on the
+ * input (every node output), when they exist. */
+typedef struct QtQb {
+    const char *base, *ana, *input, *base_golden, *ana_golden, *form;
+    int pairs, moved;        /* expected verified pairs and pairs moved by the verification */
+} QtQb;
+
+static const QtQb qt_qb[] = {
+    { "qat_convbn/analysis.onnx", "qat_convbn/int8/analysis.onnx", "qat_convbn/input.npy", "qat_convbn/golden_sim",
+      "qat_convbn/int8/golden_sim", "QAT vs quantized", 20, 8 },
+    { "int16_mixed/analysis.onnx", "ort_qdq/analysis.onnx", "ort_qdq/input.npy", NULL, "ort_qdq/golden_sim",
+      "quantized vs quantized (int16 vs int8)", 9, 0 },
+    { "int16_mixed/analysis.onnx", "qoperator/analysis.onnx", "qoperator/input.npy", NULL, "qoperator/golden_sim",
+      "quantized vs quantized (int16 vs int8 QOperator)", 9, 0 },
+    { "ort_qdq/analysis.onnx", "qoperator/analysis.onnx", "ort_qdq/input.npy", "ort_qdq/golden_sim", "qoperator/golden_sim",
+      "quantized vs quantized (int8 vs int8 QOperator)", 9, 0 },
+};
+
+static QrStatus qt_qb_open(const char *base, const char *ana, const char *input, QtPair *p, QrSession *se,
+                           void (*edit)(QrGraph *a)) {
+    char path[512];
+    memset(p, 0, sizeof *p);
+    memset(se, 0, sizeof *se);
+    snprintf(path, sizeof path, "fixtures/qpairs/%s", base);
+    QR_TRY(qr_onnx_load(path, &p->b));
+    snprintf(path, sizeof path, "fixtures/qpairs/%s", ana);
+    QR_TRY(qr_onnx_load(path, &p->a));
+    snprintf(path, sizeof path, "fixtures/qpairs/%s", input);
+    QR_TRY(qr_npy_read(path, &p->in));
+    QR_TRY(qr_graph_infer(p->b, &p->in));
+    QR_TRY(qr_graph_infer(p->a, &p->in));
+    if (edit) edit(p->a);
+    QR_TRY(qr_session_open(se, p->b, p->a, &p->in));
+    return qr_session_run_baseline(se);
+}
+
+/* Every pair verified (with both models' quantizers off), none left without a reason, the form
+ * named, the equivalence check passes; on the QAT pair the 8 Conv -> Div -> BN chains of the
+ * baseline pair at their BN (the converted Conv writes it) and the Conv / Div rows say where
+ * they went; the tensor names the converted model kept prove each pair right. */
+static void test_trust_qbase_verified(void) {
+    for (int k = 0; k < QR_ARRAY_LEN(qt_qb); k++) {
+        const QtQb *q = &qt_qb[k];
+        QtPair p;
+        QrSession se;
+        QrEquivResult eq = {0};
+        char msg[600] = "";
+        QrStatus st = qt_qb_open(q->base, q->ana, q->input, &p, &se, NULL);
+        if (st == QR_OK) st = qr_session_equivalence(&se, &eq);
+        bool ok = st == QR_OK;
+        if (!ok) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+        int n_pairs = 0, folded = 0;
+        if (ok && (!se.base_quant || strcmp(qr_session_baseline_form(&se), q->form)))
+            ok = false, snprintf(msg, sizeof msg, "form '%s'", qr_session_baseline_form(&se));
+        if (ok && (!se.m.verified_run || se.m.n_unverified || se.m.n_verified != q->pairs || se.m.n_repaired != q->moved ||
+                   !eq.equivalent))
+            ok = false, snprintf(msg, sizeof msg, "%d verified, %d unverified, %d moved; %s", se.m.n_verified,
+                                 se.m.n_unverified, se.m.n_repaired, qr_equiv_verdict(p.b, &se.m, &eq));
+        for (int i = 0; ok && i < se.m.n; i++) {
+            const QrMatch *m = &se.m.m[i];
+            if (m->a_node < 0) { folded += m->note && !strncmp(m->note, "folded into", 11); continue; }
+            n_pairs++;
+            if (!qr_match_verified(m) || !(m->equiv_rel <= QR_EQUIV_TOL))
+                ok = false, snprintf(msg, sizeof msg, "'%s': %s rel %g", p.b->nodes[m->b_node].name,
+                                     qr_match_verify_name(m->verify), m->equiv_rel);
+            /* the converted model keeps the QAT export's tensor names: a right pair compares equal names */
+            if (ok && k == 0 && strcmp(p.b->values[se.b_vis[i]].name, p.a->values[m->a_value].name))
+                ok = false, snprintf(msg, sizeof msg, "'%s' paired with '%s'", p.b->values[se.b_vis[i]].name,
+                                     p.a->values[m->a_value].name);
+        }
+        if (ok && k == 0 && folded != 16) ok = false, snprintf(msg, sizeof msg, "%d baseline Conv/Div rows folded", folded);
+        for (int i = 0; ok && i < se.m.n_unmatched_a; i++)
+            if (!se.m.unmatched_why[i] || !*se.m.unmatched_why[i]) ok = false, snprintf(msg, sizeof msg, "unmatched without reason");
+        char name[96];
+        snprintf(name, sizeof name, "trust/qbase/verified/%d %s", k, q->form);
+        qt_record(name, ok && n_pairs == q->pairs, "%s (%d pairs)", msg, n_pairs);
+        qr_equiv_free(&eq);
+        qr_session_close(&se);
+        qt_pair_free(&p);
+    }
+}
+
+/* The value named `name` of a golden folder (index.tsv), or NULL. */
+static QrStatus qt_qb_golden(const char *dir, const char *name, QrTensor *out) {
+    char path[600];
+    static char idx[1 << 16];
+    snprintf(path, sizeof path, "fixtures/qpairs/%s/index.tsv", dir);
+    qt_slurp(path, idx, sizeof idx);
+    for (char *l = idx; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        const char *tab = strchr(l, '\t');
+        if (!tab || (size_t)(tab - l) != strlen(name) || strncmp(l, name, strlen(name))) continue;
+        char file[64];
+        sscanf(tab + 1, "%63s", file);
+        snprintf(path, sizeof path, "fixtures/qpairs/%s/%s", dir, file);
+        return qr_npy_read(path, out);
+    }
+    return qr_errf(QR_ERR_INVALID, "%s: no golden value '%s'", dir, name);
+}
+
+typedef struct QtQbTap { const char *name; QrTensor *out; } QtQbTap;
+static QrStatus qt_qb_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QtQbTap *q = user;
+    QR_UNUSED(node);
+    if (q->out->data || strcmp(g->values[value].name, q->name)) return QR_OK;
+    return qr_tensor_to_f32(t, q->out);
+}
+
+/* Model g's value `name` on in as float64 values: ORT's golden when dir is given, else qreport's own
+ * run of the model as it is (qr_run, no overrides; test_golden shows it equals ONNX Runtime). An
+ * integer value (QOperator output) is dequantized with <original>_scale / _zero_point, the names
+ * ONNX Runtime's QOperator quantizer gives them (fixtures/qpairs/qoperator/notes.md). */
+static QrStatus qt_qb_value(const QrGraph *g, const QrTensor *in, const char *dir, const char *name, double **out, int64_t *n) {
+    QrTensor t = {0};
+    QrStatus st;
+    if (dir) st = qt_qb_golden(dir, name, &t);
+    else {
+        QtQbTap q = { name, &t };
+        QrRunOpts o = { .tap = qt_qb_tap, .tap_user = &q };
+        QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+        st = outs ? qr_run(g, in, &o, outs) : QR_ERR_NOMEM;
+        for (int k = 0; outs && k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
+        free(outs);
+        if (st == QR_OK && !t.data) st = qr_errf(QR_ERR_INVALID, "no value '%s'", name);
+    }
+    double scale = 1, zp = 0;
+    if (st == QR_OK && !qr_dtype_is_float(t.dtype)) {
+        char base[512], sn[560], zn[560];
+        snprintf(base, sizeof base, "%s", name);
+        char *suf = strstr(base, "_quantized");
+        if (suf) *suf = 0;
+        snprintf(sn, sizeof sn, "%s_scale", base);
+        snprintf(zn, sizeof zn, "%s_zero_point", base);
+        int sv = qr_graph_find(g, sn), zv = qr_graph_find(g, zn), v = qr_graph_find(g, name);
+        /* MaxPool on integers keeps its input's quantization (no parameters of its own) */
+        while (sv < 0 && v >= 0 && g->values[v].producer >= 0 && !strcmp(g->nodes[g->values[v].producer].op_type, "MaxPool")) {
+            v = g->nodes[g->values[v].producer].in[0];
+            snprintf(base, sizeof base, "%s", g->values[v].name);
+            if ((suf = strstr(base, "_quantized"))) *suf = 0;
+            snprintf(sn, sizeof sn, "%s_scale", base);
+            snprintf(zn, sizeof zn, "%s_zero_point", base);
+            sv = qr_graph_find(g, sn), zv = qr_graph_find(g, zn);
+        }
+        if (sv < 0 || zv < 0 || !g->values[sv].t.data || !g->values[zv].t.data) st = qr_errf(QR_ERR_INVALID, "no %s", sn);
+        else scale = qr_tensor_get_f64(&g->values[sv].t, 0), zp = (double)qr_tensor_get_i64(&g->values[zv].t, 0);
+    }
+    if (st == QR_OK) {
+        *n = t.numel;
+        *out = malloc((size_t)t.numel * sizeof(double) + 1);
+        for (int64_t i = 0; *out && i < t.numel; i++)
+            (*out)[i] = qr_dtype_is_float(t.dtype) ? qr_tensor_get_f64(&t, i)   /* DequantizeLinear: in float32 */
+                                                   : (double)((float)((double)qr_tensor_get_i64(&t, i) - zp) * (float)scale);
+    }
+    qr_tensor_free_data(&t);
+    return st;
+}
+
+/* The metrics of every per-layer row equal an independent computation from both models' values as
+ * their consumers see them (the baseline's after its own Q -> DQ): ORT's goldens where both exist on
+ * the input, else qreport's plain run of each model; sums in double as docs/REPORT.md defines them. */
+static void test_trust_qbase_metrics(void) {
+    for (int k = 0; k < QR_ARRAY_LEN(qt_qb); k++) {
+        const QtQb *q = &qt_qb[k];
+        QtPair p;
+        QrSession se;
+        QrCompare c = {0};
+        QrStatus st = qt_qb_open(q->base, q->ana, q->input, &p, &se, NULL);
+        if (st == QR_OK) st = qr_compare_run(&se, p.a, 0.99, &c);
+        char msg[600] = "";
+        int checked = 0, post_qdq = 0;
+        for (int r = 0; st == QR_OK && r < c.n && !msg[0]; r++) {
+            int i = c.rows[r].match;
+            const QrMatch *m = &se.m.m[i];
+            const char *bn = p.b->values[se.b_vis[i]].name, *an = p.a->values[m->a_value].name;
+            post_qdq += p.b->values[se.b_vis[i]].producer >= 0 && !strcmp(p.b->nodes[p.b->values[se.b_vis[i]].producer].op_type,
+                                                                           "DequantizeLinear");
+            double *x = NULL, *y = NULL;
+            int64_t nx = 0, ny = 0;
+#if defined(__x86_64__)
+            const char *gb = q->base_golden, *ga = q->ana_golden;
+#else       /* ORT's goldens are x86-64 bits; elsewhere qreport's own run of each model is the reference */
+            const char *gb = NULL, *ga = NULL;
+#endif
+            st = qt_qb_value(p.b, &p.in, gb, bn, &x, &nx);
+            if (st == QR_OK) st = qt_qb_value(p.a, &p.in, ga, an, &y, &ny);
+            if (st == QR_OK && nx == ny && c.rows[r].has_m) {
+                double sxy = 0, sxx = 0, syy = 0, sd = 0, sa = 0, mx = 0;
+                for (int64_t e = 0; e < nx; e++) {
+                    double d = x[e] - y[e];
+                    sxy += x[e] * y[e], sxx += x[e] * x[e], syy += y[e] * y[e], sd += d * d, sa += fabs(d);
+                    if (fabs(d) > mx) mx = fabs(d);
+                }
+                double cos = sxx == 0 && syy == 0 ? 1 : sxx == 0 || syy == 0 ? 0 : sxy / sqrt(sxx * syy);
+                double sqnr = sd == 0 ? INFINITY : 10 * log10(sxx / sd), l1 = sa / (double)nx, mse = sd / (double)nx;
+                const QrMetrics *mm = &c.rows[r].m;
+                if (fabs(mm->cosine - cos) > 1e-6 || fabs(mm->l1 - l1) > 1e-5 * (l1 + 1e-6) || fabs(mm->mse - mse) > 1e-5 * (mse + 1e-9) ||
+                    fabs(mm->atol - mx) > 1e-6 * (mx + 1e-6) || (isinf(sqnr) ? !isinf(mm->sqnr) : fabs(mm->sqnr - sqnr) > 1e-3))
+                    snprintf(msg, sizeof msg, "%s vs %s: Cosine %.9g/%.9g L1 %.9g/%.9g MSE %.9g/%.9g SQNR %.6g/%.6g Atol %g/%g",
+                             bn, an, mm->cosine, cos, mm->l1, l1, mm->mse, mse, mm->sqnr, sqnr, mm->atol, mx);
+                checked++;
+            } else if (st == QR_OK) snprintf(msg, sizeof msg, "%s: %lld vs %lld elements", bn, (long long)nx, (long long)ny);
+            free(x);
+            free(y);
+        }
+        if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+        char name[96];
+        snprintf(name, sizeof name, "trust/qbase/metrics/%d %s", k, q->form);
+        /* every row checked, and the baseline values compared after its own Q -> DQ (post-Q/DQ on both sides) */
+        qt_record(name, !msg[0] && checked == q->pairs && post_qdq >= q->pairs / 2, "%s (%d rows, %d after the baseline's DQ)",
+                  msg, checked, post_qdq);
+        qr_compare_free(&c);
+        qr_session_close(&se);
+        qt_pair_free(&p);
+    }
+}
+
+/* A planted mis-pairing with a quantized baseline comes out UNVERIFIED: the converted model's
+ * /res_conv1/Conv and /res_conv2/Conv names swapped (same shapes), so the name candidates point at
+ * the wrong values. Every verified pair is still a right one (equal tensor names). And two models
+ * that do not compute the same function with their quantizers off (ort_qdq's QDQ model against
+ * integer_ops, a dynamic quantization whose weights lose what ort_qdq keeps) are not silently
+ * paired: rows UNVERIFIED, the match command warns and exits 3. */
+static void test_trust_qbase_mispair(void) {
+    QtPair p;
+    QrSession se;
+    QT_OK(qt_qb_open("qat_convbn/analysis.onnx", "qat_convbn/int8/analysis.onnx", "qat_convbn/input.npy", &p, &se,
+                     qt_trust_swap_names));
+    int wrong_verified = 0, unver = 0;
+    for (int i = 0; i < se.m.n; i++) {
+        const QrMatch *m = &se.m.m[i];
+        if (m->a_node < 0) continue;
+        unver += m->verify == QR_MV_UNVERIFIED;
+        wrong_verified += qr_match_verified(m) && strcmp(p.b->values[se.b_vis[i]].name, p.a->values[m->a_value].name);
+    }
+    qr_session_close(&se);
+    qt_pair_free(&p);
+    QT_CHECKF(unver >= 2 && wrong_verified == 0, "%d UNVERIFIED, %d wrong pairs verified", unver, wrong_verified);
+    QT_OK(qt_qb_open("ort_qdq/analysis.onnx", "integer_ops/analysis.onnx", "ort_qdq/input.npy", &p, &se, NULL));
+    int n_pairs = 0;
+    for (int i = 0; i < se.m.n; i++) n_pairs += se.m.m[i].a_node >= 0;
+    bool ok = se.m.verified_run && se.m.n_unverified > 0 && se.m.n_verified + se.m.n_unverified == n_pairs;
+    int nu = se.m.n_unverified;
+    qr_session_close(&se);
+    qt_pair_free(&p);
+    QT_CHECKF(ok, "%d UNVERIFIED of %d", nu, n_pairs);
+    QtCli r;
+    qt_cli(&r, "match fixtures/qpairs/ort_qdq/analysis.onnx fixtures/qpairs/integer_ops/analysis.onnx -i "
+               "fixtures/qpairs/ort_qdq/input.npy -o %s/trust_qb_mis", qt_tmpdir());
+    QT_CHECKF(r.code == 3 && strstr(r.err, "WARNING") && strstr(r.out, "UNVERIFIED"), "exit %d: %s", r.code, r.err);
+    /* a QOperator baseline cannot have its quantizers disabled: refused, naming it */
+    qt_cli(&r, "compare fixtures/qpairs/qoperator/analysis.onnx fixtures/qpairs/ort_qdq/analysis.onnx -i "
+               "fixtures/qpairs/ort_qdq/input.npy -o %s/trust_qb_qop --quiet", qt_tmpdir());
+    QT_CHECKF(r.code == 1 && strstr(r.err, "quantized baseline") && strstr(r.err, "qoperator/analysis.onnx") &&
+              strstr(r.err, "cannot be disabled"), "exit %d: %s", r.code, r.err);
+}
+
+/* runall with a quantized baseline: every section written, the form in the terminal summary,
+ * summary.json, the HTML and compare's header; the first drop and main finding name verified pairs. */
+static void test_trust_qbase_runall(void) {
+    QtCli r;
+    char dir[600], path[700];
+    static char text[1 << 17];
+    const char *m = "fixtures/qpairs/qat_convbn";
+    snprintf(dir, sizeof dir, "%s/trust_qb_ra", qt_tmpdir());
+    qt_cli(&r, "runall %s/analysis.onnx %s/int8/analysis.onnx -i %s/input.npy -o %s.zip --keep-dir %s", m, m, m, dir, dir);
+    QT_CHECKF(r.code == 0 && strstr(r.out, "Baseline form: QAT vs quantized"), "exit %d: %s %s", r.code, r.err, r.out);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    qt_slurp(path, text, sizeof text);
+    QT_CHECKF(strstr(text, "\"baseline_form\": \"QAT vs quantized\"") && strstr(text, "\"verified\": 20") &&
+              strstr(text, "\"unverified\": 0") && strstr(text, "\"failed_analyses\": []"), "%.600s", text);
+    snprintf(path, sizeof path, "%s/compare_per_layer_out.txt", dir);
+    qt_slurp(path, text, sizeof text);
+    QT_CHECKF(strstr(text, "\nBaseline form: QAT vs quantized\n"), "%.300s", text);
+    snprintf(path, sizeof path, "%s/index.html", dir);
+    qt_slurp(path, text, sizeof text);
+    QT_CHECKF(strstr(text, "Baseline form") && strstr(text, "QAT vs quantized"), "html");
+    snprintf(dir, sizeof dir, "%s/trust_qb_ra16", qt_tmpdir());
+    qt_cli(&r, "runall fixtures/qpairs/int16_mixed/analysis.onnx fixtures/qpairs/ort_qdq/analysis.onnx -i "
+               "fixtures/qpairs/ort_qdq/input.npy -o %s.zip --keep-dir %s --quiet", dir, dir);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    qt_slurp(path, text, sizeof text);
+    QT_CHECKF(strstr(text, "\"baseline_form\": \"quantized vs quantized (int16 vs int8)\"") && strstr(text, "\"unverified\": 0") &&
+              strstr(text, "\"pass\": true") && strstr(text, "\"failed_analyses\": []"), "%.600s", text);
+    snprintf(path, sizeof path, "%s/match_table.txt", dir);
+    qt_slurp(path, text, sizeof text);
+    QT_CHECKF(strstr(text, "Baseline form: quantized vs quantized (int16 vs int8)") && strstr(text, "Pairs verified: 9 of 9"),
+              "%.500s", text);
+}
+
+
+/* Acceptance 5 (single-model part, every fixture with a float twin): the per-layer table of
+ * `runall ANALYSIS.onnx` alone (the analysis model with every quantizer off as the baseline) equals
+ * the pair's (ANALYSIS against its float twin) — same rows, every row verified in both, Cosine
+ * within 1e-5, L1 and SQNR within 1e-4 relative (the two baselines differ by float rounding: BN
+ * folded or not). Integer-stored weights have no float counterpart in the single model, so there
+ * its baseline keeps them dequantized; the pair is then taken against the float twin with those
+ * weights (and biases) replaced by the analysis model's dequantized ones — the same function. */
+static void qt_trust_dequant_weights(QrSession *se, QrGraph *b) {
+    for (int i = 0; i < se->qt.n; i++) {
+        const QrQuantizer *q = &se->qt.q[i];
+        if (q->form != QR_QF_DQ_INIT || q->out_value < 0 || se->fw_src[i] < 0 || se->fw[i] == &se->fw_owned[i]) continue;
+        QrTensor *w = &b->values[se->fw_src[i]].t;
+        const QrTensor *dq = &se->tw.g.values[q->out_value].t;
+        if (w->data && dq->data && w->dtype == QR_DT_F32 && dq->dtype == QR_DT_F32 && w->numel == dq->numel)
+            memcpy(w->data, dq->data, (size_t)w->numel * sizeof(float));
+    }
+}
+
+static void test_trust_single_tables(void) {
+    static const char *const pairs[] = { "qat_convbn", "qat_fakequant", "ort_qdq", "int16_mixed", "culprit" };
+    for (int k = 0; k < QR_ARRAY_LEN(pairs); k++) {
+        QtPair p, q;
+        QrSession sp, ss;
+        QrCompare cp = {0}, cs = {0};
+        char msg[600] = "";
+        memset(&q, 0, sizeof q);
+        QrStatus st = qt_trust_open(pairs[k], &p, &sp, NULL);
+        int replaced = 0;
+        if (st == QR_OK) {
+            /* integer-stored weights: the float twin gets the analysis model's dequantized weights */
+            for (int i = 0; i < sp.qt.n; i++) replaced += sp.qt.q[i].form == QR_QF_DQ_INIT && sp.fw_src[i] >= 0;
+            if (replaced) {
+                qt_trust_dequant_weights(&sp, p.b);
+                qr_session_close(&sp);
+                st = qr_session_open(&sp, p.b, p.a, &p.in);
+                if (st == QR_OK) st = qr_session_run_baseline(&sp);
+            }
+        }
+        if (st == QR_OK) st = qr_compare_run(&sp, p.a, 0.99, &cp);
+        /* the single-model session: a second load of the analysis model as the baseline */
+        char path[512];
+        snprintf(path, sizeof path, "fixtures/qpairs/%s/analysis.onnx", pairs[k]);
+        if (st == QR_OK) st = qr_onnx_load(path, &q.b);
+        if (st == QR_OK) st = qr_graph_infer(q.b, &p.in);
+        if (st == QR_OK) st = qr_session_open(&ss, q.b, p.a, &p.in);
+        if (st == QR_OK) {
+            qr_session_single_model(&ss);
+            st = qr_compare_run(&ss, p.a, 0.99, &cs);
+            if (st == QR_OK && strcmp(qr_session_baseline_form(&ss), "single model: quantizers off vs on"))
+                snprintf(msg, sizeof msg, "form %s", qr_session_baseline_form(&ss));
+        }
+        int common = 0;
+        for (int r = 0; st == QR_OK && !msg[0] && r < cp.n; r++) {
+            const QrMatch *mp = &sp.m.m[cp.rows[r].match];
+            int hit = -1;
+            for (int t = 0; t < cs.n; t++)
+                if (ss.m.m[cs.rows[t].match].a_value == mp->a_value) hit = t;
+            if (hit < 0) { snprintf(msg, sizeof msg, "%s: no single-model row", p.a->values[mp->a_value].name); break; }
+            const QrMatch *ms = &ss.m.m[cs.rows[hit].match];
+            const QrMetrics *a = &cp.rows[r].m, *b = &cs.rows[hit].m;
+            bool same = fabs(a->cosine - b->cosine) <= 1e-5 && fabs(a->l1 - b->l1) <= 1e-4 * a->l1 + 1e-7 &&
+                        (isinf(a->sqnr) ? isinf(b->sqnr) || b->sqnr > 100 : fabs(a->sqnr - b->sqnr) <= 1e-4 * fabs(a->sqnr) + 1e-3);
+            if (!same || !qr_match_verified(mp) || !qr_match_verified(ms))
+                snprintf(msg, sizeof msg, "%s: Cosine %.9g vs %.9g, L1 %.9g vs %.9g, SQNR %.6g vs %.6g (%s, %s)",
+                         p.a->values[mp->a_value].name, a->cosine, b->cosine, a->l1, b->l1, a->sqnr, b->sqnr,
+                         qr_match_verify_name(mp->verify), qr_match_verify_name(ms->verify));
+            common++;
+        }
+        if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+        char name[96];
+        snprintf(name, sizeof name, "trust/single_tables/%s", pairs[k]);
+        qt_record(name, !msg[0] && common == cp.n && common >= 6 && cs.n >= cp.n, "%s (%d rows of %d; single model %d; %d "
+                  "integer weights/biases dequantized in the twin)", msg, common, cp.n, cs.n, replaced);
+        if (qt_verbose && !msg[0])
+            printf("%s: the single-model per-layer table equals the pair's on %d rows (%d integer weights/biases)\n", pairs[k],
+                   common, replaced);
+        qr_compare_free(&cp);
+        qr_compare_free(&cs);
+        if (q.b) qr_session_close(&ss);
+        qr_session_close(&sp);
+        qt_pair_free(&p);
+        if (q.b) { qr_graph_free(q.b); free(q.b); }
+    }
+}
+
 static void qt_trust_all(void) {
     test_trust_verified();
     QT_RUN(test_trust_qat_bug);
@@ -430,4 +813,9 @@ static void qt_trust_all(void) {
     QT_RUN(test_trust_off_one);
     QT_RUN(test_trust_check_shared);
     QT_RUN(test_trust_single_model);
+    test_trust_single_tables();
+    test_trust_qbase_verified();
+    test_trust_qbase_metrics();
+    QT_RUN(test_trust_qbase_mispair);
+    QT_RUN(test_trust_qbase_runall);
 }

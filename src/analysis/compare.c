@@ -353,9 +353,9 @@ static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const c
     QrStatus st = qr__cmp_table(s, c, false, with_lsb, &tt);
     if (st == QR_OK) st = qr__cmp_table(s, c, true, with_lsb, &tcsv);
     if (st == QR_OK)
-        st = qr_buf_printf(&txt, &tl, &tc, "Baseline: %s\nAnalysis: %s\nModel output: Cosine %.7f, SQNR %.4f dB, L1 %.7g, "
-                           "MSE %.7g, KL %.7g\n\n", s->b->path, s->a->path, c->out.cosine, c->out.sqnr, c->out.l1,
-                           c->out.mse, c->out.kl);
+        st = qr_buf_printf(&txt, &tl, &tc, "Baseline: %s\nAnalysis: %s\nBaseline form: %s\nModel output: Cosine %.7f, SQNR "
+                           "%.4f dB, L1 %.7g, MSE %.7g, KL %.7g\n\n", s->b->path, s->a->path, qr_session_baseline_form(s),
+                           c->out.cosine, c->out.sqnr, c->out.l1, c->out.mse, c->out.kl);
     if (st == QR_OK) st = qr_table_render_txt(&tt, NULL, NULL, &txt, &tl, &tc);
     if (st == QR_OK)
         st = qr_buf_printf(&txt, &tl, &tc, "\nlocal_*: each layer re-run on the baseline's inputs (its own error, without "

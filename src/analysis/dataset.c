@@ -555,6 +555,24 @@ static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metr
     return st;
 }
 
+/* qr_ds_runall with the comparison already done (qreport merge of runall parts): merged's
+ * accumulators are copied (same rows) and written as qr_ds_runall writes its own. */
+static QrStatus qr_ds_runall_merged(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s,
+                                    const QrDsCompare *merged, const char *dir) {
+    memset(r, 0, sizeof *r);
+    r->on = true;
+    r->ds = ds;
+    r->metric = metric;
+    QrStatus st = qr_ds_compare_init(&r->dc, s, ds->n, ds->names);
+    if (st == QR_OK) st = qr_ds_compare_merge(&r->dc, merged);
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/dataset", dir);
+    if (st == QR_OK) st = qr_mkdir_p(sub);
+    if (st == QR_OK) st = qr_ds_compare_write(&r->dc, s, ds, metric, sub);
+    r->ok = st == QR_OK;
+    return st;
+}
+
 static void qr_ds_runall_free(QrDsRunall *r) {
     qr_ds_compare_free(&r->dc);
     qr_dsstat_run_free(&r->x);

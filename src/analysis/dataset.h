@@ -106,3 +106,7 @@ static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metr
 static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s);
 static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s, const char *dir);
 static void qr_ds_runall_free(QrDsRunall *r);
+/* The same with the comparison already merged from parts (qreport merge of runall --shard parts;
+ * merged: for the same rows and sample list). */
+static QrStatus qr_ds_runall_merged(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s,
+                                    const QrDsCompare *merged, const char *dir);

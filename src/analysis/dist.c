@@ -633,6 +633,26 @@ static QrStatus qr_dist_acc_init(QrDistAcc *acc, const QrSession *s, const QrDis
     return QR_OK;
 }
 
+#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
+QR_TESTAPI QrStatus qr_dist_acc_init_like(QrDistAcc *acc, const QrDistAcc *like) {
+    memset(acc, 0, sizeof *acc);
+    acc->a = calloc((size_t)like->n + 1, sizeof *acc->a);
+    if (!acc->a) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < like->n; i++) {
+        const QrDistAcc1 *l = &like->a[i];
+        QrDistAcc1 *a = &acc->a[acc->n++];
+        *a = (QrDistAcc1){ .d = l->d, .match = l->match, .n_bins = l->n_bins, .lo = l->lo, .hi = l->hi, .err_lo = l->err_lo,
+                           .err_hi = l->err_hi, .ch_axis = l->ch_axis, .n_ch = l->n_ch, .inner = l->inner, .numel = l->numel };
+        a->h = calloc(3 * ((size_t)a->n_bins + 2), sizeof *a->h);
+        a->sk = calloc((size_t)a->n_ch, sizeof *a->sk);
+        a->ch_sum = calloc((size_t)a->n_ch, sizeof *a->ch_sum);
+        if (!a->h || !a->sk || !a->ch_sum) { qr_dist_acc_free(acc); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        for (int c = 0; c < a->n_ch; c++) qr_sketch_init(&a->sk[c], l->n_ch && l->sk ? l->sk[c].k : QR_SKETCH_K);
+    }
+    return QR_OK;
+}
+#endif
+
 /* Bin of v on [lo, hi] in n bins, 0 below, n + 1 above (the last bin closed). */
 static inline int qr__ax_bin2(double v, double lo, double hi, int n) {
     if (v < lo) return 0;

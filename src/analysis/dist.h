@@ -111,6 +111,10 @@ typedef struct QrDistAcc {
 
 static QrStatus qr_dist_acc_init(QrDistAcc *acc, const QrSession *s, const QrDistSet *ds);
 static void qr_dist_acc_free(QrDistAcc *acc);
+#ifdef QR_TESTING
+/* An empty accumulator for the same requests and bins as like (to read a part into). */
+QR_TESTAPI QrStatus qr_dist_acc_init_like(QrDistAcc *acc, const QrDistAcc *like);
+#endif
 /* One compared pair of a sample (x baseline, y analysis, n values) for match. */
 static QrStatus qr_dist_acc_pair(QrDistAcc *acc, int match, const float *x, const float *y, int64_t n);
 /* a += b (same requests). */

@@ -76,5 +76,14 @@ static QrStatus qr_dsstat_base_tap(void *user, const QrGraph *g, int node, int v
  * replacing the worst sample's), the distributions' data replaced by the set's. */
 static QrStatus qr_dsstat_run_finish(QrDsStatRun *r, const QrSession *s, const char *data_dir, const char *dir);
 static void qr_dsstat_run_free(QrDsStatRun *r);
+/* Its .qrpart section (analysis/dspart's QrDsSection, acc = a QrDsStatRun initialized for the
+ * session): put writes both profiles and the distributions; merge reads one part's and adds
+ * them (profiles and histograms exactly; sketches within their bounds). */
+struct QrDsW;
+struct QrDsR;
+#ifdef QR_TESTING
+QR_TESTAPI void qr_dsstat_section_put(struct QrDsW *w, const void *acc);
+QR_TESTAPI QrStatus qr_dsstat_section_merge(struct QrDsR *r, void *acc);
+#endif
 
 #endif

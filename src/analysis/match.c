@@ -288,6 +288,11 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
             /* Non-compute nodes (Identity, Cast...) pass their input's mapping through. */
             const QrNode *bn = &b->nodes[bi];
             if (bn->n_in && bn->in[0] >= 0 && bn->out[0] >= 0 && cx.bmap[bn->in[0]] >= 0) cx.bmap[bn->out[0]] = cx.bmap[bn->in[0]];
+            /* a quantized baseline's own Q -> DQ: the value after it is still its producer's (a Relu reading it
+             * may be fused into the analysis producer, step 4) */
+            if (bn->n_in && bn->in[0] >= 0 && bn->out[0] >= 0 && cx.bmatch[bn->in[0]] >= 0 &&
+                (!strcmp(bn->op_type, "QuantizeLinear") || !strcmp(bn->op_type, "DequantizeLinear")))
+                cx.bmatch[bn->out[0]] = cx.bmatch[bn->in[0]];
             continue;
         }
         const QrNode *bn = &b->nodes[bi];
@@ -315,6 +320,15 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
                 av = p->n_in ? p->in[0] : -1;
             }
             int p = av >= 0 ? a->values[av].producer : -1;
+            /* a quantized baseline whose Relu ONNX Runtime removed (its Conv writes the Relu's output name) against
+             * an analysis model that keeps it: the Conv before the Relu (verification then moves the pair past it) */
+            if (p >= 0 && cx.unit_of[p] == p && !strcmp(a->nodes[p].op_type, "Relu") && strcmp(bn->op_type, "Relu") &&
+                a->nodes[p].n_in && a->nodes[p].in[0] >= 0) {
+                int u = a->values[a->nodes[p].in[0]].producer;
+                while (u >= 0 && cx.unit_of[u] < 0 && a->nodes[u].n_in && a->nodes[u].in[0] >= 0)
+                    u = a->values[a->nodes[u].in[0]].producer;
+                if (u >= 0 && cx.unit_of[u] >= 0) p = u;
+            }
             if (p >= 0 && cx.unit_of[p] >= 0) {
                 int head = cx.unit_of[p];
                 if (!cx.unit_used[head] && qr__m_ops_compatible(bn->op_type, qr__m_canon(&a->nodes[head])))
@@ -422,6 +436,7 @@ static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatch
     if (st == QR_OK) st = qr_buf_printf(&txt, &tl, &tc, "Baseline: %s\nAnalysis: %s\n%d baseline compute values, "
                                         "%d matched, %d without counterpart; %d analysis values without counterpart\n\n",
                                         b->path, a->path, r->n, r->n - n_unmatched_b, n_unmatched_b, r->n_unmatched_a);
+    if (st == QR_OK && r->form) st = qr_buf_printf(&txt, &tl, &tc, "Baseline form: %s\n", r->form);
     if (st == QR_OK && r->verified_run)
         st = qr_buf_printf(&txt, &tl, &tc, "Pairs verified: %d of %d (with every quantizer disabled the analysis value reproduces "
                            "the baseline value within %g of its range; status/equiv_rel columns); %d UNVERIFIED (not used for "

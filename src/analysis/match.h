@@ -38,6 +38,7 @@ typedef struct QrMatchResult {
     const char **unmatched_why;  /* per unmatched_a: why it has no row of its own */
     bool verified_run;       /* the equivalence verification ran (statuses are meaningful) */
     int n_verified, n_unverified, n_repaired;  /* pairs proven / not proven / moved to their equivalent value */
+    const char *form;        /* the baseline form (qr_session_baseline_form), set by the session; NULL: not known */
 } QrMatchResult;
 
 /* Also records on qa the activations that quantizers implement (fused Relu/Clip). */

@@ -1036,3 +1036,171 @@ static QrStatus qr_sens_set_write(const QrSession *s, const QrSensSet *ss, const
     static const char *const suffix[3] = { "mean", "p05", "p95" };
     return qr__accum_write(s, a, extra, suffix, 3, dir);
 }
+
+/* ==== runall --data: the pass over the set in the bundle ================================
+ * dataset/sensitive_ops.*, dataset/accumulated_error.csv, and two plots: the samples ranked
+ * (plots/dataset_samples.png) and the cumulative error's per-sample mean with its p05-p95 band
+ * (plots/dataset_accumulated_error.png). */
+
+static QrStatus qr__sens_set_plot_samples(const QrDsCompare *dc, QrMetricKind metric, const char *path) {
+    int n = dc->n_done;
+    int *order = malloc(((size_t)dc->n_samples + 1) * sizeof *order);
+    double *v = malloc(((size_t)n + 1) * sizeof *v);
+    const char **names = malloc(((size_t)n + 1) * sizeof *names);
+    QrStatus st = order && v && names ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        qr_ds_rank_samples(dc, metric, order);
+        for (int i = 0; i < n; i++) { names[i] = dc->names[order[i]]; v[i] = qr_metric_get(&dc->smp[order[i]], metric); }
+        char title[160];
+        snprintf(title, sizeof title, "Samples ranked worst first (%s at the model outputs; top %d of %d)", qr_metric_name(metric),
+                 QR_MIN(n, 40), n);
+        QrBarChart bc = { .title = title, .x_label = qr_metric_name(metric), .names = names, .values = v, .n = n, .top_k = 40 };
+        QrCanvas c;
+        st = qr_plot_bars(&bc, &c);
+        if (st == QR_OK) { st = qr_plot_save(&c, path); qr_canvas_free(&c); }
+    }
+    free(order);
+    free(v);
+    free(names);
+    return st;
+}
+
+static QrStatus qr__sens_set_plot_curves(const QrSession *s, const QrSensSet *ss, const char *path) {
+    const QrAccum *a = &ss->acc;
+    int ns = a->n_settings, n = 0, nm = s->m.n;
+    double *y = malloc(((size_t)nm * (size_t)ns * 3 + 1) * sizeof *y);
+    const char **names = malloc(((size_t)nm + 1) * sizeof *names);
+    if (!y || !names) { free(y); free(names); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    for (int i = 0; i < nm; i++) if (s->vis[i] >= 0) names[n++] = s->b->nodes[s->m.m[i].b_node].name;
+    QrSeries ser[32];
+    const double *lo[32], *hi[32];
+    char *lab[32];
+    for (int k = 0; k < ns && k < 32; k++) {
+        double *ym = y + (size_t)(3 * k) * (size_t)n, *yl = ym + n, *yh = yl + n;
+        int j = 0;
+        for (int i = 0; i < nm; i++) {
+            if (s->vis[i] < 0) continue;
+            size_t c = (size_t)i * (size_t)ns + (size_t)k;
+            ym[j] = ss->mean[c]; yl[j] = ss->p05[c]; yh[j] = ss->p95[c];
+            j++;
+        }
+        lab[k] = malloc(80);
+        if (lab[k]) snprintf(lab[k], 80, "%s (mean)", a->setting[k]);
+        ser[k] = (QrSeries){ lab[k] ? lab[k] : a->setting[k], ym, k >= 3 };
+        lo[k] = k < 3 ? yl : NULL;           /* bands for weight_only / activation_only / full (more would blur) */
+        hi[k] = k < 3 ? yh : NULL;
+    }
+    char title[200];
+    snprintf(title, sizeof title, "Cumulative error over %d samples: mean, p05-p95 band", ss->k);
+    QrLineChart lc = { .title = title, .x_label = "layer (baseline order)", .n_x = n, .x_names = names, .n_panels = 1 };
+    lc.panels[0] = (QrLinePanel){ .y_label = qr_metric_name(a->metric), .series = ser, .n_series = QR_MIN(ns, 32),
+                                  .y_scale = QR_SCALE_LINEAR, .band_lo = lo, .band_hi = hi };
+    QrCanvas c;
+    QrStatus st = n ? qr_plot_line(&lc, &c) : QR_OK;
+    if (st == QR_OK && n) { st = qr_plot_save(&c, path); qr_canvas_free(&c); }
+    for (int k = 0; k < ns && k < 32; k++) free(lab[k]);
+    free(y);
+    free(names);
+    return st;
+}
+
+static QrStatus qr_sens_set_runall(QrSensSet *ss, QrSession *s, const QrDsRunall *dsr, const QrSensOpts *o, int k,
+                                   const int *topk, int n_topk, const QrAccSets *sets, QrMetricKind acc_metric,
+                                   const char *dir) {
+    memset(ss, 0, sizeof *ss);
+    if (!dsr->ok) return qr_errf(QR_ERR_INVALID, "needs the comparison over the data set, which failed");
+    const QrDsCompare *dc = &dsr->dc;
+    int K = QR_MIN(k > 0 ? k : QR_SENS_SAMPLES_DEFAULT, dc->n_done);
+    int *order = malloc(((size_t)dc->n_samples + 1) * sizeof *order);
+    if (!order) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    qr_ds_rank_samples(dc, dsr->metric, order);
+    QrStatus st = qr_sens_set_run(s, o, dsr->ds, order, K, dsr->metric, topk, n_topk, sets, acc_metric, ss);
+    free(order);
+    char sub[4300], p[4400];
+    snprintf(sub, sizeof sub, "%s/" QR_BF_DATASET, dir);
+    if (st == QR_OK) st = qr_mkdir_p(sub);
+    if (st == QR_OK) st = qr_sens_set_write(s, ss, sub);
+    snprintf(sub, sizeof sub, "%s/plots", dir);
+    if (st == QR_OK) st = qr_mkdir_p(sub);
+    snprintf(p, sizeof p, "%s/" QR_BF_DS_PLOT_SAMPLES, dir);
+    if (st == QR_OK) st = qr__sens_set_plot_samples(dc, dsr->metric, p);
+    snprintf(p, sizeof p, "%s/" QR_BF_DS_PLOT_ACCUM, dir);
+    if (st == QR_OK && ss->have_acc) st = qr__sens_set_plot_curves(s, ss, p);
+    return st;
+}
+
+static void qr_sens_set_json(QrJson *j, const QrSensSet *ss) {
+    if (!ss->k) return;
+    qr_json_key(j, "dataset_sensitivity");
+    qr_json_obj_begin(j);
+    qr_json_kv_str(j, "mode", ss->r.opts.off_one ? "off-one" : "one-on");
+    qr_json_kv_str(j, "metric", qr_metric_name(ss->r.opts.metric));
+    qr_json_kv_int(j, "sens_samples", ss->k);
+    qr_json_key(j, "samples");
+    qr_json_arr_begin(j);
+    for (int q = 0; q < ss->k; q++) qr_json_str(j, ss->names[ss->smp[q]]);
+    qr_json_arr_end(j);
+    qr_json_kv_int(j, "samples_sharing_top5", ss->n_top5_same);
+    qr_json_key(j, "top");
+    qr_json_arr_begin(j);
+    for (int k = 0; k < ss->r.n && k < 10; k++) {
+        const QrSensRow *row = &ss->r.rows[k];
+        QrSensRank rk;
+        qr__sens_rank_stats(ss, row->id, &rk);
+        qr_json_obj_begin_compact(j);
+        qr_json_kv_str(j, "op_name", row->name);
+        qr_json_kv_str(j, "sensitive_type", qr_sens_type_name(row->type));
+        qr_json_kv_num(j, "pooled", qr_metric_get(&row->m, ss->r.opts.metric));
+        if (ss->r.opts.off_one) qr_json_kv_num(j, "gain", qr_sens_gain(&ss->r, row));
+        qr_json_kv_int(j, "rank_min", rk.min);
+        qr_json_kv_num(j, "rank_median", rk.median);
+        qr_json_kv_int(j, "rank_max", rk.max);
+        qr_json_kv_int(j, "top5_samples", rk.top5);
+        qr_json_obj_end(j);
+    }
+    qr_json_arr_end(j);
+    qr_json_obj_end(j);
+}
+
+/* The rank-stability table (top 10) and the plots, for the HTML data-set section. */
+static void qr_sens_set_html(QrHtml *h, const QrSensSet *ss, const char *dir) {
+    char p[4400];
+    snprintf(p, sizeof p, "%s/" QR_BF_DS_PLOT_SAMPLES, dir);
+    bool samples_png = access(p, F_OK) == 0;
+    snprintf(p, sizeof p, "%s/" QR_BF_DS_PLOT_ACCUM, dir);
+    bool acc_png = access(p, F_OK) == 0;
+    if (samples_png || acc_png) {
+        qr_html_gallery_begin(h);
+        if (samples_png) qr_html_image(h, QR_BF_DS_PLOT_SAMPLES, "Samples ranked worst first", "Samples ranked", 0, 0);
+        if (acc_png)
+            qr_html_image(h, QR_BF_DS_PLOT_ACCUM, "Cumulative error: mean and p05-p95 band over the samples",
+                          "Cumulative error over the sensitivity samples", 0, 0);
+        qr_html_gallery_end(h);
+    }
+    if (!ss->k) return;
+    qr_html_paraf(h, "Sensitivity over the %d worst sample%s (pooled %s; %s): %d of %d share the pooled top 5. rank_* = the "
+                  "row's rank on each sample alone (dataset/sensitive_ops.txt).", ss->k, ss->k == 1 ? "" : "s",
+                  qr_metric_name(ss->r.opts.metric), ss->r.opts.off_one ? "off-one" : "one-on", ss->n_top5_same, ss->k);
+    static const char *const cols[] = { "rank", "op_name", "sensitive_type", "pooled", "rank_min", "rank_median", "rank_max",
+                                        "top5_samples" };
+    QrTable t = {0};
+    if (qr_table_init(&t, QR_ARRAY_LEN(cols), cols) != QR_OK) { qr_err_clear(); return; }
+    for (int k = 0; k < ss->r.n && k < 10; k++) {
+        const QrSensRow *row = &ss->r.rows[k];
+        QrSensRank rk;
+        qr__sens_rank_stats(ss, row->id, &rk);
+        int ri;
+        if (qr_table_add_row(&t, &ri) != QR_OK) break;
+        qr_table_setf(&t, ri, 0, "%d", k + 1);
+        qr_table_set(&t, ri, 1, row->name);
+        qr_table_set(&t, ri, 2, qr_sens_type_name(row->type));
+        qr_table_setf(&t, ri, 3, "%.7g", qr_metric_get(&row->m, ss->r.opts.metric));
+        qr_table_setf(&t, ri, 4, "%d", rk.min);
+        qr_table_setf(&t, ri, 5, "%g", rk.median);
+        qr_table_setf(&t, ri, 6, "%d", rk.max);
+        qr_table_setf(&t, ri, 7, "%d", rk.top5);
+    }
+    qr_html_table(h, &t, NULL);
+    qr_table_free(&t);
+    qr_err_clear();
+}

@@ -120,8 +120,18 @@ static QrStatus qr_sens_set_run(QrSession *s, const QrSensOpts *o, const struct 
  * (pooled, then _mean/_p05/_p95 per setting) into dir. */
 static QrStatus qr_sens_set_write(const QrSession *s, const QrSensSet *ss, const char *dir);
 static void qr_sens_set_free(QrSensSet *ss);
-/* The k worst samples of a comparison pass by metric (order[k]; k clipped to the samples
- * done): default_k when k <= 0. */
+/* --sens-samples' default (docs/DATASET.md says why). */
 #define QR_SENS_SAMPLES_DEFAULT 4
+
+/* runall --data (report/bundle): the pass on the k worst samples of dsr's comparison (k <= 0:
+ * the default), written into DIR/dataset/ (sensitive_ops.*, accumulated_error.csv) with
+ * plots/dataset_samples.png (the samples ranked) and plots/dataset_accumulated_error.png (mean
+ * with the p05-p95 band); summary.json "dataset_sensitivity" and the HTML data-set section. */
+struct QrDsRunall;
+static QrStatus qr_sens_set_runall(QrSensSet *ss, QrSession *s, const struct QrDsRunall *dsr, const QrSensOpts *o, int k,
+                                   const int *topk, int n_topk, const struct QrAccSets *sets, QrMetricKind acc_metric,
+                                   const char *dir);
+static void qr_sens_set_json(QrJson *j, const QrSensSet *ss);
+static void qr_sens_set_html(QrHtml *h, const QrSensSet *ss, const char *dir);
 
 #endif

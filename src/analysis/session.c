@@ -1,5 +1,18 @@
 /* analysis/session — implementation. See session.h. */
 
+/* A quantized baseline's weight as it is with the baseline's own quantizers off: the float
+ * weight its fake-quantizer (Q -> DQ, QAT) reads; v itself otherwise (a float weight, or an
+ * integer-stored one, whose folded DequantizeLinear output is all the baseline has). */
+static int qr__se_base_weight(const QrSession *s, int v) {
+    int j = s->qb.by_value ? s->qb.by_value[v] : -1;
+    if (j < 0) return v;
+    const QrQuantizer *q = &s->qb.q[j];
+    if (q->form == QR_QF_QDQ && q->kind != QR_QK_ACTIVATION && q->out_value == v && q->float_value >= 0 &&
+        s->b->values[q->float_value].t.data && qr_dtype_is_float(s->b->values[q->float_value].t.dtype))
+        return q->float_value;
+    return v;
+}
+
 /* Baseline float weight for each integer-weight quantizer of the twin, found
  * through the match of the source node the twin's owner stands for. */
 static void qr__se_float_weights(QrSession *s) {
@@ -14,7 +27,8 @@ static void qr__se_float_weights(QrSession *s) {
             if (s->m.m[k].a_node != src) continue;
             const QrNode *bn = &s->b->nodes[s->m.m[k].b_twin];
             if (q->owner_input < bn->n_in && bn->in[q->owner_input] >= 0) {
-                const QrTensor *w = &s->b->values[bn->in[q->owner_input]].t;
+                int bw = qr__se_base_weight(s, bn->in[q->owner_input]);
+                const QrTensor *w = &s->b->values[bw].t;
                 const QrTensor *aw = &tg->values[q->int_value].t;
                 /* Gemm(transB=1) quantized as MatMul: the integer weight is the transpose. */
                 if (w->data && qr_dtype_is_float(w->dtype) && w->rank == 2 && aw->rank == 2 && !qr_tensor_same_shape(w, aw) &&
@@ -34,7 +48,7 @@ static void qr__se_float_weights(QrSession *s) {
                     }
                 }
                 if (w->data && qr_dtype_is_float(w->dtype) && qr_tensor_same_shape(w, aw)) {
-                    if (qr__m_weight_consistent(tg, q, w)) { s->fw[i] = w; s->fw_src[i] = bn->in[q->owner_input]; }
+                    if (qr__m_weight_consistent(tg, q, w)) { s->fw[i] = w; s->fw_src[i] = bw; }
                     else s->n_weight_mismatch++;
                 }
             }
@@ -60,12 +74,20 @@ static void qr__se_set_vis(QrSession *s, int i) {
 
 static QrStatus qr__se_verify(QrSession *s);
 
+static bool qr__se_read_by_relu(const QrGraph *g, int v) {
+    const QrUse *u;
+    int nu = v >= 0 ? qr_graph_readers(g, v, &u) : 0;
+    for (int k = 0; k < nu; k++) if (!strcmp(g->nodes[u[k].node].op_type, "Relu")) return true;
+    return false;
+}
+
 /* Single-model form: an activation quantizer whose zero point is its type's minimum clips at 0
  * (ONNX Runtime removes the Relu it implements); disabled, it keeps that clip. */
 static void qr__se_imply_relu(const QrGraph *g, QrQuantTable *t) {
     for (int i = 0; i < t->n; i++) {
         QrQuantizer *q = &t->q[i];
         if (q->kind != QR_QK_ACTIVATION || q->implied_lo == q->implied_lo || q->zp_value < 0) continue;
+        if (qr__se_read_by_relu(g, q->out_value)) continue;     /* the Relu is still there: nothing was removed */
         const QrTensor *z = &g->values[q->zp_value].t;
         if (!z->data || z->numel != 1) continue;
         int64_t zp = qr_tensor_get_i64(z, 0);
@@ -76,8 +98,74 @@ static void qr__se_imply_relu(const QrGraph *g, QrQuantTable *t) {
 
 static void qr_session_single_model(QrSession *s) {
     s->base_quant_off = true;
+    /* b_vis stays the value after each quantizer: with them off it is the producer's output, clamped where a
+     * quantizer implements the Relu ONNX Runtime removed (the analysis side sees the same) */
+    s->m.form = qr_session_baseline_form(s);
     qr__se_imply_relu(s->a, &s->qa);
     qr__se_imply_relu(&s->tw.g, &s->qt);
+}
+
+/* Quantized baseline: the value each baseline node's consumers see (after its own Q -> DQ), and
+ * the activations the quantizers of both models implement, as in the single-model form: with every
+ * quantizer off, one whose zero point is its type's minimum keeps its clip at 0 on either side (the
+ * Relu ONNX Runtime removed into it), so the two off-runs compute the same function. A float
+ * baseline keeps b_vis = b_value and nothing else changes. */
+static void qr__se_base_quantized(QrSession *s) {
+    for (int i = 0; i < s->m.n; i++) {
+        int v = s->m.m[i].b_value, q, w;
+        bool is_int;
+        s->b_vis[i] = v;
+        if (!s->base_quant) continue;
+        w = qr__m_visible_in(s->b, &s->qb, v, &q, &is_int);
+        if (!is_int && w >= 0 && qr_dtype_is_float(s->b->values[w].t.dtype)) s->b_vis[i] = w;
+    }
+    if (!s->base_quant) return;
+    qr__se_imply_relu(s->b, &s->qb);
+    qr__se_imply_relu(s->a, &s->qa);
+    qr__se_imply_relu(&s->tw.g, &s->qt);
+}
+
+static const char *qr__se_bits(const QrQuantTable *t, const char **fmt) {
+    int bits = 0;
+    bool qop = false, dyn = false;
+    for (int i = 0; i < t->n; i++) {
+        const QrQuantizer *q = &t->q[i];
+        if (q->kind == QR_QK_BIAS) continue;
+        int b = qr_dtype_size(q->dtype) * 8;
+        if (q->dtype == QR_DT_S4 || q->dtype == QR_DT_U4) b = 4;
+        if (b > bits) bits = b;
+        qop |= q->form == QR_QF_QOP_OUT || q->form == QR_QF_QOP_WEIGHT;
+        dyn |= q->form == QR_QF_DYNAMIC;
+    }
+    *fmt = dyn ? " integer-op" : qop ? " QOperator" : "";
+    return bits == 4 ? "int4" : bits == 16 ? "int16" : bits == 32 ? "int32" : "int8";
+}
+
+static const char *qr_session_baseline_form(const QrSession *s) {
+    static _Thread_local char buf[128];
+    if (s->base_quant_off) return "single model: quantizers off vs on";
+    if (!s->base_quant) return "float vs quantized";
+    bool fake_w = false, int_w = false;
+    for (int i = 0; i < s->qb.n; i++)
+        fake_w |= s->qb.q[i].kind == QR_QK_WEIGHT && s->qb.q[i].form == QR_QF_QDQ && s->qb.q[i].float_value >= 0;
+    for (int i = 0; i < s->qa.n; i++)
+        int_w |= s->qa.q[i].kind == QR_QK_WEIGHT && (s->qa.q[i].form == QR_QF_DQ_INIT || s->qa.q[i].form == QR_QF_QOP_WEIGHT);
+    if (fake_w && int_w) return "QAT vs quantized";
+    const char *fb, *fa, *bb = qr__se_bits(&s->qb, &fb), *ba = qr__se_bits(&s->qa, &fa);
+    snprintf(buf, sizeof buf, "quantized vs quantized (%s%s vs %s%s)", bb, fb, ba, fa);
+    return buf;
+}
+
+static const char *qr_session_baseline_form_text(const QrSession *s) {
+    if (s->base_quant_off)
+        return "the baseline is the analysis model itself with every quantizer disabled (integer weights without a float "
+               "counterpart stay at their dequantized values).";
+    if (!s->base_quant)
+        return "the baseline is a float model; pairs are proven with every quantizer of the analysis model disabled.";
+    return "the baseline is itself quantized: pairs are proven with every quantizer of both models disabled, and every "
+           "metric compares the values each model's consumers see (after its own quantizers); the baseline keeps its "
+           "quantizers in every analysis, and disabling a quantizer of the analysis model makes that value float (a weight: "
+           "the baseline's weight before its own quantizer).";
 }
 
 static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a, const QrTensor *inputs) {
@@ -87,7 +175,9 @@ static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a
     s->a = a;
     s->inputs = inputs;
     QR_TRY(qr_quant_table_build(a, &s->qa));
-    QrStatus st = qr_match(b, a, &s->qa, &s->m);
+    QrStatus st = qr_quant_table_build(b, &s->qb);
+    for (int i = 0; st == QR_OK && i < s->qb.n; i++) s->base_quant |= s->qb.q[i].kind != QR_QK_BIAS;
+    if (st == QR_OK) st = qr_match(b, a, &s->qa, &s->m);
     if (st == QR_OK) st = qr_quant_twin_build(a, inputs, &s->tw);
     if (st == QR_OK) st = qr_quant_table_build(&s->tw.g, &s->qt);
     if (st == QR_OK) {
@@ -96,7 +186,8 @@ static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a
         s->fw_src = malloc(((size_t)s->qt.n + 1) * sizeof *s->fw_src);
         s->vis = malloc(((size_t)s->m.n + 1) * sizeof(int));
         s->vis_quant = malloc(((size_t)s->m.n + 1) * sizeof(int));
-        if (!s->fw || !s->fw_owned || !s->fw_src || !s->vis || !s->vis_quant) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        s->b_vis = malloc(((size_t)s->m.n + 1) * sizeof(int));
+        if (!s->fw || !s->fw_owned || !s->fw_src || !s->vis || !s->vis_quant || !s->b_vis) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     }
     if (st != QR_OK) { qr_session_close(s); return st; }
     /* Activations implemented by quantizers (ONNX Runtime's removed Relus), found by the match on a. */
@@ -109,6 +200,8 @@ static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a
     }
     qr__se_float_weights(s);
     for (int i = 0; i < s->m.n; i++) qr__se_set_vis(s, i);
+    qr__se_base_quantized(s);
+    s->m.form = qr_arena_printf(&s->m.arena, "%s", qr_session_baseline_form(s));
     return QR_OK;
 }
 
@@ -121,6 +214,82 @@ static QrStatus qr__se_base_tap(void *user, const QrGraph *g, int node, int valu
     int mi = bt->match_of[value];
     if (mi < 0 || !qr_dtype_is_float(t->dtype) || bt->s->base[mi].data) return QR_OK;
     return qr_tensor_to_f32(t, &bt->s->base[mi]);
+}
+
+/* Overrides that disable every quantizer of the baseline: integer-stored weights and biases
+ * stay at their dequantized values (they have no float counterpart there). Refused, naming the
+ * baseline, when a quantizer cannot be disabled (QOperator / integer-op nodes). */
+static QrStatus qr__se_base_off_overrides(const QrSession *s, QrOverrides *ob) {
+    size_t nv = (size_t)s->b->n_values + 1;
+    const QrQuantTable *qb = &s->qb;
+    ob->alias = malloc(nv * sizeof(int));
+    ob->subst = calloc(nv, sizeof *ob->subst);
+    ob->clamp_lo = malloc(nv * sizeof(float));
+    ob->clamp_hi = malloc(nv * sizeof(float));
+    bool *off = calloc((size_t)qb->n + 1, sizeof(bool));
+    QrStatus st = ob->alias && ob->subst && ob->clamp_lo && ob->clamp_hi && off ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    int stuck = 0;
+    for (int i = 0; st == QR_OK && i < qb->n; i++) stuck += !qb->q[i].can_disable;
+    if (st == QR_OK && stuck && s->base_quant_off)
+        st = qr_errf(QR_ERR_UNSUPPORTED, "single-model form: %d quantizer%s of %s cannot be disabled (QOperator / "
+                     "integer-op nodes), so the model has no float baseline of its own; give the float model too",
+                     stuck, stuck == 1 ? "" : "s", s->b->path ? s->b->path : "the model");
+    else if (st == QR_OK && stuck)
+        st = qr_errf(QR_ERR_UNSUPPORTED, "quantized baseline %s: %d quantizer%s cannot be disabled (QOperator / integer-op "
+                     "nodes), so no pair can be proven on it; give its QDQ form (or the float model) as the baseline",
+                     s->b->path ? s->b->path : "", stuck, stuck == 1 ? "" : "s");
+    if (st == QR_OK) {
+        for (int i = 0; i < qb->n; i++) off[i] = qb->q[i].form == QR_QF_DQ_INIT;   /* "enabled": stays dequantized */
+        qr_quant_overrides(s->b, qb, off, NULL, ob->alias, ob->subst, ob->clamp_lo, ob->clamp_hi);
+    }
+    free(off);
+    if (st != QR_OK) qr_session_overrides_free(ob);
+    return st;
+}
+
+typedef struct QrBaseOffTap { QrSession *s; int *match_of; } QrBaseOffTap;
+
+static QrStatus qr__se_base_off_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QrBaseOffTap *bt = user;
+    QR_UNUSED(g);
+    QR_UNUSED(node);
+    int mi = bt->match_of[value];
+    if (mi < 0 || !qr_dtype_is_float(t->dtype) || bt->s->base_off[mi].data) return QR_OK;
+    return qr_tensor_to_f32(t, &bt->s->base_off[mi]);
+}
+
+static void qr__se_base_off_free(QrSession *s) {
+    if (s->base_off) for (int i = 0; i < s->m.n; i++) qr_tensor_free_data(&s->base_off[i]);
+    free(s->base_off);
+    s->base_off = NULL;
+}
+
+/* The quantized baseline with every one of its quantizers off: per match, its value (s->base_off). */
+static QrStatus qr__se_run_base_off(QrSession *s) {
+    qr__se_base_off_free(s);
+    s->base_off = calloc((size_t)s->m.n + 1, sizeof(QrTensor));
+    QrBaseOffTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)) };
+    bool *only = calloc((size_t)s->b->n_values + 1, sizeof *only);
+    QrTensor *outs = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
+    QrOverrides ob = {0};
+    QrStatus st = s->base_off && bt.match_of && only && outs ? qr__se_base_off_overrides(s, &ob) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        for (int v = 0; v < s->b->n_values; v++) bt.match_of[v] = -1;
+        /* at the value the baseline's consumers see: with its quantizers off that is its producer's output, clamped
+         * where a quantizer implements an activation (qr__se_base_quantized) */
+        for (int i = 0; i < s->m.n; i++) bt.match_of[s->b_vis[i]] = i, only[s->b_vis[i]] = true;
+        QrRunOpts o = { .tap = qr__se_base_off_tap, .tap_user = &bt, .tap_only = only, .alias = ob.alias, .subst = ob.subst,
+                        .clamp_lo = ob.clamp_lo, .clamp_hi = ob.clamp_hi };
+        st = qr_run(s->b, s->inputs, &o, outs);
+        if (st != QR_OK) st = qr_err_wrap(st, "running the baseline with its quantizers off");
+    }
+    if (outs) for (int k = 0; k < s->b->n_outputs; k++) qr_tensor_free_data(&outs[k]);
+    free(outs);
+    free(only);
+    free(bt.match_of);
+    qr_session_overrides_free(&ob);
+    if (st != QR_OK) qr__se_base_off_free(s);
+    return st;
 }
 
 static QrStatus qr_session_run_baseline(QrSession *s) {
@@ -136,46 +305,24 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
     QrStatus st = s->base && s->base_out && bt.match_of && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {
         for (int v = 0; v < s->b->n_values; v++) bt.match_of[v] = -1;
-        for (int i = 0; i < s->m.n; i++) bt.match_of[s->m.m[i].b_value] = i;
+        for (int i = 0; i < s->m.n; i++) bt.match_of[s->b_vis[i]] = i;
         bool *only = NULL;       /* without statistics only the matched values */
         if (!bt.stats.stats && !s->base_tap && (only = calloc((size_t)s->b->n_values + 1, sizeof *only)))
-            for (int i = 0; i < s->m.n; i++) only[s->m.m[i].b_value] = true;
+            for (int i = 0; i < s->m.n; i++) only[s->b_vis[i]] = true;
+        /* a quantized baseline: first with its quantizers off (what the pairs are proven on) */
+        if (s->base_quant && !s->base_quant_off) st = qr__se_run_base_off(s);
         QrRunOpts o = { .tap = qr__se_base_tap, .tap_user = &bt, .n_exec = &s->n_base_exec, .tap_only = only };
         /* single-model form: the baseline is the same graph with every quantizer disabled */
-        QrQuantTable qb = {0};
         QrOverrides ob = {0};
-        bool *off = NULL;
         if (s->base_quant_off) {
-            size_t nv = (size_t)s->b->n_values + 1;
-            st = qr_quant_table_build(s->b, &qb);
-            ob.alias = malloc(nv * sizeof(int));
-            ob.subst = calloc(nv, sizeof *ob.subst);
-            ob.clamp_lo = malloc(nv * sizeof(float));
-            ob.clamp_hi = malloc(nv * sizeof(float));
-            off = calloc((size_t)qb.n + 1, sizeof(bool));
-            if (st == QR_OK && (!ob.alias || !ob.subst || !ob.clamp_lo || !ob.clamp_hi || !off))
-                st = qr_errf(QR_ERR_NOMEM, "out of memory");
-            int stuck = 0;
-            for (int i = 0; st == QR_OK && i < qb.n; i++) stuck += !qb.q[i].can_disable;
-            if (st == QR_OK && stuck)
-                st = qr_errf(QR_ERR_UNSUPPORTED, "single-model form: %d quantizer%s of %s cannot be disabled (QOperator / "
-                             "integer-op nodes), so the model has no float baseline of its own; give the float model too",
-                             stuck, stuck == 1 ? "" : "s", s->b->path ? s->b->path : "the model");
-            if (st == QR_OK) {
-                /* integer weights / biases have no float counterpart here: they stay at their dequantized values */
-                for (int i = 0; i < qb.n; i++) off[i] = qb.q[i].form == QR_QF_DQ_INIT;
-                qr__se_imply_relu(s->b, &qb);
-                qr_quant_overrides(s->b, &qb, off, NULL, ob.alias, ob.subst, ob.clamp_lo, ob.clamp_hi);
-                o.alias = ob.alias;
-                o.subst = ob.subst;
-                o.clamp_lo = ob.clamp_lo;
-                o.clamp_hi = ob.clamp_hi;
-            }
+            st = qr__se_base_off_overrides(s, &ob);
+            o.alias = ob.alias;
+            o.subst = ob.subst;
+            o.clamp_lo = ob.clamp_lo;
+            o.clamp_hi = ob.clamp_hi;
         }
         if (st == QR_OK) st = qr_run(s->b, s->inputs, &o, outs);
         qr_session_overrides_free(&ob);
-        free(off);
-        if (s->base_quant_off) qr_quant_table_free(&qb);
         free(only);
         if (st == QR_OK && bt.stats.stats) qr_stats_inits(s->b, bt.stats.stats, bt.stats.seen);
     }
@@ -215,6 +362,9 @@ static void qr_session_close(QrSession *s) {
     qr_quant_table_free(&s->qt);
     free(s->vis);
     free(s->vis_quant);
+    free(s->b_vis);
+    qr__se_base_off_free(s);
+    qr_quant_table_free(&s->qb);
     memset(s, 0, sizeof *s);
 }
 
@@ -370,7 +520,8 @@ static QrStatus qr__se_equiv(const QrSession *s, QrEquivResult *r, QrSeCands *c)
         r->n_no_float_weight = QR_MAX(0, r->n_no_float_weight - r->n_weight_mismatch);
         qr_session_overrides(s, enabled, &ov);
         if (s->base) {
-            e.base_ref = s->base;    /* the baseline values are those of the session's baseline run */
+            /* the baseline values are those of the session's baseline run (a quantized one's with its quantizers off) */
+            e.base_ref = s->base_off ? s->base_off : s->base;
         } else {
             QrRunOpts ob = { .tap = qr__equiv_tap, .tap_user = &e };
             st = qr_run(b, s->inputs, &ob, bout);
@@ -389,7 +540,8 @@ static QrStatus qr__se_equiv(const QrSession *s, QrEquivResult *r, QrSeCands *c)
         r->worst_rel = 0;
         r->worst_match = -1;
         for (int i = 0; i < m->n; i++) {
-            if (!b->values[m->m[i].b_value].is_output || r->max_abs[i] != r->max_abs[i]) continue;
+            bool is_out = b->values[m->m[i].b_value].is_output || (s->b_vis && b->values[s->b_vis[i]].is_output);
+            if (!is_out || r->max_abs[i] != r->max_abs[i]) continue;
             double rel = r->max_abs[i] / QR_MAX(r->ref_absmax[i], 1e-12);
             if (r->worst_match < 0 || rel > r->worst_rel) { r->worst_rel = rel; r->worst_match = i; }
         }
@@ -446,10 +598,12 @@ static const char *qr_equiv_verdict(const QrGraph *b, const QrMatchResult *m, co
 /* ==== pair verification ========================================================== */
 
 /* Input index through which node n carries a value unchanged or affinely (Identity, Reshape,
- * Cast, Q/DQ, BatchNormalization, arithmetic with a constant), or -1. */
+ * Cast, Q/DQ, BatchNormalization, arithmetic with a constant), or clipped (Relu: a quantized
+ * baseline whose Relu ONNX Runtime removed into its quantizer, against an analysis model that
+ * keeps it), or -1. */
 static int qr__se_affine_in(const QrGraph *a, const QrNode *n) {
     static const char *const pass[] = { "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Cast", "Dropout",
-                                        "QuantizeLinear", "DequantizeLinear", "BatchNormalization", NULL };
+                                        "QuantizeLinear", "DequantizeLinear", "BatchNormalization", "Relu", NULL };
     if (n->n_in < 1 || n->n_out < 1 || n->out[0] < 0) return -1;
     if (qr__op_in(n->op_type, pass)) return 0;
     bool c0 = qr__m_const_in(a, n, 0), c1 = n->n_in > 1 && qr__m_const_in(a, n, 1);
@@ -523,6 +677,73 @@ static double qr__se_range(const QrTensor *x) {
     return r > 0 ? r : amax > 0 ? amax : 1.0;
 }
 
+/* The other direction (a quantized baseline that keeps what the analysis model folded, e.g. QAT's
+ * Conv -> Div -> BatchNormalization against the converted model's one Conv): for each pair, the
+ * baseline rows without a pair downstream of it along a single-consumer chain of value-preserving /
+ * affine nodes (8 steps) become candidates for the pair's analysis value. */
+static QrStatus qr__se_base_chain_cands(const QrSession *s, QrSeCands *c) {
+    const QrGraph *b = s->b;
+    int *row = malloc(((size_t)b->n_values + 1) * sizeof(int));
+    if (!row) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int v = 0; v < b->n_values; v++) row[v] = -1;
+    for (int i = 0; i < s->m.n; i++) row[s->m.m[i].b_value] = i;
+    QrStatus st = QR_OK;
+    for (int i = 0; st == QR_OK && i < s->m.n; i++) {
+        const QrMatch *m = &s->m.m[i];
+        if (m->a_node < 0 || m->a_value < 0 || !qr_dtype_is_float(s->tw.g.values[m->a_value].t.dtype)) continue;
+        int v = m->b_value;
+        for (int step = 0; st == QR_OK && step < 8; step++) {
+            int r = qr_graph_single_reader(b, v);
+            int k = r >= 0 ? qr__se_affine_in(b, &b->nodes[r]) : -1;
+            if (k < 0 || b->nodes[r].in[k] != v || b->values[v].is_output || b->nodes[r].out[0] < 0) break;
+            v = b->nodes[r].out[0];
+            int j = row[v];
+            const QrTensor *bv = j >= 0 ? (s->base_off ? &s->base_off[j] : &s->base[j]) : NULL;
+            if (j >= 0 && s->m.m[j].a_node < 0 && bv->data) st = qr__se_cand_add(c, j, m->a_value);
+        }
+    }
+    free(row);
+    return st;
+}
+
+/* Pair i is not equivalent: when a baseline row downstream of it without a pair (qr__se_base_chain_cands)
+ * reproduces i's analysis value, the pair moves there and row i (and the rows between) are noted as
+ * folded into the analysis node. */
+static bool qr__se_base_move(QrSession *s, const QrSeCands *c, int i, const double *range, double rel) {
+    QrMatchResult *mr = &s->m;
+    QrMatch *m = &mr->m[i];
+    int best = -1;
+    for (int k = 0; k < c->n; k++) {
+        int j = c->match[k];
+        if (j == i || c->value[k] != m->a_value || mr->m[j].a_node >= 0 || c->max_abs[k] != c->max_abs[k]) continue;
+        if (c->max_abs[k] / range[j] <= QR_EQUIV_TOL && (best < 0 || j < best)) best = j;
+    }
+    if (best < 0) return false;
+    QrMatch *t = &mr->m[best];
+    const char *an = s->a->nodes[m->a_node].name;
+    const char *note = qr_arena_printf(&mr->arena, "folded into '%s' (paired at '%s')", an, s->b->nodes[t->b_node].name);
+    for (int k = 0; k < c->n; k++) {
+        int j = c->match[k];
+        if (j != best && c->value[k] == m->a_value && mr->m[j].a_node < 0 && j > i && j < best) mr->m[j].note = note;
+    }
+    int b_node = t->b_node, b_value = t->b_value;
+    *t = *m;
+    t->b_node = b_node;                  /* b_twin stays the baseline node computing the op (its weights) */
+    t->b_value = b_value;
+    t->note = qr_arena_printf(&mr->arena, "moved from baseline '%s' (differs by %.3g of the range with every quantizer off): "
+                              "the analysis model folded what lies between", s->b->nodes[m->b_node].name, rel);
+    m->a_node = m->a_value = m->a_quant = m->a_op = -1;
+    m->a_is_int = false;
+    m->method = QR_MM_NONE;
+    m->note = note;
+    m->verify = QR_MV_NONE;
+    m->equiv_rel = NAN;
+    qr__se_set_vis(s, i);
+    qr__se_set_vis(s, best);
+    mr->n_repaired++;
+    return true;
+}
+
 /* Proves every pair: one run of the twin with every quantizer disabled, compared with the
  * baseline run. A pair whose value is not the baseline's within QR_EQUIV_TOL of its range
  * moves to the equivalent value nearby (qr__se_cands_of) when one exists (e.g. QAT's
@@ -541,9 +762,11 @@ static QrStatus qr__se_verify(QrSession *s) {
     for (int v = 0; st == QR_OK && v < s->tw.g.n_values; v++) c.head[v] = -1;
     for (int i = 0; st == QR_OK && i < mr->n; i++) {
         if (mr->m[i].a_value >= 0) used[mr->m[i].a_value] = true;
-        range[i] = s->base[i].data ? qr__se_range(&s->base[i]) : NAN;
-        if (s->base[i].data) st = qr__se_cands_of(s, i, &c);
+        const QrTensor *bv = s->base_off ? &s->base_off[i] : &s->base[i];   /* a quantized baseline: with its quantizers off */
+        range[i] = bv->data ? qr__se_range(bv) : NAN;
+        if (bv->data) st = qr__se_cands_of(s, i, &c);
     }
+    if (st == QR_OK) st = qr__se_base_chain_cands(s, &c);
     if (st == QR_OK) st = qr__se_equiv(s, &r, &c);
     if (st == QR_OK) {
         mr->n_verified = mr->n_unverified = mr->n_repaired = 0;
@@ -567,6 +790,7 @@ static QrStatus qr__se_verify(QrSession *s) {
                     if (is_int || vis == m->a_value || used[vis] || !(cr <= QR_EQUIV_TOL) || cr >= best_rel) continue;
                     best = k, best_vis = vis, best_q = q, best_rel = cr;
                 }
+                if (best < 0 && qr__se_base_move(s, &c, i, range, rel)) continue;   /* row i folded: a later row has the pair */
                 if (best >= 0) {
                     int old_node = m->a_node, old_value = m->a_value;
                     int v = c.value[best], p = a->values[v].producer;

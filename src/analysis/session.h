@@ -31,6 +31,13 @@ typedef struct QrSession {
     void *base_tap_user;
     bool base_quant_off;     /* single-model form: the baseline is a copy of the analysis model run with every one of
                               * its quantizers disabled (set by the caller before the baseline run) */
+    /* Quantized baseline (QAT vs quantized, int16 vs int8, QDQ vs its QOperator form; qr_session_baseline_form):
+     * the baseline runs twice — with every one of its quantizers disabled, for the pair verification (base_off),
+     * and as given, for the comparison (base, at the values its consumers see: b_vis). */
+    QrQuantTable qb;         /* quantizers of the baseline itself (none for a float baseline) */
+    bool base_quant;         /* the baseline has quantizers of its own (also true in the single-model form) */
+    int *b_vis;              /* per match: the baseline value its consumers see (after its own Q->DQ), else b_value */
+    QrTensor *base_off;      /* per match: the baseline value with its quantizers off (quantized pair form only), or NULL */
     QrStepHook progress;     /* set by the caller: long analyses (sensitivity, cumulative error, what-if,
                               * distributions) report their steps through it */
     struct QrSeRef *ref;     /* the all-on reference (qr_session_ref), NULL until built */
@@ -51,8 +58,19 @@ static void qr_session_close(QrSession *s);
  * minimum keeps its clip at 0, the Relu it implements). Call after open, before the baseline run. */
 static void qr_session_single_model(QrSession *s);
 
+/* The baseline form, as the report names it: "float vs quantized", "QAT vs quantized" (fake-quantized
+ * float weights vs integer-stored ones), "quantized vs quantized (int16 vs int8)" (or e.g. "int8 vs int8
+ * QOperator"), "single model: quantizers off vs on". Thread-local buffer. */
+static const char *qr_session_baseline_form(const QrSession *s);
+/* One sentence saying what the baseline of that form is and how pairs are proven (thread-local buffer). */
+static const char *qr_session_baseline_form_text(const QrSession *s);
+
 /* Runs the baseline once and keeps its matched values and outputs. The models
- * must have the same number of graph outputs (compared by position). */
+ * must have the same number of graph outputs (compared by position). A quantized
+ * baseline (s->base_quant outside the single-model form) runs twice: with its
+ * quantizers off (base_off, what the pairs are proven on) and as given (base, base_out:
+ * what every analysis compares with); one whose quantizers cannot be disabled
+ * (QOperator / integer-op) is refused. */
 static QrStatus qr_session_run_baseline(QrSession *s);
 
 /* Executor overrides for a mask over s->qt (enabled[i]; NULL = all enabled).

@@ -140,7 +140,8 @@ static const char *qr__usage_compare =
     "  (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_COUNT) or Kubernetes Indexed Jobs\n"
     "  (JOB_COMPLETION_INDEX, with the count from --shard auto/N or QR_SHARD_COUNT).\n";
 static const char *qr__usage_runall =
-    "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--samples N]] [-o report.zip]\n"
+    "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--samples N] [--sens-samples K]\n"
+    "                      [--shard K/N|auto]] [-o report.zip]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
@@ -173,7 +174,11 @@ static const char *qr__usage_runall =
     "  exit 1 when it cannot be written.\n"
     "  --data DIR [--samples N]: the analyses run on the worst sample (bad-case search by --metric), and\n"
     "  the per-layer comparison is also pooled over every sample: dataset/compare_per_layer_out, compare_outputs,\n"
-    "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data).\n";
+    "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data), and\n"
+    "  sensitivity with the cumulative error over the --sens-samples K worst (default 4; dataset/sensitive_ops.*,\n"
+    "  dataset/accumulated_error.csv, the p05-p95 band plot; see sensitivity --data). --shard K/N -o PART.qrpart:\n"
+    "  only shard K's comparison; 'qreport merge PARTS -o report.zip [--keep-dir DIR] [--fail-if-*]' writes the\n"
+    "  bundle one process writes (docs/DATASET.md).\n";
 static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ... | --data DIR [--samples N] [--sens-samples K]\n"
     "                           [--shard K/N|auto]] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
@@ -1354,6 +1359,117 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
 
+/* ==== runall --data --shard and the merge of runall parts =================================
+ * A shard runs the comparison over its samples and records runall's arguments (those that
+ * shape the bundle: not --shard, -o, --keep-dir, --quiet, --fail-if-*, --threads, --max-memory)
+ * in the part. qreport merge runs runall with them on the merged comparison: the worst sample
+ * comes from the merged per-sample table instead of a bad-case search (the same metrics, by
+ * the same accumulation), the data-set tables from the merged accumulators. */
+typedef struct QrCliMerged {
+    const QrDsCompare *dc;
+    const QrDsSet *ds;
+} QrCliMerged;
+static const QrCliMerged *qr__cli_merged;   /* set by qreport merge around its runall call */
+
+/* runall's arguments after "runall" minus the per-process ones, '\n'-joined into buf. */
+static void qr__cli_runall_args(int argc, char **argv, char *buf, size_t n) {
+    static const char *const with_value[] = { "--shard", "-o", "--output", "--keep-dir", "--fail-if-cosine-below",
+                                              "--fail-if-sqnr-below", "--threads", "--max-memory" };
+    size_t l = 0;
+    buf[0] = 0;
+    for (int i = 2; i < argc; i++) {
+        bool skip = !strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q");
+        for (int k = 0; !skip && k < QR_ARRAY_LEN(with_value); k++)
+            if (!strcmp(argv[i], with_value[k])) { skip = true; i++; }
+        if (skip) continue;
+        if (l < n) l += (size_t)snprintf(buf + l, n - l, "%s%s", l ? "\n" : "", argv[i]);
+    }
+}
+
+/* runall --data --shard K/N -o PART.qrpart: the comparison over shard K's samples. */
+static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTensor *in, int argc, char **argv) {
+    QrSession se = {0};
+    QrDsSet ds = {0};
+    QrDsCompare dc = {0};
+    bool open = false;
+    int shard = 0, n_shards = 1, lo = 0, hi = 0;
+    QrTensor *cur = calloc((size_t)b->n_inputs + 1, sizeof *cur);
+    QrStatus st = cur ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK && !o->data_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs --data DIR");
+    if (st == QR_OK && o->single) st = qr_errf(QR_ERR_INVALID, "--shard needs both models (BASE.onnx ANALYSIS.onnx)");
+    if (st == QR_OK) st = qr_ds_shard_parse(o->shard, &shard, &n_shards);
+    if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
+    if (st == QR_OK) { st = qr_session_open(&se, b, a, in); open = st == QR_OK; }
+    if (st == QR_OK) st = qr_ds_list(b, o->data_dir, o->samples ? o->samples : o->num_steps, &ds);
+    if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
+    if (st == QR_OK) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
+    QrProgress pr;
+    qr_progress_init(&pr, stderr, o->quiet);
+    QrStepHook hook = qr_progress_hook(&pr);
+    qr_progress_begin(&pr, "compare over the data set", 0);
+    for (int k = lo; st == QR_OK && k < hi; k++) {
+        qr_step(&hook, k - lo, hi - lo);
+        st = qr_ds_read(&ds, b, k, in, cur);
+        if (st == QR_OK) st = qr_ds_compare_sample(&dc, &se, o->mode, k, cur);
+        for (int i = 0; i < b->n_inputs; i++) qr_tensor_free_data(&cur[i]);
+    }
+    qr_progress_end(&pr, st);
+    se.inputs = in;
+    static char args[8192];
+    char kbuf[32], nbuf[32];
+    QrCliSensSpec sp;
+    qr__cli_sens_spec(o, kbuf, sizeof kbuf, &sp);
+    qr__cli_runall_args(argc, argv, args, sizeof args);
+    if (st == QR_OK) {
+        snprintf(nbuf, sizeof nbuf, "%d", ds.n);
+        const char *keys[16] = { "command", "mode", "samples", "args" },
+                   *vals[16] = { "runall", o->mode ? o->mode : "sim", nbuf, args };
+        int n = 4 + qr__cli_sens_spec_opts(&sp, keys + 4, vals + 4);
+        st = qr_dspart_write(o->out_dir, "runall", &dc, &ds, &se, keys, vals, n, shard, n_shards, NULL, 0);
+        if (st == QR_OK && !o->quiet)
+            printf("shard %d/%d: samples %d..%d of %d; wrote %s (qreport merge writes the runall bundle)\n", shard, n_shards,
+                   lo, hi - 1, ds.n, o->out_dir);
+    }
+    qr_ds_compare_free(&dc);
+    qr_ds_set_free(&ds);
+    free(cur);
+    if (open) qr_session_close(&se);
+    qr_graph_free(a);
+    free(a);
+    qr__cli_release(b, in);
+    return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
+}
+
+/* The bad case of a merged comparison: every sample's output metrics (as the search measures
+ * them) and the worst by metric, its inputs read again. */
+static QrStatus qr__cli_badcase_merged(const QrCliMerged *m, const QrGraph *b, QrMetricKind metric, QrBadcase *bc) {
+    memset(bc, 0, sizeof *bc);
+    const QrDsCompare *dc = m->dc;
+    const QrDsSet *ds = m->ds;
+    bc->dir = qr_arena_strdup(&bc->arena, ds->dir);
+    bc->folders = ds->folders;
+    bc->metric = metric;
+    bc->n_inputs = ds->n_inputs;
+    bc->input_names = qr_arena_array(&bc->arena, (size_t)ds->n_inputs + 1, sizeof(char *));
+    bc->samples = qr_arena_array(&bc->arena, (size_t)dc->n_samples + 1, sizeof *bc->samples);
+    bc->inputs = calloc((size_t)ds->n_inputs + 1, sizeof *bc->inputs);
+    int *order = malloc(((size_t)dc->n_samples + 1) * sizeof *order);
+    QrStatus st = bc->dir && bc->input_names && bc->samples && bc->inputs && order ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; st == QR_OK && i < ds->n_inputs; i++) bc->input_names[i] = qr_arena_strdup(&bc->arena, ds->input_names[i]);
+    for (int k = 0; st == QR_OK && k < dc->n_samples; k++)
+        bc->samples[k] = (QrBadcaseSample){ qr_arena_strdup(&bc->arena, dc->names[k]), dc->smp[k] };
+    bc->n = dc->n_samples;
+    bc->n_total = ds->n_found;
+    if (st == QR_OK) {
+        qr_ds_rank_samples(dc, metric, order);
+        bc->worst = order[0];
+        st = qr_ds_read(ds, b, bc->worst, NULL, bc->inputs);
+    }
+    free(order);
+    if (st != QR_OK) qr_badcase_free(bc);
+    return st;
+}
+
 /* argv is the whole command line (for the manifest). */
 static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts *out);   /* cli/deploy.c */
 static int qr_cli_runall(int argc, char **argv) {
@@ -1365,6 +1481,7 @@ static int qr_cli_runall(int argc, char **argv) {
     char **pargv = argv;
     int rc = qr_cli_deploy_runall_args(&pargc, &pargv, &dep);
     if (rc) return rc;
+    for (int i = 2; i < pargc; i++) if (!strcmp(pargv[i], "--shard")) qr__cli_data_first = true;   /* a session on sample 0 */
     rc = qr__cli_begin(pargc - 2, pargv + 2, qr__usage_runall, true, &o, &b, &in);
     if (rc >= 0) return rc;
     QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
@@ -1389,7 +1506,14 @@ static int qr_cli_runall(int argc, char **argv) {
     st = qr__cli_sens_knobs(&o, b, a, &knobs);
     if (st == QR_OK) st = qr__cli_names_check(o.plot_nodes, ",", b, a, "--plot-nodes");
     if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
-    if (o.data_dir) {
+    if (o.shard) return qr__cli_runall_shard(&o, b, a, in, pargc, pargv);
+    if (o.data_dir && qr__cli_merged) {      /* qreport merge: the worst sample of the merged table */
+        QrMetricKind mk = QR_METRIC_L1;
+        if (o.metric) qr_metric_parse(o.metric, &mk);
+        st = qr__cli_badcase_merged(qr__cli_merged, b, mk, &bc);
+        have_bc = st == QR_OK;
+        if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
+    } else if (o.data_dir) {
         QrMetricKind mk = QR_METRIC_L1;
         if (o.metric) qr_metric_parse(o.metric, &mk);
         QrProgress pr;
@@ -1426,6 +1550,8 @@ static int qr_cli_runall(int argc, char **argv) {
         ro.dataset = st == QR_OK ? &ds : NULL;
         ro.dataset_metric = QR_METRIC_L1;
         if (o.metric) qr_metric_parse(o.metric, &ro.dataset_metric);
+        ro.sens_samples = o.sens_samples;
+        if (qr__cli_merged) ro.dataset_merged = qr__cli_merged->dc;
     }
     ro.deploy = dep;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
@@ -1513,23 +1639,32 @@ static int qr_cli_badcase(int argc, char **argv) {
 static int qr_cli_compare_dump(int argc, char **argv);
 static int qr_cli_extract(int argc, char **argv);
 static int qr_cli_promote(int argc, char **argv);
+static int qr_cli_runall(int argc, char **argv);
 static const char *qr__usage_merge =
-    "usage: qreport merge PART.qrpart... -o DIR [--quiet]\n"
+    "usage: qreport merge PART.qrpart... -o DIR|report.zip [--keep-dir DIR] [--fail-if-cosine-below X]\n"
+    "                     [--fail-if-sqnr-below X] [--threads N] [--quiet]\n"
     "  Merges the parts written by 'compare --data DIR --shard K/N -o PART.qrpart' into the tables one\n"
     "  'compare --data' writes (byte-identical), or those of 'sensitivity --data ... --shard' into what one\n"
     "  'sensitivity --data' writes (byte-identical: the merge ranks the samples on the merged table and runs\n"
     "  sensitivity and the cumulative error on the K worst itself). The parts must come from the same models\n"
     "  (sha256), command, options and sample list, and cover shards 0..N-1 exactly once. The models and the\n"
-    "  data folder named in the parts must be readable and unchanged (sha256, sample names).\n";
+    "  data folder named in the parts must be readable and unchanged (sha256, sample names).\n"
+    "  Parts of 'runall --data ... --shard': runall runs with the parts' arguments on the merged comparison and\n"
+    "  writes report.zip (the worst sample from the merged table); --keep-dir, --fail-if-* as for runall.\n";
 
 static int qr_cli_merge(int argc, char **argv) {
-    const char *out = NULL, *paths[4096];
-    int np = 0;
+    const char *out = NULL, *paths[4096], *pass[16];
+    int np = 0, npass = 0;
     bool quiet = false;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(qr__usage_merge, stdout); return 0; }
         if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) quiet = true;
+        else if ((!strcmp(argv[i], "--keep-dir") || !strcmp(argv[i], "--fail-if-cosine-below") ||
+                  !strcmp(argv[i], "--fail-if-sqnr-below") || !strcmp(argv[i], "--threads")) && i + 1 < argc && npass < 14) {
+            pass[npass++] = argv[i];
+            pass[npass++] = argv[++i];
+        }
         else if (argv[i][0] == '-') { fprintf(stderr, "qreport: unknown option '%s'\n%s", argv[i], qr__usage_merge); return QR_EXIT_USAGE; }
         else if (np < QR_ARRAY_LEN(paths)) paths[np++] = argv[i];
     }
@@ -1574,7 +1709,34 @@ static int qr_cli_merge(int argc, char **argv) {
     for (int i = 0; st == QR_OK && i < np; i++) st = qr_dspart_load(&parts[i], &se, &dc, NULL, 0);
     QrMetricKind mk = QR_METRIC_L1;
     if (st == QR_OK && qr_dspart_opt(p0, "metric")) qr_metric_parse(qr_dspart_opt(p0, "metric"), &mk);
-    bool sens = st == QR_OK && !strcmp(p0->kind, "sensitivity");
+    bool sens = st == QR_OK && !strcmp(p0->kind, "sensitivity"), runall = st == QR_OK && !strcmp(p0->kind, "runall");
+    if (runall) {                            /* runall with the part's arguments on the merged comparison */
+        static char args[8192];
+        const char *av[512];
+        int ac = 0;
+        snprintf(args, sizeof args, "%s", qr_dspart_opt(p0, "args") ? qr_dspart_opt(p0, "args") : "");
+        av[ac++] = "qreport";
+        av[ac++] = "runall";
+        for (char *sv = NULL, *tok = strtok_r(args, "\n", &sv); tok && ac < 480; tok = strtok_r(NULL, "\n", &sv)) av[ac++] = tok;
+        av[ac++] = "-o";
+        av[ac++] = out;
+        for (int i = 0; i < npass; i++) av[ac++] = pass[i];
+        if (quiet) av[ac++] = "--quiet";
+        av[ac] = NULL;
+        QrCliMerged mg = { &dc, &ds };
+        qr__cli_merged = &mg;
+        int code = qr_cli_runall(ac, (char **)av);
+        qr__cli_merged = NULL;
+        qr_ds_compare_free(&dc);
+        if (open) qr_session_close(&se);
+        if (in && g[0]) for (int i = 0; i < g[0]->n_inputs; i++) qr_tensor_free_data(&in[i]);
+        free(in);
+        qr_ds_set_free(&ds);
+        for (int m = 0; m < 2; m++) if (g[m]) { qr_graph_free(g[m]); free(g[m]); }
+        for (int i = 0; i < nread; i++) qr_dspart_free(&parts[i]);
+        free(parts);
+        return code;
+    }
     QrCliSensSpec sp;
     if (sens) st = qr__cli_sens_spec_from_part(p0, &sp);
     if (st == QR_OK && sens) st = qr__cli_sens_over(&se, &ds, &dc, &sp, quiet, out);

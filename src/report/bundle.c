@@ -147,9 +147,8 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
     if (bd->have_cmp && bd->cmp.first_drop >= 0)
         qr_json_kv_str(&j, "first_drop", bd->se.b->nodes[bd->se.m.m[bd->cmp.rows[bd->cmp.first_drop].match].b_node].name);
     qr_json_obj_end(&j);
-    if (bd->o->single_model)
-        qr_json_kv_str(&j, "baseline_form", "single model: the baseline is the analysis model itself with every quantizer "
-                       "disabled (integer weights without a float counterpart stay at their dequantized values)");
+    qr_json_kv_str(&j, "baseline_form", qr_session_baseline_form(&bd->se));
+    qr_json_kv_str(&j, "baseline_form_text", qr_session_baseline_form_text(&bd->se));
     if (bd->have_cmp) { qr_json_key(&j, "model_output"); qr__bn_json_metrics(&j, &bd->cmp.out); }
     if (bd->have_eq) {
         qr_json_key(&j, "equivalence");
@@ -254,6 +253,7 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
     }
     qr_deploy_runall_json(&j, &bd->dep);
     qr_ds_runall_json(&j, &bd->dsr, &bd->se);
+    qr_sens_set_json(&j, &bd->dss);
     qr__bn_json_failed(&j, bd);
     qr_json_obj_end(&j);
     return qr__bn_write_json(bd, &j, QR_BF_SUMMARY);
@@ -423,9 +423,7 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
                    matched + fused == se->m.n ? QR_HTML_GOOD : QR_HTML_WARN,
                    fused ? qr_arena_printf(&bd->arena, "%d paired, %d fused into their successor", matched, fused)
                          : "baseline values paired with analysis values");
-    if (bd->o->single_model)
-        qr_html_para(&h, "Single-model form: the baseline is the analysis model itself with every quantizer disabled "
-                     "(integer weights without a float counterpart stay at their dequantized values).");
+    qr_html_metric(&h, "Baseline form", qr_session_baseline_form(se), QR_HTML_NONE, qr_session_baseline_form_text(se));
     qr_html_metric(&h, "Verified pairs", se->m.verified_run ? qr_arena_printf(&bd->arena, "%d / %d", se->m.n_verified,
                                                                              se->m.n_verified + se->m.n_unverified) : "not checked",
                    se->m.verified_run && !se->m.n_unverified ? QR_HTML_GOOD : QR_HTML_BAD,
@@ -588,6 +586,7 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
     }
     qr_deploy_runall_html(&h, &bd->dep);
     qr_ds_runall_html(&h, &bd->dsr, &bd->se, bd->dir);
+    if (bd->dsr.on) qr_sens_set_html(&h, &bd->dss, bd->dir);
     qr_html_section(&h, "check", "Model structure check");
     const char *chk = qr__bn_read_text(bd, QR_BF_CHECK);
     if (chk) qr_html_pre(&h, chk);

@@ -12,6 +12,7 @@
 typedef struct QrBundle {
     const QrRunallOpts *o;
     QrDsRunall dsr;              /* --data: the comparison over the whole set (analysis/dataset) */
+    QrSensSet dss;               /* --data: sensitivity and cumulative error over the worst samples (analysis/sens) */
     const QrTensor *inputs;
     QrSession se;
     QrArena arena;

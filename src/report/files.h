@@ -25,6 +25,8 @@
 #define QR_BF_DATASET        "dataset"                  /* folder (--data): analysis/dataset */
 #define QR_BF_DS_OUTPUTS     "compare_outputs"          /* .txt .csv in dataset/ */
 #define QR_BF_DS_SAMPLES     "samples"                  /* .txt .csv in dataset/ */
+#define QR_BF_DS_PLOT_SAMPLES "plots/dataset_samples.png"          /* --data: analysis/sens (qr_sens_set_runall) */
+#define QR_BF_DS_PLOT_ACCUM  "plots/dataset_accumulated_error.png" /* --data: the curves' mean and p05-p95 band */
 #define QR_BF_DUMP           "dump_compare"             /* .txt .csv  deploy/dump (--dump) */
 #define QR_BF_REPRO          "repro"                    /* folder: deploy/extract */
 #define QR_BF_PLOTS          "plots"                    /* folder: report/bundle */
@@ -75,6 +77,10 @@ static const QrBundleFile qr_bundle_files[] = {
     { QR_BF_DATASET "/" QR_BF_DS_SAMPLES ".txt", false, true },
     { QR_BF_DATASET "/" QR_BF_DS_SAMPLES ".csv", false, true },
     { QR_BF_DATASET "/" QR_BF_BADCASE, false, true },
+    { QR_BF_DATASET "/" QR_BF_SENS ".txt", false, true },
+    { QR_BF_DATASET "/" QR_BF_SENS ".csv", false, true },
+    { QR_BF_DATASET "/" QR_BF_SENS ".json", false, true },
+    { QR_BF_DATASET "/" QR_BF_ACCUM, false, true },
     { QR_BF_DEMOTION ".txt", false, true },
     { QR_BF_DEMOTION ".csv", false, true },
     { QR_BF_DEMOTION ".json", false, true },

@@ -756,7 +756,36 @@ static void qr__pl_panel_scale(const QrLinePanel *p, int n, QrPlRect r, QrPlScal
     }
     for (int k = 0; k < p->n_series; k++)
         for (int i = 0; p->series[k].y && i < n; i++) qr__pl_range_add(&rg, p->series[k].y[i], log);
+    for (int k = 0; p->band_lo && p->band_hi && k < p->n_series; k++)
+        for (int i = 0; p->band_lo[k] && p->band_hi[k] && i < n; i++) {
+            qr__pl_range_add(&rg, p->band_lo[k][i], log);
+            qr__pl_range_add(&rg, p->band_hi[k][i], log);
+        }
     qr__pl_scale(rg, log, 0.05, r.y1, r.y0, 40, s, t);
+}
+
+/* A band between lo and hi (n slots as qr__pl_series places them): per pixel column between two
+ * finite neighbours, the span between the interpolated edges; a lone finite slot gets a short
+ * bar. Non-finite or unmappable edges leave a gap. */
+static void qr__pl_band(QrCanvas *c, QrPlRect r, const QrPlScale *ys, const double *lo, const double *hi, int n, QrColor col) {
+    double slot = (double)(r.x1 - r.x0) / n;
+    QrColor fill = qr__pl_alpha(col, 56);
+    for (int i = 0; i < n; i++) {
+        double a0 = qr__pl_map(ys, lo[i]), b0 = qr__pl_map(ys, hi[i]), x0 = r.x0 + (i + 0.5) * slot;
+        if (!isfinite(a0) || !isfinite(b0)) continue;
+        double a1 = i + 1 < n ? qr__pl_map(ys, lo[i + 1]) : NAN, b1 = i + 1 < n ? qr__pl_map(ys, hi[i + 1]) : NAN;
+        bool next = isfinite(a1) && isfinite(b1);
+        bool prev = i > 0 && isfinite(qr__pl_map(ys, lo[i - 1])) && isfinite(qr__pl_map(ys, hi[i - 1]));
+        if (!next) {
+            if (!prev) qr_canvas_fill_rect(c, x0 - QR_MIN(4, slot / 3), QR_MIN(a0, b0), x0 + QR_MIN(4, slot / 3), QR_MAX(a0, b0) + 1, fill);
+            continue;
+        }
+        int p0 = qr__pl_ifloor(x0), p1 = qr__pl_ifloor(x0 + slot);
+        for (int px = p0; px < p1; px++) {
+            double t = (px + 0.5 - x0) / slot, ya = a0 + t * (a1 - a0), yb = b0 + t * (b1 - b0);
+            qr_canvas_fill_rect(c, px, QR_MIN(ya, yb), px + 1, QR_MAX(ya, yb) + 1, fill);
+        }
+    }
 }
 
 /* Draws one series: polylines through finite points, NaN = gap, +-inf (and <= 0 on
@@ -857,6 +886,8 @@ static QrStatus qr_plot_line(const QrLineChart *spec, QrCanvas *c) {
         qr__pl_spines(c, r);
         bool any = false;
         qr_canvas_clip(c, r.x0, r.y0, r.x1, r.y1);
+        for (int k = 0; pn->band_lo && pn->band_hi && k < pn->n_series && n > 0; k++)
+            if (pn->band_lo[k] && pn->band_hi[k]) qr__pl_band(c, r, &ys[p], pn->band_lo[k], pn->band_hi[k], n, qr__pl_palette[k % 8]);
         for (int k = 0; k < pn->n_series && n > 0; k++) {
             if (!pn->series[k].y) continue;
             qr__pl_series(c, r, &ys[p], pn->series[k].y, n, qr__pl_palette[k % 8], pn->series[k].dashed);

@@ -112,6 +112,9 @@ typedef struct QrLinePanel {
     int y_scale;               /* QR_SCALE_LINEAR / LOG / AUTO (log when all > 0 and spanning >= 3 decades) */
     bool y_fixed;              /* use [y_min, y_max] instead of the data range */
     double y_min, y_max;
+    /* Optional bands (data-set p05-p95): per series k, band_lo[k] / band_hi[k] (n_x values each, or
+     * NULL) shade the area between them in the series' colour, behind the lines; NaN = gap. */
+    const double *const *band_lo, *const *band_hi;
 } QrLinePanel;
 
 typedef struct QrLineChart {

@@ -239,8 +239,15 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         qr__ra_done(bd, "badcase", s2);
         if (o->dataset) {
             qr_progress_begin(&bd->prog, "data set", 0);
-            qr__ra_done(bd, "data set", qr_ds_runall(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->mode, inputs,
-                                                          bd->have_dist ? &bd->dist : NULL, bd->dir));
+            qr__ra_done(bd, "data set",
+                        o->dataset_merged
+                            ? qr_ds_runall_merged(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->dataset_merged, bd->dir)
+                            : qr_ds_runall(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->mode, inputs,
+                                           bd->have_dist ? &bd->dist : NULL, bd->dir));
+            qr_progress_begin(&bd->prog, "data-set sensitivity", 0);
+            qr__ra_done(bd, "data-set sensitivity",
+                        qr_sens_set_runall(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk,
+                                           &bd->acc_sets, o->metric_given ? o->sens.metric : QR_METRIC_COSINE, bd->dir));
         }
         qr_progress_begin(&bd->prog, "plots", 0);
         qr__ra_done(bd, "plots", qr_bundle_write_plots(bd));
@@ -283,6 +290,9 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         if (o->single_model)
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Single-model form: the baseline is %s with every "
                                   "quantizer disabled.\n", a->path ? a->path : "the analysis model");
+        else if (bd->se.base_quant)
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Baseline form: %s (the baseline keeps its own "
+                                  "quantizers; pairs proven with both models' quantizers off).\n", qr_session_baseline_form(&bd->se));
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr_bundle_verdict(bd, &lv));
         for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g", k + 1,
@@ -323,6 +333,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     if (bd->have_dist) qr_dist_free(&bd->dist);
     qr_deploy_runall_free(&bd->dep);
     qr_ds_runall_free(&bd->dsr);
+    qr_sens_set_free(&bd->dss);
     if (bd->se.b) qr_session_close(&bd->se);
     qr_arena_free(&bd->arena);
     free(bd);

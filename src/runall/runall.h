@@ -25,6 +25,8 @@ typedef struct QrRunallOpts {
     QrDeployRunallOpts deploy;   /* --dump ... (deploy/) */
     const QrDsSet *dataset;      /* --data: also the comparison pooled over the whole set (dataset/; analysis/dataset) */
     QrMetricKind dataset_metric; /* its sample ranking */
+    int sens_samples;            /* --sens-samples: sensitivity / cumulative error over that many worst samples (0: default) */
+    const struct QrDsCompare *dataset_merged;   /* qreport merge: the comparison over the set, merged from parts */
     int n_warnings;
     bool single_model;           /* b is a copy of a, run with every quantizer disabled (runall ANALYSIS.onnx) */
     /* knobs (README "Coming from hmct-debugger / QuantAnalysis"); zero = the default bundle */

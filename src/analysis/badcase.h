@@ -48,6 +48,7 @@ static void qr_badcase_free(QrBadcase *bc);
 static QrStatus qr_badcase_write(const QrBadcase *bc, const char *dir);
 
 /* ---- used by other modules (issue 19: private names used across modules became public) ---- */
+static QrStatus qr_badcase_sample_read(const char *path, QrTensor *t);
 static int qr_badcase_file_cmp(const void *pa, const void *pb);
 static bool qr_badcase_is_dir(const char *path);
 static QrStatus qr_badcase_list_npy(QrArena *a, const char *dir, const char ***out, int *n_out);

@@ -48,7 +48,7 @@ static QrStatus qr_ds_list(const QrGraph *b, const char *dir, int max_samples, Q
     const char **files = NULL;
     int nf = 0;
     if (st == QR_OK) st = qr_badcase_list_npy(ar, out->folder[0], &files, &nf);
-    if (st == QR_OK && nf == 0) st = qr_errf(QR_ERR_INVALID, "--data %s: no .npy samples in '%s'", dir, out->folder[0]);
+    if (st == QR_OK && nf == 0) st = qr_errf(QR_ERR_INVALID, "--data %s: no .npy or .pb samples in '%s'", dir, out->folder[0]);
     /* every input folder holds the same file names */
     for (int k = 1; st == QR_OK && k < ni; k++) {
         const char **fk = NULL;
@@ -76,7 +76,7 @@ static QrStatus qr_ds_read(const QrDsSet *ds, const QrGraph *b, int k, const QrT
     for (int i = 0; i < ds->n_inputs; i++) memset(&in[i], 0, sizeof in[i]);
     for (int i = 0; st == QR_OK && i < ds->n_inputs; i++) {
         snprintf(path, sizeof path, "%s/%s", ds->folder[i], ds->names[k]);
-        st = qr_npy_read(path, &in[i]);
+        st = qr_badcase_sample_read(path, &in[i]);
         if (st == QR_OK) st = qr_graph_check_input(b, i, &in[i]);
         if (st == QR_OK && ref && (in[i].dtype != ref[i].dtype || !qr_tensor_same_shape(&in[i], &ref[i]))) {
             char s1[128], s2[128];

@@ -88,7 +88,7 @@ static void qr_ds_out_metrics(const QrDsOut *o, QrMetrics *m);
 
 #endif
 
-/* ==== runall --data (report/bundle's hooks) =============================================
+/* ==== runall --data (runall/runall.c's hooks) =============================================
  * The comparison over the whole set next to runall's analyses of the worst sample: run once
  * after them (the session's inputs are restored and its baseline values dropped), written
  * into DIR/dataset/ (the tables above), summarized in summary.json ("dataset") and the HTML

@@ -533,7 +533,11 @@ static QrStatus qt_qb_tap(void *user, const QrGraph *g, int node, int value, con
     QtQbTap *q = user;
     QR_UNUSED(node);
     if (q->out->data || strcmp(g->values[value].name, q->name)) return QR_OK;
-    return qr_tensor_to_f32(t, q->out);
+    /* kept in its own dtype: an integer value is dequantized by the caller with its scale and zero point */
+    QR_TRY(qr_tensor_set_shape(q->out, t->dtype, t->rank, t->dims));
+    QR_TRY(qr_tensor_alloc_data(q->out));
+    memcpy(q->out->data, t->data, qr_tensor_nbytes(t));
+    return QR_OK;
 }
 
 /* Model g's value `name` on in as float64 values: ORT's golden when dir is given, else qreport's own

@@ -240,6 +240,15 @@ static void qr__cli_print_usage(FILE *f) {
             QR_VERSION);
 }
 
+/* A whole decimal integer in [lo, hi] -> *out; false when malformed or out of range. */
+static bool qr__cli_int(const char *s, long lo, long hi, int *out) {
+    char *end;
+    long n = strtol(s, &end, 10);
+    if (end == s || *end || n < lo || n > hi) return false;
+    *out = (int)n;
+    return true;
+}
+
 /* "512M", "2G", "1048576", "64k" -> bytes (binary units); false when malformed or <= 0. */
 static bool qr__cli_size(const char *s, int64_t *out) {
     char *end;
@@ -315,24 +324,18 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--sens-samples")) {
             const char *v;
             QR__CLI_NEXT(v);
-            char *end;
-            long n = strtol(v, &end, 10);
-            if (end == v || *end || n < 1 || n > 256) {
+            if (!qr__cli_int(v, 1, 256, &o->sens_samples)) {
                 fprintf(stderr, "qreport: --sens-samples must be a count from 1 to 256\n%s", usage);
                 return QR_EXIT_USAGE;
             }
-            o->sens_samples = (int)n;
         }
         else if (!strcmp(a, "--samples")) {
             const char *v;
             QR__CLI_NEXT(v);
-            char *end;
-            long n = strtol(v, &end, 10);
-            if (end == v || *end || n < 1 || n > 100000000) {
+            if (!qr__cli_int(v, 1, 100000000, &o->samples)) {
                 fprintf(stderr, "qreport: --samples must be a positive count\n%s", usage);
                 return QR_EXIT_USAGE;
             }
-            o->samples = (int)n;
         }
         else if (!strcmp(a, "--plot-nodes")) QR__CLI_NEXT(o->plot_nodes);
         else if (!strcmp(a, "--fail-if-cosine-below")) { const char *v; QR__CLI_NEXT(v); o->fail_cos = strtod(v, NULL); }
@@ -340,13 +343,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--threads")) {
             const char *v;
             QR__CLI_NEXT(v);
-            char *end;
-            long t = strtol(v, &end, 10);
-            if (end == v || *end || t < 1 || t > QR_POOL_MAX_THREADS) {
+            if (!qr__cli_int(v, 1, QR_POOL_MAX_THREADS, &o->threads)) {
                 fprintf(stderr, "qreport: --threads must be 1..%d\n%s", QR_POOL_MAX_THREADS, usage);
                 return QR_EXIT_USAGE;
             }
-            o->threads = (int)t;
         } else if (!strcmp(a, "--max-memory")) {
             const char *v;
             QR__CLI_NEXT(v);
@@ -357,13 +357,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         } else if (!strcmp(a, "--repeat")) {
             const char *v;
             QR__CLI_NEXT(v);
-            char *end;
-            long r = strtol(v, &end, 10);
-            if (end == v || *end || r < 1 || r > 100000) {
+            if (!qr__cli_int(v, 1, 100000, &o->repeat)) {
                 fprintf(stderr, "qreport: --repeat must be 1..100000\n%s", usage);
                 return QR_EXIT_USAGE;
             }
-            o->repeat = (int)r;
         }
         else if (!strcmp(a, "--demote-int16")) {
             if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
@@ -384,15 +381,12 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
             else if (!strcmp(a, "--save-values")) o->save_values = v;
             else if (!strcmp(a, "--from-values")) o->from_values = v;
             else if (!strcmp(a, "--channel-axis")) {
-                char *end;
-                long ax = strtol(v, &end, 10);
-                if (end == v || *end || ax < -QR_MAX_RANK || ax >= QR_MAX_RANK) {
+                if (!qr__cli_int(v, -QR_MAX_RANK, QR_MAX_RANK - 1, &o->channel_axis)) {
                     fprintf(stderr, "qreport: --channel-axis '%s': expected an axis %d..%d\n%s", v, -QR_MAX_RANK,
                             QR_MAX_RANK - 1, usage);
                     return QR_EXIT_USAGE;
                 }
                 o->have_channel_axis = true;
-                o->channel_axis = (int)ax;
             }
         }
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "qreport: unknown option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }

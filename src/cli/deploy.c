@@ -44,12 +44,10 @@ static int qr__cli_take(int *argc, char **argv, const char *which, QrDeployArgs 
                 return QR_EXIT_USAGE;
             }
         } else if (!strcmp(a, "--radius")) {
-            long r = strtol(v, &end, 10);
-            if (end == v || *end || r < 0 || r > 1000) {
+            if (!qr__cli_int(v, 0, 1000, &d->radius)) {
                 fprintf(stderr, "qreport: --radius must be 0..1000\n%s", usage);
                 return QR_EXIT_USAGE;
             }
-            d->radius = (int)r;
         }
     }
     argv[n] = NULL;

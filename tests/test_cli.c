@@ -68,6 +68,19 @@ static void test_cli_usage(void) {
     QT_CHECK(r.code == 0 && strstr(r.out, "usage: qreport run"));
     qt_cli(&r, "profile --help");
     QT_CHECK(r.code == 0 && strstr(r.out, "usage: qreport profile"));
+    /* qreport ops lists the op table: every operator, the count last (read whole: > r.out) */
+    qt_cli(&r, "ops");
+    char path[512], *all = malloc(1 << 16);
+    snprintf(path, sizeof path, "%s/cli.out", qt_tmpdir());
+    qt_slurp(path, all, 1 << 16);
+    int lines = 0;
+    for (const char *p = all; (p = strstr(p, " inputs ")); p++) lines++;
+    char want[64];
+    snprintf(want, sizeof want, "\n%d operators\n", qr_op_count());
+    QT_CHECKF(r.code == 0 && lines == qr_op_count() && strstr(all, want), "%d lines, %d ops", lines, qr_op_count());
+    QT_CHECKF(strstr(all, "com.microsoft  GatherBlockQuantized         inputs 3..4\n") &&
+              strstr(all, "QLinearAdd                   inputs 7..8 [2] [5]\n"), "%s", all);
+    free(all);
 }
 
 static void test_cli_run_fixture(void) {

@@ -332,6 +332,51 @@ static void test_hostile_bytes(void) {
     qr_aligned_free(buf);
 }
 
+/* Every operator's required inputs (the first min_in but those its opt_in lists) must be named:
+ * ops read them unchecked, so the loader refuses a node that omits one, naming node and input
+ * (fuzz_onnx_run found GatherBlockQuantized with its scales omitted reading NULL). An input the
+ * table lists as optional loads. */
+static void test_required_inputs(void) {
+    int refused = 0, optional = 0;
+    for (int i = 0; i < qr_op_count(); i++) {
+        const QrOpDef *d = qr_op_at(i);
+        if (!d->op_type || d->min_in > 16) continue;
+        for (int k = 0; k < d->min_in; k++) {
+            QtModel mb;
+            qt_mb_init(&mb, 21);
+            int64_t d1[1] = { 1 };
+            char ins[256] = "", op[96], name[16];
+            for (int j = 0; j < d->min_in; j++) {
+                snprintf(name, sizeof name, "x%d", j);
+                if (j != k) qt_mb_input(&mb, name, QR_DT_F32, 1, d1);
+                snprintf(ins + strlen(ins), sizeof ins - strlen(ins), "%s%s", j ? "," : "", j == k ? "" : name);
+            }
+            qt_mb_output(&mb, "y", QR_DT_F32, 1, d1);
+            snprintf(op, sizeof op, "%s%s%s", d->domain, d->domain[0] ? "." : "", d->op_type);
+            char outs[64] = "y";
+            for (int j = 1; j < d->min_out; j++) snprintf(outs + strlen(outs), sizeof outs - strlen(outs), ",y%d", j);
+            qt_mb_node(&mb, op, "n", ins, outs);
+            qr_err_clear();
+            QrStatus st = qt_load_built(&mb, "required.onnx", NULL);
+            qt_mb_free(&mb);
+            bool opt = d->opt_in >> k & 1u;
+            char want[64];
+            /* a lone omitted input cannot be spelled in the builder's list: 0 inputs, refused too */
+            if (d->min_in == 1) snprintf(want, sizeof want, "has 0 inputs");
+            else snprintf(want, sizeof want, "required input %d has no name", k);
+            if (opt) {
+                optional++;
+                QT_CHECKF(!strstr(qr_err_msg(), "required input"), "%s input %d is optional: %s", op, k, qr_err_msg());
+            } else {
+                refused += st == QR_ERR_INVALID && strstr(qr_err_msg(), want) && strstr(qr_err_msg(), "'n'");
+                QT_CHECKF(st == QR_ERR_INVALID && strstr(qr_err_msg(), want) && strstr(qr_err_msg(), "'n'"),
+                          "%s without input %d: %s", op, k, st == QR_OK ? "loaded" : qr_err_msg());
+            }
+        }
+    }
+    QT_CHECKF(refused > 200 && optional >= 10, "refused %d, optional %d", refused, optional);
+}
+
 static void qt_onnx_all(void) {
     QT_RUN(test_tensor_encodings);
     QT_RUN(test_tensor_count_mismatch);
@@ -340,4 +385,5 @@ static void qt_onnx_all(void) {
     QT_RUN(test_constant_and_attrs);
     QT_RUN(test_graph_errors);
     QT_RUN(test_hostile_bytes);
+    QT_RUN(test_required_inputs);
 }

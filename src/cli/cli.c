@@ -225,7 +225,8 @@ static void qr__cli_print_usage(FILE *f) {
             "  compare-dump   device dumps vs the int-mode simulation: the first divergent layer (dump_compare.*)\n"
             "  extract   a minimal repro of one layer (sub-models, cut inputs, expected outputs, repro.json)\n"
             "  promote   a repaired model: nodes promoted to int16 or float as the what-if predicts (+ exclusion lists)\n"
-            "  merge     merges the .qrpart files of a sharded compare / sensitivity --data run\n\n"
+            "  merge     merges the .qrpart files of a sharded compare / sensitivity --data run\n"
+            "  ops       the operators qreport runs (domain, op type, inputs; optional inputs in brackets)\n\n"
             "options of every command: --threads N (default: QR_THREADS or the online CPUs; results are\n"
             "identical for any N), --max-memory SIZE, --quiet.\n"
             "--max-memory SIZE (512M, 2G): refuse up front (exit 1, nothing run or written) when the command's\n"
@@ -1750,6 +1751,23 @@ static int qr_cli_merge(int argc, char **argv) {
     return code;
 }
 
+/* `qreport ops`: one line per operator the op table holds, as the loader checks nodes against it. */
+static int qr__cli_ops(void) {
+    int n = qr_op_count();
+    for (int i = 0; i < n; i++) {
+        const QrOpDef *d = qr_op_at(i);
+        if (!d->op_type) continue;
+        printf("%-14s %-28s inputs %d..", d->domain[0] ? d->domain : "ai.onnx", d->op_type, d->min_in);
+        if (d->max_in < 0) printf("n");
+        else printf("%d", d->max_in);
+        for (int k = 0; k < d->min_in && k < 32; k++)
+            if (d->opt_in >> k & 1u) printf(" [%d]", k);
+        printf("\n");
+    }
+    printf("%d operators\n", n);
+    return QR_EXIT_OK;
+}
+
 QR_TESTAPI int qr_cli_main(int argc, char **argv) {
     qr_cleanup_install();   /* before any thread: SIGINT/SIGTERM remove temporaries */
     qr_kern_init();
@@ -1776,6 +1794,7 @@ QR_TESTAPI int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "extract")) return qr_cli_extract(argc - 2, argv + 2);
     if (!strcmp(cmd, "promote")) return qr_cli_promote(argc - 2, argv + 2);
     if (!strcmp(cmd, "merge")) return qr_cli_merge(argc - 2, argv + 2);
+    if (!strcmp(cmd, "ops")) return qr__cli_ops();
     fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
     qr__cli_print_usage(stderr);
     return QR_EXIT_USAGE;

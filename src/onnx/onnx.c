@@ -391,11 +391,10 @@ static QrStatus qr__onnx_graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const
                 return qr_errf(QR_ERR_INVALID, "%s: node '%s' (%s) has %d inputs and %d outputs; expected %d..%d "
                                "inputs and %d..%d outputs", cx->path, n->name, n->op_type, n->n_in, n->n_out,
                                d->min_in, d->max_in, d->min_out, d->max_out);
-            /* Ops may read required inputs unchecked. In ai.onnx the first min_in inputs are
-             * required; com.microsoft's QLinear* ops have optional zero points among them. */
-            int required = n->domain[0] ? QR_MIN(d->min_in, 1) : d->min_in;
-            for (int k = 0; k < required; k++)
-                if (n->in[k] < 0)
+            /* Ops read required inputs unchecked: the first min_in inputs are required but for
+             * those the op lists as optional (com.microsoft's QLinear* zero points). */
+            for (int k = 0; k < d->min_in; k++)
+                if (n->in[k] < 0 && !(k < 32 && (d->opt_in >> k & 1u)))
                     return qr_errf(QR_ERR_INVALID, "%s: node '%s' (%s): required input %d has no name", cx->path,
                                    n->name, n->op_type, k);
             if (n->n_out > 0 && n->out[0] < 0)   /* output 0 is required in every operator */

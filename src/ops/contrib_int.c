@@ -220,7 +220,7 @@ static QrStatus qr__ci_softmax_exec(QrOpCtx *c) {
 /* ==== table ============================================================================ */
 
 static const QrOpDef qr_ops_contrib_int[] = {
-    { "com.microsoft", "MatMulIntegerToFloat", 4, 7, 1, 1, qr__ci_mmitf_shape, qr__ci_mmitf_exec, QR_OPF_WRITES_ALL },
-    { "com.microsoft", "DynamicQuantizeMatMul", 3, 5, 1, 1, qr__ci_dqmm_shape, qr__ci_dqmm_exec, QR_OPF_WRITES_ALL },
-    { "com.microsoft", "QLinearSoftmax", 4, 5, 1, 1, qr__ci_softmax_shape, qr__ci_softmax_exec, QR_OPF_WRITES_ALL },
+    { "com.microsoft", "MatMulIntegerToFloat", 4, 7, 1, 1, qr__ci_mmitf_shape, qr__ci_mmitf_exec, QR_OPF_WRITES_ALL, 0 },
+    { "com.microsoft", "DynamicQuantizeMatMul", 3, 5, 1, 1, qr__ci_dqmm_shape, qr__ci_dqmm_exec, QR_OPF_WRITES_ALL, 0 },
+    { "com.microsoft", "QLinearSoftmax", 4, 5, 1, 1, qr__ci_softmax_shape, qr__ci_softmax_exec, QR_OPF_WRITES_ALL, 1u << 2 },
 };

@@ -387,15 +387,19 @@ static QrStatus qr_op_wq_gbq_geom(const QrOpCtx *c, QrWqGbq *g) {
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "data has type %s (uint8, uint4 or int4)", qr_dtype_name(d->dtype));
     }
     if (g->gax == g->qax) return qr_op_fail(c, QR_ERR_INVALID, "gather_axis and quantize_axis must differ");
-    for (int i = 0; i < d->rank; i++) g->dims[i] = d->dims[i] * (i == d->rank - 1 ? g->per : 1);
+    for (int i = 0; i < d->rank; i++)
+        if (qr_mul_overflow_i64(d->dims[i], i == d->rank - 1 ? g->per : 1, &g->dims[i]))
+            return qr_op_fail(c, QR_ERR_SHAPE, "data dim %d (%lld) overflows", i, (long long)d->dims[i]);
     if (ix->dtype != QR_DT_S32 && ix->dtype != QR_DT_S64)
         return qr_op_fail(c, QR_ERR_INVALID, "indices has type %s (int32 or int64)", qr_dtype_name(ix->dtype));
     if (s->dtype != QR_DT_F32 && s->dtype != QR_DT_F16)
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "scales has type %s (float32 or float16)", qr_dtype_name(s->dtype));
     g->gM = g->gblock = g->qN = 1;
-    for (int i = 0; i < g->gax; i++) g->gM *= g->dims[i];
-    for (int i = g->gax + 1; i < d->rank; i++) g->gblock *= g->dims[i];
-    for (int i = g->qax + 1; i < d->rank; i++) g->qN *= g->dims[i];
+    bool ovf = false;   /* dims with a 0 elsewhere can still multiply past int64 */
+    for (int i = 0; i < g->gax; i++) ovf |= qr_mul_overflow_i64(g->gM, g->dims[i], &g->gM);
+    for (int i = g->gax + 1; i < d->rank; i++) ovf |= qr_mul_overflow_i64(g->gblock, g->dims[i], &g->gblock);
+    for (int i = g->qax + 1; i < d->rank; i++) ovf |= qr_mul_overflow_i64(g->qN, g->dims[i], &g->qN);
+    if (ovf) return qr_op_fail(c, QR_ERR_SHAPE, "data's shape overflows");
     g->gdim = g->dims[g->gax];
     g->qdim = g->dims[g->qax];
     g->nblk = (g->qdim + g->bs - 1) / g->bs;
@@ -478,7 +482,7 @@ static QrStatus qr__wq_gbq_exec(QrOpCtx *c) {
 /* ==== table ========================================================================== */
 
 static const QrOpDef qr_ops_contrib_wq[] = {
-    { "com.microsoft", "MatMulNBits", 3, 6, 1, 1, qr__wq_nbits_shape, qr__wq_nbits_exec, QR_OPF_WRITES_ALL },
-    { "com.microsoft", "MatMulBnb4", 3, 3, 1, 1, qr__wq_bnb4_shape, qr__wq_bnb4_exec, QR_OPF_WRITES_ALL },
-    { "com.microsoft", "GatherBlockQuantized", 3, 4, 1, 1, qr__wq_gbq_shape, qr__wq_gbq_exec, QR_OPF_WRITES_ALL },
+    { "com.microsoft", "MatMulNBits", 3, 6, 1, 1, qr__wq_nbits_shape, qr__wq_nbits_exec, QR_OPF_WRITES_ALL, 0 },
+    { "com.microsoft", "MatMulBnb4", 3, 3, 1, 1, qr__wq_bnb4_shape, qr__wq_bnb4_exec, QR_OPF_WRITES_ALL, 0 },
+    { "com.microsoft", "GatherBlockQuantized", 3, 4, 1, 1, qr__wq_gbq_shape, qr__wq_gbq_exec, QR_OPF_WRITES_ALL, 0 },
 };

@@ -1542,15 +1542,15 @@ done:
 /* ==== table ======================================================================== */
 
 static const QrOpDef qr_ops_nn[] = {
-    { "", "Conv", 2, 3, 1, 1, qr__nn_conv_shape, qr__nn_conv_exec, 0 },
-    { "", "ConvTranspose", 2, 3, 1, 1, qr__nn_convt_shape, qr__nn_convt_exec, 0 },
-    { "", "Gemm", 2, 3, 1, 1, qr__nn_gemm_shape, qr__nn_gemm_exec, 0 },
-    { "", "MatMul", 2, 2, 1, 1, qr__nn_matmul_shape, qr__nn_matmul_exec, 0 },
-    { "", "MaxPool", 1, 1, 1, 2, qr__nn_maxpool_shape, qr__nn_maxpool_exec, 0 },
-    { "", "AveragePool", 1, 1, 1, 1, qr__nn_avgpool_shape, qr__nn_avgpool_exec, 0 },
-    { "", "LpPool", 1, 1, 1, 1, qr__nn_lppool_shape, qr__nn_lppool_exec, 0 },
-    { "", "GlobalMaxPool", 1, 1, 1, 1, qr__nn_gpool_shape, qr__nn_gmaxpool_exec, 0 },
-    { "", "GlobalAveragePool", 1, 1, 1, 1, qr__nn_gpool_shape, qr__nn_gavgpool_exec, 0 },
-    { "", "GlobalLpPool", 1, 1, 1, 1, qr__nn_gpool_shape, qr__nn_glppool_exec, 0 },
-    { "", "Einsum", 1, -1, 1, 1, qr__nn_einsum_shape, qr__nn_einsum_exec, 0 },
+    { "", "Conv", 2, 3, 1, 1, qr__nn_conv_shape, qr__nn_conv_exec, 0, 0 },
+    { "", "ConvTranspose", 2, 3, 1, 1, qr__nn_convt_shape, qr__nn_convt_exec, 0, 0 },
+    { "", "Gemm", 2, 3, 1, 1, qr__nn_gemm_shape, qr__nn_gemm_exec, 0, 0 },
+    { "", "MatMul", 2, 2, 1, 1, qr__nn_matmul_shape, qr__nn_matmul_exec, 0, 0 },
+    { "", "MaxPool", 1, 1, 1, 2, qr__nn_maxpool_shape, qr__nn_maxpool_exec, 0, 0 },
+    { "", "AveragePool", 1, 1, 1, 1, qr__nn_avgpool_shape, qr__nn_avgpool_exec, 0, 0 },
+    { "", "LpPool", 1, 1, 1, 1, qr__nn_lppool_shape, qr__nn_lppool_exec, 0, 0 },
+    { "", "GlobalMaxPool", 1, 1, 1, 1, qr__nn_gpool_shape, qr__nn_gmaxpool_exec, 0, 0 },
+    { "", "GlobalAveragePool", 1, 1, 1, 1, qr__nn_gpool_shape, qr__nn_gavgpool_exec, 0, 0 },
+    { "", "GlobalLpPool", 1, 1, 1, 1, qr__nn_gpool_shape, qr__nn_glppool_exec, 0, 0 },
+    { "", "Einsum", 1, -1, 1, 1, qr__nn_einsum_shape, qr__nn_einsum_exec, 0, 0 },
 };

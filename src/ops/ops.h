@@ -35,9 +35,16 @@ typedef struct QrOpDef {
     QrOpFn shape;
     QrOpFn exec;
     unsigned flags;
+    /* Inputs below min_in that a node may still omit (bit i: input i), e.g. the zero points
+     * com.microsoft's QLinear* ops list among their first inputs. Every other input below
+     * min_in must be named; the loader refuses the node otherwise, so ops read them unchecked. */
+    unsigned opt_in;
 } QrOpDef;
 
 static const QrOpDef *qr_op_find(const char *domain, const char *op_type);
+/* Every operator, one at a time: qr_op_at(i) for 0 <= i < qr_op_count(). */
+static int qr_op_count(void);
+static const QrOpDef *qr_op_at(int i);
 
 /* ---- helpers for operator implementations ---------------------------------- */
 

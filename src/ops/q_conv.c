@@ -687,8 +687,9 @@ static QrStatus qr__qcv_convint_exec(QrOpCtx *c) {
 static const QrOpDef qr_ops_qconv[] = {
     /* QLinearConv's input 9 (optional): its weights packed by the lowering for this level's
      * channels-last convolution or 8-bit GEMM; checked, not trusted (packed again if it does not fit) */
-    { "", "QLinearConv", 8, 9, 1, 1, qr__qcv_qlconv_shape, qr__qcv_qlconv_exec, 0 },
-    { "", "ConvInteger", 2, 4, 1, 1, qr__qcv_convint_shape, qr__qcv_convint_exec, 0 },
-    { "com.microsoft", "QLinearConv", 8, 9, 1, 1, qr__qcv_qlconv_shape, qr__qcv_qlconv_exec, 0 },
-    { QR_QUANT_INT_DOMAIN, "QLinearConv", 8, 10, 1, 1, qr__qcv_qlconv_shape, qr__qcv_qlconv_exec, QR_OPF_WRITES_ALL },
+    { "", "QLinearConv", 8, 9, 1, 1, qr__qcv_qlconv_shape, qr__qcv_qlconv_exec, 0, 0 },
+    { "", "ConvInteger", 2, 4, 1, 1, qr__qcv_convint_shape, qr__qcv_convint_exec, 0, 0 },
+    { "com.microsoft", "QLinearConv", 8, 9, 1, 1, qr__qcv_qlconv_shape, qr__qcv_qlconv_exec, 0,
+      1u << 2 | 1u << 5 | 1u << 7 },
+    { QR_QUANT_INT_DOMAIN, "QLinearConv", 8, 10, 1, 1, qr__qcv_qlconv_shape, qr__qcv_qlconv_exec, QR_OPF_WRITES_ALL, 0 },
 };

@@ -520,9 +520,9 @@ static QrStatus qr__qmm_qgemm_exec(QrOpCtx *c) {
 /* ==== table ======================================================================= */
 
 static const QrOpDef qr_ops_qmatmul[] = {
-    { "", "QLinearMatMul", 8, 8, 1, 1, qr__qmm_qlmatmul_shape, qr__qmm_qlmatmul_exec, 0 },
-    { "", "MatMulInteger", 2, 4, 1, 1, qr__qmm_matmulint_shape, qr__qmm_matmulint_exec, 0 },
-    { "com.microsoft", "QGemm", 6, 9, 1, 1, qr__qmm_qgemm_shape, qr__qmm_qgemm_exec, 0 },
-    { QR_QUANT_INT_DOMAIN, "QLinearMatMul", 8, 8, 1, 1, qr__qmm_qlmatmul_shape, qr__qmm_qlmatmul_exec, 0 },
-    { QR_QUANT_INT_DOMAIN, "QGemm", 6, 9, 1, 1, qr__qmm_qgemm_shape, qr__qmm_qgemm_exec, 0 },
+    { "", "QLinearMatMul", 8, 8, 1, 1, qr__qmm_qlmatmul_shape, qr__qmm_qlmatmul_exec, 0, 0 },
+    { "", "MatMulInteger", 2, 4, 1, 1, qr__qmm_matmulint_shape, qr__qmm_matmulint_exec, 0, 0 },
+    { "com.microsoft", "QGemm", 6, 9, 1, 1, qr__qmm_qgemm_shape, qr__qmm_qgemm_exec, 0, 1u << 2 | 1u << 5 },
+    { QR_QUANT_INT_DOMAIN, "QLinearMatMul", 8, 8, 1, 1, qr__qmm_qlmatmul_shape, qr__qmm_qlmatmul_exec, 0, 0 },
+    { QR_QUANT_INT_DOMAIN, "QGemm", 6, 9, 1, 1, qr__qmm_qgemm_shape, qr__qmm_qgemm_exec, 0, 1u << 2 | 1u << 5 },
 };

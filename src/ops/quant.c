@@ -484,9 +484,9 @@ static QrStatus qr__qdq_dynquant_exec(QrOpCtx *c) {
 /* ==== table ======================================================================= */
 
 static const QrOpDef qr_ops_qdq[] = {
-    { "", "QuantizeLinear", 2, 3, 1, 1, qr__qdq_quantize_shape, qr__qdq_quantize_exec, 0 },
-    { "", "DequantizeLinear", 2, 3, 1, 1, qr__qdq_dequantize_shape, qr__qdq_dequantize_exec, 0 },
-    { "", "DynamicQuantizeLinear", 1, 1, 1, 3, qr__qdq_dynquant_shape, qr__qdq_dynquant_exec, 0 },
-    { "com.microsoft", "QuantizeLinear", 2, 3, 1, 1, qr__qdq_quantize_shape, qr__qdq_quantize_exec, 0 },
-    { "com.microsoft", "DequantizeLinear", 2, 3, 1, 1, qr__qdq_dequantize_shape, qr__qdq_dequantize_exec, 0 },
+    { "", "QuantizeLinear", 2, 3, 1, 1, qr__qdq_quantize_shape, qr__qdq_quantize_exec, 0, 0 },
+    { "", "DequantizeLinear", 2, 3, 1, 1, qr__qdq_dequantize_shape, qr__qdq_dequantize_exec, 0, 0 },
+    { "", "DynamicQuantizeLinear", 1, 1, 1, 3, qr__qdq_dynquant_shape, qr__qdq_dynquant_exec, 0, 0 },
+    { "com.microsoft", "QuantizeLinear", 2, 3, 1, 1, qr__qdq_quantize_shape, qr__qdq_quantize_exec, 0, 0 },
+    { "com.microsoft", "DequantizeLinear", 2, 3, 1, 1, qr__qdq_dequantize_shape, qr__qdq_dequantize_exec, 0, 0 },
 };

@@ -22,3 +22,18 @@ static const QrOpDef *qr_op_find(const char *domain, const char *op_type) {
         }
     return NULL;
 }
+
+/* The i-th operator of all tables (0 <= i < qr_op_count()), for listings and tests. */
+static int qr_op_count(void) {
+    int n = 0;
+    for (int t = 0; t < QR_ARRAY_LEN(qr__op_tables); t++) n += qr__op_tables[t].count;
+    return n;
+}
+
+static const QrOpDef *qr_op_at(int i) {
+    for (int t = 0; t < QR_ARRAY_LEN(qr__op_tables); t++) {
+        if (i < qr__op_tables[t].count) return &qr__op_tables[t].defs[i];
+        i -= qr__op_tables[t].count;
+    }
+    return NULL;
+}

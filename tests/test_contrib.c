@@ -534,24 +534,31 @@ static void qt_contrib_badblock(void) {
 }
 
 /* ---- the weight-only twin per variant (quant/twin_wq.c) on the single-node contrib models ----------
- * Which MatMulNBits / GatherBlockQuantized / MatMulBnb4 variants the twin rewrites into a float op
- * reading a blocked DequantizeLinear of the codes (one weight quantizer, codes uint2/uint4/uint8 for
- * bits 2/4/8) and which it keeps (with the reason in the note). For each rewritten node: the twin with
+ * Every MatMulNBits / GatherBlockQuantized / MatMulBnb4 variant of the fixtures (bits 2/4/8, block
+ * sizes 16..128, packed / float / absent zero points, g_idx, bias, accuracy_level 4 with int8
+ * activations, float16 A and scales, FP4 / NF4) is rewritten into a float op reading a blocked
+ * DequantizeLinear or a qreport.BlockDequant of the codes (one weight quantizer, codes
+ * uint2/uint4/uint8 for bits 2/4/8, uint4 for FP4/NF4). For each node: the twin with
  * its quantizer on equals the analysis model (bit for bit on x86-64; aarch64: within 4e-6 with a
  * bias, which the node's GEMM accumulates onto and the twin adds after) and the dequantized-weight product computed
  * here from the operator definition in double (within 1e-5 of the output range: float32 sums); off
  * without a float weight it is the dequantized weight again (bit for bit); off with a float weight W
  * (the 'matched baseline weight', here a deterministic tensor made in the test) it equals A @ W
- * (+ bias), resp. Gather(W, indices), computed here. */
+ * (+ bias), resp. Gather(W, indices), computed here (float16: within 2e-3, A and Y rounded to float16).
+ * int8 activations (accuracy_level 4): on is the node itself (bit for bit; the contrib case checks it
+ * against ORT), off without a float weight is the dequantized weight's float product (within 1e-5 of
+ * the reference from the definition). */
 static float qt_cb_wf(int64_t i) { return (float)(0.05 * sin(0.37 * (double)i + 1.3)); }
 
 static void qt_contrib_twin_wq(void) {
     static const struct { const char *name; bool twinned; } cases[] = {
         { "mmnb_b4_bs32_zp_bias_rank3", true }, { "mmnb_b4_bs16_k40_nozp_flat", true }, { "mmnb_b2_bs16_zp_acc4", true },
         { "mmnb_b2_bs32_nozp", true }, { "mmnb_b8_bs32_nozp_bias", true }, { "mmnb_b8_bs128_zp", true },
-        { "mmnb_b4_bs128_acc4_k200", false }, { "mmnb_b4_bs64_floatzp", false }, { "mmnb_b4_bs32_acc4", false },
-        { "mmnb_b8_bs64_acc4", false }, { "mmnb_b4_bs16_gidx", false }, { "mmnb_b4_bs32_gidx_floatzp", false },
-        { "mmnb_b4_bs32_fp16", false }, { "bnb4_nf4_bs64", false }, { "bnb4_fp4_bs16_odd_rank3", false },
+        { "mmnb_b4_bs128_acc4_k200", true }, { "mmnb_b4_bs64_floatzp", true }, { "mmnb_b4_bs32_acc4", true },
+        { "mmnb_b8_bs64_acc4", true }, { "mmnb_b4_bs16_gidx", true }, { "mmnb_b4_bs32_gidx_floatzp", true },
+        { "mmnb_b4_bs32_fp16", true }, { "bnb4_nf4_bs64", true }, { "bnb4_fp4_bs16_odd_rank3", true },
+        { "mmnb_b4_bs32_floatzp_acc4", true }, { "mmnb_b4_bs16_gidx_nozp", true }, { "mmnb_b4_bs16_acc4_m1_k48", true },
+        { "mmnb_b2_bs16_gidx_floatzp", true }, { "mmnb_b8_bs16_gidx", true },
         { "gbq_u8_b4_zp", true }, { "gbq_u8_b2_zp", true }, { "gbq_u8_b4_nozp_k40", true }, { "gbq_s4_gax1_qax0", true },
         { "gbq_u4_rank3_nozp", true },
     };
@@ -580,7 +587,11 @@ static void qt_contrib_twin_wq(void) {
         const QrNode *src = &g->nodes[0];   /* the weight-only node (after a Cast of the indices) */
         for (int i = 0; i < g->n_nodes; i++) if (!strcmp(g->nodes[i].domain, "com.microsoft")) src = &g->nodes[i];
         int64_t bits = qr_attr_int(src, "bits", 4);
-        QrDType want_dt = g->values[src->in[0]].t.dtype == QR_DT_U8 || !strncmp(nm, "mmnb", 4)
+        bool bnb4 = !strncmp(nm, "bnb4", 4), mmnb = !strncmp(nm, "mmnb", 4), fp16 = strstr(nm, "fp16") != NULL;
+        /* ORT's CPU kernel quantizes A to int8 (accuracy_level 4, 4/8-bit codes, no float zero points, no g_idx) */
+        bool int8_act = mmnb && qr_attr_int(src, "accuracy_level", 0) == 4 && bits != 2 && !qt_cb_init(g, src, 4) &&
+                        !(qt_cb_init(g, src, 3) && qt_cb_init(g, src, 3)->dtype != QR_DT_U8);
+        QrDType want_dt = bnb4 ? QR_DT_U4 : g->values[src->in[0]].t.dtype == QR_DT_U8 || mmnb
                               ? (bits == 2 ? QR_DT_U2 : bits == 4 ? QR_DT_U4 : QR_DT_U8) : g->values[src->in[0]].t.dtype;
         QT_CHECKF(q && q->form == QR_QF_DQ_INIT && q->kind == QR_QK_WEIGHT && q->can_disable && q->block_size ==
                   qr_attr_int(src, "block_size", 128) && q->dtype == want_dt, "%s: %d quantizers (form %d, dtype %s, "
@@ -614,11 +625,12 @@ static void qt_contrib_twin_wq(void) {
 #else
         const double on_tol = 4e-6;   /* NEON: the node's GEMM accumulates onto the bias, the twin adds it after */
 #endif
+        if (int8_act) r_nf = 0;   /* off: the float product of the dequantized weight, checked below */
         QT_CHECKF(r_on <= on_tol && r_nf == 0, "%s: twin on vs the node %.3g, off without a float weight vs on %.3g", nm,
                   r_on, r_nf);
         double *ref = calloc((size_t)yoff.numel + 1, sizeof *ref), *rdq = calloc((size_t)yoff.numel + 1, sizeof *rdq);
         if (!ref || !rdq) { free(ref); free(rdq); QT_CHECK(false); goto next; }
-        if (!strncmp(nm, "mmnb", 4)) {
+        if (mmnb || bnb4) {
             int64_t K = qr_attr_int(src, "K", 0), N = qr_attr_int(src, "N", 0), M = in.numel / K;
             const QrTensor *bias = qt_cb_init(g, src, 5);
             for (int64_t m = 0; m < M; m++)
@@ -627,7 +639,8 @@ static void qt_contrib_twin_wq(void) {
                     for (int64_t k = 0; k < K; k++) acc += qr_tensor_get_f64(&in, m * K + k) * ((float *)W.data)[k * N + n];
                     ref[m * N + n] = acc;
                 }
-            qt_cb_ref_nbits(g, &in, -1, rdq);
+            if (mmnb) qt_cb_ref_nbits(g, &in, -1, rdq);
+            else for (int64_t o = 0; o < yoff.numel; o++) rdq[o] = qr_tensor_get_f64(&ya, o);   /* checked against ORT */
         } else {   /* Gather(W, indices) along gather_axis; the dequantized weight: the node's own output */
             const QrTensor *ix = qt_cb_init(g, src, 1);
             if (!ix || !ix->data) ix = &in;   /* the indices are the graph input (or its Cast to int64) */
@@ -644,16 +657,23 @@ static void qt_contrib_twin_wq(void) {
             for (int64_t o = 0; o < yoff.numel; o++) rdq[o] = qr_tensor_get_f64(&ya, o);
         }
         double mx = 0, d_off = 0, mxq = 0, d_on = 0;
+        /* int8 activations: the node (on) is checked against ORT by the contrib case; off without a float
+         * weight is the dequantized weight's float product */
+        const QrTensor *ydq = int8_act ? &ynf : &yon;
         for (int64_t i = 0; i < yoff.numel; i++) {
             mx = fmax(mx, fabs(ref[i]));
             d_off = fmax(d_off, fabs(qr_tensor_get_f64(&yoff, i) - ref[i]));
             mxq = fmax(mxq, fabs(rdq[i]));
-            d_on = fmax(d_on, fabs(qr_tensor_get_f64(&yon, i) - rdq[i]));
+            d_on = fmax(d_on, fabs(qr_tensor_get_f64(ydq, i) - rdq[i]));
         }
         free(ref);
         free(rdq);
-        QT_CHECKF(d_off <= 1e-5 * mx && d_on <= 1e-5 * mxq, "%s: off with W vs A @ W %.3g (of %.3g), on vs the dequantized "
-                  "weight's product %.3g (of %.3g)", nm, d_off, mx, d_on, mxq);
+        const double tol = fp16 ? 2e-3 : 1e-5;   /* float16: A and Y rounded to float16 */
+        QT_CHECKF(d_off <= tol * mx && d_on <= tol * mxq, "%s: off with W vs A @ W %.3g (of %.3g), %s vs the dequantized "
+                  "weight's product %.3g (of %.3g)", nm, d_off, mx, int8_act ? "off without W" : "on", d_on, mxq);
+        if (qt_verbose)
+            printf("     %s: on vs analysis %.3g, off(W) vs A@W %.3g, %s vs dequantized product %.3g (rel)\n", nm, r_on,
+                   mx > 0 ? d_off / mx : d_off, int8_act ? "off" : "on", mxq > 0 ? d_on / mxq : d_on);
     next:
         free(alias);
         free(subst);

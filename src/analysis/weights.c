@@ -144,7 +144,7 @@ static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, float s1, int32
     d->n_requant_diff += n_diff;
 }
 
-/* A qreport.BlockDequant weight (quant/twin_wq.c): y[i] the node's own dequantized value
+/* A qreport.int.BlockDequant weight (quant/twin_wq.c): y[i] the node's own dequantized value
  * (qr_wq_bdq_value: the table, or ORT's one- or two-rounding formula) on scale ps[map[i]];
  * without a table the counts as for a DequantizeLinear (the zero point rounded to the grid);
  * the grid's range over every block. */
@@ -225,7 +225,7 @@ static QrStatus qr_weights_wdata(const QrSession *s, int qi, QrWtData *d) {
     }
     if (d->w && d->w->dtype == QR_DT_F32) memcpy(d->x, d->w->data, (size_t)n * sizeof(float));
     else if (d->w) for (int64_t i = 0; i < n; i++) d->x[i] = (float)qr_tensor_get_f64(d->w, i);
-    if (q->map_value >= 0) {   /* the weight as qreport.BlockDequant computes it, scale map[i] */
+    if (q->map_value >= 0) {   /* the weight as qreport.int.BlockDequant computes it, scale map[i] */
         qr__wt_wdata_map(d, g, q, ps, range);
         free(ps);
         free(pz);

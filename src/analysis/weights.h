@@ -97,7 +97,7 @@ typedef struct QrWtData {
     float *x, *y;
     int64_t n, n_sat, n_zero, n_nonfinite, n_requant_diff;
     double clip_lo, clip_hi;     /* widest real range of the quantization grid */
-    const int32_t *map;          /* scale index per element (qreport.BlockDequant weights), or NULL */
+    const int32_t *map;          /* scale index per element (qreport.int.BlockDequant weights), or NULL */
 } QrWtData;
 
 /* Channel abs-maxima of a weight (qr_weights_spread). */

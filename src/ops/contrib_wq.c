@@ -479,10 +479,10 @@ static QrStatus qr__wq_gbq_exec(QrOpCtx *c) {
     return QR_OK;
 }
 
-/* ==== qreport.BlockDequant (the analyses' float twin of a weight-only node's weight) ======= */
+/* ==== qreport.int.BlockDequant (the analyses' float twin of a weight-only node's weight) ======= */
 
 /* BlockDequant(codes, scales, [zero_points], map, [table]), block_size (the source node's, for
- * the reports): internal to qreport (quant/twin_wq.c writes it in domain "qreport" where a blocked
+ * the reports): internal to qreport (quant/twin_wq.c writes it in domain qreport.int, QR_QUANT_INT_DOMAIN, where a blocked
  * DequantizeLinear cannot reproduce the weight a weight-only node computes with): element i of
  * codes (uint2 / uint4 / uint8, any shape) uses scale s = scales[map[i]] (map int32, codes'
  * shape; scales float32, rank 1) and
@@ -542,5 +542,5 @@ static const QrOpDef qr_ops_contrib_wq[] = {
     { "com.microsoft", "MatMulNBits", 3, 6, 1, 1, qr__wq_nbits_shape, qr__wq_nbits_exec, QR_OPF_WRITES_ALL, 0 },
     { "com.microsoft", "MatMulBnb4", 3, 3, 1, 1, qr__wq_bnb4_shape, qr__wq_bnb4_exec, QR_OPF_WRITES_ALL, 0 },
     { "com.microsoft", "GatherBlockQuantized", 3, 4, 1, 1, qr__wq_gbq_shape, qr__wq_gbq_exec, QR_OPF_WRITES_ALL, 0 },
-    { "qreport", "BlockDequant", 4, 5, 1, 1, qr__wq_bdq_shape, qr__wq_bdq_exec, QR_OPF_WRITES_ALL, 1u << 2 },
+    { QR_QUANT_INT_DOMAIN, "BlockDequant", 4, 5, 1, 1, qr__wq_bdq_shape, qr__wq_bdq_exec, QR_OPF_WRITES_ALL, 1u << 2 },
 };

@@ -152,7 +152,7 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
             q->owner = qr__qt_consumer(g, q->out_value, &k);
             q->owner_input = k;
             q->can_disable = true;   /* with the matched float weight; otherwise a no-op (see overrides) */
-        } else if (qr__qt_is_op(n, "BlockDequant") && !strcmp(n->domain, "qreport") && n->n_in >= 4 && n->out[0] >= 0 &&
+        } else if (qr__qt_is_op(n, "BlockDequant") && !strcmp(n->domain, QR_QUANT_INT_DOMAIN) && n->n_in >= 4 && n->out[0] >= 0 &&
                    qr__qt_const(g, n->in[0]) && qr__qt_const(g, n->in[3])) {
             /* the weight of a weight-only node (quant/twin_wq.c), element i on scale map[i] */
             QR_TRY(qr__qt_push(t, &cap, &q));

@@ -14,7 +14,7 @@
  * block size:
  * - a blocked DequantizeLinear ((code - zp) * scale, block_size along K or quantize_axis) for
  *   integer or absent zero points without g_idx, and for GatherBlockQuantized;
- * - qreport.BlockDequant (ops/contrib_wq.c) where that cannot express it: g_idx (the block of row
+ * - qreport.int.BlockDequant (ops/contrib_wq.c) where that cannot express it: g_idx (the block of row
  *   k is g_idx[k]: a per-element scale index), float zero points (ORT's two roundings
  *   code * scale + (-(scale * zp))), MatMulBnb4's FP4/NF4 table codes (absmax per block of the
  *   flattened (N, K) weight). Scales (and zero points) are laid out [k_blocks][N] for MatMulNBits
@@ -62,7 +62,7 @@ static QrStatus qr__tw_new(QrTensor *t, QrDType dt, int rank, const int64_t *dim
     return qr_tensor_alloc_data(t);
 }
 
-/* qreport.BlockDequant of codes with per-element scale index map (constants of the twin; zp and
+/* qreport.int.BlockDequant of codes with per-element scale index map (constants of the twin; zp and
  * table optional); its output value in *out. on/off (optional): the value the quantizer switches
  * (when it is disabled, readers of `on` read `off`: quant/quant.c). */
 static QrStatus qr__tw_bdq(QrTwCtx *cx, const char *base, QrTensor *codes, QrTensor *sc, QrTensor *zp, QrTensor *map,
@@ -88,7 +88,7 @@ static QrStatus qr__tw_bdq(QrTwCtx *cx, const char *base, QrTensor *codes, QrTen
                      { .name = "select_on", .type = QR_ATTR_STRING, .s = on, .s_len = on ? strlen(on) : 0 },
                      { .name = "select_off", .type = QR_ATTR_STRING, .s = off, .s_len = off ? strlen(off) : 0 } };
     snprintf(nm, sizeof nm, "%s::dq", base);
-    return qr__tw_add(cx, nm, "BlockDequant", "qreport", has_table ? 5 : 4, in, 1, out, on ? 3 : 1, at);
+    return qr__tw_add(cx, nm, "BlockDequant", QR_QUANT_INT_DOMAIN, has_table ? 5 : 4, in, 1, out, on ? 3 : 1, at);
 }
 
 /* Cast of value v to dtype `to` into a new value named base+suffix (*out). */
@@ -134,7 +134,7 @@ static QrStatus qr__tw_float_mm(QrTwCtx *cx, const QrNode *n, int w, int bias_in
 
 /* MatMulNBits -> MatMul(A, W) (+ bias), W the weight the node dequantizes: a blocked
  * DequantizeLinear of the codes with integer zero points and no g_idx ((code - zp) * scale),
- * qreport.BlockDequant with g_idx (the block of row k is g_idx[k]) or float zero points (two
+ * qreport.int.BlockDequant with g_idx (the block of row k is g_idx[k]) or float zero points (two
  * roundings). With int8 activations (accuracy_level 4) the node itself stays and computes the
  * output while its quantizer is enabled; the float product of the dequantized (or matched) weight
  * replaces it when disabled. */
@@ -203,7 +203,7 @@ static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
     return qr__tw_float_mm(cx, n, w, bias ? n->in[QR__WQ_BIAS] : -1, yf);
 }
 
-/* MatMulBnb4 -> MatMul(A, W), W = qreport.BlockDequant of the codes (K, N) with the table and
+/* MatMulBnb4 -> MatMul(A, W), W = qreport.int.BlockDequant of the codes (K, N) with the table and
  * absmax: block i / block_size of W (N, K) flattened, W[n][k] = table[code] * absmax. */
 static QrStatus qr__tw_bnb4(QrTwCtx *cx, const QrNode *n) {
     const QrGraph *s = cx->s;

@@ -913,6 +913,63 @@ static void qt_contrib_wonly_variants(void) {
     }
 }
 
+/* A weight-only node whose weight is not a constant (here B, the codes, is a graph input) cannot be a
+ * toggle: the twin keeps it, the note names the node and says why, the table has no quantizer for it,
+ * and the twin still computes what the node computes. */
+static void qt_contrib_wonly_refused(void) {
+    QtModel mb;
+    qt_mb_init(&mb, 21);
+    int64_t ad[2] = { 2, 32 }, bd[3] = { 4, 2, 8 }, sd[2] = { 4, 2 }, yd[2] = { 2, 4 };
+    float sc[8], av[64];
+    uint8_t bv[64];
+    for (int i = 0; i < 8; i++) sc[i] = 0.01f * (float)(i + 1);
+    for (int i = 0; i < 64; i++) { av[i] = (float)sin(0.3 * i); bv[i] = (uint8_t)(i * 37 + 11); }
+    qt_mb_input(&mb, "A", QR_DT_F32, 2, ad);
+    qt_mb_input(&mb, "B", QR_DT_U8, 3, bd);
+    qt_mb_output(&mb, "Y", QR_DT_F32, 2, yd);
+    qt_mb_init_raw(&mb, "scales", QR_DT_F32, 2, sd, sc, sizeof sc);
+    Onnx__NodeProto *n = qt_mb_node(&mb, "com.microsoft.MatMulNBits", "nbits_dynamic_b", "A,B,scales", "Y");
+    static const char *const an[4] = { "K", "N", "bits", "block_size" };
+    static const int64_t av4[4] = { 32, 4, 4, 16 };
+    for (int i = 0; i < 4; i++) {
+        Onnx__AttributeProto *at = qt_mb_attr(&mb, n, an[i], QR_ATTR_INT);
+        at->has_i = 1;
+        at->i = av4[i];
+    }
+    QrGraph *g = NULL;
+    QrStatus st = qt_load_built(&mb, "wonly_dynamic_b.onnx", &g);
+    qt_mb_free(&mb);
+    QrTensor in[2] = { { 0 }, { 0 } }, ya = {0}, yt = {0};
+    if (st == QR_OK) st = qr_tensor_set_shape(&in[0], QR_DT_F32, 2, ad);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&in[0]);
+    if (st == QR_OK) st = qr_tensor_set_shape(&in[1], QR_DT_U8, 3, bd);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&in[1]);
+    if (st == QR_OK) { memcpy(in[0].data, av, sizeof av); memcpy(in[1].data, bv, sizeof bv); }
+    if (st == QR_OK) st = qr_graph_infer(g, in);
+    QrTwin tw;
+    QrQuantTable qt;
+    memset(&tw, 0, sizeof tw);
+    memset(&qt, 0, sizeof qt);
+    if (st == QR_OK) st = qr_quant_twin_build(g, in, &tw);
+    if (st == QR_OK) st = qr_quant_table_build(&tw.g, &qt);
+    if (st == QR_OK) st = qr_run(g, in, NULL, &ya);
+    if (st == QR_OK) st = qr_run(&tw.g, in, NULL, &yt);
+    QT_OK(st);
+    if (st == QR_OK) {
+        int64_t ex;
+        QT_CHECKF(tw.n_kept == 1 && tw.n_rewritten == 0 && strstr(tw.note, "'nbits_dynamic_b' (MatMulNBits)") &&
+                  strstr(tw.note, "non-constant") && qt.n == 0 && qt_cb_rel(&yt, &ya, &ex) == 0,
+                  "%d kept, %d rewritten, note '%s', %d quantizers", tw.n_kept, tw.n_rewritten, tw.note, qt.n);
+    }
+    qr_quant_table_free(&qt);
+    qr_quant_twin_free(&tw);
+    qr_tensor_free_data(&in[0]);
+    qr_tensor_free_data(&in[1]);
+    qr_tensor_free_data(&ya);
+    qr_tensor_free_data(&yt);
+    if (g) { qr_graph_free(g); free(g); }
+}
+
 static void qt_contrib_all(void) {
     QT_RUN(qt_contrib_bad_input);
     QT_RUN(qt_contrib_wonly_session);
@@ -920,6 +977,7 @@ static void qt_contrib_all(void) {
     QT_RUN(qt_contrib_badblock);
     QT_RUN(qt_contrib_twin_wq);
     QT_RUN(qt_contrib_wonly_variants);
+    QT_RUN(qt_contrib_wonly_refused);
     unsigned char *buf = NULL;
     size_t len = 0;
     if (qr_file_read(QT_CB_DIR "/index.tsv", 1 << 20, &buf, &len) != QR_OK) {

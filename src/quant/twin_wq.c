@@ -26,6 +26,14 @@
  * select_on / select_off, quant/quant.c). Kept as they are (the note says why): non-constant
  * weights, scales, zero points, g_idx or bias. */
 
+/* Input i of n is absent or a constant of the source (an initializer, or folded from constants
+ * only: a small graph input shape inference knows is not one). */
+static bool qr__tw_const_in(const QrGraph *s, const QrNode *n, int i) {
+    if (i >= n->n_in || n->in[i] < 0) return true;
+    const QrValue *v = &s->values[n->in[i]];
+    return v->t.data && (v->is_init || v->is_const);
+}
+
 static QrStatus qr__tw_ctx(const QrGraph *s, const QrNode *n, const QrTensor **ins, QrOpCtx *c) {
     if (n->n_in > 8) return QR_ERR_UNSUPPORTED;
     for (int i = 0; i < n->n_in; i++) ins[i] = n->in[i] >= 0 ? &s->values[n->in[i]].t : NULL;
@@ -148,8 +156,8 @@ static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
     const QrTensor *b = ins[QR__WQ_B], *sc = ins[QR__WQ_SCALES];
     const QrTensor *z = n->n_in > QR__WQ_ZP ? ins[QR__WQ_ZP] : NULL, *gi = n->n_in > QR__WQ_GIDX ? ins[QR__WQ_GIDX] : NULL;
     const QrTensor *bias = n->n_in > QR__WQ_BIAS ? ins[QR__WQ_BIAS] : NULL;
-    if (!b->data || !sc->data || (z && !z->data) || (gi && !gi->data) || (bias && !bias->data) || n->out[0] < 0)
-        return QR_ERR_UNSUPPORTED;
+    for (int i = QR__WQ_B; i <= QR__WQ_BIAS; i++) if (!qr__tw_const_in(s, n, i)) return QR_ERR_UNSUPPORTED;
+    if (n->out[0] < 0) return QR_ERR_UNSUPPORTED;
     if (gi)
         for (int64_t k = 0; k < g.K; k++)
             if (((const int32_t *)gi->data)[k] < 0 || ((const int32_t *)gi->data)[k] >= g.nb) return QR_ERR_UNSUPPORTED;
@@ -213,7 +221,7 @@ static QrStatus qr__tw_bnb4(QrTwCtx *cx, const QrNode *n) {
     QrWqBnb4 g;
     if (qr__wq_bnb4_geom(&c, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
     const QrTensor *b = ins[1], *am = ins[2];
-    if (!b->data || !am->data || n->out[0] < 0) return QR_ERR_UNSUPPORTED;
+    if (!qr__tw_const_in(s, n, 1) || !qr__tw_const_in(s, n, 2) || n->out[0] < 0) return QR_ERR_UNSUPPORTED;
     QrTensor codes = {0}, tsc = {0}, map = {0}, tab = {0}, none = {0};
     int64_t cdims[2] = { g.K, g.N }, n16 = 16;
     QrStatus st = qr__tw_new(&codes, QR_DT_U4, 2, cdims);
@@ -251,7 +259,8 @@ static QrStatus qr__tw_gbq(QrTwCtx *cx, const QrNode *n) {
     QrWqGbq g;
     if (qr_op_wq_gbq_geom(&c, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
     const QrTensor *d = ins[0], *sc = ins[2], *z = n->n_in > 3 ? ins[3] : NULL;
-    if (!d->data || !sc->data || (z && !z->data) || n->out[0] < 0) return QR_ERR_UNSUPPORTED;
+    if (!qr__tw_const_in(s, n, 0) || !qr__tw_const_in(s, n, 2) || !qr__tw_const_in(s, n, 3) || n->out[0] < 0)
+        return QR_ERR_UNSUPPORTED;
     bool u8 = d->dtype == QR_DT_U8;
     QrDType cd = !u8 ? d->dtype : g.bits == 8 ? QR_DT_U8 : g.bits == 4 ? QR_DT_U4 : QR_DT_U2;
     QrTensor codes = {0}, tsc = {0}, tzp = {0};

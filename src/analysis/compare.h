@@ -52,12 +52,17 @@ static QrStatus qr_compare_prepare(QrSession *s, const char *mode, double cos_th
                                    bool *extra_done, QrCompare *c, QrCmpPlan **out);
 static QrStatus qr_compare_step(QrCmpPlan *plan, int k);
 static QrStatus qr_compare_finish(QrCmpPlan *plan, QrStatus st);
-/* Data sets (analysis/dataset): qr_compare_mode, also handing out each matched value's
- * accumulators — acc[2·match] of the full run, acc[2·match + 1] of the shadow run, written
- * only for rows that get metrics (has_m / has_local) — and the full run's graph outputs
- * (outs: exec's n_outputs tensors, owned by the caller afterwards). */
-static QrStatus qr_compare_mode_acc(QrSession *s, const char *mode, double cos_threshold, QrMetricAcc *acc, QrTensor *outs,
-                                    QrCompare *c);
+/* Data sets: one plan for many inputs. qr_compare_ds_open prepares the comparison once (rows,
+ * taps, the integer lowering of int / both modes; `extra` as qr_compare_mode_ex, NULL for none);
+ * qr_compare_ds_run compares the session's current inputs (point it at each sample with
+ * qr_session_next_inputs): the baseline run, the full and shadow runs, c's rows refilled, acc and
+ * outs handed out (acc[2·match] of the full run, acc[2·match + 1] of the shadow run, written only
+ * for rows that get metrics; outs: the full run's n_outputs graph outputs, owned by the
+ * caller); qr_compare_ds_close frees the plan (c stays the caller's). Per sample only the model runs (and both mode's integer-vs-sim runs) happen. */
+static QrStatus qr_compare_ds_open(QrSession *s, const char *mode, QrTapFn extra, void *extra_user, QrCompare *c,
+                                   QrCmpPlan **out);
+static QrStatus qr_compare_ds_run(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs);
+static void qr_compare_ds_close(QrCmpPlan *p);
 /* compare_per_layer_out.txt/.csv into dir. */
 static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const char *dir);
 

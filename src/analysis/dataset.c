@@ -93,7 +93,21 @@ static QrStatus qr_ds_read(const QrDsSet *ds, const QrGraph *b, int k, const QrT
 
 /* ==== the comparison ================================================================= */
 
+static void qr_ds_compare_end(QrDsCompare *d) {
+    if (d->plan) qr_compare_ds_close(d->plan);
+    d->plan = NULL;
+    qr_compare_free(&d->cmp);
+    if (d->cur_outs && d->s) for (int j = 0; j < d->s->a->n_outputs; j++) qr_tensor_free_data(&d->cur_outs[j]);
+    free(d->cur_outs);
+    free(d->acc);
+    d->cur_outs = NULL;
+    d->acc = NULL;
+    if (d->s) { d->s->base_tap = NULL; d->s->base_tap_user = NULL; }
+    d->s = NULL;
+}
+
 static void qr_ds_compare_free(QrDsCompare *d) {
+    qr_ds_compare_end(d);
     for (int r = 0; d->rows && r < d->n_rows; r++) qr_dslist_free(&d->rows[r].list);
     for (int j = 0; d->outs && j < d->n_outs; j++) { qr_dslist_free(&d->outs[j].list); free(d->outs[j].flips); }
     free(d->rows);
@@ -133,15 +147,6 @@ static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, co
     }
     if (st != QR_OK) qr_ds_compare_free(d);
     return st;
-}
-
-/* The session's baseline values belong to the previous sample: dropped (recomputed on demand). */
-static void qr__ds_forget_baseline(QrSession *s) {
-    if (s->base) for (int i = 0; i < s->m.n; i++) qr_tensor_free_data(&s->base[i]);
-    if (s->base_out) for (int i = 0; i < s->b->n_outputs; i++) qr_tensor_free_data(&s->base_out[i]);
-    free(s->base);
-    free(s->base_out);
-    s->base = s->base_out = NULL;
 }
 
 /* Indices of the k largest values of v[n] (ties: the lower index first, as a stable sort of
@@ -187,14 +192,27 @@ static int64_t qr__ds_nonfinite(const QrTensor *t) {
 static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *mode, int k, const QrTensor *in) {
     if (k < 0 || k >= d->n_samples) return qr_errf(QR_ERR_INVALID, "sample index %d outside the set of %d", k, d->n_samples);
     if (d->done[k]) return qr_errf(QR_ERR_INVALID, "sample '%s' added twice", d->names[k]);
-    s->inputs = in;
-    qr__ds_forget_baseline(s);
+    if (d->s && d->s != s) return qr_errf(QR_ERR_INVALID, "one data-set pass, one session");
     int nout = s->b->n_outputs;
-    QrMetricAcc *acc = calloc(2 * (size_t)s->m.n + 1, sizeof *acc);
-    QrTensor *outs = calloc((size_t)nout + 1, sizeof *outs);
-    QrCompare c = {0};
-    QrStatus st = acc && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr_compare_mode_acc(s, mode, 0.0, acc, outs, &c);
+    qr_session_next_inputs(s, in);
+    QrStatus st = QR_OK;
+    if (!d->plan) {                          /* the first sample of the pass: prepare once */
+        d->s = s;
+        d->acc = calloc(2 * (size_t)s->m.n + 1, sizeof *d->acc);
+        d->cur_outs = calloc((size_t)s->a->n_outputs + 1, sizeof *d->cur_outs);
+        if (!d->acc || !d->cur_outs) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        if (s->m.verified_run) s->match_fixed = true;   /* verified already: every sample keeps that match */
+        s->base_tap = d->tap.fn;
+        s->base_tap_user = d->tap.ctx;
+        if (st == QR_OK) st = qr_compare_ds_open(s, mode, d->tap.fn, d->tap.ctx, &d->cmp, &d->plan);
+        if (st != QR_OK) { qr_ds_compare_end(d); return qr_err_wrap(st, "sample '%s'", d->names[k]); }
+    }
+    QrMetricAcc *acc = d->acc;
+    QrTensor *outs = d->cur_outs;
+    for (int j = 0; j < s->a->n_outputs; j++) qr_tensor_free_data(&outs[j]);
+    st = qr_compare_ds_run(d->plan, acc, outs);
+    if (st == QR_OK) s->match_fixed = true;  /* verified on this first sample: kept for the others */
+    const QrCompare c = d->cmp;
     if (st == QR_OK && c.n != d->n_rows) st = qr_errf(QR_ERR_INVALID, "comparison rows changed between samples (%d vs %d)", c.n, d->n_rows);
     for (int r = 0; st == QR_OK && r < c.n; r++) {
         QrDsRow *dr = &d->rows[r];
@@ -245,12 +263,23 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
         d->done[k] = 1;
         d->n_done++;
     }
-    qr_compare_free(&c);
-    for (int j = 0; outs && j < nout; j++) qr_tensor_free_data(&outs[j]);
-    free(outs);
-    free(acc);
-    qr__ds_forget_baseline(s);
+    for (int j = 0; j < s->a->n_outputs; j++) qr_tensor_free_data(&outs[j]);
     return st == QR_OK ? st : qr_err_wrap(st, "sample '%s'", d->names[k]);
+}
+
+static QrStatus qr_ds_pass(QrDsCompare *d, QrSession *s, const QrDsSet *ds, const char *mode, int lo, int hi,
+                           const QrTensor *ref, const QrStepHook *hook) {
+    QrTensor *cur = calloc((size_t)ds->n_inputs + 1, sizeof *cur);
+    QrStatus st = cur ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = lo; st == QR_OK && k < hi; k++) {
+        if (hook) qr_step(hook, k - lo, hi - lo);
+        st = qr_ds_read(ds, s->b, k, ref, cur);
+        if (st == QR_OK) st = qr_ds_compare_sample(d, s, mode, k, cur);
+        for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
+    }
+    qr_ds_compare_end(d);
+    free(cur);
+    return st;
 }
 
 static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
@@ -525,16 +554,9 @@ static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metr
     r->on = true;
     r->ds = ds;
     r->metric = metric;
-    QrTensor *cur = calloc((size_t)ds->n_inputs + 1, sizeof *cur);
-    QrStatus st = cur ? qr_ds_compare_init(&r->dc, s, ds->n, ds->names) : qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int k = 0; st == QR_OK && k < ds->n; k++) {
-        qr_step(&s->progress, k, ds->n);
-        st = qr_ds_read(ds, s->b, k, inputs, cur);
-        if (st == QR_OK) st = qr_ds_compare_sample(&r->dc, s, mode, k, cur);
-        for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
-    }
-    free(cur);
-    s->inputs = inputs;                      /* the worst sample's again (baseline values recomputed on demand) */
+    QrStatus st = qr_ds_compare_init(&r->dc, s, ds->n, ds->names);
+    if (st == QR_OK) st = qr_ds_pass(&r->dc, s, ds, mode, 0, ds->n, inputs, &s->progress);
+    qr_session_next_inputs(s, inputs);      /* the worst sample's again (baseline values recomputed on demand) */
     char sub[4200];
     snprintf(sub, sizeof sub, "%s/dataset", dir);
     if (st == QR_OK) st = qr_mkdir_p(sub);

@@ -48,6 +48,11 @@ typedef struct QrDsOut {     /* one graph output */
     int32_t *flips;          /* per sample: rows whose top-1 flips */
 } QrDsOut;
 
+/* Optional: called for every value of each sample's runs — the baseline's (g = the baseline
+ * graph) and the analysis model's full run (g = the analysis graph; sim and both modes) — so
+ * that other accumulators (distributions, profile) read the same runs. */
+typedef struct QrDsTap { QrTapFn fn; void *ctx; } QrDsTap;
+
 typedef struct QrDsCompare {
     int n_samples;           /* samples in the set (indices 0 .. n_samples-1) */
     const char *const *names;   /* [n_samples] (borrowed) */
@@ -59,14 +64,33 @@ typedef struct QrDsCompare {
     int64_t *smp_in_bad;     /* per sample: NaN/Inf elements in its inputs */
     uint8_t *done;           /* per sample: processed */
     int n_done;
+    /* the prepared comparison, reused by every sample (qr_ds_compare_sample .. qr_ds_compare_end) */
+    QrSession *s;
+    struct QrCmpPlan *plan;
+    QrCompare cmp;
+    QrMetricAcc *acc;        /* per match: the full and shadow run's of the current sample */
+    QrTensor *cur_outs;      /* the current sample's analysis outputs */
+    QrDsTap tap;
 } QrDsCompare;
 
 /* Sets up the rows of s (matched values, in compare's order) for n samples named names. */
 static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, const char *const *names);
 static void qr_ds_compare_free(QrDsCompare *d);
-/* Runs the comparison of sample k (inputs in: s->inputs is pointed at them; the session's
- * baseline values are recomputed) and adds it to d. */
+/* Runs the comparison of sample k (inputs in: the session is pointed at them with
+ * qr_session_next_inputs) and adds it to d. The first call prepares the comparison (the plan,
+ * the int lowering, the match verified once — or kept when s already verified it); every later
+ * call runs only the sample's model runs through it (mode must stay the same). d->tap, when set
+ * before the first call, hears every value of the runs. */
 static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *mode, int k, const QrTensor *in);
+/* Ends a pass: frees the prepared comparison and the per-sample buffers (the accumulators stay).
+ * s->inputs still points at the last sample's. Called by qr_ds_compare_free too. */
+static void qr_ds_compare_end(QrDsCompare *d);
+/* One pass over the samples [lo, hi) of ds: each read (checked against ref's dtypes and shapes),
+ * compared into d, its tensors freed before the next is read; then qr_ds_compare_end. With
+ * skip_bad, a sample that cannot be read is recorded in d (skipped) and the pass goes on.
+ * Progress steps through hook (optional). */
+static QrStatus qr_ds_pass(QrDsCompare *d, QrSession *s, const QrDsSet *ds, const char *mode, int lo, int hi,
+                           const QrTensor *ref, const QrStepHook *hook);
 /* a += b (same rows; every sample in at most one of them: a sample in both fails, named). */
 static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b);
 /* Samples ranked worst first by metric (NaN first), ties by index: order[n_done]. */

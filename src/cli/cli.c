@@ -958,14 +958,9 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     qr_progress_init(&pr, stderr, o->quiet);
     QrStepHook hook = qr_progress_hook(&pr);
     qr_progress_begin(&pr, "compare over the data set", 0);
-    for (int k = lo; st == QR_OK && k < hi; k++) {
-        qr_step(&hook, k - lo, hi - lo);
-        st = qr_ds_read(&ds, b, k, in, cur);
-        if (st == QR_OK) st = qr_ds_compare_sample(&dc, se, o->mode, k, cur);
-        for (int i = 0; i < b->n_inputs; i++) qr_tensor_free_data(&cur[i]);
-    }
+    if (st == QR_OK) st = qr_ds_pass(&dc, se, &ds, o->mode, lo, hi, in, &hook);
     qr_progress_end(&pr, st);
-    se->inputs = in;
+    qr_session_next_inputs(se, in);
     if (st == QR_OK && o->shard) {
         char nbuf[32];
         snprintf(nbuf, sizeof nbuf, "%d", ds.n);

@@ -479,10 +479,25 @@ static void test_dataset_runall(void) {
     qt_slurp(d1, buf, sizeof buf);
     QT_CHECKF(strstr(buf, "\"dataset\": {") && strstr(buf, "\"samples\": 6") && strstr(buf, "\"worst_sample\": \"10.npy\""),
               "%.2000s", buf);
+    /* the verdict states the number of samples and which one the per-layer analyses use */
+    QT_CHECKF(strstr(buf, "\"text\": \"Data set: 6 samples of 6 in ") && strstr(buf, "Worst sample '10.npy'"), "%.2000s", buf);
+    /* the analyses ran on the worst sample: the bundle's badcase.npy is dataset/badcase.npy */
+    snprintf(d0, sizeof d0, "%s/dsr/badcase.npy", T);
+    snprintf(d1, sizeof d1, "%s/dsr/dataset/badcase.npy", T);
+    QT_CHECK(qt_files_equal(d0, d1));
     snprintf(d1, sizeof d1, "%s/dsr/index.html", T);
     static char html[1 << 20];
     qt_slurp(d1, html, sizeof html);
     QT_CHECK(strstr(html, "id=\"dataset\"") && strstr(html, "top1_agree"));
+    /* --samples N: the pass, the ranking and the analyses see the first N samples only */
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s/data --samples 2 -o %s/dsr2.zip --keep-dir %s/dsr2", P, P, P, T, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    QT_CHECKF(strstr(r.out, "Data set: 2 samples of 6 in "), "%.600s", r.out);
+    snprintf(d1, sizeof d1, "%s/dsr2/dataset/samples.csv", T);
+    qt_slurp(d1, buf, sizeof buf);
+    int lines = 0;
+    for (const char *c = buf; *c; c++) lines += *c == '\n';
+    QT_CHECKF(lines == 3 && strstr(buf, ",0.npy,") && strstr(buf, ",1.npy,") && !strstr(buf, "10.npy"), "%s", buf);
 }
 
 /* A real Slurm job array: tests/slurm/run_array.sh (the single-node cluster of tests/slurm/)

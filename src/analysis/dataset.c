@@ -122,6 +122,7 @@ static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, co
     memset(d, 0, sizeof *d);
     d->n_samples = n;
     d->names = names;
+    d->rank_output = -1;
     d->rows = calloc((size_t)s->m.n + 1, sizeof *d->rows);
     d->n_outs = s->b->n_outputs;
     d->outs = calloc((size_t)d->n_outs + 1, sizeof *d->outs);
@@ -251,7 +252,7 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
             qr_metric_acc_finish(&a1, &m1);
             qr_dspool_add(&o->pool, &a1);
             qr_dslist_set(&o->list, k, &a1, &m1);
-            qr_metric_acc_add(&all, x->data, f.data, x->numel);
+            if (d->rank_output < 0 || d->rank_output == j) qr_metric_acc_add(&all, x->data, f.data, x->numel);
             if (o->cls && x->rank == 2 && x->dims[1] >= 2) qr__ds_topk_add(o, k, x, f.data);
         }
         qr_tensor_free_data(&f);
@@ -520,10 +521,12 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
     if (st == QR_OK) st = qr__ds_samples_table(d, order, false, &tt);
     if (st == QR_OK) st = qr__ds_samples_table(d, order, true, &tc);
     if (st == QR_OK)
-        st = qr__ds_write_pair(&tt, &tc, qr_arena_printf(&a, "Samples ranked worst first by %s at the model outputs (all "
-                                                             "outputs concatenated); the first is written as %s.\n\n",
-                                                         qr_metric_name(metric), s->b->n_inputs == 1 ? "badcase.npy"
-                                                                                                     : "badcase_<input>.npy"),
+        st = qr__ds_write_pair(&tt, &tc, qr_arena_printf(&a, "Samples ranked worst first by %s at %s; the first is written as "
+                                                             "%s.\n\n", qr_metric_name(metric),
+                                                         d->rank_output < 0 ? "the model outputs (all outputs concatenated)"
+                                                         : qr_arena_printf(&a, "model output '%s' (--rank-output)",
+                                                                           s->b->values[s->b->outputs[d->rank_output]].name),
+                                                         s->b->n_inputs == 1 ? "badcase.npy" : "badcase_<input>.npy"),
                                NULL, dir, "samples");
     qr_table_free(&tt);
     qr_table_free(&tc);
@@ -548,25 +551,43 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
 
 /* ==== runall --data ================================================================== */
 
-static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s, const char *mode,
-                             const QrTensor *inputs, const char *dir) {
+static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, QrSession *s,
+                                  const char *mode, const QrTensor *ref) {
     memset(r, 0, sizeof *r);
     r->on = true;
     r->ds = ds;
     r->metric = metric;
+    r->worst = -1;
     QrStatus st = qr_ds_compare_init(&r->dc, s, ds->n, ds->names);
-    if (st == QR_OK) st = qr_ds_pass(&r->dc, s, ds, mode, 0, ds->n, inputs, &s->progress);
-    qr_session_next_inputs(s, inputs);      /* the worst sample's again (baseline values recomputed on demand) */
+    r->dc.rank_output = rank_output;
+    if (st == QR_OK) st = qr_ds_pass(&r->dc, s, ds, mode, 0, ds->n, ref, &s->progress);
+    int *order = st == QR_OK ? calloc((size_t)ds->n + 1, sizeof *order) : NULL;
+    r->worst_in = st == QR_OK ? calloc((size_t)ds->n_inputs + 1, sizeof *r->worst_in) : NULL;
+    if (st == QR_OK && (!order || !r->worst_in)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        qr_ds_rank_samples(&r->dc, metric, order);
+        r->worst = order[0];
+        st = qr_ds_read(ds, s->b, r->worst, ref, r->worst_in);
+    }
+    free(order);
+    if (st == QR_OK) qr_session_next_inputs(s, r->worst_in);
+    else qr_session_next_inputs(s, ref);
+    return st;
+}
+
+static QrStatus qr_ds_runall_write(QrDsRunall *r, const QrSession *s, const char *dir) {
     char sub[4200];
     snprintf(sub, sizeof sub, "%s/dataset", dir);
-    if (st == QR_OK) st = qr_mkdir_p(sub);
-    if (st == QR_OK) st = qr_ds_compare_write(&r->dc, s, ds, metric, sub);
+    QrStatus st = qr_mkdir_p(sub);
+    if (st == QR_OK) st = qr_ds_compare_write(&r->dc, s, r->ds, r->metric, sub);
     r->ok = st == QR_OK;
     return st;
 }
 
 static void qr_ds_runall_free(QrDsRunall *r) {
     qr_ds_compare_free(&r->dc);
+    for (int i = 0; r->worst_in && r->ds && i < r->ds->n_inputs; i++) qr_tensor_free_data(&r->worst_in[i]);
+    free(r->worst_in);
     memset(r, 0, sizeof *r);
 }
 

@@ -60,7 +60,8 @@ typedef struct QrDsCompare {
     QrDsRow *rows;
     int n_outs;
     QrDsOut *outs;
-    QrMetrics *smp;          /* per sample: model outputs concatenated */
+    QrMetrics *smp;          /* per sample: model outputs concatenated (or output rank_output alone) */
+    int rank_output;         /* -1 (qr_ds_compare_init), or the graph output the samples are ranked by (--rank-output) */
     int64_t *smp_in_bad;     /* per sample: NaN/Inf elements in its inputs */
     uint8_t *done;           /* per sample: processed */
     int n_done;
@@ -107,18 +108,24 @@ static void qr_ds_out_metrics(const QrDsOut *o, QrMetrics *m);
 #endif
 
 /* ==== runall --data (report/bundle's hooks) =============================================
- * The comparison over the whole set next to runall's analyses of the worst sample: run once
- * after them (the session's inputs are restored and its baseline values dropped), written
- * into DIR/dataset/ (the tables above), summarized in summary.json ("dataset") and the HTML
- * (a data-set section). */
+ * One pass over the set before runall's analyses (the bad-case search of earlier versions is
+ * this pass): every sample compared through one prepared comparison, the samples ranked, and
+ * the worst one read for the analyses that need one concrete input. Its tables go into
+ * DIR/dataset/, summarized in summary.json ("dataset") and the HTML (a data-set section). */
 typedef struct QrDsRunall {
     bool on, ok;
     QrDsCompare dc;
     QrMetricKind metric;
     const QrDsSet *ds;
+    int worst;               /* the worst sample's index (by metric at the model outputs) */
+    QrTensor *worst_in;      /* its tensors, one per graph input: the analyses' inputs */
 } QrDsRunall;
-static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s, const char *mode,
-                             const QrTensor *inputs, const char *dir);
+/* The pass (ref: the first sample's tensors the graphs were inferred on; progress through
+ * s->progress; rank_output: -1, or the one graph output the samples are ranked by), then the worst sample read into r->worst_in and the session pointed at it. */
+static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, QrSession *s,
+                                  const char *mode, const QrTensor *ref);
+/* The dataset/ tables into dir/dataset (r->ok records the outcome for the json / HTML). */
+static QrStatus qr_ds_runall_write(QrDsRunall *r, const QrSession *s, const char *dir);
 static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s);
 static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s, const char *dir);
 static void qr_ds_runall_free(QrDsRunall *r);

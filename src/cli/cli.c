@@ -167,9 +167,11 @@ static const char *qr__usage_runall =
     "  --emit-model DIR (new or empty) writes the what-if's recommended promotion applied, as promote does:\n"
     "  DIR/analysis_promoted.onnx, promotion.json, nodes_to_exclude.json, modelopt_exclude.json, exclude_nodes.txt;\n"
     "  exit 1 when it cannot be written.\n"
-    "  --data DIR [--samples N]: the analyses run on the worst sample (bad-case search by --metric), and\n"
-    "  the per-layer comparison is also pooled over every sample: dataset/compare_per_layer_out, compare_outputs,\n"
-    "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data).\n";
+    "  --data DIR [--samples N]: one pass over the samples (each runs both models and the shadow run once, through\n"
+    "  one prepared comparison) pools the per-layer comparison: dataset/compare_per_layer_out, compare_outputs,\n"
+    "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data); the other\n"
+    "  analyses run on the worst sample of that pass by --metric (--rank-output: at that output), and the verdict\n"
+    "  states the number of samples.\n";
 static const char *qr__usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10]\n"
@@ -1171,6 +1173,7 @@ static int qr_cli_runall(int argc, char **argv) {
     char **pargv = argv;
     int rc = qr_cli_deploy_runall_args(&pargc, &pargv, &dep);
     if (rc) return rc;
+    qr__cli_data_first = true;               /* --data: the graphs are inferred on its first sample */
     rc = qr__cli_begin(pargc - 2, pargv + 2, qr__usage_runall, true, &o, &b, &in);
     if (rc >= 0) return rc;
     QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
@@ -1184,8 +1187,6 @@ static int qr_cli_runall(int argc, char **argv) {
         const char *eq = strchr(o.inputs[i], '=');
         paths[i] = eq ? eq + 1 : o.inputs[i];
     }
-    QrBadcase bc = {0};
-    bool have_bc = false;
     if (o.data_dir && o.n_inputs) {
         qr_graph_free(a); free(a); qr__cli_release(b, in);
         fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__usage_runall);
@@ -1195,23 +1196,6 @@ static int qr_cli_runall(int argc, char **argv) {
     st = qr__cli_sens_knobs(&o, b, a, &knobs);
     if (st == QR_OK) st = qr__cli_names_check(o.plot_nodes, ",", b, a, "--plot-nodes");
     if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
-    if (o.data_dir) {
-        QrMetricKind mk = QR_METRIC_L1;
-        if (o.metric) qr_metric_parse(o.metric, &mk);
-        QrProgress pr;
-        qr_progress_init(&pr, stderr, o.quiet);
-        qr_progress_begin(&pr, "bad-case search", 0);
-        QrStepHook hook = qr_progress_hook(&pr);
-        int only = -1;
-        qr_select_output(b, o.rank_output, &only);
-        st = qr_badcase_search_at(b, a, o.data_dir, o.num_steps, mk, only, &hook, &bc);
-        qr_progress_end(&pr, st);
-        have_bc = st == QR_OK;
-        if (st == QR_OK && !o.quiet)
-            printf("bad-case search: %d of %d samples, worst %s (%s %.6g)\n", bc.n, bc.n_total, bc.samples[bc.worst].file,
-                   qr_metric_name(mk), qr_metric_get(&bc.samples[bc.worst].m, mk));
-        if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
-    }
     const char *pn[64];
     int n_pn = 0;
     char pnbuf[4096];
@@ -1222,12 +1206,12 @@ static int qr_cli_runall(int argc, char **argv) {
     QrRunallOpts ro = { .out_zip = o.out_dir ? o.out_dir : "qreport_report.zip", .keep_dir = o.keep_dir, .cmdline = cmdline,
                         .input_paths = paths, .n_input_paths = o.n_inputs, .random_input = o.n_inputs == 0,
                         .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode,
-                        .badcase = have_bc ? &bc : NULL, .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
-    if (have_bc) ro.random_input = false;
+                        .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
     ro.sens = knobs;
     ro.single_model = o.single;
     QrDsSet ds = {0};
-    if (have_bc && st == QR_OK) {            /* the comparison pooled over the set too (dataset/) */
+    if (o.data_dir && st == QR_OK) {         /* one pass over the set; the analyses on its worst sample */
+        ro.random_input = false;
         st = qr_ds_list(b, o.data_dir, o.samples ? o.samples : o.num_steps, &ds);
         ro.dataset = st == QR_OK ? &ds : NULL;
         ro.dataset_metric = QR_METRIC_L1;
@@ -1247,7 +1231,7 @@ static int qr_cli_runall(int argc, char **argv) {
     if (!qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", ro.topk, 12, &ro.n_topk))
         st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
     QrRunallResult res;
-    if (st == QR_OK) st = qr_bundle_runall(b, a, have_bc ? bc.inputs : in, &ro, &res);
+    if (st == QR_OK) st = qr_bundle_runall(b, a, in, &ro, &res);
     int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
     if (st == QR_OK && dep.emit_dir) {               /* the model asked for must be there */
         char p[4096];
@@ -1266,7 +1250,6 @@ static int qr_cli_runall(int argc, char **argv) {
             code = 10;
         }
     }
-    if (have_bc) qr_badcase_free(&bc);
     qr_ds_set_free(&ds);
     qr_graph_free(a);
     free(a);

@@ -167,7 +167,25 @@ static void qr__bn_json_failed(QrJson *j, const QrBd *bd) {
     qr_json_arr_end(j);
 }
 
+static const char *qr__bn_verdict_one(const QrBd *bd, QrHtmlLevel *level);
+/* --data: the single-sample verdict (of the worst sample) preceded by the data set's numbers. */
 static const char *qr__bn_verdict(const QrBd *bd, QrHtmlLevel *level) {
+    const char *v = qr__bn_verdict_one(bd, level);
+    const QrDsRunall *r = &bd->dsr;
+    if (!r->on || r->worst < 0) return v;
+    QrArena *a = (QrArena *)&bd->arena;
+    const char *pooled = "";
+    if (r->dc.n_outs == 1) {
+        QrMetrics m;
+        qr_ds_out_metrics(&r->dc.outs[0], &m);
+        pooled = qr_arena_printf(a, "; pooled model output Cosine %.6f, SQNR %.2f dB", m.cosine, m.sqnr);
+    }
+    return qr_arena_printf(a, "Data set: %d sample%s of %d in %s%s. Worst sample '%s' (every per-layer analysis below uses "
+                           "it): %s", r->dc.n_done, r->dc.n_done == 1 ? "" : "s", r->ds->n_found, r->ds->dir, pooled,
+                           r->dc.names[r->worst], v);
+}
+
+static const char *qr__bn_verdict_one(const QrBd *bd, QrHtmlLevel *level) {
     if (!bd->have_cmp) { *level = QR_HTML_BAD; return "The per-layer comparison failed; see the failed analyses."; }
     double c = bd->cmp.out.cosine;
     *level = qr__bn_cos_level(c);
@@ -922,6 +940,17 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         st = qr_session_open(&bd->se, b, a, inputs);
         if (st == QR_OK && o->single_model) qr_session_single_model(&bd->se);
         bd->se.progress = qr_progress_hook(&bd->prog);
+        if (st == QR_OK && o->dataset) {     /* --data: the pass over the set, then the analyses on its worst sample */
+            qr_progress_end(&bd->prog, st);
+            qr_progress_begin(&bd->prog, "data set", 0);
+            int only = -1;
+            qr_select_output(b, o->sens.rank_output, &only);
+            qr_err_clear();
+            st = qr_ds_runall_pass(&bd->dsr, o->dataset, o->dataset_metric, only, &bd->se, o->mode, inputs);
+            if (st == QR_OK) inputs = bd->inputs = bd->dsr.worst_in;
+            qr_progress_end(&bd->prog, st);
+            qr_progress_begin(&bd->prog, "prepare", 0);
+        }
         /* the baseline run also gives the baseline profile's statistics */
         base_stats = calloc((size_t)b->n_values + 1, sizeof *base_stats);
         base_seen = calloc((size_t)b->n_values + 1, sizeof *base_seen);
@@ -1046,7 +1075,7 @@ static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTen
         qr__bn_done(bd, "badcase", s2);
         if (o->dataset) {
             qr_progress_begin(&bd->prog, "data set", 0);
-            qr__bn_done(bd, "data set", qr_ds_runall(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->mode, inputs, bd->dir));
+            qr__bn_done(bd, "data set", qr_ds_runall_write(&bd->dsr, &bd->se, bd->dir));
         }
         qr_progress_begin(&bd->prog, "plots", 0);
         qr__bn_done(bd, "plots", qr__bn_plots(bd));

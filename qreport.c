@@ -30,6 +30,7 @@
 #include "src/quant/twin.h"
 #include "src/quant/lower.h"
 #include "src/run/memest.h"
+#include "src/report/files.h"
 #include "src/report/table.h"
 #include "src/report/plot.h"
 #include "src/report/json.h"
@@ -58,6 +59,7 @@
 #include "src/analysis/dsacc.h"
 #include "src/analysis/dataset.h"
 #include "src/analysis/dspart.h"
+#include "src/runall/runall.h"
 #include "src/report/bundle.h"
 
 /* ---- sources ---- */
@@ -154,10 +156,11 @@
 #include "src/deploy/onnxw.c"
 #include "src/deploy/extract.c"
 #include "src/deploy/promote.c"
-#include "src/deploy/runall.c"
+#include "src/deploy/hooks.c"
 #include "src/analysis/dsacc.c"
 #include "src/analysis/dataset.c"
 #include "src/analysis/dspart.c"
 #include "src/report/bundle.c"
+#include "src/runall/runall.c"
 #include "src/cli/cli.c"
 #include "src/cli/deploy.c"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/run.py — the side-by-side harness of `make bench`: qreport against ONNX Runtime.
 
-Usage: python3 bench/run.py [--models resnet18,mobilenetv2,transformer] [--threads 1,2] [--procs 5] [--runs 20]
+Usage: python3 bench/run.py [--models resnet18,mobilenetv2,transformer,transformer_int4] [--threads 1,2] [--procs 5] [--runs 20]
                             [--runall-reps 5] [--no-profile] [--out bench/RESULTS.md]
 
 Needs: ./qreport (make qreport), the models of bench/make_models.py in bench/models/<model>/
@@ -460,9 +460,9 @@ class Harness:
 
 def main():
     ap = argparse.ArgumentParser(description="qreport vs ONNX Runtime benchmark (make bench)")
-    # transformer_int4 (MatMulNBits) is not in the default list: its equivalence check needs the
-    # analyses to pair MatMulNBits with its float MatMul (issue 17 section 2), which the preflight requires.
-    ap.add_argument("--models", default="resnet18,mobilenetv2,transformer")
+    # transformer: the static int8 QDQ transformer pair; transformer_int4: its int4 MatMulNBits weight-only
+    # twin (fixtures/tpairs/, copied by make_models.py). The preflight requires both to pass the equivalence check.
+    ap.add_argument("--models", default="resnet18,mobilenetv2,transformer,transformer_int4")
     ap.add_argument("--models-dir", default=os.path.join(HERE, "models"))
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--procs", type=int, default=5, help="processes per engine and configuration (>= 5 for medians)")

@@ -1002,7 +1002,7 @@ static QrStatus qt_hm_runall(void *ctx) {
     ro.topk[0] = 1; ro.topk[1] = 3;
     ro.n_topk = 2;
     QrRunallResult res;
-    return qr_bundle_runall(c->p->b, c->p->a, &c->p->in, &ro, &res);
+    return qr_runall_run(c->p->b, c->p->a, &c->p->in, &ro, &res);
 }
 
 /* Peak RSS growth of fn(ctx) in a child process (bytes), -1 when it cannot be measured. The
@@ -1448,7 +1448,7 @@ static void test_harden_neon_golden(void) {
 
 /* ==== interrupted runs ====================================================================== */
 
-/* Starts `qreport ARGS` with the environment variable env=val (the stop hooks of bundle.c and
+/* Starts `qreport ARGS` with the environment variable env=val (the stop hooks of runall.c and
  * zip.c: the process stops itself at a known point), waits until it is stopped, sends it sig
  * and SIGCONT, and returns its wait status (-1 when it did not stop: it finished or failed
  * first; *stopped false then). */

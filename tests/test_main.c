@@ -36,6 +36,7 @@
 #include "test_deploy.c"
 #include "test_analysis_knobs.c"
 #include "test_dataset.c"
+#include "test_dataset_sens.c"
 
 int main(int argc, char **argv) {
     const char *conf_filter = NULL;
@@ -78,6 +79,7 @@ int main(int argc, char **argv) {
     QT_MODULE(deploy);
     QT_MODULE(analysis_knobs);
     QT_MODULE(dataset);
+    QT_MODULE(dataset_sens);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

@@ -4,15 +4,6 @@
  * code, no bundle left behind on failure, and the page rendered in headless Chromium
  * (screenshot kept in build/artifacts/). */
 
-/* Files docs/REPORT.md lists (plots are checked through index.html). */
-static const char *const qt_ra_files[] = {
-    "index.html", "summary.json", "manifest.json", "model_check_result.txt", "match_table.txt", "match_table.csv",
-    "model0_statistic.txt", "model0_statistic.csv", "model1_statistic.txt", "model1_statistic.csv",
-    "compare_per_layer_out.txt", "compare_per_layer_out.csv", "sensitive_ops.txt", "sensitive_ops.csv",
-    "sensitive_ops.json", "accumulated_error.csv", "badcase.npy", "weight_comparison.txt", "weight_comparison.csv",
-    "abnormal_layer_advisor.txt", "mixed_precision.json",
-};
-
 static char *qt_ra_read(const char *path, size_t *len) {
     unsigned char *buf = NULL;
     size_t n = 0;
@@ -57,11 +48,13 @@ static void qt_runall_pair(const char *pair) {
            m, pair, zip1, dir);
     bool ok = r.code == 0;
     if (!ok) snprintf(msg, sizeof msg, "exit %d: %s", r.code, r.err);
-    for (int i = 0; ok && i < QR_ARRAY_LEN(qt_ra_files); i++) {
+    /* every file of a default bundle (report/files.h's table; docs/REPORT.md describes each) */
+    for (int i = 0; ok && i < QR_ARRAY_LEN(qr_bundle_files); i++) {
+        if (!qr_bundle_files[i].always) continue;
         char p[1024];
         uint64_t sz = 0;
-        snprintf(p, sizeof p, "%s/%s", dir, qt_ra_files[i]);
-        if (qr_file_size(p, &sz) != QR_OK || sz == 0) { ok = false; snprintf(msg, sizeof msg, "%s missing", qt_ra_files[i]); qr_err_clear(); }
+        snprintf(p, sizeof p, "%s/%s", dir, qr_bundle_files[i].name);
+        if (qr_file_size(p, &sz) != QR_OK || sz == 0) { ok = false; snprintf(msg, sizeof msg, "%s missing", qr_bundle_files[i].name); qr_err_clear(); }
     }
     /* JSON parses; summary has the documented keys */
     const char *jsons[] = { "summary.json", "manifest.json", "sensitive_ops.json", "mixed_precision.json" };

@@ -35,11 +35,11 @@ static QrStatus qt_tp_run(const char *pair, const char *mode, QrTensor *y) {
     return qr_npy_read(path, y);
 }
 
-/* int mode: static_int8 lowers its DQ -> MatMul -> Q groups and its output has exactly the bits
- * of ORT 'disabled' (no rounding tie on this input); ORT 'all' differs from both by up to 0.019
- * because it runs DQ -> Softmax -> Q as QLinearSoftmax (a lookup table; notes.md: 0 difference
- * once that Q/DQ is removed), which int mode leaves in float: within 0.02 of it. int4_nbits has
- * no Q/DQ group: int mode is sim, within 1e-6 of ORT 'all'. */
+/* int mode: static_int8 lowers its DQ -> MatMul -> Q groups to QLinearMatMul and its
+ * DQ -> Softmax -> Q group to com.microsoft.QLinearSoftmax (a lookup table), as ONNX Runtime does at
+ * level 'all': its output has exactly the bits of ORT 'all', and differs from ORT 'disabled' (the
+ * float Softmax; notes.md: 'all' vs 'disabled' 0.019, 0 once the Softmax's Q/DQ is removed) by
+ * more than 1e-3. int4_nbits has no Q/DQ group: int mode is sim, within 1e-6 of ORT 'all'. */
 static void test_tpairs_int(void) {
     for (int i = 0; i < QR_ARRAY_LEN(qt_tp_pairs); i++) {
         const char *p = qt_tp_pairs[i];
@@ -74,7 +74,7 @@ static void test_tpairs_int(void) {
         QT_OK(st);
         QT_CHECKF(same, "%s: output sizes differ", p);
         printf("tpairs int %s: vs ORT 'disabled' max |diff| %.3g, vs ORT 'all' %.3g\n", p, d_sim, d_all);
-        if (!strcmp(p, "static_int8")) QT_CHECKF(d_sim == 0 && d_all <= 0.02, "%s: %.3g / %.3g", p, d_sim, d_all);
+        if (!strcmp(p, "static_int8")) QT_CHECKF(d_all == 0 && d_sim > 1e-3, "%s: %.3g / %.3g", p, d_sim, d_all);
         else QT_CHECKF(d_all <= 1e-6, "%s: %.3g vs ORT 'all'", p, d_all);
     }
 }

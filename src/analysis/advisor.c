@@ -663,7 +663,7 @@ static QrStatus qr_advisor_write(const QrSession *s, const QrAdvice *a, const ch
     }
     if (st == QR_OK) {
         QrArena ar = {0};
-        st = qr_file_write_atomic(qr_arena_printf(&ar, "%s/abnormal_layer_advisor.txt", dir), b, len);
+        st = qr_file_write_atomic(qr_arena_printf(&ar, "%s/" QR_BF_ADVISOR, dir), b, len);
         qr_arena_free(&ar);
     }
     free(b);

@@ -247,7 +247,7 @@ static QrStatus qr_badcase_write(const QrBadcase *bc, const char *dir) {
                                      bc->n_total == 1 ? "" : "s", qr_metric_name(bc->metric), bc->worst, w->file,
                                      qr_metric_name(bc->metric), qr_metric_get(&w->m, bc->metric), w->m.cosine,
                                      bc->n_inputs == 1 ? "badcase.npy" : "badcase_<input>.npy");
-        st = head ? qr__ax_write_tables(&tt, &tc, head, NULL, dir, "badcase_list") : qr_errf(QR_ERR_NOMEM, "out of memory");
+        st = head ? qr__ax_write_tables(&tt, &tc, head, NULL, dir, QR_BF_BADCASE_LIST) : qr_errf(QR_ERR_NOMEM, "out of memory");
     }
     qr_table_free(&tt);
     qr_table_free(&tc);

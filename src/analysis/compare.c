@@ -413,8 +413,8 @@ static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const c
     if (st == QR_OK) st = qr_table_render_csv(&tcsv, NULL, &csv, &cl, &cc);
     if (st == QR_OK) {
         QrArena a = {0};
-        st = qr_file_write_atomic(qr_arena_printf(&a, "%s/compare_per_layer_out.txt", dir), txt, tl);
-        if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/compare_per_layer_out.csv", dir), csv, cl);
+        st = qr_file_write_atomic(qr_arena_printf(&a, "%s/" QR_BF_COMPARE ".txt", dir), txt, tl);
+        if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/" QR_BF_COMPARE ".csv", dir), csv, cl);
         qr_arena_free(&a);
     }
     qr_table_free(&tt);

@@ -4,9 +4,7 @@
 
 /* ==== bytes ========================================================================== */
 
-typedef struct QrDsW { uint8_t *p; size_t len, cap; bool oom; } QrDsW;
-
-static void qr__dsp_bytes(QrDsW *w, const void *v, size_t n) {
+static void qr_dspart_put_bytes(QrDsW *w, const void *v, size_t n) {
     if (w->oom) return;
     if (w->len + n > w->cap) {
         size_t c = w->cap ? w->cap : 4096;
@@ -19,42 +17,47 @@ static void qr__dsp_bytes(QrDsW *w, const void *v, size_t n) {
     memcpy(w->p + w->len, v, n);
     w->len += n;
 }
-static void qr__dsp_u64(QrDsW *w, uint64_t v) {
+static void qr_dspart_put_u64(QrDsW *w, uint64_t v) {
     uint8_t b[8];
     for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v >> (8 * i));
-    qr__dsp_bytes(w, b, 8);
+    qr_dspart_put_bytes(w, b, 8);
 }
-static void qr__dsp_f64(QrDsW *w, double v) { uint64_t u; memcpy(&u, &v, 8); qr__dsp_u64(w, u); }
+static void qr_dspart_put_f64(QrDsW *w, double v) { uint64_t u; memcpy(&u, &v, 8); qr_dspart_put_u64(w, u); }
 static void qr__dsp_sha(const void *data, size_t len, uint8_t out[QR_SHA256_LEN]) {
     QrSha256 h;
     qr_sha256_init(&h);
     qr_sha256_update(&h, data, len);
     qr_sha256_final(&h, out);
 }
-static void qr__dsp_str(QrDsW *w, const char *s) {
+static void qr_dspart_put_str(QrDsW *w, const char *s) {
     size_t n = s ? strlen(s) : 0;
-    qr__dsp_u64(w, n);
-    qr__dsp_bytes(w, s ? s : "", n);
+    qr_dspart_put_u64(w, n);
+    qr_dspart_put_bytes(w, s ? s : "", n);
 }
 
-typedef struct QrDsR { const uint8_t *p; size_t len, off; bool bad; } QrDsR;
-
-static uint64_t qr__dsp_gu64(QrDsR *r) {
+static uint64_t qr_dspart_get_u64(QrDsR *r) {
     if (r->bad || r->len - r->off < 8) { r->bad = true; return 0; }
     uint64_t v = 0;
     for (int i = 0; i < 8; i++) v |= (uint64_t)r->p[r->off + i] << (8 * i);
     r->off += 8;
     return v;
 }
-static double qr__dsp_gf64(QrDsR *r) { uint64_t u = qr__dsp_gu64(r); double v; memcpy(&v, &u, 8); return v; }
+static double qr_dspart_get_f64(QrDsR *r) { uint64_t u = qr_dspart_get_u64(r); double v; memcpy(&v, &u, 8); return v; }
 /* A count no larger than lim (else the part is corrupt). */
-static int qr__dsp_gint(QrDsR *r, int64_t lim) {
-    uint64_t v = qr__dsp_gu64(r);
+static int qr_dspart_get_int(QrDsR *r, int64_t lim) {
+    uint64_t v = qr_dspart_get_u64(r);
     if (v > (uint64_t)lim) { r->bad = true; return 0; }
     return (int)v;
 }
+static const uint8_t *qr_dspart_get_bytes(QrDsR *r, size_t n) {
+    if (r->bad || n > r->len - r->off) { r->bad = true; return NULL; }
+    const uint8_t *p = r->p + r->off;
+    r->off += n;
+    return p;
+}
+static bool qr_dspart_bad(const QrDsR *r) { return r->bad; }
 static const char *qr__dsp_gstr(QrDsR *r, QrArena *a) {
-    uint64_t n = qr__dsp_gu64(r);
+    uint64_t n = qr_dspart_get_u64(r);
     if (r->bad || n > r->len - r->off) { r->bad = true; return ""; }
     char *s = qr_arena_alloc(a, (size_t)n + 1);
     if (!s) { r->bad = true; return ""; }
@@ -66,126 +69,126 @@ static const char *qr__dsp_gstr(QrDsR *r, QrArena *a) {
 
 /* ==== accumulators =================================================================== */
 
-static void qr__dsp_put_xsum(QrDsW *w, const QrXSum *s) {
+static void qr_dspart_put_xsum(QrDsW *w, const QrXSum *s) {
     QrXSum t = *s;
     qr_xsum_norm(&t);
-    for (int i = 0; i < QR_XSUM_LIMBS; i++) qr__dsp_u64(w, (uint64_t)t.l[i]);
-    qr__dsp_u64(w, (uint64_t)t.n_nan); qr__dsp_u64(w, (uint64_t)t.n_pinf); qr__dsp_u64(w, (uint64_t)t.n_ninf);
+    for (int i = 0; i < QR_XSUM_LIMBS; i++) qr_dspart_put_u64(w, (uint64_t)t.l[i]);
+    qr_dspart_put_u64(w, (uint64_t)t.n_nan); qr_dspart_put_u64(w, (uint64_t)t.n_pinf); qr_dspart_put_u64(w, (uint64_t)t.n_ninf);
 }
-static void qr__dsp_get_xsum(QrDsR *r, QrXSum *s) {
+static void qr_dspart_get_xsum(QrDsR *r, QrXSum *s) {
     memset(s, 0, sizeof *s);
-    for (int i = 0; i < QR_XSUM_LIMBS; i++) s->l[i] = (int64_t)qr__dsp_gu64(r);
-    s->n_nan = qr__dsp_gint(r, INT32_MAX); s->n_pinf = qr__dsp_gint(r, INT32_MAX); s->n_ninf = qr__dsp_gint(r, INT32_MAX);
+    for (int i = 0; i < QR_XSUM_LIMBS; i++) s->l[i] = (int64_t)qr_dspart_get_u64(r);
+    s->n_nan = qr_dspart_get_int(r, INT32_MAX); s->n_pinf = qr_dspart_get_int(r, INT32_MAX); s->n_ninf = qr_dspart_get_int(r, INT32_MAX);
     for (int i = 0; i + 1 < QR_XSUM_LIMBS; i++)   /* canonical form only: the merge adds limbs without overflow */
         if (s->l[i] < 0 || s->l[i] >= 4294967296LL) r->bad = true;
 }
 
 static void qr__dsp_put_pool(QrDsW *w, const QrDsPool *p) {
-    qr__dsp_u64(w, (uint64_t)p->n); qr__dsp_u64(w, (uint64_t)p->n_bad); qr__dsp_u64(w, (uint64_t)p->n_samples);
+    qr_dspart_put_u64(w, (uint64_t)p->n); qr_dspart_put_u64(w, (uint64_t)p->n_bad); qr_dspart_put_u64(w, (uint64_t)p->n_samples);
     const QrXSum *x[] = { &p->sxx, &p->syy, &p->sxy, &p->sdd, &p->sad, &p->sx, &p->sy, &p->sx2, &p->sy2, &p->m2x, &p->m2y };
-    for (int k = 0; k < QR_ARRAY_LEN(x); k++) qr__dsp_put_xsum(w, x[k]);
+    for (int k = 0; k < QR_ARRAY_LEN(x); k++) qr_dspart_put_xsum(w, x[k]);
     double v[] = { p->amax, p->rtol, p->x_min, p->x_max, p->y_min, p->y_max };
-    for (int k = 0; k < QR_ARRAY_LEN(v); k++) qr__dsp_f64(w, v[k]);
+    for (int k = 0; k < QR_ARRAY_LEN(v); k++) qr_dspart_put_f64(w, v[k]);
 }
 static void qr__dsp_get_pool(QrDsR *r, QrDsPool *p) {
-    p->n = (int64_t)qr__dsp_gu64(r); p->n_bad = (int64_t)qr__dsp_gu64(r); p->n_samples = (int64_t)qr__dsp_gu64(r);
+    p->n = (int64_t)qr_dspart_get_u64(r); p->n_bad = (int64_t)qr_dspart_get_u64(r); p->n_samples = (int64_t)qr_dspart_get_u64(r);
     QrXSum *x[] = { &p->sxx, &p->syy, &p->sxy, &p->sdd, &p->sad, &p->sx, &p->sy, &p->sx2, &p->sy2, &p->m2x, &p->m2y };
-    for (int k = 0; k < QR_ARRAY_LEN(x); k++) qr__dsp_get_xsum(r, x[k]);
+    for (int k = 0; k < QR_ARRAY_LEN(x); k++) qr_dspart_get_xsum(r, x[k]);
     double *v[] = { &p->amax, &p->rtol, &p->x_min, &p->x_max, &p->y_min, &p->y_max };
-    for (int k = 0; k < QR_ARRAY_LEN(v); k++) *v[k] = qr__dsp_gf64(r);
+    for (int k = 0; k < QR_ARRAY_LEN(v); k++) *v[k] = qr_dspart_get_f64(r);
 }
 
 static void qr__dsp_put_list(QrDsW *w, const QrDsList *l) {
     for (int k = 0; k < l->n; k++) {
-        qr__dsp_u64(w, l->has[k]);
+        qr_dspart_put_u64(w, l->has[k]);
         if (!l->has[k]) continue;
         double v[] = { l->cos[k], l->sqnr[k], l->lse_x[k], l->lse_y[k], l->kl_e[k] };
-        for (int q = 0; q < 5; q++) qr__dsp_f64(w, v[q]);
+        for (int q = 0; q < 5; q++) qr_dspart_put_f64(w, v[q]);
     }
 }
 static void qr__dsp_get_list(QrDsR *r, QrDsList *l) {
     for (int k = 0; k < l->n && !r->bad; k++) {
-        l->has[k] = (uint8_t)qr__dsp_gint(r, 1);
+        l->has[k] = (uint8_t)qr_dspart_get_int(r, 1);
         if (!l->has[k]) continue;
         double *v[] = { &l->cos[k], &l->sqnr[k], &l->lse_x[k], &l->lse_y[k], &l->kl_e[k] };
-        for (int q = 0; q < 5; q++) *v[q] = qr__dsp_gf64(r);
+        for (int q = 0; q < 5; q++) *v[q] = qr_dspart_get_f64(r);
     }
 }
 
 static void qr__dsp_put_metrics(QrDsW *w, const QrMetrics *m) {
     double v[] = { m->cosine, m->mse, m->l1, m->kl, m->sqnr, m->atol, m->rtol, m->x_min, m->x_max, m->x_mean, m->x_var,
                    m->y_min, m->y_max, m->y_mean, m->y_var };
-    for (int q = 0; q < QR_ARRAY_LEN(v); q++) qr__dsp_f64(w, v[q]);
-    qr__dsp_u64(w, (uint64_t)m->n);
-    qr__dsp_u64(w, (uint64_t)m->n_nonfinite);
+    for (int q = 0; q < QR_ARRAY_LEN(v); q++) qr_dspart_put_f64(w, v[q]);
+    qr_dspart_put_u64(w, (uint64_t)m->n);
+    qr_dspart_put_u64(w, (uint64_t)m->n_nonfinite);
 }
 static void qr__dsp_get_metrics(QrDsR *r, QrMetrics *m) {
     double *v[] = { &m->cosine, &m->mse, &m->l1, &m->kl, &m->sqnr, &m->atol, &m->rtol, &m->x_min, &m->x_max, &m->x_mean,
                     &m->x_var, &m->y_min, &m->y_max, &m->y_mean, &m->y_var };
-    for (int q = 0; q < QR_ARRAY_LEN(v); q++) *v[q] = qr__dsp_gf64(r);
-    m->n = (int64_t)qr__dsp_gu64(r);
-    m->n_nonfinite = (int64_t)qr__dsp_gu64(r);
+    for (int q = 0; q < QR_ARRAY_LEN(v); q++) *v[q] = qr_dspart_get_f64(r);
+    m->n = (int64_t)qr_dspart_get_u64(r);
+    m->n_nonfinite = (int64_t)qr_dspart_get_u64(r);
 }
 
 static void qr__dsp_put_compare(QrDsW *w, const QrDsCompare *d) {
-    qr__dsp_u64(w, (uint64_t)d->n_samples); qr__dsp_u64(w, (uint64_t)d->n_rows); qr__dsp_u64(w, (uint64_t)d->n_outs);
+    qr_dspart_put_u64(w, (uint64_t)d->n_samples); qr_dspart_put_u64(w, (uint64_t)d->n_rows); qr_dspart_put_u64(w, (uint64_t)d->n_outs);
     for (int i = 0; i < d->n_rows; i++) {
         const QrDsRow *x = &d->rows[i];
-        qr__dsp_u64(w, (uint64_t)x->match);
+        qr_dspart_put_u64(w, (uint64_t)x->match);
         qr__dsp_put_pool(w, &x->pool);
         qr__dsp_put_pool(w, &x->local);
         qr__dsp_put_list(w, &x->list);
         uint64_t v[] = { (uint64_t)x->n_m, (uint64_t)x->n_local, x->has_lsb, (uint64_t)x->lsb_n, (uint64_t)x->lsb_diff,
                          (uint64_t)x->lsb_max, (uint64_t)x->lsb_ties };
-        for (int q = 0; q < QR_ARRAY_LEN(v); q++) qr__dsp_u64(w, v[q]);
+        for (int q = 0; q < QR_ARRAY_LEN(v); q++) qr_dspart_put_u64(w, v[q]);
     }
     for (int j = 0; j < d->n_outs; j++) {
         const QrDsOut *o = &d->outs[j];
         qr__dsp_put_pool(w, &o->pool);
         qr__dsp_put_list(w, &o->list);
         uint64_t v[] = { o->cls, (uint64_t)o->rows, (uint64_t)o->agree, (uint64_t)o->top5_hits, (uint64_t)o->top5_den };
-        for (int q = 0; q < QR_ARRAY_LEN(v); q++) qr__dsp_u64(w, v[q]);
-        for (int k = 0; k < d->n_samples; k++) qr__dsp_u64(w, (uint64_t)o->flips[k]);
+        for (int q = 0; q < QR_ARRAY_LEN(v); q++) qr_dspart_put_u64(w, v[q]);
+        for (int k = 0; k < d->n_samples; k++) qr_dspart_put_u64(w, (uint64_t)o->flips[k]);
     }
     for (int k = 0; k < d->n_samples; k++) {
-        qr__dsp_u64(w, d->done[k]);
+        qr_dspart_put_u64(w, d->done[k]);
         if (!d->done[k]) continue;
         qr__dsp_put_metrics(w, &d->smp[k]);
-        qr__dsp_u64(w, (uint64_t)d->smp_in_bad[k]);
+        qr_dspart_put_u64(w, (uint64_t)d->smp_in_bad[k]);
     }
 }
 
 static QrStatus qr__dsp_get_compare(QrDsR *r, QrDsCompare *d) {
-    int ns = qr__dsp_gint(r, INT32_MAX), nr = qr__dsp_gint(r, INT32_MAX), no = qr__dsp_gint(r, INT32_MAX);
+    int ns = qr_dspart_get_int(r, INT32_MAX), nr = qr_dspart_get_int(r, INT32_MAX), no = qr_dspart_get_int(r, INT32_MAX);
     if (r->bad || ns != d->n_samples || nr != d->n_rows || no != d->n_outs)
         return qr_errf(QR_ERR_INVALID, "its tables (%d samples, %d layers, %d outputs) do not fit the models (%d, %d, %d)", ns,
                        nr, no, d->n_samples, d->n_rows, d->n_outs);
     for (int i = 0; i < d->n_rows && !r->bad; i++) {
         QrDsRow *x = &d->rows[i];
-        if (qr__dsp_gint(r, INT32_MAX) != x->match)
+        if (qr_dspart_get_int(r, INT32_MAX) != x->match)
             return qr_errf(QR_ERR_INVALID, "layer %d is another pair than the models give", i);
         qr__dsp_get_pool(r, &x->pool);
         qr__dsp_get_pool(r, &x->local);
         qr__dsp_get_list(r, &x->list);
-        x->n_m = (int64_t)qr__dsp_gu64(r); x->n_local = (int64_t)qr__dsp_gu64(r); x->has_lsb = qr__dsp_gint(r, 1);
-        x->lsb_n = (int64_t)qr__dsp_gu64(r); x->lsb_diff = (int64_t)qr__dsp_gu64(r);
-        x->lsb_max = (int64_t)qr__dsp_gu64(r); x->lsb_ties = (int64_t)qr__dsp_gu64(r);
+        x->n_m = (int64_t)qr_dspart_get_u64(r); x->n_local = (int64_t)qr_dspart_get_u64(r); x->has_lsb = qr_dspart_get_int(r, 1);
+        x->lsb_n = (int64_t)qr_dspart_get_u64(r); x->lsb_diff = (int64_t)qr_dspart_get_u64(r);
+        x->lsb_max = (int64_t)qr_dspart_get_u64(r); x->lsb_ties = (int64_t)qr_dspart_get_u64(r);
     }
     for (int j = 0; j < d->n_outs && !r->bad; j++) {
         QrDsOut *o = &d->outs[j];
         qr__dsp_get_pool(r, &o->pool);
         qr__dsp_get_list(r, &o->list);
-        o->cls = qr__dsp_gint(r, 1);
-        o->rows = (int64_t)qr__dsp_gu64(r); o->agree = (int64_t)qr__dsp_gu64(r);
-        o->top5_hits = (int64_t)qr__dsp_gu64(r); o->top5_den = (int64_t)qr__dsp_gu64(r);
-        for (int k = 0; k < d->n_samples; k++) o->flips[k] = qr__dsp_gint(r, INT32_MAX);
+        o->cls = qr_dspart_get_int(r, 1);
+        o->rows = (int64_t)qr_dspart_get_u64(r); o->agree = (int64_t)qr_dspart_get_u64(r);
+        o->top5_hits = (int64_t)qr_dspart_get_u64(r); o->top5_den = (int64_t)qr_dspart_get_u64(r);
+        for (int k = 0; k < d->n_samples; k++) o->flips[k] = qr_dspart_get_int(r, INT32_MAX);
     }
     for (int k = 0; k < d->n_samples && !r->bad; k++) {
-        d->done[k] = (uint8_t)qr__dsp_gint(r, 1);
+        d->done[k] = (uint8_t)qr_dspart_get_int(r, 1);
         if (!d->done[k]) continue;
         d->n_done++;
         qr__dsp_get_metrics(r, &d->smp[k]);
-        d->smp_in_bad[k] = (int64_t)qr__dsp_gu64(r);
+        d->smp_in_bad[k] = (int64_t)qr_dspart_get_u64(r);
     }
     if (r->bad || r->off != r->len) return qr_errf(QR_ERR_INVALID, "its accumulators are malformed");
     return QR_OK;
@@ -195,8 +198,16 @@ static QrStatus qr__dsp_get_compare(QrDsR *r, QrDsCompare *d) {
 
 static const char qr__dsp_magic[8] = { 'Q', 'R', 'P', 'A', 'R', 'T', '\n', 0 };
 
-static QrStatus qr_dspart_write(const char *path, const QrDsCompare *d, const QrDsSet *ds, const QrSession *s,
-                                const char *const *opt_key, const char *const *opt_val, int n_opts, int shard, int n_shards) {
+static void qr__dsp_put_compare_sec(QrDsW *w, const void *d) { qr__dsp_put_compare(w, d); }
+
+static bool qr__dsp_kind_ok(const char *k) { return !strcmp(k, "compare") || !strcmp(k, "sensitivity") || !strcmp(k, "runall"); }
+
+static QrStatus qr_dspart_write(const char *path, const char *kind, const QrDsCompare *d, const QrDsSet *ds,
+                                const QrSession *s, const char *const *opt_key, const char *const *opt_val, int n_opts,
+                                int shard, int n_shards, const QrDsSection *sec, int n_sec) {
+    if (n_opts > 16 || n_sec > 31 || !qr__dsp_kind_ok(kind))
+        return qr_errf(QR_ERR_INVALID, "part '%s': %d options / %d sections / kind '%s' (internal limit)", path, n_opts, n_sec,
+                       kind);
     QrDsW w = {0};
     const char *mp[2] = { s->b->path, s->a->path };
     char hex[2][2 * QR_SHA256_LEN + 1];
@@ -205,36 +216,45 @@ static QrStatus qr_dspart_write(const char *path, const QrDsCompare *d, const Qr
         QR_TRY(qr_sha256_file(mp[i], dg));
         qr_sha256_hex(dg, hex[i]);
     }
-    qr__dsp_str(&w, "compare");
-    for (int i = 0; i < 2; i++) { qr__dsp_str(&w, mp[i]); qr__dsp_str(&w, hex[i]); }
-    qr__dsp_u64(&w, (uint64_t)n_opts);
-    for (int i = 0; i < n_opts; i++) { qr__dsp_str(&w, opt_key[i]); qr__dsp_str(&w, opt_val[i]); }
-    qr__dsp_u64(&w, (uint64_t)shard);
-    qr__dsp_u64(&w, (uint64_t)n_shards);
-    qr__dsp_str(&w, ds->dir);
-    qr__dsp_u64(&w, ds->folders);
-    qr__dsp_u64(&w, (uint64_t)ds->n_found);
-    qr__dsp_u64(&w, (uint64_t)ds->n_inputs);
-    for (int i = 0; i < ds->n_inputs; i++) { qr__dsp_str(&w, ds->input_names[i]); qr__dsp_str(&w, ds->folder[i]); }
-    qr__dsp_u64(&w, (uint64_t)ds->n);
-    for (int k = 0; k < ds->n; k++) qr__dsp_str(&w, ds->names[k]);
-    size_t body = w.len;
-    qr__dsp_put_compare(&w, d);
+    qr_dspart_put_str(&w, kind);
+    for (int i = 0; i < 2; i++) { qr_dspart_put_str(&w, mp[i]); qr_dspart_put_str(&w, hex[i]); }
+    qr_dspart_put_u64(&w, (uint64_t)n_opts);
+    for (int i = 0; i < n_opts; i++) { qr_dspart_put_str(&w, opt_key[i]); qr_dspart_put_str(&w, opt_val[i]); }
+    qr_dspart_put_u64(&w, (uint64_t)shard);
+    qr_dspart_put_u64(&w, (uint64_t)n_shards);
+    qr_dspart_put_str(&w, ds->dir);
+    qr_dspart_put_u64(&w, ds->folders);
+    qr_dspart_put_u64(&w, (uint64_t)ds->n_found);
+    qr_dspart_put_u64(&w, (uint64_t)ds->n_inputs);
+    for (int i = 0; i < ds->n_inputs; i++) { qr_dspart_put_str(&w, ds->input_names[i]); qr_dspart_put_str(&w, ds->folder[i]); }
+    qr_dspart_put_u64(&w, (uint64_t)ds->n);
+    for (int k = 0; k < ds->n; k++) qr_dspart_put_str(&w, ds->names[k]);
+    /* sections: name, length (patched after), bytes */
+    qr_dspart_put_u64(&w, (uint64_t)n_sec + 1);
+    for (int i = -1; i < n_sec; i++) {
+        qr_dspart_put_str(&w, i < 0 ? "compare" : sec[i].name);
+        size_t at = w.len;
+        qr_dspart_put_u64(&w, 0);
+        if (i < 0) qr__dsp_put_compare_sec(&w, d);
+        else sec[i].put(&w, sec[i].acc);
+        if (w.oom) break;
+        uint64_t n = w.len - at - 8;
+        for (int b = 0; b < 8; b++) w.p[at + (size_t)b] = (uint8_t)(n >> (8 * b));
+    }
     if (w.oom) { free(w.p); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
-    (void)body;
     QrDsW f = {0};
-    qr__dsp_bytes(&f, qr__dsp_magic, 8);
+    qr_dspart_put_bytes(&f, qr__dsp_magic, 8);
     uint8_t hdr[8];
     uint32_t ver = QR_DSPART_VERSION;
     uint64_t len = w.len;
     for (int i = 0; i < 4; i++) hdr[i] = (uint8_t)(ver >> (8 * i));
-    qr__dsp_bytes(&f, hdr, 4);
-    qr__dsp_u64(&f, len);
-    qr__dsp_bytes(&f, w.p, w.len);
+    qr_dspart_put_bytes(&f, hdr, 4);
+    qr_dspart_put_u64(&f, len);
+    qr_dspart_put_bytes(&f, w.p, w.len);
     free(w.p);
     uint8_t dg[QR_SHA256_LEN];
     if (!f.oom) qr__dsp_sha(f.p, f.len, dg);
-    qr__dsp_bytes(&f, dg, sizeof dg);
+    qr_dspart_put_bytes(&f, dg, sizeof dg);
     QrStatus st = f.oom ? qr_errf(QR_ERR_NOMEM, "out of memory") : qr_file_write_atomic(path, f.p, f.len);
     free(f.p);
     return st;
@@ -261,8 +281,8 @@ static QrStatus qr_dspart_read(const char *path, QrDsPart *p) {
     for (int i = 0; i < 4; i++) ver |= (uint32_t)p->data[8 + i] << (8 * i);
     if (ver != QR_DSPART_VERSION) {
         qr_dspart_free(p);
-        return qr_errf(QR_ERR_INVALID, "part '%s' has format version %u; this qreport reads version %d", path, ver,
-                       QR_DSPART_VERSION);
+        return qr_errf(QR_ERR_INVALID, "part '%s' has format version %u; this qreport reads version %d (write the parts "
+                       "and merge them with the same qreport)", path, ver, QR_DSPART_VERSION);
     }
     uint64_t plen = 0;
     for (int i = 0; i < 8; i++) plen |= (uint64_t)p->data[12 + i] << (8 * i);
@@ -281,40 +301,67 @@ static QrStatus qr_dspart_read(const char *path, QrDsPart *p) {
     QrArena *a = &p->arena;
     p->kind = qr__dsp_gstr(&r, a);
     for (int i = 0; i < 2; i++) { p->model_path[i] = qr__dsp_gstr(&r, a); p->model_sha[i] = qr__dsp_gstr(&r, a); }
-    p->n_opts = qr__dsp_gint(&r, 16);
+    p->n_opts = qr_dspart_get_int(&r, 16);
     for (int i = 0; i < p->n_opts; i++) { p->opt_key[i] = qr__dsp_gstr(&r, a); p->opt_val[i] = qr__dsp_gstr(&r, a); }
-    p->shard = qr__dsp_gint(&r, INT32_MAX);
-    p->n_shards = qr__dsp_gint(&r, INT32_MAX);
+    p->shard = qr_dspart_get_int(&r, INT32_MAX);
+    p->n_shards = qr_dspart_get_int(&r, INT32_MAX);
     p->dir = qr__dsp_gstr(&r, a);
-    p->folders = qr__dsp_gint(&r, 1);
-    p->n_found = qr__dsp_gint(&r, INT32_MAX);
-    p->n_inputs = qr__dsp_gint(&r, 4096);
+    p->folders = qr_dspart_get_int(&r, 1);
+    p->n_found = qr_dspart_get_int(&r, INT32_MAX);
+    p->n_inputs = qr_dspart_get_int(&r, 4096);
     p->input_names = qr_arena_array(a, (size_t)p->n_inputs + 1, sizeof(char *));
     p->folder = qr_arena_array(a, (size_t)p->n_inputs + 1, sizeof(char *));
     for (int i = 0; p->input_names && p->folder && i < p->n_inputs; i++) {
         p->input_names[i] = qr__dsp_gstr(&r, a);
         p->folder[i] = qr__dsp_gstr(&r, a);
     }
-    p->n_samples = qr__dsp_gint(&r, (int64_t)(r.len / 8));
+    p->n_samples = qr_dspart_get_int(&r, (int64_t)(r.len / 8));
     p->names = qr_arena_array(a, (size_t)p->n_samples + 1, sizeof(char *));
     for (int k = 0; p->names && k < p->n_samples; k++) p->names[k] = qr__dsp_gstr(&r, a);
-    if (r.bad || !p->input_names || !p->folder || !p->names || strcmp(p->kind, "compare") || p->n_shards < 1 ||
-        p->shard >= p->n_shards) {
+    p->n_sec = qr_dspart_get_int(&r, QR_ARRAY_LEN(p->sec));
+    for (int i = 0; i < p->n_sec && !r.bad; i++) {
+        p->sec_name[i] = qr__dsp_gstr(&r, a);
+        p->sec_len[i] = (size_t)qr_dspart_get_u64(&r);
+        p->sec[i] = qr_dspart_get_bytes(&r, p->sec_len[i]);
+        for (int j = 0; j < i; j++) if (!strcmp(p->sec_name[i], p->sec_name[j])) r.bad = true;
+    }
+    if (r.bad || r.off != r.len || !p->input_names || !p->folder || !p->names || !qr__dsp_kind_ok(p->kind) ||
+        p->n_shards < 1 || p->shard >= p->n_shards || p->n_sec < 1 || strcmp(p->sec_name[0], "compare")) {
         qr_dspart_free(p);
         return qr_errf(QR_ERR_INVALID, "part '%s' is malformed", path);
     }
-    p->body = r.p + r.off;
-    p->body_len = r.len - r.off;
     return QR_OK;
 }
 
-static QrStatus qr_dspart_load(const QrDsPart *p, const QrSession *s, QrDsCompare *d) {
+static const char *qr_dspart_opt(const QrDsPart *p, const char *key) {
+    for (int i = 0; i < p->n_opts; i++) if (!strcmp(p->opt_key[i], key)) return p->opt_val[i];
+    return NULL;
+}
+
+static QrStatus qr_dspart_load(const QrDsPart *p, const QrSession *s, QrDsCompare *d, const QrDsSection *sec, int n_sec) {
+    if (p->n_sec != n_sec + 1) {
+        char have[512] = "";
+        size_t l = 0;
+        for (int i = 1; i < p->n_sec && l < sizeof have - 64; i++)
+            l += (size_t)snprintf(have + l, sizeof have - l, "%s'%s'", i > 1 ? ", " : "", p->sec_name[i]);
+        return qr_errf(QR_ERR_INVALID, "part '%s' holds %d extra section%s (%s) where this merge expects %d", p->path,
+                       p->n_sec - 1, p->n_sec == 2 ? "" : "s", l ? have : "none", n_sec);
+    }
     QrDsCompare t;
     QR_TRY(qr_ds_compare_init(&t, s, d->n_samples, d->names));
-    QrDsR r = { p->body, p->body_len, 0, false };
+    QrDsR r = { p->sec[0], p->sec_len[0], 0, false };
     QrStatus st = qr__dsp_get_compare(&r, &t);
     if (st == QR_OK) st = qr_ds_compare_merge(d, &t);
     qr_ds_compare_free(&t);
+    for (int i = 0; st == QR_OK && i < n_sec; i++) {
+        int at = -1;
+        for (int j = 1; j < p->n_sec; j++) if (!strcmp(p->sec_name[j], sec[i].name)) at = j;
+        if (at < 0) { st = qr_errf(QR_ERR_INVALID, "it has no section '%s'", sec[i].name); break; }
+        QrDsR rs = { p->sec[at], p->sec_len[at], 0, false };
+        st = sec[i].merge(&rs, sec[i].acc);
+        if (st == QR_OK && (qr_dspart_bad(&rs) || rs.off != rs.len)) st = qr_errf(QR_ERR_INVALID, "its section '%s' is malformed", sec[i].name);
+        else if (st != QR_OK) st = qr_err_wrap(st, "section '%s'", sec[i].name);
+    }
     return st == QR_OK ? st : qr_err_wrap(st, "part '%s'", p->path);
 }
 
@@ -326,6 +373,9 @@ static QrStatus qr_dspart_check(const QrDsPart *parts, int n) {
     static const char *const what[2] = { "baseline", "analysis model" };
     for (int i = 1; i < n; i++) {
         const QrDsPart *b = &parts[i];
+        if (strcmp(a->kind, b->kind))
+            return qr_errf(QR_ERR_INVALID, "'%s' was written by '%s --shard' but '%s' by '%s --shard'", a->path, a->kind, b->path,
+                           b->kind);
         for (int m = 0; m < 2; m++)
             if (strcmp(a->model_sha[m], b->model_sha[m]))
                 return qr_errf(QR_ERR_INVALID, "'%s' and '%s' come from different %s files (%s sha256 %.12s..., %s sha256 "

@@ -64,12 +64,38 @@ static bool qr__sens_cone(const QrGraph *g, const QrQuantTable *qt, const int *q
     return reaches;
 }
 
-/* only: the graph output measured (--rank-output), -1 = all. */
-static QrStatus qr__sens_outputs_metrics(const QrSession *s, const QrGraph *g, const QrRunOpts *o, int only, QrMetrics *m) {
+/* The model outputs against the baseline's into acc (unfinished; only: one output, -1 all):
+ * the same additions as qr_compare_outputs_sel, so finishing acc gives its bits. */
+static QrStatus qr__sens_outputs_acc(const QrSession *s, const QrTensor *outs, int only, QrMetricAcc *acc) {
+    qr_metric_acc_init(acc);
+    for (int k = 0; k < s->b->n_outputs; k++) {
+        if (only >= 0 && k != only) continue;
+        QrTensor f = {0};
+        QR_TRY(qr_tensor_to_f32(&outs[k], &f));
+        const QrTensor *x = &s->base_out[k];
+        QrStatus st = f.numel == x->numel ? QR_OK
+                    : qr_errf(QR_ERR_SHAPE, "output %d ('%s') has %lld elements in the analysis model but %lld in the "
+                              "baseline", k, s->b->values[s->b->outputs[k]].name, (long long)f.numel, (long long)x->numel);
+        if (st == QR_OK) qr_metric_acc_add(acc, x->data, f.data, x->numel);
+        qr_tensor_free_data(&f);
+        QR_TRY(st);
+    }
+    return QR_OK;
+}
+
+/* only: the graph output measured (--rank-output), -1 = all. acc (optional) keeps the
+ * unfinished accumulator (data-set pooling). */
+static QrStatus qr__sens_outputs_metrics(const QrSession *s, const QrGraph *g, const QrRunOpts *o, int only, QrMetrics *m,
+                                         QrMetricAcc *acc) {
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof(QrTensor));
     if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
     QrStatus st = qr_run(g, s->inputs, o, outs);
-    if (st == QR_OK) st = qr_compare_outputs_sel(s, outs, only, m);
+    if (st == QR_OK && !acc) st = qr_compare_outputs_sel(s, outs, only, m);
+    if (st == QR_OK && acc) {
+        st = qr__sens_outputs_acc(s, outs, only, acc);
+        QrMetricAcc t = *acc;
+        if (st == QR_OK) qr_metric_acc_finish(&t, m);
+    }
     for (int k = 0; k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
     free(outs);
     return st;
@@ -160,6 +186,7 @@ typedef struct QrSensJob {
     QrSensWork *w;           /* per thread */
     bool *reach;             /* per row: toggling it can reach an output */
     int only_out;            /* --rank-output: the graph output measured, -1 = all */
+    QrMetricAcc *acc;        /* per row, optional: the unfinished output accumulator (data-set pooling) */
 } QrSensJob;
 
 static void qr__sens_work_free(QrSensWork *w) {
@@ -203,7 +230,7 @@ static QrStatus qr__sens_row_job(void *ctx, int k, int tid) {
         ro.live = w->live;
         ro.feed = w->feed;
     }
-    QrStatus st = qr__sens_outputs_metrics(s, g, &ro, j->only_out, &row->m);
+    QrStatus st = qr__sens_outputs_metrics(s, g, &ro, j->only_out, &row->m, j->acc ? &j->acc[k] : NULL);
     if (st != QR_OK) st = qr_err_wrap(st, "sensitivity of '%s' (%s)", row->name, qr_sens_type_name(row->type));
     return st;
 }
@@ -215,6 +242,7 @@ typedef struct QrSensRef {
     int only_out;                /* and the output measured (--rank-output; -1 all) */
     QrSensCache cache;
     QrMetrics reference;         /* model-output metrics */
+    QrMetricAcc ref_acc;         /* their unfinished accumulator */
     int64_t n_exec;              /* nodes it executed */
 } QrSensRef;
 
@@ -256,7 +284,7 @@ static QrStatus qr__sens_ref_run(QrSession *s, const QrSensOpts *o, QrSensRef **
         int only = -1;
         st = qr_select_output(s->b, o->rank_output, &only);
         rf->only_out = only;
-        if (st == QR_OK) st = qr__sens_outputs_metrics(s, g, &ro, only, &rf->reference);
+        if (st == QR_OK) st = qr__sens_outputs_metrics(s, g, &ro, only, &rf->reference, &rf->ref_acc);
         if (st != QR_OK) st = qr_err_wrap(st, "sensitivity reference run");
     }
     qr_session_overrides_free(&ov);
@@ -273,9 +301,22 @@ static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o) {
     return qr__sens_ref_run(s, o, &s->sens_ref);
 }
 
-static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) {
+/* Sorts r's rows most sensitive first (opts order). */
+static void qr__sens_sort(QrSensRow *rows, int n, const QrSensOpts *o) {
+    qr__sens_cmp_metric = o->metric;
+    qr__sens_cmp_reverse = o->reverse;
+    qr__sens_cmp_off_one = o->off_one;
+    qsort(rows, (size_t)n, sizeof *rows, qr__sens_cmp);
+}
+
+/* The rows of a pass, unsorted (in qr__sens_rows' order, unreachable ones dropped; row.id = its
+ * index); acc_out (optional) receives a malloc'd per-row array of unfinished output accumulators
+ * and ref_acc the reference's. */
+static QrStatus qr__sens_run_rows(QrSession *s, const QrSensOpts *o, QrSensResult *r, QrMetricAcc **acc_out,
+                                  QrMetricAcc *ref_acc) {
     memset(r, 0, sizeof *r);
     r->opts = *o;
+    if (acc_out) *acc_out = NULL;
     QR_TRY(qr_session_run_baseline(s));
     QrStatus st = qr__sens_rows(s, r);
     if (st == QR_OK && (o->nodes || o->node_type != QR_NODE_TYPE_ALL)) st = qr_select_sens_rows(s, o, r);
@@ -291,11 +332,13 @@ static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) 
     if (st == QR_OK) {
         r->reference = rf->reference;
         r->n_exec = rf->n_exec;
+        if (ref_acc) *ref_acc = rf->ref_acc;
     }
     QrSensJob j = { .s = s, .o = o, .r = r, .cache = rf ? &rf->cache : NULL, .only_out = only_out };
     j.w = calloc((size_t)nt, sizeof *j.w);
     j.reach = calloc((size_t)r->n + 1, sizeof *j.reach);
-    if (st == QR_OK && (!j.w || !j.reach)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (acc_out) j.acc = calloc((size_t)r->n + 1, sizeof *j.acc);
+    if (st == QR_OK && (!j.w || !j.reach || (acc_out && !j.acc))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int t = 0; st == QR_OK && t < nt; t++) st = qr__sens_work_alloc(s, &j.w[t]);
     int kept = 0;
     if (st == QR_OK) st = qr_session_jobs(r->n, qr__sens_row_job, &j, &s->progress);
@@ -303,22 +346,27 @@ static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) 
         QrSensRow *row = &r->rows[k];
         if (!j.reach[k]) { r->n_skipped += row->type == QR_SENS_BOTH ? 0 : row->n_q; continue; }
         r->n_exec += row->n_exec;
+        row->id = kept;
+        if (j.acc) j.acc[kept] = j.acc[k];
         r->rows[kept++] = *row;
     }
     if (st == QR_OK) {
         r->n = kept;
         r->n_full = (int64_t)(r->n + 1) * g->n_nodes;
-        qr__sens_cmp_metric = o->metric;
-        qr__sens_cmp_reverse = o->reverse;
-        qr__sens_cmp_off_one = o->off_one;
-        qsort(r->rows, (size_t)r->n, sizeof *r->rows, qr__sens_cmp);
     }
     qr__sens_ref_free(rf, nv);
     for (int t = 0; j.w && t < nt; t++) qr__sens_work_free(&j.w[t]);
     free(j.w);
     free(j.reach);
-    if (st != QR_OK) qr_sens_free(r);
+    if (st != QR_OK) { qr_sens_free(r); free(j.acc); }
+    else if (acc_out) *acc_out = j.acc;
     return st;
+}
+
+static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) {
+    QR_TRY(qr__sens_run_rows(s, o, r, NULL, NULL));
+    qr__sens_sort(r->rows, r->n, o);
+    return QR_OK;
 }
 
 static double qr_sens_gain(const QrSensResult *r, const QrSensRow *row) {
@@ -336,14 +384,35 @@ static void qr__sens_num(char *buf, size_t n, double v, const char *fmt) {
     else snprintf(buf, n, fmt, v);
 }
 
-static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const char *dir) {
+typedef struct QrSensRank { int min, max, top5; double median; } QrSensRank;
+
+/* Rank statistics of row id over the samples of a data-set pass. */
+static void qr__sens_rank_stats(const QrSensSet *ss, int id, QrSensRank *out) {
+    int v[256], n = QR_MIN(ss->k, 256);
+    for (int j = 0; j < n; j++) v[j] = ss->rank[(size_t)id * (size_t)ss->k + (size_t)j];
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) { int t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
+    out->top5 = 0;
+    for (int j = 0; j < n; j++) out->top5 += v[j] <= 5;
+    out->min = n ? v[0] : 0;
+    out->max = n ? v[n - 1] : 0;
+    out->median = !n ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* ss (optional): the pass over a data set — the rank-stability columns and header lines. */
+static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const QrSensSet *ss, const char *dir) {
     static const char *const cols[] = { "op_name", "sensitive_type", "op_type", "L1", "Cosine", "MSE", "KL", "SQNR", "gain" };
     QrTable tt = {0}, tc = {0};
     char *txt = NULL, *csv = NULL, *js = NULL;
     size_t tl = 0, tcap = 0, cl = 0, ccap = 0, jl = 0;
+    static const char *const scols[] = { "samples", "rank_min", "rank_median", "rank_max", "top5_samples" };
+    const char *all[16];
     int ncol = r->opts.off_one ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 1;   /* off-one ranks by gain: printed */
-    QrStatus st = qr_table_init(&tt, ncol, cols);
-    if (st == QR_OK) st = qr_table_init(&tc, ncol, cols);
+    int nb = ncol;
+    for (int j = 0; j < nb; j++) all[j] = cols[j];
+    if (ss) for (int j = 0; j < QR_ARRAY_LEN(scols); j++) all[ncol++] = scols[j];
+    QrStatus st = qr_table_init(&tt, ncol, all);
+    if (st == QR_OK) st = qr_table_init(&tc, ncol, all);
     for (int k = 0; st == QR_OK && k < r->n; k++) {
         const QrSensRow *row = &r->rows[k];
         double v[] = { row->m.l1, row->m.cosine, row->m.mse, row->m.kl, row->m.sqnr };
@@ -365,9 +434,27 @@ static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const c
                 qr__sens_num(b, sizeof b, qr_sens_gain(r, row), pass ? "%.9g" : "%.7f");
                 qr_table_set(t, ri, 8, b);
             }
+            if (ss) {
+                QrSensRank rk;
+                qr__sens_rank_stats(ss, row->id, &rk);
+                qr_table_setf(t, ri, nb, "%d", ss->k);
+                qr_table_setf(t, ri, nb + 1, "%d", rk.min);
+                qr_table_setf(t, ri, nb + 2, "%g", rk.median);
+                qr_table_setf(t, ri, nb + 3, "%d", rk.max);
+                qr_table_setf(t, ri, nb + 4, "%d", rk.top5);
+            }
         }
     }
     const char *mode = r->opts.off_one ? "off-one (every quantizer on except the row's)" : "one-on (only the row's quantizers on)";
+    if (st == QR_OK && ss) {
+        st = qr_buf_printf(&txt, &tl, &tcap, "Over the data set: metrics pooled over the %d worst sample%s by %s at the model "
+                           "outputs (as if concatenated):", ss->k, ss->k == 1 ? "" : "s", qr_metric_name(ss->smp_metric));
+        for (int j = 0; st == QR_OK && j < ss->k; j++) st = qr_buf_printf(&txt, &tl, &tcap, " %s", ss->names[ss->smp[j]]);
+        if (st == QR_OK)
+            st = qr_buf_printf(&txt, &tl, &tcap, ".\nRank stability: rank_min/median/max = the row's rank on each of those "
+                               "samples alone; top5_samples = samples where it is in the top 5. %d of %d sample%s share the "
+                               "pooled top 5 (the same rows).\n", ss->n_top5_same, ss->k, ss->k == 1 ? "" : "s");
+    }
     if (st == QR_OK && r->opts.rank_output)
         st = qr_buf_printf(&txt, &tl, &tcap, "Ranked at the graph output '%s' alone (--rank-output).\n", r->opts.rank_output);
     if (st == QR_OK)
@@ -393,6 +480,13 @@ static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const c
     qr_json_kv_str(&j, "metric", qr_metric_name(r->opts.metric));
     qr_json_kv_bool(&j, "reverse", r->opts.reverse);
     if (r->opts.rank_output) qr_json_kv_str(&j, "rank_output", r->opts.rank_output);
+    if (ss) {
+        qr_json_key(&j, "samples");
+        qr_json_arr_begin(&j);
+        for (int q = 0; q < ss->k; q++) qr_json_str(&j, ss->names[ss->smp[q]]);
+        qr_json_arr_end(&j);
+        qr_json_kv_int(&j, "samples_sharing_top5", ss->n_top5_same);
+    }
     qr_json_kv_int(&j, "node_executions", r->n_exec);
     qr_json_kv_int(&j, "node_executions_full_reruns", r->n_full);
     qr_json_key(&j, "ops");
@@ -409,6 +503,14 @@ static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const c
         qr_json_kv_num(&j, "KL", row->m.kl);
         qr_json_kv_num(&j, "SQNR", row->m.sqnr);     /* inf (identical) is written as null */
         if (r->opts.off_one) qr_json_kv_num(&j, "gain", qr_sens_gain(r, row));
+        if (ss) {
+            QrSensRank rk;
+            qr__sens_rank_stats(ss, row->id, &rk);
+            qr_json_kv_int(&j, "rank_min", rk.min);
+            qr_json_kv_num(&j, "rank_median", rk.median);
+            qr_json_kv_int(&j, "rank_max", rk.max);
+            qr_json_kv_int(&j, "top5_samples", rk.top5);
+        }
         qr_json_obj_end(&j);
     }
     qr_json_arr_end(&j);
@@ -425,6 +527,8 @@ static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const c
     return st;
 }
 
+static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const char *dir) { return qr__sens_write(s, r, NULL, dir); }
+
 /* ==== whole-graph evaluation of a mask, cumulative error ============================ */
 
 typedef struct QrEvalTap {
@@ -434,6 +538,8 @@ typedef struct QrEvalTap {
     bool *tap_only;          /* per twin value: match_of >= 0 */
     QrMetrics *per_match;
     bool kl, rtol;
+    QrMetricAcc *acc;        /* per match, optional: the unfinished accumulator behind per_match (data-set pooling) */
+    uint8_t *acc_set;        /* per match: acc holds this run's value */
 } QrEvalTap;
 
 static QrStatus qr__sens_eval_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
@@ -446,7 +552,12 @@ static QrStatus qr__sens_eval_tap(void *user, const QrGraph *g, int node, int va
         QrTensor tmp;
         const float *y;
         if (qr_session_visible_view(e->s, mi, t, &tmp, &y) != QR_OK) { qr_err_clear(); continue; }
-        if (t->numel == x->numel) qr_metrics_compute_opts(x->data, y, x->numel, e->kl, e->rtol, &e->per_match[mi]);
+        if (t->numel == x->numel && e->acc) {
+            qr_metric_acc_init_opts(&e->acc[mi], e->kl, e->rtol);
+            qr_metric_acc_add(&e->acc[mi], x->data, y, x->numel);
+            qr_metric_acc_finish(&e->acc[mi], &e->per_match[mi]);
+            e->acc_set[mi] = 1;
+        } else if (t->numel == x->numel) qr_metrics_compute_opts(x->data, y, x->numel, e->kl, e->rtol, &e->per_match[mi]);
         qr_tensor_free_data(&tmp);
     }
     return QR_OK;
@@ -462,7 +573,7 @@ static void qr__sens_eval_free(QrEvalTap *e) {
 /* The per-value index of the matches (for qr__sens_eval_tap). */
 static QrStatus qr__sens_eval_init(QrSession *s, QrMetrics *per_match, bool kl, bool rtol, QrEvalTap *e) {
     const QrGraph *g = &s->tw.g;
-    *e = (QrEvalTap){ s, NULL, NULL, NULL, per_match, kl, rtol };
+    *e = (QrEvalTap){ s, NULL, NULL, NULL, per_match, kl, rtol, NULL, NULL };
     e->match_of = malloc(((size_t)g->n_values + 1) * sizeof(int));
     e->next = malloc(((size_t)s->m.n + 1) * sizeof(int));
     e->tap_only = calloc((size_t)g->n_values + 1, sizeof(bool));
@@ -492,7 +603,7 @@ static QrStatus qr__sens_eval_full(QrSession *s, const bool *enabled, QrMetrics 
     qr_session_overrides(s, enabled, &ov);
     QrRunOpts ro = qr_session_run_opts(&ov, e ? qr__sens_eval_tap : NULL, e);
     if (e) ro.tap_only = e->tap_only;
-    QrStatus st = qr__sens_outputs_metrics(s, &s->tw.g, &ro, -1, out);
+    QrStatus st = qr__sens_outputs_metrics(s, &s->tw.g, &ro, -1, out, NULL);
     qr_session_overrides_free(&ov);
     return st;
 }
@@ -542,6 +653,8 @@ typedef struct QrAccumJob {
     bool inc;                /* from the all-on reference */
     bool **mask;             /* per setting */
     QrMetrics **pm;          /* per setting: per-match metrics */
+    QrMetricAcc *acc;        /* optional, [setting][match]: their accumulators */
+    uint8_t *acc_set;        /* [setting][match] */
 } QrAccumJob;
 
 static QrStatus qr__sens_accum_job(void *ctx, int k, int tid) {
@@ -550,6 +663,10 @@ static QrStatus qr__sens_accum_job(void *ctx, int k, int tid) {
     QrSession *s = j->s;
     QrEvalTap e = *j->e;
     e.per_match = j->pm[k];
+    if (j->acc) {
+        e.acc = j->acc + (size_t)k * (size_t)s->m.n;
+        e.acc_set = j->acc_set + (size_t)k * (size_t)s->m.n;
+    }
     if (j->inc && k == 2) {      /* every quantizer on: the reference itself */
         j->a->out[k] = s->ref->out;
         memcpy(e.per_match, s->ref->per_match, (size_t)s->m.n * sizeof *e.per_match);
@@ -576,8 +693,11 @@ QR_TESTAPI QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const i
 }
 #endif
 
-static QrStatus qr_accum_run_sets(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk,
-                                  const QrAccSets *sets, QrMetricKind metric, QrAccum *a) {
+/* qr_accum_run_sets; acc_out (optional) receives malloc'd [setting][match] accumulators of the
+ * per-match values (unset entries: n = 0 and n_bad = -1) for data-set pooling; it needs the
+ * all-on reference built here (the caller frees s->ref first). */
+static QrStatus qr__accum_run(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk, const QrAccSets *sets,
+                              QrMetricKind metric, QrAccum *a, QrMetricAcc **acc_out) {
     memset(a, 0, sizeof *a);
     a->metric = metric;
     QR_TRY(qr_session_run_baseline(s));
@@ -633,10 +753,17 @@ static QrStatus qr_accum_run_sets(QrSession *s, const QrSensResult *sens, const 
     }
     /* The all-on reference, built here with the per-match metrics of the "full" setting. */
     bool inc = !s->no_incremental;
+    QrAccumJob job = { s, a, &e, inc, masks, pms, NULL, NULL };
+    if (st == QR_OK && acc_out) {
+        job.acc = calloc((size_t)ns * (size_t)nm + 1, sizeof *job.acc);
+        job.acc_set = calloc((size_t)ns * (size_t)nm + 1, 1);
+        if (!job.acc || !job.acc_set) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
     if (st == QR_OK && inc) {
         bool built;
         QrEvalTap er = e;
         er.per_match = pms[2];
+        if (job.acc) { er.acc = job.acc + 2 * (size_t)nm; er.acc_set = job.acc_set + 2 * (size_t)nm; }
         qr__sens_pm_reset(pms[2], nm);
         st = qr_session_ref(s, qr__sens_eval_tap, &er, e.tap_only, &built);
         if (st == QR_OK && built) {
@@ -645,16 +772,32 @@ static QrStatus qr_accum_run_sets(QrSession *s, const QrSensResult *sens, const 
             s->ref->per_match_kl = kl;
         }
         if (st == QR_OK) inc = s->ref->per_match && s->ref->per_match_kl == kl;
+        if (st == QR_OK && job.acc && !built) st = qr_errf(QR_ERR_INVALID, "cumulative error over samples: stale reference");
     }
-    QrAccumJob job = { s, a, &e, inc, masks, pms };
+    job.inc = inc;
     if (st == QR_OK) st = qr_session_jobs(ns, qr__sens_accum_job, &job, &s->progress);
+    /* incremental settings kept the reference's (full) values outside their cone */
+    for (int k = 0; st == QR_OK && job.acc && k < ns; k++)
+        for (int i = 0; i < nm; i++) {
+            size_t at = (size_t)k * (size_t)nm + (size_t)i, full = 2 * (size_t)nm + (size_t)i;
+            if (!job.acc_set[at] && pms[k][i].n && job.acc_set[full]) { job.acc[at] = job.acc[full]; job.acc_set[at] = 1; }
+            if (!job.acc_set[at]) { memset(&job.acc[at], 0, sizeof job.acc[at]); job.acc[at].n_bad = -1; }
+        }
     for (int k = 0; st == QR_OK && k < ns; k++)
         for (int i = 0; i < nm; i++)
             a->val[(size_t)i * (size_t)ns + (size_t)k] = pms[k][i].n ? qr_metric_get(&pms[k][i], metric) : NAN;
     for (int k = 0; k < ns; k++) { free(masks[k]); free(pms[k]); }
     qr__sens_eval_free(&e);
+    free(job.acc_set);
+    if (st == QR_OK && acc_out) *acc_out = job.acc;
+    else free(job.acc);
     if (st != QR_OK) qr_accum_free(a);
     return st;
+}
+
+static QrStatus qr_accum_run_sets(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk,
+                                  const QrAccSets *sets, QrMetricKind metric, QrAccum *a) {
+    return qr__accum_run(s, sens, topk, n_topk, sets, metric, a, NULL);
 }
 
 static void qr_accum_free(QrAccum *a) {
@@ -662,11 +805,16 @@ static void qr_accum_free(QrAccum *a) {
     memset(a, 0, sizeof *a);
 }
 
-static QrStatus qr_accum_write(const QrSession *s, const QrAccum *a, const char *dir) {
+/* extra[n_extra] (optional): more [match][setting] tables, written after a's values as
+ * <setting>_<suffix> columns (suffix by suffix). */
+static QrStatus qr__accum_write(const QrSession *s, const QrAccum *a, const double *const *extra, const char *const *suffix,
+                                int n_extra, const char *dir) {
     char *csv = NULL;
     size_t l = 0, c = 0;
     QrStatus st = qr_buf_printf(&csv, &l, &c, "Index,mod_name,base_tensor,metric");
     for (int k = 0; st == QR_OK && k < a->n_settings; k++) st = qr_buf_printf(&csv, &l, &c, ",%s", a->setting[k]);
+    for (int x = 0; x < n_extra; x++)
+        for (int k = 0; st == QR_OK && k < a->n_settings; k++) st = qr_buf_printf(&csv, &l, &c, ",%s_%s", a->setting[k], suffix[x]);
     if (st == QR_OK) st = qr_buf_printf(&csv, &l, &c, "\n");
     int idx = 0;
     for (int i = 0; st == QR_OK && i < s->m.n; i++) {
@@ -681,8 +829,10 @@ static QrStatus qr_accum_write(const QrSession *s, const QrAccum *a, const char 
             if (st == QR_OK) st = qr_buf_printf(&csv, &l, &c, "\",");
         }
         if (st == QR_OK) st = qr_buf_printf(&csv, &l, &c, "%s", qr_metric_name(a->metric));
-        for (int k = 0; st == QR_OK && k < a->n_settings; k++) {
-            double v = a->val[(size_t)i * (size_t)a->n_settings + (size_t)k];
+        for (int k = 0; st == QR_OK && k < a->n_settings * (1 + n_extra); k++) {
+            int x = k / a->n_settings;
+            const double *tab = x ? extra[x - 1] : a->val;
+            double v = tab[(size_t)i * (size_t)a->n_settings + (size_t)(k % a->n_settings)];
             if (v != v) st = qr_buf_printf(&csv, &l, &c, ",");
             else if (isinf(v)) st = qr_buf_printf(&csv, &l, &c, ",%s", v > 0 ? "inf" : "-inf");
             else st = qr_buf_printf(&csv, &l, &c, ",%.9g", v);
@@ -696,4 +846,193 @@ static QrStatus qr_accum_write(const QrSession *s, const QrAccum *a, const char 
     }
     free(csv);
     return st;
+}
+
+static QrStatus qr_accum_write(const QrSession *s, const QrAccum *a, const char *dir) {
+    return qr__accum_write(s, a, NULL, NULL, 0, dir);
+}
+
+/* ==== over a data set ================================================================ */
+
+static void qr_sens_set_free(QrSensSet *ss) {
+    qr_sens_free(&ss->r);
+    if (ss->have_acc) qr_accum_free(&ss->acc);
+    free(ss->smp);
+    free(ss->rank);
+    free(ss->mean);
+    free(ss->p05);
+    free(ss->p95);
+    memset(ss, 0, sizeof *ss);
+}
+
+/* The session on another input: its baseline values and references belong to the previous one. */
+static void qr__sens_use_inputs(QrSession *s, const QrTensor *in) {
+    s->inputs = in;
+    if (s->base) for (int i = 0; i < s->m.n; i++) qr_tensor_free_data(&s->base[i]);
+    if (s->base_out) for (int i = 0; i < s->b->n_outputs; i++) qr_tensor_free_data(&s->base_out[i]);
+    free(s->base);
+    free(s->base_out);
+    s->base = s->base_out = NULL;
+    qr_session_ref_free(s);
+    qr_sens_reference_free(s);
+}
+
+/* Sample smp of ds into cur (freed first) and the session onto it. */
+static QrStatus qr__sens_load_sample(QrSession *s, const QrDsSet *ds, int smp, const QrTensor *ref, QrTensor *cur) {
+    for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
+    QR_TRY(qr_ds_read(ds, s->b, smp, ref, cur));
+    qr__sens_use_inputs(s, cur);
+    return QR_OK;
+}
+
+static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsSet *ds, const QrTensor *ref, QrTensor *cur,
+                                  QrSensSet *ss) {
+    int K = ss->k, n = 0;
+    QrDsPool *pool = NULL, rpool;
+    QrDsList *list = NULL, rlist = {0};
+    QrSensRow *tmp = NULL;
+    QrStatus st = QR_OK;
+    qr_dspool_init(&rpool);
+    for (int j = 0; st == QR_OK && j < K; j++) {
+        QrSensResult r = {0};
+        QrMetricAcc *acc = NULL, racc;
+        st = qr__sens_load_sample(s, ds, ss->smp[j], ref, cur);
+        if (st == QR_OK) st = qr__sens_run_rows(s, o, &r, &acc, &racc);
+        if (st == QR_OK && j == 0) {
+            n = r.n;
+            pool = calloc((size_t)n + 1, sizeof *pool);
+            list = calloc((size_t)n + 1, sizeof *list);
+            ss->rank = calloc((size_t)n * (size_t)K + 1, sizeof *ss->rank);
+            tmp = calloc((size_t)n + 1, sizeof *tmp);
+            st = pool && list && ss->rank && tmp ? qr_dslist_alloc(&rlist, K) : qr_errf(QR_ERR_NOMEM, "out of memory");
+            for (int i = 0; st == QR_OK && i < n; i++) { qr_dspool_init(&pool[i]); st = qr_dslist_alloc(&list[i], K); }
+        }
+        if (st == QR_OK && r.n != n)
+            st = qr_errf(QR_ERR_INVALID, "sensitivity rows changed between samples (%d vs %d)", r.n, n);
+        for (int i = 0; st == QR_OK && i < n; i++) {
+            const QrSensRow *x = &r.rows[i], *y = j ? &ss->r.rows[i] : x;
+            if (x->n_q != y->n_q || x->q[0] != y->q[0] || x->type != y->type)
+                st = qr_errf(QR_ERR_INVALID, "sensitivity row %d changed between samples", i);
+            qr_dspool_add(&pool[i], &acc[i]);
+            qr_dslist_set(&list[i], j, &acc[i], &x->m);
+            tmp[i] = *x;
+        }
+        if (st == QR_OK) {
+            qr_dspool_add(&rpool, &racc);
+            qr_dslist_set(&rlist, j, &racc, &r.reference);
+            qr__sens_sort(tmp, n, o);            /* this sample's ranking */
+            for (int p = 0; p < n; p++) ss->rank[(size_t)tmp[p].id * (size_t)K + (size_t)j] = p + 1;
+        }
+        free(acc);
+        if (st == QR_OK && j == 0) ss->r = r;    /* its rows stand for all (names, quantizers) */
+        else {
+            if (st == QR_OK) ss->r.n_exec += r.n_exec, ss->r.n_full += r.n_full;
+            qr_sens_free(&r);
+        }
+    }
+    if (st == QR_OK) {
+        for (int i = 0; i < n; i++) qr_dspool_finish(&pool[i], &list[i], true, true, &ss->r.rows[i].m);
+        qr_dspool_finish(&rpool, &rlist, true, true, &ss->r.reference);
+        qr__sens_sort(ss->r.rows, n, o);
+        /* samples whose top 5 are the pooled top 5 */
+        int top = QR_MIN(5, n);
+        for (int j = 0; j < K; j++) {
+            bool same = true;
+            for (int p = 0; p < top; p++) same = same && ss->rank[(size_t)ss->r.rows[p].id * (size_t)K + (size_t)j] <= top;
+            ss->n_top5_same += same;
+        }
+    }
+    for (int i = 0; list && i < n; i++) qr_dslist_free(&list[i]);
+    qr_dslist_free(&rlist);
+    free(pool);
+    free(list);
+    free(tmp);
+    return st;
+}
+
+static QrStatus qr__sens_set_curves(QrSession *s, const QrDsSet *ds, const QrTensor *ref, QrTensor *cur, const int *topk,
+                                    int n_topk, const QrAccSets *sets, QrMetricKind metric, QrSensSet *ss) {
+    int K = ss->k, nm = s->m.n, ns = 0;
+    QrDsPool *pool = NULL;
+    double *val = NULL;
+    QrStatus st = QR_OK;
+    for (int j = 0; st == QR_OK && j < K; j++) {
+        QrAccum a = {0};
+        QrMetricAcc *acc = NULL;
+        st = qr__sens_load_sample(s, ds, ss->smp[j], ref, cur);
+        if (st == QR_OK) st = qr__accum_run(s, &ss->r, topk, n_topk, sets, metric, &a, &acc);
+        if (st == QR_OK && j == 0) {
+            ns = a.n_settings;
+            size_t cells = (size_t)nm * (size_t)ns;
+            pool = calloc(cells + 1, sizeof *pool);
+            val = calloc(cells * (size_t)K + 1, sizeof *val);
+            ss->mean = calloc(cells + 1, sizeof(double));
+            ss->p05 = calloc(cells + 1, sizeof(double));
+            ss->p95 = calloc(cells + 1, sizeof(double));
+            if (!pool || !val || !ss->mean || !ss->p05 || !ss->p95) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+            for (size_t c = 0; st == QR_OK && c < cells; c++) qr_dspool_init(&pool[c]);
+        }
+        if (st == QR_OK && a.n_settings != ns) st = qr_errf(QR_ERR_INVALID, "cumulative-error settings changed between samples");
+        for (int i = 0; st == QR_OK && i < nm; i++)
+            for (int k = 0; k < ns; k++) {
+                size_t c = (size_t)i * (size_t)ns + (size_t)k;
+                const QrMetricAcc *x = &acc[(size_t)k * (size_t)nm + (size_t)i];
+                if (x->n_bad >= 0) qr_dspool_add(&pool[c], x);
+                val[c * (size_t)K + (size_t)j] = a.val[c];
+            }
+        free(acc);
+        if (st == QR_OK && j == 0) { ss->acc = a; ss->have_acc = true; }
+        else qr_accum_free(&a);
+    }
+    if (st == QR_OK) {
+        for (int i = 0; i < nm; i++)
+            for (int k = 0; k < ns; k++) {
+                size_t c = (size_t)i * (size_t)ns + (size_t)k;
+                QrMetrics m;
+                qr_dspool_finish(&pool[c], NULL, false, false, &m);
+                ss->acc.val[c] = pool[c].n_samples == K && s->vis[i] >= 0 ? qr_metric_get(&m, metric) : NAN;
+                QrDsColStats cs;
+                const double *v = &val[c * (size_t)K];
+                bool all = true;
+                for (int j = 0; j < K; j++) all = all && v[j] == v[j];
+                qr_ds_col_stats(v, NULL, K, &cs);
+                ss->mean[c] = all ? cs.mean : NAN;
+                ss->p05[c] = all ? cs.p05 : NAN;
+                ss->p95[c] = all ? cs.p95 : NAN;
+            }
+    }
+    free(pool);
+    free(val);
+    return st;
+}
+
+static QrStatus qr_sens_set_run(QrSession *s, const QrSensOpts *o, const QrDsSet *ds, const int *smp, int k,
+                                QrMetricKind smp_metric, const int *topk, int n_topk, const QrAccSets *sets,
+                                QrMetricKind acc_metric, QrSensSet *out) {
+    memset(out, 0, sizeof *out);
+    if (k < 1) return qr_errf(QR_ERR_INVALID, "no sample for sensitivity");
+    const QrTensor *orig = s->inputs;
+    out->k = k;
+    out->names = ds->names;
+    out->smp_metric = smp_metric;
+    out->smp = malloc(((size_t)k + 1) * sizeof *out->smp);
+    QrTensor *cur = calloc((size_t)ds->n_inputs + 1, sizeof *cur);
+    QrStatus st = out->smp && cur ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) memcpy(out->smp, smp, (size_t)k * sizeof *smp);
+    if (st == QR_OK) st = qr__sens_set_rows(s, o, ds, orig, cur, out);
+    if (st == QR_OK && topk) st = qr__sens_set_curves(s, ds, orig, cur, topk, n_topk, sets, acc_metric, out);
+    qr__sens_use_inputs(s, orig);
+    for (int i = 0; cur && i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
+    free(cur);
+    if (st != QR_OK) qr_sens_set_free(out);
+    return st;
+}
+
+static QrStatus qr_sens_set_write(const QrSession *s, const QrSensSet *ss, const char *dir) {
+    QR_TRY(qr__sens_write(s, &ss->r, ss, dir));
+    if (!ss->have_acc) return QR_OK;
+    const QrAccum *a = &ss->acc;
+    const double *extra[3] = { ss->mean, ss->p05, ss->p95 };
+    static const char *const suffix[3] = { "mean", "p05", "p95" };
+    return qr__accum_write(s, a, extra, suffix, 3, dir);
 }

@@ -15,6 +15,7 @@ typedef struct QrSensRow {
     int q[8];                /* twin quantizers toggled (session->qt) */
     QrMetrics m;             /* model output(s) vs baseline */
     int64_t n_exec;          /* nodes this row re-executed */
+    int id;                  /* the row's index before sorting (the same rows in the same order for every input) */
 } QrSensRow;
 
 /* --node-type: which rows a sensitivity pass computes (hmct-debugger's node_type). */
@@ -86,5 +87,41 @@ static QrStatus qr_accum_run_sets(QrSession *s, const QrSensResult *sens, const 
                                   const struct QrAccSets *sets, QrMetricKind metric, QrAccum *a);
 static void qr_accum_free(QrAccum *a);
 static QrStatus qr_accum_write(const QrSession *s, const QrAccum *a, const char *dir);
+
+/* ==== over a data set (sensitivity --data, runall --data) ===============================
+ * Sensitivity and the cumulative-error curves run on k samples of a data set (the k worst by
+ * the comparison pass; docs/DATASET.md): every row's output metrics are pooled over them (as if
+ * the samples' outputs were concatenated: exact sums, analysis/dsacc), rows rank by the pooled
+ * metrics, and each row's rank on every sample alone is kept (rank stability). The curves hold
+ * per matched value and setting the pooled metric and the mean, 5th and 95th percentiles of the
+ * per-sample values (hmct's average_mode). The all_but_topK settings use the pooled ranking. */
+struct QrDsSet;
+typedef struct QrSensSet {
+    QrSensResult r;          /* rows, metrics pooled, sorted by them (reference pooled too) */
+    int k;                   /* samples the pass ran on */
+    int *smp;                /* [k] their indices in the set, worst first */
+    const char *const *names;    /* the set's sample names (borrowed) */
+    QrMetricKind smp_metric; /* how the samples were ranked */
+    int *rank;               /* [row id * k + j]: the row's rank (1 = most sensitive) on sample j alone */
+    int n_top5_same;         /* samples whose top 5 rows (as a set) are the pooled top 5 */
+    bool have_acc;
+    QrAccum acc;             /* settings; val = the pooled metric [match][setting] */
+    double *mean, *p05, *p95;    /* [match][setting] over the k samples (NaN when a sample has no value) */
+} QrSensSet;
+
+/* Runs sensitivity (o) and, when topk is given, the cumulative error (acc_metric; sets
+ * optional) on samples smp[k] of ds (ref: the first sample's inputs, for the shape check).
+ * The session's inputs are restored to ref's owner's (s->inputs on entry) at the end and its
+ * baseline values dropped. */
+static QrStatus qr_sens_set_run(QrSession *s, const QrSensOpts *o, const struct QrDsSet *ds, const int *smp, int k,
+                                QrMetricKind smp_metric, const int *topk, int n_topk, const struct QrAccSets *sets,
+                                QrMetricKind acc_metric, QrSensSet *out);
+/* sensitive_ops.txt/.csv/.json (with the rank-stability columns) and accumulated_error.csv
+ * (pooled, then _mean/_p05/_p95 per setting) into dir. */
+static QrStatus qr_sens_set_write(const QrSession *s, const QrSensSet *ss, const char *dir);
+static void qr_sens_set_free(QrSensSet *ss);
+/* The k worst samples of a comparison pass by metric (order[k]; k clipped to the samples
+ * done): default_k when k <= 0. */
+#define QR_SENS_SAMPLES_DEFAULT 4
 
 #endif

@@ -218,7 +218,7 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
     }
     /* Every pair is proven before any analysis uses it (names are only hints). A failing
      * verification run leaves the pairs unchecked: nothing is then a headline. */
-    if (st == QR_OK && !(refill && s->match_fixed) && qr__se_verify(s) != QR_OK) qr_err_clear();
+    if (st == QR_OK && !s->match_fixed && qr__se_verify(s) != QR_OK) qr_err_clear();
     return st;
 }
 

@@ -502,7 +502,7 @@ static QrStatus qr__ax_blocks_write(const QrSession *s, const QrWeightCmp *w, co
              "GatherBlockQuantized, blocked DequantizeLinear), the %d lowest-SQNR blocks of each weight, lowest first.\n"
              "block = index of the block's scale; elements = the block's range along the blocked axis x its index "
              "along the others (in the float weight's layout).\n\n", s->a->path ? s->a->path : "", QR_WEIGHT_WORST_BLOCKS);
-    if (st == QR_OK) st = qr__ax_write_tables(&tt, &tc, head, NULL, dir, "weight_blocks");
+    if (st == QR_OK) st = qr__ax_write_tables(&tt, &tc, head, NULL, dir, QR_BF_WEIGHT_BLOCKS);
     qr_table_free(&tt);
     qr_table_free(&tc);
     free(b);
@@ -521,7 +521,7 @@ static QrStatus qr_weights_write(const QrSession *s, const QrWeightCmp *w, const
              QR_OUTLIER_K);
     QrStatus st = qr__ax_weights_table(w, false, &tt);
     if (st == QR_OK) st = qr__ax_weights_table(w, true, &tc);
-    if (st == QR_OK) st = qr__ax_write_tables(&tt, &tc, head, NULL, dir, "weight_comparison");
+    if (st == QR_OK) st = qr__ax_write_tables(&tt, &tc, head, NULL, dir, QR_BF_WEIGHTS);
     if (st == QR_OK) st = qr__ax_blocks_write(s, w, dir);
     qr_table_free(&tt);
     qr_table_free(&tc);

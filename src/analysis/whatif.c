@@ -552,7 +552,7 @@ static QrStatus qr_whatif_write(const QrSession *s, const QrWhatIf *w, const cha
     QrStatus st = qr_json_finish(&j, &text, &len);
     if (st == QR_OK) {
         QrArena a = {0};
-        st = qr_file_write_atomic(qr_arena_printf(&a, "%s/mixed_precision.json", dir), text, len);
+        st = qr_file_write_atomic(qr_arena_printf(&a, "%s/" QR_BF_WHATIF, dir), text, len);
         qr_arena_free(&a);
     }
     qr_json_free(&j);

@@ -28,6 +28,7 @@ typedef struct QrCliOpts {
     int num_steps;
     int samples;                 /* --samples N: the first N samples of --data (0 = all) */
     const char *shard;           /* --shard K/N | auto: this process's share of --data, written as a .qrpart */
+    int sens_samples;            /* --sens-samples K: sensitivity / cumulative error over the K worst samples (0: default) */
     const char *plot_nodes;      /* comma-separated */
     int threads;                 /* --threads: 0 = QR_THREADS or online CPUs */
     int64_t max_memory;          /* --max-memory in bytes; 0 = no limit */
@@ -173,7 +174,8 @@ static const char *qr__usage_runall =
     "  analyses run on the worst sample of that pass by --metric (--rank-output: at that output), and the verdict\n"
     "  states the number of samples.\n";
 static const char *qr__usage_sensitivity =
-    "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
+    "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ... | --data DIR [--samples N] [--sens-samples K]\n"
+    "                           [--shard K/N|auto]] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10]\n"
     "                           [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
     "                           [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16] [--quiet]\n"
@@ -193,7 +195,13 @@ static const char *qr__usage_sensitivity =
     "  --quantize-nodes 'A;A,B' (hmct quantize_node=[['A'],['A','B']]): one more cumulative-error curve per\n"
     "  set (';' separates sets, ',' names) with only the set's quantizers on; --non-quantize-nodes: all on\n"
     "  but the set's. A node's quantizers are those of its outputs, weights and bias. Unknown names are an\n"
-    "  error naming them with close names.\n";
+    "  error naming them with close names.\n"
+    "  --data DIR (hmct calibration_data): the comparison runs over every sample, and sensitivity and the\n"
+    "  cumulative error over the K worst by --metric (--sens-samples K, default 4): metrics pooled over them\n"
+    "  (as if concatenated), each row's rank on every sample alone (rank_min/median/max, top5_samples), and\n"
+    "  the curves' per-sample mean, p05 and p95 (accumulated_error.csv). --shard K/N -o PART.qrpart: only\n"
+    "  the comparison of shard K; 'qreport merge' picks the K worst of the merged set and runs the rest\n"
+    "  (docs/DATASET.md).\n";
 
 static void qr__print_usage(FILE *f) {
     fprintf(f,
@@ -211,7 +219,7 @@ static void qr__print_usage(FILE *f) {
             "  compare-dump   device dumps vs the int-mode simulation: the first divergent layer (dump_compare.*)\n"
             "  extract   a minimal repro of one layer (sub-models, cut inputs, expected outputs, repro.json)\n"
             "  promote   a repaired model: nodes promoted to int16 or float as the what-if predicts (+ exclusion lists)\n"
-            "  merge     merges the .qrpart files of a sharded compare --data run\n\n"
+            "  merge     merges the .qrpart files of a sharded compare / sensitivity --data run\n\n"
             "options of every command: --threads N (default: QR_THREADS or the online CPUs; results are\n"
             "identical for any N), --max-memory SIZE, --quiet.\n"
             "--max-memory SIZE (512M, 2G): refuse up front (exit 1, nothing run or written) when the command's\n"
@@ -298,6 +306,17 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--data")) QR__NEXT(o->data_dir);
         else if (!strcmp(a, "--num-steps")) { const char *v; QR__NEXT(v); o->num_steps = atoi(v); }
         else if (!strcmp(a, "--shard")) QR__NEXT(o->shard);
+        else if (!strcmp(a, "--sens-samples")) {
+            const char *v;
+            QR__NEXT(v);
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (end == v || *end || n < 1 || n > 256) {
+                fprintf(stderr, "qreport: --sens-samples must be a count from 1 to 256\n%s", usage);
+                return QR_EXIT_USAGE;
+            }
+            o->sens_samples = (int)n;
+        }
         else if (!strcmp(a, "--samples")) {
             const char *v;
             QR__NEXT(v);
@@ -968,7 +987,7 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
         snprintf(nbuf, sizeof nbuf, "%d", ds.n);
         const char *keys[] = { "command", "mode", "metric", "samples" };
         const char *vals[] = { "compare", o->mode ? o->mode : "sim", qr_metric_name(mk), nbuf };
-        st = qr_dspart_write(o->out_dir, &dc, &ds, se, keys, vals, QR_ARRAY_LEN(keys), shard, n_shards);
+        st = qr_dspart_write(o->out_dir, "compare", &dc, &ds, se, keys, vals, QR_ARRAY_LEN(keys), shard, n_shards, NULL, 0);
         if (st == QR_OK && !o->quiet)
             printf("shard %d/%d: samples %d..%d of %d; wrote %s\n", shard, n_shards, lo, hi - 1, ds.n, o->out_dir);
         if (st != QR_OK) code = qr__cli_fail(st);
@@ -1093,14 +1112,161 @@ static bool qr__cli_ints(const char *s, int *out, int cap, int *n) {
     return true;
 }
 
+/* ==== sensitivity over a data set (sensitivity --data, its shards, and merge) =============
+ * Its options travel as strings (a part's options), so a merge rebuilds exactly what one
+ * process would run: the comparison pass over the samples, the K worst by it, then sensitivity
+ * and the cumulative error on them (analysis/sens qr_sens_set_run). */
+typedef struct QrCliSensSpec {
+    const char *metric, *sens_mode, *topk_list, *nodes, *node_type, *rank_output, *qn, *nqn, *reverse, *sens_samples;
+} QrCliSensSpec;
+
+static void qr__cli_sens_spec(const QrCliOpts *o, char *kbuf, size_t kn, QrCliSensSpec *sp) {
+    snprintf(kbuf, kn, "%d", o->sens_samples);
+    *sp = (QrCliSensSpec){ o->metric ? o->metric : "", o->sens_mode ? o->sens_mode : "one-on",
+                           o->topk_list ? o->topk_list : "1,3,5,10", o->nodes ? o->nodes : "", o->node_type ? o->node_type : "",
+                           o->rank_output ? o->rank_output : "", o->quantize_nodes ? o->quantize_nodes : "",
+                           o->non_quantize_nodes ? o->non_quantize_nodes : "", o->reverse ? "1" : "0", kbuf };
+}
+
+/* The spec as part options (keys[], vals[]; returns the count, at most 16 with base). */
+static int qr__cli_sens_spec_opts(const QrCliSensSpec *sp, const char **keys, const char **vals) {
+    const char *k[] = { "metric_given", "sensitivity", "topk_list", "nodes", "node_type", "rank_output", "quantize_nodes",
+                        "non_quantize_nodes", "reverse", "sens_samples" };
+    const char *v[] = { sp->metric, sp->sens_mode, sp->topk_list, sp->nodes, sp->node_type, sp->rank_output, sp->qn, sp->nqn,
+                        sp->reverse, sp->sens_samples };
+    for (int i = 0; i < QR_ARRAY_LEN(k); i++) { keys[i] = k[i]; vals[i] = v[i]; }
+    return QR_ARRAY_LEN(k);
+}
+
+static QrStatus qr__cli_sens_spec_from_part(const QrDsPart *p, QrCliSensSpec *sp) {
+    const char *const k[] = { "metric_given", "sensitivity", "topk_list", "nodes", "node_type", "rank_output",
+                              "quantize_nodes", "non_quantize_nodes", "reverse", "sens_samples" };
+    const char **v[] = { &sp->metric, &sp->sens_mode, &sp->topk_list, &sp->nodes, &sp->node_type, &sp->rank_output, &sp->qn,
+                         &sp->nqn, &sp->reverse, &sp->sens_samples };
+    for (int i = 0; i < QR_ARRAY_LEN(k); i++) {
+        *v[i] = qr_dspart_opt(p, k[i]);
+        if (!*v[i]) return qr_errf(QR_ERR_INVALID, "part '%s' lacks the sensitivity option '%s'", p->path, k[i]);
+    }
+    return QR_OK;
+}
+
+/* Sensitivity and cumulative error over the K worst samples of dc (merged or single), written into dir. */
+static QrStatus qr__cli_sens_over(QrSession *se, const QrDsSet *ds, const QrDsCompare *dc, const QrCliSensSpec *sp,
+                                  bool quiet, const char *dir) {
+    QrSensOpts so = { .off_one = !strcmp(sp->sens_mode, "off-one"), .metric = QR_METRIC_L1, .reverse = !strcmp(sp->reverse, "1"),
+                      .nodes = *sp->nodes ? sp->nodes : NULL, .rank_output = *sp->rank_output ? sp->rank_output : NULL };
+    if (*sp->metric) qr_metric_parse(sp->metric, &so.metric);
+    QrStatus st = *sp->node_type ? qr_node_type_parse(sp->node_type, &so.node_type) : QR_OK;
+    int topk[12], nk = 0;
+    if (st == QR_OK && !qr__cli_ints(sp->topk_list, topk, 12, &nk))
+        st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", sp->topk_list);
+    QrAccSets sets = {0};
+    if (st == QR_OK && *sp->qn) st = qr_select_acc_sets(se, sp->qn, true, &sets);
+    if (st == QR_OK && *sp->nqn) st = qr_select_acc_sets(se, sp->nqn, false, &sets);
+    int K = atoi(sp->sens_samples);
+    if (K <= 0) K = QR_SENS_SAMPLES_DEFAULT;
+    K = QR_MIN(K, dc->n_done);
+    int *order = calloc((size_t)dc->n_samples + 1, sizeof *order);
+    if (st == QR_OK && !order) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) qr_ds_rank_samples(dc, so.metric, order);
+    QrSensSet ss = {0};
+    QrProgress pr;
+    qr_progress_init(&pr, stderr, quiet);
+    se->progress = qr_progress_hook(&pr);
+    qr_progress_begin(&pr, "sensitivity over the samples", 0);
+    if (st == QR_OK)
+        st = qr_sens_set_run(se, &so, ds, order, K, so.metric, topk, nk, &sets, *sp->metric ? so.metric : QR_METRIC_COSINE, &ss);
+    qr_progress_end(&pr, st);
+    if (st == QR_OK) st = qr_mkdir_p(dir);
+    if (st == QR_OK) st = qr_sens_set_write(se, &ss, dir);
+    if (st == QR_OK && !quiet) {
+        printf("%d sensitivity rows (%s) over the %d worst of %d samples, pooled, sorted by %s; %d of %d share the top 5\n",
+               ss.r.n, so.off_one ? "off-one" : "one-on", K, dc->n_samples, qr_metric_name(so.metric), ss.n_top5_same, K);
+        for (int k = 0; k < ss.r.n && k < 5; k++)
+            printf("  %d. %-40s %-10s %s %.6g\n", k + 1, ss.r.rows[k].name, qr_sens_type_name(ss.r.rows[k].type),
+                   qr_metric_name(so.metric), qr_metric_get(&ss.r.rows[k].m, so.metric));
+        printf("wrote %s/sensitive_ops.txt/.csv/.json and %s/accumulated_error.csv\n", dir, dir);
+    }
+    qr_sens_set_free(&ss);
+    qr_select_acc_sets_free(&sets);
+    free(order);
+    return st;
+}
+
+/* sensitivity --data: the comparison pass over the (shard's) samples, then a part, or the pass
+ * over the K worst. */
+static int qr__cli_sens_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTensor *in, QrSession *se, const char *dir) {
+    QrStatus st = QR_OK;
+    QrDsSet ds = {0};
+    QrDsCompare dc = {0};
+    int code = QR_EXIT_OK;
+    QrTensor *cur = calloc((size_t)b->n_inputs + 1, sizeof *cur);
+    if (o->n_inputs) {
+        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__usage_sensitivity);
+        code = QR_EXIT_USAGE;
+        goto done;
+    }
+    int shard = 0, n_shards = 1, lo = 0, hi = 0;
+    if (o->shard) {
+        st = qr_ds_shard_parse(o->shard, &shard, &n_shards);
+        if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
+    }
+    QrSensOpts knobs = {0};
+    if (st == QR_OK) st = qr__cli_sens_knobs(o, b, a, &knobs);
+    if (st == QR_OK) st = cur ? qr_ds_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
+    hi = ds.n;
+    if (st == QR_OK && o->shard) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
+    QrProgress pr;
+    qr_progress_init(&pr, stderr, o->quiet);
+    QrStepHook hook = qr_progress_hook(&pr);
+    qr_progress_begin(&pr, "compare over the data set", 0);
+    if (st == QR_OK) st = qr_ds_pass(&dc, se, &ds, "sim", lo, hi, in, &hook);
+    qr_progress_end(&pr, st);
+    qr_session_next_inputs(se, in);
+    char kbuf[32], nbuf[32];
+    QrCliSensSpec sp;
+    qr__cli_sens_spec(o, kbuf, sizeof kbuf, &sp);
+    if (st == QR_OK && o->shard) {
+        snprintf(nbuf, sizeof nbuf, "%d", ds.n);
+        const char *keys[16] = { "command", "mode", "samples" }, *vals[16] = { "sensitivity", "sim", nbuf };
+        int n = 3 + qr__cli_sens_spec_opts(&sp, keys + 3, vals + 3);
+        st = qr_dspart_write(o->out_dir, "sensitivity", &dc, &ds, se, keys, vals, n, shard, n_shards, NULL, 0);
+        if (st == QR_OK && !o->quiet)
+            printf("shard %d/%d: samples %d..%d of %d; wrote %s (qreport merge runs the sensitivity on the worst samples)\n",
+                   shard, n_shards, lo, hi - 1, ds.n, o->out_dir);
+    } else if (st == QR_OK) st = qr__cli_sens_over(se, &ds, &dc, &sp, o->quiet, dir);
+    if (st != QR_OK) code = qr__cli_fail(st);
+done:
+    qr_ds_compare_free(&dc);
+    qr_ds_set_free(&ds);
+    free(cur);
+    qr_session_close(se);
+    qr_graph_free(a);
+    free(a);
+    qr__cli_release(b, in);
+    return code;
+}
+
 static int qr_cli_sensitivity(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
     QrSession se = {0};
+    qr__cli_data_first = true;
     int rc = qr__cli_pair(argc, argv, qr__usage_sensitivity, &o, &b, &a, &in, &se);
     if (rc >= 0) return rc;
     const char *dir = o.out_dir ? o.out_dir : ".";
+    if (o.data_dir) return qr__cli_sens_data(&o, b, a, in, &se, dir);
+    if (o.sens_samples) qr__cli_warn(&o, "--sens-samples has no effect without --data");
+    if (o.shard) {
+        fprintf(stderr, "qreport: --shard needs --data\n%s", qr__usage_sensitivity);
+        qr_session_close(&se);
+        qr_graph_free(a);
+        free(a);
+        qr__cli_release(b, in);
+        return QR_EXIT_USAGE;
+    }
     QrSensOpts so = { .off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one"), .metric = QR_METRIC_L1, .reverse = o.reverse };
     if (o.metric) qr_metric_parse(o.metric, &so.metric);
     int topk[12], nk = 0;
@@ -1231,7 +1397,7 @@ static int qr_cli_runall(int argc, char **argv) {
     if (!qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", ro.topk, 12, &ro.n_topk))
         st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
     QrRunallResult res;
-    if (st == QR_OK) st = qr_bundle_runall(b, a, in, &ro, &res);
+    if (st == QR_OK) st = qr_runall_run(b, a, in, &ro, &res);
     int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
     if (st == QR_OK && dep.emit_dir) {               /* the model asked for must be there */
         char p[4096];
@@ -1305,9 +1471,11 @@ static int qr_cli_promote(int argc, char **argv);
 static const char *qr__usage_merge =
     "usage: qreport merge PART.qrpart... -o DIR [--quiet]\n"
     "  Merges the parts written by 'compare --data DIR --shard K/N -o PART.qrpart' into the tables one\n"
-    "  'compare --data' writes (byte-identical). The parts must come from the same models (sha256), options\n"
-    "  and sample list, and cover shards 0..N-1 exactly once. The models and the data folder named in the\n"
-    "  parts must be readable (the worst sample is read again for badcase.npy).\n";
+    "  'compare --data' writes (byte-identical), or those of 'sensitivity --data ... --shard' into what one\n"
+    "  'sensitivity --data' writes (byte-identical: the merge ranks the samples on the merged table and runs\n"
+    "  sensitivity and the cumulative error on the K worst itself). The parts must come from the same models\n"
+    "  (sha256), command, options and sample list, and cover shards 0..N-1 exactly once. The models and the\n"
+    "  data folder named in the parts must be readable and unchanged (sha256, sample names).\n";
 
 static int qr_cli_merge(int argc, char **argv) {
     const char *out = NULL, *paths[4096];
@@ -1345,7 +1513,7 @@ static int qr_cli_merge(int argc, char **argv) {
         if (st == QR_OK) st = qr_onnx_load(p0->model_path[m], &g[m]);
     }
     int n_samples = 0;
-    for (int k = 0; st == QR_OK && k < p0->n_opts; k++) if (!strcmp(p0->opt_key[k], "samples")) n_samples = atoi(p0->opt_val[k]);
+    if (st == QR_OK && qr_dspart_opt(p0, "samples")) n_samples = atoi(qr_dspart_opt(p0, "samples"));
     if (st == QR_OK) st = qr_ds_list(g[0], p0->dir, n_samples, &ds);
     if (st == QR_OK && ds.n != p0->n_samples) st = qr_errf(QR_ERR_INVALID, "data folder %s changed since the parts were written", p0->dir);
     for (int k = 0; st == QR_OK && k < ds.n; k++)
@@ -1358,12 +1526,17 @@ static int qr_cli_merge(int argc, char **argv) {
     if (st == QR_OK) st = qr_graph_infer(g[1], in);
     if (st == QR_OK) { st = qr_session_open(&se, g[0], g[1], in); open = st == QR_OK; }
     if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
-    for (int i = 0; st == QR_OK && i < np; i++) st = qr_dspart_load(&parts[i], &se, &dc);
+    for (int i = 0; st == QR_OK && i < np; i++) st = qr_dspart_load(&parts[i], &se, &dc, NULL, 0);
     QrMetricKind mk = QR_METRIC_L1;
-    for (int k = 0; st == QR_OK && k < p0->n_opts; k++) if (!strcmp(p0->opt_key[k], "metric")) qr_metric_parse(p0->opt_val[k], &mk);
-    if (st == QR_OK) st = qr_mkdir_p(out);
-    if (st == QR_OK) st = qr_ds_compare_write(&dc, &se, &ds, mk, out);
-    if (st == QR_OK && !quiet) printf("merged %d parts (%d samples); wrote %s/compare_per_layer_out.txt ...\n", np, ds.n, out);
+    if (st == QR_OK && qr_dspart_opt(p0, "metric")) qr_metric_parse(qr_dspart_opt(p0, "metric"), &mk);
+    bool sens = st == QR_OK && !strcmp(p0->kind, "sensitivity");
+    QrCliSensSpec sp;
+    if (sens) st = qr__cli_sens_spec_from_part(p0, &sp);
+    if (st == QR_OK && sens) st = qr__cli_sens_over(&se, &ds, &dc, &sp, quiet, out);
+    if (st == QR_OK && !sens) st = qr_mkdir_p(out);
+    if (st == QR_OK && !sens) st = qr_ds_compare_write(&dc, &se, &ds, mk, out);
+    if (st == QR_OK && !quiet)
+        printf("merged %d parts (%d samples); wrote %s/%s ...\n", np, ds.n, out, sens ? "sensitive_ops.txt" : "compare_per_layer_out.txt");
     int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
     qr_ds_compare_free(&dc);
     if (open) qr_session_close(&se);

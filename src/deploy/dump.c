@@ -813,8 +813,8 @@ static QrStatus qr_dump_write(const QrDumpResult *r, const char *dir) {
         for (int i = 0; st == QR_OK && i < r->n_unmatched; i++) st = qr_buf_printf(&txt, &tl, &tc, "  %s\n", r->unmatched[i]);
     }
     if (st == QR_OK) st = qr_table_render_csv(&t, NULL, &csv, &cl, &cc);
-    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/dump_compare.txt", dir), txt, tl);
-    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/dump_compare.csv", dir), csv, cl);
+    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/" QR_BF_DUMP ".txt", dir), txt, tl);
+    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/" QR_BF_DUMP ".csv", dir), csv, cl);
     free(txt);
     free(csv);
     qr_table_free(&t);
@@ -840,7 +840,7 @@ static void qr_dump_html(QrHtml *h, const QrDumpResult *r) {
         for (int i = 0; i < r->n_unmatched; i++) qr_html_item(h, r->unmatched[i]);
         qr_html_list_end(h);
     }
-    const char *files[] = { "dump_compare.txt", "dump_compare.csv" };
+    const char *files[] = { QR_BF_DUMP ".txt", QR_BF_DUMP ".csv" };
     qr_html_files(h, files, 2);
     qr_arena_free(&a);
 }

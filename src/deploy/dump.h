@@ -78,7 +78,7 @@ static QrStatus qr_deploy_outdir_check(const char *dir);
 
 #endif
 
-/* ---- runall's deployment-kit stages (report/bundle calls these; deploy/runall.c) ---- */
+/* ---- runall's deployment-kit stages (runall/runall.c calls these; deploy/hooks.c) ---- */
 typedef struct QrDeployRunallOpts {
     const QrDumpOpts *dump;      /* --dump DIR (NULL: none) */
     bool no_repro;               /* --no-repro: no repro/ of the worst layer */

@@ -191,6 +191,8 @@ typedef struct QrLwGroup {
     QrQuantAcc acc;
     int32_t qmin, qmax;
     bool copy_attrs;                  /* the op's attributes go onto the integer node */
+    const char *domain;               /* the integer node's domain: NULL = QR_QUANT_INT_DOMAIN (with qmin / qmax) */
+    int64_t opset_attr;               /* > 0: an `opset` attribute is added (QLinearSoftmax) */
 } QrLwGroup;
 
 /* Output side: the QuantizeLinear reading op_out (through a Relu / Clip when allow_act), the
@@ -573,12 +575,39 @@ static const char *qr__lw_unary(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, Qr
     return NULL;
 }
 
+/* Softmax between an 8-bit per-tensor DequantizeLinear and a QuantizeLinear of the same type:
+ * com.microsoft.QLinearSoftmax (ops/contrib_int.c: ONNX Runtime's lookup-table kernel), with the
+ * Softmax's attributes and `opset` = its opset, exactly what ORT's QDQ transformer does at level
+ * 'all' (UnarySelector: one DQ, one Q, input and output types equal, 8-bit; the action copies the
+ * attributes and adds opset; so an opset < 13 Softmax without `axis` runs along the last axis, the
+ * contrib schema's default, as in ORT). 16-bit groups stay float (ORT has no 16-bit kernel). */
+static const char *qr__lw_softmax(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, QrStatus *st) {
+    QrLwDq x;
+    const char *why;
+    if ((why = qr__lw_dq(b, n->in[0], false, &x))) return why;
+    if (!qr_quant_is_8bit(x.dt)) return "QLinearSoftmax is 8-bit only (ONNX Runtime runs other Softmax groups in float)";
+    if ((why = qr__lw_output(b, gr, n->out[0], false, NULL, st))) return why;
+    if (gr->oq.dt != x.dt) return "the QuantizeLinear's type differs from the input's (ONNX Runtime keeps it float)";
+    qr__lw_push_dq(gr, &x);
+    gr->in[gr->n_in++] = gr->oq.scale;
+    gr->in[gr->n_in++] = gr->oq.zp;
+    gr->op_type = "QLinearSoftmax";
+    gr->domain = "com.microsoft";
+    gr->opset_attr = n->opset > 0 ? n->opset : 13;
+    gr->copy_attrs = true;
+    gr->in_dt = x.dt;
+    gr->acc = QR_QACC_F32;
+    gr->note = "ONNX Runtime's QLinearSoftmax: a 256-entry exp table of the input codes, float32 sum, y = round(t * "
+               "floor(1 / y_scale) / sum) + y_zp";
+    return NULL;
+}
+
 typedef const char *(*QrLwRecog)(QrLwBuild *b, const QrNode *n, QrLwGroup *gr, QrStatus *st);
 static const struct { const char *op; QrLwRecog fn; } qr__lw_recogs[] = {
     { "Conv", qr__lw_conv }, { "Gemm", qr__lw_gemm }, { "MatMul", qr__lw_matmul },
     { "Add", qr__lw_binary }, { "Mul", qr__lw_binary }, { "Concat", qr__lw_concat },
     { "GlobalAveragePool", qr__lw_unary }, { "AveragePool", qr__lw_unary }, { "MaxPool", qr__lw_unary },
-    { "Relu", qr__lw_unary }, { "Clip", qr__lw_unary },
+    { "Relu", qr__lw_unary }, { "Clip", qr__lw_unary }, { "Softmax", qr__lw_softmax },
 };
 
 /* A node is a candidate when it reads a DequantizeLinear output or feeds a QuantizeLinear
@@ -866,7 +895,7 @@ static QrStatus qr_quant_lower(const QrGraph *g, const QrQuantTable *t, QrGraph 
         lg->name = op->name;
         lg->pattern = qr_arena_printf(A, "DQ-%s%s%s-Q", op->op_type, gr->act >= 0 ? "-" : "",
                                       gr->act >= 0 ? g->nodes[gr->act].op_type : "");
-        lg->int_op = qr_arena_printf(A, "%s.%s", QR_QUANT_INT_DOMAIN, gr->op_type);
+        lg->int_op = qr_arena_printf(A, "%s.%s", gr->domain ? gr->domain : QR_QUANT_INT_DOMAIN, gr->op_type);
         lg->act_node = gr->act;
         lg->q_node = gr->q;
         lg->out_value = gr->oq.out;
@@ -880,9 +909,20 @@ static QrStatus qr_quant_lower(const QrGraph *g, const QrQuantTable *t, QrGraph 
         lg->qmax = gr->qmax;
         lg->note = gr->note;
         if (!lg->pattern || !lg->int_op) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        const QrAttr *attrs = op->attr;
+        int n_attr = gr->copy_attrs ? op->n_attr : 0;
+        if (st == QR_OK && gr->opset_attr > 0) {          /* the op's attributes and `opset` */
+            QrAttr *at = qr_arena_array(&out->arena, (size_t)n_attr + 1, sizeof *at);
+            if (!at) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+            else {
+                if (n_attr) memcpy(at, op->attr, (size_t)n_attr * sizeof *at);
+                at[n_attr++] = (QrAttr){ .name = "opset", .type = QR_ATTR_INT, .i = gr->opset_attr };
+                attrs = at;
+            }
+        }
         if (st == QR_OK)
-            st = qr__lw_add_node(out, &no, op->name, QR_QUANT_INT_DOMAIN, gr->op_type, gr->in, gr->n_in, gr->oq.out,
-                                 op->attr, gr->copy_attrs ? op->n_attr : 0, true, gr->qmin, gr->qmax);
+            st = qr__lw_add_node(out, &no, op->name, gr->domain ? gr->domain : QR_QUANT_INT_DOMAIN, gr->op_type, gr->in,
+                                 gr->n_in, gr->oq.out, attrs, n_attr, !gr->domain, gr->qmin, gr->qmax);
     }
     if (st != QR_OK) return qr__lw_fail(out, NULL, info, st);
     out->n_nodes = no;

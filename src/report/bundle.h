@@ -1,51 +1,63 @@
-/* report/bundle — `qreport runall`: every analysis in one pass over one prepared
- * session, written into a staging folder, then zipped atomically (docs/REPORT.md
- * layout) with summary.json, manifest.json and index.html. */
+/* report/bundle — renders the runall bundle (docs/REPORT.md layout) from what runall/
+ * computed (a QrBundle): summary.json, manifest.json (with the input files' sha256, hashed
+ * on a helper thread), index.html, the plots, and the zip of the staging folder. It runs no
+ * analysis. Also `qreport compare`'s own page. File names: report/files.h. */
 #ifndef QR_BUNDLE_H
 #define QR_BUNDLE_H
 
-typedef struct QrRunallOpts {
-    const char *out_zip;         /* the bundle to write */
-    const char *keep_dir;        /* also leave the unzipped bundle here (NULL: no) */
-    const char *cmdline;         /* for the manifest */
-    const char *const *input_paths;  /* files the inputs came from (NULL entries: random) */
-    int n_input_paths;
-    bool random_input;           /* no -i/--data: a deterministic random input was used */
-    bool quiet;
-    QrSensOpts sens;
-    int topk[12], n_topk;
-    double cos_threshold;        /* per-layer "similarity drops" threshold */
-    const char *mode;            /* sim | int | both (NULL = sim) */
-    const QrBadcase *badcase;    /* --data: the search whose worst sample `inputs` is (NULL: -i / random) */
-    const char *const *plot_nodes;   /* --plot-nodes (NULL: top-5 sensitive weights and activations) */
-    int n_plot_nodes;
-    const char *const *warnings; /* warnings from loading (manifest) */
-    QrDeployRunallOpts deploy;   /* --dump ... (deploy/) */
-    const QrDsSet *dataset;      /* --data: also the comparison pooled over the whole set (dataset/; analysis/dataset) */
-    QrMetricKind dataset_metric; /* its sample ranking */
-    int n_warnings;
-    bool single_model;           /* b is a copy of a, run with every quantizer disabled (runall ANALYSIS.onnx) */
-    /* knobs (README "Coming from hmct-debugger / QuantAnalysis"); zero = the default bundle */
-    bool metric_given;           /* --metric given: the cumulative-error curves use sens.metric (else Cosine) */
-    const char *quantize_nodes;      /* --quantize-nodes 'A;A,B': one curve per set, only those quantized */
-    const char *non_quantize_nodes;  /* --non-quantize-nodes: one curve per set, all but those quantized */
-    bool demote_int16;           /* --demote-int16: int16_demotion.* (analysis/demote) */
-    bool have_channel_axis;      /* --channel-axis: the box plots' channel axis */
-    int channel_axis;
-} QrRunallOpts;
+/* One runall's results and bookkeeping: runall/ fills it stage by stage (have_* says which
+ * analysis succeeded, fail_* why the others failed); the writers below only read it. */
+#define QR_BUNDLE_MAX_FAIL 32
 
-typedef struct QrRunallResult {
-    QrMetrics out;               /* model output metrics (analysis as given vs baseline) */
-    bool have_out;
-    int n_failed;                /* analyses that failed (recorded in the manifest and HTML) */
-    char summary[4096];          /* the terminal summary */
-} QrRunallResult;
+typedef struct QrBundle {
+    const QrRunallOpts *o;
+    QrDsRunall dsr;              /* --data: the comparison over the whole set (analysis/dataset) */
+    const QrTensor *inputs;
+    QrSession se;
+    QrArena arena;
+    char dir[4096];              /* staging folder */
+    QrProgress prog;
+    bool have_eq, have_cmp, have_sens, have_acc, have_chk, have_w, have_adv, have_wi, have_dist;
+    QrWeightCmp w;
+    QrAdvice adv;
+    QrWhatIf wi;
+    QrDistSet dist;
+    QrEquivResult eq;
+    QrCompare cmp;
+    QrSensResult sens;
+    QrAccum acc;
+    QrAccSets acc_sets;          /* --quantize-nodes / --non-quantize-nodes (acc's column names point here) */
+    QrCheckSummary chk;
+    QrDeployRunall dep;          /* device dump, repro, emitted model (deploy/) */
+    const char *fail_name[QR_BUNDLE_MAX_FAIL], *fail_msg[QR_BUNDLE_MAX_FAIL];
+    int n_fail;
+    const char *sha_path[16], *sha_hex[16];   /* manifest: file hashes computed so far */
+    int n_sha;
+    /* The input files' hashes, computed by a helper thread while the analyses run. */
+    struct { const char *path; char hex[2 * QR_SHA256_LEN + 1]; bool ok; } hash[16];
+    int n_hash;
+    pthread_t hash_th;
+    bool hash_running;
+} QrBundle;
 
-/* Runs everything on b/a (shape-inferred on inputs) and writes the bundle.
- * Fails (and leaves no bundle) only when the pair cannot be prepared or the
- * bundle cannot be written; a failing analysis is recorded and the rest go on. */
-static QrStatus qr_bundle_runall(const QrGraph *b, const QrGraph *a, const QrTensor *inputs, const QrRunallOpts *o,
-                                 QrRunallResult *r);
+/* dir/name inside the staging folder (in the bundle's arena). */
+static const char *qr_bundle_path(QrBundle *bd, const char *name);
+/* The verdict line (HTML, summary.json, terminal) and its level. */
+static const char *qr_bundle_verdict(const QrBundle *bd, QrHtmlLevel *level);
+/* The recommended action (HTML verdict and terminal summary), or NULL without sensitivity rows. */
+static const char *qr_bundle_action(const QrBundle *bd);
+/* The writers: each writes one file (or the plots/ folder) into the staging folder. */
+static QrStatus qr_bundle_write_summary(QrBundle *bd);    /* summary.json */
+static QrStatus qr_bundle_write_manifest(QrBundle *bd);   /* manifest.json (written again last, for the zip stage) */
+static QrStatus qr_bundle_write_html(QrBundle *bd);       /* index.html: reads the txt files the analyses wrote */
+static QrStatus qr_bundle_write_plots(QrBundle *bd);      /* the PNGs under plots/, rendered in parallel */
+/* The input files' hashes for the manifest: started on a helper thread, joined before use. */
+static void qr_bundle_hash_start(QrBundle *bd, const QrGraph *b, const QrGraph *a);
+static void qr_bundle_hash_join(QrBundle *bd);
+/* Adds every file under dir/sub to the zip (names relative to dir). */
+static QrStatus qr_bundle_add_tree(QrZip *z, const char *dir, const char *sub, QrArena *a);
+/* Removes the staging folder and everything in it. */
+static void qr_bundle_rmtree(const char *dir);
 
 /* `qreport compare`'s page: compare_per_layer.html in dir (with plots/per_layer_metrics.png) —
  * the output verdict, runall's per-layer section and, when advisor_txt is given, the advisor's

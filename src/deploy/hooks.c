@@ -1,4 +1,4 @@
-/* deploy/runall — the deployment kit's part of `qreport runall`. See dump.h. */
+/* deploy/hooks — the deployment kit's stages in `qreport runall` (called by runall/runall.c). See dump.h. */
 
 static QrStatus qr_deploy_runall_early(QrDeployRunall *d, const QrDeployRunallOpts *o, QrSession *se,
                                        const QrTensor *inputs, const char *dir) {
@@ -28,7 +28,7 @@ static QrStatus qr_deploy_runall_repro(QrDeployRunall *d, const QrDeployRunallOp
     int w = qr__dr_worst(se, c);
     if (w < 0) return QR_OK;
     char sub[4096];
-    snprintf(sub, sizeof sub, "%s/repro", dir);
+    snprintf(sub, sizeof sub, "%s/" QR_BF_REPRO, dir);
     QR_TRY(qr_mkdir_p(sub));
     QrExtractOpts eo = { .node = se->b->nodes[se->m.m[c->rows[w].match].b_node].name, .radius = 0 };
     QrExtractInfo info;
@@ -38,7 +38,7 @@ static QrStatus qr_deploy_runall_repro(QrDeployRunall *d, const QrDeployRunallOp
     d->repro_local = info.local;
     unsigned char *buf;
     size_t len;
-    snprintf(sub, sizeof sub, "%s/repro/README.txt", dir);
+    snprintf(sub, sizeof sub, "%s/" QR_BF_REPRO "/README.txt", dir);
     if (qr_file_read(sub, 1 << 20, &buf, &len) == QR_OK) {
         d->repro_readme = malloc(len + 1);
         if (d->repro_readme) { memcpy(d->repro_readme, buf, len); d->repro_readme[len] = 0; }
@@ -99,7 +99,7 @@ static void qr_deploy_runall_json(QrJson *j, const QrDeployRunall *d) {
         qr_json_key(j, "repro");
         qr_json_obj_begin(j);
         qr_json_kv_str(j, "node", d->repro_node);
-        qr_json_kv_str(j, "folder", "repro");
+        qr_json_kv_str(j, "folder", QR_BF_REPRO);
         qr_json_kv_num(j, "local_Cosine", d->repro_local.cosine);
         qr_json_kv_num(j, "local_SQNR", d->repro_local.sqnr);
         qr_json_obj_end(j);
@@ -123,7 +123,7 @@ static void qr_deploy_runall_html(QrHtml *h, const QrDeployRunall *d) {
                       "both models with its inputs and expected outputs, so this bundle alone is enough for a vendor "
                       "(qreport extract makes one for any node).", d->repro_node);
         if (d->repro_readme) qr_html_pre(h, d->repro_readme);
-        const char *files[] = { "repro/README.txt", "repro/repro.json", "repro/base_sub.onnx", "repro/analysis_sub.onnx" };
+        const char *files[] = { QR_BF_REPRO "/README.txt", QR_BF_REPRO "/repro.json", QR_BF_REPRO "/base_sub.onnx", QR_BF_REPRO "/analysis_sub.onnx" };
         qr_html_files(h, files, 4);
     }
 }

@@ -1,0 +1,83 @@
+/* report/files — every file name of the runall bundle in one place (docs/REPORT.md
+ * describes each file). The analyses that write them, report/bundle (index.html, its
+ * "Files" list, the plots), runall/ and the tests use these names. A name without an
+ * extension is a stem: its writer adds .txt/.csv (and .json where REPORT.md says so). */
+#ifndef QR_FILES_H
+#define QR_FILES_H
+
+#define QR_BF_INDEX          "index.html"
+#define QR_BF_SUMMARY        "summary.json"
+#define QR_BF_MANIFEST       "manifest.json"
+#define QR_BF_CHECK          "model_check_result.txt"   /* analysis/check */
+#define QR_BF_MATCH          "match_table"              /* .txt .csv  analysis/match */
+#define QR_BF_PROFILE_BASE   "model0_"                  /* + statistic.txt/.csv: analysis/stats' prefix */
+#define QR_BF_PROFILE_ANAL   "model1_"
+#define QR_BF_COMPARE        "compare_per_layer_out"    /* .txt .csv  analysis/compare */
+#define QR_BF_SENS           "sensitive_ops"            /* .txt .csv .json  analysis/sens */
+#define QR_BF_ACCUM          "accumulated_error.csv"    /* analysis/sens */
+#define QR_BF_BADCASE        "badcase.npy"              /* badcase_<input>.npy with several inputs */
+#define QR_BF_WEIGHTS        "weight_comparison"        /* .txt .csv  analysis/weights */
+#define QR_BF_WEIGHT_BLOCKS  "weight_blocks"            /* .txt .csv  block-quantized weights only */
+#define QR_BF_ADVISOR        "abnormal_layer_advisor.txt"   /* analysis/advisor */
+#define QR_BF_WHATIF         "mixed_precision.json"     /* analysis/whatif */
+#define QR_BF_BADCASE_LIST   "badcase_list"             /* .txt .csv  analysis/badcase (--data) */
+#define QR_BF_DEMOTION       "int16_demotion"           /* .txt .csv .json  analysis/demote (--demote-int16) */
+#define QR_BF_DATASET        "dataset"                  /* folder (--data): analysis/dataset */
+#define QR_BF_DS_OUTPUTS     "compare_outputs"          /* .txt .csv in dataset/ */
+#define QR_BF_DS_SAMPLES     "samples"                  /* .txt .csv in dataset/ */
+#define QR_BF_DUMP           "dump_compare"             /* .txt .csv  deploy/dump (--dump) */
+#define QR_BF_REPRO          "repro"                    /* folder: deploy/extract */
+#define QR_BF_PLOTS          "plots"                    /* folder: report/bundle */
+#define QR_BF_PLOT_PER_LAYER "plots/per_layer_metrics.png"
+#define QR_BF_PLOT_ACCUM     "plots/accumulated_error.png"
+#define QR_BF_PLOT_SENS      "plots/sensitivity_topk.png"
+#define QR_BF_PLOT_DIST      "plots/distribution"       /* /<tensor>_<i>.png */
+#define QR_BF_PLOT_CHANNEL   "plots/channelwise"        /* /<tensor>_<i>.png */
+
+/* The bundle's top-level files in the order index.html's "Files" section lists them.
+ * always: in every bundle of a default runall (tests/test_runall.c checks each);
+ * listed: linked from the "Files" section when present. */
+typedef struct QrBundleFile {
+    const char *name;
+    bool always, listed;
+} QrBundleFile;
+
+static const QrBundleFile qr_bundle_files[] = {
+    { QR_BF_INDEX, true, false },
+    { QR_BF_SUMMARY, true, true },
+    { QR_BF_MANIFEST, true, true },
+    { QR_BF_CHECK, true, true },
+    { QR_BF_MATCH ".txt", true, true },
+    { QR_BF_MATCH ".csv", true, true },
+    { QR_BF_PROFILE_BASE "statistic.txt", true, true },
+    { QR_BF_PROFILE_BASE "statistic.csv", true, true },
+    { QR_BF_PROFILE_ANAL "statistic.txt", true, true },
+    { QR_BF_PROFILE_ANAL "statistic.csv", true, true },
+    { QR_BF_COMPARE ".txt", true, true },
+    { QR_BF_COMPARE ".csv", true, true },
+    { QR_BF_SENS ".txt", true, true },
+    { QR_BF_SENS ".csv", true, true },
+    { QR_BF_SENS ".json", true, true },
+    { QR_BF_ACCUM, true, true },
+    { QR_BF_BADCASE, true, true },
+    { QR_BF_WEIGHTS ".txt", true, true },
+    { QR_BF_WEIGHTS ".csv", true, true },
+    { QR_BF_WEIGHT_BLOCKS ".txt", false, true },
+    { QR_BF_WEIGHT_BLOCKS ".csv", false, true },
+    { QR_BF_ADVISOR, true, true },
+    { QR_BF_WHATIF, true, true },
+    { QR_BF_BADCASE_LIST ".txt", false, true },
+    { QR_BF_BADCASE_LIST ".csv", false, true },
+    { QR_BF_DATASET "/" QR_BF_COMPARE ".txt", false, true },
+    { QR_BF_DATASET "/" QR_BF_COMPARE ".csv", false, true },
+    { QR_BF_DATASET "/" QR_BF_DS_OUTPUTS ".txt", false, true },
+    { QR_BF_DATASET "/" QR_BF_DS_OUTPUTS ".csv", false, true },
+    { QR_BF_DATASET "/" QR_BF_DS_SAMPLES ".txt", false, true },
+    { QR_BF_DATASET "/" QR_BF_DS_SAMPLES ".csv", false, true },
+    { QR_BF_DATASET "/" QR_BF_BADCASE, false, true },
+    { QR_BF_DEMOTION ".txt", false, true },
+    { QR_BF_DEMOTION ".csv", false, true },
+    { QR_BF_DEMOTION ".json", false, true },
+};
+
+#endif

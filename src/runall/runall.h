@@ -1,0 +1,52 @@
+/* runall/runall — `qreport runall`: every analysis in one pass over one prepared session
+ * (analysis/, deploy/, the data set's hooks), each analysis's outcome recorded without stopping
+ * the others, results kept in a QrBundle that report/bundle renders into the staging folder,
+ * zipped atomically (docs/REPORT.md layout). Not to be confused with deploy/hooks.c, the
+ * deployment kit's stages that this driver calls. */
+#ifndef QR_RUNALL_H
+#define QR_RUNALL_H
+
+typedef struct QrRunallOpts {
+    const char *out_zip;         /* the bundle to write */
+    const char *keep_dir;        /* also leave the unzipped bundle here (NULL: no) */
+    const char *cmdline;         /* for the manifest */
+    const char *const *input_paths;  /* files the inputs came from (NULL entries: random) */
+    int n_input_paths;
+    bool random_input;           /* no -i/--data: a deterministic random input was used */
+    bool quiet;
+    QrSensOpts sens;
+    int topk[12], n_topk;
+    double cos_threshold;        /* per-layer "similarity drops" threshold */
+    const char *mode;            /* sim | int | both (NULL = sim) */
+    const QrBadcase *badcase;    /* --data: the search whose worst sample `inputs` is (NULL: -i / random) */
+    const char *const *plot_nodes;   /* --plot-nodes (NULL: top-5 sensitive weights and activations) */
+    int n_plot_nodes;
+    const char *const *warnings; /* warnings from loading (manifest) */
+    QrDeployRunallOpts deploy;   /* --dump ... (deploy/) */
+    const QrDsSet *dataset;      /* --data: also the comparison pooled over the whole set (dataset/; analysis/dataset) */
+    QrMetricKind dataset_metric; /* its sample ranking */
+    int n_warnings;
+    bool single_model;           /* b is a copy of a, run with every quantizer disabled (runall ANALYSIS.onnx) */
+    /* knobs (README "Coming from hmct-debugger / QuantAnalysis"); zero = the default bundle */
+    bool metric_given;           /* --metric given: the cumulative-error curves use sens.metric (else Cosine) */
+    const char *quantize_nodes;      /* --quantize-nodes 'A;A,B': one curve per set, only those quantized */
+    const char *non_quantize_nodes;  /* --non-quantize-nodes: one curve per set, all but those quantized */
+    bool demote_int16;           /* --demote-int16: int16_demotion.* (analysis/demote) */
+    bool have_channel_axis;      /* --channel-axis: the box plots' channel axis */
+    int channel_axis;
+} QrRunallOpts;
+
+typedef struct QrRunallResult {
+    QrMetrics out;               /* model output metrics (analysis as given vs baseline) */
+    bool have_out;
+    int n_failed;                /* analyses that failed (recorded in the manifest and HTML) */
+    char summary[4096];          /* the terminal summary */
+} QrRunallResult;
+
+/* Runs everything on b/a (shape-inferred on inputs) and writes the bundle.
+ * Fails (and leaves no bundle) only when the pair cannot be prepared or the
+ * bundle cannot be written; a failing analysis is recorded and the rest go on. */
+static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor *inputs, const QrRunallOpts *o,
+                              QrRunallResult *r);
+
+#endif

@@ -1,0 +1,214 @@
+/* tests/test_dataset_sens — data-set sensitivity, cumulative-error curves over samples, the
+ * .qrpart section hook and sharded sensitivity/runall merges (analysis/sens, analysis/dspart).
+ * Included after test_dataset.c (uses its QtDs helpers). */
+
+/* ---- .qrpart sections ----------------------------------------------------------------- */
+
+typedef struct QtSec { QrXSum sum; int64_t count; int merged; } QtSec;
+static void qt_sec_put(QrDsW *w, const void *acc) {
+    const QtSec *s = acc;
+    qr_dspart_put_xsum(w, &s->sum);
+    qr_dspart_put_u64(w, (uint64_t)s->count);
+}
+static QrStatus qt_sec_merge(QrDsR *r, void *acc) {
+    QtSec *s = acc;
+    QrXSum x;
+    qr_dspart_get_xsum(r, &x);
+    int64_t c = (int64_t)qr_dspart_get_u64(r);
+    if (qr_dspart_bad(r)) return qr_errf(QR_ERR_INVALID, "short");
+    qr_xsum_merge(&s->sum, &x);
+    s->count += c;
+    s->merged++;
+    return QR_OK;
+}
+
+/* An extra section travels with a part: written by shards, read back and merged by name; a
+ * part without it, or with one the merge does not expect, is refused naming file and section. */
+static void test_dataset_sens_section(void) {
+    QtDs t;
+    QrStatus st = qt_ds_open(&t, "ort_qdq", NULL);
+    QrDsCompare d[2], m;
+    memset(d, 0, sizeof d);
+    memset(&m, 0, sizeof m);
+    QtSec acc[2], into;
+    memset(acc, 0, sizeof acc);
+    memset(&into, 0, sizeof into);
+    const char *keys[] = { "command" }, *vals[] = { "compare" };
+    char path[2][600];
+    double want = 0;
+    for (int k = 0; st == QR_OK && k < 2; k++) {
+        st = qt_ds_run(&t, "sim", 2, k, &d[k]);
+        for (int i = 0; i < 5; i++) { double v = 0.1 * (k + 1) + i * 1e-17; qr_xsum_add(&acc[k].sum, v); want += v; }
+        acc[k].count = 5 + k;
+        snprintf(path[k], sizeof path[k], "%s/sec%d.qrpart", qt_tmpdir(), k);
+        QrDsSection sec = { "qt_sec", &acc[k], qt_sec_put, qt_sec_merge };
+        if (st == QR_OK) st = qr_dspart_write(path[k], "compare", &d[k], &t.ds, &t.se, keys, vals, 1, k, 2, &sec, 1);
+    }
+    QrDsPart p[2];
+    memset(p, 0, sizeof p);
+    if (st == QR_OK) st = qr_dspart_read(path[0], &p[0]);
+    if (st == QR_OK) st = qr_dspart_read(path[1], &p[1]);
+    if (st == QR_OK) st = qr_dspart_check(p, 2);
+    if (st == QR_OK) st = qr_ds_compare_init(&m, &t.se, t.ds.n, t.ds.names);
+    QrDsSection sec = { "qt_sec", &into, qt_sec_put, qt_sec_merge };
+    for (int k = 1; st == QR_OK && k >= 0; k--) st = qr_dspart_load(&p[k], &t.se, &m, &sec, 1);
+    QT_OK(st);
+    QrXSum ref;
+    memset(&ref, 0, sizeof ref);
+    for (int k = 0; k < 2; k++) qr_xsum_merge(&ref, &acc[k].sum);
+    QT_CHECKF(into.merged == 2 && into.count == 11 && qr_xsum_value(&into.sum) == qr_xsum_value(&ref),
+              "merged %d count %lld", into.merged, (long long)into.count);
+    QT_CHECK(m.n_done == t.ds.n);
+    /* not requested / missing */
+    QrDsCompare m2 = {0};
+    QT_OK(qr_ds_compare_init(&m2, &t.se, t.ds.n, t.ds.names));
+    st = qr_dspart_load(&p[0], &t.se, &m2, NULL, 0);
+    QT_CHECKF(st != QR_OK && strstr(qr_err_msg(), "sec0.qrpart") && strstr(qr_err_msg(), "'qt_sec'"), "%s", qr_err_msg());
+    qr_err_clear();
+    QrDsSection other = { "qt_other", &into, qt_sec_put, qt_sec_merge };
+    st = qr_dspart_load(&p[1], &t.se, &m2, &other, 1);
+    QT_CHECKF(st != QR_OK && strstr(qr_err_msg(), "sec1.qrpart") && strstr(qr_err_msg(), "no section 'qt_other'"), "%s",
+              qr_err_msg());
+    qr_err_clear();
+    qr_ds_compare_free(&m2);
+    (void)want;
+    for (int k = 0; k < 2; k++) { qr_dspart_free(&p[k]); qr_ds_compare_free(&d[k]); }
+    qr_ds_compare_free(&m);
+    qt_ds_close(&t);
+}
+
+/* ---- sensitivity and cumulative error over samples ----------------------------------- */
+
+static bool qt_rel_close(double a, double b, double tol) {
+    if (a != a || b != b) return a != a && b != b;
+    return fabs(a - b) <= tol * fmax(fabs(a), fabs(b)) || a == b;
+}
+
+/* The pass over the 3 worst samples against an independent computation: each sample run on
+ * its own (qr_sens_run, qr_accum_run_sets with the pooled ranking) — pooled L1/MSE are the
+ * means of the per-sample values (equal element counts), each row's rank on a sample is its
+ * position in that sample's own ranking, the curves' _mean columns the per-sample means and
+ * their pooled MSE the mean of the per-sample MSEs (within 1e-12 relative). */
+static void qt_sens_set_ref(const char *pair, bool off_one) {
+    QtDs t;
+    QrStatus st = qt_ds_open(&t, pair, NULL);
+    QrDsCompare dc;
+    memset(&dc, 0, sizeof dc);
+    if (st == QR_OK) st = qt_ds_run(&t, "sim", 0, 0, &dc);
+    QT_OK(st);
+    int order[64], K = 3, topk[2] = { 1, 3 };
+    qr_ds_rank_samples(&dc, QR_METRIC_L1, order);
+    QrSensOpts so = { .off_one = off_one, .metric = QR_METRIC_L1 };
+    QrSensSet ss;
+    st = qr_sens_set_run(&t.se, &so, &t.ds, order, K, QR_METRIC_L1, topk, 2, NULL, QR_METRIC_MSE, &ss);
+    QT_OK(st);
+    QT_CHECK(t.se.inputs == &t.p.in);
+    int n = ss.r.n, nm = t.se.m.n, ns = ss.acc.n_settings;
+    double *l1 = calloc((size_t)n, sizeof *l1), *mse = calloc((size_t)n, sizeof *mse);
+    double *cv = calloc((size_t)nm * (size_t)ns, sizeof *cv);
+    int *cn = calloc((size_t)nm * (size_t)ns, sizeof *cn);
+    QrTensor cur = {0};
+    int bad_rank = 0, bad_l1 = 0, bad_curve = 0, bad_pool = 0, checked = 0;
+    for (int j = 0; st == QR_OK && j < K; j++) {
+        st = qr_ds_read(&t.ds, t.p.b, order[j], &t.p.in, &cur);
+        if (st != QR_OK) break;
+        qr__sens_use_inputs(&t.se, &cur);
+        QrSensResult r;
+        st = qr_sens_run(&t.se, &so, &r);
+        for (int p = 0; st == QR_OK && p < r.n; p++) {
+            int id = r.rows[p].id;
+            l1[id] += r.rows[p].m.l1 / K;
+            mse[id] += r.rows[p].m.mse / K;
+            bad_rank += ss.rank[(size_t)id * (size_t)K + (size_t)j] != p + 1;
+        }
+        if (st == QR_OK) qr_sens_free(&r);
+        QrAccum a;
+        if (st == QR_OK) st = qr_accum_run_sets(&t.se, &ss.r, topk, 2, NULL, QR_METRIC_MSE, &a);
+        for (size_t c = 0; st == QR_OK && c < (size_t)nm * (size_t)ns; c++)
+            if (a.val[c] == a.val[c]) { cv[c] += a.val[c]; cn[c]++; }
+        if (st == QR_OK) qr_accum_free(&a);
+        qr_tensor_free_data(&cur);
+    }
+    qr__sens_use_inputs(&t.se, &t.p.in);
+    QT_OK(st);
+    for (int p = 0; p < n; p++) {
+        const QrSensRow *row = &ss.r.rows[p];
+        bad_l1 += !qt_rel_close(row->m.l1, l1[row->id], 1e-12) || !qt_rel_close(row->m.mse, mse[row->id], 1e-12);
+    }
+    for (size_t c = 0; c < (size_t)nm * (size_t)ns; c++) {
+        if (cn[c] != K) continue;
+        checked++;
+        bad_curve += !qt_rel_close(ss.mean[c], cv[c] / K, 1e-12);
+        bad_pool += !qt_rel_close(ss.acc.val[c], cv[c] / K, 1e-12);   /* pooled MSE = mean MSE (same element count) */
+        bad_curve += !(ss.p05[c] <= ss.mean[c] * (1 + 1e-12) + 1e-300 && ss.mean[c] <= ss.p95[c] * (1 + 1e-12) + 1e-300);
+    }
+    QT_CHECKF(n > 3 && checked > 10 && !bad_rank && !bad_l1 && !bad_curve && !bad_pool,
+              "%s%s: %d rows, %d curve cells: ranks %d, pooled L1/MSE %d, curve mean/band %d, pooled curve %d wrong", pair,
+              off_one ? " off-one" : "", n, checked, bad_rank, bad_l1, bad_curve, bad_pool);
+    free(l1); free(mse); free(cv); free(cn);
+    qr_sens_set_free(&ss);
+    qr_ds_compare_free(&dc);
+    qt_ds_close(&t);
+}
+
+static void test_dataset_sens_ref(void) {
+    qt_sens_set_ref("qat_fakequant", false);
+    qt_sens_set_ref("ort_qdq", false);
+    qt_sens_set_ref("ort_qdq", true);
+}
+
+/* sensitivity --data --shard K/N into parts, qreport merge (shuffled): the merge ranks the
+ * samples on the merged table, runs the pass on the same K worst and writes the same bytes as
+ * one process (sensitive_ops.*, accumulated_error.csv); off-one with --sens-samples 2 and
+ * --topk-list too. Mixed commands, a missing option and a missing shard are refused. */
+static void test_dataset_sens_shard(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/qat_fakequant", *T = qt_tmpdir();
+    const char *files[] = { "sensitive_ops.txt", "sensitive_ops.csv", "sensitive_ops.json", "accumulated_error.csv" };
+    const char *opts[2] = { "", "--sensitivity off-one --sens-samples 2 --topk-list 1,2 --metric Cosine" };
+    for (int v = 0; v < 2; v++) {
+        qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx --data %s/data %s -o %s/ss_one%d --quiet", P, P, P, opts[v], T, v);
+        QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+        for (int k = 0; k < 3; k++) {
+            qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx --data %s/data %s --shard %d/3 -o %s/ss%d_%d.qrpart --quiet", P,
+                   P, P, opts[v], k, T, v, k);
+            QT_CHECKF(r.code == 0, "shard %d exit %d: %s", k, r.code, r.err);
+        }
+        qt_cli(&r, "merge %s/ss%d_2.qrpart %s/ss%d_0.qrpart %s/ss%d_1.qrpart -o %s/ss_m%d --quiet", T, v, T, v, T, v, T, v);
+        QT_CHECKF(r.code == 0, "merge exit %d: %s", r.code, r.err);
+        for (int f = 0; f < QR_ARRAY_LEN(files); f++) {
+            char a[600], b[600];
+            snprintf(a, sizeof a, "%s/ss_one%d/%s", T, v, files[f]);
+            snprintf(b, sizeof b, "%s/ss_m%d/%s", T, v, files[f]);
+            QT_CHECKF(qt_files_equal(a, b), "%s differs between the single run and the merge (variant %d)", files[f], v);
+        }
+    }
+    char p[600], buf[8192];
+    snprintf(p, sizeof p, "%s/ss_one1/sensitive_ops.txt", T);
+    qt_slurp(p, buf, sizeof buf);
+    QT_CHECKF(strstr(buf, "pooled over the 2 worst samples") && strstr(buf, "gain") && strstr(buf, "rank_median"), "%.800s", buf);
+    /* refusals */
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --shard 1/3 -o %s/ss_cmp.qrpart --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    qt_cli(&r, "merge %s/ss0_0.qrpart %s/ss_cmp.qrpart %s/ss0_2.qrpart -o %s/ss_bad --quiet", T, T, T, T);
+    QT_CLI_FAILS(r, "ss_cmp.qrpart", "'compare --shard'", "'sensitivity --shard'");
+    qt_cli(&r, "merge %s/ss0_0.qrpart %s/ss1_1.qrpart %s/ss0_2.qrpart -o %s/ss_bad --quiet", T, T, T, T);
+    QT_CLI_FAILS(r, "ss1_1.qrpart", "different options");
+    qt_cli(&r, "merge %s/ss0_0.qrpart %s/ss0_2.qrpart -o %s/ss_bad --quiet", T, T, T);
+    QT_CLI_FAILS(r, "missing shard(s) 1");
+    snprintf(p, sizeof p, "%s/ss_bad/sensitive_ops.txt", T);
+    uint64_t sz;
+    QT_CHECKF(qr_file_size(p, &sz) != QR_OK, "merge wrote tables after failing");
+    qr_err_clear();
+    /* usage errors */
+    qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx --data %s/data --sens-samples 0 -o %s/ss_x --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 2 && strstr(r.err, "--sens-samples"), "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx --shard 0/2 -o %s/ss_x --quiet", P, P, T);
+    QT_CHECKF(r.code == 2 && strstr(r.err, "--shard needs --data"), "exit %d: %s", r.code, r.err);
+}
+
+static void qt_dataset_sens_all(void) {
+    QT_RUN(test_dataset_sens_shard);
+    QT_RUN(test_dataset_sens_ref);
+    QT_RUN(test_dataset_sens_section);
+}

@@ -296,6 +296,53 @@ static void test_dataset_cli(void) {
     QT_CHECKF(r.code == 2 && strstr(r.err, "exclusive"), "exit %d: %s", r.code, r.err);
 }
 
+/* .pb samples (ONNX TensorProto, as in ONNX's test data): the same samples written as .pb give
+ * the .npy run's tables, up to the file names. */
+static void test_dataset_pb(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/ort_qdq", *T = qt_tmpdir();
+    char d[512], f[600], g[600];
+    snprintf(d, sizeof d, "%s/ds_pb", T);
+    QT_OK(qr_mkdir_p(d));
+    const char *names[] = { "0", "1", "2", "10" };
+    for (int k = 0; k < 4; k++) {
+        QrTensor t = {0};
+        snprintf(f, sizeof f, "%s/data/%s.npy", P, names[k]);
+        QT_OK(qr_npy_read(f, &t));
+        snprintf(g, sizeof g, "%s/%s.pb", d, names[k]);
+        QrStatus st = qr_pb_write(g, &t, "input");
+        qr_tensor_free_data(&t);
+        QT_OK(st);
+    }
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s -o %s/ds_pb_out --quiet", P, P, d, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --samples 3 -o %s/ds_npy_out --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    /* natural order: 0 1 2 10; the first three are the .npy run's --samples 3 */
+    static char a[1 << 16], b[1 << 16];
+    snprintf(f, sizeof f, "%s/ds_pb_out/samples.csv", T);
+    qt_slurp(f, a, sizeof a);
+    QT_CHECKF(strstr(a, ",10.pb,") && strstr(a, ",0.pb,"), "%s", a);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s --samples 3 -o %s/ds_pb3_out --quiet", P, P, d, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    const char *files[] = { "samples.csv", "compare_outputs.csv", "compare_per_layer_out.csv" };
+    for (int i = 0; i < 3; i++) {
+        snprintf(f, sizeof f, "%s/ds_pb3_out/%s", T, files[i]);
+        snprintf(g, sizeof g, "%s/ds_npy_out/%s", T, files[i]);
+        qt_slurp(f, a, sizeof a);
+        qt_slurp(g, b, sizeof b);
+        for (char *p; (p = strstr(a, ".pb"));) memmove(p + 4, p + 3, strlen(p + 3) + 1), memcpy(p, ".npy", 4);
+        QT_CHECKF(a[0] && !strcmp(a, b), "%s differs:\n%.400s\nvs\n%.400s", files[i], a, b);
+    }
+    /* a corrupt .pb names the file */
+    snprintf(f, sizeof f, "%s/5.pb", d);
+    FILE *fp = fopen(f, "wb");
+    QT_CHECK(fp != NULL);
+    if (fp) { fputs("\x0a\xff\xff", fp); fclose(fp); }
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s -o %s/ds_pb_bad --quiet", P, P, d, T);
+    QT_CLI_FAILS(r, "5.pb");
+}
+
 /* Bad data folders: a clear message naming the folder or sample, exit 1, no output. */
 static void test_dataset_bad(void) {
     QtCli r;
@@ -305,7 +352,7 @@ static void test_dataset_bad(void) {
     snprintf(d, sizeof d, "%s/ds_empty", qt_tmpdir());
     QT_OK(qr_mkdir_p(d));
     qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s -o %s/o1 --quiet", P, P, d, qt_tmpdir());
-    QT_CLI_FAILS(r, "no .npy samples", d);
+    QT_CLI_FAILS(r, "no .npy or .pb samples", d);
     /* a sample of the wrong shape, a corrupt (truncated) sample, the wrong dtype */
     const char *kinds[] = { "shape", "corrupt", "dtype" };
     for (int k = 0; k < 3; k++) {
@@ -326,7 +373,44 @@ static void test_dataset_bad(void) {
         uint64_t sz;
         QT_CHECKF(qr_file_size(f, &sz) != QR_OK, "%s written after a failure", f);
         qr_err_clear();
+        /* --skip-bad-samples: the run goes on without it and lists it with its error */
+        qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s -o %s/os_%s --skip-bad-samples", P, P, d, qt_tmpdir(),
+               kinds[k]);
+        QT_CHECKF(r.code == 0 && strstr(r.out, "2 samples;") && strstr(r.out, "skipped (--skip-bad-samples): ") &&
+                  strstr(r.out, "7.npy"), "exit %d: %s %s", r.code, r.out, r.err);
+        char sb[8192];
+        snprintf(f, sizeof f, "%s/os_%s/samples.txt", qt_tmpdir(), kinds[k]);
+        qt_slurp(f, sb, sizeof sb);
+        QT_CHECKF(strstr(sb, "1 sample skipped (--skip-bad-samples), in no table:\n  skipped 7.npy: "), "%s", sb);
+        snprintf(f, sizeof f, "%s/os_%s/samples.csv", qt_tmpdir(), kinds[k]);
+        qt_slurp(f, sb, sizeof sb);
+        int lines = 0;
+        for (const char *c = sb; *c; c++) lines += *c == '\n';
+        QT_CHECKF(lines == 3 && !strstr(sb, "7.npy"), "%s", sb);
+        if (k == 1) {            /* runall: summary.json and the verdict count it */
+            qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s -o %s/rs.zip --keep-dir %s/rs --skip-bad-samples "
+                   "--quiet", P, P, d, qt_tmpdir(), qt_tmpdir());
+            QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+            static char js[1 << 20];
+            snprintf(f, sizeof f, "%s/rs/summary.json", qt_tmpdir());
+            qt_slurp(f, js, sizeof js);
+            QT_CHECKF(strstr(js, "\"samples\": 2,\n") && strstr(js, "\"skipped\": 1,") && strstr(js, "\"sample\": \"7.npy\"") &&
+                      strstr(js, "Data set: 2 samples of 3 in ") && strstr(js, ", 1 skipped (--skip-bad-samples"), "%.3000s", js);
+            /* without the option runall fails naming the sample and leaves no bundle */
+            qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s -o %s/rs_bad.zip --quiet", P, P, d, qt_tmpdir());
+            QT_CLI_FAILS(r, "7.npy");
+            snprintf(f, sizeof f, "%s/rs_bad.zip", qt_tmpdir());
+            QT_CHECKF(qr_file_size(f, &sz) != QR_OK, "%s written after a failure", f);
+            qr_err_clear();
+        }
     }
+    /* every sample bad: nothing is left to compare */
+    snprintf(d, sizeof d, "%s/ds_allbad", qt_tmpdir());
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && head -c 300 %s/data/0.npy > %s/0.npy && head -c 200 %s/data/1.npy > %s/1.npy", d,
+             P, d, P, d);
+    QT_CHECK(system(cmd) == 0);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s -o %s/o_allbad --skip-bad-samples --quiet", P, P, d, qt_tmpdir());
+    QT_CLI_FAILS(r, "ds_allbad/1.npy", "truncated");
     /* NaN in a sample: counted and shown per sample, the pooled pairs skipped and counted */
     snprintf(d, sizeof d, "%s/ds_nan", qt_tmpdir());
     snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/data/0.npy %s/data/1.npy %s/", d, P, P, d);
@@ -611,6 +695,7 @@ static void qt_dataset_all(void) {
     QT_RUN(test_dataset_merge);
     QT_RUN(test_dataset_cli);
     QT_RUN(test_dataset_bad);
+    QT_RUN(test_dataset_pb);
     QT_RUN(test_dataset_layout);
     QT_RUN(test_dataset_shard);
     QT_RUN(test_dataset_merge_bad);

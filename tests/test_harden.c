@@ -810,7 +810,7 @@ static void test_harden_data_dir(void) {
         { 0, "==> 0.npy <==\n@link nowhere.npy\n", { "0.npy", "No such file" } },
         { 0, "==> 0.npy <==\n\x93NUMPY\x01\n", { "0.npy", "" } },
         { 0, "==> 0.npy <==\n@npy <f4 1x5\n", { "0.npy", "must have shape" } },
-        { 0, "==> sub/ <==\n==> notes.txt <==\nx\n", { "no .npy files", "" } },
+        { 0, "==> sub/ <==\n==> notes.txt <==\nx\n", { "no .npy or .pb files", "" } },
         { 1, "==> x/0.npy <==\n@npy <f4 1x4\n==> x/1.npy <==\n@npy <f4 1x4\n==> in_0_b/0.npy <==\n@npy <f4 1x4\n",
           { "in_0_b/1.npy", "No such file" } },
         { 1, "==> x/0.npy <==\n@npy <f4 1x4\n", { "no folder for model input 'in:0/b'", "" } },

@@ -14,13 +14,25 @@ static bool qr__ax_is_dir(const char *path) {
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-/* "12.npy" → 12; -1 when the stem is not a plain decimal number. */
+/* A sample file: .npy, or .pb (an ONNX TensorProto, as in ONNX's test data). */
+static bool qr__ax_is_sample(const char *f) {
+    size_t l = strlen(f);
+    return f[0] != '.' && ((l > 4 && !strcmp(f + l - 4, ".npy")) || (l > 3 && !strcmp(f + l - 3, ".pb")));
+}
+
+static QrStatus qr__ax_sample_read(const char *path, QrTensor *t) {
+    size_t l = strlen(path);
+    if (l > 3 && !strcmp(path + l - 3, ".pb")) return qr_pb_read(path, t, NULL, 0);
+    return qr_npy_read(path, t);
+}
+
+/* "12.npy" (or "12.pb") → 12; -1 when the stem is not a plain decimal number. */
 static long long qr__ax_numeric_stem(const char *f) {
     long long v = 0;
     const char *p = f;
     if (!isdigit((unsigned char)*p)) return -1;
     for (; isdigit((unsigned char)*p); p++) { v = v * 10 + (*p - '0'); if (v > (1LL << 50)) return -1; }
-    return strcmp(p, ".npy") ? -1 : v;
+    return strcmp(p, ".npy") && strcmp(p, ".pb") ? -1 : v;
 }
 
 static int qr__ax_file_cmp(const void *pa, const void *pb) {
@@ -31,7 +43,7 @@ static int qr__ax_file_cmp(const void *pa, const void *pb) {
     return strcmp(a, b);
 }
 
-/* The regular *.npy files of dir, sorted (names in a). */
+/* The regular *.npy and *.pb files of dir, sorted (names in a). */
 static QrStatus qr__ax_list_npy(QrArena *a, const char *dir, const char ***out, int *n_out) {
     DIR *d = opendir(dir);
     if (!d) return qr_errf(QR_ERR_IO, "cannot open data folder '%s': %s", dir, strerror(errno));
@@ -39,8 +51,7 @@ static QrStatus qr__ax_list_npy(QrArena *a, const char *dir, const char ***out, 
     const char **v = NULL;
     QrStatus st = QR_OK;
     for (struct dirent *e; st == QR_OK && (e = readdir(d));) {
-        size_t l = strlen(e->d_name);
-        if (l < 5 || strcmp(e->d_name + l - 4, ".npy") || e->d_name[0] == '.') continue;
+        if (!qr__ax_is_sample(e->d_name)) continue;
         char *path = qr_arena_printf(a, "%s/%s", dir, e->d_name);
         if (!path) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
         if (qr__ax_is_dir(path)) continue;
@@ -163,7 +174,7 @@ static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, in
     const char **files = NULL;
     int nf = 0;
     if (st == QR_OK) st = qr__ax_list_npy(ar, folder[0], &files, &nf);
-    if (st == QR_OK && nf == 0) st = qr_errf(QR_ERR_INVALID, "--data %s: no .npy files in '%s'", dir, folder[0]);
+    if (st == QR_OK && nf == 0) st = qr_errf(QR_ERR_INVALID, "--data %s: no .npy or .pb files in '%s'", dir, folder[0]);
     out->n_total = nf;
     int n = num_steps > 0 ? QR_MIN(num_steps, nf) : nf;
     out->samples = st == QR_OK ? qr_arena_array(ar, (size_t)n + 1, sizeof *out->samples) : NULL;
@@ -174,7 +185,7 @@ static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, in
         const char *path = NULL;
         for (int k = 0; st == QR_OK && k < ni; k++) {
             path = qr_arena_printf(ar, "%s/%s", folder[k], files[s]);
-            st = qr_npy_read(path, &cur[k]);
+            st = qr__ax_sample_read(path, &cur[k]);
             if (st == QR_OK) st = qr_graph_check_input(b, k, &cur[k]);
             if (st != QR_OK) st = qr_err_wrap(st, "bad-case search: %s", path ? path : files[s]);
         }

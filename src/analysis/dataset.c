@@ -48,7 +48,7 @@ static QrStatus qr_ds_list(const QrGraph *b, const char *dir, int max_samples, Q
     const char **files = NULL;
     int nf = 0;
     if (st == QR_OK) st = qr__ax_list_npy(ar, out->folder[0], &files, &nf);
-    if (st == QR_OK && nf == 0) st = qr_errf(QR_ERR_INVALID, "--data %s: no .npy samples in '%s'", dir, out->folder[0]);
+    if (st == QR_OK && nf == 0) st = qr_errf(QR_ERR_INVALID, "--data %s: no .npy or .pb samples in '%s'", dir, out->folder[0]);
     /* every input folder holds the same file names */
     for (int k = 1; st == QR_OK && k < ni; k++) {
         const char **fk = NULL;
@@ -76,7 +76,7 @@ static QrStatus qr_ds_read(const QrDsSet *ds, const QrGraph *b, int k, const QrT
     for (int i = 0; i < ds->n_inputs; i++) memset(&in[i], 0, sizeof in[i]);
     for (int i = 0; st == QR_OK && i < ds->n_inputs; i++) {
         snprintf(path, sizeof path, "%s/%s", ds->folder[i], ds->names[k]);
-        st = qr_npy_read(path, &in[i]);
+        st = qr__ax_sample_read(path, &in[i]);
         if (st == QR_OK) st = qr_graph_check_input(b, i, &in[i]);
         if (st == QR_OK && ref && (in[i].dtype != ref[i].dtype || !qr_tensor_same_shape(&in[i], &ref[i]))) {
             char s1[128], s2[128];
@@ -115,6 +115,9 @@ static void qr_ds_compare_free(QrDsCompare *d) {
     free(d->smp);
     free(d->smp_in_bad);
     free(d->done);
+    for (int k = 0; d->skip_why && k < d->n_samples; k++) free(d->skip_why[k]);
+    free(d->skip_why);
+    free(d->skipped);
     memset(d, 0, sizeof *d);
 }
 
@@ -129,7 +132,10 @@ static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, co
     d->smp = calloc((size_t)n + 1, sizeof *d->smp);
     d->smp_in_bad = calloc((size_t)n + 1, sizeof *d->smp_in_bad);
     d->done = calloc((size_t)n + 1, 1);
-    QrStatus st = d->rows && d->outs && d->smp && d->smp_in_bad && d->done ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    d->skipped = calloc((size_t)n + 1, 1);
+    d->skip_why = calloc((size_t)n + 1, sizeof *d->skip_why);
+    QrStatus st = d->rows && d->outs && d->smp && d->smp_in_bad && d->done && d->skipped && d->skip_why
+                      ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int i = 0; st == QR_OK && i < s->m.n; i++) {
         if (s->m.m[i].a_node < 0 || s->m.m[i].a_value < 0) continue;   /* qr_compare's rows */
         QrDsRow *r = &d->rows[d->n_rows++];
@@ -275,11 +281,22 @@ static QrStatus qr_ds_pass(QrDsCompare *d, QrSession *s, const QrDsSet *ds, cons
     for (int k = lo; st == QR_OK && k < hi; k++) {
         if (hook) qr_step(hook, k - lo, hi - lo);
         st = qr_ds_read(ds, s->b, k, ref, cur);
+        if (st != QR_OK && st != QR_ERR_NOMEM && d->skip_bad && !d->skipped[k]) {
+            d->skip_why[k] = strdup(qr_err_msg());
+            d->skipped[k] = 1;
+            d->n_skipped++;
+            qr_err_clear();
+            st = d->skip_why[k] ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+            continue;
+        }
         if (st == QR_OK) st = qr_ds_compare_sample(d, s, mode, k, cur);
         for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
     }
     qr_ds_compare_end(d);
     free(cur);
+    if (st == QR_OK && hi > lo && d->n_skipped >= hi - lo)
+        st = qr_errf(QR_ERR_INVALID, "--data %s: every sample was skipped (--skip-bad-samples); the first: %s", ds->dir,
+                     d->skip_why[lo] ? d->skip_why[lo] : "?");
     return st;
 }
 
@@ -473,10 +490,11 @@ static QrStatus qr__ds_write_pair(QrTable *tt, QrTable *tc, const char *head, co
 static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, const QrDsSet *ds, QrMetricKind metric,
                                     const char *dir) {
     if (!d->n_done) return qr_errf(QR_ERR_INVALID, "no sample was compared");
-    if (d->n_done != d->n_samples) {
+    if (d->n_done + d->n_skipped != d->n_samples) {
         for (int k = 0; k < d->n_samples; k++)
-            if (!d->done[k]) return qr_errf(QR_ERR_INVALID, "%d of %d samples are missing, the first '%s' (index %d)",
-                                            d->n_samples - d->n_done, d->n_samples, d->names[k], k);
+            if (!d->done[k] && !(d->skipped && d->skipped[k]))
+                return qr_errf(QR_ERR_INVALID, "%d of %d samples are missing, the first '%s' (index %d)",
+                               d->n_samples - d->n_done - d->n_skipped, d->n_samples, d->names[k], k);
     }
     QrArena a = {0};
     int *order = calloc((size_t)d->n_samples + 1, sizeof *order);
@@ -494,14 +512,20 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
         ohead = qr_arena_printf(&a, "Model output (pooled): Cosine %.7f, SQNR %.4f dB, L1 %.7g, MSE %.7g, KL %.7g\n", mo.cosine,
                                 mo.sqnr, mo.l1, mo.mse, mo.kl);
     } else ohead = qr_arena_printf(&a, "Model outputs: %d, one row each in compare_outputs.txt\n", d->n_outs);
+    const char *skipped = "";
+    for (int k = 0; d->n_skipped && k < d->n_samples; k++)
+        if (d->skipped[k]) skipped = qr_arena_printf(&a, "%s  skipped %s: %s\n", skipped, d->names[k], d->skip_why[k]);
+    if (d->n_skipped)
+        skipped = qr_arena_printf(&a, "%d sample%s skipped (--skip-bad-samples), in no table:\n%s", d->n_skipped,
+                                  d->n_skipped == 1 ? "" : "s", skipped);
     const char *dhead = qr_arena_printf(
         &a, "Data set: %s (%s layout), %d sample%s of %d found; worst sample by %s: '%s'.\n%s%s",
-        ds ? ds->dir : "?", ds && ds->folders ? "one folder per input" : "flat", d->n_samples, d->n_samples == 1 ? "" : "s",
+        ds ? ds->dir : "?", ds && ds->folders ? "one folder per input" : "flat", d->n_done, d->n_done == 1 ? "" : "s",
         ds ? ds->n_found : d->n_samples, qr_metric_name(metric), d->names[order[0]],
         n_bad_smp ? qr_arena_printf(&a, "%lld sample%s hold %lld NaN/Inf input values (samples.txt, nonfinite_in); their "
                                         "pairs are counted in nonfinite, never averaged.\n",
                                     (long long)n_bad_smp, n_bad_smp == 1 ? "" : "s", (long long)bad_in) : "",
-        "");
+        skipped ? skipped : "");
     const char *head = qr_arena_printf(&a, "Baseline: %s\nAnalysis: %s\n%s%s\n", s->b->path, s->a->path, dhead, ohead);
     const char *foot = "\nPooled: every column before 'samples' is the metric of all samples' elements together (as if "
                        "the samples were concatenated); local_* likewise.\nsamples .. p05_SQNR: over the per-sample values "
@@ -522,11 +546,12 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
     if (st == QR_OK) st = qr__ds_samples_table(d, order, true, &tc);
     if (st == QR_OK)
         st = qr__ds_write_pair(&tt, &tc, qr_arena_printf(&a, "Samples ranked worst first by %s at %s; the first is written as "
-                                                             "%s.\n\n", qr_metric_name(metric),
+                                                             "%s.\n%s\n", qr_metric_name(metric),
                                                          d->rank_output < 0 ? "the model outputs (all outputs concatenated)"
                                                          : qr_arena_printf(&a, "model output '%s' (--rank-output)",
                                                                            s->b->values[s->b->outputs[d->rank_output]].name),
-                                                         s->b->n_inputs == 1 ? "badcase.npy" : "badcase_<input>.npy"),
+                                                         s->b->n_inputs == 1 ? "badcase.npy" : "badcase_<input>.npy",
+                                                         skipped),
                                NULL, dir, "samples");
     qr_table_free(&tt);
     qr_table_free(&tc);
@@ -551,8 +576,8 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
 
 /* ==== runall --data ================================================================== */
 
-static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, QrSession *s,
-                                  const char *mode, const QrTensor *ref) {
+static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, bool skip_bad,
+                                  QrSession *s, const char *mode, const QrTensor *ref) {
     memset(r, 0, sizeof *r);
     r->on = true;
     r->ds = ds;
@@ -560,6 +585,7 @@ static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind
     r->worst = -1;
     QrStatus st = qr_ds_compare_init(&r->dc, s, ds->n, ds->names);
     r->dc.rank_output = rank_output;
+    r->dc.skip_bad = skip_bad;
     if (st == QR_OK) st = qr_ds_pass(&r->dc, s, ds, mode, 0, ds->n, ref, &s->progress);
     int *order = st == QR_OK ? calloc((size_t)ds->n + 1, sizeof *order) : NULL;
     r->worst_in = st == QR_OK ? calloc((size_t)ds->n_inputs + 1, sizeof *r->worst_in) : NULL;
@@ -602,7 +628,21 @@ static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s
     qr_json_key(j, "dataset");
     qr_json_obj_begin(j);
     qr_json_kv_str(j, "dir", r->ds->dir);
-    qr_json_kv_int(j, "samples", d->n_samples);
+    qr_json_kv_int(j, "samples", d->n_done);
+    qr_json_kv_int(j, "samples_found", r->ds->n_found);
+    qr_json_kv_int(j, "skipped", d->n_skipped);
+    if (d->n_skipped) {
+        qr_json_key(j, "skipped_samples");
+        qr_json_arr_begin(j);
+        for (int k = 0; k < d->n_samples; k++)
+            if (d->skipped[k]) {
+                qr_json_obj_begin(j);
+                qr_json_kv_str(j, "sample", d->names[k]);
+                qr_json_kv_str(j, "error", d->skip_why[k]);
+                qr_json_obj_end(j);
+            }
+        qr_json_arr_end(j);
+    }
     qr_json_kv_str(j, "worst_sample", d->names[order[0]]);
     qr_json_kv_str(j, "rank_metric", qr_metric_name(r->metric));
     int64_t bad = 0;

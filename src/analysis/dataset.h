@@ -65,6 +65,10 @@ typedef struct QrDsCompare {
     int64_t *smp_in_bad;     /* per sample: NaN/Inf elements in its inputs */
     uint8_t *done;           /* per sample: processed */
     int n_done;
+    bool skip_bad;           /* --skip-bad-samples: qr_ds_pass records a sample that cannot be read and goes on */
+    uint8_t *skipped;        /* per sample: skipped (unreadable, wrong shape / dtype) */
+    char **skip_why;         /* per skipped sample: the error naming it (malloc'd) */
+    int n_skipped;
     /* the prepared comparison, reused by every sample (qr_ds_compare_sample .. qr_ds_compare_end) */
     QrSession *s;
     struct QrCmpPlan *plan;
@@ -88,7 +92,8 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
 static void qr_ds_compare_end(QrDsCompare *d);
 /* One pass over the samples [lo, hi) of ds: each read (checked against ref's dtypes and shapes),
  * compared into d, its tensors freed before the next is read; then qr_ds_compare_end. With
- * skip_bad, a sample that cannot be read is recorded in d (skipped) and the pass goes on.
+ * d->skip_bad, a sample that cannot be read (corrupt, wrong shape or dtype) is recorded in d
+ * (skipped, skip_why) and the pass goes on; it fails when no sample is left.
  * Progress steps through hook (optional). */
 static QrStatus qr_ds_pass(QrDsCompare *d, QrSession *s, const QrDsSet *ds, const char *mode, int lo, int hi,
                            const QrTensor *ref, const QrStepHook *hook);
@@ -122,8 +127,8 @@ typedef struct QrDsRunall {
 } QrDsRunall;
 /* The pass (ref: the first sample's tensors the graphs were inferred on; progress through
  * s->progress; rank_output: -1, or the one graph output the samples are ranked by), then the worst sample read into r->worst_in and the session pointed at it. */
-static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, QrSession *s,
-                                  const char *mode, const QrTensor *ref);
+static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, bool skip_bad,
+                                  QrSession *s, const char *mode, const QrTensor *ref);
 /* The dataset/ tables into dir/dataset (r->ok records the outcome for the json / HTML). */
 static QrStatus qr_ds_runall_write(QrDsRunall *r, const QrSession *s, const char *dir);
 static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s);

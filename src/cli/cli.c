@@ -27,6 +27,7 @@ typedef struct QrCliOpts {
     const char *data_dir;        /* --data: bad-case search folder */
     int num_steps;
     int samples;                 /* --samples N: the first N samples of --data (0 = all) */
+    bool skip_bad;               /* --skip-bad-samples: unreadable / mismatched samples are skipped and listed */
     const char *shard;           /* --shard K/N | auto: this process's share of --data, written as a .qrpart */
     int sens_samples;            /* --sens-samples K: sensitivity / cumulative error over the K worst samples (0: default) */
     const char *plot_nodes;      /* comma-separated */
@@ -287,6 +288,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) QR__NEXT(o->out_dir);
         else if (!strcmp(a, "--seed")) { const char *s; QR__NEXT(s); o->seed = strtoull(s, NULL, 10); }
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = true;
+        else if (!strcmp(a, "--skip-bad-samples")) o->skip_bad = true;
         else if (!strcmp(a, "--mode")) QR__NEXT(o->mode);
         else if (!strcmp(a, "--int16")) {
             const char *v;
@@ -458,6 +460,11 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
         QrDsSet ds;
         st = qr_ds_list(g, o->data_dir, o->samples, &ds);
         if (st == QR_OK) st = qr_ds_read(&ds, g, 0, NULL, in);
+        /* --skip-bad-samples: the graphs are inferred on the first sample that reads */
+        for (int k = 1; st != QR_OK && st != QR_ERR_NOMEM && o->skip_bad && ds.names && k < ds.n; k++) {
+            qr_err_clear();
+            st = qr_ds_read(&ds, g, k, NULL, in);
+        }
         for (int i = 0; st == QR_OK && i < g->n_inputs; i++) given[i] = &in[i];
         if (st == QR_OK) qr_ds_set_free(&ds);
     }
@@ -973,6 +980,10 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     }
     st = cur ? qr_ds_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
+    if (st == QR_OK && o->skip_bad && o->shard)
+        st = qr_errf(QR_ERR_INVALID, "--skip-bad-samples with --shard: parts carry no list of skipped samples yet; fix or "
+                     "remove the bad samples (a run without --shard names them)");
+    dc.skip_bad = o->skip_bad;
     hi = ds.n;
     if (st == QR_OK && o->shard) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
@@ -998,8 +1009,10 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     if (st == QR_OK && !o->quiet) {
         QrMetrics m;
         qr_ds_out_metrics(&dc.outs[0], &m);
-        printf("%d samples; model output%s pooled: Cosine %.6f, SQNR %.2f dB (%d layers compared)\n", ds.n,
+        printf("%d samples; model output%s pooled: Cosine %.6f, SQNR %.2f dB (%d layers compared)\n", dc.n_done,
                dc.n_outs > 1 ? " 0" : "", m.cosine, m.sqnr, dc.n_rows);
+        for (int k = 0; k < ds.n; k++)
+            if (dc.skipped && dc.skipped[k]) printf("skipped (--skip-bad-samples): %s\n", dc.skip_why[k]);
         printf("wrote %s/compare_per_layer_out.txt, compare_outputs.txt, samples.txt (and .csv), badcase.npy\n", dir);
     }
     if (st != QR_OK) code = qr__cli_fail(st);
@@ -1215,6 +1228,10 @@ static int qr__cli_sens_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTenso
     if (st == QR_OK) st = qr__cli_sens_knobs(o, b, a, &knobs);
     if (st == QR_OK) st = cur ? qr_ds_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
+    if (st == QR_OK && o->skip_bad && o->shard)
+        st = qr_errf(QR_ERR_INVALID, "--skip-bad-samples with --shard: parts carry no list of skipped samples yet; fix or "
+                     "remove the bad samples (a run without --shard names them)");
+    dc.skip_bad = o->skip_bad;
     hi = ds.n;
     if (st == QR_OK && o->shard) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
@@ -1380,6 +1397,7 @@ static int qr_cli_runall(int argc, char **argv) {
         ro.random_input = false;
         st = qr_ds_list(b, o.data_dir, o.samples ? o.samples : o.num_steps, &ds);
         ro.dataset = st == QR_OK ? &ds : NULL;
+        ro.dataset_skip_bad = o.skip_bad;
         ro.dataset_metric = QR_METRIC_L1;
         if (o.metric) qr_metric_parse(o.metric, &ro.dataset_metric);
     }

@@ -116,8 +116,10 @@ static const char *qr_bundle_verdict(const QrBundle *bd, QrHtmlLevel *level) {
         qr_ds_out_metrics(&r->dc.outs[0], &m);
         pooled = qr_arena_printf(a, "; pooled model output Cosine %.6f, SQNR %.2f dB", m.cosine, m.sqnr);
     }
-    return qr_arena_printf(a, "Data set: %d sample%s of %d in %s%s. Worst sample '%s' (every per-layer analysis below uses "
-                           "it): %s", r->dc.n_done, r->dc.n_done == 1 ? "" : "s", r->ds->n_found, r->ds->dir, pooled,
+    const char *skipped = r->dc.n_skipped ? qr_arena_printf(a, ", %d skipped (--skip-bad-samples, listed in "
+                                                               "dataset/samples.txt)", r->dc.n_skipped) : "";
+    return qr_arena_printf(a, "Data set: %d sample%s of %d in %s%s%s. Worst sample '%s' (every per-layer analysis below uses "
+                           "it): %s", r->dc.n_done, r->dc.n_done == 1 ? "" : "s", r->ds->n_found, r->ds->dir, skipped, pooled,
                            r->dc.names[r->worst], v);
 }
 

@@ -121,7 +121,8 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
             int only = -1;
             qr_select_output(b, o->sens.rank_output, &only);
             qr_err_clear();
-            st = qr_ds_runall_pass(&bd->dsr, o->dataset, o->dataset_metric, only, &bd->se, o->mode, inputs);
+            st = qr_ds_runall_pass(&bd->dsr, o->dataset, o->dataset_metric, only, o->dataset_skip_bad, &bd->se, o->mode,
+                                   inputs);
             if (st == QR_OK) inputs = bd->inputs = bd->dsr.worst_in;
             qr_progress_end(&bd->prog, st);
             qr_progress_begin(&bd->prog, "prepare", 0);

@@ -25,6 +25,7 @@ typedef struct QrRunallOpts {
     QrDeployRunallOpts deploy;   /* --dump ... (deploy/) */
     const QrDsSet *dataset;      /* --data: also the comparison pooled over the whole set (dataset/; analysis/dataset) */
     QrMetricKind dataset_metric; /* its sample ranking */
+    bool dataset_skip_bad;       /* --skip-bad-samples */
     int n_warnings;
     bool single_model;           /* b is a copy of a, run with every quantizer disabled (runall ANALYSIS.onnx) */
     /* knobs (README "Coming from hmct-debugger / QuantAnalysis"); zero = the default bundle */

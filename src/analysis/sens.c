@@ -117,6 +117,20 @@ static int qr__sens_cmp(const void *pa, const void *pb) {
     return c;
 }
 
+/* The distinct integer types of a row's quantizers, in order, '+'-joined ("int8", "uint8+int8"). */
+static const char *qr__sens_dtypes(const QrQuantTable *qt, const QrSensRow *row, QrArena *a) {
+    char buf[128] = "";
+    size_t len = 0;
+    for (int k = 0; k < row->n_q; k++) {
+        QrDType dt = qt->q[row->q[k]].dtype;
+        bool seen = false;
+        for (int j = 0; j < k && !seen; j++) seen = qt->q[row->q[j]].dtype == dt;
+        if (!seen) len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? "+" : "", qr_dtype_name(dt));
+        if (len >= sizeof buf) break;
+    }
+    return qr_arena_strdup(a, buf);
+}
+
 /* Rows: per owner node, its activation quantizers, its weight quantizers, both. */
 static QrStatus qr__sens_rows(QrSession *s, QrSensResult *r) {
     const QrGraph *g = &s->tw.g;
@@ -159,6 +173,8 @@ static QrStatus qr__sens_rows(QrSession *s, QrSensResult *r) {
             if (!rows[k] || r->n == cap) continue;
             rows[k]->name = name;
             rows[k]->op_type = op;
+            rows[k]->dtype = qr__sens_dtypes(qt, rows[k], &r->arena);
+            if (!rows[k]->dtype) { free(done); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
             r->rows[r->n++] = *rows[k];
         }
     }
@@ -401,6 +417,7 @@ static void qr__sens_rank_stats(const QrSensSet *ss, int id, QrSensRank *out) {
 
 /* ss (optional): the pass over a data set — the rank-stability columns and header lines. */
 static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const QrSensSet *ss, const char *dir) {
+    /* the seed's columns first (op_name .. SQNR, off-one's gain), then the quantizers' dtype */
     static const char *const cols[] = { "op_name", "sensitive_type", "op_type", "L1", "Cosine", "MSE", "KL", "SQNR", "gain" };
     QrTable tt = {0}, tc = {0};
     char *txt = NULL, *csv = NULL, *js = NULL;
@@ -408,8 +425,10 @@ static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const 
     static const char *const scols[] = { "samples", "rank_min", "rank_median", "rank_max", "top5_samples" };
     const char *all[16];
     int ncol = r->opts.off_one ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 1;   /* off-one ranks by gain: printed */
+    for (int j = 0; j < ncol; j++) all[j] = cols[j];
+    int dcol = ncol;
+    all[ncol++] = "dtype";
     int nb = ncol;
-    for (int j = 0; j < nb; j++) all[j] = cols[j];
     if (ss) for (int j = 0; j < QR_ARRAY_LEN(scols); j++) all[ncol++] = scols[j];
     QrStatus st = qr_table_init(&tt, ncol, all);
     if (st == QR_OK) st = qr_table_init(&tc, ncol, all);
@@ -434,6 +453,7 @@ static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const 
                 qr_sens_num(b, sizeof b, qr_sens_gain(r, row), pass ? "%.9g" : "%.7f");
                 qr_table_set(t, ri, 8, b);
             }
+            qr_table_set(t, ri, dcol, row->dtype);
             if (ss) {
                 QrSensRank rk;
                 qr__sens_rank_stats(ss, row->id, &rk);
@@ -503,6 +523,7 @@ static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const 
         qr_json_kv_num(&j, "KL", row->m.kl);
         qr_json_kv_num(&j, "SQNR", row->m.sqnr);     /* inf (identical) is written as null */
         if (r->opts.off_one) qr_json_kv_num(&j, "gain", qr_sens_gain(r, row));
+        qr_json_kv_str(&j, "dtype", row->dtype);
         if (ss) {
             QrSensRank rk;
             qr__sens_rank_stats(ss, row->id, &rk);

@@ -10,6 +10,7 @@ typedef struct QrSensRow {
     int node;                /* twin node owning the quantizers (-1: a graph input) */
     const char *name;        /* op_name: the node's name, or the input's name */
     const char *op_type;     /* op type of the source node it stands for */
+    const char *dtype;       /* integer type(s) of its quantizers: "int8", "uint8+int8" (distinct, '+'-joined) */
     QrSensType type;
     int n_q;
     int q[8];                /* twin quantizers toggled (session->qt) */

@@ -37,8 +37,13 @@ static QrStatus qr_bundle_add_tree(QrZip *z, const char *dir, const char *sub, Q
 
 static QrStatus qr__bn_sens_table(const QrSensResult *r, int max, QrTable *t) {
     static const char *const cols[] = { "rank", "op_name", "sensitive_type", "op_type", "L1", "Cosine", "MSE", "KL", "SQNR",
-                                        "gain" };
-    QR_TRY(qr_table_init(t, r->opts.off_one ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 1, cols));
+                                        "gain", "dtype" };
+    const char *use[QR_ARRAY_LEN(cols)];
+    int n = 0, dcol;
+    for (int j = 0; j < QR_ARRAY_LEN(cols) - 2; j++) use[n++] = cols[j];
+    if (r->opts.off_one) use[n++] = "gain";
+    use[dcol = n++] = "dtype";
+    QR_TRY(qr_table_init(t, n, use));
     for (int k = 0; k < r->n && k < max; k++) {
         const QrSensRow *row = &r->rows[k];
         int ri;
@@ -50,6 +55,7 @@ static QrStatus qr__bn_sens_table(const QrSensResult *r, int max, QrTable *t) {
         double v[] = { row->m.l1, row->m.cosine, row->m.mse, row->m.kl, row->m.sqnr };
         for (int j = 0; j < 5; j++) qr_compare_num(t, ri, 4 + j, v[j], false);
         if (r->opts.off_one) qr_compare_num(t, ri, 9, qr_sens_gain(r, row), false);
+        qr_table_set(t, ri, dcol, row->dtype);
     }
     return QR_OK;
 }
@@ -188,6 +194,7 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
             qr_json_key(&j, "metrics");
             qr__bn_json_metrics(&j, &row->m);
             if (bd->sens.opts.off_one) qr_json_kv_num(&j, "gain", qr_sens_gain(&bd->sens, row));
+            qr_json_kv_str(&j, "dtype", row->dtype);
             qr_json_obj_end(&j);
         }
         qr_json_arr_end(&j);

@@ -649,6 +649,63 @@ static void test_knobs_sens_dtype(void) {
     QT_CHECKF(checked >= 10 && s16 >= 5, "%d rows checked, %d with int16", checked, s16);
 }
 
+/* --reverse reverses sensitive_ops' listing only: the all-but-top-k curves, the terminal's
+ * "sensitive k" lines and the recommended action still name the most sensitive rows (they named
+ * the least sensitive ones before). */
+static char *qt_kn_lines(const char *text, const char *prefix) {
+    static char out[4096];
+    out[0] = 0;
+    for (const char *p = text; (p = strstr(p, prefix)); p++) {
+        size_t l = strcspn(p, "\n");
+        snprintf(out + strlen(out), sizeof out - strlen(out), "%.*s\n", (int)l, p);
+    }
+    return out;
+}
+
+static void test_knobs_reverse(void) {
+    QtCli r;
+    const char *d = qt_tmpdir();
+    char p[512], fwd[4096], fwd_act[1024];
+    for (int rev = 0; rev < 2; rev++) {
+        qt_cli(&r, "sensitivity " QT_KN_PAIR "/base.onnx " QT_KN_PAIR "/analysis.onnx -i " QT_KN_PAIR "/input.npy -o %s/kn_rv%d "
+                   "--topk-list 1,3 %s --quiet", d, rev, rev ? "--reverse" : "");
+        QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    }
+    unsigned char *a = NULL, *b = NULL;
+    size_t la = 0, lb = 0;
+    snprintf(p, sizeof p, "%s/kn_rv0/accumulated_error.csv", d);
+    QT_OK(qr_file_read(p, 0, &a, &la));
+    snprintf(p, sizeof p, "%s/kn_rv1/accumulated_error.csv", d);
+    QrStatus st = qr_file_read(p, 0, &b, &lb);
+    bool same = st == QR_OK && la == lb && !memcmp(a, b, la);
+    free(a);
+    free(b);
+    QT_CHECKF(same, "accumulated_error.csv differs with --reverse");
+    QtCsv c0, c1;
+    snprintf(p, sizeof p, "%s/kn_rv0/sensitive_ops.csv", d);
+    QT_CHECK(qt_csv_load(p, &c0));
+    snprintf(p, sizeof p, "%s/kn_rv1/sensitive_ops.csv", d);
+    QT_CHECK(qt_csv_load(p, &c1));
+    QT_CHECKF(c0.n_rows == c1.n_rows && c0.n_rows > 3 && !strcmp(c0.cell[1][0], c1.cell[c1.n_rows - 1][0]) &&
+              !strcmp(c0.cell[1][1], c1.cell[c1.n_rows - 1][1]), "--reverse: first row %s, reversed last %s",
+              c0.cell[1][0], c1.cell[c1.n_rows - 1][0]);
+    qt_csv_free(&c0);
+    qt_csv_free(&c1);
+    for (int rev = 0; rev < 2; rev++) {
+        qt_cli(&r, "runall " QT_KN_PAIR "/base.onnx " QT_KN_PAIR "/analysis.onnx -i " QT_KN_PAIR "/input.npy -o %s/kn_rv%d.zip "
+                   "%s", d, rev, rev ? "--reverse" : "");
+        QT_CHECKF(r.code == 0, "runall exit %d: %s", r.code, r.err);
+        if (!rev) {
+            snprintf(fwd, sizeof fwd, "%s", qt_kn_lines(r.out, "  sensitive "));
+            snprintf(fwd_act, sizeof fwd_act, "%s", qt_kn_lines(r.out, "Recommended action"));
+            QT_CHECKF(strstr(fwd, "sensitive 1: /conv1/Conv") && fwd_act[0], "%s%s", fwd, fwd_act);
+        } else {
+            QT_CHECKF(!strcmp(fwd, qt_kn_lines(r.out, "  sensitive ")), "--reverse:\n%svs\n%s", qt_kn_lines(r.out, "  sensitive "), fwd);
+            QT_CHECKF(!strcmp(fwd_act, qt_kn_lines(r.out, "Recommended action")), "--reverse: %s", r.out);
+        }
+    }
+}
+
 static void qt_analysis_knobs_all(void) {
     QT_RUN(test_knobs_quantize_nodes);
     QT_RUN(test_knobs_rank_output);
@@ -661,4 +718,5 @@ static void qt_analysis_knobs_all(void) {
     QT_RUN(test_knobs_compare_page);
     QT_RUN(test_knobs_demote_int16);
     QT_RUN(test_knobs_sens_dtype);
+    QT_RUN(test_knobs_reverse);
 }

@@ -131,6 +131,35 @@ static const char *qr__sens_dtypes(const QrQuantTable *qt, const QrSensRow *row,
     return qr_arena_strdup(a, buf);
 }
 
+/* Row indices of sens, most sensitive first whatever the --reverse of the listing: largest
+ * badness first for one-on rows, smallest first for off-one rows (keeping that node in high
+ * precision helps most). Ties keep the listing order. idx has sens->n entries. */
+static const QrSensResult *qr__sens_order_r;
+static int qr__sens_order_cmp(const void *pa, const void *pb) {
+    int a = *(const int *)pa, b = *(const int *)pb;
+    const QrSensResult *r = qr__sens_order_r;
+    double x = qr_metric_badness(&r->rows[a].m, r->opts.metric), y = qr_metric_badness(&r->rows[b].m, r->opts.metric);
+    if (r->opts.off_one) { x = -x; y = -y; }
+    return x > y ? -1 : x < y ? 1 : a - b;
+}
+
+static void qr_sens_order(const QrSensResult *sens, int *idx) {
+    for (int k = 0; k < sens->n; k++) idx[k] = k;
+    qr__sens_order_r = sens;
+    if (sens->n > 1) qsort(idx, (size_t)sens->n, sizeof *idx, qr__sens_order_cmp);
+    qr__sens_order_r = NULL;
+}
+
+static const QrSensRow *qr_sens_top(const QrSensResult *r, int k) {
+    if (k < 0 || k >= r->n) return NULL;
+    int *idx = malloc((size_t)r->n * sizeof(int));
+    if (!idx) return &r->rows[k];   /* out of memory: the listing's order */
+    qr_sens_order(r, idx);
+    const QrSensRow *row = &r->rows[idx[k]];
+    free(idx);
+    return row;
+}
+
 /* Rows: per owner node, its activation quantizers, its weight quantizers, both. */
 static QrStatus qr__sens_rows(QrSession *s, QrSensResult *r) {
     const QrGraph *g = &s->tw.g;
@@ -741,6 +770,10 @@ static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const
     QrMetrics *pms[QR_ARRAY_LEN(a->setting)] = {0};
     a->val = malloc(((size_t)nm * (size_t)ns + 1) * sizeof(double));
     QrStatus st = a->val ? qr__sens_eval_init(s, NULL, kl, false, &e) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    /* the top-k of all_but_topK are the most sensitive rows whatever --reverse did to the listing */
+    int *order = sens ? malloc(((size_t)sens->n + 1) * sizeof(int)) : NULL;
+    if (sens && !order && st == QR_OK) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (order) qr_sens_order(sens, order);
     for (int k = 0; st == QR_OK && k < ns; k++) {
         masks[k] = malloc((size_t)nq + 1);
         pms[k] = calloc((size_t)nm + 1, sizeof(QrMetrics));
@@ -759,11 +792,12 @@ static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const
             int want = topk[k - 3], seen = 0;
             const char *names[256];
             for (int r = 0; r < sens->n && seen < want && seen < 256; r++) {
+                const QrSensRow *row = &sens->rows[order[r]];
                 bool dup = false;
-                for (int j = 0; j < seen; j++) if (!strcmp(names[j], sens->rows[r].name)) dup = true;
+                for (int j = 0; j < seen; j++) if (!strcmp(names[j], row->name)) dup = true;
                 if (dup) continue;
-                names[seen++] = sens->rows[r].name;
-                for (int j = 0; j < sens->rows[r].n_q; j++) mask[sens->rows[r].q[j]] = false;
+                names[seen++] = row->name;
+                for (int j = 0; j < row->n_q; j++) mask[row->q[j]] = false;
             }
             /* also the node's other quantizers (a "both" row may not exist) */
             for (int i = 0; i < nq; i++) {
@@ -808,6 +842,7 @@ static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const
         for (int i = 0; i < nm; i++)
             a->val[(size_t)i * (size_t)ns + (size_t)k] = pms[k][i].n ? qr_metric_get(&pms[k][i], metric) : NAN;
     for (int k = 0; k < ns; k++) { free(masks[k]); free(pms[k]); }
+    free(order);
     qr__sens_eval_free(&e);
     free(job.acc_set);
     if (st == QR_OK && acc_out) *acc_out = job.acc;

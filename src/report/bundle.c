@@ -136,7 +136,7 @@ static const char *qr_bundle_action(const QrBundle *bd) {
                                bd->wi.as_is.cosine, w->int16.cosine);
     }
     return qr_arena_printf(a, "Recommended action: keep '%s' in higher precision (int16 or float) first, then re-check the "
-                           "cumulative-error curves.", bd->sens.rows[0].name);
+                           "cumulative-error curves.", qr_sens_top(&bd->sens, 0)->name);
 }
 
 static QrStatus qr_bundle_write_summary(QrBundle *bd) {
@@ -461,12 +461,20 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
         qr_html_list_end(&h);
     }
     if (bd->have_sens && bd->sens.n) {
-        qr_html_para(&h, "Most sensitive quantizers (metric at the model output with only them enabled):");
+        qr_html_para(&h, bd->sens.opts.off_one ? "Most sensitive quantizers (metric at the model output with every "
+                                                 "quantizer on but them; gain over all on):"
+                                               : "Most sensitive quantizers (metric at the model output with only them enabled):");
         qr_html_list_begin(&h, true);
-        for (int k = 0; k < bd->sens.n && k < 5; k++)
-            qr_html_itemf(&h, "%s — %s (%s): %s %.6g", bd->sens.rows[k].name, qr_sens_type_name(bd->sens.rows[k].type),
-                          bd->sens.rows[k].op_type, qr_metric_name(bd->sens.opts.metric),
-                          qr_metric_get(&bd->sens.rows[k].m, bd->sens.opts.metric));
+        for (int k = 0; k < bd->sens.n && k < 5; k++) {
+            const QrSensRow *row = qr_sens_top(&bd->sens, k);
+            if (bd->sens.opts.off_one)
+                qr_html_itemf(&h, "%s — %s (%s): %s %.6g, gain %.6g", row->name, qr_sens_type_name(row->type), row->op_type,
+                              qr_metric_name(bd->sens.opts.metric), qr_metric_get(&row->m, bd->sens.opts.metric),
+                              qr_sens_gain(&bd->sens, row));
+            else
+                qr_html_itemf(&h, "%s — %s (%s): %s %.6g", row->name, qr_sens_type_name(row->type), row->op_type,
+                              qr_metric_name(bd->sens.opts.metric), qr_metric_get(&row->m, bd->sens.opts.metric));
+        }
         qr_html_list_end(&h);
         qr_html_para(&h, qr_bundle_action(bd));
     }

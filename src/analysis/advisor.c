@@ -317,7 +317,7 @@ static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare
                         own->sqnr, o->cos_threshold, o->sqnr_threshold,
                         r->has_local ? "" : "; no local comparison, so the error may be inherited");
             QR__ADV_TEXT(b->a, f->fix, "see the other findings for this layer; give it int16 or keep it in float "
-                        "(mixed_precision.json measures the effect)");
+                        "(" QR_BF_WHATIF " measures the effect)");
             qr__adv_ev(f, "cosine", own->cosine);
             qr__adv_ev(f, "sqnr_db", own->sqnr);
             qr__adv_ev(f, "full_cosine", r->m.cosine);
@@ -503,7 +503,7 @@ static QrStatus qr__adv_check_sens(QrAdvList *b, const QrSession *s, const QrSen
             QR__ADV_TEXT(b->a, f->reason, "#%d in quantization sensitivity: with only %s's %s quantized, the model output "
                         "has %s %.6g, Cosine %.6f", n_seen, row->name, what, qr_metric_name(mk), qr_metric_get(&row->m, mk),
                         row->m.cosine);
-        QR__ADV_TEXT(b->a, f->fix, "candidate for int16 or float (mixed_precision.json gives the measured gain)");
+        QR__ADV_TEXT(b->a, f->fix, "candidate for int16 or float (" QR_BF_WHATIF " gives the measured gain)");
         qr__adv_ev(f, "rank", n_seen);
         qr__adv_ev(f, qr_metric_name(mk), qr_metric_get(&row->m, mk));
         qr__adv_ev(f, "cosine", row->m.cosine);

@@ -568,7 +568,7 @@ static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const 
     if (st == QR_OK) st = qr_json_finish(&j, &js, &jl);
     else qr_json_free(&j);
     QR_UNUSED(s);
-    if (st == QR_OK) st = qr_table_write_trio(dir, "sensitive_ops", txt, tl, csv, cl, js, jl);
+    if (st == QR_OK) st = qr_table_write_trio(dir, QR_BF_SENS, txt, tl, csv, cl, js, jl);
     qr_table_free(&tt);
     qr_table_free(&tc);
     free(txt);
@@ -897,7 +897,7 @@ static QrStatus qr__sens_accum_write(const QrSession *s, const QrAccum *a, const
     }
     if (st == QR_OK) {
         QrArena ar = {0};
-        st = qr_file_write_atomic(qr_arena_printf(&ar, "%s/accumulated_error.csv", dir), csv, l);
+        st = qr_file_write_atomic(qr_arena_printf(&ar, "%s/" QR_BF_ACCUM, dir), csv, l);
         qr_arena_free(&ar);
     }
     free(csv);
@@ -1235,7 +1235,7 @@ static void qr_sens_set_html(QrHtml *h, const QrSensSet *ss, const char *dir) {
     }
     if (!ss->k) return;
     qr_html_paraf(h, "Sensitivity over the %d worst sample%s (pooled %s; %s): %d of %d share the pooled top 5. rank_* = the "
-                  "row's rank on each sample alone (dataset/sensitive_ops.txt).", ss->k, ss->k == 1 ? "" : "s",
+                  "row's rank on each sample alone (" QR_BF_DATASET "/" QR_BF_SENS ".txt).", ss->k, ss->k == 1 ? "" : "s",
                   qr_metric_name(ss->r.opts.metric), ss->r.opts.off_one ? "off-one" : "one-on", ss->n_top5_same, ss->k);
     static const char *const cols[] = { "rank", "op_name", "sensitive_type", "pooled", "rank_min", "rank_median", "rank_max",
                                         "top5_samples" };

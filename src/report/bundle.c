@@ -132,7 +132,7 @@ static const char *qr_bundle_action(const QrBundle *bd) {
     if (bd->have_wi && bd->wi.rec_int16 >= 0) {
         const QrWhatIfStep *w = &bd->wi.steps[bd->wi.rec_int16];
         return qr_arena_printf(a, "Recommended action: promote the top-%d sensitive node%s to int16 (output Cosine %.6f → %.6f, "
-                               "measured; see mixed_precision.json for ready-to-use node lists).", w->k, w->k == 1 ? "" : "s",
+                               "measured; see " QR_BF_WHATIF " for ready-to-use node lists).", w->k, w->k == 1 ? "" : "s",
                                bd->wi.as_is.cosine, w->int16.cosine);
     }
     return qr_arena_printf(a, "Recommended action: keep '%s' in higher precision (int16 or float) first, then re-check the "
@@ -827,7 +827,7 @@ static QrStatus qr_bundle_compare_page(const QrSession *se, const QrCompare *cmp
     size_t len = 0;
     if (st == QR_OK) st = qr_html_finish(&h, &txt, &len);
     else qr_html_free(&h);
-    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&ar, "%s/compare_per_layer.html", dir), txt, len);
+    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&ar, "%s/" QR_BF_COMPARE_HTML, dir), txt, len);
     free(txt);
     qr_arena_free(&ar);
     return st;

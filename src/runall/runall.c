@@ -233,7 +233,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         for (int i = 0; !o->badcase && s2 == QR_OK && i < b->n_inputs; i++) {
             char safe[256];
             qr_zip_safe_component(safe, sizeof safe, b->values[b->inputs[i]].name);
-            const char *name = b->n_inputs == 1 ? QR_BF_BADCASE : qr_arena_printf(&bd->arena, "badcase_%s.npy", safe);
+            const char *name = b->n_inputs == 1 ? QR_BF_BADCASE : qr_arena_printf(&bd->arena, QR_BF_BADCASE_STEM "_%s.npy", safe);
             s2 = qr_npy_write(qr_bundle_path(bd, name), &inputs[i]);
         }
         qr__ra_done(bd, "badcase", s2);
@@ -315,7 +315,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         if (act && n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", act);
         if (bd->have_eq && n < sizeof r->summary)
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", bd->eq.equivalent ? "Equivalence check: PASS" :
-                                  "Equivalence check: WARNING — the models differ beyond quantization (see match_table.txt)");
+                                  "Equivalence check: WARNING — the models differ beyond quantization (see " QR_BF_MATCH ".txt)");
         for (int k = 0; k < bd->n_fail && n < sizeof r->summary; k++)
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "analysis '%s' failed: %s\n", bd->fail_name[k], bd->fail_msg[k]);
     }

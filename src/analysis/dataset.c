@@ -511,7 +511,7 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
         qr_ds_out_metrics(&d->outs[0], &mo);
         ohead = qr_arena_printf(&a, "Model output (pooled): Cosine %.7f, SQNR %.4f dB, L1 %.7g, MSE %.7g, KL %.7g\n", mo.cosine,
                                 mo.sqnr, mo.l1, mo.mse, mo.kl);
-    } else ohead = qr_arena_printf(&a, "Model outputs: %d, one row each in compare_outputs.txt\n", d->n_outs);
+    } else ohead = qr_arena_printf(&a, "Model outputs: %d, one row each in " QR_BF_DS_OUTPUTS ".txt\n", d->n_outs);
     const char *skipped = "";
     for (int k = 0; d->n_skipped && k < d->n_samples; k++)
         if (d->skipped[k]) skipped = qr_arena_printf(&a, "%s  skipped %s: %s\n", skipped, d->names[k], d->skip_why[k]);
@@ -522,7 +522,7 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
         &a, "Data set: %s (%s layout), %d sample%s of %d found; worst sample by %s: '%s'.\n%s%s",
         ds ? ds->dir : "?", ds && ds->folders ? "one folder per input" : "flat", d->n_done, d->n_done == 1 ? "" : "s",
         ds ? ds->n_found : d->n_samples, qr_metric_name(metric), d->names[order[0]],
-        n_bad_smp ? qr_arena_printf(&a, "%lld sample%s hold %lld NaN/Inf input values (samples.txt, nonfinite_in); their "
+        n_bad_smp ? qr_arena_printf(&a, "%lld sample%s hold %lld NaN/Inf input values (" QR_BF_DS_SAMPLES ".txt, nonfinite_in); their "
                                         "pairs are counted in nonfinite, never averaged.\n",
                                     (long long)n_bad_smp, n_bad_smp == 1 ? "" : "s", (long long)bad_in) : "",
         skipped ? skipped : "");
@@ -535,13 +535,13 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
     QrStatus st = head && dhead && ohead ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr__ds_layer_table(d, s, false, &tt);
     if (st == QR_OK) st = qr__ds_layer_table(d, s, true, &tc);
-    if (st == QR_OK) st = qr__ds_write_pair(&tt, &tc, head, foot, dir, "compare_per_layer_out");
+    if (st == QR_OK) st = qr__ds_write_pair(&tt, &tc, head, foot, dir, QR_BF_COMPARE);
     if (st == QR_OK) st = qr__ds_out_table(d, s, false, &tt);
     if (st == QR_OK) st = qr__ds_out_table(d, s, true, &tc);
     if (st == QR_OK)
         st = qr__ds_write_pair(&tt, &tc, qr_arena_printf(&a, "Model outputs over %d samples, one row per graph output "
                                                              "(pooled, then per-sample statistics; top-k for [batch, classes] "
-                                                             "outputs).\n\n", d->n_samples), NULL, dir, "compare_outputs");
+                                                             "outputs).\n\n", d->n_samples), NULL, dir, QR_BF_DS_OUTPUTS);
     if (st == QR_OK) st = qr__ds_samples_table(d, order, false, &tt);
     if (st == QR_OK) st = qr__ds_samples_table(d, order, true, &tc);
     if (st == QR_OK)
@@ -550,9 +550,9 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
                                                          d->rank_output < 0 ? "the model outputs (all outputs concatenated)"
                                                          : qr_arena_printf(&a, "model output '%s' (--rank-output)",
                                                                            s->b->values[s->b->outputs[d->rank_output]].name),
-                                                         s->b->n_inputs == 1 ? "badcase.npy" : "badcase_<input>.npy",
+                                                         s->b->n_inputs == 1 ? QR_BF_BADCASE : QR_BF_BADCASE_STEM "_<input>.npy",
                                                          skipped),
-                               NULL, dir, "samples");
+                               NULL, dir, QR_BF_DS_SAMPLES);
     qr_table_free(&tt);
     qr_table_free(&tc);
     /* the worst sample, read again */
@@ -562,8 +562,8 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
         for (int i = 0; st == QR_OK && i < ds->n_inputs; i++) {
             char safe[512];
             qr_safe_filename(safe, sizeof safe, ds->input_names[i]);
-            const char *p = ds->n_inputs == 1 ? qr_arena_printf(&a, "%s/badcase.npy", dir)
-                                              : qr_arena_printf(&a, "%s/badcase_%s.npy", dir, safe);
+            const char *p = ds->n_inputs == 1 ? qr_arena_printf(&a, "%s/" QR_BF_BADCASE, dir)
+                                              : qr_arena_printf(&a, "%s/" QR_BF_BADCASE_STEM "_%s.npy", dir, safe);
             st = p ? qr_npy_write(p, &in[i]) : qr_errf(QR_ERR_NOMEM, "out of memory");
         }
         for (int i = 0; in && i < ds->n_inputs; i++) qr_tensor_free_data(&in[i]);
@@ -644,7 +644,7 @@ static QrStatus qr__ds_dist_pass(QrDsRunall *r, QrSession *s, const char *mode) 
 
 static QrStatus qr_ds_runall_write(QrDsRunall *r, QrSession *s, const char *mode, QrDistSet *dist, const char *dir) {
     char sub[4200];
-    snprintf(sub, sizeof sub, "%s/dataset", dir);
+    snprintf(sub, sizeof sub, "%s/" QR_BF_DATASET, dir);
     QrStatus st = qr_mkdir_p(sub);
     if (st == QR_OK) st = qr_ds_compare_write(&r->dc, s, r->ds, r->metric, sub);
     if (st == QR_OK && dist) st = qr_dsstat_dist_begin(&r->x, s, dist);
@@ -676,7 +676,7 @@ static QrStatus qr_ds_runall_merged(QrDsRunall *r, const QrDsSet *ds, QrMetricKi
     }
     free(order);
     char sub[4200];
-    snprintf(sub, sizeof sub, "%s/dataset", dir);
+    snprintf(sub, sizeof sub, "%s/" QR_BF_DATASET, dir);
     if (st == QR_OK) st = qr_mkdir_p(sub);
     if (st == QR_OK) st = qr_ds_compare_write(&r->dc, s, ds, metric, sub);
     r->ok = st == QR_OK;
@@ -764,20 +764,21 @@ static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s
     qr_html_section(h, "dataset", "Data set");
     if (!r->ok) { qr_html_para(h, "The comparison over the data set failed (see the manifest)."); return; }
     qr_html_paraf(h, "Every other section analyses the worst sample; this one pools the per-layer comparison over all %d "
-                  "samples of %s (dataset/compare_per_layer_out.txt: pooled columns, then mean, worst and 5th-percentile "
+                  "samples of %s (" QR_BF_DATASET "/" QR_BF_COMPARE ".txt: pooled columns, then mean, worst and 5th-percentile "
                   "Cosine/SQNR over the samples), with one row per graph output and every sample ranked worst first.",
                   r->dc.n_samples, r->ds->dir);
     int nd = 0;
     for (int i = 0; r->x.dset && i < r->x.dset->n; i++) nd += r->x.dset->d[i].n_samples > 0;
-    qr_html_paraf(h, "model0_statistic and %s are pooled over all %d samples (min/max/mean/var of every value over all "
-                  "samples' elements). %d of the distribution plots (histograms and per-channel box plots of activations "
-                  "with a quantizer) cover all %d samples; the others show the worst sample.",
-                  r->x.hooks.tap_done ? "model1_statistic" : "(in --mode int/both, the worst sample's) model1_statistic",
+    qr_html_paraf(h, QR_BF_PROFILE_BASE QR_BF_STATISTIC " and %s are pooled over all %d samples (min/max/mean/var of every "
+                  "value over all samples' elements). %d of the distribution plots (histograms and per-channel box plots "
+                  "of activations with a quantizer) cover all %d samples; the others show the worst sample.",
+                  r->x.hooks.tap_done ? QR_BF_PROFILE_ANAL QR_BF_STATISTIC
+                                      : "(in --mode int/both, the worst sample's) " QR_BF_PROFILE_ANAL QR_BF_STATISTIC,
                   r->x.n_samples, nd, r->x.n_samples);
-    const char *files[] = { "compare_outputs.txt", "samples.txt" };
+    const char *files[] = { QR_BF_DS_OUTPUTS ".txt", QR_BF_DS_SAMPLES ".txt" };
     for (int i = 0; i < 2; i++) {
         char p[4300];
-        snprintf(p, sizeof p, "%s/dataset/%s", dir, files[i]);
+        snprintf(p, sizeof p, "%s/" QR_BF_DATASET "/%s", dir, files[i]);
         unsigned char *buf = NULL;
         size_t len = 0;
         if (qr_file_read(p, 1 << 20, &buf, &len) == QR_OK) {

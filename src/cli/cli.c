@@ -797,7 +797,7 @@ static int qr_cli_profile(int argc, char **argv) {
         qr_ds_set_free(&ds);
     } else if (st == QR_OK) st = qr_profile_write_sel(g, in, NULL, NULL, dir, "", &sel, &nonfinite);
     if (st == QR_OK && nonfinite) qr__cli_warn(&o, "%d rows contain NaN/Inf values (see the NaN and Inf columns)", nonfinite);
-    if (st == QR_OK && !o.quiet) printf("wrote %s/statistic.txt and %s/statistic.csv\n", dir, dir);
+    if (st == QR_OK && !o.quiet) printf("wrote %s/" QR_BF_STATISTIC ".txt and %s/" QR_BF_STATISTIC ".csv\n", dir, dir);
     qr__cli_release(g, in);
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
@@ -860,7 +860,7 @@ static int qr_cli_match(int argc, char **argv) {
             printf("%d baseline values, %d matched, %d without counterpart; %d analysis values without counterpart\n",
                    se.m.n, se.m.n - unmatched, unmatched, se.m.n_unmatched_a);
             if (have_eq) printf("%s\n", qr_equiv_verdict(b, &se.m, &eq));
-            printf("wrote %s/match_table.txt and %s/match_table.csv\n", dir, dir);
+            printf("wrote %s/" QR_BF_MATCH ".txt and %s/" QR_BF_MATCH ".csv\n", dir, dir);
         }
         if (have_eq && !eq.equivalent && eq.worst_match >= 0) {
             fprintf(stderr, "qreport: warning: %s\n", qr_equiv_verdict(b, &se.m, &eq));
@@ -892,7 +892,7 @@ static int qr_cli_check(int argc, char **argv) {
         free(seen);
     }
     char path[4096];
-    snprintf(path, sizeof path, "%s/model_check_result.txt", dir);
+    snprintf(path, sizeof path, "%s/" QR_BF_CHECK, dir);
     QrCheckSummary sum = { 0, 0, 0 };
     if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_check_write(g, &qt, stats, path, &sum);
@@ -1032,7 +1032,8 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
                dc.n_outs > 1 ? " 0" : "", m.cosine, m.sqnr, dc.n_rows);
         for (int k = 0; k < ds.n; k++)
             if (dc.skipped && dc.skipped[k]) printf("skipped (--skip-bad-samples): %s\n", dc.skip_why[k]);
-        printf("wrote %s/compare_per_layer_out.txt, compare_outputs.txt, samples.txt (and .csv), badcase.npy\n", dir);
+        printf("wrote %s/" QR_BF_COMPARE ".txt, " QR_BF_DS_OUTPUTS ".txt, " QR_BF_DS_SAMPLES ".txt (and .csv), " QR_BF_BADCASE "\n",
+               dir);
     }
     if (st != QR_OK) code = qr__cli_fail(st);
 done:
@@ -1101,7 +1102,7 @@ static int qr_cli_compare(int argc, char **argv) {
     if (st == QR_OK) {
         unsigned char *t = NULL;
         size_t tl = 0;
-        st = qr_file_read(qr_arena_printf(&ar, "%s/abnormal_layer_advisor.txt", dir), 0, &t, &tl);
+        st = qr_file_read(qr_arena_printf(&ar, "%s/" QR_BF_ADVISOR, dir), 0, &t, &tl);
         adv_txt = st == QR_OK ? realloc(t, tl + 1) : NULL;
         if (st == QR_OK && !adv_txt) { free(t); st = qr_errf(QR_ERR_NOMEM, "out of memory"); }
         if (adv_txt) adv_txt[tl] = 0;
@@ -1115,7 +1116,7 @@ static int qr_cli_compare(int argc, char **argv) {
                    b->nodes[se.m.m[c.rows[c.first_drop].match].b_node].name, c.rows[c.first_drop].m.cosine);
         if (o.metric) qr__cli_worst_layers(&se, &c, o.metric);
         if (have_adv) printf("advisor: %d finding%s\n", adv.n, adv.n == 1 ? "" : "s");
-        printf("wrote %s/compare_per_layer_out.txt and .csv, abnormal_layer_advisor.txt, compare_per_layer.html\n", dir);
+        printf("wrote %s/" QR_BF_COMPARE ".txt and .csv, " QR_BF_ADVISOR ", " QR_BF_COMPARE_HTML "\n", dir);
         if (o.save_values) printf("saved the compared values in %s (index.tsv)\n", o.save_values);
     }
     free(adv_txt);
@@ -1217,7 +1218,7 @@ static QrStatus qr__cli_sens_over(QrSession *se, const QrDsSet *ds, const QrDsCo
         for (int k = 0; k < ss.r.n && k < 5; k++)
             printf("  %d. %-40s %-10s %s %.6g\n", k + 1, ss.r.rows[k].name, qr_sens_type_name(ss.r.rows[k].type),
                    qr_metric_name(so.metric), qr_metric_get(&ss.r.rows[k].m, so.metric));
-        printf("wrote %s/sensitive_ops.txt/.csv/.json and %s/accumulated_error.csv\n", dir, dir);
+        printf("wrote %s/" QR_BF_SENS ".txt/.csv/.json and %s/" QR_BF_ACCUM "\n", dir, dir);
     }
     qr_sens_set_free(&ss);
     qr_select_acc_sets_free(&sets);
@@ -1352,7 +1353,7 @@ static int qr_cli_sensitivity(int argc, char **argv) {
             if (so.off_one) printf(" (gain %.6g over all on)", qr_sens_gain(&sr, &sr.rows[k]));
             printf("\n");
         }
-        printf("wrote %s/sensitive_ops.txt/.csv/.json and %s/accumulated_error.csv\n", dir, dir);
+        printf("wrote %s/" QR_BF_SENS ".txt/.csv/.json and %s/" QR_BF_ACCUM "\n", dir, dir);
     }
     qr_accum_free(&acc);
     qr_select_acc_sets_free(&sets);
@@ -1616,8 +1617,8 @@ static int qr_cli_badcase(int argc, char **argv) {
     if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_badcase_write(&bc, dir);
     if (st == QR_OK && !o.quiet)
-        printf("%d of %d samples evaluated; worst: %s (%s %.6g); wrote %s/badcase.npy and badcase_list.txt/.csv\n", bc.n,
-               bc.n_total, bc.samples[bc.worst].file, qr_metric_name(mk), qr_metric_get(&bc.samples[bc.worst].m, mk), dir);
+        printf("%d of %d samples evaluated; worst: %s (%s %.6g); wrote %s/" QR_BF_BADCASE " and "
+               QR_BF_BADCASE_LIST ".txt/.csv\n", bc.n, bc.n_total, bc.samples[bc.worst].file, qr_metric_name(mk), qr_metric_get(&bc.samples[bc.worst].m, mk), dir);
     qr_badcase_free(&bc);
     if (a) { qr_graph_free(a); free(a); }
     qr__cli_release(b, in);
@@ -1732,7 +1733,7 @@ static int qr_cli_merge(int argc, char **argv) {
     if (st == QR_OK && !sens) st = qr_mkdir_p(out);
     if (st == QR_OK && !sens) st = qr_ds_compare_write(&dc, &se, &ds, mk, out);
     if (st == QR_OK && !quiet)
-        printf("merged %d parts (%d samples); wrote %s/%s ...\n", np, ds.n, out, sens ? "sensitive_ops.txt" : "compare_per_layer_out.txt");
+        printf("merged %d parts (%d samples); wrote %s/%s ...\n", np, ds.n, out, sens ? QR_BF_SENS ".txt" : QR_BF_COMPARE ".txt");
     int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
     qr_ds_compare_free(&dc);
     if (open) qr_session_close(&se);

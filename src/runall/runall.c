@@ -258,7 +258,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         for (int i = 0; !o->badcase && s2 == QR_OK && i < b->n_inputs; i++) {
             char safe[256];
             qr_zip_safe_component(safe, sizeof safe, b->values[b->inputs[i]].name);
-            const char *name = b->n_inputs == 1 ? QR_BF_BADCASE : qr_arena_printf(&bd->arena, "badcase_%s.npy", safe);
+            const char *name = b->n_inputs == 1 ? QR_BF_BADCASE : qr_arena_printf(&bd->arena, QR_BF_BADCASE_STEM "_%s.npy", safe);
             s2 = qr_npy_write(qr_bundle_path(bd, name), &inputs[i]);
         }
         qr__ra_done(bd, "badcase", s2);
@@ -321,13 +321,15 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Baseline form: %s (the baseline keeps its own "
                                   "quantizers; pairs proven with both models' quantizers off).\n", qr_session_baseline_form(&bd->se));
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr_bundle_verdict(bd, &lv));
+        /* most sensitive first whatever --reverse did to sensitive_ops' order */
         for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
+            const QrSensRow *row = qr_sens_top(&bd->sens, k);
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g", k + 1,
-                                  bd->sens.rows[k].name, qr_sens_type_name(bd->sens.rows[k].type), bd->sens.rows[k].op_type,
-                                  qr_metric_name(bd->sens.opts.metric), qr_metric_get(&bd->sens.rows[k].m, bd->sens.opts.metric));
+                                  row->name, qr_sens_type_name(row->type), row->op_type,
+                                  qr_metric_name(bd->sens.opts.metric), qr_metric_get(&row->m, bd->sens.opts.metric));
             if (bd->sens.opts.off_one && n < sizeof r->summary)
                 n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, " (gain %.6g over all on)",
-                                      qr_sens_gain(&bd->sens, &bd->sens.rows[k]));
+                                      qr_sens_gain(&bd->sens, row));
             if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
         }
         if (bd->have_adv && bd->adv.n && n < sizeof r->summary) {
@@ -340,7 +342,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         if (act && n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", act);
         if (bd->have_eq && n < sizeof r->summary)
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", bd->eq.equivalent ? "Equivalence check: PASS" :
-                                  "Equivalence check: WARNING — the models differ beyond quantization (see match_table.txt)");
+                                  "Equivalence check: WARNING — the models differ beyond quantization (see " QR_BF_MATCH ".txt)");
         for (int k = 0; k < bd->n_fail && n < sizeof r->summary; k++)
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "analysis '%s' failed: %s\n", bd->fail_name[k], bd->fail_msg[k]);
     }

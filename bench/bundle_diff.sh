@@ -2,11 +2,12 @@
 # bench/bundle_diff.sh — compares the runall bundles of two qreport binaries file by file.
 # Usage: bench/bundle_diff.sh OLD_QREPORT NEW_QREPORT [WORKDIR]
 # Runs `runall` with both binaries on the bench models (when bench/models exists) and on the
-# fixture pairs, with several option sets and at 1 and 2 threads, and compares every file of
-# the unzipped bundles (tables, JSON, HTML, PNG, badcase.npy) byte for byte. manifest.json is
-# compared without its command line and thread count; SOURCE_DATE_EPOCH is set, so timings
-# and peak memory are null in both. The NEW binary at 1 thread is also compared with itself
-# at 2 threads. Prints one line per case and "N identical, N different"; exit 1 on a difference.
+# fixture pairs, with several option sets (--data and --demote-int16 among them) and at 1 and
+# 2 threads, and compares every file of the unzipped bundles (tables, JSON, HTML, PNG,
+# badcase.npy) byte for byte. manifest.json is compared without its command line and thread
+# count; SOURCE_DATE_EPOCH is set, so timings and peak memory are null in both. The NEW
+# binary at 1 thread is also compared with itself at 2 threads. Prints one line per case and
+# "N identical, N different"; exit 1 on a difference.
 set -u
 OLD=$(readlink -f "$1")
 NEW=$(readlink -f "$2")
@@ -76,5 +77,8 @@ case_ culprit.maxmem "$d/base.onnx" "$d/analysis.onnx" -i "$d/input.npy" --max-m
 d=fixtures/qpairs/ort_qdq
 case_ mismatch fixtures/qpairs/mismatch/base_other.onnx "$d/analysis.onnx" -i "$d/input.npy"
 case_ plotnodes "$d/base.onnx" "$d/analysis.onnx" -i "$d/input.npy" --plot-nodes "$(sed -n 2p "$d/expected_match.tsv" | cut -f1)"
+case_ data "$d/base.onnx" "$d/analysis.onnx" --data "$d/data"
+d=fixtures/qpairs/int16_mixed
+case_ demote "$d/base.onnx" "$d/analysis.onnx" -i "$d/input.npy" --demote-int16
 echo "$same identical, $diff different"
 [ "$diff" -eq 0 ]

@@ -317,7 +317,7 @@ static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare
                         own->sqnr, o->cos_threshold, o->sqnr_threshold,
                         r->has_local ? "" : "; no local comparison, so the error may be inherited");
             QR__ADV_TEXT(b->a, f->fix, "see the other findings for this layer; give it int16 or keep it in float "
-                        "(mixed_precision.json measures the effect)");
+                        "(" QR_BF_WHATIF " measures the effect)");
             qr__adv_ev(f, "cosine", own->cosine);
             qr__adv_ev(f, "sqnr_db", own->sqnr);
             qr__adv_ev(f, "full_cosine", r->m.cosine);
@@ -482,7 +482,7 @@ static QrStatus qr__adv_check_sens(QrAdvList *b, const QrSession *s, const QrSen
     QrMetricKind mk = sens->opts.metric;
     int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
     if (!idx) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    qr_dist_sens_order(sens, idx);
+    qr_sens_order(sens, idx);
     for (int k = 0; k < sens->n && n_seen < o->top_sensitive && n_seen < QR_ARRAY_LEN(seen); k++) {
         const QrSensRow *row = &sens->rows[idx[k]];
         bool dup = false;
@@ -503,7 +503,7 @@ static QrStatus qr__adv_check_sens(QrAdvList *b, const QrSession *s, const QrSen
             QR__ADV_TEXT(b->a, f->reason, "#%d in quantization sensitivity: with only %s's %s quantized, the model output "
                         "has %s %.6g, Cosine %.6f", n_seen, row->name, what, qr_metric_name(mk), qr_metric_get(&row->m, mk),
                         row->m.cosine);
-        QR__ADV_TEXT(b->a, f->fix, "candidate for int16 or float (mixed_precision.json gives the measured gain)");
+        QR__ADV_TEXT(b->a, f->fix, "candidate for int16 or float (" QR_BF_WHATIF " gives the measured gain)");
         qr__adv_ev(f, "rank", n_seen);
         qr__adv_ev(f, qr_metric_name(mk), qr_metric_get(&row->m, mk));
         qr__adv_ev(f, "cosine", row->m.cosine);
@@ -538,7 +538,7 @@ static void qr__adv_pick_main(const QrSession *s, const QrSensResult *sens, QrAd
     if (!out->n || !sens || !sens->n) return;
     int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
     if (!idx) return;
-    qr_dist_sens_order(sens, idx);
+    qr_sens_order(sens, idx);
     const QrSensRow *top = &sens->rows[idx[0]];
     free(idx);
     const char *name = top->node >= 0 ? qr_dist_node_name(s, top->node) : top->name;

@@ -243,8 +243,8 @@ static QrStatus qr_badcase_write(const QrBadcase *bc, const char *dir) {
     for (int k = 0; st == QR_OK && k < bc->n_inputs; k++) {
         char safe[512];
         qr_safe_filename(safe, sizeof safe, bc->input_names[k]);
-        const char *p = bc->n_inputs == 1 ? qr_arena_printf(&a, "%s/badcase.npy", dir)
-                                          : qr_arena_printf(&a, "%s/badcase_%s.npy", dir, safe);
+        const char *p = bc->n_inputs == 1 ? qr_arena_printf(&a, "%s/" QR_BF_BADCASE, dir)
+                                          : qr_arena_printf(&a, "%s/" QR_BF_BADCASE_STEM "_%s.npy", dir, safe);
         st = p ? qr_npy_write(p, &bc->inputs[k]) : qr_errf(QR_ERR_NOMEM, "out of memory");
     }
     QrTable tt = {0}, tc = {0};
@@ -257,7 +257,7 @@ static QrStatus qr_badcase_write(const QrBadcase *bc, const char *dir) {
                                      bc->dir, bc->folders ? "one folder per input" : "flat", bc->n, bc->n_total,
                                      bc->n_total == 1 ? "" : "s", qr_metric_name(bc->metric), bc->worst, w->file,
                                      qr_metric_name(bc->metric), qr_metric_get(&w->m, bc->metric), w->m.cosine,
-                                     bc->n_inputs == 1 ? "badcase.npy" : "badcase_<input>.npy");
+                                     bc->n_inputs == 1 ? QR_BF_BADCASE : QR_BF_BADCASE_STEM "_<input>.npy");
         st = head ? qr_weights_write_tables(&tt, &tc, head, NULL, dir, QR_BF_BADCASE_LIST) : qr_errf(QR_ERR_NOMEM, "out of memory");
     }
     qr_table_free(&tt);

@@ -346,7 +346,7 @@ static QrStatus qr_demote_write(const QrSession *s, const QrDemotion *d, const c
     qr_json_obj_end(&j);
     if (st == QR_OK) st = qr_json_finish(&j, &js, &jl);
     else qr_json_free(&j);
-    if (st == QR_OK) st = qr_table_write_trio(dir, "int16_demotion", txt, tl, csv, cl, js, jl);
+    if (st == QR_OK) st = qr_table_write_trio(dir, QR_BF_DEMOTION, txt, tl, csv, cl, js, jl);
     qr_table_free(&tt);
     qr_table_free(&tc);
     free(txt);

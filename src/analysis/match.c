@@ -451,8 +451,8 @@ static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatch
     if (st == QR_OK) st = qr_table_render_txt(&t, NULL, NULL, &txt, &tl, &tc);
     if (st == QR_OK) st = qr_table_render_csv(&t, NULL, &csv, &cl, &cc);
     QrArena pa = {0};
-    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&pa, "%s/match_table.txt", dir), txt, tl);
-    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&pa, "%s/match_table.csv", dir), csv, cl);
+    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&pa, "%s/" QR_BF_MATCH ".txt", dir), txt, tl);
+    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&pa, "%s/" QR_BF_MATCH ".csv", dir), csv, cl);
     qr_arena_free(&pa);
     free(txt);
     free(csv);

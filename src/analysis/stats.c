@@ -310,8 +310,8 @@ static QrStatus qr_profile_write_ex(const QrGraph *g, const QrTensor *inputs, co
     if (st == QR_OK) st = qr_table_render_csv(&tab, NULL, &csv, &cl, &cc);
     if (st == QR_OK) {
         QrArena a = {0};
-        char *pt = qr_arena_printf(&a, "%s/%sstatistic.txt", dir, prefix);
-        char *pc = qr_arena_printf(&a, "%s/%sstatistic.csv", dir, prefix);
+        char *pt = qr_arena_printf(&a, "%s/%s" QR_BF_STATISTIC ".txt", dir, prefix);
+        char *pc = qr_arena_printf(&a, "%s/%s" QR_BF_STATISTIC ".csv", dir, prefix);
         st = qr_file_write_atomic(pt, txt, tl);
         if (st == QR_OK) st = qr_file_write_atomic(pc, csv, cl);
         qr_arena_free(&a);

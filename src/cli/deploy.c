@@ -97,7 +97,7 @@ static int qr_cli_compare_dump(int argc, char **argv) {
     if (st == QR_OK) st = qr_dump_write(&r, dir);
     if (st == QR_OK && !o.quiet) {
         QrArena ar = { 0 };
-        printf("%d file%s matched, %d unmatched; %s\nwrote %s/dump_compare.txt and .csv\n", r.n, r.n == 1 ? "" : "s",
+        printf("%d file%s matched, %d unmatched; %s\nwrote %s/" QR_BF_DUMP ".txt and .csv\n", r.n, r.n == 1 ? "" : "s",
                r.n_unmatched, qr_dump_verdict(&ar, &r), dir);
         qr_arena_free(&ar);
     }

@@ -231,29 +231,30 @@ static QrStatus qr_extract_write(QrSession *se, const QrCompare *c, const QrExtr
     if (st == QR_OK) st = qr_ox_used_inits(&xb);
     if (st == QR_OK) st = qr_ox_used_inits(&xa);
     char path[4096];
-    if (st == QR_OK) { snprintf(path, sizeof path, "%s/base_sub.onnx", dir); st = qr_ox_write(&xb, path); }
-    if (st == QR_OK) { snprintf(path, sizeof path, "%s/analysis_sub.onnx", dir); st = qr_ox_write(&xa, path); }
+    if (st == QR_OK) { snprintf(path, sizeof path, "%s/" QR_BF_REPRO_BASE, dir); st = qr_ox_write(&xb, path); }
+    if (st == QR_OK) { snprintf(path, sizeof path, "%s/" QR_BF_REPRO_ANAL, dir); st = qr_ox_write(&xa, path); }
     /* cut inputs */
     for (int k = 0; st == QR_OK && k < n_cut; k++) {
         const QrTensor *bt = cut[k].match >= 0 ? &se->base[cut[k].match] : &se->inputs[cut[k].gi];
-        st = qr__ex_write_npy(dir, qr_arena_printf(&ar, "base_in_%d.npy", k), bt);
+        st = qr__ex_write_npy(dir, qr_arena_printf(&ar, QR_BF_REPRO_BASE_IN "%d.npy", k), bt);
         const QrTensor *at = &vals[cut[k].a_value];
         if (st == QR_OK && !at->data) st = qr_errf(QR_ERR_INVALID, "value '%s' was not computed", a->values[cut[k].a_value].name);
         if (st == QR_OK && cut[k].quant >= 0) {
             QrTensor f = { 0 };
             st = qr_quant_dequantize_value(a, &se->qa.q[cut[k].quant], at, &f);
-            if (st == QR_OK) st = qr__ex_write_npy(dir, qr_arena_printf(&ar, "analysis_in_%d.npy", k), &f);
+            if (st == QR_OK) st = qr__ex_write_npy(dir, qr_arena_printf(&ar, QR_BF_REPRO_ANAL_IN "%d.npy", k), &f);
             qr_tensor_free_data(&f);
-        } else if (st == QR_OK) st = qr__ex_write_npy(dir, qr_arena_printf(&ar, "analysis_in_%d.npy", k), at);
+        } else if (st == QR_OK) st = qr__ex_write_npy(dir, qr_arena_printf(&ar, QR_BF_REPRO_ANAL_IN "%d.npy", k), at);
     }
-    if (st == QR_OK) st = qr__ex_write_npy(dir, "base_expected.npy", &se->base[mi]);
+    if (st == QR_OK) st = qr__ex_write_npy(dir, QR_BF_REPRO_BASE_EXP, &se->base[mi]);
     if (st == QR_OK && !vals[tm->a_value].data) st = qr_errf(QR_ERR_INVALID, "value '%s' was not computed", ao->name);
-    if (st == QR_OK) st = qr__ex_write_npy(dir, "analysis_expected.npy", &vals[tm->a_value]);
+    if (st == QR_OK) st = qr__ex_write_npy(dir, QR_BF_REPRO_ANAL_EXP, &vals[tm->a_value]);
     info->n_cut = n_cut;
     /* repro.json and README.txt */
     char cmd[8192];
-    size_t cl = (size_t)snprintf(cmd, sizeof cmd, "qreport compare base_sub.onnx analysis_sub.onnx");
-    for (int k = 0; k < n_cut && cl < sizeof cmd; k++) cl += (size_t)snprintf(cmd + cl, sizeof cmd - cl, " -i base_in_%d.npy", k);
+    size_t cl = (size_t)snprintf(cmd, sizeof cmd, "qreport compare " QR_BF_REPRO_BASE " " QR_BF_REPRO_ANAL);
+    for (int k = 0; k < n_cut && cl < sizeof cmd; k++)
+        cl += (size_t)snprintf(cmd + cl, sizeof cmd - cl, " -i " QR_BF_REPRO_BASE_IN "%d.npy", k);
     if (cl < sizeof cmd) snprintf(cmd + cl, sizeof cmd - cl, " -o compare_out");
     if (st == QR_OK) {
         QrJson j;
@@ -262,20 +263,21 @@ static QrStatus qr_extract_write(QrSession *se, const QrCompare *c, const QrExtr
         qr_json_kv_str(&j, "node", info->b_node);
         qr_json_kv_str(&j, "analysis_node", info->a_node);
         qr_json_kv_int(&j, "radius", o->radius);
-        qr_json_kv_str(&j, "base_model", "base_sub.onnx");
-        qr_json_kv_str(&j, "analysis_model", "analysis_sub.onnx");
+        qr_json_kv_str(&j, "base_model", QR_BF_REPRO_BASE);
+        qr_json_kv_str(&j, "analysis_model", QR_BF_REPRO_ANAL);
         qr_json_key(&j, "base_inputs");
         qr_json_obj_begin(&j);
-        for (int k = 0; k < n_cut; k++) qr_json_kv_str(&j, b->values[cut[k].b_value].name, qr_arena_printf(&ar, "base_in_%d.npy", k));
+        for (int k = 0; k < n_cut; k++)
+            qr_json_kv_str(&j, b->values[cut[k].b_value].name, qr_arena_printf(&ar, QR_BF_REPRO_BASE_IN "%d.npy", k));
         qr_json_obj_end(&j);
         qr_json_key(&j, "analysis_inputs");
         qr_json_obj_begin(&j);
-        for (int k = 0; k < n_cut; k++) qr_json_kv_str(&j, cut[k].a_name, qr_arena_printf(&ar, "analysis_in_%d.npy", k));
+        for (int k = 0; k < n_cut; k++) qr_json_kv_str(&j, cut[k].a_name, qr_arena_printf(&ar, QR_BF_REPRO_ANAL_IN "%d.npy", k));
         qr_json_obj_end(&j);
         qr_json_key(&j, "expected_outputs");
         qr_json_obj_begin(&j);
-        qr_json_kv_str(&j, "base", "base_expected.npy");
-        qr_json_kv_str(&j, "analysis", "analysis_expected.npy");
+        qr_json_kv_str(&j, "base", QR_BF_REPRO_BASE_EXP);
+        qr_json_kv_str(&j, "analysis", QR_BF_REPRO_ANAL_EXP);
         qr_json_obj_end(&j);
         qr_json_key(&j, "metrics");
         qr_json_obj_begin(&j);
@@ -295,7 +297,7 @@ static QrStatus qr_extract_write(QrSession *se, const QrCompare *c, const QrExtr
         char *txt = NULL;
         size_t len = 0;
         st = qr_json_finish(&j, &txt, &len);
-        if (st == QR_OK) { snprintf(path, sizeof path, "%s/repro.json", dir); st = qr_file_write_atomic(path, txt, len); }
+        if (st == QR_OK) { snprintf(path, sizeof path, "%s/" QR_BF_REPRO_JSON, dir); st = qr_file_write_atomic(path, txt, len); }
         free(txt);
         qr_json_free(&j);
     }
@@ -304,24 +306,24 @@ static QrStatus qr_extract_write(QrSession *se, const QrCompare *c, const QrExtr
         size_t tl = 0, tc = 0;
         st = qr_buf_printf(&t, &tl, &tc,
                            "qreport repro: node '%s' (analysis model: '%s'), %d upstream level%s\n\n"
-                           "base_sub.onnx      the float baseline's node%s (%d nodes, weights included)\n"
-                           "analysis_sub.onnx  the quantized model's node with its Q/DQ or QOperator form (%d nodes)\n"
-                           "base_in_<k>.npy    the baseline's values at the cut (graph inputs, in order)\n"
-                           "analysis_in_<k>.npy  the quantized model's values there, as its consumers saw them\n"
-                           "base_expected.npy / analysis_expected.npy  the outputs each model computed in the full run\n\n"
+                           QR_BF_REPRO_BASE "      the float baseline's node%s (%d nodes, weights included)\n"
+                           QR_BF_REPRO_ANAL "  the quantized model's node with its Q/DQ or QOperator form (%d nodes)\n"
+                           QR_BF_REPRO_BASE_IN "<k>.npy    the baseline's values at the cut (graph inputs, in order)\n"
+                           QR_BF_REPRO_ANAL_IN "<k>.npy  the quantized model's values there, as its consumers saw them\n"
+                           QR_BF_REPRO_BASE_EXP " / " QR_BF_REPRO_ANAL_EXP "  the outputs each model computed in the full run\n\n"
                            "Local metrics of this node in the full run (the layer computed from the baseline's inputs):\n"
                            "  Cosine %.9g  SQNR %.6g dB  L1 %.9g  MSE %.9g\n"
                            "Metrics of the node in the full run (with the error of everything before it): Cosine %.9g  SQNR %.6g dB\n\n"
                            "Reproduce (the row of '%s' shows the local metrics above as local_Cosine / local_SQNR):\n  %s\n"
-                           "Run the quantized layer on what it saw (output = analysis_expected.npy):\n  qreport run analysis_sub.onnx",
+                           "Run the quantized layer on what it saw (output = " QR_BF_REPRO_ANAL_EXP "):\n  qreport run " QR_BF_REPRO_ANAL,
                            info->b_node, info->a_node, o->radius, o->radius == 1 ? "" : "s", o->radius ? " and its producers" : "",
                            info->n_base_nodes, info->n_analysis_nodes, info->local.cosine, info->local.sqnr, info->local.l1,
                            info->local.mse, info->m.cosine, info->m.sqnr, info->b_node, cmd);
-        for (int k = 0; st == QR_OK && k < n_cut; k++) st = qr_buf_printf(&t, &tl, &tc, " -i analysis_in_%d.npy", k);
+        for (int k = 0; st == QR_OK && k < n_cut; k++) st = qr_buf_printf(&t, &tl, &tc, " -i " QR_BF_REPRO_ANAL_IN "%d.npy", k);
         if (st == QR_OK)
             st = qr_buf_printf(&t, &tl, &tc, "\nAny ONNX runtime (e.g. ONNX Runtime) runs both models on these inputs; the models\n"
                                "are plain ONNX (opset %lld%s).\n", (long long)a->opset, a->opset_ms ? ", com.microsoft" : "");
-        if (st == QR_OK) { snprintf(path, sizeof path, "%s/README.txt", dir); st = qr_file_write_atomic(path, t, tl); }
+        if (st == QR_OK) { snprintf(path, sizeof path, "%s/" QR_BF_REPRO_README, dir); st = qr_file_write_atomic(path, t, tl); }
         free(t);
     }
     if (have_x) { qr_ox_free(&xb); qr_ox_free(&xa); }

@@ -38,7 +38,7 @@ static QrStatus qr_deploy_runall_repro(QrDeployRunall *d, const QrDeployRunallOp
     d->repro_local = info.local;
     unsigned char *buf;
     size_t len;
-    snprintf(sub, sizeof sub, "%s/" QR_BF_REPRO "/README.txt", dir);
+    snprintf(sub, sizeof sub, "%s/" QR_BF_REPRO "/" QR_BF_REPRO_README, dir);
     if (qr_file_read(sub, 1 << 20, &buf, &len) == QR_OK) {
         d->repro_readme = malloc(len + 1);
         if (d->repro_readme) { memcpy(d->repro_readme, buf, len); d->repro_readme[len] = 0; }
@@ -123,7 +123,8 @@ static void qr_deploy_runall_html(QrHtml *h, const QrDeployRunall *d) {
                       "both models with its inputs and expected outputs, so this bundle alone is enough for a vendor "
                       "(qreport extract makes one for any node).", d->repro_node);
         if (d->repro_readme) qr_html_pre(h, d->repro_readme);
-        const char *files[] = { QR_BF_REPRO "/README.txt", QR_BF_REPRO "/repro.json", QR_BF_REPRO "/base_sub.onnx", QR_BF_REPRO "/analysis_sub.onnx" };
+        const char *files[] = { QR_BF_REPRO "/" QR_BF_REPRO_README, QR_BF_REPRO "/" QR_BF_REPRO_JSON, QR_BF_REPRO "/" QR_BF_REPRO_BASE,
+                                QR_BF_REPRO "/" QR_BF_REPRO_ANAL };
         qr_html_files(h, files, 4);
     }
 }

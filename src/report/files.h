@@ -10,12 +10,14 @@
 #define QR_BF_MANIFEST       "manifest.json"
 #define QR_BF_CHECK          "model_check_result.txt"   /* analysis/check */
 #define QR_BF_MATCH          "match_table"              /* .txt .csv  analysis/match */
-#define QR_BF_PROFILE_BASE   "model0_"                  /* + statistic.txt/.csv: analysis/stats' prefix */
-#define QR_BF_PROFILE_ANAL   "model1_"
+#define QR_BF_STATISTIC      "statistic"                /* .txt .csv  analysis/stats (qreport profile: no prefix) */
+#define QR_BF_PROFILE_BASE   "model0_"                  /* prefix of QR_BF_STATISTIC in the bundle: the baseline */
+#define QR_BF_PROFILE_ANAL   "model1_"                  /* ... the analysis model */
 #define QR_BF_COMPARE        "compare_per_layer_out"    /* .txt .csv  analysis/compare */
 #define QR_BF_SENS           "sensitive_ops"            /* .txt .csv .json  analysis/sens */
 #define QR_BF_ACCUM          "accumulated_error.csv"    /* analysis/sens */
-#define QR_BF_BADCASE        "badcase.npy"              /* badcase_<input>.npy with several inputs */
+#define QR_BF_BADCASE_STEM   "badcase"                  /* QR_BF_BADCASE_STEM "_<input>.npy" with several inputs */
+#define QR_BF_BADCASE        QR_BF_BADCASE_STEM ".npy"
 #define QR_BF_WEIGHTS        "weight_comparison"        /* .txt .csv  analysis/weights */
 #define QR_BF_WEIGHT_BLOCKS  "weight_blocks"            /* .txt .csv  block-quantized weights only */
 #define QR_BF_ADVISOR        "abnormal_layer_advisor.txt"   /* analysis/advisor */
@@ -28,13 +30,22 @@
 #define QR_BF_DS_PLOT_SAMPLES "plots/dataset_samples.png"          /* --data: analysis/sens (qr_sens_set_runall) */
 #define QR_BF_DS_PLOT_ACCUM  "plots/dataset_accumulated_error.png" /* --data: the curves' mean and p05-p95 band */
 #define QR_BF_DUMP           "dump_compare"             /* .txt .csv  deploy/dump (--dump) */
-#define QR_BF_REPRO          "repro"                    /* folder: deploy/extract */
+#define QR_BF_REPRO          "repro"                    /* folder: deploy/extract (also qreport extract's DIR) */
+#define QR_BF_REPRO_README   "README.txt"               /* in repro/ */
+#define QR_BF_REPRO_JSON     "repro.json"
+#define QR_BF_REPRO_BASE     "base_sub.onnx"
+#define QR_BF_REPRO_ANAL     "analysis_sub.onnx"
+#define QR_BF_REPRO_BASE_IN  "base_in_"                 /* + <k>.npy: the cut inputs */
+#define QR_BF_REPRO_ANAL_IN  "analysis_in_"
+#define QR_BF_REPRO_BASE_EXP "base_expected.npy"
+#define QR_BF_REPRO_ANAL_EXP "analysis_expected.npy"
 #define QR_BF_PLOTS          "plots"                    /* folder: report/bundle */
 #define QR_BF_PLOT_PER_LAYER "plots/per_layer_metrics.png"
 #define QR_BF_PLOT_ACCUM     "plots/accumulated_error.png"
 #define QR_BF_PLOT_SENS      "plots/sensitivity_topk.png"
 #define QR_BF_PLOT_DIST      "plots/distribution"       /* /<tensor>_<i>.png */
 #define QR_BF_PLOT_CHANNEL   "plots/channelwise"        /* /<tensor>_<i>.png */
+#define QR_BF_COMPARE_HTML   "compare_per_layer.html"   /* not in the bundle: qreport compare's page (report/bundle) */
 
 /* The bundle's top-level files in the order index.html's "Files" section lists them.
  * always: in every bundle of a default runall (tests/test_runall.c checks each);
@@ -51,10 +62,10 @@ static const QrBundleFile qr_bundle_files[] = {
     { QR_BF_CHECK, true, true },
     { QR_BF_MATCH ".txt", true, true },
     { QR_BF_MATCH ".csv", true, true },
-    { QR_BF_PROFILE_BASE "statistic.txt", true, true },
-    { QR_BF_PROFILE_BASE "statistic.csv", true, true },
-    { QR_BF_PROFILE_ANAL "statistic.txt", true, true },
-    { QR_BF_PROFILE_ANAL "statistic.csv", true, true },
+    { QR_BF_PROFILE_BASE QR_BF_STATISTIC ".txt", true, true },
+    { QR_BF_PROFILE_BASE QR_BF_STATISTIC ".csv", true, true },
+    { QR_BF_PROFILE_ANAL QR_BF_STATISTIC ".txt", true, true },
+    { QR_BF_PROFILE_ANAL QR_BF_STATISTIC ".csv", true, true },
     { QR_BF_COMPARE ".txt", true, true },
     { QR_BF_COMPARE ".csv", true, true },
     { QR_BF_SENS ".txt", true, true },

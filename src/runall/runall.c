@@ -115,6 +115,31 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         st = qr_session_open(&bd->se, b, a, inputs);
         if (st == QR_OK && o->single_model) qr_session_single_model(&bd->se);
         bd->se.progress = qr_progress_hook(&bd->prog);
+        if (st == QR_OK && o->dataset && !o->dataset_merged) {   /* --data: the pass over the set, then the analyses on its worst sample */
+            qr_progress_end(&bd->prog, st);
+            qr_progress_begin(&bd->prog, "data set", 0);
+            int only = -1;
+            qr_select_output(b, o->sens.rank_output, &only);
+            qr_err_clear();
+            st = qr_ds_runall_pass(&bd->dsr, o->dataset, o->dataset_metric, only, o->dataset_skip_bad, &bd->se, o->mode,
+                                   inputs);
+            if (st == QR_OK) inputs = bd->inputs = bd->dsr.worst_in;
+            qr_progress_end(&bd->prog, st);
+            qr_progress_begin(&bd->prog, "prepare", 0);
+        } else if (st == QR_OK && o->dataset && o->dataset_merged && o->dataset_worst) {
+            /* as one process's pass (its stages too): the match verified on the first sample, then the
+             * analyses on the merged set's worst sample */
+            qr_progress_end(&bd->prog, st);
+            qr_progress_begin(&bd->prog, "data set", 0);
+            st = qr_session_run_baseline(&bd->se);
+            if (st == QR_OK) {
+                bd->se.match_fixed = true;
+                qr_session_next_inputs(&bd->se, o->dataset_worst);
+                inputs = bd->inputs = o->dataset_worst;
+            }
+            qr_progress_end(&bd->prog, st);
+            qr_progress_begin(&bd->prog, "prepare", 0);
+        }
         /* the baseline run also gives the baseline profile's statistics */
         base_stats = calloc((size_t)b->n_values + 1, sizeof *base_stats);
         base_seen = calloc((size_t)b->n_values + 1, sizeof *base_seen);
@@ -233,17 +258,19 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         for (int i = 0; !o->badcase && s2 == QR_OK && i < b->n_inputs; i++) {
             char safe[256];
             qr_zip_safe_component(safe, sizeof safe, b->values[b->inputs[i]].name);
-            const char *name = b->n_inputs == 1 ? QR_BF_BADCASE : qr_arena_printf(&bd->arena, "badcase_%s.npy", safe);
+            const char *name = b->n_inputs == 1 ? QR_BF_BADCASE : qr_arena_printf(&bd->arena, QR_BF_BADCASE_STEM "_%s.npy", safe);
             s2 = qr_npy_write(qr_bundle_path(bd, name), &inputs[i]);
         }
         qr__ra_done(bd, "badcase", s2);
         if (o->dataset) {
             qr_progress_begin(&bd->prog, "data set", 0);
+            int rank_out = -1;
+            if (qr_select_output(b, o->sens.rank_output, &rank_out) != QR_OK) qr_err_clear();
             qr__ra_done(bd, "data set",
                         o->dataset_merged
-                            ? qr_ds_runall_merged(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->dataset_merged, bd->dir)
-                            : qr_ds_runall(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->mode, inputs,
-                                           bd->have_dist ? &bd->dist : NULL, bd->dir));
+                            ? qr_ds_runall_merged(&bd->dsr, o->dataset, o->dataset_metric, rank_out, &bd->se, o->dataset_merged,
+                                                  bd->dir)
+                            : qr_ds_runall_write(&bd->dsr, &bd->se, o->mode, bd->have_dist ? &bd->dist : NULL, bd->dir));
             qr_progress_begin(&bd->prog, "data-set sensitivity", 0);
             qr__ra_done(bd, "data-set sensitivity",
                         qr_sens_set_runall(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk,
@@ -294,13 +321,15 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Baseline form: %s (the baseline keeps its own "
                                   "quantizers; pairs proven with both models' quantizers off).\n", qr_session_baseline_form(&bd->se));
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr_bundle_verdict(bd, &lv));
+        /* most sensitive first whatever --reverse did to sensitive_ops' order */
         for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
+            const QrSensRow *row = qr_sens_top(&bd->sens, k);
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g", k + 1,
-                                  bd->sens.rows[k].name, qr_sens_type_name(bd->sens.rows[k].type), bd->sens.rows[k].op_type,
-                                  qr_metric_name(bd->sens.opts.metric), qr_metric_get(&bd->sens.rows[k].m, bd->sens.opts.metric));
+                                  row->name, qr_sens_type_name(row->type), row->op_type,
+                                  qr_metric_name(bd->sens.opts.metric), qr_metric_get(&row->m, bd->sens.opts.metric));
             if (bd->sens.opts.off_one && n < sizeof r->summary)
                 n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, " (gain %.6g over all on)",
-                                      qr_sens_gain(&bd->sens, &bd->sens.rows[k]));
+                                      qr_sens_gain(&bd->sens, row));
             if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
         }
         if (bd->have_adv && bd->adv.n && n < sizeof r->summary) {
@@ -313,7 +342,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         if (act && n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", act);
         if (bd->have_eq && n < sizeof r->summary)
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", bd->eq.equivalent ? "Equivalence check: PASS" :
-                                  "Equivalence check: WARNING — the models differ beyond quantization (see match_table.txt)");
+                                  "Equivalence check: WARNING — the models differ beyond quantization (see " QR_BF_MATCH ".txt)");
         for (int k = 0; k < bd->n_fail && n < sizeof r->summary; k++)
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "analysis '%s' failed: %s\n", bd->fail_name[k], bd->fail_msg[k]);
     }

@@ -99,7 +99,7 @@ static QrStatus qr__tw_bdq(QrTwCtx *cx, const char *base, QrTensor *codes, QrTen
     return qr__tw_add(cx, nm, "BlockDequant", QR_QUANT_INT_DOMAIN, has_table ? 5 : 4, in, 1, out, on ? 3 : 1, at);
 }
 
-/* Cast of value v to dtype `to` into a new value named base+suffix (*out). */
+/* Node `node`: Cast of value v to dtype `to`, written to value out. */
 static QrStatus qr__tw_cast(QrTwCtx *cx, const char *node, int v, QrDType to, int out) {
     QrAttr at = { .name = "to", .type = QR_ATTR_INT, .i = to };
     return qr__tw_add(cx, node, "Cast", "", 1, &v, 1, &out, 1, &at);

@@ -507,16 +507,16 @@ static void test_ax_sens_order(void) {
     r.n = 4;
     r.opts.metric = QR_METRIC_L1;
     int idx[4];
-    qr_dist_sens_order(&r, idx);
+    qr_sens_order(&r, idx);
     QT_CHECK(idx[0] == 2 && idx[1] == 1 && idx[2] == 3 && idx[3] == 0);   /* NaN counts as worst */
     r.opts.off_one = true;
-    qr_dist_sens_order(&r, idx);
+    qr_sens_order(&r, idx);
     QT_CHECK(idx[0] == 0 && idx[1] == 3 && idx[2] == 1 && idx[3] == 2);
     r.opts.off_one = false;
     r.opts.metric = QR_METRIC_COSINE;
     double cs[4] = { 0.9, 0.99, 0.5, 0.999 };
     for (int k = 0; k < 4; k++) rows[k].m.cosine = cs[k];
-    qr_dist_sens_order(&r, idx);
+    qr_sens_order(&r, idx);
     QT_CHECK(idx[0] == 2 && idx[1] == 0 && idx[2] == 1 && idx[3] == 3);
 }
 

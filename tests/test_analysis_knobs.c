@@ -587,6 +587,125 @@ static void test_knobs_demote_int16(void) {
     QT_CHECK(r.code == 2);
 }
 
+/* sensitive_ops' dtype column (QuantAnalysis reserve: which rows are 16-bit) equals what the analysis
+ * model says, read here straight from its Q/DQ nodes: an activation row's QuantizeLinear reading the
+ * node's output (its zero point's type), a weight row's DequantizeLinear feeding the node (its
+ * integer initializer's type; int32 biases are not rows); both = activation types then weight types,
+ * distinct, '+'-joined. */
+static void qt_kn_add_dtype(char *buf, size_t cap, QrDType dt) {
+    const char *nm = qr_dtype_name(dt);
+    for (const char *p = buf; *p;) {   /* distinct */
+        size_t l = strcspn(p, "+");
+        if (l == strlen(nm) && !strncmp(p, nm, l)) return;
+        p += l + (p[l] == '+');
+    }
+    snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", buf[0] ? "+" : "", nm);
+}
+
+static void test_knobs_sens_dtype(void) {
+    QtCli r;
+    const char *d = qt_tmpdir();
+    qt_cli(&r, "sensitivity " QT_KN16 "/base.onnx " QT_KN16 "/analysis.onnx -i " QT_KN16 "/input.npy -o %s/kn_dt --quiet", d);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    char p[512];
+    QtCsv c;
+    snprintf(p, sizeof p, "%s/kn_dt/sensitive_ops.csv", d);
+    QT_CHECKF(qt_csv_load(p, &c), "no %s", p);
+    QrGraph *g = NULL;
+    QT_OK(qr_onnx_load(QT_KN16 "/analysis.onnx", &g));
+    int cn = qt_csv_col(&c, "op_name"), ct = qt_csv_col(&c, "sensitive_type"), cd = qt_csv_col(&c, "dtype");
+    int checked = 0, s16 = 0;
+    for (int row = 1; cn >= 0 && ct >= 0 && cd >= 0 && row < c.n_rows; row++) {
+        const char *name = c.cell[row][cn], *type = c.cell[row][ct];
+        int node = -1;
+        for (int n = 0; n < g->n_nodes && node < 0; n++) if (!strcmp(g->nodes[n].name, name)) node = n;
+        int out = node >= 0 ? g->nodes[node].out[0] : qr_graph_find(g, name);   /* a graph input's row: its name */
+        char act[64] = "", wt[64] = "", want[128];
+        QrDType wdt[8];
+        int nw = 0;
+        for (int n = 0; n < g->n_nodes; n++) {
+            const QrNode *q = &g->nodes[n];
+            if (!strcmp(q->op_type, "QuantizeLinear") && q->in[0] == out && q->n_in > 2 && q->in[2] >= 0)
+                qt_kn_add_dtype(act, sizeof act, g->values[q->in[2]].t.dtype);
+        }
+        for (int k = 1; node >= 0 && k < g->nodes[node].n_in; k++) {
+            int v = g->nodes[node].in[k], pn = v >= 0 ? g->values[v].producer : -1;
+            if (pn < 0 || strcmp(g->nodes[pn].op_type, "DequantizeLinear")) continue;
+            QrDType dt = g->values[g->nodes[pn].in[0]].t.dtype;
+            if (!g->values[g->nodes[pn].in[0]].is_init || dt == QR_DT_S32) continue;
+            qt_kn_add_dtype(wt, sizeof wt, dt);
+            if (nw < 8) wdt[nw++] = dt;
+        }
+        snprintf(want, sizeof want, "%s", !strcmp(type, "weight") ? wt : act);
+        if (!strcmp(type, "both")) for (int k = 0; k < nw; k++) qt_kn_add_dtype(want, sizeof want, wdt[k]);
+        QT_CHECKF(!strcmp(c.cell[row][cd], want), "%s %s: dtype %s, the model says %s", name, type, c.cell[row][cd], want);
+        checked++;
+        s16 += strstr(want, "int16") != NULL;
+    }
+    qr_graph_free(g);
+    free(g);
+    qt_csv_free(&c);
+    /* the fixture's notes: 4 int16 activations (dw, dw_relu, Add, MaxPool) and pw's int16 weight */
+    QT_CHECKF(checked >= 10 && s16 >= 5, "%d rows checked, %d with int16", checked, s16);
+}
+
+/* --reverse reverses sensitive_ops' listing only: the all-but-top-k curves, the terminal's
+ * "sensitive k" lines and the recommended action still name the most sensitive rows (they named
+ * the least sensitive ones before). */
+static char *qt_kn_lines(const char *text, const char *prefix) {
+    static char out[4096];
+    out[0] = 0;
+    for (const char *p = text; (p = strstr(p, prefix)); p++) {
+        size_t l = strcspn(p, "\n");
+        snprintf(out + strlen(out), sizeof out - strlen(out), "%.*s\n", (int)l, p);
+    }
+    return out;
+}
+
+static void test_knobs_reverse(void) {
+    QtCli r;
+    const char *d = qt_tmpdir();
+    char p[512], fwd[4096], fwd_act[1024];
+    for (int rev = 0; rev < 2; rev++) {
+        qt_cli(&r, "sensitivity " QT_KN_PAIR "/base.onnx " QT_KN_PAIR "/analysis.onnx -i " QT_KN_PAIR "/input.npy -o %s/kn_rv%d "
+                   "--topk-list 1,3 %s --quiet", d, rev, rev ? "--reverse" : "");
+        QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    }
+    unsigned char *a = NULL, *b = NULL;
+    size_t la = 0, lb = 0;
+    snprintf(p, sizeof p, "%s/kn_rv0/accumulated_error.csv", d);
+    QT_OK(qr_file_read(p, 0, &a, &la));
+    snprintf(p, sizeof p, "%s/kn_rv1/accumulated_error.csv", d);
+    QrStatus st = qr_file_read(p, 0, &b, &lb);
+    bool same = st == QR_OK && la == lb && !memcmp(a, b, la);
+    free(a);
+    free(b);
+    QT_CHECKF(same, "accumulated_error.csv differs with --reverse");
+    QtCsv c0, c1;
+    snprintf(p, sizeof p, "%s/kn_rv0/sensitive_ops.csv", d);
+    QT_CHECK(qt_csv_load(p, &c0));
+    snprintf(p, sizeof p, "%s/kn_rv1/sensitive_ops.csv", d);
+    QT_CHECK(qt_csv_load(p, &c1));
+    QT_CHECKF(c0.n_rows == c1.n_rows && c0.n_rows > 3 && !strcmp(c0.cell[1][0], c1.cell[c1.n_rows - 1][0]) &&
+              !strcmp(c0.cell[1][1], c1.cell[c1.n_rows - 1][1]), "--reverse: first row %s, reversed last %s",
+              c0.cell[1][0], c1.cell[c1.n_rows - 1][0]);
+    qt_csv_free(&c0);
+    qt_csv_free(&c1);
+    for (int rev = 0; rev < 2; rev++) {
+        qt_cli(&r, "runall " QT_KN_PAIR "/base.onnx " QT_KN_PAIR "/analysis.onnx -i " QT_KN_PAIR "/input.npy -o %s/kn_rv%d.zip "
+                   "%s", d, rev, rev ? "--reverse" : "");
+        QT_CHECKF(r.code == 0, "runall exit %d: %s", r.code, r.err);
+        if (!rev) {
+            snprintf(fwd, sizeof fwd, "%s", qt_kn_lines(r.out, "  sensitive "));
+            snprintf(fwd_act, sizeof fwd_act, "%s", qt_kn_lines(r.out, "Recommended action"));
+            QT_CHECKF(strstr(fwd, "sensitive 1: /conv1/Conv") && fwd_act[0], "%s%s", fwd, fwd_act);
+        } else {
+            QT_CHECKF(!strcmp(fwd, qt_kn_lines(r.out, "  sensitive ")), "--reverse:\n%svs\n%s", qt_kn_lines(r.out, "  sensitive "), fwd);
+            QT_CHECKF(!strcmp(fwd_act, qt_kn_lines(r.out, "Recommended action")), "--reverse: %s", r.out);
+        }
+    }
+}
+
 static void qt_analysis_knobs_all(void) {
     QT_RUN(test_knobs_quantize_nodes);
     QT_RUN(test_knobs_rank_output);
@@ -598,4 +717,6 @@ static void qt_analysis_knobs_all(void) {
     QT_RUN(test_knobs_values);
     QT_RUN(test_knobs_compare_page);
     QT_RUN(test_knobs_demote_int16);
+    QT_RUN(test_knobs_sens_dtype);
+    QT_RUN(test_knobs_reverse);
 }

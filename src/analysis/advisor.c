@@ -482,7 +482,7 @@ static QrStatus qr__adv_check_sens(QrAdvList *b, const QrSession *s, const QrSen
     QrMetricKind mk = sens->opts.metric;
     int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
     if (!idx) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    qr_dist_sens_order(sens, idx);
+    qr_sens_order(sens, idx);
     for (int k = 0; k < sens->n && n_seen < o->top_sensitive && n_seen < QR_ARRAY_LEN(seen); k++) {
         const QrSensRow *row = &sens->rows[idx[k]];
         bool dup = false;
@@ -538,7 +538,7 @@ static void qr__adv_pick_main(const QrSession *s, const QrSensResult *sens, QrAd
     if (!out->n || !sens || !sens->n) return;
     int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
     if (!idx) return;
-    qr_dist_sens_order(sens, idx);
+    qr_sens_order(sens, idx);
     const QrSensRow *top = &sens->rows[idx[0]];
     free(idx);
     const char *name = top->node >= 0 ? qr_dist_node_name(s, top->node) : top->name;

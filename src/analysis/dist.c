@@ -369,31 +369,12 @@ static QrStatus qr__dist_add_name(const QrSession *s, QrDistReqs *rs, const char
                    name, s->b->path ? s->b->path : "the baseline", s->a->path ? s->a->path : "the analysis model");
 }
 
-/* Row indices of sens, most sensitive first whatever the --reverse of the listing: largest
- * badness first for one-on rows, smallest first for off-one rows (keeping that node in high
- * precision helps most). Ties keep the listing order. idx has sens->n entries. */
-static const QrSensResult *qr__dist_order_sens;
-static int qr__dist_order_cmp(const void *pa, const void *pb) {
-    int a = *(const int *)pa, b = *(const int *)pb;
-    const QrSensResult *r = qr__dist_order_sens;
-    double x = qr_metric_badness(&r->rows[a].m, r->opts.metric), y = qr_metric_badness(&r->rows[b].m, r->opts.metric);
-    if (r->opts.off_one) { x = -x; y = -y; }
-    return x > y ? -1 : x < y ? 1 : a - b;
-}
-
-static void qr_dist_sens_order(const QrSensResult *sens, int *idx) {
-    for (int k = 0; k < sens->n; k++) idx[k] = k;
-    qr__dist_order_sens = sens;
-    if (sens->n > 1) qsort(idx, (size_t)sens->n, sizeof *idx, qr__dist_order_cmp);
-    qr__dist_order_sens = NULL;
-}
-
 /* The top QR_DIST_TOPK weights and activations of a sensitivity ranking. */
 static QrStatus qr__dist_add_sens(const QrSession *s, QrDistReqs *rs, const QrSensResult *sens, QrDistSet *out) {
     int nw = 0, na = 0;
     int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
     if (!idx) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    qr_dist_sens_order(sens, idx);
+    qr_sens_order(sens, idx);
     for (int pass = 0; pass < 2; pass++)
         for (int k = 0; k < sens->n; k++) {
             const QrSensRow *row = &sens->rows[idx[k]];

@@ -135,5 +135,4 @@ QR_TESTAPI QrStatus qr_dist_acc_get(QrDistAcc *acc, const uint8_t *p, size_t ava
 static int qr_dist_act_quant_of(const QrSession *s, int v);
 static int qr_dist_match_of_value(const QrSession *s, int v);
 static const char *qr_dist_node_name(const QrSession *s, int twin_node);
-static void qr_dist_sens_order(const QrSensResult *sens, int *idx);
 #endif

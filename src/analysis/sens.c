@@ -117,6 +117,49 @@ static int qr__sens_cmp(const void *pa, const void *pb) {
     return c;
 }
 
+/* The distinct integer types of a row's quantizers, in order, '+'-joined ("int8", "uint8+int8"). */
+static const char *qr__sens_dtypes(const QrQuantTable *qt, const QrSensRow *row, QrArena *a) {
+    char buf[128] = "";
+    size_t len = 0;
+    for (int k = 0; k < row->n_q; k++) {
+        QrDType dt = qt->q[row->q[k]].dtype;
+        bool seen = false;
+        for (int j = 0; j < k && !seen; j++) seen = qt->q[row->q[j]].dtype == dt;
+        if (!seen) len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? "+" : "", qr_dtype_name(dt));
+        if (len >= sizeof buf) break;
+    }
+    return qr_arena_strdup(a, buf);
+}
+
+/* Row indices of sens, most sensitive first whatever the --reverse of the listing: largest
+ * badness first for one-on rows, smallest first for off-one rows (keeping that node in high
+ * precision helps most). Ties keep the listing order. idx has sens->n entries. */
+static const QrSensResult *qr__sens_order_r;
+static int qr__sens_order_cmp(const void *pa, const void *pb) {
+    int a = *(const int *)pa, b = *(const int *)pb;
+    const QrSensResult *r = qr__sens_order_r;
+    double x = qr_metric_badness(&r->rows[a].m, r->opts.metric), y = qr_metric_badness(&r->rows[b].m, r->opts.metric);
+    if (r->opts.off_one) { x = -x; y = -y; }
+    return x > y ? -1 : x < y ? 1 : a - b;
+}
+
+static void qr_sens_order(const QrSensResult *sens, int *idx) {
+    for (int k = 0; k < sens->n; k++) idx[k] = k;
+    qr__sens_order_r = sens;
+    if (sens->n > 1) qsort(idx, (size_t)sens->n, sizeof *idx, qr__sens_order_cmp);
+    qr__sens_order_r = NULL;
+}
+
+static const QrSensRow *qr_sens_top(const QrSensResult *r, int k) {
+    if (k < 0 || k >= r->n) return NULL;
+    int *idx = malloc((size_t)r->n * sizeof(int));
+    if (!idx) return &r->rows[k];   /* out of memory: the listing's order */
+    qr_sens_order(r, idx);
+    const QrSensRow *row = &r->rows[idx[k]];
+    free(idx);
+    return row;
+}
+
 /* Rows: per owner node, its activation quantizers, its weight quantizers, both. */
 static QrStatus qr__sens_rows(QrSession *s, QrSensResult *r) {
     const QrGraph *g = &s->tw.g;
@@ -159,6 +202,8 @@ static QrStatus qr__sens_rows(QrSession *s, QrSensResult *r) {
             if (!rows[k] || r->n == cap) continue;
             rows[k]->name = name;
             rows[k]->op_type = op;
+            rows[k]->dtype = qr__sens_dtypes(qt, rows[k], &r->arena);
+            if (!rows[k]->dtype) { free(done); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
             r->rows[r->n++] = *rows[k];
         }
     }
@@ -401,6 +446,7 @@ static void qr__sens_rank_stats(const QrSensSet *ss, int id, QrSensRank *out) {
 
 /* ss (optional): the pass over a data set — the rank-stability columns and header lines. */
 static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const QrSensSet *ss, const char *dir) {
+    /* the seed's columns first (op_name .. SQNR, off-one's gain), then the quantizers' dtype */
     static const char *const cols[] = { "op_name", "sensitive_type", "op_type", "L1", "Cosine", "MSE", "KL", "SQNR", "gain" };
     QrTable tt = {0}, tc = {0};
     char *txt = NULL, *csv = NULL, *js = NULL;
@@ -408,8 +454,10 @@ static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const 
     static const char *const scols[] = { "samples", "rank_min", "rank_median", "rank_max", "top5_samples" };
     const char *all[16];
     int ncol = r->opts.off_one ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 1;   /* off-one ranks by gain: printed */
+    for (int j = 0; j < ncol; j++) all[j] = cols[j];
+    int dcol = ncol;
+    all[ncol++] = "dtype";
     int nb = ncol;
-    for (int j = 0; j < nb; j++) all[j] = cols[j];
     if (ss) for (int j = 0; j < QR_ARRAY_LEN(scols); j++) all[ncol++] = scols[j];
     QrStatus st = qr_table_init(&tt, ncol, all);
     if (st == QR_OK) st = qr_table_init(&tc, ncol, all);
@@ -434,6 +482,7 @@ static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const 
                 qr_sens_num(b, sizeof b, qr_sens_gain(r, row), pass ? "%.9g" : "%.7f");
                 qr_table_set(t, ri, 8, b);
             }
+            qr_table_set(t, ri, dcol, row->dtype);
             if (ss) {
                 QrSensRank rk;
                 qr__sens_rank_stats(ss, row->id, &rk);
@@ -503,6 +552,7 @@ static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const 
         qr_json_kv_num(&j, "KL", row->m.kl);
         qr_json_kv_num(&j, "SQNR", row->m.sqnr);     /* inf (identical) is written as null */
         if (r->opts.off_one) qr_json_kv_num(&j, "gain", qr_sens_gain(r, row));
+        qr_json_kv_str(&j, "dtype", row->dtype);
         if (ss) {
             QrSensRank rk;
             qr__sens_rank_stats(ss, row->id, &rk);
@@ -720,6 +770,10 @@ static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const
     QrMetrics *pms[QR_ARRAY_LEN(a->setting)] = {0};
     a->val = malloc(((size_t)nm * (size_t)ns + 1) * sizeof(double));
     QrStatus st = a->val ? qr__sens_eval_init(s, NULL, kl, false, &e) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    /* the top-k of all_but_topK are the most sensitive rows whatever --reverse did to the listing */
+    int *order = sens ? malloc(((size_t)sens->n + 1) * sizeof(int)) : NULL;
+    if (sens && !order && st == QR_OK) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (order) qr_sens_order(sens, order);
     for (int k = 0; st == QR_OK && k < ns; k++) {
         masks[k] = malloc((size_t)nq + 1);
         pms[k] = calloc((size_t)nm + 1, sizeof(QrMetrics));
@@ -738,11 +792,12 @@ static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const
             int want = topk[k - 3], seen = 0;
             const char *names[256];
             for (int r = 0; r < sens->n && seen < want && seen < 256; r++) {
+                const QrSensRow *row = &sens->rows[order[r]];
                 bool dup = false;
-                for (int j = 0; j < seen; j++) if (!strcmp(names[j], sens->rows[r].name)) dup = true;
+                for (int j = 0; j < seen; j++) if (!strcmp(names[j], row->name)) dup = true;
                 if (dup) continue;
-                names[seen++] = sens->rows[r].name;
-                for (int j = 0; j < sens->rows[r].n_q; j++) mask[sens->rows[r].q[j]] = false;
+                names[seen++] = row->name;
+                for (int j = 0; j < row->n_q; j++) mask[row->q[j]] = false;
             }
             /* also the node's other quantizers (a "both" row may not exist) */
             for (int i = 0; i < nq; i++) {
@@ -787,6 +842,7 @@ static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const
         for (int i = 0; i < nm; i++)
             a->val[(size_t)i * (size_t)ns + (size_t)k] = pms[k][i].n ? qr_metric_get(&pms[k][i], metric) : NAN;
     for (int k = 0; k < ns; k++) { free(masks[k]); free(pms[k]); }
+    free(order);
     qr__sens_eval_free(&e);
     free(job.acc_set);
     if (st == QR_OK && acc_out) *acc_out = job.acc;

@@ -10,6 +10,7 @@ typedef struct QrSensRow {
     int node;                /* twin node owning the quantizers (-1: a graph input) */
     const char *name;        /* op_name: the node's name, or the input's name */
     const char *op_type;     /* op type of the source node it stands for */
+    const char *dtype;       /* integer type(s) of its quantizers: "int8", "uint8+int8" (distinct, '+'-joined) */
     QrSensType type;
     int n_q;
     int q[8];                /* twin quantizers toggled (session->qt) */
@@ -54,6 +55,11 @@ static void qr_sens_free(QrSensResult *r);
  * than with every quantizer on; rows rank by it, largest first. */
 static double qr_sens_gain(const QrSensResult *r, const QrSensRow *row);
 static const char *qr_sens_type_name(QrSensType t);
+/* Row indices of r, most sensitive first whatever --reverse did to the listing (one-on: largest
+ * badness first; off-one: largest gain first); ties keep the listing order. idx has r->n entries. */
+static void qr_sens_order(const QrSensResult *r, int *idx);
+/* The k-th most sensitive row (k from 0; qr_sens_order), NULL past the end. */
+static const QrSensRow *qr_sens_top(const QrSensResult *r, int k);
 /* sensitive_ops.txt/.csv/.json into dir. */
 static QrStatus qr_sens_write(const QrSession *s, const QrSensResult *r, const char *dir);
 

@@ -26,14 +26,14 @@ static void qr_whatif_js_strs(QrJson *j, const char *key, const char *const *v, 
 
 /* ==== ranking ======================================================================= */
 
-/* Distinct nodes of sens in the order of their most sensitive row (qr_dist_sens_order), each
+/* Distinct nodes of sens in the order of their most sensitive row (qr_sens_order), each
  * with the quantizers of all its rows. Returns the count (nodes malloc'd), -1 out of memory. */
 static int qr_whatif_rank(const QrSensResult *sens, QrWiNode **out) {
     QrWiNode *v = calloc((size_t)sens->n + 1, sizeof *v);
     int *idx = malloc(((size_t)sens->n + 1) * sizeof(int));
     int n = 0;
     if (!v || !idx) { free(v); free(idx); *out = NULL; return -1; }
-    qr_dist_sens_order(sens, idx);
+    qr_sens_order(sens, idx);
     for (int k = 0; k < sens->n; k++) {
         const QrSensRow *row = &sens->rows[idx[k]];
         int e = -1;

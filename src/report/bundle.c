@@ -37,8 +37,13 @@ static QrStatus qr_bundle_add_tree(QrZip *z, const char *dir, const char *sub, Q
 
 static QrStatus qr__bn_sens_table(const QrSensResult *r, int max, QrTable *t) {
     static const char *const cols[] = { "rank", "op_name", "sensitive_type", "op_type", "L1", "Cosine", "MSE", "KL", "SQNR",
-                                        "gain" };
-    QR_TRY(qr_table_init(t, r->opts.off_one ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 1, cols));
+                                        "gain", "dtype" };
+    const char *use[QR_ARRAY_LEN(cols)];
+    int n = 0, dcol;
+    for (int j = 0; j < QR_ARRAY_LEN(cols) - 2; j++) use[n++] = cols[j];
+    if (r->opts.off_one) use[n++] = "gain";
+    use[dcol = n++] = "dtype";
+    QR_TRY(qr_table_init(t, n, use));
     for (int k = 0; k < r->n && k < max; k++) {
         const QrSensRow *row = &r->rows[k];
         int ri;
@@ -50,6 +55,7 @@ static QrStatus qr__bn_sens_table(const QrSensResult *r, int max, QrTable *t) {
         double v[] = { row->m.l1, row->m.cosine, row->m.mse, row->m.kl, row->m.sqnr };
         for (int j = 0; j < 5; j++) qr_compare_num(t, ri, 4 + j, v[j], false);
         if (r->opts.off_one) qr_compare_num(t, ri, 9, qr_sens_gain(r, row), false);
+        qr_table_set(t, ri, dcol, row->dtype);
     }
     return QR_OK;
 }
@@ -130,7 +136,7 @@ static const char *qr_bundle_action(const QrBundle *bd) {
                                bd->wi.as_is.cosine, w->int16.cosine);
     }
     return qr_arena_printf(a, "Recommended action: keep '%s' in higher precision (int16 or float) first, then re-check the "
-                           "cumulative-error curves.", bd->sens.rows[0].name);
+                           "cumulative-error curves.", qr_sens_top(&bd->sens, 0)->name);
 }
 
 static QrStatus qr_bundle_write_summary(QrBundle *bd) {
@@ -188,6 +194,7 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
             qr_json_key(&j, "metrics");
             qr__bn_json_metrics(&j, &row->m);
             if (bd->sens.opts.off_one) qr_json_kv_num(&j, "gain", qr_sens_gain(&bd->sens, row));
+            qr_json_kv_str(&j, "dtype", row->dtype);
             qr_json_obj_end(&j);
         }
         qr_json_arr_end(&j);
@@ -454,12 +461,20 @@ static void qr__bn_html_headlines(QrHtml *h, QrBundle *bd) {
         qr_html_list_end(h);
     }
     if (bd->have_sens && bd->sens.n) {
-        qr_html_para(h, "Most sensitive quantizers (metric at the model output with only them enabled):");
+        qr_html_para(h, bd->sens.opts.off_one ? "Most sensitive quantizers (metric at the model output with every "
+                                                "quantizer on but them; gain over all on):"
+                                              : "Most sensitive quantizers (metric at the model output with only them enabled):");
         qr_html_list_begin(h, true);
-        for (int k = 0; k < bd->sens.n && k < 5; k++)
-            qr_html_itemf(h, "%s — %s (%s): %s %.6g", bd->sens.rows[k].name, qr_sens_type_name(bd->sens.rows[k].type),
-                          bd->sens.rows[k].op_type, qr_metric_name(bd->sens.opts.metric),
-                          qr_metric_get(&bd->sens.rows[k].m, bd->sens.opts.metric));
+        for (int k = 0; k < bd->sens.n && k < 5; k++) {
+            const QrSensRow *row = qr_sens_top(&bd->sens, k);
+            if (bd->sens.opts.off_one)
+                qr_html_itemf(h, "%s — %s (%s): %s %.6g, gain %.6g", row->name, qr_sens_type_name(row->type), row->op_type,
+                              qr_metric_name(bd->sens.opts.metric), qr_metric_get(&row->m, bd->sens.opts.metric),
+                              qr_sens_gain(&bd->sens, row));
+            else
+                qr_html_itemf(h, "%s — %s (%s): %s %.6g", row->name, qr_sens_type_name(row->type), row->op_type,
+                              qr_metric_name(bd->sens.opts.metric), qr_metric_get(&row->m, bd->sens.opts.metric));
+        }
         qr_html_list_end(h);
         qr_html_para(h, qr_bundle_action(bd));
     }

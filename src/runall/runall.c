@@ -294,13 +294,15 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Baseline form: %s (the baseline keeps its own "
                                   "quantizers; pairs proven with both models' quantizers off).\n", qr_session_baseline_form(&bd->se));
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr_bundle_verdict(bd, &lv));
+        /* most sensitive first whatever --reverse did to sensitive_ops' order */
         for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
+            const QrSensRow *row = qr_sens_top(&bd->sens, k);
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g", k + 1,
-                                  bd->sens.rows[k].name, qr_sens_type_name(bd->sens.rows[k].type), bd->sens.rows[k].op_type,
-                                  qr_metric_name(bd->sens.opts.metric), qr_metric_get(&bd->sens.rows[k].m, bd->sens.opts.metric));
+                                  row->name, qr_sens_type_name(row->type), row->op_type,
+                                  qr_metric_name(bd->sens.opts.metric), qr_metric_get(&row->m, bd->sens.opts.metric));
             if (bd->sens.opts.off_one && n < sizeof r->summary)
                 n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, " (gain %.6g over all on)",
-                                      qr_sens_gain(&bd->sens, &bd->sens.rows[k]));
+                                      qr_sens_gain(&bd->sens, row));
             if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
         }
         if (bd->have_adv && bd->adv.n && n < sizeof r->summary) {

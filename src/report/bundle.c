@@ -109,7 +109,27 @@ static void qr__bn_json_failed(QrJson *j, const QrBundle *bd) {
     qr_json_arr_end(j);
 }
 
+static const char *qr__bn_verdict_one(const QrBundle *bd, QrHtmlLevel *level);
+/* --data: the single-sample verdict (of the worst sample) preceded by the data set's numbers. */
 static const char *qr_bundle_verdict(const QrBundle *bd, QrHtmlLevel *level) {
+    const char *v = qr__bn_verdict_one(bd, level);
+    const QrDsRunall *r = &bd->dsr;
+    if (!r->on || r->worst < 0) return v;
+    QrArena *a = (QrArena *)&bd->arena;
+    const char *pooled = "";
+    if (r->dc.n_outs == 1) {
+        QrMetrics m;
+        qr_ds_out_metrics(&r->dc.outs[0], &m);
+        pooled = qr_arena_printf(a, "; pooled model output Cosine %.6f, SQNR %.2f dB", m.cosine, m.sqnr);
+    }
+    const char *skipped = r->dc.n_skipped ? qr_arena_printf(a, ", %d skipped (--skip-bad-samples, listed in "
+                                                               QR_BF_DATASET "/" QR_BF_DS_SAMPLES ".txt)", r->dc.n_skipped) : "";
+    return qr_arena_printf(a, "Data set: %d sample%s of %d in %s%s%s. Worst sample '%s' (every per-layer analysis below uses "
+                           "it): %s", r->dc.n_done, r->dc.n_done == 1 ? "" : "s", r->ds->n_found, r->ds->dir, skipped, pooled,
+                           r->dc.names[r->worst], v);
+}
+
+static const char *qr__bn_verdict_one(const QrBundle *bd, QrHtmlLevel *level) {
     if (!bd->have_cmp) { *level = QR_HTML_BAD; return "The per-layer comparison failed; see the failed analyses."; }
     double c = bd->cmp.out.cosine;
     *level = qr__bn_cos_level(c);

@@ -373,7 +373,44 @@ static void test_dataset_bad(void) {
         uint64_t sz;
         QT_CHECKF(qr_file_size(f, &sz) != QR_OK, "%s written after a failure", f);
         qr_err_clear();
+        /* --skip-bad-samples: the run goes on without it and lists it with its error */
+        qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s -o %s/os_%s --skip-bad-samples", P, P, d, qt_tmpdir(),
+               kinds[k]);
+        QT_CHECKF(r.code == 0 && strstr(r.out, "2 samples;") && strstr(r.out, "skipped (--skip-bad-samples): ") &&
+                  strstr(r.out, "7.npy"), "exit %d: %s %s", r.code, r.out, r.err);
+        char sb[8192];
+        snprintf(f, sizeof f, "%s/os_%s/samples.txt", qt_tmpdir(), kinds[k]);
+        qt_slurp(f, sb, sizeof sb);
+        QT_CHECKF(strstr(sb, "1 sample skipped (--skip-bad-samples), in no table:\n  skipped 7.npy: "), "%s", sb);
+        snprintf(f, sizeof f, "%s/os_%s/samples.csv", qt_tmpdir(), kinds[k]);
+        qt_slurp(f, sb, sizeof sb);
+        int lines = 0;
+        for (const char *c = sb; *c; c++) lines += *c == '\n';
+        QT_CHECKF(lines == 3 && !strstr(sb, "7.npy"), "%s", sb);
+        if (k == 1) {            /* runall: summary.json and the verdict count it */
+            qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s -o %s/rs.zip --keep-dir %s/rs --skip-bad-samples "
+                   "--quiet", P, P, d, qt_tmpdir(), qt_tmpdir());
+            QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+            static char js[1 << 20];
+            snprintf(f, sizeof f, "%s/rs/summary.json", qt_tmpdir());
+            qt_slurp(f, js, sizeof js);
+            QT_CHECKF(strstr(js, "\"samples\": 2,\n") && strstr(js, "\"skipped\": 1,") && strstr(js, "\"sample\": \"7.npy\"") &&
+                      strstr(js, "Data set: 2 samples of 3 in ") && strstr(js, ", 1 skipped (--skip-bad-samples"), "%.3000s", js);
+            /* without the option runall fails naming the sample and leaves no bundle */
+            qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s -o %s/rs_bad.zip --quiet", P, P, d, qt_tmpdir());
+            QT_CLI_FAILS(r, "7.npy");
+            snprintf(f, sizeof f, "%s/rs_bad.zip", qt_tmpdir());
+            QT_CHECKF(qr_file_size(f, &sz) != QR_OK, "%s written after a failure", f);
+            qr_err_clear();
+        }
     }
+    /* every sample bad: nothing is left to compare */
+    snprintf(d, sizeof d, "%s/ds_allbad", qt_tmpdir());
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && head -c 300 %s/data/0.npy > %s/0.npy && head -c 200 %s/data/1.npy > %s/1.npy", d,
+             P, d, P, d);
+    QT_CHECK(system(cmd) == 0);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s -o %s/o_allbad --skip-bad-samples --quiet", P, P, d, qt_tmpdir());
+    QT_CLI_FAILS(r, "ds_allbad/1.npy", "truncated");
     /* NaN in a sample: counted and shown per sample, the pooled pairs skipped and counted */
     snprintf(d, sizeof d, "%s/ds_nan", qt_tmpdir());
     snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/data/0.npy %s/data/1.npy %s/", d, P, P, d);
@@ -526,10 +563,25 @@ static void test_dataset_runall(void) {
     qt_slurp(d1, buf, sizeof buf);
     QT_CHECKF(strstr(buf, "\"dataset\": {") && strstr(buf, "\"samples\": 6") && strstr(buf, "\"worst_sample\": \"10.npy\""),
               "%.2000s", buf);
+    /* the verdict states the number of samples and which one the per-layer analyses use */
+    QT_CHECKF(strstr(buf, "\"text\": \"Data set: 6 samples of 6 in ") && strstr(buf, "Worst sample '10.npy'"), "%.2000s", buf);
+    /* the analyses ran on the worst sample: the bundle's badcase.npy is dataset/badcase.npy */
+    snprintf(d0, sizeof d0, "%s/dsr/badcase.npy", T);
+    snprintf(d1, sizeof d1, "%s/dsr/dataset/badcase.npy", T);
+    QT_CHECK(qt_files_equal(d0, d1));
     snprintf(d1, sizeof d1, "%s/dsr/index.html", T);
     static char html[1 << 20];
     qt_slurp(d1, html, sizeof html);
     QT_CHECK(strstr(html, "id=\"dataset\"") && strstr(html, "top1_agree"));
+    /* --samples N: the pass, the ranking and the analyses see the first N samples only */
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s/data --samples 2 -o %s/dsr2.zip --keep-dir %s/dsr2", P, P, P, T, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    QT_CHECKF(strstr(r.out, "Data set: 2 samples of 6 in "), "%.600s", r.out);
+    snprintf(d1, sizeof d1, "%s/dsr2/dataset/samples.csv", T);
+    qt_slurp(d1, buf, sizeof buf);
+    int lines = 0;
+    for (const char *c = buf; *c; c++) lines += *c == '\n';
+    QT_CHECKF(lines == 3 && strstr(buf, ",0.npy,") && strstr(buf, ",1.npy,") && !strstr(buf, "10.npy"), "%s", buf);
 }
 
 /* A real Slurm job array: tests/slurm/run_array.sh (the single-node cluster of tests/slurm/)

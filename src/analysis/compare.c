@@ -23,8 +23,8 @@ typedef struct QrCmpTap {
     bool shadow;
     QrTapFn extra;           /* also called on every value of the full run (qr_compare_mode_ex) */
     void *extra_user;
-    QrMetricAcc *acc;        /* data sets (qr_compare_mode_hooks): per match, the full run's and the shadow run's */
-    QrCmpMatchFn match_fn;   /* data sets (qr_compare_mode_hooks): each pair of the full run */
+    QrMetricAcc *acc;        /* data sets (qr_compare_ds_run): per match, the full run's and the shadow run's */
+    QrCmpMatchFn match_fn;   /* data sets (qr_compare_ds_open's hooks): each pair of the full run */
     void *match_user;
 } QrCmpTap;
 
@@ -113,12 +113,13 @@ struct QrCmpPlan {
     const QrTensor **feed;
     bool *only, *sh_only;
     QrRunOpts o[2];
-    QrTensor *keep_outs;     /* qr_compare_mode_hooks: receives the full run's outputs */
+    QrTensor *keep_outs;     /* qr_compare_ds_run: receives the full run's outputs */
+    int n_outs;              /* exec's outputs (outs) */
 };
 
 static void qr__cmp_plan_free(QrCmpPlan *p) {
     if (!p) return;
-    if (p->outs) for (int k = 0; k < p->exec->n_outputs; k++) qr_tensor_free_data(&p->outs[k]);
+    if (p->outs) for (int k = 0; k < p->n_outs; k++) qr_tensor_free_data(&p->outs[k]);
     free(p->outs);
     free(p->feed);
     free(p->only);
@@ -131,6 +132,23 @@ static void qr__cmp_plan_free(QrCmpPlan *p) {
     free(p->ct.row_of);
     if (p->have_low) { qr_graph_free(&p->low); qr_lower_info_free(&p->info); }
     free(p);
+}
+
+/* The shadow run's feeds: readers of each matched twin value see the baseline's (the
+ * session's current baseline values; refreshed per sample by qr_compare_ds_run). */
+static void qr__cmp_plan_feed(QrCmpPlan *p) {
+    const QrSession *s = p->s;
+    const QrCompare *c = p->c;
+    for (int k = 0; k < c->n; k++) {
+        int v = s->vis[c->rows[k].match];
+        if (v >= 0) p->feed[v] = NULL;
+    }
+    for (int k = c->n - 1; k >= 0; k--) {
+        int i = c->rows[k].match, v = s->vis[i];
+        if (v < 0) continue;
+        const QrTensor *tv = &s->tw.g.values[v].t;
+        if (s->base[i].data && qr_dtype_is_float(tv->dtype) && tv->numel == s->base[i].numel) p->feed[v] = &s->base[i];
+    }
 }
 
 /* Rows, taps and run options of a comparison of exec (p->exec set) into p->c. */
@@ -155,6 +173,7 @@ static QrStatus qr__cmp_plan(QrCmpPlan *p, QrTapFn extra, void *extra_user) {
     sh->next_match = malloc(((size_t)s->m.n + 1) * sizeof(int));
     sh->shadow = true;
     sh->g = &s->tw.g;
+    p->n_outs = exec->n_outputs;
     p->outs = calloc((size_t)exec->n_outputs + 1, sizeof(QrTensor));
     p->feed = calloc((size_t)s->tw.g.n_values + 1, sizeof *p->feed);
     p->only = calloc((size_t)nv + 1, sizeof *p->only);
@@ -187,11 +206,10 @@ static QrStatus qr__cmp_plan(QrCmpPlan *p, QrTapFn extra, void *extra_user) {
     for (int k = c->n - 1; k >= 0; k--) {
         int i = c->rows[k].match, v = s->vis[i];
         if (v < 0) continue;
-        const QrTensor *tv = &s->tw.g.values[v].t;
-        if (s->base[i].data && qr_dtype_is_float(tv->dtype) && tv->numel == s->base[i].numel) p->feed[v] = &s->base[i];
         sh->next_match[i] = sh->first_match[v];
         sh->first_match[v] = i;
     }
+    qr__cmp_plan_feed(p);
     for (int v = 0; v < nv; v++) p->sh_only[v] = sh->first_match[v] >= 0;
     p->o[0] = (QrRunOpts){ .tap = qr__cmp_tap, .tap_user = ct, .tap_only = extra ? NULL : p->only };
     p->o[1] = (QrRunOpts){ .tap = qr__cmp_tap, .tap_user = sh, .feed = p->feed, .tap_only = p->sh_only };
@@ -267,6 +285,50 @@ static QrStatus qr__cmp_job(void *ctx, int k, int tid) {
     QR_UNUSED(tid);
     return qr_compare_step(ctx, k);
 }
+
+/* ==== data sets: one plan, many inputs ================================================ */
+
+static QrStatus qr_compare_ds_open(QrSession *s, const char *mode, QrCmpHooks *hooks, QrCompare *c, QrCmpPlan **out) {
+    QR_TRY(qr_compare_prepare(s, mode, 0.0, hooks ? hooks->tap : NULL, hooks ? hooks->user : NULL,
+                              hooks ? &hooks->tap_done : NULL, c, out));
+    if (hooks && hooks->match) { (*out)->ct.match_fn = hooks->match; (*out)->ct.match_user = hooks->user; }
+    return QR_OK;
+}
+
+static QrStatus qr__cmp_ds_run(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs, bool shadow) {
+    QrSession *s = p->s;
+    QrCompare *c = p->c;
+    QR_TRY(qr_session_run_baseline(s));      /* this sample's (refilled in place) */
+    qr__cmp_plan_feed(p);
+    for (int k = 0; k < c->n; k++) {
+        QrLayerRow *r = &c->rows[k];
+        int match = r->match;
+        memset(r, 0, sizeof *r);
+        r->match = match;
+    }
+    memset(&c->out, 0, sizeof c->out);
+    c->first_drop = -1;
+    for (int j = 0; j < p->n_outs; j++) qr_tensor_free_data(&p->outs[j]);
+    p->ct.acc = p->sh.acc = acc;
+    p->keep_outs = outs;
+    QrStatus st = shadow ? qr_session_jobs(2, qr__cmp_job, p, NULL) : qr_compare_step(p, 0);
+    p->keep_outs = NULL;
+    if (st == QR_OK && shadow && p->both) {
+        QrLowerCmp lc = {0};
+        st = qr_lower_compare(s->a, &s->qa, &p->low, s->inputs, 0, &lc);
+        if (st == QR_OK) qr_compare_attach_lsb(c, s, &lc);
+        qr_lower_cmp_free(&lc);
+    }
+    return st;
+}
+
+static QrStatus qr_compare_ds_run(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs) { return qr__cmp_ds_run(p, acc, outs, true); }
+
+static QrStatus qr_compare_ds_run_full(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs) {
+    return qr__cmp_ds_run(p, acc, outs, false);
+}
+
+static void qr_compare_ds_close(QrCmpPlan *p) { qr__cmp_plan_free(p); }
 
 #ifdef QR_TESTING
 QR_TESTAPI QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos_threshold, QrCompare *c) {
@@ -400,16 +462,5 @@ static QrStatus qr_compare_mode_ex(QrSession *s, const char *mode, double cos_th
                                    bool *extra_done, QrCompare *c) {
     QrCmpPlan *p;
     QR_TRY(qr_compare_prepare(s, mode, cos_threshold, extra, extra_user, extra_done, c, &p));
-    return qr_compare_finish(p, qr_session_jobs(2, qr__cmp_job, p, NULL));
-}
-
-static QrStatus qr_compare_mode_hooks(QrSession *s, const char *mode, double cos_threshold, QrMetricAcc *acc, QrTensor *outs,
-                                      QrCmpHooks *hooks, QrCompare *c) {
-    QrCmpPlan *p;
-    QR_TRY(qr_compare_prepare(s, mode, cos_threshold, hooks ? hooks->tap : NULL, hooks ? hooks->user : NULL,
-                              hooks ? &hooks->tap_done : NULL, c, &p));
-    if (hooks && hooks->match) { p->ct.match_fn = hooks->match; p->ct.match_user = hooks->user; }
-    p->ct.acc = p->sh.acc = acc;
-    p->keep_outs = outs;
     return qr_compare_finish(p, qr_session_jobs(2, qr__cmp_job, p, NULL));
 }

@@ -52,10 +52,6 @@ static QrStatus qr_compare_prepare(QrSession *s, const char *mode, double cos_th
                                    bool *extra_done, QrCompare *c, QrCmpPlan **out);
 static QrStatus qr_compare_step(QrCmpPlan *plan, int k);
 static QrStatus qr_compare_finish(QrCmpPlan *plan, QrStatus st);
-/* Data sets (analysis/dataset): qr_compare_mode, also handing out each matched value's
- * accumulators — acc[2·match] of the full run, acc[2·match + 1] of the shadow run, written
- * only for rows that get metrics (has_m / has_local) — and the full run's graph outputs
- * (outs: exec's n_outputs tensors, owned by the caller afterwards); hooks (optional, below). */
 /* Per-sample consumers of a data-set comparison (analysis/dataset's taps): tap sees every value
  * of the full run (sim mode only: in int / both modes the run's values are the lowering's, and
  * *tap_done stays false); match sees each compared pair of the full run as float32: the
@@ -67,8 +63,20 @@ typedef struct QrCmpHooks {
     void *user;
     bool tap_done;               /* set: the tap saw the full run */
 } QrCmpHooks;
-static QrStatus qr_compare_mode_hooks(QrSession *s, const char *mode, double cos_threshold, QrMetricAcc *acc, QrTensor *outs,
-                                      QrCmpHooks *hooks, QrCompare *c);
+/* Data sets: one plan for many inputs. qr_compare_ds_open prepares the comparison once (rows,
+ * taps, the integer lowering of int / both modes; hooks optional, NULL for none);
+ * qr_compare_ds_run compares the session's current inputs (point it at each sample with
+ * qr_session_next_inputs): the baseline run, the full and shadow runs, c's rows refilled, acc and
+ * outs handed out (acc[2·match] of the full run, acc[2·match + 1] of the shadow run, written only
+ * for rows that get metrics; outs: the full run's n_outputs graph outputs, owned by the
+ * caller); qr_compare_ds_close frees the plan (c stays the caller's). Per sample only the model
+ * runs (and both mode's integer-vs-sim runs) happen. */
+static QrStatus qr_compare_ds_open(QrSession *s, const char *mode, QrCmpHooks *hooks, QrCompare *c, QrCmpPlan **out);
+static QrStatus qr_compare_ds_run(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs);
+/* The same without the shadow run (and without both mode's integer-vs-sim runs): the baseline
+ * and the full run only, for consumers of the full run's pairs (hooks). Rows get no local_*. */
+static QrStatus qr_compare_ds_run_full(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs);
+static void qr_compare_ds_close(QrCmpPlan *p);
 /* compare_per_layer_out.txt/.csv into dir. */
 static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const char *dir);
 

@@ -93,7 +93,21 @@ static QrStatus qr_ds_read(const QrDsSet *ds, const QrGraph *b, int k, const QrT
 
 /* ==== the comparison ================================================================= */
 
+static void qr_ds_compare_end(QrDsCompare *d) {
+    if (d->plan) qr_compare_ds_close(d->plan);
+    d->plan = NULL;
+    qr_compare_free(&d->cmp);
+    if (d->cur_outs && d->s) for (int j = 0; j < d->s->a->n_outputs; j++) qr_tensor_free_data(&d->cur_outs[j]);
+    free(d->cur_outs);
+    free(d->acc);
+    d->cur_outs = NULL;
+    d->acc = NULL;
+    if (d->s) { d->s->base_tap = NULL; d->s->base_tap_user = NULL; }
+    d->s = NULL;
+}
+
 static void qr_ds_compare_free(QrDsCompare *d) {
+    qr_ds_compare_end(d);
     for (int r = 0; d->rows && r < d->n_rows; r++) qr_dslist_free(&d->rows[r].list);
     for (int j = 0; d->outs && j < d->n_outs; j++) { qr_dslist_free(&d->outs[j].list); free(d->outs[j].flips); }
     free(d->rows);
@@ -101,6 +115,9 @@ static void qr_ds_compare_free(QrDsCompare *d) {
     free(d->smp);
     free(d->smp_in_bad);
     free(d->done);
+    for (int k = 0; d->skip_why && k < d->n_samples; k++) free(d->skip_why[k]);
+    free(d->skip_why);
+    free(d->skipped);
     memset(d, 0, sizeof *d);
 }
 
@@ -108,13 +125,17 @@ static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, co
     memset(d, 0, sizeof *d);
     d->n_samples = n;
     d->names = names;
+    d->rank_output = -1;
     d->rows = calloc((size_t)s->m.n + 1, sizeof *d->rows);
     d->n_outs = s->b->n_outputs;
     d->outs = calloc((size_t)d->n_outs + 1, sizeof *d->outs);
     d->smp = calloc((size_t)n + 1, sizeof *d->smp);
     d->smp_in_bad = calloc((size_t)n + 1, sizeof *d->smp_in_bad);
     d->done = calloc((size_t)n + 1, 1);
-    QrStatus st = d->rows && d->outs && d->smp && d->smp_in_bad && d->done ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    d->skipped = calloc((size_t)n + 1, 1);
+    d->skip_why = calloc((size_t)n + 1, sizeof *d->skip_why);
+    QrStatus st = d->rows && d->outs && d->smp && d->smp_in_bad && d->done && d->skipped && d->skip_why
+                      ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int i = 0; st == QR_OK && i < s->m.n; i++) {
         if (s->m.m[i].a_node < 0 || s->m.m[i].a_value < 0) continue;   /* qr_compare's rows */
         QrDsRow *r = &d->rows[d->n_rows++];
@@ -133,15 +154,6 @@ static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, co
     }
     if (st != QR_OK) qr_ds_compare_free(d);
     return st;
-}
-
-/* The session's baseline values belong to the previous sample: dropped (recomputed on demand). */
-static void qr__ds_forget_baseline(QrSession *s) {
-    if (s->base) for (int i = 0; i < s->m.n; i++) qr_tensor_free_data(&s->base[i]);
-    if (s->base_out) for (int i = 0; i < s->b->n_outputs; i++) qr_tensor_free_data(&s->base_out[i]);
-    free(s->base);
-    free(s->base_out);
-    s->base = s->base_out = NULL;
 }
 
 /* Indices of the k largest values of v[n] (ties: the lower index first, as a stable sort of
@@ -187,18 +199,27 @@ static int64_t qr__ds_nonfinite(const QrTensor *t) {
 static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *mode, int k, const QrTensor *in) {
     if (k < 0 || k >= d->n_samples) return qr_errf(QR_ERR_INVALID, "sample index %d outside the set of %d", k, d->n_samples);
     if (d->done[k]) return qr_errf(QR_ERR_INVALID, "sample '%s' added twice", d->names[k]);
-    s->inputs = in;
-    qr__ds_forget_baseline(s);
+    if (d->s && d->s != s) return qr_errf(QR_ERR_INVALID, "one data-set pass, one session");
     int nout = s->b->n_outputs;
-    QrMetricAcc *acc = calloc(2 * (size_t)s->m.n + 1, sizeof *acc);
-    QrTensor *outs = calloc((size_t)nout + 1, sizeof *outs);
-    QrCompare c = {0};
-    QrStatus st = acc && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    s->base_tap = d->base_tap;
-    s->base_tap_user = d->base_tap_user;
-    if (st == QR_OK) st = qr_compare_mode_hooks(s, mode, 0.0, acc, outs, d->hooks, &c);
-    s->base_tap = NULL;
-    s->base_tap_user = NULL;
+    qr_session_next_inputs(s, in);
+    QrStatus st = QR_OK;
+    if (!d->plan) {                          /* the first sample of the pass: prepare once */
+        d->s = s;
+        d->acc = calloc(2 * (size_t)s->m.n + 1, sizeof *d->acc);
+        d->cur_outs = calloc((size_t)s->a->n_outputs + 1, sizeof *d->cur_outs);
+        if (!d->acc || !d->cur_outs) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        if (s->m.verified_run) s->match_fixed = true;   /* verified already: every sample keeps that match */
+        s->base_tap = d->base_tap;
+        s->base_tap_user = d->base_tap_user;
+        if (st == QR_OK) st = qr_compare_ds_open(s, mode, d->hooks, &d->cmp, &d->plan);
+        if (st != QR_OK) { qr_ds_compare_end(d); return qr_err_wrap(st, "sample '%s'", d->names[k]); }
+    }
+    QrMetricAcc *acc = d->acc;
+    QrTensor *outs = d->cur_outs;
+    for (int j = 0; j < s->a->n_outputs; j++) qr_tensor_free_data(&outs[j]);
+    st = qr_compare_ds_run(d->plan, acc, outs);
+    if (st == QR_OK) s->match_fixed = true;  /* verified on this first sample: kept for the others */
+    const QrCompare c = d->cmp;
     if (st == QR_OK && c.n != d->n_rows) st = qr_errf(QR_ERR_INVALID, "comparison rows changed between samples (%d vs %d)", c.n, d->n_rows);
     for (int r = 0; st == QR_OK && r < c.n; r++) {
         QrDsRow *dr = &d->rows[r];
@@ -237,7 +258,7 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
             qr_metric_acc_finish(&a1, &m1);
             qr_dspool_add(&o->pool, &a1);
             qr_dslist_set(&o->list, k, &a1, &m1);
-            qr_metric_acc_add(&all, x->data, f.data, x->numel);
+            if (d->rank_output < 0 || d->rank_output == j) qr_metric_acc_add(&all, x->data, f.data, x->numel);
             if (o->cls && x->rank == 2 && x->dims[1] >= 2) qr__ds_topk_add(o, k, x, f.data);
         }
         qr_tensor_free_data(&f);
@@ -249,12 +270,34 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
         d->done[k] = 1;
         d->n_done++;
     }
-    qr_compare_free(&c);
-    for (int j = 0; outs && j < nout; j++) qr_tensor_free_data(&outs[j]);
-    free(outs);
-    free(acc);
-    qr__ds_forget_baseline(s);
+    for (int j = 0; j < s->a->n_outputs; j++) qr_tensor_free_data(&outs[j]);
     return st == QR_OK ? st : qr_err_wrap(st, "sample '%s'", d->names[k]);
+}
+
+static QrStatus qr_ds_pass(QrDsCompare *d, QrSession *s, const QrDsSet *ds, const char *mode, int lo, int hi,
+                           const QrTensor *ref, const QrStepHook *hook) {
+    QrTensor *cur = calloc((size_t)ds->n_inputs + 1, sizeof *cur);
+    QrStatus st = cur ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = lo; st == QR_OK && k < hi; k++) {
+        if (hook) qr_step(hook, k - lo, hi - lo);
+        st = qr_ds_read(ds, s->b, k, ref, cur);
+        if (st != QR_OK && st != QR_ERR_NOMEM && d->skip_bad && !d->skipped[k]) {
+            d->skip_why[k] = strdup(qr_err_msg());
+            d->skipped[k] = 1;
+            d->n_skipped++;
+            qr_err_clear();
+            st = d->skip_why[k] ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+            continue;
+        }
+        if (st == QR_OK) st = qr_ds_compare_sample(d, s, mode, k, cur);
+        for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
+    }
+    qr_ds_compare_end(d);
+    free(cur);
+    if (st == QR_OK && hi > lo && d->n_skipped >= hi - lo)
+        st = qr_errf(QR_ERR_INVALID, "--data %s: every sample was skipped (--skip-bad-samples); the first: %s", ds->dir,
+                     d->skip_why[lo] ? d->skip_why[lo] : "?");
+    return st;
 }
 
 static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
@@ -447,10 +490,11 @@ static QrStatus qr__ds_write_pair(QrTable *tt, QrTable *tc, const char *head, co
 static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, const QrDsSet *ds, QrMetricKind metric,
                                     const char *dir) {
     if (!d->n_done) return qr_errf(QR_ERR_INVALID, "no sample was compared");
-    if (d->n_done != d->n_samples) {
+    if (d->n_done + d->n_skipped != d->n_samples) {
         for (int k = 0; k < d->n_samples; k++)
-            if (!d->done[k]) return qr_errf(QR_ERR_INVALID, "%d of %d samples are missing, the first '%s' (index %d)",
-                                            d->n_samples - d->n_done, d->n_samples, d->names[k], k);
+            if (!d->done[k] && !(d->skipped && d->skipped[k]))
+                return qr_errf(QR_ERR_INVALID, "%d of %d samples are missing, the first '%s' (index %d)",
+                               d->n_samples - d->n_done - d->n_skipped, d->n_samples, d->names[k], k);
     }
     QrArena a = {0};
     int *order = calloc((size_t)d->n_samples + 1, sizeof *order);
@@ -468,14 +512,20 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
         ohead = qr_arena_printf(&a, "Model output (pooled): Cosine %.7f, SQNR %.4f dB, L1 %.7g, MSE %.7g, KL %.7g\n", mo.cosine,
                                 mo.sqnr, mo.l1, mo.mse, mo.kl);
     } else ohead = qr_arena_printf(&a, "Model outputs: %d, one row each in " QR_BF_DS_OUTPUTS ".txt\n", d->n_outs);
+    const char *skipped = "";
+    for (int k = 0; d->n_skipped && k < d->n_samples; k++)
+        if (d->skipped[k]) skipped = qr_arena_printf(&a, "%s  skipped %s: %s\n", skipped, d->names[k], d->skip_why[k]);
+    if (d->n_skipped)
+        skipped = qr_arena_printf(&a, "%d sample%s skipped (--skip-bad-samples), in no table:\n%s", d->n_skipped,
+                                  d->n_skipped == 1 ? "" : "s", skipped);
     const char *dhead = qr_arena_printf(
         &a, "Data set: %s (%s layout), %d sample%s of %d found; worst sample by %s: '%s'.\n%s%s",
-        ds ? ds->dir : "?", ds && ds->folders ? "one folder per input" : "flat", d->n_samples, d->n_samples == 1 ? "" : "s",
+        ds ? ds->dir : "?", ds && ds->folders ? "one folder per input" : "flat", d->n_done, d->n_done == 1 ? "" : "s",
         ds ? ds->n_found : d->n_samples, qr_metric_name(metric), d->names[order[0]],
         n_bad_smp ? qr_arena_printf(&a, "%lld sample%s hold %lld NaN/Inf input values (" QR_BF_DS_SAMPLES ".txt, nonfinite_in); their "
                                         "pairs are counted in nonfinite, never averaged.\n",
                                     (long long)n_bad_smp, n_bad_smp == 1 ? "" : "s", (long long)bad_in) : "",
-        "");
+        skipped ? skipped : "");
     const char *head = qr_arena_printf(&a, "Baseline: %s\nAnalysis: %s\n%s%s\n", s->b->path, s->a->path, dhead, ohead);
     const char *foot = "\nPooled: every column before 'samples' is the metric of all samples' elements together (as if "
                        "the samples were concatenated); local_* likewise.\nsamples .. p05_SQNR: over the per-sample values "
@@ -495,10 +545,13 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
     if (st == QR_OK) st = qr__ds_samples_table(d, order, false, &tt);
     if (st == QR_OK) st = qr__ds_samples_table(d, order, true, &tc);
     if (st == QR_OK)
-        st = qr__ds_write_pair(&tt, &tc, qr_arena_printf(&a, "Samples ranked worst first by %s at the model outputs (all "
-                                                             "outputs concatenated); the first is written as %s.\n\n",
-                                                         qr_metric_name(metric),
-                                                         s->b->n_inputs == 1 ? QR_BF_BADCASE : QR_BF_BADCASE_STEM "_<input>.npy"),
+        st = qr__ds_write_pair(&tt, &tc, qr_arena_printf(&a, "Samples ranked worst first by %s at %s; the first is written as "
+                                                             "%s.\n%s\n", qr_metric_name(metric),
+                                                         d->rank_output < 0 ? "the model outputs (all outputs concatenated)"
+                                                         : qr_arena_printf(&a, "model output '%s' (--rank-output)",
+                                                                           s->b->values[s->b->outputs[d->rank_output]].name),
+                                                         s->b->n_inputs == 1 ? QR_BF_BADCASE : QR_BF_BADCASE_STEM "_<input>.npy",
+                                                         skipped),
                                NULL, dir, QR_BF_DS_SAMPLES);
     qr_table_free(&tt);
     qr_table_free(&tc);
@@ -523,50 +576,107 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
 
 /* ==== runall --data ================================================================== */
 
-static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s, const char *mode,
-                             const QrTensor *inputs, QrDistSet *dist, const char *dir) {
+static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, bool skip_bad,
+                                  QrSession *s, const char *mode, const QrTensor *ref) {
     memset(r, 0, sizeof *r);
     r->on = true;
     r->ds = ds;
     r->metric = metric;
-    QrTensor *cur = calloc((size_t)ds->n_inputs + 1, sizeof *cur);
-    QrStatus st = cur ? qr_ds_compare_init(&r->dc, s, ds->n, ds->names) : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr_dsstat_run_init(&r->x, s, dist);
-    if (st == QR_OK) {                       /* the profiles and distributions read the comparison's runs */
+    r->worst = -1;
+    QrStatus st = qr_ds_compare_init(&r->dc, s, ds->n, ds->names);
+    r->dc.rank_output = rank_output;
+    r->dc.skip_bad = skip_bad;
+    if (st == QR_OK) st = qr_dsstat_run_init(&r->x, s, NULL);
+    if (st == QR_OK) {                       /* the profiles read the comparison's runs */
         r->dc.base_tap = qr_dsstat_base_tap;
         r->dc.base_tap_user = &r->x;
         r->dc.hooks = &r->x.hooks;
     }
+    if (st == QR_OK) st = qr_ds_pass(&r->dc, s, ds, mode, 0, ds->n, ref, &s->progress);
+    r->x.n_samples = r->dc.n_done;
+    int *order = st == QR_OK ? calloc((size_t)ds->n + 1, sizeof *order) : NULL;
+    r->worst_in = st == QR_OK ? calloc((size_t)ds->n_inputs + 1, sizeof *r->worst_in) : NULL;
+    if (st == QR_OK && (!order || !r->worst_in)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        qr_ds_rank_samples(&r->dc, metric, order);
+        r->worst = order[0];
+        st = qr_ds_read(ds, s->b, r->worst, ref, r->worst_in);
+    }
+    free(order);
+    if (st == QR_OK) qr_session_next_inputs(s, r->worst_in);
+    else qr_session_next_inputs(s, ref);
+    return st;
+}
+
+/* The distributions over the set (r->x.dist set up): every compared sample's baseline and full
+ * runs again, the pairs into the accumulators (no shadow run, no metrics kept). */
+static QrStatus qr__ds_dist_pass(QrDsRunall *r, QrSession *s, const char *mode) {
+    const QrDsSet *ds = r->ds;
+    QrTensor *cur = calloc((size_t)ds->n_inputs + 1, sizeof *cur);
+    QrTensor *outs = calloc((size_t)s->a->n_outputs + 1, sizeof *outs);
+    QrMetricAcc *acc = calloc(2 * (size_t)s->m.n + 1, sizeof *acc);
+    QrCmpHooks hooks = { .match = r->x.hooks.match, .user = r->x.hooks.user };
+    QrCompare c = {0};
+    QrCmpPlan *plan = NULL;
+    QrStatus st = cur && outs && acc ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    int seen = 0;
     for (int k = 0; st == QR_OK && k < ds->n; k++) {
-        qr_step(&s->progress, k, ds->n);
-        st = qr_ds_read(ds, s->b, k, inputs, cur);
-        if (st == QR_OK) st = qr_ds_compare_sample(&r->dc, s, mode, k, cur);
-        if (st == QR_OK) r->x.n_samples++;
+        if (!r->dc.done[k]) continue;        /* skipped (--skip-bad-samples) */
+        qr_step(&s->progress, seen++, r->dc.n_done);
+        st = qr_ds_read(ds, s->b, k, r->worst_in, cur);
+        if (st == QR_OK) {
+            qr_session_next_inputs(s, cur);
+            if (!plan) st = qr_compare_ds_open(s, mode, &hooks, &c, &plan);
+            if (st == QR_OK) st = qr_compare_ds_run_full(plan, acc, outs);
+            for (int j = 0; j < s->a->n_outputs; j++) qr_tensor_free_data(&outs[j]);
+            if (st != QR_OK) st = qr_err_wrap(st, "sample '%s'", ds->names[k]);
+        }
         for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
     }
+    if (plan) qr_compare_ds_close(plan);
+    qr_compare_free(&c);
+    qr_session_next_inputs(s, r->worst_in);  /* the worst sample's again */
     free(cur);
-    s->inputs = inputs;                      /* the worst sample's again (baseline values recomputed on demand) */
+    free(outs);
+    free(acc);
+    return st;
+}
+
+static QrStatus qr_ds_runall_write(QrDsRunall *r, QrSession *s, const char *mode, QrDistSet *dist, const char *dir) {
     char sub[4200];
-    snprintf(sub, sizeof sub, "%s/dataset", dir);
-    if (st == QR_OK) st = qr_mkdir_p(sub);
-    if (st == QR_OK) st = qr_ds_compare_write(&r->dc, s, ds, metric, sub);
-    if (st == QR_OK) st = qr_dsstat_run_finish(&r->x, s, ds->dir, dir);
+    snprintf(sub, sizeof sub, "%s/" QR_BF_DATASET, dir);
+    QrStatus st = qr_mkdir_p(sub);
+    if (st == QR_OK) st = qr_ds_compare_write(&r->dc, s, r->ds, r->metric, sub);
+    if (st == QR_OK && dist) st = qr_dsstat_dist_begin(&r->x, s, dist);
+    if (st == QR_OK && r->x.dist.n) st = qr__ds_dist_pass(r, s, mode);
+    if (st == QR_OK) st = qr_dsstat_run_finish(&r->x, s, r->ds->dir, dir);
     r->ok = st == QR_OK;
     return st;
 }
 
-/* qr_ds_runall with the comparison already done (qreport merge of runall parts): merged's
- * accumulators are copied (same rows) and written as qr_ds_runall writes its own. */
-static QrStatus qr_ds_runall_merged(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s,
+/* qr_ds_runall_write with the comparison already done (qreport merge of runall parts): merged's
+ * accumulators are copied (same rows) and written as one process writes its own. */
+static QrStatus qr_ds_runall_merged(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, QrSession *s,
                                     const QrDsCompare *merged, const char *dir) {
     memset(r, 0, sizeof *r);
     r->on = true;
     r->ds = ds;
     r->metric = metric;
+    r->worst = -1;
     QrStatus st = qr_ds_compare_init(&r->dc, s, ds->n, ds->names);
-    if (st == QR_OK) st = qr_ds_compare_merge(&r->dc, merged);
+    if (st == QR_OK) {
+        r->dc.rank_output = rank_output;
+        st = qr_ds_compare_merge(&r->dc, merged);
+    }
+    int *order = st == QR_OK ? calloc((size_t)ds->n + 1, sizeof *order) : NULL;
+    if (st == QR_OK && !order) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK && r->dc.n_done) {
+        qr_ds_rank_samples(&r->dc, metric, order);
+        r->worst = order[0];
+    }
+    free(order);
     char sub[4200];
-    snprintf(sub, sizeof sub, "%s/dataset", dir);
+    snprintf(sub, sizeof sub, "%s/" QR_BF_DATASET, dir);
     if (st == QR_OK) st = qr_mkdir_p(sub);
     if (st == QR_OK) st = qr_ds_compare_write(&r->dc, s, ds, metric, sub);
     r->ok = st == QR_OK;
@@ -576,6 +686,8 @@ static QrStatus qr_ds_runall_merged(QrDsRunall *r, const QrDsSet *ds, QrMetricKi
 static void qr_ds_runall_free(QrDsRunall *r) {
     qr_ds_compare_free(&r->dc);
     qr_dsstat_run_free(&r->x);
+    for (int i = 0; r->worst_in && r->ds && i < r->ds->n_inputs; i++) qr_tensor_free_data(&r->worst_in[i]);
+    free(r->worst_in);
     memset(r, 0, sizeof *r);
 }
 
@@ -590,7 +702,21 @@ static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s
     qr_json_key(j, "dataset");
     qr_json_obj_begin(j);
     qr_json_kv_str(j, "dir", r->ds->dir);
-    qr_json_kv_int(j, "samples", d->n_samples);
+    qr_json_kv_int(j, "samples", d->n_done);
+    qr_json_kv_int(j, "samples_found", r->ds->n_found);
+    qr_json_kv_int(j, "skipped", d->n_skipped);
+    if (d->n_skipped) {
+        qr_json_key(j, "skipped_samples");
+        qr_json_arr_begin(j);
+        for (int k = 0; k < d->n_samples; k++)
+            if (d->skipped[k]) {
+                qr_json_obj_begin(j);
+                qr_json_kv_str(j, "sample", d->names[k]);
+                qr_json_kv_str(j, "error", d->skip_why[k]);
+                qr_json_obj_end(j);
+            }
+        qr_json_arr_end(j);
+    }
     qr_json_kv_str(j, "worst_sample", d->names[order[0]]);
     qr_json_kv_str(j, "rank_metric", qr_metric_name(r->metric));
     int64_t bad = 0;

@@ -55,7 +55,8 @@ typedef struct QrDsCompare {
     QrDsRow *rows;
     int n_outs;
     QrDsOut *outs;
-    QrMetrics *smp;          /* per sample: model outputs concatenated */
+    QrMetrics *smp;          /* per sample: model outputs concatenated (or output rank_output alone) */
+    int rank_output;         /* -1 (qr_ds_compare_init), or the graph output the samples are ranked by (--rank-output) */
     int64_t *smp_in_bad;     /* per sample: NaN/Inf elements in its inputs */
     uint8_t *done;           /* per sample: processed */
     int n_done;
@@ -65,14 +66,37 @@ typedef struct QrDsCompare {
     QrTapFn base_tap;
     void *base_tap_user;
     QrCmpHooks *hooks;
+    bool skip_bad;           /* --skip-bad-samples: qr_ds_pass records a sample that cannot be read and goes on */
+    uint8_t *skipped;        /* per sample: skipped (unreadable, wrong shape / dtype) */
+    char **skip_why;         /* per skipped sample: the error naming it (malloc'd) */
+    int n_skipped;
+    /* the prepared comparison, reused by every sample (qr_ds_compare_sample .. qr_ds_compare_end) */
+    QrSession *s;
+    struct QrCmpPlan *plan;
+    QrCompare cmp;
+    QrMetricAcc *acc;        /* per match: the full and shadow run's of the current sample */
+    QrTensor *cur_outs;      /* the current sample's analysis outputs */
 } QrDsCompare;
 
 /* Sets up the rows of s (matched values, in compare's order) for n samples named names. */
 static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, const char *const *names);
 static void qr_ds_compare_free(QrDsCompare *d);
-/* Runs the comparison of sample k (inputs in: s->inputs is pointed at them; the session's
- * baseline values are recomputed) and adds it to d. */
+/* Runs the comparison of sample k (inputs in: the session is pointed at them with
+ * qr_session_next_inputs) and adds it to d. The first call prepares the comparison (the plan,
+ * the int lowering, the match verified once — or kept when s already verified it); every later
+ * call runs only the sample's model runs through it (mode must stay the same). base_tap and
+ * hooks, when set before the first call, hear every value of the runs. */
 static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *mode, int k, const QrTensor *in);
+/* Ends a pass: frees the prepared comparison and the per-sample buffers (the accumulators stay).
+ * s->inputs still points at the last sample's. Called by qr_ds_compare_free too. */
+static void qr_ds_compare_end(QrDsCompare *d);
+/* One pass over the samples [lo, hi) of ds: each read (checked against ref's dtypes and shapes),
+ * compared into d, its tensors freed before the next is read; then qr_ds_compare_end. With
+ * d->skip_bad, a sample that cannot be read (corrupt, wrong shape or dtype) is recorded in d
+ * (skipped, skip_why) and the pass goes on; it fails when no sample is left.
+ * Progress steps through hook (optional). */
+static QrStatus qr_ds_pass(QrDsCompare *d, QrSession *s, const QrDsSet *ds, const char *mode, int lo, int hi,
+                           const QrTensor *ref, const QrStepHook *hook);
 /* a += b (same rows; every sample in at most one of them: a sample in both fails, named). */
 static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b);
 /* Samples ranked worst first by metric (NaN first), ties by index: order[n_done]. */
@@ -89,24 +113,36 @@ static void qr_ds_out_metrics(const QrDsOut *o, QrMetrics *m);
 #endif
 
 /* ==== runall --data (runall/runall.c's hooks) =============================================
- * The comparison over the whole set next to runall's analyses of the worst sample: run once
- * after them (the session's inputs are restored and its baseline values dropped), written
- * into DIR/dataset/ (the tables above), summarized in summary.json ("dataset") and the HTML
- * (a data-set section). */
+ * One pass over the set before runall's analyses (the bad-case search of earlier versions is
+ * this pass): every sample compared through one prepared comparison, the samples ranked, and
+ * the worst one read for the analyses that need one concrete input. Its tables go into
+ * DIR/dataset/, summarized in summary.json ("dataset") and the HTML (a data-set section). */
 typedef struct QrDsRunall {
     bool on, ok;
     QrDsCompare dc;
     QrDsStatRun x;           /* analysis/dsstat: both profiles and the distributions over the set */
     QrMetricKind metric;
     const QrDsSet *ds;
+    int worst;               /* the worst sample's index (by metric at the model outputs) */
+    QrTensor *worst_in;      /* its tensors, one per graph input: the analyses' inputs */
 } QrDsRunall;
-/* dist: runall's distributions (the worst sample's), replaced by the set's where it can (NULL: none). */
-static QrStatus qr_ds_runall(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s, const char *mode,
-                             const QrTensor *inputs, QrDistSet *dist, const char *dir);
+/* The pass (ref: the first sample's tensors the graphs were inferred on; progress through
+ * s->progress; rank_output: -1, or the one graph output the samples are ranked by), then the
+ * worst sample read into r->worst_in and the session pointed at it. The pass's runs also feed
+ * both profiles over the set (analysis/dsstat) through the comparison's taps. */
+static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, bool skip_bad,
+                                  QrSession *s, const char *mode, const QrTensor *ref);
+/* After the analyses of the worst sample: the dataset/ tables into dir/dataset, the profiles
+ * over the set (model0/1_statistic, replacing the worst sample's) and, when dist (runall's
+ * distributions of the worst sample; NULL: none) holds activations that can be accumulated,
+ * their data over the set (a second pass: each sample's baseline and analysis runs once more,
+ * without the shadow run; their selection comes from the analyses of the worst sample, known
+ * only after the first pass). r->ok records the outcome for the json / HTML. */
+static QrStatus qr_ds_runall_write(QrDsRunall *r, QrSession *s, const char *mode, QrDistSet *dist, const char *dir);
 static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s);
 static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s, const char *dir);
 static void qr_ds_runall_free(QrDsRunall *r);
 /* The same with the comparison already merged from parts (qreport merge of runall --shard parts;
  * merged: for the same rows and sample list). */
-static QrStatus qr_ds_runall_merged(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, QrSession *s,
+static QrStatus qr_ds_runall_merged(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, QrSession *s,
                                     const QrDsCompare *merged, const char *dir);

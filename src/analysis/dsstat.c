@@ -260,6 +260,14 @@ static QrStatus qr_dsstat_run_init(QrDsStatRun *r, const QrSession *s, QrDistSet
     return st;
 }
 
+static QrStatus qr_dsstat_dist_begin(QrDsStatRun *r, const QrSession *s, QrDistSet *dset) {
+    qr_dist_acc_free(&r->dist);
+    r->dset = dset;
+    QR_TRY(qr_dist_acc_init(&r->dist, s, dset));
+    r->hooks.match = r->dist.n ? qr__dss_match : NULL;
+    return QR_OK;
+}
+
 static void qr_dsstat_run_free(QrDsStatRun *r) {
     qr_statset_free(&r->prof[0]);
     qr_statset_free(&r->prof[1]);

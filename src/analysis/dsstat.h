@@ -71,6 +71,9 @@ typedef struct QrDsStatRun {
 } QrDsStatRun;
 
 static QrStatus qr_dsstat_run_init(QrDsStatRun *r, const QrSession *s, QrDistSet *dset);
+/* runall --data: the distributions to accumulate are known only after the first pass (the
+ * analyses of its worst sample choose them): sets them up (dset: runall's) and the match hook. */
+static QrStatus qr_dsstat_dist_begin(QrDsStatRun *r, const QrSession *s, QrDistSet *dset);
 static QrStatus qr_dsstat_base_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t);
 /* After the samples: the profiles over the set written into dir (model0_/model1_statistic.*,
  * replacing the worst sample's), the distributions' data replaced by the set's. */

@@ -205,15 +205,31 @@ static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a
     return QR_OK;
 }
 
-typedef struct QrBaseTap { QrSession *s; int *match_of; QrStatsCollect stats; } QrBaseTap;
+typedef struct QrBaseTap { QrSession *s; int *match_of; QrStatsCollect stats; uint8_t *filled; } QrBaseTap;
+
+/* t as float32 into *d: into d's own buffer when it already has t's shape (a stale baseline
+ * value of the previous sample), else a new one. */
+static QrStatus qr__se_f32_into(const QrTensor *t, QrTensor *d) {
+    if (d->data && d->owned && d->dtype == QR_DT_F32 && qr_tensor_same_shape(d, t)) return qr_tensor_convert(t, d);
+    qr_tensor_free_data(d);
+    return qr_tensor_to_f32(t, d);
+}
 
 static QrStatus qr__se_base_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
     QrBaseTap *bt = user;
     if (bt->stats.stats) QR_TRY(qr_stats_tap(&bt->stats, g, node, value, t));
     if (bt->s->base_tap) QR_TRY(bt->s->base_tap(bt->s->base_tap_user, g, node, value, t));
     int mi = bt->match_of[value];
-    if (mi < 0 || !qr_dtype_is_float(t->dtype) || bt->s->base[mi].data) return QR_OK;
-    return qr_tensor_to_f32(t, &bt->s->base[mi]);
+    if (mi < 0 || !qr_dtype_is_float(t->dtype) || bt->filled[mi]) return QR_OK;
+    bt->filled[mi] = 1;
+    return qr__se_f32_into(t, &bt->s->base[mi]);
+}
+
+static void qr_session_next_inputs(QrSession *s, const QrTensor *inputs) {
+    s->inputs = inputs;
+    s->base_stale = s->base != NULL;
+    qr_session_ref_free(s);
+    qr_sens_reference_free(s);
 }
 
 /* Overrides that disable every quantizer of the baseline: integer-stored weights and biases
@@ -293,16 +309,21 @@ static QrStatus qr__se_run_base_off(QrSession *s) {
 }
 
 static QrStatus qr_session_run_baseline(QrSession *s) {
-    if (s->base) return QR_OK;
+    if (s->base && !s->base_stale) return QR_OK;
     if (s->b->n_outputs != s->tw.g.n_outputs)
         return qr_errf(QR_ERR_INVALID, "the baseline has %d outputs but the analysis model has %d", s->b->n_outputs,
                        s->tw.g.n_outputs);
-    s->base = calloc((size_t)s->m.n + 1, sizeof(QrTensor));
-    s->base_out = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
-    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { s->base_stats, s->base_seen } };
+    const bool refill = s->base != NULL;     /* the next sample: the stale values' buffers are reused */
+    s->base_stale = false;
+    if (!refill) {
+        s->base = calloc((size_t)s->m.n + 1, sizeof(QrTensor));
+        s->base_out = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
+    }
+    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { s->base_stats, s->base_seen },
+                     calloc((size_t)s->m.n + 1, 1) };
     if (!s->base_seen) bt.stats.stats = NULL;
     QrTensor *outs = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
-    QrStatus st = s->base && s->base_out && bt.match_of && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus st = s->base && s->base_out && bt.match_of && bt.filled && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {
         for (int v = 0; v < s->b->n_values; v++) bt.match_of[v] = -1;
         for (int i = 0; i < s->m.n; i++) bt.match_of[s->b_vis[i]] = i;
@@ -326,10 +347,13 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
         free(only);
         if (st == QR_OK && bt.stats.stats) qr_stats_inits(s->b, bt.stats.stats, bt.stats.seen);
     }
-    for (int k = 0; st == QR_OK && k < s->b->n_outputs; k++) st = qr_tensor_to_f32(&outs[k], &s->base_out[k]);
+    /* a refill: a value this run did not produce must not keep the previous sample's data */
+    for (int i = 0; st == QR_OK && refill && i < s->m.n; i++) if (!bt.filled[i]) qr_tensor_free_data(&s->base[i]);
+    for (int k = 0; st == QR_OK && k < s->b->n_outputs; k++) st = qr__se_f32_into(&outs[k], &s->base_out[k]);
     if (outs) for (int k = 0; k < s->b->n_outputs; k++) qr_tensor_free_data(&outs[k]);
     free(outs);
     free(bt.match_of);
+    free(bt.filled);
     if (st != QR_OK) {
         /* no half-filled cache: a later call must run again, not report success */
         if (s->base) for (int i = 0; i < s->m.n; i++) qr_tensor_free_data(&s->base[i]);
@@ -341,7 +365,7 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
     }
     /* Every pair is proven before any analysis uses it (names are only hints). A failing
      * verification run leaves the pairs unchecked: nothing is then a headline. */
-    if (st == QR_OK && qr__se_verify(s) != QR_OK) qr_err_clear();
+    if (st == QR_OK && !s->match_fixed && qr__se_verify(s) != QR_OK) qr_err_clear();
     return st;
 }
 

@@ -48,6 +48,13 @@ typedef struct QrSession {
     QrTensor *keep_vals, *keep_outs;
     bool no_incremental;     /* no all-on reference: cumulative error and what-if re-run the whole twin every
                               * time (tests compare both; qr_session_low_memory sets it) */
+    /* Data sets (qr_session_next_inputs): the baseline values belong to earlier inputs; the next
+     * baseline run refills their buffers in place (no per-sample allocations). */
+    bool base_stale;
+    /* Data sets: set once the match has been verified on the first sample; later baseline runs
+     * (other samples) keep it instead of verifying again (one model run fewer per sample, and the
+     * rows stay the same for every sample). */
+    bool match_fixed;
 } QrSession;
 
 /* Prepares the pair (b and a shape-inferred on inputs). */
@@ -72,6 +79,11 @@ static const char *qr_session_baseline_form_text(const QrSession *s);
  * what every analysis compares with); one whose quantizers cannot be disabled
  * (QOperator / integer-op) is refused. */
 static QrStatus qr_session_run_baseline(QrSession *s);
+/* Data sets: points s at the next sample's inputs (same dtypes and shapes). The baseline values
+ * become stale (the next qr_session_run_baseline refills their buffers, without another
+ * verification once match_fixed is set); the all-on and sensitivity references, which belong to
+ * the old inputs, are freed. */
+static void qr_session_next_inputs(QrSession *s, const QrTensor *inputs);
 
 /* Executor overrides for a mask over s->qt (enabled[i]; NULL = all enabled).
  * The arrays are per twin value, allocated by the caller (qr_session_overrides_alloc). */

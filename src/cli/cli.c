@@ -27,6 +27,7 @@ typedef struct QrCliOpts {
     const char *data_dir;        /* --data: bad-case search folder */
     int num_steps;
     int samples;                 /* --samples N: the first N samples of --data (0 = all) */
+    bool skip_bad;               /* --skip-bad-samples: unreadable / mismatched samples are skipped and listed */
     const char *shard;           /* --shard K/N | auto: this process's share of --data, written as a .qrpart */
     int sens_samples;            /* --sens-samples K: sensitivity / cumulative error over the K worst samples (0: default) */
     const char *plot_nodes;      /* comma-separated */
@@ -172,13 +173,16 @@ static const char *qr__cli_usage_runall =
     "  --emit-model DIR (new or empty) writes the what-if's recommended promotion applied, as promote does:\n"
     "  DIR/analysis_promoted.onnx, promotion.json, nodes_to_exclude.json, modelopt_exclude.json, exclude_nodes.txt;\n"
     "  exit 1 when it cannot be written.\n"
-    "  --data DIR [--samples N]: the analyses run on the worst sample (bad-case search by --metric), and\n"
-    "  the per-layer comparison is also pooled over every sample: dataset/compare_per_layer_out, compare_outputs,\n"
-    "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data), and\n"
-    "  sensitivity with the cumulative error over the --sens-samples K worst (default 4; dataset/sensitive_ops.*,\n"
-    "  dataset/accumulated_error.csv, the p05-p95 band plot; see sensitivity --data). --shard K/N -o PART.qrpart:\n"
-    "  only shard K's comparison; 'qreport merge PARTS -o report.zip [--keep-dir DIR] [--fail-if-*]' writes the\n"
-    "  bundle one process writes (docs/DATASET.md).\n";
+    "  --data DIR [--samples N]: one pass over the samples (each runs both models and the shadow run once, through\n"
+    "  one prepared comparison) pools the per-layer comparison: dataset/compare_per_layer_out, compare_outputs,\n"
+    "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data), and both\n"
+    "  profiles (model0/1_statistic) over every sample; the other analyses run on the worst sample of that pass by\n"
+    "  --metric (--rank-output: at that output), the verdict states the number of samples; the distributions of the\n"
+    "  activations they choose are then accumulated over the set; sensitivity with the cumulative error over the\n"
+    "  --sens-samples K worst (default 4; dataset/sensitive_ops.*, dataset/accumulated_error.csv, the p05-p95 band\n"
+    "  plot; see sensitivity --data). --skip-bad-samples: a corrupt or mismatched sample is skipped and listed.\n"
+    "  --shard K/N -o PART.qrpart: only shard K's comparison; 'qreport merge PARTS -o report.zip [--keep-dir DIR]\n"
+    "  [--fail-if-*]' writes the bundle one process writes (docs/DATASET.md).\n";
 static const char *qr__cli_usage_sensitivity =
     "usage: qreport sensitivity BASE.onnx ANALYSIS.onnx [-i INPUT ... | --data DIR [--samples N] [--sens-samples K]\n"
     "                           [--shard K/N|auto]] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
@@ -303,6 +307,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) QR__CLI_NEXT(o->out_dir);
         else if (!strcmp(a, "--seed")) { const char *s; QR__CLI_NEXT(s); o->seed = strtoull(s, NULL, 10); }
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = true;
+        else if (!strcmp(a, "--skip-bad-samples")) o->skip_bad = true;
         else if (!strcmp(a, "--mode")) QR__CLI_NEXT(o->mode);
         else if (!strcmp(a, "--int16")) {
             const char *v;
@@ -459,6 +464,11 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
         QrDsSet ds;
         st = qr_ds_list(g, o->data_dir, o->samples, &ds);
         if (st == QR_OK) st = qr_ds_read(&ds, g, 0, NULL, in);
+        /* --skip-bad-samples: the graphs are inferred on the first sample that reads */
+        for (int k = 1; st != QR_OK && st != QR_ERR_NOMEM && o->skip_bad && ds.names && k < ds.n; k++) {
+            qr_err_clear();
+            st = qr_ds_read(&ds, g, k, NULL, in);
+        }
         for (int i = 0; st == QR_OK && i < g->n_inputs; i++) given[i] = &in[i];
         if (st == QR_OK) qr_ds_set_free(&ds);
     }
@@ -989,20 +999,19 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     }
     st = cur ? qr_ds_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
+    if (st == QR_OK && o->skip_bad && o->shard)
+        st = qr_errf(QR_ERR_INVALID, "--skip-bad-samples with --shard: parts carry no list of skipped samples yet; fix or "
+                     "remove the bad samples (a run without --shard names them)");
+    dc.skip_bad = o->skip_bad;
     hi = ds.n;
     if (st == QR_OK && o->shard) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
     qr_progress_init(&pr, stderr, o->quiet);
     QrStepHook hook = qr_progress_hook(&pr);
     qr_progress_begin(&pr, "compare over the data set", 0);
-    for (int k = lo; st == QR_OK && k < hi; k++) {
-        qr_step(&hook, k - lo, hi - lo);
-        st = qr_ds_read(&ds, b, k, in, cur);
-        if (st == QR_OK) st = qr_ds_compare_sample(&dc, se, o->mode, k, cur);
-        for (int i = 0; i < b->n_inputs; i++) qr_tensor_free_data(&cur[i]);
-    }
+    if (st == QR_OK) st = qr_ds_pass(&dc, se, &ds, o->mode, lo, hi, in, &hook);
     qr_progress_end(&pr, st);
-    se->inputs = in;
+    qr_session_next_inputs(se, in);
     if (st == QR_OK && o->shard) {
         char nbuf[32];
         snprintf(nbuf, sizeof nbuf, "%d", ds.n);
@@ -1019,8 +1028,10 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     if (st == QR_OK && !o->quiet) {
         QrMetrics m;
         qr_ds_out_metrics(&dc.outs[0], &m);
-        printf("%d samples; model output%s pooled: Cosine %.6f, SQNR %.2f dB (%d layers compared)\n", ds.n,
+        printf("%d samples; model output%s pooled: Cosine %.6f, SQNR %.2f dB (%d layers compared)\n", dc.n_done,
                dc.n_outs > 1 ? " 0" : "", m.cosine, m.sqnr, dc.n_rows);
+        for (int k = 0; k < ds.n; k++)
+            if (dc.skipped && dc.skipped[k]) printf("skipped (--skip-bad-samples): %s\n", dc.skip_why[k]);
         printf("wrote %s/" QR_BF_COMPARE ".txt, " QR_BF_DS_OUTPUTS ".txt, " QR_BF_DS_SAMPLES ".txt (and .csv), " QR_BF_BADCASE "\n",
                dir);
     }
@@ -1237,20 +1248,19 @@ static int qr__cli_sens_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTenso
     if (st == QR_OK) st = qr__cli_sens_knobs(o, b, a, &knobs);
     if (st == QR_OK) st = cur ? qr_ds_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
+    if (st == QR_OK && o->skip_bad && o->shard)
+        st = qr_errf(QR_ERR_INVALID, "--skip-bad-samples with --shard: parts carry no list of skipped samples yet; fix or "
+                     "remove the bad samples (a run without --shard names them)");
+    dc.skip_bad = o->skip_bad;
     hi = ds.n;
     if (st == QR_OK && o->shard) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
     qr_progress_init(&pr, stderr, o->quiet);
     QrStepHook hook = qr_progress_hook(&pr);
     qr_progress_begin(&pr, "compare over the data set", 0);
-    for (int k = lo; st == QR_OK && k < hi; k++) {
-        qr_step(&hook, k - lo, hi - lo);
-        st = qr_ds_read(&ds, b, k, in, cur);
-        if (st == QR_OK) st = qr_ds_compare_sample(&dc, se, "sim", k, cur);
-        for (int i = 0; i < b->n_inputs; i++) qr_tensor_free_data(&cur[i]);
-    }
+    if (st == QR_OK) st = qr_ds_pass(&dc, se, &ds, "sim", lo, hi, in, &hook);
     qr_progress_end(&pr, st);
-    se->inputs = in;
+    qr_session_next_inputs(se, in);
     char kbuf[32], nbuf[32];
     QrCliSensSpec sp;
     qr__cli_sens_spec(o, kbuf, sizeof kbuf, &sp);
@@ -1389,28 +1399,27 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     QrDsCompare dc = {0};
     bool open = false;
     int shard = 0, n_shards = 1, lo = 0, hi = 0;
-    QrTensor *cur = calloc((size_t)b->n_inputs + 1, sizeof *cur);
-    QrStatus st = cur ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK && !o->data_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs --data DIR");
+    QrStatus st = o->data_dir ? QR_OK : qr_errf(QR_ERR_INVALID, "--shard needs --data DIR");
     if (st == QR_OK && o->single) st = qr_errf(QR_ERR_INVALID, "--shard needs both models (BASE.onnx ANALYSIS.onnx)");
     if (st == QR_OK) st = qr_ds_shard_parse(o->shard, &shard, &n_shards);
     if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
     if (st == QR_OK) { st = qr_session_open(&se, b, a, in); open = st == QR_OK; }
     if (st == QR_OK) st = qr_ds_list(b, o->data_dir, o->samples ? o->samples : o->num_steps, &ds);
     if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
+    if (st == QR_OK && o->skip_bad)
+        st = qr_errf(QR_ERR_INVALID, "--skip-bad-samples with --shard: parts carry no list of skipped samples yet; fix or "
+                     "remove the bad samples (a run without --shard names them)");
+    if (st == QR_OK) st = qr_select_output(b, o->rank_output, &dc.rank_output);   /* as one process ranks its samples */
     if (st == QR_OK) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
     qr_progress_init(&pr, stderr, o->quiet);
     QrStepHook hook = qr_progress_hook(&pr);
     qr_progress_begin(&pr, "compare over the data set", 0);
-    for (int k = lo; st == QR_OK && k < hi; k++) {
-        qr_step(&hook, k - lo, hi - lo);
-        st = qr_ds_read(&ds, b, k, in, cur);
-        if (st == QR_OK) st = qr_ds_compare_sample(&dc, &se, o->mode, k, cur);
-        for (int i = 0; i < b->n_inputs; i++) qr_tensor_free_data(&cur[i]);
-    }
+    /* the match verified on the first sample, as in one process's pass (each shard's rows alike) */
+    if (st == QR_OK && lo > 0 && lo < hi) st = qr_session_run_baseline(&se);
+    if (st == QR_OK) st = qr_ds_pass(&dc, &se, &ds, o->mode, lo, hi, in, &hook);
     qr_progress_end(&pr, st);
-    se.inputs = in;
+    if (open) qr_session_next_inputs(&se, in);
     static char args[8192];
     char kbuf[32], nbuf[32];
     QrCliSensSpec sp;
@@ -1428,7 +1437,6 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     }
     qr_ds_compare_free(&dc);
     qr_ds_set_free(&ds);
-    free(cur);
     if (open) qr_session_close(&se);
     qr_graph_free(a);
     free(a);
@@ -1477,7 +1485,7 @@ static int qr_cli_runall(int argc, char **argv) {
     char **pargv = argv;
     int rc = qr_cli_deploy_runall_args(&pargc, &pargv, &dep);
     if (rc) return rc;
-    for (int i = 2; i < pargc; i++) if (!strcmp(pargv[i], "--shard")) qr__cli_data_first = true;   /* a session on sample 0 */
+    qr__cli_data_first = true;               /* --data: the graphs are inferred on its first sample */
     rc = qr__cli_begin(pargc - 2, pargv + 2, qr__cli_usage_runall, true, &o, &b, &in);
     if (rc >= 0) return rc;
     QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
@@ -1491,8 +1499,6 @@ static int qr_cli_runall(int argc, char **argv) {
         const char *eq = strchr(o.inputs[i], '=');
         paths[i] = eq ? eq + 1 : o.inputs[i];
     }
-    QrBadcase bc = {0};
-    bool have_bc = false;
     if (o.data_dir && o.n_inputs) {
         qr_graph_free(a); free(a); qr__cli_release(b, in);
         fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__cli_usage_runall);
@@ -1503,27 +1509,13 @@ static int qr_cli_runall(int argc, char **argv) {
     if (st == QR_OK) st = qr__cli_names_check(o.plot_nodes, ",", b, a, "--plot-nodes");
     if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
     if (o.shard) return qr__cli_runall_shard(&o, b, a, in, pargc, pargv);
+    QrBadcase bc = {0};
+    bool have_bc = false;
     if (o.data_dir && qr__cli_merged) {      /* qreport merge: the worst sample of the merged table */
         QrMetricKind mk = QR_METRIC_L1;
         if (o.metric) qr_metric_parse(o.metric, &mk);
         st = qr__cli_badcase_merged(qr__cli_merged, b, mk, &bc);
         have_bc = st == QR_OK;
-        if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
-    } else if (o.data_dir) {
-        QrMetricKind mk = QR_METRIC_L1;
-        if (o.metric) qr_metric_parse(o.metric, &mk);
-        QrProgress pr;
-        qr_progress_init(&pr, stderr, o.quiet);
-        qr_progress_begin(&pr, "bad-case search", 0);
-        QrStepHook hook = qr_progress_hook(&pr);
-        int only = -1;
-        qr_select_output(b, o.rank_output, &only);
-        st = qr_badcase_search_at(b, a, o.data_dir, o.num_steps, mk, only, &hook, &bc);
-        qr_progress_end(&pr, st);
-        have_bc = st == QR_OK;
-        if (st == QR_OK && !o.quiet)
-            printf("bad-case search: %d of %d samples, worst %s (%s %.6g)\n", bc.n, bc.n_total, bc.samples[bc.worst].file,
-                   qr_metric_name(mk), qr_metric_get(&bc.samples[bc.worst].m, mk));
         if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
     }
     const char *pn[64];
@@ -1536,14 +1528,15 @@ static int qr_cli_runall(int argc, char **argv) {
     QrRunallOpts ro = { .out_zip = o.out_dir ? o.out_dir : "qreport_report.zip", .keep_dir = o.keep_dir, .cmdline = cmdline,
                         .input_paths = paths, .n_input_paths = o.n_inputs, .random_input = o.n_inputs == 0,
                         .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode,
-                        .badcase = have_bc ? &bc : NULL, .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
-    if (have_bc) ro.random_input = false;
+                        .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
     ro.sens = knobs;
     ro.single_model = o.single;
     QrDsSet ds = {0};
-    if (have_bc && st == QR_OK) {            /* the comparison pooled over the set too (dataset/) */
+    if (o.data_dir && st == QR_OK) {         /* one pass over the set; the analyses on its worst sample */
+        ro.random_input = false;
         st = qr_ds_list(b, o.data_dir, o.samples ? o.samples : o.num_steps, &ds);
         ro.dataset = st == QR_OK ? &ds : NULL;
+        ro.dataset_skip_bad = o.skip_bad;
         ro.dataset_metric = QR_METRIC_L1;
         if (o.metric) qr_metric_parse(o.metric, &ro.dataset_metric);
         ro.sens_samples = o.sens_samples;
@@ -1563,7 +1556,8 @@ static int qr_cli_runall(int argc, char **argv) {
     if (!qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", ro.topk, 12, &ro.n_topk))
         st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
     QrRunallResult res;
-    if (st == QR_OK) st = qr_runall_run(b, a, have_bc ? bc.inputs : in, &ro, &res);
+    if (have_bc) ro.dataset_worst = bc.inputs;
+    if (st == QR_OK) st = qr_runall_run(b, a, in, &ro, &res);
     int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
     if (st == QR_OK && dep.emit_dir) {               /* the model asked for must be there */
         char p[4096];

@@ -115,6 +115,31 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         st = qr_session_open(&bd->se, b, a, inputs);
         if (st == QR_OK && o->single_model) qr_session_single_model(&bd->se);
         bd->se.progress = qr_progress_hook(&bd->prog);
+        if (st == QR_OK && o->dataset && !o->dataset_merged) {   /* --data: the pass over the set, then the analyses on its worst sample */
+            qr_progress_end(&bd->prog, st);
+            qr_progress_begin(&bd->prog, "data set", 0);
+            int only = -1;
+            qr_select_output(b, o->sens.rank_output, &only);
+            qr_err_clear();
+            st = qr_ds_runall_pass(&bd->dsr, o->dataset, o->dataset_metric, only, o->dataset_skip_bad, &bd->se, o->mode,
+                                   inputs);
+            if (st == QR_OK) inputs = bd->inputs = bd->dsr.worst_in;
+            qr_progress_end(&bd->prog, st);
+            qr_progress_begin(&bd->prog, "prepare", 0);
+        } else if (st == QR_OK && o->dataset && o->dataset_merged && o->dataset_worst) {
+            /* as one process's pass (its stages too): the match verified on the first sample, then the
+             * analyses on the merged set's worst sample */
+            qr_progress_end(&bd->prog, st);
+            qr_progress_begin(&bd->prog, "data set", 0);
+            st = qr_session_run_baseline(&bd->se);
+            if (st == QR_OK) {
+                bd->se.match_fixed = true;
+                qr_session_next_inputs(&bd->se, o->dataset_worst);
+                inputs = bd->inputs = o->dataset_worst;
+            }
+            qr_progress_end(&bd->prog, st);
+            qr_progress_begin(&bd->prog, "prepare", 0);
+        }
         /* the baseline run also gives the baseline profile's statistics */
         base_stats = calloc((size_t)b->n_values + 1, sizeof *base_stats);
         base_seen = calloc((size_t)b->n_values + 1, sizeof *base_seen);
@@ -239,11 +264,13 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         qr__ra_done(bd, "badcase", s2);
         if (o->dataset) {
             qr_progress_begin(&bd->prog, "data set", 0);
+            int rank_out = -1;
+            if (qr_select_output(b, o->sens.rank_output, &rank_out) != QR_OK) qr_err_clear();
             qr__ra_done(bd, "data set",
                         o->dataset_merged
-                            ? qr_ds_runall_merged(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->dataset_merged, bd->dir)
-                            : qr_ds_runall(&bd->dsr, o->dataset, o->dataset_metric, &bd->se, o->mode, inputs,
-                                           bd->have_dist ? &bd->dist : NULL, bd->dir));
+                            ? qr_ds_runall_merged(&bd->dsr, o->dataset, o->dataset_metric, rank_out, &bd->se, o->dataset_merged,
+                                                  bd->dir)
+                            : qr_ds_runall_write(&bd->dsr, &bd->se, o->mode, bd->have_dist ? &bd->dist : NULL, bd->dir));
             qr_progress_begin(&bd->prog, "data-set sensitivity", 0);
             qr__ra_done(bd, "data-set sensitivity",
                         qr_sens_set_runall(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk,

@@ -41,6 +41,7 @@
 #include "test_dataset_sens.c"
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* a test that times out (harness.h) loses no earlier line */
     const char *conf_filter = NULL;
     bool only_conf = false;
     const char *only = NULL;

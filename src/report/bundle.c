@@ -390,7 +390,7 @@ static QrStatus qr_bundle_write_manifest(QrBundle *bd) {
     return qr__bn_write_json(bd, &j, QR_BF_MANIFEST);
 }
 
-/* ==== index.html ======================================================================= */
+/* ==== index.html: one function per section, qr_bundle_write_html calls them in order ===== */
 
 static char *qr__bn_read_text(QrBundle *bd, const char *name) {
     unsigned char *buf = NULL;
@@ -426,40 +426,40 @@ static void qr__bn_html_compare(QrHtml *h, const QrSession *se, const QrCompare 
     qr_html_files(h, files, 2);
 }
 
-static QrStatus qr_bundle_write_html(QrBundle *bd) {
-    QrHtml h;
-    qr_html_init(&h, "qreport — quantization accuracy report");
+/* The verdict box's tiles: output metrics, match coverage, baseline form, verified pairs,
+ * equivalence. */
+static void qr__bn_html_tiles(QrHtml *h, QrBundle *bd) {
     const QrSession *se = &bd->se;
-    qr_html_subtitle(&h, qr_arena_printf(&bd->arena, "baseline %s · analysis %s · qreport %s", se->b->path, se->a->path,
-                                         QR_VERSION));
-    QrHtmlLevel lv;
-    const char *verdict = qr_bundle_verdict(bd, &lv);
-    qr_html_verdict_begin(&h, lv, verdict);
     if (bd->have_cmp) {
-        qr_html_metric(&h, "Output Cosine", qr_arena_printf(&bd->arena, "%.6f", bd->cmp.out.cosine), qr__bn_cos_level(bd->cmp.out.cosine), NULL);
-        qr_html_metric(&h, "Output SQNR", qr_arena_printf(&bd->arena, "%.2f dB", bd->cmp.out.sqnr),
+        qr_html_metric(h, "Output Cosine", qr_arena_printf(&bd->arena, "%.6f", bd->cmp.out.cosine), qr__bn_cos_level(bd->cmp.out.cosine), NULL);
+        qr_html_metric(h, "Output SQNR", qr_arena_printf(&bd->arena, "%.2f dB", bd->cmp.out.sqnr),
                        bd->cmp.out.sqnr >= 30 ? QR_HTML_GOOD : bd->cmp.out.sqnr >= 20 ? QR_HTML_WARN : QR_HTML_BAD, NULL);
-        qr_html_metric(&h, "Output L1", qr_arena_printf(&bd->arena, "%.6g", bd->cmp.out.l1), QR_HTML_NONE, NULL);
+        qr_html_metric(h, "Output L1", qr_arena_printf(&bd->arena, "%.6g", bd->cmp.out.l1), QR_HTML_NONE, NULL);
     }
     int matched = 0, fused = 0;
     for (int i = 0; i < se->m.n; i++) {
         matched += se->m.m[i].a_node >= 0;
         fused += se->m.m[i].a_node < 0 && se->m.m[i].note && !strncmp(se->m.m[i].note, "fused", 5);
     }
-    qr_html_metric(&h, "Match coverage", qr_arena_printf(&bd->arena, "%d / %d", matched + fused, se->m.n),
+    qr_html_metric(h, "Match coverage", qr_arena_printf(&bd->arena, "%d / %d", matched + fused, se->m.n),
                    matched + fused == se->m.n ? QR_HTML_GOOD : QR_HTML_WARN,
                    fused ? qr_arena_printf(&bd->arena, "%d paired, %d fused into their successor", matched, fused)
                          : "baseline values paired with analysis values");
-    qr_html_metric(&h, "Baseline form", qr_session_baseline_form(se), QR_HTML_NONE, qr_session_baseline_form_text(se));
-    qr_html_metric(&h, "Verified pairs", se->m.verified_run ? qr_arena_printf(&bd->arena, "%d / %d", se->m.n_verified,
-                                                                             se->m.n_verified + se->m.n_unverified) : "not checked",
+    qr_html_metric(h, "Baseline form", qr_session_baseline_form(se), QR_HTML_NONE, qr_session_baseline_form_text(se));
+    qr_html_metric(h, "Verified pairs", se->m.verified_run ? qr_arena_printf(&bd->arena, "%d / %d", se->m.n_verified,
+                                                                            se->m.n_verified + se->m.n_unverified) : "not checked",
                    se->m.verified_run && !se->m.n_unverified ? QR_HTML_GOOD : QR_HTML_BAD,
                    "same value with quantizers off (only these make headlines)");
     if (bd->have_eq)
-        qr_html_metric(&h, "Equivalence", bd->eq.equivalent ? "pass" : "FAIL", bd->eq.equivalent ? QR_HTML_GOOD : QR_HTML_BAD,
+        qr_html_metric(h, "Equivalence", bd->eq.equivalent ? "pass" : "FAIL", bd->eq.equivalent ? QR_HTML_GOOD : QR_HTML_BAD,
                        "quantizers off ⇒ baseline reproduced");
+}
+
+/* The verdict box's headlines: the three verified layers with the lowest Cosine, the most
+ * sensitive quantizers with the recommended action, the advisor's main findings. */
+static void qr__bn_html_headlines(QrHtml *h, QrBundle *bd) {
+    const QrSession *se = &bd->se;
     if (bd->have_cmp) {
-        /* the three layers with the lowest Cosine */
         int worst[3] = { -1, -1, -1 };
         for (int k = 0; k < bd->cmp.n; k++) {
             if (!bd->cmp.rows[k].has_m || !qr_match_verified(&se->m.m[bd->cmp.rows[k].match])) continue;   /* headline */
@@ -471,165 +471,204 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
                     break;
                 }
         }
-        qr_html_para(&h, "Worst layers (lowest Cosine against the baseline):");
-        qr_html_list_begin(&h, true);
+        qr_html_para(h, "Worst layers (lowest Cosine against the baseline):");
+        qr_html_list_begin(h, true);
         for (int w = 0; w < 3 && worst[w] >= 0; w++) {
             const QrLayerRow *r = &bd->cmp.rows[worst[w]];
-            qr_html_itemf(&h, "%s (%s): Cosine %.6f, local Cosine %.6f", se->b->nodes[se->m.m[r->match].b_node].name,
+            qr_html_itemf(h, "%s (%s): Cosine %.6f, local Cosine %.6f", se->b->nodes[se->m.m[r->match].b_node].name,
                           se->b->nodes[se->m.m[r->match].b_node].op_type, r->m.cosine, r->has_local ? r->local.cosine : NAN);
         }
-        qr_html_list_end(&h);
+        qr_html_list_end(h);
     }
     if (bd->have_sens && bd->sens.n) {
-        qr_html_para(&h, bd->sens.opts.off_one ? "Most sensitive quantizers (metric at the model output with every "
-                                                 "quantizer on but them; gain over all on):"
-                                               : "Most sensitive quantizers (metric at the model output with only them enabled):");
-        qr_html_list_begin(&h, true);
+        qr_html_para(h, bd->sens.opts.off_one ? "Most sensitive quantizers (metric at the model output with every "
+                                                "quantizer on but them; gain over all on):"
+                                              : "Most sensitive quantizers (metric at the model output with only them enabled):");
+        qr_html_list_begin(h, true);
         for (int k = 0; k < bd->sens.n && k < 5; k++) {
             const QrSensRow *row = qr_sens_top(&bd->sens, k);
             if (bd->sens.opts.off_one)
-                qr_html_itemf(&h, "%s — %s (%s): %s %.6g, gain %.6g", row->name, qr_sens_type_name(row->type), row->op_type,
+                qr_html_itemf(h, "%s — %s (%s): %s %.6g, gain %.6g", row->name, qr_sens_type_name(row->type), row->op_type,
                               qr_metric_name(bd->sens.opts.metric), qr_metric_get(&row->m, bd->sens.opts.metric),
                               qr_sens_gain(&bd->sens, row));
             else
-                qr_html_itemf(&h, "%s — %s (%s): %s %.6g", row->name, qr_sens_type_name(row->type), row->op_type,
+                qr_html_itemf(h, "%s — %s (%s): %s %.6g", row->name, qr_sens_type_name(row->type), row->op_type,
                               qr_metric_name(bd->sens.opts.metric), qr_metric_get(&row->m, bd->sens.opts.metric));
         }
-        qr_html_list_end(&h);
-        qr_html_para(&h, qr_bundle_action(bd));
+        qr_html_list_end(h);
+        qr_html_para(h, qr_bundle_action(bd));
     }
     if (bd->have_adv && bd->adv.n) {
-        qr_html_para(&h, "Advisor's main findings:");
-        qr_html_list_begin(&h, false);
+        qr_html_para(h, "Advisor's main findings:");
+        qr_html_list_begin(h, false);
         for (int k = 0; k < bd->adv.n && k < 3; k++)
-            qr_html_itemf(&h, "%s: %s — %s", bd->adv.f[k].node ? bd->adv.f[k].node : "model", bd->adv.f[k].reason, bd->adv.f[k].fix);
-        qr_html_list_end(&h);
-        if (bd->adv.main_how) qr_html_paraf(&h, "The first is the main finding: %s.", bd->adv.main_how);
+            qr_html_itemf(h, "%s: %s — %s", bd->adv.f[k].node ? bd->adv.f[k].node : "model", bd->adv.f[k].reason, bd->adv.f[k].fix);
+        qr_html_list_end(h);
+        if (bd->adv.main_how) qr_html_paraf(h, "The first is the main finding: %s.", bd->adv.main_how);
     }
-    for (int k = 0; k < bd->n_fail; k++) qr_html_failed(&h, bd->fail_name[k], bd->fail_msg[k]);
-    qr_html_verdict_end(&h);
+}
 
-    if (bd->have_cmp) qr__bn_html_compare(&h, se, &bd->cmp, qr__bn_exists(bd, QR_BF_PLOT_PER_LAYER));
-    if (bd->have_sens) {
-        qr_html_section(&h, "sensitivity", "Quantization sensitivity");
-        qr_html_paraf(&h, "%s; sorted by %s%s, most sensitive first. %lld node executions (incremental) instead of %lld for "
-                      "full re-runs.", bd->sens.opts.off_one ? "Every quantizer on except the row's" : "Only the row's quantizers on",
-                      bd->sens.opts.off_one ? "the gain in " : "", qr_metric_name(bd->sens.opts.metric), (long long)bd->sens.n_exec, (long long)bd->sens.n_full);
-        if (qr__bn_exists(bd, QR_BF_PLOT_SENS))
-            qr_html_image(&h, QR_BF_PLOT_SENS, "Top-k sensitive ops", NULL, 0, 0);
-        QrTable t = {0};
-        if (qr__bn_sens_table(&bd->sens, bd->sens.n, &t) == QR_OK) qr_html_table(&h, &t, NULL);
-        qr_table_free(&t);
-        const char *files[] = { QR_BF_SENS ".txt", QR_BF_SENS ".csv", QR_BF_SENS ".json" };
-        qr_html_files(&h, files, 3);
-    }
-    if (bd->have_acc) {
-        qr_html_section(&h, "accumulated", "Cumulative error");
-        qr_html_paraf(&h, "%s of every matched value along the graph for each quantization setting.", qr_metric_name(bd->acc.metric));
-        if (qr__bn_exists(bd, QR_BF_PLOT_ACCUM))
-            qr_html_image(&h, QR_BF_PLOT_ACCUM, "Cumulative error curves", NULL, 0, 0);
-        QrTable t = {0};
-        const char *cols[20] = { "setting", "output Cosine", "output SQNR", "output L1" };
-        if (qr_table_init(&t, 4, cols) == QR_OK) {
-            for (int k = 0; k < bd->acc.n_settings; k++) {
-                int ri;
-                if (qr_table_add_row(&t, &ri) != QR_OK) break;
-                qr_table_set(&t, ri, 0, bd->acc.setting[k]);
-                qr_compare_num(&t, ri, 1, bd->acc.out[k].cosine, false);
-                qr_compare_num(&t, ri, 2, bd->acc.out[k].sqnr, false);
-                qr_compare_num(&t, ri, 3, bd->acc.out[k].l1, false);
-            }
-            qr_html_table(&h, &t, NULL);
+/* The page head: subtitle, then the verdict box (tiles, headlines, failed analyses). */
+static void qr__bn_html_verdict(QrHtml *h, QrBundle *bd) {
+    const QrSession *se = &bd->se;
+    qr_html_subtitle(h, qr_arena_printf(&bd->arena, "baseline %s · analysis %s · qreport %s", se->b->path, se->a->path,
+                                        QR_VERSION));
+    QrHtmlLevel lv;
+    const char *verdict = qr_bundle_verdict(bd, &lv);
+    qr_html_verdict_begin(h, lv, verdict);
+    qr__bn_html_tiles(h, bd);
+    qr__bn_html_headlines(h, bd);
+    for (int k = 0; k < bd->n_fail; k++) qr_html_failed(h, bd->fail_name[k], bd->fail_msg[k]);
+    qr_html_verdict_end(h);
+}
+
+/* "Quantization sensitivity": the ranking table and the top-k bars. */
+static void qr__bn_html_sensitivity(QrHtml *h, QrBundle *bd) {
+    if (!bd->have_sens) return;
+    qr_html_section(h, "sensitivity", "Quantization sensitivity");
+    qr_html_paraf(h, "%s; sorted by %s%s, most sensitive first. %lld node executions (incremental) instead of %lld for "
+                  "full re-runs.", bd->sens.opts.off_one ? "Every quantizer on except the row's" : "Only the row's quantizers on",
+                  bd->sens.opts.off_one ? "the gain in " : "", qr_metric_name(bd->sens.opts.metric), (long long)bd->sens.n_exec, (long long)bd->sens.n_full);
+    if (qr__bn_exists(bd, QR_BF_PLOT_SENS))
+        qr_html_image(h, QR_BF_PLOT_SENS, "Top-k sensitive ops", NULL, 0, 0);
+    QrTable t = {0};
+    if (qr__bn_sens_table(&bd->sens, bd->sens.n, &t) == QR_OK) qr_html_table(h, &t, NULL);
+    qr_table_free(&t);
+    const char *files[] = { QR_BF_SENS ".txt", QR_BF_SENS ".csv", QR_BF_SENS ".json" };
+    qr_html_files(h, files, 3);
+}
+
+/* "Cumulative error": the curves and the output metrics of every setting. */
+static void qr__bn_html_accumulated(QrHtml *h, QrBundle *bd) {
+    if (!bd->have_acc) return;
+    qr_html_section(h, "accumulated", "Cumulative error");
+    qr_html_paraf(h, "%s of every matched value along the graph for each quantization setting.", qr_metric_name(bd->acc.metric));
+    if (qr__bn_exists(bd, QR_BF_PLOT_ACCUM))
+        qr_html_image(h, QR_BF_PLOT_ACCUM, "Cumulative error curves", NULL, 0, 0);
+    QrTable t = {0};
+    const char *cols[20] = { "setting", "output Cosine", "output SQNR", "output L1" };
+    if (qr_table_init(&t, 4, cols) == QR_OK) {
+        for (int k = 0; k < bd->acc.n_settings; k++) {
+            int ri;
+            if (qr_table_add_row(&t, &ri) != QR_OK) break;
+            qr_table_set(&t, ri, 0, bd->acc.setting[k]);
+            qr_compare_num(&t, ri, 1, bd->acc.out[k].cosine, false);
+            qr_compare_num(&t, ri, 2, bd->acc.out[k].sqnr, false);
+            qr_compare_num(&t, ri, 3, bd->acc.out[k].l1, false);
         }
-        qr_table_free(&t);
-        const char *files[] = { QR_BF_ACCUM };
-        qr_html_files(&h, files, 1);
+        qr_html_table(h, &t, NULL);
     }
-    if (bd->have_adv) {
-        qr_html_section(&h, "advisor", "Abnormal layers and fixes");
-        const char *t = qr__bn_read_text(bd, QR_BF_ADVISOR);
-        if (t) qr_html_pre(&h, t);
-    }
-    if (qr__bn_exists(bd, QR_BF_DEMOTION ".txt")) {     /* --demote-int16 */
-        qr_html_section(&h, "demotion", "int16 → int8 demotion");
-        const char *t = qr__bn_read_text(bd, QR_BF_DEMOTION ".txt");
-        if (t) qr_html_pre(&h, t);
-        const char *files[] = { QR_BF_DEMOTION ".txt", QR_BF_DEMOTION ".csv", QR_BF_DEMOTION ".json" };
-        qr_html_files(&h, files, 3);
-    }
-    if (bd->have_wi) {
-        qr_html_section(&h, "whatif", "Mixed-precision what-if");
-        qr_html_paraf(&h, "The top-k sensitive nodes re-run with their quantizers on a 16-bit grid (same threshold), and "
-                      "separately in float. Target output Cosine %.4g; as is: %.6f.", bd->wi.target, bd->wi.as_is.cosine);
-        QrTable t = {0};
-        const char *cols[] = { "k", "int16 Cosine", "int16 SQNR", "float Cosine", "float SQNR", "nodes" };
-        if (qr_table_init(&t, 6, cols) == QR_OK) {
-            for (int k = 0; k < bd->wi.n_steps; k++) {
-                const QrWhatIfStep *w = &bd->wi.steps[k];
-                int ri;
-                if (qr_table_add_row(&t, &ri) != QR_OK) break;
-                qr_table_setf(&t, ri, 0, "%d", w->k);
-                qr_compare_num(&t, ri, 1, w->int16.cosine, false);
-                qr_compare_num(&t, ri, 2, w->int16.sqnr, false);
-                qr_compare_num(&t, ri, 3, w->fp.cosine, false);
-                qr_compare_num(&t, ri, 4, w->fp.sqnr, false);
-                char buf[1024] = "";
-                size_t o2 = 0;
-                for (int n2 = 0; n2 < w->k && o2 < sizeof buf; n2++)
-                    o2 += (size_t)snprintf(buf + o2, sizeof buf - o2, "%s%s", n2 ? ", " : "", w->nodes[n2]);
-                qr_table_set(&t, ri, 5, buf);
-            }
-            qr_html_table(&h, &t, NULL);
+    qr_table_free(&t);
+    const char *files[] = { QR_BF_ACCUM };
+    qr_html_files(h, files, 1);
+}
+
+/* "Abnormal layers and fixes": the advisor's text file. */
+static void qr__bn_html_advisor(QrHtml *h, QrBundle *bd) {
+    if (!bd->have_adv) return;
+    qr_html_section(h, "advisor", "Abnormal layers and fixes");
+    const char *t = qr__bn_read_text(bd, QR_BF_ADVISOR);
+    if (t) qr_html_pre(h, t);
+}
+
+/* "int16 → int8 demotion" (--demote-int16): its text file. */
+static void qr__bn_html_demotion(QrHtml *h, QrBundle *bd) {
+    if (!qr__bn_exists(bd, QR_BF_DEMOTION ".txt")) return;
+    qr_html_section(h, "demotion", "int16 → int8 demotion");
+    const char *t = qr__bn_read_text(bd, QR_BF_DEMOTION ".txt");
+    if (t) qr_html_pre(h, t);
+    const char *files[] = { QR_BF_DEMOTION ".txt", QR_BF_DEMOTION ".csv", QR_BF_DEMOTION ".json" };
+    qr_html_files(h, files, 3);
+}
+
+/* "Mixed-precision what-if": one row per step of the top-k nodes at int16 and in float. */
+static void qr__bn_html_whatif(QrHtml *h, QrBundle *bd) {
+    if (!bd->have_wi) return;
+    qr_html_section(h, "whatif", "Mixed-precision what-if");
+    qr_html_paraf(h, "The top-k sensitive nodes re-run with their quantizers on a 16-bit grid (same threshold), and "
+                  "separately in float. Target output Cosine %.4g; as is: %.6f.", bd->wi.target, bd->wi.as_is.cosine);
+    QrTable t = {0};
+    const char *cols[] = { "k", "int16 Cosine", "int16 SQNR", "float Cosine", "float SQNR", "nodes" };
+    if (qr_table_init(&t, 6, cols) == QR_OK) {
+        for (int k = 0; k < bd->wi.n_steps; k++) {
+            const QrWhatIfStep *w = &bd->wi.steps[k];
+            int ri;
+            if (qr_table_add_row(&t, &ri) != QR_OK) break;
+            qr_table_setf(&t, ri, 0, "%d", w->k);
+            qr_compare_num(&t, ri, 1, w->int16.cosine, false);
+            qr_compare_num(&t, ri, 2, w->int16.sqnr, false);
+            qr_compare_num(&t, ri, 3, w->fp.cosine, false);
+            qr_compare_num(&t, ri, 4, w->fp.sqnr, false);
+            char buf[1024] = "";
+            size_t o2 = 0;
+            for (int n2 = 0; n2 < w->k && o2 < sizeof buf; n2++)
+                o2 += (size_t)snprintf(buf + o2, sizeof buf - o2, "%s%s", n2 ? ", " : "", w->nodes[n2]);
+            qr_table_set(&t, ri, 5, buf);
         }
-        qr_table_free(&t);
-        const char *files[] = { QR_BF_WHATIF };
-        qr_html_files(&h, files, 1);
+        qr_html_table(h, &t, NULL);
     }
-    if (bd->have_w) {
-        qr_html_section(&h, "weights", "Weight comparison");
-        const char *t = qr__bn_read_text(bd, QR_BF_WEIGHTS ".txt");
-        if (t) qr_html_pre(&h, t);
-        const char *wb = qr__bn_exists(bd, QR_BF_WEIGHT_BLOCKS ".txt") ? qr__bn_read_text(bd, QR_BF_WEIGHT_BLOCKS ".txt") : NULL;
-        if (wb) qr_html_pre(&h, wb);   /* blocked (weight-only) weights only */
+    qr_table_free(&t);
+    const char *files[] = { QR_BF_WHATIF };
+    qr_html_files(h, files, 1);
+}
+
+/* "Weight comparison": the weights' text file and, for block-quantized weights, the blocks'. */
+static void qr__bn_html_weights(QrHtml *h, QrBundle *bd) {
+    if (!bd->have_w) return;
+    qr_html_section(h, "weights", "Weight comparison");
+    const char *t = qr__bn_read_text(bd, QR_BF_WEIGHTS ".txt");
+    if (t) qr_html_pre(h, t);
+    const char *wb = qr__bn_exists(bd, QR_BF_WEIGHT_BLOCKS ".txt") ? qr__bn_read_text(bd, QR_BF_WEIGHT_BLOCKS ".txt") : NULL;
+    if (wb) qr_html_pre(h, wb);   /* blocked (weight-only) weights only */
+}
+
+/* A gallery of the distribution plots PREFIX/<tensor>_<i>.png that were written. */
+static void qr__bn_html_gallery(QrHtml *h, QrBundle *bd, const char *prefix) {
+    qr_html_gallery_begin(h);
+    for (int i = 0; i < bd->dist.n; i++) {
+        char safe[200];
+        qr_zip_safe_component(safe, sizeof safe, bd->dist.d[i].name);
+        const char *png = qr_arena_printf(&bd->arena, "%s/%s_%d.png", prefix, safe, i);
+        if (qr__bn_exists(bd, png)) qr_html_image(h, png, bd->dist.d[i].name, bd->dist.d[i].name, 0, 0);
     }
-    if (bd->have_dist && bd->dist.n) {
-        qr_html_section(&h, "distribution", "Value distributions");
-        qr_html_para(&h, "Top sensitive weights and activations: histogram of the baseline (float) values and of the "
-                     "analysis (quantized) values on the same bins, the abs-max (solid line), the quantization threshold "
-                     "scale·qmax (dashed) and, below, the histogram of the error analysis − baseline. Mass beyond the "
-                     "threshold is clipped; a threshold far beyond the data wastes resolution.");
-        qr_html_gallery_begin(&h);
-        for (int i = 0; i < bd->dist.n; i++) {
-            char safe[200];
-            qr_zip_safe_component(safe, sizeof safe, bd->dist.d[i].name);
-            const char *png = qr_arena_printf(&bd->arena, QR_BF_PLOT_DIST "/%s_%d.png", safe, i);
-            if (qr__bn_exists(bd, png)) qr_html_image(&h, png, bd->dist.d[i].name, bd->dist.d[i].name, 0, 0);
-        }
-        qr_html_gallery_end(&h);
-        qr_html_section(&h, "channelwise", "Per-channel distributions");
-        qr_html_para(&h, "Top sensitive weights and activations: per-channel min, quartiles, median, mean and max of the "
-                     "baseline values; outlier channels (abs-max far above the median channel's) are highlighted — they "
-                     "call for per-channel quantization.");
-        qr_html_gallery_begin(&h);
-        for (int i = 0; i < bd->dist.n; i++) {
-            char safe[200];
-            qr_zip_safe_component(safe, sizeof safe, bd->dist.d[i].name);
-            const char *png = qr_arena_printf(&bd->arena, QR_BF_PLOT_CHANNEL "/%s_%d.png", safe, i);
-            if (qr__bn_exists(bd, png)) qr_html_image(&h, png, bd->dist.d[i].name, bd->dist.d[i].name, 0, 0);
-        }
-        qr_html_gallery_end(&h);
-    }
-    qr_deploy_runall_html(&h, &bd->dep);
-    qr_ds_runall_html(&h, &bd->dsr, &bd->se, bd->dir);
-    if (bd->dsr.on) qr_sens_set_html(&h, &bd->dss, bd->dir);
-    qr_html_section(&h, "check", "Model structure check");
+    qr_html_gallery_end(h);
+}
+
+/* "Value distributions" and "Per-channel distributions": the histograms and box plots. */
+static void qr__bn_html_distributions(QrHtml *h, QrBundle *bd) {
+    if (!bd->have_dist || !bd->dist.n) return;
+    qr_html_section(h, "distribution", "Value distributions");
+    qr_html_para(h, "Top sensitive weights and activations: histogram of the baseline (float) values and of the "
+                 "analysis (quantized) values on the same bins, the abs-max (solid line), the quantization threshold "
+                 "scale·qmax (dashed) and, below, the histogram of the error analysis − baseline. Mass beyond the "
+                 "threshold is clipped; a threshold far beyond the data wastes resolution.");
+    qr__bn_html_gallery(h, bd, QR_BF_PLOT_DIST);
+    qr_html_section(h, "channelwise", "Per-channel distributions");
+    qr_html_para(h, "Top sensitive weights and activations: per-channel min, quartiles, median, mean and max of the "
+                 "baseline values; outlier channels (abs-max far above the median channel's) are highlighted — they "
+                 "call for per-channel quantization.");
+    qr__bn_html_gallery(h, bd, QR_BF_PLOT_CHANNEL);
+}
+
+/* "Model structure check": the check's text file. */
+static void qr__bn_html_check(QrHtml *h, QrBundle *bd) {
+    qr_html_section(h, "check", "Model structure check");
     const char *chk = qr__bn_read_text(bd, QR_BF_CHECK);
-    if (chk) qr_html_pre(&h, chk);
-    qr_html_section(&h, "match", "Baseline ⇄ analysis match");
-    if (bd->have_eq) qr_html_para(&h, qr_equiv_verdict(se->b, &se->m, &bd->eq));
+    if (chk) qr_html_pre(h, chk);
+}
+
+/* "Baseline ⇄ analysis match": the equivalence verdict and the match table's text file. */
+static void qr__bn_html_match(QrHtml *h, QrBundle *bd) {
+    qr_html_section(h, "match", "Baseline ⇄ analysis match");
+    if (bd->have_eq) qr_html_para(h, qr_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
     const char *mt = qr__bn_read_text(bd, QR_BF_MATCH ".txt");
-    if (mt) qr_html_pre(&h, mt);
-    qr_html_section(&h, "files", "Files");
+    if (mt) qr_html_pre(h, mt);
+}
+
+/* "Files": every listed file of qr_bundle_files this bundle holds (summary.json and
+ * manifest.json are written after index.html). */
+static void qr__bn_html_files(QrHtml *h, QrBundle *bd) {
+    qr_html_section(h, "files", "Files");
     const char *present[QR_ARRAY_LEN(qr_bundle_files)];
     int np = 0;
     for (int i = 0; i < QR_ARRAY_LEN(qr_bundle_files); i++) {
@@ -637,7 +676,30 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
         if (qr_bundle_files[i].listed && (!strcmp(f, QR_BF_SUMMARY) || !strcmp(f, QR_BF_MANIFEST) || qr__bn_exists(bd, f)))
             present[np++] = f;
     }
-    qr_html_files(&h, present, np);
+    qr_html_files(h, present, np);
+}
+
+/* index.html: the sections in page order. The deployment kit's (dump, repro) and the data
+ * set's sections are rendered by their own modules (deploy/hooks.c, analysis/dataset.c,
+ * analysis/sens.c). */
+static QrStatus qr_bundle_write_html(QrBundle *bd) {
+    QrHtml h;
+    qr_html_init(&h, "qreport — quantization accuracy report");
+    qr__bn_html_verdict(&h, bd);
+    if (bd->have_cmp) qr__bn_html_compare(&h, &bd->se, &bd->cmp, qr__bn_exists(bd, QR_BF_PLOT_PER_LAYER));
+    qr__bn_html_sensitivity(&h, bd);
+    qr__bn_html_accumulated(&h, bd);
+    qr__bn_html_advisor(&h, bd);
+    qr__bn_html_demotion(&h, bd);
+    qr__bn_html_whatif(&h, bd);
+    qr__bn_html_weights(&h, bd);
+    qr__bn_html_distributions(&h, bd);
+    qr_deploy_runall_html(&h, &bd->dep);
+    qr_ds_runall_html(&h, &bd->dsr, &bd->se, bd->dir);
+    if (bd->dsr.on) qr_sens_set_html(&h, &bd->dss, bd->dir);
+    qr__bn_html_check(&h, bd);
+    qr__bn_html_match(&h, bd);
+    qr__bn_html_files(&h, bd);
     char *txt = NULL;
     size_t len = 0;
     QrStatus st = qr_html_finish(&h, &txt, &len);

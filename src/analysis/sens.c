@@ -47,6 +47,8 @@ static bool qr__sens_cone(const QrGraph *g, const QrQuantTable *qt, const int *q
         const QrQuantizer *qq = &qt->q[q[k]];
         for (int d = 0; d < qq->n_dq; d++)
             if (!live[qq->dq_nodes[d]]) { live[qq->dq_nodes[d]] = true; stack[sp++] = qq->dq_nodes[d]; }
+        int sp_node = qq->sel_value >= 0 ? g->values[qq->sel_value].producer : -1;   /* the value it switches */
+        if (sp_node >= 0 && !live[sp_node]) { live[sp_node] = true; stack[sp++] = sp_node; }
     }
     bool reaches = false;
     while (sp) {

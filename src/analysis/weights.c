@@ -144,6 +144,48 @@ static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, float s1, int32
     d->n_requant_diff += n_diff;
 }
 
+/* A qreport.int.BlockDequant weight (quant/twin_wq.c): y[i] the node's own dequantized value
+ * (qr_wq_bdq_value: the table, or ORT's one- or two-rounding formula) on scale ps[map[i]];
+ * without a table the counts as for a DequantizeLinear (the zero point rounded to the grid);
+ * the grid's range over every block. */
+static void qr__wt_wdata_map(QrWtData *d, const QrGraph *g, const QrQuantizer *q, const float *ps, QrQuantRange range) {
+    const QrNode *dq = &g->nodes[q->dq_nodes[0]];
+    const QrTensor *zp = q->zp_value >= 0 ? &g->values[q->zp_value].t : NULL;
+    const QrTensor *tab = dq->n_in > 4 && dq->in[4] >= 0 ? &g->values[dq->in[4]].t : NULL;
+    const uint8_t *zu = zp && zp->dtype == QR_DT_U8 ? zp->data : NULL;
+    const float *zf = zp && zp->dtype == QR_DT_F32 ? zp->data : NULL, *table = tab ? tab->data : NULL;
+    const int32_t *map = g->values[q->map_value].t.data;
+    const QrTensor *iw = d->iw;
+    d->map = map;
+    for (int64_t i = 0; i < d->n; i++) {
+        int64_t p = map[i];
+        float s1 = ps[p], y = iw ? qr_wq_bdq_value((int32_t)qr_tensor_get_i64(iw, i), s1, zu, zf, p, table) : 0.0f;
+        float zv = zu ? (float)zu[p] : zf ? zf[p] : 0.0f, lo, hi;
+        if (table) {
+            lo = hi = 0.0f;
+            for (int c = 0; c < 16; c++) { lo = fminf(lo, table[c] * s1); hi = fmaxf(hi, table[c] * s1); }
+        } else {
+            lo = qr_wq_bdq_value((int32_t)range.lo, s1, zu, zf, p, NULL);
+            hi = qr_wq_bdq_value((int32_t)range.hi, s1, zu, zf, p, NULL);
+        }
+        if (!(lo >= d->clip_lo)) d->clip_lo = lo;
+        if (!(hi <= d->clip_hi)) d->clip_hi = hi;
+        if (d->w) {
+            float xv = d->x[i], dv = xv / s1;
+            if (!isfinite(xv) || !isfinite(dv)) d->n_nonfinite++;
+            else if (!table) {
+                int32_t z = (int32_t)rintf(zv), qv = qr_quant_saturate_round(dv, z, range);
+                float rd = rintf(dv);
+                if (rd + (float)z < (float)range.lo || rd + (float)z > (float)range.hi) d->n_sat++;
+                if (xv != 0 && qv == z) d->n_zero++;
+                if (iw && qv != (int32_t)qr_tensor_get_i64(iw, i)) d->n_requant_diff++;
+            }
+        }
+        d->y[i] = y;
+        if (!d->w) d->x[i] = y;
+    }
+}
+
 static QrStatus qr_weights_wdata(const QrSession *s, int qi, QrWtData *d) {
     const QrGraph *g = &s->tw.g;
     const QrQuantizer *q = &s->qt.q[qi];
@@ -176,13 +218,20 @@ static QrStatus qr_weights_wdata(const QrSession *s, int qi, QrWtData *d) {
         qr_weights_wdata_free(d);
         return qr_errf(QR_ERR_NOMEM, "out of memory");
     }
-    qr_weights_clip_range(g, q, &d->clip_lo, &d->clip_hi);
+    if (q->map_value < 0) qr_weights_clip_range(g, q, &d->clip_lo, &d->clip_hi);
     for (int64_t p = 0; p < np; p++) {
         ps[p] = (float)qr_tensor_get_f64(sc, p);
         pz[p] = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? p : 0) : 0;
     }
     if (d->w && d->w->dtype == QR_DT_F32) memcpy(d->x, d->w->data, (size_t)n * sizeof(float));
     else if (d->w) for (int64_t i = 0; i < n; i++) d->x[i] = (float)qr_tensor_get_f64(d->w, i);
+    if (q->map_value >= 0) {   /* the weight as qreport.int.BlockDequant computes it, scale map[i] */
+        qr__wt_wdata_map(d, g, q, ps, range);
+        free(ps);
+        free(pz);
+        d->ok = true;
+        return QR_OK;
+    }
     const QrTensor *sh = d->shape;
     int64_t run = 1;   /* consecutive elements on one parameter (blocked quantizers: 1) */
     if (np <= 1 || sh->rank == 0) {
@@ -299,7 +348,8 @@ static QrStatus qr__wt_blocks_dom(const QrWtData *d, const QrQuantizer *q, QrWei
     if (!x) return qr_errf(QR_ERR_NOMEM, "out of memory");
     int64_t m = 0;
     for (int64_t i = 0; i < d->n && m < q->block_size; i++)
-        if (qr_quant_param_index(r->rank, r->dims, q->axis, q->block_size, nb, i) == best) x[m++] = d->x[i];
+        if ((d->map ? d->map[i] : qr_quant_param_index(r->rank, r->dims, q->axis, q->block_size, nb, i)) == best)
+            x[m++] = d->x[i];
     if (m > 1) {
         double s1, s2, s8;
         double e_half = qr__wt_requant_err(x, m / 2, bits, &s1) + qr__wt_requant_err(x + m / 2, m - m / 2, bits, &s2);
@@ -324,7 +374,7 @@ static QrStatus qr__wt_blocks(const QrWtData *d, const QrQuantizer *q, QrWeightR
     double *mx = calloc((size_t)nb, sizeof(double));
     if (!sx || !se || !mx) { free(sx); free(se); free(mx); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
     for (int64_t i = 0; i < d->n; i++) {
-        int64_t p = qr_quant_param_index(r->rank, r->dims, q->axis, q->block_size, nb, i);
+        int64_t p = d->map ? d->map[i] : qr_quant_param_index(r->rank, r->dims, q->axis, q->block_size, nb, i);
         double x = d->x[i], e = x - (double)d->y[i];
         if (p < 0 || p >= nb || !isfinite(e)) continue;
         sx[p] += x * x;
@@ -376,6 +426,7 @@ static QrStatus qr__wt_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
     r->n_zero = d.n_zero;
     r->n_nonfinite = d.n_nonfinite;
     r->n_requant_diff = d.n_requant_diff;
+    r->map = d.map;
     /* KL and Rtol are not reported for weights (and KL costs two exp per element) */
     if (d.w) { qr_metrics_compute_opts(d.x, d.y, d.n, false, false, &r->m); r->has_m = true; }
     r->ch_axis = qr_weight_channel_axis(&s->tw.g, q, r->rank);
@@ -489,6 +540,24 @@ static QrStatus qr__wt_weights_table(const QrWeightCmp *w, bool csv, QrTable *t)
 /* "[k0, k1) x [3]": the elements of block p of a weight of dims blocked along axis (the block's
  * range along the axis, the fixed index along every other dim). */
 static void qr_weights_block_where(const QrWeightRow *r, int axis, int64_t p, char *buf, size_t n) {
+    if (r->map && r->rank == 2) {   /* elements on scale p: their rows and columns (g_idx: rows apart) */
+        int64_t k0 = -1, k1 = -1, c0 = -1, c1 = -1, cnt = 0;
+        for (int64_t i = 0; i < r->n; i++) {
+            if (r->map[i] != p) continue;
+            int64_t k = i / r->dims[1], c = i % r->dims[1];
+            if (!cnt++) { k0 = k1 = k; c0 = c1 = c; }
+            k0 = QR_MIN(k0, k); k1 = QR_MAX(k1, k); c0 = QR_MIN(c0, c); c1 = QR_MAX(c1, c);
+        }
+        if (cnt && cnt == (k1 - k0 + 1) * (c1 - c0 + 1) && c0 == c1)
+            snprintf(buf, n, "[%lld:%lld] x [%lld]", (long long)k0, (long long)(k1 + 1), (long long)c0);
+        else if (cnt && c0 == c1)
+            snprintf(buf, n, "%lld rows in [%lld:%lld] (g_idx) x [%lld]", (long long)cnt, (long long)k0, (long long)(k1 + 1),
+                     (long long)c0);
+        else if (cnt)
+            snprintf(buf, n, "%lld elements in [%lld:%lld] x [%lld:%lld]", (long long)cnt, (long long)k0, (long long)(k1 + 1),
+                     (long long)c0, (long long)(c1 + 1));
+        return;
+    }
     int64_t nblk = 1 + (r->dims[axis] - 1) / r->block_size, pd[QR_MAX_RANK], rem = p;
     for (int d = r->rank - 1; d >= 0; d--) {
         int64_t len = d == axis ? nblk : r->dims[d];

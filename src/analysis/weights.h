@@ -26,6 +26,8 @@ typedef struct QrWeightRow {
     QrDType dtype;
     int axis;                /* quantizer axis, -1 per-tensor */
     int block_size;
+    const int32_t *map;      /* scale index per element (g_idx, MatMulBnb4's flat blocks), or NULL:
+                              * blocks along axis (the twin's data: valid while the session is) */
     QrFloatSrc src;
     bool has_m;              /* metrics below are valid (a float weight exists) */
     QrMetrics m;             /* x = float weight, y = dequantized quantized weight (SQNR, Cosine, Atol = max abs err) */
@@ -95,6 +97,7 @@ typedef struct QrWtData {
     float *x, *y;
     int64_t n, n_sat, n_zero, n_nonfinite, n_requant_diff;
     double clip_lo, clip_hi;     /* widest real range of the quantization grid */
+    const int32_t *map;          /* scale index per element (qreport.int.BlockDequant weights), or NULL */
 } QrWtData;
 
 /* Channel abs-maxima of a weight (qr_weights_spread). */

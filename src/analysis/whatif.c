@@ -111,6 +111,7 @@ static QrStatus qr_whatif_groups(const QrSession *s, QrArena *a, QrWiGroups *gr)
         if (q->kind == QR_QK_BIAS) gr->why[i] = "bias (int32)";
         else if (q->form != QR_QF_QDQ && q->form != QR_QF_DQ_INIT)
             gr->why[i] = qr_arena_printf(a, "%s quantizer", qr_quant_form_name(q->form));
+        else if (q->map_value >= 0) gr->why[i] = "a weight-only node's weight (block map / table codes)";
         else if (!qr__wi_const(g, q->scale_value) || !qr__wi_const(g, q->zp_value))
             gr->why[i] = "no constant scale and zero point";
         else if (g->values[q->scale_value].t.dtype != QR_DT_F32) gr->why[i] = "scale is not float32";

@@ -66,6 +66,7 @@ static QrStatus qr__qt_push(QrQuantTable *t, int *cap, QrQuantizer **out) {
     q->axis = -1;
     q->scale_value = q->zp_value = q->q_node = q->float_value = q->int_value = q->out_value = -1;
     q->owner = q->owner_input = -1;
+    q->map_value = q->sel_value = q->sel_float = -1;
     q->implied_lo = q->implied_hi = NAN;
     *out = q;
     return QR_OK;
@@ -151,6 +152,31 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
             q->owner = qr__qt_consumer(g, q->out_value, &k);
             q->owner_input = k;
             q->can_disable = true;   /* with the matched float weight; otherwise a no-op (see overrides) */
+        } else if (qr__qt_is_op(n, "BlockDequant") && !strcmp(n->domain, QR_QUANT_INT_DOMAIN) && n->n_in >= 4 && n->out[0] >= 0 &&
+                   qr__qt_const(g, n->in[0]) && qr__qt_const(g, n->in[3])) {
+            /* the weight of a weight-only node (quant/twin_wq.c), element i on scale map[i] */
+            QR_TRY(qr__qt_push(t, &cap, &q));
+            q->form = QR_QF_DQ_INIT;
+            q->kind = QR_QK_WEIGHT;
+            q->int_value = n->in[0];
+            q->out_value = n->out[0];
+            q->dq_nodes[q->n_dq++] = ni;
+            q->scale_value = n->in[1];
+            q->zp_value = n->n_in > 2 ? n->in[2] : -1;
+            q->map_value = n->in[3];
+            q->dtype = g->values[n->in[0]].t.dtype;
+            q->axis = 0;
+            q->block_size = (int)qr_attr_int(n, "block_size", 0);
+            int k = 0;
+            q->owner = qr__qt_consumer(g, q->out_value, &k);
+            q->owner_input = k;
+            const char *on = qr_attr_str(n, "select_on", NULL), *off = qr_attr_str(n, "select_off", NULL);
+            if (on && off) {
+                q->sel_value = qr_graph_find(g, on);
+                q->sel_float = qr_graph_find(g, off);
+            }
+            q->can_disable = !on || (q->sel_value >= 0 && q->sel_float >= 0);
+            if (!q->can_disable) q->why_not = "the float product it switches to is missing";
         } else if (qr__qt_is_op(n, "DynamicQuantizeLinear") && n->out[0] >= 0) {
             QR_TRY(qr__qt_push(t, &cap, &q));
             q->form = QR_QF_DYNAMIC;
@@ -239,8 +265,9 @@ static void qr_quant_overrides(const QrGraph *g, const QrQuantTable *t, const bo
                 alias[dv] = q->float_value;
                 if (clamp_lo) { clamp_lo[dv] = q->implied_lo; clamp_hi[dv] = q->implied_hi; }
             }
-        } else if (q->form == QR_QF_DQ_INIT && float_weights && float_weights[i]) {
-            subst[q->out_value] = float_weights[i];
+        } else if (q->form == QR_QF_DQ_INIT) {
+            if (float_weights && float_weights[i]) subst[q->out_value] = float_weights[i];
+            if (q->sel_value >= 0) alias[q->sel_value] = q->sel_float;   /* int8 activations off: the float product */
         }
     }
 }

@@ -38,6 +38,11 @@ typedef struct QrQuantizer {
     int owner;               /* compute node whose output or weight this quantizes, -1 for graph inputs */
     int owner_input;         /* for weights: input index on the owner */
     bool can_disable;        /* the executor can make it the identity */
+    /* qreport.int.BlockDequant (quant/twin_wq.c: weight-only nodes the blocked DequantizeLinear cannot
+     * express): map_value = the int32 scale index of every weight element (g_idx, MatMulBnb4's
+     * flat blocks), -1 otherwise; sel_value / sel_float: when disabled, readers of sel_value (the
+     * int8-activation node's output) read sel_float (the float product) instead, -1 if none. */
+    int map_value, sel_value, sel_float;
     float implied_lo, implied_hi; /* activation the quantizer implements (fused Relu/Clip): NaN = none */
     const char *why_not;     /* reason when !can_disable */
 } QrQuantizer;

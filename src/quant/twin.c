@@ -7,7 +7,8 @@
  *   ConvInteger(xq,wq,xz,wz)→Cast→Mul(·, xs*ws)
  *                                          ->  Conv(DQ(xq,xs,xz), DQ(wq,ws,wz)) writing the Mul's output
  *   MaxPool/Reshape/... on an integer value ->  Q(op(DQ(x)), same scale)
- *   MatMulNBits / GatherBlockQuantized       ->  MatMul / Gather of a blocked DQ (quant/twin_wq.c)
+ *   MatMulNBits / MatMulBnb4 / GatherBlockQuantized
+ *                                          ->  MatMul / Gather of the weight it dequantizes (quant/twin_wq.c)
  * Every integer value of the source is still produced in the twin (by a
  * QuantizeLinear), so value indices, names and taps keep their meaning. */
 

@@ -4,20 +4,35 @@
  * dequantized weight when the baseline has none):
  *
  *   source node                                    twin
- *   MatMulNBits(A, B, scales, [zp], , [bias])  ->  MatMul(A, DQ(Bq)) [+ bias]
- *   GatherBlockQuantized(data, idx, scales, [zp]) ->  Gather(DQ(Dq), idx)
+ *   MatMulNBits(A, B, scales, [zp], [g_idx], [bias]) ->  MatMul(A, W) [+ bias]
+ *   MatMulBnb4(A, B, absmax)                       ->  MatMul(A, W)
+ *   GatherBlockQuantized(data, idx, scales, [zp])  ->  Gather(W, idx)
  *
- * DQ is a blocked DequantizeLinear (block_size along K, axis 0, or along quantize_axis) of a new
- * integer initializer holding the codes one per element (uint8/uint4/uint2, int4) with the
- * scales and zero points rearranged to match, so the twin's weight is bit for bit the weight the
- * node dequantizes ((code - zp) * scale in float32) and the quantizer table sees a weight stored
- * as integers (QR_QF_DQ_INIT), blocked, with the node's own block size.
- * Bits 2, 4 and 8 (uint2 / uint4 / uint8 codes), any block_size, packed or absent zero points,
- * bias (MatMul then Add). Nodes kept as they are (their weight cannot be toggled; the note says
- * why): MatMulNBits with g_idx or float zero points (ORT dequantizes them as code * scale +
- * (-(scale * zp)), two roundings a DequantizeLinear does not reproduce), with int8 activations
- * (accuracy_level 4 with 4/8-bit codes, which the float twin would not reproduce) or float16
- * activations, MatMulBnb4 (table-coded weights), non-constant weights. */
+ * W is the weight the node itself dequantizes, bit for bit, from a new integer initializer holding
+ * the codes one per element (uint8/uint4/uint2, int4) in the float weight's layout, so the
+ * quantizer table sees a weight stored as integers (QR_QF_DQ_INIT), blocked, with the node's own
+ * block size:
+ * - a blocked DequantizeLinear ((code - zp) * scale, block_size along K or quantize_axis) for
+ *   integer or absent zero points without g_idx, and for GatherBlockQuantized;
+ * - qreport.int.BlockDequant (ops/contrib_wq.c) where that cannot express it: g_idx (the block of row
+ *   k is g_idx[k]: a per-element scale index), float zero points (ORT's two roundings
+ *   code * scale + (-(scale * zp))), MatMulBnb4's FP4/NF4 table codes (absmax per block of the
+ *   flattened (N, K) weight). Scales (and zero points) are laid out [k_blocks][N] for MatMulNBits
+ *   (block index kb * N + n, as the DequantizeLinear twin), absmax's own order for MatMulBnb4.
+ * float16 / bfloat16 A: Cast to float32 around the float product, as the node stages it.
+ * accuracy_level 4 with int8 activations (4/8-bit codes, no float zero points, no g_idx): the node
+ * stays and computes the output while its quantizer is enabled (ORT's int8 arithmetic); disabled,
+ * the float product of W (dequantized or matched) replaces its output (the BlockDequant's
+ * select_on / select_off, quant/quant.c). Kept as they are (the note says why): non-constant
+ * weights, scales, zero points, g_idx or bias. */
+
+/* Input i of n is absent or a constant of the source (an initializer, or folded from constants
+ * only: a small graph input shape inference knows is not one). */
+static bool qr__tw_const_in(const QrGraph *s, const QrNode *n, int i) {
+    if (i >= n->n_in || n->in[i] < 0) return true;
+    const QrValue *v = &s->values[n->in[i]];
+    return v->t.data && (v->is_init || v->is_const);
+}
 
 static QrStatus qr__tw_ctx(const QrGraph *s, const QrNode *n, const QrTensor **ins, QrOpCtx *c) {
     if (n->n_in > 8) return QR_ERR_UNSUPPORTED;
@@ -49,6 +64,88 @@ static QrStatus qr__tw_block_dq(QrTwCtx *cx, const char *base, QrTensor *codes, 
     return QR_OK;
 }
 
+/* A new zero-filled tensor of dtype dt and shape dims (a constant of the twin to be). */
+static QrStatus qr__tw_new(QrTensor *t, QrDType dt, int rank, const int64_t *dims) {
+    QR_TRY(qr_tensor_set_shape(t, dt, rank, dims));
+    return qr_tensor_alloc_data(t);
+}
+
+/* qreport.int.BlockDequant of codes with per-element scale index map (constants of the twin; zp and
+ * table optional); its output value in *out. on/off (optional): the value the quantizer switches
+ * (when it is disabled, readers of `on` read `off`: quant/quant.c). */
+static QrStatus qr__tw_bdq(QrTwCtx *cx, const char *base, QrTensor *codes, QrTensor *sc, QrTensor *zp, QrTensor *map,
+                           QrTensor *table, int64_t bs, const char *on, const char *off, int *out) {
+    int in[5] = { -1, -1, -1, -1, -1 };
+    const bool has_table = table->data != NULL;   /* qr__tw_const takes the data */
+    char nm[512];
+    QR_TRY(qr__tw_const(cx, base, codes, &in[0]));
+    snprintf(nm, sizeof nm, "%s_scale", base);
+    QR_TRY(qr__tw_const(cx, nm, sc, &in[1]));
+    if (zp->data) {
+        snprintf(nm, sizeof nm, "%s_zero_point", base);
+        QR_TRY(qr__tw_const(cx, nm, zp, &in[2]));
+    }
+    snprintf(nm, sizeof nm, "%s_block_of", base);
+    QR_TRY(qr__tw_const(cx, nm, map, &in[3]));
+    if (has_table) {
+        snprintf(nm, sizeof nm, "%s_table", base);
+        QR_TRY(qr__tw_const(cx, nm, table, &in[4]));
+    }
+    QR_TRY(qr__tw_value(cx, base, "::dq", out));
+    QrAttr at[3] = { { .name = "block_size", .type = QR_ATTR_INT, .i = bs },
+                     { .name = "select_on", .type = QR_ATTR_STRING, .s = on, .s_len = on ? strlen(on) : 0 },
+                     { .name = "select_off", .type = QR_ATTR_STRING, .s = off, .s_len = off ? strlen(off) : 0 } };
+    snprintf(nm, sizeof nm, "%s::dq", base);
+    return qr__tw_add(cx, nm, "BlockDequant", QR_QUANT_INT_DOMAIN, has_table ? 5 : 4, in, 1, out, on ? 3 : 1, at);
+}
+
+/* Node `node`: Cast of value v to dtype `to`, written to value out. */
+static QrStatus qr__tw_cast(QrTwCtx *cx, const char *node, int v, QrDType to, int out) {
+    QrAttr at = { .name = "to", .type = QR_ATTR_INT, .i = to };
+    return qr__tw_add(cx, node, "Cast", "", 1, &v, 1, &out, 1, &at);
+}
+
+/* The float product of a weight-only node: Y = A @ W (+ bias) with A, bias and Y in float32, cast
+ * from / to float16 or bfloat16 A as the node stages them; writes value y. */
+static QrStatus qr__tw_float_mm(QrTwCtx *cx, const QrNode *n, int w, int bias_in, int y) {
+    const QrGraph *s = cx->s;
+    QrDType adt = s->values[n->in[0]].t.dtype;
+    bool f32 = adt == QR_DT_F32;
+    const char *yname = cx->tw->g.values[y].name;   /* y may be a value of the twin only */
+    char nm[512];
+    int a = n->in[0], bias = bias_in, mo = y;
+    if (!f32) {
+        QR_TRY(qr__tw_value(cx, s->values[a].name, "::f32", &a));
+        snprintf(nm, sizeof nm, "%s::cast_a", n->name);
+        QR_TRY(qr__tw_cast(cx, nm, n->in[0], QR_DT_F32, a));
+        if (bias_in >= 0) {
+            QR_TRY(qr__tw_value(cx, s->values[bias_in].name, "::f32", &bias));
+            snprintf(nm, sizeof nm, "%s::cast_bias", n->name);
+            QR_TRY(qr__tw_cast(cx, nm, bias_in, QR_DT_F32, bias));
+        }
+    }
+    if (bias >= 0 || !f32) QR_TRY(qr__tw_value(cx, yname, "::matmul", &mo));
+    int mm_in[2] = { a, w };
+    QR_TRY(qr__tw_add(cx, n->name, "MatMul", "", 2, mm_in, 1, &mo, 0, NULL));
+    int yf = mo;
+    if (bias >= 0) {
+        yf = y;
+        if (!f32) QR_TRY(qr__tw_value(cx, yname, "::biased", &yf));
+        snprintf(nm, sizeof nm, "%s::bias", n->name);
+        int add_in[2] = { mo, bias };
+        QR_TRY(qr__tw_add(cx, nm, "Add", "", 2, add_in, 1, &yf, 0, NULL));
+    }
+    if (f32) return QR_OK;
+    snprintf(nm, sizeof nm, "%s::cast_y", n->name);
+    return qr__tw_cast(cx, nm, yf, adt, y);
+}
+
+/* MatMulNBits -> MatMul(A, W) (+ bias), W the weight the node dequantizes: a blocked
+ * DequantizeLinear of the codes with integer zero points and no g_idx ((code - zp) * scale),
+ * qreport.int.BlockDequant with g_idx (the block of row k is g_idx[k]) or float zero points (two
+ * roundings). With int8 activations (accuracy_level 4) the node itself stays and computes the
+ * output while its quantizer is enabled; the float product of the dequantized (or matched) weight
+ * replaces it when disabled. */
 static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
     const QrGraph *s = cx->s;
     const QrTensor *ins[8];
@@ -59,44 +156,99 @@ static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
     const QrTensor *b = ins[QR__WQ_B], *sc = ins[QR__WQ_SCALES];
     const QrTensor *z = n->n_in > QR__WQ_ZP ? ins[QR__WQ_ZP] : NULL, *gi = n->n_in > QR__WQ_GIDX ? ins[QR__WQ_GIDX] : NULL;
     const QrTensor *bias = n->n_in > QR__WQ_BIAS ? ins[QR__WQ_BIAS] : NULL;
-    if (g.int8_act || g.zp_float || gi || ins[0]->dtype != QR_DT_F32 || !b->data || !sc->data || (z && !z->data) ||
-        (bias && !bias->data) || n->out[0] < 0)
-        return QR_ERR_UNSUPPORTED;
+    for (int i = QR__WQ_B; i <= QR__WQ_BIAS; i++) if (!qr__tw_const_in(s, n, i)) return QR_ERR_UNSUPPORTED;
+    if (n->out[0] < 0) return QR_ERR_UNSUPPORTED;
+    if (gi)
+        for (int64_t k = 0; k < g.K; k++)
+            if (((const int32_t *)gi->data)[k] < 0 || ((const int32_t *)gi->data)[k] >= g.nb) return QR_ERR_UNSUPPORTED;
+    /* a blocked DequantizeLinear reproduces (code - zp) * scale; g_idx and float zero points need
+     * the block map and ORT's two roundings; int8 activations need the switch */
+    bool bdq = gi || g.zp_float || g.int8_act;
     QrDType cd = g.bits == 8 ? QR_DT_U8 : g.bits == 4 ? QR_DT_U4 : QR_DT_U2;
-    QrTensor codes = {0}, tsc = {0}, tzp = {0};
-    int64_t cdims[2] = { g.K, g.N }, pdims[2] = { g.nb, g.N };
-    QrStatus st = qr_tensor_set_shape(&codes, cd, 2, cdims);
-    if (st == QR_OK) st = qr_tensor_alloc_data(&codes);
-    if (st == QR_OK) st = qr_tensor_set_shape(&tsc, QR_DT_F32, 2, pdims);
-    if (st == QR_OK) st = qr_tensor_alloc_data(&tsc);
-    if (st == QR_OK) st = qr_tensor_set_shape(&tzp, cd, 2, pdims);
-    if (st == QR_OK) st = qr_tensor_alloc_data(&tzp);
+    QrTensor codes = {0}, tsc = {0}, tzp = {0}, map = {0}, none = {0};
+    int64_t cdims[2] = { g.K, g.N }, pdims[2] = { g.nb, g.N }, np = g.nb * g.N;
+    QrStatus st = qr__tw_new(&codes, cd, 2, cdims);
+    if (st == QR_OK) st = qr__tw_new(&tsc, QR_DT_F32, bdq ? 1 : 2, bdq ? &np : pdims);
+    if (st == QR_OK)
+        st = qr__tw_new(&tzp, bdq ? (g.int8_act ? QR_DT_U8 : QR_DT_F32) : cd, bdq ? 1 : 2, bdq ? &np : pdims);
+    if (st == QR_OK && bdq) st = qr__tw_new(&map, QR_DT_S32, 2, cdims);
     if (st == QR_OK) {
         uint8_t *pc = codes.data, *pz = tzp.data;
-        float *ps = tsc.data;
+        float *ps = tsc.data, *pzf = tzp.data;
+        int32_t *pm = map.data;
+        const uint8_t *zu = z && !g.zp_float ? z->data : NULL;
         for (int64_t nn = 0; nn < g.N; nn++) {
-            for (int64_t k = 0; k < g.K; k++) pc[k * g.N + nn] = (uint8_t)qr_wq_nbits_code(&g, b->data, nn, k);
+            for (int64_t k = 0; k < g.K; k++) {
+                pc[k * g.N + nn] = (uint8_t)qr_wq_nbits_code(&g, b->data, nn, k);
+                if (bdq) pm[k * g.N + nn] = (int32_t)((gi ? ((const int32_t *)gi->data)[k] : k / g.bs) * g.N + nn);
+            }
             for (int64_t kb = 0; kb < g.nb; kb++) {
-                ps[kb * g.N + nn] = (float)qr_tensor_get_f64(sc, nn * g.nb + kb);
-                pz[kb * g.N + nn] = (uint8_t)qr_wq_nbits_zp(&g, z ? z->data : NULL, nn, kb);
+                int64_t p = kb * g.N + nn;
+                ps[p] = (float)qr_tensor_get_f64(sc, nn * g.nb + kb);   /* float16 scales: exact in float32 */
+                if (bdq && !g.int8_act)
+                    pzf[p] = g.zp_float ? (float)qr_tensor_get_f64(z, nn * g.nb + kb) : (float)qr_wq_nbits_zp(&g, zu, nn, kb);
+                else pz[p] = (uint8_t)qr_wq_nbits_zp(&g, zu, nn, kb);
             }
         }
     }
-    int w = -1, mm_in[2] = { n->in[0], -1 };
-    if (st == QR_OK) st = qr__tw_block_dq(cx, s->values[n->in[QR__WQ_B]].name, &codes, &tsc, &tzp, 0, g.bs, &w);
+    const char *wname = s->values[n->in[QR__WQ_B]].name;
+    int w = -1, yf = n->out[0];
+    if (st == QR_OK && g.int8_act) st = qr__tw_value(cx, s->values[n->out[0]].name, "::float", &yf);
+    if (st == QR_OK && !bdq) st = qr__tw_block_dq(cx, wname, &codes, &tsc, &tzp, 0, g.bs, &w);
+    else if (st == QR_OK)
+        st = qr__tw_bdq(cx, wname, &codes, &tsc, &tzp, &map, &none, g.bs, g.int8_act ? s->values[n->out[0]].name : NULL,
+                        g.int8_act ? cx->tw->g.values[yf].name : NULL, &w);
     qr_tensor_free_data(&codes);
     qr_tensor_free_data(&tsc);
     qr_tensor_free_data(&tzp);
+    qr_tensor_free_data(&map);
     QR_TRY(st);
-    mm_in[1] = w;
-    if (!bias) return qr__tw_add(cx, n->name, "MatMul", "", 2, mm_in, 1, &n->out[0], 0, NULL);
-    int mo;
-    QR_TRY(qr__tw_value(cx, s->values[n->out[0]].name, "::matmul", &mo));
-    QR_TRY(qr__tw_add(cx, n->name, "MatMul", "", 2, mm_in, 1, &mo, 0, NULL));
-    char nm[512];
-    snprintf(nm, sizeof nm, "%s::bias", n->name);
-    int add_in[2] = { mo, n->in[QR__WQ_BIAS] };
-    return qr__tw_add(cx, nm, "Add", "", 2, add_in, 1, &n->out[0], 0, NULL);
+    if (g.int8_act) {   /* the node as it is (its quantizer enabled) */
+        char nm[512];
+        snprintf(nm, sizeof nm, "%s::int8", n->name);
+        QR_TRY(qr__tw_add(cx, nm, n->op_type, n->domain, n->n_in, n->in, n->n_out, n->out, n->n_attr, n->attr));
+    }
+    return qr__tw_float_mm(cx, n, w, bias ? n->in[QR__WQ_BIAS] : -1, yf);
+}
+
+/* MatMulBnb4 -> MatMul(A, W), W = qreport.int.BlockDequant of the codes (K, N) with the table and
+ * absmax: block i / block_size of W (N, K) flattened, W[n][k] = table[code] * absmax. */
+static QrStatus qr__tw_bnb4(QrTwCtx *cx, const QrNode *n) {
+    const QrGraph *s = cx->s;
+    const QrTensor *ins[8];
+    QrOpCtx c;
+    QR_TRY(qr__tw_ctx(s, n, ins, &c));
+    QrWqBnb4 g;
+    if (qr__wq_bnb4_geom(&c, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
+    const QrTensor *b = ins[1], *am = ins[2];
+    if (!qr__tw_const_in(s, n, 1) || !qr__tw_const_in(s, n, 2) || n->out[0] < 0) return QR_ERR_UNSUPPORTED;
+    QrTensor codes = {0}, tsc = {0}, map = {0}, tab = {0}, none = {0};
+    int64_t cdims[2] = { g.K, g.N }, n16 = 16;
+    QrStatus st = qr__tw_new(&codes, QR_DT_U4, 2, cdims);
+    if (st == QR_OK) st = qr__tw_new(&map, QR_DT_S32, 2, cdims);
+    if (st == QR_OK) st = qr__tw_new(&tsc, QR_DT_F32, 1, &am->numel);
+    if (st == QR_OK) st = qr__tw_new(&tab, QR_DT_F32, 1, &n16);
+    if (st == QR_OK) {
+        const uint8_t *pb = b->data;
+        uint8_t *pc = codes.data;
+        int32_t *pm = map.data;
+        for (int64_t nn = 0; nn < g.N; nn++)
+            for (int64_t k = 0; k < g.K; k++) {
+                int64_t i = nn * g.K + k;
+                pc[k * g.N + nn] = (uint8_t)(i & 1 ? pb[i / 2] & 0xf : pb[i / 2] >> 4);
+                pm[k * g.N + nn] = (int32_t)(i / g.bs);
+            }
+        memcpy(tsc.data, am->data, qr_tensor_nbytes(am));
+        memcpy(tab.data, g.table, 16 * sizeof(float));
+    }
+    int w = -1;
+    if (st == QR_OK) st = qr__tw_bdq(cx, s->values[n->in[1]].name, &codes, &tsc, &none, &map, &tab, g.bs, NULL, NULL, &w);
+    qr_tensor_free_data(&codes);
+    qr_tensor_free_data(&tsc);
+    qr_tensor_free_data(&map);
+    qr_tensor_free_data(&tab);
+    QR_TRY(st);
+    return qr__tw_float_mm(cx, n, w, -1, n->out[0]);
 }
 
 static QrStatus qr__tw_gbq(QrTwCtx *cx, const QrNode *n) {
@@ -107,7 +259,8 @@ static QrStatus qr__tw_gbq(QrTwCtx *cx, const QrNode *n) {
     QrWqGbq g;
     if (qr_op_wq_gbq_geom(&c, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
     const QrTensor *d = ins[0], *sc = ins[2], *z = n->n_in > 3 ? ins[3] : NULL;
-    if (!d->data || !sc->data || (z && !z->data) || n->out[0] < 0) return QR_ERR_UNSUPPORTED;
+    if (!qr__tw_const_in(s, n, 0) || !qr__tw_const_in(s, n, 2) || !qr__tw_const_in(s, n, 3) || n->out[0] < 0)
+        return QR_ERR_UNSUPPORTED;
     bool u8 = d->dtype == QR_DT_U8;
     QrDType cd = !u8 ? d->dtype : g.bits == 8 ? QR_DT_U8 : g.bits == 4 ? QR_DT_U4 : QR_DT_U2;
     QrTensor codes = {0}, tsc = {0}, tzp = {0};
@@ -148,13 +301,16 @@ static QrStatus qr__tw_weight_only(QrTwCtx *cx, const QrNode *n, const char **wh
     *why = NULL;
     if (strcmp(n->domain, "com.microsoft") != 0) return QR_ERR_UNSUPPORTED;
     if (qr__tw_is(n, "MatMulNBits")) {
-        *why = "g_idx, float zero points, int8 activations (accuracy_level 4), float16 activations or non-constant weights";
+        *why = "non-constant weights, scales, zero points, g_idx or bias (or g_idx values outside the blocks)";
         return qr__tw_nbits(cx, n);
     }
     if (qr__tw_is(n, "GatherBlockQuantized")) {
         *why = "non-constant quantized data";
         return qr__tw_gbq(cx, n);
     }
-    if (qr__tw_is(n, "MatMulBnb4")) *why = "FP4/NF4 codes are a table lookup, not a DequantizeLinear";
+    if (qr__tw_is(n, "MatMulBnb4")) {
+        *why = "non-constant weights or absmax";
+        return qr__tw_bnb4(cx, n);
+    }
     return QR_ERR_UNSUPPORTED;
 }

@@ -922,6 +922,11 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         int ci = r.plan.chain_of[ni];
         if (ci >= 0 && r.plan.chains[ci].nodes[0] != ni) continue;   /* ran with its chain's head */
         const double t_node = opts->node_sec ? qr_time_now() : 0;
+        if (ci >= 0 && r.dead) {   /* a chain nothing reads (e.g. a twin's unselected float product) */
+            bool all_dead = true;
+            for (int k = 0; k < r.plan.chains[ci].n; k++) all_dead = all_dead && r.dead[r.plan.chains[ci].nodes[k]];
+            if (all_dead) continue;
+        }
         if (ci >= 0) {
             QrRunChain *ch = &r.plan.chains[ci];
             bool fallback;

@@ -269,7 +269,8 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
             qr__ra_done(bd, "data set",
                         o->dataset_merged
                             ? qr_ds_runall_merged(&bd->dsr, o->dataset, o->dataset_metric, rank_out, &bd->se, o->dataset_merged,
-                                                  bd->dir)
+                                                  o->dataset_merged_stat, o->mode, bd->have_dist ? &bd->dist : NULL,
+                                                  o->dataset_worst, bd->dir)
                             : qr_ds_runall_write(&bd->dsr, &bd->se, o->mode, bd->have_dist ? &bd->dist : NULL, bd->dir));
             qr_progress_begin(&bd->prog, "data-set sensitivity", 0);
             qr__ra_done(bd, "data-set sensitivity",

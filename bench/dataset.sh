@@ -9,7 +9,8 @@
 #     (default 1 8 32 128 256), REPS runs each (median; ONE run for N > 32: minutes each), 2 threads,
 #     wall time and peak RSS by /usr/bin/time;
 #   - prints per N: median wall s, peak RSS MB, the "data set" phase (the pass over the samples, from
-#     runall's progress lines on stderr) and the rest of the run, the marginal cost per sample
+#     runall's progress lines on stderr), the second "data set" stage (its tables and the pass of the
+#     distributions over the set) and the rest of the run, the marginal cost per sample
 #     = (t(N) - t(1)) / (N - 1) and that as a fraction of the single-sample runall; then
 #     peak RSS(N_last) / RSS(1).
 # The machine may be shared: numbers are noisy; the CPU is printed.
@@ -31,16 +32,19 @@ run() {
     [ "${BIG:-0}" = 1 ] && reps=1
     while [ $i -lt "$reps" ]; do
         /usr/bin/time -f "%e %M" -o "$TMP/time" "$@" >/dev/null 2>"$TMP/err" || { cat "$TMP/err" >&2; exit 1; }
-        # the pass's duration as progress prints it: 850ms, 4.2s, 2m05s
+        # the pass's duration as progress prints it: 850ms, 4.2s, 2m05s; the second "data set" stage
+        # (after the analyses: the tables and the distributions' pass over the set)
         ds=$(sed -n 's/.*\] data set: done in \([0-9a-z.]*\).*/\1/p' "$TMP/err" | head -1)
+        ds2=$(sed -n 's/.*\] data set: done in \([0-9a-z.]*\).*/\1/p' "$TMP/err" | sed -n 2p)
         out="$out $(tail -1 "$TMP/time") $($PY -c '
 import re, sys
-v = sys.argv[1]
-m = re.fullmatch(r"(?:(\d+)m)?([\d.]+)(ms|s)", v)
-print(0 if not m else (int(m.group(1) or 0) * 60 + float(m.group(2)) / (1000 if m.group(3) == "ms" else 1)))' "${ds:-none}")"
+def sec(v):
+    m = re.fullmatch(r"(?:(\d+)m)?([\d.]+)(ms|s)", v)
+    return 0 if not m else (int(m.group(1) or 0) * 60 + float(m.group(2)) / (1000 if m.group(3) == "ms" else 1))
+print(sec(sys.argv[1]), sec(sys.argv[2]))' "${ds:-none}" "${ds2:-none}")"
         i=$((i + 1))
     done
-    echo "$out" | $PY -c 'import sys,statistics as s; v=sys.stdin.read().split(); w=[float(x) for x in v[0::3]]; r=[int(x) for x in v[1::3]]; d=[float(x) for x in v[2::3]]; print(s.median(w), max(r), s.median(d))'
+    echo "$out" | $PY -c 'import sys,statistics as s; v=sys.stdin.read().split(); w=[float(x) for x in v[0::4]]; r=[int(x) for x in v[1::4]]; d=[float(x) for x in v[2::4]]; e=[float(x) for x in v[3::4]]; print(s.median(w), max(r), s.median(d), s.median(e))'
 }
 for m in $MODELS; do
     B=bench/models/$m/base.onnx; A=bench/models/$m/qat.onnx; I=bench/models/$m/input.npy
@@ -58,16 +62,16 @@ for k in range(256): np.save(sys.argv[1] + '/%d.npy' % k, r.normal(0, 1, (1, 3, 
     RA=$1; RA_RSS=$2
     echo
     echo "$m: runall -i (1 sample): ${RA} s, peak RSS $((RA_RSS / 1024)) MB"
-    printf '%8s %9s %8s %12s %9s %14s %16s\n' samples wall_s rss_MB dataset_ph_s rest_s marginal_s/smp marginal/runall
+    printf '%8s %9s %8s %12s %12s %9s %14s %16s\n' samples wall_s rss_MB dataset_ph_s dist_pass_s rest_s marginal_s/smp marginal/runall
     T1=""; R1=""
     for n in ${NS:-1 8 32 128 256}; do
         BIG=0; [ $n -gt 32 ] && BIG=1
         set -- $(BIG=$BIG run "$QR" runall "$B" "$A" --data "$D" --samples $n -o "$TMP/d.zip" --threads 2)
         [ -z "$T1" ] && { T1=$1; R1=$2; }
         $PY -c "
-n, t, r, d, t1, ra = $n, $1, $2, $3, $T1, $RA
+n, t, r, d, e, t1, ra = $n, $1, $2, $3, $4, $T1, $RA
 mg = (t - t1) / (n - 1) if n > 1 else float('nan')
-print('%8d %9.2f %8d %12.2f %9.2f %14.3f %16.3f' % (n, t, r // 1024, d, t - d, mg, mg / ra))"
+print('%8d %9.2f %8d %12.2f %12.2f %9.2f %14.3f %16.3f' % (n, t, r // 1024, d, e, t - d - e, mg, mg / ra))"
         RN=$2
     done
     $PY -c "print('peak RSS %s / 1 samples: %.3f' % ('$n', $RN / $R1))"

@@ -610,7 +610,7 @@ static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind
 
 /* The distributions over the set (r->x.dist set up): every compared sample's baseline and full
  * runs again, the pairs into the accumulators (no shadow run, no metrics kept). */
-static QrStatus qr__ds_dist_pass(QrDsRunall *r, QrSession *s, const char *mode) {
+static QrStatus qr__ds_dist_pass(QrDsRunall *r, QrSession *s, const char *mode, const QrTensor *ref) {
     const QrDsSet *ds = r->ds;
     QrTensor *cur = calloc((size_t)ds->n_inputs + 1, sizeof *cur);
     QrTensor *outs = calloc((size_t)s->a->n_outputs + 1, sizeof *outs);
@@ -623,7 +623,7 @@ static QrStatus qr__ds_dist_pass(QrDsRunall *r, QrSession *s, const char *mode) 
     for (int k = 0; st == QR_OK && k < ds->n; k++) {
         if (!r->dc.done[k]) continue;        /* skipped (--skip-bad-samples) */
         qr_step(&s->progress, seen++, r->dc.n_done);
-        st = qr_ds_read(ds, s->b, k, r->worst_in, cur);
+        st = qr_ds_read(ds, s->b, k, ref, cur);
         if (st == QR_OK) {
             qr_session_next_inputs(s, cur);
             if (!plan) st = qr_compare_ds_open(s, mode, &hooks, &c, &plan);
@@ -635,10 +635,22 @@ static QrStatus qr__ds_dist_pass(QrDsRunall *r, QrSession *s, const char *mode) 
     }
     if (plan) qr_compare_ds_close(plan);
     qr_compare_free(&c);
-    qr_session_next_inputs(s, r->worst_in);  /* the worst sample's again */
+    qr_session_next_inputs(s, ref);          /* the worst sample's again */
     free(cur);
     free(outs);
     free(acc);
+    return st;
+}
+
+/* The distributions over the set (those of dist that can be accumulated: a second pass; ref: the
+ * worst sample's tensors, the session's inputs again afterwards), then both profiles and the
+ * distributions written over runall's worst-sample ones. */
+static QrStatus qr__ds_runall_stats(QrDsRunall *r, QrSession *s, const char *mode, QrDistSet *dist, const QrTensor *ref,
+                                    const char *dir) {
+    QrStatus st = QR_OK;
+    if (dist && ref) st = qr_dsstat_dist_begin(&r->x, s, dist);
+    if (st == QR_OK && dist && ref && r->x.dist.n) st = qr__ds_dist_pass(r, s, mode, ref);
+    if (st == QR_OK) st = qr_dsstat_run_finish(&r->x, s, r->ds->dir, dir);
     return st;
 }
 
@@ -647,9 +659,7 @@ static QrStatus qr_ds_runall_write(QrDsRunall *r, QrSession *s, const char *mode
     snprintf(sub, sizeof sub, "%s/" QR_BF_DATASET, dir);
     QrStatus st = qr_mkdir_p(sub);
     if (st == QR_OK) st = qr_ds_compare_write(&r->dc, s, r->ds, r->metric, sub);
-    if (st == QR_OK && dist) st = qr_dsstat_dist_begin(&r->x, s, dist);
-    if (st == QR_OK && r->x.dist.n) st = qr__ds_dist_pass(r, s, mode);
-    if (st == QR_OK) st = qr_dsstat_run_finish(&r->x, s, r->ds->dir, dir);
+    if (st == QR_OK) st = qr__ds_runall_stats(r, s, mode, dist, r->worst_in, dir);
     r->ok = st == QR_OK;
     return st;
 }
@@ -657,7 +667,8 @@ static QrStatus qr_ds_runall_write(QrDsRunall *r, QrSession *s, const char *mode
 /* qr_ds_runall_write with the comparison already done (qreport merge of runall parts): merged's
  * accumulators are copied (same rows) and written as one process writes its own. */
 static QrStatus qr_ds_runall_merged(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, QrSession *s,
-                                    const QrDsCompare *merged, const char *dir) {
+                                    const QrDsCompare *merged, const QrDsStatRun *stat, const char *mode, QrDistSet *dist,
+                                    const QrTensor *worst, const char *dir) {
     memset(r, 0, sizeof *r);
     r->on = true;
     r->ds = ds;
@@ -679,6 +690,11 @@ static QrStatus qr_ds_runall_merged(QrDsRunall *r, const QrDsSet *ds, QrMetricKi
     snprintf(sub, sizeof sub, "%s/" QR_BF_DATASET, dir);
     if (st == QR_OK) st = qr_mkdir_p(sub);
     if (st == QR_OK) st = qr_ds_compare_write(&r->dc, s, ds, metric, sub);
+    if (st == QR_OK && stat) {               /* the parts' profiles; the distributions over the set made here */
+        st = qr_dsstat_run_init(&r->x, s, NULL);
+        if (st == QR_OK) st = qr_dsstat_prof_add(&r->x, stat);
+        if (st == QR_OK) st = qr__ds_runall_stats(r, s, mode, dist, worst, dir);
+    }
     r->ok = st == QR_OK;
     return st;
 }

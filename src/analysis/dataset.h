@@ -143,6 +143,9 @@ static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s
 static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s, const char *dir);
 static void qr_ds_runall_free(QrDsRunall *r);
 /* The same with the comparison already merged from parts (qreport merge of runall --shard parts;
- * merged: for the same rows and sample list). */
+ * merged: for the same rows and sample list) and, when stat is given, both profiles merged from
+ * the parts' "dsprof" sections; the distributions over the set are accumulated here (as
+ * qr_ds_runall_write's second pass; worst: the worst sample's tensors, the session's inputs). */
 static QrStatus qr_ds_runall_merged(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, QrSession *s,
-                                    const QrDsCompare *merged, const char *dir);
+                                    const QrDsCompare *merged, const QrDsStatRun *stat, const char *mode, QrDistSet *dist,
+                                    const QrTensor *worst, const char *dir);

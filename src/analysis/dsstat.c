@@ -29,8 +29,7 @@ static void qr_statacc_add(QrStatAcc *a, const QrStats *s) {
     if (qr__dss_below(a->max, s->max)) a->max = s->max;
 }
 
-#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
-QR_TESTAPI void qr_statacc_merge(QrStatAcc *a, const QrStatAcc *b) {
+static void qr_statacc_merge(QrStatAcc *a, const QrStatAcc *b) {
     a->n_samples += b->n_samples;
     a->n_nan += b->n_nan;
     a->n_posinf += b->n_posinf;
@@ -42,7 +41,6 @@ QR_TESTAPI void qr_statacc_merge(QrStatAcc *a, const QrStatAcc *b) {
     if (qr__dss_below(b->min, a->min)) a->min = b->min;
     if (qr__dss_below(a->max, b->max)) a->max = b->max;
 }
-#endif
 
 static void qr_statacc_finish(const QrStatAcc *a, QrStats *o) {
     qr_stats_init(o);
@@ -90,8 +88,7 @@ static QrStatus qr_statset_tap(void *user, const QrGraph *g, int node, int value
     return QR_OK;
 }
 
-#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
-QR_TESTAPI QrStatus qr_statset_merge(QrStatSet *a, const QrStatSet *b) {
+static QrStatus qr_statset_merge(QrStatSet *a, const QrStatSet *b) {
     if (a->g->n_values != b->g->n_values) return qr_errf(QR_ERR_INVALID, "profiles of different models cannot merge");
     for (int v = 0; v < a->g->n_values; v++) {
         if (!b->seen[v]) continue;
@@ -100,7 +97,6 @@ QR_TESTAPI QrStatus qr_statset_merge(QrStatSet *a, const QrStatSet *b) {
     }
     return QR_OK;
 }
-#endif
 
 static QrStatus qr_statset_write(const QrStatSet *ss, const char *dir, const char *prefix, const QrProfileSel *sel,
                                  const char *head, int *n_nonfinite) {
@@ -119,7 +115,6 @@ static QrStatus qr_statset_write(const QrStatSet *ss, const char *dir, const cha
 
 /* ==== byte form ====================================================================== */
 
-#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
 static QrStatus qr__dss_put_xsum(const QrXSum *s, uint8_t **buf, size_t *len, size_t *cap) {
     QrXSum t = *s;
     qr_xsum_norm(&t);
@@ -128,9 +123,7 @@ static QrStatus qr__dss_put_xsum(const QrXSum *s, uint8_t **buf, size_t *len, si
     QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)t.n_pinf, 8));
     return qr_sketch_put_le(buf, len, cap, (uint64_t)t.n_ninf, 8);
 }
-#endif
 
-#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
 static void qr__dss_get_xsum(QrXSum *t, const uint8_t *p, size_t avail, size_t *off, bool *bad) {
     memset(t, 0, sizeof *t);
     for (int l = 0; l < QR_XSUM_LIMBS; l++) t->l[l] = (int64_t)qr_sketch_get_le(p, avail, off, 8, bad);
@@ -139,10 +132,8 @@ static void qr__dss_get_xsum(QrXSum *t, const uint8_t *p, size_t avail, size_t *
     t->n_pinf = (int32_t)qr_sketch_get_le(p, avail, off, 8, bad);
     t->n_ninf = (int32_t)qr_sketch_get_le(p, avail, off, 8, bad);
 }
-#endif
 
-#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
-QR_TESTAPI QrStatus qr_statset_put(const QrStatSet *ss, uint8_t **buf, size_t *len, size_t *cap) {
+static QrStatus qr_statset_put(const QrStatSet *ss, uint8_t **buf, size_t *len, size_t *cap) {
     int nv = ss->g->n_values, n = 0;
     for (int v = 0; v < nv; v++) n += ss->seen[v];
     QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)nv, 8));
@@ -163,10 +154,8 @@ QR_TESTAPI QrStatus qr_statset_put(const QrStatSet *ss, uint8_t **buf, size_t *l
     }
     return QR_OK;
 }
-#endif
 
-#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
-QR_TESTAPI QrStatus qr_statset_get(QrStatSet *ss, const uint8_t *p, size_t avail, size_t *used) {
+static QrStatus qr_statset_get(QrStatSet *ss, const uint8_t *p, size_t avail, size_t *used) {
     size_t off = 0;
     bool bad = false;
     int nv = ss->g->n_values;
@@ -195,7 +184,6 @@ QR_TESTAPI QrStatus qr_statset_get(QrStatSet *ss, const uint8_t *p, size_t avail
     *used = off;
     return QR_OK;
 }
-#endif
 
 /* ==== profile --data ================================================================= */
 
@@ -291,6 +279,57 @@ static QrStatus qr_dsstat_run_finish(QrDsStatRun *r, const QrSession *s, const c
         st = qr_dist_acc_finish(&r->dist, r->dset);
     }
     return st;
+}
+
+/* ==== .qrpart section of runall --shard: both profiles ===============================
+ * (the distributions are chosen by the worst sample's analyses, which only the merge knows: the
+ * merge accumulates them itself, as one process's second pass does) */
+
+static void qr_dsstat_prof_section_put(QrDsW *w, const void *acc) {
+    const QrDsStatRun *r = acc;
+    uint8_t *buf = NULL;
+    size_t len = 0, cap = 0;
+    QrStatus st = qr_statset_put(&r->prof[0], &buf, &len, &cap);
+    if (st == QR_OK) st = qr_statset_put(&r->prof[1], &buf, &len, &cap);
+    if (st != QR_OK) { qr_err_clear(); w->oom = true; }
+    qr_dspart_put_u64(w, (uint64_t)r->n_samples);
+    qr_dspart_put_u64(w, r->hooks.tap_done);
+    qr_dspart_put_u64(w, len);
+    qr_dspart_put_bytes(w, buf, len);
+    free(buf);
+}
+
+static QrStatus qr_dsstat_prof_section_merge(QrDsR *rd, void *acc) {
+    QrDsStatRun *r = acc;
+    int ns = qr_dspart_get_int(rd, INT32_MAX), done = qr_dspart_get_int(rd, 1);
+    uint64_t len = qr_dspart_get_u64(rd);
+    const uint8_t *p = qr_dspart_bad(rd) || len > rd->len ? NULL : qr_dspart_get_bytes(rd, (size_t)len);
+    if (!p || qr_dspart_bad(rd)) return qr_errf(QR_ERR_INVALID, "profile section is malformed");
+    QrStatSet t0 = {0}, t1 = {0};
+    size_t off = 0, used = 0;
+    QrStatus st = qr_statset_init(&t0, r->prof[0].g);
+    if (st == QR_OK) st = qr_statset_init(&t1, r->prof[1].g);
+    if (st == QR_OK) { st = qr_statset_get(&t0, p, (size_t)len, &used); off += used; }
+    if (st == QR_OK) { st = qr_statset_get(&t1, p + off, (size_t)len - off, &used); off += used; }
+    if (st == QR_OK && off != len) st = qr_errf(QR_ERR_INVALID, "profile section: %zu of %llu bytes read", off,
+                                               (unsigned long long)len);
+    if (st == QR_OK) st = qr_statset_merge(&r->prof[0], &t0);
+    if (st == QR_OK) st = qr_statset_merge(&r->prof[1], &t1);
+    if (st == QR_OK) {
+        r->hooks.tap_done = r->n_samples ? r->hooks.tap_done && done : done;
+        r->n_samples += ns;
+    }
+    qr_statset_free(&t0);
+    qr_statset_free(&t1);
+    return st;
+}
+
+static QrStatus qr_dsstat_prof_add(QrDsStatRun *r, const QrDsStatRun *b) {
+    QR_TRY(qr_statset_merge(&r->prof[0], &b->prof[0]));
+    QR_TRY(qr_statset_merge(&r->prof[1], &b->prof[1]));
+    r->hooks.tap_done = r->n_samples ? r->hooks.tap_done && b->hooks.tap_done : b->hooks.tap_done;
+    r->n_samples += b->n_samples;
+    return QR_OK;
 }
 
 /* ==== .qrpart section ================================================================ */

@@ -28,13 +28,9 @@ static void qr_statset_free(QrStatSet *ss);
 /* A run tap (user: QrStatSet) adding the sample's value to its accumulator. */
 static QrStatus qr_statset_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t);
 static void qr_statacc_add(QrStatAcc *a, const QrStats *sample);
-#ifdef QR_TESTING
-QR_TESTAPI void qr_statacc_merge(QrStatAcc *a, const QrStatAcc *b);
-#endif
+static void qr_statacc_merge(QrStatAcc *a, const QrStatAcc *b);
 /* a += b (same graph). */
-#ifdef QR_TESTING
-QR_TESTAPI QrStatus qr_statset_merge(QrStatSet *a, const QrStatSet *b);
-#endif
+static QrStatus qr_statset_merge(QrStatSet *a, const QrStatSet *b);
 /* The pooled statistics as a QrStats (m2 = Σ(x − mean)² over all samples' finite elements). */
 static void qr_statacc_finish(const QrStatAcc *a, QrStats *out);
 /* statistic.txt/.csv (analysis/stats' table) of the pooled values into dir; the initializers
@@ -43,12 +39,8 @@ static QrStatus qr_statset_write(const QrStatSet *ss, const char *dir, const cha
                                  const char *head, int *n_nonfinite);
 /* Byte form of the accumulators (little-endian, exact sums in canonical limb form), appended
  * to *buf; read back into ss (initialized for the same graph), *used the bytes consumed. */
-#ifdef QR_TESTING
-QR_TESTAPI QrStatus qr_statset_put(const QrStatSet *ss, uint8_t **buf, size_t *len, size_t *cap);
-#endif
-#ifdef QR_TESTING
-QR_TESTAPI QrStatus qr_statset_get(QrStatSet *ss, const uint8_t *p, size_t avail, size_t *used);
-#endif
+static QrStatus qr_statset_put(const QrStatSet *ss, uint8_t **buf, size_t *len, size_t *cap);
+static QrStatus qr_statset_get(QrStatSet *ss, const uint8_t *p, size_t avail, size_t *used);
 
 /* `profile --data`: runs g on every sample of ds and writes statistic.txt/.csv over all of
  * them into dir (errors name the sample). */
@@ -88,5 +80,11 @@ struct QrDsR;
 QR_TESTAPI void qr_dsstat_section_put(struct QrDsW *w, const void *acc);
 QR_TESTAPI QrStatus qr_dsstat_section_merge(struct QrDsR *r, void *acc);
 #endif
+/* runall --shard's section "dsprof": both profiles only (put / merge as above; the merge of runall
+ * parts accumulates the distributions itself, their selection being the merged worst sample's). */
+static void qr_dsstat_prof_section_put(struct QrDsW *w, const void *acc);
+static QrStatus qr_dsstat_prof_section_merge(struct QrDsR *r, void *acc);
+/* r's profiles += b's (same graphs), with b's sample count and coverage. */
+static QrStatus qr_dsstat_prof_add(QrDsStatRun *r, const QrDsStatRun *b);
 
 #endif

@@ -181,8 +181,7 @@ static QrStatus qr_sketch_quantiles(const QrSketch *s, const double *q, int nq, 
 
 /* ==== byte form ====================================================================== */
 
-#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
-QR_TESTAPI QrStatus qr_sketch_put_le(uint8_t **buf, size_t *len, size_t *cap, uint64_t v, int nbytes) {
+static QrStatus qr_sketch_put_le(uint8_t **buf, size_t *len, size_t *cap, uint64_t v, int nbytes) {
     if (*len + (size_t)nbytes > *cap) {
         size_t c = *cap ? *cap : 4096;
         while (c < *len + (size_t)nbytes) c *= 2;
@@ -194,7 +193,6 @@ QR_TESTAPI QrStatus qr_sketch_put_le(uint8_t **buf, size_t *len, size_t *cap, ui
     for (int i = 0; i < nbytes; i++) (*buf)[(*len)++] = (uint8_t)(v >> (8 * i));
     return QR_OK;
 }
-#endif
 
 #ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
 QR_TESTAPI QrStatus qr_sketch_write(const QrSketch *s, uint8_t **buf, size_t *len, size_t *cap) {
@@ -210,15 +208,13 @@ QR_TESTAPI QrStatus qr_sketch_write(const QrSketch *s, uint8_t **buf, size_t *le
 }
 #endif
 
-#ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
-QR_TESTAPI uint64_t qr_sketch_get_le(const uint8_t *p, size_t avail, size_t *off, int nbytes, bool *bad) {
+static uint64_t qr_sketch_get_le(const uint8_t *p, size_t avail, size_t *off, int nbytes, bool *bad) {
     if (*bad || *off > avail || avail - *off < (size_t)nbytes) { *bad = true; return 0; }
     uint64_t v = 0;
     for (int i = 0; i < nbytes; i++) v |= (uint64_t)p[*off + (size_t)i] << (8 * i);
     *off += (size_t)nbytes;
     return v;
 }
-#endif
 
 #ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */
 QR_TESTAPI QrStatus qr_sketch_read(QrSketch *s, const uint8_t *p, size_t avail, size_t *used) {

@@ -82,12 +82,8 @@ QR_TESTAPI QrStatus qr_sketch_read(QrSketch *s, const uint8_t *p, size_t avail, 
 /* Little-endian integers for byte forms (also the data-set accumulators'): put appends the
  * low nbytes of v to *buf (realloc'd); get reads nbytes at *off, setting *bad (and returning 0)
  * past avail or once *bad is set. */
-#ifdef QR_TESTING
-QR_TESTAPI QrStatus qr_sketch_put_le(uint8_t **buf, size_t *len, size_t *cap, uint64_t v, int nbytes);
-#endif
-#ifdef QR_TESTING
-QR_TESTAPI uint64_t qr_sketch_get_le(const uint8_t *p, size_t avail, size_t *off, int nbytes, bool *bad);
-#endif
+static QrStatus qr_sketch_put_le(uint8_t **buf, size_t *len, size_t *cap, uint64_t v, int nbytes);
+static uint64_t qr_sketch_get_le(const uint8_t *p, size_t avail, size_t *off, int nbytes, bool *bad);
 
 /* Ordered 32-bit key of a float and back (NaN has no key: callers filter it). */
 static inline uint32_t qr_sketch_key(float f) {

@@ -893,12 +893,13 @@ static int qr_cli_check(int argc, char **argv) {
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/" QR_BF_CHECK, dir);
-    QrCheckSummary sum = { 0, 0, 0 };
+    QrCheck chk = { 0 };
     if (st == QR_OK) st = qr_mkdir_p(dir);
-    if (st == QR_OK) st = qr_check_write(g, &qt, stats, path, &sum);
+    if (st == QR_OK) st = qr_check_write(g, &qt, stats, path, &chk);
     if (st == QR_OK && !o.quiet)
-        printf("%d unfused patterns, %d shared weights/quantizers, %d anomalies; wrote %s\n", sum.n_unfused, sum.n_shared,
-               sum.n_anomalies, path);
+        printf("%d unfused patterns, %d shared weights/quantizers, %d anomalies; wrote %s\n", chk.sum.n_unfused,
+               chk.sum.n_shared, chk.sum.n_anomalies, path);
+    qr_check_free(&chk);
     free(stats);
     qr_quant_table_free(&qt);
     qr__cli_release(g, in);
@@ -1374,6 +1375,7 @@ static int qr_cli_sensitivity(int argc, char **argv) {
 typedef struct QrCliMerged {
     const QrDsCompare *dc;
     const QrDsSet *ds;
+    const QrDsStatRun *stat;     /* runall parts: both profiles (section "dsprof") */
 } QrCliMerged;
 static const QrCliMerged *qr__cli_merged;   /* set by qreport merge around its runall call */
 
@@ -1410,6 +1412,13 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
         st = qr_errf(QR_ERR_INVALID, "--skip-bad-samples with --shard: parts carry no list of skipped samples yet; fix or "
                      "remove the bad samples (a run without --shard names them)");
     if (st == QR_OK) st = qr_select_output(b, o->rank_output, &dc.rank_output);   /* as one process ranks its samples */
+    QrDsStatRun xs = {0};                    /* both profiles over the shard, from the pass's runs (section "dsprof") */
+    if (st == QR_OK) st = qr_dsstat_run_init(&xs, &se, NULL);
+    if (st == QR_OK) {
+        dc.base_tap = qr_dsstat_base_tap;
+        dc.base_tap_user = &xs;
+        dc.hooks = &xs.hooks;
+    }
     if (st == QR_OK) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
     qr_progress_init(&pr, stderr, o->quiet);
@@ -1418,6 +1427,7 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     /* the match verified on the first sample, as in one process's pass (each shard's rows alike) */
     if (st == QR_OK && lo > 0 && lo < hi) st = qr_session_run_baseline(&se);
     if (st == QR_OK) st = qr_ds_pass(&dc, &se, &ds, o->mode, lo, hi, in, &hook);
+    xs.n_samples = dc.n_done;
     qr_progress_end(&pr, st);
     if (open) qr_session_next_inputs(&se, in);
     static char args[8192];
@@ -1430,12 +1440,14 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
         const char *keys[16] = { "command", "mode", "samples", "args" },
                    *vals[16] = { "runall", o->mode ? o->mode : "sim", nbuf, args };
         int n = 4 + qr__cli_sens_spec_opts(&sp, keys + 4, vals + 4);
-        st = qr_dspart_write(o->out_dir, "runall", &dc, &ds, &se, keys, vals, n, shard, n_shards, NULL, 0);
+        const QrDsSection sec = { "dsprof", &xs, qr_dsstat_prof_section_put, qr_dsstat_prof_section_merge };
+        st = qr_dspart_write(o->out_dir, "runall", &dc, &ds, &se, keys, vals, n, shard, n_shards, &sec, 1);
         if (st == QR_OK && !o->quiet)
             printf("shard %d/%d: samples %d..%d of %d; wrote %s (qreport merge writes the runall bundle)\n", shard, n_shards,
                    lo, hi - 1, ds.n, o->out_dir);
     }
     qr_ds_compare_free(&dc);
+    qr_dsstat_run_free(&xs);
     qr_ds_set_free(&ds);
     if (open) qr_session_close(&se);
     qr_graph_free(a);
@@ -1540,7 +1552,7 @@ static int qr_cli_runall(int argc, char **argv) {
         ro.dataset_metric = QR_METRIC_L1;
         if (o.metric) qr_metric_parse(o.metric, &ro.dataset_metric);
         ro.sens_samples = o.sens_samples;
-        if (qr__cli_merged) ro.dataset_merged = qr__cli_merged->dc;
+        if (qr__cli_merged) { ro.dataset_merged = qr__cli_merged->dc; ro.dataset_merged_stat = qr__cli_merged->stat; }
     }
     ro.deploy = dep;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
@@ -1696,7 +1708,11 @@ static int qr_cli_merge(int argc, char **argv) {
     if (st == QR_OK) st = qr_graph_infer(g[1], in);
     if (st == QR_OK) { st = qr_session_open(&se, g[0], g[1], in); open = st == QR_OK; }
     if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
-    for (int i = 0; st == QR_OK && i < np; i++) st = qr_dspart_load(&parts[i], &se, &dc, NULL, 0);
+    QrDsStatRun xs = {0};                    /* runall parts: both profiles */
+    const bool ra_parts = st == QR_OK && !strcmp(p0->kind, "runall");
+    if (ra_parts) st = qr_dsstat_run_init(&xs, &se, NULL);
+    const QrDsSection sec = { "dsprof", &xs, qr_dsstat_prof_section_put, qr_dsstat_prof_section_merge };
+    for (int i = 0; st == QR_OK && i < np; i++) st = qr_dspart_load(&parts[i], &se, &dc, ra_parts ? &sec : NULL, ra_parts);
     QrMetricKind mk = QR_METRIC_L1;
     if (st == QR_OK && qr_dspart_opt(p0, "metric")) qr_metric_parse(qr_dspart_opt(p0, "metric"), &mk);
     bool sens = st == QR_OK && !strcmp(p0->kind, "sensitivity"), runall = st == QR_OK && !strcmp(p0->kind, "runall");
@@ -1713,11 +1729,12 @@ static int qr_cli_merge(int argc, char **argv) {
         for (int i = 0; i < npass; i++) av[ac++] = pass[i];
         if (quiet) av[ac++] = "--quiet";
         av[ac] = NULL;
-        QrCliMerged mg = { &dc, &ds };
+        QrCliMerged mg = { &dc, &ds, &xs };
         qr__cli_merged = &mg;
         int code = qr_cli_runall(ac, (char **)av);
         qr__cli_merged = NULL;
         qr_ds_compare_free(&dc);
+        qr_dsstat_run_free(&xs);
         if (open) qr_session_close(&se);
         if (in && g[0]) for (int i = 0; i < g[0]->n_inputs; i++) qr_tensor_free_data(&in[i]);
         free(in);
@@ -1736,6 +1753,7 @@ static int qr_cli_merge(int argc, char **argv) {
         printf("merged %d parts (%d samples); wrote %s/%s ...\n", np, ds.n, out, sens ? QR_BF_SENS ".txt" : QR_BF_COMPARE ".txt");
     int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
     qr_ds_compare_free(&dc);
+    qr_dsstat_run_free(&xs);
     if (open) qr_session_close(&se);
     if (in && g[0]) for (int i = 0; i < g[0]->n_inputs; i++) qr_tensor_free_data(&in[i]);
     free(in);

@@ -269,7 +269,8 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
             qr__ra_done(bd, "data set",
                         o->dataset_merged
                             ? qr_ds_runall_merged(&bd->dsr, o->dataset, o->dataset_metric, rank_out, &bd->se, o->dataset_merged,
-                                                  bd->dir)
+                                                  o->dataset_merged_stat, o->mode, bd->have_dist ? &bd->dist : NULL,
+                                                  o->dataset_worst, bd->dir)
                             : qr_ds_runall_write(&bd->dsr, &bd->se, o->mode, bd->have_dist ? &bd->dist : NULL, bd->dir));
             qr_progress_begin(&bd->prog, "data-set sensitivity", 0);
             qr__ra_done(bd, "data-set sensitivity",
@@ -356,6 +357,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     qr_sens_free(&bd->sens);
     qr_accum_free(&bd->acc);
     qr_select_acc_sets_free(&bd->acc_sets);
+    qr_check_free(&bd->chk);
     if (bd->have_w) qr_weights_free(&bd->w);
     if (bd->have_adv) qr_advice_free(&bd->adv);
     if (bd->have_wi) qr_whatif_free(&bd->wi);

@@ -28,6 +28,7 @@ typedef struct QrRunallOpts {
     int sens_samples;            /* --sens-samples: sensitivity / cumulative error over that many worst samples (0: default) */
     const struct QrDsCompare *dataset_merged;   /* qreport merge: the comparison over the set, merged from parts */
     const QrTensor *dataset_worst;   /* with dataset_merged: the worst sample's tensors (inputs: the first sample's) */
+    const struct QrDsStatRun *dataset_merged_stat;   /* with dataset_merged: both profiles merged from the parts */
     bool dataset_skip_bad;       /* --skip-bad-samples */
     int n_warnings;
     bool single_model;           /* b is a copy of a, run with every quantizer disabled (runall ANALYSIS.onnx) */

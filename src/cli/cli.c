@@ -470,7 +470,7 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
             st = qr_ds_read(&ds, g, k, NULL, in);
         }
         for (int i = 0; st == QR_OK && i < g->n_inputs; i++) given[i] = &in[i];
-        if (st == QR_OK) qr_ds_set_free(&ds);
+        qr_ds_set_free(&ds);   /* also when a sample failed: the listing is freed either way */
     }
     if (st == QR_OK && o->n_inputs && o->n_inputs != g->n_inputs)
         st = qr_errf(QR_ERR_INVALID, "%s has %d input%s but %d -i file%s given", o->model, g->n_inputs,

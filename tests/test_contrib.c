@@ -896,6 +896,33 @@ static void qt_contrib_wonly_variants(void) {
             if (qt_verbose && f) printf("     %s: %s\n", nm, f->reason);
             qr_advice_free(&adv);
         }
+        if (!strcmp(nm, "mmnb_b4_bs16_gidx")) {   /* runall end to end: the g_idx block in weight_blocks.csv */
+            char dir[512], cmd[2048];
+            snprintf(dir, sizeof dir, "%s/wonly_gidx_bundle", qt_tmpdir());
+            const char *bin = getenv("QR_BIN");
+            snprintf(cmd, sizeof cmd, "rm -rf '%s' && %s runall '%s/wonly_base_%s.onnx' " QT_CB_DIR "/%s.onnx -i "
+                     QT_CB_DIR "/%s.input.npy -o '%s.zip' --keep-dir '%s' --quiet >/dev/null 2>&1", dir,
+                     bin ? bin : "./qreport", qt_tmpdir(), nm, nm, nm, dir, dir);
+            int rc = system(cmd);
+            unsigned char *txt = NULL;
+            size_t len = 0;
+            char want[96];
+            snprintf(want, sizeof want, ",%lld,", (long long)plant);
+            snprintf(path, sizeof path, "%s/weight_blocks.csv", dir);
+            bool blocks = rc == 0 && qr_file_read(path, 1 << 22, &txt, &len) == QR_OK && strstr((char *)txt, want) &&
+                          strstr((char *)txt, "(g_idx)");
+            if (qt_verbose && txt) printf("     %s weight_blocks.csv:\n%s", nm, (char *)txt);
+            free(txt);
+            txt = NULL;
+            snprintf(path, sizeof path, "%s/match_table.txt", dir);
+            bool match = rc == 0 && qr_file_read(path, 1 << 22, &txt, &len) == QR_OK &&
+                         strstr((char *)txt, "1 baseline compute values, 1 matched, 0 without counterpart") &&
+                         strstr((char *)txt, "Equivalence check: PASS");
+            free(txt);
+            QT_CHECKF(rc == 0 && blocks && match, "%s: runall exited %d; weight_blocks.csv %s block %lld with its g_idx "
+                      "rows; match_table %s", nm, rc, blocks ? "names" : "lacks", (long long)plant,
+                      match ? "full / PASS" : "lacks full coverage / PASS");
+        }
     next:
         if (ov) qr_session_overrides_free(&o);
         if (open) qr_session_close(&s);

@@ -82,17 +82,38 @@ static void qr__chk_scale(char *buf, size_t n, const QrQuantizer *q) {
     else snprintf(buf, n, "[%.6g, %.6g] (%lld)", q->scale_min, q->scale_max, (long long)q->n_scales);
 }
 
-static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const QrStats *stats, const char *path,
-                               QrCheckSummary *sum) {
-    char *b = NULL;
-    size_t len = 0, cap = 0;
-    QrStatus st = QR_OK;
-    QrCheckSummary s = { 0, 0, 0 };
-#define P(...) do { if (st == QR_OK) st = qr_buf_printf(&b, &len, &cap, __VA_ARGS__); } while (0)
-    P("Model check of %s\n%d nodes, %d quantizers\n\n", g->path, g->n_nodes, qt->n);
+/* ==== findings (qr_check_run) =========================================================== */
 
-    /* 1. Fusable patterns left unfused: a quantizer between a conv-like op and BN/activation/Add. */
-    P("1. Fusable patterns left unfused (a quantizer sits between ops a deployment compiler would fuse)\n");
+#define QR__CHK_NOMEM() qr_errf(QR_ERR_NOMEM, "out of memory")
+
+/* Appends a finding (indices -1, the rest zero). NULL when out of memory. */
+static QrCheckFinding *qr__chk_add(QrCheck *c, int *cap, QrCheckKind kind) {
+    if (c->n == *cap) {
+        int nc = *cap ? 2 * *cap : 16;
+        QrCheckFinding *f = qr_arena_array(&c->arena, (size_t)nc, sizeof *f);
+        if (!f) return NULL;
+        if (c->n) memcpy(f, c->f, (size_t)c->n * sizeof *f);
+        c->f = f;
+        *cap = nc;
+    }
+    QrCheckFinding *f = &c->f[c->n++];
+    *f = (QrCheckFinding){ .kind = kind, .value = -1, .node = -1, .node2 = -1, .node3 = -1, .quant = -1 };
+    return f;
+}
+
+/* f->list = a copy of v[0..n) in the check's arena. */
+static bool qr__chk_list(QrCheck *c, QrCheckFinding *f, const int *v, int n) {
+    int *p = qr_arena_array(&c->arena, (size_t)n + 1, sizeof *p);
+    if (!p) return false;
+    if (n) memcpy(p, v, (size_t)n * sizeof *p);
+    f->list = p;
+    f->n_list = n;
+    return true;
+}
+
+/* 1. Fusable patterns left unfused: a quantizer between a conv-like op and BN/activation/Add. */
+static QrStatus qr__chk_find_unfused(QrCheck *c, int *cap) {
+    const QrGraph *g = c->g;
     for (int oi = 0; oi < g->n_nodes; oi++) {
         int ni = g->order[oi];
         const QrNode *n = &g->nodes[ni];
@@ -102,40 +123,35 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
         if (nx < 0) continue;
         const QrNode *m = &g->nodes[nx];
         bool bn = !strcmp(m->op_type, "BatchNormalization");
-        bool act = qr__chk_is(m, "Relu", "Clip");
-        bool add = qr__chk_is(m, "Add", NULL);
-        if (!bn && !act && !add) continue;
-        char chain[512];
-        snprintf(chain, sizeof chain, "%s '%s' -> %s%s '%s'", n->op_type, n->name, q1 ? "[Q/DQ] -> " : "", m->op_type, m->name);
+        if (!bn && !qr__chk_is(m, "Relu", "Clip") && !qr__chk_is(m, "Add", NULL)) continue;
         bool q2 = false;
-        if (bn) {
-            int nx2 = qr__chk_next(g, m->out[0], &q2);
-            if (nx2 >= 0 && qr__chk_is(&g->nodes[nx2], "Relu", "Clip")) {
-                size_t l = strlen(chain);
-                snprintf(chain + l, sizeof chain - l, " -> %s%s '%s'", q2 ? "[Q/DQ] -> " : "", g->nodes[nx2].op_type,
-                         g->nodes[nx2].name);
-            }
-        }
-        if (q1 || q2) { P("  %s\n", chain); s.n_unfused++; }
+        int nx2 = bn ? qr__chk_next(g, m->out[0], &q2) : -1;
+        if (nx2 >= 0 && !qr__chk_is(&g->nodes[nx2], "Relu", "Clip")) nx2 = -1;
+        if (!q1 && !q2) continue;
+        QrCheckFinding *f = qr__chk_add(c, cap, QR_CHK_UNFUSED);
+        if (!f) return QR__CHK_NOMEM();
+        f->node = ni;
+        f->node2 = nx;
+        f->node3 = nx2;
+        f->q1 = q1;
+        f->q2 = q2;
+        c->sum.n_unfused++;
     }
-    if (!s.n_unfused) P("  none\n");
+    return QR_OK;
+}
 
-    /* 2. Sharing: one weight or one quantizer used by different compute nodes. A QuantizeLinear and
-     * its own DequantizeLinear reading one scale are one quantizer, not sharing; identical
-     * constants an exporter merged (zero points, constant-valued tensors) are listed apart. */
-    P("\n2. Shared weights and quantizers (a weight or quantizer used by different compute nodes)\n");
-    int n_merged = 0;
-    char *merged = NULL;
-    size_t ml = 0, mc = 0;
-    int *cn = malloc(((size_t)g->n_nodes + 1) * sizeof(int));
-    if (!cn && st == QR_OK) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int v = 0; st == QR_OK && v < g->n_values; v++) {
+/* 2. Sharing: one weight or one quantizer used by different compute nodes. A QuantizeLinear and
+ * its own DequantizeLinear reading one scale are one quantizer, not sharing; identical
+ * constants an exporter merged (zero points, constant-valued tensors) are QR_CHK_MERGED_*.
+ * cn: n_nodes + 1 ints, qs: qt->n + 1 ints of scratch. */
+static QrStatus qr__chk_find_shared(QrCheck *c, int *cap, int *cn, int *qs) {
+    const QrGraph *g = c->g;
+    const QrQuantTable *qt = c->qt;
+    for (int v = 0; v < g->n_values; v++) {
         const QrValue *val = &g->values[v];
         if (!val->is_init) continue;
         /* quantizers reading it as scale / zero point (through Identity copies) */
-        int n_scale = 0, n_zp = 0;
-        char who[512] = "";
-        size_t wl = 0;
+        int n_scale = 0, n_zp = 0, nq = 0;
         for (int i = 0; i < qt->n; i++) {
             const QrQuantizer *q = &qt->q[i];
             bool sc = q->scale_value >= 0 && qr__chk_root(g, q->scale_value) == v;
@@ -143,41 +159,32 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
             if (!sc && !zp) continue;
             n_scale += sc;
             n_zp += zp;
-            int on = q->float_value >= 0 ? q->float_value : q->int_value;
-            if (wl < sizeof who - 1)
-                wl += (size_t)snprintf(who + wl, sizeof who - wl, "%s'%s'", wl ? ", " : "", on >= 0 ? g->values[on].name : "?");
+            qs[nq++] = i;
         }
         int n_direct = 0;
-        int nc = n_scale + n_zp ? 0 : qr__chk_compute_users(g, v, cn, &n_direct);   /* a quantizer's parameter: above */
+        int nc = nq ? 0 : qr__chk_compute_users(g, v, cn, &n_direct);   /* a quantizer's parameter: above */
         bool constant = qr__chk_all_equal(&val->t), dedup = n_direct <= 1;
-        if (n_scale > 1) {
-            P("  quantizer scale '%s' is used by %d quantizers (one observer shared by %s)\n", val->name, n_scale, who);
-            s.n_shared++;
-        } else if (n_zp > 1 && st == QR_OK) {
-            st = qr_buf_printf(&merged, &ml, &mc, "  zero point '%s' (%s) read by %d quantizers\n", val->name,
-                               constant ? "identical values" : "per-channel", n_zp);
-            n_merged++;
+        if (n_scale > 1 || n_zp > 1) {
+            QrCheckFinding *f = qr__chk_add(c, cap, n_scale > 1 ? QR_CHK_SHARED_SCALE : QR_CHK_MERGED_ZERO_POINT);
+            if (!f || !qr__chk_list(c, f, qs, nq)) return QR__CHK_NOMEM();
+            f->value = v;
+            f->constant = constant;
+            f->count = n_scale > 1 ? n_scale : n_zp;
+            c->sum.n_shared += n_scale > 1;
         }
-        if (nc > 1 && !constant && !dedup) {
-            P("  weight '%s' is used by %d compute nodes:", val->name, nc);
-            for (int k = 0; k < nc; k++) P("%s '%s'", k ? "," : "", g->nodes[cn[k]].name);
-            P("\n");
-            s.n_shared++;
-        } else if (nc > 1 && st == QR_OK) {
-            if (constant)
-                st = qr_buf_printf(&merged, &ml, &mc, "  constant '%s' (every element %g) read by %d compute nodes\n", val->name,
-                                   val->t.data && val->t.numel ? qr_tensor_get_f64(&val->t, 0) : 0.0, nc);
-            else {
-                st = qr_buf_printf(&merged, &ml, &mc, "  '%s' read by %d compute nodes, %d of them through an Identity (the "
-                                   "exporter merged tensors of equal value):", val->name, nc, nc - n_direct);
-                for (int k = 0; st == QR_OK && k < nc; k++)
-                    st = qr_buf_printf(&merged, &ml, &mc, "%s '%s'", k ? "," : "", g->nodes[cn[k]].name);
-                if (st == QR_OK) st = qr_buf_printf(&merged, &ml, &mc, "\n");
-            }
-            n_merged++;
+        if (nc > 1) {
+            QrCheckKind k = !constant && !dedup ? QR_CHK_SHARED_WEIGHT : constant ? QR_CHK_MERGED_CONSTANT : QR_CHK_MERGED_DEDUP;
+            QrCheckFinding *f = qr__chk_add(c, cap, k);
+            if (!f || !qr__chk_list(c, f, cn, nc)) return QR__CHK_NOMEM();
+            f->value = v;
+            f->constant = constant;
+            f->count = nc;
+            f->n_direct = n_direct;
+            f->x[0] = val->t.data && val->t.numel ? qr_tensor_get_f64(&val->t, 0) : 0.0;
+            c->sum.n_shared += k == QR_CHK_SHARED_WEIGHT;
         }
     }
-    for (int i = 0; st == QR_OK && i < qt->n; i++) {
+    for (int i = 0; i < qt->n; i++) {
         const QrQuantizer *q = &qt->q[i];
         if (q->kind != QR_QK_ACTIVATION || q->out_value < 0) continue;
         int users = 0;
@@ -186,77 +193,38 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
             users += qr__chk_compute_users(g, g->nodes[q->dq_nodes[k]].out[0], cn, &nd);
         }
         if (users > 1) {
-            P("  quantizer on '%s' (%s) feeds %d compute nodes (shared: one scale for all of them)\n",
-              g->values[q->float_value].name, q->q_node >= 0 ? g->nodes[q->q_node].name : "-", users);
-            s.n_shared++;
+            QrCheckFinding *f = qr__chk_add(c, cap, QR_CHK_SHARED_QUANTIZER);
+            if (!f) return QR__CHK_NOMEM();
+            f->quant = i;
+            f->value = q->float_value;
+            f->node = q->q_node;
+            f->count = users;
+            c->sum.n_shared++;
         }
     }
-    free(cn);
-    if (!s.n_shared) P("  none\n");
-    if (n_merged) P("  Identical constants merged by the exporter (not sharing: separate tensors of equal value stored once):\n%s", merged);
-    free(merged);
+    return QR_OK;
+}
 
-    /* 3. Per-layer output quantization. */
-    P("\n3. Output quantization of each layer\n");
-    static const char *cols3[] = { "name", "op type", "input dtype", "output dtype", "axis", "scale" };
-    QrTable t3;
-    st = st == QR_OK ? qr_table_init(&t3, QR_ARRAY_LEN(cols3), cols3) : st;
-    for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
+/* 3. and 4.: the layers whose output quantization is listed, and the weight quantizers. */
+static QrStatus qr__chk_find_tables(QrCheck *c) {
+    const QrGraph *g = c->g;
+    c->layers = qr_arena_array(&c->arena, (size_t)g->n_nodes + 1, sizeof *c->layers);
+    c->weights = qr_arena_array(&c->arena, (size_t)c->qt->n + 1, sizeof *c->weights);
+    if (!c->layers || !c->weights) return QR__CHK_NOMEM();
+    for (int oi = 0; oi < g->n_nodes; oi++) {
         int ni = g->order[oi];
-        const QrNode *n = &g->nodes[ni];
-        if (!qr_match_is_compute(g, ni) && qr_match_canon(n) == n->op_type) continue;
-        int in_q = n->n_in && n->in[0] >= 0 ? qt->by_value[n->in[0]] : -1;
-        int out_q = qt->by_float[n->out[0]];
-        if (out_q < 0 && qt->by_value[n->out[0]] >= 0 && qt->q[qt->by_value[n->out[0]]].form == QR_QF_QOP_OUT)
-            out_q = qt->by_value[n->out[0]];
-        int row;
-        char sc[96] = "";
-        st = qr_table_add_row(&t3, &row);
-        if (st != QR_OK) break;
-        qr_table_set(&t3, row, 0, n->name);
-        qr_table_set(&t3, row, 1, n->op_type);
-        qr_table_set(&t3, row, 2, in_q >= 0 ? qr_dtype_name(qt->q[in_q].dtype)
-                                  : n->n_in && n->in[0] >= 0 ? qr_dtype_name(g->values[n->in[0]].t.dtype) : "");
-        if (out_q >= 0) {
-            qr__chk_scale(sc, sizeof sc, &qt->q[out_q]);
-            qr_table_set(&t3, row, 3, qr_dtype_name(qt->q[out_q].dtype));
-            qr_table_setf(&t3, row, 4, "%d", qt->q[out_q].axis);
-            st = qr_table_set(&t3, row, 5, sc);
-        } else {
-            qr_table_setf(&t3, row, 3, "%s (not quantized)", qr_dtype_name(g->values[n->out[0]].t.dtype));
-        }
+        if (qr_match_is_compute(g, ni) || qr_match_canon(&g->nodes[ni]) != g->nodes[ni].op_type) c->layers[c->n_layers++] = ni;
     }
-    if (st == QR_OK) st = qr_table_render_txt(&t3, NULL, NULL, &b, &len, &cap);
-    qr_table_free(&t3);
+    for (int i = 0; i < c->qt->n; i++)
+        if (c->qt->q[i].kind == QR_QK_WEIGHT) c->weights[c->n_weights++] = i;
+    return QR_OK;
+}
 
-    /* 4. Weight quantization. */
-    P("\n4. Weight quantization\n");
-    static const char *cols4[] = { "weight", "node", "op type", "dtype", "axis", "granularity", "scale" };
-    QrTable t4;
-    st = st == QR_OK ? qr_table_init(&t4, QR_ARRAY_LEN(cols4), cols4) : st;
-    int n_weights = 0;
-    for (int i = 0; st == QR_OK && i < qt->n; i++) {
-        const QrQuantizer *q = &qt->q[i];
-        if (q->kind != QR_QK_WEIGHT) continue;
-        int row;
-        char sc[96];
-        st = qr_table_add_row(&t4, &row);
-        if (st != QR_OK) break;
-        n_weights++;
-        qr__chk_scale(sc, sizeof sc, q);
-        qr_table_set(&t4, row, 0, g->values[q->float_value >= 0 ? q->float_value : q->int_value].name);
-        qr_table_set(&t4, row, 1, q->owner >= 0 ? g->nodes[q->owner].name : "-");
-        qr_table_set(&t4, row, 2, q->owner >= 0 ? g->nodes[q->owner].op_type : "-");
-        qr_table_set(&t4, row, 3, qr_dtype_name(q->dtype));
-        qr_table_setf(&t4, row, 4, "%d", q->axis);
-        qr_table_set(&t4, row, 5, q->block_size ? "blocked" : q->n_scales > 1 ? "per-channel" : "per-tensor");
-        st = qr_table_set(&t4, row, 6, sc);
-    }
-    if (st == QR_OK) st = qr_table_render_txt(&t4, NULL, NULL, &b, &len, &cap);
-    qr_table_free(&t4);
-
-    /* 5. Anomalies. */
-    P("\n5. Anomalies\n");
+/* 5. Anomalies: a low-precision model output, a range the quantizer's grid clips (needs
+ * stats), input scales far apart at a Concat/Add, an input that is not normalized. */
+static QrStatus qr__chk_find_anomalies(QrCheck *c, int *cap, const QrStats *stats) {
+    const QrGraph *g = c->g;
+    const QrQuantTable *qt = c->qt;
     for (int i = 0; i < g->n_outputs; i++) {
         int v = g->outputs[i], p = g->values[v].producer;
         if (p < 0) continue;
@@ -264,9 +232,10 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
         if (!strcmp(n->op_type, "DequantizeLinear") && n->in[0] >= 0) {
             QrDType dt = g->values[n->in[0]].t.dtype;
             if (dt == QR_DT_S8 || dt == QR_DT_U8 || dt == QR_DT_S4 || dt == QR_DT_U4) {
-                P("  model output '%s' is not high precision: it is quantized to %s before the output; keep the last "
-                  "layer in float or int16 (high-precision output)\n", g->values[v].name, qr_dtype_name(dt));
-                s.n_anomalies++;
+                QrCheckFinding *f = qr__chk_add(c, cap, QR_CHK_OUTPUT_LOW_PRECISION);
+                if (!f) return QR__CHK_NOMEM();
+                f->value = v;
+                f->dtype = dt;
             }
         }
     }
@@ -287,10 +256,16 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
                                                   qr__chk_is(&g->nodes[prod], "MatMul", "Add"));
         double over = QR_MAX(stats[v].max - hi, relu_grid ? 0 : lo - stats[v].min), span = QR_MAX(hi - lo, 1e-30);
         if (over > 0.05 * span) {
-            P("  quantizer on '%s' (%s): its %s grid holds [%.6g, %.6g] but the value spans [%.6g, %.6g] on this input "
-              "(clipped); recalibrate or use int16\n", g->values[v].name, qr_dtype_name(q->dtype),
-              q->q_node >= 0 ? g->nodes[q->q_node].name : "", lo, hi, stats[v].min, stats[v].max);
-            s.n_anomalies++;
+            QrCheckFinding *f = qr__chk_add(c, cap, QR_CHK_CLIPPED);
+            if (!f) return QR__CHK_NOMEM();
+            f->quant = i;
+            f->value = v;
+            f->node = q->q_node;
+            f->dtype = q->dtype;
+            f->x[0] = lo;
+            f->x[1] = hi;
+            f->x[2] = stats[v].min;
+            f->x[3] = stats[v].max;
         }
     }
     for (int oi = 0; oi < g->n_nodes; oi++) {
@@ -306,9 +281,11 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
             nq++;
         }
         if (nq >= 2 && smax > 2 * smin) {
-            P("  %s '%s': input scales differ by %.1fx (%.6g .. %.6g); the coarser input dominates the error — align "
-              "the input scales or quantize this op in int16\n", n->op_type, n->name, smax / smin, smin, smax);
-            s.n_anomalies++;
+            QrCheckFinding *f = qr__chk_add(c, cap, QR_CHK_SCALE_GAP);
+            if (!f) return QR__CHK_NOMEM();
+            f->node = g->order[oi];
+            f->x[0] = smin;
+            f->x[1] = smax;
         }
     }
     for (int i = 0; stats && i < g->n_inputs; i++) {
@@ -316,20 +293,240 @@ static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const Q
         if (!is->n) continue;
         double absmax = QR_MAX(fabs(is->min), fabs(is->max)), sd = sqrt(qr_stats_var(is));
         if (absmax > 16 || fabs(is->mean) > 4 * QR_MAX(sd, 1e-12)) {
-            P("  input '%s' is not normalized (min %.6g, max %.6g, mean %.6g, std %.6g): normalize it (e.g. to [-1, 1] or "
-              "zero mean, unit variance) before quantization\n", g->values[g->inputs[i]].name, is->min, is->max,
-              is->mean, sd);
-            s.n_anomalies++;
+            QrCheckFinding *f = qr__chk_add(c, cap, QR_CHK_INPUT_NOT_NORMALIZED);
+            if (!f) return QR__CHK_NOMEM();
+            f->value = g->inputs[i];
+            f->x[0] = is->min;
+            f->x[1] = is->max;
+            f->x[2] = is->mean;
+            f->x[3] = sd;
         }
     }
-    if (!stats) P("  (range checks skipped: no input given)\n");
-    if (!s.n_anomalies) P("  none\n");
-    P("\nSummary: %d unfused pattern%s, %d shared weight%s/quantizer%s, %d weight quantizer%s, %d anomal%s\n",
-      s.n_unfused, s.n_unfused == 1 ? "" : "s", s.n_shared, s.n_shared == 1 ? "" : "s", s.n_shared == 1 ? "" : "s",
-      n_weights, n_weights == 1 ? "" : "s", s.n_anomalies, s.n_anomalies == 1 ? "y" : "ies");
-#undef P
-    if (st == QR_OK) st = qr_file_write_atomic(path, b, len);
-    free(b);
-    if (sum) *sum = s;
+    return QR_OK;
+}
+
+static QrStatus qr_check_run(const QrGraph *g, const QrQuantTable *qt, const QrStats *stats, QrCheck *c) {
+    *c = (QrCheck){ .g = g, .qt = qt, .have_stats = stats != NULL };
+    int cap = 0;
+    int *cn = malloc(((size_t)g->n_nodes + 1) * sizeof *cn), *qs = malloc(((size_t)qt->n + 1) * sizeof *qs);
+    QrStatus st = cn && qs ? QR_OK : QR__CHK_NOMEM();
+    if (st == QR_OK) st = qr__chk_find_unfused(c, &cap);
+    if (st == QR_OK) st = qr__chk_find_shared(c, &cap, cn, qs);
+    if (st == QR_OK) st = qr__chk_find_tables(c);
+    int first_anomaly = c->n;
+    if (st == QR_OK) st = qr__chk_find_anomalies(c, &cap, stats);
+    c->sum.n_anomalies = c->n - first_anomaly;
+    free(cn);
+    free(qs);
+    return st;
+}
+
+static void qr_check_free(QrCheck *c) {
+    qr_arena_free(&c->arena);
+    *c = (QrCheck){ 0 };
+}
+
+/* ==== model_check_result.txt (qr_check_format) ============================================ */
+
+typedef struct QrChkText {
+    char *b;
+    size_t len, cap;
+    QrStatus st;
+} QrChkText;
+
+#define QR__CHK_P(o, ...) do { if ((o)->st == QR_OK) (o)->st = qr_buf_printf(&(o)->b, &(o)->len, &(o)->cap, __VA_ARGS__); } while (0)
+
+static const char *qr__chk_node(const QrGraph *g, int n) { return n >= 0 ? g->nodes[n].name : "-"; }
+
+static void qr__chk_fmt_unfused(const QrCheck *c, QrChkText *o) {
+    const QrGraph *g = c->g;
+    QR__CHK_P(o, "1. Fusable patterns left unfused (a quantizer sits between ops a deployment compiler would fuse)\n");
+    for (int i = 0; i < c->n; i++) {
+        const QrCheckFinding *f = &c->f[i];
+        if (f->kind != QR_CHK_UNFUSED) continue;
+        const QrNode *n = &g->nodes[f->node], *m = &g->nodes[f->node2];
+        char chain[512];
+        snprintf(chain, sizeof chain, "%s '%s' -> %s%s '%s'", n->op_type, n->name, f->q1 ? "[Q/DQ] -> " : "", m->op_type, m->name);
+        if (f->node3 >= 0) {
+            size_t l = strlen(chain);
+            snprintf(chain + l, sizeof chain - l, " -> %s%s '%s'", f->q2 ? "[Q/DQ] -> " : "", g->nodes[f->node3].op_type,
+                     g->nodes[f->node3].name);
+        }
+        QR__CHK_P(o, "  %s\n", chain);
+    }
+    if (!c->sum.n_unfused) QR__CHK_P(o, "  none\n");
+}
+
+static void qr__chk_fmt_nodes(const QrCheck *c, const QrCheckFinding *f, QrChkText *o) {
+    for (int k = 0; k < f->n_list; k++) QR__CHK_P(o, "%s '%s'", k ? "," : "", c->g->nodes[f->list[k]].name);
+}
+
+static void qr__chk_fmt_shared(const QrCheck *c, QrChkText *o) {
+    const QrGraph *g = c->g;
+    QR__CHK_P(o, "\n2. Shared weights and quantizers (a weight or quantizer used by different compute nodes)\n");
+    int n_merged = 0;
+    for (int i = 0; i < c->n; i++) {
+        const QrCheckFinding *f = &c->f[i];
+        const char *name = f->value >= 0 ? g->values[f->value].name : "";
+        if (f->kind == QR_CHK_SHARED_SCALE) {
+            char who[512] = "";
+            size_t wl = 0;
+            for (int k = 0; k < f->n_list && wl < sizeof who - 1; k++) {
+                const QrQuantizer *q = &c->qt->q[f->list[k]];
+                int on = q->float_value >= 0 ? q->float_value : q->int_value;
+                wl += (size_t)snprintf(who + wl, sizeof who - wl, "%s'%s'", wl ? ", " : "", on >= 0 ? g->values[on].name : "?");
+            }
+            QR__CHK_P(o, "  quantizer scale '%s' is used by %d quantizers (one observer shared by %s)\n", name, f->count, who);
+        } else if (f->kind == QR_CHK_SHARED_WEIGHT) {
+            QR__CHK_P(o, "  weight '%s' is used by %d compute nodes:", name, f->count);
+            qr__chk_fmt_nodes(c, f, o);
+            QR__CHK_P(o, "\n");
+        } else if (f->kind == QR_CHK_SHARED_QUANTIZER) {
+            QR__CHK_P(o, "  quantizer on '%s' (%s) feeds %d compute nodes (shared: one scale for all of them)\n", name,
+                      qr__chk_node(g, f->node), f->count);
+        } else n_merged += f->kind == QR_CHK_MERGED_ZERO_POINT || f->kind == QR_CHK_MERGED_CONSTANT ||
+                           f->kind == QR_CHK_MERGED_DEDUP;
+    }
+    if (!c->sum.n_shared) QR__CHK_P(o, "  none\n");
+    if (!n_merged) return;
+    QR__CHK_P(o, "  Identical constants merged by the exporter (not sharing: separate tensors of equal value stored once):\n");
+    for (int i = 0; i < c->n; i++) {
+        const QrCheckFinding *f = &c->f[i];
+        const char *name = f->value >= 0 ? g->values[f->value].name : "";
+        if (f->kind == QR_CHK_MERGED_ZERO_POINT)
+            QR__CHK_P(o, "  zero point '%s' (%s) read by %d quantizers\n", name, f->constant ? "identical values" : "per-channel",
+                      f->count);
+        else if (f->kind == QR_CHK_MERGED_CONSTANT)
+            QR__CHK_P(o, "  constant '%s' (every element %g) read by %d compute nodes\n", name, f->x[0], f->count);
+        else if (f->kind == QR_CHK_MERGED_DEDUP) {
+            QR__CHK_P(o, "  '%s' read by %d compute nodes, %d of them through an Identity (the exporter merged tensors of "
+                      "equal value):", name, f->count, f->count - f->n_direct);
+            qr__chk_fmt_nodes(c, f, o);
+            QR__CHK_P(o, "\n");
+        }
+    }
+}
+
+static void qr__chk_fmt_layers(const QrCheck *c, QrChkText *o) {
+    const QrGraph *g = c->g;
+    const QrQuantTable *qt = c->qt;
+    QR__CHK_P(o, "\n3. Output quantization of each layer\n");
+    static const char *cols[] = { "name", "op type", "input dtype", "output dtype", "axis", "scale" };
+    QrTable t;
+    if (o->st == QR_OK) o->st = qr_table_init(&t, QR_ARRAY_LEN(cols), cols);
+    if (o->st != QR_OK) return;
+    for (int i = 0; o->st == QR_OK && i < c->n_layers; i++) {
+        const QrNode *n = &g->nodes[c->layers[i]];
+        int in_q = n->n_in && n->in[0] >= 0 ? qt->by_value[n->in[0]] : -1;
+        int out_q = qt->by_float[n->out[0]];
+        if (out_q < 0 && qt->by_value[n->out[0]] >= 0 && qt->q[qt->by_value[n->out[0]]].form == QR_QF_QOP_OUT)
+            out_q = qt->by_value[n->out[0]];
+        int row;
+        char sc[96] = "";
+        o->st = qr_table_add_row(&t, &row);
+        if (o->st != QR_OK) break;
+        qr_table_set(&t, row, 0, n->name);
+        qr_table_set(&t, row, 1, n->op_type);
+        qr_table_set(&t, row, 2, in_q >= 0 ? qr_dtype_name(qt->q[in_q].dtype)
+                                 : n->n_in && n->in[0] >= 0 ? qr_dtype_name(g->values[n->in[0]].t.dtype) : "");
+        if (out_q >= 0) {
+            qr__chk_scale(sc, sizeof sc, &qt->q[out_q]);
+            qr_table_set(&t, row, 3, qr_dtype_name(qt->q[out_q].dtype));
+            qr_table_setf(&t, row, 4, "%d", qt->q[out_q].axis);
+            o->st = qr_table_set(&t, row, 5, sc);
+        } else {
+            qr_table_setf(&t, row, 3, "%s (not quantized)", qr_dtype_name(g->values[n->out[0]].t.dtype));
+        }
+    }
+    if (o->st == QR_OK) o->st = qr_table_render_txt(&t, NULL, NULL, &o->b, &o->len, &o->cap);
+    qr_table_free(&t);
+}
+
+static void qr__chk_fmt_weights(const QrCheck *c, QrChkText *o) {
+    const QrGraph *g = c->g;
+    QR__CHK_P(o, "\n4. Weight quantization\n");
+    static const char *cols[] = { "weight", "node", "op type", "dtype", "axis", "granularity", "scale" };
+    QrTable t;
+    if (o->st == QR_OK) o->st = qr_table_init(&t, QR_ARRAY_LEN(cols), cols);
+    if (o->st != QR_OK) return;
+    for (int i = 0; o->st == QR_OK && i < c->n_weights; i++) {
+        const QrQuantizer *q = &c->qt->q[c->weights[i]];
+        int row;
+        char sc[96];
+        o->st = qr_table_add_row(&t, &row);
+        if (o->st != QR_OK) break;
+        qr__chk_scale(sc, sizeof sc, q);
+        qr_table_set(&t, row, 0, g->values[q->float_value >= 0 ? q->float_value : q->int_value].name);
+        qr_table_set(&t, row, 1, q->owner >= 0 ? g->nodes[q->owner].name : "-");
+        qr_table_set(&t, row, 2, q->owner >= 0 ? g->nodes[q->owner].op_type : "-");
+        qr_table_set(&t, row, 3, qr_dtype_name(q->dtype));
+        qr_table_setf(&t, row, 4, "%d", q->axis);
+        qr_table_set(&t, row, 5, q->block_size ? "blocked" : q->n_scales > 1 ? "per-channel" : "per-tensor");
+        o->st = qr_table_set(&t, row, 6, sc);
+    }
+    if (o->st == QR_OK) o->st = qr_table_render_txt(&t, NULL, NULL, &o->b, &o->len, &o->cap);
+    qr_table_free(&t);
+}
+
+static void qr__chk_fmt_anomalies(const QrCheck *c, QrChkText *o) {
+    const QrGraph *g = c->g;
+    QR__CHK_P(o, "\n5. Anomalies\n");
+    for (int i = 0; i < c->n; i++) {
+        const QrCheckFinding *f = &c->f[i];
+        const char *name = f->value >= 0 ? g->values[f->value].name : "";
+        switch (f->kind) {
+        case QR_CHK_OUTPUT_LOW_PRECISION:
+            QR__CHK_P(o, "  model output '%s' is not high precision: it is quantized to %s before the output; keep the last "
+                      "layer in float or int16 (high-precision output)\n", name, qr_dtype_name(f->dtype));
+            break;
+        case QR_CHK_CLIPPED:
+            QR__CHK_P(o, "  quantizer on '%s' (%s): its %s grid holds [%.6g, %.6g] but the value spans [%.6g, %.6g] on this "
+                      "input (clipped); recalibrate or use int16\n", name, qr_dtype_name(f->dtype),
+                      f->node >= 0 ? g->nodes[f->node].name : "", f->x[0], f->x[1], f->x[2], f->x[3]);
+            break;
+        case QR_CHK_SCALE_GAP:
+            QR__CHK_P(o, "  %s '%s': input scales differ by %.1fx (%.6g .. %.6g); the coarser input dominates the error — "
+                      "align the input scales or quantize this op in int16\n", g->nodes[f->node].op_type,
+                      g->nodes[f->node].name, f->x[1] / f->x[0], f->x[0], f->x[1]);
+            break;
+        case QR_CHK_INPUT_NOT_NORMALIZED:
+            QR__CHK_P(o, "  input '%s' is not normalized (min %.6g, max %.6g, mean %.6g, std %.6g): normalize it (e.g. to "
+                      "[-1, 1] or zero mean, unit variance) before quantization\n", name, f->x[0], f->x[1], f->x[2], f->x[3]);
+            break;
+        default:
+            break;
+        }
+    }
+    if (!c->have_stats) QR__CHK_P(o, "  (range checks skipped: no input given)\n");
+    if (!c->sum.n_anomalies) QR__CHK_P(o, "  none\n");
+}
+
+static QrStatus qr_check_format(const QrCheck *c, char **txt, size_t *len) {
+    QrChkText o = { 0 };
+    const QrCheckSummary *s = &c->sum;
+    QR__CHK_P(&o, "Model check of %s\n%d nodes, %d quantizers\n\n", c->g->path, c->g->n_nodes, c->qt->n);
+    qr__chk_fmt_unfused(c, &o);
+    qr__chk_fmt_shared(c, &o);
+    qr__chk_fmt_layers(c, &o);
+    qr__chk_fmt_weights(c, &o);
+    qr__chk_fmt_anomalies(c, &o);
+    QR__CHK_P(&o, "\nSummary: %d unfused pattern%s, %d shared weight%s/quantizer%s, %d weight quantizer%s, %d anomal%s\n",
+              s->n_unfused, s->n_unfused == 1 ? "" : "s", s->n_shared, s->n_shared == 1 ? "" : "s",
+              s->n_shared == 1 ? "" : "s", c->n_weights, c->n_weights == 1 ? "" : "s", s->n_anomalies,
+              s->n_anomalies == 1 ? "y" : "ies");
+    if (o.st != QR_OK) { free(o.b); return o.st; }
+    *txt = o.b;
+    *len = o.len;
+    return QR_OK;
+}
+
+static QrStatus qr_check_write(const QrGraph *g, const QrQuantTable *qt, const QrStats *stats, const char *path,
+                               QrCheck *c) {
+    char *txt = NULL;
+    size_t len = 0;
+    QrStatus st = qr_check_run(g, qt, stats, c);
+    if (st == QR_OK) st = qr_check_format(c, &txt, &len);
+    if (st == QR_OK) st = qr_file_write_atomic(path, txt, len);
+    free(txt);
     return st;
 }

@@ -893,12 +893,13 @@ static int qr_cli_check(int argc, char **argv) {
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/" QR_BF_CHECK, dir);
-    QrCheckSummary sum = { 0, 0, 0 };
+    QrCheck chk = { 0 };
     if (st == QR_OK) st = qr_mkdir_p(dir);
-    if (st == QR_OK) st = qr_check_write(g, &qt, stats, path, &sum);
+    if (st == QR_OK) st = qr_check_write(g, &qt, stats, path, &chk);
     if (st == QR_OK && !o.quiet)
-        printf("%d unfused patterns, %d shared weights/quantizers, %d anomalies; wrote %s\n", sum.n_unfused, sum.n_shared,
-               sum.n_anomalies, path);
+        printf("%d unfused patterns, %d shared weights/quantizers, %d anomalies; wrote %s\n", chk.sum.n_unfused,
+               chk.sum.n_shared, chk.sum.n_anomalies, path);
+    qr_check_free(&chk);
     free(stats);
     qr_quant_table_free(&qt);
     qr__cli_release(g, in);

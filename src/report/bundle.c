@@ -650,11 +650,15 @@ static void qr__bn_html_distributions(QrHtml *h, QrBundle *bd) {
     qr__bn_html_gallery(h, bd, QR_BF_PLOT_CHANNEL);
 }
 
-/* "Model structure check": the check's text file. */
+/* "Model structure check": the check's findings, formatted as model_check_result.txt. */
 static void qr__bn_html_check(QrHtml *h, QrBundle *bd) {
     qr_html_section(h, "check", "Model structure check");
-    const char *chk = qr__bn_read_text(bd, QR_BF_CHECK);
-    if (chk) qr_html_pre(h, chk);
+    char *txt = NULL;
+    size_t len = 0;
+    if (!bd->have_chk || qr_check_format(&bd->chk, &txt, &len) != QR_OK) { qr_err_clear(); return; }
+    char *t = realloc(txt, len + 1);
+    if (t) { t[len] = 0; qr_html_pre(h, t); }
+    free(t ? t : txt);
 }
 
 /* "Baseline ⇄ analysis match": the equivalence verdict and the match table's text file. */

@@ -28,7 +28,7 @@ typedef struct QrBundle {
     QrSensResult sens;
     QrAccum acc;
     QrAccSets acc_sets;          /* --quantize-nodes / --non-quantize-nodes (acc's column names point here) */
-    QrCheckSummary chk;
+    QrCheck chk;                 /* the structure check's findings (model_check_result.txt, the HTML section) */
     QrDeployRunall dep;          /* device dump, repro, emitted model (deploy/) */
     const char *fail_name[QR_BUNDLE_MAX_FAIL], *fail_msg[QR_BUNDLE_MAX_FAIL];
     int n_fail;

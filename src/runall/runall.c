@@ -357,6 +357,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     qr_sens_free(&bd->sens);
     qr_accum_free(&bd->acc);
     qr_select_acc_sets_free(&bd->acc_sets);
+    qr_check_free(&bd->chk);
     if (bd->have_w) qr_weights_free(&bd->w);
     if (bd->have_adv) qr_advice_free(&bd->adv);
     if (bd->have_wi) qr_whatif_free(&bd->wi);

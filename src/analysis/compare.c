@@ -26,6 +26,7 @@ typedef struct QrCmpTap {
     QrMetricAcc *acc;        /* data sets (qr_compare_ds_run): per match, the full run's and the shadow run's */
     QrCmpMatchFn match_fn;   /* data sets (qr_compare_ds_open's hooks): each pair of the full run */
     void *match_user;
+    const uint8_t *pairs_of; /* hooks' pairs_of: only these matches, no metrics */
 } QrCmpTap;
 
 /* A float32 copy of y (t's shape) into *d (compare --save-values). */
@@ -42,7 +43,7 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
     if (ct->extra && !ct->shadow) QR_TRY(ct->extra(ct->extra_user, g, node, value, t));
     for (int mi = ct->first_match[value]; mi >= 0; mi = ct->next_match[mi]) {
         const QrTensor *x = &ct->s->base[mi];
-        if (!x->data) continue;
+        if (!x->data || (ct->pairs_of && !ct->pairs_of[mi])) continue;
         QrTensor f = {0};
         const float *y = NULL;   /* t's own data, or f's */
         QrStatus st = QR_OK;
@@ -57,6 +58,12 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
         else st = qr_tensor_to_f32(t, &f);
         if (st != QR_OK) { qr_err_clear(); continue; }
         if (!y) y = f.data;
+        if (ct->pairs_of) {      /* the hooks' pairs only */
+            if (t->numel == x->numel) st = ct->match_fn(ct->match_user, mi, x->data, y, x->numel);
+            qr_tensor_free_data(&f);
+            QR_TRY(st);
+            continue;
+        }
         QrLayerRow *r = &ct->c->rows[ct->row_of[mi]];
         if (ct->s->keep_vals && t->numel == x->numel) st = qr__cmp_keep(&ct->s->keep_vals[2 * mi + ct->shadow], t, y);
         if (st != QR_OK) { qr_tensor_free_data(&f); return st; }
@@ -167,7 +174,7 @@ static QrStatus qr__cmp_plan(QrCmpPlan *p, QrTapFn extra, void *extra_user) {
     QrCmpTap *ct = &p->ct, *sh = &p->sh;
     *ct = (QrCmpTap){ s, c, exec, malloc(((size_t)nv + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)),
                       malloc(((size_t)s->m.n + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)), false,
-                      extra, extra_user, NULL, NULL, NULL };
+                      extra, extra_user, NULL, NULL, NULL, NULL };
     *sh = *ct;               /* the shadow run's: its own value -> match lists */
     sh->first_match = malloc(((size_t)nv + 1) * sizeof(int));
     sh->next_match = malloc(((size_t)s->m.n + 1) * sizeof(int));
@@ -291,7 +298,16 @@ static QrStatus qr__cmp_job(void *ctx, int k, int tid) {
 static QrStatus qr_compare_ds_open(QrSession *s, const char *mode, QrCmpHooks *hooks, QrCompare *c, QrCmpPlan **out) {
     QR_TRY(qr_compare_prepare(s, mode, 0.0, hooks ? hooks->tap : NULL, hooks ? hooks->user : NULL,
                               hooks ? &hooks->tap_done : NULL, c, out));
-    if (hooks && hooks->match) { (*out)->ct.match_fn = hooks->match; (*out)->ct.match_user = hooks->user; }
+    QrCmpPlan *p = *out;
+    if (hooks && hooks->match) { p->ct.match_fn = hooks->match; p->ct.match_user = hooks->user; }
+    if (hooks && hooks->match && hooks->pairs_of && !hooks->tap) {   /* tap only the wanted matches' values */
+        p->ct.pairs_of = hooks->pairs_of;
+        int nv = QR_MAX(p->exec->n_values, s->tw.g.n_values);
+        for (int v = 0; v < nv; v++) {
+            p->only[v] = false;
+            for (int mi = p->ct.first_match[v]; mi >= 0 && !p->only[v]; mi = p->ct.next_match[mi]) p->only[v] = hooks->pairs_of[mi];
+        }
+    }
     return QR_OK;
 }
 

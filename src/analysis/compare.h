@@ -62,6 +62,9 @@ typedef struct QrCmpHooks {
     QrCmpMatchFn match;
     void *user;
     bool tap_done;               /* set: the tap saw the full run */
+    /* Optional, per match (qr_compare_ds_run_full only): the matches whose pairs match wants; the
+     * full run then taps only their values and computes no row metrics. */
+    const uint8_t *pairs_of;
 } QrCmpHooks;
 /* Data sets: one plan for many inputs. qr_compare_ds_open prepares the comparison once (rows,
  * taps, the integer lowering of int / both modes; hooks optional, NULL for none);

@@ -615,10 +615,12 @@ static QrStatus qr__ds_dist_pass(QrDsRunall *r, QrSession *s, const char *mode, 
     QrTensor *cur = calloc((size_t)ds->n_inputs + 1, sizeof *cur);
     QrTensor *outs = calloc((size_t)s->a->n_outputs + 1, sizeof *outs);
     QrMetricAcc *acc = calloc(2 * (size_t)s->m.n + 1, sizeof *acc);
-    QrCmpHooks hooks = { .match = r->x.hooks.match, .user = r->x.hooks.user };
+    uint8_t *want = calloc((size_t)s->m.n + 1, 1);   /* only the accumulated activations' pairs */
+    for (int i = 0; want && i < r->x.dist.n; i++) if (r->x.dist.a[i].match >= 0) want[r->x.dist.a[i].match] = 1;
+    QrCmpHooks hooks = { .match = r->x.hooks.match, .user = r->x.hooks.user, .pairs_of = want };
     QrCompare c = {0};
     QrCmpPlan *plan = NULL;
-    QrStatus st = cur && outs && acc ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus st = cur && outs && acc && want ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     int seen = 0;
     for (int k = 0; st == QR_OK && k < ds->n; k++) {
         if (!r->dc.done[k]) continue;        /* skipped (--skip-bad-samples) */
@@ -636,6 +638,7 @@ static QrStatus qr__ds_dist_pass(QrDsRunall *r, QrSession *s, const char *mode, 
     if (plan) qr_compare_ds_close(plan);
     qr_compare_free(&c);
     qr_session_next_inputs(s, ref);          /* the worst sample's again */
+    free(want);
     free(cur);
     free(outs);
     free(acc);

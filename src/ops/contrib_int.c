@@ -168,13 +168,15 @@ static QrStatus qr__ci_softmax_geom(const QrOpCtx *c, QrCiSoftmax *s) {
     /* the schema's default -1 (ORT fills it in, so an opset < 13 node without axis flattens at the last dim) */
     QR_TRY(qr_op_axis(c, qr_attr_int(c->node, "axis", -1), x->rank, &axis));
     s->outer = s->D = s->inner = 1;
-    for (int i = 0; i < axis; i++) s->outer *= x->dims[i];
+    bool ovf = false;   /* a 0 dim elsewhere lets the others multiply past int64 */
+    for (int i = 0; i < axis; i++) ovf |= qr_mul_overflow_i64(s->outer, x->dims[i], &s->outer);
     if (opset < 13) {
-        for (int i = axis; i < x->rank; i++) s->D *= x->dims[i];
+        for (int i = axis; i < x->rank; i++) ovf |= qr_mul_overflow_i64(s->D, x->dims[i], &s->D);
     } else {
         s->D = x->dims[axis];
-        for (int i = axis + 1; i < x->rank; i++) s->inner *= x->dims[i];
+        for (int i = axis + 1; i < x->rank; i++) ovf |= qr_mul_overflow_i64(s->inner, x->dims[i], &s->inner);
     }
+    if (ovf) return qr_op_fail(c, QR_ERR_SHAPE, "X's shape overflows");
     return QR_OK;
 }
 
@@ -191,7 +193,11 @@ static QrStatus qr__ci_softmax_exec(QrOpCtx *c) {
     QrTensor *y = c->out[0];
     bool sgn = x->dtype == QR_DT_S8;
     if (x->numel == 0 || s.D == 0) return QR_OK;
-    double xs = (double)qr_quant_getf(c->in[1], 0);
+    double xs = (double)qr_quant_getf(c->in[1], 0), ysc = (double)qr_quant_getf(c->in[3], 0);
+    /* the table and 1 / y_scale need positive finite scales (else exp(inf), inf / inf: no integer) */
+    if (!(xs > 0 && xs <= DBL_MAX) || !(ysc > 0 && 1.0 / ysc <= FLT_MAX))
+        return qr_op_fail(c, QR_ERR_INVALID, "X_scale %g and y_scale %g must be positive and finite (1 / y_scale too)",
+                          xs, ysc);
     double shift = fmax(0.0, log((double)FLT_MAX / (double)s.D) - 5.0) / xs;
     float table[256];   /* indexed by the re-based code: 255 (uint8) / 127 (int8) is the row's maximum */
     for (int i = 0; i < 256; i++) table[(uint8_t)(sgn ? i - 128 : i)] = (float)exp(((double)i - 255.0 + shift) * xs);
@@ -209,7 +215,8 @@ static QrStatus qr__ci_softmax_exec(QrOpCtx *c) {
                 float t = table[(uint8_t)(adj + qr_quant_geti(x, base + d * s.inner))];
                 float v = t * ys;
                 QR_KERN_ROUNDED(v);
-                int32_t q = (int32_t)nearbyintf(v / sum) + zp;
+                float r = nearbyintf(v / sum);   /* >= 0; past 512 saturates to 255 below for any zero point */
+                int32_t q = (int32_t)(r < 512.0f ? r : 512.0f) + zp;
                 if (q > 255) q = 255;
                 qr_quant_seti(y, base + d * s.inner, sgn ? (int8_t)(uint8_t)q : q);
             }

@@ -145,7 +145,7 @@ static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, float s1, int32
 }
 
 /* A qreport.int.BlockDequant weight (quant/twin_wq.c): y[i] the node's own dequantized value
- * (qr_wq_bdq_value: the table, or ORT's one- or two-rounding formula) on scale ps[map[i]];
+ * (qr_blk_value: the table, or ORT's one- or two-rounding formula) on scale ps[map[i]];
  * without a table the counts as for a DequantizeLinear (the zero point rounded to the grid);
  * the grid's range over every block. */
 static void qr__wt_wdata_map(QrWtData *d, const QrGraph *g, const QrQuantizer *q, const float *ps, QrQuantRange range) {
@@ -159,14 +159,14 @@ static void qr__wt_wdata_map(QrWtData *d, const QrGraph *g, const QrQuantizer *q
     d->map = map;
     for (int64_t i = 0; i < d->n; i++) {
         int64_t p = map[i];
-        float s1 = ps[p], y = iw ? qr_wq_bdq_value((int32_t)qr_tensor_get_i64(iw, i), s1, zu, zf, p, table) : 0.0f;
+        float s1 = ps[p], y = iw ? qr_blk_value((int32_t)qr_tensor_get_i64(iw, i), s1, zu, zf, p, table) : 0.0f;
         float zv = zu ? (float)zu[p] : zf ? zf[p] : 0.0f, lo, hi;
         if (table) {
             lo = hi = 0.0f;
             for (int c = 0; c < 16; c++) { lo = fminf(lo, table[c] * s1); hi = fmaxf(hi, table[c] * s1); }
         } else {
-            lo = qr_wq_bdq_value((int32_t)range.lo, s1, zu, zf, p, NULL);
-            hi = qr_wq_bdq_value((int32_t)range.hi, s1, zu, zf, p, NULL);
+            lo = qr_blk_value((int32_t)range.lo, s1, zu, zf, p, NULL);
+            hi = qr_blk_value((int32_t)range.hi, s1, zu, zf, p, NULL);
         }
         if (!(lo >= d->clip_lo)) d->clip_lo = lo;
         if (!(hi <= d->clip_hi)) d->clip_hi = hi;

@@ -34,14 +34,10 @@ static bool qr__tw_const_in(const QrGraph *s, const QrNode *n, int i) {
     return v->t.data && (v->is_init || v->is_const);
 }
 
-static QrStatus qr__tw_ctx(const QrGraph *s, const QrNode *n, const QrTensor **ins, QrOpCtx *c) {
+/* The input tensors of n (NULL: omitted), as the block geometry readers see them. */
+static QrStatus qr__tw_ins(const QrGraph *s, const QrNode *n, const QrTensor **ins) {
     if (n->n_in > 8) return QR_ERR_UNSUPPORTED;
     for (int i = 0; i < n->n_in; i++) ins[i] = n->in[i] >= 0 ? &s->values[n->in[i]].t : NULL;
-    memset(c, 0, sizeof *c);
-    c->g = s;
-    c->node = n;
-    c->n_in = n->n_in;
-    c->in = ins;
     return QR_OK;
 }
 
@@ -149,14 +145,13 @@ static QrStatus qr__tw_float_mm(QrTwCtx *cx, const QrNode *n, int w, int bias_in
 static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
     const QrGraph *s = cx->s;
     const QrTensor *ins[8];
-    QrOpCtx c;
-    QR_TRY(qr__tw_ctx(s, n, ins, &c));
-    QrWqNBits g;
-    if (qr_op_wq_nbits_geom(&c, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
-    const QrTensor *b = ins[QR__WQ_B], *sc = ins[QR__WQ_SCALES];
-    const QrTensor *z = n->n_in > QR__WQ_ZP ? ins[QR__WQ_ZP] : NULL, *gi = n->n_in > QR__WQ_GIDX ? ins[QR__WQ_GIDX] : NULL;
-    const QrTensor *bias = n->n_in > QR__WQ_BIAS ? ins[QR__WQ_BIAS] : NULL;
-    for (int i = QR__WQ_B; i <= QR__WQ_BIAS; i++) if (!qr__tw_const_in(s, n, i)) return QR_ERR_UNSUPPORTED;
+    QR_TRY(qr__tw_ins(s, n, ins));
+    QrBlkNBits g;
+    if (qr_blk_nbits_geom(n, ins, n->n_in, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
+    const QrTensor *b = ins[QR_BLK_NB_B], *sc = ins[QR_BLK_NB_SCALES];
+    const QrTensor *z = n->n_in > QR_BLK_NB_ZP ? ins[QR_BLK_NB_ZP] : NULL, *gi = n->n_in > QR_BLK_NB_GIDX ? ins[QR_BLK_NB_GIDX] : NULL;
+    const QrTensor *bias = n->n_in > QR_BLK_NB_BIAS ? ins[QR_BLK_NB_BIAS] : NULL;
+    for (int i = QR_BLK_NB_B; i <= QR_BLK_NB_BIAS; i++) if (!qr__tw_const_in(s, n, i)) return QR_ERR_UNSUPPORTED;
     if (n->out[0] < 0) return QR_ERR_UNSUPPORTED;
     if (gi)
         for (int64_t k = 0; k < g.K; k++)
@@ -179,19 +174,19 @@ static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
         const uint8_t *zu = z && !g.zp_float ? z->data : NULL;
         for (int64_t nn = 0; nn < g.N; nn++) {
             for (int64_t k = 0; k < g.K; k++) {
-                pc[k * g.N + nn] = (uint8_t)qr_wq_nbits_code(&g, b->data, nn, k);
+                pc[k * g.N + nn] = (uint8_t)qr_blk_nbits_code(&g, b->data, nn, k);
                 if (bdq) pm[k * g.N + nn] = (int32_t)((gi ? ((const int32_t *)gi->data)[k] : k / g.bs) * g.N + nn);
             }
             for (int64_t kb = 0; kb < g.nb; kb++) {
                 int64_t p = kb * g.N + nn;
                 ps[p] = (float)qr_tensor_get_f64(sc, nn * g.nb + kb);   /* float16 scales: exact in float32 */
                 if (bdq && !g.int8_act)
-                    pzf[p] = g.zp_float ? (float)qr_tensor_get_f64(z, nn * g.nb + kb) : (float)qr_wq_nbits_zp(&g, zu, nn, kb);
-                else pz[p] = (uint8_t)qr_wq_nbits_zp(&g, zu, nn, kb);
+                    pzf[p] = g.zp_float ? (float)qr_tensor_get_f64(z, nn * g.nb + kb) : (float)qr_blk_nbits_zp(&g, zu, nn, kb);
+                else pz[p] = (uint8_t)qr_blk_nbits_zp(&g, zu, nn, kb);
             }
         }
     }
-    const char *wname = s->values[n->in[QR__WQ_B]].name;
+    const char *wname = s->values[n->in[QR_BLK_NB_B]].name;
     int w = -1, yf = n->out[0];
     if (st == QR_OK && g.int8_act) st = qr__tw_value(cx, s->values[n->out[0]].name, "::float", &yf);
     if (st == QR_OK && !bdq) st = qr__tw_block_dq(cx, wname, &codes, &tsc, &tzp, 0, g.bs, &w);
@@ -208,7 +203,7 @@ static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
         snprintf(nm, sizeof nm, "%s::int8", n->name);
         QR_TRY(qr__tw_add(cx, nm, n->op_type, n->domain, n->n_in, n->in, n->n_out, n->out, n->n_attr, n->attr));
     }
-    return qr__tw_float_mm(cx, n, w, bias ? n->in[QR__WQ_BIAS] : -1, yf);
+    return qr__tw_float_mm(cx, n, w, bias ? n->in[QR_BLK_NB_BIAS] : -1, yf);
 }
 
 /* MatMulBnb4 -> MatMul(A, W), W = qreport.int.BlockDequant of the codes (K, N) with the table and
@@ -216,10 +211,9 @@ static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
 static QrStatus qr__tw_bnb4(QrTwCtx *cx, const QrNode *n) {
     const QrGraph *s = cx->s;
     const QrTensor *ins[8];
-    QrOpCtx c;
-    QR_TRY(qr__tw_ctx(s, n, ins, &c));
-    QrWqBnb4 g;
-    if (qr__wq_bnb4_geom(&c, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
+    QR_TRY(qr__tw_ins(s, n, ins));
+    QrBlkBnb4 g;
+    if (qr_blk_bnb4_geom(n, ins, n->n_in, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
     const QrTensor *b = ins[1], *am = ins[2];
     if (!qr__tw_const_in(s, n, 1) || !qr__tw_const_in(s, n, 2) || n->out[0] < 0) return QR_ERR_UNSUPPORTED;
     QrTensor codes = {0}, tsc = {0}, map = {0}, tab = {0}, none = {0};
@@ -235,7 +229,7 @@ static QrStatus qr__tw_bnb4(QrTwCtx *cx, const QrNode *n) {
         for (int64_t nn = 0; nn < g.N; nn++)
             for (int64_t k = 0; k < g.K; k++) {
                 int64_t i = nn * g.K + k;
-                pc[k * g.N + nn] = (uint8_t)(i & 1 ? pb[i / 2] & 0xf : pb[i / 2] >> 4);
+                pc[k * g.N + nn] = (uint8_t)qr_blk_bnb4_code(pb, i);
                 pm[k * g.N + nn] = (int32_t)(i / g.bs);
             }
         memcpy(tsc.data, am->data, qr_tensor_nbytes(am));
@@ -254,15 +248,13 @@ static QrStatus qr__tw_bnb4(QrTwCtx *cx, const QrNode *n) {
 static QrStatus qr__tw_gbq(QrTwCtx *cx, const QrNode *n) {
     const QrGraph *s = cx->s;
     const QrTensor *ins[8];
-    QrOpCtx c;
-    QR_TRY(qr__tw_ctx(s, n, ins, &c));
-    QrWqGbq g;
-    if (qr_op_wq_gbq_geom(&c, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
+    QR_TRY(qr__tw_ins(s, n, ins));
+    QrBlkGbq g;
+    if (qr_blk_gbq_geom(n, ins, n->n_in, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
     const QrTensor *d = ins[0], *sc = ins[2], *z = n->n_in > 3 ? ins[3] : NULL;
     if (!qr__tw_const_in(s, n, 0) || !qr__tw_const_in(s, n, 2) || !qr__tw_const_in(s, n, 3) || n->out[0] < 0)
         return QR_ERR_UNSUPPORTED;
-    bool u8 = d->dtype == QR_DT_U8;
-    QrDType cd = !u8 ? d->dtype : g.bits == 8 ? QR_DT_U8 : g.bits == 4 ? QR_DT_U4 : QR_DT_U2;
+    QrDType cd = !g.u8 ? d->dtype : g.bits == 8 ? QR_DT_U8 : g.bits == 4 ? QR_DT_U4 : QR_DT_U2;
     QrTensor codes = {0}, tsc = {0}, tzp = {0};
     int64_t n_el = 1;
     for (int i = 0; i < g.rank; i++) n_el *= g.dims[i];
@@ -273,17 +265,9 @@ static QrStatus qr__tw_gbq(QrTwCtx *cx, const QrNode *n) {
     if (st == QR_OK) st = qr_tensor_set_shape(&tzp, cd, sc->rank, sc->dims);
     if (st == QR_OK) st = qr_tensor_alloc_data(&tzp);
     if (st == QR_OK) {
-        for (int64_t e = 0; e < n_el; e++) qr_tensor_set_i64(&codes, e, qr_op_wq_gbq_code(&g, d, e));
+        for (int64_t e = 0; e < n_el; e++) qr_tensor_set_i64(&codes, e, qr_blk_gbq_code(&g, d, e));
         memcpy(tsc.data, sc->data, qr_tensor_nbytes(sc));
-        int64_t zrow = (g.nblk + g.per - 1) / g.per;
-        for (int64_t si = 0; si < sc->numel; si++) {
-            int32_t zp;
-            if (u8) zp = z ? (((const uint8_t *)z->data)[si / g.nblk * zrow + si % g.nblk / g.per] >>
-                              (si % g.nblk % g.per * g.bits)) & ((1 << g.bits) - 1)
-                           : 1 << (g.bits - 1);
-            else zp = z ? (int32_t)qr_tensor_get_i64(z, si) : 0;
-            qr_tensor_set_i64(&tzp, si, zp);
-        }
+        for (int64_t si = 0; si < sc->numel; si++) qr_tensor_set_i64(&tzp, si, qr_blk_gbq_zp(&g, z, si));
     }
     int w = -1;
     if (st == QR_OK) st = qr__tw_block_dq(cx, s->values[n->in[0]].name, &codes, &tsc, &tzp, g.qax, g.bs, &w);

@@ -727,7 +727,10 @@ static void test_rtol(void) {
     x[200] = 1e-30f; y[200] = 2e-30f;        /* a tiny |x|: ratio 1 */
     x[1500] = 3.0f; y[1500] = 3.0f;
     for (int c = 0; c < 4; c++) {
-        if (c == 1) { x[777] = 0.0f; y[777] = 1e-7f; }            /* d/0 = FLT_MAX */
+        if (c == 1) {
+            for (int i = 0; i < N; i += 3) x[i] = y[i] = 0.0f;     /* ReLU's zeros in both: 0/0 */
+            x[777] = 0.0f; y[777] = 1e-7f;                         /* d/0 = FLT_MAX */
+        }
         if (c == 2) for (int i = 0; i < N; i++) { x[i] = 1.0f; y[i] = 1.0f + 1e-6f * (float)i; }   /* rising */
         if (c == 3) for (int i = 0; i < N; i++) { x[i] = (i % 2) ? 2.0f : -2.0f; y[i] = 0.0f; }   /* ties: ratio 1 */
         static const int64_t ns[] = { 0, 1, 7, 8, 9, 15, 16, 17, 64, 1000, N };

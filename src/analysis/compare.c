@@ -68,8 +68,9 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
         if (ct->s->keep_vals && t->numel == x->numel) st = qr__cmp_keep(&ct->s->keep_vals[2 * mi + ct->shadow], t, y);
         if (st != QR_OK) { qr_tensor_free_data(&f); return st; }
         if (t->numel == x->numel) {
-            QrMetricAcc ma;          /* as qr_metrics_compute(_ex): KL for the full run only */
-            qr_metric_acc_init_ex(&ma, !ct->shadow);
+            QrMetricAcc ma;          /* as qr_metrics_compute(_ex): KL for the full run only; */
+            /* data sets (acc) keep no Rtol of the shadow run: their tables show only its Cosine and SQNR */
+            qr_metric_acc_init_opts(&ma, !ct->shadow, !(ct->shadow && ct->acc));
             qr_metric_acc_add(&ma, x->data, y, x->numel);
             if (ct->shadow) { qr_metric_acc_finish(&ma, &r->local); r->has_local = true; }
             else { qr_metric_acc_finish(&ma, &r->m); r->has_m = true; }

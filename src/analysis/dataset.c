@@ -339,7 +339,7 @@ static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
 
 static void qr_ds_row_metrics(const QrDsRow *r, QrMetrics *m, QrMetrics *local) {
     if (m) qr_dspool_finish(&r->pool, &r->list, true, true, m);
-    if (local) qr_dspool_finish(&r->local, NULL, false, true, local);
+    if (local) qr_dspool_finish(&r->local, NULL, false, false, local);
 }
 
 static void qr_ds_out_metrics(const QrDsOut *o, QrMetrics *m) { qr_dspool_finish(&o->pool, &o->list, true, true, m); }

@@ -133,8 +133,8 @@ QR__K_AVX2 static void qr_f32_pair_stats__avx2(const float *x, const float *y, i
 }
 
 /* QrF32RtolFn on AVX2: the ref's skip test (the same double operations) on 8 pairs at a
- * time against the maximum so far; only the pairs it cannot skip run the ref's exact division,
- * in order. Skipping against a smaller (earlier) maximum skips less, never wrongly, so the
+ * time against the maximum so far, and pairs with x == y (their quotient 0 never raises the
+ * maximum); only the pairs it cannot skip run the ref's exact division, in order. Skipping against a smaller (earlier) maximum skips less, never wrongly, so the
  * result is the ref's bit for bit. */
 QR__K_AVX2 static double qr_f32_rtol__avx2(const float *x, const float *y, int64_t n) {
     const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
@@ -149,8 +149,10 @@ QR__K_AVX2 static double qr_f32_rtol__avx2(const float *x, const float *y, int64
         __m256d ad1 = _mm256_and_pd(_mm256_sub_pd(x1, _mm256_cvtps_pd(_mm256_extractf128_ps(yv, 1))), absmask);
         __m256d t0 = _mm256_mul_pd(_mm256_mul_pd(rv, _mm256_and_pd(x0, absmask)), margin);
         __m256d t1 = _mm256_mul_pd(_mm256_mul_pd(rv, _mm256_and_pd(x1, absmask)), margin);
-        int keep = _mm256_movemask_pd(_mm256_cmp_pd(ad0, t0, _CMP_NLT_UQ)) |
-                   _mm256_movemask_pd(_mm256_cmp_pd(ad1, t1, _CMP_NLT_UQ)) << 4;
+        __m256d z = _mm256_setzero_pd();   /* ad == 0 (ReLU's zeros in both): r = 0 never raises rt */
+        __m256d k0 = _mm256_and_pd(_mm256_cmp_pd(ad0, t0, _CMP_NLT_UQ), _mm256_cmp_pd(ad0, z, _CMP_GT_OQ));
+        __m256d k1 = _mm256_and_pd(_mm256_cmp_pd(ad1, t1, _CMP_NLT_UQ), _mm256_cmp_pd(ad1, z, _CMP_GT_OQ));
+        int keep = _mm256_movemask_pd(k0) | _mm256_movemask_pd(k1) << 4;
         for (; keep; keep &= keep - 1) {
             int j = __builtin_ctz((unsigned)keep);
             double ad = fabs((double)x[i + j] - (double)y[i + j]), ax = fabs((double)x[i + j]);

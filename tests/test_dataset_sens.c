@@ -296,6 +296,71 @@ static bool qt_bundles_same(const char *d0, const char *d1, char *msg, size_t n)
     return rc == 0;
 }
 
+/* --skip-bad-samples with --shard: each shard skips its bad samples and lists them (with the
+ * error naming each) in its part; the merge lists them too and writes what one process with the
+ * flag writes, byte for byte (runall's bundle, compare's tables). Bad samples: 0.npy and 1.npy
+ * (shard 0/3 has no good sample left: no error for a shard; the merge infers the graphs on the
+ * first sample that reads, as the shards do) and 3.npy. Parts made with and without the flag do
+ * not merge; without it a shard fails naming its bad sample. */
+static void test_dataset_sens_shard_skip(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/qat_fakequant", *T = qt_tmpdir();
+    char d[512], cmd[1400];
+    snprintf(d, sizeof d, "%s/skipdata", T);
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp %s/data/*.npy %s/ && for f in 0 1 3; do head -c 300 %s/data/$f.npy "
+             "> %s/$f.npy; done", d, d, P, d, P, d);
+    QT_CHECK(system(cmd) == 0);
+    setenv("SOURCE_DATE_EPOCH", "1", 1);
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s --sens-samples 2 --skip-bad-samples -o %s/rsk_one.zip "
+           "--keep-dir %s/rsk_one --quiet", P, P, d, T, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    for (int k = 0; k < 3; k++) {
+        qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s --sens-samples 2 --skip-bad-samples --shard %d/3 "
+               "-o %s/rsk%d.qrpart --quiet", P, P, d, k, T, k);
+        QT_CHECKF(r.code == 0, "shard %d exit %d: %s", k, r.code, r.err);
+    }
+    qt_cli(&r, "merge %s/rsk2.qrpart %s/rsk0.qrpart %s/rsk1.qrpart -o %s/rsk_m.zip --keep-dir %s/rsk_m --quiet", T, T, T, T, T);
+    QT_CHECKF(r.code == 0, "merge exit %d: %s", r.code, r.err);
+    char d0[600], d1[600], msg[2048] = "";
+    snprintf(d0, sizeof d0, "%s/rsk_one", T);
+    snprintf(d1, sizeof d1, "%s/rsk_m", T);
+    QT_CHECKF(qt_bundles_same(d0, d1, msg, sizeof msg), "merged bundle differs: %s", msg);
+    static char sb[1 << 16];
+    snprintf(d1, sizeof d1, "%s/rsk_m/dataset/samples.txt", T);
+    qt_slurp(d1, sb, sizeof sb);
+    QT_CHECKF(strstr(sb, "3 samples skipped (--skip-bad-samples), in no table:\n  skipped 0.npy: ") &&
+              strstr(sb, "\n  skipped 1.npy: ") && strstr(sb, "\n  skipped 3.npy: "), "%s", sb);
+    /* compare: the merged tables are one process's */
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s --skip-bad-samples -o %s/csk_one --quiet", P, P, d, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    for (int k = 0; k < 2; k++) {
+        qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s --skip-bad-samples --shard %d/2 -o %s/csk%d.qrpart --quiet",
+               P, P, d, k, T, k);
+        QT_CHECKF(r.code == 0, "compare shard %d exit %d: %s", k, r.code, r.err);
+    }
+    qt_cli(&r, "merge %s/csk1.qrpart %s/csk0.qrpart -o %s/csk_m --quiet", T, T, T);
+    QT_CHECKF(r.code == 0, "merge exit %d: %s", r.code, r.err);
+    bool ok = true;
+    snprintf(d0, sizeof d0, "%s/csk_one", T);
+    snprintf(d1, sizeof d1, "%s/csk_m", T);
+    qt_ds_files_same(d0, d1, &ok, msg, sizeof msg);
+    QT_CHECKF(ok, "%s", msg);
+    /* without the flag: the shard fails naming its bad sample, writes no part; mixed parts do not merge */
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s --shard 1/2 -o %s/csk_x.qrpart --quiet", P, P, d, T);
+    QT_CLI_FAILS(r, "0.npy");                /* the graphs are inferred on the set's first sample */
+    uint64_t sz;
+    snprintf(d1, sizeof d1, "%s/csk_x.qrpart", T);
+    QT_CHECKF(qr_file_size(d1, &sz) != QR_OK, "a part after a failed shard");
+    qr_err_clear();
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --shard 1/2 -o %s/csk_y.qrpart --quiet", P, P, P, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s/data --skip-bad-samples --shard 0/2 -o %s/csk_z.qrpart --quiet",
+           P, P, P, T);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "merge %s/csk_z.qrpart %s/csk_y.qrpart -o %s/csk_mx --quiet", T, T, T);
+    QT_CLI_FAILS(r, "different options", "skip_bad_samples");
+}
+
 /* runall --data --shard K/N parts merged (out of order) give the bundle one process writes
  * (qt_bundles_same: every file but the manifest's command line, byte for byte; SOURCE_DATE_EPOCH
  * set) — the root analyses of the worst sample, dataset/ tables, the profiles over the set
@@ -394,6 +459,7 @@ static void test_dataset_sens_slurm(void) {
 
 static void qt_dataset_sens_all(void) {
     QT_RUN(test_dataset_sens_runall_shard);
+    QT_RUN(test_dataset_sens_shard_skip);
     QT_RUN(test_dataset_sens_slurm);
     QT_RUN(test_dataset_sens_band);
     QT_RUN(test_dataset_sens_runall);

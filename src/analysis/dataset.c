@@ -294,7 +294,7 @@ static QrStatus qr_ds_pass(QrDsCompare *d, QrSession *s, const QrDsSet *ds, cons
     }
     qr_ds_compare_end(d);
     free(cur);
-    if (st == QR_OK && hi > lo && d->n_skipped >= hi - lo)
+    if (st == QR_OK && hi > lo && d->n_skipped >= hi - lo && !d->part)
         st = qr_errf(QR_ERR_INVALID, "--data %s: every sample was skipped (--skip-bad-samples); the first: %s", ds->dir,
                      d->skip_why[lo] ? d->skip_why[lo] : "?");
     return st;
@@ -305,7 +305,8 @@ static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
         return qr_errf(QR_ERR_INVALID, "the parts cover different sets or models (%d/%d samples, %d/%d rows, %d/%d outputs)",
                        a->n_samples, b->n_samples, a->n_rows, b->n_rows, a->n_outs, b->n_outs);
     for (int k = 0; k < a->n_samples; k++)
-        if (a->done[k] && b->done[k]) return qr_errf(QR_ERR_INVALID, "sample %d ('%s') appears in two parts", k, a->names[k]);
+        if ((a->done[k] || a->skipped[k]) && (b->done[k] || b->skipped[k]))
+            return qr_errf(QR_ERR_INVALID, "sample %d ('%s') appears in two parts", k, a->names[k]);
     for (int r = 0; r < a->n_rows; r++) {
         QrDsRow *x = &a->rows[r];
         const QrDsRow *y = &b->rows[r];
@@ -333,6 +334,13 @@ static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
         a->smp_in_bad[k] = b->smp_in_bad[k];
         a->done[k] = 1;
         a->n_done++;
+    }
+    for (int k = 0; k < a->n_samples; k++) {   /* --skip-bad-samples: the samples b skipped, with their errors */
+        if (!b->skipped[k]) continue;
+        a->skip_why[k] = strdup(b->skip_why[k] ? b->skip_why[k] : "?");
+        if (!a->skip_why[k]) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        a->skipped[k] = 1;
+        a->n_skipped++;
     }
     return QR_OK;
 }

@@ -70,6 +70,7 @@ typedef struct QrDsCompare {
     uint8_t *skipped;        /* per sample: skipped (unreadable, wrong shape / dtype) */
     char **skip_why;         /* per skipped sample: the error naming it (malloc'd) */
     int n_skipped;
+    bool part;               /* a shard's pass (--shard): a range whose samples were all skipped is no error (merge checks the set) */
     /* the prepared comparison, reused by every sample (qr_ds_compare_sample .. qr_ds_compare_end) */
     QrSession *s;
     struct QrCmpPlan *plan;

@@ -151,7 +151,9 @@ static void qr__dsp_put_compare(QrDsW *w, const QrDsCompare *d) {
         for (int k = 0; k < d->n_samples; k++) qr_dspart_put_u64(w, (uint64_t)o->flips[k]);
     }
     for (int k = 0; k < d->n_samples; k++) {
-        qr_dspart_put_u64(w, d->done[k]);
+        bool skipped = !d->done[k] && d->skipped && d->skipped[k];
+        qr_dspart_put_u64(w, d->done[k] ? 1 : skipped ? 2 : 0);
+        if (skipped) qr_dspart_put_str(w, d->skip_why[k] ? d->skip_why[k] : "?");
         if (!d->done[k]) continue;
         qr__dsp_put_metrics(w, &d->smp[k]);
         qr_dspart_put_u64(w, (uint64_t)d->smp_in_bad[k]);
@@ -184,7 +186,20 @@ static QrStatus qr__dsp_get_compare(QrDsR *r, QrDsCompare *d) {
         for (int k = 0; k < d->n_samples; k++) o->flips[k] = qr_dspart_get_int(r, INT32_MAX);
     }
     for (int k = 0; k < d->n_samples && !r->bad; k++) {
-        d->done[k] = (uint8_t)qr_dspart_get_int(r, 1);
+        int state = qr_dspart_get_int(r, 2);
+        if (state == 2) {                    /* skipped (--skip-bad-samples): the error naming it */
+            uint64_t n = qr_dspart_get_u64(r);
+            const uint8_t *why = r->bad ? NULL : qr_dspart_get_bytes(r, (size_t)n);
+            if (!why) break;
+            d->skip_why[k] = malloc((size_t)n + 1);
+            if (!d->skip_why[k]) return qr_errf(QR_ERR_NOMEM, "out of memory");
+            memcpy(d->skip_why[k], why, (size_t)n);
+            d->skip_why[k][n] = 0;
+            d->skipped[k] = 1;
+            d->n_skipped++;
+            continue;
+        }
+        d->done[k] = (uint8_t)state;
         if (!d->done[k]) continue;
         d->n_done++;
         qr__dsp_get_metrics(r, &d->smp[k]);

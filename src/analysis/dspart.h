@@ -4,15 +4,17 @@
 #ifndef QR_DSPART_H
 #define QR_DSPART_H
 
-/* File format, version 2 (all integers little-endian):
+/* File format, version 3 (all integers little-endian):
  *   "QRPART\n" 0x00 · u32 version · u64 payload length · payload · 32-byte SHA-256 of all before
  *   payload: strings (u64 length + bytes), u64 integers, f64 as their bits, in the order
  *   qr_dspart_write emits them: kind, models (path, sha256 hex) x2, options (count, key/value),
  *   shard, shard count, data folder (dir, layout, found, inputs + folders), sample names, then
  *   the sections: u64 count, and per section its name, u64 byte length and bytes. Section
  *   "compare" (always first) holds analysis/dataset's accumulators (rows, outputs, per-sample
- *   values; exact sums in canonical limb form); other analyses add their own (QrDsSection). */
-#define QR_DSPART_VERSION 2
+ *   values; exact sums in canonical limb form; per sample its state: 0 not in this part, 1 done and its
+ *   output metrics, 2 skipped by --skip-bad-samples and the error naming it — version 3); other
+ *   analyses add their own (QrDsSection). */
+#define QR_DSPART_VERSION 3
 
 /* ==== sections: how an analysis adds its accumulators to a part ========================
  * An analysis whose accumulators a sharded run must carry adds a section, with two functions

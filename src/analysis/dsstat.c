@@ -315,7 +315,7 @@ static QrStatus qr_dsstat_prof_section_merge(QrDsR *rd, void *acc) {
                                                (unsigned long long)len);
     if (st == QR_OK) st = qr_statset_merge(&r->prof[0], &t0);
     if (st == QR_OK) st = qr_statset_merge(&r->prof[1], &t1);
-    if (st == QR_OK) {
+    if (st == QR_OK && ns) {                 /* a part without samples (all skipped) saw no run: no say */
         r->hooks.tap_done = r->n_samples ? r->hooks.tap_done && done : done;
         r->n_samples += ns;
     }
@@ -327,6 +327,7 @@ static QrStatus qr_dsstat_prof_section_merge(QrDsR *rd, void *acc) {
 static QrStatus qr_dsstat_prof_add(QrDsStatRun *r, const QrDsStatRun *b) {
     QR_TRY(qr_statset_merge(&r->prof[0], &b->prof[0]));
     QR_TRY(qr_statset_merge(&r->prof[1], &b->prof[1]));
+    if (!b->n_samples) return QR_OK;         /* no run seen (every sample skipped): no say */
     r->hooks.tap_done = r->n_samples ? r->hooks.tap_done && b->hooks.tap_done : b->hooks.tap_done;
     r->n_samples += b->n_samples;
     return QR_OK;

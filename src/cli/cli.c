@@ -1000,10 +1000,8 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     }
     st = cur ? qr_ds_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
-    if (st == QR_OK && o->skip_bad && o->shard)
-        st = qr_errf(QR_ERR_INVALID, "--skip-bad-samples with --shard: parts carry no list of skipped samples yet; fix or "
-                     "remove the bad samples (a run without --shard names them)");
     dc.skip_bad = o->skip_bad;
+    dc.part = o->shard != NULL;              /* a shard whose samples are all bad is no error: merge checks the set */
     hi = ds.n;
     if (st == QR_OK && o->shard) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
@@ -1016,8 +1014,8 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     if (st == QR_OK && o->shard) {
         char nbuf[32];
         snprintf(nbuf, sizeof nbuf, "%d", ds.n);
-        const char *keys[] = { "command", "mode", "metric", "samples" };
-        const char *vals[] = { "compare", o->mode ? o->mode : "sim", qr_metric_name(mk), nbuf };
+        const char *keys[] = { "command", "mode", "metric", "samples", "skip_bad_samples" };
+        const char *vals[] = { "compare", o->mode ? o->mode : "sim", qr_metric_name(mk), nbuf, o->skip_bad ? "yes" : "no" };
         st = qr_dspart_write(o->out_dir, "compare", &dc, &ds, se, keys, vals, QR_ARRAY_LEN(keys), shard, n_shards, NULL, 0);
         if (st == QR_OK && !o->quiet)
             printf("shard %d/%d: samples %d..%d of %d; wrote %s\n", shard, n_shards, lo, hi - 1, ds.n, o->out_dir);
@@ -1249,10 +1247,8 @@ static int qr__cli_sens_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTenso
     if (st == QR_OK) st = qr__cli_sens_knobs(o, b, a, &knobs);
     if (st == QR_OK) st = cur ? qr_ds_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
-    if (st == QR_OK && o->skip_bad && o->shard)
-        st = qr_errf(QR_ERR_INVALID, "--skip-bad-samples with --shard: parts carry no list of skipped samples yet; fix or "
-                     "remove the bad samples (a run without --shard names them)");
     dc.skip_bad = o->skip_bad;
+    dc.part = o->shard != NULL;              /* a shard whose samples are all bad is no error: merge checks the set */
     hi = ds.n;
     if (st == QR_OK && o->shard) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
@@ -1267,8 +1263,9 @@ static int qr__cli_sens_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTenso
     qr__cli_sens_spec(o, kbuf, sizeof kbuf, &sp);
     if (st == QR_OK && o->shard) {
         snprintf(nbuf, sizeof nbuf, "%d", ds.n);
-        const char *keys[16] = { "command", "mode", "samples" }, *vals[16] = { "sensitivity", "sim", nbuf };
-        int n = 3 + qr__cli_sens_spec_opts(&sp, keys + 3, vals + 3);
+        const char *keys[16] = { "command", "mode", "samples", "skip_bad_samples" },
+                   *vals[16] = { "sensitivity", "sim", nbuf, o->skip_bad ? "yes" : "no" };
+        int n = 4 + qr__cli_sens_spec_opts(&sp, keys + 4, vals + 4);
         st = qr_dspart_write(o->out_dir, "sensitivity", &dc, &ds, se, keys, vals, n, shard, n_shards, NULL, 0);
         if (st == QR_OK && !o->quiet)
             printf("shard %d/%d: samples %d..%d of %d; wrote %s (qreport merge runs the sensitivity on the worst samples)\n",
@@ -1408,9 +1405,8 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     if (st == QR_OK) { st = qr_session_open(&se, b, a, in); open = st == QR_OK; }
     if (st == QR_OK) st = qr_ds_list(b, o->data_dir, o->samples ? o->samples : o->num_steps, &ds);
     if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
-    if (st == QR_OK && o->skip_bad)
-        st = qr_errf(QR_ERR_INVALID, "--skip-bad-samples with --shard: parts carry no list of skipped samples yet; fix or "
-                     "remove the bad samples (a run without --shard names them)");
+    dc.skip_bad = o->skip_bad;               /* the part lists the samples it skipped; merge checks the set */
+    dc.part = true;
     if (st == QR_OK) st = qr_select_output(b, o->rank_output, &dc.rank_output);   /* as one process ranks its samples */
     QrDsStatRun xs = {0};                    /* both profiles over the shard, from the pass's runs (section "dsprof") */
     if (st == QR_OK) st = qr_dsstat_run_init(&xs, &se, NULL);
@@ -1437,9 +1433,9 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     qr__cli_runall_args(argc, argv, args, sizeof args);
     if (st == QR_OK) {
         snprintf(nbuf, sizeof nbuf, "%d", ds.n);
-        const char *keys[16] = { "command", "mode", "samples", "args" },
-                   *vals[16] = { "runall", o->mode ? o->mode : "sim", nbuf, args };
-        int n = 4 + qr__cli_sens_spec_opts(&sp, keys + 4, vals + 4);
+        const char *keys[16] = { "command", "mode", "samples", "args", "skip_bad_samples" },
+                   *vals[16] = { "runall", o->mode ? o->mode : "sim", nbuf, args, o->skip_bad ? "yes" : "no" };
+        int n = 5 + qr__cli_sens_spec_opts(&sp, keys + 5, vals + 5);
         const QrDsSection sec = { "dsprof", &xs, qr_dsstat_prof_section_put, qr_dsstat_prof_section_merge };
         st = qr_dspart_write(o->out_dir, "runall", &dc, &ds, &se, keys, vals, n, shard, n_shards, &sec, 1);
         if (st == QR_OK && !o->quiet)
@@ -1703,6 +1699,12 @@ static int qr_cli_merge(int argc, char **argv) {
     if (st == QR_OK) in = calloc((size_t)g[0]->n_inputs + 1, sizeof *in);
     if (st == QR_OK && !in) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_ds_read(&ds, g[0], 0, NULL, in);
+    /* --skip-bad-samples parts: the graphs are inferred on the first sample that reads, as the shards did */
+    const bool skip_bad = p0 && qr_dspart_opt(p0, "skip_bad_samples") && !strcmp(qr_dspart_opt(p0, "skip_bad_samples"), "yes");
+    for (int k = 1; st != QR_OK && st != QR_ERR_NOMEM && skip_bad && k < ds.n; k++) {
+        qr_err_clear();
+        st = qr_ds_read(&ds, g[0], k, NULL, in);
+    }
     if (st == QR_OK) st = qr_graph_infer(g[0], in);
     for (int i = 0; st == QR_OK && i < g[1]->n_inputs; i++) st = qr_graph_check_input(g[1], i, &in[i]);
     if (st == QR_OK) st = qr_graph_infer(g[1], in);
@@ -1713,7 +1715,9 @@ static int qr_cli_merge(int argc, char **argv) {
     if (ra_parts) st = qr_dsstat_run_init(&xs, &se, NULL);
     const QrDsSection sec = { "dsprof", &xs, qr_dsstat_prof_section_put, qr_dsstat_prof_section_merge };
     for (int i = 0; st == QR_OK && i < np; i++) st = qr_dspart_load(&parts[i], &se, &dc, ra_parts ? &sec : NULL, ra_parts);
-    QrMetricKind mk = QR_METRIC_L1;
+    if (st == QR_OK && !dc.n_done)
+        st = qr_errf(QR_ERR_INVALID, "--data %s: every sample was skipped (--skip-bad-samples) in every part; the first: %s", ds.dir,
+                     dc.skip_why[0] ? dc.skip_why[0] : "?");    QrMetricKind mk = QR_METRIC_L1;
     if (st == QR_OK && qr_dspart_opt(p0, "metric")) qr_metric_parse(qr_dspart_opt(p0, "metric"), &mk);
     bool sens = st == QR_OK && !strcmp(p0->kind, "sensitivity"), runall = st == QR_OK && !strcmp(p0->kind, "runall");
     if (runall) {                            /* runall with the part's arguments on the merged comparison */

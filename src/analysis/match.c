@@ -121,6 +121,13 @@ static void qr__m_units(QrMatchCtx *cx) {
 }
 
 /* The value consumers of analysis value v see (after its Q→DQ, if any). */
+/* q's scale (and zero point) are per-tensor constants: its integer value can be dequantized for comparison. */
+static bool qr__m_const_qparams(const QrGraph *a, const QrQuantizer *q) {
+    const QrTensor *s = q->scale_value >= 0 ? &a->values[q->scale_value].t : NULL;
+    const QrTensor *z = q->zp_value >= 0 ? &a->values[q->zp_value].t : NULL;
+    return s && s->data && s->numel == 1 && (!z || (z->data && z->numel == 1));
+}
+
 static int qr_match_visible_in(const QrGraph *a, const QrQuantTable *t, int v, int *quant, bool *is_int) {
     *quant = -1;
     *is_int = false;
@@ -128,6 +135,14 @@ static int qr_match_visible_in(const QrGraph *a, const QrQuantTable *t, int v, i
     if (i >= 0 && t->q[i].form == QR_QF_QDQ) {
         *quant = i;
         return t->q[i].out_value;
+    }
+    /* A float value quantized for integer consumers (QuantizeLinear -> QOperator / integer-op
+     * node, no DequantizeLinear): they see the quantized value, so that is the pair's value (its
+     * quantizer's error belongs to this row, as in the QDQ form). */
+    if (i >= 0 && t->q[i].form == QR_QF_Q_ONLY && t->q[i].int_value >= 0 && qr__m_const_qparams(a, &t->q[i])) {
+        *quant = i;
+        *is_int = true;
+        return t->q[i].int_value;
     }
     i = t->by_value[v];
     if (i >= 0 && t->q[i].form == QR_QF_QOP_OUT) {

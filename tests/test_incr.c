@@ -380,8 +380,11 @@ static void test_incr_rtol(void) {
             double r = ax > 0 ? ad / ax : (ad > 0 ? FLT_MAX : 0);
             if (r > naive) naive = r;
         }
-        double got = qr__mt_rtol(x, y, N);
+        double got = qr_f32_rtol__ref(x, y, N);
         QT_CHECKF(!memcmp(&got, &naive, sizeof got), "kind %d: %.17g vs %.17g", kind, got, naive);
+        qr_kern_init();
+        got = qr_kern.f32_rtol(x, y, N);     /* the dispatched level (test_kern checks every level) */
+        QT_CHECKF(!memcmp(&got, &naive, sizeof got), "kind %d, %s: %.17g vs %.17g", kind, qr_isa_name(qr_kern.isa), got, naive);
         QrMetrics all, some;
         qr_metrics_compute(x, y, N, &all);
         qr_metrics_compute_opts(x, y, N, false, false, &some);

@@ -713,6 +713,45 @@ static void test_pair_stats(void) {
         }
 }
 
+/* Largest relative error: the ref equals the plain maximum of every quotient (its skip test
+ * never skips a winner), every level returns the ref's bits; zeros (0/0, d/0), ties, lengths
+ * around the vector width, and a rising sequence (every element a new maximum). */
+static void test_rtol(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 23;
+    enum { N = 3001 };
+    float *x = qt__k_randf(N, &rng), *y = qt__k_randf(N, &rng);
+    for (int i = 0; i < N; i++) y[i] = x[i] + 1e-3f * y[i];
+    x[10] = 0.0f; y[10] = 0.0f;              /* 0/0 = 0 */
+    x[200] = 1e-30f; y[200] = 2e-30f;        /* a tiny |x|: ratio 1 */
+    x[1500] = 3.0f; y[1500] = 3.0f;
+    for (int c = 0; c < 4; c++) {
+        if (c == 1) { x[777] = 0.0f; y[777] = 1e-7f; }            /* d/0 = FLT_MAX */
+        if (c == 2) for (int i = 0; i < N; i++) { x[i] = 1.0f; y[i] = 1.0f + 1e-6f * (float)i; }   /* rising */
+        if (c == 3) for (int i = 0; i < N; i++) { x[i] = (i % 2) ? 2.0f : -2.0f; y[i] = 0.0f; }   /* ties: ratio 1 */
+        static const int64_t ns[] = { 0, 1, 7, 8, 9, 15, 16, 17, 64, 1000, N };
+        for (int ni = 0; ni < QR_ARRAY_LEN(ns); ni++) {
+            int64_t n = ns[ni];
+            double want = 0;
+            for (int64_t i = 0; i < n; i++) {
+                double ad = fabs((double)x[i] - (double)y[i]), ax = fabs((double)x[i]);
+                double r = ax > 0 ? ad / ax : (ad > 0 ? FLT_MAX : 0);
+                if (r > want) want = r;
+            }
+            double r = qr_f32_rtol__ref(x, y, n);
+            QT_CHECKF(memcmp(&r, &want, 8) == 0, "ref rtol case %d n=%lld: %.17g vs %.17g", c, (long long)n, r, want);
+            for (int l = 1; l < nl; l++) {
+                double v = lv[l].f32_rtol(x, y, n);
+                QT_CHECKF(memcmp(&v, &want, 8) == 0, "%s rtol case %d n=%lld: %.17g vs %.17g", qr_isa_name(lv[l].isa), c,
+                          (long long)n, v, want);
+            }
+        }
+    }
+    qr_aligned_free(x);
+    qr_aligned_free(y);
+}
+
 /* Histogram and fake quantization: every level bit-exact with ref; the refs against
  * direct formulas (bin edges, ops/quant.c's quantize + dequantize). */
 static void test_hist_fakequant(void) {
@@ -1648,6 +1687,7 @@ static void qt_kern_all(void) {
     QT_RUN(test_conv_gemm);
     QT_RUN(test_maxpool);
     QT_RUN(test_pair_stats);
+    QT_RUN(test_rtol);
     QT_RUN(test_hist_fakequant);
     QT_RUN(test_nn_fast_paths);
 }

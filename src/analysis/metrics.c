@@ -50,22 +50,6 @@ static void qr__mt_kl_add(QrMetricAcc *a, const float *x, const float *y, int64_
     a->ky_max = nky; a->ky_s = kys;
 }
 
-/* Largest |x - y| / |x| of finite pairs (0/0 = 0, d/0 = FLT_MAX). The division runs only
- * for elements that may beat the running maximum rt: skipping ad < rt·ax·(1 − 1e-9) never
- * skips one, since fl(ad/ax) > rt implies ad > rt·ax·(1 − 2^-53) and the test's own rounding
- * is far below the 1e-9 margin (rt·ax stays clear of the subnormal range: a non-zero rt is at
- * least the smallest float over the largest). So the result is the exact maximum. */
-static double qr__mt_rtol(const float *x, const float *y, int64_t n) {
-    double rt = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double ad = fabs((double)x[i] - (double)y[i]), ax = fabs((double)x[i]);
-        if (ad < rt * ax * (1 - 1e-9)) continue;
-        double r = ax > 0 ? ad / ax : (ad > 0 ? FLT_MAX : 0);
-        rt = r > rt ? r : rt;
-    }
-    return rt;
-}
-
 /* All-finite chunks: the sums and moments from the SIMD pair-statistics kernel, then one
  * light pass for the largest relative error (and KL's pass when wanted). false when the
  * chunk holds NaN/Inf (the scalar path below handles those). */
@@ -82,7 +66,7 @@ static bool qr__mt_add_fast(QrMetricAcc *a, const float *x, const float *y, int6
     a->sad += ps.sad;
     if (ps.maxad > a->amax) a->amax = ps.maxad;
     if (!a->no_rtol) {
-        double rt = qr__mt_rtol(x, y, n);
+        double rt = qr_kern.f32_rtol(x, y, n);
         if (rt > a->rtol) a->rtol = rt;
     }
     a->x_min = QR_MIN(a->x_min, ps.x.min); a->x_max = QR_MAX(a->x_max, ps.x.max);

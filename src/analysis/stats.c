@@ -21,12 +21,31 @@ static void qr_stats_merge(QrStats *a, const QrStats *b) {
     a->max = QR_MAX(a->max, b->max);
 }
 
-/* Value i of a tensor other than float32 as a double: 8-bit integers (the quantized
- * model's activations, the common case) read directly, other types by qr_tensor_get_f64. */
-static inline double qr__stats_at(const QrTensor *t, int64_t i) {
-    if (t->dtype == QR_DT_U8) return (double)((const uint8_t *)t->data)[i];
-    if (t->dtype == QR_DT_S8) return (double)((const int8_t *)t->data)[i];
-    return qr_tensor_get_f64(t, i);
+/* One block [base, end) of 8-bit integers (sgn: int8, else uint8) into b (fresh): the same
+ * numbers as the generic loop below (every value finite; the sum of at most 4096 bytes is an
+ * integer far below 2^53, so its double running sum is exact and equals the integer sum; m2
+ * keeps the generic loop's order), without its per-element type dispatch. */
+static inline void qr__stats_bytes(QrStats *b, const void *p, bool sgn, int64_t base, int64_t end) {
+    const int8_t *s8 = p;
+    const uint8_t *u8 = p;
+    int64_t sum = 0;
+    int mn = 256, mx = -256;
+    for (int64_t i = base; i < end; i++) {
+        int v = sgn ? s8[i] : u8[i];
+        sum += v;
+        mn = v < mn ? v : mn;
+        mx = v > mx ? v : mx;
+    }
+    b->n = end - base;
+    b->min = mn;
+    b->max = mx;
+    b->mean = (double)sum / (double)b->n;
+    double m2 = 0, mean = b->mean;
+    for (int64_t i = base; i < end; i++) {
+        double v = sgn ? s8[i] : u8[i];
+        m2 += (v - mean) * (v - mean);
+    }
+    b->m2 = m2;
 }
 
 /* Blocks of 4096 values are summed exactly in double, then merged (Chan). */
@@ -46,9 +65,15 @@ static void qr_stats_tensor(QrStats *s, const QrTensor *t) {
         int64_t end = QR_MIN(t->numel, base + BLOCK);
         QrStats b;
         qr_stats_init(&b);
+        if (t->dtype == QR_DT_S8 || t->dtype == QR_DT_U8) {
+            if (t->dtype == QR_DT_S8) qr__stats_bytes(&b, t->data, true, base, end);
+            else qr__stats_bytes(&b, t->data, false, base, end);
+            qr_stats_merge(s, &b);
+            continue;
+        }
         double sum = 0;
         for (int64_t i = base; i < end; i++) {
-            double v = qr__stats_at(t, i);
+            double v = qr_tensor_get_f64(t, i);
             if (v != v) { b.n_nan++; continue; }
             if (v == INFINITY) { b.n_posinf++; continue; }
             if (v == -INFINITY) { b.n_neginf++; continue; }
@@ -60,7 +85,7 @@ static void qr_stats_tensor(QrStats *s, const QrTensor *t) {
         if (b.n) {
             b.mean = sum / (double)b.n;
             for (int64_t i = base; i < end; i++) {
-                double v = qr__stats_at(t, i);
+                double v = qr_tensor_get_f64(t, i);
                 if (isfinite(v)) b.m2 += (v - b.mean) * (v - b.mean);
             }
         }

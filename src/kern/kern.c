@@ -81,6 +81,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .q8_dequantize = qr_q8_dequantize__ref,
         .q8_add = qr_q8_add__ref,
         .f32_pair_stats = qr_f32_pair_stats__ref,
+        .f32_rtol = qr_f32_rtol__ref,
         .f32_hist = qr_f32_hist__ref,
         .f32_fake_quant = qr_f32_fake_quant__ref,
         .f32_steps = qr_f32_steps__ref,
@@ -110,6 +111,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->q8_dequantize = qr_q8_dequantize__avx2;
         k->q8_add = qr_q8_add__avx2;
         k->f32_pair_stats = qr_f32_pair_stats__avx2;
+        k->f32_rtol = qr_f32_rtol__avx2;
         k->f32_hist = qr_f32_hist__avx2;
         k->f32_fake_quant = qr_f32_fake_quant__avx2;
         k->f32_steps = qr_f32_steps__avx2;

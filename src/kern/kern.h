@@ -404,6 +404,11 @@ typedef struct QrF32PairStats {
 /* Accumulates x[0..n) and y[0..n) into *s (y == NULL: only s->x). */
 typedef void (*QrF32PairStatsFn)(const float *x, const float *y, int64_t n, QrF32PairStats *s);
 
+/* Largest relative error of finite pairs: max over i of fl(|x[i] - y[i]| / |x[i]|) in double
+ * (0/0 = 0, d/0 = FLT_MAX); 0 for no pairs. Every level returns the same bits (the maximum of
+ * the same exact quotients; levels differ only in which elements they prove cannot win). */
+typedef double (*QrF32RtolFn)(const float *x, const float *y, int64_t n);
+
 /* Histogram: for every x[i] with lo <= x[i] <= hi (NaN never), counts[b] += 1 with
  * b = min(nbins - 1, (int)((x[i] - lo) * scale)), scale = (float)nbins / (hi - lo) in
  * float32 (so x == hi lands in the last bin). hi == lo puts x == lo in bin 0. Values
@@ -472,6 +477,7 @@ typedef struct QrKernels {
     QrQ8DequantizeFn q8_dequantize;
     QrQ8AddFn q8_add;
     QrF32PairStatsFn f32_pair_stats;
+    QrF32RtolFn f32_rtol;
     QrF32HistFn f32_hist;
     QrF32FakeQuantFn f32_fake_quant;
     QrF32StepsFn f32_steps;

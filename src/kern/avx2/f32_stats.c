@@ -132,6 +132,39 @@ QR__K_AVX2 static void qr_f32_pair_stats__avx2(const float *x, const float *y, i
     }
 }
 
+/* QrF32RtolFn on AVX2: the ref's skip test (the same double operations) on 8 pairs at a
+ * time against the maximum so far; only the pairs it cannot skip run the ref's exact division,
+ * in order. Skipping against a smaller (earlier) maximum skips less, never wrongly, so the
+ * result is the ref's bit for bit. */
+QR__K_AVX2 static double qr_f32_rtol__avx2(const float *x, const float *y, int64_t n) {
+    const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+    const __m256d margin = _mm256_set1_pd(1 - 1e-9);
+    double rt = 0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 xv = _mm256_loadu_ps(x + i), yv = _mm256_loadu_ps(y + i);
+        __m256d rv = _mm256_set1_pd(rt);
+        __m256d x0 = _mm256_cvtps_pd(_mm256_castps256_ps128(xv)), x1 = _mm256_cvtps_pd(_mm256_extractf128_ps(xv, 1));
+        __m256d ad0 = _mm256_and_pd(_mm256_sub_pd(x0, _mm256_cvtps_pd(_mm256_castps256_ps128(yv))), absmask);
+        __m256d ad1 = _mm256_and_pd(_mm256_sub_pd(x1, _mm256_cvtps_pd(_mm256_extractf128_ps(yv, 1))), absmask);
+        __m256d t0 = _mm256_mul_pd(_mm256_mul_pd(rv, _mm256_and_pd(x0, absmask)), margin);
+        __m256d t1 = _mm256_mul_pd(_mm256_mul_pd(rv, _mm256_and_pd(x1, absmask)), margin);
+        int keep = _mm256_movemask_pd(_mm256_cmp_pd(ad0, t0, _CMP_NLT_UQ)) |
+                   _mm256_movemask_pd(_mm256_cmp_pd(ad1, t1, _CMP_NLT_UQ)) << 4;
+        for (; keep; keep &= keep - 1) {
+            int j = __builtin_ctz((unsigned)keep);
+            double ad = fabs((double)x[i + j] - (double)y[i + j]), ax = fabs((double)x[i + j]);
+            if (ad < rt * ax * (1 - 1e-9)) continue;
+            double r = ax > 0 ? ad / ax : (ad > 0 ? FLT_MAX : 0);
+            rt = r > rt ? r : rt;
+        }
+    }
+    _mm256_zeroupper();   /* GCC does not insert it here (the call below): legacy-SSE code after a
+                           * dirty upper state ran glibc's exp ~3x slower in the caller's KL loop */
+    double tail = qr_f32_rtol__ref(x + i, y + i, n - i);
+    return tail > rt ? tail : rt;
+}
+
 /* QrF32HistFn on AVX2: bin indices 8 at a time with the ref's float operations
  * ((x - lo) * scale, min with nbins - 1, truncation), counts added per set mask bit. */
 QR__K_AVX2 static void qr_f32_hist__avx2(const float *x, int64_t n, float lo, float hi, int32_t nbins, int64_t *counts) {

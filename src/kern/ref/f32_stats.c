@@ -88,6 +88,22 @@ static void qr_f32_pair_stats__ref(const float *x, const float *y, int64_t n, Qr
     }
 }
 
+/* QrF32RtolFn, plain C. The division runs only for elements that may beat the running
+ * maximum rt: skipping ad < rt·ax·(1 − 1e-9) never skips one, since fl(ad/ax) > rt implies
+ * ad > rt·ax·(1 − 2^-53) and the test's own rounding is far below the 1e-9 margin (rt·ax stays
+ * clear of the subnormal range: a non-zero rt is at least the smallest float over the largest).
+ * So the result is the exact maximum, whichever elements a level skips. */
+static double qr_f32_rtol__ref(const float *x, const float *y, int64_t n) {
+    double rt = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double ad = fabs((double)x[i] - (double)y[i]), ax = fabs((double)x[i]);
+        if (ad < rt * ax * (1 - 1e-9)) continue;
+        double r = ax > 0 ? ad / ax : (ad > 0 ? FLT_MAX : 0);
+        rt = r > rt ? r : rt;
+    }
+    return rt;
+}
+
 /* QrF32HistFn, plain C. The bin index is clamped in float before the conversion, so an
  * overflowing (x - lo) * scale can never reach an out-of-range integer conversion. */
 static void qr_f32_hist__ref(const float *x, int64_t n, float lo, float hi, int32_t nbins, int64_t *counts) {

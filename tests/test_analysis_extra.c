@@ -756,6 +756,60 @@ done:
     qt_ax_close(&p);
 }
 
+/* Weight saturation counts values clipped by more than one step (issue 20 trust check: torch's
+ * per-channel symmetric qint8 puts each channel's positive abs-max at 127.5 steps, which rounds
+ * to 128 and clips to 127 -- an error of about a rounding step, reported as "saturation" on every
+ * healthy QAT conv of MobileNetV2 before). W (scale 0.01, int8, zero point 0): case 0 has two
+ * values clipped by 0.55 and 0.68 steps (no finding; weight_comparison still counts them), case 1
+ * adds one clipped by 1.5 steps (a finding: clipped_share 1/8, clipped_any_share 3/8). */
+static void test_ax_weight_saturation_step(void) {
+    int64_t d[2] = { 1, 4 }, dw[2] = { 4, 2 }, d2[2] = { 1, 2 };
+    const float wv[2][8] = { { 1.2755f, -1.28f, 0.5f, 1.2768f, -0.3f, 0.01f, 1.2f, -1.0f },
+                             { 1.2755f, -1.28f, 0.5f, 1.2768f, -0.3f, 0.01f, 1.295f, -1.0f } };
+    for (int c = 0; c < 2; c++) {
+        char bp[300], ap[300], fb[64], fa[64];
+        float ws = 0.01f;
+        int8_t wz = 0;
+        QtModel mb;
+        snprintf(fb, sizeof fb, "wsat%d_base.onnx", c);
+        snprintf(fa, sizeof fa, "wsat%d_analysis.onnx", c);
+        qt_mb_init(&mb, 17);
+        qt_mb_input(&mb, "x", QR_DT_F32, 2, d);
+        qt_mb_output(&mb, "o", QR_DT_F32, 2, d2);
+        qt_ax_f32_init(&mb, "W", 2, dw, wv[c]);
+        qt_mb_node(&mb, "MatMul", "mm", "x,W", "o");
+        QT_OK(qt_ax_write(&mb, fb, bp, sizeof bp));
+        qt_mb_init(&mb, 17);
+        qt_mb_input(&mb, "x", QR_DT_F32, 2, d);
+        qt_mb_output(&mb, "o", QR_DT_F32, 2, d2);
+        qt_ax_f32_init(&mb, "W", 2, dw, wv[c]);
+        qt_ax_f32_init(&mb, "ws", 0, NULL, &ws);
+        qt_mb_init_raw(&mb, "wz", QR_DT_S8, 0, NULL, &wz, 1);
+        qt_ax_qdq(&mb, "W", "ws", "wz", "W_dq");
+        qt_mb_node(&mb, "MatMul", "mm", "x,W_dq", "o");
+        QT_OK(qt_ax_write(&mb, fa, ap, sizeof ap));
+        const float xv[4] = { 1.0f, -0.5f, 0.25f, 2.0f };
+        QrTensor in;
+        QT_OK(qt_ax_tensor(&in, QR_DT_F32, 2, d, xv));
+        QtAxPair p;
+        QrAdvice adv = {0};
+        QrWeightCmp w = {0};
+        QT_OK(qt_ax_open_files(&p, bp, ap, &in));
+        QrStatus st = qr_weights_compare(&p.se, &w);
+        if (st == QR_OK) st = qr_advisor_run(&p.se, NULL, NULL, &w, NULL, &adv);
+        if (st != QR_OK) { qt_fail(__FILE__, __LINE__, "%s", qr_err_msg()); goto next; }
+        QT_CHECK(w.n == 1 && w.rows[0].has_m && w.rows[0].n == 8 && w.rows[0].n_sat == 2 + c && w.rows[0].n_sat_far == c);
+        const QrFinding *f = qt_ax_finding(&adv, QR_ADV_SATURATION, NULL);
+        if (c == 0) QT_CHECK(!f);
+        else QT_CHECK(f && qt_ax_ev(f, "clipped_share") == 1.0 / 8 && qt_ax_ev(f, "clipped_any_share") == 3.0 / 8 &&
+                      strstr(f->reason, "more than one step"));
+    next:
+        qr_weights_free(&w);
+        qr_advice_free(&adv);
+        qt_ax_close(&p);
+    }
+}
+
 /* ==== bad-case search ========================================================================= */
 
 static QrStatus qt_ax_save(const char *dir, const char *file, const QrTensor *t) {
@@ -952,6 +1006,7 @@ static void qt_analysis_extra_all(void) {
     QT_RUN(test_ax_zero_activation);
     QT_RUN(test_ax_advisor_clamped);
     QT_RUN(test_ax_nan_and_zero_weight);
+    QT_RUN(test_ax_weight_saturation_step);
     QT_RUN(test_ax_badcase_flat);
     QT_RUN(test_ax_badcase_folders);
 }

@@ -386,13 +386,18 @@ static QrStatus qr__adv_check_weights(QrAdvList *b, const QrSession *s, const Qr
             qr__adv_ev(f, "sqnr_db", r->has_m ? r->m.sqnr : NAN);
         }
         if (!r->has_m || !r->n) continue;
-        double sat = (double)r->n_sat / (double)r->n, zero = (double)r->n_zero / (double)r->n;
+        /* Saturation counts the values clipped by more than one quantization step: one clipped by
+         * less errs by about a rounding error (torch's symmetric qint8 weights put the positive
+         * abs-max at 127.5 steps, which rounds to 128 and clips to 127: not a scale too small). */
+        double sat = (double)r->n_sat_far / (double)r->n, zero = (double)r->n_zero / (double)r->n;
         if (sat > o->sat_threshold) {
             QR__ADV_WNEW(QR_ADV_SATURATION);
-            QR__ADV_TEXT(b->a, f->reason, "%.2f%% of weight '%s' is clipped by its %s grid (scale %.6g..%.6g)", 100 * sat,
-                        r->name, dt, r->scale_min, r->scale_max);
+            QR__ADV_TEXT(b->a, f->reason, "%.2f%% of weight '%s' is clipped by more than one step of its %s grid (scale "
+                        "%.6g..%.6g; %.2f%% clipped in all)", 100 * sat, r->name, dt, r->scale_min, r->scale_max,
+                        100.0 * (double)r->n_sat / (double)r->n);
             QR__ADV_TEXT(b->a, f->fix, "recompute the weight scale from the weight's abs-max (the scale is too small)");
             qr__adv_ev(f, "clipped_share", sat);
+            qr__adv_ev(f, "clipped_any_share", (double)r->n_sat / (double)r->n);
         }
         if (zero > o->zero_threshold) {
             QR__ADV_WNEW(QR_ADV_ZERO);
@@ -638,8 +643,8 @@ static QrStatus qr_advisor_write(const QrSession *s, const QrAdvice *a, const ch
     const QrAdvisorOpts *o = &a->opts;
     QrStatus st = qr_buf_printf(&b, &len, &cap,
         "Abnormal layers of %s (baseline %s)\n"
-        "Thresholds: Cosine < %g or SQNR < %g dB = low similarity (local error when available); clipped share > %g; "
-        "rounded-to-zero share > %g;\nRMS < %g quantization steps = range too large; channel abs-max > %g x median = "
+        "Thresholds: Cosine < %g or SQNR < %g dB = low similarity (local error when available); clipped share > %g "
+        "(weights: by more than one step); rounded-to-zero share > %g;\nRMS < %g quantization steps = range too large; channel abs-max > %g x median = "
         "outlier channel; Concat/Add input scales > %gx apart; model input beyond +-%g = not normalized.\n"
         "%d finding%s: %d error%s, %d warning%s, %d info.\n",
         s->a->path ? s->a->path : "", s->b->path ? s->b->path : "", o->cos_threshold, o->sqnr_threshold, o->sat_threshold,

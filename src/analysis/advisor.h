@@ -48,7 +48,7 @@ typedef struct QrFinding {
 typedef struct QrAdvisorOpts {
     double cos_threshold;        /* 0.99: Cosine below it is low similarity */
     double sqnr_threshold;       /* 20 dB: SQNR below it is low similarity */
-    double sat_threshold;        /* 0.01: share of values clipped at qmin/qmax */
+    double sat_threshold;        /* 0.01: share of values clipped at qmin/qmax (weights: by more than one step) */
     double zero_threshold;       /* 0.5: share of non-zero values quantized to the zero point */
     double min_levels;           /* 2: RMS / scale below it = range too large for the dtype */
     double outlier_k;            /* QR_OUTLIER_K (8): channel abs-max above k × median */

@@ -117,7 +117,7 @@ static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, float s1, int32
     const int8_t *i8 = iw && iw->dtype == QR_DT_S8 ? (const int8_t *)iw->data + i0 : NULL;
     const uint8_t *u8 = iw && iw->dtype == QR_DT_U8 ? (const uint8_t *)iw->data + i0 : NULL;
     const float lo = (float)range.lo, hi = (float)range.hi, fz = (float)z;
-    int64_t n_sat = 0, n_zero = 0, n_nonfinite = 0, n_diff = 0;
+    int64_t n_sat = 0, n_sat_far = 0, n_zero = 0, n_nonfinite = 0, n_diff = 0;
     for (int64_t i = 0; i < n; i++) {
         int32_t qv = 0;
         if (d->w) {
@@ -126,6 +126,7 @@ static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, float s1, int32
             else {
                 float rd = rintf(dv);
                 if (rd + fz < lo || rd + fz > hi) n_sat++;
+                if (dv + fz < lo - 1.0f || dv + fz > hi + 1.0f) n_sat_far++;
             }
             qv = qr_quant_saturate_round(dv, z, range);   /* = qr_quant_quantize_f32(xv, s1, z, range) */
             if (xv != 0 && qv == z) n_zero++;
@@ -139,6 +140,7 @@ static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, float s1, int32
         if (!d->w) x[i] = y[i];
     }
     d->n_sat += n_sat;
+    d->n_sat_far += n_sat_far;
     d->n_zero += n_zero;
     d->n_nonfinite += n_nonfinite;
     d->n_requant_diff += n_diff;
@@ -177,6 +179,7 @@ static void qr__wt_wdata_map(QrWtData *d, const QrGraph *g, const QrQuantizer *q
                 int32_t z = (int32_t)rintf(zv), qv = qr_quant_saturate_round(dv, z, range);
                 float rd = rintf(dv);
                 if (rd + (float)z < (float)range.lo || rd + (float)z > (float)range.hi) d->n_sat++;
+                if (dv + (float)z < (float)range.lo - 1.0f || dv + (float)z > (float)range.hi + 1.0f) d->n_sat_far++;
                 if (xv != 0 && qv == z) d->n_zero++;
                 if (iw && qv != (int32_t)qr_tensor_get_i64(iw, i)) d->n_requant_diff++;
             }
@@ -423,6 +426,7 @@ static QrStatus qr__wt_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
     }
     if (!d.ok) return QR_OK;
     r->n_sat = d.n_sat;
+    r->n_sat_far = d.n_sat_far;
     r->n_zero = d.n_zero;
     r->n_nonfinite = d.n_nonfinite;
     r->n_requant_diff = d.n_requant_diff;

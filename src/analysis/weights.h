@@ -34,6 +34,9 @@ typedef struct QrWeightRow {
     double scale_min, scale_max;
     int64_t n;               /* elements */
     int64_t n_sat;           /* round(w/scale)+zp outside [qmin, qmax]: clipped */
+    int64_t n_sat_far;       /* w/scale+zp more than one step outside [qmin, qmax]: clipped by more than a step
+                              * (the advisor's saturation; a value clipped by less, e.g. torch's symmetric
+                              * qint8 abs-max at 127.5 steps, errs by about a rounding error) */
     int64_t n_zero;          /* w != 0 but quantized to the zero point */
     int64_t n_nonfinite;     /* NaN/Inf weights or scales */
     int64_t n_requant_diff;  /* integer weights that differ from the quantization of the float weight */
@@ -95,7 +98,7 @@ typedef struct QrWtData {
     QrFloatSrc src;
     bool ok;
     float *x, *y;
-    int64_t n, n_sat, n_zero, n_nonfinite, n_requant_diff;
+    int64_t n, n_sat, n_sat_far, n_zero, n_nonfinite, n_requant_diff;
     double clip_lo, clip_hi;     /* widest real range of the quantization grid */
     const int32_t *map;          /* scale index per element (qreport.int.BlockDequant weights), or NULL */
 } QrWtData;

@@ -3,6 +3,8 @@
  * Map: listing and reading samples · the comparison per sample into accumulators · merge ·
  * tables (per layer, per output, per sample) and the bad case. */
 
+#include <malloc.h>   /* malloc_trim: the pass gives each sample's freed buffers back */
+
 /* ==== the set ======================================================================== */
 
 static void qr_ds_set_free(QrDsSet *ds) {
@@ -291,6 +293,9 @@ static QrStatus qr_ds_pass(QrDsCompare *d, QrSession *s, const QrDsSet *ds, cons
         }
         if (st == QR_OK) st = qr_ds_compare_sample(d, s, mode, k, cur);
         for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
+        /* The sample's buffers, freed, go back to the system: left in the heap, glibc's
+         * fragmentation lets the peak grow with the number of samples (bench/README). */
+        malloc_trim(0);
     }
     qr_ds_compare_end(d);
     free(cur);

@@ -1717,7 +1717,8 @@ static int qr_cli_merge(int argc, char **argv) {
     for (int i = 0; st == QR_OK && i < np; i++) st = qr_dspart_load(&parts[i], &se, &dc, ra_parts ? &sec : NULL, ra_parts);
     if (st == QR_OK && !dc.n_done)
         st = qr_errf(QR_ERR_INVALID, "--data %s: every sample was skipped (--skip-bad-samples) in every part; the first: %s", ds.dir,
-                     dc.skip_why[0] ? dc.skip_why[0] : "?");    QrMetricKind mk = QR_METRIC_L1;
+                     dc.skip_why[0] ? dc.skip_why[0] : "?");
+    QrMetricKind mk = QR_METRIC_L1;
     if (st == QR_OK && qr_dspart_opt(p0, "metric")) qr_metric_parse(qr_dspart_opt(p0, "metric"), &mk);
     bool sens = st == QR_OK && !strcmp(p0->kind, "sensitivity"), runall = st == QR_OK && !strcmp(p0->kind, "runall");
     if (runall) {                            /* runall with the part's arguments on the merged comparison */

@@ -27,8 +27,8 @@ static const QtExClaim qt_ex_table[] = {
     { "Clip", true }, { "Concat", true }, { "Constant", true }, { "Conv", true }, { "ConvInteger", true },
     { "ConvTranspose", false },
     { "DequantizeLinear", true }, { "Div", true }, { "DynamicQuantizeLinear", true }, { "Erf", true },
-    { "Flatten", true }, { "Gemm", true }, { "GlobalAveragePool", true }, { "HardSigmoid", true },
-    { "HardSwish", true }, { "Identity", true }, { "LayerNormalization", false }, { "MatMul", true },
+    { "Flatten", true }, { "Gelu", true }, { "Gemm", true }, { "GlobalAveragePool", true }, { "HardSigmoid", true },
+    { "HardSwish", true }, { "Identity", true }, { "LayerNormalization", false }, { "LogSoftmax", true }, { "MatMul", true },
     { "MatMulInteger", true }, { "MaxPool", true }, { "Mul", true }, { "Pad", true }, { "QLinearConv", true },
     { "Pow", true }, { "QuantizeLinear", true }, { "ReduceMean", true }, { "Relu", true }, { "Reshape", true }, { "Resize", false },
     { "Shape", true }, { "Sigmoid", true }, { "Slice", true }, { "Softmax", true }, { "Sqrt", true }, { "Sub", true },
@@ -172,6 +172,7 @@ static void test_exact_families(void) {
         { "fixtures/tpairs/static_int8/analysis.onnx", "fixtures/tpairs/static_int8/input.npy", "fixtures/tpairs/static_int8/golden_sim" },
         { "fixtures/tpairs/int4_nbits/analysis.onnx", "fixtures/tpairs/int4_nbits/input.npy", "fixtures/tpairs/int4_nbits/golden_sim" },
         { "fixtures/tblock/model.onnx", "fixtures/tblock/input.npy", "fixtures/tblock/golden" },
+        { "fixtures/tblock/op20/model.onnx", "fixtures/tblock/op20/input.npy", "fixtures/tblock/op20/golden" },
     };
     static const QrIsa levels[] = { QR_ISA_AVX2, QR_ISA_AVX512 };
     const QrKernels saved_k = qr_kern;

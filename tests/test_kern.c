@@ -833,7 +833,7 @@ static void test_trans(void) {
     for (int ni = 0; ni < QR_ARRAY_LEN(ns); ni++)
         for (int w = 0; w < 2; w++) {
             const int64_t n = ns[ni];
-            qr_f32_softmax__ref(x, yr, ROWS, n, w);
+            qr_f32_softmax__ref(x, yr, ROWS, n, w, false);
             for (int64_t r = 0; r < ROWS; r++) {   /* the ref against softmax in double */
                 double mx = -INFINITY, s = 0;
                 for (int64_t i = 0; i < n; i++) mx = fmax(mx, x[r * n + i]);
@@ -847,17 +847,37 @@ static void test_trans(void) {
             }
             for (int l = 1; l < nl; l++) {
                 int64_t at = 0;
-                lv[l].f32_softmax(x, y, ROWS, n, w);
+                lv[l].f32_softmax(x, y, ROWS, n, w, false);
                 QT_CHECKF(qt__k_same_f32(y, yr, ROWS * n, &at), "%s softmax n=%lld wide %d: element %lld %a vs %a",
                           qr_isa_name(lv[l].isa), (long long)n, w, (long long)at, y[at], yr[at]);
                 memcpy(y, x, (size_t)(ROWS * n) * sizeof(float));   /* in place */
-                lv[l].f32_softmax(y, y, ROWS, n, w);
+                lv[l].f32_softmax(y, y, ROWS, n, w, false);
+                QT_CHECK(qt__k_same_f32(y, yr, ROWS * n, &at));
+            }
+            qr_f32_softmax__ref(x, yr, ROWS, n, w, true);   /* LogSoftmax: the ref against log of the softmax */
+            for (int64_t r = 0; r < ROWS; r++) {
+                double mx = -INFINITY, s = 0;
+                for (int64_t i = 0; i < n; i++) mx = fmax(mx, x[r * n + i]);
+                for (int64_t i = 0; i < n; i++) s += exp((double)x[r * n + i] - mx);
+                for (int64_t i = 0; i < n; i++) {
+                    double want = (double)x[r * n + i] - mx - log(s);
+                    QT_CHECKF(fabs(yr[r * n + i] - want) <= 1e-6 * (1 + fabs(want)), "ref log-softmax n=%lld: %g vs %g",
+                              (long long)n, yr[r * n + i], want);
+                }
+            }
+            for (int l = 1; l < nl; l++) {
+                int64_t at = 0;
+                lv[l].f32_softmax(x, y, ROWS, n, w, true);
+                QT_CHECKF(qt__k_same_f32(y, yr, ROWS * n, &at), "%s log-softmax n=%lld wide %d: element %lld",
+                          qr_isa_name(lv[l].isa), (long long)n, w, (long long)at);
+                memcpy(y, x, (size_t)(ROWS * n) * sizeof(float));
+                lv[l].f32_softmax(y, y, ROWS, n, w, true);
                 QT_CHECK(qt__k_same_f32(y, yr, ROWS * n, &at));
             }
         }
     /* n <= 16: both variants sum alike, so they differ only where exp underflows */
-    qr_f32_softmax__ref(x, y, 1, 16, false);
-    qr_f32_softmax__ref(x, yr, 1, 16, true);
+    qr_f32_softmax__ref(x, y, 1, 16, false, false);
+    qr_f32_softmax__ref(x, yr, 1, 16, true, false);
     int64_t at0 = 0;
     QT_CHECK(qt__k_same_f32(y, yr, 16, &at0));
     x[0] = NAN; x[1] = INFINITY; x[2] = -INFINITY; x[3] = -0.0f; x[4] = 0.0f; x[5] = 3.925f; x[6] = -3.925f;

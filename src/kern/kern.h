@@ -175,7 +175,7 @@ typedef int (*QrF32ConvM1ActFn)(const QrF32ConvB *b, const float *w, float bias,
  * fake-quant sequence, per element). */
 typedef void (*QrF32StepsFn)(const QrF32Step *s, int ns, const float *x, float *y, int64_t n, int64_t ch, int64_t off);
 
-/* Softmax over `rows` contiguous rows of n elements (y may equal x), in the arithmetic of
+/* Softmax (log: LogSoftmax) over `rows` contiguous rows of n elements (y may equal x), in the arithmetic of
  * ONNX Runtime's MLAS on x86-64 (MlasComputeSoftmax: ReduceMaximum, ComputeSumExp, then the
  * output kernel), so a float Softmax has its bits:
  *   neg = -(max over the row, starting from -FLT_MAX); for each element v = x + neg, then
@@ -187,11 +187,12 @@ typedef void (*QrF32StepsFn)(const QrF32Step *s, int ns, const float *x, float *
  *   with lower = -88.3762626647949 (else) or -103.9720840454 (wide); y = e;
  *   the sum: L lanes (8, wide 16), lane l adding the e of the elements l, l + L, ... in
  *   order from +0; wide first folds lane l + 8 into lane l (a[l + 8] + a[l]); then
- *   s = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));  y = (1 / s) * y.
+ *   s = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));  y = (1 / s) * y
+ *   (logsm: y = (x + neg) - logf(s), the exponentials not stored).
  * `wide` picks ORT's AVX-512F kernel (MlasComputeSumExpF32KernelAvx512F, which ORT uses on a
  * CPU with AVX-512F) over its FMA3 one (any other x86-64 CPU with AVX2): QrKernels.ort_wide.
  * Every level gives the same bits for either choice. */
-typedef void (*QrF32SoftmaxFn)(const float *x, float *y, int64_t rows, int64_t n, bool wide);
+typedef void (*QrF32SoftmaxFn)(const float *x, float *y, int64_t rows, int64_t n, bool wide, bool logsm);
 
 /* Elementwise functions in MLAS's FMA3 kernels (ORT uses them on every x86-64 CPU with AVX2,
  * AVX-512 included): ERF MlasErfKernelFma3 (|x| clamped to 3.925; below 0.921875 an odd

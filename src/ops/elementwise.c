@@ -778,6 +778,13 @@ static QrStatus qr__ew_unary_exec(QrOpCtx *c) {
         if (f == qr__ew_relu) {
             const QrF32Step relu = { .op = QR_F32_STEP_RELU };
             qr_ew_steps_run(&relu, 1, px, py, 1, 1, x->numel);
+        } else if (f == qr__ew_gelu && p.mode == 0) {   /* ORT: 0.5x * (1 + erf(x / sqrt 2)), MLAS's erf */
+            for (int64_t i = 0; i < x->numel; i++) py[i] = px[i] * (float)M_SQRT1_2;
+            qr_kern.f32_map(QR_F32_MAP_ERF, py, py, x->numel);
+            for (int64_t i = 0; i < x->numel; i++) {
+                float h = 0.5f * px[i];
+                py[i] = h * (py[i] + 1.0f);
+            }
         } else if (f == qr__ew_erf || f == qr__ew_sigmoid || f == qr__ew_tanh) {   /* MLAS's kernels */
             qr_kern.f32_map(f == qr__ew_erf ? QR_F32_MAP_ERF : f == qr__ew_sigmoid ? QR_F32_MAP_SIGMOID : QR_F32_MAP_TANH,
                             px, py, x->numel);
@@ -982,9 +989,10 @@ static QrStatus qr__ew_softmax_run(QrOpCtx *c, QrEwSoftmaxMode mode) {
     bool f32 = x->dtype == QR_DT_F32;
     const float *px = x->data;
     float *py = y->data;
-    if (f32 && mode == QR_EW_SOFTMAX) {   /* ONNX Runtime's MLAS arithmetic (QrF32SoftmaxFn) */
+    if (f32 && mode != QR_EW_HARDMAX) {   /* ONNX Runtime's MLAS arithmetic (QrF32SoftmaxFn) */
+        const bool lg = mode == QR_EW_LOGSOFTMAX;
         if (inner == 1) {
-            qr_kern.f32_softmax(px, py, outer, n, qr_kern.ort_wide);
+            qr_kern.f32_softmax(px, py, outer, n, qr_kern.ort_wide, lg);
             return QR_OK;
         }
         /* ORT moves the axis last (a transpose), runs the rows, and moves it back */
@@ -994,7 +1002,7 @@ static QrStatus qr__ew_softmax_run(QrOpCtx *c, QrEwSoftmaxMode mode) {
             for (int64_t in = 0; in < inner; in++) {
                 const int64_t base = o * n * inner + in;
                 for (int64_t k = 0; k < n; k++) row[k] = px[base + k * inner];
-                qr_kern.f32_softmax(row, row, 1, n, qr_kern.ort_wide);
+                qr_kern.f32_softmax(row, row, 1, n, qr_kern.ort_wide, lg);
                 for (int64_t k = 0; k < n; k++) py[base + k * inner] = row[k];
             }
         return QR_OK;

@@ -37,7 +37,7 @@ QR__K_AVX2 static inline __m256 qr__k_tr_sumexp_avx2(__m256 v, bool wide) {
 }
 
 /* QrF32SoftmaxFn with AVX2: one ymm accumulator per eight lanes of the sum (two when wide). */
-QR__K_AVX2 static void qr_f32_softmax__avx2(const float *x, float *y, int64_t rows, int64_t n, bool wide) {
+QR__K_AVX2 static void qr_f32_softmax__avx2(const float *x, float *y, int64_t rows, int64_t n, bool wide, bool logsm) {
     for (int64_t r = 0; r < rows; r++, x += n, y += n) {
         __m256 vm = QR__K_TR_PS(-FLT_MAX);
         int64_t i = 0;
@@ -51,20 +51,27 @@ QR__K_AVX2 static void qr_f32_softmax__avx2(const float *x, float *y, int64_t ro
         int64_t j = 0;
         for (i = 0; i + 8 <= n; i += 8, j++) {
             __m256 e = qr__k_tr_sumexp_avx2(_mm256_add_ps(_mm256_loadu_ps(x + i), neg), wide);
-            _mm256_storeu_ps(y + i, e);
+            if (!logsm) _mm256_storeu_ps(y + i, e);
             acc[wide ? j & 1 : 0] = _mm256_add_ps(acc[wide ? j & 1 : 0], e);
         }
         if (i < n) {
             const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
             __m256 e = qr__k_tr_sumexp_avx2(_mm256_add_ps(_mm256_maskload_ps(x + i, mask), neg), wide);
             e = _mm256_and_ps(e, _mm256_castsi256_ps(mask));
-            _mm256_maskstore_ps(y + i, mask, e);
+            if (!logsm) _mm256_maskstore_ps(y + i, mask, e);
             acc[wide ? j & 1 : 0] = _mm256_add_ps(acc[wide ? j & 1 : 0], e);
         }
         __m256 a = wide ? _mm256_add_ps(acc[1], acc[0]) : acc[0];
         a = _mm256_hadd_ps(a, a);
         a = _mm256_hadd_ps(a, a);
         const float s = _mm_cvtss_f32(_mm256_castps256_ps128(a)) + _mm_cvtss_f32(_mm256_extractf128_ps(a, 1));
+        if (logsm) {   /* (x + neg) - log(s); y may be x: each element read once, before its write */
+            const float lg = logf(s);
+            const __m256 vl = QR__K_TR_PS(lg);
+            for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_sub_ps(_mm256_add_ps(_mm256_loadu_ps(x + i), neg), vl));
+            for (; i < n; i++) y[i] = (x[i] + -mx) - lg;
+            continue;
+        }
         const float scale = 1.0f / s;
         const __m256 vs = QR__K_TR_PS(scale);
         for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(vs, _mm256_loadu_ps(y + i)));

@@ -37,7 +37,7 @@ static float qr__k_tr_sumexp(float v, bool wide) {
 }
 
 /* QrF32SoftmaxFn, plain C. */
-static void qr_f32_softmax__ref(const float *x, float *y, int64_t rows, int64_t n, bool wide) {
+static void qr_f32_softmax__ref(const float *x, float *y, int64_t rows, int64_t n, bool wide, bool logsm) {
     const int lanes = wide ? 16 : 8;
     for (int64_t r = 0; r < rows; r++, x += n, y += n) {
         float mx = -FLT_MAX;
@@ -46,12 +46,17 @@ static void qr_f32_softmax__ref(const float *x, float *y, int64_t rows, int64_t 
         float acc[16] = {0};
         for (int64_t i = 0; i < n; i++) {
             float e = qr__k_tr_sumexp(x[i] + neg, wide);
-            y[i] = e;
+            if (!logsm) y[i] = e;
             acc[i % lanes] = acc[i % lanes] + e;
         }
         if (wide)
             for (int l = 0; l < 8; l++) acc[l] = acc[l + 8] + acc[l];
         float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        if (logsm) {
+            const float lg = logf(s);
+            for (int64_t i = 0; i < n; i++) y[i] = (x[i] + neg) - lg;
+            continue;
+        }
         const float scale = 1.0f / s;
         for (int64_t i = 0; i < n; i++) y[i] = scale * y[i];
     }

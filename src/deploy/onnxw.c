@@ -294,3 +294,196 @@ static QrStatus qr_ox_write(QrOnnxOut *x, const char *path) {
     qr_arena_reset(&x->arena, mark);
     return st;
 }
+
+/* ==== annotated copies (runall's graph/annotated.onnx) ==================================== */
+
+static bool qr__ow_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
+    *v = 0;
+    for (int s = 0; s < 64 && *pos < n; s += 7) {
+        uint8_t b = p[(*pos)++];
+        *v |= (uint64_t)(b & 0x7f) << s;
+        if (!(b & 0x80)) return true;
+    }
+    return false;
+}
+
+/* Steps over one field at *pos (tag already read); for a length-delimited field returns its
+ * payload's start and length. */
+static bool qr__ow_skip(const uint8_t *p, size_t n, size_t *pos, int wt, size_t *start, size_t *len) {
+    uint64_t v;
+    switch (wt) {
+    case 0: return qr__ow_varint(p, n, pos, &v);
+    case 1: if (n - *pos < 8) return false; *pos += 8; return true;
+    case 5: if (n - *pos < 4) return false; *pos += 4; return true;
+    case 2:
+        if (!qr__ow_varint(p, n, pos, &v) || v > n - *pos) return false;
+        *start = *pos; *len = (size_t)v; *pos += (size_t)v;
+        return true;
+    default: return false;
+    }
+}
+
+/* The file offset and length of the raw_data of every initializer of ModelProto.graph, in
+ * order (-1: none), found by walking the wire format (protobuf-c copies the bytes). */
+static int qr__ow_raw_offsets(const uint8_t *p, size_t n, int64_t *off, int64_t *len, int cap) {
+    int k = 0;
+    size_t pos = 0;
+    while (pos < n) {
+        uint64_t tag;
+        size_t gs = 0, gl = 0;
+        if (!qr__ow_varint(p, n, &pos, &tag) || !qr__ow_skip(p, n, &pos, (int)(tag & 7), &gs, &gl)) return -1;
+        if (tag >> 3 != 7 || (tag & 7) != 2) continue;            /* ModelProto.graph */
+        for (size_t q = gs; q < gs + gl;) {
+            size_t ts = 0, tl = 0;
+            if (!qr__ow_varint(p, gs + gl, &q, &tag) || !qr__ow_skip(p, gs + gl, &q, (int)(tag & 7), &ts, &tl)) return -1;
+            if (tag >> 3 != 5 || (tag & 7) != 2) continue;        /* GraphProto.initializer */
+            if (k >= cap) return -1;
+            off[k] = -1; len[k] = 0;
+            for (size_t r = ts; r < ts + tl;) {
+                size_t ds = 0, dl = 0;
+                if (!qr__ow_varint(p, ts + tl, &r, &tag) || !qr__ow_skip(p, ts + tl, &r, (int)(tag & 7), &ds, &dl)) return -1;
+                if (tag >> 3 == 9 && (tag & 7) == 2) { off[k] = (int64_t)ds; len[k] = (int64_t)dl; }   /* raw_data */
+            }
+            k++;
+        }
+    }
+    return k;
+}
+
+/* One StringStringEntryProto {key = 1, value = 2} with its length prefix, as protobuf-c packs
+ * an unknown length-delimited field's data (for NodeProto.metadata_props). */
+static size_t qr__ow_put_varint(uint8_t *b, size_t v) {
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7) b[n++] = (uint8_t)((v & 0x7f) | 0x80);
+    b[n++] = (uint8_t)v;
+    return n;
+}
+
+static uint8_t *qr__ow_entry(QrArena *a, const char *key, const char *val, size_t *len) {
+    size_t kl = strlen(key), vl = strlen(val);
+    uint8_t *b = qr_arena_alloc(a, kl + vl + 40);
+    if (!b) return NULL;
+    uint8_t hk[12], hv[12];
+    size_t nk = qr__ow_put_varint(hk, kl), nv = qr__ow_put_varint(hv, vl), body = 1 + nk + kl + 1 + nv + vl, n = 0;
+    n += qr__ow_put_varint(b, body);
+    b[n++] = 0x0a;
+    memcpy(b + n, hk, nk); n += nk;
+    memcpy(b + n, key, kl); n += kl;
+    b[n++] = 0x12;
+    memcpy(b + n, hv, nv); n += nv;
+    memcpy(b + n, val, vl); n += vl;
+    *len = n;
+    return b;
+}
+
+static QrStatus qr_ox_annotate(const char *src, const char *dst, const char *ext_location, size_t min_external,
+                               const QrOxNote *notes, int n_notes, int n_model_kv, const char *const *model_keys,
+                               const char *const *model_vals) {
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    QR_TRY(qr_file_read(src, 0, &buf, &n));
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
+    if (!m || !m->graph) {
+        if (m) onnx__model_proto__free_unpacked(m, NULL);
+        free(buf);
+        return qr_errf(QR_ERR_PARSE, "%s: not a readable ONNX model", src);
+    }
+    Onnx__GraphProto *g = m->graph;
+    QrArena a = {0};
+    QrStatus st = QR_OK;
+    int ni = (int)g->n_initializer;
+    int64_t *off = qr_arena_array(&a, (size_t)ni + 1, sizeof *off), *len = qr_arena_array(&a, (size_t)ni + 1, sizeof *len);
+    /* what is changed, to be put back before protobuf-c frees the message */
+    Onnx__TensorProto *saved_t = qr_arena_array(&a, (size_t)ni + 1, sizeof *saved_t);
+    bool *moved = qr_arena_array(&a, (size_t)ni + 1, sizeof *moved);
+    Onnx__NodeProto *saved_n = qr_arena_array(&a, g->n_node + 1, sizeof *saved_n);
+    bool *noted = qr_arena_array(&a, g->n_node + 1, sizeof *noted);
+    size_t saved_nmeta = m->n_metadata_props;
+    Onnx__StringStringEntryProto **saved_meta = m->metadata_props;
+    QrStrMap byname;
+    if (!off || !len || !saved_t || !moved || !saved_n || !noted) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_strmap_init(&byname, &a, (uint32_t)n_notes * 2 + 8);
+    for (int k = 0; st == QR_OK && k < n_notes; k++)
+        if (notes[k].node && *notes[k].node && qr_strmap_get(&byname, notes[k].node) < 0) st = qr_strmap_put(&byname, &a, notes[k].node, k);
+    int found = st == QR_OK ? qr__ow_raw_offsets(buf, n, off, len, ni) : 0;
+    if (st == QR_OK && found != ni) st = qr_errf(QR_ERR_PARSE, "%s: cannot locate the initializers' data (%d of %d)", src, found, ni);
+    if (st == QR_OK) memset(moved, 0, (size_t)ni * sizeof *moved);
+    for (int k = 0; st == QR_OK && k < ni; k++) {
+        Onnx__TensorProto *t = g->initializer[k];
+        if (!t->has_raw_data || off[k] < 0 || (size_t)len[k] != t->raw_data.len || t->raw_data.len < min_external) continue;
+        Onnx__StringStringEntryProto *e = qr_arena_array(&a, 3, sizeof *e);
+        Onnx__StringStringEntryProto **ep = qr_arena_array(&a, 3, sizeof *ep);
+        if (!e || !ep) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+        const char *kv[3][2] = { { "location", ext_location }, { "offset", qr_arena_printf(&a, "%lld", (long long)off[k]) },
+                                 { "length", qr_arena_printf(&a, "%lld", (long long)len[k]) } };
+        for (int j = 0; j < 3; j++) {
+            e[j] = (Onnx__StringStringEntryProto)ONNX__STRING_STRING_ENTRY_PROTO__INIT;
+            e[j].key = (char *)kv[j][0];
+            e[j].value = (char *)kv[j][1];
+            ep[j] = &e[j];
+        }
+        saved_t[k] = *t;
+        moved[k] = true;
+        t->has_raw_data = 0;
+        t->raw_data.len = 0;
+        t->n_external_data = 3;
+        t->external_data = ep;
+        t->has_data_location = 1;
+        t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    }
+    for (size_t k = 0; st == QR_OK && k < g->n_node; k++) {
+        Onnx__NodeProto *nd = g->node[k];
+        noted[k] = false;
+        int i = nd->name && *nd->name ? qr_strmap_get(&byname, nd->name) : -1;
+        if (i < 0) continue;
+        const QrOxNote *q = &notes[i];
+        size_t nu = nd->base.n_unknown_fields;
+        ProtobufCMessageUnknownField *uf = qr_arena_array(&a, nu + (size_t)q->n_kv + 1, sizeof *uf);
+        if (!uf) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+        if (nu) memcpy(uf, nd->base.unknown_fields, nu * sizeof *uf);
+        for (int j = 0; j < q->n_kv; j++) {
+            size_t el = 0;
+            uint8_t *eb = qr__ow_entry(&a, q->keys[j], q->vals[j], &el);
+            if (!eb) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+            uf[nu + (size_t)j] = (ProtobufCMessageUnknownField){ .tag = 9, .wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED,
+                                                                  .len = el, .data = eb };
+        }
+        saved_n[k] = *nd;
+        noted[k] = true;
+        nd->doc_string = (char *)q->doc;
+        nd->base.n_unknown_fields = nu + (size_t)q->n_kv;
+        nd->base.unknown_fields = uf;
+    }
+    if (st == QR_OK && n_model_kv > 0) {
+        Onnx__StringStringEntryProto **mp = qr_arena_array(&a, saved_nmeta + (size_t)n_model_kv, sizeof *mp);
+        Onnx__StringStringEntryProto *e = qr_arena_array(&a, (size_t)n_model_kv, sizeof *e);
+        if (!mp || !e) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        for (size_t j = 0; st == QR_OK && j < saved_nmeta; j++) mp[j] = saved_meta[j];
+        for (int j = 0; st == QR_OK && j < n_model_kv; j++) {
+            e[j] = (Onnx__StringStringEntryProto)ONNX__STRING_STRING_ENTRY_PROTO__INIT;
+            e[j].key = (char *)model_keys[j];
+            e[j].value = (char *)model_vals[j];
+            mp[saved_nmeta + (size_t)j] = &e[j];
+        }
+        if (st == QR_OK) { m->metadata_props = mp; m->n_metadata_props = saved_nmeta + (size_t)n_model_kv; }
+    }
+    if (st == QR_OK) {
+        size_t sz = onnx__model_proto__get_packed_size(m);
+        uint8_t *out = malloc(sz ? sz : 1);
+        if (!out) st = qr_errf(QR_ERR_NOMEM, "out of memory packing %s", dst);
+        else {
+            onnx__model_proto__pack(m, out);
+            st = qr_file_write_atomic(dst, out, sz);
+            free(out);
+        }
+    }
+    /* put back what protobuf-c owns */
+    for (int k = 0; moved && k < ni; k++) if (moved[k]) *g->initializer[k] = saved_t[k];
+    for (size_t k = 0; noted && k < g->n_node; k++) if (noted[k]) *g->node[k] = saved_n[k];
+    m->metadata_props = saved_meta;
+    m->n_metadata_props = saved_nmeta;
+    onnx__model_proto__free_unpacked(m, NULL);
+    qr_arena_free(&a);
+    free(buf);
+    return st;
+}

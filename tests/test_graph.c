@@ -603,6 +603,55 @@ static void test_graph_overlay_annotated(void) {
     QT_CHECKF(rc == 0, "ONNX Runtime: the annotated model's output differs or does not run (%d)", rc);
 }
 
+/* runall --data: the view colours by the pooled metrics by default, and each box's pooled
+ * Cosine is its row's Cosine in dataset/compare_per_layer_out.csv (matched by name). */
+static void test_graph_dataset_pooled(void) {
+    char dir[512], p[700];
+    snprintf(dir, sizeof dir, "%s/graph_data", qt_tmpdir());
+    const char *m = "fixtures/qpairs/ort_qdq";
+    QtCli r;
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s/data -o %s.zip --keep-dir %s --quiet", m, m, m, dir, dir);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    char *html = qt_ra_read(p, NULL);
+    snprintf(p, sizeof p, "%s/dataset/compare_per_layer_out.csv", dir);
+    char *csv = qt_ra_read(p, NULL);
+    QT_CHECK(html && csv);
+    const char *js = strstr(html, "class=\"qg-data\">"), *je = js ? strstr(js, "</script>") : NULL;
+    QrArena a = {0};
+    QrJsonVal *v = NULL;
+    bool parsed = js && je && qr_json_parse(&a, js + 16, (size_t)(je - js - 16), &v) == QR_OK;
+    const QrJsonVal *ms = parsed ? qr_json_get(v, "m") : NULL, *d = parsed ? qr_json_get(v, "d") : NULL, *pooled = NULL;
+    int def = d ? (int)d->num : -1, pk = -1;
+    for (int k = 0; ms && qr_json_at(ms, k); k++) {
+        const QrJsonVal *nm = qr_json_get(qr_json_at(ms, k), "n");
+        if (nm && nm->type == QR_JSON_STR && !strcmp(nm->str, "pooled Cosine")) { pooled = qr_json_get(qr_json_at(ms, k), "v"); pk = k; }
+    }
+    int checked = 0, bad = 0;
+    char first_bad[600] = "";
+    for (const char *q = html; pooled && (q = strstr(q, "data-node=\"")) != NULL; q++) {
+        char name[512];
+        int row = -1;
+        const char *e = strchr(q + 11, '"');
+        if (!e || sscanf(e, "\" data-row=\"%d\"", &row) != 1 || row < 0) continue;
+        snprintf(name, sizeof name, "%.*s", (int)(e - q - 11), q + 11);
+        for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+            char nm[512], cos[64];
+            if (!qt_gl_csv_field(line + 1, 1, nm, sizeof nm) || strcmp(nm, name) || !qt_gl_csv_field(line + 1, 7, cos, sizeof cos)) continue;
+            const QrJsonVal *x = qr_json_at(pooled, row);
+            double want = strtod(cos, NULL);
+            checked++;
+            if (!x || x->type != QR_JSON_NUM || fabs(x->num - want) > 1e-5 * fmax(1, fabs(want)))
+                if (!bad++) snprintf(first_bad, sizeof first_bad, "%s: csv %s, view %.9g", name, cos, x ? x->num : NAN);
+        }
+    }
+    qr_arena_free(&a);
+    free(html);
+    free(csv);
+    QT_CHECKF(parsed && pk >= 0 && def == pk, "data %s, pooled Cosine at %d, default %d", parsed ? "parsed" : "unreadable", pk, def);
+    QT_CHECKF(checked >= 5 && bad == 0, "%d boxes checked, %d differ (%s)", checked, bad, first_bad);
+}
+
 static void qt_graph_all(void) {
     QT_RUN(test_graph_residual);
     QT_RUN(test_graph_transformer);
@@ -613,4 +662,5 @@ static void qt_graph_all(void) {
     QT_RUN(test_graph_render);
     QT_RUN(test_graph_overlay_model_explorer);
     QT_RUN(test_graph_overlay_annotated);
+    QT_RUN(test_graph_dataset_pooled);
 }

@@ -295,195 +295,207 @@ static QrStatus qr_ox_write(QrOnnxOut *x, const char *path) {
     return st;
 }
 
-/* ==== annotated copies (runall's graph/annotated.onnx) ==================================== */
+/* ==== annotated copies (runall's graph/annotated.onnx) ====================================
+ * A rewrite of the wire format, field by field: the model file is mapped (not read into the
+ * heap, not unpacked: a multi-GB model costs no memory here), every field is copied as it is
+ * except the ones changed — an initializer's raw_data (dropped, replaced by its external-data
+ * entries), a noted node's doc_string and its metadata_props (added) — and the model's
+ * metadata_props (appended). Field numbers: ModelProto graph 7, metadata_props 14; GraphProto
+ * node 1, initializer 5; NodeProto name 3, doc_string 6, metadata_props 9 (IR 10); TensorProto
+ * raw_data 9, external_data 13, data_location 14; StringStringEntryProto key 1, value 2. */
+
+#include <sys/mman.h>
+
+typedef struct QrOwBuf { uint8_t *p; size_t n, cap; bool oom; } QrOwBuf;
+
+static void qr__ow_put(QrOwBuf *b, const void *d, size_t n) {
+    if (b->oom) return;
+    if (b->n + n > b->cap) {
+        size_t nc = QR_MAX(b->cap * 2, b->n + n + 4096);
+        uint8_t *np = realloc(b->p, nc);
+        if (!np) { b->oom = true; return; }
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+}
+
+static void qr__ow_put_varint(QrOwBuf *b, uint64_t v) {
+    uint8_t t[10];
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7) t[n++] = (uint8_t)((v & 0x7f) | 0x80);
+    t[n++] = (uint8_t)v;
+    qr__ow_put(b, t, n);
+}
+
+/* A length-delimited field: tag, length, payload. */
+static void qr__ow_put_len(QrOwBuf *b, int field, const void *d, size_t n) {
+    qr__ow_put_varint(b, (uint64_t)field << 3 | 2);
+    qr__ow_put_varint(b, n);
+    qr__ow_put(b, d, n);
+}
+
+/* A StringStringEntryProto as field `field` of the enclosing message. */
+static void qr__ow_put_entry(QrOwBuf *b, int field, const char *key, const char *val) {
+    QrOwBuf e = {0};
+    qr__ow_put_len(&e, 1, key, strlen(key));
+    qr__ow_put_len(&e, 2, val, strlen(val));
+    if (e.oom) b->oom = true;
+    else qr__ow_put_len(b, field, e.p, e.n);
+    free(e.p);
+}
 
 static bool qr__ow_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
     *v = 0;
     for (int s = 0; s < 64 && *pos < n; s += 7) {
-        uint8_t b = p[(*pos)++];
-        *v |= (uint64_t)(b & 0x7f) << s;
-        if (!(b & 0x80)) return true;
+        uint8_t c = p[(*pos)++];
+        *v |= (uint64_t)(c & 0x7f) << s;
+        if (!(c & 0x80)) return true;
     }
     return false;
 }
 
-/* Steps over one field at *pos (tag already read); for a length-delimited field returns its
- * payload's start and length. */
-static bool qr__ow_skip(const uint8_t *p, size_t n, size_t *pos, int wt, size_t *start, size_t *len) {
-    uint64_t v;
-    switch (wt) {
-    case 0: return qr__ow_varint(p, n, pos, &v);
-    case 1: if (n - *pos < 8) return false; *pos += 8; return true;
-    case 5: if (n - *pos < 4) return false; *pos += 4; return true;
+/* The next field of p[*pos, end): its number, wire type, payload (length-delimited fields) and
+ * the whole field's bytes [*start, *pos). False on a malformed field or a group. */
+static bool qr__ow_field(const uint8_t *p, size_t end, size_t *pos, int *field, int *wt, size_t *ps, size_t *pl, size_t *start) {
+    uint64_t tag, v;
+    *start = *pos;
+    if (!qr__ow_varint(p, end, pos, &tag)) return false;
+    *field = (int)(tag >> 3);
+    *wt = (int)(tag & 7);
+    switch (*wt) {
+    case 0: return qr__ow_varint(p, end, pos, &v);
+    case 1: if (end - *pos < 8) return false; *pos += 8; return true;
+    case 5: if (end - *pos < 4) return false; *pos += 4; return true;
     case 2:
-        if (!qr__ow_varint(p, n, pos, &v) || v > n - *pos) return false;
-        *start = *pos; *len = (size_t)v; *pos += (size_t)v;
+        if (!qr__ow_varint(p, end, pos, &v) || v > end - *pos) return false;
+        *ps = *pos; *pl = (size_t)v; *pos += (size_t)v;
         return true;
     default: return false;
     }
 }
 
-/* The file offset and length of the raw_data of every initializer of ModelProto.graph, in
- * order (-1: none), found by walking the wire format (protobuf-c copies the bytes). */
-static int qr__ow_raw_offsets(const uint8_t *p, size_t n, int64_t *off, int64_t *len, int cap) {
-    int k = 0;
-    size_t pos = 0;
-    while (pos < n) {
-        uint64_t tag;
-        size_t gs = 0, gl = 0;
-        if (!qr__ow_varint(p, n, &pos, &tag) || !qr__ow_skip(p, n, &pos, (int)(tag & 7), &gs, &gl)) return -1;
-        if (tag >> 3 != 7 || (tag & 7) != 2) continue;            /* ModelProto.graph */
-        for (size_t q = gs; q < gs + gl;) {
-            size_t ts = 0, tl = 0;
-            if (!qr__ow_varint(p, gs + gl, &q, &tag) || !qr__ow_skip(p, gs + gl, &q, (int)(tag & 7), &ts, &tl)) return -1;
-            if (tag >> 3 != 5 || (tag & 7) != 2) continue;        /* GraphProto.initializer */
-            if (k >= cap) return -1;
-            off[k] = -1; len[k] = 0;
-            for (size_t r = ts; r < ts + tl;) {
-                size_t ds = 0, dl = 0;
-                if (!qr__ow_varint(p, ts + tl, &r, &tag) || !qr__ow_skip(p, ts + tl, &r, (int)(tag & 7), &ds, &dl)) return -1;
-                if (tag >> 3 == 9 && (tag & 7) == 2) { off[k] = (int64_t)ds; len[k] = (int64_t)dl; }   /* raw_data */
-            }
-            k++;
+typedef struct QrOwCtx {
+    const uint8_t *p;
+    const char *src, *ext;
+    size_t min_external;
+    const QrOxNote *notes;
+    QrStrMap *byname;
+    QrArena *a;
+    int n_moved, n_noted;
+} QrOwCtx;
+
+/* TensorProto p[s, s+l) into b: large raw_data becomes external data at its offset in src. */
+static bool qr__ow_wire_tensor(QrOwCtx *c, size_t s, size_t l, QrOwBuf *b) {
+    size_t pos = s, ps = 0, pl = 0, st, raw_s = 0, raw_l = 0;
+    int f, wt;
+    bool raw = false, located = false;
+    while (pos < s + l) {
+        if (!qr__ow_field(c->p, s + l, &pos, &f, &wt, &ps, &pl, &st)) return false;
+        if (f == 9 && wt == 2) { raw = true; raw_s = ps; raw_l = pl; }
+        if (f == 14 || f == 13) located = true;
+    }
+    if (!raw || located || raw_l < c->min_external) { qr__ow_put_len(b, 5, c->p + s, l); return true; }
+    QrOwBuf t = {0};
+    for (pos = s; pos < s + l;) {
+        qr__ow_field(c->p, s + l, &pos, &f, &wt, &ps, &pl, &st);
+        if (!(f == 9 && wt == 2)) qr__ow_put(&t, c->p + st, pos - st);
+    }
+    char num[32];
+    qr__ow_put_entry(&t, 13, "location", c->ext);
+    snprintf(num, sizeof num, "%zu", raw_s);
+    qr__ow_put_entry(&t, 13, "offset", num);
+    snprintf(num, sizeof num, "%zu", raw_l);
+    qr__ow_put_entry(&t, 13, "length", num);
+    qr__ow_put_varint(&t, 14 << 3 | 0);
+    qr__ow_put_varint(&t, 1);                                  /* data_location = EXTERNAL */
+    if (t.oom) b->oom = true;
+    else qr__ow_put_len(b, 5, t.p, t.n);
+    free(t.p);
+    c->n_moved++;
+    return true;
+}
+
+/* NodeProto p[s, s+l) into b: a noted node's doc_string replaced and its metadata_props added. */
+static bool qr__ow_wire_node(QrOwCtx *c, size_t s, size_t l, QrOwBuf *b) {
+    size_t pos = s, ps = 0, pl = 0, st;
+    int f, wt, k = -1;
+    while (pos < s + l) {
+        if (!qr__ow_field(c->p, s + l, &pos, &f, &wt, &ps, &pl, &st)) return false;
+        if (f == 3 && wt == 2 && pl) {
+            char *name = qr_arena_strndup(c->a, (const char *)c->p + ps, pl);
+            k = name ? qr_strmap_get(c->byname, name) : -1;
         }
     }
-    return k;
+    if (k < 0) { qr__ow_put_len(b, 1, c->p + s, l); return true; }
+    const QrOxNote *q = &c->notes[k];
+    QrOwBuf t = {0};
+    for (pos = s; pos < s + l;) {
+        qr__ow_field(c->p, s + l, &pos, &f, &wt, &ps, &pl, &st);
+        if (f != 6) qr__ow_put(&t, c->p + st, pos - st);
+    }
+    if (q->doc) qr__ow_put_len(&t, 6, q->doc, strlen(q->doc));
+    for (int j = 0; j < q->n_kv; j++) qr__ow_put_entry(&t, 9, q->keys[j], q->vals[j]);
+    if (t.oom) b->oom = true;
+    else qr__ow_put_len(b, 1, t.p, t.n);
+    free(t.p);
+    c->n_noted++;
+    return true;
 }
 
-/* One StringStringEntryProto {key = 1, value = 2} with its length prefix, as protobuf-c packs
- * an unknown length-delimited field's data (for NodeProto.metadata_props). */
-static size_t qr__ow_put_varint(uint8_t *b, size_t v) {
-    size_t n = 0;
-    for (; v >= 0x80; v >>= 7) b[n++] = (uint8_t)((v & 0x7f) | 0x80);
-    b[n++] = (uint8_t)v;
-    return n;
-}
-
-static uint8_t *qr__ow_entry(QrArena *a, const char *key, const char *val, size_t *len) {
-    size_t kl = strlen(key), vl = strlen(val);
-    uint8_t *b = qr_arena_alloc(a, kl + vl + 40);
-    if (!b) return NULL;
-    uint8_t hk[12], hv[12];
-    size_t nk = qr__ow_put_varint(hk, kl), nv = qr__ow_put_varint(hv, vl), body = 1 + nk + kl + 1 + nv + vl, n = 0;
-    n += qr__ow_put_varint(b, body);
-    b[n++] = 0x0a;
-    memcpy(b + n, hk, nk); n += nk;
-    memcpy(b + n, key, kl); n += kl;
-    b[n++] = 0x12;
-    memcpy(b + n, hv, nv); n += nv;
-    memcpy(b + n, val, vl); n += vl;
-    *len = n;
-    return b;
+static bool qr__ow_wire_graph(QrOwCtx *c, size_t s, size_t l, QrOwBuf *b) {
+    size_t pos = s, ps = 0, pl = 0, st;
+    int f, wt;
+    while (pos < s + l) {
+        if (!qr__ow_field(c->p, s + l, &pos, &f, &wt, &ps, &pl, &st)) return false;
+        bool ok = true;
+        if (f == 1 && wt == 2) ok = qr__ow_wire_node(c, ps, pl, b);
+        else if (f == 5 && wt == 2) ok = qr__ow_wire_tensor(c, ps, pl, b);
+        else qr__ow_put(b, c->p + st, pos - st);
+        if (!ok) return false;
+    }
+    return true;
 }
 
 static QrStatus qr_ox_annotate(const char *src, const char *dst, const char *ext_location, size_t min_external,
                                const QrOxNote *notes, int n_notes, int n_model_kv, const char *const *model_keys,
                                const char *const *model_vals) {
-    unsigned char *buf = NULL;
-    size_t n = 0;
-    QR_TRY(qr_file_read(src, 0, &buf, &n));
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
-    if (!m || !m->graph) {
-        if (m) onnx__model_proto__free_unpacked(m, NULL);
-        free(buf);
-        return qr_errf(QR_ERR_PARSE, "%s: not a readable ONNX model", src);
-    }
-    Onnx__GraphProto *g = m->graph;
+    int fd = open(src, O_RDONLY);
+    if (fd < 0) return qr_errf(QR_ERR_IO, "cannot open %s: %s", src, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || sb.st_size <= 0) { close(fd); return qr_errf(QR_ERR_IO, "%s: empty or unreadable", src); }
+    size_t n = (size_t)sb.st_size;
+    const uint8_t *p = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return qr_errf(QR_ERR_IO, "cannot map %s: %s", src, strerror(errno));
     QrArena a = {0};
-    QrStatus st = QR_OK;
-    int ni = (int)g->n_initializer;
-    int64_t *off = qr_arena_array(&a, (size_t)ni + 1, sizeof *off), *len = qr_arena_array(&a, (size_t)ni + 1, sizeof *len);
-    /* what is changed, to be put back before protobuf-c frees the message */
-    Onnx__TensorProto *saved_t = qr_arena_array(&a, (size_t)ni + 1, sizeof *saved_t);
-    bool *moved = qr_arena_array(&a, (size_t)ni + 1, sizeof *moved);
-    Onnx__NodeProto *saved_n = qr_arena_array(&a, g->n_node + 1, sizeof *saved_n);
-    bool *noted = qr_arena_array(&a, g->n_node + 1, sizeof *noted);
-    size_t saved_nmeta = m->n_metadata_props;
-    Onnx__StringStringEntryProto **saved_meta = m->metadata_props;
     QrStrMap byname;
-    if (!off || !len || !saved_t || !moved || !saved_n || !noted) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr_strmap_init(&byname, &a, (uint32_t)n_notes * 2 + 8);
+    QrStatus st = qr_strmap_init(&byname, &a, (uint32_t)n_notes * 2 + 8);
     for (int k = 0; st == QR_OK && k < n_notes; k++)
         if (notes[k].node && *notes[k].node && qr_strmap_get(&byname, notes[k].node) < 0) st = qr_strmap_put(&byname, &a, notes[k].node, k);
-    int found = st == QR_OK ? qr__ow_raw_offsets(buf, n, off, len, ni) : 0;
-    if (st == QR_OK && found != ni) st = qr_errf(QR_ERR_PARSE, "%s: cannot locate the initializers' data (%d of %d)", src, found, ni);
-    if (st == QR_OK) memset(moved, 0, (size_t)ni * sizeof *moved);
-    for (int k = 0; st == QR_OK && k < ni; k++) {
-        Onnx__TensorProto *t = g->initializer[k];
-        if (!t->has_raw_data || off[k] < 0 || (size_t)len[k] != t->raw_data.len || t->raw_data.len < min_external) continue;
-        Onnx__StringStringEntryProto *e = qr_arena_array(&a, 3, sizeof *e);
-        Onnx__StringStringEntryProto **ep = qr_arena_array(&a, 3, sizeof *ep);
-        if (!e || !ep) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
-        const char *kv[3][2] = { { "location", ext_location }, { "offset", qr_arena_printf(&a, "%lld", (long long)off[k]) },
-                                 { "length", qr_arena_printf(&a, "%lld", (long long)len[k]) } };
-        for (int j = 0; j < 3; j++) {
-            e[j] = (Onnx__StringStringEntryProto)ONNX__STRING_STRING_ENTRY_PROTO__INIT;
-            e[j].key = (char *)kv[j][0];
-            e[j].value = (char *)kv[j][1];
-            ep[j] = &e[j];
-        }
-        saved_t[k] = *t;
-        moved[k] = true;
-        t->has_raw_data = 0;
-        t->raw_data.len = 0;
-        t->n_external_data = 3;
-        t->external_data = ep;
-        t->has_data_location = 1;
-        t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    QrOwCtx c = { .p = p, .src = src, .ext = ext_location, .min_external = min_external, .notes = notes, .byname = &byname, .a = &a };
+    QrOwBuf out = {0};
+    bool ok = true, graph = false;
+    for (size_t pos = 0; st == QR_OK && ok && pos < n;) {
+        size_t ps = 0, pl = 0, fs;
+        int f, wt;
+        if (!qr__ow_field(p, n, &pos, &f, &wt, &ps, &pl, &fs)) { ok = false; break; }
+        if (f == 7 && wt == 2) {
+            QrOwBuf g = {0};
+            ok = qr__ow_wire_graph(&c, ps, pl, &g);
+            if (g.oom) out.oom = true;
+            else qr__ow_put_len(&out, 7, g.p, g.n);
+            free(g.p);
+            graph = true;
+        } else qr__ow_put(&out, p + fs, pos - fs);
     }
-    for (size_t k = 0; st == QR_OK && k < g->n_node; k++) {
-        Onnx__NodeProto *nd = g->node[k];
-        noted[k] = false;
-        int i = nd->name && *nd->name ? qr_strmap_get(&byname, nd->name) : -1;
-        if (i < 0) continue;
-        const QrOxNote *q = &notes[i];
-        size_t nu = nd->base.n_unknown_fields;
-        ProtobufCMessageUnknownField *uf = qr_arena_array(&a, nu + (size_t)q->n_kv + 1, sizeof *uf);
-        if (!uf) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
-        if (nu) memcpy(uf, nd->base.unknown_fields, nu * sizeof *uf);
-        for (int j = 0; j < q->n_kv; j++) {
-            size_t el = 0;
-            uint8_t *eb = qr__ow_entry(&a, q->keys[j], q->vals[j], &el);
-            if (!eb) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
-            uf[nu + (size_t)j] = (ProtobufCMessageUnknownField){ .tag = 9, .wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED,
-                                                                  .len = el, .data = eb };
-        }
-        saved_n[k] = *nd;
-        noted[k] = true;
-        nd->doc_string = (char *)q->doc;
-        nd->base.n_unknown_fields = nu + (size_t)q->n_kv;
-        nd->base.unknown_fields = uf;
-    }
-    if (st == QR_OK && n_model_kv > 0) {
-        Onnx__StringStringEntryProto **mp = qr_arena_array(&a, saved_nmeta + (size_t)n_model_kv, sizeof *mp);
-        Onnx__StringStringEntryProto *e = qr_arena_array(&a, (size_t)n_model_kv, sizeof *e);
-        if (!mp || !e) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-        for (size_t j = 0; st == QR_OK && j < saved_nmeta; j++) mp[j] = saved_meta[j];
-        for (int j = 0; st == QR_OK && j < n_model_kv; j++) {
-            e[j] = (Onnx__StringStringEntryProto)ONNX__STRING_STRING_ENTRY_PROTO__INIT;
-            e[j].key = (char *)model_keys[j];
-            e[j].value = (char *)model_vals[j];
-            mp[saved_nmeta + (size_t)j] = &e[j];
-        }
-        if (st == QR_OK) { m->metadata_props = mp; m->n_metadata_props = saved_nmeta + (size_t)n_model_kv; }
-    }
-    if (st == QR_OK) {
-        size_t sz = onnx__model_proto__get_packed_size(m);
-        uint8_t *out = malloc(sz ? sz : 1);
-        if (!out) st = qr_errf(QR_ERR_NOMEM, "out of memory packing %s", dst);
-        else {
-            onnx__model_proto__pack(m, out);
-            st = qr_file_write_atomic(dst, out, sz);
-            free(out);
-        }
-    }
-    /* put back what protobuf-c owns */
-    for (int k = 0; moved && k < ni; k++) if (moved[k]) *g->initializer[k] = saved_t[k];
-    for (size_t k = 0; noted && k < g->n_node; k++) if (noted[k]) *g->node[k] = saved_n[k];
-    m->metadata_props = saved_meta;
-    m->n_metadata_props = saved_nmeta;
-    onnx__model_proto__free_unpacked(m, NULL);
+    for (int j = 0; st == QR_OK && j < n_model_kv; j++) qr__ow_put_entry(&out, 14, model_keys[j], model_vals[j]);
+    munmap((void *)p, n);
+    if (st == QR_OK && (!ok || !graph)) st = qr_errf(QR_ERR_PARSE, "%s: not a readable ONNX model (malformed protobuf or no graph)", src);
+    if (st == QR_OK && out.oom) st = qr_errf(QR_ERR_NOMEM, "out of memory writing %s", dst);
+    if (st == QR_OK) st = qr_file_write_atomic(dst, out.p, out.n);
+    free(out.p);
     qr_arena_free(&a);
-    free(buf);
     return st;
 }

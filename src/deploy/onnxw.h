@@ -51,7 +51,9 @@ typedef struct QrOxNote {
 
 /* Writes the model file src to dst with notes on its nodes (matched by name; nameless nodes get
  * none): doc_string replaced, metadata_props (NodeProto field 9 of IR 10, written as that field
- * whatever the model's IR version) set; model_keys/vals appended to the model's metadata_props.
+ * whatever the model's IR version) added; model_keys/vals appended to the model's metadata_props.
+ * A field-by-field rewrite of the mapped file (nothing unpacked: memory stays the output's size);
+ * every other byte is copied as it is.
  * No weight is copied: every initializer holding at least min_external bytes of raw_data becomes
  * external data at its offset in src, under the location ext_location (relative to dst's folder:
  * src's file name when dst is meant to sit next to it). Smaller and typed-field initializers

@@ -3,18 +3,22 @@
  * registers it), com.microsoft SkipSimplifiedLayerNormalization / SkipLayerNormalization,
  * RotaryEmbedding and GroupQueryAttention. float32 only.
  *
- * The arithmetic follows ONNX Runtime 1.30's CPU kernels step by step, so the float results
- * match its on x86-64 with AVX2 + FMA (tests/test_llm_ops.c measures how closely, per op):
- *   - the norms sum x and x*x left to right in float32 (each product rounded), then
- *     sqrtf(sum_sq / n + eps), y = x / rms * gamma [(x - mean) / rms * gamma + beta];
+ * The arithmetic follows ONNX Runtime 1.30's CPU kernels step by step on an x86-64 machine with
+ * AVX2 + FMA, so the float results match ORT's bit for bit there (tests/test_llm_ops.c; the one
+ * exception is SkipLayerNormalization, within 2e-7 of the range):
+ *   - SimplifiedLayerNormalization as MLAS's AVX2 layernorm kernel (rows of >= 8 values: sums in
+ *     eight lanes, squares by FMA, y = x * (1 / rms) * gamma); the Skip norms as ORT's ComputeJob:
+ *     sums of x and x*x left to right in float32, sqrtf(sum_sq / n + eps), x / rms * gamma;
  *   - rotary embedding as MLAS's AVX2 kernel: real' = fma(real, cos, -(imag * sin)),
  *     imag' = fma(real, sin, imag * cos);
- *   - attention scores as MLAS's SGEMM (a fused multiply-add chain over the head dimension,
- *     then * scale), exponentials as MLAS's MlasComputeSumExpVector (its polynomial, with FMA),
- *     their sum in eight lanes, and the weighted sum of V as an FMA chain over the keys:
- *     GroupQueryAttention's "flash" path (no softcap) divides by the sum at the end, the plain
- *     path (softcap > 0) normalizes the probabilities first; softcap uses tanhf (MLAS's tanh
- *     approximation is not reproduced).
+ *   - GroupQueryAttention without softcap as MLAS's flash kernel (prompt: scores by an FMA chain
+ *     over the head dimension, then * scale; masked keys -FLT_MAX; exponentials by MLAS's
+ *     polynomial, summed in eight lanes; the FMA-chained sum of w_t v_t times 1 / sum) and its
+ *     decode kernel (one query token: the dot products and the weighted sum with products
+ *     rounded on their own, MlasGQADecodeQK / MlasGQADecodeSV); with softcap ORT's plain path
+ *     (tanhf as MlasComputeSoftcap, probabilities normalized before the product with V, MLAS's
+ *     M = 1 SGEMM order for one query token).
+ * Other CPUs (aarch64) run other MLAS kernels: there the results agree within float32 rounding.
  *
  * Map: MLAS-order scalar pieces · SimplifiedLayerNormalization · Skip[Simplified]LayerNormalization
  * · RotaryEmbedding · GroupQueryAttention · table. */

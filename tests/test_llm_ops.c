@@ -9,7 +9,7 @@
  * Tolerances, relative to the output's largest magnitude:
  *   vs ORT on x86-64 (the goldens were made on an AVX2 + FMA machine, whose MLAS kernels qreport
  *   follows): 0, i.e. bit-identical, for SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization,
- *   RotaryEmbedding and GroupQueryAttention (every case); SkipLayerNormalization QT_LLM_TOL_SKIPLN
+ *   RotaryEmbedding, GroupQueryAttention and MultiHeadAttention (every case); SkipLayerNormalization QT_LLM_TOL_SKIPLN
  *   (ORT 1.30's order of its mean / variance sums is not reproduced: a few float32 roundings);
  *   elsewhere (aarch64: other MLAS kernels) QT_LLM_TOL_ORT;
  *   vs the definition: QT_LLM_TOL_REF (float32 arithmetic against double). */
@@ -232,11 +232,75 @@ static bool qt_llm_ref_gqa(const QtLlmCase *k, int oi, double *ref, int64_t n) {
     return true;
 }
 
+/* MultiHeadAttention from its definition: q, k, v (+ bias) per head, k / v after the past rows;
+ * score = scale * q.k + attention_bias, plus mask_filter_value where key_padding_mask excludes the
+ * key (key lengths, or 0 in a (B, T) / (B, S, T) mask) or, unidirectional with S > 1, where the key
+ * comes after the query's position (past + s); softmax over the T keys; output 0 the weighted sum of
+ * v, 1 / 2 the present key / value. */
+static bool qt_llm_ref_mha(const QtLlmCase *k, int oi, double *ref, int64_t n) {
+    const QrNode *nd = k->node;
+    int64_t N = qr_attr_int(nd, "num_heads", 0);
+    const QrTensor *q = k->nin[0], *kk = k->nin[1], *vv = k->nin[2], *bias = k->nin[3], *mask = k->nin[4];
+    const QrTensor *ab = k->nin[5], *pk = k->nin[6], *pv = k->nin[7];
+    int64_t B = q->dims[0], S = q->dims[1], L = kk->dims[1], H = q->dims[2] / N, Hv = vv->dims[2] / N;
+    int64_t P = pk ? pk->dims[2] : 0, T = P + L;
+    double scale = qr_attr_float(nd, "scale", 0.0f), mfv = qr_attr_float(nd, "mask_filter_value", -10000.0f);
+    if (scale == 0) scale = 1.0 / sqrt((double)H);
+    bool causal = qr_attr_int(nd, "unidirectional", 0) != 0 && S > 1;
+    if (n != (oi == 0 ? B * S * N * Hv : oi == 1 ? B * N * T * H : B * N * T * Hv)) return false;
+    const float *bz = qt_llm_f(bias);
+    double *Kh = malloc((size_t)(T * H) * sizeof(double)), *Vh = malloc((size_t)(T * Hv) * sizeof(double));
+    double *w = malloc((size_t)T * sizeof(double));
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < N; h++) {
+            for (int64_t t = 0; t < T; t++) {
+                for (int64_t i = 0; i < H; i++)
+                    Kh[t * H + i] = t < P ? qt_llm_f(pk)[((b * N + h) * P + t) * H + i]
+                                          : (double)qt_llm_f(kk)[((b * L + t - P) * N + h) * H + i] + (bz ? bz[N * H + h * H + i] : 0);
+                for (int64_t i = 0; i < Hv; i++)
+                    Vh[t * Hv + i] = t < P ? qt_llm_f(pv)[((b * N + h) * P + t) * Hv + i]
+                                           : (double)qt_llm_f(vv)[((b * L + t - P) * N + h) * Hv + i] +
+                                                 (bz ? bz[2 * N * H + h * Hv + i] : 0);
+            }
+            if (oi == 1) { memcpy(ref + (b * N + h) * T * H, Kh, (size_t)(T * H) * sizeof(double)); continue; }
+            if (oi == 2) { memcpy(ref + (b * N + h) * T * Hv, Vh, (size_t)(T * Hv) * sizeof(double)); continue; }
+            for (int64_t s = 0; s < S; s++) {
+                double mx = -INFINITY, sum = 0;
+                for (int64_t t = 0; t < T; t++) {
+                    double d = 0;
+                    for (int64_t i = 0; i < H; i++)
+                        d += ((double)qt_llm_f(q)[((b * S + s) * N + h) * H + i] + (bz ? bz[h * H + i] : 0)) * Kh[t * H + i];
+                    d *= scale;
+                    if (ab) d += qt_llm_f(ab)[(((ab->dims[0] == 1 ? 0 : b) * ab->dims[1] + (ab->dims[1] == 1 ? 0 : h)) * S + s) * T + t];
+                    bool masked = causal && t > P + s;
+                    if (mask) {
+                        const int32_t *mk = mask->data;
+                        masked |= mask->rank == 1 ? t >= mk[b] : mask->rank == 2 ? mk[b * T + t] == 0 : mk[(b * S + s) * T + t] == 0;
+                    }
+                    if (masked) d += mfv;
+                    w[t] = d;
+                    mx = fmax(mx, d);
+                }
+                for (int64_t t = 0; t < T; t++) { w[t] = exp(w[t] - mx); sum += w[t]; }
+                for (int64_t i = 0; i < Hv; i++) {
+                    double a = 0;
+                    for (int64_t t = 0; t < T; t++) a += w[t] / sum * Vh[t * Hv + i];
+                    ref[((b * S + s) * N + h) * Hv + i] = a;
+                }
+            }
+        }
+    free(Kh);
+    free(Vh);
+    free(w);
+    return true;
+}
+
 static bool qt_llm_reference(const QtLlmCase *k, int oi, double *ref, int64_t n) {
     const char *op = k->node->op_type;
     if (strstr(op, "LayerNormalization")) return qt_llm_ref_norm(k, oi, ref, n);
     if (!strcmp(op, "RotaryEmbedding")) return oi == 0 && qt_llm_ref_rope(k, ref, n);
     if (!strcmp(op, "GroupQueryAttention")) return qt_llm_ref_gqa(k, oi, ref, n);
+    if (!strcmp(op, "MultiHeadAttention")) return qt_llm_ref_mha(k, oi, ref, n);
     return false;
 }
 
@@ -337,6 +401,7 @@ static void qt_llm_bad_inputs(void) {
         { "rope_3d_il0", NULL, 0, 1, 99, "outside the cos/sin caches" },
         { "rope_3d_nheads", "num_heads", 3, -1, 0, "not a multiple of num_heads" },
         { "sln_3d", "axis", 5, -1, 0, "axis" },
+        { "mha_self", "num_heads", 3, -1, 0, "multiples of num_heads" },
     };
     for (size_t i = 0; i < QR_ARRAY_LEN(cases); i++) {
         QtLlmCase k;

@@ -1,7 +1,7 @@
 /* ops/contrib_llm — the operators onnxruntime-genai's model builder writes for decoder LLMs on
  * ONNX Runtime's CPU provider: SimplifiedLayerNormalization (RMSNorm, ai.onnx domain as ORT
  * registers it), com.microsoft SkipSimplifiedLayerNormalization / SkipLayerNormalization,
- * RotaryEmbedding and GroupQueryAttention. float32 only.
+ * RotaryEmbedding, GroupQueryAttention and MultiHeadAttention. float32 only.
  *
  * The arithmetic follows ONNX Runtime 1.30's CPU kernels step by step on an x86-64 machine with
  * AVX2 + FMA, so the float results match ORT's bit for bit there (tests/test_llm_ops.c; the one
@@ -17,11 +17,14 @@
  *     decode kernel (one query token: the dot products and the weighted sum with products
  *     rounded on their own, MlasGQADecodeQK / MlasGQADecodeSV); with softcap ORT's plain path
  *     (tanhf as MlasComputeSoftcap, probabilities normalized before the product with V, MLAS's
- *     M = 1 SGEMM order for one query token).
+ *     M = 1 SGEMM order for one query token);
+ *   - MultiHeadAttention as ORT's flash kernel (no mask, bias, past or presents: the output divided
+ *     by the exponentials' sum) or AttentionCPUBase (mask + bias, fma(q.k, scale, mask), MLAS's
+ *     softmax, P V).
  * Other CPUs (aarch64) run other MLAS kernels: there the results agree within float32 rounding.
  *
  * Map: MLAS-order scalar pieces · SimplifiedLayerNormalization · Skip[Simplified]LayerNormalization
- * · RotaryEmbedding · GroupQueryAttention · table. */
+ * · RotaryEmbedding · GroupQueryAttention · MultiHeadAttention · table. */
 
 /* ==== MLAS-order scalar pieces =========================================================== */
 
@@ -688,6 +691,228 @@ static QrStatus qr__llm_gqa_exec(QrOpCtx *c) {
     return QR_OK;
 }
 
+/* ==== MultiHeadAttention ==================================================================== */
+
+/* Inputs: query (B, S, N*H), key (B, L, N*H), value (B, L, N*Hv), bias (N*H + N*H + N*Hv) or absent,
+ * key_padding_mask (int32: (B) key lengths, (B, T) or (B, S, T) 1 = attend), attention_bias
+ * (B or 1, N or 1, S, T), past_key / past_value (B, N, P, H / Hv); T = P + L. Outputs: output
+ * (B, S, N*Hv), present_key / present_value (B, N, T, H / Hv). Not supported (as on ORT's CPU
+ * provider or beyond it): packed QKV / KV, key / value already in BNSH, past_sequence_length,
+ * cache_indirection, the qk output. */
+typedef struct QrLlmMha {
+    int64_t B, S, L, N, H, Hv, P, T;
+    float scale, mfv;
+    bool causal, flash;
+} QrLlmMha;
+
+static QrStatus qr__llm_mha_geom(const QrOpCtx *c, QrLlmMha *g) {
+    memset(g, 0, sizeof *g);
+    const QrTensor *q = c->in[0], *k = qr_op_in(c, 1), *v = qr_op_in(c, 2), *bias = qr_op_in(c, 3);
+    const QrTensor *mask = qr_op_in(c, 4), *ab = qr_op_in(c, 5), *pk = qr_op_in(c, 6), *pv = qr_op_in(c, 7);
+    g->N = qr_attr_int(c->node, "num_heads", 0);
+    if (g->N <= 0) return qr_op_fail(c, QR_ERR_INVALID, "attribute num_heads must be given and positive");
+    for (int i = 8; i < c->n_in; i++)
+        if (c->in[i])
+            return qr_op_fail(c, QR_ERR_UNSUPPORTED, "input %d (%s) is not supported", i,
+                              i == 8 ? "past_sequence_length" : "cache_indirection");
+    if (c->n_out > 3 && c->out[3]) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "output 3 (qk) is not supported");
+    static const char *const names[8] = { "query", "key", "value", "bias", "", "attention_bias", "past_key",
+                                          "past_value" };
+    for (int i = 0; i < 8; i++)
+        if (i != 4) QR_TRY(qr__llm_need_f32(c, i, names[i]));
+    if (q->rank != 3)
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "query must have rank 3 (batch, sequence, hidden), got %d (packed "
+                          "QKV is not supported)", q->rank);
+    if (!k || !v) return qr_op_fail(c, QR_ERR_UNSUPPORTED, "key and value must both be given (packed QKV is not supported)");
+    if (k->rank != 3 || v->rank != 3)
+        return qr_op_fail(c, QR_ERR_UNSUPPORTED, "key and value must have rank 3 (batch, length, hidden); BNSH or "
+                          "packed key/value are not supported");
+    g->B = q->dims[0];
+    g->S = q->dims[1];
+    g->L = k->dims[1];
+    if (q->dims[2] % g->N != 0 || v->dims[2] % g->N != 0)
+        return qr_op_fail(c, QR_ERR_SHAPE, "hidden sizes of query (%lld) and value (%lld) must be multiples of "
+                          "num_heads %lld", (long long)q->dims[2], (long long)v->dims[2], (long long)g->N);
+    g->H = q->dims[2] / g->N;
+    g->Hv = v->dims[2] / g->N;
+    if (k->dims[0] != g->B || v->dims[0] != g->B || k->dims[2] != q->dims[2] || v->dims[1] != g->L)
+        return qr_op_fail(c, QR_ERR_SHAPE, "key must be (batch %lld, length, %lld) and value (batch %lld, the same "
+                          "length, hidden)", (long long)g->B, (long long)q->dims[2], (long long)g->B);
+    if (bias && (bias->rank != 1 || bias->dims[0] != 2 * g->N * g->H + g->N * g->Hv))
+        return qr_op_fail(c, QR_ERR_SHAPE, "bias must hold %lld values (query, key and value hidden sizes)",
+                          (long long)(2 * g->N * g->H + g->N * g->Hv));
+    if ((pk == NULL) != (pv == NULL))
+        return qr_op_fail(c, QR_ERR_INVALID, "past_key and past_value must both be given or both omitted");
+    if (pk) {
+        if (pk->rank != 4 || pv->rank != 4 || pk->dims[0] != g->B || pk->dims[1] != g->N || pk->dims[3] != g->H ||
+            pv->dims[0] != g->B || pv->dims[1] != g->N || pv->dims[2] != pk->dims[2] || pv->dims[3] != g->Hv)
+            return qr_op_fail(c, QR_ERR_SHAPE, "past_key / past_value must be (batch %lld, num_heads %lld, length, "
+                              "head size %lld / %lld)", (long long)g->B, (long long)g->N, (long long)g->H,
+                              (long long)g->Hv);
+        g->P = pk->dims[2];
+    }
+    g->T = g->P + g->L;
+    if (mask) {
+        if (mask->dtype != QR_DT_S32) return qr_op_fail(c, QR_ERR_INVALID, "key_padding_mask must be int32");
+        bool ok = (mask->rank == 1 && mask->dims[0] == g->B) ||
+                  (mask->rank == 2 && mask->dims[0] == g->B && mask->dims[1] == g->T) ||
+                  (mask->rank == 3 && mask->dims[0] == g->B && mask->dims[1] == g->S && mask->dims[2] == g->T);
+        if (!ok)
+            return qr_op_fail(c, QR_ERR_SHAPE, "key_padding_mask must be (batch %lld) key lengths, or (batch, total "
+                              "length %lld) / (batch, sequence %lld, total length) of 0/1", (long long)g->B,
+                              (long long)g->T, (long long)g->S);
+    }
+    if (ab && (ab->rank != 4 || (ab->dims[0] != 1 && ab->dims[0] != g->B) || (ab->dims[1] != 1 && ab->dims[1] != g->N) ||
+               ab->dims[2] != g->S || ab->dims[3] != g->T))
+        return qr_op_fail(c, QR_ERR_SHAPE, "attention_bias must be (batch or 1, num_heads or 1, sequence %lld, total "
+                          "length %lld)", (long long)g->S, (long long)g->T);
+    g->scale = qr_attr_float(c->node, "scale", 0.0f);
+    if (g->scale == 0.0f) g->scale = 1.0f / sqrtf((float)g->H);
+    g->mfv = qr_attr_float(c->node, "mask_filter_value", -10000.0f);
+    bool uni = qr_attr_int(c->node, "unidirectional", 0) != 0;
+    g->causal = uni && g->S > 1;
+    bool presents = (c->n_out > 1 && c->out[1]) || (c->n_out > 2 && c->out[2]);
+    g->flash = !uni && !mask && !ab && !pk && !presents;
+    char what[96];
+    snprintf(what, sizeof what, "%lld heads x %lld x %lld scores x %lld", (long long)(g->B * g->N), (long long)g->S,
+             (long long)g->T, (long long)(g->H + g->Hv));
+    return qr_op_check_work(c, (double)(g->B * g->N) * (double)g->S * (double)g->T * (double)(g->H + g->Hv), what);
+}
+
+static QrStatus qr__llm_mha_shape(QrOpCtx *c) {
+    QrLlmMha g;
+    QR_TRY(qr__llm_mha_geom(c, &g));
+    int64_t od[3] = { g.B, g.S, g.N * g.Hv }, kd[4] = { g.B, g.N, g.T, g.H }, vd[4] = { g.B, g.N, g.T, g.Hv };
+    QR_TRY(qr_op_set_out(c, 0, QR_DT_F32, 3, od));
+    QR_TRY(qr_op_set_out(c, 1, QR_DT_F32, 4, kd));
+    return qr_op_set_out(c, 2, QR_DT_F32, 4, vd);
+}
+
+/* out[h] = sum_t p[t] * V[t][h] (V rows of stride ldv) as MLAS's M = 1 SGEMM kernel
+ * (MlasSgemmKernelM1Avx, ORT's MatMul / Gemm with one row, alpha 1, beta 0): the keys in groups of
+ * four (then two, then one), each group's products summed left to right without FMA, then added to
+ * the running sum (+0 first). */
+static void qr__llm_pv_m1(const float *p, const float *V, int64_t T, int64_t H, float *out) {
+    for (int64_t h = 0; h < H; h++) {
+        float a = 0.0f;
+        int64_t t = 0;
+        while (t < T) {
+            int64_t gsz = T - t >= 4 ? 4 : T - t >= 2 ? 2 : 1;
+            float gs = p[t] * V[t * H + h];
+            QR_KERN_ROUNDED(gs);
+            for (int64_t i = 1; i < gsz; i++) {
+                float pr = p[t + i] * V[(t + i) * H + h];
+                QR_KERN_ROUNDED(pr);
+                gs += pr;
+            }
+            a = gs + a;
+            t += gsz;
+        }
+        out[h] = a;
+    }
+}
+
+/* ORT's CPU MultiHeadAttention: Q, K, V (+ bias, each add rounded) to BNSH, K and V after the past
+ * rows (present). Without mask, attention bias, past, presents or unidirectional, MLAS's flash
+ * kernel (MlasFlashAttentionThreaded, one key block): scores = scale * (q . k) as an FMA chain,
+ * exponentials by MLAS's polynomial minus the row maximum, summed in eight lanes, O = sum_t w_t v_t
+ * (FMA chain; MLAS's M = 1 kernel when a query block has one row), output O / sum. Otherwise
+ * AttentionCPUBase: a mask of 0 / mask_filter_value (key lengths or 0/1 padding, then the causal
+ * positions set) plus the attention bias, scores = fma(q . k, scale, mask) [no mask: scale * (q . k)],
+ * MLAS's softmax (w * (1 / sum)), then P V (MLAS's M = 1 kernel for one query token). */
+static QrStatus qr__llm_mha_exec(QrOpCtx *c) {
+    QrLlmMha g;
+    QR_TRY(qr__llm_mha_geom(c, &g));
+    const QrTensor *bias_t = qr_op_in(c, 3), *mask = qr_op_in(c, 4), *ab = qr_op_in(c, 5);
+    const QrTensor *pk = qr_op_in(c, 6), *pv = qr_op_in(c, 7);
+    const float *bias = bias_t ? bias_t->data : NULL;
+    int64_t B = g.B, S = g.S, N = g.N, H = g.H, Hv = g.Hv, T = g.T, L = g.L, P = g.P;
+    size_t nk = (size_t)(B * N * T * H), nv = (size_t)(B * N * T * Hv);
+    float *K = c->n_out > 1 && c->out[1] ? c->out[1]->data : qr_arena_array(c->scratch, QR_MAX(nk, 1), sizeof(float));
+    float *V = c->n_out > 2 && c->out[2] ? c->out[2]->data : qr_arena_array(c->scratch, QR_MAX(nv, 1), sizeof(float));
+    float *Q = qr_arena_array(c->scratch, (size_t)QR_MAX(B * N * S * H, 1), sizeof(float));
+    float *sc = qr_arena_array(c->scratch, (size_t)QR_MAX(S * T, 1), sizeof(float));
+    float *acc = qr_arena_array(c->scratch, (size_t)QR_MAX(S * Hv, 1), sizeof(float));
+    if (!K || !V || !Q || !sc || !acc) return qr_op_fail(c, QR_ERR_NOMEM, "out of memory for the attention buffers");
+    const float *qi = c->in[0]->data, *ki = c->in[1]->data, *vi = c->in[2]->data;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t n = 0; n < N; n++) {
+            float *Qh = Q + (b * N + n) * S * H, *Kh = K + (b * N + n) * T * H, *Vh = V + (b * N + n) * T * Hv;
+            for (int64_t s = 0; s < S; s++)
+                for (int64_t h = 0; h < H; h++) {
+                    float x = qi[(b * S + s) * N * H + n * H + h];
+                    Qh[s * H + h] = bias ? x + bias[n * H + h] : x;
+                }
+            if (P > 0) {
+                memcpy(Kh, (const float *)pk->data + (b * N + n) * P * H, (size_t)(P * H) * sizeof(float));
+                memcpy(Vh, (const float *)pv->data + (b * N + n) * P * Hv, (size_t)(P * Hv) * sizeof(float));
+            }
+            for (int64_t l = 0; l < L; l++) {
+                for (int64_t h = 0; h < H; h++) {
+                    float x = ki[(b * L + l) * N * H + n * H + h];
+                    Kh[(P + l) * H + h] = bias ? x + bias[N * H + n * H + h] : x;
+                }
+                for (int64_t h = 0; h < Hv; h++) {
+                    float x = vi[(b * L + l) * N * Hv + n * Hv + h];
+                    Vh[(P + l) * Hv + h] = bias ? x + bias[2 * N * H + n * Hv + h] : x;
+                }
+            }
+        }
+    float *out = c->out[0]->data;
+    bool has_mask = mask || g.causal || ab;
+    int64_t qblock = g.flash ? QR_MIN(H + Hv, S) : S;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t n = 0; n < N; n++) {
+            const float *Qh = Q + (b * N + n) * S * H, *Kh = K + (b * N + n) * T * H, *Vh = V + (b * N + n) * T * Hv;
+            for (int64_t s = 0; s < S; s++) {
+                float *row = sc + s * T;
+                for (int64_t t = 0; t < T; t++) {
+                    float d = qr__llm_dot_fma(Qh + s * H, Kh + t * H, H);
+                    if (!has_mask) { row[t] = d * g.scale; continue; }
+                    float m = 0.0f;   /* ORT's PrepareMask: padding, then the causal positions set */
+                    if (mask) {
+                        const int32_t *mk = mask->data;
+                        bool keep = mask->rank == 1 ? t < mk[b] : mask->rank == 2 ? mk[b * T + t] > 0
+                                                                                  : mk[(b * S + s) * T + t] > 0;
+                        if (!keep) m = g.mfv;
+                    }
+                    if (g.causal && t > P + s) m = g.mfv;
+                    if (ab) {
+                        int64_t ob = ab->dims[0] == 1 ? 0 : b, on = ab->dims[1] == 1 ? 0 : n;
+                        float a = ((const float *)ab->data)[((ob * ab->dims[1] + on) * S + s) * T + t];
+                        m = (mask || g.causal) ? a + m : a;
+                    }
+                    row[t] = fmaf(d, g.scale, m);
+                }
+                float mx = -FLT_MAX;
+                for (int64_t t = 0; t < T; t++) mx = fmaxf(mx, row[t]);
+                float sum = qr__llm_sumexp(row, T, mx);
+                float *o = out + ((b * S + s) * N + n) * Hv;
+                if (g.flash) {
+                    bool m1 = QR_MIN(qblock, S - s / qblock * qblock) == 1;
+                    if (m1) qr__llm_pv_m1(row, Vh, T, Hv, acc);
+                    else {
+                        for (int64_t h = 0; h < Hv; h++) acc[h] = 0.0f;
+                        for (int64_t t = 0; t < T; t++)
+                            for (int64_t h = 0; h < Hv; h++) acc[h] = fmaf(row[t], Vh[t * Hv + h], acc[h]);
+                    }
+                    for (int64_t h = 0; h < Hv; h++) o[h] = acc[h] / sum;
+                } else {
+                    float inv = 1.0f / sum;
+                    for (int64_t t = 0; t < T; t++) row[t] *= inv;
+                    if (S == 1) qr__llm_pv_m1(row, Vh, T, Hv, o);
+                    else {
+                        for (int64_t h = 0; h < Hv; h++) acc[h] = 0.0f;
+                        for (int64_t t = 0; t < T; t++)
+                            for (int64_t h = 0; h < Hv; h++) acc[h] = fmaf(row[t], Vh[t * Hv + h], acc[h]);
+                        memcpy(o, acc, (size_t)Hv * sizeof(float));
+                    }
+                }
+            }
+        }
+    return QR_OK;
+}
+
 /* ==== table ================================================================================= */
 
 static const QrOpDef qr_ops_contrib_llm[] = {
@@ -698,4 +923,5 @@ static const QrOpDef qr_ops_contrib_llm[] = {
     { "com.microsoft", "RotaryEmbedding", 4, 4, 1, 1, qr__llm_rope_shape, qr__llm_rope_exec, QR_OPF_WRITES_ALL, 0 },
     { "com.microsoft", "GroupQueryAttention", 7, 12, 1, 4, qr__llm_gqa_shape, qr__llm_gqa_exec, QR_OPF_WRITES_ALL,
       (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4) },
+    { "com.microsoft", "MultiHeadAttention", 1, 10, 1, 4, qr__llm_mha_shape, qr__llm_mha_exec, QR_OPF_WRITES_ALL, 0 },
 };

@@ -35,7 +35,7 @@ typedef struct QrBundle {
     const char *sha_path[16], *sha_hex[16];   /* manifest: file hashes computed so far */
     int n_sha;
     /* The input files' hashes, computed by a helper thread while the analyses run. */
-    struct { const char *path; char hex[2 * QR_SHA256_LEN + 1]; bool ok; } hash[16];
+    struct { const char *path; char hex[2 * QR_SHA256_LEN + 1]; bool ok; } hash[2 + 128];   /* the models and up to 128 inputs (QrCliOpts.inputs) */
     int n_hash;
     pthread_t hash_th;
     bool hash_running;

@@ -340,6 +340,116 @@ static void test_llm_compare_outputs(void) {
     QT_CLI_FAILS(r, "--labels", "token ids must be integers");
 }
 
+/* compare --data over two samples (the std input's two rows): the per-token columns pool every token of
+ * both samples (the same tokens as the batch of two: numpy's values), and two shards merged give the
+ * same files, byte for byte; runall writes compare_outputs and summary.json "tokens" */
+static void test_llm_tokens_data(void) {
+    QtCli r;
+    const char *S = QT_LLM "/std", *T = qt_tmpdir();
+    char dd[512], cmd[1400], p[700];
+    snprintf(dd, sizeof dd, "%s/llm_tdata", T);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s/input_ids'", dd, dd);
+    QT_CHECK(system(cmd) == 0);
+    QrTensor ids = {0};
+    QT_OK(qr_npy_read(QT_LLM "/std/input_ids.npy", &ids));
+    for (int k = 0; k < 2; k++) {
+        QrTensor one = {0};
+        int64_t d1[2] = { 1, ids.dims[1] };
+        QT_OK(qr_tensor_set_shape(&one, QR_DT_S64, 2, d1));
+        QT_OK(qr_tensor_alloc_data(&one));
+        for (int64_t e = 0; e < one.numel; e++) qr_tensor_set_i64(&one, e, qr_tensor_get_i64(&ids, k * one.numel + e));
+        snprintf(p, sizeof p, "%s/input_ids/%d.npy", dd, k);
+        QT_OK(qr_npy_write(p, &one));
+        qr_tensor_free_data(&one);
+    }
+    qr_tensor_free_data(&ids);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s -o %s/llm_td --quiet", S, S, dd, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    snprintf(p, sizeof p, "%s/llm_td/compare_outputs.csv", T);
+    static const char *const cols[] = { "tokens", "top1_agree", "top5_overlap", "kld_mean", "kld_p90", "kld_p99", "kld_max",
+                                        "dp_rms", "nll_tokens", "nll_base", "nll_analysis", "ln_ppl_ratio" };
+    for (int k = 0; k < QR_ARRAY_LEN(cols); k++) {
+        char cell[128];
+        QT_CHECKF(qt_llm_csv(p, "logits", cols[k], cell, sizeof cell), "%s: no column %s", p, cols[k]);
+        double want = qt_llm_tsv(QT_LLM "/std/tokmetrics.tsv", cols[k]);
+        QT_CHECKF(qt_llm_close(strtod(cell, NULL), want, 1e-3), "%s %s: %s, numpy %.9g", p, cols[k], cell, want);
+    }
+    char worst[512];
+    QT_CHECKF(qt_llm_csv(p, "logits", "worst_tokens", worst, sizeof worst) && !strncmp(worst, "0.npy:b0:t3 ", 12), "%s", worst);
+    for (int k = 0; k < 2; k++) {
+        qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s --shard %d/2 -o %s/llm_td%d.qrpart --quiet", S, S, dd, k, T, k);
+        QT_CHECKF(r.code == 0, "%s", r.err);
+    }
+    qt_cli(&r, "merge %s/llm_td0.qrpart %s/llm_td1.qrpart -o %s/llm_tdm --quiet", T, T, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    snprintf(cmd, sizeof cmd, "cmp -s %s/llm_td/compare_outputs.csv %s/llm_tdm/compare_outputs.csv && "
+             "cmp -s %s/llm_td/compare_outputs.txt %s/llm_tdm/compare_outputs.txt", T, T, T, T);
+    QT_CHECKF(system(cmd) == 0, "merged shards differ from one process");
+    /* runall: compare_outputs in the bundle, summary.json "tokens", the HTML section */
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input_ids.npy --labels %s/labels.npy -o %s/llm_ra.zip "
+           "--keep-dir %s/llm_ra --quiet", S, S, S, S, T, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    snprintf(p, sizeof p, "%s/llm_ra/summary.json", T);
+    char *js = malloc(1 << 20);
+    QT_CHECK(js);
+    qt_slurp(p, js, 1 << 20);
+    const char *tk = strstr(js, "\"tokens\": [");
+    const char *lp = tk ? strstr(tk, "\"ln_ppl_ratio\": ") : NULL;
+    double lpr = lp ? strtod(lp + 16, NULL) : NAN, want = qt_llm_tsv(QT_LLM "/std/tokmetrics_labels.tsv", "ln_ppl_ratio");
+    free(js);
+    QT_CHECKF(tk && qt_llm_close(lpr, want, 1e-3), "summary.json tokens: ln_ppl_ratio %g, numpy %g", lpr, want);
+    snprintf(p, sizeof p, "%s/llm_ra/compare_outputs.csv", T);
+    char cell[64];
+    QT_CHECKF(qt_llm_csv(p, "logits", "nll_tokens", cell, sizeof cell) && !strcmp(cell, "15"), "nll_tokens %s", cell);
+    snprintf(p, sizeof p, "%s/llm_ra/index.html", T);
+    char *html = malloc(1 << 22);
+    QT_CHECK(html);
+    qt_slurp(p, html, 1 << 22);
+    bool sec = strstr(html, "Per-token output comparison") && strstr(html, "Top-1 agreement");
+    free(html);
+    QT_CHECK(sec);
+}
+
+/* --metric KLD ranks sensitivity by the mean token KL: the only row of the lm_head-only pair carries numpy's
+ * kld_mean of ORT's logits; on the full pair the rows come sorted by it; refused where it cannot rank */
+static void test_llm_metric_kld(void) {
+    QtCli r;
+    const char *S = QT_LLM "/std", *T = qt_tmpdir();
+    char p[600], cell[128];
+    qt_cli(&r, "sensitivity %s/base.onnx %s/analysis_lm.onnx -i %s/input_ids.npy --metric KLD --rank-output logits "
+           "-o %s/llm_kld1 --quiet", S, S, S, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    snprintf(p, sizeof p, "%s/llm_kld1/sensitive_ops.csv", T);
+    double want = qt_llm_tsv(QT_LLM "/std/tokmetrics_lm.tsv", "kld_mean");
+    QT_CHECKF(qt_llm_csv(p, "/lm_head/MatMul_Q4", "KLD", cell, sizeof cell) && qt_llm_close(strtod(cell, NULL), want, 1e-3),
+              "KLD %s, numpy %.9g", cell, want);
+    qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx -i %s/input_ids.npy --metric KLD -o %s/llm_kld2 --quiet", S, S, S, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    snprintf(p, sizeof p, "%s/llm_kld2/sensitive_ops.csv", T);
+    FILE *f = fopen(p, "r");
+    QT_CHECK(f);
+    char line[2048], *cells[64];
+    int kc = -1, rows = 0;
+    double prev = INFINITY;
+    bool sorted = true;
+    while (fgets(line, sizeof line, f)) {
+        int n = qt_llm_csv_split(line, cells, 64);
+        if (kc < 0) { for (int k = 0; k < n; k++) if (!strcmp(cells[k], "KLD")) kc = k; continue; }
+        if (kc >= n) break;
+        double v = strtod(cells[kc], NULL);
+        sorted &= v <= prev && v > 0;
+        prev = v;
+        rows++;
+    }
+    fclose(f);
+    QT_CHECKF(kc >= 0 && rows == 2 && sorted, "KLD column %d, %d rows, sorted %d", kc, rows, sorted);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx -i %s/input_ids.npy --metric KLD -o %s/llm_kld3", S, S, S, T);
+    QT_CHECKF(r.code == 2 && strstr(r.err, "--metric KLD ranks sensitivity"), "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "sensitivity fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx -i "
+           "fixtures/qpairs/ort_qdq/input.npy --metric KLD -o %s/llm_kld4", T);
+    QT_CLI_FAILS(r, "--metric KLD: the model has no logits output");
+}
+
 /* ---- symbolic dims ------------------------------------------------------------------------------------ */
 
 static void test_llm_dims(void) {
@@ -414,5 +524,7 @@ static void qt_llm_all(void) {
     QT_RUN(test_llm_run_vs_ort);
     QT_RUN(test_llm_tokens_unit);
     QT_RUN(test_llm_compare_outputs);
+    QT_RUN(test_llm_tokens_data);
+    QT_RUN(test_llm_metric_kld);
     QT_RUN(test_llm_dims);
 }

@@ -1,9 +1,6 @@
 /* analysis/tokens — per-token judgement of logits outputs (tokens.h). */
 
-static bool qr_tok_is_logits(const char *name, const QrTensor *t) {
-    if (!t || t->rank < 2 || t->dims[t->rank - 1] < 2) return false;
-    return t->rank == 3 || (name && !strcmp(name, "logits"));
-}
+static bool qr_tok_is_logits(const char *name, const QrTensor *t) { return qr_metric_is_logits(name, t); }
 
 /* Indices of the k largest of v[n] (ties: the lower index first; NaN never before a number). */
 static void qr__tok_topk(const float *v, int64_t n, int k, int64_t *idx) {
@@ -26,14 +23,44 @@ static double qr__tok_lse(const float *v, int64_t n, double mx) {
     return mx + log(s);
 }
 
+/* Whether w ranks before v in the worst list: larger KL, then the lower sample, then the earlier token. */
+static bool qr__tok_worse(const QrTokWorst *w, const QrTokWorst *v) {
+    if (w->kld != v->kld) return w->kld > v->kld;
+    if (w->sample != v->sample) return w->sample < v->sample;
+    return w->batch != v->batch ? w->batch < v->batch : w->pos < v->pos;
+}
+
 static void qr__tok_worst_add(QrTokAcc *a, const QrTokWorst *w) {
     int at = a->n_worst;
-    while (at > 0 && w->kld > a->worst[at - 1].kld) at--;   /* ties: the earlier token stays first */
+    while (at > 0 && qr__tok_worse(w, &a->worst[at - 1])) at--;
     if (at >= QR_TOK_WORST) return;
     int last = a->n_worst < QR_TOK_WORST ? a->n_worst : QR_TOK_WORST - 1;
     for (int k = last; k > at; k--) a->worst[k] = a->worst[k - 1];
     a->worst[at] = *w;
     if (a->n_worst < QR_TOK_WORST) a->n_worst++;
+}
+
+/* Room for n more tokens (and n more labelled ones). */
+static QrStatus qr__tok_reserve(QrTokAcc *a, int64_t n) {
+    if (a->tokens + n > a->cap) {
+        int64_t cap = QR_MAX(a->cap * 2, a->tokens + n);
+        double *k = realloc(a->kld, (size_t)cap * sizeof *k);
+        if (k) a->kld = k;
+        double *d = k ? realloc(a->dp, (size_t)cap * sizeof *d) : NULL;
+        if (d) a->dp = d;
+        if (!k || !d) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        a->cap = cap;
+    }
+    if (a->nll_tokens + n > a->nll_cap) {
+        int64_t cap = QR_MAX(a->nll_cap * 2, a->nll_tokens + n);
+        double *b = realloc(a->nll_b, (size_t)cap * sizeof *b);
+        if (b) a->nll_b = b;
+        double *q = b ? realloc(a->nll_a, (size_t)cap * sizeof *q) : NULL;
+        if (q) a->nll_a = q;
+        if (!b || !q) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        a->nll_cap = cap;
+    }
+    return QR_OK;
 }
 
 static QrStatus qr_tok_add(QrTokAcc *a, const QrTensor *x, const QrTensor *y, const QrTensor *labels, int sample) {
@@ -47,56 +74,57 @@ static QrStatus qr_tok_add(QrTokAcc *a, const QrTensor *x, const QrTensor *y, co
     if (labels && labels->numel != T)
         return qr_errf(QR_ERR_INVALID, "labels: %lld token ids, but the logits hold %lld tokens", (long long)labels->numel,
                        (long long)T);
+    for (int64_t t = 0; labels && t < T; t++)
+        if (qr_tensor_get_i64(labels, t) >= V)
+            return qr_errf(QR_ERR_INVALID, "labels: token id %lld at position %lld is outside the vocabulary (%lld)",
+                           (long long)qr_tensor_get_i64(labels, t), (long long)t, (long long)V);
+    QR_TRY(qr__tok_reserve(a, T));
     a->vocab = V;
-    if (a->tokens + T > a->cap) {
-        int64_t cap = QR_MAX(a->cap * 2, a->tokens + T);
-        double *k = realloc(a->kld, (size_t)cap * sizeof *k);
-        if (!k) return qr_errf(QR_ERR_NOMEM, "out of memory");
-        a->kld = k;
-        a->cap = cap;
-    }
     int kk = (int)QR_MIN(5, V);
     for (int64_t t = 0; t < T; t++) {
         const float *xb = (const float *)x->data + t * V, *ya = (const float *)y->data + t * V;
-        double mxb = -INFINITY, mxa = -INFINITY;
-        bool ok = true;
-        for (int64_t i = 0; i < V && ok; i++) {
-            ok = isfinite(xb[i]) && isfinite(ya[i]);
-            if (xb[i] > mxb) mxb = xb[i];
-            if (ya[i] > mxa) mxa = ya[i];
-        }
-        if (!ok) { a->nonfinite++; continue; }
+        double kl = qr_metric_token_kl(xb, ya, V);
+        if (kl != kl) { a->nonfinite++; continue; }
+        double mxb = xb[0], mxa = ya[0];
+        for (int64_t i = 1; i < V; i++) { mxb = fmax(mxb, xb[i]); mxa = fmax(mxa, ya[i]); }
         double lb = qr__tok_lse(xb, V, mxb), la = qr__tok_lse(ya, V, mxa);
-        double kl = 0;
-        for (int64_t i = 0; i < V; i++) {
-            double gb = (double)xb[i] - lb, ga = (double)ya[i] - la;
-            kl += exp(gb) * (gb - ga);
-        }
-        if (kl < 0) kl = 0;                   /* rounding of two equal distributions */
         int64_t ib[5], ia[5];
         qr__tok_topk(xb, V, kk, ib);
         qr__tok_topk(ya, V, kk, ia);
-        int hits = 0;
         for (int p = 0; p < kk; p++)
-            for (int q = 0; q < kk; q++) hits += ib[p] == ia[q];
-        double dp = exp((double)ya[ib[0]] - la) - exp((double)xb[ib[0]] - lb);
+            for (int q = 0; q < kk; q++) a->top5_hits += ib[p] == ia[q];
+        a->top5_den += kk;
         a->agree += ib[0] == ia[0];
-        a->top5_sum += (double)hits / kk;
-        a->kld_sum += kl;
-        a->dp2_sum += dp * dp;
+        a->dp[a->tokens] = exp((double)ya[ib[0]] - la) - exp((double)xb[ib[0]] - lb);
         a->kld[a->tokens++] = kl;
         QrTokWorst w = { .kld = kl, .sample = sample, .batch = t / seq, .pos = t % seq, .base_top1 = ib[0], .ana_top1 = ia[0] };
         qr__tok_worst_add(a, &w);
         int64_t lab = labels ? qr_tensor_get_i64(labels, t) : -1;
-        if (lab >= V)
-            return qr_errf(QR_ERR_INVALID, "labels: token id %lld at position %lld is outside the vocabulary (%lld)",
-                           (long long)lab, (long long)t, (long long)V);
         if (lab >= 0) {
-            a->nll_tokens++;
-            a->nll_base += lb - (double)xb[lab];
-            a->nll_ana += la - (double)ya[lab];
+            a->nll_b[a->nll_tokens] = lb - (double)xb[lab];
+            a->nll_a[a->nll_tokens++] = la - (double)ya[lab];
         }
     }
+    return QR_OK;
+}
+
+static QrStatus qr_tok_merge(QrTokAcc *dst, const QrTokAcc *src) {
+    if (!src->vocab) return QR_OK;
+    if (dst->vocab && dst->vocab != src->vocab)
+        return qr_errf(QR_ERR_INVALID, "per-token metrics: vocabulary %lld and %lld", (long long)dst->vocab, (long long)src->vocab);
+    QR_TRY(qr__tok_reserve(dst, QR_MAX(src->tokens, src->nll_tokens)));
+    dst->vocab = src->vocab;
+    memcpy(dst->kld + dst->tokens, src->kld, (size_t)src->tokens * sizeof *dst->kld);
+    memcpy(dst->dp + dst->tokens, src->dp, (size_t)src->tokens * sizeof *dst->dp);
+    memcpy(dst->nll_b + dst->nll_tokens, src->nll_b, (size_t)src->nll_tokens * sizeof *dst->nll_b);
+    memcpy(dst->nll_a + dst->nll_tokens, src->nll_a, (size_t)src->nll_tokens * sizeof *dst->nll_a);
+    dst->tokens += src->tokens;
+    dst->nll_tokens += src->nll_tokens;
+    dst->nonfinite += src->nonfinite;
+    dst->agree += src->agree;
+    dst->top5_hits += src->top5_hits;
+    dst->top5_den += src->top5_den;
+    for (int k = 0; k < src->n_worst; k++) qr__tok_worst_add(dst, &src->worst[k]);
     return QR_OK;
 }
 
@@ -114,35 +142,44 @@ static double qr__tok_pctl(const double *v, int64_t n, double q) {
     return v[lo] + (v[lo + 1] - v[lo]) * (r - (double)lo);
 }
 
+/* The sum of f(v[i]) over a sorted copy of v (ascending): the same bits in any order of v. f: 0 = v, 1 = v². */
+static double qr__tok_sorted_sum(const double *v, int64_t n, int f, double *sorted) {
+    for (int64_t i = 0; i < n; i++) sorted[i] = f ? v[i] * v[i] : v[i];
+    qsort(sorted, (size_t)n, sizeof *sorted, qr__tok_cmp_double);
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += sorted[i];
+    return s;
+}
+
 static void qr_tok_stats(const QrTokAcc *a, QrTokStats *s) {
-    int64_t n = a->tokens;
+    int64_t n = a->tokens, m = a->nll_tokens;
     *s = (QrTokStats){ .tokens = n, .nonfinite = a->nonfinite, .top1_agree = NAN, .top5_overlap = NAN, .kld_mean = NAN,
-                       .kld_p90 = NAN, .kld_p99 = NAN, .kld_max = NAN, .dp_rms = NAN, .nll_tokens = a->nll_tokens,
+                       .kld_p90 = NAN, .kld_p99 = NAN, .kld_max = NAN, .dp_rms = NAN, .nll_tokens = m,
                        .nll_base = NAN, .nll_analysis = NAN, .ln_ppl_ratio = NAN };
+    double *v = malloc((size_t)QR_MAX(QR_MAX(n, m), 1) * sizeof *v);
+    if (!v) return;                           /* out of memory: the statistics stay NaN */
     if (n > 0) {
         s->top1_agree = (double)a->agree / (double)n;
-        s->top5_overlap = a->top5_sum / (double)n;
-        s->kld_mean = a->kld_sum / (double)n;
-        s->dp_rms = sqrt(a->dp2_sum / (double)n);
-        double *v = malloc((size_t)n * sizeof *v);
-        if (v) {
-            memcpy(v, a->kld, (size_t)n * sizeof *v);
-            qsort(v, (size_t)n, sizeof *v, qr__tok_cmp_double);
-            s->kld_p90 = qr__tok_pctl(v, n, 0.90);
-            s->kld_p99 = qr__tok_pctl(v, n, 0.99);
-            s->kld_max = v[n - 1];
-            free(v);
-        }
+        s->top5_overlap = (double)a->top5_hits / (double)a->top5_den;
+        s->dp_rms = sqrt(qr__tok_sorted_sum(a->dp, n, 1, v) / (double)n);
+        s->kld_mean = qr__tok_sorted_sum(a->kld, n, 0, v) / (double)n;   /* v: the KL sorted */
+        s->kld_p90 = qr__tok_pctl(v, n, 0.90);
+        s->kld_p99 = qr__tok_pctl(v, n, 0.99);
+        s->kld_max = v[n - 1];
     }
-    if (a->nll_tokens > 0) {
-        s->nll_base = a->nll_base / (double)a->nll_tokens;
-        s->nll_analysis = a->nll_ana / (double)a->nll_tokens;
+    if (m > 0) {
+        s->nll_base = qr__tok_sorted_sum(a->nll_b, m, 0, v) / (double)m;
+        s->nll_analysis = qr__tok_sorted_sum(a->nll_a, m, 0, v) / (double)m;
         s->ln_ppl_ratio = s->nll_analysis - s->nll_base;
     }
+    free(v);
 }
 
 static void qr_tok_free(QrTokAcc *a) {
     free(a->kld);
+    free(a->dp);
+    free(a->nll_b);
+    free(a->nll_a);
     memset(a, 0, sizeof *a);
 }
 
@@ -191,7 +228,37 @@ static const char *qr_tok_where(const QrTokWorst *w, char *buf, size_t n) {
     return buf;
 }
 
-static QrStatus qr__tok_table(const QrGraph *b, const QrMetrics *m, const QrTokAcc *const *acc, bool csv, QrTable *t) {
+static int qr_tok_cells(QrTable *t, int row, int col, const QrTokAcc *a, const char *const *names, bool with_top, bool csv) {
+    QrTokStats s;
+    qr_tok_stats(a, &s);
+    qr_table_setf(t, row, col++, "%lld", (long long)s.tokens);
+    if (with_top) {
+        qr_compare_num(t, row, col++, s.top1_agree, csv);
+        qr_compare_num(t, row, col++, s.top5_overlap, csv);
+    }
+    double tv[] = { s.kld_mean, s.kld_p90, s.kld_p99, s.kld_max, s.dp_rms };
+    for (int q = 0; q < QR_ARRAY_LEN(tv); q++) qr_compare_num(t, row, col++, tv[q], csv);
+    qr_table_setf(t, row, col++, "%lld", (long long)s.nll_tokens);
+    if (s.nll_tokens) {
+        qr_compare_num(t, row, col, s.nll_base, csv);
+        qr_compare_num(t, row, col + 1, s.nll_analysis, csv);
+        qr_compare_num(t, row, col + 2, s.ln_ppl_ratio, csv);
+    }
+    col += 3;
+    char list[1024] = "";
+    size_t ll = 0;
+    for (int k = 0; k < a->n_worst && ll < sizeof list; k++) {
+        char wb[64];
+        const QrTokWorst *w = &a->worst[k];
+        ll += (size_t)snprintf(list + ll, sizeof list - ll, "%s%s%s%s %.6g (%lld/%lld)", k ? ";" : "", names ? names[w->sample] : "",
+                               names ? ":" : "", qr_tok_where(w, wb, sizeof wb), w->kld, (long long)w->base_top1,
+                               (long long)w->ana_top1);
+    }
+    qr_table_set(t, row, col, ll ? list : "-");
+    return col + 1;
+}
+
+static QrStatus qr_tok_table(const QrGraph *b, const QrMetrics *m, const QrTokAcc *const *acc, bool csv, QrTable *t) {
     static const char *const cols[] = { "output", "shape", "Cosine", "MSE", "L1", "KL", "SQNR", "Atol", "Rtol", "nonfinite",
                                         "tokens", "top1_agree", "top5_overlap", "kld_mean", "kld_p90", "kld_p99", "kld_max",
                                         "dp_rms", "nll_tokens", "nll_base", "nll_analysis", "ln_ppl_ratio", "worst_tokens" };
@@ -206,35 +273,15 @@ static QrStatus qr__tok_table(const QrGraph *b, const QrMetrics *m, const QrTokA
         double mv[] = { m[j].cosine, m[j].mse, m[j].l1, m[j].kl, m[j].sqnr, m[j].atol, m[j].rtol };
         for (int q = 0; q < QR_ARRAY_LEN(mv); q++) qr_compare_num(t, row, 2 + q, mv[q], csv);
         qr_table_setf(t, row, 9, "%lld", (long long)m[j].n_nonfinite);
-        if (!acc[j]) continue;
-        QrTokStats s;
-        qr_tok_stats(acc[j], &s);
-        qr_table_setf(t, row, 10, "%lld", (long long)s.tokens);
-        double tv[] = { s.top1_agree, s.top5_overlap, s.kld_mean, s.kld_p90, s.kld_p99, s.kld_max, s.dp_rms };
-        for (int q = 0; q < QR_ARRAY_LEN(tv); q++) qr_compare_num(t, row, 11 + q, tv[q], csv);
-        qr_table_setf(t, row, 18, "%lld", (long long)s.nll_tokens);
-        if (s.nll_tokens) {
-            qr_compare_num(t, row, 19, s.nll_base, csv);
-            qr_compare_num(t, row, 20, s.nll_analysis, csv);
-            qr_compare_num(t, row, 21, s.ln_ppl_ratio, csv);
-        }
-        char list[512] = "";
-        size_t ll = 0;
-        for (int k = 0; k < acc[j]->n_worst && ll < sizeof list; k++) {
-            char wb[64];
-            const QrTokWorst *w = &acc[j]->worst[k];
-            ll += (size_t)snprintf(list + ll, sizeof list - ll, "%s%s %.6g (%lld/%lld)", k ? ";" : "",
-                                   qr_tok_where(w, wb, sizeof wb), w->kld, (long long)w->base_top1, (long long)w->ana_top1);
-        }
-        qr_table_set(t, row, 22, ll ? list : "-");
+        if (acc[j]) qr_tok_cells(t, row, 10, acc[j], NULL, true, csv);
     }
     return QR_OK;
 }
 
 static QrStatus qr_tok_write_outputs(const QrGraph *b, const QrMetrics *m, const QrTokAcc *const *acc, const char *dir) {
     QrTable tt = {0}, tc = {0};
-    QrStatus st = qr__tok_table(b, m, acc, false, &tt);
-    if (st == QR_OK) st = qr__tok_table(b, m, acc, true, &tc);
+    QrStatus st = qr_tok_table(b, m, acc, false, &tt);
+    if (st == QR_OK) st = qr_tok_table(b, m, acc, true, &tc);
     if (st == QR_OK)
         st = qr_weights_write_tables(&tt, &tc, "Model outputs: the metrics of each graph output; for logits outputs "
                                      "([batch, sequence, vocab]) the per-token columns (docs/REPORT.md).\n",
@@ -289,4 +336,50 @@ static QrStatus qr_tok_session_write(const QrSession *s, const QrTensor *outs, c
     free(m);
     free(pa);
     return st;
+}
+
+static void qr_tok_json(QrJson *j, const QrGraph *b, const QrTokAcc *acc) {
+    qr_json_arr_begin(j);
+    for (int o = 0; o < b->n_outputs; o++) {
+        if (!acc[o].vocab) continue;
+        QrTokStats s;
+        qr_tok_stats(&acc[o], &s);
+        qr_json_obj_begin(j);
+        qr_json_kv_str(j, "output", b->values[b->outputs[o]].name);
+        qr_json_kv_int(j, "tokens", s.tokens);
+        qr_json_kv_int(j, "nonfinite_tokens", s.nonfinite);
+        qr_json_kv_num(j, "top1_agree", s.top1_agree);
+        qr_json_kv_num(j, "top5_overlap", s.top5_overlap);
+        qr_json_kv_num(j, "kld_mean", s.kld_mean);
+        qr_json_kv_num(j, "kld_p90", s.kld_p90);
+        qr_json_kv_num(j, "kld_p99", s.kld_p99);
+        qr_json_kv_num(j, "kld_max", s.kld_max);
+        qr_json_kv_num(j, "dp_rms", s.dp_rms);
+        qr_json_kv_int(j, "nll_tokens", s.nll_tokens);
+        if (s.nll_tokens) {
+            qr_json_kv_num(j, "nll_base", s.nll_base);
+            qr_json_kv_num(j, "nll_analysis", s.nll_analysis);
+            qr_json_kv_num(j, "ln_ppl_ratio", s.ln_ppl_ratio);
+        } else {
+            qr_json_kv_null(j, "nll_base");
+            qr_json_kv_null(j, "nll_analysis");
+            qr_json_kv_null(j, "ln_ppl_ratio");
+        }
+        qr_json_key(j, "worst_tokens");
+        qr_json_arr_begin(j);
+        for (int k = 0; k < acc[o].n_worst; k++) {
+            const QrTokWorst *w = &acc[o].worst[k];
+            qr_json_obj_begin_compact(j);
+            qr_json_kv_int(j, "sample", w->sample);
+            qr_json_kv_int(j, "batch", w->batch);
+            qr_json_kv_int(j, "position", w->pos);
+            qr_json_kv_num(j, "kld", w->kld);
+            qr_json_kv_int(j, "baseline_top1", w->base_top1);
+            qr_json_kv_int(j, "analysis_top1", w->ana_top1);
+            qr_json_obj_end(j);
+        }
+        qr_json_arr_end(j);
+        qr_json_obj_end(j);
+    }
+    qr_json_arr_end(j);
 }

@@ -14,20 +14,22 @@ typedef struct QrTokWorst {
     int64_t base_top1, ana_top1; /* each model's arg-max token */
 } QrTokWorst;
 
-/* Accumulates tokens of one output over one input or many samples (exact-order sums). */
+/* Accumulates the tokens of one output over one input or many samples. Every per-token value is
+ * kept (the percentiles need them) and the statistics sum sorted copies, so they do not depend on the
+ * order tokens or samples were added in, bit for bit (data-set shards merge to the same numbers). */
 typedef struct QrTokAcc {
     int64_t vocab;
     int64_t tokens;              /* tokens scored (finite logits on both sides) */
     int64_t nonfinite;           /* tokens left out: a NaN / Inf logit on either side */
     int64_t agree;               /* arg-max agrees */
-    double top5_sum;             /* sum over tokens of |top5(x) n top5(y)| / 5 */
-    double kld_sum, dp2_sum;
-    double *kld;                 /* every token's KL, for the percentiles (grows) */
+    int64_t top5_hits, top5_den; /* tokens shared by the two top-5 sets, and the possible */
+    double *kld, *dp;            /* [tokens]: KL, and q[t*] - p[t*] of the baseline's top token t* */
     int64_t cap;
-    QrTokWorst worst[QR_TOK_WORST];
-    int n_worst;
     int64_t nll_tokens;          /* tokens with a label */
-    double nll_base, nll_ana;    /* sums of -ln p(label) */
+    double *nll_b, *nll_a;       /* [nll_tokens]: -ln p(label), -ln q(label) */
+    int64_t nll_cap;
+    QrTokWorst worst[QR_TOK_WORST];   /* largest KL first; ties: lower sample, then earlier token */
+    int n_worst;
 } QrTokAcc;
 
 typedef struct QrTokStats {
@@ -52,6 +54,8 @@ static void qr_tok_free(QrTokAcc *a);
  * position is not scored). *have false (out untouched) when neither applies. out is int64. */
 static QrStatus qr_tok_labels(const QrGraph *g, const QrTensor *inputs, const char *file, const QrTensor *logits,
                               QrTensor *out, bool *have);
+/* Adds src's tokens to dst (the same output of other samples: a data-set merge). */
+static QrStatus qr_tok_merge(QrTokAcc *dst, const QrTokAcc *src);
 /* "b0:t4" for a worst token (into buf). */
 static const char *qr_tok_where(const QrTokWorst *w, char *buf, size_t n);
 /* compare_outputs.txt/.csv for one input: one row per graph output (outs_b / outs_a: each model's
@@ -66,5 +70,13 @@ static bool qr_tok_any(const QrGraph *b);
 static QrStatus qr_tok_session(const QrSession *s, const QrTensor *outs, const char *labels, int sample, QrTokAcc *acc);
 /* compare_outputs.txt/.csv into dir for one input: the output metrics (from s and outs) and acc's tokens. */
 static QrStatus qr_tok_session_write(const QrSession *s, const QrTensor *outs, const QrTokAcc *acc, const char *dir);
+/* The per-token cells of a row from column col: tokens, [top1_agree, top5_overlap,] kld_mean, kld_p90, kld_p99,
+ * kld_max, dp_rms, nll_tokens, nll_base, nll_analysis, ln_ppl_ratio, worst_tokens; names: the data set's sample
+ * names (worst tokens as "<sample>:b0:t3"), NULL for one input. Returns the column after the last. */
+static int qr_tok_cells(QrTable *t, int row, int col, const QrTokAcc *a, const char *const *names, bool with_top, bool csv);
+/* compare_outputs' table (txt cells, or csv's %.9g): one row per graph output of b. */
+static QrStatus qr_tok_table(const QrGraph *b, const QrMetrics *m, const QrTokAcc *const *acc, bool csv, QrTable *t);
+/* summary.json "tokens": an array with one object per logits output (acc[j].vocab != 0). */
+static void qr_tok_json(QrJson *j, const QrGraph *b, const QrTokAcc *acc);
 
 #endif

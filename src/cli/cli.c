@@ -154,7 +154,7 @@ static const char *qr__cli_usage_compare =
     "  (JOB_COMPLETION_INDEX, with the count from --shard auto/N or QR_SHARD_COUNT).\n";
 static const char *qr__cli_usage_runall =
     "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--samples N] [--sens-samples K]\n"
-    "                      [--shard K/N|auto]] [-o report.zip]\n"
+    "                      [--shard K/N|auto]] [-o report.zip] [--labels FILE]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
@@ -452,6 +452,13 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
     QrMetricKind mk;
     if (o->metric && qr_metric_parse(o->metric, &mk) != QR_OK) {
         fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
+        return QR_EXIT_USAGE;
+    }
+    /* KLD (mean token KL at logits outputs) ranks one input's sensitivity rows */
+    bool kld_cmd = !strncmp(usage, "usage: qreport sensitivity ", 27) || !strncmp(usage, "usage: qreport runall ", 22);
+    if (o->metric && mk == QR_METRIC_KLD && (!kld_cmd || o->data_dir)) {
+        fprintf(stderr, "qreport: --metric KLD ranks sensitivity by the mean token KL of one input (sensitivity, runall "
+                "without --data); the per-token columns of compare and --data are in compare_outputs\n%s", usage);
         return QR_EXIT_USAGE;
     }
     if (o->threads && qr_pool_init(o->threads) != QR_OK) { fprintf(stderr, "qreport: %s\n", qr_err_msg()); return QR_EXIT_USAGE; }
@@ -981,6 +988,16 @@ static QrStatus qr__cli_sens_knobs(const QrCliOpts *o, const QrGraph *b, const Q
     if (o->node_type) QR_TRY(qr_node_type_parse(o->node_type, &so->node_type));
     int idx;
     QR_TRY(qr_select_output(b, o->rank_output, &idx));
+    QrMetricKind km = QR_METRIC_L1;
+    if (o->metric) qr_metric_parse(o->metric, &km);
+    if (km == QR_METRIC_KLD) {
+        const QrValue *v = idx >= 0 ? &b->values[b->outputs[idx]] : NULL;
+        if (v ? !qr_metric_is_logits(v->name, &v->t) : !qr_tok_any(b))
+            return v ? qr_errf(QR_ERR_INVALID, "--metric KLD: graph output '%s' is no logits output ([batch, sequence, "
+                               "vocab] or named logits)", v->name)
+                     : qr_errf(QR_ERR_INVALID, "--metric KLD: the model has no logits output ([batch, sequence, vocab] or "
+                               "named logits)");
+    }
     QR_TRY(qr__cli_names_check(o->nodes, ",", b, a, "--nodes"));
     QR_TRY(qr__cli_names_check(o->quantize_nodes, ";,", b, a, "--quantize-nodes"));
     return qr__cli_names_check(o->non_quantize_nodes, ";,", b, a, "--non-quantize-nodes");
@@ -1146,7 +1163,7 @@ static int qr_cli_compare(int argc, char **argv) {
         if (st == QR_OK && !adv_txt) { free(t); st = qr_errf(QR_ERR_NOMEM, "out of memory"); }
         if (adv_txt) adv_txt[tl] = 0;
     }
-    if (st == QR_OK) st = qr_bundle_compare_page(&se, &c, adv_txt, dir);
+    if (st == QR_OK) st = qr_bundle_compare_page(&se, &c, tok, adv_txt, dir);
     if (st == QR_OK && !o.quiet) {
         printf("model output: Cosine %.6f, SQNR %.2f dB, L1 %.6g (%d layers compared%s)\n", c.out.cosine, c.out.sqnr,
                c.out.l1, c.n, o.from_values ? ", from saved values" : "");
@@ -1375,7 +1392,8 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_sens_write(&se, &sr, dir);
     qr_progress_begin(&pr, "accumulated error", 0);
-    if (st == QR_OK) st = qr_accum_run_sets(&se, &sr, topk, nk, &sets, o.metric ? so.metric : QR_METRIC_COSINE, &acc);
+    if (st == QR_OK) st = qr_accum_run_sets(&se, &sr, topk, nk, &sets, o.metric && so.metric != QR_METRIC_KLD ? so.metric
+                                                                                                   : QR_METRIC_COSINE, &acc);
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_accum_write(&se, &acc, dir);
     QrDemotion dm = {0};
@@ -1588,7 +1606,7 @@ static int qr_cli_runall(int argc, char **argv) {
         for (char *sv = NULL, *tok = strtok_r(pnbuf, ",", &sv); tok && n_pn < 64; tok = strtok_r(NULL, ",", &sv)) pn[n_pn++] = tok;
     }
     QrRunallOpts ro = { .out_zip = o.out_dir ? o.out_dir : "qreport_report.zip", .keep_dir = o.keep_dir, .cmdline = cmdline,
-                        .input_paths = paths, .n_input_paths = o.n_inputs, .random_input = o.n_inputs == 0,
+                        .input_paths = paths, .labels = o.labels, .n_input_paths = o.n_inputs, .random_input = o.n_inputs == 0,
                         .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode,
                         .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
     ro.sens = knobs;
@@ -1609,7 +1627,7 @@ static int qr_cli_runall(int argc, char **argv) {
     ro.sens.metric = QR_METRIC_L1;
     ro.sens.reverse = o.reverse;
     if (o.metric) qr_metric_parse(o.metric, &ro.sens.metric);
-    ro.metric_given = o.metric != NULL;
+    ro.metric_given = o.metric != NULL && ro.sens.metric != QR_METRIC_KLD;   /* the curves are per layer: no token KL */
     ro.quantize_nodes = o.quantize_nodes;
     ro.non_quantize_nodes = o.non_quantize_nodes;
     ro.have_channel_axis = o.have_channel_axis;

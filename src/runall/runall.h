@@ -39,6 +39,7 @@ typedef struct QrRunallOpts {
     bool demote_int16;           /* --demote-int16: int16_demotion.* (analysis/demote) */
     bool have_channel_axis;      /* --channel-axis: the box plots' channel axis */
     int channel_axis;
+    const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL (analysis/tokens) */
 } QrRunallOpts;
 
 typedef struct QrRunallResult {

@@ -450,6 +450,143 @@ static void test_llm_metric_kld(void) {
     QT_CLI_FAILS(r, "--metric KLD: the model has no logits output");
 }
 
+/* ---- --generate --------------------------------------------------------------------------------------- */
+
+/* The integer cells of one column of generation.csv, in row order; returns how many. */
+static int qt_llm_gen_col(const char *csv, const char *col, int64_t *v, int cap) {
+    FILE *f = fopen(csv, "r");
+    if (!f) return 0;
+    char line[1024], *cells[16];
+    int c = -1, n = 0;
+    while (fgets(line, sizeof line, f) && n < cap) {
+        int nc = qt_llm_csv_split(line, cells, 16);
+        if (c < 0) { for (int k = 0; k < nc; k++) if (!strcmp(cells[k], col)) c = k; if (c < 0) break; continue; }
+        if (c < nc) v[n++] = strtoll(cells[c], NULL, 10);
+    }
+    fclose(f);
+    return n;
+}
+
+/* compare --generate on the standard-op pair (no cache: whole sequences re-run): every baseline token is the
+ * arg-max of the baseline run here on the prompt and the tokens before it; step 0's KL is the KL at the
+ * prompt's last position computed here from ORT's logits; the first divergence is the first differing token */
+static void test_llm_generate_std(void) {
+    QtCli r;
+    const char *S = QT_LLM "/std", *T = qt_tmpdir();
+    char in[600], csv[600];
+    snprintf(in, sizeof in, "%s/llm_gen_prompt.npy", T);
+    QrTensor ids = {0}, p = {0};
+    QT_OK(qr_npy_read(QT_LLM "/std/input_ids.npy", &ids));
+    int64_t S0 = ids.dims[1], d1[2] = { 1, S0 };
+    QT_OK(qr_tensor_set_shape(&p, QR_DT_S64, 2, d1));
+    QT_OK(qr_tensor_alloc_data(&p));
+    for (int64_t e = 0; e < S0; e++) qr_tensor_set_i64(&p, e, qr_tensor_get_i64(&ids, e));
+    QT_OK(qr_npy_write(in, &p));
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx -i %s --generate 4 -o %s/llm_gen --quiet", S, S, in, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    snprintf(csv, sizeof csv, "%s/llm_gen/generation.csv", T);
+    int64_t bt[8], at[8];
+    QT_CHECK(qt_llm_gen_col(csv, "baseline_token", bt, 8) == 4 && qt_llm_gen_col(csv, "analysis_token", at, 8) == 4);
+    QrGraph *g = NULL;
+    QT_OK(qr_onnx_load(QT_LLM "/std/base.onnx", &g));
+    for (int k = 0; k < 4; k++) {
+        QrTensor x = {0}, out = {0};
+        int64_t dk[2] = { 1, S0 + k };
+        QT_OK(qr_tensor_set_shape(&x, QR_DT_S64, 2, dk));
+        QT_OK(qr_tensor_alloc_data(&x));
+        for (int64_t e = 0; e < S0; e++) qr_tensor_set_i64(&x, e, qr_tensor_get_i64(&p, e));
+        for (int j = 0; j < k; j++) qr_tensor_set_i64(&x, S0 + j, bt[j]);
+        QT_OK(qr_graph_infer(g, &x));
+        QT_OK(qr_run(g, &x, NULL, &out));
+        int64_t V = out.dims[2], best = 0;
+        const float *row = (const float *)out.data + out.numel - V;
+        for (int64_t i = 1; i < V; i++) if (row[i] > row[best]) best = i;
+        qr_tensor_free_data(&x);
+        qr_tensor_free_data(&out);
+        QT_CHECKF(best == bt[k], "step %d: baseline token %lld, arg-max here %lld", k, (long long)bt[k], (long long)best);
+    }
+    qr_graph_free(g);
+    free(g);
+    /* step 0: the prompt's last position, from ORT's logits of both models (row 0 of the batch) */
+    QrTensor lb = {0}, la = {0};
+    QT_OK(qr_npy_read(QT_LLM "/std/ort_base/logits.npy", &lb));
+    QT_OK(qr_npy_read(QT_LLM "/std/ort_analysis/logits.npy", &la));
+    int64_t V = lb.dims[2];
+    QtTokRef ref;
+    qt_llm_tok_ref((const float *)lb.data + (S0 - 1) * V, (const float *)la.data + (S0 - 1) * V, NULL, 1, V, &ref);
+    char cell[64];
+    QT_CHECKF(qt_llm_csv(csv, "0", "kld", cell, sizeof cell) && qt_llm_close(strtod(cell, NULL), ref.kmean, 1e-3),
+              "step 0 KL %s, here %.9g", cell, ref.kmean);
+    int first = -1;
+    for (int k = 0; k < 4 && first < 0; k++) if (bt[k] != at[k]) first = k;
+    char txt[600], body[4096];
+    snprintf(txt, sizeof txt, "%s/llm_gen/generation.txt", T);
+    qt_slurp(txt, body, sizeof body);
+    char want[128];
+    if (first >= 0) snprintf(want, sizeof want, "diverge at generated token %d.", first);
+    else snprintf(want, sizeof want, "the same tokens.");
+    QT_CHECKF(strstr(body, want), "generation.txt lacks '%s'", want);
+    qr_tensor_free_data(&lb);
+    qr_tensor_free_data(&la);
+    qr_tensor_free_data(&ids);
+    qr_tensor_free_data(&p);
+    /* refused where it cannot follow a generation */
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx -i %s/input_ids.npy --generate 2 -o %s/llm_gen2", S, S, S, T);
+    QT_CLI_FAILS(r, "--generate needs input_ids of shape [1, sequence]");
+    qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx -i %s --generate 2 -o %s/llm_gen3", S, S, in, T);
+    QT_CHECKF(r.code == 2 && strstr(r.err, "--generate N follows a generation"), "exit %d: %s", r.code, r.err);
+}
+
+/* runall --generate on the decoder (past_key_values fed from present): the first two baseline tokens are
+ * ORT's arg-max on the prompt and on the decode step (fp32's token and presents), the analysis model's first
+ * token ORT's int4 arg-max, step 0's KL the KL of ORT's two prompt logits; summary.json "generation" */
+static void test_llm_generate_decoder(void) {
+    if (!qr_op_find("com.microsoft", "GroupQueryAttention"))
+        QT_SKIP("com.microsoft.GroupQueryAttention is not implemented yet (issue 26's operators land from the llmops branch)");
+    QtCli r;
+    const char *P = QT_LLM "/prompt", *T = qt_tmpdir();
+    char ins[2048];
+    size_t n = (size_t)snprintf(ins, sizeof ins, "-i input_ids=%s/input_ids.npy -i attention_mask=%s/attention_mask.npy", P, P);
+    for (int l = 0; l < 2; l++)
+        n += (size_t)snprintf(ins + n, sizeof ins - n, " -i past_key_values.%d.key=%s/past_key_values.%d.key.npy"
+                              " -i past_key_values.%d.value=%s/past_key_values.%d.value.npy", l, P, l, l, P, l);
+    qt_cli(&r, "runall " QT_LLM "/fp32/model.onnx " QT_LLM "/int4_sym/model.onnx %s --generate 4 -o %s/llm_rg.zip "
+           "--keep-dir %s/llm_rg --quiet", ins, T, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    char csv[600];
+    snprintf(csv, sizeof csv, "%s/llm_rg/generation.csv", T);
+    int64_t bt[8], at[8];
+    QT_CHECK(qt_llm_gen_col(csv, "baseline_token", bt, 8) == 4 && qt_llm_gen_col(csv, "analysis_token", at, 8) == 4);
+    QrTensor lp = {0}, ld = {0}, la = {0};
+    QT_OK(qr_npy_read(QT_LLM "/prompt/ort_fp32/logits.npy", &lp));
+    QT_OK(qr_npy_read(QT_LLM "/decode/ort_fp32/logits.npy", &ld));
+    QT_OK(qr_npy_read(QT_LLM "/prompt/ort_int4_sym/logits.npy", &la));
+    int64_t V = lp.dims[2];
+    const float *rp = (const float *)lp.data + lp.numel - V, *rd = (const float *)ld.data + ld.numel - V,
+                *ra = (const float *)la.data + la.numel - V;
+    int64_t ap = 0, ad = 0, aa = 0;
+    for (int64_t i = 1; i < V; i++) { if (rp[i] > rp[ap]) ap = i; if (rd[i] > rd[ad]) ad = i; if (ra[i] > ra[aa]) aa = i; }
+    QtTokRef ref;
+    qt_llm_tok_ref(rp, ra, NULL, 1, V, &ref);
+    char cell[64];
+    bool kl_ok = qt_llm_csv(csv, "0", "kld", cell, sizeof cell) && qt_llm_close(strtod(cell, NULL), ref.kmean, 1e-3);
+    qr_tensor_free_data(&lp);
+    qr_tensor_free_data(&ld);
+    qr_tensor_free_data(&la);
+    QT_CHECKF(bt[0] == ap && bt[1] == ad && at[0] == aa, "tokens %lld %lld / %lld, ORT %lld %lld / %lld", (long long)bt[0],
+              (long long)bt[1], (long long)at[0], (long long)ap, (long long)ad, (long long)aa);
+    QT_CHECKF(kl_ok, "step 0 KL %s, ORT's logits %.9g", cell, ref.kmean);
+    char p[600];
+    snprintf(p, sizeof p, "%s/llm_rg/summary.json", T);
+    char *js = malloc(1 << 20);
+    QT_CHECK(js);
+    qt_slurp(p, js, 1 << 20);
+    bool keys = strstr(js, "\"generation\"") && strstr(js, "\"baseline_tokens\"") && strstr(js, "\"analysis_tokens\"") &&
+                strstr(js, "\"first_divergence\"");
+    free(js);
+    QT_CHECK(keys);
+}
+
 /* ---- symbolic dims ------------------------------------------------------------------------------------ */
 
 static void test_llm_dims(void) {
@@ -526,5 +663,7 @@ static void qt_llm_all(void) {
     QT_RUN(test_llm_compare_outputs);
     QT_RUN(test_llm_tokens_data);
     QT_RUN(test_llm_metric_kld);
+    QT_RUN(test_llm_generate_std);
+    QT_RUN(test_llm_generate_decoder);
     QT_RUN(test_llm_dims);
 }

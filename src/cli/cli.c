@@ -49,6 +49,7 @@ typedef struct QrCliOpts {
     const char *from_values;     /* compare --from-values DIR */
     bool demote_int16;           /* sensitivity --demote-int16 */
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL */
+    int generate;                /* --generate N: greedy decoding of N tokens with both models */
 } QrCliOpts;
 
 static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -353,6 +354,14 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--keep-dir")) QR__CLI_NEXT(o->keep_dir);
         else if (!strcmp(a, "--data")) QR__CLI_NEXT(o->data_dir);
         else if (!strcmp(a, "--labels")) QR__CLI_NEXT(o->labels);
+        else if (!strcmp(a, "--generate")) {
+            const char *v;
+            QR__CLI_NEXT(v);
+            if (!qr__cli_int(v, 1, 4096, &o->generate)) {
+                fprintf(stderr, "qreport: --generate needs a token count in 1..4096, got '%s'\n%s", v, usage);
+                return QR_EXIT_USAGE;
+            }
+        }
         else if (!strcmp(a, "--num-steps")) { const char *v; QR__CLI_NEXT(v); o->num_steps = atoi(v); }
         else if (!strcmp(a, "--shard")) QR__CLI_NEXT(o->shard);
         else if (!strcmp(a, "--sens-samples")) {
@@ -461,11 +470,22 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
                 "without --data); the per-token columns of compare and --data are in compare_outputs\n%s", usage);
         return QR_EXIT_USAGE;
     }
+    bool gen_cmd = !strncmp(usage, "usage: qreport compare ", 23) || !strncmp(usage, "usage: qreport runall ", 22);
+    if (o->generate && (!gen_cmd || o->data_dir || o->from_values || o->shard)) {
+        fprintf(stderr, "qreport: --generate N follows a generation from one prompt (compare or runall with -i, not --data, "
+                "--from-values or --shard)\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
     if (o->threads && qr_pool_init(o->threads) != QR_OK) { fprintf(stderr, "qreport: %s\n", qr_err_msg()); return QR_EXIT_USAGE; }
     if (!o->model) { fprintf(stderr, "qreport: missing MODEL.onnx\n%s", usage); return QR_EXIT_USAGE; }
     if (two_models && !o->model2 && !strncmp(usage, "usage: qreport runall [BASE.onnx] ", 34)) {
         o->model2 = o->model;                /* single-model form */
         o->single = true;
+    }
+    if (o->generate && o->single) {
+        fprintf(stderr, "qreport: --generate needs BASE.onnx (the single-model form's baseline is not a separate model)\n%s",
+                usage);
+        return QR_EXIT_USAGE;
     }
     if (two_models && !o->model2) { fprintf(stderr, "qreport: missing ANALYSIS.onnx\n%s", usage); return QR_EXIT_USAGE; }
     return QR_EXIT_OK;
@@ -1164,6 +1184,11 @@ static int qr_cli_compare(int argc, char **argv) {
         if (adv_txt) adv_txt[tl] = 0;
     }
     if (st == QR_OK) st = qr_bundle_compare_page(&se, &c, tok, adv_txt, dir);
+    QrGenResult gr = { .first_divergence = -1 };
+    if (st == QR_OK && o.generate) {          /* last: the decoding re-infers the graphs step by step (then back) */
+        st = qr_gen_run(b, a, in, o.generate, &gr);
+        if (st == QR_OK) st = qr_gen_write(&gr, dir);
+    }
     if (st == QR_OK && !o.quiet) {
         printf("model output: Cosine %.6f, SQNR %.2f dB, L1 %.6g (%d layers compared%s)\n", c.out.cosine, c.out.sqnr,
                c.out.l1, c.n, o.from_values ? ", from saved values" : "");
@@ -1183,12 +1208,21 @@ static int qr_cli_compare(int argc, char **argv) {
             printf("\n");
         }
         if (have_adv) printf("advisor: %d finding%s\n", adv.n, adv.n == 1 ? "" : "s");
-        printf("wrote %s/" QR_BF_COMPARE ".txt and .csv, %s" QR_BF_ADVISOR ", " QR_BF_COMPARE_HTML "\n", dir,
-               want_tok ? QR_BF_DS_OUTPUTS ".txt and .csv, " : "");
+        if (o.generate) {
+            printf("generation (%d tokens, %s):\n  baseline:", gr.n, gr.cached ? "past_key_values fed from present" : "full re-runs");
+            for (int k = 0; k < gr.n; k++) printf(" %lld", (long long)gr.base_tok[k]);
+            printf("\n  analysis:");
+            for (int k = 0; k < gr.n; k++) printf(" %lld", (long long)gr.ana_tok[k]);
+            if (gr.first_divergence >= 0) printf("\n  first divergence at generated token %d\n", gr.first_divergence);
+            else printf("\n  the same tokens\n");
+        }
+        printf("wrote %s/" QR_BF_COMPARE ".txt and .csv, %s%s" QR_BF_ADVISOR ", " QR_BF_COMPARE_HTML "\n", dir,
+               want_tok ? QR_BF_DS_OUTPUTS ".txt and .csv, " : "", o.generate ? QR_BF_GENERATION ".txt and .csv, " : "");
         if (o.save_values) printf("saved the compared values in %s (index.tsv)\n", o.save_values);
     }
     free(adv_txt);
     if (have_adv) qr_advice_free(&adv);
+    qr_gen_free(&gr);
     for (int j = 0; tok && j < b->n_outputs; j++) qr_tok_free(&tok[j]);
     free(tok);
     qr_values_keep_free(&se);
@@ -1628,6 +1662,10 @@ static int qr_cli_runall(int argc, char **argv) {
     ro.sens.reverse = o.reverse;
     if (o.metric) qr_metric_parse(o.metric, &ro.sens.metric);
     ro.metric_given = o.metric != NULL && ro.sens.metric != QR_METRIC_KLD;   /* the curves are per layer: no token KL */
+    ro.generate = o.generate;
+    ro.gen_b = b;
+    ro.gen_a = a;
+
     ro.quantize_nodes = o.quantize_nodes;
     ro.non_quantize_nodes = o.non_quantize_nodes;
     ro.have_channel_axis = o.have_channel_axis;

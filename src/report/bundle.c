@@ -177,6 +177,7 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
     qr_json_kv_str(&j, "baseline_form_text", qr_session_baseline_form_text(&bd->se));
     if (bd->have_cmp) { qr_json_key(&j, "model_output"); qr__bn_json_metrics(&j, &bd->cmp.out); }
     if (bd->have_tok) { qr_json_key(&j, "tokens"); qr_tok_json(&j, bd->se.b, bd->tok); }
+    if (bd->have_gen) { qr_json_key(&j, "generation"); qr_gen_json(&j, &bd->gen); }
     if (bd->have_eq) {
         qr_json_key(&j, "equivalence");
         qr_json_obj_begin(&j);
@@ -734,6 +735,13 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
     qr_html_init(&h, "qreport — quantization accuracy report");
     qr__bn_html_verdict(&h, bd);
     if (bd->have_tok) qr__bn_html_tokens(&h, &bd->se, bd->se.keep_outs, bd->tok);
+    if (bd->have_gen) {
+        qr_html_section(&h, "generation", "Generation");
+        const char *t = qr__bn_read_text(bd, QR_BF_GENERATION ".txt");
+        if (t) qr_html_pre(&h, t);
+        const char *files[] = { QR_BF_GENERATION ".txt", QR_BF_GENERATION ".csv" };
+        qr_html_files(&h, files, 2);
+    }
     if (bd->have_cmp) qr__bn_html_compare(&h, &bd->se, &bd->cmp, qr__bn_exists(bd, QR_BF_PLOT_PER_LAYER));
     qr__bn_html_sensitivity(&h, bd);
     qr__bn_html_accumulated(&h, bd);

@@ -29,6 +29,8 @@ typedef struct QrBundle {
     QrAccum acc;
     QrAccSets acc_sets;          /* --quantize-nodes / --non-quantize-nodes (acc's column names point here) */
     QrCheck chk;                 /* the structure check's findings (model_check_result.txt, the HTML section) */
+    QrGenResult gen;             /* --generate N (analysis/generate) */
+    bool have_gen;
     QrTokAcc *tok;               /* per graph output: its tokens when it is a logits output (analysis/tokens), else NULL */
     bool have_tok;
     QrDeployRunall dep;          /* device dump, repro, emitted model (deploy/) */

@@ -288,6 +288,12 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
                         qr_sens_set_runall(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk,
                                            &bd->acc_sets, o->metric_given ? o->sens.metric : QR_METRIC_COSINE, bd->dir));
         }
+        if (o->generate > 0 && o->gen_b && o->gen_a) {   /* last: the decoding re-infers the graphs step by step */
+            qr_progress_begin(&bd->prog, "generation", 0);
+            s2 = qr_gen_run(o->gen_b, o->gen_a, inputs, o->generate, &bd->gen);
+            if (s2 == QR_OK) s2 = qr_gen_write(&bd->gen, bd->dir);
+            bd->have_gen = qr__ra_done(bd, "generation", s2);
+        }
         qr_progress_begin(&bd->prog, "plots", 0);
         qr__ra_done(bd, "plots", qr_bundle_write_plots(bd));
         qr_progress_begin(&bd->prog, "report", 0);
@@ -333,6 +339,13 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Baseline form: %s (the baseline keeps its own "
                                   "quantizers; pairs proven with both models' quantizers off).\n", qr_session_baseline_form(&bd->se));
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr_bundle_verdict(bd, &lv));
+        if (bd->have_gen && n < sizeof r->summary) {
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Generation (%d tokens): ", bd->gen.n);
+            if (bd->gen.first_divergence >= 0 && n < sizeof r->summary)
+                n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the models diverge at generated token %d\n",
+                                      bd->gen.first_divergence);
+            else if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the same tokens\n");
+        }
         for (int j = 0; bd->have_tok && j < b->n_outputs && n < sizeof r->summary; j++) {
             if (!bd->tok[j].vocab) continue;
             QrTokStats ts;
@@ -376,6 +389,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     qr_cleanup_drop(staged_slot);
     if (bd->have_eq) qr_equiv_free(&bd->eq);
     qr_compare_free(&bd->cmp);
+    qr_gen_free(&bd->gen);
     for (int j = 0; bd->tok && j < b->n_outputs; j++) qr_tok_free(&bd->tok[j]);
     free(bd->tok);
     qr_values_keep_free(&bd->se);

@@ -40,6 +40,8 @@ typedef struct QrRunallOpts {
     bool have_channel_axis;      /* --channel-axis: the box plots' channel axis */
     int channel_axis;
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL (analysis/tokens) */
+    int generate;                /* --generate N: greedy decoding of N tokens with both models (analysis/generate) */
+    QrGraph *gen_b, *gen_a;      /* with generate: b and a, which the decoding re-infers step by step (then back) */
 } QrRunallOpts;
 
 typedef struct QrRunallResult {

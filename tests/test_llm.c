@@ -627,6 +627,14 @@ static void test_llm_dims(void) {
     qt_cli(&r, "run " QT_LLM "/fp32/model.onnx -i input_ids=%s/input_ids.npy -i attention_mask=%s --dim kv_cache_dim=16 "
            "-o %s/llm_c4", P, p, qt_tmpdir());
     QT_CLI_FAILS(r, "('batch_size') cannot be bound", "input 'input_ids' has it 1", "input 'attention_mask' 2");
+    /* -i DIR: <input name>.npy of every input found there (the std folder holds input_ids.npy [2, 8]) */
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx -i %s -o %s/llm_c6 --quiet", S, S, S, qt_tmpdir());
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    snprintf(p, sizeof p, "%s/llm_c6/compare_outputs.csv", qt_tmpdir());
+    char c6[64];
+    QT_CHECKF(qt_llm_csv(p, "logits", "tokens", c6, sizeof c6) && !strcmp(c6, "16"), "tokens %s", c6);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx -i " QT_LLM " -o %s/llm_c7", S, S, qt_tmpdir());
+    QT_CLI_FAILS(r, "-i " QT_LLM ": the folder holds no <input name>.npy/.pb", "'input_ids'");
     /* compare without -i, dims given: a random input of the bound shape */
     qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --dim batch_size=1 --dim sequence_length=6 -o %s/llm_c5 --quiet",
            S, S, qt_tmpdir());

@@ -529,10 +529,29 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
     }
     bool all_named = o->n_inputs > 0;     /* -i NAME=FILE for some inputs: the others are made (dims bound) */
     for (int k = 0; k < o->n_inputs; k++) all_named &= strchr(o->inputs[k], '=') != NULL;
-    if (st == QR_OK && o->n_inputs && o->n_inputs != g->n_inputs && !(all_named && o->n_inputs < g->n_inputs))
+    /* -i DIR: DIR/<input name>.npy (or .pb) for every graph input found there (an LLM's many inputs) */
+    struct stat dst;
+    bool in_dir = o->n_inputs == 1 && !strchr(o->inputs[0], '=') && stat(o->inputs[0], &dst) == 0 && S_ISDIR(dst.st_mode);
+    for (int i = 0; st == QR_OK && in_dir && i < g->n_inputs; i++) {
+        char p[4096];
+        const char *name = g->values[g->inputs[i]].name;
+        snprintf(p, sizeof p, "%s/%s.npy", o->inputs[0], name);
+        if (access(p, R_OK) != 0) snprintf(p, sizeof p, "%s/%s.pb", o->inputs[0], name);
+        if (access(p, R_OK) != 0) continue;
+        st = qr_cli_read_tensor(p, &in[i]);
+        if (st == QR_OK) st = qr_graph_check_input(g, i, &in[i]);
+        if (st == QR_OK) given[i] = &in[i];
+    }
+    if (st == QR_OK && in_dir) {
+        int found = 0;
+        for (int i = 0; i < g->n_inputs; i++) found += given[i] != NULL;
+        if (!found) st = qr_errf(QR_ERR_INVALID, "-i %s: the folder holds no <input name>.npy/.pb of %s (its first input: '%s')",
+                                 o->inputs[0], o->model, g->values[g->inputs[0]].name);
+    }
+    if (st == QR_OK && o->n_inputs && !in_dir && o->n_inputs != g->n_inputs && !(all_named && o->n_inputs < g->n_inputs))
         st = qr_errf(QR_ERR_INVALID, "%s has %d input%s but %d -i file%s given", o->model, g->n_inputs,
                      g->n_inputs == 1 ? "" : "s", o->n_inputs, o->n_inputs == 1 ? " was" : "s were");
-    for (int k = 0; st == QR_OK && k < o->n_inputs; k++) {
+    for (int k = 0; st == QR_OK && !in_dir && k < o->n_inputs; k++) {
         const char *spec = o->inputs[k], *eq = strchr(spec, '=');
         int idx = k;
         if (eq) {
@@ -1611,7 +1630,9 @@ static int qr_cli_runall(int argc, char **argv) {
     const char *paths[QR_ARRAY_LEN(o.inputs)] = { 0 };
     for (int i = 0; i < o.n_inputs; i++) {
         const char *eq = strchr(o.inputs[i], '=');
+        struct stat pst;
         paths[i] = eq ? eq + 1 : o.inputs[i];
+        if (stat(paths[i], &pst) == 0 && S_ISDIR(pst.st_mode)) paths[i] = NULL;   /* -i DIR: no file to hash */
     }
     if (o.data_dir && o.n_inputs) {
         qr_graph_free(a); free(a); qr__cli_release(b, in);

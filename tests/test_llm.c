@@ -175,8 +175,9 @@ static void test_llm_run_vs_ort(void) {
             double w;
             char name[128] = "";
             QT_OK(qt_llm_vs_ort(variants[v], steps[s], &w, name, sizeof name));
-            /* ORT's float kernels sum in other orders than qreport's (GQA's softmax, MLAS GEMM tails) */
-            QT_CHECKF(w < 1e-4, "%s %s: output '%s' differs from ONNX Runtime by %g of its range", variants[v], steps[s], name, w);
+            /* ORT sums in other orders than qreport in places (MLAS GEMM tails, the attention softmax): a local merge with
+             * the llmops operators measured at most 2.5e-7 of the range (int4_asym prompt), 8x below this bound */
+            QT_CHECKF(w < 2e-6, "%s %s: output '%s' differs from ONNX Runtime by %g of its range", variants[v], steps[s], name, w);
         }
 }
 

@@ -37,6 +37,11 @@ build/bench_kern: $(SRCS) bench/kern_bench.c $(DEPS)
 	@mkdir -p build
 	$(CC) $(CFLAGS_ALL) -o $@ bench/kern_bench.c $(LIBS)
 
+# The graph view's layout time and HTML bytes per node (bench/README.md); not part of test.
+build/graph_bench: $(SRCS) bench/graph_bench.c $(DEPS)
+	@mkdir -p build
+	$(CC) $(CFLAGS_ALL) -o $@ bench/graph_bench.c $(LIBS)
+
 # qreport vs ONNX Runtime (bench/README.md); not part of test. bench-models generates the
 # ResNet-18 / MobileNetV2 float + QAT pairs into bench/models/ (git-ignored) unless present;
 # bench measures side by side and writes bench/RESULTS.md. BENCH_ARGS: extra bench/run.py options.

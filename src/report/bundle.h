@@ -56,6 +56,7 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd);    /* summary.json */
 static QrStatus qr_bundle_write_manifest(QrBundle *bd);   /* manifest.json (written again last, for the zip stage) */
 static QrStatus qr_bundle_write_html(QrBundle *bd);       /* index.html: reads the txt files the analyses wrote */
 static QrStatus qr_bundle_write_plots(QrBundle *bd);      /* the PNGs under plots/, rendered in parallel */
+static QrStatus qr_bundle_write_graph(QrBundle *bd);      /* graph/: Model Explorer node data, annotated.onnx */
 /* The input files' hashes for the manifest: started on a helper thread, joined before use. */
 static void qr_bundle_hash_start(QrBundle *bd, const QrGraph *b, const QrGraph *a);
 static void qr_bundle_hash_join(QrBundle *bd);

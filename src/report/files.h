@@ -47,6 +47,10 @@
 #define QR_BF_PLOT_SENS      "plots/sensitivity_topk.png"
 #define QR_BF_PLOT_DIST      "plots/distribution"       /* /<tensor>_<i>.png */
 #define QR_BF_PLOT_CHANNEL   "plots/channelwise"        /* /<tensor>_<i>.png */
+#define QR_BF_GRAPH          "graph"                    /* folder: report/bundle (graph overlays) */
+#define QR_BF_GRAPH_ME       "graph/model_explorer.json"    /* Model Explorer node data: Cosine per node */
+#define QR_BF_GRAPH_ME_STEM  "graph/model_explorer_"        /* + <metric>.json: the other metrics */
+#define QR_BF_GRAPH_ONNX     "graph/annotated.onnx"         /* the analysis model with metrics on its nodes, no weights */
 #define QR_BF_COMPARE_HTML   "compare_per_layer.html"   /* not in the bundle: qreport compare's page (report/bundle) */
 
 /* The bundle's top-level files in the order index.html's "Files" section lists them.
@@ -101,6 +105,14 @@ static const QrBundleFile qr_bundle_files[] = {
     { QR_BF_DEMOTION ".txt", false, true },
     { QR_BF_DEMOTION ".csv", false, true },
     { QR_BF_DEMOTION ".json", false, true },
+    { QR_BF_GRAPH_ME, true, true },
+    { QR_BF_GRAPH_ME_STEM "local_Cosine.json", true, true },
+    { QR_BF_GRAPH_ME_STEM "SQNR.json", true, true },
+    { QR_BF_GRAPH_ME_STEM "local_SQNR.json", true, true },
+    { QR_BF_GRAPH_ME_STEM "sensitivity.json", true, true },
+    { QR_BF_GRAPH_ME_STEM "pooled_Cosine.json", false, true },
+    { QR_BF_GRAPH_ME_STEM "pooled_SQNR.json", false, true },
+    { QR_BF_GRAPH_ONNX, true, true },
 };
 
 #endif

@@ -296,6 +296,8 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         }
         qr_progress_begin(&bd->prog, "plots", 0);
         qr__ra_done(bd, "plots", qr_bundle_write_plots(bd));
+        qr_progress_begin(&bd->prog, "graph overlays", 0);
+        qr__ra_done(bd, "graph overlays", qr_bundle_write_graph(bd));
         qr_progress_begin(&bd->prog, "report", 0);
         s2 = qr_bundle_write_summary(bd);
         if (s2 == QR_OK) s2 = qr_bundle_write_manifest(bd);

@@ -34,6 +34,7 @@
 #include "test_exact.c"
 #include "test_contrib.c"
 #include "test_llm_ops.c"
+#include "test_llm.c"
 #include "test_deploy.c"
 #include "test_analysis_knobs.c"
 #include "test_dataset.c"
@@ -91,6 +92,7 @@ int main(int argc, char **argv) {
     QT_MODULE(exact);
     QT_MODULE(contrib);
     QT_MODULE(llm_ops);
+    QT_MODULE(llm);
     QT_MODULE(deploy);
     QT_MODULE(analysis_knobs);
     QT_MODULE(dataset);

@@ -176,6 +176,8 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
     qr_json_kv_str(&j, "baseline_form", qr_session_baseline_form(&bd->se));
     qr_json_kv_str(&j, "baseline_form_text", qr_session_baseline_form_text(&bd->se));
     if (bd->have_cmp) { qr_json_key(&j, "model_output"); qr__bn_json_metrics(&j, &bd->cmp.out); }
+    if (bd->have_tok) { qr_json_key(&j, "tokens"); qr_tok_json(&j, bd->se.b, bd->tok); }
+    if (bd->have_gen) { qr_json_key(&j, "generation"); qr_gen_json(&j, &bd->gen); }
     if (bd->have_eq) {
         qr_json_key(&j, "equivalence");
         qr_json_obj_begin(&j);
@@ -426,6 +428,34 @@ static void qr__bn_html_compare(QrHtml *h, const QrSession *se, const QrCompare 
     qr_html_files(h, files, 2);
 }
 
+/* "Per-token output comparison" (logits outputs; tok[j] per graph output, vocab 0 for others; outs: the
+ * analysis model's outputs): compare_outputs' table. */
+static void qr__bn_html_tokens(QrHtml *h, const QrSession *se, const QrTensor *outs, const QrTokAcc *tok) {
+    if (!tok || !outs) return;
+    int n = se->b->n_outputs;
+    QrMetrics *m = calloc((size_t)n + 1, sizeof *m);
+    const QrTokAcc **pa = calloc((size_t)n + 1, sizeof *pa);
+    bool ok = m && pa;
+    for (int j = 0; ok && j < n; j++) {
+        ok = qr_compare_outputs_sel(se, outs, j, &m[j]) == QR_OK;
+        pa[j] = tok[j].vocab ? &tok[j] : NULL;
+    }
+    qr_err_clear();
+    qr_html_section(h, "tokens", "Per-token output comparison");
+    qr_html_para(h, "Logits outputs judged per token: KL(baseline ‖ analysis) of the softmax over the vocabulary (natural "
+                 "log), the share of tokens whose top-1 agrees, the overlap of the top-5 sets, the RMS change of the "
+                 "probability of the baseline's top token, the negative log-likelihood of both models on the labels "
+                 "(--labels, else input_ids shifted by one) and the worst tokens (b<batch>:t<position> KL (baseline top-1 / "
+                 "analysis top-1)).");
+    QrTable t = {0};
+    if (ok && qr_tok_table(se->b, m, pa, false, &t) == QR_OK) qr_html_table(h, &t, NULL);
+    qr_table_free(&t);
+    free(m);
+    free(pa);
+    const char *files[] = { QR_BF_DS_OUTPUTS ".txt", QR_BF_DS_OUTPUTS ".csv" };
+    qr_html_files(h, files, 2);
+}
+
 /* The verdict box's tiles: output metrics, match coverage, baseline form, verified pairs,
  * equivalence. */
 static void qr__bn_html_tiles(QrHtml *h, QrBundle *bd) {
@@ -435,6 +465,20 @@ static void qr__bn_html_tiles(QrHtml *h, QrBundle *bd) {
         qr_html_metric(h, "Output SQNR", qr_arena_printf(&bd->arena, "%.2f dB", bd->cmp.out.sqnr),
                        bd->cmp.out.sqnr >= 30 ? QR_HTML_GOOD : bd->cmp.out.sqnr >= 20 ? QR_HTML_WARN : QR_HTML_BAD, NULL);
         qr_html_metric(h, "Output L1", qr_arena_printf(&bd->arena, "%.6g", bd->cmp.out.l1), QR_HTML_NONE, NULL);
+    }
+    for (int j = 0; bd->have_tok && j < se->b->n_outputs; j++) {
+        if (!bd->tok[j].vocab) continue;
+        QrTokStats ts;
+        qr_tok_stats(&bd->tok[j], &ts);
+        qr_html_metric(h, "Top-1 agreement", qr_arena_printf(&bd->arena, "%.4f", ts.top1_agree),
+                       ts.top1_agree >= 0.99 ? QR_HTML_GOOD : ts.top1_agree >= 0.9 ? QR_HTML_WARN : QR_HTML_BAD,
+                       qr_arena_printf(&bd->arena, "%s, %lld tokens", se->b->values[se->b->outputs[j]].name, (long long)ts.tokens));
+        qr_html_metric(h, "Token KL mean", qr_arena_printf(&bd->arena, "%.4g", ts.kld_mean), QR_HTML_NONE,
+                       qr_arena_printf(&bd->arena, "p99 %.4g, max %.4g", ts.kld_p99, ts.kld_max));
+        if (ts.nll_tokens)
+            qr_html_metric(h, "ln(PPL ratio)", qr_arena_printf(&bd->arena, "%.4g", ts.ln_ppl_ratio), QR_HTML_NONE,
+                           qr_arena_printf(&bd->arena, "NLL %.4g → %.4g", ts.nll_base, ts.nll_analysis));
+        break;
     }
     int matched = 0, fused = 0;
     for (int i = 0; i < se->m.n; i++) {
@@ -997,6 +1041,21 @@ static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
                 break;
             }
         }
+    /* the node's plots (value histograms and per-channel boxes, as qr__bn_plot_job names them) */
+    for (int k = 0; st == QR_OK && bd->have_dist && k < bd->dist.n; k++) {
+        const QrDist *d = &bd->dist.d[k];
+        int i = d->node ? qr_strmap_get(&byname, d->node) : -1;
+        if (i < 0) continue;
+        char safe[200];
+        qr_zip_safe_component(safe, sizeof safe, d->name);
+        const char *files[2] = { qr_arena_printf(a, QR_BF_PLOT_DIST "/%s_%d.png", safe, k),
+                                 qr_arena_printf(a, QR_BF_PLOT_CHANNEL "/%s_%d.png", safe, k) };
+        for (int j = 0; j < 2; j++) {
+            if (!files[j] || !qr__bn_exists(bd, files[j])) continue;
+            const char *old = gr->nodes[i].plots;
+            gr->nodes[i].plots = old ? qr_arena_printf(a, "%s\n%s", old, files[j]) : files[j];
+        }
+    }
     qr_arena_free(&tmp);
     QR_TRY(st);
     return qr__bn_graph_metrics(bd, gr);
@@ -1157,6 +1216,14 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
     QrHtml h;
     qr_html_init(&h, "qreport — quantization accuracy report");
     qr__bn_html_verdict(&h, bd);
+    if (bd->have_tok) qr__bn_html_tokens(&h, &bd->se, bd->se.keep_outs, bd->tok);
+    if (bd->have_gen) {
+        qr_html_section(&h, "generation", "Generation");
+        const char *t = qr__bn_read_text(bd, QR_BF_GENERATION ".txt");
+        if (t) qr_html_pre(&h, t);
+        const char *files[] = { QR_BF_GENERATION ".txt", QR_BF_GENERATION ".csv" };
+        qr_html_files(&h, files, 2);
+    }
     if (bd->have_cmp) qr__bn_html_compare(&h, &bd->se, &bd->cmp, qr__bn_exists(bd, QR_BF_PLOT_PER_LAYER));
     qr__bn_html_graph(&h, bd);
     qr__bn_html_sensitivity(&h, bd);
@@ -1352,7 +1419,8 @@ static QrStatus qr_bundle_write_plots(QrBundle *bd) {
 
 /* ==== compare's own page ================================================================ */
 
-static QrStatus qr_bundle_compare_page(const QrSession *se, const QrCompare *cmp, const char *advisor_txt, const char *dir) {
+static QrStatus qr_bundle_compare_page(const QrSession *se, const QrCompare *cmp, const QrTokAcc *tok, const char *advisor_txt,
+                                       const char *dir) {
     QrArena ar = {0};
     QrStatus st = qr_mkdir_p(qr_arena_printf(&ar, "%s/" QR_BF_PLOTS, dir));
     bool plot = false;
@@ -1370,6 +1438,7 @@ static QrStatus qr_bundle_compare_page(const QrSession *se, const QrCompare *cmp
                    cmp->out.sqnr >= 30 ? QR_HTML_GOOD : cmp->out.sqnr >= 20 ? QR_HTML_WARN : QR_HTML_BAD, NULL);
     qr_html_metric(&h, "Output L1", qr_arena_printf(&ar, "%.6g", cmp->out.l1), QR_HTML_NONE, NULL);
     qr_html_verdict_end(&h);
+    qr__bn_html_tokens(&h, se, se->keep_outs, tok);
     qr__bn_html_compare(&h, se, cmp, plot);
     if (advisor_txt) {
         qr_html_section(&h, "advisor", "Abnormal layers and fixes");

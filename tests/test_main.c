@@ -39,6 +39,7 @@
 #include "test_sketch.c"
 #include "test_dsstat.c"
 #include "test_dataset_sens.c"
+#include "test_errsplit.c"
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a test that times out (harness.h) loses no earlier line */
@@ -85,6 +86,7 @@ int main(int argc, char **argv) {
     QT_MODULE(sketch);
     QT_MODULE(dsstat);
     QT_MODULE(dataset_sens);
+    QT_MODULE(errsplit);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

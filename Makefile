@@ -18,7 +18,7 @@ SRCS    := qreport.c $(shell find src -name '*.c' -o -name '*.h')
 TESTS   := $(wildcard tests/*.c tests/*.h fuzz/*.h)
 DEPS    := third_party/stamp
 
-.PHONY: all test asan regen bench bench-models clean clang fixtures aarch64 test-aarch64 sizes fuzz fuzz-smoke fuzz-build
+.PHONY: all test test-tools asan regen bench bench-models clean clang fixtures aarch64 test-aarch64 sizes fuzz fuzz-smoke fuzz-build
 
 all: qreport
 
@@ -53,8 +53,15 @@ bench: qreport bench-models
 # golden fixtures and CLI bad-input tests. Last line: "N passed, N failed, N skipped".
 # First every fuzz target runs FUZZ_SMOKE_SECONDS (see fuzz-smoke; 0 skips); its outcome
 # (build/fuzz_smoke.status) is counted by test_main as the test "fuzz smoke".
-test: qreport build/test_main fuzz-smoke
+test: qreport build/test_main test-tools fuzz-smoke
 	QR_BIN=./qreport QT_FUZZ_SMOKE="$$(cat build/fuzz_smoke.status 2>/dev/null)" ./build/test_main
+
+# The tools the tests use beyond the build (python3, unzip, node + ONNX Runtime for node, Chromium,
+# Slurm + munge, clang's libFuzzer): installed when missing if root, else listed (those tests
+# then say skipped). TEST_TOOLS=0 leaves the machine as it is.
+TEST_TOOLS ?= 1
+test-tools:
+	@if [ "$(TEST_TOOLS)" = 1 ]; then tests/tools.sh; else tests/tools.sh --check || true; fi
 
 # AddressSanitizer + UBSan over the whole suite (dynamic build: ASan cannot be static).
 asan: $(DEPS)
@@ -151,7 +158,7 @@ fuzz: fuzz-build
 
 # Part of `make test`: each target FUZZ_SMOKE_SECONDS with a fixed seed when clang can link
 # libFuzzer; otherwise says it is skipped. Writes its outcome to build/fuzz_smoke.status.
-fuzz-smoke:
+fuzz-smoke: test-tools
 	@mkdir -p build; rm -f build/fuzz_smoke.status
 	@if [ "$(FUZZ_SMOKE_SECONDS)" = 0 ]; then echo "fuzz: skipped (FUZZ_SMOKE_SECONDS=0)"; \
 	  echo "skipped: FUZZ_SMOKE_SECONDS=0" > build/fuzz_smoke.status; \

@@ -127,6 +127,7 @@
 #include "src/ops/qlinear.c"
 #include "src/ops/contrib_wq.c"
 #include "src/ops/contrib_int.c"
+#include "src/ops/contrib_llm.c"
 #include "src/ops/registry.c"
 #include "src/run/run.c"
 #include "src/quant/quant.c"

@@ -11,13 +11,16 @@
 //   ort: runs=N median_ms=X min_ms=X mean_ms=X threads=T version=V load_ms=X
 // (load_ms: session creation, i.e. parse + graph optimization). Exit 2 when onnxruntime-node
 // is missing, with the command that installs it.
-// onnxruntime-node is loaded from $ORT_NODE_MODULES (default /tmp/ort/node_modules).
+// onnxruntime-node is loaded from $ORT_NODE_MODULES, else third_party/ort/node_modules (tests/tools.sh
+// installs it there), else /tmp/ort/node_modules.
 'use strict';
 const fs = require('fs');
 const path = require('path');
 
-const INSTALL = 'mkdir -p /tmp/ort && cd /tmp/ort && npm install --ignore-scripts onnxruntime-node';
-const ortDir = process.env.ORT_NODE_MODULES || '/tmp/ort/node_modules';
+const INSTALL = 'tests/tools.sh   (as root; or: mkdir -p /tmp/ort && cd /tmp/ort && npm install --ignore-scripts onnxruntime-node@1.30.0)';
+const ortDir = process.env.ORT_NODE_MODULES ||
+  [path.join(__dirname, '..', 'third_party', 'ort', 'node_modules'), '/tmp/ort/node_modules'].find(d => fs.existsSync(path.join(d, 'onnxruntime-node'))) ||
+  '/tmp/ort/node_modules';
 
 function loadOrt() {
   try {

@@ -5,7 +5,9 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const ort = require(path.join(process.env.ORT_NODE_MODULES || '/tmp/ort/node_modules', 'onnxruntime-node'));
+const ort = require(path.join(process.env.ORT_NODE_MODULES ||
+  [path.join(__dirname, '..', 'third_party', 'ort', 'node_modules'), '/tmp/ort/node_modules'].find(d => fs.existsSync(path.join(d, 'onnxruntime-node'))) ||
+  '/tmp/ort/node_modules', 'onnxruntime-node'));
 const DESCR = { float32: ['<f4', Float32Array], int8: ['|i1', Int8Array], uint8: ['|u1', Uint8Array],
   int16: ['<i2', Int16Array], uint16: ['<u2', Uint16Array], int32: ['<i4', Int32Array], int64: ['<i8', BigInt64Array] };
 function readF32(file) {

@@ -377,8 +377,27 @@ static void test_deploy_dump_runall(void) {
 static bool qt_dp_have_ort(void) {
     const char *dir = getenv("ORT_NODE_MODULES");
     char p[600];
-    snprintf(p, sizeof p, "%s/onnxruntime-node", dir ? dir : "/tmp/ort/node_modules");
+    snprintf(p, sizeof p, "%s/onnxruntime-node", dir ? dir : "/tmp/ort/node_modules");   /* test_main sets it to third_party/ort */
     return access(p, F_OK) == 0 && system("node -e 0 >/dev/null 2>&1") == 0;
+}
+
+/* Whether ONNX Runtime's u8s8 integer GEMM (QLinearConv / QLinearMatMul with uint8 activations and
+ * int8 weights) computes exact int32 sums on this CPU: with AVX-512 VNNI or AVX-VNNI it does; on
+ * plain AVX2 MLAS multiplies with vpmaddubsw, which saturates each pair of products to int16
+ * (255 x 127 x 2 > 32767), so some outputs differ from the operator's definition (and from
+ * qreport) by a few LSB. Read from /proc/cpuinfo's flags, as the kernel reports them. */
+static bool qt_dp_ort_u8s8_exact(void) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return true;
+    char line[8192];
+    bool vnni = false, x86 = false;
+    while (!vnni && fgets(line, sizeof line, f))
+        if (!strncmp(line, "flags", 5)) {
+            x86 = true;
+            vnni = strstr(line, " avx512_vnni") || strstr(line, " avx_vnni");
+        }
+    fclose(f);
+    return vnni || !x86;
 }
 
 /* Runs MODEL with ORT (level) on dir/<prefix>_<k>.npy, k < n; output 0 -> out_dir/output_0.npy. */
@@ -416,6 +435,19 @@ static double qt_dp_out_lsb(const QrGraph *g) {
     int p = g->values[g->outputs[0]].producer;
     if (p < 0 || strcmp(g->nodes[p].op_type, "DequantizeLinear")) return 0;
     return qr_tensor_get_f64(&g->values[g->nodes[p].in[1]].t, 0);
+}
+
+/* Whether g has an integer GEMM/convolution of uint8 activations and int8 weights (QLinearConv,
+ * QLinearMatMul, com.microsoft QGemm: input 0 uint8, input 3 int8). */
+static bool qt_dp_has_u8s8(const QrGraph *g) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const QrNode *n = &g->nodes[i];
+        if (strcmp(n->op_type, "QLinearConv") && strcmp(n->op_type, "QLinearMatMul") && strcmp(n->op_type, "QGemm")) continue;
+        if (n->n_in > 3 && n->in[0] >= 0 && n->in[3] >= 0 && g->values[n->in[0]].t.dtype == QR_DT_U8 &&
+            g->values[n->in[3]].t.dtype == QR_DT_S8)
+            return true;
+    }
+    return false;
 }
 
 /* Opens a pair on inputs, runs compare (sim). */
@@ -526,8 +558,19 @@ static void qt_dp_extract(const char *pair, int radius) {
         if (m && !qr_dtype_is_float(want.dtype)) tol = 1;            /* integer outputs: 1 at a rounding tie */
         int64_t nd = st == QR_OK ? qt_dp_ndiff(&got, &want, tol, &md) : 0;
         int64_t nz = st == QR_OK ? qt_dp_ndiff(&got, &want, 1e-6 * amax, &md) : 0;
+        /* ORT's saturating u8s8 kernel (no VNNI): outputs of an integer-op analysis model may
+         * differ from the definition by a few LSB (at most 8 here); they are counted in the line
+         * below. On a VNNI CPU ORT's sums are exact and this check is the plain one. */
+        int64_t nsat = 0;
+        if (m && nd != 0 && !qt_dp_ort_u8s8_exact() && qt_dp_has_u8s8(sub.a) && md <= 8 * lsb) {
+            nsat = nz;   /* every differing output, 1 LSB ones included */
+            nd = 0;
+            printf("deploy %s: ONNX Runtime's u8s8 kernel on this CPU (AVX2 without VNNI) saturates int16 pair sums: "
+                   "%lld of %lld outputs differ from the definition, by at most %g (%.1f LSB)\n", name, (long long)nsat,
+                   (long long)want.numel, md, md / lsb);
+        }
         if (st != QR_OK) why = qr_err_msg();
-        else if (nd != 0 || nz * 100 > want.numel)
+        else if (nd != 0 || (nz - nsat) * 100 > want.numel)
             why = (snprintf(msg, sizeof msg, "ONNX Runtime's output of the %s sub-model: %lld elements beyond %g, %lld beyond "
                             "float rounding (max %g)", m ? "analysis" : "base", (long long)nd, tol, (long long)nz, md), msg);
         qr_tensor_free_data(&got);
@@ -537,7 +580,7 @@ static void qt_dp_extract(const char *pair, int radius) {
         printf("deploy %s: '%s' (%d + %d nodes, %d cut input%s): local Cosine %.9f SQNR %.4f dB reproduced exactly; "
                "ONNX Runtime %s\n", name, info.b_node, info.n_base_nodes, info.n_analysis_nodes, info.n_cut,
                info.n_cut == 1 ? "" : "s", L->cosine, L->sqnr, ort ? "runs both to the expected outputs" : "not available (not checked)");
-    if (!why && !ort) qt_record_skip(name, "onnxruntime-node not found: the ORT half of the check did not run (qreport's half passed)");
+    if (!why && !ort) qt_record_skip(name, "onnxruntime-node not found (tests/tools.sh installs it): the ORT half of the check did not run (qreport's half passed)");
     else qt_record(name, !why, "%s", why ? why : "");
     qt_dp_pair_free(&sub);
     qt_dp_pair_free(&full);
@@ -641,7 +684,7 @@ static void qt_dp_promote(const char *pair, const char *nodes, bool to_float) {
     if (!why)
         printf("deploy %s: predicted = measured (Cosine %.9f, SQNR %.4f dB; as is %.9f); ONNX Runtime %s\n", name,
                m.cosine, m.sqnr, full.c.out.cosine, ort ? "loads and runs it" : "not available (not checked)");
-    if (!why && !ort) qt_record_skip(name, "onnxruntime-node not found: the ORT half of the check did not run (qreport's half passed)");
+    if (!why && !ort) qt_record_skip(name, "onnxruntime-node not found (tests/tools.sh installs it): the ORT half of the check did not run (qreport's half passed)");
     else qt_record(name, !why, "%s", why ? why : "");
     qr_tensor_free_data(&out0);
     qr_tensor_free_data(&ort0);
@@ -711,7 +754,7 @@ static void qt_dp_emit(const char *pair, double target) {
         printf("deploy %s: target Cosine %g, the what-if recommends %d node%s in %s: predicted = what-if = measured (Cosine %.9f, "
                "as is %.9f); ONNX Runtime %s\n", name, target, d.emit_k, d.emit_k == 1 ? "" : "s", d.emit_to, m.cosine,
                wi.as_is.cosine, ort ? "runs it" : "not available (not checked)");
-    if (!why && !ort) qt_record_skip(name, "onnxruntime-node not found: the ORT half of the check did not run (qreport's half passed)");
+    if (!why && !ort) qt_record_skip(name, "onnxruntime-node not found (tests/tools.sh installs it): the ORT half of the check did not run (qreport's half passed)");
     else qt_record(name, !why, "%s", why ? why : "");
     qr_tensor_free_data(&out0);
     qr_deploy_runall_free(&d);

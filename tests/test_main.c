@@ -33,6 +33,7 @@
 #include "test_tpairs.c"
 #include "test_exact.c"
 #include "test_contrib.c"
+#include "test_llm_ops.c"
 #include "test_deploy.c"
 #include "test_analysis_knobs.c"
 #include "test_dataset.c"
@@ -52,6 +53,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];   /* e.g. kern, plot */
     }
     qr_kern_init();
+    /* ONNX Runtime for node, as tests/tools.sh installs it (third_party/ort), unless the caller
+     * names another: every test and every node script it starts finds it through this variable. */
+    if (!getenv("ORT_NODE_MODULES") && access("third_party/ort/node_modules/onnxruntime-node", F_OK) == 0) {
+        char cwd[PATH_MAX], dir[PATH_MAX + 64];
+        if (getcwd(cwd, sizeof cwd)) {
+            snprintf(dir, sizeof dir, "%s/third_party/ort/node_modules", cwd);
+            setenv("ORT_NODE_MODULES", dir, 1);
+        }
+    }
     /* --only NAME runs the modules whose name contains NAME (no conformance). */
 #define QT_MODULE(name) if (!only_conf && (!only || strstr(#name, only))) qt_##name##_all()
     QT_MODULE(base);
@@ -80,6 +90,7 @@ int main(int argc, char **argv) {
     QT_MODULE(tpairs);
     QT_MODULE(exact);
     QT_MODULE(contrib);
+    QT_MODULE(llm_ops);
     QT_MODULE(deploy);
     QT_MODULE(analysis_knobs);
     QT_MODULE(dataset);

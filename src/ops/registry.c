@@ -11,6 +11,7 @@ static const struct { const QrOpDef *defs; int count; } qr__op_tables[] = {
     { qr_ops_qlinear, QR_ARRAY_LEN(qr_ops_qlinear) },
     { qr_ops_contrib_wq, QR_ARRAY_LEN(qr_ops_contrib_wq) },
     { qr_ops_contrib_int, QR_ARRAY_LEN(qr_ops_contrib_int) },
+    { qr_ops_contrib_llm, QR_ARRAY_LEN(qr_ops_contrib_llm) },
 };
 
 static const QrOpDef *qr_op_find(const char *domain, const char *op_type) {

@@ -47,8 +47,26 @@ fail() {  # fail REASON: stop what started, show the logs, skip
     printf -- '--- last lines of %s\n' "${f##*/}" >&2
     tail -n 15 "$f" >&2
   done
+  local why
+  why=$(daemon_error)   # before stop.sh removes $D
   "$here/stop.sh" >/dev/null 2>&1 || true
-  qr_slurm_skip "single-node Slurm did not start: $*"
+  qr_slurm_skip "single-node Slurm did not start: $*$why"
+}
+
+# The daemons' own words for the skip line: the last error/fatal line of each daemon's log or
+# output (slurmd -D writes to both), e.g. ": slurmd: fatal: Unable to determine this slurmd's NodeName".
+daemon_error() {
+  local f d line out=
+  for d in munged slurmctld slurmd; do
+    line=
+    for f in "$D/$d.log" "$D/$d.out"; do
+      [[ -s $f ]] || continue
+      line=$(grep -aiE 'error|fatal' "$f" | tail -n 1 | sed -E 's/^\[[^]]*\] *//' | cut -c1-300)
+      [[ -n $line ]] && break
+    done
+    [[ -n $line ]] && out+="; $d: $line"
+  done
+  printf '%s' "$out"
 }
 
 # munge: a private key and socket; slurm.conf points the daemons and clients at it.

@@ -204,8 +204,62 @@ static void test_errsplit_dataset(void) {
     QT_CHECKF(loaded == 3 && bad == 0 && checked >= 20, "%d csv loaded, %d checked, %d bad; first: %s", loaded, checked, bad, msg);
 }
 
+/* The advisor: each planted layer's first specific finding (not the generic low similarity,
+ * inherited error or sensitivity rank) is its cause from the error split, naming the planted
+ * fault; no outlier-channel finding on the [1, 10] logits (one value per "channel"); the main
+ * finding is the cause on the most sensitive layer, with its share. */
+static void test_errsplit_advisor(void) {
+    QtSplitPair sp;
+    QrStatus st = qt_split_open(&sp);
+    QrSensResult sr = {0};
+    QrAdvice adv = {0};
+    QrSensOpts so = { .metric = QR_METRIC_L1 };
+    if (st == QR_OK) st = qr_sens_run(&sp.se, &so, &sr);
+    if (st == QR_OK) st = qr_advisor_run(&sp.se, &sp.c, &sr, NULL, NULL, &adv);
+    if (st != QR_OK) { qt_fail(__FILE__, __LINE__, "%s", qr_err_msg()); qr_sens_free(&sr); qt_split_close(&sp); return; }
+    static const struct { const char *node; QrAdvKind kind; int dom; } want[] = {
+        { "narrow", QR_ADV_SATURATION, 3 }, { "wide", QR_ADV_RANGE, 2 }, { "outlier", QR_ADV_OUTLIER_CHANNELS, 2 },
+        { "coarse_w", QR_ADV_WEIGHT_ERROR, 0 } };
+    char msg[512] = "";
+    int bad = 0;
+    for (int w = 0; w < QR_ARRAY_LEN(want); w++) {
+        const QrFinding *first = NULL;
+        for (int k = 0; k < adv.n && !first; k++) {
+            const QrFinding *f = &adv.f[k];
+            if (k == 0 || strcmp(f->node, want[w].node)) continue;     /* f[0] is the main finding, moved up */
+            if (f->kind != QR_ADV_LOW_SIMILARITY && f->kind != QR_ADV_INHERITED && f->kind != QR_ADV_SENSITIVE) first = f;
+        }
+        if (!adv.n || !strcmp(adv.f[0].node, want[w].node)) {        /* the main finding is its first */
+            const QrFinding *f = &adv.f[0];
+            if (adv.n && f->kind != QR_ADV_LOW_SIMILARITY && f->kind != QR_ADV_INHERITED && f->kind != QR_ADV_SENSITIVE) first = f;
+        }
+        if (!first || first->kind != want[w].kind || first->cause != 1 + want[w].dom) {
+            if (!bad++) snprintf(msg, sizeof msg, "%s: first specific finding %s (cause %d), want %s (cause %d)", want[w].node,
+                                 first ? qr_adv_kind_name(first->kind) : "none", first ? first->cause : -1,
+                                 qr_adv_kind_name(want[w].kind), 1 + want[w].dom);
+        }
+        if (first && w == 3 && !strstr(first->reason, "channel 3") && !bad++)
+            snprintf(msg, sizeof msg, "coarse_w: the weight finding does not name channel 3: %s", first->reason);
+    }
+    for (int k = 0; k < adv.n; k++)
+        if (adv.f[k].kind == QR_ADV_OUTLIER_CHANNELS && !strcmp(adv.f[k].node, "logits") && !bad++)
+            snprintf(msg, sizeof msg, "outlier-channel finding on the [1, 10] logits: %s", adv.f[k].reason);
+    /* the main finding: the cause on the top sensitive layer, with its share */
+    int idx[64];
+    if (sr.n > 0 && sr.n <= 64) qr_sens_order(&sr, idx);
+    const char *top = sr.n > 0 && sr.n <= 64 ? sr.rows[idx[0]].name : "";
+    if ((!adv.n || !adv.f[0].cause || !strstr(top, adv.f[0].node) || !adv.main_how || !strstr(adv.main_how, "% of that layer")) && !bad++)
+        snprintf(msg, sizeof msg, "main finding %s on %s (cause %d), top sensitive %s; how: %s", adv.n ? qr_adv_kind_name(adv.f[0].kind) : "-",
+                 adv.n ? adv.f[0].node : "-", adv.n ? adv.f[0].cause : -1, top, adv.main_how ? adv.main_how : "-");
+    qr_advice_free(&adv);
+    qr_sens_free(&sr);
+    qt_split_close(&sp);
+    QT_CHECKF(bad == 0, "%d problems; first: %s", bad, msg);
+}
+
 static void qt_errsplit_all(void) {
     QT_RUN(test_errsplit_reference);
     QT_RUN(test_errsplit_csv);
     QT_RUN(test_errsplit_dataset);
+    QT_RUN(test_errsplit_advisor);
 }

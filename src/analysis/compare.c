@@ -163,7 +163,8 @@ struct QrCmpSplitPlan {
     const QrTensor **feed;   /* the shadow run's */
     QrCmpSplitRun run[3];
     int *oq;                 /* per row: output quantizer (twin), -1 */
-    int *wq;                 /* per row: per-channel weight quantizer (twin), -1 */
+    int *wq;                 /* per row: its first weight quantizer (twin), -1 */
+    int *iq;                 /* per row: its first input quantizer (twin), -1 */
     uint8_t *parts;          /* per row: QR_SPLIT_* */
     uint8_t **mask;          /* per row: clipped elements of the output-only run (while it runs) */
 };
@@ -176,7 +177,7 @@ static void qr__cmp_split_free(QrCmpSplitPlan *sp) {
         free(u->live); free(u->tap_only); free(u->first); free(u->slots); free(u->yv);
     }
     for (int k = 0; sp->mask && k < sp->c->n; k++) free(sp->mask[k]);
-    free(sp->mask); free(sp->oq); free(sp->wq); free(sp->parts);
+    free(sp->mask); free(sp->oq); free(sp->wq); free(sp->iq); free(sp->parts);
     free(sp);
 }
 
@@ -352,10 +353,10 @@ static void qr__cmp_split_walk(QrCmpSplitPlan *sp, int k, int *stamp, int *stack
                 const QrQuantizer *q = &s->qt.q[j];
                 if (q->kind != QR_QK_ACTIVATION) {
                     sp->parts[k] |= QR_SPLIT_W;
-                    if (q->kind == QR_QK_WEIGHT && q->n_scales > 1 && !q->block_size && sp->wq[k] < 0 && q->out_value >= 0)
-                        sp->wq[k] = j;
+                    if (q->kind == QR_QK_WEIGHT && !q->block_size && sp->wq[k] < 0 && q->out_value >= 0) sp->wq[k] = j;
                 } else {
                     sp->parts[k] |= QR_SPLIT_I;
+                    if (sp->iq[k] < 0) sp->iq[k] = j;
                 }
             }
             if (sp->feed[w]) continue;
@@ -382,11 +383,12 @@ static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
     int n = p->c->n, nv = g->n_values, nn = g->n_nodes, nq = s->qt.n;
     sp->oq = malloc(((size_t)n + 1) * sizeof *sp->oq);
     sp->wq = malloc(((size_t)n + 1) * sizeof *sp->wq);
+    sp->iq = malloc(((size_t)n + 1) * sizeof *sp->iq);
     sp->parts = calloc((size_t)n + 1, 1);
     sp->mask = calloc((size_t)n + 1, sizeof *sp->mask);
     bool *is_out = calloc((size_t)nq + 1, 1), *en = calloc((size_t)nq + 1, 1);
     int *stamp = malloc(((size_t)nn + 1) * sizeof *stamp), *stack = malloc(((size_t)nn + 1) * sizeof *stack);
-    QrStatus st = sp->oq && sp->wq && sp->parts && sp->mask && is_out && en && stamp && stack ? QR_OK
+    QrStatus st = sp->oq && sp->wq && sp->iq && sp->parts && sp->mask && is_out && en && stamp && stack ? QR_OK
                 : qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int r = 0; st == QR_OK && r < 3; r++) {
         QrCmpSplitRun *u = &sp->run[r];
@@ -403,7 +405,7 @@ static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
     /* each row's output quantizer: the activation quantizer whose DequantizeLinear gives its value */
     for (int k = 0; st == QR_OK && k < n; k++) {
         int v = s->vis[p->c->rows[k].match], j = v >= 0 ? s->qt.by_value[v] : -1;
-        sp->oq[k] = sp->wq[k] = -1;
+        sp->oq[k] = sp->wq[k] = sp->iq[k] = -1;
         if (j >= 0 && s->qt.q[j].kind == QR_QK_ACTIVATION && s->qt.q[j].out_value == v && s->qt.q[j].float_value >= 0 &&
             s->qt.q[j].scale_value >= 0 && s->qt.q[j].can_disable && !s->qt.q[j].block_size) {
             sp->oq[k] = j;
@@ -419,11 +421,12 @@ static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
         qr__cmp_split_walk(sp, k, stamp, stack, live, none);   /* the parts it has */
         bool use[3] = { sp->parts[k] & QR_SPLIT_W, sp->parts[k] & QR_SPLIT_I, sp->parts[k] & QR_SPLIT_O };
         uint8_t keep = sp->parts[k];
-        int keep_wq = sp->wq[k];
+        int keep_wq = sp->wq[k], keep_iq = sp->iq[k];
         for (int j = 0; j < nn; j++) if (stamp[j] == k) stamp[j] = -1;
         qr__cmp_split_walk(sp, k, stamp, stack, live, use);   /* again, marking its layer live where measured */
         sp->parts[k] = keep;
         sp->wq[k] = keep_wq;
+        sp->iq[k] = keep_iq;
         for (int r = 0; r < 3; r++) sp->run[r].any |= use[r];
     }
     /* the masks: weight, input, output quantizers */
@@ -458,7 +461,7 @@ static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
                 if (sp->feed[uv]) continue;        /* the quantizer reads a fed value: u is not computed */
                 st = qr__cmp_slot(u, uv, k, QR__CMP_U);
             }
-            if (st == QR_OK && r == 0 && sp->wq[k] >= 0) st = qr__cmp_slot(u, s->qt.q[sp->wq[k]].out_value, k, QR__CMP_WT);
+            if (st == QR_OK && r == 0 && sp->wq[k] >= 0 && s->qt.q[sp->wq[k]].n_scales > 1) st = qr__cmp_slot(u, s->qt.q[sp->wq[k]].out_value, k, QR__CMP_WT);
         }
     }
     free(is_out);
@@ -481,6 +484,8 @@ static QrStatus qr__cmp_split_run(QrCmpPlan *p) {
         e->w_channel = -1;
         e->w_channel_share = e->steps_med = NAN;
         e->parts = sp->parts[k];
+        e->w_quant = sp->wq[k];
+        e->i_quant = sp->iq[k];
         e->has = x->data && s->vis[p->c->rows[k].match] >= 0 && p->c->rows[k].has_local;
         e->n = x->data ? x->numel : 0;
     }

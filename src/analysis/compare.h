@@ -15,6 +15,7 @@ typedef struct QrErrSplit {
     double s_noise;          /* sum over the elements not clipped of step^2 / 12 */
     double su2;              /* per-tensor output quantizer: sum of (input / step)^2 over the elements */
     double steps_med;        /* per-channel output quantizer: median over channels of RMS / step (NaN: none) */
+    int w_quant, i_quant;    /* the layer's (first) weight quantizer, input quantizer (twin), -1 */
     int w_channel;           /* weight quantizer's output channel with the largest squared error, -1 */
     double w_channel_share;  /* its share of the weight's squared quantization error */
 } QrErrSplit;

@@ -144,7 +144,7 @@ static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, co
         r->match = i;
         qr_dspool_init(&r->pool);
         qr_dspool_init(&r->local);
-        r->split.w_channel = -1;
+        r->split.w_channel = r->split.w_quant = r->split.i_quant = -1;
         st = qr_dslist_alloc(&r->list, n);
     }
     for (int j = 0; st == QR_OK && j < d->n_outs; j++) {
@@ -212,6 +212,8 @@ static void qr__ds_split_add(QrDsSplit *d, const QrErrSplit *e) {
     d->parts |= e->parts;
     d->per_channel |= e->steps_med == e->steps_med;
     if (d->w_channel < 0 && e->w_channel >= 0) { d->w_channel = e->w_channel; d->w_share = e->w_channel_share; }
+    if (d->w_quant < 0) d->w_quant = e->w_quant;
+    if (d->i_quant < 0) d->i_quant = e->i_quant;
 }
 
 static void qr__ds_split_merge(QrDsSplit *a, const QrDsSplit *b) {
@@ -222,6 +224,8 @@ static void qr__ds_split_merge(QrDsSplit *a, const QrDsSplit *b) {
     a->parts |= b->parts;
     a->per_channel |= b->per_channel;
     if (a->w_channel < 0 && b->w_channel >= 0) { a->w_channel = b->w_channel; a->w_share = b->w_share; }
+    if (a->w_quant < 0) a->w_quant = b->w_quant;
+    if (a->i_quant < 0) a->i_quant = b->i_quant;
 }
 
 static void qr__ds_split_view(const QrDsSplit *d, QrErrSplit *e) {
@@ -235,6 +239,8 @@ static void qr__ds_split_view(const QrDsSplit *d, QrErrSplit *e) {
     if (d->per_channel) e->su2 = NAN;    /* steps_rms: no pooled per-channel median */
     e->steps_med = NAN;
     e->w_channel = d->w_channel;
+    e->w_quant = d->w_quant;
+    e->i_quant = d->i_quant;
     e->w_channel_share = d->w_channel >= 0 ? d->w_share : NAN;
 }
 

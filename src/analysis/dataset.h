@@ -35,6 +35,7 @@ typedef struct QrDsSplit {   /* a row's error split pooled over the samples (exa
     uint8_t parts;           /* QR_SPLIT_* */
     bool per_channel;        /* a per-channel output quantizer: steps_rms is not pooled */
     int w_channel;           /* the weight's worst channel (the same weights in every sample), -1 */
+    int w_quant, i_quant;    /* the layer's weight / input quantizer, -1 */
     double w_share;
     QrXSum s[6];             /* sw, si, s_round, s_clip, s_noise, su2 */
 } QrDsSplit;

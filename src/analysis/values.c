@@ -71,13 +71,13 @@ static QrStatus qr_values_save(const QrSession *s, const QrCompare *c, const cha
     /* the error split's sums of the saved run (its part runs keep no values) */
     l = 0;
     if (st == QR_OK) st = qr_buf_printf(&idx, &l, &cap, "index\tparts\tn\tn_clip\tsw\tsi\ts_round\ts_clip\ts_noise\tsu2\tsteps_med\t"
-                                         "w_channel\tw_share\n");
+                                         "w_channel\tw_share\tw_quant\ti_quant\n");
     for (int k = 0; st == QR_OK && k < c->n; k++) {
         const QrErrSplit *e = &c->rows[k].sp;
         if (!e->has) continue;
-        st = qr_buf_printf(&idx, &l, &cap, "%d\t%d\t%lld\t%lld\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%d\t%.17g\n", k,
-                           e->parts, (long long)e->n, (long long)e->n_clip, e->sw, e->si, e->s_round, e->s_clip, e->s_noise,
-                           e->su2, e->steps_med, e->w_channel, e->w_channel_share);
+        st = qr_buf_printf(&idx, &l, &cap, "%d\t%d\t%lld\t%lld\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%d\t%.17g\t%d\t%d\n",
+                           k, e->parts, (long long)e->n, (long long)e->n_clip, e->sw, e->si, e->s_round, e->s_clip, e->s_noise,
+                           e->su2, e->steps_med, e->w_channel, e->w_channel_share, e->w_quant, e->i_quant);
     }
     if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/split.tsv", dir), idx, l);
     free(idx);
@@ -98,11 +98,12 @@ static QrStatus qr__vl_split(const char *dir, QrCompare *c) {
     if (st == QR_OK && !txt) { free(buf); st = qr_errf(QR_ERR_NOMEM, "out of memory"); }
     if (txt) txt[len] = 0;
     for (char *line = txt ? strchr(txt, '\n') : NULL; st == QR_OK && line && line[1]; line = strchr(line + 1, '\n')) {
-        int k, parts, wch;
+        int k, parts, wch, wq, iq;
         long long n, nc;
         QrErrSplit e = {0};
-        if (sscanf(line + 1, "%d\t%d\t%lld\t%lld\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%d\t%lf", &k, &parts, &n, &nc, &e.sw, &e.si,
-                   &e.s_round, &e.s_clip, &e.s_noise, &e.su2, &e.steps_med, &wch, &e.w_channel_share) != 13 || k < 0 || k >= c->n) {
+        if (sscanf(line + 1, "%d\t%d\t%lld\t%lld\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%d\t%lf\t%d\t%d", &k, &parts, &n, &nc, &e.sw,
+                   &e.si, &e.s_round, &e.s_clip, &e.s_noise, &e.su2, &e.steps_med, &wch, &e.w_channel_share, &wq, &iq) != 15 ||
+            k < 0 || k >= c->n) {
             st = qr_errf(QR_ERR_INVALID, "--from-values %s: split.tsv has a malformed line", path);
             break;
         }
@@ -111,6 +112,8 @@ static QrStatus qr__vl_split(const char *dir, QrCompare *c) {
         e.n = n;
         e.n_clip = nc;
         e.w_channel = wch;
+        e.w_quant = wq;
+        e.i_quant = iq;
         c->rows[k].sp = e;
     }
     free(txt);

@@ -37,17 +37,27 @@ build/bench_kern: $(SRCS) bench/kern_bench.c $(DEPS)
 	@mkdir -p build
 	$(CC) $(CFLAGS_ALL) -o $@ bench/kern_bench.c $(LIBS)
 
+# The graph view's layout time and HTML bytes per node (bench/README.md); not part of test.
+build/graph_bench: $(SRCS) bench/graph_bench.c $(DEPS)
+	@mkdir -p build
+	$(CC) $(CFLAGS_ALL) -o $@ bench/graph_bench.c $(LIBS)
+
 # qreport vs ONNX Runtime (bench/README.md); not part of test. bench-models generates the
-# ResNet-18 / MobileNetV2 float + QAT pairs into bench/models/ (git-ignored) unless present;
-# bench measures side by side and writes bench/RESULTS.md. BENCH_ARGS: extra bench/run.py options.
+# ResNet-18 / MobileNetV2 float + QAT pairs and the transformer models (ViT-B/16, BERT-base-like,
+# GPT-2-small-like with their int8 QDQ twins) into bench/models/ (git-ignored) unless present;
+# bench measures side by side and writes bench/RESULTS.md and bench/RESULTS_TRANSFORMERS.md.
+# BENCH_ARGS: extra bench/run.py options; TF_BENCH_ARGS: extra bench/transformers.py options.
 BENCH_PY   ?= /usr/bin/python3
 BENCH_ARGS ?=
+TF_BENCH_ARGS ?=
 bench-models:
 	$(BENCH_PY) bench/make_models.py
+	$(BENCH_PY) bench/make_transformers.py
 
 bench: qreport bench-models
 	@$(MAKE) --no-print-directory build/bench_kern || echo "bench: build/bench_kern does not build: no per-operator table"
 	$(BENCH_PY) bench/run.py $(BENCH_ARGS)
+	$(BENCH_PY) bench/transformers.py $(TF_BENCH_ARGS)
 
 # Every test: unit tests, conformance over ../shared/conformance (when present),
 # golden fixtures and CLI bad-input tests. Last line: "N passed, N failed, N skipped".

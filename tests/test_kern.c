@@ -812,6 +812,96 @@ static void test_hist_fakequant(void) {
     qr_aligned_free(yr);
 }
 
+/* Softmax and the elementwise MLAS functions (kern/ref/f32_trans.c): every level against the
+ * ref bit for bit (both Softmax variants, rows of 1..40, 100 and 197, values reaching the exp
+ * clamp; NaN, infinities, signed zeros, the clamps of erf/sigmoid/tanh), and the ref against
+ * the functions in double (faithful to a few float ulps). */
+static bool qt__k_same_f32(const float *a, const float *b, int64_t n, int64_t *at) {
+    for (int64_t i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], 4) != 0 && !(a[i] != a[i] && b[i] != b[i])) { *at = i; return false; }
+    return true;
+}
+
+static void test_trans(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 29;
+    enum { N = 5003, ROWS = 7 };
+    float *x = qt__k_randf(N, &rng), *y = qr_aligned_alloc(N * sizeof(float)), *yr = qr_aligned_alloc(N * sizeof(float));
+    for (int i = 0; i < N; i++) x[i] *= (float)(1 + i % 5) * 3.0f;
+    static const int ns[] = { 1, 2, 3, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 40, 100, 197 };
+    for (int ni = 0; ni < QR_ARRAY_LEN(ns); ni++)
+        for (int w = 0; w < 2; w++) {
+            const int64_t n = ns[ni];
+            qr_f32_softmax__ref(x, yr, ROWS, n, w, false);
+            for (int64_t r = 0; r < ROWS; r++) {   /* the ref against softmax in double */
+                double mx = -INFINITY, s = 0;
+                for (int64_t i = 0; i < n; i++) mx = fmax(mx, x[r * n + i]);
+                for (int64_t i = 0; i < n; i++) s += exp((double)x[r * n + i] - mx);
+                for (int64_t i = 0; i < n; i++) {
+                    double want = exp((double)x[r * n + i] - mx) / s;
+                    double tol = (1e-6 + 1.2e-7 * (mx - x[r * n + i])) * want + 1e-37;   /* x - max rounds in float */
+                    QT_CHECKF(fabs(yr[r * n + i] - want) <= tol, "ref softmax n=%lld wide %d: %g vs %g",
+                              (long long)n, w, yr[r * n + i], want);
+                }
+            }
+            for (int l = 1; l < nl; l++) {
+                int64_t at = 0;
+                lv[l].f32_softmax(x, y, ROWS, n, w, false);
+                QT_CHECKF(qt__k_same_f32(y, yr, ROWS * n, &at), "%s softmax n=%lld wide %d: element %lld %a vs %a",
+                          qr_isa_name(lv[l].isa), (long long)n, w, (long long)at, y[at], yr[at]);
+                memcpy(y, x, (size_t)(ROWS * n) * sizeof(float));   /* in place */
+                lv[l].f32_softmax(y, y, ROWS, n, w, false);
+                QT_CHECK(qt__k_same_f32(y, yr, ROWS * n, &at));
+            }
+            qr_f32_softmax__ref(x, yr, ROWS, n, w, true);   /* LogSoftmax: the ref against log of the softmax */
+            for (int64_t r = 0; r < ROWS; r++) {
+                double mx = -INFINITY, s = 0;
+                for (int64_t i = 0; i < n; i++) mx = fmax(mx, x[r * n + i]);
+                for (int64_t i = 0; i < n; i++) s += exp((double)x[r * n + i] - mx);
+                for (int64_t i = 0; i < n; i++) {
+                    double want = (double)x[r * n + i] - mx - log(s);
+                    QT_CHECKF(fabs(yr[r * n + i] - want) <= 1e-6 * (1 + fabs(want)), "ref log-softmax n=%lld: %g vs %g",
+                              (long long)n, yr[r * n + i], want);
+                }
+            }
+            for (int l = 1; l < nl; l++) {
+                int64_t at = 0;
+                lv[l].f32_softmax(x, y, ROWS, n, w, true);
+                QT_CHECKF(qt__k_same_f32(y, yr, ROWS * n, &at), "%s log-softmax n=%lld wide %d: element %lld",
+                          qr_isa_name(lv[l].isa), (long long)n, w, (long long)at);
+                memcpy(y, x, (size_t)(ROWS * n) * sizeof(float));
+                lv[l].f32_softmax(y, y, ROWS, n, w, true);
+                QT_CHECK(qt__k_same_f32(y, yr, ROWS * n, &at));
+            }
+        }
+    /* n <= 16: both variants sum alike, so they differ only where exp underflows */
+    qr_f32_softmax__ref(x, y, 1, 16, false, false);
+    qr_f32_softmax__ref(x, yr, 1, 16, true, false);
+    int64_t at0 = 0;
+    QT_CHECK(qt__k_same_f32(y, yr, 16, &at0));
+    x[0] = NAN; x[1] = INFINITY; x[2] = -INFINITY; x[3] = -0.0f; x[4] = 0.0f; x[5] = 3.925f; x[6] = -3.925f;
+    x[7] = 0.921875f; x[8] = 18.0f; x[9] = -18.5f; x[10] = 9.0f; x[11] = -9.5f; x[12] = 1e-30f; x[13] = -100.0f;
+    static const QrF32MapOp ops[] = { QR_F32_MAP_ERF, QR_F32_MAP_SIGMOID, QR_F32_MAP_TANH };
+    for (int oi = 0; oi < 3; oi++) {
+        qr_f32_map__ref(ops[oi], x, yr, N);
+        for (int i = 3; i < N; i++) {
+            double v = x[i], want = oi == 0 ? erf(v) : oi == 1 ? 1.0 / (1.0 + exp(-v)) : tanh(v);
+            QT_CHECKF(fabs(yr[i] - want) <= 4e-7 * fabs(want) + 1e-7, "ref map %d x=%a: %a vs %a", oi, x[i], yr[i], want);
+        }
+        for (int l = 1; l < nl; l++)
+            for (int64_t n = N; n >= N - 9; n -= 3) {   /* tails of every length mod 8 */
+                int64_t at = 0;
+                lv[l].f32_map(ops[oi], x, y, n);
+                QT_CHECKF(qt__k_same_f32(y, yr, n, &at), "%s map %d n=%lld: x=%a %a vs %a", qr_isa_name(lv[l].isa), oi,
+                          (long long)n, x[at], y[at], yr[at]);
+            }
+    }
+    qr_aligned_free(x);
+    qr_aligned_free(y);
+    qr_aligned_free(yr);
+}
+
 /* ==== operators on the kernels (paths the conformance suite does not reach) ==== */
 
 /* Gemm with transB and one row (a Linear layer at batch 1) runs as a GEMV on B; MaxPool
@@ -1699,5 +1789,6 @@ static void qt_kern_all(void) {
     QT_RUN(test_pair_stats);
     QT_RUN(test_rtol);
     QT_RUN(test_hist_fakequant);
+    QT_RUN(test_trans);
     QT_RUN(test_nn_fast_paths);
 }

@@ -34,6 +34,7 @@
 #include "test_exact.c"
 #include "test_contrib.c"
 #include "test_llm_ops.c"
+#include "test_llm.c"
 #include "test_deploy.c"
 #include "test_analysis_knobs.c"
 #include "test_dataset.c"
@@ -41,6 +42,7 @@
 #include "test_dsstat.c"
 #include "test_dataset_sens.c"
 #include "test_errsplit.c"
+#include "test_graph.c"
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a test that times out (harness.h) loses no earlier line */
@@ -91,6 +93,7 @@ int main(int argc, char **argv) {
     QT_MODULE(exact);
     QT_MODULE(contrib);
     QT_MODULE(llm_ops);
+    QT_MODULE(llm);
     QT_MODULE(deploy);
     QT_MODULE(analysis_knobs);
     QT_MODULE(dataset);
@@ -98,6 +101,7 @@ int main(int argc, char **argv) {
     QT_MODULE(dsstat);
     QT_MODULE(dataset_sens);
     QT_MODULE(errsplit);
+    QT_MODULE(graph);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

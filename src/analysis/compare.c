@@ -90,6 +90,8 @@ static QrStatus qr_compare_outputs(const QrSession *s, const QrTensor *outs, QrM
 static QrStatus qr_compare_outputs_sel(const QrSession *s, const QrTensor *outs, int only, QrMetrics *m) {
     QrMetricAcc acc;
     qr_metric_acc_init(&acc);
+    double kld_sum = 0;
+    int64_t kld_n = 0;
     for (int k = 0; k < s->b->n_outputs; k++) {
         if (only >= 0 && k != only) continue;
         QrTensor f = {0};
@@ -99,10 +101,18 @@ static QrStatus qr_compare_outputs_sel(const QrSession *s, const QrTensor *outs,
                     : qr_errf(QR_ERR_SHAPE, "output %d ('%s') has %lld elements in the analysis model but %lld in the "
                               "baseline", k, s->b->values[s->b->outputs[k]].name, (long long)f.numel, (long long)x->numel);
         if (st == QR_OK) qr_metric_acc_add(&acc, x->data, f.data, x->numel);
+        if (st == QR_OK && qr_metric_is_logits(s->b->values[s->b->outputs[k]].name, x)) {   /* KLD: per token */
+            int64_t V = x->dims[x->rank - 1];
+            for (int64_t t = 0; t < x->numel / V; t++) {
+                double kl = qr_metric_token_kl((const float *)x->data + t * V, (const float *)f.data + t * V, V);
+                if (kl == kl) { kld_sum += kl; kld_n++; }
+            }
+        }
         qr_tensor_free_data(&f);
         QR_TRY(st);
     }
     qr_metric_acc_finish(&acc, m);
+    m->kld = kld_n ? kld_sum / (double)kld_n : NAN;
     return QR_OK;
 }
 

@@ -111,7 +111,11 @@ static void qr_ds_compare_end(QrDsCompare *d) {
 static void qr_ds_compare_free(QrDsCompare *d) {
     qr_ds_compare_end(d);
     for (int r = 0; d->rows && r < d->n_rows; r++) qr_dslist_free(&d->rows[r].list);
-    for (int j = 0; d->outs && j < d->n_outs; j++) { qr_dslist_free(&d->outs[j].list); free(d->outs[j].flips); }
+    for (int j = 0; d->outs && j < d->n_outs; j++) {
+        qr_dslist_free(&d->outs[j].list);
+        free(d->outs[j].flips);
+        qr_tok_free(&d->outs[j].tok);
+    }
     free(d->rows);
     free(d->outs);
     free(d->smp);
@@ -152,6 +156,7 @@ static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, co
         qr_dspool_init(&o->pool);
         const QrTensor *t = &s->b->values[s->b->outputs[j]].t;
         o->cls = t->rank == 2 && t->dims[1] >= 2;
+        o->tok_out = qr_tok_is_logits(s->b->values[s->b->outputs[j]].name, t);
         o->flips = calloc((size_t)n + 1, sizeof *o->flips);
         st = o->flips ? qr_dslist_alloc(&o->list, n) : qr_errf(QR_ERR_NOMEM, "out of memory");
     }
@@ -309,6 +314,13 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
             qr_dslist_set(&o->list, k, &a1, &m1);
             if (d->rank_output < 0 || d->rank_output == j) qr_metric_acc_add(&all, x->data, f.data, x->numel);
             if (o->cls && x->rank == 2 && x->dims[1] >= 2) qr__ds_topk_add(o, k, x, f.data);
+            if (o->tok_out) {    /* labels: the sample's input_ids shifted, when the model has them */
+                QrTensor lab = {0};
+                bool have = false;
+                st = qr_tok_labels(s->b, in, NULL, x, &lab, &have);
+                if (st == QR_OK) st = qr_tok_add(&o->tok, x, &f, have ? &lab : NULL, k);
+                qr_tensor_free_data(&lab);
+            }
         }
         qr_tensor_free_data(&f);
     }
@@ -379,6 +391,7 @@ static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
         qr_dspool_merge(&x->pool, &y->pool);
         QR_TRY(qr_dslist_merge(&x->list, &y->list, a->names));
         x->rows += y->rows; x->agree += y->agree; x->top5_hits += y->top5_hits; x->top5_den += y->top5_den;
+        QR_TRY(qr_tok_merge(&x->tok, &y->tok));
         for (int k = 0; k < a->n_samples; k++) if (b->done[k]) x->flips[k] = y->flips[k];
     }
     for (int k = 0; k < a->n_samples; k++) {
@@ -477,10 +490,15 @@ static QrStatus qr__ds_layer_table(const QrDsCompare *d, const QrSession *s, boo
 }
 
 static QrStatus qr__ds_out_table(const QrDsCompare *d, const QrSession *s, bool csv, QrTable *t) {
+    /* logits outputs add the per-token columns (analysis/tokens; top1_agree / top5_overlap then count tokens) */
     static const char *const cols[] = { "output", "shape", "samples", "Cosine", "MSE", "L1", "KL", "SQNR", "Atol", "Rtol",
                                         "nonfinite", "mean_Cosine", "worst_Cosine", "worst_sample", "p05_Cosine",
-                                        "mean_SQNR", "p05_SQNR", "top1_agree", "top5_overlap", "top1_flipped_samples" };
-    QR_TRY(qr_table_init(t, QR_ARRAY_LEN(cols), cols));
+                                        "mean_SQNR", "p05_SQNR", "top1_agree", "top5_overlap", "top1_flipped_samples",
+                                        "tokens", "kld_mean", "kld_p90", "kld_p99", "kld_max", "dp_rms", "nll_tokens",
+                                        "nll_base", "nll_analysis", "ln_ppl_ratio", "worst_tokens" };
+    bool any_tok = false;
+    for (int j = 0; j < d->n_outs; j++) any_tok |= d->outs[j].tok_out;
+    QR_TRY(qr_table_init(t, any_tok ? QR_ARRAY_LEN(cols) : 20, cols));
     for (int j = 0; j < d->n_outs; j++) {
         const QrDsOut *o = &d->outs[j];
         int row;
@@ -514,6 +532,13 @@ static QrStatus qr__ds_out_table(const QrDsCompare *d, const QrSession *s, bool 
                 if (d->done[k] && o->flips[k]) QR_TRY(qr_buf_printf(&list, &ll, &lc, "%s%s", nf++ ? ";" : "", d->names[k]));
             qr_table_set(t, row, 19, nf ? list : "-");
             free(list);
+        }
+        if (o->tok_out && o->tok.vocab) {
+            QrTokStats ts;
+            qr_tok_stats(&o->tok, &ts);
+            qr_compare_num(t, row, 17, ts.top1_agree, csv);
+            qr_compare_num(t, row, 18, ts.top5_overlap, csv);
+            qr_tok_cells(t, row, 20, &o->tok, d->names, false, csv);
         }
     }
     return QR_OK;
@@ -831,6 +856,19 @@ static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s
         if (x->cls && x->rows) {
             qr_json_kv_num(j, "top1_agree", (double)x->agree / (double)x->rows);
             qr_json_kv_num(j, "top5_overlap", (double)x->top5_hits / (double)x->top5_den);
+        }
+        if (x->tok_out && x->tok.vocab) {     /* per token, over every sample's tokens */
+            QrTokStats ts;
+            qr_tok_stats(&x->tok, &ts);
+            qr_json_kv_int(j, "tokens", ts.tokens);
+            qr_json_kv_num(j, "top1_agree", ts.top1_agree);
+            qr_json_kv_num(j, "top5_overlap", ts.top5_overlap);
+            qr_json_kv_num(j, "kld_mean", ts.kld_mean);
+            qr_json_kv_num(j, "kld_p90", ts.kld_p90);
+            qr_json_kv_num(j, "kld_p99", ts.kld_p99);
+            qr_json_kv_num(j, "kld_max", ts.kld_max);
+            qr_json_kv_num(j, "dp_rms", ts.dp_rms);
+            if (ts.nll_tokens) qr_json_kv_num(j, "ln_ppl_ratio", ts.ln_ppl_ratio);
         }
         qr_json_obj_end(j);
     }

@@ -57,6 +57,8 @@ typedef struct QrDsOut {     /* one graph output */
     int64_t rows, agree;     /* batch rows seen, rows whose top-1 agrees */
     int64_t top5_hits, top5_den;   /* classes shared by the two top-5 sets, and the possible */
     int32_t *flips;          /* per sample: rows whose top-1 flips */
+    bool tok_out;            /* a logits output: judged per token (analysis/tokens; labels: input_ids shifted) */
+    QrTokAcc tok;
 } QrDsOut;
 
 typedef struct QrDsCompare {

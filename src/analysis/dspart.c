@@ -130,6 +130,57 @@ static void qr__dsp_get_metrics(QrDsR *r, QrMetrics *m) {
     m->n_nonfinite = (int64_t)qr_dspart_get_u64(r);
 }
 
+/* A logits output's tokens (analysis/tokens): counters, the per-token values, the worst tokens. */
+static void qr__dsp_put_tok(QrDsW *w, const QrTokAcc *t) {
+    uint64_t v[] = { (uint64_t)t->vocab, (uint64_t)t->tokens, (uint64_t)t->nonfinite, (uint64_t)t->agree,
+                     (uint64_t)t->top5_hits, (uint64_t)t->top5_den, (uint64_t)t->nll_tokens, (uint64_t)t->n_worst };
+    for (int q = 0; q < QR_ARRAY_LEN(v); q++) qr_dspart_put_u64(w, v[q]);
+    for (int64_t i = 0; i < t->tokens; i++) { qr_dspart_put_f64(w, t->kld[i]); qr_dspart_put_f64(w, t->dp[i]); }
+    for (int64_t i = 0; i < t->nll_tokens; i++) { qr_dspart_put_f64(w, t->nll_b[i]); qr_dspart_put_f64(w, t->nll_a[i]); }
+    for (int k = 0; k < t->n_worst; k++) {
+        const QrTokWorst *x = &t->worst[k];
+        qr_dspart_put_f64(w, x->kld);
+        uint64_t u[] = { (uint64_t)x->sample, (uint64_t)x->batch, (uint64_t)x->pos, (uint64_t)x->base_top1, (uint64_t)x->ana_top1 };
+        for (int q = 0; q < QR_ARRAY_LEN(u); q++) qr_dspart_put_u64(w, u[q]);
+    }
+}
+
+static QrStatus qr__dsp_get_tok(QrDsR *r, QrTokAcc *t, int n_samples) {
+    const uint64_t lim = (uint64_t)1 << 40;
+    uint64_t v[8];
+    for (int q = 0; q < 8; q++) v[q] = qr_dspart_get_u64(r);
+    /* each value takes 16 bytes in the file: counts beyond what is left are malformed, not allocated */
+    uint64_t left = r->len - r->off;
+    if (r->bad || v[0] > lim || v[1] > left / 16 || v[6] > left / 16 || v[7] > QR_TOK_WORST || v[3] > v[1] || v[4] > v[5])
+        return qr_errf(QR_ERR_INVALID, "its per-token accumulators are malformed");
+    QrTokAcc x = { .vocab = (int64_t)v[0], .nonfinite = (int64_t)v[2], .agree = (int64_t)v[3], .top5_hits = (int64_t)v[4],
+                   .top5_den = (int64_t)v[5] };
+    x.kld = malloc((size_t)v[1] * sizeof(double) + 8);
+    x.dp = malloc((size_t)v[1] * sizeof(double) + 8);
+    x.nll_b = malloc((size_t)v[6] * sizeof(double) + 8);
+    x.nll_a = malloc((size_t)v[6] * sizeof(double) + 8);
+    x.cap = (int64_t)v[1];
+    x.nll_cap = (int64_t)v[6];
+    if (!x.kld || !x.dp || !x.nll_b || !x.nll_a) { qr_tok_free(&x); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    for (uint64_t i = 0; i < v[1]; i++) { x.kld[i] = qr_dspart_get_f64(r); x.dp[i] = qr_dspart_get_f64(r); }
+    for (uint64_t i = 0; i < v[6]; i++) { x.nll_b[i] = qr_dspart_get_f64(r); x.nll_a[i] = qr_dspart_get_f64(r); }
+    x.tokens = (int64_t)v[1];
+    x.nll_tokens = (int64_t)v[6];
+    for (int k = 0; k < (int)v[7]; k++) {
+        QrTokWorst *w = &x.worst[k];
+        w->kld = qr_dspart_get_f64(r);
+        w->sample = qr_dspart_get_int(r, n_samples > 0 ? n_samples - 1 : 0);
+        w->batch = (int64_t)qr_dspart_get_u64(r);
+        w->pos = (int64_t)qr_dspart_get_u64(r);
+        w->base_top1 = (int64_t)qr_dspart_get_u64(r);
+        w->ana_top1 = (int64_t)qr_dspart_get_u64(r);
+    }
+    x.n_worst = (int)v[7];
+    QrStatus st = r->bad ? qr_errf(QR_ERR_INVALID, "its per-token accumulators are malformed") : qr_tok_merge(t, &x);
+    qr_tok_free(&x);
+    return st;
+}
+
 static void qr__dsp_put_compare(QrDsW *w, const QrDsCompare *d) {
     qr_dspart_put_u64(w, (uint64_t)d->n_samples); qr_dspart_put_u64(w, (uint64_t)d->n_rows); qr_dspart_put_u64(w, (uint64_t)d->n_outs);
     for (int i = 0; i < d->n_rows; i++) {
@@ -155,6 +206,7 @@ static void qr__dsp_put_compare(QrDsW *w, const QrDsCompare *d) {
         uint64_t v[] = { o->cls, (uint64_t)o->rows, (uint64_t)o->agree, (uint64_t)o->top5_hits, (uint64_t)o->top5_den };
         for (int q = 0; q < QR_ARRAY_LEN(v); q++) qr_dspart_put_u64(w, v[q]);
         for (int k = 0; k < d->n_samples; k++) qr_dspart_put_u64(w, (uint64_t)o->flips[k]);
+        if (o->tok_out) qr__dsp_put_tok(w, &o->tok);   /* logits outputs only: other parts keep their bytes */
     }
     for (int k = 0; k < d->n_samples; k++) {
         bool skipped = !d->done[k] && d->skipped && d->skipped[k];
@@ -199,6 +251,7 @@ static QrStatus qr__dsp_get_compare(QrDsR *r, QrDsCompare *d) {
         o->rows = (int64_t)qr_dspart_get_u64(r); o->agree = (int64_t)qr_dspart_get_u64(r);
         o->top5_hits = (int64_t)qr_dspart_get_u64(r); o->top5_den = (int64_t)qr_dspart_get_u64(r);
         for (int k = 0; k < d->n_samples; k++) o->flips[k] = qr_dspart_get_int(r, INT32_MAX);
+        if (o->tok_out && !r->bad) QR_TRY(qr__dsp_get_tok(r, &o->tok, d->n_samples));
     }
     for (int k = 0; k < d->n_samples && !r->bad; k++) {
         int state = qr_dspart_get_int(r, 2);

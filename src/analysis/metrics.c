@@ -117,6 +117,7 @@ static void qr_metric_acc_add(QrMetricAcc *a, const float *x, const float *y, in
 
 static void qr_metric_acc_finish(const QrMetricAcc *a, QrMetrics *m) {
     memset(m, 0, sizeof *m);
+    m->kld = NAN;
     m->n = a->n;
     m->n_nonfinite = a->n_bad;
     if (!a->n) {
@@ -160,7 +161,7 @@ static void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetr
     qr_metrics_compute_ex(x, y, n, true, m);
 }
 
-static const char *const qr__mt_names[QR_METRIC_COUNT] = { "L1", "Cosine", "MSE", "KL", "SQNR" };
+static const char *const qr__mt_names[QR_METRIC_COUNT] = { "L1", "Cosine", "MSE", "KL", "SQNR", "KLD" };
 
 static const char *qr_metric_name(QrMetricKind k) { return k < QR_METRIC_COUNT ? qr__mt_names[k] : "?"; }
 
@@ -171,6 +172,7 @@ static double qr_metric_get(const QrMetrics *m, QrMetricKind k) {
     case QR_METRIC_MSE: return m->mse;
     case QR_METRIC_KL: return m->kl;
     case QR_METRIC_SQNR: return m->sqnr;
+    case QR_METRIC_KLD: return m->kld;
     default: return NAN;
     }
 }
@@ -186,8 +188,30 @@ static QrStatus qr_metric_parse(const char *s, QrMetricKind *out) {
     };
     for (int k = 0; k < QR_ARRAY_LEN(aliases); k++)
         if (!strcasecmp(s, aliases[k].alias)) { *out = aliases[k].k; return QR_OK; }
-    return qr_errf(QR_ERR_INVALID, "unknown metric '%s' (expected L1, Cosine, MSE, KL or SQNR; hmct's cosine-similarity, "
+    return qr_errf(QR_ERR_INVALID, "unknown metric '%s' (expected L1, Cosine, MSE, KL, SQNR or KLD; hmct's cosine-similarity, "
                    "mse, sqnr, kl-divergence are accepted too)", s);
+}
+
+static bool qr_metric_is_logits(const char *name, const QrTensor *t) {
+    if (!t || t->rank < 2 || t->dims[t->rank - 1] < 2) return false;
+    return t->rank == 3 || (name && !strcmp(name, "logits"));
+}
+
+static double qr_metric_token_kl(const float *x, const float *y, int64_t V) {
+    double mx = -INFINITY, my = -INFINITY;
+    for (int64_t i = 0; i < V; i++) {
+        if (!isfinite(x[i]) || !isfinite(y[i])) return NAN;
+        if (x[i] > mx) mx = x[i];
+        if (y[i] > my) my = y[i];
+    }
+    double sx = 0, sy = 0;
+    for (int64_t i = 0; i < V; i++) { sx += exp((double)x[i] - mx); sy += exp((double)y[i] - my); }
+    double lx = mx + log(sx), ly = my + log(sy), kl = 0;
+    for (int64_t i = 0; i < V; i++) {
+        double gx = (double)x[i] - lx, gy = (double)y[i] - ly;
+        kl += exp(gx) * (gx - gy);
+    }
+    return kl < 0 ? 0 : kl;                  /* rounding of two equal distributions */
 }
 
 static bool qr_metric_higher_is_better(QrMetricKind k) { return k == QR_METRIC_COSINE || k == QR_METRIC_SQNR; }

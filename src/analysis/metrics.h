@@ -4,7 +4,10 @@
 #ifndef QR_METRICS_H
 #define QR_METRICS_H
 
-typedef enum QrMetricKind { QR_METRIC_L1, QR_METRIC_COSINE, QR_METRIC_MSE, QR_METRIC_KL, QR_METRIC_SQNR, QR_METRIC_COUNT } QrMetricKind;
+/* KLD: the mean over tokens of KL(baseline || analysis) of the softmax over the vocabulary, at logits outputs
+ * only (qr_compare_outputs_sel; analysis/tokens has the other per-token metrics); NaN elsewhere. */
+typedef enum QrMetricKind { QR_METRIC_L1, QR_METRIC_COSINE, QR_METRIC_MSE, QR_METRIC_KL, QR_METRIC_SQNR, QR_METRIC_KLD,
+                            QR_METRIC_COUNT } QrMetricKind;
 
 typedef struct QrMetrics {
     double cosine, mse, l1, kl, sqnr, atol, rtol;
@@ -12,6 +15,7 @@ typedef struct QrMetrics {
     double y_min, y_max, y_mean, y_var;      /* y = analysis */
     int64_t n;                                /* elements compared (finite on both sides) */
     int64_t n_nonfinite;                      /* element pairs skipped because x or y is NaN/Inf */
+    double kld;                               /* mean token KL at logits outputs (QR_METRIC_KLD), else NaN */
 } QrMetrics;
 
 typedef struct QrMetricAcc {
@@ -39,6 +43,12 @@ static void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetr
 static void qr_metrics_compute_opts(const float *x, const float *y, int64_t n, bool with_kl, bool with_rtol, QrMetrics *m);
 
 static double qr_metric_get(const QrMetrics *m, QrMetricKind k);
+/* Whether a graph output is judged per token (a logits output): rank 3 with a last dim >= 2 ([batch,
+ * sequence, vocab]), or named "logits" with rank >= 2 (the vocabulary last). */
+static bool qr_metric_is_logits(const char *name, const QrTensor *t);
+/* KL(p || q) of one token, p = softmax(x), q = softmax(y) over V logits (natural log, double); NaN when a
+ * logit is not finite. */
+static double qr_metric_token_kl(const float *x, const float *y, int64_t V);
 static const char *qr_metric_name(QrMetricKind k);
 /* Parses "L1", "Cosine", "MSE", "KL", "SQNR" (case-insensitive) and hmct-debugger's spellings
  * ("cosine-similarity", "kl-divergence", ...). */

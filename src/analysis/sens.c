@@ -457,6 +457,8 @@ static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const 
     const char *all[16];
     int ncol = r->opts.off_one ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 1;   /* off-one ranks by gain: printed */
     for (int j = 0; j < ncol; j++) all[j] = cols[j];
+    int kcol = -1;                           /* --metric KLD: the mean token KL the rows are ranked by */
+    if (r->opts.metric == QR_METRIC_KLD) all[kcol = ncol++] = "KLD";
     int dcol = ncol;
     all[ncol++] = "dtype";
     int nb = ncol;
@@ -483,6 +485,11 @@ static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const 
                 char b[64];
                 qr_sens_num(b, sizeof b, qr_sens_gain(r, row), pass ? "%.9g" : "%.7f");
                 qr_table_set(t, ri, 8, b);
+            }
+            if (kcol >= 0) {
+                char b[64];
+                qr_sens_num(b, sizeof b, row->m.kld, pass ? "%.9g" : "%.7f");
+                qr_table_set(t, ri, kcol, b);
             }
             qr_table_set(t, ri, dcol, row->dtype);
             if (ss) {
@@ -554,6 +561,7 @@ static QrStatus qr__sens_write(const QrSession *s, const QrSensResult *r, const 
         qr_json_kv_num(&j, "KL", row->m.kl);
         qr_json_kv_num(&j, "SQNR", row->m.sqnr);     /* inf (identical) is written as null */
         if (r->opts.off_one) qr_json_kv_num(&j, "gain", qr_sens_gain(r, row));
+        if (r->opts.metric == QR_METRIC_KLD) qr_json_kv_num(&j, "KLD", row->m.kld);
         qr_json_kv_str(&j, "dtype", row->dtype);
         if (ss) {
             QrSensRank rk;

@@ -9,10 +9,13 @@ typedef struct QrCliOpts {
     const char *model;
     const char *model2;          /* analysis model for two-model commands */
     bool single;                 /* runall ANALYSIS.onnx alone: the baseline is it with every quantizer disabled */
-    const char *inputs[16];      /* "file" or "name=file" */
+    const char *inputs[128];     /* "file" or "name=file" (an LLM has 2 + 2 x layers inputs) */
     int n_inputs;
     const char *shapes[16];      /* "name=1x3x224x224" */
     int n_shapes;
+    QrDimBind dims[32];          /* --dim NAME=N: symbolic dims (batch_size, sequence_length, ...) */
+    char dim_names[32][128];
+    int n_dims;
     const char *out_dir;
     uint64_t seed;
     bool quiet;
@@ -45,6 +48,8 @@ typedef struct QrCliOpts {
     const char *save_values;     /* --save-values DIR */
     const char *from_values;     /* compare --from-values DIR */
     bool demote_int16;           /* sensitivity --demote-int16 */
+    const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL */
+    int generate;                /* --generate N: greedy decoding of N tokens with both models */
 } QrCliOpts;
 
 static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -73,11 +78,14 @@ static int qr__cli_fail(QrStatus st) {
 }
 
 static const char *qr__cli_usage_run =
-    "usage: qreport run MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--mode sim|int] [--int16 float|integer] [--shape NAME=1x3x224x224] [--seed N]\n"
+    "usage: qreport run MODEL.onnx [-i INPUT.npy|.pb ...] [-o DIR] [--mode sim|int] [--int16 float|integer] [--shape NAME=1x3x224x224] [--dim NAME=N] [--seed N]\n"
     "                  [--threads N] [--repeat N] [--quiet]\n"
     "  Runs the model and writes each graph output to DIR (default: .) as <output name>.npy.\n"
     "  -i FILE or -i NAME=FILE gives one input per graph input (.npy or ONNX TensorProto .pb);\n"
     "  without -i a deterministic random input of the declared shape is used (with a warning).\n"
+    "  Symbolic dims (batch_size, sequence_length, ...) of an input not given are bound from the same-named\n"
+    "  dims of the inputs given, --dim NAME=N, or total_sequence_length = past_sequence_length +\n"
+    "  sequence_length (every command binds them so).\n"
     "  --mode sim (default) runs the model as given (Q/DQ in float); int runs its DQ->op->Q groups on\n"
     "  integer kernels, as compare --mode int does. --int16 float (default) keeps 16-bit Q/DQ groups in\n"
     "  float, as ONNX Runtime's CPU provider does; --int16 integer lowers them too, as an NPU runs them.\n"
@@ -86,21 +94,21 @@ static const char *qr__cli_usage_run =
     "  (load_ms: model parse, shape inference, inputs and lowering); the outputs written are the\n"
     "  warm-up run's.\n";
 static const char *qr__cli_usage_match =
-    "usage: qreport match BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "usage: qreport match BASE.onnx ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--shape NAME=...] [--dim NAME=N] [--seed N] [--quiet]\n"
     "  Pairs every compute node output of the float baseline with the analysis (quantized) model's value\n"
     "  that its consumers see (after Q->DQ): by node name, tensor name, then graph structure. Writes\n"
     "  match_table.txt/.csv to DIR (default .) with the method of each pair and every unmatched value, and\n"
     "  checks equivalence: with every quantizer disabled the analysis model must reproduce the baseline.\n"
     "  Exit code 3 when the equivalence check fails (the models differ beyond quantization).\n";
 static const char *qr__cli_usage_check =
-    "usage: qreport check ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--shape NAME=...] [--quiet]\n"
+    "usage: qreport check ANALYSIS.onnx [-i INPUT ...] [-o DIR] [--shape NAME=...] [--dim NAME=N] [--quiet]\n"
     "  Structure check of a quantized model, written to DIR/model_check_result.txt: fusable patterns left\n"
     "  unfused, shared weights/quantizers, each layer's output quantization, weight quantization and\n"
     "  anomalies (model output not high precision, clipping quantizers, mismatched Concat/Add input\n"
     "  scales, unnormalized input). Range checks need -i.\n";
 static const char *qr__cli_usage_profile =
     "usage: qreport profile MODEL.onnx [-i INPUT.npy|.pb ... | --data DIR [--samples N]] [-o DIR] [--prefixes A,B]\n"
-    "                       [--types Conv,Relu] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "                       [--types Conv,Relu] [--shape NAME=...] [--dim NAME=N] [--seed N] [--quiet]\n"
     "  Runs the model once and writes ModelProfiler-style statistic.txt and statistic.csv to DIR:\n"
     "  per node, its inputs, weights, bias and outputs with dtype, min, max, mean, variance and shape,\n"
     "  then the same rows sorted by range (max - min). NaN/Inf are counted in their own columns.\n"
@@ -114,7 +122,8 @@ static const char *qr__cli_usage_profile =
 static const char *qr__cli_usage_compare =
     "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ... | --data DIR [--samples N]] [-o DIR] [--mode sim|int|both]\n"
     "                       [--cos-threshold X] [--metric L1|Cosine|MSE|KL|SQNR] [--save-values DIR | --from-values DIR]\n"
-    "                       [--shard K/N|auto] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "                       [--labels FILE]\n"
+    "                       [--shard K/N|auto] [--shape NAME=...] [--dim NAME=N] [--seed N] [--quiet]\n"
     "  Per-layer comparison of the analysis (quantized) model with the float baseline on one input:\n"
     "  compare_per_layer_out.txt/.csv with Cosine, MSE, L1, KL, SQNR, Atol, Rtol, min/max/mean/var of both,\n"
     "  and the local (shadow) Cosine/SQNR of each layer re-run on the baseline's inputs.\n"
@@ -128,6 +137,10 @@ static const char *qr__cli_usage_compare =
     "  (runall's per-layer section with plots/per_layer_metrics.png and the advisor's findings).\n"
     "  --save-values DIR: every compared value of both models as .npy (baseline, analysis, local re-run,\n"
     "  graph outputs, inputs) with DIR/index.tsv mapping each layer to its files (QuantAnalysis run()).\n"
+    "  Logits outputs ([batch, sequence, vocab] or named logits) are judged per token in compare_outputs.txt/.csv:\n"
+    "  tokens, top1_agree, top5_overlap, kld_mean/p90/p99/max (KL of the softmax over the vocabulary), dp_rms,\n"
+    "  the worst tokens, and the NLL of both models with ln(PPL ratio) on --labels FILE (token ids, .npy) or,\n"
+    "  without it, on the next-token shift of input_ids.\n"
     "  --from-values DIR: the tables, advisor and page recomputed from a saved run without running the\n"
     "  models (the models give the structure; QuantAnalysis set_model_profiler_dir). No -i, no --mode.\n"
     "  --data DIR compares over every sample of a data folder (hmct layout: one sub-folder per input with\n"
@@ -142,13 +155,13 @@ static const char *qr__cli_usage_compare =
     "  (JOB_COMPLETION_INDEX, with the count from --shard auto/N or QR_SHARD_COUNT).\n";
 static const char *qr__cli_usage_runall =
     "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--samples N] [--sens-samples K]\n"
-    "                      [--shard K/N|auto]] [-o report.zip]\n"
+    "                      [--shard K/N|auto]] [-o report.zip] [--labels FILE]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
     "                      [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
-    "                      [--int16 float|integer] [--fail-if-sqnr-below DB] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "                      [--int16 float|integer] [--fail-if-sqnr-below DB] [--shape NAME=...] [--dim NAME=N] [--seed N] [--quiet]\n"
     "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro] [--emit-model DIR]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  (ANALYSIS.onnx alone: the baseline is the same graph with every quantizer disabled; the report says so.)\n"
@@ -304,6 +317,21 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         } else if (!strcmp(a, "--shape")) {
             if (o->n_shapes == QR_ARRAY_LEN(o->shapes)) { fprintf(stderr, "qreport: too many --shape\n"); return QR_EXIT_USAGE; }
             QR__CLI_NEXT(o->shapes[o->n_shapes++]);
+        } else if (!strcmp(a, "--dim")) {
+            const char *v;
+            QR__CLI_NEXT(v);
+            const char *eq = strchr(v, '=');
+            char *end = NULL;
+            long long n = eq ? strtoll(eq + 1, &end, 10) : -1;
+            if (!eq || eq == v || !end || end == eq + 1 || *end || n < 0 || n > ((long long)1 << 40)) {
+                fprintf(stderr, "qreport: --dim %s: expected NAME=N (a symbolic dimension and its size, N >= 0)\n%s", v, usage);
+                return QR_EXIT_USAGE;
+            }
+            if (o->n_dims == QR_ARRAY_LEN(o->dims)) { fprintf(stderr, "qreport: too many --dim\n"); return QR_EXIT_USAGE; }
+            if ((size_t)(eq - v) >= sizeof o->dim_names[0]) { fprintf(stderr, "qreport: --dim %s: name too long\n", v); return QR_EXIT_USAGE; }
+            snprintf(o->dim_names[o->n_dims], sizeof o->dim_names[0], "%.*s", (int)(eq - v), v);
+            o->dims[o->n_dims] = (QrDimBind){ .name = o->dim_names[o->n_dims], .value = n };
+            o->n_dims++;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) QR__CLI_NEXT(o->out_dir);
         else if (!strcmp(a, "--seed")) { const char *s; QR__CLI_NEXT(s); o->seed = strtoull(s, NULL, 10); }
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = true;
@@ -325,6 +353,15 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--reverse")) o->reverse = true;
         else if (!strcmp(a, "--keep-dir")) QR__CLI_NEXT(o->keep_dir);
         else if (!strcmp(a, "--data")) QR__CLI_NEXT(o->data_dir);
+        else if (!strcmp(a, "--labels")) QR__CLI_NEXT(o->labels);
+        else if (!strcmp(a, "--generate")) {
+            const char *v;
+            QR__CLI_NEXT(v);
+            if (!qr__cli_int(v, 1, 4096, &o->generate)) {
+                fprintf(stderr, "qreport: --generate needs a token count in 1..4096, got '%s'\n%s", v, usage);
+                return QR_EXIT_USAGE;
+            }
+        }
         else if (!strcmp(a, "--num-steps")) { const char *v; QR__CLI_NEXT(v); o->num_steps = atoi(v); }
         else if (!strcmp(a, "--shard")) QR__CLI_NEXT(o->shard);
         else if (!strcmp(a, "--sens-samples")) {
@@ -426,11 +463,29 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
         return QR_EXIT_USAGE;
     }
+    /* KLD (mean token KL at logits outputs) ranks one input's sensitivity rows */
+    bool kld_cmd = !strncmp(usage, "usage: qreport sensitivity ", 27) || !strncmp(usage, "usage: qreport runall ", 22);
+    if (o->metric && mk == QR_METRIC_KLD && (!kld_cmd || o->data_dir)) {
+        fprintf(stderr, "qreport: --metric KLD ranks sensitivity by the mean token KL of one input (sensitivity, runall "
+                "without --data); the per-token columns of compare and --data are in compare_outputs\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    bool gen_cmd = !strncmp(usage, "usage: qreport compare ", 23) || !strncmp(usage, "usage: qreport runall ", 22);
+    if (o->generate && (!gen_cmd || o->data_dir || o->from_values || o->shard)) {
+        fprintf(stderr, "qreport: --generate N follows a generation from one prompt (compare or runall with -i, not --data, "
+                "--from-values or --shard)\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
     if (o->threads && qr_pool_init(o->threads) != QR_OK) { fprintf(stderr, "qreport: %s\n", qr_err_msg()); return QR_EXIT_USAGE; }
     if (!o->model) { fprintf(stderr, "qreport: missing MODEL.onnx\n%s", usage); return QR_EXIT_USAGE; }
     if (two_models && !o->model2 && !strncmp(usage, "usage: qreport runall [BASE.onnx] ", 34)) {
         o->model2 = o->model;                /* single-model form */
         o->single = true;
+    }
+    if (o->generate && o->single) {
+        fprintf(stderr, "qreport: --generate needs BASE.onnx (the single-model form's baseline is not a separate model)\n%s",
+                usage);
+        return QR_EXIT_USAGE;
     }
     if (two_models && !o->model2) { fprintf(stderr, "qreport: missing ANALYSIS.onnx\n%s", usage); return QR_EXIT_USAGE; }
     return QR_EXIT_OK;
@@ -472,10 +527,31 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
         for (int i = 0; st == QR_OK && i < g->n_inputs; i++) given[i] = &in[i];
         qr_ds_set_free(&ds);   /* also when a sample failed: the listing is freed either way */
     }
-    if (st == QR_OK && o->n_inputs && o->n_inputs != g->n_inputs)
+    bool all_named = o->n_inputs > 0;     /* -i NAME=FILE for some inputs: the others are made (dims bound) */
+    for (int k = 0; k < o->n_inputs; k++) all_named &= strchr(o->inputs[k], '=') != NULL;
+    /* -i DIR: DIR/<input name>.npy (or .pb) for every graph input found there (an LLM's many inputs) */
+    struct stat dst;
+    bool in_dir = o->n_inputs == 1 && !strchr(o->inputs[0], '=') && stat(o->inputs[0], &dst) == 0 && S_ISDIR(dst.st_mode);
+    for (int i = 0; st == QR_OK && in_dir && i < g->n_inputs; i++) {
+        char p[4096];
+        const char *name = g->values[g->inputs[i]].name;
+        snprintf(p, sizeof p, "%s/%s.npy", o->inputs[0], name);
+        if (access(p, R_OK) != 0) snprintf(p, sizeof p, "%s/%s.pb", o->inputs[0], name);
+        if (access(p, R_OK) != 0) continue;
+        st = qr_cli_read_tensor(p, &in[i]);
+        if (st == QR_OK) st = qr_graph_check_input(g, i, &in[i]);
+        if (st == QR_OK) given[i] = &in[i];
+    }
+    if (st == QR_OK && in_dir) {
+        int found = 0;
+        for (int i = 0; i < g->n_inputs; i++) found += given[i] != NULL;
+        if (!found) st = qr_errf(QR_ERR_INVALID, "-i %s: the folder holds no <input name>.npy/.pb of %s (its first input: '%s')",
+                                 o->inputs[0], o->model, g->values[g->inputs[0]].name);
+    }
+    if (st == QR_OK && o->n_inputs && !in_dir && o->n_inputs != g->n_inputs && !(all_named && o->n_inputs < g->n_inputs))
         st = qr_errf(QR_ERR_INVALID, "%s has %d input%s but %d -i file%s given", o->model, g->n_inputs,
                      g->n_inputs == 1 ? "" : "s", o->n_inputs, o->n_inputs == 1 ? " was" : "s were");
-    for (int k = 0; st == QR_OK && k < o->n_inputs; k++) {
+    for (int k = 0; st == QR_OK && !in_dir && k < o->n_inputs; k++) {
         const char *spec = o->inputs[k], *eq = strchr(spec, '=');
         int idx = k;
         if (eq) {
@@ -513,7 +589,7 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
     }
     QrTensor *shapes = calloc((size_t)g->n_inputs + 1, sizeof *shapes);
     if (st == QR_OK && !shapes) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr_graph_input_shapes(g, given, shapes);
+    if (st == QR_OK) st = qr_graph_input_shapes_bound(g, given, o->dims, o->n_dims, shapes);
     for (int i = 0; st == QR_OK && i < g->n_inputs; i++) {
         if (in[i].data) continue;
         uint64_t rng = o->seed * 0x9e3779b97f4a7c15ull + (uint64_t)i + 1;
@@ -951,6 +1027,16 @@ static QrStatus qr__cli_sens_knobs(const QrCliOpts *o, const QrGraph *b, const Q
     if (o->node_type) QR_TRY(qr_node_type_parse(o->node_type, &so->node_type));
     int idx;
     QR_TRY(qr_select_output(b, o->rank_output, &idx));
+    QrMetricKind km = QR_METRIC_L1;
+    if (o->metric) qr_metric_parse(o->metric, &km);
+    if (km == QR_METRIC_KLD) {
+        const QrValue *v = idx >= 0 ? &b->values[b->outputs[idx]] : NULL;
+        if (v ? !qr_metric_is_logits(v->name, &v->t) : !qr_tok_any(b))
+            return v ? qr_errf(QR_ERR_INVALID, "--metric KLD: graph output '%s' is no logits output ([batch, sequence, "
+                               "vocab] or named logits)", v->name)
+                     : qr_errf(QR_ERR_INVALID, "--metric KLD: the model has no logits output ([batch, sequence, vocab] or "
+                               "named logits)");
+    }
     QR_TRY(qr__cli_names_check(o->nodes, ",", b, a, "--nodes"));
     QR_TRY(qr__cli_names_check(o->quantize_nodes, ";,", b, a, "--quantize-nodes"));
     return qr__cli_names_check(o->non_quantize_nodes, ";,", b, a, "--non-quantize-nodes");
@@ -1084,10 +1170,20 @@ static int qr_cli_compare(int argc, char **argv) {
     QrStatus st = QR_OK;
     QrCompare c = {0};
     if (o.save_values) st = qr_values_keep(&se);
+    /* logits outputs: the analysis model's outputs are kept for the per-token columns */
+    QrTokAcc *tok = NULL;
+    bool want_tok = qr_tok_any(b) && !o.from_values;
+    if (st == QR_OK && want_tok) {
+        tok = calloc((size_t)b->n_outputs + 1, sizeof *tok);
+        if (!se.keep_outs) se.keep_outs = calloc((size_t)b->n_outputs + 1, sizeof(QrTensor));
+        if (!tok || !se.keep_outs) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
     if (st == QR_OK) st = o.from_values ? qr_values_load_compare(&se, o.from_values, o.cos_threshold, &c)
                                         : qr_compare_mode(&se, o.mode, o.cos_threshold, &c);
     if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_compare_write(&se, &c, dir);
+    if (st == QR_OK && want_tok) st = qr_tok_session(&se, se.keep_outs, o.labels, 0, tok);
+    if (st == QR_OK && want_tok) st = qr_tok_session_write(&se, se.keep_outs, tok, dir);
     if (st == QR_OK && o.save_values) st = qr_values_save(&se, &c, o.save_values);
     /* Horizon's compare_per_layer also writes the advisor and a page */
     QrAdvice adv = {0};
@@ -1106,7 +1202,12 @@ static int qr_cli_compare(int argc, char **argv) {
         if (st == QR_OK && !adv_txt) { free(t); st = qr_errf(QR_ERR_NOMEM, "out of memory"); }
         if (adv_txt) adv_txt[tl] = 0;
     }
-    if (st == QR_OK) st = qr_bundle_compare_page(&se, &c, adv_txt, dir);
+    if (st == QR_OK) st = qr_bundle_compare_page(&se, &c, tok, adv_txt, dir);
+    QrGenResult gr = { .first_divergence = -1 };
+    if (st == QR_OK && o.generate) {          /* last: the decoding re-infers the graphs step by step (then back) */
+        st = qr_gen_run(b, a, in, o.generate, &gr);
+        if (st == QR_OK) st = qr_gen_write(&gr, dir);
+    }
     if (st == QR_OK && !o.quiet) {
         printf("model output: Cosine %.6f, SQNR %.2f dB, L1 %.6g (%d layers compared%s)\n", c.out.cosine, c.out.sqnr,
                c.out.l1, c.n, o.from_values ? ", from saved values" : "");
@@ -1114,12 +1215,35 @@ static int qr_cli_compare(int argc, char **argv) {
             printf("first layer below Cosine %.4g: %s (%.6f)\n", o.cos_threshold,
                    b->nodes[se.m.m[c.rows[c.first_drop].match].b_node].name, c.rows[c.first_drop].m.cosine);
         if (o.metric) qr__cli_worst_layers(&se, &c, o.metric);
+        for (int j = 0; want_tok && j < b->n_outputs; j++) {
+            if (!tok[j].vocab) continue;
+            QrTokStats ts;
+            qr_tok_stats(&tok[j], &ts);
+            printf("%s per token: %lld tokens, top-1 agree %.4f, top-5 overlap %.4f, KL mean %.6g p99 %.6g max %.6g, "
+                   "dp_rms %.6g", b->values[b->outputs[j]].name, (long long)ts.tokens, ts.top1_agree, ts.top5_overlap,
+                   ts.kld_mean, ts.kld_p99, ts.kld_max, ts.dp_rms);
+            if (ts.nll_tokens) printf("; NLL %.6g -> %.6g, ln(PPL ratio) %.6g over %lld labels", ts.nll_base,
+                                      ts.nll_analysis, ts.ln_ppl_ratio, (long long)ts.nll_tokens);
+            printf("\n");
+        }
         if (have_adv) printf("advisor: %d finding%s\n", adv.n, adv.n == 1 ? "" : "s");
-        printf("wrote %s/" QR_BF_COMPARE ".txt and .csv, " QR_BF_ADVISOR ", " QR_BF_COMPARE_HTML "\n", dir);
+        if (o.generate) {
+            printf("generation (%d tokens, %s):\n  baseline:", gr.n, gr.cached ? "past_key_values fed from present" : "full re-runs");
+            for (int k = 0; k < gr.n; k++) printf(" %lld", (long long)gr.base_tok[k]);
+            printf("\n  analysis:");
+            for (int k = 0; k < gr.n; k++) printf(" %lld", (long long)gr.ana_tok[k]);
+            if (gr.first_divergence >= 0) printf("\n  first divergence at generated token %d\n", gr.first_divergence);
+            else printf("\n  the same tokens\n");
+        }
+        printf("wrote %s/" QR_BF_COMPARE ".txt and .csv, %s%s" QR_BF_ADVISOR ", " QR_BF_COMPARE_HTML "\n", dir,
+               want_tok ? QR_BF_DS_OUTPUTS ".txt and .csv, " : "", o.generate ? QR_BF_GENERATION ".txt and .csv, " : "");
         if (o.save_values) printf("saved the compared values in %s (index.tsv)\n", o.save_values);
     }
     free(adv_txt);
     if (have_adv) qr_advice_free(&adv);
+    qr_gen_free(&gr);
+    for (int j = 0; tok && j < b->n_outputs; j++) qr_tok_free(&tok[j]);
+    free(tok);
     qr_values_keep_free(&se);
     qr_compare_free(&c);
     qr_session_close(&se);
@@ -1321,7 +1445,8 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_sens_write(&se, &sr, dir);
     qr_progress_begin(&pr, "accumulated error", 0);
-    if (st == QR_OK) st = qr_accum_run_sets(&se, &sr, topk, nk, &sets, o.metric ? so.metric : QR_METRIC_COSINE, &acc);
+    if (st == QR_OK) st = qr_accum_run_sets(&se, &sr, topk, nk, &sets, o.metric && so.metric != QR_METRIC_KLD ? so.metric
+                                                                                                   : QR_METRIC_COSINE, &acc);
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_accum_write(&se, &acc, dir);
     QrDemotion dm = {0};
@@ -1502,10 +1627,12 @@ static int qr_cli_runall(int argc, char **argv) {
     size_t n = 0;
     for (int i = 0; i < argc && n < sizeof cmdline; i++)
         n += (size_t)snprintf(cmdline + n, sizeof cmdline - n, "%s%s", i ? " " : "", argv[i]);
-    const char *paths[16] = { 0 };
-    for (int i = 0; i < o.n_inputs && i < 16; i++) {
+    const char *paths[QR_ARRAY_LEN(o.inputs)] = { 0 };
+    for (int i = 0; i < o.n_inputs; i++) {
         const char *eq = strchr(o.inputs[i], '=');
+        struct stat pst;
         paths[i] = eq ? eq + 1 : o.inputs[i];
+        if (stat(paths[i], &pst) == 0 && S_ISDIR(pst.st_mode)) paths[i] = NULL;   /* -i DIR: no file to hash */
     }
     if (o.data_dir && o.n_inputs) {
         qr_graph_free(a); free(a); qr__cli_release(b, in);
@@ -1534,7 +1661,7 @@ static int qr_cli_runall(int argc, char **argv) {
         for (char *sv = NULL, *tok = strtok_r(pnbuf, ",", &sv); tok && n_pn < 64; tok = strtok_r(NULL, ",", &sv)) pn[n_pn++] = tok;
     }
     QrRunallOpts ro = { .out_zip = o.out_dir ? o.out_dir : "qreport_report.zip", .keep_dir = o.keep_dir, .cmdline = cmdline,
-                        .input_paths = paths, .n_input_paths = o.n_inputs, .random_input = o.n_inputs == 0,
+                        .input_paths = paths, .labels = o.labels, .n_input_paths = o.n_inputs, .random_input = o.n_inputs == 0,
                         .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode,
                         .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
     ro.sens = knobs;
@@ -1555,7 +1682,11 @@ static int qr_cli_runall(int argc, char **argv) {
     ro.sens.metric = QR_METRIC_L1;
     ro.sens.reverse = o.reverse;
     if (o.metric) qr_metric_parse(o.metric, &ro.sens.metric);
-    ro.metric_given = o.metric != NULL;
+    ro.metric_given = o.metric != NULL && ro.sens.metric != QR_METRIC_KLD;   /* the curves are per layer: no token KL */
+    ro.generate = o.generate;
+    ro.gen_b = b;
+    ro.gen_a = a;
+
     ro.quantize_nodes = o.quantize_nodes;
     ro.non_quantize_nodes = o.non_quantize_nodes;
     ro.have_channel_axis = o.have_channel_axis;
@@ -1607,6 +1738,7 @@ static int qr_cli_badcase(int argc, char **argv) {
     int rc = qr__cli_parse(argc, argv, &o, qr__cli_usage_badcase, true);
     if (rc) return rc < 0 ? 0 : rc;
     if (!o.data_dir) { fprintf(stderr, "qreport: find-bad-case needs --data DIR\n%s", qr__cli_usage_badcase); return QR_EXIT_USAGE; }
+    qr__cli_data_first = true;               /* the graphs are inferred on --data's first sample, as runall --data */
     rc = qr__cli_begin(argc, argv, qr__cli_usage_badcase, true, &o, &b, &in);
     if (rc >= 0) return rc;
     QrStatus st = qr__cli_load_second(o.model2, b, in, &a);

@@ -294,3 +294,208 @@ static QrStatus qr_ox_write(QrOnnxOut *x, const char *path) {
     qr_arena_reset(&x->arena, mark);
     return st;
 }
+
+/* ==== annotated copies (runall's graph/annotated.onnx) ====================================
+ * A rewrite of the wire format, field by field: the model file is mapped (not read into the
+ * heap, not unpacked: a multi-GB model costs no memory here), every field is copied as it is
+ * except the ones changed — an initializer's raw_data (dropped, replaced by its external-data
+ * entries), a noted node's doc_string and its metadata_props (added) — and the model's
+ * metadata_props (appended). Field numbers: ModelProto graph 7, metadata_props 14; GraphProto
+ * node 1, initializer 5; NodeProto name 3, doc_string 6, metadata_props 9 (IR 10); TensorProto
+ * raw_data 9, external_data 13, data_location 14; StringStringEntryProto key 1, value 2. */
+
+#include <sys/mman.h>
+
+typedef struct QrOwBuf { uint8_t *p; size_t n, cap; bool oom; } QrOwBuf;
+
+static void qr__ow_put(QrOwBuf *b, const void *d, size_t n) {
+    if (b->oom) return;
+    if (b->n + n > b->cap) {
+        size_t nc = QR_MAX(b->cap * 2, b->n + n + 4096);
+        uint8_t *np = realloc(b->p, nc);
+        if (!np) { b->oom = true; return; }
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+}
+
+static void qr__ow_put_varint(QrOwBuf *b, uint64_t v) {
+    uint8_t t[10];
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7) t[n++] = (uint8_t)((v & 0x7f) | 0x80);
+    t[n++] = (uint8_t)v;
+    qr__ow_put(b, t, n);
+}
+
+/* A length-delimited field: tag, length, payload. */
+static void qr__ow_put_len(QrOwBuf *b, int field, const void *d, size_t n) {
+    qr__ow_put_varint(b, (uint64_t)field << 3 | 2);
+    qr__ow_put_varint(b, n);
+    qr__ow_put(b, d, n);
+}
+
+/* A StringStringEntryProto as field `field` of the enclosing message. */
+static void qr__ow_put_entry(QrOwBuf *b, int field, const char *key, const char *val) {
+    QrOwBuf e = {0};
+    qr__ow_put_len(&e, 1, key, strlen(key));
+    qr__ow_put_len(&e, 2, val, strlen(val));
+    if (e.oom) b->oom = true;
+    else qr__ow_put_len(b, field, e.p, e.n);
+    free(e.p);
+}
+
+static bool qr__ow_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
+    *v = 0;
+    for (int s = 0; s < 64 && *pos < n; s += 7) {
+        uint8_t c = p[(*pos)++];
+        *v |= (uint64_t)(c & 0x7f) << s;
+        if (!(c & 0x80)) return true;
+    }
+    return false;
+}
+
+/* The next field of p[*pos, end): its number, wire type, payload (length-delimited fields) and
+ * the whole field's bytes [*start, *pos). False on a malformed field or a group. */
+static bool qr__ow_field(const uint8_t *p, size_t end, size_t *pos, int *field, int *wt, size_t *ps, size_t *pl, size_t *start) {
+    uint64_t tag, v;
+    *start = *pos;
+    if (!qr__ow_varint(p, end, pos, &tag)) return false;
+    *field = (int)(tag >> 3);
+    *wt = (int)(tag & 7);
+    switch (*wt) {
+    case 0: return qr__ow_varint(p, end, pos, &v);
+    case 1: if (end - *pos < 8) return false; *pos += 8; return true;
+    case 5: if (end - *pos < 4) return false; *pos += 4; return true;
+    case 2:
+        if (!qr__ow_varint(p, end, pos, &v) || v > end - *pos) return false;
+        *ps = *pos; *pl = (size_t)v; *pos += (size_t)v;
+        return true;
+    default: return false;
+    }
+}
+
+typedef struct QrOwCtx {
+    const uint8_t *p;
+    const char *src, *ext;
+    size_t min_external;
+    const QrOxNote *notes;
+    QrStrMap *byname;
+    QrArena *a;
+    int n_moved, n_noted;
+} QrOwCtx;
+
+/* TensorProto p[s, s+l) into b: large raw_data becomes external data at its offset in src. */
+static bool qr__ow_wire_tensor(QrOwCtx *c, size_t s, size_t l, QrOwBuf *b) {
+    size_t pos = s, ps = 0, pl = 0, st, raw_s = 0, raw_l = 0;
+    int f, wt;
+    bool raw = false, located = false;
+    while (pos < s + l) {
+        if (!qr__ow_field(c->p, s + l, &pos, &f, &wt, &ps, &pl, &st)) return false;
+        if (f == 9 && wt == 2) { raw = true; raw_s = ps; raw_l = pl; }
+        if (f == 14 || f == 13) located = true;
+    }
+    if (!raw || located || raw_l < c->min_external) { qr__ow_put_len(b, 5, c->p + s, l); return true; }
+    QrOwBuf t = {0};
+    for (pos = s; pos < s + l;) {
+        qr__ow_field(c->p, s + l, &pos, &f, &wt, &ps, &pl, &st);
+        if (!(f == 9 && wt == 2)) qr__ow_put(&t, c->p + st, pos - st);
+    }
+    char num[32];
+    qr__ow_put_entry(&t, 13, "location", c->ext);
+    snprintf(num, sizeof num, "%zu", raw_s);
+    qr__ow_put_entry(&t, 13, "offset", num);
+    snprintf(num, sizeof num, "%zu", raw_l);
+    qr__ow_put_entry(&t, 13, "length", num);
+    qr__ow_put_varint(&t, 14 << 3 | 0);
+    qr__ow_put_varint(&t, 1);                                  /* data_location = EXTERNAL */
+    if (t.oom) b->oom = true;
+    else qr__ow_put_len(b, 5, t.p, t.n);
+    free(t.p);
+    c->n_moved++;
+    return true;
+}
+
+/* NodeProto p[s, s+l) into b: a noted node's doc_string replaced and its metadata_props added. */
+static bool qr__ow_wire_node(QrOwCtx *c, size_t s, size_t l, QrOwBuf *b) {
+    size_t pos = s, ps = 0, pl = 0, st;
+    int f, wt, k = -1;
+    while (pos < s + l) {
+        if (!qr__ow_field(c->p, s + l, &pos, &f, &wt, &ps, &pl, &st)) return false;
+        if (f == 3 && wt == 2 && pl) {
+            char *name = qr_arena_strndup(c->a, (const char *)c->p + ps, pl);
+            k = name ? qr_strmap_get(c->byname, name) : -1;
+        }
+    }
+    if (k < 0) { qr__ow_put_len(b, 1, c->p + s, l); return true; }
+    const QrOxNote *q = &c->notes[k];
+    QrOwBuf t = {0};
+    for (pos = s; pos < s + l;) {
+        qr__ow_field(c->p, s + l, &pos, &f, &wt, &ps, &pl, &st);
+        if (f != 6) qr__ow_put(&t, c->p + st, pos - st);
+    }
+    if (q->doc) qr__ow_put_len(&t, 6, q->doc, strlen(q->doc));
+    for (int j = 0; j < q->n_kv; j++) qr__ow_put_entry(&t, 9, q->keys[j], q->vals[j]);
+    if (t.oom) b->oom = true;
+    else qr__ow_put_len(b, 1, t.p, t.n);
+    free(t.p);
+    c->n_noted++;
+    return true;
+}
+
+static bool qr__ow_wire_graph(QrOwCtx *c, size_t s, size_t l, QrOwBuf *b) {
+    size_t pos = s, ps = 0, pl = 0, st;
+    int f, wt;
+    while (pos < s + l) {
+        if (!qr__ow_field(c->p, s + l, &pos, &f, &wt, &ps, &pl, &st)) return false;
+        bool ok = true;
+        if (f == 1 && wt == 2) ok = qr__ow_wire_node(c, ps, pl, b);
+        else if (f == 5 && wt == 2) ok = qr__ow_wire_tensor(c, ps, pl, b);
+        else qr__ow_put(b, c->p + st, pos - st);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+static QrStatus qr_ox_annotate(const char *src, const char *dst, const char *ext_location, size_t min_external,
+                               const QrOxNote *notes, int n_notes, int n_model_kv, const char *const *model_keys,
+                               const char *const *model_vals) {
+    int fd = open(src, O_RDONLY);
+    if (fd < 0) return qr_errf(QR_ERR_IO, "cannot open %s: %s", src, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || sb.st_size <= 0) { close(fd); return qr_errf(QR_ERR_IO, "%s: empty or unreadable", src); }
+    size_t n = (size_t)sb.st_size;
+    const uint8_t *p = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return qr_errf(QR_ERR_IO, "cannot map %s: %s", src, strerror(errno));
+    QrArena a = {0};
+    QrStrMap byname;
+    QrStatus st = qr_strmap_init(&byname, &a, (uint32_t)n_notes * 2 + 8);
+    for (int k = 0; st == QR_OK && k < n_notes; k++)
+        if (notes[k].node && *notes[k].node && qr_strmap_get(&byname, notes[k].node) < 0) st = qr_strmap_put(&byname, &a, notes[k].node, k);
+    QrOwCtx c = { .p = p, .src = src, .ext = ext_location, .min_external = min_external, .notes = notes, .byname = &byname, .a = &a };
+    QrOwBuf out = {0};
+    bool ok = true, graph = false;
+    for (size_t pos = 0; st == QR_OK && ok && pos < n;) {
+        size_t ps = 0, pl = 0, fs;
+        int f, wt;
+        if (!qr__ow_field(p, n, &pos, &f, &wt, &ps, &pl, &fs)) { ok = false; break; }
+        if (f == 7 && wt == 2) {
+            QrOwBuf g = {0};
+            ok = qr__ow_wire_graph(&c, ps, pl, &g);
+            if (g.oom) out.oom = true;
+            else qr__ow_put_len(&out, 7, g.p, g.n);
+            free(g.p);
+            graph = true;
+        } else qr__ow_put(&out, p + fs, pos - fs);
+    }
+    for (int j = 0; st == QR_OK && j < n_model_kv; j++) qr__ow_put_entry(&out, 14, model_keys[j], model_vals[j]);
+    munmap((void *)p, n);
+    if (st == QR_OK && (!ok || !graph)) st = qr_errf(QR_ERR_PARSE, "%s: not a readable ONNX model (malformed protobuf or no graph)", src);
+    if (st == QR_OK && out.oom) st = qr_errf(QR_ERR_NOMEM, "out of memory writing %s", dst);
+    if (st == QR_OK) st = qr_file_write_atomic(dst, out.p, out.n);
+    free(out.p);
+    qr_arena_free(&a);
+    return st;
+}

@@ -42,4 +42,25 @@ static QrStatus qr_ox_output(QrOnnxOut *x, const char *name, QrDType dt, int ran
 /* Packs the ModelProto and writes it atomically. */
 static QrStatus qr_ox_write(QrOnnxOut *x, const char *path);
 
+/* Notes for qr_ox_annotate: the node named `node` gets doc_string `doc` and metadata_props keys[i] = vals[i]. */
+typedef struct QrOxNote {
+    const char *node, *doc;
+    int n_kv;
+    const char *const *keys, *const *vals;
+} QrOxNote;
+
+/* Writes the model file src to dst with notes on its nodes (matched by name; nameless nodes get
+ * none): doc_string replaced, metadata_props (NodeProto field 9 of IR 10, written as that field
+ * whatever the model's IR version) added; model_keys/vals appended to the model's metadata_props.
+ * A field-by-field rewrite of the mapped file (nothing unpacked: memory stays the output's size);
+ * every other byte is copied as it is.
+ * No weight is copied: every initializer holding at least min_external bytes of raw_data becomes
+ * external data at its offset in src, under the location ext_location (relative to dst's folder:
+ * src's file name when dst is meant to sit next to it). Smaller and typed-field initializers
+ * stay inline; initializers already external keep their entries. Fails naming src when it is
+ * not a readable model. */
+static QrStatus qr_ox_annotate(const char *src, const char *dst, const char *ext_location, size_t min_external,
+                               const QrOxNote *notes, int n_notes, int n_model_kv, const char *const *model_keys,
+                               const char *const *model_vals);
+
 #endif

@@ -85,7 +85,13 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_hist = qr_f32_hist__ref,
         .f32_fake_quant = qr_f32_fake_quant__ref,
         .f32_steps = qr_f32_steps__ref,
+        .f32_softmax = qr_f32_softmax__ref,
+        .f32_map = qr_f32_map__ref,
+        .ort_wide = cpu.avx512f,
     };
+    const char *ow = getenv("QR_ORT_SOFTMAX");
+    if (ow && strcmp(ow, "wide") == 0) k->ort_wide = true;
+    if (ow && strcmp(ow, "narrow") == 0) k->ort_wide = false;
 #if defined(__x86_64__)
     if (isa >= QR_ISA_AVX2 && isa <= QR_ISA_VNNI) {
         k->isa = QR_ISA_AVX2;
@@ -115,6 +121,8 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_hist = qr_f32_hist__avx2;
         k->f32_fake_quant = qr_f32_fake_quant__avx2;
         k->f32_steps = qr_f32_steps__avx2;
+        k->f32_softmax = qr_f32_softmax__avx2;   /* the avx512 level keeps these two */
+        k->f32_map = qr_f32_map__avx2;
     }
     if (isa >= QR_ISA_AVX512 && isa <= QR_ISA_VNNI) {
         k->isa = QR_ISA_AVX512;

@@ -175,6 +175,91 @@ typedef int (*QrF32ConvM1ActFn)(const QrF32ConvB *b, const float *w, float bias,
  * fake-quant sequence, per element). */
 typedef void (*QrF32StepsFn)(const QrF32Step *s, int ns, const float *x, float *y, int64_t n, int64_t ch, int64_t off);
 
+/* Softmax (log: LogSoftmax) over `rows` contiguous rows of n elements (y may equal x), in the arithmetic of
+ * ONNX Runtime's MLAS on x86-64 (MlasComputeSoftmax: ReduceMaximum, ComputeSumExp, then the
+ * output kernel), so a float Softmax has its bits:
+ *   neg = -(max over the row, starting from -FLT_MAX); for each element v = x + neg, then
+ *   v = max(v, lower) and the exponential
+ *     b = fma(log2(e), v, 1.5*2^23);  m = b - 1.5*2^23;  v = fma(m, -ln2_hi, v);
+ *     v = fma(m, -ln2_lo, v);  p = P0, then p = fma(p, v, c) for c = P1..P4, 1, 1;
+ *     e = p * 2^m   (wide: one rounding of the exact product, as VSCALEFPS;
+ *                    else the float whose bits are (bits(b) << 23) + 0x3F800000 times p)
+ *   with lower = -88.3762626647949 (else) or -103.9720840454 (wide); y = e;
+ *   the sum: L lanes (8, wide 16), lane l adding the e of the elements l, l + L, ... in
+ *   order from +0; wide first folds lane l + 8 into lane l (a[l + 8] + a[l]); then
+ *   s = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));  y = (1 / s) * y
+ *   (logsm: y = (x + neg) - logf(s), the exponentials not stored).
+ * `wide` picks ORT's AVX-512F kernel (MlasComputeSumExpF32KernelAvx512F, which ORT uses on a
+ * CPU with AVX-512F) over its FMA3 one (any other x86-64 CPU with AVX2): QrKernels.ort_wide.
+ * Every level gives the same bits for either choice. */
+typedef void (*QrF32SoftmaxFn)(const float *x, float *y, int64_t rows, int64_t n, bool wide, bool logsm);
+
+/* Elementwise functions in MLAS's FMA3 kernels (ORT uses them on every x86-64 CPU with AVX2,
+ * AVX-512 included): ERF MlasErfKernelFma3 (|x| clamped to 3.925; below 0.921875 an odd
+ * polynomial in x^2, above 1 - exp(-poly(|x|)) with MLAS's own exp; the sign copied back);
+ * SIGMOID MlasLogisticKernelFma3 (x clamped to +-18, p(x^2) * x / q(x^2) + 0.5, then max with
+ * 0); TANH the same rational form clamped to +-9 (MlasTanhKernelFma3 of ORT 1.30). The
+ * constants are QR_KT_* below; every step is one rounding (fma one too). y may equal x. */
+typedef enum QrF32MapOp { QR_F32_MAP_ERF, QR_F32_MAP_SIGMOID, QR_F32_MAP_TANH } QrF32MapOp;
+typedef void (*QrF32MapFn)(QrF32MapOp op, const float *x, float *y, int64_t n);
+
+/* MLAS's constants (compute.cpp, erf.cpp, logistic.cpp, tanh.cpp of ORT 1.30). */
+#define QR_KT_EXP_LOWER (-103.9720840454f)
+#define QR_KT_EXP_LOWER_SUMEXP (-88.3762626647949f)
+#define QR_KT_ROUND_BIAS 12582912.0f
+#define QR_KT_LOG2E 1.44269504088896341f
+#define QR_KT_LN2_HI (-6.93145752e-1f)
+#define QR_KT_LN2_LO (-1.42860677e-6f)
+#define QR_KT_EXP_P0 0x1.694000p-10f
+#define QR_KT_EXP_P1 0x1.125edcp-7f
+#define QR_KT_EXP_P2 0x1.555b5ap-5f
+#define QR_KT_EXP_P3 0x1.555450p-3f
+#define QR_KT_EXP_P4 0x1.fffff6p-2f
+#define QR_KT_ERF_UPPER 3.925f
+#define QR_KT_ERF_SPLIT 0.921875f
+#define QR_KT_ERF_S0 (-5.99104969e-4f)
+#define QR_KT_ERF_S1 4.99339588e-3f
+#define QR_KT_ERF_S2 (-2.67667342e-2f)
+#define QR_KT_ERF_S3 1.12818025e-1f
+#define QR_KT_ERF_S4 (-3.76124859e-1f)
+#define QR_KT_ERF_S5 1.28379151e-1f
+#define QR_KT_ERF_B0 1.72948930e-5f
+#define QR_KT_ERF_B1 (-3.83208680e-4f)
+#define QR_KT_ERF_B2 3.88393435e-3f
+#define QR_KT_ERF_B3 (-2.42545605e-2f)
+#define QR_KT_ERF_B4 1.06777847e-1f
+#define QR_KT_ERF_B5 6.34846687e-1f
+#define QR_KT_ERF_B6 1.28717512e-1f
+#define QR_KT_ERF_E0 1.38319808e-3f
+#define QR_KT_ERF_E1 8.37550033e-3f
+#define QR_KT_ERF_E2 4.16689515e-2f
+#define QR_KT_ERF_E3 1.66664466e-1f
+#define QR_KT_ERF_E4 4.99999851e-1f
+#define QR_KT_SIG_RANGE 18.0f
+#define QR_KT_SIG_A9 4.37031012579801e-11f
+#define QR_KT_SIG_A7 1.15627324459942e-07f
+#define QR_KT_SIG_A5 6.08574864600143e-05f
+#define QR_KT_SIG_A3 8.51377133304701e-03f
+#define QR_KT_SIG_A1 2.48287947061529e-01f
+#define QR_KT_SIG_B10 6.10247389755681e-13f
+#define QR_KT_SIG_B8 5.76102136993427e-09f
+#define QR_KT_SIG_B6 6.29106785017040e-06f
+#define QR_KT_SIG_B4 1.70198817374094e-03f
+#define QR_KT_SIG_B2 1.16817656904453e-01f
+#define QR_KT_SIG_B0 9.93151921023180e-01f
+#define QR_KT_TANH_RANGE 9.0f
+#define QR_KT_TANH_A13 (-2.76076847742355e-16f)
+#define QR_KT_TANH_A11 2.00018790482477e-13f
+#define QR_KT_TANH_A9 (-8.60467152213735e-11f)
+#define QR_KT_TANH_A7 5.12229709037114e-08f
+#define QR_KT_TANH_A5 1.48572235717979e-05f
+#define QR_KT_TANH_A3 6.37261928875436e-04f
+#define QR_KT_TANH_A1 4.89352455891786e-03f
+#define QR_KT_TANH_B6 1.19825839466702e-06f
+#define QR_KT_TANH_B4 1.18534705686654e-04f
+#define QR_KT_TANH_B2 2.26843463243900e-03f
+#define QR_KT_TANH_B0 4.89352518554385e-03f
+
 /* ---- integer ---------------------------------------------------------------------- */
 
 /* One operand of an integer GEMM: a row-major matrix of 8-bit (QrQ8GemmFn) or 16-bit
@@ -481,6 +566,12 @@ typedef struct QrKernels {
     QrF32HistFn f32_hist;
     QrF32FakeQuantFn f32_fake_quant;
     QrF32StepsFn f32_steps;
+    QrF32SoftmaxFn f32_softmax;
+    QrF32MapFn f32_map;
+    /* The Softmax to emulate (QrF32SoftmaxFn's `wide`): ONNX Runtime's AVX-512F kernel when
+     * this CPU has AVX-512F, as ORT dispatches, whatever the level; QR_ORT_SOFTMAX=wide|narrow
+     * overrides (the ORT of another CPU). Not a kernel: every level computes both. */
+    bool ort_wide;
 } QrKernels;
 
 static QrKernels qr_kern;

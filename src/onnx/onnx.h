@@ -11,8 +11,11 @@
 /* Loads a model. On success *out owns everything (qr_graph_free). Messages name
  * the file and the tensor/node at fault. */
 static QrStatus qr_onnx_load(const char *path, QrGraph **out);
-static QrStatus qr_onnx_load_buffer(const char *path_for_messages, const char *dir,
-                                    const unsigned char *buf, size_t len, QrGraph **out);
+#ifdef QR_TESTING
+/* Loads a model from a buffer the caller keeps (tests, fuzz). */
+QR_TESTAPI QrStatus qr_onnx_load_buffer(const char *path_for_messages, const char *dir,
+                                        const unsigned char *buf, size_t len, QrGraph **out);
+#endif
 /* TensorProto .pb files (the ONNX test-data format). */
 static QrStatus qr_pb_read(const char *path, QrTensor *out, char *name, size_t name_len);
 #ifdef QR_TESTING

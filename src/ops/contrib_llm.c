@@ -21,6 +21,9 @@
  *   - MultiHeadAttention as ORT's flash kernel (no mask, bias, past or presents: the output divided
  *     by the exponentials' sum) or AttentionCPUBase (mask + bias, fma(q.k, scale, mask), MLAS's
  *     softmax, P V).
+ *   - long attention in MLAS's blocks: flash key blocks sized from the L2 cache size as ORT sizes
+ *     them (sysconf, qr__llm_l2) with the online-softmax rescaling (expf) between blocks, query
+ *     blocks, and the K blocks of MLAS's SGEMM (qr__llm_sgemm_kc).
  * Other CPUs (aarch64) run other MLAS kernels: there the results agree within float32 rounding.
  *
  * Map: MLAS-order scalar pieces · SimplifiedLayerNormalization · Skip[Simplified]LayerNormalization
@@ -93,6 +96,85 @@ static float qr__llm_dot_fma(const float *a, const float *b, int64_t k) {
     float acc = 0.0f;
     for (int64_t i = 0; i < k; i++) acc = fmaf(a[i], b[i], acc);
     return acc;
+}
+
+/* The K stride MLAS's SGEMM (MlasSgemmOperation) sums a product of depth K over N columns in: 128,
+ * halved while half still covers K (N >= K), or doubled while the N stride (128) can halve and still
+ * cover N (N < K). Each K block is summed from zero and then added to C. */
+static int64_t qr__llm_sgemm_kc(int64_t N, int64_t K) {
+    int64_t sn = 128, sk = 128;
+    if (N >= K) {
+        while (sk / 2 >= K) { sn *= 2; sk /= 2; }
+    } else {
+        while (sn > 16 && sn / 2 >= N) { sk *= 2; sn /= 2; }
+    }
+    return sk;
+}
+
+/* One element of alpha * (a . b) [+ c0] as MLAS's FMA SGEMM with N columns in the product: each K
+ * block an FMA chain from +0, the first stored as acc * alpha (or fma(acc, alpha, c0) when beta is 1,
+ * has_c0), the next ones fma(acc, alpha, c). */
+static float qr__llm_qk(const float *a, const float *b, int64_t K, int64_t N, float alpha, bool has_c0, float c0) {
+    int64_t kc = qr__llm_sgemm_kc(N, K);
+    float c = c0;
+    bool first = !has_c0;
+    for (int64_t k0 = 0; k0 < K; k0 += kc) {
+        float acc = qr__llm_dot_fma(a + k0, b + k0, QR_MIN(kc, K - k0));
+        c = first ? acc * alpha : fmaf(acc, alpha, c);
+        first = false;
+    }
+    return K > 0 ? c : (has_c0 ? c0 : 0.0f);
+}
+
+/* out[h] (+)= sum_t p[t] V[t][h] (t < T, h < Hv) as MLAS's FMA SGEMM (one row of a product with Hv
+ * columns, alpha 1): keys in K blocks of qr__llm_sgemm_kc(Hv, T), each an FMA chain from +0, the first
+ * stored (accumulate false) or added to out, the next ones added. acc: Hv floats of scratch. */
+static void qr__llm_pv_sgemm(const float *p, const float *V, int64_t T, int64_t Hv, bool accumulate, float *out,
+                             float *acc) {
+    int64_t kc = qr__llm_sgemm_kc(Hv, T);
+    for (int64_t t0 = 0; t0 < T; t0 += kc) {
+        for (int64_t h = 0; h < Hv; h++) acc[h] = 0.0f;
+        for (int64_t t = t0; t < QR_MIN(T, t0 + kc); t++)
+            for (int64_t h = 0; h < Hv; h++) acc[h] = fmaf(p[t], V[t * Hv + h], acc[h]);
+        for (int64_t h = 0; h < Hv; h++) out[h] = (t0 == 0 && !accumulate) ? acc[h] : acc[h] + out[h];
+    }
+    if (T <= 0 && !accumulate)
+        for (int64_t h = 0; h < Hv; h++) out[h] = 0.0f;
+}
+
+/* out[h] (+)= sum_t p[t] V[t][h] as MLAS's M = 1 SGEMM kernel (MlasSgemmKernelM1Avx; ORT's MatMul /
+ * Gemm of one row with alpha 1 and beta 0 or 1): the keys in groups of four (then two, then one),
+ * each group's products summed left to right without FMA, then added to the running value (+0, or
+ * out when accumulating). */
+static void qr__llm_pv_m1(const float *p, const float *V, int64_t T, int64_t Hv, bool accumulate, float *out) {
+    for (int64_t h = 0; h < Hv; h++) {
+        float a = accumulate ? out[h] : 0.0f;
+        int64_t t = 0;
+        while (t < T) {
+            int64_t gsz = T - t >= 4 ? 4 : T - t >= 2 ? 2 : 1;
+            float gs = p[t] * V[t * Hv + h];
+            QR_KERN_ROUNDED(gs);
+            for (int64_t i = 1; i < gsz; i++) {
+                float pr = p[t + i] * V[(t + i) * Hv + h];
+                QR_KERN_ROUNDED(pr);
+                gs += pr;
+            }
+            a = gs + a;
+            t += gsz;
+        }
+        out[h] = a;
+    }
+}
+
+/* The L2 cache size ONNX Runtime sizes its attention blocks by (Env::GetL2CacheSize:
+ * sysconf(_SC_LEVEL2_CACHE_SIZE)); <= 0 when unknown. */
+static int64_t qr__llm_l2(void) {
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return v > 0 ? (int64_t)v : 0;
+#else
+    return 0;
+#endif
 }
 
 static QrStatus qr__llm_need_f32(const QrOpCtx *c, int i, const char *what) {
@@ -601,6 +683,9 @@ static QrStatus qr__llm_gqa_batch(QrOpCtx *c, const QrLlmGqa *g, int64_t b, floa
     }
     float *out = c->out[0]->data;
     int64_t group = g->N / g->Nkv, kvlen = tot;
+    /* ORT's flash kernel needs no softcap, more than one token in all and the present outputs */
+    bool flash = g->softcap == 0.0f && g->total > 1 && c->n_out > 2 && c->out[1] && c->out[2];
+    int64_t kvb = QR_MAX(qr__llm_l2() / (int64_t)(sizeof(float) * 4 * 2 * H), 1);   /* MLAS's key block */
     for (int64_t n = 0; n < g->N; n++) {
         const float *K = pk + (b * g->Nkv + n / group) * g->T * H, *V = pv + (b * g->Nkv + n / group) * g->T * H;
         for (int64_t s = 0; s < g->S; s++) {
@@ -608,70 +693,69 @@ static QrStatus qr__llm_gqa_batch(QrOpCtx *c, const QrLlmGqa *g, int64_t b, floa
             if (g->rotary) { qr__llm_gqa_rope(c, g, qr, past + s, qbuf); qr = qbuf; }
             float *o = out + ((b * g->S + s) * g->N + n) * H;
             int64_t end = QR_MIN(past + s + 1, tot);
-            if (g->softcap > 0.0f) {   /* ORT's plain path: normalized probabilities, then P V */
-                int64_t lo = g->window >= 0 && end > g->window ? end - g->window : 0;
+            int64_t lo = g->window >= 0 && end > g->window ? end - g->window : 0;
+            if (!flash) {   /* ORT's plain path: [softcap,] normalized probabilities, then P V */
                 for (int64_t t = 0; t < kvlen; t++) scores[t] = 0.0f;
                 float mx = -FLT_MAX;
                 for (int64_t t = lo; t < end; t++) {
-                    float sc = qr__llm_dot_fma(qr, K + t * H, H) * g->scale;
-                    sc = tanhf(sc / g->softcap) * g->softcap;   /* MlasComputeSoftcap: std::tanh */
+                    float sc = qr__llm_qk(qr, K + t * H, H, kvlen, g->scale, false, 0.0f);
+                    if (g->softcap > 0.0f) sc = tanhf(sc / g->softcap) * g->softcap;   /* MlasComputeSoftcap: std::tanh */
                     scores[t] = sc;
                     mx = fmaxf(mx, sc);
                 }
                 float sum = qr__llm_sumexp(scores + lo, end - lo, mx), inv = 1.0f / sum;
                 for (int64_t t = lo; t < end; t++) scores[t] *= inv;
-                if (g->S == 1) {   /* MLAS's M = 1 kernel: keys in groups of 4, 2, 1, each summed, then added */
-                    for (int64_t h = 0; h < H; h++) {
-                        float a = 0.0f;
-                        int64_t t = 0;
-                        while (t < kvlen) {
-                            int64_t gsz = kvlen - t >= 4 ? 4 : kvlen - t >= 2 ? 2 : 1;
-                            float gs = scores[t] * V[t * H + h];
-                            QR_KERN_ROUNDED(gs);
-                            for (int64_t i = 1; i < gsz; i++) {
-                                float p = scores[t + i] * V[(t + i) * H + h];
-                                QR_KERN_ROUNDED(p);
-                                gs += p;
-                            }
-                            a = t == 0 ? gs + 0.0f : gs + a;
-                            t += gsz;
-                        }
-                        o[h] = a;
-                    }
-                } else {
-                    for (int64_t h = 0; h < H; h++) acc[h] = 0.0f;
-                    for (int64_t t = 0; t < kvlen; t++)
-                        for (int64_t h = 0; h < H; h++) acc[h] = fmaf(scores[t], V[t * H + h], acc[h]);
-                    memcpy(o, acc, (size_t)H * sizeof(float));
-                }
+                if (g->S == 1) qr__llm_pv_m1(scores, V, kvlen, H, false, o);
+                else qr__llm_pv_sgemm(scores, V, kvlen, H, false, o, acc);
                 continue;
             }
-            /* ORT's flash path (MlasFlashAttentionGQA): masked keys score -FLT_MAX, exponentials of the
-             * whole row, the unnormalized sum of w_t v_t, then * (1 / sum) */
-            int64_t lo = g->window >= 0 && end > g->window ? end - g->window : 0;
-            float mx = -FLT_MAX;
-            for (int64_t t = 0; t < kvlen; t++) {
-                float sc = -FLT_MAX;
-                if (t >= lo && t < end)
-                    sc = (g->S == 1 ? qr__llm_dot_lanes(qr, K + t * H, H) : qr__llm_dot_fma(qr, K + t * H, H)) * g->scale;
-                scores[t] = sc;
-                mx = fmaxf(mx, sc);
-            }
-            if (mx == -FLT_MAX) { memset(o, 0, (size_t)H * sizeof(float)); continue; }
-            float sum = qr__llm_sumexp(scores, kvlen, mx);
-            for (int64_t h = 0; h < H; h++) acc[h] = 0.0f;
-            for (int64_t t = 0; t < kvlen; t++)
-                for (int64_t h = 0; h < H; h++) {
-                    if (g->S == 1) {   /* MlasGQADecodeSV: products rounded, then added */
+            if (g->S == 1) {   /* MLAS's decode kernel: one pass, products rounded on their own */
+                float mx = -FLT_MAX;
+                for (int64_t t = 0; t < kvlen; t++) {
+                    scores[t] = t >= lo ? qr__llm_dot_lanes(qr, K + t * H, H) * g->scale : -FLT_MAX;
+                    mx = fmaxf(mx, scores[t]);
+                }
+                if (mx == -FLT_MAX) { memset(o, 0, (size_t)H * sizeof(float)); continue; }
+                float sum = qr__llm_sumexp(scores, kvlen, mx);
+                for (int64_t h = 0; h < H; h++) acc[h] = 0.0f;
+                for (int64_t t = 0; t < kvlen; t++)
+                    for (int64_t h = 0; h < H; h++) {
                         float p = scores[t] * V[t * H + h];
                         QR_KERN_ROUNDED(p);
                         acc[h] += p;
-                    } else {
-                        acc[h] = fmaf(scores[t], V[t * H + h], acc[h]);
                     }
+                float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+                for (int64_t h = 0; h < H; h++) o[h] = acc[h] * inv;
+                continue;
+            }
+            /* MLAS's flash prefill: key blocks of kvb with the online softmax (masked keys -FLT_MAX;
+             * a block with nothing visible changes nothing), then * (1 / sum) */
+            float m = -FLT_MAX, l = 0.0f;
+            for (int64_t h = 0; h < H; h++) o[h] = 0.0f;
+            for (int64_t ir = 0; ir < kvlen && ir < end; ir += kvb) {
+                int64_t len = QR_MIN(kvb, kvlen - ir);
+                float mx = -FLT_MAX;
+                for (int64_t j = 0; j < len; j++) {
+                    int64_t t = ir + j;
+                    scores[j] = t >= lo && t < end ? qr__llm_qk(qr, K + t * H, H, len, g->scale, false, 0.0f) : -FLT_MAX;
+                    mx = fmaxf(mx, scores[j]);
                 }
-            float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-            for (int64_t h = 0; h < H; h++) o[h] = acc[h] * inv;
+                if (mx == -FLT_MAX) continue;
+                float m_old = m;
+                m = fmaxf(m, mx);
+                float sum = qr__llm_sumexp(scores, len, m);
+                if (ir != 0) {
+                    float e = expf(m_old - m), t = e * l;
+                    QR_KERN_ROUNDED(t);
+                    l = t + sum;
+                    for (int64_t h = 0; h < H; h++) o[h] *= e;
+                } else {
+                    l = sum;
+                }
+                qr__llm_pv_sgemm(scores, V + ir * H, len, H, ir != 0, o, acc);
+            }
+            float inv = l > 0.0f ? 1.0f / l : 0.0f;
+            for (int64_t h = 0; h < H; h++) o[h] *= inv;
         }
     }
     return QR_OK;
@@ -684,7 +768,7 @@ static QrStatus qr__llm_gqa_exec(QrOpCtx *c) {
     float *pk = c->n_out > 1 && c->out[1] ? c->out[1]->data : qr_arena_array(c->scratch, QR_MAX(kv, 1), sizeof(float));
     float *pv = c->n_out > 2 && c->out[2] ? c->out[2]->data : qr_arena_array(c->scratch, QR_MAX(kv, 1), sizeof(float));
     float *qbuf = qr_arena_array(c->scratch, (size_t)g.H, sizeof(float));
-    float *scores = qr_arena_array(c->scratch, (size_t)g.T, sizeof(float));
+    float *scores = qr_arena_array(c->scratch, (size_t)QR_MAX(g.T, 1), sizeof(float));
     float *acc = qr_arena_array(c->scratch, (size_t)g.H, sizeof(float));
     if (!pk || !pv || !qbuf || !scores || !acc) return qr_op_fail(c, QR_ERR_NOMEM, "out of memory for the key/value cache");
     for (int64_t b = 0; b < g.B; b++) QR_TRY(qr__llm_gqa_batch(c, &g, b, pk, pv, qbuf, scores, acc));
@@ -788,30 +872,6 @@ static QrStatus qr__llm_mha_shape(QrOpCtx *c) {
     return qr_op_set_out(c, 2, QR_DT_F32, 4, vd);
 }
 
-/* out[h] = sum_t p[t] * V[t][h] (V rows of stride ldv) as MLAS's M = 1 SGEMM kernel
- * (MlasSgemmKernelM1Avx, ORT's MatMul / Gemm with one row, alpha 1, beta 0): the keys in groups of
- * four (then two, then one), each group's products summed left to right without FMA, then added to
- * the running sum (+0 first). */
-static void qr__llm_pv_m1(const float *p, const float *V, int64_t T, int64_t H, float *out) {
-    for (int64_t h = 0; h < H; h++) {
-        float a = 0.0f;
-        int64_t t = 0;
-        while (t < T) {
-            int64_t gsz = T - t >= 4 ? 4 : T - t >= 2 ? 2 : 1;
-            float gs = p[t] * V[t * H + h];
-            QR_KERN_ROUNDED(gs);
-            for (int64_t i = 1; i < gsz; i++) {
-                float pr = p[t + i] * V[(t + i) * H + h];
-                QR_KERN_ROUNDED(pr);
-                gs += pr;
-            }
-            a = gs + a;
-            t += gsz;
-        }
-        out[h] = a;
-    }
-}
-
 /* ORT's CPU MultiHeadAttention: Q, K, V (+ bias, each add rounded) to BNSH, K and V after the past
  * rows (present). Without mask, attention bias, past, presents or unidirectional, MLAS's flash
  * kernel (MlasFlashAttentionThreaded, one key block): scores = scale * (q . k) as an FMA chain,
@@ -860,15 +920,44 @@ static QrStatus qr__llm_mha_exec(QrOpCtx *c) {
         }
     float *out = c->out[0]->data;
     bool has_mask = mask || g.causal || ab;
-    int64_t qblock = g.flash ? QR_MIN(H + Hv, S) : S;
+    int64_t l2 = qr__llm_l2();
+    bool flash = g.flash && l2 > 0;   /* ORT runs the flash kernel only when it knows the L2 size */
+    int64_t rkv = QR_MAX(l2 / (int64_t)(sizeof(float) * 4 * (H + Hv)), 1), rq = QR_MIN(QR_MIN(rkv, H + Hv), S);
+    rkv = QR_MIN(rkv, L);
     for (int64_t b = 0; b < B; b++)
         for (int64_t n = 0; n < N; n++) {
             const float *Qh = Q + (b * N + n) * S * H, *Kh = K + (b * N + n) * T * H, *Vh = V + (b * N + n) * T * Hv;
             for (int64_t s = 0; s < S; s++) {
-                float *row = sc + s * T;
+                float *row = sc + s * T, *o = out + ((b * S + s) * N + n) * Hv;
+                if (flash) {   /* MLAS's flash kernel: query blocks of rq rows, key blocks of rkv */
+                    bool m1 = QR_MIN(rq, S - s / rq * rq) == 1;   /* a one-row query block: the M = 1 kernel */
+                    float m = -FLT_MAX, l = 0.0f;
+                    for (int64_t ir = 0; ir < L; ir += rkv) {
+                        int64_t len = QR_MIN(rkv, L - ir);
+                        float mx = -FLT_MAX;
+                        for (int64_t j = 0; j < len; j++) {
+                            row[j] = qr__llm_qk(Qh + s * H, Kh + (ir + j) * H, H, len, g.scale, false, 0.0f);
+                            mx = fmaxf(mx, row[j]);
+                        }
+                        float m_old = m;
+                        m = fmaxf(m, mx);
+                        float sum = qr__llm_sumexp(row, len, m);
+                        if (ir != 0) {
+                            float e = expf(m_old - m), t = e * l;
+                            QR_KERN_ROUNDED(t);
+                            l = t + sum;
+                            for (int64_t h = 0; h < Hv; h++) o[h] = e * o[h];
+                        } else {
+                            l = sum;
+                        }
+                        if (m1) qr__llm_pv_m1(row, Vh + ir * Hv, len, Hv, ir != 0, o);
+                        else qr__llm_pv_sgemm(row, Vh + ir * Hv, len, Hv, ir != 0, o, acc);
+                    }
+                    for (int64_t h = 0; h < Hv; h++) o[h] = o[h] / l;
+                    continue;
+                }
                 for (int64_t t = 0; t < T; t++) {
-                    float d = qr__llm_dot_fma(Qh + s * H, Kh + t * H, H);
-                    if (!has_mask) { row[t] = d * g.scale; continue; }
+                    if (!has_mask) { row[t] = qr__llm_qk(Qh + s * H, Kh + t * H, H, T, g.scale, false, 0.0f); continue; }
                     float m = 0.0f;   /* ORT's PrepareMask: padding, then the causal positions set */
                     if (mask) {
                         const int32_t *mk = mask->data;
@@ -882,32 +971,14 @@ static QrStatus qr__llm_mha_exec(QrOpCtx *c) {
                         float a = ((const float *)ab->data)[((ob * ab->dims[1] + on) * S + s) * T + t];
                         m = (mask || g.causal) ? a + m : a;
                     }
-                    row[t] = fmaf(d, g.scale, m);
+                    row[t] = qr__llm_qk(Qh + s * H, Kh + t * H, H, T, g.scale, true, m);
                 }
                 float mx = -FLT_MAX;
                 for (int64_t t = 0; t < T; t++) mx = fmaxf(mx, row[t]);
-                float sum = qr__llm_sumexp(row, T, mx);
-                float *o = out + ((b * S + s) * N + n) * Hv;
-                if (g.flash) {
-                    bool m1 = QR_MIN(qblock, S - s / qblock * qblock) == 1;
-                    if (m1) qr__llm_pv_m1(row, Vh, T, Hv, acc);
-                    else {
-                        for (int64_t h = 0; h < Hv; h++) acc[h] = 0.0f;
-                        for (int64_t t = 0; t < T; t++)
-                            for (int64_t h = 0; h < Hv; h++) acc[h] = fmaf(row[t], Vh[t * Hv + h], acc[h]);
-                    }
-                    for (int64_t h = 0; h < Hv; h++) o[h] = acc[h] / sum;
-                } else {
-                    float inv = 1.0f / sum;
-                    for (int64_t t = 0; t < T; t++) row[t] *= inv;
-                    if (S == 1) qr__llm_pv_m1(row, Vh, T, Hv, o);
-                    else {
-                        for (int64_t h = 0; h < Hv; h++) acc[h] = 0.0f;
-                        for (int64_t t = 0; t < T; t++)
-                            for (int64_t h = 0; h < Hv; h++) acc[h] = fmaf(row[t], Vh[t * Hv + h], acc[h]);
-                        memcpy(o, acc, (size_t)Hv * sizeof(float));
-                    }
-                }
+                float inv = 1.0f / qr__llm_sumexp(row, T, mx);
+                for (int64_t t = 0; t < T; t++) row[t] *= inv;
+                if (S == 1) qr__llm_pv_m1(row, Vh, T, Hv, false, o);
+                else qr__llm_pv_sgemm(row, Vh, T, Hv, false, o, acc);
             }
         }
     return QR_OK;

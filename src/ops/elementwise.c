@@ -486,7 +486,29 @@ static QrStatus qr__ew_add_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BI
 static QrStatus qr__ew_sub_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_SUB); }
 static QrStatus qr__ew_mul_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_MUL); }
 static QrStatus qr__ew_div_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_DIV); }
-static QrStatus qr__ew_pow_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_POW); }
+/* ONNX Runtime's Pow with one float exponent of 2 or 3 multiplies (x * x, (x * x) * x), one
+ * rounding per product, where powf rounds the power once; other exponents go through powf. */
+static QrStatus qr__ew_pow_exec(QrOpCtx *c) {
+    const QrTensor *a = c->in[0], *e = c->in[1];
+    QrTensor *y = c->out[0];
+    if (a->dtype == QR_DT_F32 && e->numel == 1 && qr_dtype_is_float(e->dtype) && y->numel == a->numel) {
+        const double ev = qr_tensor_get_f64(e, 0);
+        const float *px = a->data;
+        float *py = y->data;
+        if (ev == 2.0) {
+            for (int64_t i = 0; i < a->numel; i++) py[i] = px[i] * px[i];
+            return QR_OK;
+        }
+        if (ev == 3.0) {
+            for (int64_t i = 0; i < a->numel; i++) {
+                float sq = px[i] * px[i];
+                py[i] = sq * px[i];
+            }
+            return QR_OK;
+        }
+    }
+    return qr__ew_binary_exec(c, QR_BIN_POW);
+}
 static QrStatus qr__ew_prelu_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_PRELU); }
 static QrStatus qr__ew_equal_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_EQ); }
 static QrStatus qr__ew_less_exec(QrOpCtx *c) { return qr__ew_binary_exec(c, QR_BIN_LT); }
@@ -756,6 +778,16 @@ static QrStatus qr__ew_unary_exec(QrOpCtx *c) {
         if (f == qr__ew_relu) {
             const QrF32Step relu = { .op = QR_F32_STEP_RELU };
             qr_ew_steps_run(&relu, 1, px, py, 1, 1, x->numel);
+        } else if (f == qr__ew_gelu && p.mode == 0) {   /* ORT: 0.5x * (1 + erf(x / sqrt 2)), MLAS's erf */
+            for (int64_t i = 0; i < x->numel; i++) py[i] = px[i] * (float)M_SQRT1_2;
+            qr_kern.f32_map(QR_F32_MAP_ERF, py, py, x->numel);
+            for (int64_t i = 0; i < x->numel; i++) {
+                float h = 0.5f * px[i];
+                py[i] = h * (py[i] + 1.0f);
+            }
+        } else if (f == qr__ew_erf || f == qr__ew_sigmoid || f == qr__ew_tanh) {   /* MLAS's kernels */
+            qr_kern.f32_map(f == qr__ew_erf ? QR_F32_MAP_ERF : f == qr__ew_sigmoid ? QR_F32_MAP_SIGMOID : QR_F32_MAP_TANH,
+                            px, py, x->numel);
         } else {
             for (int64_t i = 0; i < x->numel; i++) py[i] = (float)f(px[i], &p);
         }
@@ -957,6 +989,24 @@ static QrStatus qr__ew_softmax_run(QrOpCtx *c, QrEwSoftmaxMode mode) {
     bool f32 = x->dtype == QR_DT_F32;
     const float *px = x->data;
     float *py = y->data;
+    if (f32 && mode != QR_EW_HARDMAX) {   /* ONNX Runtime's MLAS arithmetic (QrF32SoftmaxFn) */
+        const bool lg = mode == QR_EW_LOGSOFTMAX;
+        if (inner == 1) {
+            qr_kern.f32_softmax(px, py, outer, n, qr_kern.ort_wide, lg);
+            return QR_OK;
+        }
+        /* ORT moves the axis last (a transpose), runs the rows, and moves it back */
+        float *row = qr_arena_array(c->scratch, (size_t)n, sizeof(float));
+        if (!row) return qr_op_fail(c, QR_ERR_NOMEM, "no scratch memory for a row of %lld", (long long)n);
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t in = 0; in < inner; in++) {
+                const int64_t base = o * n * inner + in;
+                for (int64_t k = 0; k < n; k++) row[k] = px[base + k * inner];
+                qr_kern.f32_softmax(row, row, 1, n, qr_kern.ort_wide, lg);
+                for (int64_t k = 0; k < n; k++) py[base + k * inner] = row[k];
+            }
+        return QR_OK;
+    }
     for (int64_t o = 0; o < outer; o++)
         for (int64_t in = 0; in < inner; in++) {
             int64_t base = o * n * inner + in;
@@ -1087,8 +1137,40 @@ static QrStatus qr__ew_reduce_shape(QrOpCtx *c) {
         }                                                                          \
     } while (0)
 
+/* Sum of p[0..n) in the order of Eigen's vectorized sum() with SSE packets of four, which
+ * ONNX Runtime's ReduceMean uses when the reduced axes are the trailing ones (its "KR" fast
+ * reduction): the packets start at the first 16-byte aligned element (off: p's element offset
+ * in its 64-byte aligned tensor); two packet accumulators over pairs of packets, added, a last
+ * lone packet added, reduced as (a0 + a2) + (a1 + a3); then the elements before the first
+ * packet and after the last, in order. Fewer than four aligned elements: a plain sum. */
+static float qr__ew_sum_eigen(const float *p, int64_t n, int64_t off) {
+    int64_t start = (4 - off % 4) % 4;
+    if (start > n) start = n;
+    const int64_t end2 = start + (n - start) / 8 * 8, end = start + (n - start) / 4 * 4;
+    if (end == start) {
+        float s = p[0];
+        for (int64_t i = 1; i < n; i++) s = s + p[i];
+        return s;
+    }
+    float a[4], b[4];
+    for (int l = 0; l < 4; l++) a[l] = p[start + l];
+    if (end - start > 4) {
+        for (int l = 0; l < 4; l++) b[l] = p[start + 4 + l];
+        for (int64_t i = start + 8; i < end2; i += 8)
+            for (int l = 0; l < 4; l++) { a[l] = a[l] + p[i + l]; b[l] = b[l] + p[i + 4 + l]; }
+        for (int l = 0; l < 4; l++) a[l] = a[l] + b[l];
+        if (end > end2)
+            for (int l = 0; l < 4; l++) a[l] = a[l] + p[end2 + l];
+    }
+    float s = (a[0] + a[2]) + (a[1] + a[3]);
+    for (int64_t i = 0; i < start; i++) s = s + p[i];
+    for (int64_t i = end; i < n; i++) s = s + p[i];
+    return s;
+}
+
 /* Streams over x once per output element (twice for LogSumExp: max first).
- * Floats accumulate in double; integer Sum/Prod/Max/Min/SumSquare/L1 are exact
+ * Floats accumulate in double (float ReduceMean over leading or trailing axes: ONNX Runtime's
+ * float sums, see below); integer Sum/Prod/Max/Min/SumSquare/L1 are exact
  * and wrap like the type, the other integer reductions go through double.
  * Empty sets give 0 (sums), 1 (Prod), -inf/+inf or the type's range (Max/Min),
  * NaN (Mean) and -inf (LogSum, LogSumExp). */
@@ -1111,6 +1193,28 @@ static QrStatus qr__ew_reduce_exec(QrOpCtx *c) {
     int64_t O = y->numel;
     if (O == 0) return QR_OK;
     int64_t R = qr__ew_prod(rd, 0, nr);   /* O > 0, so a zero dim among rd makes R = 0 */
+    /* Float ReduceMean as ONNX Runtime's fast reductions compute it when, dims of 1 aside, the
+     * reduced axes all come after the kept ones (KR: each row by qr__ew_sum_eigen) or all before
+     * them (RK: the rows added one after another into the first, column by column); then / R. */
+    bool kr = true, rk = true;
+    for (int d = 0, seen_r = 0, seen_k = 0; d < r; d++) {
+        if (x->dims[d] == 1) continue;
+        if (mask[d]) { seen_r = 1; if (seen_k) rk = false; }
+        else { seen_k = 1; if (seen_r) kr = false; }
+    }
+    if (op == QR_RED_MEAN && x->dtype == QR_DT_F32 && R > 0 && (kr || rk)) {
+        const float *pxr = x->data;
+        float *py = y->data;
+        if (kr) {
+            for (int64_t o = 0; o < O; o++) py[o] = qr__ew_sum_eigen(pxr + o * R, R, o * R) / (float)R;
+        } else {
+            for (int64_t o = 0; o < O; o++) py[o] = pxr[o];
+            for (int64_t k = 1; k < R; k++)
+                for (int64_t o = 0; o < O; o++) py[o] = py[o] + pxr[k * O + o];
+            for (int64_t o = 0; o < O; o++) py[o] = py[o] / (float)R;
+        }
+        return QR_OK;
+    }
     bool int_path = !qr_dtype_is_float(x->dtype) && op != QR_RED_MEAN && op != QR_RED_L2 && op != QR_RED_LOGSUM &&
                     op != QR_RED_LOGSUMEXP;
     int64_t lo, hi;

@@ -875,8 +875,14 @@ static QrStatus qr__nn_matmul_f32(QrOpCtx *c) {
     int64_t sa[QR_MAX_RANK], sb[QR_MAX_RANK], idx[QR_MAX_RANK] = {0}, oa = 0, ob = 0;
     qr__nn_batch_strides(a, mm.brank, sa);
     qr__nn_batch_strides(b, mm.brank, sb);
+    /* ORT packs an initializer B ahead (K blocks of 256); any other B (a DequantizeLinear's
+     * output in a QDQ model, attention's K and V) goes through MLAS's SGEMM with the strides it
+     * adapts to N and K, as its convolutions do (conv_n: K blocks of qr__k_conv_kc) */
+    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N };
+    const bool b_init = M == 1 || qr__nn_ort_initializer(c, 1);
     for (int64_t i = 0; i < nb; i++) {
-        qr_kern.f32_gemm(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false);
+        if (b_init) qr_kern.f32_gemm(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false);
+        else qr_kern.f32_gemm_fused(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false, &adapted);
         for (int d = mm.brank - 1; d >= 0; d--) {
             oa += sa[d];
             ob += sb[d];

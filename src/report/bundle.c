@@ -191,6 +191,8 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
     qr_json_kv_str(&j, "baseline_form", qr_session_baseline_form(&bd->se));
     qr_json_kv_str(&j, "baseline_form_text", qr_session_baseline_form_text(&bd->se));
     if (bd->have_cmp) { qr_json_key(&j, "model_output"); qr__bn_json_metrics(&j, &bd->cmp.out); }
+    if (bd->have_tok) { qr_json_key(&j, "tokens"); qr_tok_json(&j, bd->se.b, bd->tok); }
+    if (bd->have_gen) { qr_json_key(&j, "generation"); qr_gen_json(&j, &bd->gen); }
     if (bd->have_eq) {
         qr_json_key(&j, "equivalence");
         qr_json_obj_begin(&j);
@@ -453,6 +455,34 @@ static void qr__bn_html_compare(QrHtml *h, const QrSession *se, const QrCompare 
     qr_html_files(h, files, 2);
 }
 
+/* "Per-token output comparison" (logits outputs; tok[j] per graph output, vocab 0 for others; outs: the
+ * analysis model's outputs): compare_outputs' table. */
+static void qr__bn_html_tokens(QrHtml *h, const QrSession *se, const QrTensor *outs, const QrTokAcc *tok) {
+    if (!tok || !outs) return;
+    int n = se->b->n_outputs;
+    QrMetrics *m = calloc((size_t)n + 1, sizeof *m);
+    const QrTokAcc **pa = calloc((size_t)n + 1, sizeof *pa);
+    bool ok = m && pa;
+    for (int j = 0; ok && j < n; j++) {
+        ok = qr_compare_outputs_sel(se, outs, j, &m[j]) == QR_OK;
+        pa[j] = tok[j].vocab ? &tok[j] : NULL;
+    }
+    qr_err_clear();
+    qr_html_section(h, "tokens", "Per-token output comparison");
+    qr_html_para(h, "Logits outputs judged per token: KL(baseline ‖ analysis) of the softmax over the vocabulary (natural "
+                 "log), the share of tokens whose top-1 agrees, the overlap of the top-5 sets, the RMS change of the "
+                 "probability of the baseline's top token, the negative log-likelihood of both models on the labels "
+                 "(--labels, else input_ids shifted by one) and the worst tokens (b<batch>:t<position> KL (baseline top-1 / "
+                 "analysis top-1)).");
+    QrTable t = {0};
+    if (ok && qr_tok_table(se->b, m, pa, false, &t) == QR_OK) qr_html_table(h, &t, NULL);
+    qr_table_free(&t);
+    free(m);
+    free(pa);
+    const char *files[] = { QR_BF_DS_OUTPUTS ".txt", QR_BF_DS_OUTPUTS ".csv" };
+    qr_html_files(h, files, 2);
+}
+
 /* The verdict box's tiles: output metrics, match coverage, baseline form, verified pairs,
  * equivalence. */
 static void qr__bn_html_tiles(QrHtml *h, QrBundle *bd) {
@@ -462,6 +492,20 @@ static void qr__bn_html_tiles(QrHtml *h, QrBundle *bd) {
         qr_html_metric(h, "Output SQNR", qr_arena_printf(&bd->arena, "%.2f dB", bd->cmp.out.sqnr),
                        bd->cmp.out.sqnr >= 30 ? QR_HTML_GOOD : bd->cmp.out.sqnr >= 20 ? QR_HTML_WARN : QR_HTML_BAD, NULL);
         qr_html_metric(h, "Output L1", qr_arena_printf(&bd->arena, "%.6g", bd->cmp.out.l1), QR_HTML_NONE, NULL);
+    }
+    for (int j = 0; bd->have_tok && j < se->b->n_outputs; j++) {
+        if (!bd->tok[j].vocab) continue;
+        QrTokStats ts;
+        qr_tok_stats(&bd->tok[j], &ts);
+        qr_html_metric(h, "Top-1 agreement", qr_arena_printf(&bd->arena, "%.4f", ts.top1_agree),
+                       ts.top1_agree >= 0.99 ? QR_HTML_GOOD : ts.top1_agree >= 0.9 ? QR_HTML_WARN : QR_HTML_BAD,
+                       qr_arena_printf(&bd->arena, "%s, %lld tokens", se->b->values[se->b->outputs[j]].name, (long long)ts.tokens));
+        qr_html_metric(h, "Token KL mean", qr_arena_printf(&bd->arena, "%.4g", ts.kld_mean), QR_HTML_NONE,
+                       qr_arena_printf(&bd->arena, "p99 %.4g, max %.4g", ts.kld_p99, ts.kld_max));
+        if (ts.nll_tokens)
+            qr_html_metric(h, "ln(PPL ratio)", qr_arena_printf(&bd->arena, "%.4g", ts.ln_ppl_ratio), QR_HTML_NONE,
+                           qr_arena_printf(&bd->arena, "NLL %.4g → %.4g", ts.nll_base, ts.nll_analysis));
+        break;
     }
     int matched = 0, fused = 0;
     for (int i = 0; i < se->m.n; i++) {
@@ -545,6 +589,9 @@ static void qr__bn_html_verdict(QrHtml *h, QrBundle *bd) {
     qr_html_verdict_begin(h, lv, verdict);
     qr__bn_html_tiles(h, bd);
     qr__bn_html_headlines(h, bd);
+    if (bd->have_cmp && bd->se.m.n)
+        qr_html_raw(h, "<p>See where the error lives: <a href=\"#graph\">the model as a graph</a>, coloured by the per-layer "
+                       "metrics.</p>\n");
     for (int k = 0; k < bd->n_fail; k++) qr_html_failed(h, bd->fail_name[k], bd->fail_msg[k]);
     qr_html_verdict_end(h);
 }
@@ -710,6 +757,470 @@ static void qr__bn_html_files(QrHtml *h, QrBundle *bd) {
     qr_html_files(h, present, np);
 }
 
+/* ==== the graph view (index.html) and its overlays ====================================== */
+
+/* The baseline model as report/graph's input: one box per compute node (a match row of the
+ * session; Q/DQ, Identity, Cast and constants folded into the edges), groups by name prefix,
+ * and the per-layer metrics the view colours by. Everything in bd->arena. */
+typedef struct QrBnGraph {
+    QrGlInput in;
+    QrGlViewNode *nodes;         /* [in.n]: node i is match i */
+    const char **group_name;     /* [in.n_groups] */
+    QrGlMetric *metrics;
+    int n_metrics, def_metric;
+    int *row_of_match;           /* [se.m.n]: compare row, -1 */
+    int n_rows;
+} QrBnGraph;
+
+static bool qr__bn_numeric(const char *s) {
+    char *end;
+    strtod(s, &end);
+    return end != s && !*end;
+}
+
+/* The metrics: every numeric column of the per-layer table (so columns added later appear),
+ * pooled over the data set, and the sensitivity of each row's node. */
+static QrStatus qr__bn_graph_metrics(QrBundle *bd, QrBnGraph *gr) {
+    const QrSession *se = &bd->se;
+    QrArena *a = &bd->arena;
+    bool with_lsb = false;
+    for (int k = 0; k < bd->cmp.n; k++) with_lsb |= bd->cmp.rows[k].has_lsb;
+    QrTable t = {0};
+    QrStatus st = qr_compare_table(se, &bd->cmp, true, with_lsb, &t);
+    int cap = t.n_cols + 8, nr = bd->cmp.n;
+    gr->metrics = qr_arena_array(a, (size_t)cap, sizeof *gr->metrics);
+    if (st == QR_OK && !gr->metrics) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int c = 0; st == QR_OK && c < t.n_cols; c++) {
+        if (!strcmp(t.cols[c], "Index")) continue;
+        bool any = false, all = true;
+        for (int r = 0; r < t.n_rows && all; r++) {
+            const char *s = t.rows[r][c];
+            if (s && *s) { any = true; all = qr__bn_numeric(s); }
+        }
+        if (!any || !all) continue;
+        double *v = qr_arena_array(a, (size_t)nr + 1, sizeof *v);
+        if (!v) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+        for (int r = 0; r < nr; r++) v[r] = t.rows[r][c] && *t.rows[r][c] ? strtod(t.rows[r][c], NULL) : NAN;
+        bool hb = strcasestr(t.cols[c], "cosine") || strcasestr(t.cols[c], "sqnr");
+        if (!strcmp(t.cols[c], "Cosine")) gr->def_metric = gr->n_metrics;
+        gr->metrics[gr->n_metrics++] = (QrGlMetric){ qr_arena_strdup(a, t.cols[c]), v, hb };
+    }
+    qr_table_free(&t);
+    QR_TRY(st);
+    if (bd->dsr.on && bd->dsr.dc.n_rows) {
+        static const char *const names[] = { "pooled Cosine", "pooled SQNR", "pooled local_Cosine", "pooled local_SQNR" };
+        double *v[4];
+        for (int j = 0; j < 4; j++) {
+            if (!(v[j] = qr_arena_array(a, (size_t)nr + 1, sizeof(double)))) return qr_errf(QR_ERR_NOMEM, "out of memory");
+            for (int r = 0; r < nr; r++) v[j][r] = NAN;
+        }
+        for (int k = 0; k < bd->dsr.dc.n_rows; k++) {
+            int i = bd->dsr.dc.rows[k].match, r = i >= 0 && i < se->m.n ? gr->row_of_match[i] : -1;
+            if (r < 0) continue;
+            QrMetrics m, l;
+            qr_ds_row_metrics(&bd->dsr.dc.rows[k], &m, &l);
+            if (bd->dsr.dc.rows[k].n_m) { v[0][r] = m.cosine; v[1][r] = m.sqnr; }
+            if (bd->dsr.dc.rows[k].n_local) { v[2][r] = l.cosine; v[3][r] = l.sqnr; }
+        }
+        gr->def_metric = gr->n_metrics;
+        for (int j = 0; j < 4; j++) gr->metrics[gr->n_metrics++] = (QrGlMetric){ names[j], v[j], true };
+    }
+    if (bd->have_sens && bd->sens.n) {
+        double *v = qr_arena_array(a, (size_t)nr + 1, sizeof *v);
+        if (!v) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        for (int r = 0; r < nr; r++) v[r] = NAN;
+        QrMetricKind mk = bd->sens.opts.metric;
+        for (int i = 0; i < se->m.n; i++) {
+            int r = gr->row_of_match[i], rank = gr->nodes[i].sens_rank;
+            if (r >= 0 && rank > 0) v[r] = qr_metric_get(&bd->sens.rows[rank - 1].m, mk);
+        }
+        gr->metrics[gr->n_metrics++] = (QrGlMetric){
+            qr_arena_printf(a, "%s sensitivity (%s at the output)", bd->sens.opts.off_one ? "off-one" : "one-on", qr_metric_name(mk)),
+            v, bd->sens.opts.off_one ? !(mk == QR_METRIC_COSINE || mk == QR_METRIC_SQNR) : (mk == QR_METRIC_COSINE || mk == QR_METRIC_SQNR) };
+    }
+    return QR_OK;
+}
+
+/* The group of every name prefix ("/layer2/layer2.1" of "/layer2/layer2.1/conv1/Conv") that
+ * holds at least two nodes but not all of them; a group whose only member is one group is
+ * left out (its member takes its place). */
+static QrStatus qr__bn_graph_groups(QrBundle *bd, QrBnGraph *gr) {
+    const QrSession *se = &bd->se;
+    QrArena *a = &bd->arena;
+    int n = gr->in.n;
+    QrArena tmp = {0};
+    QrStrMap map;
+    QrStatus st = qr_strmap_init(&map, &tmp, (uint32_t)n * 2 + 16);
+    int cap = 16, ng = 0;
+    const char **pname = malloc((size_t)cap * sizeof *pname);
+    int *ppar = malloc((size_t)cap * sizeof *ppar), *pcount = malloc((size_t)cap * sizeof *pcount);
+    int *deepest = malloc(((size_t)n + 1) * sizeof *deepest);
+    if (st == QR_OK && (!pname || !ppar || !pcount || !deepest)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; st == QR_OK && i < n; i++) {
+        const char *nm = gr->nodes[i].name;
+        int parent = -1;
+        deepest[i] = -1;
+        /* every prefix that ends before a '/' followed by more text */
+        for (const char *p = nm + 1; st == QR_OK && *p; p++) {
+            if (*p != '/' || p[-1] == '/' || !p[1]) continue;
+            char *key = qr_arena_strndup(&tmp, nm, (size_t)(p - nm));
+            if (!key) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+            int g = qr_strmap_get(&map, key);
+            if (g < 0) {
+                if (ng == cap) {
+                    cap *= 2;
+                    const char **n1 = realloc(pname, (size_t)cap * sizeof *pname);
+                    if (n1) pname = n1;
+                    int *n2 = realloc(ppar, (size_t)cap * sizeof *ppar);
+                    if (n2) ppar = n2;
+                    int *n3 = realloc(pcount, (size_t)cap * sizeof *pcount);
+                    if (n3) pcount = n3;
+                    if (!n1 || !n2 || !n3) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+                }
+                g = ng++;
+                pname[g] = key;
+                ppar[g] = parent;
+                pcount[g] = 0;
+                st = qr_strmap_put(&map, &tmp, key, g);
+            }
+            if (st == QR_OK) pcount[g]++;
+            parent = g;
+        }
+        deepest[i] = parent;
+        QR_UNUSED(se);
+    }
+    bool *keep = st == QR_OK ? calloc((size_t)ng + 1, sizeof *keep) : NULL;
+    int *items = st == QR_OK ? calloc((size_t)ng + 1, sizeof *items) : NULL, *only = st == QR_OK ? calloc((size_t)ng + 1, sizeof *only) : NULL;
+    if (st == QR_OK && (!keep || !items || !only)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        for (int g = 0; g < ng; g++) keep[g] = pcount[g] >= 2 && pcount[g] < n;
+        for (bool changed = true; changed;) {
+            changed = false;
+            memset(items, 0, (size_t)ng * sizeof *items);
+            for (int g = 0; g < ng; g++) only[g] = -1;
+            for (int i = 0; i < n; i++) {
+                int g = deepest[i];
+                while (g >= 0 && !keep[g]) g = ppar[g];
+                if (g >= 0) items[g]++;
+            }
+            for (int g = 0; g < ng; g++) {
+                if (!keep[g]) continue;
+                int p = ppar[g];
+                while (p >= 0 && !keep[p]) p = ppar[p];
+                if (p >= 0) { items[p]++; only[p] = g; }
+            }
+            for (int g = 0; g < ng; g++)
+                if (keep[g] && items[g] == 1 && only[g] >= 0) { keep[g] = false; changed = true; }
+        }
+        int *id = malloc(((size_t)ng + 1) * sizeof *id), nk = 0;
+        if (!id) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        for (int g = 0; st == QR_OK && g < ng; g++) id[g] = keep[g] ? nk++ : -1;
+        int *gpar = st == QR_OK ? qr_arena_array(a, (size_t)nk + 1, sizeof *gpar) : NULL;
+        int *ngrp = st == QR_OK ? qr_arena_array(a, (size_t)n + 1, sizeof *ngrp) : NULL;
+        gr->group_name = st == QR_OK ? qr_arena_array(a, (size_t)nk + 1, sizeof *gr->group_name) : NULL;
+        if (st == QR_OK && (!gpar || !ngrp || !gr->group_name)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        for (int g = 0; st == QR_OK && g < ng; g++) {
+            if (!keep[g]) continue;
+            int p = ppar[g];
+            while (p >= 0 && !keep[p]) p = ppar[p];
+            gpar[id[g]] = p >= 0 ? id[p] : -1;
+            gr->group_name[id[g]] = qr_arena_strdup(a, pname[g]);
+        }
+        for (int i = 0; st == QR_OK && i < n; i++) {
+            int g = deepest[i];
+            while (g >= 0 && !keep[g]) g = ppar[g];
+            ngrp[i] = g >= 0 ? id[g] : -1;
+            if (g >= 0) gr->nodes[i].label = gr->nodes[i].name + strlen(pname[g]) + 1;
+        }
+        if (st == QR_OK) { gr->in.n_groups = nk; gr->in.group_parent = gpar; gr->in.node_group = ngrp; }
+        free(id);
+    }
+    free(keep); free(items); free(only);
+    free(pname); free(ppar); free(pcount); free(deepest);
+    qr_arena_free(&tmp);
+    return st;
+}
+
+static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
+    const QrSession *se = &bd->se;
+    const QrGraph *b = se->b, *an = se->a;
+    QrArena *a = &bd->arena;
+    memset(gr, 0, sizeof *gr);
+    int n = se->m.n;
+    gr->in.n = n;
+    gr->n_rows = bd->cmp.n;
+    gr->nodes = qr_arena_array(a, (size_t)n + 1, sizeof *gr->nodes);
+    gr->row_of_match = qr_arena_array(a, (size_t)n + 1, sizeof *gr->row_of_match);
+    float *w = qr_arena_array(a, (size_t)n + 1, sizeof *w), *hh = qr_arena_array(a, (size_t)n + 1, sizeof *hh);
+    int *view = malloc(((size_t)b->n_nodes + 1) * sizeof *view), *stamp = calloc((size_t)b->n_nodes + 1, sizeof *stamp);
+    int *stack = malloc(((size_t)b->n_nodes + 1) * sizeof *stack);
+    if (!gr->nodes || !gr->row_of_match || !w || !hh || !view || !stamp || !stack) {
+        free(view); free(stamp); free(stack);
+        return qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++) gr->row_of_match[i] = -1;
+    for (int k = 0; k < bd->cmp.n; k++) gr->row_of_match[bd->cmp.rows[k].match] = k;
+    for (int v = 0; v < b->n_nodes; v++) view[v] = -1;
+    for (int i = 0; i < n; i++) view[se->m.m[i].b_node] = i;
+    /* the analysis model's quantizers of each analysis node: activation (its output) and weights */
+    char **qtxt = calloc((size_t)an->n_nodes + 1, sizeof *qtxt);
+    if (!qtxt) { free(view); free(stamp); free(stack); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    for (int q = 0; q < se->qa.n; q++) {
+        const QrQuantizer *Q = &se->qa.q[q];
+        if (Q->owner < 0 || Q->kind == QR_QK_BIAS) continue;
+        const char *old = qtxt[Q->owner];
+        qtxt[Q->owner] = qr_arena_printf(a, "%s%s%s %s", old ? old : "", old ? " \xc2\xb7 " : "", Q->kind == QR_QK_WEIGHT ? "W" : "out",
+                                         qr_dtype_name(Q->dtype));
+    }
+    for (int i = 0; i < n; i++) {
+        const QrMatch *m = &se->m.m[i];
+        QrGlViewNode *nd = &gr->nodes[i];
+        nd->name = b->nodes[m->b_node].name;
+        nd->op_type = b->nodes[m->b_node].op_type;
+        nd->row = gr->row_of_match[i];
+        int an_node = m->a_op >= 0 ? m->a_op : m->a_node;
+        if (an_node >= 0) nd->quant = qtxt[an_node];
+        if (m->a_quant >= 0 && an_node >= 0 && !nd->quant)
+            nd->quant = qr_arena_printf(a, "out %s", qr_dtype_name(se->qa.q[m->a_quant].dtype));
+    }
+    free(qtxt);
+    /* edges: each input traced back through the folded nodes to the boxes that feed it */
+    int ne = 0, cap = n * 2 + 16;
+    int *src = malloc((size_t)cap * sizeof *src), *dst = malloc((size_t)cap * sizeof *dst);
+    int *seen = calloc((size_t)n + 1, sizeof *seen);
+    QrStatus st = src && dst && seen ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; st == QR_OK && i < n; i++) {
+        const QrNode *nd = &b->nodes[se->m.m[i].b_node];
+        int sp = 0;
+        for (int k = 0; k < nd->n_in; k++) {
+            int v = nd->in[k], p = v >= 0 ? b->values[v].producer : -1;
+            if (p >= 0 && stamp[p] != i + 1) { stamp[p] = i + 1; stack[sp++] = p; }
+        }
+        while (sp && st == QR_OK) {
+            int p = stack[--sp];
+            if (view[p] >= 0) {
+                int s = view[p];
+                if (s == i || seen[s] == i + 1) continue;
+                seen[s] = i + 1;
+                if (ne == cap) {
+                    cap *= 2;
+                    int *s1 = realloc(src, (size_t)cap * sizeof *src);
+                    if (s1) src = s1;
+                    int *d1 = realloc(dst, (size_t)cap * sizeof *dst);
+                    if (d1) dst = d1;
+                    if (!s1 || !d1) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+                }
+                src[ne] = s; dst[ne++] = i;
+                continue;
+            }
+            const QrNode *pn = &b->nodes[p];
+            for (int k = 0; k < pn->n_in; k++) {
+                int v = pn->in[k], q = v >= 0 ? b->values[v].producer : -1;
+                if (q >= 0 && stamp[q] != i + 1) { stamp[q] = i + 1; stack[sp++] = q; }
+            }
+        }
+    }
+    free(view); free(stamp); free(stack); free(seen);
+    int *es = st == QR_OK ? qr_arena_array(a, (size_t)ne + 1, sizeof *es) : NULL;
+    int *ed = st == QR_OK ? qr_arena_array(a, (size_t)ne + 1, sizeof *ed) : NULL;
+    if (st == QR_OK && (!es || !ed)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) { memcpy(es, src, (size_t)ne * sizeof *es); memcpy(ed, dst, (size_t)ne * sizeof *ed); }
+    free(src); free(dst);
+    QR_TRY(st);
+    gr->in.n_edges = ne; gr->in.src = es; gr->in.dst = ed;
+    QR_TRY(qr__bn_graph_groups(bd, gr));
+    for (int i = 0; i < n; i++) qr_gl_box_size(gr->nodes[i].label ? gr->nodes[i].label : gr->nodes[i].name, gr->nodes[i].op_type, &w[i], &hh[i]);
+    gr->in.w = w; gr->in.h = hh;
+    /* sensitivity ranks, advisor findings, what-if: matched by analysis or baseline node name */
+    QrStrMap byname;
+    QrArena tmp = {0};
+    st = qr_strmap_init(&byname, &tmp, (uint32_t)n * 3 + 16);
+    for (int i = 0; st == QR_OK && i < n; i++) {
+        const QrMatch *m = &se->m.m[i];
+        const char *names[3] = { b->nodes[m->b_node].name, m->a_node >= 0 ? an->nodes[m->a_node].name : NULL,
+                                 m->a_op >= 0 ? an->nodes[m->a_op].name : NULL };
+        for (int k = 0; k < 3 && st == QR_OK; k++)
+            if (names[k] && qr_strmap_get(&byname, names[k]) < 0) st = qr_strmap_put(&byname, &tmp, names[k], i);
+    }
+    if (st == QR_OK && bd->have_sens)
+        for (int k = 0; k < bd->sens.n; k++) {
+            int i = qr_strmap_get(&byname, bd->sens.rows[k].name);
+            if (i >= 0 && !gr->nodes[i].sens_rank) gr->nodes[i].sens_rank = k + 1;
+        }
+    if (st == QR_OK && bd->have_adv)
+        for (int k = 0; k < bd->adv.n; k++) {
+            const QrFinding *f = &bd->adv.f[k];
+            int i = f->match >= 0 && f->match < n ? f->match : f->node && *f->node ? qr_strmap_get(&byname, f->node) : -1;
+            if (i < 0) continue;
+            const char *old = gr->nodes[i].find;
+            gr->nodes[i].find = qr_arena_printf(a, "%s%s%s (%s): %s Fix: %s", old ? old : "", old ? "\n" : "",
+                                                qr_adv_kind_name(f->kind), qr_severity_name(f->sev), f->reason, f->fix);
+        }
+    if (st == QR_OK && bd->have_wi)
+        for (int i = 0; i < n; i++) {
+            int r = gr->nodes[i].sens_rank;
+            for (int s = 0; r > 0 && s < bd->wi.n_steps; s++) {
+                const QrWhatIfStep *w2 = &bd->wi.steps[s];
+                if (w2->k < r) continue;
+                gr->nodes[i].whatif = qr_arena_printf(a, "the top-%d sensitive nodes (this one included) in int16: output Cosine "
+                                                      "%.6f \xe2\x86\x92 %.6f; in float: %.6f (measured).", w2->k,
+                                                      bd->wi.as_is.cosine, w2->int16.cosine, w2->fp.cosine);
+                break;
+            }
+        }
+    qr_arena_free(&tmp);
+    QR_TRY(st);
+    return qr__bn_graph_metrics(bd, gr);
+}
+
+/* graph/model_explorer*.json: one Model Explorer node-data file (its GraphNodeData: "name",
+ * "results" keyed by node name with "value", a red-to-green "gradient") per metric. */
+static QrStatus qr__bn_me_write(QrBundle *bd, const QrBnGraph *gr, const QrGlMetric *m, const char *file) {
+    const QrSession *se = &bd->se;
+    QrJson j;
+    qr_json_init(&j);
+    qr_json_obj_begin(&j);
+    qr_json_kv_str(&j, "name", qr_arena_printf(&bd->arena, "qreport %s", m->name));
+    qr_json_key(&j, "results");
+    qr_json_obj_begin(&j);
+    for (int i = 0; i < gr->in.n; i++) {
+        int r = gr->nodes[i].row;
+        if (r < 0 || !isfinite(m->values[r])) continue;
+        const QrMatch *mm = &se->m.m[i];
+        const char *keys[3] = { gr->nodes[i].name, mm->a_node >= 0 ? se->a->nodes[mm->a_node].name : NULL,
+                                mm->a_op >= 0 ? se->a->nodes[mm->a_op].name : NULL };
+        for (int k = 0; k < 3; k++) {
+            bool dup = !keys[k];
+            for (int q = 0; q < k && !dup; q++) dup = keys[q] && !strcmp(keys[q], keys[k]);
+            if (dup) continue;
+            qr_json_key(&j, keys[k]);
+            qr_json_obj_begin_compact(&j);
+            qr_json_kv_num(&j, "value", m->values[r]);
+            qr_json_obj_end(&j);
+        }
+    }
+    qr_json_obj_end(&j);
+    /* stop 0 = the smallest value: red when higher is better, green otherwise */
+    static const char *const col[3] = { "#dc2626", "#facc15", "#16a34a" };
+    qr_json_key(&j, "gradient");
+    qr_json_arr_begin(&j);
+    for (int s = 0; s < 3; s++) {
+        qr_json_obj_begin_compact(&j);
+        qr_json_kv_num(&j, "stop", s * 0.5);
+        qr_json_kv_str(&j, "bgColor", col[m->higher_better ? s : 2 - s]);
+        qr_json_obj_end(&j);
+    }
+    qr_json_arr_end(&j);
+    qr_json_obj_end(&j);
+    return qr__bn_write_json(bd, &j, file);
+}
+
+/* graph/annotated.onnx: the analysis model with each matched node's metrics in its doc_string
+ * and metadata_props; its weights stay in the original file (external data). */
+static QrStatus qr__bn_annotated(QrBundle *bd, const QrBnGraph *gr) {
+    const QrSession *se = &bd->se;
+    QrArena *a = &bd->arena;
+    int n = gr->in.n, nn = 0;
+    QrOxNote *notes = qr_arena_array(a, (size_t)n * 2 + 1, sizeof *notes);
+    if (!notes) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    static const char *const want[] = { "Cosine", "local_Cosine", "SQNR", "local_SQNR", "MSE", "L1" };
+    int col[QR_ARRAY_LEN(want)];
+    for (int k = 0; k < QR_ARRAY_LEN(want); k++) {
+        col[k] = -1;
+        for (int c = 0; c < gr->n_metrics; c++) if (!strcmp(gr->metrics[c].name, want[k])) col[k] = c;
+    }
+    for (int i = 0; i < n; i++) {
+        const QrGlViewNode *v = &gr->nodes[i];
+        const QrMatch *mm = &se->m.m[i];
+        if (v->row < 0 || mm->a_node < 0) continue;
+        const char **keys = qr_arena_array(a, 12, sizeof *keys), **vals = qr_arena_array(a, 12, sizeof *vals);
+        if (!keys || !vals) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        int kv = 0;
+        const char *doc = qr_arena_printf(a, "qreport (row %d of " QR_BF_COMPARE ".csv, baseline node %s):", v->row, v->name);
+        keys[kv] = "qreport.baseline_node"; vals[kv++] = v->name;
+        keys[kv] = "qreport.row"; vals[kv++] = qr_arena_printf(a, "%d", v->row);
+        for (int k = 0; k < QR_ARRAY_LEN(want); k++) {
+            if (col[k] < 0 || !isfinite(gr->metrics[col[k]].values[v->row])) continue;
+            double x = gr->metrics[col[k]].values[v->row];
+            keys[kv] = qr_arena_printf(a, "qreport.%s", want[k]);
+            vals[kv++] = qr_arena_printf(a, "%.9g", x);
+            doc = qr_arena_printf(a, "%s %s %.6g;", doc, want[k], x);
+        }
+        if (v->sens_rank > 0) {
+            keys[kv] = "qreport.sensitivity_rank"; vals[kv++] = qr_arena_printf(a, "%d", v->sens_rank);
+            doc = qr_arena_printf(a, "%s sensitivity rank %d;", doc, v->sens_rank);
+        }
+        if (v->find) {
+            keys[kv] = "qreport.advisor"; vals[kv++] = v->find;
+            doc = qr_arena_printf(a, "%s\nAdvisor: %s", doc, v->find);
+        }
+        if (!doc) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        int nodes[2] = { mm->a_node, mm->a_op >= 0 && mm->a_op != mm->a_node ? mm->a_op : -1 };
+        for (int k = 0; k < 2; k++)
+            if (nodes[k] >= 0) notes[nn++] = (QrOxNote){ se->a->nodes[nodes[k]].name, doc, kv, keys, vals };
+    }
+    const char *base = strrchr(se->a->path, '/');
+    base = base ? base + 1 : se->a->path;
+    const char *mk[2] = { "qreport.annotated", "qreport.weights" };
+    const char *mv[2] = { "every matched node's metrics are in its doc_string and metadata_props (keys qreport.*)",
+                          qr_arena_printf(a, "initializers of 1 KiB or more are external data in '%s' (the analysis model "
+                                          "itself): copy this file next to it to load the weights", base) };
+    return qr_ox_annotate(se->a->path, qr_bundle_path(bd, QR_BF_GRAPH_ONNX), base, 1024, notes, nn, 2, mk, mv);
+}
+
+/* The graph/ overlays: Model Explorer node data and the annotated model. */
+static QrStatus qr_bundle_write_graph(QrBundle *bd) {
+    if (!bd->have_cmp) return qr_errf(QR_ERR_INVALID, "needs the per-layer comparison, which failed");
+    QR_TRY(qr_mkdir_p(qr_bundle_path(bd, QR_BF_GRAPH)));
+    QrBnGraph gr;
+    QR_TRY(qr__bn_graph_build(bd, &gr));
+    for (int c = 0; c < gr.n_metrics; c++) {
+        const char *nm = gr.metrics[c].name, *file = NULL;
+        if (!strcmp(nm, "Cosine")) file = QR_BF_GRAPH_ME;
+        else if (!strcmp(nm, "local_Cosine") || !strcmp(nm, "SQNR") || !strcmp(nm, "local_SQNR"))
+            file = qr_arena_printf(&bd->arena, QR_BF_GRAPH_ME_STEM "%s.json", nm);
+        else if (!strcmp(nm, "pooled Cosine")) file = QR_BF_GRAPH_ME_STEM "pooled_Cosine.json";
+        else if (!strcmp(nm, "pooled SQNR")) file = QR_BF_GRAPH_ME_STEM "pooled_SQNR.json";
+        else if (strstr(nm, "sensitivity")) file = QR_BF_GRAPH_ME_STEM "sensitivity.json";
+        if (file) QR_TRY(qr__bn_me_write(bd, &gr, &gr.metrics[c], file));
+    }
+    return qr__bn_annotated(bd, &gr);
+}
+
+/* "Graph view": the baseline's graph laid out by report/graph, coloured by the per-layer metrics. */
+static void qr__bn_html_graph(QrHtml *h, QrBundle *bd) {
+    if (!bd->have_cmp || !bd->se.m.n) return;
+    qr_html_section(h, "graph", "Graph view");
+    qr_html_para(h, "The baseline model as a graph, top to bottom: one box per compute node (QuantizeLinear/DequantizeLinear, "
+                 "Identity and Cast are folded into the edges), grouped by name prefix. Colour by any per-layer metric; "
+                 "click a box for its per-layer row, advisor findings and what-if; click a group's title to collapse it, a "
+                 "collapsed group (coloured by its worst member) to open it; drag to pan, the wheel to zoom.");
+    QrBnGraph gr;
+    QrGlLayout l = {0};
+    QrStatus st = qr__bn_graph_build(bd, &gr);
+    if (st == QR_OK) st = qr_gl_layout(&gr.in, &l);
+    if (st != QR_OK) { qr_html_failed(h, "graph view", qr_err_msg()); qr_err_clear(); return; }
+    int worst[5], nw = 0;
+    /* the worst layers: the lowest Cosine among verified rows */
+    for (int pick = 0; pick < 5; pick++) {
+        int best = -1;
+        for (int k = 0; k < bd->cmp.n; k++) {
+            const QrLayerRow *r = &bd->cmp.rows[k];
+            if (!r->has_m || r->m.cosine != r->m.cosine || r->m.cosine >= 0.99999) continue;
+            if (bd->se.m.verified_run && !qr_match_verified(&bd->se.m.m[r->match])) continue;
+            bool used = false;
+            for (int j = 0; j < nw; j++) used |= worst[j] == k;
+            if (!used && (best < 0 || r->m.cosine < bd->cmp.rows[best].m.cosine)) best = k;
+        }
+        if (best >= 0) worst[nw++] = best;
+    }
+    QrGlView v = { .nodes = gr.nodes, .group_name = gr.group_name, .n_rows = gr.n_rows, .metrics = gr.metrics,
+                   .n_metrics = gr.n_metrics, .default_metric = gr.def_metric, .first_drop_row = bd->cmp.first_drop,
+                   .worst_rows = worst, .n_worst = nw, .open_depth = -2, .table_id = "compare" };
+    qr_gl_html(h, &l, &gr.in, &v);
+    qr_gl_free(&l);
+}
+
 /* index.html: the sections in page order. The deployment kit's (dump, repro) and the data
  * set's sections are rendered by their own modules (deploy/hooks.c, analysis/dataset.c,
  * analysis/sens.c). */
@@ -717,7 +1228,16 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
     QrHtml h;
     qr_html_init(&h, "qreport — quantization accuracy report");
     qr__bn_html_verdict(&h, bd);
+    if (bd->have_tok) qr__bn_html_tokens(&h, &bd->se, bd->se.keep_outs, bd->tok);
+    if (bd->have_gen) {
+        qr_html_section(&h, "generation", "Generation");
+        const char *t = qr__bn_read_text(bd, QR_BF_GENERATION ".txt");
+        if (t) qr_html_pre(&h, t);
+        const char *files[] = { QR_BF_GENERATION ".txt", QR_BF_GENERATION ".csv" };
+        qr_html_files(&h, files, 2);
+    }
     if (bd->have_cmp) qr__bn_html_compare(&h, &bd->se, &bd->cmp, qr__bn_exists(bd, QR_BF_PLOT_PER_LAYER));
+    qr__bn_html_graph(&h, bd);
     qr__bn_html_sensitivity(&h, bd);
     qr__bn_html_accumulated(&h, bd);
     qr__bn_html_advisor(&h, bd);
@@ -911,7 +1431,8 @@ static QrStatus qr_bundle_write_plots(QrBundle *bd) {
 
 /* ==== compare's own page ================================================================ */
 
-static QrStatus qr_bundle_compare_page(const QrSession *se, const QrCompare *cmp, const char *advisor_txt, const char *dir) {
+static QrStatus qr_bundle_compare_page(const QrSession *se, const QrCompare *cmp, const QrTokAcc *tok, const char *advisor_txt,
+                                       const char *dir) {
     QrArena ar = {0};
     QrStatus st = qr_mkdir_p(qr_arena_printf(&ar, "%s/" QR_BF_PLOTS, dir));
     bool plot = false;
@@ -929,6 +1450,7 @@ static QrStatus qr_bundle_compare_page(const QrSession *se, const QrCompare *cmp
                    cmp->out.sqnr >= 30 ? QR_HTML_GOOD : cmp->out.sqnr >= 20 ? QR_HTML_WARN : QR_HTML_BAD, NULL);
     qr_html_metric(&h, "Output L1", qr_arena_printf(&ar, "%.6g", cmp->out.l1), QR_HTML_NONE, NULL);
     qr_html_verdict_end(&h);
+    qr__bn_html_tokens(&h, se, se->keep_outs, tok);
     qr__bn_html_compare(&h, se, cmp, plot);
     if (advisor_txt) {
         qr_html_section(&h, "advisor", "Abnormal layers and fixes");

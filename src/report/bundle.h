@@ -29,13 +29,17 @@ typedef struct QrBundle {
     QrAccum acc;
     QrAccSets acc_sets;          /* --quantize-nodes / --non-quantize-nodes (acc's column names point here) */
     QrCheck chk;                 /* the structure check's findings (model_check_result.txt, the HTML section) */
+    QrGenResult gen;             /* --generate N (analysis/generate) */
+    bool have_gen;
+    QrTokAcc *tok;               /* per graph output: its tokens when it is a logits output (analysis/tokens), else NULL */
+    bool have_tok;
     QrDeployRunall dep;          /* device dump, repro, emitted model (deploy/) */
     const char *fail_name[QR_BUNDLE_MAX_FAIL], *fail_msg[QR_BUNDLE_MAX_FAIL];
     int n_fail;
     const char *sha_path[16], *sha_hex[16];   /* manifest: file hashes computed so far */
     int n_sha;
     /* The input files' hashes, computed by a helper thread while the analyses run. */
-    struct { const char *path; char hex[2 * QR_SHA256_LEN + 1]; bool ok; } hash[16];
+    struct { const char *path; char hex[2 * QR_SHA256_LEN + 1]; bool ok; } hash[2 + 128];   /* the models and up to 128 inputs (QrCliOpts.inputs) */
     int n_hash;
     pthread_t hash_th;
     bool hash_running;
@@ -52,6 +56,7 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd);    /* summary.json */
 static QrStatus qr_bundle_write_manifest(QrBundle *bd);   /* manifest.json (written again last, for the zip stage) */
 static QrStatus qr_bundle_write_html(QrBundle *bd);       /* index.html: reads the txt files the analyses wrote */
 static QrStatus qr_bundle_write_plots(QrBundle *bd);      /* the PNGs under plots/, rendered in parallel */
+static QrStatus qr_bundle_write_graph(QrBundle *bd);      /* graph/: Model Explorer node data, annotated.onnx */
 /* The input files' hashes for the manifest: started on a helper thread, joined before use. */
 static void qr_bundle_hash_start(QrBundle *bd, const QrGraph *b, const QrGraph *a);
 static void qr_bundle_hash_join(QrBundle *bd);
@@ -61,8 +66,10 @@ static QrStatus qr_bundle_add_tree(QrZip *z, const char *dir, const char *sub, Q
 static void qr_bundle_rmtree(const char *dir);
 
 /* `qreport compare`'s page: compare_per_layer.html in dir (with plots/per_layer_metrics.png) —
- * the output verdict, runall's per-layer section and, when advisor_txt is given, the advisor's
- * findings (Horizon's compare_per_layer profiler.html). */
-static QrStatus qr_bundle_compare_page(const QrSession *se, const QrCompare *cmp, const char *advisor_txt, const char *dir);
+ * the output verdict, the per-token section when tok is given (per graph output, logits outputs
+ * with vocab != 0; the analysis outputs in se->keep_outs), runall's per-layer section and, when
+ * advisor_txt is given, the advisor's findings (Horizon's compare_per_layer profiler.html). */
+static QrStatus qr_bundle_compare_page(const QrSession *se, const QrCompare *cmp, const QrTokAcc *tok, const char *advisor_txt,
+                                       const char *dir);
 
 #endif

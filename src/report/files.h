@@ -25,8 +25,10 @@
 #define QR_BF_BADCASE_LIST   "badcase_list"             /* .txt .csv  analysis/badcase (--data) */
 #define QR_BF_DEMOTION       "int16_demotion"           /* .txt .csv .json  analysis/demote (--demote-int16) */
 #define QR_BF_DATASET        "dataset"                  /* folder (--data): analysis/dataset */
-#define QR_BF_DS_OUTPUTS     "compare_outputs"          /* .txt .csv in dataset/ */
+#define QR_BF_DS_OUTPUTS     "compare_outputs"          /* .txt .csv in dataset/; one input: in the bundle / compare's DIR
+                                                          * when an output is logits (analysis/tokens) */
 #define QR_BF_DS_SAMPLES     "samples"                  /* .txt .csv in dataset/ */
+#define QR_BF_GENERATION     "generation"               /* .txt .csv  analysis/generate (--generate N) */
 #define QR_BF_DS_PLOT_SAMPLES "plots/dataset_samples.png"          /* --data: analysis/sens (qr_sens_set_runall) */
 #define QR_BF_DS_PLOT_ACCUM  "plots/dataset_accumulated_error.png" /* --data: the curves' mean and p05-p95 band */
 #define QR_BF_DUMP           "dump_compare"             /* .txt .csv  deploy/dump (--dump) */
@@ -45,6 +47,10 @@
 #define QR_BF_PLOT_SENS      "plots/sensitivity_topk.png"
 #define QR_BF_PLOT_DIST      "plots/distribution"       /* /<tensor>_<i>.png */
 #define QR_BF_PLOT_CHANNEL   "plots/channelwise"        /* /<tensor>_<i>.png */
+#define QR_BF_GRAPH          "graph"                    /* folder: report/bundle (graph overlays) */
+#define QR_BF_GRAPH_ME       "graph/model_explorer.json"    /* Model Explorer node data: Cosine per node */
+#define QR_BF_GRAPH_ME_STEM  "graph/model_explorer_"        /* + <metric>.json: the other metrics */
+#define QR_BF_GRAPH_ONNX     "graph/annotated.onnx"         /* the analysis model with metrics on its nodes, no weights */
 #define QR_BF_COMPARE_HTML   "compare_per_layer.html"   /* not in the bundle: qreport compare's page (report/bundle) */
 
 /* The bundle's top-level files in the order index.html's "Files" section lists them.
@@ -68,6 +74,10 @@ static const QrBundleFile qr_bundle_files[] = {
     { QR_BF_PROFILE_ANAL QR_BF_STATISTIC ".csv", true, true },
     { QR_BF_COMPARE ".txt", true, true },
     { QR_BF_COMPARE ".csv", true, true },
+    { QR_BF_DS_OUTPUTS ".txt", false, true },
+    { QR_BF_DS_OUTPUTS ".csv", false, true },
+    { QR_BF_GENERATION ".txt", false, true },
+    { QR_BF_GENERATION ".csv", false, true },
     { QR_BF_SENS ".txt", true, true },
     { QR_BF_SENS ".csv", true, true },
     { QR_BF_SENS ".json", true, true },
@@ -95,6 +105,14 @@ static const QrBundleFile qr_bundle_files[] = {
     { QR_BF_DEMOTION ".txt", false, true },
     { QR_BF_DEMOTION ".csv", false, true },
     { QR_BF_DEMOTION ".json", false, true },
+    { QR_BF_GRAPH_ME, true, true },
+    { QR_BF_GRAPH_ME_STEM "local_Cosine.json", true, true },
+    { QR_BF_GRAPH_ME_STEM "SQNR.json", true, true },
+    { QR_BF_GRAPH_ME_STEM "local_SQNR.json", true, true },
+    { QR_BF_GRAPH_ME_STEM "sensitivity.json", true, true },
+    { QR_BF_GRAPH_ME_STEM "pooled_Cosine.json", false, true },
+    { QR_BF_GRAPH_ME_STEM "pooled_SQNR.json", false, true },
+    { QR_BF_GRAPH_ONNX, true, true },
 };
 
 #endif

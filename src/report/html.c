@@ -626,6 +626,9 @@ static void qr_html_link(QrHtml *h, const char *href, const char *text) {
     qr__html_html_puts(h, "</a>");
 }
 
+static void qr_html_raw(QrHtml *h, const char *markup) { qr__html_html_flow(h); qr__html_html_puts(h, markup); }
+static void qr_html_text(QrHtml *h, const char *text) { qr__html_html_esc(h, text ? text : ""); }
+
 static void qr_html_files(QrHtml *h, const char *const *paths, int n) {
     qr__html_html_flow(h);
     if (n <= 0) return;

@@ -115,6 +115,10 @@ static void qr_html_gallery_end(QrHtml *h);
  * optional caption; width/height in pixels when known (0 = unknown) so the page
  * does not jump while images load. */
 static void qr_html_image(QrHtml *h, const char *src, const char *alt, const char *caption, int width, int height);
+/* Markup written as given (the graph view's SVG and script: report/graph), and text escaped
+ * like every text argument, both at the current position. */
+static void qr_html_raw(QrHtml *h, const char *markup);
+static void qr_html_text(QrHtml *h, const char *text);
 /* "Raw files:" and one link per path. */
 static void qr_html_files(QrHtml *h, const char *const *paths, int n);
 /* An inline link inside a paragraph built with qr_html_raw, or on its own line. */

@@ -8,7 +8,62 @@ static QrStatus qr_graph_check_supported(const QrGraph *g) {
                    n == 1 ? "" : "s", n == 1 ? "s" : "", list);
 }
 
-static QrStatus qr_graph_input_shapes(const QrGraph *g, const QrTensor *const *given, QrTensor *out) {
+/* The symbolic dims every command binds (qr_graph_input_shapes_bound). A name the user bound wins;
+ * one that inputs bind to different sizes is kept with both to name them in the error. */
+typedef struct QrRunDims {
+    const char *name[64];
+    int64_t value[64];
+    const char *from[64];       /* the input that bound it, NULL: --dim or derived */
+    const char *clash[64];      /* another input binding it to another size (unusable) */
+    int64_t clash_value[64];
+    int n;
+} QrRunDims;
+
+static int qr__run_dim_find(const QrRunDims *d, const char *name) {
+    for (int k = 0; k < d->n; k++) if (!strcmp(d->name[k], name)) return k;
+    return -1;
+}
+
+static void qr__run_dim_add(QrRunDims *d, const char *name, int64_t v, const char *from) {
+    int k = qr__run_dim_find(d, name);
+    if (k < 0 && d->n < QR_ARRAY_LEN(d->name)) {
+        k = d->n++;
+        d->name[k] = name;
+        d->value[k] = v;
+        d->from[k] = from;
+        d->clash[k] = NULL;
+        return;
+    }
+    if (k >= 0 && from && d->from[k] && d->value[k] != v && !d->clash[k]) { d->clash[k] = from; d->clash_value[k] = v; }
+}
+
+/* The value of a bound, unambiguous dim, or -1. */
+static int64_t qr__run_dim_get(const QrRunDims *d, const char *name) {
+    int k = qr__run_dim_find(d, name);
+    return k >= 0 && !d->clash[k] ? d->value[k] : -1;
+}
+
+static QrStatus qr_graph_input_shapes_bound(const QrGraph *g, const QrTensor *const *given, const QrDimBind *dims,
+                                            int n_dims, QrTensor *out) {
+    QrRunDims d;
+    d.n = 0;
+    for (int k = 0; k < n_dims; k++) qr__run_dim_add(&d, dims[k].name, dims[k].value, NULL);
+    for (int i = 0; given && i < g->n_inputs; i++) {
+        const QrValue *v = &g->values[g->inputs[i]];
+        if (!given[i] || !v->has_decl || v->decl_rank != given[i]->rank) continue;
+        for (int k = 0; k < v->decl_rank; k++)
+            if (v->decl_dims[k] < 0 && v->decl_dim_names[k] && v->decl_dim_names[k][0])
+                qr__run_dim_add(&d, v->decl_dim_names[k], given[i]->dims[k], v->name);
+    }
+    /* onnxruntime-genai's builder: total_sequence_length = past_sequence_length + sequence_length */
+    int64_t past = qr__run_dim_get(&d, "past_sequence_length"), seq = qr__run_dim_get(&d, "sequence_length"),
+            tot = qr__run_dim_get(&d, "total_sequence_length");
+    if (past < 0 && seq >= 0 && tot >= seq && qr__run_dim_find(&d, "past_sequence_length") < 0)
+        qr__run_dim_add(&d, "past_sequence_length", tot - seq, NULL);
+    if (tot < 0 && seq >= 0 && past >= 0 && qr__run_dim_find(&d, "total_sequence_length") < 0)
+        qr__run_dim_add(&d, "total_sequence_length", past + seq, NULL);
+    if (seq < 0 && past >= 0 && tot >= past && qr__run_dim_find(&d, "sequence_length") < 0)
+        qr__run_dim_add(&d, "sequence_length", tot - past, NULL);
     for (int i = 0; i < g->n_inputs; i++) {
         const QrValue *v = &g->values[g->inputs[i]];
         memset(&out[i], 0, sizeof out[i]);
@@ -19,12 +74,26 @@ static QrStatus qr_graph_input_shapes(const QrGraph *g, const QrTensor *const *g
         if (!v->has_decl || v->decl_rank < 0)
             return qr_errf(QR_ERR_INVALID, "%s: input '%s' has no declared shape; give one with --shape %s=1x3x224x224",
                            g->path, v->name, v->name);
-        for (int d = 0; d < v->decl_rank; d++)
-            if (v->decl_dims[d] < 0)
-                return qr_errf(QR_ERR_INVALID, "%s: input '%s' has a dynamic dimension %d ('%s'); give the shape "
-                               "with --shape %s=...", g->path, v->name, d,
-                               v->decl_dim_names[d] ? v->decl_dim_names[d] : "?", v->name);
-        QrStatus st = qr_tensor_set_shape(&out[i], v->decl_dtype, v->decl_rank, v->decl_dims);
+        int64_t shape[QR_MAX_RANK];
+        for (int k = 0; k < v->decl_rank; k++) {
+            shape[k] = v->decl_dims[k];
+            if (shape[k] >= 0) continue;
+            const char *dn = v->decl_dim_names[k] && v->decl_dim_names[k][0] ? v->decl_dim_names[k] : NULL;
+            int j = dn ? qr__run_dim_find(&d, dn) : -1;
+            if (j >= 0 && d.clash[j])
+                return qr_errf(QR_ERR_INVALID, "%s: input '%s' dimension %d ('%s') cannot be bound: input '%s' has it %lld "
+                               "and input '%s' %lld; give it with --dim %s=N or the input with -i %s=FILE", g->path,
+                               v->name, k, dn, d.from[j], (long long)d.value[j], d.clash[j], (long long)d.clash_value[j],
+                               dn, v->name);
+            if (j >= 0) { shape[k] = d.value[j]; continue; }
+            if (dn)
+                return qr_errf(QR_ERR_INVALID, "%s: input '%s' has a dynamic dimension %d ('%s') that no input given binds; "
+                               "give the input with -i %s=FILE, its shape with --shape %s=..., or the dimension with "
+                               "--dim %s=N", g->path, v->name, k, dn, v->name, v->name, dn);
+            return qr_errf(QR_ERR_INVALID, "%s: input '%s' has a dynamic dimension %d (unnamed); give the input with "
+                           "-i %s=FILE or its shape with --shape %s=...", g->path, v->name, k, v->name, v->name);
+        }
+        QrStatus st = qr_tensor_set_shape(&out[i], v->decl_dtype, v->decl_rank, shape);
         if (st != QR_OK) return qr_err_wrap(st, "%s: input '%s'", g->path, v->name);
     }
     return QR_OK;

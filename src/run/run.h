@@ -11,9 +11,20 @@
 
 /* Checks that every operator is implemented (one error listing all of them). */
 static QrStatus qr_graph_check_supported(const QrGraph *g);
-/* Resolves graph input shapes: shapes[i] (may be NULL) overrides input i's
- * declared shape; every dim must end up known. Fills out[i] (no data). */
-static QrStatus qr_graph_input_shapes(const QrGraph *g, const QrTensor *const *given, QrTensor *out);
+
+/* A symbolic dimension's value ("batch_size" = 1), given by the user (--dim NAME=N). */
+typedef struct QrDimBind {
+    const char *name;
+    int64_t value;
+} QrDimBind;
+/* Resolves graph input shapes (no data in out[i]): given[i] (may be NULL) overrides input i's declared
+ * shape; every dim must end up known. Symbolic dims are bound: an input not given gets each symbolic dim from
+ * dims[] (the user's --dim), else from the same-named dim of an input given (its actual size;
+ * names bound to different sizes by different inputs are not used), else from the builder's
+ * relation total_sequence_length = past_sequence_length + sequence_length when two of the three
+ * are bound. A dim still unbound is an error naming the input, the dim and the options that bind it. */
+static QrStatus qr_graph_input_shapes_bound(const QrGraph *g, const QrTensor *const *given, const QrDimBind *dims,
+                                            int n_dims, QrTensor *out);
 /* Shape inference from concrete input shapes. Inputs that carry data and are
  * small are treated as known values (shape tensors fed as graph inputs). */
 static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs);

@@ -160,6 +160,10 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         /* The analyses that need only the baseline's values run side by side (see qr__ra_early_job);
          * their stages below write what they found. */
         QrRaEarly early = { .bd = bd };
+        if (qr_tok_any(b)) {     /* logits outputs: the compare run keeps the analysis model's outputs for the tokens */
+            bd->se.keep_outs = calloc((size_t)b->n_outputs + 1, sizeof(QrTensor));
+            bd->tok = calloc((size_t)b->n_outputs + 1, sizeof *bd->tok);
+        }
         early.stats = calloc((size_t)a->n_values + 1, sizeof *early.stats);
         early.seen = calloc((size_t)a->n_values + 1, sizeof *early.seen);
         bool merged = false;
@@ -201,6 +205,13 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         bd->have_cmp = s2 == QR_OK;
         if (s2 == QR_OK) s2 = qr_compare_write(&bd->se, &bd->cmp, bd->dir);
         qr__ra_done(bd, "compare", s2);
+        if (bd->have_cmp && bd->tok) {    /* compare_outputs with the per-token columns */
+            qr_progress_begin(&bd->prog, "tokens", 0);
+            s2 = bd->se.keep_outs ? qr_tok_session(&bd->se, bd->se.keep_outs, o->labels, 0, bd->tok)
+                                  : qr_errf(QR_ERR_NOMEM, "out of memory");
+            if (s2 == QR_OK) s2 = qr_tok_session_write(&bd->se, bd->se.keep_outs, bd->tok, bd->dir);
+            bd->have_tok = qr__ra_done(bd, "tokens", s2);
+        }
         if (bd->have_cmp && !o->deploy.no_repro) {     /* repro/ of the worst layer (deploy/) */
             qr_progress_begin(&bd->prog, "repro", 0);
             qr__ra_done(bd, "repro", qr_deploy_runall_repro(&bd->dep, &o->deploy, &bd->se, &bd->cmp, bd->dir));
@@ -277,8 +288,16 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
                         qr_sens_set_runall(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk,
                                            &bd->acc_sets, o->metric_given ? o->sens.metric : QR_METRIC_COSINE, bd->dir));
         }
+        if (o->generate > 0 && o->gen_b && o->gen_a) {   /* last: the decoding re-infers the graphs step by step */
+            qr_progress_begin(&bd->prog, "generation", 0);
+            s2 = qr_gen_run(o->gen_b, o->gen_a, inputs, o->generate, &bd->gen);
+            if (s2 == QR_OK) s2 = qr_gen_write(&bd->gen, bd->dir);
+            bd->have_gen = qr__ra_done(bd, "generation", s2);
+        }
         qr_progress_begin(&bd->prog, "plots", 0);
         qr__ra_done(bd, "plots", qr_bundle_write_plots(bd));
+        qr_progress_begin(&bd->prog, "graph overlays", 0);
+        qr__ra_done(bd, "graph overlays", qr_bundle_write_graph(bd));
         qr_progress_begin(&bd->prog, "report", 0);
         s2 = qr_bundle_write_summary(bd);
         if (s2 == QR_OK) s2 = qr_bundle_write_manifest(bd);
@@ -322,6 +341,24 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Baseline form: %s (the baseline keeps its own "
                                   "quantizers; pairs proven with both models' quantizers off).\n", qr_session_baseline_form(&bd->se));
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr_bundle_verdict(bd, &lv));
+        if (bd->have_gen && n < sizeof r->summary) {
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Generation (%d tokens): ", bd->gen.n);
+            if (bd->gen.first_divergence >= 0 && n < sizeof r->summary)
+                n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the models diverge at generated token %d\n",
+                                      bd->gen.first_divergence);
+            else if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the same tokens\n");
+        }
+        for (int j = 0; bd->have_tok && j < b->n_outputs && n < sizeof r->summary; j++) {
+            if (!bd->tok[j].vocab) continue;
+            QrTokStats ts;
+            qr_tok_stats(&bd->tok[j], &ts);
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s per token: %lld tokens, top-1 agree %.4f, KL mean "
+                                  "%.6g p99 %.6g max %.6g", b->values[b->outputs[j]].name, (long long)ts.tokens,
+                                  ts.top1_agree, ts.kld_mean, ts.kld_p99, ts.kld_max);
+            if (ts.nll_tokens && n < sizeof r->summary)
+                n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, ", ln(PPL ratio) %.6g", ts.ln_ppl_ratio);
+            if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
+        }
         /* most sensitive first whatever --reverse did to sensitive_ops' order */
         for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
             const QrSensRow *row = qr_sens_top(&bd->sens, k);
@@ -354,6 +391,10 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     qr_cleanup_drop(staged_slot);
     if (bd->have_eq) qr_equiv_free(&bd->eq);
     qr_compare_free(&bd->cmp);
+    qr_gen_free(&bd->gen);
+    for (int j = 0; bd->tok && j < b->n_outputs; j++) qr_tok_free(&bd->tok[j]);
+    free(bd->tok);
+    qr_values_keep_free(&bd->se);
     qr_sens_free(&bd->sens);
     qr_accum_free(&bd->acc);
     qr_select_acc_sets_free(&bd->acc_sets);

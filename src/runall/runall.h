@@ -39,6 +39,9 @@ typedef struct QrRunallOpts {
     bool demote_int16;           /* --demote-int16: int16_demotion.* (analysis/demote) */
     bool have_channel_axis;      /* --channel-axis: the box plots' channel axis */
     int channel_axis;
+    const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL (analysis/tokens) */
+    int generate;                /* --generate N: greedy decoding of N tokens with both models (analysis/generate) */
+    QrGraph *gen_b, *gen_a;      /* with generate: b and a, which the decoding re-infers step by step (then back) */
 } QrRunallOpts;
 
 typedef struct QrRunallResult {

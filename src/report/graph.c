@@ -1,0 +1,888 @@
+/* report/graph — implementation. See graph.h. Prefix qr__gl_. */
+
+#define QR__GL_DUMMY_W 8.0f
+#define QR__GL_MAX_SWEEPS 24
+
+static void *qr__gl_zalloc(QrArena *a, size_t count, size_t elem) {
+    void *p = qr_arena_array(a, count ? count : 1, elem);
+    if (p) memset(p, 0, (count ? count : 1) * elem);
+    return p;
+}
+
+#define QR__GL_NEW(a, ptr, count) \
+    do { if (!((ptr) = qr__gl_zalloc((a), (size_t)(count), sizeof *(ptr)))) return qr_errf(QR_ERR_NOMEM, "graph layout: out of memory"); } while (0)
+
+/* ==== one layered layout (a group's content) ============================================ */
+
+typedef struct QrGlFlat {
+    int n;                       /* items (boxes) */
+    const float *w, *h;
+    int ne;
+    const int *src, *dst;        /* must be acyclic */
+    float gap_x, gap_y;
+    /* results */
+    float *cx, *top;             /* [n] centre x, top y */
+    int *pt_off;                 /* [ne + 1] */
+    float *pts;
+    float width, height;
+    int n_layers, n_dummy;
+    int64_t crossings;
+} QrGlFlat;
+
+typedef struct QrGlKey { float key; int pos, id; } QrGlKey;
+
+static int qr__gl_key_cmp(const void *a, const void *b) {
+    const QrGlKey *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->pos - y->pos;
+}
+
+static int qr__gl_float_cmp(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Crossings between layer l and l + 1 (Fenwick tree over the lower layer's positions). */
+static int64_t qr__gl_cross_pair(const int *lnodes, int cnt, const int *pos, const int *doff, const int *dl, int cnt_next,
+                                 int *bit, int *tmp) {
+    memset(bit, 0, (size_t)(cnt_next + 1) * sizeof *bit);
+    int64_t c = 0, inserted = 0;
+    for (int i = 0; i < cnt; i++) {
+        int v = lnodes[i], k = 0;
+        for (int j = doff[v]; j < doff[v + 1]; j++) tmp[k++] = pos[dl[j]];
+        for (int a = 1; a < k; a++) {   /* insertion sort: the few lower neighbours of one node */
+            int x = tmp[a], b = a - 1;
+            while (b >= 0 && tmp[b] > x) { tmp[b + 1] = tmp[b]; b--; }
+            tmp[b + 1] = x;
+        }
+        for (int a = 0; a < k; a++) {
+            int le = 0;
+            for (int q = tmp[a] + 1; q > 0; q -= q & -q) le += bit[q];
+            c += inserted - le;
+        }
+        for (int a = 0; a < k; a++) { for (int q = tmp[a] + 1; q <= cnt_next; q += q & -q) bit[q]++; inserted++; }
+    }
+    return c;
+}
+
+/* Weighted isotonic regression (pool adjacent violators): x[i] as close to d[i] as the
+ * minimum separations sep[i] (between i and i + 1) allow, order kept. */
+static void qr__gl_pav(int n, const float *d, const float *wt, const float *sep, float *x, double *bw, double *bs, int *bn) {
+    int nb = 0;
+    double c = 0;
+    for (int i = 0; i < n; i++) {
+        if (i) c += sep[i - 1];
+        bw[nb] = wt[i];
+        bs[nb] = wt[i] * (d[i] - c);
+        bn[nb] = 1;
+        nb++;
+        while (nb > 1 && bs[nb - 2] / bw[nb - 2] > bs[nb - 1] / bw[nb - 1]) {
+            bw[nb - 2] += bw[nb - 1]; bs[nb - 2] += bs[nb - 1]; bn[nb - 2] += bn[nb - 1];
+            nb--;
+        }
+    }
+    c = 0;
+    int i = 0;
+    for (int b = 0; b < nb; b++) {
+        double z = bs[b] / bw[b];
+        for (int k = 0; k < bn[b]; k++, i++) {
+            if (i) c += sep[i - 1];
+            x[i] = (float)(z + c);
+        }
+    }
+}
+
+/* Lays out one flat DAG. Results go to out (f's arrays); scratch to tmp (reset by the caller). */
+static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
+    int n = f->n, ne = f->ne;
+    QR__GL_NEW(out, f->cx, n);
+    QR__GL_NEW(out, f->top, n);
+    QR__GL_NEW(out, f->pt_off, ne + 1);
+    if (n == 0) { f->pts = NULL; return QR_OK; }
+    /* adjacency of the items */
+    int *so, *sl, *po, *pl, *indeg, *topo, *lay;
+    QR__GL_NEW(tmp, so, n + 1); QR__GL_NEW(tmp, po, n + 1);
+    QR__GL_NEW(tmp, sl, ne); QR__GL_NEW(tmp, pl, ne);
+    QR__GL_NEW(tmp, indeg, n); QR__GL_NEW(tmp, topo, n); QR__GL_NEW(tmp, lay, n);
+    for (int e = 0; e < ne; e++) if (f->src[e] != f->dst[e]) { so[f->src[e] + 1]++; po[f->dst[e] + 1]++; }
+    for (int v = 0; v < n; v++) { so[v + 1] += so[v]; po[v + 1] += po[v]; }
+    {
+        int *fs, *fp;
+        QR__GL_NEW(tmp, fs, n); QR__GL_NEW(tmp, fp, n);
+        for (int e = 0; e < ne; e++) {
+            int s = f->src[e], d = f->dst[e];
+            if (s == d) continue;
+            sl[so[s] + fs[s]++] = d;
+            pl[po[d] + fp[d]++] = s;
+        }
+    }
+    for (int v = 0; v < n; v++) indeg[v] = po[v + 1] - po[v];
+    int nt = 0;
+    for (int v = 0; v < n; v++) if (!indeg[v]) topo[nt++] = v;
+    for (int i = 0; i < nt; i++)
+        for (int j = so[topo[i]]; j < so[topo[i] + 1]; j++) if (!--indeg[sl[j]]) topo[nt++] = sl[j];
+    if (nt < n) {
+        for (int v = 0; v < n; v++) if (indeg[v]) return qr_errf(QR_ERR_INVALID, "graph layout: a cycle through box %d", v);
+    }
+    /* layers: longest path from the sources, then every node pulled down to just above its first reader */
+    for (int i = 0; i < n; i++) {
+        int v = topo[i];
+        for (int j = po[v]; j < po[v + 1]; j++) lay[v] = QR_MAX(lay[v], lay[pl[j]] + 1);
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        int v = topo[i], m = INT32_MAX;
+        for (int j = so[v]; j < so[v + 1]; j++) m = QR_MIN(m, lay[sl[j]] - 1);
+        if (m != INT32_MAX && m > lay[v]) lay[v] = m;
+    }
+    int L = 0;
+    for (int v = 0; v < n; v++) L = QR_MAX(L, lay[v] + 1);
+    /* the extended graph: a dummy slot per layer an edge crosses */
+    int nd = 0;
+    int *dfirst;
+    QR__GL_NEW(tmp, dfirst, ne);
+    for (int e = 0; e < ne; e++) {
+        int s = f->src[e], d = f->dst[e];
+        dfirst[e] = n + nd;
+        if (s != d) nd += lay[d] - lay[s] - 1;
+    }
+    int N = n + nd, NE = 0;
+    int *elay, *eu, *ev;
+    float *ew, *eh;
+    QR__GL_NEW(tmp, elay, N); QR__GL_NEW(tmp, ew, N); QR__GL_NEW(tmp, eh, N);
+    for (int v = 0; v < n; v++) { elay[v] = lay[v]; ew[v] = f->w[v]; eh[v] = f->h[v]; }
+    for (int e = 0; e < ne; e++) if (f->src[e] != f->dst[e]) NE += lay[f->dst[e]] - lay[f->src[e]];
+    QR__GL_NEW(tmp, eu, NE); QR__GL_NEW(tmp, ev, NE);
+    NE = 0;
+    for (int e = 0; e < ne; e++) {
+        int s = f->src[e], d = f->dst[e];
+        if (s == d) continue;
+        int prev = s, span = lay[d] - lay[s];
+        for (int k = 1; k < span; k++) {
+            int id = dfirst[e] + k - 1;
+            elay[id] = lay[s] + k;
+            ew[id] = QR__GL_DUMMY_W;
+            eh[id] = 0;
+            eu[NE] = prev; ev[NE++] = id;
+            prev = id;
+        }
+        eu[NE] = prev; ev[NE++] = d;
+    }
+    int *uo, *ul, *doff, *dl;     /* upper and lower neighbours in the extended graph */
+    QR__GL_NEW(tmp, uo, N + 1); QR__GL_NEW(tmp, doff, N + 1);
+    QR__GL_NEW(tmp, ul, NE); QR__GL_NEW(tmp, dl, NE);
+    for (int k = 0; k < NE; k++) { doff[eu[k] + 1]++; uo[ev[k] + 1]++; }
+    for (int v = 0; v < N; v++) { doff[v + 1] += doff[v]; uo[v + 1] += uo[v]; }
+    {
+        int *fd, *fu;
+        QR__GL_NEW(tmp, fd, N); QR__GL_NEW(tmp, fu, N);
+        for (int k = 0; k < NE; k++) { dl[doff[eu[k]] + fd[eu[k]]++] = ev[k]; ul[uo[ev[k]] + fu[ev[k]]++] = eu[k]; }
+    }
+    /* layers as position-ordered lists: initial order by id (the caller's order, dummies after) */
+    int *lstart, *lnodes, *pos, *best;
+    QR__GL_NEW(tmp, lstart, L + 1); QR__GL_NEW(tmp, lnodes, N); QR__GL_NEW(tmp, pos, N); QR__GL_NEW(tmp, best, N);
+    for (int v = 0; v < N; v++) lstart[elay[v] + 1]++;
+    for (int l = 0; l < L; l++) lstart[l + 1] += lstart[l];
+    {
+        int *fill;
+        QR__GL_NEW(tmp, fill, L);
+        for (int v = 0; v < N; v++) { pos[v] = fill[elay[v]]++; lnodes[lstart[elay[v]] + pos[v]] = v; }
+    }
+    int maxcnt = 1, maxdeg = 1;
+    for (int l = 0; l < L; l++) maxcnt = QR_MAX(maxcnt, lstart[l + 1] - lstart[l]);
+    for (int v = 0; v < N; v++) maxdeg = QR_MAX(maxdeg, QR_MAX(doff[v + 1] - doff[v], uo[v + 1] - uo[v]));
+    int *bit, *itmp;
+    QrGlKey *keys;
+    QR__GL_NEW(tmp, bit, maxcnt + 1); QR__GL_NEW(tmp, itmp, maxdeg); QR__GL_NEW(tmp, keys, maxcnt);
+    int64_t cbest = 0;
+    for (int l = 0; l + 1 < L; l++)
+        cbest += qr__gl_cross_pair(lnodes + lstart[l], lstart[l + 1] - lstart[l], pos, doff, dl, lstart[l + 2] - lstart[l + 1], bit, itmp);
+    memcpy(best, pos, (size_t)N * sizeof *pos);
+    /* crossing reduction: barycenter sweeps down then up; keep the best order seen */
+    for (int it = 0, stale = 0; it < QR__GL_MAX_SWEEPS && cbest > 0 && stale < 4; it++) {
+        for (int pass = 0; pass < 2; pass++) {
+            bool down = pass == 0;
+            for (int step = 1; step < L; step++) {
+                int l = down ? step : L - 1 - step;
+                int cnt = lstart[l + 1] - lstart[l];
+                int *ln = lnodes + lstart[l];
+                for (int i = 0; i < cnt; i++) {
+                    int v = ln[i];
+                    const int *nb = down ? ul + uo[v] : dl + doff[v];
+                    int k = down ? uo[v + 1] - uo[v] : doff[v + 1] - doff[v];
+                    float s = 0;
+                    for (int j = 0; j < k; j++) s += (float)pos[nb[j]];
+                    keys[i] = (QrGlKey){ k ? s / (float)k : (float)pos[v], pos[v], v };
+                }
+                qsort(keys, (size_t)cnt, sizeof *keys, qr__gl_key_cmp);
+                for (int i = 0; i < cnt; i++) { ln[i] = keys[i].id; pos[keys[i].id] = i; }
+            }
+        }
+        int64_t c = 0;
+        for (int l = 0; l + 1 < L; l++)
+            c += qr__gl_cross_pair(lnodes + lstart[l], lstart[l + 1] - lstart[l], pos, doff, dl, lstart[l + 2] - lstart[l + 1], bit, itmp);
+        if (c < cbest) { cbest = c; memcpy(best, pos, (size_t)N * sizeof *pos); stale = 0; }
+        else stale++;
+    }
+    memcpy(pos, best, (size_t)N * sizeof *pos);
+    for (int v = 0; v < N; v++) lnodes[lstart[elay[v]] + pos[v]] = v;
+    f->crossings = cbest;
+    /* x: each layer in turn pulled towards the median of its neighbours, order and spacing kept */
+    float *cx, *d, *wt, *sep, *nbx;
+    double *bw, *bs;
+    int *bn;
+    QR__GL_NEW(tmp, cx, N); QR__GL_NEW(tmp, d, maxcnt); QR__GL_NEW(tmp, wt, maxcnt); QR__GL_NEW(tmp, sep, maxcnt);
+    QR__GL_NEW(tmp, nbx, 2 * maxdeg); QR__GL_NEW(tmp, bw, maxcnt); QR__GL_NEW(tmp, bs, maxcnt); QR__GL_NEW(tmp, bn, maxcnt);
+    for (int l = 0; l < L; l++) {
+        float x = 0;
+        for (int i = lstart[l]; i < lstart[l + 1]; i++) {
+            int v = lnodes[i];
+            if (i > lstart[l]) x += (ew[lnodes[i - 1]] + ew[v]) / 2 + (v < n && lnodes[i - 1] < n ? f->gap_x : f->gap_x / 2);
+            cx[v] = x;
+        }
+    }
+    for (int round = 0; round < 8; round++) {
+        int mode = round < 6 ? round % 2 : 2;      /* 0 upper neighbours, 1 lower, 2 both */
+        for (int step = 0; step < L; step++) {
+            int l = mode == 1 ? L - 1 - step : step;
+            int cnt = lstart[l + 1] - lstart[l];
+            const int *ln = lnodes + lstart[l];
+            for (int i = 0; i < cnt; i++) {
+                int v = ln[i], k = 0;
+                if (mode != 1) for (int j = uo[v]; j < uo[v + 1]; j++) nbx[k++] = cx[ul[j]];
+                if (mode != 0) for (int j = doff[v]; j < doff[v + 1]; j++) nbx[k++] = cx[dl[j]];
+                if (k) {
+                    qsort(nbx, (size_t)k, sizeof *nbx, qr__gl_float_cmp);
+                    d[i] = k % 2 ? nbx[k / 2] : (nbx[k / 2 - 1] + nbx[k / 2]) / 2;
+                    wt[i] = v >= n ? 4.0f : 1.0f;   /* dummies pull hardest: long edges stay straight */
+                } else {
+                    d[i] = cx[v];
+                    wt[i] = 0.05f;
+                }
+                if (i + 1 < cnt) sep[i] = (ew[v] + ew[ln[i + 1]]) / 2 + (v < n && ln[i + 1] < n ? f->gap_x : f->gap_x / 2);
+            }
+            qr__gl_pav(cnt, d, wt, sep, d, bw, bs, bn);
+            for (int i = 0; i < cnt; i++) cx[ln[i]] = d[i];
+        }
+    }
+    float minx = INFINITY, maxx = -INFINITY;
+    for (int v = 0; v < N; v++) { minx = QR_MIN(minx, cx[v] - ew[v] / 2); maxx = QR_MAX(maxx, cx[v] + ew[v] / 2); }
+    for (int v = 0; v < N; v++) cx[v] -= minx;
+    f->width = maxx - minx;
+    /* y: one band per layer as tall as its tallest box; boxes centred in their band */
+    float *ltop, *lh;
+    QR__GL_NEW(tmp, ltop, L); QR__GL_NEW(tmp, lh, L);
+    for (int v = 0; v < n; v++) lh[lay[v]] = QR_MAX(lh[lay[v]], eh[v]);
+    float y = 0;
+    for (int l = 0; l < L; l++) { ltop[l] = y; y += lh[l] + (l + 1 < L ? f->gap_y : 0); }
+    f->height = y;
+    for (int v = 0; v < n; v++) { f->cx[v] = cx[v]; f->top[v] = ltop[lay[v]] + (lh[lay[v]] - eh[v]) / 2; }
+    /* edges: source bottom, down through each dummy slot's band, target top */
+    int np = 0;
+    for (int e = 0; e < ne; e++) {
+        f->pt_off[e] = np;
+        int s = f->src[e], t = f->dst[e];
+        if (s != t) np += 2 + 2 * (lay[t] - lay[s] - 1);
+    }
+    f->pt_off[ne] = np;
+    QR__GL_NEW(out, f->pts, 2 * np);
+    for (int e = 0; e < ne; e++) {
+        int s = f->src[e], t = f->dst[e];
+        if (s == t) continue;
+        float *p = f->pts + 2 * f->pt_off[e];
+        *p++ = f->cx[s]; *p++ = f->top[s] + f->h[s];
+        for (int k = 1; k < lay[t] - lay[s]; k++) {
+            int id = dfirst[e] + k - 1, l = elay[id];
+            *p++ = cx[id]; *p++ = ltop[l];
+            *p++ = cx[id]; *p++ = ltop[l] + lh[l];
+        }
+        *p++ = f->cx[t]; *p++ = f->top[t];
+    }
+    f->n_layers = L;
+    f->n_dummy = nd;
+    return QR_OK;
+}
+
+/* ==== nested groups ======================================================================= */
+
+typedef struct QrGlPair { int a, b, e; } QrGlPair;
+
+static int qr__gl_pair_cmp(const void *x, const void *y) {
+    const QrGlPair *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    return p->e - q->e;
+}
+
+static void qr_gl_free(QrGlLayout *l) {
+    qr_arena_free(&l->arena);
+    memset(l, 0, sizeof *l);
+}
+
+/* An item of a group's layout: node v is -(v + 1), group g is g. */
+#define QR__GL_ITEM_NODE(v) (-(v) - 1)
+
+static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) {
+    int n = in->n, G = in->n_groups, ne = in->n_edges, R = G;   /* R: the root's pseudo group */
+    float gx = in->gap_x > 0 ? in->gap_x : 24, gy = in->gap_y > 0 ? in->gap_y : 36;
+    float pad = in->pad > 0 ? in->pad : 10, head = in->head > 0 ? in->head : 20;
+    o->n = n; o->n_groups = G; o->n_edges = ne;
+    QrArena *A = &o->arena;
+    QR__GL_NEW(A, o->x, n); QR__GL_NEW(A, o->y, n);
+    QR__GL_NEW(A, o->gx, G); QR__GL_NEW(A, o->gy, G); QR__GL_NEW(A, o->gw, G); QR__GL_NEW(A, o->gh, G);
+    QR__GL_NEW(A, o->pt_off, ne + 1); QR__GL_NEW(A, o->reversed, ne); QR__GL_NEW(A, o->edge_group, ne);
+    /* checks, group tree */
+    int *gpar, *ng, *depth;
+    QR__GL_NEW(tmp, gpar, G + 1); QR__GL_NEW(tmp, ng, n); QR__GL_NEW(tmp, depth, G + 1);
+    for (int g = 0; g < G; g++) {
+        int p = in->group_parent ? in->group_parent[g] : -1;
+        if (p < -1 || p >= G || p == g) return qr_errf(QR_ERR_INVALID, "graph layout: group %d has a bad parent %d", g, p);
+        gpar[g] = p < 0 ? R : p;
+    }
+    gpar[R] = -1;
+    for (int g = 0; g < G; g++) {
+        int d = 0, x = g;
+        while (x != R && d <= G) { x = gpar[x]; d++; }
+        if (d > G) return qr_errf(QR_ERR_INVALID, "graph layout: group %d is its own ancestor", g);
+        depth[g] = d;
+    }
+    for (int v = 0; v < n; v++) {
+        int g = in->node_group ? in->node_group[v] : -1;
+        if (g < -1 || g >= G) return qr_errf(QR_ERR_INVALID, "graph layout: node %d is in a bad group %d", v, g);
+        ng[v] = g < 0 ? R : g;
+        if (!(in->w[v] >= 0) || !(in->h[v] >= 0)) return qr_errf(QR_ERR_INVALID, "graph layout: node %d has a bad size", v);
+    }
+    for (int e = 0; e < ne; e++)
+        if (in->src[e] < 0 || in->src[e] >= n || in->dst[e] < 0 || in->dst[e] >= n)
+            return qr_errf(QR_ERR_INVALID, "graph layout: edge %d has a bad end (%d -> %d)", e, in->src[e], in->dst[e]);
+    /* topological index of every node (a cycle is an error), and every group's smallest */
+    int *ti, *key;
+    {
+        int *so, *sl, *deg, *q;
+        QR__GL_NEW(tmp, so, n + 1); QR__GL_NEW(tmp, sl, ne); QR__GL_NEW(tmp, deg, n); QR__GL_NEW(tmp, q, n);
+        QR__GL_NEW(tmp, ti, n);
+        for (int e = 0; e < ne; e++) if (in->src[e] != in->dst[e]) { so[in->src[e] + 1]++; deg[in->dst[e]]++; }
+        for (int v = 0; v < n; v++) so[v + 1] += so[v];
+        int *fill;
+        QR__GL_NEW(tmp, fill, n);
+        for (int e = 0; e < ne; e++) if (in->src[e] != in->dst[e]) sl[so[in->src[e]] + fill[in->src[e]]++] = in->dst[e];
+        int nq = 0;
+        for (int v = 0; v < n; v++) if (!deg[v]) q[nq++] = v;
+        for (int i = 0; i < nq; i++) {
+            ti[q[i]] = i;
+            for (int j = so[q[i]]; j < so[q[i] + 1]; j++) if (!--deg[sl[j]]) q[nq++] = sl[j];
+        }
+        if (nq < n)
+            for (int v = 0; v < n; v++) if (deg[v]) return qr_errf(QR_ERR_INVALID, "graph layout: the graph has a cycle through node %d", v);
+    }
+    QR__GL_NEW(tmp, key, G + 1);
+    for (int g = 0; g <= G; g++) key[g] = INT32_MAX;
+    for (int v = 0; v < n; v++) for (int g = ng[v]; g >= 0; g = gpar[g]) { if (key[g] <= ti[v]) break; key[g] = ti[v]; }
+    /* every edge's lowest common group and the items under it */
+    int *lca, *ia, *ib;
+    QR__GL_NEW(tmp, lca, ne); QR__GL_NEW(tmp, ia, ne); QR__GL_NEW(tmp, ib, ne);
+    for (int e = 0; e < ne; e++) {
+        int u = in->src[e], v = in->dst[e];
+        int cu = QR__GL_ITEM_NODE(u), cv = QR__GL_ITEM_NODE(v), gu = ng[u], gv = ng[v];
+        while (depth[gu] > depth[gv]) { cu = gu; gu = gpar[gu]; }
+        while (depth[gv] > depth[gu]) { cv = gv; gv = gpar[gv]; }
+        while (gu != gv) { cu = gu; gu = gpar[gu]; cv = gv; gv = gpar[gv]; }
+        lca[e] = gu; ia[e] = cu; ib[e] = cv;
+        o->edge_group[e] = gu == R ? -1 : gu;
+    }
+    /* the items of every group, in order of their first node */
+    int *cnt, *istart, *items, *islot;   /* islot: an item's index in its group (nodes at [0, n), groups at n + g) */
+    QR__GL_NEW(tmp, cnt, G + 1); QR__GL_NEW(tmp, istart, G + 2); QR__GL_NEW(tmp, items, n + G); QR__GL_NEW(tmp, islot, n + G);
+    for (int v = 0; v < n; v++) cnt[ng[v]]++;
+    for (int g = 0; g < G; g++) cnt[gpar[g]]++;
+    for (int g = 0; g <= G; g++) istart[g + 1] = istart[g] + cnt[g];
+    {
+        QrGlKey *tk;
+        QR__GL_NEW(tmp, tk, n + G);
+        int *fill;
+        QR__GL_NEW(tmp, fill, G + 1);
+        for (int v = 0; v < n; v++) { int g = ng[v]; tk[istart[g] + fill[g]++] = (QrGlKey){ (float)ti[v], v, QR__GL_ITEM_NODE(v) }; }
+        for (int g = 0; g < G; g++) { int p = gpar[g]; tk[istart[p] + fill[p]++] = (QrGlKey){ (float)key[g], n + g, g }; }
+        for (int g = 0; g <= G; g++) {
+            qsort(tk + istart[g], (size_t)cnt[g], sizeof *tk, qr__gl_key_cmp);
+            for (int i = 0; i < cnt[g]; i++) {
+                int it = tk[istart[g] + i].id;
+                items[istart[g] + i] = it;
+                islot[it < 0 ? -it - 1 : n + it] = i;
+            }
+        }
+    }
+    /* groups deepest first, the root last */
+    int *gorder;
+    QR__GL_NEW(tmp, gorder, G + 1);
+    {
+        QrGlKey *tk;
+        QR__GL_NEW(tmp, tk, G + 1);
+        for (int g = 0; g <= G; g++) tk[g] = (QrGlKey){ (float)-depth[g], g, g };
+        qsort(tk, (size_t)G + 1, sizeof *tk, qr__gl_key_cmp);
+        for (int g = 0; g <= G; g++) gorder[g] = tk[g].id;
+    }
+    float *iw, *ih, *lcx, *ltop;          /* per item slot (nodes then groups): size, local centre x / top */
+    QR__GL_NEW(tmp, iw, n + G); QR__GL_NEW(tmp, ih, n + G); QR__GL_NEW(tmp, lcx, n + G); QR__GL_NEW(tmp, ltop, n + G);
+    for (int v = 0; v < n; v++) { iw[v] = in->w[v]; ih[v] = in->h[v]; }
+    float **epts;                   /* per edge: its points in the lowest group's content coordinates */
+    int *enp;
+    QR__GL_NEW(tmp, epts, ne); QR__GL_NEW(tmp, enp, ne);
+    /* edges grouped by their lowest group */
+    int *eoff, *elist;
+    QR__GL_NEW(tmp, eoff, G + 2); QR__GL_NEW(tmp, elist, ne);
+    for (int e = 0; e < ne; e++) eoff[lca[e] + 1]++;
+    for (int g = 0; g <= G; g++) eoff[g + 1] += eoff[g];
+    {
+        int *fill;
+        QR__GL_NEW(tmp, fill, G + 1);
+        for (int e = 0; e < ne; e++) elist[eoff[lca[e]] + fill[lca[e]]++] = e;
+    }
+    for (int gi = 0; gi <= G; gi++) {
+        int g = gorder[gi], m = cnt[g];
+        const int *it = items + istart[g];
+        float *w, *h;
+        QR__GL_NEW(tmp, w, m); QR__GL_NEW(tmp, h, m);
+        for (int i = 0; i < m; i++) { int s = it[i] < 0 ? -it[i] - 1 : n + it[i]; w[i] = iw[s]; h[i] = ih[s]; }
+        /* the group's edges between its items, one per pair */
+        int k = eoff[g + 1] - eoff[g];
+        QrGlPair *pr;
+        QR__GL_NEW(tmp, pr, k);
+        int kk = 0;
+        for (int j = 0; j < k; j++) {
+            int e = elist[eoff[g] + j];
+            if (ia[e] == ib[e]) continue;     /* a self-loop */
+            pr[kk++] = (QrGlPair){ islot[ia[e] < 0 ? -ia[e] - 1 : n + ia[e]], islot[ib[e] < 0 ? -ib[e] - 1 : n + ib[e]], e };
+        }
+        qsort(pr, (size_t)kk, sizeof *pr, qr__gl_pair_cmp);
+        int nu = 0, *usrc, *udst, *umap;
+        bool *urev;
+        QR__GL_NEW(tmp, usrc, kk); QR__GL_NEW(tmp, udst, kk); QR__GL_NEW(tmp, umap, kk); QR__GL_NEW(tmp, urev, kk);
+        for (int j = 0; j < kk; j++) {
+            if (!j || pr[j].a != pr[j - 1].a || pr[j].b != pr[j - 1].b) { usrc[nu] = pr[j].a; udst[nu] = pr[j].b; nu++; }
+            umap[j] = nu - 1;
+        }
+        /* a cycle among the items (groups that are not contiguous): greedy, in item order — when no item
+         * is free, the first remaining one takes its remaining inputs as reversed edges */
+        {
+            int *deg, *io, *il, *ooff, *ol;
+            bool *done;
+            QR__GL_NEW(tmp, deg, m); QR__GL_NEW(tmp, done, m);
+            QR__GL_NEW(tmp, io, m + 1); QR__GL_NEW(tmp, il, nu); QR__GL_NEW(tmp, ooff, m + 1); QR__GL_NEW(tmp, ol, nu);
+            for (int j = 0; j < nu; j++) { io[udst[j] + 1]++; ooff[usrc[j] + 1]++; deg[udst[j]]++; }
+            for (int i = 0; i < m; i++) { io[i + 1] += io[i]; ooff[i + 1] += ooff[i]; }
+            int *fi, *fo;
+            QR__GL_NEW(tmp, fi, m); QR__GL_NEW(tmp, fo, m);
+            for (int j = 0; j < nu; j++) { il[io[udst[j]] + fi[udst[j]]++] = j; ol[ooff[usrc[j]] + fo[usrc[j]]++] = j; }
+            /* a min-heap of free items by index (= item order) */
+            int *heap, nh = 0, ndone = 0, scan = 0;
+            QR__GL_NEW(tmp, heap, m);
+            for (int i = 0; i < m; i++) if (!deg[i]) heap[nh++] = i;   /* ascending: already a heap */
+            while (ndone < m) {
+                int x;
+                if (nh) {
+                    x = heap[0];
+                    heap[0] = heap[--nh];
+                    for (int p = 0;;) {
+                        int c = 2 * p + 1;
+                        if (c >= nh) break;
+                        if (c + 1 < nh && heap[c + 1] < heap[c]) c++;
+                        if (heap[p] <= heap[c]) break;
+                        int t = heap[p]; heap[p] = heap[c]; heap[c] = t; p = c;
+                    }
+                    if (done[x]) continue;
+                } else {
+                    while (done[scan]) scan++;
+                    x = scan;
+                    for (int j = io[x]; j < io[x + 1]; j++) if (!done[usrc[il[j]]]) urev[il[j]] = true;
+                    deg[x] = 0;
+                }
+                done[x] = true;
+                ndone++;
+                for (int j = ooff[x]; j < ooff[x + 1]; j++) {
+                    int u = ol[j], t = udst[u];
+                    if (urev[u] || done[t]) continue;
+                    if (!--deg[t]) {
+                        int c = nh++;
+                        heap[c] = t;
+                        while (c && heap[(c - 1) / 2] > heap[c]) { int tt = heap[c]; heap[c] = heap[(c - 1) / 2]; heap[(c - 1) / 2] = tt; c = (c - 1) / 2; }
+                    }
+                }
+            }
+            for (int j = 0; j < nu; j++) if (urev[j]) { int t = usrc[j]; usrc[j] = udst[j]; udst[j] = t; }
+        }
+        QrGlFlat f = { .n = m, .w = w, .h = h, .ne = nu, .src = usrc, .dst = udst, .gap_x = gx, .gap_y = gy };
+        QR_TRY(qr__gl_flat(&f, tmp, tmp));
+        o->n_dummy += f.n_dummy;
+        o->crossings += f.crossings;
+        if (g == R) o->n_layers = f.n_layers;
+        for (int i = 0; i < m; i++) { int s = it[i] < 0 ? -it[i] - 1 : n + it[i]; lcx[s] = f.cx[i]; ltop[s] = f.top[i]; }
+        for (int j = 0; j < kk; j++) {
+            int e = pr[j].e, u = umap[j];
+            epts[e] = f.pts + 2 * f.pt_off[u];
+            enp[e] = f.pt_off[u + 1] - f.pt_off[u];
+            o->reversed[e] = urev[u];
+        }
+        if (g != R) {
+            iw[n + g] = QR_MAX(f.width + 2 * pad, 80);
+            ih[n + g] = f.height + 2 * pad + head;
+            /* centre a content narrower than the minimum frame */
+            float shift = (iw[n + g] - 2 * pad - f.width) / 2;
+            for (int i = 0; i < m; i++) { int s = it[i] < 0 ? -it[i] - 1 : n + it[i]; lcx[s] += shift; }
+            for (int j = 0; j < kk; j++) {
+                int e = pr[j].e;
+                float *p = epts[e];
+                if (j && umap[j] == umap[j - 1]) continue;   /* shared points, shifted once */
+                for (int q = 0; q < enp[e]; q++) p[2 * q] += shift;
+            }
+        } else {
+            o->width = f.width;
+            o->height = f.height;
+        }
+    }
+    /* absolute coordinates, top-down */
+    float *ox, *oy;
+    QR__GL_NEW(tmp, ox, G + 1); QR__GL_NEW(tmp, oy, G + 1);
+    for (int gi = G; gi >= 0; gi--) {
+        int g = gorder[gi];
+        if (g != R) {
+            int p = gpar[g], s = n + g;
+            o->gx[g] = ox[p] + lcx[s] - iw[s] / 2;
+            o->gy[g] = oy[p] + ltop[s];
+            o->gw[g] = iw[s];
+            o->gh[g] = ih[s];
+            ox[g] = o->gx[g] + pad;
+            oy[g] = o->gy[g] + pad + head;
+        }
+    }
+    for (int v = 0; v < n; v++) { o->x[v] = ox[ng[v]] + lcx[v] - in->w[v] / 2; o->y[v] = oy[ng[v]] + ltop[v]; }
+    int np = 0;
+    for (int e = 0; e < ne; e++) { o->pt_off[e] = np; np += enp[e] ? enp[e] + 2 : 0; }
+    o->pt_off[ne] = np;
+    QR__GL_NEW(A, o->pts, 2 * np);
+    for (int e = 0; e < ne; e++) {
+        if (!enp[e]) continue;
+        int u = in->src[e], v = in->dst[e], g = lca[e];
+        float *p = o->pts + 2 * o->pt_off[e];
+        *p++ = o->x[u] + in->w[u] / 2; *p++ = o->y[u] + in->h[u];
+        for (int q = 0; q < enp[e]; q++) {
+            int qq = o->reversed[e] ? enp[e] - 1 - q : q;
+            *p++ = ox[g] + epts[e][2 * qq];
+            *p++ = oy[g] + epts[e][2 * qq + 1];
+        }
+        *p++ = o->x[v] + in->w[v] / 2; *p++ = o->y[v];
+    }
+    return QR_OK;
+}
+
+static QrStatus qr_gl_layout(const QrGlInput *in, QrGlLayout *out) {
+    memset(out, 0, sizeof *out);
+    QrArena tmp = {0};
+    QrStatus st = qr__gl_layout(in, out, &tmp);
+    qr_arena_free(&tmp);
+    if (st != QR_OK) qr_gl_free(out);
+    return st;
+}
+
+/* ==== the HTML section ===================================================================== */
+
+static const char qr__gl_css[] =
+".qg-bar{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:8px 0;font-size:14px}\n"
+".qg-bar select,.qg-bar input[type=search]{font:inherit;padding:4px 8px;border:1px solid #cbd5e1;border-radius:6px;"
+"background:#fff}\n"
+".qg-bar button{font:inherit;font-size:13px;padding:4px 10px;border:1px solid #cbd5e1;border-radius:6px;"
+"background:#f8fafc;cursor:pointer}\n"
+".qg-found{color:var(--muted);font-size:13px}\n"
+".qg-legend{display:flex;gap:8px;align-items:center;font-size:13px;color:var(--muted);flex-wrap:wrap}\n"
+".qg-grad{display:inline-block;width:160px;height:12px;border-radius:3px;"
+"background:linear-gradient(90deg,hsl(0,70%,72%),hsl(60,70%,76%),hsl(120,70%,80%))}\n"
+".qg-grey{display:inline-block;width:14px;height:12px;border-radius:3px;background:#e5e7eb;border:1px solid #94a3b8}\n"
+".qg-view{height:72vh;border:1px solid var(--line);border-radius:8px;margin:8px 0;background:#fff;overflow:hidden}\n"
+".qg-svg{width:100%;height:100%;cursor:grab;touch-action:none;font:11px system-ui,-apple-system,\"Segoe UI\",Roboto,"
+"\"DejaVu Sans\",Arial,sans-serif;user-select:none}\n"
+".qg-e{fill:none;stroke:#94a3b8;stroke-width:1.2}.qg-e.qg-back{stroke-dasharray:5 3}\n"
+".qg-n{cursor:pointer}.qg-n rect{fill:#e5e7eb;stroke:#475569;stroke-width:1}\n"
+".qg-n text{fill:#0f172a}.qg-n text.qg-o{fill:#475569;font-size:10px}\n"
+".qg-q{display:none}.qg-showqs .qg-q{display:inline}.qg-n text.qg-q{fill:#6d28d9;font-size:10px}\n"
+".qg-worst rect{stroke:#b91c1c;stroke-width:2;stroke-dasharray:4 2}\n"
+".qg-first rect{stroke:#b91c1c;stroke-width:3.5;stroke-dasharray:none}\n"
+".qg-n text.qg-b{font-weight:700;fill:#9a3412}\n"
+".qg-hit rect{stroke:#2563eb;stroke-width:3;stroke-dasharray:none}.qg-sel rect{stroke:#0f172a;stroke-width:3}\n"
+".qg-fr rect{fill:rgba(148,163,184,.07);stroke:#cbd5e1;stroke-dasharray:3 3}\n"
+".qg-fr text{fill:#64748b;cursor:pointer}\n"
+".qg-t{cursor:pointer}.qg-t rect{fill:#e5e7eb;stroke:#475569;stroke-width:1.5}"
+".qg-t text{fill:#0f172a;font-size:13px;font-weight:600}\n"
+".qg-panel{border:1px solid var(--line);border-radius:8px;padding:10px 14px;margin:8px 0;background:#f8fafc;"
+"font-size:13px;overflow-wrap:anywhere}\n"
+".qg-panel p{margin:4px 0}.qg-panel table{border-collapse:collapse;margin:6px 0}"
+".qg-panel th,.qg-panel td{padding:1px 12px 1px 0;text-align:left;vertical-align:top}"
+".qg-panel th{font-weight:400;color:var(--muted)}\n"
+".qg-link{margin-left:4px}\n"
+"@media print{.qg-bar,.qg-panel{display:none}.qg-view{height:auto}}\n";
+
+static const char qr__gl_js[] =
+"(function(){\"use strict\";\n"
+"var root=document.getElementById(\"qg\");if(!root)return;\n"
+"var D=JSON.parse(root.querySelector(\".qg-data\").textContent);\n"
+"var svg=root.querySelector(\".qg-svg\"),W=+root.getAttribute(\"data-w\"),H=+root.getAttribute(\"data-h\");\n"
+"var sel=root.querySelector(\".qg-metric\"),panel=root.querySelector(\".qg-panel\"),find=root.querySelector(\".qg-search\"),\n"
+"found=root.querySelector(\".qg-found\"),lname=root.querySelector(\".qg-lname\"),lmin=root.querySelector(\".qg-lmin\"),\n"
+"lmax=root.querySelector(\".qg-lmax\");\n"
+"function all(s,r){return Array.prototype.slice.call((r||svg).querySelectorAll(s));}\n"
+"var nodes=all(\".qg-n\"),edges=all(\".qg-e\"),frames=all(\".qg-fr\"),tiles=all(\".qg-t\"),G=D.gp.length,col=[],memb=[],g,x,d;\n"
+"for(g=0;g<G;g++){for(d=0,x=g;x>=0;x=D.gp[x])d++;col.push(D.open>=0&&d>D.open);memb.push([]);}\n"
+"nodes.forEach(function(n){for(var k=+n.getAttribute(\"data-g\");k>=0;k=D.gp[k])memb[k].push(n);});\n"
+"function hid(k,self){for(var y=self?k:D.gp[k];y>=0;y=D.gp[y])if(col[y])return true;return false;}\n"
+"function vis(){\n"
+" nodes.forEach(function(n){var k=+n.getAttribute(\"data-g\");n.style.display=k>=0&&hid(k,true)?\"none\":\"\";});\n"
+" edges.forEach(function(e){var k=+e.getAttribute(\"data-g\");e.style.display=k>=0&&hid(k,true)?\"none\":\"\";});\n"
+" frames.forEach(function(f){f.style.display=hid(+f.getAttribute(\"data-g\"),true)?\"none\":\"\";});\n"
+" tiles.forEach(function(t){var k=+t.getAttribute(\"data-g\");t.style.display=col[k]&&!hid(k,false)?\"\":\"none\";});}\n"
+"function colour(t){return t===null?\"#e5e7eb\":\"hsl(\"+Math.round(120*t)+\",70%,\"+Math.round(72+8*t)+\"%)\";}\n"
+"function fmt(v){return v===null||v===undefined?\"\":Math.abs(v)>=1e5||(Math.abs(v)<1e-3&&v!==0)?v.toExponential(3):String(+v.toPrecision(6));}\n"
+"function metric(k){var m=D.m[k],lo=Infinity,hi=-Infinity;\n"
+" m.v.forEach(function(v){if(v!==null&&isFinite(v)){if(v<lo)lo=v;if(v>hi)hi=v;}});\n"
+" function t(r){var v=r>=0?m.v[r]:null;if(v===null||v===undefined||v!==v)return null;\n"
+"  if(!isFinite(v))return (v>0)===!!m.hb?1:0;var u=hi>lo?(v-lo)/(hi-lo):1;return m.hb?u:1-u;}\n"
+" nodes.forEach(function(n){var u=t(+n.getAttribute(\"data-row\"));n.querySelector(\"rect\").style.fill=colour(u);\n"
+"  n.setAttribute(\"data-t\",u===null?\"\":u.toFixed(3));});\n"
+" tiles.forEach(function(tl){var w=null;memb[+tl.getAttribute(\"data-g\")].forEach(function(n){\n"
+"  var u=t(+n.getAttribute(\"data-row\"));if(u!==null&&(w===null||u<w))w=u;});tl.querySelector(\"rect\").style.fill=colour(w);});\n"
+" lname.textContent=m.n+\":\";var ok=lo<=hi;lmin.textContent=ok?\"worst \"+fmt(m.hb?lo:hi):\"no values\";\n"
+" lmax.textContent=ok?\"best \"+fmt(m.hb?hi:lo):\"\";}\n"
+"D.m.forEach(function(m,i){var o=document.createElement(\"option\");o.value=i;o.textContent=m.n;sel.appendChild(o);});\n"
+"sel.value=String(D.d);sel.addEventListener(\"change\",function(){metric(+sel.value);});\n"
+"var vb={x:0,y:0,w:W,h:H};\n"
+"function setvb(){svg.setAttribute(\"viewBox\",vb.x+\" \"+vb.y+\" \"+vb.w+\" \"+vb.h);}\n"
+"function fit(){vb={x:0,y:0,w:W,h:H};setvb();}\n"
+"function start(){var r=svg.getBoundingClientRect();if(!(r.width>0&&r.height>0))return fit();\n"
+" var w=Math.max(W,r.width),h=w*r.height/r.width;if(h>=H)return fit();vb={x:(W-w)/2,y:0,w:w,h:h};setvb();}\n"
+"function pos(n){var m=n.transform.baseVal.consolidate().matrix;return{x:m.e,y:m.f};}\n"
+"function focus(n){var p=pos(n),r=svg.getBoundingClientRect(),w=Math.min(Math.max(W,300),900),\n"
+" h=r.width>0?w*r.height/r.width:w;vb={x:p.x-w/2+60,y:p.y-h/2,w:w,h:h};setvb();}\n"
+"function pt(e){var p=svg.createSVGPoint(),m=svg.getScreenCTM();p.x=e.clientX;p.y=e.clientY;return m?p.matrixTransform(m.inverse()):p;}\n"
+"svg.addEventListener(\"wheel\",function(e){e.preventDefault();var p=pt(e),k=e.deltaY<0?1/1.2:1.2;\n"
+" vb.x=p.x-(p.x-vb.x)*k;vb.y=p.y-(p.y-vb.y)*k;vb.w*=k;vb.h*=k;setvb();},{passive:false});\n"
+"var drag=null;\n"
+"svg.addEventListener(\"pointerdown\",function(e){drag={x:e.clientX,y:e.clientY,vx:vb.x,vy:vb.y,moved:false};});\n"
+"svg.addEventListener(\"pointermove\",function(e){if(!drag)return;var m=svg.getScreenCTM(),s=m&&m.a?m.a:1;\n"
+" if(Math.abs(e.clientX-drag.x)+Math.abs(e.clientY-drag.y)>3)drag.moved=true;\n"
+" vb.x=drag.vx-(e.clientX-drag.x)/s;vb.y=drag.vy-(e.clientY-drag.y)/s;setvb();});\n"
+"window.addEventListener(\"pointerup\",function(){setTimeout(function(){drag=null;},0);});\n"
+"function reveal(n){for(var k=+n.getAttribute(\"data-g\");k>=0;k=D.gp[k])col[k]=false;vis();}\n"
+"var tbl=D.tid&&document.getElementById(D.tid);\n"
+"tbl=tbl&&tbl.querySelector(\"table.qr-table\");\n"
+"function rowOf(r){if(!tbl||r<0)return null;for(var i=0,b=tbl.tBodies[0].rows;i<b.length;i++)\n"
+" if(b[i].cells[0]&&b[i].cells[0].textContent.trim()===String(r))return b[i];return null;}\n"
+"function add(p,tag,text,cls){var e=document.createElement(tag);if(text!==undefined)e.textContent=text;if(cls)e.className=cls;p.appendChild(e);return e;}\n"
+"function show(n){var r=+n.getAttribute(\"data-row\");panel.textContent=\"\";\n"
+" nodes.forEach(function(o){o.classList.remove(\"qg-sel\");});n.classList.add(\"qg-sel\");\n"
+" add(panel,\"strong\",n.getAttribute(\"data-node\"));add(panel,\"span\",\" \\u00b7 \"+n.querySelector(\".qg-o\").textContent);\n"
+" var tr=rowOf(r);\n"
+" if(tr){var th=tbl.tHead.rows[0].cells,t=add(panel,\"table\",\"\",\"qg-row\"),b=add(t,\"tbody\");\n"
+"  for(var i=0;i<th.length&&i<tr.cells.length;i++){var v=tr.cells[i].textContent.replace(/ \\u2316$/,\"\");if(v===\"\")continue;\n"
+"   var row=add(b,\"tr\");add(row,\"th\",th[i].textContent);add(row,\"td\",v);}\n"
+"  var a=add(panel,\"a\",\"Go to the per-layer row\");a.href=\"#\"+D.tid;\n"
+"  a.addEventListener(\"click\",function(){tr.scrollIntoView();tr.style.outline=\"2px solid #2563eb\";});}\n"
+" else add(panel,\"p\",r>=0?\"Row \"+r+\" of the per-layer table.\":\"No row in the per-layer table: this node has no matched analysis value.\");\n"
+" var q=n.querySelector(\".qg-q\");if(q)add(panel,\"p\",\"Quantizers: \"+q.textContent);\n"
+" [[\"data-s\",\"One-on sensitivity rank: \"],[\"data-f\",\"Advisor: \"],[\"data-w\",\"What-if: \"]].forEach(function(k){\n"
+"  var v=n.getAttribute(k[0]);if(v)v.split(\"\\n\").forEach(function(l){add(panel,\"p\",k[1]+l);});});\n"
+" panel.hidden=false;}\n"
+"nodes.forEach(function(n){n.addEventListener(\"click\",function(){if(drag&&drag.moved)return;show(n);});});\n"
+"tiles.forEach(function(t){t.addEventListener(\"click\",function(){if(drag&&drag.moved)return;col[+t.getAttribute(\"data-g\")]=false;vis();});});\n"
+"frames.forEach(function(f){f.querySelector(\"text\").addEventListener(\"click\",function(){col[+f.getAttribute(\"data-g\")]=true;vis();});});\n"
+"find.addEventListener(\"input\",function(){var q=find.value.trim().toLowerCase(),k=0;\n"
+" nodes.forEach(function(n){var h=q!==\"\"&&n.getAttribute(\"data-node\").toLowerCase().indexOf(q)>=0;n.classList.toggle(\"qg-hit\",h);if(h)k++;});\n"
+" found.textContent=q?k+\" found (Enter: show the first)\":\"\";});\n"
+"find.addEventListener(\"keydown\",function(e){if(e.key!==\"Enter\")return;\n"
+" var n=nodes.filter(function(o){return o.classList.contains(\"qg-hit\");})[0];if(n){reveal(n);focus(n);show(n);}});\n"
+"root.querySelector(\".qg-showq\").addEventListener(\"change\",function(e){svg.classList.toggle(\"qg-showqs\",e.target.checked);});\n"
+"root.querySelector(\".qg-fit\").addEventListener(\"click\",fit);\n"
+"root.querySelector(\".qg-expand\").addEventListener(\"click\",function(){for(var k=0;k<G;k++)col[k]=false;vis();});\n"
+"root.querySelector(\".qg-collapse\").addEventListener(\"click\",function(){for(var k=0;k<G;k++)col[k]=true;vis();});\n"
+"if(tbl){var byrow={};nodes.forEach(function(n){var r=n.getAttribute(\"data-row\");if(+r>=0)byrow[r]=n;});\n"
+" Array.prototype.forEach.call(tbl.tBodies[0].rows,function(tr){var n=tr.cells[0]&&byrow[tr.cells[0].textContent.trim()];\n"
+"  if(!n||!tr.cells[1])return;var a=add(tr.cells[1],\"a\",\" \\u2316\",\"qg-link\");a.href=\"#graph\";a.title=\"Show in the graph\";\n"
+"  a.addEventListener(\"click\",function(){reveal(n);focus(n);show(n);});});}\n"
+"vis();metric(D.d);start();root.classList.add(\"qg-ready\");})();\n";
+
+static void qr__gl_printf(QrHtml *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void qr__gl_printf(QrHtml *h, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    qr_html_raw(h, buf);
+}
+
+/* Text cut to max characters (UTF-8 aware) with an ellipsis, escaped. */
+static void qr__gl_text_cut(QrHtml *h, const char *s, int max) {
+    int chars = 0;
+    const char *p = s;
+    while (*p && chars < max) { p++; while ((*p & 0xC0) == 0x80) p++; chars++; }
+    if (!*p) { qr_html_text(h, s); return; }
+    char buf[512];
+    size_t n = QR_MIN((size_t)(p - s), sizeof buf - 4);
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;   /* not inside a character */
+    memcpy(buf, s, n);
+    memcpy(buf + n, "\xe2\x80\xa6", 4);
+    qr_html_text(h, buf);
+}
+
+/* A JSON number for the page script: 6 significant digits; NaN is null, infinities overflow to ±Infinity. */
+static void qr__gl_num(QrHtml *h, double v) {
+    if (v != v) { qr_html_raw(h, "null"); return; }
+    if (isinf(v)) { qr_html_raw(h, v > 0 ? "1e999" : "-1e999"); return; }
+    qr__gl_printf(h, "%.6g", v);
+}
+
+/* A JSON string inside <script>: '<' as \u003c so no "</script>" can close it. */
+static void qr__gl_jstr(QrHtml *h, const char *s) {
+    char buf[8];
+    qr_html_raw(h, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') { buf[0] = '\\'; buf[1] = (char)*p; buf[2] = 0; }
+        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&') snprintf(buf, sizeof buf, "\\u%04x", *p);
+        else { buf[0] = (char)*p; buf[1] = 0; }
+        qr_html_raw(h, buf);
+    }
+    qr_html_raw(h, "\"");
+}
+
+/* The box of a node: wide enough for its label and op type (within limits). */
+static void qr_gl_box_size(const char *label, const char *op, float *w, float *h) {
+    size_t n = QR_MAX(strlen(label ? label : ""), strlen(op ? op : ""));
+    *w = QR_MIN(QR_MAX(12.0f + 6.4f * (float)n, 96.0f), 236.0f);
+    *h = 50.0f;
+}
+
+/* Groups deeper than the returned depth open collapsed: every group open while at most
+ * 150 boxes show; else the deepest depth that keeps them under 150 (at least the top level). */
+static int qr__gl_open_depth(const QrGlInput *in, const int *gdepth) {
+    int maxd = 0;
+    for (int g = 0; g < in->n_groups; g++) maxd = QR_MAX(maxd, gdepth[g]);
+    for (int d = maxd; d >= 0; d--) {
+        int shown = 0;
+        for (int v = 0; v < in->n; v++) {
+            int g = in->node_group ? in->node_group[v] : -1;
+            shown += g < 0 || gdepth[g] <= d;
+        }
+        for (int g = 0; g < in->n_groups; g++) shown += gdepth[g] == d + 1;
+        if (shown <= 150) return d == maxd ? -1 : d;
+    }
+    return 0;
+}
+
+static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, const QrGlView *v) {
+    int G = l->n_groups;
+    int *gdepth = calloc((size_t)G + 1, sizeof *gdepth), *gcount = calloc((size_t)G + 1, sizeof *gcount);
+    bool *worst = calloc((size_t)v->n_rows + 1, sizeof *worst);
+    if (!gdepth || !gcount || !worst) { free(gdepth); free(gcount); free(worst); qr_html_raw(h, ""); return; }
+    for (int g = 0; g < G; g++) for (int x = g; x >= 0; x = in->group_parent[x]) gdepth[g]++;
+    for (int i = 0; i < l->n; i++)
+        for (int g = in->node_group ? in->node_group[i] : -1; g >= 0; g = in->group_parent[g]) gcount[g]++;
+    for (int k = 0; k < v->n_worst; k++) if (v->worst_rows[k] >= 0 && v->worst_rows[k] < v->n_rows) worst[v->worst_rows[k]] = true;
+    int open = v->open_depth == -2 ? qr__gl_open_depth(in, gdepth) : v->open_depth;
+    float W = QR_MAX(l->width, 10) + 20, H = QR_MAX(l->height, 10) + 20;
+    qr_html_raw(h, "<style>\n");
+    qr_html_raw(h, qr__gl_css);
+    qr_html_raw(h, "</style>\n");
+    qr__gl_printf(h, "<div class=\"qg\" id=\"qg\" data-w=\"%.0f\" data-h=\"%.0f\">\n", W, H);
+    qr_html_raw(h, "<div class=\"qg-bar\"><label>Colour by <select class=\"qg-metric\"></select></label>"
+                   "<input type=\"search\" class=\"qg-search\" placeholder=\"Find a node\xe2\x80\xa6\" aria-label=\"Find a node\">"
+                   "<span class=\"qg-found\"></span>"
+                   "<label><input type=\"checkbox\" class=\"qg-showq\"> quantizers</label>"
+                   "<button type=\"button\" class=\"qg-fit\">Fit</button>"
+                   "<button type=\"button\" class=\"qg-expand\">Expand all</button>"
+                   "<button type=\"button\" class=\"qg-collapse\">Collapse all</button></div>\n"
+                   "<div class=\"qg-legend\"><span class=\"qg-lname\"></span><span class=\"qg-lmin\"></span>"
+                   "<span class=\"qg-grad\"></span><span class=\"qg-lmax\"></span>"
+                   "<span class=\"qg-grey\"></span><span>no row</span>"
+                   "<span>\xc2\xb7 thick red outline: first drop \xc2\xb7 dashed red: worst layers \xc2\xb7 S1, S2\xe2\x80\xa6: "
+                   "most sensitive quantizers \xc2\xb7 a grey tile: a collapsed group (coloured by its worst member)</span></div>\n");
+    qr__gl_printf(h, "<div class=\"qg-view\"><svg class=\"qg-svg\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
+                  "preserveAspectRatio=\"xMidYMin meet\" role=\"img\" aria-label=\"Model graph\">\n"
+                  "<g transform=\"translate(10,10)\">\n<g class=\"qg-frames\">\n", W, H);
+    for (int g = 0; g < G; g++) {
+        qr__gl_printf(h, "<g class=\"qg-fr\" data-g=\"%d\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"8\"/>"
+                      "<text x=\"%.1f\" y=\"%.1f\">\xe2\x96\xbe ", g, l->gx[g], l->gy[g], l->gw[g], l->gh[g], l->gx[g] + 6, l->gy[g] + 14);
+        const char *nm = v->group_name[g], *sl = strrchr(nm, '/');
+        qr__gl_text_cut(h, sl && sl[1] ? sl + 1 : nm, (int)(l->gw[g] / 6.5f) - 3);
+        qr_html_raw(h, "<title>");
+        qr_html_text(h, nm);
+        qr_html_raw(h, " (click to collapse)</title></text></g>\n");
+    }
+    qr_html_raw(h, "</g>\n<g class=\"qg-edges\">\n");
+    for (int e = 0; e < l->n_edges; e++) {
+        int a = l->pt_off[e], b = l->pt_off[e + 1];
+        if (b - a < 2) continue;
+        qr__gl_printf(h, "<path class=\"qg-e%s\" data-g=\"%d\" d=\"", l->reversed[e] ? " qg-back" : "", l->edge_group[e]);
+        for (int k = a; k < b; k++) {
+            float x = l->pts[2 * k], y = l->pts[2 * k + 1];
+            if (k > a && k + 1 < b && x == l->pts[2 * (k - 1)] && y == l->pts[2 * (k - 1) + 1]) continue;
+            qr__gl_printf(h, "%s%.1f %.1f", k == a ? "M" : "L", x, y);
+        }
+        qr_html_raw(h, "\"/>\n");
+    }
+    qr_html_raw(h, "</g>\n<g class=\"qg-nodes\">\n");
+    for (int i = 0; i < l->n; i++) {
+        const QrGlViewNode *nd = &v->nodes[i];
+        float w = in->w[i], hh = in->h[i];
+        bool first = nd->row >= 0 && nd->row == v->first_drop_row, bad = nd->row >= 0 && nd->row < v->n_rows && worst[nd->row];
+        qr__gl_printf(h, "<g class=\"qg-n%s%s\" data-node=\"", bad ? " qg-worst" : "", first ? " qg-first" : "");
+        qr_html_text(h, nd->name);
+        qr__gl_printf(h, "\" data-row=\"%d\" data-g=\"%d\"", nd->row, in->node_group ? in->node_group[i] : -1);
+        if (nd->sens_rank > 0) qr__gl_printf(h, " data-s=\"%d\"", nd->sens_rank);
+        if (nd->find && *nd->find) { qr_html_raw(h, " data-f=\""); qr_html_text(h, nd->find); qr_html_raw(h, "\""); }
+        if (nd->whatif && *nd->whatif) { qr_html_raw(h, " data-w=\""); qr_html_text(h, nd->whatif); qr_html_raw(h, "\""); }
+        qr__gl_printf(h, " transform=\"translate(%.1f,%.1f)\"><title>", l->x[i], l->y[i]);
+        qr_html_text(h, nd->name);
+        qr__gl_printf(h, "</title><rect width=\"%.1f\" height=\"%.1f\" rx=\"5\"/><text x=\"6\" y=\"15\">", w, hh);
+        int fit = (int)((w - 12) / 6.4f);
+        qr__gl_text_cut(h, nd->label ? nd->label : nd->name, nd->sens_rank > 0 && nd->sens_rank <= 9 ? fit - 3 : fit);
+        qr_html_raw(h, "</text><text class=\"qg-o\" x=\"6\" y=\"30\">");
+        qr__gl_text_cut(h, nd->op_type ? nd->op_type : "", fit);
+        qr_html_raw(h, "</text>");
+        if (nd->quant && *nd->quant) {
+            qr_html_raw(h, "<text class=\"qg-q\" x=\"6\" y=\"44\">");
+            qr__gl_text_cut(h, nd->quant, fit);
+            qr_html_raw(h, "</text>");
+        }
+        if (nd->sens_rank > 0 && nd->sens_rank <= 9)
+            qr__gl_printf(h, "<text class=\"qg-b\" x=\"%.1f\" y=\"15\" text-anchor=\"end\">S%d</text>", w - 5, nd->sens_rank);
+        qr_html_raw(h, "</g>\n");
+    }
+    qr_html_raw(h, "</g>\n<g class=\"qg-tiles\">\n");
+    for (int g = 0; g < G; g++) {
+        qr__gl_printf(h, "<g class=\"qg-t\" data-g=\"%d\" style=\"display:none\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                      "height=\"%.1f\" rx=\"8\"/><text x=\"%.1f\" y=\"%.1f\">\xe2\x96\xb8 ", g, l->gx[g], l->gy[g], l->gw[g],
+                      l->gh[g], l->gx[g] + 8, l->gy[g] + 20);
+        const char *nm = v->group_name[g], *sl = strrchr(nm, '/');
+        qr__gl_text_cut(h, sl && sl[1] ? sl + 1 : nm, (int)(l->gw[g] / 8.0f) - 8);
+        qr__gl_printf(h, " (%d)<title>", gcount[g]);
+        qr_html_text(h, nm);
+        qr__gl_printf(h, ": %d nodes (click to expand)</title></text></g>\n", gcount[g]);
+    }
+    qr_html_raw(h, "</g>\n</g>\n</svg></div>\n<div class=\"qg-panel\" hidden></div>\n");
+    /* the data: metrics per row, the group tree, the collapsed depth */
+    qr_html_raw(h, "<script type=\"application/json\" class=\"qg-data\">{\"m\":[");
+    for (int k = 0; k < v->n_metrics; k++) {
+        const QrGlMetric *m = &v->metrics[k];
+        qr_html_raw(h, k ? ",\n{\"n\":" : "\n{\"n\":");
+        qr__gl_jstr(h, m->name);
+        qr__gl_printf(h, ",\"hb\":%d,\"v\":[", m->higher_better ? 1 : 0);
+        for (int r = 0; r < v->n_rows; r++) { if (r) qr_html_raw(h, ","); qr__gl_num(h, m->values[r]); }
+        qr_html_raw(h, "]}");
+    }
+    qr__gl_printf(h, "],\n\"d\":%d,\"open\":%d,\"tid\":", v->default_metric, open);
+    qr__gl_jstr(h, v->table_id ? v->table_id : "");
+    qr_html_raw(h, ",\"gp\":[");
+    for (int g = 0; g < G; g++) qr__gl_printf(h, "%s%d", g ? "," : "", in->group_parent[g]);
+    qr_html_raw(h, "]}</script>\n<script>\n");
+    qr_html_raw(h, qr__gl_js);
+    qr_html_raw(h, "</script>\n</div>\n");
+    free(gdepth);
+    free(gcount);
+    free(worst);
+}

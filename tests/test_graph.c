@@ -1,0 +1,666 @@
+/* tests/test_graph.c — report/graph: the layered layout (layering respects every edge, no two
+ * boxes overlap, every edge drawn from its source's bottom to its target's top, groups nest
+ * without overlapping) on a residual CNN and a transformer block (fixtures, boxes built here
+ * from the ONNX graph independently of report/bundle), a multi-output detection neck and a
+ * generated 2,000-node graph; and the graph view of a real runall bundle in headless Chromium. */
+
+/* ---- building layout inputs ---------------------------------------------------------------- */
+
+typedef struct QtGlCase {
+    int n, ne, ng;
+    float *w, *h;
+    int *src, *dst, *ngrp, *gpar;
+    const char **names;
+} QtGlCase;
+
+static void qt_gl_case_free(QtGlCase *c) {
+    free(c->w); free(c->h); free(c->src); free(c->dst); free(c->ngrp); free(c->gpar); free(c->names);
+    memset(c, 0, sizeof *c);
+}
+
+static bool qt_gl_case_alloc(QtGlCase *c, int n, int ne, int ng) {
+    memset(c, 0, sizeof *c);
+    c->w = calloc((size_t)n + 1, sizeof *c->w); c->h = calloc((size_t)n + 1, sizeof *c->h);
+    c->src = calloc((size_t)ne + 1, sizeof *c->src); c->dst = calloc((size_t)ne + 1, sizeof *c->dst);
+    c->ngrp = calloc((size_t)n + 1, sizeof *c->ngrp); c->gpar = calloc((size_t)ng + 1, sizeof *c->gpar);
+    c->names = calloc((size_t)n + 1, sizeof *c->names);
+    for (int i = 0; i < n && c->ngrp; i++) c->ngrp[i] = -1;
+    return c->w && c->h && c->src && c->dst && c->ngrp && c->gpar && c->names;
+}
+
+static void qt_gl_edge(QtGlCase *c, int s, int d) { c->src[c->ne] = s; c->dst[c->ne++] = d; }
+
+/* An ONNX model as boxes: every node but the folded kinds; an edge wherever a box's input
+ * comes (through folded nodes) from another box; one group per first name component "/a" of
+ * two or more boxes. */
+static bool qt_gl_folded(const char *op) {
+    static const char *const f[] = { "Constant", "Identity", "QuantizeLinear", "DequantizeLinear", "Cast", "Shape", NULL };
+    for (int i = 0; f[i]; i++) if (!strcmp(op, f[i])) return true;
+    return false;
+}
+
+static QrStatus qt_gl_from_onnx(const char *path, QtGlCase *c) {
+    QrGraph *g;
+    QR_TRY(qr_onnx_load(path, &g));
+    int nn = g->n_nodes, *box = malloc((size_t)nn * sizeof *box), n = 0;
+    for (int v = 0; v < nn; v++) box[v] = qt_gl_folded(g->nodes[v].op_type) ? -1 : n++;
+    if (!qt_gl_case_alloc(c, n, 4 * nn + 8, n)) { free(box); qr_graph_free(g); return QR_ERR_NOMEM; }
+    for (int v = 0; v < nn; v++) {
+        if (box[v] < 0) continue;
+        int i = box[v];
+        c->names[i] = g->nodes[v].name;
+        c->w[i] = 60 + (float)(strlen(g->nodes[v].name) % 7) * 13;   /* varied widths */
+        c->h[i] = 40;
+        /* inputs traced back through folded producers (depth-first, small graphs) */
+        int stack[256], sp = 0;
+        for (int k = 0; k < g->nodes[v].n_in; k++) {
+            int val = g->nodes[v].in[k];
+            if (val >= 0 && g->values[val].producer >= 0 && sp < 256) stack[sp++] = g->values[val].producer;
+        }
+        while (sp) {
+            int p = stack[--sp];
+            if (box[p] >= 0) {
+                bool dup = false;
+                for (int e = 0; e < c->ne; e++) dup |= c->src[e] == box[p] && c->dst[e] == i;
+                if (!dup) qt_gl_edge(c, box[p], i);
+                continue;
+            }
+            for (int k = 0; k < g->nodes[p].n_in; k++) {
+                int val = g->nodes[p].in[k];
+                if (val >= 0 && g->values[val].producer >= 0 && sp < 256) stack[sp++] = g->values[val].producer;
+            }
+        }
+    }
+    /* groups: the first component ("/block1" of "/block1/dw/Conv"), when two or more boxes share it */
+    for (int i = 0; i < n; i++) {
+        const char *s = c->names[i][0] == '/' ? strchr(c->names[i] + 1, '/') : NULL;
+        if (!s) continue;
+        size_t len = (size_t)(s - c->names[i]);
+        int same = 0, first = -1;
+        for (int j = 0; j < n; j++) {
+            const char *t = c->names[j][0] == '/' ? strchr(c->names[j] + 1, '/') : NULL;
+            if (t && (size_t)(t - c->names[j]) == len && !strncmp(c->names[i], c->names[j], len)) { same++; if (first < 0) first = j; }
+        }
+        if (same < 2) continue;
+        if (first == i) { c->gpar[c->ng] = -1; c->ngrp[i] = c->ng++; }
+        else c->ngrp[i] = c->ngrp[first];
+    }
+    for (int i = 0; i < n; i++) c->names[i] = "";   /* the graph is freed: names are not used after this */
+    c->n = n;
+    free(box);
+    qr_graph_free(g);
+    return QR_OK;
+}
+
+/* An FPN-style detection neck: a backbone C2..C5, lateral 1x1 convs, a top-down path
+ * (upsample + add), a bottom-up path (PAN), and a head on each of four levels, each with
+ * a class and a box output (eight graph outputs). */
+static bool qt_gl_neck(QtGlCase *c) {
+    if (!qt_gl_case_alloc(c, 64, 128, 8)) return false;
+    int n = 0;
+#define QT_GL_NODE(var) int var = n++; c->w[var] = 90; c->h[var] = 40
+    QT_GL_NODE(stem);
+    int cin = stem, C[4], L[4], P[4], N[4];
+    for (int k = 0; k < 4; k++) { QT_GL_NODE(a); QT_GL_NODE(b); qt_gl_edge(c, cin, a); qt_gl_edge(c, a, b); C[k] = b; cin = b; }
+    for (int k = 0; k < 4; k++) { QT_GL_NODE(l); qt_gl_edge(c, C[k], l); L[k] = l; }
+    P[3] = L[3];
+    for (int k = 2; k >= 0; k--) {
+        QT_GL_NODE(up); QT_GL_NODE(add);
+        qt_gl_edge(c, P[k + 1], up); qt_gl_edge(c, up, add); qt_gl_edge(c, L[k], add);
+        P[k] = add;
+    }
+    N[0] = P[0];
+    for (int k = 1; k < 4; k++) {
+        QT_GL_NODE(down); QT_GL_NODE(cat);
+        qt_gl_edge(c, N[k - 1], down); qt_gl_edge(c, down, cat); qt_gl_edge(c, P[k], cat);
+        N[k] = cat;
+    }
+    for (int k = 0; k < 4; k++) {
+        QT_GL_NODE(h); QT_GL_NODE(cls); QT_GL_NODE(box);
+        qt_gl_edge(c, N[k], h); qt_gl_edge(c, h, cls); qt_gl_edge(c, h, box);
+        c->gpar[c->ng] = -1;
+        c->ngrp[h] = c->ngrp[cls] = c->ngrp[box] = c->ng++;
+    }
+#undef QT_GL_NODE
+    c->n = n;
+    return true;
+}
+
+/* A generated transformer-like graph of about `target` boxes: blocks (a group each) holding an
+ * attention sub-block (a nested group: q/k/v branches, matmuls, softmax) and an MLP sub-block,
+ * residual edges around both, plus seeded random extra edges forward inside each block. */
+static bool qt_gl_generated(QtGlCase *c, int target, uint32_t seed) {
+    int blocks = target / 20 + 1;
+    if (!qt_gl_case_alloc(c, blocks * 20 + 4, blocks * 60 + 8, blocks * 3 + 2)) return false;
+    int n = 0, prev;
+    c->w[n] = 100; c->h[n] = 40; prev = n++;
+    for (int b = 0; b < blocks && n + 20 <= target; b++) {
+        int gb = c->ng++, ga = c->ng++, gm = c->ng++;
+        c->gpar[gb] = -1; c->gpar[ga] = gb; c->gpar[gm] = gb;
+        int first = n;
+        for (int k = 0; k < 20; k++) {
+            c->w[n + k] = 70 + (float)((seed >> (k % 16)) & 7) * 10;
+            c->h[n + k] = 40;
+            c->ngrp[n + k] = k < 12 ? ga : k < 18 ? gm : gb;
+        }
+        int ln1 = n + 18, add1 = n + 19;
+        c->ngrp[ln1] = gb; c->ngrp[add1] = gb;
+        /* attention: ln1 -> q,k,v (3 x 2 nodes) -> qk matmul -> softmax -> av matmul -> proj */
+        qt_gl_edge(c, prev, ln1);
+        for (int j = 0; j < 3; j++) { qt_gl_edge(c, ln1, n + 2 * j); qt_gl_edge(c, n + 2 * j, n + 2 * j + 1); }
+        qt_gl_edge(c, n + 1, n + 6); qt_gl_edge(c, n + 3, n + 6);       /* q k -> scores */
+        qt_gl_edge(c, n + 6, n + 7);                                     /* softmax */
+        qt_gl_edge(c, n + 7, n + 8); qt_gl_edge(c, n + 5, n + 8);       /* probs v -> context */
+        qt_gl_edge(c, n + 8, n + 9); qt_gl_edge(c, n + 9, n + 10); qt_gl_edge(c, n + 10, n + 11);
+        qt_gl_edge(c, n + 11, add1); qt_gl_edge(c, prev, add1);          /* residual */
+        /* MLP: add1 -> 6 nodes in a chain -> next block's input, residual */
+        qt_gl_edge(c, add1, n + 12);
+        for (int k = 12; k < 17; k++) qt_gl_edge(c, n + k, n + k + 1);
+        /* seeded extra forward edges inside the attention sub-block */
+        for (int k = 0; k < 3; k++) {
+            seed = seed * 1664525u + 1013904223u;
+            int a = (int)(seed >> 8) % 11, bb = a + 1 + (int)(seed >> 20) % (11 - a);
+            bool dup = false;
+            for (int e = 0; e < c->ne; e++) dup |= c->src[e] == n + a && c->dst[e] == n + bb;
+            if (!dup) qt_gl_edge(c, n + a, n + bb);
+        }
+        int add2 = n + 17;
+        qt_gl_edge(c, add1, add2);
+        prev = add2;
+        n += 20;
+        QR_UNUSED(first);
+    }
+    c->w[n] = 100; c->h[n] = 40;
+    qt_gl_edge(c, prev, n++);
+    c->n = n;
+    return true;
+}
+
+/* ---- checks (from the definitions, not from the layout code) ----------------------------- */
+
+static bool qt_gl_inside(float x, float y, float w, float h, float X, float Y, float W, float H) {
+    return x >= X - 0.01f && y >= Y - 0.01f && x + w <= X + W + 0.01f && y + h <= Y + H + 0.01f;
+}
+
+static bool qt_gl_overlap(float x, float y, float w, float h, float X, float Y, float W, float H) {
+    return x < X + W - 0.01f && X < x + w - 0.01f && y < Y + H - 0.01f && Y < y + h - 0.01f;
+}
+
+/* Every property the view relies on; returns a message or NULL. */
+static const char *qt_gl_check(const QtGlCase *c, const QrGlLayout *l, int *n_reversed) {
+    static char msg[256];
+    *n_reversed = 0;
+    if (l->n != c->n || l->n_edges != c->ne) return "counts differ";
+    int drawn = 0;
+    for (int e = 0; e < c->ne; e++) {
+        int s = c->src[e], d = c->dst[e], a = l->pt_off[e], b = l->pt_off[e + 1];
+        if (s == d) continue;
+        if (b - a < 2) { snprintf(msg, sizeof msg, "edge %d has %d points", e, b - a); return msg; }
+        drawn++;
+        if (l->reversed[e]) { (*n_reversed)++; continue; }
+        if (l->y[d] < l->y[s] + c->h[s] - 0.01f) {
+            snprintf(msg, sizeof msg, "edge %d (%d -> %d): target top %.1f above source bottom %.1f", e, s, d, l->y[d], l->y[s] + c->h[s]);
+            return msg;
+        }
+        const float *p = l->pts + 2 * a, *q = l->pts + 2 * (b - 1);
+        if (fabsf(p[0] - (l->x[s] + c->w[s] / 2)) > 0.01f || fabsf(p[1] - (l->y[s] + c->h[s])) > 0.01f ||
+            fabsf(q[0] - (l->x[d] + c->w[d] / 2)) > 0.01f || fabsf(q[1] - l->y[d]) > 0.01f) {
+            snprintf(msg, sizeof msg, "edge %d does not run from its source's bottom to its target's top", e);
+            return msg;
+        }
+        for (int k = a; k + 1 < b; k++)   /* never upwards */
+            if (l->pts[2 * (k + 1) + 1] < l->pts[2 * k + 1] - 0.01f) { snprintf(msg, sizeof msg, "edge %d goes up", e); return msg; }
+    }
+    int want = 0;
+    for (int e = 0; e < c->ne; e++) want += c->src[e] != c->dst[e];
+    if (drawn != want) return "not every edge drawn";
+    for (int i = 0; i < c->n; i++)
+        for (int j = i + 1; j < c->n; j++)
+            if (qt_gl_overlap(l->x[i], l->y[i], c->w[i], c->h[i], l->x[j], l->y[j], c->w[j], c->h[j])) {
+                snprintf(msg, sizeof msg, "boxes %d and %d overlap", i, j);
+                return msg;
+            }
+    for (int i = 0; i < c->n; i++) {
+        int g = c->ngrp[i];
+        if (g >= 0 && !qt_gl_inside(l->x[i], l->y[i], c->w[i], c->h[i], l->gx[g], l->gy[g], l->gw[g], l->gh[g])) {
+            snprintf(msg, sizeof msg, "box %d outside its group %d", i, g);
+            return msg;
+        }
+        for (int h = 0; h < c->ng; h++) {   /* a box overlaps no group it is not in */
+            bool member = false;
+            for (int x = g; x >= 0; x = c->gpar[x]) member |= x == h;
+            if (!member && qt_gl_overlap(l->x[i], l->y[i], c->w[i], c->h[i], l->gx[h], l->gy[h], l->gw[h], l->gh[h])) {
+                snprintf(msg, sizeof msg, "box %d overlaps group %d it is not in", i, h);
+                return msg;
+            }
+        }
+        if (l->x[i] < -0.01f || l->y[i] < -0.01f || l->x[i] + c->w[i] > l->width + 0.01f || l->y[i] + c->h[i] > l->height + 0.01f)
+            return "a box outside the drawing";
+    }
+    for (int g = 0; g < c->ng; g++) {
+        int p = c->gpar[g];
+        if (p >= 0 && !qt_gl_inside(l->gx[g], l->gy[g], l->gw[g], l->gh[g], l->gx[p], l->gy[p], l->gw[p], l->gh[p]))
+            return "a group outside its parent";
+        for (int h = g + 1; h < c->ng; h++) {
+            bool nested = false;
+            for (int x = g; x >= 0; x = c->gpar[x]) nested |= x == h;
+            for (int x = h; x >= 0; x = c->gpar[x]) nested |= x == g;
+            if (!nested && qt_gl_overlap(l->gx[g], l->gy[g], l->gw[g], l->gh[g], l->gx[h], l->gy[h], l->gw[h], l->gh[h])) {
+                snprintf(msg, sizeof msg, "groups %d and %d overlap", g, h);
+                return msg;
+            }
+        }
+    }
+    return NULL;
+}
+
+static QrGlInput qt_gl_input(const QtGlCase *c, bool groups) {
+    return (QrGlInput){ .n = c->n, .w = c->w, .h = c->h, .n_edges = c->ne, .src = c->src, .dst = c->dst,
+                        .n_groups = groups ? c->ng : 0, .node_group = groups ? c->ngrp : NULL, .group_parent = c->gpar };
+}
+
+/* Lays c out flat and with its groups; checks both (no edge may be reversed). */
+static void qt_gl_check_case(QtGlCase *c, const char *what) {
+    for (int grp = 0; grp < 2; grp++) {
+        QtGlCase flat = *c;
+        if (!grp) flat.ng = 0;
+        QrGlInput in = qt_gl_input(c, grp);
+        QrGlLayout l;
+        QT_OK(qr_gl_layout(&in, &l));
+        int *save = NULL;
+        if (!grp) {   /* the flat layout's checks see no groups */
+            save = malloc((size_t)c->n * sizeof *save);
+            memcpy(save, c->ngrp, (size_t)c->n * sizeof *save);
+            for (int i = 0; i < c->n; i++) c->ngrp[i] = -1;
+        }
+        int rev;
+        const char *err = qt_gl_check(grp ? c : &flat, &l, &rev);
+        if (save) { memcpy(c->ngrp, save, (size_t)c->n * sizeof *save); free(save); }
+        qr_gl_free(&l);
+        QT_CHECKF(!err, "%s (%s): %s", what, grp ? "grouped" : "flat", err);
+        QT_CHECKF(rev == 0, "%s (%s): %d edges drawn upwards", what, grp ? "grouped" : "flat", rev);
+    }
+}
+
+static void test_graph_residual(void) {
+    QtGlCase c;
+    QT_OK(qt_gl_from_onnx("fixtures/cnn_residual/model.onnx", &c));
+    QT_CHECKF(c.n >= 20 && c.ng >= 2, "%d boxes, %d groups", c.n, c.ng);
+    qt_gl_check_case(&c, "cnn_residual");
+    qt_gl_case_free(&c);
+}
+
+static void test_graph_transformer(void) {
+    QtGlCase c;
+    QT_OK(qt_gl_from_onnx("fixtures/transformer/model.onnx", &c));
+    QT_CHECKF(c.n >= 20 && c.ne >= c.n - 1, "%d boxes, %d edges", c.n, c.ne);
+    qt_gl_check_case(&c, "transformer");
+    qt_gl_case_free(&c);
+}
+
+static void test_graph_neck(void) {
+    QtGlCase c;
+    QT_CHECK(qt_gl_neck(&c));
+    int sinks = 0;
+    for (int i = 0; i < c.n; i++) {
+        bool out = false;
+        for (int e = 0; e < c.ne; e++) out |= c.src[e] == i;
+        sinks += !out;
+    }
+    QT_CHECKF(sinks == 8, "%d outputs", sinks);
+    qt_gl_check_case(&c, "neck");
+    /* the same with duplicate edges and a self-loop: each edge keeps its own polyline */
+    qt_gl_edge(&c, 1, 2);
+    qt_gl_edge(&c, 3, 3);
+    QrGlInput in = qt_gl_input(&c, true);
+    QrGlLayout l;
+    QT_OK(qr_gl_layout(&in, &l));
+    int rev;
+    const char *err = qt_gl_check(&c, &l, &rev);
+    bool loop_empty = l.pt_off[c.ne] == l.pt_off[c.ne - 1];
+    qr_gl_free(&l);
+    QT_CHECKF(!err && loop_empty, "%s", err ? err : "the self-loop has points");
+    qt_gl_case_free(&c);
+}
+
+static void test_graph_generated_2000(void) {
+    QtGlCase c;
+    QT_CHECK(qt_gl_generated(&c, 2000, 12345u));
+    QT_CHECKF(c.n >= 1900 && c.n <= 2100, "%d boxes", c.n);
+    qt_gl_check_case(&c, "generated");
+    qt_gl_case_free(&c);
+}
+
+/* A group that is not contiguous (a cycle between two groups) is drawn with a reversed edge;
+ * a cycle among the nodes is an error that names a node. */
+static void test_graph_cycles(void) {
+    QtGlCase c;
+    QT_CHECK(qt_gl_case_alloc(&c, 4, 4, 2));
+    for (int i = 0; i < 4; i++) { c.w[i] = 50; c.h[i] = 30; }
+    c.n = 4;
+    qt_gl_edge(&c, 0, 1); qt_gl_edge(&c, 1, 2); qt_gl_edge(&c, 2, 3);
+    c.ng = 2; c.gpar[0] = c.gpar[1] = -1;
+    c.ngrp[0] = c.ngrp[2] = 0; c.ngrp[1] = c.ngrp[3] = 1;   /* A = {0, 2}, B = {1, 3}: A -> B -> A */
+    QrGlInput in = qt_gl_input(&c, true);
+    QrGlLayout l;
+    QT_OK(qr_gl_layout(&in, &l));
+    int rev;
+    const char *err = qt_gl_check(&c, &l, &rev);
+    qr_gl_free(&l);
+    QT_CHECKF(!err && rev >= 1, "%s, %d reversed", err ? err : "ok", rev);
+    qt_gl_edge(&c, 3, 0);   /* now a real cycle */
+    in = qt_gl_input(&c, false);
+    QrStatus st = qr_gl_layout(&in, &l);
+    QT_CHECKF(st == QR_ERR_INVALID && strstr(qr_err_msg(), "cycle"), "status %d: %s", st, qr_err_msg());
+    qr_err_clear();
+    in.src = c.src; c.src[0] = 7;
+    st = qr_gl_layout(&in, &l);
+    QT_CHECKF(st == QR_ERR_INVALID && strstr(qr_err_msg(), "edge 0"), "status %d: %s", st, qr_err_msg());
+    qr_err_clear();
+    qt_gl_case_free(&c);
+}
+
+/* ---- the view in a real bundle ------------------------------------------------------------- */
+
+/* runall on the transformer pair (groups /q, /k, /v...) into DIR; every mod_name of
+ * compare_per_layer_out.csv is a box's data-node (read from the files, no browser). */
+static bool qt_gl_bundle(char *dir, size_t n) {
+    snprintf(dir, n, "%s/graph_tpair", qt_tmpdir());
+    const char *m = "fixtures/tpairs/static_int8";
+    QtCli r;
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s.zip --keep-dir %s --quiet", m, m, m, dir, dir);
+    return r.code == 0;
+}
+
+static void test_graph_bundle_nodes(void) {
+    char dir[512], p[600];
+    QT_CHECK(qt_gl_bundle(dir, sizeof dir));
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    char *html = qt_ra_read(p, NULL);
+    snprintf(p, sizeof p, "%s/compare_per_layer_out.csv", dir);
+    char *csv = qt_ra_read(p, NULL);
+    QT_CHECK(html && csv);
+    int rows = 0, missing = 0;
+    char want[700];
+    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char *f = strchr(line + 1, ','), *e = f ? strchr(f + 1, ',') : NULL;   /* Index,mod_name,... */
+        if (!f || !e) continue;
+        int len = (int)(e - f - 1);
+        char name[512];
+        snprintf(name, sizeof name, "%.*s", len, f + 1);
+        char *u = strstr(name, " [UNVERIFIED pair]");
+        if (u) *u = 0;
+        snprintf(want, sizeof want, "data-node=\"%s\" data-row=\"%d\"", name, rows);
+        missing += !strstr(html, want);
+        rows++;
+    }
+    bool linked = strstr(html, "href=\"#graph\"") != NULL;
+    free(html);
+    free(csv);
+    QT_CHECKF(rows >= 20 && missing == 0, "%d rows, %d without a box", rows, missing);
+    QT_CHECK(linked);
+}
+
+/* Headless Chromium: the page with a self-test appended — every per-layer row has its box, no
+ * two visible boxes overlap (expanded and collapsed), every metric recolours, a click shows the
+ * row; render_html.sh fails on any console message. */
+static void test_graph_render(void) {
+    char dir[512], p[600], self[600], dom[600], shot[600];
+    QT_CHECK(qt_gl_bundle(dir, sizeof dir));
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    size_t len = 0;
+    char *html = qt_ra_read(p, &len);
+    char *end = html ? strstr(html, "</body>") : NULL;
+    QT_CHECK(end);
+    static const char selftest[] =
+        "(function(){var out=[],root=document.getElementById(\"qg\");\n"
+        "function vis(n){return getComputedStyle(n).display!==\"none\";}\n"
+        "function boxes(){return [].filter.call(document.querySelectorAll(\".qg-n,.qg-t\"),vis).map(function(n){return n.querySelector(\"rect\").getBoundingClientRect();});}\n"
+        "function overlaps(){var b=boxes(),k=0;for(var i=0;i<b.length;i++)for(var j=i+1;j<b.length;j++){\n"
+        " var x=Math.min(b[i].right,b[j].right)-Math.max(b[i].left,b[j].left),y=Math.min(b[i].bottom,b[j].bottom)-Math.max(b[i].top,b[j].top);\n"
+        " if(x>0.5&&y>0.5)k++;}return b.length+\"/\"+k;}\n"
+        "out.push(root&&root.classList.contains(\"qg-ready\")?\"ready\":\"not-ready\");\n"
+        "var rows=document.querySelectorAll(\"#compare table.qr-table tbody tr\"),miss=0;\n"
+        "[].forEach.call(rows,function(r){var idx=r.cells[0].textContent.trim(),name=r.cells[1].textContent.replace(/ \\u2316$/,\"\").replace(/ \\[UNVERIFIED pair\\]$/,\"\");\n"
+        " var n=document.querySelector('.qg-n[data-row=\"'+idx+'\"]');if(!n||n.getAttribute(\"data-node\")!==name)miss++;});\n"
+        "out.push(\"rows \"+rows.length+\" missing \"+miss);\n"
+        "root.querySelector(\".qg-expand\").click();out.push(\"expanded \"+overlaps());\n"
+        "root.querySelector(\".qg-collapse\").click();out.push(\"collapsed \"+overlaps());\n"
+        "root.querySelector(\".qg-expand\").click();\n"
+        "var sel=root.querySelector(\".qg-metric\"),nodes=[].slice.call(document.querySelectorAll(\".qg-n\"));\n"
+        "function fills(){return nodes.map(function(n){return n.querySelector(\"rect\").style.fill;}).join(\";\");}\n"
+        "var names=[].map.call(sel.options,function(o){return o.textContent;}),a=fills(),changed=0;\n"
+        "for(var i=0;i<sel.options.length;i++){sel.value=String(i);sel.dispatchEvent(new Event(\"change\"));if(fills()!==a)changed++;}\n"
+        "out.push(\"metrics \"+names.length+\" changed \"+changed+\" has \"+[\"Cosine\",\"local_Cosine\",\"SQNR\",\"local_SQNR\"].filter(function(m){return names.indexOf(m)>=0;}).length\n"
+        " +(names.some(function(m){return /sensitivity/.test(m);})?\" sens\":\" nosens\"));\n"
+        "var t=document.querySelector(\".qg-n.qg-worst\")||document.querySelector('.qg-n:not([data-row=\"-1\"])'),r=t.getAttribute(\"data-row\"),tr=null;\n"
+        "[].forEach.call(rows,function(x){if(x.cells[0].textContent.trim()===r)tr=x;});\n"
+        "t.dispatchEvent(new MouseEvent(\"click\",{bubbles:true}));\n"
+        "var p=root.querySelector(\".qg-panel\"),cos=tr?tr.cells[7].textContent:\"?\";\n"
+        "out.push(\"panel \"+(!p.hidden&&p.textContent.indexOf(t.getAttribute(\"data-node\"))>=0&&p.textContent.indexOf(cos)>=0?\"ok\":\"bad:\"+p.textContent.slice(0,80)));\n"
+        "document.body.setAttribute(\"data-graphtest\",out.join(\"|\"));})();\n";
+    snprintf(self, sizeof self, "%s/graph_self.html", dir);
+    FILE *f = fopen(self, "wb");
+    if (f) { fwrite(html, 1, (size_t)(end - html), f); fputs("<script>", f); fputs(selftest, f); fputs("</script>", f); fputs(end, f); fclose(f); }
+    free(html);
+    snprintf(dom, sizeof dom, "%s/graph_self.dom", qt_tmpdir());
+    snprintf(shot, sizeof shot, "%s/graph_self.png", qt_tmpdir());
+    int rc = qt_bd_sh("QR_RENDER_DOM='%s' sh tests/render_html.sh '%s' '%s' 1280,1600 > '%s/graph_render.log' 2>&1", dom, self, shot,
+                      qt_tmpdir());
+    if (rc == 77) QT_SKIP("chromium not found (install Debian 'chromium' to run it)");
+    snprintf(p, sizeof p, "%s/graph_render.log", qt_tmpdir());
+    char *log = qt_ra_read(p, NULL), *d = qt_ra_read(dom, NULL);
+    const char *res = d ? strstr(d, "data-graphtest=\"") : NULL;
+    char got[400] = "";
+    if (res) { res += 16; snprintf(got, sizeof got, "%.*s", (int)(strchr(res, '"') ? strchr(res, '"') - res : 0), res); }
+    bool clean = rc == 0;
+    free(d);
+    QT_CHECKF(clean, "render_html.sh exit %d:\n%s", rc, log ? log : "");
+    free(log);
+    /* the per-layer rows, counted from the csv */
+    snprintf(p, sizeof p, "%s/compare_per_layer_out.csv", dir);
+    char *csv = qt_ra_read(p, NULL);
+    int rows = -1;
+    for (char *c = csv; c && *c; c++) rows += *c == '\n';
+    free(csv);
+    char want[120];
+    snprintf(want, sizeof want, "ready|rows %d missing 0|expanded %d/0|collapsed ", rows, rows);
+    QT_CHECKF(!strncmp(got, want, strlen(want)), "self-test: %s (want %s...)", got, want);
+    const char *col = strstr(got, "collapsed "), *met = strstr(got, "|metrics ");
+    QT_CHECKF(col && strstr(col, "/0|"), "overlapping boxes when collapsed: %s", got);
+    int nm = 0, changed = 0, core = 0;
+    QT_CHECKF(met && sscanf(met, "|metrics %d changed %d has %d", &nm, &changed, &core) == 3 && core == 4 && changed >= 3 &&
+              strstr(met, " sens|"), "metrics: %s", got);
+    QT_CHECKF(strstr(got, "|panel ok"), "click: %s", got);
+}
+
+/* CSV field k of a line (no quoting in the fixture names), into dst. */
+static bool qt_gl_csv_field(const char *line, int k, char *dst, size_t n) {
+    const char *p = line;
+    for (int i = 0; i < k; i++) { p = strchr(p, ','); if (!p) return false; p++; }
+    size_t len = strcspn(p, ",\n");
+    snprintf(dst, n, "%.*s", (int)len, p);
+    return true;
+}
+
+/* graph/model_explorer.json (Cosine) and _local_Cosine.json parse and hold, for every per-layer
+ * row with a value, that row's value under its mod_name; the gradient runs from stop 0 to 1. */
+static void test_graph_overlay_model_explorer(void) {
+    char dir[512], p[700];
+    QT_CHECK(qt_gl_bundle(dir, sizeof dir));
+    snprintf(p, sizeof p, "%s/compare_per_layer_out.csv", dir);
+    char *csv = qt_ra_read(p, NULL);
+    QT_CHECK(csv);
+    static const struct { const char *file; int col; } files[] = { { "model_explorer.json", 7 }, { "model_explorer_local_Cosine.json", 24 },
+                                                                    { "model_explorer_SQNR.json", 11 } };
+    for (int f = 0; f < QR_ARRAY_LEN(files); f++) {
+        snprintf(p, sizeof p, "%s/graph/%s", dir, files[f].file);
+        size_t len = 0;
+        char *txt = qt_ra_read(p, &len);
+        QrArena a = {0};
+        QrJsonVal *v = NULL;
+        QT_CHECKF(txt && qr_json_parse(&a, txt, len, &v) == QR_OK, "%s: %s", files[f].file, txt ? qr_err_msg() : "missing");
+        const QrJsonVal *res = qr_json_get(v, "results"), *grad = qr_json_get(v, "gradient");
+        const QrJsonVal *g0 = qr_json_at(grad, 0), *g2 = qr_json_at(grad, 2);
+        QT_CHECKF(res && g0 && g2 && qr_json_get(g0, "stop")->num == 0 && qr_json_get(g2, "stop")->num == 1 &&
+                  qr_json_get(g0, "bgColor"), "%s: no results or gradient", files[f].file);
+        int rows = 0, checked = 0, bad = 0;
+        char name[512], val[64], first_bad[700] = "";
+        for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+            rows++;
+            if (!qt_gl_csv_field(line + 1, 1, name, sizeof name) || !qt_gl_csv_field(line + 1, files[f].col, val, sizeof val)) continue;
+            char *u = strstr(name, " [UNVERIFIED pair]");
+            if (u) *u = 0;
+            double want = strtod(val, NULL);
+            if (!*val || !isfinite(want)) continue;
+            const QrJsonVal *e = qr_json_get(res, name), *x = e ? qr_json_get(e, "value") : NULL;
+            checked++;
+            if (!x || fabs(x->num - want) > 1e-6 * fmax(1, fabs(want))) {
+                if (!bad++) snprintf(first_bad, sizeof first_bad, "%s: %s vs %.9g", name, val, x ? x->num : NAN);
+            }
+        }
+        qr_arena_free(&a);
+        free(txt);
+        QT_CHECKF(checked >= rows / 2 && checked > 10 && bad == 0, "%s: %d rows, %d checked, %d differ (%s)", files[f].file, rows,
+                  checked, bad, first_bad);
+    }
+    free(csv);
+}
+
+/* graph/annotated.onnx: no weight copied (every initializer of 1 KiB or more is external data in
+ * the analysis model's file), each matched node's doc_string carries its row's Cosine; next to the original
+ * it loads in qreport's loader with the same graph and ONNX Runtime gives bit-identical outputs. */
+static void test_graph_overlay_annotated(void) {
+    char dir[512], p[700], q[700];
+    QT_CHECK(qt_gl_bundle(dir, sizeof dir));
+    const char *m = "fixtures/tpairs/static_int8";
+    snprintf(p, sizeof p, "%s/graph/annotated.onnx", dir);
+    snprintf(q, sizeof q, "%s/analysis.onnx", m);
+    /* the protobuf: external initializers, doc strings */
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    QT_OK(qt_bd_read(p, &buf, &len));
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    free(buf);
+    QT_CHECK(mp && mp->graph);
+    int ext = 0, docs = 0, meta = 0;
+    bool loc_ok = true;
+    size_t inline_max = 0;
+    for (size_t k = 0; k < mp->graph->n_initializer; k++) {
+        const Onnx__TensorProto *t = mp->graph->initializer[k];
+        if (t->has_raw_data) inline_max = QR_MAX(inline_max, t->raw_data.len);
+        if (!t->has_data_location || t->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) continue;
+        ext++;
+        loc_ok &= t->n_external_data == 3 && !strcmp(t->external_data[0]->value, "analysis.onnx");
+    }
+    snprintf(q, sizeof q, "%s/compare_per_layer_out.csv", dir);
+    char *csv = qt_ra_read(q, NULL);
+    char name[512], cos[64], want[128], first_bad[512] = "";
+    int bad = 0;
+    for (size_t k = 0; k < mp->graph->n_node; k++) {
+        const Onnx__NodeProto *nd = mp->graph->node[k];
+        if (!nd->doc_string || strncmp(nd->doc_string, "qreport (row ", 13)) continue;
+        docs++;
+        for (size_t u = 0; u < nd->base.n_unknown_fields; u++) meta += nd->base.unknown_fields[u].tag == 9;
+        int row = atoi(nd->doc_string + 13);
+        const char *line = csv;
+        for (int r = 0; line && r <= row; r++) line = strchr(line + 1, '\n');
+        if (!line || !qt_gl_csv_field(line + 1, 1, name, sizeof name) || !qt_gl_csv_field(line + 1, 7, cos, sizeof cos)) { bad++; continue; }
+        if (!*cos) continue;
+        snprintf(want, sizeof want, " Cosine %.6g;", strtod(cos, NULL));
+        if (!strstr(nd->doc_string, want) && !bad++) snprintf(first_bad, sizeof first_bad, "%s: %s lacks%s", nd->name, nd->doc_string, want);
+    }
+    onnx__model_proto__free_unpacked(mp, NULL);
+    free(csv);
+    QT_CHECKF(ext >= 4 && loc_ok && inline_max < 1024, "%d external initializers (locations %s), largest inline %zu bytes", ext,
+              loc_ok ? "ok" : "wrong", inline_max);
+    QT_CHECKF(docs >= 10 && meta >= docs && bad == 0, "%d doc strings, %d metadata entries, %d wrong: %s", docs, meta, bad, first_bad);
+    /* next to the original: qreport's loader, then ONNX Runtime */
+    char side[600];
+    snprintf(side, sizeof side, "%s/annot_side", qt_tmpdir());
+    QT_CHECK(qt_bd_sh("rm -rf '%s' && mkdir -p '%s' && cp '%s' '%s/' && cp '%s/analysis.onnx' '%s/'", side, side, p, side, m, side) == 0);
+    snprintf(p, sizeof p, "%s/annotated.onnx", side);
+    QrGraph *ga = NULL, *go = NULL;
+    QT_OK(qr_onnx_load(p, &ga));
+    snprintf(q, sizeof q, "%s/analysis.onnx", m);
+    QrStatus st = qr_onnx_load(q, &go);
+    bool same = st == QR_OK && ga->n_nodes == go->n_nodes && ga->n_values == go->n_values;
+    for (int v = 0; same && v < go->n_values; v++) {
+        const QrTensor *x = &go->values[v].t, *y = &ga->values[v].t;
+        if (!x->data) continue;
+        same = y->data && x->dtype == y->dtype && x->numel == y->numel &&
+               !memcmp(x->data, y->data, (size_t)x->numel * qr_dtype_size(x->dtype));
+    }
+    qr_graph_free(ga);
+    if (go) qr_graph_free(go);
+    QT_CHECKF(same, "the annotated model loads differently from the original");
+    if (qt_bd_sh("node -e \"require(require('path').join(process.env.ORT_NODE_MODULES || '/tmp/ort/node_modules', "
+                 "'onnxruntime-node'))\" >/dev/null 2>&1") != 0)
+        QT_SKIP("node or onnxruntime-node missing: the ONNX Runtime half is not run");
+    int rc = qt_bd_sh("node tests/ort_run.js '%s/annotated.onnx' '%s/oa' disabled '%s/input.npy' >/dev/null 2>&1 && "
+                      "node tests/ort_run.js '%s/analysis.onnx' '%s/oo' disabled '%s/input.npy' >/dev/null 2>&1 && "
+                      "cmp '%s/oa/output_0.npy' '%s/oo/output_0.npy'", side, side, m, m, side, m, side, side);
+    QT_CHECKF(rc == 0, "ONNX Runtime: the annotated model's output differs or does not run (%d)", rc);
+}
+
+/* runall --data: the view colours by the pooled metrics by default, and each box's pooled
+ * Cosine is its row's Cosine in dataset/compare_per_layer_out.csv (matched by name). */
+static void test_graph_dataset_pooled(void) {
+    char dir[512], p[700];
+    snprintf(dir, sizeof dir, "%s/graph_data", qt_tmpdir());
+    const char *m = "fixtures/qpairs/ort_qdq";
+    QtCli r;
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s/data -o %s.zip --keep-dir %s --quiet", m, m, m, dir, dir);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    char *html = qt_ra_read(p, NULL);
+    snprintf(p, sizeof p, "%s/dataset/compare_per_layer_out.csv", dir);
+    char *csv = qt_ra_read(p, NULL);
+    QT_CHECK(html && csv);
+    const char *js = strstr(html, "class=\"qg-data\">"), *je = js ? strstr(js, "</script>") : NULL;
+    QrArena a = {0};
+    QrJsonVal *v = NULL;
+    bool parsed = js && je && qr_json_parse(&a, js + 16, (size_t)(je - js - 16), &v) == QR_OK;
+    const QrJsonVal *ms = parsed ? qr_json_get(v, "m") : NULL, *d = parsed ? qr_json_get(v, "d") : NULL, *pooled = NULL;
+    int def = d ? (int)d->num : -1, pk = -1;
+    for (int k = 0; ms && qr_json_at(ms, k); k++) {
+        const QrJsonVal *nm = qr_json_get(qr_json_at(ms, k), "n");
+        if (nm && nm->type == QR_JSON_STR && !strcmp(nm->str, "pooled Cosine")) { pooled = qr_json_get(qr_json_at(ms, k), "v"); pk = k; }
+    }
+    int checked = 0, bad = 0;
+    char first_bad[600] = "";
+    for (const char *q = html; pooled && (q = strstr(q, "data-node=\"")) != NULL; q++) {
+        char name[512];
+        int row = -1;
+        const char *e = strchr(q + 11, '"');
+        if (!e || sscanf(e, "\" data-row=\"%d\"", &row) != 1 || row < 0) continue;
+        snprintf(name, sizeof name, "%.*s", (int)(e - q - 11), q + 11);
+        for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+            char nm[512], cos[64];
+            if (!qt_gl_csv_field(line + 1, 1, nm, sizeof nm) || strcmp(nm, name) || !qt_gl_csv_field(line + 1, 7, cos, sizeof cos)) continue;
+            const QrJsonVal *x = qr_json_at(pooled, row);
+            double want = strtod(cos, NULL);
+            checked++;
+            if (!x || x->type != QR_JSON_NUM || fabs(x->num - want) > 1e-5 * fmax(1, fabs(want)))
+                if (!bad++) snprintf(first_bad, sizeof first_bad, "%s: csv %s, view %.9g", name, cos, x ? x->num : NAN);
+        }
+    }
+    qr_arena_free(&a);
+    free(html);
+    free(csv);
+    QT_CHECKF(parsed && pk >= 0 && def == pk, "data %s, pooled Cosine at %d, default %d", parsed ? "parsed" : "unreadable", pk, def);
+    QT_CHECKF(checked >= 5 && bad == 0, "%d boxes checked, %d differ (%s)", checked, bad, first_bad);
+}
+
+static void qt_graph_all(void) {
+    QT_RUN(test_graph_residual);
+    QT_RUN(test_graph_transformer);
+    QT_RUN(test_graph_neck);
+    QT_RUN(test_graph_generated_2000);
+    QT_RUN(test_graph_cycles);
+    QT_RUN(test_graph_bundle_nodes);
+    QT_RUN(test_graph_render);
+    QT_RUN(test_graph_overlay_model_explorer);
+    QT_RUN(test_graph_overlay_annotated);
+    QT_RUN(test_graph_dataset_pooled);
+}

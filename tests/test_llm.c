@@ -339,6 +339,9 @@ static void test_llm_compare_outputs(void) {
     qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx -i %s/input_ids.npy --labels %s/ort_base/logits.npy -o %s/llm_cmpx",
            S, S, S, S, qt_tmpdir());
     QT_CLI_FAILS(r, "--labels", "token ids must be integers");
+    qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx -i %s/input_ids.npy --labels %s/labels.npy -o %s/llm_cmpy", S, S, S, S,
+           qt_tmpdir());
+    QT_CHECKF(r.code == 2 && strstr(r.err, "--labels FILE gives the token ids of one input"), "exit %d: %s", r.code, r.err);
 }
 
 /* compare --data over two samples (the std input's two rows): the per-token columns pool every token of

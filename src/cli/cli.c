@@ -471,6 +471,11 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         return QR_EXIT_USAGE;
     }
     bool gen_cmd = !strncmp(usage, "usage: qreport compare ", 23) || !strncmp(usage, "usage: qreport runall ", 22);
+    if (o->labels && (!gen_cmd || o->data_dir || o->from_values)) {
+        fprintf(stderr, "qreport: --labels FILE gives the token ids of one input (compare or runall with -i; with --data "
+                "each sample's input_ids shifted are the labels)\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
     if (o->generate && (!gen_cmd || o->data_dir || o->from_values || o->shard)) {
         fprintf(stderr, "qreport: --generate N follows a generation from one prompt (compare or runall with -i, not --data, "
                 "--from-values or --shard)\n%s", usage);

@@ -1068,6 +1068,21 @@ static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
                 break;
             }
         }
+    /* the node's plots (value histograms and per-channel boxes, as qr__bn_plot_job names them) */
+    for (int k = 0; st == QR_OK && bd->have_dist && k < bd->dist.n; k++) {
+        const QrDist *d = &bd->dist.d[k];
+        int i = d->node ? qr_strmap_get(&byname, d->node) : -1;
+        if (i < 0) continue;
+        char safe[200];
+        qr_zip_safe_component(safe, sizeof safe, d->name);
+        const char *files[2] = { qr_arena_printf(a, QR_BF_PLOT_DIST "/%s_%d.png", safe, k),
+                                 qr_arena_printf(a, QR_BF_PLOT_CHANNEL "/%s_%d.png", safe, k) };
+        for (int j = 0; j < 2; j++) {
+            if (!files[j] || !qr__bn_exists(bd, files[j])) continue;
+            const char *old = gr->nodes[i].plots;
+            gr->nodes[i].plots = old ? qr_arena_printf(a, "%s\n%s", old, files[j]) : files[j];
+        }
+    }
     qr_arena_free(&tmp);
     QR_TRY(st);
     return qr__bn_graph_metrics(bd, gr);

@@ -316,7 +316,7 @@ static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow
         qr__adv_ev(f, "share", share);
         qr__adv_ev(f, "steps_rms", v.steps_rms);
         qr__adv_ev(f, "noise_ratio", v.noise_ratio);
-    } else if (v.dom == 0) {                     /* the weight */
+    } else if (v.dom == 0 && r->sp.w_quant >= 0 && s->qt.q[r->sp.w_quant].n_scales > 1) {   /* a per-channel weight */
         int wq = r->sp.w_quant;
         const QrQuantizer *q = wq >= 0 ? &s->qt.q[wq] : NULL;
         const char *wname = q ? s->tw.g.values[q->int_value >= 0 ? q->int_value : q->out_value].name : "?";

@@ -395,10 +395,26 @@ static void test_graph_bundle_nodes(void) {
         rows++;
     }
     bool linked = strstr(html, "href=\"#graph\"") != NULL;
+    /* the plots a box links to (data-p, one path a line) exist in the bundle */
+    int plots = 0, plots_missing = 0;
+    for (const char *q = html; (q = strstr(q, " data-p=\"")) != NULL; q++) {
+        const char *e = strchr(q + 9, '"');
+        for (const char *s = q + 9; e && s < e;) {
+            const char *nl = memchr(s, '\n', (size_t)(e - s));
+            const char *end = nl ? nl : e;
+            char f[700];
+            uint64_t sz;
+            snprintf(f, sizeof f, "%s/%.*s", dir, (int)(end - s), s);
+            plots++;
+            if (qr_file_size(f, &sz) != QR_OK) { plots_missing++; qr_err_clear(); }
+            s = end + 1;
+        }
+    }
     free(html);
     free(csv);
     QT_CHECKF(rows >= 20 && missing == 0, "%d rows, %d without a box", rows, missing);
     QT_CHECK(linked);
+    QT_CHECKF(plots >= 2 && plots_missing == 0, "%d plot links, %d missing", plots, plots_missing);
 }
 
 /* Headless Chromium: the page with a self-test appended — every per-layer row has its box, no

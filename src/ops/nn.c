@@ -880,6 +880,18 @@ static QrStatus qr__nn_matmul_f32(QrOpCtx *c) {
      * adapts to N and K, as its convolutions do (conv_n: K blocks of qr__k_conv_kc) */
     const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N };
     const bool b_init = M == 1 || qr__nn_ort_initializer(c, 1);
+    /* One B for every batch and A not broadcast (a Linear layer on [L, batch, E]: torchvision's
+     * ViT-B in-projection is [197, 1, 768] x [768, 2304]): A's matrices are one [nb*M, K]
+     * matrix and Y's one [nb*M, N], so one GEMM instead of nb GEMMs of M rows that each pack B
+     * again. The same kernel as the per-batch loop (b_init as for M rows), and every element is
+     * the same K-ordered sum, so the bits do not change. */
+    bool b_shared = nb > 1 && a->rank >= 2 && qr__nn_prod(a->dims, a->rank - 2) == nb;
+    for (int d = 0; d < mm.brank; d++) b_shared &= sb[d] == 0;
+    if (b_shared) {
+        if (b_init) qr_kern.f32_gemm(nb * M, N, K, A, K, B, N, Y, N, false);
+        else qr_kern.f32_gemm_fused(nb * M, N, K, A, K, B, N, Y, N, false, &adapted);
+        return QR_OK;
+    }
     for (int64_t i = 0; i < nb; i++) {
         if (b_init) qr_kern.f32_gemm(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false);
         else qr_kern.f32_gemm_fused(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false, &adapted);

@@ -72,6 +72,21 @@ static QrHtmlLevel qr__bn_cmp_cell(const QrTable *t, int row, int col, void *ctx
     return s ? qr__bn_cos_level(strtod(s, NULL)) : QR_HTML_NONE;
 }
 
+/* The error split's bar in the dominant cell of the compare table: the four parts' MSE. */
+typedef struct QrBnBarCtx { const QrCompare *cmp; int col; } QrBnBarCtx;
+
+static int qr__bn_cmp_bar(const QrTable *t, int row, int col, void *ctx, double *parts) {
+    const QrBnBarCtx *b = ctx;
+    QR_UNUSED(t);
+    QrSplitView v;
+    if (col != b->col || row < 0 || row >= b->cmp->n || !qr_compare_split(&b->cmp->rows[row].sp, &v)) return 0;
+    parts[0] = v.err_w;
+    parts[1] = v.err_i;
+    parts[2] = v.err_round;
+    parts[3] = v.err_clip;
+    return 4;
+}
+
 /* ==== summary.json / manifest.json =================================================== */
 
 static void qr__bn_json_metrics(QrJson *j, const QrMetrics *m) {
@@ -264,6 +279,15 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
                 qr_json_kv_num(&j, "local_Cosine", r->local.cosine);
                 qr_json_kv_num(&j, "local_SQNR", r->local.sqnr);
             }
+            QrSplitView sv;
+            if (qr_compare_split(&r->sp, &sv)) {
+                const char *const keys[] = { "err_weight", "err_input", "err_output_round", "err_output_clip", "clip_frac",
+                                             "steps_rms", "noise_ratio" };
+                const double vals[] = { sv.err_w, sv.err_i, sv.err_round, sv.err_clip, sv.clip_frac, sv.steps_rms, sv.noise_ratio };
+                for (int q = 0; q < QR_ARRAY_LEN(vals); q++) if (vals[q] == vals[q]) qr_json_kv_num(&j, keys[q], vals[q]);
+                qr_json_kv_str(&j, "dominant", sv.dominant);
+                if (r->sp.w_channel >= 0) qr_json_kv_int(&j, "weight_worst_channel", r->sp.w_channel);
+            }
             qr_json_obj_end(&j);
         }
         qr_json_arr_end(&j);
@@ -436,7 +460,10 @@ static void qr__bn_html_compare(QrHtml *h, const QrSession *se, const QrCompare 
     if (have_plot) qr_html_image(h, QR_BF_PLOT_PER_LAYER, "Cosine and SQNR per layer", NULL, 0, 0);
     QrTable t = {0};
     if (qr_compare_table(se, cmp, false, false, &t) == QR_OK) {
-        QrHtmlTableOpts to = { .cell_level = qr__bn_cmp_cell };
+        static const char *const labels[] = { "weight", "input", "output rounding", "output clipping" };
+        QrBnBarCtx bc = { cmp, -1 };
+        for (int j = 0; j < t.n_cols; j++) if (!strcmp(t.cols[j], "dominant")) bc.col = j;
+        QrHtmlTableOpts to = { .cell_level = qr__bn_cmp_cell, .cell_bar = qr__bn_cmp_bar, .ctx = &bc, .bar_labels = labels };
         qr_html_table(h, &t, &to);
     }
     qr_table_free(&t);
@@ -1071,6 +1098,21 @@ static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
                 break;
             }
         }
+    /* the node's plots (value histograms and per-channel boxes, as qr__bn_plot_job names them) */
+    for (int k = 0; st == QR_OK && bd->have_dist && k < bd->dist.n; k++) {
+        const QrDist *d = &bd->dist.d[k];
+        int i = d->node ? qr_strmap_get(&byname, d->node) : -1;
+        if (i < 0) continue;
+        char safe[200];
+        qr_zip_safe_component(safe, sizeof safe, d->name);
+        const char *files[2] = { qr_arena_printf(a, QR_BF_PLOT_DIST "/%s_%d.png", safe, k),
+                                 qr_arena_printf(a, QR_BF_PLOT_CHANNEL "/%s_%d.png", safe, k) };
+        for (int j = 0; j < 2; j++) {
+            if (!files[j] || !qr__bn_exists(bd, files[j])) continue;
+            const char *old = gr->nodes[i].plots;
+            gr->nodes[i].plots = old ? qr_arena_printf(a, "%s\n%s", old, files[j]) : files[j];
+        }
+    }
     qr_arena_free(&tmp);
     QR_TRY(st);
     return qr__bn_graph_metrics(bd, gr);

@@ -687,6 +687,8 @@ static const char qr__gl_js[] =
 " var q=n.querySelector(\".qg-q\");if(q)add(panel,\"p\",\"Quantizers: \"+q.textContent);\n"
 " [[\"data-s\",\"One-on sensitivity rank: \"],[\"data-f\",\"Advisor: \"],[\"data-w\",\"What-if: \"]].forEach(function(k){\n"
 "  var v=n.getAttribute(k[0]);if(v)v.split(\"\\n\").forEach(function(l){add(panel,\"p\",k[1]+l);});});\n"
+" var pl=n.getAttribute(\"data-p\");if(pl){var pp=add(panel,\"p\",\"Plots: \");pl.split(\"\\n\").forEach(function(u){\n"
+"  var a=add(pp,\"a\",u.replace(/^plots\\//,\"\"));a.href=u.split(\"/\").map(encodeURIComponent).join(\"/\");add(pp,\"span\",\" \");});}\n"
 " panel.hidden=false;}\n"
 "nodes.forEach(function(n){n.addEventListener(\"click\",function(){if(drag&&drag.moved)return;show(n);});});\n"
 "tiles.forEach(function(t){t.addEventListener(\"click\",function(){if(drag&&drag.moved)return;col[+t.getAttribute(\"data-g\")]=false;vis();});});\n"
@@ -836,6 +838,7 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
         if (nd->sens_rank > 0) qr__gl_printf(h, " data-s=\"%d\"", nd->sens_rank);
         if (nd->find && *nd->find) { qr_html_raw(h, " data-f=\""); qr_html_text(h, nd->find); qr_html_raw(h, "\""); }
         if (nd->whatif && *nd->whatif) { qr_html_raw(h, " data-w=\""); qr_html_text(h, nd->whatif); qr_html_raw(h, "\""); }
+        if (nd->plots && *nd->plots) { qr_html_raw(h, " data-p=\""); qr_html_text(h, nd->plots); qr_html_raw(h, "\""); }
         qr__gl_printf(h, " transform=\"translate(%.1f,%.1f)\"><title>", l->x[i], l->y[i]);
         qr_html_text(h, nd->name);
         qr__gl_printf(h, "</title><rect width=\"%.1f\" height=\"%.1f\" rx=\"5\"/><text x=\"6\" y=\"15\">", w, hh);

@@ -59,6 +59,7 @@ typedef struct QrGlViewNode {
     const char *quant;          /* the analysis model's quantizers of this node ("Q int8 · W int8"), or NULL */
     const char *find;           /* advisor finding(s) of this node (plain text, one a line), or NULL */
     const char *whatif;         /* what the what-if measured for this node (plain text), or NULL */
+    const char *plots;          /* bundle paths of this node's plots, one a line (shown as links), or NULL */
     int sens_rank;              /* 1-based one-on sensitivity rank, 0: none */
 } QrGlViewNode;
 

@@ -9,10 +9,14 @@
 # Run it whenever what build.sh or .ci/run install changes. Not part of `make test`: it takes
 # long (network downloads, the full CI under qemu and ASan). Needs root (chroot, mounts).
 #
-#   tests/bare/run.sh [--keep] [--only-readme] [--dir DIR]
+#   tests/bare/run.sh [--keep] [--only-readme] [--container] [--only MODULE] [--dir DIR]
 #     --keep         leave the chroot (DIR) in place afterwards (default: removed)
 #     --only-readme  stop after the README's two commands (skip .ci/run)
 #     --dir DIR      build the chroot in DIR (default: a new /tmp/qr-bare.XXXXXX)
+#     --container    run the steps in new PID/UTS/IPC/mount namespaces (unshare): a container
+#                    without an engine, as CI containers run (the Slurm tests start there too)
+#     --only MODULE  instead of the README and CI steps: ./build.sh, tests/tools.sh, then only
+#                    the test modules matching MODULE (e.g. --only slurm)
 #
 # The mirror is the host's: the chroot gets the Debian apt sources of /etc/apt/sources.list*
 # (deb822 .sources or one-line .list, third-party sources left out). Inside the chroot a
@@ -23,11 +27,13 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-keep=0 only_readme=0 dir=
+keep=0 only_readme=0 container=0 only=0 dir=
 while (($#)); do
   case $1 in
     --keep) keep=1 ;;
     --only-readme) only_readme=1 ;;
+    --container) container=1 ;;
+    --only) only=$2; shift ;;
     --dir) dir=$2; shift ;;
     -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "tests/bare/run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -105,6 +111,13 @@ else
 fi
 say "bootstrap: $((SECONDS - t)) s ($(du -sh --one-file-system "$root" | cut -f1))"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+# The network's own certificate authorities (a proxy that re-signs TLS, as in this workplace:
+# npm's registry answers through it): the host's local CAs, picked up by ca-certificates when
+# the chroot installs it. Like resolv.conf, a property of the network, not of the project.
+if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+fi
 printf '#!/bin/sh\n# tests/bare/run.sh: no service starts while packages are installed (as in CI containers)\nexit 101\n' \
   > "$root/usr/sbin/policy-rc.d"
 chmod 755 "$root/usr/sbin/policy-rc.d"
@@ -125,13 +138,30 @@ in_chroot() {
   local name=$1 t=$SECONDS rc=0
   step=$name
   say "$name"
-  env -i HOME=/root TERM=dumb LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    chroot "$root" /bin/bash -c "cd /root/qreport && $2" >>"$log" 2>&1 || rc=$?
+  if ((container)); then
+    # A container without a container engine: new PID, UTS, IPC and mount namespaces (the
+    # steps see their own process tree — PID 1 is the step's shell —, their own hostname and
+    # their own /proc), as a CI container runs them; the network is the host's loopback.
+    env -i HOME=/root TERM=dumb LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      unshare --fork --pid --uts --ipc --mount chroot "$root" /bin/bash -c \
+      "mount -t proc proc /proc && hostname qr-container && cd /root/qreport && $2" >>"$log" 2>&1 || rc=$?
+  else
+    env -i HOME=/root TERM=dumb LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      chroot "$root" /bin/bash -c "cd /root/qreport && $2" >>"$log" 2>&1 || rc=$?
+  fi
   tail -n 3 "$log" | sed 's/^/    /'
   say "$name: exit $rc, $((SECONDS - t)) s"
   return "$rc"
 }
 
+if [[ $only != 0 ]]; then
+  in_chroot "./build.sh" "./build.sh"
+  in_chroot "tests/tools.sh + test modules '$only'" "tests/tools.sh && make build/test_main && QR_BIN=./qreport ./build/test_main --only '$only' | grep -E '^(FAIL|skip|slurm|[0-9]+ passed)'"
+  grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | sed "s/^/    --only $only: /" | tee -a "$log"
+  grep -qE '^[0-9]+ passed, 0 failed, 0 skipped' "$log" || { step="--only $only: failed or skipped"; exit 1; }
+  step=done
+  exit 0
+fi
 in_chroot "./build.sh (README)" "./build.sh"
 in_chroot "make test (README)" "make test"
 grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | sed 's/^/    README make test: /' | tee -a "$log"

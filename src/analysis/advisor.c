@@ -657,7 +657,11 @@ static QrStatus qr__adv_check_sens(QrAdvList *b, const QrSession *s, const QrSen
             QR__ADV_TEXT(b->a, f->reason, "#%d in quantization sensitivity: with only %s's %s quantized, the model output "
                         "has %s %.6g, Cosine %.6f", n_seen, row->name, what, qr_metric_name(mk), qr_metric_get(&row->m, mk),
                         row->m.cosine);
-        QR__ADV_TEXT(b->a, f->fix, "candidate for int16 or float (" QR_BF_WHATIF " gives the measured gain)");
+        if (row->op_type && (!strcmp(row->op_type, "MatMulNBits") || !strcmp(row->op_type, "MatMulBnb4")
+                             || !strcmp(row->op_type, "GatherBlockQuantized")))
+            QR__ADV_TEXT(b->a, f->fix, "candidate for float: int16 does not apply to a weight-only node (" QR_BF_WHATIF
+                        " gives the measured gain)");
+        else QR__ADV_TEXT(b->a, f->fix, "candidate for int16 or float (" QR_BF_WHATIF " gives the measured gain)");
         qr__adv_ev(f, "rank", n_seen);
         qr__adv_ev(f, qr_metric_name(mk), qr_metric_get(&row->m, mk));
         qr__adv_ev(f, "cosine", row->m.cosine);

@@ -8,7 +8,7 @@
 #define QT_KN_PAIR "fixtures/qpairs/culprit"
 
 /* A small CSV reader for the tables the CLI writes (no commas inside fields here). */
-typedef struct QtCsv { char *buf; int n_rows, n_cols; char *cell[128][40]; } QtCsv;
+typedef struct QtCsv { char *buf; int n_rows, n_cols; char *cell[128][64]; } QtCsv;
 
 static bool qt_csv_load(const char *path, QtCsv *c) {
     memset(c, 0, sizeof *c);
@@ -21,7 +21,7 @@ static bool qt_csv_load(const char *path, QtCsv *c) {
     char *save = NULL;
     for (char *line = strtok_r(c->buf, "\n", &save); line && c->n_rows < 128; line = strtok_r(NULL, "\n", &save)) {
         int k = 0;
-        for (char *p = line; p && k < 40;) {
+        for (char *p = line; p && k < 64;) {
             char *comma = strchr(p, ',');
             if (comma) *comma = 0;
             if (*p == '"') { p++; size_t l = strlen(p); if (l && p[l - 1] == '"') p[l - 1] = 0; }

@@ -444,6 +444,139 @@ static void qt_contrib_wonly_runall(void) {
     QT_CHECKF(lines == 1 + 4 * QR_WEIGHT_WORST_BLOCKS && has, "weight_blocks.csv: %d lines", lines);
 }
 
+/* ---- advice for weight-only nodes (issue 26, section 4) ----------------------------------------------
+ * A runall bundle (dir) of a model whose sensitive nodes are all weight-only nodes: no 16-bit step of the
+ * what-if promotes anything (each selected weight listed as not promoted, a weight-only node's weight),
+ * so none is recommended; the recommended float step measures a Cosine above the model as is; the step
+ * keeping every ranked node in float is the baseline (every quantizer off = the baseline, shown by the
+ * session tests), so its Cosine is 1 when every quantizer belongs to a ranked node (all_ranked); the
+ * recommended action in index.html names that float step with its two Cosines, never int16. Returns
+ * false with a message in msg. */
+static bool qt_wq_advice_check(const char *dir, bool all_ranked, char *msg, size_t mn) {
+    char path[700];
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    QrArena ja = {0};
+    QrJsonVal *root = NULL;
+    snprintf(path, sizeof path, "%s/mixed_precision.json", dir);
+    if (qr_file_read(path, 0, &buf, &len) != QR_OK) { snprintf(msg, mn, "cannot read %s", path); qr_err_clear(); return false; }
+    QrStatus pst = qr_json_parse(&ja, (const char *)buf, len, &root);
+    qr_aligned_free(buf);
+    bool ok = pst == QR_OK;
+    if (!ok) { snprintf(msg, mn, "mixed_precision.json: %s", qr_err_msg()); qr_err_clear(); }
+    double as_is = ok ? qr_json_get(qr_json_get(root, "as_is"), "Cosine")->num : 0;
+    int ranked = ok ? (int)qr_json_get(root, "ranked_nodes")->num : 0;
+    const QrJsonVal *i16 = ok ? qr_json_get(root, "int16") : NULL, *fp = ok ? qr_json_get(root, "float") : NULL;
+    for (int t = 0; ok && t < i16->n; t++) {
+        const QrJsonVal *x = i16->items[t], *np = qr_json_get(x, "not_promoted");
+        int k = (int)qr_json_get(x, "k")->num;
+        ok = qr_json_get(x, "promoted_tensors")->n == 0 && np->n >= k;
+        for (int u = 0; ok && u < np->n; u++) ok = strstr(np->items[u]->str, "weight-only") != NULL;
+        if (!ok) snprintf(msg, mn, "int16 step k=%d promotes something or lists %d not-promoted weights", k, np->n);
+    }
+    /* the float step with the most nodes: a gain; the baseline itself when it holds every ranked node and
+     * those are all the quantizers */
+    const QrJsonVal *last = ok && fp->n ? fp->items[fp->n - 1] : NULL;
+    int klast = last ? (int)qr_json_get(last, "k")->num : 0;
+    double clast = last ? qr_json_get(qr_json_get(last, "output"), "Cosine")->num : 0;
+    if (ok && (!last || !(clast > as_is) || (all_ranked && (klast != ranked || fabs(clast - 1) > 1e-9)))) {
+        ok = false;
+        snprintf(msg, mn, "float step k=%d (of %d ranked): Cosine %.9f (as is %.9f)", klast, ranked, clast, as_is);
+    }
+    const QrJsonVal *rec = ok ? qr_json_get(root, "recommended") : NULL;
+    const QrJsonVal *r16 = rec ? qr_json_get(rec, "int16") : NULL, *rfp = rec ? qr_json_get(rec, "float") : NULL;
+    int kfp = rfp ? (int)qr_json_get(rfp, "k")->num : 0;
+    double cfp = rfp ? qr_json_get(qr_json_get(rfp, "output"), "Cosine")->num : 0;
+    if (ok && ((int)qr_json_get(r16, "k")->num != 0 || kfp <= 0 || !(cfp > as_is))) {
+        ok = false;
+        snprintf(msg, mn, "recommended: int16 k=%d, float k=%d Cosine %.9f (as is %.9f)", (int)qr_json_get(r16, "k")->num, kfp,
+                 cfp, as_is);
+    }
+    qr_arena_free(&ja);
+    if (!ok) return false;
+    char want[256];
+    snprintf(want, sizeof want, "Recommended action: keep the top-%d sensitive node%s in float (output Cosine %.6f \xe2\x86\x92 %.6f",
+             kfp, kfp == 1 ? "" : "s", as_is, cfp);
+    snprintf(path, sizeof path, "%s/index.html", dir);
+    if (qr_file_read(path, 0, &buf, &len) != QR_OK) { snprintf(msg, mn, "cannot read %s", path); qr_err_clear(); return false; }
+    char *h = malloc(len + 1);
+    if (h) { memcpy(h, buf, len); h[len] = 0; }
+    qr_aligned_free(buf);
+    ok = h && strstr(h, want) && !strstr(h, "to int16 (output Cosine");
+    if (!ok) snprintf(msg, mn, "index.html lacks \"%s\" or recommends int16", want);
+    free(h);
+    return ok;
+}
+
+/* check on the weight-only pair: its four weight-only nodes counted as quantizers and listed in section 4
+ * with their block size (from the nodes' attributes, read here); the what-if's advice (above). */
+static bool qt_contrib_is_wonly(const QrNode *n) {
+    return !strcmp(n->domain, "com.microsoft") && (!strcmp(n->op_type, "MatMulNBits") || !strcmp(n->op_type, "MatMulBnb4") ||
+                                                   !strcmp(n->op_type, "GatherBlockQuantized"));
+}
+
+/* model_check_result.txt of g (written to path) counts and lists g's weight-only nodes; g has no other
+ * quantizer (no QuantizeLinear / DequantizeLinear / QLinear* / integer-op node: checked here). */
+static bool qt_wq_check_lists(const QrGraph *g, const char *path, char *msg, size_t mn) {
+    int nwo = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const char *op = g->nodes[i].op_type;
+        if (strstr(op, "QuantizeLinear") || !strncmp(op, "QLinear", 7) || strstr(op, "Integer")) {
+            snprintf(msg, mn, "%s: %s is not a weight-only model", g->path, op);
+            return false;
+        }
+    }
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    if (qr_file_read(path, 0, &buf, &len) != QR_OK) { snprintf(msg, mn, "cannot read %s", path); qr_err_clear(); return false; }
+    char *txt = malloc(len + 1);
+    if (txt) { memcpy(txt, buf, len); txt[len] = 0; }
+    qr_aligned_free(buf);
+    bool ok = txt != NULL;
+    for (int i = 0; ok && i < g->n_nodes; i++) {
+        const QrNode *n = &g->nodes[i];
+        if (!qt_contrib_is_wonly(n)) continue;
+        nwo++;
+        const QrAttr *bs = qr_node_attr(n, "block_size");
+        char row[512];
+        snprintf(row, sizeof row, "| %s ", n->name);
+        const char *at = strstr(txt, "4. Weight quantization");
+        const char *r = at ? strstr(at, row) : NULL, *e = r ? strchr(r, '\n') : NULL;
+        char blk[64];
+        snprintf(blk, sizeof blk, "blocked (%lld)", (long long)(bs ? bs->i : 128));
+        ok = r && e && strstr(r, "(weight-only)") && strstr(r, "(weight-only)") < e && strstr(r, blk) && strstr(r, blk) < e;
+        if (!ok) snprintf(msg, mn, "section 4 has no row for %s (%s, %s)", n->name, n->op_type, blk);
+    }
+    char head[128], sum[128];
+    snprintf(head, sizeof head, "%d quantizers (%d of them weight-only nodes)\n", nwo, nwo);
+    snprintf(sum, sizeof sum, ", %d weight quantizers,", nwo);
+    if (ok && (!nwo || !strstr(txt, head) || !strstr(txt, sum))) {
+        ok = false;
+        snprintf(msg, mn, "no \"%.*s\" / \"%s\" in %s", (int)strlen(head) - 1, head, sum, path);
+    }
+    free(txt);
+    return ok;
+}
+
+static void qt_contrib_wonly_advice(void) {
+    char dir[512], msg[1024] = "";
+    snprintf(dir, sizeof dir, "%s/wonly_bundle", qt_tmpdir());   /* qt_contrib_wonly_runall's bundle */
+    QT_CHECKF(qt_wq_advice_check(dir, true, msg, sizeof msg), "%s", msg);
+    char cmd[2048], path[600];
+    const char *bin = getenv("QR_BIN");
+    snprintf(cmd, sizeof cmd, "%s check " QT_WO_DIR "/analysis.onnx -i " QT_WO_DIR "/input.npy -o '%s/wonly_chk' --quiet "
+             ">/dev/null 2>&1", bin ? bin : "./qreport", qt_tmpdir());
+    int rc = system(cmd);
+    QT_CHECKF(rc == 0, "check exited with %d", rc);
+    QrGraph *a = NULL;
+    QT_OK(qr_onnx_load(QT_WO_DIR "/analysis.onnx", &a));
+    snprintf(path, sizeof path, "%s/wonly_chk/model_check_result.txt", qt_tmpdir());
+    bool ok = qt_wq_check_lists(a, path, msg, sizeof msg);
+    qr_graph_free(a);
+    free(a);
+    QT_CHECKF(ok, "%s", msg);
+}
+
 /* ---- the advisor's block_error_dominant on a planted bad block (fixtures/tpairs/int4_badblock) ----
  * fc2's float weight has one value 40x its int4 block's abs-max (column 7, rows 64..95): that block
  * must be the one finding of its kind, on /fc2/MatMul, with the block index (scale [2][7] of the
@@ -1001,6 +1134,7 @@ static void qt_contrib_all(void) {
     QT_RUN(qt_contrib_bad_input);
     QT_RUN(qt_contrib_wonly_session);
     QT_RUN(qt_contrib_wonly_runall);
+    QT_RUN(qt_contrib_wonly_advice);
     QT_RUN(qt_contrib_badblock);
     QT_RUN(qt_contrib_twin_wq);
     QT_RUN(qt_contrib_wonly_variants);

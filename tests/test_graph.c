@@ -44,7 +44,7 @@ static QrStatus qt_gl_from_onnx(const char *path, QtGlCase *c) {
     QR_TRY(qr_onnx_load(path, &g));
     int nn = g->n_nodes, *box = malloc((size_t)nn * sizeof *box), n = 0;
     for (int v = 0; v < nn; v++) box[v] = qt_gl_folded(g->nodes[v].op_type) ? -1 : n++;
-    if (!qt_gl_case_alloc(c, n, 4 * nn + 8, n)) { free(box); qr_graph_free(g); return QR_ERR_NOMEM; }
+    if (!qt_gl_case_alloc(c, n, 4 * nn + 8, n)) { free(box); qr_graph_free(g); free(g); return QR_ERR_NOMEM; }
     for (int v = 0; v < nn; v++) {
         if (box[v] < 0) continue;
         int i = box[v];
@@ -89,6 +89,7 @@ static QrStatus qt_gl_from_onnx(const char *path, QtGlCase *c) {
     c->n = n;
     free(box);
     qr_graph_free(g);
+    free(g);
     return QR_OK;
 }
 
@@ -607,8 +608,8 @@ static void test_graph_overlay_annotated(void) {
         same = y->data && x->dtype == y->dtype && x->numel == y->numel &&
                !memcmp(x->data, y->data, (size_t)x->numel * qr_dtype_size(x->dtype));
     }
-    qr_graph_free(ga);
-    if (go) qr_graph_free(go);
+    if (ga) { qr_graph_free(ga); free(ga); }
+    if (go) { qr_graph_free(go); free(go); }
     QT_CHECKF(same, "the annotated model loads differently from the original");
     if (qt_bd_sh("node -e \"require(require('path').join(process.env.ORT_NODE_MODULES || '/tmp/ort/node_modules', "
                  "'onnxruntime-node'))\" >/dev/null 2>&1") != 0)

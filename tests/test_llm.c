@@ -589,6 +589,21 @@ static void test_llm_generate_decoder(void) {
                 strstr(js, "\"first_divergence\"");
     free(js);
     QT_CHECK(keys);
+    /* weight-only advice (issue 26 section 4): the int4 decoder's sensitive nodes are MatMulNBits nodes, for
+     * which int16 does not apply: the recommended action is a measured float step (tests/test_contrib.c),
+     * and check counts and lists every MatMulNBits node as a weight quantizer */
+    char msg[1024] = "";
+    snprintf(p, sizeof p, "%s/llm_rg", T);
+    QT_CHECKF(qt_wq_advice_check(p, false, msg, sizeof msg), "%s", msg);
+    qt_cli(&r, "check " QT_LLM "/int4_sym/model.onnx %s -o %s/llm_wq_chk --quiet", ins, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    QrGraph *g = NULL;
+    QT_OK(qr_onnx_load(QT_LLM "/int4_sym/model.onnx", &g));
+    snprintf(p, sizeof p, "%s/llm_wq_chk/model_check_result.txt", T);
+    bool listed = qt_wq_check_lists(g, p, msg, sizeof msg);
+    qr_graph_free(g);
+    free(g);
+    QT_CHECKF(listed, "%s", msg);
 }
 
 /* ---- symbolic dims ------------------------------------------------------------------------------------ */

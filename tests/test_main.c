@@ -41,6 +41,7 @@
 #include "test_sketch.c"
 #include "test_dsstat.c"
 #include "test_dataset_sens.c"
+#include "test_errsplit.c"
 #include "test_graph.c"
 
 int main(int argc, char **argv) {
@@ -99,6 +100,7 @@ int main(int argc, char **argv) {
     QT_MODULE(sketch);
     QT_MODULE(dsstat);
     QT_MODULE(dataset_sens);
+    QT_MODULE(errsplit);
     QT_MODULE(graph);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);

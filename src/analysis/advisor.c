@@ -15,7 +15,8 @@ static const char *qr_adv_kind_name(QrAdvKind k) {
                                                      "saturation", "rounded_to_zero", "range_too_large", "scale_mismatch",
                                                      "input_not_normalized", "output_not_high_precision", "sensitive",
                                                      "activation_outlier_migration", "softmax_input_grid",
-                                                     "block_error_dominant" };
+                                                     "block_error_dominant", "weight_error", "input_error",
+                                                     "rounding_noise" };
     return (unsigned)k < QR_ADV_COUNT ? names[k] : "?";
 }
 
@@ -25,7 +26,12 @@ static const char *qr_severity_name(QrSeverity s) {
 
 /* ==== builder ====================================================================== */
 
-typedef struct QrAdvList { QrAdvice *a; int cap; } QrAdvList;
+typedef struct QrAdvList {
+    QrAdvice *a;
+    int cap;
+    int *cause_kind;             /* per match: the kind of the layer's cause finding (error split), -1 */
+    int skip;                    /* qr__adv_check_act: a kind not to report again (the cause says it), -1 */
+} QrAdvList;
 
 static QrFinding *qr__adv_find(QrAdvList *b, QrAdvKind kind, QrSeverity sev, const char *node, const char *op_type) {
     QrAdvice *a = b->a;
@@ -155,7 +161,8 @@ static QrStatus qr__adv_act_stats(const QrGraph *g, const QrQuantizer *q, const 
     }
     st->rms = st->n ? sqrt(ss / (double)st->n) : 0;
     st->levels = st->scale > 0 ? st->rms / st->scale : INFINITY;
-    if (x->rank >= 2) return qr_weights_spread(px, x->rank, x->dims, 1, k, NULL, &st->sp);
+    /* channels along axis 1 that hold more than one value each (a classifier's [1, C] logits have none) */
+    if (x->rank >= 2 && x->dims[1] > 0 && x->numel / x->dims[1] > 1) return qr_weights_spread(px, x->rank, x->dims, 1, k, NULL, &st->sp);
     st->sp.worst = -1;
     return QR_OK;
 }
@@ -171,7 +178,7 @@ static QrStatus qr__adv_check_act(QrAdvList *b, const QrSession *s, int qi, int 
     const char *dt = qr_dtype_name(q->dtype);
     QrFinding *f;
     double sat = (double)st.n_sat / (double)st.n, zero = st.n_nonzero ? (double)st.n_zero / (double)st.n_nonzero : 0;
-    if (sat > o->sat_threshold) {
+    if (sat > o->sat_threshold && b->skip != QR_ADV_SATURATION) {
         QR__ADV_NEW(QR_ADV_SATURATION, QR_SEV_WARNING);
         double lo, hi;
         qr_weights_clip_range(&s->tw.g, q, &lo, &hi);
@@ -185,7 +192,7 @@ static QrStatus qr__adv_check_act(QrAdvList *b, const QrSession *s, int qi, int 
         qr__adv_ev(f, "min", st.xmin);
         qr__adv_ev(f, "max", st.xmax);
     }
-    if (zero > o->zero_threshold) {
+    if (zero > o->zero_threshold && b->skip != QR_ADV_ZERO) {
         QR__ADV_NEW(QR_ADV_ZERO, QR_SEV_WARNING);
         QR__ADV_TEXT(b->a, f->reason, "%.1f%% of the non-zero values of '%s' quantize to zero: the %s step %.6g is coarse "
                     "for values of RMS %.6g", 100 * zero, value, dt, st.scale, st.rms);
@@ -194,7 +201,7 @@ static QrStatus qr__adv_check_act(QrAdvList *b, const QrSession *s, int qi, int 
         qr__adv_ev(f, "scale", st.scale);
         qr__adv_ev(f, "rms", st.rms);
     }
-    if (st.levels < o->min_levels && st.n_nonzero > 0) {   /* an all-zero value (dead layer) has no range */
+    if (st.levels < o->min_levels && st.n_nonzero > 0 && b->skip != QR_ADV_RANGE) {   /* an all-zero value (dead layer) has no range */
         QR__ADV_NEW(QR_ADV_RANGE, QR_SEV_WARNING);
         QR__ADV_TEXT(b->a, f->reason, "the range of '%s' is too large for %s: its RMS %.6g is only %.2f quantization steps "
                     "(scale %.6g, range [%.6g, %.6g])", value, dt, st.rms, st.levels, st.scale, st.xmin, st.xmax);
@@ -204,7 +211,7 @@ static QrStatus qr__adv_check_act(QrAdvList *b, const QrSession *s, int qi, int 
         qr__adv_ev(f, "scale", st.scale);
         qr__adv_ev(f, "rms", st.rms);
     }
-    if (st.sp.n_outlier > 0 && q->n_scales <= 1) {
+    if (st.sp.n_outlier > 0 && q->n_scales <= 1 && b->skip != QR_ADV_OUTLIER_CHANNELS) {
         QR__ADV_NEW(QR_ADV_OUTLIER_CHANNELS, QR_SEV_WARNING);
         double ratio = st.sp.median > 0 ? st.sp.max / st.sp.median : INFINITY;
         QR__ADV_TEXT(b->a, f->reason, "'%s' is quantized per-tensor (%s) but %d of its %d channels are outliers: channel %d "
@@ -218,6 +225,145 @@ static QrStatus qr__adv_check_act(QrAdvList *b, const QrSession *s, int qi, int 
         qr__adv_ev(f, "n_outliers", st.sp.n_outlier);
         qr__adv_ev(f, "channels", st.sp.n_ch);
     }
+    return QR_OK;
+}
+
+static bool qr__adv_low(const QrAdvisorOpts *o, const QrMetrics *m) {
+    return m->cosine < o->cos_threshold || m->sqnr < o->sqnr_threshold;
+}
+
+/* ==== the cause of a layer's own error (the error split, analysis/compare) ============
+ * The layer's first specific finding: its largest measured part, named as a cause. Emitted for
+ * a layer whose own error is low by the thresholds or whose output value has a symptom finding
+ * (clipping, rounding to zero, a range too large, outlier channels); *kind gets the finding's
+ * kind (the activation check then leaves out its own finding of that kind), -1 when none. */
+static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow *r, const char *node, const char *base_node,
+                                   const char *op, const char *value, int *kind) {
+    const QrAdvisorOpts *o = &b->a->opts;
+    *kind = -1;
+    QrSplitView v;
+    if (!qr_compare_split(&r->sp, &v) || v.dom < 0) return QR_OK;
+    const int match = r->match;
+    int qi = qr_dist_act_quant_of(s, s->vis[match]);
+    QrAdvAct st = {0};
+    bool have_st = false;
+    if (qi >= 0 && s->base[match].data) {
+        QR_TRY(qr__adv_act_stats(&s->tw.g, &s->qt.q[qi], &s->base[match], o->outlier_k, &st));
+        have_st = st.n > 0;
+    }
+    double sat = have_st ? (double)st.n_sat / (double)st.n : 0;
+    double zero = have_st && st.n_nonzero ? (double)st.n_zero / (double)st.n_nonzero : 0;
+    bool outlier = have_st && st.sp.n_outlier > 0 && s->qt.q[qi].n_scales <= 1;
+    bool symptom = have_st && (sat > o->sat_threshold || zero > o->zero_threshold || (st.levels < o->min_levels && st.n_nonzero > 0) || outlier);
+    bool low = r->has_local && qr__adv_low(o, &r->local);
+    if (!low && !symptom) return QR_OK;
+    double sum = v.err_w + v.err_i + v.err_round + v.err_clip, part = v.dom == 0 ? v.err_w : v.dom == 1 ? v.err_i :
+                 v.dom == 2 ? v.err_round : v.err_clip;
+    double share = sum > 0 ? part / sum : NAN;
+    const char *dt = qi >= 0 ? qr_dtype_name(s->qt.q[qi].dtype) : "";
+    QrFinding *f;
+    if (v.dom == 3 && qi >= 0) {                 /* clipping: the range is too narrow */
+        double lo, hi;
+        qr_weights_clip_range(&s->tw.g, &s->qt.q[qi], &lo, &hi);
+        double far = have_st ? QR_MAX(hi > 0 ? st.xmax / hi : 0, lo < 0 ? st.xmin / lo : 0) : NAN;
+        QR__ADV_NEW(QR_ADV_SATURATION, QR_SEV_WARNING);
+        QR__ADV_TEXT(b->a, f->reason, "cause: the %s range of '%s' is too narrow — clipping makes %.0f%% of this layer's own "
+                    "error (measured: MSE %.6g of %.6g in the parts): %.2f%% of its values lie outside the grid [%.6g, %.6g], "
+                    "reaching %.2fx its end (baseline range [%.6g, %.6g])", dt, value, 100 * share, part, sum,
+                    100 * v.clip_frac, lo, hi, far, have_st ? st.xmin : NAN, have_st ? st.xmax : NAN);
+        QR__ADV_TEXT(b->a, f->fix, "widen the range: calibrate this tensor on data that covers the bad case (max, or a "
+                    "99.99%% percentile instead of a tighter one), or give it int16");
+        qr__adv_ev(f, "share", share);
+        qr__adv_ev(f, "clip_frac", v.clip_frac);
+        qr__adv_ev(f, "overshoot", far);
+        qr__adv_ev(f, "err_output_clip", v.err_clip);
+    } else if (v.dom == 2 && qi >= 0 && outlier) {   /* rounding, a few channels far above the rest */
+        double ratio = st.sp.median > 0 ? st.sp.max / st.sp.median : INFINITY;
+        QR__ADV_NEW(QR_ADV_OUTLIER_CHANNELS, QR_SEV_WARNING);
+        QR__ADV_TEXT(b->a, f->reason, "cause: outlier channels — rounding makes %.0f%% of this layer's own error (measured: MSE "
+                    "%.6g of %.6g in the parts) because '%s' is quantized per-tensor (%s) while %d of its %d channels are "
+                    "outliers: channel %d reaches %.6g, %.1fx the median channel abs-max %.6g; so the other channels get few "
+                    "levels and %.1f%% of the non-zero values round to zero", 100 * share, part, sum, value, dt,
+                    st.sp.n_outlier, st.sp.n_ch, st.sp.worst, st.sp.max, ratio, st.sp.median, 100 * zero);
+        QR__ADV_TEXT(b->a, f->fix, "equalize the channel ranges (cross-layer equalization: scale channel %d of the producing "
+                    "layer down and the consumer's weights up), use per-channel quantization where the runtime supports "
+                    "it, or give this tensor int16", st.sp.worst);
+        qr__adv_ev(f, "share", share);
+        qr__adv_ev(f, "ratio", ratio);
+        qr__adv_ev(f, "channel", st.sp.worst);
+        qr__adv_ev(f, "zero_share", zero);
+    } else if (v.dom == 2 && qi >= 0 && v.steps_rms < o->min_levels) {   /* rounding on a grid too coarse: range too wide */
+        QR__ADV_NEW(QR_ADV_RANGE, QR_SEV_WARNING);
+        QR__ADV_TEXT(b->a, f->reason, "cause: the %s range of '%s' is too wide — rounding makes %.0f%% of this layer's own "
+                    "error (measured: MSE %.6g of %.6g in the parts, %.2fx the uniform-rounding expectation): its values "
+                    "span only %.2f quantization steps (RMS / scale %.6g), no outlier channel holds the range, nothing is "
+                    "clipped (%.2f%%)", dt, value, 100 * share, part, sum, v.noise_ratio, v.steps_rms, s->qt.q[qi].scale_max,
+                    100 * v.clip_frac);
+        QR__ADV_TEXT(b->a, f->fix, "narrow the range to the values seen (recalibrate: min-max or a percentile on "
+                    "representative data; a range set by hand or by a rare outlier is too wide), or give it int16");
+        qr__adv_ev(f, "share", share);
+        qr__adv_ev(f, "steps_rms", v.steps_rms);
+        qr__adv_ev(f, "noise_ratio", v.noise_ratio);
+        qr__adv_ev(f, "err_output_round", v.err_round);
+    } else if (v.dom == 2 && qi >= 0) {          /* rounding on a fitting range: the bit width */
+        QR__ADV_NEW(QR_ADV_ROUNDING, QR_SEV_WARNING);
+        QR__ADV_TEXT(b->a, f->reason, "cause: %s rounding of '%s' — it makes %.0f%% of this layer's own error (measured: MSE "
+                    "%.6g of %.6g in the parts); the range fits (%.1f steps per RMS, %.2f%% clipped, no outlier channel) and "
+                    "the noise is %.2fx the uniform-rounding expectation", dt, value, 100 * share, part, sum, v.steps_rms,
+                    100 * v.clip_frac, v.noise_ratio);
+        QR__ADV_TEXT(b->a, f->fix, "the grid itself is too coarse for this layer: give this tensor int16 (" QR_BF_WHATIF
+                    " measures the gain)");
+        qr__adv_ev(f, "share", share);
+        qr__adv_ev(f, "steps_rms", v.steps_rms);
+        qr__adv_ev(f, "noise_ratio", v.noise_ratio);
+    } else if (v.dom == 0 && r->sp.w_quant >= 0 && s->qt.q[r->sp.w_quant].n_scales > 1) {   /* a per-channel weight */
+        int wq = r->sp.w_quant;
+        const QrQuantizer *q = wq >= 0 ? &s->qt.q[wq] : NULL;
+        const char *wname = q ? s->tw.g.values[q->int_value >= 0 ? q->int_value : q->out_value].name : "?";
+        qi = wq;
+        QR__ADV_NEW(QR_ADV_WEIGHT_ERROR, QR_SEV_WARNING);
+        f->value = wname;
+        if (q && q->n_scales > 1 && r->sp.w_channel >= 0)
+            QR__ADV_TEXT(b->a, f->reason, "cause: the weight — its quantization makes %.0f%% of this layer's own error "
+                        "(measured: MSE %.6g of %.6g in the parts); '%s' is quantized per-channel (%s) and channel %d carries "
+                        "%.0f%% of its squared quantization error", 100 * share, part, sum, wname, qr_dtype_name(q->dtype),
+                        r->sp.w_channel, 100 * r->sp.w_channel_share);
+        else
+            QR__ADV_TEXT(b->a, f->reason, "cause: the weight — its quantization makes %.0f%% of this layer's own error "
+                        "(measured: MSE %.6g of %.6g in the parts); '%s' is quantized %s (%s)", 100 * share, part, sum, wname,
+                        q && q->n_scales > 1 ? "per-channel" : "per-tensor", q ? qr_dtype_name(q->dtype) : "?");
+        if (q && q->n_scales > 1 && r->sp.w_channel >= 0)
+            QR__ADV_TEXT(b->a, f->fix, "recompute channel %d's scale from its abs-max (or its percentile), or give this "
+                        "weight int16", r->sp.w_channel);
+        else QR__ADV_TEXT(b->a, f->fix, "quantize this weight per-channel, or give it int16");
+        qr__adv_ev(f, "share", share);
+        qr__adv_ev(f, "err_weight", v.err_w);
+        if (r->sp.w_channel >= 0) qr__adv_ev(f, "channel", r->sp.w_channel);
+    } else if (v.dom == 1) {                     /* the input's quantizers: the producer's range */
+        int iq = r->sp.i_quant;
+        const QrQuantizer *q = iq >= 0 ? &s->qt.q[iq] : NULL;
+        const QrGraph *g = &s->tw.g;
+        int fv = q ? q->float_value : -1, pr = fv >= 0 ? g->values[fv].producer : -1;
+        const char *in = fv >= 0 ? g->values[fv].name : "?";
+        const char *prod = pr >= 0 ? qr_dist_node_name(s, pr) : NULL;
+        qi = iq;
+        QR__ADV_NEW(QR_ADV_INPUT_ERROR, QR_SEV_WARNING);
+        f->value = in;
+        QR__ADV_TEXT(b->a, f->reason, "cause: the input — the quantizer on its input '%s' (%s, scale %.6g) makes %.0f%% of this "
+                    "layer's own error (measured: MSE %.6g of %.6g in the parts)", in, q ? qr_dtype_name(q->dtype) : "?",
+                    q ? q->scale_max : NAN, 100 * share, part, sum);
+        if (prod) QR__ADV_TEXT(b->a, f->fix, "look at the producer '%s': its output range and this quantizer's calibration "
+                              "(clipping or a range too wide there), or give this input int16", prod);
+        else QR__ADV_TEXT(b->a, f->fix, "look at the model input '%s': normalize it or recalibrate its quantizer, or give it "
+                         "int16", in);
+        qr__adv_ev(f, "share", share);
+        qr__adv_ev(f, "err_input", v.err_i);
+    } else {
+        return QR_OK;
+    }
+    f->cause = 1 + v.dom;
+    f->share = share;
+    *kind = (int)f->kind;
     return QR_OK;
 }
 
@@ -270,9 +416,6 @@ static QrStatus qr__adv_check_inputs(QrAdvList *b, QrSession *s) {
     return QR_OK;
 }
 
-static bool qr__adv_low(const QrAdvisorOpts *o, const QrMetrics *m) {
-    return m->cosine < o->cos_threshold || m->sqnr < o->sqnr_threshold;
-}
 
 static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare *cmp) {
     const QrAdvisorOpts *o = &b->a->opts;
@@ -307,6 +450,9 @@ static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare
             qr_weights_clip_range(&s->tw.g, &s->qt.q[vq], &lo, &hi);
             if (lo >= 0) continue;
         }
+        int ck;
+        QR_TRY(qr__adv_check_cause(b, s, r, node, bnode, op, value, &ck));
+        if (b->cause_kind) b->cause_kind[r->match] = ck;
         const QrMetrics *own = r->has_local ? &r->local : &r->m;
         if (qr__adv_low(o, own)) {
             f = qr__adv_find(b, QR_ADV_LOW_SIMILARITY, QR_SEV_WARNING, node, op);
@@ -351,8 +497,11 @@ static QrStatus qr__adv_check_acts(QrAdvList *b, QrSession *s) {
         if (!qr_match_verified(mm) || !s->base[i].data) continue;   /* baseline values of an unproven pair: not its own */
         int qi = qr_dist_act_quant_of(s, s->vis[i]);
         if (qi < 0) continue;
-        QR_TRY(qr__adv_check_act(b, s, qi, i, s->a->nodes[mm->a_node].name, s->b->nodes[mm->b_node].name,
-                                s->a->nodes[mm->a_node].op_type, s->b->values[mm->b_value].name, &s->base[i]));
+        b->skip = b->cause_kind ? b->cause_kind[i] : -1;
+        QrStatus st = qr__adv_check_act(b, s, qi, i, s->a->nodes[mm->a_node].name, s->b->nodes[mm->b_node].name,
+                                        s->a->nodes[mm->a_node].op_type, s->b->values[mm->b_value].name, &s->base[i]);
+        b->skip = -1;
+        QR_TRY(st);
     }
     return QR_OK;
 }
@@ -508,7 +657,11 @@ static QrStatus qr__adv_check_sens(QrAdvList *b, const QrSession *s, const QrSen
             QR__ADV_TEXT(b->a, f->reason, "#%d in quantization sensitivity: with only %s's %s quantized, the model output "
                         "has %s %.6g, Cosine %.6f", n_seen, row->name, what, qr_metric_name(mk), qr_metric_get(&row->m, mk),
                         row->m.cosine);
-        QR__ADV_TEXT(b->a, f->fix, "candidate for int16 or float (" QR_BF_WHATIF " gives the measured gain)");
+        if (row->op_type && (!strcmp(row->op_type, "MatMulNBits") || !strcmp(row->op_type, "MatMulBnb4")
+                             || !strcmp(row->op_type, "GatherBlockQuantized")))
+            QR__ADV_TEXT(b->a, f->fix, "candidate for float: int16 does not apply to a weight-only node (" QR_BF_WHATIF
+                        " gives the measured gain)");
+        else QR__ADV_TEXT(b->a, f->fix, "candidate for int16 or float (" QR_BF_WHATIF " gives the measured gain)");
         qr__adv_ev(f, "rank", n_seen);
         qr__adv_ev(f, qr_metric_name(mk), qr_metric_get(&row->m, mk));
         qr__adv_ev(f, "cosine", row->m.cosine);
@@ -551,19 +704,28 @@ static void qr__adv_pick_main(const QrSession *s, const QrSensResult *sens, QrAd
     bool cause = false;
     for (int k = 0; k < out->n && best < 0; k++)
         if (out->f[k].kind == QR_ADV_ACT_OUTLIER_MIGRATE && qr__adv_feeds(s->a, out->f[k].node, name)) best = k, cause = true;
-    for (int k = 0; k < out->n && best < 0; k++) {
-        const QrFinding *f = &out->f[k];
-        bool on = f->node && name && !strcmp(f->node, name);
-        for (int j = 0; !on && f->q >= 0 && j < top->n_q; j++) on = f->q == top->q[j];
-        if (on) best = k;
-    }
+    /* on the node (or one of its quantizers): its cause from the error split first, else the most severe */
+    for (int pass = 0; pass < 2 && best < 0; pass++)
+        for (int k = 0; k < out->n && best < 0; k++) {
+            const QrFinding *f = &out->f[k];
+            bool on = f->node && name && !strcmp(f->node, name);
+            for (int j = 0; !on && f->q >= 0 && j < top->n_q; j++) on = f->q == top->q[j];
+            if (on && (pass || (f->cause && f->sev >= QR_SEV_WARNING))) best = k;
+        }
     if (best < 0) return;
     QrFinding main = out->f[best];
     memmove(&out->f[1], &out->f[0], (size_t)best * sizeof *out->f);
     out->f[0] = main;
-    QR__ADV_TEXT(out, out->main_how, "%s '%s', #1 in quantization sensitivity (%s: the largest measured effect on the "
-                "model output%s)", cause ? "the activation outlier feeding" : "the most severe finding on", top->name,
-                sens->opts.off_one ? "off-one" : "one-on", sens->opts.off_one ? ", gain over all on" : "");
+    static const char *const part[4] = { "weight", "input", "output rounding", "output clipping" };
+    if (main.cause)
+        QR__ADV_TEXT(out, out->main_how, "the cause of the error of '%s', #1 in quantization sensitivity (%s: the largest "
+                    "measured effect on the model output%s): %s, %.0f%% of that layer's measured error", top->name,
+                    sens->opts.off_one ? "off-one" : "one-on", sens->opts.off_one ? ", gain over all on" : "",
+                    part[(main.cause - 1) & 3], 100 * main.share);
+    else
+        QR__ADV_TEXT(out, out->main_how, "%s '%s', #1 in quantization sensitivity (%s: the largest measured effect on the "
+                    "model output%s)", cause ? "the activation outlier feeding" : "the most severe finding on", top->name,
+                    sens->opts.off_one ? "off-one" : "one-on", sens->opts.off_one ? ", gain over all on" : "");
 }
 
 static int qr__adv_find_cmp(const void *pa, const void *pb) {
@@ -581,7 +743,8 @@ static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensR
     if (o) out->opts = *o;
     else qr_advisor_defaults(&out->opts);
     QR_TRY(qr_session_run_baseline(s));
-    QrAdvList b = { out, 0 };
+    QrAdvList b = { out, 0, malloc(((size_t)s->m.n + 1) * sizeof(int)), -1 };
+    for (int i = 0; b.cause_kind && i < s->m.n; i++) b.cause_kind[i] = -1;
     QrWeightCmp own = {0};
     QrStatus st = QR_OK;
     if (!w) { st = qr_weights_compare(s, &own); w = &own; }
@@ -595,6 +758,7 @@ static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensR
     if (st == QR_OK) st = qr__adv_check_outputs(&b, s);
     if (st == QR_OK && sens) st = qr__adv_check_sens(&b, s, sens);
     qr_weights_free(&own);
+    free(b.cause_kind);
     if (st != QR_OK) { qr_advice_free(out); return qr_err_wrap(st, "advisor"); }
     /* Strings borrowed from the session/weights are copied so the advice outlives them. */
     for (int k = 0; k < out->n; k++) {

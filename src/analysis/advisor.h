@@ -20,6 +20,9 @@ typedef enum QrAdvKind {
                                   * (SmoothQuant / AWQ case; advisor_tf.c) */
     QR_ADV_SOFTMAX_GRID,         /* Softmax input (attention logits) on a grid too coarse for the probabilities */
     QR_ADV_BLOCK_DOMINANT,       /* a few blocks of a block-quantized (int4 weight-only) weight carry most of its error */
+    QR_ADV_WEIGHT_ERROR,         /* the layer's weight quantization is the largest part of its own error (error split) */
+    QR_ADV_INPUT_ERROR,          /* the quantizers on the layer's inputs are the largest part (error split) */
+    QR_ADV_ROUNDING,             /* plain rounding of a well-fitted output range is the largest part (error split) */
     QR_ADV_COUNT
 } QrAdvKind;
 
@@ -42,6 +45,8 @@ typedef struct QrFinding {
     const char *ev_name[QR_ADV_MAX_EV];   /* evidence, e.g. "ratio", "sqnr_db" */
     double ev[QR_ADV_MAX_EV];
     int seq;                     /* order of discovery (graph order) */
+    int cause;                   /* the layer's cause from its error split: 1 + the dominant part (QrSplitView.dom), 0 none */
+    double share;                /* cause: the dominant part's share of the layer's measured parts */
 } QrFinding;
 
 /* Thresholds (qr_advisor_defaults gives the documented defaults). */

@@ -205,18 +205,31 @@ static QrStatus qr__chk_find_shared(QrCheck *c, int *cap, int *cn, int *qs) {
     return QR_OK;
 }
 
+/* Input index of the weight of a weight-only node with a constant weight (the nodes quant/twin_wq.c
+ * makes the quantizer of their weight), -1 for any other node. */
+static int qr__chk_wonly_weight(const QrGraph *g, const QrNode *n) {
+    if (strcmp(n->domain, "com.microsoft") != 0) return -1;
+    int w = !strcmp(n->op_type, "GatherBlockQuantized") ? 0
+            : !strcmp(n->op_type, "MatMulNBits") || !strcmp(n->op_type, "MatMulBnb4") ? 1 : -1;
+    if (w < 0 || w >= n->n_in || n->in[w] < 0 || !g->values[n->in[w]].t.data) return -1;
+    return w;
+}
+
 /* 3. and 4.: the layers whose output quantization is listed, and the weight quantizers. */
 static QrStatus qr__chk_find_tables(QrCheck *c) {
     const QrGraph *g = c->g;
     c->layers = qr_arena_array(&c->arena, (size_t)g->n_nodes + 1, sizeof *c->layers);
     c->weights = qr_arena_array(&c->arena, (size_t)c->qt->n + 1, sizeof *c->weights);
-    if (!c->layers || !c->weights) return QR__CHK_NOMEM();
+    c->wonly = qr_arena_array(&c->arena, (size_t)g->n_nodes + 1, sizeof *c->wonly);
+    if (!c->layers || !c->weights || !c->wonly) return QR__CHK_NOMEM();
     for (int oi = 0; oi < g->n_nodes; oi++) {
         int ni = g->order[oi];
         if (qr_match_is_compute(g, ni) || qr_match_canon(&g->nodes[ni]) != g->nodes[ni].op_type) c->layers[c->n_layers++] = ni;
     }
     for (int i = 0; i < c->qt->n; i++)
         if (c->qt->q[i].kind == QR_QK_WEIGHT) c->weights[c->n_weights++] = i;
+    for (int oi = 0; oi < g->n_nodes; oi++)
+        if (qr__chk_wonly_weight(g, &g->nodes[g->order[oi]]) >= 0) c->wonly[c->n_wonly++] = g->order[oi];
     return QR_OK;
 }
 
@@ -442,6 +455,35 @@ static void qr__chk_fmt_layers(const QrCheck *c, QrChkText *o) {
     qr_table_free(&t);
 }
 
+/* One row of section 4 for weight-only node n (weight input wi): codes' type, block size, scales. */
+static void qr__chk_wonly_row(const QrGraph *g, const QrNode *n, int wi, QrTable *t, int row) {
+    const QrAttr *bits = qr_node_attr(n, "bits"), *bs = qr_node_attr(n, "block_size");
+    const QrAttr *qa = qr_node_attr(n, "quantize_axis"), *qtype = qr_node_attr(n, "quant_type");
+    int nb = bits ? (int)bits->i : 4;
+    const QrValue *w = &g->values[n->in[wi]];
+    bool gbq = !strcmp(n->op_type, "GatherBlockQuantized");
+    int si = 2;   /* scales (absmax for MatMulBnb4) */
+    char sc[96] = "-";
+    const char *dt;
+    if (!strcmp(n->op_type, "MatMulBnb4")) dt = qtype && qtype->i == 1 ? "NF4" : "FP4";
+    else if (gbq && w->t.dtype != QR_DT_U8) dt = qr_dtype_name(w->t.dtype);
+    else dt = nb == 8 ? "uint8" : nb == 2 ? "uint2" : "uint4";
+    if (si < n->n_in && n->in[si] >= 0 && g->values[n->in[si]].t.data && g->values[n->in[si]].t.numel > 0) {
+        const QrTensor *s = &g->values[n->in[si]].t;
+        double lo = fabs(qr_tensor_get_f64(s, 0)), hi = lo;
+        for (int64_t e = 1; e < s->numel; e++) { double v = fabs(qr_tensor_get_f64(s, e)); lo = QR_MIN(lo, v); hi = QR_MAX(hi, v); }
+        snprintf(sc, sizeof sc, "[%.6g, %.6g] (%lld)", lo, hi, (long long)s->numel);
+    }
+    qr_table_set(t, row, 0, w->name);
+    qr_table_set(t, row, 1, n->name);
+    qr_table_setf(t, row, 2, "%s (weight-only)", n->op_type);
+    qr_table_set(t, row, 3, dt);
+    if (qa || gbq) qr_table_setf(t, row, 4, "%lld", (long long)(qa ? qa->i : 1));   /* ORT's default quantize_axis */
+    else qr_table_set(t, row, 4, "-");
+    qr_table_setf(t, row, 5, "blocked (%lld)", (long long)(bs ? bs->i : gbq ? 128 : 0));
+    qr_table_set(t, row, 6, sc);
+}
+
 static void qr__chk_fmt_weights(const QrCheck *c, QrChkText *o) {
     const QrGraph *g = c->g;
     QR__CHK_P(o, "\n4. Weight quantization\n");
@@ -464,8 +506,18 @@ static void qr__chk_fmt_weights(const QrCheck *c, QrChkText *o) {
         qr_table_set(&t, row, 5, q->block_size ? "blocked" : q->n_scales > 1 ? "per-channel" : "per-tensor");
         o->st = qr_table_set(&t, row, 6, sc);
     }
+    for (int i = 0; o->st == QR_OK && i < c->n_wonly; i++) {
+        const QrNode *n = &g->nodes[c->wonly[i]];
+        int wi = qr__chk_wonly_weight(g, n), row;
+        o->st = qr_table_add_row(&t, &row);
+        if (o->st != QR_OK) break;
+        qr__chk_wonly_row(g, n, wi, &t, row);
+    }
     if (o->st == QR_OK) o->st = qr_table_render_txt(&t, NULL, NULL, &o->b, &o->len, &o->cap);
     qr_table_free(&t);
+    if (c->n_wonly)
+        QR__CHK_P(o, "  (%d weight-only node%s: each is the quantizer of its weight, toggled as one by the analyses; "
+                  "int16 does not apply to %s)\n", c->n_wonly, c->n_wonly == 1 ? "" : "s", c->n_wonly == 1 ? "it" : "them");
 }
 
 static void qr__chk_fmt_anomalies(const QrCheck *c, QrChkText *o) {
@@ -504,7 +556,10 @@ static void qr__chk_fmt_anomalies(const QrCheck *c, QrChkText *o) {
 static QrStatus qr_check_format(const QrCheck *c, char **txt, size_t *len) {
     QrChkText o = { 0 };
     const QrCheckSummary *s = &c->sum;
-    QR__CHK_P(&o, "Model check of %s\n%d nodes, %d quantizers\n\n", c->g->path, c->g->n_nodes, c->qt->n);
+    if (c->n_wonly)
+        QR__CHK_P(&o, "Model check of %s\n%d nodes, %d quantizers (%d of them weight-only nodes)\n\n", c->g->path,
+                  c->g->n_nodes, c->qt->n + c->n_wonly, c->n_wonly);
+    else QR__CHK_P(&o, "Model check of %s\n%d nodes, %d quantizers\n\n", c->g->path, c->g->n_nodes, c->qt->n);
     qr__chk_fmt_unfused(c, &o);
     qr__chk_fmt_shared(c, &o);
     qr__chk_fmt_layers(c, &o);
@@ -512,7 +567,7 @@ static QrStatus qr_check_format(const QrCheck *c, char **txt, size_t *len) {
     qr__chk_fmt_anomalies(c, &o);
     QR__CHK_P(&o, "\nSummary: %d unfused pattern%s, %d shared weight%s/quantizer%s, %d weight quantizer%s, %d anomal%s\n",
               s->n_unfused, s->n_unfused == 1 ? "" : "s", s->n_shared, s->n_shared == 1 ? "" : "s",
-              s->n_shared == 1 ? "" : "s", c->n_weights, c->n_weights == 1 ? "" : "s", s->n_anomalies,
+              s->n_shared == 1 ? "" : "s", c->n_weights + c->n_wonly, c->n_weights + c->n_wonly == 1 ? "" : "s", s->n_anomalies,
               s->n_anomalies == 1 ? "y" : "ies");
     if (o.st != QR_OK) { free(o.b); return o.st; }
     *txt = o.b;

@@ -48,6 +48,9 @@ typedef struct QrCheck {
     int n;
     int *layers, n_layers;                   /* section 3: the nodes listed, in graph order */
     int *weights, n_weights;                 /* section 4: the weight quantizers */
+    int *wonly, n_wonly;                     /* section 4: weight-only nodes (com.microsoft MatMulNBits, MatMulBnb4,
+                                              * GatherBlockQuantized with a constant weight): each the quantizer
+                                              * of its weight, as the analyses treat it (quant/twin_wq.c) */
     QrCheckSummary sum;
     QrArena arena;
 } QrCheck;

@@ -118,6 +118,9 @@ static QrStatus qr_compare_outputs_sel(const QrSession *s, const QrTensor *outs,
 
 /* ==== the comparison in steps ========================================================= */
 
+
+typedef struct QrCmpSplitPlan QrCmpSplitPlan;
+
 struct QrCmpPlan {
     QrSession *s;
     QrCompare *c;
@@ -133,10 +136,419 @@ struct QrCmpPlan {
     QrRunOpts o[2];
     QrTensor *keep_outs;     /* qr_compare_ds_run: receives the full run's outputs */
     int n_outs;              /* exec's outputs (outs) */
+    QrCmpSplitPlan *split;   /* the error split's runs (after the shadow run), or NULL */
 };
+
+/* ==== error split ======================================================================
+ * Three more runs of the twin, fed like the shadow run (every matched value's readers see the
+ * baseline's), each with one part's quantizers on: the weight and bias quantizers; the
+ * activation quantizers that are no row's output quantizer (a layer's input quantizers: those
+ * between the values fed to it and its output); the rows' output quantizers. Each run executes
+ * only the layers (the nodes between a row's fed inputs and its value) of the rows that have
+ * quantizers of its part. A row's value in a run is compared with the baseline like the shadow
+ * run's; the output-only run also reads each output quantizer's input u, to split the error by
+ * element into clipped (u outside the quantizer's range) and rounded, and the weight-only run
+ * reads each per-channel weight after its quantizer, to name the worst channel. */
+
+enum { QR__CMP_Y, QR__CMP_U, QR__CMP_WT };
+
+typedef struct QrCmpSlot { int row, next; uint8_t role; } QrCmpSlot;
+
+typedef struct QrCmpSplitRun {
+    struct QrCmpSplitPlan *sp;
+    int part;                /* 0 weight, 1 input, 2 output */
+    bool any;                /* some row has quantizers of this part */
+    QrOverrides ov;
+    bool *live;              /* per twin node */
+    bool *tap_only;          /* per twin value */
+    int *first;              /* per twin value: first slot, -1 */
+    QrCmpSlot *slots;
+    int n_slots;
+    int *yv;                 /* per row: the value holding its output in this run, -1 when not measured */
+} QrCmpSplitRun;
+
+struct QrCmpSplitPlan {
+    QrSession *s;
+    QrCompare *c;
+    const QrTensor **feed;   /* the shadow run's */
+    QrCmpSplitRun run[3];
+    int *oq;                 /* per row: output quantizer (twin), -1 */
+    int *wq;                 /* per row: its first weight quantizer (twin), -1 */
+    int *iq;                 /* per row: its first input quantizer (twin), -1 */
+    uint8_t *parts;          /* per row: QR_SPLIT_* */
+    uint8_t **mask;          /* per row: clipped elements of the output-only run (while it runs) */
+};
+
+static void qr__cmp_split_free(QrCmpSplitPlan *sp) {
+    if (!sp) return;
+    for (int r = 0; r < 3; r++) {
+        QrCmpSplitRun *u = &sp->run[r];
+        qr_session_overrides_free(&u->ov);
+        free(u->live); free(u->tap_only); free(u->first); free(u->slots); free(u->yv);
+    }
+    for (int k = 0; sp->mask && k < sp->c->n; k++) free(sp->mask[k]);
+    free(sp->mask); free(sp->oq); free(sp->wq); free(sp->iq); free(sp->parts);
+    free(sp);
+}
+
+static bool qr__cmp_clamped(const QrOverrides *o, int v) {
+    return o->alias[v] >= 0 && (o->clamp_lo[v] == o->clamp_lo[v] || o->clamp_hi[v] == o->clamp_hi[v]);
+}
+
+static QrStatus qr__cmp_slot(QrCmpSplitRun *u, int v, int row, uint8_t role) {
+    if (u->n_slots % 64 == 0) {
+        QrCmpSlot *ns = realloc(u->slots, ((size_t)u->n_slots + 64) * sizeof *ns);
+        if (!ns) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        u->slots = ns;
+    }
+    u->slots[u->n_slots] = (QrCmpSlot){ row, u->first[v], role };
+    u->first[v] = u->n_slots++;
+    u->tap_only[v] = true;
+    return QR_OK;
+}
+
+/* Element i's quantization parameter under q for a value of shape dims (per-tensor, per-axis). */
+static int64_t qr__cmp_param(const QrQuantizer *q, int rank, const int64_t *dims, int64_t np, int64_t i) {
+    if (np <= 1 || rank == 0) return 0;
+    int ax = q->axis < 0 ? q->axis + rank : q->axis;
+    if (ax < 0 || ax >= rank) return 0;
+    int64_t inner = 1;
+    for (int d = ax + 1; d < rank; d++) inner *= dims[d];
+    return (i / QR_MAX(inner, 1)) % QR_MAX(dims[ax], 1) % np;
+}
+
+static int qr__cmp_dcmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The output-only run's u of row k (the output quantizer's input as the quantizer reads it):
+ * clipped elements, the rounding expectation and the steps. */
+static QrStatus qr__cmp_split_u(QrCmpSplitPlan *sp, int k, const QrTensor *t, const float *u) {
+    const QrSession *s = sp->s;
+    const QrQuantizer *q = &s->qt.q[sp->oq[k]];
+    QrErrSplit *e = &sp->c->rows[k].sp;
+    const QrGraph *g = &s->tw.g;
+    const QrTensor *sc = &g->values[q->scale_value].t, *zp = q->zp_value >= 0 ? &g->values[q->zp_value].t : NULL;
+    QrQuantRange range;
+    if (!sc->data || !qr_quant_range(q->dtype, &range)) return QR_OK;
+    int64_t np = QR_MAX(sc->numel, 1), n = t->numel;
+    free(sp->mask[k]);
+    sp->mask[k] = calloc((size_t)n + 1, 1);
+    double *cu2 = np > 1 ? calloc((size_t)np, sizeof *cu2) : NULL;
+    int64_t *cn = np > 1 ? calloc((size_t)np, sizeof *cn) : NULL;
+    if (!sp->mask[k] || (np > 1 && (!cu2 || !cn))) { free(cu2); free(cn); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    const float ilo = q->implied_lo, ihi = q->implied_hi;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t pi = qr__cmp_param(q, t->rank, t->dims, np, i);
+        double st = qr_tensor_get_f64(sc, pi);
+        double z = zp && zp->data ? (double)qr_tensor_get_i64(zp, zp->numel > 1 ? pi : 0) : 0;
+        double v = u[i];
+        if (ilo == ilo && v < ilo) v = ilo;     /* the activation the quantizer implements (removed Relu) */
+        if (ihi == ihi && v > ihi) v = ihi;
+        if (!isfinite(v) || !(st > 0)) continue;
+        double lo = ((double)range.lo - z) * st, hi = ((double)range.hi - z) * st;
+        if (v < lo || v > hi) { sp->mask[k][i] = 1; e->n_clip++; }
+        else e->s_noise += st * st / 12.0;
+        if (np > 1) { cu2[pi] += v * v; cn[pi]++; }
+        else e->su2 += (v / st) * (v / st);
+    }
+    e->steps_med = NAN;
+    if (np > 1) {
+        int m = 0;
+        for (int64_t c = 0; c < np; c++) {
+            double st = qr_tensor_get_f64(sc, c);
+            if (cn[c] > 0 && st > 0) cu2[m++] = sqrt(cu2[c] / (double)cn[c]) / st;
+        }
+        if (m) {
+            qsort(cu2, (size_t)m, sizeof *cu2, qr__cmp_dcmp);
+            e->steps_med = m % 2 ? cu2[m / 2] : 0.5 * (cu2[m / 2 - 1] + cu2[m / 2]);
+        }
+    }
+    free(cu2);
+    free(cn);
+    return QR_OK;
+}
+
+/* Row k's value y in the run of part `part`: its squared error against the baseline. */
+static void qr__cmp_split_y(QrCmpSplitPlan *sp, int part, int k, const float *y, int64_t n) {
+    QrLayerRow *r = &sp->c->rows[k];
+    const QrTensor *x = &sp->s->base[r->match];
+    if (!x->data || x->numel != n) { r->sp.has = false; return; }
+    const float *px = x->data;
+    const uint8_t *mask = part == 2 ? sp->mask[k] : NULL;
+    double s0 = 0, s1 = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(px[i]) || !isfinite(y[i])) continue;
+        double d = (double)y[i] - (double)px[i];
+        if (mask && mask[i]) s1 += d * d;
+        else s0 += d * d;
+    }
+    if (part == 0) r->sp.sw = s0;
+    else if (part == 1) r->sp.si = s0;
+    else { r->sp.s_round = s0; r->sp.s_clip = s1; }
+    if (mask) { free(sp->mask[k]); sp->mask[k] = NULL; }
+}
+
+/* The weight-only run's per-channel weight of row k after its quantizer: the channel along the
+ * quantizer's axis with the largest squared error against the float weight. */
+static void qr__cmp_split_wt(QrCmpSplitPlan *sp, int k, const QrTensor *t, const float *w) {
+    const QrSession *s = sp->s;
+    int j = sp->wq[k];
+    const QrQuantizer *q = &s->qt.q[j];
+    const QrTensor *f = s->fw[j];
+    if (!f && q->float_value >= 0) f = &s->tw.g.values[q->float_value].t;
+    QrErrSplit *e = &sp->c->rows[k].sp;
+    if (!f || !f->data || f->dtype != QR_DT_F32 || f->numel != t->numel || q->n_scales <= 1) return;
+    int64_t np = q->n_scales;
+    double *ce = calloc((size_t)np, sizeof *ce), tot = 0;
+    if (!ce) return;
+    const float *pf = f->data;
+    for (int64_t i = 0; i < t->numel; i++) {
+        double d = (double)w[i] - (double)pf[i];
+        if (d != d) continue;
+        ce[qr__cmp_param(q, t->rank, t->dims, np, i)] += d * d;
+        tot += d * d;
+    }
+    int best = 0;
+    for (int64_t c = 1; c < np; c++) if (ce[c] > ce[best]) best = (int)c;
+    e->w_channel = tot > 0 ? best : -1;
+    e->w_channel_share = tot > 0 ? ce[best] / tot : NAN;
+    free(ce);
+}
+
+static QrStatus qr__cmp_split_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QR_UNUSED(g);
+    QR_UNUSED(node);
+    QrCmpSplitRun *u = user;
+    QrCmpSplitPlan *sp = u->sp;
+    for (int k = u->first[value]; k >= 0; k = u->slots[k].next) {
+        const QrCmpSlot *sl = &u->slots[k];
+        QrTensor f = {0};
+        const float *y = NULL;
+        QrStatus st = QR_OK;
+        if (t->dtype == QR_DT_F32) y = t->data;
+        else if (sl->role == QR__CMP_Y && sp->s->vis[sp->c->rows[sl->row].match] == value)
+            st = qr_session_visible_view(sp->s, sp->c->rows[sl->row].match, t, &f, &y);
+        else if (qr_dtype_is_float(t->dtype)) st = qr_tensor_to_f32(t, &f);
+        else continue;
+        if (st == QR_OK && !y) y = f.data;
+        if (st == QR_OK && sl->role == QR__CMP_Y) qr__cmp_split_y(sp, u->part, sl->row, y, t->numel);
+        else if (st == QR_OK && sl->role == QR__CMP_U) st = qr__cmp_split_u(sp, sl->row, t, y);
+        else if (st == QR_OK) qr__cmp_split_wt(sp, sl->row, t, y);
+        qr_tensor_free_data(&f);
+        QR_TRY(st);
+    }
+    return QR_OK;
+}
+
+/* Row k's layer: the twin nodes between the values fed to it and its value (stamp[n] == k marks
+ * them; the nodes pushed are added to every live[] given); the quantizers met on the way. */
+static void qr__cmp_split_walk(QrCmpSplitPlan *sp, int k, int *stamp, int *stack, bool *const live[3], const bool use[3]) {
+    const QrSession *s = sp->s;
+    const QrGraph *g = &s->tw.g;
+    int v0 = s->vis[sp->c->rows[k].match], sp_n = 0;
+    int p0 = g->values[v0].producer;
+    if (p0 < 0) return;
+    stamp[p0] = k;
+    stack[sp_n++] = p0;
+    while (sp_n) {
+        const QrNode *nd = &g->nodes[stack[--sp_n]];
+        for (int r = 0; r < 3; r++) if (use[r]) live[r][nd - g->nodes] = true;
+        for (int i = 0; i < nd->n_in; i++) {
+            int w = nd->in[i];
+            if (w < 0) continue;
+            int j = s->qt.by_value[w];
+            if (j >= 0 && j != sp->oq[k]) {
+                const QrQuantizer *q = &s->qt.q[j];
+                if (q->kind != QR_QK_ACTIVATION) {
+                    sp->parts[k] |= QR_SPLIT_W;
+                    if (q->kind == QR_QK_WEIGHT && !q->block_size && sp->wq[k] < 0 && q->out_value >= 0) sp->wq[k] = j;
+                } else {
+                    sp->parts[k] |= QR_SPLIT_I;
+                    if (sp->iq[k] < 0) sp->iq[k] = j;
+                }
+            }
+            if (sp->feed[w]) continue;
+            int pr = g->values[w].producer;
+            if (pr < 0 || stamp[pr] == k) continue;
+            stamp[pr] = k;
+            stack[sp_n++] = pr;
+        }
+    }
+}
+
+/* The split's runs for the plan's rows (after qr__cmp_plan_feed). Not for a quantized baseline
+ * (its own quantizers stay on, so no run of one part alone compares with it): p->split stays NULL. */
+static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
+    QrSession *s = p->s;
+    const QrGraph *g = &s->tw.g;
+    if (s->base_quant && !s->base_quant_off) return QR_OK;
+    QrCmpSplitPlan *sp = calloc(1, sizeof *sp);
+    if (!sp) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    p->split = sp;
+    sp->s = s;
+    sp->c = p->c;
+    sp->feed = p->feed;
+    int n = p->c->n, nv = g->n_values, nn = g->n_nodes, nq = s->qt.n;
+    sp->oq = malloc(((size_t)n + 1) * sizeof *sp->oq);
+    sp->wq = malloc(((size_t)n + 1) * sizeof *sp->wq);
+    sp->iq = malloc(((size_t)n + 1) * sizeof *sp->iq);
+    sp->parts = calloc((size_t)n + 1, 1);
+    sp->mask = calloc((size_t)n + 1, sizeof *sp->mask);
+    bool *is_out = calloc((size_t)nq + 1, 1), *en = calloc((size_t)nq + 1, 1);
+    int *stamp = malloc(((size_t)nn + 1) * sizeof *stamp), *stack = malloc(((size_t)nn + 1) * sizeof *stack);
+    QrStatus st = sp->oq && sp->wq && sp->iq && sp->parts && sp->mask && is_out && en && stamp && stack ? QR_OK
+                : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int r = 0; st == QR_OK && r < 3; r++) {
+        QrCmpSplitRun *u = &sp->run[r];
+        u->sp = sp;
+        u->part = r;
+        u->live = calloc((size_t)nn + 1, 1);
+        u->tap_only = calloc((size_t)nv + 1, 1);
+        u->first = malloc(((size_t)nv + 1) * sizeof *u->first);
+        u->yv = malloc(((size_t)n + 1) * sizeof *u->yv);
+        st = u->live && u->tap_only && u->first && u->yv ? qr_session_overrides_alloc(s, &u->ov) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        for (int v = 0; st == QR_OK && v < nv; v++) u->first[v] = -1;
+        for (int k = 0; st == QR_OK && k < n; k++) u->yv[k] = -1;
+    }
+    /* each row's output quantizer: the activation quantizer whose DequantizeLinear gives its value */
+    for (int k = 0; st == QR_OK && k < n; k++) {
+        int v = s->vis[p->c->rows[k].match], j = v >= 0 ? s->qt.by_value[v] : -1;
+        sp->oq[k] = sp->wq[k] = sp->iq[k] = -1;
+        if (j >= 0 && s->qt.q[j].kind == QR_QK_ACTIVATION && s->qt.q[j].out_value == v && s->qt.q[j].float_value >= 0 &&
+            s->qt.q[j].scale_value >= 0 && s->qt.q[j].can_disable && !s->qt.q[j].block_size) {
+            sp->oq[k] = j;
+            is_out[j] = true;
+            sp->parts[k] |= QR_SPLIT_O;
+        }
+    }
+    for (int k = 0; st == QR_OK && k < nn; k++) stamp[k] = -1;
+    for (int k = 0; st == QR_OK && k < n; k++) {
+        if (s->vis[p->c->rows[k].match] < 0) continue;
+        bool *live[3] = { sp->run[0].live, sp->run[1].live, sp->run[2].live };
+        bool none[3] = { false, false, false };
+        qr__cmp_split_walk(sp, k, stamp, stack, live, none);   /* the parts it has */
+        bool use[3] = { sp->parts[k] & QR_SPLIT_W, sp->parts[k] & QR_SPLIT_I, sp->parts[k] & QR_SPLIT_O };
+        uint8_t keep = sp->parts[k];
+        int keep_wq = sp->wq[k], keep_iq = sp->iq[k];
+        for (int j = 0; j < nn; j++) if (stamp[j] == k) stamp[j] = -1;
+        qr__cmp_split_walk(sp, k, stamp, stack, live, use);   /* again, marking its layer live where measured */
+        sp->parts[k] = keep;
+        sp->wq[k] = keep_wq;
+        sp->iq[k] = keep_iq;
+        for (int r = 0; r < 3; r++) sp->run[r].any |= use[r];
+    }
+    /* the masks: weight, input, output quantizers */
+    for (int r = 0; st == QR_OK && r < 3; r++) {
+        QrCmpSplitRun *u = &sp->run[r];
+        for (int j = 0; j < nq; j++) {
+            const QrQuantizer *q = &s->qt.q[j];
+            en[j] = r == 0 ? q->kind != QR_QK_ACTIVATION : r == 1 ? q->kind == QR_QK_ACTIVATION && !is_out[j] : is_out[j];
+        }
+        qr_session_overrides(s, en, &u->ov);
+        /* an activation a disabled quantizer implements is materialized (clamp of its source) after its
+         * node even when the node does not run: not for nodes outside the run's layers, which nothing
+         * live reads (a live reader of their values reads the feed) */
+        for (int v = 0; v < nv; v++) {
+            int pr = g->values[v].producer;
+            if (pr >= 0 && !u->live[pr] && qr__cmp_clamped(&u->ov, v)) {
+                u->ov.alias[v] = -1;
+                u->ov.clamp_lo[v] = u->ov.clamp_hi[v] = NAN;
+            }
+        }
+        for (int k = 0; st == QR_OK && k < n && u->any; k++) {
+            int v = s->vis[p->c->rows[k].match];
+            if (v < 0 || !(sp->parts[k] & (1 << r))) continue;
+            /* with its output quantizer off, the row's value is that quantizer's input (clamped where it
+             * implements an activation); the fed value it stands for is not computed */
+            while (u->ov.alias[v] >= 0 && !qr__cmp_clamped(&u->ov, v)) v = u->ov.alias[v];
+            if (v != s->vis[p->c->rows[k].match] && sp->feed[v]) continue;
+            u->yv[k] = v;
+            st = qr__cmp_slot(u, v, k, QR__CMP_Y);
+            if (st == QR_OK && r == 2) {
+                int uv = s->qt.q[sp->oq[k]].float_value;
+                if (sp->feed[uv]) continue;        /* the quantizer reads a fed value: u is not computed */
+                st = qr__cmp_slot(u, uv, k, QR__CMP_U);
+            }
+            if (st == QR_OK && r == 0 && sp->wq[k] >= 0 && s->qt.q[sp->wq[k]].n_scales > 1) st = qr__cmp_slot(u, s->qt.q[sp->wq[k]].out_value, k, QR__CMP_WT);
+        }
+    }
+    free(is_out);
+    free(en);
+    free(stamp);
+    free(stack);
+    if (st != QR_OK) { qr__cmp_split_free(sp); p->split = NULL; }
+    return st;
+}
+
+/* The split's runs for the session's current inputs (after the shadow run). */
+static QrStatus qr__cmp_split_run(QrCmpPlan *p) {
+    QrCmpSplitPlan *sp = p->split;
+    if (!sp) return QR_OK;
+    QrSession *s = p->s;
+    for (int k = 0; k < p->c->n; k++) {
+        QrErrSplit *e = &p->c->rows[k].sp;
+        const QrTensor *x = &s->base[p->c->rows[k].match];
+        memset(e, 0, sizeof *e);
+        e->w_channel = -1;
+        e->w_channel_share = e->steps_med = NAN;
+        e->parts = sp->parts[k];
+        e->w_quant = sp->wq[k];
+        e->i_quant = sp->iq[k];
+        e->has = x->data && s->vis[p->c->rows[k].match] >= 0 && p->c->rows[k].has_local;
+        e->n = x->data ? x->numel : 0;
+    }
+    for (int r = 0; r < 3; r++) {
+        QrCmpSplitRun *u = &sp->run[r];
+        if (!u->any) continue;
+        /* values the quantizers of a row read from a fed value (nothing computes them) */
+        for (int k = 0; r == 2 && k < p->c->n; k++) {
+            if (sp->oq[k] < 0 || u->yv[k] < 0) continue;
+            int uv = s->qt.q[sp->oq[k]].float_value;
+            if (sp->feed[uv]) QR_TRY(qr__cmp_split_u(sp, k, sp->feed[uv], sp->feed[uv]->data));
+        }
+        QrRunOpts o = qr_session_run_opts(&u->ov, qr__cmp_split_tap, u);
+        o.feed = p->feed;
+        o.live = u->live;
+        o.tap_only = u->tap_only;
+        QrStatus st = qr_run(&s->tw.g, s->inputs, &o, NULL);
+        for (int k = 0; k < p->c->n; k++) { free(sp->mask[k]); sp->mask[k] = NULL; }
+        if (st != QR_OK) return qr_err_wrap(st, "error split: the run with only the %s quantizers on",
+                                            r == 0 ? "weight" : r == 1 ? "input" : "output");
+    }
+    /* a row whose layer was not measured for a part it has (its value fed) gets no split */
+    for (int k = 0; k < p->c->n; k++)
+        for (int r = 0; r < 3; r++)
+            if ((sp->parts[k] & (1 << r)) && sp->run[r].yv[k] < 0) p->c->rows[k].sp.has = false;
+    return QR_OK;
+}
+
+static bool qr_compare_split(const QrErrSplit *sp, QrSplitView *v) {
+    v->err_w = v->err_i = v->err_round = v->err_clip = v->clip_frac = v->steps_rms = v->noise_ratio = NAN;
+    v->dominant = "";
+    v->dom = -1;
+    if (!sp->has || sp->n <= 0) return false;
+    double n = (double)sp->n;
+    v->err_w = sp->sw / n;
+    v->err_i = sp->si / n;
+    v->err_round = sp->s_round / n;
+    v->err_clip = sp->s_clip / n;
+    if (sp->parts & QR_SPLIT_O) {
+        v->clip_frac = (double)sp->n_clip / n;
+        v->steps_rms = sp->steps_med == sp->steps_med ? sp->steps_med : sqrt(sp->su2 / n);   /* su2 NaN: not pooled */
+        v->noise_ratio = sp->s_noise > 0 ? sp->s_round / sp->s_noise : NAN;
+    }
+    double e[4] = { v->err_w, v->err_i, v->err_round, v->err_clip }, best = 0;
+    static const char *const names[4] = { "weight", "input", "output_round", "output_clip" };
+    for (int j = 0; j < 4; j++) if (e[j] > best) { best = e[j]; v->dom = j; }
+    if (v->dom >= 0) v->dominant = names[v->dom];
+    return true;
+}
 
 static void qr__cmp_plan_free(QrCmpPlan *p) {
     if (!p) return;
+    qr__cmp_split_free(p->split);
     if (p->outs) for (int k = 0; k < p->n_outs; k++) qr_tensor_free_data(&p->outs[k]);
     free(p->outs);
     free(p->feed);
@@ -228,6 +640,7 @@ static QrStatus qr__cmp_plan(QrCmpPlan *p, QrTapFn extra, void *extra_user) {
         sh->first_match[v] = i;
     }
     qr__cmp_plan_feed(p);
+    QR_TRY(qr__cmp_split_plan(p));
     for (int v = 0; v < nv; v++) p->sh_only[v] = sh->first_match[v] >= 0;
     p->o[0] = (QrRunOpts){ .tap = qr__cmp_tap, .tap_user = ct, .tap_only = extra ? NULL : p->only };
     p->o[1] = (QrRunOpts){ .tap = qr__cmp_tap, .tap_user = sh, .feed = p->feed, .tap_only = p->sh_only };
@@ -276,7 +689,8 @@ static QrStatus qr_compare_step(QrCmpPlan *p, int k) {
         return QR_OK;
     }
     QrStatus st = qr_run(&p->s->tw.g, p->s->inputs, &p->o[1], NULL);
-    return st == QR_OK ? st : qr_err_wrap(st, "shadow run (local error)");
+    if (st != QR_OK) return qr_err_wrap(st, "shadow run (local error)");
+    return qr__cmp_split_run(p);
 }
 
 static QrStatus qr_compare_finish(QrCmpPlan *p, QrStatus st) {
@@ -386,7 +800,8 @@ static QrStatus qr_compare_table(const QrSession *s, const QrCompare *c, bool cs
         "Index", "mod_name", "base_op_type", "analy_op_type", "shape", "quant_dtype", "qscale", "Cosine", "MSE", "L1", "KL",
         "SQNR", "Atol", "Rtol", "base_model_min", "analy_model_min", "base_model_max", "analy_model_max", "base_model_mean",
         "analy_model_mean", "base_model_var", "analy_model_var", "base_tensor", "analy_tensor", "local_Cosine", "local_SQNR",
-        "nonfinite", "lsb_max", "lsb_diff", "lsb_ties" };
+        "nonfinite", "err_weight", "err_input", "err_output_round", "err_output_clip", "clip_frac", "steps_rms",
+        "noise_ratio", "dominant", "lsb_max", "lsb_diff", "lsb_ties" };
     QR_TRY(qr_table_init(t, with_lsb ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 3, cols));
     for (int k = 0; k < c->n; k++) {
         const QrLayerRow *r = &c->rows[k];
@@ -424,10 +839,17 @@ static QrStatus qr_compare_table(const QrSession *s, const QrCompare *c, bool cs
             qr_compare_num(t, row, 25, r->local.sqnr, csv);
         }
         if (r->has_m) qr_table_setf(t, row, 26, "%lld", (long long)m->n_nonfinite);
+        QrSplitView sv;
+        if (qr_compare_split(&r->sp, &sv)) {
+            double v[] = { sv.err_w, sv.err_i, sv.err_round, sv.err_clip, sv.clip_frac, sv.steps_rms, sv.noise_ratio };
+            for (int j = 0; j < QR_ARRAY_LEN(v); j++)
+                if (v[j] == v[j]) qr_compare_num(t, row, 27 + j, v[j], csv);   /* NaN: not defined (no output quantizer) */
+            qr_table_set(t, row, 34, sv.dominant);
+        }
         if (with_lsb && r->has_lsb) {
-            qr_table_setf(t, row, 27, "%lld", (long long)r->lsb_max);
-            qr_table_setf(t, row, 28, "%lld/%lld", (long long)r->lsb_diff, (long long)r->lsb_n);
-            qr_table_setf(t, row, 29, "%lld", (long long)r->lsb_ties);
+            qr_table_setf(t, row, 35, "%lld", (long long)r->lsb_max);
+            qr_table_setf(t, row, 36, "%lld/%lld", (long long)r->lsb_diff, (long long)r->lsb_n);
+            qr_table_setf(t, row, 37, "%lld", (long long)r->lsb_ties);
         }
     }
     return QR_OK;
@@ -448,7 +870,9 @@ static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const c
     if (st == QR_OK) st = qr_table_render_txt(&tt, NULL, NULL, &txt, &tl, &tc);
     if (st == QR_OK)
         st = qr_buf_printf(&txt, &tl, &tc, "\nlocal_*: each layer re-run on the baseline's inputs (its own error, without "
-                           "what it inherits from upstream layers).\n");
+                           "what it inherits from upstream layers).\nerr_weight .. dominant: that own error measured in parts, "
+                           "the layer re-run with only its weight / input / output quantizers on (MSE; output split into "
+                           "clipped and rounded elements; docs/REPORT.md \"Error split\").\n");
     if (st == QR_OK) st = qr_table_render_csv(&tcsv, NULL, &csv, &cl, &cc);
     if (st == QR_OK) {
         QrArena a = {0};

@@ -4,6 +4,25 @@
 #ifndef QR_COMPARE_H
 #define QR_COMPARE_H
 
+/* The measured parts of one row's local error. */
+typedef struct QrErrSplit {
+    bool has;                /* measured (float or single-model baseline, the layer's elements compared) */
+    uint8_t parts;           /* quantizers the layer has: QR_SPLIT_W | QR_SPLIT_I | QR_SPLIT_O */
+    int64_t n;               /* elements */
+    double sw, si;           /* sum of (y - x)^2: weight-only run, input-only run (0 without such quantizers) */
+    double s_round, s_clip;  /* output-only run: over the elements its quantizer does not clip / clips */
+    int64_t n_clip;          /* elements whose output-quantizer input lies outside the quantizer's range */
+    double s_noise;          /* sum over the elements not clipped of step^2 / 12 */
+    double su2;              /* per-tensor output quantizer: sum of (input / step)^2 over the elements */
+    double steps_med;        /* per-channel output quantizer: median over channels of RMS / step (NaN: none) */
+    int w_quant, i_quant;    /* the layer's (first) weight quantizer, input quantizer (twin), -1 */
+    int w_channel;           /* weight quantizer's output channel with the largest squared error, -1 */
+    double w_channel_share;  /* its share of the weight's squared quantization error */
+} QrErrSplit;
+#define QR_SPLIT_W 1
+#define QR_SPLIT_I 2
+#define QR_SPLIT_O 4
+
 typedef struct QrLayerRow {
     int match;               /* index in session->m */
     QrMetrics m;             /* analysis value vs baseline value (inherited + own error) */
@@ -14,6 +33,10 @@ typedef struct QrLayerRow {
     int64_t lsb_n, lsb_diff; /* elements, elements that differ */
     int64_t lsb_max;         /* largest difference in LSB */
     int64_t lsb_ties;        /* differing elements at a rounding tie */
+    /* Error split (docs/REPORT.md "Error split"): the local error measured in parts, each by a run of
+     * the twin fed like the shadow run with only that part's quantizers on. Sums over the row's
+     * elements (data sets: pooled, then these hold the pooled sums). */
+    QrErrSplit sp;
 } QrLayerRow;
 
 typedef struct QrCompare {
@@ -80,6 +103,14 @@ static QrStatus qr_compare_ds_run(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs
  * and the full run only, for consumers of the full run's pairs (hooks). Rows get no local_*. */
 static QrStatus qr_compare_ds_run_full(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs);
 static void qr_compare_ds_close(QrCmpPlan *p);
+/* Error split of a row, derived from its sums: the four parts (MSE), clip_frac, steps_rms,
+ * noise_ratio (NaN where undefined) and the dominant part's name ("" when none: no error). */
+typedef struct QrSplitView {
+    double err_w, err_i, err_round, err_clip, clip_frac, steps_rms, noise_ratio;
+    const char *dominant;    /* "weight", "input", "output_round", "output_clip", or "" */
+    int dom;                 /* 0..3 in that order, -1 */
+} QrSplitView;
+static bool qr_compare_split(const QrErrSplit *sp, QrSplitView *v);
 /* compare_per_layer_out.txt/.csv into dir. */
 static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const char *dir);
 

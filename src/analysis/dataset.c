@@ -148,6 +148,7 @@ static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, co
         r->match = i;
         qr_dspool_init(&r->pool);
         qr_dspool_init(&r->local);
+        r->split.w_channel = r->split.w_quant = r->split.i_quant = -1;
         st = qr_dslist_alloc(&r->list, n);
     }
     for (int j = 0; st == QR_OK && j < d->n_outs; j++) {
@@ -203,6 +204,51 @@ static int64_t qr__ds_nonfinite(const QrTensor *t) {
     return n;
 }
 
+/* ==== the error split over the set ====================================================
+ * Each sample's sums (compare.c, element order) enter exact sums, so the pooled split is the
+ * same in any sample order and after merging shards. */
+
+static void qr__ds_split_add(QrDsSplit *d, const QrErrSplit *e) {
+    const double v[6] = { e->sw, e->si, e->s_round, e->s_clip, e->s_noise, e->su2 };
+    for (int j = 0; j < 6; j++) qr_xsum_add(&d->s[j], v[j]);
+    d->samples++;
+    d->n += e->n;
+    d->n_clip += e->n_clip;
+    d->parts |= e->parts;
+    d->per_channel |= e->steps_med == e->steps_med;
+    if (d->w_channel < 0 && e->w_channel >= 0) { d->w_channel = e->w_channel; d->w_share = e->w_channel_share; }
+    if (d->w_quant < 0) d->w_quant = e->w_quant;
+    if (d->i_quant < 0) d->i_quant = e->i_quant;
+}
+
+static void qr__ds_split_merge(QrDsSplit *a, const QrDsSplit *b) {
+    for (int j = 0; j < 6; j++) qr_xsum_merge(&a->s[j], &b->s[j]);
+    a->samples += b->samples;
+    a->n += b->n;
+    a->n_clip += b->n_clip;
+    a->parts |= b->parts;
+    a->per_channel |= b->per_channel;
+    if (a->w_channel < 0 && b->w_channel >= 0) { a->w_channel = b->w_channel; a->w_share = b->w_share; }
+    if (a->w_quant < 0) a->w_quant = b->w_quant;
+    if (a->i_quant < 0) a->i_quant = b->i_quant;
+}
+
+static void qr__ds_split_view(const QrDsSplit *d, QrErrSplit *e) {
+    memset(e, 0, sizeof *e);
+    e->has = d->samples > 0;
+    e->parts = d->parts;
+    e->n = d->n;
+    e->n_clip = d->n_clip;
+    double *v[6] = { &e->sw, &e->si, &e->s_round, &e->s_clip, &e->s_noise, &e->su2 };
+    for (int j = 0; j < 6; j++) *v[j] = (double)qr_xsum_value(&d->s[j]);
+    if (d->per_channel) e->su2 = NAN;    /* steps_rms: no pooled per-channel median */
+    e->steps_med = NAN;
+    e->w_channel = d->w_channel;
+    e->w_quant = d->w_quant;
+    e->i_quant = d->i_quant;
+    e->w_channel_share = d->w_channel >= 0 ? d->w_share : NAN;
+}
+
 static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *mode, int k, const QrTensor *in) {
     if (k < 0 || k >= d->n_samples) return qr_errf(QR_ERR_INVALID, "sample index %d outside the set of %d", k, d->n_samples);
     if (d->done[k]) return qr_errf(QR_ERR_INVALID, "sample '%s' added twice", d->names[k]);
@@ -238,6 +284,7 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
             dr->n_m++;
         }
         if (lr->has_local) { qr_dspool_add(&dr->local, &acc[2 * mi + 1]); dr->n_local++; }
+        if (lr->sp.has) qr__ds_split_add(&dr->split, &lr->sp);
         if (lr->has_lsb) {
             dr->has_lsb = true;
             dr->lsb_n += lr->lsb_n;
@@ -336,6 +383,7 @@ static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
         x->has_lsb |= y->has_lsb;
         x->lsb_n += y->lsb_n; x->lsb_diff += y->lsb_diff; x->lsb_ties += y->lsb_ties;
         if (y->lsb_max > x->lsb_max) x->lsb_max = y->lsb_max;
+        qr__ds_split_merge(&x->split, &y->split);
     }
     for (int j = 0; j < a->n_outs; j++) {
         QrDsOut *x = &a->outs[j];
@@ -408,6 +456,7 @@ static QrStatus qr__ds_layer_table(const QrDsCompare *d, const QrSession *s, boo
         lr->has_lsb = dr->has_lsb;
         lr->lsb_n = dr->lsb_n; lr->lsb_diff = dr->lsb_diff; lr->lsb_max = dr->lsb_max; lr->lsb_ties = dr->lsb_ties;
         with_lsb |= dr->has_lsb;
+        qr__ds_split_view(&dr->split, &lr->sp);
     }
     QrTable base = {0};
     QrStatus st = qr_compare_table(s, &c, csv, with_lsb, &base);

@@ -30,6 +30,16 @@ static QrStatus qr_ds_read(const QrDsSet *ds, const QrGraph *b, int k, const QrT
 
 /* ==== the comparison over a data set ================================================== */
 
+typedef struct QrDsSplit {   /* a row's error split pooled over the samples (exact sums) */
+    int64_t samples, n, n_clip;
+    uint8_t parts;           /* QR_SPLIT_* */
+    bool per_channel;        /* a per-channel output quantizer: steps_rms is not pooled */
+    int w_channel;           /* the weight's worst channel (the same weights in every sample), -1 */
+    int w_quant, i_quant;    /* the layer's weight / input quantizer, -1 */
+    double w_share;
+    QrXSum s[6];             /* sw, si, s_round, s_clip, s_noise, su2 */
+} QrDsSplit;
+
 typedef struct QrDsRow {     /* one compare_per_layer_out row */
     int match;
     QrDsPool pool, local;    /* the full run's metrics, the shadow run's */
@@ -37,6 +47,7 @@ typedef struct QrDsRow {     /* one compare_per_layer_out row */
     int64_t n_m, n_local;    /* samples that gave the row metrics */
     bool has_lsb;
     int64_t lsb_n, lsb_diff, lsb_max, lsb_ties;   /* --mode both: summed over samples (max: largest) */
+    QrDsSplit split;
 } QrDsRow;
 
 typedef struct QrDsOut {     /* one graph output */

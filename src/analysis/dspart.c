@@ -192,6 +192,12 @@ static void qr__dsp_put_compare(QrDsW *w, const QrDsCompare *d) {
         uint64_t v[] = { (uint64_t)x->n_m, (uint64_t)x->n_local, x->has_lsb, (uint64_t)x->lsb_n, (uint64_t)x->lsb_diff,
                          (uint64_t)x->lsb_max, (uint64_t)x->lsb_ties };
         for (int q = 0; q < QR_ARRAY_LEN(v); q++) qr_dspart_put_u64(w, v[q]);
+        const QrDsSplit *sp = &x->split;
+        uint64_t u[] = { (uint64_t)sp->samples, (uint64_t)sp->n, (uint64_t)sp->n_clip, sp->parts, sp->per_channel,
+                         (uint64_t)(int64_t)sp->w_channel, (uint64_t)(int64_t)sp->w_quant, (uint64_t)(int64_t)sp->i_quant };
+        for (int q = 0; q < QR_ARRAY_LEN(u); q++) qr_dspart_put_u64(w, u[q]);
+        qr_dspart_put_f64(w, sp->w_share);
+        for (int q = 0; q < 6; q++) qr_dspart_put_xsum(w, &sp->s[q]);
     }
     for (int j = 0; j < d->n_outs; j++) {
         const QrDsOut *o = &d->outs[j];
@@ -227,6 +233,15 @@ static QrStatus qr__dsp_get_compare(QrDsR *r, QrDsCompare *d) {
         x->n_m = (int64_t)qr_dspart_get_u64(r); x->n_local = (int64_t)qr_dspart_get_u64(r); x->has_lsb = qr_dspart_get_int(r, 1);
         x->lsb_n = (int64_t)qr_dspart_get_u64(r); x->lsb_diff = (int64_t)qr_dspart_get_u64(r);
         x->lsb_max = (int64_t)qr_dspart_get_u64(r); x->lsb_ties = (int64_t)qr_dspart_get_u64(r);
+        QrDsSplit *sp = &x->split;
+        sp->samples = (int64_t)qr_dspart_get_u64(r); sp->n = (int64_t)qr_dspart_get_u64(r);
+        sp->n_clip = (int64_t)qr_dspart_get_u64(r); sp->parts = (uint8_t)qr_dspart_get_int(r, 7);
+        sp->per_channel = qr_dspart_get_int(r, 1);
+        sp->w_channel = (int)(int64_t)qr_dspart_get_u64(r);
+        sp->w_quant = (int)(int64_t)qr_dspart_get_u64(r);
+        sp->i_quant = (int)(int64_t)qr_dspart_get_u64(r);
+        sp->w_share = qr_dspart_get_f64(r);
+        for (int q = 0; q < 6; q++) qr_dspart_get_xsum(r, &sp->s[q]);
     }
     for (int j = 0; j < d->n_outs && !r->bad; j++) {
         QrDsOut *o = &d->outs[j];

@@ -12,9 +12,10 @@
  *   the sections: u64 count, and per section its name, u64 byte length and bytes. Section
  *   "compare" (always first) holds analysis/dataset's accumulators (rows, outputs, per-sample
  *   values; exact sums in canonical limb form; per sample its state: 0 not in this part, 1 done and its
- *   output metrics, 2 skipped by --skip-bad-samples and the error naming it — version 3); other
+ *   output metrics, 2 skipped by --skip-bad-samples and the error naming it — version 3; each row's
+ *   pooled error split — version 4); other
  *   analyses add their own (QrDsSection). */
-#define QR_DSPART_VERSION 3
+#define QR_DSPART_VERSION 4
 
 /* ==== sections: how an analysis adds its accumulators to a part ========================
  * An analysis whose accumulators a sharded run must carry adds a section, with two functions

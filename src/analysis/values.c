@@ -68,7 +68,55 @@ static QrStatus qr_values_save(const QrSession *s, const QrCompare *c, const cha
         if (st == QR_OK) st = qr_buf_printf(&idx, &l, &cap, "\t%s\t%s\t\t\t\t\t\n", fb, fa);
     }
     if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/index.tsv", dir), idx, l);
+    /* the error split's sums of the saved run (its part runs keep no values) */
+    l = 0;
+    if (st == QR_OK) st = qr_buf_printf(&idx, &l, &cap, "index\tparts\tn\tn_clip\tsw\tsi\ts_round\ts_clip\ts_noise\tsu2\tsteps_med\t"
+                                         "w_channel\tw_share\tw_quant\ti_quant\n");
+    for (int k = 0; st == QR_OK && k < c->n; k++) {
+        const QrErrSplit *e = &c->rows[k].sp;
+        if (!e->has) continue;
+        st = qr_buf_printf(&idx, &l, &cap, "%d\t%d\t%lld\t%lld\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%d\t%.17g\t%d\t%d\n",
+                           k, e->parts, (long long)e->n, (long long)e->n_clip, e->sw, e->si, e->s_round, e->s_clip, e->s_noise,
+                           e->su2, e->steps_med, e->w_channel, e->w_channel_share, e->w_quant, e->i_quant);
+    }
+    if (st == QR_OK) st = qr_file_write_atomic(qr_arena_printf(&a, "%s/split.tsv", dir), idx, l);
     free(idx);
+    qr_arena_free(&a);
+    return st;
+}
+
+/* split.tsv of dir (absent in folders saved before the split existed: no split). */
+static QrStatus qr__vl_split(const char *dir, QrCompare *c) {
+    QrArena a = {0};
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    const char *path = qr_arena_printf(&a, "%s/split.tsv", dir);
+    uint64_t sz;
+    if (qr_file_size(path, &sz) != QR_OK) { qr_err_clear(); qr_arena_free(&a); return QR_OK; }
+    QrStatus st = qr_file_read(path, 1 << 26, &buf, &len);
+    char *txt = st == QR_OK ? realloc(buf, len + 1) : NULL;
+    if (st == QR_OK && !txt) { free(buf); st = qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    if (txt) txt[len] = 0;
+    for (char *line = txt ? strchr(txt, '\n') : NULL; st == QR_OK && line && line[1]; line = strchr(line + 1, '\n')) {
+        int k, parts, wch, wq, iq;
+        long long n, nc;
+        QrErrSplit e = {0};
+        if (sscanf(line + 1, "%d\t%d\t%lld\t%lld\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%d\t%lf\t%d\t%d", &k, &parts, &n, &nc, &e.sw,
+                   &e.si, &e.s_round, &e.s_clip, &e.s_noise, &e.su2, &e.steps_med, &wch, &e.w_channel_share, &wq, &iq) != 15 ||
+            k < 0 || k >= c->n) {
+            st = qr_errf(QR_ERR_INVALID, "--from-values %s: split.tsv has a malformed line", path);
+            break;
+        }
+        e.has = true;
+        e.parts = (uint8_t)parts;
+        e.n = n;
+        e.n_clip = nc;
+        e.w_channel = wch;
+        e.w_quant = wq;
+        e.i_quant = iq;
+        c->rows[k].sp = e;
+    }
+    free(txt);
     qr_arena_free(&a);
     return st;
 }
@@ -224,6 +272,7 @@ static QrStatus qr_values_load_compare(QrSession *s, const char *dir, double cos
         for (int k = 0; k < c->n; k++)
             if (c->rows[k].has_m && c->rows[k].m.cosine < cos_threshold) { c->first_drop = k; break; }
     }
+    if (st == QR_OK) st = qr__vl_split(dir, c);
     qr__vl_index_free(&x);
     if (st != QR_OK) qr_compare_free(c);
     return st;

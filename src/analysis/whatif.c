@@ -67,6 +67,17 @@ static bool qr__wi_16(QrDType dt, QrDType *out, QrQuantRange *r8, QrQuantRange *
     return true;
 }
 
+/* Quantizer i is the weight of a com.microsoft weight-only node (MatMulNBits, MatMulBnb4,
+ * GatherBlockQuantized; quant/twin_wq.c): no 16-bit form of such a node exists. */
+static bool qr__wi_weight_only(const QrSession *s, int i) {
+    const QrQuantizer *q = &s->qt.q[i];
+    int src = q->kind == QR_QK_WEIGHT && q->owner >= 0 && s->tw.origin ? s->tw.origin[q->owner] : -1;
+    if (src < 0) return false;
+    const QrNode *n = &s->a->nodes[src];
+    return !strcmp(n->domain, "com.microsoft") && (!strcmp(n->op_type, "MatMulNBits") || !strcmp(n->op_type, "MatMulBnb4")
+                                                   || !strcmp(n->op_type, "GatherBlockQuantized"));
+}
+
 static bool qr__wi_const(const QrGraph *g, int v) { return v >= 0 && g->values[v].t.data != NULL; }
 
 /* A private initializer in pg holding (borrowing) the data of value v of g (an
@@ -111,6 +122,9 @@ static QrStatus qr_whatif_groups(const QrSession *s, QrArena *a, QrWiGroups *gr)
         if (q->kind == QR_QK_BIAS) gr->why[i] = "bias (int32)";
         else if (q->form != QR_QF_QDQ && q->form != QR_QF_DQ_INIT)
             gr->why[i] = qr_arena_printf(a, "%s quantizer", qr_quant_form_name(q->form));
+        else if (qr__wi_weight_only(s, i))
+            gr->why[i] = qr_arena_printf(a, "weight of a weight-only %s node (2-8 bit codes: int16 does not apply; its "
+                                         "what-if is the float step)", s->a->nodes[s->tw.origin[q->owner]].op_type);
         else if (q->map_value >= 0) gr->why[i] = "a weight-only node's weight (block map / table codes)";
         else if (!qr__wi_const(g, q->scale_value) || !qr__wi_const(g, q->zp_value))
             gr->why[i] = "no constant scale and zero point";
@@ -401,7 +415,8 @@ static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int 
         x->fp_meets = x->fp.cosine >= out->target;
     }
     if (st == QR_OK && !out->as_is_meets) {
-        /* Smallest k reaching the target, else the best Cosine. */
+        /* Smallest k reaching the target, else the best Cosine; never a step that changes nothing
+         * (no quantizer promoted) or whose measured Cosine is not above the model as is. */
         for (int pass = 0; pass < 2; pass++) {
             int *rec = pass ? &out->rec_fp : &out->rec_int16;
             bool *meets = pass ? &out->rec_fp_meets : &out->rec_int16_meets;
@@ -409,6 +424,7 @@ static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int 
                 const QrWhatIfStep *x = &out->steps[j];
                 bool m = pass ? x->fp_meets : x->int16_meets;
                 double c = pass ? x->fp.cosine : x->int16.cosine;
+                if ((!pass && x->n_promoted == 0) || !(c > out->as_is.cosine)) continue;
                 if (m && (!*meets || x->k < out->steps[*rec].k)) { *rec = j; *meets = true; }
                 else if (!*meets && (*rec < 0 || c > (pass ? out->steps[*rec].fp.cosine : out->steps[*rec].int16.cosine))) *rec = j;
             }

@@ -41,7 +41,8 @@ typedef struct QrWhatIf {
     int n_rank;                  /* ranked nodes available */
     int n_steps;
     QrWhatIfStep *steps;         /* one per k (ks clipped to n_rank, duplicates dropped) */
-    int rec_int16, rec_fp;       /* recommended step (-1: the model as is already meets the target) */
+    int rec_int16, rec_fp;       /* recommended step (-1: the model as is already meets the target, or no
+                                  * step promotes anything / measures a Cosine above the model as is) */
     bool rec_int16_meets, rec_fp_meets;
 } QrWhatIf;
 

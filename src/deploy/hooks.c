@@ -51,12 +51,14 @@ static QrStatus qr_deploy_runall_emit(QrDeployRunall *d, const QrDeployRunallOpt
                                       const QrSensResult *sens, const QrWhatIf *wi) {
     if (!o || !o->emit_dir) return QR_OK;
     /* the recommendation: 16 bits when that meets the target, else float when that does, else the
-     * best 16-bit step; nothing to promote when the model as is meets it */
+     * best 16-bit step, else (no 16-bit step gains) the best float step; nothing to promote when the
+     * model as is meets it */
     int rec = -1;
     bool to_float = false;
     if (wi->rec_int16 >= 0 && wi->rec_int16_meets) rec = wi->rec_int16;
     else if (wi->rec_fp >= 0 && wi->rec_fp_meets) { rec = wi->rec_fp; to_float = true; }
     else if (wi->rec_int16 >= 0) rec = wi->rec_int16;
+    else if (wi->rec_fp >= 0) { rec = wi->rec_fp; to_float = true; }   /* no 16-bit step gains (weight-only nodes) */
     int k = rec >= 0 ? wi->steps[rec].k : 0;
     QrWiNode *rank = NULL;
     int nr = qr_whatif_rank(sens, &rank);

@@ -72,6 +72,21 @@ static QrHtmlLevel qr__bn_cmp_cell(const QrTable *t, int row, int col, void *ctx
     return s ? qr__bn_cos_level(strtod(s, NULL)) : QR_HTML_NONE;
 }
 
+/* The error split's bar in the dominant cell of the compare table: the four parts' MSE. */
+typedef struct QrBnBarCtx { const QrCompare *cmp; int col; } QrBnBarCtx;
+
+static int qr__bn_cmp_bar(const QrTable *t, int row, int col, void *ctx, double *parts) {
+    const QrBnBarCtx *b = ctx;
+    QR_UNUSED(t);
+    QrSplitView v;
+    if (col != b->col || row < 0 || row >= b->cmp->n || !qr_compare_split(&b->cmp->rows[row].sp, &v)) return 0;
+    parts[0] = v.err_w;
+    parts[1] = v.err_i;
+    parts[2] = v.err_round;
+    parts[3] = v.err_clip;
+    return 4;
+}
+
 /* ==== summary.json / manifest.json =================================================== */
 
 static void qr__bn_json_metrics(QrJson *j, const QrMetrics *m) {
@@ -145,7 +160,13 @@ static const char *qr__bn_verdict_one(const QrBundle *bd, QrHtmlLevel *level) {
 }
 
 /* The recommended action (HTML verdict and terminal summary), or NULL without sensitivity
- * rows: the what-if's measured int16 promotion when it has one, else the top sensitive node. */
+ * rows: the what-if's measured int16 promotion when it has one, else its measured float step
+ * (both only with a measured gain: whatif.c never recommends a step that gains nothing), else
+ * the top sensitive node (in float when it is a weight-only node: int16 does not apply to it). */
+static bool qr__bn_weight_only_op(const char *op) {
+    return op && (!strcmp(op, "MatMulNBits") || !strcmp(op, "MatMulBnb4") || !strcmp(op, "GatherBlockQuantized"));
+}
+
 static const char *qr_bundle_action(const QrBundle *bd) {
     if (!bd->have_sens || !bd->sens.n) return NULL;
     QrArena *a = (QrArena *)&bd->arena;
@@ -155,8 +176,18 @@ static const char *qr_bundle_action(const QrBundle *bd) {
                                "measured; see " QR_BF_WHATIF " for ready-to-use node lists).", w->k, w->k == 1 ? "" : "s",
                                bd->wi.as_is.cosine, w->int16.cosine);
     }
+    if (bd->have_wi && bd->wi.rec_fp >= 0) {
+        const QrWhatIfStep *w = &bd->wi.steps[bd->wi.rec_fp];
+        return qr_arena_printf(a, "Recommended action: keep the top-%d sensitive node%s in float (output Cosine %.6f → %.6f, "
+                               "measured; see " QR_BF_WHATIF " for ready-to-use node lists).", w->k, w->k == 1 ? "" : "s",
+                               bd->wi.as_is.cosine, w->fp.cosine);
+    }
+    const QrSensRow *top = qr_sens_top(&bd->sens, 0);
+    if (qr__bn_weight_only_op(top->op_type))
+        return qr_arena_printf(a, "Recommended action: keep '%s' (a weight-only %s node) in float first, then re-check the "
+                               "cumulative-error curves.", top->name, top->op_type);
     return qr_arena_printf(a, "Recommended action: keep '%s' in higher precision (int16 or float) first, then re-check the "
-                           "cumulative-error curves.", qr_sens_top(&bd->sens, 0)->name);
+                           "cumulative-error curves.", top->name);
 }
 
 static QrStatus qr_bundle_write_summary(QrBundle *bd) {
@@ -247,6 +278,15 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
             if (r->has_local) {
                 qr_json_kv_num(&j, "local_Cosine", r->local.cosine);
                 qr_json_kv_num(&j, "local_SQNR", r->local.sqnr);
+            }
+            QrSplitView sv;
+            if (qr_compare_split(&r->sp, &sv)) {
+                const char *const keys[] = { "err_weight", "err_input", "err_output_round", "err_output_clip", "clip_frac",
+                                             "steps_rms", "noise_ratio" };
+                const double vals[] = { sv.err_w, sv.err_i, sv.err_round, sv.err_clip, sv.clip_frac, sv.steps_rms, sv.noise_ratio };
+                for (int q = 0; q < QR_ARRAY_LEN(vals); q++) if (vals[q] == vals[q]) qr_json_kv_num(&j, keys[q], vals[q]);
+                qr_json_kv_str(&j, "dominant", sv.dominant);
+                if (r->sp.w_channel >= 0) qr_json_kv_int(&j, "weight_worst_channel", r->sp.w_channel);
             }
             qr_json_obj_end(&j);
         }
@@ -420,7 +460,10 @@ static void qr__bn_html_compare(QrHtml *h, const QrSession *se, const QrCompare 
     if (have_plot) qr_html_image(h, QR_BF_PLOT_PER_LAYER, "Cosine and SQNR per layer", NULL, 0, 0);
     QrTable t = {0};
     if (qr_compare_table(se, cmp, false, false, &t) == QR_OK) {
-        QrHtmlTableOpts to = { .cell_level = qr__bn_cmp_cell };
+        static const char *const labels[] = { "weight", "input", "output rounding", "output clipping" };
+        QrBnBarCtx bc = { cmp, -1 };
+        for (int j = 0; j < t.n_cols; j++) if (!strcmp(t.cols[j], "dominant")) bc.col = j;
+        QrHtmlTableOpts to = { .cell_level = qr__bn_cmp_cell, .cell_bar = qr__bn_cmp_bar, .ctx = &bc, .bar_labels = labels };
         qr_html_table(h, &t, &to);
     }
     qr_table_free(&t);
@@ -632,8 +675,12 @@ static void qr__bn_html_demotion(QrHtml *h, QrBundle *bd) {
 static void qr__bn_html_whatif(QrHtml *h, QrBundle *bd) {
     if (!bd->have_wi) return;
     qr_html_section(h, "whatif", "Mixed-precision what-if");
+    bool na = false;
+    for (int k = 0; k < bd->wi.n_steps; k++) na |= !bd->wi.steps[k].n_promoted;
     qr_html_paraf(h, "The top-k sensitive nodes re-run with their quantizers on a 16-bit grid (same threshold), and "
-                  "separately in float. Target output Cosine %.4g; as is: %.6f.", bd->wi.target, bd->wi.as_is.cosine);
+                  "separately in float.%s Target output Cosine %.4g; as is: %.6f.",
+                  na ? " int16 n/a: none of those nodes' quantizers has a 16-bit form (weight-only nodes: float only; 8 "
+                       "bits instead of 4 is not measured)." : "", bd->wi.target, bd->wi.as_is.cosine);
     QrTable t = {0};
     const char *cols[] = { "k", "int16 Cosine", "int16 SQNR", "float Cosine", "float SQNR", "nodes" };
     if (qr_table_init(&t, 6, cols) == QR_OK) {
@@ -642,8 +689,13 @@ static void qr__bn_html_whatif(QrHtml *h, QrBundle *bd) {
             int ri;
             if (qr_table_add_row(&t, &ri) != QR_OK) break;
             qr_table_setf(&t, ri, 0, "%d", w->k);
-            qr_compare_num(&t, ri, 1, w->int16.cosine, false);
-            qr_compare_num(&t, ri, 2, w->int16.sqnr, false);
+            if (w->n_promoted) {
+                qr_compare_num(&t, ri, 1, w->int16.cosine, false);
+                qr_compare_num(&t, ri, 2, w->int16.sqnr, false);
+            } else {   /* nothing to promote (e.g. weight-only nodes): the model as is */
+                qr_table_set(&t, ri, 1, "n/a");
+                qr_table_set(&t, ri, 2, "n/a");
+            }
             qr_compare_num(&t, ri, 3, w->fp.cosine, false);
             qr_compare_num(&t, ri, 4, w->fp.sqnr, false);
             char buf[1024] = "";
@@ -1035,9 +1087,14 @@ static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
             for (int s = 0; r > 0 && s < bd->wi.n_steps; s++) {
                 const QrWhatIfStep *w2 = &bd->wi.steps[s];
                 if (w2->k < r) continue;
-                gr->nodes[i].whatif = qr_arena_printf(a, "the top-%d sensitive nodes (this one included) in int16: output Cosine "
-                                                      "%.6f \xe2\x86\x92 %.6f; in float: %.6f (measured).", w2->k,
-                                                      bd->wi.as_is.cosine, w2->int16.cosine, w2->fp.cosine);
+                if (!w2->n_promoted)   /* nothing of them has a 16-bit form (e.g. weight-only nodes) */
+                    gr->nodes[i].whatif = qr_arena_printf(a, "the top-%d sensitive nodes (this one included) in float: output "
+                                                          "Cosine %.6f \xe2\x86\x92 %.6f (measured; int16 does not apply to "
+                                                          "them).", w2->k, bd->wi.as_is.cosine, w2->fp.cosine);
+                else
+                    gr->nodes[i].whatif = qr_arena_printf(a, "the top-%d sensitive nodes (this one included) in int16: output "
+                                                          "Cosine %.6f \xe2\x86\x92 %.6f; in float: %.6f (measured).", w2->k,
+                                                          bd->wi.as_is.cosine, w2->int16.cosine, w2->fp.cosine);
                 break;
             }
         }

@@ -76,6 +76,9 @@ static const char qr__html_html_css[] =
 ".qr-table td.num{font-family:var(--mono);font-size:12px}\n"
 ".qr-table td.qr-c-good{color:var(--good)}.qr-table td.qr-c-warn{color:var(--warn);background:var(--warn-bg)}\n"
 ".qr-table td.qr-c-bad{color:var(--bad);background:var(--bad-bg);font-weight:600}\n"
+".qr-sbar{display:flex;width:72px;height:8px;margin-top:3px;border-radius:2px;overflow:hidden;background:#eef1f5}\n"
+".qr-sbar span{display:block;height:100%}.qr-sb0{background:#4c78a8}.qr-sb1{background:#f58518}\n"
+".qr-sb2{background:#54a24b}.qr-sb3{background:#e45756}\n"
 ".qr-gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(440px,1fr));gap:16px;margin:12px 0}\n"
 ".qr-gallery .qr-figure{margin:0}\n"
 ".qr-figure{margin:12px 0;border:1px solid var(--line);border-radius:10px;padding:10px;background:#fff}\n"
@@ -484,6 +487,32 @@ static bool qr__html_html_numeric(const char *s) {
     return *end == 0 && !strchr(s, 'x') && !strchr(s, 'X');
 }
 
+/* The stacked bar of one cell (QrHtmlTableOpts.cell_bar): widths in percent of the parts' sum. */
+static void qr__html_html_bar(QrHtml *h, const QrTable *t, int r, int c, const QrHtmlTableOpts *opts) {
+    double v[QR_HTML_BAR_MAX] = {0}, sum = 0;
+    int n = QR_MIN(opts->cell_bar(t, r, c, opts->ctx, v), QR_HTML_BAR_MAX);
+    for (int k = 0; k < n; k++) if (v[k] > 0 && isfinite(v[k])) sum += v[k];
+    if (n <= 0 || !(sum > 0) || !isfinite(sum)) return;
+    char tip[256] = "";
+    size_t o = 0;
+    for (int k = 0; k < n && o < sizeof tip; k++)
+        o += (size_t)snprintf(tip + o, sizeof tip - o, "%s%s %.0f%%", k ? ", " : "",
+                              opts->bar_labels && opts->bar_labels[k] ? opts->bar_labels[k] : "?",
+                              v[k] > 0 && isfinite(v[k]) ? 100 * v[k] / sum : 0.0);
+    qr__html_html_puts(h, "<span class=\"qr-sbar\" role=\"img\" title=\"");
+    qr__html_html_esc(h, tip);
+    qr__html_html_puts(h, "\" aria-label=\"");
+    qr__html_html_esc(h, tip);
+    qr__html_html_puts(h, "\">");
+    for (int k = 0; k < n; k++) {
+        if (!(v[k] > 0) || !isfinite(v[k])) continue;
+        char buf[80];
+        snprintf(buf, sizeof buf, "<span class=\"qr-sb%d\" style=\"width:%.1f%%\"></span>", k, 100 * v[k] / sum);
+        qr__html_html_puts(h, buf);
+    }
+    qr__html_html_puts(h, "</span>");
+}
+
 static void qr_html_table(QrHtml *h, const QrTable *t, const QrHtmlTableOpts *opts) {
     static const QrHtmlTableOpts defaults = {0};
     if (!opts) opts = &defaults;
@@ -541,6 +570,7 @@ static void qr_html_table(QrHtml *h, const QrTable *t, const QrHtmlTableOpts *op
             qr__html_html_puts(h, td);
             if (wide[c]) qr__html_html_esc_breakable(h, t->rows[r][c]);
             else qr__html_html_esc(h, t->rows[r][c]);
+            if (opts->cell_bar) qr__html_html_bar(h, t, r, c, opts);
             qr__html_html_puts(h, "</td>");
         }
         qr__html_html_puts(h, "</tr>\n");

@@ -94,7 +94,14 @@ typedef struct QrHtmlTableOpts {
     /* Colour of one cell (bad metric values), or NULL. */
     QrHtmlLevel (*cell_level)(const QrTable *t, int row, int col, void *ctx);
     void *ctx;
+    /* A small stacked bar after one cell's text (e.g. the parts of an error), or NULL: the
+     * callback fills up to QR_HTML_BAR_MAX non-negative parts of that cell and returns how many
+     * (0: no bar); they are drawn as shares of their sum, part k in colour k, with bar_labels[k]
+     * and the share in the bar's tooltip. */
+    int (*cell_bar)(const QrTable *t, int row, int col, void *ctx, double *parts);
+    const char *const *bar_labels;
 } QrHtmlTableOpts;
+#define QR_HTML_BAR_MAX 4
 /* Writes a QrTable (cells escaped, full text: long node names wrap, never cut).
  * Columns whose non-empty cells all parse as numbers (incl. inf/nan) are right-
  * aligned in tabular digits. Every table is sortable by clicking a header

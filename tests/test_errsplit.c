@@ -1,0 +1,265 @@
+/* tests/errsplit — the error split of compare_per_layer_out (issue 29) against an independent
+ * reference: fixtures/make_errsplit.py plants a too-narrow range, a too-wide range, an outlier
+ * channel and a coarse weight, and measures every part of those rows with ONNX Runtime on
+ * one-layer models with only that part's quantizers (numpy on ORT's values; ref.tsv). */
+
+typedef struct QtSplitRef {
+    char name[64], planted[32], dominant[32];
+    double v[4];             /* err_weight, err_input, err_output_round, err_output_clip */
+    double clip_frac, steps, noise;
+    long long n_clip;
+    int worst_ch;
+} QtSplitRef;
+
+static int qt_split_ref_load(QtSplitRef *r, int cap) {
+    FILE *f = fopen("fixtures/errsplit/ref.tsv", "r");
+    if (!f) return -1;
+    char line[2048];
+    int n = 0;
+    while (n < cap && fgets(line, sizeof line, f)) {
+        if (line[0] == '#') continue;
+        QtSplitRef *x = &r[n];
+        char *save = NULL, *tok = strtok_r(line, "\t\n", &save);
+        int col = 0;
+        for (; tok; tok = strtok_r(NULL, "\t\n", &save), col++) {
+            if (col == 0) snprintf(x->name, sizeof x->name, "%s", tok);
+            else if (col == 1) snprintf(x->planted, sizeof x->planted, "%s", tok);
+            else if (col < 6) x->v[col - 2] = strtod(tok, NULL);
+            else if (col == 6) x->clip_frac = strtod(tok, NULL);
+            else if (col == 7) x->n_clip = strtoll(tok, NULL, 10);
+            else if (col == 8) x->steps = strtod(tok, NULL);
+            else if (col == 9) x->noise = strtod(tok, NULL);
+            else if (col == 10) snprintf(x->dominant, sizeof x->dominant, "%s", tok);
+            else if (col == 11) x->worst_ch = atoi(tok);
+        }
+        if (col == 12) n++;
+    }
+    fclose(f);
+    return n;
+}
+
+typedef struct QtSplitPair {
+    QtPair p;
+    QrSession se;
+    QrCompare c;
+    bool open;
+} QtSplitPair;
+
+static QrStatus qt_split_open(QtSplitPair *sp) {
+    memset(sp, 0, sizeof *sp);
+    QR_TRY(qt_pair_load(&sp->p, "../errsplit", NULL));
+    QR_TRY(qr_session_open(&sp->se, sp->p.b, sp->p.a, &sp->p.in));
+    sp->open = true;
+    return qr_compare_run(&sp->se, sp->p.a, 0.99, &sp->c);
+}
+
+static void qt_split_close(QtSplitPair *sp) {
+    qr_compare_free(&sp->c);
+    if (sp->open) qr_session_close(&sp->se);
+    qt_pair_free(&sp->p);
+}
+
+static const QrLayerRow *qt_split_row(const QtSplitPair *sp, const char *name) {
+    for (int k = 0; k < sp->c.n; k++)
+        if (!strcmp(sp->p.b->nodes[sp->se.m.m[sp->c.rows[k].match].b_node].name, name)) return &sp->c.rows[k];
+    return NULL;
+}
+
+/* Every part of every planted row equals the ORT/numpy reference (float execution noise: ORT and
+ * qreport sum the convolutions in their own orders); clip_frac is the reference's direct count;
+ * dominant names the planted fault; the coarse weight's worst channel is the planted one. */
+static void test_errsplit_reference(void) {
+    QtSplitRef ref[8];
+    int n = qt_split_ref_load(ref, 8);
+    if (n != 4) { qt_fail(__FILE__, __LINE__, "fixtures/errsplit/ref.tsv: %d rows (4 expected)", n); return; }
+    QtSplitPair sp;
+    QrStatus st = qt_split_open(&sp);
+    if (st != QR_OK) { qt_fail(__FILE__, __LINE__, "%s", qr_err_msg()); qt_split_close(&sp); return; }
+    static const char *const part[4] = { "err_weight", "err_input", "err_output_round", "err_output_clip" };
+    char msg[512] = "";
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        const QtSplitRef *x = &ref[i];
+        const QrLayerRow *r = qt_split_row(&sp, x->name);
+        QrSplitView v;
+        if (!r || !qr_compare_split(&r->sp, &v)) { if (!bad++) snprintf(msg, sizeof msg, "%s: no split", x->name); continue; }
+        double got[4] = { v.err_w, v.err_i, v.err_round, v.err_clip };
+        for (int j = 0; j < 4; j++)
+            if (!qt_close(got[j], x->v[j], 1e-4, 1e-10) && !bad++)
+                snprintf(msg, sizeof msg, "%s %s: %.9g vs reference %.9g", x->name, part[j], got[j], x->v[j]);
+        if (r->sp.n_clip != x->n_clip && !bad++)
+            snprintf(msg, sizeof msg, "%s: %lld clipped vs a direct count of %lld", x->name, (long long)r->sp.n_clip, x->n_clip);
+        if (!qt_close(v.clip_frac, x->clip_frac, 1e-12, 0) && !bad++)
+            snprintf(msg, sizeof msg, "%s clip_frac: %.9g vs %.9g", x->name, v.clip_frac, x->clip_frac);
+        if (!qt_close(v.steps_rms, x->steps, 1e-5, 0) && !bad++)
+            snprintf(msg, sizeof msg, "%s steps_rms: %.9g vs %.9g", x->name, v.steps_rms, x->steps);
+        if (!qt_close(v.noise_ratio, x->noise, 1e-4, 0) && !bad++)
+            snprintf(msg, sizeof msg, "%s noise_ratio: %.9g vs %.9g", x->name, v.noise_ratio, x->noise);
+        if ((strcmp(v.dominant, x->planted) || strcmp(x->dominant, x->planted)) && !bad++)
+            snprintf(msg, sizeof msg, "%s: dominant %s, reference %s, planted %s", x->name, v.dominant, x->dominant, x->planted);
+        if (!strcmp(x->name, "coarse_w") && r->sp.w_channel != x->worst_ch && !bad++)
+            snprintf(msg, sizeof msg, "coarse_w: worst weight channel %d, reference %d", r->sp.w_channel, x->worst_ch);
+    }
+    /* layers without quantizers (GlobalAveragePool, Flatten) add no part and name none */
+    for (int k = 0; k < sp.c.n; k++) {
+        const QrLayerRow *r = &sp.c.rows[k];
+        QrSplitView v;
+        const char *op = sp.p.b->nodes[sp.se.m.m[r->match].b_node].op_type;
+        if (strcmp(op, "GlobalAveragePool") && strcmp(op, "Flatten")) continue;
+        if (qr_compare_split(&r->sp, &v) && (v.err_w != 0 || v.err_i != 0 || v.err_round != 0 || v.err_clip != 0 || v.dominant[0]) &&
+            !bad++)
+            snprintf(msg, sizeof msg, "%s: parts %g %g %g %g, dominant '%s'", op, v.err_w, v.err_i, v.err_round, v.err_clip, v.dominant);
+    }
+    qt_split_close(&sp);
+    QT_CHECKF(bad == 0, "%d mismatches; first: %s", bad, msg);
+}
+
+/* The columns in compare_per_layer_out.csv: the table shows the same numbers (%.9g). */
+static void test_errsplit_csv(void) {
+    QtSplitPair sp;
+    QrStatus st = qt_split_open(&sp);
+    QrTable t = {0};
+    if (st == QR_OK) st = qr_compare_table(&sp.se, &sp.c, true, false, &t);
+    if (st != QR_OK) { qt_fail(__FILE__, __LINE__, "%s", qr_err_msg()); qt_split_close(&sp); qr_table_free(&t); return; }
+    int cw = -1, cd = -1, cm = -1;
+    for (int j = 0; j < t.n_cols; j++) {
+        if (!strcmp(t.cols[j], "err_weight")) cw = j;
+        if (!strcmp(t.cols[j], "dominant")) cd = j;
+        if (!strcmp(t.cols[j], "mod_name")) cm = j;
+    }
+    bool ok = cw >= 0 && cd == cw + 7 && cm >= 0;
+    char msg[256] = "columns missing";
+    for (int r = 0; ok && r < t.n_rows; r++) {
+        if (strcmp(t.rows[r][cm], "coarse_w")) continue;
+        const QrLayerRow *row = qt_split_row(&sp, "coarse_w");
+        QrSplitView v;
+        qr_compare_split(&row->sp, &v);
+        char want[64];
+        snprintf(want, sizeof want, "%.9g", v.err_w);
+        ok = !strcmp(t.rows[r][cw], want) && !strcmp(t.rows[r][cd], "weight");
+        snprintf(msg, sizeof msg, "coarse_w: err_weight '%s' (want %s), dominant '%s'", t.rows[r][cw], want, t.rows[r][cd]);
+    }
+    qr_table_free(&t);
+    qt_split_close(&sp);
+    QT_CHECKF(ok, "%s", msg);
+}
+
+/* Data sets pool the parts over the samples: every pooled column is the samples' sums over
+ * their elements together (the single-input runs' MSE x elements, added, over all elements). */
+static void test_errsplit_dataset(void) {
+    char dir[600], p[700];
+    snprintf(dir, sizeof dir, "%s/es_set", qt_tmpdir());
+    QT_OK(qr_mkdir_p(dir));
+    QrTensor x = {0}, y = {0};
+    QT_OK(qr_npy_read("fixtures/errsplit/input.npy", &x));
+    QrStatus st = qr_tensor_to_f32(&x, &y);
+    for (int64_t i = 0; st == QR_OK && i < y.numel; i++) ((float *)y.data)[i] *= 0.5f;   /* a second, quieter sample */
+    snprintf(p, sizeof p, "%s/a.npy", dir);
+    if (st == QR_OK) st = qr_npy_write(p, &x);
+    snprintf(p, sizeof p, "%s/b.npy", dir);
+    if (st == QR_OK) st = qr_npy_write(p, &y);
+    qr_tensor_free_data(&x);
+    qr_tensor_free_data(&y);
+    QT_OK(st);
+    QtCli r;
+    const char *d = qt_tmpdir();
+    qt_cli(&r, "compare fixtures/errsplit/base.onnx fixtures/errsplit/analysis.onnx --data %s -o %s/es_pool --quiet", dir, d);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "compare fixtures/errsplit/base.onnx fixtures/errsplit/analysis.onnx -i %s/a.npy -o %s/es_a --quiet", dir, d);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "compare fixtures/errsplit/base.onnx fixtures/errsplit/analysis.onnx -i %s/b.npy -o %s/es_b --quiet", dir, d);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    QtCsv c[3];
+    const char *sub[3] = { "es_pool", "es_a", "es_b" };
+    int loaded = 0;
+    for (int k = 0; k < 3; k++) {
+        snprintf(p, sizeof p, "%s/%s/compare_per_layer_out.csv", d, sub[k]);
+        if (!qt_csv_load(p, &c[k])) break;
+        loaded++;
+    }
+    static const char *const cols[] = { "err_weight", "err_input", "err_output_round", "err_output_clip", "clip_frac",
+                                        "noise_ratio", "steps_rms" };
+    int bad = 0, checked = 0;
+    char msg[512] = "";
+    for (int row = 1; loaded == 3 && row < c[0].n_rows; row++) {
+        for (int j = 0; j < QR_ARRAY_LEN(cols); j++) {
+            int k0 = qt_csv_col(&c[0], cols[j]), k1 = qt_csv_col(&c[1], cols[j]);
+            if (k0 < 0 || k1 < 0 || row >= c[1].n_rows || row >= c[2].n_rows) { bad++; break; }
+            const char *s0 = c[0].cell[row][k0], *s1 = c[1].cell[row][k1], *s2 = c[2].cell[row][k1];
+            if (!s1 || !*s1) { if (s0 && *s0 && !bad++) snprintf(msg, sizeof msg, "row %d %s: pooled '%s' without samples", row, cols[j], s0); continue; }
+            double a = strtod(s1, NULL), b = strtod(s2, NULL), want;
+            if (j == 5) {        /* noise_ratio: rounding sums over expectation sums (expectation = rounding / ratio) */
+                int kr = qt_csv_col(&c[1], "err_output_round");
+                double ra = strtod(c[1].cell[row][kr], NULL), rb = strtod(c[2].cell[row][kr], NULL);
+                if (!(ra > 0 && rb > 0)) continue;
+                want = (ra + rb) / (ra / a + rb / b);
+            } else if (j == 6) want = sqrt((a * a + b * b) / 2);   /* steps_rms: RMS over both samples' elements */
+            else want = (a + b) / 2;                        /* equal element counts: the mean of the two MSEs */
+            checked++;
+            if (!qt_close(strtod(s0, NULL), want, 1e-7, 1e-15) && !bad++)
+                snprintf(msg, sizeof msg, "row %d %s: pooled %s, samples %s and %s", row, cols[j], s0, s1, s2);
+        }
+    }
+    for (int k = 0; k < loaded; k++) qt_csv_free(&c[k]);
+    QT_CHECKF(loaded == 3 && bad == 0 && checked >= 20, "%d csv loaded, %d checked, %d bad; first: %s", loaded, checked, bad, msg);
+}
+
+/* The advisor: each planted layer's first specific finding (not the generic low similarity,
+ * inherited error or sensitivity rank) is its cause from the error split, naming the planted
+ * fault; no outlier-channel finding on the [1, 10] logits (one value per "channel"); the main
+ * finding is the cause on the most sensitive layer, with its share. */
+static void test_errsplit_advisor(void) {
+    QtSplitPair sp;
+    QrStatus st = qt_split_open(&sp);
+    QrSensResult sr = {0};
+    QrAdvice adv = {0};
+    QrSensOpts so = { .metric = QR_METRIC_L1 };
+    if (st == QR_OK) st = qr_sens_run(&sp.se, &so, &sr);
+    if (st == QR_OK) st = qr_advisor_run(&sp.se, &sp.c, &sr, NULL, NULL, &adv);
+    if (st != QR_OK) { qt_fail(__FILE__, __LINE__, "%s", qr_err_msg()); qr_sens_free(&sr); qt_split_close(&sp); return; }
+    static const struct { const char *node; QrAdvKind kind; int dom; } want[] = {
+        { "narrow", QR_ADV_SATURATION, 3 }, { "wide", QR_ADV_RANGE, 2 }, { "outlier", QR_ADV_OUTLIER_CHANNELS, 2 },
+        { "coarse_w", QR_ADV_WEIGHT_ERROR, 0 } };
+    char msg[512] = "";
+    int bad = 0;
+    for (int w = 0; w < QR_ARRAY_LEN(want); w++) {
+        const QrFinding *first = NULL;
+        for (int k = 0; k < adv.n && !first; k++) {
+            const QrFinding *f = &adv.f[k];
+            if (k == 0 || strcmp(f->node, want[w].node)) continue;     /* f[0] is the main finding, moved up */
+            if (f->kind != QR_ADV_LOW_SIMILARITY && f->kind != QR_ADV_INHERITED && f->kind != QR_ADV_SENSITIVE) first = f;
+        }
+        if (!adv.n || !strcmp(adv.f[0].node, want[w].node)) {        /* the main finding is its first */
+            const QrFinding *f = &adv.f[0];
+            if (adv.n && f->kind != QR_ADV_LOW_SIMILARITY && f->kind != QR_ADV_INHERITED && f->kind != QR_ADV_SENSITIVE) first = f;
+        }
+        if (!first || first->kind != want[w].kind || first->cause != 1 + want[w].dom) {
+            if (!bad++) snprintf(msg, sizeof msg, "%s: first specific finding %s (cause %d), want %s (cause %d)", want[w].node,
+                                 first ? qr_adv_kind_name(first->kind) : "none", first ? first->cause : -1,
+                                 qr_adv_kind_name(want[w].kind), 1 + want[w].dom);
+        }
+        if (first && w == 3 && !strstr(first->reason, "channel 3") && !bad++)
+            snprintf(msg, sizeof msg, "coarse_w: the weight finding does not name channel 3: %s", first->reason);
+    }
+    for (int k = 0; k < adv.n; k++)
+        if (adv.f[k].kind == QR_ADV_OUTLIER_CHANNELS && !strcmp(adv.f[k].node, "logits") && !bad++)
+            snprintf(msg, sizeof msg, "outlier-channel finding on the [1, 10] logits: %s", adv.f[k].reason);
+    /* the main finding: the cause on the top sensitive layer, with its share */
+    int idx[64];
+    if (sr.n > 0 && sr.n <= 64) qr_sens_order(&sr, idx);
+    const char *top = sr.n > 0 && sr.n <= 64 ? sr.rows[idx[0]].name : "";
+    if ((!adv.n || !adv.f[0].cause || !strstr(top, adv.f[0].node) || !adv.main_how || !strstr(adv.main_how, "% of that layer")) && !bad++)
+        snprintf(msg, sizeof msg, "main finding %s on %s (cause %d), top sensitive %s; how: %s", adv.n ? qr_adv_kind_name(adv.f[0].kind) : "-",
+                 adv.n ? adv.f[0].node : "-", adv.n ? adv.f[0].cause : -1, top, adv.main_how ? adv.main_how : "-");
+    qr_advice_free(&adv);
+    qr_sens_free(&sr);
+    qt_split_close(&sp);
+    QT_CHECKF(bad == 0, "%d problems; first: %s", bad, msg);
+}
+
+static void qt_errsplit_all(void) {
+    QT_RUN(test_errsplit_reference);
+    QT_RUN(test_errsplit_csv);
+    QT_RUN(test_errsplit_dataset);
+    QT_RUN(test_errsplit_advisor);
+}

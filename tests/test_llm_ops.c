@@ -20,7 +20,10 @@
 
 #define QT_LLM_DIR "fixtures/llm_ops"
 #define QT_LLM_TOL_SKIPLN 1e-6
-#define QT_LLM_TOL_ORT 2e-6
+/* Another summation order than ORT's (aarch64's kernels; another L2, so other key blocks): float32
+ * sums of up to 1030 softmax-weighted values in another order. Measured 2.02e-6 on mha_long under
+ * qemu-aarch64 -cpu max; half of QT_LLM_TOL_REF, the bound of either against the exact value. */
+#define QT_LLM_TOL_ORT 1e-5
 #define QT_LLM_TOL_REF 2e-5
 #define QT_LLM_MAX_IO 12
 

@@ -164,21 +164,6 @@ static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, co
     return st;
 }
 
-/* Indices of the k largest values of v[n] (ties: the lower index first, as a stable sort of
- * -v; NaN never chosen before a number). */
-static void qr__ds_topk(const float *v, int64_t n, int k, int64_t *idx) {
-    for (int j = 0; j < k; j++) {
-        int64_t best = -1;
-        for (int64_t i = 0; i < n; i++) {
-            bool taken = false;
-            for (int q = 0; q < j && !taken; q++) taken = idx[q] == i;
-            if (taken) continue;
-            if (best < 0 || v[i] > v[best] || (v[best] != v[best] && v[i] == v[i])) best = i;
-        }
-        idx[j] = best;
-    }
-}
-
 /* Top-1 agreement and top-5 overlap of one [batch, classes] output pair. */
 static void qr__ds_topk_add(QrDsOut *o, int k, const QrTensor *x, const float *y) {
     int64_t rows = x->dims[0], cls = x->dims[1];
@@ -186,8 +171,8 @@ static void qr__ds_topk_add(QrDsOut *o, int k, const QrTensor *x, const float *y
     int64_t ix[5], iy[5];
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = (const float *)x->data + r * cls, *yr = y + r * cls;
-        qr__ds_topk(xr, cls, kk, ix);
-        qr__ds_topk(yr, cls, kk, iy);
+        qr_tok_topk(xr, cls, kk, ix);
+        qr_tok_topk(yr, cls, kk, iy);
         o->rows++;
         if (ix[0] == iy[0]) o->agree++;
         else o->flips[k]++;

@@ -3,7 +3,7 @@
 static bool qr_tok_is_logits(const char *name, const QrTensor *t) { return qr_metric_is_logits(name, t); }
 
 /* Indices of the k largest of v[n] (ties: the lower index first; NaN never before a number). */
-static void qr__tok_topk(const float *v, int64_t n, int k, int64_t *idx) {
+static void qr_tok_topk(const float *v, int64_t n, int k, int64_t *idx) {
     for (int j = 0; j < k; j++) {
         int64_t best = -1;
         for (int64_t i = 0; i < n; i++) {
@@ -89,8 +89,8 @@ static QrStatus qr_tok_add(QrTokAcc *a, const QrTensor *x, const QrTensor *y, co
         for (int64_t i = 1; i < V; i++) { mxb = fmax(mxb, xb[i]); mxa = fmax(mxa, ya[i]); }
         double lb = qr__tok_lse(xb, V, mxb), la = qr__tok_lse(ya, V, mxa);
         int64_t ib[5], ia[5];
-        qr__tok_topk(xb, V, kk, ib);
-        qr__tok_topk(ya, V, kk, ia);
+        qr_tok_topk(xb, V, kk, ib);
+        qr_tok_topk(ya, V, kk, ia);
         for (int p = 0; p < kk; p++)
             for (int q = 0; q < kk; q++) a->top5_hits += ib[p] == ia[q];
         a->top5_den += kk;

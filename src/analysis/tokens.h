@@ -42,6 +42,9 @@ typedef struct QrTokStats {
 /* Whether a graph output is judged per token: rank 3 with a last dim >= 2 ([batch, sequence, vocab]),
  * or named "logits" with rank >= 2 (the last dim is the vocabulary). */
 static bool qr_tok_is_logits(const char *name, const QrTensor *t);
+/* Indices of the k largest of v[n] (ties: the lower index first; NaN never before a number):
+ * the top-k of per-token and classifier outputs alike (tokens.c, dataset.c). */
+static void qr_tok_topk(const float *v, int64_t n, int k, int64_t *idx);
 /* Adds the tokens of one output pair: x the baseline's, y the analysis model's (float32, same shape);
  * labels (NULL: none) one int64 token id per token (a negative id: not scored); sample names the
  * data-set sample for the worst-token list. Fails on a shape mismatch or out of memory. */

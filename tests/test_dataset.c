@@ -77,12 +77,12 @@ static QrStatus qt_ds_open(QtDs *t, const char *pair, const char *data) {
     t->open = true;
     char dir[512];
     snprintf(dir, sizeof dir, "fixtures/qpairs/%s/%s", pair, data ? data : "data");
-    return qr_ds_list(t->p.b, dir, 0, &t->ds);
+    return qr_dsset_list(t->p.b, dir, 0, &t->ds);
 }
 
 static void qt_ds_close(QtDs *t) {
     if (t->open) qr_session_close(&t->se);
-    qr_ds_set_free(&t->ds);
+    qr_dsset_free(&t->ds);
     qt_pair_free(&t->p);
 }
 
@@ -92,7 +92,7 @@ static QrStatus qt_ds_run(QtDs *t, const char *mode, int mod, int rem, QrDsCompa
     QrTensor cur = {0};
     for (int k = 0; k < t->ds.n; k++) {
         if (mod && k % mod != rem) continue;
-        QR_TRY(qr_ds_read(&t->ds, t->p.b, k, &t->p.in, &cur));
+        QR_TRY(qr_dsset_read(&t->ds, t->p.b, k, &t->p.in, &cur));
         QrStatus st = qr_ds_compare_sample(d, &t->se, mode, k, &cur);
         qr_tensor_free_data(&cur);
         QR_TRY(st);
@@ -660,15 +660,15 @@ static void test_dataset_layout(void) {
         }
         if (c == 3) { snprintf(f, sizeof f, "%s/0.npy", d); QT_OK(qt_write_npy_f(f, QR_DT_F32, 1, d4, 1)); }
         QrDsSet ds;
-        QrStatus s2 = qr_ds_list(g, d, 0, &ds);
+        QrStatus s2 = qr_dsset_list(g, d, 0, &ds);
         if (!want[c]) {
             ok = s2 == QR_OK && ds.n == 3 && ds.folders && !strcmp(ds.names[2], "2.npy");
             if (!ok) snprintf(msg, sizeof msg, "good layout: %s", s2 ? qr_err_msg() : "wrong listing");
-            if (s2 == QR_OK) qr_ds_set_free(&ds);
+            if (s2 == QR_OK) qr_dsset_free(&ds);
         } else {
             ok = s2 != QR_OK && strstr(qr_err_msg(), want[c]) && strstr(qr_err_msg(), d);
             if (!ok) snprintf(msg, sizeof msg, "case %d: %s", c, s2 ? qr_err_msg() : "accepted");
-            if (s2 == QR_OK) qr_ds_set_free(&ds);
+            if (s2 == QR_OK) qr_dsset_free(&ds);
         }
         qr_err_clear();
     }

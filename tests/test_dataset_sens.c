@@ -110,7 +110,7 @@ static void qt_sens_set_ref(const char *pair, bool off_one) {
     QrTensor cur = {0};
     int bad_rank = 0, bad_l1 = 0, bad_curve = 0, bad_pool = 0, checked = 0;
     for (int j = 0; st == QR_OK && j < K; j++) {
-        st = qr_ds_read(&t.ds, t.p.b, order[j], &t.p.in, &cur);
+        st = qr_dsset_read(&t.ds, t.p.b, order[j], &t.p.in, &cur);
         if (st != QR_OK) break;
         qr__sens_use_inputs(&t.se, &cur);
         QrSensResult r;

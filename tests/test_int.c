@@ -877,7 +877,7 @@ static void qt_int_conv_case(int ci, const QtIntConv *cs, bool mid_wz, uint64_t 
     qr_tensor_free_data(&b);
 }
 
-/* Every convolution path of ops/quant.c on every kernel level, against loops written here:
+/* Every convolution path of ops/qdq.c on every kernel level, against loops written here:
  * GEMM with implicit im2col (3x3, strides, dilations, asymmetric pads), 1x1 as a plain GEMM,
  * groups, depthwise (multiplier 1 and 2, strides, dilation), 1-D (explicit im2col),
  * channels_last, uint8 weights with a zero point, 16-bit activations (q16_gemm), a fused
@@ -1113,7 +1113,7 @@ static void test_int_matmul_ops(void) {
 
 /* com.microsoft.QLinearAdd with broadcasting (the three ORT loops) and qreport.int.QMaxPool
  * (strides, dilations, pads, requantization to other parameters and a clamp) on every kernel
- * level against loops written here with ops/quant.c's per-element formulas. */
+ * level against loops written here with ops/qdq.c's per-element formulas. */
 static void test_int_eltwise_ops(void) {
     uint64_t rng = 717;
     char bad[512] = "";

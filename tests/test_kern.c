@@ -374,7 +374,7 @@ static void test_q_gemm_threads(void) {
     QT_OK(qr_pool_init(0));
 }
 
-/* Requantization: every level bit-exact with __ref, and __ref equal to ops/quant.c's
+/* Requantization: every level bit-exact with __ref, and __ref equal to ops/qdq.c's
  * qr_quant_requantize (an independent formulation) for 8-bit outputs. */
 static void test_requant(void) {
     QrKernels lv[8];
@@ -763,7 +763,7 @@ static void test_rtol(void) {
 }
 
 /* Histogram and fake quantization: every level bit-exact with ref; the refs against
- * direct formulas (bin edges, ops/quant.c's quantize + dequantize). */
+ * direct formulas (bin edges, ops/qdq.c's quantize + dequantize). */
 static void test_hist_fakequant(void) {
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8);
@@ -1160,7 +1160,7 @@ static void test_q8_maxpool2d(void) {
     QT_CHECK(!qr_q8_win_covered(&e));
 }
 
-/* Quantize, dequantize and QLinearAdd: the refs against ops/quant.c's scalar formulas
+/* Quantize, dequantize and QLinearAdd: the refs against ops/qdq.c's scalar formulas
  * (qr_quant_quantize_f32, the DequantizeLinear expression, qr__ql_bin_value + qr__ql_cvt_pack),
  * every level bit-exact with its ref; lengths with tails, NaN / Inf / huge values, values at
  * rounding ties, narrowed output ranges, broadcast strides and the three QLinearAdd modes. */
@@ -1235,7 +1235,7 @@ static void test_q8_eltwise(void) {
     }
 }
 
-/* int64 requantization: the ref against ops/quant.c's qr_quant_requantize_s64 (exact bias add,
+/* int64 requantization: the ref against ops/qdq.c's qr_quant_requantize_s64 (exact bias add,
  * one rounding to float), every level bit-exact with it, 8- and 16-bit outputs. */
 static void test_s64_requant(void) {
     QrKernels lv[8];

@@ -1,4 +1,4 @@
-/* tests/quant — the quantization helpers and operators of src/ops/quant.c, run directly through
+/* tests/quant — the quantization helpers and operators of src/ops/qdq.c, run directly through
  * their op table entries on hand-made tensors. Expected values come from hand computation or a
  * plain reference formula written here (dequantize -> exact arithmetic -> rint -> clamp), with
  * scales chosen as powers of two where ORT's float evaluation order would otherwise matter. */

@@ -276,7 +276,7 @@ static void test_tpairs_advisor_checks(void) {
                     for (int64_t j = 0; j < C; j++) am[j] = fmax(am[j], fabs((double)pv[t * C + j]));
                 worst = 0;
                 for (int j = 0; j < C; j++) { srt[j] = am[j]; if (am[j] > am[worst]) worst = j; }
-                qsort(srt, (size_t)C, sizeof *srt, qr__adv_cmp_double);
+                qsort(srt, (size_t)C, sizeof *srt, qr__advtf_cmp_double);
                 ratio = am[worst] / (0.5 * (srt[C / 2 - 1] + srt[C / 2]));
             }
             if (!strcmp(bn, "logits")) {

@@ -97,4 +97,16 @@ static void qr_ds_shard_range(int n_samples, int k, int n, int *lo, int *hi);
  * else JOB_COMPLETION_INDEX of QR_SHARD_COUNT ("auto/N" gives the count). */
 static QrStatus qr_ds_shard_parse(const char *spec, int *k, int *n);
 
+/* analysis/dsstat's .qrpart section (a QrDsSection, acc = a QrDsStatRun initialized for the
+ * session): put writes both profiles and the distributions; merge reads one part's and adds
+ * them (profiles and histograms exactly; sketches within their bounds). */
+#ifdef QR_TESTING
+QR_TESTAPI void qr_dspart_dsstat_put(QrDsW *w, const void *acc);
+QR_TESTAPI QrStatus qr_dspart_dsstat_merge(QrDsR *r, void *acc);
+#endif
+/* runall --shard's section "dsprof": both profiles only (put / merge as above; the merge of runall
+ * parts accumulates the distributions itself, their selection being the merged worst sample's). */
+static void qr_dspart_dsprof_put(QrDsW *w, const void *acc);
+static QrStatus qr_dspart_dsprof_merge(QrDsR *r, void *acc);
+
 #endif

@@ -191,7 +191,7 @@ static QrStatus qr_profile_sel_check(const QrGraph *g, const QrProfileSel *sel) 
                 char sug[512] = "";
                 if (c) {
                     for (int i = 0; i < g->n_nodes; i++) c[i] = pass ? g->nodes[i].op_type : g->nodes[i].name;
-                    qr_select_suggest(one, c, g->n_nodes, sug, sizeof sug);
+                    qr_str_suggest(one, c, g->n_nodes, sug, sizeof sug);
                     free(c);
                 }
                 return qr_errf(QR_ERR_INVALID, "%s '%s': no node of %s %s%s", pass ? "--types" : "--prefixes", one,

@@ -281,7 +281,7 @@ static QrStatus qr_whatif_plan(QrSession *s, const QrWiNode *rank, const QrWiGro
     for (int j = 0; j < k; j++) {
         const QrWiNode *n = &rank[j];
         st->nodes[j] = n->node >= 0 ? qr_dist_node_name(s, n->node) : n->name;
-        st->base_nodes[j] = n->node >= 0 ? qr_advisor_base_node_of(s, n->node) : NULL;
+        st->base_nodes[j] = n->node >= 0 ? qr_advk_base_node_of(s, n->node) : NULL;
         for (int t = 0; t < n->n_q; t++) if (s->qt.q[n->q[t]].kind != QR_QK_BIAS) state[n->q[t]] = 1;
         for (int i = 0; n->node >= 0 && i < nq; i++)
             if (s->qt.q[i].kind == QR_QK_BIAS && s->qt.q[i].owner == n->node) state[i] = 4;

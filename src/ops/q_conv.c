@@ -1,5 +1,5 @@
 /* ops/q_conv — integer convolution: QLinearConv, ConvInteger, com.microsoft QLinearConv and the internal
- * QLinearConv. Shared helpers: ops/quant.c (see its map). */
+ * QLinearConv. Shared helpers: ops/qdq.c (see its map). */
 
 /* ==== integer convolution (QLinearConv, ConvInteger) ================================ */
 

@@ -1,5 +1,5 @@
 /* ops/qlinear — com.microsoft QLinear* ops (Add, Mul, Sigmoid, LeakyRelu, Concat, GlobalAveragePool,
- * AveragePool) and the internal DqGemm, QMaxPool and QRequantize. Shared helpers: ops/quant.c (see its map). */
+ * AveragePool) and the internal DqGemm, QMaxPool and QRequantize. Shared helpers: ops/qdq.c (see its map). */
 
 /* ==== com.microsoft elementwise: QLinearAdd, QLinearMul ============================== */
 

@@ -707,7 +707,7 @@ static QrStatus qr__lw_add_node(QrGraph *out, int *no, const char *name, const c
 /* A float Gemm left out of the integer groups whose B is DequantizeLinear of a constant 8-bit
  * matrix [N, K] (transB, per-tensor or per row along axis 0, float32 scale; a QAT weight's
  * QuantizeLinear of constants is folded now, as for the convolutions): it becomes
- * qreport.int.DqGemm(A, Bq, b_scale, b_zp, C) (ops/quant.c), the same float arithmetic on
+ * qreport.int.DqGemm(A, Bq, b_scale, b_zp, C) (ops/qdq.c), the same float arithmetic on
  * the weight dequantized in registers (MobileNetV2's classifier: 1.3 MB read per run
  * instead of the 5 MB float copy). Fills in[5] and sets *ok when n is such a Gemm. */
 static QrStatus qr__lw_dqgemm(QrLwBuild *b, const QrNode *n, int *in, bool *ok) {

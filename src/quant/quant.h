@@ -67,6 +67,6 @@ static void qr_quant_overrides(const QrGraph *g, const QrQuantTable *t, const bo
                                float *clamp_lo, float *clamp_hi);
 
 /* The quantization arithmetic itself (rounding, saturation, requantization,
- * per-axis/blocked layouts) lives with the operators in ops/quant.c. */
+ * per-axis/blocked layouts) lives with the operators in ops/qdq.c. */
 
 #endif

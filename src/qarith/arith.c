@@ -1,4 +1,4 @@
-/* quant/arith — implementation. See arith.h. */
+/* qarith/arith — implementation. See arith.h. */
 
 /* Rounds to the nearest integer, ties to even: ONNX's rounding for quantization and what
  * x86 cvtps2dq / ARM fcvtns / nearbyintf give in the default floating-point environment.

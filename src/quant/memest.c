@@ -1,4 +1,4 @@
-/* run/memest — implementation. See memest.h.
+/* quant/memest — implementation. See memest.h.
  *
  * A command's peak is the largest of its phases; a phase is what is alive at once:
  *
@@ -65,7 +65,7 @@ static uint64_t qr__hm_model(const QrGraph *g, int first_own) {
     return s;
 }
 
-/* Int32 accumulators of integer-arithmetic operators (ops/quant.c scratch). */
+/* Int32 accumulators of integer-arithmetic operators (ops/qdq.c scratch). */
 static uint64_t qr__hm_scratch(const QrGraph *g, const QrNode *n) {
     const char *op = n->op_type;
     if (strncmp(op, "QLinear", 7) && !strstr(op, "Integer") && strcmp(op, "QGemm")) return 0;
@@ -266,7 +266,7 @@ static void qr__hm_phases(const QrMemOpts *o, const QrHmGraph *mb, const QrHmGra
     qr__hm_take(e, &p);
     p = base;
     p.name = "distributions";
-    p.part[QR_MEM_P_DIST] = (QR_DIST_TOPK + 1) * QR_MAX(mt->max_f32, mb->max_f32) +
+    p.part[QR_MEM_P_DIST] = QR_MEM_DIST_VALUES * QR_MAX(mt->max_f32, mb->max_f32) +
                             qr__hm_alloc(QR_MAX(mt->max_numel, mb->max_numel) * 8);
     p.part[QR_MEM_P_EXEC] = mt->exec;
     qr__hm_take(e, &p);

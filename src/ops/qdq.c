@@ -21,8 +21,8 @@
  * thread count. Large work arrays come from a per-thread buffer (qr_op_q_work).
  *
  * The arithmetic itself (rounding, ranges, requantization, accumulator choice, element
- * access) is quant/arith.c's. The quantized operators are split by family:
- *   ops/quant.c     this file: per-axis/blocked indexing, parameter loading and checks shared
+ * access) is qarith/arith.c's. The quantized operators are split by family:
+ *   ops/qdq.c     this file: per-axis/blocked indexing, parameter loading and checks shared
  *                   by every family, QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear;
  *   ops/q_matmul.c  QLinearMatMul, MatMulInteger, QGemm (and the integer operands and work
  *                   memory integer Conv shares);

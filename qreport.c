@@ -110,8 +110,8 @@
 #include "src/run/run.c"
 
 /* quant/: the graph passes (quantizers, the float twin, the integer lowering) and the memory estimate */
-#include "src/quant/quant.h"
-#include "src/quant/quant.c"
+#include "src/quant/qtable.h"
+#include "src/quant/qtable.c"
 #include "src/quant/twkit.h"
 #include "src/quant/twkit.c"
 #include "src/quant/twin_wq.h"
@@ -201,6 +201,7 @@
 #include "src/deploy/extract.c"
 #include "src/deploy/promote.h"
 #include "src/deploy/promote.c"
+#include "src/deploy/hooks.h"
 #include "src/deploy/hooks.c"
 
 /* runall/ (the bundle's pages, then the driver), cli/ */

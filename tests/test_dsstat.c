@@ -178,7 +178,7 @@ static QrStatus qt_ps_run(QtDs *t, QrDistSet *dset, int shard, int n_shards, QrD
     d.base_tap_user = run;
     d.hooks = &hk;
     int lo = 0, hi = t->ds.n;
-    if (n_shards) qr_ds_shard_range(t->ds.n, shard, n_shards, &lo, &hi);
+    if (n_shards) qr_dspart_shard_range(t->ds.n, shard, n_shards, &lo, &hi);
     QrTensor cur = {0};
     QrStatus st = QR_OK;
     for (int k = lo; st == QR_OK && k < hi; k++) {

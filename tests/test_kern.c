@@ -932,7 +932,7 @@ static void test_nn_fast_paths(void) {
     qr_tensor_set_shape(&x, QR_DT_F32, 2, da);
     qr_tensor_alloc_data(&x);
     memcpy(x.data, xa, K * sizeof(float));
-    st = qr_graph_infer(g, &x);
+    st = qr_run_infer(g, &x);
     if (st == QR_OK) st = qr_run(g, &x, NULL, &y);
     for (int n = 0; st == QR_OK && n < N; n++) {
         double s = 0, a = 0;
@@ -975,7 +975,7 @@ static void test_nn_fast_paths(void) {
     for (int64_t i = 0; i < x.numel; i++) xv[i] = qr_rng_normal(&rng);
     QrTensor outs[3];
     memset(outs, 0, sizeof outs);
-    st = qr_graph_infer(g, &x);
+    st = qr_run_infer(g, &x);
     if (st == QR_OK) st = qr_run(g, &x, NULL, outs);
     bool same = st == QR_OK && outs[0].numel == 270 && memcmp(outs[0].data, outs[1].data, 270 * sizeof(float)) == 0;
     for (int i = 0; i < 3; i++) qr_tensor_free_data(&outs[i]);

@@ -96,8 +96,8 @@ static const QtLyPlant qt_ly_plants[] = {
     { "src/ir/ir.c", "qr_op_find", true },                     /* op binding is run/'s */
     { "src/onnx/onnx.c", "qr_run_bind", true },
     { "src/qarith/blocks.c", "qr_op_find", true },
-    { "src/run/run.c", "qr_quant_twin_build", true },
-    { "src/quant/twin_wq.c", "qr_quant_twin_build", true },    /* the twin calls twin_wq, not back */
+    { "src/run/run.c", "qr_twin_build", true },
+    { "src/quant/twin_wq.c", "qr_twin_build", true },    /* the twin calls twin_wq, not back */
     { "src/quant/memest.c", "qr_table_init", true },
     { "src/report/html.c", "qr_session_open", true },
     { "src/analysis/match.c", "qr_session_equivalence", true },

@@ -231,8 +231,8 @@ static QrStatus qt_tp_open(QrSession *se, QrGraph **b, QrGraph **an, QrTensor *x
     QR_TRY(qr_tensor_alloc_data(x));
     uint64_t rng = 99;
     for (int64_t i = 0; i < x->numel; i++) ((float *)x->data)[i] = (float)qr_rng_normal(&rng);
-    QR_TRY(qr_graph_infer(*b, x));
-    QR_TRY(qr_graph_infer(*an, x));
+    QR_TRY(qr_run_infer(*b, x));
+    QR_TRY(qr_run_infer(*an, x));
     return qr_session_open(se, *b, *an, x);
 }
 

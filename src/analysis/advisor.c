@@ -98,7 +98,7 @@ static QrStatus qr__adv_act_stats(const QrGraph *g, const QrQuantizer *q, const 
     const float lo = (float)range.lo, hi = (float)range.hi;
     for (int64_t i0 = 0; i0 < n;) {
         int64_t len = QR_MIN(QR_MAX(run, 1), n - i0);
-        int64_t p = qr_quant_param_index(x->rank, x->dims, q->axis, q->block_size, np, i0);
+        int64_t p = qr_weights_param_index(x->rank, x->dims, q->axis, q->block_size, np, i0);
         float s1 = (float)qr_tensor_get_f64(sc, p);
         int32_t z = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? p : 0) : 0;
         const float fz = (float)z;

@@ -33,8 +33,8 @@ static QrStatus qr__bc_fit_shapes(QrGraph *b, QrGraph *a, const QrTensor *in) {
         same = t->dtype == in[k].dtype && qr_tensor_same_shape(t, &in[k]);
     }
     if (same) return QR_OK;
-    QR_TRY(qr_graph_infer(b, in));
-    return qr_graph_infer(a, in);
+    QR_TRY(qr_run_infer(b, in));
+    return qr_run_infer(a, in);
 }
 
 static QrStatus qr__bc_run_sample(QrGraph *b, QrGraph *a, const QrTensor *in, int only, QrMetrics *m) {
@@ -114,7 +114,7 @@ static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, in
         for (int k = 0; st == QR_OK && k < ni; k++) {
             path = qr_arena_printf(ar, "%s/%s", folder[k], files[s]);
             st = qr_dsset_sample_read(path, &cur[k]);
-            if (st == QR_OK) st = qr_graph_check_input(b, k, &cur[k]);
+            if (st == QR_OK) st = qr_run_check_input(b, k, &cur[k]);
             if (st != QR_OK) st = qr_err_wrap(st, "bad-case search: %s", path ? path : files[s]);
         }
         if (st != QR_OK) break;

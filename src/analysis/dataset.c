@@ -22,9 +22,9 @@ static void qr_ds_compare_end(QrDsCompare *d) {
 
 static void qr_ds_compare_free(QrDsCompare *d) {
     qr_ds_compare_end(d);
-    for (int r = 0; d->rows && r < d->n_rows; r++) qr_dslist_free(&d->rows[r].list);
+    for (int r = 0; d->rows && r < d->n_rows; r++) qr_dsacc_list_free(&d->rows[r].list);
     for (int j = 0; d->outs && j < d->n_outs; j++) {
-        qr_dslist_free(&d->outs[j].list);
+        qr_dsacc_list_free(&d->outs[j].list);
         free(d->outs[j].flips);
         qr_tok_free(&d->outs[j].tok);
     }
@@ -58,19 +58,19 @@ static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, co
         if (s->m.m[i].a_node < 0 || s->m.m[i].a_value < 0) continue;   /* qr_compare's rows */
         QrDsRow *r = &d->rows[d->n_rows++];
         r->match = i;
-        qr_dspool_init(&r->pool);
-        qr_dspool_init(&r->local);
+        qr_dsacc_pool_init(&r->pool);
+        qr_dsacc_pool_init(&r->local);
         r->split.w_channel = r->split.w_quant = r->split.i_quant = -1;
-        st = qr_dslist_alloc(&r->list, n);
+        st = qr_dsacc_list_alloc(&r->list, n);
     }
     for (int j = 0; st == QR_OK && j < d->n_outs; j++) {
         QrDsOut *o = &d->outs[j];
-        qr_dspool_init(&o->pool);
+        qr_dsacc_pool_init(&o->pool);
         const QrTensor *t = &s->b->values[s->b->outputs[j]].t;
         o->cls = t->rank == 2 && t->dims[1] >= 2;
         o->tok_out = qr_tok_is_logits(s->b->values[s->b->outputs[j]].name, t);
         o->flips = calloc((size_t)n + 1, sizeof *o->flips);
-        st = o->flips ? qr_dslist_alloc(&o->list, n) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        st = o->flips ? qr_dsacc_list_alloc(&o->list, n) : qr_errf(QR_ERR_NOMEM, "out of memory");
     }
     if (st != QR_OK) qr_ds_compare_free(d);
     return st;
@@ -107,7 +107,7 @@ static int64_t qr__ds_nonfinite(const QrTensor *t) {
 
 static void qr__ds_split_add(QrDsSplit *d, const QrErrSplit *e) {
     const double v[6] = { e->sw, e->si, e->s_round, e->s_clip, e->s_noise, e->su2 };
-    for (int j = 0; j < 6; j++) qr_xsum_add(&d->s[j], v[j]);
+    for (int j = 0; j < 6; j++) qr_dsacc_xsum_add(&d->s[j], v[j]);
     d->samples++;
     d->n += e->n;
     d->n_clip += e->n_clip;
@@ -119,7 +119,7 @@ static void qr__ds_split_add(QrDsSplit *d, const QrErrSplit *e) {
 }
 
 static void qr__ds_split_merge(QrDsSplit *a, const QrDsSplit *b) {
-    for (int j = 0; j < 6; j++) qr_xsum_merge(&a->s[j], &b->s[j]);
+    for (int j = 0; j < 6; j++) qr_dsacc_xsum_merge(&a->s[j], &b->s[j]);
     a->samples += b->samples;
     a->n += b->n;
     a->n_clip += b->n_clip;
@@ -137,7 +137,7 @@ static void qr__ds_split_view(const QrDsSplit *d, QrErrSplit *e) {
     e->n = d->n;
     e->n_clip = d->n_clip;
     double *v[6] = { &e->sw, &e->si, &e->s_round, &e->s_clip, &e->s_noise, &e->su2 };
-    for (int j = 0; j < 6; j++) *v[j] = (double)qr_xsum_value(&d->s[j]);
+    for (int j = 0; j < 6; j++) *v[j] = (double)qr_dsacc_xsum_value(&d->s[j]);
     if (d->per_channel) e->su2 = NAN;    /* steps_rms: no pooled per-channel median */
     e->steps_med = NAN;
     e->w_channel = d->w_channel;
@@ -176,11 +176,11 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
         const QrLayerRow *lr = &c.rows[r];
         int mi = lr->match;
         if (lr->has_m) {
-            qr_dspool_add(&dr->pool, &acc[2 * mi]);
-            qr_dslist_set(&dr->list, k, &acc[2 * mi], &lr->m);
+            qr_dsacc_pool_add(&dr->pool, &acc[2 * mi]);
+            qr_dsacc_list_set(&dr->list, k, &acc[2 * mi], &lr->m);
             dr->n_m++;
         }
-        if (lr->has_local) { qr_dspool_add(&dr->local, &acc[2 * mi + 1]); dr->n_local++; }
+        if (lr->has_local) { qr_dsacc_pool_add(&dr->local, &acc[2 * mi + 1]); dr->n_local++; }
         if (lr->sp.has) qr__ds_split_add(&dr->split, &lr->sp);
         if (lr->has_lsb) {
             dr->has_lsb = true;
@@ -207,8 +207,8 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
             qr_metric_acc_init(&a1);
             qr_metric_acc_add(&a1, x->data, f.data, x->numel);
             qr_metric_acc_finish(&a1, &m1);
-            qr_dspool_add(&o->pool, &a1);
-            qr_dslist_set(&o->list, k, &a1, &m1);
+            qr_dsacc_pool_add(&o->pool, &a1);
+            qr_dsacc_list_set(&o->list, k, &a1, &m1);
             if (d->rank_output < 0 || d->rank_output == j) qr_metric_acc_add(&all, x->data, f.data, x->numel);
             if (o->cls && x->rank == 2 && x->dims[1] >= 2) qr__ds_topk_add(o, k, x, f.data);
             if (o->tok_out) {    /* labels: the sample's input_ids shifted, when the model has them */
@@ -272,9 +272,9 @@ static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
         QrDsRow *x = &a->rows[r];
         const QrDsRow *y = &b->rows[r];
         if (x->match != y->match) return qr_errf(QR_ERR_INVALID, "the parts compare different layers (row %d)", r);
-        qr_dspool_merge(&x->pool, &y->pool);
-        qr_dspool_merge(&x->local, &y->local);
-        QR_TRY(qr_dslist_merge(&x->list, &y->list, a->names));
+        qr_dsacc_pool_merge(&x->pool, &y->pool);
+        qr_dsacc_pool_merge(&x->local, &y->local);
+        QR_TRY(qr_dsacc_list_merge(&x->list, &y->list, a->names));
         x->n_m += y->n_m;
         x->n_local += y->n_local;
         x->has_lsb |= y->has_lsb;
@@ -285,8 +285,8 @@ static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
     for (int j = 0; j < a->n_outs; j++) {
         QrDsOut *x = &a->outs[j];
         const QrDsOut *y = &b->outs[j];
-        qr_dspool_merge(&x->pool, &y->pool);
-        QR_TRY(qr_dslist_merge(&x->list, &y->list, a->names));
+        qr_dsacc_pool_merge(&x->pool, &y->pool);
+        QR_TRY(qr_dsacc_list_merge(&x->list, &y->list, a->names));
         x->rows += y->rows; x->agree += y->agree; x->top5_hits += y->top5_hits; x->top5_den += y->top5_den;
         QR_TRY(qr_tok_merge(&x->tok, &y->tok));
         for (int k = 0; k < a->n_samples; k++) if (b->done[k]) x->flips[k] = y->flips[k];
@@ -309,11 +309,11 @@ static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
 }
 
 static void qr_ds_row_metrics(const QrDsRow *r, QrMetrics *m, QrMetrics *local) {
-    if (m) qr_dspool_finish(&r->pool, &r->list, true, true, m);
-    if (local) qr_dspool_finish(&r->local, NULL, false, false, local);
+    if (m) qr_dsacc_pool_finish(&r->pool, &r->list, true, true, m);
+    if (local) qr_dsacc_pool_finish(&r->local, NULL, false, false, local);
 }
 
-static void qr_ds_out_metrics(const QrDsOut *o, QrMetrics *m) { qr_dspool_finish(&o->pool, &o->list, true, true, m); }
+static void qr_ds_out_metrics(const QrDsOut *o, QrMetrics *m) { qr_dsacc_pool_finish(&o->pool, &o->list, true, true, m); }
 
 static const QrDsCompare *qr__ds_rank_ctx;
 static QrMetricKind qr__ds_rank_metric;
@@ -370,8 +370,8 @@ static QrStatus qr__ds_layer_table(const QrDsCompare *d, const QrSession *s, boo
         for (int j = 0; st == QR_OK && j < nb; j++) if (base.rows[r][j]) st = qr_table_set(t, row, j, base.rows[r][j]);
         const QrDsRow *dr = &d->rows[r];
         QrDsColStats cs, ss;
-        qr_ds_col_stats(dr->list.cos, dr->list.has, d->n_samples, &cs);
-        qr_ds_col_stats(dr->list.sqnr, dr->list.has, d->n_samples, &ss);
+        qr_dsacc_col_stats(dr->list.cos, dr->list.has, d->n_samples, &cs);
+        qr_dsacc_col_stats(dr->list.sqnr, dr->list.has, d->n_samples, &ss);
         if (st == QR_OK) st = qr_table_setf(t, row, nb, "%lld", (long long)dr->n_m);
         if (st != QR_OK || !dr->n_m) continue;
         qr_compare_num(t, row, nb + 1, cs.mean, csv);
@@ -411,8 +411,8 @@ static QrStatus qr__ds_out_table(const QrDsCompare *d, const QrSession *s, bool 
         for (int q = 0; q < QR_ARRAY_LEN(mv); q++) qr_compare_num(t, row, 3 + q, mv[q], csv);
         qr_table_setf(t, row, 10, "%lld", (long long)m.n_nonfinite);
         QrDsColStats cs, ss;
-        qr_ds_col_stats(o->list.cos, o->list.has, d->n_samples, &cs);
-        qr_ds_col_stats(o->list.sqnr, o->list.has, d->n_samples, &ss);
+        qr_dsacc_col_stats(o->list.cos, o->list.has, d->n_samples, &cs);
+        qr_dsacc_col_stats(o->list.sqnr, o->list.has, d->n_samples, &ss);
         qr_compare_num(t, row, 11, cs.mean, csv);
         qr_compare_num(t, row, 12, cs.worst >= 0 ? o->list.cos[cs.worst] : NAN, csv);
         if (cs.worst >= 0) qr_table_set(t, row, 13, d->names[cs.worst]);
@@ -488,7 +488,7 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
     for (int k = 0; k < d->n_samples; k++) { bad_in += d->smp_in_bad[k]; n_bad_smp += d->smp_in_bad[k] > 0; }
     /* the model outputs concatenated, pooled: the header line compare writes for one input */
     QrDsPool pool;
-    qr_dspool_init(&pool);
+    qr_dsacc_pool_init(&pool);
     QrMetrics mo = {0};
     const char *ohead = "";
     if (d->n_outs == 1) {
@@ -791,8 +791,8 @@ static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s
         QrMetrics m;
         qr_ds_out_metrics(x, &m);
         QrDsColStats cs, ss;
-        qr_ds_col_stats(x->list.cos, x->list.has, d->n_samples, &cs);
-        qr_ds_col_stats(x->list.sqnr, x->list.has, d->n_samples, &ss);
+        qr_dsacc_col_stats(x->list.cos, x->list.has, d->n_samples, &cs);
+        qr_dsacc_col_stats(x->list.sqnr, x->list.has, d->n_samples, &ss);
         qr_json_obj_begin(j);
         qr_json_kv_str(j, "name", s->b->values[s->b->outputs[o]].name);
         qr_json_kv_num(j, "pooled_cosine", m.cosine);

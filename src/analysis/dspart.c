@@ -71,7 +71,7 @@ static const char *qr__dsp_gstr(QrDsR *r, QrArena *a) {
 
 static void qr_dspart_put_xsum(QrDsW *w, const QrXSum *s) {
     QrXSum t = *s;
-    qr_xsum_norm(&t);
+    qr_dsacc_xsum_norm(&t);
     for (int i = 0; i < QR_XSUM_LIMBS; i++) qr_dspart_put_u64(w, (uint64_t)t.l[i]);
     qr_dspart_put_u64(w, (uint64_t)t.n_nan); qr_dspart_put_u64(w, (uint64_t)t.n_pinf); qr_dspart_put_u64(w, (uint64_t)t.n_ninf);
 }
@@ -507,7 +507,7 @@ static QrStatus qr_dspart_check(const QrDsPart *parts, int n) {
 
 /* ==== shards ========================================================================= */
 
-static void qr_ds_shard_range(int n_samples, int k, int n, int *lo, int *hi) {
+static void qr_dspart_shard_range(int n_samples, int k, int n, int *lo, int *hi) {
     *lo = (int)((int64_t)k * n_samples / n);
     *hi = (int)((int64_t)(k + 1) * n_samples / n);
 }
@@ -521,7 +521,7 @@ static bool qr__dsp_int(const char *s, long *out) {
     return true;
 }
 
-static QrStatus qr_ds_shard_parse(const char *spec, int *k, int *n) {
+static QrStatus qr_dspart_shard_parse(const char *spec, int *k, int *n) {
     long a, b;
     if (!strncmp(spec, "auto", 4) && (spec[4] == 0 || spec[4] == '/')) {
         const char *id = getenv("SLURM_ARRAY_TASK_ID"), *cnt = getenv("SLURM_ARRAY_TASK_COUNT"), *mn = getenv("SLURM_ARRAY_TASK_MIN");

@@ -92,10 +92,10 @@ static QrStatus qr_dspart_load(const QrDsPart *p, const QrSession *s, QrDsCompar
 /* The value of option key in p (NULL when absent). */
 static const char *qr_dspart_opt(const QrDsPart *p, const char *key);
 /* Samples of shard k of n over n_samples: the contiguous block [k·n_samples/n, (k+1)·n_samples/n). */
-static void qr_ds_shard_range(int n_samples, int k, int n, int *lo, int *hi);
+static void qr_dspart_shard_range(int n_samples, int k, int n, int *lo, int *hi);
 /* "K/N" (0-based K), or "auto": SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT,
  * else JOB_COMPLETION_INDEX of QR_SHARD_COUNT ("auto/N" gives the count). */
-static QrStatus qr_ds_shard_parse(const char *spec, int *k, int *n);
+static QrStatus qr_dspart_shard_parse(const char *spec, int *k, int *n);
 
 /* analysis/dsstat's .qrpart section (a QrDsSection, acc = a QrDsStatRun initialized for the
  * session): put writes both profiles and the distributions; merge reads one part's and adds

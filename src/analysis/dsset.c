@@ -143,7 +143,7 @@ static QrStatus qr_dsset_read(const QrDsSet *ds, const QrGraph *b, int k, const 
     for (int i = 0; st == QR_OK && i < ds->n_inputs; i++) {
         snprintf(path, sizeof path, "%s/%s", ds->folder[i], ds->names[k]);
         st = qr_dsset_sample_read(path, &in[i]);
-        if (st == QR_OK) st = qr_graph_check_input(b, i, &in[i]);
+        if (st == QR_OK) st = qr_run_check_input(b, i, &in[i]);
         if (st == QR_OK && ref && (in[i].dtype != ref[i].dtype || !qr_tensor_same_shape(&in[i], &ref[i]))) {
             char s1[128], s2[128];
             st = qr_errf(QR_ERR_SHAPE, "input '%s' is %s %s but the first sample's is %s %s (every sample must have the same "

@@ -22,9 +22,9 @@ static void qr_statacc_add(QrStatAcc *a, const QrStats *s) {
     if (!s->n) return;
     double n = (double)s->n;
     a->n += s->n;
-    qr_xsum_add_prod(&a->sx, n, s->mean);
-    qr_xsum_add_nm2(&a->sx2, n, s->mean);
-    qr_xsum_add(&a->m2, s->m2);
+    qr_dsacc_xsum_add_prod(&a->sx, n, s->mean);
+    qr_dsacc_xsum_add_nm2(&a->sx2, n, s->mean);
+    qr_dsacc_xsum_add(&a->m2, s->m2);
     if (qr__dss_below(s->min, a->min)) a->min = s->min;
     if (qr__dss_below(a->max, s->max)) a->max = s->max;
 }
@@ -35,9 +35,9 @@ static void qr_statacc_merge(QrStatAcc *a, const QrStatAcc *b) {
     a->n_posinf += b->n_posinf;
     a->n_neginf += b->n_neginf;
     a->n += b->n;
-    qr_xsum_merge(&a->sx, &b->sx);
-    qr_xsum_merge(&a->sx2, &b->sx2);
-    qr_xsum_merge(&a->m2, &b->m2);
+    qr_dsacc_xsum_merge(&a->sx, &b->sx);
+    qr_dsacc_xsum_merge(&a->sx2, &b->sx2);
+    qr_dsacc_xsum_merge(&a->m2, &b->m2);
     if (qr__dss_below(b->min, a->min)) a->min = b->min;
     if (qr__dss_below(a->max, b->max)) a->max = b->max;
 }
@@ -49,12 +49,12 @@ static void qr_statacc_finish(const QrStatAcc *a, QrStats *o) {
     o->n_posinf = a->n_posinf;
     o->n_neginf = a->n_neginf;
     if (!a->n) return;
-    long double n = (long double)a->n, sx = qr_xsum_value(&a->sx);
+    long double n = (long double)a->n, sx = qr_dsacc_xsum_value(&a->sx);
     o->min = a->min;
     o->max = a->max;
     o->mean = (double)(sx / n);
     /* Σ(x − mean)² = Σ m2_s + Σ n_s·mean_s² − (Σ n_s·mean_s)² / N */
-    long double m2 = qr_xsum_value(&a->m2) + qr_xsum_value(&a->sx2) - sx * sx / n;
+    long double m2 = qr_dsacc_xsum_value(&a->m2) + qr_dsacc_xsum_value(&a->sx2) - sx * sx / n;
     o->m2 = m2 > 0 ? (double)m2 : 0;
 }
 
@@ -117,7 +117,7 @@ static QrStatus qr_statset_write(const QrStatSet *ss, const char *dir, const cha
 
 static QrStatus qr__dss_put_xsum(const QrXSum *s, uint8_t **buf, size_t *len, size_t *cap) {
     QrXSum t = *s;
-    qr_xsum_norm(&t);
+    qr_dsacc_xsum_norm(&t);
     for (int l = 0; l < QR_XSUM_LIMBS; l++) QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)t.l[l], 8));
     QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)t.n_nan, 8));
     QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)t.n_pinf, 8));
@@ -187,7 +187,7 @@ static QrStatus qr_statset_get(QrStatSet *ss, const uint8_t *p, size_t avail, si
 
 /* ==== profile --data ================================================================= */
 
-static QrStatus qr_profile_data(const QrGraph *g, const QrDsSet *ds, const QrProfileSel *sel, const char *dir,
+static QrStatus qr_dsstat_profile_data(const QrGraph *g, const QrDsSet *ds, const QrProfileSel *sel, const char *dir,
                                 QrStepHook *progress, int *n_nonfinite) {
     QrStatSet ss;
     QR_TRY(qr_statset_init(&ss, g));

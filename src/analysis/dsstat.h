@@ -45,7 +45,7 @@ static QrStatus qr_statset_get(QrStatSet *ss, const uint8_t *p, size_t avail, si
 /* `profile --data`: runs g on every sample of ds and writes statistic.txt/.csv over all of
  * them into dir (errors name the sample). */
 struct QrDsSet;
-static QrStatus qr_profile_data(const QrGraph *g, const struct QrDsSet *ds, const QrProfileSel *sel, const char *dir,
+static QrStatus qr_dsstat_profile_data(const QrGraph *g, const struct QrDsSet *ds, const QrProfileSel *sel, const char *dir,
                                 QrStepHook *progress, int *n_nonfinite);
 
 /* ==== runall --data: the consumer of each sample's runs ================================

@@ -1024,7 +1024,7 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsS
     QrDsList *list = NULL, rlist = {0};
     QrSensRow *tmp = NULL;
     QrStatus st = QR_OK;
-    qr_dspool_init(&rpool);
+    qr_dsacc_pool_init(&rpool);
     for (int j = 0; st == QR_OK && j < K; j++) {
         QrSensResult r = {0};
         QrMetricAcc *acc = NULL, racc;
@@ -1036,8 +1036,8 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsS
             list = calloc((size_t)n + 1, sizeof *list);
             ss->rank = calloc((size_t)n * (size_t)K + 1, sizeof *ss->rank);
             tmp = calloc((size_t)n + 1, sizeof *tmp);
-            st = pool && list && ss->rank && tmp ? qr_dslist_alloc(&rlist, K) : qr_errf(QR_ERR_NOMEM, "out of memory");
-            for (int i = 0; st == QR_OK && i < n; i++) { qr_dspool_init(&pool[i]); st = qr_dslist_alloc(&list[i], K); }
+            st = pool && list && ss->rank && tmp ? qr_dsacc_list_alloc(&rlist, K) : qr_errf(QR_ERR_NOMEM, "out of memory");
+            for (int i = 0; st == QR_OK && i < n; i++) { qr_dsacc_pool_init(&pool[i]); st = qr_dsacc_list_alloc(&list[i], K); }
         }
         if (st == QR_OK && r.n != n)
             st = qr_errf(QR_ERR_INVALID, "sensitivity rows changed between samples (%d vs %d)", r.n, n);
@@ -1045,13 +1045,13 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsS
             const QrSensRow *x = &r.rows[i], *y = j ? &ss->r.rows[i] : x;
             if (x->n_q != y->n_q || x->q[0] != y->q[0] || x->type != y->type)
                 st = qr_errf(QR_ERR_INVALID, "sensitivity row %d changed between samples", i);
-            qr_dspool_add(&pool[i], &acc[i]);
-            qr_dslist_set(&list[i], j, &acc[i], &x->m);
+            qr_dsacc_pool_add(&pool[i], &acc[i]);
+            qr_dsacc_list_set(&list[i], j, &acc[i], &x->m);
             tmp[i] = *x;
         }
         if (st == QR_OK) {
-            qr_dspool_add(&rpool, &racc);
-            qr_dslist_set(&rlist, j, &racc, &r.reference);
+            qr_dsacc_pool_add(&rpool, &racc);
+            qr_dsacc_list_set(&rlist, j, &racc, &r.reference);
             qr__sens_sort(tmp, n, o);            /* this sample's ranking */
             for (int p = 0; p < n; p++) ss->rank[(size_t)tmp[p].id * (size_t)K + (size_t)j] = p + 1;
         }
@@ -1063,8 +1063,8 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsS
         }
     }
     if (st == QR_OK) {
-        for (int i = 0; i < n; i++) qr_dspool_finish(&pool[i], &list[i], true, true, &ss->r.rows[i].m);
-        qr_dspool_finish(&rpool, &rlist, true, true, &ss->r.reference);
+        for (int i = 0; i < n; i++) qr_dsacc_pool_finish(&pool[i], &list[i], true, true, &ss->r.rows[i].m);
+        qr_dsacc_pool_finish(&rpool, &rlist, true, true, &ss->r.reference);
         qr__sens_sort(ss->r.rows, n, o);
         /* samples whose top 5 are the pooled top 5 */
         int top = QR_MIN(5, n);
@@ -1074,8 +1074,8 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsS
             ss->n_top5_same += same;
         }
     }
-    for (int i = 0; list && i < n; i++) qr_dslist_free(&list[i]);
-    qr_dslist_free(&rlist);
+    for (int i = 0; list && i < n; i++) qr_dsacc_list_free(&list[i]);
+    qr_dsacc_list_free(&rlist);
     free(pool);
     free(list);
     free(tmp);
@@ -1102,14 +1102,14 @@ static QrStatus qr__sens_set_curves(QrSession *s, const QrDsSet *ds, const QrTen
             ss->p05 = calloc(cells + 1, sizeof(double));
             ss->p95 = calloc(cells + 1, sizeof(double));
             if (!pool || !val || !ss->mean || !ss->p05 || !ss->p95) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-            for (size_t c = 0; st == QR_OK && c < cells; c++) qr_dspool_init(&pool[c]);
+            for (size_t c = 0; st == QR_OK && c < cells; c++) qr_dsacc_pool_init(&pool[c]);
         }
         if (st == QR_OK && a.n_settings != ns) st = qr_errf(QR_ERR_INVALID, "cumulative-error settings changed between samples");
         for (int i = 0; st == QR_OK && i < nm; i++)
             for (int k = 0; k < ns; k++) {
                 size_t c = (size_t)i * (size_t)ns + (size_t)k;
                 const QrMetricAcc *x = &acc[(size_t)k * (size_t)nm + (size_t)i];
-                if (x->n_bad >= 0) qr_dspool_add(&pool[c], x);
+                if (x->n_bad >= 0) qr_dsacc_pool_add(&pool[c], x);
                 val[c * (size_t)K + (size_t)j] = a.val[c];
             }
         free(acc);
@@ -1121,13 +1121,13 @@ static QrStatus qr__sens_set_curves(QrSession *s, const QrDsSet *ds, const QrTen
             for (int k = 0; k < ns; k++) {
                 size_t c = (size_t)i * (size_t)ns + (size_t)k;
                 QrMetrics m;
-                qr_dspool_finish(&pool[c], NULL, false, false, &m);
+                qr_dsacc_pool_finish(&pool[c], NULL, false, false, &m);
                 ss->acc.val[c] = pool[c].n_samples == K && s->vis[i] >= 0 ? qr_metric_get(&m, metric) : NAN;
                 QrDsColStats cs;
                 const double *v = &val[c * (size_t)K];
                 bool all = true;
                 for (int j = 0; j < K; j++) all = all && v[j] == v[j];
-                qr_ds_col_stats(v, NULL, K, &cs);
+                qr_dsacc_col_stats(v, NULL, K, &cs);
                 ss->mean[c] = all ? cs.mean : NAN;
                 ss->p05[c] = all ? cs.p05 : NAN;
                 ss->p95[c] = all ? cs.p95 : NAN;

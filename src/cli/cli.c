@@ -68,7 +68,7 @@ static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) {
 /* --quiet of the command being run (set by qr__cli_parse) for the loaders' warnings. */
 static bool qr__cli_quiet;
 
-/* A model warning (qr_graph_lint) on stderr. */
+/* A model warning (qr_run_lint) on stderr. */
 static void qr__cli_lint_emit(void *user, const char *msg) {
     QR_UNUSED(user);
     fprintf(stderr, "qreport: warning: %s\n", msg);
@@ -346,7 +346,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
                 fprintf(stderr, "qreport: --int16 must be float or integer\n%s", usage);
                 return QR_EXIT_USAGE;
             }
-            qr_quant_lower_set_int16(!strcmp(v, "integer"));
+            qr_lower_set_int16(!strcmp(v, "integer"));
         }
         else if (!strcmp(a, "--metric")) QR__CLI_NEXT(o->metric);
         else if (!strcmp(a, "--sensitivity")) QR__CLI_NEXT(o->sens_mode);
@@ -546,7 +546,7 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
         if (access(p, R_OK) != 0) snprintf(p, sizeof p, "%s/%s.pb", o->inputs[0], name);
         if (access(p, R_OK) != 0) continue;
         st = qr_cli_read_tensor(p, &in[i]);
-        if (st == QR_OK) st = qr_graph_check_input(g, i, &in[i]);
+        if (st == QR_OK) st = qr_run_check_input(g, i, &in[i]);
         if (st == QR_OK) given[i] = &in[i];
     }
     if (st == QR_OK && in_dir) {
@@ -572,7 +572,7 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
         }
         if (in[idx].data) { st = qr_errf(QR_ERR_INVALID, "input '%s' given twice", g->values[g->inputs[idx]].name); break; }
         st = qr_cli_read_tensor(spec, &in[idx]);
-        if (st == QR_OK) st = qr_graph_check_input(g, idx, &in[idx]);
+        if (st == QR_OK) st = qr_run_check_input(g, idx, &in[idx]);
         if (st == QR_OK) given[idx] = &in[idx];
     }
     for (int k = 0; st == QR_OK && k < o->n_shapes; k++) {
@@ -596,7 +596,7 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
     }
     QrTensor *shapes = calloc((size_t)g->n_inputs + 1, sizeof *shapes);
     if (st == QR_OK && !shapes) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr_graph_input_shapes_bound(g, given, o->dims, o->n_dims, shapes);
+    if (st == QR_OK) st = qr_run_input_shapes_bound(g, given, o->dims, o->n_dims, shapes);
     for (int i = 0; st == QR_OK && i < g->n_inputs; i++) {
         if (in[i].data) continue;
         uint64_t rng = o->seed * 0x9e3779b97f4a7c15ull + (uint64_t)i + 1;
@@ -612,8 +612,8 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
             else qr_tensor_set_i64(&in[i], e, (int64_t)(qr_rng_next(&rng) % 10));
         }
     }
-    if (st == QR_OK) st = qr_graph_infer(g, shapes);
-    if (st == QR_OK && !o->quiet) qr_graph_lint(g, qr__cli_lint_emit, NULL);
+    if (st == QR_OK) st = qr_run_infer(g, shapes);
+    if (st == QR_OK && !o->quiet) qr_run_lint(g, qr__cli_lint_emit, NULL);
     for (int i = 0; st == QR_OK && i < g->n_inputs; i++) {
         QrStats s;
         qr_stats_init(&s);
@@ -785,8 +785,8 @@ static int qr_cli_run(int argc, char **argv) {
     QrLowerInfo info = {0};
     const QrGraph *exe = g;
     if (int_mode) {
-        st = qr_quant_table_build(g, &qt);
-        if (st == QR_OK) st = qr_quant_lower(g, &qt, &low, &info);
+        st = qr_qtable_build(g, &qt);
+        if (st == QR_OK) st = qr_lower_graph(g, &qt, &low, &info);
         if (st != QR_OK) st = qr_err_wrap(st, "--mode int: lowering %s to integer kernels", o.model);
         else exe = &low;
         if (st == QR_OK && !info.n_groups)
@@ -846,7 +846,7 @@ static int qr_cli_run(int argc, char **argv) {
     free(ms);
     qr_graph_free(&low);                  /* borrows from g: first */
     qr_lower_info_free(&info);
-    qr_quant_table_free(&qt);
+    qr_qtable_free(&qt);
     qr__cli_release(g, in);
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
@@ -876,7 +876,7 @@ static int qr_cli_profile(int argc, char **argv) {
         qr_progress_init(&pg, stderr, o.quiet);
         QrStepHook hook = qr_progress_hook(&pg);
         if (st == QR_OK) qr_progress_begin(&pg, "samples", 0);
-        if (st == QR_OK) { st = qr_profile_data(g, &ds, &sel, dir, &hook, &nonfinite); qr_progress_end(&pg, st); }
+        if (st == QR_OK) { st = qr_dsstat_profile_data(g, &ds, &sel, dir, &hook, &nonfinite); qr_progress_end(&pg, st); }
         qr_dsset_free(&ds);
     } else if (st == QR_OK) st = qr_profile_write_sel(g, in, NULL, NULL, dir, "", &sel, &nonfinite);
     if (st == QR_OK && nonfinite) qr__cli_warn(&o, "%d rows contain NaN/Inf values (see the NaN and Inf columns)", nonfinite);
@@ -896,9 +896,9 @@ static QrStatus qr__cli_load_second(const char *path, const QrGraph *base, const
     else if (a->n_inputs != base->n_inputs)
         st = qr_errf(QR_ERR_INVALID, "%s has %d inputs but the baseline %s has %d", path, a->n_inputs, base->path,
                      base->n_inputs);
-    for (int i = 0; st == QR_OK && i < a->n_inputs; i++) st = qr_graph_check_input(a, i, &inputs[i]);
-    if (st == QR_OK) st = qr_graph_infer(a, inputs);
-    if (st == QR_OK && !qr__cli_quiet) qr_graph_lint(a, qr__cli_lint_emit, NULL);
+    for (int i = 0; st == QR_OK && i < a->n_inputs; i++) st = qr_run_check_input(a, i, &inputs[i]);
+    if (st == QR_OK) st = qr_run_infer(a, inputs);
+    if (st == QR_OK && !qr__cli_quiet) qr_run_lint(a, qr__cli_lint_emit, NULL);
     if (st == QR_OK) st = qr__cli_mem_check(base, a, inputs);
     if (st != QR_OK) { qr_graph_free(a); free(a); return st; }
     *out = a;
@@ -967,7 +967,7 @@ static int qr_cli_check(int argc, char **argv) {
     const char *dir = o.out_dir ? o.out_dir : ".";
     QrQuantTable qt = {0};
     QrStats *stats = NULL;
-    st = qr_quant_table_build(g, &qt);
+    st = qr_qtable_build(g, &qt);
     if (st == QR_OK && o.n_inputs) {
         stats = calloc((size_t)g->n_values + 1, sizeof *stats);
         bool *seen = calloc((size_t)g->n_values + 1, sizeof *seen);
@@ -984,7 +984,7 @@ static int qr_cli_check(int argc, char **argv) {
                chk.sum.n_shared, chk.sum.n_anomalies, path);
     qr_check_free(&chk);
     free(stats);
-    qr_quant_table_free(&qt);
+    qr_qtable_free(&qt);
     qr__cli_release(g, in);
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
@@ -1087,7 +1087,7 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     }
     int shard = 0, n_shards = 1, lo = 0, hi = 0;
     if (o->shard) {
-        st = qr_ds_shard_parse(o->shard, &shard, &n_shards);
+        st = qr_dspart_shard_parse(o->shard, &shard, &n_shards);
         if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
         if (st != QR_OK) { code = qr__cli_fail(st); goto done; }
     }
@@ -1096,7 +1096,7 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     dc.skip_bad = o->skip_bad;
     dc.part = o->shard != NULL;              /* a shard whose samples are all bad is no error: merge checks the set */
     hi = ds.n;
-    if (st == QR_OK && o->shard) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
+    if (st == QR_OK && o->shard) qr_dspart_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
     qr_progress_init(&pr, stderr, o->quiet);
     QrStepHook hook = qr_progress_hook(&pr);
@@ -1371,7 +1371,7 @@ static int qr__cli_sens_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTenso
     }
     int shard = 0, n_shards = 1, lo = 0, hi = 0;
     if (o->shard) {
-        st = qr_ds_shard_parse(o->shard, &shard, &n_shards);
+        st = qr_dspart_shard_parse(o->shard, &shard, &n_shards);
         if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
     }
     QrSensOpts knobs = {0};
@@ -1381,7 +1381,7 @@ static int qr__cli_sens_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTenso
     dc.skip_bad = o->skip_bad;
     dc.part = o->shard != NULL;              /* a shard whose samples are all bad is no error: merge checks the set */
     hi = ds.n;
-    if (st == QR_OK && o->shard) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
+    if (st == QR_OK && o->shard) qr_dspart_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
     qr_progress_init(&pr, stderr, o->quiet);
     QrStepHook hook = qr_progress_hook(&pr);

@@ -127,7 +127,7 @@ static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts
     out->no_repro = d.no_repro;
     out->emit_dir = d.emit_dir;
     if (d.emit_dir) {                               /* refused before anything runs */
-        QrStatus st = qr_deploy_outdir_check(d.emit_dir);
+        QrStatus st = qr_dump_outdir_check(d.emit_dir);
         if (st != QR_OK) return qr__cli_fail(st);
     }
     if ((d.dump_map || d.dump_tol != 1.0) && !d.dump_dir) {
@@ -162,7 +162,7 @@ static int qr_cli_extract(int argc, char **argv) {
     rc = qr__cli_parse(argc, argv, &o, qr__cli_usage_extract, true);
     if (rc) return rc < 0 ? 0 : rc;
     if (!o.out_dir) { fprintf(stderr, "qreport: extract needs -o DIR\n%s", qr__cli_usage_extract); return QR_EXIT_USAGE; }
-    QrStatus st = qr_deploy_outdir_check(o.out_dir);
+    QrStatus st = qr_dump_outdir_check(o.out_dir);
     if (st != QR_OK) return qr__cli_fail(st);
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;

@@ -39,7 +39,7 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     int shard = 0, n_shards = 1, lo = 0, hi = 0;
     QrStatus st = o->data_dir ? QR_OK : qr_errf(QR_ERR_INVALID, "--shard needs --data DIR");
     if (st == QR_OK && o->single) st = qr_errf(QR_ERR_INVALID, "--shard needs both models (BASE.onnx ANALYSIS.onnx)");
-    if (st == QR_OK) st = qr_ds_shard_parse(o->shard, &shard, &n_shards);
+    if (st == QR_OK) st = qr_dspart_shard_parse(o->shard, &shard, &n_shards);
     if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
     if (st == QR_OK) { st = qr_session_open(&se, b, a, in); open = st == QR_OK; }
     if (st == QR_OK) st = qr_dsset_list(b, o->data_dir, o->samples ? o->samples : o->num_steps, &ds);
@@ -54,7 +54,7 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
         dc.base_tap_user = &xs;
         dc.hooks = &xs.hooks;
     }
-    if (st == QR_OK) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
+    if (st == QR_OK) qr_dspart_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
     qr_progress_init(&pr, stderr, o->quiet);
     QrStepHook hook = qr_progress_hook(&pr);
@@ -345,9 +345,9 @@ static int qr_cli_merge(int argc, char **argv) {
         qr_err_clear();
         st = qr_dsset_read(&ds, g[0], k, NULL, in);
     }
-    if (st == QR_OK) st = qr_graph_infer(g[0], in);
-    for (int i = 0; st == QR_OK && i < g[1]->n_inputs; i++) st = qr_graph_check_input(g[1], i, &in[i]);
-    if (st == QR_OK) st = qr_graph_infer(g[1], in);
+    if (st == QR_OK) st = qr_run_infer(g[0], in);
+    for (int i = 0; st == QR_OK && i < g[1]->n_inputs; i++) st = qr_run_check_input(g[1], i, &in[i]);
+    if (st == QR_OK) st = qr_run_infer(g[1], in);
     if (st == QR_OK) { st = qr_session_open(&se, g[0], g[1], in); open = st == QR_OK; }
     if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
     QrDsStatRun xs = {0};                    /* runall parts: both profiles */

@@ -282,13 +282,13 @@ static QrStatus qr_mem_estimate(const QrGraph *b, const QrGraph *a, const QrTens
     QrTwin tw;
     bool have_tw = false;
     if (a && o->cmd != QR_MEM_BADCASE) {       /* find-bad-case opens no session */
-        have_tw = qr_quant_twin_build(a, inputs, &tw) == QR_OK;
+        have_tw = qr_twin_build(a, inputs, &tw) == QR_OK;
         if (!have_tw) qr_err_clear();          /* the session reports it; size the twin as a */
     }
     const QrGraph *t = have_tw ? &tw.g : a;
     int nv = QR_MAX(b->n_values, a ? QR_MAX(a->n_values, t->n_values) : 0);
     int *uses = malloc(((size_t)nv + 1) * 2 * sizeof *uses);
-    if (!uses) { if (have_tw) qr_quant_twin_free(&tw); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    if (!uses) { if (have_tw) qr_twin_free(&tw); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
     QrHmGraph mb, ma = {0}, mt = {0};
     qr__hm_measure(&mb, b, 0, false, uses, uses + nv + 1);
     if (a) {
@@ -314,7 +314,7 @@ static QrStatus qr_mem_estimate(const QrGraph *b, const QrGraph *a, const QrTens
     if (o->cmd == QR_MEM_SENSITIVITY || runall) e->analysis_values = ana_vals;
     qr__hm_phases(o, &mb, &ma, &mt, a != NULL, have_tw ? mt.model : 0, in_bytes, tables, base_vals, ana_vals,
                   qr__hm_file(a ? a->path : b->path), e);
-    if (have_tw) qr_quant_twin_free(&tw);
+    if (have_tw) qr_twin_free(&tw);
     return QR_OK;
 }
 

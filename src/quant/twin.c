@@ -23,7 +23,7 @@ static bool qr__tw_moves_only(const QrNode *n) {
     return false;
 }
 
-static bool qr_twk_is_int(const QrGraph *g, int v) {
+static bool qr__tw_is_int(const QrGraph *g, int v) {
     QrDType d = g->values[v].t.dtype;
     return d == QR_DT_S8 || d == QR_DT_U8 || d == QR_DT_S16 || d == QR_DT_U16 || d == QR_DT_S4 || d == QR_DT_U4;
 }
@@ -47,7 +47,7 @@ static bool qr__tw_qparams(const QrGraph *s, int v, int *scale, int *zp, int *ax
             *zp = n->n_out > 2 ? n->out[2] : -1;
             return *scale >= 0;
         }
-        const QrQopInfo *qi = qr_quant_qop(n);
+        const QrQopInfo *qi = qr_qtable_qop(n);
         if (qi) {
             *scale = qi->y_scale < n->n_in ? n->in[qi->y_scale] : -1;
             *zp = qi->y_zp < n->n_in ? n->in[qi->y_zp] : -1;
@@ -216,7 +216,7 @@ static QrStatus qr__tw_intop(QrTwCtx *cx, const QrNode *n) {
 static QrStatus qr__tw_passthrough(QrTwCtx *cx, const QrNode *n) {
     const QrGraph *s = cx->s;
     int sc, zp, axis;
-    if (n->n_in < 1 || n->in[0] < 0 || !qr_twk_is_int(s, n->in[0]) || !qr__tw_qparams(s, n->in[0], &sc, &zp, &axis) ||
+    if (n->n_in < 1 || n->in[0] < 0 || !qr__tw_is_int(s, n->in[0]) || !qr__tw_qparams(s, n->in[0], &sc, &zp, &axis) ||
         axis >= 0 || n->n_out > 16)
         return QR_ERR_UNSUPPORTED;
     int in[64], out[16];
@@ -242,7 +242,7 @@ static void qr__tw_keep_note(QrTwCtx *cx, const QrNode *n, const char *why) {
         snprintf(cx->tw->note, sizeof cx->tw->note, "node '%s' (%s) has no float twin: %s", n->name, n->op_type, why);
 }
 
-static QrStatus qr_quant_twin_build(const QrGraph *s, const QrTensor *inputs, QrTwin *tw) {
+static QrStatus qr_twin_build(const QrGraph *s, const QrTensor *inputs, QrTwin *tw) {
     memset(tw, 0, sizeof *tw);
     QrTwCtx cx = { .s = s, .tw = tw };
     cx.dq_cache = malloc(((size_t)s->n_values + 1) * sizeof(int));
@@ -257,7 +257,7 @@ static QrStatus qr_quant_twin_build(const QrGraph *s, const QrTensor *inputs, Qr
         const QrNode *n = &s->nodes[ni];
         if (cx.consumed[ni]) continue;
         cx.origin = ni;
-        const QrQopInfo *qi = qr_quant_qop(n);
+        const QrQopInfo *qi = qr_qtable_qop(n);
         QrStatus r = QR_ERR_UNSUPPORTED;
         if (qi) r = qr__tw_qop(&cx, n, qi);
         else if (qr_twk_is(n, "ConvInteger") || qr_twk_is(n, "MatMulInteger")) r = qr__tw_intop(&cx, n);
@@ -273,10 +273,10 @@ static QrStatus qr_quant_twin_build(const QrGraph *s, const QrTensor *inputs, Qr
         st = qr_twk_add(&cx, n->name, n->op_type, n->domain, n->n_in, n->in, n->n_out, n->out, n->n_attr, n->attr);
     }
     if (st == QR_OK) st = qr_graph_finalize(&tw->g);
-    if (st == QR_OK) st = qr_graph_infer(&tw->g, inputs);
+    if (st == QR_OK) st = qr_run_infer(&tw->g, inputs);
     if (st != QR_OK) {
         st = qr_err_wrap(st, "building the float twin of %s", s->path ? s->path : "the analysis model");
-        qr_quant_twin_free(tw);
+        qr_twin_free(tw);
     }
     free(cx.dq_cache);
     free(cx.dq_scale);
@@ -284,7 +284,7 @@ static QrStatus qr_quant_twin_build(const QrGraph *s, const QrTensor *inputs, Qr
     return st;
 }
 
-static void qr_quant_twin_free(QrTwin *tw) {
+static void qr_twin_free(QrTwin *tw) {
     qr_graph_free(&tw->g);
     free(tw->origin);
     memset(tw, 0, sizeof *tw);

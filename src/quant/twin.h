@@ -8,7 +8,7 @@
 
 /* Builds the twin of src (which must be shape-inferred) and infers its shapes on
  * the same inputs. The twin borrows src's initializers: src must outlive it. */
-static QrStatus qr_quant_twin_build(const QrGraph *src, const QrTensor *inputs, QrTwin *tw);
-static void qr_quant_twin_free(QrTwin *tw);
+static QrStatus qr_twin_build(const QrGraph *src, const QrTensor *inputs, QrTwin *tw);
+static void qr_twin_free(QrTwin *tw);
 
 #endif

@@ -23,7 +23,7 @@
  * accuracy_level 4 with int8 activations (4/8-bit codes, no float zero points, no g_idx): the node
  * stays and computes the output while its quantizer is enabled (ORT's int8 arithmetic); disabled,
  * the float product of W (dequantized or matched) replaces its output (the BlockDequant's
- * select_on / select_off, quant/quant.c). Kept as they are (the note says why): non-constant
+ * select_on / select_off, quant/qtable.c). Kept as they are (the note says why): non-constant
  * weights, scales, zero points, g_idx or bias. */
 
 /* Input i of n is absent or a constant of the source (an initializer, or folded from constants
@@ -68,7 +68,7 @@ static QrStatus qr__twq_new(QrTensor *t, QrDType dt, int rank, const int64_t *di
 
 /* qreport.int.BlockDequant of codes with per-element scale index map (constants of the twin; zp and
  * table optional); its output value in *out. on/off (optional): the value the quantizer switches
- * (when it is disabled, readers of `on` read `off`: quant/quant.c). */
+ * (when it is disabled, readers of `on` read `off`: quant/qtable.c). */
 static QrStatus qr__twq_bdq(QrTwCtx *cx, const char *base, QrTensor *codes, QrTensor *sc, QrTensor *zp, QrTensor *map,
                            QrTensor *table, int64_t bs, const char *on, const char *off, int *out) {
     int in[5] = { -1, -1, -1, -1, -1 };

@@ -17,7 +17,7 @@ typedef struct QrTwin {
     char note[512];          /* the first reason a node was kept */
 } QrTwin;
 
-/* The rewriting of source graph s into the twin tw (quant/twin.c's qr_quant_twin_build). */
+/* The rewriting of source graph s into the twin tw (quant/twin.c's qr_twin_build). */
 typedef struct QrTwCtx {
     const QrGraph *s;
     QrTwin *tw;

@@ -1210,7 +1210,7 @@ static QrStatus qr__bn_annotated(QrBundle *bd, const QrBnGraph *gr) {
     const char *mv[2] = { "every matched node's metrics are in its doc_string and metadata_props (keys qreport.*)",
                           qr_arena_printf(a, "initializers of 1 KiB or more are external data in '%s' (the analysis model "
                                           "itself): copy this file next to it to load the weights", base) };
-    return qr_ox_annotate(se->a->path, qr_bundle_path(bd, QR_BF_GRAPH_ONNX), base, 1024, notes, nn, 2, mk, mv);
+    return qr_onnxw_annotate(se->a->path, qr_bundle_path(bd, QR_BF_GRAPH_ONNX), base, 1024, notes, nn, 2, mk, mv);
 }
 
 /* The graph/ overlays: Model Explorer node data and the annotated model. */

@@ -7,6 +7,17 @@
 
 enum { QR_EXIT_OK = 0, QR_EXIT_FAIL = 1, QR_EXIT_USAGE = 2 };
 
+/* runall: the analysis model is parsed on a helper thread while the baseline loads and
+ * prepares (qr__cli_begin starts it, qr__cli_load_second takes its result). */
+typedef struct QrCliPreload {
+    const char *path;
+    QrGraph *g;
+    QrStatus st;
+    char msg[2048];
+    pthread_t th;
+    bool running;
+} QrCliPreload;
+
 typedef struct QrCliOpts {
     const char *model;
     const char *model2;          /* analysis model for two-model commands */
@@ -52,6 +63,12 @@ typedef struct QrCliOpts {
     bool demote_int16;           /* sensitivity --demote-int16 */
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL */
     int generate;                /* --generate N: greedy decoding of N tokens with both models */
+    /* The command's run, not options: set by qr__cli_begin (data_first: its argument), read by
+     * qr__cli_prepare, qr__cli_load_second and qr__cli_mem_check. */
+    bool data_first;             /* data-set commands: --data's first sample is the input */
+    char mem_cmd[32];            /* the command's name, from the usage text: "runall" */
+    QrMemOpts mem_opts;          /* what the --max-memory check estimates (max_memory > 0) */
+    QrCliPreload *pre;           /* runall's analysis model loading on a helper thread, or NULL */
 } QrCliOpts;
 
 static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -64,9 +81,6 @@ static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) {
     fprintf(stderr, "\n");
     va_end(ap);
 }
-
-/* --quiet of the command being run (set by qr__cli_parse) for the loaders' warnings. */
-static bool qr__cli_quiet;
 
 /* A model warning (qr_run_lint) on stderr. */
 static void qr__cli_lint_emit(void *user, const char *msg) {
@@ -507,8 +521,6 @@ static QrStatus qr_cli_read_tensor(const char *path, QrTensor *t) {
 
 /* Loads the model and builds one input tensor per graph input: from files,
  * or random (deterministic in seed) when none are given. */
-static bool qr__cli_data_first;           /* data-set commands: --data's first sample is the input */
-
 static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **inputs_out) {
     QrGraph *g = NULL;
     QR_TRY(qr_run_load(o->model, &g));
@@ -522,7 +534,7 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
     const QrTensor **given = calloc((size_t)g->n_inputs + 1, sizeof *given);
     QrTensor *shape_of = calloc((size_t)g->n_inputs + 1, sizeof *shape_of);
     QrStatus st = in && given && shape_of ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK && qr__cli_data_first && o->data_dir && !o->n_inputs) {
+    if (st == QR_OK && o->data_first && o->data_dir && !o->n_inputs) {
         QrDsSet ds;
         st = qr_dsset_list(g, o->data_dir, o->samples, &ds);
         if (st == QR_OK) st = qr_dsset_read(&ds, g, 0, NULL, in);
@@ -658,15 +670,6 @@ static void qr__cli_release(QrGraph *g, QrTensor *in) {
 /* runall: the analysis model is parsed on a helper thread while the baseline loads and
  * prepares (qr__cli_begin starts it, qr__cli_load_second takes its result). Not with
  * --max-memory, whose estimate must pass before anything loads. */
-typedef struct QrCliPreload {
-    const char *path;
-    QrGraph *g;
-    QrStatus st;
-    char msg[2048];
-    pthread_t th;
-    bool running;
-} QrCliPreload;
-static QrCliPreload qr__cli_pre;
 
 static void *qr__cli_preload_main(void *arg) {
     QrCliPreload *p = arg;
@@ -676,57 +679,53 @@ static void *qr__cli_preload_main(void *arg) {
 }
 
 /* Waits for the preload; its graph (or NULL when it failed: *st and the message) goes to the caller. */
-static QrGraph *qr__cli_preload_take(const char *path, QrStatus *st) {
+static QrGraph *qr__cli_preload_take(QrCliOpts *o, const char *path, QrStatus *st) {
     *st = QR_OK;
-    if (!qr__cli_pre.running || strcmp(qr__cli_pre.path, path)) return NULL;
-    pthread_join(qr__cli_pre.th, NULL);
-    qr__cli_pre.running = false;
-    if (qr__cli_pre.st != QR_OK) *st = qr_errf(qr__cli_pre.st, "%s", qr__cli_pre.msg);
-    return qr__cli_pre.g;
+    QrCliPreload *p = o->pre;
+    if (!p || strcmp(p->path, path)) return NULL;
+    pthread_join(p->th, NULL);
+    o->pre = NULL;
+    QrGraph *g = p->g;
+    if (p->st != QR_OK) *st = qr_errf(p->st, "%s", p->msg);
+    free(p);
+    return g;
 }
 
-static void qr__cli_preload_drop(void) {
-    if (!qr__cli_pre.running) return;
+static void qr__cli_preload_drop(QrCliOpts *o) {
+    if (!o->pre) return;
     QrStatus st;
-    QrGraph *g = qr__cli_preload_take(qr__cli_pre.path, &st);
+    QrGraph *g = qr__cli_preload_take(o, o->pre->path, &st);
     if (g) { qr_graph_free(g); free(g); }
     qr_err_clear();
 }
 
-/* What the check needs of the command being run (set by qr__cli_begin). */
-static struct {
-    char cmd[32];            /* its name, from the usage text: "runall" */
-    int64_t max_memory;      /* 0: no check */
-    QrMemOpts opts;
-} qr__cli_mem;
-
-/* The estimate of the command being run on b (and a) against --max-memory. */
-static QrStatus qr__cli_mem_check(const QrGraph *b, const QrGraph *a, const QrTensor *in) {
-    if (qr__cli_mem.max_memory <= 0) return QR_OK;
+/* The estimate of the command o runs on b (and a) against --max-memory. */
+static QrStatus qr__cli_mem_check(const QrCliOpts *o, const QrGraph *b, const QrGraph *a, const QrTensor *in) {
+    if (o->max_memory <= 0) return QR_OK;
     QrMemEstimate e;
-    QR_TRY(qr_mem_estimate(b, a, in, &qr__cli_mem.opts, &e));
-    return qr_mem_check(&e, qr__cli_mem.cmd, qr__cli_mem.max_memory);
+    QR_TRY(qr_mem_estimate(b, a, in, &o->mem_opts, &e));
+    return qr_mem_check(&e, o->mem_cmd, o->max_memory);
 }
 
-/* Common start of a one-model command: parse, load the model, build inputs.
- * Returns -1 when the command should go on, else the exit code to return. */
-static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_models, QrCliOpts *o, QrGraph **g,
-                         QrTensor **in) {
+/* Common start of a one-model command: parse, load the model, build inputs (data_first: from
+ * --data's first sample when no -i is given). Returns -1 when the command should go on, else the
+ * exit code to return. */
+static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_models, bool data_first, QrCliOpts *o,
+                         QrGraph **g, QrTensor **in) {
     int rc = qr__cli_parse(argc, argv, o, usage, two_models);
     if (rc) return rc < 0 ? 0 : rc;
-    qr__cli_quiet = o->quiet;
+    o->data_first = data_first;
     static const struct { const char *name; QrMemCmd cmd; } cmds[] = {
         { "run", QR_MEM_RUN }, { "profile", QR_MEM_PROFILE }, { "check", QR_MEM_CHECK }, { "match", QR_MEM_MATCH },
         { "compare", QR_MEM_COMPARE }, { "sensitivity", QR_MEM_SENSITIVITY }, { "runall", QR_MEM_RUNALL },
         { "find-bad-case", QR_MEM_BADCASE },
     };
     const char *w = strstr(usage, "qreport ");
-    snprintf(qr__cli_mem.cmd, sizeof qr__cli_mem.cmd, "%.*s", w ? (int)strcspn(w + 8, " ") : 7, w ? w + 8 : "qreport");
-    qr__cli_mem.max_memory = o->max_memory;
-    qr__cli_mem.opts = (QrMemOpts){ .cmd = two_models ? QR_MEM_RUNALL : QR_MEM_RUN, .mode = o->mode,
-                                    .data_search = o->data_dir != NULL };
-    for (int k = 0; k < QR_ARRAY_LEN(cmds); k++) if (!strcmp(qr__cli_mem.cmd, cmds[k].name)) qr__cli_mem.opts.cmd = cmds[k].cmd;
-    qr__cli_mem.opts.no_exec = qr__cli_mem.opts.cmd == QR_MEM_CHECK && o->n_inputs == 0;
+    snprintf(o->mem_cmd, sizeof o->mem_cmd, "%.*s", w ? (int)strcspn(w + 8, " ") : 7, w ? w + 8 : "qreport");
+    o->mem_opts = (QrMemOpts){ .cmd = two_models ? QR_MEM_RUNALL : QR_MEM_RUN, .mode = o->mode,
+                               .data_search = o->data_dir != NULL };
+    for (int k = 0; k < QR_ARRAY_LEN(cmds); k++) if (!strcmp(o->mem_cmd, cmds[k].name)) o->mem_opts.cmd = cmds[k].cmd;
+    o->mem_opts.no_exec = o->mem_opts.cmd == QR_MEM_CHECK && o->n_inputs == 0;
     if (o->max_memory > 0) {
         mallopt(M_MMAP_THRESHOLD, 128 << 10);
         qr_run_pool_set_idle(0);             /* no idle buffers beyond the live values the estimate counts */
@@ -734,22 +733,26 @@ static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_mode
         const char *files[2] = { o->model, o->model2 };
         QrMemEstimate e;
         qr_mem_estimate_files(files, two_models ? 2 : 1, &e);
-        QrStatus st = qr_mem_check(&e, qr__cli_mem.cmd, o->max_memory);
+        QrStatus st = qr_mem_check(&e, o->mem_cmd, o->max_memory);
         if (st != QR_OK) return qr__cli_fail(st);
     }
-    if (two_models && o->max_memory <= 0 && o->model2 && !strcmp(qr__cli_mem.cmd, "runall")) {
-        qr__cli_pre = (QrCliPreload){ .path = o->model2 };
-        qr__cli_pre.running = pthread_create(&qr__cli_pre.th, NULL, qr__cli_preload_main, &qr__cli_pre) == 0;
+    if (two_models && o->max_memory <= 0 && o->model2 && !strcmp(o->mem_cmd, "runall")) {
+        QrCliPreload *p = calloc(1, sizeof *p);
+        if (p) {
+            p->path = o->model2;
+            if (pthread_create(&p->th, NULL, qr__cli_preload_main, p) == 0) o->pre = p;
+            else free(p);
+        }
     }
     QrStatus st = qr__cli_prepare(o, g, in);
     if (st == QR_OK && !two_models) {
-        st = qr__cli_mem_check(*g, NULL, *in);
+        st = qr__cli_mem_check(o, *g, NULL, *in);
         if (st != QR_OK) qr__cli_release(*g, *in);
     }
     if (st != QR_OK) {
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", qr_err_msg());   /* the baseline's error comes first */
-        qr__cli_preload_drop();
+        qr__cli_preload_drop(o);
         st = qr_errf(st, "%s", msg);
     }
     return st == QR_OK ? -1 : qr__cli_fail(st);
@@ -776,7 +779,7 @@ static int qr_cli_run(int argc, char **argv) {
         fprintf(stderr, "qreport: run --mode must be sim or int\n%s", qr__cli_usage_run);
         return QR_EXIT_USAGE;
     }
-    rc = qr__cli_begin(argc, argv, qr__cli_usage_run, false, &o, &g, &in);   /* load + --max-memory check */
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_run, false, false, &o, &g, &in);   /* load + --max-memory check */
     if (rc >= 0) return rc;
     QrStatus st = QR_OK;
     const char *dir = o.out_dir ? o.out_dir : ".";
@@ -855,8 +858,7 @@ static int qr_cli_profile(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *g;
     QrTensor *in;
-    qr__cli_data_first = true;
-    int rc = qr__cli_begin(argc, argv, qr__cli_usage_profile, false, &o, &g, &in);
+    int rc = qr__cli_begin(argc, argv, qr__cli_usage_profile, false, true, &o, &g, &in);
     if (rc >= 0) return rc;
     if (o.data_dir && o.n_inputs) {
         fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__cli_usage_profile);
@@ -885,10 +887,12 @@ static int qr_cli_profile(int argc, char **argv) {
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
 
-/* Loads the analysis model and prepares it for the baseline's inputs. */
-static QrStatus qr__cli_load_second(const char *path, const QrGraph *base, const QrTensor *inputs, QrGraph **out) {
+/* Loads the analysis model and prepares it for the baseline's inputs (o: the command's options
+ * and run, from qr__cli_begin). */
+static QrStatus qr__cli_load_second(QrCliOpts *o, const char *path, const QrGraph *base, const QrTensor *inputs,
+                                    QrGraph **out) {
     QrStatus st;
-    QrGraph *a = qr__cli_preload_take(path, &st);
+    QrGraph *a = qr__cli_preload_take(o, path, &st);
     QR_TRY(st);
     if (!a) QR_TRY(qr_run_load(path, &a));
     if (!a->n_outputs)
@@ -898,8 +902,8 @@ static QrStatus qr__cli_load_second(const char *path, const QrGraph *base, const
                      base->n_inputs);
     for (int i = 0; st == QR_OK && i < a->n_inputs; i++) st = qr_run_check_input(a, i, &inputs[i]);
     if (st == QR_OK) st = qr_run_infer(a, inputs);
-    if (st == QR_OK && !qr__cli_quiet) qr_run_lint(a, qr__cli_lint_emit, NULL);
-    if (st == QR_OK) st = qr__cli_mem_check(base, a, inputs);
+    if (st == QR_OK && !o->quiet) qr_run_lint(a, qr__cli_lint_emit, NULL);
+    if (st == QR_OK) st = qr__cli_mem_check(o, base, a, inputs);
     if (st != QR_OK) { qr_graph_free(a); free(a); return st; }
     *out = a;
     return QR_OK;
@@ -909,14 +913,14 @@ static int qr_cli_match(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b, *a = NULL;
     QrTensor *in;
-    int rc = qr__cli_begin(argc, argv, qr__cli_usage_match, true, &o, &b, &in);
+    int rc = qr__cli_begin(argc, argv, qr__cli_usage_match, true, false, &o, &b, &in);
     if (rc >= 0) return rc;
     QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
     QrSession se = {0};
     QrEquivResult eq = {0};
     bool have_eq = false;
-    st = qr__cli_load_second(o.model2, b, in, &a);
+    st = qr__cli_load_second(&o, o.model2, b, in, &a);
     if (st == QR_OK) st = qr_session_open(&se, b, a, in);
     if (st == QR_OK) {
         QrStatus es = qr_session_run_baseline(&se);      /* also proves every pair (equivalence verification) */
@@ -961,7 +965,7 @@ static int qr_cli_check(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *g;
     QrTensor *in;
-    int rc = qr__cli_begin(argc, argv, qr__cli_usage_check, false, &o, &g, &in);
+    int rc = qr__cli_begin(argc, argv, qr__cli_usage_check, false, false, &o, &g, &in);
     if (rc >= 0) return rc;
     QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
@@ -989,12 +993,13 @@ static int qr_cli_check(int argc, char **argv) {
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
 
-/* Loads both models and opens the analysis session. */
+/* Loads both models (the inputs from --data's first sample when no -i is given) and opens the
+ * analysis session. */
 static int qr__cli_pair(int argc, char **argv, const char *usage, QrCliOpts *o, QrGraph **b, QrGraph **a, QrTensor **in,
                         QrSession *se) {
-    int rc = qr__cli_begin(argc, argv, usage, true, o, b, in);
+    int rc = qr__cli_begin(argc, argv, usage, true, true, o, b, in);
     if (rc >= 0) return rc;
-    QrStatus st = qr__cli_load_second(o->model2, *b, *in, a);
+    QrStatus st = qr__cli_load_second(o, o->model2, *b, *in, a);
     if (st == QR_OK) st = qr_session_open(se, *b, *a, *in);
     if (st == QR_OK && se->tw.n_kept)
         qr__cli_warn(o, "%d integer node%s cannot be toggled: %s", se->tw.n_kept, se->tw.n_kept == 1 ? "" : "s", se->tw.note);
@@ -1168,7 +1173,6 @@ static int qr_cli_compare(int argc, char **argv) {
         for (int k = 0; k < np; k++) { av[argc + 2 * k] = "-i"; av[argc + 2 * k + 1] = (char *)paths[k]; }
         ac = argc + 2 * np;
     }
-    qr__cli_data_first = true;
     rc = qr__cli_pair(ac, av, qr__cli_usage_compare, &o, &b, &a, &in, &se);
     if (rc >= 0) { qr_arena_free(&ar); return rc; }
     const char *dir = o.out_dir ? o.out_dir : ".";
@@ -1419,7 +1423,6 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
     QrSession se = {0};
-    qr__cli_data_first = true;
     int rc = qr__cli_pair(argc, argv, qr__cli_usage_sensitivity, &o, &b, &a, &in, &se);
     if (rc >= 0) return rc;
     const char *dir = o.out_dir ? o.out_dir : ".";

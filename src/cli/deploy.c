@@ -77,7 +77,7 @@ static int qr_cli_compare_dump(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *a = NULL, *b = NULL;
     QrTensor *in = NULL;
-    rc = qr__cli_begin(argc, argv, qr__cli_usage_compare_dump, true, &o, &a, &in);
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_compare_dump, true, false, &o, &a, &in);
     if (rc >= 0) return rc;
     const char *dump_dir = o.model2;
     const char *dir = o.out_dir ? o.out_dir : ".";
@@ -85,7 +85,7 @@ static int qr_cli_compare_dump(int argc, char **argv) {
     bool have_se = false;
     QrStatus st = QR_OK;
     if (d.baseline) {
-        st = qr__cli_load_second(d.baseline, a, in, &b);
+        st = qr__cli_load_second(&o, d.baseline, a, in, &b);
         if (st == QR_OK) st = qr_session_open(&se, b, a, in);
         have_se = st == QR_OK;
     }
@@ -166,9 +166,9 @@ static int qr_cli_extract(int argc, char **argv) {
     if (st != QR_OK) return qr__cli_fail(st);
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
-    rc = qr__cli_begin(argc, argv, qr__cli_usage_extract, true, &o, &b, &in);
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_extract, true, false, &o, &b, &in);
     if (rc >= 0) return rc;
-    st = qr__cli_load_second(o.model2, b, in, &a);
+    st = qr__cli_load_second(&o, o.model2, b, in, &a);
     QrSession se = { 0 };
     QrCompare c = { 0 };
     bool have_se = false, have_c = false;
@@ -238,9 +238,9 @@ static int qr_cli_promote(int argc, char **argv) {
         }
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
-    rc = qr__cli_begin(argc, argv, qr__cli_usage_promote, true, &o, &b, &in);
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_promote, true, false, &o, &b, &in);
     if (rc >= 0) { qr_arena_free(&ar); return rc; }
-    QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
+    QrStatus st = qr__cli_load_second(&o, o.model2, b, in, &a);
     QrSession se = { 0 };
     bool have_se = false;
     int *nodes = NULL, n = 0;

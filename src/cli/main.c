@@ -13,7 +13,6 @@ typedef struct QrCliMerged {
     const QrDsSet *ds;
     const QrDsStatRun *stat;     /* runall parts: both profiles (section "dsprof") */
 } QrCliMerged;
-static const QrCliMerged *qr__cli_merged;   /* set by qreport merge around its runall call */
 
 /* runall's arguments after "runall" minus the per-process ones, '\n'-joined into buf. */
 static void qr__cli_runall_args(int argc, char **argv, char *buf, size_t n) {
@@ -121,8 +120,9 @@ static QrStatus qr__cli_badcase_merged(const QrCliMerged *m, const QrGraph *b, Q
     return st;
 }
 
-/* argv is the whole command line (for the manifest). */
-static int qr_cli_runall(int argc, char **argv) {
+/* argv is the whole command line (for the manifest); merged: qreport merge's accumulators (the
+ * comparison and profiles over the set, merged from parts), NULL for runall itself. */
+static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merged) {
     QrCliOpts o;
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
@@ -131,10 +131,10 @@ static int qr_cli_runall(int argc, char **argv) {
     char **pargv = argv;
     int rc = qr_cli_deploy_runall_args(&pargc, &pargv, &dep);
     if (rc) return rc;
-    qr__cli_data_first = true;               /* --data: the graphs are inferred on its first sample */
-    rc = qr__cli_begin(pargc - 2, pargv + 2, qr__cli_usage_runall, true, &o, &b, &in);
+    /* --data: the graphs are inferred on its first sample */
+    rc = qr__cli_begin(pargc - 2, pargv + 2, qr__cli_usage_runall, true, true, &o, &b, &in);
     if (rc >= 0) return rc;
-    QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
+    QrStatus st = qr__cli_load_second(&o, o.model2, b, in, &a);
     if (st != QR_OK) { qr__cli_release(b, in); return qr__cli_fail(st); }
     char cmdline[8192];
     size_t n = 0;
@@ -159,10 +159,10 @@ static int qr_cli_runall(int argc, char **argv) {
     if (o.shard) return qr__cli_runall_shard(&o, b, a, in, pargc, pargv);
     QrBadcase bc = {0};
     bool have_bc = false;
-    if (o.data_dir && qr__cli_merged) {      /* qreport merge: the worst sample of the merged table */
+    if (o.data_dir && merged) {      /* qreport merge: the worst sample of the merged table */
         QrMetricKind mk = QR_METRIC_L1;
         if (o.metric) qr_metric_parse(o.metric, &mk);
-        st = qr__cli_badcase_merged(qr__cli_merged, b, mk, &bc);
+        st = qr__cli_badcase_merged(merged, b, mk, &bc);
         have_bc = st == QR_OK;
         if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
     }
@@ -188,7 +188,7 @@ static int qr_cli_runall(int argc, char **argv) {
         ro.dataset_metric = QR_METRIC_L1;
         if (o.metric) qr_metric_parse(o.metric, &ro.dataset_metric);
         ro.sens_samples = o.sens_samples;
-        if (qr__cli_merged) { ro.dataset_merged = qr__cli_merged->dc; ro.dataset_merged_stat = qr__cli_merged->stat; }
+        if (merged) { ro.dataset_merged = merged->dc; ro.dataset_merged_stat = merged->stat; }
     }
     ro.deploy = dep;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
@@ -251,10 +251,10 @@ static int qr_cli_badcase(int argc, char **argv) {
     int rc = qr__cli_parse(argc, argv, &o, qr__cli_usage_badcase, true);
     if (rc) return rc < 0 ? 0 : rc;
     if (!o.data_dir) { fprintf(stderr, "qreport: find-bad-case needs --data DIR\n%s", qr__cli_usage_badcase); return QR_EXIT_USAGE; }
-    qr__cli_data_first = true;               /* the graphs are inferred on --data's first sample, as runall --data */
-    rc = qr__cli_begin(argc, argv, qr__cli_usage_badcase, true, &o, &b, &in);
+    /* the graphs are inferred on --data's first sample, as runall --data */
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_badcase, true, true, &o, &b, &in);
     if (rc >= 0) return rc;
-    QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
+    QrStatus st = qr__cli_load_second(&o, o.model2, b, in, &a);
     QrMetricKind mk = QR_METRIC_L1;
     if (o.metric) qr_metric_parse(o.metric, &mk);
     QrBadcase bc = {0};
@@ -375,9 +375,7 @@ static int qr_cli_merge(int argc, char **argv) {
         if (quiet) av[ac++] = "--quiet";
         av[ac] = NULL;
         QrCliMerged mg = { &dc, &ds, &xs };
-        qr__cli_merged = &mg;
-        int code = qr_cli_runall(ac, (char **)av);
-        qr__cli_merged = NULL;
+        int code = qr__cli_runall_merged(ac, (char **)av, &mg);
         qr_ds_compare_free(&dc);
         qr_dsstat_run_free(&xs);
         if (open) qr_session_close(&se);
@@ -446,7 +444,7 @@ QR_TESTAPI int qr_cli_main(int argc, char **argv) {
     if (!strcmp(cmd, "check")) return qr_cli_check(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare")) return qr_cli_compare(argc - 2, argv + 2);
     if (!strcmp(cmd, "sensitivity")) return qr_cli_sensitivity(argc - 2, argv + 2);
-    if (!strcmp(cmd, "runall")) return qr_cli_runall(argc, argv);
+    if (!strcmp(cmd, "runall")) return qr__cli_runall_merged(argc, argv, NULL);
     if (!strcmp(cmd, "find-bad-case")) return qr_cli_badcase(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare-dump")) return qr_cli_compare_dump(argc - 2, argv + 2);
     if (!strcmp(cmd, "extract")) return qr_cli_extract(argc - 2, argv + 2);

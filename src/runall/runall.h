@@ -57,4 +57,17 @@ typedef struct QrRunallResult {
 static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor *inputs, const QrRunallOpts *o,
                               QrRunallResult *r);
 
+#ifdef QR_TESTING
+/* Fault injection, in test builds only (tests run runall in a child process: tests/test_cli.c's
+ * qt_cli_faults): fail_stage, that analysis fails ("injected failure"); stop_stage, the process
+ * stops (SIGSTOP) once that analysis has written its files; zip_fail_write, the Nth write step of
+ * the zip fails; zip_stop_at / dir_stop_at, the process stops before the Nth write step of the
+ * zip / of --keep-dir's folder (report/zip's hooks). NULL / 0: off; f NULL: all off. */
+typedef struct QrRunallFaults {
+    const char *fail_stage, *stop_stage;
+    int zip_fail_write, zip_stop_at, dir_stop_at;
+} QrRunallFaults;
+QR_TESTAPI void qr_runall_test_faults(const QrRunallFaults *f);
+#endif
+
 #endif

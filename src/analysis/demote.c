@@ -258,7 +258,7 @@ static QrStatus qr_demote_run(QrSession *s, QrMetricKind metric, QrDemotion *out
     out->n_16 = n16;
     if (st == QR_OK) st = qr__dm_as_is(s, &out->as_is);
     QrDmJob job = { s, run, out->rows };
-    if (st == QR_OK) st = qr_session_jobs(out->n, qr__dm_job, &job, &s->progress);
+    if (st == QR_OK) st = qr_session_jobs(s, out->n, qr__dm_job, &job, &s->progress);
     if (st == QR_OK) {
         qsort_r(out->rows, (size_t)out->n, sizeof *out->rows, qr__dm_cmp, &metric);
     }

@@ -450,7 +450,7 @@ static QrStatus qr__sens_run_rows(QrSession *s, const QrSensOpts *o, QrSensResul
     if (st == QR_OK && (!j.w || !j.reach || (acc_out && !j.acc))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int t = 0; st == QR_OK && t < nt; t++) st = qr__sens_work_alloc(s, &j.w[t]);
     int kept = 0;
-    if (st == QR_OK) st = qr_session_jobs(r->n, qr__sens_row_job, &j, &s->progress);
+    if (st == QR_OK) st = qr_session_jobs(s, r->n, qr__sens_row_job, &j, &s->progress);
     for (int k = 0; st == QR_OK && k < r->n; k++) {
         QrSensRow *row = &r->rows[k];
         if (!j.reach[k]) { r->n_skipped += row->type == QR_SENS_BOTH ? 0 : row->n_q; continue; }
@@ -902,7 +902,7 @@ static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const
         if (st == QR_OK && job.acc && !built) st = qr_errf(QR_ERR_INVALID, "cumulative error over samples: stale reference");
     }
     job.inc = inc;
-    if (st == QR_OK) st = qr_session_jobs(ns, qr__sens_accum_job, &job, &s->progress);
+    if (st == QR_OK) st = qr_session_jobs(s, ns, qr__sens_accum_job, &job, &s->progress);
     /* incremental settings kept the reference's (full) values outside their cone */
     for (int k = 0; st == QR_OK && job.acc && k < ns; k++)
         for (int i = 0; i < nm; i++) {

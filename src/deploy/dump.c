@@ -670,7 +670,7 @@ static QrStatus qr_dump_compare(const QrGraph *a, const QrTensor *inputs, QrSess
             if (qt.q[q].float_value >= 0) need[qt.q[q].float_value] = true;
         }
     }
-    if (st == QR_OK) st = qr_lower_graph(a, &qt, &low, &info);
+    if (st == QR_OK) st = qr_lower_graph(a, &qt, o->int16_integer, &low, &info);
     if (st == QR_OK) {
         ki = (QrDpKeep){ need, calloc((size_t)a->n_values + 1, sizeof(QrTensor)), a->n_values };
         ks = (QrDpKeep){ need, calloc((size_t)a->n_values + 1, sizeof(QrTensor)), a->n_values };

@@ -30,6 +30,7 @@ typedef struct QrLwBuild {
     int n_prop;
     QrLwProp *props;                  /* at most one per node */
     int *vdq;                         /* per value of g: the QrLwProp whose DQ now writes it, or -1 */
+    bool int16_integer;               /* 16-bit groups lowered too (qr_lower_graph) */
 } QrLwBuild;
 
 /* The tensor behind value v of the lowered graph (g's, or one the build adds). */
@@ -625,11 +626,6 @@ static bool qr__lw_candidate(const QrLwBuild *b, const QrNode *n) {
     return false;
 }
 
-/* 16-bit groups: float (ONNX Runtime's CPU provider) unless set to integer (an NPU). */
-static bool qr__lw_int16_integer;
-
-static void qr_lower_set_int16(bool integer) { qr__lw_int16_integer = integer; }
-
 static bool qr__lw_is16(QrDType dt) { return dt == QR_DT_U16 || dt == QR_DT_S16; }
 
 /* Group gr of node n quantizes something to 16 bits: its output or one of its inputs. */
@@ -654,7 +650,7 @@ static QrStatus qr__lw_propagate(QrLwBuild *b, int ni, bool *done) {
     if (!qr__lw_is(n, "MaxPool") || n->out[0] < 0 || qr__lw_indices_used(g, n) || g->values[n->out[0]].is_output)
         return QR_OK;
     if (qr__lw_dq(b, n->in[0], false, &x) || !qr_quant_is_act(x.dt) || !(qr__lw_f(b, x.scale, 0) > 0)) return QR_OK;
-    if (qr__lw_is16(x.dt) && !qr__lw_int16_integer) return QR_OK;   /* 16-bit: stays float */
+    if (qr__lw_is16(x.dt) && !b->int16_integer) return QR_OK;   /* 16-bit: stays float */
     QrLwProp *p = &b->props[b->n_prop];
     memset(p, 0, sizeof *p);
     p->op = ni;
@@ -735,11 +731,12 @@ static QrStatus qr__lw_dqgemm(QrLwBuild *b, const QrNode *n, int *in, bool *ok) 
     return QR_OK;
 }
 
-static QrStatus qr_lower_graph(const QrGraph *g, const QrQuantTable *t, QrGraph *out, QrLowerInfo *info) {
+static QrStatus qr_lower_graph(const QrGraph *g, const QrQuantTable *t, bool int16_integer, QrGraph *out,
+                               QrLowerInfo *info) {
     memset(out, 0, sizeof *out);
     memset(info, 0, sizeof *info);
     QrArena *A = &info->arena;
-    QrLwBuild b = { .g = g, .arena = A };
+    QrLwBuild b = { .g = g, .arena = A, .int16_integer = int16_integer };
     const char *path = g->path ? g->path : "model";
     int nn = g->n_nodes;
     info->n_nodes_in = nn;
@@ -774,7 +771,7 @@ static QrStatus qr_lower_graph(const QrGraph *g, const QrQuantTable *t, QrGraph 
         if (st != QR_OK) return qr__lw_fail(NULL, &b, info, st);
         if (!why && (removed[gr->q] || (gr->act >= 0 && removed[gr->act])))
             why = "its QuantizeLinear belongs to another group";
-        if (!why && !qr__lw_int16_integer && qr__lw_group16(&b, n, gr))
+        if (!why && !b.int16_integer && qr__lw_group16(&b, n, gr))
             why = "a 16-bit Q/DQ group: float, as ONNX Runtime's CPU provider runs it (--int16 integer lowers it)";
         if (why) {
             qr__lw_rollback(&b, mark);

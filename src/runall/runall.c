@@ -120,6 +120,8 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     if (st == QR_OK) {
         qr_progress_begin(&bd->prog, "prepare", 0);
         st = qr_session_open(&bd->se, b, a, inputs);
+        bd->se.int16_integer = o->int16_integer;
+        if (st == QR_OK && o->low_memory) qr_session_low_memory(&bd->se);
         if (st == QR_OK && o->single_model) qr_session_single_model(&bd->se);
         bd->se.progress = qr_progress_hook(&bd->prog);
         if (st == QR_OK && o->dataset && !o->dataset_merged) {   /* --data: the pass over the set, then the analyses on its worst sample */
@@ -179,7 +181,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
                                                                         &merged, &bd->cmp, &early.cmp)
                                                    : qr_errf(QR_ERR_NOMEM, "out of memory");
         qr_err_clear();
-        qr_session_jobs(QR__RA_EARLY, qr__ra_early_job, &early, NULL);
+        qr_session_jobs(&bd->se, QR__RA_EARLY, qr__ra_early_job, &early, NULL);
         if (s_cmp == QR_OK) s_cmp = early.st[0] != QR_OK ? early.st[0] : early.st[1];
         s_cmp = qr_compare_finish(early.cmp, s_cmp);
         qr_err_clear();

@@ -42,6 +42,8 @@ typedef struct QrRunallOpts {
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL (analysis/tokens) */
     int generate;                /* --generate N: greedy decoding of N tokens with both models (analysis/generate) */
     QrGraph *gen_b, *gen_a;      /* with generate: b and a, which the decoding re-infers step by step (then back) */
+    bool int16_integer;          /* --int16 integer: the session's int mode lowers 16-bit groups too */
+    bool low_memory;             /* --max-memory: the session runs one execution at a time (qr_session_low_memory) */
 } QrRunallOpts;
 
 typedef struct QrRunallResult {

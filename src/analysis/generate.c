@@ -108,7 +108,7 @@ static QrStatus qr__gen_append(QrTensor *t, int64_t v) {
 /* Runs the current inputs; row (V floats, caller's) gets the last position's logits. */
 static QrStatus qr__gen_forward(QrGenModel *m, float *row, int64_t V) {
     for (int j = 0; j < m->g->n_outputs; j++) qr_tensor_free_data(&m->out[j]);
-    QR_TRY(qr_graph_infer(m->g, m->in));
+    QR_TRY(qr_run_infer(m->g, m->in));
     QR_TRY(qr_run(m->g, m->in, NULL, m->out));
     QrTensor f = {0};
     QR_TRY(qr_tensor_to_f32(&m->out[m->logits], &f));
@@ -230,7 +230,7 @@ static QrStatus qr_gen_run(QrGraph *b, QrGraph *a, const QrTensor *prompt, const
         qr_err_clear();
     }
     /* the graphs go back to the prompt's shapes for whatever runs next */
-    QrStatus sb = qr_graph_infer(b, prompt), sa = sb == QR_OK ? qr_graph_infer(a, prompt) : sb;
+    QrStatus sb = qr_run_infer(b, prompt), sa = sb == QR_OK ? qr_run_infer(a, prompt) : sb;
     if (st == QR_OK) st = sa;
     if (st != QR_OK) qr_gen_free(r);
     return st;
@@ -267,8 +267,8 @@ static QrStatus qr__gen_divergence(QrGraph *b, QrGraph *a, const QrTensor *promp
         qr_zip_safe_component(safe, sizeof safe, b->values[b->inputs[i]].name);
         st = qr_npy_write(qr_arena_printf(&ar, "%s/%s.npy", dir, safe), &pre[i]);
     }
-    if (st == QR_OK) st = qr_graph_infer(b, pre);
-    if (st == QR_OK) st = qr_graph_infer(a, pre);
+    if (st == QR_OK) st = qr_run_infer(b, pre);
+    if (st == QR_OK) st = qr_run_infer(a, pre);
     QrSession se;
     QrCompare c = {0};
     bool open = false;

@@ -44,6 +44,8 @@ typedef struct QrRunallOpts {
     QrGraph *gen_b, *gen_a;      /* with generate: b and a, which the decoding re-infers step by step (then back) */
     bool int16_integer;          /* --int16 integer: the session's int mode lowers 16-bit groups too */
     bool low_memory;             /* --max-memory: the session runs one execution at a time (qr_session_low_memory) */
+    const char *const *kv_map;   /* --kv-map IN=OUT (analysis/generate) */
+    int n_kv_map;
 } QrRunallOpts;
 
 typedef struct QrRunallResult {

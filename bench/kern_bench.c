@@ -84,7 +84,7 @@ static int bench_model(const char *path, const char *input, int reps) {
     QrGraph *g = NULL;
     QrTensor x = {0}, shapes[1];
     memset(shapes, 0, sizeof shapes);
-    QrStatus st = qr_onnx_load(path, &g);
+    QrStatus st = qr_run_load(path, &g);
     if (st == QR_OK) st = qr_npy_read(input, &x);
     const QrTensor *given[1] = { &x };
     if (st == QR_OK) st = qr_graph_input_shapes(g, given, shapes);

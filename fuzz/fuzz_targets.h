@@ -96,11 +96,11 @@ int qr__hd_fuzz_onnx_load(const uint8_t *data, size_t size) {
     if (!dir) return 0;
     QrGraph *g = NULL;
     qr_err_clear();
-    QrStatus st = qr_onnx_load_buffer("fuzz.onnx", dir, data, size, &g);
+    QrStatus st = qr_run_load_buffer("fuzz.onnx", dir, data, size, &g);
     if (st != QR_OK) return g ? -1 : qr__hd_failed_cleanly();
     int bad = 0;
     char list[256];
-    qr_graph_unsupported(g, list, sizeof list);
+    qr_run_unsupported(g, list, sizeof list);
     for (int oi = 0; oi < g->n_nodes && !bad; oi++) {          /* the order is a permutation... */
         int ni = g->order[oi];
         if (ni < 0 || ni >= g->n_nodes) bad = 1;
@@ -222,7 +222,7 @@ int qr__hd_fuzz_onnx_run(const uint8_t *data, size_t size) {
     const char *dir = qr__hd_fuzz_dir();
     if (!dir) return 0;
     QrGraph *g = NULL;
-    if (qr_onnx_load_buffer("fuzz.onnx", dir, data, size, &g) != QR_OK) return 0;
+    if (qr_run_load_buffer("fuzz.onnx", dir, data, size, &g) != QR_OK) return 0;
     int ni = g->n_inputs, no = g->n_outputs, bad = 0;
     QrTensor *shapes = calloc((size_t)ni + 1, sizeof *shapes), *in = calloc((size_t)ni + 1, sizeof *in);
     QrTensor *outs = calloc((size_t)no + 1, sizeof *outs);
@@ -448,7 +448,7 @@ static QrStatus qr__hm_build_model(int kind, bool quant, const char *dir, QrGrap
         if (!buf) st = qr_errf(QR_ERR_NOMEM, "out of memory");
         else onnx__model_proto__pack(&p.m, buf);
     }
-    if (st == QR_OK) st = qr_onnx_load_buffer(quant ? "datadir_analysis.onnx" : "datadir_base.onnx", dir, buf, len, out);
+    if (st == QR_OK) st = qr_run_load_buffer(quant ? "datadir_analysis.onnx" : "datadir_base.onnx", dir, buf, len, out);
     free(buf);
     qr_arena_free(&p.a);
     return st;

@@ -420,7 +420,7 @@ static QrStatus qt_edge_models(const char *dir, QrGraph **b, QrGraph **a) {
         QrStatus st = qt_mb_write(&mb, path);
         qt_mb_free(&mb);
         QR_TRY(st);
-        QR_TRY(qr_onnx_load(path, k ? a : b));
+        QR_TRY(qr_run_load(path, k ? a : b));
     }
     return QR_OK;
 }

@@ -115,7 +115,7 @@ static void qt_bh_int_free(QtBhInt *m) {
 
 static QrStatus qt_bh_int_load(QtBhInt *m, const char *path, const QrTensor *in) {
     memset(m, 0, sizeof *m);
-    QR_TRY(qr_onnx_load(path, &m->g));
+    QR_TRY(qr_run_load(path, &m->g));
     QR_TRY(qr_graph_infer(m->g, in));
     QR_TRY(qr_quant_table_build(m->g, &m->t));
     return qr_quant_lower(m->g, &m->t, &m->low, &m->info);
@@ -194,7 +194,7 @@ static void test_bench_cli_int_vs_ort(void) {
         QrStatus st = qt_bh_cli_output(model, input, dir, "--mode int --quiet", &r, &got);
         if (st == QR_OK) st = qr_npy_read(gold, &want);
         if (st == QR_OK) st = qr_npy_read(input, &in);
-        if (st == QR_OK) st = qr_onnx_load(model, &g);
+        if (st == QR_OK) st = qr_run_load(model, &g);
         if (st == QR_OK) st = qr_graph_infer(g, &in);
         double lsb = 0;
         if (st == QR_OK) {            /* scale of the DequantizeLinear writing the output, if any */

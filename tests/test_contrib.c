@@ -30,7 +30,7 @@ static QrStatus qt_cb_run(const char *name, bool int_mode, QrGraph **gout, QrTen
     QR_TRY(qr_npy_read(path, in));
     snprintf(path, sizeof path, QT_CB_DIR "/%s.onnx", name);
     QrGraph *g = NULL;
-    QR_TRY(qr_onnx_load(path, &g));
+    QR_TRY(qr_run_load(path, &g));
     *gout = g;
     QR_TRY(qr_graph_infer(g, in));
     if (!int_mode) return qr_run(g, in, NULL, out);
@@ -295,7 +295,7 @@ static void qt_contrib_bad_input(void) {
         QT_OK(qr_npy_read(path, &in));
         snprintf(path, sizeof path, QT_CB_DIR "/%s.onnx", cases[i].model);
         QrGraph *g = NULL;
-        QT_OK(qr_onnx_load(path, &g));
+        QT_OK(qr_run_load(path, &g));
         bool set = false;
         for (int n = 0; n < g->n_nodes; n++)
             for (int a = 0; a < g->nodes[n].n_attr; a++)
@@ -329,8 +329,8 @@ static void qt_contrib_wonly_session(void) {
     QrTensor in = {0}, yb = {0}, ya = {0}, yon = {0}, yoff = {0}, yone = {0};
     QrGraph *b = NULL, *a = NULL;
     QT_OK(qr_npy_read(QT_WO_DIR "/input.npy", &in));
-    QT_OK(qr_onnx_load(QT_WO_DIR "/base.onnx", &b));
-    QT_OK(qr_onnx_load(QT_WO_DIR "/analysis.onnx", &a));
+    QT_OK(qr_run_load(QT_WO_DIR "/base.onnx", &b));
+    QT_OK(qr_run_load(QT_WO_DIR "/analysis.onnx", &a));
     QT_OK(qr_graph_infer(b, &in));
     QT_OK(qr_graph_infer(a, &in));
     QrSession s;
@@ -569,7 +569,7 @@ static void qt_contrib_wonly_advice(void) {
     int rc = system(cmd);
     QT_CHECKF(rc == 0, "check exited with %d", rc);
     QrGraph *a = NULL;
-    QT_OK(qr_onnx_load(QT_WO_DIR "/analysis.onnx", &a));
+    QT_OK(qr_run_load(QT_WO_DIR "/analysis.onnx", &a));
     snprintf(path, sizeof path, "%s/wonly_chk/model_check_result.txt", qt_tmpdir());
     bool ok = qt_wq_check_lists(a, path, msg, sizeof msg);
     qr_graph_free(a);
@@ -588,9 +588,9 @@ static QrStatus qt_cb_advise(const char *pair, QrGraph **b, QrGraph **a, QrTenso
     snprintf(path, sizeof path, "fixtures/tpairs/%s/input.npy", pair);
     QR_TRY(qr_npy_read(path, in));
     snprintf(path, sizeof path, "fixtures/tpairs/%s/base.onnx", pair);
-    QR_TRY(qr_onnx_load(path, b));
+    QR_TRY(qr_run_load(path, b));
     snprintf(path, sizeof path, "fixtures/tpairs/%s/analysis.onnx", pair);
-    QR_TRY(qr_onnx_load(path, a));
+    QR_TRY(qr_run_load(path, a));
     QR_TRY(qr_graph_infer(*b, in));
     QR_TRY(qr_graph_infer(*a, in));
     QR_TRY(qr_session_open(s, *b, *a, in));
@@ -894,7 +894,7 @@ static void qt_contrib_wonly_variants(void) {
         snprintf(path, sizeof path, QT_CB_DIR "/%s.input.npy", nm);
         QrStatus st = qr_npy_read(path, &in);
         snprintf(path, sizeof path, QT_CB_DIR "/%s.onnx", nm);
-        if (st == QR_OK) st = qr_onnx_load(path, &a);
+        if (st == QR_OK) st = qr_run_load(path, &a);
         QT_OK(st);
         if (st != QR_OK) goto next;
         const QrNode *n = &a->nodes[0];

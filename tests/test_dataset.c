@@ -638,7 +638,7 @@ static void test_dataset_layout(void) {
     qt_mb_free(&mb);
     QT_OK(st);
     QrGraph *g = NULL;
-    QT_OK(qr_onnx_load(model, &g));
+    QT_OK(qr_run_load(model, &g));
     /* folders: good (a, b with 0 1 2), missing b, different sets (b lacks 1, has 5), flat */
     const char *cases[4][2] = { { "0 1 2", "0 1 2" }, { "0 1", NULL }, { "0 1", "0 5" }, { NULL, NULL } };
     const char *want[4] = { NULL, "no folder for model input 'b'", "sample '1.npy' is in", "one sub-folder per input" };

@@ -39,7 +39,7 @@ static QrStatus qt_int_load(QtIntModel *m, const char *pair) {
     QR_TRY(qr_npy_read(path, &m->in));
     snprintf(path, sizeof path, "fixtures/qpairs/%s/analysis.onnx", pair);
     QrGraph *g = NULL;
-    QR_TRY(qr_onnx_load(path, &g));
+    QR_TRY(qr_run_load(path, &g));
     return qt_int_load_graph(m, g, &m->in);
 }
 

@@ -49,7 +49,7 @@ static QrStatus qt_llm_load(const char *name, bool run, QtLlmCase *k) {
     memset(k, 0, sizeof *k);
     char path[512];
     snprintf(path, sizeof path, QT_LLM_DIR "/%s.onnx", name);
-    QR_TRY(qr_onnx_load(path, &k->g));
+    QR_TRY(qr_run_load(path, &k->g));
     k->n_in = k->g->n_inputs;
     k->n_out = k->g->n_outputs;
     if (k->n_in > QT_LLM_MAX_IO || k->n_out > QT_LLM_MAX_IO || k->g->n_nodes < 1)

@@ -199,7 +199,7 @@ static QrStatus qt_tp_open(QrSession *se, QrGraph **b, QrGraph **an, QrTensor *x
     snprintf(pa, sizeof pa, "%s/tp_adv_a.onnx", qt_tmpdir());
     snprintf(pb, sizeof pb, "%s/tp_adv_b.onnx", qt_tmpdir());
     QR_TRY(qt_tp_build(pa, gamma_big, logit_gain, T, C));
-    QR_TRY(qr_onnx_load(pa, an));
+    QR_TRY(qr_run_load(pa, an));
     /* the baseline: every Q/DQ pair removed, the weight dequantized */
     QtModel mb;
     qt_mb_init(&mb, 17);
@@ -226,7 +226,7 @@ static QrStatus qt_tp_open(QrSession *se, QrGraph **b, QrGraph **an, QrTensor *x
     QrStatus st = qt_mb_write(&mb, pb);
     qt_mb_free(&mb);
     QR_TRY(st);
-    QR_TRY(qr_onnx_load(pb, b));
+    QR_TRY(qr_run_load(pb, b));
     QR_TRY(qr_tensor_set_shape(x, QR_DT_F32, 3, dx));
     QR_TRY(qr_tensor_alloc_data(x));
     uint64_t rng = 99;

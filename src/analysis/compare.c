@@ -83,39 +83,6 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
     return QR_OK;
 }
 
-static QrStatus qr_compare_outputs(const QrSession *s, const QrTensor *outs, QrMetrics *m) {
-    return qr_compare_outputs_sel(s, outs, -1, m);
-}
-
-static QrStatus qr_compare_outputs_sel(const QrSession *s, const QrTensor *outs, int only, QrMetrics *m) {
-    QrMetricAcc acc;
-    qr_metric_acc_init(&acc);
-    double kld_sum = 0;
-    int64_t kld_n = 0;
-    for (int k = 0; k < s->b->n_outputs; k++) {
-        if (only >= 0 && k != only) continue;
-        QrTensor f = {0};
-        QR_TRY(qr_tensor_to_f32(&outs[k], &f));
-        const QrTensor *x = &s->base_out[k];
-        QrStatus st = f.numel == x->numel ? QR_OK
-                    : qr_errf(QR_ERR_SHAPE, "output %d ('%s') has %lld elements in the analysis model but %lld in the "
-                              "baseline", k, s->b->values[s->b->outputs[k]].name, (long long)f.numel, (long long)x->numel);
-        if (st == QR_OK) qr_metric_acc_add(&acc, x->data, f.data, x->numel);
-        if (st == QR_OK && qr_metric_is_logits(s->b->values[s->b->outputs[k]].name, x)) {   /* KLD: per token */
-            int64_t V = x->dims[x->rank - 1];
-            for (int64_t t = 0; t < x->numel / V; t++) {
-                double kl = qr_metric_token_kl((const float *)x->data + t * V, (const float *)f.data + t * V, V);
-                if (kl == kl) { kld_sum += kl; kld_n++; }
-            }
-        }
-        qr_tensor_free_data(&f);
-        QR_TRY(st);
-    }
-    qr_metric_acc_finish(&acc, m);
-    m->kld = kld_n ? kld_sum / (double)kld_n : NAN;
-    return QR_OK;
-}
-
 /* ==== the comparison in steps ========================================================= */
 
 
@@ -681,7 +648,7 @@ static QrStatus qr_compare_step(QrCmpPlan *p, int k) {
             qr_tensor_free_data(&p->s->keep_outs[o]);
             QR_TRY(qr_tensor_to_f32(&p->outs[o], &p->s->keep_outs[o]));
         }
-        QR_TRY(qr_compare_outputs(p->s, p->outs, &p->c->out));
+        QR_TRY(qr_session_compare_outputs(p->s, p->outs, &p->c->out));
         for (int j = 0; p->keep_outs && j < p->exec->n_outputs; j++) {
             p->keep_outs[j] = p->outs[j];
             memset(&p->outs[j], 0, sizeof p->outs[j]);

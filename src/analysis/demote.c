@@ -126,7 +126,7 @@ static QrStatus qr__dm_job(void *ctx, int k, int tid) {
         QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
         ro.subst = subst;
         st = qr_run(g, s->inputs, &ro, outs);
-        if (st == QR_OK) st = qr_compare_outputs(s, outs, &j->rows[k].m);
+        if (st == QR_OK) st = qr_session_compare_outputs(s, outs, &j->rows[k].m);
         if (st != QR_OK) st = qr_err_wrap(st, "int16 demotion of '%s'", j->rows[k].name);
     }
     for (int o = 0; outs && o < g->n_outputs; o++) qr_tensor_free_data(&outs[o]);
@@ -148,7 +148,7 @@ static QrStatus qr__dm_as_is(QrSession *s, QrMetrics *m) {
         qr_session_overrides(s, NULL, &ov);
         QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
         st = qr_run(g, s->inputs, &ro, outs);
-        if (st == QR_OK) st = qr_compare_outputs(s, outs, m);
+        if (st == QR_OK) st = qr_session_compare_outputs(s, outs, m);
     }
     for (int o = 0; outs && o < g->n_outputs; o++) qr_tensor_free_data(&outs[o]);
     free(outs);

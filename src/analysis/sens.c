@@ -67,7 +67,7 @@ static bool qr__sens_cone(const QrGraph *g, const QrQuantTable *qt, const int *q
 }
 
 /* The model outputs against the baseline's into acc (unfinished; only: one output, -1 all):
- * the same additions as qr_compare_outputs_sel, so finishing acc gives its bits. */
+ * the same additions as qr_session_compare_outputs_sel, so finishing acc gives its bits. */
 static QrStatus qr__sens_outputs_acc(const QrSession *s, const QrTensor *outs, int only, QrMetricAcc *acc) {
     qr_metric_acc_init(acc);
     for (int k = 0; k < s->b->n_outputs; k++) {
@@ -92,7 +92,7 @@ static QrStatus qr__sens_outputs_metrics(const QrSession *s, const QrGraph *g, c
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof(QrTensor));
     if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
     QrStatus st = qr_run(g, s->inputs, o, outs);
-    if (st == QR_OK && !acc) st = qr_compare_outputs_sel(s, outs, only, m);
+    if (st == QR_OK && !acc) st = qr_session_compare_outputs_sel(s, outs, only, m);
     if (st == QR_OK && acc) {
         st = qr__sens_outputs_acc(s, outs, only, acc);
         QrMetricAcc t = *acc;
@@ -300,9 +300,17 @@ static void qr__sens_ref_free(QrSensRef *rf, int nv) {
     free(rf);
 }
 
+/* The session's input cache (QrSession.input_cache) when it holds sensitivity's reference run. */
+static void qr__sens_ref_free_cache(void *rf, int nv) { qr__sens_ref_free(rf, nv); }
+static QrSensRef *qr__sens_ref_of(const QrSession *s) {
+    return s->input_cache_free == qr__sens_ref_free_cache ? s->input_cache : NULL;
+}
+
 static void qr_sens_reference_free(QrSession *s) {
-    qr__sens_ref_free(s->sens_ref, s->tw.g.n_values);
-    s->sens_ref = NULL;
+    if (!qr__sens_ref_of(s)) return;
+    qr__sens_ref_free(s->input_cache, s->tw.g.n_values);
+    s->input_cache = NULL;
+    s->input_cache_free = NULL;
 }
 
 /* The reference run into a new QrSensRef (*out; NULL on failure). */
@@ -344,8 +352,14 @@ static QrStatus qr__sens_ref_run(QrSession *s, const QrSensOpts *o, QrSensRef **
 
 static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o) {
     QR_TRY(qr_session_run_baseline(s));
-    qr_sens_reference_free(s);
-    return qr__sens_ref_run(s, o, &s->sens_ref);
+    if (s->input_cache_free) s->input_cache_free(s->input_cache, s->tw.g.n_values);   /* the cache is for one */
+    s->input_cache = NULL;
+    s->input_cache_free = NULL;
+    QrSensRef *rf;
+    QR_TRY(qr__sens_ref_run(s, o, &rf));
+    s->input_cache = rf;
+    s->input_cache_free = qr__sens_ref_free_cache;
+    return QR_OK;
 }
 
 /* Sorts r's rows most sensitive first (opts order). */
@@ -373,8 +387,11 @@ static QrStatus qr__sens_run_rows(QrSession *s, const QrSensOpts *o, QrSensResul
     const QrGraph *g = &s->tw.g;
     int nv = g->n_values, nt = qr_pool_threads();
     /* the reference run: done ahead for these options, else now */
-    QrSensRef *rf = s->sens_ref;
-    if (rf && rf->off_one == o->off_one && rf->full_reruns == o->full_reruns && rf->only_out == only_out) s->sens_ref = NULL;
+    QrSensRef *rf = qr__sens_ref_of(s);
+    if (rf && rf->off_one == o->off_one && rf->full_reruns == o->full_reruns && rf->only_out == only_out) {
+        s->input_cache = NULL;
+        s->input_cache_free = NULL;
+    }
     else st = qr__sens_ref_run(s, o, &rf);
     if (st == QR_OK) {
         r->reference = rf->reference;
@@ -695,7 +712,7 @@ static QrStatus qr__sens_eval_inc(QrSession *s, const bool *enabled, QrOverrides
     if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
     qr__sens_pm_reset(e->per_match, s->m.n);
     QrStatus st = qr_session_run_inc(s, g, &ro, outs, live);
-    if (st == QR_OK) st = qr_compare_outputs(s, outs, out);
+    if (st == QR_OK) st = qr_session_compare_outputs(s, outs, out);
     for (int k = 0; k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
     free(outs);
     for (int i = 0; st == QR_OK && i < s->m.n; i++) {

@@ -46,7 +46,7 @@ typedef struct QrSensResult {
 
 static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r);
 /* The reference run of qr_sens_run ahead of time (runall runs it next to other analyses):
- * kept in the session (s->sens_ref) until a qr_sens_run with the same mode takes it, or
+ * kept in the session (its input cache, s->input_cache) until a qr_sens_run with the same mode takes it, or
  * qr_sens_reference_free / qr_session_close. Fails on run errors / out of memory. */
 static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o);
 static void qr_sens_reference_free(QrSession *s);

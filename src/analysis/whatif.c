@@ -161,7 +161,7 @@ static QrStatus qr_whatif_groups(const QrSession *s, QrArena *a, QrWiGroups *gr)
             if (nd->n_in > 2) in[2] = gr->pzp[i];
             if (gr->pint[i] >= 0 && nd->n_in > 0 && in[0] == s->qt.q[i].int_value) in[0] = gr->pint[i];
         }
-        st = qr_graph_add_node(&gr->pg, nd->name, nd->op_type, nd->domain, nd->n_in, in, nd->n_out, nd->out, nd->n_attr,
+        st = qr_run_add_node(&gr->pg, nd->name, nd->op_type, nd->domain, nd->n_in, in, nd->n_out, nd->out, nd->n_attr,
                                nd->attr, NULL);
     }
     free(in);
@@ -235,7 +235,7 @@ static QrStatus qr__wi_run_out(const QrSession *s, const QrGraph *g, const QrRun
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof(QrTensor));
     if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
     QrStatus st = s->ref && !s->no_incremental ? qr_session_run_inc(s, g, ro, outs, NULL) : qr_run(g, s->inputs, ro, outs);
-    if (st == QR_OK) st = qr_compare_outputs(s, outs, m);
+    if (st == QR_OK) st = qr_session_compare_outputs(s, outs, m);
     for (int k = 0; k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
     free(outs);
     return st;

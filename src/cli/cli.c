@@ -509,7 +509,7 @@ static bool qr__cli_data_first;           /* data-set commands: --data's first s
 
 static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **inputs_out) {
     QrGraph *g = NULL;
-    QR_TRY(qr_onnx_load(o->model, &g));
+    QR_TRY(qr_run_load(o->model, &g));
     if (!g->n_outputs) {
         QrStatus nst = qr_errf(QR_ERR_INVALID, "%s: the graph has no outputs (graph.output is empty): nothing to compute", o->model);
         qr_graph_free(g);
@@ -668,7 +668,7 @@ static QrCliPreload qr__cli_pre;
 
 static void *qr__cli_preload_main(void *arg) {
     QrCliPreload *p = arg;
-    p->st = qr_onnx_load(p->path, &p->g);
+    p->st = qr_run_load(p->path, &p->g);
     if (p->st != QR_OK) { snprintf(p->msg, sizeof p->msg, "%s", qr_err_msg()); qr_err_clear(); }
     return NULL;
 }
@@ -888,7 +888,7 @@ static QrStatus qr__cli_load_second(const char *path, const QrGraph *base, const
     QrStatus st;
     QrGraph *a = qr__cli_preload_take(path, &st);
     QR_TRY(st);
-    if (!a) QR_TRY(qr_onnx_load(path, &a));
+    if (!a) QR_TRY(qr_run_load(path, &a));
     if (!a->n_outputs)
         st = qr_errf(QR_ERR_INVALID, "%s: the graph has no outputs (graph.output is empty): nothing to compute", path);
     else if (a->n_inputs != base->n_inputs)
@@ -940,15 +940,15 @@ static int qr_cli_match(int argc, char **argv) {
                        se.m.n_verified, se.m.n_verified + se.m.n_unverified, se.m.n_unverified);
             printf("%d baseline values, %d matched, %d without counterpart; %d analysis values without counterpart\n",
                    se.m.n, se.m.n - unmatched, unmatched, se.m.n_unmatched_a);
-            if (have_eq) printf("%s\n", qr_equiv_verdict(b, &se.m, &eq));
+            if (have_eq) printf("%s\n", qr_match_equiv_verdict(b, &se.m, &eq));
             printf("wrote %s/" QR_BF_MATCH ".txt and %s/" QR_BF_MATCH ".csv\n", dir, dir);
         }
         if (have_eq && !eq.equivalent && eq.worst_match >= 0) {
-            fprintf(stderr, "qreport: warning: %s\n", qr_equiv_verdict(b, &se.m, &eq));
+            fprintf(stderr, "qreport: warning: %s\n", qr_match_equiv_verdict(b, &se.m, &eq));
             code = 3;
         }
     }
-    if (have_eq) qr_equiv_free(&eq);
+    if (have_eq) qr_match_equiv_free(&eq);
     qr_session_close(&se);
     if (a) { qr_graph_free(a); free(a); }
     qr__cli_release(b, in);
@@ -1825,7 +1825,7 @@ static int qr_cli_merge(int argc, char **argv) {
         if (st == QR_OK && strcmp(hex, p0->model_sha[m]))
             st = qr_errf(QR_ERR_INVALID, "%s changed since the parts were written (sha256 %.12s..., the parts say %.12s...)",
                          p0->model_path[m], hex, p0->model_sha[m]);
-        if (st == QR_OK) st = qr_onnx_load(p0->model_path[m], &g[m]);
+        if (st == QR_OK) st = qr_run_load(p0->model_path[m], &g[m]);
     }
     int n_samples = 0;
     if (st == QR_OK && qr_dspart_opt(p0, "samples")) n_samples = atoi(qr_dspart_opt(p0, "samples"));

@@ -699,7 +699,7 @@ static QrStatus qr__lw_add_node(QrGraph *out, int *no, const char *name, const c
         at[n_attr + 1] = (QrAttr){ .name = "qmax", .type = QR_ATTR_INT, .i = qmax };
     }
     out->n_nodes = *no;                               /* kept nodes are copied in place up to here */
-    QR_TRY(qr_graph_add_node(out, name, op, domain, n_in, in, 1, &y, na, at, NULL));
+    QR_TRY(qr_run_add_node(out, name, op, domain, n_in, in, 1, &y, na, at, NULL));
     *no = out->n_nodes;
     return QR_OK;
 }

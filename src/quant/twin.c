@@ -43,7 +43,7 @@ static QrStatus qr__tw_add(QrTwCtx *cx, const char *name, const char *op, const 
                            int n_out, const int *out, int n_attr, const QrAttr *attr) {
     QrTwin *tw = cx->tw;
     int idx = -1;
-    QR_TRY(qr_graph_add_node(&tw->g, name, op, domain, n_in, in, n_out, out, n_attr, attr, &idx));
+    QR_TRY(qr_run_add_node(&tw->g, name, op, domain, n_in, in, n_out, out, n_attr, attr, &idx));
     if (idx >= cx->cap_origin) {
         int cap = QR_MAX(64, cx->cap_origin * 2);
         int *no = realloc(tw->origin, (size_t)cap * sizeof(int));

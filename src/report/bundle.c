@@ -214,7 +214,7 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
         qr_json_obj_begin(&j);
         qr_json_kv_bool(&j, "pass", bd->eq.equivalent);
         qr_json_kv_num(&j, "worst_relative_difference", bd->eq.worst_rel);
-        qr_json_kv_str(&j, "text", qr_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
+        qr_json_kv_str(&j, "text", qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
         qr_json_obj_end(&j);
     }
     int matched = 0;
@@ -480,7 +480,7 @@ static void qr__bn_html_tokens(QrHtml *h, const QrSession *se, const QrTensor *o
     const QrTokAcc **pa = calloc((size_t)n + 1, sizeof *pa);
     bool ok = m && pa;
     for (int j = 0; ok && j < n; j++) {
-        ok = qr_compare_outputs_sel(se, outs, j, &m[j]) == QR_OK;
+        ok = qr_session_compare_outputs_sel(se, outs, j, &m[j]) == QR_OK;
         pa[j] = tok[j].vocab ? &tok[j] : NULL;
     }
     qr_err_clear();
@@ -763,7 +763,7 @@ static void qr__bn_html_check(QrHtml *h, QrBundle *bd) {
 /* "Baseline ⇄ analysis match": the equivalence verdict and the match table's text file. */
 static void qr__bn_html_match(QrHtml *h, QrBundle *bd) {
     qr_html_section(h, "match", "Baseline ⇄ analysis match");
-    if (bd->have_eq) qr_html_para(h, qr_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
+    if (bd->have_eq) qr_html_para(h, qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
     const char *mt = qr__bn_read_text(bd, QR_BF_MATCH ".txt");
     if (mt) qr_html_pre(h, mt);
 }

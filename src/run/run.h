@@ -9,6 +9,25 @@
  * inference when all their inputs are known (enough for shape arithmetic). */
 #define QR_FOLD_MAX_ELEMS 4096
 
+/* Binding nodes to operators (the op table of ops/): ir/ and onnx/ know no operators.
+ * qr_run_bind sets every node's def (NULL for an operator qreport does not implement) and checks
+ * a bound node's input / output counts (messages name g->path, the node and its operator).
+ * qr_run_load = qr_onnx_read + qr_run_bind: what every command loads a model with; on success
+ * *out owns everything (qr_graph_free + free), on failure *out is NULL.
+ * qr_run_add_node = qr_graph_add_node for an operator qreport implements (an error otherwise),
+ * bound (the graph passes: quant/twin, quant/lower, analysis/whatif). */
+static QrStatus qr_run_bind(QrGraph *g);
+static QrStatus qr_run_load(const char *path, QrGraph **out);
+#ifdef QR_TESTING
+/* Reads and binds a model from a buffer the caller keeps (tests, fuzz). */
+QR_TESTAPI QrStatus qr_run_load_buffer(const char *path_for_messages, const char *dir, const unsigned char *buf,
+                                       size_t len, QrGraph **out);
+#endif
+static QrStatus qr_run_add_node(QrGraph *g, const char *name, const char *op_type, const char *domain, int n_in,
+                                const int *in, int n_out, const int *out, int n_attr, const QrAttr *attr, int *idx);
+/* Lists every node whose operator is not implemented; returns the count. */
+static int qr_run_unsupported(const QrGraph *g, char *buf, size_t n);
+
 /* Checks that every operator is implemented (one error listing all of them). */
 static QrStatus qr_graph_check_supported(const QrGraph *g);
 

@@ -389,7 +389,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     free(base_seen);
     if (staged) qr_bundle_rmtree(bd->dir);
     qr_cleanup_drop(staged_slot);
-    if (bd->have_eq) qr_equiv_free(&bd->eq);
+    if (bd->have_eq) qr_match_equiv_free(&bd->eq);
     qr_compare_free(&bd->cmp);
     qr_gen_free(&bd->gen);
     for (int j = 0; bd->tok && j < b->n_outputs; j++) qr_tok_free(&bd->tok[j]);

@@ -764,7 +764,10 @@ static void test_graph_mode_both(void) {
     QtCsv c;
     bool have_csv = qt_csv_load(p, &c);
     QT_CHECK(html && have_csv);
-    const char *js = strstr(html, "class=\"qg-data\">"), *je = js ? strstr(js, "</script>") : NULL;
+    char *js = strstr(html, "class=\"qg-data\">"), *je = js ? strstr(js, "</script>") : NULL;
+    /* the page writes +-Infinity (an exact layer's SQNR) as 1e999, which JSON.parse reads as Infinity and
+     * qr_json_parse refuses: read it as 1e300 here (the LSB metrics checked are finite) */
+    for (char *q = js; q && je && (q = strstr(q, "1e999")) != NULL && q < je; q++) memcpy(q, "1e300", 5);
     QrArena a = {0};
     QrJsonVal *v = NULL;
     bool parsed = js && je && qr_json_parse(&a, js + 16, (size_t)(je - js - 16), &v) == QR_OK;

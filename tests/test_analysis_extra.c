@@ -27,8 +27,8 @@ static QrStatus qt_ax_open_files(QtAxPair *p, const char *base, const char *anal
     memset(in, 0, sizeof *in);
     QR_TRY(qr_run_load(base, &p->b));
     QR_TRY(qr_run_load(analysis, &p->a));
-    QR_TRY(qr_graph_infer(p->b, &p->in));
-    QR_TRY(qr_graph_infer(p->a, &p->in));
+    QR_TRY(qr_run_infer(p->b, &p->in));
+    QR_TRY(qr_run_infer(p->a, &p->in));
     QR_TRY(qr_session_open(&p->se, p->b, p->a, &p->in));
     p->open = true;
     return QR_OK;
@@ -167,15 +167,15 @@ static void test_ax_weights_ref(void) {
 static void test_ax_param_index(void) {
     int64_t dims[3] = { 2, 5, 3 };
     /* per-axis, axis 1: the index is the coordinate along axis 1 */
-    for (int64_t i = 0; i < 30; i++) QT_CHECK(qr_quant_param_index(3, dims, 1, 0, 5, i) == (i / 3) % 5);
-    QT_CHECK(qr_quant_param_index(3, dims, -2, 0, 5, 7) == 2);
-    QT_CHECK(qr_quant_param_index(3, dims, 1, 0, 1, 17) == 0);
+    for (int64_t i = 0; i < 30; i++) QT_CHECK(qr_weights_param_index(3, dims, 1, 0, 5, i) == (i / 3) % 5);
+    QT_CHECK(qr_weights_param_index(3, dims, -2, 0, 5, 7) == 2);
+    QT_CHECK(qr_weights_param_index(3, dims, 1, 0, 1, 17) == 0);
     /* blocked along axis 1 with block 2: scale shape [2, 3, 3] */
     for (int64_t a = 0; a < 2; a++)
         for (int64_t k = 0; k < 5; k++)
             for (int64_t c = 0; c < 3; c++) {
                 int64_t i = (a * 5 + k) * 3 + c, want = (a * 3 + k / 2) * 3 + c;
-                QT_CHECKF(qr_quant_param_index(3, dims, 1, 2, 18, i) == want, "element %lld", (long long)i);
+                QT_CHECKF(qr_weights_param_index(3, dims, 1, 2, 18, i) == want, "element %lld", (long long)i);
             }
 }
 

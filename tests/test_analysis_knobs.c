@@ -442,7 +442,7 @@ static void test_knobs_values(void) {
     QT_OK(qr_run_load(QT_KN_PAIR "/base.onnx", &g));
     QrTensor in = {0}, saved = {0};
     QrStatus st = qr_npy_read(QT_KN_PAIR "/input.npy", &in);
-    if (st == QR_OK) st = qr_graph_infer(g, &in);
+    if (st == QR_OK) st = qr_run_infer(g, &in);
     snprintf(p, sizeof p, "%s/kn_vals/%s", d, bf);
     if (st == QR_OK) st = qr_npy_read(p, &saved);
     /* a plain run of the baseline, the value layer 0 names (a separate tap) */

@@ -80,7 +80,7 @@ static QtConfResult qt_conformance_one(const char *dir, char *msg, size_t msg_le
             snprintf(path, sizeof path, "%s/output_%d.pb", sdir, i);
             st = qr_pb_read(path, &want[i], NULL, 0);
         }
-        if (st == QR_OK) st = qr_graph_infer(g, in);
+        if (st == QR_OK) st = qr_run_infer(g, in);
         if (st == QR_OK) st = qr_run(g, in, NULL, got);
         if (st != QR_OK) {
             snprintf(msg, msg_len, "%s", qr_err_msg());

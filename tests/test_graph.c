@@ -1,7 +1,7 @@
 /* tests/test_graph.c — report/graph: the layered layout (layering respects every edge, no two
  * boxes overlap, every edge drawn from its source's bottom to its target's top, groups nest
  * without overlapping) on a residual CNN and a transformer block (fixtures, boxes built here
- * from the ONNX graph independently of report/bundle), a multi-output detection neck and a
+ * from the ONNX graph independently of runall/bundle), a multi-output detection neck and a
  * generated 2,000-node graph; and the graph view of a real runall bundle in headless Chromium. */
 
 /* ---- building layout inputs ---------------------------------------------------------------- */

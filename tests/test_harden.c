@@ -41,7 +41,7 @@ static QrStatus qt_hd_run(QtModel *mb, const char *file, const QrTensor *in, QrT
         memset(&shapes[i], 0, sizeof shapes[i]);
         st = qr_tensor_set_shape(&shapes[i], in[i].dtype, in[i].rank, in[i].dims);
     }
-    if (st == QR_OK) st = qr_graph_infer(g, shapes);
+    if (st == QR_OK) st = qr_run_infer(g, shapes);
     if (st == QR_OK) st = qr_run(g, in, NULL, out);
     qr_graph_free(g);
     free(g);
@@ -297,7 +297,7 @@ static void test_harden_dims_in_graph(void) {
     qt_mb_free(&mb);
     QT_OK(st);
     QrTensor shp = {0};
-    st = qr_graph_input_shapes_bound(g, NULL, NULL, 0, &shp);
+    st = qr_run_input_shapes_bound(g, NULL, NULL, 0, &shp);
     qr_graph_free(g);
     free(g);
     QT_CHECKF(st == QR_ERR_SHAPE && strstr(qr_err_msg(), "overflow") && strstr(qr_err_msg(), "'x'"), "%s", qr_err_msg());
@@ -683,7 +683,7 @@ static void test_harden_deep_chain(void) {
         QrTensor shape = {0};                       /* shapes only, as the CLI infers */
         st = qt_hd_tensor(&x, QR_DT_F32, 1, d4, xv);
         if (st == QR_OK) st = qr_tensor_set_shape(&shape, QR_DT_F32, 1, d4);
-        if (st == QR_OK) st = qr_graph_infer(g, &shape);
+        if (st == QR_OK) st = qr_run_infer(g, &shape);
         QrRunOpts opts = { .tap = qt_hd_count_tap, .tap_user = &cnt };
         if (st == QR_OK) st = qr_run(g, &x, &opts, &y);
         bool ok = st == QR_OK && y.numel == 4;
@@ -859,8 +859,8 @@ static QrStatus qt_hm_pair_load(QtHmPair *p, const char *base, const char *analy
     QR_TRY(qr_npy_read(input, &p->in));
     QrTensor shape = {0};
     QR_TRY(qr_tensor_set_shape(&shape, p->in.dtype, p->in.rank, p->in.dims));
-    QR_TRY(qr_graph_infer(p->b, &shape));
-    return qr_graph_infer(p->a, &p->in);       /* as qr__cli_load_second: small inputs fold */
+    QR_TRY(qr_run_infer(p->b, &shape));
+    return qr_run_infer(p->a, &p->in);       /* as qr__cli_load_second: small inputs fold */
 }
 
 /* --max-memory: refused up front (exit 1, the estimate and its parts named, nothing written)
@@ -910,7 +910,7 @@ static void test_harden_max_memory_cli(void) {
         QrMemOpts co = { .cmd = cmds[k].mc };
         QrTensor shape = {0};
         if (st == QR_OK && !cmds[k].two) st = qr_tensor_set_shape(&shape, p.in.dtype, p.in.rank, p.in.dims);
-        if (st == QR_OK && !cmds[k].two) st = qr_graph_infer(p.a, &shape);     /* one model: shapes only */
+        if (st == QR_OK && !cmds[k].two) st = qr_run_infer(p.a, &shape);     /* one model: shapes only */
         if (st == QR_OK) st = cmds[k].two ? qr_mem_estimate(p.b, p.a, &p.in, &co, &e) : qr_mem_estimate(p.a, NULL, &p.in, &co, &e);
         qt_hm_pair_free(&p);
         QT_OK(st);

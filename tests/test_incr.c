@@ -455,7 +455,7 @@ static void test_incr_wdata(void) {
             qr_quant_range(q->dtype, &range);
             int64_t n_sat = 0, n_zero = 0, n_bad = 0, n_diff = 0;
             for (int64_t i = 0; i < d.n && !msg[0]; i++) {
-                int64_t pidx = qr_quant_param_index(d.shape->rank, d.shape->dims, q->axis, q->block_size, sc->numel, i);
+                int64_t pidx = qr_weights_param_index(d.shape->rank, d.shape->dims, q->axis, q->block_size, sc->numel, i);
                 float s1 = (float)qr_tensor_get_f64(sc, pidx);
                 int32_t z = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? pidx : 0) : 0;
                 int32_t qv = 0;

@@ -129,7 +129,7 @@ static QrStatus qt_llm_vs_ort(const char *variant, const char *step, double *wor
     char dir[256];
     snprintf(dir, sizeof dir, QT_LLM "/%s", step);
     QrStatus st = in && out ? qt_llm_inputs(g, dir, in) : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr_graph_infer(g, in);
+    if (st == QR_OK) st = qr_run_infer(g, in);
     if (st == QR_OK) st = qr_run(g, in, NULL, out);
     *worst = 0;
     for (int j = 0; st == QR_OK && j < g->n_outputs; j++) {
@@ -500,7 +500,7 @@ static void test_llm_generate_std(void) {
         QT_OK(qr_tensor_alloc_data(&x));
         for (int64_t e = 0; e < S0; e++) qr_tensor_set_i64(&x, e, qr_tensor_get_i64(&p, e));
         for (int j = 0; j < k; j++) qr_tensor_set_i64(&x, S0 + j, bt[j]);
-        QT_OK(qr_graph_infer(g, &x));
+        QT_OK(qr_run_infer(g, &x));
         QT_OK(qr_run(g, &x, NULL, &out));
         int64_t V = out.dims[2], best = 0;
         const float *row = (const float *)out.data + out.numel - V;

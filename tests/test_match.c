@@ -11,7 +11,7 @@ typedef struct QtPair {
 
 static void qt_pair_free(QtPair *p) {
     qr_match_free(&p->mr);
-    qr_quant_table_free(&p->qt);
+    qr_qtable_free(&p->qt);
     qr_tensor_free_data(&p->in);
     if (p->b) { qr_graph_free(p->b); free(p->b); }
     if (p->a) { qr_graph_free(p->a); free(p->a); }
@@ -28,9 +28,9 @@ static QrStatus qt_pair_load(QtPair *p, const char *pair, const char *base_file)
     QR_TRY(qr_run_load(path, &p->a));
     snprintf(path, sizeof path, "fixtures/qpairs/%s/input.npy", pair);
     QR_TRY(qr_npy_read(path, &p->in));
-    QR_TRY(qr_graph_infer(p->b, &p->in));
-    QR_TRY(qr_graph_infer(p->a, &p->in));
-    QR_TRY(qr_quant_table_build(p->a, &p->qt));
+    QR_TRY(qr_run_infer(p->b, &p->in));
+    QR_TRY(qr_run_infer(p->a, &p->in));
+    QR_TRY(qr_qtable_build(p->a, &p->qt));
     return qr_match(p->b, p->a, &p->qt, &p->mr);
 }
 

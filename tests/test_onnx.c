@@ -229,7 +229,7 @@ static void test_constant_and_attrs(void) {
     QrTensor in = {0}, out = {0};
     st = qr_tensor_set_shape(&in, QR_DT_F32, 1, d2);
     if (st == QR_OK) st = qr_tensor_alloc_data(&in);
-    if (st == QR_OK) { ((float *)in.data)[0] = 1; ((float *)in.data)[1] = 2; st = qr_graph_infer(g, &in); }
+    if (st == QR_OK) { ((float *)in.data)[0] = 1; ((float *)in.data)[1] = 2; st = qr_run_infer(g, &in); }
     if (st == QR_OK) st = qr_run(g, &in, NULL, &out);
     bool vals_ok = st == QR_OK && ((float *)out.data)[0] == 11.5f && ((float *)out.data)[1] == 22.5f;
     qr_tensor_free_data(&in);
@@ -282,7 +282,7 @@ static void test_graph_errors(void) {
     QT_OK(st);
     QrTensor shp = {0};
     qr_tensor_set_shape(&shp, QR_DT_F32, 1, d2);
-    st = qr_graph_infer(g, &shp);
+    st = qr_run_infer(g, &shp);
     qr_graph_free(g);
     free(g);
     QT_CHECKF(st == QR_ERR_UNSUPPORTED && strstr(qr_err_msg(), "FancyOp (node 'first_bad')") &&
@@ -317,7 +317,7 @@ static void test_hostile_bytes(void) {
             QrTensor in = {0};
             int64_t d[4] = { 1, 3, 32, 32 };
             qr_tensor_set_shape(&in, QR_DT_F32, 4, d);
-            if (qr_tensor_alloc_data(&in) == QR_OK && g->n_inputs == 1 && qr_graph_infer(g, &in) == QR_OK) {
+            if (qr_tensor_alloc_data(&in) == QR_OK && g->n_inputs == 1 && qr_run_infer(g, &in) == QR_OK) {
                 QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
                 if (qr_run(g, &in, NULL, outs) == QR_OK)
                     for (int i = 0; i < g->n_outputs; i++) qr_tensor_free_data(&outs[i]);

@@ -231,8 +231,8 @@ static QrStatus qt_tp_open(QrSession *se, QrGraph **b, QrGraph **an, QrTensor *x
     QR_TRY(qr_tensor_alloc_data(x));
     uint64_t rng = 99;
     for (int64_t i = 0; i < x->numel; i++) ((float *)x->data)[i] = (float)qr_rng_normal(&rng);
-    QR_TRY(qr_graph_infer(*b, x));
-    QR_TRY(qr_graph_infer(*an, x));
+    QR_TRY(qr_run_infer(*b, x));
+    QR_TRY(qr_run_infer(*an, x));
     return qr_session_open(se, *b, *an, x);
 }
 
@@ -276,7 +276,7 @@ static void test_tpairs_advisor_checks(void) {
                     for (int64_t j = 0; j < C; j++) am[j] = fmax(am[j], fabs((double)pv[t * C + j]));
                 worst = 0;
                 for (int j = 0; j < C; j++) { srt[j] = am[j]; if (am[j] > am[worst]) worst = j; }
-                qsort(srt, (size_t)C, sizeof *srt, qr__adv_cmp_double);
+                qsort(srt, (size_t)C, sizeof *srt, qr__advtf_cmp_double);
                 ratio = am[worst] / (0.5 * (srt[C / 2 - 1] + srt[C / 2]));
             }
             if (!strcmp(bn, "logits")) {

@@ -19,8 +19,8 @@ static QrStatus qt_trust_open(const char *pair, QtPair *p, QrSession *se, void (
     QR_TRY(qr_run_load(path, &p->a));
     snprintf(path, sizeof path, "fixtures/qpairs/%s/input.npy", pair);
     QR_TRY(qr_npy_read(path, &p->in));
-    QR_TRY(qr_graph_infer(p->b, &p->in));
-    QR_TRY(qr_graph_infer(p->a, &p->in));
+    QR_TRY(qr_run_infer(p->b, &p->in));
+    QR_TRY(qr_run_infer(p->a, &p->in));
     if (edit) edit(p->a);
     QR_TRY(qr_session_open(se, p->b, p->a, &p->in));
     return qr_session_run_baseline(se);
@@ -459,8 +459,8 @@ static QrStatus qt_qb_open(const char *base, const char *ana, const char *input,
     QR_TRY(qr_run_load(path, &p->a));
     snprintf(path, sizeof path, "fixtures/qpairs/%s", input);
     QR_TRY(qr_npy_read(path, &p->in));
-    QR_TRY(qr_graph_infer(p->b, &p->in));
-    QR_TRY(qr_graph_infer(p->a, &p->in));
+    QR_TRY(qr_run_infer(p->b, &p->in));
+    QR_TRY(qr_run_infer(p->a, &p->in));
     if (edit) edit(p->a);
     QR_TRY(qr_session_open(se, p->b, p->a, &p->in));
     return qr_session_run_baseline(se);
@@ -767,7 +767,7 @@ static void test_trust_single_tables(void) {
         char path[512];
         snprintf(path, sizeof path, "fixtures/qpairs/%s/analysis.onnx", pairs[k]);
         if (st == QR_OK) st = qr_run_load(path, &q.b);
-        if (st == QR_OK) st = qr_graph_infer(q.b, &p.in);
+        if (st == QR_OK) st = qr_run_infer(q.b, &p.in);
         if (st == QR_OK) st = qr_session_open(&ss, q.b, p.a, &p.in);
         if (st == QR_OK) {
             qr_session_single_model(&ss);

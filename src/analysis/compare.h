@@ -116,7 +116,7 @@ static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const c
 
 
 /* A quantizer's settings in words: "int8 per-tensor 0.0123" etc. (arena copy). */
-static const char *qr_quant_describe(QrArena *a, const QrGraph *g, const QrQuantizer *q, const char **dtype);
+static const char *qr_compare_describe_quantizer(QrArena *a, const QrGraph *g, const QrQuantizer *q, const char **dtype);
 
 /* ---- used by other modules (issue 19: private names used across modules became public) ---- */
 static void qr_compare_num(QrTable *t, int row, int col, double v, bool csv);

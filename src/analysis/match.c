@@ -500,7 +500,7 @@ static bool qr_match_weight_consistent(const QrGraph *a, const QrQuantizer *q, c
     return far * 100 <= qi->numel;
 }
 
-static QrStatus qr_quant_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out) {
+static QrStatus qr_match_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out) {
     memset(out, 0, sizeof *out);
     QR_TRY(qr_tensor_set_shape(out, QR_DT_F32, x->rank, x->dims));
     QR_TRY(qr_tensor_alloc_data(out));

@@ -77,7 +77,7 @@ static const char *qr_match_verify_name(QrMatchVerify v);
 
 
 /* Dequantizes a value of the analysis model (int -> float) with quantizer q. */
-static QrStatus qr_quant_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out);
+static QrStatus qr_match_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out);
 
 /* ---- used by other modules (issue 19: private names used across modules became public) ---- */
 static const char *qr_match_canon(const QrNode *n);

@@ -174,12 +174,12 @@ static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a
     s->b = b;
     s->a = a;
     s->inputs = inputs;
-    QR_TRY(qr_quant_table_build(a, &s->qa));
-    QrStatus st = qr_quant_table_build(b, &s->qb);
+    QR_TRY(qr_qtable_build(a, &s->qa));
+    QrStatus st = qr_qtable_build(b, &s->qb);
     for (int i = 0; st == QR_OK && i < s->qb.n; i++) s->base_quant |= s->qb.q[i].kind != QR_QK_BIAS;
     if (st == QR_OK) st = qr_match(b, a, &s->qa, &s->m);
-    if (st == QR_OK) st = qr_quant_twin_build(a, inputs, &s->tw);
-    if (st == QR_OK) st = qr_quant_table_build(&s->tw.g, &s->qt);
+    if (st == QR_OK) st = qr_twin_build(a, inputs, &s->tw);
+    if (st == QR_OK) st = qr_qtable_build(&s->tw.g, &s->qt);
     if (st == QR_OK) {
         s->fw = calloc((size_t)s->qt.n + 1, sizeof *s->fw);
         s->fw_owned = calloc((size_t)s->qt.n + 1, sizeof *s->fw_owned);
@@ -262,7 +262,7 @@ static QrStatus qr__se_base_off_overrides(const QrSession *s, QrOverrides *ob) {
                      s->b->path ? s->b->path : "", stuck, stuck == 1 ? "" : "s");
     if (st == QR_OK) {
         for (int i = 0; i < qb->n; i++) off[i] = qb->q[i].form == QR_QF_DQ_INIT;   /* "enabled": stays dequantized */
-        qr_quant_overrides(s->b, qb, off, NULL, ob->alias, ob->subst, ob->clamp_lo, ob->clamp_hi);
+        qr_qtable_overrides(s->b, qb, off, NULL, ob->alias, ob->subst, ob->clamp_lo, ob->clamp_hi);
     }
     free(off);
     if (st != QR_OK) qr_session_overrides_free(ob);
@@ -383,18 +383,18 @@ static void qr_session_close(QrSession *s) {
     free(s->base);
     free(s->base_out);
     qr__se_base_off_free(s);             /* before the match: it counts the rows */
-    qr_quant_twin_free(&s->tw);
+    qr_twin_free(&s->tw);
     qr_match_free(&s->m);
-    qr_quant_table_free(&s->qa);
+    qr_qtable_free(&s->qa);
     free(s->fw);
     if (s->fw_owned) for (int i = 0; i < s->qt.n; i++) qr_tensor_free_data(&s->fw_owned[i]);
     free(s->fw_owned);
     free(s->fw_src);
-    qr_quant_table_free(&s->qt);
+    qr_qtable_free(&s->qt);
     free(s->vis);
     free(s->vis_quant);
     free(s->b_vis);
-    qr_quant_table_free(&s->qb);
+    qr_qtable_free(&s->qb);
     memset(s, 0, sizeof *s);
 }
 
@@ -418,7 +418,7 @@ static void qr_session_overrides_free(QrOverrides *o) {
 }
 
 static void qr_session_overrides(const QrSession *s, const bool *enabled, QrOverrides *o) {
-    qr_quant_overrides(&s->tw.g, &s->qt, enabled, s->fw, o->alias, o->subst, o->clamp_lo, o->clamp_hi);
+    qr_qtable_overrides(&s->tw.g, &s->qt, enabled, s->fw, o->alias, o->subst, o->clamp_lo, o->clamp_hi);
 }
 
 static QrRunOpts qr_session_run_opts(const QrOverrides *o, QrTapFn tap, void *user) {
@@ -437,7 +437,7 @@ static QrStatus qr_session_visible_view(const QrSession *s, int i, const QrTenso
 
 static QrStatus qr_session_visible_f32(const QrSession *s, int i, const QrTensor *t, QrTensor *out) {
     if (s->vis_quant[i] >= 0 && !qr_dtype_is_float(t->dtype))
-        return qr_quant_dequantize_value(&s->tw.g, &s->qt.q[s->vis_quant[i]], t, out);
+        return qr_match_dequantize_value(&s->tw.g, &s->qt.q[s->vis_quant[i]], t, out);
     return qr_tensor_to_f32(t, out);
 }
 

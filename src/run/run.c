@@ -81,7 +81,7 @@ static int qr_run_unsupported(const QrGraph *g, char *buf, size_t n) {
 }
 
 
-static QrStatus qr_graph_check_supported(const QrGraph *g) {
+static QrStatus qr_run_check_supported(const QrGraph *g) {
     char list[1536];
     int n = qr_run_unsupported(g, list, sizeof list);
     if (n == 0) return QR_OK;
@@ -89,7 +89,7 @@ static QrStatus qr_graph_check_supported(const QrGraph *g) {
                    n == 1 ? "" : "s", n == 1 ? "s" : "", list);
 }
 
-/* The symbolic dims every command binds (qr_graph_input_shapes_bound). A name the user bound wins;
+/* The symbolic dims every command binds (qr_run_input_shapes_bound). A name the user bound wins;
  * one that inputs bind to different sizes is kept with both to name them in the error. */
 typedef struct QrRunDims {
     const char *name[64];
@@ -124,7 +124,7 @@ static int64_t qr__run_dim_get(const QrRunDims *d, const char *name) {
     return k >= 0 && !d->clash[k] ? d->value[k] : -1;
 }
 
-static QrStatus qr_graph_input_shapes_bound(const QrGraph *g, const QrTensor *const *given, const QrDimBind *dims,
+static QrStatus qr_run_input_shapes_bound(const QrGraph *g, const QrTensor *const *given, const QrDimBind *dims,
                                             int n_dims, QrTensor *out) {
     QrRunDims d;
     d.n = 0;
@@ -180,7 +180,7 @@ static QrStatus qr_graph_input_shapes_bound(const QrGraph *g, const QrTensor *co
     return QR_OK;
 }
 
-static QrStatus qr_graph_check_input(const QrGraph *g, int i, const QrTensor *t) {
+static QrStatus qr_run_check_input(const QrGraph *g, int i, const QrTensor *t) {
     const QrValue *v = &g->values[g->inputs[i]];
     char a[128], b[128];
     if (!v->has_decl) return QR_OK;
@@ -216,8 +216,8 @@ static QrStatus qr__run_ctx_init(QrOpCtx *c, const QrGraph *g, const QrNode *n, 
     return QR_OK;
 }
 
-static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs) {
-    QR_TRY(qr_graph_check_supported(g));
+static QrStatus qr_run_infer(QrGraph *g, const QrTensor *inputs) {
+    QR_TRY(qr_run_check_supported(g));
     for (int i = 0; i < g->n_values; i++) {
         QrValue *v = &g->values[i];
         if (v->is_folded) { qr_tensor_free_data(&v->t); v->is_folded = false; }
@@ -1020,9 +1020,9 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     QrRunOpts none = {0};
     if (!opts) opts = &none;
     qr_kern_init();                 /* idempotent; library users need not call it */
-    QR_TRY(qr_graph_check_supported(g));
+    QR_TRY(qr_run_check_supported(g));
     for (int i = 0; i < g->n_inputs; i++) {
-        QR_TRY(qr_graph_check_input(g, i, &inputs[i]));
+        QR_TRY(qr_run_check_input(g, i, &inputs[i]));
         if (!inputs[i].data) return qr_errf(QR_ERR_INVALID, "input '%s' has no data", g->values[g->inputs[i]].name);
     }
     int nv = g->n_values;
@@ -1172,7 +1172,7 @@ static QrStatus qr_run_node(const QrGraph *g, int node, const QrTensor *const *i
 /* ==== model warnings ===============================================================
  * What ONNX Runtime refuses to load but qreport can run: reported, never fatal. */
 
-static int qr_graph_lint(const QrGraph *g, void (*emit)(void *user, const char *msg), void *user) {
+static int qr_run_lint(const QrGraph *g, void (*emit)(void *user, const char *msg), void *user) {
     int n = 0;
     char msg[1024];
     for (int ni = 0; ni < g->n_nodes; ni++) {

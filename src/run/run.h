@@ -29,7 +29,7 @@ static QrStatus qr_run_add_node(QrGraph *g, const char *name, const char *op_typ
 static int qr_run_unsupported(const QrGraph *g, char *buf, size_t n);
 
 /* Checks that every operator is implemented (one error listing all of them). */
-static QrStatus qr_graph_check_supported(const QrGraph *g);
+static QrStatus qr_run_check_supported(const QrGraph *g);
 
 /* A symbolic dimension's value ("batch_size" = 1), given by the user (--dim NAME=N). */
 typedef struct QrDimBind {
@@ -42,19 +42,19 @@ typedef struct QrDimBind {
  * names bound to different sizes by different inputs are not used), else from the builder's
  * relation total_sequence_length = past_sequence_length + sequence_length when two of the three
  * are bound. A dim still unbound is an error naming the input, the dim and the options that bind it. */
-static QrStatus qr_graph_input_shapes_bound(const QrGraph *g, const QrTensor *const *given, const QrDimBind *dims,
+static QrStatus qr_run_input_shapes_bound(const QrGraph *g, const QrTensor *const *given, const QrDimBind *dims,
                                             int n_dims, QrTensor *out);
 /* Shape inference from concrete input shapes. Inputs that carry data and are
  * small are treated as known values (shape tensors fed as graph inputs). */
-static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs);
+static QrStatus qr_run_infer(QrGraph *g, const QrTensor *inputs);
 
-/* Model warnings after qr_graph_infer: what ONNX Runtime rejects but qreport runs
+/* Model warnings after qr_run_infer: what ONNX Runtime rejects but qreport runs
  * (block_size on QuantizeLinear/DequantizeLinear before opset 21; a value_info or graph
  * output dtype that inference contradicts). One message per finding, naming the node, to
  * emit; returns how many. */
-static int qr_graph_lint(const QrGraph *g, void (*emit)(void *user, const char *msg), void *user);
+static int qr_run_lint(const QrGraph *g, void (*emit)(void *user, const char *msg), void *user);
 /* Validates a user tensor against graph input i (dtype, rank, static dims). */
-static QrStatus qr_graph_check_input(const QrGraph *g, int i, const QrTensor *t);
+static QrStatus qr_run_check_input(const QrGraph *g, int i, const QrTensor *t);
 
 /* Called for every value a node produces (and for graph inputs, with node = -1).
  * The tensor is valid only during the call. Return non-OK to abort the run. */
@@ -123,7 +123,7 @@ static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v);
  * GEMM, or in one pass after any other layer; a Q -> DQ pair alone becomes one
  * fake-quant pass. Results are bit-identical to running the layers one by one (the
  * kernels that apply the steps are the ones the layers use on their own); every node
- * still counts in n_exec. Needs qr_graph_infer's shapes (without them nothing is fused).
+ * still counts in n_exec. Needs qr_run_infer's shapes (without them nothing is fused).
  *
  * Memory: node outputs come from a pool of buffers kept across runs and returned to it
  * after their last reader (qr_run_release frees the pool). */

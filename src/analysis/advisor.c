@@ -309,12 +309,13 @@ static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow
         int full = q->dtype == QR_DT_S8 ? 127 : q->dtype == QR_DT_U8 ? 255 : q->dtype == QR_DT_S16 ? 32767 : q->dtype == QR_DT_U16 ? 65535 : 0;
         bool coarse = full > 0 && steps < 0.5 * full;
         qi = wq;
-        QR__ADV_NEW(QR_ADV_WEIGHT_ERROR, QR_SEV_WARNING);
+        /* one output channel far above the rest sets the one scale: an outlier channel (the weight checks' kind) */
+        QR__ADV_NEW(ratio >= 4 ? QR_ADV_OUTLIER_CHANNELS : QR_ADV_WEIGHT_ERROR, QR_SEV_WARNING);
         f->value = wname;
-        QR__ADV_TEXT(b->a, f->reason, "cause: the weight — its quantization makes %.0f%% of this layer's own error (measured: "
+        QR__ADV_TEXT(b->a, f->reason, "cause: %s — its quantization makes %.0f%% of this layer's own error (measured: "
                     "MSE %.6g of %.6g in the parts); '%s' is quantized per-tensor (%s, one scale %.6g for its %d output "
-                    "channels): its abs-max %.6g spans %.1f of the %d steps%s", 100 * share, part, sum, wname,
-                    qr_dtype_name(q->dtype), q->scale_max, nch, am, steps, full,
+                    "channels): its abs-max %.6g spans %.1f of the %d steps%s", ratio >= 4 ? "an outlier channel of the weight" :
+                    "the weight", 100 * share, part, sum, wname, qr_dtype_name(q->dtype), q->scale_max, nch, am, steps, full,
                     ratio >= 4 ? qr_arena_printf(&b->a->arena, ", set by output channel %d at %.1fx the median channel's "
                                                  "abs-max %.6g (the other channels get few steps)", worst, ratio, med) : "");
         if (coarse) QR__ADV_TEXT(b->a, f->fix, "the scale is too coarse for this weight: recompute it from the weight's abs-max "

@@ -201,7 +201,8 @@ static int qr__adv_dcmp(const void *a, const void *b) {
  * The layer's first specific finding: its largest measured part, named as a cause. Emitted for
  * a layer whose own error is low by the thresholds or whose output value has a symptom finding
  * (clipping, rounding to zero, a range too large, outlier channels); *kind gets the finding's
- * kind (the activation check then leaves out its own finding of that kind), -1 when none. */
+ * kind (the activation check then leaves out its own finding of that kind), -1 when none or when the cause is
+ * the weight (the value's symptoms stay). */
 static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow *r, const char *node, const char *base_node,
                                    const char *op, const char *value, int *kind) {
     const QrAdvisorOpts *o = &b->a->opts;
@@ -373,7 +374,8 @@ static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow
     }
     f->cause = 1 + v.dom;
     f->share = share;
-    *kind = (int)f->kind;
+    /* a weight's cause is about the weight: the output value's own symptom findings of the kind stay */
+    *kind = v.dom == 0 ? -1 : (int)f->kind;
     return QR_OK;
 }
 

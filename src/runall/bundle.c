@@ -1643,7 +1643,7 @@ static QrStatus qr_bundle_write_plots(QrBundle *bd) {
         for (int i = 0; i < bd->dist.n; i++) box |= bd->dist.d[i].n_ch && bd->dist.d[i].ch;
         if (box) QR_TRY(qr_mkdir_p(qr_bundle_path(bd, QR_BF_PLOT_CHANNEL)));
     }
-    return qr_session_jobs(qr__bn_plot_jobs(bd), qr__bn_plot_job, bd, NULL);
+    return qr_session_jobs(&bd->se, qr__bn_plot_jobs(bd), qr__bn_plot_job, bd, NULL);
 }
 
 

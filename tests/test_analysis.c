@@ -191,11 +191,11 @@ static void qt_sens_grouped_pair(const char *dir) {
     snprintf(path, sizeof path, "fixtures/%s/input.npy", dir);
     QrStatus st = qr_npy_read(path, &in);
     snprintf(path, sizeof path, "fixtures/%s/base.onnx", dir);
-    if (st == QR_OK) st = qr_onnx_load(path, &b);
+    if (st == QR_OK) st = qr_run_load(path, &b);
     snprintf(path, sizeof path, "fixtures/%s/analysis.onnx", dir);
-    if (st == QR_OK) st = qr_onnx_load(path, &a);
-    if (st == QR_OK) st = qr_graph_infer(b, &in);
-    if (st == QR_OK) st = qr_graph_infer(a, &in);
+    if (st == QR_OK) st = qr_run_load(path, &a);
+    if (st == QR_OK) st = qr_run_infer(b, &in);
+    if (st == QR_OK) st = qr_run_infer(a, &in);
     if (st == QR_OK) st = qr_session_open(&se, b, a, &in);
     bool ok = st == QR_OK;
     for (int off = 0; ok && off < 2; off++) {

@@ -128,8 +128,8 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     QrTensor *in = NULL;
     QrDeployRunallOpts dep;
     int pargc = argc;
-    char **pargv = argv;
-    int rc = qr_cli_deploy_runall_args(&pargc, &pargv, &dep);
+    char **pargv = argv, *pargv_copy[1024];
+    int rc = qr_cli_deploy_runall_args(&pargc, &pargv, pargv_copy, QR_ARRAY_LEN(pargv_copy), &dep);
     if (rc) return rc;
     /* --data: the graphs are inferred on its first sample */
     rc = qr__cli_begin(pargc - 2, pargv + 2, qr__cli_usage_runall, true, true, &o, &b, &in);

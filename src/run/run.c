@@ -485,6 +485,15 @@ static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v) {
     return t;
 }
 
+static bool qr_run_uncached(const QrGraph *g, int v) {
+    int p = v >= 0 && v < g->n_values ? g->values[v].producer : -1;
+    if (p < 0) return false;
+    const QrNode *n = &g->nodes[p];
+    if (strcmp(n->op_type, "DequantizeLinear") || n->n_in < 1 || n->in[0] < 0) return false;
+    const QrValue *x = &g->values[n->in[0]];
+    return x->is_init && x->t.numel > QR_FOLD_MAX_ELEMS;
+}
+
 /* Per value of this run: true when it depends only on initializers and constants, with no
  * override on the way (so the cache's copy, if any, is what this run would compute). */
 static void qr__run_statics(const QrGraph *g, const QrRunOpts *o, bool *st) {
@@ -1093,7 +1102,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !qr__run_overridden(opts, n->out[k])) skip = false;
         if (opts->live && !opts->live[ni]) skip = true;
         if (r.dead && r.dead[ni]) skip = true;
-        const bool stat = r.cache && qr__run_node_static(&r, n);
+        const bool stat = r.cache && qr__run_node_static(&r, n) && !(n->n_out > 0 && qr_run_uncached(g, n->out[0]));
         if (stat) {   /* constants: from the cache, or computed now and kept there */
             pthread_mutex_lock(&r.cache->mu);
             bool have = true;

@@ -107,6 +107,11 @@ static void qr_run_cache_free(QrRunCache *c);
 /* Bytes of tensor data the cache holds. */
 QR_TESTAPI size_t qr_run_cache_bytes(const QrRunCache *c);
 #endif
+/* Values a run cache never holds: the output of a DequantizeLinear reading an initializer of
+ * more than QR_FOLD_MAX_ELEMS elements (a quantized weight's float copy: four times its bytes;
+ * every run recomputes it, one pass over its integers). Callers keeping values between runs
+ * skip them for the same reason (a re-run computes them again). */
+static bool qr_run_uncached(const QrGraph *g, int v);
 /* The cached tensor of value v (owned by the cache), or NULL when it holds none. */
 static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v);
 

@@ -124,6 +124,34 @@ static int64_t qr__run_dim_get(const QrRunDims *d, const char *name) {
     return k >= 0 && !d->clash[k] ? d->value[k] : -1;
 }
 
+/* "--dim a=N --dim b=N ...": every named dynamic dim of the inputs not given that d does not bind (the
+ * builder's total_sequence_length noted as derived from past_sequence_length + sequence_length). */
+static void qr__run_dims_unbound(const QrGraph *g, const QrTensor *const *given, const QrRunDims *d, char *buf, size_t n) {
+    const char *seen[64];
+    int ns = 0;
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const QrValue *v = &g->values[g->inputs[i]];
+        if ((given && given[i]) || !v->has_decl) continue;
+        for (int k = 0; k < v->decl_rank; k++) {
+            const char *dn = v->decl_dims[k] < 0 ? v->decl_dim_names[k] : NULL;
+            if (!dn || !dn[0] || qr__run_dim_find(d, dn) >= 0) continue;
+            bool dup = false;
+            for (int j = 0; j < ns; j++) dup |= !strcmp(seen[j], dn);
+            if (dup || ns == QR_ARRAY_LEN(seen)) continue;
+            seen[ns++] = dn;
+        }
+    }
+    bool past = false, seq = false;
+    for (int j = 0; j < ns; j++) { past |= !strcmp(seen[j], "past_sequence_length"); seq |= !strcmp(seen[j], "sequence_length"); }
+    for (int j = 0; j < ns && o < n; j++) {
+        if (past && seq && !strcmp(seen[j], "total_sequence_length")) continue;   /* derived */
+        o += (size_t)snprintf(buf + o, n - o, "%s--dim %s=N", o ? " " : "", seen[j]);
+    }
+    if (past && seq && o < n) snprintf(buf + o, n - o, "; total_sequence_length = past_sequence_length + sequence_length");
+}
+
 static QrStatus qr_run_input_shapes_bound(const QrGraph *g, const QrTensor *const *given, const QrDimBind *dims,
                                             int n_dims, QrTensor *out) {
     QrRunDims d;
@@ -167,10 +195,14 @@ static QrStatus qr_run_input_shapes_bound(const QrGraph *g, const QrTensor *cons
                                v->name, k, dn, d.from[j], (long long)d.value[j], d.clash[j], (long long)d.clash_value[j],
                                dn, v->name);
             if (j >= 0) { shape[k] = d.value[j]; continue; }
-            if (dn)
+            if (dn) {
+                char all[512];
+                qr__run_dims_unbound(g, given, &d, all, sizeof all);
                 return qr_errf(QR_ERR_INVALID, "%s: input '%s' has a dynamic dimension %d ('%s') that no input given binds; "
                                "give the input with -i %s=FILE, its shape with --shape %s=..., or the dimension with "
-                               "--dim %s=N", g->path, v->name, k, dn, v->name, v->name, dn);
+                               "--dim %s=N (every dimension the inputs given leave unbound: %s)", g->path, v->name, k, dn,
+                               v->name, v->name, dn, all);
+            }
             return qr_errf(QR_ERR_INVALID, "%s: input '%s' has a dynamic dimension %d (unnamed); give the input with "
                            "-i %s=FILE or its shape with --shape %s=...", g->path, v->name, k, v->name, v->name);
         }

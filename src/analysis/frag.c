@@ -13,10 +13,14 @@ typedef struct QrFrGrid {
     const QrTensor *scale, *zp;
     int64_t C, inner;
     QrQuantRange rg;
+    float s0;                /* per tensor (C = 1): the scale and zero point */
+    int32_t z0;
 } QrFrGrid;
 
-static float qr__fr_scale(const QrFrGrid *p, int64_t c) { return (float)qr_tensor_get_f64(p->scale, c); }
-static int32_t qr__fr_zp(const QrFrGrid *p, int64_t c) { return p->zp ? (int32_t)qr_tensor_get_i64(p->zp, c) : 0; }
+static float qr__fr_scale(const QrFrGrid *p, int64_t c) { return p->C == 1 ? p->s0 : (float)qr_tensor_get_f64(p->scale, c); }
+static int32_t qr__fr_zp(const QrFrGrid *p, int64_t c) {
+    return p->C == 1 ? p->z0 : p->zp ? (int32_t)qr_tensor_get_i64(p->zp, c) : 0;
+}
 static int64_t qr__fr_chan(const QrFrGrid *p, int64_t i) { return p->C > 1 ? (i / p->inner) % p->C : 0; }
 
 /* A small, seedable generator (splitmix64): the same seed gives the same choices everywhere. */
@@ -194,6 +198,8 @@ static bool qr__fr_grid(const QrGraph *g, const QrQuantizer *q, QrFrGrid *p) {
         p->C = sv->t.numel;
         for (int d = ax + 1; d < y->rank; d++) p->inner *= y->dims[d];
     }
+    p->s0 = (float)qr_tensor_get_f64(p->scale, 0);
+    p->z0 = p->zp ? (int32_t)qr_tensor_get_i64(p->zp, 0) : 0;
     return true;
 }
 

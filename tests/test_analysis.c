@@ -420,7 +420,7 @@ static QrStatus qt_edge_models(const char *dir, QrGraph **b, QrGraph **a) {
         QrStatus st = qt_mb_write(&mb, path);
         qt_mb_free(&mb);
         QR_TRY(st);
-        QR_TRY(qr_onnx_load(path, k ? a : b));
+        QR_TRY(qr_run_load(path, k ? a : b));
     }
     return QR_OK;
 }
@@ -443,8 +443,8 @@ static void test_edge_cases(void) {
         QrCompare c = {0};
         QrSensResult sr = {0};
         QrSensOpts so = { .metric = QR_METRIC_L1 };
-        QrStatus st = qr_graph_infer(b, &in);
-        if (st == QR_OK) st = qr_graph_infer(a, &in);
+        QrStatus st = qr_run_infer(b, &in);
+        if (st == QR_OK) st = qr_run_infer(a, &in);
         if (st == QR_OK) st = qr_session_open(&se, b, a, &in);
         if (st == QR_OK) st = qr_compare_run(&se, a, 0.99, &c);
         if (st == QR_OK) st = qr_sens_run(&se, &so, &sr);

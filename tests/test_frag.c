@@ -35,7 +35,7 @@ static QrStatus qt_fr_model(const char *dir, QrGraph **g) {
     QrStatus st = qt_mb_write(&mb, path);
     qt_mb_free(&mb);
     QR_TRY(st);
-    return qr_onnx_load(path, g);
+    return qr_run_load(path, g);
 }
 
 /* The input: channel 0 (scale 0.5) and 1 (0.25) each get ties (k + 0.5) · scale — three per channel
@@ -90,9 +90,9 @@ static void test_frag_half_away(void) {
     QrTensor in;
     QT_OK(qt_fr_model(dir, &g));
     QT_OK(qt_fr_input(&in, true));
-    QT_OK(qr_graph_infer(g, &in));
+    QT_OK(qr_run_infer(g, &in));
     QrQuantTable qt = { 0 };
-    QT_OK(qr_quant_table_build(g, &qt));
+    QT_OK(qr_qtable_build(g, &qt));
     int vq = qt_fr_value(g, "xq");
     QT_CHECK(vq >= 0 && qt.by_value[vq] >= 0);
     /* 1. the element-wise rounding on the operator's own output */
@@ -106,13 +106,12 @@ static void test_frag_half_away(void) {
     const double sc[2] = { 0.5, 0.25 };
     const int32_t zp[2] = { 0, 3 };
     int64_t ties = 0;
-    double sq = 0;
     for (int64_t i = 0; i < 16; i++) {
         int c = (int)(i / 8);
         double v = (double)x[i] / sc[c];
         int32_t even = (int32_t)qr_quant_geti(&cap.t, i);
         int32_t away = qt_fr_away(x[i], sc[c], zp[c], -128, 127);
-        if (away != even) { ties++; sq += sc[c] * sc[c]; QT_CHECKF(fabs(v - floor(v) - 0.5) == 0, "element %lld: not a tie", (long long)i); }
+        if (away != even) { ties++; QT_CHECKF(fabs(v - floor(v) - 0.5) == 0, "element %lld: not a tie", (long long)i); }
     }
     QT_CHECKF(ties >= 6, "only %lld ties that round differently in the input", (long long)ties);
     int64_t changed = qr__fr_half_away(&cap.t, x, &grid, NULL);
@@ -149,7 +148,7 @@ static void test_frag_half_away(void) {
     double got = r.var[0].out.mse;
     qr_frag_free(&r);
     qr_tensor_free_data(&cap.t);
-    qr_quant_table_free(&qt);
+    qr_qtable_free(&qt);
     qr_tensor_free_data(&in);
     qr_graph_free(g);
     free(g);
@@ -213,9 +212,9 @@ static void test_frag_zero(void) {
     QrTensor in;
     QT_OK(qt_fr_model(dir, &g));
     QT_OK(qt_fr_input(&in, false));
-    QT_OK(qr_graph_infer(g, &in));
+    QT_OK(qr_run_infer(g, &in));
     QrQuantTable qt = { 0 };
-    QT_OK(qr_quant_table_build(g, &qt));
+    QT_OK(qr_qtable_build(g, &qt));
     QrFragOpts fo;
     qr_frag_opts_default(&fo);
     fo.share = 0;
@@ -228,7 +227,7 @@ static void test_frag_zero(void) {
     QrFragSpread sp;
     ok = ok && qr_frag_spread(&r, qt_fr_value(g, "rq"), &sp) && sp.mse_lsb == 0 && sp.lsb_max == 0 && sp.changed == 0;
     qr_frag_free(&r);
-    qr_quant_table_free(&qt);
+    qr_qtable_free(&qt);
     qr_tensor_free_data(&in);
     qr_graph_free(g);
     free(g);
@@ -245,9 +244,9 @@ static void test_frag_dump_classify(void) {
     QrTensor in;
     QT_OK(qt_fr_model(dir, &g));
     QT_OK(qt_fr_input(&in, true));
-    QT_OK(qr_graph_infer(g, &in));
+    QT_OK(qr_run_infer(g, &in));
     QrQuantTable qt = { 0 };
-    QT_OK(qr_quant_table_build(g, &qt));
+    QT_OK(qr_qtable_build(g, &qt));
     QrFragOpts fo;
     qr_frag_opts_default(&fo);
     fo.n_seeds = 1;
@@ -290,7 +289,7 @@ static void test_frag_dump_classify(void) {
         QT_CHECKF(said, "case %d: verdict '%s'", c, vd);
     }
     qr_frag_free(&fr);
-    qr_quant_table_free(&qt);
+    qr_qtable_free(&qt);
     qr_tensor_free_data(&in);
     qr_graph_free(g);
     free(g);
@@ -310,10 +309,10 @@ static void test_frag_verdict(void) {
         QrSession se;
         memset(&se, 0, sizeof se);
         QT_OK(qr_npy_read(pairs[p][2], &in));
-        QT_OK(qr_onnx_load(pairs[p][0], &b));
-        QT_OK(qr_onnx_load(pairs[p][1], &a));
-        QT_OK(qr_graph_infer(b, &in));
-        QT_OK(qr_graph_infer(a, &in));
+        QT_OK(qr_run_load(pairs[p][0], &b));
+        QT_OK(qr_run_load(pairs[p][1], &a));
+        QT_OK(qr_run_infer(b, &in));
+        QT_OK(qr_run_infer(a, &in));
         QT_OK(qr_session_open(&se, b, a, &in));
         QrFragResult r;
         QrStatus st = qr_session_run_baseline(&se);

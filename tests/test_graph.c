@@ -1,7 +1,7 @@
 /* tests/test_graph.c — report/graph: the layered layout (layering respects every edge, no two
  * boxes overlap, every edge drawn from its source's bottom to its target's top, groups nest
  * without overlapping) on a residual CNN and a transformer block (fixtures, boxes built here
- * from the ONNX graph independently of report/bundle), a multi-output detection neck and a
+ * from the ONNX graph independently of runall/bundle), a multi-output detection neck and a
  * generated 2,000-node graph; and the graph view of a real runall bundle in headless Chromium. */
 
 /* ---- building layout inputs ---------------------------------------------------------------- */
@@ -41,7 +41,7 @@ static bool qt_gl_folded(const char *op) {
 
 static QrStatus qt_gl_from_onnx(const char *path, QtGlCase *c) {
     QrGraph *g;
-    QR_TRY(qr_onnx_load(path, &g));
+    QR_TRY(qr_run_load(path, &g));
     int nn = g->n_nodes, *box = malloc((size_t)nn * sizeof *box), n = 0;
     for (int v = 0; v < nn; v++) box[v] = qt_gl_folded(g->nodes[v].op_type) ? -1 : n++;
     if (!qt_gl_case_alloc(c, n, 4 * nn + 8, n)) { free(box); qr_graph_free(g); free(g); return QR_ERR_NOMEM; }
@@ -598,9 +598,9 @@ static void test_graph_overlay_annotated(void) {
     QT_CHECK(qt_bd_sh("rm -rf '%s' && mkdir -p '%s' && cp '%s' '%s/' && cp '%s/analysis.onnx' '%s/'", side, side, p, side, m, side) == 0);
     snprintf(p, sizeof p, "%s/annotated.onnx", side);
     QrGraph *ga = NULL, *go = NULL;
-    QT_OK(qr_onnx_load(p, &ga));
+    QT_OK(qr_run_load(p, &ga));
     snprintf(q, sizeof q, "%s/analysis.onnx", m);
-    QrStatus st = qr_onnx_load(q, &go);
+    QrStatus st = qr_run_load(q, &go);
     bool same = st == QR_OK && ga->n_nodes == go->n_nodes && ga->n_values == go->n_values;
     for (int v = 0; same && v < go->n_values; v++) {
         const QrTensor *x = &go->values[v].t, *y = &ga->values[v].t;

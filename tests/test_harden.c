@@ -41,7 +41,7 @@ static QrStatus qt_hd_run(QtModel *mb, const char *file, const QrTensor *in, QrT
         memset(&shapes[i], 0, sizeof shapes[i]);
         st = qr_tensor_set_shape(&shapes[i], in[i].dtype, in[i].rank, in[i].dims);
     }
-    if (st == QR_OK) st = qr_graph_infer(g, shapes);
+    if (st == QR_OK) st = qr_run_infer(g, shapes);
     if (st == QR_OK) st = qr_run(g, in, NULL, out);
     qr_graph_free(g);
     free(g);
@@ -158,7 +158,7 @@ static void test_harden_absurd_lengths(void) {
         qt_hd_key(&m, 7, 2); qt_hd_varint(&m, lens[k]);
         qt_hd_bytes(&m, "\x0a\x02nn\x12\x01x\x22\x01y\x2a\x00", 12);
         QrGraph *g = NULL;
-        QrStatus st = qr_onnx_load_buffer("absurd.onnx", ".", m.b, m.n, &g);
+        QrStatus st = qr_run_load_buffer("absurd.onnx", ".", m.b, m.n, &g);
         QT_CHECKF(st == QR_ERR_PARSE && !g && strstr(qr_err_msg(), "absurd.onnx"), "len %llu: %s: %s",
                   (unsigned long long)lens[k], qr_status_name(st), qr_err_msg());
         /* Nested: GraphProto.node (1) -> NodeProto.input (1) string of lens[k] bytes. */
@@ -167,14 +167,14 @@ static void test_harden_absurd_lengths(void) {
         qt_hd_sub(&graph, 1, &node);
         qt_hd_key(&model, 1, 0); qt_hd_varint(&model, 8);
         qt_hd_sub(&model, 7, &graph);
-        st = qr_onnx_load_buffer("nested.onnx", ".", model.b, model.n, &g);
+        st = qr_run_load_buffer("nested.onnx", ".", model.b, model.n, &g);
         QT_CHECKF(st == QR_ERR_PARSE && !g, "nested len %llu: %s", (unsigned long long)lens[k], qr_err_msg());
         /* Initializer (graph field 5) whose packed dims (TensorProto field 1) claim lens[k] bytes. */
         QtHdPb tensor = { .n = 0 }, g2 = { .n = 0 }, m2 = { .n = 0 };
         qt_hd_key(&tensor, 1, 2); qt_hd_varint(&tensor, lens[k]); qt_hd_bytes(&tensor, "\x02\x03", 2);
         qt_hd_sub(&g2, 5, &tensor);
         qt_hd_sub(&m2, 7, &g2);
-        st = qr_onnx_load_buffer("dims.onnx", ".", m2.b, m2.n, &g);
+        st = qr_run_load_buffer("dims.onnx", ".", m2.b, m2.n, &g);
         QT_CHECKF(st == QR_ERR_PARSE && !g, "dims len %llu: %s", (unsigned long long)lens[k], qr_err_msg());
         /* A bare TensorProto .pb whose raw_data (9) claims lens[k] bytes. */
         QtHdPb pb = { .n = 0 };
@@ -194,7 +194,7 @@ static void test_harden_absurd_lengths(void) {
     qt_hd_key(&bad, 1, 0);
     qt_hd_bytes(&bad, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12);
     QrGraph *g = NULL;
-    QT_CHECK(qr_onnx_load_buffer("varint.onnx", ".", bad.b, bad.n, &g) == QR_ERR_PARSE && !g);
+    QT_CHECK(qr_run_load_buffer("varint.onnx", ".", bad.b, bad.n, &g) == QR_ERR_PARSE && !g);
     /* .npy: a version-2 header claiming 4 GiB. */
     unsigned char npy[64] = "\x93NUMPY\x02\x00\xff\xff\xff\xff{'descr': '<f4'";
     QrTensor t = {0};
@@ -233,7 +233,7 @@ static void test_harden_size_before_alloc(void) {
         QtHdLimit lim;
         QrGraph *g = NULL;
         qt_hd_limit_on(&lim, (size_t)1 << 30);
-        st = qr_onnx_load(path, &g);
+        st = qr_run_load(path, &g);
         qt_hd_limit_off(&lim);
         if (g) { qr_graph_free(g); free(g); }
         QT_CHECKF(st == QR_ERR_INVALID && strstr(qr_err_msg(), cases[k].expect) && strstr(qr_err_msg(), "'huge'"),
@@ -297,7 +297,7 @@ static void test_harden_dims_in_graph(void) {
     qt_mb_free(&mb);
     QT_OK(st);
     QrTensor shp = {0};
-    st = qr_graph_input_shapes_bound(g, NULL, NULL, 0, &shp);
+    st = qr_run_input_shapes_bound(g, NULL, NULL, 0, &shp);
     qr_graph_free(g);
     free(g);
     QT_CHECKF(st == QR_ERR_SHAPE && strstr(qr_err_msg(), "overflow") && strstr(qr_err_msg(), "'x'"), "%s", qr_err_msg());
@@ -683,7 +683,7 @@ static void test_harden_deep_chain(void) {
         QrTensor shape = {0};                       /* shapes only, as the CLI infers */
         st = qt_hd_tensor(&x, QR_DT_F32, 1, d4, xv);
         if (st == QR_OK) st = qr_tensor_set_shape(&shape, QR_DT_F32, 1, d4);
-        if (st == QR_OK) st = qr_graph_infer(g, &shape);
+        if (st == QR_OK) st = qr_run_infer(g, &shape);
         QrRunOpts opts = { .tap = qt_hd_count_tap, .tap_user = &cnt };
         if (st == QR_OK) st = qr_run(g, &x, &opts, &y);
         bool ok = st == QR_OK && y.numel == 4;
@@ -854,13 +854,13 @@ static void qt_hm_pair_free(QtHmPair *p) {
 
 static QrStatus qt_hm_pair_load(QtHmPair *p, const char *base, const char *analysis, const char *input) {
     memset(p, 0, sizeof *p);
-    QR_TRY(qr_onnx_load(base, &p->b));
-    QR_TRY(qr_onnx_load(analysis, &p->a));
+    QR_TRY(qr_run_load(base, &p->b));
+    QR_TRY(qr_run_load(analysis, &p->a));
     QR_TRY(qr_npy_read(input, &p->in));
     QrTensor shape = {0};
     QR_TRY(qr_tensor_set_shape(&shape, p->in.dtype, p->in.rank, p->in.dims));
-    QR_TRY(qr_graph_infer(p->b, &shape));
-    return qr_graph_infer(p->a, &p->in);       /* as qr__cli_load_second: small inputs fold */
+    QR_TRY(qr_run_infer(p->b, &shape));
+    return qr_run_infer(p->a, &p->in);       /* as qr__cli_load_second: small inputs fold */
 }
 
 /* --max-memory: refused up front (exit 1, the estimate and its parts named, nothing written)
@@ -910,7 +910,7 @@ static void test_harden_max_memory_cli(void) {
         QrMemOpts co = { .cmd = cmds[k].mc };
         QrTensor shape = {0};
         if (st == QR_OK && !cmds[k].two) st = qr_tensor_set_shape(&shape, p.in.dtype, p.in.rank, p.in.dims);
-        if (st == QR_OK && !cmds[k].two) st = qr_graph_infer(p.a, &shape);     /* one model: shapes only */
+        if (st == QR_OK && !cmds[k].two) st = qr_run_infer(p.a, &shape);     /* one model: shapes only */
         if (st == QR_OK) st = cmds[k].two ? qr_mem_estimate(p.b, p.a, &p.in, &co, &e) : qr_mem_estimate(p.a, NULL, &p.in, &co, &e);
         qt_hm_pair_free(&p);
         QT_OK(st);

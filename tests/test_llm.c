@@ -77,7 +77,7 @@ static QrStatus qt_llm_inputs(const QrGraph *g, const char *dir, QrTensor *in) {
 
 static void test_llm_external_data(void) {
     QrGraph *g = NULL;
-    QT_OK(qr_onnx_load(QT_LLM "/fp32/model.onnx", &g));
+    QT_OK(qr_run_load(QT_LLM "/fp32/model.onnx", &g));
     /* every initializer is external in the file; the loaded cos_cache must be cos(p * theta^(-2i/h)),
      * computed here, and the embedding table as large as declared */
     int cv = qr_graph_find(g, "cos_cache"), sv = qr_graph_find(g, "sin_cache"), ev = qr_graph_find(g, "model.embed_tokens.weight");
@@ -96,7 +96,7 @@ static void test_llm_external_data(void) {
     free(g);
     QT_CHECKF(ok && worst < 1e-5 && vocab == 256, "cos/sin caches off by %g, vocab %lld", worst, (long long)vocab);
     /* the int4 twin: packed MatMulNBits weights from the data file */
-    QT_OK(qr_onnx_load(QT_LLM "/int4_sym/model.onnx", &g));
+    QT_OK(qr_run_load(QT_LLM "/int4_sym/model.onnx", &g));
     int n_nb = 0;
     for (int i = 0; i < g->n_nodes; i++) n_nb += !strcmp(g->nodes[i].op_type, "MatMulNBits");
     qr_graph_free(g);
@@ -110,7 +110,7 @@ static void test_llm_external_data(void) {
     QT_CHECK(system(cmd) == 0);
     char path[600];
     snprintf(path, sizeof path, "%s/model.onnx", dir);
-    QrStatus st = qr_onnx_load(path, &g);
+    QrStatus st = qr_run_load(path, &g);
     QT_CHECKF(st != QR_OK && strstr(qr_err_msg(), "past the end of 'model.onnx.data'") && strstr(qr_err_msg(), "tensor '"),
               "%s", qr_err_msg());
     qr_err_clear();
@@ -124,12 +124,12 @@ static QrStatus qt_llm_vs_ort(const char *variant, const char *step, double *wor
     char path[512];
     snprintf(path, sizeof path, QT_LLM "/%s/model.onnx", variant);
     QrGraph *g = NULL;
-    QR_TRY(qr_onnx_load(path, &g));
+    QR_TRY(qr_run_load(path, &g));
     QrTensor *in = calloc((size_t)g->n_inputs + 1, sizeof *in), *out = calloc((size_t)g->n_outputs + 1, sizeof *out);
     char dir[256];
     snprintf(dir, sizeof dir, QT_LLM "/%s", step);
     QrStatus st = in && out ? qt_llm_inputs(g, dir, in) : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr_graph_infer(g, in);
+    if (st == QR_OK) st = qr_run_infer(g, in);
     if (st == QR_OK) st = qr_run(g, in, NULL, out);
     *worst = 0;
     for (int j = 0; st == QR_OK && j < g->n_outputs; j++) {
@@ -492,7 +492,7 @@ static void test_llm_generate_std(void) {
     int64_t bt[8], at[8];
     QT_CHECK(qt_llm_gen_col(csv, "baseline_token", bt, 8) == 4 && qt_llm_gen_col(csv, "analysis_token", at, 8) == 4);
     QrGraph *g = NULL;
-    QT_OK(qr_onnx_load(QT_LLM "/std/base.onnx", &g));
+    QT_OK(qr_run_load(QT_LLM "/std/base.onnx", &g));
     for (int k = 0; k < 4; k++) {
         QrTensor x = {0}, out = {0};
         int64_t dk[2] = { 1, S0 + k };
@@ -500,7 +500,7 @@ static void test_llm_generate_std(void) {
         QT_OK(qr_tensor_alloc_data(&x));
         for (int64_t e = 0; e < S0; e++) qr_tensor_set_i64(&x, e, qr_tensor_get_i64(&p, e));
         for (int j = 0; j < k; j++) qr_tensor_set_i64(&x, S0 + j, bt[j]);
-        QT_OK(qr_graph_infer(g, &x));
+        QT_OK(qr_run_infer(g, &x));
         QT_OK(qr_run(g, &x, NULL, &out));
         int64_t V = out.dims[2], best = 0;
         const float *row = (const float *)out.data + out.numel - V;
@@ -598,7 +598,7 @@ static void test_llm_generate_decoder(void) {
     qt_cli(&r, "check " QT_LLM "/int4_sym/model.onnx %s -o %s/llm_wq_chk --quiet", ins, T);
     QT_CHECKF(r.code == 0, "%s", r.err);
     QrGraph *g = NULL;
-    QT_OK(qr_onnx_load(QT_LLM "/int4_sym/model.onnx", &g));
+    QT_OK(qr_run_load(QT_LLM "/int4_sym/model.onnx", &g));
     snprintf(p, sizeof p, "%s/llm_wq_chk/model_check_result.txt", T);
     bool listed = qt_wq_check_lists(g, p, msg, sizeof msg);
     qr_graph_free(g);

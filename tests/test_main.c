@@ -43,6 +43,7 @@
 #include "test_dataset_sens.c"
 #include "test_errsplit.c"
 #include "test_graph.c"
+#include "test_layers.c"
 #include "test_frag.c"
 
 int main(int argc, char **argv) {
@@ -103,6 +104,7 @@ int main(int argc, char **argv) {
     QT_MODULE(dataset_sens);
     QT_MODULE(errsplit);
     QT_MODULE(graph);
+    QT_MODULE(layers);
     QT_MODULE(frag);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);

@@ -71,7 +71,7 @@ static QrStatus qr__gen_append(QrTensor *t, int64_t v) {
 /* Runs the current inputs; row (V floats, caller's) gets the last position's logits. */
 static QrStatus qr__gen_forward(QrGenModel *m, float *row, int64_t V) {
     for (int j = 0; j < m->g->n_outputs; j++) qr_tensor_free_data(&m->out[j]);
-    QR_TRY(qr_graph_infer(m->g, m->in));
+    QR_TRY(qr_run_infer(m->g, m->in));
     QR_TRY(qr_run(m->g, m->in, NULL, m->out));
     QrTensor f = {0};
     QR_TRY(qr_tensor_to_f32(&m->out[m->logits], &f));
@@ -169,8 +169,8 @@ static QrStatus qr_gen_run(QrGraph *b, QrGraph *a, const QrTensor *prompt, int n
     qr__gen_model_free(&mf);
     qr__gen_model_free(&mg);
     /* the graphs go back to the prompt's shapes for whatever runs next */
-    if (st == QR_OK) st = qr_graph_infer(b, prompt);
-    if (st == QR_OK) st = qr_graph_infer(a, prompt);
+    if (st == QR_OK) st = qr_run_infer(b, prompt);
+    if (st == QR_OK) st = qr_run_infer(a, prompt);
     if (st != QR_OK) qr_gen_free(r);
     return st;
 }

@@ -67,7 +67,7 @@ static bool qr__sens_cone(const QrGraph *g, const QrQuantTable *qt, const int *q
 }
 
 /* The model outputs against the baseline's into acc (unfinished; only: one output, -1 all):
- * the same additions as qr_compare_outputs_sel, so finishing acc gives its bits. */
+ * the same additions as qr_session_compare_outputs_sel, so finishing acc gives its bits. */
 static QrStatus qr__sens_outputs_acc(const QrSession *s, const QrTensor *outs, int only, QrMetricAcc *acc) {
     qr_metric_acc_init(acc);
     for (int k = 0; k < s->b->n_outputs; k++) {
@@ -92,7 +92,7 @@ static QrStatus qr__sens_outputs_metrics(const QrSession *s, const QrGraph *g, c
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof(QrTensor));
     if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
     QrStatus st = qr_run(g, s->inputs, o, outs);
-    if (st == QR_OK && !acc) st = qr_compare_outputs_sel(s, outs, only, m);
+    if (st == QR_OK && !acc) st = qr_session_compare_outputs_sel(s, outs, only, m);
     if (st == QR_OK && acc) {
         st = qr__sens_outputs_acc(s, outs, only, acc);
         QrMetricAcc t = *acc;
@@ -300,9 +300,17 @@ static void qr__sens_ref_free(QrSensRef *rf, int nv) {
     free(rf);
 }
 
+/* The session's input cache (QrSession.input_cache) when it holds sensitivity's reference run. */
+static void qr__sens_ref_free_cache(void *rf, int nv) { qr__sens_ref_free(rf, nv); }
+static QrSensRef *qr__sens_ref_of(const QrSession *s) {
+    return s->input_cache_free == qr__sens_ref_free_cache ? s->input_cache : NULL;
+}
+
 static void qr_sens_reference_free(QrSession *s) {
-    qr__sens_ref_free(s->sens_ref, s->tw.g.n_values);
-    s->sens_ref = NULL;
+    if (!qr__sens_ref_of(s)) return;
+    qr__sens_ref_free(s->input_cache, s->tw.g.n_values);
+    s->input_cache = NULL;
+    s->input_cache_free = NULL;
 }
 
 /* The reference run into a new QrSensRef (*out; NULL on failure). */
@@ -344,8 +352,14 @@ static QrStatus qr__sens_ref_run(QrSession *s, const QrSensOpts *o, QrSensRef **
 
 static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o) {
     QR_TRY(qr_session_run_baseline(s));
-    qr_sens_reference_free(s);
-    return qr__sens_ref_run(s, o, &s->sens_ref);
+    if (s->input_cache_free) s->input_cache_free(s->input_cache, s->tw.g.n_values);   /* the cache is for one */
+    s->input_cache = NULL;
+    s->input_cache_free = NULL;
+    QrSensRef *rf;
+    QR_TRY(qr__sens_ref_run(s, o, &rf));
+    s->input_cache = rf;
+    s->input_cache_free = qr__sens_ref_free_cache;
+    return QR_OK;
 }
 
 /* Sorts r's rows most sensitive first (opts order). */
@@ -354,6 +368,55 @@ static void qr__sens_sort(QrSensRow *rows, int n, const QrSensOpts *o) {
     qr__sens_cmp_reverse = o->reverse;
     qr__sens_cmp_off_one = o->off_one;
     qsort(rows, (size_t)n, sizeof *rows, qr__sens_cmp);
+}
+
+/* ==== the rows --nodes / --node-type keep (names resolved by analysis/select) ============== */
+
+static QrStatus qr_sens_node_type_parse(const char *s, QrNodeType *out) {
+    if (!strcmp(s, "activation")) *out = QR_NODE_TYPE_ACTIVATION;
+    else if (!strcmp(s, "weight")) *out = QR_NODE_TYPE_WEIGHT;
+    else if (!strcmp(s, "node")) *out = QR_NODE_TYPE_NODE;
+    else if (!strcmp(s, "all")) *out = QR_NODE_TYPE_ALL;
+    else return qr_errf(QR_ERR_INVALID, "--node-type '%s': expected activation, weight, node or all", s);
+    return QR_OK;
+}
+
+/* Keeps the rows of r (before they run) that --nodes (o->nodes: comma-separated names, NULL =
+ * all) and --node-type (o->node_type) select: a row is kept when one of its quantizers is one
+ * a name stands for (qr_select_quantizers); activation / weight keep rows of that type, node one
+ * row per node (its "both" row, else its only row). Fails on an unknown name. */
+static QrStatus qr__sens_select_rows(const QrSession *s, const QrSensOpts *o, QrSensResult *r) {
+    bool *want = NULL;
+    if (o->nodes) {
+        want = calloc((size_t)s->qt.n + 1, sizeof *want);
+        char *list = strdup(o->nodes);
+        QrStatus st = want && list ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+        char *save = NULL;
+        for (char *tok = list ? strtok_r(list, ",", &save) : NULL; st == QR_OK && tok; tok = strtok_r(NULL, ",", &save))
+            if (*tok) st = qr_select_quantizers(s, tok, want);
+        free(list);
+        if (st != QR_OK) { free(want); return qr_err_wrap(st, "--nodes"); }
+    }
+    int kept = 0;
+    for (int k = 0; k < r->n; k++) {
+        const QrSensRow *row = &r->rows[k];
+        bool keep = true;
+        if (want) {
+            keep = false;
+            for (int j = 0; j < row->n_q; j++) keep |= want[row->q[j]];
+        }
+        if (o->node_type == QR_NODE_TYPE_ACTIVATION) keep &= row->type == QR_SENS_ACTIVATION;
+        else if (o->node_type == QR_NODE_TYPE_WEIGHT) keep &= row->type == QR_SENS_WEIGHT;
+        else if (o->node_type == QR_NODE_TYPE_NODE && row->type != QR_SENS_BOTH) {
+            /* the node's only row stands for the node when it has no "both" row */
+            for (int j = 0; j < r->n; j++)
+                if (r->rows[j].type == QR_SENS_BOTH && r->rows[j].node == row->node && row->node >= 0) keep = false;
+        }
+        if (keep) r->rows[kept++] = *row;
+    }
+    r->n = kept;
+    free(want);
+    return QR_OK;
 }
 
 /* The rows of a pass, unsorted (in qr__sens_rows' order, unreachable ones dropped; row.id = its
@@ -366,15 +429,18 @@ static QrStatus qr__sens_run_rows(QrSession *s, const QrSensOpts *o, QrSensResul
     if (acc_out) *acc_out = NULL;
     QR_TRY(qr_session_run_baseline(s));
     QrStatus st = qr__sens_rows(s, r);
-    if (st == QR_OK && (o->nodes || o->node_type != QR_NODE_TYPE_ALL)) st = qr_select_sens_rows(s, o, r);
+    if (st == QR_OK && (o->nodes || o->node_type != QR_NODE_TYPE_ALL)) st = qr__sens_select_rows(s, o, r);
     int only_out = -1;
     if (st == QR_OK) st = qr_select_output(s->b, o->rank_output, &only_out);
     if (st != QR_OK) { qr_sens_free(r); return st; }
     const QrGraph *g = &s->tw.g;
     int nv = g->n_values, nt = qr_pool_threads();
     /* the reference run: done ahead for these options, else now */
-    QrSensRef *rf = s->sens_ref;
-    if (rf && rf->off_one == o->off_one && rf->full_reruns == o->full_reruns && rf->only_out == only_out) s->sens_ref = NULL;
+    QrSensRef *rf = qr__sens_ref_of(s);
+    if (rf && rf->off_one == o->off_one && rf->full_reruns == o->full_reruns && rf->only_out == only_out) {
+        s->input_cache = NULL;
+        s->input_cache_free = NULL;
+    }
     else st = qr__sens_ref_run(s, o, &rf);
     if (st == QR_OK) {
         r->reference = rf->reference;
@@ -695,7 +761,7 @@ static QrStatus qr__sens_eval_inc(QrSession *s, const bool *enabled, QrOverrides
     if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
     qr__sens_pm_reset(e->per_match, s->m.n);
     QrStatus st = qr_session_run_inc(s, g, &ro, outs, live);
-    if (st == QR_OK) st = qr_compare_outputs(s, outs, out);
+    if (st == QR_OK) st = qr_session_compare_outputs(s, outs, out);
     for (int k = 0; k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
     free(outs);
     for (int i = 0; st == QR_OK && i < s->m.n; i++) {
@@ -946,7 +1012,7 @@ static void qr__sens_use_inputs(QrSession *s, const QrTensor *in) {
 /* Sample smp of ds into cur (freed first) and the session onto it. */
 static QrStatus qr__sens_load_sample(QrSession *s, const QrDsSet *ds, int smp, const QrTensor *ref, QrTensor *cur) {
     for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
-    QR_TRY(qr_ds_read(ds, s->b, smp, ref, cur));
+    QR_TRY(qr_dsset_read(ds, s->b, smp, ref, cur));
     qr__sens_use_inputs(s, cur);
     return QR_OK;
 }
@@ -958,7 +1024,7 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsS
     QrDsList *list = NULL, rlist = {0};
     QrSensRow *tmp = NULL;
     QrStatus st = QR_OK;
-    qr_dspool_init(&rpool);
+    qr_dsacc_pool_init(&rpool);
     for (int j = 0; st == QR_OK && j < K; j++) {
         QrSensResult r = {0};
         QrMetricAcc *acc = NULL, racc;
@@ -970,8 +1036,8 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsS
             list = calloc((size_t)n + 1, sizeof *list);
             ss->rank = calloc((size_t)n * (size_t)K + 1, sizeof *ss->rank);
             tmp = calloc((size_t)n + 1, sizeof *tmp);
-            st = pool && list && ss->rank && tmp ? qr_dslist_alloc(&rlist, K) : qr_errf(QR_ERR_NOMEM, "out of memory");
-            for (int i = 0; st == QR_OK && i < n; i++) { qr_dspool_init(&pool[i]); st = qr_dslist_alloc(&list[i], K); }
+            st = pool && list && ss->rank && tmp ? qr_dsacc_list_alloc(&rlist, K) : qr_errf(QR_ERR_NOMEM, "out of memory");
+            for (int i = 0; st == QR_OK && i < n; i++) { qr_dsacc_pool_init(&pool[i]); st = qr_dsacc_list_alloc(&list[i], K); }
         }
         if (st == QR_OK && r.n != n)
             st = qr_errf(QR_ERR_INVALID, "sensitivity rows changed between samples (%d vs %d)", r.n, n);
@@ -979,13 +1045,13 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsS
             const QrSensRow *x = &r.rows[i], *y = j ? &ss->r.rows[i] : x;
             if (x->n_q != y->n_q || x->q[0] != y->q[0] || x->type != y->type)
                 st = qr_errf(QR_ERR_INVALID, "sensitivity row %d changed between samples", i);
-            qr_dspool_add(&pool[i], &acc[i]);
-            qr_dslist_set(&list[i], j, &acc[i], &x->m);
+            qr_dsacc_pool_add(&pool[i], &acc[i]);
+            qr_dsacc_list_set(&list[i], j, &acc[i], &x->m);
             tmp[i] = *x;
         }
         if (st == QR_OK) {
-            qr_dspool_add(&rpool, &racc);
-            qr_dslist_set(&rlist, j, &racc, &r.reference);
+            qr_dsacc_pool_add(&rpool, &racc);
+            qr_dsacc_list_set(&rlist, j, &racc, &r.reference);
             qr__sens_sort(tmp, n, o);            /* this sample's ranking */
             for (int p = 0; p < n; p++) ss->rank[(size_t)tmp[p].id * (size_t)K + (size_t)j] = p + 1;
         }
@@ -997,8 +1063,8 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsS
         }
     }
     if (st == QR_OK) {
-        for (int i = 0; i < n; i++) qr_dspool_finish(&pool[i], &list[i], true, true, &ss->r.rows[i].m);
-        qr_dspool_finish(&rpool, &rlist, true, true, &ss->r.reference);
+        for (int i = 0; i < n; i++) qr_dsacc_pool_finish(&pool[i], &list[i], true, true, &ss->r.rows[i].m);
+        qr_dsacc_pool_finish(&rpool, &rlist, true, true, &ss->r.reference);
         qr__sens_sort(ss->r.rows, n, o);
         /* samples whose top 5 are the pooled top 5 */
         int top = QR_MIN(5, n);
@@ -1008,8 +1074,8 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsS
             ss->n_top5_same += same;
         }
     }
-    for (int i = 0; list && i < n; i++) qr_dslist_free(&list[i]);
-    qr_dslist_free(&rlist);
+    for (int i = 0; list && i < n; i++) qr_dsacc_list_free(&list[i]);
+    qr_dsacc_list_free(&rlist);
     free(pool);
     free(list);
     free(tmp);
@@ -1036,14 +1102,14 @@ static QrStatus qr__sens_set_curves(QrSession *s, const QrDsSet *ds, const QrTen
             ss->p05 = calloc(cells + 1, sizeof(double));
             ss->p95 = calloc(cells + 1, sizeof(double));
             if (!pool || !val || !ss->mean || !ss->p05 || !ss->p95) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-            for (size_t c = 0; st == QR_OK && c < cells; c++) qr_dspool_init(&pool[c]);
+            for (size_t c = 0; st == QR_OK && c < cells; c++) qr_dsacc_pool_init(&pool[c]);
         }
         if (st == QR_OK && a.n_settings != ns) st = qr_errf(QR_ERR_INVALID, "cumulative-error settings changed between samples");
         for (int i = 0; st == QR_OK && i < nm; i++)
             for (int k = 0; k < ns; k++) {
                 size_t c = (size_t)i * (size_t)ns + (size_t)k;
                 const QrMetricAcc *x = &acc[(size_t)k * (size_t)nm + (size_t)i];
-                if (x->n_bad >= 0) qr_dspool_add(&pool[c], x);
+                if (x->n_bad >= 0) qr_dsacc_pool_add(&pool[c], x);
                 val[c * (size_t)K + (size_t)j] = a.val[c];
             }
         free(acc);
@@ -1055,13 +1121,13 @@ static QrStatus qr__sens_set_curves(QrSession *s, const QrDsSet *ds, const QrTen
             for (int k = 0; k < ns; k++) {
                 size_t c = (size_t)i * (size_t)ns + (size_t)k;
                 QrMetrics m;
-                qr_dspool_finish(&pool[c], NULL, false, false, &m);
+                qr_dsacc_pool_finish(&pool[c], NULL, false, false, &m);
                 ss->acc.val[c] = pool[c].n_samples == K && s->vis[i] >= 0 ? qr_metric_get(&m, metric) : NAN;
                 QrDsColStats cs;
                 const double *v = &val[c * (size_t)K];
                 bool all = true;
                 for (int j = 0; j < K; j++) all = all && v[j] == v[j];
-                qr_ds_col_stats(v, NULL, K, &cs);
+                qr_dsacc_col_stats(v, NULL, K, &cs);
                 ss->mean[c] = all ? cs.mean : NAN;
                 ss->p05[c] = all ? cs.p05 : NAN;
                 ss->p95[c] = all ? cs.p95 : NAN;
@@ -1103,35 +1169,10 @@ static QrStatus qr_sens_set_write(const QrSession *s, const QrSensSet *ss, const
     return qr__sens_accum_write(s, a, extra, suffix, 3, dir);
 }
 
-/* ==== runall --data: the pass over the set in the bundle ================================
- * dataset/sensitive_ops.*, dataset/accumulated_error.csv, and two plots: the samples ranked
- * (plots/dataset_samples.png) and the cumulative error's per-sample mean with its p05-p95 band
- * (plots/dataset_accumulated_error.png). */
+/* ==== runall --data: the plot of the curves (the pass itself: analysis/dataset's
+ * qr_ds_runall_sens) ====================================================================== */
 
-static QrStatus qr__sens_set_plot_samples(const QrDsCompare *dc, QrMetricKind metric, const char *path) {
-    int n = dc->n_done;
-    int *order = malloc(((size_t)dc->n_samples + 1) * sizeof *order);
-    double *v = malloc(((size_t)n + 1) * sizeof *v);
-    const char **names = malloc(((size_t)n + 1) * sizeof *names);
-    QrStatus st = order && v && names ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) {
-        qr_ds_rank_samples(dc, metric, order);
-        for (int i = 0; i < n; i++) { names[i] = dc->names[order[i]]; v[i] = qr_metric_get(&dc->smp[order[i]], metric); }
-        char title[160];
-        snprintf(title, sizeof title, "Samples ranked worst first (%s at the model outputs; top %d of %d)", qr_metric_name(metric),
-                 QR_MIN(n, 40), n);
-        QrBarChart bc = { .title = title, .x_label = qr_metric_name(metric), .names = names, .values = v, .n = n, .top_k = 40 };
-        QrCanvas c;
-        st = qr_plot_bars(&bc, &c);
-        if (st == QR_OK) { st = qr_plot_save(&c, path); qr_canvas_free(&c); }
-    }
-    free(order);
-    free(v);
-    free(names);
-    return st;
-}
-
-static QrStatus qr__sens_set_plot_curves(const QrSession *s, const QrSensSet *ss, const char *path) {
+static QrStatus qr_sens_set_plot_curves(const QrSession *s, const QrSensSet *ss, const char *path) {
     const QrAccum *a = &ss->acc;
     int ns = a->n_settings, n = 0, nm = s->m.n;
     double *y = malloc(((size_t)nm * (size_t)ns * 3 + 1) * sizeof *y);
@@ -1167,31 +1208,6 @@ static QrStatus qr__sens_set_plot_curves(const QrSession *s, const QrSensSet *ss
     for (int k = 0; k < ns && k < 32; k++) free(lab[k]);
     free(y);
     free(names);
-    return st;
-}
-
-static QrStatus qr_sens_set_runall(QrSensSet *ss, QrSession *s, const QrDsRunall *dsr, const QrSensOpts *o, int k,
-                                   const int *topk, int n_topk, const QrAccSets *sets, QrMetricKind acc_metric,
-                                   const char *dir) {
-    memset(ss, 0, sizeof *ss);
-    if (!dsr->ok) return qr_errf(QR_ERR_INVALID, "needs the comparison over the data set, which failed");
-    const QrDsCompare *dc = &dsr->dc;
-    int K = QR_MIN(k > 0 ? k : QR_SENS_SAMPLES_DEFAULT, dc->n_done);
-    int *order = malloc(((size_t)dc->n_samples + 1) * sizeof *order);
-    if (!order) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    qr_ds_rank_samples(dc, dsr->metric, order);
-    QrStatus st = qr_sens_set_run(s, o, dsr->ds, order, K, dsr->metric, topk, n_topk, sets, acc_metric, ss);
-    free(order);
-    char sub[4300], p[4400];
-    snprintf(sub, sizeof sub, "%s/" QR_BF_DATASET, dir);
-    if (st == QR_OK) st = qr_mkdir_p(sub);
-    if (st == QR_OK) st = qr_sens_set_write(s, ss, sub);
-    snprintf(sub, sizeof sub, "%s/plots", dir);
-    if (st == QR_OK) st = qr_mkdir_p(sub);
-    snprintf(p, sizeof p, "%s/" QR_BF_DS_PLOT_SAMPLES, dir);
-    if (st == QR_OK) st = qr__sens_set_plot_samples(dc, dsr->metric, p);
-    snprintf(p, sizeof p, "%s/" QR_BF_DS_PLOT_ACCUM, dir);
-    if (st == QR_OK && ss->have_acc) st = qr__sens_set_plot_curves(s, ss, p);
     return st;
 }
 

@@ -44,9 +44,11 @@ typedef struct QrSensResult {
     int n_skipped;           /* quantizers skipped: toggling them cannot reach an output */
 } QrSensResult;
 
+/* --node-type activation|weight|node. */
+static QrStatus qr_sens_node_type_parse(const char *s, QrNodeType *out);
 static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r);
 /* The reference run of qr_sens_run ahead of time (runall runs it next to other analyses):
- * kept in the session (s->sens_ref) until a qr_sens_run with the same mode takes it, or
+ * kept in the session (its input cache, s->input_cache) until a qr_sens_run with the same mode takes it, or
  * qr_sens_reference_free / qr_session_close. Fails on run errors / out of memory. */
 static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o);
 static void qr_sens_reference_free(QrSession *s);
@@ -129,14 +131,9 @@ static void qr_sens_set_free(QrSensSet *ss);
 /* --sens-samples' default (docs/DATASET.md says why). */
 #define QR_SENS_SAMPLES_DEFAULT 4
 
-/* runall --data (report/bundle): the pass on the k worst samples of dsr's comparison (k <= 0:
- * the default), written into DIR/dataset/ (sensitive_ops.*, accumulated_error.csv) with
- * plots/dataset_samples.png (the samples ranked) and plots/dataset_accumulated_error.png (mean
- * with the p05-p95 band); summary.json "dataset_sensitivity" and the HTML data-set section. */
-struct QrDsRunall;
-static QrStatus qr_sens_set_runall(QrSensSet *ss, QrSession *s, const struct QrDsRunall *dsr, const QrSensOpts *o, int k,
-                                   const int *topk, int n_topk, const struct QrAccSets *sets, QrMetricKind acc_metric,
-                                   const char *dir);
+/* runall --data: the per-sample mean of the curves with the p05-p95 band, as a PNG at path
+ * (analysis/dataset's qr_ds_runall_sens runs the pass and writes it). */
+static QrStatus qr_sens_set_plot_curves(const QrSession *s, const QrSensSet *ss, const char *path);
 static void qr_sens_set_json(QrJson *j, const QrSensSet *ss);
 static void qr_sens_set_html(QrHtml *h, const QrSensSet *ss, const char *dir);
 

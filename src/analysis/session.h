@@ -41,7 +41,11 @@ typedef struct QrSession {
     QrStepHook progress;     /* set by the caller: long analyses (sensitivity, cumulative error, what-if,
                               * distributions) report their steps through it */
     struct QrSeRef *ref;     /* the all-on reference (qr_session_ref), NULL until built */
-    struct QrSensRef *sens_ref;  /* sensitivity's reference run done ahead (qr_sens_reference), or NULL */
+    /* A cache an analysis above the session keeps for the current inputs (sensitivity's reference
+     * run done ahead: qr_sens_reference), or NULL, and the function that frees it:
+     * qr_session_next_inputs and qr_session_close call input_cache_free(input_cache, twin values). */
+    void *input_cache;
+    void (*input_cache_free)(void *cache, int n_values);
     /* Optional, set by the caller before a comparison (compare --save-values): that comparison
      * keeps float32 copies of what it compared — keep_vals[2*i] the analysis value of match i,
      * keep_vals[2*i+1] its local (shadow) value; keep_outs[k] the analysis model's output k. */
@@ -154,27 +158,14 @@ static bool qr_session_memo_get(QrSession *s, const QrOverrides *ov, QrMetrics *
  * nodes in it (others equal the reference's). Needs s->ref. */
 static QrStatus qr_session_run_inc(const QrSession *s, const QrGraph *g, const QrRunOpts *ro, QrTensor *outs, bool *live);
 
-/* Equivalence check: the twin with every quantizer disabled must reproduce the
- * baseline. Per match: max |baseline - analysis|; the verdict compares the model
- * outputs relative to their range. */
-typedef struct QrEquivResult {
-    double *max_abs;         /* per match (NAN when unmatched/unavailable) */
-    double *ref_absmax;      /* per match: max |baseline| */
-    int n_not_disabled;      /* quantizers that could not be disabled */
-    int n_substituted;       /* integer weights replaced by the matched baseline float weight */
-    int n_no_float_weight;   /* integer weights without a float counterpart (stay quantized) */
-    QrTensor *fw_owned;      /* per qt quantizer: a derived float weight (e.g. transposed) that fw points to */
-    int *fw_src;             /* per qt quantizer: the baseline value fw comes from, -1 */
-    int n_weight_mismatch;   /* baseline float weights that do not quantize to the integer weights */
-    char *substituted;       /* "  <integer weight> <- <baseline weight>\n" lines (malloc'd), or NULL */
-    double worst_rel;        /* worst max_abs / ref_absmax over graph-output matches */
-    int worst_match;
-    bool equivalent;
-} QrEquivResult;
 
+/* The equivalence check (QrEquivResult: analysis/match.h). */
 static QrStatus qr_session_equivalence(const QrSession *s, QrEquivResult *out);
-static void qr_equiv_free(QrEquivResult *r);
-/* One-paragraph verdict of the equivalence check (thread-local buffer). */
-static const char *qr_equiv_verdict(const QrGraph *b, const QrMatchResult *m, const QrEquivResult *r);
+
+/* Model-output metrics of an analysis-model run: its outputs outs against the baseline's
+ * (s->base_out), KL per token for logits outputs. */
+static QrStatus qr_session_compare_outputs(const QrSession *s, const QrTensor *outs, QrMetrics *m);
+/* The same at one graph output (only: its index; -1 = all, as qr_session_compare_outputs). */
+static QrStatus qr_session_compare_outputs_sel(const QrSession *s, const QrTensor *outs, int only, QrMetrics *m);
 
 #endif

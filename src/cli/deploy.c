@@ -82,7 +82,7 @@ static int qr_cli_compare_dump(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *a = NULL, *b = NULL;
     QrTensor *in = NULL;
-    rc = qr__cli_begin(argc, argv, qr__cli_usage_compare_dump, true, &o, &a, &in);
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_compare_dump, true, false, &o, &a, &in);
     if (rc >= 0) return rc;
     const char *dump_dir = o.model2;
     const char *dir = o.out_dir ? o.out_dir : ".";
@@ -90,7 +90,7 @@ static int qr_cli_compare_dump(int argc, char **argv) {
     bool have_se = false;
     QrStatus st = QR_OK;
     if (d.baseline) {
-        st = qr__cli_load_second(d.baseline, a, in, &b);
+        st = qr__cli_load_second(&o, d.baseline, a, in, &b);
         if (st == QR_OK) st = qr_session_open(&se, b, a, in);
         have_se = st == QR_OK;
     }
@@ -132,7 +132,7 @@ static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts
     out->no_repro = d.no_repro;
     out->emit_dir = d.emit_dir;
     if (d.emit_dir) {                               /* refused before anything runs */
-        QrStatus st = qr_deploy_outdir_check(d.emit_dir);
+        QrStatus st = qr_dump_outdir_check(d.emit_dir);
         if (st != QR_OK) return qr__cli_fail(st);
     }
     if ((d.dump_map || d.dump_tol != 1.0) && !d.dump_dir) {
@@ -167,13 +167,13 @@ static int qr_cli_extract(int argc, char **argv) {
     rc = qr__cli_parse(argc, argv, &o, qr__cli_usage_extract, true);
     if (rc) return rc < 0 ? 0 : rc;
     if (!o.out_dir) { fprintf(stderr, "qreport: extract needs -o DIR\n%s", qr__cli_usage_extract); return QR_EXIT_USAGE; }
-    QrStatus st = qr_deploy_outdir_check(o.out_dir);
+    QrStatus st = qr_dump_outdir_check(o.out_dir);
     if (st != QR_OK) return qr__cli_fail(st);
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
-    rc = qr__cli_begin(argc, argv, qr__cli_usage_extract, true, &o, &b, &in);
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_extract, true, false, &o, &b, &in);
     if (rc >= 0) return rc;
-    st = qr__cli_load_second(o.model2, b, in, &a);
+    st = qr__cli_load_second(&o, o.model2, b, in, &a);
     QrSession se = { 0 };
     QrCompare c = { 0 };
     bool have_se = false, have_c = false;
@@ -243,9 +243,9 @@ static int qr_cli_promote(int argc, char **argv) {
         }
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
-    rc = qr__cli_begin(argc, argv, qr__cli_usage_promote, true, &o, &b, &in);
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_promote, true, false, &o, &b, &in);
     if (rc >= 0) { qr_arena_free(&ar); return rc; }
-    QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
+    QrStatus st = qr__cli_load_second(&o, o.model2, b, in, &a);
     QrSession se = { 0 };
     bool have_se = false;
     int *nodes = NULL, n = 0;

@@ -22,7 +22,7 @@ static int qr__dp_edit(const char *a, const char *b) {
     return row[lb];
 }
 
-static const char *qr_deploy_suggest(QrArena *a, const char *name, const char *const *names, int n) {
+static const char *qr_dump_suggest(QrArena *a, const char *name, const char *const *names, int n) {
     int best[3] = { -1, -1, -1 }, bd[3] = { INT32_MAX, INT32_MAX, INT32_MAX };
     for (int i = 0; i < n; i++) {
         if (!names[i]) continue;
@@ -46,7 +46,7 @@ static const char *qr_deploy_suggest(QrArena *a, const char *name, const char *c
 }
 
 /* An output folder that must be missing or empty: checked without creating it. */
-static QrStatus qr_deploy_outdir_check(const char *dir) {
+static QrStatus qr_dump_outdir_check(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) {
         if (errno == ENOENT) return QR_OK;
@@ -62,8 +62,8 @@ static QrStatus qr_deploy_outdir_check(const char *dir) {
     return QR_OK;
 }
 
-static QrStatus qr_deploy_outdir(const char *dir) {
-    QR_TRY(qr_deploy_outdir_check(dir));
+static QrStatus qr_dump_outdir(const char *dir) {
+    QR_TRY(qr_dump_outdir_check(dir));
     return qr_mkdir_p(dir);
 }
 
@@ -217,7 +217,7 @@ static QrStatus qr__dp_map(QrArena *ar, const char *path, const QrGraph *g, QrDp
             if (!names) return qr_errf(QR_ERR_NOMEM, "out of memory");
             for (int i = 0; i < g->n_values; i++) names[i] = qr__dp_candidate(g, i) ? g->values[i].name : NULL;
             return qr_errf(QR_ERR_INVALID, "%s:%d: %s has no value '%s'%s", path, line_no, g->path, fld[1],
-                           qr_deploy_suggest(ar, fld[1], names, g->n_values));
+                           qr_dump_suggest(ar, fld[1], names, g->n_values));
         }
         f[k].v = v;
         f[k].how = "map";
@@ -702,7 +702,7 @@ static QrStatus qr_dump_compare(const QrGraph *a, const QrTensor *inputs, QrSess
     bool *need = NULL;
     int *pos = NULL;
     QrStatus st = qr__dp_list(ar, o->dir, &f, &nf);
-    if (st == QR_OK) st = qr_quant_table_build(a, &qt);
+    if (st == QR_OK) st = qr_qtable_build(a, &qt);
     if (st == QR_OK && o->map) st = qr__dp_map(ar, o->map, a, f, nf);
     if (st == QR_OK) st = qr__dp_match_names(ar, a, f, nf);
     int n_matched = 0;
@@ -721,7 +721,7 @@ static QrStatus qr_dump_compare(const QrGraph *a, const QrTensor *inputs, QrSess
             if (qt.q[q].float_value >= 0) need[qt.q[q].float_value] = true;
         }
     }
-    if (st == QR_OK) st = qr_quant_lower(a, &qt, &low, &info);
+    if (st == QR_OK) st = qr_lower_graph(a, &qt, &low, &info);
     if (st == QR_OK) {
         ki = (QrDpKeep){ need, calloc((size_t)a->n_values + 1, sizeof(QrTensor)), a->n_values };
         ks = (QrDpKeep){ need, calloc((size_t)a->n_values + 1, sizeof(QrTensor)), a->n_values };
@@ -782,7 +782,7 @@ static QrStatus qr_dump_compare(const QrGraph *a, const QrTensor *inputs, QrSess
     qr__dp_keep_free(&ks);
     qr_graph_free(&low);
     qr_lower_info_free(&info);
-    qr_quant_table_free(&qt);
+    qr_qtable_free(&qt);
     if (st != QR_OK) qr_dump_free(r);
     return st;
 }

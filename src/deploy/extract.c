@@ -8,7 +8,7 @@ static int qr__ex_rm_cb(const char *p, const struct stat *sb, int flag, struct F
     return remove(p);
 }
 
-static void qr_deploy_rmtree(const char *dir) { nftw(dir, qr__ex_rm_cb, 16, FTW_DEPTH | FTW_PHYS); }
+static void qr_extract_rmtree(const char *dir) { nftw(dir, qr__ex_rm_cb, 16, FTW_DEPTH | FTW_PHYS); }
 
 static int qr_extract_find(const QrSession *se, const char *name, QrArena *ar) {
     const QrMatchResult *m = &se->m;
@@ -21,7 +21,7 @@ static int qr_extract_find(const QrSession *se, const char *name, QrArena *ar) {
         names[2 * i + 1] = m->m[i].a_node >= 0 ? se->a->nodes[m->m[i].a_node].name : NULL;
     }
     qr_errf(QR_ERR_INVALID, "no compute node '%s' in %s or %s%s", name, se->b->path, se->a->path,
-            qr_deploy_suggest(ar, name, names, 2 * m->n));
+            qr_dump_suggest(ar, name, names, 2 * m->n));
     return -1;
 }
 
@@ -200,39 +200,39 @@ static QrStatus qr_extract_write(QrSession *se, const QrCompare *c, const QrExtr
     QrOnnxOut xb, xa;
     bool have_x = false;
     if (st == QR_OK) {
-        st = qr_ox_init(&xb, b, "base_sub");
-        if (st == QR_OK) st = qr_ox_init(&xa, a, "analysis_sub");
+        st = qr_onnxw_init(&xb, b, "base_sub");
+        if (st == QR_OK) st = qr_onnxw_init(&xa, a, "analysis_sub");
         have_x = st == QR_OK;
     }
     for (int k = 0; st == QR_OK && k < n_cut; k++) {
         const QrValue *bv = &b->values[cut[k].b_value], *av = &a->values[cut[k].a_value];
-        st = qr_ox_input(&xb, bv->name, bv->t.dtype, bv->t.rank, bv->t.dims);
-        if (st == QR_OK) st = qr_ox_input(&xa, cut[k].a_name, qr_dtype_is_float(av->t.dtype) ? av->t.dtype : QR_DT_F32,
+        st = qr_onnxw_input(&xb, bv->name, bv->t.dtype, bv->t.rank, bv->t.dims);
+        if (st == QR_OK) st = qr_onnxw_input(&xa, cut[k].a_name, qr_dtype_is_float(av->t.dtype) ? av->t.dtype : QR_DT_F32,
                                           av->t.rank, av->t.dims);
         if (st == QR_OK && cut[k].quant >= 0) {
             const QrQuantizer *q = &se->qa.q[cut[k].quant];
             const char *ins[3] = { cut[k].a_name, a->values[q->scale_value].name, q->zp_value >= 0 ? a->values[q->zp_value].name : "" };
             const char *outs[1] = { av->name };
-            st = qr_ox_node(&xa, qr_arena_printf(&ar, "%s_QuantizeLinear", av->name), "QuantizeLinear", "",
+            st = qr_onnxw_node(&xa, qr_arena_printf(&ar, "%s_QuantizeLinear", av->name), "QuantizeLinear", "",
                             q->zp_value >= 0 ? 3 : 2, ins, 1, outs, 0, NULL);
         }
     }
     for (int k = 0; st == QR_OK && k < b->n_nodes; k++) {
         int n = b->order[k];
-        if (in_b[n]) { st = qr_ox_node_from(&xb, n, NULL); info->n_base_nodes++; }
+        if (in_b[n]) { st = qr_onnxw_node_from(&xb, n, NULL); info->n_base_nodes++; }
     }
     for (int k = 0; st == QR_OK && k < a->n_nodes; k++) {
         int n = a->order[k];
-        if (in_a[n]) { st = qr_ox_node_from(&xa, n, NULL); info->n_analysis_nodes++; }
+        if (in_a[n]) { st = qr_onnxw_node_from(&xa, n, NULL); info->n_analysis_nodes++; }
     }
     const QrValue *bo = &b->values[tm->b_value], *ao = &a->values[tm->a_value];
-    if (st == QR_OK) st = qr_ox_output(&xb, bo->name, bo->t.dtype, bo->t.rank, bo->t.dims);
-    if (st == QR_OK) st = qr_ox_output(&xa, ao->name, ao->t.dtype, ao->t.rank, ao->t.dims);
-    if (st == QR_OK) st = qr_ox_used_inits(&xb);
-    if (st == QR_OK) st = qr_ox_used_inits(&xa);
+    if (st == QR_OK) st = qr_onnxw_output(&xb, bo->name, bo->t.dtype, bo->t.rank, bo->t.dims);
+    if (st == QR_OK) st = qr_onnxw_output(&xa, ao->name, ao->t.dtype, ao->t.rank, ao->t.dims);
+    if (st == QR_OK) st = qr_onnxw_used_inits(&xb);
+    if (st == QR_OK) st = qr_onnxw_used_inits(&xa);
     char path[4096];
-    if (st == QR_OK) { snprintf(path, sizeof path, "%s/" QR_BF_REPRO_BASE, dir); st = qr_ox_write(&xb, path); }
-    if (st == QR_OK) { snprintf(path, sizeof path, "%s/" QR_BF_REPRO_ANAL, dir); st = qr_ox_write(&xa, path); }
+    if (st == QR_OK) { snprintf(path, sizeof path, "%s/" QR_BF_REPRO_BASE, dir); st = qr_onnxw_write(&xb, path); }
+    if (st == QR_OK) { snprintf(path, sizeof path, "%s/" QR_BF_REPRO_ANAL, dir); st = qr_onnxw_write(&xa, path); }
     /* cut inputs */
     for (int k = 0; st == QR_OK && k < n_cut; k++) {
         const QrTensor *bt = cut[k].match >= 0 ? &se->base[cut[k].match] : &se->inputs[cut[k].gi];
@@ -241,7 +241,7 @@ static QrStatus qr_extract_write(QrSession *se, const QrCompare *c, const QrExtr
         if (st == QR_OK && !at->data) st = qr_errf(QR_ERR_INVALID, "value '%s' was not computed", a->values[cut[k].a_value].name);
         if (st == QR_OK && cut[k].quant >= 0) {
             QrTensor f = { 0 };
-            st = qr_quant_dequantize_value(a, &se->qa.q[cut[k].quant], at, &f);
+            st = qr_match_dequantize_value(a, &se->qa.q[cut[k].quant], at, &f);
             if (st == QR_OK) st = qr__ex_write_npy(dir, qr_arena_printf(&ar, QR_BF_REPRO_ANAL_IN "%d.npy", k), &f);
             qr_tensor_free_data(&f);
         } else if (st == QR_OK) st = qr__ex_write_npy(dir, qr_arena_printf(&ar, QR_BF_REPRO_ANAL_IN "%d.npy", k), at);
@@ -326,7 +326,7 @@ static QrStatus qr_extract_write(QrSession *se, const QrCompare *c, const QrExtr
         if (st == QR_OK) { snprintf(path, sizeof path, "%s/" QR_BF_REPRO_README, dir); st = qr_file_write_atomic(path, t, tl); }
         free(t);
     }
-    if (have_x) { qr_ox_free(&xb); qr_ox_free(&xa); }
+    if (have_x) { qr_onnxw_free(&xb); qr_onnxw_free(&xa); }
     if (vals) for (int v = 0; v < a->n_values; v++) qr_tensor_free_data(&vals[v]);
     free(vals);
     free(need);
@@ -339,7 +339,7 @@ static QrStatus qr_extract_to(QrSession *se, const QrCompare *c, const QrExtract
                               QrExtractInfo *info) {
     struct stat sb;
     bool existed = stat(dir, &sb) == 0;
-    QR_TRY(qr_deploy_outdir(dir));                 /* missing -> created, or empty */
+    QR_TRY(qr_dump_outdir(dir));                 /* missing -> created, or empty */
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.partial-XXXXXX", dir);
     if (!mkdtemp(tmp)) return qr_errf(QR_ERR_IO, "cannot create a folder next to %s: %s", dir, strerror(errno));
@@ -349,7 +349,7 @@ static QrStatus qr_extract_to(QrSession *se, const QrCompare *c, const QrExtract
     if (st != QR_OK) {
         char msg[4096];
         snprintf(msg, sizeof msg, "%s", qr_err_msg());
-        qr_deploy_rmtree(tmp);
+        qr_extract_rmtree(tmp);
         if (!existed) rmdir(dir);                   /* the folder created above */
         else mkdir(dir, 0777);                      /* the empty folder given, as it was */
         qr_errf(st, "%s", msg);

@@ -2,7 +2,7 @@
  *
  * Map: the build (values the lowered graph adds, value access) · Q/DQ and activation
  * recognition · bias · accumulator report · one recogniser per op type · MaxPool moved into
- * the integer domain · qr_quant_lower · int vs sim comparison. */
+ * the integer domain · qr_lower_graph · int vs sim comparison. */
 
 /* ==== the build =================================================================== */
 
@@ -628,7 +628,7 @@ static bool qr__lw_candidate(const QrLwBuild *b, const QrNode *n) {
 /* 16-bit groups: float (ONNX Runtime's CPU provider) unless set to integer (an NPU). */
 static bool qr__lw_int16_integer;
 
-static void qr_quant_lower_set_int16(bool integer) { qr__lw_int16_integer = integer; }
+static void qr_lower_set_int16(bool integer) { qr__lw_int16_integer = integer; }
 
 static bool qr__lw_is16(QrDType dt) { return dt == QR_DT_U16 || dt == QR_DT_S16; }
 
@@ -669,7 +669,7 @@ static QrStatus qr__lw_propagate(QrLwBuild *b, int ni, bool *done) {
     return QR_OK;
 }
 
-/* ==== qr_quant_lower ============================================================== */
+/* ==== qr_lower_graph ============================================================== */
 
 static void qr_lower_info_free(QrLowerInfo *info) {
     if (!info) return;
@@ -699,7 +699,7 @@ static QrStatus qr__lw_add_node(QrGraph *out, int *no, const char *name, const c
         at[n_attr + 1] = (QrAttr){ .name = "qmax", .type = QR_ATTR_INT, .i = qmax };
     }
     out->n_nodes = *no;                               /* kept nodes are copied in place up to here */
-    QR_TRY(qr_graph_add_node(out, name, op, domain, n_in, in, 1, &y, na, at, NULL));
+    QR_TRY(qr_run_add_node(out, name, op, domain, n_in, in, 1, &y, na, at, NULL));
     *no = out->n_nodes;
     return QR_OK;
 }
@@ -707,7 +707,7 @@ static QrStatus qr__lw_add_node(QrGraph *out, int *no, const char *name, const c
 /* A float Gemm left out of the integer groups whose B is DequantizeLinear of a constant 8-bit
  * matrix [N, K] (transB, per-tensor or per row along axis 0, float32 scale; a QAT weight's
  * QuantizeLinear of constants is folded now, as for the convolutions): it becomes
- * qreport.int.DqGemm(A, Bq, b_scale, b_zp, C) (ops/quant.c), the same float arithmetic on
+ * qreport.int.DqGemm(A, Bq, b_scale, b_zp, C) (ops/qdq.c), the same float arithmetic on
  * the weight dequantized in registers (MobileNetV2's classifier: 1.3 MB read per run
  * instead of the 5 MB float copy). Fills in[5] and sets *ok when n is such a Gemm. */
 static QrStatus qr__lw_dqgemm(QrLwBuild *b, const QrNode *n, int *in, bool *ok) {
@@ -735,7 +735,7 @@ static QrStatus qr__lw_dqgemm(QrLwBuild *b, const QrNode *n, int *in, bool *ok) 
     return QR_OK;
 }
 
-static QrStatus qr_quant_lower(const QrGraph *g, const QrQuantTable *t, QrGraph *out, QrLowerInfo *info) {
+static QrStatus qr_lower_graph(const QrGraph *g, const QrQuantTable *t, QrGraph *out, QrLowerInfo *info) {
     memset(out, 0, sizeof *out);
     memset(info, 0, sizeof *info);
     QrArena *A = &info->arena;
@@ -940,7 +940,7 @@ static QrStatus qr_quant_lower(const QrGraph *g, const QrQuantTable *t, QrGraph 
         shapes[i] = g->values[g->inputs[i]].t;
         shapes[i].owned = false;
     }
-    st = qr_graph_infer(out, shapes);
+    st = qr_run_infer(out, shapes);
     free(shapes);
     if (st != QR_OK) return qr__lw_fail(out, NULL, info, qr_err_wrap(st, "lowering '%s' to integer ops", path));
     return QR_OK;

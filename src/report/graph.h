@@ -2,7 +2,7 @@
  * directed graph with nested groups, and its rendering as inline SVG with the page's
  * script (colour by a metric, collapse groups, search, pan/zoom). The layout is a pure
  * library: boxes, edges and a group tree in, coordinates out; it knows nothing of models
- * or analyses (report/bundle builds its input from the session). */
+ * or analyses (runall/bundle builds its input from the session). */
 #ifndef QR_GRAPH_H
 #define QR_GRAPH_H
 

@@ -36,17 +36,16 @@ static bool qr__ra_done(QrBundle *bd, const char *stage, QrStatus st) {
 /* ==== the run ========================================================================== */
 
 /* --demote-int16: int16_demotion.* ranked by the sensitivity's metric. */
-static QrStatus qr__ra_demote(QrBundle *bd) {
+static QrStatus qr__ra_demote(QrBundle *bd, const QrRunallOpts *o) {
     QrDemotion dm = {0};
-    QR_TRY(qr_demote_run(&bd->se, bd->o->sens.metric, &dm));
+    QR_TRY(qr_demote_run(&bd->se, o->sens.metric, &dm));
     QrStatus st = qr_demote_write(&bd->se, &dm, bd->dir);
     qr_demote_free(&dm);
     return st;
 }
 
 /* The cumulative error's user node sets (--quantize-nodes / --non-quantize-nodes). */
-static QrStatus qr__ra_acc_sets(QrBundle *bd) {
-    const QrRunallOpts *o = bd->o;
+static QrStatus qr__ra_acc_sets(QrBundle *bd, const QrRunallOpts *o) {
     QrStatus st = QR_OK;
     if (o->quantize_nodes) st = qr_select_acc_sets(&bd->se, o->quantize_nodes, true, &bd->acc_sets);
     if (st == QR_OK && o->non_quantize_nodes) st = qr_select_acc_sets(&bd->se, o->non_quantize_nodes, false, &bd->acc_sets);
@@ -63,6 +62,7 @@ static QrStatus qr__ra_acc_sets(QrBundle *bd) {
 
 typedef struct QrRaEarly {
     QrBundle *bd;
+    const QrRunallOpts *o;
     QrCmpPlan *cmp;              /* the comparison's plan (NULL: its preparation failed) */
     QrStats *stats;              /* the analysis model's statistics (job 0) */
     bool *seen;
@@ -78,7 +78,7 @@ static QrStatus qr__ra_early_job(void *ctx, int k, int tid) {
     if (k < 2) st = e->cmp ? qr_compare_step(e->cmp, k) : QR_OK;
     else if (k == 2) st = qr_session_equivalence(&bd->se, &bd->eq);
     else if (k == 3) st = qr_weights_compare(&bd->se, &bd->w);
-    else if (!bd->se.no_incremental) st = qr_sens_reference(&bd->se, &bd->o->sens);
+    else if (!bd->se.no_incremental) st = qr_sens_reference(&bd->se, &e->o->sens);
     e->st[k] = st;
     if (st != QR_OK) {
         e->msg[k] = strdup(qr_err_msg());
@@ -92,7 +92,9 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     memset(r, 0, sizeof *r);
     QrBundle *bd = calloc(1, sizeof *bd);
     if (!bd) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    bd->o = o;
+    bd->run = (QrBundleRun){ .cmdline = o->cmdline, .input_paths = o->input_paths, .n_input_paths = o->n_input_paths,
+                             .random_input = o->random_input, .warnings = o->warnings, .n_warnings = o->n_warnings,
+                             .cos_threshold = o->cos_threshold };
     bd->inputs = inputs;
     qr_progress_init(&bd->prog, stderr, o->quiet);
     /* Staging folder next to the bundle, so the final rename stays on one file system. */
@@ -159,7 +161,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         qr_progress_begin(&bd->prog, "match", 0);
         /* The analyses that need only the baseline's values run side by side (see qr__ra_early_job);
          * their stages below write what they found. */
-        QrRaEarly early = { .bd = bd };
+        QrRaEarly early = { .bd = bd, .o = o };
         if (qr_tok_any(b)) {     /* logits outputs: the compare run keeps the analysis model's outputs for the tokens */
             bd->se.keep_outs = calloc((size_t)b->n_outputs + 1, sizeof(QrTensor));
             bd->tok = calloc((size_t)b->n_outputs + 1, sizeof *bd->tok);
@@ -222,7 +224,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         if (s2 == QR_OK) s2 = qr_sens_write(&bd->se, &bd->sens, bd->dir);
         qr__ra_done(bd, "sensitivity", s2);
         qr_progress_begin(&bd->prog, "accumulated error", 0);
-        s2 = qr__ra_acc_sets(bd);
+        s2 = qr__ra_acc_sets(bd, o);
         if (s2 == QR_OK)
             s2 = qr_accum_run_sets(&bd->se, bd->have_sens ? &bd->sens : NULL, o->topk, bd->have_sens ? o->n_topk : 0,
                                    &bd->acc_sets, o->metric_given ? o->sens.metric : QR_METRIC_COSINE, &bd->acc);
@@ -249,7 +251,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         qr__ra_done(bd, "mixed precision", s2);
         if (o->demote_int16) {
             qr_progress_begin(&bd->prog, "int16 demotion", 0);
-            qr__ra_done(bd, "int16 demotion", qr__ra_demote(bd));
+            qr__ra_done(bd, "int16 demotion", qr__ra_demote(bd, o));
         }
         if (o->deploy.emit_dir) {                       /* --emit-model (deploy/) */
             qr_progress_begin(&bd->prog, "emit model", 0);
@@ -293,7 +295,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
                             : qr_ds_runall_write(&bd->dsr, &bd->se, o->mode, bd->have_dist ? &bd->dist : NULL, bd->dir));
             qr_progress_begin(&bd->prog, "data-set sensitivity", 0);
             qr__ra_done(bd, "data-set sensitivity",
-                        qr_sens_set_runall(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk,
+                        qr_ds_runall_sens(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk,
                                            &bd->acc_sets, o->metric_given ? o->sens.metric : QR_METRIC_COSINE, bd->dir));
         }
         if (o->generate > 0 && o->gen_b && o->gen_a) {   /* last: the decoding re-infers the graphs step by step */
@@ -402,7 +404,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     free(base_seen);
     if (staged) qr_bundle_rmtree(bd->dir);
     qr_cleanup_drop(staged_slot);
-    if (bd->have_eq) qr_equiv_free(&bd->eq);
+    if (bd->have_eq) qr_match_equiv_free(&bd->eq);
     qr_compare_free(&bd->cmp);
     qr_gen_free(&bd->gen);
     for (int j = 0; bd->tok && j < b->n_outputs; j++) qr_tok_free(&bd->tok[j]);

@@ -1,6 +1,6 @@
 /* runall/runall — `qreport runall`: every analysis in one pass over one prepared session
  * (analysis/, deploy/, the data set's hooks), each analysis's outcome recorded without stopping
- * the others, results kept in a QrBundle that report/bundle renders into the staging folder,
+ * the others, results kept in a QrBundle that runall/bundle renders into the staging folder,
  * zipped atomically (docs/REPORT.md layout). Not to be confused with deploy/hooks.c, the
  * deployment kit's stages that this driver calls. */
 #ifndef QR_RUNALL_H

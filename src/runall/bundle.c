@@ -1,4 +1,4 @@
-/* report/bundle — implementation. See bundle.h. Renders what runall/ computed: summary.json,
+/* runall/bundle — implementation. See bundle.h. Renders what runall/ computed: summary.json,
  * manifest.json, index.html and the plots into the staging folder, and zips that folder. */
 
 #include <dirent.h>
@@ -154,7 +154,7 @@ static const char *qr__bn_verdict_one(const QrBundle *bd, QrHtmlLevel *level) {
     if (bd->cmp.first_drop >= 0) {
         const QrMatch *m = &bd->se.m.m[bd->cmp.rows[bd->cmp.first_drop].match];
         return qr_arena_printf(a, "Model output Cosine %.6f, SQNR %.2f dB: %s. Similarity first drops below %.4g at '%s'.",
-                               c, bd->cmp.out.sqnr, what, bd->o->cos_threshold, bd->se.b->nodes[m->b_node].name);
+                               c, bd->cmp.out.sqnr, what, bd->run.cos_threshold, bd->se.b->nodes[m->b_node].name);
     }
     return qr_arena_printf(a, "Model output Cosine %.6f, SQNR %.2f dB: %s.", c, bd->cmp.out.sqnr, what);
 }
@@ -214,7 +214,7 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
         qr_json_obj_begin(&j);
         qr_json_kv_bool(&j, "pass", bd->eq.equivalent);
         qr_json_kv_num(&j, "worst_relative_difference", bd->eq.worst_rel);
-        qr_json_kv_str(&j, "text", qr_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
+        qr_json_kv_str(&j, "text", qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
         qr_json_obj_end(&j);
     }
     int matched = 0;
@@ -346,8 +346,8 @@ static void *qr__bn_hash_main(void *arg) {
 static void qr_bundle_hash_start(QrBundle *bd, const QrGraph *b, const QrGraph *a) {
     const char *paths[2] = { b->path, a->path };
     for (int k = 0; k < 2; k++) if (paths[k]) bd->hash[bd->n_hash++].path = paths[k];
-    for (int i = 0; i < bd->o->n_input_paths && bd->n_hash < QR_ARRAY_LEN(bd->hash); i++)
-        if (bd->o->input_paths[i]) bd->hash[bd->n_hash++].path = bd->o->input_paths[i];
+    for (int i = 0; i < bd->run.n_input_paths && bd->n_hash < QR_ARRAY_LEN(bd->hash); i++)
+        if (bd->run.input_paths[i]) bd->hash[bd->n_hash++].path = bd->run.input_paths[i];
     bd->hash_running = bd->n_hash && pthread_create(&bd->hash_th, NULL, qr__bn_hash_main, bd) == 0;
     if (!bd->hash_running) bd->n_hash = 0;
 }
@@ -396,15 +396,15 @@ static QrStatus qr_bundle_write_manifest(QrBundle *bd) {
     qr_json_kv_str(&j, "isa", qr_isa_name(qr_kern_isa()));
     qr_json_kv_int(&j, "threads", qr_pool_threads());
     qr_json_kv_str(&j, "build", QR_BUILD_FLAGS);
-    qr_json_kv_str(&j, "command_line", bd->o->cmdline);
+    qr_json_kv_str(&j, "command_line", bd->run.cmdline);
     qr_json_key(&j, "files");
     qr_json_arr_begin(&j);
     qr__bn_json_file(bd, &j, "baseline", bd->se.b->path);
     qr__bn_json_file(bd, &j, "analysis", bd->se.a->path);
-    for (int i = 0; i < bd->o->n_input_paths; i++)
-        if (bd->o->input_paths[i]) qr__bn_json_file(bd, &j, "input", bd->o->input_paths[i]);
+    for (int i = 0; i < bd->run.n_input_paths; i++)
+        if (bd->run.input_paths[i]) qr__bn_json_file(bd, &j, "input", bd->run.input_paths[i]);
     qr_json_arr_end(&j);
-    qr_json_kv_bool(&j, "random_input", bd->o->random_input);
+    qr_json_kv_bool(&j, "random_input", bd->run.random_input);
     qr_json_key(&j, "stages");
     qr_json_arr_begin(&j);
     for (int k = 0; k < bd->prog.n_stages; k++) {
@@ -424,8 +424,8 @@ static QrStatus qr_bundle_write_manifest(QrBundle *bd) {
     }
     qr_json_key(&j, "warnings");
     qr_json_arr_begin(&j);
-    for (int k = 0; k < bd->o->n_warnings; k++) qr_json_str(&j, bd->o->warnings[k]);
-    if (bd->o->random_input) qr_json_str(&j, "no input given: a deterministic random input was used");
+    for (int k = 0; k < bd->run.n_warnings; k++) qr_json_str(&j, bd->run.warnings[k]);
+    if (bd->run.random_input) qr_json_str(&j, "no input given: a deterministic random input was used");
     if (bd->se.tw.n_kept) qr_json_str(&j, bd->se.tw.note);
     qr_json_arr_end(&j);
     qr__bn_json_failed(&j, bd);
@@ -481,7 +481,7 @@ static void qr__bn_html_tokens(QrHtml *h, const QrSession *se, const QrTensor *o
     const QrTokAcc **pa = calloc((size_t)n + 1, sizeof *pa);
     bool ok = m && pa;
     for (int j = 0; ok && j < n; j++) {
-        ok = qr_compare_outputs_sel(se, outs, j, &m[j]) == QR_OK;
+        ok = qr_session_compare_outputs_sel(se, outs, j, &m[j]) == QR_OK;
         pa[j] = tok[j].vocab ? &tok[j] : NULL;
     }
     qr_err_clear();
@@ -764,7 +764,7 @@ static void qr__bn_html_check(QrHtml *h, QrBundle *bd) {
 /* "Baseline ⇄ analysis match": the equivalence verdict and the match table's text file. */
 static void qr__bn_html_match(QrHtml *h, QrBundle *bd) {
     qr_html_section(h, "match", "Baseline ⇄ analysis match");
-    if (bd->have_eq) qr_html_para(h, qr_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
+    if (bd->have_eq) qr_html_para(h, qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
     const char *mt = qr__bn_read_text(bd, QR_BF_MATCH ".txt");
     if (mt) qr_html_pre(h, mt);
 }
@@ -1211,7 +1211,7 @@ static QrStatus qr__bn_annotated(QrBundle *bd, const QrBnGraph *gr) {
     const char *mv[2] = { "every matched node's metrics are in its doc_string and metadata_props (keys qreport.*)",
                           qr_arena_printf(a, "initializers of 1 KiB or more are external data in '%s' (the analysis model "
                                           "itself): copy this file next to it to load the weights", base) };
-    return qr_ox_annotate(se->a->path, qr_bundle_path(bd, QR_BF_GRAPH_ONNX), base, 1024, notes, nn, 2, mk, mv);
+    return qr_onnxw_annotate(se->a->path, qr_bundle_path(bd, QR_BF_GRAPH_ONNX), base, 1024, notes, nn, 2, mk, mv);
 }
 
 /* The graph/ overlays: Model Explorer node data and the annotated model. */

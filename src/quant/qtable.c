@@ -1,6 +1,6 @@
-/* quant — implementation. See quant.h. */
+/* quant/qtable — implementation. See qtable.h. */
 
-static const char *qr_quant_form_name(QrQuantForm f) {
+static const char *qr_qtable_form_name(QrQuantForm f) {
     static const char *names[] = { "qdq", "dq_init", "q_only", "qop_out", "qop_weight", "dynamic" };
     return (unsigned)f < QR_ARRAY_LEN(names) ? names[f] : "?";
 }
@@ -87,13 +87,13 @@ static const QrQopInfo qr__qt_qops[] = {
     { "com.microsoft", "QGemm", 3, 7, 8 },
 };
 
-static const QrQopInfo *qr_quant_qop(const QrNode *n) {
+static const QrQopInfo *qr_qtable_qop(const QrNode *n) {
     for (int i = 0; i < QR_ARRAY_LEN(qr__qt_qops); i++)
         if (!strcmp(n->op_type, qr__qt_qops[i].op) && !strcmp(n->domain, qr__qt_qops[i].domain)) return &qr__qt_qops[i];
     return NULL;
 }
 
-static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
+static QrStatus qr_qtable_build(const QrGraph *g, QrQuantTable *t) {
     memset(t, 0, sizeof *t);
     int cap = 0;
     t->by_value = qr_arena_array(&t->arena, (size_t)g->n_values + 1, sizeof(int));
@@ -199,7 +199,7 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
             q->can_disable = q->n_dq == nu && nu > 0;   /* every reader dequantizes (the float twin does) */
             if (!q->can_disable) q->why_not = "dynamic quantization feeds integer ops";
         }
-        const QrQopInfo *qi = qr_quant_qop(n);
+        const QrQopInfo *qi = qr_qtable_qop(n);
         if (qi && n->out[0] >= 0) {
             QR_TRY(qr__qt_push(t, &cap, &q));
             q->form = QR_QF_QOP_OUT;
@@ -248,9 +248,9 @@ static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t) {
     return QR_OK;
 }
 
-static void qr_quant_table_free(QrQuantTable *t) { qr_arena_free(&t->arena); memset(t, 0, sizeof *t); }
+static void qr_qtable_free(QrQuantTable *t) { qr_arena_free(&t->arena); memset(t, 0, sizeof *t); }
 
-static void qr_quant_overrides(const QrGraph *g, const QrQuantTable *t, const bool *enabled,
+static void qr_qtable_overrides(const QrGraph *g, const QrQuantTable *t, const bool *enabled,
                                const QrTensor *const *float_weights, int *alias, const QrTensor **subst,
                                float *clamp_lo, float *clamp_hi) {
     for (int v = 0; v < g->n_values; v++) { alias[v] = -1; subst[v] = NULL; }

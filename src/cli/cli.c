@@ -63,6 +63,8 @@ typedef struct QrCliOpts {
     bool demote_int16;           /* sensitivity --demote-int16 */
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL */
     int generate;                /* --generate N: greedy decoding of N tokens with both models */
+    const char *kv_map[QR_GEN_MAX_KV_MAP];   /* --kv-map IN=OUT (repeatable): cache inputs fed from outputs */
+    int n_kv_map;
     /* The command's run, not options: set by qr__cli_begin (data_first: its argument), read by
      * qr__cli_prepare, qr__cli_load_second and qr__cli_mem_check. */
     bool data_first;             /* data-set commands: --data's first sample is the input */
@@ -138,7 +140,7 @@ static const char *qr__cli_usage_profile =
 static const char *qr__cli_usage_compare =
     "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ... | --data DIR [--samples N]] [-o DIR] [--mode sim|int|both]\n"
     "                       [--cos-threshold X] [--metric L1|Cosine|MSE|KL|SQNR] [--save-values DIR | --from-values DIR]\n"
-    "                       [--labels FILE]\n"
+    "                       [--labels FILE] [--generate N [--kv-map IN=OUT ...]]\n"
     "                       [--shard K/N|auto] [--shape NAME=...] [--dim NAME=N] [--seed N] [--quiet]\n"
     "  Per-layer comparison of the analysis (quantized) model with the float baseline on one input:\n"
     "  compare_per_layer_out.txt/.csv with Cosine, MSE, L1, KL, SQNR, Atol, Rtol, min/max/mean/var of both,\n"
@@ -171,7 +173,7 @@ static const char *qr__cli_usage_compare =
     "  (JOB_COMPLETION_INDEX, with the count from --shard auto/N or QR_SHARD_COUNT).\n";
 static const char *qr__cli_usage_runall =
     "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--samples N] [--sens-samples K]\n"
-    "                      [--shard K/N|auto]] [-o report.zip] [--labels FILE]\n"
+    "                      [--shard K/N|auto]] [-o report.zip] [--labels FILE] [--generate N [--kv-map IN=OUT ...]]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
@@ -378,6 +380,17 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
                 return QR_EXIT_USAGE;
             }
         }
+        else if (!strcmp(a, "--kv-map")) {
+            const char *v;
+            QR__CLI_NEXT(v);
+            if (!qr_gen_kv_map_ok(v)) {
+                fprintf(stderr, "qreport: --kv-map %s: expected IN=OUT, a cache input and the output fed back into it, '*' "
+                        "in both or in neither (e.g. --kv-map 'past.*=present_out.*')\n%s", v, usage);
+                return QR_EXIT_USAGE;
+            }
+            if (o->n_kv_map == QR_GEN_MAX_KV_MAP) { fprintf(stderr, "qreport: too many --kv-map\n"); return QR_EXIT_USAGE; }
+            o->kv_map[o->n_kv_map++] = v;
+        }
         else if (!strcmp(a, "--num-steps")) { const char *v; QR__CLI_NEXT(v); o->num_steps = atoi(v); }
         else if (!strcmp(a, "--shard")) QR__CLI_NEXT(o->shard);
         else if (!strcmp(a, "--sens-samples")) {
@@ -490,6 +503,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
     if (o->labels && (!gen_cmd || o->data_dir || o->from_values)) {
         fprintf(stderr, "qreport: --labels FILE gives the token ids of one input (compare or runall with -i; with --data "
                 "each sample's input_ids shifted are the labels)\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    if (o->n_kv_map && !o->generate) {
+        fprintf(stderr, "qreport: --kv-map names the cache of --generate N (give --generate)\n%s", usage);
         return QR_EXIT_USAGE;
     }
     if (o->generate && (!gen_cmd || o->data_dir || o->from_values || o->shard)) {
@@ -1216,7 +1233,9 @@ static int qr_cli_compare(int argc, char **argv) {
     if (st == QR_OK) st = qr_bundle_compare_page(&se, &c, tok, adv_txt, dir);
     QrGenResult gr = { .first_divergence = -1 };
     if (st == QR_OK && o.generate) {          /* last: the decoding re-infers the graphs step by step (then back) */
-        st = qr_gen_run(b, a, in, o.generate, &gr);
+        QrGenOpts go = { .n = o.generate, .kv_map = o.kv_map, .n_kv_map = o.n_kv_map, .mode = o.mode,
+                         .cos_threshold = o.cos_threshold, .dir = dir };
+        st = qr_gen_run(b, a, in, &go, &gr);
         if (st == QR_OK) st = qr_gen_write(&gr, dir);
     }
     if (st == QR_OK && !o.quiet) {
@@ -1245,6 +1264,10 @@ static int qr_cli_compare(int argc, char **argv) {
             for (int k = 0; k < gr.n; k++) printf(" %lld", (long long)gr.ana_tok[k]);
             if (gr.first_divergence >= 0) printf("\n  first divergence at generated token %d\n", gr.first_divergence);
             else printf("\n  the same tokens\n");
+            if (gr.have_div)
+                printf("  per-layer comparison at that step (%lld tokens of context): %s/" QR_BF_GEN_DIV "/" QR_BF_COMPARE
+                       ".txt, lowest layer Cosine %.6f (%s)\n", (long long)gr.div_prefix, dir, gr.div_worst_cos, gr.div_worst);
+            else if (gr.div_err[0]) printf("  no per-layer comparison at that step: %s\n", gr.div_err);
         }
         printf("wrote %s/" QR_BF_COMPARE ".txt and .csv, %s%s" QR_BF_ADVISOR ", " QR_BF_COMPARE_HTML "\n", dir,
                want_tok ? QR_BF_DS_OUTPUTS ".txt and .csv, " : "", o.generate ? QR_BF_GENERATION ".txt and .csv, " : "");

@@ -197,6 +197,8 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     if (o.metric) qr_metric_parse(o.metric, &ro.sens.metric);
     ro.metric_given = o.metric != NULL && ro.sens.metric != QR_METRIC_KLD;   /* the curves are per layer: no token KL */
     ro.generate = o.generate;
+    ro.kv_map = o.kv_map;
+    ro.n_kv_map = o.n_kv_map;
     ro.gen_b = b;
     ro.gen_a = a;
 

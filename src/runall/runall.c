@@ -300,7 +300,9 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         }
         if (o->generate > 0 && o->gen_b && o->gen_a) {   /* last: the decoding re-infers the graphs step by step */
             qr_progress_begin(&bd->prog, "generation", 0);
-            s2 = qr_gen_run(o->gen_b, o->gen_a, inputs, o->generate, &bd->gen);
+            QrGenOpts go = { .n = o->generate, .kv_map = o->kv_map, .n_kv_map = o->n_kv_map, .mode = o->mode,
+                             .cos_threshold = o->cos_threshold, .dir = bd->dir };
+            s2 = qr_gen_run(o->gen_b, o->gen_a, inputs, &go, &bd->gen);
             if (s2 == QR_OK) s2 = qr_gen_write(&bd->gen, bd->dir);
             bd->have_gen = qr__ra_done(bd, "generation", s2);
         }

@@ -42,6 +42,8 @@ typedef struct QrRunallOpts {
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL (analysis/tokens) */
     int generate;                /* --generate N: greedy decoding of N tokens with both models (analysis/generate) */
     QrGraph *gen_b, *gen_a;      /* with generate: b and a, which the decoding re-infers step by step (then back) */
+    const char *const *kv_map;   /* --kv-map IN=OUT (analysis/generate) */
+    int n_kv_map;
 } QrRunallOpts;
 
 typedef struct QrRunallResult {

@@ -338,10 +338,32 @@ static void test_frag_verdict(void) {
     QT_CHECKF(ratio[1] > 2 * ratio[0], "transformer ratio %.4g, CNN %.4g", ratio[1], ratio[0]);
 }
 
+
+/* runall: fragility.txt/.csv and summary.json "fragility" by default; --no-fragility leaves them out. */
+static void test_frag_runall_option(void) {
+    char keep[600], zip[600], p[700];
+    for (int off = 0; off < 2; off++) {
+        snprintf(keep, sizeof keep, "%s/frag_runall_%d", qt_tmpdir(), off);
+        snprintf(zip, sizeof zip, "%s/frag_runall_%d.zip", qt_tmpdir(), off);
+        QtCli r;
+        qt_cli(&r, "runall fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx -i fixtures/qpairs/ort_qdq/input.npy "
+               "-o %s --keep-dir %s --quiet%s", zip, keep, off ? " --no-fragility" : "");
+        QT_CHECKF(r.code == 0 && !r.crashed, "exit %d: %s", r.code, r.err);
+        snprintf(p, sizeof p, "%s/" QR_BF_FRAGILITY ".csv", keep);
+        bool have = access(p, F_OK) == 0;
+        snprintf(p, sizeof p, "%s/summary.json", keep);
+        char *js = qt_ra_read(p, NULL);
+        bool key = js && strstr(js, "\"fragility\":") != NULL;
+        free(js);
+        QT_CHECKF(have == !off && key == !off, "--no-fragility %d: fragility.csv %d, summary key %d", off, have, key);
+    }
+}
+
 static void qt_frag_all(void) {
     QT_RUN(test_frag_half_away);
     QT_RUN(test_frag_inject);
     QT_RUN(test_frag_zero);
     QT_RUN(test_frag_dump_classify);
     QT_RUN(test_frag_verdict);
+    QT_RUN(test_frag_runall_option);
 }

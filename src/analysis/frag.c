@@ -277,7 +277,6 @@ static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTe
     r->first_growth = -1;
     r->quant_mse = NAN;
     r->ratio_lsb = NAN;
-    const double t0 = qr_time_now();
     /* the perturbed quantizers, in the topological order of their nodes */
     int *pos = malloc(((size_t)g->n_nodes + 1) * sizeof *pos);
     int *val_layer = malloc(((size_t)g->n_values + 1) * sizeof *val_layer);
@@ -376,7 +375,6 @@ static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTe
     r->fragile = r->ratio_lsb == r->ratio_lsb && r->ratio_lsb >= QR_FRAG_FRAGILE_RATIO;
     for (int k = 0; k < r->n_var; k++)
         if (r->var[k].ratio == r->var[k].ratio && r->var[k].ratio >= QR_FRAG_FRAGILE_RATIO) r->fragile = true;
-    r->seconds = qr_time_now() - t0;
     for (int l = 0; sim && l < r->n_layers; l++) qr_tensor_free_data(&sim[l]);
     qr__fr_outs_free(g, sim_out);
     qr__fr_outs_free(g, outs);
@@ -530,10 +528,10 @@ static QrStatus qr_frag_write(const QrFragResult *r, const char *dir) {
                            "Rounding fragility: the simulation (Q/DQ in float) re-run with 1-LSB rounding perturbations at "
                            "its activation quantizers\nverdict: %s\n\n"
                            "perturbed: %d of %d activation quantizers; %lld elements at a tie half away rounds otherwise (unperturbed run)\n"
-                           "cost: %d model runs (1 unperturbed + %d variants), %.2f s\n"
+                           "cost: %d model runs (1 unperturbed + %d variants; manifest.json's stage 'fragility' has the time)\n"
                            "quantization error (baseline vs simulation, output MSE): %s\n\n",
                            qr_frag_verdict(&a, r), r->n_layers, r->n_act, (long long)r->n_ties, r->n_runs, r->n_var,
-                           r->seconds, qr__fr_num(&a, r->quant_mse, "%.6g"));
+                           qr__fr_num(&a, r->quant_mse, "%.6g"));
     if (st == QR_OK) st = qr_table_render_txt(&tv, "Variants (output against the unperturbed simulation)", NULL, &txt, &xl, &xc);
     if (st == QR_OK)
         st = qr_buf_printf(&txt, &xl, &xc, "\nPer quantizer, in graph order (±1 LSB variants, mean over %d seed%s): "
@@ -566,7 +564,6 @@ static void qr_frag_json(QrJson *j, const QrFragResult *r) {
     qr_json_kv_int(j, "activation_quantizers", r->n_act);
     qr_json_kv_int(j, "ties", r->n_ties);
     qr_json_kv_int(j, "runs", r->n_runs);
-    qr_json_kv_num(j, "seconds", r->seconds);
     qr_json_kv_num(j, "quant_error_mse", r->quant_mse);
     qr_json_kv_num(j, "ratio", r->ratio_lsb);
     if (r->first_growth >= 0) {
@@ -598,8 +595,8 @@ static void qr_frag_html(QrHtml *h, const QrFragResult *r) {
     qr_html_section(h, "fragility", "Rounding fragility");
     qr_html_paraf(h, "The simulation re-run with every activation quantizer rounding differently by one LSB, as a device that "
                   "is correct but rounds otherwise would: half away from zero instead of half to even at every tie, and "
-                  "±1 LSB at %g%% of the elements of every activation quantizer (%d seed%s). %d model runs, %.2f s.",
-                  100.0 * r->opts.share, r->opts.n_seeds, r->opts.n_seeds == 1 ? "" : "s", r->n_runs, r->seconds);
+                  "±1 LSB at %g%% of the elements of every activation quantizer (%d seed%s). %d model runs.",
+                  100.0 * r->opts.share, r->opts.n_seeds, r->opts.n_seeds == 1 ? "" : "s", r->n_runs);
     QrHtmlLevel lv = !r->n_layers || r->quant_mse != r->quant_mse ? QR_HTML_WARN : r->fragile ? QR_HTML_BAD : QR_HTML_GOOD;
     qr_html_notice(h, lv, r->fragile ? "Rounding-fragile" : "Rounding fragility", qr_frag_verdict(&a, r));
     QrTable t = { 0 };
@@ -607,7 +604,8 @@ static void qr_frag_html(QrHtml *h, const QrFragResult *r) {
     qr_table_free(&t);
     memset(&t, 0, sizeof t);
     QrHtmlTableOpts to = { .caption = "Per activation quantizer, in graph order: where the perturbations arrive and grow "
-                                      "(gain: relative perturbation arriving over that of the noisiest quantizer it reads)" };
+                                      "(gain: relative perturbation arriving over that of the noisiest quantizer it reads)",
+                           .max_rows = 48 };
     if (r->n_layers && qr__fr_layer_table(r, &a, &t) == QR_OK) qr_html_table(h, &t, &to);
     qr_table_free(&t);
     const char *files[] = { QR_BF_FRAGILITY ".txt", QR_BF_FRAGILITY ".csv" };

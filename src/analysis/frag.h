@@ -77,7 +77,6 @@ typedef struct QrFragResult {
     int first_growth;        /* first layer that grows (QR_FRAG_GROW_GAIN, QR_FRAG_GROW_MIN), -1 */
     bool fragile;
     int n_runs;              /* model runs made (unperturbed + variants) */
-    double seconds;
     int64_t n_ties;          /* elements at a tie that half to even and half away round differently, over every
                               * perturbed QuantizeLinear (unperturbed run) */
     const QrGraph *g;        /* the graph run (names) */

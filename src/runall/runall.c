@@ -265,14 +265,16 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         bd->have_dist = s2 == QR_OK;
         qr_session_ref_free(&bd->se);        /* the last user of the all-on reference */
         qr__ra_done(bd, "distributions", s2);
-        qr_progress_begin(&bd->prog, "fragility", 0);   /* a handful of whole sim runs (analysis/frag) */
-        QrFragOpts fo;
-        qr_frag_opts_default(&fo);
-        s2 = qr_frag_run(&bd->se.tw.g, &bd->se.qt, bd->se.inputs, bd->se.base_out && !bd->se.base_stale ? bd->se.base_out : NULL,
-                         &fo, &bd->frag);
-        bd->have_frag = s2 == QR_OK;
-        if (s2 == QR_OK) s2 = qr_frag_write(&bd->frag, bd->dir);
-        qr__ra_done(bd, "fragility", s2);
+        if (!o->no_fragility) {      /* a handful of whole sim runs (analysis/frag) */
+            qr_progress_begin(&bd->prog, "fragility", 0);
+            QrFragOpts fo;
+            qr_frag_opts_default(&fo);
+            s2 = qr_frag_run(&bd->se.tw.g, &bd->se.qt, bd->se.inputs, bd->se.base_out && !bd->se.base_stale ? bd->se.base_out : NULL,
+                             &fo, &bd->frag);
+            bd->have_frag = s2 == QR_OK;
+            if (s2 == QR_OK) s2 = qr_frag_write(&bd->frag, bd->dir);
+            qr__ra_done(bd, "fragility", s2);
+        }
         qr_progress_begin(&bd->prog, "badcase", 0);
         s2 = QR_OK;
         if (o->badcase) s2 = qr_badcase_write(o->badcase, bd->dir);

@@ -64,6 +64,7 @@ typedef struct QrCliOpts {
     bool no_fragility;           /* runall --no-fragility */
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL */
     int generate;                /* --generate N: greedy decoding of N tokens with both models */
+    bool int16_integer;          /* --int16 integer: the int mode lowers 16-bit Q/DQ groups too */
     const char *kv_map[QR_GEN_MAX_KV_MAP];   /* --kv-map IN=OUT (repeatable): cache inputs fed from outputs */
     int n_kv_map;
     /* The command's run, not options: set by qr__cli_begin (data_first: its argument), read by
@@ -367,7 +368,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
                 fprintf(stderr, "qreport: --int16 must be float or integer\n%s", usage);
                 return QR_EXIT_USAGE;
             }
-            qr_lower_set_int16(!strcmp(v, "integer"));
+            o->int16_integer = !strcmp(v, "integer");
         }
         else if (!strcmp(a, "--metric")) QR__CLI_NEXT(o->metric);
         else if (!strcmp(a, "--sensitivity")) QR__CLI_NEXT(o->sens_mode);
@@ -755,7 +756,6 @@ static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_mode
     if (o->max_memory > 0) {
         mallopt(M_MMAP_THRESHOLD, 128 << 10);
         qr_run_pool_set_idle(0);             /* no idle buffers beyond the live values the estimate counts */
-        qr_session_low_memory(true);         /* one execution at a time, no all-on reference */
         const char *files[2] = { o->model, o->model2 };
         QrMemEstimate e;
         qr_mem_estimate_files(files, two_models ? 2 : 1, &e);
@@ -815,7 +815,7 @@ static int qr_cli_run(int argc, char **argv) {
     const QrGraph *exe = g;
     if (int_mode) {
         st = qr_qtable_build(g, &qt);
-        if (st == QR_OK) st = qr_lower_graph(g, &qt, &low, &info);
+        if (st == QR_OK) st = qr_lower_graph(g, &qt, o.int16_integer, &low, &info);
         if (st != QR_OK) st = qr_err_wrap(st, "--mode int: lowering %s to integer kernels", o.model);
         else exe = &low;
         if (st == QR_OK && !info.n_groups)
@@ -935,6 +935,16 @@ static QrStatus qr__cli_load_second(QrCliOpts *o, const char *path, const QrGrap
     return QR_OK;
 }
 
+/* Opens the analysis session of b and a with the command's settings: --int16 (the int mode's
+ * 16-bit groups) and --max-memory (one execution at a time, no all-on reference). */
+static QrStatus qr__cli_session_open(const QrCliOpts *o, QrSession *se, const QrGraph *b, const QrGraph *a,
+                                     const QrTensor *in) {
+    QR_TRY(qr_session_open(se, b, a, in));
+    se->int16_integer = o->int16_integer;
+    if (o->max_memory > 0) qr_session_low_memory(se);
+    return QR_OK;
+}
+
 static int qr_cli_match(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b, *a = NULL;
@@ -947,7 +957,7 @@ static int qr_cli_match(int argc, char **argv) {
     QrEquivResult eq = {0};
     bool have_eq = false;
     st = qr__cli_load_second(&o, o.model2, b, in, &a);
-    if (st == QR_OK) st = qr_session_open(&se, b, a, in);
+    if (st == QR_OK) st = qr__cli_session_open(&o, &se, b, a, in);
     if (st == QR_OK) {
         QrStatus es = qr_session_run_baseline(&se);      /* also proves every pair (equivalence verification) */
         if (es == QR_OK) es = qr_session_equivalence(&se, &eq);
@@ -1026,7 +1036,7 @@ static int qr__cli_pair(int argc, char **argv, const char *usage, QrCliOpts *o, 
     int rc = qr__cli_begin(argc, argv, usage, true, true, o, b, in);
     if (rc >= 0) return rc;
     QrStatus st = qr__cli_load_second(o, o->model2, *b, *in, a);
-    if (st == QR_OK) st = qr_session_open(se, *b, *a, *in);
+    if (st == QR_OK) st = qr__cli_session_open(o, se, *b, *a, *in);
     if (st == QR_OK && se->tw.n_kept)
         qr__cli_warn(o, "%d integer node%s cannot be toggled: %s", se->tw.n_kept, se->tw.n_kept == 1 ? "" : "s", se->tw.note);
     if (st == QR_OK && o->out_dir && !o->shard) st = qr_mkdir_p(o->out_dir);   /* --shard: -o is the part file */

@@ -19,6 +19,7 @@ typedef struct QrDumpOpts {
     double tol;                  /* --dump-tolerance in LSB (default 1) */
     double float_rtol;           /* values without an integer grid: divergent when max |Δ| > float_rtol · max |ref| */
     bool no_fragility;           /* --no-fragility: no rounding-fragility runs, every row beyond tol diverges */
+    bool int16_integer;          /* --int16 integer: the int-mode run lowers 16-bit groups too */
 } QrDumpOpts;
 
 typedef struct QrDumpRow {

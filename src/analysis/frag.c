@@ -320,7 +320,11 @@ static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTe
     if (st == QR_OK && (!on || !sim || !sim_out || !outs)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int l = 0; st == QR_OK && l < r->n_layers; l++) on[r->layers[l].value] = true;
     QrFrRun ru = { r, grid, sim, 0, 0, 0 };
-    QrRunOpts ro = { .edit = qr__fr_edit, .edit_user = &ru, .edit_on = on };
+    /* The constants (weights through DequantizeLinear) once for every run: the edited values and
+     * everything after them are never cached (run.h). */
+    QrRunCache *cache = st == QR_OK ? qr_run_cache_new(g) : NULL;
+    if (st == QR_OK && !cache) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrRunOpts ro = { .edit = qr__fr_edit, .edit_user = &ru, .edit_on = on, .cache = cache };
     if (st == QR_OK) {
         st = qr_run(g, inputs, &ro, sim_out);
         if (st != QR_OK) st = qr_err_wrap(st, "fragility: the unperturbed run of %s", g->path ? g->path : "the model");
@@ -375,6 +379,7 @@ static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTe
     r->fragile = r->ratio_lsb == r->ratio_lsb && r->ratio_lsb >= QR_FRAG_FRAGILE_RATIO;
     for (int k = 0; k < r->n_var; k++)
         if (r->var[k].ratio == r->var[k].ratio && r->var[k].ratio >= QR_FRAG_FRAGILE_RATIO) r->fragile = true;
+    if (cache) qr_run_cache_free(cache);
     for (int l = 0; sim && l < r->n_layers; l++) qr_tensor_free_data(&sim[l]);
     qr__fr_outs_free(g, sim_out);
     qr__fr_outs_free(g, outs);

@@ -85,8 +85,9 @@ typedef struct QrFragResult {
 static void qr_frag_opts_default(QrFragOpts *o);
 /* Runs the sim of g (shape-inferred on inputs; qt its quantizer table) unperturbed and under every
  * variant. base_out (optional, g->n_outputs float32 tensors, e.g. a session's baseline outputs)
- * gives the quantization error the spread is compared with. Memory: one copy of every perturbed
- * quantizer's integer value (1-2 bytes an element) beyond one model run. */
+ * gives the quantization error the spread is compared with. Memory beyond one model run: one copy
+ * of every perturbed quantizer's integer value (1-2 bytes an element) and a run cache of g's
+ * constants (QrRunCache), freed on return. */
 static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTensor *inputs, const QrTensor *base_out,
                             const QrFragOpts *o, QrFragResult *r);
 static void qr_frag_free(QrFragResult *r);

@@ -261,7 +261,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         bd->se.base_seen = NULL;
         qr_progress_end(&bd->prog, st);
     }
-    if (st == QR_OK && o->deploy.dump) {     /* a bad dump fails the run: no bundle */
+    if (st == QR_OK && o->deploy.has_dump) {     /* a bad dump fails the run: no bundle */
         qr_progress_begin(&bd->prog, "device dump", 0);
         st = qr_deploy_runall_early(&bd->dep, &o->deploy, &bd->se, inputs, bd->dir);
         qr_progress_end(&bd->prog, st);

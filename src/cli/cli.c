@@ -30,6 +30,7 @@ typedef struct QrCliOpts {
     char dim_names[32][128];
     int n_dims;
     const char *out_dir;
+    char out_dir_buf[4096];      /* out_dir without its trailing '/' (qr__cli_parse) */
     uint64_t seed;
     bool quiet;
     const char *mode;            /* sim | int | both */
@@ -485,11 +486,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
 #undef QR__CLI_NEXT
     }
     if (o->out_dir) {                        /* "out/" -> "out" so joined paths read cleanly */
-        static char dir[4096];
         size_t n = strlen(o->out_dir);
         while (n > 1 && o->out_dir[n - 1] == '/') n--;
-        snprintf(dir, sizeof dir, "%.*s", (int)n, o->out_dir);
-        o->out_dir = dir;
+        snprintf(o->out_dir_buf, sizeof o->out_dir_buf, "%.*s", (int)n, o->out_dir);
+        o->out_dir = o->out_dir_buf;
     }
     if (o->mode && strcmp(o->mode, "sim") && strcmp(o->mode, "int") && strcmp(o->mode, "both")) {
         fprintf(stderr, "qreport: --mode must be sim, int or both\n%s", usage);

@@ -64,7 +64,7 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     xs.n_samples = dc.n_done;
     qr_progress_end(&pr, st);
     if (open) qr_session_next_inputs(&se, in);
-    static char args[8192];
+    char args[8192];
     char kbuf[32], nbuf[32];
     QrCliSensSpec sp;
     qr__cli_sens_spec(o, kbuf, sizeof kbuf, &sp);
@@ -370,7 +370,7 @@ static int qr_cli_merge(int argc, char **argv) {
     if (st == QR_OK && qr_dspart_opt(p0, "metric")) qr_metric_parse(qr_dspart_opt(p0, "metric"), &mk);
     bool sens = st == QR_OK && !strcmp(p0->kind, "sensitivity"), runall = st == QR_OK && !strcmp(p0->kind, "runall");
     if (runall) {                            /* runall with the part's arguments on the merged comparison */
-        static char args[8192];
+        char args[8192];
         const char *av[512];
         int ac = 0;
         snprintf(args, sizeof args, "%s", qr_dspart_opt(p0, "args") ? qr_dspart_opt(p0, "args") : "");

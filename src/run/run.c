@@ -345,6 +345,9 @@ static bool qr__run_overridden(const QrRunOpts *o, int v) {
     return (o->alias && o->alias[v] >= 0) || (o->subst && o->subst[v]);
 }
 
+/* Value v is changed in place by opts->edit after its node runs. */
+static bool qr__run_edited(const QrRunOpts *o, int v) { return o->edit && o->edit_on && o->edit_on[v]; }
+
 /* The tensor a reader of value v sees. */
 static const QrTensor *qr__run_read(const QrRunOpts *o, QrTensor *vals, int v) {
     if (o->subst && o->subst[v]) return o->subst[v];
@@ -521,14 +524,17 @@ static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v) {
  * override on the way (so the cache's copy, if any, is what this run would compute). */
 static void qr__run_statics(const QrGraph *g, const QrRunOpts *o, bool *st) {
     for (int v = 0; v < g->n_values; v++)
-        st[v] = g->values[v].is_init && !qr__run_overridden(o, v) && !(o->feed && o->feed[v]) && !qr__run_clamped(o, v);
+        st[v] = g->values[v].is_init && !qr__run_overridden(o, v) && !(o->feed && o->feed[v]) && !qr__run_clamped(o, v) &&
+                !qr__run_edited(o, v);
     for (int oi = 0; oi < g->n_nodes; oi++) {
         const QrNode *n = &g->nodes[g->order[oi]];
         bool ok = n->def && !(n->def->flags & QR_OPF_NO_FOLD) && (!o->live || o->live[g->order[oi]]);
         for (int k = 0; ok && k < n->n_in; k++) ok = n->in[k] < 0 || st[n->in[k]];
         for (int k = 0; k < n->n_out; k++) {
             int v = n->out[k];
-            if (v >= 0) st[v] = ok && !qr__run_overridden(o, v) && !(o->feed && o->feed[v]) && !g->values[v].is_dynamic;
+            if (v >= 0)
+                st[v] = ok && !qr__run_overridden(o, v) && !(o->feed && o->feed[v]) && !g->values[v].is_dynamic &&
+                        !qr__run_edited(o, v);
         }
     }
 }
@@ -639,7 +645,7 @@ static int qr__run_single_out(const QrNode *n) {
  * no output, tap, feed, substitution or alias on it. */
 static bool qr__run_internal(const QrGraph *g, const QrRunOpts *o, const int *uses, int v, int *reader, int *slot) {
     if (v < 0 || g->values[v].is_output || g->values[v].is_dynamic || uses[v] != 1) return false;
-    if (qr__run_overridden(o, v) || (o->feed && o->feed[v])) return false;
+    if (qr__run_overridden(o, v) || (o->feed && o->feed[v]) || qr__run_edited(o, v)) return false;
     if (o->tap && !(o->tap_only && !o->tap_only[v])) return false;
     const QrUse *u;
     if (qr_graph_readers(g, v, &u) != 1) return false;
@@ -1029,6 +1035,15 @@ static QrStatus qr__run_after(QrRunState *r, int ni) {
             py[i] = x;
         }
         if (--r->uses[src] == 0) qr__run_drop(vals, r->cap, src);
+    }
+    /* Edits: the node's own outputs, computed this run, before taps and readers. */
+    for (int k = 0; st == QR_OK && k < n->n_out; k++) {
+        int v = n->out[k];
+        if (v < 0 || !qr__run_edited(opts, v) || qr__run_overridden(opts, v) || !vals[v].data) continue;
+        const QrTensor **in = qr_arena_array(&r->scratch, (size_t)n->n_in + 1, sizeof *in);
+        if (!in) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+        for (int j = 0; j < n->n_in; j++) in[j] = n->in[j] >= 0 ? qr__run_read(opts, vals, n->in[j]) : NULL;
+        st = opts->edit(opts->edit_user, g, ni, v, &vals[v], in);
     }
     for (int k = 0; st == QR_OK && opts->tap && k < n->n_out; k++)
         if (n->out[k] >= 0 && qr__run_read(opts, vals, n->out[k])->data &&

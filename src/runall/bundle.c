@@ -331,6 +331,7 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
         if (bd->wi.rec_fp >= 0) qr_json_kv_int(&j, "recommended_float_k", bd->wi.steps[bd->wi.rec_fp].k);
         qr_json_obj_end(&j);
     }
+    if (bd->have_frag) { qr_json_key(&j, "fragility"); qr_frag_json(&j, &bd->frag); }
     qr_deploy_runall_json(&j, &bd->dep);
     qr_ds_runall_json(&j, &bd->dsr, &bd->se);
     qr_sens_set_json(&j, &bd->dss);
@@ -1476,6 +1477,7 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
     qr__bn_html_whatif(&h, bd);
     qr__bn_html_weights(&h, bd);
     qr__bn_html_distributions(&h, bd);
+    if (bd->have_frag) qr_frag_html(&h, &bd->frag);
     qr_deploy_runall_html(&h, &bd->dep);
     qr_ds_runall_html(&h, &bd->dsr, &bd->se, bd->dir);
     if (bd->dsr.on) qr_sens_set_html(&h, &bd->dss, bd->dir);

@@ -30,6 +30,7 @@ typedef struct QrCliOpts {
     char dim_names[32][128];
     int n_dims;
     const char *out_dir;
+    char out_dir_buf[4096];      /* out_dir without its trailing '/' (qr__cli_parse) */
     uint64_t seed;
     bool quiet;
     const char *mode;            /* sim | int | both */
@@ -38,6 +39,7 @@ typedef struct QrCliOpts {
     const char *topk_list;       /* "1,3,5,10" */
     double cos_threshold;
     bool reverse;
+    bool all_rows;               /* --all-rows: sensitivity evaluates every row (no grouped ranking) */
     const char *keep_dir;
     double fail_cos, fail_sqnr;  /* NaN: no gate */
     const char *data_dir;        /* --data: bad-case search folder */
@@ -61,8 +63,10 @@ typedef struct QrCliOpts {
     const char *save_values;     /* --save-values DIR */
     const char *from_values;     /* compare --from-values DIR */
     bool demote_int16;           /* sensitivity --demote-int16 */
+    bool no_fragility;           /* runall --no-fragility */
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL */
     int generate;                /* --generate N: greedy decoding of N tokens with both models */
+    bool int16_integer;          /* --int16 integer: the int mode lowers 16-bit Q/DQ groups too */
     const char *kv_map[QR_GEN_MAX_KV_MAP];   /* --kv-map IN=OUT (repeatable): cache inputs fed from outputs */
     int n_kv_map;
     /* The command's run, not options: set by qr__cli_begin (data_first: its argument), read by
@@ -175,12 +179,13 @@ static const char *qr__cli_usage_runall =
     "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--samples N] [--sens-samples K]\n"
     "                      [--shard K/N|auto]] [-o report.zip] [--labels FILE] [--generate N [--kv-map IN=OUT ...]]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
-    "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
+    "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one] [--all-rows]\n"
     "                      [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
     "                      [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--int16 float|integer] [--fail-if-sqnr-below DB] [--shape NAME=...] [--dim NAME=N] [--seed N] [--quiet]\n"
     "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro] [--emit-model DIR]\n"
+    "                      [--no-fragility]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  (ANALYSIS.onnx alone: the baseline is the same graph with every quantizer disabled; the report says so.)\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
@@ -197,13 +202,16 @@ static const char *qr__cli_usage_runall =
     "  close names. --channel-axis N (hmct axis): the box plots' channel axis for every value (negative:\n"
     "  from the end). --nodes, --node-type, --rank-output, --quantize-nodes, --non-quantize-nodes: as for\n"
     "  qreport sensitivity (--rank-output also ranks the --data samples). --demote-int16: int16_demotion.*\n"
-    "  and an HTML section, as qreport sensitivity --demote-int16.\n"
+    "  and an HTML section, as qreport sensitivity --demote-int16. --all-rows: as for qreport sensitivity.\n"
     "  --dump DIR adds the device dump comparison of compare-dump (dump_compare.txt/.csv, an HTML section,\n"
     "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle). The bundle's repro/ holds extract's\n"
     "  minimal repro of the worst verified layer by local error (summary.json \"repro\"); --no-repro leaves it out.\n"
     "  --emit-model DIR (new or empty) writes the what-if's recommended promotion applied, as promote does:\n"
     "  DIR/analysis_promoted.onnx, promotion.json, nodes_to_exclude.json, modelopt_exclude.json, exclude_nodes.txt;\n"
     "  exit 1 when it cannot be written.\n"
+    "  Rounding fragility (fragility.txt/.csv, summary.json \"fragility\"): the simulation re-run with every\n"
+    "  activation quantizer rounding 1 LSB otherwise (half away from zero at every tie; +-1 LSB at 1% of its\n"
+    "  elements, 3 seeds): 5 extra model runs; --no-fragility leaves it out (and --dump's rounding column).\n"
     "  --data DIR [--samples N]: one pass over the samples (each runs both models and the shadow run once, through\n"
     "  one prepared comparison) pools the per-layer comparison: dataset/compare_per_layer_out, compare_outputs,\n"
     "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data), and both\n"
@@ -219,7 +227,8 @@ static const char *qr__cli_usage_sensitivity =
     "                           [--shard K/N|auto]] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10]\n"
     "                           [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
-    "                           [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16] [--quiet]\n"
+    "                           [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16] [--all-rows]\n"
+    "                           [--quiet]\n"
     "  Quantization sensitivity of every quantizer (activation, weight, both per node) measured at the\n"
     "  model output(s): sensitive_ops.txt/.csv/.json sorted worst first by --metric (default L1), and the\n"
     "  cumulative error along the graph (accumulated_error.csv) for weight-only, activation-only, full\n"
@@ -230,6 +239,10 @@ static const char *qr__cli_usage_sensitivity =
     "  names of either model). --node-type (hmct node_type): activation rows, weight rows, or one row per\n"
     "  node (node: its activation and weight quantizers together). --rank-output NAME (hmct output_node):\n"
     "  metrics at that graph output alone.\n"
+    "  One-on from 100 rows on (a transformer), the ranking is grouped: groups of rows (a block's half, a node) are\n"
+    "  evaluated first and only the most sensitive are refined, until the top max(10, --topk-list) rows are\n"
+    "  known in order; the other rows listed are those evaluated on the way (sensitive_ops.txt says how many\n"
+    "  were not). --all-rows evaluates every row (not with --reverse, --data: those always do).\n"
     "  --demote-int16 (QuantAnalysis reserve): for a model with 16-bit quantizers, int16_demotion.txt/.csv/.json:\n"
     "  each 16-bit quantizer (with those sharing its scale) put on the 8-bit grid of the same range, the\n"
     "  measured output cost, cheapest first by --metric, with its dtype.\n"
@@ -362,13 +375,14 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
                 fprintf(stderr, "qreport: --int16 must be float or integer\n%s", usage);
                 return QR_EXIT_USAGE;
             }
-            qr_lower_set_int16(!strcmp(v, "integer"));
+            o->int16_integer = !strcmp(v, "integer");
         }
         else if (!strcmp(a, "--metric")) QR__CLI_NEXT(o->metric);
         else if (!strcmp(a, "--sensitivity")) QR__CLI_NEXT(o->sens_mode);
         else if (!strcmp(a, "--topk-list")) QR__CLI_NEXT(o->topk_list);
         else if (!strcmp(a, "--cos-threshold")) { const char *v; QR__CLI_NEXT(v); o->cos_threshold = strtod(v, NULL); }
         else if (!strcmp(a, "--reverse")) o->reverse = true;
+        else if (!strcmp(a, "--all-rows")) o->all_rows = true;
         else if (!strcmp(a, "--keep-dir")) QR__CLI_NEXT(o->keep_dir);
         else if (!strcmp(a, "--data")) QR__CLI_NEXT(o->data_dir);
         else if (!strcmp(a, "--labels")) QR__CLI_NEXT(o->labels);
@@ -434,6 +448,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
                 return QR_EXIT_USAGE;
             }
         }
+        else if (!strcmp(a, "--no-fragility")) {
+            if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
+            o->no_fragility = true;
+        }
         else if (!strcmp(a, "--demote-int16")) {
             if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
             o->demote_int16 = true;
@@ -468,11 +486,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
 #undef QR__CLI_NEXT
     }
     if (o->out_dir) {                        /* "out/" -> "out" so joined paths read cleanly */
-        static char dir[4096];
         size_t n = strlen(o->out_dir);
         while (n > 1 && o->out_dir[n - 1] == '/') n--;
-        snprintf(dir, sizeof dir, "%.*s", (int)n, o->out_dir);
-        o->out_dir = dir;
+        snprintf(o->out_dir_buf, sizeof o->out_dir_buf, "%.*s", (int)n, o->out_dir);
+        o->out_dir = o->out_dir_buf;
     }
     if (o->mode && strcmp(o->mode, "sim") && strcmp(o->mode, "int") && strcmp(o->mode, "both")) {
         fprintf(stderr, "qreport: --mode must be sim, int or both\n%s", usage);
@@ -746,7 +763,6 @@ static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_mode
     if (o->max_memory > 0) {
         mallopt(M_MMAP_THRESHOLD, 128 << 10);
         qr_run_pool_set_idle(0);             /* no idle buffers beyond the live values the estimate counts */
-        qr_session_low_memory(true);         /* one execution at a time, no all-on reference */
         const char *files[2] = { o->model, o->model2 };
         QrMemEstimate e;
         qr_mem_estimate_files(files, two_models ? 2 : 1, &e);
@@ -806,7 +822,7 @@ static int qr_cli_run(int argc, char **argv) {
     const QrGraph *exe = g;
     if (int_mode) {
         st = qr_qtable_build(g, &qt);
-        if (st == QR_OK) st = qr_lower_graph(g, &qt, &low, &info);
+        if (st == QR_OK) st = qr_lower_graph(g, &qt, o.int16_integer, &low, &info);
         if (st != QR_OK) st = qr_err_wrap(st, "--mode int: lowering %s to integer kernels", o.model);
         else exe = &low;
         if (st == QR_OK && !info.n_groups)
@@ -926,6 +942,16 @@ static QrStatus qr__cli_load_second(QrCliOpts *o, const char *path, const QrGrap
     return QR_OK;
 }
 
+/* Opens the analysis session of b and a with the command's settings: --int16 (the int mode's
+ * 16-bit groups) and --max-memory (one execution at a time, no all-on reference). */
+static QrStatus qr__cli_session_open(const QrCliOpts *o, QrSession *se, const QrGraph *b, const QrGraph *a,
+                                     const QrTensor *in) {
+    QR_TRY(qr_session_open(se, b, a, in));
+    se->int16_integer = o->int16_integer;
+    if (o->max_memory > 0) qr_session_low_memory(se);
+    return QR_OK;
+}
+
 static int qr_cli_match(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b, *a = NULL;
@@ -938,7 +964,7 @@ static int qr_cli_match(int argc, char **argv) {
     QrEquivResult eq = {0};
     bool have_eq = false;
     st = qr__cli_load_second(&o, o.model2, b, in, &a);
-    if (st == QR_OK) st = qr_session_open(&se, b, a, in);
+    if (st == QR_OK) st = qr__cli_session_open(&o, &se, b, a, in);
     if (st == QR_OK) {
         QrStatus es = qr_session_run_baseline(&se);      /* also proves every pair (equivalence verification) */
         if (es == QR_OK) es = qr_session_equivalence(&se, &eq);
@@ -1017,7 +1043,7 @@ static int qr__cli_pair(int argc, char **argv, const char *usage, QrCliOpts *o, 
     int rc = qr__cli_begin(argc, argv, usage, true, true, o, b, in);
     if (rc >= 0) return rc;
     QrStatus st = qr__cli_load_second(o, o->model2, *b, *in, a);
-    if (st == QR_OK) st = qr_session_open(se, *b, *a, *in);
+    if (st == QR_OK) st = qr__cli_session_open(o, se, *b, *a, *in);
     if (st == QR_OK && se->tw.n_kept)
         qr__cli_warn(o, "%d integer node%s cannot be toggled: %s", se->tw.n_kept, se->tw.n_kept == 1 ? "" : "s", se->tw.note);
     if (st == QR_OK && o->out_dir && !o->shard) st = qr_mkdir_p(o->out_dir);   /* --shard: -o is the part file */
@@ -1465,6 +1491,8 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     QrStatus st = qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", topk, 12, &nk) ? QR_OK
                 : qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
     if (st == QR_OK) st = qr__cli_sens_knobs(&o, b, a, &so);
+    so.grouped = o.all_rows ? -1 : 0;
+    for (int k = 0; k < nk; k++) so.group_top = QR_MAX(so.group_top, QR_MAX(topk[k], QR_SENS_GROUP_TOP));
     QrAccSets sets = {0};
     if (st == QR_OK && o.quantize_nodes) st = qr_select_acc_sets(&se, o.quantize_nodes, true, &sets);
     if (st == QR_OK && o.non_quantize_nodes) st = qr_select_acc_sets(&se, o.non_quantize_nodes, false, &sets);

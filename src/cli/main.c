@@ -40,7 +40,7 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     if (st == QR_OK && o->single) st = qr_errf(QR_ERR_INVALID, "--shard needs both models (BASE.onnx ANALYSIS.onnx)");
     if (st == QR_OK) st = qr_dspart_shard_parse(o->shard, &shard, &n_shards);
     if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
-    if (st == QR_OK) { st = qr_session_open(&se, b, a, in); open = st == QR_OK; }
+    if (st == QR_OK) { st = qr__cli_session_open(o, &se, b, a, in); open = st == QR_OK; }
     if (st == QR_OK) st = qr_dsset_list(b, o->data_dir, o->samples ? o->samples : o->num_steps, &ds);
     if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
     dc.skip_bad = o->skip_bad;               /* the part lists the samples it skipped; merge checks the set */
@@ -64,7 +64,7 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     xs.n_samples = dc.n_done;
     qr_progress_end(&pr, st);
     if (open) qr_session_next_inputs(&se, in);
-    static char args[8192];
+    char args[8192];
     char kbuf[32], nbuf[32];
     QrCliSensSpec sp;
     qr__cli_sens_spec(o, kbuf, sizeof kbuf, &sp);
@@ -128,8 +128,8 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     QrTensor *in = NULL;
     QrDeployRunallOpts dep;
     int pargc = argc;
-    char **pargv = argv;
-    int rc = qr_cli_deploy_runall_args(&pargc, &pargv, &dep);
+    char **pargv = argv, *pargv_copy[1024];
+    int rc = qr_cli_deploy_runall_args(&pargc, &pargv, pargv_copy, QR_ARRAY_LEN(pargv_copy), &dep);
     if (rc) return rc;
     /* --data: the graphs are inferred on its first sample */
     rc = qr__cli_begin(pargc - 2, pargv + 2, qr__cli_usage_runall, true, true, &o, &b, &in);
@@ -190,10 +190,13 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
         ro.sens_samples = o.sens_samples;
         if (merged) { ro.dataset_merged = merged->dc; ro.dataset_merged_stat = merged->stat; }
     }
+    if (o.no_fragility) dep.dump.no_fragility = true;   /* the dump comparison makes no fragility runs either */
     ro.deploy = dep;
+    ro.no_fragility = o.no_fragility;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
     ro.sens.metric = QR_METRIC_L1;
     ro.sens.reverse = o.reverse;
+    ro.sens.grouped = o.all_rows ? -1 : 0;
     if (o.metric) qr_metric_parse(o.metric, &ro.sens.metric);
     ro.metric_given = o.metric != NULL && ro.sens.metric != QR_METRIC_KLD;   /* the curves are per layer: no token KL */
     ro.generate = o.generate;
@@ -206,9 +209,12 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     ro.non_quantize_nodes = o.non_quantize_nodes;
     ro.have_channel_axis = o.have_channel_axis;
     ro.demote_int16 = o.demote_int16;
+    ro.int16_integer = o.int16_integer;
+    ro.low_memory = o.max_memory > 0;
     ro.channel_axis = o.channel_axis;
     if (!qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", ro.topk, 12, &ro.n_topk))
         st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
+    for (int k = 0; k < ro.n_topk; k++) ro.sens.group_top = QR_MAX(ro.sens.group_top, QR_MAX(ro.topk[k], QR_SENS_GROUP_TOP));
     QrRunallResult res;
     if (have_bc) ro.dataset_worst = bc.inputs;
     if (st == QR_OK) st = qr_runall_run(b, a, in, &ro, &res);
@@ -364,7 +370,7 @@ static int qr_cli_merge(int argc, char **argv) {
     if (st == QR_OK && qr_dspart_opt(p0, "metric")) qr_metric_parse(qr_dspart_opt(p0, "metric"), &mk);
     bool sens = st == QR_OK && !strcmp(p0->kind, "sensitivity"), runall = st == QR_OK && !strcmp(p0->kind, "runall");
     if (runall) {                            /* runall with the part's arguments on the merged comparison */
-        static char args[8192];
+        char args[8192];
         const char *av[512];
         int ac = 0;
         snprintf(args, sizeof args, "%s", qr_dspart_opt(p0, "args") ? qr_dspart_opt(p0, "args") : "");

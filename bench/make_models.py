@@ -281,6 +281,19 @@ def make_qatbn(name, outdir, log):
     log(info)
 
 
+def prepare_qat_folded(model):
+    """model with BN folded (eval-mode fusion) and fake quantization inserted (fbgemm-style
+    qconfig, activations over 0..255), in train mode; bench/pyflow.py rebuilds the module so."""
+    q = model.eval()
+    q.fuse_model(is_qat=False)
+    act = tq.FakeQuantize.with_args(observer=tq.MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
+                                    dtype=torch.quint8, qscheme=torch.per_tensor_affine, reduce_range=False)
+    q.qconfig = tq.QConfig(activation=act, weight=tq.default_per_channel_weight_fake_quant)
+    q.train()
+    tq.prepare_qat(q, inplace=True)
+    return q
+
+
 def make_one(name, outdir, log):
     t0 = time.time()
     tm = {}
@@ -301,13 +314,7 @@ def make_one(name, outdir, log):
     lap("BN statistics, accuracy")
 
     # QAT: fold BN (eval-mode fusion), prepare, train a few steps, calibrate at 224, freeze.
-    q = copy.deepcopy(model).eval()
-    q.fuse_model(is_qat=False)
-    act = tq.FakeQuantize.with_args(observer=tq.MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
-                                    dtype=torch.quint8, qscheme=torch.per_tensor_affine, reduce_range=False)
-    q.qconfig = tq.QConfig(activation=act, weight=tq.default_per_channel_weight_fake_quant)
-    q.train()
-    tq.prepare_qat(q, inplace=True)
+    q = prepare_qat_folded(copy.deepcopy(model))
     qat_loss = train_steps(q, rng, n_qat, 1e-4)
     lap("QAT training")
     q.eval()

@@ -56,13 +56,7 @@ def load_qat(model_dir):
     pt = os.path.join(model_dir, "qat.pt")
     if not os.path.exists(pt):
         sys.exit(f"pyflow: {pt} missing (bench/make_models.py --force --models {net} writes it)")
-    q = mm.build(net).eval()
-    q.fuse_model(is_qat=False)
-    act = tq.FakeQuantize.with_args(observer=tq.MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
-                                    dtype=torch.quint8, qscheme=torch.per_tensor_affine, reduce_range=False)
-    q.qconfig = tq.QConfig(activation=act, weight=tq.default_per_channel_weight_fake_quant)
-    q.train()
-    tq.prepare_qat(q, inplace=True)
+    q = mm.prepare_qat_folded(mm.build(net))
     q.load_state_dict(torch.load(pt))
     q.eval()
     q.apply(tq.disable_observer)

@@ -348,7 +348,7 @@ static void qt_llm_case(const char *name, const char *status) {
     QtLlmCase k;
     QrStatus st = qt_llm_load(name, true, &k);
     bool ok = st == QR_OK, e2e = !strcmp(status, "e2e"), ort = e2e || !strcmp(status, "ort") || !strncmp(status, "l2:", 3);
-    if (!ok) snprintf(msg, sizeof msg, "run: %s: %s", qr_status_name(st), qr_err_msg());
+    if (!ok) qt_fmt(msg, sizeof msg, "run: %s: %s", qr_status_name(st), qr_err_msg());
     for (int j = 0; ok && j < k.n_out; j++) {
         QrTensor gold = {0};
         char path[512];
@@ -357,7 +357,7 @@ static void qt_llm_case(const char *name, const char *status) {
         int oi = qt_llm_out_index(&k, j);
         int64_t n = k.out[j].numel, exact = 0;
         double *ref = calloc((size_t)QR_MAX(n, 1), sizeof(double)), *gd = NULL;
-        if (ort && !have) { ok = false; snprintf(msg, sizeof msg, "missing ORT output %s", path); }
+        if (ort && !have) { ok = false; qt_fmt(msg, sizeof msg, "missing ORT output %s", path); }
         else if (have && gold.numel != n) {
             ok = false;
             snprintf(msg, sizeof msg, "output %d: %lld values, ORT %lld", j, (long long)n, (long long)gold.numel);

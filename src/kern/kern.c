@@ -5,7 +5,7 @@
 
 static bool qr__k_ready;
 static QrStatus qr__k_status;
-static char qr__k_msg[256];
+static char qr__k_msg[2048];   /* the error buffer's size: the message is kept whole */
 
 static bool qr_kern_isa_parse(const char *s, QrIsa *out) {
     static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT,

@@ -87,7 +87,7 @@ static int bench_model(const char *path, const char *input, int reps) {
     QrStatus st = qr_run_load(path, &g);
     if (st == QR_OK) st = qr_npy_read(input, &x);
     const QrTensor *given[1] = { &x };
-    if (st == QR_OK) st = qr_graph_input_shapes(g, given, shapes);
+    if (st == QR_OK) st = qr_run_input_shapes_bound(g, given, NULL, 0, shapes);
     if (st == QR_OK) st = qr_run_infer(g, shapes);
     if (st != QR_OK) { fprintf(stderr, "%s\n", qr_err_msg()); return 1; }
     /* BENCH_INT=1: int mode (the lowered graph, as `run --mode int`), constants cached. */
@@ -97,7 +97,7 @@ static int bench_model(const char *path, const char *input, int reps) {
     QrRunCache *cache = NULL;
     if (getenv("BENCH_INT")) {
         st = qr_qtable_build(g, &qt);
-        if (st == QR_OK) st = qr_lower_graph(g, &qt, &low, &info);
+        if (st == QR_OK) st = qr_lower_graph(g, &qt, false, &low, &info);
         if (st != QR_OK) { fprintf(stderr, "%s\n", qr_err_msg()); return 1; }
         for (int i = 0; i < info.n_skipped; i++)
             printf("left in float: %s (%s): %s\n", info.skipped[i].name, info.skipped[i].op_type, info.skipped[i].why);

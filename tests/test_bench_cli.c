@@ -118,7 +118,7 @@ static QrStatus qt_bh_int_load(QtBhInt *m, const char *path, const QrTensor *in)
     QR_TRY(qr_run_load(path, &m->g));
     QR_TRY(qr_run_infer(m->g, in));
     QR_TRY(qr_qtable_build(m->g, &m->t));
-    return qr_lower_graph(m->g, &m->t, &m->low, &m->info);
+    return qr_lower_graph(m->g, &m->t, false, &m->low, &m->info);
 }
 
 /* Runs `run MODEL -i input -o dir` (+ extra) and reads output.npy. */

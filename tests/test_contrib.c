@@ -41,7 +41,7 @@ static QrStatus qt_cb_run(const char *name, bool int_mode, QrGraph **gout, QrTen
     memset(&info, 0, sizeof info);
     memset(&low, 0, sizeof low);
     QrStatus st = qr_qtable_build(g, &t);
-    if (st == QR_OK) st = qr_lower_graph(g, &t, &low, &info);
+    if (st == QR_OK) st = qr_lower_graph(g, &t, false, &low, &info);
     if (st == QR_OK) st = qr_run(&low, in, NULL, out);
     qr_graph_free(&low);
     qr_lower_info_free(&info);

@@ -31,7 +31,7 @@ static QrStatus qt_dp_load(QtDpModel *m, const char *pair) {
     QR_TRY(qr_run_load(p, &m->g));
     QR_TRY(qr_run_infer(m->g, &m->in));
     QR_TRY(qr_qtable_build(m->g, &m->qt));
-    return qr_lower_graph(m->g, &m->qt, &m->low, &m->info);
+    return qr_lower_graph(m->g, &m->qt, false, &m->low, &m->info);
 }
 
 /* Activation quantizers' integer values of the int-mode run, kept per value. */

@@ -1452,17 +1452,8 @@ static void test_harden_neon_golden(void) {
  * zip.c: the process stops itself at a known point), waits until it is stopped, sends it sig
  * and SIGCONT, and returns its wait status (-1 when it did not stop: it finished or failed
  * first; *stopped false then). */
-static int qt_hm_interrupt(const char *args, const char *env, const char *val, int sig, bool *stopped) {
-    const char *bin = getenv("QR_BIN");
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "exec %s %s >/dev/null 2>/dev/null </dev/null", bin ? bin : "./qreport", args);
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        setenv(env, val, 1);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(98);
-    }
+static int qt_hm_interrupt(const char *args, const QrRunallFaults *f, int sig, bool *stopped) {
+    pid_t pid = qt_cli_faults_start(f, NULL, NULL, args);
     *stopped = false;
     int status = 0;
     if (pid < 0 || waitpid(pid, &status, WUNTRACED) != pid) return -1;
@@ -1483,12 +1474,12 @@ static int qt_hm_interrupt(const char *args, const char *env, const char *val, i
  * is complete and in place by then, and stays. */
 static void test_harden_interrupt(void) {
     const char *m = "fixtures/qpairs/ort_qdq";
-    static const struct { const char *env, *val; int sig; bool keep; } cases[] = {
-        { "QR_TEST_STOP_STAGE", "compare", SIGINT, false },
-        { "QR_TEST_STOP_STAGE", "sensitivity", SIGTERM, true },
-        { "QR_TEST_ZIP_STOP_AT", "3", SIGINT, false },
-        { "QR_TEST_ZIP_STOP_AT", "3", SIGTERM, true },
-        { "QR_TEST_DIR_STOP_AT", "4", SIGINT, true },      /* the zip is in place by then */
+    static const struct { const char *what; QrRunallFaults f; int sig; bool keep; } cases[] = {
+        { "stop after compare", { .stop_stage = "compare" }, SIGINT, false },
+        { "stop after sensitivity", { .stop_stage = "sensitivity" }, SIGTERM, true },
+        { "stop at zip step 3", { .zip_stop_at = 3 }, SIGINT, false },
+        { "stop at zip step 3", { .zip_stop_at = 3 }, SIGTERM, true },
+        { "stop at folder step 4", { .dir_stop_at = 4 }, SIGINT, true },      /* the zip is in place by then */
     };
     static const char old_zip[] = "an earlier bundle";
     for (int k = 0; k < QR_ARRAY_LEN(cases); k++) {
@@ -1500,22 +1491,21 @@ static void test_harden_interrupt(void) {
         snprintf(args, sizeof args, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s/r.zip --quiet%s%s%s", m, m,
                  m, dir, cases[k].keep ? " --keep-dir " : "", cases[k].keep ? dir : "", cases[k].keep ? "/keep" : "");
         bool stopped;
-        int status = qt_hm_interrupt(args, cases[k].env, cases[k].val, cases[k].sig, &stopped);
-        QT_CHECKF(stopped, "%s=%s: the run did not stop there", cases[k].env, cases[k].val);
+        int status = qt_hm_interrupt(args, &cases[k].f, cases[k].sig, &stopped);
+        QT_CHECKF(stopped, "%s: the run did not stop there", cases[k].what);
         QT_CHECKF(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == cases[k].sig,
-                  "%s=%s, signal %d: wait status %#x (want death by the signal)", cases[k].env, cases[k].val,
-                  cases[k].sig, (unsigned)status);
+                  "%s, signal %d: wait status %#x (want death by the signal)", cases[k].what, cases[k].sig,
+                  (unsigned)status);
         int n = qt_hm_entries(dir, list, sizeof list);
-        QT_CHECKF(n == 1 && !strcmp(list, "r.zip "), "%s=%s: left in the output folder: [%s]", cases[k].env,
-                  cases[k].val, list);
+        QT_CHECKF(n == 1 && !strcmp(list, "r.zip "), "%s: left in the output folder: [%s]", cases[k].what, list);
         unsigned char *got = NULL;
         size_t len = 0;
         QT_OK(qr_file_read(path, 0, &got, &len));
-        const bool zip_done = !strcmp(cases[k].env, "QR_TEST_DIR_STOP_AT");
+        const bool zip_done = cases[k].f.dir_stop_at != 0;
         bool ok = zip_done ? len > 22 && !memcmp(got + len - 22, "PK\x05\x06", 4)
                            : len == sizeof old_zip && !memcmp(got, old_zip, len);
         qr_aligned_free(got);
-        QT_CHECKF(ok, "%s=%s: %s", cases[k].env, cases[k].val, zip_done ? "r.zip is not a whole zip" : "the earlier r.zip changed");
+        QT_CHECKF(ok, "%s: %s", cases[k].what, zip_done ? "r.zip is not a whole zip" : "the earlier r.zip changed");
     }
 }
 

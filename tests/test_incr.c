@@ -303,13 +303,13 @@ static void test_incr_jobs(void) {
         QtIncrJobs j = {0};
         QtStepLog lg = { .monotone = true };
         QrStepHook h = { qt_step_log, &lg };
-        QrStatus st = qr_session_jobs(40, qt_incr_job, &j, &h);
+        QrStatus st = qr_session_jobs(NULL, 40, qt_incr_job, &j, &h);
         bool once = true;
         for (int k = 0; k < 40; k++) once &= j.ran[k] == 1;
         QT_CHECKF(st == QR_ERR_INVALID && strstr(qr_err_msg(), "job three failed"), "%d threads: %s", threads, qr_err_msg());
         qr_err_clear();
         QT_CHECKF(once && lg.calls == 40 && lg.monotone && lg.last_done == 39 && lg.total == 40, "%d threads", threads);
-        QT_OK(qr_session_jobs(0, qt_incr_job, &j, NULL));
+        QT_OK(qr_session_jobs(NULL, 0, qt_incr_job, &j, NULL));
     }
     QT_OK(qr_pool_init(0));
 }

@@ -25,11 +25,14 @@ static void qt_int_free(QtIntModel *m) {
     memset(m, 0, sizeof *m);
 }
 
+/* --int16 integer for the lowering of the tests below (qt_int_pair_mode, the 16-bit unit tests). */
+static bool qt_int_int16_integer;
+
 static QrStatus qt_int_load_graph(QtIntModel *m, QrGraph *g, const QrTensor *in) {
     m->g = g;
     QR_TRY(qr_run_infer(m->g, in));
     QR_TRY(qr_qtable_build(m->g, &m->t));
-    return qr_lower_graph(m->g, &m->t, &m->low, &m->info);
+    return qr_lower_graph(m->g, &m->t, qt_int_int16_integer, &m->low, &m->info);
 }
 
 static QrStatus qt_int_load(QtIntModel *m, const char *pair) {
@@ -230,7 +233,7 @@ static void qt_int_pair_mode(const char *pair, bool int16_integer) {
     char name[128], dir[256], path[512], msg[512] = "", label[128];
     snprintf(label, sizeof label, "%s%s", pair, int16_integer ? " --int16 integer" : "");
     qt_fmt(name, sizeof name, "int/%s", label);
-    qr_lower_set_int16(int16_integer);
+    qt_int_int16_integer = int16_integer;
     QtIntModel m;
     QtIntGold gd = {0};
     QtIntLayerSum *sum = NULL;
@@ -367,7 +370,7 @@ static void qt_int_pair_mode(const char *pair, bool int16_integer) {
 static void test_int_pairs(void) {
     for (int i = 0; i < QR_ARRAY_LEN(qt_int_pairs); i++) qt_int_pair_mode(qt_int_pairs[i], false);
     qt_int_pair_mode("int16_mixed", true);
-    qr_lower_set_int16(false);
+    qt_int_int16_integer = false;
 }
 
 /* The 16-bit unit tests below build int16 groups: they test the integer kernels (--int16 integer). */
@@ -375,11 +378,11 @@ static void test_int16_s64_accumulation(void);
 static void test_int16_proven_s32(void);
 static void test_int_patterns(void);
 static void test_int16_integer_units(void) {
-    qr_lower_set_int16(true);
+    qt_int_int16_integer = true;
     QT_RUN(test_int16_s64_accumulation);
     QT_RUN(test_int16_proven_s32);
     QT_RUN(test_int_patterns);
-    qr_lower_set_int16(false);
+    qt_int_int16_integer = false;
 }
 
 /* ---- models built in C ------------------------------------------------------------------- */

@@ -627,7 +627,7 @@ static QrStatus qr_compare_prepare(QrSession *s, const char *mode, double cos_th
     p->exec = s->a;
     QrStatus st = QR_OK;
     if (mode && strcmp(mode, "sim")) {
-        st = qr_lower_graph(s->a, &s->qa, &p->low, &p->info);
+        st = qr_lower_graph(s->a, &s->qa, s->int16_integer, &p->low, &p->info);
         p->have_low = st == QR_OK;
         if (st != QR_OK) st = qr_err_wrap(st, "--mode %s: lowering to integer kernels", mode);
         p->both = !strcmp(mode, "both");
@@ -719,7 +719,7 @@ static QrStatus qr__cmp_ds_run(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs, b
     for (int j = 0; j < p->n_outs; j++) qr_tensor_free_data(&p->outs[j]);
     p->ct.acc = p->sh.acc = acc;
     p->keep_outs = outs;
-    QrStatus st = shadow ? qr_session_jobs(2, qr__cmp_job, p, NULL) : qr_compare_step(p, 0);
+    QrStatus st = shadow ? qr_session_jobs(p->s, 2, qr__cmp_job, p, NULL) : qr_compare_step(p, 0);
     p->keep_outs = NULL;
     if (st == QR_OK && shadow && p->both) {
         QrLowerCmp lc = {0};
@@ -744,7 +744,7 @@ QR_TESTAPI QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos
     if (!p) return qr_errf(QR_ERR_NOMEM, "out of memory");
     *p = (QrCmpPlan){ .s = s, .c = c, .cos_threshold = cos_threshold, .exec = exec };
     QrStatus st = qr__cmp_plan(p, NULL, NULL);
-    if (st == QR_OK) st = qr_session_jobs(2, qr__cmp_job, p, NULL);   /* the two runs at once */
+    if (st == QR_OK) st = qr_session_jobs(p->s, 2, qr__cmp_job, p, NULL);   /* the two runs at once */
     return qr_compare_finish(p, st);
 }
 #endif
@@ -880,5 +880,5 @@ static QrStatus qr_compare_mode_ex(QrSession *s, const char *mode, double cos_th
                                    bool *extra_done, QrCompare *c) {
     QrCmpPlan *p;
     QR_TRY(qr_compare_prepare(s, mode, cos_threshold, extra, extra_user, extra_done, c, &p));
-    return qr_compare_finish(p, qr_session_jobs(2, qr__cmp_job, p, NULL));
+    return qr_compare_finish(p, qr_session_jobs(p->s, 2, qr__cmp_job, p, NULL));
 }

@@ -315,12 +315,12 @@ static void qr_ds_row_metrics(const QrDsRow *r, QrMetrics *m, QrMetrics *local) 
 
 static void qr_ds_out_metrics(const QrDsOut *o, QrMetrics *m) { qr_dsacc_pool_finish(&o->pool, &o->list, true, true, m); }
 
-static const QrDsCompare *qr__ds_rank_ctx;
-static QrMetricKind qr__ds_rank_metric;
-static int qr__ds_rank_cmp(const void *pa, const void *pb) {
+typedef struct QrDsRankBy { const QrDsCompare *d; QrMetricKind metric; } QrDsRankBy;
+static int qr__ds_rank_cmp(const void *pa, const void *pb, void *ctx) {
+    const QrDsRankBy *by = ctx;
     int a = *(const int *)pa, b = *(const int *)pb;
-    double x = qr_metric_badness(&qr__ds_rank_ctx->smp[a], qr__ds_rank_metric);
-    double y = qr_metric_badness(&qr__ds_rank_ctx->smp[b], qr__ds_rank_metric);
+    double x = qr_metric_badness(&by->d->smp[a], by->metric);
+    double y = qr_metric_badness(&by->d->smp[b], by->metric);
     if (x != y) return x > y ? -1 : 1;
     return (a > b) - (a < b);
 }
@@ -328,9 +328,8 @@ static int qr__ds_rank_cmp(const void *pa, const void *pb) {
 static void qr_ds_rank_samples(const QrDsCompare *d, QrMetricKind metric, int *order) {
     int n = 0;
     for (int k = 0; k < d->n_samples; k++) if (d->done[k]) order[n++] = k;
-    qr__ds_rank_ctx = d;                     /* qsort has no context argument; single-threaded use */
-    qr__ds_rank_metric = metric;
-    qsort(order, (size_t)n, sizeof *order, qr__ds_rank_cmp);
+    QrDsRankBy by = { d, metric };
+    qsort_r(order, (size_t)n, sizeof *order, qr__ds_rank_cmp, &by);
 }
 
 /* ==== tables ========================================================================= */

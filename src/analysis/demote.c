@@ -158,10 +158,10 @@ static QrStatus qr__dm_as_is(QrSession *s, QrMetrics *m) {
 
 /* ==== the ranking ====================================================================== */
 
-static QrMetricKind qr__dm_cmp_metric;
-static int qr__dm_cmp(const void *pa, const void *pb) {
+static int qr__dm_cmp(const void *pa, const void *pb, void *ctx) {
+    QrMetricKind metric = *(const QrMetricKind *)ctx;
     const QrDemoteRow *a = pa, *b = pb;
-    double x = qr_metric_badness(&a->m, qr__dm_cmp_metric), y = qr_metric_badness(&b->m, qr__dm_cmp_metric);
+    double x = qr_metric_badness(&a->m, metric), y = qr_metric_badness(&b->m, metric);
     int c = x < y ? -1 : x > y ? 1 : 0;
     if (!c) c = strcmp(a->name, b->name);
     return c;
@@ -258,10 +258,9 @@ static QrStatus qr_demote_run(QrSession *s, QrMetricKind metric, QrDemotion *out
     out->n_16 = n16;
     if (st == QR_OK) st = qr__dm_as_is(s, &out->as_is);
     QrDmJob job = { s, run, out->rows };
-    if (st == QR_OK) st = qr_session_jobs(out->n, qr__dm_job, &job, &s->progress);
+    if (st == QR_OK) st = qr_session_jobs(s, out->n, qr__dm_job, &job, &s->progress);
     if (st == QR_OK) {
-        qr__dm_cmp_metric = metric;
-        qsort(out->rows, (size_t)out->n, sizeof *out->rows, qr__dm_cmp);
+        qsort_r(out->rows, (size_t)out->n, sizeof *out->rows, qr__dm_cmp, &metric);
     }
     free(run);
     free(gid);

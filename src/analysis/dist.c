@@ -540,7 +540,7 @@ static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, con
     out->n_arenas = out->arenas ? rs->n : 0;
     if (st == QR_OK && (!dk || !skip || !out->arenas)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     QrDistJob job = { s, rs, vals, n_bins, dk, out->arenas, skip, have_axis, axis };
-    if (st == QR_OK) st = qr_session_jobs(rs->n, qr__dist_job, &job, &s->progress);
+    if (st == QR_OK) st = qr_session_jobs(s, rs->n, qr__dist_job, &job, &s->progress);
     for (int k = 0; st == QR_OK && k < rs->n; k++) {
         const QrDistReq *r = &rs->r[k];
         if (skip[k]) {

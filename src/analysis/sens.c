@@ -103,17 +103,16 @@ static QrStatus qr__sens_outputs_metrics(const QrSession *s, const QrGraph *g, c
     return st;
 }
 
-static int qr__sens_cmp_metric;
-static bool qr__sens_cmp_reverse, qr__sens_cmp_off_one;
 /* Most sensitive first: one-on, the largest badness with only the row's quantizers on; off-one,
  * the largest gain over the all-on reference, i.e. the smallest badness without the row's. */
-static int qr__sens_cmp(const void *pa, const void *pb) {
+static int qr__sens_cmp(const void *pa, const void *pb, void *ctx) {
+    const QrSensOpts *o = ctx;   /* metric, reverse, off_one */
     const QrSensRow *a = pa, *b = pb;
-    double x = qr_metric_badness(&a->m, (QrMetricKind)qr__sens_cmp_metric);
-    double y = qr_metric_badness(&b->m, (QrMetricKind)qr__sens_cmp_metric);
-    if (qr__sens_cmp_off_one) { x = -x; y = -y; }
+    double x = qr_metric_badness(&a->m, o->metric);
+    double y = qr_metric_badness(&b->m, o->metric);
+    if (o->off_one) { x = -x; y = -y; }
     int c = x > y ? -1 : x < y ? 1 : 0;
-    if (qr__sens_cmp_reverse) c = -c;
+    if (o->reverse) c = -c;
     if (!c) c = strcmp(a->name, b->name);
     if (!c) c = (int)a->type - (int)b->type;
     return c;
@@ -364,10 +363,7 @@ static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o) {
 
 /* Sorts r's rows most sensitive first (opts order). */
 static void qr__sens_sort(QrSensRow *rows, int n, const QrSensOpts *o) {
-    qr__sens_cmp_metric = o->metric;
-    qr__sens_cmp_reverse = o->reverse;
-    qr__sens_cmp_off_one = o->off_one;
-    qsort(rows, (size_t)n, sizeof *rows, qr__sens_cmp);
+    qsort_r(rows, (size_t)n, sizeof *rows, qr__sens_cmp, (void *)o);
 }
 
 /* ==== the rows --nodes / --node-type keep (names resolved by analysis/select) ============== */
@@ -454,7 +450,7 @@ static QrStatus qr__sens_run_rows(QrSession *s, const QrSensOpts *o, QrSensResul
     if (st == QR_OK && (!j.w || !j.reach || (acc_out && !j.acc))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int t = 0; st == QR_OK && t < nt; t++) st = qr__sens_work_alloc(s, &j.w[t]);
     int kept = 0;
-    if (st == QR_OK) st = qr_session_jobs(r->n, qr__sens_row_job, &j, &s->progress);
+    if (st == QR_OK) st = qr_session_jobs(s, r->n, qr__sens_row_job, &j, &s->progress);
     for (int k = 0; st == QR_OK && k < r->n; k++) {
         QrSensRow *row = &r->rows[k];
         if (!j.reach[k]) { r->n_skipped += row->type == QR_SENS_BOTH ? 0 : row->n_q; continue; }
@@ -906,7 +902,7 @@ static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const
         if (st == QR_OK && job.acc && !built) st = qr_errf(QR_ERR_INVALID, "cumulative error over samples: stale reference");
     }
     job.inc = inc;
-    if (st == QR_OK) st = qr_session_jobs(ns, qr__sens_accum_job, &job, &s->progress);
+    if (st == QR_OK) st = qr_session_jobs(s, ns, qr__sens_accum_job, &job, &s->progress);
     /* incremental settings kept the reference's (full) values outside their cone */
     for (int k = 0; st == QR_OK && job.acc && k < ns; k++)
         for (int i = 0; i < nm; i++) {

@@ -57,8 +57,6 @@ static void qr__se_float_weights(QrSession *s) {
     }
 }
 
-static bool qr__se_low_memory;
-
 /* The twin value match i's consumers see, and the quantizer to dequantize it with. */
 static void qr__se_set_vis(QrSession *s, int i) {
     const QrGraph *tg = &s->tw.g;
@@ -170,7 +168,6 @@ static const char *qr_session_baseline_form_text(const QrSession *s) {
 
 static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a, const QrTensor *inputs) {
     memset(s, 0, sizeof *s);
-    s->no_incremental = qr__se_low_memory;
     s->b = b;
     s->a = a;
     s->inputs = inputs;
@@ -1106,11 +1103,11 @@ static void qr__se_job_task(void *ctx, int64_t k, int tid) {
     j->st[k] = st;
 }
 
-static void qr_session_low_memory(bool on) { qr__se_low_memory = on; }
+static void qr_session_low_memory(QrSession *s) { s->low_memory = s->no_incremental = true; }
 
-static QrStatus qr_session_jobs(int n, QrSeJobFn fn, void *ctx, const QrStepHook *progress) {
+static QrStatus qr_session_jobs(const QrSession *s, int n, QrSeJobFn fn, void *ctx, const QrStepHook *progress) {
     if (n <= 0) return QR_OK;
-    if (qr__se_low_memory) {     /* one at a time, in order, on this thread */
+    if (s && s->low_memory) {     /* one at a time, in order, on this thread */
         for (int k = 0; k < n; k++) {
             qr_step(progress, k, n);
             QR_TRY(fn(ctx, k, 0));

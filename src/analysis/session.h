@@ -52,6 +52,8 @@ typedef struct QrSession {
     QrTensor *keep_vals, *keep_outs;
     bool no_incremental;     /* no all-on reference: cumulative error and what-if re-run the whole twin every
                               * time (tests compare both; qr_session_low_memory sets it) */
+    bool low_memory;         /* --max-memory (qr_session_low_memory): jobs one at a time, no all-on reference */
+    bool int16_integer;      /* --int16 integer: the int mode lowers 16-bit Q/DQ groups too (quant/lower) */
     /* Data sets (qr_session_next_inputs): the baseline values belong to earlier inputs; the next
      * baseline run refills their buffers in place (no per-sample allocations). */
     bool base_stale;
@@ -113,12 +115,13 @@ static QrStatus qr_session_visible_view(const QrSession *s, int i, const QrTenso
  * progress hook (optional) hears (jobs started, n) before each job, in order. Returns the
  * status of the lowest failing k with its message (each job's message is kept), else QR_OK. */
 typedef QrStatus (*QrSeJobFn)(void *ctx, int k, int tid);
-static QrStatus qr_session_jobs(int n, QrSeJobFn fn, void *ctx, const QrStepHook *progress);
+/* s (optional): its low_memory runs the jobs one at a time, in order, on the caller's thread. */
+static QrStatus qr_session_jobs(const QrSession *s, int n, QrSeJobFn fn, void *ctx, const QrStepHook *progress);
 
-/* Memory over time (--max-memory, whose estimate counts one execution and no reference):
- * from now on jobs run one at a time and sessions opened keep no all-on reference
- * (no_incremental). Call before any session is opened. */
-static void qr_session_low_memory(bool on);
+/* Memory over time (--max-memory, whose estimate counts one execution and no reference): s's
+ * jobs run one at a time and it keeps no all-on reference (no_incremental). Call right after
+ * qr_session_open, before any analysis. */
+static void qr_session_low_memory(QrSession *s);
 
 /* ==== the all-on reference: incremental re-runs of the twin ============================
  * The twin with every quantizer on runs once; every value it computes is kept (constants,

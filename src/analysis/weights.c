@@ -476,7 +476,7 @@ static QrStatus qr_weights_compare(const QrSession *s, QrWeightCmp *out) {
     }
     /* the weights are independent: one job each */
     QrWtJob job = { s, out };
-    QrStatus st = qr_session_jobs(out->n, qr__wt_weight_job, &job, NULL);
+    QrStatus st = qr_session_jobs(s, out->n, qr__wt_weight_job, &job, NULL);
     if (st != QR_OK) { qr_weights_free(out); return qr_err_wrap(st, "weight comparison"); }
     for (int k = 0; k < out->n; k++) {
         QrWeightRow *r = &out->rows[k];

@@ -408,7 +408,7 @@ static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int 
         out->n_steps++;
     }
     QrWiRunJob job = { s, &gr, out->steps, plans };
-    if (st == QR_OK) st = qr_session_jobs(2 * out->n_steps, qr_whatif_run_job, &job, &s->progress);
+    if (st == QR_OK) st = qr_session_jobs(s, 2 * out->n_steps, qr_whatif_run_job, &job, &s->progress);
     for (int t = 0; st == QR_OK && t < out->n_steps; t++) {
         QrWhatIfStep *x = &out->steps[t];
         x->int16_meets = x->int16.cosine >= out->target;

@@ -63,6 +63,9 @@ typedef struct QrCliOpts {
     bool demote_int16;           /* sensitivity --demote-int16 */
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL */
     int generate;                /* --generate N: greedy decoding of N tokens with both models */
+    bool int16_integer;          /* --int16 integer: the int mode lowers 16-bit Q/DQ groups too */
+    const char *kv_map[QR_GEN_MAX_KV_MAP];   /* --kv-map IN=OUT (repeatable): cache inputs fed from outputs */
+    int n_kv_map;
     /* The command's run, not options: set by qr__cli_begin (data_first: its argument), read by
      * qr__cli_prepare, qr__cli_load_second and qr__cli_mem_check. */
     bool data_first;             /* data-set commands: --data's first sample is the input */
@@ -138,7 +141,7 @@ static const char *qr__cli_usage_profile =
 static const char *qr__cli_usage_compare =
     "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ... | --data DIR [--samples N]] [-o DIR] [--mode sim|int|both]\n"
     "                       [--cos-threshold X] [--metric L1|Cosine|MSE|KL|SQNR] [--save-values DIR | --from-values DIR]\n"
-    "                       [--labels FILE]\n"
+    "                       [--labels FILE] [--generate N [--kv-map IN=OUT ...]]\n"
     "                       [--shard K/N|auto] [--shape NAME=...] [--dim NAME=N] [--seed N] [--quiet]\n"
     "  Per-layer comparison of the analysis (quantized) model with the float baseline on one input:\n"
     "  compare_per_layer_out.txt/.csv with Cosine, MSE, L1, KL, SQNR, Atol, Rtol, min/max/mean/var of both,\n"
@@ -171,7 +174,7 @@ static const char *qr__cli_usage_compare =
     "  (JOB_COMPLETION_INDEX, with the count from --shard auto/N or QR_SHARD_COUNT).\n";
 static const char *qr__cli_usage_runall =
     "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--samples N] [--sens-samples K]\n"
-    "                      [--shard K/N|auto]] [-o report.zip] [--labels FILE]\n"
+    "                      [--shard K/N|auto]] [-o report.zip] [--labels FILE] [--generate N [--kv-map IN=OUT ...]]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
     "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
     "                      [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
@@ -360,7 +363,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
                 fprintf(stderr, "qreport: --int16 must be float or integer\n%s", usage);
                 return QR_EXIT_USAGE;
             }
-            qr_lower_set_int16(!strcmp(v, "integer"));
+            o->int16_integer = !strcmp(v, "integer");
         }
         else if (!strcmp(a, "--metric")) QR__CLI_NEXT(o->metric);
         else if (!strcmp(a, "--sensitivity")) QR__CLI_NEXT(o->sens_mode);
@@ -377,6 +380,17 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
                 fprintf(stderr, "qreport: --generate needs a token count in 1..4096, got '%s'\n%s", v, usage);
                 return QR_EXIT_USAGE;
             }
+        }
+        else if (!strcmp(a, "--kv-map")) {
+            const char *v;
+            QR__CLI_NEXT(v);
+            if (!qr_gen_kv_map_ok(v)) {
+                fprintf(stderr, "qreport: --kv-map %s: expected IN=OUT, a cache input and the output fed back into it, '*' "
+                        "in both or in neither (e.g. --kv-map 'past.*=present_out.*')\n%s", v, usage);
+                return QR_EXIT_USAGE;
+            }
+            if (o->n_kv_map == QR_GEN_MAX_KV_MAP) { fprintf(stderr, "qreport: too many --kv-map\n"); return QR_EXIT_USAGE; }
+            o->kv_map[o->n_kv_map++] = v;
         }
         else if (!strcmp(a, "--num-steps")) { const char *v; QR__CLI_NEXT(v); o->num_steps = atoi(v); }
         else if (!strcmp(a, "--shard")) QR__CLI_NEXT(o->shard);
@@ -490,6 +504,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
     if (o->labels && (!gen_cmd || o->data_dir || o->from_values)) {
         fprintf(stderr, "qreport: --labels FILE gives the token ids of one input (compare or runall with -i; with --data "
                 "each sample's input_ids shifted are the labels)\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    if (o->n_kv_map && !o->generate) {
+        fprintf(stderr, "qreport: --kv-map names the cache of --generate N (give --generate)\n%s", usage);
         return QR_EXIT_USAGE;
     }
     if (o->generate && (!gen_cmd || o->data_dir || o->from_values || o->shard)) {
@@ -729,7 +747,6 @@ static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_mode
     if (o->max_memory > 0) {
         mallopt(M_MMAP_THRESHOLD, 128 << 10);
         qr_run_pool_set_idle(0);             /* no idle buffers beyond the live values the estimate counts */
-        qr_session_low_memory(true);         /* one execution at a time, no all-on reference */
         const char *files[2] = { o->model, o->model2 };
         QrMemEstimate e;
         qr_mem_estimate_files(files, two_models ? 2 : 1, &e);
@@ -789,7 +806,7 @@ static int qr_cli_run(int argc, char **argv) {
     const QrGraph *exe = g;
     if (int_mode) {
         st = qr_qtable_build(g, &qt);
-        if (st == QR_OK) st = qr_lower_graph(g, &qt, &low, &info);
+        if (st == QR_OK) st = qr_lower_graph(g, &qt, o.int16_integer, &low, &info);
         if (st != QR_OK) st = qr_err_wrap(st, "--mode int: lowering %s to integer kernels", o.model);
         else exe = &low;
         if (st == QR_OK && !info.n_groups)
@@ -909,6 +926,16 @@ static QrStatus qr__cli_load_second(QrCliOpts *o, const char *path, const QrGrap
     return QR_OK;
 }
 
+/* Opens the analysis session of b and a with the command's settings: --int16 (the int mode's
+ * 16-bit groups) and --max-memory (one execution at a time, no all-on reference). */
+static QrStatus qr__cli_session_open(const QrCliOpts *o, QrSession *se, const QrGraph *b, const QrGraph *a,
+                                     const QrTensor *in) {
+    QR_TRY(qr_session_open(se, b, a, in));
+    se->int16_integer = o->int16_integer;
+    if (o->max_memory > 0) qr_session_low_memory(se);
+    return QR_OK;
+}
+
 static int qr_cli_match(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b, *a = NULL;
@@ -921,7 +948,7 @@ static int qr_cli_match(int argc, char **argv) {
     QrEquivResult eq = {0};
     bool have_eq = false;
     st = qr__cli_load_second(&o, o.model2, b, in, &a);
-    if (st == QR_OK) st = qr_session_open(&se, b, a, in);
+    if (st == QR_OK) st = qr__cli_session_open(&o, &se, b, a, in);
     if (st == QR_OK) {
         QrStatus es = qr_session_run_baseline(&se);      /* also proves every pair (equivalence verification) */
         if (es == QR_OK) es = qr_session_equivalence(&se, &eq);
@@ -1000,7 +1027,7 @@ static int qr__cli_pair(int argc, char **argv, const char *usage, QrCliOpts *o, 
     int rc = qr__cli_begin(argc, argv, usage, true, true, o, b, in);
     if (rc >= 0) return rc;
     QrStatus st = qr__cli_load_second(o, o->model2, *b, *in, a);
-    if (st == QR_OK) st = qr_session_open(se, *b, *a, *in);
+    if (st == QR_OK) st = qr__cli_session_open(o, se, *b, *a, *in);
     if (st == QR_OK && se->tw.n_kept)
         qr__cli_warn(o, "%d integer node%s cannot be toggled: %s", se->tw.n_kept, se->tw.n_kept == 1 ? "" : "s", se->tw.note);
     if (st == QR_OK && o->out_dir && !o->shard) st = qr_mkdir_p(o->out_dir);   /* --shard: -o is the part file */
@@ -1216,7 +1243,9 @@ static int qr_cli_compare(int argc, char **argv) {
     if (st == QR_OK) st = qr_bundle_compare_page(&se, &c, tok, adv_txt, dir);
     QrGenResult gr = { .first_divergence = -1 };
     if (st == QR_OK && o.generate) {          /* last: the decoding re-infers the graphs step by step (then back) */
-        st = qr_gen_run(b, a, in, o.generate, &gr);
+        QrGenOpts go = { .n = o.generate, .kv_map = o.kv_map, .n_kv_map = o.n_kv_map, .mode = o.mode,
+                         .cos_threshold = o.cos_threshold, .dir = dir };
+        st = qr_gen_run(b, a, in, &go, &gr);
         if (st == QR_OK) st = qr_gen_write(&gr, dir);
     }
     if (st == QR_OK && !o.quiet) {
@@ -1245,6 +1274,10 @@ static int qr_cli_compare(int argc, char **argv) {
             for (int k = 0; k < gr.n; k++) printf(" %lld", (long long)gr.ana_tok[k]);
             if (gr.first_divergence >= 0) printf("\n  first divergence at generated token %d\n", gr.first_divergence);
             else printf("\n  the same tokens\n");
+            if (gr.have_div)
+                printf("  per-layer comparison at that step (%lld tokens of context): %s/" QR_BF_GEN_DIV "/" QR_BF_COMPARE
+                       ".txt, lowest layer Cosine %.6f (%s)\n", (long long)gr.div_prefix, dir, gr.div_worst_cos, gr.div_worst);
+            else if (gr.div_err[0]) printf("  no per-layer comparison at that step: %s\n", gr.div_err);
         }
         printf("wrote %s/" QR_BF_COMPARE ".txt and .csv, %s%s" QR_BF_ADVISOR ", " QR_BF_COMPARE_HTML "\n", dir,
                want_tok ? QR_BF_DS_OUTPUTS ".txt and .csv, " : "", o.generate ? QR_BF_GENERATION ".txt and .csv, " : "");

@@ -86,10 +86,11 @@ static int qr_cli_compare_dump(int argc, char **argv) {
     QrStatus st = QR_OK;
     if (d.baseline) {
         st = qr__cli_load_second(&o, d.baseline, a, in, &b);
-        if (st == QR_OK) st = qr_session_open(&se, b, a, in);
+        if (st == QR_OK) st = qr__cli_session_open(&o, &se, b, a, in);
         have_se = st == QR_OK;
     }
-    QrDumpOpts dopt = { .dir = dump_dir, .map = d.dump_map, .tol = d.dump_tol, .float_rtol = 1e-4 };
+    QrDumpOpts dopt = { .dir = dump_dir, .map = d.dump_map, .tol = d.dump_tol, .float_rtol = 1e-4,
+                        .int16_integer = o.int16_integer };
     QrDumpResult r = { 0 };
     bool have_r = false;
     if (st == QR_OK) { st = qr_dump_compare(a, in, have_se ? &se : NULL, &dopt, &r); have_r = st == QR_OK; }
@@ -172,7 +173,7 @@ static int qr_cli_extract(int argc, char **argv) {
     QrSession se = { 0 };
     QrCompare c = { 0 };
     bool have_se = false, have_c = false;
-    if (st == QR_OK) { st = qr_session_open(&se, b, a, in); have_se = st == QR_OK; }
+    if (st == QR_OK) { st = qr__cli_session_open(&o, &se, b, a, in); have_se = st == QR_OK; }
     if (st == QR_OK) {                                  /* the name first: no runs for a typo */
         QrArena ar = { 0 };
         if (qr_extract_find(&se, d.node, &ar) < 0) st = QR_ERR_INVALID;
@@ -248,7 +249,7 @@ static int qr_cli_promote(int argc, char **argv) {
     QrSession se = { 0 };
     bool have_se = false;
     int *nodes = NULL, n = 0;
-    if (st == QR_OK) { st = qr_session_open(&se, b, a, in); have_se = st == QR_OK; }
+    if (st == QR_OK) { st = qr__cli_session_open(&o, &se, b, a, in); have_se = st == QR_OK; }
     if (st == QR_OK) st = qr_promote_nodes(&se, d.nodes, &ar, &nodes, &n);
     if (st == QR_OK) st = qr_mkdir_p(dir);
     QrPromoteResult r = { 0 };

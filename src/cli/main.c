@@ -40,7 +40,7 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     if (st == QR_OK && o->single) st = qr_errf(QR_ERR_INVALID, "--shard needs both models (BASE.onnx ANALYSIS.onnx)");
     if (st == QR_OK) st = qr_dspart_shard_parse(o->shard, &shard, &n_shards);
     if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
-    if (st == QR_OK) { st = qr_session_open(&se, b, a, in); open = st == QR_OK; }
+    if (st == QR_OK) { st = qr__cli_session_open(o, &se, b, a, in); open = st == QR_OK; }
     if (st == QR_OK) st = qr_dsset_list(b, o->data_dir, o->samples ? o->samples : o->num_steps, &ds);
     if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
     dc.skip_bad = o->skip_bad;               /* the part lists the samples it skipped; merge checks the set */
@@ -197,6 +197,8 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     if (o.metric) qr_metric_parse(o.metric, &ro.sens.metric);
     ro.metric_given = o.metric != NULL && ro.sens.metric != QR_METRIC_KLD;   /* the curves are per layer: no token KL */
     ro.generate = o.generate;
+    ro.kv_map = o.kv_map;
+    ro.n_kv_map = o.n_kv_map;
     ro.gen_b = b;
     ro.gen_a = a;
 
@@ -204,6 +206,8 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     ro.non_quantize_nodes = o.non_quantize_nodes;
     ro.have_channel_axis = o.have_channel_axis;
     ro.demote_int16 = o.demote_int16;
+    ro.int16_integer = o.int16_integer;
+    ro.low_memory = o.max_memory > 0;
     ro.channel_axis = o.channel_axis;
     if (!qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", ro.topk, 12, &ro.n_topk))
         st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);

@@ -15,6 +15,7 @@ typedef struct QrDumpOpts {
     const char *map;             /* --dump-map CSV (file,value[,layout][,scale,zero_point]) or NULL */
     double tol;                  /* --dump-tolerance in LSB (default 1) */
     double float_rtol;           /* values without an integer grid: divergent when max |Δ| > float_rtol · max |ref| */
+    bool int16_integer;          /* --int16 integer: the int-mode run lowers 16-bit groups too */
 } QrDumpOpts;
 
 typedef struct QrDumpRow {

@@ -3,7 +3,9 @@
 static QrStatus qr_deploy_runall_early(QrDeployRunall *d, const QrDeployRunallOpts *o, QrSession *se,
                                        const QrTensor *inputs, const char *dir) {
     if (!o || !o->dump) return QR_OK;
-    QR_TRY(qr_dump_compare(se->a, inputs, se, o->dump, &d->dump));
+    QrDumpOpts dopt = *o->dump;
+    dopt.int16_integer = se->int16_integer;
+    QR_TRY(qr_dump_compare(se->a, inputs, se, &dopt, &d->dump));
     d->have_dump = true;
     return qr_dump_write(&d->dump, dir);
 }

@@ -93,6 +93,160 @@ static const QrQopInfo *qr_qtable_qop(const QrNode *n) {
     return NULL;
 }
 
+/* A QuantizeLinear (node ni): its quantizer, with the DequantizeLinear nodes reading it. */
+static QrStatus qr__qt_add_q(const QrGraph *g, QrQuantTable *t, int *cap, int ni, const QrNode *n) {
+    QrQuantizer *q;
+    QR_TRY(qr__qt_push(t, cap, &q));
+    q->q_node = ni;
+    q->float_value = n->in[0];
+    q->int_value = n->out[0];
+    q->scale_value = n->in[1];
+    q->zp_value = n->n_in > 2 ? n->in[2] : -1;
+    q->dtype = qr__qt_dtype(g, n, q->zp_value);
+    q->axis = g->values[q->scale_value].t.numel > 1 ? (int)qr_attr_int(n, "axis", 1) : -1;
+    q->block_size = (int)qr_attr_int(n, "block_size", 0);
+    bool weight = qr__qt_const(g, n->in[0]) || g->values[n->in[0]].is_init;
+    q->kind = weight ? QR_QK_WEIGHT : QR_QK_ACTIVATION;
+    const QrUse *u;
+    int nu = qr_graph_readers(g, q->int_value, &u);
+    for (int r = 0; r < nu; r++) {
+        const QrNode *d = &g->nodes[u[r].node];
+        if (qr__qt_is_op(d, "DequantizeLinear") && u[r].input == 0 && q->n_dq < QR_QUANT_MAX_DQ && d->out[0] >= 0)
+            q->dq_nodes[q->n_dq++] = u[r].node;
+    }
+    q->form = q->n_dq ? QR_QF_QDQ : QR_QF_Q_ONLY;
+    q->out_value = q->n_dq ? g->nodes[q->dq_nodes[0]].out[0] : -1;
+    if (weight) {
+        int k = 0;
+        q->owner = q->out_value >= 0 ? qr__qt_consumer(g, q->out_value, &k) : qr__qt_consumer(g, q->int_value, &k);
+        q->owner_input = k;
+    } else {
+        q->owner = qr__qt_producer_through(g, q->float_value);
+    }
+    q->can_disable = q->form == QR_QF_QDQ;
+    if (!q->can_disable) q->why_not = "feeds integer/QOperator nodes directly (no DequantizeLinear)";
+    return QR_OK;
+}
+
+/* A DequantizeLinear of a quantized initializer (a weight or bias stored as integers). */
+static QrStatus qr__qt_add_dq_init(const QrGraph *g, QrQuantTable *t, int *cap, int ni, const QrNode *n) {
+    QrQuantizer *q;
+    QR_TRY(qr__qt_push(t, cap, &q));
+    q->form = QR_QF_DQ_INIT;
+    q->int_value = n->in[0];
+    q->out_value = n->out[0];
+    q->dq_nodes[q->n_dq++] = ni;
+    q->scale_value = n->in[1];
+    q->zp_value = n->n_in > 2 ? n->in[2] : -1;
+    q->dtype = g->values[n->in[0]].t.dtype;
+    q->axis = g->values[q->scale_value].t.numel > 1 ? (int)qr_attr_int(n, "axis", 1) : -1;
+    q->block_size = (int)qr_attr_int(n, "block_size", 0);
+    q->kind = q->dtype == QR_DT_S32 ? QR_QK_BIAS : QR_QK_WEIGHT;
+    int k = 0;
+    q->owner = qr__qt_consumer(g, q->out_value, &k);
+    q->owner_input = k;
+    q->can_disable = true;   /* with the matched float weight; otherwise a no-op (see overrides) */
+    return QR_OK;
+}
+
+/* qreport's BlockDequant: the weight of a weight-only node (quant/twin_wq.c), element i on scale map[i]. */
+static QrStatus qr__qt_add_block(const QrGraph *g, QrQuantTable *t, int *cap, int ni, const QrNode *n) {
+    QrQuantizer *q;
+    QR_TRY(qr__qt_push(t, cap, &q));
+    q->form = QR_QF_DQ_INIT;
+    q->kind = QR_QK_WEIGHT;
+    q->int_value = n->in[0];
+    q->out_value = n->out[0];
+    q->dq_nodes[q->n_dq++] = ni;
+    q->scale_value = n->in[1];
+    q->zp_value = n->n_in > 2 ? n->in[2] : -1;
+    q->map_value = n->in[3];
+    q->dtype = g->values[n->in[0]].t.dtype;
+    q->axis = 0;
+    q->block_size = (int)qr_attr_int(n, "block_size", 0);
+    int k = 0;
+    q->owner = qr__qt_consumer(g, q->out_value, &k);
+    q->owner_input = k;
+    const char *on = qr_attr_str(n, "select_on", NULL), *off = qr_attr_str(n, "select_off", NULL);
+    if (on && off) {
+        q->sel_value = qr_graph_find(g, on);
+        q->sel_float = qr_graph_find(g, off);
+    }
+    q->can_disable = !on || (q->sel_value >= 0 && q->sel_float >= 0);
+    if (!q->can_disable) q->why_not = "the float product it switches to is missing";
+    return QR_OK;
+}
+
+/* A DynamicQuantizeLinear: its quantizer, with the DequantizeLinear nodes reading it. */
+static QrStatus qr__qt_add_dynamic(const QrGraph *g, QrQuantTable *t, int *cap, int ni, const QrNode *n) {
+    QrQuantizer *q;
+    QR_TRY(qr__qt_push(t, cap, &q));
+    q->form = QR_QF_DYNAMIC;
+    q->kind = QR_QK_ACTIVATION;
+    q->q_node = ni;
+    q->float_value = n->in[0];
+    q->int_value = n->out[0];
+    q->scale_value = n->n_out > 1 ? n->out[1] : -1;
+    q->zp_value = n->n_out > 2 ? n->out[2] : -1;
+    q->dtype = QR_DT_U8;
+    q->owner = qr__qt_producer_through(g, q->float_value);
+    const QrUse *u;
+    int nu = qr_graph_readers(g, q->int_value, &u);
+    for (int r = 0; r < nu; r++) {
+        const QrNode *d = &g->nodes[u[r].node];
+        if (qr__qt_is_op(d, "DequantizeLinear") && u[r].input == 0 && q->n_dq < QR_QUANT_MAX_DQ && d->out[0] >= 0)
+            q->dq_nodes[q->n_dq++] = u[r].node;
+    }
+    q->out_value = q->n_dq ? g->nodes[q->dq_nodes[0]].out[0] : -1;
+    q->can_disable = q->n_dq == nu && nu > 0;   /* every reader dequantizes (the float twin does) */
+    if (!q->can_disable) q->why_not = "dynamic quantization feeds integer ops";
+    return QR_OK;
+}
+
+/* A QOperator node's output quantizer (qi: its inputs' roles) and, when constant, its weight's. */
+static QrStatus qr__qt_add_qop(const QrGraph *g, QrQuantTable *t, int *cap, int ni, const QrNode *n, const QrQopInfo *qi) {
+    QrQuantizer *q;
+    QR_TRY(qr__qt_push(t, cap, &q));
+    q->form = QR_QF_QOP_OUT;
+    q->kind = QR_QK_ACTIVATION;
+    q->q_node = ni;
+    q->int_value = n->out[0];
+    q->scale_value = qi->y_scale < n->n_in ? n->in[qi->y_scale] : -1;
+    q->zp_value = qi->y_zp < n->n_in ? n->in[qi->y_zp] : -1;
+    q->dtype = q->zp_value >= 0 ? g->values[q->zp_value].t.dtype : QR_DT_U8;
+    q->owner = ni;
+    q->why_not = "QOperator output (running it in float needs the float twin of the node)";
+    if (qi->w_index >= 0 && qi->w_index < n->n_in && qr__qt_const(g, n->in[qi->w_index])) {
+        QR_TRY(qr__qt_push(t, cap, &q));
+        q->form = QR_QF_QOP_WEIGHT;
+        q->kind = QR_QK_WEIGHT;
+        q->int_value = n->in[qi->w_index];
+        q->scale_value = n->in[qi->w_index + 1];
+        q->zp_value = qi->w_index + 2 < n->n_in ? n->in[qi->w_index + 2] : -1;
+        q->dtype = g->values[q->int_value].t.dtype;
+        q->axis = g->values[q->scale_value].t.numel > 1 ? (qr__qt_is_op(n, "QLinearMatMul") ? 1 : 0) : -1;
+        q->owner = ni;
+        q->owner_input = qi->w_index;
+        q->why_not = "QOperator weight";
+    }
+    return QR_OK;
+}
+
+/* The constant weight of a ConvInteger / MatMulInteger (its scale is applied by a later Mul). */
+static QrStatus qr__qt_add_intop(const QrGraph *g, QrQuantTable *t, int *cap, int ni, const QrNode *n) {
+    QrQuantizer *q;
+    QR_TRY(qr__qt_push(t, cap, &q));
+    q->form = QR_QF_QOP_WEIGHT;
+    q->kind = QR_QK_WEIGHT;
+    q->int_value = n->in[1];
+    q->zp_value = n->n_in > 3 ? n->in[3] : -1;
+    q->dtype = g->values[q->int_value].t.dtype;
+    q->owner = ni;
+    q->owner_input = 1;
+    q->why_not = "integer-op weight (its scale is applied by a later Mul)";
+    return QR_OK;
+}
+
 static QrStatus qr_qtable_build(const QrGraph *g, QrQuantTable *t) {
     memset(t, 0, sizeof *t);
     int cap = 0;
@@ -103,139 +257,18 @@ static QrStatus qr_qtable_build(const QrGraph *g, QrQuantTable *t) {
     for (int oi = 0; oi < g->n_nodes; oi++) {
         int ni = g->order[oi];
         const QrNode *n = &g->nodes[ni];
-        QrQuantizer *q;
-        if (qr__qt_is_op(n, "QuantizeLinear") && n->n_in >= 2 && n->out[0] >= 0) {
-            QR_TRY(qr__qt_push(t, &cap, &q));
-            q->q_node = ni;
-            q->float_value = n->in[0];
-            q->int_value = n->out[0];
-            q->scale_value = n->in[1];
-            q->zp_value = n->n_in > 2 ? n->in[2] : -1;
-            q->dtype = qr__qt_dtype(g, n, q->zp_value);
-            q->axis = g->values[q->scale_value].t.numel > 1 ? (int)qr_attr_int(n, "axis", 1) : -1;
-            q->block_size = (int)qr_attr_int(n, "block_size", 0);
-            bool weight = qr__qt_const(g, n->in[0]) || g->values[n->in[0]].is_init;
-            q->kind = weight ? QR_QK_WEIGHT : QR_QK_ACTIVATION;
-            const QrUse *u;
-            int nu = qr_graph_readers(g, q->int_value, &u);
-            for (int r = 0; r < nu; r++) {
-                const QrNode *d = &g->nodes[u[r].node];
-                if (qr__qt_is_op(d, "DequantizeLinear") && u[r].input == 0 && q->n_dq < QR_QUANT_MAX_DQ && d->out[0] >= 0)
-                    q->dq_nodes[q->n_dq++] = u[r].node;
-            }
-            q->form = q->n_dq ? QR_QF_QDQ : QR_QF_Q_ONLY;
-            q->out_value = q->n_dq ? g->nodes[q->dq_nodes[0]].out[0] : -1;
-            if (weight) {
-                int k = 0;
-                q->owner = q->out_value >= 0 ? qr__qt_consumer(g, q->out_value, &k) : qr__qt_consumer(g, q->int_value, &k);
-                q->owner_input = k;
-            } else {
-                q->owner = qr__qt_producer_through(g, q->float_value);
-            }
-            q->can_disable = q->form == QR_QF_QDQ;
-            if (!q->can_disable) q->why_not = "feeds integer/QOperator nodes directly (no DequantizeLinear)";
-        } else if (qr__qt_is_op(n, "DequantizeLinear") && n->n_in >= 2 && n->out[0] >= 0 &&
-                   g->values[n->in[0]].producer < 0 && qr__qt_const(g, n->in[0])) {
-            /* DQ of a quantized initializer (weight or bias stored as integers). */
-            QR_TRY(qr__qt_push(t, &cap, &q));
-            q->form = QR_QF_DQ_INIT;
-            q->int_value = n->in[0];
-            q->out_value = n->out[0];
-            q->dq_nodes[q->n_dq++] = ni;
-            q->scale_value = n->in[1];
-            q->zp_value = n->n_in > 2 ? n->in[2] : -1;
-            q->dtype = g->values[n->in[0]].t.dtype;
-            q->axis = g->values[q->scale_value].t.numel > 1 ? (int)qr_attr_int(n, "axis", 1) : -1;
-            q->block_size = (int)qr_attr_int(n, "block_size", 0);
-            q->kind = q->dtype == QR_DT_S32 ? QR_QK_BIAS : QR_QK_WEIGHT;
-            int k = 0;
-            q->owner = qr__qt_consumer(g, q->out_value, &k);
-            q->owner_input = k;
-            q->can_disable = true;   /* with the matched float weight; otherwise a no-op (see overrides) */
-        } else if (qr__qt_is_op(n, "BlockDequant") && !strcmp(n->domain, QR_QUANT_INT_DOMAIN) && n->n_in >= 4 && n->out[0] >= 0 &&
-                   qr__qt_const(g, n->in[0]) && qr__qt_const(g, n->in[3])) {
-            /* the weight of a weight-only node (quant/twin_wq.c), element i on scale map[i] */
-            QR_TRY(qr__qt_push(t, &cap, &q));
-            q->form = QR_QF_DQ_INIT;
-            q->kind = QR_QK_WEIGHT;
-            q->int_value = n->in[0];
-            q->out_value = n->out[0];
-            q->dq_nodes[q->n_dq++] = ni;
-            q->scale_value = n->in[1];
-            q->zp_value = n->n_in > 2 ? n->in[2] : -1;
-            q->map_value = n->in[3];
-            q->dtype = g->values[n->in[0]].t.dtype;
-            q->axis = 0;
-            q->block_size = (int)qr_attr_int(n, "block_size", 0);
-            int k = 0;
-            q->owner = qr__qt_consumer(g, q->out_value, &k);
-            q->owner_input = k;
-            const char *on = qr_attr_str(n, "select_on", NULL), *off = qr_attr_str(n, "select_off", NULL);
-            if (on && off) {
-                q->sel_value = qr_graph_find(g, on);
-                q->sel_float = qr_graph_find(g, off);
-            }
-            q->can_disable = !on || (q->sel_value >= 0 && q->sel_float >= 0);
-            if (!q->can_disable) q->why_not = "the float product it switches to is missing";
-        } else if (qr__qt_is_op(n, "DynamicQuantizeLinear") && n->out[0] >= 0) {
-            QR_TRY(qr__qt_push(t, &cap, &q));
-            q->form = QR_QF_DYNAMIC;
-            q->kind = QR_QK_ACTIVATION;
-            q->q_node = ni;
-            q->float_value = n->in[0];
-            q->int_value = n->out[0];
-            q->scale_value = n->n_out > 1 ? n->out[1] : -1;
-            q->zp_value = n->n_out > 2 ? n->out[2] : -1;
-            q->dtype = QR_DT_U8;
-            q->owner = qr__qt_producer_through(g, q->float_value);
-            const QrUse *u;
-            int nu = qr_graph_readers(g, q->int_value, &u);
-            for (int r = 0; r < nu; r++) {
-                const QrNode *d = &g->nodes[u[r].node];
-                if (qr__qt_is_op(d, "DequantizeLinear") && u[r].input == 0 && q->n_dq < QR_QUANT_MAX_DQ && d->out[0] >= 0)
-                    q->dq_nodes[q->n_dq++] = u[r].node;
-            }
-            q->out_value = q->n_dq ? g->nodes[q->dq_nodes[0]].out[0] : -1;
-            q->can_disable = q->n_dq == nu && nu > 0;   /* every reader dequantizes (the float twin does) */
-            if (!q->can_disable) q->why_not = "dynamic quantization feeds integer ops";
-        }
+        if (qr__qt_is_op(n, "QuantizeLinear") && n->n_in >= 2 && n->out[0] >= 0) QR_TRY(qr__qt_add_q(g, t, &cap, ni, n));
+        else if (qr__qt_is_op(n, "DequantizeLinear") && n->n_in >= 2 && n->out[0] >= 0 &&
+                 g->values[n->in[0]].producer < 0 && qr__qt_const(g, n->in[0]))
+            QR_TRY(qr__qt_add_dq_init(g, t, &cap, ni, n));
+        else if (qr__qt_is_op(n, "BlockDequant") && !strcmp(n->domain, QR_QUANT_INT_DOMAIN) && n->n_in >= 4 && n->out[0] >= 0 &&
+                 qr__qt_const(g, n->in[0]) && qr__qt_const(g, n->in[3]))
+            QR_TRY(qr__qt_add_block(g, t, &cap, ni, n));
+        else if (qr__qt_is_op(n, "DynamicQuantizeLinear") && n->out[0] >= 0) QR_TRY(qr__qt_add_dynamic(g, t, &cap, ni, n));
         const QrQopInfo *qi = qr_qtable_qop(n);
-        if (qi && n->out[0] >= 0) {
-            QR_TRY(qr__qt_push(t, &cap, &q));
-            q->form = QR_QF_QOP_OUT;
-            q->kind = QR_QK_ACTIVATION;
-            q->q_node = ni;
-            q->int_value = n->out[0];
-            q->scale_value = qi->y_scale < n->n_in ? n->in[qi->y_scale] : -1;
-            q->zp_value = qi->y_zp < n->n_in ? n->in[qi->y_zp] : -1;
-            q->dtype = q->zp_value >= 0 ? g->values[q->zp_value].t.dtype : QR_DT_U8;
-            q->owner = ni;
-            q->why_not = "QOperator output (running it in float needs the float twin of the node)";
-            if (qi->w_index >= 0 && qi->w_index < n->n_in && qr__qt_const(g, n->in[qi->w_index])) {
-                QR_TRY(qr__qt_push(t, &cap, &q));
-                q->form = QR_QF_QOP_WEIGHT;
-                q->kind = QR_QK_WEIGHT;
-                q->int_value = n->in[qi->w_index];
-                q->scale_value = n->in[qi->w_index + 1];
-                q->zp_value = qi->w_index + 2 < n->n_in ? n->in[qi->w_index + 2] : -1;
-                q->dtype = g->values[q->int_value].t.dtype;
-                q->axis = g->values[q->scale_value].t.numel > 1 ? (qr__qt_is_op(n, "QLinearMatMul") ? 1 : 0) : -1;
-                q->owner = ni;
-                q->owner_input = qi->w_index;
-                q->why_not = "QOperator weight";
-            }
-        }
-        if ((qr__qt_is_op(n, "ConvInteger") || qr__qt_is_op(n, "MatMulInteger")) && n->n_in >= 2 && qr__qt_const(g, n->in[1])) {
-            QR_TRY(qr__qt_push(t, &cap, &q));
-            q->form = QR_QF_QOP_WEIGHT;
-            q->kind = QR_QK_WEIGHT;
-            q->int_value = n->in[1];
-            q->zp_value = n->n_in > 3 ? n->in[3] : -1;
-            q->dtype = g->values[q->int_value].t.dtype;
-            q->owner = ni;
-            q->owner_input = 1;
-            q->why_not = "integer-op weight (its scale is applied by a later Mul)";
-        }
+        if (qi && n->out[0] >= 0) QR_TRY(qr__qt_add_qop(g, t, &cap, ni, n, qi));
+        if ((qr__qt_is_op(n, "ConvInteger") || qr__qt_is_op(n, "MatMulInteger")) && n->n_in >= 2 && qr__qt_const(g, n->in[1]))
+            QR_TRY(qr__qt_add_intop(g, t, &cap, ni, n));
     }
     for (int i = 0; i < t->n; i++) {
         QrQuantizer *q = &t->q[i];

@@ -29,6 +29,8 @@
                                                           * when an output is logits (analysis/tokens) */
 #define QR_BF_DS_SAMPLES     "samples"                  /* .txt .csv in dataset/ */
 #define QR_BF_GENERATION     "generation"               /* .txt .csv  analysis/generate (--generate N) */
+#define QR_BF_GEN_DIV        "generation_divergence"    /* folder: the per-layer comparison at the first divergent
+                                                          * step (QR_BF_COMPARE .txt .csv, <input>.npy) */
 #define QR_BF_DS_PLOT_SAMPLES "plots/dataset_samples.png"          /* --data: analysis/dataset (qr_ds_runall_sens) */
 #define QR_BF_DS_PLOT_ACCUM  "plots/dataset_accumulated_error.png" /* --data: the curves' mean and p05-p95 band */
 #define QR_BF_DUMP           "dump_compare"             /* .txt .csv  deploy/dump (--dump) */
@@ -78,6 +80,8 @@ static const QrBundleFile qr_bundle_files[] = {
     { QR_BF_DS_OUTPUTS ".csv", false, true },
     { QR_BF_GENERATION ".txt", false, true },
     { QR_BF_GENERATION ".csv", false, true },
+    { QR_BF_GEN_DIV "/" QR_BF_COMPARE ".txt", false, true },
+    { QR_BF_GEN_DIV "/" QR_BF_COMPARE ".csv", false, true },
     { QR_BF_SENS ".txt", true, true },
     { QR_BF_SENS ".csv", true, true },
     { QR_BF_SENS ".json", true, true },

@@ -5,23 +5,30 @@
 #include <dirent.h>
 #include <signal.h>
 
-/* ==== fault injection ============================================================== */
+/* ==== fault injection (test builds only) ============================================ */
 
+#ifdef QR_TESTING
 static int qr__zip_fail_at;     /* 0: off; else the step number that fails */
 static int qr__zip_steps;       /* steps taken since the hook was armed */
 static int qr__zip_stop_at;     /* 0: off; else the step before which the process stops */
 
-static void qr_zip_test_fail_write(int nth) { qr__zip_fail_at = nth; qr__zip_steps = 0; }
-static void qr_zip_test_stop_at(int nth) { qr__zip_stop_at = nth; qr__zip_steps = 0; }
+QR_TESTAPI void qr_zip_test_fail_write(int nth) { qr__zip_fail_at = nth; qr__zip_steps = 0; }
+QR_TESTAPI void qr_zip_test_stop_at(int nth) { qr__zip_stop_at = nth; qr__zip_steps = 0; }
+#endif
 
-/* Counts one file-system write step; false (errno = EIO) when it is the injected failure. */
+/* Counts one file-system write step; false (errno = EIO) when it is the injected failure
+ * (always true outside test builds). */
 static bool qr__zip_step(void) {
+#ifndef QR_TESTING
+    return true;
+#else
     if (qr__zip_fail_at <= 0 && qr__zip_stop_at <= 0) return true;
     ++qr__zip_steps;
     if (qr__zip_steps == qr__zip_stop_at) raise(SIGSTOP);
     if (qr__zip_steps != qr__zip_fail_at) return true;
     errno = EIO;
     return false;
+#endif
 }
 
 /* ==== the entry set ================================================================ */

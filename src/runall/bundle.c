@@ -1278,8 +1278,9 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
         qr_html_section(&h, "generation", "Generation");
         const char *t = qr__bn_read_text(bd, QR_BF_GENERATION ".txt");
         if (t) qr_html_pre(&h, t);
-        const char *files[] = { QR_BF_GENERATION ".txt", QR_BF_GENERATION ".csv" };
-        qr_html_files(&h, files, 2);
+        const char *files[] = { QR_BF_GENERATION ".txt", QR_BF_GENERATION ".csv", QR_BF_GEN_DIV "/" QR_BF_COMPARE ".txt",
+                                QR_BF_GEN_DIV "/" QR_BF_COMPARE ".csv" };
+        qr_html_files(&h, files, bd->gen.have_div ? 4 : 2);
     }
     if (bd->have_cmp) qr__bn_html_compare(&h, &bd->se, &bd->cmp, qr__bn_exists(bd, QR_BF_PLOT_PER_LAYER));
     qr__bn_html_graph(&h, bd);
@@ -1470,7 +1471,7 @@ static QrStatus qr_bundle_write_plots(QrBundle *bd) {
         for (int i = 0; i < bd->dist.n; i++) box |= bd->dist.d[i].n_ch && bd->dist.d[i].ch;
         if (box) QR_TRY(qr_mkdir_p(qr_bundle_path(bd, QR_BF_PLOT_CHANNEL)));
     }
-    return qr_session_jobs(qr__bn_plot_jobs(bd), qr__bn_plot_job, bd, NULL);
+    return qr_session_jobs(&bd->se, qr__bn_plot_jobs(bd), qr__bn_plot_job, bd, NULL);
 }
 
 

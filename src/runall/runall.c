@@ -10,15 +10,20 @@
 
 #include <malloc.h>
 
+#ifdef QR_TESTING
+static QrRunallFaults qr__ra_faults;     /* test builds only (runall.h) */
+QR_TESTAPI void qr_runall_test_faults(const QrRunallFaults *f) { qr__ra_faults = f ? *f : (QrRunallFaults){ 0 }; }
+#endif
+
 /* Records the outcome of one analysis; a failure is kept for the manifest/HTML. */
 static bool qr__ra_done(QrBundle *bd, const char *stage, QrStatus st) {
-    /* Fault injection for tests: QR_TEST_FAIL_STAGE=<stage> makes that analysis fail. */
-    const char *inject = getenv("QR_TEST_FAIL_STAGE");
-    if (st == QR_OK && inject && !strcmp(inject, stage)) st = qr_errf(QR_ERR_IO, "injected failure (QR_TEST_FAIL_STAGE)");
-    /* ... and QR_TEST_STOP_STAGE=<stage> stops the process (SIGSTOP) once that analysis has
-     * written its files, so a test can interrupt a run with its staging folder half full. */
-    const char *stop = getenv("QR_TEST_STOP_STAGE");
-    if (stop && !strcmp(stop, stage)) raise(SIGSTOP);
+#ifdef QR_TESTING
+    /* Fault injection: that analysis fails, or the process stops once it has written its files
+     * (so a test can interrupt a run with its staging folder half full). */
+    if (st == QR_OK && qr__ra_faults.fail_stage && !strcmp(qr__ra_faults.fail_stage, stage))
+        st = qr_errf(QR_ERR_IO, "injected failure (qr_runall_test_faults)");
+    if (qr__ra_faults.stop_stage && !strcmp(qr__ra_faults.stop_stage, stage)) raise(SIGSTOP);
+#endif
     qr_progress_end(&bd->prog, st);
     /* Large buffers freed by an analysis (caches, copies) go back to the system now rather
      * than staying in the heap under the next analysis's peak. */
@@ -116,6 +121,8 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     if (st == QR_OK) {
         qr_progress_begin(&bd->prog, "prepare", 0);
         st = qr_session_open(&bd->se, b, a, inputs);
+        bd->se.int16_integer = o->int16_integer;
+        if (st == QR_OK && o->low_memory) qr_session_low_memory(&bd->se);
         if (st == QR_OK && o->single_model) qr_session_single_model(&bd->se);
         bd->se.progress = qr_progress_hook(&bd->prog);
         if (st == QR_OK && o->dataset && !o->dataset_merged) {   /* --data: the pass over the set, then the analyses on its worst sample */
@@ -175,7 +182,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
                                                                         &merged, &bd->cmp, &early.cmp)
                                                    : qr_errf(QR_ERR_NOMEM, "out of memory");
         qr_err_clear();
-        qr_session_jobs(QR__RA_EARLY, qr__ra_early_job, &early, NULL);
+        qr_session_jobs(&bd->se, QR__RA_EARLY, qr__ra_early_job, &early, NULL);
         if (s_cmp == QR_OK) s_cmp = early.st[0] != QR_OK ? early.st[0] : early.st[1];
         s_cmp = qr_compare_finish(early.cmp, s_cmp);
         qr_err_clear();
@@ -293,7 +300,9 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         }
         if (o->generate > 0 && o->gen_b && o->gen_a) {   /* last: the decoding re-infers the graphs step by step */
             qr_progress_begin(&bd->prog, "generation", 0);
-            s2 = qr_gen_run(o->gen_b, o->gen_a, inputs, o->generate, &bd->gen);
+            QrGenOpts go = { .n = o->generate, .kv_map = o->kv_map, .n_kv_map = o->n_kv_map, .mode = o->mode,
+                             .cos_threshold = o->cos_threshold, .dir = bd->dir };
+            s2 = qr_gen_run(o->gen_b, o->gen_a, inputs, &go, &bd->gen);
             if (s2 == QR_OK) s2 = qr_gen_write(&bd->gen, bd->dir);
             bd->have_gen = qr__ra_done(bd, "generation", s2);
         }
@@ -313,18 +322,20 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         qr_progress_begin(&bd->prog, "zip", 0);
         st = qr_bundle_write_manifest(bd);
         QrZip z;
-        /* Fault injection for tests (SQLite style): the Nth write step of the zip fails. */
-        const char *fail = getenv("QR_TEST_ZIP_FAIL_WRITE");
-        if (fail) qr_zip_test_fail_write(atoi(fail));
-        const char *stop = getenv("QR_TEST_ZIP_STOP_AT");   /* and stops before the Nth (test_harden_interrupt) */
-        if (stop) qr_zip_test_stop_at(atoi(stop));
+#ifdef QR_TESTING
+        /* Fault injection (SQLite style): the Nth write step of the zip fails, or the process
+         * stops before the Nth (test_harden_interrupt). */
+        if (qr__ra_faults.zip_fail_write) qr_zip_test_fail_write(qr__ra_faults.zip_fail_write);
+        if (qr__ra_faults.zip_stop_at) qr_zip_test_stop_at(qr__ra_faults.zip_stop_at);
+#endif
         if (st == QR_OK) st = qr_zip_init(&z);
         if (st == QR_OK) {
             st = qr_bundle_add_tree(&z, bd->dir, "", &bd->arena);
             if (st == QR_OK) st = qr_zip_write(&z, o->out_zip);
             if (st == QR_OK && o->keep_dir) {
-                const char *dstop = getenv("QR_TEST_DIR_STOP_AT");   /* steps counted from the folder's first */
-                if (dstop) qr_zip_test_stop_at(atoi(dstop));
+#ifdef QR_TESTING
+                if (qr__ra_faults.dir_stop_at) qr_zip_test_stop_at(qr__ra_faults.dir_stop_at);   /* from the folder's first step */
+#endif
                 st = qr_zip_write_dir(&z, o->keep_dir, QR_BF_MANIFEST);
             }
             qr_zip_free(&z);

@@ -187,6 +187,51 @@ static bool qt_gl_overlap(float x, float y, float w, float h, float X, float Y, 
     return x < X + W - 0.01f && X < x + w - 0.01f && y < Y + H - 0.01f && Y < y + h - 0.01f;
 }
 
+/* Whether segment (x0,y0)-(x1,y1) enters the inside of the box (shrunk by 0.5 px: touching is
+ * not crossing), by clipping the segment against the box (Liang-Barsky). */
+static bool qt_gl_seg_hits(float x0, float y0, float x1, float y1, float X, float Y, float W, float H) {
+    double lo = 0, hi = 1, dx = x1 - x0, dy = y1 - y0;
+    double p[4] = { -dx, dx, -dy, dy }, q[4] = { x0 - (X + 0.5), (X + W - 0.5) - x0, y0 - (Y + 0.5), (Y + H - 0.5) - y0 };
+    if (W <= 1 || H <= 1) return false;
+    for (int k = 0; k < 4; k++) {
+        if (p[k] == 0) { if (q[k] < 0) return false; continue; }
+        double t = q[k] / p[k];
+        if (p[k] < 0) { if (t > lo) lo = t; }
+        else if (t < hi) hi = t;
+        if (lo > hi) return false;
+    }
+    return hi - lo > 1e-9;
+}
+
+/* An edge's polyline crosses no node box but its ends' and no group frame that holds neither
+ * end (it enters a group only through the frame of a group holding its target, and leaves
+ * only one holding its source); returns the first offence or NULL. */
+static const char *qt_gl_check_routes(const QtGlCase *c, const QrGlLayout *l) {
+    static char msg[256];
+    for (int e = 0; e < c->ne; e++) {
+        int s = c->src[e], d = c->dst[e], a = l->pt_off[e], b = l->pt_off[e + 1];
+        if (s == d || l->reversed[e]) continue;
+        for (int k = a; k + 1 < b; k++) {
+            float x0 = l->pts[2 * k], y0 = l->pts[2 * k + 1], x1 = l->pts[2 * k + 2], y1 = l->pts[2 * k + 3];
+            for (int i = 0; i < c->n; i++)
+                if (i != s && i != d && qt_gl_seg_hits(x0, y0, x1, y1, l->x[i], l->y[i], c->w[i], c->h[i])) {
+                    snprintf(msg, sizeof msg, "edge %d (%d -> %d) crosses box %d", e, s, d, i);
+                    return msg;
+                }
+            for (int g = 0; g < c->ng; g++) {
+                bool holds = false;
+                for (int x = c->ngrp[s]; x >= 0; x = c->gpar[x]) holds |= x == g;
+                for (int x = c->ngrp[d]; x >= 0; x = c->gpar[x]) holds |= x == g;
+                if (!holds && qt_gl_seg_hits(x0, y0, x1, y1, l->gx[g], l->gy[g], l->gw[g], l->gh[g])) {
+                    snprintf(msg, sizeof msg, "edge %d (%d -> %d) crosses group %d that holds neither end", e, s, d, g);
+                    return msg;
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
 /* Every property the view relies on; returns a message or NULL. */
 static const char *qt_gl_check(const QtGlCase *c, const QrGlLayout *l, int *n_reversed) {
     static char msg[256];
@@ -276,6 +321,7 @@ static void qt_gl_check_case(QtGlCase *c, const char *what) {
         }
         int rev;
         const char *err = qt_gl_check(grp ? c : &flat, &l, &rev);
+        if (!err) err = qt_gl_check_routes(grp ? c : &flat, &l);
         if (save) { memcpy(c->ngrp, save, (size_t)c->n * sizeof *save); free(save); }
         qr_gl_free(&l);
         QT_CHECKF(!err, "%s (%s): %s", what, grp ? "grouped" : "flat", err);
@@ -431,7 +477,7 @@ static void test_graph_render(void) {
     QT_CHECK(end);
     static const char selftest[] =
         "(function(){var out=[],root=document.getElementById(\"qg\");\n"
-        "function vis(n){return getComputedStyle(n).display!==\"none\";}\n"
+        "function vis(n){var r=n.getBoundingClientRect();return getComputedStyle(n).display!==\"none\"&&r.width>0&&r.height>0;}\n"
         "function boxes(){return [].filter.call(document.querySelectorAll(\".qg-n,.qg-t\"),vis).map(function(n){return n.querySelector(\"rect\").getBoundingClientRect();});}\n"
         "function overlaps(){var b=boxes(),k=0;for(var i=0;i<b.length;i++)for(var j=i+1;j<b.length;j++){\n"
         " var x=Math.min(b[i].right,b[j].right)-Math.max(b[i].left,b[j].left),y=Math.min(b[i].bottom,b[j].bottom)-Math.max(b[i].top,b[j].top);\n"
@@ -455,6 +501,11 @@ static void test_graph_render(void) {
         "t.dispatchEvent(new MouseEvent(\"click\",{bubbles:true}));\n"
         "var p=root.querySelector(\".qg-panel\"),cos=tr?tr.cells[7].textContent:\"?\";\n"
         "out.push(\"panel \"+(!p.hidden&&p.textContent.indexOf(t.getAttribute(\"data-node\"))>=0&&p.textContent.indexOf(cos)>=0?\"ok\":\"bad:\"+p.textContent.slice(0,80)));\n"
+        "var qb=root.querySelector(\".qg-showq\");qb.checked=true;qb.dispatchEvent(new Event(\"change\"));\n"
+        "var qn=[].filter.call(document.querySelectorAll(\".qg-qv .qg-qn\"),vis).length,qmiss=0;\n"
+        "[].forEach.call(rows,function(r){var n=[].filter.call(document.querySelectorAll('.qg-qv .qg-n[data-row=\"'+r.cells[0].textContent.trim()+'\"]'),vis);if(!n.length)qmiss++;});\n"
+        "out.push(\"qview \"+overlaps()+\" q \"+qn+\" missing \"+qmiss);\n"
+        "qb.checked=false;qb.dispatchEvent(new Event(\"change\"));out.push(\"back \"+overlaps());\n"
         "document.body.setAttribute(\"data-graphtest\",out.join(\"|\"));})();\n";
     snprintf(self, sizeof self, "%s/graph_self.html", dir);
     FILE *f = fopen(self, "wb");
@@ -489,6 +540,12 @@ static void test_graph_render(void) {
     QT_CHECKF(met && sscanf(met, "|metrics %d changed %d has %d", &nm, &changed, &core) == 3 && core == 4 && changed >= 3 &&
               strstr(met, " sens|"), "metrics: %s", got);
     QT_CHECKF(strstr(got, "|panel ok"), "click: %s", got);
+    /* the Q/DQ toggle: the analysis model's quantizer nodes as boxes, every row's box there, no overlap;
+     * and back to the folded view */
+    int qbox = 0, qover = -1, qn = 0, qmiss = -1, back = -1, back_over = -1;
+    const char *qv = strstr(got, "|qview ");
+    QT_CHECKF(qv && sscanf(qv, "|qview %d/%d q %d missing %d|back %d/%d", &qbox, &qover, &qn, &qmiss, &back, &back_over) == 6 &&
+              qover == 0 && qn >= 10 && qbox >= rows + qn && qmiss == 0 && back == rows && back_over == 0, "Q/DQ view: %s", got);
 }
 
 /* CSV field k of a line (no quoting in the fixture names), into dst. */
@@ -521,6 +578,29 @@ static void test_graph_overlay_model_explorer(void) {
         const QrJsonVal *g0 = qr_json_at(grad, 0), *g2 = qr_json_at(grad, 2);
         QT_CHECKF(res && g0 && g2 && qr_json_get(g0, "stop")->num == 0 && qr_json_get(g2, "stop")->num == 1 &&
                   qr_json_get(g0, "bgColor"), "%s: no results or gradient", files[f].file);
+        /* the form node_data_builder.py's GraphNodeData.to_json_string writes: its fields in declaration
+         * order with the None one (hideAggregatedStats) left out; each result only {"value": number}
+         * (bgColor/textColor None); each gradient item {stop, bgColor} with stops 0 and 1 present */
+        static const char *const fields[] = { "results", "name", "thresholds", "gradient", "hideInAggregatedStatsTable",
+                                              "hideInChildrenStatsTable", "showExpandedSummaryOnGroupNode",
+                                              "showLabelCountColumnsInChildrenStatsTable" };
+        bool form = v->type == QR_JSON_OBJ && v->n == QR_ARRAY_LEN(fields);
+        for (int k = 0; form && k < v->n; k++) form = !strcmp(v->keys[k], fields[k]);
+        form = form && res->type == QR_JSON_OBJ && qr_json_get(v, "name")->type == QR_JSON_STR &&
+               qr_json_get(v, "thresholds")->type == QR_JSON_ARR && grad->type == QR_JSON_ARR;
+        for (int k = 4; form && k < v->n; k++) form = v->items[k]->type == QR_JSON_BOOL && !v->items[k]->b;
+        for (int k = 0; form && k < res->n; k++)
+            form = res->items[k]->type == QR_JSON_OBJ && res->items[k]->n == 1 && !strcmp(res->items[k]->keys[0], "value") &&
+                   res->items[k]->items[0]->type == QR_JSON_NUM;
+        bool has0 = false, has1 = false;
+        for (int k = 0; form && k < grad->n; k++) {
+            const QrJsonVal *g = grad->items[k], *st = qr_json_get(g, "stop"), *bg = qr_json_get(g, "bgColor");
+            form = g->n == 2 && st && st->type == QR_JSON_NUM && st->num >= 0 && st->num <= 1 && bg && bg->type == QR_JSON_STR &&
+                   bg->str[0] == '#' && strlen(bg->str) == 7;
+            has0 |= form && st->num == 0;
+            has1 |= form && st->num == 1;
+        }
+        QT_CHECKF(form && has0 && has1, "%s: not in the form Model Explorer's node-data builder writes", files[f].file);
         int rows = 0, checked = 0, bad = 0;
         char name[512], val[64], first_bad[700] = "";
         for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
@@ -669,6 +749,56 @@ static void test_graph_dataset_pooled(void) {
     QT_CHECKF(checked >= 5 && bad == 0, "%d boxes checked, %d differ (%s)", checked, bad, first_bad);
 }
 
+/* runall --mode both: the view can colour by the int-vs-sim LSB difference — its metrics hold, per
+ * row, lsb_max and the share of differing elements (lsb_diff's a/b) of compare_per_layer_out.csv. */
+static void test_graph_mode_both(void) {
+    char dir[512], p[700];
+    snprintf(dir, sizeof dir, "%s/graph_both", qt_tmpdir());
+    const char *m = "fixtures/qpairs/qat_fakequant";
+    QtCli r;
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy --mode both -o %s.zip --keep-dir %s --quiet", m, m, m, dir, dir);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    char *html = qt_ra_read(p, NULL);
+    snprintf(p, sizeof p, "%s/compare_per_layer_out.csv", dir);
+    QtCsv c;
+    bool have_csv = qt_csv_load(p, &c);
+    QT_CHECK(html && have_csv);
+    char *js = strstr(html, "class=\"qg-data\">"), *je = js ? strstr(js, "</script>") : NULL;
+    /* the page writes +-Infinity (an exact layer's SQNR) as 1e999, which JSON.parse reads as Infinity and
+     * qr_json_parse refuses: read it as 1e300 here (the LSB metrics checked are finite) */
+    for (char *q = js; q && je && (q = strstr(q, "1e999")) != NULL && q < je; q++) memcpy(q, "1e300", 5);
+    QrArena a = {0};
+    QrJsonVal *v = NULL;
+    bool parsed = js && je && qr_json_parse(&a, js + 16, (size_t)(je - js - 16), &v) == QR_OK;
+    const QrJsonVal *ms = parsed ? qr_json_get(v, "m") : NULL, *vmax = NULL, *vshare = NULL;
+    for (int k = 0; ms && qr_json_at(ms, k); k++) {
+        const QrJsonVal *nm = qr_json_get(qr_json_at(ms, k), "n");
+        if (nm && nm->type == QR_JSON_STR && !strcmp(nm->str, "lsb_max")) vmax = qr_json_get(qr_json_at(ms, k), "v");
+        if (nm && nm->type == QR_JSON_STR && !strcmp(nm->str, "lsb_diff share")) vshare = qr_json_get(qr_json_at(ms, k), "v");
+    }
+    int cmax = qt_csv_col(&c, "lsb_max"), cdiff = qt_csv_col(&c, "lsb_diff"), checked = 0, bad = 0, nonzero = 0;
+    char first_bad[300] = "";
+    for (int row = 1; vmax && vshare && cmax >= 0 && cdiff >= 0 && row < c.n_rows; row++) {
+        const char *smax = c.cell[row][cmax], *sdiff = c.cell[row][cdiff];
+        const QrJsonVal *xm = qr_json_at(vmax, row - 1), *xs = qr_json_at(vshare, row - 1);
+        long long d = 0, n = 0;
+        if (!smax || !*smax || !sdiff || sscanf(sdiff, "%lld/%lld", &d, &n) != 2 || n <= 0) continue;
+        checked++;
+        nonzero += d > 0;
+        if (!xm || !xs || xm->type != QR_JSON_NUM || xs->type != QR_JSON_NUM || xm->num != strtod(smax, NULL) ||
+            fabs(xs->num - (double)d / (double)n) > 1e-5 * ((double)d / (double)n) + 1e-12)
+            if (!bad++) snprintf(first_bad, sizeof first_bad, "row %d: csv %s, %s; view %g, %g", row - 1, smax, sdiff,
+                                 xm ? xm->num : NAN, xs ? xs->num : NAN);
+    }
+    qr_arena_free(&a);
+    qt_csv_free(&c);
+    free(html);
+    QT_CHECKF(parsed && vmax && vshare, "the view's metrics lack lsb_max or lsb_diff share");
+    QT_CHECKF(checked >= 5 && nonzero > 0 && bad == 0, "%d rows checked (%d with differences), %d differ (%s)", checked, nonzero,
+              bad, first_bad);
+}
+
 static void qt_graph_all(void) {
     QT_RUN(test_graph_residual);
     QT_RUN(test_graph_transformer);
@@ -680,4 +810,5 @@ static void qt_graph_all(void) {
     QT_RUN(test_graph_overlay_model_explorer);
     QT_RUN(test_graph_overlay_annotated);
     QT_RUN(test_graph_dataset_pooled);
+    QT_RUN(test_graph_mode_both);
 }

@@ -192,11 +192,17 @@ static bool qr__adv_low(const QrAdvisorOpts *o, const QrMetrics *m) {
     return m->cosine < o->cos_threshold || m->sqnr < o->sqnr_threshold;
 }
 
+static int qr__adv_dcmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* ==== the cause of a layer's own error (the error split, analysis/compare) ============
  * The layer's first specific finding: its largest measured part, named as a cause. Emitted for
  * a layer whose own error is low by the thresholds or whose output value has a symptom finding
  * (clipping, rounding to zero, a range too large, outlier channels); *kind gets the finding's
- * kind (the activation check then leaves out its own finding of that kind), -1 when none. */
+ * kind (the activation check then leaves out its own finding of that kind), -1 when none or when the cause is
+ * the weight (the value's symptoms stay). */
 static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow *r, const char *node, const char *base_node,
                                    const char *op, const char *value, int *kind) {
     const QrAdvisorOpts *o = &b->a->opts;
@@ -276,6 +282,51 @@ static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow
         qr_advk_ev(f, "share", share);
         qr_advk_ev(f, "steps_rms", v.steps_rms);
         qr_advk_ev(f, "noise_ratio", v.noise_ratio);
+    } else if (v.dom == 0 && r->sp.w_quant >= 0 && s->qt.q[r->sp.w_quant].n_scales <= 1) {   /* a per-tensor weight */
+        int wq = r->sp.w_quant;
+        const QrQuantizer *q = &s->qt.q[wq];
+        const char *wname = s->tw.g.values[q->int_value >= 0 ? q->int_value : q->out_value].name;
+        const QrTensor *fw = s->fw[wq];
+        if (!fw && q->float_value >= 0) fw = &s->tw.g.values[q->float_value].t;
+        /* the float weight's abs-max in steps, and the output channel (axis 0) that sets it */
+        double am = 0, med = NAN;
+        int worst = -1, nch = 0;
+        if (fw && fw->data && fw->dtype == QR_DT_F32 && fw->rank >= 2 && fw->dims[0] > 1) {
+            nch = (int)fw->dims[0];
+            int64_t per = fw->numel / nch;
+            double *cm = calloc((size_t)nch, sizeof *cm);
+            if (!cm) return qr_errf(QR_ERR_NOMEM, "out of memory");
+            const float *w = fw->data;
+            for (int c = 0; c < nch; c++) {
+                for (int64_t i = 0; i < per; i++) cm[c] = QR_MAX(cm[c], fabs((double)w[c * per + i]));
+                if (cm[c] > am) { am = cm[c]; worst = c; }
+            }
+            qsort(cm, (size_t)nch, sizeof *cm, qr__adv_dcmp);
+            med = nch % 2 ? cm[nch / 2] : (cm[nch / 2 - 1] + cm[nch / 2]) / 2;
+            free(cm);
+        }
+        double steps = q->scale_max > 0 && am > 0 ? am / q->scale_max : NAN;
+        double ratio = med > 0 ? am / med : NAN;
+        int full = q->dtype == QR_DT_S8 ? 127 : q->dtype == QR_DT_U8 ? 255 : q->dtype == QR_DT_S16 ? 32767 : q->dtype == QR_DT_U16 ? 65535 : 0;
+        bool coarse = full > 0 && steps < 0.5 * full;
+        qi = wq;
+        /* one output channel far above the rest sets the one scale: an outlier channel (the weight checks' kind) */
+        QR__ADV_NEW(ratio >= 4 ? QR_ADV_OUTLIER_CHANNELS : QR_ADV_WEIGHT_ERROR, QR_SEV_WARNING);
+        f->value = wname;
+        QR__ADV_TEXT(b->a, f->reason, "cause: %s — its quantization makes %.0f%% of this layer's own error (measured: "
+                    "MSE %.6g of %.6g in the parts); '%s' is quantized per-tensor (%s, one scale %.6g for its %d output "
+                    "channels): its abs-max %.6g spans %.1f of the %d steps%s", ratio >= 4 ? "an outlier channel of the weight" :
+                    "the weight", 100 * share, part, sum, wname, qr_dtype_name(q->dtype), q->scale_max, nch, am, steps, full,
+                    ratio >= 4 ? qr_arena_printf(&b->a->arena, ", set by output channel %d at %.1fx the median channel's "
+                                                 "abs-max %.6g (the other channels get few steps)", worst, ratio, med) : "");
+        if (coarse) QR__ADV_TEXT(b->a, f->fix, "the scale is too coarse for this weight: recompute it from the weight's abs-max "
+                                "(%.6g / %d), quantize it per-channel (axis 0), or give it int16", am, full);
+        else QR__ADV_TEXT(b->a, f->fix, "quantize this weight per-channel (axis 0)%s, or give it int16",
+                         ratio >= 4 ? " so the large channel no longer sets every channel's step" : "");
+        qr_advk_ev(f, "share", share);
+        qr_advk_ev(f, "err_weight", v.err_w);
+        qr_advk_ev(f, "steps", steps);
+        if (ratio >= 4) qr_advk_ev(f, "channel", worst);
     } else if (v.dom == 0 && r->sp.w_quant >= 0 && s->qt.q[r->sp.w_quant].n_scales > 1) {   /* a per-channel weight */
         int wq = r->sp.w_quant;
         const QrQuantizer *q = wq >= 0 ? &s->qt.q[wq] : NULL;
@@ -323,7 +374,8 @@ static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow
     }
     f->cause = 1 + v.dom;
     f->share = share;
-    *kind = (int)f->kind;
+    /* a weight's cause is about the weight: the output value's own symptom findings of the kind stay */
+    *kind = v.dom == 0 ? -1 : (int)f->kind;
     return QR_OK;
 }
 

@@ -378,6 +378,62 @@ static void test_graph_generated_2000(void) {
     qt_gl_case_free(&c);
 }
 
+/* The collapsed overview of the generated 2,000-node graph (blocks with nested attention / MLP
+ * groups): at depth 1 (blocks open, their sub-groups as tiles) and depth 0 (every block a tile).
+ * Each box stands for one node outside the collapsed groups or one outermost collapsed group
+ * (counted here from the group tree); the tiles have the size asked for (a box's, not their
+ * expanded group's); the edges are the distinct pairs of boxes the graph's edges join (computed
+ * here); and the layout passes every check of the full one. */
+static void test_graph_overview(void) {
+    QtGlCase c;
+    QT_CHECK(qt_gl_generated(&c, 2000, 777u));
+    for (int open = 0; open <= 1; open++) {
+        QrArena a = {0};
+        float *tw = calloc((size_t)c.ng + 1, sizeof *tw), *th = calloc((size_t)c.ng + 1, sizeof *th);
+        for (int g = 0; g < c.ng; g++) { tw[g] = 120 + (float)(g % 3) * 10; th[g] = 54; }
+        QrGlInput in = qt_gl_input(&c, true);
+        QrGlOverview ov;
+        QT_OK(qr_gl_overview(&in, open, tw, th, &a, &ov));
+        /* the expected boxes: depth of each group, its outermost ancestor deeper than open */
+        int *rep = malloc((size_t)c.n * sizeof *rep), *tile_of = malloc((size_t)c.ng * sizeof *tile_of), nb = 0, bad = 0;
+        for (int g = 0; g < c.ng; g++) tile_of[g] = -1;
+        for (int v = 0; v < c.n; v++) {
+            int top = -1;
+            for (int x = c.ngrp[v]; x >= 0; x = c.gpar[x]) {
+                int d = 0;
+                for (int y = x; y >= 0; y = c.gpar[y]) d++;
+                if (d > open) top = x;
+            }
+            if (top < 0) { rep[v] = nb++; bad += ov.box_node[rep[v]] != v; continue; }
+            if (tile_of[top] < 0) { tile_of[top] = nb++; bad += ov.box_group[tile_of[top]] != top; }
+            rep[v] = tile_of[top];
+            bad += ov.in.w[rep[v]] != tw[top] || ov.in.h[rep[v]] != th[top];
+        }
+        int want_e = 0;
+        for (int e = 0; e < c.ne; e++) {
+            int s1 = rep[c.src[e]], d1 = rep[c.dst[e]];
+            bool first = s1 != d1;
+            for (int f = 0; f < e && first; f++) first = !(rep[c.src[f]] == s1 && rep[c.dst[f]] == d1);
+            want_e += first;
+        }
+        QT_CHECKF(ov.in.n == nb && ov.in.n_edges == want_e && bad == 0, "open %d: %d boxes (want %d), %d edges (want %d), %d wrong",
+                  open, ov.in.n, nb, ov.in.n_edges, want_e, bad);
+        /* the overview laid out: every layout check */
+        QtGlCase o;
+        QT_CHECK(qt_gl_case_alloc(&o, ov.in.n, ov.in.n_edges, ov.in.n_groups));
+        o.n = ov.in.n; o.ne = ov.in.n_edges; o.ng = ov.in.n_groups;
+        memcpy(o.w, ov.in.w, (size_t)o.n * sizeof *o.w); memcpy(o.h, ov.in.h, (size_t)o.n * sizeof *o.h);
+        memcpy(o.src, ov.in.src, (size_t)o.ne * sizeof *o.src); memcpy(o.dst, ov.in.dst, (size_t)o.ne * sizeof *o.dst);
+        memcpy(o.ngrp, ov.in.node_group, (size_t)o.n * sizeof *o.ngrp);
+        if (o.ng) memcpy(o.gpar, ov.in.group_parent, (size_t)o.ng * sizeof *o.gpar);
+        qt_gl_check_case(&o, open ? "overview depth 1" : "overview depth 0");
+        qt_gl_case_free(&o);
+        free(rep); free(tile_of); free(tw); free(th);
+        qr_arena_free(&a);
+    }
+    qt_gl_case_free(&c);
+}
+
 /* A group that is not contiguous (a cycle between two groups) is drawn with a reversed edge;
  * a cycle among the nodes is an error that names a node. */
 static void test_graph_cycles(void) {
@@ -464,6 +520,73 @@ static void test_graph_bundle_nodes(void) {
     QT_CHECKF(plots >= 2 && plots_missing == 0, "%d plot links, %d missing", plots, plots_missing);
 }
 
+/* The marks of the folded drawing, from the bundle's own tables: the one box outlined as the first
+ * drop is the first verified row (graph order) with Cosine below 0.99; the dashed worst boxes are
+ * the (up to) five verified rows with the lowest Cosine below 0.99999; a box badged Sk is row k of
+ * sensitive_ops.csv (by name; rows naming no box are skipped). */
+static void test_graph_marks(void) {
+    char dir[512], p[600];
+    QT_CHECK(qt_gl_bundle(dir, sizeof dir));
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    char *html = qt_ra_read(p, NULL);
+    snprintf(p, sizeof p, "%s/compare_per_layer_out.csv", dir);
+    QtCsv c, so;
+    bool have_c = qt_csv_load(p, &c);
+    snprintf(p, sizeof p, "%s/sensitive_ops.csv", dir);
+    bool have_s = qt_csv_load(p, &so);
+    QT_CHECK(html && have_c && have_s);
+    int cn = qt_csv_col(&c, "mod_name"), cc = qt_csv_col(&c, "Cosine"), sn = qt_csv_col(&so, "op_name");
+    /* expected: first drop and the five worst, from the csv */
+    int first = -1, worst[5], nw = 0;
+    for (int r = 1; r < c.n_rows && cn >= 0 && cc >= 0; r++) {
+        double cos = c.cell[r][cc] && *c.cell[r][cc] ? strtod(c.cell[r][cc], NULL) : NAN;
+        bool ver = c.cell[r][cn] && !strstr(c.cell[r][cn], "[UNVERIFIED pair]");
+        if (first < 0 && ver && cos < 0.99) first = r - 1;
+    }
+    for (int pick = 0; pick < 5; pick++) {
+        int best = -1;
+        double bc = 0;
+        for (int r = 1; r < c.n_rows && cn >= 0 && cc >= 0; r++) {
+            double cos = c.cell[r][cc] && *c.cell[r][cc] ? strtod(c.cell[r][cc], NULL) : NAN;
+            bool used = false;
+            for (int j = 0; j < nw; j++) used |= worst[j] == r - 1;
+            if (used || !(cos < 0.99999) || strstr(c.cell[r][cn], "[UNVERIFIED pair]")) continue;
+            if (best < 0 || cos < bc) { best = r - 1; bc = cos; }
+        }
+        if (best >= 0) worst[nw++] = best;
+    }
+    /* the boxes of the folded drawing */
+    char *end = strstr(html, "class=\"qg-qv\"");
+    if (!end) end = strstr(html, "</svg>");
+    int n_first = 0, got_first = -1, n_worst = 0, worst_bad = 0, s_checked = 0, s_bad = 0;
+    char msg[300] = "";
+    for (char *q = strstr(html, "<g class=\"qg-main\""); q && (q = strstr(q, "<g class=\"qg-n")) != NULL && (!end || q < end); q++) {
+        char cls[80] = "", name[300] = "";
+        int row = -1, srank = 0;
+        sscanf(q, "<g class=\"%79[^\"]\" data-node=\"%299[^\"]\" data-row=\"%d\"", cls, name, &row);
+        const char *gt = strchr(q, '>'), *ds = strstr(q, " data-s=\"");
+        if (ds && gt && ds < gt) srank = atoi(ds + 9);
+        if (strstr(cls, "qg-first")) { n_first++; got_first = row; }
+        if (strstr(cls, "qg-worst")) {
+            n_worst++;
+            bool in = false;
+            for (int j = 0; j < nw; j++) in |= worst[j] == row;
+            if (!in && !worst_bad++) snprintf(msg, sizeof msg, "row %d marked worst", row);
+        }
+        if (srank > 0 && srank < so.n_rows && sn >= 0) {
+            s_checked++;
+            if (strcmp(so.cell[srank][sn], name) && !s_bad++) snprintf(msg, sizeof msg, "S%d on %s, sensitive_ops row %s", srank, name, so.cell[srank][sn]);
+        }
+    }
+    qt_csv_free(&c);
+    qt_csv_free(&so);
+    free(html);
+    QT_CHECKF(first >= 0 && n_first == 1 && got_first == first, "first drop: row %d expected, %d boxes marked (row %d)", first, n_first,
+              got_first);
+    QT_CHECKF(nw >= 1 && n_worst == nw && worst_bad == 0, "worst: %d expected, %d marked; %s", nw, n_worst, msg);
+    QT_CHECKF(s_checked >= 3 && s_bad == 0, "sensitivity badges: %d checked, %d wrong; %s", s_checked, s_bad, msg);
+}
+
 /* Headless Chromium: the page with a self-test appended — every per-layer row has its box, no
  * two visible boxes overlap (expanded and collapsed), every metric recolours, a click shows the
  * row; render_html.sh fails on any console message. */
@@ -546,6 +669,85 @@ static void test_graph_render(void) {
     const char *qv = strstr(got, "|qview ");
     QT_CHECKF(qv && sscanf(qv, "|qview %d/%d q %d missing %d|back %d/%d", &qbox, &qover, &qn, &qmiss, &back, &back_over) == 6 &&
               qover == 0 && qn >= 10 && qbox >= rows + qn && qmiss == 0 && back == rows && back_over == 0, "Q/DQ view: %s", got);
+}
+
+/* Headless Chromium on the view of the generated 2,000-node graph (as qr_gl_html writes it for
+ * a large model: it opens collapsed): the page opens in the overview, whose collapsed groups are
+ * tiles of a box's height and coloured (their worst member), with no two visible boxes
+ * overlapping; clicking a tile opens the full drawing with that group's boxes shown, still
+ * without overlaps; no console message. */
+static void test_graph_overview_render(void) {
+    QtGlCase c;
+    QT_CHECK(qt_gl_generated(&c, 2000, 4242u));
+    for (int i = 0; i < c.n; i++) qr_gl_box_size("MatMul", "MatMul", &c.w[i], &c.h[i]);   /* the bundle's box sizes */
+    QrGlInput in = qt_gl_input(&c, true);
+    QrGlLayout l;
+    QT_OK(qr_gl_layout(&in, &l));
+    QrGlViewNode *nodes = calloc((size_t)c.n, sizeof *nodes);
+    const char **gname = calloc((size_t)c.ng + 1, sizeof *gname);
+    double *val = calloc((size_t)c.n, sizeof *val);
+    char (*nm)[32] = calloc((size_t)c.n + (size_t)c.ng, sizeof *nm);
+    for (int i = 0; i < c.n; i++) {
+        snprintf(nm[i], sizeof nm[i], "/n%d", i);
+        nodes[i] = (QrGlViewNode){ .name = nm[i], .op_type = "MatMul", .row = i };
+        val[i] = 1 - 1e-4 * (double)(i % 97);
+    }
+    for (int g = 0; g < c.ng; g++) { snprintf(nm[c.n + g], sizeof nm[0], "/block/g%d", g); gname[g] = nm[c.n + g]; }
+    QrGlMetric m = { "Cosine", val, true };
+    QrGlView v = { .nodes = nodes, .group_name = gname, .n_rows = c.n, .metrics = &m, .n_metrics = 1, .first_drop_row = -1,
+                   .open_depth = -2 };
+    QrHtml h;
+    qr_html_init(&h, "overview");
+    qr_html_section(&h, "graph", "Graph view");
+    qr_gl_html(&h, &l, &in, &v);
+    char *page = NULL;
+    size_t len = 0;
+    QrStatus st = qr_html_finish(&h, &page, &len);
+    qr_html_free(&h);
+    qr_gl_free(&l);
+    QT_OK(st);
+    static const char selftest[] =
+        "<script>(function(){var out=[],root=document.getElementById(\"qg\");\n"
+        "function vis(n){var r=n.getBoundingClientRect();return getComputedStyle(n).display!==\"none\"&&r.width>0&&r.height>0;}\n"
+        "function rects(sel){return [].filter.call(document.querySelectorAll(sel),vis).map(function(n){return n.querySelector(\"rect\").getBoundingClientRect();});}\n"
+        "function over(b){var k=0;for(var i=0;i<b.length;i++)for(var j=i+1;j<b.length;j++){\n"
+        " var x=Math.min(b[i].right,b[j].right)-Math.max(b[i].left,b[j].left),y=Math.min(b[i].bottom,b[j].bottom)-Math.max(b[i].top,b[j].top);\n"
+        " if(x>0.5&&y>0.5)k++;}return k;}\n"
+        "var ov=document.querySelector(\".qg-ov\"),tl=[].filter.call(document.querySelectorAll(\".qg-ot\"),vis),nb=rects(\".qg-ov .qg-n\"),tb=rects(\".qg-ot\");\n"
+        "var hn=nb.length?nb[0].height:0,same=tb.every(function(r){return Math.abs(r.height-hn)<0.5;}),\n"
+        " coloured=tl.every(function(t){var f=t.querySelector(\"rect\").style.fill;return f&&f.indexOf(\"hsl\")>=0||f.indexOf(\"rgb\")>=0;});\n"
+        "out.push(\"ov \"+(ov&&vis(ov)?\"shown\":\"hidden\")+\" tiles \"+tl.length+\" nodes \"+nb.length+\" over \"+over(nb.concat(tb))+\" same \"+same+\" col \"+coloured);\n"
+        "if(tl.length){var k=tl[0].getAttribute(\"data-g\");tl[0].dispatchEvent(new MouseEvent(\"click\",{bubbles:true}));\n"
+        " var mem=[].filter.call(document.querySelectorAll('.qg-main .qg-n[data-g=\"'+k+'\"]'),vis).length,all=rects(\".qg-main .qg-n,.qg-main .qg-t\");\n"
+        " out.push(\"opened \"+mem+\" shown \"+all.length+\" over \"+over(all));}\n"
+        "document.body.setAttribute(\"data-ovtest\",out.join(\"|\"));})();</script>";
+    char p[600], dom[600], shot[600];
+    snprintf(p, sizeof p, "%s/overview.html", qt_tmpdir());
+    FILE *f = fopen(p, "wb");
+    char *end = page ? strstr(page, "</body>") : NULL;
+    if (f && end) { fwrite(page, 1, (size_t)(end - page), f); fputs(selftest, f); fputs(end, f); }
+    if (f) fclose(f);
+    free(page); free(nodes); free(gname); free(val); free(nm);
+    qt_gl_case_free(&c);
+    QT_CHECK(end);
+    snprintf(dom, sizeof dom, "%s/overview.dom", qt_tmpdir());
+    snprintf(shot, sizeof shot, "%s/overview.png", qt_tmpdir());
+    int rc = qt_bd_sh("QR_RENDER_DOM='%s' sh tests/render_html.sh '%s' '%s' 1280,1000 > '%s/overview_render.log' 2>&1", dom, p, shot,
+                      qt_tmpdir());
+    if (rc == 77) QT_SKIP("chromium not found (install Debian 'chromium' to run it)");
+    snprintf(p, sizeof p, "%s/overview_render.log", qt_tmpdir());
+    char *log = qt_ra_read(p, NULL), *d = qt_ra_read(dom, NULL);
+    const char *res = d ? strstr(d, "data-ovtest=\"") : NULL;
+    char got[300] = "";
+    if (res) { res += 13; snprintf(got, sizeof got, "%.*s", (int)(strchr(res, '"') ? strchr(res, '"') - res : 0), res); }
+    free(d);
+    QT_CHECKF(rc == 0, "render_html.sh exit %d:\n%s", rc, log ? log : "");
+    free(log);
+    int tiles = 0, nb = 0, over = -1, opened = 0, shown = 0, over2 = -1;
+    char same[8] = "", col[8] = "";
+    QT_CHECKF(sscanf(got, "ov shown tiles %d nodes %d over %d same %7s col %7[a-z]|opened %d shown %d over %d", &tiles, &nb, &over, same,
+                     col, &opened, &shown, &over2) == 8 && tiles >= 10 && over == 0 && !strcmp(same, "true") && !strcmp(col, "true") &&
+              opened >= 2 && shown > tiles && over2 == 0, "overview self-test: %s", got);
 }
 
 /* CSV field k of a line (no quoting in the fixture names), into dst. */
@@ -804,9 +1006,12 @@ static void qt_graph_all(void) {
     QT_RUN(test_graph_transformer);
     QT_RUN(test_graph_neck);
     QT_RUN(test_graph_generated_2000);
+    QT_RUN(test_graph_overview);
     QT_RUN(test_graph_cycles);
     QT_RUN(test_graph_bundle_nodes);
+    QT_RUN(test_graph_marks);
     QT_RUN(test_graph_render);
+    QT_RUN(test_graph_overview_render);
     QT_RUN(test_graph_overlay_model_explorer);
     QT_RUN(test_graph_overlay_annotated);
     QT_RUN(test_graph_dataset_pooled);

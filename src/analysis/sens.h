@@ -30,7 +30,14 @@ typedef struct QrSensOpts {
     const char *nodes;       /* --nodes A,B: only the rows of these nodes / quantizers (NULL: all; select.h) */
     QrNodeType node_type;    /* --node-type (default: every row) */
     const char *rank_output; /* --rank-output NAME: metrics at this graph output alone (NULL: all outputs) */
+    /* The grouped ranking (large models; sens.c says how): 0 = when a pass has at least
+     * QR_SENS_GROUP_AUTO rows (one-on only; not with reverse, full_reruns or a data set), 1 = whenever it can,
+     * -1 = never (--all-rows: every row evaluated). */
+    int grouped;
+    int group_top;           /* rows the grouped ranking ranks exactly (0: QR_SENS_GROUP_TOP) */
 } QrSensOpts;
+#define QR_SENS_GROUP_AUTO 100
+#define QR_SENS_GROUP_TOP 10
 
 typedef struct QrSensResult {
     QrArena arena;
@@ -42,6 +49,13 @@ typedef struct QrSensResult {
     int64_t n_exec;          /* node executions of the whole pass (reference run included) */
     int64_t n_full;          /* rows × graph nodes: what full re-runs would have cost */
     int n_skipped;           /* quantizers skipped: toggling them cannot reach an output */
+    /* The grouped ranking: rows holds the n_top most sensitive rows exactly (first in ranking
+     * order) and the other rows it evaluated on the way (exact metrics, but rows it did not
+     * evaluate may rank between them); n_unranked rows were not evaluated. */
+    bool grouped;
+    int n_top, n_unranked;
+    int n_groups;            /* group evaluations (not rows) */
+    int n_bound_viol;        /* evaluated items more sensitive than the group holding them (the bound failed) */
 } QrSensResult;
 
 /* --node-type activation|weight|node. */

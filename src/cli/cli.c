@@ -30,6 +30,7 @@ typedef struct QrCliOpts {
     char dim_names[32][128];
     int n_dims;
     const char *out_dir;
+    char out_dir_buf[4096];      /* out_dir without its trailing '/' (qr__cli_parse) */
     uint64_t seed;
     bool quiet;
     const char *mode;            /* sim | int | both */
@@ -38,6 +39,7 @@ typedef struct QrCliOpts {
     const char *topk_list;       /* "1,3,5,10" */
     double cos_threshold;
     bool reverse;
+    bool all_rows;               /* --all-rows: sensitivity evaluates every row (no grouped ranking) */
     const char *keep_dir;
     double fail_cos, fail_sqnr;  /* NaN: no gate */
     const char *data_dir;        /* --data: bad-case search folder */
@@ -176,7 +178,7 @@ static const char *qr__cli_usage_runall =
     "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--samples N] [--sens-samples K]\n"
     "                      [--shard K/N|auto]] [-o report.zip] [--labels FILE] [--generate N [--kv-map IN=OUT ...]]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
-    "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
+    "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one] [--all-rows]\n"
     "                      [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
     "                      [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
@@ -198,7 +200,7 @@ static const char *qr__cli_usage_runall =
     "  close names. --channel-axis N (hmct axis): the box plots' channel axis for every value (negative:\n"
     "  from the end). --nodes, --node-type, --rank-output, --quantize-nodes, --non-quantize-nodes: as for\n"
     "  qreport sensitivity (--rank-output also ranks the --data samples). --demote-int16: int16_demotion.*\n"
-    "  and an HTML section, as qreport sensitivity --demote-int16.\n"
+    "  and an HTML section, as qreport sensitivity --demote-int16. --all-rows: as for qreport sensitivity.\n"
     "  --dump DIR adds the device dump comparison of compare-dump (dump_compare.txt/.csv, an HTML section,\n"
     "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle). The bundle's repro/ holds extract's\n"
     "  minimal repro of the worst verified layer by local error (summary.json \"repro\"); --no-repro leaves it out.\n"
@@ -220,7 +222,8 @@ static const char *qr__cli_usage_sensitivity =
     "                           [--shard K/N|auto]] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10]\n"
     "                           [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
-    "                           [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16] [--quiet]\n"
+    "                           [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16] [--all-rows]\n"
+    "                           [--quiet]\n"
     "  Quantization sensitivity of every quantizer (activation, weight, both per node) measured at the\n"
     "  model output(s): sensitive_ops.txt/.csv/.json sorted worst first by --metric (default L1), and the\n"
     "  cumulative error along the graph (accumulated_error.csv) for weight-only, activation-only, full\n"
@@ -231,6 +234,10 @@ static const char *qr__cli_usage_sensitivity =
     "  names of either model). --node-type (hmct node_type): activation rows, weight rows, or one row per\n"
     "  node (node: its activation and weight quantizers together). --rank-output NAME (hmct output_node):\n"
     "  metrics at that graph output alone.\n"
+    "  One-on from 100 rows on (a transformer), the ranking is grouped: groups of rows (a block's half, a node) are\n"
+    "  evaluated first and only the most sensitive are refined, until the top max(10, --topk-list) rows are\n"
+    "  known in order; the other rows listed are those evaluated on the way (sensitive_ops.txt says how many\n"
+    "  were not). --all-rows evaluates every row (not with --reverse, --data: those always do).\n"
     "  --demote-int16 (QuantAnalysis reserve): for a model with 16-bit quantizers, int16_demotion.txt/.csv/.json:\n"
     "  each 16-bit quantizer (with those sharing its scale) put on the 8-bit grid of the same range, the\n"
     "  measured output cost, cheapest first by --metric, with its dtype.\n"
@@ -370,6 +377,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--topk-list")) QR__CLI_NEXT(o->topk_list);
         else if (!strcmp(a, "--cos-threshold")) { const char *v; QR__CLI_NEXT(v); o->cos_threshold = strtod(v, NULL); }
         else if (!strcmp(a, "--reverse")) o->reverse = true;
+        else if (!strcmp(a, "--all-rows")) o->all_rows = true;
         else if (!strcmp(a, "--keep-dir")) QR__CLI_NEXT(o->keep_dir);
         else if (!strcmp(a, "--data")) QR__CLI_NEXT(o->data_dir);
         else if (!strcmp(a, "--labels")) QR__CLI_NEXT(o->labels);
@@ -469,11 +477,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
 #undef QR__CLI_NEXT
     }
     if (o->out_dir) {                        /* "out/" -> "out" so joined paths read cleanly */
-        static char dir[4096];
         size_t n = strlen(o->out_dir);
         while (n > 1 && o->out_dir[n - 1] == '/') n--;
-        snprintf(dir, sizeof dir, "%.*s", (int)n, o->out_dir);
-        o->out_dir = dir;
+        snprintf(o->out_dir_buf, sizeof o->out_dir_buf, "%.*s", (int)n, o->out_dir);
+        o->out_dir = o->out_dir_buf;
     }
     if (o->mode && strcmp(o->mode, "sim") && strcmp(o->mode, "int") && strcmp(o->mode, "both")) {
         fprintf(stderr, "qreport: --mode must be sim, int or both\n%s", usage);
@@ -1475,6 +1482,8 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     QrStatus st = qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", topk, 12, &nk) ? QR_OK
                 : qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
     if (st == QR_OK) st = qr__cli_sens_knobs(&o, b, a, &so);
+    so.grouped = o.all_rows ? -1 : 0;
+    for (int k = 0; k < nk; k++) so.group_top = QR_MAX(so.group_top, QR_MAX(topk[k], QR_SENS_GROUP_TOP));
     QrAccSets sets = {0};
     if (st == QR_OK && o.quantize_nodes) st = qr_select_acc_sets(&se, o.quantize_nodes, true, &sets);
     if (st == QR_OK && o.non_quantize_nodes) st = qr_select_acc_sets(&se, o.non_quantize_nodes, false, &sets);

@@ -113,14 +113,12 @@ static int qr_cli_compare_dump(int argc, char **argv) {
 }
 
 /* runall: takes --dump, --dump-map, --dump-tolerance out of a copy of argv (*argv is replaced by
- * the copy; the original, whole command line stays for the manifest). */
-static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts *out) {
-    static char *copy[1024];
-    static QrDumpOpts dump;
-    static QrDeployArgs d;
-    if (*argc >= QR_ARRAY_LEN(copy)) { fprintf(stderr, "qreport: too many arguments\n"); return QR_EXIT_USAGE; }
+ * copy, the caller's array of cap entries; the original, whole command line stays for the
+ * manifest). */
+static int qr_cli_deploy_runall_args(int *argc, char ***argv, char **copy, int cap, QrDeployRunallOpts *out) {
+    if (*argc >= cap) { fprintf(stderr, "qreport: too many arguments\n"); return QR_EXIT_USAGE; }
     for (int i = 0; i < *argc; i++) copy[i] = (*argv)[i];
-    d = (QrDeployArgs){ .dump_tol = 1.0 };
+    QrDeployArgs d = { .dump_tol = 1.0 };
     int rc = qr__cli_take(argc, copy, "--dump --dump-map --dump-tolerance --no-repro --emit-model", &d, qr__cli_usage_runall);
     if (rc) return rc;
     *argv = copy;
@@ -136,8 +134,8 @@ static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts
         return QR_EXIT_USAGE;
     }
     if (d.dump_dir) {
-        dump = (QrDumpOpts){ .dir = d.dump_dir, .map = d.dump_map, .tol = d.dump_tol, .float_rtol = 1e-4 };
-        out->dump = &dump;
+        out->dump = (QrDumpOpts){ .dir = d.dump_dir, .map = d.dump_map, .tol = d.dump_tol, .float_rtol = 1e-4 };
+        out->has_dump = true;
     }
     return 0;
 }

@@ -64,7 +64,7 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     xs.n_samples = dc.n_done;
     qr_progress_end(&pr, st);
     if (open) qr_session_next_inputs(&se, in);
-    static char args[8192];
+    char args[8192];
     char kbuf[32], nbuf[32];
     QrCliSensSpec sp;
     qr__cli_sens_spec(o, kbuf, sizeof kbuf, &sp);
@@ -128,8 +128,8 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     QrTensor *in = NULL;
     QrDeployRunallOpts dep;
     int pargc = argc;
-    char **pargv = argv;
-    int rc = qr_cli_deploy_runall_args(&pargc, &pargv, &dep);
+    char **pargv = argv, *pargv_copy[1024];
+    int rc = qr_cli_deploy_runall_args(&pargc, &pargv, pargv_copy, QR_ARRAY_LEN(pargv_copy), &dep);
     if (rc) return rc;
     /* --data: the graphs are inferred on its first sample */
     rc = qr__cli_begin(pargc - 2, pargv + 2, qr__cli_usage_runall, true, true, &o, &b, &in);
@@ -194,6 +194,7 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
     ro.sens.metric = QR_METRIC_L1;
     ro.sens.reverse = o.reverse;
+    ro.sens.grouped = o.all_rows ? -1 : 0;
     if (o.metric) qr_metric_parse(o.metric, &ro.sens.metric);
     ro.metric_given = o.metric != NULL && ro.sens.metric != QR_METRIC_KLD;   /* the curves are per layer: no token KL */
     ro.generate = o.generate;
@@ -211,6 +212,7 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     ro.channel_axis = o.channel_axis;
     if (!qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", ro.topk, 12, &ro.n_topk))
         st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
+    for (int k = 0; k < ro.n_topk; k++) ro.sens.group_top = QR_MAX(ro.sens.group_top, QR_MAX(ro.topk[k], QR_SENS_GROUP_TOP));
     QrRunallResult res;
     if (have_bc) ro.dataset_worst = bc.inputs;
     if (st == QR_OK) st = qr_runall_run(b, a, in, &ro, &res);
@@ -366,7 +368,7 @@ static int qr_cli_merge(int argc, char **argv) {
     if (st == QR_OK && qr_dspart_opt(p0, "metric")) qr_metric_parse(qr_dspart_opt(p0, "metric"), &mk);
     bool sens = st == QR_OK && !strcmp(p0->kind, "sensitivity"), runall = st == QR_OK && !strcmp(p0->kind, "runall");
     if (runall) {                            /* runall with the part's arguments on the merged comparison */
-        static char args[8192];
+        char args[8192];
         const char *av[512];
         int ac = 0;
         snprintf(args, sizeof args, "%s", qr_dspart_opt(p0, "args") ? qr_dspart_opt(p0, "args") : "");

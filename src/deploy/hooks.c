@@ -2,8 +2,8 @@
 
 static QrStatus qr_deploy_runall_early(QrDeployRunall *d, const QrDeployRunallOpts *o, QrSession *se,
                                        const QrTensor *inputs, const char *dir) {
-    if (!o || !o->dump) return QR_OK;
-    QrDumpOpts dopt = *o->dump;
+    if (!o || !o->has_dump) return QR_OK;
+    QrDumpOpts dopt = o->dump;
     dopt.int16_integer = se->int16_integer;
     QR_TRY(qr_dump_compare(se->a, inputs, se, &dopt, &d->dump));
     d->have_dump = true;

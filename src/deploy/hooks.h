@@ -4,7 +4,8 @@
 #define QR_HOOKS_H
 
 typedef struct QrDeployRunallOpts {
-    const QrDumpOpts *dump;      /* --dump DIR (NULL: none) */
+    bool has_dump;               /* --dump DIR given: dump holds its options */
+    QrDumpOpts dump;
     bool no_repro;               /* --no-repro: no repro/ of the worst layer */
     const char *emit_dir;        /* --emit-model DIR (new or empty), or NULL */
 } QrDeployRunallOpts;

@@ -413,6 +413,31 @@ static QrStatus qr__qdq_dequantize_exec(QrOpCtx *c) {
         return QR_OK;
     }
     QR_TRY(qr_op_q_load_zps(c, 2, l.count, &zp));
+    if (l.inner == 1 && y->dtype == QR_DT_F32 && (x->dtype == QR_DT_U8 || x->dtype == QR_DT_S8)) {
+        /* per channel along the last axis (a MatMul weight [K, N], axis 1): one parameter per
+         * element, so a row at a time rather than the kernel on one element; the same
+         * arithmetic as q8_dequantize ((x - zp) in integers, converted, one multiply). */
+        const uint8_t *xu = x->data;
+        const int8_t *xs = x->data;
+        float *yf = y->data;
+        for (int64_t o = 0, off = 0; o < l.outer; o++, off += l.axis_len) {
+            const float *so = s + o * l.so;
+            const int32_t *zo = zp + o * l.so;
+            if (l.block == 1 && l.sk == 1) {
+                if (x->dtype == QR_DT_S8)
+                    for (int64_t k = 0; k < l.axis_len; k++) yf[off + k] = (float)((int32_t)xs[off + k] - zo[k]) * so[k];
+                else
+                    for (int64_t k = 0; k < l.axis_len; k++) yf[off + k] = (float)((int32_t)xu[off + k] - zo[k]) * so[k];
+            } else {
+                for (int64_t k = 0; k < l.axis_len; k++) {
+                    int64_t p = (k / l.block) * l.sk;
+                    int32_t q = x->dtype == QR_DT_S8 ? (int32_t)xs[off + k] : (int32_t)xu[off + k];
+                    yf[off + k] = (float)(q - zo[p]) * so[p];
+                }
+            }
+        }
+        return QR_OK;
+    }
     int64_t off = 0;
     for (int64_t o = 0; o < l.outer; o++)
         for (int64_t k = 0; k < l.axis_len; k++, off += l.inner) {

@@ -652,6 +652,71 @@ static QrStatus qr_gl_layout(const QrGlInput *in, QrGlLayout *out) {
     return st;
 }
 
+/* ==== the collapsed overview ================================================================ */
+
+static QrStatus qr_gl_overview(const QrGlInput *in, int open_depth, const float *tile_w, const float *tile_h, QrArena *a,
+                               QrGlOverview *out) {
+    memset(out, 0, sizeof *out);
+    int n = in->n, G = in->n_groups;
+    int *depth, *top, *onew, *bnode, *bgroup, *rep, *gof;
+    QR__GL_NEW(a, depth, G); QR__GL_NEW(a, top, G); QR__GL_NEW(a, onew, G);
+    QR__GL_NEW(a, bnode, n + G); QR__GL_NEW(a, bgroup, n + G); QR__GL_NEW(a, rep, n); QR__GL_NEW(a, gof, G);
+    /* depth (1 = top level) and the outermost collapsed ancestor of every group (-1: open) */
+    for (int g = 0; g < G; g++) {
+        int d = 0, t = -1;
+        for (int x = g; x >= 0; x = in->group_parent[x]) d++;
+        depth[g] = d;
+        for (int x = g; x >= 0; x = in->group_parent[x]) {
+            int dx = 0;
+            for (int y = x; y >= 0; y = in->group_parent[y]) dx++;
+            if (dx > open_depth) t = x;
+        }
+        top[g] = t;
+    }
+    int ng = 0, nb = 0;
+    for (int g = 0; g < G; g++) { onew[g] = depth[g] <= open_depth ? ng : -1; if (depth[g] <= open_depth) gof[ng++] = g; }
+    int *tile_box;
+    QR__GL_NEW(a, tile_box, G);
+    for (int g = 0; g < G; g++) tile_box[g] = -1;
+    for (int v = 0; v < n; v++) {
+        int g = in->node_group ? in->node_group[v] : -1, t = g >= 0 ? top[g] : -1;
+        if (t < 0) { bnode[nb] = v; bgroup[nb] = -1; rep[v] = nb++; continue; }
+        if (tile_box[t] < 0) { tile_box[t] = nb; bnode[nb] = -1; bgroup[nb] = t; nb++; }
+        rep[v] = tile_box[t];
+    }
+    float *w, *h;
+    int *bg, *gp, *src, *dst, ne = 0;
+    QR__GL_NEW(a, w, nb); QR__GL_NEW(a, h, nb); QR__GL_NEW(a, bg, nb); QR__GL_NEW(a, gp, ng);
+    QR__GL_NEW(a, src, in->n_edges); QR__GL_NEW(a, dst, in->n_edges);
+    for (int b = 0; b < nb; b++) {
+        if (bnode[b] >= 0) {
+            int v = bnode[b], g = in->node_group ? in->node_group[v] : -1;
+            w[b] = in->w[v]; h[b] = in->h[v]; bg[b] = g >= 0 ? onew[g] : -1;
+        } else {
+            int t = bgroup[b], p = in->group_parent[t];
+            w[b] = tile_w[t]; h[b] = tile_h[t]; bg[b] = p >= 0 ? onew[p] : -1;
+        }
+    }
+    for (int o = 0; o < ng; o++) { int p = in->group_parent[gof[o]]; gp[o] = p >= 0 ? onew[p] : -1; }
+    /* edges between boxes, each pair once (a hash of the pairs would do; sorting is enough here) */
+    QrGlPair *pr;
+    QR__GL_NEW(a, pr, in->n_edges);
+    int np = 0;
+    for (int e = 0; e < in->n_edges; e++) {
+        int s = rep[in->src[e]], d = rep[in->dst[e]];
+        if (s != d) pr[np++] = (QrGlPair){ s, d, e };
+    }
+    qsort(pr, (size_t)np, sizeof *pr, qr__gl_pair_cmp);
+    for (int k = 0; k < np; k++)
+        if (!k || pr[k].a != pr[k - 1].a || pr[k].b != pr[k - 1].b) { src[ne] = pr[k].a; dst[ne++] = pr[k].b; }
+    out->in = (QrGlInput){ .n = nb, .w = w, .h = h, .n_edges = ne, .src = src, .dst = dst, .n_groups = ng, .node_group = bg,
+                           .group_parent = gp, .gap_x = in->gap_x, .gap_y = in->gap_y, .pad = in->pad, .head = in->head };
+    out->box_node = bnode;
+    out->box_group = bgroup;
+    out->group_of = gof;
+    return QR_OK;
+}
+
 /* ==== the HTML section ===================================================================== */
 
 static const char qr__gl_css[] =
@@ -681,6 +746,8 @@ static const char qr__gl_css[] =
 ".qg-hit rect{stroke:#2563eb;stroke-width:3;stroke-dasharray:none}.qg-sel rect{stroke:#0f172a;stroke-width:3}\n"
 ".qg-fr rect{fill:rgba(148,163,184,.07);stroke:#cbd5e1;stroke-dasharray:3 3}\n"
 ".qg-fr text{fill:#64748b;cursor:pointer}\n"
+".qg-ot{cursor:pointer}.qg-ot rect{fill:#e5e7eb;stroke:#475569;stroke-width:1.5}.qg-ot text{fill:#0f172a;font-weight:600}"
+".qg-ot text.qg-o{font-weight:400;fill:#475569;font-size:10px}\n"
 ".qg-t{cursor:pointer}.qg-t rect{fill:#e5e7eb;stroke:#475569;stroke-width:1.5}"
 ".qg-t text{fill:#0f172a;font-size:13px;font-weight:600}\n"
 ".qg-panel{border:1px solid var(--line);border-radius:8px;padding:10px 14px;margin:8px 0;background:#f8fafc;"
@@ -701,8 +768,13 @@ static const char qr__gl_js[] =
 "lmax=root.querySelector(\".qg-lmax\");\n"
 "function all(s,r){return Array.prototype.slice.call((r||svg).querySelectorAll(s));}\n"
 "var nodes=all(\".qg-n\"),edges=all(\".qg-e\"),frames=all(\".qg-main .qg-fr\"),tiles=all(\".qg-t\"),G=D.gp.length,col=[],memb=[],g,x,d;\n"
-"var mainv=svg.querySelector(\".qg-main\"),qv=svg.querySelector(\".qg-qv\"),W0=W,H0=H,qon=false;\n"
-"function live(n){return !!n.closest(\".qg-qv\")===qon;}\n"
+"var mainv=svg.querySelector(\".qg-main\"),qv=svg.querySelector(\".qg-qv\"),ov=svg.querySelector(\".qg-ov\"),W0=W,H0=H,qon=false,\n"
+" cur=ov?\"ov\":\"main\",prev=cur,otiles=all(\".qg-ot\");\n"
+"function live(n){var q=!!n.closest(\".qg-qv\"),o=!!n.closest(\".qg-ov\");return cur===\"qv\"?q:(!q&&!o);}\n"
+"function mode(m){cur=m;mainv.style.display=m===\"main\"?\"\":\"none\";if(qv)qv.style.display=m===\"qv\"?\"\":\"none\";\n"
+" if(ov)ov.style.display=m===\"ov\"?\"\":\"none\";var g=m===\"qv\"?qv:m===\"ov\"?ov:null;\n"
+" W=g?+g.getAttribute(\"data-w\"):W0;H=g?+g.getAttribute(\"data-h\"):H0;start();}\n"
+"function tomain(){if(cur===\"main\")return;if(qon){qon=false;root.querySelector(\".qg-showq\").checked=false;svg.classList.remove(\"qg-showqs\");}mode(\"main\");}\n"
 "for(g=0;g<G;g++){for(d=0,x=g;x>=0;x=D.gp[x])d++;col.push(D.open>=0&&d>D.open);memb.push([]);}\n"
 "nodes.forEach(function(n){for(var k=+n.getAttribute(\"data-g\");k>=0;k=D.gp[k])memb[k].push(n);});\n"
 "function hid(k,self){for(var y=self?k:D.gp[k];y>=0;y=D.gp[y])if(col[y])return true;return false;}\n"
@@ -719,7 +791,7 @@ static const char qr__gl_js[] =
 "  if(!isFinite(v))return (v>0)===!!m.hb?1:0;var u=hi>lo?(v-lo)/(hi-lo):1;return m.hb?u:1-u;}\n"
 " nodes.forEach(function(n){if(n.classList.contains(\"qg-qn\"))return;var u=t(+n.getAttribute(\"data-row\"));n.querySelector(\"rect\").style.fill=colour(u);\n"
 "  n.setAttribute(\"data-t\",u===null?\"\":u.toFixed(3));});\n"
-" tiles.forEach(function(tl){var w=null;memb[+tl.getAttribute(\"data-g\")].forEach(function(n){\n"
+" tiles.concat(otiles).forEach(function(tl){var w=null;memb[+tl.getAttribute(\"data-g\")].forEach(function(n){\n"
 "  var u=t(+n.getAttribute(\"data-row\"));if(u!==null&&(w===null||u<w))w=u;});tl.querySelector(\"rect\").style.fill=colour(w);});\n"
 " lname.textContent=m.n+\":\";var ok=lo<=hi;lmin.textContent=ok?\"worst \"+fmt(m.hb?lo:hi):\"no values\";\n"
 " lmax.textContent=ok?\"best \"+fmt(m.hb?hi:lo):\"\";}\n"
@@ -772,19 +844,21 @@ static const char qr__gl_js[] =
 "find.addEventListener(\"input\",function(){var q=find.value.trim().toLowerCase(),k=0;\n"
 " nodes.forEach(function(n){var h=q!==\"\"&&n.getAttribute(\"data-node\").toLowerCase().indexOf(q)>=0;n.classList.toggle(\"qg-hit\",h);if(h&&live(n))k++;});\n"
 " found.textContent=q?k+\" found (Enter: show the first)\":\"\";});\n"
-"find.addEventListener(\"keydown\",function(e){if(e.key!==\"Enter\")return;\n"
+"find.addEventListener(\"keydown\",function(e){if(e.key!==\"Enter\")return;if(cur===\"ov\")mode(\"main\");\n"
 " var n=nodes.filter(function(o){return o.classList.contains(\"qg-hit\")&&live(o);})[0];if(n){reveal(n);focus(n);show(n);}});\n"
 "root.querySelector(\".qg-showq\").addEventListener(\"change\",function(e){svg.classList.toggle(\"qg-showqs\",e.target.checked);\n"
-" if(!qv)return;qon=e.target.checked;mainv.style.display=qon?\"none\":\"\";qv.style.display=qon?\"\":\"none\";\n"
-" W=qon?+qv.getAttribute(\"data-w\"):W0;H=qon?+qv.getAttribute(\"data-h\"):H0;start();});\n"
+" if(!qv)return;qon=e.target.checked;if(qon){prev=cur;mode(\"qv\");}else mode(prev);});\n"
 "root.querySelector(\".qg-fit\").addEventListener(\"click\",fit);\n"
-"root.querySelector(\".qg-expand\").addEventListener(\"click\",function(){for(var k=0;k<G;k++)col[k]=false;vis();});\n"
-"root.querySelector(\".qg-collapse\").addEventListener(\"click\",function(){for(var k=0;k<G;k++)col[k]=true;vis();});\n"
+"root.querySelector(\".qg-expand\").addEventListener(\"click\",function(){tomain();for(var k=0;k<G;k++)col[k]=false;vis();});\n"
+"root.querySelector(\".qg-collapse\").addEventListener(\"click\",function(){tomain();for(var k=0;k<G;k++)col[k]=true;vis();});\n"
+"var ob=root.querySelector(\".qg-ovb\");if(ob)ob.addEventListener(\"click\",function(){tomain();mode(\"ov\");});\n"
+"otiles.forEach(function(t){t.addEventListener(\"click\",function(){if(drag&&drag.moved)return;var k=+t.getAttribute(\"data-g\"),n=memb[k][0];\n"
+" mode(\"main\");col[k]=false;if(n){reveal(n);focus(n);}else vis();});});\n"
 "if(tbl){var byrow={},byrowq={};nodes.forEach(function(n){var r=n.getAttribute(\"data-row\"),m=n.closest(\".qg-qv\")?byrowq:byrow;if(+r>=0&&!m[r])m[r]=n;});\n"
 " Array.prototype.forEach.call(tbl.tBodies[0].rows,function(tr){var k=tr.cells[0]&&tr.cells[0].textContent.trim(),n=k&&byrow[k];\n"
 "  if(!n||!tr.cells[1])return;var a=add(tr.cells[1],\"a\",\" \\u2316\",\"qg-link\");a.href=\"#graph\";a.title=\"Show in the graph\";\n"
-"  a.addEventListener(\"click\",function(){var m=qon&&byrowq[k]?byrowq[k]:n;reveal(m);focus(m);show(m);});});}\n"
-"vis();metric(D.d);start();root.classList.add(\"qg-ready\");})();\n";
+"  a.addEventListener(\"click\",function(){if(cur===\"ov\")mode(\"main\");var m=qon&&byrowq[k]?byrowq[k]:n;reveal(m);focus(m);show(m);});});}\n"
+"vis();metric(D.d);mode(cur);root.classList.add(\"qg-ready\");})();\n";
 
 static void qr__gl_printf(QrHtml *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void qr__gl_printf(QrHtml *h, const char *fmt, ...) {
@@ -919,6 +993,22 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
         for (int g = in->node_group ? in->node_group[i] : -1; g >= 0; g = in->group_parent[g]) gcount[g]++;
     for (int k = 0; k < v->n_worst; k++) if (v->worst_rows[k] >= 0 && v->worst_rows[k] < v->n_rows) worst[v->worst_rows[k]] = true;
     int open = v->open_depth == -2 ? qr__gl_open_depth(in, gdepth) : v->open_depth;
+    /* a graph that opens collapsed opens in its overview: the collapsed groups as tiles the size of a box */
+    QrArena oa = {0};
+    QrGlOverview ovw;
+    QrGlLayout ol = {0};
+    bool ovok = false;
+    if (open >= 0 && G > 0) {
+        float *tw = qr_arena_array(&oa, (size_t)G, sizeof *tw), *th = qr_arena_array(&oa, (size_t)G, sizeof *th);
+        for (int g = 0; tw && th && g < G; g++) {
+            const char *nm = v->group_name[g], *sl = strrchr(nm, '/');
+            char lab[96];
+            snprintf(lab, sizeof lab, "\xe2\x96\xb8 %s", sl && sl[1] ? sl + 1 : nm);
+            qr_gl_box_size(lab, "0000 nodes", &tw[g], &th[g]);
+        }
+        ovok = tw && th && qr_gl_overview(in, open, tw, th, &oa, &ovw) == QR_OK && qr_gl_layout(&ovw.in, &ol) == QR_OK;
+        if (!ovok) qr_err_clear();
+    }
     float W = QR_MAX(l->width, 10) + 20, H = QR_MAX(l->height, 10) + 20;
     qr_html_raw(h, "<style>\n");
     qr_html_raw(h, qr__gl_css);
@@ -932,7 +1022,9 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
     qr_html_raw(h, "</label>"
                    "<button type=\"button\" class=\"qg-fit\">Fit</button>"
                    "<button type=\"button\" class=\"qg-expand\">Expand all</button>"
-                   "<button type=\"button\" class=\"qg-collapse\">Collapse all</button></div>\n"
+                   "<button type=\"button\" class=\"qg-collapse\">Collapse all</button>");
+    if (ovok) qr_html_raw(h, "<button type=\"button\" class=\"qg-ovb\">Overview</button>");
+    qr_html_raw(h, "</div>\n"
                    "<div class=\"qg-legend\"><span class=\"qg-lname\"></span><span class=\"qg-lmin\"></span>"
                    "<span class=\"qg-grad\"></span><span class=\"qg-lmax\"></span>"
                    "<span class=\"qg-grey\"></span><span>no row</span>"
@@ -940,7 +1032,8 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
                    "most sensitive quantizers \xc2\xb7 a grey tile: a collapsed group (coloured by its worst member)</span></div>\n");
     qr__gl_printf(h, "<div class=\"qg-view\"><svg class=\"qg-svg\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
                   "preserveAspectRatio=\"xMidYMin meet\" role=\"img\" aria-label=\"Model graph\">\n"
-                  "<g transform=\"translate(10,10)\">\n<g class=\"qg-main\">\n<g class=\"qg-frames\">\n", W, H);
+                  "<g transform=\"translate(10,10)\">\n<g class=\"qg-main\"%s>\n<g class=\"qg-frames\">\n", W, H,
+                  ovok ? " style=\"display:none\"" : "");
     for (int g = 0; g < G; g++) {
         qr__gl_printf(h, "<g class=\"qg-fr\" data-g=\"%d\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"8\"/>"
                       "<text x=\"%.1f\" y=\"%.1f\">\xe2\x96\xbe ", g, l->gx[g], l->gy[g], l->gw[g], l->gh[g], l->gx[g] + 6, l->gy[g] + 14);
@@ -970,6 +1063,43 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
         qr__gl_printf(h, ": %d nodes (click to expand)</title></text></g>\n", gcount[g]);
     }
     qr_html_raw(h, "</g>\n</g>\n");
+    if (ovok) {     /* the overview: open groups' frames, edges, node boxes and the collapsed groups' tiles */
+        qr__gl_printf(h, "<g class=\"qg-ov\" data-w=\"%.0f\" data-h=\"%.0f\">\n<g class=\"qg-oframes\">\n",
+                      QR_MAX(ol.width, 10) + 20, QR_MAX(ol.height, 10) + 20);
+        for (int o = 0; o < ol.n_groups; o++) {
+            const char *nm = v->group_name[ovw.group_of[o]], *sl = strrchr(nm, '/');
+            qr__gl_printf(h, "<g class=\"qg-fr\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"8\"/>"
+                          "<text x=\"%.1f\" y=\"%.1f\">", ol.gx[o], ol.gy[o], ol.gw[o], ol.gh[o], ol.gx[o] + 6, ol.gy[o] + 14);
+            qr__gl_text_cut(h, sl && sl[1] ? sl + 1 : nm, (int)(ol.gw[o] / 6.5f) - 1);
+            qr_html_raw(h, "<title>");
+            qr_html_text(h, nm);
+            qr_html_raw(h, "</title></text></g>\n");
+        }
+        qr_html_raw(h, "</g>\n<g class=\"qg-oedges\">\n");
+        for (int e = 0; e < ol.n_edges; e++) qr__gl_edge(h, &ol, e, "qg-qe");
+        qr_html_raw(h, "</g>\n<g class=\"qg-onodes\">\n");
+        for (int b = 0; b < ol.n; b++) {
+            float bw = ovw.in.w[b], bh = ovw.in.h[b];
+            int i = ovw.box_node[b];
+            if (i >= 0) {
+                const QrGlViewNode *nd = &v->nodes[i];
+                bool first = nd->row >= 0 && nd->row == v->first_drop_row, bad = nd->row >= 0 && nd->row < v->n_rows && worst[nd->row];
+                qr__gl_node(h, nd, ol.x[b], ol.y[b], bw, bh, -1, first, bad, false);
+                continue;
+            }
+            int g = ovw.box_group[b];
+            const char *nm = v->group_name[g], *sl = strrchr(nm, '/');
+            qr__gl_printf(h, "<g class=\"qg-ot\" data-g=\"%d\" transform=\"translate(%.1f,%.1f)\"><title>", g, ol.x[b], ol.y[b]);
+            qr_html_text(h, nm);
+            qr__gl_printf(h, ": %d nodes (click to open)</title><rect width=\"%.1f\" height=\"%.1f\" rx=\"5\"/><text x=\"6\" y=\"15\">"
+                          "\xe2\x96\xb8 ", gcount[g], bw, bh);
+            qr__gl_text_cut(h, sl && sl[1] ? sl + 1 : nm, (int)((bw - 12) / 6.4f) - 2);
+            qr__gl_printf(h, "</text><text class=\"qg-o\" x=\"6\" y=\"30\">%d nodes</text></g>\n", gcount[g]);
+        }
+        qr_html_raw(h, "</g>\n</g>\n");
+    }
+    qr_gl_free(&ol);
+    qr_arena_free(&oa);
     if (v->alt) {   /* the analysis model with its quantizer nodes: static frames, its edges, its boxes */
         const QrGlAlt *q = v->alt;
         const QrGlLayout *ql = q->l;

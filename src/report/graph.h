@@ -103,6 +103,19 @@ typedef struct QrGlView {
     const QrGlAlt *alt;         /* the quantizer-node view, or NULL (no toggle) */
 } QrGlView;
 
+/* The collapsed overview a large graph opens in: the nodes of the groups up to open_depth deep
+ * (depth 1 = a top-level group) and one box per outermost group deeper than that (a tile of
+ * tile_w[g] x tile_h[g]), laid out afresh so a tile takes a box's room, not its expanded
+ * group's; edges go to the boxes that hold their ends (edges inside one tile and duplicates
+ * dropped). box_node[b] = the node box b stands for, or -1; box_group[b] = the group of a tile
+ * box, or -1; group_of[o] = the original group of overview group o. Arrays in a. */
+typedef struct QrGlOverview {
+    QrGlInput in;
+    int *box_node, *box_group, *group_of;
+} QrGlOverview;
+static QrStatus qr_gl_overview(const QrGlInput *in, int open_depth, const float *tile_w, const float *tile_h, QrArena *a,
+                               QrGlOverview *out);
+
 /* A node box's size for its label and op type (qr_gl_html writes three lines and the split bar). */
 static void qr_gl_box_size(const char *label, const char *op, float *w, float *h);
 /* Writes the view (SVG, legend, controls, the node panel and its script) into the current

@@ -1396,9 +1396,11 @@ static void qr__bn_html_graph(QrHtml *h, QrBundle *bd) {
     if (!bd->have_cmp || !bd->se.m.n) return;
     qr_html_section(h, "graph", "Graph view");
     qr_html_para(h, "The baseline model as a graph, top to bottom: one box per compute node (QuantizeLinear/DequantizeLinear, "
-                 "Identity and Cast are folded into the edges), grouped by name prefix. Colour by any per-layer metric; "
-                 "click a box for its per-layer row, advisor findings and what-if; click a group's title to collapse it, a "
-                 "collapsed group (coloured by its worst member) to open it; drag to pan, the wheel to zoom.");
+                 "Identity and Cast are folded into the edges; \"Q/DQ nodes\" shows the analysis model with its quantizer "
+                 "nodes), grouped by name prefix; the bar along a box's bottom is its error split (weight, input, output "
+                 "rounding, output clipping). Colour by any per-layer metric; click a box for its per-layer row, advisor "
+                 "findings and what-if; click a group's title to collapse it, a collapsed group (coloured by its worst member) "
+                 "to open it; a large graph opens in an overview of collapsed groups; drag to pan, the wheel to zoom.");
     QrBnGraph gr;
     QrGlLayout l = {0};
     QrStatus st = qr__bn_graph_build(bd, &gr);

@@ -92,6 +92,127 @@ static QrStatus qr__ra_early_job(void *ctx, int k, int tid) {
     return QR_OK;
 }
 
+/* The zip stage: manifest.json written last (it records the report stage too), then the staging
+ * folder zipped to o->out_zip (atomic) and, with --keep-dir, copied there. */
+static QrStatus qr__ra_zip(QrBundle *bd, const QrRunallOpts *o) {
+    /* manifest.json last so it records the report stage too */
+    qr_progress_begin(&bd->prog, "zip", 0);
+    QrStatus st = qr_bundle_write_manifest(bd);
+    QrZip z;
+#ifdef QR_TESTING
+    /* Fault injection (SQLite style): the Nth write step of the zip fails, or the process
+     * stops before the Nth (test_harden_interrupt). */
+    if (qr__ra_faults.zip_fail_write) qr_zip_test_fail_write(qr__ra_faults.zip_fail_write);
+    if (qr__ra_faults.zip_stop_at) qr_zip_test_stop_at(qr__ra_faults.zip_stop_at);
+#endif
+    if (st == QR_OK) st = qr_zip_init(&z);
+    if (st == QR_OK) {
+        st = qr_bundle_add_tree(&z, bd->dir, "", &bd->arena);
+        if (st == QR_OK) st = qr_zip_write(&z, o->out_zip);
+        if (st == QR_OK && o->keep_dir) {
+#ifdef QR_TESTING
+            if (qr__ra_faults.dir_stop_at) qr_zip_test_stop_at(qr__ra_faults.dir_stop_at);   /* from the folder's first step */
+#endif
+            st = qr_zip_write_dir(&z, o->keep_dir, QR_BF_MANIFEST);
+        }
+        qr_zip_free(&z);
+    }
+    qr_progress_end(&bd->prog, st);
+    return st;
+}
+
+/* The terminal summary of a finished run (r->summary) and its numbers (r->out, r->n_failed). */
+static void qr__ra_summary(const QrBundle *bd, const QrRunallOpts *o, const QrGraph *b, const QrGraph *a, QrRunallResult *r) {
+    r->have_out = bd->have_cmp;
+    if (bd->have_cmp) r->out = bd->cmp.out;
+    r->n_failed = bd->n_fail;
+    size_t n = 0;
+    QrHtmlLevel lv;
+    if (o->single_model)
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Single-model form: the baseline is %s with every "
+                              "quantizer disabled.\n", a->path ? a->path : "the analysis model");
+    else if (bd->se.base_quant)
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Baseline form: %s (the baseline keeps its own "
+                              "quantizers; pairs proven with both models' quantizers off).\n", qr_session_baseline_form(&bd->se));
+    n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr_bundle_verdict(bd, &lv));
+    if (bd->have_gen && n < sizeof r->summary) {
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Generation (%d tokens): ", bd->gen.n);
+        if (bd->gen.first_divergence >= 0 && n < sizeof r->summary)
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the models diverge at generated token %d\n",
+                                  bd->gen.first_divergence);
+        else if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the same tokens\n");
+    }
+    for (int j = 0; bd->have_tok && j < b->n_outputs && n < sizeof r->summary; j++) {
+        if (!bd->tok[j].vocab) continue;
+        QrTokStats ts;
+        qr_tok_stats(&bd->tok[j], &ts);
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s per token: %lld tokens, top-1 agree %.4f, KL mean "
+                              "%.6g p99 %.6g max %.6g", b->values[b->outputs[j]].name, (long long)ts.tokens,
+                              ts.top1_agree, ts.kld_mean, ts.kld_p99, ts.kld_max);
+        if (ts.nll_tokens && n < sizeof r->summary)
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, ", ln(PPL ratio) %.6g", ts.ln_ppl_ratio);
+        if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
+    }
+    /* most sensitive first whatever --reverse did to sensitive_ops' order */
+    for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
+        const QrSensRow *row = qr_sens_top(&bd->sens, k);
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g", k + 1,
+                              row->name, qr_sens_type_name(row->type), row->op_type,
+                              qr_metric_name(bd->sens.opts.metric), qr_metric_get(&row->m, bd->sens.opts.metric));
+        if (bd->sens.opts.off_one && n < sizeof r->summary)
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, " (gain %.6g over all on)",
+                                  qr_sens_gain(&bd->sens, row));
+        if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
+    }
+    if (bd->have_adv && bd->adv.n && n < sizeof r->summary) {
+        const QrFinding *f = &bd->adv.f[0];
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Advisor (%d finding%s), main: %s %s: %s\n  fix: %s\n",
+                              bd->adv.n, bd->adv.n == 1 ? "" : "s", f->node && *f->node ? f->node : "model",
+                              qr_adv_kind_name(f->kind), f->reason, f->fix);
+    }
+    const char *act = qr_bundle_action(bd);
+    if (act && n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", act);
+    if (bd->have_eq && n < sizeof r->summary)
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", bd->eq.equivalent ? "Equivalence check: PASS" :
+                              "Equivalence check: WARNING — the models differ beyond quantization (see " QR_BF_MATCH ".txt)");
+    for (int k = 0; k < bd->n_fail && n < sizeof r->summary; k++)
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "analysis '%s' failed: %s\n", bd->fail_name[k], bd->fail_msg[k]);
+
+}
+
+/* --data: the pass over the set, then the analyses run on its worst sample (*inputs); after
+ * qreport merge, as one process's pass (its stages too): the match verified on the first sample,
+ * then the analyses on the merged set's worst sample. */
+static QrStatus qr__ra_data_set(QrBundle *bd, const QrRunallOpts *o, const QrGraph *b, const QrTensor **inputs) {
+    QrStatus st = QR_OK;
+    if (!o->dataset_merged) {
+        qr_progress_end(&bd->prog, st);
+        qr_progress_begin(&bd->prog, "data set", 0);
+        int only = -1;
+        qr_select_output(b, o->sens.rank_output, &only);
+        qr_err_clear();
+        st = qr_ds_runall_pass(&bd->dsr, o->dataset, o->dataset_metric, only, o->dataset_skip_bad, &bd->se, o->mode,
+                               *inputs);
+        if (st == QR_OK) *inputs = bd->inputs = bd->dsr.worst_in;
+        qr_progress_end(&bd->prog, st);
+        qr_progress_begin(&bd->prog, "prepare", 0);
+    } else if (o->dataset_worst) {
+        /* as one process's pass (its stages too): the match verified on the first sample, then the
+         * analyses on the merged set's worst sample */
+        qr_progress_end(&bd->prog, st);
+        qr_progress_begin(&bd->prog, "data set", 0);
+        st = qr_session_run_baseline(&bd->se);
+        if (st == QR_OK) {
+            bd->se.match_fixed = true;
+            qr_session_next_inputs(&bd->se, o->dataset_worst);
+            *inputs = bd->inputs = o->dataset_worst;
+        }
+        qr_progress_end(&bd->prog, st);
+        qr_progress_begin(&bd->prog, "prepare", 0);
+    }
+    return st;
+}
+
 static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor *inputs, const QrRunallOpts *o,
                                  QrRunallResult *r) {
     memset(r, 0, sizeof *r);
@@ -125,31 +246,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         if (st == QR_OK && o->low_memory) qr_session_low_memory(&bd->se);
         if (st == QR_OK && o->single_model) qr_session_single_model(&bd->se);
         bd->se.progress = qr_progress_hook(&bd->prog);
-        if (st == QR_OK && o->dataset && !o->dataset_merged) {   /* --data: the pass over the set, then the analyses on its worst sample */
-            qr_progress_end(&bd->prog, st);
-            qr_progress_begin(&bd->prog, "data set", 0);
-            int only = -1;
-            qr_select_output(b, o->sens.rank_output, &only);
-            qr_err_clear();
-            st = qr_ds_runall_pass(&bd->dsr, o->dataset, o->dataset_metric, only, o->dataset_skip_bad, &bd->se, o->mode,
-                                   inputs);
-            if (st == QR_OK) inputs = bd->inputs = bd->dsr.worst_in;
-            qr_progress_end(&bd->prog, st);
-            qr_progress_begin(&bd->prog, "prepare", 0);
-        } else if (st == QR_OK && o->dataset && o->dataset_merged && o->dataset_worst) {
-            /* as one process's pass (its stages too): the match verified on the first sample, then the
-             * analyses on the merged set's worst sample */
-            qr_progress_end(&bd->prog, st);
-            qr_progress_begin(&bd->prog, "data set", 0);
-            st = qr_session_run_baseline(&bd->se);
-            if (st == QR_OK) {
-                bd->se.match_fixed = true;
-                qr_session_next_inputs(&bd->se, o->dataset_worst);
-                inputs = bd->inputs = o->dataset_worst;
-            }
-            qr_progress_end(&bd->prog, st);
-            qr_progress_begin(&bd->prog, "prepare", 0);
-        }
+        if (st == QR_OK && o->dataset) st = qr__ra_data_set(bd, o, b, &inputs);
         /* the baseline run also gives the baseline profile's statistics */
         base_stats = calloc((size_t)b->n_values + 1, sizeof *base_stats);
         base_seen = calloc((size_t)b->n_values + 1, sizeof *base_seen);
@@ -160,7 +257,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         bd->se.base_seen = NULL;
         qr_progress_end(&bd->prog, st);
     }
-    if (st == QR_OK && o->deploy.dump) {     /* a bad dump fails the run: no bundle */
+    if (st == QR_OK && o->deploy.has_dump) {     /* a bad dump fails the run: no bundle */
         qr_progress_begin(&bd->prog, "device dump", 0);
         st = qr_deploy_runall_early(&bd->dep, &o->deploy, &bd->se, inputs, bd->dir);
         qr_progress_end(&bd->prog, st);
@@ -317,87 +414,8 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         qr_progress_end(&bd->prog, s2);
         st = s2;
     }
-    if (st == QR_OK) {
-        /* manifest.json last so it records the report stage too */
-        qr_progress_begin(&bd->prog, "zip", 0);
-        st = qr_bundle_write_manifest(bd);
-        QrZip z;
-#ifdef QR_TESTING
-        /* Fault injection (SQLite style): the Nth write step of the zip fails, or the process
-         * stops before the Nth (test_harden_interrupt). */
-        if (qr__ra_faults.zip_fail_write) qr_zip_test_fail_write(qr__ra_faults.zip_fail_write);
-        if (qr__ra_faults.zip_stop_at) qr_zip_test_stop_at(qr__ra_faults.zip_stop_at);
-#endif
-        if (st == QR_OK) st = qr_zip_init(&z);
-        if (st == QR_OK) {
-            st = qr_bundle_add_tree(&z, bd->dir, "", &bd->arena);
-            if (st == QR_OK) st = qr_zip_write(&z, o->out_zip);
-            if (st == QR_OK && o->keep_dir) {
-#ifdef QR_TESTING
-                if (qr__ra_faults.dir_stop_at) qr_zip_test_stop_at(qr__ra_faults.dir_stop_at);   /* from the folder's first step */
-#endif
-                st = qr_zip_write_dir(&z, o->keep_dir, QR_BF_MANIFEST);
-            }
-            qr_zip_free(&z);
-        }
-        qr_progress_end(&bd->prog, st);
-    }
-    if (st == QR_OK) {
-        r->have_out = bd->have_cmp;
-        if (bd->have_cmp) r->out = bd->cmp.out;
-        r->n_failed = bd->n_fail;
-        size_t n = 0;
-        QrHtmlLevel lv;
-        if (o->single_model)
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Single-model form: the baseline is %s with every "
-                                  "quantizer disabled.\n", a->path ? a->path : "the analysis model");
-        else if (bd->se.base_quant)
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Baseline form: %s (the baseline keeps its own "
-                                  "quantizers; pairs proven with both models' quantizers off).\n", qr_session_baseline_form(&bd->se));
-        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr_bundle_verdict(bd, &lv));
-        if (bd->have_gen && n < sizeof r->summary) {
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Generation (%d tokens): ", bd->gen.n);
-            if (bd->gen.first_divergence >= 0 && n < sizeof r->summary)
-                n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the models diverge at generated token %d\n",
-                                      bd->gen.first_divergence);
-            else if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the same tokens\n");
-        }
-        for (int j = 0; bd->have_tok && j < b->n_outputs && n < sizeof r->summary; j++) {
-            if (!bd->tok[j].vocab) continue;
-            QrTokStats ts;
-            qr_tok_stats(&bd->tok[j], &ts);
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s per token: %lld tokens, top-1 agree %.4f, KL mean "
-                                  "%.6g p99 %.6g max %.6g", b->values[b->outputs[j]].name, (long long)ts.tokens,
-                                  ts.top1_agree, ts.kld_mean, ts.kld_p99, ts.kld_max);
-            if (ts.nll_tokens && n < sizeof r->summary)
-                n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, ", ln(PPL ratio) %.6g", ts.ln_ppl_ratio);
-            if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
-        }
-        /* most sensitive first whatever --reverse did to sensitive_ops' order */
-        for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
-            const QrSensRow *row = qr_sens_top(&bd->sens, k);
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g", k + 1,
-                                  row->name, qr_sens_type_name(row->type), row->op_type,
-                                  qr_metric_name(bd->sens.opts.metric), qr_metric_get(&row->m, bd->sens.opts.metric));
-            if (bd->sens.opts.off_one && n < sizeof r->summary)
-                n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, " (gain %.6g over all on)",
-                                      qr_sens_gain(&bd->sens, row));
-            if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
-        }
-        if (bd->have_adv && bd->adv.n && n < sizeof r->summary) {
-            const QrFinding *f = &bd->adv.f[0];
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Advisor (%d finding%s), main: %s %s: %s\n  fix: %s\n",
-                                  bd->adv.n, bd->adv.n == 1 ? "" : "s", f->node && *f->node ? f->node : "model",
-                                  qr_adv_kind_name(f->kind), f->reason, f->fix);
-        }
-        const char *act = qr_bundle_action(bd);
-        if (act && n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", act);
-        if (bd->have_eq && n < sizeof r->summary)
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", bd->eq.equivalent ? "Equivalence check: PASS" :
-                                  "Equivalence check: WARNING — the models differ beyond quantization (see " QR_BF_MATCH ".txt)");
-        for (int k = 0; k < bd->n_fail && n < sizeof r->summary; k++)
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "analysis '%s' failed: %s\n", bd->fail_name[k], bd->fail_msg[k]);
-    }
+    if (st == QR_OK) st = qr__ra_zip(bd, o);
+    if (st == QR_OK) qr__ra_summary(bd, o, b, a, r);
     qr_bundle_hash_join(bd);
     free(base_stats);
     free(base_seen);

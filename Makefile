@@ -18,7 +18,7 @@ SRCS    := qreport.c $(shell find src -name '*.c' -o -name '*.h')
 TESTS   := $(wildcard tests/*.c tests/*.h fuzz/*.h)
 DEPS    := third_party/stamp
 
-.PHONY: all test test-tools asan regen bench bench-models clean clang fixtures aarch64 test-aarch64 sizes fuzz fuzz-smoke fuzz-build
+.PHONY: all test test-tools asan regen bench bench-llm bench-models clean clang fixtures aarch64 test-aarch64 sizes fuzz fuzz-smoke fuzz-build
 
 all: qreport
 
@@ -53,6 +53,13 @@ TF_BENCH_ARGS ?=
 bench-models:
 	$(BENCH_PY) bench/make_models.py
 	$(BENCH_PY) bench/make_transformers.py
+
+# Issue 26's ~0.5B-parameter decoder (fixtures/make_llm.py --bench, ~2.5 GB in bench/models/llm/,
+# git-ignored) and bench/llm.py: runall --generate 16 wall time and peak RSS against its bound
+# (bench/RESULTS_LLM.md). Not part of `make bench` (the model alone is 2 GB).
+bench-llm: qreport
+	[ -f bench/models/llm/int4_sym/model.onnx ] || $(BENCH_PY) fixtures/make_llm.py --bench
+	$(BENCH_PY) bench/llm.py
 
 bench: qreport bench-models
 	@$(MAKE) --no-print-directory build/bench_kern || echo "bench: build/bench_kern does not build: no per-operator table"

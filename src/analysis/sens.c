@@ -26,16 +26,78 @@ static QrStatus qr__sens_cache_tap(void *user, const QrGraph *g, int node, int v
     return QR_OK;
 }
 
-/* Values a reference run keeps for incremental re-runs (keep[v]): those it materializes
- * itself. A graph input is given to every run; an alias (a disabled quantizer's
- * DequantizeLinear output, unless clamped) reads another value and a substitution a given
- * tensor, so re-runs resolve them the same way and a copy (a whole float weight per
- * disabled weight quantizer) would only cost memory. */
-static void qr__sens_keep(const QrGraph *g, const QrOverrides *ov, bool *keep) {
+/* Values a reference run materializes itself (mat[v]): a graph input is given to every run; an
+ * alias (a disabled quantizer's DequantizeLinear output, unless clamped) reads another value and a
+ * substitution a given tensor, so re-runs resolve them the same way and a copy (a whole float
+ * weight per disabled weight quantizer) would only cost memory. */
+static void qr__sens_materialized(const QrGraph *g, const QrOverrides *ov, bool *mat) {
     for (int v = 0; v < g->n_values; v++) {
         bool clamped = ov->alias[v] >= 0 && (ov->clamp_lo[v] == ov->clamp_lo[v] || ov->clamp_hi[v] == ov->clamp_hi[v]);
-        keep[v] = g->values[v].producer >= 0 && !ov->subst[v] && (ov->alias[v] < 0 || clamped);
+        mat[v] = g->values[v].producer >= 0 && !ov->subst[v] && (ov->alias[v] < 0 || clamped);
     }
+}
+
+static bool qr__sens_cone(const QrGraph *g, const QrQuantTable *qt, const int *q, int n, int only_out, bool *live, int *stack);
+
+/* Values the reference run keeps for the rows (keep[v]): of those it materializes, the ones a
+ * row can read from outside its cone. A row's cone is the union of its quantizers' cones, so
+ * with cnt[x] = the quantizers whose cone holds node x, a reader n of v runs while v's producer p
+ * does not only when cnt[n] > cnt[p] (cones are closed downstream: p's quantizers are n's).
+ * Readers see through aliases (a DequantizeLinear output of a disabled quantizer reads its
+ * QuantizeLinear's input), in the reference's overrides or with every quantizer toggled (the
+ * rows toggle some), so every value an alias chain from a read value reaches counts as read.
+ * Keeps every value when out of memory. A value missed here would fail the row's run naming it
+ * (the executor's feed check), never give other numbers. */
+static void qr__sens_keep(const QrSession *s, const bool *ref_mask, const QrOverrides *ov, bool *keep) {
+    const QrGraph *g = &s->tw.g;
+    const QrQuantTable *qt = &s->qt;
+    int nn = g->n_nodes, nv = g->n_values;
+    qr__sens_materialized(g, ov, keep);
+    int *cnt = calloc((size_t)nn + 1, sizeof *cnt), *stack = malloc(((size_t)nn + 1) * sizeof *stack);
+    bool *live = malloc((size_t)nn + 1), *mask = malloc((size_t)qt->n + 1), *need = calloc((size_t)nv + 1, 1);
+    QrOverrides inv = {0};
+    if (!cnt || !stack || !live || !mask || !need || qr_session_overrides_alloc(s, &inv) != QR_OK) {
+        qr_err_clear();
+        goto done;
+    }
+    for (int i = 0; i < qt->n; i++) mask[i] = !ref_mask[i];
+    qr_session_overrides(s, mask, &inv);
+    for (int i = 0; i < qt->n; i++) {
+        if (qt->q[i].kind == QR_QK_BIAS || !qt->q[i].can_disable) continue;
+        qr__sens_cone(g, qt, &i, 1, -1, live, stack);
+        for (int n = 0; n < nn; n++) cnt[n] += live[n];
+    }
+    for (int w = 0; w < nv; w++) {
+        const QrUse *u;
+        int nu = qr_graph_readers(g, w, &u);
+        if (!nu && !g->values[w].is_output) continue;
+        /* the values w's readers may see: w and what its alias chains reach (both override sets) */
+        int chain[130], nc = 0;
+        chain[nc++] = w;
+        for (int c = 0; c < nc && nc < 128; c++) {
+            int x = chain[c], t[2] = { ov->alias[x], inv.alias[x] };
+            for (int k = 0; k < 2; k++) {
+                bool dup = t[k] < 0;
+                for (int d = 0; !dup && d < nc; d++) dup = chain[d] == t[k];
+                if (!dup) chain[nc++] = t[k];
+            }
+        }
+        for (int c = 0; c < nc; c++) {
+            int x = chain[c], p = g->values[x].producer;
+            if (p < 0) continue;
+            bool nd = g->values[w].is_output;
+            for (int k = 0; !nd && k < nu; k++) nd = cnt[u[k].node] > cnt[p];
+            if (nd) need[x] = true;
+        }
+    }
+    for (int v = 0; v < nv; v++) keep[v] = keep[v] && need[v];
+done:
+    qr_session_overrides_free(&inv);
+    free(cnt);
+    free(stack);
+    free(live);
+    free(mask);
+    free(need);
 }
 
 /* Nodes whose result can change when quantizers q[0..n) toggle: their DQ nodes
@@ -265,6 +327,7 @@ static QrStatus qr__sens_eval_set(QrSensJob *j, int tid, const int *q, int n, Qr
     QrSensWork *w = &j->w[tid];
     *reach = qr__sens_cone(g, &s->qt, q, n, j->only_out, w->live, w->stack);
     if (!*reach) return QR_OK;
+
     for (int i = 0; i < s->qt.n; i++) w->mask[i] = o->off_one;
     for (int k = 0; k < n; k++) w->mask[q[k]] = !o->off_one;
     qr_session_overrides(s, w->mask, &w->ov);
@@ -340,7 +403,7 @@ static QrStatus qr__sens_ref_run(QrSession *s, const QrSensOpts *o, QrSensRef **
     if (st == QR_OK) {
         for (int i = 0; i < nq; i++) mask[i] = o->off_one;
         qr_session_overrides(s, mask, &ov);
-        qr__sens_keep(g, &ov, keep);
+        qr__sens_keep(s, mask, &ov, keep);
         QrRunOpts ro = qr_session_run_opts(&ov, o->full_reruns ? NULL : qr__sens_cache_tap, &rf->cache);
         ro.tap_only = keep;
         ro.n_exec = &rf->n_exec;

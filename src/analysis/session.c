@@ -942,7 +942,7 @@ static QrStatus qr_session_ref(QrSession *s, QrTapFn tap, void *user, const bool
     if (st == QR_OK) {
         /* computed values that a re-run may read (graph inputs are given to every run) */
         for (int v = 0; v < g->n_values; v++) {
-            copy[v] = g->values[v].producer >= 0 && qr__se_ref_needed(g, v);
+            copy[v] = g->values[v].producer >= 0 && qr__se_ref_needed(g, v) && !qr_run_uncached(g, v);
             keep[v] = copy[v] || (tap_only ? tap_only[v] : tap != NULL);
         }
         QrSeRefTap rt = { r, copy, tap, user, tap_only };

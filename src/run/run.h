@@ -90,6 +90,15 @@ typedef struct QrRunOpts {
     /* Optional, per node: wall seconds of this run added (a fused chain's time goes to its
      * head node). For profiling without taps, which would keep every value materialized. */
     double *node_sec;
+    /* Optional: values changed in place after their node ran, before any reader, tap or graph
+     * output sees them (analysis/frag's rounding perturbations). edit_on (per value) picks them;
+     * they are always materialized, never fused away, and never taken from or put into the
+     * cache. edit gets the node's inputs as its readers see them (NULL for omitted ones) and may
+     * change the elements of t, not its shape or dtype; a value whose node did not run this run
+     * (overridden, skipped) is not edited. Return non-OK to abort the run. */
+    QrStatus (*edit)(void *user, const QrGraph *g, int node, int value, QrTensor *t, const QrTensor *const *in);
+    void *edit_user;
+    const bool *edit_on;
 } QrRunOpts;
 
 /* Values of a graph that depend only on its initializers and constants (e.g. weights
@@ -107,6 +116,11 @@ static void qr_run_cache_free(QrRunCache *c);
 /* Bytes of tensor data the cache holds. */
 QR_TESTAPI size_t qr_run_cache_bytes(const QrRunCache *c);
 #endif
+/* Values a run cache never holds: the output of a DequantizeLinear reading an initializer of
+ * more than QR_FOLD_MAX_ELEMS elements (a quantized weight's float copy: four times its bytes;
+ * every run recomputes it, one pass over its integers). Callers keeping values between runs
+ * skip them for the same reason (a re-run computes them again). */
+static bool qr_run_uncached(const QrGraph *g, int v);
 /* The cached tensor of value v (owned by the cache), or NULL when it holds none. */
 static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v);
 

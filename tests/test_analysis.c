@@ -227,7 +227,7 @@ static void qt_sens_grouped_pair(const char *dir) {
         qr_sens_free(&rb);
         qr_sens_free(&rg);
     }
-    if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+    if (st != QR_OK) qt_fmt(msg, sizeof msg, "%s", qr_err_msg());
     if (se.b) qr_session_close(&se);
     if (a) { qr_graph_free(a); free(a); }
     if (b) { qr_graph_free(b); free(b); }

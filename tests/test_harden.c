@@ -918,7 +918,7 @@ static void test_harden_max_memory_cli(void) {
         snprintf(path, sizeof path, "%s/%s_out", out, cmds[k].cmd);
         qt_cli(&r, "%s %s%s%s -i %s -o %s --max-memory %llu --quiet", cmds[k].cmd, cmds[k].two ? b : a,
                cmds[k].two ? " " : "", cmds[k].two ? a : "", in, path, (unsigned long long)e.total - 1);
-        char want[64];
+        char want[256];
         qt_fmt(want, sizeof want, "%s needs an estimated %s", cmds[k].cmd, desc);
         QT_CLI_FAILS(r, want);
         QT_CHECKF(qt_hm_entries(path, list, sizeof list) <= 0, "%s left %s", cmds[k].cmd, list);

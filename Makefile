@@ -46,7 +46,8 @@ build/graph_bench: $(SRCS) bench/graph_bench.c $(DEPS)
 # ResNet-18 / MobileNetV2 float + QAT pairs and the transformer models (ViT-B/16, BERT-base-like,
 # GPT-2-small-like with their int8 QDQ twins) into bench/models/ (git-ignored) unless present;
 # bench measures side by side and writes bench/RESULTS.md and bench/RESULTS_TRANSFORMERS.md.
-# BENCH_ARGS: extra bench/run.py options; TF_BENCH_ARGS: extra bench/transformers.py options.
+# BENCH_ARGS: extra bench/run.py options; TF_BENCH_ARGS: extra bench/transformers.py options;
+# WF_BENCH_ARGS: extra bench/workflow.py options (runall vs the Python workflow, bench/WORKFLOW.md).
 BENCH_PY   ?= /usr/bin/python3
 BENCH_ARGS ?=
 TF_BENCH_ARGS ?=
@@ -65,6 +66,7 @@ bench: qreport bench-models
 	@$(MAKE) --no-print-directory build/bench_kern || echo "bench: build/bench_kern does not build: no per-operator table"
 	$(BENCH_PY) bench/run.py $(BENCH_ARGS)
 	$(BENCH_PY) bench/transformers.py $(TF_BENCH_ARGS)
+	$(BENCH_PY) bench/workflow.py $(WF_BENCH_ARGS)
 
 # Every test: unit tests, conformance over ../shared/conformance (when present),
 # golden fixtures and CLI bad-input tests. Last line: "N passed, N failed, N skipped".

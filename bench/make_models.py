@@ -10,6 +10,8 @@ seeded, 1000 classes) it writes DIR/<model>/
   qat.onnx     the same network after QAT, exported with fake quantization as
                QuantizeLinear/DequantizeLinear pairs (QDQ); per-tensor scales and zero
                points rewritten from shape [1] to scalars (see scalar_qparams)
+  qat.pt       the QAT module's state_dict (fake quantization on, observers frozen) for
+               bench/pyflow.py, the Python workflow the benchmark compares runall with
   input.npy    "bad case" input: of 6 seeded candidates, the one with the largest
                L1 difference between the float and the QAT model outputs (torch)
   info.txt     what was trained and measured (accuracy, steps, seconds)
@@ -317,6 +319,9 @@ def make_one(name, outdir, log):
 
     d = os.path.join(outdir, name)
     os.makedirs(d, exist_ok=True)
+    # The QAT module itself (fake quantization on, observers frozen), for bench/pyflow.py: the
+    # Python workflow a user of the seeds writes runs on it, not on the exported ONNX.
+    torch.save(q.state_dict(), os.path.join(d, "qat.pt"))
     export(q, os.path.join(d, "qat.onnx"))
     scalar_qparams(os.path.join(d, "qat.onnx"))
     q.apply(tq.disable_fake_quant)
@@ -366,7 +371,8 @@ def main():
         if name not in known:
             sys.exit(f"make_models.py: unknown model '{name}' (known: {', '.join(known)})")
         d = os.path.join(args.outdir, name)
-        if not args.force and all(os.path.exists(os.path.join(d, f)) for f in ("base.onnx", "qat.onnx", "input.npy")):
+        want = ("base.onnx", "qat.onnx", "input.npy") + (("qat.pt",) if name in MODELS else ())
+        if not args.force and all(os.path.exists(os.path.join(d, f)) for f in want):
             print(f"{name}: present in {d} (--force regenerates)")
             continue
         (make_qatbn if name in QATBN else make_one)(name, args.outdir, print)

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""bench/workflow.py — runall against the Python workflow it replaces (issue 30 §3), side by side.
+
+Usage: /usr/bin/python3 bench/workflow.py [--models resnet18,mobilenetv2] [--reps 5] [--data 8]
+                                          [--models-dir bench/models] [--out bench/WORKFLOW.md]
+
+Needs ./qreport, /usr/bin/python3 with torch + matplotlib (Debian python3-torch,
+python3-matplotlib), and bench/make_models.py's folders with qat.pt (`make_models.py --force`
+writes it). For each model, --reps rounds, each round alternating the two (order flips every
+round), wall time of whole processes (start to exit, imports included: what a user waits for):
+  1. one input: `qreport runall base.onnx qat.onnx -i input.npy --threads 2` vs
+     `bench/pyflow.py DIR OUT --threads 2` (the same analyses on the QAT module, see pyflow.py);
+  2. --data N: `qreport runall ... --data D` over N .npy samples vs `pyflow.py --data N` (the same
+     N samples as one batch).
+Medians, ranges, the ratio of medians (goal ≤ 0.10), the cost of each further sample
+((data run − one-input run) / (N − 1), relative to the one-input run; goal ≤ 10%), the CPU and
+load average. Writes the table to --out and prints it.
+"""
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def timed(cmd):
+    t = time.time()
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    dt = time.time() - t
+    if r.returncode != 0:
+        sys.exit(f"workflow.py: {' '.join(cmd)} failed ({r.returncode}): {r.stderr[-800:]}")
+    return dt
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default="resnet18,mobilenetv2")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--data", type=int, default=8)
+    ap.add_argument("--models-dir", default=os.path.join(HERE, "models"))
+    ap.add_argument("--out", default=os.path.join(HERE, "WORKFLOW.md"))
+    args = ap.parse_args()
+    qr = os.path.join(ROOT, "qreport")
+    if not os.access(qr, os.X_OK):
+        sys.exit("workflow.py: ./qreport missing (make qreport)")
+    import numpy as np
+    import make_models as mm
+    tmp = tempfile.mkdtemp(prefix="qr-workflow-")
+    rows = []
+    load0 = os.getloadavg()
+    for name in args.models.split(","):
+        d = os.path.join(args.models_dir, name)
+        for f in ("base.onnx", "qat.onnx", "input.npy", "qat.pt"):
+            if not os.path.exists(os.path.join(d, f)):
+                sys.exit(f"workflow.py: {d}/{f} missing (bench/make_models.py --force --models {name})")
+        data = os.path.join(tmp, name + "_data")
+        os.makedirs(data, exist_ok=True)
+        x, _ = mm.make_batch(np.random.default_rng(mm.CAND_SEED), args.data, mm.H_EXPORT)
+        for i in range(args.data):   # pyflow --data N draws the same N samples
+            np.save(os.path.join(data, f"sample_{i:03d}.npy"), np.ascontiguousarray(x[i:i + 1].numpy()))
+        base, qat = os.path.join(d, "base.onnx"), os.path.join(d, "qat.onnx")
+        cmds = {
+            ("one input", "qreport"): [qr, "runall", base, qat, "-i", os.path.join(d, "input.npy"), "--threads", "2",
+                                       "-q", "-o", os.path.join(tmp, "q1.zip")],
+            ("one input", "python"): [sys.executable, os.path.join(HERE, "pyflow.py"), d, os.path.join(tmp, "p1.zip"),
+                                      "--threads", "2"],
+            (f"--data {args.data}", "qreport"): [qr, "runall", base, qat, "--data", data, "--threads", "2", "-q", "-o",
+                                                 os.path.join(tmp, "qd.zip")],
+            (f"--data {args.data}", "python"): [sys.executable, os.path.join(HERE, "pyflow.py"), d,
+                                                os.path.join(tmp, "pd.zip"), "--threads", "2", "--data", str(args.data)],
+        }
+        times = {k: [] for k in cmds}
+        for rep in range(args.reps):
+            for work in ("one input", f"--data {args.data}"):
+                order = ("qreport", "python") if rep % 2 == 0 else ("python", "qreport")
+                for who in order:
+                    times[(work, who)].append(timed(cmds[(work, who)]))
+        for work in ("one input", f"--data {args.data}"):
+            q, p = times[(work, "qreport")], times[(work, "python")]
+            rows.append((name, work, statistics.median(q), min(q), max(q), statistics.median(p), min(p), max(p)))
+        one = statistics.median(times[("one input", "qreport")])
+        dat = statistics.median(times[(f"--data {args.data}", "qreport")])
+        rows.append((name, "further sample", (dat - one) / (args.data - 1), one))
+    load1 = os.getloadavg()
+    lines = [f"# runall vs the Python workflow (bench/workflow.py)", "",
+             f"CPU: {cpu_name()}, {os.cpu_count()} logical CPUs; load average before {load0[0]:.2f}, after "
+             f"{load1[0]:.2f}; {args.reps} rounds, alternating; wall time of whole processes; 2 threads each.", "",
+             "| model | work | qreport runall (median, range) | Python workflow (median, range) | ratio | goal |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        if r[1] == "further sample":
+            lines.append(f"| {r[0]} | each further sample | {r[2]:.2f} s = {100 * r[2] / r[3]:.0f}% of one-input runall "
+                         f"| | | ≤ 10% |")
+        else:
+            lines.append(f"| {r[0]} | {r[1]} | {r[2]:.2f} s ({r[3]:.2f}–{r[4]:.2f}) | {r[5]:.2f} s ({r[6]:.2f}–{r[7]:.2f}) "
+                         f"| {r[2] / r[5]:.3f} | ≤ 0.10 |")
+    text = "\n".join(lines) + "\n"
+    with open(args.out, "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -6,7 +6,8 @@
  * the output's largest magnitude is reported). The table below is the claim: the README quotes
  * it, and this test fails when a family marked exact is not, when a family's status changes
  * either way (so the table is kept true), or when an operator of the fixtures is missing from
- * it. x86-64 only (aarch64 sums in NEON order: within float rounding, see test_golden.c). */
+ * it. x86-64 only (aarch64 sums in NEON order: within float rounding, see test_golden.c).
+ * QT_EX_DEBUG=1 also prints every node output that differs from ORT's. */
 
 typedef struct QtExClaim {
     const char *op;             /* op_type, "domain.op_type" outside the default domain */

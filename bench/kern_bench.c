@@ -84,11 +84,11 @@ static int bench_model(const char *path, const char *input, int reps) {
     QrGraph *g = NULL;
     QrTensor x = {0}, shapes[1];
     memset(shapes, 0, sizeof shapes);
-    QrStatus st = qr_onnx_load(path, &g);
+    QrStatus st = qr_run_load(path, &g);
     if (st == QR_OK) st = qr_npy_read(input, &x);
     const QrTensor *given[1] = { &x };
-    if (st == QR_OK) st = qr_graph_input_shapes(g, given, shapes);
-    if (st == QR_OK) st = qr_graph_infer(g, shapes);
+    if (st == QR_OK) st = qr_run_input_shapes_bound(g, given, NULL, 0, shapes);
+    if (st == QR_OK) st = qr_run_infer(g, shapes);
     if (st != QR_OK) { fprintf(stderr, "%s\n", qr_err_msg()); return 1; }
     /* BENCH_INT=1: int mode (the lowered graph, as `run --mode int`), constants cached. */
     QrQuantTable qt = {0};
@@ -96,8 +96,8 @@ static int bench_model(const char *path, const char *input, int reps) {
     QrLowerInfo info = {0};
     QrRunCache *cache = NULL;
     if (getenv("BENCH_INT")) {
-        st = qr_quant_table_build(g, &qt);
-        if (st == QR_OK) st = qr_quant_lower(g, &qt, &low, &info);
+        st = qr_qtable_build(g, &qt);
+        if (st == QR_OK) st = qr_lower_graph(g, &qt, false, &low, &info);
         if (st != QR_OK) { fprintf(stderr, "%s\n", qr_err_msg()); return 1; }
         for (int i = 0; i < info.n_skipped; i++)
             printf("left in float: %s (%s): %s\n", info.skipped[i].name, info.skipped[i].op_type, info.skipped[i].why);
@@ -144,7 +144,7 @@ static int bench_model(const char *path, const char *input, int reps) {
     qr_run_cache_free(cache);
     qr_graph_free(&low);   /* borrows from the loaded graph */
     qr_lower_info_free(&info);
-    qr_quant_table_free(&qt);
+    qr_qtable_free(&qt);
     return 0;
 }
 

@@ -1,4 +1,4 @@
-/* fuzz/fuzz_onnx_load — libFuzzer target for the ONNX loader (qr_onnx_load_buffer).
+/* fuzz/fuzz_onnx_load — libFuzzer target for the ONNX loader (qr_run_load_buffer).
  * Build and run: make fuzz FUZZ_SECONDS=N (clang -fsanitize=fuzzer,address,undefined).
  * The body lives in fuzz_targets.h and is replayed on tests/regress/ by tests/test_harden.c. */
 #define QR_TESTING 1

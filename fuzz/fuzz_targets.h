@@ -96,11 +96,11 @@ int qr__hd_fuzz_onnx_load(const uint8_t *data, size_t size) {
     if (!dir) return 0;
     QrGraph *g = NULL;
     qr_err_clear();
-    QrStatus st = qr_onnx_load_buffer("fuzz.onnx", dir, data, size, &g);
+    QrStatus st = qr_run_load_buffer("fuzz.onnx", dir, data, size, &g);
     if (st != QR_OK) return g ? -1 : qr__hd_failed_cleanly();
     int bad = 0;
     char list[256];
-    qr_graph_unsupported(g, list, sizeof list);
+    qr_run_unsupported(g, list, sizeof list);
     for (int oi = 0; oi < g->n_nodes && !bad; oi++) {          /* the order is a permutation... */
         int ni = g->order[oi];
         if (ni < 0 || ni >= g->n_nodes) bad = 1;
@@ -222,12 +222,12 @@ int qr__hd_fuzz_onnx_run(const uint8_t *data, size_t size) {
     const char *dir = qr__hd_fuzz_dir();
     if (!dir) return 0;
     QrGraph *g = NULL;
-    if (qr_onnx_load_buffer("fuzz.onnx", dir, data, size, &g) != QR_OK) return 0;
+    if (qr_run_load_buffer("fuzz.onnx", dir, data, size, &g) != QR_OK) return 0;
     int ni = g->n_inputs, no = g->n_outputs, bad = 0;
     QrTensor *shapes = calloc((size_t)ni + 1, sizeof *shapes), *in = calloc((size_t)ni + 1, sizeof *in);
     QrTensor *outs = calloc((size_t)no + 1, sizeof *outs);
     QrStatus st = shapes && in && outs && ni <= 16 ? QR_OK : QR_ERR_NOMEM;
-    if (st == QR_OK) st = qr_graph_check_supported(g);
+    if (st == QR_OK) st = qr_run_check_supported(g);
     size_t need = 0;
     for (int i = 0; st == QR_OK && i < ni; i++) {
         const QrValue *v = &g->values[g->inputs[i]];
@@ -244,7 +244,7 @@ int qr__hd_fuzz_onnx_run(const uint8_t *data, size_t size) {
     qr__hd_budget_armed = true;
     qr_err_clear();
     if (st == QR_OK) {
-        st = qr_graph_infer(g, shapes);
+        st = qr_run_infer(g, shapes);
         if (st != QR_OK && qr__hd_failed_cleanly()) bad = 1;
     }
     /* Up-front estimate: every statically known value alive at once, and the work. */
@@ -448,7 +448,7 @@ static QrStatus qr__hm_build_model(int kind, bool quant, const char *dir, QrGrap
         if (!buf) st = qr_errf(QR_ERR_NOMEM, "out of memory");
         else onnx__model_proto__pack(&p.m, buf);
     }
-    if (st == QR_OK) st = qr_onnx_load_buffer(quant ? "datadir_analysis.onnx" : "datadir_base.onnx", dir, buf, len, out);
+    if (st == QR_OK) st = qr_run_load_buffer(quant ? "datadir_analysis.onnx" : "datadir_base.onnx", dir, buf, len, out);
     free(buf);
     qr_arena_free(&p.a);
     return st;
@@ -466,8 +466,8 @@ static QrStatus qr__hm_pair(int kind, const char *dir, QrGraph **b, QrGraph **a)
     int64_t d[2] = { 1, 4 };
     for (int i = 0; i < (*b)->n_inputs; i++)
         QR_TRY(qr_tensor_set_shape(&shapes[i], kind == 2 ? QR_DT_S64 : QR_DT_F32, kind == 2 ? 1 : 2, d));
-    QR_TRY(qr_graph_infer(*b, shapes));
-    return qr_graph_infer(*a, shapes);
+    QR_TRY(qr_run_infer(*b, shapes));
+    return qr_run_infer(*a, shapes);
 }
 
 /* "@npy DESCR DIMS\n" + fill bytes -> .npy bytes (malloc'd); false when the line is not usable. */
@@ -606,7 +606,7 @@ int qr__hm_fuzz_data_dir(const uint8_t *data, size_t size) {
             bad = -1;
         }
         for (int k = 0; !bad && k < bc.n_inputs; k++)
-            if (qr_graph_check_input(b, k, &bc.inputs[k]) != QR_OK || qr_graph_check_input(a, k, &bc.inputs[k]) != QR_OK) {
+            if (qr_run_check_input(b, k, &bc.inputs[k]) != QR_OK || qr_run_check_input(a, k, &bc.inputs[k]) != QR_OK) {
                 fprintf(stderr, "fuzz: the worst sample does not fit the model: %s\n", qr_err_msg());
                 bad = -1;
             }

@@ -176,6 +176,65 @@ static void qt_sens_pair(const char *pair) {
     if (st != QR_ERR_INVALID) qt_record(name, ok, "%s", m);
 }
 
+/* The grouped ranking (sens.c) finds brute force's top 10: the same rows in the same order with
+ * the same bits, in one-on, on a transformer block (tpairs/static_int8: 29 rows, the block's two
+ * halves as segments) and a CNN pair (qpairs/qat_convbn); grouping forced (the automatic one
+ * starts at QR_SENS_GROUP_AUTO rows), brute force with --all-rows' setting. Off-one is never
+ * grouped (every row evaluated even when asked). */
+static void qt_sens_grouped_pair(const char *dir) {
+    char name[160], path[256], msg[512] = "";
+    snprintf(name, sizeof name, "sensitivity grouped/%s", dir);
+    QrGraph *b = NULL, *a = NULL;
+    QrTensor in = {0};
+    QrSession se;
+    memset(&se, 0, sizeof se);
+    snprintf(path, sizeof path, "fixtures/%s/input.npy", dir);
+    QrStatus st = qr_npy_read(path, &in);
+    snprintf(path, sizeof path, "fixtures/%s/base.onnx", dir);
+    if (st == QR_OK) st = qr_run_load(path, &b);
+    snprintf(path, sizeof path, "fixtures/%s/analysis.onnx", dir);
+    if (st == QR_OK) st = qr_run_load(path, &a);
+    if (st == QR_OK) st = qr_run_infer(b, &in);
+    if (st == QR_OK) st = qr_run_infer(a, &in);
+    if (st == QR_OK) st = qr_session_open(&se, b, a, &in);
+    bool ok = st == QR_OK;
+    for (int off = 0; ok && off < 2; off++) {
+        QrSensOpts ob = { .off_one = off, .metric = QR_METRIC_L1, .grouped = -1 }, og = ob;
+        og.grouped = 1;
+        og.group_top = 10;
+        QrSensResult rb = {0}, rg = {0};
+        st = qr_sens_run(&se, &ob, &rb);
+        if (st == QR_OK) st = qr_sens_run(&se, &og, &rg);
+        int top = QR_MIN(10, rb.n);
+        ok = st == QR_OK && !rb.grouped && (off ? !rg.grouped && rg.n == rb.n
+                                                : rg.grouped && rg.n_groups > 0 && rb.n > top && rg.n_top == top &&
+                                                  rg.n + rg.n_unranked == rb.n);
+        if (!ok && st == QR_OK)
+            snprintf(msg, sizeof msg, "%s: grouped %d, %d groups, %d ranked of %d rows (brute force %d rows)",
+                     off ? "off-one" : "one-on", rg.grouped, rg.n_groups, rg.n_top, rg.n + rg.n_unranked, rb.n);
+        for (int k = 0; ok && k < top; k++) {
+            const QrSensRow *x = qr_sens_top(&rb, k), *y = qr_sens_top(&rg, k);
+            ok = !strcmp(x->name, y->name) && x->type == y->type && x->m.l1 == y->m.l1 && x->m.cosine == y->m.cosine;
+            if (!ok)
+                snprintf(msg, sizeof msg, "%s: rank %d is %s (%s) L1 %.9g by brute force, %s (%s) L1 %.9g grouped",
+                         off ? "off-one" : "one-on", k + 1, x->name, qr_sens_type_name(x->type), x->m.l1, y->name,
+                         qr_sens_type_name(y->type), y->m.l1);
+        }
+        if (st == QR_OK && qt_verbose)
+            printf("%s %s: %d rows, brute force %lld node executions, grouped %lld (%d groups, %d rows evaluated, %d bound "
+                   "violations)\n", name, off ? "off-one" : "one-on", rb.n, (long long)rb.n_exec, (long long)rg.n_exec,
+                   rg.n_groups, rg.n, rg.n_bound_viol);
+        qr_sens_free(&rb);
+        qr_sens_free(&rg);
+    }
+    if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+    if (se.b) qr_session_close(&se);
+    if (a) { qr_graph_free(a); free(a); }
+    if (b) { qr_graph_free(b); free(b); }
+    qr_tensor_free_data(&in);
+    qt_record(name, ok, "%s", msg);
+}
+
 /* Cumulative error: every quantizer on equals the analysis model's own per-layer
  * result for QDQ models; weight-only / activation-only each sit closer to the
  * baseline at the output than full quantization does here. */
@@ -420,7 +479,7 @@ static QrStatus qt_edge_models(const char *dir, QrGraph **b, QrGraph **a) {
         QrStatus st = qt_mb_write(&mb, path);
         qt_mb_free(&mb);
         QR_TRY(st);
-        QR_TRY(qr_onnx_load(path, k ? a : b));
+        QR_TRY(qr_run_load(path, k ? a : b));
     }
     return QR_OK;
 }
@@ -443,8 +502,8 @@ static void test_edge_cases(void) {
         QrCompare c = {0};
         QrSensResult sr = {0};
         QrSensOpts so = { .metric = QR_METRIC_L1 };
-        QrStatus st = qr_graph_infer(b, &in);
-        if (st == QR_OK) st = qr_graph_infer(a, &in);
+        QrStatus st = qr_run_infer(b, &in);
+        if (st == QR_OK) st = qr_run_infer(a, &in);
         if (st == QR_OK) st = qr_session_open(&se, b, a, &in);
         if (st == QR_OK) st = qr_compare_run(&se, a, 0.99, &c);
         if (st == QR_OK) st = qr_sens_run(&se, &so, &sr);
@@ -487,6 +546,8 @@ static void qt_analysis_all(void) {
     for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_metrics_pair(qt_pairs[i]);
     for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_compare_pair(qt_pairs[i]);
     for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_sens_pair(qt_pairs[i]);
+    qt_sens_grouped_pair("tpairs/static_int8");
+    qt_sens_grouped_pair("qpairs/qat_convbn");
     QT_RUN(test_accumulated);
     QT_RUN(test_sens_reference);
     QT_RUN(test_metric_edges);

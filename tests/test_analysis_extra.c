@@ -25,10 +25,10 @@ static QrStatus qt_ax_open_files(QtAxPair *p, const char *base, const char *anal
     memset(p, 0, sizeof *p);
     p->in = *in;
     memset(in, 0, sizeof *in);
-    QR_TRY(qr_onnx_load(base, &p->b));
-    QR_TRY(qr_onnx_load(analysis, &p->a));
-    QR_TRY(qr_graph_infer(p->b, &p->in));
-    QR_TRY(qr_graph_infer(p->a, &p->in));
+    QR_TRY(qr_run_load(base, &p->b));
+    QR_TRY(qr_run_load(analysis, &p->a));
+    QR_TRY(qr_run_infer(p->b, &p->in));
+    QR_TRY(qr_run_infer(p->a, &p->in));
     QR_TRY(qr_session_open(&p->se, p->b, p->a, &p->in));
     p->open = true;
     return QR_OK;
@@ -167,15 +167,15 @@ static void test_ax_weights_ref(void) {
 static void test_ax_param_index(void) {
     int64_t dims[3] = { 2, 5, 3 };
     /* per-axis, axis 1: the index is the coordinate along axis 1 */
-    for (int64_t i = 0; i < 30; i++) QT_CHECK(qr_quant_param_index(3, dims, 1, 0, 5, i) == (i / 3) % 5);
-    QT_CHECK(qr_quant_param_index(3, dims, -2, 0, 5, 7) == 2);
-    QT_CHECK(qr_quant_param_index(3, dims, 1, 0, 1, 17) == 0);
+    for (int64_t i = 0; i < 30; i++) QT_CHECK(qr_weights_param_index(3, dims, 1, 0, 5, i) == (i / 3) % 5);
+    QT_CHECK(qr_weights_param_index(3, dims, -2, 0, 5, 7) == 2);
+    QT_CHECK(qr_weights_param_index(3, dims, 1, 0, 1, 17) == 0);
     /* blocked along axis 1 with block 2: scale shape [2, 3, 3] */
     for (int64_t a = 0; a < 2; a++)
         for (int64_t k = 0; k < 5; k++)
             for (int64_t c = 0; c < 3; c++) {
                 int64_t i = (a * 5 + k) * 3 + c, want = (a * 3 + k / 2) * 3 + c;
-                QT_CHECKF(qr_quant_param_index(3, dims, 1, 2, 18, i) == want, "element %lld", (long long)i);
+                QT_CHECKF(qr_weights_param_index(3, dims, 1, 2, 18, i) == want, "element %lld", (long long)i);
             }
 }
 
@@ -837,8 +837,8 @@ static void test_ax_badcase_flat(void) {
     for (int64_t i = 0; i < t.numel; i++) ((float *)t.data)[i] = 0;
     QT_OK(qt_ax_save(dir, "2.npy", &t));
     QT_OK(qt_ax_save(dir, "notes.txt.npy.bak", &t));   /* not a .npy: ignored */
-    QT_OK(qr_onnx_load("fixtures/qpairs/culprit/base.onnx", &b));
-    QT_OK(qr_onnx_load("fixtures/qpairs/culprit/analysis.onnx", &a));
+    QT_OK(qr_run_load("fixtures/qpairs/culprit/base.onnx", &b));
+    QT_OK(qr_run_load("fixtures/qpairs/culprit/analysis.onnx", &a));
     QrStatus st = qr_badcase_search(b, a, dir, 0, QR_METRIC_L1, NULL, &bc);
     if (st != QR_OK) { qt_fail(__FILE__, __LINE__, "%s", qr_err_msg()); goto done; }
     QT_CHECK(bc.n == 3 && bc.n_total == 3 && !bc.folders && !strcmp(bc.samples[2].file, "2.npy"));
@@ -912,8 +912,8 @@ static void test_ax_badcase_folders(void) {
     QT_OK(qt_ax_write(&mb, "bc2_analysis.onnx", ap, sizeof ap));
     QrGraph *b = NULL, *a = NULL;
     QrBadcase bc = {0};
-    QT_OK(qr_onnx_load(bp, &b));
-    QT_OK(qr_onnx_load(ap, &a));
+    QT_OK(qr_run_load(bp, &b));
+    QT_OK(qr_run_load(ap, &a));
     snprintf(dir, sizeof dir, "%s/bc_dirs", qt_tmpdir());
     snprintf(out, sizeof out, "%s/bc_dirs_out", qt_tmpdir());
     qr_mkdir_p(out);

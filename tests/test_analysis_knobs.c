@@ -439,10 +439,10 @@ static void test_knobs_values(void) {
     free(txt);
     QT_CHECKF(parsed && layers >= 6, "index.tsv: layer 0 parsed %d, %d layers", parsed, layers);
     QrGraph *g = NULL;
-    QT_OK(qr_onnx_load(QT_KN_PAIR "/base.onnx", &g));
+    QT_OK(qr_run_load(QT_KN_PAIR "/base.onnx", &g));
     QrTensor in = {0}, saved = {0};
     QrStatus st = qr_npy_read(QT_KN_PAIR "/input.npy", &in);
-    if (st == QR_OK) st = qr_graph_infer(g, &in);
+    if (st == QR_OK) st = qr_run_infer(g, &in);
     snprintf(p, sizeof p, "%s/kn_vals/%s", d, bf);
     if (st == QR_OK) st = qr_npy_read(p, &saved);
     /* a plain run of the baseline, the value layer 0 names (a separate tap) */
@@ -612,7 +612,7 @@ static void test_knobs_sens_dtype(void) {
     snprintf(p, sizeof p, "%s/kn_dt/sensitive_ops.csv", d);
     QT_CHECKF(qt_csv_load(p, &c), "no %s", p);
     QrGraph *g = NULL;
-    QT_OK(qr_onnx_load(QT_KN16 "/analysis.onnx", &g));
+    QT_OK(qr_run_load(QT_KN16 "/analysis.onnx", &g));
     int cn = qt_csv_col(&c, "op_name"), ct = qt_csv_col(&c, "sensitive_type"), cd = qt_csv_col(&c, "dtype");
     int checked = 0, s16 = 0;
     for (int row = 1; cn >= 0 && ct >= 0 && cd >= 0 && row < c.n_rows; row++) {

@@ -34,13 +34,13 @@ static void test_f16(void) {
     /* Every half value survives f16 -> f32 -> f16 (NaNs stay NaN). */
     for (uint32_t h = 0; h < 65536; h++) {
         float f = qr_f16_to_f32((uint16_t)h);
-        uint16_t back = qr_f32_to_f16(f);
+        uint16_t back = qr_tensor_f32_to_f16(f);
         if (f != f) QT_CHECK((back & 0x7c00) == 0x7c00 && (back & 0x3ff));
         else QT_CHECKF(back == h, "h=%04x f=%g back=%04x", h, f, back);
     }
-    QT_CHECK(qr_f32_to_f16(65520.0f) == 0x7c00);           /* rounds to inf */
-    QT_CHECK(qr_f32_to_f16(1.0f + 1.0f / 2048) == 0x3c00); /* tie to even */
-    QT_CHECK(qr_f32_to_f16(5.9604645e-08f) == 0x0001);     /* smallest subnormal */
+    QT_CHECK(qr_tensor_f32_to_f16(65520.0f) == 0x7c00);           /* rounds to inf */
+    QT_CHECK(qr_tensor_f32_to_f16(1.0f + 1.0f / 2048) == 0x3c00); /* tie to even */
+    QT_CHECK(qr_tensor_f32_to_f16(5.9604645e-08f) == 0x0001);     /* smallest subnormal */
 }
 
 static void test_shape_overflow(void) {
@@ -215,12 +215,12 @@ static void test_minifloat_saturate(void) {
         QT_CHECKF(qr_f64_to_f8(cases[k].v, cases[k].dt, false) == cases[k].nosat, "case %d", k);
     }
     /* e8m0: powers of two, rounding modes, saturation. */
-    QT_CHECK(qr_f32_to_e8m0(1.0f, true, QR_E8M0_UP) == 127 && qr_f32_to_e8m0(1.1f, true, QR_E8M0_UP) == 128);
-    QT_CHECK(qr_f32_to_e8m0(1.1f, true, QR_E8M0_DOWN) == 127 && qr_f32_to_e8m0(1.1f, true, QR_E8M0_NEAREST) == 127);
-    QT_CHECK(qr_f32_to_e8m0(1.5f, true, QR_E8M0_NEAREST) == 128 && qr_f32_to_e8m0(0.124f, true, QR_E8M0_UP) == 124);
-    QT_CHECK(qr_f32_to_e8m0(0.0f, true, QR_E8M0_UP) == 0 && qr_f32_to_e8m0(NAN, true, QR_E8M0_UP) == 0xff);
-    QT_CHECK(qr_f32_to_e8m0(FLT_MAX, true, QR_E8M0_UP) == 0xfe && qr_f32_to_e8m0(FLT_MAX, false, QR_E8M0_UP) == 0xff);
-    QT_CHECK(qr_f32_to_e8m0(INFINITY, true, QR_E8M0_UP) == 0xff);
+    QT_CHECK(qr_tensor_f32_to_e8m0(1.0f, true, QR_E8M0_UP) == 127 && qr_tensor_f32_to_e8m0(1.1f, true, QR_E8M0_UP) == 128);
+    QT_CHECK(qr_tensor_f32_to_e8m0(1.1f, true, QR_E8M0_DOWN) == 127 && qr_tensor_f32_to_e8m0(1.1f, true, QR_E8M0_NEAREST) == 127);
+    QT_CHECK(qr_tensor_f32_to_e8m0(1.5f, true, QR_E8M0_NEAREST) == 128 && qr_tensor_f32_to_e8m0(0.124f, true, QR_E8M0_UP) == 124);
+    QT_CHECK(qr_tensor_f32_to_e8m0(0.0f, true, QR_E8M0_UP) == 0 && qr_tensor_f32_to_e8m0(NAN, true, QR_E8M0_UP) == 0xff);
+    QT_CHECK(qr_tensor_f32_to_e8m0(FLT_MAX, true, QR_E8M0_UP) == 0xfe && qr_tensor_f32_to_e8m0(FLT_MAX, false, QR_E8M0_UP) == 0xff);
+    QT_CHECK(qr_tensor_f32_to_e8m0(INFINITY, true, QR_E8M0_UP) == 0xff);
 }
 
 /* int2 / uint2 / float4 / float8 survive qr_pb_write (packed low bits first) and qr_pb_read;

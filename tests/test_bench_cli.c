@@ -1,6 +1,6 @@
 /* tests/bench_cli — `qreport run` as the benchmark harness uses it: the "bench:" line of
  * --repeat N (every field present and consistent, no timing thresholds) and --mode int, whose
- * outputs must be those of the lowered graph (qr_quant_table_build + qr_quant_lower, the path of
+ * outputs must be those of the lowered graph (qr_qtable_build + qr_lower_graph, the path of
  * compare --mode int) on an input where int and sim really differ, and within 1 LSB of ONNX
  * Runtime's optimized (integer) execution on the fixture pairs. Uses qt_cli from test_cli.c. */
 
@@ -108,17 +108,17 @@ typedef struct QtBhInt {
 static void qt_bh_int_free(QtBhInt *m) {
     qr_graph_free(&m->low);            /* borrows from g: first */
     qr_lower_info_free(&m->info);
-    qr_quant_table_free(&m->t);
+    qr_qtable_free(&m->t);
     if (m->g) { qr_graph_free(m->g); free(m->g); }
     memset(m, 0, sizeof *m);
 }
 
 static QrStatus qt_bh_int_load(QtBhInt *m, const char *path, const QrTensor *in) {
     memset(m, 0, sizeof *m);
-    QR_TRY(qr_onnx_load(path, &m->g));
-    QR_TRY(qr_graph_infer(m->g, in));
-    QR_TRY(qr_quant_table_build(m->g, &m->t));
-    return qr_quant_lower(m->g, &m->t, &m->low, &m->info);
+    QR_TRY(qr_run_load(path, &m->g));
+    QR_TRY(qr_run_infer(m->g, in));
+    QR_TRY(qr_qtable_build(m->g, &m->t));
+    return qr_lower_graph(m->g, &m->t, false, &m->low, &m->info);
 }
 
 /* Runs `run MODEL -i input -o dir` (+ extra) and reads output.npy. */
@@ -194,8 +194,8 @@ static void test_bench_cli_int_vs_ort(void) {
         QrStatus st = qt_bh_cli_output(model, input, dir, "--mode int --quiet", &r, &got);
         if (st == QR_OK) st = qr_npy_read(gold, &want);
         if (st == QR_OK) st = qr_npy_read(input, &in);
-        if (st == QR_OK) st = qr_onnx_load(model, &g);
-        if (st == QR_OK) st = qr_graph_infer(g, &in);
+        if (st == QR_OK) st = qr_run_load(model, &g);
+        if (st == QR_OK) st = qr_run_infer(g, &in);
         double lsb = 0;
         if (st == QR_OK) {            /* scale of the DequantizeLinear writing the output, if any */
             int p = g->values[g->outputs[0]].producer;

@@ -122,11 +122,11 @@ static void qt_sha256_vectors_once(void) {
 static void test_sha256_vectors(void) {
     QrCpu cpu;
     qr_cpu_detect(&cpu);
-    int saved = qr__sha_sha_ni;
-    qr__sha_sha_ni = -1;
+    int saved = qr__sha_ni;
+    qr__sha_ni = -1;
     qt_sha256_vectors_once();
-    if (!cpu.sha) { printf("  sha256: no SHA extensions on this CPU, portable block function only\n"); qr__sha_sha_ni = saved; return; }
-    qr__sha_sha_ni = 1;
+    if (!cpu.sha) { printf("  sha256: no SHA extensions on this CPU, portable block function only\n"); qr__sha_ni = saved; return; }
+    qr__sha_ni = 1;
     qt_sha256_vectors_once();
     unsigned char *buf = malloc(5000);
     QT_CHECK(buf);
@@ -135,14 +135,14 @@ static void test_sha256_vectors(void) {
     int bad = 0;
     for (size_t n = 0; n <= 5000; n += 1 + n / 7) {
         uint8_t d1[QR_SHA256_LEN], d2[QR_SHA256_LEN];
-        qr__sha_sha_ni = -1;
+        qr__sha_ni = -1;
         qr_sha256(buf, n, d1);
-        qr__sha_sha_ni = 1;
+        qr__sha_ni = 1;
         qr_sha256(buf, n, d2);
         bad += memcmp(d1, d2, sizeof d1) != 0;
     }
     free(buf);
-    qr__sha_sha_ni = saved;
+    qr__sha_ni = saved;
     QT_CHECKF(bad == 0, "%d lengths where the SHA-extension digest differs", bad);
 }
 

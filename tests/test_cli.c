@@ -36,6 +36,62 @@ static void qt_cli(QtCli *r, const char *fmt, ...) {
     if (strstr(r->err, "Sanitizer") || strstr(r->err, "runtime error:")) r->crashed = true;
 }
 
+/* argv of "qreport <args>" split at spaces (args has none inside a word) into buf. */
+static int qt_cli_argv(char *args, char **argv, int cap) {
+    int n = 0;
+    argv[n++] = "qreport";
+    for (char *sv = NULL, *t = strtok_r(args, " ", &sv); t && n < cap - 1; t = strtok_r(NULL, " ", &sv)) argv[n++] = t;
+    argv[n] = NULL;
+    return n;
+}
+
+/* Starts `qreport <args>` in a child process that runs the CLI in-process (qr_cli_main) with
+ * runall's fault injection f (runall.h; a test-build hook, so it runs in this binary, not in
+ * $QR_BIN); stdout and stderr go to out / err (paths; NULL: /dev/null). The pool runs one thread
+ * across the fork (the child has no worker threads). Returns the child's pid (-1 on failure). */
+static pid_t qt_cli_faults_start(const QrRunallFaults *f, const char *out, const char *err, const char *args) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", args);
+    qr_pool_init(1);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY);
+        int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0) _exit(98);
+        char *argv[256];
+        int argc = qt_cli_argv(buf, argv, 256);
+        qr_runall_test_faults(f);
+        int code = qr_cli_main(argc, argv);
+        fflush(stdout);
+        fflush(stderr);
+        _exit(code);
+    }
+    qr_pool_init(0);
+    return pid;
+}
+
+/* qt_cli with runall's fault injection f (qt_cli_faults_start); the exit code and output in r. */
+static void qt_cli_faults(QtCli *r, const QrRunallFaults *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void qt_cli_faults(QtCli *r, const QrRunallFaults *f, const char *fmt, ...) {
+    char args[4096], eo[512], so[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(eo, sizeof eo, "%s/cli.err", qt_tmpdir());
+    snprintf(so, sizeof so, "%s/cli.out", qt_tmpdir());
+    pid_t pid = qt_cli_faults_start(f, so, eo, args);
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid) st = -1;
+    r->crashed = st == -1 || WIFSIGNALED(st);
+    r->code = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    qt_slurp(eo, r->err, sizeof r->err);
+    qt_slurp(so, r->out, sizeof r->out);
+}
+
 #define QT_CLI_FAILS(r, ...) do { \
     QT_CHECKF(!(r).crashed, "crashed: %s", (r).err); \
     QT_CHECKF((r).code == 1, "exit code %d (want 1); stderr: %s", (r).code, (r).err); \

@@ -47,13 +47,13 @@ static QtConfResult qt_conformance_one(const char *dir, char *msg, size_t msg_le
     char path[4096];
     QrGraph *g = NULL;
     snprintf(path, sizeof path, "%s/model.onnx", dir);
-    QrStatus st = qr_onnx_load(path, &g);
+    QrStatus st = qr_run_load(path, &g);
     if (st != QR_OK) {
         snprintf(msg, msg_len, "%s", qr_err_msg());
         return st == QR_ERR_UNSUPPORTED ? QT_CONF_UNSUPPORTED : QT_CONF_FAIL;
     }
     char list[1024];
-    if (qr_graph_unsupported(g, list, sizeof list)) {
+    if (qr_run_unsupported(g, list, sizeof list)) {
         snprintf(msg, msg_len, "operator %s", list);
         qr_graph_free(g);
         free(g);
@@ -80,7 +80,7 @@ static QtConfResult qt_conformance_one(const char *dir, char *msg, size_t msg_le
             snprintf(path, sizeof path, "%s/output_%d.pb", sdir, i);
             st = qr_pb_read(path, &want[i], NULL, 0);
         }
-        if (st == QR_OK) st = qr_graph_infer(g, in);
+        if (st == QR_OK) st = qr_run_infer(g, in);
         if (st == QR_OK) st = qr_run(g, in, NULL, got);
         if (st != QR_OK) {
             snprintf(msg, msg_len, "%s", qr_err_msg());

@@ -30,9 +30,9 @@ static QrStatus qt_cb_run(const char *name, bool int_mode, QrGraph **gout, QrTen
     QR_TRY(qr_npy_read(path, in));
     snprintf(path, sizeof path, QT_CB_DIR "/%s.onnx", name);
     QrGraph *g = NULL;
-    QR_TRY(qr_onnx_load(path, &g));
+    QR_TRY(qr_run_load(path, &g));
     *gout = g;
-    QR_TRY(qr_graph_infer(g, in));
+    QR_TRY(qr_run_infer(g, in));
     if (!int_mode) return qr_run(g, in, NULL, out);
     QrQuantTable t;
     QrLowerInfo info;
@@ -40,12 +40,12 @@ static QrStatus qt_cb_run(const char *name, bool int_mode, QrGraph **gout, QrTen
     memset(&t, 0, sizeof t);
     memset(&info, 0, sizeof info);
     memset(&low, 0, sizeof low);
-    QrStatus st = qr_quant_table_build(g, &t);
-    if (st == QR_OK) st = qr_quant_lower(g, &t, &low, &info);
+    QrStatus st = qr_qtable_build(g, &t);
+    if (st == QR_OK) st = qr_lower_graph(g, &t, false, &low, &info);
     if (st == QR_OK) st = qr_run(&low, in, NULL, out);
     qr_graph_free(&low);
     qr_lower_info_free(&info);
-    qr_quant_table_free(&t);
+    qr_qtable_free(&t);
     return st;
 }
 
@@ -295,7 +295,7 @@ static void qt_contrib_bad_input(void) {
         QT_OK(qr_npy_read(path, &in));
         snprintf(path, sizeof path, QT_CB_DIR "/%s.onnx", cases[i].model);
         QrGraph *g = NULL;
-        QT_OK(qr_onnx_load(path, &g));
+        QT_OK(qr_run_load(path, &g));
         bool set = false;
         for (int n = 0; n < g->n_nodes; n++)
             for (int a = 0; a < g->nodes[n].n_attr; a++)
@@ -304,7 +304,7 @@ static void qt_contrib_bad_input(void) {
                     set = true;
                 }
         qr_err_clear();
-        QrStatus st = qr_graph_infer(g, &in);
+        QrStatus st = qr_run_infer(g, &in);
         char msg[512];
         snprintf(msg, sizeof msg, "%s", qr_err_msg());
         qr_tensor_free_data(&in);
@@ -329,10 +329,10 @@ static void qt_contrib_wonly_session(void) {
     QrTensor in = {0}, yb = {0}, ya = {0}, yon = {0}, yoff = {0}, yone = {0};
     QrGraph *b = NULL, *a = NULL;
     QT_OK(qr_npy_read(QT_WO_DIR "/input.npy", &in));
-    QT_OK(qr_onnx_load(QT_WO_DIR "/base.onnx", &b));
-    QT_OK(qr_onnx_load(QT_WO_DIR "/analysis.onnx", &a));
-    QT_OK(qr_graph_infer(b, &in));
-    QT_OK(qr_graph_infer(a, &in));
+    QT_OK(qr_run_load(QT_WO_DIR "/base.onnx", &b));
+    QT_OK(qr_run_load(QT_WO_DIR "/analysis.onnx", &a));
+    QT_OK(qr_run_infer(b, &in));
+    QT_OK(qr_run_infer(a, &in));
     QrSession s;
     QT_OK(qr_session_open(&s, b, a, &in));
     int n_compute = 0;
@@ -569,7 +569,7 @@ static void qt_contrib_wonly_advice(void) {
     int rc = system(cmd);
     QT_CHECKF(rc == 0, "check exited with %d", rc);
     QrGraph *a = NULL;
-    QT_OK(qr_onnx_load(QT_WO_DIR "/analysis.onnx", &a));
+    QT_OK(qr_run_load(QT_WO_DIR "/analysis.onnx", &a));
     snprintf(path, sizeof path, "%s/wonly_chk/model_check_result.txt", qt_tmpdir());
     bool ok = qt_wq_check_lists(a, path, msg, sizeof msg);
     qr_graph_free(a);
@@ -588,11 +588,11 @@ static QrStatus qt_cb_advise(const char *pair, QrGraph **b, QrGraph **a, QrTenso
     snprintf(path, sizeof path, "fixtures/tpairs/%s/input.npy", pair);
     QR_TRY(qr_npy_read(path, in));
     snprintf(path, sizeof path, "fixtures/tpairs/%s/base.onnx", pair);
-    QR_TRY(qr_onnx_load(path, b));
+    QR_TRY(qr_run_load(path, b));
     snprintf(path, sizeof path, "fixtures/tpairs/%s/analysis.onnx", pair);
-    QR_TRY(qr_onnx_load(path, a));
-    QR_TRY(qr_graph_infer(*b, in));
-    QR_TRY(qr_graph_infer(*a, in));
+    QR_TRY(qr_run_load(path, a));
+    QR_TRY(qr_run_infer(*b, in));
+    QR_TRY(qr_run_infer(*a, in));
     QR_TRY(qr_session_open(s, *b, *a, in));
     return qr_advisor_run(s, NULL, NULL, NULL, NULL, adv);
 }
@@ -706,14 +706,14 @@ static void qt_contrib_twin_wq(void) {
         int *alias = NULL;
         const QrTensor **subst = NULL;
         QrStatus st = qt_cb_run(nm, false, &g, &in, &ya);
-        if (st == QR_OK) st = qr_quant_twin_build(g, &in, &tw);
+        if (st == QR_OK) st = qr_twin_build(g, &in, &tw);
         QT_OK(st);
         if (st != QR_OK) goto next;
         bool tw_ok = cases[ci].twinned ? tw.n_rewritten == 1 && tw.n_kept == 0 : tw.n_rewritten == 0 && tw.n_kept == 1 && tw.note[0];
         QT_CHECKF(tw_ok, "%s: %d rewritten, %d kept (%s); want %s", nm, tw.n_rewritten, tw.n_kept, tw.note,
                   cases[ci].twinned ? "rewritten" : "kept");
         if (!cases[ci].twinned || !tw_ok) goto next;
-        st = qr_quant_table_build(&tw.g, &qt);
+        st = qr_qtable_build(&tw.g, &qt);
         QT_OK(st);
         if (st != QR_OK) goto next;
         const QrQuantizer *q = qt.n == 1 ? &qt.q[0] : NULL;
@@ -742,11 +742,11 @@ static void qt_contrib_twin_wq(void) {
         if (st == QR_OK) st = qr_run(&tw.g, &in, NULL, &yon);
         QrRunOpts ro = { .alias = alias, .subst = subst };
         if (st == QR_OK) {
-            qr_quant_overrides(&tw.g, &qt, &en, fw, alias, subst, NULL, NULL);
+            qr_qtable_overrides(&tw.g, &qt, &en, fw, alias, subst, NULL, NULL);
             st = qr_run(&tw.g, &in, &ro, &yoff);
         }
         if (st == QR_OK) {
-            qr_quant_overrides(&tw.g, &qt, &en, NULL, alias, subst, NULL, NULL);
+            qr_qtable_overrides(&tw.g, &qt, &en, NULL, alias, subst, NULL, NULL);
             st = qr_run(&tw.g, &in, &ro, &ynf);
         }
         QT_OK(st);
@@ -811,8 +811,8 @@ static void qt_contrib_twin_wq(void) {
         free(alias);
         free(subst);
         qr_tensor_free_data(&W);
-        qr_quant_table_free(&qt);
-        qr_quant_twin_free(&tw);
+        qr_qtable_free(&qt);
+        qr_twin_free(&tw);
         qr_tensor_free_data(&in);
         qr_tensor_free_data(&ya);
         qr_tensor_free_data(&yon);
@@ -894,7 +894,7 @@ static void qt_contrib_wonly_variants(void) {
         snprintf(path, sizeof path, QT_CB_DIR "/%s.input.npy", nm);
         QrStatus st = qr_npy_read(path, &in);
         snprintf(path, sizeof path, QT_CB_DIR "/%s.onnx", nm);
-        if (st == QR_OK) st = qr_onnx_load(path, &a);
+        if (st == QR_OK) st = qr_run_load(path, &a);
         QT_OK(st);
         if (st != QR_OK) goto next;
         const QrNode *n = &a->nodes[0];
@@ -927,8 +927,8 @@ static void qt_contrib_wonly_variants(void) {
         snprintf(path, sizeof path, "wonly_base_%s.onnx", nm);
         st = qt_load_built(&mb, path, &b);
         qt_mb_free(&mb);
-        if (st == QR_OK) st = qr_graph_infer(a, &in);
-        if (st == QR_OK) st = qr_graph_infer(b, &in);
+        if (st == QR_OK) st = qr_run_infer(a, &in);
+        if (st == QR_OK) st = qr_run_infer(b, &in);
         if (st == QR_OK) st = qr_session_open(&s, b, a, &in);
         QT_OK(st);
         if (st != QR_OK) goto next;
@@ -1105,13 +1105,13 @@ static void qt_contrib_wonly_refused(void) {
     if (st == QR_OK) st = qr_tensor_set_shape(&in[1], QR_DT_U8, 3, bd);
     if (st == QR_OK) st = qr_tensor_alloc_data(&in[1]);
     if (st == QR_OK) { memcpy(in[0].data, av, sizeof av); memcpy(in[1].data, bv, sizeof bv); }
-    if (st == QR_OK) st = qr_graph_infer(g, in);
+    if (st == QR_OK) st = qr_run_infer(g, in);
     QrTwin tw;
     QrQuantTable qt;
     memset(&tw, 0, sizeof tw);
     memset(&qt, 0, sizeof qt);
-    if (st == QR_OK) st = qr_quant_twin_build(g, in, &tw);
-    if (st == QR_OK) st = qr_quant_table_build(&tw.g, &qt);
+    if (st == QR_OK) st = qr_twin_build(g, in, &tw);
+    if (st == QR_OK) st = qr_qtable_build(&tw.g, &qt);
     if (st == QR_OK) st = qr_run(g, in, NULL, &ya);
     if (st == QR_OK) st = qr_run(&tw.g, in, NULL, &yt);
     QT_OK(st);
@@ -1121,8 +1121,8 @@ static void qt_contrib_wonly_refused(void) {
                   strstr(tw.note, "non-constant") && qt.n == 0 && qt_cb_rel(&yt, &ya, &ex) == 0,
                   "%d kept, %d rewritten, note '%s', %d quantizers", tw.n_kept, tw.n_rewritten, tw.note, qt.n);
     }
-    qr_quant_table_free(&qt);
-    qr_quant_twin_free(&tw);
+    qr_qtable_free(&qt);
+    qr_twin_free(&tw);
     qr_tensor_free_data(&in[0]);
     qr_tensor_free_data(&in[1]);
     qr_tensor_free_data(&ya);

@@ -8,10 +8,10 @@
 static void test_dataset_xsum(void) {
     /* cancellation a double sum loses: 1e100 + 1 - 1e100 = 1 exactly */
     QrXSum s = {0};
-    qr_xsum_add(&s, 1e100);
-    qr_xsum_add(&s, 1.0);
-    qr_xsum_add(&s, -1e100);
-    QT_CHECKF(qr_xsum_value(&s) == 1.0L, "%Lg", qr_xsum_value(&s));
+    qr_dsacc_xsum_add(&s, 1e100);
+    qr_dsacc_xsum_add(&s, 1.0);
+    qr_dsacc_xsum_add(&s, -1e100);
+    QT_CHECKF(qr_dsacc_xsum_value(&s) == 1.0L, "%Lg", qr_dsacc_xsum_value(&s));
     /* subnormals, huge values, both signs: any order and any grouping give the same bits */
     enum { N = 5000 };
     static double v[N];
@@ -23,23 +23,23 @@ static void test_dataset_xsum(void) {
     }
     QrXSum fwd = {0}, bwd = {0}, parts[3];
     memset(parts, 0, sizeof parts);
-    for (int i = 0; i < N; i++) qr_xsum_add(&fwd, v[i]);
-    for (int i = N - 1; i >= 0; i--) qr_xsum_add(&bwd, v[i]);
-    for (int i = 0; i < N; i++) qr_xsum_add(&parts[(i * 7) % 3], v[i]);
+    for (int i = 0; i < N; i++) qr_dsacc_xsum_add(&fwd, v[i]);
+    for (int i = N - 1; i >= 0; i--) qr_dsacc_xsum_add(&bwd, v[i]);
+    for (int i = 0; i < N; i++) qr_dsacc_xsum_add(&parts[(i * 7) % 3], v[i]);
     QrXSum m1 = parts[2], m2 = parts[0];
-    qr_xsum_merge(&m1, &parts[0]); qr_xsum_merge(&m1, &parts[1]);
-    qr_xsum_merge(&m2, &parts[1]); qr_xsum_merge(&m2, &parts[2]);
-    long double a = qr_xsum_value(&fwd), b = qr_xsum_value(&bwd), c = qr_xsum_value(&m1), d = qr_xsum_value(&m2);
+    qr_dsacc_xsum_merge(&m1, &parts[0]); qr_dsacc_xsum_merge(&m1, &parts[1]);
+    qr_dsacc_xsum_merge(&m2, &parts[1]); qr_dsacc_xsum_merge(&m2, &parts[2]);
+    long double a = qr_dsacc_xsum_value(&fwd), b = qr_dsacc_xsum_value(&bwd), c = qr_dsacc_xsum_value(&m1), d = qr_dsacc_xsum_value(&m2);
     QT_CHECKF(!memcmp(&a, &b, 10) && !memcmp(&a, &c, 10) && !memcmp(&a, &d, 10), "%.21Lg %.21Lg %.21Lg %.21Lg", a, b, c, d);
     /* a plain double sum of the same terms differs from it by no more than its own error bound */
     long double sum = 0, absum = 0;
     for (int i = 0; i < N; i++) { sum += v[i]; absum += fabsl((long double)v[i]); }
     QT_CHECKF(fabsl(sum - a) <= absum * N * LDBL_EPSILON, "%.21Lg vs %.21Lg", sum, a);
     /* non-finite terms */
-    qr_xsum_add(&fwd, INFINITY);
-    QT_CHECK(qr_xsum_value(&fwd) == INFINITY);
-    qr_xsum_add(&fwd, -INFINITY);
-    QT_CHECK(qr_xsum_value(&fwd) != qr_xsum_value(&fwd));
+    qr_dsacc_xsum_add(&fwd, INFINITY);
+    QT_CHECK(qr_dsacc_xsum_value(&fwd) == INFINITY);
+    qr_dsacc_xsum_add(&fwd, -INFINITY);
+    QT_CHECK(qr_dsacc_xsum_value(&fwd) != qr_dsacc_xsum_value(&fwd));
 }
 
 /* Percentiles by linear interpolation (numpy's default), worst = lowest with NaN first. */
@@ -47,17 +47,17 @@ static void test_dataset_colstats(void) {
     double v[21];
     for (int i = 0; i < 21; i++) v[i] = (double)((i * 8) % 21);   /* a permutation of 0..20 */
     QrDsColStats cs;
-    qr_ds_col_stats(v, NULL, 21, &cs);
+    qr_dsacc_col_stats(v, NULL, 21, &cs);
     /* rank 0.05·20 = 1 -> exactly the value 1; the median 10; p95 19 */
     QT_CHECKF(cs.p05 == 1 && cs.p50 == 10 && cs.p95 == 19 && cs.mean == 10 && cs.min == 0 && cs.max == 20, "%g %g %g %g",
               cs.p05, cs.p50, cs.p95, cs.mean);
     QT_CHECK(cs.worst == 0 && v[cs.worst] == 0);
     double w[4] = { 3, 1, 2, 4 };   /* rank 0.15 between 1 and 2 */
-    qr_ds_col_stats(w, NULL, 4, &cs);
+    qr_dsacc_col_stats(w, NULL, 4, &cs);
     QT_CHECKF(fabs(cs.p05 - (1 + 0.15)) < 1e-15 && cs.worst == 1, "%.17g", cs.p05);
     uint8_t has[4] = { 1, 0, 1, 1 };
     w[2] = NAN;
-    qr_ds_col_stats(w, has, 4, &cs);
+    qr_dsacc_col_stats(w, has, 4, &cs);
     QT_CHECK(cs.n == 2 && cs.n_nan == 1 && cs.worst == 2 && cs.mean == 3.5);
 }
 
@@ -77,12 +77,12 @@ static QrStatus qt_ds_open(QtDs *t, const char *pair, const char *data) {
     t->open = true;
     char dir[512];
     snprintf(dir, sizeof dir, "fixtures/qpairs/%s/%s", pair, data ? data : "data");
-    return qr_ds_list(t->p.b, dir, 0, &t->ds);
+    return qr_dsset_list(t->p.b, dir, 0, &t->ds);
 }
 
 static void qt_ds_close(QtDs *t) {
     if (t->open) qr_session_close(&t->se);
-    qr_ds_set_free(&t->ds);
+    qr_dsset_free(&t->ds);
     qt_pair_free(&t->p);
 }
 
@@ -92,7 +92,7 @@ static QrStatus qt_ds_run(QtDs *t, const char *mode, int mod, int rem, QrDsCompa
     QrTensor cur = {0};
     for (int k = 0; k < t->ds.n; k++) {
         if (mod && k % mod != rem) continue;
-        QR_TRY(qr_ds_read(&t->ds, t->p.b, k, &t->p.in, &cur));
+        QR_TRY(qr_dsset_read(&t->ds, t->p.b, k, &t->p.in, &cur));
         QrStatus st = qr_ds_compare_sample(d, &t->se, mode, k, &cur);
         qr_tensor_free_data(&cur);
         QR_TRY(st);
@@ -163,8 +163,8 @@ static void qt_dataset_ref(const char *pair) {
                 snprintf(msg, sizeof msg, "%s column %d: %.9g vs numpy %s", ref.f[i][0], c, v[c], ref.f[i][1 + c]);
         }
         QrDsColStats cs, ss;
-        qr_ds_col_stats(r->list.cos, r->list.has, d.n_samples, &cs);
-        qr_ds_col_stats(r->list.sqnr, r->list.has, d.n_samples, &ss);
+        qr_dsacc_col_stats(r->list.cos, r->list.has, d.n_samples, &cs);
+        qr_dsacc_col_stats(r->list.sqnr, r->list.has, d.n_samples, &ss);
         double dv[] = { (double)r->n_m, cs.mean, r->list.cos[cs.worst], NAN, cs.p05, ss.mean, ss.p05 };
         for (int c = 0; c < 7; c++) {
             if (c == 3) {
@@ -638,7 +638,7 @@ static void test_dataset_layout(void) {
     qt_mb_free(&mb);
     QT_OK(st);
     QrGraph *g = NULL;
-    QT_OK(qr_onnx_load(model, &g));
+    QT_OK(qr_run_load(model, &g));
     /* folders: good (a, b with 0 1 2), missing b, different sets (b lacks 1, has 5), flat */
     const char *cases[4][2] = { { "0 1 2", "0 1 2" }, { "0 1", NULL }, { "0 1", "0 5" }, { NULL, NULL } };
     const char *want[4] = { NULL, "no folder for model input 'b'", "sample '1.npy' is in", "one sub-folder per input" };
@@ -660,15 +660,15 @@ static void test_dataset_layout(void) {
         }
         if (c == 3) { snprintf(f, sizeof f, "%s/0.npy", d); QT_OK(qt_write_npy_f(f, QR_DT_F32, 1, d4, 1)); }
         QrDsSet ds;
-        QrStatus s2 = qr_ds_list(g, d, 0, &ds);
+        QrStatus s2 = qr_dsset_list(g, d, 0, &ds);
         if (!want[c]) {
             ok = s2 == QR_OK && ds.n == 3 && ds.folders && !strcmp(ds.names[2], "2.npy");
             if (!ok) snprintf(msg, sizeof msg, "good layout: %s", s2 ? qr_err_msg() : "wrong listing");
-            if (s2 == QR_OK) qr_ds_set_free(&ds);
+            if (s2 == QR_OK) qr_dsset_free(&ds);
         } else {
             ok = s2 != QR_OK && strstr(qr_err_msg(), want[c]) && strstr(qr_err_msg(), d);
             if (!ok) snprintf(msg, sizeof msg, "case %d: %s", c, s2 ? qr_err_msg() : "accepted");
-            if (s2 == QR_OK) qr_ds_set_free(&ds);
+            if (s2 == QR_OK) qr_dsset_free(&ds);
         }
         qr_err_clear();
     }

@@ -16,7 +16,7 @@ static QrStatus qt_sec_merge(QrDsR *r, void *acc) {
     qr_dspart_get_xsum(r, &x);
     int64_t c = (int64_t)qr_dspart_get_u64(r);
     if (qr_dspart_bad(r)) return qr_errf(QR_ERR_INVALID, "short");
-    qr_xsum_merge(&s->sum, &x);
+    qr_dsacc_xsum_merge(&s->sum, &x);
     s->count += c;
     s->merged++;
     return QR_OK;
@@ -38,7 +38,7 @@ static void test_dataset_sens_section(void) {
     double want = 0;
     for (int k = 0; st == QR_OK && k < 2; k++) {
         st = qt_ds_run(&t, "sim", 2, k, &d[k]);
-        for (int i = 0; i < 5; i++) { double v = 0.1 * (k + 1) + i * 1e-17; qr_xsum_add(&acc[k].sum, v); want += v; }
+        for (int i = 0; i < 5; i++) { double v = 0.1 * (k + 1) + i * 1e-17; qr_dsacc_xsum_add(&acc[k].sum, v); want += v; }
         acc[k].count = 5 + k;
         snprintf(path[k], sizeof path[k], "%s/sec%d.qrpart", qt_tmpdir(), k);
         QrDsSection sec = { "qt_sec", &acc[k], qt_sec_put, qt_sec_merge };
@@ -55,8 +55,8 @@ static void test_dataset_sens_section(void) {
     QT_OK(st);
     QrXSum ref;
     memset(&ref, 0, sizeof ref);
-    for (int k = 0; k < 2; k++) qr_xsum_merge(&ref, &acc[k].sum);
-    QT_CHECKF(into.merged == 2 && into.count == 11 && qr_xsum_value(&into.sum) == qr_xsum_value(&ref),
+    for (int k = 0; k < 2; k++) qr_dsacc_xsum_merge(&ref, &acc[k].sum);
+    QT_CHECKF(into.merged == 2 && into.count == 11 && qr_dsacc_xsum_value(&into.sum) == qr_dsacc_xsum_value(&ref),
               "merged %d count %lld", into.merged, (long long)into.count);
     QT_CHECK(m.n_done == t.ds.n);
     /* not requested / missing */
@@ -110,7 +110,7 @@ static void qt_sens_set_ref(const char *pair, bool off_one) {
     QrTensor cur = {0};
     int bad_rank = 0, bad_l1 = 0, bad_curve = 0, bad_pool = 0, checked = 0;
     for (int j = 0; st == QR_OK && j < K; j++) {
-        st = qr_ds_read(&t.ds, t.p.b, order[j], &t.p.in, &cur);
+        st = qr_dsset_read(&t.ds, t.p.b, order[j], &t.p.in, &cur);
         if (st != QR_OK) break;
         qr__sens_use_inputs(&t.se, &cur);
         QrSensResult r;

@@ -16,7 +16,7 @@ typedef struct QtDpModel {
 static void qt_dp_free(QtDpModel *m) {
     qr_graph_free(&m->low);
     qr_lower_info_free(&m->info);
-    qr_quant_table_free(&m->qt);
+    qr_qtable_free(&m->qt);
     qr_tensor_free_data(&m->in);
     if (m->g) { qr_graph_free(m->g); free(m->g); }
     memset(m, 0, sizeof *m);
@@ -28,10 +28,10 @@ static QrStatus qt_dp_load(QtDpModel *m, const char *pair) {
     snprintf(p, sizeof p, "fixtures/qpairs/%s/input.npy", pair);
     QR_TRY(qr_npy_read(p, &m->in));
     snprintf(p, sizeof p, "fixtures/qpairs/%s/analysis.onnx", pair);
-    QR_TRY(qr_onnx_load(p, &m->g));
-    QR_TRY(qr_graph_infer(m->g, &m->in));
-    QR_TRY(qr_quant_table_build(m->g, &m->qt));
-    return qr_quant_lower(m->g, &m->qt, &m->low, &m->info);
+    QR_TRY(qr_run_load(p, &m->g));
+    QR_TRY(qr_run_infer(m->g, &m->in));
+    QR_TRY(qr_qtable_build(m->g, &m->qt));
+    return qr_lower_graph(m->g, &m->qt, false, &m->low, &m->info);
 }
 
 /* Activation quantizers' integer values of the int-mode run, kept per value. */
@@ -473,10 +473,10 @@ static QrStatus qt_dp_pair_open(QtDpPair *p, const char *base, const char *analy
         QR_TRY(qr_npy_read(path, &p->in[k]));
         p->n_in++;
     }
-    QR_TRY(qr_onnx_load(base, &p->b));
-    QR_TRY(qr_onnx_load(analysis, &p->a));
-    QR_TRY(qr_graph_infer(p->b, p->in));
-    QR_TRY(qr_graph_infer(p->a, p->in));
+    QR_TRY(qr_run_load(base, &p->b));
+    QR_TRY(qr_run_load(analysis, &p->a));
+    QR_TRY(qr_run_infer(p->b, p->in));
+    QR_TRY(qr_run_infer(p->a, p->in));
     QR_TRY(qr_session_open(&p->se, p->b, p->a, p->in));
     p->open = true;
     QR_TRY(qr_compare_mode(&p->se, "sim", 0.99, &p->c));
@@ -532,7 +532,7 @@ static void qt_dp_extract(const char *pair, int radius) {
             snprintf(p, sizeof p, "%s/analysis_in_%d.npy", dir, k);
             st = qr_npy_read(p, &ins[k]);
         }
-        if (st == QR_OK) st = qr_graph_infer(sub.a, ins);
+        if (st == QR_OK) st = qr_run_infer(sub.a, ins);
         if (st == QR_OK) st = qr_run(sub.a, ins, NULL, &out);
         snprintf(p, sizeof p, "%s/analysis_expected.npy", dir);
         if (st == QR_OK) st = qr_npy_read(p, &want);
@@ -619,12 +619,12 @@ static void test_deploy_extract_bad(void) {
  * what-if measures them) and its output 0. */
 static QrStatus qt_dp_measure(QtDpPair *full, const char *model, QrMetrics *m, QrTensor *out0) {
     QrGraph *g = NULL;
-    QR_TRY(qr_onnx_load(model, &g));
+    QR_TRY(qr_run_load(model, &g));
     QrTensor outs[8] = { 0 };
     QrStatus st = g->n_outputs <= 8 ? QR_OK : qr_errf(QR_ERR_INVALID, "outputs");
-    if (st == QR_OK) st = qr_graph_infer(g, full->in);
+    if (st == QR_OK) st = qr_run_infer(g, full->in);
     if (st == QR_OK) st = qr_run(g, full->in, NULL, outs);
-    if (st == QR_OK) st = qr_compare_outputs(&full->se, outs, m);
+    if (st == QR_OK) st = qr_session_compare_outputs(&full->se, outs, m);
     if (st == QR_OK) { *out0 = outs[0]; outs[0] = (QrTensor){ 0 }; }
     for (int k = 0; k < 8; k++) qr_tensor_free_data(&outs[k]);
     qr_graph_free(g);
@@ -676,7 +676,7 @@ static void qt_dp_promote(const char *pair, const char *nodes, bool to_float) {
             double amax = 0, md = 0;
             for (int64_t i = 0; i < out0.numel; i++) amax = fmax(amax, fabs(qr_tensor_get_f64(&out0, i)));
             QrGraph *g = NULL;
-            double lsb = qr_onnx_load(path, &g) == QR_OK ? qt_dp_out_lsb(g) : 0;
+            double lsb = qr_run_load(path, &g) == QR_OK ? qt_dp_out_lsb(g) : 0;
             if (g) { qr_graph_free(g); free(g); }
             double tol = fmax(1e-5 * amax, 1.001 * lsb);
             int64_t nd = qt_dp_ndiff(&ort0, &out0, tol, &md);

@@ -178,11 +178,11 @@ static QrStatus qt_ps_run(QtDs *t, QrDistSet *dset, int shard, int n_shards, QrD
     d.base_tap_user = run;
     d.hooks = &hk;
     int lo = 0, hi = t->ds.n;
-    if (n_shards) qr_ds_shard_range(t->ds.n, shard, n_shards, &lo, &hi);
+    if (n_shards) qr_dspart_shard_range(t->ds.n, shard, n_shards, &lo, &hi);
     QrTensor cur = {0};
     QrStatus st = QR_OK;
     for (int k = lo; st == QR_OK && k < hi; k++) {
-        st = qr_ds_read(&t->ds, t->p.b, k, &t->p.in, &cur);
+        st = qr_dsset_read(&t->ds, t->p.b, k, &t->p.in, &cur);
         if (st == QR_OK) st = qr_ds_compare_sample(&d, &t->se, "sim", k, &cur);
         if (st == QR_OK) run->n_samples++;
         qr_tensor_free_data(&cur);
@@ -191,7 +191,7 @@ static QrStatus qt_ps_run(QtDs *t, QrDistSet *dset, int shard, int n_shards, QrD
     t->se.inputs = &t->p.in;
     if (st == QR_OK && part) {
         static const char *const key[] = { "command" }, *const val[] = { "runall" };
-        QrDsSection sec = { "dsstat", run, qr_dsstat_section_put, qr_dsstat_section_merge };
+        QrDsSection sec = { "dsstat", run, qr_dspart_dsstat_put, qr_dspart_dsstat_merge };
         st = qr_dspart_write(part, "runall", &d, &t->ds, &t->se, key, val, 1, shard, n_shards, &sec, 1);
     }
     qr_ds_compare_free(&d);
@@ -238,7 +238,7 @@ static void test_dsstat_shards(void) {
     if (st == QR_OK) st = qr_dspart_check(parts, 3);
     if (st == QR_OK) st = qr_dsstat_run_init(m, &t.se, &dset[1]);
     if (st == QR_OK) st = qr_ds_compare_init(&dm, &t.se, t.ds.n, t.ds.names);
-    QrDsSection sec = { "dsstat", m, qr_dsstat_section_put, qr_dsstat_section_merge };
+    QrDsSection sec = { "dsstat", m, qr_dspart_dsstat_put, qr_dspart_dsstat_merge };
     for (int r = 0; st == QR_OK && r < 3; r++) st = qr_dspart_load(&parts[r], &t.se, &dm, &sec, 1);
     for (int r = 0; r < 3; r++) qr_dspart_free(&parts[r]);
     qr_ds_compare_free(&dm);

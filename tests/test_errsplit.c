@@ -1,7 +1,9 @@
 /* tests/errsplit — the error split of compare_per_layer_out (issue 29) against an independent
  * reference: fixtures/make_errsplit.py plants a too-narrow range, a too-wide range, an outlier
  * channel and a coarse weight, and measures every part of those rows with ONNX Runtime on
- * one-layer models with only that part's quantizers (numpy on ORT's values; ref.tsv). */
+ * one-layer models with only that part's quantizers (numpy on ORT's values; ref.tsv); a fifth row
+ * plants a coarse per-tensor weight. The HTML table and the graph view draw each row's split as a
+ * stacked bar whose segments are the parts' shares. */
 
 typedef struct QtSplitRef {
     char name[64], planted[32], dominant[32];
@@ -71,7 +73,7 @@ static const QrLayerRow *qt_split_row(const QtSplitPair *sp, const char *name) {
 static void test_errsplit_reference(void) {
     QtSplitRef ref[8];
     int n = qt_split_ref_load(ref, 8);
-    if (n != 4) { qt_fail(__FILE__, __LINE__, "fixtures/errsplit/ref.tsv: %d rows (4 expected)", n); return; }
+    if (n != 5) { qt_fail(__FILE__, __LINE__, "fixtures/errsplit/ref.tsv: %d rows (5 expected)", n); return; }
     QtSplitPair sp;
     QrStatus st = qt_split_open(&sp);
     if (st != QR_OK) { qt_fail(__FILE__, __LINE__, "%s", qr_err_msg()); qt_split_close(&sp); return; }
@@ -97,8 +99,8 @@ static void test_errsplit_reference(void) {
             snprintf(msg, sizeof msg, "%s noise_ratio: %.9g vs %.9g", x->name, v.noise_ratio, x->noise);
         if ((strcmp(v.dominant, x->planted) || strcmp(x->dominant, x->planted)) && !bad++)
             snprintf(msg, sizeof msg, "%s: dominant %s, reference %s, planted %s", x->name, v.dominant, x->dominant, x->planted);
-        if (!strcmp(x->name, "coarse_w") && r->sp.w_channel != x->worst_ch && !bad++)
-            snprintf(msg, sizeof msg, "coarse_w: worst weight channel %d, reference %d", r->sp.w_channel, x->worst_ch);
+        if (!strcmp(x->planted, "weight") && r->sp.w_channel != x->worst_ch && !bad++)   /* per-tensor: -1 */
+            snprintf(msg, sizeof msg, "%s: worst weight channel %d, reference %d", x->name, r->sp.w_channel, x->worst_ch);
     }
     /* layers without quantizers (GlobalAveragePool, Flatten) add no part and name none */
     for (int k = 0; k < sp.c.n; k++) {
@@ -219,7 +221,7 @@ static void test_errsplit_advisor(void) {
     if (st != QR_OK) { qt_fail(__FILE__, __LINE__, "%s", qr_err_msg()); qr_sens_free(&sr); qt_split_close(&sp); return; }
     static const struct { const char *node; QrAdvKind kind; int dom; } want[] = {
         { "narrow", QR_ADV_SATURATION, 3 }, { "wide", QR_ADV_RANGE, 2 }, { "outlier", QR_ADV_OUTLIER_CHANNELS, 2 },
-        { "coarse_w", QR_ADV_WEIGHT_ERROR, 0 } };
+        { "coarse_w", QR_ADV_WEIGHT_ERROR, 0 }, { "coarse_wt", QR_ADV_WEIGHT_ERROR, 0 } };
     char msg[512] = "";
     int bad = 0;
     for (int w = 0; w < QR_ARRAY_LEN(want); w++) {
@@ -240,6 +242,11 @@ static void test_errsplit_advisor(void) {
         }
         if (first && w == 3 && !strstr(first->reason, "channel 3") && !bad++)
             snprintf(msg, sizeof msg, "coarse_w: the weight finding does not name channel 3: %s", first->reason);
+        /* the per-tensor weight: named per-tensor, with its abs-max in steps (127 / 20 = 6.35: 6.3 or 6.4) and the
+         * coarse-scale fix */
+        if (first && w == 4 && (!strstr(first->reason, "per-tensor") || !strstr(first->reason, "spans 6.") ||
+                                !strstr(first->fix, "too coarse")) && !bad++)
+            snprintf(msg, sizeof msg, "coarse_wt: %s / fix: %s", first->reason, first->fix);
     }
     for (int k = 0; k < adv.n; k++)
         if (adv.f[k].kind == QR_ADV_OUTLIER_CHANNELS && !strcmp(adv.f[k].node, "logits") && !bad++)
@@ -257,9 +264,77 @@ static void test_errsplit_advisor(void) {
     QT_CHECKF(bad == 0, "%d problems; first: %s", bad, msg);
 }
 
+/* Width (percent) of stacked-bar segment k in html[a, b): the "qr-sb<k>" span's style width, or
+ * -1 when the segment is absent (a zero part). */
+static double qt_split_bar_pct(const char *a, const char *b, int k) {
+    char key[32];
+    snprintf(key, sizeof key, "class=\"qr-sb%d\" style=\"width:", k);
+    const char *p = strstr(a, key);
+    return p && p < b ? strtod(p + strlen(key), NULL) : -1;
+}
+
+/* The split bars of a runall bundle: for every planted row, the per-layer table's bar segments
+ * (percent of the four parts' sum, %.1f) and the graph view box's bar segments (px of the box's
+ * width less 12) are the csv's parts' shares. */
+static void test_errsplit_bars(void) {
+    char dir[600], p[700];
+    snprintf(dir, sizeof dir, "%s/es_bars", qt_tmpdir());
+    QtCli r;
+    qt_cli(&r, "runall fixtures/errsplit/base.onnx fixtures/errsplit/analysis.onnx -i fixtures/errsplit/input.npy -o %s.zip "
+               "--keep-dir %s --quiet", dir, dir);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    char *html = qt_ra_read(p, NULL);
+    snprintf(p, sizeof p, "%s/compare_per_layer_out.csv", dir);
+    QtCsv c;
+    bool have_csv = qt_csv_load(p, &c);
+    QT_CHECK(html && have_csv);
+    static const char *const planted[] = { "narrow", "wide", "outlier", "coarse_w", "coarse_wt" };
+    static const char *const cols[4] = { "err_weight", "err_input", "err_output_round", "err_output_clip" };
+    int cn = qt_csv_col(&c, "mod_name"), ci[4], bad = 0, checked = 0;
+    char msg[400] = "";
+    for (int j = 0; j < 4; j++) ci[j] = qt_csv_col(&c, cols[j]);
+    for (int w = 0; w < QR_ARRAY_LEN(planted); w++) {
+        double part[4], sum = 0;
+        int row = -1;
+        for (int k = 1; k < c.n_rows && cn >= 0; k++) if (c.cell[k][cn] && !strcmp(c.cell[k][cn], planted[w])) row = k;
+        if (row < 0 || ci[0] < 0 || ci[3] < 0) { if (!bad++) snprintf(msg, sizeof msg, "%s: no csv row", planted[w]); continue; }
+        for (int j = 0; j < 4; j++) { part[j] = strtod(c.cell[row][ci[j]], NULL); sum += part[j]; }
+        /* the table: the row whose mod_name cell is this name */
+        char key[96];
+        snprintf(key, sizeof key, "<td class=\"qr-wide\">%s</td>", planted[w]);
+        const char *sec = strstr(html, "id=\"compare\""), *sec_end = sec ? strstr(sec, "<section") : NULL;
+        const char *ta = sec ? strstr(sec, key) : NULL;
+        if (!ta || (sec_end && ta > sec_end)) { snprintf(key, sizeof key, "<td>%s</td>", planted[w]); ta = sec ? strstr(sec, key) : NULL; }
+        if (ta && sec_end && ta > sec_end) ta = NULL;
+        const char *tb = ta ? strstr(ta, "</tr>") : NULL;
+        /* the graph box */
+        snprintf(key, sizeof key, "data-node=\"%s\"", planted[w]);
+        const char *ga = strstr(html, key), *gb = ga ? strstr(ga, "</g>\n") : NULL, *wd = ga ? strstr(ga, "<rect width=\"") : NULL;
+        double boxw = wd && wd < gb ? strtod(wd + 13, NULL) : NAN;
+        if (!ta || !tb || !gb || !(boxw > 12)) { if (!bad++) snprintf(msg, sizeof msg, "%s: no table row or box", planted[w]); continue; }
+        for (int j = 0; j < 4; j++) {
+            double want = part[j] > 0 ? 100 * part[j] / sum : -1, got = qt_split_bar_pct(ta, tb, j);
+            char gkey[40];
+            snprintf(gkey, sizeof gkey, "class=\"qg-sb%d\" x=\"", j);
+            const char *gs = strstr(ga, gkey), *gw = gs && gs < gb ? strstr(gs, "width=\"") : NULL;
+            double gpx = gw ? strtod(gw + 7, NULL) : -1, gwant = part[j] > 0 ? (boxw - 12) * part[j] / sum : -1;
+            checked++;
+            if ((want < 0 ? got != -1 : fabs(got - want) > 0.051) && !bad++)
+                snprintf(msg, sizeof msg, "%s %s: table bar %.1f%%, parts give %.3f%%", planted[w], cols[j], got, want);
+            if ((gwant < 0 ? gpx != -1 : fabs(gpx - gwant) > 0.006) && !bad++)
+                snprintf(msg, sizeof msg, "%s %s: graph bar %.2f px, parts give %.3f px", planted[w], cols[j], gpx, gwant);
+        }
+    }
+    qt_csv_free(&c);
+    free(html);
+    QT_CHECKF(bad == 0 && checked == 20, "%d checked, %d bad; first: %s", checked, bad, msg);
+}
+
 static void qt_errsplit_all(void) {
     QT_RUN(test_errsplit_reference);
     QT_RUN(test_errsplit_csv);
     QT_RUN(test_errsplit_dataset);
     QT_RUN(test_errsplit_advisor);
+    QT_RUN(test_errsplit_bars);
 }

@@ -74,9 +74,9 @@ static QrStatus qt_ex_model(const char *model, const char *input, const char *go
         nf++;
         line = nl ? nl + 1 : NULL;
     }
-    if (st == QR_OK) st = qr_onnx_load(model, &g);
+    if (st == QR_OK) st = qr_run_load(model, &g);
     if (st == QR_OK) st = qr_npy_read(input, &x);
-    if (st == QR_OK) st = qr_graph_infer(g, &x);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
     QrTensor *held = st == QR_OK ? calloc((size_t)g->n_values + 1, sizeof *held) : NULL;   /* goldens read */
     if (st == QR_OK && !held) st = qr_errf(QR_ERR_NOMEM, "oom");
     for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {

@@ -97,9 +97,9 @@ static void qt_golden_check_ex(const char *testname, const char *model, const ch
         gd.n++;
         line = nl ? nl + 1 : NULL;
     }
-    if (st == QR_OK) st = qr_onnx_load(model, &g);
+    if (st == QR_OK) st = qr_run_load(model, &g);
     if (st == QR_OK) st = qr_npy_read(input, &in);
-    if (st == QR_OK) st = qr_graph_infer(g, &in);
+    if (st == QR_OK) st = qr_run_infer(g, &in);
     if (st == QR_OK && !(outs = calloc((size_t)g->n_outputs + 1, sizeof *outs))) st = qr_errf(QR_ERR_NOMEM, "oom");
     QrRunOpts opts = { .tap = qt_golden_tap, .tap_user = &gd };
     if (st == QR_OK) st = qr_run(g, &in, &opts, outs);

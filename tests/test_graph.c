@@ -1,7 +1,7 @@
 /* tests/test_graph.c — report/graph: the layered layout (layering respects every edge, no two
  * boxes overlap, every edge drawn from its source's bottom to its target's top, groups nest
  * without overlapping) on a residual CNN and a transformer block (fixtures, boxes built here
- * from the ONNX graph independently of report/bundle), a multi-output detection neck and a
+ * from the ONNX graph independently of runall/bundle), a multi-output detection neck and a
  * generated 2,000-node graph; and the graph view of a real runall bundle in headless Chromium. */
 
 /* ---- building layout inputs ---------------------------------------------------------------- */
@@ -41,7 +41,7 @@ static bool qt_gl_folded(const char *op) {
 
 static QrStatus qt_gl_from_onnx(const char *path, QtGlCase *c) {
     QrGraph *g;
-    QR_TRY(qr_onnx_load(path, &g));
+    QR_TRY(qr_run_load(path, &g));
     int nn = g->n_nodes, *box = malloc((size_t)nn * sizeof *box), n = 0;
     for (int v = 0; v < nn; v++) box[v] = qt_gl_folded(g->nodes[v].op_type) ? -1 : n++;
     if (!qt_gl_case_alloc(c, n, 4 * nn + 8, n)) { free(box); qr_graph_free(g); free(g); return QR_ERR_NOMEM; }
@@ -187,6 +187,51 @@ static bool qt_gl_overlap(float x, float y, float w, float h, float X, float Y, 
     return x < X + W - 0.01f && X < x + w - 0.01f && y < Y + H - 0.01f && Y < y + h - 0.01f;
 }
 
+/* Whether segment (x0,y0)-(x1,y1) enters the inside of the box (shrunk by 0.5 px: touching is
+ * not crossing), by clipping the segment against the box (Liang-Barsky). */
+static bool qt_gl_seg_hits(float x0, float y0, float x1, float y1, float X, float Y, float W, float H) {
+    double lo = 0, hi = 1, dx = x1 - x0, dy = y1 - y0;
+    double p[4] = { -dx, dx, -dy, dy }, q[4] = { x0 - (X + 0.5), (X + W - 0.5) - x0, y0 - (Y + 0.5), (Y + H - 0.5) - y0 };
+    if (W <= 1 || H <= 1) return false;
+    for (int k = 0; k < 4; k++) {
+        if (p[k] == 0) { if (q[k] < 0) return false; continue; }
+        double t = q[k] / p[k];
+        if (p[k] < 0) { if (t > lo) lo = t; }
+        else if (t < hi) hi = t;
+        if (lo > hi) return false;
+    }
+    return hi - lo > 1e-9;
+}
+
+/* An edge's polyline crosses no node box but its ends' and no group frame that holds neither
+ * end (it enters a group only through the frame of a group holding its target, and leaves
+ * only one holding its source); returns the first offence or NULL. */
+static const char *qt_gl_check_routes(const QtGlCase *c, const QrGlLayout *l) {
+    static char msg[256];
+    for (int e = 0; e < c->ne; e++) {
+        int s = c->src[e], d = c->dst[e], a = l->pt_off[e], b = l->pt_off[e + 1];
+        if (s == d || l->reversed[e]) continue;
+        for (int k = a; k + 1 < b; k++) {
+            float x0 = l->pts[2 * k], y0 = l->pts[2 * k + 1], x1 = l->pts[2 * k + 2], y1 = l->pts[2 * k + 3];
+            for (int i = 0; i < c->n; i++)
+                if (i != s && i != d && qt_gl_seg_hits(x0, y0, x1, y1, l->x[i], l->y[i], c->w[i], c->h[i])) {
+                    snprintf(msg, sizeof msg, "edge %d (%d -> %d) crosses box %d", e, s, d, i);
+                    return msg;
+                }
+            for (int g = 0; g < c->ng; g++) {
+                bool holds = false;
+                for (int x = c->ngrp[s]; x >= 0; x = c->gpar[x]) holds |= x == g;
+                for (int x = c->ngrp[d]; x >= 0; x = c->gpar[x]) holds |= x == g;
+                if (!holds && qt_gl_seg_hits(x0, y0, x1, y1, l->gx[g], l->gy[g], l->gw[g], l->gh[g])) {
+                    snprintf(msg, sizeof msg, "edge %d (%d -> %d) crosses group %d that holds neither end", e, s, d, g);
+                    return msg;
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
 /* Every property the view relies on; returns a message or NULL. */
 static const char *qt_gl_check(const QtGlCase *c, const QrGlLayout *l, int *n_reversed) {
     static char msg[256];
@@ -276,6 +321,7 @@ static void qt_gl_check_case(QtGlCase *c, const char *what) {
         }
         int rev;
         const char *err = qt_gl_check(grp ? c : &flat, &l, &rev);
+        if (!err) err = qt_gl_check_routes(grp ? c : &flat, &l);
         if (save) { memcpy(c->ngrp, save, (size_t)c->n * sizeof *save); free(save); }
         qr_gl_free(&l);
         QT_CHECKF(!err, "%s (%s): %s", what, grp ? "grouped" : "flat", err);
@@ -329,6 +375,62 @@ static void test_graph_generated_2000(void) {
     QT_CHECK(qt_gl_generated(&c, 2000, 12345u));
     QT_CHECKF(c.n >= 1900 && c.n <= 2100, "%d boxes", c.n);
     qt_gl_check_case(&c, "generated");
+    qt_gl_case_free(&c);
+}
+
+/* The collapsed overview of the generated 2,000-node graph (blocks with nested attention / MLP
+ * groups): at depth 1 (blocks open, their sub-groups as tiles) and depth 0 (every block a tile).
+ * Each box stands for one node outside the collapsed groups or one outermost collapsed group
+ * (counted here from the group tree); the tiles have the size asked for (a box's, not their
+ * expanded group's); the edges are the distinct pairs of boxes the graph's edges join (computed
+ * here); and the layout passes every check of the full one. */
+static void test_graph_overview(void) {
+    QtGlCase c;
+    QT_CHECK(qt_gl_generated(&c, 2000, 777u));
+    for (int open = 0; open <= 1; open++) {
+        QrArena a = {0};
+        float *tw = calloc((size_t)c.ng + 1, sizeof *tw), *th = calloc((size_t)c.ng + 1, sizeof *th);
+        for (int g = 0; g < c.ng; g++) { tw[g] = 120 + (float)(g % 3) * 10; th[g] = 54; }
+        QrGlInput in = qt_gl_input(&c, true);
+        QrGlOverview ov;
+        QT_OK(qr_gl_overview(&in, open, tw, th, &a, &ov));
+        /* the expected boxes: depth of each group, its outermost ancestor deeper than open */
+        int *rep = malloc((size_t)c.n * sizeof *rep), *tile_of = malloc((size_t)c.ng * sizeof *tile_of), nb = 0, bad = 0;
+        for (int g = 0; g < c.ng; g++) tile_of[g] = -1;
+        for (int v = 0; v < c.n; v++) {
+            int top = -1;
+            for (int x = c.ngrp[v]; x >= 0; x = c.gpar[x]) {
+                int d = 0;
+                for (int y = x; y >= 0; y = c.gpar[y]) d++;
+                if (d > open) top = x;
+            }
+            if (top < 0) { rep[v] = nb++; bad += ov.box_node[rep[v]] != v; continue; }
+            if (tile_of[top] < 0) { tile_of[top] = nb++; bad += ov.box_group[tile_of[top]] != top; }
+            rep[v] = tile_of[top];
+            bad += ov.in.w[rep[v]] != tw[top] || ov.in.h[rep[v]] != th[top];
+        }
+        int want_e = 0;
+        for (int e = 0; e < c.ne; e++) {
+            int s1 = rep[c.src[e]], d1 = rep[c.dst[e]];
+            bool first = s1 != d1;
+            for (int f = 0; f < e && first; f++) first = !(rep[c.src[f]] == s1 && rep[c.dst[f]] == d1);
+            want_e += first;
+        }
+        QT_CHECKF(ov.in.n == nb && ov.in.n_edges == want_e && bad == 0, "open %d: %d boxes (want %d), %d edges (want %d), %d wrong",
+                  open, ov.in.n, nb, ov.in.n_edges, want_e, bad);
+        /* the overview laid out: every layout check */
+        QtGlCase o;
+        QT_CHECK(qt_gl_case_alloc(&o, ov.in.n, ov.in.n_edges, ov.in.n_groups));
+        o.n = ov.in.n; o.ne = ov.in.n_edges; o.ng = ov.in.n_groups;
+        memcpy(o.w, ov.in.w, (size_t)o.n * sizeof *o.w); memcpy(o.h, ov.in.h, (size_t)o.n * sizeof *o.h);
+        memcpy(o.src, ov.in.src, (size_t)o.ne * sizeof *o.src); memcpy(o.dst, ov.in.dst, (size_t)o.ne * sizeof *o.dst);
+        memcpy(o.ngrp, ov.in.node_group, (size_t)o.n * sizeof *o.ngrp);
+        if (o.ng) memcpy(o.gpar, ov.in.group_parent, (size_t)o.ng * sizeof *o.gpar);
+        qt_gl_check_case(&o, open ? "overview depth 1" : "overview depth 0");
+        qt_gl_case_free(&o);
+        free(rep); free(tile_of); free(tw); free(th);
+        qr_arena_free(&a);
+    }
     qt_gl_case_free(&c);
 }
 
@@ -418,6 +520,73 @@ static void test_graph_bundle_nodes(void) {
     QT_CHECKF(plots >= 2 && plots_missing == 0, "%d plot links, %d missing", plots, plots_missing);
 }
 
+/* The marks of the folded drawing, from the bundle's own tables: the one box outlined as the first
+ * drop is the first verified row (graph order) with Cosine below 0.99; the dashed worst boxes are
+ * the (up to) five verified rows with the lowest Cosine below 0.99999; a box badged Sk is row k of
+ * sensitive_ops.csv (by name; rows naming no box are skipped). */
+static void test_graph_marks(void) {
+    char dir[512], p[600];
+    QT_CHECK(qt_gl_bundle(dir, sizeof dir));
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    char *html = qt_ra_read(p, NULL);
+    snprintf(p, sizeof p, "%s/compare_per_layer_out.csv", dir);
+    QtCsv c, so;
+    bool have_c = qt_csv_load(p, &c);
+    snprintf(p, sizeof p, "%s/sensitive_ops.csv", dir);
+    bool have_s = qt_csv_load(p, &so);
+    QT_CHECK(html && have_c && have_s);
+    int cn = qt_csv_col(&c, "mod_name"), cc = qt_csv_col(&c, "Cosine"), sn = qt_csv_col(&so, "op_name");
+    /* expected: first drop and the five worst, from the csv */
+    int first = -1, worst[5], nw = 0;
+    for (int r = 1; r < c.n_rows && cn >= 0 && cc >= 0; r++) {
+        double cos = c.cell[r][cc] && *c.cell[r][cc] ? strtod(c.cell[r][cc], NULL) : NAN;
+        bool ver = c.cell[r][cn] && !strstr(c.cell[r][cn], "[UNVERIFIED pair]");
+        if (first < 0 && ver && cos < 0.99) first = r - 1;
+    }
+    for (int pick = 0; pick < 5; pick++) {
+        int best = -1;
+        double bc = 0;
+        for (int r = 1; r < c.n_rows && cn >= 0 && cc >= 0; r++) {
+            double cos = c.cell[r][cc] && *c.cell[r][cc] ? strtod(c.cell[r][cc], NULL) : NAN;
+            bool used = false;
+            for (int j = 0; j < nw; j++) used |= worst[j] == r - 1;
+            if (used || !(cos < 0.99999) || strstr(c.cell[r][cn], "[UNVERIFIED pair]")) continue;
+            if (best < 0 || cos < bc) { best = r - 1; bc = cos; }
+        }
+        if (best >= 0) worst[nw++] = best;
+    }
+    /* the boxes of the folded drawing */
+    char *end = strstr(html, "class=\"qg-qv\"");
+    if (!end) end = strstr(html, "</svg>");
+    int n_first = 0, got_first = -1, n_worst = 0, worst_bad = 0, s_checked = 0, s_bad = 0;
+    char msg[300] = "";
+    for (char *q = strstr(html, "<g class=\"qg-main\""); q && (q = strstr(q, "<g class=\"qg-n")) != NULL && (!end || q < end); q++) {
+        char cls[80] = "", name[300] = "";
+        int row = -1, srank = 0;
+        sscanf(q, "<g class=\"%79[^\"]\" data-node=\"%299[^\"]\" data-row=\"%d\"", cls, name, &row);
+        const char *gt = strchr(q, '>'), *ds = strstr(q, " data-s=\"");
+        if (ds && gt && ds < gt) srank = atoi(ds + 9);
+        if (strstr(cls, "qg-first")) { n_first++; got_first = row; }
+        if (strstr(cls, "qg-worst")) {
+            n_worst++;
+            bool in = false;
+            for (int j = 0; j < nw; j++) in |= worst[j] == row;
+            if (!in && !worst_bad++) snprintf(msg, sizeof msg, "row %d marked worst", row);
+        }
+        if (srank > 0 && srank < so.n_rows && sn >= 0) {
+            s_checked++;
+            if (strcmp(so.cell[srank][sn], name) && !s_bad++) snprintf(msg, sizeof msg, "S%d on %s, sensitive_ops row %s", srank, name, so.cell[srank][sn]);
+        }
+    }
+    qt_csv_free(&c);
+    qt_csv_free(&so);
+    free(html);
+    QT_CHECKF(first >= 0 && n_first == 1 && got_first == first, "first drop: row %d expected, %d boxes marked (row %d)", first, n_first,
+              got_first);
+    QT_CHECKF(nw >= 1 && n_worst == nw && worst_bad == 0, "worst: %d expected, %d marked; %s", nw, n_worst, msg);
+    QT_CHECKF(s_checked >= 3 && s_bad == 0, "sensitivity badges: %d checked, %d wrong; %s", s_checked, s_bad, msg);
+}
+
 /* Headless Chromium: the page with a self-test appended — every per-layer row has its box, no
  * two visible boxes overlap (expanded and collapsed), every metric recolours, a click shows the
  * row; render_html.sh fails on any console message. */
@@ -431,7 +600,7 @@ static void test_graph_render(void) {
     QT_CHECK(end);
     static const char selftest[] =
         "(function(){var out=[],root=document.getElementById(\"qg\");\n"
-        "function vis(n){return getComputedStyle(n).display!==\"none\";}\n"
+        "function vis(n){var r=n.getBoundingClientRect();return getComputedStyle(n).display!==\"none\"&&r.width>0&&r.height>0;}\n"
         "function boxes(){return [].filter.call(document.querySelectorAll(\".qg-n,.qg-t\"),vis).map(function(n){return n.querySelector(\"rect\").getBoundingClientRect();});}\n"
         "function overlaps(){var b=boxes(),k=0;for(var i=0;i<b.length;i++)for(var j=i+1;j<b.length;j++){\n"
         " var x=Math.min(b[i].right,b[j].right)-Math.max(b[i].left,b[j].left),y=Math.min(b[i].bottom,b[j].bottom)-Math.max(b[i].top,b[j].top);\n"
@@ -455,6 +624,11 @@ static void test_graph_render(void) {
         "t.dispatchEvent(new MouseEvent(\"click\",{bubbles:true}));\n"
         "var p=root.querySelector(\".qg-panel\"),cos=tr?tr.cells[7].textContent:\"?\";\n"
         "out.push(\"panel \"+(!p.hidden&&p.textContent.indexOf(t.getAttribute(\"data-node\"))>=0&&p.textContent.indexOf(cos)>=0?\"ok\":\"bad:\"+p.textContent.slice(0,80)));\n"
+        "var qb=root.querySelector(\".qg-showq\");qb.checked=true;qb.dispatchEvent(new Event(\"change\"));\n"
+        "var qn=[].filter.call(document.querySelectorAll(\".qg-qv .qg-qn\"),vis).length,qmiss=0;\n"
+        "[].forEach.call(rows,function(r){var n=[].filter.call(document.querySelectorAll('.qg-qv .qg-n[data-row=\"'+r.cells[0].textContent.trim()+'\"]'),vis);if(!n.length)qmiss++;});\n"
+        "out.push(\"qview \"+overlaps()+\" q \"+qn+\" missing \"+qmiss);\n"
+        "qb.checked=false;qb.dispatchEvent(new Event(\"change\"));out.push(\"back \"+overlaps());\n"
         "document.body.setAttribute(\"data-graphtest\",out.join(\"|\"));})();\n";
     snprintf(self, sizeof self, "%s/graph_self.html", dir);
     FILE *f = fopen(self, "wb");
@@ -489,6 +663,91 @@ static void test_graph_render(void) {
     QT_CHECKF(met && sscanf(met, "|metrics %d changed %d has %d", &nm, &changed, &core) == 3 && core == 4 && changed >= 3 &&
               strstr(met, " sens|"), "metrics: %s", got);
     QT_CHECKF(strstr(got, "|panel ok"), "click: %s", got);
+    /* the Q/DQ toggle: the analysis model's quantizer nodes as boxes, every row's box there, no overlap;
+     * and back to the folded view */
+    int qbox = 0, qover = -1, qn = 0, qmiss = -1, back = -1, back_over = -1;
+    const char *qv = strstr(got, "|qview ");
+    QT_CHECKF(qv && sscanf(qv, "|qview %d/%d q %d missing %d|back %d/%d", &qbox, &qover, &qn, &qmiss, &back, &back_over) == 6 &&
+              qover == 0 && qn >= 10 && qbox >= rows + qn && qmiss == 0 && back == rows && back_over == 0, "Q/DQ view: %s", got);
+}
+
+/* Headless Chromium on the view of the generated 2,000-node graph (as qr_gl_html writes it for
+ * a large model: it opens collapsed): the page opens in the overview, whose collapsed groups are
+ * tiles of a box's height and coloured (their worst member), with no two visible boxes
+ * overlapping; clicking a tile opens the full drawing with that group's boxes shown, still
+ * without overlaps; no console message. */
+static void test_graph_overview_render(void) {
+    QtGlCase c;
+    QT_CHECK(qt_gl_generated(&c, 2000, 4242u));
+    for (int i = 0; i < c.n; i++) qr_gl_box_size("MatMul", "MatMul", &c.w[i], &c.h[i]);   /* the bundle's box sizes */
+    QrGlInput in = qt_gl_input(&c, true);
+    QrGlLayout l;
+    QT_OK(qr_gl_layout(&in, &l));
+    QrGlViewNode *nodes = calloc((size_t)c.n, sizeof *nodes);
+    const char **gname = calloc((size_t)c.ng + 1, sizeof *gname);
+    double *val = calloc((size_t)c.n, sizeof *val);
+    char (*nm)[32] = calloc((size_t)c.n + (size_t)c.ng, sizeof *nm);
+    for (int i = 0; i < c.n; i++) {
+        snprintf(nm[i], sizeof nm[i], "/n%d", i);
+        nodes[i] = (QrGlViewNode){ .name = nm[i], .op_type = "MatMul", .row = i };
+        val[i] = 1 - 1e-4 * (double)(i % 97);
+    }
+    for (int g = 0; g < c.ng; g++) { snprintf(nm[c.n + g], sizeof nm[0], "/block/g%d", g); gname[g] = nm[c.n + g]; }
+    QrGlMetric m = { "Cosine", val, true };
+    QrGlView v = { .nodes = nodes, .group_name = gname, .n_rows = c.n, .metrics = &m, .n_metrics = 1, .first_drop_row = -1,
+                   .open_depth = -2 };
+    QrHtml h;
+    qr_html_init(&h, "overview");
+    qr_html_section(&h, "graph", "Graph view");
+    qr_gl_html(&h, &l, &in, &v);
+    char *page = NULL;
+    size_t len = 0;
+    QrStatus st = qr_html_finish(&h, &page, &len);
+    qr_html_free(&h);
+    qr_gl_free(&l);
+    QT_OK(st);
+    static const char selftest[] =
+        "<script>(function(){var out=[],root=document.getElementById(\"qg\");\n"
+        "function vis(n){var r=n.getBoundingClientRect();return getComputedStyle(n).display!==\"none\"&&r.width>0&&r.height>0;}\n"
+        "function rects(sel){return [].filter.call(document.querySelectorAll(sel),vis).map(function(n){return n.querySelector(\"rect\").getBoundingClientRect();});}\n"
+        "function over(b){var k=0;for(var i=0;i<b.length;i++)for(var j=i+1;j<b.length;j++){\n"
+        " var x=Math.min(b[i].right,b[j].right)-Math.max(b[i].left,b[j].left),y=Math.min(b[i].bottom,b[j].bottom)-Math.max(b[i].top,b[j].top);\n"
+        " if(x>0.5&&y>0.5)k++;}return k;}\n"
+        "var ov=document.querySelector(\".qg-ov\"),tl=[].filter.call(document.querySelectorAll(\".qg-ot\"),vis),nb=rects(\".qg-ov .qg-n\"),tb=rects(\".qg-ot\");\n"
+        "var hn=nb.length?nb[0].height:0,same=tb.every(function(r){return Math.abs(r.height-hn)<0.5;}),\n"
+        " coloured=tl.every(function(t){var f=t.querySelector(\"rect\").style.fill;return f&&f.indexOf(\"hsl\")>=0||f.indexOf(\"rgb\")>=0;});\n"
+        "out.push(\"ov \"+(ov&&vis(ov)?\"shown\":\"hidden\")+\" tiles \"+tl.length+\" nodes \"+nb.length+\" over \"+over(nb.concat(tb))+\" same \"+same+\" col \"+coloured);\n"
+        "if(tl.length){var k=tl[0].getAttribute(\"data-g\");tl[0].dispatchEvent(new MouseEvent(\"click\",{bubbles:true}));\n"
+        " var mem=[].filter.call(document.querySelectorAll('.qg-main .qg-n[data-g=\"'+k+'\"]'),vis).length,all=rects(\".qg-main .qg-n,.qg-main .qg-t\");\n"
+        " out.push(\"opened \"+mem+\" shown \"+all.length+\" over \"+over(all));}\n"
+        "document.body.setAttribute(\"data-ovtest\",out.join(\"|\"));})();</script>";
+    char p[600], dom[600], shot[600];
+    snprintf(p, sizeof p, "%s/overview.html", qt_tmpdir());
+    FILE *f = fopen(p, "wb");
+    char *end = page ? strstr(page, "</body>") : NULL;
+    if (f && end) { fwrite(page, 1, (size_t)(end - page), f); fputs(selftest, f); fputs(end, f); }
+    if (f) fclose(f);
+    free(page); free(nodes); free(gname); free(val); free(nm);
+    qt_gl_case_free(&c);
+    QT_CHECK(end);
+    snprintf(dom, sizeof dom, "%s/overview.dom", qt_tmpdir());
+    snprintf(shot, sizeof shot, "%s/overview.png", qt_tmpdir());
+    int rc = qt_bd_sh("QR_RENDER_DOM='%s' sh tests/render_html.sh '%s' '%s' 1280,1000 > '%s/overview_render.log' 2>&1", dom, p, shot,
+                      qt_tmpdir());
+    if (rc == 77) QT_SKIP("chromium not found (install Debian 'chromium' to run it)");
+    snprintf(p, sizeof p, "%s/overview_render.log", qt_tmpdir());
+    char *log = qt_ra_read(p, NULL), *d = qt_ra_read(dom, NULL);
+    const char *res = d ? strstr(d, "data-ovtest=\"") : NULL;
+    char got[300] = "";
+    if (res) { res += 13; snprintf(got, sizeof got, "%.*s", (int)(strchr(res, '"') ? strchr(res, '"') - res : 0), res); }
+    free(d);
+    QT_CHECKF(rc == 0, "render_html.sh exit %d:\n%s", rc, log ? log : "");
+    free(log);
+    int tiles = 0, nb = 0, over = -1, opened = 0, shown = 0, over2 = -1;
+    char same[8] = "", col[8] = "";
+    QT_CHECKF(sscanf(got, "ov shown tiles %d nodes %d over %d same %7s col %7[a-z]|opened %d shown %d over %d", &tiles, &nb, &over, same,
+                     col, &opened, &shown, &over2) == 8 && tiles >= 10 && over == 0 && !strcmp(same, "true") && !strcmp(col, "true") &&
+              opened >= 2 && shown > tiles && over2 == 0, "overview self-test: %s", got);
 }
 
 /* CSV field k of a line (no quoting in the fixture names), into dst. */
@@ -521,6 +780,29 @@ static void test_graph_overlay_model_explorer(void) {
         const QrJsonVal *g0 = qr_json_at(grad, 0), *g2 = qr_json_at(grad, 2);
         QT_CHECKF(res && g0 && g2 && qr_json_get(g0, "stop")->num == 0 && qr_json_get(g2, "stop")->num == 1 &&
                   qr_json_get(g0, "bgColor"), "%s: no results or gradient", files[f].file);
+        /* the form node_data_builder.py's GraphNodeData.to_json_string writes: its fields in declaration
+         * order with the None one (hideAggregatedStats) left out; each result only {"value": number}
+         * (bgColor/textColor None); each gradient item {stop, bgColor} with stops 0 and 1 present */
+        static const char *const fields[] = { "results", "name", "thresholds", "gradient", "hideInAggregatedStatsTable",
+                                              "hideInChildrenStatsTable", "showExpandedSummaryOnGroupNode",
+                                              "showLabelCountColumnsInChildrenStatsTable" };
+        bool form = v->type == QR_JSON_OBJ && v->n == QR_ARRAY_LEN(fields);
+        for (int k = 0; form && k < v->n; k++) form = !strcmp(v->keys[k], fields[k]);
+        form = form && res->type == QR_JSON_OBJ && qr_json_get(v, "name")->type == QR_JSON_STR &&
+               qr_json_get(v, "thresholds")->type == QR_JSON_ARR && grad->type == QR_JSON_ARR;
+        for (int k = 4; form && k < v->n; k++) form = v->items[k]->type == QR_JSON_BOOL && !v->items[k]->b;
+        for (int k = 0; form && k < res->n; k++)
+            form = res->items[k]->type == QR_JSON_OBJ && res->items[k]->n == 1 && !strcmp(res->items[k]->keys[0], "value") &&
+                   res->items[k]->items[0]->type == QR_JSON_NUM;
+        bool has0 = false, has1 = false;
+        for (int k = 0; form && k < grad->n; k++) {
+            const QrJsonVal *g = grad->items[k], *st = qr_json_get(g, "stop"), *bg = qr_json_get(g, "bgColor");
+            form = g->n == 2 && st && st->type == QR_JSON_NUM && st->num >= 0 && st->num <= 1 && bg && bg->type == QR_JSON_STR &&
+                   bg->str[0] == '#' && strlen(bg->str) == 7;
+            has0 |= form && st->num == 0;
+            has1 |= form && st->num == 1;
+        }
+        QT_CHECKF(form && has0 && has1, "%s: not in the form Model Explorer's node-data builder writes", files[f].file);
         int rows = 0, checked = 0, bad = 0;
         char name[512], val[64], first_bad[700] = "";
         for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
@@ -598,9 +880,9 @@ static void test_graph_overlay_annotated(void) {
     QT_CHECK(qt_bd_sh("rm -rf '%s' && mkdir -p '%s' && cp '%s' '%s/' && cp '%s/analysis.onnx' '%s/'", side, side, p, side, m, side) == 0);
     snprintf(p, sizeof p, "%s/annotated.onnx", side);
     QrGraph *ga = NULL, *go = NULL;
-    QT_OK(qr_onnx_load(p, &ga));
+    QT_OK(qr_run_load(p, &ga));
     snprintf(q, sizeof q, "%s/analysis.onnx", m);
-    QrStatus st = qr_onnx_load(q, &go);
+    QrStatus st = qr_run_load(q, &go);
     bool same = st == QR_OK && ga->n_nodes == go->n_nodes && ga->n_values == go->n_values;
     for (int v = 0; same && v < go->n_values; v++) {
         const QrTensor *x = &go->values[v].t, *y = &ga->values[v].t;
@@ -669,15 +951,69 @@ static void test_graph_dataset_pooled(void) {
     QT_CHECKF(checked >= 5 && bad == 0, "%d boxes checked, %d differ (%s)", checked, bad, first_bad);
 }
 
+/* runall --mode both: the view can colour by the int-vs-sim LSB difference — its metrics hold, per
+ * row, lsb_max and the share of differing elements (lsb_diff's a/b) of compare_per_layer_out.csv. */
+static void test_graph_mode_both(void) {
+    char dir[512], p[700];
+    snprintf(dir, sizeof dir, "%s/graph_both", qt_tmpdir());
+    const char *m = "fixtures/qpairs/qat_fakequant";
+    QtCli r;
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy --mode both -o %s.zip --keep-dir %s --quiet", m, m, m, dir, dir);
+    QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    char *html = qt_ra_read(p, NULL);
+    snprintf(p, sizeof p, "%s/compare_per_layer_out.csv", dir);
+    QtCsv c;
+    bool have_csv = qt_csv_load(p, &c);
+    QT_CHECK(html && have_csv);
+    char *js = strstr(html, "class=\"qg-data\">"), *je = js ? strstr(js, "</script>") : NULL;
+    /* the page writes +-Infinity (an exact layer's SQNR) as 1e999, which JSON.parse reads as Infinity and
+     * qr_json_parse refuses: read it as 1e300 here (the LSB metrics checked are finite) */
+    for (char *q = js; q && je && (q = strstr(q, "1e999")) != NULL && q < je; q++) memcpy(q, "1e300", 5);
+    QrArena a = {0};
+    QrJsonVal *v = NULL;
+    bool parsed = js && je && qr_json_parse(&a, js + 16, (size_t)(je - js - 16), &v) == QR_OK;
+    const QrJsonVal *ms = parsed ? qr_json_get(v, "m") : NULL, *vmax = NULL, *vshare = NULL;
+    for (int k = 0; ms && qr_json_at(ms, k); k++) {
+        const QrJsonVal *nm = qr_json_get(qr_json_at(ms, k), "n");
+        if (nm && nm->type == QR_JSON_STR && !strcmp(nm->str, "lsb_max")) vmax = qr_json_get(qr_json_at(ms, k), "v");
+        if (nm && nm->type == QR_JSON_STR && !strcmp(nm->str, "lsb_diff share")) vshare = qr_json_get(qr_json_at(ms, k), "v");
+    }
+    int cmax = qt_csv_col(&c, "lsb_max"), cdiff = qt_csv_col(&c, "lsb_diff"), checked = 0, bad = 0, nonzero = 0;
+    char first_bad[300] = "";
+    for (int row = 1; vmax && vshare && cmax >= 0 && cdiff >= 0 && row < c.n_rows; row++) {
+        const char *smax = c.cell[row][cmax], *sdiff = c.cell[row][cdiff];
+        const QrJsonVal *xm = qr_json_at(vmax, row - 1), *xs = qr_json_at(vshare, row - 1);
+        long long d = 0, n = 0;
+        if (!smax || !*smax || !sdiff || sscanf(sdiff, "%lld/%lld", &d, &n) != 2 || n <= 0) continue;
+        checked++;
+        nonzero += d > 0;
+        if (!xm || !xs || xm->type != QR_JSON_NUM || xs->type != QR_JSON_NUM || xm->num != strtod(smax, NULL) ||
+            fabs(xs->num - (double)d / (double)n) > 1e-5 * ((double)d / (double)n) + 1e-12)
+            if (!bad++) snprintf(first_bad, sizeof first_bad, "row %d: csv %s, %s; view %g, %g", row - 1, smax, sdiff,
+                                 xm ? xm->num : NAN, xs ? xs->num : NAN);
+    }
+    qr_arena_free(&a);
+    qt_csv_free(&c);
+    free(html);
+    QT_CHECKF(parsed && vmax && vshare, "the view's metrics lack lsb_max or lsb_diff share");
+    QT_CHECKF(checked >= 5 && nonzero > 0 && bad == 0, "%d rows checked (%d with differences), %d differ (%s)", checked, nonzero,
+              bad, first_bad);
+}
+
 static void qt_graph_all(void) {
     QT_RUN(test_graph_residual);
     QT_RUN(test_graph_transformer);
     QT_RUN(test_graph_neck);
     QT_RUN(test_graph_generated_2000);
+    QT_RUN(test_graph_overview);
     QT_RUN(test_graph_cycles);
     QT_RUN(test_graph_bundle_nodes);
+    QT_RUN(test_graph_marks);
     QT_RUN(test_graph_render);
+    QT_RUN(test_graph_overview_render);
     QT_RUN(test_graph_overlay_model_explorer);
     QT_RUN(test_graph_overlay_annotated);
     QT_RUN(test_graph_dataset_pooled);
+    QT_RUN(test_graph_mode_both);
 }

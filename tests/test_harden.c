@@ -41,7 +41,7 @@ static QrStatus qt_hd_run(QtModel *mb, const char *file, const QrTensor *in, QrT
         memset(&shapes[i], 0, sizeof shapes[i]);
         st = qr_tensor_set_shape(&shapes[i], in[i].dtype, in[i].rank, in[i].dims);
     }
-    if (st == QR_OK) st = qr_graph_infer(g, shapes);
+    if (st == QR_OK) st = qr_run_infer(g, shapes);
     if (st == QR_OK) st = qr_run(g, in, NULL, out);
     qr_graph_free(g);
     free(g);
@@ -158,7 +158,7 @@ static void test_harden_absurd_lengths(void) {
         qt_hd_key(&m, 7, 2); qt_hd_varint(&m, lens[k]);
         qt_hd_bytes(&m, "\x0a\x02nn\x12\x01x\x22\x01y\x2a\x00", 12);
         QrGraph *g = NULL;
-        QrStatus st = qr_onnx_load_buffer("absurd.onnx", ".", m.b, m.n, &g);
+        QrStatus st = qr_run_load_buffer("absurd.onnx", ".", m.b, m.n, &g);
         QT_CHECKF(st == QR_ERR_PARSE && !g && strstr(qr_err_msg(), "absurd.onnx"), "len %llu: %s: %s",
                   (unsigned long long)lens[k], qr_status_name(st), qr_err_msg());
         /* Nested: GraphProto.node (1) -> NodeProto.input (1) string of lens[k] bytes. */
@@ -167,14 +167,14 @@ static void test_harden_absurd_lengths(void) {
         qt_hd_sub(&graph, 1, &node);
         qt_hd_key(&model, 1, 0); qt_hd_varint(&model, 8);
         qt_hd_sub(&model, 7, &graph);
-        st = qr_onnx_load_buffer("nested.onnx", ".", model.b, model.n, &g);
+        st = qr_run_load_buffer("nested.onnx", ".", model.b, model.n, &g);
         QT_CHECKF(st == QR_ERR_PARSE && !g, "nested len %llu: %s", (unsigned long long)lens[k], qr_err_msg());
         /* Initializer (graph field 5) whose packed dims (TensorProto field 1) claim lens[k] bytes. */
         QtHdPb tensor = { .n = 0 }, g2 = { .n = 0 }, m2 = { .n = 0 };
         qt_hd_key(&tensor, 1, 2); qt_hd_varint(&tensor, lens[k]); qt_hd_bytes(&tensor, "\x02\x03", 2);
         qt_hd_sub(&g2, 5, &tensor);
         qt_hd_sub(&m2, 7, &g2);
-        st = qr_onnx_load_buffer("dims.onnx", ".", m2.b, m2.n, &g);
+        st = qr_run_load_buffer("dims.onnx", ".", m2.b, m2.n, &g);
         QT_CHECKF(st == QR_ERR_PARSE && !g, "dims len %llu: %s", (unsigned long long)lens[k], qr_err_msg());
         /* A bare TensorProto .pb whose raw_data (9) claims lens[k] bytes. */
         QtHdPb pb = { .n = 0 };
@@ -194,7 +194,7 @@ static void test_harden_absurd_lengths(void) {
     qt_hd_key(&bad, 1, 0);
     qt_hd_bytes(&bad, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12);
     QrGraph *g = NULL;
-    QT_CHECK(qr_onnx_load_buffer("varint.onnx", ".", bad.b, bad.n, &g) == QR_ERR_PARSE && !g);
+    QT_CHECK(qr_run_load_buffer("varint.onnx", ".", bad.b, bad.n, &g) == QR_ERR_PARSE && !g);
     /* .npy: a version-2 header claiming 4 GiB. */
     unsigned char npy[64] = "\x93NUMPY\x02\x00\xff\xff\xff\xff{'descr': '<f4'";
     QrTensor t = {0};
@@ -233,7 +233,7 @@ static void test_harden_size_before_alloc(void) {
         QtHdLimit lim;
         QrGraph *g = NULL;
         qt_hd_limit_on(&lim, (size_t)1 << 30);
-        st = qr_onnx_load(path, &g);
+        st = qr_run_load(path, &g);
         qt_hd_limit_off(&lim);
         if (g) { qr_graph_free(g); free(g); }
         QT_CHECKF(st == QR_ERR_INVALID && strstr(qr_err_msg(), cases[k].expect) && strstr(qr_err_msg(), "'huge'"),
@@ -297,7 +297,7 @@ static void test_harden_dims_in_graph(void) {
     qt_mb_free(&mb);
     QT_OK(st);
     QrTensor shp = {0};
-    st = qr_graph_input_shapes_bound(g, NULL, NULL, 0, &shp);
+    st = qr_run_input_shapes_bound(g, NULL, NULL, 0, &shp);
     qr_graph_free(g);
     free(g);
     QT_CHECKF(st == QR_ERR_SHAPE && strstr(qr_err_msg(), "overflow") && strstr(qr_err_msg(), "'x'"), "%s", qr_err_msg());
@@ -683,7 +683,7 @@ static void test_harden_deep_chain(void) {
         QrTensor shape = {0};                       /* shapes only, as the CLI infers */
         st = qt_hd_tensor(&x, QR_DT_F32, 1, d4, xv);
         if (st == QR_OK) st = qr_tensor_set_shape(&shape, QR_DT_F32, 1, d4);
-        if (st == QR_OK) st = qr_graph_infer(g, &shape);
+        if (st == QR_OK) st = qr_run_infer(g, &shape);
         QrRunOpts opts = { .tap = qt_hd_count_tap, .tap_user = &cnt };
         if (st == QR_OK) st = qr_run(g, &x, &opts, &y);
         bool ok = st == QR_OK && y.numel == 4;
@@ -854,13 +854,13 @@ static void qt_hm_pair_free(QtHmPair *p) {
 
 static QrStatus qt_hm_pair_load(QtHmPair *p, const char *base, const char *analysis, const char *input) {
     memset(p, 0, sizeof *p);
-    QR_TRY(qr_onnx_load(base, &p->b));
-    QR_TRY(qr_onnx_load(analysis, &p->a));
+    QR_TRY(qr_run_load(base, &p->b));
+    QR_TRY(qr_run_load(analysis, &p->a));
     QR_TRY(qr_npy_read(input, &p->in));
     QrTensor shape = {0};
     QR_TRY(qr_tensor_set_shape(&shape, p->in.dtype, p->in.rank, p->in.dims));
-    QR_TRY(qr_graph_infer(p->b, &shape));
-    return qr_graph_infer(p->a, &p->in);       /* as qr__cli_load_second: small inputs fold */
+    QR_TRY(qr_run_infer(p->b, &shape));
+    return qr_run_infer(p->a, &p->in);       /* as qr__cli_load_second: small inputs fold */
 }
 
 /* --max-memory: refused up front (exit 1, the estimate and its parts named, nothing written)
@@ -910,7 +910,7 @@ static void test_harden_max_memory_cli(void) {
         QrMemOpts co = { .cmd = cmds[k].mc };
         QrTensor shape = {0};
         if (st == QR_OK && !cmds[k].two) st = qr_tensor_set_shape(&shape, p.in.dtype, p.in.rank, p.in.dims);
-        if (st == QR_OK && !cmds[k].two) st = qr_graph_infer(p.a, &shape);     /* one model: shapes only */
+        if (st == QR_OK && !cmds[k].two) st = qr_run_infer(p.a, &shape);     /* one model: shapes only */
         if (st == QR_OK) st = cmds[k].two ? qr_mem_estimate(p.b, p.a, &p.in, &co, &e) : qr_mem_estimate(p.a, NULL, &p.in, &co, &e);
         qt_hm_pair_free(&p);
         QT_OK(st);
@@ -1252,18 +1252,19 @@ static void qt_hm_fill(const char *dir) {
 /* A location that runs out of space and one that cannot be written: exit code 1, a message
  * naming the file or folder and the reason, no zip (partial or whole), no temporary file or
  * staging folder left behind. With a 64 KiB tmpfs when mount(2) is allowed (root, not in
- * most CI containers), and always with RLIMIT_FSIZE (writes past 96 KiB fail with EFBIG).
+ * most CI containers), and always with RLIMIT_FSIZE (writes past 192 KiB fail with EFBIG).
  * --keep-dir: the folder is written after the zip; when it cannot be, the exit code is 1,
  * no partial folder is left, and the zip (complete, already renamed into place) stays. */
 static void test_harden_full_output(void) {
     const char *m = "fixtures/qpairs/ort_qdq";
     char pair[512], list[512], err[4096], args[2048], out[512];
     snprintf(pair, sizeof pair, "%s/base.onnx %s/analysis.onnx -i %s/input.npy", m, m, m);
-    /* RLIMIT_FSIZE: every staging file fits (the largest is ~60 KiB), the zip (~180 KiB) does not */
+    /* RLIMIT_FSIZE: every staging file fits (the largest, index.html with the graph view's two drawings, is ~120 KiB), the
+     * zip (~370 KiB) does not */
     snprintf(out, sizeof out, "%s/fsize", qt_tmpdir());
     QT_OK(qr_mkdir_p(out));
     snprintf(args, sizeof args, "runall %s -o %s/r.zip --quiet", pair, out);
-    int code = qt_hm_exec(args, 96 << 10, err, sizeof err, NULL);
+    int code = qt_hm_exec(args, 192 << 10, err, sizeof err, NULL);
     QT_CHECKF(code == 1 && strstr(err, "r.zip") && strstr(err, "File too large"), "RLIMIT_FSIZE: exit %d: %s", code, err);
     int n = qt_hm_entries(out, list, sizeof list);
     QT_CHECKF(n == 0, "RLIMIT_FSIZE: left behind: %s", list);
@@ -1452,17 +1453,8 @@ static void test_harden_neon_golden(void) {
  * zip.c: the process stops itself at a known point), waits until it is stopped, sends it sig
  * and SIGCONT, and returns its wait status (-1 when it did not stop: it finished or failed
  * first; *stopped false then). */
-static int qt_hm_interrupt(const char *args, const char *env, const char *val, int sig, bool *stopped) {
-    const char *bin = getenv("QR_BIN");
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "exec %s %s >/dev/null 2>/dev/null </dev/null", bin ? bin : "./qreport", args);
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        setenv(env, val, 1);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(98);
-    }
+static int qt_hm_interrupt(const char *args, const QrRunallFaults *f, int sig, bool *stopped) {
+    pid_t pid = qt_cli_faults_start(f, NULL, NULL, args);
     *stopped = false;
     int status = 0;
     if (pid < 0 || waitpid(pid, &status, WUNTRACED) != pid) return -1;
@@ -1483,12 +1475,12 @@ static int qt_hm_interrupt(const char *args, const char *env, const char *val, i
  * is complete and in place by then, and stays. */
 static void test_harden_interrupt(void) {
     const char *m = "fixtures/qpairs/ort_qdq";
-    static const struct { const char *env, *val; int sig; bool keep; } cases[] = {
-        { "QR_TEST_STOP_STAGE", "compare", SIGINT, false },
-        { "QR_TEST_STOP_STAGE", "sensitivity", SIGTERM, true },
-        { "QR_TEST_ZIP_STOP_AT", "3", SIGINT, false },
-        { "QR_TEST_ZIP_STOP_AT", "3", SIGTERM, true },
-        { "QR_TEST_DIR_STOP_AT", "4", SIGINT, true },      /* the zip is in place by then */
+    static const struct { const char *what; QrRunallFaults f; int sig; bool keep; } cases[] = {
+        { "stop after compare", { .stop_stage = "compare" }, SIGINT, false },
+        { "stop after sensitivity", { .stop_stage = "sensitivity" }, SIGTERM, true },
+        { "stop at zip step 3", { .zip_stop_at = 3 }, SIGINT, false },
+        { "stop at zip step 3", { .zip_stop_at = 3 }, SIGTERM, true },
+        { "stop at folder step 4", { .dir_stop_at = 4 }, SIGINT, true },      /* the zip is in place by then */
     };
     static const char old_zip[] = "an earlier bundle";
     for (int k = 0; k < QR_ARRAY_LEN(cases); k++) {
@@ -1500,22 +1492,21 @@ static void test_harden_interrupt(void) {
         snprintf(args, sizeof args, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s/r.zip --quiet%s%s%s", m, m,
                  m, dir, cases[k].keep ? " --keep-dir " : "", cases[k].keep ? dir : "", cases[k].keep ? "/keep" : "");
         bool stopped;
-        int status = qt_hm_interrupt(args, cases[k].env, cases[k].val, cases[k].sig, &stopped);
-        QT_CHECKF(stopped, "%s=%s: the run did not stop there", cases[k].env, cases[k].val);
+        int status = qt_hm_interrupt(args, &cases[k].f, cases[k].sig, &stopped);
+        QT_CHECKF(stopped, "%s: the run did not stop there", cases[k].what);
         QT_CHECKF(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == cases[k].sig,
-                  "%s=%s, signal %d: wait status %#x (want death by the signal)", cases[k].env, cases[k].val,
-                  cases[k].sig, (unsigned)status);
+                  "%s, signal %d: wait status %#x (want death by the signal)", cases[k].what, cases[k].sig,
+                  (unsigned)status);
         int n = qt_hm_entries(dir, list, sizeof list);
-        QT_CHECKF(n == 1 && !strcmp(list, "r.zip "), "%s=%s: left in the output folder: [%s]", cases[k].env,
-                  cases[k].val, list);
+        QT_CHECKF(n == 1 && !strcmp(list, "r.zip "), "%s: left in the output folder: [%s]", cases[k].what, list);
         unsigned char *got = NULL;
         size_t len = 0;
         QT_OK(qr_file_read(path, 0, &got, &len));
-        const bool zip_done = !strcmp(cases[k].env, "QR_TEST_DIR_STOP_AT");
+        const bool zip_done = cases[k].f.dir_stop_at != 0;
         bool ok = zip_done ? len > 22 && !memcmp(got + len - 22, "PK\x05\x06", 4)
                            : len == sizeof old_zip && !memcmp(got, old_zip, len);
         qr_aligned_free(got);
-        QT_CHECKF(ok, "%s=%s: %s", cases[k].env, cases[k].val, zip_done ? "r.zip is not a whole zip" : "the earlier r.zip changed");
+        QT_CHECKF(ok, "%s: %s", cases[k].what, zip_done ? "r.zip is not a whole zip" : "the earlier r.zip changed");
     }
 }
 

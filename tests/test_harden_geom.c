@@ -317,7 +317,7 @@ static QrStatus qt_hg_infer_n(QtModel *mb, const char *file, int n_in, QrDType d
     memset(shapes, 0, sizeof shapes);
     QrStatus st = QR_OK;
     for (int i = 0; i < n_in && i < 2 && st == QR_OK; i++) st = qr_tensor_set_shape(&shapes[i], dt, rank, dims);
-    if (st == QR_OK) st = qr_graph_infer(g, shapes);
+    if (st == QR_OK) st = qr_run_infer(g, shapes);
     qr_graph_free(g);
     free(g);
     return st;

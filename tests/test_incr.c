@@ -235,7 +235,7 @@ static void test_incr_shared_runs(void) {
                 ok = false;
                 snprintf(msg, sizeof msg, "compare row %d differs", k);
             }
-        if (st == QR_OK) { qr_equiv_free(&e1); qr_equiv_free(&e2); }
+        if (st == QR_OK) { qr_match_equiv_free(&e1); qr_match_equiv_free(&e2); }
         qr_compare_free(&c1);
         qr_compare_free(&c2);
         free(bs1); free(bs2); free(as1); free(as2); free(bn1); free(bn2); free(an1); free(an2);
@@ -261,12 +261,12 @@ static void test_incr_sens_reference(void) {
             QrSensResult a = {0}, b = {0}, c = {0};
             QrStatus st = qr_sens_run(&se, &o, &a);
             if (st == QR_OK) st = qr_sens_reference(&se, &o);
-            bool made = se.sens_ref != NULL;
+            bool made = se.input_cache != NULL;
             if (st == QR_OK) st = qr_sens_run(&se, &o, &b);
-            bool taken = se.sens_ref == NULL;
+            bool taken = se.input_cache == NULL;
             if (st == QR_OK) st = qr_sens_reference(&se, &other);
             if (st == QR_OK) st = qr_sens_run(&se, &o, &c);
-            bool kept = se.sens_ref != NULL;
+            bool kept = se.input_cache != NULL;
             bool same = st == QR_OK && a.n == b.n && a.n == c.n && a.n_exec == b.n_exec && a.n_exec == c.n_exec &&
                         qt_incr_same_m(&a.reference, &b.reference) && qt_incr_same_m(&a.reference, &c.reference);
             for (int k = 0; same && k < a.n; k++)
@@ -303,13 +303,13 @@ static void test_incr_jobs(void) {
         QtIncrJobs j = {0};
         QtStepLog lg = { .monotone = true };
         QrStepHook h = { qt_step_log, &lg };
-        QrStatus st = qr_session_jobs(40, qt_incr_job, &j, &h);
+        QrStatus st = qr_session_jobs(NULL, 40, qt_incr_job, &j, &h);
         bool once = true;
         for (int k = 0; k < 40; k++) once &= j.ran[k] == 1;
         QT_CHECKF(st == QR_ERR_INVALID && strstr(qr_err_msg(), "job three failed"), "%d threads: %s", threads, qr_err_msg());
         qr_err_clear();
         QT_CHECKF(once && lg.calls == 40 && lg.monotone && lg.last_done == 39 && lg.total == 40, "%d threads", threads);
-        QT_OK(qr_session_jobs(0, qt_incr_job, &j, NULL));
+        QT_OK(qr_session_jobs(NULL, 0, qt_incr_job, &j, NULL));
     }
     QT_OK(qr_pool_init(0));
 }
@@ -455,7 +455,7 @@ static void test_incr_wdata(void) {
             qr_quant_range(q->dtype, &range);
             int64_t n_sat = 0, n_zero = 0, n_bad = 0, n_diff = 0;
             for (int64_t i = 0; i < d.n && !msg[0]; i++) {
-                int64_t pidx = qr_quant_param_index(d.shape->rank, d.shape->dims, q->axis, q->block_size, sc->numel, i);
+                int64_t pidx = qr_weights_param_index(d.shape->rank, d.shape->dims, q->axis, q->block_size, sc->numel, i);
                 float s1 = (float)qr_tensor_get_f64(sc, pidx);
                 int32_t z = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? pidx : 0) : 0;
                 int32_t qv = 0;

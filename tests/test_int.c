@@ -19,17 +19,20 @@ typedef struct QtIntModel {
 static void qt_int_free(QtIntModel *m) {
     qr_graph_free(&m->low);          /* borrows from g: first */
     qr_lower_info_free(&m->info);
-    qr_quant_table_free(&m->t);
+    qr_qtable_free(&m->t);
     qr_tensor_free_data(&m->in);
     if (m->g) { qr_graph_free(m->g); free(m->g); }
     memset(m, 0, sizeof *m);
 }
 
+/* --int16 integer for the lowering of the tests below (qt_int_pair_mode, the 16-bit unit tests). */
+static bool qt_int_int16_integer;
+
 static QrStatus qt_int_load_graph(QtIntModel *m, QrGraph *g, const QrTensor *in) {
     m->g = g;
-    QR_TRY(qr_graph_infer(m->g, in));
-    QR_TRY(qr_quant_table_build(m->g, &m->t));
-    return qr_quant_lower(m->g, &m->t, &m->low, &m->info);
+    QR_TRY(qr_run_infer(m->g, in));
+    QR_TRY(qr_qtable_build(m->g, &m->t));
+    return qr_lower_graph(m->g, &m->t, qt_int_int16_integer, &m->low, &m->info);
 }
 
 static QrStatus qt_int_load(QtIntModel *m, const char *pair) {
@@ -39,7 +42,7 @@ static QrStatus qt_int_load(QtIntModel *m, const char *pair) {
     QR_TRY(qr_npy_read(path, &m->in));
     snprintf(path, sizeof path, "fixtures/qpairs/%s/analysis.onnx", pair);
     QrGraph *g = NULL;
-    QR_TRY(qr_onnx_load(path, &g));
+    QR_TRY(qr_run_load(path, &g));
     return qt_int_load_graph(m, g, &m->in);
 }
 
@@ -230,7 +233,7 @@ static void qt_int_pair_mode(const char *pair, bool int16_integer) {
     char name[128], dir[256], path[512], msg[512] = "", label[128];
     snprintf(label, sizeof label, "%s%s", pair, int16_integer ? " --int16 integer" : "");
     snprintf(name, sizeof name, "int/%s", label);
-    qr_quant_lower_set_int16(int16_integer);
+    qt_int_int16_integer = int16_integer;
     QtIntModel m;
     QtIntGold gd = {0};
     QtIntLayerSum *sum = NULL;
@@ -367,7 +370,7 @@ static void qt_int_pair_mode(const char *pair, bool int16_integer) {
 static void test_int_pairs(void) {
     for (int i = 0; i < QR_ARRAY_LEN(qt_int_pairs); i++) qt_int_pair_mode(qt_int_pairs[i], false);
     qt_int_pair_mode("int16_mixed", true);
-    qr_quant_lower_set_int16(false);
+    qt_int_int16_integer = false;
 }
 
 /* The 16-bit unit tests below build int16 groups: they test the integer kernels (--int16 integer). */
@@ -375,11 +378,11 @@ static void test_int16_s64_accumulation(void);
 static void test_int16_proven_s32(void);
 static void test_int_patterns(void);
 static void test_int16_integer_units(void) {
-    qr_quant_lower_set_int16(true);
+    qt_int_int16_integer = true;
     QT_RUN(test_int16_s64_accumulation);
     QT_RUN(test_int16_proven_s32);
     QT_RUN(test_int_patterns);
-    qr_quant_lower_set_int16(false);
+    qt_int_int16_integer = false;
 }
 
 /* ---- models built in C ------------------------------------------------------------------- */
@@ -838,7 +841,7 @@ static void qt_int_conv_case(int ci, const QtIntConv *cs, bool mid_wz, uint64_t 
     snprintf(file, sizeof file, "int_conv_%d.onnx", ci);
     QrStatus s = qt_load_built(&mb, file, &g);
     qt_mb_free(&mb);
-    if (s == QR_OK) s = qr_graph_infer(g, &x);
+    if (s == QR_OK) s = qr_run_infer(g, &x);
     if (s != QR_OK) snprintf(bad, badn, "case %d: %s", ci, qr_err_msg());
     /* the reference */
     const bool narrow = qr_op_q_esize(cs->xdt) == 1 && qr_op_q_esize(cs->wdt) == 1;
@@ -877,7 +880,7 @@ static void qt_int_conv_case(int ci, const QtIntConv *cs, bool mid_wz, uint64_t 
     qr_tensor_free_data(&b);
 }
 
-/* Every convolution path of ops/quant.c on every kernel level, against loops written here:
+/* Every convolution path of ops/qdq.c on every kernel level, against loops written here:
  * GEMM with implicit im2col (3x3, strides, dilations, asymmetric pads), 1x1 as a plain GEMM,
  * groups, depthwise (multiplier 1 and 2, strides, dilation), 1-D (explicit im2col),
  * channels_last, uint8 weights with a zero point, 16-bit activations (q16_gemm), a fused
@@ -993,7 +996,7 @@ static void test_int_matmul_ops(void) {
         QrGraph *g = NULL;
         QrStatus st = qt_load_built(&mb, "int_mm_ops.onnx", &g);
         qt_mb_free(&mb);
-        if (st == QR_OK) st = qr_graph_infer(g, &a);
+        if (st == QR_OK) st = qr_run_infer(g, &a);
         if (st != QR_OK) snprintf(bad, sizeof bad, "matmul case %d: %s", ci, qr_err_msg());
         int64_t batches = 1;
         for (int d = 0; d < yrk - 2; d++) batches *= yd[d];
@@ -1081,7 +1084,7 @@ static void test_int_matmul_ops(void) {
         QrGraph *g = NULL;
         QrStatus st = qt_load_built(&mb, "int_qgemm_ops.onnx", &g);
         qt_mb_free(&mb);
-        if (st == QR_OK) st = qr_graph_infer(g, &a);
+        if (st == QR_OK) st = qr_run_infer(g, &a);
         if (st != QR_OK) snprintf(bad, sizeof bad, "qgemm case %d: %s", ci, qr_err_msg());
         QrQuantRange yr;
         qr_quant_range(ydt, &yr);
@@ -1113,7 +1116,7 @@ static void test_int_matmul_ops(void) {
 
 /* com.microsoft.QLinearAdd with broadcasting (the three ORT loops) and qreport.int.QMaxPool
  * (strides, dilations, pads, requantization to other parameters and a clamp) on every kernel
- * level against loops written here with ops/quant.c's per-element formulas. */
+ * level against loops written here with ops/qdq.c's per-element formulas. */
 static void test_int_eltwise_ops(void) {
     uint64_t rng = 717;
     char bad[512] = "";
@@ -1156,7 +1159,7 @@ static void test_int_eltwise_ops(void) {
         QrGraph *g = NULL;
         if (st == QR_OK) st = qt_load_built(&mb, "int_add_ops.onnx", &g);
         qt_mb_free(&mb);
-        if (st == QR_OK) st = qr_graph_infer(g, &a);
+        if (st == QR_OK) st = qr_run_infer(g, &a);
         if (st != QR_OK) { snprintf(bad, sizeof bad, "add case %d: %s", ci, qr_err_msg()); break; }
         QrTensor y = { .dtype = c->dt };
         qr_tensor_set_shape(&y, c->dt, yrk, yd);
@@ -1220,7 +1223,7 @@ static void test_int_eltwise_ops(void) {
         QrGraph *g = NULL;
         QrStatus st = qt_load_built(&mb, "int_pool_ops.onnx", &g);
         qt_mb_free(&mb);
-        if (st == QR_OK) st = qr_graph_infer(g, &x);
+        if (st == QR_OK) st = qr_run_infer(g, &x);
         if (st != QR_OK) { snprintf(bad, sizeof bad, "pool case %d: %s", ci, qr_err_msg()); break; }
         QrTensor y = { .dtype = c->dt, .numel = 2 * c->C * OH * OW };
         unsigned char *want = malloc((size_t)y.numel);

@@ -374,7 +374,7 @@ static void test_q_gemm_threads(void) {
     QT_OK(qr_pool_init(0));
 }
 
-/* Requantization: every level bit-exact with __ref, and __ref equal to ops/quant.c's
+/* Requantization: every level bit-exact with __ref, and __ref equal to ops/qdq.c's
  * qr_quant_requantize (an independent formulation) for 8-bit outputs. */
 static void test_requant(void) {
     QrKernels lv[8];
@@ -763,7 +763,7 @@ static void test_rtol(void) {
 }
 
 /* Histogram and fake quantization: every level bit-exact with ref; the refs against
- * direct formulas (bin edges, ops/quant.c's quantize + dequantize). */
+ * direct formulas (bin edges, ops/qdq.c's quantize + dequantize). */
 static void test_hist_fakequant(void) {
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8);
@@ -979,7 +979,7 @@ static void test_nn_fast_paths(void) {
     qr_tensor_set_shape(&x, QR_DT_F32, 2, da);
     qr_tensor_alloc_data(&x);
     memcpy(x.data, xa, K * sizeof(float));
-    st = qr_graph_infer(g, &x);
+    st = qr_run_infer(g, &x);
     if (st == QR_OK) st = qr_run(g, &x, NULL, &y);
     for (int n = 0; st == QR_OK && n < N; n++) {
         double s = 0, a = 0;
@@ -1022,7 +1022,7 @@ static void test_nn_fast_paths(void) {
     for (int64_t i = 0; i < x.numel; i++) xv[i] = qr_rng_normal(&rng);
     QrTensor outs[3];
     memset(outs, 0, sizeof outs);
-    st = qr_graph_infer(g, &x);
+    st = qr_run_infer(g, &x);
     if (st == QR_OK) st = qr_run(g, &x, NULL, outs);
     bool same = st == QR_OK && outs[0].numel == 270 && memcmp(outs[0].data, outs[1].data, 270 * sizeof(float)) == 0;
     for (int i = 0; i < 3; i++) qr_tensor_free_data(&outs[i]);
@@ -1207,7 +1207,7 @@ static void test_q8_maxpool2d(void) {
     QT_CHECK(!qr_q8_win_covered(&e));
 }
 
-/* Quantize, dequantize and QLinearAdd: the refs against ops/quant.c's scalar formulas
+/* Quantize, dequantize and QLinearAdd: the refs against ops/qdq.c's scalar formulas
  * (qr_quant_quantize_f32, the DequantizeLinear expression, qr__ql_bin_value + qr__ql_cvt_pack),
  * every level bit-exact with its ref; lengths with tails, NaN / Inf / huge values, values at
  * rounding ties, narrowed output ranges, broadcast strides and the three QLinearAdd modes. */
@@ -1282,7 +1282,7 @@ static void test_q8_eltwise(void) {
     }
 }
 
-/* int64 requantization: the ref against ops/quant.c's qr_quant_requantize_s64 (exact bias add,
+/* int64 requantization: the ref against ops/qdq.c's qr_quant_requantize_s64 (exact bias add,
  * one rounding to float), every level bit-exact with it, 8- and 16-bit outputs. */
 static void test_s64_requant(void) {
     QrKernels lv[8];

@@ -13,7 +13,7 @@ static bool qt__kf_same(float a, float b) { return (a != a && b != b) || memcmp(
 
 /* The ref steps against the layers they stand for: Relu's x > 0 ? x : 0 (-0 becomes +0,
  * NaN kept), Clip's compare order (-0 kept, NaN kept), QuantizeLinear -> DequantizeLinear
- * as ops/quant.c computes it, BatchNormalization's two roundings, operand order. */
+ * as ops/qdq.c computes it, BatchNormalization's two roundings, operand order. */
 static void test_f32_steps_ref(void) {
     const float nz = -0.0f;
     float y;

@@ -77,7 +77,7 @@ static QrStatus qt_llm_inputs(const QrGraph *g, const char *dir, QrTensor *in) {
 
 static void test_llm_external_data(void) {
     QrGraph *g = NULL;
-    QT_OK(qr_onnx_load(QT_LLM "/fp32/model.onnx", &g));
+    QT_OK(qr_run_load(QT_LLM "/fp32/model.onnx", &g));
     /* every initializer is external in the file; the loaded cos_cache must be cos(p * theta^(-2i/h)),
      * computed here, and the embedding table as large as declared */
     int cv = qr_graph_find(g, "cos_cache"), sv = qr_graph_find(g, "sin_cache"), ev = qr_graph_find(g, "model.embed_tokens.weight");
@@ -96,7 +96,7 @@ static void test_llm_external_data(void) {
     free(g);
     QT_CHECKF(ok && worst < 1e-5 && vocab == 256, "cos/sin caches off by %g, vocab %lld", worst, (long long)vocab);
     /* the int4 twin: packed MatMulNBits weights from the data file */
-    QT_OK(qr_onnx_load(QT_LLM "/int4_sym/model.onnx", &g));
+    QT_OK(qr_run_load(QT_LLM "/int4_sym/model.onnx", &g));
     int n_nb = 0;
     for (int i = 0; i < g->n_nodes; i++) n_nb += !strcmp(g->nodes[i].op_type, "MatMulNBits");
     qr_graph_free(g);
@@ -110,7 +110,7 @@ static void test_llm_external_data(void) {
     QT_CHECK(system(cmd) == 0);
     char path[600];
     snprintf(path, sizeof path, "%s/model.onnx", dir);
-    QrStatus st = qr_onnx_load(path, &g);
+    QrStatus st = qr_run_load(path, &g);
     QT_CHECKF(st != QR_OK && strstr(qr_err_msg(), "past the end of 'model.onnx.data'") && strstr(qr_err_msg(), "tensor '"),
               "%s", qr_err_msg());
     qr_err_clear();
@@ -124,12 +124,12 @@ static QrStatus qt_llm_vs_ort(const char *variant, const char *step, double *wor
     char path[512];
     snprintf(path, sizeof path, QT_LLM "/%s/model.onnx", variant);
     QrGraph *g = NULL;
-    QR_TRY(qr_onnx_load(path, &g));
+    QR_TRY(qr_run_load(path, &g));
     QrTensor *in = calloc((size_t)g->n_inputs + 1, sizeof *in), *out = calloc((size_t)g->n_outputs + 1, sizeof *out);
     char dir[256];
     snprintf(dir, sizeof dir, QT_LLM "/%s", step);
     QrStatus st = in && out ? qt_llm_inputs(g, dir, in) : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr_graph_infer(g, in);
+    if (st == QR_OK) st = qr_run_infer(g, in);
     if (st == QR_OK) st = qr_run(g, in, NULL, out);
     *worst = 0;
     for (int j = 0; st == QR_OK && j < g->n_outputs; j++) {
@@ -492,7 +492,7 @@ static void test_llm_generate_std(void) {
     int64_t bt[8], at[8];
     QT_CHECK(qt_llm_gen_col(csv, "baseline_token", bt, 8) == 4 && qt_llm_gen_col(csv, "analysis_token", at, 8) == 4);
     QrGraph *g = NULL;
-    QT_OK(qr_onnx_load(QT_LLM "/std/base.onnx", &g));
+    QT_OK(qr_run_load(QT_LLM "/std/base.onnx", &g));
     for (int k = 0; k < 4; k++) {
         QrTensor x = {0}, out = {0};
         int64_t dk[2] = { 1, S0 + k };
@@ -500,7 +500,7 @@ static void test_llm_generate_std(void) {
         QT_OK(qr_tensor_alloc_data(&x));
         for (int64_t e = 0; e < S0; e++) qr_tensor_set_i64(&x, e, qr_tensor_get_i64(&p, e));
         for (int j = 0; j < k; j++) qr_tensor_set_i64(&x, S0 + j, bt[j]);
-        QT_OK(qr_graph_infer(g, &x));
+        QT_OK(qr_run_infer(g, &x));
         QT_OK(qr_run(g, &x, NULL, &out));
         int64_t V = out.dims[2], best = 0;
         const float *row = (const float *)out.data + out.numel - V;
@@ -536,7 +536,7 @@ static void test_llm_generate_std(void) {
     qr_tensor_free_data(&p);
     /* refused where it cannot follow a generation */
     qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx -i %s/input_ids.npy --generate 2 -o %s/llm_gen2", S, S, S, T);
-    QT_CLI_FAILS(r, "--generate needs input_ids of shape [1, sequence]");
+    QT_CLI_FAILS(r, "--generate needs input_ids of shape [1, sequence]", "input_ids has batch 2");
     qt_cli(&r, "sensitivity %s/base.onnx %s/analysis.onnx -i %s --generate 2 -o %s/llm_gen3", S, S, in, T);
     QT_CHECKF(r.code == 2 && strstr(r.err, "--generate N follows a generation"), "exit %d: %s", r.code, r.err);
 }
@@ -598,12 +598,176 @@ static void test_llm_generate_decoder(void) {
     qt_cli(&r, "check " QT_LLM "/int4_sym/model.onnx %s -o %s/llm_wq_chk --quiet", ins, T);
     QT_CHECKF(r.code == 0, "%s", r.err);
     QrGraph *g = NULL;
-    QT_OK(qr_onnx_load(QT_LLM "/int4_sym/model.onnx", &g));
+    QT_OK(qr_run_load(QT_LLM "/int4_sym/model.onnx", &g));
     snprintf(p, sizeof p, "%s/llm_wq_chk/model_check_result.txt", T);
     bool listed = qt_wq_check_lists(g, p, msg, sizeof msg);
     qr_graph_free(g);
     free(g);
     QT_CHECKF(listed, "%s", msg);
+}
+
+
+/* Arg-max of the last position of g's logits output (output 0) run on in. */
+static QrStatus qt_llm_last_argmax(QrGraph *g, const QrTensor *in, int64_t *best) {
+    QR_TRY(qr_run_infer(g, in));
+    QrTensor *out = calloc((size_t)g->n_outputs + 1, sizeof *out);
+    if (!out) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus st = qr_run(g, in, NULL, out);
+    if (st == QR_OK) {
+        int64_t V = out[0].dims[out[0].rank - 1];
+        const float *row = (const float *)out[0].data + out[0].numel - V;
+        *best = 0;
+        for (int64_t i = 1; i < V; i++) if (row[i] > row[*best]) *best = i;
+    }
+    for (int j = 0; j < g->n_outputs; j++) qr_tensor_free_data(&out[j]);
+    free(out);
+    return st;
+}
+
+/* Writes ids (n tokens) as input_ids [1, n], attention_mask ones [1, n] and each cache input (rank 4) empty
+ * [1, kv, 0, hd] (kv from the model's declared shape; hd 16 in both fixtures) into dir. */
+static QrStatus qt_llm_prompt(const QrGraph *g, const int64_t *ids, int n, const char *dir) {
+    char p[600];
+    QrTensor t = {0}, m = {0};
+    int64_t d[2] = { 1, n };
+    QR_TRY(qr_mkdir_p(dir));
+    QR_TRY(qr_tensor_set_shape(&t, QR_DT_S64, 2, d));
+    QR_TRY(qr_tensor_alloc_data(&t));
+    QR_TRY(qr_tensor_set_shape(&m, QR_DT_S64, 2, d));
+    QR_TRY(qr_tensor_alloc_data(&m));
+    for (int k = 0; k < n; k++) { qr_tensor_set_i64(&t, k, ids[k]); qr_tensor_set_i64(&m, k, 1); }
+    snprintf(p, sizeof p, "%s/input_ids.npy", dir);
+    QrStatus st = qr_npy_write(p, &t);
+    snprintf(p, sizeof p, "%s/attention_mask.npy", dir);
+    if (st == QR_OK) st = qr_npy_write(p, &m);
+    qr_tensor_free_data(&t);
+    qr_tensor_free_data(&m);
+    for (int i = 0; st == QR_OK && i < g->n_inputs; i++) {
+        const QrValue *v = &g->values[g->inputs[i]];
+        if (!v->has_decl || v->decl_rank != 4) continue;
+        QrTensor c = {0};
+        int64_t dc[4] = { 1, v->decl_dims[1], 0, 16 };
+        st = qr_tensor_set_shape(&c, QR_DT_F32, 4, dc);
+        snprintf(p, sizeof p, "%s/%s.npy", dir, v->name);
+        if (st == QR_OK) st = qr_npy_write(p, &c);
+        qr_tensor_free_data(&c);
+    }
+    return st;
+}
+
+/* The first divergent step's per-layer comparison (issue 26 section 3): its inputs are the baseline's
+ * context at that step — the prompt and the baseline tokens before it, the mask extended, the past as given
+ * — and on them the baseline's arg-max is its token of that step and the analysis model's its own token
+ * (each checked by a run here); the table and generation.txt's pointer to it exist. */
+static void test_llm_generate_divergence(void) {
+    if (!qr_op_find("com.microsoft", "GroupQueryAttention")) QT_SKIP("com.microsoft.GroupQueryAttention is not implemented");
+    const int64_t prompt[6] = { 138, 201, 227, 212, 106, 109 };   /* a prompt whose greedy tokens agree for a few steps */
+    const char *T = qt_tmpdir();
+    char pd[600], od[600], p[700];
+    snprintf(pd, sizeof pd, "%s/llm_gd_prompt", T);
+    snprintf(od, sizeof od, "%s/llm_gd", T);
+    QrGraph *gb = NULL, *ga = NULL;
+    QT_OK(qr_run_load(QT_LLM "/fp32/model.onnx", &gb));
+    QT_OK(qr_run_load(QT_LLM "/int4_sym/model.onnx", &ga));
+    QT_OK(qt_llm_prompt(gb, prompt, 6, pd));
+    char ins[2048];
+    size_t n = (size_t)snprintf(ins, sizeof ins, "-i %s", pd);
+    QT_CHECK(n < sizeof ins);
+    QtCli r;
+    qt_cli(&r, "compare " QT_LLM "/fp32/model.onnx " QT_LLM "/int4_sym/model.onnx %s --generate 5 -o %s --quiet", ins, od);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    snprintf(p, sizeof p, "%s/generation.csv", od);
+    int64_t bt[8], at[8];
+    QT_CHECK(qt_llm_gen_col(p, "baseline_token", bt, 8) == 5 && qt_llm_gen_col(p, "analysis_token", at, 8) == 5);
+    int t = -1;
+    for (int k = 0; k < 5 && t < 0; k++) if (bt[k] != at[k]) t = k;
+    QT_CHECKF(t >= 0, "the fixture's prompt no longer diverges within 5 tokens");
+    QrTensor *in = calloc((size_t)gb->n_inputs + 1, sizeof *in);
+    QT_CHECK(in);
+    snprintf(p, sizeof p, "%s/generation_divergence", od);
+    QT_OK(qt_llm_inputs(gb, p, in));
+    bool ids_ok = true, mask_ok = true, past_ok = true;
+    for (int i = 0; i < gb->n_inputs; i++) {
+        const char *nm = gb->values[gb->inputs[i]].name;
+        const QrTensor *x = &in[i];
+        if (!strcmp(nm, "input_ids")) {
+            ids_ok = x->rank == 2 && x->dims[0] == 1 && x->dims[1] == 6 + t;
+            for (int k = 0; ids_ok && k < 6 + t; k++) ids_ok = qr_tensor_get_i64(x, k) == (k < 6 ? prompt[k] : bt[k - 6]);
+        } else if (!strcmp(nm, "attention_mask")) {
+            mask_ok = x->rank == 2 && x->dims[1] == 6 + t;
+            for (int k = 0; mask_ok && k < 6 + t; k++) mask_ok = qr_tensor_get_i64(x, k) == 1;
+        } else {
+            past_ok &= x->rank == 4 && x->dims[2] == 0;
+        }
+    }
+    QT_CHECKF(ids_ok && mask_ok && past_ok, "step %d's inputs: ids %d mask %d past %d", t, ids_ok, mask_ok, past_ok);
+    int64_t xb = -1, xa = -1;
+    QT_OK(qt_llm_last_argmax(gb, in, &xb));
+    QT_OK(qt_llm_last_argmax(ga, in, &xa));
+    QT_CHECKF(xb == bt[t] && xa == at[t], "step %d: arg-max on the saved inputs %lld / %lld, generation %lld / %lld", t,
+              (long long)xb, (long long)xa, (long long)bt[t], (long long)at[t]);
+    for (int i = 0; i < gb->n_inputs; i++) qr_tensor_free_data(&in[i]);
+    free(in);
+    qr_graph_free(gb);
+    free(gb);
+    qr_graph_free(ga);
+    free(ga);
+    snprintf(p, sizeof p, "%s/generation_divergence/compare_per_layer_out.csv", od);
+    char body[8192];
+    qt_slurp(p, body, sizeof body);
+    QT_CHECKF(strstr(body, "/model/layers.0/attn/GroupQueryAttention"), "%s: no per-layer rows", p);
+    snprintf(p, sizeof p, "%s/generation.txt", od);
+    qt_slurp(p, body, sizeof body);
+    QT_CHECKF(strstr(body, "generation_divergence/compare_per_layer_out.txt"), "generation.txt: %.300s", body);
+}
+
+/* --kv-map: the cache named kv_in.N.* / kv_out.N.* (fixtures/llm/kvmap) is fed back with --kv-map
+ * 'kv_in.*=kv_out.*' — every baseline token is the arg-max of a full re-run here (no cache) on the prompt
+ * and the tokens before it; without --kv-map the input is named; bad syntax and batch 2 are refused */
+static void test_llm_generate_kvmap(void) {
+    if (!qr_op_find("com.microsoft", "GroupQueryAttention")) QT_SKIP("com.microsoft.GroupQueryAttention is not implemented");
+    const int64_t prompt[5] = { 7, 33, 2, 61, 18 };
+    const char *T = qt_tmpdir(), *K = QT_LLM "/kvmap";
+    char pd[600], p[700];
+    snprintf(pd, sizeof pd, "%s/llm_kv_prompt", T);
+    QrGraph *g = NULL;
+    QT_OK(qr_run_load(QT_LLM "/kvmap/base.onnx", &g));
+    QT_OK(qt_llm_prompt(g, prompt, 5, pd));
+    QtCli r;
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx -i %s --generate 4 --kv-map 'kv_in.*=kv_out.*' -o %s/llm_kv --quiet",
+           K, K, pd, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    snprintf(p, sizeof p, "%s/llm_kv/generation.csv", T);
+    int64_t bt[8];
+    QT_CHECK(qt_llm_gen_col(p, "baseline_token", bt, 8) == 4);
+    char body[4096];
+    snprintf(p, sizeof p, "%s/llm_kv/generation.txt", T);
+    qt_slurp(p, body, sizeof body);
+    QT_CHECKF(strstr(body, "past_key_values fed from present"), "not cached: %.200s", body);
+    for (int k = 0; k < 4; k++) {
+        int64_t ids[16];
+        for (int j = 0; j < 5 + k; j++) ids[j] = j < 5 ? prompt[j] : bt[j - 5];
+        char d[700];
+        snprintf(d, sizeof d, "%s/llm_kv_full%d", T, k);
+        QT_OK(qt_llm_prompt(g, ids, 5 + k, d));
+        QrTensor *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
+        QT_CHECK(in);
+        QT_OK(qt_llm_inputs(g, d, in));
+        int64_t best = -1;
+        QT_OK(qt_llm_last_argmax(g, in, &best));
+        for (int i = 0; i < g->n_inputs; i++) qr_tensor_free_data(&in[i]);
+        free(in);
+        QT_CHECKF(best == bt[k], "step %d: token %lld, full re-run %lld", k, (long long)bt[k], (long long)best);
+    }
+    qr_graph_free(g);
+    free(g);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx -i %s --generate 2 -o %s/llm_kv2", K, K, pd, T);
+    QT_CLI_FAILS(r, "cannot extend input 'kv_in.0.", "--kv-map IN=OUT");
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx -i %s --generate 2 --kv-map 'kv_in.*=kv_out' -o %s/llm_kv3", K, K, pd, T);
+    QT_CHECKF(r.code == 2 && strstr(r.err, "--kv-map kv_in.*=kv_out: expected IN=OUT"), "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx -i %s --generate 2 --kv-map 'kv_in.*=nothing.*' -o %s/llm_kv4", K, K, pd,
+           T);
+    QT_CLI_FAILS(r, "cache input 'kv_in.0.", "from output 'nothing.0.");
 }
 
 /* ---- symbolic dims ------------------------------------------------------------------------------------ */
@@ -692,5 +856,7 @@ static void qt_llm_all(void) {
     QT_RUN(test_llm_metric_kld);
     QT_RUN(test_llm_generate_std);
     QT_RUN(test_llm_generate_decoder);
+    QT_RUN(test_llm_generate_divergence);
+    QT_RUN(test_llm_generate_kvmap);
     QT_RUN(test_llm_dims);
 }

@@ -47,7 +47,7 @@ static QrStatus qt_llm_load(const char *name, bool run, QtLlmCase *k) {
     memset(k, 0, sizeof *k);
     char path[512];
     snprintf(path, sizeof path, QT_LLM_DIR "/%s.onnx", name);
-    QR_TRY(qr_onnx_load(path, &k->g));
+    QR_TRY(qr_run_load(path, &k->g));
     k->n_in = k->g->n_inputs;
     k->n_out = k->g->n_outputs;
     if (k->n_in > QT_LLM_MAX_IO || k->n_out > QT_LLM_MAX_IO || k->g->n_nodes < 1)
@@ -61,7 +61,7 @@ static QrStatus qt_llm_load(const char *name, bool run, QtLlmCase *k) {
         for (int j = 0; j < k->n_in; j++)
             if (k->node->in[i] >= 0 && k->node->in[i] == k->g->inputs[j]) k->nin[i] = &k->in[j];
     if (!run) return QR_OK;
-    QR_TRY(qr_graph_infer(k->g, k->in));
+    QR_TRY(qr_run_infer(k->g, k->in));
     return qr_run(k->g, k->in, NULL, k->out);
 }
 
@@ -432,7 +432,7 @@ static void qt_llm_bad_inputs(void) {
             for (int64_t e = 0; e < t->numel; e++) qr_tensor_set_f64(t, e, (double)cases[i].set);
         }
         qr_err_clear();
-        QrStatus st = qr_graph_infer(k.g, k.in);
+        QrStatus st = qr_run_infer(k.g, k.in);
         if (st == QR_OK) st = qr_run(k.g, k.in, NULL, k.out);
         char msg[512];
         snprintf(msg, sizeof msg, "%s", qr_err_msg());

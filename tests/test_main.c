@@ -43,6 +43,7 @@
 #include "test_dataset_sens.c"
 #include "test_errsplit.c"
 #include "test_graph.c"
+#include "test_layers.c"
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a test that times out (harness.h) loses no earlier line */
@@ -102,6 +103,7 @@ int main(int argc, char **argv) {
     QT_MODULE(dataset_sens);
     QT_MODULE(errsplit);
     QT_MODULE(graph);
+    QT_MODULE(layers);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

@@ -11,7 +11,7 @@ typedef struct QtPair {
 
 static void qt_pair_free(QtPair *p) {
     qr_match_free(&p->mr);
-    qr_quant_table_free(&p->qt);
+    qr_qtable_free(&p->qt);
     qr_tensor_free_data(&p->in);
     if (p->b) { qr_graph_free(p->b); free(p->b); }
     if (p->a) { qr_graph_free(p->a); free(p->a); }
@@ -23,14 +23,14 @@ static QrStatus qt_pair_load(QtPair *p, const char *pair, const char *base_file)
     memset(p, 0, sizeof *p);
     snprintf(path, sizeof path, "fixtures/qpairs/%s", base_file ? base_file : pair);
     if (!base_file) snprintf(path, sizeof path, "fixtures/qpairs/%s/base.onnx", pair);
-    QR_TRY(qr_onnx_load(path, &p->b));
+    QR_TRY(qr_run_load(path, &p->b));
     snprintf(path, sizeof path, "fixtures/qpairs/%s/analysis.onnx", pair);
-    QR_TRY(qr_onnx_load(path, &p->a));
+    QR_TRY(qr_run_load(path, &p->a));
     snprintf(path, sizeof path, "fixtures/qpairs/%s/input.npy", pair);
     QR_TRY(qr_npy_read(path, &p->in));
-    QR_TRY(qr_graph_infer(p->b, &p->in));
-    QR_TRY(qr_graph_infer(p->a, &p->in));
-    QR_TRY(qr_quant_table_build(p->a, &p->qt));
+    QR_TRY(qr_run_infer(p->b, &p->in));
+    QR_TRY(qr_run_infer(p->a, &p->in));
+    QR_TRY(qr_qtable_build(p->a, &p->qt));
     return qr_match(p->b, p->a, &p->qt, &p->mr);
 }
 
@@ -125,7 +125,7 @@ static void test_equivalence(void) {
         /* the report names each substituted weight */
         if (ok && !strcmp(qt_pairs[k], "integer_ops"))
             ok = eq.substituted && strstr(eq.substituted, "fc.weight_quantized <- fc.weight (transposed)");
-        if (st == QR_OK) { qr_equiv_free(&eq); qr_session_close(&se); }
+        if (st == QR_OK) { qr_match_equiv_free(&eq); qr_session_close(&se); }
         qt_pair_free(&p);
         QT_CHECKF(ok, "%s: not equivalent (worst rel %g, %d not disabled) %s", qt_pairs[k], rel, nd, st ? qr_err_msg() : "");
         if (qt_verbose) printf("equivalence %s: worst rel %.3g, %d weights substituted, %d nodes twinned\n", qt_pairs[k], rel, sub, rewritten);
@@ -137,8 +137,8 @@ static void test_equivalence(void) {
     QT_OK(qt_pair_load(&p, "ort_qdq", "mismatch/base_other.onnx"));
     QrStatus st = qt_equiv(&p, &eq, &se);
     bool flagged = st == QR_OK && !eq.equivalent && eq.worst_rel > 0.05 &&
-                   strstr(qr_equiv_verdict(p.b, &se.m, &eq), "WARNING");
-    if (st == QR_OK) { qr_equiv_free(&eq); qr_session_close(&se); }
+                   strstr(qr_match_equiv_verdict(p.b, &se.m, &eq), "WARNING");
+    if (st == QR_OK) { qr_match_equiv_free(&eq); qr_session_close(&se); }
     qt_pair_free(&p);
     QT_CHECK(flagged);
     QtCli r;

@@ -16,7 +16,7 @@ static QrStatus qt_load_built(QtModel *mb, const char *file, QrGraph **keep) {
     snprintf(path, sizeof path, "%s/%s", qt_tmpdir(), file);
     QR_TRY(qt_mb_write(mb, path));
     QrGraph *g = NULL;
-    QrStatus st = qr_onnx_load(path, &g);
+    QrStatus st = qr_run_load(path, &g);
     if (keep) *keep = g;
     else if (g) { qr_graph_free(g); free(g); }
     return st;
@@ -150,7 +150,7 @@ static void test_external_data(void) {
     snprintf(path, sizeof path, "%s/model.onnx", sub);
     QT_OK(qt_mb_write(&mb, path));
     QrGraph *g = NULL;
-    QT_OK(qr_onnx_load(path, &g));
+    QT_OK(qr_run_load(path, &g));
     const float *p1 = g->values[qr_graph_find(g, "w1")].t.data, *p2 = g->values[qr_graph_find(g, "w2")].t.data;
     bool ok = p1[3] == 4 && p2[0] == -7 && p2[1] == 8;
     qr_graph_free(g);
@@ -181,7 +181,7 @@ static void test_external_data(void) {
         }
         QT_OK(qt_mb_write(&mb, path));
         g = NULL;
-        QrStatus st = qr_onnx_load(path, &g);
+        QrStatus st = qr_run_load(path, &g);
         if (g) { qr_graph_free(g); free(g); }
         QT_CHECKF(st != QR_OK && strstr(qr_err_msg(), bad[k].expect) && strstr(qr_err_msg(), "'w1'"),
                   "case %d: %s", k, qr_err_msg());
@@ -229,7 +229,7 @@ static void test_constant_and_attrs(void) {
     QrTensor in = {0}, out = {0};
     st = qr_tensor_set_shape(&in, QR_DT_F32, 1, d2);
     if (st == QR_OK) st = qr_tensor_alloc_data(&in);
-    if (st == QR_OK) { ((float *)in.data)[0] = 1; ((float *)in.data)[1] = 2; st = qr_graph_infer(g, &in); }
+    if (st == QR_OK) { ((float *)in.data)[0] = 1; ((float *)in.data)[1] = 2; st = qr_run_infer(g, &in); }
     if (st == QR_OK) st = qr_run(g, &in, NULL, &out);
     bool vals_ok = st == QR_OK && ((float *)out.data)[0] == 11.5f && ((float *)out.data)[1] == 22.5f;
     qr_tensor_free_data(&in);
@@ -282,7 +282,7 @@ static void test_graph_errors(void) {
     QT_OK(st);
     QrTensor shp = {0};
     qr_tensor_set_shape(&shp, QR_DT_F32, 1, d2);
-    st = qr_graph_infer(g, &shp);
+    st = qr_run_infer(g, &shp);
     qr_graph_free(g);
     free(g);
     QT_CHECKF(st == QR_ERR_UNSUPPORTED && strstr(qr_err_msg(), "FancyOp (node 'first_bad')") &&
@@ -300,7 +300,7 @@ static void test_hostile_bytes(void) {
     size_t step = len / 1500 + 1;
     for (size_t cut = 0; cut < len; cut += step) {
         QrGraph *g = NULL;
-        QrStatus st = qr_onnx_load_buffer("trunc.onnx", ".", buf, cut, &g);
+        QrStatus st = qr_run_load_buffer("trunc.onnx", ".", buf, cut, &g);
         if (st == QR_OK) { loaded++; qr_graph_free(g); free(g); }
         else { failures++; if (strlen(qr_err_msg()) < 10) { qr_aligned_free(buf); QT_CHECKF(0, "empty message at cut %zu", cut); } }
     }
@@ -312,12 +312,12 @@ static void test_hostile_bytes(void) {
         int flips = 1 + (int)(qr_rng_next(&rng) % 8);
         for (int f = 0; f < flips; f++) mut[qr_rng_next(&rng) % len] ^= (unsigned char)(1u << (qr_rng_next(&rng) % 8));
         QrGraph *g = NULL;
-        if (qr_onnx_load_buffer("flip.onnx", ".", mut, len, &g) == QR_OK) {
+        if (qr_run_load_buffer("flip.onnx", ".", mut, len, &g) == QR_OK) {
             /* A model that still loads must also infer/run or fail cleanly. */
             QrTensor in = {0};
             int64_t d[4] = { 1, 3, 32, 32 };
             qr_tensor_set_shape(&in, QR_DT_F32, 4, d);
-            if (qr_tensor_alloc_data(&in) == QR_OK && g->n_inputs == 1 && qr_graph_infer(g, &in) == QR_OK) {
+            if (qr_tensor_alloc_data(&in) == QR_OK && g->n_inputs == 1 && qr_run_infer(g, &in) == QR_OK) {
                 QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
                 if (qr_run(g, &in, NULL, outs) == QR_OK)
                     for (int i = 0; i < g->n_outputs; i++) qr_tensor_free_data(&outs[i]);

@@ -1,4 +1,4 @@
-/* tests/quant — the quantization helpers and operators of src/ops/quant.c, run directly through
+/* tests/quant — the quantization helpers and operators of src/ops/qdq.c, run directly through
  * their op table entries on hand-made tensors. Expected values come from hand computation or a
  * plain reference formula written here (dequantize -> exact arithmetic -> rint -> clamp), with
  * scales chosen as powers of two where ORT's float evaluation order would otherwise matter. */
@@ -122,10 +122,10 @@ static void test_quant_round_helpers(void) {
     float sc;
     int32_t zp;
     const float dq[] = { 0.f, 2.f, -3.f, -2.5f, 1.34f, 0.5f };
-    qr_quant_dynamic_params(dq, 6, &sc, &zp);
+    qr_op_dynamic_params(dq, 6, &sc, &zp);
     QT_CHECK(sc == 5.0f / 255.0f && zp == 153);
     const float zeros[3] = { 0 };
-    qr_quant_dynamic_params(zeros, 3, &sc, &zp);
+    qr_op_dynamic_params(zeros, 3, &sc, &zp);
     QT_CHECK(sc == 1.0f && zp == 0);
 }
 
@@ -141,17 +141,17 @@ static void test_quant_layout(void) {
     QrOpCtx c = { 0 };
     c.node = &node;
     QrQuantLayout l;
-    QT_OK(qr_quant_layout(&c, x, one, 7, 0, &l));           /* per-tensor ignores the axis */
+    QT_OK(qr_op_layout(&c, x, one, 7, 0, &l));           /* per-tensor ignores the axis */
     QT_CHECK(l.outer == 1 && l.axis_len == 1 && l.inner == 30 && l.so == 0 && l.sk == 0 && l.sn == 0);
-    QT_OK(qr_quant_layout(&c, x, sa, -2, 0, &l));           /* per-axis, negative axis */
-    QT_CHECK(l.outer == 2 && l.axis_len == 5 && l.inner == 3 && qr_quant_layout_index(&l, 1, 4, 2) == 4);
-    QT_OK(qr_quant_layout(&c, x, sb, 1, 2, &l));            /* blocked: ceil(5 / 2) = 3 blocks */
-    QT_CHECK(qr_quant_layout_index(&l, 1, 4, 2) == 1 * 9 + 2 * 3 + 2);
-    QT_CHECK(qr_quant_layout_index(&l, 0, 3, 1) == 1 * 3 + 1);
-    QT_CHECK(qr_quant_layout(&c, x, sbad, 1, 2, &l) == QR_ERR_SHAPE);
-    QT_CHECK(qr_quant_layout(&c, x, sa, 0, 0, &l) == QR_ERR_SHAPE);
-    QT_CHECK(qr_quant_layout(&c, x, sa, 3, 0, &l) == QR_ERR_INVALID);
-    QT_CHECK(qr_quant_layout(&c, x, sb, 1, -1, &l) == QR_ERR_INVALID);
+    QT_OK(qr_op_layout(&c, x, sa, -2, 0, &l));           /* per-axis, negative axis */
+    QT_CHECK(l.outer == 2 && l.axis_len == 5 && l.inner == 3 && qr_op_layout_index(&l, 1, 4, 2) == 4);
+    QT_OK(qr_op_layout(&c, x, sb, 1, 2, &l));            /* blocked: ceil(5 / 2) = 3 blocks */
+    QT_CHECK(qr_op_layout_index(&l, 1, 4, 2) == 1 * 9 + 2 * 3 + 2);
+    QT_CHECK(qr_op_layout_index(&l, 0, 3, 1) == 1 * 3 + 1);
+    QT_CHECK(qr_op_layout(&c, x, sbad, 1, 2, &l) == QR_ERR_SHAPE);
+    QT_CHECK(qr_op_layout(&c, x, sa, 0, 0, &l) == QR_ERR_SHAPE);
+    QT_CHECK(qr_op_layout(&c, x, sa, 3, 0, &l) == QR_ERR_INVALID);
+    QT_CHECK(qr_op_layout(&c, x, sb, 1, -1, &l) == QR_ERR_INVALID);
     qt_q_cleanup();
 }
 
@@ -187,7 +187,7 @@ static void test_quant_quantize_per_tensor(void) {
     const QrTensor *inh[3] = { xh, sh, zs };
     QT_OK(qt_q_run("", "QuantizeLinear", NULL, 0, inh, 3, &y, 1));
     for (int64_t i = 0; i < n; i++) {
-        double xr = qr_f16_to_f32(qr_f32_to_f16((float)xv[i]));
+        double xr = qr_f16_to_f32(qr_tensor_f32_to_f16((float)xv[i]));
         QT_CHECKF(qr_tensor_get_i64(y, i) == qt_q_ref_q(xr / 2, -3, -128, 127), "f16 i=%lld", (long long)i);
     }
     qt_q_cleanup();
@@ -552,9 +552,9 @@ static void test_quant_qlinear_lookup(void) {
     /* Sigmoid: MLAS's approximation stays within 1e-6 of the true logistic... */
     for (float v = -20.0f; v <= 20.0f; v += 0.0625f) {
         double t = 1.0 / (1.0 + exp(-(double)QR_MIN(QR_MAX(v, -18.0f), 18.0f)));
-        QT_CHECKF(fabs(qr_quant_logistic_f32(v, 0) - t) < 2e-7 + 1e-6 * t, "v=%g", v);
+        QT_CHECKF(fabs(qr_op_logistic_f32(v, 0) - t) < 2e-7 + 1e-6 * t, "v=%g", v);
     }
-    QT_CHECK(qr_quant_logistic_f32(0.0f, 0) == 0.5f);
+    QT_CHECK(qr_op_logistic_f32(0.0f, 0) == 0.5f);
     /* ...so the quantized table matches the exact formula except possibly at rounding boundaries */
     QrTensor *ys2 = qt_q_scalar(QR_DT_F32, 1.0 / 256), *yz2 = qt_q_scalar(QR_DT_S8, -128);
     const QrTensor *in2[5] = { x, xs, xz, ys2, yz2 };

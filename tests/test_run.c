@@ -34,7 +34,7 @@ static void test_run_dead_nodes(void) {
     memcpy(x.data, xs, sizeof xs);
     int64_t n_exec = 0;
     QrRunOpts o = { .n_exec = &n_exec };
-    st = qr_graph_infer(g, &x);
+    st = qr_run_infer(g, &x);
     if (st == QR_OK) st = qr_run(g, &x, &o, &y);
     const bool plain = st == QR_OK && n_exec == 1 && ((float *)y.data)[0] == 0 && ((float *)y.data)[3] == 2;
     qr_tensor_free_data(&y);
@@ -90,7 +90,7 @@ static void test_run_overrides(void) {
     QtTapCount cnt = {0};
     QrRunOpts o = { .tap = qt_count_tap, .tap_user = &cnt, .alias = alias, .subst = subst };
     float got[3][4];
-    st = qr_graph_infer(g, &x);
+    st = qr_run_infer(g, &x);
     if (st == QR_OK) st = qr_run(g, &x, &o, &y);             /* plain */
     if (st == QR_OK) { memcpy(got[0], y.data, 16); qr_tensor_free_data(&y); }
     alias[qr_graph_find(g, "a")] = qr_graph_find(g, "x");
@@ -247,7 +247,7 @@ static void test_run_fusion(void) {
     uint64_t rng = 9;
     for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
     if (st == QR_OK) ((float *)x.data)[3] = -0.0f;
-    if (st == QR_OK) st = qr_graph_infer(g, &x);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
     QtRfTaps all = {0}, some = {0};
     QrRunOpts tapped = { .tap = qt__rf_tap, .tap_user = &all };
     int64_t n_fused = 0, n_plain = 0, n_some = 0;
@@ -320,7 +320,7 @@ static void test_run_fusion_plan(void) {
     QrTensor x = {0};
     int64_t dx[4] = { 1, 4, 9, 11 };
     QrStatus st = qr_tensor_set_shape(&x, QR_DT_F32, 4, dx);
-    if (st == QR_OK) st = qr_graph_infer(g, &x);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
     int nv = g->n_values;
     int *uses = calloc((size_t)nv + 1, sizeof *uses);
     QrRunPlan pl = {0}, pl2 = {0};
@@ -385,7 +385,7 @@ static void test_run_cache(void) {
     if (st == QR_OK) st = qr_tensor_alloc_data(&x);
     uint64_t rng = 10;
     for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
-    if (st == QR_OK) st = qr_graph_infer(g, &x);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
     QrRunCache *cache = qr_run_cache_new(g);
     QrRunOpts oc = { .cache = cache };
     int64_t n0 = 0, n1 = 0, n2 = 0, ns = 0, nsu = 0, n3 = 0;

@@ -161,7 +161,7 @@ static void test_run_order_exporters(void) {
             QrTensor yf = {0}, yt = {0};
             QrRunCache *cache = NULL;
             QtRoTaps taps = {0};
-            if (st == QR_OK) st = qr_graph_infer(g, &x);
+            if (st == QR_OK) st = qr_run_infer(g, &x);
             if (st == QR_OK) cache = qr_run_cache_new(g);
             QrRunOpts of = { .cache = cache }, ot = { .tap = qt_ro_tap, .tap_user = &taps };
             if (st == QR_OK) st = qr_run(g, &x, &of, &yf);

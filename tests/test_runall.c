@@ -207,11 +207,8 @@ static void test_runall_gate_and_failure(void) {
     snprintf(dir2, sizeof dir2, "%s/faulty", qt_tmpdir());
     QT_OK(qr_mkdir_p(dir2));
     for (int nth = 1; nth <= 40; nth += 13) {
-        char nb[16];
-        snprintf(nb, sizeof nb, "%d", nth);
-        setenv("QR_TEST_ZIP_FAIL_WRITE", nb, 1);
-        qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s/r.zip --quiet", m, m, m, dir2);
-        unsetenv("QR_TEST_ZIP_FAIL_WRITE");
+        const QrRunallFaults f = { .zip_fail_write = nth };
+        qt_cli_faults(&r, &f, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s/r.zip --quiet", m, m, m, dir2);
         char listing2[256] = "";
         int n2 = qt_bd_list_dir(dir2, listing2, sizeof listing2);
         QT_CHECKF(r.code == 1 && n2 == 0, "fault at write %d: exit %d, left behind: %s (%s)", nth, r.code, listing2, r.err);
@@ -229,9 +226,9 @@ static void test_runall_failed_stage(void) {
     char zip[512], dir[512], p[600];
     snprintf(zip, sizeof zip, "%s/failstage.zip", qt_tmpdir());
     snprintf(dir, sizeof dir, "%s/failstage", qt_tmpdir());
-    setenv("QR_TEST_FAIL_STAGE", "sensitivity", 1);
-    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s --keep-dir %s --quiet", m, m, m, zip, dir);
-    unsetenv("QR_TEST_FAIL_STAGE");
+    const QrRunallFaults f = { .fail_stage = "sensitivity" };
+    qt_cli_faults(&r, &f, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s --keep-dir %s --quiet", m, m, m, zip,
+                  dir);
     QT_CHECKF(r.code == 0, "exit %d: %s", r.code, r.err);
     snprintf(p, sizeof p, "%s/manifest.json", dir);
     char *man = qt_ra_read(p, NULL);

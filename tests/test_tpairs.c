@@ -199,7 +199,7 @@ static QrStatus qt_tp_open(QrSession *se, QrGraph **b, QrGraph **an, QrTensor *x
     snprintf(pa, sizeof pa, "%s/tp_adv_a.onnx", qt_tmpdir());
     snprintf(pb, sizeof pb, "%s/tp_adv_b.onnx", qt_tmpdir());
     QR_TRY(qt_tp_build(pa, gamma_big, logit_gain, T, C));
-    QR_TRY(qr_onnx_load(pa, an));
+    QR_TRY(qr_run_load(pa, an));
     /* the baseline: every Q/DQ pair removed, the weight dequantized */
     QtModel mb;
     qt_mb_init(&mb, 17);
@@ -226,13 +226,13 @@ static QrStatus qt_tp_open(QrSession *se, QrGraph **b, QrGraph **an, QrTensor *x
     QrStatus st = qt_mb_write(&mb, pb);
     qt_mb_free(&mb);
     QR_TRY(st);
-    QR_TRY(qr_onnx_load(pb, b));
+    QR_TRY(qr_run_load(pb, b));
     QR_TRY(qr_tensor_set_shape(x, QR_DT_F32, 3, dx));
     QR_TRY(qr_tensor_alloc_data(x));
     uint64_t rng = 99;
     for (int64_t i = 0; i < x->numel; i++) ((float *)x->data)[i] = (float)qr_rng_normal(&rng);
-    QR_TRY(qr_graph_infer(*b, x));
-    QR_TRY(qr_graph_infer(*an, x));
+    QR_TRY(qr_run_infer(*b, x));
+    QR_TRY(qr_run_infer(*an, x));
     return qr_session_open(se, *b, *an, x);
 }
 
@@ -276,7 +276,7 @@ static void test_tpairs_advisor_checks(void) {
                     for (int64_t j = 0; j < C; j++) am[j] = fmax(am[j], fabs((double)pv[t * C + j]));
                 worst = 0;
                 for (int j = 0; j < C; j++) { srt[j] = am[j]; if (am[j] > am[worst]) worst = j; }
-                qsort(srt, (size_t)C, sizeof *srt, qr__adv_cmp_double);
+                qsort(srt, (size_t)C, sizeof *srt, qr__advtf_cmp_double);
                 ratio = am[worst] / (0.5 * (srt[C / 2 - 1] + srt[C / 2]));
             }
             if (!strcmp(bn, "logits")) {

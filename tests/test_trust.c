@@ -14,13 +14,13 @@ static QrStatus qt_trust_open(const char *pair, QtPair *p, QrSession *se, void (
     memset(p, 0, sizeof *p);
     memset(se, 0, sizeof *se);
     snprintf(path, sizeof path, "fixtures/qpairs/%s/base.onnx", pair);
-    QR_TRY(qr_onnx_load(path, &p->b));
+    QR_TRY(qr_run_load(path, &p->b));
     snprintf(path, sizeof path, "fixtures/qpairs/%s/analysis.onnx", pair);
-    QR_TRY(qr_onnx_load(path, &p->a));
+    QR_TRY(qr_run_load(path, &p->a));
     snprintf(path, sizeof path, "fixtures/qpairs/%s/input.npy", pair);
     QR_TRY(qr_npy_read(path, &p->in));
-    QR_TRY(qr_graph_infer(p->b, &p->in));
-    QR_TRY(qr_graph_infer(p->a, &p->in));
+    QR_TRY(qr_run_infer(p->b, &p->in));
+    QR_TRY(qr_run_infer(p->a, &p->in));
     if (edit) edit(p->a);
     QR_TRY(qr_session_open(se, p->b, p->a, &p->in));
     return qr_session_run_baseline(se);
@@ -454,13 +454,13 @@ static QrStatus qt_qb_open(const char *base, const char *ana, const char *input,
     memset(p, 0, sizeof *p);
     memset(se, 0, sizeof *se);
     snprintf(path, sizeof path, "fixtures/qpairs/%s", base);
-    QR_TRY(qr_onnx_load(path, &p->b));
+    QR_TRY(qr_run_load(path, &p->b));
     snprintf(path, sizeof path, "fixtures/qpairs/%s", ana);
-    QR_TRY(qr_onnx_load(path, &p->a));
+    QR_TRY(qr_run_load(path, &p->a));
     snprintf(path, sizeof path, "fixtures/qpairs/%s", input);
     QR_TRY(qr_npy_read(path, &p->in));
-    QR_TRY(qr_graph_infer(p->b, &p->in));
-    QR_TRY(qr_graph_infer(p->a, &p->in));
+    QR_TRY(qr_run_infer(p->b, &p->in));
+    QR_TRY(qr_run_infer(p->a, &p->in));
     if (edit) edit(p->a);
     QR_TRY(qr_session_open(se, p->b, p->a, &p->in));
     return qr_session_run_baseline(se);
@@ -487,7 +487,7 @@ static void test_trust_qbase_verified(void) {
         if (ok && (!se.m.verified_run || se.m.n_unverified || se.m.n_verified != q->pairs || se.m.n_repaired != q->moved ||
                    !eq.equivalent))
             ok = false, snprintf(msg, sizeof msg, "%d verified, %d unverified, %d moved; %s", se.m.n_verified,
-                                 se.m.n_unverified, se.m.n_repaired, qr_equiv_verdict(p.b, &se.m, &eq));
+                                 se.m.n_unverified, se.m.n_repaired, qr_match_equiv_verdict(p.b, &se.m, &eq));
         for (int i = 0; ok && i < se.m.n; i++) {
             const QrMatch *m = &se.m.m[i];
             if (m->a_node < 0) { folded += m->note && !strncmp(m->note, "folded into", 11); continue; }
@@ -506,7 +506,7 @@ static void test_trust_qbase_verified(void) {
         char name[96];
         snprintf(name, sizeof name, "trust/qbase/verified/%d %s", k, q->form);
         qt_record(name, ok && n_pairs == q->pairs, "%s (%d pairs)", msg, n_pairs);
-        qr_equiv_free(&eq);
+        qr_match_equiv_free(&eq);
         qr_session_close(&se);
         qt_pair_free(&p);
     }
@@ -766,8 +766,8 @@ static void test_trust_single_tables(void) {
         /* the single-model session: a second load of the analysis model as the baseline */
         char path[512];
         snprintf(path, sizeof path, "fixtures/qpairs/%s/analysis.onnx", pairs[k]);
-        if (st == QR_OK) st = qr_onnx_load(path, &q.b);
-        if (st == QR_OK) st = qr_graph_infer(q.b, &p.in);
+        if (st == QR_OK) st = qr_run_load(path, &q.b);
+        if (st == QR_OK) st = qr_run_infer(q.b, &p.in);
         if (st == QR_OK) st = qr_session_open(&ss, q.b, p.a, &p.in);
         if (st == QR_OK) {
             qr_session_single_model(&ss);

@@ -26,44 +26,12 @@ static const char *qr_severity_name(QrSeverity s) {
 
 /* ==== builder ====================================================================== */
 
-typedef struct QrAdvList {
-    QrAdvice *a;
-    int cap;
-    int *cause_kind;             /* per match: the kind of the layer's cause finding (error split), -1 */
-    int skip;                    /* qr__adv_check_act: a kind not to report again (the cause says it), -1 */
-} QrAdvList;
-
-static QrFinding *qr__adv_find(QrAdvList *b, QrAdvKind kind, QrSeverity sev, const char *node, const char *op_type) {
-    QrAdvice *a = b->a;
-    if (a->n == b->cap) {
-        int cap = b->cap ? b->cap * 2 : 32;
-        QrFinding *nf = qr_arena_array(&a->arena, (size_t)cap, sizeof *nf);
-        if (!nf) return NULL;
-        if (a->n) memcpy(nf, a->f, (size_t)a->n * sizeof *nf);
-        a->f = nf;
-        b->cap = cap;
-    }
-    QrFinding *f = &a->f[a->n];
-    memset(f, 0, sizeof *f);
-    f->kind = kind;
-    f->sev = sev;
-    f->node = qr_arena_strdup(&a->arena, node ? node : "");
-    f->op_type = qr_arena_strdup(&a->arena, op_type ? op_type : "");
-    f->match = f->q = -1;
-    f->seq = a->n++;
-    return f;
-}
-
-static void qr__adv_ev(QrFinding *f, const char *name, double v) {
-    if (f->n_ev < QR_ADV_MAX_EV) { f->ev_name[f->n_ev] = name; f->ev[f->n_ev++] = v; }
-}
-
-#define QR__ADV_TEXT(a, field, ...) ((field) = qr_arena_printf(&(a)->arena, __VA_ARGS__))
+#define QR__ADV_TEXT QR_ADVK_TEXT
 
 /* A new finding about an activation (in qr__adv_check_act) / a weight row (in qr__adv_check_weights). */
 #define QR__ADV_NEW(kind, sev)                                                      \
     do {                                                                           \
-        f = qr__adv_find(b, kind, sev, node, op);                                   \
+        f = qr_advk_find(b, kind, sev, node, op);                                   \
         if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");                     \
         f->base_node = base_node;                                                  \
         f->value = value;                                                          \
@@ -72,20 +40,12 @@ static void qr__adv_ev(QrFinding *f, const char *name, double v) {
     } while (0)
 #define QR__ADV_WNEW(kind)                                                          \
     do {                                                                           \
-        f = qr__adv_find(b, kind, QR_SEV_WARNING, r->node, r->op_type);             \
+        f = qr_advk_find(b, kind, QR_SEV_WARNING, r->node, r->op_type);             \
         if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");                     \
         f->value = r->name;                                                        \
         f->base_node = bnode;                                                      \
         f->q = r->q;                                                               \
     } while (0)
-
-/* Baseline node matched to the source node of twin node n, or NULL. */
-static const char *qr_advisor_base_node_of(const QrSession *s, int n) {
-    int src = n >= 0 ? s->tw.origin[n] : -1;
-    for (int i = 0; src >= 0 && i < s->m.n; i++)
-        if (s->m.m[i].a_node == src || (s->m.m[i].a_node >= 0 && s->m.m[i].a_op == src)) return s->b->nodes[s->m.m[i].b_twin >= 0 ? s->m.m[i].b_twin : s->m.m[i].b_node].name;
-    return NULL;
-}
 
 /* ==== activation statistics ========================================================= */
 
@@ -138,7 +98,7 @@ static QrStatus qr__adv_act_stats(const QrGraph *g, const QrQuantizer *q, const 
     const float lo = (float)range.lo, hi = (float)range.hi;
     for (int64_t i0 = 0; i0 < n;) {
         int64_t len = QR_MIN(QR_MAX(run, 1), n - i0);
-        int64_t p = qr_quant_param_index(x->rank, x->dims, q->axis, q->block_size, np, i0);
+        int64_t p = qr_weights_param_index(x->rank, x->dims, q->axis, q->block_size, np, i0);
         float s1 = (float)qr_tensor_get_f64(sc, p);
         int32_t z = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? p : 0) : 0;
         const float fz = (float)z;
@@ -186,20 +146,20 @@ static QrStatus qr__adv_check_act(QrAdvList *b, const QrSession *s, int qi, int 
                     "baseline range [%.6g, %.6g])", 100 * sat, value, dt, lo, hi, st.xmin, st.xmax);
         QR__ADV_TEXT(b->a, f->fix, "calibrate this tensor on data that covers the bad case (max or a 99.99%% percentile "
                     "range instead of a tighter one), or give it int16");
-        qr__adv_ev(f, "clipped_share", sat);
-        qr__adv_ev(f, "grid_lo", lo);
-        qr__adv_ev(f, "grid_hi", hi);
-        qr__adv_ev(f, "min", st.xmin);
-        qr__adv_ev(f, "max", st.xmax);
+        qr_advk_ev(f, "clipped_share", sat);
+        qr_advk_ev(f, "grid_lo", lo);
+        qr_advk_ev(f, "grid_hi", hi);
+        qr_advk_ev(f, "min", st.xmin);
+        qr_advk_ev(f, "max", st.xmax);
     }
     if (zero > o->zero_threshold && b->skip != QR_ADV_ZERO) {
         QR__ADV_NEW(QR_ADV_ZERO, QR_SEV_WARNING);
         QR__ADV_TEXT(b->a, f->reason, "%.1f%% of the non-zero values of '%s' quantize to zero: the %s step %.6g is coarse "
                     "for values of RMS %.6g", 100 * zero, value, dt, st.scale, st.rms);
         QR__ADV_TEXT(b->a, f->fix, "narrow this tensor's range (clip rare large values during calibration) or give it int16");
-        qr__adv_ev(f, "zero_share", zero);
-        qr__adv_ev(f, "scale", st.scale);
-        qr__adv_ev(f, "rms", st.rms);
+        qr_advk_ev(f, "zero_share", zero);
+        qr_advk_ev(f, "scale", st.scale);
+        qr_advk_ev(f, "rms", st.rms);
     }
     if (st.levels < o->min_levels && st.n_nonzero > 0 && b->skip != QR_ADV_RANGE) {   /* an all-zero value (dead layer) has no range */
         QR__ADV_NEW(QR_ADV_RANGE, QR_SEV_WARNING);
@@ -207,9 +167,9 @@ static QrStatus qr__adv_check_act(QrAdvList *b, const QrSession *s, int qi, int 
                     "(scale %.6g, range [%.6g, %.6g])", value, dt, st.rms, st.levels, st.scale, st.xmin, st.xmax);
         QR__ADV_TEXT(b->a, f->fix, "give this tensor int16, or clip its outliers during calibration (percentile / KL "
                     "calibration instead of min-max)");
-        qr__adv_ev(f, "steps_per_rms", st.levels);
-        qr__adv_ev(f, "scale", st.scale);
-        qr__adv_ev(f, "rms", st.rms);
+        qr_advk_ev(f, "steps_per_rms", st.levels);
+        qr_advk_ev(f, "scale", st.scale);
+        qr_advk_ev(f, "rms", st.rms);
     }
     if (st.sp.n_outlier > 0 && q->n_scales <= 1 && b->skip != QR_ADV_OUTLIER_CHANNELS) {
         QR__ADV_NEW(QR_ADV_OUTLIER_CHANNELS, QR_SEV_WARNING);
@@ -220,10 +180,10 @@ static QrStatus qr__adv_check_act(QrAdvList *b, const QrSession *s, int qi, int 
         QR__ADV_TEXT(b->a, f->fix, "equalize the channel ranges (cross-layer equalization: scale channel %d of the producing "
                     "layer down and the consumer's weights up), use per-channel quantization where the runtime supports "
                     "it, or give this tensor int16", st.sp.worst);
-        qr__adv_ev(f, "ratio", ratio);
-        qr__adv_ev(f, "channel", st.sp.worst);
-        qr__adv_ev(f, "n_outliers", st.sp.n_outlier);
-        qr__adv_ev(f, "channels", st.sp.n_ch);
+        qr_advk_ev(f, "ratio", ratio);
+        qr_advk_ev(f, "channel", st.sp.worst);
+        qr_advk_ev(f, "n_outliers", st.sp.n_outlier);
+        qr_advk_ev(f, "channels", st.sp.n_ch);
     }
     return QR_OK;
 }
@@ -232,11 +192,17 @@ static bool qr__adv_low(const QrAdvisorOpts *o, const QrMetrics *m) {
     return m->cosine < o->cos_threshold || m->sqnr < o->sqnr_threshold;
 }
 
+static int qr__adv_dcmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* ==== the cause of a layer's own error (the error split, analysis/compare) ============
  * The layer's first specific finding: its largest measured part, named as a cause. Emitted for
  * a layer whose own error is low by the thresholds or whose output value has a symptom finding
  * (clipping, rounding to zero, a range too large, outlier channels); *kind gets the finding's
- * kind (the activation check then leaves out its own finding of that kind), -1 when none. */
+ * kind (the activation check then leaves out its own finding of that kind), -1 when none or when the cause is
+ * the weight (the value's symptoms stay). */
 static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow *r, const char *node, const char *base_node,
                                    const char *op, const char *value, int *kind) {
     const QrAdvisorOpts *o = &b->a->opts;
@@ -273,10 +239,10 @@ static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow
                     100 * v.clip_frac, lo, hi, far, have_st ? st.xmin : NAN, have_st ? st.xmax : NAN);
         QR__ADV_TEXT(b->a, f->fix, "widen the range: calibrate this tensor on data that covers the bad case (max, or a "
                     "99.99%% percentile instead of a tighter one), or give it int16");
-        qr__adv_ev(f, "share", share);
-        qr__adv_ev(f, "clip_frac", v.clip_frac);
-        qr__adv_ev(f, "overshoot", far);
-        qr__adv_ev(f, "err_output_clip", v.err_clip);
+        qr_advk_ev(f, "share", share);
+        qr_advk_ev(f, "clip_frac", v.clip_frac);
+        qr_advk_ev(f, "overshoot", far);
+        qr_advk_ev(f, "err_output_clip", v.err_clip);
     } else if (v.dom == 2 && qi >= 0 && outlier) {   /* rounding, a few channels far above the rest */
         double ratio = st.sp.median > 0 ? st.sp.max / st.sp.median : INFINITY;
         QR__ADV_NEW(QR_ADV_OUTLIER_CHANNELS, QR_SEV_WARNING);
@@ -288,10 +254,10 @@ static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow
         QR__ADV_TEXT(b->a, f->fix, "equalize the channel ranges (cross-layer equalization: scale channel %d of the producing "
                     "layer down and the consumer's weights up), use per-channel quantization where the runtime supports "
                     "it, or give this tensor int16", st.sp.worst);
-        qr__adv_ev(f, "share", share);
-        qr__adv_ev(f, "ratio", ratio);
-        qr__adv_ev(f, "channel", st.sp.worst);
-        qr__adv_ev(f, "zero_share", zero);
+        qr_advk_ev(f, "share", share);
+        qr_advk_ev(f, "ratio", ratio);
+        qr_advk_ev(f, "channel", st.sp.worst);
+        qr_advk_ev(f, "zero_share", zero);
     } else if (v.dom == 2 && qi >= 0 && v.steps_rms < o->min_levels) {   /* rounding on a grid too coarse: range too wide */
         QR__ADV_NEW(QR_ADV_RANGE, QR_SEV_WARNING);
         QR__ADV_TEXT(b->a, f->reason, "cause: the %s range of '%s' is too wide — rounding makes %.0f%% of this layer's own "
@@ -301,10 +267,10 @@ static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow
                     100 * v.clip_frac);
         QR__ADV_TEXT(b->a, f->fix, "narrow the range to the values seen (recalibrate: min-max or a percentile on "
                     "representative data; a range set by hand or by a rare outlier is too wide), or give it int16");
-        qr__adv_ev(f, "share", share);
-        qr__adv_ev(f, "steps_rms", v.steps_rms);
-        qr__adv_ev(f, "noise_ratio", v.noise_ratio);
-        qr__adv_ev(f, "err_output_round", v.err_round);
+        qr_advk_ev(f, "share", share);
+        qr_advk_ev(f, "steps_rms", v.steps_rms);
+        qr_advk_ev(f, "noise_ratio", v.noise_ratio);
+        qr_advk_ev(f, "err_output_round", v.err_round);
     } else if (v.dom == 2 && qi >= 0) {          /* rounding on a fitting range: the bit width */
         QR__ADV_NEW(QR_ADV_ROUNDING, QR_SEV_WARNING);
         QR__ADV_TEXT(b->a, f->reason, "cause: %s rounding of '%s' — it makes %.0f%% of this layer's own error (measured: MSE "
@@ -313,9 +279,54 @@ static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow
                     100 * v.clip_frac, v.noise_ratio);
         QR__ADV_TEXT(b->a, f->fix, "the grid itself is too coarse for this layer: give this tensor int16 (" QR_BF_WHATIF
                     " measures the gain)");
-        qr__adv_ev(f, "share", share);
-        qr__adv_ev(f, "steps_rms", v.steps_rms);
-        qr__adv_ev(f, "noise_ratio", v.noise_ratio);
+        qr_advk_ev(f, "share", share);
+        qr_advk_ev(f, "steps_rms", v.steps_rms);
+        qr_advk_ev(f, "noise_ratio", v.noise_ratio);
+    } else if (v.dom == 0 && r->sp.w_quant >= 0 && s->qt.q[r->sp.w_quant].n_scales <= 1) {   /* a per-tensor weight */
+        int wq = r->sp.w_quant;
+        const QrQuantizer *q = &s->qt.q[wq];
+        const char *wname = s->tw.g.values[q->int_value >= 0 ? q->int_value : q->out_value].name;
+        const QrTensor *fw = s->fw[wq];
+        if (!fw && q->float_value >= 0) fw = &s->tw.g.values[q->float_value].t;
+        /* the float weight's abs-max in steps, and the output channel (axis 0) that sets it */
+        double am = 0, med = NAN;
+        int worst = -1, nch = 0;
+        if (fw && fw->data && fw->dtype == QR_DT_F32 && fw->rank >= 2 && fw->dims[0] > 1) {
+            nch = (int)fw->dims[0];
+            int64_t per = fw->numel / nch;
+            double *cm = calloc((size_t)nch, sizeof *cm);
+            if (!cm) return qr_errf(QR_ERR_NOMEM, "out of memory");
+            const float *w = fw->data;
+            for (int c = 0; c < nch; c++) {
+                for (int64_t i = 0; i < per; i++) cm[c] = QR_MAX(cm[c], fabs((double)w[c * per + i]));
+                if (cm[c] > am) { am = cm[c]; worst = c; }
+            }
+            qsort(cm, (size_t)nch, sizeof *cm, qr__adv_dcmp);
+            med = nch % 2 ? cm[nch / 2] : (cm[nch / 2 - 1] + cm[nch / 2]) / 2;
+            free(cm);
+        }
+        double steps = q->scale_max > 0 && am > 0 ? am / q->scale_max : NAN;
+        double ratio = med > 0 ? am / med : NAN;
+        int full = q->dtype == QR_DT_S8 ? 127 : q->dtype == QR_DT_U8 ? 255 : q->dtype == QR_DT_S16 ? 32767 : q->dtype == QR_DT_U16 ? 65535 : 0;
+        bool coarse = full > 0 && steps < 0.5 * full;
+        qi = wq;
+        /* one output channel far above the rest sets the one scale: an outlier channel (the weight checks' kind) */
+        QR__ADV_NEW(ratio >= 4 ? QR_ADV_OUTLIER_CHANNELS : QR_ADV_WEIGHT_ERROR, QR_SEV_WARNING);
+        f->value = wname;
+        QR__ADV_TEXT(b->a, f->reason, "cause: %s — its quantization makes %.0f%% of this layer's own error (measured: "
+                    "MSE %.6g of %.6g in the parts); '%s' is quantized per-tensor (%s, one scale %.6g for its %d output "
+                    "channels): its abs-max %.6g spans %.1f of the %d steps%s", ratio >= 4 ? "an outlier channel of the weight" :
+                    "the weight", 100 * share, part, sum, wname, qr_dtype_name(q->dtype), q->scale_max, nch, am, steps, full,
+                    ratio >= 4 ? qr_arena_printf(&b->a->arena, ", set by output channel %d at %.1fx the median channel's "
+                                                 "abs-max %.6g (the other channels get few steps)", worst, ratio, med) : "");
+        if (coarse) QR__ADV_TEXT(b->a, f->fix, "the scale is too coarse for this weight: recompute it from the weight's abs-max "
+                                "(%.6g / %d), quantize it per-channel (axis 0), or give it int16", am, full);
+        else QR__ADV_TEXT(b->a, f->fix, "quantize this weight per-channel (axis 0)%s, or give it int16",
+                         ratio >= 4 ? " so the large channel no longer sets every channel's step" : "");
+        qr_advk_ev(f, "share", share);
+        qr_advk_ev(f, "err_weight", v.err_w);
+        qr_advk_ev(f, "steps", steps);
+        if (ratio >= 4) qr_advk_ev(f, "channel", worst);
     } else if (v.dom == 0 && r->sp.w_quant >= 0 && s->qt.q[r->sp.w_quant].n_scales > 1) {   /* a per-channel weight */
         int wq = r->sp.w_quant;
         const QrQuantizer *q = wq >= 0 ? &s->qt.q[wq] : NULL;
@@ -336,9 +347,9 @@ static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow
             QR__ADV_TEXT(b->a, f->fix, "recompute channel %d's scale from its abs-max (or its percentile), or give this "
                         "weight int16", r->sp.w_channel);
         else QR__ADV_TEXT(b->a, f->fix, "quantize this weight per-channel, or give it int16");
-        qr__adv_ev(f, "share", share);
-        qr__adv_ev(f, "err_weight", v.err_w);
-        if (r->sp.w_channel >= 0) qr__adv_ev(f, "channel", r->sp.w_channel);
+        qr_advk_ev(f, "share", share);
+        qr_advk_ev(f, "err_weight", v.err_w);
+        if (r->sp.w_channel >= 0) qr_advk_ev(f, "channel", r->sp.w_channel);
     } else if (v.dom == 1) {                     /* the input's quantizers: the producer's range */
         int iq = r->sp.i_quant;
         const QrQuantizer *q = iq >= 0 ? &s->qt.q[iq] : NULL;
@@ -356,14 +367,15 @@ static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow
                               "(clipping or a range too wide there), or give this input int16", prod);
         else QR__ADV_TEXT(b->a, f->fix, "look at the model input '%s': normalize it or recalibrate its quantizer, or give it "
                          "int16", in);
-        qr__adv_ev(f, "share", share);
-        qr__adv_ev(f, "err_input", v.err_i);
+        qr_advk_ev(f, "share", share);
+        qr_advk_ev(f, "err_input", v.err_i);
     } else {
         return QR_OK;
     }
     f->cause = 1 + v.dom;
     f->share = share;
-    *kind = (int)f->kind;
+    /* a weight's cause is about the weight: the output value's own symptom findings of the kind stay */
+    *kind = v.dom == 0 ? -1 : (int)f->kind;
     return QR_OK;
 }
 
@@ -382,25 +394,25 @@ static QrStatus qr__adv_check_inputs(QrAdvList *b, QrSession *s) {
         double am = st.n ? QR_MAX(fabs(st.min), fabs(st.max)) : 0;
         QrFinding *f;
         if (am > o->input_absmax) {
-            f = qr__adv_find(b, QR_ADV_INPUT_NOT_NORMALIZED, QR_SEV_WARNING, "", "Input");
+            f = qr_advk_find(b, QR_ADV_INPUT_NOT_NORMALIZED, QR_SEV_WARNING, "", "Input");
             if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
             f->value = name;
             QR__ADV_TEXT(b->a, f->reason, "model input '%s' is not normalized: range [%.6g, %.6g], mean %.6g, std %.6g",
                         name, st.min, st.max, st.mean, sqrt(qr_stats_var(&st)));
             QR__ADV_TEXT(b->a, f->fix, "normalize the input ((x - mean) / std, e.g. to [-1, 1]) in preprocessing, or fold "
                         "the normalization into the first layer before quantizing");
-            qr__adv_ev(f, "min", st.min);
-            qr__adv_ev(f, "max", st.max);
-            qr__adv_ev(f, "mean", st.mean);
+            qr_advk_ev(f, "min", st.min);
+            qr_advk_ev(f, "max", st.max);
+            qr_advk_ev(f, "mean", st.mean);
         }
         if (st.n_nan + st.n_posinf + st.n_neginf) {
-            f = qr__adv_find(b, QR_ADV_NONFINITE, QR_SEV_ERROR, "", "Input");
+            f = qr_advk_find(b, QR_ADV_NONFINITE, QR_SEV_ERROR, "", "Input");
             if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
             f->value = name;
             QR__ADV_TEXT(b->a, f->reason, "model input '%s' contains %lld NaN and %lld Inf values", name, (long long)st.n_nan,
                         (long long)(st.n_posinf + st.n_neginf));
             QR__ADV_TEXT(b->a, f->fix, "fix the input data; every metric downstream ignores the non-finite elements");
-            qr__adv_ev(f, "nan", (double)st.n_nan);
+            qr_advk_ev(f, "nan", (double)st.n_nan);
         }
         /* The input's own quantizer (matched values have no row for graph inputs). */
         int v = g->inputs[k];
@@ -430,7 +442,7 @@ static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare
             const QrTensor *x = &s->base[r->match];
             int64_t nb = 0;
             if (x->data) for (int64_t i = 0; i < x->numel; i++) nb += !isfinite(((const float *)x->data)[i]);
-            f = qr__adv_find(b, QR_ADV_NONFINITE, QR_SEV_ERROR, node, op);
+            f = qr_advk_find(b, QR_ADV_NONFINITE, QR_SEV_ERROR, node, op);
             if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
             f->base_node = bnode; f->value = value; f->match = r->match;
             QR__ADV_TEXT(b->a, f->reason, "%lld of %lld elements of '%s' are NaN/Inf (%lld in the baseline): %s",
@@ -438,8 +450,8 @@ static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare
                         nb ? "the float model itself produces them" : "only the quantized model produces them");
             QR__ADV_TEXT(b->a, f->fix, nb ? "fix the float model or the input first (division by zero, log of 0, overflow)"
                                          : "check this layer's scales for zeros/denormals and its inputs' ranges");
-            qr__adv_ev(f, "nonfinite", (double)r->m.n_nonfinite);
-            qr__adv_ev(f, "in_baseline", (double)nb);
+            qr_advk_ev(f, "nonfinite", (double)r->m.n_nonfinite);
+            qr_advk_ev(f, "in_baseline", (double)nb);
         }
         if (!r->has_m) continue;
         /* A value clamped at zero by its quantizer and read only by a Relu (ORT's "clamped" Conv
@@ -455,7 +467,7 @@ static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare
         if (b->cause_kind) b->cause_kind[r->match] = ck;
         const QrMetrics *own = r->has_local ? &r->local : &r->m;
         if (qr__adv_low(o, own)) {
-            f = qr__adv_find(b, QR_ADV_LOW_SIMILARITY, QR_SEV_WARNING, node, op);
+            f = qr_advk_find(b, QR_ADV_LOW_SIMILARITY, QR_SEV_WARNING, node, op);
             if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
             f->base_node = bnode; f->value = value; f->match = r->match; f->q = -1;
             QR__ADV_TEXT(b->a, f->reason, "low similarity%s: Cosine %.6f, SQNR %.2f dB (thresholds %.4g, %.4g dB)%s",
@@ -464,9 +476,9 @@ static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare
                         r->has_local ? "" : "; no local comparison, so the error may be inherited");
             QR__ADV_TEXT(b->a, f->fix, "see the other findings for this layer; give it int16 or keep it in float "
                         "(" QR_BF_WHATIF " measures the effect)");
-            qr__adv_ev(f, "cosine", own->cosine);
-            qr__adv_ev(f, "sqnr_db", own->sqnr);
-            qr__adv_ev(f, "full_cosine", r->m.cosine);
+            qr_advk_ev(f, "cosine", own->cosine);
+            qr_advk_ev(f, "sqnr_db", own->sqnr);
+            qr_advk_ev(f, "full_cosine", r->m.cosine);
         } else if (r->has_local && qr__adv_low(o, &r->m)) {
             /* Upstream layer with the lowest local similarity. */
             int up = -1;
@@ -474,7 +486,7 @@ static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare
                 if (cmp->rows[j].has_local && (up < 0 || cmp->rows[j].local.cosine < cmp->rows[up].local.cosine)) up = j;
             const QrMatch *um = up >= 0 ? &s->m.m[cmp->rows[up].match] : NULL;
             const char *upn = um ? s->a->nodes[um->a_node].name : NULL, *upb = um ? s->b->nodes[um->b_node].name : NULL;
-            f = qr__adv_find(b, QR_ADV_INHERITED, QR_SEV_INFO, node, op);
+            f = qr_advk_find(b, QR_ADV_INHERITED, QR_SEV_INFO, node, op);
             if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
             f->base_node = bnode; f->value = value; f->match = r->match;
             QR__ADV_TEXT(b->a, f->reason, "inherited error: own error small (local Cosine %.6f, SQNR %.2f dB) but the full "
@@ -484,8 +496,8 @@ static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare
                                  upn, strcmp(upn, upb) ? " (baseline '" : "", strcmp(upn, upb) ? upb : "",
                                  strcmp(upn, upb) ? "')" : "", cmp->rows[up].local.cosine);
             else f->fix = "look upstream (the inputs or their quantizers)";
-            qr__adv_ev(f, "local_cosine", r->local.cosine);
-            qr__adv_ev(f, "cosine", r->m.cosine);
+            qr_advk_ev(f, "local_cosine", r->local.cosine);
+            qr_advk_ev(f, "cosine", r->m.cosine);
         }
     }
     return QR_OK;
@@ -512,7 +524,7 @@ static QrStatus qr__adv_check_weights(QrAdvList *b, const QrSession *s, const Qr
         const QrWeightRow *r = &w->rows[k];
         QrFinding *f;
         const char *dt = qr_dtype_name(r->dtype);
-        const char *bnode = qr_advisor_base_node_of(s, s->qt.q[r->q].owner);
+        const char *bnode = qr_advk_base_node_of(s, s->qt.q[r->q].owner);
         double ratio = r->ch_absmax_median > 0 ? r->ch_absmax_max / r->ch_absmax_median : INFINITY;
         int n_out = 0;
         if (r->n_ch > 1 && r->ch_absmax_max > 0) {
@@ -529,10 +541,10 @@ static QrStatus qr__adv_check_weights(QrAdvList *b, const QrSession *s, const Qr
                         r->n ? 100.0 * (double)r->n_zero / (double)r->n : 0.0);
             QR__ADV_TEXT(b->a, f->fix, "quantize this weight per-channel (axis %d), or equalize the channel ranges "
                         "(cross-layer equalization) before quantizing", r->ch_axis);
-            qr__adv_ev(f, "ratio", ratio);
-            qr__adv_ev(f, "channel", r->ch_worst);
-            qr__adv_ev(f, "n_outliers", n_out);
-            qr__adv_ev(f, "sqnr_db", r->has_m ? r->m.sqnr : NAN);
+            qr_advk_ev(f, "ratio", ratio);
+            qr_advk_ev(f, "channel", r->ch_worst);
+            qr_advk_ev(f, "n_outliers", n_out);
+            qr_advk_ev(f, "sqnr_db", r->has_m ? r->m.sqnr : NAN);
         }
         if (!r->has_m || !r->n) continue;
         /* Saturation counts the values clipped by more than one quantization step: one clipped by
@@ -545,8 +557,8 @@ static QrStatus qr__adv_check_weights(QrAdvList *b, const QrSession *s, const Qr
                         "%.6g..%.6g; %.2f%% clipped in all)", 100 * sat, r->name, dt, r->scale_min, r->scale_max,
                         100.0 * (double)r->n_sat / (double)r->n);
             QR__ADV_TEXT(b->a, f->fix, "recompute the weight scale from the weight's abs-max (the scale is too small)");
-            qr__adv_ev(f, "clipped_share", sat);
-            qr__adv_ev(f, "clipped_any_share", (double)r->n_sat / (double)r->n);
+            qr_advk_ev(f, "clipped_share", sat);
+            qr_advk_ev(f, "clipped_any_share", (double)r->n_sat / (double)r->n);
         }
         if (zero > o->zero_threshold) {
             QR__ADV_WNEW(QR_ADV_ZERO);
@@ -554,7 +566,7 @@ static QrStatus qr__adv_check_weights(QrAdvList *b, const QrSession *s, const Qr
                         r->axis < 0 ? " per-tensor" : "");
             QR__ADV_TEXT(b->a, f->fix, "%s", r->axis < 0 ? "quantize this weight per-channel, or give it int16"
                                                         : "give this weight int16, or check the weight's training (many tiny weights)");
-            qr__adv_ev(f, "zero_share", zero);
+            qr_advk_ev(f, "zero_share", zero);
         }
         if (qr__adv_low(o, &r->m) && !(n_out > 0 && r->axis < 0)) {
             QR__ADV_WNEW(QR_ADV_LOW_SIMILARITY);
@@ -562,8 +574,8 @@ static QrStatus qr__adv_check_weights(QrAdvList *b, const QrSession *s, const Qr
                         r->m.sqnr, r->m.cosine);
             QR__ADV_TEXT(b->a, f->fix, "%s", r->axis < 0 ? "quantize this weight per-channel, or give it int16"
                                                         : "give this weight int16");
-            qr__adv_ev(f, "sqnr_db", r->m.sqnr);
-            qr__adv_ev(f, "cosine", r->m.cosine);
+            qr_advk_ev(f, "sqnr_db", r->m.sqnr);
+            qr_advk_ev(f, "cosine", r->m.cosine);
         }
     }
     return QR_OK;
@@ -592,7 +604,7 @@ static QrStatus qr__adv_check_scales(QrAdvList *b, const QrSession *s) {
         /* Concat requantizes every input to the output scale: any large gap costs precision. At an
          * Add the branches legitimately differ (residuals): info unless far apart. */
         QrSeverity sev = !strcmp(n->op_type, "Concat") || hi / lo > 4 * o->scale_ratio ? QR_SEV_WARNING : QR_SEV_INFO;
-        QrFinding *f = qr__adv_find(b, QR_ADV_SCALE_MISMATCH, sev, name, src >= 0 ? s->a->nodes[src].op_type : n->op_type);
+        QrFinding *f = qr_advk_find(b, QR_ADV_SCALE_MISMATCH, sev, name, src >= 0 ? s->a->nodes[src].op_type : n->op_type);
         if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
         f->value = g->values[n->in[ihi]].name;
         QR__ADV_TEXT(b->a, f->reason, "the quantized inputs of this %s have scales %.6g ('%s') to %.6g ('%s'), %.1fx apart: "
@@ -600,9 +612,9 @@ static QrStatus qr__adv_check_scales(QrAdvList *b, const QrSession *s) {
                     g->values[n->in[ilo]].name, hi, g->values[n->in[ihi]].name, hi / lo);
         QR__ADV_TEXT(b->a, f->fix, "bring the input ranges closer (rescale one branch, e.g. with a BatchNorm before the %s), "
                     "share one calibration range for all inputs, or give this node int16", n->op_type);
-        qr__adv_ev(f, "ratio", hi / lo);
-        qr__adv_ev(f, "scale_min", lo);
-        qr__adv_ev(f, "scale_max", hi);
+        qr_advk_ev(f, "ratio", hi / lo);
+        qr_advk_ev(f, "scale_min", lo);
+        qr_advk_ev(f, "scale_max", hi);
     }
     return QR_OK;
 }
@@ -615,7 +627,7 @@ static QrStatus qr__adv_check_outputs(QrAdvList *b, const QrSession *s) {
         if (qi < 0 || s->qt.q[qi].out_value != v || qr_dtype_size(s->qt.q[qi].dtype) > 1) continue;
         const QrQuantizer *q = &s->qt.q[qi];
         int src = q->owner >= 0 ? s->tw.origin[q->owner] : -1;
-        QrFinding *f = qr__adv_find(b, QR_ADV_OUTPUT_LOW_PRECISION, QR_SEV_WARNING, qr_dist_node_name(s, q->owner),
+        QrFinding *f = qr_advk_find(b, QR_ADV_OUTPUT_LOW_PRECISION, QR_SEV_WARNING, qr_dist_node_name(s, q->owner),
                                    src >= 0 ? s->a->nodes[src].op_type : "");
         if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
         f->value = g->values[v].name;
@@ -624,7 +636,7 @@ static QrStatus qr__adv_check_outputs(QrAdvList *b, const QrSession *s) {
                     g->values[v].name, qr_dtype_name(q->dtype), q->scale_max);
         QR__ADV_TEXT(b->a, f->fix, "leave the last layer's output unquantized (int32 accumulator / float output), or give "
                     "it int16");
-        qr__adv_ev(f, "scale", q->scale_max);
+        qr_advk_ev(f, "scale", q->scale_max);
     }
     return QR_OK;
 }
@@ -643,7 +655,7 @@ static QrStatus qr__adv_check_sens(QrAdvList *b, const QrSession *s, const QrSen
         for (int j = 0; j < n_seen; j++) dup |= !strcmp(seen[j], row->name);
         if (dup) continue;
         seen[n_seen++] = row->name;
-        QrFinding *f = qr__adv_find(b, QR_ADV_SENSITIVE, QR_SEV_INFO, row->node >= 0 ? qr_dist_node_name(s, row->node) : "",
+        QrFinding *f = qr_advk_find(b, QR_ADV_SENSITIVE, QR_SEV_INFO, row->node >= 0 ? qr_dist_node_name(s, row->node) : "",
                                    row->op_type);
         if (!f) { free(idx); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
         f->value = row->node >= 0 ? NULL : row->name;
@@ -662,9 +674,9 @@ static QrStatus qr__adv_check_sens(QrAdvList *b, const QrSession *s, const QrSen
             QR__ADV_TEXT(b->a, f->fix, "candidate for float: int16 does not apply to a weight-only node (" QR_BF_WHATIF
                         " gives the measured gain)");
         else QR__ADV_TEXT(b->a, f->fix, "candidate for int16 or float (" QR_BF_WHATIF " gives the measured gain)");
-        qr__adv_ev(f, "rank", n_seen);
-        qr__adv_ev(f, qr_metric_name(mk), qr_metric_get(&row->m, mk));
-        qr__adv_ev(f, "cosine", row->m.cosine);
+        qr_advk_ev(f, "rank", n_seen);
+        qr_advk_ev(f, qr_metric_name(mk), qr_metric_get(&row->m, mk));
+        qr_advk_ev(f, "cosine", row->m.cosine);
     }
     free(idx);
     return QR_OK;
@@ -734,9 +746,6 @@ static int qr__adv_find_cmp(const void *pa, const void *pb) {
     return a->seq - b->seq;
 }
 
-static QrStatus qr__adv_check_transformer(QrAdvList *b, QrSession *s);   /* advisor_tf.c */
-static QrStatus qr__adv_check_blocks(QrAdvList *b, const QrSession *s, const QrWeightCmp *w);   /* advisor_tf.c */
-
 static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensResult *sens, const QrWeightCmp *w,
                                const QrAdvisorOpts *o, QrAdvice *out) {
     memset(out, 0, sizeof *out);
@@ -751,9 +760,9 @@ static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensR
     if (st == QR_OK) st = qr__adv_check_inputs(&b, s);
     if (st == QR_OK && cmp) st = qr__adv_check_layers(&b, s, cmp);
     if (st == QR_OK) st = qr__adv_check_acts(&b, s);
-    if (st == QR_OK) st = qr__adv_check_transformer(&b, s);
+    if (st == QR_OK) st = qr_advtf_transformer(&b, s);
     if (st == QR_OK) st = qr__adv_check_weights(&b, s, w);
-    if (st == QR_OK) st = qr__adv_check_blocks(&b, s, w);
+    if (st == QR_OK) st = qr_advtf_blocks(&b, s, w);
     if (st == QR_OK) st = qr__adv_check_scales(&b, s);
     if (st == QR_OK) st = qr__adv_check_outputs(&b, s);
     if (st == QR_OK && sens) st = qr__adv_check_sens(&b, s, sens);

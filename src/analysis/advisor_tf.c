@@ -11,14 +11,14 @@
  * Channels are the last axis (transformer activations are [batch, tokens, channels]). */
 
 /* Baseline op types whose outputs are LayerNorm outputs. */
-static bool qr__adv_is_norm(const QrNode *n) {
+static bool qr__advtf_is_norm(const QrNode *n) {
     return !strcmp(n->op_type, "LayerNormalization") || !strcmp(n->op_type, "SimplifiedLayerNormalization") ||
            !strcmp(n->op_type, "SkipLayerNormalization") || !strcmp(n->op_type, "SkipSimplifiedLayerNormalization") ||
            !strcmp(n->op_type, "RMSNormalization");
 }
 
 /* A residual Add: both inputs computed (neither a constant). */
-static bool qr__adv_is_residual(const QrGraph *g, const QrNode *n) {
+static bool qr__advtf_is_residual(const QrGraph *g, const QrNode *n) {
     if (n->domain[0] || strcmp(n->op_type, "Add") || n->n_in != 2) return false;
     for (int k = 0; k < 2; k++) if (n->in[k] < 0 || g->values[n->in[k]].is_const) return false;
     return true;
@@ -26,7 +26,7 @@ static bool qr__adv_is_residual(const QrGraph *g, const QrNode *n) {
 
 /* The constant weight of baseline node n read with the activation at input `slot`, as a
  * [K, N] matrix whose row j multiplies channel j (*trans: stored [N, K], Gemm transB). */
-static const QrTensor *qr__adv_weight(const QrGraph *g, const QrNode *n, int slot, int64_t K, bool *trans) {
+static const QrTensor *qr__advtf_weight(const QrGraph *g, const QrNode *n, int slot, int64_t K, bool *trans) {
     *trans = false;
     if (n->domain[0] || slot != 0 || n->n_in < 2 || n->in[1] < 0) return NULL;
     bool mm = !strcmp(n->op_type, "MatMul"), gemm = !strcmp(n->op_type, "Gemm");
@@ -41,7 +41,7 @@ static const QrTensor *qr__adv_weight(const QrGraph *g, const QrNode *n, int slo
 /* How the analysis model computes baseline MatMul node bn: 2 weight-only (MatMulNBits /
  * MatMulBnb4, or a float activation times a DequantizeLinear weight), 1 with a quantized
  * weight and quantized activations, 0 not quantized / not matched. */
-static int qr__adv_quantized(const QrSession *s, int bn, const char **anode, const char **aop) {
+static int qr__advtf_quantized(const QrSession *s, int bn, const char **anode, const char **aop) {
     for (int i = 0; i < s->m.n; i++) {
         const QrMatch *mm = &s->m.m[i];
         if (mm->b_node != bn || mm->a_node < 0) continue;
@@ -62,22 +62,22 @@ static int qr__adv_quantized(const QrSession *s, int bn, const char **anode, con
     return 0;
 }
 
-static int qr__adv_cmp_double(const void *a, const void *b) {
+static int qr__advtf_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* max / median of v[0..n) (INFINITY when the median is 0). */
-static double qr__adv_ratio(const double *v, int64_t n, double *tmp) {
+static double qr__advtf_ratio(const double *v, int64_t n, double *tmp) {
     memcpy(tmp, v, (size_t)n * sizeof *tmp);
-    qsort(tmp, (size_t)n, sizeof *tmp, qr__adv_cmp_double);
+    qsort(tmp, (size_t)n, sizeof *tmp, qr__advtf_cmp_double);
     double med = n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
     return med > 0 ? tmp[n - 1] / med : INFINITY;
 }
 
 /* SmoothQuant's migration s_j = a_j^alpha / w_j^(1 - alpha) for alpha = 0.05 .. 0.95: the alpha
  * whose larger channel ratio (activation a/s, weight rows w*s, each max / median) is smallest. */
-static double qr__adv_alpha(const double *a, const double *w, int64_t C, double *ra_out, double *rw_out) {
+static double qr__advtf_alpha(const double *a, const double *w, int64_t C, double *ra_out, double *rw_out) {
     double *t = malloc((size_t)C * 3 * sizeof *t);
     if (!t) { *ra_out = *rw_out = NAN; return NAN; }
     double *xa = t, *xw = t + C, *tmp = t + 2 * C, best = INFINITY, best_alpha = NAN;
@@ -88,7 +88,7 @@ static double qr__adv_alpha(const double *a, const double *w, int64_t C, double 
             xa[j] = a[j] / sj;
             xw[j] = w[j] * sj;
         }
-        double ra = qr__adv_ratio(xa, C, tmp), rw = qr__adv_ratio(xw, C, tmp), worst = QR_MAX(ra, rw);
+        double ra = qr__advtf_ratio(xa, C, tmp), rw = qr__advtf_ratio(xw, C, tmp), worst = QR_MAX(ra, rw);
         if (worst < best) { best = worst; best_alpha = alpha; *ra_out = ra; *rw_out = rw; }
     }
     free(t);
@@ -96,7 +96,7 @@ static double qr__adv_alpha(const double *a, const double *w, int64_t C, double 
 }
 
 /* One LayerNorm / residual output (match i, baseline value x) feeding quantized MatMuls. */
-static QrStatus qr__adv_outlier(QrAdvList *b, const QrSession *s, int i, const QrTensor *x) {
+static QrStatus qr__advtf_outlier(QrAdvList *b, const QrSession *s, int i, const QrTensor *x) {
     const QrGraph *g = s->b;
     const QrMatch *mm = &s->m.m[i];
     if (x->dtype != QR_DT_F32 || x->rank < 2 || !x->data) return QR_OK;
@@ -116,9 +116,9 @@ static QrStatus qr__adv_outlier(QrAdvList *b, const QrSession *s, int i, const Q
     for (int r = 0; r < nu; r++) {
         bool trans;
         const QrNode *cn = &g->nodes[u[r].node];
-        const QrTensor *wt = qr__adv_weight(g, cn, u[r].input, C, &trans);
+        const QrTensor *wt = qr__advtf_weight(g, cn, u[r].input, C, &trans);
         const char *an = NULL, *op = NULL;
-        int k = wt ? qr__adv_quantized(s, u[r].node, &an, &op) : 0;
+        int k = wt ? qr__advtf_quantized(s, u[r].node, &an, &op) : 0;
         if (!k) continue;
         kind = kind ? kind : k;
         aop = op;
@@ -133,15 +133,15 @@ static QrStatus qr__adv_outlier(QrAdvList *b, const QrSession *s, int i, const Q
     }
     int worst = 0;
     for (int64_t j = 1; j < C; j++) if (a[j] > a[worst]) worst = (int)j;
-    double ratio = n_cons ? qr__adv_ratio(a, C, tmp) : 0;
+    double ratio = n_cons ? qr__advtf_ratio(a, C, tmp) : 0;
     int qi = qr_dist_act_quant_of(s, s->vis[i]);
     const QrQuantizer *q = qi >= 0 ? &s->qt.q[qi] : NULL;
     bool per_tensor = q && q->n_scales <= 1;
     if (n_cons == 0 || !(ratio > b->a->opts.outlier_k) || (kind == 1 && !per_tensor)) { free(a); return QR_OK; }
-    double ra = NAN, rw = NAN, rw0 = qr__adv_ratio(w, C, tmp);
-    double alpha = qr__adv_alpha(a, w, C, &ra, &rw);
+    double ra = NAN, rw = NAN, rw0 = qr__advtf_ratio(w, C, tmp);
+    double alpha = qr__advtf_alpha(a, w, C, &ra, &rw);
     const char *value = g->values[mm->b_value].name;
-    QrFinding *f = qr__adv_find(b, QR_ADV_ACT_OUTLIER_MIGRATE, QR_SEV_WARNING, s->a->nodes[mm->a_node].name,
+    QrFinding *f = qr_advk_find(b, QR_ADV_ACT_OUTLIER_MIGRATE, QR_SEV_WARNING, s->a->nodes[mm->a_node].name,
                                s->a->nodes[mm->a_node].op_type);
     if (!f) { free(a); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
     f->base_node = g->nodes[mm->b_node].name;
@@ -152,37 +152,37 @@ static QrStatus qr__adv_outlier(QrAdvList *b, const QrSession *s, int i, const Q
     if (per_tensor) {
         QrQuantRange rg;
         double levels = qr_quant_range(q->dtype, &rg) ? (double)(rg.hi - rg.lo) : 255.0;
-        QR__ADV_TEXT(b->a, f->reason, "activation outlier channel %d of '%s' (%s output) reaches %.6g, %.1fx the median "
+        QR_ADVK_TEXT(b->a, f->reason, "activation outlier channel %d of '%s' (%s output) reaches %.6g, %.1fx the median "
                     "channel abs-max %.6g; the tensor is quantized per-tensor (%s) and feeds the quantized %s %s, so a "
                     "typical channel gets about %.0f of its %.0f levels", worst, value, g->nodes[mm->b_node].op_type,
                     a[worst], ratio, med, qr_dtype_name(q->dtype), aop, names, levels / ratio, levels);
-        QR__ADV_TEXT(b->a, f->fix, "migrate the outlier into the weights (SmoothQuant): divide channel j of '%s' by "
+        QR_ADVK_TEXT(b->a, f->fix, "migrate the outlier into the weights (SmoothQuant): divide channel j of '%s' by "
                     "s_j = max|X_j|^alpha / max|W_j|^(1-alpha) and multiply row j of the weights of %s by s_j, with "
                     "alpha = %.2f (measured here: activation channel ratio %.1f -> %.1f, weight row ratio %.1f -> %.1f); "
                     "or quantize this tensor per channel or in int16", value, names, alpha, ratio, ra, rw0, rw);
     } else {
-        QR__ADV_TEXT(b->a, f->reason, "activation outlier channel %d of '%s' (%s output) reaches %.6g, %.1fx the median "
+        QR_ADVK_TEXT(b->a, f->reason, "activation outlier channel %d of '%s' (%s output) reaches %.6g, %.1fx the median "
                     "channel abs-max %.6g; it multiplies the weight-only quantized weights of %s %s, whose row %d error "
                     "it amplifies %.1fx over a typical channel", worst, value, g->nodes[mm->b_node].op_type, a[worst],
                     ratio, med, aop, names, worst, ratio);
-        QR__ADV_TEXT(b->a, f->fix, "protect the salient channel (activation-aware weight quantization, AWQ): scale row j of "
+        QR_ADVK_TEXT(b->a, f->fix, "protect the salient channel (activation-aware weight quantization, AWQ): scale row j of "
                     "the weights of %s up by s_j before quantizing and channel j of '%s' down by it; SmoothQuant's "
                     "balance s_j = max|X_j|^alpha / max|W_j|^(1-alpha) with alpha = %.2f is a measured starting point "
                     "(activation channel ratio %.1f -> %.1f, weight row ratio %.1f -> %.1f); or a smaller block_size",
                     names, value, alpha, ratio, ra, rw0, rw);
     }
-    qr__adv_ev(f, "ratio", ratio);
-    qr__adv_ev(f, "channel", worst);
-    qr__adv_ev(f, "alpha", alpha);
-    qr__adv_ev(f, "act_ratio_after", ra);
-    qr__adv_ev(f, "weight_ratio_after", rw);
-    qr__adv_ev(f, "consumers", n_cons);
+    qr_advk_ev(f, "ratio", ratio);
+    qr_advk_ev(f, "channel", worst);
+    qr_advk_ev(f, "alpha", alpha);
+    qr_advk_ev(f, "act_ratio_after", ra);
+    qr_advk_ev(f, "weight_ratio_after", rw);
+    qr_advk_ev(f, "consumers", n_cons);
     free(a);
     return QR_OK;
 }
 
 /* Softmax along the last axis of row x[0..L) into p (double). */
-static void qr__adv_softmax(const double *x, int64_t L, double *p) {
+static void qr__advtf_softmax(const double *x, int64_t L, double *p) {
     double mx = -INFINITY, sum = 0;
     for (int64_t k = 0; k < L; k++) mx = QR_MAX(mx, x[k]);
     for (int64_t k = 0; k < L; k++) sum += (p[k] = exp(x[k] - mx));
@@ -192,7 +192,7 @@ static void qr__adv_softmax(const double *x, int64_t L, double *p) {
 /* A Softmax whose input (match i, baseline logits x) is quantized per-tensor: the relative error
  * that rounding the logits to the grid causes in the probabilities that matter (p >= 1 / L),
  * measured on this input (the baseline logits quantized with the analysis quantizer's scale). */
-static QrStatus qr__adv_softmax_grid(QrAdvList *b, const QrSession *s, int i, const QrNode *sm, const QrTensor *x) {
+static QrStatus qr__advtf_softmax_grid(QrAdvList *b, const QrSession *s, int i, const QrNode *sm, const QrTensor *x) {
     const QrMatch *mm = &s->m.m[i];
     int qi = qr_dist_act_quant_of(s, s->vis[i]);
     if (qi < 0 || s->qt.q[qi].n_scales > 1 || x->dtype != QR_DT_F32 || x->rank < 1 || !x->data) return QR_OK;
@@ -212,8 +212,8 @@ static QrStatus qr__adv_softmax_grid(QrAdvList *b, const QrSession *s, int i, co
             xr[k] = px[r * L + k];
             xq[k] = nearbyint(xr[k] / scale) * scale;      /* the grid (no clipping: saturation is its own finding) */
         }
-        qr__adv_softmax(xr, L, p);
-        qr__adv_softmax(xq, L, pq);
+        qr__advtf_softmax(xr, L, p);
+        qr__advtf_softmax(xq, L, pq);
         for (int64_t k = 0; k < L; k++)
             if (p[k] >= 1.0 / (double)L) worst = QR_MAX(worst, fabs(pq[k] - p[k]) / p[k]);
     }
@@ -221,37 +221,37 @@ static QrStatus qr__adv_softmax_grid(QrAdvList *b, const QrSession *s, int i, co
     const double limit = b->a->opts.softmax_rel;
     if (!(worst > limit)) return QR_OK;
     const char *value = s->b->values[mm->b_value].name;
-    QrFinding *f = qr__adv_find(b, QR_ADV_SOFTMAX_GRID, QR_SEV_WARNING, s->a->nodes[mm->a_node].name,
+    QrFinding *f = qr_advk_find(b, QR_ADV_SOFTMAX_GRID, QR_SEV_WARNING, s->a->nodes[mm->a_node].name,
                                s->a->nodes[mm->a_node].op_type);
     if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
     f->base_node = s->b->nodes[mm->b_node].name;
     f->value = value;
     f->match = i;
     f->q = qi;
-    QR__ADV_TEXT(b->a, f->reason, "the Softmax input '%s' (attention logits) is quantized with step %.6g (%s): rounding "
+    QR_ADVK_TEXT(b->a, f->reason, "the Softmax input '%s' (attention logits) is quantized with step %.6g (%s): rounding "
                 "the logits to that grid changes the attention probabilities that matter (p >= 1/%lld) by up to %.1f%% "
                 "on this input (limit %.1f%%; a half-step error e scales a probability by up to exp(2e) = %.1f%%)", value,
                 scale, qr_dtype_name(q->dtype), (long long)L, 100 * worst, 100 * limit, 100 * (exp(scale) - 1));
-    QR__ADV_TEXT(b->a, f->fix, "give the attention logits int16 (or keep the Softmax input in float, as most NPU "
+    QR_ADVK_TEXT(b->a, f->fix, "give the attention logits int16 (or keep the Softmax input in float, as most NPU "
                 "toolchains do), or narrow their calibrated range (percentile calibration) so the step shrinks");
-    qr__adv_ev(f, "max_rel_error", worst);
-    qr__adv_ev(f, "scale", scale);
-    qr__adv_ev(f, "row_length", (double)L);
+    qr_advk_ev(f, "max_rel_error", worst);
+    qr_advk_ev(f, "scale", scale);
+    qr_advk_ev(f, "row_length", (double)L);
     return QR_OK;
 }
 
-static QrStatus qr__adv_check_transformer(QrAdvList *b, QrSession *s) {
+static QrStatus qr_advtf_transformer(QrAdvList *b, QrSession *s) {
     for (int i = 0; i < s->m.n; i++) {
         const QrMatch *mm = &s->m.m[i];
         if (mm->a_node < 0 || mm->b_node < 0 || !s->base[i].data) continue;
         const QrNode *bn = &s->b->nodes[mm->b_node];
-        if (qr__adv_is_norm(bn) || qr__adv_is_residual(s->b, bn)) QR_TRY(qr__adv_outlier(b, s, i, &s->base[i]));
+        if (qr__advtf_is_norm(bn) || qr__advtf_is_residual(s->b, bn)) QR_TRY(qr__advtf_outlier(b, s, i, &s->base[i]));
         const QrUse *u;
         int nu = qr_graph_readers(s->b, mm->b_value, &u);
         for (int r = 0; r < nu; r++) {
             const QrNode *sm = &s->b->nodes[u[r].node];
             if (!sm->domain[0] && !strcmp(sm->op_type, "Softmax")) {
-                QR_TRY(qr__adv_softmax_grid(b, s, i, sm, &s->base[i]));
+                QR_TRY(qr__advtf_softmax_grid(b, s, i, sm, &s->base[i]));
                 break;
             }
         }
@@ -263,7 +263,7 @@ static QrStatus qr__adv_check_transformer(QrAdvList *b, QrSession *s) {
  * error energy is dominated by a few blocks (at most QR_WEIGHT_WORST_BLOCKS, each above block_k x
  * the median block's, together >= block_share of the weight's): the blocks, their measured SQNR and
  * share, and the fixes with their effect measured on the largest block (half the block size, 8 bits). */
-static QrStatus qr__adv_check_blocks(QrAdvList *b, const QrSession *s, const QrWeightCmp *w) {
+static QrStatus qr_advtf_blocks(QrAdvList *b, const QrSession *s, const QrWeightCmp *w) {
     const QrAdvisorOpts *o = &b->a->opts;
     for (int k = 0; k < w->n; k++) {
         const QrWeightRow *r = &w->rows[k];
@@ -284,30 +284,30 @@ static QrStatus qr__adv_check_blocks(QrAdvList *b, const QrSession *s, const QrW
                                     "SQNR %.2f dB, %.1f%% of the error)", j ? ", " : "", (long long)r->dom_blk[j], where,
                                     r->dom_sqnr[j], 100 * r->dom_err[j] / r->blk_err_total);
         }
-        QrFinding *f = qr__adv_find(b, QR_ADV_BLOCK_DOMINANT, QR_SEV_WARNING, r->node, r->op_type);
+        QrFinding *f = qr_advk_find(b, QR_ADV_BLOCK_DOMINANT, QR_SEV_WARNING, r->node, r->op_type);
         if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
         f->value = r->name;
-        f->base_node = qr_advisor_base_node_of(s, q->owner);
+        f->base_node = qr_advk_base_node_of(s, q->owner);
         f->q = r->q;
         const char *dt = qr_dtype_name(r->dtype);
-        QR__ADV_TEXT(b->a, f->reason, "%d of the %lld blocks of weight '%s' (%s, block_size %d) %s %.1f%% of its "
+        QR_ADVK_TEXT(b->a, f->reason, "%d of the %lld blocks of weight '%s' (%s, block_size %d) %s %.1f%% of its "
                     "quantization error energy: %s; each above %g x the median block's error (weight SQNR %.2f dB); the "
                     "largest block's float values span [%.6g, %.6g]", named,
                     (long long)r->n_blocks, r->name, dt, q->block_size, named == 1 ? "carries" : "carry", 100 * share,
                     list, o->block_k,
                     r->has_m ? r->m.sqnr : NAN, r->dom_lo, r->dom_hi);
-        QR__ADV_TEXT(b->a, f->fix, "use a smaller block_size (measured on the largest block: %d instead of %d raises its "
+        QR_ADVK_TEXT(b->a, f->fix, "use a smaller block_size (measured on the largest block: %d instead of %d raises its "
                     "SQNR from %.2f to %.2f dB and the weight's from %.2f to %.2f dB), or keep '%s' in 8 bit (the block "
                     "at 8 bits: %.2f dB)%s", q->block_size / 2, q->block_size, r->dom_sqnr[0], r->dom_half_sqnr,
                     r->has_m ? r->m.sqnr : NAN, r->half_layer_sqnr, r->node, r->dom_8bit_sqnr,
                     q->zp_value < 0 ? ", or quantize with zero points (asymmetric: the block's range need not be "
                                       "centred on 0)" : "");
-        qr__adv_ev(f, "share", share);
-        qr__adv_ev(f, "block", (double)r->dom_blk[0]);
-        qr__adv_ev(f, "block_sqnr_db", r->dom_sqnr[0]);
-        qr__adv_ev(f, "half_block_sqnr_db", r->dom_half_sqnr);
-        qr__adv_ev(f, "int8_block_sqnr_db", r->dom_8bit_sqnr);
-        qr__adv_ev(f, "blocks_named", named);
+        qr_advk_ev(f, "share", share);
+        qr_advk_ev(f, "block", (double)r->dom_blk[0]);
+        qr_advk_ev(f, "block_sqnr_db", r->dom_sqnr[0]);
+        qr_advk_ev(f, "half_block_sqnr_db", r->dom_half_sqnr);
+        qr_advk_ev(f, "int8_block_sqnr_db", r->dom_8bit_sqnr);
+        qr_advk_ev(f, "blocks_named", named);
     }
     return QR_OK;
 }

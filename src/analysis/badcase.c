@@ -1,79 +1,7 @@
 /* analysis/badcase — implementation. See badcase.h.
  *
- * Map: file names (safe names, listing, natural order) · layout detection · per-sample
- * runs · badcase.npy / badcase_list. */
-#include <dirent.h>
-#include <sys/stat.h>
-
-/* ==== files ========================================================================= */
-
-/* Characters outside [A-Za-z0-9._-] become '_' (a leading '.' too). */
-
-static bool qr_badcase_is_dir(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-/* A sample file: .npy, or .pb (an ONNX TensorProto, as in ONNX's test data). */
-static bool qr__bc_is_sample(const char *f) {
-    size_t l = strlen(f);
-    return f[0] != '.' && ((l > 4 && !strcmp(f + l - 4, ".npy")) || (l > 3 && !strcmp(f + l - 3, ".pb")));
-}
-
-static QrStatus qr_badcase_sample_read(const char *path, QrTensor *t) {
-    size_t l = strlen(path);
-    if (l > 3 && !strcmp(path + l - 3, ".pb")) return qr_pb_read(path, t, NULL, 0);
-    return qr_npy_read(path, t);
-}
-
-/* "12.npy" (or "12.pb") → 12; -1 when the stem is not a plain decimal number. */
-static long long qr__bc_numeric_stem(const char *f) {
-    long long v = 0;
-    const char *p = f;
-    if (!isdigit((unsigned char)*p)) return -1;
-    for (; isdigit((unsigned char)*p); p++) { v = v * 10 + (*p - '0'); if (v > (1LL << 50)) return -1; }
-    return strcmp(p, ".npy") && strcmp(p, ".pb") ? -1 : v;
-}
-
-static int qr_badcase_file_cmp(const void *pa, const void *pb) {
-    const char *a = *(const char *const *)pa, *b = *(const char *const *)pb;
-    long long x = qr__bc_numeric_stem(a), y = qr__bc_numeric_stem(b);
-    if (x >= 0 && y >= 0) return x < y ? -1 : x > y;
-    if (x >= 0 || y >= 0) return x >= 0 ? -1 : 1;
-    return strcmp(a, b);
-}
-
-/* The regular *.npy and *.pb files of dir, sorted (names in a). */
-static QrStatus qr_badcase_list_npy(QrArena *a, const char *dir, const char ***out, int *n_out) {
-    DIR *d = opendir(dir);
-    if (!d) return qr_errf(QR_ERR_IO, "cannot open data folder '%s': %s", dir, strerror(errno));
-    int n = 0, cap = 0;
-    const char **v = NULL;
-    QrStatus st = QR_OK;
-    for (struct dirent *e; st == QR_OK && (e = readdir(d));) {
-        if (!qr__bc_is_sample(e->d_name)) continue;
-        char *path = qr_arena_printf(a, "%s/%s", dir, e->d_name);
-        if (!path) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
-        if (qr_badcase_is_dir(path)) continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            const char **nv = qr_arena_array(a, (size_t)cap, sizeof *nv);
-            if (!nv) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
-            if (n) memcpy(nv, v, (size_t)n * sizeof *nv);
-            v = nv;
-        }
-        v[n] = qr_arena_strdup(a, e->d_name);
-        if (!v[n]) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-        n++;
-    }
-    closedir(d);
-    QR_TRY(st);
-    if (n) qsort(v, (size_t)n, sizeof *v, qr_badcase_file_cmp);
-    *out = v;
-    *n_out = n;
-    return QR_OK;
-}
-
+ * Map: per-sample runs · badcase.npy / badcase_list (the folder layouts and the listing:
+ * analysis/dsset). */
 /* ==== search ======================================================================== */
 
 /* Metrics of the model outputs of a against b (all outputs concatenated; only >= 0: that one). */
@@ -105,8 +33,8 @@ static QrStatus qr__bc_fit_shapes(QrGraph *b, QrGraph *a, const QrTensor *in) {
         same = t->dtype == in[k].dtype && qr_tensor_same_shape(t, &in[k]);
     }
     if (same) return QR_OK;
-    QR_TRY(qr_graph_infer(b, in));
-    return qr_graph_infer(a, in);
+    QR_TRY(qr_run_infer(b, in));
+    return qr_run_infer(a, in);
 }
 
 static QrStatus qr__bc_run_sample(QrGraph *b, QrGraph *a, const QrTensor *in, int only, QrMetrics *m) {
@@ -141,7 +69,7 @@ static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, in
         return qr_errf(QR_ERR_INVALID, "the baseline has %d inputs but the analysis model has %d", ni, a->n_inputs);
     if (a->n_outputs != b->n_outputs)
         return qr_errf(QR_ERR_INVALID, "the baseline has %d outputs but the analysis model has %d", b->n_outputs, a->n_outputs);
-    if (!qr_badcase_is_dir(dir)) return qr_errf(QR_ERR_IO, "--data '%s' is not a folder", dir);
+    if (!qr_dsset_is_dir(dir)) return qr_errf(QR_ERR_IO, "--data '%s' is not a folder", dir);
     out->dir = qr_arena_strdup(ar, dir);
     out->n_inputs = ni;
     out->input_names = qr_arena_array(ar, (size_t)ni + 1, sizeof(char *));
@@ -157,7 +85,7 @@ static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, in
         qr_safe_filename(safe, sizeof safe, name);
         out->input_names[k] = name;
         const char *p1 = qr_arena_printf(ar, "%s/%s", dir, name), *p2 = qr_arena_printf(ar, "%s/%s", dir, safe);
-        folder[k] = qr_badcase_is_dir(p1) ? p1 : qr_badcase_is_dir(p2) ? p2 : NULL;
+        folder[k] = qr_dsset_is_dir(p1) ? p1 : qr_dsset_is_dir(p2) ? p2 : NULL;
         have += folder[k] != NULL;
     }
     QrStatus st = QR_OK;
@@ -173,7 +101,7 @@ static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, in
     }
     const char **files = NULL;
     int nf = 0;
-    if (st == QR_OK) st = qr_badcase_list_npy(ar, folder[0], &files, &nf);
+    if (st == QR_OK) st = qr_dsset_list_npy(ar, folder[0], &files, &nf);
     if (st == QR_OK && nf == 0) st = qr_errf(QR_ERR_INVALID, "--data %s: no .npy or .pb files in '%s'", dir, folder[0]);
     out->n_total = nf;
     int n = num_steps > 0 ? QR_MIN(num_steps, nf) : nf;
@@ -185,8 +113,8 @@ static QrStatus qr_badcase_search_at(QrGraph *b, QrGraph *a, const char *dir, in
         const char *path = NULL;
         for (int k = 0; st == QR_OK && k < ni; k++) {
             path = qr_arena_printf(ar, "%s/%s", folder[k], files[s]);
-            st = qr_badcase_sample_read(path, &cur[k]);
-            if (st == QR_OK) st = qr_graph_check_input(b, k, &cur[k]);
+            st = qr_dsset_sample_read(path, &cur[k]);
+            if (st == QR_OK) st = qr_run_check_input(b, k, &cur[k]);
             if (st != QR_OK) st = qr_err_wrap(st, "bad-case search: %s", path ? path : files[s]);
         }
         if (st != QR_OK) break;

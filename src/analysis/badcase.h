@@ -4,12 +4,7 @@
 #ifndef QR_BADCASE_H
 #define QR_BADCASE_H
 
-/* Data folder layouts (hmct-debugger's calibration_data):
- *   folders: DIR/<input name>/0.npy, 1.npy, ... — one folder per model input; a folder may
- *            also be named after the input with characters outside [A-Za-z0-9._-] replaced
- *            by '_'. Samples are matched across inputs by file name.
- *   flat:    DIR/<name>.npy — single-input models only.
- * Samples are ordered by file name, numeric names ("2.npy" < "10.npy") first. */
+/* The data folder layouts: analysis/dsset.h. */
 typedef struct QrBadcaseSample {
     const char *file;        /* file name ("0.npy") */
     QrMetrics m;             /* all model outputs concatenated, baseline vs analysis */
@@ -46,10 +41,4 @@ static void qr_badcase_free(QrBadcase *bc);
  * inputs; names made file-safe), and badcase_list.txt/.csv: index, sample, L1, Cosine,
  * MSE, KL, SQNR, nonfinite, worst — one row per sample in data order. */
 static QrStatus qr_badcase_write(const QrBadcase *bc, const char *dir);
-
-/* ---- used by other modules (issue 19: private names used across modules became public) ---- */
-static QrStatus qr_badcase_sample_read(const char *path, QrTensor *t);
-static int qr_badcase_file_cmp(const void *pa, const void *pb);
-static bool qr_badcase_is_dir(const char *path);
-static QrStatus qr_badcase_list_npy(QrArena *a, const char *dir, const char ***out, int *n_out);
 #endif

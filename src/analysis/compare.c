@@ -4,7 +4,7 @@
  *   shadow run: twin graph with every matched value *fed* by the baseline's value, so each
  *               layer computes from exact inputs → tap its output = its own error only */
 
-static const char *qr_quant_describe(QrArena *a, const QrGraph *g, const QrQuantizer *q, const char **dtype) {
+static const char *qr_compare_describe_quantizer(QrArena *a, const QrGraph *g, const QrQuantizer *q, const char **dtype) {
     if (dtype) *dtype = qr_dtype_name(q->dtype);
     if (q->scale_value < 0 || !g->values[q->scale_value].t.data) return "dynamic";
     if (q->n_scales <= 1 || q->scale_min == q->scale_max) return qr_arena_printf(a, "%.9g", q->scale_min);
@@ -50,10 +50,10 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
         if (ct->shadow) st = qr_session_visible_view(ct->s, mi, t, &f, &y);
         else if (t->dtype == QR_DT_F32) y = t->data;
         else if (ct->quant_of[mi] >= 0 && !qr_dtype_is_float(t->dtype))
-            st = qr_quant_dequantize_value(g, &ct->s->qa.q[ct->quant_of[mi]], t, &f);
+            st = qr_match_dequantize_value(g, &ct->s->qa.q[ct->quant_of[mi]], t, &f);
         else if (!qr_dtype_is_float(t->dtype) && ct->s->qt.by_value[value] >= 0)
             /* an integer value without a quantizer of its own (MaxPool on uint8): the twin's re-quantizer knows its scale */
-            st = qr_quant_dequantize_value(&ct->s->tw.g, &ct->s->qt.q[ct->s->qt.by_value[value]], t, &f);
+            st = qr_match_dequantize_value(&ct->s->tw.g, &ct->s->qt.q[ct->s->qt.by_value[value]], t, &f);
         else if (!qr_dtype_is_float(t->dtype)) st = qr_errf(QR_ERR_UNSUPPORTED, "no scale for integer value");
         else st = qr_tensor_to_f32(t, &f);
         if (st != QR_OK) { qr_err_clear(); continue; }
@@ -80,39 +80,6 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
         if (st != QR_OK) { qr_tensor_free_data(&f); return st; }
         qr_tensor_free_data(&f);
     }
-    return QR_OK;
-}
-
-static QrStatus qr_compare_outputs(const QrSession *s, const QrTensor *outs, QrMetrics *m) {
-    return qr_compare_outputs_sel(s, outs, -1, m);
-}
-
-static QrStatus qr_compare_outputs_sel(const QrSession *s, const QrTensor *outs, int only, QrMetrics *m) {
-    QrMetricAcc acc;
-    qr_metric_acc_init(&acc);
-    double kld_sum = 0;
-    int64_t kld_n = 0;
-    for (int k = 0; k < s->b->n_outputs; k++) {
-        if (only >= 0 && k != only) continue;
-        QrTensor f = {0};
-        QR_TRY(qr_tensor_to_f32(&outs[k], &f));
-        const QrTensor *x = &s->base_out[k];
-        QrStatus st = f.numel == x->numel ? QR_OK
-                    : qr_errf(QR_ERR_SHAPE, "output %d ('%s') has %lld elements in the analysis model but %lld in the "
-                              "baseline", k, s->b->values[s->b->outputs[k]].name, (long long)f.numel, (long long)x->numel);
-        if (st == QR_OK) qr_metric_acc_add(&acc, x->data, f.data, x->numel);
-        if (st == QR_OK && qr_metric_is_logits(s->b->values[s->b->outputs[k]].name, x)) {   /* KLD: per token */
-            int64_t V = x->dims[x->rank - 1];
-            for (int64_t t = 0; t < x->numel / V; t++) {
-                double kl = qr_metric_token_kl((const float *)x->data + t * V, (const float *)f.data + t * V, V);
-                if (kl == kl) { kld_sum += kl; kld_n++; }
-            }
-        }
-        qr_tensor_free_data(&f);
-        QR_TRY(st);
-    }
-    qr_metric_acc_finish(&acc, m);
-    m->kld = kld_n ? kld_sum / (double)kld_n : NAN;
     return QR_OK;
 }
 
@@ -660,7 +627,7 @@ static QrStatus qr_compare_prepare(QrSession *s, const char *mode, double cos_th
     p->exec = s->a;
     QrStatus st = QR_OK;
     if (mode && strcmp(mode, "sim")) {
-        st = qr_quant_lower(s->a, &s->qa, &p->low, &p->info);
+        st = qr_lower_graph(s->a, &s->qa, s->int16_integer, &p->low, &p->info);
         p->have_low = st == QR_OK;
         if (st != QR_OK) st = qr_err_wrap(st, "--mode %s: lowering to integer kernels", mode);
         p->both = !strcmp(mode, "both");
@@ -681,7 +648,7 @@ static QrStatus qr_compare_step(QrCmpPlan *p, int k) {
             qr_tensor_free_data(&p->s->keep_outs[o]);
             QR_TRY(qr_tensor_to_f32(&p->outs[o], &p->s->keep_outs[o]));
         }
-        QR_TRY(qr_compare_outputs(p->s, p->outs, &p->c->out));
+        QR_TRY(qr_session_compare_outputs(p->s, p->outs, &p->c->out));
         for (int j = 0; p->keep_outs && j < p->exec->n_outputs; j++) {
             p->keep_outs[j] = p->outs[j];
             memset(&p->outs[j], 0, sizeof p->outs[j]);
@@ -752,7 +719,7 @@ static QrStatus qr__cmp_ds_run(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs, b
     for (int j = 0; j < p->n_outs; j++) qr_tensor_free_data(&p->outs[j]);
     p->ct.acc = p->sh.acc = acc;
     p->keep_outs = outs;
-    QrStatus st = shadow ? qr_session_jobs(2, qr__cmp_job, p, NULL) : qr_compare_step(p, 0);
+    QrStatus st = shadow ? qr_session_jobs(p->s, 2, qr__cmp_job, p, NULL) : qr_compare_step(p, 0);
     p->keep_outs = NULL;
     if (st == QR_OK && shadow && p->both) {
         QrLowerCmp lc = {0};
@@ -777,7 +744,7 @@ QR_TESTAPI QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos
     if (!p) return qr_errf(QR_ERR_NOMEM, "out of memory");
     *p = (QrCmpPlan){ .s = s, .c = c, .cos_threshold = cos_threshold, .exec = exec };
     QrStatus st = qr__cmp_plan(p, NULL, NULL);
-    if (st == QR_OK) st = qr_session_jobs(2, qr__cmp_job, p, NULL);   /* the two runs at once */
+    if (st == QR_OK) st = qr_session_jobs(p->s, 2, qr__cmp_job, p, NULL);   /* the two runs at once */
     return qr_compare_finish(p, st);
 }
 #endif
@@ -822,7 +789,7 @@ static QrStatus qr_compare_table(const QrSession *s, const QrCompare *c, bool cs
         qr_table_set(t, row, 4, shape);
         if (mm->a_quant >= 0) {
             const char *dt;
-            const char *sc = qr_quant_describe(&t->arena, s->a, &s->qa.q[mm->a_quant], &dt);
+            const char *sc = qr_compare_describe_quantizer(&t->arena, s->a, &s->qa.q[mm->a_quant], &dt);
             qr_table_set(t, row, 5, dt);
             qr_table_set(t, row, 6, sc);
         }
@@ -913,5 +880,5 @@ static QrStatus qr_compare_mode_ex(QrSession *s, const char *mode, double cos_th
                                    bool *extra_done, QrCompare *c) {
     QrCmpPlan *p;
     QR_TRY(qr_compare_prepare(s, mode, cos_threshold, extra, extra_user, extra_done, c, &p));
-    return qr_compare_finish(p, qr_session_jobs(2, qr__cmp_job, p, NULL));
+    return qr_compare_finish(p, qr_session_jobs(p->s, 2, qr__cmp_job, p, NULL));
 }

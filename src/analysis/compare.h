@@ -114,15 +114,9 @@ static bool qr_compare_split(const QrErrSplit *sp, QrSplitView *v);
 /* compare_per_layer_out.txt/.csv into dir. */
 static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const char *dir);
 
-/* Model-output metrics of the twin under a quantizer mask (NULL = all on),
- * optionally re-running only the live nodes with the rest read from cache
- * (see qr_run's live/feed). */
-static QrStatus qr_compare_outputs(const QrSession *s, const QrTensor *outs, QrMetrics *m);
-/* The same at one graph output (only: its index; -1 = all, as qr_compare_outputs). */
-static QrStatus qr_compare_outputs_sel(const QrSession *s, const QrTensor *outs, int only, QrMetrics *m);
 
 /* A quantizer's settings in words: "int8 per-tensor 0.0123" etc. (arena copy). */
-static const char *qr_quant_describe(QrArena *a, const QrGraph *g, const QrQuantizer *q, const char **dtype);
+static const char *qr_compare_describe_quantizer(QrArena *a, const QrGraph *g, const QrQuantizer *q, const char **dtype);
 
 /* ---- used by other modules (issue 19: private names used across modules became public) ---- */
 static void qr_compare_num(QrTable *t, int row, int col, double v, bool csv);

@@ -1,97 +1,9 @@
 /* analysis/dataset — implementation. See dataset.h.
  *
- * Map: listing and reading samples · the comparison per sample into accumulators · merge ·
+ * Map: the comparison per sample into accumulators · merge ·
  * tables (per layer, per output, per sample) and the bad case. */
 
 #include <malloc.h>   /* malloc_trim: the pass gives each sample's freed buffers back */
-
-/* ==== the set ======================================================================== */
-
-static void qr_ds_set_free(QrDsSet *ds) {
-    qr_arena_free(&ds->arena);
-    memset(ds, 0, sizeof *ds);
-}
-
-static QrStatus qr_ds_list(const QrGraph *b, const char *dir, int max_samples, QrDsSet *out) {
-    memset(out, 0, sizeof *out);
-    QrArena *ar = &out->arena;
-    int ni = b->n_inputs;
-    if (!qr_badcase_is_dir(dir)) return qr_errf(QR_ERR_IO, "--data '%s' is not a folder", dir);
-    out->dir = qr_arena_strdup(ar, dir);
-    out->n_inputs = ni;
-    out->input_names = qr_arena_array(ar, (size_t)ni + 1, sizeof(char *));
-    out->folder = qr_arena_array(ar, (size_t)ni + 1, sizeof(char *));
-    if (!out->dir || !out->input_names || !out->folder) { qr_ds_set_free(out); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
-    int have = 0;
-    for (int k = 0; k < ni; k++) {
-        const char *name = b->values[b->inputs[k]].name;
-        char safe[512];
-        qr_safe_filename(safe, sizeof safe, name);
-        out->input_names[k] = name;
-        const char *p1 = qr_arena_printf(ar, "%s/%s", dir, name), *p2 = qr_arena_printf(ar, "%s/%s", dir, safe);
-        out->folder[k] = p1 && qr_badcase_is_dir(p1) ? p1 : p2 && qr_badcase_is_dir(p2) ? p2 : NULL;
-        have += out->folder[k] != NULL;
-    }
-    QrStatus st = QR_OK;
-    out->folders = have > 0;
-    if (have > 0 && have < ni) {
-        for (int k = 0; k < ni; k++)
-            if (!out->folder[k]) {
-                st = qr_errf(QR_ERR_INVALID, "--data %s: no folder for model input '%s' (hmct layout: one folder per input, "
-                             "named after it, holding the same file names)", dir, out->input_names[k]);
-                break;
-            }
-    } else if (have == 0) {
-        if (ni != 1)
-            st = qr_errf(QR_ERR_INVALID, "--data %s: the model has %d inputs, so the folder needs one sub-folder per input "
-                         "named after it (hmct layout: %s/%s/0.npy, ...)", dir, ni, dir, ni ? out->input_names[0] : "?");
-        else out->folder[0] = out->dir;
-    }
-    const char **files = NULL;
-    int nf = 0;
-    if (st == QR_OK) st = qr_badcase_list_npy(ar, out->folder[0], &files, &nf);
-    if (st == QR_OK && nf == 0) st = qr_errf(QR_ERR_INVALID, "--data %s: no .npy or .pb samples in '%s'", dir, out->folder[0]);
-    /* every input folder holds the same file names */
-    for (int k = 1; st == QR_OK && k < ni; k++) {
-        const char **fk = NULL;
-        int nk = 0;
-        st = qr_badcase_list_npy(ar, out->folder[k], &fk, &nk);
-        for (int i = 0, j = 0; st == QR_OK && (i < nf || j < nk);) {
-            int c = i < nf && j < nk ? qr_badcase_file_cmp(&files[i], &fk[j]) : i < nf ? -1 : 1;
-            if (c < 0) st = qr_errf(QR_ERR_INVALID, "--data %s: sample '%s' is in '%s' but not in '%s' (input '%s')", dir,
-                                    files[i], out->folder[0], out->folder[k], out->input_names[k]);
-            else if (c > 0) st = qr_errf(QR_ERR_INVALID, "--data %s: sample '%s' is in '%s' (input '%s') but not in '%s'", dir,
-                                         fk[j], out->folder[k], out->input_names[k], out->folder[0]);
-            i++, j++;
-        }
-    }
-    if (st != QR_OK) { qr_ds_set_free(out); return st; }
-    out->n_found = nf;
-    out->n = max_samples > 0 ? QR_MIN(max_samples, nf) : nf;
-    out->names = files;
-    return QR_OK;
-}
-
-static QrStatus qr_ds_read(const QrDsSet *ds, const QrGraph *b, int k, const QrTensor *ref, QrTensor *in) {
-    QrStatus st = QR_OK;
-    char path[4096];
-    for (int i = 0; i < ds->n_inputs; i++) memset(&in[i], 0, sizeof in[i]);
-    for (int i = 0; st == QR_OK && i < ds->n_inputs; i++) {
-        snprintf(path, sizeof path, "%s/%s", ds->folder[i], ds->names[k]);
-        st = qr_badcase_sample_read(path, &in[i]);
-        if (st == QR_OK) st = qr_graph_check_input(b, i, &in[i]);
-        if (st == QR_OK && ref && (in[i].dtype != ref[i].dtype || !qr_tensor_same_shape(&in[i], &ref[i]))) {
-            char s1[128], s2[128];
-            st = qr_errf(QR_ERR_SHAPE, "input '%s' is %s %s but the first sample's is %s %s (every sample must have the same "
-                         "dtype and shape)", ds->input_names[i], qr_dtype_name(in[i].dtype),
-                         qr_shape_str_brackets(s1, sizeof s1, in[i].rank, in[i].dims), qr_dtype_name(ref[i].dtype),
-                         qr_shape_str_brackets(s2, sizeof s2, ref[i].rank, ref[i].dims));
-        }
-        if (st != QR_OK) st = qr_err_wrap(st, "sample '%s' (%s)", ds->names[k], path);
-    }
-    if (st != QR_OK) for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&in[i]);
-    return st;
-}
 
 /* ==== the comparison ================================================================= */
 
@@ -110,9 +22,9 @@ static void qr_ds_compare_end(QrDsCompare *d) {
 
 static void qr_ds_compare_free(QrDsCompare *d) {
     qr_ds_compare_end(d);
-    for (int r = 0; d->rows && r < d->n_rows; r++) qr_dslist_free(&d->rows[r].list);
+    for (int r = 0; d->rows && r < d->n_rows; r++) qr_dsacc_list_free(&d->rows[r].list);
     for (int j = 0; d->outs && j < d->n_outs; j++) {
-        qr_dslist_free(&d->outs[j].list);
+        qr_dsacc_list_free(&d->outs[j].list);
         free(d->outs[j].flips);
         qr_tok_free(&d->outs[j].tok);
     }
@@ -146,19 +58,19 @@ static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, co
         if (s->m.m[i].a_node < 0 || s->m.m[i].a_value < 0) continue;   /* qr_compare's rows */
         QrDsRow *r = &d->rows[d->n_rows++];
         r->match = i;
-        qr_dspool_init(&r->pool);
-        qr_dspool_init(&r->local);
+        qr_dsacc_pool_init(&r->pool);
+        qr_dsacc_pool_init(&r->local);
         r->split.w_channel = r->split.w_quant = r->split.i_quant = -1;
-        st = qr_dslist_alloc(&r->list, n);
+        st = qr_dsacc_list_alloc(&r->list, n);
     }
     for (int j = 0; st == QR_OK && j < d->n_outs; j++) {
         QrDsOut *o = &d->outs[j];
-        qr_dspool_init(&o->pool);
+        qr_dsacc_pool_init(&o->pool);
         const QrTensor *t = &s->b->values[s->b->outputs[j]].t;
         o->cls = t->rank == 2 && t->dims[1] >= 2;
         o->tok_out = qr_tok_is_logits(s->b->values[s->b->outputs[j]].name, t);
         o->flips = calloc((size_t)n + 1, sizeof *o->flips);
-        st = o->flips ? qr_dslist_alloc(&o->list, n) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        st = o->flips ? qr_dsacc_list_alloc(&o->list, n) : qr_errf(QR_ERR_NOMEM, "out of memory");
     }
     if (st != QR_OK) qr_ds_compare_free(d);
     return st;
@@ -195,7 +107,7 @@ static int64_t qr__ds_nonfinite(const QrTensor *t) {
 
 static void qr__ds_split_add(QrDsSplit *d, const QrErrSplit *e) {
     const double v[6] = { e->sw, e->si, e->s_round, e->s_clip, e->s_noise, e->su2 };
-    for (int j = 0; j < 6; j++) qr_xsum_add(&d->s[j], v[j]);
+    for (int j = 0; j < 6; j++) qr_dsacc_xsum_add(&d->s[j], v[j]);
     d->samples++;
     d->n += e->n;
     d->n_clip += e->n_clip;
@@ -207,7 +119,7 @@ static void qr__ds_split_add(QrDsSplit *d, const QrErrSplit *e) {
 }
 
 static void qr__ds_split_merge(QrDsSplit *a, const QrDsSplit *b) {
-    for (int j = 0; j < 6; j++) qr_xsum_merge(&a->s[j], &b->s[j]);
+    for (int j = 0; j < 6; j++) qr_dsacc_xsum_merge(&a->s[j], &b->s[j]);
     a->samples += b->samples;
     a->n += b->n;
     a->n_clip += b->n_clip;
@@ -225,7 +137,7 @@ static void qr__ds_split_view(const QrDsSplit *d, QrErrSplit *e) {
     e->n = d->n;
     e->n_clip = d->n_clip;
     double *v[6] = { &e->sw, &e->si, &e->s_round, &e->s_clip, &e->s_noise, &e->su2 };
-    for (int j = 0; j < 6; j++) *v[j] = (double)qr_xsum_value(&d->s[j]);
+    for (int j = 0; j < 6; j++) *v[j] = (double)qr_dsacc_xsum_value(&d->s[j]);
     if (d->per_channel) e->su2 = NAN;    /* steps_rms: no pooled per-channel median */
     e->steps_med = NAN;
     e->w_channel = d->w_channel;
@@ -264,11 +176,11 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
         const QrLayerRow *lr = &c.rows[r];
         int mi = lr->match;
         if (lr->has_m) {
-            qr_dspool_add(&dr->pool, &acc[2 * mi]);
-            qr_dslist_set(&dr->list, k, &acc[2 * mi], &lr->m);
+            qr_dsacc_pool_add(&dr->pool, &acc[2 * mi]);
+            qr_dsacc_list_set(&dr->list, k, &acc[2 * mi], &lr->m);
             dr->n_m++;
         }
-        if (lr->has_local) { qr_dspool_add(&dr->local, &acc[2 * mi + 1]); dr->n_local++; }
+        if (lr->has_local) { qr_dsacc_pool_add(&dr->local, &acc[2 * mi + 1]); dr->n_local++; }
         if (lr->sp.has) qr__ds_split_add(&dr->split, &lr->sp);
         if (lr->has_lsb) {
             dr->has_lsb = true;
@@ -295,8 +207,8 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
             qr_metric_acc_init(&a1);
             qr_metric_acc_add(&a1, x->data, f.data, x->numel);
             qr_metric_acc_finish(&a1, &m1);
-            qr_dspool_add(&o->pool, &a1);
-            qr_dslist_set(&o->list, k, &a1, &m1);
+            qr_dsacc_pool_add(&o->pool, &a1);
+            qr_dsacc_list_set(&o->list, k, &a1, &m1);
             if (d->rank_output < 0 || d->rank_output == j) qr_metric_acc_add(&all, x->data, f.data, x->numel);
             if (o->cls && x->rank == 2 && x->dims[1] >= 2) qr__ds_topk_add(o, k, x, f.data);
             if (o->tok_out) {    /* labels: the sample's input_ids shifted, when the model has them */
@@ -326,7 +238,7 @@ static QrStatus qr_ds_pass(QrDsCompare *d, QrSession *s, const QrDsSet *ds, cons
     QrStatus st = cur ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int k = lo; st == QR_OK && k < hi; k++) {
         if (hook) qr_step(hook, k - lo, hi - lo);
-        st = qr_ds_read(ds, s->b, k, ref, cur);
+        st = qr_dsset_read(ds, s->b, k, ref, cur);
         if (st != QR_OK && st != QR_ERR_NOMEM && d->skip_bad && !d->skipped[k]) {
             d->skip_why[k] = strdup(qr_err_msg());
             d->skipped[k] = 1;
@@ -360,9 +272,9 @@ static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
         QrDsRow *x = &a->rows[r];
         const QrDsRow *y = &b->rows[r];
         if (x->match != y->match) return qr_errf(QR_ERR_INVALID, "the parts compare different layers (row %d)", r);
-        qr_dspool_merge(&x->pool, &y->pool);
-        qr_dspool_merge(&x->local, &y->local);
-        QR_TRY(qr_dslist_merge(&x->list, &y->list, a->names));
+        qr_dsacc_pool_merge(&x->pool, &y->pool);
+        qr_dsacc_pool_merge(&x->local, &y->local);
+        QR_TRY(qr_dsacc_list_merge(&x->list, &y->list, a->names));
         x->n_m += y->n_m;
         x->n_local += y->n_local;
         x->has_lsb |= y->has_lsb;
@@ -373,8 +285,8 @@ static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
     for (int j = 0; j < a->n_outs; j++) {
         QrDsOut *x = &a->outs[j];
         const QrDsOut *y = &b->outs[j];
-        qr_dspool_merge(&x->pool, &y->pool);
-        QR_TRY(qr_dslist_merge(&x->list, &y->list, a->names));
+        qr_dsacc_pool_merge(&x->pool, &y->pool);
+        QR_TRY(qr_dsacc_list_merge(&x->list, &y->list, a->names));
         x->rows += y->rows; x->agree += y->agree; x->top5_hits += y->top5_hits; x->top5_den += y->top5_den;
         QR_TRY(qr_tok_merge(&x->tok, &y->tok));
         for (int k = 0; k < a->n_samples; k++) if (b->done[k]) x->flips[k] = y->flips[k];
@@ -397,18 +309,18 @@ static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b) {
 }
 
 static void qr_ds_row_metrics(const QrDsRow *r, QrMetrics *m, QrMetrics *local) {
-    if (m) qr_dspool_finish(&r->pool, &r->list, true, true, m);
-    if (local) qr_dspool_finish(&r->local, NULL, false, false, local);
+    if (m) qr_dsacc_pool_finish(&r->pool, &r->list, true, true, m);
+    if (local) qr_dsacc_pool_finish(&r->local, NULL, false, false, local);
 }
 
-static void qr_ds_out_metrics(const QrDsOut *o, QrMetrics *m) { qr_dspool_finish(&o->pool, &o->list, true, true, m); }
+static void qr_ds_out_metrics(const QrDsOut *o, QrMetrics *m) { qr_dsacc_pool_finish(&o->pool, &o->list, true, true, m); }
 
-static const QrDsCompare *qr__ds_rank_ctx;
-static QrMetricKind qr__ds_rank_metric;
-static int qr__ds_rank_cmp(const void *pa, const void *pb) {
+typedef struct QrDsRankBy { const QrDsCompare *d; QrMetricKind metric; } QrDsRankBy;
+static int qr__ds_rank_cmp(const void *pa, const void *pb, void *ctx) {
+    const QrDsRankBy *by = ctx;
     int a = *(const int *)pa, b = *(const int *)pb;
-    double x = qr_metric_badness(&qr__ds_rank_ctx->smp[a], qr__ds_rank_metric);
-    double y = qr_metric_badness(&qr__ds_rank_ctx->smp[b], qr__ds_rank_metric);
+    double x = qr_metric_badness(&by->d->smp[a], by->metric);
+    double y = qr_metric_badness(&by->d->smp[b], by->metric);
     if (x != y) return x > y ? -1 : 1;
     return (a > b) - (a < b);
 }
@@ -416,9 +328,8 @@ static int qr__ds_rank_cmp(const void *pa, const void *pb) {
 static void qr_ds_rank_samples(const QrDsCompare *d, QrMetricKind metric, int *order) {
     int n = 0;
     for (int k = 0; k < d->n_samples; k++) if (d->done[k]) order[n++] = k;
-    qr__ds_rank_ctx = d;                     /* qsort has no context argument; single-threaded use */
-    qr__ds_rank_metric = metric;
-    qsort(order, (size_t)n, sizeof *order, qr__ds_rank_cmp);
+    QrDsRankBy by = { d, metric };
+    qsort_r(order, (size_t)n, sizeof *order, qr__ds_rank_cmp, &by);
 }
 
 /* ==== tables ========================================================================= */
@@ -458,8 +369,8 @@ static QrStatus qr__ds_layer_table(const QrDsCompare *d, const QrSession *s, boo
         for (int j = 0; st == QR_OK && j < nb; j++) if (base.rows[r][j]) st = qr_table_set(t, row, j, base.rows[r][j]);
         const QrDsRow *dr = &d->rows[r];
         QrDsColStats cs, ss;
-        qr_ds_col_stats(dr->list.cos, dr->list.has, d->n_samples, &cs);
-        qr_ds_col_stats(dr->list.sqnr, dr->list.has, d->n_samples, &ss);
+        qr_dsacc_col_stats(dr->list.cos, dr->list.has, d->n_samples, &cs);
+        qr_dsacc_col_stats(dr->list.sqnr, dr->list.has, d->n_samples, &ss);
         if (st == QR_OK) st = qr_table_setf(t, row, nb, "%lld", (long long)dr->n_m);
         if (st != QR_OK || !dr->n_m) continue;
         qr_compare_num(t, row, nb + 1, cs.mean, csv);
@@ -499,8 +410,8 @@ static QrStatus qr__ds_out_table(const QrDsCompare *d, const QrSession *s, bool 
         for (int q = 0; q < QR_ARRAY_LEN(mv); q++) qr_compare_num(t, row, 3 + q, mv[q], csv);
         qr_table_setf(t, row, 10, "%lld", (long long)m.n_nonfinite);
         QrDsColStats cs, ss;
-        qr_ds_col_stats(o->list.cos, o->list.has, d->n_samples, &cs);
-        qr_ds_col_stats(o->list.sqnr, o->list.has, d->n_samples, &ss);
+        qr_dsacc_col_stats(o->list.cos, o->list.has, d->n_samples, &cs);
+        qr_dsacc_col_stats(o->list.sqnr, o->list.has, d->n_samples, &ss);
         qr_compare_num(t, row, 11, cs.mean, csv);
         qr_compare_num(t, row, 12, cs.worst >= 0 ? o->list.cos[cs.worst] : NAN, csv);
         if (cs.worst >= 0) qr_table_set(t, row, 13, d->names[cs.worst]);
@@ -576,7 +487,7 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
     for (int k = 0; k < d->n_samples; k++) { bad_in += d->smp_in_bad[k]; n_bad_smp += d->smp_in_bad[k] > 0; }
     /* the model outputs concatenated, pooled: the header line compare writes for one input */
     QrDsPool pool;
-    qr_dspool_init(&pool);
+    qr_dsacc_pool_init(&pool);
     QrMetrics mo = {0};
     const char *ohead = "";
     if (d->n_outs == 1) {
@@ -630,7 +541,7 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
     /* the worst sample, read again */
     if (st == QR_OK && ds) {
         QrTensor *in = calloc((size_t)ds->n_inputs + 1, sizeof *in);
-        st = in ? qr_ds_read(ds, s->b, order[0], NULL, in) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        st = in ? qr_dsset_read(ds, s->b, order[0], NULL, in) : qr_errf(QR_ERR_NOMEM, "out of memory");
         for (int i = 0; st == QR_OK && i < ds->n_inputs; i++) {
             char safe[512];
             qr_safe_filename(safe, sizeof safe, ds->input_names[i]);
@@ -672,7 +583,7 @@ static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind
     if (st == QR_OK) {
         qr_ds_rank_samples(&r->dc, metric, order);
         r->worst = order[0];
-        st = qr_ds_read(ds, s->b, r->worst, ref, r->worst_in);
+        st = qr_dsset_read(ds, s->b, r->worst, ref, r->worst_in);
     }
     free(order);
     if (st == QR_OK) qr_session_next_inputs(s, r->worst_in);
@@ -697,7 +608,7 @@ static QrStatus qr__ds_dist_pass(QrDsRunall *r, QrSession *s, const char *mode, 
     for (int k = 0; st == QR_OK && k < ds->n; k++) {
         if (!r->dc.done[k]) continue;        /* skipped (--skip-bad-samples) */
         qr_step(&s->progress, seen++, r->dc.n_done);
-        st = qr_ds_read(ds, s->b, k, ref, cur);
+        st = qr_dsset_read(ds, s->b, k, ref, cur);
         if (st == QR_OK) {
             qr_session_next_inputs(s, cur);
             if (!plan) st = qr_compare_ds_open(s, mode, &hooks, &c, &plan);
@@ -774,6 +685,58 @@ static QrStatus qr_ds_runall_merged(QrDsRunall *r, const QrDsSet *ds, QrMetricKi
     return st;
 }
 
+/* Sensitivity and the cumulative error over the k worst samples (analysis/sens's pass over a
+ * set): dataset/sensitive_ops.*, dataset/accumulated_error.csv, and two plots: the samples ranked
+ * (plots/dataset_samples.png) and the cumulative error's per-sample mean with its p05-p95 band
+ * (plots/dataset_accumulated_error.png). */
+static QrStatus qr__ds_sens_plot_samples(const QrDsCompare *dc, QrMetricKind metric, const char *path) {
+    int n = dc->n_done;
+    int *order = malloc(((size_t)dc->n_samples + 1) * sizeof *order);
+    double *v = malloc(((size_t)n + 1) * sizeof *v);
+    const char **names = malloc(((size_t)n + 1) * sizeof *names);
+    QrStatus st = order && v && names ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        qr_ds_rank_samples(dc, metric, order);
+        for (int i = 0; i < n; i++) { names[i] = dc->names[order[i]]; v[i] = qr_metric_get(&dc->smp[order[i]], metric); }
+        char title[160];
+        snprintf(title, sizeof title, "Samples ranked worst first (%s at the model outputs; top %d of %d)", qr_metric_name(metric),
+                 QR_MIN(n, 40), n);
+        QrBarChart bc = { .title = title, .x_label = qr_metric_name(metric), .names = names, .values = v, .n = n, .top_k = 40 };
+        QrCanvas c;
+        st = qr_plot_bars(&bc, &c);
+        if (st == QR_OK) { st = qr_plot_save(&c, path); qr_canvas_free(&c); }
+    }
+    free(order);
+    free(v);
+    free(names);
+    return st;
+}
+
+static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, const QrDsRunall *dsr, const QrSensOpts *o, int k,
+                                  const int *topk, int n_topk, const QrAccSets *sets, QrMetricKind acc_metric,
+                                  const char *dir) {
+    memset(ss, 0, sizeof *ss);
+    if (!dsr->ok) return qr_errf(QR_ERR_INVALID, "needs the comparison over the data set, which failed");
+    const QrDsCompare *dc = &dsr->dc;
+    int K = QR_MIN(k > 0 ? k : QR_SENS_SAMPLES_DEFAULT, dc->n_done);
+    int *order = malloc(((size_t)dc->n_samples + 1) * sizeof *order);
+    if (!order) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    qr_ds_rank_samples(dc, dsr->metric, order);
+    QrStatus st = qr_sens_set_run(s, o, dsr->ds, order, K, dsr->metric, topk, n_topk, sets, acc_metric, ss);
+    free(order);
+    char sub[4300], p[4400];
+    snprintf(sub, sizeof sub, "%s/" QR_BF_DATASET, dir);
+    if (st == QR_OK) st = qr_mkdir_p(sub);
+    if (st == QR_OK) st = qr_sens_set_write(s, ss, sub);
+    snprintf(sub, sizeof sub, "%s/plots", dir);
+    if (st == QR_OK) st = qr_mkdir_p(sub);
+    snprintf(p, sizeof p, "%s/" QR_BF_DS_PLOT_SAMPLES, dir);
+    if (st == QR_OK) st = qr__ds_sens_plot_samples(dc, dsr->metric, p);
+    snprintf(p, sizeof p, "%s/" QR_BF_DS_PLOT_ACCUM, dir);
+    if (st == QR_OK && ss->have_acc) st = qr_sens_set_plot_curves(s, ss, p);
+    return st;
+}
+
 static void qr_ds_runall_free(QrDsRunall *r) {
     qr_ds_compare_free(&r->dc);
     qr_dsstat_run_free(&r->x);
@@ -827,8 +790,8 @@ static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s
         QrMetrics m;
         qr_ds_out_metrics(x, &m);
         QrDsColStats cs, ss;
-        qr_ds_col_stats(x->list.cos, x->list.has, d->n_samples, &cs);
-        qr_ds_col_stats(x->list.sqnr, x->list.has, d->n_samples, &ss);
+        qr_dsacc_col_stats(x->list.cos, x->list.has, d->n_samples, &cs);
+        qr_dsacc_col_stats(x->list.sqnr, x->list.has, d->n_samples, &ss);
         qr_json_obj_begin(j);
         qr_json_kv_str(j, "name", s->b->values[s->b->outputs[o]].name);
         qr_json_kv_num(j, "pooled_cosine", m.cosine);

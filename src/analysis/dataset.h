@@ -4,29 +4,7 @@
 #ifndef QR_DATASET_H
 #define QR_DATASET_H
 
-/* A data folder (the layouts of analysis/badcase.h): folders[k] for input k, and the sample
- * file names in natural order (numeric stems first: 2.npy < 10.npy), the same set in every
- * input folder. */
-typedef struct QrDsSet {
-    QrArena arena;
-    const char *dir;
-    bool folders;            /* one sub-folder per input (else flat, one input) */
-    int n_inputs;
-    const char **input_names;
-    const char **folder;     /* per input */
-    int n;                   /* samples used (the first --samples N, else all) */
-    int n_found;             /* samples in the folder */
-    const char **names;      /* [n] file names */
-} QrDsSet;
-
-/* Lists dir for b's inputs; max_samples <= 0: all. Fails naming the folder for a missing
- * input folder, an empty folder, and file sets that differ between input folders. */
-static QrStatus qr_ds_list(const QrGraph *b, const char *dir, int max_samples, QrDsSet *out);
-static void qr_ds_set_free(QrDsSet *ds);
-/* Reads sample k into in[n_inputs] (caller frees the data) and checks it against b's inputs
- * and, when ref is given, against ref's dtypes and shapes (the first sample's: graphs are
- * inferred once). Errors name the file. */
-static QrStatus qr_ds_read(const QrDsSet *ds, const QrGraph *b, int k, const QrTensor *ref, QrTensor *in);
+/* The set (QrDsSet: its listing and reading) is analysis/dsset's. */
 
 /* ==== the comparison over a data set ================================================== */
 
@@ -155,6 +133,14 @@ static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind
 static QrStatus qr_ds_runall_write(QrDsRunall *r, QrSession *s, const char *mode, QrDistSet *dist, const char *dir);
 static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s);
 static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s, const char *dir);
+/* runall --data: sensitivity (o) and the cumulative error on the k worst samples of r's
+ * comparison (k <= 0: the default; analysis/sens's qr_sens_set_run), written into DIR/dataset/
+ * (sensitive_ops.*, accumulated_error.csv) with plots/dataset_samples.png (the samples ranked)
+ * and plots/dataset_accumulated_error.png (mean with the p05-p95 band); summary.json
+ * "dataset_sensitivity" and the HTML data-set section (qr_sens_set_json / _html). */
+static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, const QrDsRunall *r, const QrSensOpts *o, int k,
+                                  const int *topk, int n_topk, const QrAccSets *sets, QrMetricKind acc_metric,
+                                  const char *dir);
 static void qr_ds_runall_free(QrDsRunall *r);
 /* The same with the comparison already merged from parts (qreport merge of runall --shard parts;
  * merged: for the same rows and sample list) and, when stat is given, both profiles merged from

@@ -115,7 +115,7 @@ static QrStatus qr__dm_job(void *ctx, int k, int tid) {
                : qr_errf(QR_ERR_SHAPE, "'%s': float weight has %lld elements, integer weight %lld", g->values[q->int_value].name,
                          (long long)w->numel, (long long)iw->numel);
             for (int64_t e = 0; st == QR_OK && e < iw->numel; e++) {
-                int64_t p = qr_quant_param_index(iw->rank, iw->dims, q->axis, q->block_size, nsc->numel, e);
+                int64_t p = qr_weights_param_index(iw->rank, iw->dims, q->axis, q->block_size, nsc->numel, e);
                 int32_t z = (int32_t)qr_tensor_get_i64(nzp, nzp->numel > 1 ? p : 0);
                 qr_tensor_set_i64(nw, e, qr_quant_quantize_f32((float)qr_tensor_get_f64(w, e), ((const float *)nsc->data)[p], z, r8));
             }
@@ -126,7 +126,7 @@ static QrStatus qr__dm_job(void *ctx, int k, int tid) {
         QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
         ro.subst = subst;
         st = qr_run(g, s->inputs, &ro, outs);
-        if (st == QR_OK) st = qr_compare_outputs(s, outs, &j->rows[k].m);
+        if (st == QR_OK) st = qr_session_compare_outputs(s, outs, &j->rows[k].m);
         if (st != QR_OK) st = qr_err_wrap(st, "int16 demotion of '%s'", j->rows[k].name);
     }
     for (int o = 0; outs && o < g->n_outputs; o++) qr_tensor_free_data(&outs[o]);
@@ -148,7 +148,7 @@ static QrStatus qr__dm_as_is(QrSession *s, QrMetrics *m) {
         qr_session_overrides(s, NULL, &ov);
         QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
         st = qr_run(g, s->inputs, &ro, outs);
-        if (st == QR_OK) st = qr_compare_outputs(s, outs, m);
+        if (st == QR_OK) st = qr_session_compare_outputs(s, outs, m);
     }
     for (int o = 0; outs && o < g->n_outputs; o++) qr_tensor_free_data(&outs[o]);
     free(outs);
@@ -158,10 +158,10 @@ static QrStatus qr__dm_as_is(QrSession *s, QrMetrics *m) {
 
 /* ==== the ranking ====================================================================== */
 
-static QrMetricKind qr__dm_cmp_metric;
-static int qr__dm_cmp(const void *pa, const void *pb) {
+static int qr__dm_cmp(const void *pa, const void *pb, void *ctx) {
+    QrMetricKind metric = *(const QrMetricKind *)ctx;
     const QrDemoteRow *a = pa, *b = pb;
-    double x = qr_metric_badness(&a->m, qr__dm_cmp_metric), y = qr_metric_badness(&b->m, qr__dm_cmp_metric);
+    double x = qr_metric_badness(&a->m, metric), y = qr_metric_badness(&b->m, metric);
     int c = x < y ? -1 : x > y ? 1 : 0;
     if (!c) c = strcmp(a->name, b->name);
     return c;
@@ -258,10 +258,9 @@ static QrStatus qr_demote_run(QrSession *s, QrMetricKind metric, QrDemotion *out
     out->n_16 = n16;
     if (st == QR_OK) st = qr__dm_as_is(s, &out->as_is);
     QrDmJob job = { s, run, out->rows };
-    if (st == QR_OK) st = qr_session_jobs(out->n, qr__dm_job, &job, &s->progress);
+    if (st == QR_OK) st = qr_session_jobs(s, out->n, qr__dm_job, &job, &s->progress);
     if (st == QR_OK) {
-        qr__dm_cmp_metric = metric;
-        qsort(out->rows, (size_t)out->n, sizeof *out->rows, qr__dm_cmp);
+        qsort_r(out->rows, (size_t)out->n, sizeof *out->rows, qr__dm_cmp, &metric);
     }
     free(run);
     free(gid);

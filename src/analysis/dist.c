@@ -435,7 +435,7 @@ static QrStatus qr__dist_axis(const QrDistJob *j, const char *name, int rank, in
     return QR_OK;
 }
 
-static QrStatus qr__dist_dist_job(void *ctx, int k, int tid) {
+static QrStatus qr__dist_job(void *ctx, int k, int tid) {
     QR_UNUSED(tid);
     QrDistJob *j = ctx;
     const QrSession *s = j->s;
@@ -540,7 +540,7 @@ static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, con
     out->n_arenas = out->arenas ? rs->n : 0;
     if (st == QR_OK && (!dk || !skip || !out->arenas)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     QrDistJob job = { s, rs, vals, n_bins, dk, out->arenas, skip, have_axis, axis };
-    if (st == QR_OK) st = qr_session_jobs(rs->n, qr__dist_dist_job, &job, &s->progress);
+    if (st == QR_OK) st = qr_session_jobs(s, rs->n, qr__dist_job, &job, &s->progress);
     for (int k = 0; st == QR_OK && k < rs->n; k++) {
         const QrDistReq *r = &rs->r[k];
         if (skip[k]) {
@@ -669,7 +669,7 @@ static QrStatus qr_dist_acc_pair(QrDistAcc *acc, int match, const float *x, cons
                 QR_TRY(qr_sketch_add_f32(&a->sk[c], p, a->inner));
                 for (int64_t j = 0; j < a->inner; j++) if (isfinite(p[j])) sum += p[j];
             }
-            qr_xsum_add(&a->ch_sum[c], sum);
+            qr_dsacc_xsum_add(&a->ch_sum[c], sum);
         }
     }
     return QR_OK;
@@ -690,7 +690,7 @@ QR_TESTAPI QrStatus qr_dist_acc_merge(QrDistAcc *a, const QrDistAcc *b) {
         x->absmax_anal = QR_MAX(x->absmax_anal, y->absmax_anal);
         for (int c = 0; c < x->n_ch; c++) {
             QR_TRY(qr_sketch_merge(&x->sk[c], &y->sk[c]));
-            qr_xsum_merge(&x->ch_sum[c], &y->ch_sum[c]);
+            qr_dsacc_xsum_merge(&x->ch_sum[c], &y->ch_sum[c]);
         }
     }
     a->n_samples += b->n_samples;
@@ -734,7 +734,7 @@ static QrStatus qr_dist_acc_finish(const QrDistAcc *acc, QrDistSet *ds) {
             b->min = qr_sketch_min(sk);
             b->max = qr_sketch_max(sk);
             b->q1 = v[0]; b->median = v[1]; b->q3 = v[2];
-            b->mean = sk->n ? (double)(qr_xsum_value(&a->ch_sum[c]) / (long double)sk->n) : NAN;
+            b->mean = sk->n ? (double)(qr_dsacc_xsum_value(&a->ch_sum[c]) / (long double)sk->n) : NAN;
             b->absmax = sk->n ? QR_MAX(fabs(b->min), fabs(b->max)) : 0;
             b->outlier = false;
             am[c] = b->absmax;
@@ -767,7 +767,7 @@ QR_TESTAPI QrStatus qr_dist_acc_put(const QrDistAcc *acc, uint8_t **buf, size_t 
         for (int k = 0; k < 3 * (a->n_bins + 2); k++) QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)a->h[k], 8));
         for (int c = 0; c < a->n_ch; c++) {
             QrXSum t = a->ch_sum[c];
-            qr_xsum_norm(&t);
+            qr_dsacc_xsum_norm(&t);
             for (int l = 0; l < QR_XSUM_LIMBS; l++) QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)t.l[l], 8));
             uint64_t nf[3] = { (uint64_t)t.n_nan, (uint64_t)t.n_pinf, (uint64_t)t.n_ninf };
             for (int l = 0; l < 3; l++) QR_TRY(qr_sketch_put_le(buf, len, cap, nf[l], 8));

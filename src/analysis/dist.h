@@ -6,6 +6,7 @@
 
 #define QR_DIST_BINS 128
 #define QR_DIST_TOPK 5
+_Static_assert(QR_DIST_TOPK + 1 == QR_MEM_DIST_VALUES, "quant/memest.h's QR_MEM_DIST_VALUES is QR_DIST_TOPK + 1");
 
 typedef struct QrChannelBox {
     double min, q1, median, q3, mean, max;   /* of the baseline values of one channel (finite ones) */

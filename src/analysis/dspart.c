@@ -71,7 +71,7 @@ static const char *qr__dsp_gstr(QrDsR *r, QrArena *a) {
 
 static void qr_dspart_put_xsum(QrDsW *w, const QrXSum *s) {
     QrXSum t = *s;
-    qr_xsum_norm(&t);
+    qr_dsacc_xsum_norm(&t);
     for (int i = 0; i < QR_XSUM_LIMBS; i++) qr_dspart_put_u64(w, (uint64_t)t.l[i]);
     qr_dspart_put_u64(w, (uint64_t)t.n_nan); qr_dspart_put_u64(w, (uint64_t)t.n_pinf); qr_dspart_put_u64(w, (uint64_t)t.n_ninf);
 }
@@ -507,7 +507,7 @@ static QrStatus qr_dspart_check(const QrDsPart *parts, int n) {
 
 /* ==== shards ========================================================================= */
 
-static void qr_ds_shard_range(int n_samples, int k, int n, int *lo, int *hi) {
+static void qr_dspart_shard_range(int n_samples, int k, int n, int *lo, int *hi) {
     *lo = (int)((int64_t)k * n_samples / n);
     *hi = (int)((int64_t)(k + 1) * n_samples / n);
 }
@@ -521,7 +521,7 @@ static bool qr__dsp_int(const char *s, long *out) {
     return true;
 }
 
-static QrStatus qr_ds_shard_parse(const char *spec, int *k, int *n) {
+static QrStatus qr_dspart_shard_parse(const char *spec, int *k, int *n) {
     long a, b;
     if (!strncmp(spec, "auto", 4) && (spec[4] == 0 || spec[4] == '/')) {
         const char *id = getenv("SLURM_ARRAY_TASK_ID"), *cnt = getenv("SLURM_ARRAY_TASK_COUNT"), *mn = getenv("SLURM_ARRAY_TASK_MIN");
@@ -552,3 +552,79 @@ static QrStatus qr_ds_shard_parse(const char *spec, int *k, int *n) {
     *n = (int)b;
     return QR_OK;
 }
+
+/* ==== analysis/dsstat's sections. runall --shard's: both profiles ===============================
+ * (the distributions are chosen by the worst sample's analyses, which only the merge knows: the
+ * merge accumulates them itself, as one process's second pass does) */
+
+static void qr_dspart_dsprof_put(QrDsW *w, const void *acc) {
+    const QrDsStatRun *r = acc;
+    uint8_t *buf = NULL;
+    size_t len = 0, cap = 0;
+    QrStatus st = qr_statset_put(&r->prof[0], &buf, &len, &cap);
+    if (st == QR_OK) st = qr_statset_put(&r->prof[1], &buf, &len, &cap);
+    if (st != QR_OK) { qr_err_clear(); w->oom = true; }
+    qr_dspart_put_u64(w, (uint64_t)r->n_samples);
+    qr_dspart_put_u64(w, r->hooks.tap_done);
+    qr_dspart_put_u64(w, len);
+    qr_dspart_put_bytes(w, buf, len);
+    free(buf);
+}
+
+static QrStatus qr_dspart_dsprof_merge(QrDsR *rd, void *acc) {
+    QrDsStatRun *r = acc;
+    int ns = qr_dspart_get_int(rd, INT32_MAX), done = qr_dspart_get_int(rd, 1);
+    uint64_t len = qr_dspart_get_u64(rd);
+    const uint8_t *p = qr_dspart_bad(rd) || len > rd->len ? NULL : qr_dspart_get_bytes(rd, (size_t)len);
+    if (!p || qr_dspart_bad(rd)) return qr_errf(QR_ERR_INVALID, "profile section is malformed");
+    QrStatSet t0 = {0}, t1 = {0};
+    size_t off = 0, used = 0;
+    QrStatus st = qr_statset_init(&t0, r->prof[0].g);
+    if (st == QR_OK) st = qr_statset_init(&t1, r->prof[1].g);
+    if (st == QR_OK) { st = qr_statset_get(&t0, p, (size_t)len, &used); off += used; }
+    if (st == QR_OK) { st = qr_statset_get(&t1, p + off, (size_t)len - off, &used); off += used; }
+    if (st == QR_OK && off != len) st = qr_errf(QR_ERR_INVALID, "profile section: %zu of %llu bytes read", off,
+                                               (unsigned long long)len);
+    if (st == QR_OK) st = qr_statset_merge(&r->prof[0], &t0);
+    if (st == QR_OK) st = qr_statset_merge(&r->prof[1], &t1);
+    if (st == QR_OK && ns) {                 /* a part without samples (all skipped) saw no run: no say */
+        r->hooks.tap_done = r->n_samples ? r->hooks.tap_done && done : done;
+        r->n_samples += ns;
+    }
+    qr_statset_free(&t0);
+    qr_statset_free(&t1);
+    return st;
+}
+
+/* ==== dsstat's section: both profiles and the distributions ================================================================ */
+
+#ifdef QR_TESTING   /* release: once sharded runall writes parts */
+/* The profile section (qr_dspart_dsprof_put) followed by the distribution accumulators. */
+QR_TESTAPI void qr_dspart_dsstat_put(QrDsW *w, const void *acc) {
+    const QrDsStatRun *r = acc;
+    qr_dspart_dsprof_put(w, acc);
+    uint8_t *buf = NULL;
+    size_t len = 0, cap = 0;
+    if (qr_dist_acc_put(&r->dist, &buf, &len, &cap) != QR_OK) { qr_err_clear(); w->oom = true; }
+    qr_dspart_put_u64(w, len);
+    qr_dspart_put_bytes(w, buf, len);
+    free(buf);
+}
+
+QR_TESTAPI QrStatus qr_dspart_dsstat_merge(QrDsR *rd, void *acc) {
+    QrDsStatRun *r = acc;
+    QR_TRY(qr_dspart_dsprof_merge(rd, acc));
+    uint64_t len = qr_dspart_get_u64(rd);
+    const uint8_t *p = qr_dspart_bad(rd) || len > rd->len ? NULL : qr_dspart_get_bytes(rd, (size_t)len);
+    if (!p || qr_dspart_bad(rd)) return qr_errf(QR_ERR_INVALID, "distribution section is malformed");
+    QrDistAcc td = {0};
+    size_t used = 0;
+    QrStatus st = qr_dist_acc_init_like(&td, &r->dist);
+    if (st == QR_OK) st = qr_dist_acc_get(&td, p, (size_t)len, &used);
+    if (st == QR_OK && used != len)
+        st = qr_errf(QR_ERR_INVALID, "distribution section: %zu of %llu bytes read", used, (unsigned long long)len);
+    if (st == QR_OK) st = qr_dist_acc_merge(&r->dist, &td);
+    qr_dist_acc_free(&td);
+    return st;
+}
+#endif

@@ -92,9 +92,21 @@ static QrStatus qr_dspart_load(const QrDsPart *p, const QrSession *s, QrDsCompar
 /* The value of option key in p (NULL when absent). */
 static const char *qr_dspart_opt(const QrDsPart *p, const char *key);
 /* Samples of shard k of n over n_samples: the contiguous block [k·n_samples/n, (k+1)·n_samples/n). */
-static void qr_ds_shard_range(int n_samples, int k, int n, int *lo, int *hi);
+static void qr_dspart_shard_range(int n_samples, int k, int n, int *lo, int *hi);
 /* "K/N" (0-based K), or "auto": SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT,
  * else JOB_COMPLETION_INDEX of QR_SHARD_COUNT ("auto/N" gives the count). */
-static QrStatus qr_ds_shard_parse(const char *spec, int *k, int *n);
+static QrStatus qr_dspart_shard_parse(const char *spec, int *k, int *n);
+
+/* analysis/dsstat's .qrpart section (a QrDsSection, acc = a QrDsStatRun initialized for the
+ * session): put writes both profiles and the distributions; merge reads one part's and adds
+ * them (profiles and histograms exactly; sketches within their bounds). */
+#ifdef QR_TESTING
+QR_TESTAPI void qr_dspart_dsstat_put(QrDsW *w, const void *acc);
+QR_TESTAPI QrStatus qr_dspart_dsstat_merge(QrDsR *r, void *acc);
+#endif
+/* runall --shard's section "dsprof": both profiles only (put / merge as above; the merge of runall
+ * parts accumulates the distributions itself, their selection being the merged worst sample's). */
+static void qr_dspart_dsprof_put(QrDsW *w, const void *acc);
+static QrStatus qr_dspart_dsprof_merge(QrDsR *r, void *acc);
 
 #endif

@@ -22,9 +22,9 @@ static void qr_statacc_add(QrStatAcc *a, const QrStats *s) {
     if (!s->n) return;
     double n = (double)s->n;
     a->n += s->n;
-    qr_xsum_add_prod(&a->sx, n, s->mean);
-    qr_xsum_add_nm2(&a->sx2, n, s->mean);
-    qr_xsum_add(&a->m2, s->m2);
+    qr_dsacc_xsum_add_prod(&a->sx, n, s->mean);
+    qr_dsacc_xsum_add_nm2(&a->sx2, n, s->mean);
+    qr_dsacc_xsum_add(&a->m2, s->m2);
     if (qr__dss_below(s->min, a->min)) a->min = s->min;
     if (qr__dss_below(a->max, s->max)) a->max = s->max;
 }
@@ -35,9 +35,9 @@ static void qr_statacc_merge(QrStatAcc *a, const QrStatAcc *b) {
     a->n_posinf += b->n_posinf;
     a->n_neginf += b->n_neginf;
     a->n += b->n;
-    qr_xsum_merge(&a->sx, &b->sx);
-    qr_xsum_merge(&a->sx2, &b->sx2);
-    qr_xsum_merge(&a->m2, &b->m2);
+    qr_dsacc_xsum_merge(&a->sx, &b->sx);
+    qr_dsacc_xsum_merge(&a->sx2, &b->sx2);
+    qr_dsacc_xsum_merge(&a->m2, &b->m2);
     if (qr__dss_below(b->min, a->min)) a->min = b->min;
     if (qr__dss_below(a->max, b->max)) a->max = b->max;
 }
@@ -49,12 +49,12 @@ static void qr_statacc_finish(const QrStatAcc *a, QrStats *o) {
     o->n_posinf = a->n_posinf;
     o->n_neginf = a->n_neginf;
     if (!a->n) return;
-    long double n = (long double)a->n, sx = qr_xsum_value(&a->sx);
+    long double n = (long double)a->n, sx = qr_dsacc_xsum_value(&a->sx);
     o->min = a->min;
     o->max = a->max;
     o->mean = (double)(sx / n);
     /* Σ(x − mean)² = Σ m2_s + Σ n_s·mean_s² − (Σ n_s·mean_s)² / N */
-    long double m2 = qr_xsum_value(&a->m2) + qr_xsum_value(&a->sx2) - sx * sx / n;
+    long double m2 = qr_dsacc_xsum_value(&a->m2) + qr_dsacc_xsum_value(&a->sx2) - sx * sx / n;
     o->m2 = m2 > 0 ? (double)m2 : 0;
 }
 
@@ -117,7 +117,7 @@ static QrStatus qr_statset_write(const QrStatSet *ss, const char *dir, const cha
 
 static QrStatus qr__dss_put_xsum(const QrXSum *s, uint8_t **buf, size_t *len, size_t *cap) {
     QrXSum t = *s;
-    qr_xsum_norm(&t);
+    qr_dsacc_xsum_norm(&t);
     for (int l = 0; l < QR_XSUM_LIMBS; l++) QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)t.l[l], 8));
     QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)t.n_nan, 8));
     QR_TRY(qr_sketch_put_le(buf, len, cap, (uint64_t)t.n_pinf, 8));
@@ -187,7 +187,7 @@ static QrStatus qr_statset_get(QrStatSet *ss, const uint8_t *p, size_t avail, si
 
 /* ==== profile --data ================================================================= */
 
-static QrStatus qr_profile_data(const QrGraph *g, const QrDsSet *ds, const QrProfileSel *sel, const char *dir,
+static QrStatus qr_dsstat_profile_data(const QrGraph *g, const QrDsSet *ds, const QrProfileSel *sel, const char *dir,
                                 QrStepHook *progress, int *n_nonfinite) {
     QrStatSet ss;
     QR_TRY(qr_statset_init(&ss, g));
@@ -198,7 +198,7 @@ static QrStatus qr_profile_data(const QrGraph *g, const QrDsSet *ds, const QrPro
     for (int k = 0; st == QR_OK && k < ds->n; k++) {
         if (progress) qr_step(progress, k, ds->n);
         QrTensor *in = k ? cur : first;
-        st = qr_ds_read(ds, g, k, k ? first : NULL, in);
+        st = qr_dsset_read(ds, g, k, k ? first : NULL, in);
         if (st == QR_OK) {
             st = qr_run(g, in, &o, outs);
             if (st != QR_OK) st = qr_err_wrap(st, "sample '%s'", ds->names[k]);
@@ -281,49 +281,6 @@ static QrStatus qr_dsstat_run_finish(QrDsStatRun *r, const QrSession *s, const c
     return st;
 }
 
-/* ==== .qrpart section of runall --shard: both profiles ===============================
- * (the distributions are chosen by the worst sample's analyses, which only the merge knows: the
- * merge accumulates them itself, as one process's second pass does) */
-
-static void qr_dsstat_prof_section_put(QrDsW *w, const void *acc) {
-    const QrDsStatRun *r = acc;
-    uint8_t *buf = NULL;
-    size_t len = 0, cap = 0;
-    QrStatus st = qr_statset_put(&r->prof[0], &buf, &len, &cap);
-    if (st == QR_OK) st = qr_statset_put(&r->prof[1], &buf, &len, &cap);
-    if (st != QR_OK) { qr_err_clear(); w->oom = true; }
-    qr_dspart_put_u64(w, (uint64_t)r->n_samples);
-    qr_dspart_put_u64(w, r->hooks.tap_done);
-    qr_dspart_put_u64(w, len);
-    qr_dspart_put_bytes(w, buf, len);
-    free(buf);
-}
-
-static QrStatus qr_dsstat_prof_section_merge(QrDsR *rd, void *acc) {
-    QrDsStatRun *r = acc;
-    int ns = qr_dspart_get_int(rd, INT32_MAX), done = qr_dspart_get_int(rd, 1);
-    uint64_t len = qr_dspart_get_u64(rd);
-    const uint8_t *p = qr_dspart_bad(rd) || len > rd->len ? NULL : qr_dspart_get_bytes(rd, (size_t)len);
-    if (!p || qr_dspart_bad(rd)) return qr_errf(QR_ERR_INVALID, "profile section is malformed");
-    QrStatSet t0 = {0}, t1 = {0};
-    size_t off = 0, used = 0;
-    QrStatus st = qr_statset_init(&t0, r->prof[0].g);
-    if (st == QR_OK) st = qr_statset_init(&t1, r->prof[1].g);
-    if (st == QR_OK) { st = qr_statset_get(&t0, p, (size_t)len, &used); off += used; }
-    if (st == QR_OK) { st = qr_statset_get(&t1, p + off, (size_t)len - off, &used); off += used; }
-    if (st == QR_OK && off != len) st = qr_errf(QR_ERR_INVALID, "profile section: %zu of %llu bytes read", off,
-                                               (unsigned long long)len);
-    if (st == QR_OK) st = qr_statset_merge(&r->prof[0], &t0);
-    if (st == QR_OK) st = qr_statset_merge(&r->prof[1], &t1);
-    if (st == QR_OK && ns) {                 /* a part without samples (all skipped) saw no run: no say */
-        r->hooks.tap_done = r->n_samples ? r->hooks.tap_done && done : done;
-        r->n_samples += ns;
-    }
-    qr_statset_free(&t0);
-    qr_statset_free(&t1);
-    return st;
-}
-
 static QrStatus qr_dsstat_prof_add(QrDsStatRun *r, const QrDsStatRun *b) {
     QR_TRY(qr_statset_merge(&r->prof[0], &b->prof[0]));
     QR_TRY(qr_statset_merge(&r->prof[1], &b->prof[1]));
@@ -333,35 +290,3 @@ static QrStatus qr_dsstat_prof_add(QrDsStatRun *r, const QrDsStatRun *b) {
     return QR_OK;
 }
 
-/* ==== .qrpart section ================================================================ */
-
-#ifdef QR_TESTING   /* release: once sharded runall writes parts */
-/* The profile section (qr_dsstat_prof_section_put) followed by the distribution accumulators. */
-QR_TESTAPI void qr_dsstat_section_put(QrDsW *w, const void *acc) {
-    const QrDsStatRun *r = acc;
-    qr_dsstat_prof_section_put(w, acc);
-    uint8_t *buf = NULL;
-    size_t len = 0, cap = 0;
-    if (qr_dist_acc_put(&r->dist, &buf, &len, &cap) != QR_OK) { qr_err_clear(); w->oom = true; }
-    qr_dspart_put_u64(w, len);
-    qr_dspart_put_bytes(w, buf, len);
-    free(buf);
-}
-
-QR_TESTAPI QrStatus qr_dsstat_section_merge(QrDsR *rd, void *acc) {
-    QrDsStatRun *r = acc;
-    QR_TRY(qr_dsstat_prof_section_merge(rd, acc));
-    uint64_t len = qr_dspart_get_u64(rd);
-    const uint8_t *p = qr_dspart_bad(rd) || len > rd->len ? NULL : qr_dspart_get_bytes(rd, (size_t)len);
-    if (!p || qr_dspart_bad(rd)) return qr_errf(QR_ERR_INVALID, "distribution section is malformed");
-    QrDistAcc td = {0};
-    size_t used = 0;
-    QrStatus st = qr_dist_acc_init_like(&td, &r->dist);
-    if (st == QR_OK) st = qr_dist_acc_get(&td, p, (size_t)len, &used);
-    if (st == QR_OK && used != len)
-        st = qr_errf(QR_ERR_INVALID, "distribution section: %zu of %llu bytes read", used, (unsigned long long)len);
-    if (st == QR_OK) st = qr_dist_acc_merge(&r->dist, &td);
-    qr_dist_acc_free(&td);
-    return st;
-}
-#endif

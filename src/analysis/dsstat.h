@@ -45,7 +45,7 @@ static QrStatus qr_statset_get(QrStatSet *ss, const uint8_t *p, size_t avail, si
 /* `profile --data`: runs g on every sample of ds and writes statistic.txt/.csv over all of
  * them into dir (errors name the sample). */
 struct QrDsSet;
-static QrStatus qr_profile_data(const QrGraph *g, const struct QrDsSet *ds, const QrProfileSel *sel, const char *dir,
+static QrStatus qr_dsstat_profile_data(const QrGraph *g, const struct QrDsSet *ds, const QrProfileSel *sel, const char *dir,
                                 QrStepHook *progress, int *n_nonfinite);
 
 /* ==== runall --data: the consumer of each sample's runs ================================
@@ -71,19 +71,7 @@ static QrStatus qr_dsstat_base_tap(void *user, const QrGraph *g, int node, int v
  * replacing the worst sample's), the distributions' data replaced by the set's. */
 static QrStatus qr_dsstat_run_finish(QrDsStatRun *r, const QrSession *s, const char *data_dir, const char *dir);
 static void qr_dsstat_run_free(QrDsStatRun *r);
-/* Its .qrpart section (analysis/dspart's QrDsSection, acc = a QrDsStatRun initialized for the
- * session): put writes both profiles and the distributions; merge reads one part's and adds
- * them (profiles and histograms exactly; sketches within their bounds). */
-struct QrDsW;
-struct QrDsR;
-#ifdef QR_TESTING
-QR_TESTAPI void qr_dsstat_section_put(struct QrDsW *w, const void *acc);
-QR_TESTAPI QrStatus qr_dsstat_section_merge(struct QrDsR *r, void *acc);
-#endif
-/* runall --shard's section "dsprof": both profiles only (put / merge as above; the merge of runall
- * parts accumulates the distributions itself, their selection being the merged worst sample's). */
-static void qr_dsstat_prof_section_put(struct QrDsW *w, const void *acc);
-static QrStatus qr_dsstat_prof_section_merge(struct QrDsR *r, void *acc);
+/* Its .qrpart sections (put / merge): analysis/dspart (qr_dspart_dsstat_*, qr_dspart_dsprof_*). */
 /* r's profiles += b's (same graphs), with b's sample count and coverage. */
 static QrStatus qr_dsstat_prof_add(QrDsStatRun *r, const QrDsStatRun *b);
 

@@ -249,6 +249,113 @@ static void qr__m_act_bounds(const QrGraph *b, const QrNode *n, float *lo, float
     if (n->n_in > 2 && n->in[2] >= 0 && b->values[n->in[2]].t.data) *hi = (float)qr_tensor_get_f64(&b->values[n->in[2]].t, 0);
 }
 
+/* The same graph on both sides (single-model form: the baseline is the analysis model with its
+ * quantizers disabled): every compute node pairs with itself, at the value its consumers see. */
+static void qr__m_same_graph(QrMatchCtx *cx, QrMatchResult *out) {
+    const QrGraph *b = cx->b;
+    for (int oi = 0; oi < b->n_nodes; oi++) {
+        int bi = b->order[oi];
+        if (!qr_match_is_compute(b, bi)) continue;
+        QrMatch *m = &out->m[out->n++];
+        m->b_node = m->b_twin = m->a_node = m->a_op = bi;
+        m->b_value = b->nodes[bi].out[0];
+        m->a_value = qr__m_visible(cx, m->b_value, &m->a_quant, &m->a_is_int);
+        m->method = QR_MM_NODE_NAME;
+        m->equiv_rel = NAN;
+    }
+}
+
+/* Step 2 of qr_match: baseline node bn (row mi) by its output tensor's name, incl. ONNX Runtime's
+ * QDQ renames. */
+static void qr__m_by_tensor_name(QrMatchCtx *cx, QrMatchResult *out, int mi, const QrNode *bn) {
+    const QrGraph *b = cx->b, *a = cx->a;
+    QrMatch *m = &out->m[mi];
+    const char *bname = b->values[m->b_value].name;
+    char alt[1024];
+    const char *suffixes[] = { "", "_QuantizeLinear_Output", "_DequantizeLinear_Output" };
+    for (int s = 0; s < QR_ARRAY_LEN(suffixes) && m->a_node < 0; s++) {
+        snprintf(alt, sizeof alt, "%s%s", bname, suffixes[s]);
+        int av = qr_graph_find(a, alt);
+        while (av >= 0 && a->values[av].producer >= 0 && cx->unit_of[a->values[av].producer] < 0) {
+            const QrNode *p = &a->nodes[a->values[av].producer];
+            av = p->n_in ? p->in[0] : -1;
+        }
+        int p = av >= 0 ? a->values[av].producer : -1;
+        /* a quantized baseline whose Relu ONNX Runtime removed (its Conv writes the Relu's output name) against
+         * an analysis model that keeps it: the Conv before the Relu (verification then moves the pair past it) */
+        if (p >= 0 && cx->unit_of[p] == p && !strcmp(a->nodes[p].op_type, "Relu") && strcmp(bn->op_type, "Relu") &&
+            a->nodes[p].n_in && a->nodes[p].in[0] >= 0) {
+            int u = a->values[a->nodes[p].in[0]].producer;
+            while (u >= 0 && cx->unit_of[u] < 0 && a->nodes[u].n_in && a->nodes[u].in[0] >= 0)
+                u = a->values[a->nodes[u].in[0]].producer;
+            if (u >= 0 && cx->unit_of[u] >= 0) p = u;
+        }
+        if (p >= 0 && cx->unit_of[p] >= 0) {
+            int head = cx->unit_of[p];
+            if (!cx->unit_used[head] && qr__m_ops_compatible(bn->op_type, qr_match_canon(&a->nodes[head])))
+                qr__m_assign(cx, out, mi, head, QR_MM_TENSOR_NAME);
+        }
+    }
+}
+
+/* Step 3 of qr_match: baseline node bn (row mi) by structure, absorbing BatchNormalization /
+ * constant arithmetic the baseline folded away. True when it matched. */
+static bool qr__m_by_structure(QrMatchCtx *cx, QrMatchResult *out, int mi, const QrNode *bn) {
+    const QrGraph *b = cx->b, *a = cx->a;
+    QrArena *ar = &out->arena;
+    int h = qr__m_structural(cx, bn);
+    for (int tries = 0; h < 0 && tries < 4; tries++) {
+        bool moved = false;
+        for (int k = 0; k < bn->n_in && !moved; k++) {
+            int v = bn->in[k];
+            if (v < 0 || qr_match_isconst(b, v) || cx->bmatch[v] < 0) continue;
+            QrMatch *pm = &out->m[cx->bmatch[v]];
+            if (pm->a_node < 0) continue;
+            int rd[8], nr = qr__m_readers(cx, pm->a_value, rd, QR_ARRAY_LEN(rd));
+            if (nr == 1 && !cx->unit_used[rd[0]] && qr__m_absorbable(cx, rd[0]) &&
+                !qr__m_ops_compatible(bn->op_type, qr_match_canon(&a->nodes[rd[0]]))) {
+                QrMatchMethod meth = pm->method;
+                qr__m_assign(cx, out, cx->bmatch[v], rd[0], meth);
+                pm->note = qr_arena_printf(ar, "absorbs %s '%s'", a->nodes[rd[0]].op_type, a->nodes[rd[0]].name);
+                moved = true;
+            }
+        }
+        if (!moved) break;
+        h = qr__m_structural(cx, bn);
+    }
+    if (h >= 0) qr__m_assign(cx, out, mi, h, QR_MM_STRUCTURE);
+    return h >= 0;
+}
+
+/* Step 4 of qr_match: a Relu / Clip baseline node bn (node bi, row mi) fused into its producer's
+ * analysis node (QLinearConv with the Relu folded in): the producer's row moves to it (and its
+ * quantizer's implied bounds in qa). */
+static void qr__m_fused_act(QrMatchCtx *cx, QrQuantTable *qa, QrMatchResult *out, int mi, int bi, const QrNode *bn) {
+    const QrGraph *b = cx->b, *a = cx->a;
+    QrArena *ar = &out->arena;
+    QrMatch *m = &out->m[mi];
+    static const char *const acts[] = { "Relu", "Clip", NULL };
+    int din = bn->n_in && bn->in[0] >= 0 ? bn->in[0] : -1;
+    if (qr_match_in(bn->op_type, acts) && din >= 0 && cx->bmatch[din] >= 0) {
+        QrMatch *pm = &out->m[cx->bmatch[din]];
+        if (pm->a_node >= 0) {
+            *m = *pm;
+            m->b_twin = pm->b_twin;
+            m->b_node = bi;
+            m->b_value = bn->out[0];
+            m->note = NULL;
+            cx->bmap[m->b_value] = m->a_value;
+            pm->a_node = pm->a_value = pm->a_quant = pm->a_op = -1;
+            pm->a_is_int = false;
+            pm->method = QR_MM_NONE;
+            pm->note = qr_arena_printf(ar, "fused:%s into '%s'", bn->op_type, a->nodes[m->a_node].name);
+            if (m->a_quant >= 0 && (qa->q[m->a_quant].form == QR_QF_QDQ || qa->q[m->a_quant].form == QR_QF_QOP_OUT))
+                qr__m_act_bounds(b, bn, &qa->q[m->a_quant].implied_lo, &qa->q[m->a_quant].implied_hi);
+            cx->bmap[pm->b_value] = m->a_value;
+        }
+    }
+}
+
 static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, QrMatchResult *out) {
     memset(out, 0, sizeof *out);
     QrArena *ar = &out->arena;
@@ -276,16 +383,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
         same = !strcmp(b->nodes[i].name, a->nodes[i].name) && !strcmp(b->nodes[i].op_type, a->nodes[i].op_type) &&
                b->nodes[i].n_out == a->nodes[i].n_out && (!b->nodes[i].n_out || b->nodes[i].out[0] == a->nodes[i].out[0]);
     if (same) {
-        for (int oi = 0; oi < b->n_nodes; oi++) {
-            int bi = b->order[oi];
-            if (!qr_match_is_compute(b, bi)) continue;
-            QrMatch *m = &out->m[out->n++];
-            m->b_node = m->b_twin = m->a_node = m->a_op = bi;
-            m->b_value = b->nodes[bi].out[0];
-            m->a_value = qr__m_visible(&cx, m->b_value, &m->a_quant, &m->a_is_int);
-            m->method = QR_MM_NODE_NAME;
-            m->equiv_rel = NAN;
-        }
+        qr__m_same_graph(&cx, out);
         return QR_OK;
     }
     qr__m_units(&cx);
@@ -323,77 +421,10 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
         if (ai >= 0 && cx.unit_of[ai] == ai && !cx.unit_used[ai] && qr__m_ops_compatible(bn->op_type, qr_match_canon(&a->nodes[ai])))
             qr__m_assign(&cx, out, mi, ai, QR_MM_NODE_NAME);
         if (m->a_node >= 0) continue;
-        /* 2. tensor name, incl. ONNX Runtime's QDQ renames */
-        const char *bname = b->values[m->b_value].name;
-        char alt[1024];
-        const char *suffixes[] = { "", "_QuantizeLinear_Output", "_DequantizeLinear_Output" };
-        for (int s = 0; s < QR_ARRAY_LEN(suffixes) && m->a_node < 0; s++) {
-            snprintf(alt, sizeof alt, "%s%s", bname, suffixes[s]);
-            int av = qr_graph_find(a, alt);
-            while (av >= 0 && a->values[av].producer >= 0 && cx.unit_of[a->values[av].producer] < 0) {
-                const QrNode *p = &a->nodes[a->values[av].producer];
-                av = p->n_in ? p->in[0] : -1;
-            }
-            int p = av >= 0 ? a->values[av].producer : -1;
-            /* a quantized baseline whose Relu ONNX Runtime removed (its Conv writes the Relu's output name) against
-             * an analysis model that keeps it: the Conv before the Relu (verification then moves the pair past it) */
-            if (p >= 0 && cx.unit_of[p] == p && !strcmp(a->nodes[p].op_type, "Relu") && strcmp(bn->op_type, "Relu") &&
-                a->nodes[p].n_in && a->nodes[p].in[0] >= 0) {
-                int u = a->values[a->nodes[p].in[0]].producer;
-                while (u >= 0 && cx.unit_of[u] < 0 && a->nodes[u].n_in && a->nodes[u].in[0] >= 0)
-                    u = a->values[a->nodes[u].in[0]].producer;
-                if (u >= 0 && cx.unit_of[u] >= 0) p = u;
-            }
-            if (p >= 0 && cx.unit_of[p] >= 0) {
-                int head = cx.unit_of[p];
-                if (!cx.unit_used[head] && qr__m_ops_compatible(bn->op_type, qr_match_canon(&a->nodes[head])))
-                    qr__m_assign(&cx, out, mi, head, QR_MM_TENSOR_NAME);
-            }
-        }
+        qr__m_by_tensor_name(&cx, out, mi, bn);
         if (m->a_node >= 0) continue;
-        /* 3. structure, absorbing BN / constant arithmetic the baseline folded away */
-        int h = qr__m_structural(&cx, bn);
-        for (int tries = 0; h < 0 && tries < 4; tries++) {
-            bool moved = false;
-            for (int k = 0; k < bn->n_in && !moved; k++) {
-                int v = bn->in[k];
-                if (v < 0 || qr_match_isconst(b, v) || cx.bmatch[v] < 0) continue;
-                QrMatch *pm = &out->m[cx.bmatch[v]];
-                if (pm->a_node < 0) continue;
-                int rd[8], nr = qr__m_readers(&cx, pm->a_value, rd, QR_ARRAY_LEN(rd));
-                if (nr == 1 && !cx.unit_used[rd[0]] && qr__m_absorbable(&cx, rd[0]) &&
-                    !qr__m_ops_compatible(bn->op_type, qr_match_canon(&a->nodes[rd[0]]))) {
-                    QrMatchMethod meth = pm->method;
-                    qr__m_assign(&cx, out, cx.bmatch[v], rd[0], meth);
-                    pm->note = qr_arena_printf(ar, "absorbs %s '%s'", a->nodes[rd[0]].op_type, a->nodes[rd[0]].name);
-                    moved = true;
-                }
-            }
-            if (!moved) break;
-            h = qr__m_structural(&cx, bn);
-        }
-        if (h >= 0) { qr__m_assign(&cx, out, mi, h, QR_MM_STRUCTURE); continue; }
-        /* 4. activation fused into the producer (QLinearConv with Relu folded in). */
-        static const char *const acts[] = { "Relu", "Clip", NULL };
-        int din = bn->n_in && bn->in[0] >= 0 ? bn->in[0] : -1;
-        if (qr_match_in(bn->op_type, acts) && din >= 0 && cx.bmatch[din] >= 0) {
-            QrMatch *pm = &out->m[cx.bmatch[din]];
-            if (pm->a_node >= 0) {
-                *m = *pm;
-                m->b_twin = pm->b_twin;
-                m->b_node = bi;
-                m->b_value = bn->out[0];
-                m->note = NULL;
-                cx.bmap[m->b_value] = m->a_value;
-                pm->a_node = pm->a_value = pm->a_quant = pm->a_op = -1;
-                pm->a_is_int = false;
-                pm->method = QR_MM_NONE;
-                pm->note = qr_arena_printf(ar, "fused:%s into '%s'", bn->op_type, a->nodes[m->a_node].name);
-                if (m->a_quant >= 0 && (qa->q[m->a_quant].form == QR_QF_QDQ || qa->q[m->a_quant].form == QR_QF_QOP_OUT))
-                    qr__m_act_bounds(b, bn, &qa->q[m->a_quant].implied_lo, &qa->q[m->a_quant].implied_hi);
-                cx.bmap[pm->b_value] = m->a_value;
-            }
-        }
+        if (qr__m_by_structure(&cx, out, mi, bn)) continue;
+        qr__m_fused_act(&cx, qa, out, mi, bi, bn);
     }
     for (int oi = 0; oi < a->n_nodes; oi++) {
         int ai = a->order[oi];
@@ -409,7 +440,7 @@ static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, Q
 static void qr_match_free(QrMatchResult *r) { qr_arena_free(&r->arena); memset(r, 0, sizeof *r); }
 
 static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatchResult *r,
-                               const struct QrEquivResult *eq, const char *dir) {
+                               const QrEquivResult *eq, const char *dir) {
     static const char *cols[] = { "baseline_node", "baseline_op", "baseline_tensor", "analysis_node", "analysis_op",
                                   "analysis_tensor", "method", "note", "status", "equiv_rel", "equiv_max_abs" };
     QrTable t;
@@ -458,7 +489,7 @@ static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatch
                            "headlines); %d moved to their equivalent value.\n", r->n_verified, r->n_verified + r->n_unverified,
                            QR_EQUIV_TOL, r->n_unverified, r->n_repaired);
     else if (st == QR_OK) st = qr_buf_printf(&txt, &tl, &tc, "Pairs not verified: the equivalence run did not happen.\n");
-    if (st == QR_OK && eq) st = qr_buf_printf(&txt, &tl, &tc, "%s\n\n", qr_equiv_verdict(b, r, eq));
+    if (st == QR_OK && eq) st = qr_buf_printf(&txt, &tl, &tc, "%s\n\n", qr_match_equiv_verdict(b, r, eq));
     else if (st == QR_OK) st = qr_buf_printf(&txt, &tl, &tc, "\n");
     if (st == QR_OK && eq && eq->substituted)
         st = qr_buf_printf(&txt, &tl, &tc, "Integer weights replaced by the baseline's float weight when their quantizer is "
@@ -500,7 +531,7 @@ static bool qr_match_weight_consistent(const QrGraph *a, const QrQuantizer *q, c
     return far * 100 <= qi->numel;
 }
 
-static QrStatus qr_quant_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out) {
+static QrStatus qr_match_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out) {
     memset(out, 0, sizeof *out);
     QR_TRY(qr_tensor_set_shape(out, QR_DT_F32, x->rank, x->dims));
     QR_TRY(qr_tensor_alloc_data(out));
@@ -525,3 +556,43 @@ static QrStatus qr_quant_dequantize_value(const QrGraph *a, const QrQuantizer *q
     return QR_OK;
 }
 
+/* ==== the equivalence check's verdict (computed by analysis/session) ==== */
+
+static void qr_match_equiv_free(QrEquivResult *r) {
+    free(r->substituted);
+    r->substituted = NULL;
+    free(r->max_abs);
+    free(r->ref_absmax);
+    r->max_abs = r->ref_absmax = NULL;
+}
+
+static const char *qr_match_equiv_verdict(const QrGraph *b, const QrMatchResult *m, const QrEquivResult *r) {
+    static _Thread_local char buf[1024];
+    size_t o = 0;
+    if (r->worst_match < 0) {
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: no model output could be compared.");
+    } else if (r->equivalent || (r->n_weight_mismatch == 0 && r->worst_rel <= 1e-3)) {
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: PASS — with every quantizer disabled the analysis "
+                              "model reproduces the baseline outputs (worst relative difference %.3g at '%s').",
+                              r->worst_rel, b->values[m->m[r->worst_match].b_value].name);
+    } else {
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: WARNING — with every quantizer disabled the "
+                              "analysis model does NOT reproduce the baseline: output '%s' differs by %.3g of its range. "
+                              "The two models differ beyond quantization; check that the right float model was given.",
+                              b->values[m->m[r->worst_match].b_value].name, r->worst_rel);
+    }
+    if (r->n_weight_mismatch && o < sizeof buf)
+        o += (size_t)snprintf(buf + o, sizeof buf - o, " %d baseline float weight%s do%s not quantize to the analysis "
+                              "model's integer weights: the float model is not the one that was quantized.",
+                              r->n_weight_mismatch, r->n_weight_mismatch == 1 ? "" : "s", r->n_weight_mismatch == 1 ? "es" : "");
+    if (r->n_not_disabled && o < sizeof buf)
+        o += (size_t)snprintf(buf + o, sizeof buf - o, " %d quantizer%s could not be disabled (integer nodes without a float twin), "
+                              "so the check includes their quantization error.", r->n_not_disabled, r->n_not_disabled == 1 ? "" : "s");
+    if (r->n_substituted && o < sizeof buf)
+        o += (size_t)snprintf(buf + o, sizeof buf - o, " %d integer weight%s replaced by the matched baseline float weight.",
+                              r->n_substituted, r->n_substituted == 1 ? " was" : "s were");
+    if (r->n_no_float_weight && o < sizeof buf)
+        snprintf(buf + o, sizeof buf - o, " %d integer weight%s no float counterpart and stay%s quantized.",
+                 r->n_no_float_weight, r->n_no_float_weight == 1 ? " has" : "s have", r->n_no_float_weight == 1 ? "s" : "");
+    return buf;
+}

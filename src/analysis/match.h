@@ -45,10 +45,30 @@ typedef struct QrMatchResult {
 static QrStatus qr_match(const QrGraph *b, const QrGraph *a, QrQuantTable *qa, QrMatchResult *out);
 static void qr_match_free(QrMatchResult *r);
 static const char *qr_match_method_name(QrMatchMethod m);
-struct QrEquivResult;   /* analysis/session.h */
+/* Equivalence check: the twin with every quantizer disabled must reproduce the
+ * baseline. Per match: max |baseline - analysis|; the verdict compares the model
+ * outputs relative to their range. */
+typedef struct QrEquivResult {
+    double *max_abs;         /* per match (NAN when unmatched/unavailable) */
+    double *ref_absmax;      /* per match: max |baseline| */
+    int n_not_disabled;      /* quantizers that could not be disabled */
+    int n_substituted;       /* integer weights replaced by the matched baseline float weight */
+    int n_no_float_weight;   /* integer weights without a float counterpart (stay quantized) */
+    QrTensor *fw_owned;      /* per qt quantizer: a derived float weight (e.g. transposed) that fw points to */
+    int *fw_src;             /* per qt quantizer: the baseline value fw comes from, -1 */
+    int n_weight_mismatch;   /* baseline float weights that do not quantize to the integer weights */
+    char *substituted;       /* "  <integer weight> <- <baseline weight>\n" lines (malloc'd), or NULL */
+    double worst_rel;        /* worst max_abs / ref_absmax over graph-output matches */
+    int worst_match;
+    bool equivalent;
+} QrEquivResult;
+/* Frees what the check allocated. */
+static void qr_match_equiv_free(QrEquivResult *r);
+/* One-paragraph verdict of the equivalence check (thread-local buffer). */
+static const char *qr_match_equiv_verdict(const QrGraph *b, const QrMatchResult *m, const QrEquivResult *r);
 /* Writes match_table.txt and .csv into dir (with the equivalence column when eq != NULL). */
 static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatchResult *r,
-                               const struct QrEquivResult *eq, const char *dir);
+                               const QrEquivResult *eq, const char *dir);
 /* Is this baseline node a "compute" node that gets a row (not Constant/Identity/shape arithmetic)? */
 static bool qr_match_is_compute(const QrGraph *g, int node);
 /* A pair headlines may use: matched and proven equivalent. */
@@ -57,7 +77,7 @@ static const char *qr_match_verify_name(QrMatchVerify v);
 
 
 /* Dequantizes a value of the analysis model (int -> float) with quantizer q. */
-static QrStatus qr_quant_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out);
+static QrStatus qr_match_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out);
 
 /* ---- used by other modules (issue 19: private names used across modules became public) ---- */
 static const char *qr_match_canon(const QrNode *n);

@@ -5,7 +5,7 @@
 #define QR_METRICS_H
 
 /* KLD: the mean over tokens of KL(baseline || analysis) of the softmax over the vocabulary, at logits outputs
- * only (qr_compare_outputs_sel; analysis/tokens has the other per-token metrics); NaN elsewhere. */
+ * only (qr_session_compare_outputs_sel; analysis/tokens has the other per-token metrics); NaN elsewhere. */
 typedef enum QrMetricKind { QR_METRIC_L1, QR_METRIC_COSINE, QR_METRIC_MSE, QR_METRIC_KL, QR_METRIC_SQNR, QR_METRIC_KLD,
                             QR_METRIC_COUNT } QrMetricKind;
 

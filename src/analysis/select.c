@@ -1,60 +1,6 @@
 /* analysis/select — implementation. See select.h. */
 
-/* ==== suggestions ===================================================================== */
-
-/* Edit distance of a and b (insert, delete, substitute; case-insensitive), capped at cap + 1. */
-static int qr__sel_dist(const char *a, const char *b, int cap) {
-    int la = (int)strlen(a), lb = (int)strlen(b);
-    if (abs(la - lb) > cap) return cap + 1;
-    if (lb > 255) return cap + 1;
-    int prev[257], cur[257];
-    for (int j = 0; j <= lb; j++) prev[j] = j;
-    for (int i = 1; i <= la; i++) {
-        cur[0] = i;
-        int best = cur[0];
-        for (int j = 1; j <= lb; j++) {
-            int sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-            int v = QR_MIN(sub, QR_MIN(prev[j] + 1, cur[j - 1] + 1));
-            cur[j] = v;
-            best = QR_MIN(best, v);
-        }
-        if (best > cap) return cap + 1;
-        memcpy(prev, cur, (size_t)(lb + 1) * sizeof(int));
-    }
-    return prev[lb];
-}
-
-static void qr_select_suggest(const char *name, const char *const *cands, int n, char *out, size_t cap) {
-    out[0] = 0;
-    int len = (int)strlen(name);
-    int limit = QR_MAX(2, len / 3);
-    const char *best[3] = { 0 };
-    int bd[3] = { INT32_MAX, INT32_MAX, INT32_MAX };
-    for (int k = 0; k < n; k++) {
-        const char *c = cands[k];
-        if (!c || !*c) continue;
-        int d = qr__sel_dist(name, c, limit);
-        /* a candidate that contains the name (or the other way round) is close too */
-        if (d > limit && len >= 3 && (strstr(c, name) || strstr(name, c))) d = limit;
-        if (d > limit) continue;
-        bool dup = false;
-        for (int j = 0; j < 3; j++) dup |= best[j] && !strcmp(best[j], c);
-        if (dup) continue;
-        for (int j = 0; j < 3; j++) {
-            if (d < bd[j] || (d == bd[j] && best[j] && strcmp(c, best[j]) < 0)) {
-                for (int m = 2; m > j; m--) { best[m] = best[m - 1]; bd[m] = bd[m - 1]; }
-                best[j] = c;
-                bd[j] = d;
-                break;
-            }
-        }
-    }
-    if (!best[0]) return;
-    size_t o = (size_t)snprintf(out, cap, " (did you mean ");
-    for (int j = 0; j < 3 && best[j] && o < cap; j++)
-        o += (size_t)snprintf(out + o, cap - o, "%s'%s'", j ? ", " : "", best[j]);
-    if (o < cap) snprintf(out + o, cap - o, "?)");
-}
+/* ==== names ========================================================================= */
 
 static const char **qr_select_graph_names(const QrGraph *g1, const QrGraph *g2, int *n) {
     const QrGraph *gs[2] = { g1, g2 };
@@ -116,7 +62,7 @@ static QrStatus qr_select_quantizers(const QrSession *s, const char *name, bool 
     int n = 0;
     const char **names = qr_select_graph_names(s->b, g, &n);
     char sug[512];
-    qr_select_suggest(name, names, n, sug, sizeof sug);
+    qr_str_suggest(name, names, n, sug, sizeof sug);
     free(names);
     bool known = qr_select_name_known(s->b, s->a, name);
     return qr_errf(QR_ERR_INVALID, "'%s' %s%s", name,
@@ -163,51 +109,6 @@ static QrStatus qr_select_acc_sets(const QrSession *s, const char *spec, bool qu
 static void qr_select_acc_sets_free(QrAccSets *sets) {
     qr_arena_free(&sets->arena);
     memset(sets, 0, sizeof *sets);
-}
-
-/* ==== sensitivity rows ================================================================ */
-
-static QrStatus qr_node_type_parse(const char *s, QrNodeType *out) {
-    if (!strcmp(s, "activation")) *out = QR_NODE_TYPE_ACTIVATION;
-    else if (!strcmp(s, "weight")) *out = QR_NODE_TYPE_WEIGHT;
-    else if (!strcmp(s, "node")) *out = QR_NODE_TYPE_NODE;
-    else if (!strcmp(s, "all")) *out = QR_NODE_TYPE_ALL;
-    else return qr_errf(QR_ERR_INVALID, "--node-type '%s': expected activation, weight, node or all", s);
-    return QR_OK;
-}
-
-static QrStatus qr_select_sens_rows(const QrSession *s, const QrSensOpts *o, QrSensResult *r) {
-    bool *want = NULL;
-    if (o->nodes) {
-        want = calloc((size_t)s->qt.n + 1, sizeof *want);
-        char *list = strdup(o->nodes);
-        QrStatus st = want && list ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-        char *save = NULL;
-        for (char *tok = list ? strtok_r(list, ",", &save) : NULL; st == QR_OK && tok; tok = strtok_r(NULL, ",", &save))
-            if (*tok) st = qr_select_quantizers(s, tok, want);
-        free(list);
-        if (st != QR_OK) { free(want); return qr_err_wrap(st, "--nodes"); }
-    }
-    int kept = 0;
-    for (int k = 0; k < r->n; k++) {
-        const QrSensRow *row = &r->rows[k];
-        bool keep = true;
-        if (want) {
-            keep = false;
-            for (int j = 0; j < row->n_q; j++) keep |= want[row->q[j]];
-        }
-        if (o->node_type == QR_NODE_TYPE_ACTIVATION) keep &= row->type == QR_SENS_ACTIVATION;
-        else if (o->node_type == QR_NODE_TYPE_WEIGHT) keep &= row->type == QR_SENS_WEIGHT;
-        else if (o->node_type == QR_NODE_TYPE_NODE && row->type != QR_SENS_BOTH) {
-            /* the node's only row stands for the node when it has no "both" row */
-            for (int j = 0; j < r->n; j++)
-                if (r->rows[j].type == QR_SENS_BOTH && r->rows[j].node == row->node && row->node >= 0) keep = false;
-        }
-        if (keep) r->rows[kept++] = *row;
-    }
-    r->n = kept;
-    free(want);
-    return QR_OK;
 }
 
 static QrStatus qr_select_output(const QrGraph *b, const char *name, int *out) {

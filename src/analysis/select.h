@@ -1,13 +1,9 @@
 /* analysis/select — the user's choice of what an analysis looks at: node names resolved to
  * quantizers (hmct-debugger's quantize_node / non_quantize_node / interested_nodes), the
- * sensitivity rows kept for --nodes / --node-type, and "did you mean" suggestions for a
- * name that is not in the models. */
+ * cumulative error's node sets and --rank-output ("did you mean": base's qr_str_suggest; the
+ * sensitivity rows --nodes / --node-type keep: analysis/sens). */
 #ifndef QR_SELECT_H
 #define QR_SELECT_H
-
-/* " (did you mean 'a', 'b'?)" for the (at most 3) candidates closest to name by edit
- * distance, or "" when none is close; written to out (cap bytes). cands may hold NULLs. */
-static void qr_select_suggest(const char *name, const char *const *cands, int n, char *out, size_t cap);
 
 /* Every node and value name of g1 and g2 (g2 may be NULL) in one malloc'd array (*n entries;
  * the strings are borrowed from the graphs). NULL when out of memory. */
@@ -40,15 +36,6 @@ typedef struct QrAccSets {
  * (at most 16 in all). Fails on an unknown name (named, with suggestions) or an empty set. */
 static QrStatus qr_select_acc_sets(const QrSession *s, const char *spec, bool quantize, QrAccSets *sets);
 static void qr_select_acc_sets_free(QrAccSets *sets);
-
-/* --node-type activation|weight|node (QrNodeType: sens.h). */
-static QrStatus qr_node_type_parse(const char *s, QrNodeType *out);
-
-/* Keeps the rows of r (before they run) that --nodes (o->nodes: comma-separated names, NULL =
- * all) and --node-type (o->node_type) select: a row is kept when one of its quantizers is one
- * a name stands for; activation / weight keep rows of that type, node one row per node (its
- * "both" row, else its only row). Fails on an unknown name. */
-static QrStatus qr_select_sens_rows(const QrSession *s, const QrSensOpts *o, QrSensResult *r);
 
 /* --rank-output NAME: index of the baseline's graph output called name (*out), or an error
  * listing the outputs. NULL name: *out = -1 (all outputs). */

@@ -30,7 +30,14 @@ typedef struct QrSensOpts {
     const char *nodes;       /* --nodes A,B: only the rows of these nodes / quantizers (NULL: all; select.h) */
     QrNodeType node_type;    /* --node-type (default: every row) */
     const char *rank_output; /* --rank-output NAME: metrics at this graph output alone (NULL: all outputs) */
+    /* The grouped ranking (large models; sens.c says how): 0 = when a pass has at least
+     * QR_SENS_GROUP_AUTO rows (one-on only; not with reverse, full_reruns or a data set), 1 = whenever it can,
+     * -1 = never (--all-rows: every row evaluated). */
+    int grouped;
+    int group_top;           /* rows the grouped ranking ranks exactly (0: QR_SENS_GROUP_TOP) */
 } QrSensOpts;
+#define QR_SENS_GROUP_AUTO 100
+#define QR_SENS_GROUP_TOP 10
 
 typedef struct QrSensResult {
     QrArena arena;
@@ -42,11 +49,20 @@ typedef struct QrSensResult {
     int64_t n_exec;          /* node executions of the whole pass (reference run included) */
     int64_t n_full;          /* rows × graph nodes: what full re-runs would have cost */
     int n_skipped;           /* quantizers skipped: toggling them cannot reach an output */
+    /* The grouped ranking: rows holds the n_top most sensitive rows exactly (first in ranking
+     * order) and the other rows it evaluated on the way (exact metrics, but rows it did not
+     * evaluate may rank between them); n_unranked rows were not evaluated. */
+    bool grouped;
+    int n_top, n_unranked;
+    int n_groups;            /* group evaluations (not rows) */
+    int n_bound_viol;        /* evaluated items more sensitive than the group holding them (the bound failed) */
 } QrSensResult;
 
+/* --node-type activation|weight|node. */
+static QrStatus qr_sens_node_type_parse(const char *s, QrNodeType *out);
 static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r);
 /* The reference run of qr_sens_run ahead of time (runall runs it next to other analyses):
- * kept in the session (s->sens_ref) until a qr_sens_run with the same mode takes it, or
+ * kept in the session (its input cache, s->input_cache) until a qr_sens_run with the same mode takes it, or
  * qr_sens_reference_free / qr_session_close. Fails on run errors / out of memory. */
 static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o);
 static void qr_sens_reference_free(QrSession *s);
@@ -129,14 +145,9 @@ static void qr_sens_set_free(QrSensSet *ss);
 /* --sens-samples' default (docs/DATASET.md says why). */
 #define QR_SENS_SAMPLES_DEFAULT 4
 
-/* runall --data (report/bundle): the pass on the k worst samples of dsr's comparison (k <= 0:
- * the default), written into DIR/dataset/ (sensitive_ops.*, accumulated_error.csv) with
- * plots/dataset_samples.png (the samples ranked) and plots/dataset_accumulated_error.png (mean
- * with the p05-p95 band); summary.json "dataset_sensitivity" and the HTML data-set section. */
-struct QrDsRunall;
-static QrStatus qr_sens_set_runall(QrSensSet *ss, QrSession *s, const struct QrDsRunall *dsr, const QrSensOpts *o, int k,
-                                   const int *topk, int n_topk, const struct QrAccSets *sets, QrMetricKind acc_metric,
-                                   const char *dir);
+/* runall --data: the per-sample mean of the curves with the p05-p95 band, as a PNG at path
+ * (analysis/dataset's qr_ds_runall_sens runs the pass and writes it). */
+static QrStatus qr_sens_set_plot_curves(const QrSession *s, const QrSensSet *ss, const char *path);
 static void qr_sens_set_json(QrJson *j, const QrSensSet *ss);
 static void qr_sens_set_html(QrHtml *h, const QrSensSet *ss, const char *dir);
 

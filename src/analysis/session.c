@@ -57,8 +57,6 @@ static void qr__se_float_weights(QrSession *s) {
     }
 }
 
-static bool qr__se_low_memory;
-
 /* The twin value match i's consumers see, and the quantizer to dequantize it with. */
 static void qr__se_set_vis(QrSession *s, int i) {
     const QrGraph *tg = &s->tw.g;
@@ -170,16 +168,15 @@ static const char *qr_session_baseline_form_text(const QrSession *s) {
 
 static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a, const QrTensor *inputs) {
     memset(s, 0, sizeof *s);
-    s->no_incremental = qr__se_low_memory;
     s->b = b;
     s->a = a;
     s->inputs = inputs;
-    QR_TRY(qr_quant_table_build(a, &s->qa));
-    QrStatus st = qr_quant_table_build(b, &s->qb);
+    QR_TRY(qr_qtable_build(a, &s->qa));
+    QrStatus st = qr_qtable_build(b, &s->qb);
     for (int i = 0; st == QR_OK && i < s->qb.n; i++) s->base_quant |= s->qb.q[i].kind != QR_QK_BIAS;
     if (st == QR_OK) st = qr_match(b, a, &s->qa, &s->m);
-    if (st == QR_OK) st = qr_quant_twin_build(a, inputs, &s->tw);
-    if (st == QR_OK) st = qr_quant_table_build(&s->tw.g, &s->qt);
+    if (st == QR_OK) st = qr_twin_build(a, inputs, &s->tw);
+    if (st == QR_OK) st = qr_qtable_build(&s->tw.g, &s->qt);
     if (st == QR_OK) {
         s->fw = calloc((size_t)s->qt.n + 1, sizeof *s->fw);
         s->fw_owned = calloc((size_t)s->qt.n + 1, sizeof *s->fw_owned);
@@ -225,11 +222,17 @@ static QrStatus qr__se_base_tap(void *user, const QrGraph *g, int node, int valu
     return qr__se_f32_into(t, &bt->s->base[mi]);
 }
 
+static void qr__se_input_cache_free(QrSession *s) {
+    if (s->input_cache && s->input_cache_free) s->input_cache_free(s->input_cache, s->tw.g.n_values);
+    s->input_cache = NULL;
+    s->input_cache_free = NULL;
+}
+
 static void qr_session_next_inputs(QrSession *s, const QrTensor *inputs) {
     s->inputs = inputs;
     s->base_stale = s->base != NULL;
     qr_session_ref_free(s);
-    qr_sens_reference_free(s);
+    qr__se_input_cache_free(s);
 }
 
 /* Overrides that disable every quantizer of the baseline: integer-stored weights and biases
@@ -256,7 +259,7 @@ static QrStatus qr__se_base_off_overrides(const QrSession *s, QrOverrides *ob) {
                      s->b->path ? s->b->path : "", stuck, stuck == 1 ? "" : "s");
     if (st == QR_OK) {
         for (int i = 0; i < qb->n; i++) off[i] = qb->q[i].form == QR_QF_DQ_INIT;   /* "enabled": stays dequantized */
-        qr_quant_overrides(s->b, qb, off, NULL, ob->alias, ob->subst, ob->clamp_lo, ob->clamp_hi);
+        qr_qtable_overrides(s->b, qb, off, NULL, ob->alias, ob->subst, ob->clamp_lo, ob->clamp_hi);
     }
     free(off);
     if (st != QR_OK) qr_session_overrides_free(ob);
@@ -371,24 +374,24 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
 
 static void qr_session_close(QrSession *s) {
     qr_session_ref_free(s);
-    qr_sens_reference_free(s);
+    qr__se_input_cache_free(s);
     if (s->base) for (int i = 0; i < s->m.n; i++) qr_tensor_free_data(&s->base[i]);
     if (s->base_out) for (int i = 0; i < s->b->n_outputs; i++) qr_tensor_free_data(&s->base_out[i]);
     free(s->base);
     free(s->base_out);
     qr__se_base_off_free(s);             /* before the match: it counts the rows */
-    qr_quant_twin_free(&s->tw);
+    qr_twin_free(&s->tw);
     qr_match_free(&s->m);
-    qr_quant_table_free(&s->qa);
+    qr_qtable_free(&s->qa);
     free(s->fw);
     if (s->fw_owned) for (int i = 0; i < s->qt.n; i++) qr_tensor_free_data(&s->fw_owned[i]);
     free(s->fw_owned);
     free(s->fw_src);
-    qr_quant_table_free(&s->qt);
+    qr_qtable_free(&s->qt);
     free(s->vis);
     free(s->vis_quant);
     free(s->b_vis);
-    qr_quant_table_free(&s->qb);
+    qr_qtable_free(&s->qb);
     memset(s, 0, sizeof *s);
 }
 
@@ -412,7 +415,7 @@ static void qr_session_overrides_free(QrOverrides *o) {
 }
 
 static void qr_session_overrides(const QrSession *s, const bool *enabled, QrOverrides *o) {
-    qr_quant_overrides(&s->tw.g, &s->qt, enabled, s->fw, o->alias, o->subst, o->clamp_lo, o->clamp_hi);
+    qr_qtable_overrides(&s->tw.g, &s->qt, enabled, s->fw, o->alias, o->subst, o->clamp_lo, o->clamp_hi);
 }
 
 static QrRunOpts qr_session_run_opts(const QrOverrides *o, QrTapFn tap, void *user) {
@@ -431,7 +434,7 @@ static QrStatus qr_session_visible_view(const QrSession *s, int i, const QrTenso
 
 static QrStatus qr_session_visible_f32(const QrSession *s, int i, const QrTensor *t, QrTensor *out) {
     if (s->vis_quant[i] >= 0 && !qr_dtype_is_float(t->dtype))
-        return qr_quant_dequantize_value(&s->tw.g, &s->qt.q[s->vis_quant[i]], t, out);
+        return qr_match_dequantize_value(&s->tw.g, &s->qt.q[s->vis_quant[i]], t, out);
     return qr_tensor_to_f32(t, out);
 }
 
@@ -576,47 +579,8 @@ static QrStatus qr__se_equiv(const QrSession *s, QrEquivResult *r, QrSeCands *c)
     if (aout) for (int i = 0; i < tg->n_outputs; i++) qr_tensor_free_data(&aout[i]);
     free(bout); free(aout); free(e.match_of_a); free(e.match_of_b); free(e.base_vals); free(enabled);
     qr_session_overrides_free(&ov);
-    if (st != QR_OK) qr_equiv_free(r);
+    if (st != QR_OK) qr_match_equiv_free(r);
     return st;
-}
-
-static void qr_equiv_free(QrEquivResult *r) {
-    free(r->substituted);
-    r->substituted = NULL;
-    free(r->max_abs);
-    free(r->ref_absmax);
-    r->max_abs = r->ref_absmax = NULL;
-}
-
-static const char *qr_equiv_verdict(const QrGraph *b, const QrMatchResult *m, const QrEquivResult *r) {
-    static _Thread_local char buf[1024];
-    size_t o = 0;
-    if (r->worst_match < 0) {
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: no model output could be compared.");
-    } else if (r->equivalent || (r->n_weight_mismatch == 0 && r->worst_rel <= 1e-3)) {
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: PASS — with every quantizer disabled the analysis "
-                              "model reproduces the baseline outputs (worst relative difference %.3g at '%s').",
-                              r->worst_rel, b->values[m->m[r->worst_match].b_value].name);
-    } else {
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: WARNING — with every quantizer disabled the "
-                              "analysis model does NOT reproduce the baseline: output '%s' differs by %.3g of its range. "
-                              "The two models differ beyond quantization; check that the right float model was given.",
-                              b->values[m->m[r->worst_match].b_value].name, r->worst_rel);
-    }
-    if (r->n_weight_mismatch && o < sizeof buf)
-        o += (size_t)snprintf(buf + o, sizeof buf - o, " %d baseline float weight%s do%s not quantize to the analysis "
-                              "model's integer weights: the float model is not the one that was quantized.",
-                              r->n_weight_mismatch, r->n_weight_mismatch == 1 ? "" : "s", r->n_weight_mismatch == 1 ? "es" : "");
-    if (r->n_not_disabled && o < sizeof buf)
-        o += (size_t)snprintf(buf + o, sizeof buf - o, " %d quantizer%s could not be disabled (integer nodes without a float twin), "
-                              "so the check includes their quantization error.", r->n_not_disabled, r->n_not_disabled == 1 ? "" : "s");
-    if (r->n_substituted && o < sizeof buf)
-        o += (size_t)snprintf(buf + o, sizeof buf - o, " %d integer weight%s replaced by the matched baseline float weight.",
-                              r->n_substituted, r->n_substituted == 1 ? " was" : "s were");
-    if (r->n_no_float_weight && o < sizeof buf)
-        snprintf(buf + o, sizeof buf - o, " %d integer weight%s no float counterpart and stay%s quantized.",
-                 r->n_no_float_weight, r->n_no_float_weight == 1 ? " has" : "s have", r->n_no_float_weight == 1 ? "s" : "");
-    return buf;
 }
 
 /* ==== pair verification ========================================================== */
@@ -859,7 +823,7 @@ static QrStatus qr__se_verify(QrSession *s) {
         }
         mr->verified_run = true;
     }
-    qr_equiv_free(&r);
+    qr_match_equiv_free(&r);
     free(c.head); free(c.match); free(c.value); free(c.next); free(c.max_abs);
     free(used);
     free(range);
@@ -984,7 +948,7 @@ static QrStatus qr_session_ref(QrSession *s, QrTapFn tap, void *user, const bool
         QrSeRefTap rt = { r, copy, tap, user, tap_only };
         QrRunOpts ro = { .tap = qr__se_ref_tap, .tap_user = &rt, .tap_only = keep, .cache = r->consts };
         st = qr_run(g, s->inputs, &ro, outs);
-        if (st == QR_OK) st = qr_compare_outputs(s, outs, &r->out);
+        if (st == QR_OK) st = qr_session_compare_outputs(s, outs, &r->out);
         if (st != QR_OK) st = qr_err_wrap(st, "running the analysis model with every quantizer on");
     }
     if (outs) for (int k = 0; k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
@@ -1139,11 +1103,11 @@ static void qr__se_job_task(void *ctx, int64_t k, int tid) {
     j->st[k] = st;
 }
 
-static void qr_session_low_memory(bool on) { qr__se_low_memory = on; }
+static void qr_session_low_memory(QrSession *s) { s->low_memory = s->no_incremental = true; }
 
-static QrStatus qr_session_jobs(int n, QrSeJobFn fn, void *ctx, const QrStepHook *progress) {
+static QrStatus qr_session_jobs(const QrSession *s, int n, QrSeJobFn fn, void *ctx, const QrStepHook *progress) {
     if (n <= 0) return QR_OK;
-    if (qr__se_low_memory) {     /* one at a time, in order, on this thread */
+    if (s && s->low_memory) {     /* one at a time, in order, on this thread */
         for (int k = 0; k < n; k++) {
             qr_step(progress, k, n);
             QR_TRY(fn(ctx, k, 0));
@@ -1160,4 +1124,39 @@ static QrStatus qr_session_jobs(int n, QrSeJobFn fn, void *ctx, const QrStepHook
     free(j.st);
     free(j.msg);
     return st;
+}
+
+/* ==== model-output metrics ========================================================== */
+
+static QrStatus qr_session_compare_outputs(const QrSession *s, const QrTensor *outs, QrMetrics *m) {
+    return qr_session_compare_outputs_sel(s, outs, -1, m);
+}
+
+static QrStatus qr_session_compare_outputs_sel(const QrSession *s, const QrTensor *outs, int only, QrMetrics *m) {
+    QrMetricAcc acc;
+    qr_metric_acc_init(&acc);
+    double kld_sum = 0;
+    int64_t kld_n = 0;
+    for (int k = 0; k < s->b->n_outputs; k++) {
+        if (only >= 0 && k != only) continue;
+        QrTensor f = {0};
+        QR_TRY(qr_tensor_to_f32(&outs[k], &f));
+        const QrTensor *x = &s->base_out[k];
+        QrStatus st = f.numel == x->numel ? QR_OK
+                    : qr_errf(QR_ERR_SHAPE, "output %d ('%s') has %lld elements in the analysis model but %lld in the "
+                              "baseline", k, s->b->values[s->b->outputs[k]].name, (long long)f.numel, (long long)x->numel);
+        if (st == QR_OK) qr_metric_acc_add(&acc, x->data, f.data, x->numel);
+        if (st == QR_OK && qr_metric_is_logits(s->b->values[s->b->outputs[k]].name, x)) {   /* KLD: per token */
+            int64_t V = x->dims[x->rank - 1];
+            for (int64_t t = 0; t < x->numel / V; t++) {
+                double kl = qr_metric_token_kl((const float *)x->data + t * V, (const float *)f.data + t * V, V);
+                if (kl == kl) { kld_sum += kl; kld_n++; }
+            }
+        }
+        qr_tensor_free_data(&f);
+        QR_TRY(st);
+    }
+    qr_metric_acc_finish(&acc, m);
+    m->kld = kld_n ? kld_sum / (double)kld_n : NAN;
+    return QR_OK;
 }

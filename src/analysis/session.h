@@ -41,13 +41,19 @@ typedef struct QrSession {
     QrStepHook progress;     /* set by the caller: long analyses (sensitivity, cumulative error, what-if,
                               * distributions) report their steps through it */
     struct QrSeRef *ref;     /* the all-on reference (qr_session_ref), NULL until built */
-    struct QrSensRef *sens_ref;  /* sensitivity's reference run done ahead (qr_sens_reference), or NULL */
+    /* A cache an analysis above the session keeps for the current inputs (sensitivity's reference
+     * run done ahead: qr_sens_reference), or NULL, and the function that frees it:
+     * qr_session_next_inputs and qr_session_close call input_cache_free(input_cache, twin values). */
+    void *input_cache;
+    void (*input_cache_free)(void *cache, int n_values);
     /* Optional, set by the caller before a comparison (compare --save-values): that comparison
      * keeps float32 copies of what it compared — keep_vals[2*i] the analysis value of match i,
      * keep_vals[2*i+1] its local (shadow) value; keep_outs[k] the analysis model's output k. */
     QrTensor *keep_vals, *keep_outs;
     bool no_incremental;     /* no all-on reference: cumulative error and what-if re-run the whole twin every
                               * time (tests compare both; qr_session_low_memory sets it) */
+    bool low_memory;         /* --max-memory (qr_session_low_memory): jobs one at a time, no all-on reference */
+    bool int16_integer;      /* --int16 integer: the int mode lowers 16-bit Q/DQ groups too (quant/lower) */
     /* Data sets (qr_session_next_inputs): the baseline values belong to earlier inputs; the next
      * baseline run refills their buffers in place (no per-sample allocations). */
     bool base_stale;
@@ -109,12 +115,13 @@ static QrStatus qr_session_visible_view(const QrSession *s, int i, const QrTenso
  * progress hook (optional) hears (jobs started, n) before each job, in order. Returns the
  * status of the lowest failing k with its message (each job's message is kept), else QR_OK. */
 typedef QrStatus (*QrSeJobFn)(void *ctx, int k, int tid);
-static QrStatus qr_session_jobs(int n, QrSeJobFn fn, void *ctx, const QrStepHook *progress);
+/* s (optional): its low_memory runs the jobs one at a time, in order, on the caller's thread. */
+static QrStatus qr_session_jobs(const QrSession *s, int n, QrSeJobFn fn, void *ctx, const QrStepHook *progress);
 
-/* Memory over time (--max-memory, whose estimate counts one execution and no reference):
- * from now on jobs run one at a time and sessions opened keep no all-on reference
- * (no_incremental). Call before any session is opened. */
-static void qr_session_low_memory(bool on);
+/* Memory over time (--max-memory, whose estimate counts one execution and no reference): s's
+ * jobs run one at a time and it keeps no all-on reference (no_incremental). Call right after
+ * qr_session_open, before any analysis. */
+static void qr_session_low_memory(QrSession *s);
 
 /* ==== the all-on reference: incremental re-runs of the twin ============================
  * The twin with every quantizer on runs once; every value it computes is kept (constants,
@@ -154,27 +161,14 @@ static bool qr_session_memo_get(QrSession *s, const QrOverrides *ov, QrMetrics *
  * nodes in it (others equal the reference's). Needs s->ref. */
 static QrStatus qr_session_run_inc(const QrSession *s, const QrGraph *g, const QrRunOpts *ro, QrTensor *outs, bool *live);
 
-/* Equivalence check: the twin with every quantizer disabled must reproduce the
- * baseline. Per match: max |baseline - analysis|; the verdict compares the model
- * outputs relative to their range. */
-typedef struct QrEquivResult {
-    double *max_abs;         /* per match (NAN when unmatched/unavailable) */
-    double *ref_absmax;      /* per match: max |baseline| */
-    int n_not_disabled;      /* quantizers that could not be disabled */
-    int n_substituted;       /* integer weights replaced by the matched baseline float weight */
-    int n_no_float_weight;   /* integer weights without a float counterpart (stay quantized) */
-    QrTensor *fw_owned;      /* per qt quantizer: a derived float weight (e.g. transposed) that fw points to */
-    int *fw_src;             /* per qt quantizer: the baseline value fw comes from, -1 */
-    int n_weight_mismatch;   /* baseline float weights that do not quantize to the integer weights */
-    char *substituted;       /* "  <integer weight> <- <baseline weight>\n" lines (malloc'd), or NULL */
-    double worst_rel;        /* worst max_abs / ref_absmax over graph-output matches */
-    int worst_match;
-    bool equivalent;
-} QrEquivResult;
 
+/* The equivalence check (QrEquivResult: analysis/match.h). */
 static QrStatus qr_session_equivalence(const QrSession *s, QrEquivResult *out);
-static void qr_equiv_free(QrEquivResult *r);
-/* One-paragraph verdict of the equivalence check (thread-local buffer). */
-static const char *qr_equiv_verdict(const QrGraph *b, const QrMatchResult *m, const QrEquivResult *r);
+
+/* Model-output metrics of an analysis-model run: its outputs outs against the baseline's
+ * (s->base_out), KL per token for logits outputs. */
+static QrStatus qr_session_compare_outputs(const QrSession *s, const QrTensor *outs, QrMetrics *m);
+/* The same at one graph output (only: its index; -1 = all, as qr_session_compare_outputs). */
+static QrStatus qr_session_compare_outputs_sel(const QrSession *s, const QrTensor *outs, int only, QrMetrics *m);
 
 #endif

@@ -191,7 +191,7 @@ static QrStatus qr_profile_sel_check(const QrGraph *g, const QrProfileSel *sel) 
                 char sug[512] = "";
                 if (c) {
                     for (int i = 0; i < g->n_nodes; i++) c[i] = pass ? g->nodes[i].op_type : g->nodes[i].name;
-                    qr_select_suggest(one, c, g->n_nodes, sug, sizeof sug);
+                    qr_str_suggest(one, c, g->n_nodes, sug, sizeof sug);
                     free(c);
                 }
                 return qr_errf(QR_ERR_INVALID, "%s '%s': no node of %s %s%s", pass ? "--types" : "--prefixes", one,
@@ -275,7 +275,7 @@ static QrStatus qr_profile_write_ex(const QrGraph *g, const QrTensor *inputs, co
     if (st == QR_OK) st = qr_table_init(&tab, QR_ARRAY_LEN(cols), cols);
     /* Scale column: the quantizer whose integer or dequantized value a row shows. */
     QrQuantTable qt = {0};
-    if (st == QR_OK) st = qr_quant_table_build(g, &qt);
+    if (st == QR_OK) st = qr_qtable_build(g, &qt);
     int nonfinite = 0;
     for (int i = 0; st == QR_OK && i < n_rows; i++) {
         const QrProfileRow *r = &rows[i];
@@ -343,7 +343,7 @@ static QrStatus qr_profile_write_ex(const QrGraph *g, const QrTensor *inputs, co
     }
     if (n_nonfinite) *n_nonfinite = nonfinite;
     qr_table_free(&tab);
-    qr_quant_table_free(&qt);
+    qr_qtable_free(&qt);
     free(txt);
     free(csv);
     free(order);

@@ -329,7 +329,7 @@ static QrStatus qr_tok_session_write(const QrSession *s, const QrTensor *outs, c
     const QrTokAcc **pa = calloc((size_t)n + 1, sizeof *pa);
     QrStatus st = m && pa ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int j = 0; st == QR_OK && j < n; j++) {
-        st = qr_compare_outputs_sel(s, outs, j, &m[j]);
+        st = qr_session_compare_outputs_sel(s, outs, j, &m[j]);
         pa[j] = acc[j].vocab ? &acc[j] : NULL;
     }
     if (st == QR_OK) st = qr_tok_write_outputs(s->b, m, pa, dir);

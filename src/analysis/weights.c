@@ -5,7 +5,7 @@
 
 /* ==== shared helpers (weights, dist, advisor, what-if) ============================== */
 
-static int64_t qr_quant_param_index(int rank, const int64_t *dims, int axis, int block_size, int64_t n_params, int64_t i) {
+static int64_t qr_weights_param_index(int rank, const int64_t *dims, int axis, int block_size, int64_t n_params, int64_t i) {
     if (n_params <= 1 || rank == 0) return 0;
     if (axis < 0) axis += rank;
     if (axis < 0 || axis >= rank) return 0;
@@ -245,7 +245,7 @@ static QrStatus qr_weights_wdata(const QrSession *s, int qi, QrWtData *d) {
     }
     for (int64_t i0 = 0; i0 < n;) {
         int64_t len = QR_MIN(QR_MAX(run, 1), n - i0);
-        int64_t p = qr_quant_param_index(sh->rank, sh->dims, q->axis, q->block_size, np, i0);
+        int64_t p = qr_weights_param_index(sh->rank, sh->dims, q->axis, q->block_size, np, i0);
         qr__wt_wdata_run(d, i0, len, ps[p], pz[p], range);
         i0 += len;
     }
@@ -351,7 +351,7 @@ static QrStatus qr__wt_blocks_dom(const QrWtData *d, const QrQuantizer *q, QrWei
     if (!x) return qr_errf(QR_ERR_NOMEM, "out of memory");
     int64_t m = 0;
     for (int64_t i = 0; i < d->n && m < q->block_size; i++)
-        if ((d->map ? d->map[i] : qr_quant_param_index(r->rank, r->dims, q->axis, q->block_size, nb, i)) == best)
+        if ((d->map ? d->map[i] : qr_weights_param_index(r->rank, r->dims, q->axis, q->block_size, nb, i)) == best)
             x[m++] = d->x[i];
     if (m > 1) {
         double s1, s2, s8;
@@ -377,7 +377,7 @@ static QrStatus qr__wt_blocks(const QrWtData *d, const QrQuantizer *q, QrWeightR
     double *mx = calloc((size_t)nb, sizeof(double));
     if (!sx || !se || !mx) { free(sx); free(se); free(mx); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
     for (int64_t i = 0; i < d->n; i++) {
-        int64_t p = d->map ? d->map[i] : qr_quant_param_index(r->rank, r->dims, q->axis, q->block_size, nb, i);
+        int64_t p = d->map ? d->map[i] : qr_weights_param_index(r->rank, r->dims, q->axis, q->block_size, nb, i);
         double x = d->x[i], e = x - (double)d->y[i];
         if (p < 0 || p >= nb || !isfinite(e)) continue;
         sx[p] += x * x;
@@ -476,7 +476,7 @@ static QrStatus qr_weights_compare(const QrSession *s, QrWeightCmp *out) {
     }
     /* the weights are independent: one job each */
     QrWtJob job = { s, out };
-    QrStatus st = qr_session_jobs(out->n, qr__wt_weight_job, &job, NULL);
+    QrStatus st = qr_session_jobs(s, out->n, qr__wt_weight_job, &job, NULL);
     if (st != QR_OK) { qr_weights_free(out); return qr_err_wrap(st, "weight comparison"); }
     for (int k = 0; k < out->n; k++) {
         QrWeightRow *r = &out->rows[k];

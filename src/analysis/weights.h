@@ -81,7 +81,7 @@ static QrStatus qr_weights_write(const QrSession *s, const QrWeightCmp *w, const
 /* Fake-quant helpers shared by the analyses of this group (weights, dist, advisor, what-if).
  * Parameter index of element i of a tensor with dims, per-tensor (n_params 1), per-axis
  * or blocked (block_size > 0) along axis. */
-static int64_t qr_quant_param_index(int rank, const int64_t *dims, int axis, int block_size, int64_t n_params, int64_t i);
+static int64_t qr_weights_param_index(int rank, const int64_t *dims, int axis, int block_size, int64_t n_params, int64_t i);
 /* Channel axis for a weight's spread: the quantizer axis when per-axis, else the output
  * channels of its consumer (axis 1 for a MatMul / Gemm(transB=0) right operand, else 0). */
 static int qr_weight_channel_axis(const QrGraph *g, const QrQuantizer *q, int rank);

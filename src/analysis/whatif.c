@@ -121,7 +121,7 @@ static QrStatus qr_whatif_groups(const QrSession *s, QrArena *a, QrWiGroups *gr)
         QrQuantRange r8, r16;
         if (q->kind == QR_QK_BIAS) gr->why[i] = "bias (int32)";
         else if (q->form != QR_QF_QDQ && q->form != QR_QF_DQ_INIT)
-            gr->why[i] = qr_arena_printf(a, "%s quantizer", qr_quant_form_name(q->form));
+            gr->why[i] = qr_arena_printf(a, "%s quantizer", qr_qtable_form_name(q->form));
         else if (qr__wi_weight_only(s, i))
             gr->why[i] = qr_arena_printf(a, "weight of a weight-only %s node (2-8 bit codes: int16 does not apply; its "
                                          "what-if is the float step)", s->a->nodes[s->tw.origin[q->owner]].op_type);
@@ -161,13 +161,13 @@ static QrStatus qr_whatif_groups(const QrSession *s, QrArena *a, QrWiGroups *gr)
             if (nd->n_in > 2) in[2] = gr->pzp[i];
             if (gr->pint[i] >= 0 && nd->n_in > 0 && in[0] == s->qt.q[i].int_value) in[0] = gr->pint[i];
         }
-        st = qr_graph_add_node(&gr->pg, nd->name, nd->op_type, nd->domain, nd->n_in, in, nd->n_out, nd->out, nd->n_attr,
+        st = qr_run_add_node(&gr->pg, nd->name, nd->op_type, nd->domain, nd->n_in, in, nd->n_out, nd->out, nd->n_attr,
                                nd->attr, NULL);
     }
     free(in);
     free(qnode);
     if (st == QR_OK) st = qr_graph_finalize(&gr->pg);
-    if (st == QR_OK) st = qr_graph_infer(&gr->pg, s->inputs);
+    if (st == QR_OK) st = qr_run_infer(&gr->pg, s->inputs);
     if (st != QR_OK) { qr_whatif_groups_free(gr); return qr_err_wrap(st, "what-if: copying the twin"); }
     return QR_OK;
 }
@@ -217,7 +217,7 @@ static QrStatus qr_whatif_promote(const QrSession *s, const QrWiGroups *gr, int 
         QrTensor *nw;
         QR_TRY(qr__wi_subst_new(ts, d16, iw, &nw));
         for (int64_t e = 0; e < iw->numel; e++) {
-            int64_t p = qr_quant_param_index(iw->rank, iw->dims, q->axis, q->block_size, nsc->numel, e);
+            int64_t p = qr_weights_param_index(iw->rank, iw->dims, q->axis, q->block_size, nsc->numel, e);
             float s1 = ((const float *)nsc->data)[p];
             int32_t z = (int32_t)qr_tensor_get_i64(nzp, nzp->numel > 1 ? p : 0);
             qr_tensor_set_i64(nw, e, qr_quant_quantize_f32((float)qr_tensor_get_f64(w, e), s1, z, r16));
@@ -235,7 +235,7 @@ static QrStatus qr__wi_run_out(const QrSession *s, const QrGraph *g, const QrRun
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof(QrTensor));
     if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
     QrStatus st = s->ref && !s->no_incremental ? qr_session_run_inc(s, g, ro, outs, NULL) : qr_run(g, s->inputs, ro, outs);
-    if (st == QR_OK) st = qr_compare_outputs(s, outs, m);
+    if (st == QR_OK) st = qr_session_compare_outputs(s, outs, m);
     for (int k = 0; k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);
     free(outs);
     return st;
@@ -281,7 +281,7 @@ static QrStatus qr_whatif_plan(QrSession *s, const QrWiNode *rank, const QrWiGro
     for (int j = 0; j < k; j++) {
         const QrWiNode *n = &rank[j];
         st->nodes[j] = n->node >= 0 ? qr_dist_node_name(s, n->node) : n->name;
-        st->base_nodes[j] = n->node >= 0 ? qr_advisor_base_node_of(s, n->node) : NULL;
+        st->base_nodes[j] = n->node >= 0 ? qr_advk_base_node_of(s, n->node) : NULL;
         for (int t = 0; t < n->n_q; t++) if (s->qt.q[n->q[t]].kind != QR_QK_BIAS) state[n->q[t]] = 1;
         for (int i = 0; n->node >= 0 && i < nq; i++)
             if (s->qt.q[i].kind == QR_QK_BIAS && s->qt.q[i].owner == n->node) state[i] = 4;
@@ -408,7 +408,7 @@ static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int 
         out->n_steps++;
     }
     QrWiRunJob job = { s, &gr, out->steps, plans };
-    if (st == QR_OK) st = qr_session_jobs(2 * out->n_steps, qr_whatif_run_job, &job, &s->progress);
+    if (st == QR_OK) st = qr_session_jobs(s, 2 * out->n_steps, qr_whatif_run_job, &job, &s->progress);
     for (int t = 0; st == QR_OK && t < out->n_steps; t++) {
         QrWhatIfStep *x = &out->steps[t];
         x->int16_meets = x->int16.cosine >= out->target;

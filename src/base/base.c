@@ -490,3 +490,59 @@ static const char *qr_isa_name(QrIsa isa) {
     static const char *names[] = { "ref", "avx2", "avx512", "vnni", "neon", "dot", "i8mm" };
     return (unsigned)isa < QR_ARRAY_LEN(names) ? names[isa] : "?";
 }
+
+/* ---- "did you mean" suggestions ----================================================================= */
+
+/* Edit distance of a and b (insert, delete, substitute; case-insensitive), capped at cap + 1. */
+static int qr__base_edit_dist(const char *a, const char *b, int cap) {
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (abs(la - lb) > cap) return cap + 1;
+    if (lb > 255) return cap + 1;
+    int prev[257], cur[257];
+    for (int j = 0; j <= lb; j++) prev[j] = j;
+    for (int i = 1; i <= la; i++) {
+        cur[0] = i;
+        int best = cur[0];
+        for (int j = 1; j <= lb; j++) {
+            int sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            int v = QR_MIN(sub, QR_MIN(prev[j] + 1, cur[j - 1] + 1));
+            cur[j] = v;
+            best = QR_MIN(best, v);
+        }
+        if (best > cap) return cap + 1;
+        memcpy(prev, cur, (size_t)(lb + 1) * sizeof(int));
+    }
+    return prev[lb];
+}
+
+static void qr_str_suggest(const char *name, const char *const *cands, int n, char *out, size_t cap) {
+    out[0] = 0;
+    int len = (int)strlen(name);
+    int limit = QR_MAX(2, len / 3);
+    const char *best[3] = { 0 };
+    int bd[3] = { INT32_MAX, INT32_MAX, INT32_MAX };
+    for (int k = 0; k < n; k++) {
+        const char *c = cands[k];
+        if (!c || !*c) continue;
+        int d = qr__base_edit_dist(name, c, limit);
+        /* a candidate that contains the name (or the other way round) is close too */
+        if (d > limit && len >= 3 && (strstr(c, name) || strstr(name, c))) d = limit;
+        if (d > limit) continue;
+        bool dup = false;
+        for (int j = 0; j < 3; j++) dup |= best[j] && !strcmp(best[j], c);
+        if (dup) continue;
+        for (int j = 0; j < 3; j++) {
+            if (d < bd[j] || (d == bd[j] && best[j] && strcmp(c, best[j]) < 0)) {
+                for (int m = 2; m > j; m--) { best[m] = best[m - 1]; bd[m] = bd[m - 1]; }
+                best[j] = c;
+                bd[j] = d;
+                break;
+            }
+        }
+    }
+    if (!best[0]) return;
+    size_t o = (size_t)snprintf(out, cap, " (did you mean ");
+    for (int j = 0; j < 3 && best[j] && o < cap; j++)
+        o += (size_t)snprintf(out + o, cap - o, "%s'%s'", j ? ", " : "", best[j]);
+    if (o < cap) snprintf(out + o, cap - o, "?)");
+}

@@ -120,6 +120,11 @@ static int qr_strmap_get(const QrStrMap *m, const char *key);      /* -1 if abse
 static QrStatus qr_strmap_put(QrStrMap *m, QrArena *a, const char *key, int val);
 static uint64_t qr_hash_str(const char *s);
 
+/* ---- suggestions ---- */
+/* " (did you mean 'a', 'b'?)" for the (at most 3) candidates closest to name by edit
+ * distance, or "" when none is close; written to out (cap bytes). cands may hold NULLs. */
+static void qr_str_suggest(const char *name, const char *const *cands, int n, char *out, size_t cap);
+
 /* ---- files -------------------------------------------------------------- */
 static void qr_safe_filename(char *dst, size_t n, const char *name);
 

@@ -1,7 +1,7 @@
 /* base/sha256 — implementation. See sha256.h. Section numbers refer to FIPS 180-4. */
 
 /* 4.2.2: the first 32 bits of the fractional parts of the cube roots of the first 64 primes. */
-static const uint32_t qr__sha_sha_k[64] = {
+static const uint32_t qr__sha_k[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
     0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -15,7 +15,7 @@ static const uint32_t qr__sha_sha_k[64] = {
 static inline uint32_t qr__sha_rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
 /* 6.2.2: one 512-bit block into the chaining state. */
-static void qr__sha_sha_block(uint32_t h[8], const uint8_t *p) {
+static void qr__sha_block(uint32_t h[8], const uint8_t *p) {
     uint32_t w[64];
     for (int t = 0; t < 16; t++)
         w[t] = (uint32_t)p[4 * t] << 24 | (uint32_t)p[4 * t + 1] << 16 | (uint32_t)p[4 * t + 2] << 8 | p[4 * t + 3];
@@ -28,7 +28,7 @@ static void qr__sha_sha_block(uint32_t h[8], const uint8_t *p) {
     for (int t = 0; t < 64; t++) {
         uint32_t S1 = qr__sha_rotr(e, 6) ^ qr__sha_rotr(e, 11) ^ qr__sha_rotr(e, 25);
         uint32_t ch = (e & f) ^ (~e & g);
-        uint32_t t1 = hh + S1 + ch + qr__sha_sha_k[t] + w[t];
+        uint32_t t1 = hh + S1 + ch + qr__sha_k[t] + w[t];
         uint32_t S0 = qr__sha_rotr(a, 2) ^ qr__sha_rotr(a, 13) ^ qr__sha_rotr(a, 22);
         uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
         uint32_t t2 = S0 + maj;
@@ -44,7 +44,7 @@ static void qr__sha_sha_block(uint32_t h[8], const uint8_t *p) {
 /* The same block function on the SHA extensions (SHA-NI): the state lives as (A,B,E,F)
  * and (C,D,G,H) lanes, sha256rnds2 does two rounds, sha256msg1/msg2 the schedule. */
 __attribute__((target("sha,sse4.1")))
-static void qr__sha_sha_blocks_ni(uint32_t h[8], const uint8_t *p, size_t n_blocks) {
+static void qr__sha_blocks_ni(uint32_t h[8], const uint8_t *p, size_t n_blocks) {
     const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
     __m128i t = _mm_loadu_si128((const __m128i *)h);          /* D C B A */
     __m128i s1 = _mm_loadu_si128((const __m128i *)(h + 4));   /* H G F E */
@@ -62,7 +62,7 @@ static void qr__sha_sha_blocks_ni(uint32_t h[8], const uint8_t *p, size_t n_bloc
                 v = _mm_add_epi32(v, _mm_alignr_epi8(w[(r + 3) & 3], w[(r + 2) & 3], 4));
                 w[r & 3] = _mm_sha256msg2_epu32(v, w[(r + 3) & 3]);
             }
-            __m128i m = _mm_add_epi32(w[r & 3], _mm_loadu_si128((const __m128i *)(qr__sha_sha_k + 4 * r)));
+            __m128i m = _mm_add_epi32(w[r & 3], _mm_loadu_si128((const __m128i *)(qr__sha_k + 4 * r)));
             s1 = _mm_sha256rnds2_epu32(s1, s0, m);
             s0 = _mm_sha256rnds2_epu32(s0, s1, _mm_shuffle_epi32(m, 0x0E));
         }
@@ -79,21 +79,21 @@ static void qr__sha_sha_blocks_ni(uint32_t h[8], const uint8_t *p, size_t n_bloc
 #endif
 
 /* 0: not known yet, 1: SHA extensions, -1: portable. QR_SHA256_PORTABLE forces the latter. */
-static int qr__sha_sha_ni;
+static int qr__sha_ni;
 
 /* n_blocks whole blocks at p, on the SHA extensions when the CPU has them. */
-static void qr__sha_sha_blocks(uint32_t h[8], const uint8_t *p, size_t n_blocks) {
+static void qr__sha_blocks(uint32_t h[8], const uint8_t *p, size_t n_blocks) {
 #if defined(__x86_64__)
-    if (!qr__sha_sha_ni) {
+    if (!qr__sha_ni) {
         QrCpu cpu;
         qr_cpu_detect(&cpu);
-        qr__sha_sha_ni = cpu.sha && !getenv("QR_SHA256_PORTABLE") ? 1 : -1;
+        qr__sha_ni = cpu.sha && !getenv("QR_SHA256_PORTABLE") ? 1 : -1;
     }
-    if (qr__sha_sha_ni > 0) { qr__sha_sha_blocks_ni(h, p, n_blocks); return; }
+    if (qr__sha_ni > 0) { qr__sha_blocks_ni(h, p, n_blocks); return; }
 #else
-    QR_UNUSED(qr__sha_sha_ni);
+    QR_UNUSED(qr__sha_ni);
 #endif
-    for (; n_blocks; n_blocks--, p += 64) qr__sha_sha_block(h, p);
+    for (; n_blocks; n_blocks--, p += 64) qr__sha_block(h, p);
 }
 
 static void qr_sha256_init(QrSha256 *s) {
@@ -114,10 +114,10 @@ static void qr_sha256_update(QrSha256 *s, const void *data, size_t len) {
         s->n_block += (uint32_t)take;
         p += take; len -= take;
         if (s->n_block < 64) return;
-        qr__sha_sha_blocks(s->h, s->block, 1);
+        qr__sha_blocks(s->h, s->block, 1);
         s->n_block = 0;
     }
-    qr__sha_sha_blocks(s->h, p, len / 64);
+    qr__sha_blocks(s->h, p, len / 64);
     p += len / 64 * 64;
     len %= 64;
     if (len) { memcpy(s->block, p, len); s->n_block = (uint32_t)len; }

@@ -1,9 +1,22 @@
 /* cli — argument parsing and subcommands. The only module that prints to the
  * terminal and decides exit codes: 0 success, 1 runtime failure (bad model or
- * input, I/O), 2 usage error. */
+ * input, I/O), 2 usage error. Three files, in this order: cli.c (the common parser, the
+ * options, most commands), deploy.c (the deployment kit's commands and the options they add
+ * to runall), main.c (runall, merge, badcase, ops and the dispatcher). */
 
 
 enum { QR_EXIT_OK = 0, QR_EXIT_FAIL = 1, QR_EXIT_USAGE = 2 };
+
+/* runall: the analysis model is parsed on a helper thread while the baseline loads and
+ * prepares (qr__cli_begin starts it, qr__cli_load_second takes its result). */
+typedef struct QrCliPreload {
+    const char *path;
+    QrGraph *g;
+    QrStatus st;
+    char msg[2048];
+    pthread_t th;
+    bool running;
+} QrCliPreload;
 
 typedef struct QrCliOpts {
     const char *model;
@@ -17,6 +30,7 @@ typedef struct QrCliOpts {
     char dim_names[32][128];
     int n_dims;
     const char *out_dir;
+    char out_dir_buf[4096];      /* out_dir without its trailing '/' (qr__cli_parse) */
     uint64_t seed;
     bool quiet;
     const char *mode;            /* sim | int | both */
@@ -25,6 +39,7 @@ typedef struct QrCliOpts {
     const char *topk_list;       /* "1,3,5,10" */
     double cos_threshold;
     bool reverse;
+    bool all_rows;               /* --all-rows: sensitivity evaluates every row (no grouped ranking) */
     const char *keep_dir;
     double fail_cos, fail_sqnr;  /* NaN: no gate */
     const char *data_dir;        /* --data: bad-case search folder */
@@ -50,6 +65,15 @@ typedef struct QrCliOpts {
     bool demote_int16;           /* sensitivity --demote-int16 */
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL */
     int generate;                /* --generate N: greedy decoding of N tokens with both models */
+    bool int16_integer;          /* --int16 integer: the int mode lowers 16-bit Q/DQ groups too */
+    const char *kv_map[QR_GEN_MAX_KV_MAP];   /* --kv-map IN=OUT (repeatable): cache inputs fed from outputs */
+    int n_kv_map;
+    /* The command's run, not options: set by qr__cli_begin (data_first: its argument), read by
+     * qr__cli_prepare, qr__cli_load_second and qr__cli_mem_check. */
+    bool data_first;             /* data-set commands: --data's first sample is the input */
+    char mem_cmd[32];            /* the command's name, from the usage text: "runall" */
+    QrMemOpts mem_opts;          /* what the --max-memory check estimates (max_memory > 0) */
+    QrCliPreload *pre;           /* runall's analysis model loading on a helper thread, or NULL */
 } QrCliOpts;
 
 static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -63,10 +87,7 @@ static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* --quiet of the command being run (set by qr__cli_parse) for the loaders' warnings. */
-static bool qr__cli_quiet;
-
-/* A model warning (qr_graph_lint) on stderr. */
+/* A model warning (qr_run_lint) on stderr. */
 static void qr__cli_lint_emit(void *user, const char *msg) {
     QR_UNUSED(user);
     fprintf(stderr, "qreport: warning: %s\n", msg);
@@ -122,7 +143,7 @@ static const char *qr__cli_usage_profile =
 static const char *qr__cli_usage_compare =
     "usage: qreport compare BASE.onnx ANALYSIS.onnx [-i INPUT ... | --data DIR [--samples N]] [-o DIR] [--mode sim|int|both]\n"
     "                       [--cos-threshold X] [--metric L1|Cosine|MSE|KL|SQNR] [--save-values DIR | --from-values DIR]\n"
-    "                       [--labels FILE]\n"
+    "                       [--labels FILE] [--generate N [--kv-map IN=OUT ...]]\n"
     "                       [--shard K/N|auto] [--shape NAME=...] [--dim NAME=N] [--seed N] [--quiet]\n"
     "  Per-layer comparison of the analysis (quantized) model with the float baseline on one input:\n"
     "  compare_per_layer_out.txt/.csv with Cosine, MSE, L1, KL, SQNR, Atol, Rtol, min/max/mean/var of both,\n"
@@ -155,9 +176,9 @@ static const char *qr__cli_usage_compare =
     "  (JOB_COMPLETION_INDEX, with the count from --shard auto/N or QR_SHARD_COUNT).\n";
 static const char *qr__cli_usage_runall =
     "usage: qreport runall [BASE.onnx] ANALYSIS.onnx [-i BADCASE.npy ... | --data DIR [--samples N] [--sens-samples K]\n"
-    "                      [--shard K/N|auto]] [-o report.zip] [--labels FILE]\n"
+    "                      [--shard K/N|auto]] [-o report.zip] [--labels FILE] [--generate N [--kv-map IN=OUT ...]]\n"
     "                      [--keep-dir DIR] [--plot-nodes NAME,NAME...] [--channel-axis N]\n"
-    "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one]\n"
+    "                      [--metric L1|Cosine|MSE|KL|SQNR] [--reverse] [--sensitivity one-on|off-one] [--all-rows]\n"
     "                      [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
     "                      [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16]\n"
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
@@ -179,7 +200,7 @@ static const char *qr__cli_usage_runall =
     "  close names. --channel-axis N (hmct axis): the box plots' channel axis for every value (negative:\n"
     "  from the end). --nodes, --node-type, --rank-output, --quantize-nodes, --non-quantize-nodes: as for\n"
     "  qreport sensitivity (--rank-output also ranks the --data samples). --demote-int16: int16_demotion.*\n"
-    "  and an HTML section, as qreport sensitivity --demote-int16.\n"
+    "  and an HTML section, as qreport sensitivity --demote-int16. --all-rows: as for qreport sensitivity.\n"
     "  --dump DIR adds the device dump comparison of compare-dump (dump_compare.txt/.csv, an HTML section,\n"
     "  summary.json \"dump\"); a bad dump fails the run (exit 1, no bundle). The bundle's repro/ holds extract's\n"
     "  minimal repro of the worst verified layer by local error (summary.json \"repro\"); --no-repro leaves it out.\n"
@@ -201,7 +222,8 @@ static const char *qr__cli_usage_sensitivity =
     "                           [--shard K/N|auto]] [-o DIR] [--metric L1|Cosine|MSE|KL|SQNR]\n"
     "                           [--reverse] [--sensitivity one-on|off-one] [--topk-list 1,3,5,10]\n"
     "                           [--nodes A,B] [--node-type activation|weight|node] [--rank-output NAME]\n"
-    "                           [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16] [--quiet]\n"
+    "                           [--quantize-nodes 'A;A,B'] [--non-quantize-nodes 'A;A,B'] [--demote-int16] [--all-rows]\n"
+    "                           [--quiet]\n"
     "  Quantization sensitivity of every quantizer (activation, weight, both per node) measured at the\n"
     "  model output(s): sensitive_ops.txt/.csv/.json sorted worst first by --metric (default L1), and the\n"
     "  cumulative error along the graph (accumulated_error.csv) for weight-only, activation-only, full\n"
@@ -212,6 +234,10 @@ static const char *qr__cli_usage_sensitivity =
     "  names of either model). --node-type (hmct node_type): activation rows, weight rows, or one row per\n"
     "  node (node: its activation and weight quantizers together). --rank-output NAME (hmct output_node):\n"
     "  metrics at that graph output alone.\n"
+    "  One-on from 100 rows on (a transformer), the ranking is grouped: groups of rows (a block's half, a node) are\n"
+    "  evaluated first and only the most sensitive are refined, until the top max(10, --topk-list) rows are\n"
+    "  known in order; the other rows listed are those evaluated on the way (sensitive_ops.txt says how many\n"
+    "  were not). --all-rows evaluates every row (not with --reverse, --data: those always do).\n"
     "  --demote-int16 (QuantAnalysis reserve): for a model with 16-bit quantizers, int16_demotion.txt/.csv/.json:\n"
     "  each 16-bit quantizer (with those sharing its scale) put on the 8-bit grid of the same range, the\n"
     "  measured output cost, cheapest first by --metric, with its dtype.\n"
@@ -344,13 +370,14 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
                 fprintf(stderr, "qreport: --int16 must be float or integer\n%s", usage);
                 return QR_EXIT_USAGE;
             }
-            qr_quant_lower_set_int16(!strcmp(v, "integer"));
+            o->int16_integer = !strcmp(v, "integer");
         }
         else if (!strcmp(a, "--metric")) QR__CLI_NEXT(o->metric);
         else if (!strcmp(a, "--sensitivity")) QR__CLI_NEXT(o->sens_mode);
         else if (!strcmp(a, "--topk-list")) QR__CLI_NEXT(o->topk_list);
         else if (!strcmp(a, "--cos-threshold")) { const char *v; QR__CLI_NEXT(v); o->cos_threshold = strtod(v, NULL); }
         else if (!strcmp(a, "--reverse")) o->reverse = true;
+        else if (!strcmp(a, "--all-rows")) o->all_rows = true;
         else if (!strcmp(a, "--keep-dir")) QR__CLI_NEXT(o->keep_dir);
         else if (!strcmp(a, "--data")) QR__CLI_NEXT(o->data_dir);
         else if (!strcmp(a, "--labels")) QR__CLI_NEXT(o->labels);
@@ -361,6 +388,17 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
                 fprintf(stderr, "qreport: --generate needs a token count in 1..4096, got '%s'\n%s", v, usage);
                 return QR_EXIT_USAGE;
             }
+        }
+        else if (!strcmp(a, "--kv-map")) {
+            const char *v;
+            QR__CLI_NEXT(v);
+            if (!qr_gen_kv_map_ok(v)) {
+                fprintf(stderr, "qreport: --kv-map %s: expected IN=OUT, a cache input and the output fed back into it, '*' "
+                        "in both or in neither (e.g. --kv-map 'past.*=present_out.*')\n%s", v, usage);
+                return QR_EXIT_USAGE;
+            }
+            if (o->n_kv_map == QR_GEN_MAX_KV_MAP) { fprintf(stderr, "qreport: too many --kv-map\n"); return QR_EXIT_USAGE; }
+            o->kv_map[o->n_kv_map++] = v;
         }
         else if (!strcmp(a, "--num-steps")) { const char *v; QR__CLI_NEXT(v); o->num_steps = atoi(v); }
         else if (!strcmp(a, "--shard")) QR__CLI_NEXT(o->shard);
@@ -439,11 +477,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
 #undef QR__CLI_NEXT
     }
     if (o->out_dir) {                        /* "out/" -> "out" so joined paths read cleanly */
-        static char dir[4096];
         size_t n = strlen(o->out_dir);
         while (n > 1 && o->out_dir[n - 1] == '/') n--;
-        snprintf(dir, sizeof dir, "%.*s", (int)n, o->out_dir);
-        o->out_dir = dir;
+        snprintf(o->out_dir_buf, sizeof o->out_dir_buf, "%.*s", (int)n, o->out_dir);
+        o->out_dir = o->out_dir_buf;
     }
     if (o->mode && strcmp(o->mode, "sim") && strcmp(o->mode, "int") && strcmp(o->mode, "both")) {
         fprintf(stderr, "qreport: --mode must be sim, int or both\n%s", usage);
@@ -454,7 +491,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         return QR_EXIT_USAGE;
     }
     QrNodeType nt;
-    if (o->node_type && qr_node_type_parse(o->node_type, &nt) != QR_OK) {
+    if (o->node_type && qr_sens_node_type_parse(o->node_type, &nt) != QR_OK) {
         fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
         return QR_EXIT_USAGE;
     }
@@ -474,6 +511,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
     if (o->labels && (!gen_cmd || o->data_dir || o->from_values)) {
         fprintf(stderr, "qreport: --labels FILE gives the token ids of one input (compare or runall with -i; with --data "
                 "each sample's input_ids shifted are the labels)\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    if (o->n_kv_map && !o->generate) {
+        fprintf(stderr, "qreport: --kv-map names the cache of --generate N (give --generate)\n%s", usage);
         return QR_EXIT_USAGE;
     }
     if (o->generate && (!gen_cmd || o->data_dir || o->from_values || o->shard)) {
@@ -505,11 +546,9 @@ static QrStatus qr_cli_read_tensor(const char *path, QrTensor *t) {
 
 /* Loads the model and builds one input tensor per graph input: from files,
  * or random (deterministic in seed) when none are given. */
-static bool qr__cli_data_first;           /* data-set commands: --data's first sample is the input */
-
 static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **inputs_out) {
     QrGraph *g = NULL;
-    QR_TRY(qr_onnx_load(o->model, &g));
+    QR_TRY(qr_run_load(o->model, &g));
     if (!g->n_outputs) {
         QrStatus nst = qr_errf(QR_ERR_INVALID, "%s: the graph has no outputs (graph.output is empty): nothing to compute", o->model);
         qr_graph_free(g);
@@ -520,17 +559,17 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
     const QrTensor **given = calloc((size_t)g->n_inputs + 1, sizeof *given);
     QrTensor *shape_of = calloc((size_t)g->n_inputs + 1, sizeof *shape_of);
     QrStatus st = in && given && shape_of ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK && qr__cli_data_first && o->data_dir && !o->n_inputs) {
+    if (st == QR_OK && o->data_first && o->data_dir && !o->n_inputs) {
         QrDsSet ds;
-        st = qr_ds_list(g, o->data_dir, o->samples, &ds);
-        if (st == QR_OK) st = qr_ds_read(&ds, g, 0, NULL, in);
+        st = qr_dsset_list(g, o->data_dir, o->samples, &ds);
+        if (st == QR_OK) st = qr_dsset_read(&ds, g, 0, NULL, in);
         /* --skip-bad-samples: the graphs are inferred on the first sample that reads */
         for (int k = 1; st != QR_OK && st != QR_ERR_NOMEM && o->skip_bad && ds.names && k < ds.n; k++) {
             qr_err_clear();
-            st = qr_ds_read(&ds, g, k, NULL, in);
+            st = qr_dsset_read(&ds, g, k, NULL, in);
         }
         for (int i = 0; st == QR_OK && i < g->n_inputs; i++) given[i] = &in[i];
-        qr_ds_set_free(&ds);   /* also when a sample failed: the listing is freed either way */
+        qr_dsset_free(&ds);   /* also when a sample failed: the listing is freed either way */
     }
     bool all_named = o->n_inputs > 0;     /* -i NAME=FILE for some inputs: the others are made (dims bound) */
     for (int k = 0; k < o->n_inputs; k++) all_named &= strchr(o->inputs[k], '=') != NULL;
@@ -544,7 +583,7 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
         if (access(p, R_OK) != 0) snprintf(p, sizeof p, "%s/%s.pb", o->inputs[0], name);
         if (access(p, R_OK) != 0) continue;
         st = qr_cli_read_tensor(p, &in[i]);
-        if (st == QR_OK) st = qr_graph_check_input(g, i, &in[i]);
+        if (st == QR_OK) st = qr_run_check_input(g, i, &in[i]);
         if (st == QR_OK) given[i] = &in[i];
     }
     if (st == QR_OK && in_dir) {
@@ -570,7 +609,7 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
         }
         if (in[idx].data) { st = qr_errf(QR_ERR_INVALID, "input '%s' given twice", g->values[g->inputs[idx]].name); break; }
         st = qr_cli_read_tensor(spec, &in[idx]);
-        if (st == QR_OK) st = qr_graph_check_input(g, idx, &in[idx]);
+        if (st == QR_OK) st = qr_run_check_input(g, idx, &in[idx]);
         if (st == QR_OK) given[idx] = &in[idx];
     }
     for (int k = 0; st == QR_OK && k < o->n_shapes; k++) {
@@ -594,7 +633,7 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
     }
     QrTensor *shapes = calloc((size_t)g->n_inputs + 1, sizeof *shapes);
     if (st == QR_OK && !shapes) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr_graph_input_shapes_bound(g, given, o->dims, o->n_dims, shapes);
+    if (st == QR_OK) st = qr_run_input_shapes_bound(g, given, o->dims, o->n_dims, shapes);
     for (int i = 0; st == QR_OK && i < g->n_inputs; i++) {
         if (in[i].data) continue;
         uint64_t rng = o->seed * 0x9e3779b97f4a7c15ull + (uint64_t)i + 1;
@@ -610,8 +649,8 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
             else qr_tensor_set_i64(&in[i], e, (int64_t)(qr_rng_next(&rng) % 10));
         }
     }
-    if (st == QR_OK) st = qr_graph_infer(g, shapes);
-    if (st == QR_OK && !o->quiet) qr_graph_lint(g, qr__cli_lint_emit, NULL);
+    if (st == QR_OK) st = qr_run_infer(g, shapes);
+    if (st == QR_OK && !o->quiet) qr_run_lint(g, qr__cli_lint_emit, NULL);
     for (int i = 0; st == QR_OK && i < g->n_inputs; i++) {
         QrStats s;
         qr_stats_init(&s);
@@ -656,98 +695,88 @@ static void qr__cli_release(QrGraph *g, QrTensor *in) {
 /* runall: the analysis model is parsed on a helper thread while the baseline loads and
  * prepares (qr__cli_begin starts it, qr__cli_load_second takes its result). Not with
  * --max-memory, whose estimate must pass before anything loads. */
-typedef struct QrCliPreload {
-    const char *path;
-    QrGraph *g;
-    QrStatus st;
-    char msg[2048];
-    pthread_t th;
-    bool running;
-} QrCliPreload;
-static QrCliPreload qr__cli_pre;
 
 static void *qr__cli_preload_main(void *arg) {
     QrCliPreload *p = arg;
-    p->st = qr_onnx_load(p->path, &p->g);
+    p->st = qr_run_load(p->path, &p->g);
     if (p->st != QR_OK) { snprintf(p->msg, sizeof p->msg, "%s", qr_err_msg()); qr_err_clear(); }
     return NULL;
 }
 
 /* Waits for the preload; its graph (or NULL when it failed: *st and the message) goes to the caller. */
-static QrGraph *qr__cli_preload_take(const char *path, QrStatus *st) {
+static QrGraph *qr__cli_preload_take(QrCliOpts *o, const char *path, QrStatus *st) {
     *st = QR_OK;
-    if (!qr__cli_pre.running || strcmp(qr__cli_pre.path, path)) return NULL;
-    pthread_join(qr__cli_pre.th, NULL);
-    qr__cli_pre.running = false;
-    if (qr__cli_pre.st != QR_OK) *st = qr_errf(qr__cli_pre.st, "%s", qr__cli_pre.msg);
-    return qr__cli_pre.g;
+    QrCliPreload *p = o->pre;
+    if (!p || strcmp(p->path, path)) return NULL;
+    pthread_join(p->th, NULL);
+    o->pre = NULL;
+    QrGraph *g = p->g;
+    if (p->st != QR_OK) *st = qr_errf(p->st, "%s", p->msg);
+    free(p);
+    return g;
 }
 
-static void qr__cli_preload_drop(void) {
-    if (!qr__cli_pre.running) return;
+static void qr__cli_preload_drop(QrCliOpts *o) {
+    if (!o->pre) return;
     QrStatus st;
-    QrGraph *g = qr__cli_preload_take(qr__cli_pre.path, &st);
+    QrGraph *g = qr__cli_preload_take(o, o->pre->path, &st);
     if (g) { qr_graph_free(g); free(g); }
     qr_err_clear();
 }
 
-/* What the check needs of the command being run (set by qr__cli_begin). */
-static struct {
-    char cmd[32];            /* its name, from the usage text: "runall" */
-    int64_t max_memory;      /* 0: no check */
-    QrMemOpts opts;
-} qr__cli_mem;
-
-/* The estimate of the command being run on b (and a) against --max-memory. */
-static QrStatus qr__cli_mem_check(const QrGraph *b, const QrGraph *a, const QrTensor *in) {
-    if (qr__cli_mem.max_memory <= 0) return QR_OK;
+/* The estimate of the command o runs on b (and a) against --max-memory. */
+static QrStatus qr__cli_mem_check(const QrCliOpts *o, const QrGraph *b, const QrGraph *a, const QrTensor *in) {
+    if (o->max_memory <= 0) return QR_OK;
     QrMemEstimate e;
-    QR_TRY(qr_mem_estimate(b, a, in, &qr__cli_mem.opts, &e));
-    return qr_mem_check(&e, qr__cli_mem.cmd, qr__cli_mem.max_memory);
+    QR_TRY(qr_mem_estimate(b, a, in, &o->mem_opts, &e));
+    return qr_mem_check(&e, o->mem_cmd, o->max_memory);
 }
 
-/* Common start of a one-model command: parse, load the model, build inputs.
- * Returns -1 when the command should go on, else the exit code to return. */
-static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_models, QrCliOpts *o, QrGraph **g,
-                         QrTensor **in) {
+/* Common start of a one-model command: parse, load the model, build inputs (data_first: from
+ * --data's first sample when no -i is given). Returns -1 when the command should go on, else the
+ * exit code to return. */
+static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_models, bool data_first, QrCliOpts *o,
+                         QrGraph **g, QrTensor **in) {
     int rc = qr__cli_parse(argc, argv, o, usage, two_models);
     if (rc) return rc < 0 ? 0 : rc;
-    qr__cli_quiet = o->quiet;
+    o->data_first = data_first;
     static const struct { const char *name; QrMemCmd cmd; } cmds[] = {
         { "run", QR_MEM_RUN }, { "profile", QR_MEM_PROFILE }, { "check", QR_MEM_CHECK }, { "match", QR_MEM_MATCH },
         { "compare", QR_MEM_COMPARE }, { "sensitivity", QR_MEM_SENSITIVITY }, { "runall", QR_MEM_RUNALL },
         { "find-bad-case", QR_MEM_BADCASE },
     };
     const char *w = strstr(usage, "qreport ");
-    snprintf(qr__cli_mem.cmd, sizeof qr__cli_mem.cmd, "%.*s", w ? (int)strcspn(w + 8, " ") : 7, w ? w + 8 : "qreport");
-    qr__cli_mem.max_memory = o->max_memory;
-    qr__cli_mem.opts = (QrMemOpts){ .cmd = two_models ? QR_MEM_RUNALL : QR_MEM_RUN, .mode = o->mode,
-                                    .data_search = o->data_dir != NULL };
-    for (int k = 0; k < QR_ARRAY_LEN(cmds); k++) if (!strcmp(qr__cli_mem.cmd, cmds[k].name)) qr__cli_mem.opts.cmd = cmds[k].cmd;
-    qr__cli_mem.opts.no_exec = qr__cli_mem.opts.cmd == QR_MEM_CHECK && o->n_inputs == 0;
+    snprintf(o->mem_cmd, sizeof o->mem_cmd, "%.*s", w ? (int)strcspn(w + 8, " ") : 7, w ? w + 8 : "qreport");
+    o->mem_opts = (QrMemOpts){ .cmd = two_models ? QR_MEM_RUNALL : QR_MEM_RUN, .mode = o->mode,
+                               .data_search = o->data_dir != NULL };
+    for (int k = 0; k < QR_ARRAY_LEN(cmds); k++) if (!strcmp(o->mem_cmd, cmds[k].name)) o->mem_opts.cmd = cmds[k].cmd;
+    o->mem_opts.no_exec = o->mem_opts.cmd == QR_MEM_CHECK && o->n_inputs == 0;
     if (o->max_memory > 0) {
         mallopt(M_MMAP_THRESHOLD, 128 << 10);
         qr_run_pool_set_idle(0);             /* no idle buffers beyond the live values the estimate counts */
-        qr_session_low_memory(true);         /* one execution at a time, no all-on reference */
         const char *files[2] = { o->model, o->model2 };
         QrMemEstimate e;
         qr_mem_estimate_files(files, two_models ? 2 : 1, &e);
-        QrStatus st = qr_mem_check(&e, qr__cli_mem.cmd, o->max_memory);
+        QrStatus st = qr_mem_check(&e, o->mem_cmd, o->max_memory);
         if (st != QR_OK) return qr__cli_fail(st);
     }
-    if (two_models && o->max_memory <= 0 && o->model2 && !strcmp(qr__cli_mem.cmd, "runall")) {
-        qr__cli_pre = (QrCliPreload){ .path = o->model2 };
-        qr__cli_pre.running = pthread_create(&qr__cli_pre.th, NULL, qr__cli_preload_main, &qr__cli_pre) == 0;
+    if (two_models && o->max_memory <= 0 && o->model2 && !strcmp(o->mem_cmd, "runall")) {
+        QrCliPreload *p = calloc(1, sizeof *p);
+        if (p) {
+            p->path = o->model2;
+            if (pthread_create(&p->th, NULL, qr__cli_preload_main, p) == 0) o->pre = p;
+            else free(p);
+        }
     }
     QrStatus st = qr__cli_prepare(o, g, in);
     if (st == QR_OK && !two_models) {
-        st = qr__cli_mem_check(*g, NULL, *in);
+        st = qr__cli_mem_check(o, *g, NULL, *in);
         if (st != QR_OK) qr__cli_release(*g, *in);
     }
     if (st != QR_OK) {
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", qr_err_msg());   /* the baseline's error comes first */
-        qr__cli_preload_drop();
+        qr__cli_preload_drop(o);
         st = qr_errf(st, "%s", msg);
     }
     return st == QR_OK ? -1 : qr__cli_fail(st);
@@ -774,7 +803,7 @@ static int qr_cli_run(int argc, char **argv) {
         fprintf(stderr, "qreport: run --mode must be sim or int\n%s", qr__cli_usage_run);
         return QR_EXIT_USAGE;
     }
-    rc = qr__cli_begin(argc, argv, qr__cli_usage_run, false, &o, &g, &in);   /* load + --max-memory check */
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_run, false, false, &o, &g, &in);   /* load + --max-memory check */
     if (rc >= 0) return rc;
     QrStatus st = QR_OK;
     const char *dir = o.out_dir ? o.out_dir : ".";
@@ -783,8 +812,8 @@ static int qr_cli_run(int argc, char **argv) {
     QrLowerInfo info = {0};
     const QrGraph *exe = g;
     if (int_mode) {
-        st = qr_quant_table_build(g, &qt);
-        if (st == QR_OK) st = qr_quant_lower(g, &qt, &low, &info);
+        st = qr_qtable_build(g, &qt);
+        if (st == QR_OK) st = qr_lower_graph(g, &qt, o.int16_integer, &low, &info);
         if (st != QR_OK) st = qr_err_wrap(st, "--mode int: lowering %s to integer kernels", o.model);
         else exe = &low;
         if (st == QR_OK && !info.n_groups)
@@ -844,7 +873,7 @@ static int qr_cli_run(int argc, char **argv) {
     free(ms);
     qr_graph_free(&low);                  /* borrows from g: first */
     qr_lower_info_free(&info);
-    qr_quant_table_free(&qt);
+    qr_qtable_free(&qt);
     qr__cli_release(g, in);
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
@@ -853,8 +882,7 @@ static int qr_cli_profile(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *g;
     QrTensor *in;
-    qr__cli_data_first = true;
-    int rc = qr__cli_begin(argc, argv, qr__cli_usage_profile, false, &o, &g, &in);
+    int rc = qr__cli_begin(argc, argv, qr__cli_usage_profile, false, true, &o, &g, &in);
     if (rc >= 0) return rc;
     if (o.data_dir && o.n_inputs) {
         fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__cli_usage_profile);
@@ -869,13 +897,13 @@ static int qr_cli_profile(int argc, char **argv) {
     if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK && o.data_dir) {
         QrDsSet ds = {0};
-        st = qr_ds_list(g, o.data_dir, o.samples, &ds);
+        st = qr_dsset_list(g, o.data_dir, o.samples, &ds);
         QrProgress pg;
         qr_progress_init(&pg, stderr, o.quiet);
         QrStepHook hook = qr_progress_hook(&pg);
         if (st == QR_OK) qr_progress_begin(&pg, "samples", 0);
-        if (st == QR_OK) { st = qr_profile_data(g, &ds, &sel, dir, &hook, &nonfinite); qr_progress_end(&pg, st); }
-        qr_ds_set_free(&ds);
+        if (st == QR_OK) { st = qr_dsstat_profile_data(g, &ds, &sel, dir, &hook, &nonfinite); qr_progress_end(&pg, st); }
+        qr_dsset_free(&ds);
     } else if (st == QR_OK) st = qr_profile_write_sel(g, in, NULL, NULL, dir, "", &sel, &nonfinite);
     if (st == QR_OK && nonfinite) qr__cli_warn(&o, "%d rows contain NaN/Inf values (see the NaN and Inf columns)", nonfinite);
     if (st == QR_OK && !o.quiet) printf("wrote %s/" QR_BF_STATISTIC ".txt and %s/" QR_BF_STATISTIC ".csv\n", dir, dir);
@@ -883,23 +911,35 @@ static int qr_cli_profile(int argc, char **argv) {
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
 
-/* Loads the analysis model and prepares it for the baseline's inputs. */
-static QrStatus qr__cli_load_second(const char *path, const QrGraph *base, const QrTensor *inputs, QrGraph **out) {
+/* Loads the analysis model and prepares it for the baseline's inputs (o: the command's options
+ * and run, from qr__cli_begin). */
+static QrStatus qr__cli_load_second(QrCliOpts *o, const char *path, const QrGraph *base, const QrTensor *inputs,
+                                    QrGraph **out) {
     QrStatus st;
-    QrGraph *a = qr__cli_preload_take(path, &st);
+    QrGraph *a = qr__cli_preload_take(o, path, &st);
     QR_TRY(st);
-    if (!a) QR_TRY(qr_onnx_load(path, &a));
+    if (!a) QR_TRY(qr_run_load(path, &a));
     if (!a->n_outputs)
         st = qr_errf(QR_ERR_INVALID, "%s: the graph has no outputs (graph.output is empty): nothing to compute", path);
     else if (a->n_inputs != base->n_inputs)
         st = qr_errf(QR_ERR_INVALID, "%s has %d inputs but the baseline %s has %d", path, a->n_inputs, base->path,
                      base->n_inputs);
-    for (int i = 0; st == QR_OK && i < a->n_inputs; i++) st = qr_graph_check_input(a, i, &inputs[i]);
-    if (st == QR_OK) st = qr_graph_infer(a, inputs);
-    if (st == QR_OK && !qr__cli_quiet) qr_graph_lint(a, qr__cli_lint_emit, NULL);
-    if (st == QR_OK) st = qr__cli_mem_check(base, a, inputs);
+    for (int i = 0; st == QR_OK && i < a->n_inputs; i++) st = qr_run_check_input(a, i, &inputs[i]);
+    if (st == QR_OK) st = qr_run_infer(a, inputs);
+    if (st == QR_OK && !o->quiet) qr_run_lint(a, qr__cli_lint_emit, NULL);
+    if (st == QR_OK) st = qr__cli_mem_check(o, base, a, inputs);
     if (st != QR_OK) { qr_graph_free(a); free(a); return st; }
     *out = a;
+    return QR_OK;
+}
+
+/* Opens the analysis session of b and a with the command's settings: --int16 (the int mode's
+ * 16-bit groups) and --max-memory (one execution at a time, no all-on reference). */
+static QrStatus qr__cli_session_open(const QrCliOpts *o, QrSession *se, const QrGraph *b, const QrGraph *a,
+                                     const QrTensor *in) {
+    QR_TRY(qr_session_open(se, b, a, in));
+    se->int16_integer = o->int16_integer;
+    if (o->max_memory > 0) qr_session_low_memory(se);
     return QR_OK;
 }
 
@@ -907,15 +947,15 @@ static int qr_cli_match(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *b, *a = NULL;
     QrTensor *in;
-    int rc = qr__cli_begin(argc, argv, qr__cli_usage_match, true, &o, &b, &in);
+    int rc = qr__cli_begin(argc, argv, qr__cli_usage_match, true, false, &o, &b, &in);
     if (rc >= 0) return rc;
     QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
     QrSession se = {0};
     QrEquivResult eq = {0};
     bool have_eq = false;
-    st = qr__cli_load_second(o.model2, b, in, &a);
-    if (st == QR_OK) st = qr_session_open(&se, b, a, in);
+    st = qr__cli_load_second(&o, o.model2, b, in, &a);
+    if (st == QR_OK) st = qr__cli_session_open(&o, &se, b, a, in);
     if (st == QR_OK) {
         QrStatus es = qr_session_run_baseline(&se);      /* also proves every pair (equivalence verification) */
         if (es == QR_OK) es = qr_session_equivalence(&se, &eq);
@@ -940,15 +980,15 @@ static int qr_cli_match(int argc, char **argv) {
                        se.m.n_verified, se.m.n_verified + se.m.n_unverified, se.m.n_unverified);
             printf("%d baseline values, %d matched, %d without counterpart; %d analysis values without counterpart\n",
                    se.m.n, se.m.n - unmatched, unmatched, se.m.n_unmatched_a);
-            if (have_eq) printf("%s\n", qr_equiv_verdict(b, &se.m, &eq));
+            if (have_eq) printf("%s\n", qr_match_equiv_verdict(b, &se.m, &eq));
             printf("wrote %s/" QR_BF_MATCH ".txt and %s/" QR_BF_MATCH ".csv\n", dir, dir);
         }
         if (have_eq && !eq.equivalent && eq.worst_match >= 0) {
-            fprintf(stderr, "qreport: warning: %s\n", qr_equiv_verdict(b, &se.m, &eq));
+            fprintf(stderr, "qreport: warning: %s\n", qr_match_equiv_verdict(b, &se.m, &eq));
             code = 3;
         }
     }
-    if (have_eq) qr_equiv_free(&eq);
+    if (have_eq) qr_match_equiv_free(&eq);
     qr_session_close(&se);
     if (a) { qr_graph_free(a); free(a); }
     qr__cli_release(b, in);
@@ -959,13 +999,13 @@ static int qr_cli_check(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *g;
     QrTensor *in;
-    int rc = qr__cli_begin(argc, argv, qr__cli_usage_check, false, &o, &g, &in);
+    int rc = qr__cli_begin(argc, argv, qr__cli_usage_check, false, false, &o, &g, &in);
     if (rc >= 0) return rc;
     QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
     QrQuantTable qt = {0};
     QrStats *stats = NULL;
-    st = qr_quant_table_build(g, &qt);
+    st = qr_qtable_build(g, &qt);
     if (st == QR_OK && o.n_inputs) {
         stats = calloc((size_t)g->n_values + 1, sizeof *stats);
         bool *seen = calloc((size_t)g->n_values + 1, sizeof *seen);
@@ -982,18 +1022,19 @@ static int qr_cli_check(int argc, char **argv) {
                chk.sum.n_shared, chk.sum.n_anomalies, path);
     qr_check_free(&chk);
     free(stats);
-    qr_quant_table_free(&qt);
+    qr_qtable_free(&qt);
     qr__cli_release(g, in);
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
 
-/* Loads both models and opens the analysis session. */
+/* Loads both models (the inputs from --data's first sample when no -i is given) and opens the
+ * analysis session. */
 static int qr__cli_pair(int argc, char **argv, const char *usage, QrCliOpts *o, QrGraph **b, QrGraph **a, QrTensor **in,
                         QrSession *se) {
-    int rc = qr__cli_begin(argc, argv, usage, true, o, b, in);
+    int rc = qr__cli_begin(argc, argv, usage, true, true, o, b, in);
     if (rc >= 0) return rc;
-    QrStatus st = qr__cli_load_second(o->model2, *b, *in, a);
-    if (st == QR_OK) st = qr_session_open(se, *b, *a, *in);
+    QrStatus st = qr__cli_load_second(o, o->model2, *b, *in, a);
+    if (st == QR_OK) st = qr__cli_session_open(o, se, *b, *a, *in);
     if (st == QR_OK && se->tw.n_kept)
         qr__cli_warn(o, "%d integer node%s cannot be toggled: %s", se->tw.n_kept, se->tw.n_kept == 1 ? "" : "s", se->tw.note);
     if (st == QR_OK && o->out_dir && !o->shard) st = qr_mkdir_p(o->out_dir);   /* --shard: -o is the part file */
@@ -1016,7 +1057,7 @@ static QrStatus qr__cli_names_check(const char *list, const char *seps, const Qr
         int n = 0;
         const char **names = qr_select_graph_names(b, a, &n);
         char sug[512];
-        qr_select_suggest(tok, names, n, sug, sizeof sug);
+        qr_str_suggest(tok, names, n, sug, sizeof sug);
         free(names);
         st = qr_errf(QR_ERR_INVALID, "%s: '%s' is no node or value of %s or %s%s", opt, tok, b->path ? b->path : "the baseline",
                      a && a->path ? a->path : "the analysis model", sug);
@@ -1029,7 +1070,7 @@ static QrStatus qr__cli_names_check(const char *list, const char *seps, const Qr
 static QrStatus qr__cli_sens_knobs(const QrCliOpts *o, const QrGraph *b, const QrGraph *a, QrSensOpts *so) {
     so->nodes = o->nodes;
     so->rank_output = o->rank_output;
-    if (o->node_type) QR_TRY(qr_node_type_parse(o->node_type, &so->node_type));
+    if (o->node_type) QR_TRY(qr_sens_node_type_parse(o->node_type, &so->node_type));
     int idx;
     QR_TRY(qr_select_output(b, o->rank_output, &idx));
     QrMetricKind km = QR_METRIC_L1;
@@ -1085,16 +1126,16 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     }
     int shard = 0, n_shards = 1, lo = 0, hi = 0;
     if (o->shard) {
-        st = qr_ds_shard_parse(o->shard, &shard, &n_shards);
+        st = qr_dspart_shard_parse(o->shard, &shard, &n_shards);
         if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
         if (st != QR_OK) { code = qr__cli_fail(st); goto done; }
     }
-    st = cur ? qr_ds_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    st = cur ? qr_dsset_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
     dc.skip_bad = o->skip_bad;
     dc.part = o->shard != NULL;              /* a shard whose samples are all bad is no error: merge checks the set */
     hi = ds.n;
-    if (st == QR_OK && o->shard) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
+    if (st == QR_OK && o->shard) qr_dspart_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
     qr_progress_init(&pr, stderr, o->quiet);
     QrStepHook hook = qr_progress_hook(&pr);
@@ -1128,7 +1169,7 @@ static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     if (st != QR_OK) code = qr__cli_fail(st);
 done:
     qr_ds_compare_free(&dc);
-    qr_ds_set_free(&ds);
+    qr_dsset_free(&ds);
     free(cur);
     qr_session_close(se);
     qr_graph_free(a);
@@ -1166,7 +1207,6 @@ static int qr_cli_compare(int argc, char **argv) {
         for (int k = 0; k < np; k++) { av[argc + 2 * k] = "-i"; av[argc + 2 * k + 1] = (char *)paths[k]; }
         ac = argc + 2 * np;
     }
-    qr__cli_data_first = true;
     rc = qr__cli_pair(ac, av, qr__cli_usage_compare, &o, &b, &a, &in, &se);
     if (rc >= 0) { qr_arena_free(&ar); return rc; }
     const char *dir = o.out_dir ? o.out_dir : ".";
@@ -1210,7 +1250,9 @@ static int qr_cli_compare(int argc, char **argv) {
     if (st == QR_OK) st = qr_bundle_compare_page(&se, &c, tok, adv_txt, dir);
     QrGenResult gr = { .first_divergence = -1 };
     if (st == QR_OK && o.generate) {          /* last: the decoding re-infers the graphs step by step (then back) */
-        st = qr_gen_run(b, a, in, o.generate, &gr);
+        QrGenOpts go = { .n = o.generate, .kv_map = o.kv_map, .n_kv_map = o.n_kv_map, .mode = o.mode,
+                         .cos_threshold = o.cos_threshold, .dir = dir };
+        st = qr_gen_run(b, a, in, &go, &gr);
         if (st == QR_OK) st = qr_gen_write(&gr, dir);
     }
     if (st == QR_OK && !o.quiet) {
@@ -1239,6 +1281,10 @@ static int qr_cli_compare(int argc, char **argv) {
             for (int k = 0; k < gr.n; k++) printf(" %lld", (long long)gr.ana_tok[k]);
             if (gr.first_divergence >= 0) printf("\n  first divergence at generated token %d\n", gr.first_divergence);
             else printf("\n  the same tokens\n");
+            if (gr.have_div)
+                printf("  per-layer comparison at that step (%lld tokens of context): %s/" QR_BF_GEN_DIV "/" QR_BF_COMPARE
+                       ".txt, lowest layer Cosine %.6f (%s)\n", (long long)gr.div_prefix, dir, gr.div_worst_cos, gr.div_worst);
+            else if (gr.div_err[0]) printf("  no per-layer comparison at that step: %s\n", gr.div_err);
         }
         printf("wrote %s/" QR_BF_COMPARE ".txt and .csv, %s%s" QR_BF_ADVISOR ", " QR_BF_COMPARE_HTML "\n", dir,
                want_tok ? QR_BF_DS_OUTPUTS ".txt and .csv, " : "", o.generate ? QR_BF_GENERATION ".txt and .csv, " : "");
@@ -1317,7 +1363,7 @@ static QrStatus qr__cli_sens_over(QrSession *se, const QrDsSet *ds, const QrDsCo
     QrSensOpts so = { .off_one = !strcmp(sp->sens_mode, "off-one"), .metric = QR_METRIC_L1, .reverse = !strcmp(sp->reverse, "1"),
                       .nodes = *sp->nodes ? sp->nodes : NULL, .rank_output = *sp->rank_output ? sp->rank_output : NULL };
     if (*sp->metric) qr_metric_parse(sp->metric, &so.metric);
-    QrStatus st = *sp->node_type ? qr_node_type_parse(sp->node_type, &so.node_type) : QR_OK;
+    QrStatus st = *sp->node_type ? qr_sens_node_type_parse(sp->node_type, &so.node_type) : QR_OK;
     int topk[12], nk = 0;
     if (st == QR_OK && !qr__cli_ints(sp->topk_list, topk, 12, &nk))
         st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", sp->topk_list);
@@ -1369,17 +1415,17 @@ static int qr__cli_sens_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTenso
     }
     int shard = 0, n_shards = 1, lo = 0, hi = 0;
     if (o->shard) {
-        st = qr_ds_shard_parse(o->shard, &shard, &n_shards);
+        st = qr_dspart_shard_parse(o->shard, &shard, &n_shards);
         if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
     }
     QrSensOpts knobs = {0};
     if (st == QR_OK) st = qr__cli_sens_knobs(o, b, a, &knobs);
-    if (st == QR_OK) st = cur ? qr_ds_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = cur ? qr_dsset_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
     dc.skip_bad = o->skip_bad;
     dc.part = o->shard != NULL;              /* a shard whose samples are all bad is no error: merge checks the set */
     hi = ds.n;
-    if (st == QR_OK && o->shard) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
+    if (st == QR_OK && o->shard) qr_dspart_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
     qr_progress_init(&pr, stderr, o->quiet);
     QrStepHook hook = qr_progress_hook(&pr);
@@ -1403,7 +1449,7 @@ static int qr__cli_sens_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTenso
     if (st != QR_OK) code = qr__cli_fail(st);
 done:
     qr_ds_compare_free(&dc);
-    qr_ds_set_free(&ds);
+    qr_dsset_free(&ds);
     free(cur);
     qr_session_close(se);
     qr_graph_free(a);
@@ -1417,7 +1463,6 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
     QrSession se = {0};
-    qr__cli_data_first = true;
     int rc = qr__cli_pair(argc, argv, qr__cli_usage_sensitivity, &o, &b, &a, &in, &se);
     if (rc >= 0) return rc;
     const char *dir = o.out_dir ? o.out_dir : ".";
@@ -1437,6 +1482,8 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     QrStatus st = qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", topk, 12, &nk) ? QR_OK
                 : qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
     if (st == QR_OK) st = qr__cli_sens_knobs(&o, b, a, &so);
+    so.grouped = o.all_rows ? -1 : 0;
+    for (int k = 0; k < nk; k++) so.group_top = QR_MAX(so.group_top, QR_MAX(topk[k], QR_SENS_GROUP_TOP));
     QrAccSets sets = {0};
     if (st == QR_OK && o.quantize_nodes) st = qr_select_acc_sets(&se, o.quantize_nodes, true, &sets);
     if (st == QR_OK && o.non_quantize_nodes) st = qr_select_acc_sets(&se, o.non_quantize_nodes, false, &sets);
@@ -1492,469 +1539,3 @@ static int qr_cli_sensitivity(int argc, char **argv) {
     qr__cli_release(b, in);
     return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
 }
-
-/* ==== runall --data --shard and the merge of runall parts =================================
- * A shard runs the comparison over its samples and records runall's arguments (those that
- * shape the bundle: not --shard, -o, --keep-dir, --quiet, --fail-if-*, --threads, --max-memory)
- * in the part. qreport merge runs runall with them on the merged comparison: the worst sample
- * comes from the merged per-sample table instead of a bad-case search (the same metrics, by
- * the same accumulation), the data-set tables from the merged accumulators. */
-typedef struct QrCliMerged {
-    const QrDsCompare *dc;
-    const QrDsSet *ds;
-    const QrDsStatRun *stat;     /* runall parts: both profiles (section "dsprof") */
-} QrCliMerged;
-static const QrCliMerged *qr__cli_merged;   /* set by qreport merge around its runall call */
-
-/* runall's arguments after "runall" minus the per-process ones, '\n'-joined into buf. */
-static void qr__cli_runall_args(int argc, char **argv, char *buf, size_t n) {
-    static const char *const with_value[] = { "--shard", "-o", "--output", "--keep-dir", "--fail-if-cosine-below",
-                                              "--fail-if-sqnr-below", "--threads", "--max-memory" };
-    size_t l = 0;
-    buf[0] = 0;
-    for (int i = 2; i < argc; i++) {
-        bool skip = !strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q");
-        for (int k = 0; !skip && k < QR_ARRAY_LEN(with_value); k++)
-            if (!strcmp(argv[i], with_value[k])) { skip = true; i++; }
-        if (skip) continue;
-        if (l < n) l += (size_t)snprintf(buf + l, n - l, "%s%s", l ? "\n" : "", argv[i]);
-    }
-}
-
-/* runall --data --shard K/N -o PART.qrpart: the comparison over shard K's samples. */
-static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTensor *in, int argc, char **argv) {
-    QrSession se = {0};
-    QrDsSet ds = {0};
-    QrDsCompare dc = {0};
-    bool open = false;
-    int shard = 0, n_shards = 1, lo = 0, hi = 0;
-    QrStatus st = o->data_dir ? QR_OK : qr_errf(QR_ERR_INVALID, "--shard needs --data DIR");
-    if (st == QR_OK && o->single) st = qr_errf(QR_ERR_INVALID, "--shard needs both models (BASE.onnx ANALYSIS.onnx)");
-    if (st == QR_OK) st = qr_ds_shard_parse(o->shard, &shard, &n_shards);
-    if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
-    if (st == QR_OK) { st = qr_session_open(&se, b, a, in); open = st == QR_OK; }
-    if (st == QR_OK) st = qr_ds_list(b, o->data_dir, o->samples ? o->samples : o->num_steps, &ds);
-    if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
-    dc.skip_bad = o->skip_bad;               /* the part lists the samples it skipped; merge checks the set */
-    dc.part = true;
-    if (st == QR_OK) st = qr_select_output(b, o->rank_output, &dc.rank_output);   /* as one process ranks its samples */
-    QrDsStatRun xs = {0};                    /* both profiles over the shard, from the pass's runs (section "dsprof") */
-    if (st == QR_OK) st = qr_dsstat_run_init(&xs, &se, NULL);
-    if (st == QR_OK) {
-        dc.base_tap = qr_dsstat_base_tap;
-        dc.base_tap_user = &xs;
-        dc.hooks = &xs.hooks;
-    }
-    if (st == QR_OK) qr_ds_shard_range(ds.n, shard, n_shards, &lo, &hi);
-    QrProgress pr;
-    qr_progress_init(&pr, stderr, o->quiet);
-    QrStepHook hook = qr_progress_hook(&pr);
-    qr_progress_begin(&pr, "compare over the data set", 0);
-    /* the match verified on the first sample, as in one process's pass (each shard's rows alike) */
-    if (st == QR_OK && lo > 0 && lo < hi) st = qr_session_run_baseline(&se);
-    if (st == QR_OK) st = qr_ds_pass(&dc, &se, &ds, o->mode, lo, hi, in, &hook);
-    xs.n_samples = dc.n_done;
-    qr_progress_end(&pr, st);
-    if (open) qr_session_next_inputs(&se, in);
-    static char args[8192];
-    char kbuf[32], nbuf[32];
-    QrCliSensSpec sp;
-    qr__cli_sens_spec(o, kbuf, sizeof kbuf, &sp);
-    qr__cli_runall_args(argc, argv, args, sizeof args);
-    if (st == QR_OK) {
-        snprintf(nbuf, sizeof nbuf, "%d", ds.n);
-        const char *keys[16] = { "command", "mode", "samples", "args", "skip_bad_samples" },
-                   *vals[16] = { "runall", o->mode ? o->mode : "sim", nbuf, args, o->skip_bad ? "yes" : "no" };
-        int n = 5 + qr__cli_sens_spec_opts(&sp, keys + 5, vals + 5);
-        const QrDsSection sec = { "dsprof", &xs, qr_dsstat_prof_section_put, qr_dsstat_prof_section_merge };
-        st = qr_dspart_write(o->out_dir, "runall", &dc, &ds, &se, keys, vals, n, shard, n_shards, &sec, 1);
-        if (st == QR_OK && !o->quiet)
-            printf("shard %d/%d: samples %d..%d of %d; wrote %s (qreport merge writes the runall bundle)\n", shard, n_shards,
-                   lo, hi - 1, ds.n, o->out_dir);
-    }
-    qr_ds_compare_free(&dc);
-    qr_dsstat_run_free(&xs);
-    qr_ds_set_free(&ds);
-    if (open) qr_session_close(&se);
-    qr_graph_free(a);
-    free(a);
-    qr__cli_release(b, in);
-    return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
-}
-
-/* The bad case of a merged comparison: every sample's output metrics (as the search measures
- * them) and the worst by metric, its inputs read again. */
-static QrStatus qr__cli_badcase_merged(const QrCliMerged *m, const QrGraph *b, QrMetricKind metric, QrBadcase *bc) {
-    memset(bc, 0, sizeof *bc);
-    const QrDsCompare *dc = m->dc;
-    const QrDsSet *ds = m->ds;
-    bc->dir = qr_arena_strdup(&bc->arena, ds->dir);
-    bc->folders = ds->folders;
-    bc->metric = metric;
-    bc->n_inputs = ds->n_inputs;
-    bc->input_names = qr_arena_array(&bc->arena, (size_t)ds->n_inputs + 1, sizeof(char *));
-    bc->samples = qr_arena_array(&bc->arena, (size_t)dc->n_samples + 1, sizeof *bc->samples);
-    bc->inputs = calloc((size_t)ds->n_inputs + 1, sizeof *bc->inputs);
-    int *order = malloc(((size_t)dc->n_samples + 1) * sizeof *order);
-    QrStatus st = bc->dir && bc->input_names && bc->samples && bc->inputs && order ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int i = 0; st == QR_OK && i < ds->n_inputs; i++) bc->input_names[i] = qr_arena_strdup(&bc->arena, ds->input_names[i]);
-    for (int k = 0; st == QR_OK && k < dc->n_samples; k++)
-        bc->samples[k] = (QrBadcaseSample){ qr_arena_strdup(&bc->arena, dc->names[k]), dc->smp[k] };
-    bc->n = dc->n_samples;
-    bc->n_total = ds->n_found;
-    if (st == QR_OK) {
-        qr_ds_rank_samples(dc, metric, order);
-        bc->worst = order[0];
-        st = qr_ds_read(ds, b, bc->worst, NULL, bc->inputs);
-    }
-    free(order);
-    if (st != QR_OK) qr_badcase_free(bc);
-    return st;
-}
-
-/* argv is the whole command line (for the manifest). */
-static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts *out);   /* cli/deploy.c */
-static int qr_cli_runall(int argc, char **argv) {
-    QrCliOpts o;
-    QrGraph *b = NULL, *a = NULL;
-    QrTensor *in = NULL;
-    QrDeployRunallOpts dep;
-    int pargc = argc;
-    char **pargv = argv;
-    int rc = qr_cli_deploy_runall_args(&pargc, &pargv, &dep);
-    if (rc) return rc;
-    qr__cli_data_first = true;               /* --data: the graphs are inferred on its first sample */
-    rc = qr__cli_begin(pargc - 2, pargv + 2, qr__cli_usage_runall, true, &o, &b, &in);
-    if (rc >= 0) return rc;
-    QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
-    if (st != QR_OK) { qr__cli_release(b, in); return qr__cli_fail(st); }
-    char cmdline[8192];
-    size_t n = 0;
-    for (int i = 0; i < argc && n < sizeof cmdline; i++)
-        n += (size_t)snprintf(cmdline + n, sizeof cmdline - n, "%s%s", i ? " " : "", argv[i]);
-    const char *paths[QR_ARRAY_LEN(o.inputs)] = { 0 };
-    for (int i = 0; i < o.n_inputs; i++) {
-        const char *eq = strchr(o.inputs[i], '=');
-        struct stat pst;
-        paths[i] = eq ? eq + 1 : o.inputs[i];
-        if (stat(paths[i], &pst) == 0 && S_ISDIR(pst.st_mode)) paths[i] = NULL;   /* -i DIR: no file to hash */
-    }
-    if (o.data_dir && o.n_inputs) {
-        qr_graph_free(a); free(a); qr__cli_release(b, in);
-        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__cli_usage_runall);
-        return QR_EXIT_USAGE;
-    }
-    QrSensOpts knobs = {0};
-    st = qr__cli_sens_knobs(&o, b, a, &knobs);
-    if (st == QR_OK) st = qr__cli_names_check(o.plot_nodes, ",", b, a, "--plot-nodes");
-    if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
-    if (o.shard) return qr__cli_runall_shard(&o, b, a, in, pargc, pargv);
-    QrBadcase bc = {0};
-    bool have_bc = false;
-    if (o.data_dir && qr__cli_merged) {      /* qreport merge: the worst sample of the merged table */
-        QrMetricKind mk = QR_METRIC_L1;
-        if (o.metric) qr_metric_parse(o.metric, &mk);
-        st = qr__cli_badcase_merged(qr__cli_merged, b, mk, &bc);
-        have_bc = st == QR_OK;
-        if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
-    }
-    const char *pn[64];
-    int n_pn = 0;
-    char pnbuf[4096];
-    if (o.plot_nodes) {
-        snprintf(pnbuf, sizeof pnbuf, "%s", o.plot_nodes);
-        for (char *sv = NULL, *tok = strtok_r(pnbuf, ",", &sv); tok && n_pn < 64; tok = strtok_r(NULL, ",", &sv)) pn[n_pn++] = tok;
-    }
-    QrRunallOpts ro = { .out_zip = o.out_dir ? o.out_dir : "qreport_report.zip", .keep_dir = o.keep_dir, .cmdline = cmdline,
-                        .input_paths = paths, .labels = o.labels, .n_input_paths = o.n_inputs, .random_input = o.n_inputs == 0,
-                        .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode,
-                        .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
-    ro.sens = knobs;
-    ro.single_model = o.single;
-    QrDsSet ds = {0};
-    if (o.data_dir && st == QR_OK) {         /* one pass over the set; the analyses on its worst sample */
-        ro.random_input = false;
-        st = qr_ds_list(b, o.data_dir, o.samples ? o.samples : o.num_steps, &ds);
-        ro.dataset = st == QR_OK ? &ds : NULL;
-        ro.dataset_skip_bad = o.skip_bad;
-        ro.dataset_metric = QR_METRIC_L1;
-        if (o.metric) qr_metric_parse(o.metric, &ro.dataset_metric);
-        ro.sens_samples = o.sens_samples;
-        if (qr__cli_merged) { ro.dataset_merged = qr__cli_merged->dc; ro.dataset_merged_stat = qr__cli_merged->stat; }
-    }
-    ro.deploy = dep;
-    ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
-    ro.sens.metric = QR_METRIC_L1;
-    ro.sens.reverse = o.reverse;
-    if (o.metric) qr_metric_parse(o.metric, &ro.sens.metric);
-    ro.metric_given = o.metric != NULL && ro.sens.metric != QR_METRIC_KLD;   /* the curves are per layer: no token KL */
-    ro.generate = o.generate;
-    ro.gen_b = b;
-    ro.gen_a = a;
-
-    ro.quantize_nodes = o.quantize_nodes;
-    ro.non_quantize_nodes = o.non_quantize_nodes;
-    ro.have_channel_axis = o.have_channel_axis;
-    ro.demote_int16 = o.demote_int16;
-    ro.channel_axis = o.channel_axis;
-    if (!qr__cli_ints(o.topk_list ? o.topk_list : "1,3,5,10", ro.topk, 12, &ro.n_topk))
-        st = qr_errf(QR_ERR_INVALID, "--topk-list '%s': expected positive integers separated by commas", o.topk_list);
-    QrRunallResult res;
-    if (have_bc) ro.dataset_worst = bc.inputs;
-    if (st == QR_OK) st = qr_runall_run(b, a, in, &ro, &res);
-    int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
-    if (st == QR_OK && dep.emit_dir) {               /* the model asked for must be there */
-        char p[4096];
-        snprintf(p, sizeof p, "%s/analysis_promoted.onnx", dep.emit_dir);
-        if (access(p, F_OK) != 0) {
-            fprintf(stderr, "qreport: error: --emit-model %s was not written (see the failed analyses in the bundle)\n", dep.emit_dir);
-            code = QR_EXIT_FAIL;
-        } else if (!o.quiet) printf("wrote %s (the what-if's recommended promotion)\n", p);
-    }
-    if (st == QR_OK) {
-        if (!o.quiet) printf("%swrote %s\n", res.summary, ro.out_zip);
-        bool gate = (o.fail_cos == o.fail_cos && (!res.have_out || !(res.out.cosine >= o.fail_cos))) ||
-                    (o.fail_sqnr == o.fail_sqnr && (!res.have_out || !(res.out.sqnr >= o.fail_sqnr)));
-        if (gate) {
-            fprintf(stderr, "qreport: model output below the gate (Cosine %.6f, SQNR %.2f dB)\n", res.out.cosine, res.out.sqnr);
-            code = 10;
-        }
-    }
-    if (have_bc) qr_badcase_free(&bc);
-    qr_ds_set_free(&ds);
-    qr_graph_free(a);
-    free(a);
-    qr__cli_release(b, in);
-    return code;
-}
-
-static const char *qr__cli_usage_badcase =
-    "usage: qreport find-bad-case BASE.onnx ANALYSIS.onnx --data DIR [--num-steps N] [--metric L1|Cosine|MSE|KL|SQNR]\n"
-    "                             [--rank-output NAME] [-o DIR] [--quiet]\n"
-    "  Runs both models on every sample of DIR (hmct layout: one folder per model input named after it,\n"
-    "  files 0.npy, 1.npy, ...; a flat folder of .npy for single-input models), measures --metric at the\n"
-    "  model outputs and writes the worst sample as badcase.npy plus the per-sample list badcase_list.txt/.csv.\n"
-    "  --rank-output NAME: the metric at that graph output alone (a multi-head model's bad head).\n";
-
-static int qr_cli_badcase(int argc, char **argv) {
-    QrCliOpts o;
-    QrGraph *b = NULL, *a = NULL;
-    QrTensor *in = NULL;
-    int rc = qr__cli_parse(argc, argv, &o, qr__cli_usage_badcase, true);
-    if (rc) return rc < 0 ? 0 : rc;
-    if (!o.data_dir) { fprintf(stderr, "qreport: find-bad-case needs --data DIR\n%s", qr__cli_usage_badcase); return QR_EXIT_USAGE; }
-    qr__cli_data_first = true;               /* the graphs are inferred on --data's first sample, as runall --data */
-    rc = qr__cli_begin(argc, argv, qr__cli_usage_badcase, true, &o, &b, &in);
-    if (rc >= 0) return rc;
-    QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
-    QrMetricKind mk = QR_METRIC_L1;
-    if (o.metric) qr_metric_parse(o.metric, &mk);
-    QrBadcase bc = {0};
-    const char *dir = o.out_dir ? o.out_dir : ".";
-    QrProgress pr;
-    qr_progress_init(&pr, stderr, o.quiet);
-    qr_progress_begin(&pr, "bad-case search", 0);
-    QrStepHook hook = qr_progress_hook(&pr);
-    int only = -1;
-    if (st == QR_OK) st = qr_select_output(b, o.rank_output, &only);
-    if (st == QR_OK) st = qr_badcase_search_at(b, a, o.data_dir, o.num_steps, mk, only, &hook, &bc);
-    qr_progress_end(&pr, st);
-    if (st == QR_OK) st = qr_mkdir_p(dir);
-    if (st == QR_OK) st = qr_badcase_write(&bc, dir);
-    if (st == QR_OK && !o.quiet)
-        printf("%d of %d samples evaluated; worst: %s (%s %.6g); wrote %s/" QR_BF_BADCASE " and "
-               QR_BF_BADCASE_LIST ".txt/.csv\n", bc.n, bc.n_total, bc.samples[bc.worst].file, qr_metric_name(mk), qr_metric_get(&bc.samples[bc.worst].m, mk), dir);
-    qr_badcase_free(&bc);
-    if (a) { qr_graph_free(a); free(a); }
-    qr__cli_release(b, in);
-    return st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
-}
-
-/* The deployment kit's commands (src/cli/deploy.c). */
-static int qr_cli_compare_dump(int argc, char **argv);
-static int qr_cli_extract(int argc, char **argv);
-static int qr_cli_promote(int argc, char **argv);
-static int qr_cli_runall(int argc, char **argv);
-static const char *qr__cli_usage_merge =
-    "usage: qreport merge PART.qrpart... -o DIR|report.zip [--keep-dir DIR] [--fail-if-cosine-below X]\n"
-    "                     [--fail-if-sqnr-below X] [--threads N] [--quiet]\n"
-    "  Merges the parts written by 'compare --data DIR --shard K/N -o PART.qrpart' into the tables one\n"
-    "  'compare --data' writes (byte-identical), or those of 'sensitivity --data ... --shard' into what one\n"
-    "  'sensitivity --data' writes (byte-identical: the merge ranks the samples on the merged table and runs\n"
-    "  sensitivity and the cumulative error on the K worst itself). The parts must come from the same models\n"
-    "  (sha256), command, options and sample list, and cover shards 0..N-1 exactly once. The models and the\n"
-    "  data folder named in the parts must be readable and unchanged (sha256, sample names).\n"
-    "  Parts of 'runall --data ... --shard': runall runs with the parts' arguments on the merged comparison and\n"
-    "  writes report.zip (the worst sample from the merged table); --keep-dir, --fail-if-* as for runall.\n";
-
-static int qr_cli_merge(int argc, char **argv) {
-    const char *out = NULL, *paths[4096], *pass[16];
-    int np = 0, npass = 0;
-    bool quiet = false;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(qr__cli_usage_merge, stdout); return 0; }
-        if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
-        else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) quiet = true;
-        else if ((!strcmp(argv[i], "--keep-dir") || !strcmp(argv[i], "--fail-if-cosine-below") ||
-                  !strcmp(argv[i], "--fail-if-sqnr-below") || !strcmp(argv[i], "--threads")) && i + 1 < argc && npass < 14) {
-            pass[npass++] = argv[i];
-            pass[npass++] = argv[++i];
-        }
-        else if (argv[i][0] == '-') { fprintf(stderr, "qreport: unknown option '%s'\n%s", argv[i], qr__cli_usage_merge); return QR_EXIT_USAGE; }
-        else if (np < QR_ARRAY_LEN(paths)) paths[np++] = argv[i];
-    }
-    if (!np || !out) { fprintf(stderr, "qreport: merge needs parts and -o DIR\n%s", qr__cli_usage_merge); return QR_EXIT_USAGE; }
-    QrDsPart *parts = calloc((size_t)np, sizeof *parts);
-    QrGraph *g[2] = { NULL, NULL };
-    QrTensor *in = NULL;
-    QrDsSet ds = {0};
-    QrSession se = {0};
-    QrDsCompare dc = {0};
-    bool open = false;
-    int nread = 0;
-    QrStatus st = parts ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (; st == QR_OK && nread < np; nread++) st = qr_dspart_read(paths[nread], &parts[nread]);
-    if (st != QR_OK) nread--;
-    if (st == QR_OK) st = qr_dspart_check(parts, np);
-    const QrDsPart *p0 = parts ? &parts[0] : NULL;
-    for (int m = 0; st == QR_OK && m < 2; m++) {
-        uint8_t dg[QR_SHA256_LEN];
-        char hex[2 * QR_SHA256_LEN + 1];
-        st = qr_sha256_file(p0->model_path[m], dg);
-        qr_sha256_hex(dg, hex);
-        if (st == QR_OK && strcmp(hex, p0->model_sha[m]))
-            st = qr_errf(QR_ERR_INVALID, "%s changed since the parts were written (sha256 %.12s..., the parts say %.12s...)",
-                         p0->model_path[m], hex, p0->model_sha[m]);
-        if (st == QR_OK) st = qr_onnx_load(p0->model_path[m], &g[m]);
-    }
-    int n_samples = 0;
-    if (st == QR_OK && qr_dspart_opt(p0, "samples")) n_samples = atoi(qr_dspart_opt(p0, "samples"));
-    if (st == QR_OK) st = qr_ds_list(g[0], p0->dir, n_samples, &ds);
-    if (st == QR_OK && ds.n != p0->n_samples) st = qr_errf(QR_ERR_INVALID, "data folder %s changed since the parts were written", p0->dir);
-    for (int k = 0; st == QR_OK && k < ds.n; k++)
-        if (strcmp(ds.names[k], p0->names[k])) st = qr_errf(QR_ERR_INVALID, "data folder %s changed since the parts were written", p0->dir);
-    if (st == QR_OK) in = calloc((size_t)g[0]->n_inputs + 1, sizeof *in);
-    if (st == QR_OK && !in) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) st = qr_ds_read(&ds, g[0], 0, NULL, in);
-    /* --skip-bad-samples parts: the graphs are inferred on the first sample that reads, as the shards did */
-    const bool skip_bad = p0 && qr_dspart_opt(p0, "skip_bad_samples") && !strcmp(qr_dspart_opt(p0, "skip_bad_samples"), "yes");
-    for (int k = 1; st != QR_OK && st != QR_ERR_NOMEM && skip_bad && k < ds.n; k++) {
-        qr_err_clear();
-        st = qr_ds_read(&ds, g[0], k, NULL, in);
-    }
-    if (st == QR_OK) st = qr_graph_infer(g[0], in);
-    for (int i = 0; st == QR_OK && i < g[1]->n_inputs; i++) st = qr_graph_check_input(g[1], i, &in[i]);
-    if (st == QR_OK) st = qr_graph_infer(g[1], in);
-    if (st == QR_OK) { st = qr_session_open(&se, g[0], g[1], in); open = st == QR_OK; }
-    if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
-    QrDsStatRun xs = {0};                    /* runall parts: both profiles */
-    const bool ra_parts = st == QR_OK && !strcmp(p0->kind, "runall");
-    if (ra_parts) st = qr_dsstat_run_init(&xs, &se, NULL);
-    const QrDsSection sec = { "dsprof", &xs, qr_dsstat_prof_section_put, qr_dsstat_prof_section_merge };
-    for (int i = 0; st == QR_OK && i < np; i++) st = qr_dspart_load(&parts[i], &se, &dc, ra_parts ? &sec : NULL, ra_parts);
-    if (st == QR_OK && !dc.n_done)
-        st = qr_errf(QR_ERR_INVALID, "--data %s: every sample was skipped (--skip-bad-samples) in every part; the first: %s", ds.dir,
-                     dc.skip_why[0] ? dc.skip_why[0] : "?");
-    QrMetricKind mk = QR_METRIC_L1;
-    if (st == QR_OK && qr_dspart_opt(p0, "metric")) qr_metric_parse(qr_dspart_opt(p0, "metric"), &mk);
-    bool sens = st == QR_OK && !strcmp(p0->kind, "sensitivity"), runall = st == QR_OK && !strcmp(p0->kind, "runall");
-    if (runall) {                            /* runall with the part's arguments on the merged comparison */
-        static char args[8192];
-        const char *av[512];
-        int ac = 0;
-        snprintf(args, sizeof args, "%s", qr_dspart_opt(p0, "args") ? qr_dspart_opt(p0, "args") : "");
-        av[ac++] = "qreport";
-        av[ac++] = "runall";
-        for (char *sv = NULL, *tok = strtok_r(args, "\n", &sv); tok && ac < 480; tok = strtok_r(NULL, "\n", &sv)) av[ac++] = tok;
-        av[ac++] = "-o";
-        av[ac++] = out;
-        for (int i = 0; i < npass; i++) av[ac++] = pass[i];
-        if (quiet) av[ac++] = "--quiet";
-        av[ac] = NULL;
-        QrCliMerged mg = { &dc, &ds, &xs };
-        qr__cli_merged = &mg;
-        int code = qr_cli_runall(ac, (char **)av);
-        qr__cli_merged = NULL;
-        qr_ds_compare_free(&dc);
-        qr_dsstat_run_free(&xs);
-        if (open) qr_session_close(&se);
-        if (in && g[0]) for (int i = 0; i < g[0]->n_inputs; i++) qr_tensor_free_data(&in[i]);
-        free(in);
-        qr_ds_set_free(&ds);
-        for (int m = 0; m < 2; m++) if (g[m]) { qr_graph_free(g[m]); free(g[m]); }
-        for (int i = 0; i < nread; i++) qr_dspart_free(&parts[i]);
-        free(parts);
-        return code;
-    }
-    QrCliSensSpec sp;
-    if (sens) st = qr__cli_sens_spec_from_part(p0, &sp);
-    if (st == QR_OK && sens) st = qr__cli_sens_over(&se, &ds, &dc, &sp, quiet, out);
-    if (st == QR_OK && !sens) st = qr_mkdir_p(out);
-    if (st == QR_OK && !sens) st = qr_ds_compare_write(&dc, &se, &ds, mk, out);
-    if (st == QR_OK && !quiet)
-        printf("merged %d parts (%d samples); wrote %s/%s ...\n", np, ds.n, out, sens ? QR_BF_SENS ".txt" : QR_BF_COMPARE ".txt");
-    int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
-    qr_ds_compare_free(&dc);
-    qr_dsstat_run_free(&xs);
-    if (open) qr_session_close(&se);
-    if (in && g[0]) for (int i = 0; i < g[0]->n_inputs; i++) qr_tensor_free_data(&in[i]);
-    free(in);
-    qr_ds_set_free(&ds);
-    for (int m = 0; m < 2; m++) if (g[m]) { qr_graph_free(g[m]); free(g[m]); }
-    for (int i = 0; i < nread; i++) qr_dspart_free(&parts[i]);
-    free(parts);
-    return code;
-}
-
-/* `qreport ops`: one line per operator the op table holds, as the loader checks nodes against it. */
-static int qr__cli_ops(void) {
-    int n = qr_op_count();
-    for (int i = 0; i < n; i++) {
-        const QrOpDef *d = qr_op_at(i);
-        if (!d->op_type) continue;
-        printf("%-14s %-28s inputs %d..", d->domain[0] ? d->domain : "ai.onnx", d->op_type, d->min_in);
-        if (d->max_in < 0) printf("n");
-        else printf("%d", d->max_in);
-        for (int k = 0; k < d->min_in && k < 32; k++)
-            if (d->opt_in >> k & 1u) printf(" [%d]", k);
-        printf("\n");
-    }
-    printf("%d operators\n", n);
-    return QR_EXIT_OK;
-}
-
-QR_TESTAPI int qr_cli_main(int argc, char **argv) {
-    qr_cleanup_install();   /* before any thread: SIGINT/SIGTERM remove temporaries */
-    qr_kern_init();
-    if (argc < 2) { qr__cli_print_usage(stderr); return QR_EXIT_USAGE; }
-    const char *cmd = argv[1];
-    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        QrCpu cpu;
-        qr_cpu_detect(&cpu);
-        printf("qreport %s\nisa: %s (cpu: avx2=%d fma=%d avx512f=%d avx512bw=%d avx512vnni=%d neon=%d, %d cpus)\n"
-               "build: %s\n", QR_VERSION, qr_isa_name(qr_kern_isa()), cpu.avx2, cpu.fma, cpu.avx512f, cpu.avx512bw,
-               cpu.avx512vnni, cpu.neon, cpu.n_cpus, QR_BUILD_FLAGS);
-        return QR_EXIT_OK;
-    }
-    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { qr__cli_print_usage(stdout); return 0; }
-    if (!strcmp(cmd, "run")) return qr_cli_run(argc - 2, argv + 2);
-    if (!strcmp(cmd, "profile")) return qr_cli_profile(argc - 2, argv + 2);
-    if (!strcmp(cmd, "match")) return qr_cli_match(argc - 2, argv + 2);
-    if (!strcmp(cmd, "check")) return qr_cli_check(argc - 2, argv + 2);
-    if (!strcmp(cmd, "compare")) return qr_cli_compare(argc - 2, argv + 2);
-    if (!strcmp(cmd, "sensitivity")) return qr_cli_sensitivity(argc - 2, argv + 2);
-    if (!strcmp(cmd, "runall")) return qr_cli_runall(argc, argv);
-    if (!strcmp(cmd, "find-bad-case")) return qr_cli_badcase(argc - 2, argv + 2);
-    if (!strcmp(cmd, "compare-dump")) return qr_cli_compare_dump(argc - 2, argv + 2);
-    if (!strcmp(cmd, "extract")) return qr_cli_extract(argc - 2, argv + 2);
-    if (!strcmp(cmd, "promote")) return qr_cli_promote(argc - 2, argv + 2);
-    if (!strcmp(cmd, "merge")) return qr_cli_merge(argc - 2, argv + 2);
-    if (!strcmp(cmd, "ops")) return qr__cli_ops();
-    fprintf(stderr, "qreport: unknown command '%s'\n", cmd);
-    qr__cli_print_usage(stderr);
-    return QR_EXIT_USAGE;
-}
-
-#ifndef QR_TESTING
-int main(int argc, char **argv) { return qr_cli_main(argc, argv); }
-#endif

@@ -77,7 +77,7 @@ static int qr_cli_compare_dump(int argc, char **argv) {
     QrCliOpts o;
     QrGraph *a = NULL, *b = NULL;
     QrTensor *in = NULL;
-    rc = qr__cli_begin(argc, argv, qr__cli_usage_compare_dump, true, &o, &a, &in);
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_compare_dump, true, false, &o, &a, &in);
     if (rc >= 0) return rc;
     const char *dump_dir = o.model2;
     const char *dir = o.out_dir ? o.out_dir : ".";
@@ -85,11 +85,12 @@ static int qr_cli_compare_dump(int argc, char **argv) {
     bool have_se = false;
     QrStatus st = QR_OK;
     if (d.baseline) {
-        st = qr__cli_load_second(d.baseline, a, in, &b);
-        if (st == QR_OK) st = qr_session_open(&se, b, a, in);
+        st = qr__cli_load_second(&o, d.baseline, a, in, &b);
+        if (st == QR_OK) st = qr__cli_session_open(&o, &se, b, a, in);
         have_se = st == QR_OK;
     }
-    QrDumpOpts dopt = { .dir = dump_dir, .map = d.dump_map, .tol = d.dump_tol, .float_rtol = 1e-4 };
+    QrDumpOpts dopt = { .dir = dump_dir, .map = d.dump_map, .tol = d.dump_tol, .float_rtol = 1e-4,
+                        .int16_integer = o.int16_integer };
     QrDumpResult r = { 0 };
     bool have_r = false;
     if (st == QR_OK) { st = qr_dump_compare(a, in, have_se ? &se : NULL, &dopt, &r); have_r = st == QR_OK; }
@@ -112,14 +113,12 @@ static int qr_cli_compare_dump(int argc, char **argv) {
 }
 
 /* runall: takes --dump, --dump-map, --dump-tolerance out of a copy of argv (*argv is replaced by
- * the copy; the original, whole command line stays for the manifest). */
-static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts *out) {
-    static char *copy[1024];
-    static QrDumpOpts dump;
-    static QrDeployArgs d;
-    if (*argc >= QR_ARRAY_LEN(copy)) { fprintf(stderr, "qreport: too many arguments\n"); return QR_EXIT_USAGE; }
+ * copy, the caller's array of cap entries; the original, whole command line stays for the
+ * manifest). */
+static int qr_cli_deploy_runall_args(int *argc, char ***argv, char **copy, int cap, QrDeployRunallOpts *out) {
+    if (*argc >= cap) { fprintf(stderr, "qreport: too many arguments\n"); return QR_EXIT_USAGE; }
     for (int i = 0; i < *argc; i++) copy[i] = (*argv)[i];
-    d = (QrDeployArgs){ .dump_tol = 1.0 };
+    QrDeployArgs d = { .dump_tol = 1.0 };
     int rc = qr__cli_take(argc, copy, "--dump --dump-map --dump-tolerance --no-repro --emit-model", &d, qr__cli_usage_runall);
     if (rc) return rc;
     *argv = copy;
@@ -127,7 +126,7 @@ static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts
     out->no_repro = d.no_repro;
     out->emit_dir = d.emit_dir;
     if (d.emit_dir) {                               /* refused before anything runs */
-        QrStatus st = qr_deploy_outdir_check(d.emit_dir);
+        QrStatus st = qr_dump_outdir_check(d.emit_dir);
         if (st != QR_OK) return qr__cli_fail(st);
     }
     if ((d.dump_map || d.dump_tol != 1.0) && !d.dump_dir) {
@@ -135,8 +134,8 @@ static int qr_cli_deploy_runall_args(int *argc, char ***argv, QrDeployRunallOpts
         return QR_EXIT_USAGE;
     }
     if (d.dump_dir) {
-        dump = (QrDumpOpts){ .dir = d.dump_dir, .map = d.dump_map, .tol = d.dump_tol, .float_rtol = 1e-4 };
-        out->dump = &dump;
+        out->dump = (QrDumpOpts){ .dir = d.dump_dir, .map = d.dump_map, .tol = d.dump_tol, .float_rtol = 1e-4 };
+        out->has_dump = true;
     }
     return 0;
 }
@@ -162,17 +161,17 @@ static int qr_cli_extract(int argc, char **argv) {
     rc = qr__cli_parse(argc, argv, &o, qr__cli_usage_extract, true);
     if (rc) return rc < 0 ? 0 : rc;
     if (!o.out_dir) { fprintf(stderr, "qreport: extract needs -o DIR\n%s", qr__cli_usage_extract); return QR_EXIT_USAGE; }
-    QrStatus st = qr_deploy_outdir_check(o.out_dir);
+    QrStatus st = qr_dump_outdir_check(o.out_dir);
     if (st != QR_OK) return qr__cli_fail(st);
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
-    rc = qr__cli_begin(argc, argv, qr__cli_usage_extract, true, &o, &b, &in);
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_extract, true, false, &o, &b, &in);
     if (rc >= 0) return rc;
-    st = qr__cli_load_second(o.model2, b, in, &a);
+    st = qr__cli_load_second(&o, o.model2, b, in, &a);
     QrSession se = { 0 };
     QrCompare c = { 0 };
     bool have_se = false, have_c = false;
-    if (st == QR_OK) { st = qr_session_open(&se, b, a, in); have_se = st == QR_OK; }
+    if (st == QR_OK) { st = qr__cli_session_open(&o, &se, b, a, in); have_se = st == QR_OK; }
     if (st == QR_OK) {                                  /* the name first: no runs for a typo */
         QrArena ar = { 0 };
         if (qr_extract_find(&se, d.node, &ar) < 0) st = QR_ERR_INVALID;
@@ -238,13 +237,13 @@ static int qr_cli_promote(int argc, char **argv) {
         }
     QrGraph *b = NULL, *a = NULL;
     QrTensor *in = NULL;
-    rc = qr__cli_begin(argc, argv, qr__cli_usage_promote, true, &o, &b, &in);
+    rc = qr__cli_begin(argc, argv, qr__cli_usage_promote, true, false, &o, &b, &in);
     if (rc >= 0) { qr_arena_free(&ar); return rc; }
-    QrStatus st = qr__cli_load_second(o.model2, b, in, &a);
+    QrStatus st = qr__cli_load_second(&o, o.model2, b, in, &a);
     QrSession se = { 0 };
     bool have_se = false;
     int *nodes = NULL, n = 0;
-    if (st == QR_OK) { st = qr_session_open(&se, b, a, in); have_se = st == QR_OK; }
+    if (st == QR_OK) { st = qr__cli_session_open(&o, &se, b, a, in); have_se = st == QR_OK; }
     if (st == QR_OK) st = qr_promote_nodes(&se, d.nodes, &ar, &nodes, &n);
     if (st == QR_OK) st = qr_mkdir_p(dir);
     QrPromoteResult r = { 0 };

@@ -22,7 +22,7 @@ static int qr__dp_edit(const char *a, const char *b) {
     return row[lb];
 }
 
-static const char *qr_deploy_suggest(QrArena *a, const char *name, const char *const *names, int n) {
+static const char *qr_dump_suggest(QrArena *a, const char *name, const char *const *names, int n) {
     int best[3] = { -1, -1, -1 }, bd[3] = { INT32_MAX, INT32_MAX, INT32_MAX };
     for (int i = 0; i < n; i++) {
         if (!names[i]) continue;
@@ -46,7 +46,7 @@ static const char *qr_deploy_suggest(QrArena *a, const char *name, const char *c
 }
 
 /* An output folder that must be missing or empty: checked without creating it. */
-static QrStatus qr_deploy_outdir_check(const char *dir) {
+static QrStatus qr_dump_outdir_check(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) {
         if (errno == ENOENT) return QR_OK;
@@ -62,8 +62,8 @@ static QrStatus qr_deploy_outdir_check(const char *dir) {
     return QR_OK;
 }
 
-static QrStatus qr_deploy_outdir(const char *dir) {
-    QR_TRY(qr_deploy_outdir_check(dir));
+static QrStatus qr_dump_outdir(const char *dir) {
+    QR_TRY(qr_dump_outdir_check(dir));
     return qr_mkdir_p(dir);
 }
 
@@ -217,7 +217,7 @@ static QrStatus qr__dp_map(QrArena *ar, const char *path, const QrGraph *g, QrDp
             if (!names) return qr_errf(QR_ERR_NOMEM, "out of memory");
             for (int i = 0; i < g->n_values; i++) names[i] = qr__dp_candidate(g, i) ? g->values[i].name : NULL;
             return qr_errf(QR_ERR_INVALID, "%s:%d: %s has no value '%s'%s", path, line_no, g->path, fld[1],
-                           qr_deploy_suggest(ar, fld[1], names, g->n_values));
+                           qr_dump_suggest(ar, fld[1], names, g->n_values));
         }
         f[k].v = v;
         f[k].how = "map";
@@ -441,6 +441,91 @@ typedef struct QrDpWork {
     QrSession *se;
 } QrDpWork;
 
+/* The device tensor of dump file f at path into dev (freed on failure): a .npy as written, a raw
+ * file as float32 or as the quantizer's integers by its size (q: the value's quantizer, or NULL;
+ * ms: the model's shape of the value). Integers need a grid (gr: its dtype and range are filled
+ * in from the data when the quantizer gave none); the element count must be the value's. */
+static QrStatus qr__dp_read_device(const QrDpFile *f, const QrValue *val, const QrQuantizer *q, const char *path,
+                                   QrDpGrid *gr, QrTensor *dev) {
+    const QrTensor *ms = &val->t;
+    QrStatus st = QR_OK;
+    if (f->npy) {
+        st = qr_npy_read(path, dev);
+        if (st != QR_OK) return qr_err_wrap(st, "dump file %s", path);
+        if (!qr_dtype_is_float(dev->dtype) && !(qr_dtype_is_int(dev->dtype) && dev->dtype != QR_DT_BOOL)) {
+            st = qr_errf(QR_ERR_UNSUPPORTED, "dump file %s: dtype %s cannot hold a tensor value (expected a float or "
+                         "integer type)", path, qr_dtype_name(dev->dtype));
+            qr_tensor_free_data(dev);
+            return st;
+        }
+    } else {
+        uint64_t size = 0;
+        QR_TRY(qr_file_size(path, &size));
+        QrDType qdt = q ? q->dtype : qr_dtype_is_int(ms->dtype) ? ms->dtype : QR_DT_UNDEF;
+        if (f->has_grid && !q && qr_dtype_is_int(ms->dtype)) qdt = ms->dtype;
+        uint64_t fsz = (uint64_t)ms->numel * 4, qsz = qdt ? (uint64_t)ms->numel * qr_dtype_size(qdt) : 0;
+        QrDType dt = size == fsz ? QR_DT_F32 : qsz && size == qsz ? qdt : QR_DT_UNDEF;
+        if (f->has_grid && !q && dt == QR_DT_UNDEF && size == (uint64_t)ms->numel) dt = QR_DT_S8;  /* map grid, 1 byte */
+        char sh[128];
+        qr_shape_str_brackets(sh, sizeof sh, ms->rank, ms->dims);
+        if (dt == QR_DT_UNDEF) {
+            if (qdt)
+                return qr_errf(QR_ERR_SHAPE, "dump file %s has %llu bytes; value '%s' %s needs %llu (float32) or %llu (%s)",
+                               path, (unsigned long long)size, val->name, sh, (unsigned long long)fsz,
+                               (unsigned long long)qsz, qr_dtype_name(qdt));
+            return qr_errf(QR_ERR_SHAPE, "dump file %s has %llu bytes; value '%s' %s needs %llu (float32)%s", path,
+                           (unsigned long long)size, val->name, sh, (unsigned long long)fsz,
+                           f->has_grid ? " or one byte per element" : "; an integer dump of a value without quantizer "
+                           "needs scale and zero point in --dump-map");
+        }
+        st = qr_tensor_set_shape(dev, dt, 1, &ms->numel);
+        if (st == QR_OK) st = qr_tensor_alloc_data(dev);
+        if (st == QR_OK && size) st = qr_file_read_range(path, 0, size, dev->data);
+        if (st != QR_OK) { qr_tensor_free_data(dev); return st; }
+    }
+    bool dev_int = !qr_dtype_is_float(dev->dtype);
+    if (dev_int && !gr->ok) {
+        qr_tensor_free_data(dev);
+        return qr_errf(QR_ERR_INVALID, "dump file %s holds %s integers but value '%s' has no %squantizer to dequantize "
+                       "them with; give scale and zero point in --dump-map (file,value,layout,scale,zero_point)", path,
+                       qr_dtype_name(dev->dtype), val->name, q ? "per-tensor " : "");
+    }
+    if (dev_int && q && !f->has_grid && dev->dtype != q->dtype) {
+        qr_tensor_free_data(dev);
+        return qr_errf(QR_ERR_INVALID, "dump file %s holds %s but value '%s' is quantized to %s", path,
+                       qr_dtype_name(dev->dtype), val->name, qr_dtype_name(q->dtype));
+    }
+    if (dev_int && !gr->dt) { gr->dt = dev->dtype; qr__dp_range(gr->dt, &gr->lo, &gr->hi); }
+    if (gr->ok && !gr->dt) { gr->dt = QR_DT_S32; qr__dp_range(gr->dt, &gr->lo, &gr->hi); }
+    if (dev->numel != ms->numel) {
+        char a[128], b[128];
+        st = qr_errf(QR_ERR_SHAPE, "dump file %s has shape %s (%lld elements); value '%s' has shape %s (%lld)", path,
+                     qr_shape_str_brackets(a, sizeof a, dev->rank, dev->dims), (long long)dev->numel, val->name,
+                     qr_shape_str_brackets(b, sizeof b, ms->rank, ms->dims), (long long)ms->numel);
+        qr_tensor_free_data(dev);
+        return st;
+    }
+    return QR_OK;
+}
+
+/* The device values df (n) against the baseline's value matched to the row's (its value or its
+ * quantizer), when the session has baseline values: r->dev_base, r->has_base. */
+static void qr__dp_vs_base(const QrDpWork *w, const QrDpFile *f, const float *df, int64_t n, QrDumpRow *r) {
+    if (w->se && w->se->base) {
+        const QrMatchResult *mr = &w->se->m;
+        for (int i = 0; i < mr->n; i++) {
+            const QrMatch *m = &mr->m[i];
+            if (m->a_node < 0) continue;
+            if (m->a_value != f->v && !(r->q >= 0 && m->a_quant == r->q)) continue;
+            const QrTensor *bt = &w->se->base[i];
+            if (!bt->data || bt->numel != n || bt->dtype != QR_DT_F32) continue;
+            qr_metrics_compute_opts(bt->data, df, n, false, false, &r->dev_base);
+            r->has_base = true;
+            break;
+        }
+    }
+}
+
 /* Loads one device file and fills the row (everything but divergence). */
 static QrStatus qr__dp_row(QrDpWork *w, QrArena *ar, const QrDpFile *f, QrDumpRow *r) {
     const QrGraph *g = w->g;
@@ -466,64 +551,9 @@ static QrStatus qr__dp_row(QrDpWork *w, QrArena *ar, const QrDpFile *f, QrDumpRo
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", w->o->dir, f->name);
     QrTensor dev = { 0 };
-    QrStatus st = QR_OK;
-    if (f->npy) {
-        st = qr_npy_read(path, &dev);
-        if (st != QR_OK) return qr_err_wrap(st, "dump file %s", path);
-        if (!qr_dtype_is_float(dev.dtype) && !(qr_dtype_is_int(dev.dtype) && dev.dtype != QR_DT_BOOL)) {
-            st = qr_errf(QR_ERR_UNSUPPORTED, "dump file %s: dtype %s cannot hold a tensor value (expected a float or "
-                         "integer type)", path, qr_dtype_name(dev.dtype));
-            qr_tensor_free_data(&dev);
-            return st;
-        }
-    } else {
-        uint64_t size = 0;
-        QR_TRY(qr_file_size(path, &size));
-        QrDType qdt = q ? q->dtype : qr_dtype_is_int(ms->dtype) ? ms->dtype : QR_DT_UNDEF;
-        if (f->has_grid && !q && qr_dtype_is_int(ms->dtype)) qdt = ms->dtype;
-        uint64_t fsz = (uint64_t)ms->numel * 4, qsz = qdt ? (uint64_t)ms->numel * qr_dtype_size(qdt) : 0;
-        QrDType dt = size == fsz ? QR_DT_F32 : qsz && size == qsz ? qdt : QR_DT_UNDEF;
-        if (f->has_grid && !q && dt == QR_DT_UNDEF && size == (uint64_t)ms->numel) dt = QR_DT_S8;  /* map grid, 1 byte */
-        char sh[128];
-        qr_shape_str_brackets(sh, sizeof sh, ms->rank, ms->dims);
-        if (dt == QR_DT_UNDEF) {
-            if (qdt)
-                return qr_errf(QR_ERR_SHAPE, "dump file %s has %llu bytes; value '%s' %s needs %llu (float32) or %llu (%s)",
-                               path, (unsigned long long)size, val->name, sh, (unsigned long long)fsz,
-                               (unsigned long long)qsz, qr_dtype_name(qdt));
-            return qr_errf(QR_ERR_SHAPE, "dump file %s has %llu bytes; value '%s' %s needs %llu (float32)%s", path,
-                           (unsigned long long)size, val->name, sh, (unsigned long long)fsz,
-                           f->has_grid ? " or one byte per element" : "; an integer dump of a value without quantizer "
-                           "needs scale and zero point in --dump-map");
-        }
-        st = qr_tensor_set_shape(&dev, dt, 1, &ms->numel);
-        if (st == QR_OK) st = qr_tensor_alloc_data(&dev);
-        if (st == QR_OK && size) st = qr_file_read_range(path, 0, size, dev.data);
-        if (st != QR_OK) { qr_tensor_free_data(&dev); return st; }
-    }
+    QR_TRY(qr__dp_read_device(f, val, q, path, &gr, &dev));
     r->dtype = dev.dtype;
-    bool dev_int = !qr_dtype_is_float(dev.dtype);
-    if (dev_int && !gr.ok) {
-        qr_tensor_free_data(&dev);
-        return qr_errf(QR_ERR_INVALID, "dump file %s holds %s integers but value '%s' has no %squantizer to dequantize "
-                       "them with; give scale and zero point in --dump-map (file,value,layout,scale,zero_point)", path,
-                       qr_dtype_name(r->dtype), val->name, q ? "per-tensor " : "");
-    }
-    if (dev_int && q && !f->has_grid && dev.dtype != q->dtype) {
-        qr_tensor_free_data(&dev);
-        return qr_errf(QR_ERR_INVALID, "dump file %s holds %s but value '%s' is quantized to %s", path,
-                       qr_dtype_name(r->dtype), val->name, qr_dtype_name(q->dtype));
-    }
-    if (dev_int && !gr.dt) { gr.dt = dev.dtype; qr__dp_range(gr.dt, &gr.lo, &gr.hi); }
-    if (gr.ok && !gr.dt) { gr.dt = QR_DT_S32; qr__dp_range(gr.dt, &gr.lo, &gr.hi); }
-    if (dev.numel != ms->numel) {
-        char a[128], b[128];
-        st = qr_errf(QR_ERR_SHAPE, "dump file %s has shape %s (%lld elements); value '%s' has shape %s (%lld)", path,
-                     qr_shape_str_brackets(a, sizeof a, dev.rank, dev.dims), (long long)dev.numel, val->name,
-                     qr_shape_str_brackets(b, sizeof b, ms->rank, ms->dims), (long long)ms->numel);
-        qr_tensor_free_data(&dev);
-        return st;
-    }
+    QrStatus st = QR_OK;
     /* ---- layout: from the shape, the map, or the data ---- */
     int lay = -1;                              /* 0 NCHW, 1 NHWC, -1 undecided */
     const char *lay_note = "";
@@ -610,20 +640,7 @@ static QrStatus qr__dp_row(QrDpWork *w, QrArena *ar, const QrDpFile *f, QrDumpRo
         qr_metrics_compute_opts(sf, df, n, false, false, &r->dev_sim);
         r->divergent = gr.ok ? (double)r->lsb_max > w->o->tol : (r->n_diff > 0);
     }
-    /* ---- baseline ---- */
-    if (st == QR_OK && w->se && w->se->base) {
-        const QrMatchResult *mr = &w->se->m;
-        for (int i = 0; i < mr->n; i++) {
-            const QrMatch *m = &mr->m[i];
-            if (m->a_node < 0) continue;
-            if (m->a_value != f->v && !(r->q >= 0 && m->a_quant == r->q)) continue;
-            const QrTensor *bt = &w->se->base[i];
-            if (!bt->data || bt->numel != n || bt->dtype != QR_DT_F32) continue;
-            qr_metrics_compute_opts(bt->data, df, n, false, false, &r->dev_base);
-            r->has_base = true;
-            break;
-        }
-    }
+    if (st == QR_OK) qr__dp_vs_base(w, f, df, n, r);
     free(fi); free(di); free(ii); free(si); free(ff); free(df); free(iff); free(sf);
     return st;
 }
@@ -651,7 +668,7 @@ static QrStatus qr_dump_compare(const QrGraph *a, const QrTensor *inputs, QrSess
     bool *need = NULL;
     int *pos = NULL;
     QrStatus st = qr__dp_list(ar, o->dir, &f, &nf);
-    if (st == QR_OK) st = qr_quant_table_build(a, &qt);
+    if (st == QR_OK) st = qr_qtable_build(a, &qt);
     if (st == QR_OK && o->map) st = qr__dp_map(ar, o->map, a, f, nf);
     if (st == QR_OK) st = qr__dp_match_names(ar, a, f, nf);
     int n_matched = 0;
@@ -670,7 +687,7 @@ static QrStatus qr_dump_compare(const QrGraph *a, const QrTensor *inputs, QrSess
             if (qt.q[q].float_value >= 0) need[qt.q[q].float_value] = true;
         }
     }
-    if (st == QR_OK) st = qr_quant_lower(a, &qt, &low, &info);
+    if (st == QR_OK) st = qr_lower_graph(a, &qt, o->int16_integer, &low, &info);
     if (st == QR_OK) {
         ki = (QrDpKeep){ need, calloc((size_t)a->n_values + 1, sizeof(QrTensor)), a->n_values };
         ks = (QrDpKeep){ need, calloc((size_t)a->n_values + 1, sizeof(QrTensor)), a->n_values };
@@ -719,7 +736,7 @@ static QrStatus qr_dump_compare(const QrGraph *a, const QrTensor *inputs, QrSess
     qr__dp_keep_free(&ks);
     qr_graph_free(&low);
     qr_lower_info_free(&info);
-    qr_quant_table_free(&qt);
+    qr_qtable_free(&qt);
     if (st != QR_OK) qr_dump_free(r);
     return st;
 }

@@ -15,6 +15,7 @@ typedef struct QrDumpOpts {
     const char *map;             /* --dump-map CSV (file,value[,layout][,scale,zero_point]) or NULL */
     double tol;                  /* --dump-tolerance in LSB (default 1) */
     double float_rtol;           /* values without an integer grid: divergent when max |Δ| > float_rtol · max |ref| */
+    bool int16_integer;          /* --int16 integer: the int-mode run lowers 16-bit groups too */
 } QrDumpOpts;
 
 typedef struct QrDumpRow {
@@ -70,45 +71,12 @@ static const char *qr_dump_verdict(QrArena *a, const QrDumpResult *r);
 
 /* ---- shared by deploy's commands ---- */
 /* "Did you mean: a, b, c?" — the (up to 3) names closest to `name` (edit distance), arena copy. */
-static const char *qr_deploy_suggest(QrArena *a, const char *name, const char *const *names, int n);
+static const char *qr_dump_suggest(QrArena *a, const char *name, const char *const *names, int n);
 /* An output folder for a multi-file result: missing (created) or empty; else an error. */
-static QrStatus qr_deploy_outdir(const char *dir);
+static QrStatus qr_dump_outdir(const char *dir);
 /* The same check without creating it. */
-static QrStatus qr_deploy_outdir_check(const char *dir);
+static QrStatus qr_dump_outdir_check(const char *dir);
 
 /* ---- used by other modules (issue 19: private names used across modules became public) ---- */
 static int qr_dump_inherited(const QrGraph *g, const QrQuantTable *qt, int v);
 #endif
-
-/* ---- runall's deployment-kit stages (runall/runall.c calls these; deploy/hooks.c) ---- */
-typedef struct QrDeployRunallOpts {
-    const QrDumpOpts *dump;      /* --dump DIR (NULL: none) */
-    bool no_repro;               /* --no-repro: no repro/ of the worst layer */
-    const char *emit_dir;        /* --emit-model DIR (new or empty), or NULL */
-} QrDeployRunallOpts;
-
-typedef struct QrDeployRunall {
-    QrDumpResult dump;
-    bool have_dump;
-    bool have_repro;             /* repro/ written */
-    char repro_node[512];        /* its baseline node */
-    QrMetrics repro_local;
-    char *repro_readme;          /* repro/README.txt (malloc'd) */
-    bool have_emit;              /* --emit-model written */
-    char emit_to[8];             /* "int16" / "float" */
-    int emit_k;                  /* nodes promoted */
-    QrMetrics emit_predicted;
-} QrDeployRunall;
-
-/* Right after the baseline run: the device dump comparison. A bad dump fails runall (no bundle). */
-static QrStatus qr_deploy_runall_early(QrDeployRunall *d, const QrDeployRunallOpts *o, QrSession *se,
-                                       const QrTensor *inputs, const char *dir);
-/* After the per-layer comparison: repro/ of the worst verified layer by local error (extract). */
-static QrStatus qr_deploy_runall_repro(QrDeployRunall *d, const QrDeployRunallOpts *o, QrSession *se,
-                                       const QrCompare *c, const char *dir);
-/* After the what-if: --emit-model DIR, the what-if's recommended promotion applied (promote). */
-static QrStatus qr_deploy_runall_emit(QrDeployRunall *d, const QrDeployRunallOpts *o, QrSession *se,
-                                      const QrSensResult *sens, const QrWhatIf *wi);
-static void qr_deploy_runall_json(QrJson *j, const QrDeployRunall *d);   /* summary.json members */
-static void qr_deploy_runall_html(QrHtml *h, const QrDeployRunall *d);   /* sections */
-static void qr_deploy_runall_free(QrDeployRunall *d);

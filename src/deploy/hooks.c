@@ -2,8 +2,10 @@
 
 static QrStatus qr_deploy_runall_early(QrDeployRunall *d, const QrDeployRunallOpts *o, QrSession *se,
                                        const QrTensor *inputs, const char *dir) {
-    if (!o || !o->dump) return QR_OK;
-    QR_TRY(qr_dump_compare(se->a, inputs, se, o->dump, &d->dump));
+    if (!o || !o->has_dump) return QR_OK;
+    QrDumpOpts dopt = o->dump;
+    dopt.int16_integer = se->int16_integer;
+    QR_TRY(qr_dump_compare(se->a, inputs, se, &dopt, &d->dump));
     d->have_dump = true;
     return qr_dump_write(&d->dump, dir);
 }
@@ -66,7 +68,7 @@ static QrStatus qr_deploy_runall_emit(QrDeployRunall *d, const QrDeployRunallOpt
     if (k > nr) k = nr;
     struct stat sb;
     bool existed = stat(o->emit_dir, &sb) == 0;
-    QrStatus st = qr_deploy_outdir(o->emit_dir);
+    QrStatus st = qr_dump_outdir(o->emit_dir);
     char tmp[4096], path[4096];
     snprintf(tmp, sizeof tmp, "%s.partial-XXXXXX", o->emit_dir);
     if (st == QR_OK && !mkdtemp(tmp)) st = qr_errf(QR_ERR_IO, "cannot create a folder next to %s: %s", o->emit_dir, strerror(errno));
@@ -80,7 +82,7 @@ static QrStatus qr_deploy_runall_emit(QrDeployRunall *d, const QrDeployRunallOpt
     if (st != QR_OK) {
         char msg[4096];
         snprintf(msg, sizeof msg, "--emit-model %s: %s", o->emit_dir, qr_err_msg());
-        if (staged) qr_deploy_rmtree(tmp);
+        if (staged) qr_extract_rmtree(tmp);
         if (!existed) rmdir(o->emit_dir);
         else mkdir(o->emit_dir, 0777);
         st = qr_errf(st, "%s", msg);

@@ -1,20 +1,20 @@
 /* deploy/onnxw — implementation. See onnxw.h. */
 
-static QrStatus qr_ox_init(QrOnnxOut *x, const QrGraph *g, const char *graph_name) {
+static QrStatus qr_onnxw_init(QrOnnxOut *x, const QrGraph *g, const char *graph_name) {
     memset(x, 0, sizeof *x);
     x->g = g;
     x->graph_name = graph_name;
     return qr_strmap_init(&x->init_names, &x->arena, 64);
 }
 
-static void qr_ox_free(QrOnnxOut *x) {
+static void qr_onnxw_free(QrOnnxOut *x) {
     free(x->nodes);
     free(x->inits);
     qr_arena_free(&x->arena);
     memset(x, 0, sizeof *x);
 }
 
-static QrStatus qr_ox_node(QrOnnxOut *x, const char *name, const char *op_type, const char *domain, int n_in,
+static QrStatus qr_onnxw_node(QrOnnxOut *x, const char *name, const char *op_type, const char *domain, int n_in,
                            const char *const *in, int n_out, const char *const *out, int n_attr, const QrAttr *attr) {
     if (x->n_nodes == x->cap_nodes) {
         int cap = x->cap_nodes ? 2 * x->cap_nodes : 64;
@@ -45,16 +45,16 @@ static QrStatus qr_ox_node(QrOnnxOut *x, const char *name, const char *op_type, 
     return QR_OK;
 }
 
-static QrStatus qr_ox_node_from(QrOnnxOut *x, int k, const char *const *names) {
+static QrStatus qr_onnxw_node_from(QrOnnxOut *x, int k, const char *const *names) {
     const QrNode *nd = &x->g->nodes[k];
     const char *in[64], *out[64];
     if (nd->n_in > 64 || nd->n_out > 64) return qr_errf(QR_ERR_UNSUPPORTED, "node '%s': too many inputs/outputs", nd->name);
     for (int i = 0; i < nd->n_in; i++) in[i] = nd->in[i] < 0 ? "" : names ? names[nd->in[i]] : x->g->values[nd->in[i]].name;
     for (int i = 0; i < nd->n_out; i++) out[i] = nd->out[i] < 0 ? "" : names ? names[nd->out[i]] : x->g->values[nd->out[i]].name;
-    return qr_ox_node(x, nd->name, nd->op_type, nd->domain, nd->n_in, in, nd->n_out, out, nd->n_attr, nd->attr);
+    return qr_onnxw_node(x, nd->name, nd->op_type, nd->domain, nd->n_in, in, nd->n_out, out, nd->n_attr, nd->attr);
 }
 
-static QrStatus qr_ox_init_tensor(QrOnnxOut *x, const char *name, const QrTensor *t) {
+static QrStatus qr_onnxw_init_tensor(QrOnnxOut *x, const char *name, const QrTensor *t) {
     if (qr_strmap_get(&x->init_names, name) >= 0) return QR_OK;
     if (!t->data) return qr_errf(QR_ERR_INVALID, "initializer '%s' has no data", name);
     if (x->n_inits == x->cap_inits) {
@@ -72,13 +72,13 @@ static QrStatus qr_ox_init_tensor(QrOnnxOut *x, const char *name, const QrTensor
     return QR_OK;
 }
 
-static QrStatus qr_ox_used_inits(QrOnnxOut *x) {
+static QrStatus qr_onnxw_used_inits(QrOnnxOut *x) {
     for (int n = 0; n < x->n_nodes; n++)
         for (int k = 0; k < x->nodes[n].n_in; k++) {
             const char *nm = x->nodes[n].in[k];
             if (!nm[0]) continue;
             int v = qr_graph_find(x->g, nm);
-            if (v >= 0 && x->g->values[v].is_init) QR_TRY(qr_ox_init_tensor(x, nm, &x->g->values[v].t));
+            if (v >= 0 && x->g->values[v].is_init) QR_TRY(qr_onnxw_init_tensor(x, nm, &x->g->values[v].t));
         }
     return QR_OK;
 }
@@ -93,11 +93,11 @@ static QrStatus qr__ow_io(QrOxIo *io, int *n, const char *name, QrDType dt, int 
     return QR_OK;
 }
 
-static QrStatus qr_ox_input(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims) {
+static QrStatus qr_onnxw_input(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims) {
     return qr__ow_io(x->ins, &x->n_in, name, dt, rank, dims);
 }
 
-static QrStatus qr_ox_output(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims) {
+static QrStatus qr_onnxw_output(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims) {
     return qr__ow_io(x->outs, &x->n_out, name, dt, rank, dims);
 }
 
@@ -199,7 +199,7 @@ static Onnx__AttributeProto *qr__ow_attr(QrOnnxOut *x, const QrAttr *a) {
     return p;
 }
 
-static QrStatus qr_ox_write(QrOnnxOut *x, const char *path) {
+static QrStatus qr_onnxw_write(QrOnnxOut *x, const char *path) {
     static const Onnx__ModelProto m0 = ONNX__MODEL_PROTO__INIT;
     static const Onnx__GraphProto g0 = ONNX__GRAPH_PROTO__INIT;
     static const Onnx__NodeProto n0 = ONNX__NODE_PROTO__INIT;
@@ -458,7 +458,7 @@ static bool qr__ow_wire_graph(QrOwCtx *c, size_t s, size_t l, QrOwBuf *b) {
     return true;
 }
 
-static QrStatus qr_ox_annotate(const char *src, const char *dst, const char *ext_location, size_t min_external,
+static QrStatus qr_onnxw_annotate(const char *src, const char *dst, const char *ext_location, size_t min_external,
                                const QrOxNote *notes, int n_notes, int n_model_kv, const char *const *model_keys,
                                const char *const *model_vals) {
     int fd = open(src, O_RDONLY);

@@ -27,22 +27,22 @@ typedef struct QrOnnxOut {
     QrOxIo ins[64], outs[64];
 } QrOnnxOut;
 
-static QrStatus qr_ox_init(QrOnnxOut *x, const QrGraph *g, const char *graph_name);
-static void qr_ox_free(QrOnnxOut *x);
+static QrStatus qr_onnxw_init(QrOnnxOut *x, const QrGraph *g, const char *graph_name);
+static void qr_onnxw_free(QrOnnxOut *x);
 /* Node k of g, its value names mapped through names (per value of g; NULL: g's names). */
-static QrStatus qr_ox_node_from(QrOnnxOut *x, int k, const char *const *names);
-static QrStatus qr_ox_node(QrOnnxOut *x, const char *name, const char *op_type, const char *domain, int n_in,
+static QrStatus qr_onnxw_node_from(QrOnnxOut *x, int k, const char *const *names);
+static QrStatus qr_onnxw_node(QrOnnxOut *x, const char *name, const char *op_type, const char *domain, int n_in,
                            const char *const *in, int n_out, const char *const *out, int n_attr, const QrAttr *attr);
-/* An initializer (the tensor is borrowed until qr_ox_write). A name given twice keeps the first. */
-static QrStatus qr_ox_init_tensor(QrOnnxOut *x, const char *name, const QrTensor *t);
+/* An initializer (the tensor is borrowed until qr_onnxw_write). A name given twice keeps the first. */
+static QrStatus qr_onnxw_init_tensor(QrOnnxOut *x, const char *name, const QrTensor *t);
 /* Every initializer of g that a node reads and that is not given yet. */
-static QrStatus qr_ox_used_inits(QrOnnxOut *x);
-static QrStatus qr_ox_input(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims);
-static QrStatus qr_ox_output(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims);
+static QrStatus qr_onnxw_used_inits(QrOnnxOut *x);
+static QrStatus qr_onnxw_input(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims);
+static QrStatus qr_onnxw_output(QrOnnxOut *x, const char *name, QrDType dt, int rank, const int64_t *dims);
 /* Packs the ModelProto and writes it atomically. */
-static QrStatus qr_ox_write(QrOnnxOut *x, const char *path);
+static QrStatus qr_onnxw_write(QrOnnxOut *x, const char *path);
 
-/* Notes for qr_ox_annotate: the node named `node` gets doc_string `doc` and metadata_props keys[i] = vals[i]. */
+/* Notes for qr_onnxw_annotate: the node named `node` gets doc_string `doc` and metadata_props keys[i] = vals[i]. */
 typedef struct QrOxNote {
     const char *node, *doc;
     int n_kv;
@@ -59,7 +59,7 @@ typedef struct QrOxNote {
  * src's file name when dst is meant to sit next to it). Smaller and typed-field initializers
  * stay inline; initializers already external keep their entries. Fails naming src when it is
  * not a readable model. */
-static QrStatus qr_ox_annotate(const char *src, const char *dst, const char *ext_location, size_t min_external,
+static QrStatus qr_onnxw_annotate(const char *src, const char *dst, const char *ext_location, size_t min_external,
                                const QrOxNote *notes, int n_notes, int n_model_kv, const char *const *model_keys,
                                const char *const *model_vals);
 

@@ -36,7 +36,7 @@ static QrStatus qr_promote_nodes(const QrSession *s, const char *list, QrArena *
             }
             for (int i = 0; i < s->m.n; i++) names[nn++] = s->b->nodes[s->m.m[i].b_node].name;
             return qr_errf(QR_ERR_INVALID, "no node '%s' in %s or %s%s", tok, s->a->path, s->b->path,
-                           qr_deploy_suggest(a, tok, names, nn));
+                           qr_dump_suggest(a, tok, names, nn));
         }
         bool dup = false;
         for (int k = 0; k < *n; k++) dup |= v[k] == found;
@@ -75,7 +75,7 @@ static bool qr__pm_replaced(const QrPmEmit *e, int v) {
 static QrStatus qr__pm_emit(const QrPmEmit *e, const char *path) {
     const QrGraph *g = e->g;
     QrOnnxOut x;
-    QR_TRY(qr_ox_init(&x, g, g->name && g->name[0] ? g->name : "qreport_promoted"));
+    QR_TRY(qr_onnxw_init(&x, g, g->name && g->name[0] ? g->name : "qreport_promoted"));
     QrArena ar = { 0 };
     bool *live = calloc((size_t)g->n_values + 1, sizeof *live), *keep = calloc((size_t)g->n_nodes + 1, sizeof *keep);
     const char **names = calloc((size_t)g->n_values + 1, sizeof *names);
@@ -101,7 +101,7 @@ static QrStatus qr__pm_emit(const QrPmEmit *e, const char *path) {
     }
     for (int i = 0; st == QR_OK && i < g->n_inputs; i++) {
         const QrValue *v = &g->values[g->inputs[i]];
-        st = qr_ox_input(&x, v->name, v->t.dtype, v->t.rank, v->t.dims);
+        st = qr_onnxw_input(&x, v->name, v->t.dtype, v->t.rank, v->t.dims);
     }
     /* substitutes first, so they take the names of what they replace; a substitute for a computed
      * value (a float weight or bias in place of a DequantizeLinear output) stays computed, through an
@@ -109,10 +109,10 @@ static QrStatus qr__pm_emit(const QrPmEmit *e, const char *path) {
      * ran with a computed value */
     for (int v = 0; st == QR_OK && v < g->n_values; v++) {
         if (!e->subst[v] || !live[v]) continue;
-        if (g->values[v].is_init) { st = qr_ox_init_tensor(&x, g->values[v].name, e->subst[v]); continue; }
+        if (g->values[v].is_init) { st = qr_onnxw_init_tensor(&x, g->values[v].name, e->subst[v]); continue; }
         const char *src = qr_arena_printf(&ar, "%s_value", g->values[v].name), *out[1] = { g->values[v].name };
-        st = src ? qr_ox_init_tensor(&x, src, e->subst[v]) : qr_errf(QR_ERR_NOMEM, "out of memory");
-        if (st == QR_OK) st = qr_ox_node(&x, qr_arena_printf(&ar, "%s_Identity", g->values[v].name), "Identity", "", 1, &src, 1,
+        st = src ? qr_onnxw_init_tensor(&x, src, e->subst[v]) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        if (st == QR_OK) st = qr_onnxw_node(&x, qr_arena_printf(&ar, "%s_Identity", g->values[v].name), "Identity", "", 1, &src, 1,
                                         out, 0, NULL);
     }
     for (int k = 0; st == QR_OK && k < g->n_nodes; k++) {
@@ -122,10 +122,10 @@ static QrStatus qr__pm_emit(const QrPmEmit *e, const char *path) {
             const char *in[64], *out[64];
             for (int i = 0; i < nd->n_in && i < 64; i++) in[i] = nd->in[i] < 0 ? "" : names[nd->in[i]];
             for (int i = 0; i < nd->n_out && i < 64; i++) out[i] = nd->out[i] < 0 ? "" : names[nd->out[i]];
-            st = qr_ox_node(&x, nd->name, nd->op_type, e->domain[n], nd->n_in, in, nd->n_out, out, nd->n_attr, nd->attr);
+            st = qr_onnxw_node(&x, nd->name, nd->op_type, e->domain[n], nd->n_in, in, nd->n_out, out, nd->n_attr, nd->attr);
             continue;
         }
-        if (keep[n]) { st = qr_ox_node_from(&x, n, names); continue; }
+        if (keep[n]) { st = qr_onnxw_node_from(&x, n, names); continue; }
         for (int o = 0; st == QR_OK && o < nd->n_out; o++) {    /* a disabled quantizer that implemented an activation */
             int v = nd->out[o];
             if (v < 0 || !live[v] || e->subst[v] || !e->alias || e->alias[v] < 0 || !qr__pm_clamped(e, v)) continue;
@@ -136,16 +136,16 @@ static QrStatus qr__pm_emit(const QrPmEmit *e, const char *path) {
                 st = qr_tensor_set_shape(lo, QR_DT_F32, 0, NULL);
                 if (st == QR_OK && !(lo->data = qr_arena_alloc(&ar, sizeof(float)))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
                 if (st == QR_OK) { *(float *)lo->data = e->clo[v]; in[1] = qr_arena_printf(&ar, "%s_clip_min", g->values[v].name); }
-                if (st == QR_OK) st = qr_ox_init_tensor(&x, in[1], lo);
+                if (st == QR_OK) st = qr_onnxw_init_tensor(&x, in[1], lo);
             }
             if (st == QR_OK && e->chi[v] == e->chi[v]) {
                 st = qr_tensor_set_shape(hi, QR_DT_F32, 0, NULL);
                 if (st == QR_OK && !(hi->data = qr_arena_alloc(&ar, sizeof(float)))) st = qr_errf(QR_ERR_NOMEM, "out of memory");
                 if (st == QR_OK) { *(float *)hi->data = e->chi[v]; in[2] = qr_arena_printf(&ar, "%s_clip_max", g->values[v].name); }
-                if (st == QR_OK) st = qr_ox_init_tensor(&x, in[2], hi);
+                if (st == QR_OK) st = qr_onnxw_init_tensor(&x, in[2], hi);
             }
             const char *out[1] = { g->values[v].name };
-            if (st == QR_OK) st = qr_ox_node(&x, qr_arena_printf(&ar, "%s_Clip", g->values[v].name), "Clip", "", in[2][0] ? 3 : 2,
+            if (st == QR_OK) st = qr_onnxw_node(&x, qr_arena_printf(&ar, "%s_Clip", g->values[v].name), "Clip", "", in[2][0] ? 3 : 2,
                                             in, 1, out, 0, NULL);
         }
     }
@@ -154,13 +154,13 @@ static QrStatus qr__pm_emit(const QrPmEmit *e, const char *path) {
         const QrValue *val = &g->values[v];
         if (r != v) {                                  /* an aliased graph output keeps its name */
             const char *in[1] = { g->values[r].name }, *out[1] = { val->name };
-            st = qr_ox_node(&x, qr_arena_printf(&ar, "%s_Identity", val->name), "Identity", "", 1, in, 1, out, 0, NULL);
+            st = qr_onnxw_node(&x, qr_arena_printf(&ar, "%s_Identity", val->name), "Identity", "", 1, in, 1, out, 0, NULL);
         }
-        if (st == QR_OK) st = qr_ox_output(&x, val->name, val->t.dtype, val->t.rank, val->t.dims);
+        if (st == QR_OK) st = qr_onnxw_output(&x, val->name, val->t.dtype, val->t.rank, val->t.dims);
     }
-    if (st == QR_OK) st = qr_ox_used_inits(&x);
-    if (st == QR_OK) st = qr_ox_write(&x, path);
-    qr_ox_free(&x);
+    if (st == QR_OK) st = qr_onnxw_used_inits(&x);
+    if (st == QR_OK) st = qr_onnxw_write(&x, path);
+    qr_onnxw_free(&x);
     qr_arena_free(&ar);
     free(live);
     free(keep);

@@ -96,8 +96,6 @@ static QrStatus qr_graph_add_node(QrGraph *g, const char *name, const char *op_t
     if (n_out) memcpy(n->out, out, (size_t)n_out * sizeof(int));
     if (n_attr) memcpy(n->attr, attr, (size_t)n_attr * sizeof(QrAttr));   /* attribute payloads are shared */
     n->opset = n->domain[0] == 0 ? g->opset : strcmp(n->domain, "com.microsoft") == 0 ? g->opset_ms : 1;
-    n->def = qr_op_find(n->domain, n->op_type);
-    if (!n->def) return qr_errf(QR_ERR_UNSUPPORTED, "node '%s': operator %s is not implemented", name, op_type);
     if (idx) *idx = g->n_nodes;
     g->n_nodes++;
     return QR_OK;
@@ -245,22 +243,3 @@ static int qr_attr_floats(const QrNode *n, const char *name, const float **out) 
     return a->n;
 }
 
-static int qr_graph_unsupported(const QrGraph *g, char *buf, size_t n) {
-    int count = 0;
-    size_t o = 0;
-    if (n) buf[0] = 0;
-    for (int ni = 0; ni < g->n_nodes; ni++) {
-        const QrNode *nd = &g->nodes[ni];
-        if (nd->def) continue;
-        count++;
-        /* A contrib operator written in the default domain (QLinearAdd without com.microsoft):
-         * say which domain qreport (and ONNX Runtime) know it under. */
-        bool ms = !nd->domain[0] && qr_op_find("com.microsoft", nd->op_type);
-        if (o < n)
-            o += (size_t)snprintf(buf + o, n - o, "%s%s%s%s (node '%s'%s%s%s)", count > 1 ? ", " : "",
-                                  nd->domain[0] ? nd->domain : "", nd->domain[0] ? "." : "", nd->op_type, nd->name,
-                                  ms ? "; it is in the default domain, com.microsoft." : "", ms ? nd->op_type : "",
-                                  ms ? " is supported: set the node's domain to com.microsoft" : "");
-    }
-    return count;
-}

@@ -33,7 +33,7 @@ typedef struct QrNode {
     const char *op_type;
     const char *domain;     /* "" for the default ONNX domain */
     int64_t opset;          /* opset version imported for `domain` */
-    const struct QrOpDef *def;   /* NULL if qreport does not implement it */
+    const struct QrOpDef *def;   /* bound by run/ (qr_run_bind); NULL if qreport does not implement it */
     int n_in, n_out, n_attr;
     int *in, *out;          /* value indices; -1 for an omitted optional input/output */
     QrAttr *attr;
@@ -95,15 +95,14 @@ static inline int qr_graph_readers(const QrGraph *g, int v, const QrUse **out) {
 }
 /* The only node reading v (possibly through several of its inputs), or -1. */
 static int qr_graph_single_reader(const QrGraph *g, int v);
-/* Lists every node whose operator is not implemented; returns the count. */
-static int qr_graph_unsupported(const QrGraph *g, char *buf, size_t n);
 
 /* Graph construction (rewrites such as quant/twin build new graphs from old ones).
  * qr_graph_clone_values copies src's values (names, flags, declared types, graph
  * inputs/outputs, metadata) into an empty dst so value indices stay the same;
  * initializer data is borrowed (src must outlive dst), no nodes are copied.
  * qr_graph_add_node appends a node (arrays and attributes copied into dst's
- * arena) and resolves its operator; call qr_graph_finalize when done. */
+ * arena), not bound to an operator (run/'s qr_run_add_node appends and binds); call
+ * qr_graph_finalize when done. */
 static QrStatus qr_graph_clone_values(const QrGraph *src, QrGraph *dst, int node_capacity);
 static QrStatus qr_graph_add_node(QrGraph *g, const char *name, const char *op_type, const char *domain, int n_in,
                                   const int *in, int n_out, const int *out, int n_attr, const QrAttr *attr, int *idx);

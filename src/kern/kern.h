@@ -468,7 +468,7 @@ typedef void (*QrQ8QuantizeFn)(int64_t n, const float *x, float scale, int32_t z
 /* DequantizeLinear of 8-bit integers: y[i] = (float)(x[i] - zp) * scale. */
 typedef void (*QrQ8DequantizeFn)(int64_t n, const void *x, bool x_signed, int32_t zp, float scale, float *y);
 
-/* ONNX Runtime's QLinearAdd arithmetic (its AVX2 kernel; see ops/quant.c) on 8-bit operands:
+/* ONNX Runtime's QLinearAdd arithmetic (its AVX2 kernel; see ops/qdq.c) on 8-bit operands:
  * with a_i = a[i*as], b_i = b[i*bs] as float (strides 0 or 1) and fused multiply-adds,
  *   mode 0 (both spans): v = fma(a_i, ra, fma(b_i, rb, fixed))
  *   mode 1 (A scalar):   v = fma(b_i, rb, fixed + a_i*ra)      (the product rounded on its own)
@@ -522,7 +522,7 @@ typedef void (*QrF32HistFn)(const float *x, int64_t n, float lo, float hi, int32
 /* Fake quantization (QuantizeLinear then DequantizeLinear in float32):
  *   q    = saturate(rint(x / scale) + zp) into [qmin, qmax] (clamp first, in float; NaN -> qmin)
  *   y[i] = (float)(q - zp) * scale
- * with a true division, bit-exact with ops/quant.c. y may equal x. */
+ * with a true division, bit-exact with ops/qdq.c. y may equal x. */
 typedef void (*QrF32FakeQuantFn)(const float *x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax,
                                  float *y);
 

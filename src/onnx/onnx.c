@@ -365,7 +365,6 @@ static QrStatus qr__onnx_graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const
         if (!n->name) return qr_errf(QR_ERR_NOMEM, "out of memory");
         QR_TRY(qr_strmap_put(&node_names, &g->arena, n->name, (int)i));
         n->opset = n->domain[0] == 0 ? g->opset : strcmp(n->domain, "com.microsoft") == 0 ? g->opset_ms : 1;
-        n->def = qr_op_find(n->domain, n->op_type);
         n->n_in = (int)np->n_input;
         n->n_out = (int)np->n_output;
         n->in = qr_arena_array(&g->arena, np->n_input + 1, sizeof(int));
@@ -384,23 +383,6 @@ static QrStatus qr__onnx_graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const
         if (!n->attr) return qr_errf(QR_ERR_NOMEM, "out of memory");
         for (size_t k = 0; k < np->n_attribute; k++)
             QR_TRY(qr__onnx_attr_from_proto(cx, n->name, np->attribute[k], &n->attr[k]));
-        if (n->def) {
-            const QrOpDef *d = n->def;
-            if (n->n_in < d->min_in || (d->max_in >= 0 && n->n_in > d->max_in) || n->n_out < d->min_out ||
-                (d->max_out >= 0 && n->n_out > d->max_out))
-                return qr_errf(QR_ERR_INVALID, "%s: node '%s' (%s) has %d inputs and %d outputs; expected %d..%d "
-                               "inputs and %d..%d outputs", cx->path, n->name, n->op_type, n->n_in, n->n_out,
-                               d->min_in, d->max_in, d->min_out, d->max_out);
-            /* Ops read required inputs unchecked: the first min_in inputs are required but for
-             * those the op lists as optional (com.microsoft's QLinear* zero points). */
-            for (int k = 0; k < d->min_in; k++)
-                if (n->in[k] < 0 && !(k < 32 && (d->opt_in >> k & 1u)))
-                    return qr_errf(QR_ERR_INVALID, "%s: node '%s' (%s): required input %d has no name", cx->path,
-                                   n->name, n->op_type, k);
-            if (n->n_out > 0 && n->out[0] < 0)   /* output 0 is required in every operator */
-                return qr_errf(QR_ERR_INVALID, "%s: node '%s' (%s): required output 0 has no name", cx->path,
-                               n->name, n->op_type);
-        }
     }
     for (size_t i = 0; i < gp->n_value_info; i++) {
         const Onnx__ValueInfoProto *vi = gp->value_info[i];
@@ -447,13 +429,13 @@ static QrStatus qr__onnx_load_decoded(const char *path, const char *dir, const u
 }
 
 #ifdef QR_TESTING
-QR_TESTAPI QrStatus qr_onnx_load_buffer(const char *path, const char *dir, const unsigned char *buf, size_t len,
+QR_TESTAPI QrStatus qr_onnx_read_buffer(const char *path, const char *dir, const unsigned char *buf, size_t len,
                                         QrGraph **out) {
     return qr__onnx_load_decoded(path, dir, buf, len, NULL, out);
 }
 #endif
 
-static QrStatus qr_onnx_load(const char *path, QrGraph **out) {
+static QrStatus qr_onnx_read(const char *path, QrGraph **out) {
     unsigned char *buf;
     size_t len;
     QrStatus st = qr_file_read(path, QR_ONNX_MAX_PROTO, &buf, &len);

@@ -8,12 +8,13 @@
  * beyond that live in external data files, which have no such limit). */
 #define QR_ONNX_MAX_PROTO ((size_t)2 << 30)
 
-/* Loads a model. On success *out owns everything (qr_graph_free). Messages name
- * the file and the tensor/node at fault. */
-static QrStatus qr_onnx_load(const char *path, QrGraph **out);
+/* Reads a model into the IR, its nodes not yet bound to operators (QrNode.def NULL: run/'s
+ * qr_run_load reads and binds, which is what every command wants). On success *out owns
+ * everything (qr_graph_free). Messages name the file and the tensor/node at fault. */
+static QrStatus qr_onnx_read(const char *path, QrGraph **out);
 #ifdef QR_TESTING
-/* Loads a model from a buffer the caller keeps (tests, fuzz). */
-QR_TESTAPI QrStatus qr_onnx_load_buffer(const char *path_for_messages, const char *dir,
+/* Reads a model from a buffer the caller keeps (tests, fuzz; qr_run_load_buffer binds). */
+QR_TESTAPI QrStatus qr_onnx_read_buffer(const char *path_for_messages, const char *dir,
                                         const unsigned char *buf, size_t len, QrGraph **out);
 #endif
 /* TensorProto .pb files (the ONNX test-data format). */

@@ -4,7 +4,7 @@
  * DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul [-> Add]) and QLinearSoftmax.
  *
  * The integers are ORT's: exact int32 dot products, A quantized by DynamicQuantizeLinear's
- * arithmetic (qr_quant_dynamic_params, qr_quant_quantize_f32), float outputs formed as MLAS's
+ * arithmetic (qr_op_dynamic_params, qr_quant_quantize_f32), float outputs formed as MLAS's
  * scale-and-bias output stage ((float)acc * (a_scale * b_scale), then + bias). QLinearSoftmax
  * builds ORT's float32 exp table and requantizes with its float operations.
  *
@@ -111,7 +111,7 @@ static QrStatus qr__ci_mm_exec_as(QrOpCtx *c, bool dynamic) {
     int32_t a_zp = 0;
     if (dynamic) {   /* DynamicQuantizeLinear of the whole of A (uint8) */
         const float *pa = a->data;
-        qr_quant_dynamic_params(pa, a->numel, &a_scale, &a_zp);
+        qr_op_dynamic_params(pa, a->numel, &a_scale, &a_zp);
         QrQuantRange r = { 0, 255 };
         for (int64_t i = 0; i < total; i++) qa[i] = qr_quant_quantize_f32(pa[i], a_scale, a_zp, r) - a_zp;
     } else {

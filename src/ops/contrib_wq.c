@@ -10,13 +10,13 @@
  * agree with ORT within float32 rounding (the summation order of MLAS's blocked kernels is not
  * reproduced), not bit for bit; tests/test_contrib.c says how close.
  *
- * Map: MatMulNBits geometry (read by quant/blocks.c, below ops/, which the twin shares) · weight dequantization (shared with the analyses: a weight-only
+ * Map: MatMulNBits geometry (read by qarith/blocks.c, below ops/, which the twin shares) · weight dequantization (shared with the analyses: a weight-only
  * node is the quantizer of its weight) · the float and the int8-activation products ·
  * MatMulBnb4 · GatherBlockQuantized · table. */
 
 /* ==== MatMulNBits: geometry ========================================================== */
 
-/* The geometry and the code layout are quant/blocks' (QrBlkNBits); the operator adds the node's
+/* The geometry and the code layout are qarith/blocks' (QrBlkNBits); the operator adds the node's
  * name to their errors and refuses nodes whose work exceeds the limit. */
 
 static QrStatus qr__wq_fail(const QrOpCtx *c, QrStatus st) {
@@ -194,7 +194,7 @@ static QrStatus qr__wq_nbits_exec(QrOpCtx *c) {
 
 /* ==== MatMulBnb4 (bitsandbytes FP4 / NF4) =============================================== */
 
-/* MatMulBnb4(A, B, absmax): Y = A @ W^T, W (N, K) dequantized as quant/blocks describes
+/* MatMulBnb4(A, B, absmax): Y = A @ W^T, W (N, K) dequantized as qarith/blocks describes
  * (QrBlkBnb4: table[code] * absmax per block, in float32; ORT dequantizes W and runs its float
  * GEMM). transB must be 1 (the only layout ORT's CPU kernel computes). */
 static QrStatus qr__wq_bnb4_geom(const QrOpCtx *c, QrBlkBnb4 *g) {

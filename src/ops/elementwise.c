@@ -931,7 +931,7 @@ static QrStatus qr__ew_cast_exec(QrOpCtx *c) {
         uint8_t *py = y->data;
         for (int64_t i = 0; i < x->numel; i++) {
             double v = qr_tensor_get_f64(x, i);
-            py[i] = y->dtype == QR_DT_F8E8M0 ? qr_f32_to_e8m0((float)v, sat, rm) : qr_f64_to_f8(v, y->dtype, sat);
+            py[i] = y->dtype == QR_DT_F8E8M0 ? qr_tensor_f32_to_e8m0((float)v, sat, rm) : qr_f64_to_f8(v, y->dtype, sat);
         }
         return QR_OK;
     }

@@ -1,5 +1,5 @@
 /* ops/q_conv — integer convolution: QLinearConv, ConvInteger, com.microsoft QLinearConv and the internal
- * QLinearConv. Shared helpers: ops/quant.c (see its map). */
+ * QLinearConv. Shared helpers: ops/qdq.c (see its map). */
 
 /* ==== integer convolution (QLinearConv, ConvInteger) ================================ */
 
@@ -532,7 +532,7 @@ static QrStatus qr__qcv_conv_run(QrOpCtx *c, const QrQConv *g, const QrQConvIn *
 /* Accumulator of a convolution with weights w ([M][kk]) minus their zero points wz (wzs 0: one,
  * 1: per M), input type xdt / zero point xzp and optional int32 bias: s32 for 8-bit operands,
  * else the bound max_m (amax * sum_k |w[m][k] - wz[m]| + |bias[m]|) decides (qr_quant_acc_choose). */
-static QrQuantAcc qr_quant_conv_acc(QrDType xdt, int32_t xzp, const QrTensor *w, const int32_t *wz, int64_t nwz,
+static QrQuantAcc qr_op_conv_acc(QrDType xdt, int32_t xzp, const QrTensor *w, const int32_t *wz, int64_t nwz,
                                     int64_t wzs, int64_t M, int64_t kk, const int32_t *bias) {
     if (qr_quant_is_8bit(xdt) && qr_quant_is_8bit(w->dtype)) return QR_QACC_S32;
     bool fit = qr_quant_fits_s16(xdt, xzp);
@@ -642,7 +642,7 @@ static QrStatus qr__qcv_qlconv_exec(QrOpCtx *c) {
     QrQConvIn in = { c->in[0], c->in[3], o.nhwc, qr_op_q_scalar_zp(c, 2), wz, nwz > 1 ? 1 : 0, NULL };
     const QrTensor *pk = qr_op_q_is_int_op(c) ? qr_op_in(c, 9) : NULL;
     if (pk && pk->dtype == QR_DT_U8 && pk->rank == 1) in.w_packed = pk->data;
-    o.kind = qr_quant_conv_acc(in.x->dtype, in.xz, in.w, wz, nwz, in.wzs, g.M, g.Cg * g.k_sz, o.bias);
+    o.kind = qr_op_conv_acc(in.x->dtype, in.xz, in.w, wz, nwz, in.wzs, g.M, g.Cg * g.k_sz, o.bias);
     QR_TRY(qr_op_q_out_range(c, c->out[0]->dtype, &o.r));
     return qr__qcv_conv_run(c, &g, &in, &o);
 }

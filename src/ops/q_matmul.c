@@ -1,5 +1,5 @@
 /* ops/q_matmul — batched integer matmul: QLinearMatMul, MatMulInteger, com.microsoft QGemm and qreport's internal
- * forms (QR_QUANT_INT_DOMAIN), with the integer operands and work memory integer Conv shares. Shared helpers: ops/quant.c (see its map). */
+ * forms (QR_QUANT_INT_DOMAIN), with the integer operands and work memory integer Conv shares. Shared helpers: ops/qdq.c (see its map). */
 
 /* ==== batched integer matmul (QLinearMatMul, MatMulInteger, QGemm) =================== */
 

@@ -1,5 +1,5 @@
 /* ops/qlinear — com.microsoft QLinear* ops (Add, Mul, Sigmoid, LeakyRelu, Concat, GlobalAveragePool,
- * AveragePool) and the internal DqGemm, QMaxPool and QRequantize. Shared helpers: ops/quant.c (see its map). */
+ * AveragePool) and the internal DqGemm, QMaxPool and QRequantize. Shared helpers: ops/qdq.c (see its map). */
 
 /* ==== com.microsoft elementwise: QLinearAdd, QLinearMul ============================== */
 
@@ -176,7 +176,7 @@ static QrStatus qr__ql_qlmul_exec(QrOpCtx *c) { return qr__ql_qlbin_exec(c, true
  * float32, quantize with MlasQuantizeLinear; the op is then a table lookup. */
 typedef float (*QrQUnaryFn)(float v, float arg);
 
-static void qr_quant_build_table(uint8_t table[256], QrDType dt, float xs, int32_t xz, float ys, int32_t yz,
+static void qr_op_build_table(uint8_t table[256], QrDType dt, float xs, int32_t xz, float ys, int32_t yz,
                                  QrQUnaryFn fn, float arg) {
     QrQuantRange r;
     qr_quant_range(dt, &r);
@@ -189,7 +189,7 @@ static void qr_quant_build_table(uint8_t table[256], QrDType dt, float xs, int32
 
 /* MLAS's logistic (MlasComputeLogisticF32KernelFma3): Eigen's rational approximation on
  * x clamped to [-18, 18], evaluated with fused multiply-adds, result clamped at 0. */
-static float qr_quant_logistic_f32(float x, float unused) {
+static float qr_op_logistic_f32(float x, float unused) {
     QR_UNUSED(unused);
     if (!(x >= -18.0f)) x = -18.0f;   /* vmaxps(lower, x): NaN takes the bound */
     if (x > 18.0f) x = 18.0f;
@@ -226,7 +226,7 @@ static QrStatus qr__ql_qlunary_shape(QrOpCtx *c) {
 static QrStatus qr__ql_qlunary_exec(QrOpCtx *c, QrQUnaryFn fn, float arg) {
     const QrTensor *x = c->in[0];
     uint8_t table[256];
-    qr_quant_build_table(table, x->dtype, qr_op_q_scalar_f(c, 1), qr_op_q_scalar_zp(c, 2), qr_op_q_scalar_f(c, 3),
+    qr_op_build_table(table, x->dtype, qr_op_q_scalar_f(c, 1), qr_op_q_scalar_zp(c, 2), qr_op_q_scalar_f(c, 3),
                          qr_op_q_scalar_zp(c, 4), fn, arg);
     const uint8_t *px = x->data;
     uint8_t *py = c->out[0]->data;
@@ -234,7 +234,7 @@ static QrStatus qr__ql_qlunary_exec(QrOpCtx *c, QrQUnaryFn fn, float arg) {
     return QR_OK;
 }
 
-static QrStatus qr__ql_qlsigmoid_exec(QrOpCtx *c) { return qr__ql_qlunary_exec(c, qr_quant_logistic_f32, 0.0f); }
+static QrStatus qr__ql_qlsigmoid_exec(QrOpCtx *c) { return qr__ql_qlunary_exec(c, qr_op_logistic_f32, 0.0f); }
 static QrStatus qr__ql_qlleaky_exec(QrOpCtx *c) {
     return qr__ql_qlunary_exec(c, qr__ql_leaky, qr_attr_float(c->node, "alpha", 0.01f));
 }
@@ -332,7 +332,7 @@ static QrStatus qr__ql_qlconcat_exec(QrOpCtx *c) {
         float xs = qr_op_q_scalar_f(c, i + 1);
         int32_t xz = qr_op_q_scalar_zp(c, i + 2);
         bool copy = xs == ys && xz == yz;
-        if (!copy) qr_quant_build_table(table, t->dtype, xs, xz, ys, yz, NULL, 0.0f);
+        if (!copy) qr_op_build_table(table, t->dtype, xs, xz, ys, yz, NULL, 0.0f);
         int64_t pitch = t->dims[axis] * after;
         const uint8_t *src = t->data;
         uint8_t *dst = (uint8_t *)y->data + yoff;

@@ -2,7 +2,7 @@
  *
  * Map: the build (values the lowered graph adds, value access) · Q/DQ and activation
  * recognition · bias · accumulator report · one recogniser per op type · MaxPool moved into
- * the integer domain · qr_quant_lower · int vs sim comparison. */
+ * the integer domain · qr_lower_graph · int vs sim comparison. */
 
 /* ==== the build =================================================================== */
 
@@ -30,6 +30,7 @@ typedef struct QrLwBuild {
     int n_prop;
     QrLwProp *props;                  /* at most one per node */
     int *vdq;                         /* per value of g: the QrLwProp whose DQ now writes it, or -1 */
+    bool int16_integer;               /* 16-bit groups lowered too (qr_lower_graph) */
 } QrLwBuild;
 
 /* The tensor behind value v of the lowered graph (g's, or one the build adds). */
@@ -625,11 +626,6 @@ static bool qr__lw_candidate(const QrLwBuild *b, const QrNode *n) {
     return false;
 }
 
-/* 16-bit groups: float (ONNX Runtime's CPU provider) unless set to integer (an NPU). */
-static bool qr__lw_int16_integer;
-
-static void qr_quant_lower_set_int16(bool integer) { qr__lw_int16_integer = integer; }
-
 static bool qr__lw_is16(QrDType dt) { return dt == QR_DT_U16 || dt == QR_DT_S16; }
 
 /* Group gr of node n quantizes something to 16 bits: its output or one of its inputs. */
@@ -654,7 +650,7 @@ static QrStatus qr__lw_propagate(QrLwBuild *b, int ni, bool *done) {
     if (!qr__lw_is(n, "MaxPool") || n->out[0] < 0 || qr__lw_indices_used(g, n) || g->values[n->out[0]].is_output)
         return QR_OK;
     if (qr__lw_dq(b, n->in[0], false, &x) || !qr_quant_is_act(x.dt) || !(qr__lw_f(b, x.scale, 0) > 0)) return QR_OK;
-    if (qr__lw_is16(x.dt) && !qr__lw_int16_integer) return QR_OK;   /* 16-bit: stays float */
+    if (qr__lw_is16(x.dt) && !b->int16_integer) return QR_OK;   /* 16-bit: stays float */
     QrLwProp *p = &b->props[b->n_prop];
     memset(p, 0, sizeof *p);
     p->op = ni;
@@ -669,7 +665,7 @@ static QrStatus qr__lw_propagate(QrLwBuild *b, int ni, bool *done) {
     return QR_OK;
 }
 
-/* ==== qr_quant_lower ============================================================== */
+/* ==== qr_lower_graph ============================================================== */
 
 static void qr_lower_info_free(QrLowerInfo *info) {
     if (!info) return;
@@ -699,7 +695,7 @@ static QrStatus qr__lw_add_node(QrGraph *out, int *no, const char *name, const c
         at[n_attr + 1] = (QrAttr){ .name = "qmax", .type = QR_ATTR_INT, .i = qmax };
     }
     out->n_nodes = *no;                               /* kept nodes are copied in place up to here */
-    QR_TRY(qr_graph_add_node(out, name, op, domain, n_in, in, 1, &y, na, at, NULL));
+    QR_TRY(qr_run_add_node(out, name, op, domain, n_in, in, 1, &y, na, at, NULL));
     *no = out->n_nodes;
     return QR_OK;
 }
@@ -707,7 +703,7 @@ static QrStatus qr__lw_add_node(QrGraph *out, int *no, const char *name, const c
 /* A float Gemm left out of the integer groups whose B is DequantizeLinear of a constant 8-bit
  * matrix [N, K] (transB, per-tensor or per row along axis 0, float32 scale; a QAT weight's
  * QuantizeLinear of constants is folded now, as for the convolutions): it becomes
- * qreport.int.DqGemm(A, Bq, b_scale, b_zp, C) (ops/quant.c), the same float arithmetic on
+ * qreport.int.DqGemm(A, Bq, b_scale, b_zp, C) (ops/qdq.c), the same float arithmetic on
  * the weight dequantized in registers (MobileNetV2's classifier: 1.3 MB read per run
  * instead of the 5 MB float copy). Fills in[5] and sets *ok when n is such a Gemm. */
 static QrStatus qr__lw_dqgemm(QrLwBuild *b, const QrNode *n, int *in, bool *ok) {
@@ -735,11 +731,89 @@ static QrStatus qr__lw_dqgemm(QrLwBuild *b, const QrNode *n, int *in, bool *ok) 
     return QR_OK;
 }
 
-static QrStatus qr_quant_lower(const QrGraph *g, const QrQuantTable *t, QrGraph *out, QrLowerInfo *info) {
+/* A MaxPool on integers (qr__lw_propagate's QrLwProp p, source node ni) and the DequantizeLinear
+ * moved behind it, appended to out at *no (advanced), recorded as a group of info. */
+static QrStatus qr__lw_emit_prop(QrGraph *out, int *no, QrLowerInfo *info, const QrLwProp *p, int ni, const QrNode *n) {
+    int in[5] = { p->dq.x, p->dq.scale, p->zp, p->dq.scale, p->zp };
+    int dq_in[3] = { p->int_out, p->dq.scale, p->zp };
+    QrQuantRange rg;
+    qr_quant_range(p->dq.dt, &rg);
+    QrLowerGroup *lg = &info->groups[info->n_groups++];
+    memset(lg, 0, sizeof *lg);
+    lg->op_node = ni;
+    lg->name = n->name;
+    lg->pattern = "DQ-MaxPool => MaxPool-DQ";
+    lg->int_op = QR_QUANT_INT_DOMAIN ".QMaxPool";
+    lg->act_node = lg->q_node = -1;
+    lg->out_value = p->int_out;
+    lg->out_quantizer = -1;
+    lg->node = *no;
+    lg->in_dtype = lg->out_dtype = p->dq.dt;
+    lg->acc = QR_QACC_NONE;
+    lg->qmin = rg.lo;
+    lg->qmax = rg.hi;
+    lg->note = "DequantizeLinear moved behind the MaxPool (max commutes with it): its readers can be lowered";
+    info->node_map[ni] = *no;
+    info->node_origin[*no] = ni;
+    QrStatus st = qr__lw_add_node(out, no, n->name, QR_QUANT_INT_DOMAIN, "QMaxPool", in, 5, p->int_out, n->attr,
+                                  n->n_attr, true, rg.lo, rg.hi);
+    const char *dq_name = qr_arena_printf(&out->arena, "%s/DequantizeLinear__qreport_int", n->name);
+    info->node_origin[*no] = ni;
+    if (st == QR_OK && !dq_name) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK)
+        st = qr__lw_add_node(out, no, dq_name, "", "DequantizeLinear", dq_in, 3, n->out[0], NULL, 0, false, 0,
+                             0);
+    return st;
+}
+
+/* Group gr's integer node (DQ -> op [-> activation] -> Q of g, t: g's quantizer table) appended to
+ * out at *no (advanced), in its QuantizeLinear's place, recorded in info->groups (A: info's arena). */
+static QrStatus qr__lw_emit_group(QrGraph *out, int *no, QrLowerInfo *info, QrArena *A, const QrGraph *g,
+                                  const QrQuantTable *t, const QrLwGroup *gr) {
+    const QrNode *op = &g->nodes[gr->op];
+    info->node_origin[*no] = gr->op;
+    QrLowerGroup *lg = &info->groups[info->n_groups++];
+    lg->op_node = gr->op;
+    lg->name = op->name;
+    lg->pattern = qr_arena_printf(A, "DQ-%s%s%s-Q", op->op_type, gr->act >= 0 ? "-" : "",
+                                  gr->act >= 0 ? g->nodes[gr->act].op_type : "");
+    lg->int_op = qr_arena_printf(A, "%s.%s", gr->domain ? gr->domain : QR_QUANT_INT_DOMAIN, gr->op_type);
+    lg->act_node = gr->act;
+    lg->q_node = gr->q;
+    lg->out_value = gr->oq.out;
+    lg->out_quantizer = t && t->by_value ? t->by_value[gr->oq.out] : -1;
+    lg->node = *no;
+    lg->in_dtype = gr->in_dt;
+    lg->w_dtype = gr->w_dt;
+    lg->out_dtype = gr->oq.dt;
+    lg->acc = gr->acc;
+    lg->qmin = gr->qmin;
+    lg->qmax = gr->qmax;
+    lg->note = gr->note;
+    QrStatus st = !lg->pattern || !lg->int_op ? qr_errf(QR_ERR_NOMEM, "out of memory") : QR_OK;
+    const QrAttr *attrs = op->attr;
+    int n_attr = gr->copy_attrs ? op->n_attr : 0;
+    if (st == QR_OK && gr->opset_attr > 0) {          /* the op's attributes and `opset` */
+        QrAttr *at = qr_arena_array(&out->arena, (size_t)n_attr + 1, sizeof *at);
+        if (!at) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        else {
+            if (n_attr) memcpy(at, op->attr, (size_t)n_attr * sizeof *at);
+            at[n_attr++] = (QrAttr){ .name = "opset", .type = QR_ATTR_INT, .i = gr->opset_attr };
+            attrs = at;
+        }
+    }
+    if (st == QR_OK)
+        st = qr__lw_add_node(out, no, op->name, gr->domain ? gr->domain : QR_QUANT_INT_DOMAIN, gr->op_type, gr->in,
+                             gr->n_in, gr->oq.out, attrs, n_attr, !gr->domain, gr->qmin, gr->qmax);
+    return st;
+}
+
+static QrStatus qr_lower_graph(const QrGraph *g, const QrQuantTable *t, bool int16_integer, QrGraph *out,
+                               QrLowerInfo *info) {
     memset(out, 0, sizeof *out);
     memset(info, 0, sizeof *info);
     QrArena *A = &info->arena;
-    QrLwBuild b = { .g = g, .arena = A };
+    QrLwBuild b = { .g = g, .arena = A, .int16_integer = int16_integer };
     const char *path = g->path ? g->path : "model";
     int nn = g->n_nodes;
     info->n_nodes_in = nn;
@@ -774,7 +848,7 @@ static QrStatus qr_quant_lower(const QrGraph *g, const QrQuantTable *t, QrGraph 
         if (st != QR_OK) return qr__lw_fail(NULL, &b, info, st);
         if (!why && (removed[gr->q] || (gr->act >= 0 && removed[gr->act])))
             why = "its QuantizeLinear belongs to another group";
-        if (!why && !qr__lw_int16_integer && qr__lw_group16(&b, n, gr))
+        if (!why && !b.int16_integer && qr__lw_group16(&b, n, gr))
             why = "a 16-bit Q/DQ group: float, as ONNX Runtime's CPU provider runs it (--int16 integer lowers it)";
         if (why) {
             qr__lw_rollback(&b, mark);
@@ -853,76 +927,12 @@ static QrStatus qr_quant_lower(const QrGraph *g, const QrQuantTable *t, QrGraph 
             continue;
         }
         if (prop_of[ni] >= 0) {                          /* MaxPool on integers, then DequantizeLinear */
-            const QrLwProp *p = &b.props[prop_of[ni]];
-            int in[5] = { p->dq.x, p->dq.scale, p->zp, p->dq.scale, p->zp };
-            int dq_in[3] = { p->int_out, p->dq.scale, p->zp };
-            QrQuantRange rg;
-            qr_quant_range(p->dq.dt, &rg);
-            QrLowerGroup *lg = &info->groups[info->n_groups++];
-            memset(lg, 0, sizeof *lg);
-            lg->op_node = ni;
-            lg->name = n->name;
-            lg->pattern = "DQ-MaxPool => MaxPool-DQ";
-            lg->int_op = QR_QUANT_INT_DOMAIN ".QMaxPool";
-            lg->act_node = lg->q_node = -1;
-            lg->out_value = p->int_out;
-            lg->out_quantizer = -1;
-            lg->node = no;
-            lg->in_dtype = lg->out_dtype = p->dq.dt;
-            lg->acc = QR_QACC_NONE;
-            lg->qmin = rg.lo;
-            lg->qmax = rg.hi;
-            lg->note = "DequantizeLinear moved behind the MaxPool (max commutes with it): its readers can be lowered";
-            info->node_map[ni] = no;
-            info->node_origin[no] = ni;
-            st = qr__lw_add_node(out, &no, n->name, QR_QUANT_INT_DOMAIN, "QMaxPool", in, 5, p->int_out, n->attr,
-                                 n->n_attr, true, rg.lo, rg.hi);
-            const char *dq_name = qr_arena_printf(&out->arena, "%s/DequantizeLinear__qreport_int", n->name);
-            info->node_origin[no] = ni;
-            if (st == QR_OK && !dq_name) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-            if (st == QR_OK)
-                st = qr__lw_add_node(out, &no, dq_name, "", "DequantizeLinear", dq_in, 3, n->out[0], NULL, 0, false, 0,
-                                     0);
+            st = qr__lw_emit_prop(out, &no, info, &b.props[prop_of[ni]], ni, n);
             continue;
         }
         int gi = group_of[ni];
         if (gi < 0 || groups[gi].q != ni) continue;      /* the integer node takes its Q's place */
-        QrLwGroup *gr = &groups[gi];
-        const QrNode *op = &g->nodes[gr->op];
-        info->node_origin[no] = gr->op;
-        QrLowerGroup *lg = &info->groups[info->n_groups++];
-        lg->op_node = gr->op;
-        lg->name = op->name;
-        lg->pattern = qr_arena_printf(A, "DQ-%s%s%s-Q", op->op_type, gr->act >= 0 ? "-" : "",
-                                      gr->act >= 0 ? g->nodes[gr->act].op_type : "");
-        lg->int_op = qr_arena_printf(A, "%s.%s", gr->domain ? gr->domain : QR_QUANT_INT_DOMAIN, gr->op_type);
-        lg->act_node = gr->act;
-        lg->q_node = gr->q;
-        lg->out_value = gr->oq.out;
-        lg->out_quantizer = t && t->by_value ? t->by_value[gr->oq.out] : -1;
-        lg->node = no;
-        lg->in_dtype = gr->in_dt;
-        lg->w_dtype = gr->w_dt;
-        lg->out_dtype = gr->oq.dt;
-        lg->acc = gr->acc;
-        lg->qmin = gr->qmin;
-        lg->qmax = gr->qmax;
-        lg->note = gr->note;
-        if (!lg->pattern || !lg->int_op) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-        const QrAttr *attrs = op->attr;
-        int n_attr = gr->copy_attrs ? op->n_attr : 0;
-        if (st == QR_OK && gr->opset_attr > 0) {          /* the op's attributes and `opset` */
-            QrAttr *at = qr_arena_array(&out->arena, (size_t)n_attr + 1, sizeof *at);
-            if (!at) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-            else {
-                if (n_attr) memcpy(at, op->attr, (size_t)n_attr * sizeof *at);
-                at[n_attr++] = (QrAttr){ .name = "opset", .type = QR_ATTR_INT, .i = gr->opset_attr };
-                attrs = at;
-            }
-        }
-        if (st == QR_OK)
-            st = qr__lw_add_node(out, &no, op->name, gr->domain ? gr->domain : QR_QUANT_INT_DOMAIN, gr->op_type, gr->in,
-                                 gr->n_in, gr->oq.out, attrs, n_attr, !gr->domain, gr->qmin, gr->qmax);
+        st = qr__lw_emit_group(out, &no, info, A, g, t, &groups[gi]);
     }
     if (st != QR_OK) return qr__lw_fail(out, NULL, info, st);
     out->n_nodes = no;
@@ -940,7 +950,7 @@ static QrStatus qr_quant_lower(const QrGraph *g, const QrQuantTable *t, QrGraph 
         shapes[i] = g->values[g->inputs[i]].t;
         shapes[i].owned = false;
     }
-    st = qr_graph_infer(out, shapes);
+    st = qr_run_infer(out, shapes);
     free(shapes);
     if (st != QR_OK) return qr__lw_fail(out, NULL, info, qr_err_wrap(st, "lowering '%s' to integer ops", path));
     return QR_OK;

@@ -44,7 +44,7 @@ typedef struct QrLowerInfo {
     int *node_origin;       /* per node of the lowered graph: its node in g (fused: the compute node) */
 } QrLowerInfo;
 
-/* Builds in *out the int-mode version of g (shape-inferred, e.g. by qr_graph_infer; t is its
+/* Builds in *out the int-mode version of g (shape-inferred, e.g. by qr_run_infer; t is its
  * quantizer table). Value indices and names are those of g — new values (integer biases, zero
  * points, integer MaxPool outputs) are appended after them — so taps, the match table and t keep
  * working; node
@@ -67,13 +67,13 @@ typedef struct QrLowerInfo {
  * runs then neither quantize nor pack weights (out owns these constants).
  * Fails only on allocation failure or an invalid g (out and info are then empty); unsupported
  * patterns are listed in info->skipped and stay float. */
-static QrStatus qr_quant_lower(const QrGraph *g, const QrQuantTable *t, QrGraph *out, QrLowerInfo *info);
-/* 16-bit groups (a uint16/int16 DequantizeLinear input or QuantizeLinear output): by default
- * they stay float, as ONNX Runtime's CPU provider runs them (its 'all' output equals
- * 'disabled' on 16-bit QDQ models; listed in info->skipped); with integer = true they are
- * lowered onto the integer kernels like an NPU (Qualcomm HTP) runs them. Process-wide
- * (`--int16 float|integer`); MaxPool's DequantizeLinear move follows the same choice. */
-static void qr_quant_lower_set_int16(bool integer);
+/* int16_integer: 16-bit groups (a uint16/int16 DequantizeLinear input or QuantizeLinear output)
+ * stay float when false, as ONNX Runtime's CPU provider runs them (its 'all' output equals
+ * 'disabled' on 16-bit QDQ models; listed in info->skipped); when true they are lowered onto
+ * the integer kernels like an NPU (Qualcomm HTP) runs them (`--int16 float|integer`);
+ * MaxPool's DequantizeLinear move follows the same choice. */
+static QrStatus qr_lower_graph(const QrGraph *g, const QrQuantTable *t, bool int16_integer, QrGraph *out,
+                               QrLowerInfo *info);
 static void qr_lower_info_free(QrLowerInfo *info);
 
 /* ---- int vs sim per layer ---------------------------------------------------------------- */

@@ -12,17 +12,6 @@
  * Every integer value of the source is still produced in the twin (by a
  * QuantizeLinear), so value indices, names and taps keep their meaning. */
 
-typedef struct QrTwCtx {
-    const QrGraph *s;
-    QrTwin *tw;
-    int cap_origin;
-    int origin;              /* source node being rewritten */
-    int *dq_cache;           /* per source value: twin DQ output already made for it, or -1 */
-    int *dq_scale;           /* the scale value that DQ used */
-    bool *consumed;          /* per source node: absorbed into a rewritten pattern */
-} QrTwCtx;
-
-static bool qr__tw_is(const QrNode *n, const char *op) { return strcmp(n->op_type, op) == 0; }
 
 /* Ops that move or select elements without arithmetic: on an integer input
  * they keep its quantization (Pad is not one: its pad value ignores the zero point). */
@@ -39,42 +28,6 @@ static bool qr__tw_is_int(const QrGraph *g, int v) {
     return d == QR_DT_S8 || d == QR_DT_U8 || d == QR_DT_S16 || d == QR_DT_U16 || d == QR_DT_S4 || d == QR_DT_U4;
 }
 
-static QrStatus qr__tw_add(QrTwCtx *cx, const char *name, const char *op, const char *domain, int n_in, const int *in,
-                           int n_out, const int *out, int n_attr, const QrAttr *attr) {
-    QrTwin *tw = cx->tw;
-    int idx = -1;
-    QR_TRY(qr_graph_add_node(&tw->g, name, op, domain, n_in, in, n_out, out, n_attr, attr, &idx));
-    if (idx >= cx->cap_origin) {
-        int cap = QR_MAX(64, cx->cap_origin * 2);
-        int *no = realloc(tw->origin, (size_t)cap * sizeof(int));
-        if (!no) return qr_errf(QR_ERR_NOMEM, "out of memory");
-        tw->origin = no;
-        cx->cap_origin = cap;
-    }
-    tw->origin[idx] = cx->origin;
-    return QR_OK;
-}
-
-/* A new float value of the twin named after `base`. */
-static QrStatus qr__tw_value(QrTwCtx *cx, const char *base, const char *suffix, int *v) {
-    QrGraph *g = &cx->tw->g;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s%s", base, suffix);
-    const char *name = qr_graph_fresh_name(g, buf);
-    if (!name) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    return qr_graph_value(g, name, v);
-}
-
-/* A new constant of the twin (takes ownership of t's data). */
-static QrStatus qr__tw_const(QrTwCtx *cx, const char *base, QrTensor *t, int *v) {
-    QR_TRY(qr__tw_value(cx, base, "", v));
-    QrValue *val = &cx->tw->g.values[*v];
-    val->t = *t;
-    val->is_init = val->is_const = true;
-    memset(t, 0, sizeof *t);
-    return QR_OK;
-}
-
 /* Quantization parameters (scale, zero point, axis) of integer value v of the
  * source, from its producer; false when unknown. */
 static bool qr__tw_qparams(const QrGraph *s, int v, int *scale, int *zp, int *axis) {
@@ -83,18 +36,18 @@ static bool qr__tw_qparams(const QrGraph *s, int v, int *scale, int *zp, int *ax
         if (p < 0) return false;
         const QrNode *n = &s->nodes[p];
         *axis = -1;
-        if (qr__tw_is(n, "QuantizeLinear")) {
+        if (qr_twk_is(n, "QuantizeLinear")) {
             *scale = n->in[1];
             *zp = n->n_in > 2 ? n->in[2] : -1;
             if (s->values[*scale].t.numel > 1) *axis = (int)qr_attr_int(n, "axis", 1);
             return true;
         }
-        if (qr__tw_is(n, "DynamicQuantizeLinear")) {
+        if (qr_twk_is(n, "DynamicQuantizeLinear")) {
             *scale = n->n_out > 1 ? n->out[1] : -1;
             *zp = n->n_out > 2 ? n->out[2] : -1;
             return *scale >= 0;
         }
-        const QrQopInfo *qi = qr_quant_qop(n);
+        const QrQopInfo *qi = qr_qtable_qop(n);
         if (qi) {
             *scale = qi->y_scale < n->n_in ? n->in[qi->y_scale] : -1;
             *zp = qi->y_zp < n->n_in ? n->in[qi->y_zp] : -1;
@@ -111,12 +64,12 @@ static bool qr__tw_qparams(const QrGraph *s, int v, int *scale, int *zp, int *ax
 static QrStatus qr__tw_dq(QrTwCtx *cx, int v, int scale, int zp, int axis, int *out) {
     if (cx->dq_cache[v] >= 0 && cx->dq_scale[v] == scale) { *out = cx->dq_cache[v]; return QR_OK; }
     const QrGraph *s = cx->s;
-    QR_TRY(qr__tw_value(cx, s->values[v].name, "::dq", out));
+    QR_TRY(qr_twk_value(cx, s->values[v].name, "::dq", out));
     int in[3] = { v, scale, zp };
     QrAttr ax = { .name = "axis", .type = QR_ATTR_INT, .i = axis };
     char name[512];
     snprintf(name, sizeof name, "%s::dq", s->values[v].name);
-    QR_TRY(qr__tw_add(cx, name, "DequantizeLinear", "", zp >= 0 ? 3 : 2, in, 1, out, axis >= 0, &ax));
+    QR_TRY(qr_twk_add(cx, name, "DequantizeLinear", "", zp >= 0 ? 3 : 2, in, 1, out, axis >= 0, &ax));
     if (cx->dq_cache[v] < 0) { cx->dq_cache[v] = *out; cx->dq_scale[v] = scale; }
     return QR_OK;
 }
@@ -125,7 +78,7 @@ static QrStatus qr__tw_q(QrTwCtx *cx, const char *node, int fv, int scale, int z
     int in[3] = { fv, scale, zp };
     char name[512];
     snprintf(name, sizeof name, "%s::q", node);
-    return qr__tw_add(cx, name, "QuantizeLinear", "", zp >= 0 ? 3 : 2, in, 1, &out, 0, NULL);
+    return qr_twk_add(cx, name, "QuantizeLinear", "", zp >= 0 ? 3 : 2, in, 1, &out, 0, NULL);
 }
 
 /* Constant float scale tensor a*b (scalar a, per-channel or scalar b). */
@@ -138,7 +91,7 @@ static QrStatus qr__tw_scale_product(QrTwCtx *cx, int a, int b, const char *base
     QR_TRY(qr_tensor_alloc_data(&t));
     float *p = t.data;
     for (int64_t i = 0; i < n; i++) p[i] = (float)(qr_tensor_get_f64(ta, 0) * qr_tensor_get_f64(tb, i));
-    return qr__tw_const(cx, base, &t, out);
+    return qr_twk_const(cx, base, &t, out);
 }
 
 /* Attributes of n except the named ones (arena copy in the twin). */
@@ -174,7 +127,7 @@ static const QrTwQop qr__tw_qops[] = {
 /* Rewrites one QOperator node; QR_ERR_UNSUPPORTED (no message) = keep it. */
 static QrStatus qr__tw_qop(QrTwCtx *cx, const QrNode *n, const QrQopInfo *qi) {
     const QrTwQop *tq = NULL;
-    for (int i = 0; i < QR_ARRAY_LEN(qr__tw_qops); i++) if (qr__tw_is(n, qr__tw_qops[i].op)) tq = &qr__tw_qops[i];
+    for (int i = 0; i < QR_ARRAY_LEN(qr__tw_qops); i++) if (qr_twk_is(n, qr__tw_qops[i].op)) tq = &qr__tw_qops[i];
     if (!tq || n->out[0] < 0) return QR_ERR_UNSUPPORTED;
     if (qr_attr_int(n, "channels_last", 0)) return QR_ERR_UNSUPPORTED;
     int fin[64], nf = 0;
@@ -187,9 +140,9 @@ static QrStatus qr__tw_qop(QrTwCtx *cx, const QrNode *n, const QrQopInfo *qi) {
             if (x < 0 || sc < 0) return QR_ERR_UNSUPPORTED;
             int axis = -1;
             if (cx->s->values[sc].t.numel > 1) {
-                if (p == 1 && qr__tw_is(n, "QLinearConv")) axis = 0;
-                else if (p == 1 && qr__tw_is(n, "QGemm")) axis = qr_attr_int(n, "transB", 0) ? 0 : 1;
-                else if (p == 1 && qr__tw_is(n, "QLinearMatMul")) axis = cx->s->values[x].t.rank - 1;
+                if (p == 1 && qr_twk_is(n, "QLinearConv")) axis = 0;
+                else if (p == 1 && qr_twk_is(n, "QGemm")) axis = qr_attr_int(n, "transB", 0) ? 0 : 1;
+                else if (p == 1 && qr_twk_is(n, "QLinearMatMul")) axis = cx->s->values[x].t.rank - 1;
                 else return QR_ERR_UNSUPPORTED;
             }
             QR_TRY(qr__tw_dq(cx, x, sc, zp, axis, &fin[nf++]));
@@ -200,12 +153,12 @@ static QrStatus qr__tw_qop(QrTwCtx *cx, const QrNode *n, const QrQopInfo *qi) {
                 int prod, bdq;
                 QrStatus st = qr__tw_scale_product(cx, n->in[1], n->in[4], cx->s->values[b].name, &prod);
                 if (st != QR_OK) return st;
-                QR_TRY(qr__tw_value(cx, cx->s->values[b].name, "::dq", &bdq));
+                QR_TRY(qr_twk_value(cx, cx->s->values[b].name, "::dq", &bdq));
                 int in[2] = { b, prod };
                 QrAttr ax = { .name = "axis", .type = QR_ATTR_INT, .i = 0 };
                 char name[512];
                 snprintf(name, sizeof name, "%s::dq", cx->s->values[b].name);
-                QR_TRY(qr__tw_add(cx, name, "DequantizeLinear", "", 2, in, 1, &bdq, 1, &ax));
+                QR_TRY(qr_twk_add(cx, name, "DequantizeLinear", "", 2, in, 1, &bdq, 1, &ax));
                 fin[nf++] = bdq;
             } else {
                 fin[nf++] = b;
@@ -217,8 +170,8 @@ static QrStatus qr__tw_qop(QrTwCtx *cx, const QrNode *n, const QrQopInfo *qi) {
     int na = qr__tw_attrs(n, drop, 1, attrs, 32);
     bool has_q = qi->y_scale < n->n_in && n->in[qi->y_scale] >= 0;
     int fout = n->out[0];
-    if (has_q) QR_TRY(qr__tw_value(cx, cx->s->values[n->out[0]].name, "::float", &fout));
-    QR_TRY(qr__tw_add(cx, n->name, tq->float_op, "", nf, fin, 1, &fout, na, attrs));
+    if (has_q) QR_TRY(qr_twk_value(cx, cx->s->values[n->out[0]].name, "::float", &fout));
+    QR_TRY(qr_twk_add(cx, n->name, tq->float_op, "", nf, fin, 1, &fout, na, attrs));
     if (has_q) QR_TRY(qr__tw_q(cx, n->name, fout, n->in[qi->y_scale], qi->y_zp < n->n_in ? n->in[qi->y_zp] : -1, n->out[0]));
     return QR_OK;
 }
@@ -228,16 +181,16 @@ static QrStatus qr__tw_intop(QrTwCtx *cx, const QrNode *n) {
     const QrGraph *s = cx->s;
     if (n->n_in < 2 || n->out[0] < 0) return QR_ERR_UNSUPPORTED;
     int cast = qr_graph_single_reader(s, n->out[0]);
-    if (cast < 0 || !qr__tw_is(&s->nodes[cast], "Cast") || qr_attr_int(&s->nodes[cast], "to", 0) != QR_DT_F32)
+    if (cast < 0 || !qr_twk_is(&s->nodes[cast], "Cast") || qr_attr_int(&s->nodes[cast], "to", 0) != QR_DT_F32)
         return QR_ERR_UNSUPPORTED;
     int mul = qr_graph_single_reader(s, s->nodes[cast].out[0]);
-    if (mul < 0 || !qr__tw_is(&s->nodes[mul], "Mul") || s->nodes[mul].n_in != 2) return QR_ERR_UNSUPPORTED;
+    if (mul < 0 || !qr_twk_is(&s->nodes[mul], "Mul") || s->nodes[mul].n_in != 2) return QR_ERR_UNSUPPORTED;
     const QrNode *m = &s->nodes[mul];
     int sp = m->in[0] == s->nodes[cast].out[0] ? m->in[1] : m->in[0];
     int xs, xz, xaxis, ws = -1;
     if (!qr__tw_qparams(s, n->in[0], &xs, &xz, &xaxis) || xaxis >= 0) return QR_ERR_UNSUPPORTED;
     int spp = s->values[sp].producer;
-    if (spp >= 0 && qr__tw_is(&s->nodes[spp], "Mul")) {
+    if (spp >= 0 && qr_twk_is(&s->nodes[spp], "Mul")) {
         const QrNode *pm = &s->nodes[spp];
         if (pm->in[0] == xs && s->values[pm->in[1]].is_const) ws = pm->in[1];
         else if (pm->in[1] == xs && s->values[pm->in[0]].is_const) ws = pm->in[0];
@@ -245,7 +198,7 @@ static QrStatus qr__tw_intop(QrTwCtx *cx, const QrNode *n) {
     if (ws < 0) return QR_ERR_UNSUPPORTED;
     int wz = n->n_in > 3 ? n->in[3] : -1;
     if (wz >= 0 && s->values[wz].t.numel != 1 && s->values[wz].t.numel != s->values[ws].t.numel) return QR_ERR_UNSUPPORTED;
-    bool conv = qr__tw_is(n, "ConvInteger");
+    bool conv = qr_twk_is(n, "ConvInteger");
     int waxis = -1;
     if (s->values[ws].t.numel > 1) waxis = conv ? 0 : s->values[n->in[1]].t.rank - 1;
     int fin[2];
@@ -253,7 +206,7 @@ static QrStatus qr__tw_intop(QrTwCtx *cx, const QrNode *n) {
     QR_TRY(qr__tw_dq(cx, n->in[1], ws, wz, waxis, &fin[1]));
     QrAttr attrs[32];
     int na = qr__tw_attrs(n, NULL, 0, attrs, 32);
-    QR_TRY(qr__tw_add(cx, n->name, conv ? "Conv" : "MatMul", "", 2, fin, 1, &m->out[0], na, attrs));
+    QR_TRY(qr_twk_add(cx, n->name, conv ? "Conv" : "MatMul", "", 2, fin, 1, &m->out[0], na, attrs));
     cx->consumed[cast] = cx->consumed[mul] = true;
     return QR_OK;
 }
@@ -272,9 +225,9 @@ static QrStatus qr__tw_passthrough(QrTwCtx *cx, const QrNode *n) {
     QR_TRY(qr__tw_dq(cx, n->in[0], sc, zp, -1, &in[0]));
     for (int k = 0; k < n->n_out; k++) {
         out[k] = n->out[k];
-        if (out[k] >= 0) QR_TRY(qr__tw_value(cx, s->values[n->out[k]].name, "::float", &out[k]));
+        if (out[k] >= 0) QR_TRY(qr_twk_value(cx, s->values[n->out[k]].name, "::float", &out[k]));
     }
-    QR_TRY(qr__tw_add(cx, n->name, n->op_type, n->domain, n->n_in, in, n->n_out, out, n->n_attr, n->attr));
+    QR_TRY(qr_twk_add(cx, n->name, n->op_type, n->domain, n->n_in, in, n->n_out, out, n->n_attr, n->attr));
     for (int k = 0; k < n->n_out; k++) {
         if (out[k] < 0) continue;
         char name[512];
@@ -284,14 +237,12 @@ static QrStatus qr__tw_passthrough(QrTwCtx *cx, const QrNode *n) {
     return QR_OK;
 }
 
-static QrStatus qr__tw_weight_only(QrTwCtx *cx, const QrNode *n, const char **why);   /* quant/twin_wq.c */
-
 static void qr__tw_keep_note(QrTwCtx *cx, const QrNode *n, const char *why) {
     if (cx->tw->n_kept++ == 0)
         snprintf(cx->tw->note, sizeof cx->tw->note, "node '%s' (%s) has no float twin: %s", n->name, n->op_type, why);
 }
 
-static QrStatus qr_quant_twin_build(const QrGraph *s, const QrTensor *inputs, QrTwin *tw) {
+static QrStatus qr_twin_build(const QrGraph *s, const QrTensor *inputs, QrTwin *tw) {
     memset(tw, 0, sizeof *tw);
     QrTwCtx cx = { .s = s, .tw = tw };
     cx.dq_cache = malloc(((size_t)s->n_values + 1) * sizeof(int));
@@ -306,26 +257,26 @@ static QrStatus qr_quant_twin_build(const QrGraph *s, const QrTensor *inputs, Qr
         const QrNode *n = &s->nodes[ni];
         if (cx.consumed[ni]) continue;
         cx.origin = ni;
-        const QrQopInfo *qi = qr_quant_qop(n);
+        const QrQopInfo *qi = qr_qtable_qop(n);
         QrStatus r = QR_ERR_UNSUPPORTED;
         if (qi) r = qr__tw_qop(&cx, n, qi);
-        else if (qr__tw_is(n, "ConvInteger") || qr__tw_is(n, "MatMulInteger")) r = qr__tw_intop(&cx, n);
+        else if (qr_twk_is(n, "ConvInteger") || qr_twk_is(n, "MatMulInteger")) r = qr__tw_intop(&cx, n);
         else if (qr__tw_moves_only(n)) r = qr__tw_passthrough(&cx, n);
         const char *wo_why = NULL;
-        if (r == QR_ERR_UNSUPPORTED && !qi) r = qr__tw_weight_only(&cx, n, &wo_why);
+        if (r == QR_ERR_UNSUPPORTED && !qi) r = qr_twq_rewrite(&cx, n, &wo_why);
         if (r == QR_OK) { tw->n_rewritten++; continue; }
         if (r != QR_ERR_UNSUPPORTED) { st = r; break; }
         if (wo_why) qr__tw_keep_note(&cx, n, wo_why);
-        if (qi || qr__tw_is(n, "ConvInteger") || qr__tw_is(n, "MatMulInteger"))
+        if (qi || qr_twk_is(n, "ConvInteger") || qr_twk_is(n, "MatMulInteger"))
             qr__tw_keep_note(&cx, n, qi ? "unsupported attributes or non-constant scales"
                                         : "not followed by Cast(float) and a Mul by input_scale*weight_scale");
-        st = qr__tw_add(&cx, n->name, n->op_type, n->domain, n->n_in, n->in, n->n_out, n->out, n->n_attr, n->attr);
+        st = qr_twk_add(&cx, n->name, n->op_type, n->domain, n->n_in, n->in, n->n_out, n->out, n->n_attr, n->attr);
     }
     if (st == QR_OK) st = qr_graph_finalize(&tw->g);
-    if (st == QR_OK) st = qr_graph_infer(&tw->g, inputs);
+    if (st == QR_OK) st = qr_run_infer(&tw->g, inputs);
     if (st != QR_OK) {
         st = qr_err_wrap(st, "building the float twin of %s", s->path ? s->path : "the analysis model");
-        qr_quant_twin_free(tw);
+        qr_twin_free(tw);
     }
     free(cx.dq_cache);
     free(cx.dq_scale);
@@ -333,7 +284,7 @@ static QrStatus qr_quant_twin_build(const QrGraph *s, const QrTensor *inputs, Qr
     return st;
 }
 
-static void qr_quant_twin_free(QrTwin *tw) {
+static void qr_twin_free(QrTwin *tw) {
     qr_graph_free(&tw->g);
     free(tw->origin);
     memset(tw, 0, sizeof *tw);

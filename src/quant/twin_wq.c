@@ -23,19 +23,19 @@
  * accuracy_level 4 with int8 activations (4/8-bit codes, no float zero points, no g_idx): the node
  * stays and computes the output while its quantizer is enabled (ORT's int8 arithmetic); disabled,
  * the float product of W (dequantized or matched) replaces its output (the BlockDequant's
- * select_on / select_off, quant/quant.c). Kept as they are (the note says why): non-constant
+ * select_on / select_off, quant/qtable.c). Kept as they are (the note says why): non-constant
  * weights, scales, zero points, g_idx or bias. */
 
 /* Input i of n is absent or a constant of the source (an initializer, or folded from constants
  * only: a small graph input shape inference knows is not one). */
-static bool qr__tw_const_in(const QrGraph *s, const QrNode *n, int i) {
+static bool qr__twq_const_in(const QrGraph *s, const QrNode *n, int i) {
     if (i >= n->n_in || n->in[i] < 0) return true;
     const QrValue *v = &s->values[n->in[i]];
     return v->t.data && (v->is_init || v->is_const);
 }
 
 /* The input tensors of n (NULL: omitted), as the block geometry readers see them. */
-static QrStatus qr__tw_ins(const QrGraph *s, const QrNode *n, const QrTensor **ins) {
+static QrStatus qr__twq_ins(const QrGraph *s, const QrNode *n, const QrTensor **ins) {
     if (n->n_in > 8) return QR_ERR_UNSUPPORTED;
     for (int i = 0; i < n->n_in; i++) ins[i] = n->in[i] >= 0 ? &s->values[n->in[i]].t : NULL;
     return QR_OK;
@@ -43,67 +43,67 @@ static QrStatus qr__tw_ins(const QrGraph *s, const QrNode *n, const QrTensor **i
 
 /* The blocked DequantizeLinear of codes (data, shape dims) with scales sc / zero points zp
  * (constants of the twin) along axis; its output value in *out. The node runs at opset 21. */
-static QrStatus qr__tw_block_dq(QrTwCtx *cx, const char *base, QrTensor *codes, QrTensor *sc, QrTensor *zp, int axis,
+static QrStatus qr__twq_block_dq(QrTwCtx *cx, const char *base, QrTensor *codes, QrTensor *sc, QrTensor *zp, int axis,
                                 int64_t bs, int *out) {
     int in[3];
-    QR_TRY(qr__tw_const(cx, base, codes, &in[0]));
+    QR_TRY(qr_twk_const(cx, base, codes, &in[0]));
     char nm[512];
     snprintf(nm, sizeof nm, "%s_scale", base);
-    QR_TRY(qr__tw_const(cx, nm, sc, &in[1]));
+    QR_TRY(qr_twk_const(cx, nm, sc, &in[1]));
     snprintf(nm, sizeof nm, "%s_zero_point", base);
-    QR_TRY(qr__tw_const(cx, nm, zp, &in[2]));
-    QR_TRY(qr__tw_value(cx, base, "::dq", out));
+    QR_TRY(qr_twk_const(cx, nm, zp, &in[2]));
+    QR_TRY(qr_twk_value(cx, base, "::dq", out));
     QrAttr at[2] = { { .name = "axis", .type = QR_ATTR_INT, .i = axis }, { .name = "block_size", .type = QR_ATTR_INT, .i = bs } };
     snprintf(nm, sizeof nm, "%s::dq", base);
-    QR_TRY(qr__tw_add(cx, nm, "DequantizeLinear", "", 3, in, 1, out, 2, at));
+    QR_TRY(qr_twk_add(cx, nm, "DequantizeLinear", "", 3, in, 1, out, 2, at));
     cx->tw->g.nodes[cx->tw->g.n_nodes - 1].opset = 21;   /* blocked DequantizeLinear */
     return QR_OK;
 }
 
 /* A new zero-filled tensor of dtype dt and shape dims (a constant of the twin to be). */
-static QrStatus qr__tw_new(QrTensor *t, QrDType dt, int rank, const int64_t *dims) {
+static QrStatus qr__twq_new(QrTensor *t, QrDType dt, int rank, const int64_t *dims) {
     QR_TRY(qr_tensor_set_shape(t, dt, rank, dims));
     return qr_tensor_alloc_data(t);
 }
 
 /* qreport.int.BlockDequant of codes with per-element scale index map (constants of the twin; zp and
  * table optional); its output value in *out. on/off (optional): the value the quantizer switches
- * (when it is disabled, readers of `on` read `off`: quant/quant.c). */
-static QrStatus qr__tw_bdq(QrTwCtx *cx, const char *base, QrTensor *codes, QrTensor *sc, QrTensor *zp, QrTensor *map,
+ * (when it is disabled, readers of `on` read `off`: quant/qtable.c). */
+static QrStatus qr__twq_bdq(QrTwCtx *cx, const char *base, QrTensor *codes, QrTensor *sc, QrTensor *zp, QrTensor *map,
                            QrTensor *table, int64_t bs, const char *on, const char *off, int *out) {
     int in[5] = { -1, -1, -1, -1, -1 };
-    const bool has_table = table->data != NULL;   /* qr__tw_const takes the data */
+    const bool has_table = table->data != NULL;   /* qr__twq_const takes the data */
     char nm[512];
-    QR_TRY(qr__tw_const(cx, base, codes, &in[0]));
+    QR_TRY(qr_twk_const(cx, base, codes, &in[0]));
     snprintf(nm, sizeof nm, "%s_scale", base);
-    QR_TRY(qr__tw_const(cx, nm, sc, &in[1]));
+    QR_TRY(qr_twk_const(cx, nm, sc, &in[1]));
     if (zp->data) {
         snprintf(nm, sizeof nm, "%s_zero_point", base);
-        QR_TRY(qr__tw_const(cx, nm, zp, &in[2]));
+        QR_TRY(qr_twk_const(cx, nm, zp, &in[2]));
     }
     snprintf(nm, sizeof nm, "%s_block_of", base);
-    QR_TRY(qr__tw_const(cx, nm, map, &in[3]));
+    QR_TRY(qr_twk_const(cx, nm, map, &in[3]));
     if (has_table) {
         snprintf(nm, sizeof nm, "%s_table", base);
-        QR_TRY(qr__tw_const(cx, nm, table, &in[4]));
+        QR_TRY(qr_twk_const(cx, nm, table, &in[4]));
     }
-    QR_TRY(qr__tw_value(cx, base, "::dq", out));
+    QR_TRY(qr_twk_value(cx, base, "::dq", out));
     QrAttr at[3] = { { .name = "block_size", .type = QR_ATTR_INT, .i = bs },
                      { .name = "select_on", .type = QR_ATTR_STRING, .s = on, .s_len = on ? strlen(on) : 0 },
                      { .name = "select_off", .type = QR_ATTR_STRING, .s = off, .s_len = off ? strlen(off) : 0 } };
     snprintf(nm, sizeof nm, "%s::dq", base);
-    return qr__tw_add(cx, nm, "BlockDequant", QR_QUANT_INT_DOMAIN, has_table ? 5 : 4, in, 1, out, on ? 3 : 1, at);
+    return qr_twk_add(cx, nm, "BlockDequant", QR_QUANT_INT_DOMAIN, has_table ? 5 : 4, in, 1, out, on ? 3 : 1, at);
 }
 
 /* Node `node`: Cast of value v to dtype `to`, written to value out. */
-static QrStatus qr__tw_cast(QrTwCtx *cx, const char *node, int v, QrDType to, int out) {
+static QrStatus qr__twq_cast(QrTwCtx *cx, const char *node, int v, QrDType to, int out) {
     QrAttr at = { .name = "to", .type = QR_ATTR_INT, .i = to };
-    return qr__tw_add(cx, node, "Cast", "", 1, &v, 1, &out, 1, &at);
+    return qr_twk_add(cx, node, "Cast", "", 1, &v, 1, &out, 1, &at);
 }
 
 /* The float product of a weight-only node: Y = A @ W (+ bias) with A, bias and Y in float32, cast
  * from / to float16 or bfloat16 A as the node stages them; writes value y. */
-static QrStatus qr__tw_float_mm(QrTwCtx *cx, const QrNode *n, int w, int bias_in, int y) {
+static QrStatus qr__twq_float_mm(QrTwCtx *cx, const QrNode *n, int w, int bias_in, int y) {
     const QrGraph *s = cx->s;
     QrDType adt = s->values[n->in[0]].t.dtype;
     bool f32 = adt == QR_DT_F32;
@@ -111,29 +111,29 @@ static QrStatus qr__tw_float_mm(QrTwCtx *cx, const QrNode *n, int w, int bias_in
     char nm[512];
     int a = n->in[0], bias = bias_in, mo = y;
     if (!f32) {
-        QR_TRY(qr__tw_value(cx, s->values[a].name, "::f32", &a));
+        QR_TRY(qr_twk_value(cx, s->values[a].name, "::f32", &a));
         snprintf(nm, sizeof nm, "%s::cast_a", n->name);
-        QR_TRY(qr__tw_cast(cx, nm, n->in[0], QR_DT_F32, a));
+        QR_TRY(qr__twq_cast(cx, nm, n->in[0], QR_DT_F32, a));
         if (bias_in >= 0) {
-            QR_TRY(qr__tw_value(cx, s->values[bias_in].name, "::f32", &bias));
+            QR_TRY(qr_twk_value(cx, s->values[bias_in].name, "::f32", &bias));
             snprintf(nm, sizeof nm, "%s::cast_bias", n->name);
-            QR_TRY(qr__tw_cast(cx, nm, bias_in, QR_DT_F32, bias));
+            QR_TRY(qr__twq_cast(cx, nm, bias_in, QR_DT_F32, bias));
         }
     }
-    if (bias >= 0 || !f32) QR_TRY(qr__tw_value(cx, yname, "::matmul", &mo));
+    if (bias >= 0 || !f32) QR_TRY(qr_twk_value(cx, yname, "::matmul", &mo));
     int mm_in[2] = { a, w };
-    QR_TRY(qr__tw_add(cx, n->name, "MatMul", "", 2, mm_in, 1, &mo, 0, NULL));
+    QR_TRY(qr_twk_add(cx, n->name, "MatMul", "", 2, mm_in, 1, &mo, 0, NULL));
     int yf = mo;
     if (bias >= 0) {
         yf = y;
-        if (!f32) QR_TRY(qr__tw_value(cx, yname, "::biased", &yf));
+        if (!f32) QR_TRY(qr_twk_value(cx, yname, "::biased", &yf));
         snprintf(nm, sizeof nm, "%s::bias", n->name);
         int add_in[2] = { mo, bias };
-        QR_TRY(qr__tw_add(cx, nm, "Add", "", 2, add_in, 1, &yf, 0, NULL));
+        QR_TRY(qr_twk_add(cx, nm, "Add", "", 2, add_in, 1, &yf, 0, NULL));
     }
     if (f32) return QR_OK;
     snprintf(nm, sizeof nm, "%s::cast_y", n->name);
-    return qr__tw_cast(cx, nm, yf, adt, y);
+    return qr__twq_cast(cx, nm, yf, adt, y);
 }
 
 /* MatMulNBits -> MatMul(A, W) (+ bias), W the weight the node dequantizes: a blocked
@@ -142,16 +142,16 @@ static QrStatus qr__tw_float_mm(QrTwCtx *cx, const QrNode *n, int w, int bias_in
  * roundings). With int8 activations (accuracy_level 4) the node itself stays and computes the
  * output while its quantizer is enabled; the float product of the dequantized (or matched) weight
  * replaces it when disabled. */
-static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
+static QrStatus qr__twq_nbits(QrTwCtx *cx, const QrNode *n) {
     const QrGraph *s = cx->s;
     const QrTensor *ins[8];
-    QR_TRY(qr__tw_ins(s, n, ins));
+    QR_TRY(qr__twq_ins(s, n, ins));
     QrBlkNBits g;
     if (qr_blk_nbits_geom(n, ins, n->n_in, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
     const QrTensor *b = ins[QR_BLK_NB_B], *sc = ins[QR_BLK_NB_SCALES];
     const QrTensor *z = n->n_in > QR_BLK_NB_ZP ? ins[QR_BLK_NB_ZP] : NULL, *gi = n->n_in > QR_BLK_NB_GIDX ? ins[QR_BLK_NB_GIDX] : NULL;
     const QrTensor *bias = n->n_in > QR_BLK_NB_BIAS ? ins[QR_BLK_NB_BIAS] : NULL;
-    for (int i = QR_BLK_NB_B; i <= QR_BLK_NB_BIAS; i++) if (!qr__tw_const_in(s, n, i)) return QR_ERR_UNSUPPORTED;
+    for (int i = QR_BLK_NB_B; i <= QR_BLK_NB_BIAS; i++) if (!qr__twq_const_in(s, n, i)) return QR_ERR_UNSUPPORTED;
     if (n->out[0] < 0) return QR_ERR_UNSUPPORTED;
     if (gi)
         for (int64_t k = 0; k < g.K; k++)
@@ -162,11 +162,11 @@ static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
     QrDType cd = g.bits == 8 ? QR_DT_U8 : g.bits == 4 ? QR_DT_U4 : QR_DT_U2;
     QrTensor codes = {0}, tsc = {0}, tzp = {0}, map = {0}, none = {0};
     int64_t cdims[2] = { g.K, g.N }, pdims[2] = { g.nb, g.N }, np = g.nb * g.N;
-    QrStatus st = qr__tw_new(&codes, cd, 2, cdims);
-    if (st == QR_OK) st = qr__tw_new(&tsc, QR_DT_F32, bdq ? 1 : 2, bdq ? &np : pdims);
+    QrStatus st = qr__twq_new(&codes, cd, 2, cdims);
+    if (st == QR_OK) st = qr__twq_new(&tsc, QR_DT_F32, bdq ? 1 : 2, bdq ? &np : pdims);
     if (st == QR_OK)
-        st = qr__tw_new(&tzp, bdq ? (g.int8_act ? QR_DT_U8 : QR_DT_F32) : cd, bdq ? 1 : 2, bdq ? &np : pdims);
-    if (st == QR_OK && bdq) st = qr__tw_new(&map, QR_DT_S32, 2, cdims);
+        st = qr__twq_new(&tzp, bdq ? (g.int8_act ? QR_DT_U8 : QR_DT_F32) : cd, bdq ? 1 : 2, bdq ? &np : pdims);
+    if (st == QR_OK && bdq) st = qr__twq_new(&map, QR_DT_S32, 2, cdims);
     if (st == QR_OK) {
         uint8_t *pc = codes.data, *pz = tzp.data;
         float *ps = tsc.data, *pzf = tzp.data;
@@ -188,10 +188,10 @@ static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
     }
     const char *wname = s->values[n->in[QR_BLK_NB_B]].name;
     int w = -1, yf = n->out[0];
-    if (st == QR_OK && g.int8_act) st = qr__tw_value(cx, s->values[n->out[0]].name, "::float", &yf);
-    if (st == QR_OK && !bdq) st = qr__tw_block_dq(cx, wname, &codes, &tsc, &tzp, 0, g.bs, &w);
+    if (st == QR_OK && g.int8_act) st = qr_twk_value(cx, s->values[n->out[0]].name, "::float", &yf);
+    if (st == QR_OK && !bdq) st = qr__twq_block_dq(cx, wname, &codes, &tsc, &tzp, 0, g.bs, &w);
     else if (st == QR_OK)
-        st = qr__tw_bdq(cx, wname, &codes, &tsc, &tzp, &map, &none, g.bs, g.int8_act ? s->values[n->out[0]].name : NULL,
+        st = qr__twq_bdq(cx, wname, &codes, &tsc, &tzp, &map, &none, g.bs, g.int8_act ? s->values[n->out[0]].name : NULL,
                         g.int8_act ? cx->tw->g.values[yf].name : NULL, &w);
     qr_tensor_free_data(&codes);
     qr_tensor_free_data(&tsc);
@@ -201,27 +201,27 @@ static QrStatus qr__tw_nbits(QrTwCtx *cx, const QrNode *n) {
     if (g.int8_act) {   /* the node as it is (its quantizer enabled) */
         char nm[512];
         snprintf(nm, sizeof nm, "%s::int8", n->name);
-        QR_TRY(qr__tw_add(cx, nm, n->op_type, n->domain, n->n_in, n->in, n->n_out, n->out, n->n_attr, n->attr));
+        QR_TRY(qr_twk_add(cx, nm, n->op_type, n->domain, n->n_in, n->in, n->n_out, n->out, n->n_attr, n->attr));
     }
-    return qr__tw_float_mm(cx, n, w, bias ? n->in[QR_BLK_NB_BIAS] : -1, yf);
+    return qr__twq_float_mm(cx, n, w, bias ? n->in[QR_BLK_NB_BIAS] : -1, yf);
 }
 
 /* MatMulBnb4 -> MatMul(A, W), W = qreport.int.BlockDequant of the codes (K, N) with the table and
  * absmax: block i / block_size of W (N, K) flattened, W[n][k] = table[code] * absmax. */
-static QrStatus qr__tw_bnb4(QrTwCtx *cx, const QrNode *n) {
+static QrStatus qr__twq_bnb4(QrTwCtx *cx, const QrNode *n) {
     const QrGraph *s = cx->s;
     const QrTensor *ins[8];
-    QR_TRY(qr__tw_ins(s, n, ins));
+    QR_TRY(qr__twq_ins(s, n, ins));
     QrBlkBnb4 g;
     if (qr_blk_bnb4_geom(n, ins, n->n_in, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
     const QrTensor *b = ins[1], *am = ins[2];
-    if (!qr__tw_const_in(s, n, 1) || !qr__tw_const_in(s, n, 2) || n->out[0] < 0) return QR_ERR_UNSUPPORTED;
+    if (!qr__twq_const_in(s, n, 1) || !qr__twq_const_in(s, n, 2) || n->out[0] < 0) return QR_ERR_UNSUPPORTED;
     QrTensor codes = {0}, tsc = {0}, map = {0}, tab = {0}, none = {0};
     int64_t cdims[2] = { g.K, g.N }, n16 = 16;
-    QrStatus st = qr__tw_new(&codes, QR_DT_U4, 2, cdims);
-    if (st == QR_OK) st = qr__tw_new(&map, QR_DT_S32, 2, cdims);
-    if (st == QR_OK) st = qr__tw_new(&tsc, QR_DT_F32, 1, &am->numel);
-    if (st == QR_OK) st = qr__tw_new(&tab, QR_DT_F32, 1, &n16);
+    QrStatus st = qr__twq_new(&codes, QR_DT_U4, 2, cdims);
+    if (st == QR_OK) st = qr__twq_new(&map, QR_DT_S32, 2, cdims);
+    if (st == QR_OK) st = qr__twq_new(&tsc, QR_DT_F32, 1, &am->numel);
+    if (st == QR_OK) st = qr__twq_new(&tab, QR_DT_F32, 1, &n16);
     if (st == QR_OK) {
         const uint8_t *pb = b->data;
         uint8_t *pc = codes.data;
@@ -236,23 +236,23 @@ static QrStatus qr__tw_bnb4(QrTwCtx *cx, const QrNode *n) {
         memcpy(tab.data, g.table, 16 * sizeof(float));
     }
     int w = -1;
-    if (st == QR_OK) st = qr__tw_bdq(cx, s->values[n->in[1]].name, &codes, &tsc, &none, &map, &tab, g.bs, NULL, NULL, &w);
+    if (st == QR_OK) st = qr__twq_bdq(cx, s->values[n->in[1]].name, &codes, &tsc, &none, &map, &tab, g.bs, NULL, NULL, &w);
     qr_tensor_free_data(&codes);
     qr_tensor_free_data(&tsc);
     qr_tensor_free_data(&map);
     qr_tensor_free_data(&tab);
     QR_TRY(st);
-    return qr__tw_float_mm(cx, n, w, -1, n->out[0]);
+    return qr__twq_float_mm(cx, n, w, -1, n->out[0]);
 }
 
-static QrStatus qr__tw_gbq(QrTwCtx *cx, const QrNode *n) {
+static QrStatus qr__twq_gbq(QrTwCtx *cx, const QrNode *n) {
     const QrGraph *s = cx->s;
     const QrTensor *ins[8];
-    QR_TRY(qr__tw_ins(s, n, ins));
+    QR_TRY(qr__twq_ins(s, n, ins));
     QrBlkGbq g;
     if (qr_blk_gbq_geom(n, ins, n->n_in, &g) != QR_OK) { qr_err_clear(); return QR_ERR_UNSUPPORTED; }
     const QrTensor *d = ins[0], *sc = ins[2], *z = n->n_in > 3 ? ins[3] : NULL;
-    if (!qr__tw_const_in(s, n, 0) || !qr__tw_const_in(s, n, 2) || !qr__tw_const_in(s, n, 3) || n->out[0] < 0)
+    if (!qr__twq_const_in(s, n, 0) || !qr__twq_const_in(s, n, 2) || !qr__twq_const_in(s, n, 3) || n->out[0] < 0)
         return QR_ERR_UNSUPPORTED;
     QrDType cd = !g.u8 ? d->dtype : g.bits == 8 ? QR_DT_U8 : g.bits == 4 ? QR_DT_U4 : QR_DT_U2;
     QrTensor codes = {0}, tsc = {0}, tzp = {0};
@@ -270,31 +270,31 @@ static QrStatus qr__tw_gbq(QrTwCtx *cx, const QrNode *n) {
         for (int64_t si = 0; si < sc->numel; si++) qr_tensor_set_i64(&tzp, si, qr_blk_gbq_zp(&g, z, si));
     }
     int w = -1;
-    if (st == QR_OK) st = qr__tw_block_dq(cx, s->values[n->in[0]].name, &codes, &tsc, &tzp, g.qax, g.bs, &w);
+    if (st == QR_OK) st = qr__twq_block_dq(cx, s->values[n->in[0]].name, &codes, &tsc, &tzp, g.qax, g.bs, &w);
     qr_tensor_free_data(&codes);
     qr_tensor_free_data(&tsc);
     qr_tensor_free_data(&tzp);
     QR_TRY(st);
     int gin[2] = { w, n->in[1] };
     QrAttr ax = { .name = "axis", .type = QR_ATTR_INT, .i = g.gax };
-    return qr__tw_add(cx, n->name, "Gather", "", 2, gin, 1, &n->out[0], 1, &ax);
+    return qr_twk_add(cx, n->name, "Gather", "", 2, gin, 1, &n->out[0], 1, &ax);
 }
 
 /* The twin of a weight-only node, QR_ERR_UNSUPPORTED when it has none (*why says why). */
-static QrStatus qr__tw_weight_only(QrTwCtx *cx, const QrNode *n, const char **why) {
+static QrStatus qr_twq_rewrite(QrTwCtx *cx, const QrNode *n, const char **why) {
     *why = NULL;
     if (strcmp(n->domain, "com.microsoft") != 0) return QR_ERR_UNSUPPORTED;
-    if (qr__tw_is(n, "MatMulNBits")) {
+    if (qr_twk_is(n, "MatMulNBits")) {
         *why = "non-constant weights, scales, zero points, g_idx or bias (or g_idx values outside the blocks)";
-        return qr__tw_nbits(cx, n);
+        return qr__twq_nbits(cx, n);
     }
-    if (qr__tw_is(n, "GatherBlockQuantized")) {
+    if (qr_twk_is(n, "GatherBlockQuantized")) {
         *why = "non-constant quantized data";
-        return qr__tw_gbq(cx, n);
+        return qr__twq_gbq(cx, n);
     }
-    if (qr__tw_is(n, "MatMulBnb4")) {
+    if (qr_twk_is(n, "MatMulBnb4")) {
         *why = "non-constant weights or absmax";
-        return qr__tw_bnb4(cx, n);
+        return qr__twq_bnb4(cx, n);
     }
     return QR_ERR_UNSUPPORTED;
 }

@@ -1,5 +1,5 @@
 /* report/files — every file name of the runall bundle in one place (docs/REPORT.md
- * describes each file). The analyses that write them, report/bundle (index.html, its
+ * describes each file). The analyses that write them, runall/bundle (index.html, its
  * "Files" list, the plots), runall/ and the tests use these names. A name without an
  * extension is a stem: its writer adds .txt/.csv (and .json where REPORT.md says so). */
 #ifndef QR_FILES_H
@@ -29,7 +29,9 @@
                                                           * when an output is logits (analysis/tokens) */
 #define QR_BF_DS_SAMPLES     "samples"                  /* .txt .csv in dataset/ */
 #define QR_BF_GENERATION     "generation"               /* .txt .csv  analysis/generate (--generate N) */
-#define QR_BF_DS_PLOT_SAMPLES "plots/dataset_samples.png"          /* --data: analysis/sens (qr_sens_set_runall) */
+#define QR_BF_GEN_DIV        "generation_divergence"    /* folder: the per-layer comparison at the first divergent
+                                                          * step (QR_BF_COMPARE .txt .csv, <input>.npy) */
+#define QR_BF_DS_PLOT_SAMPLES "plots/dataset_samples.png"          /* --data: analysis/dataset (qr_ds_runall_sens) */
 #define QR_BF_DS_PLOT_ACCUM  "plots/dataset_accumulated_error.png" /* --data: the curves' mean and p05-p95 band */
 #define QR_BF_DUMP           "dump_compare"             /* .txt .csv  deploy/dump (--dump) */
 #define QR_BF_REPRO          "repro"                    /* folder: deploy/extract (also qreport extract's DIR) */
@@ -41,17 +43,17 @@
 #define QR_BF_REPRO_ANAL_IN  "analysis_in_"
 #define QR_BF_REPRO_BASE_EXP "base_expected.npy"
 #define QR_BF_REPRO_ANAL_EXP "analysis_expected.npy"
-#define QR_BF_PLOTS          "plots"                    /* folder: report/bundle */
+#define QR_BF_PLOTS          "plots"                    /* folder: runall/bundle */
 #define QR_BF_PLOT_PER_LAYER "plots/per_layer_metrics.png"
 #define QR_BF_PLOT_ACCUM     "plots/accumulated_error.png"
 #define QR_BF_PLOT_SENS      "plots/sensitivity_topk.png"
 #define QR_BF_PLOT_DIST      "plots/distribution"       /* /<tensor>_<i>.png */
 #define QR_BF_PLOT_CHANNEL   "plots/channelwise"        /* /<tensor>_<i>.png */
-#define QR_BF_GRAPH          "graph"                    /* folder: report/bundle (graph overlays) */
+#define QR_BF_GRAPH          "graph"                    /* folder: runall/bundle (graph overlays) */
 #define QR_BF_GRAPH_ME       "graph/model_explorer.json"    /* Model Explorer node data: Cosine per node */
 #define QR_BF_GRAPH_ME_STEM  "graph/model_explorer_"        /* + <metric>.json: the other metrics */
 #define QR_BF_GRAPH_ONNX     "graph/annotated.onnx"         /* the analysis model with metrics on its nodes, no weights */
-#define QR_BF_COMPARE_HTML   "compare_per_layer.html"   /* not in the bundle: qreport compare's page (report/bundle) */
+#define QR_BF_COMPARE_HTML   "compare_per_layer.html"   /* not in the bundle: qreport compare's page (runall/bundle) */
 
 /* The bundle's top-level files in the order index.html's "Files" section lists them.
  * always: in every bundle of a default runall (tests/test_runall.c checks each);
@@ -78,6 +80,8 @@ static const QrBundleFile qr_bundle_files[] = {
     { QR_BF_DS_OUTPUTS ".csv", false, true },
     { QR_BF_GENERATION ".txt", false, true },
     { QR_BF_GENERATION ".csv", false, true },
+    { QR_BF_GEN_DIV "/" QR_BF_COMPARE ".txt", false, true },
+    { QR_BF_GEN_DIV "/" QR_BF_COMPARE ".csv", false, true },
     { QR_BF_SENS ".txt", true, true },
     { QR_BF_SENS ".csv", true, true },
     { QR_BF_SENS ".json", true, true },

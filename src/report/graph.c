@@ -20,6 +20,8 @@ typedef struct QrGlFlat {
     int ne;
     const int *src, *dst;        /* must be acyclic */
     float gap_x, gap_y;
+    int port_in, port_out;       /* a group's entry and exit points (zero-height items): the in-port on the top layer,
+                                  * the out-port on the bottom one, -1 = none */
     /* results */
     float *cx, *top;             /* [n] centre x, top y */
     int *pt_off;                 /* [ne + 1] */
@@ -131,8 +133,14 @@ static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
     }
     for (int i = n - 1; i >= 0; i--) {
         int v = topo[i], m = INT32_MAX;
+        if (v == f->port_in) continue;
         for (int j = so[v]; j < so[v + 1]; j++) m = QR_MIN(m, lay[sl[j]] - 1);
         if (m != INT32_MAX && m > lay[v]) lay[v] = m;
+    }
+    if (f->port_out >= 0) {   /* the exit on the bottom layer: the way down from it crosses no box */
+        int deep = 0;
+        for (int v = 0; v < n; v++) if (v != f->port_out) deep = QR_MAX(deep, lay[v]);
+        lay[f->port_out] = QR_MAX(lay[f->port_out], deep);
     }
     int L = 0;
     for (int v = 0; v < n; v++) L = QR_MAX(L, lay[v] + 1);
@@ -268,20 +276,22 @@ static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
     for (int v = 0; v < N; v++) { minx = QR_MIN(minx, cx[v] - ew[v] / 2); maxx = QR_MAX(maxx, cx[v] + ew[v] / 2); }
     for (int v = 0; v < N; v++) cx[v] -= minx;
     f->width = maxx - minx;
-    /* y: one band per layer as tall as its tallest box; boxes centred in their band */
+    /* y: one band per layer as tall as its tallest box; boxes at the top of their band (an edge leaves a
+     * box straight down to its band's bottom, so it never runs diagonally past a taller neighbour) */
     float *ltop, *lh;
     QR__GL_NEW(tmp, ltop, L); QR__GL_NEW(tmp, lh, L);
     for (int v = 0; v < n; v++) lh[lay[v]] = QR_MAX(lh[lay[v]], eh[v]);
     float y = 0;
     for (int l = 0; l < L; l++) { ltop[l] = y; y += lh[l] + (l + 1 < L ? f->gap_y : 0); }
     f->height = y;
-    for (int v = 0; v < n; v++) { f->cx[v] = cx[v]; f->top[v] = ltop[lay[v]] + (lh[lay[v]] - eh[v]) / 2; }
-    /* edges: source bottom, down through each dummy slot's band, target top */
+    for (int v = 0; v < n; v++) { f->cx[v] = cx[v]; f->top[v] = ltop[lay[v]]; }
+    /* edges: source bottom, its band's bottom, down through each dummy slot's band, target top (the
+     * out-port: on to the content's bottom) */
     int np = 0;
     for (int e = 0; e < ne; e++) {
         f->pt_off[e] = np;
         int s = f->src[e], t = f->dst[e];
-        if (s != t) np += 2 + 2 * (lay[t] - lay[s] - 1);
+        if (s != t) np += 3 + 2 * (lay[t] - lay[s] - 1) + (t == f->port_out);
     }
     f->pt_off[ne] = np;
     QR__GL_NEW(out, f->pts, 2 * np);
@@ -290,12 +300,14 @@ static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
         if (s == t) continue;
         float *p = f->pts + 2 * f->pt_off[e];
         *p++ = f->cx[s]; *p++ = f->top[s] + f->h[s];
+        *p++ = f->cx[s]; *p++ = ltop[lay[s]] + lh[lay[s]];
         for (int k = 1; k < lay[t] - lay[s]; k++) {
             int id = dfirst[e] + k - 1, l = elay[id];
             *p++ = cx[id]; *p++ = ltop[l];
             *p++ = cx[id]; *p++ = ltop[l] + lh[l];
         }
         *p++ = f->cx[t]; *p++ = f->top[t];
+        if (t == f->port_out) { *p++ = f->cx[t]; *p++ = f->height; }
     }
     f->n_layers = L;
     f->n_dummy = nd;
@@ -411,6 +423,44 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
             }
         }
     }
+    /* every edge as segments, in drawing order: up from its source's group to the lowest common
+     * group through each group's out-port, across that group, down to its target through each
+     * group's in-port. A segment is an edge of one group's layout between two of its items. */
+    int *sg_off, nseg = 0;
+    QR__GL_NEW(tmp, sg_off, ne + 1);
+    for (int e = 0; e < ne; e++) {
+        sg_off[e] = nseg;
+        if (ia[e] == ib[e]) continue;     /* a self-loop */
+        nseg++;
+        for (int x = ng[in->src[e]]; x != lca[e]; x = gpar[x]) nseg++;
+        for (int x = ng[in->dst[e]]; x != lca[e]; x = gpar[x]) nseg++;
+    }
+    sg_off[ne] = nseg;
+    int *sg_g, *sg_a, *sg_b;                /* group, source and target item slots in that group (port: cnt, cnt + 1) */
+    bool *has_in, *has_out;
+    QR__GL_NEW(tmp, sg_g, nseg); QR__GL_NEW(tmp, sg_a, nseg); QR__GL_NEW(tmp, sg_b, nseg);
+    QR__GL_NEW(tmp, has_in, G + 1); QR__GL_NEW(tmp, has_out, G + 1);
+    for (int e = 0; e < ne; e++) {
+        int k = sg_off[e];
+        if (k == sg_off[e + 1]) continue;
+        int u = in->src[e], v = in->dst[e], child = u;                         /* the item slot (nodes [0, n), groups n + g) below x on the way */
+        for (int x = ng[u]; x != lca[e]; x = gpar[x]) {
+            sg_g[k] = x; sg_a[k] = islot[child]; sg_b[k] = cnt[x] + 1; has_out[x] = true;
+            k++;
+            child = n + x;
+        }
+        sg_g[k] = lca[e]; sg_a[k] = islot[ia[e] < 0 ? -ia[e] - 1 : n + ia[e]]; sg_b[k] = islot[ib[e] < 0 ? -ib[e] - 1 : n + ib[e]];
+        k++;
+        int depth_in = 0;
+        for (int x = ng[v]; x != lca[e]; x = gpar[x]) depth_in++;
+        child = v;
+        int j = 0;
+        for (int x = ng[v]; x != lca[e]; x = gpar[x], j++) {   /* innermost last */
+            int s = k + depth_in - 1 - j;
+            sg_g[s] = x; sg_a[s] = cnt[x]; sg_b[s] = islot[child]; has_in[x] = true;
+            child = n + x;
+        }
+    }
     /* groups deepest first, the root last */
     int *gorder;
     QR__GL_NEW(tmp, gorder, G + 1);
@@ -424,34 +474,40 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
     float *iw, *ih, *lcx, *ltop;          /* per item slot (nodes then groups): size, local centre x / top */
     QR__GL_NEW(tmp, iw, n + G); QR__GL_NEW(tmp, ih, n + G); QR__GL_NEW(tmp, lcx, n + G); QR__GL_NEW(tmp, ltop, n + G);
     for (int v = 0; v < n; v++) { iw[v] = in->w[v]; ih[v] = in->h[v]; }
-    float **epts;                   /* per edge: its points in the lowest group's content coordinates */
-    int *enp;
-    QR__GL_NEW(tmp, epts, ne); QR__GL_NEW(tmp, enp, ne);
-    /* edges grouped by their lowest group */
+    float **spts;                   /* per segment: its points in its group's content coordinates */
+    int *snp;
+    QR__GL_NEW(tmp, spts, nseg); QR__GL_NEW(tmp, snp, nseg);
+    /* segments grouped by their group */
     int *eoff, *elist;
-    QR__GL_NEW(tmp, eoff, G + 2); QR__GL_NEW(tmp, elist, ne);
-    for (int e = 0; e < ne; e++) eoff[lca[e] + 1]++;
+    QR__GL_NEW(tmp, eoff, G + 2); QR__GL_NEW(tmp, elist, nseg);
+    for (int k = 0; k < nseg; k++) eoff[sg_g[k] + 1]++;
     for (int g = 0; g <= G; g++) eoff[g + 1] += eoff[g];
     {
         int *fill;
         QR__GL_NEW(tmp, fill, G + 1);
-        for (int e = 0; e < ne; e++) elist[eoff[lca[e]] + fill[lca[e]]++] = e;
+        for (int k = 0; k < nseg; k++) elist[eoff[sg_g[k]] + fill[sg_g[k]]++] = k;
     }
+    int *seg_edge;                  /* the edge of each segment (for its reversed flag) */
+    QR__GL_NEW(tmp, seg_edge, nseg);
+    for (int e = 0; e < ne; e++) for (int k = sg_off[e]; k < sg_off[e + 1]; k++) seg_edge[k] = e;
     for (int gi = 0; gi <= G; gi++) {
-        int g = gorder[gi], m = cnt[g];
+        int g = gorder[gi], m0 = cnt[g], m = m0 + 2;
         const int *it = items + istart[g];
         float *w, *h;
         QR__GL_NEW(tmp, w, m); QR__GL_NEW(tmp, h, m);
-        for (int i = 0; i < m; i++) { int s = it[i] < 0 ? -it[i] - 1 : n + it[i]; w[i] = iw[s]; h[i] = ih[s]; }
-        /* the group's edges between its items, one per pair */
+        for (int i = 0; i < m0; i++) { int s = it[i] < 0 ? -it[i] - 1 : n + it[i]; w[i] = iw[s]; h[i] = ih[s]; }
+        int pin = has_in[g] ? m0 : -1, pout = has_out[g] ? m0 + has_in[g] : -1;   /* unused ports are left out */
+        m = m0 + has_in[g] + has_out[g];
+        for (int i = m0; i < m; i++) { w[i] = QR__GL_DUMMY_W; h[i] = 0; }
+        /* the group's segments between its items, one layout edge per pair */
         int k = eoff[g + 1] - eoff[g];
         QrGlPair *pr;
         QR__GL_NEW(tmp, pr, k);
         int kk = 0;
         for (int j = 0; j < k; j++) {
-            int e = elist[eoff[g] + j];
-            if (ia[e] == ib[e]) continue;     /* a self-loop */
-            pr[kk++] = (QrGlPair){ islot[ia[e] < 0 ? -ia[e] - 1 : n + ia[e]], islot[ib[e] < 0 ? -ib[e] - 1 : n + ib[e]], e };
+            int sgi = elist[eoff[g] + j];
+            int b = sg_b[sgi] == m0 + 1 ? pout : sg_b[sgi];
+            pr[kk++] = (QrGlPair){ sg_a[sgi], b, sgi };
         }
         qsort(pr, (size_t)kk, sizeof *pr, qr__gl_pair_cmp);
         int nu = 0, *usrc, *udst, *umap;
@@ -510,30 +566,26 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
             }
             for (int j = 0; j < nu; j++) if (urev[j]) { int t = usrc[j]; usrc[j] = udst[j]; udst[j] = t; }
         }
-        QrGlFlat f = { .n = m, .w = w, .h = h, .ne = nu, .src = usrc, .dst = udst, .gap_x = gx, .gap_y = gy };
+        QrGlFlat f = { .n = m, .w = w, .h = h, .ne = nu, .src = usrc, .dst = udst, .gap_x = gx, .gap_y = gy,
+                       .port_in = pin, .port_out = pout };
         QR_TRY(qr__gl_flat(&f, tmp, tmp));
         o->n_dummy += f.n_dummy;
         o->crossings += f.crossings;
         if (g == R) o->n_layers = f.n_layers;
-        for (int i = 0; i < m; i++) { int s = it[i] < 0 ? -it[i] - 1 : n + it[i]; lcx[s] = f.cx[i]; ltop[s] = f.top[i]; }
+        for (int i = 0; i < m0; i++) { int s = it[i] < 0 ? -it[i] - 1 : n + it[i]; lcx[s] = f.cx[i]; ltop[s] = f.top[i]; }
         for (int j = 0; j < kk; j++) {
-            int e = pr[j].e, u = umap[j];
-            epts[e] = f.pts + 2 * f.pt_off[u];
-            enp[e] = f.pt_off[u + 1] - f.pt_off[u];
-            o->reversed[e] = urev[u];
+            int sgi = pr[j].e, u = umap[j], e = seg_edge[sgi];
+            spts[sgi] = f.pts + 2 * f.pt_off[u];
+            snp[sgi] = f.pt_off[u + 1] - f.pt_off[u];
+            if (g == lca[e]) o->reversed[e] = urev[u];
         }
         if (g != R) {
             iw[n + g] = QR_MAX(f.width + 2 * pad, 80);
             ih[n + g] = f.height + 2 * pad + head;
             /* centre a content narrower than the minimum frame */
             float shift = (iw[n + g] - 2 * pad - f.width) / 2;
-            for (int i = 0; i < m; i++) { int s = it[i] < 0 ? -it[i] - 1 : n + it[i]; lcx[s] += shift; }
-            for (int j = 0; j < kk; j++) {
-                int e = pr[j].e;
-                float *p = epts[e];
-                if (j && umap[j] == umap[j - 1]) continue;   /* shared points, shifted once */
-                for (int q = 0; q < enp[e]; q++) p[2 * q] += shift;
-            }
+            for (int i = 0; i < m0; i++) { int s = it[i] < 0 ? -it[i] - 1 : n + it[i]; lcx[s] += shift; }
+            for (int q = 0; q < f.pt_off[nu]; q++) f.pts[2 * q] += shift;
         } else {
             o->width = f.width;
             o->height = f.height;
@@ -555,22 +607,39 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
         }
     }
     for (int v = 0; v < n; v++) { o->x[v] = ox[ng[v]] + lcx[v] - in->w[v] / 2; o->y[v] = oy[ng[v]] + ltop[v]; }
+    /* every edge's polyline: its segments joined (a reversed one, drawn against its direction across
+     * the lowest group, goes straight from its source to its target's group and back: no ports) */
     int np = 0;
-    for (int e = 0; e < ne; e++) { o->pt_off[e] = np; np += enp[e] ? enp[e] + 2 : 0; }
-    o->pt_off[ne] = np;
-    QR__GL_NEW(A, o->pts, 2 * np);
     for (int e = 0; e < ne; e++) {
-        if (!enp[e]) continue;
-        int u = in->src[e], v = in->dst[e], g = lca[e];
-        float *p = o->pts + 2 * o->pt_off[e];
-        *p++ = o->x[u] + in->w[u] / 2; *p++ = o->y[u] + in->h[u];
-        for (int q = 0; q < enp[e]; q++) {
-            int qq = o->reversed[e] ? enp[e] - 1 - q : q;
-            *p++ = ox[g] + epts[e][2 * qq];
-            *p++ = oy[g] + epts[e][2 * qq + 1];
-        }
-        *p++ = o->x[v] + in->w[v] / 2; *p++ = o->y[v];
+        o->pt_off[e] = np;
+        if (sg_off[e + 1] == sg_off[e]) continue;
+        np += 2;
+        for (int k = sg_off[e]; k < sg_off[e + 1]; k++) np += snp[k];
     }
+    QR__GL_NEW(A, o->pts, 2 * np + 2);
+    np = 0;
+    for (int e = 0; e < ne; e++) {
+        int start = np;
+        o->pt_off[e] = np;
+        if (sg_off[e + 1] == sg_off[e]) continue;
+        int u = in->src[e], v = in->dst[e];
+        float *P = o->pts;
+#define QR__GL_PT(X, Y) do { float px_ = (X), py_ = (Y); \
+        if (np == start || fabsf(P[2 * np - 2] - px_) > 0.01f || fabsf(P[2 * np - 1] - py_) > 0.01f) { P[2 * np] = px_; P[2 * np + 1] = py_; np++; } } while (0)
+        QR__GL_PT(o->x[u] + in->w[u] / 2, o->y[u] + in->h[u]);
+        if (o->reversed[e]) {
+            int k = sg_off[e];
+            while (sg_g[k] != lca[e]) k++;
+            for (int q = snp[k] - 1; q >= 0; q--) QR__GL_PT(ox[lca[e]] + spts[k][2 * q], oy[lca[e]] + spts[k][2 * q + 1]);
+        } else {
+            for (int k = sg_off[e]; k < sg_off[e + 1]; k++)
+                for (int q = 0; q < snp[k]; q++) QR__GL_PT(ox[sg_g[k]] + spts[k][2 * q], oy[sg_g[k]] + spts[k][2 * q + 1]);
+        }
+        QR__GL_PT(o->x[v] + in->w[v] / 2, o->y[v]);
+        if (np - start < 2) { P[2 * np] = P[2 * start]; P[2 * np + 1] = P[2 * start + 1]; np++; }   /* a drawn edge has two points */
+#undef QR__GL_PT
+    }
+    o->pt_off[ne] = np;
     return QR_OK;
 }
 
@@ -581,6 +650,71 @@ static QrStatus qr_gl_layout(const QrGlInput *in, QrGlLayout *out) {
     qr_arena_free(&tmp);
     if (st != QR_OK) qr_gl_free(out);
     return st;
+}
+
+/* ==== the collapsed overview ================================================================ */
+
+static QrStatus qr_gl_overview(const QrGlInput *in, int open_depth, const float *tile_w, const float *tile_h, QrArena *a,
+                               QrGlOverview *out) {
+    memset(out, 0, sizeof *out);
+    int n = in->n, G = in->n_groups;
+    int *depth, *top, *onew, *bnode, *bgroup, *rep, *gof;
+    QR__GL_NEW(a, depth, G); QR__GL_NEW(a, top, G); QR__GL_NEW(a, onew, G);
+    QR__GL_NEW(a, bnode, n + G); QR__GL_NEW(a, bgroup, n + G); QR__GL_NEW(a, rep, n); QR__GL_NEW(a, gof, G);
+    /* depth (1 = top level) and the outermost collapsed ancestor of every group (-1: open) */
+    for (int g = 0; g < G; g++) {
+        int d = 0, t = -1;
+        for (int x = g; x >= 0; x = in->group_parent[x]) d++;
+        depth[g] = d;
+        for (int x = g; x >= 0; x = in->group_parent[x]) {
+            int dx = 0;
+            for (int y = x; y >= 0; y = in->group_parent[y]) dx++;
+            if (dx > open_depth) t = x;
+        }
+        top[g] = t;
+    }
+    int ng = 0, nb = 0;
+    for (int g = 0; g < G; g++) { onew[g] = depth[g] <= open_depth ? ng : -1; if (depth[g] <= open_depth) gof[ng++] = g; }
+    int *tile_box;
+    QR__GL_NEW(a, tile_box, G);
+    for (int g = 0; g < G; g++) tile_box[g] = -1;
+    for (int v = 0; v < n; v++) {
+        int g = in->node_group ? in->node_group[v] : -1, t = g >= 0 ? top[g] : -1;
+        if (t < 0) { bnode[nb] = v; bgroup[nb] = -1; rep[v] = nb++; continue; }
+        if (tile_box[t] < 0) { tile_box[t] = nb; bnode[nb] = -1; bgroup[nb] = t; nb++; }
+        rep[v] = tile_box[t];
+    }
+    float *w, *h;
+    int *bg, *gp, *src, *dst, ne = 0;
+    QR__GL_NEW(a, w, nb); QR__GL_NEW(a, h, nb); QR__GL_NEW(a, bg, nb); QR__GL_NEW(a, gp, ng);
+    QR__GL_NEW(a, src, in->n_edges); QR__GL_NEW(a, dst, in->n_edges);
+    for (int b = 0; b < nb; b++) {
+        if (bnode[b] >= 0) {
+            int v = bnode[b], g = in->node_group ? in->node_group[v] : -1;
+            w[b] = in->w[v]; h[b] = in->h[v]; bg[b] = g >= 0 ? onew[g] : -1;
+        } else {
+            int t = bgroup[b], p = in->group_parent[t];
+            w[b] = tile_w[t]; h[b] = tile_h[t]; bg[b] = p >= 0 ? onew[p] : -1;
+        }
+    }
+    for (int o = 0; o < ng; o++) { int p = in->group_parent[gof[o]]; gp[o] = p >= 0 ? onew[p] : -1; }
+    /* edges between boxes, each pair once (a hash of the pairs would do; sorting is enough here) */
+    QrGlPair *pr;
+    QR__GL_NEW(a, pr, in->n_edges);
+    int np = 0;
+    for (int e = 0; e < in->n_edges; e++) {
+        int s = rep[in->src[e]], d = rep[in->dst[e]];
+        if (s != d) pr[np++] = (QrGlPair){ s, d, e };
+    }
+    qsort(pr, (size_t)np, sizeof *pr, qr__gl_pair_cmp);
+    for (int k = 0; k < np; k++)
+        if (!k || pr[k].a != pr[k - 1].a || pr[k].b != pr[k - 1].b) { src[ne] = pr[k].a; dst[ne++] = pr[k].b; }
+    out->in = (QrGlInput){ .n = nb, .w = w, .h = h, .n_edges = ne, .src = src, .dst = dst, .n_groups = ng, .node_group = bg,
+                           .group_parent = gp, .gap_x = in->gap_x, .gap_y = in->gap_y, .pad = in->pad, .head = in->head };
+    out->box_node = bnode;
+    out->box_group = bgroup;
+    out->group_of = gof;
+    return QR_OK;
 }
 
 /* ==== the HTML section ===================================================================== */
@@ -599,16 +733,21 @@ static const char qr__gl_css[] =
 ".qg-view{height:72vh;border:1px solid var(--line);border-radius:8px;margin:8px 0;background:#fff;overflow:hidden}\n"
 ".qg-svg{width:100%;height:100%;cursor:grab;touch-action:none;font:11px system-ui,-apple-system,\"Segoe UI\",Roboto,"
 "\"DejaVu Sans\",Arial,sans-serif;user-select:none}\n"
-".qg-e{fill:none;stroke:#94a3b8;stroke-width:1.2}.qg-e.qg-back{stroke-dasharray:5 3}\n"
+".qg-e,.qg-qe{fill:none;stroke:#94a3b8;stroke-width:1.2}.qg-e.qg-back,.qg-qe.qg-back{stroke-dasharray:5 3}\n"
+".qg-n.qg-qn rect{fill:#ede9fe;stroke:#7c3aed}.qg-n.qg-qn text.qg-o{fill:#6d28d9}\n"
 ".qg-n{cursor:pointer}.qg-n rect{fill:#e5e7eb;stroke:#475569;stroke-width:1}\n"
 ".qg-n text{fill:#0f172a}.qg-n text.qg-o{fill:#475569;font-size:10px}\n"
 ".qg-q{display:none}.qg-showqs .qg-q{display:inline}.qg-n text.qg-q{fill:#6d28d9;font-size:10px}\n"
 ".qg-worst rect{stroke:#b91c1c;stroke-width:2;stroke-dasharray:4 2}\n"
 ".qg-first rect{stroke:#b91c1c;stroke-width:3.5;stroke-dasharray:none}\n"
 ".qg-n text.qg-b{font-weight:700;fill:#9a3412}\n"
+".qg-n rect.qg-sb0{fill:#4c78a8}.qg-n rect.qg-sb1{fill:#f58518}.qg-n rect.qg-sb2{fill:#54a24b}.qg-n rect.qg-sb3{fill:#e45756}"
+".qg-n .qg-sb rect{stroke:none}\n"
 ".qg-hit rect{stroke:#2563eb;stroke-width:3;stroke-dasharray:none}.qg-sel rect{stroke:#0f172a;stroke-width:3}\n"
 ".qg-fr rect{fill:rgba(148,163,184,.07);stroke:#cbd5e1;stroke-dasharray:3 3}\n"
 ".qg-fr text{fill:#64748b;cursor:pointer}\n"
+".qg-ot{cursor:pointer}.qg-ot rect{fill:#e5e7eb;stroke:#475569;stroke-width:1.5}.qg-ot text{fill:#0f172a;font-weight:600}"
+".qg-ot text.qg-o{font-weight:400;fill:#475569;font-size:10px}\n"
 ".qg-t{cursor:pointer}.qg-t rect{fill:#e5e7eb;stroke:#475569;stroke-width:1.5}"
 ".qg-t text{fill:#0f172a;font-size:13px;font-weight:600}\n"
 ".qg-panel{border:1px solid var(--line);border-radius:8px;padding:10px 14px;margin:8px 0;background:#f8fafc;"
@@ -628,7 +767,14 @@ static const char qr__gl_js[] =
 "found=root.querySelector(\".qg-found\"),lname=root.querySelector(\".qg-lname\"),lmin=root.querySelector(\".qg-lmin\"),\n"
 "lmax=root.querySelector(\".qg-lmax\");\n"
 "function all(s,r){return Array.prototype.slice.call((r||svg).querySelectorAll(s));}\n"
-"var nodes=all(\".qg-n\"),edges=all(\".qg-e\"),frames=all(\".qg-fr\"),tiles=all(\".qg-t\"),G=D.gp.length,col=[],memb=[],g,x,d;\n"
+"var nodes=all(\".qg-n\"),edges=all(\".qg-e\"),frames=all(\".qg-main .qg-fr\"),tiles=all(\".qg-t\"),G=D.gp.length,col=[],memb=[],g,x,d;\n"
+"var mainv=svg.querySelector(\".qg-main\"),qv=svg.querySelector(\".qg-qv\"),ov=svg.querySelector(\".qg-ov\"),W0=W,H0=H,qon=false,\n"
+" cur=ov?\"ov\":\"main\",prev=cur,otiles=all(\".qg-ot\");\n"
+"function live(n){var q=!!n.closest(\".qg-qv\"),o=!!n.closest(\".qg-ov\");return cur===\"qv\"?q:(!q&&!o);}\n"
+"function mode(m){cur=m;mainv.style.display=m===\"main\"?\"\":\"none\";if(qv)qv.style.display=m===\"qv\"?\"\":\"none\";\n"
+" if(ov)ov.style.display=m===\"ov\"?\"\":\"none\";var g=m===\"qv\"?qv:m===\"ov\"?ov:null;\n"
+" W=g?+g.getAttribute(\"data-w\"):W0;H=g?+g.getAttribute(\"data-h\"):H0;start();}\n"
+"function tomain(){if(cur===\"main\")return;if(qon){qon=false;root.querySelector(\".qg-showq\").checked=false;svg.classList.remove(\"qg-showqs\");}mode(\"main\");}\n"
 "for(g=0;g<G;g++){for(d=0,x=g;x>=0;x=D.gp[x])d++;col.push(D.open>=0&&d>D.open);memb.push([]);}\n"
 "nodes.forEach(function(n){for(var k=+n.getAttribute(\"data-g\");k>=0;k=D.gp[k])memb[k].push(n);});\n"
 "function hid(k,self){for(var y=self?k:D.gp[k];y>=0;y=D.gp[y])if(col[y])return true;return false;}\n"
@@ -643,9 +789,9 @@ static const char qr__gl_js[] =
 " m.v.forEach(function(v){if(v!==null&&isFinite(v)){if(v<lo)lo=v;if(v>hi)hi=v;}});\n"
 " function t(r){var v=r>=0?m.v[r]:null;if(v===null||v===undefined||v!==v)return null;\n"
 "  if(!isFinite(v))return (v>0)===!!m.hb?1:0;var u=hi>lo?(v-lo)/(hi-lo):1;return m.hb?u:1-u;}\n"
-" nodes.forEach(function(n){var u=t(+n.getAttribute(\"data-row\"));n.querySelector(\"rect\").style.fill=colour(u);\n"
+" nodes.forEach(function(n){if(n.classList.contains(\"qg-qn\"))return;var u=t(+n.getAttribute(\"data-row\"));n.querySelector(\"rect\").style.fill=colour(u);\n"
 "  n.setAttribute(\"data-t\",u===null?\"\":u.toFixed(3));});\n"
-" tiles.forEach(function(tl){var w=null;memb[+tl.getAttribute(\"data-g\")].forEach(function(n){\n"
+" tiles.concat(otiles).forEach(function(tl){var w=null;memb[+tl.getAttribute(\"data-g\")].forEach(function(n){\n"
 "  var u=t(+n.getAttribute(\"data-row\"));if(u!==null&&(w===null||u<w))w=u;});tl.querySelector(\"rect\").style.fill=colour(w);});\n"
 " lname.textContent=m.n+\":\";var ok=lo<=hi;lmin.textContent=ok?\"worst \"+fmt(m.hb?lo:hi):\"no values\";\n"
 " lmax.textContent=ok?\"best \"+fmt(m.hb?hi:lo):\"\";}\n"
@@ -683,8 +829,10 @@ static const char qr__gl_js[] =
 "   var row=add(b,\"tr\");add(row,\"th\",th[i].textContent);add(row,\"td\",v);}\n"
 "  var a=add(panel,\"a\",\"Go to the per-layer row\");a.href=\"#\"+D.tid;\n"
 "  a.addEventListener(\"click\",function(){tr.scrollIntoView();tr.style.outline=\"2px solid #2563eb\";});}\n"
-" else add(panel,\"p\",r>=0?\"Row \"+r+\" of the per-layer table.\":\"No row in the per-layer table: this node has no matched analysis value.\");\n"
+" else add(panel,\"p\",r>=0?\"Row \"+r+\" of the per-layer table.\":n.classList.contains(\"qg-qn\")?\"A quantizer node of the analysis model \"+\n"
+"  \"(folded into the edges when Q/DQ nodes are off).\":\"No row in the per-layer table: this node has no matched analysis value.\");\n"
 " var q=n.querySelector(\".qg-q\");if(q)add(panel,\"p\",\"Quantizers: \"+q.textContent);\n"
+" var sb=tr&&tr.querySelector(\".qr-sbar\");if(sb){var sp=add(panel,\"p\",\"Own error split: \"+sb.title+\" \");sp.appendChild(sb.cloneNode(true));}\n"
 " [[\"data-s\",\"One-on sensitivity rank: \"],[\"data-f\",\"Advisor: \"],[\"data-w\",\"What-if: \"]].forEach(function(k){\n"
 "  var v=n.getAttribute(k[0]);if(v)v.split(\"\\n\").forEach(function(l){add(panel,\"p\",k[1]+l);});});\n"
 " var pl=n.getAttribute(\"data-p\");if(pl){var pp=add(panel,\"p\",\"Plots: \");pl.split(\"\\n\").forEach(function(u){\n"
@@ -694,19 +842,23 @@ static const char qr__gl_js[] =
 "tiles.forEach(function(t){t.addEventListener(\"click\",function(){if(drag&&drag.moved)return;col[+t.getAttribute(\"data-g\")]=false;vis();});});\n"
 "frames.forEach(function(f){f.querySelector(\"text\").addEventListener(\"click\",function(){col[+f.getAttribute(\"data-g\")]=true;vis();});});\n"
 "find.addEventListener(\"input\",function(){var q=find.value.trim().toLowerCase(),k=0;\n"
-" nodes.forEach(function(n){var h=q!==\"\"&&n.getAttribute(\"data-node\").toLowerCase().indexOf(q)>=0;n.classList.toggle(\"qg-hit\",h);if(h)k++;});\n"
+" nodes.forEach(function(n){var h=q!==\"\"&&n.getAttribute(\"data-node\").toLowerCase().indexOf(q)>=0;n.classList.toggle(\"qg-hit\",h);if(h&&live(n))k++;});\n"
 " found.textContent=q?k+\" found (Enter: show the first)\":\"\";});\n"
-"find.addEventListener(\"keydown\",function(e){if(e.key!==\"Enter\")return;\n"
-" var n=nodes.filter(function(o){return o.classList.contains(\"qg-hit\");})[0];if(n){reveal(n);focus(n);show(n);}});\n"
-"root.querySelector(\".qg-showq\").addEventListener(\"change\",function(e){svg.classList.toggle(\"qg-showqs\",e.target.checked);});\n"
+"find.addEventListener(\"keydown\",function(e){if(e.key!==\"Enter\")return;if(cur===\"ov\")mode(\"main\");\n"
+" var n=nodes.filter(function(o){return o.classList.contains(\"qg-hit\")&&live(o);})[0];if(n){reveal(n);focus(n);show(n);}});\n"
+"root.querySelector(\".qg-showq\").addEventListener(\"change\",function(e){svg.classList.toggle(\"qg-showqs\",e.target.checked);\n"
+" if(!qv)return;qon=e.target.checked;if(qon){prev=cur;mode(\"qv\");}else mode(prev);});\n"
 "root.querySelector(\".qg-fit\").addEventListener(\"click\",fit);\n"
-"root.querySelector(\".qg-expand\").addEventListener(\"click\",function(){for(var k=0;k<G;k++)col[k]=false;vis();});\n"
-"root.querySelector(\".qg-collapse\").addEventListener(\"click\",function(){for(var k=0;k<G;k++)col[k]=true;vis();});\n"
-"if(tbl){var byrow={};nodes.forEach(function(n){var r=n.getAttribute(\"data-row\");if(+r>=0)byrow[r]=n;});\n"
-" Array.prototype.forEach.call(tbl.tBodies[0].rows,function(tr){var n=tr.cells[0]&&byrow[tr.cells[0].textContent.trim()];\n"
+"root.querySelector(\".qg-expand\").addEventListener(\"click\",function(){tomain();for(var k=0;k<G;k++)col[k]=false;vis();});\n"
+"root.querySelector(\".qg-collapse\").addEventListener(\"click\",function(){tomain();for(var k=0;k<G;k++)col[k]=true;vis();});\n"
+"var ob=root.querySelector(\".qg-ovb\");if(ob)ob.addEventListener(\"click\",function(){tomain();mode(\"ov\");});\n"
+"otiles.forEach(function(t){t.addEventListener(\"click\",function(){if(drag&&drag.moved)return;var k=+t.getAttribute(\"data-g\"),n=memb[k][0];\n"
+" mode(\"main\");col[k]=false;if(n){reveal(n);focus(n);}else vis();});});\n"
+"if(tbl){var byrow={},byrowq={};nodes.forEach(function(n){var r=n.getAttribute(\"data-row\"),m=n.closest(\".qg-qv\")?byrowq:byrow;if(+r>=0&&!m[r])m[r]=n;});\n"
+" Array.prototype.forEach.call(tbl.tBodies[0].rows,function(tr){var k=tr.cells[0]&&tr.cells[0].textContent.trim(),n=k&&byrow[k];\n"
 "  if(!n||!tr.cells[1])return;var a=add(tr.cells[1],\"a\",\" \\u2316\",\"qg-link\");a.href=\"#graph\";a.title=\"Show in the graph\";\n"
-"  a.addEventListener(\"click\",function(){reveal(n);focus(n);show(n);});});}\n"
-"vis();metric(D.d);start();root.classList.add(\"qg-ready\");})();\n";
+"  a.addEventListener(\"click\",function(){if(cur===\"ov\")mode(\"main\");var m=qon&&byrowq[k]?byrowq[k]:n;reveal(m);focus(m);show(m);});});}\n"
+"vis();metric(D.d);mode(cur);root.classList.add(\"qg-ready\");})();\n";
 
 static void qr__gl_printf(QrHtml *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void qr__gl_printf(QrHtml *h, const char *fmt, ...) {
@@ -756,7 +908,7 @@ static void qr__gl_jstr(QrHtml *h, const char *s) {
 static void qr_gl_box_size(const char *label, const char *op, float *w, float *h) {
     size_t n = QR_MAX(strlen(label ? label : ""), strlen(op ? op : ""));
     *w = QR_MIN(QR_MAX(12.0f + 6.4f * (float)n, 96.0f), 236.0f);
-    *h = 50.0f;
+    *h = 54.0f;
 }
 
 /* Groups deeper than the returned depth open collapsed: every group open while at most
@@ -776,6 +928,61 @@ static int qr__gl_open_depth(const QrGlInput *in, const int *gdepth) {
     return 0;
 }
 
+/* One node box: <g class="qg-n" data-node data-row data-g ...> with its label, op type, quantizer line,
+ * sensitivity badge and split bar. */
+static void qr__gl_node(QrHtml *h, const QrGlViewNode *nd, float x, float y, float w, float hh, int group, bool first, bool bad,
+                        bool quant) {
+    qr__gl_printf(h, "<g class=\"qg-n%s%s%s\" data-node=\"", bad ? " qg-worst" : "", first ? " qg-first" : "", quant ? " qg-qn" : "");
+    qr_html_text(h, nd->name);
+    qr__gl_printf(h, "\" data-row=\"%d\" data-g=\"%d\"", nd->row, group);
+    if (nd->sens_rank > 0) qr__gl_printf(h, " data-s=\"%d\"", nd->sens_rank);
+    if (nd->find && *nd->find) { qr_html_raw(h, " data-f=\""); qr_html_text(h, nd->find); qr_html_raw(h, "\""); }
+    if (nd->whatif && *nd->whatif) { qr_html_raw(h, " data-w=\""); qr_html_text(h, nd->whatif); qr_html_raw(h, "\""); }
+    if (nd->plots && *nd->plots) { qr_html_raw(h, " data-p=\""); qr_html_text(h, nd->plots); qr_html_raw(h, "\""); }
+    qr__gl_printf(h, " transform=\"translate(%.1f,%.1f)\"><title>", x, y);
+    qr_html_text(h, nd->name);
+    qr__gl_printf(h, "</title><rect width=\"%.1f\" height=\"%.1f\" rx=\"5\"/><text x=\"6\" y=\"15\">", w, hh);
+    int fit = (int)((w - 12) / 6.4f);
+    qr__gl_text_cut(h, nd->label ? nd->label : nd->name, nd->sens_rank > 0 && nd->sens_rank <= 9 ? fit - 3 : fit);
+    qr_html_raw(h, "</text><text class=\"qg-o\" x=\"6\" y=\"30\">");
+    qr__gl_text_cut(h, nd->op_type ? nd->op_type : "", fit);
+    qr_html_raw(h, "</text>");
+    if (nd->quant && *nd->quant) {
+        qr_html_raw(h, "<text class=\"qg-q\" x=\"6\" y=\"44\">");
+        qr__gl_text_cut(h, nd->quant, fit);
+        qr_html_raw(h, "</text>");
+    }
+    if (nd->sens_rank > 0 && nd->sens_rank <= 9)
+        qr__gl_printf(h, "<text class=\"qg-b\" x=\"%.1f\" y=\"15\" text-anchor=\"end\">S%d</text>", w - 5, nd->sens_rank);
+    double sum = 0;
+    for (int k = 0; nd->has_split && k < 4; k++) if (nd->split[k] > 0 && isfinite(nd->split[k])) sum += nd->split[k];
+    if (sum > 0 && isfinite(sum)) {     /* the error split: weight, input, output rounding, output clipping */
+        float bx = 6, span = w - 12;
+        qr_html_raw(h, "<g class=\"qg-sb\">");
+        for (int k = 0; k < 4; k++) {
+            if (!(nd->split[k] > 0) || !isfinite(nd->split[k])) continue;
+            float bw = (float)(span * (nd->split[k] / sum));
+            qr__gl_printf(h, "<rect class=\"qg-sb%d\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"4\"/>", k, bx, hh - 7, bw);
+            bx += bw;
+        }
+        qr_html_raw(h, "</g>");
+    }
+    qr_html_raw(h, "</g>\n");
+}
+
+/* An edge's path (consecutive equal points left out). */
+static void qr__gl_edge(QrHtml *h, const QrGlLayout *l, int e, const char *cls) {
+    int a = l->pt_off[e], b = l->pt_off[e + 1];
+    if (b - a < 2) return;
+    qr__gl_printf(h, "<path class=\"%s%s\" data-g=\"%d\" d=\"", cls, l->reversed[e] ? " qg-back" : "", l->edge_group[e]);
+    for (int k = a; k < b; k++) {
+        float x = l->pts[2 * k], y = l->pts[2 * k + 1];
+        if (k > a && k + 1 < b && x == l->pts[2 * (k - 1)] && y == l->pts[2 * (k - 1) + 1]) continue;
+        qr__gl_printf(h, "%s%.1f %.1f", k == a ? "M" : "L", x, y);
+    }
+    qr_html_raw(h, "\"/>\n");
+}
+
 static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, const QrGlView *v) {
     int G = l->n_groups;
     int *gdepth = calloc((size_t)G + 1, sizeof *gdepth), *gcount = calloc((size_t)G + 1, sizeof *gcount);
@@ -786,6 +993,22 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
         for (int g = in->node_group ? in->node_group[i] : -1; g >= 0; g = in->group_parent[g]) gcount[g]++;
     for (int k = 0; k < v->n_worst; k++) if (v->worst_rows[k] >= 0 && v->worst_rows[k] < v->n_rows) worst[v->worst_rows[k]] = true;
     int open = v->open_depth == -2 ? qr__gl_open_depth(in, gdepth) : v->open_depth;
+    /* a graph that opens collapsed opens in its overview: the collapsed groups as tiles the size of a box */
+    QrArena oa = {0};
+    QrGlOverview ovw;
+    QrGlLayout ol = {0};
+    bool ovok = false;
+    if (open >= 0 && G > 0) {
+        float *tw = qr_arena_array(&oa, (size_t)G, sizeof *tw), *th = qr_arena_array(&oa, (size_t)G, sizeof *th);
+        for (int g = 0; tw && th && g < G; g++) {
+            const char *nm = v->group_name[g], *sl = strrchr(nm, '/');
+            char lab[96];
+            snprintf(lab, sizeof lab, "\xe2\x96\xb8 %s", sl && sl[1] ? sl + 1 : nm);
+            qr_gl_box_size(lab, "0000 nodes", &tw[g], &th[g]);
+        }
+        ovok = tw && th && qr_gl_overview(in, open, tw, th, &oa, &ovw) == QR_OK && qr_gl_layout(&ovw.in, &ol) == QR_OK;
+        if (!ovok) qr_err_clear();
+    }
     float W = QR_MAX(l->width, 10) + 20, H = QR_MAX(l->height, 10) + 20;
     qr_html_raw(h, "<style>\n");
     qr_html_raw(h, qr__gl_css);
@@ -794,10 +1017,14 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
     qr_html_raw(h, "<div class=\"qg-bar\"><label>Colour by <select class=\"qg-metric\"></select></label>"
                    "<input type=\"search\" class=\"qg-search\" placeholder=\"Find a node\xe2\x80\xa6\" aria-label=\"Find a node\">"
                    "<span class=\"qg-found\"></span>"
-                   "<label><input type=\"checkbox\" class=\"qg-showq\"> quantizers</label>"
+                   "<label><input type=\"checkbox\" class=\"qg-showq\"> ");
+    qr_html_raw(h, v->alt ? "Q/DQ nodes" : "quantizers");
+    qr_html_raw(h, "</label>"
                    "<button type=\"button\" class=\"qg-fit\">Fit</button>"
                    "<button type=\"button\" class=\"qg-expand\">Expand all</button>"
-                   "<button type=\"button\" class=\"qg-collapse\">Collapse all</button></div>\n"
+                   "<button type=\"button\" class=\"qg-collapse\">Collapse all</button>");
+    if (ovok) qr_html_raw(h, "<button type=\"button\" class=\"qg-ovb\">Overview</button>");
+    qr_html_raw(h, "</div>\n"
                    "<div class=\"qg-legend\"><span class=\"qg-lname\"></span><span class=\"qg-lmin\"></span>"
                    "<span class=\"qg-grad\"></span><span class=\"qg-lmax\"></span>"
                    "<span class=\"qg-grey\"></span><span>no row</span>"
@@ -805,7 +1032,8 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
                    "most sensitive quantizers \xc2\xb7 a grey tile: a collapsed group (coloured by its worst member)</span></div>\n");
     qr__gl_printf(h, "<div class=\"qg-view\"><svg class=\"qg-svg\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
                   "preserveAspectRatio=\"xMidYMin meet\" role=\"img\" aria-label=\"Model graph\">\n"
-                  "<g transform=\"translate(10,10)\">\n<g class=\"qg-frames\">\n", W, H);
+                  "<g transform=\"translate(10,10)\">\n<g class=\"qg-main\"%s>\n<g class=\"qg-frames\">\n", W, H,
+                  ovok ? " style=\"display:none\"" : "");
     for (int g = 0; g < G; g++) {
         qr__gl_printf(h, "<g class=\"qg-fr\" data-g=\"%d\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"8\"/>"
                       "<text x=\"%.1f\" y=\"%.1f\">\xe2\x96\xbe ", g, l->gx[g], l->gy[g], l->gw[g], l->gh[g], l->gx[g] + 6, l->gy[g] + 14);
@@ -816,45 +1044,12 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
         qr_html_raw(h, " (click to collapse)</title></text></g>\n");
     }
     qr_html_raw(h, "</g>\n<g class=\"qg-edges\">\n");
-    for (int e = 0; e < l->n_edges; e++) {
-        int a = l->pt_off[e], b = l->pt_off[e + 1];
-        if (b - a < 2) continue;
-        qr__gl_printf(h, "<path class=\"qg-e%s\" data-g=\"%d\" d=\"", l->reversed[e] ? " qg-back" : "", l->edge_group[e]);
-        for (int k = a; k < b; k++) {
-            float x = l->pts[2 * k], y = l->pts[2 * k + 1];
-            if (k > a && k + 1 < b && x == l->pts[2 * (k - 1)] && y == l->pts[2 * (k - 1) + 1]) continue;
-            qr__gl_printf(h, "%s%.1f %.1f", k == a ? "M" : "L", x, y);
-        }
-        qr_html_raw(h, "\"/>\n");
-    }
+    for (int e = 0; e < l->n_edges; e++) qr__gl_edge(h, l, e, "qg-e");
     qr_html_raw(h, "</g>\n<g class=\"qg-nodes\">\n");
     for (int i = 0; i < l->n; i++) {
         const QrGlViewNode *nd = &v->nodes[i];
-        float w = in->w[i], hh = in->h[i];
         bool first = nd->row >= 0 && nd->row == v->first_drop_row, bad = nd->row >= 0 && nd->row < v->n_rows && worst[nd->row];
-        qr__gl_printf(h, "<g class=\"qg-n%s%s\" data-node=\"", bad ? " qg-worst" : "", first ? " qg-first" : "");
-        qr_html_text(h, nd->name);
-        qr__gl_printf(h, "\" data-row=\"%d\" data-g=\"%d\"", nd->row, in->node_group ? in->node_group[i] : -1);
-        if (nd->sens_rank > 0) qr__gl_printf(h, " data-s=\"%d\"", nd->sens_rank);
-        if (nd->find && *nd->find) { qr_html_raw(h, " data-f=\""); qr_html_text(h, nd->find); qr_html_raw(h, "\""); }
-        if (nd->whatif && *nd->whatif) { qr_html_raw(h, " data-w=\""); qr_html_text(h, nd->whatif); qr_html_raw(h, "\""); }
-        if (nd->plots && *nd->plots) { qr_html_raw(h, " data-p=\""); qr_html_text(h, nd->plots); qr_html_raw(h, "\""); }
-        qr__gl_printf(h, " transform=\"translate(%.1f,%.1f)\"><title>", l->x[i], l->y[i]);
-        qr_html_text(h, nd->name);
-        qr__gl_printf(h, "</title><rect width=\"%.1f\" height=\"%.1f\" rx=\"5\"/><text x=\"6\" y=\"15\">", w, hh);
-        int fit = (int)((w - 12) / 6.4f);
-        qr__gl_text_cut(h, nd->label ? nd->label : nd->name, nd->sens_rank > 0 && nd->sens_rank <= 9 ? fit - 3 : fit);
-        qr_html_raw(h, "</text><text class=\"qg-o\" x=\"6\" y=\"30\">");
-        qr__gl_text_cut(h, nd->op_type ? nd->op_type : "", fit);
-        qr_html_raw(h, "</text>");
-        if (nd->quant && *nd->quant) {
-            qr_html_raw(h, "<text class=\"qg-q\" x=\"6\" y=\"44\">");
-            qr__gl_text_cut(h, nd->quant, fit);
-            qr_html_raw(h, "</text>");
-        }
-        if (nd->sens_rank > 0 && nd->sens_rank <= 9)
-            qr__gl_printf(h, "<text class=\"qg-b\" x=\"%.1f\" y=\"15\" text-anchor=\"end\">S%d</text>", w - 5, nd->sens_rank);
-        qr_html_raw(h, "</g>\n");
+        qr__gl_node(h, nd, l->x[i], l->y[i], in->w[i], in->h[i], in->node_group ? in->node_group[i] : -1, first, bad, false);
     }
     qr_html_raw(h, "</g>\n<g class=\"qg-tiles\">\n");
     for (int g = 0; g < G; g++) {
@@ -867,7 +1062,69 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
         qr_html_text(h, nm);
         qr__gl_printf(h, ": %d nodes (click to expand)</title></text></g>\n", gcount[g]);
     }
-    qr_html_raw(h, "</g>\n</g>\n</svg></div>\n<div class=\"qg-panel\" hidden></div>\n");
+    qr_html_raw(h, "</g>\n</g>\n");
+    if (ovok) {     /* the overview: open groups' frames, edges, node boxes and the collapsed groups' tiles */
+        qr__gl_printf(h, "<g class=\"qg-ov\" data-w=\"%.0f\" data-h=\"%.0f\">\n<g class=\"qg-oframes\">\n",
+                      QR_MAX(ol.width, 10) + 20, QR_MAX(ol.height, 10) + 20);
+        for (int o = 0; o < ol.n_groups; o++) {
+            const char *nm = v->group_name[ovw.group_of[o]], *sl = strrchr(nm, '/');
+            qr__gl_printf(h, "<g class=\"qg-fr\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"8\"/>"
+                          "<text x=\"%.1f\" y=\"%.1f\">", ol.gx[o], ol.gy[o], ol.gw[o], ol.gh[o], ol.gx[o] + 6, ol.gy[o] + 14);
+            qr__gl_text_cut(h, sl && sl[1] ? sl + 1 : nm, (int)(ol.gw[o] / 6.5f) - 1);
+            qr_html_raw(h, "<title>");
+            qr_html_text(h, nm);
+            qr_html_raw(h, "</title></text></g>\n");
+        }
+        qr_html_raw(h, "</g>\n<g class=\"qg-oedges\">\n");
+        for (int e = 0; e < ol.n_edges; e++) qr__gl_edge(h, &ol, e, "qg-qe");
+        qr_html_raw(h, "</g>\n<g class=\"qg-onodes\">\n");
+        for (int b = 0; b < ol.n; b++) {
+            float bw = ovw.in.w[b], bh = ovw.in.h[b];
+            int i = ovw.box_node[b];
+            if (i >= 0) {
+                const QrGlViewNode *nd = &v->nodes[i];
+                bool first = nd->row >= 0 && nd->row == v->first_drop_row, bad = nd->row >= 0 && nd->row < v->n_rows && worst[nd->row];
+                qr__gl_node(h, nd, ol.x[b], ol.y[b], bw, bh, -1, first, bad, false);
+                continue;
+            }
+            int g = ovw.box_group[b];
+            const char *nm = v->group_name[g], *sl = strrchr(nm, '/');
+            qr__gl_printf(h, "<g class=\"qg-ot\" data-g=\"%d\" transform=\"translate(%.1f,%.1f)\"><title>", g, ol.x[b], ol.y[b]);
+            qr_html_text(h, nm);
+            qr__gl_printf(h, ": %d nodes (click to open)</title><rect width=\"%.1f\" height=\"%.1f\" rx=\"5\"/><text x=\"6\" y=\"15\">"
+                          "\xe2\x96\xb8 ", gcount[g], bw, bh);
+            qr__gl_text_cut(h, sl && sl[1] ? sl + 1 : nm, (int)((bw - 12) / 6.4f) - 2);
+            qr__gl_printf(h, "</text><text class=\"qg-o\" x=\"6\" y=\"30\">%d nodes</text></g>\n", gcount[g]);
+        }
+        qr_html_raw(h, "</g>\n</g>\n");
+    }
+    qr_gl_free(&ol);
+    qr_arena_free(&oa);
+    if (v->alt) {   /* the analysis model with its quantizer nodes: static frames, its edges, its boxes */
+        const QrGlAlt *q = v->alt;
+        const QrGlLayout *ql = q->l;
+        qr__gl_printf(h, "<g class=\"qg-qv\" style=\"display:none\" data-w=\"%.0f\" data-h=\"%.0f\">\n<g class=\"qg-qframes\">\n",
+                      QR_MAX(ql->width, 10) + 20, QR_MAX(ql->height, 10) + 20);
+        for (int g = 0; g < ql->n_groups; g++) {
+            qr__gl_printf(h, "<g class=\"qg-fr\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"8\"/>"
+                          "<text x=\"%.1f\" y=\"%.1f\">", ql->gx[g], ql->gy[g], ql->gw[g], ql->gh[g], ql->gx[g] + 6, ql->gy[g] + 14);
+            const char *nm = q->group_name[g], *sl = strrchr(nm, '/');
+            qr__gl_text_cut(h, sl && sl[1] ? sl + 1 : nm, (int)(ql->gw[g] / 6.5f) - 1);
+            qr_html_raw(h, "<title>");
+            qr_html_text(h, nm);
+            qr_html_raw(h, "</title></text></g>\n");
+        }
+        qr_html_raw(h, "</g>\n<g class=\"qg-qedges\">\n");
+        for (int e = 0; e < ql->n_edges; e++) qr__gl_edge(h, ql, e, "qg-qe");
+        qr_html_raw(h, "</g>\n<g class=\"qg-qnodes\">\n");
+        for (int i = 0; i < ql->n; i++) {
+            const QrGlViewNode *nd = &q->nodes[i];
+            bool first = nd->row >= 0 && nd->row == v->first_drop_row, bad = nd->row >= 0 && nd->row < v->n_rows && worst[nd->row];
+            qr__gl_node(h, nd, ql->x[i], ql->y[i], q->in->w[i], q->in->h[i], -1, first, bad, q->is_quant[i]);
+        }
+        qr_html_raw(h, "</g>\n</g>\n");
+    }
+    qr_html_raw(h, "</g>\n</svg></div>\n<div class=\"qg-panel\" hidden></div>\n");
     /* the data: metrics per row, the group tree, the collapsed depth */
     qr_html_raw(h, "<script type=\"application/json\" class=\"qg-data\">{\"m\":[");
     for (int k = 0; k < v->n_metrics; k++) {

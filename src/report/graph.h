@@ -2,7 +2,7 @@
  * directed graph with nested groups, and its rendering as inline SVG with the page's
  * script (colour by a metric, collapse groups, search, pan/zoom). The layout is a pure
  * library: boxes, edges and a group tree in, coordinates out; it knows nothing of models
- * or analyses (report/bundle builds its input from the session). */
+ * or analyses (runall/bundle builds its input from the session). */
 #ifndef QR_GRAPH_H
 #define QR_GRAPH_H
 
@@ -61,6 +61,9 @@ typedef struct QrGlViewNode {
     const char *whatif;         /* what the what-if measured for this node (plain text), or NULL */
     const char *plots;          /* bundle paths of this node's plots, one a line (shown as links), or NULL */
     int sens_rank;              /* 1-based one-on sensitivity rank, 0: none */
+    bool has_split;             /* split: the row's error split (weight, input, output rounding, output clipping; MSE),
+                                 * drawn as a stacked bar along the box's bottom */
+    double split[4];
 } QrGlViewNode;
 
 /* A per-layer metric the reader can colour by: values[row] (NAN: none); higher_better says
@@ -70,6 +73,19 @@ typedef struct QrGlMetric {
     const double *values;       /* [n_rows] */
     bool higher_better;
 } QrGlMetric;
+
+/* The analysis model's own graph with its quantizer nodes (QuantizeLinear / DequantizeLinear as
+ * boxes of their own), laid out on its own: the view the "Q/DQ nodes" toggle shows instead of
+ * the folded one. Its boxes are clickable and coloured like the folded view's (by row); its
+ * groups are drawn as frames (not collapsible). */
+typedef struct QrGlAlt {
+    const QrGlLayout *l;
+    const QrGlInput *in;
+    const QrGlViewNode *nodes;      /* [l->n]: a row's compute node (row >= 0, name = the row's mod_name) or another
+                                     * analysis node (row -1) */
+    const bool *is_quant;           /* [l->n]: a quantizer node (drawn violet, never coloured by a metric) */
+    const char *const *group_name;  /* [l->n_groups] */
+} QrGlAlt;
 
 typedef struct QrGlView {
     const QrGlViewNode *nodes;  /* [layout n] */
@@ -84,9 +100,23 @@ typedef struct QrGlView {
     int open_depth;             /* groups deeper than this open collapsed (-1: all expanded, -2: chosen so that
                                  * at most 150 boxes show) */
     const char *table_id;       /* id of the section holding the per-layer table (rows shown on click), or NULL */
+    const QrGlAlt *alt;         /* the quantizer-node view, or NULL (no toggle) */
 } QrGlView;
 
-/* A node box's size for its label and op type (qr_gl_html writes three lines). */
+/* The collapsed overview a large graph opens in: the nodes of the groups up to open_depth deep
+ * (depth 1 = a top-level group) and one box per outermost group deeper than that (a tile of
+ * tile_w[g] x tile_h[g]), laid out afresh so a tile takes a box's room, not its expanded
+ * group's; edges go to the boxes that hold their ends (edges inside one tile and duplicates
+ * dropped). box_node[b] = the node box b stands for, or -1; box_group[b] = the group of a tile
+ * box, or -1; group_of[o] = the original group of overview group o. Arrays in a. */
+typedef struct QrGlOverview {
+    QrGlInput in;
+    int *box_node, *box_group, *group_of;
+} QrGlOverview;
+static QrStatus qr_gl_overview(const QrGlInput *in, int open_depth, const float *tile_w, const float *tile_h, QrArena *a,
+                               QrGlOverview *out);
+
+/* A node box's size for its label and op type (qr_gl_html writes three lines and the split bar). */
 static void qr_gl_box_size(const char *label, const char *op, float *w, float *h);
 /* Writes the view (SVG, legend, controls, the node panel and its script) into the current
  * section of h. Sticky errors like every QrHtml call. */

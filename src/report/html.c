@@ -2,7 +2,7 @@
 
 /* ==== page assets ================================================================ */
 
-static const char qr__html_html_css[] =
+static const char qr__html_css[] =
 ":root{--bg:#f4f6f9;--card:#fff;--ink:#1e293b;--muted:#64748b;--line:#e2e8f0;--accent:#2563eb;"
 "--good:#15803d;--good-bg:#e9f8ef;--good-line:#b7e4c7;--warn:#a16207;--warn-bg:#fdf6e3;--warn-line:#f3dfa2;"
 "--bad:#b91c1c;--bad-bg:#fdeeee;--bad-line:#f5c2c2;"
@@ -108,7 +108,7 @@ static const char qr__html_html_css[] =
 "*{-webkit-print-color-adjust:exact;print-color-adjust:exact}a{color:inherit}}\n";
 
 /* Sortable headers, filter boxes; marks <body class="qr-js"> once set up (tests check it). */
-static const char qr__html_html_js[] =
+static const char qr__html_js[] =
 "(function(){\"use strict\";\n"
 "function key(s){s=s.trim();if(s===\"\")return null;var m=/^([+-]?)inf(inity)?$/i.exec(s);"
 "if(m)return m[1]===\"-\"?-Infinity:Infinity;var n=Number(s);return isNaN(n)?s.toLowerCase():n;}\n"
@@ -151,19 +151,19 @@ static void qr_html_free(QrHtml *h) {
     memset(h, 0, sizeof *h);
 }
 
-static void qr__html_html_fail(QrHtml *h, QrStatus st, const char *what) {
+static void qr__html_fail(QrHtml *h, QrStatus st, const char *what) {
     if (h->err) return;
     h->err = st;
     h->err_what = what;
     qr_errf(st, "html: %s", what);
 }
 
-static void qr__html_html_put(QrHtml *h, const char *s, size_t n) {
+static void qr__html_put(QrHtml *h, const char *s, size_t n) {
     if (h->err) return;
     if (h->len + n + 1 > h->cap) {
         size_t nc = QR_MAX(h->cap * 2, h->len + n + 8192);
         char *nb = realloc(h->body, nc);
-        if (!nb) { qr__html_html_fail(h, QR_ERR_NOMEM, "out of memory"); return; }
+        if (!nb) { qr__html_fail(h, QR_ERR_NOMEM, "out of memory"); return; }
         h->body = nb;
         h->cap = nc;
     }
@@ -172,11 +172,11 @@ static void qr__html_html_put(QrHtml *h, const char *s, size_t n) {
     h->body[h->len] = 0;
 }
 
-static void qr__html_html_puts(QrHtml *h, const char *s) { qr__html_html_put(h, s, strlen(s)); }
+static void qr__html_puts(QrHtml *h, const char *s) { qr__html_put(h, s, strlen(s)); }
 
 /* Escaped text: & < > " ' as entities, invalid UTF-8 as U+FFFD, other control
  * characters than tab and newline dropped. */
-static void qr__html_html_esc(QrHtml *h, const char *s) {
+static void qr__html_esc(QrHtml *h, const char *s) {
     if (!s) return;
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s), run = 0;
@@ -194,15 +194,15 @@ static void qr__html_html_esc(QrHtml *h, const char *s) {
             if (c >= 0x80) { ul = qr_json_utf8_len(p + i, n - i); if (!ul) { rep = "\xef\xbf\xbd"; ul = 1; } }
             else if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) rep = "";
         }
-        if (rep) { qr__html_html_put(h, s + run, i - run); qr__html_html_puts(h, rep); run = i + (size_t)ul; }
+        if (rep) { qr__html_put(h, s + run, i - run); qr__html_puts(h, rep); run = i + (size_t)ul; }
         i += (size_t)ul;
     }
-    qr__html_html_put(h, s + run, n - run);
+    qr__html_put(h, s + run, n - run);
 }
 
 /* Escaped text with a line-break opportunity (<wbr>) after each '/' and '_' of a
  * long name, so node paths wrap at their separators instead of mid-word. */
-static void qr__html_html_esc_breakable(QrHtml *h, const char *s) {
+static void qr__html_esc_breakable(QrHtml *h, const char *s) {
     if (!s) return;
     char piece[256];
     size_t o = 0;
@@ -212,62 +212,62 @@ static void qr__html_html_esc_breakable(QrHtml *h, const char *s) {
             /* never cut a UTF-8 sequence: carry its continuation bytes */
             while (*p && o < sizeof piece - 1 && ((unsigned char)p[1] & 0xc0) == 0x80) piece[o++] = *++p;
             piece[o] = 0;
-            qr__html_html_esc(h, piece);
+            qr__html_esc(h, piece);
             o = 0;
             if (!*p) break;
-            if (*p == '/' || *p == '_') qr__html_html_puts(h, "<wbr>");
+            if (*p == '/' || *p == '_') qr__html_puts(h, "<wbr>");
         }
     }
 }
 
 /* A relative path as a URL: every byte but [A-Za-z0-9-._~/] percent-encoded. */
-static void qr__html_html_url(QrHtml *h, const char *path) {
+static void qr__html_url(QrHtml *h, const char *path) {
     static const char hex[] = "0123456789ABCDEF";
     for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-        if (isalnum(*p) || strchr("-._~/", *p)) qr__html_html_put(h, (const char *)p, 1);
-        else { char e[3] = { '%', hex[*p >> 4], hex[*p & 15] }; qr__html_html_put(h, e, 3); }
+        if (isalnum(*p) || strchr("-._~/", *p)) qr__html_put(h, (const char *)p, 1);
+        else { char e[3] = { '%', hex[*p >> 4], hex[*p & 15] }; qr__html_put(h, e, 3); }
     }
 }
 
-static void qr__html_html_printf_esc(QrHtml *h, const char *fmt, va_list ap) {
+static void qr__html_printf_esc(QrHtml *h, const char *fmt, va_list ap) {
     char small[512];
     va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(small, sizeof small, fmt, ap);
-    if (n < 0) { va_end(ap2); qr__html_html_fail(h, QR_ERR_INVALID, "format error"); return; }
-    if ((size_t)n < sizeof small) { qr__html_html_esc(h, small); va_end(ap2); return; }
+    if (n < 0) { va_end(ap2); qr__html_fail(h, QR_ERR_INVALID, "format error"); return; }
+    if ((size_t)n < sizeof small) { qr__html_esc(h, small); va_end(ap2); return; }
     char *big = malloc((size_t)n + 1);
-    if (!big) { va_end(ap2); qr__html_html_fail(h, QR_ERR_NOMEM, "out of memory"); return; }
+    if (!big) { va_end(ap2); qr__html_fail(h, QR_ERR_NOMEM, "out of memory"); return; }
     vsnprintf(big, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
-    qr__html_html_esc(h, big);
+    qr__html_esc(h, big);
     free(big);
 }
 
-static const char *qr__html_html_level_class(QrHtmlLevel l) {
+static const char *qr__html_level_class(QrHtmlLevel l) {
     return l == QR_HTML_GOOD ? "qr-good" : l == QR_HTML_WARN ? "qr-warn" : l == QR_HTML_BAD ? "qr-bad" : "qr-none";
 }
 
 /* Closes the inline groups (metric tiles) before block content. */
-static void qr__html_html_flow(QrHtml *h) {
-    if (h->in_metrics) { qr__html_html_puts(h, "</div>\n"); h->in_metrics = false; }
+static void qr__html_flow(QrHtml *h) {
+    if (h->in_metrics) { qr__html_puts(h, "</div>\n"); h->in_metrics = false; }
 }
 
 /* ==== structure ============================================================================ */
 
 /* Closes open sections down to (and including) `level`. */
-static void qr__html_html_close_to(QrHtml *h, int level) {
-    qr__html_html_flow(h);
-    if (h->in_list) { qr__html_html_fail(h, QR_ERR_INVALID, "section started inside a list"); return; }
-    if (h->in_gallery) { qr__html_html_fail(h, QR_ERR_INVALID, "section started inside a gallery"); return; }
+static void qr__html_close_to(QrHtml *h, int level) {
+    qr__html_flow(h);
+    if (h->in_list) { qr__html_fail(h, QR_ERR_INVALID, "section started inside a list"); return; }
+    if (h->in_gallery) { qr__html_fail(h, QR_ERR_INVALID, "section started inside a gallery"); return; }
     while (h->open_level >= level && h->open_level > 0) {
-        if (h->open_level == 3) { qr__html_html_puts(h, "</div>\n"); h->open_level = 2; }
-        else { qr__html_html_puts(h, "</section>\n"); h->open_level = 0; }
+        if (h->open_level == 3) { qr__html_puts(h, "</div>\n"); h->open_level = 2; }
+        else { qr__html_puts(h, "</section>\n"); h->open_level = 0; }
     }
 }
 
 /* Makes a unique anchor id from `id` or the title; stores it in the arena. */
-static const char *qr__html_html_make_id(QrHtml *h, const char *id, const char *title) {
+static const char *qr__html_make_id(QrHtml *h, const char *id, const char *title) {
     const char *src = id && *id ? id : title ? title : "section";
     char base[80];
     size_t o = 0;
@@ -283,199 +283,199 @@ static const char *qr__html_html_make_id(QrHtml *h, const char *id, const char *
     snprintf(cand, sizeof cand, "%s", base);
     for (int k = 2; qr_strmap_get(&h->ids, cand) >= 0; k++) snprintf(cand, sizeof cand, "%s-%d", base, k);
     char *keep = qr_arena_strdup(&h->arena, cand);
-    if (!keep || qr_strmap_put(&h->ids, &h->arena, keep, 1) != QR_OK) { qr__html_html_fail(h, QR_ERR_NOMEM, "out of memory"); return NULL; }
+    if (!keep || qr_strmap_put(&h->ids, &h->arena, keep, 1) != QR_OK) { qr__html_fail(h, QR_ERR_NOMEM, "out of memory"); return NULL; }
     return keep;
 }
 
-static void qr__html_html_toc_add(QrHtml *h, const char *id, const char *title, int level) {
+static void qr__html_toc_add(QrHtml *h, const char *id, const char *title, int level) {
     if (h->err) return;
     if (h->n_toc == h->cap_toc) {
         int cap = h->cap_toc ? h->cap_toc * 2 : 32;
         QrHtmlTocItem *nt = qr_arena_array(&h->arena, (size_t)cap, sizeof *nt);
-        if (!nt) { qr__html_html_fail(h, QR_ERR_NOMEM, "out of memory"); return; }
+        if (!nt) { qr__html_fail(h, QR_ERR_NOMEM, "out of memory"); return; }
         if (h->n_toc) memcpy(nt, h->toc, (size_t)h->n_toc * sizeof *nt);
         h->toc = nt;
         h->cap_toc = cap;
     }
     const char *t = qr_arena_strdup(&h->arena, title ? title : "");
-    if (!t) { qr__html_html_fail(h, QR_ERR_NOMEM, "out of memory"); return; }
+    if (!t) { qr__html_fail(h, QR_ERR_NOMEM, "out of memory"); return; }
     h->toc[h->n_toc++] = (QrHtmlTocItem){ id, t, level };
 }
 
-static void qr__html_html_heading(QrHtml *h, int level, const char *id, const char *title) {
-    qr__html_html_puts(h, level == 2 ? "<h2>" : "<h3>");
-    qr__html_html_esc(h, title);
-    qr__html_html_puts(h, "<a class=\"qr-anchor\" href=\"#");
-    qr__html_html_esc(h, id);
-    qr__html_html_puts(h, "\" aria-label=\"Link to this section\">#</a>");
-    qr__html_html_puts(h, level == 2 ? "</h2>\n" : "</h3>\n");
+static void qr__html_heading(QrHtml *h, int level, const char *id, const char *title) {
+    qr__html_puts(h, level == 2 ? "<h2>" : "<h3>");
+    qr__html_esc(h, title);
+    qr__html_puts(h, "<a class=\"qr-anchor\" href=\"#");
+    qr__html_esc(h, id);
+    qr__html_puts(h, "\" aria-label=\"Link to this section\">#</a>");
+    qr__html_puts(h, level == 2 ? "</h2>\n" : "</h3>\n");
 }
 
 static void qr_html_subtitle(QrHtml *h, const char *text) {
     if (h->err) return;
     h->subtitle = qr_arena_strdup(&h->arena, text ? text : "");
-    if (!h->subtitle) qr__html_html_fail(h, QR_ERR_NOMEM, "out of memory");
+    if (!h->subtitle) qr__html_fail(h, QR_ERR_NOMEM, "out of memory");
 }
 
 static void qr_html_section(QrHtml *h, const char *id, const char *title) {
-    qr__html_html_close_to(h, 1);
-    const char *aid = qr__html_html_make_id(h, id, title);
+    qr__html_close_to(h, 1);
+    const char *aid = qr__html_make_id(h, id, title);
     if (h->err) return;
-    qr__html_html_puts(h, "<section class=\"qr-section\" id=\"");
-    qr__html_html_esc(h, aid);
-    qr__html_html_puts(h, "\">\n");
-    qr__html_html_heading(h, 2, aid, title);
-    qr__html_html_toc_add(h, aid, title, 2);
+    qr__html_puts(h, "<section class=\"qr-section\" id=\"");
+    qr__html_esc(h, aid);
+    qr__html_puts(h, "\">\n");
+    qr__html_heading(h, 2, aid, title);
+    qr__html_toc_add(h, aid, title, 2);
     h->open_level = 2;
 }
 
 #ifdef QR_TESTING
 QR_TESTAPI void qr_html_subsection(QrHtml *h, const char *id, const char *title) {
-    if (h->open_level < 2) { qr__html_html_fail(h, QR_ERR_INVALID, "subsection outside a section"); return; }
-    qr__html_html_close_to(h, 3);
-    const char *aid = qr__html_html_make_id(h, id, title);
+    if (h->open_level < 2) { qr__html_fail(h, QR_ERR_INVALID, "subsection outside a section"); return; }
+    qr__html_close_to(h, 3);
+    const char *aid = qr__html_make_id(h, id, title);
     if (h->err) return;
-    qr__html_html_puts(h, "<div class=\"qr-sub-section\" id=\"");
-    qr__html_html_esc(h, aid);
-    qr__html_html_puts(h, "\">\n");
-    qr__html_html_heading(h, 3, aid, title);
-    qr__html_html_toc_add(h, aid, title, 3);
+    qr__html_puts(h, "<div class=\"qr-sub-section\" id=\"");
+    qr__html_esc(h, aid);
+    qr__html_puts(h, "\">\n");
+    qr__html_heading(h, 3, aid, title);
+    qr__html_toc_add(h, aid, title, 3);
     h->open_level = 3;
 }
 #endif
 
 static void qr_html_verdict_begin(QrHtml *h, QrHtmlLevel level, const char *headline) {
-    qr__html_html_close_to(h, 1);
-    const char *aid = qr__html_html_make_id(h, "verdict", NULL);
+    qr__html_close_to(h, 1);
+    const char *aid = qr__html_make_id(h, "verdict", NULL);
     if (h->err) return;
     static const char *const badge[] = { "summary", "good", "warning", "bad" };
-    qr__html_html_puts(h, "<section class=\"qr-verdict ");
-    qr__html_html_puts(h, qr__html_html_level_class(level));
-    qr__html_html_puts(h, "\" id=\"");
-    qr__html_html_esc(h, aid);
-    qr__html_html_puts(h, "\">\n<div class=\"qr-verdict-head\"><span class=\"qr-badge\">");
-    qr__html_html_puts(h, badge[level >= QR_HTML_NONE && level <= QR_HTML_BAD ? level : 0]);
-    qr__html_html_puts(h, "</span><h2>");
-    qr__html_html_esc(h, headline);
-    qr__html_html_puts(h, "</h2></div>\n");
-    qr__html_html_toc_add(h, aid, "Verdict", 2);
+    qr__html_puts(h, "<section class=\"qr-verdict ");
+    qr__html_puts(h, qr__html_level_class(level));
+    qr__html_puts(h, "\" id=\"");
+    qr__html_esc(h, aid);
+    qr__html_puts(h, "\">\n<div class=\"qr-verdict-head\"><span class=\"qr-badge\">");
+    qr__html_puts(h, badge[level >= QR_HTML_NONE && level <= QR_HTML_BAD ? level : 0]);
+    qr__html_puts(h, "</span><h2>");
+    qr__html_esc(h, headline);
+    qr__html_puts(h, "</h2></div>\n");
+    qr__html_toc_add(h, aid, "Verdict", 2);
     h->open_level = 1;
 }
 
 static void qr_html_metric(QrHtml *h, const char *label, const char *value, QrHtmlLevel level, const char *note) {
     if (h->err) return;
-    if (!h->in_metrics) { qr__html_html_puts(h, "<div class=\"qr-metrics\">\n"); h->in_metrics = true; }
-    qr__html_html_puts(h, "<div class=\"qr-metric ");
-    qr__html_html_puts(h, qr__html_html_level_class(level));
-    qr__html_html_puts(h, "\"><div class=\"qr-metric-label\">");
-    qr__html_html_esc(h, label);
-    qr__html_html_puts(h, "</div><div class=\"qr-metric-value\">");
-    qr__html_html_esc(h, value);
-    qr__html_html_puts(h, "</div>");
-    if (note && *note) { qr__html_html_puts(h, "<div class=\"qr-metric-note\">"); qr__html_html_esc(h, note); qr__html_html_puts(h, "</div>"); }
-    qr__html_html_puts(h, "</div>\n");
+    if (!h->in_metrics) { qr__html_puts(h, "<div class=\"qr-metrics\">\n"); h->in_metrics = true; }
+    qr__html_puts(h, "<div class=\"qr-metric ");
+    qr__html_puts(h, qr__html_level_class(level));
+    qr__html_puts(h, "\"><div class=\"qr-metric-label\">");
+    qr__html_esc(h, label);
+    qr__html_puts(h, "</div><div class=\"qr-metric-value\">");
+    qr__html_esc(h, value);
+    qr__html_puts(h, "</div>");
+    if (note && *note) { qr__html_puts(h, "<div class=\"qr-metric-note\">"); qr__html_esc(h, note); qr__html_puts(h, "</div>"); }
+    qr__html_puts(h, "</div>\n");
 }
 
 static void qr_html_verdict_end(QrHtml *h) {
     if (h->err) return;
-    if (h->open_level != 1) { qr__html_html_fail(h, QR_ERR_INVALID, "verdict end without a verdict"); return; }
-    qr__html_html_close_to(h, 1);
+    if (h->open_level != 1) { qr__html_fail(h, QR_ERR_INVALID, "verdict end without a verdict"); return; }
+    qr__html_close_to(h, 1);
 }
 
 /* ==== text ================================================================================== */
 
 static void qr_html_para(QrHtml *h, const char *text) {
-    qr__html_html_flow(h);
-    qr__html_html_puts(h, "<p>");
-    qr__html_html_esc(h, text);
-    qr__html_html_puts(h, "</p>\n");
+    qr__html_flow(h);
+    qr__html_puts(h, "<p>");
+    qr__html_esc(h, text);
+    qr__html_puts(h, "</p>\n");
 }
 
 static void qr_html_paraf(QrHtml *h, const char *fmt, ...) {
-    qr__html_html_flow(h);
-    qr__html_html_puts(h, "<p>");
+    qr__html_flow(h);
+    qr__html_puts(h, "<p>");
     va_list ap;
     va_start(ap, fmt);
-    qr__html_html_printf_esc(h, fmt, ap);
+    qr__html_printf_esc(h, fmt, ap);
     va_end(ap);
-    qr__html_html_puts(h, "</p>\n");
+    qr__html_puts(h, "</p>\n");
 }
 
 static void qr_html_pre(QrHtml *h, const char *text) {
-    qr__html_html_flow(h);
-    qr__html_html_puts(h, "<pre>");
-    qr__html_html_esc(h, text);
-    qr__html_html_puts(h, "</pre>\n");
+    qr__html_flow(h);
+    qr__html_puts(h, "<pre>");
+    qr__html_esc(h, text);
+    qr__html_puts(h, "</pre>\n");
 }
 
 static void qr_html_list_begin(QrHtml *h, bool ordered) {
-    qr__html_html_flow(h);
-    if (h->in_list) { qr__html_html_fail(h, QR_ERR_INVALID, "nested list"); return; }
-    qr__html_html_puts(h, ordered ? "<ol>\n" : "<ul>\n");
+    qr__html_flow(h);
+    if (h->in_list) { qr__html_fail(h, QR_ERR_INVALID, "nested list"); return; }
+    qr__html_puts(h, ordered ? "<ol>\n" : "<ul>\n");
     h->in_list = ordered ? 2 : 1;
 }
 
 static void qr_html_item(QrHtml *h, const char *text) {
-    if (!h->in_list) { qr__html_html_fail(h, QR_ERR_INVALID, "list item outside a list"); return; }
-    qr__html_html_puts(h, "<li>");
-    qr__html_html_esc(h, text);
-    qr__html_html_puts(h, "</li>\n");
+    if (!h->in_list) { qr__html_fail(h, QR_ERR_INVALID, "list item outside a list"); return; }
+    qr__html_puts(h, "<li>");
+    qr__html_esc(h, text);
+    qr__html_puts(h, "</li>\n");
 }
 
 static void qr_html_itemf(QrHtml *h, const char *fmt, ...) {
-    if (!h->in_list) { qr__html_html_fail(h, QR_ERR_INVALID, "list item outside a list"); return; }
-    qr__html_html_puts(h, "<li>");
+    if (!h->in_list) { qr__html_fail(h, QR_ERR_INVALID, "list item outside a list"); return; }
+    qr__html_puts(h, "<li>");
     va_list ap;
     va_start(ap, fmt);
-    qr__html_html_printf_esc(h, fmt, ap);
+    qr__html_printf_esc(h, fmt, ap);
     va_end(ap);
-    qr__html_html_puts(h, "</li>\n");
+    qr__html_puts(h, "</li>\n");
 }
 
 static void qr_html_list_end(QrHtml *h) {
-    if (!h->in_list) { qr__html_html_fail(h, QR_ERR_INVALID, "list end without a list"); return; }
-    qr__html_html_puts(h, h->in_list == 2 ? "</ol>\n" : "</ul>\n");
+    if (!h->in_list) { qr__html_fail(h, QR_ERR_INVALID, "list end without a list"); return; }
+    qr__html_puts(h, h->in_list == 2 ? "</ol>\n" : "</ul>\n");
     h->in_list = 0;
 }
 
 #ifdef QR_TESTING
-QR_TESTAPI void qr_html_kv_begin(QrHtml *h) { qr__html_html_flow(h); qr__html_html_puts(h, "<dl class=\"qr-kv\">\n"); }
+QR_TESTAPI void qr_html_kv_begin(QrHtml *h) { qr__html_flow(h); qr__html_puts(h, "<dl class=\"qr-kv\">\n"); }
 QR_TESTAPI void qr_html_kv(QrHtml *h, const char *key, const char *value) {
-    qr__html_html_puts(h, "<dt>");
-    qr__html_html_esc(h, key);
-    qr__html_html_puts(h, "</dt><dd>");
-    qr__html_html_esc(h, value);
-    qr__html_html_puts(h, "</dd>\n");
+    qr__html_puts(h, "<dt>");
+    qr__html_esc(h, key);
+    qr__html_puts(h, "</dt><dd>");
+    qr__html_esc(h, value);
+    qr__html_puts(h, "</dd>\n");
 }
-QR_TESTAPI void qr_html_kv_end(QrHtml *h) { qr__html_html_puts(h, "</dl>\n"); }
+QR_TESTAPI void qr_html_kv_end(QrHtml *h) { qr__html_puts(h, "</dl>\n"); }
 #endif
 
 /* ==== notices ============================================================================== */
 
 static void qr_html_notice(QrHtml *h, QrHtmlLevel level, const char *title, const char *text) {
-    qr__html_html_flow(h);
-    qr__html_html_puts(h, "<div class=\"qr-notice ");
-    qr__html_html_puts(h, qr__html_html_level_class(level));
-    qr__html_html_puts(h, level == QR_HTML_BAD ? "\" role=\"alert\">" : "\">");
-    if (title && *title) { qr__html_html_puts(h, "<strong>"); qr__html_html_esc(h, title); qr__html_html_puts(h, "</strong>"); }
-    if (text && *text) { qr__html_html_puts(h, "<p>"); qr__html_html_esc(h, text); qr__html_html_puts(h, "</p>"); }
-    qr__html_html_puts(h, "</div>\n");
+    qr__html_flow(h);
+    qr__html_puts(h, "<div class=\"qr-notice ");
+    qr__html_puts(h, qr__html_level_class(level));
+    qr__html_puts(h, level == QR_HTML_BAD ? "\" role=\"alert\">" : "\">");
+    if (title && *title) { qr__html_puts(h, "<strong>"); qr__html_esc(h, title); qr__html_puts(h, "</strong>"); }
+    if (text && *text) { qr__html_puts(h, "<p>"); qr__html_esc(h, text); qr__html_puts(h, "</p>"); }
+    qr__html_puts(h, "</div>\n");
 }
 
 static void qr_html_failed(QrHtml *h, const char *analysis, const char *message) {
-    qr__html_html_flow(h);
-    qr__html_html_puts(h, "<div class=\"qr-notice qr-bad qr-failed\" role=\"alert\"><strong>");
-    qr__html_html_esc(h, analysis);
-    qr__html_html_puts(h, " failed</strong><p>The other analyses ran; this part of the report is missing. "
+    qr__html_flow(h);
+    qr__html_puts(h, "<div class=\"qr-notice qr-bad qr-failed\" role=\"alert\"><strong>");
+    qr__html_esc(h, analysis);
+    qr__html_puts(h, " failed</strong><p>The other analyses ran; this part of the report is missing. "
                         "Error:</p><pre>");
-    qr__html_html_esc(h, message && *message ? message : "(no message)");
-    qr__html_html_puts(h, "</pre></div>\n");
+    qr__html_esc(h, message && *message ? message : "(no message)");
+    qr__html_puts(h, "</pre></div>\n");
 }
 
 /* ==== tables, images, links ============================================================== */
 
 /* Whether a cell reads as a number for alignment (the script's sort agrees). */
-static bool qr__html_html_numeric(const char *s) {
+static bool qr__html_numeric(const char *s) {
     while (*s == ' ') s++;
     if (!*s) return false;
     const char *t = s + (*s == '+' || *s == '-');
@@ -488,7 +488,7 @@ static bool qr__html_html_numeric(const char *s) {
 }
 
 /* The stacked bar of one cell (QrHtmlTableOpts.cell_bar): widths in percent of the parts' sum. */
-static void qr__html_html_bar(QrHtml *h, const QrTable *t, int r, int c, const QrHtmlTableOpts *opts) {
+static void qr__html_bar(QrHtml *h, const QrTable *t, int r, int c, const QrHtmlTableOpts *opts) {
     double v[QR_HTML_BAR_MAX] = {0}, sum = 0;
     int n = QR_MIN(opts->cell_bar(t, r, c, opts->ctx, v), QR_HTML_BAR_MAX);
     for (int k = 0; k < n; k++) if (v[k] > 0 && isfinite(v[k])) sum += v[k];
@@ -499,66 +499,66 @@ static void qr__html_html_bar(QrHtml *h, const QrTable *t, int r, int c, const Q
         o += (size_t)snprintf(tip + o, sizeof tip - o, "%s%s %.0f%%", k ? ", " : "",
                               opts->bar_labels && opts->bar_labels[k] ? opts->bar_labels[k] : "?",
                               v[k] > 0 && isfinite(v[k]) ? 100 * v[k] / sum : 0.0);
-    qr__html_html_puts(h, "<span class=\"qr-sbar\" role=\"img\" title=\"");
-    qr__html_html_esc(h, tip);
-    qr__html_html_puts(h, "\" aria-label=\"");
-    qr__html_html_esc(h, tip);
-    qr__html_html_puts(h, "\">");
+    qr__html_puts(h, "<span class=\"qr-sbar\" role=\"img\" title=\"");
+    qr__html_esc(h, tip);
+    qr__html_puts(h, "\" aria-label=\"");
+    qr__html_esc(h, tip);
+    qr__html_puts(h, "\">");
     for (int k = 0; k < n; k++) {
         if (!(v[k] > 0) || !isfinite(v[k])) continue;
         char buf[80];
         snprintf(buf, sizeof buf, "<span class=\"qr-sb%d\" style=\"width:%.1f%%\"></span>", k, 100 * v[k] / sum);
-        qr__html_html_puts(h, buf);
+        qr__html_puts(h, buf);
     }
-    qr__html_html_puts(h, "</span>");
+    qr__html_puts(h, "</span>");
 }
 
 static void qr_html_table(QrHtml *h, const QrTable *t, const QrHtmlTableOpts *opts) {
     static const QrHtmlTableOpts defaults = {0};
     if (!opts) opts = &defaults;
-    qr__html_html_flow(h);
+    qr__html_flow(h);
     if (h->err) return;
     int shown = opts->max_rows > 0 ? QR_MIN(opts->max_rows, t->n_rows) : t->n_rows;
     int filter_min = opts->filter_min_rows == 0 ? 10 : opts->filter_min_rows;
     bool *num = calloc((size_t)QR_MAX(t->n_cols, 1), sizeof *num);
-    if (!num) { qr__html_html_fail(h, QR_ERR_NOMEM, "out of memory"); return; }
+    if (!num) { qr__html_fail(h, QR_ERR_NOMEM, "out of memory"); return; }
     for (int c = 0; c < t->n_cols; c++) {
         bool any = false, all = true;
         for (int r = 0; r < t->n_rows && all; r++) {
             const char *v = t->rows[r][c];
             if (!v || !*v) continue;
             any = true;
-            all = qr__html_html_numeric(v);
+            all = qr__html_numeric(v);
         }
         num[c] = any && all;
     }
     /* Columns with long text (node names) get a minimum width and break after '/' and '_'. */
     bool *wide = calloc((size_t)QR_MAX(t->n_cols, 1), sizeof *wide);
-    if (!wide) { free(num); qr__html_html_fail(h, QR_ERR_NOMEM, "out of memory"); return; }
+    if (!wide) { free(num); qr__html_fail(h, QR_ERR_NOMEM, "out of memory"); return; }
     for (int c = 0; c < t->n_cols; c++)
         for (int r = 0; r < t->n_rows && !num[c] && !wide[c]; r++)
             wide[c] = t->rows[r][c] && strlen(t->rows[r][c]) > 32;
     h->n_tables++;
-    if (opts->caption) { qr__html_html_puts(h, "<div class=\"qr-caption\">"); qr__html_html_esc(h, opts->caption); qr__html_html_puts(h, "</div>\n"); }
-    qr__html_html_puts(h, "<div class=\"qr-table-block\">\n");
+    if (opts->caption) { qr__html_puts(h, "<div class=\"qr-caption\">"); qr__html_esc(h, opts->caption); qr__html_puts(h, "</div>\n"); }
+    qr__html_puts(h, "<div class=\"qr-table-block\">\n");
     if (filter_min >= 0 && shown > filter_min) {
         char buf[160];
         snprintf(buf, sizeof buf, "<div class=\"qr-table-tools\"><input type=\"search\" class=\"qr-filter\" "
                  "placeholder=\"Filter %d rows\xe2\x80\xa6\" aria-label=\"Filter rows\">", shown);
-        qr__html_html_puts(h, buf);
+        qr__html_puts(h, buf);
         snprintf(buf, sizeof buf, "<span class=\"qr-count\">%d rows</span></div>\n", shown);
-        qr__html_html_puts(h, buf);
+        qr__html_puts(h, buf);
     }
-    qr__html_html_puts(h, "<div class=\"qr-table-scroll\"><table class=\"qr-table\">\n<thead><tr>");
+    qr__html_puts(h, "<div class=\"qr-table-scroll\"><table class=\"qr-table\">\n<thead><tr>");
     for (int c = 0; c < t->n_cols; c++) {
-        qr__html_html_puts(h, num[c] ? "<th scope=\"col\" class=\"num\">" : wide[c] ? "<th scope=\"col\" class=\"qr-wide\">" : "<th scope=\"col\">");
-        qr__html_html_esc(h, t->cols[c]);
-        qr__html_html_puts(h, "</th>");
+        qr__html_puts(h, num[c] ? "<th scope=\"col\" class=\"num\">" : wide[c] ? "<th scope=\"col\" class=\"qr-wide\">" : "<th scope=\"col\">");
+        qr__html_esc(h, t->cols[c]);
+        qr__html_puts(h, "</th>");
     }
-    qr__html_html_puts(h, "</tr></thead>\n<tbody>\n");
+    qr__html_puts(h, "</tr></thead>\n<tbody>\n");
     for (int i = 0; i < shown && !h->err; i++) {
         int r = opts->order ? opts->order[i] : i;
-        qr__html_html_puts(h, "<tr>");
+        qr__html_puts(h, "<tr>");
         for (int c = 0; c < t->n_cols; c++) {
             QrHtmlLevel lv = opts->cell_level ? opts->cell_level(t, r, c, opts->ctx) : QR_HTML_NONE;
             const char *lvc = lv == QR_HTML_GOOD ? "qr-c-good" : lv == QR_HTML_WARN ? "qr-c-warn" : lv == QR_HTML_BAD ? "qr-c-bad" : NULL;
@@ -567,121 +567,121 @@ static void qr_html_table(QrHtml *h, const QrTable *t, const QrHtmlTableOpts *op
             if (kind && lvc) snprintf(td, sizeof td, "<td class=\"%s %s\">", kind, lvc);
             else if (kind || lvc) snprintf(td, sizeof td, "<td class=\"%s\">", kind ? kind : lvc);
             else snprintf(td, sizeof td, "<td>");
-            qr__html_html_puts(h, td);
-            if (wide[c]) qr__html_html_esc_breakable(h, t->rows[r][c]);
-            else qr__html_html_esc(h, t->rows[r][c]);
-            if (opts->cell_bar) qr__html_html_bar(h, t, r, c, opts);
-            qr__html_html_puts(h, "</td>");
+            qr__html_puts(h, td);
+            if (wide[c]) qr__html_esc_breakable(h, t->rows[r][c]);
+            else qr__html_esc(h, t->rows[r][c]);
+            if (opts->cell_bar) qr__html_bar(h, t, r, c, opts);
+            qr__html_puts(h, "</td>");
         }
-        qr__html_html_puts(h, "</tr>\n");
+        qr__html_puts(h, "</tr>\n");
     }
-    qr__html_html_puts(h, "</tbody></table></div>\n");
+    qr__html_puts(h, "</tbody></table></div>\n");
     if (shown < t->n_rows) {
         char buf[128];
         snprintf(buf, sizeof buf, "<p class=\"qr-more\">First %d of %d rows shown.</p>\n", shown, t->n_rows);
-        qr__html_html_puts(h, buf);
+        qr__html_puts(h, buf);
     }
-    qr__html_html_puts(h, "</div>\n");
+    qr__html_puts(h, "</div>\n");
     free(num);
     free(wide);
 }
 
 static void qr_html_gallery_begin(QrHtml *h) {
-    qr__html_html_flow(h);
-    if (h->in_gallery) { qr__html_html_fail(h, QR_ERR_INVALID, "nested gallery"); return; }
-    qr__html_html_puts(h, "<div class=\"qr-gallery\">\n");
+    qr__html_flow(h);
+    if (h->in_gallery) { qr__html_fail(h, QR_ERR_INVALID, "nested gallery"); return; }
+    qr__html_puts(h, "<div class=\"qr-gallery\">\n");
     h->in_gallery = true;
 }
 
 static void qr_html_gallery_end(QrHtml *h) {
-    if (!h->in_gallery) { qr__html_html_fail(h, QR_ERR_INVALID, "gallery end without a gallery"); return; }
-    qr__html_html_puts(h, "</div>\n");
+    if (!h->in_gallery) { qr__html_fail(h, QR_ERR_INVALID, "gallery end without a gallery"); return; }
+    qr__html_puts(h, "</div>\n");
     h->in_gallery = false;
 }
 
 static void qr_html_image(QrHtml *h, const char *src, const char *alt, const char *caption, int width, int height) {
-    qr__html_html_flow(h);
-    qr__html_html_puts(h, "<figure class=\"qr-figure\"><a href=\"");
-    qr__html_html_url(h, src);
-    qr__html_html_puts(h, "\"><img src=\"");
-    qr__html_html_url(h, src);
-    qr__html_html_puts(h, "\" alt=\"");
-    qr__html_html_esc(h, alt ? alt : "");
-    qr__html_html_puts(h, "\" loading=\"lazy\" decoding=\"async\"");
+    qr__html_flow(h);
+    qr__html_puts(h, "<figure class=\"qr-figure\"><a href=\"");
+    qr__html_url(h, src);
+    qr__html_puts(h, "\"><img src=\"");
+    qr__html_url(h, src);
+    qr__html_puts(h, "\" alt=\"");
+    qr__html_esc(h, alt ? alt : "");
+    qr__html_puts(h, "\" loading=\"lazy\" decoding=\"async\"");
     if (width > 0 && height > 0) {
         char buf[64];
         snprintf(buf, sizeof buf, " width=\"%d\" height=\"%d\"", width, height);
-        qr__html_html_puts(h, buf);
+        qr__html_puts(h, buf);
     }
-    qr__html_html_puts(h, "></a>");
-    if (caption && *caption) { qr__html_html_puts(h, "<figcaption>"); qr__html_html_esc(h, caption); qr__html_html_puts(h, "</figcaption>"); }
-    qr__html_html_puts(h, "</figure>\n");
+    qr__html_puts(h, "></a>");
+    if (caption && *caption) { qr__html_puts(h, "<figcaption>"); qr__html_esc(h, caption); qr__html_puts(h, "</figcaption>"); }
+    qr__html_puts(h, "</figure>\n");
 }
 
 static void qr_html_link(QrHtml *h, const char *href, const char *text) {
-    qr__html_html_puts(h, "<a href=\"");
-    qr__html_html_url(h, href);
-    qr__html_html_puts(h, "\">");
-    qr__html_html_esc(h, text && *text ? text : href);
-    qr__html_html_puts(h, "</a>");
+    qr__html_puts(h, "<a href=\"");
+    qr__html_url(h, href);
+    qr__html_puts(h, "\">");
+    qr__html_esc(h, text && *text ? text : href);
+    qr__html_puts(h, "</a>");
 }
 
-static void qr_html_raw(QrHtml *h, const char *markup) { qr__html_html_flow(h); qr__html_html_puts(h, markup); }
-static void qr_html_text(QrHtml *h, const char *text) { qr__html_html_esc(h, text ? text : ""); }
+static void qr_html_raw(QrHtml *h, const char *markup) { qr__html_flow(h); qr__html_puts(h, markup); }
+static void qr_html_text(QrHtml *h, const char *text) { qr__html_esc(h, text ? text : ""); }
 
 static void qr_html_files(QrHtml *h, const char *const *paths, int n) {
-    qr__html_html_flow(h);
+    qr__html_flow(h);
     if (n <= 0) return;
-    qr__html_html_puts(h, "<p class=\"qr-files\">Raw files: ");
-    for (int i = 0; i < n; i++) { qr_html_link(h, paths[i], paths[i]); qr__html_html_puts(h, " "); }
-    qr__html_html_puts(h, "</p>\n");
+    qr__html_puts(h, "<p class=\"qr-files\">Raw files: ");
+    for (int i = 0; i < n; i++) { qr_html_link(h, paths[i], paths[i]); qr__html_puts(h, " "); }
+    qr__html_puts(h, "</p>\n");
 }
 
 /* ==== composition ============================================================================ */
 
 static QrStatus qr_html_finish(QrHtml *h, char **out, size_t *len) {
-    qr__html_html_close_to(h, 1);
-    if (!h->err && h->in_list) qr__html_html_fail(h, QR_ERR_INVALID, "unclosed list");
-    if (!h->err && h->in_gallery) qr__html_html_fail(h, QR_ERR_INVALID, "unclosed gallery");
+    qr__html_close_to(h, 1);
+    if (!h->err && h->in_list) qr__html_fail(h, QR_ERR_INVALID, "unclosed list");
+    if (!h->err && h->in_gallery) qr__html_fail(h, QR_ERR_INVALID, "unclosed gallery");
     if (h->err) return qr_errf(h->err, "html: %s", h->err_what);
     /* The page is assembled around the body: build it in a second QrHtml buffer. */
     QrHtml page = {0};
-    qr__html_html_puts(&page, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    qr__html_puts(&page, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                             "<meta name=\"generator\" content=\"qreport " QR_VERSION "\">\n<title>");
-    qr__html_html_esc(&page, h->title);
-    qr__html_html_puts(&page, "</title>\n<style>\n");
-    qr__html_html_puts(&page, qr__html_html_css);
-    qr__html_html_puts(&page, "</style>\n</head>\n<body>\n<header class=\"qr-top\"><div class=\"qr-top-in\"><h1>");
-    qr__html_html_esc(&page, h->title);
-    qr__html_html_puts(&page, "</h1>");
+    qr__html_esc(&page, h->title);
+    qr__html_puts(&page, "</title>\n<style>\n");
+    qr__html_puts(&page, qr__html_css);
+    qr__html_puts(&page, "</style>\n</head>\n<body>\n<header class=\"qr-top\"><div class=\"qr-top-in\"><h1>");
+    qr__html_esc(&page, h->title);
+    qr__html_puts(&page, "</h1>");
     if (h->subtitle && *h->subtitle) {
-        qr__html_html_puts(&page, "<p class=\"qr-sub\">");
-        qr__html_html_esc(&page, h->subtitle);
-        qr__html_html_puts(&page, "</p>");
+        qr__html_puts(&page, "<p class=\"qr-sub\">");
+        qr__html_esc(&page, h->subtitle);
+        qr__html_puts(&page, "</p>");
     }
-    qr__html_html_puts(&page, "</div></header>\n<div class=\"qr-layout\">\n");
-    qr__html_html_puts(&page, "<nav class=\"qr-toc\" aria-label=\"Contents\">\n<h2>Contents</h2>\n<ol>\n");
+    qr__html_puts(&page, "</div></header>\n<div class=\"qr-layout\">\n");
+    qr__html_puts(&page, "<nav class=\"qr-toc\" aria-label=\"Contents\">\n<h2>Contents</h2>\n<ol>\n");
     for (int i = 0; i < h->n_toc; i++) {
         const QrHtmlTocItem *it = &h->toc[i];
         bool sub = it->level == 3;
-        qr__html_html_puts(&page, "<li><a href=\"#");
-        qr__html_html_esc(&page, it->id);
-        qr__html_html_puts(&page, "\">");
-        qr__html_html_esc(&page, it->title);
-        qr__html_html_puts(&page, "</a>");
+        qr__html_puts(&page, "<li><a href=\"#");
+        qr__html_esc(&page, it->id);
+        qr__html_puts(&page, "\">");
+        qr__html_esc(&page, it->title);
+        qr__html_puts(&page, "</a>");
         bool next_sub = i + 1 < h->n_toc && h->toc[i + 1].level == 3;
-        if (!sub && next_sub) qr__html_html_puts(&page, "\n<ol>\n");
-        else qr__html_html_puts(&page, "</li>\n");
-        if (sub && !next_sub) qr__html_html_puts(&page, "</ol></li>\n");
+        if (!sub && next_sub) qr__html_puts(&page, "\n<ol>\n");
+        else qr__html_puts(&page, "</li>\n");
+        if (sub && !next_sub) qr__html_puts(&page, "</ol></li>\n");
     }
-    qr__html_html_puts(&page, "</ol>\n</nav>\n<main>\n");
-    qr__html_html_put(&page, h->body ? h->body : "", h->len);
-    qr__html_html_puts(&page, "</main>\n</div>\n<footer>Generated by qreport " QR_VERSION
+    qr__html_puts(&page, "</ol>\n</nav>\n<main>\n");
+    qr__html_put(&page, h->body ? h->body : "", h->len);
+    qr__html_puts(&page, "</main>\n</div>\n<footer>Generated by qreport " QR_VERSION
                             " \xc2\xb7 a self-contained page: it works offline from the unzipped folder.</footer>\n"
                             "<script>\n");
-    qr__html_html_puts(&page, qr__html_html_js);
-    qr__html_html_puts(&page, "</script>\n</body>\n</html>\n");
+    qr__html_puts(&page, qr__html_js);
+    qr__html_puts(&page, "</script>\n</body>\n</html>\n");
     if (page.err) {
         QrStatus st = qr_errf(page.err, "html: %s", page.err_what);
         qr_html_free(&page);

@@ -27,18 +27,18 @@ static void qr_json_init(QrJson *j) { memset(j, 0, sizeof *j); }
 
 static void qr_json_free(QrJson *j) { free(j->buf); memset(j, 0, sizeof *j); }
 
-static void qr__json_json_fail(QrJson *j, QrStatus st, const char *what) {
+static void qr__json_fail(QrJson *j, QrStatus st, const char *what) {
     if (j->err) return;
     j->err_what = what;
     j->err = qr_errf(st, "json writer: %s", what);
 }
 
-static void qr__json_json_put(QrJson *j, const char *s, size_t n) {
+static void qr__json_put(QrJson *j, const char *s, size_t n) {
     if (j->err) return;
     if (j->len + n + 1 > j->cap) {
         size_t nc = QR_MAX(j->cap * 2, j->len + n + 4096);
         char *nb = realloc(j->buf, nc);
-        if (!nb) { qr__json_json_fail(j, QR_ERR_NOMEM, "out of memory"); return; }
+        if (!nb) { qr__json_fail(j, QR_ERR_NOMEM, "out of memory"); return; }
         j->buf = nb;
         j->cap = nc;
     }
@@ -47,78 +47,78 @@ static void qr__json_json_put(QrJson *j, const char *s, size_t n) {
     j->buf[j->len] = 0;
 }
 
-static void qr__json_json_puts(QrJson *j, const char *s) { qr__json_json_put(j, s, strlen(s)); }
+static void qr__json_puts(QrJson *j, const char *s) { qr__json_put(j, s, strlen(s)); }
 
-static bool qr__json_json_compact(const QrJson *j) { return j->compact_from && j->depth >= j->compact_from; }
+static bool qr__json_compact(const QrJson *j) { return j->compact_from && j->depth >= j->compact_from; }
 
 /* Newline plus indent for the current depth, or a space in one-line mode. */
-static void qr__json_json_newline(QrJson *j, int depth) {
-    if (qr__json_json_compact(j)) return;
+static void qr__json_newline(QrJson *j, int depth) {
+    if (qr__json_compact(j)) return;
     static const char spaces[] = "                                                                ";
-    qr__json_json_put(j, "\n", 1);
-    for (int n = 2 * depth; n > 0; n -= 64) qr__json_json_put(j, spaces, (size_t)QR_MIN(n, 64));
+    qr__json_put(j, "\n", 1);
+    for (int n = 2 * depth; n > 0; n -= 64) qr__json_put(j, spaces, (size_t)QR_MIN(n, 64));
 }
 
 /* Writes the separator a new member of the open container needs. */
-static void qr__json_json_member_sep(QrJson *j) {
+static void qr__json_member_sep(QrJson *j) {
     int *count = &j->count[j->depth - 1];
-    if (*count) qr__json_json_put(j, qr__json_json_compact(j) ? ", " : ",", qr__json_json_compact(j) ? 2 : 1);
-    qr__json_json_newline(j, j->depth);
+    if (*count) qr__json_put(j, qr__json_compact(j) ? ", " : ",", qr__json_compact(j) ? 2 : 1);
+    qr__json_newline(j, j->depth);
     ++*count;
 }
 
 /* Checks that a value may be written here and writes what precedes it. */
-static bool qr__json_json_pre_value(QrJson *j) {
+static bool qr__json_pre_value(QrJson *j) {
     if (j->err) return false;
-    if (j->done) { qr__json_json_fail(j, QR_ERR_INVALID, "a second top-level value"); return false; }
+    if (j->done) { qr__json_fail(j, QR_ERR_INVALID, "a second top-level value"); return false; }
     if (j->depth == 0) return true;
     if (j->kind[j->depth - 1] == 'o') {
-        if (!j->have_key) { qr__json_json_fail(j, QR_ERR_INVALID, "a value in an object without a key"); return false; }
+        if (!j->have_key) { qr__json_fail(j, QR_ERR_INVALID, "a value in an object without a key"); return false; }
         j->have_key = false;
         return true;
     }
-    qr__json_json_member_sep(j);
+    qr__json_member_sep(j);
     return true;
 }
 
-static void qr__json_json_post_value(QrJson *j) { if (j->depth == 0 && !j->err) j->done = true; }
+static void qr__json_post_value(QrJson *j) { if (j->depth == 0 && !j->err) j->done = true; }
 
-static void qr__json_json_begin(QrJson *j, char kind, bool compact) {
-    if (!qr__json_json_pre_value(j)) return;
-    if (j->depth == QR_JSON_MAX_DEPTH) { qr__json_json_fail(j, QR_ERR_INVALID, "nesting too deep"); return; }
-    qr__json_json_put(j, kind == 'o' ? "{" : "[", 1);
+static void qr__json_begin(QrJson *j, char kind, bool compact) {
+    if (!qr__json_pre_value(j)) return;
+    if (j->depth == QR_JSON_MAX_DEPTH) { qr__json_fail(j, QR_ERR_INVALID, "nesting too deep"); return; }
+    qr__json_put(j, kind == 'o' ? "{" : "[", 1);
     j->kind[j->depth] = kind;
     j->count[j->depth] = 0;
     j->depth++;
     if (compact && !j->compact_from) j->compact_from = j->depth;
 }
 
-static void qr__json_json_end(QrJson *j, char kind) {
+static void qr__json_end(QrJson *j, char kind) {
     if (j->err) return;
     if (j->depth == 0 || j->kind[j->depth - 1] != kind) {
-        qr__json_json_fail(j, QR_ERR_INVALID, kind == 'o' ? "object end without an open object" : "array end without an open array");
+        qr__json_fail(j, QR_ERR_INVALID, kind == 'o' ? "object end without an open object" : "array end without an open array");
         return;
     }
-    if (j->have_key) { qr__json_json_fail(j, QR_ERR_INVALID, "a key without a value"); return; }
-    if (j->count[j->depth - 1]) qr__json_json_newline(j, j->depth - 1);
-    qr__json_json_put(j, kind == 'o' ? "}" : "]", 1);
+    if (j->have_key) { qr__json_fail(j, QR_ERR_INVALID, "a key without a value"); return; }
+    if (j->count[j->depth - 1]) qr__json_newline(j, j->depth - 1);
+    qr__json_put(j, kind == 'o' ? "}" : "]", 1);
     if (j->compact_from == j->depth) j->compact_from = 0;
     j->depth--;
-    qr__json_json_post_value(j);
+    qr__json_post_value(j);
 }
 
-static void qr_json_obj_begin(QrJson *j) { qr__json_json_begin(j, 'o', false); }
-static void qr_json_obj_begin_compact(QrJson *j) { qr__json_json_begin(j, 'o', true); }
-static void qr_json_obj_end(QrJson *j) { qr__json_json_end(j, 'o'); }
-static void qr_json_arr_begin(QrJson *j) { qr__json_json_begin(j, 'a', false); }
-static void qr_json_arr_begin_compact(QrJson *j) { qr__json_json_begin(j, 'a', true); }
-static void qr_json_arr_end(QrJson *j) { qr__json_json_end(j, 'a'); }
+static void qr_json_obj_begin(QrJson *j) { qr__json_begin(j, 'o', false); }
+static void qr_json_obj_begin_compact(QrJson *j) { qr__json_begin(j, 'o', true); }
+static void qr_json_obj_end(QrJson *j) { qr__json_end(j, 'o'); }
+static void qr_json_arr_begin(QrJson *j) { qr__json_begin(j, 'a', false); }
+static void qr_json_arr_begin_compact(QrJson *j) { qr__json_begin(j, 'a', true); }
+static void qr_json_arr_end(QrJson *j) { qr__json_end(j, 'a'); }
 
 /* Writes s[0..n) as a quoted, escaped JSON string. */
-static void qr__json_json_quote(QrJson *j, const char *s, size_t n) {
+static void qr__json_quote(QrJson *j, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)s;
-    qr__json_json_put(j, "\"", 1);
+    qr__json_put(j, "\"", 1);
     size_t run = 0;   /* start of the pending run of bytes copied verbatim */
     for (size_t i = 0; i < n;) {
         unsigned c = p[i];
@@ -141,30 +141,30 @@ static void qr__json_json_quote(QrJson *j, const char *s, size_t n) {
             if (ulen == 0) { esc = "\xef\xbf\xbd"; ulen = 1; }   /* U+FFFD for each invalid byte */
         }
         if (esc) {
-            qr__json_json_put(j, s + run, i - run);
-            qr__json_json_puts(j, esc);
+            qr__json_put(j, s + run, i - run);
+            qr__json_puts(j, esc);
             run = i + (size_t)ulen;
         }
         i += (size_t)ulen;
     }
-    qr__json_json_put(j, s + run, n - run);
-    qr__json_json_put(j, "\"", 1);
+    qr__json_put(j, s + run, n - run);
+    qr__json_put(j, "\"", 1);
 }
 
 static void qr_json_key(QrJson *j, const char *key) {
     if (j->err) return;
-    if (j->depth == 0 || j->kind[j->depth - 1] != 'o') { qr__json_json_fail(j, QR_ERR_INVALID, "a key outside an object"); return; }
-    if (j->have_key) { qr__json_json_fail(j, QR_ERR_INVALID, "two keys in a row"); return; }
-    qr__json_json_member_sep(j);
-    qr__json_json_quote(j, key ? key : "", key ? strlen(key) : 0);
-    qr__json_json_put(j, ": ", 2);
+    if (j->depth == 0 || j->kind[j->depth - 1] != 'o') { qr__json_fail(j, QR_ERR_INVALID, "a key outside an object"); return; }
+    if (j->have_key) { qr__json_fail(j, QR_ERR_INVALID, "two keys in a row"); return; }
+    qr__json_member_sep(j);
+    qr__json_quote(j, key ? key : "", key ? strlen(key) : 0);
+    qr__json_put(j, ": ", 2);
     j->have_key = true;
 }
 
 static void qr_json_strn(QrJson *j, const char *s, size_t n) {
-    if (!qr__json_json_pre_value(j)) return;
-    qr__json_json_quote(j, s, n);
-    qr__json_json_post_value(j);
+    if (!qr__json_pre_value(j)) return;
+    qr__json_quote(j, s, n);
+    qr__json_post_value(j);
 }
 
 static void qr_json_str(QrJson *j, const char *s) {
@@ -172,10 +172,10 @@ static void qr_json_str(QrJson *j, const char *s) {
     qr_json_strn(j, s, strlen(s));
 }
 
-static void qr__json_json_literal(QrJson *j, const char *lit) {
-    if (!qr__json_json_pre_value(j)) return;
-    qr__json_json_puts(j, lit);
-    qr__json_json_post_value(j);
+static void qr__json_literal(QrJson *j, const char *lit) {
+    if (!qr__json_pre_value(j)) return;
+    qr__json_puts(j, lit);
+    qr__json_post_value(j);
 }
 
 static bool qr_json_format_num(double v, bool float_precision, char buf[32]) {
@@ -195,23 +195,23 @@ static bool qr_json_format_num(double v, bool float_precision, char buf[32]) {
     return true;
 }
 
-static void qr__json_json_number(QrJson *j, double v, bool float_precision) {
+static void qr__json_number(QrJson *j, double v, bool float_precision) {
     char buf[32];
-    if (!qr_json_format_num(v, float_precision, buf)) { qr__json_json_literal(j, "null"); return; }
-    qr__json_json_literal(j, buf);
+    if (!qr_json_format_num(v, float_precision, buf)) { qr__json_literal(j, "null"); return; }
+    qr__json_literal(j, buf);
 }
 
-static void qr_json_num(QrJson *j, double v) { qr__json_json_number(j, v, false); }
+static void qr_json_num(QrJson *j, double v) { qr__json_number(j, v, false); }
 #ifdef QR_TESTING
-QR_TESTAPI void qr_json_f32(QrJson *j, float v) { qr__json_json_number(j, (double)v, true); }
+QR_TESTAPI void qr_json_f32(QrJson *j, float v) { qr__json_number(j, (double)v, true); }
 #endif
 static void qr_json_int(QrJson *j, int64_t v) {
     char buf[24];
     snprintf(buf, sizeof buf, "%lld", (long long)v);
-    qr__json_json_literal(j, buf);
+    qr__json_literal(j, buf);
 }
-static void qr_json_bool(QrJson *j, bool v) { qr__json_json_literal(j, v ? "true" : "false"); }
-static void qr_json_null(QrJson *j) { qr__json_json_literal(j, "null"); }
+static void qr_json_bool(QrJson *j, bool v) { qr__json_literal(j, v ? "true" : "false"); }
+static void qr_json_null(QrJson *j) { qr__json_literal(j, "null"); }
 
 static void qr_json_kv_str(QrJson *j, const char *key, const char *s) { qr_json_key(j, key); qr_json_str(j, s); }
 static void qr_json_kv_num(QrJson *j, const char *key, double v) { qr_json_key(j, key); qr_json_num(j, v); }
@@ -223,8 +223,8 @@ static void qr_json_kv_bool(QrJson *j, const char *key, bool v) { qr_json_key(j,
 static void qr_json_kv_null(QrJson *j, const char *key) { qr_json_key(j, key); qr_json_null(j); }
 
 static QrStatus qr_json_finish(QrJson *j, char **out, size_t *len) {
-    if (!j->err && !j->done) qr__json_json_fail(j, QR_ERR_INVALID, j->depth ? "unclosed object or array" : "no value written");
-    if (!j->err) qr__json_json_put(j, "\n", 1);
+    if (!j->err && !j->done) qr__json_fail(j, QR_ERR_INVALID, j->depth ? "unclosed object or array" : "no value written");
+    if (!j->err) qr__json_put(j, "\n", 1);
     if (j->err) return qr_errf(j->err, "json writer: %s", j->err_what);
     *out = j->buf;
     if (len) *len = j->len;

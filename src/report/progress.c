@@ -28,7 +28,7 @@ static void qr_progress_init(QrProgress *p, FILE *out, bool quiet) {
 }
 
 /* Builds the bar line (without "\r") into buf. */
-static void qr__prog_prog_bar(const QrProgress *p, int64_t done, double t, char *buf, size_t cap) {
+static void qr__prog_bar(const QrProgress *p, int64_t done, double t, char *buf, size_t cap) {
     char tail[96], eta[24] = "";
     double el = t - p->t_begin;
     if (p->total > 0) {
@@ -56,8 +56,8 @@ static void qr__prog_prog_bar(const QrProgress *p, int64_t done, double t, char 
     if ((int)strlen(buf) > p->width - 1) buf[p->width - 1] = 0;
 }
 
-static void qr__prog_prog_plain(const QrProgress *p, double t, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void qr__prog_prog_plain(const QrProgress *p, double t, const char *fmt, ...) {
+static void qr__prog_plain(const QrProgress *p, double t, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void qr__prog_plain(const QrProgress *p, double t, const char *fmt, ...) {
     fprintf(p->out, "[%6.1fs] %s: ", t - p->t_init, p->stage);
     va_list ap;
     va_start(ap, fmt);
@@ -68,12 +68,12 @@ static void qr__prog_prog_plain(const QrProgress *p, double t, const char *fmt, 
 }
 
 /* Clears the bar line (terminal mode) before other output. */
-static void qr__prog_prog_clear(QrProgress *p) {
+static void qr__prog_clear(QrProgress *p) {
     if (p->tty && p->active) fputs("\r\x1b[K", p->out);
 }
 
 /* Redraws / prints a progress line if due. force: draw regardless of the rate limit. */
-static void qr__prog_prog_draw(QrProgress *p, bool force) {
+static void qr__prog_draw(QrProgress *p, bool force) {
     if (p->quiet || !p->active) return;
     if (__atomic_exchange_n(&p->drawing, 1, __ATOMIC_ACQUIRE)) return;   /* another thread draws */
     double t = p->now();
@@ -81,7 +81,7 @@ static void qr__prog_prog_draw(QrProgress *p, bool force) {
     if (p->tty) {
         if (force || t - p->t_last_draw >= 0.1) {
             char line[512];
-            qr__prog_prog_bar(p, done, t, line, sizeof line);
+            qr__prog_bar(p, done, t, line, sizeof line);
             fprintf(p->out, "\r%s\x1b[K", line);
             fflush(p->out);
             p->t_last_draw = t;
@@ -95,10 +95,10 @@ static void qr__prog_prog_draw(QrProgress *p, bool force) {
             snprintf(eta, sizeof eta, ", ETA %s", dur);
         }
         if (p->total > 0)
-            qr__prog_prog_plain(p, t, "%lld/%lld (%d%%)%s", (long long)done, (long long)p->total,
+            qr__prog_plain(p, t, "%lld/%lld (%d%%)%s", (long long)done, (long long)p->total,
                               (int)(100 * QR_MIN(done, p->total) / p->total), eta);
         else
-            qr__prog_prog_plain(p, t, "%lld steps", (long long)done);
+            qr__prog_plain(p, t, "%lld steps", (long long)done);
         p->t_last_draw = t;
     }
     __atomic_store_n(&p->drawing, 0, __ATOMIC_RELEASE);
@@ -112,29 +112,29 @@ static void qr_progress_begin(QrProgress *p, const char *stage, int64_t total) {
     p->active = true;
     p->t_begin = p->t_last_draw = p->now();
     if (p->quiet) return;
-    if (p->tty) qr__prog_prog_draw(p, true);   /* plain lines: progress only once a stage runs long, then the end */
+    if (p->tty) qr__prog_draw(p, true);   /* plain lines: progress only once a stage runs long, then the end */
 }
 
 static void qr_progress_update(QrProgress *p, int64_t done) {
     if (!p->active) return;
     __atomic_store_n(&p->done, done, __ATOMIC_RELAXED);
-    qr__prog_prog_draw(p, false);
+    qr__prog_draw(p, false);
 }
 
 static void qr_progress_step(QrProgress *p) {
     if (!p->active) return;
     __atomic_add_fetch(&p->done, 1, __ATOMIC_RELAXED);
-    qr__prog_prog_draw(p, false);
+    qr__prog_draw(p, false);
 }
 
-static void qr__prog_prog_hook_fn(void *ctx, int64_t done, int64_t total) {
+static void qr__prog_hook_fn(void *ctx, int64_t done, int64_t total) {
     QrProgress *p = ctx;
     if (!p->active) return;
     if (total > 0) p->total = total;
     qr_progress_update(p, done);
 }
 
-static QrStepHook qr_progress_hook(QrProgress *p) { return (QrStepHook){ qr__prog_prog_hook_fn, p }; }
+static QrStepHook qr_progress_hook(QrProgress *p) { return (QrStepHook){ qr__prog_hook_fn, p }; }
 
 static void qr_progress_end(QrProgress *p, QrStatus st) {
     if (!p->active) return;
@@ -149,11 +149,11 @@ static void qr_progress_end(QrProgress *p, QrStatus st) {
         char dur[16];
         qr_progress_format_duration(secs, dur, sizeof dur);
         if (p->tty) {
-            qr__prog_prog_clear(p);
+            qr__prog_clear(p);
             fprintf(p->out, "  %s: %s %s\n", p->stage, st == QR_OK ? "done in" : "failed after", dur);
             fflush(p->out);
         } else {
-            qr__prog_prog_plain(p, t, "%s %s", st == QR_OK ? "done in" : "failed after", dur);
+            qr__prog_plain(p, t, "%s %s", st == QR_OK ? "done in" : "failed after", dur);
         }
     }
     p->active = false;
@@ -162,13 +162,13 @@ static void qr_progress_end(QrProgress *p, QrStatus st) {
 #ifdef QR_TESTING
 QR_TESTAPI void qr_progress_message(QrProgress *p, const char *fmt, ...) {
     if (p->quiet) return;
-    qr__prog_prog_clear(p);
+    qr__prog_clear(p);
     va_list ap;
     va_start(ap, fmt);
     vfprintf(p->out, fmt, ap);
     va_end(ap);
     fputc('\n', p->out);
-    if (p->tty && p->active) qr__prog_prog_draw(p, true);
+    if (p->tty && p->active) qr__prog_draw(p, true);
     fflush(p->out);
 }
 #endif

@@ -5,23 +5,30 @@
 #include <dirent.h>
 #include <signal.h>
 
-/* ==== fault injection ============================================================== */
+/* ==== fault injection (test builds only) ============================================ */
 
-static int qr__zip_zip_fail_at;     /* 0: off; else the step number that fails */
-static int qr__zip_zip_steps;       /* steps taken since the hook was armed */
-static int qr__zip_zip_stop_at;     /* 0: off; else the step before which the process stops */
+#ifdef QR_TESTING
+static int qr__zip_fail_at;     /* 0: off; else the step number that fails */
+static int qr__zip_steps;       /* steps taken since the hook was armed */
+static int qr__zip_stop_at;     /* 0: off; else the step before which the process stops */
 
-static void qr_zip_test_fail_write(int nth) { qr__zip_zip_fail_at = nth; qr__zip_zip_steps = 0; }
-static void qr_zip_test_stop_at(int nth) { qr__zip_zip_stop_at = nth; qr__zip_zip_steps = 0; }
+QR_TESTAPI void qr_zip_test_fail_write(int nth) { qr__zip_fail_at = nth; qr__zip_steps = 0; }
+QR_TESTAPI void qr_zip_test_stop_at(int nth) { qr__zip_stop_at = nth; qr__zip_steps = 0; }
+#endif
 
-/* Counts one file-system write step; false (errno = EIO) when it is the injected failure. */
-static bool qr__zip_zip_step(void) {
-    if (qr__zip_zip_fail_at <= 0 && qr__zip_zip_stop_at <= 0) return true;
-    ++qr__zip_zip_steps;
-    if (qr__zip_zip_steps == qr__zip_zip_stop_at) raise(SIGSTOP);
-    if (qr__zip_zip_steps != qr__zip_zip_fail_at) return true;
+/* Counts one file-system write step; false (errno = EIO) when it is the injected failure
+ * (always true outside test builds). */
+static bool qr__zip_step(void) {
+#ifndef QR_TESTING
+    return true;
+#else
+    if (qr__zip_fail_at <= 0 && qr__zip_stop_at <= 0) return true;
+    ++qr__zip_steps;
+    if (qr__zip_steps == qr__zip_stop_at) raise(SIGSTOP);
+    if (qr__zip_steps != qr__zip_fail_at) return true;
     errno = EIO;
     return false;
+#endif
 }
 
 /* ==== the entry set ================================================================ */
@@ -51,7 +58,7 @@ static void qr_zip_free(QrZip *z) {
     memset(z, 0, sizeof *z);
 }
 
-static QrStatus qr__zip_zip_check_name(const char *name) {
+static QrStatus qr__zip_check_name(const char *name) {
     size_t n = strlen(name);
     if (n == 0 || n > 1024) return qr_errf(QR_ERR_INVALID, "bundle entry name '%.80s' is empty or too long", name);
     if (name[0] == '/') return qr_errf(QR_ERR_INVALID, "bundle entry name '%s' is absolute", name);
@@ -69,7 +76,7 @@ static QrStatus qr__zip_zip_check_name(const char *name) {
     return QR_OK;
 }
 
-static QrZipMethod qr__zip_zip_method_for(const char *name) {
+static QrZipMethod qr__zip_method_for(const char *name) {
     static const char *const stored[] = { ".png", ".jpg", ".jpeg", ".gif", ".webp", ".zip", ".gz", ".xz", ".zst", ".bz2" };
     size_t n = strlen(name);
     for (int i = 0; i < QR_ARRAY_LEN(stored); i++) {
@@ -80,8 +87,8 @@ static QrZipMethod qr__zip_zip_method_for(const char *name) {
 }
 
 /* Appends an entry; takes ownership of `data` (freed on failure). */
-static QrStatus qr__zip_zip_push(QrZip *z, const char *name, unsigned char *data, size_t len, const char *src_path) {
-    QrStatus st = qr__zip_zip_check_name(name);
+static QrStatus qr__zip_push(QrZip *z, const char *name, unsigned char *data, size_t len, const char *src_path) {
+    QrStatus st = qr__zip_check_name(name);
     if (st == QR_OK && qr_strmap_get(&z->by_name, name) >= 0)
         st = qr_errf(QR_ERR_INVALID, "bundle entry '%s' added twice", name);
     if (st == QR_OK && z->n == z->cap) {
@@ -90,7 +97,7 @@ static QrStatus qr__zip_zip_push(QrZip *z, const char *name, unsigned char *data
         if (!ne) st = qr_errf(QR_ERR_NOMEM, "out of memory adding '%s'", name);
         else { z->entries = ne; z->cap = cap; }
     }
-    QrZipEntry e = { .data = data, .len = len, .method = qr__zip_zip_method_for(name) };
+    QrZipEntry e = { .data = data, .len = len, .method = qr__zip_method_for(name) };
     if (st == QR_OK) {
         e.name = qr_arena_strdup(&z->arena, name);
         e.src_path = src_path ? qr_arena_strdup(&z->arena, src_path) : NULL;
@@ -107,11 +114,11 @@ QR_TESTAPI QrStatus qr_zip_add(QrZip *z, const char *name, const void *data, siz
     unsigned char *copy = malloc(len ? len : 1);
     if (!copy) return qr_errf(QR_ERR_NOMEM, "out of memory adding '%s' (%zu bytes)", name, len);
     if (len) memcpy(copy, data, len);
-    return qr__zip_zip_push(z, name, copy, len, NULL);
+    return qr__zip_push(z, name, copy, len, NULL);
 }
 
 QR_TESTAPI QrStatus qr_zip_add_owned(QrZip *z, const char *name, void *data, size_t len) {
-    return qr__zip_zip_push(z, name, data, len, NULL);
+    return qr__zip_push(z, name, data, len, NULL);
 }
 
 QR_TESTAPI QrStatus qr_zip_add_str(QrZip *z, const char *name, const char *text) {
@@ -124,7 +131,7 @@ static QrStatus qr_zip_add_file(QrZip *z, const char *name, const char *src_path
     if (stat(src_path, &sb) != 0) return qr_errf(QR_ERR_IO, "%s: %s", src_path, strerror(errno));
     if (!S_ISREG(sb.st_mode)) return qr_errf(QR_ERR_IO, "%s: not a regular file", src_path);
     if (access(src_path, R_OK) != 0) return qr_errf(QR_ERR_IO, "%s: %s", src_path, strerror(errno));
-    return qr__zip_zip_push(z, name, NULL, (size_t)sb.st_size, src_path);
+    return qr__zip_push(z, name, NULL, (size_t)sb.st_size, src_path);
 }
 
 #ifdef QR_TESTING
@@ -134,13 +141,13 @@ QR_TESTAPI const QrZipEntry *qr_zip_find(const QrZip *z, const char *name) {
 }
 #endif
 
-static int qr__zip_zip_cmp(const void *a, const void *b) {
+static int qr__zip_cmp(const void *a, const void *b) {
     return strcmp(((const QrZipEntry *)a)->name, ((const QrZipEntry *)b)->name);
 }
 
 /* Sorts the entries and checks that no name is also a folder of another name. */
-static QrStatus qr__zip_zip_prepare(QrZip *z) {
-    if (z->n > 1) qsort(z->entries, (size_t)z->n, sizeof *z->entries, qr__zip_zip_cmp);
+static QrStatus qr__zip_prepare(QrZip *z) {
+    if (z->n > 1) qsort(z->entries, (size_t)z->n, sizeof *z->entries, qr__zip_cmp);
     for (int i = 0; i < z->n; i++) QR_TRY(qr_strmap_put(&z->by_name, &z->arena, z->entries[i].name, i));
     char prefix[1100];
     for (int i = 0; i < z->n; i++) {
@@ -158,7 +165,7 @@ static QrStatus qr__zip_zip_prepare(QrZip *z) {
 /* Streams an entry's bytes to `sink` in chunks (file entries are read from disk). */
 typedef QrStatus (*QrBdZipSink)(void *ctx, const void *buf, size_t len);
 
-static QrStatus qr__zip_zip_stream(const QrZipEntry *e, QrBdZipSink sink, void *ctx) {
+static QrStatus qr__zip_stream(const QrZipEntry *e, QrBdZipSink sink, void *ctx) {
     enum { CHUNK = 1 << 16 };
     if (!e->src_path) {
         for (size_t off = 0; off < e->len; off += CHUNK) QR_TRY(sink(ctx, e->data + off, QR_MIN((size_t)CHUNK, e->len - off)));
@@ -182,7 +189,7 @@ static QrStatus qr__zip_zip_stream(const QrZipEntry *e, QrBdZipSink sink, void *
 }
 
 /* Best-effort fsync of the folder holding `path`, so a rename survives a crash. */
-static void qr__zip_zip_sync_parent(const char *path) {
+static void qr__zip_sync_parent(const char *path) {
     char dir[4096];
     const char *slash = strrchr(path, '/');
     if (!slash) snprintf(dir, sizeof dir, ".");
@@ -198,7 +205,7 @@ static mode_t qr__zip_umask(void) {
     return m;
 }
 
-static mode_t qr__zip_zip_file_mode(void) { return 0644 & ~qr__zip_umask(); }
+static mode_t qr__zip_file_mode(void) { return 0644 & ~qr__zip_umask(); }
 
 /* ==== zip through minizip over our own file descriptor ============================= */
 
@@ -228,7 +235,7 @@ static uLong qr__zip_zio_write(voidpf opaque, voidpf stream, const void *buf, uL
     QR_UNUSED(opaque);
     QrBdZipIo *io = stream;
     if (io->err_no) return size;
-    if (!qr__zip_zip_step()) { io->err_no = errno; return size; }
+    if (!qr__zip_step()) { io->err_no = errno; return size; }
     const unsigned char *p = buf;
     uLong done = 0;
     while (done < size) {
@@ -260,7 +267,7 @@ static int qr__zip_zio_error(voidpf opaque, voidpf stream) { QR_UNUSED(opaque); 
 
 typedef struct QrBdZipSinkCtx { zipFile zf; const char *zip_path; const char *name; QrBdZipIo *io; } QrBdZipSinkCtx;
 
-static QrStatus qr__zip_zip_sink(void *ctx, const void *buf, size_t len) {
+static QrStatus qr__zip_sink(void *ctx, const void *buf, size_t len) {
     QrBdZipSinkCtx *c = ctx;
     if (zipWriteInFileInZip(c->zf, buf, (unsigned)len) != ZIP_OK || c->io->err_no)
         return qr_errf(QR_ERR_IO, "%s: writing '%s' failed: %s", c->zip_path, c->name,
@@ -269,7 +276,7 @@ static QrStatus qr__zip_zip_sink(void *ctx, const void *buf, size_t len) {
 }
 
 /* MS-DOS date/time of t in UTC, clamped to the range the format can hold. */
-static uLong qr__zip_zip_dos_time(int64_t t) {
+static uLong qr__zip_dos_time(int64_t t) {
     if (t < 315532800) t = 315532800;                  /* 1980-01-01T00:00:00Z */
     if (t > 4354819198LL) t = 4354819198LL;            /* 2107-12-31T23:59:58Z */
     time_t tt = (time_t)t;
@@ -280,10 +287,10 @@ static uLong qr__zip_zip_dos_time(int64_t t) {
 }
 
 /* Writes all entries into the open zipFile. */
-static QrStatus qr__zip_zip_entries(QrZip *z, zipFile zf, QrBdZipIo *io, const char *zip_path) {
+static QrStatus qr__zip_entries(QrZip *z, zipFile zf, QrBdZipIo *io, const char *zip_path) {
     zip_fileinfo zi;
     memset(&zi, 0, sizeof zi);
-    zi.dosDate = qr__zip_zip_dos_time(z->mtime);
+    zi.dosDate = qr__zip_dos_time(z->mtime);
     zi.external_fa = (uLong)0100644 << 16;                /* regular file, rw-r--r-- */
     const uLong made_by = 3u << 8 | 20;                    /* Unix, spec 2.0 */
     for (int i = 0; i < z->n; i++) {
@@ -299,7 +306,7 @@ static QrStatus qr__zip_zip_entries(QrZip *z, zipFile zf, QrBdZipIo *io, const c
             return qr_errf(QR_ERR_IO, "%s: cannot start entry '%s': %s", zip_path, e->name,
                            io->err_no ? strerror(io->err_no) : "zip error");
         QrBdZipSinkCtx ctx = { zf, zip_path, e->name, io };
-        QR_TRY(qr__zip_zip_stream(e, qr__zip_zip_sink, &ctx));
+        QR_TRY(qr__zip_stream(e, qr__zip_sink, &ctx));
         if (zipCloseFileInZip(zf) != ZIP_OK || io->err_no)
             return qr_errf(QR_ERR_IO, "%s: cannot finish entry '%s': %s", zip_path, e->name,
                            io->err_no ? strerror(io->err_no) : "zip error");
@@ -308,7 +315,7 @@ static QrStatus qr__zip_zip_entries(QrZip *z, zipFile zf, QrBdZipIo *io, const c
 }
 
 static QrStatus qr_zip_write(QrZip *z, const char *zip_path) {
-    QR_TRY(qr__zip_zip_prepare(z));
+    QR_TRY(qr__zip_prepare(z));
     size_t pn = strlen(zip_path);
     char tmp[4096];
     if (pn + 16 > sizeof tmp) return qr_errf(QR_ERR_IO, "%s: path too long", zip_path);
@@ -317,7 +324,7 @@ static QrStatus qr_zip_write(QrZip *z, const char *zip_path) {
         return qr_errf(QR_ERR_IO, "%s: exists and is not a regular file", zip_path);
     snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", zip_path);
     QrBdZipIo io = { .fd = -1 };
-    if (!qr__zip_zip_step() || (io.fd = mkostemp(tmp, O_CLOEXEC)) < 0)
+    if (!qr__zip_step() || (io.fd = mkostemp(tmp, O_CLOEXEC)) < 0)
         return qr_errf(QR_ERR_IO, "%s: cannot create a temporary file: %s", zip_path, strerror(errno));
     const int slot = qr_cleanup_add(tmp, false);    /* removed on SIGINT/SIGTERM */
 
@@ -329,21 +336,21 @@ static QrStatus qr_zip_write(QrZip *z, const char *zip_path) {
     };
     zipFile zf = zipOpen2_64(&io, APPEND_STATUS_CREATE, NULL, &ff);
     if (!zf) st = qr_errf(QR_ERR_IO, "%s: cannot start the zip", zip_path);
-    if (st == QR_OK) st = qr__zip_zip_entries(z, zf, &io, zip_path);
+    if (st == QR_OK) st = qr__zip_entries(z, zf, &io, zip_path);
     if (zf) {
         int zr = zipClose(zf, NULL);           /* also frees minizip's state after a failure */
         if (st == QR_OK && (zr != ZIP_OK || io.err_no))
             st = qr_errf(QR_ERR_IO, "%s: cannot finish the zip: %s", zip_path, io.err_no ? strerror(io.err_no) : "zip error");
     }
-    if (st == QR_OK && fchmod(io.fd, qr__zip_zip_file_mode()) != 0)
+    if (st == QR_OK && fchmod(io.fd, qr__zip_file_mode()) != 0)
         st = qr_errf(QR_ERR_IO, "%s: chmod: %s", tmp, strerror(errno));
-    if (st == QR_OK && (!qr__zip_zip_step() || fsync(io.fd) != 0))
+    if (st == QR_OK && (!qr__zip_step() || fsync(io.fd) != 0))
         st = qr_errf(QR_ERR_IO, "%s: fsync failed: %s", zip_path, strerror(errno));
     if (close(io.fd) != 0 && st == QR_OK) st = qr_errf(QR_ERR_IO, "%s: close failed: %s", zip_path, strerror(errno));
-    if (st == QR_OK && (!qr__zip_zip_step() || rename(tmp, zip_path) != 0))
+    if (st == QR_OK && (!qr__zip_step() || rename(tmp, zip_path) != 0))
         st = qr_errf(QR_ERR_IO, "%s: cannot rename the temporary file into place: %s", zip_path, strerror(errno));
     if (st != QR_OK) unlink(tmp);
-    else qr__zip_zip_sync_parent(zip_path);
+    else qr__zip_sync_parent(zip_path);
     qr_cleanup_drop(slot);
     return st;
 }
@@ -355,7 +362,7 @@ typedef struct QrBdDirSinkCtx { int fd; const char *path; } QrBdDirSinkCtx;
 static QrStatus qr__zip_dir_sink(void *ctx, const void *buf, size_t len) {
     QrBdDirSinkCtx *c = ctx;
     const unsigned char *p = buf;
-    if (!qr__zip_zip_step()) return qr_errf(QR_ERR_IO, "%s: write failed: %s", c->path, strerror(errno));
+    if (!qr__zip_step()) return qr_errf(QR_ERR_IO, "%s: write failed: %s", c->path, strerror(errno));
     while (len) {
         ssize_t w = write(c->fd, p, len);
         if (w < 0 && errno == EINTR) continue;
@@ -403,7 +410,7 @@ static int qr__zip_dir_replaceable(const char *dir, const char *marker) {
 
 static QrStatus qr__zip_dir_entries(QrZip *z, const char *tmp) {
     char path[4200];
-    mode_t mode = qr__zip_zip_file_mode();
+    mode_t mode = qr__zip_file_mode();
     struct timespec times[2] = { { .tv_sec = (time_t)z->mtime }, { .tv_sec = (time_t)z->mtime } };
     for (int i = 0; i < z->n; i++) {
         const QrZipEntry *e = &z->entries[i];
@@ -413,7 +420,7 @@ static QrStatus qr__zip_dir_entries(QrZip *z, const char *tmp) {
         for (char *s = strchr(path + strlen(tmp) + 1, '/'); s; s = strchr(s + 1, '/')) {
             *s = 0;
             struct stat sb;
-            if (stat(path, &sb) != 0 && (!qr__zip_zip_step() || mkdir(path, 0755) != 0)) {
+            if (stat(path, &sb) != 0 && (!qr__zip_step() || mkdir(path, 0755) != 0)) {
                 QrStatus st = qr_errf(QR_ERR_IO, "%s: cannot create folder: %s", path, strerror(errno));
                 *s = '/';
                 return st;
@@ -421,10 +428,10 @@ static QrStatus qr__zip_dir_entries(QrZip *z, const char *tmp) {
             *s = '/';
         }
         int fd = -1;
-        if (!qr__zip_zip_step() || (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)) < 0)
+        if (!qr__zip_step() || (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)) < 0)
             return qr_errf(QR_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
         QrBdDirSinkCtx ctx = { fd, path };
-        QrStatus st = qr__zip_zip_stream(e, qr__zip_dir_sink, &ctx);
+        QrStatus st = qr__zip_stream(e, qr__zip_dir_sink, &ctx);
         if (st == QR_OK) futimens(fd, times);
         if (close(fd) != 0 && st == QR_OK) st = qr_errf(QR_ERR_IO, "%s: close failed: %s", path, strerror(errno));
         QR_TRY(st);
@@ -433,7 +440,7 @@ static QrStatus qr__zip_dir_entries(QrZip *z, const char *tmp) {
 }
 
 static QrStatus qr_zip_write_dir(QrZip *z, const char *dir, const char *replace_marker) {
-    QR_TRY(qr__zip_zip_prepare(z));
+    QR_TRY(qr__zip_prepare(z));
     char clean[4096];
     size_t n = strlen(dir);
     while (n > 1 && dir[n - 1] == '/') n--;
@@ -444,7 +451,7 @@ static QrStatus qr_zip_write_dir(QrZip *z, const char *dir, const char *replace_
 
     char tmp[4200], old[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", clean);
-    if (!qr__zip_zip_step() || !mkdtemp(tmp))
+    if (!qr__zip_step() || !mkdtemp(tmp))
         return qr_errf(QR_ERR_IO, "%s: cannot create a temporary folder: %s", clean, strerror(errno));
     int slot = qr_cleanup_add(tmp, true);                      /* removed on SIGINT/SIGTERM */
     QrStatus st = qr__zip_dir_entries(z, tmp);
@@ -455,14 +462,14 @@ static QrStatus qr_zip_write_dir(QrZip *z, const char *dir, const char *replace_
     if (st == QR_OK && state == 1 && !qr__zip_dir_empty(clean)) {
         /* rename() replaces only an empty folder: move the old bundle aside first. */
         snprintf(old, sizeof old, "%s.old-XXXXXX", clean);
-        if (!qr__zip_zip_step() || !mkdtemp(old) || rename(clean, old) != 0) {
+        if (!qr__zip_step() || !mkdtemp(old) || rename(clean, old) != 0) {
             st = qr_errf(QR_ERR_IO, "%s: cannot move the earlier folder aside: %s", clean, strerror(errno));
             rmdir(old);
         } else {
             moved_old = true;
         }
     }
-    if (st == QR_OK && (!qr__zip_zip_step() || rename(tmp, clean) != 0)) {
+    if (st == QR_OK && (!qr__zip_step() || rename(tmp, clean) != 0)) {
         st = qr_errf(QR_ERR_IO, "%s: cannot rename the temporary folder into place: %s", clean, strerror(errno));
         if (moved_old && rename(old, clean) == 0) moved_old = false;    /* put the earlier bundle back */
     }
@@ -472,7 +479,7 @@ static QrStatus qr_zip_write_dir(QrZip *z, const char *dir, const char *replace_
     slot = moved_old && st == QR_OK ? qr_cleanup_add(old, true) : -1;
     if (moved_old && st == QR_OK) qr__zip_rm_tree(old);
     qr_cleanup_drop(slot);
-    if (st == QR_OK) qr__zip_zip_sync_parent(clean);
+    if (st == QR_OK) qr__zip_sync_parent(clean);
     return st;
 }
 

@@ -82,9 +82,11 @@ static void qr_zip_safe_component(char *dst, size_t cap, const char *name);
  * a folder tree, the fsync, moving an earlier folder aside and the final rename.
  * Exactly one step fails; the writers must then fail, leave the destination as it
  * was and remove their temporaries. Not thread-safe. */
-static void qr_zip_test_fail_write(int nth);
+#ifdef QR_TESTING
+QR_TESTAPI void qr_zip_test_fail_write(int nth);
 /* Test hook: the process stops itself (SIGSTOP) before the nth write step from now (same
  * steps; n = 0 disables), so a test can interrupt it at a known point of writing. */
-static void qr_zip_test_stop_at(int nth);
+QR_TESTAPI void qr_zip_test_stop_at(int nth);
+#endif
 
 #endif

@@ -1,14 +1,95 @@
 /* run — implementation. See run.h. */
 
-static QrStatus qr_graph_check_supported(const QrGraph *g) {
+/* ---- binding nodes to operators (ops/'s table) ---- */
+
+/* Binds node n to its operator (NULL when qreport does not implement it) and checks a bound
+ * node's input / output counts against the operator's (the loader's check: ops read required
+ * inputs unchecked). */
+static QrStatus qr__run_bind_node(const QrGraph *g, QrNode *n) {
+    n->def = qr_op_find(n->domain, n->op_type);
+    if (n->def) {
+        const QrOpDef *d = n->def;
+        if (n->n_in < d->min_in || (d->max_in >= 0 && n->n_in > d->max_in) || n->n_out < d->min_out ||
+            (d->max_out >= 0 && n->n_out > d->max_out))
+            return qr_errf(QR_ERR_INVALID, "%s: node '%s' (%s) has %d inputs and %d outputs; expected %d..%d "
+                           "inputs and %d..%d outputs", g->path, n->name, n->op_type, n->n_in, n->n_out,
+                           d->min_in, d->max_in, d->min_out, d->max_out);
+        /* Ops read required inputs unchecked: the first min_in inputs are required but for
+         * those the op lists as optional (com.microsoft's QLinear* zero points). */
+        for (int k = 0; k < d->min_in; k++)
+            if (n->in[k] < 0 && !(k < 32 && (d->opt_in >> k & 1u)))
+                return qr_errf(QR_ERR_INVALID, "%s: node '%s' (%s): required input %d has no name", g->path,
+                               n->name, n->op_type, k);
+        if (n->n_out > 0 && n->out[0] < 0)   /* output 0 is required in every operator */
+            return qr_errf(QR_ERR_INVALID, "%s: node '%s' (%s): required output 0 has no name", g->path,
+                           n->name, n->op_type);
+    }
+    return QR_OK;
+}
+
+static QrStatus qr_run_bind(QrGraph *g) {
+    for (int ni = 0; ni < g->n_nodes; ni++) QR_TRY(qr__run_bind_node(g, &g->nodes[ni]));
+    return QR_OK;
+}
+
+static QrStatus qr_run_load(const char *path, QrGraph **out) {
+    QR_TRY(qr_onnx_read(path, out));
+    QrStatus st = qr_run_bind(*out);
+    if (st != QR_OK) { qr_graph_free(*out); free(*out); *out = NULL; }
+    return st;
+}
+
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_run_load_buffer(const char *path, const char *dir, const unsigned char *buf, size_t len,
+                                       QrGraph **out) {
+    QR_TRY(qr_onnx_read_buffer(path, dir, buf, len, out));
+    QrStatus st = qr_run_bind(*out);
+    if (st != QR_OK) { qr_graph_free(*out); free(*out); *out = NULL; }
+    return st;
+}
+#endif
+
+static QrStatus qr_run_add_node(QrGraph *g, const char *name, const char *op_type, const char *domain, int n_in,
+                                const int *in, int n_out, const int *out, int n_attr, const QrAttr *attr, int *idx) {
+    const QrOpDef *d = qr_op_find(domain ? domain : "", op_type);
+    if (!d) return qr_errf(QR_ERR_UNSUPPORTED, "node '%s': operator %s is not implemented", name, op_type);
+    int at;
+    QR_TRY(qr_graph_add_node(g, name, op_type, domain, n_in, in, n_out, out, n_attr, attr, &at));
+    g->nodes[at].def = d;
+    if (idx) *idx = at;
+    return QR_OK;
+}
+
+static int qr_run_unsupported(const QrGraph *g, char *buf, size_t n) {
+    int count = 0;
+    size_t o = 0;
+    if (n) buf[0] = 0;
+    for (int ni = 0; ni < g->n_nodes; ni++) {
+        const QrNode *nd = &g->nodes[ni];
+        if (nd->def) continue;
+        count++;
+        /* A contrib operator written in the default domain (QLinearAdd without com.microsoft):
+         * say which domain qreport (and ONNX Runtime) know it under. */
+        bool ms = !nd->domain[0] && qr_op_find("com.microsoft", nd->op_type);
+        if (o < n)
+            o += (size_t)snprintf(buf + o, n - o, "%s%s%s%s (node '%s'%s%s%s)", count > 1 ? ", " : "",
+                                  nd->domain[0] ? nd->domain : "", nd->domain[0] ? "." : "", nd->op_type, nd->name,
+                                  ms ? "; it is in the default domain, com.microsoft." : "", ms ? nd->op_type : "",
+                                  ms ? " is supported: set the node's domain to com.microsoft" : "");
+    }
+    return count;
+}
+
+
+static QrStatus qr_run_check_supported(const QrGraph *g) {
     char list[1536];
-    int n = qr_graph_unsupported(g, list, sizeof list);
+    int n = qr_run_unsupported(g, list, sizeof list);
     if (n == 0) return QR_OK;
     return qr_errf(QR_ERR_UNSUPPORTED, "%s: %d node%s use%s operators qreport does not support: %s", g->path, n,
                    n == 1 ? "" : "s", n == 1 ? "s" : "", list);
 }
 
-/* The symbolic dims every command binds (qr_graph_input_shapes_bound). A name the user bound wins;
+/* The symbolic dims every command binds (qr_run_input_shapes_bound). A name the user bound wins;
  * one that inputs bind to different sizes is kept with both to name them in the error. */
 typedef struct QrRunDims {
     const char *name[64];
@@ -43,7 +124,7 @@ static int64_t qr__run_dim_get(const QrRunDims *d, const char *name) {
     return k >= 0 && !d->clash[k] ? d->value[k] : -1;
 }
 
-static QrStatus qr_graph_input_shapes_bound(const QrGraph *g, const QrTensor *const *given, const QrDimBind *dims,
+static QrStatus qr_run_input_shapes_bound(const QrGraph *g, const QrTensor *const *given, const QrDimBind *dims,
                                             int n_dims, QrTensor *out) {
     QrRunDims d;
     d.n = 0;
@@ -99,7 +180,7 @@ static QrStatus qr_graph_input_shapes_bound(const QrGraph *g, const QrTensor *co
     return QR_OK;
 }
 
-static QrStatus qr_graph_check_input(const QrGraph *g, int i, const QrTensor *t) {
+static QrStatus qr_run_check_input(const QrGraph *g, int i, const QrTensor *t) {
     const QrValue *v = &g->values[g->inputs[i]];
     char a[128], b[128];
     if (!v->has_decl) return QR_OK;
@@ -135,8 +216,8 @@ static QrStatus qr__run_ctx_init(QrOpCtx *c, const QrGraph *g, const QrNode *n, 
     return QR_OK;
 }
 
-static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs) {
-    QR_TRY(qr_graph_check_supported(g));
+static QrStatus qr_run_infer(QrGraph *g, const QrTensor *inputs) {
+    QR_TRY(qr_run_check_supported(g));
     for (int i = 0; i < g->n_values; i++) {
         QrValue *v = &g->values[i];
         if (v->is_folded) { qr_tensor_free_data(&v->t); v->is_folded = false; }
@@ -939,9 +1020,9 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     QrRunOpts none = {0};
     if (!opts) opts = &none;
     qr_kern_init();                 /* idempotent; library users need not call it */
-    QR_TRY(qr_graph_check_supported(g));
+    QR_TRY(qr_run_check_supported(g));
     for (int i = 0; i < g->n_inputs; i++) {
-        QR_TRY(qr_graph_check_input(g, i, &inputs[i]));
+        QR_TRY(qr_run_check_input(g, i, &inputs[i]));
         if (!inputs[i].data) return qr_errf(QR_ERR_INVALID, "input '%s' has no data", g->values[g->inputs[i]].name);
     }
     int nv = g->n_values;
@@ -1091,7 +1172,7 @@ static QrStatus qr_run_node(const QrGraph *g, int node, const QrTensor *const *i
 /* ==== model warnings ===============================================================
  * What ONNX Runtime refuses to load but qreport can run: reported, never fatal. */
 
-static int qr_graph_lint(const QrGraph *g, void (*emit)(void *user, const char *msg), void *user) {
+static int qr_run_lint(const QrGraph *g, void (*emit)(void *user, const char *msg), void *user) {
     int n = 0;
     char msg[1024];
     for (int ni = 0; ni < g->n_nodes; ni++) {

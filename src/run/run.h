@@ -9,8 +9,27 @@
  * inference when all their inputs are known (enough for shape arithmetic). */
 #define QR_FOLD_MAX_ELEMS 4096
 
+/* Binding nodes to operators (the op table of ops/): ir/ and onnx/ know no operators.
+ * qr_run_bind sets every node's def (NULL for an operator qreport does not implement) and checks
+ * a bound node's input / output counts (messages name g->path, the node and its operator).
+ * qr_run_load = qr_onnx_read + qr_run_bind: what every command loads a model with; on success
+ * *out owns everything (qr_graph_free + free), on failure *out is NULL.
+ * qr_run_add_node = qr_graph_add_node for an operator qreport implements (an error otherwise),
+ * bound (the graph passes: quant/twin, quant/lower, analysis/whatif). */
+static QrStatus qr_run_bind(QrGraph *g);
+static QrStatus qr_run_load(const char *path, QrGraph **out);
+#ifdef QR_TESTING
+/* Reads and binds a model from a buffer the caller keeps (tests, fuzz). */
+QR_TESTAPI QrStatus qr_run_load_buffer(const char *path_for_messages, const char *dir, const unsigned char *buf,
+                                       size_t len, QrGraph **out);
+#endif
+static QrStatus qr_run_add_node(QrGraph *g, const char *name, const char *op_type, const char *domain, int n_in,
+                                const int *in, int n_out, const int *out, int n_attr, const QrAttr *attr, int *idx);
+/* Lists every node whose operator is not implemented; returns the count. */
+static int qr_run_unsupported(const QrGraph *g, char *buf, size_t n);
+
 /* Checks that every operator is implemented (one error listing all of them). */
-static QrStatus qr_graph_check_supported(const QrGraph *g);
+static QrStatus qr_run_check_supported(const QrGraph *g);
 
 /* A symbolic dimension's value ("batch_size" = 1), given by the user (--dim NAME=N). */
 typedef struct QrDimBind {
@@ -23,19 +42,19 @@ typedef struct QrDimBind {
  * names bound to different sizes by different inputs are not used), else from the builder's
  * relation total_sequence_length = past_sequence_length + sequence_length when two of the three
  * are bound. A dim still unbound is an error naming the input, the dim and the options that bind it. */
-static QrStatus qr_graph_input_shapes_bound(const QrGraph *g, const QrTensor *const *given, const QrDimBind *dims,
+static QrStatus qr_run_input_shapes_bound(const QrGraph *g, const QrTensor *const *given, const QrDimBind *dims,
                                             int n_dims, QrTensor *out);
 /* Shape inference from concrete input shapes. Inputs that carry data and are
  * small are treated as known values (shape tensors fed as graph inputs). */
-static QrStatus qr_graph_infer(QrGraph *g, const QrTensor *inputs);
+static QrStatus qr_run_infer(QrGraph *g, const QrTensor *inputs);
 
-/* Model warnings after qr_graph_infer: what ONNX Runtime rejects but qreport runs
+/* Model warnings after qr_run_infer: what ONNX Runtime rejects but qreport runs
  * (block_size on QuantizeLinear/DequantizeLinear before opset 21; a value_info or graph
  * output dtype that inference contradicts). One message per finding, naming the node, to
  * emit; returns how many. */
-static int qr_graph_lint(const QrGraph *g, void (*emit)(void *user, const char *msg), void *user);
+static int qr_run_lint(const QrGraph *g, void (*emit)(void *user, const char *msg), void *user);
 /* Validates a user tensor against graph input i (dtype, rank, static dims). */
-static QrStatus qr_graph_check_input(const QrGraph *g, int i, const QrTensor *t);
+static QrStatus qr_run_check_input(const QrGraph *g, int i, const QrTensor *t);
 
 /* Called for every value a node produces (and for graph inputs, with node = -1).
  * The tensor is valid only during the call. Return non-OK to abort the run. */
@@ -104,7 +123,7 @@ static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v);
  * GEMM, or in one pass after any other layer; a Q -> DQ pair alone becomes one
  * fake-quant pass. Results are bit-identical to running the layers one by one (the
  * kernels that apply the steps are the ones the layers use on their own); every node
- * still counts in n_exec. Needs qr_graph_infer's shapes (without them nothing is fused).
+ * still counts in n_exec. Needs qr_run_infer's shapes (without them nothing is fused).
  *
  * Memory: node outputs come from a pool of buffers kept across runs and returned to it
  * after their last reader (qr_run_release frees the pool). */

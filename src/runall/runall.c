@@ -10,15 +10,20 @@
 
 #include <malloc.h>
 
+#ifdef QR_TESTING
+static QrRunallFaults qr__ra_faults;     /* test builds only (runall.h) */
+QR_TESTAPI void qr_runall_test_faults(const QrRunallFaults *f) { qr__ra_faults = f ? *f : (QrRunallFaults){ 0 }; }
+#endif
+
 /* Records the outcome of one analysis; a failure is kept for the manifest/HTML. */
 static bool qr__ra_done(QrBundle *bd, const char *stage, QrStatus st) {
-    /* Fault injection for tests: QR_TEST_FAIL_STAGE=<stage> makes that analysis fail. */
-    const char *inject = getenv("QR_TEST_FAIL_STAGE");
-    if (st == QR_OK && inject && !strcmp(inject, stage)) st = qr_errf(QR_ERR_IO, "injected failure (QR_TEST_FAIL_STAGE)");
-    /* ... and QR_TEST_STOP_STAGE=<stage> stops the process (SIGSTOP) once that analysis has
-     * written its files, so a test can interrupt a run with its staging folder half full. */
-    const char *stop = getenv("QR_TEST_STOP_STAGE");
-    if (stop && !strcmp(stop, stage)) raise(SIGSTOP);
+#ifdef QR_TESTING
+    /* Fault injection: that analysis fails, or the process stops once it has written its files
+     * (so a test can interrupt a run with its staging folder half full). */
+    if (st == QR_OK && qr__ra_faults.fail_stage && !strcmp(qr__ra_faults.fail_stage, stage))
+        st = qr_errf(QR_ERR_IO, "injected failure (qr_runall_test_faults)");
+    if (qr__ra_faults.stop_stage && !strcmp(qr__ra_faults.stop_stage, stage)) raise(SIGSTOP);
+#endif
     qr_progress_end(&bd->prog, st);
     /* Large buffers freed by an analysis (caches, copies) go back to the system now rather
      * than staying in the heap under the next analysis's peak. */
@@ -36,17 +41,16 @@ static bool qr__ra_done(QrBundle *bd, const char *stage, QrStatus st) {
 /* ==== the run ========================================================================== */
 
 /* --demote-int16: int16_demotion.* ranked by the sensitivity's metric. */
-static QrStatus qr__ra_demote(QrBundle *bd) {
+static QrStatus qr__ra_demote(QrBundle *bd, const QrRunallOpts *o) {
     QrDemotion dm = {0};
-    QR_TRY(qr_demote_run(&bd->se, bd->o->sens.metric, &dm));
+    QR_TRY(qr_demote_run(&bd->se, o->sens.metric, &dm));
     QrStatus st = qr_demote_write(&bd->se, &dm, bd->dir);
     qr_demote_free(&dm);
     return st;
 }
 
 /* The cumulative error's user node sets (--quantize-nodes / --non-quantize-nodes). */
-static QrStatus qr__ra_acc_sets(QrBundle *bd) {
-    const QrRunallOpts *o = bd->o;
+static QrStatus qr__ra_acc_sets(QrBundle *bd, const QrRunallOpts *o) {
     QrStatus st = QR_OK;
     if (o->quantize_nodes) st = qr_select_acc_sets(&bd->se, o->quantize_nodes, true, &bd->acc_sets);
     if (st == QR_OK && o->non_quantize_nodes) st = qr_select_acc_sets(&bd->se, o->non_quantize_nodes, false, &bd->acc_sets);
@@ -63,6 +67,7 @@ static QrStatus qr__ra_acc_sets(QrBundle *bd) {
 
 typedef struct QrRaEarly {
     QrBundle *bd;
+    const QrRunallOpts *o;
     QrCmpPlan *cmp;              /* the comparison's plan (NULL: its preparation failed) */
     QrStats *stats;              /* the analysis model's statistics (job 0) */
     bool *seen;
@@ -78,7 +83,7 @@ static QrStatus qr__ra_early_job(void *ctx, int k, int tid) {
     if (k < 2) st = e->cmp ? qr_compare_step(e->cmp, k) : QR_OK;
     else if (k == 2) st = qr_session_equivalence(&bd->se, &bd->eq);
     else if (k == 3) st = qr_weights_compare(&bd->se, &bd->w);
-    else if (!bd->se.no_incremental) st = qr_sens_reference(&bd->se, &bd->o->sens);
+    else if (!bd->se.no_incremental) st = qr_sens_reference(&bd->se, &e->o->sens);
     e->st[k] = st;
     if (st != QR_OK) {
         e->msg[k] = strdup(qr_err_msg());
@@ -87,12 +92,135 @@ static QrStatus qr__ra_early_job(void *ctx, int k, int tid) {
     return QR_OK;
 }
 
+/* The zip stage: manifest.json written last (it records the report stage too), then the staging
+ * folder zipped to o->out_zip (atomic) and, with --keep-dir, copied there. */
+static QrStatus qr__ra_zip(QrBundle *bd, const QrRunallOpts *o) {
+    /* manifest.json last so it records the report stage too */
+    qr_progress_begin(&bd->prog, "zip", 0);
+    QrStatus st = qr_bundle_write_manifest(bd);
+    QrZip z;
+#ifdef QR_TESTING
+    /* Fault injection (SQLite style): the Nth write step of the zip fails, or the process
+     * stops before the Nth (test_harden_interrupt). */
+    if (qr__ra_faults.zip_fail_write) qr_zip_test_fail_write(qr__ra_faults.zip_fail_write);
+    if (qr__ra_faults.zip_stop_at) qr_zip_test_stop_at(qr__ra_faults.zip_stop_at);
+#endif
+    if (st == QR_OK) st = qr_zip_init(&z);
+    if (st == QR_OK) {
+        st = qr_bundle_add_tree(&z, bd->dir, "", &bd->arena);
+        if (st == QR_OK) st = qr_zip_write(&z, o->out_zip);
+        if (st == QR_OK && o->keep_dir) {
+#ifdef QR_TESTING
+            if (qr__ra_faults.dir_stop_at) qr_zip_test_stop_at(qr__ra_faults.dir_stop_at);   /* from the folder's first step */
+#endif
+            st = qr_zip_write_dir(&z, o->keep_dir, QR_BF_MANIFEST);
+        }
+        qr_zip_free(&z);
+    }
+    qr_progress_end(&bd->prog, st);
+    return st;
+}
+
+/* The terminal summary of a finished run (r->summary) and its numbers (r->out, r->n_failed). */
+static void qr__ra_summary(const QrBundle *bd, const QrRunallOpts *o, const QrGraph *b, const QrGraph *a, QrRunallResult *r) {
+    r->have_out = bd->have_cmp;
+    if (bd->have_cmp) r->out = bd->cmp.out;
+    r->n_failed = bd->n_fail;
+    size_t n = 0;
+    QrHtmlLevel lv;
+    if (o->single_model)
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Single-model form: the baseline is %s with every "
+                              "quantizer disabled.\n", a->path ? a->path : "the analysis model");
+    else if (bd->se.base_quant)
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Baseline form: %s (the baseline keeps its own "
+                              "quantizers; pairs proven with both models' quantizers off).\n", qr_session_baseline_form(&bd->se));
+    n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr_bundle_verdict(bd, &lv));
+    if (bd->have_gen && n < sizeof r->summary) {
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Generation (%d tokens): ", bd->gen.n);
+        if (bd->gen.first_divergence >= 0 && n < sizeof r->summary)
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the models diverge at generated token %d\n",
+                                  bd->gen.first_divergence);
+        else if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the same tokens\n");
+    }
+    for (int j = 0; bd->have_tok && j < b->n_outputs && n < sizeof r->summary; j++) {
+        if (!bd->tok[j].vocab) continue;
+        QrTokStats ts;
+        qr_tok_stats(&bd->tok[j], &ts);
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s per token: %lld tokens, top-1 agree %.4f, KL mean "
+                              "%.6g p99 %.6g max %.6g", b->values[b->outputs[j]].name, (long long)ts.tokens,
+                              ts.top1_agree, ts.kld_mean, ts.kld_p99, ts.kld_max);
+        if (ts.nll_tokens && n < sizeof r->summary)
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, ", ln(PPL ratio) %.6g", ts.ln_ppl_ratio);
+        if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
+    }
+    /* most sensitive first whatever --reverse did to sensitive_ops' order */
+    for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
+        const QrSensRow *row = qr_sens_top(&bd->sens, k);
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g", k + 1,
+                              row->name, qr_sens_type_name(row->type), row->op_type,
+                              qr_metric_name(bd->sens.opts.metric), qr_metric_get(&row->m, bd->sens.opts.metric));
+        if (bd->sens.opts.off_one && n < sizeof r->summary)
+            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, " (gain %.6g over all on)",
+                                  qr_sens_gain(&bd->sens, row));
+        if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
+    }
+    if (bd->have_adv && bd->adv.n && n < sizeof r->summary) {
+        const QrFinding *f = &bd->adv.f[0];
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Advisor (%d finding%s), main: %s %s: %s\n  fix: %s\n",
+                              bd->adv.n, bd->adv.n == 1 ? "" : "s", f->node && *f->node ? f->node : "model",
+                              qr_adv_kind_name(f->kind), f->reason, f->fix);
+    }
+    const char *act = qr_bundle_action(bd);
+    if (act && n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", act);
+    if (bd->have_eq && n < sizeof r->summary)
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", bd->eq.equivalent ? "Equivalence check: PASS" :
+                              "Equivalence check: WARNING — the models differ beyond quantization (see " QR_BF_MATCH ".txt)");
+    for (int k = 0; k < bd->n_fail && n < sizeof r->summary; k++)
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "analysis '%s' failed: %s\n", bd->fail_name[k], bd->fail_msg[k]);
+
+}
+
+/* --data: the pass over the set, then the analyses run on its worst sample (*inputs); after
+ * qreport merge, as one process's pass (its stages too): the match verified on the first sample,
+ * then the analyses on the merged set's worst sample. */
+static QrStatus qr__ra_data_set(QrBundle *bd, const QrRunallOpts *o, const QrGraph *b, const QrTensor **inputs) {
+    QrStatus st = QR_OK;
+    if (!o->dataset_merged) {
+        qr_progress_end(&bd->prog, st);
+        qr_progress_begin(&bd->prog, "data set", 0);
+        int only = -1;
+        qr_select_output(b, o->sens.rank_output, &only);
+        qr_err_clear();
+        st = qr_ds_runall_pass(&bd->dsr, o->dataset, o->dataset_metric, only, o->dataset_skip_bad, &bd->se, o->mode,
+                               *inputs);
+        if (st == QR_OK) *inputs = bd->inputs = bd->dsr.worst_in;
+        qr_progress_end(&bd->prog, st);
+        qr_progress_begin(&bd->prog, "prepare", 0);
+    } else if (o->dataset_worst) {
+        /* as one process's pass (its stages too): the match verified on the first sample, then the
+         * analyses on the merged set's worst sample */
+        qr_progress_end(&bd->prog, st);
+        qr_progress_begin(&bd->prog, "data set", 0);
+        st = qr_session_run_baseline(&bd->se);
+        if (st == QR_OK) {
+            bd->se.match_fixed = true;
+            qr_session_next_inputs(&bd->se, o->dataset_worst);
+            *inputs = bd->inputs = o->dataset_worst;
+        }
+        qr_progress_end(&bd->prog, st);
+        qr_progress_begin(&bd->prog, "prepare", 0);
+    }
+    return st;
+}
+
 static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor *inputs, const QrRunallOpts *o,
                                  QrRunallResult *r) {
     memset(r, 0, sizeof *r);
     QrBundle *bd = calloc(1, sizeof *bd);
     if (!bd) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    bd->o = o;
+    bd->run = (QrBundleRun){ .cmdline = o->cmdline, .input_paths = o->input_paths, .n_input_paths = o->n_input_paths,
+                             .random_input = o->random_input, .warnings = o->warnings, .n_warnings = o->n_warnings,
+                             .cos_threshold = o->cos_threshold };
     bd->inputs = inputs;
     qr_progress_init(&bd->prog, stderr, o->quiet);
     /* Staging folder next to the bundle, so the final rename stays on one file system. */
@@ -113,33 +241,11 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     if (st == QR_OK) {
         qr_progress_begin(&bd->prog, "prepare", 0);
         st = qr_session_open(&bd->se, b, a, inputs);
+        bd->se.int16_integer = o->int16_integer;
+        if (st == QR_OK && o->low_memory) qr_session_low_memory(&bd->se);
         if (st == QR_OK && o->single_model) qr_session_single_model(&bd->se);
         bd->se.progress = qr_progress_hook(&bd->prog);
-        if (st == QR_OK && o->dataset && !o->dataset_merged) {   /* --data: the pass over the set, then the analyses on its worst sample */
-            qr_progress_end(&bd->prog, st);
-            qr_progress_begin(&bd->prog, "data set", 0);
-            int only = -1;
-            qr_select_output(b, o->sens.rank_output, &only);
-            qr_err_clear();
-            st = qr_ds_runall_pass(&bd->dsr, o->dataset, o->dataset_metric, only, o->dataset_skip_bad, &bd->se, o->mode,
-                                   inputs);
-            if (st == QR_OK) inputs = bd->inputs = bd->dsr.worst_in;
-            qr_progress_end(&bd->prog, st);
-            qr_progress_begin(&bd->prog, "prepare", 0);
-        } else if (st == QR_OK && o->dataset && o->dataset_merged && o->dataset_worst) {
-            /* as one process's pass (its stages too): the match verified on the first sample, then the
-             * analyses on the merged set's worst sample */
-            qr_progress_end(&bd->prog, st);
-            qr_progress_begin(&bd->prog, "data set", 0);
-            st = qr_session_run_baseline(&bd->se);
-            if (st == QR_OK) {
-                bd->se.match_fixed = true;
-                qr_session_next_inputs(&bd->se, o->dataset_worst);
-                inputs = bd->inputs = o->dataset_worst;
-            }
-            qr_progress_end(&bd->prog, st);
-            qr_progress_begin(&bd->prog, "prepare", 0);
-        }
+        if (st == QR_OK && o->dataset) st = qr__ra_data_set(bd, o, b, &inputs);
         /* the baseline run also gives the baseline profile's statistics */
         base_stats = calloc((size_t)b->n_values + 1, sizeof *base_stats);
         base_seen = calloc((size_t)b->n_values + 1, sizeof *base_seen);
@@ -150,7 +256,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         bd->se.base_seen = NULL;
         qr_progress_end(&bd->prog, st);
     }
-    if (st == QR_OK && o->deploy.dump) {     /* a bad dump fails the run: no bundle */
+    if (st == QR_OK && o->deploy.has_dump) {     /* a bad dump fails the run: no bundle */
         qr_progress_begin(&bd->prog, "device dump", 0);
         st = qr_deploy_runall_early(&bd->dep, &o->deploy, &bd->se, inputs, bd->dir);
         qr_progress_end(&bd->prog, st);
@@ -159,7 +265,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         qr_progress_begin(&bd->prog, "match", 0);
         /* The analyses that need only the baseline's values run side by side (see qr__ra_early_job);
          * their stages below write what they found. */
-        QrRaEarly early = { .bd = bd };
+        QrRaEarly early = { .bd = bd, .o = o };
         if (qr_tok_any(b)) {     /* logits outputs: the compare run keeps the analysis model's outputs for the tokens */
             bd->se.keep_outs = calloc((size_t)b->n_outputs + 1, sizeof(QrTensor));
             bd->tok = calloc((size_t)b->n_outputs + 1, sizeof *bd->tok);
@@ -172,7 +278,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
                                                                         &merged, &bd->cmp, &early.cmp)
                                                    : qr_errf(QR_ERR_NOMEM, "out of memory");
         qr_err_clear();
-        qr_session_jobs(QR__RA_EARLY, qr__ra_early_job, &early, NULL);
+        qr_session_jobs(&bd->se, QR__RA_EARLY, qr__ra_early_job, &early, NULL);
         if (s_cmp == QR_OK) s_cmp = early.st[0] != QR_OK ? early.st[0] : early.st[1];
         s_cmp = qr_compare_finish(early.cmp, s_cmp);
         qr_err_clear();
@@ -222,7 +328,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         if (s2 == QR_OK) s2 = qr_sens_write(&bd->se, &bd->sens, bd->dir);
         qr__ra_done(bd, "sensitivity", s2);
         qr_progress_begin(&bd->prog, "accumulated error", 0);
-        s2 = qr__ra_acc_sets(bd);
+        s2 = qr__ra_acc_sets(bd, o);
         if (s2 == QR_OK)
             s2 = qr_accum_run_sets(&bd->se, bd->have_sens ? &bd->sens : NULL, o->topk, bd->have_sens ? o->n_topk : 0,
                                    &bd->acc_sets, o->metric_given ? o->sens.metric : QR_METRIC_COSINE, &bd->acc);
@@ -249,7 +355,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         qr__ra_done(bd, "mixed precision", s2);
         if (o->demote_int16) {
             qr_progress_begin(&bd->prog, "int16 demotion", 0);
-            qr__ra_done(bd, "int16 demotion", qr__ra_demote(bd));
+            qr__ra_done(bd, "int16 demotion", qr__ra_demote(bd, o));
         }
         if (o->deploy.emit_dir) {                       /* --emit-model (deploy/) */
             qr_progress_begin(&bd->prog, "emit model", 0);
@@ -285,12 +391,14 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
                             : qr_ds_runall_write(&bd->dsr, &bd->se, o->mode, bd->have_dist ? &bd->dist : NULL, bd->dir));
             qr_progress_begin(&bd->prog, "data-set sensitivity", 0);
             qr__ra_done(bd, "data-set sensitivity",
-                        qr_sens_set_runall(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk,
+                        qr_ds_runall_sens(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk,
                                            &bd->acc_sets, o->metric_given ? o->sens.metric : QR_METRIC_COSINE, bd->dir));
         }
         if (o->generate > 0 && o->gen_b && o->gen_a) {   /* last: the decoding re-infers the graphs step by step */
             qr_progress_begin(&bd->prog, "generation", 0);
-            s2 = qr_gen_run(o->gen_b, o->gen_a, inputs, o->generate, &bd->gen);
+            QrGenOpts go = { .n = o->generate, .kv_map = o->kv_map, .n_kv_map = o->n_kv_map, .mode = o->mode,
+                             .cos_threshold = o->cos_threshold, .dir = bd->dir };
+            s2 = qr_gen_run(o->gen_b, o->gen_a, inputs, &go, &bd->gen);
             if (s2 == QR_OK) s2 = qr_gen_write(&bd->gen, bd->dir);
             bd->have_gen = qr__ra_done(bd, "generation", s2);
         }
@@ -305,91 +413,14 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         qr_progress_end(&bd->prog, s2);
         st = s2;
     }
-    if (st == QR_OK) {
-        /* manifest.json last so it records the report stage too */
-        qr_progress_begin(&bd->prog, "zip", 0);
-        st = qr_bundle_write_manifest(bd);
-        QrZip z;
-        /* Fault injection for tests (SQLite style): the Nth write step of the zip fails. */
-        const char *fail = getenv("QR_TEST_ZIP_FAIL_WRITE");
-        if (fail) qr_zip_test_fail_write(atoi(fail));
-        const char *stop = getenv("QR_TEST_ZIP_STOP_AT");   /* and stops before the Nth (test_harden_interrupt) */
-        if (stop) qr_zip_test_stop_at(atoi(stop));
-        if (st == QR_OK) st = qr_zip_init(&z);
-        if (st == QR_OK) {
-            st = qr_bundle_add_tree(&z, bd->dir, "", &bd->arena);
-            if (st == QR_OK) st = qr_zip_write(&z, o->out_zip);
-            if (st == QR_OK && o->keep_dir) {
-                const char *dstop = getenv("QR_TEST_DIR_STOP_AT");   /* steps counted from the folder's first */
-                if (dstop) qr_zip_test_stop_at(atoi(dstop));
-                st = qr_zip_write_dir(&z, o->keep_dir, QR_BF_MANIFEST);
-            }
-            qr_zip_free(&z);
-        }
-        qr_progress_end(&bd->prog, st);
-    }
-    if (st == QR_OK) {
-        r->have_out = bd->have_cmp;
-        if (bd->have_cmp) r->out = bd->cmp.out;
-        r->n_failed = bd->n_fail;
-        size_t n = 0;
-        QrHtmlLevel lv;
-        if (o->single_model)
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Single-model form: the baseline is %s with every "
-                                  "quantizer disabled.\n", a->path ? a->path : "the analysis model");
-        else if (bd->se.base_quant)
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Baseline form: %s (the baseline keeps its own "
-                                  "quantizers; pairs proven with both models' quantizers off).\n", qr_session_baseline_form(&bd->se));
-        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr_bundle_verdict(bd, &lv));
-        if (bd->have_gen && n < sizeof r->summary) {
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Generation (%d tokens): ", bd->gen.n);
-            if (bd->gen.first_divergence >= 0 && n < sizeof r->summary)
-                n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the models diverge at generated token %d\n",
-                                      bd->gen.first_divergence);
-            else if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the same tokens\n");
-        }
-        for (int j = 0; bd->have_tok && j < b->n_outputs && n < sizeof r->summary; j++) {
-            if (!bd->tok[j].vocab) continue;
-            QrTokStats ts;
-            qr_tok_stats(&bd->tok[j], &ts);
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s per token: %lld tokens, top-1 agree %.4f, KL mean "
-                                  "%.6g p99 %.6g max %.6g", b->values[b->outputs[j]].name, (long long)ts.tokens,
-                                  ts.top1_agree, ts.kld_mean, ts.kld_p99, ts.kld_max);
-            if (ts.nll_tokens && n < sizeof r->summary)
-                n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, ", ln(PPL ratio) %.6g", ts.ln_ppl_ratio);
-            if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
-        }
-        /* most sensitive first whatever --reverse did to sensitive_ops' order */
-        for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
-            const QrSensRow *row = qr_sens_top(&bd->sens, k);
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g", k + 1,
-                                  row->name, qr_sens_type_name(row->type), row->op_type,
-                                  qr_metric_name(bd->sens.opts.metric), qr_metric_get(&row->m, bd->sens.opts.metric));
-            if (bd->sens.opts.off_one && n < sizeof r->summary)
-                n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, " (gain %.6g over all on)",
-                                      qr_sens_gain(&bd->sens, row));
-            if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
-        }
-        if (bd->have_adv && bd->adv.n && n < sizeof r->summary) {
-            const QrFinding *f = &bd->adv.f[0];
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Advisor (%d finding%s), main: %s %s: %s\n  fix: %s\n",
-                                  bd->adv.n, bd->adv.n == 1 ? "" : "s", f->node && *f->node ? f->node : "model",
-                                  qr_adv_kind_name(f->kind), f->reason, f->fix);
-        }
-        const char *act = qr_bundle_action(bd);
-        if (act && n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", act);
-        if (bd->have_eq && n < sizeof r->summary)
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", bd->eq.equivalent ? "Equivalence check: PASS" :
-                                  "Equivalence check: WARNING — the models differ beyond quantization (see " QR_BF_MATCH ".txt)");
-        for (int k = 0; k < bd->n_fail && n < sizeof r->summary; k++)
-            n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "analysis '%s' failed: %s\n", bd->fail_name[k], bd->fail_msg[k]);
-    }
+    if (st == QR_OK) st = qr__ra_zip(bd, o);
+    if (st == QR_OK) qr__ra_summary(bd, o, b, a, r);
     qr_bundle_hash_join(bd);
     free(base_stats);
     free(base_seen);
     if (staged) qr_bundle_rmtree(bd->dir);
     qr_cleanup_drop(staged_slot);
-    if (bd->have_eq) qr_equiv_free(&bd->eq);
+    if (bd->have_eq) qr_match_equiv_free(&bd->eq);
     qr_compare_free(&bd->cmp);
     qr_gen_free(&bd->gen);
     for (int j = 0; bd->tok && j < b->n_outputs; j++) qr_tok_free(&bd->tok[j]);

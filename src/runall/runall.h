@@ -1,6 +1,6 @@
 /* runall/runall — `qreport runall`: every analysis in one pass over one prepared session
  * (analysis/, deploy/, the data set's hooks), each analysis's outcome recorded without stopping
- * the others, results kept in a QrBundle that report/bundle renders into the staging folder,
+ * the others, results kept in a QrBundle that runall/bundle renders into the staging folder,
  * zipped atomically (docs/REPORT.md layout). Not to be confused with deploy/hooks.c, the
  * deployment kit's stages that this driver calls. */
 #ifndef QR_RUNALL_H
@@ -42,6 +42,10 @@ typedef struct QrRunallOpts {
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL (analysis/tokens) */
     int generate;                /* --generate N: greedy decoding of N tokens with both models (analysis/generate) */
     QrGraph *gen_b, *gen_a;      /* with generate: b and a, which the decoding re-infers step by step (then back) */
+    bool int16_integer;          /* --int16 integer: the session's int mode lowers 16-bit groups too */
+    bool low_memory;             /* --max-memory: the session runs one execution at a time (qr_session_low_memory) */
+    const char *const *kv_map;   /* --kv-map IN=OUT (analysis/generate) */
+    int n_kv_map;
 } QrRunallOpts;
 
 typedef struct QrRunallResult {
@@ -56,5 +60,18 @@ typedef struct QrRunallResult {
  * bundle cannot be written; a failing analysis is recorded and the rest go on. */
 static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor *inputs, const QrRunallOpts *o,
                               QrRunallResult *r);
+
+#ifdef QR_TESTING
+/* Fault injection, in test builds only (tests run runall in a child process: tests/test_cli.c's
+ * qt_cli_faults): fail_stage, that analysis fails ("injected failure"); stop_stage, the process
+ * stops (SIGSTOP) once that analysis has written its files; zip_fail_write, the Nth write step of
+ * the zip fails; zip_stop_at / dir_stop_at, the process stops before the Nth write step of the
+ * zip / of --keep-dir's folder (report/zip's hooks). NULL / 0: off; f NULL: all off. */
+typedef struct QrRunallFaults {
+    const char *fail_stage, *stop_stage;
+    int zip_fail_write, zip_stop_at, dir_stop_at;
+} QrRunallFaults;
+QR_TESTAPI void qr_runall_test_faults(const QrRunallFaults *f);
+#endif
 
 #endif

@@ -65,7 +65,7 @@ static float qr_f16_to_f32(uint16_t h) {
     return f;
 }
 
-static uint16_t qr_f32_to_f16(float f) {
+static uint16_t qr_tensor_f32_to_f16(float f) {
     uint32_t x;
     memcpy(&x, &f, 4);
     uint32_t sign = (x >> 16) & 0x8000;
@@ -93,7 +93,7 @@ static float qr_bf16_to_f32(uint16_t h) {
     return f;
 }
 
-static uint16_t qr_f32_to_bf16(float f) {
+static uint16_t qr_tensor_f32_to_bf16(float f) {
     uint32_t x;
     memcpy(&x, &f, 4);
     if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);
@@ -138,7 +138,7 @@ static double qr_f8_to_f64(uint8_t code, QrDType dt) {
 }
 
 static uint8_t qr_f64_to_f8(double v, QrDType dt, bool saturate) {
-    if (dt == QR_DT_F8E8M0) return qr_f32_to_e8m0((float)v, saturate, QR_E8M0_UP);
+    if (dt == QR_DT_F8E8M0) return qr_tensor_f32_to_e8m0((float)v, saturate, QR_E8M0_UP);
     QrMiniFloat f;
     if (!qr__tn_minifloat(dt, &f)) return 0;
     bool uz = dt == QR_DT_F8E4M3FNUZ || dt == QR_DT_F8E5M2FNUZ, f4 = dt == QR_DT_F4E2M1;
@@ -170,7 +170,7 @@ static uint8_t qr_f64_to_f8(double v, QrDType dt, bool saturate) {
 /* For a normal float32 the code is its exponent field, plus one when rounding up (up: any
  * fraction; nearest: fraction >= 1/2, ties up), as onnx.numpy_helper.to_float8e8m0 computes.
  * Zero and subnormals (below 2^-126 = code 1) are rounded exactly against code 0 = 2^-127. */
-static uint8_t qr_f32_to_e8m0(float f, bool saturate, QrE8m0Round mode) {
+static uint8_t qr_tensor_f32_to_e8m0(float f, bool saturate, QrE8m0Round mode) {
     uint32_t b;
     memcpy(&b, &f, 4);
     uint32_t e = (b >> 23) & 0xff, frac = b & 0x7fffff;
@@ -307,8 +307,8 @@ static void qr_tensor_set_f64(QrTensor *t, int64_t i, double v) {
     switch (t->dtype) {
     case QR_DT_F32: ((float *)d)[i] = (float)v; return;
     case QR_DT_F64: ((double *)d)[i] = v; return;
-    case QR_DT_F16: ((uint16_t *)d)[i] = qr_f32_to_f16((float)v); return;
-    case QR_DT_BF16: ((uint16_t *)d)[i] = qr_f32_to_bf16((float)v); return;
+    case QR_DT_F16: ((uint16_t *)d)[i] = qr_tensor_f32_to_f16((float)v); return;
+    case QR_DT_BF16: ((uint16_t *)d)[i] = qr_tensor_f32_to_bf16((float)v); return;
     case QR_DT_F8E4M3FN: case QR_DT_F8E4M3FNUZ: case QR_DT_F8E5M2: case QR_DT_F8E5M2FNUZ:
     case QR_DT_F8E8M0: case QR_DT_F4E2M1: ((uint8_t *)d)[i] = qr_f64_to_f8(v, t->dtype, true); return;
     case QR_DT_BOOL: ((uint8_t *)d)[i] = v != 0; return;
@@ -345,7 +345,7 @@ static QrStatus qr_tensor_convert(const QrTensor *src, QrTensor *dst) {
     if (src->dtype == dst->dtype) { memcpy(dst->data, src->data, qr_tensor_nbytes(src)); return QR_OK; }
     if (src->dtype == QR_DT_F32 && dst->dtype == QR_DT_F16) {
         const float *s = src->data; uint16_t *d = dst->data;
-        for (int64_t i = 0; i < n; i++) d[i] = qr_f32_to_f16(s[i]);
+        for (int64_t i = 0; i < n; i++) d[i] = qr_tensor_f32_to_f16(s[i]);
     } else if (src->dtype == QR_DT_F16 && dst->dtype == QR_DT_F32) {
         const uint16_t *s = src->data; float *d = dst->data;
         for (int64_t i = 0; i < n; i++) d[i] = qr_f16_to_f32(s[i]);

@@ -59,9 +59,9 @@ static QrStatus qr_tensor_convert(const QrTensor *src, QrTensor *dst);
 static QrStatus qr_tensor_to_f32(const QrTensor *src, QrTensor *dst);
 
 static float qr_f16_to_f32(uint16_t h);
-static uint16_t qr_f32_to_f16(float f);        /* round to nearest even */
+static uint16_t qr_tensor_f32_to_f16(float f);        /* round to nearest even */
 static float qr_bf16_to_f32(uint16_t h);
-static uint16_t qr_f32_to_bf16(float f);
+static uint16_t qr_tensor_f32_to_bf16(float f);
 
 /* float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0) and float4e2m1 codes, per ONNX's Float8
  * and Float4 documents. Decoding is exact (NaN codes give NaN, e5m2's Inf codes give Inf).
@@ -73,7 +73,7 @@ static uint8_t qr_f64_to_f8(double v, QrDType dt, bool saturate);
 /* e8m0 (a power of two 2^(code-127), 0xff NaN) from a float32, as Cast's round_mode says;
  * the sign is ignored, NaN and Inf give 0xff, overflow saturates to 0xfe or gives NaN. */
 typedef enum QrE8m0Round { QR_E8M0_UP, QR_E8M0_DOWN, QR_E8M0_NEAREST } QrE8m0Round;
-static uint8_t qr_f32_to_e8m0(float f, bool saturate, QrE8m0Round mode);
+static uint8_t qr_tensor_f32_to_e8m0(float f, bool saturate, QrE8m0Round mode);
 
 /* .npy: versions 1-3, little-endian, C order. */
 static QrStatus qr_npy_parse(const unsigned char *buf, size_t len, QrTensor *out);   /* owned copy */

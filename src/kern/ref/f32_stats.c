@@ -121,7 +121,7 @@ static void qr_f32_hist__ref(const float *x, int64_t n, float lo, float hi, int3
     }
 }
 
-/* QrF32FakeQuantFn, plain C: QuantizeLinear (ops/quant.c's qr_quant_saturate_round on
+/* QrF32FakeQuantFn, plain C: QuantizeLinear (ops/qdq.c's qr_quant_saturate_round on
  * x / scale) followed by DequantizeLinear ((float)(q - zp) * scale). */
 static void qr_f32_fake_quant__ref(const float *x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax,
                                    float *y) {

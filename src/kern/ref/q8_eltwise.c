@@ -1,6 +1,6 @@
 /* kern/ref/q8_eltwise — element-wise 8-bit kernels (the oracles): QuantizeLinear,
  * DequantizeLinear and ONNX Runtime's QLinearAdd arithmetic. Same float operations in the same
- * order as ops/quant.c's scalar code. */
+ * order as ops/qdq.c's scalar code. */
 
 /* QrQ8QuantizeFn: true division, clamp in float, round half to even, add the zero point. */
 static void qr_q8_quantize__ref(int64_t n, const float *x, float scale, int32_t zp, int32_t lo, int32_t hi, void *y) {

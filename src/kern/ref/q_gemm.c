@@ -93,7 +93,7 @@ static void qr_q16_gemm__ref(int64_t M, int64_t N, int64_t K, const QrQOperand *
 }
 
 /* Requantization (QrS32RequantFn): float multiply, clamp in float, round half to even,
- * add the zero point — the order of ops/quant.c's qr_quant_requantize. */
+ * add the zero point — the order of ops/qdq.c's qr_quant_requantize. */
 static void qr_s32_requant__ref(int64_t n, const int32_t *acc, const int32_t *bias, int64_t bias_stride,
                                 const float *mult, int64_t mult_stride, int32_t zp, int32_t lo, int32_t hi, void *y,
                                 int y_bytes) {

@@ -1,4 +1,4 @@
-/* report/bundle — renders the runall bundle (docs/REPORT.md layout) from what runall/
+/* runall/bundle — renders the runall bundle (docs/REPORT.md layout) from what runall/
  * computed (a QrBundle): summary.json, manifest.json (with the input files' sha256, hashed
  * on a helper thread), index.html, the plots, and the zip of the staging folder. It runs no
  * analysis. Also `qreport compare`'s own page. File names: report/files.h. */
@@ -9,8 +9,19 @@
  * analysis succeeded, fail_* why the others failed); the writers below only read it. */
 #define QR_BUNDLE_MAX_FAIL 32
 
+/* What the pages say about the run itself (runall/runall.c fills it from its options). */
+typedef struct QrBundleRun {
+    const char *cmdline;             /* for the manifest */
+    const char *const *input_paths;  /* files the inputs came from (NULL entries: random) */
+    int n_input_paths;
+    bool random_input;               /* no -i/--data: a deterministic random input was used */
+    const char *const *warnings;     /* warnings from loading (manifest) */
+    int n_warnings;
+    double cos_threshold;            /* per-layer "similarity drops" threshold */
+} QrBundleRun;
+
 typedef struct QrBundle {
-    const QrRunallOpts *o;
+    QrBundleRun run;
     QrDsRunall dsr;              /* --data: the comparison over the whole set (analysis/dataset) */
     QrSensSet dss;               /* --data: sensitivity and cumulative error over the worst samples (analysis/sens) */
     const QrTensor *inputs;

@@ -1,4 +1,4 @@
-/* report/bundle — implementation. See bundle.h. Renders what runall/ computed: summary.json,
+/* runall/bundle — implementation. See bundle.h. Renders what runall/ computed: summary.json,
  * manifest.json, index.html and the plots into the staging folder, and zips that folder. */
 
 #include <dirent.h>
@@ -154,7 +154,7 @@ static const char *qr__bn_verdict_one(const QrBundle *bd, QrHtmlLevel *level) {
     if (bd->cmp.first_drop >= 0) {
         const QrMatch *m = &bd->se.m.m[bd->cmp.rows[bd->cmp.first_drop].match];
         return qr_arena_printf(a, "Model output Cosine %.6f, SQNR %.2f dB: %s. Similarity first drops below %.4g at '%s'.",
-                               c, bd->cmp.out.sqnr, what, bd->o->cos_threshold, bd->se.b->nodes[m->b_node].name);
+                               c, bd->cmp.out.sqnr, what, bd->run.cos_threshold, bd->se.b->nodes[m->b_node].name);
     }
     return qr_arena_printf(a, "Model output Cosine %.6f, SQNR %.2f dB: %s.", c, bd->cmp.out.sqnr, what);
 }
@@ -214,7 +214,7 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
         qr_json_obj_begin(&j);
         qr_json_kv_bool(&j, "pass", bd->eq.equivalent);
         qr_json_kv_num(&j, "worst_relative_difference", bd->eq.worst_rel);
-        qr_json_kv_str(&j, "text", qr_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
+        qr_json_kv_str(&j, "text", qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
         qr_json_obj_end(&j);
     }
     int matched = 0;
@@ -345,8 +345,8 @@ static void *qr__bn_hash_main(void *arg) {
 static void qr_bundle_hash_start(QrBundle *bd, const QrGraph *b, const QrGraph *a) {
     const char *paths[2] = { b->path, a->path };
     for (int k = 0; k < 2; k++) if (paths[k]) bd->hash[bd->n_hash++].path = paths[k];
-    for (int i = 0; i < bd->o->n_input_paths && bd->n_hash < QR_ARRAY_LEN(bd->hash); i++)
-        if (bd->o->input_paths[i]) bd->hash[bd->n_hash++].path = bd->o->input_paths[i];
+    for (int i = 0; i < bd->run.n_input_paths && bd->n_hash < QR_ARRAY_LEN(bd->hash); i++)
+        if (bd->run.input_paths[i]) bd->hash[bd->n_hash++].path = bd->run.input_paths[i];
     bd->hash_running = bd->n_hash && pthread_create(&bd->hash_th, NULL, qr__bn_hash_main, bd) == 0;
     if (!bd->hash_running) bd->n_hash = 0;
 }
@@ -395,15 +395,15 @@ static QrStatus qr_bundle_write_manifest(QrBundle *bd) {
     qr_json_kv_str(&j, "isa", qr_isa_name(qr_kern_isa()));
     qr_json_kv_int(&j, "threads", qr_pool_threads());
     qr_json_kv_str(&j, "build", QR_BUILD_FLAGS);
-    qr_json_kv_str(&j, "command_line", bd->o->cmdline);
+    qr_json_kv_str(&j, "command_line", bd->run.cmdline);
     qr_json_key(&j, "files");
     qr_json_arr_begin(&j);
     qr__bn_json_file(bd, &j, "baseline", bd->se.b->path);
     qr__bn_json_file(bd, &j, "analysis", bd->se.a->path);
-    for (int i = 0; i < bd->o->n_input_paths; i++)
-        if (bd->o->input_paths[i]) qr__bn_json_file(bd, &j, "input", bd->o->input_paths[i]);
+    for (int i = 0; i < bd->run.n_input_paths; i++)
+        if (bd->run.input_paths[i]) qr__bn_json_file(bd, &j, "input", bd->run.input_paths[i]);
     qr_json_arr_end(&j);
-    qr_json_kv_bool(&j, "random_input", bd->o->random_input);
+    qr_json_kv_bool(&j, "random_input", bd->run.random_input);
     qr_json_key(&j, "stages");
     qr_json_arr_begin(&j);
     for (int k = 0; k < bd->prog.n_stages; k++) {
@@ -423,8 +423,8 @@ static QrStatus qr_bundle_write_manifest(QrBundle *bd) {
     }
     qr_json_key(&j, "warnings");
     qr_json_arr_begin(&j);
-    for (int k = 0; k < bd->o->n_warnings; k++) qr_json_str(&j, bd->o->warnings[k]);
-    if (bd->o->random_input) qr_json_str(&j, "no input given: a deterministic random input was used");
+    for (int k = 0; k < bd->run.n_warnings; k++) qr_json_str(&j, bd->run.warnings[k]);
+    if (bd->run.random_input) qr_json_str(&j, "no input given: a deterministic random input was used");
     if (bd->se.tw.n_kept) qr_json_str(&j, bd->se.tw.note);
     qr_json_arr_end(&j);
     qr__bn_json_failed(&j, bd);
@@ -480,7 +480,7 @@ static void qr__bn_html_tokens(QrHtml *h, const QrSession *se, const QrTensor *o
     const QrTokAcc **pa = calloc((size_t)n + 1, sizeof *pa);
     bool ok = m && pa;
     for (int j = 0; ok && j < n; j++) {
-        ok = qr_compare_outputs_sel(se, outs, j, &m[j]) == QR_OK;
+        ok = qr_session_compare_outputs_sel(se, outs, j, &m[j]) == QR_OK;
         pa[j] = tok[j].vocab ? &tok[j] : NULL;
     }
     qr_err_clear();
@@ -763,7 +763,7 @@ static void qr__bn_html_check(QrHtml *h, QrBundle *bd) {
 /* "Baseline ⇄ analysis match": the equivalence verdict and the match table's text file. */
 static void qr__bn_html_match(QrHtml *h, QrBundle *bd) {
     qr_html_section(h, "match", "Baseline ⇄ analysis match");
-    if (bd->have_eq) qr_html_para(h, qr_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
+    if (bd->have_eq) qr_html_para(h, qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
     const char *mt = qr__bn_read_text(bd, QR_BF_MATCH ".txt");
     if (mt) qr_html_pre(h, mt);
 }
@@ -832,6 +832,15 @@ static QrStatus qr__bn_graph_metrics(QrBundle *bd, QrBnGraph *gr) {
     }
     qr_table_free(&t);
     QR_TRY(st);
+    if (with_lsb) {   /* --mode both: the share of elements whose int result differs from the sim's (lsb_diff's a/b) */
+        double *v = qr_arena_array(a, (size_t)nr + 1, sizeof *v);
+        if (!v) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        for (int r = 0; r < nr; r++) {
+            const QrLayerRow *lr = &bd->cmp.rows[r];
+            v[r] = lr->has_lsb && lr->lsb_n > 0 ? (double)lr->lsb_diff / (double)lr->lsb_n : NAN;
+        }
+        gr->metrics[gr->n_metrics++] = (QrGlMetric){ "lsb_diff share", v, false };
+    }
     if (bd->dsr.on && bd->dsr.dc.n_rows) {
         static const char *const names[] = { "pooled Cosine", "pooled SQNR", "pooled local_Cosine", "pooled local_SQNR" };
         double *v[4];
@@ -1003,6 +1012,11 @@ static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
         nd->name = b->nodes[m->b_node].name;
         nd->op_type = b->nodes[m->b_node].op_type;
         nd->row = gr->row_of_match[i];
+        QrSplitView sv;
+        if (nd->row >= 0 && qr_compare_split(&bd->cmp.rows[nd->row].sp, &sv)) {
+            nd->has_split = true;
+            nd->split[0] = sv.err_w; nd->split[1] = sv.err_i; nd->split[2] = sv.err_round; nd->split[3] = sv.err_clip;
+        }
         int an_node = m->a_op >= 0 ? m->a_op : m->a_node;
         if (an_node >= 0) nd->quant = qtxt[an_node];
         if (m->a_quant >= 0 && an_node >= 0 && !nd->quant)
@@ -1118,14 +1132,152 @@ static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
     return qr__bn_graph_metrics(bd, gr);
 }
 
-/* graph/model_explorer*.json: one Model Explorer node-data file (its GraphNodeData: "name",
- * "results" keyed by node name with "value", a red-to-green "gradient") per metric. */
+/* The analysis model with its quantizer nodes, for the view's "Q/DQ nodes" toggle: a box per
+ * matched compute node (its row's box: the baseline name, the row's findings and split) and one
+ * per QuantizeLinear / DequantizeLinear of the analysis model (and every other node of its
+ * quantizers); constants, Identity, Cast and shape arithmetic folded into the edges as in the
+ * main view; groups by the analysis names' prefixes. Everything in bd->arena. Returns false
+ * (no toggle) above QR__BN_QVIEW_MAX boxes. */
+#define QR__BN_QVIEW_MAX 6000
+
+static bool qr__bn_is_qdq(const char *op) {
+    return !strcmp(op, "QuantizeLinear") || !strcmp(op, "DequantizeLinear") || !strcmp(op, "DynamicQuantizeLinear");
+}
+
+static QrStatus qr__bn_qview(QrBundle *bd, const QrBnGraph *gr, QrBnGraph *qv, bool **is_quant, bool *made) {
+    const QrSession *se = &bd->se;
+    const QrGraph *an = se->a;
+    QrArena *a = &bd->arena;
+    int nn = an->n_nodes;
+    *made = false;
+    memset(qv, 0, sizeof *qv);
+    int *box = malloc(((size_t)nn + 1) * sizeof *box), *qof = malloc(((size_t)nn + 1) * sizeof *qof);
+    int *stamp = calloc((size_t)nn + 1, sizeof *stamp), *stack = malloc(((size_t)nn + 1) * sizeof *stack);
+    int *row_match = NULL;
+    if (!box || !qof || !stamp || !stack) { free(box); free(qof); free(stamp); free(stack); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    for (int v = 0; v < nn; v++) box[v] = qof[v] = -1;
+    for (int q = 0; q < se->qa.n; q++) {
+        const QrQuantizer *Q = &se->qa.q[q];
+        if (Q->q_node >= 0) qof[Q->q_node] = q;
+        for (int k = 0; k < Q->n_dq; k++) if (Q->dq_nodes[k] >= 0) qof[Q->dq_nodes[k]] = q;
+    }
+    int n = 0;
+    for (int i = 0; i < se->m.n; i++) {
+        int c = se->m.m[i].a_op >= 0 ? se->m.m[i].a_op : se->m.m[i].a_node;
+        if (c >= 0 && box[c] < 0) box[c] = n++;
+    }
+    int n_compute = n;
+    for (int v = 0; v < nn; v++) if (box[v] < 0 && (qof[v] >= 0 || qr__bn_is_qdq(an->nodes[v].op_type))) box[v] = n++;
+    QrStatus st = QR_OK;
+    if (n > QR__BN_QVIEW_MAX || n == n_compute) goto done;      /* too big, or nothing to show */
+    qv->in.n = n;
+    qv->n_rows = gr->n_rows;
+    qv->nodes = qr_arena_array(a, (size_t)n, sizeof *qv->nodes);
+    *is_quant = qr_arena_array(a, (size_t)n, sizeof **is_quant);
+    float *w = qr_arena_array(a, (size_t)n, sizeof *w), *hh = qr_arena_array(a, (size_t)n, sizeof *hh);
+    row_match = malloc((size_t)n * sizeof *row_match);
+    if (!qv->nodes || !*is_quant || !w || !hh || !row_match) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); goto done; }
+    memset(qv->nodes, 0, (size_t)n * sizeof *qv->nodes);
+    for (int k = 0; k < n; k++) row_match[k] = -1;
+    for (int i = 0; i < se->m.n; i++) {
+        int c = se->m.m[i].a_op >= 0 ? se->m.m[i].a_op : se->m.m[i].a_node;
+        if (c >= 0 && row_match[box[c]] < 0) row_match[box[c]] = i;
+    }
+    for (int v = 0; v < nn; v++) {
+        int k = box[v];
+        if (k < 0) continue;
+        QrGlViewNode *nd = &qv->nodes[k];
+        nd->name = an->nodes[v].name && *an->nodes[v].name ? an->nodes[v].name : qr_arena_printf(a, "(node %d)", v);
+        nd->op_type = an->nodes[v].op_type;
+        nd->row = -1;
+        if (k >= n_compute) {
+            (*is_quant)[k] = true;
+            int q = qof[v];
+            if (q >= 0) {
+                const QrQuantizer *Q = &se->qa.q[q];
+                nd->quant = qr_arena_printf(a, "%s %s%s", qr_dtype_name(Q->dtype), Q->n_scales > 1 ? "per-channel" : "per-tensor",
+                                            Q->kind == QR_QK_WEIGHT ? " weight" : Q->kind == QR_QK_BIAS ? " bias" : "");
+            }
+        }
+    }
+    /* edges: each input traced back through the folded nodes to the boxes that feed it */
+    int ne = 0, cap = n * 2 + 16;
+    int *src = malloc((size_t)cap * sizeof *src), *dst = malloc((size_t)cap * sizeof *dst), *seen = calloc((size_t)n + 1, sizeof *seen);
+    if (!src || !dst || !seen) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int v = 0; st == QR_OK && v < nn; v++) {
+        int i = box[v];
+        if (i < 0) continue;
+        const QrNode *nd = &an->nodes[v];
+        int sp = 0;
+        for (int k = 0; k < nd->n_in; k++) {
+            int val = nd->in[k], p = val >= 0 ? an->values[val].producer : -1;
+            if (p >= 0 && stamp[p] != v + 1) { stamp[p] = v + 1; stack[sp++] = p; }
+        }
+        while (sp && st == QR_OK) {
+            int p = stack[--sp];
+            if (box[p] >= 0) {
+                int s = box[p];
+                if (s == i || seen[s] == i + 1) continue;
+                seen[s] = i + 1;
+                if (ne == cap) {
+                    cap *= 2;
+                    int *s1 = realloc(src, (size_t)cap * sizeof *src);
+                    if (s1) src = s1;
+                    int *d1 = realloc(dst, (size_t)cap * sizeof *dst);
+                    if (d1) dst = d1;
+                    if (!s1 || !d1) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+                }
+                src[ne] = s; dst[ne++] = i;
+                continue;
+            }
+            const QrNode *pn = &an->nodes[p];
+            for (int k = 0; k < pn->n_in; k++) {
+                int val = pn->in[k], q = val >= 0 ? an->values[val].producer : -1;
+                if (q >= 0 && stamp[q] != v + 1) { stamp[q] = v + 1; stack[sp++] = q; }
+            }
+        }
+    }
+    int *es = st == QR_OK ? qr_arena_array(a, (size_t)ne + 1, sizeof *es) : NULL;
+    int *ed = st == QR_OK ? qr_arena_array(a, (size_t)ne + 1, sizeof *ed) : NULL;
+    if (st == QR_OK && (!es || !ed)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) { memcpy(es, src, (size_t)ne * sizeof *es); memcpy(ed, dst, (size_t)ne * sizeof *ed); }
+    free(src); free(dst); free(seen);
+    if (st != QR_OK) goto done;
+    qv->in.n_edges = ne; qv->in.src = es; qv->in.dst = ed;
+    st = qr__bn_graph_groups(bd, qv);
+    if (st != QR_OK) goto done;
+    /* the rows' boxes: named, coloured and clickable like the main view's */
+    for (int k = 0; k < n; k++) {
+        int i = row_match[k];
+        if (i < 0) continue;
+        QrGlViewNode *nd = &qv->nodes[k];
+        const QrGlViewNode *m = &gr->nodes[i];
+        const char *label = nd->label ? nd->label : nd->name, *op = nd->op_type;
+        *nd = *m;
+        nd->label = label;
+        nd->op_type = op;
+    }
+    for (int k = 0; k < n; k++)
+        qr_gl_box_size(qv->nodes[k].label ? qv->nodes[k].label : qv->nodes[k].name, qv->nodes[k].op_type, &w[k], &hh[k]);
+    qv->in.w = w; qv->in.h = hh;
+    *made = true;
+done:
+    free(box); free(qof); free(stamp); free(stack); free(row_match);
+    return st;
+}
+
+/* graph/model_explorer*.json: one Model Explorer node-data file per metric, in the form its
+ * node-data builder writes a GraphNodeData (model_explorer/node_data_builder.py,
+ * GraphNodeData.to_json_string: its fields in declaration order, None fields left out):
+ * "results" keyed by node name (Model Explorer's ONNX adapter uses the node name as the node
+ * id) with {"value": v}, "name", "thresholds" (empty: the gradient takes precedence), a
+ * three-stop "gradient" (stop 0 = the smallest value; red where it is the bad end) and the
+ * four display flags at their defaults. */
 static QrStatus qr__bn_me_write(QrBundle *bd, const QrBnGraph *gr, const QrGlMetric *m, const char *file) {
     const QrSession *se = &bd->se;
     QrJson j;
     qr_json_init(&j);
     qr_json_obj_begin(&j);
-    qr_json_kv_str(&j, "name", qr_arena_printf(&bd->arena, "qreport %s", m->name));
     qr_json_key(&j, "results");
     qr_json_obj_begin(&j);
     for (int i = 0; i < gr->in.n; i++) {
@@ -1135,7 +1287,7 @@ static QrStatus qr__bn_me_write(QrBundle *bd, const QrBnGraph *gr, const QrGlMet
         const char *keys[3] = { gr->nodes[i].name, mm->a_node >= 0 ? se->a->nodes[mm->a_node].name : NULL,
                                 mm->a_op >= 0 ? se->a->nodes[mm->a_op].name : NULL };
         for (int k = 0; k < 3; k++) {
-            bool dup = !keys[k];
+            bool dup = !keys[k] || !*keys[k];
             for (int q = 0; q < k && !dup; q++) dup = keys[q] && !strcmp(keys[q], keys[k]);
             if (dup) continue;
             qr_json_key(&j, keys[k]);
@@ -1145,7 +1297,10 @@ static QrStatus qr__bn_me_write(QrBundle *bd, const QrBnGraph *gr, const QrGlMet
         }
     }
     qr_json_obj_end(&j);
-    /* stop 0 = the smallest value: red when higher is better, green otherwise */
+    qr_json_kv_str(&j, "name", qr_arena_printf(&bd->arena, "qreport %s", m->name));
+    qr_json_key(&j, "thresholds");
+    qr_json_arr_begin_compact(&j);
+    qr_json_arr_end(&j);
     static const char *const col[3] = { "#dc2626", "#facc15", "#16a34a" };
     qr_json_key(&j, "gradient");
     qr_json_arr_begin(&j);
@@ -1156,6 +1311,10 @@ static QrStatus qr__bn_me_write(QrBundle *bd, const QrBnGraph *gr, const QrGlMet
         qr_json_obj_end(&j);
     }
     qr_json_arr_end(&j);
+    qr_json_kv_bool(&j, "hideInAggregatedStatsTable", false);
+    qr_json_kv_bool(&j, "hideInChildrenStatsTable", false);
+    qr_json_kv_bool(&j, "showExpandedSummaryOnGroupNode", false);
+    qr_json_kv_bool(&j, "showLabelCountColumnsInChildrenStatsTable", false);
     qr_json_obj_end(&j);
     return qr__bn_write_json(bd, &j, file);
 }
@@ -1210,7 +1369,7 @@ static QrStatus qr__bn_annotated(QrBundle *bd, const QrBnGraph *gr) {
     const char *mv[2] = { "every matched node's metrics are in its doc_string and metadata_props (keys qreport.*)",
                           qr_arena_printf(a, "initializers of 1 KiB or more are external data in '%s' (the analysis model "
                                           "itself): copy this file next to it to load the weights", base) };
-    return qr_ox_annotate(se->a->path, qr_bundle_path(bd, QR_BF_GRAPH_ONNX), base, 1024, notes, nn, 2, mk, mv);
+    return qr_onnxw_annotate(se->a->path, qr_bundle_path(bd, QR_BF_GRAPH_ONNX), base, 1024, notes, nn, 2, mk, mv);
 }
 
 /* The graph/ overlays: Model Explorer node data and the annotated model. */
@@ -1237,9 +1396,11 @@ static void qr__bn_html_graph(QrHtml *h, QrBundle *bd) {
     if (!bd->have_cmp || !bd->se.m.n) return;
     qr_html_section(h, "graph", "Graph view");
     qr_html_para(h, "The baseline model as a graph, top to bottom: one box per compute node (QuantizeLinear/DequantizeLinear, "
-                 "Identity and Cast are folded into the edges), grouped by name prefix. Colour by any per-layer metric; "
-                 "click a box for its per-layer row, advisor findings and what-if; click a group's title to collapse it, a "
-                 "collapsed group (coloured by its worst member) to open it; drag to pan, the wheel to zoom.");
+                 "Identity and Cast are folded into the edges; \"Q/DQ nodes\" shows the analysis model with its quantizer "
+                 "nodes), grouped by name prefix; the bar along a box's bottom is its error split (weight, input, output "
+                 "rounding, output clipping). Colour by any per-layer metric; click a box for its per-layer row, advisor "
+                 "findings and what-if; click a group's title to collapse it, a collapsed group (coloured by its worst member) "
+                 "to open it; a large graph opens in an overview of collapsed groups; drag to pan, the wheel to zoom.");
     QrBnGraph gr;
     QrGlLayout l = {0};
     QrStatus st = qr__bn_graph_build(bd, &gr);
@@ -1262,8 +1423,21 @@ static void qr__bn_html_graph(QrHtml *h, QrBundle *bd) {
     QrGlView v = { .nodes = gr.nodes, .group_name = gr.group_name, .n_rows = gr.n_rows, .metrics = gr.metrics,
                    .n_metrics = gr.n_metrics, .default_metric = gr.def_metric, .first_drop_row = bd->cmp.first_drop,
                    .worst_rows = worst, .n_worst = nw, .open_depth = -2, .table_id = "compare" };
+    /* the toggle's view with the quantizer nodes (left out, with a note, when it cannot be made) */
+    QrBnGraph qg;
+    QrGlLayout ql = {0};
+    bool *isq = NULL, made = false;
+    st = qr__bn_qview(bd, &gr, &qg, &isq, &made);
+    if (st == QR_OK && made) st = qr_gl_layout(&qg.in, &ql);
+    QrGlAlt alt = { &ql, &qg.in, qg.nodes, isq, qg.group_name };
+    if (st == QR_OK && made) v.alt = &alt;
+    if (st != QR_OK) {
+        qr_html_para(h, qr_arena_printf(&bd->arena, "The view with the quantizer nodes could not be made: %s", qr_err_msg()));
+        qr_err_clear();
+    }
     qr_gl_html(h, &l, &gr.in, &v);
     qr_gl_free(&l);
+    qr_gl_free(&ql);
 }
 
 /* index.html: the sections in page order. The deployment kit's (dump, repro) and the data
@@ -1278,8 +1452,9 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
         qr_html_section(&h, "generation", "Generation");
         const char *t = qr__bn_read_text(bd, QR_BF_GENERATION ".txt");
         if (t) qr_html_pre(&h, t);
-        const char *files[] = { QR_BF_GENERATION ".txt", QR_BF_GENERATION ".csv" };
-        qr_html_files(&h, files, 2);
+        const char *files[] = { QR_BF_GENERATION ".txt", QR_BF_GENERATION ".csv", QR_BF_GEN_DIV "/" QR_BF_COMPARE ".txt",
+                                QR_BF_GEN_DIV "/" QR_BF_COMPARE ".csv" };
+        qr_html_files(&h, files, bd->gen.have_div ? 4 : 2);
     }
     if (bd->have_cmp) qr__bn_html_compare(&h, &bd->se, &bd->cmp, qr__bn_exists(bd, QR_BF_PLOT_PER_LAYER));
     qr__bn_html_graph(&h, bd);
@@ -1470,7 +1645,7 @@ static QrStatus qr_bundle_write_plots(QrBundle *bd) {
         for (int i = 0; i < bd->dist.n; i++) box |= bd->dist.d[i].n_ch && bd->dist.d[i].ch;
         if (box) QR_TRY(qr_mkdir_p(qr_bundle_path(bd, QR_BF_PLOT_CHANNEL)));
     }
-    return qr_session_jobs(qr__bn_plot_jobs(bd), qr__bn_plot_job, bd, NULL);
+    return qr_session_jobs(&bd->se, qr__bn_plot_jobs(bd), qr__bn_plot_job, bd, NULL);
 }
 
 

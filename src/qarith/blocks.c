@@ -1,4 +1,4 @@
-/* quant/blocks — weight-only block formats: geometry and code access (see blocks.h). Map:
+/* qarith/blocks — weight-only block formats: geometry and code access (see blocks.h). Map:
  * checks · MatMulNBits · MatMulBnb4 · GatherBlockQuantized · dequantized value. */
 
 /* ==== checks ============================================================================ */

@@ -1,8 +1,12 @@
-/* run/memest — an up-front estimate of a command's peak memory (--max-memory), from the
+/* quant/memest — an up-front estimate of a command's peak memory (--max-memory), from the
  * loaded, shape-inferred graphs: initializer bytes, every value's size from its inferred
  * shape and dtype, the executor's live set, and what each command keeps alive at once. */
 #ifndef QR_MEMEST_H
 #define QR_MEMEST_H
+
+/* Values the distributions hold at once: analysis/dist's QR_DIST_TOPK weights and activations
+ * plus one (dist.h checks the two agree; dist is above this estimate). */
+#define QR_MEM_DIST_VALUES 6
 
 /* The commands, for what each keeps alive (see memest.c for the phases of each). */
 typedef enum QrMemCmd {

@@ -1,4 +1,4 @@
-/* quant — the quantizer table of an analysis model: every Q→DQ pair, every DQ
+/* quant/qtable — the quantizer table of an analysis model: every Q→DQ pair, every DQ
  * of a quantized initializer and every quantized input/output/weight of a
  * QOperator or integer-op node, with dtype, scales, zero points and owner node.
  * A quantizer mask turns into executor overrides (run.h) that make a disabled
@@ -56,17 +56,17 @@ typedef struct QrQuantTable {
 } QrQuantTable;
 
 /* Builds the table; the graph must have been shape-inferred (constant scales). */
-static QrStatus qr_quant_table_build(const QrGraph *g, QrQuantTable *t);
-static void qr_quant_table_free(QrQuantTable *t);
-static const char *qr_quant_form_name(QrQuantForm f);
+static QrStatus qr_qtable_build(const QrGraph *g, QrQuantTable *t);
+static void qr_qtable_free(QrQuantTable *t);
+static const char *qr_qtable_form_name(QrQuantForm f);
 /* Turns a mask (enabled[i] per quantizer; NULL = all enabled) into overrides.
  * alias/subst are per value (caller-allocated, n_values). float_weights[i]
  * (optional) is the baseline's float tensor for an integer weight quantizer. */
-static void qr_quant_overrides(const QrGraph *g, const QrQuantTable *t, const bool *enabled,
+static void qr_qtable_overrides(const QrGraph *g, const QrQuantTable *t, const bool *enabled,
                                const QrTensor *const *float_weights, int *alias, const QrTensor **subst,
                                float *clamp_lo, float *clamp_hi);
 
 /* The quantization arithmetic itself (rounding, saturation, requantization,
- * per-axis/blocked layouts) lives with the operators in ops/quant.c. */
+ * per-axis/blocked layouts) lives with the operators in ops/qdq.c. */
 
 #endif

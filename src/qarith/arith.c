@@ -1,4 +1,4 @@
-/* quant/arith — implementation. See arith.h. */
+/* qarith/arith — implementation. See arith.h. */
 
 /* Rounds to the nearest integer, ties to even: ONNX's rounding for quantization and what
  * x86 cvtps2dq / ARM fcvtns / nearbyintf give in the default floating-point environment.
@@ -94,8 +94,8 @@ static inline float qr_quant_getf(const QrTensor *t, int64_t i) {
 static inline void qr_quant_setf(QrTensor *t, int64_t i, float v) {
     switch (t->dtype) {
     case QR_DT_F32: ((float *)t->data)[i] = v; return;
-    case QR_DT_F16: ((uint16_t *)t->data)[i] = qr_f32_to_f16(v); return;
-    case QR_DT_BF16: ((uint16_t *)t->data)[i] = qr_f32_to_bf16(v); return;
+    case QR_DT_F16: ((uint16_t *)t->data)[i] = qr_tensor_f32_to_f16(v); return;
+    case QR_DT_BF16: ((uint16_t *)t->data)[i] = qr_tensor_f32_to_bf16(v); return;
     default: qr_tensor_set_f64(t, i, v);
     }
 }

@@ -21,8 +21,8 @@
  * thread count. Large work arrays come from a per-thread buffer (qr_op_q_work).
  *
  * The arithmetic itself (rounding, ranges, requantization, accumulator choice, element
- * access) is quant/arith.c's. The quantized operators are split by family:
- *   ops/quant.c     this file: per-axis/blocked indexing, parameter loading and checks shared
+ * access) is qarith/arith.c's. The quantized operators are split by family:
+ *   ops/qdq.c     this file: per-axis/blocked indexing, parameter loading and checks shared
  *                   by every family, QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear;
  *   ops/q_matmul.c  QLinearMatMul, MatMulInteger, QGemm (and the integer operands and work
  *                   memory integer Conv shares);
@@ -46,14 +46,14 @@ typedef struct QrQuantLayout {
     int64_t count;            /* number of parameters (= scale numel) */
 } QrQuantLayout;
 
-static inline int64_t qr_quant_layout_index(const QrQuantLayout *l, int64_t o, int64_t k, int64_t n) {
+static inline int64_t qr_op_layout_index(const QrQuantLayout *l, int64_t o, int64_t k, int64_t n) {
     return o * l->so + (k / l->block) * l->sk + n * l->sn;
 }
 
 /* Derives the layout from x's and the scale's shapes (block_size 0 = not blocked). A scale
  * with one element is per-tensor whatever its rank (ORT and the reference agree); axis is
  * only checked when it is used. Fails with QR_ERR_SHAPE / QR_ERR_INVALID naming the problem. */
-static QrStatus qr_quant_layout(const QrOpCtx *c, const QrTensor *x, const QrTensor *scale, int64_t axis,
+static QrStatus qr_op_layout(const QrOpCtx *c, const QrTensor *x, const QrTensor *scale, int64_t axis,
                                 int64_t block_size, QrQuantLayout *l) {
     char a[128], b[128];
     memset(l, 0, sizeof *l);
@@ -251,7 +251,7 @@ static QrStatus qr__qdq_quantize_check(QrOpCtx *c, QrQQuant *q) {
     else if (prec == QR_DT_F16 || prec == QR_DT_BF16) q->precision = (QrDType)prec;
     else return qr_op_fail(c, QR_ERR_UNSUPPORTED, "precision %lld is not supported (float, float16, bfloat16 are)",
                            (long long)prec);
-    QR_TRY(qr_quant_layout(c, x, s, qr_attr_int(c->node, "axis", 1), qr_attr_int(c->node, "block_size", 0), &q->l));
+    QR_TRY(qr_op_layout(c, x, s, qr_attr_int(c->node, "axis", 1), qr_attr_int(c->node, "block_size", 0), &q->l));
     if (zp && zp->numel != s->numel)
         return qr_op_fail(c, QR_ERR_SHAPE, "y_zero_point has %lld elements but y_scale has %lld",
                           (long long)zp->numel, (long long)s->numel);
@@ -266,7 +266,7 @@ static QrStatus qr__qdq_quantize_shape(QrOpCtx *c) {
 
 /* Rounds a float32 to float16 / bfloat16 precision (precision attribute). */
 static inline float qr__qdq_to_prec(float v, QrDType p) {
-    return p == QR_DT_F16 ? qr_f16_to_f32(qr_f32_to_f16(v)) : qr_bf16_to_f32(qr_f32_to_bf16(v));
+    return p == QR_DT_F16 ? qr_f16_to_f32(qr_tensor_f32_to_f16(v)) : qr_bf16_to_f32(qr_tensor_f32_to_bf16(v));
 }
 
 /* Quantizes n consecutive elements of x from xoff with parameters s[k*ps], zp[k*ps]. */
@@ -336,7 +336,7 @@ static QrStatus qr__qdq_quantize_exec(QrOpCtx *c) {
         int64_t off = 0;
         for (int64_t o = 0; o < q.l.outer; o++)
             for (int64_t k = 0; k < q.l.axis_len; k++, off += q.l.inner) {
-                int64_t p = qr_quant_layout_index(&q.l, o, k, 0);
+                int64_t p = qr_op_layout_index(&q.l, o, k, 0);
                 qr__qdq_quantize_run_float(c->in[0], c->out[0], off, q.l.inner, s + p, zf + p, q.l.sn, &q);
             }
         return QR_OK;
@@ -346,7 +346,7 @@ static QrStatus qr__qdq_quantize_exec(QrOpCtx *c) {
     int64_t off = 0;
     for (int64_t o = 0; o < l->outer; o++)
         for (int64_t k = 0; k < l->axis_len; k++, off += l->inner) {
-            int64_t p = qr_quant_layout_index(l, o, k, 0);
+            int64_t p = qr_op_layout_index(l, o, k, 0);
             qr__qdq_quantize_run(c->in[0], c->out[0], off, l->inner, s + p, zp + p, l->sn, &q);
         }
     return QR_OK;
@@ -374,7 +374,7 @@ static QrStatus qr__qdq_dequantize_check(QrOpCtx *c, QrQuantLayout *l, QrDType *
     if (*out_dt != QR_DT_F32 && *out_dt != QR_DT_F16 && *out_dt != QR_DT_BF16)
         return qr_op_fail(c, QR_ERR_UNSUPPORTED, "output type %s is not supported (float32, float16, bfloat16 are)",
                           qr_dtype_name(*out_dt));
-    QR_TRY(qr_quant_layout(c, x, s, qr_attr_int(c->node, "axis", 1), qr_attr_int(c->node, "block_size", 0), l));
+    QR_TRY(qr_op_layout(c, x, s, qr_attr_int(c->node, "axis", 1), qr_attr_int(c->node, "block_size", 0), l));
     if (zp && zp->numel != s->numel)
         return qr_op_fail(c, QR_ERR_SHAPE, "x_zero_point has %lld elements but x_scale has %lld",
                           (long long)zp->numel, (long long)s->numel);
@@ -406,17 +406,42 @@ static QrStatus qr__qdq_dequantize_exec(QrOpCtx *c) {
         int64_t off = 0;
         for (int64_t o = 0; o < l.outer; o++)
             for (int64_t k = 0; k < l.axis_len; k++, off += l.inner) {
-                int64_t p = qr_quant_layout_index(&l, o, k, 0);
+                int64_t p = qr_op_layout_index(&l, o, k, 0);
                 for (int64_t j = 0; j < l.inner; j++)
                     qr_quant_setf(y, off + j, (qr_quant_getf(x, off + j) - zf[p + j * l.sn]) * s[p + j * l.sn]);
             }
         return QR_OK;
     }
     QR_TRY(qr_op_q_load_zps(c, 2, l.count, &zp));
+    if (l.inner == 1 && y->dtype == QR_DT_F32 && (x->dtype == QR_DT_U8 || x->dtype == QR_DT_S8)) {
+        /* per channel along the last axis (a MatMul weight [K, N], axis 1): one parameter per
+         * element, so a row at a time rather than the kernel on one element; the same
+         * arithmetic as q8_dequantize ((x - zp) in integers, converted, one multiply). */
+        const uint8_t *xu = x->data;
+        const int8_t *xs = x->data;
+        float *yf = y->data;
+        for (int64_t o = 0, off = 0; o < l.outer; o++, off += l.axis_len) {
+            const float *so = s + o * l.so;
+            const int32_t *zo = zp + o * l.so;
+            if (l.block == 1 && l.sk == 1) {
+                if (x->dtype == QR_DT_S8)
+                    for (int64_t k = 0; k < l.axis_len; k++) yf[off + k] = (float)((int32_t)xs[off + k] - zo[k]) * so[k];
+                else
+                    for (int64_t k = 0; k < l.axis_len; k++) yf[off + k] = (float)((int32_t)xu[off + k] - zo[k]) * so[k];
+            } else {
+                for (int64_t k = 0; k < l.axis_len; k++) {
+                    int64_t p = (k / l.block) * l.sk;
+                    int32_t q = x->dtype == QR_DT_S8 ? (int32_t)xs[off + k] : (int32_t)xu[off + k];
+                    yf[off + k] = (float)(q - zo[p]) * so[p];
+                }
+            }
+        }
+        return QR_OK;
+    }
     int64_t off = 0;
     for (int64_t o = 0; o < l.outer; o++)
         for (int64_t k = 0; k < l.axis_len; k++, off += l.inner) {
-            int64_t p = qr_quant_layout_index(&l, o, k, 0);
+            int64_t p = qr_op_layout_index(&l, o, k, 0);
             if (l.sn == 0 && y->dtype == QR_DT_F32 && (x->dtype == QR_DT_U8 || x->dtype == QR_DT_S8)) {
                 qr_kern.q8_dequantize(l.inner, (const uint8_t *)x->data + off, x->dtype == QR_DT_S8, zp[p], s[p],
                                       (float *)y->data + off);
@@ -449,7 +474,7 @@ static QrStatus qr__qdq_dynquant_shape(QrOpCtx *c) {
 }
 
 /* Computes DynamicQuantizeLinear's (scale, zero point) for n floats. */
-static void qr_quant_dynamic_params(const float *x, int64_t n, float *scale, int32_t *zp) {
+static void qr_op_dynamic_params(const float *x, int64_t n, float *scale, int32_t *zp) {
     float mn = FLT_MAX, mx = -FLT_MAX;
     for (int64_t i = 0; i < n; i++) {
         if (x[i] < mn) mn = x[i];
@@ -470,7 +495,7 @@ static QrStatus qr__qdq_dynquant_exec(QrOpCtx *c) {
     const float *px = x->data;
     float s;
     int32_t z;
-    qr_quant_dynamic_params(px, x->numel, &s, &z);
+    qr_op_dynamic_params(px, x->numel, &s, &z);
     QrQuantRange r = { 0, 255 };
     if (c->n_out > 0 && c->out[0]) {
         uint8_t *py = c->out[0]->data;

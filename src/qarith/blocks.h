@@ -1,4 +1,4 @@
-/* quant/blocks — the block formats of ONNX Runtime's weight-only quantized operators
+/* qarith/blocks — the block formats of ONNX Runtime's weight-only quantized operators
  * (com.microsoft MatMulNBits, MatMulBnb4, GatherBlockQuantized): the geometry a node's
  * attributes and inputs declare, checked, and access to its packed codes and zero points.
  * Shared by the operators (ops/contrib_wq.c) and the twin that turns a weight-only node into a

@@ -1,4 +1,4 @@
-/* run/memest — implementation. See memest.h.
+/* quant/memest — implementation. See memest.h.
  *
  * A command's peak is the largest of its phases; a phase is what is alive at once:
  *
@@ -65,7 +65,7 @@ static uint64_t qr__hm_model(const QrGraph *g, int first_own) {
     return s;
 }
 
-/* Int32 accumulators of integer-arithmetic operators (ops/quant.c scratch). */
+/* Int32 accumulators of integer-arithmetic operators (ops/qdq.c scratch). */
 static uint64_t qr__hm_scratch(const QrGraph *g, const QrNode *n) {
     const char *op = n->op_type;
     if (strncmp(op, "QLinear", 7) && !strstr(op, "Integer") && strcmp(op, "QGemm")) return 0;
@@ -266,7 +266,7 @@ static void qr__hm_phases(const QrMemOpts *o, const QrHmGraph *mb, const QrHmGra
     qr__hm_take(e, &p);
     p = base;
     p.name = "distributions";
-    p.part[QR_MEM_P_DIST] = (QR_DIST_TOPK + 1) * QR_MAX(mt->max_f32, mb->max_f32) +
+    p.part[QR_MEM_P_DIST] = QR_MEM_DIST_VALUES * QR_MAX(mt->max_f32, mb->max_f32) +
                             qr__hm_alloc(QR_MAX(mt->max_numel, mb->max_numel) * 8);
     p.part[QR_MEM_P_EXEC] = mt->exec;
     qr__hm_take(e, &p);
@@ -282,13 +282,13 @@ static QrStatus qr_mem_estimate(const QrGraph *b, const QrGraph *a, const QrTens
     QrTwin tw;
     bool have_tw = false;
     if (a && o->cmd != QR_MEM_BADCASE) {       /* find-bad-case opens no session */
-        have_tw = qr_quant_twin_build(a, inputs, &tw) == QR_OK;
+        have_tw = qr_twin_build(a, inputs, &tw) == QR_OK;
         if (!have_tw) qr_err_clear();          /* the session reports it; size the twin as a */
     }
     const QrGraph *t = have_tw ? &tw.g : a;
     int nv = QR_MAX(b->n_values, a ? QR_MAX(a->n_values, t->n_values) : 0);
     int *uses = malloc(((size_t)nv + 1) * 2 * sizeof *uses);
-    if (!uses) { if (have_tw) qr_quant_twin_free(&tw); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    if (!uses) { if (have_tw) qr_twin_free(&tw); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
     QrHmGraph mb, ma = {0}, mt = {0};
     qr__hm_measure(&mb, b, 0, false, uses, uses + nv + 1);
     if (a) {
@@ -314,7 +314,7 @@ static QrStatus qr_mem_estimate(const QrGraph *b, const QrGraph *a, const QrTens
     if (o->cmd == QR_MEM_SENSITIVITY || runall) e->analysis_values = ana_vals;
     qr__hm_phases(o, &mb, &ma, &mt, a != NULL, have_tw ? mt.model : 0, in_bytes, tables, base_vals, ana_vals,
                   qr__hm_file(a ? a->path : b->path), e);
-    if (have_tw) qr_quant_twin_free(&tw);
+    if (have_tw) qr_twin_free(&tw);
     return QR_OK;
 }
 

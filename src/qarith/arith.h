@@ -1,4 +1,4 @@
-/* quant/arith — the quantization arithmetic ONNX defines and ONNX Runtime computes:
+/* qarith/arith — the quantization arithmetic ONNX defines and ONNX Runtime computes:
  * rounding, saturation ranges, QuantizeLinear of one element, requantization of int32 /
  * int64 accumulators, the accumulator choice, integer/float element access of quantized
  * tensors. Depends on base/ and tensor/ only; ops/ and quant/'s graph passes build on it. */

@@ -181,6 +181,8 @@
 #include "src/analysis/demote.c"
 #include "src/analysis/badcase.h"
 #include "src/analysis/badcase.c"
+#include "src/analysis/frag.h"
+#include "src/analysis/frag.c"
 #include "src/analysis/tokens.h"
 #include "src/analysis/tokens.c"
 #include "src/analysis/generate.h"

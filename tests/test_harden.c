@@ -1259,8 +1259,8 @@ static void test_harden_full_output(void) {
     const char *m = "fixtures/qpairs/ort_qdq";
     char pair[512], list[512], err[4096], args[2048], out[512];
     snprintf(pair, sizeof pair, "%s/base.onnx %s/analysis.onnx -i %s/input.npy", m, m, m);
-    /* RLIMIT_FSIZE: every staging file fits (the largest, index.html with the graph view's two drawings, is ~120 KiB), the
-     * zip (~370 KiB) does not */
+    /* RLIMIT_FSIZE: every staging file fits (the largest, index.html with the graph view's two drawings and the
+     * fragility section, is ~130 KiB), the zip (~370 KiB) does not */
     snprintf(out, sizeof out, "%s/fsize", qt_tmpdir());
     QT_OK(qr_mkdir_p(out));
     snprintf(args, sizeof args, "runall %s -o %s/r.zip --quiet", pair, out);

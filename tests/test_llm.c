@@ -770,6 +770,169 @@ static void test_llm_generate_kvmap(void) {
     QT_CLI_FAILS(r, "cache input 'kv_in.0.", "from output 'nothing.0.");
 }
 
+
+/* ---- weight_blocks: output-error share, outlier weights (issue 26 section 4) ---------------------------- */
+
+static const QrTensor *qt_llm_init(const QrGraph *g, const char *name) {
+    for (int v = 0; v < g->n_values; v++) if (!strcmp(g->values[v].name, name) && g->values[v].t.data) return &g->values[v].t;
+    return NULL;
+}
+
+/* fixtures/llm/outlier: x [1, 16, 64] -> MatMul W [64, 32], its int4 symmetric MatMulNBits twin (block 32) with a
+ * planted outlier W[5, 3]. Computed here from the fixture's float weight, the twin's packed codes and scales
+ * (dequantized by MatMulNBits' definition: (code - 8) * scale, low nibble first) and x: every block's share of
+ * the output error, sum over its rows k of E[x_k^2] (w - w_hat)^2 over all blocks. weight_blocks.csv's shares
+ * must be these, its first row the largest (the planted block, named by its scale-setting value [5, 3]) though
+ * at least 3 blocks have a lower SQNR; the advisor flags the planted weight (block_outlier_weight). */
+static void test_llm_weight_blocks_outlier(void) {
+    const char *O = QT_LLM "/outlier", *T = qt_tmpdir();
+    QrGraph *gb = NULL, *ga = NULL;
+    QT_OK(qr_run_load(QT_LLM "/outlier/base.onnx", &gb));
+    QT_OK(qr_run_load(QT_LLM "/outlier/analysis.onnx", &ga));
+    const QrTensor *w = qt_llm_init(gb, "fc.weight"), *codes = qt_llm_init(ga, "fc.weight_Q4"),
+                   *sc = qt_llm_init(ga, "fc.weight_scales");
+    QT_CHECK(w && codes && sc && w->dims[0] == 64 && w->dims[1] == 32);
+    QrTensor x = {0};
+    QT_OK(qr_npy_read(QT_LLM "/outlier/x.npy", &x));
+    enum { K = 64, N = 32, NB = 2, BS = 32 };
+    double ex2[K] = {0}, share[N][NB] = {{0}}, sqnr[N][NB], total = 0;
+    int64_t rows = x.numel / K;
+    for (int64_t t = 0; t < rows; t++)
+        for (int k = 0; k < K; k++) { double v = ((const float *)x.data)[t * K + k]; ex2[k] += v * v / (double)rows; }
+    const uint8_t *cb = codes->data;
+    for (int n = 0; n < N; n++)
+        for (int b = 0; b < NB; b++) {
+            double sx = 0, se = 0;
+            for (int j = 0; j < BS; j++) {
+                int k = b * BS + j;
+                uint8_t byte = cb[(n * NB + b) * (BS / 2) + j / 2];
+                int code = j % 2 ? byte >> 4 : byte & 15;
+                double wv = ((const float *)w->data)[k * N + n];
+                double wh = (double)(float)((float)(code - 8) * ((const float *)sc->data)[n * NB + b]);
+                sx += wv * wv;
+                se += (wv - wh) * (wv - wh);
+                share[n][b] += ex2[k] * (wv - wh) * (wv - wh);
+            }
+            sqnr[n][b] = 10 * log10(sx / se);
+            total += share[n][b];
+        }
+    int bn = 0, bb = 0;
+    for (int n = 0; n < N; n++)
+        for (int b = 0; b < NB; b++) {
+            share[n][b] /= total;
+            if (share[n][b] > share[bn][bb]) { bn = n; bb = b; }
+        }
+    int lower = 0;
+    for (int n = 0; n < N; n++) for (int b = 0; b < NB; b++) lower += sqnr[n][b] < sqnr[bn][bb];
+    qr_tensor_free_data(&x);
+    qr_graph_free(gb);
+    free(gb);
+    qr_graph_free(ga);
+    free(ga);
+    QtCli r;
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/x.npy -o %s/llm_wb.zip --keep-dir %s/llm_wb --quiet", O, O, O, T, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    char csv[600], cell[128], el[128], idx[16];
+    snprintf(csv, sizeof csv, "%s/llm_wb/weight_blocks.csv", T);
+    int checked = 0;
+    for (int row = 0; row < 2 * QR_WEIGHT_WORST_BLOCKS; row++) {
+        snprintf(idx, sizeof idx, "%d", row);
+        if (!qt_llm_csv(csv, idx, "elements", el, sizeof el) || !qt_llm_csv(csv, idx, "output_error_share", cell, sizeof cell))
+            break;
+        int k0 = -1, k1 = -1, n = -1;
+        QT_CHECKF(sscanf(el, "[%d:%d] x [%d]", &k0, &k1, &n) == 3 && k1 - k0 == BS && n >= 0 && n < N, "row %d: %s", row, el);
+        double want = share[n][k0 / BS], got = strtod(cell, NULL);
+        QT_CHECKF(qt_llm_close(got, want, 1e-5), "row %d (%s): output_error_share %s, computed here %.9g", row, el, cell, want);
+        if (row == 0) {
+            QT_CHECKF(n == bn && k0 / BS == bb, "first row %s, largest share here [%d:%d] x [%d]", el, bb * BS, bb * BS + BS, bn);
+            QT_CHECK(qt_llm_csv(csv, idx, "scale_set_by", cell, sizeof cell));
+            QT_CHECKF(!strncmp(cell, "[5, 3] = ", 9), "first row's scale_set_by %s (the planted W[5, 3])", cell);
+        }
+        checked++;
+    }
+    QT_CHECKF(checked >= QR_WEIGHT_WORST_BLOCKS, "weight_blocks.csv: %d rows", checked);
+    QT_CHECKF(lower >= QR_WEIGHT_WORST_BLOCKS, "the planted block has only %d blocks of lower SQNR", lower);
+    char adv[600], *body = malloc(1 << 18);
+    QT_CHECK(body);
+    snprintf(adv, sizeof adv, "%s/llm_wb/abnormal_layer_advisor.txt", T);
+    qt_slurp(adv, body, 1 << 18);
+    const char *f = strstr(body, "block_outlier_weight");
+    bool named = f && strstr(f, "weight 'fc.weight' [5, 3] = 0.6 is ") && strstr(f, "(rank 1 of 64 blocks)");
+    free(body);
+    QT_CHECKF(named, "abnormal_layer_advisor.txt: no block_outlier_weight finding naming fc.weight [5, 3] at rank 1");
+}
+
+
+/* A number after "key": in text from p on (NaN when missing). */
+static double qt_llm_json_num(const char *p, const char *key) {
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *q = p ? strstr(p, k) : NULL;
+    return q ? strtod(q + strlen(k), NULL) : NAN;
+}
+
+/* The weight-only what-if (issue 26 section 4) on fixtures/llm/outlier: mixed_precision.json's weight_only
+ * runs — the MatMulNBits weight with 8-bit codes (block 32) and with block 16 (4 bits), both by MLAS's
+ * symmetric rule — against the output computed here: the float weight re-quantized by that rule in this test,
+ * x @ W_q against x @ W in double, the MSE. */
+static void test_llm_whatif_weight_only(void) {
+    const char *O = QT_LLM "/outlier", *T = qt_tmpdir();
+    QrGraph *gb = NULL;
+    QT_OK(qr_run_load(QT_LLM "/outlier/base.onnx", &gb));
+    const QrTensor *w = qt_llm_init(gb, "fc.weight");
+    QT_CHECK(w);
+    QrTensor x = {0};
+    QT_OK(qr_npy_read(QT_LLM "/outlier/x.npy", &x));
+    enum { K = 64, N = 32 };
+    int64_t rows = x.numel / K;
+    double want[2];
+    for (int v = 0; v < 2; v++) {
+        int bits = v ? 4 : 8, bs = v ? 16 : 32;
+        float wq[K * N];
+        const float *wf = w->data, mid = (float)(1 << (bits - 1)), qmax = (float)((1 << bits) - 1);
+        for (int n = 0; n < N; n++)
+            for (int k0 = 0; k0 < K; k0 += bs) {
+                float vmax = 0;
+                for (int k = k0; k < k0 + bs; k++) if (fabsf(wf[k * N + n]) > fabsf(vmax)) vmax = wf[k * N + n];
+                float sc = vmax / -mid;
+                for (int k = k0; k < k0 + bs; k++) {
+                    float c = fminf(fmaxf(rintf(wf[k * N + n] * (1.0f / sc)) + mid, 0.0f), qmax);
+                    wq[k * N + n] = (c - mid) * sc;
+                }
+            }
+        double se = 0;
+        for (int64_t t = 0; t < rows; t++)
+            for (int n = 0; n < N; n++) {
+                double yb = 0, yq = 0;
+                for (int k = 0; k < K; k++) {
+                    double xv = ((const float *)x.data)[t * K + k];
+                    yb += xv * wf[k * N + n];
+                    yq += xv * wq[k * N + n];
+                }
+                se += (yb - yq) * (yb - yq);
+            }
+        want[v] = se / (double)(rows * N);
+    }
+    qr_tensor_free_data(&x);
+    qr_graph_free(gb);
+    free(gb);
+    QtCli r;
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx -i %s/x.npy -o %s/llm_wi.zip --keep-dir %s/llm_wi --quiet", O, O, O, T, T);
+    QT_CHECKF(r.code == 0, "%s", r.err);
+    char p[600], *js = malloc(1 << 20);
+    QT_CHECK(js);
+    snprintf(p, sizeof p, "%s/llm_wi/mixed_precision.json", T);
+    qt_slurp(p, js, 1 << 20);
+    const char *wo = strstr(js, "\"weight_only\":"), *i8 = wo ? strstr(wo, "\"int8\":") : NULL,
+               *hb = wo ? strstr(wo, "\"half_block\":") : NULL;
+    double got8 = qt_llm_json_num(i8, "MSE"), goth = qt_llm_json_num(hb, "MSE");
+    double bs8 = qt_llm_json_num(i8, "block_size"), bsh = qt_llm_json_num(hb, "block_size"), bh = qt_llm_json_num(hb, "bits");
+    free(js);
+    QT_CHECKF(bs8 == 32 && bsh == 16 && bh == 4, "block sizes %g / %g, bits %g", bs8, bsh, bh);
+    QT_CHECKF(qt_llm_close(got8, want[0], 1e-3), "8-bit codes: output MSE %.9g, computed here %.9g", got8, want[0]);
+    QT_CHECKF(qt_llm_close(goth, want[1], 1e-3), "block 16: output MSE %.9g, computed here %.9g", goth, want[1]);
+}
+
 /* ---- symbolic dims ------------------------------------------------------------------------------------ */
 
 static void test_llm_dims(void) {
@@ -796,6 +959,14 @@ static void test_llm_dims(void) {
     qt_cli(&r, "compare " QT_LLM "/fp32/model.onnx " QT_LLM "/int4_sym/model.onnx -i input_ids=%s/input_ids.npy "
            "-i attention_mask=%s/attention_mask.npy -o %s/llm_c2", P, P, qt_tmpdir());
     QT_CLI_FAILS(r, "input 'past_key_values.0.key'", "dimension 3 ('kv_cache_dim')", "--dim kv_cache_dim=N");
+    /* check on the builder's model without -i: every dimension it needs, in one message; given, it runs */
+    qt_cli(&r, "check " QT_LLM "/int4_sym/model.onnx -o %s/llm_c8", qt_tmpdir());
+    QT_CLI_FAILS(r, "every dimension the inputs given leave unbound: --dim batch_size=N --dim sequence_length=N "
+                 "--dim past_sequence_length=N --dim kv_cache_dim=N; total_sequence_length = past_sequence_length + "
+                 "sequence_length");
+    qt_cli(&r, "check " QT_LLM "/int4_sym/model.onnx --dim batch_size=1 --dim sequence_length=8 --dim past_sequence_length=0 "
+           "--dim kv_cache_dim=16 -o %s/llm_c9 --quiet", qt_tmpdir());
+    QT_CHECKF(r.code == 0, "%s", r.err);
     qt_cli(&r, "check " QT_LLM "/int4_sym/model.onnx -i input_ids=%s/input_ids.npy -o %s/llm_c3", P, qt_tmpdir());
     QT_CLI_FAILS(r, "input 'attention_mask'", "'total_sequence_length'");
     /* two inputs binding one dim differently */
@@ -858,5 +1029,7 @@ static void qt_llm_all(void) {
     QT_RUN(test_llm_generate_decoder);
     QT_RUN(test_llm_generate_divergence);
     QT_RUN(test_llm_generate_kvmap);
+    QT_RUN(test_llm_weight_blocks_outlier);
+    QT_RUN(test_llm_whatif_weight_only);
     QT_RUN(test_llm_dims);
 }

@@ -44,6 +44,7 @@
 #include "test_errsplit.c"
 #include "test_graph.c"
 #include "test_layers.c"
+#include "test_frag.c"
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a test that times out (harness.h) loses no earlier line */
@@ -104,6 +105,7 @@ int main(int argc, char **argv) {
     QT_MODULE(errsplit);
     QT_MODULE(graph);
     QT_MODULE(layers);
+    QT_MODULE(frag);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

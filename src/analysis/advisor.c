@@ -16,7 +16,7 @@ static const char *qr_adv_kind_name(QrAdvKind k) {
                                                      "input_not_normalized", "output_not_high_precision", "sensitive",
                                                      "activation_outlier_migration", "softmax_input_grid",
                                                      "block_error_dominant", "weight_error", "input_error",
-                                                     "rounding_noise" };
+                                                     "rounding_noise", "block_outlier_weight" };
     return (unsigned)k < QR_ADV_COUNT ? names[k] : "?";
 }
 
@@ -671,8 +671,8 @@ static QrStatus qr__adv_check_sens(QrAdvList *b, const QrSession *s, const QrSen
                         row->m.cosine);
         if (row->op_type && (!strcmp(row->op_type, "MatMulNBits") || !strcmp(row->op_type, "MatMulBnb4")
                              || !strcmp(row->op_type, "GatherBlockQuantized")))
-            QR__ADV_TEXT(b->a, f->fix, "candidate for float: int16 does not apply to a weight-only node (" QR_BF_WHATIF
-                        " gives the measured gain)");
+            QR__ADV_TEXT(b->a, f->fix, "candidate for float, 8-bit codes or a smaller block: int16 does not apply to a "
+                        "weight-only node (" QR_BF_WHATIF " gives the measured gains; weight_only for MatMulNBits)");
         else QR__ADV_TEXT(b->a, f->fix, "candidate for int16 or float (" QR_BF_WHATIF " gives the measured gain)");
         qr_advk_ev(f, "rank", n_seen);
         qr_advk_ev(f, qr_metric_name(mk), qr_metric_get(&row->m, mk));
@@ -763,6 +763,7 @@ static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensR
     if (st == QR_OK) st = qr_advtf_transformer(&b, s);
     if (st == QR_OK) st = qr__adv_check_weights(&b, s, w);
     if (st == QR_OK) st = qr_advtf_blocks(&b, s, w);
+    if (st == QR_OK) st = qr_advtf_block_outliers(&b, s, w);
     if (st == QR_OK) st = qr__adv_check_scales(&b, s);
     if (st == QR_OK) st = qr__adv_check_outputs(&b, s);
     if (st == QR_OK && sens) st = qr__adv_check_sens(&b, s, sens);

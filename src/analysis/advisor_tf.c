@@ -259,6 +259,56 @@ static QrStatus qr_advtf_transformer(QrAdvList *b, QrSession *s) {
     return QR_OK;
 }
 
+/* Outlier weights in blocks: of the blocks of a blocked weight whose largest |w| is above
+ * QR_WEIGHT_OUTLIER_SIGMA standard deviations of the whole float weight (that value sets the block's scale
+ * and coarsens its other weights), the one with the largest share of the layer's output error. The finding
+ * names the value, its sigma, the block's share and rank, and its SQNR's rank (the outlier's own energy
+ * counts as signal, so the block's SQNR need not be among the lowest). */
+static QrStatus qr_advtf_block_outliers(QrAdvList *b, const QrSession *s, const QrWeightCmp *w) {
+    for (int k = 0; k < w->n; k++) {
+        const QrWeightRow *r = &w->rows[k];
+        const QrQuantizer *q = &s->qt.q[r->q];
+        const QrWtBlk *o = &r->outlier;
+        if (q->block_size <= 0 || r->n_outlier_blk < 1 || r->outlier_rank < 0 || !(o->set_sigma > QR_WEIGHT_OUTLIER_SIGMA))
+            continue;
+        int axis = q->axis < 0 ? q->axis + r->rank : q->axis;
+        char where[256] = "", at[160] = "";
+        if (axis >= 0 && axis < r->rank) qr_weights_block_where(r, axis, o->p, where, sizeof where);
+        int64_t idx[QR_MAX_RANK], rem = o->set_by;
+        for (int d = r->rank - 1; d >= 0; d--) { idx[d] = r->dims[d] > 0 ? rem % r->dims[d] : 0; rem = r->dims[d] > 0 ? rem / r->dims[d] : 0; }
+        size_t len = (size_t)snprintf(at, sizeof at, "[");
+        for (int d = 0; d < r->rank && len < sizeof at; d++)
+            len += (size_t)snprintf(at + len, sizeof at - len, "%s%lld", d ? ", " : "", (long long)idx[d]);
+        if (len < sizeof at) snprintf(at + len, sizeof at - len, "]");
+        QrFinding *f = qr_advk_find(b, QR_ADV_BLOCK_OUTLIER, QR_SEV_WARNING, r->node, r->op_type);
+        if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        f->value = r->name;
+        f->base_node = qr_advk_base_node_of(s, q->owner);
+        f->q = r->q;
+        double share = r->has_act ? o->out_share : o->err_share;
+        QR_ADVK_TEXT(b->a, f->reason, "weight '%s' %s = %.6g is %.1f sigma of the weight's distribution (sigma %.6g; %lld "
+                    "block%s hold a value above %.0f sigma, this one carries the most error): it sets the scale of block "
+                    "%lld (elements %s, block_size %d) and coarsens the block's other weights; the block carries %.1f%% of "
+                    "the %s (rank %lld of %lld blocks) while its own SQNR, %.2f dB, ranks %lld of %lld from the lowest "
+                    "(the outlier's own energy counts as signal)", r->name, at, o->set_val, o->set_sigma, r->sigma,
+                    (long long)r->n_outlier_blk, r->n_outlier_blk == 1 ? "" : "s", QR_WEIGHT_OUTLIER_SIGMA, (long long)o->p,
+                    where, q->block_size, 100 * share,
+                    r->has_act ? "layer's output error (block weight error x input energy on its rows)"
+                               : "weight's error energy", (long long)r->outlier_rank + 1, (long long)r->n_blocks, o->sqnr,
+                    (long long)r->outlier_sqnr_rank + 1, (long long)r->n_blocks);
+        QR_ADVK_TEXT(b->a, f->fix, "keep the outlier out of the block's scale: quantize '%s' with a smaller block_size or 8 "
+                    "bits (" QR_BF_WHATIF " measures both on the sensitive weight-only nodes), clip %s before quantizing, "
+                    "or keep node '%s' in float", r->name, at, r->node);
+        qr_advk_ev(f, "sigma_ratio", o->set_sigma);
+        qr_advk_ev(f, "block", (double)o->p);
+        qr_advk_ev(f, "share", share);
+        qr_advk_ev(f, "share_rank", (double)r->outlier_rank);
+        qr_advk_ev(f, "block_sqnr_db", o->sqnr);
+        qr_advk_ev(f, "outlier_blocks", (double)r->n_outlier_blk);
+    }
+    return QR_OK;
+}
+
 /* Weights quantized in blocks (MatMulNBits, GatherBlockQuantized, blocked DequantizeLinear) whose
  * error energy is dominated by a few blocks (at most QR_WEIGHT_WORST_BLOCKS, each above block_k x
  * the median block's, together >= block_share of the weight's): the blocks, their measured SQNR and

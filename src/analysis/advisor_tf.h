@@ -6,5 +6,6 @@
 
 static QrStatus qr_advtf_transformer(QrAdvList *b, QrSession *s);
 static QrStatus qr_advtf_blocks(QrAdvList *b, const QrSession *s, const QrWeightCmp *w);
+static QrStatus qr_advtf_block_outliers(QrAdvList *b, const QrSession *s, const QrWeightCmp *w);
 
 #endif

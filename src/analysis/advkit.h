@@ -23,6 +23,8 @@ typedef enum QrAdvKind {
     QR_ADV_WEIGHT_ERROR,         /* the layer's weight quantization is the largest part of its own error (error split) */
     QR_ADV_INPUT_ERROR,          /* the quantizers on the layer's inputs are the largest part (error split) */
     QR_ADV_ROUNDING,             /* plain rounding of a well-fitted output range is the largest part (error split) */
+    QR_ADV_BLOCK_OUTLIER,        /* an outlier weight (> QR_WEIGHT_OUTLIER_SIGMA sigma) sets a block's scale and
+                                  * coarsens the block's other weights (advisor_tf.c) */
     QR_ADV_COUNT
 } QrAdvKind;
 

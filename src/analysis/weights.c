@@ -367,23 +367,51 @@ static QrStatus qr__wt_blocks_dom(const QrWtData *d, const QrQuantizer *q, QrWei
     return QR_OK;
 }
 
+/* Block p of r listed (weight_blocks): its numbers from the per-block sums. */
+static QrWtBlk qr__wt_blk(const QrWtData *d, int64_t p, const double *cp, double cp_total, const double *se, double se_total,
+                          const double *sx, const double *mx, const int64_t *am, double sigma) {
+    QrWtBlk b = { .p = p, .set_by = am[p] };
+    b.out_share = cp && cp_total > 0 ? cp[p] / cp_total : NAN;
+    b.err_share = se_total > 0 ? se[p] / se_total : NAN;
+    b.sqnr = qr__wt_sqnr(sx[p], se[p]);
+    b.max_err = mx[p];
+    b.set_val = am[p] >= 0 ? d->x[am[p]] : NAN;
+    b.set_sigma = sigma > 0 ? fabs(b.set_val) / sigma : NAN;
+    return b;
+}
+
 /* Per block of a blocked weight (the elements sharing one scale): SQNR = 10 log10(sum x^2 /
  * sum (x - y)^2) of the float weight x against its quantized value y, and the largest |x - y|;
  * keeps the QR_WEIGHT_WORST_BLOCKS lowest (a block with no error has +inf, a zero block with
- * error -inf). Ties keep the lower block index. */
-static QrStatus qr__wt_blocks(const QrWtData *d, const QrQuantizer *q, QrWeightRow *r) {
+ * error -inf). Ties keep the lower block index. ek (optional): E[x_k^2] of the input activations
+ * per input row k = (i / kdiv) % kmod of element i: each block's share of the output error. */
+static QrStatus qr__wt_blocks(const QrWtData *d, const QrQuantizer *q, const double *ek, int64_t kdiv, int64_t kmod,
+                              QrWeightRow *r) {
     int64_t nb = q->n_scales;
     double *sx = calloc((size_t)nb, sizeof(double)), *se = calloc((size_t)nb, sizeof(double));
-    double *mx = calloc((size_t)nb, sizeof(double));
-    if (!sx || !se || !mx) { free(sx); free(se); free(mx); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    double *mx = calloc((size_t)nb, sizeof(double)), *cp = calloc((size_t)nb, sizeof(double));
+    int64_t *am = malloc((size_t)nb * sizeof(int64_t) + 1);
+    if (!sx || !se || !mx || !cp || !am) {
+        free(sx); free(se); free(mx); free(cp); free(am);
+        return qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t p = 0; p < nb; p++) am[p] = -1;
+    double s1 = 0, s2 = 0;
+    int64_t cnt = 0;
     for (int64_t i = 0; i < d->n; i++) {
         int64_t p = d->map ? d->map[i] : qr_weights_param_index(r->rank, r->dims, q->axis, q->block_size, nb, i);
         double x = d->x[i], e = x - (double)d->y[i];
+        if (isfinite(x)) { s1 += x; s2 += x * x; cnt++; }
         if (p < 0 || p >= nb || !isfinite(e)) continue;
         sx[p] += x * x;
         se[p] += e * e;
+        if (ek) cp[p] += ek[(i / kdiv) % kmod] * e * e;
         if (fabs(e) > mx[p]) mx[p] = fabs(e);
+        if (am[p] < 0 || fabs(x) > fabs(d->x[am[p]])) am[p] = i;
     }
+    double mean = cnt ? s1 / (double)cnt : 0;
+    r->sigma = cnt > 1 ? sqrt(fmax(0.0, s2 / (double)cnt - mean * mean)) : NAN;
+    r->has_act = ek != NULL;
     r->n_blocks = nb;
     r->n_worst = 0;
     for (int64_t p = 0; p < nb; p++) {
@@ -403,10 +431,105 @@ static QrStatus qr__wt_blocks(const QrWtData *d, const QrQuantizer *q, QrWeightR
         if (r->n_worst < QR_WEIGHT_WORST_BLOCKS) r->n_worst++;
     }
     QrStatus st = qr__wt_blocks_dom(d, q, r, sx, se);
+    /* the listed blocks: the largest by output-error share (error energy without activations), then the
+     * lowest SQNR ones not among them; largest share first (ties: lower block index) */
+    const double *key = ek ? cp : se;
+    double cp_total = 0, se_total = 0;
+    for (int64_t p = 0; p < nb; p++) { cp_total += cp[p]; se_total += se[p]; }
+    int64_t top[QR_WEIGHT_WORST_BLOCKS];
+    int nt = 0;
+    for (int64_t p = 0; p < nb; p++) {
+        int at = nt;
+        while (at > 0 && key[p] > key[top[at - 1]]) at--;
+        if (at >= QR_WEIGHT_WORST_BLOCKS) continue;
+        for (int k = QR_MIN(nt, QR_WEIGHT_WORST_BLOCKS - 1); k > at; k--) top[k] = top[k - 1];
+        top[at] = p;
+        if (nt < QR_WEIGHT_WORST_BLOCKS) nt++;
+    }
+    r->n_blk = 0;
+    for (int k = 0; k < nt; k++) r->blk[r->n_blk++] = qr__wt_blk(d, top[k], ek ? cp : NULL, cp_total, se, se_total, sx, mx, am, r->sigma);
+    for (int k = 0; k < r->n_worst; k++) {
+        bool dup = false;
+        for (int j = 0; j < nt; j++) dup |= top[j] == r->worst_blk[k];
+        if (!dup) r->blk[r->n_blk++] = qr__wt_blk(d, r->worst_blk[k], ek ? cp : NULL, cp_total, se, se_total, sx, mx, am, r->sigma);
+    }
+    for (int i = 1; i < r->n_blk; i++)   /* stable: by share, largest first */
+        for (int j = i; j > 0; j--) {
+            double a = ek ? r->blk[j].out_share : r->blk[j].err_share, b = ek ? r->blk[j - 1].out_share : r->blk[j - 1].err_share;
+            if (!(a > b)) break;
+            QrWtBlk t = r->blk[j];
+            r->blk[j] = r->blk[j - 1];
+            r->blk[j - 1] = t;
+        }
+    /* the outlier blocks (largest |w| above QR_WEIGHT_OUTLIER_SIGMA sigma): the one with the largest share */
+    int64_t ob = -1;
+    r->n_outlier_blk = 0;
+    for (int64_t p = 0; p < nb; p++) {
+        if (am[p] < 0 || !(r->sigma > 0) || !(fabs(d->x[am[p]]) > QR_WEIGHT_OUTLIER_SIGMA * r->sigma)) continue;
+        r->n_outlier_blk++;
+        if (ob < 0 || key[p] > key[ob]) ob = p;
+    }
+    r->outlier_rank = r->outlier_sqnr_rank = -1;
+    if (ob >= 0) {
+        r->outlier = qr__wt_blk(d, ob, ek ? cp : NULL, cp_total, se, se_total, sx, mx, am, r->sigma);
+        r->outlier_rank = r->outlier_sqnr_rank = 0;
+        double so = qr__wt_sqnr(sx[ob], se[ob]);
+        for (int64_t p = 0; p < nb; p++) {
+            r->outlier_rank += key[p] > key[ob] || (key[p] == key[ob] && p < ob);
+            double sp = qr__wt_sqnr(sx[p], se[p]);
+            r->outlier_sqnr_rank += sp < so || (sp == so && p < ob);
+        }
+    }
     free(sx);
     free(se);
     free(mx);
+    free(cp);
+    free(am);
     return st;
+}
+
+/* E[x_k^2] per input row k of the weight of quantizer qi, from the baseline run's values: the weight feeds
+ * a MatMul (as its [K, N] right operand: element i on row i / N) or a Gemm (transB: [N, K], row i % K) of the
+ * twin, and the baseline's matching MatMul / Gemm reads an activation whose last dim is K (a node output
+ * the session keeps, or a graph input). Returns a malloc'd [K] array, or NULL (not known). */
+static double *qr__wt_act_energy(const QrSession *s, int qi, const QrWeightRow *r, int64_t *kdiv, int64_t *kmod) {
+    const QrQuantizer *q = &s->qt.q[qi];
+    const QrGraph *g = &s->tw.g;
+    if (!s->base || s->base_stale || !s->fw_src || s->fw_src[qi] < 0 || r->rank != 2 || q->out_value < 0) return NULL;
+    int64_t K = -1;
+    for (int n = 0; n < g->n_nodes && K < 0; n++) {
+        const QrNode *nd = &g->nodes[n];
+        if (nd->n_in < 2 || nd->in[1] != q->out_value || strcmp(nd->domain, "")) continue;
+        if (!strcmp(nd->op_type, "MatMul")) { K = r->dims[0]; *kdiv = r->dims[1]; *kmod = K; }
+        else if (!strcmp(nd->op_type, "Gemm")) {
+            const QrAttr *tb = qr_node_attr(nd, "transB");
+            bool t = tb && tb->i;
+            K = t ? r->dims[1] : r->dims[0];
+            *kdiv = t ? 1 : r->dims[1];
+            *kmod = K;
+        }
+    }
+    if (K <= 0) return NULL;
+    const QrGraph *b = s->b;
+    int va = -1;
+    for (int n = 0; n < b->n_nodes && va < 0; n++) {
+        const QrNode *nd = &b->nodes[n];
+        if (nd->n_in >= 2 && nd->in[1] == s->fw_src[qi] && (!strcmp(nd->op_type, "MatMul") || !strcmp(nd->op_type, "Gemm")))
+            va = nd->in[0];
+    }
+    if (va < 0) return NULL;
+    const QrTensor *x = NULL;
+    for (int i = 0; i < s->m.n && !x; i++) if (s->m.m[i].b_value == va && s->base[i].data) x = &s->base[i];
+    for (int j = 0; j < b->n_inputs && !x && s->inputs; j++) if (b->inputs[j] == va) x = &s->inputs[j];
+    if (!x || !x->data || x->dtype != QR_DT_F32 || x->rank < 1 || x->dims[x->rank - 1] != K || x->numel < K) return NULL;
+    double *e = calloc((size_t)K, sizeof *e);
+    if (!e) return NULL;
+    const float *xv = x->data;
+    int64_t rows = x->numel / K;
+    for (int64_t t = 0; t < rows; t++)
+        for (int64_t k = 0; k < K; k++) e[k] += (double)xv[t * K + k] * xv[t * K + k];
+    for (int64_t k = 0; k < K; k++) e[k] /= (double)rows;
+    return e;
 }
 
 /* Fills everything but the identification fields of row r for quantizer qi. */
@@ -441,7 +564,12 @@ static QrStatus qr__wt_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
     r->ch_absmax_median = sp.median;
     r->ch_worst = sp.worst;
     r->n_outlier_ch = sp.n_outlier;
-    if (st == QR_OK && d.w && q->block_size > 0 && q->n_scales > 1) st = qr__wt_blocks(&d, q, r);
+    if (st == QR_OK && d.w && q->block_size > 0 && q->n_scales > 1) {
+        int64_t kdiv = 1, kmod = 1;
+        double *ek = qr__wt_act_energy(s, qi, r, &kdiv, &kmod);
+        st = qr__wt_blocks(&d, q, ek, kdiv, kmod, r);
+        free(ek);
+    }
     qr_weights_wdata_free(&d);
     return st;
 }
@@ -579,65 +707,80 @@ static void qr_weights_block_where(const QrWeightRow *r, int axis, int64_t p, ch
     }
 }
 
-/* weight_blocks.txt/.csv: the worst blocks of every blocked weight (int4 weight-only layers),
- * all of them sorted by SQNR, lowest first. Written only when there is a blocked weight. */
+/* "[5, 3] = 0.6": element i of r's float weight by its index along every dim, and its value. */
+static void qr__wt_elem_str(const QrWeightRow *r, int64_t i, double v, char *buf, size_t n) {
+    int64_t idx[QR_MAX_RANK], rem = i;
+    for (int d = r->rank - 1; d >= 0; d--) { idx[d] = r->dims[d] > 0 ? rem % r->dims[d] : 0; rem = r->dims[d] > 0 ? rem / r->dims[d] : 0; }
+    size_t o = (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < r->rank && o < n; d++) o += (size_t)snprintf(buf + o, n - o, "%s%lld", d ? ", " : "", (long long)idx[d]);
+    if (o < n) snprintf(buf + o, n - o, "] = %.6g", v);
+}
+
+/* weight_blocks.txt/.csv: per blocked weight (int4 weight-only layers), weight order, the blocks with the
+ * largest share of the layer's output error (of the weight's error energy when the input activations are
+ * not known) and the lowest-SQNR ones, largest share first. Written only when there is a blocked weight. */
 static QrStatus qr__wt_blocks_write(const QrSession *s, const QrWeightCmp *w, const char *dir) {
-    typedef struct { int row, k; } QrAxBlk;
     int n = 0;
-    for (int k = 0; k < w->n; k++) n += w->rows[k].n_worst;
+    for (int k = 0; k < w->n; k++) n += w->rows[k].n_blk;
     if (n == 0) return QR_OK;
-    QrAxBlk *b = malloc((size_t)n * sizeof *b);
-    if (!b) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    n = 0;
-    for (int k = 0; k < w->n; k++)
-        for (int j = 0; j < w->rows[k].n_worst; j++) b[n++] = (QrAxBlk){ k, j };
-    for (int i = 1; i < n; i++)   /* insertion sort by SQNR (stable: weight order, then rank) */
-        for (int j = i; j > 0 && w->rows[b[j].row].worst_sqnr[b[j].k] < w->rows[b[j - 1].row].worst_sqnr[b[j - 1].k]; j--) {
-            QrAxBlk t = b[j];
-            b[j] = b[j - 1];
-            b[j - 1] = t;
-        }
-    static const char *const cols[] = { "Index", "weight", "node", "op_type", "blocks", "block", "elements", "SQNR",
-                                        "max_abs_err", "scale" };
+    static const char *const cols[] = { "Index", "weight", "node", "op_type", "blocks", "block", "elements",
+                                        "output_error_share", "error_share", "SQNR", "max_abs_err", "scale", "scale_set_by",
+                                        "set_by_sigma" };
     QrTable tt = {0}, tc = {0};
     QrStatus st = qr_table_init(&tt, QR_ARRAY_LEN(cols), cols);
     if (st == QR_OK) st = qr_table_init(&tc, QR_ARRAY_LEN(cols), cols);
-    for (int i = 0; st == QR_OK && i < n; i++) {
-        const QrWeightRow *r = &w->rows[b[i].row];
+    int idx = 0;
+    for (int k = 0; st == QR_OK && k < w->n; k++) {
+        const QrWeightRow *r = &w->rows[k];
         const QrQuantizer *q = &s->qt.q[r->q];
-        int64_t p = r->worst_blk[b[i].k];
-        char where[256] = "";
-        int axis = q->axis < 0 ? q->axis + r->rank : q->axis;
-        if (axis >= 0 && axis < r->rank) qr_weights_block_where(r, axis, p, where, sizeof where);
-        double scale = q->scale_value >= 0 && s->tw.g.values[q->scale_value].t.data
-                           ? qr_tensor_get_f64(&s->tw.g.values[q->scale_value].t, p) : NAN;
-        for (int t = 0; st == QR_OK && t < 2; t++) {
-            QrTable *tb = t ? &tc : &tt;
-            int row;
-            st = qr_table_add_row(tb, &row);
-            if (st != QR_OK) break;
-            qr_table_setf(tb, row, 0, "%d", i);
-            qr_table_set(tb, row, 1, r->name);
-            qr_table_set(tb, row, 2, r->node);
-            qr_table_set(tb, row, 3, r->op_type);
-            qr_table_setf(tb, row, 4, "%lld", (long long)r->n_blocks);
-            qr_table_setf(tb, row, 5, "%lld", (long long)p);
-            qr_table_set(tb, row, 6, where);
-            qr_weights_num(tb, row, 7, r->worst_sqnr[b[i].k], t == 1);
-            qr_weights_num(tb, row, 8, r->worst_err[b[i].k], t == 1);
-            qr_weights_num(tb, row, 9, scale, t == 1);
+        for (int b = 0; st == QR_OK && b < r->n_blk; b++, idx++) {
+            const QrWtBlk *bl = &r->blk[b];
+            char where[256] = "", set[160] = "";
+            int axis = q->axis < 0 ? q->axis + r->rank : q->axis;
+            if (axis >= 0 && axis < r->rank) qr_weights_block_where(r, axis, bl->p, where, sizeof where);
+            if (bl->set_by >= 0) qr__wt_elem_str(r, bl->set_by, bl->set_val, set, sizeof set);
+            double scale = q->scale_value >= 0 && s->tw.g.values[q->scale_value].t.data
+                               ? qr_tensor_get_f64(&s->tw.g.values[q->scale_value].t, bl->p) : NAN;
+            for (int t = 0; st == QR_OK && t < 2; t++) {
+                QrTable *tb = t ? &tc : &tt;
+                int row;
+                st = qr_table_add_row(tb, &row);
+                if (st != QR_OK) break;
+                qr_table_setf(tb, row, 0, "%d", idx);
+                qr_table_set(tb, row, 1, r->name);
+                qr_table_set(tb, row, 2, r->node);
+                qr_table_set(tb, row, 3, r->op_type);
+                qr_table_setf(tb, row, 4, "%lld", (long long)r->n_blocks);
+                qr_table_setf(tb, row, 5, "%lld", (long long)bl->p);
+                qr_table_set(tb, row, 6, where);
+                if (r->has_act) qr_weights_num(tb, row, 7, bl->out_share, t == 1);
+                qr_weights_num(tb, row, 8, bl->err_share, t == 1);
+                qr_weights_num(tb, row, 9, bl->sqnr, t == 1);
+                qr_weights_num(tb, row, 10, bl->max_err, t == 1);
+                qr_weights_num(tb, row, 11, scale, t == 1);
+                qr_table_set(tb, row, 12, set);
+                qr_weights_num(tb, row, 13, bl->set_sigma, t == 1);
+            }
         }
     }
-    char head[1024];
+    char head[2048];
     snprintf(head, sizeof head,
-             "Worst blocks of the block-quantized weights of %s (weight-only int4/int8 layers: MatMulNBits, "
-             "GatherBlockQuantized, blocked DequantizeLinear), the %d lowest-SQNR blocks of each weight, lowest first.\n"
+             "Blocks of the block-quantized weights of %s (weight-only int4/int8 layers: MatMulNBits, "
+             "GatherBlockQuantized, blocked DequantizeLinear): per weight, the %d blocks with the largest share of the "
+             "layer's output error and the %d lowest-SQNR blocks, largest share first.\n"
+             "output_error_share = c_block / sum over the weight's blocks, c_block = sum over the block's elements of "
+             "E[x_k^2] (w - w_q)^2, x_k the layer's input on the element's row k (from the baseline run; empty when the "
+             "weight does not feed a MatMul / Gemm whose input the run kept: then the list is by error_share); "
+             "error_share = the block's share of sum (w - w_q)^2 over the weight.\n"
+             "scale_set_by = the block's largest |w| (it sets the block's scale): its index in the float weight and value; "
+             "set_by_sigma = |that value| / the standard deviation of the whole float weight (above %.0f: an outlier "
+             "that coarsens every other weight of the block).\n"
              "block = index of the block's scale; elements = the block's range along the blocked axis x its index "
-             "along the others (in the float weight's layout).\n\n", s->a->path ? s->a->path : "", QR_WEIGHT_WORST_BLOCKS);
+             "along the others (in the float weight's layout).\n\n", s->a->path ? s->a->path : "", QR_WEIGHT_WORST_BLOCKS,
+             QR_WEIGHT_WORST_BLOCKS, QR_WEIGHT_OUTLIER_SIGMA);
     if (st == QR_OK) st = qr_weights_write_tables(&tt, &tc, head, NULL, dir, QR_BF_WEIGHT_BLOCKS);
     qr_table_free(&tt);
     qr_table_free(&tc);
-    free(b);
     return st;
 }
 

@@ -9,6 +9,21 @@
 #define QR_OUTLIER_K 8.0
 /* Blocks listed per blocked weight in weight_blocks.txt/.csv. */
 #define QR_WEIGHT_WORST_BLOCKS 3
+/* Outlier weight: |w| above QR_WEIGHT_OUTLIER_SIGMA standard deviations of the whole float weight; in a
+ * block it sets the block's scale and coarsens every other weight of the block (the advisor's
+ * block_outlier_weight). */
+#define QR_WEIGHT_OUTLIER_SIGMA 6.0
+
+/* One block listed in weight_blocks (qr__wt_blocks). */
+typedef struct QrWtBlk {
+    int64_t p;               /* block (index of its scale) */
+    double out_share;        /* share of the layer's output error: c_p / sum c, c_p = sum over the block's elements of
+                              * E[x_k^2] (w - w_hat)^2 (k the element's input row; NaN without activations) */
+    double err_share;        /* share of the weight's error energy sum (w - w_hat)^2 */
+    double sqnr, max_err;
+    int64_t set_by;          /* flat index (float weight's layout) of the block's largest |w|: the value that sets its scale */
+    double set_val, set_sigma;   /* that value, and |value| / the weight's sigma */
+} QrWtBlk;
 
 typedef enum QrFloatSrc {
     QR_FW_NONE,              /* integer weight without a float counterpart: only scales are reported */
@@ -61,6 +76,18 @@ typedef struct QrWeightRow {
     double dom_err[QR_WEIGHT_WORST_BLOCKS], dom_sqnr[QR_WEIGHT_WORST_BLOCKS];
     double dom_lo, dom_hi;                  /* the largest block's float range */
     double dom_half_sqnr, dom_8bit_sqnr, half_layer_sqnr;
+    /* weight_blocks: the QR_WEIGHT_WORST_BLOCKS largest by output-error share (by error energy without
+     * activations) and the lowest by SQNR, without repeats, largest share first. */
+    bool has_act;            /* the input activations' energy per row was known (baseline run, MatMul / Gemm) */
+    double sigma;            /* standard deviation of the float weight (every element) */
+    int n_blk;
+    QrWtBlk blk[2 * QR_WEIGHT_WORST_BLOCKS];
+    /* n_outlier_blk blocks whose largest |w| is above QR_WEIGHT_OUTLIER_SIGMA sigma; of them the one with the
+     * largest output-error share (error energy without activations), its rank (0-based) by that share and by
+     * SQNR (lowest first); ranks -1 when there is none. */
+    int64_t n_outlier_blk;
+    QrWtBlk outlier;
+    int64_t outlier_rank, outlier_sqnr_rank;
 } QrWeightRow;
 
 typedef struct QrWeightCmp {

@@ -261,6 +261,92 @@ static const char *qr__wi_qname(const QrSession *s, int i) {
     return q->float_value >= 0 ? g->values[q->float_value].name : g->values[q->int_value].name;
 }
 
+static QrStatus qr_whatif_requant_blocks(const QrTensor *w, int axis, int bs, int bits, bool asym, QrTensor *out) {
+    memset(out, 0, sizeof *out);
+    if (axis < 0) axis += w->rank;
+    if (axis < 0 || axis >= w->rank || bs <= 0 || bits < 2 || bits > 8)
+        return qr_errf(QR_ERR_INVALID, "what-if: cannot re-quantize a weight in blocks (axis %d, block %d, %d bits)", axis, bs,
+                       bits);
+    QR_TRY(qr_tensor_set_shape(out, QR_DT_F32, w->rank, w->dims));
+    QR_TRY(qr_tensor_alloc_data(out));
+    int64_t inner = 1, len = w->dims[axis];
+    for (int d = axis + 1; d < w->rank; d++) inner *= w->dims[d];
+    int64_t outer = len > 0 && inner > 0 ? w->numel / (len * inner) : 0;
+    float *y = out->data;
+    const float qmax = (float)((1 << bits) - 1), mid = (float)(1 << (bits - 1));
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t k0 = 0; k0 < len; k0 += bs)
+            for (int64_t n = 0; n < inner; n++) {
+                int64_t k1 = QR_MIN(len, k0 + bs);
+                float vmax = 0, lo = 0, hi = 0;
+                for (int64_t k = k0; k < k1; k++) {
+                    float v = (float)qr_tensor_get_f64(w, (o * len + k) * inner + n);
+                    if (fabsf(v) > fabsf(vmax)) vmax = v;
+                    lo = fminf(lo, v);
+                    hi = fmaxf(hi, v);
+                }
+                float sc = asym ? (hi - lo) / qmax : vmax / -mid, zp = mid;
+                if (asym) zp = sc != 0 ? fminf(fmaxf(rintf(-lo / sc), 0.0f), qmax) : 0.0f;
+                for (int64_t k = k0; k < k1; k++) {
+                    int64_t e = (o * len + k) * inner + n;
+                    float v = (float)qr_tensor_get_f64(w, e);
+                    float q = sc != 0 ? fminf(fmaxf(rintf(asym ? v / sc : v * (1.0f / sc)) + zp, 0.0f), qmax) : zp;
+                    y[e] = (q - zp) * sc;
+                }
+            }
+    return QR_OK;
+}
+
+/* Quantizer i's weight-only what-if data: the weight of a MatMulNBits node without g_idx whose float weight
+ * is known ([K, N], blocks of *bs along K), its bits and whether it has zero points; false otherwise. */
+static bool qr__wi_wq_of(const QrSession *s, int i, int *bits, bool *asym, int *bs) {
+    const QrQuantizer *q = &s->qt.q[i];
+    if (!qr__wi_weight_only(s, i) || !s->fw || !s->fw[i] || q->out_value < 0 || !q->can_disable) return false;
+    const QrNode *n = &s->a->nodes[s->tw.origin[q->owner]];
+    if (strcmp(n->op_type, "MatMulNBits") || (n->n_in > 4 && n->in[4] >= 0)) return false;
+    const QrTensor *w = s->fw[i];
+    int64_t K = qr_attr_int(n, "K", 0), N = qr_attr_int(n, "N", 0);
+    *bits = (int)qr_attr_int(n, "bits", 4);
+    *bs = (int)qr_attr_int(n, "block_size", 0);
+    *asym = n->n_in > 3 && n->in[3] >= 0;
+    return w->rank == 2 && w->dims[0] == K && w->dims[1] == N && *bs > 0 && *bits >= 2 && *bits <= 8;
+}
+
+/* The twin with the step's weight-only weights re-quantized (kind 0: 8 bits, 1: half block) and their nodes
+ * computing the float product with them (as when disabled: MatMul(A, W); accuracy_level 4's int8
+ * activations are not applied), every other quantizer on: the model-output metrics into *m (NaN when no
+ * weight changes). */
+static QrStatus qr__wi_wq_run(QrSession *s, const QrWiStepPlan *p, int kind, QrMetrics *m) {
+    int nq = s->qt.n;
+    QrTensor *tw = calloc((size_t)nq + 1, sizeof *tw);
+    bool *mask = malloc((size_t)nq + 1);
+    QrOverrides ov = {0};
+    QrStatus rc = tw && mask ? qr_session_overrides_alloc(s, &ov) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    int changed = 0;
+    for (int i = 0; rc == QR_OK && i < nq; i++) {
+        int bits, bs;
+        bool asym;
+        mask[i] = true;
+        if (p->state[i] != 1 || !qr__wi_wq_of(s, i, &bits, &asym, &bs)) continue;
+        if (kind == 0 ? bits >= 8 : bs < 32) continue;
+        rc = qr_whatif_requant_blocks(s->fw[i], 0, kind == 0 ? bs : bs / 2, kind == 0 ? 8 : bits, asym, &tw[i]);
+        if (rc == QR_OK) { mask[i] = false; changed++; }
+    }
+    memset(m, 0, sizeof *m);
+    m->cosine = m->mse = m->l1 = m->kl = m->sqnr = m->atol = m->rtol = m->kld = NAN;
+    if (rc == QR_OK && changed) {
+        qr_session_overrides(s, mask, &ov);
+        for (int i = 0; i < nq; i++) if (tw[i].data) ov.subst[s->qt.q[i].out_value] = &tw[i];
+        QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
+        rc = qr__wi_run_out(s, &s->tw.g, &ro, m);
+    }
+    for (int i = 0; tw && i < nq; i++) qr_tensor_free_data(&tw[i]);
+    free(tw);
+    free(mask);
+    qr_session_overrides_free(&ov);
+    return rc;
+}
+
 /* Everything of step st but its two runs: the selected nodes, the promotions and their
  * lists, the float run's mask. p->state and p->mask have qt.n entries. */
 static QrStatus qr_whatif_plan(QrSession *s, const QrWiNode *rank, const QrWiGroups *gr, QrWhatIf *w, QrWhatIfStep *st,
@@ -304,6 +390,20 @@ static QrStatus qr_whatif_plan(QrSession *s, const QrWiNode *rank, const QrWiGro
         st->ort_overrides[st->n_ort] = qr__wi_base_tensor(s, i);
         st->ort_types[st->n_ort++] = qr_dtype_is_signed(s->qt.q[i].dtype) ? "QInt16" : "QUInt16";
     }
+    /* weight-only: the selected weights the 8-bit and half-block runs change (qr__wi_wq_run) */
+    st->wq_names = qr_arena_array(a, (size_t)nq + 1, sizeof(char *));
+    if (!st->wq_names) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < nq; i++) {
+        int bits, bs;
+        bool asym;
+        if (state[i] != 1 || !qr__wi_wq_of(s, i, &bits, &asym, &bs)) continue;
+        bool b8 = bits < 8, bh = bs >= 32;
+        if (!b8 && !bh) continue;
+        if (!st->n_wq_names) { st->wq_bits = bits; st->wq_block = bs; }
+        st->n_wq8 += b8;
+        st->n_wq_half += bh;
+        st->wq_names[st->n_wq_names++] = qr__wi_base_tensor(s, i);
+    }
     /* float: the selected quantizers disabled. */
     for (int i = 0; i < nq; i++) {
         p->mask[i] = true;
@@ -315,7 +415,8 @@ static QrStatus qr_whatif_plan(QrSession *s, const QrWiNode *rank, const QrWiGro
     return QR_OK;
 }
 
-/* The runs of the steps, as independent jobs: job 2t = step t in 16 bits, 2t + 1 = in float. */
+/* The runs of the steps, as independent jobs: job 4t = step t in 16 bits, 4t + 1 = in float, 4t + 2 its
+ * weight-only weights in 8 bits, 4t + 3 with half the block size. */
 typedef struct QrWiRunJob {
     QrSession *s;
     const QrWiGroups *gr;
@@ -328,11 +429,17 @@ static QrStatus qr_whatif_run_job(void *ctx, int job, int tid) {
     QrWiRunJob *j = ctx;
     QrSession *s = j->s;
     const QrWiGroups *gr = j->gr;
-    QrWhatIfStep *st = &j->steps[job / 2];
-    const QrWiStepPlan *p = &j->plans[job / 2];
+    QrWhatIfStep *st = &j->steps[job / 4];
+    const QrWiStepPlan *p = &j->plans[job / 4];
     int nq = s->qt.n;
     QrStatus rc = QR_OK;
-    if (job % 2 == 0) {
+    if (job % 4 >= 2) {
+        rc = qr__wi_wq_run(s, p, job % 4 - 2, job % 4 == 2 ? &st->wq8 : &st->wq_half);
+        if (rc != QR_OK) return qr_err_wrap(rc, "what-if: top-%d nodes' weight-only weights %s", st->k,
+                                            job % 4 == 2 ? "in 8 bits" : "with half the block size");
+        return QR_OK;
+    }
+    if (job % 4 == 0) {
         int npv = gr->pg.n_values;
         const QrTensor **subst = calloc((size_t)npv + 1, sizeof *subst);
         QrWiSubst ts = { calloc((size_t)nq * 3 + 3, sizeof(QrTensor)), 0, nq * 3 + 3 };
@@ -408,11 +515,27 @@ static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int 
         out->n_steps++;
     }
     QrWiRunJob job = { s, &gr, out->steps, plans };
-    if (st == QR_OK) st = qr_session_jobs(s, 2 * out->n_steps, qr_whatif_run_job, &job, &s->progress);
+    if (st == QR_OK) st = qr_session_jobs(s, 4 * out->n_steps, qr_whatif_run_job, &job, &s->progress);
     for (int t = 0; st == QR_OK && t < out->n_steps; t++) {
         QrWhatIfStep *x = &out->steps[t];
         x->int16_meets = x->int16.cosine >= out->target;
         x->fp_meets = x->fp.cosine >= out->target;
+        x->wq8_meets = x->n_wq8 && x->wq8.cosine >= out->target;
+        x->wq_half_meets = x->n_wq_half && x->wq_half.cosine >= out->target;
+    }
+    out->rec_wq8 = out->rec_wq_half = -1;
+    for (int pass = 0; st == QR_OK && !out->as_is_meets && pass < 2; pass++) {
+        /* as the float step: the smallest k meeting the target, else the best Cosine above the model as is */
+        int *rec = pass ? &out->rec_wq_half : &out->rec_wq8;
+        bool *meets = pass ? &out->rec_wq_half_meets : &out->rec_wq8_meets;
+        for (int j = 0; j < out->n_steps; j++) {
+            const QrWhatIfStep *x = &out->steps[j];
+            bool m = pass ? x->wq_half_meets : x->wq8_meets;
+            double c = pass ? x->wq_half.cosine : x->wq8.cosine;
+            if (!(pass ? x->n_wq_half : x->n_wq8) || !(c > out->as_is.cosine)) continue;
+            if (m && (!*meets || x->k < out->steps[*rec].k)) { *rec = j; *meets = true; }
+            else if (!*meets && (*rec < 0 || c > (pass ? out->steps[*rec].wq_half.cosine : out->steps[*rec].wq8.cosine))) *rec = j;
+        }
     }
     if (st == QR_OK && !out->as_is_meets) {
         /* Smallest k reaching the target, else the best Cosine; never a step that changes nothing
@@ -523,10 +646,49 @@ static QrStatus qr_whatif_write(const QrSession *s, const QrWhatIf *w, const cha
         }
         qr_json_arr_end(&j);
     }
+    /* weight-only nodes: 8-bit codes and half the block size, measured */
+    qr_json_key(&j, "weight_only");
+    qr_json_obj_begin(&j);
+    qr_json_kv_str(&j, "rule", "the selected MatMulNBits nodes' weights (no g_idx) re-quantized from the float weight, "
+                   "every other quantizer as is: int8 = 8-bit codes, same blocks; half_block = half the block size (blocks "
+                   "of 32 or more), same bits; symmetric as MLAS (scale = block's signed abs-max / -2^(bits-1)) without "
+                   "zero points, min/max with them; round half to even, float32; the node's product A @ W in float "
+                   "(accuracy_level 4's int8 activations not applied)");
+    for (int pass = 0; pass < 2; pass++) {
+        qr_json_key(&j, pass ? "half_block" : "int8");
+        qr_json_arr_begin(&j);
+        for (int t = 0; t < w->n_steps; t++) {
+            const QrWhatIfStep *x = &w->steps[t];
+            if (!(pass ? x->n_wq_half : x->n_wq8)) continue;
+            qr_json_obj_begin(&j);
+            qr_json_kv_int(&j, "k", x->k);
+            qr_whatif_js_strs(&j, "nodes", x->nodes, x->k);
+            qr_whatif_js_strs(&j, "weights", x->wq_names, x->n_wq_names);
+            qr_json_kv_int(&j, "bits", pass ? x->wq_bits : 8);
+            qr_json_kv_int(&j, "block_size", pass ? x->wq_block / 2 : x->wq_block);
+            qr__wi_js_metrics(&j, "output", pass ? &x->wq_half : &x->wq8);
+            qr_json_kv_bool(&j, "meets_target", pass ? x->wq_half_meets : x->wq8_meets);
+            qr_json_obj_end(&j);
+        }
+        qr_json_arr_end(&j);
+    }
+    qr_json_obj_end(&j);
     qr_json_key(&j, "recommended");
     qr_json_obj_begin(&j);
     qr__wi_js_rec(&j, "int16", w, w->rec_int16, w->rec_int16_meets, true);
     qr__wi_js_rec(&j, "float", w, w->rec_fp, w->rec_fp_meets, false);
+    for (int pass = 0; pass < 2; pass++) {
+        int rec = pass ? w->rec_wq_half : w->rec_wq8;
+        const QrWhatIfStep *x = rec >= 0 ? &w->steps[rec] : NULL;
+        qr_json_key(&j, pass ? "weight_only_half_block" : "weight_only_int8");
+        if (!x) { qr_json_null(&j); continue; }
+        qr_json_obj_begin(&j);
+        qr_json_kv_int(&j, "k", x->k);
+        qr_json_kv_bool(&j, "meets_target", pass ? w->rec_wq_half_meets : w->rec_wq8_meets);
+        qr_whatif_js_strs(&j, "weights", x->wq_names, x->n_wq_names);
+        qr__wi_js_metrics(&j, "output", pass ? &x->wq_half : &x->wq8);
+        qr_json_obj_end(&j);
+    }
     qr_json_obj_end(&j);
     qr_json_obj_end(&j);
     char *text = NULL;

@@ -31,6 +31,17 @@ typedef struct QrWhatIfStep {
     const char **ort_overrides;  /* baseline tensor names for ORT TensorQuantOverrides, one per promoted tensor */
     const char **ort_types;      /* "QInt16" / "QUInt16" */
     int n_ort;
+    /* The selected weight-only nodes' weights (MatMulNBits without g_idx, its float weight known), every other
+     * quantizer as is: re-quantized from the float weight with 8-bit codes (same block size; only weights of
+     * fewer bits) and with half the block size (same bits; only blocks of 32 or more), each by the node's rule
+     * (qr_whatif_requant_blocks), the node computing A @ W_requantized in float (as when it is disabled:
+     * accuracy_level 4's int8 activations are not applied). */
+    int n_wq8, n_wq_half;        /* weights changed by each run (0: that run measured nothing, metrics NaN) */
+    int wq_bits, wq_block;       /* the first such weight's bits and block size */
+    const char **wq_names;       /* [n_wq8 or n_wq_half, whichever is larger] their weights */
+    int n_wq_names;
+    QrMetrics wq8, wq_half;
+    bool wq8_meets, wq_half_meets;
 } QrWhatIfStep;
 
 typedef struct QrWhatIf {
@@ -44,7 +55,17 @@ typedef struct QrWhatIf {
     int rec_int16, rec_fp;       /* recommended step (-1: the model as is already meets the target, or no
                                   * step promotes anything / measures a Cosine above the model as is) */
     bool rec_int16_meets, rec_fp_meets;
+    int rec_wq8, rec_wq_half;    /* the same for the weight-only runs (-1: none changes a weight with a gain) */
+    bool rec_wq8_meets, rec_wq_half_meets;
 } QrWhatIf;
+
+/* The weight-only what-if's rule: w (float, any layout) quantized in blocks of bs along axis with `bits`-bit
+ * codes and dequantized (float32 arithmetic, round half to even): symmetric as MLAS quantizes MatMulNBits
+ * without zero points (scale = the block's signed abs-max / -2^(bits-1), code = round(w / scale) + 2^(bits-1)
+ * clipped to [0, 2^bits - 1], value (code - 2^(bits-1)) * scale) or, asym, min/max with a zero point (range
+ * widened to include 0, scale = (max - min) / (2^bits - 1), zero point round(-min / scale) clipped, value
+ * (code - zp) * scale). out gets w's shape, float32. */
+static QrStatus qr_whatif_requant_blocks(const QrTensor *w, int axis, int bs, int bits, bool asym, QrTensor *out);
 
 /* ks: the k values (NULL → 1, 3, 5, 10); target: Cosine to reach (<= 0 → QR_WHATIF_TARGET_COSINE).
  * The ranking is sens (worst first for one-on, best first for off-one, whatever its --reverse),

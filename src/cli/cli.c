@@ -63,6 +63,7 @@ typedef struct QrCliOpts {
     const char *save_values;     /* --save-values DIR */
     const char *from_values;     /* compare --from-values DIR */
     bool demote_int16;           /* sensitivity --demote-int16 */
+    bool no_fragility;           /* runall --no-fragility */
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL */
     int generate;                /* --generate N: greedy decoding of N tokens with both models */
     bool int16_integer;          /* --int16 integer: the int mode lowers 16-bit Q/DQ groups too */
@@ -184,6 +185,7 @@ static const char *qr__cli_usage_runall =
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--int16 float|integer] [--fail-if-sqnr-below DB] [--shape NAME=...] [--dim NAME=N] [--seed N] [--quiet]\n"
     "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro] [--emit-model DIR]\n"
+    "                      [--no-fragility]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  (ANALYSIS.onnx alone: the baseline is the same graph with every quantizer disabled; the report says so.)\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
@@ -207,6 +209,9 @@ static const char *qr__cli_usage_runall =
     "  --emit-model DIR (new or empty) writes the what-if's recommended promotion applied, as promote does:\n"
     "  DIR/analysis_promoted.onnx, promotion.json, nodes_to_exclude.json, modelopt_exclude.json, exclude_nodes.txt;\n"
     "  exit 1 when it cannot be written.\n"
+    "  Rounding fragility (fragility.txt/.csv, summary.json \"fragility\"): the simulation re-run with every\n"
+    "  activation quantizer rounding 1 LSB otherwise (half away from zero at every tie; +-1 LSB at 1% of its\n"
+    "  elements, 3 seeds): 5 extra model runs; --no-fragility leaves it out (and --dump's rounding column).\n"
     "  --data DIR [--samples N]: one pass over the samples (each runs both models and the shadow run once, through\n"
     "  one prepared comparison) pools the per-layer comparison: dataset/compare_per_layer_out, compare_outputs,\n"
     "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data), and both\n"
@@ -442,6 +447,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
                 fprintf(stderr, "qreport: --repeat must be 1..100000\n%s", usage);
                 return QR_EXIT_USAGE;
             }
+        }
+        else if (!strcmp(a, "--no-fragility")) {
+            if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
+            o->no_fragility = true;
         }
         else if (!strcmp(a, "--demote-int16")) {
             if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }

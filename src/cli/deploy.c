@@ -13,6 +13,7 @@ typedef struct QrDeployArgs {
     const char *to;              /* promote --to */
     const char *emit_dir;        /* runall --emit-model DIR */
     bool no_repro;               /* runall --no-repro */
+    bool no_fragility;           /* compare-dump --no-fragility */
 } QrDeployArgs;
 
 /* Removes the deploy options named in `which` (space-separated, e.g. "--dump-map --baseline") from
@@ -27,6 +28,7 @@ static int qr__cli_take(int *argc, char **argv, const char *which, QrDeployArgs 
         snprintf(hay, sizeof hay, " %s ", which);
         if (a[0] != '-' || !strstr(hay, key)) { argv[n++] = argv[i]; continue; }
         if (!strcmp(a, "--no-repro")) { d->no_repro = true; continue; }
+        if (!strcmp(a, "--no-fragility")) { d->no_fragility = true; continue; }
         if (i + 1 >= *argc) { fprintf(stderr, "qreport: %s needs a value\n%s", a, usage); return QR_EXIT_USAGE; }
         const char *v = argv[++i];
         char *end;
@@ -57,7 +59,7 @@ static int qr__cli_take(int *argc, char **argv, const char *which, QrDeployArgs 
 
 static const char *qr__cli_usage_compare_dump =
     "usage: qreport compare-dump ANALYSIS.onnx DUMP_DIR [-i INPUT ...] [--baseline BASE.onnx] [--dump-map MAP.csv]\n"
-    "                            [--dump-tolerance LSB] [-o DIR] [--shape NAME=...] [--seed N] [--quiet]\n"
+    "                            [--dump-tolerance LSB] [--no-fragility] [-o DIR] [--shape NAME=...] [--seed N] [--quiet]\n"
     "  Compares per-layer tensors dumped by a deployment runtime (DUMP_DIR: .npy of any numeric dtype, raw\n"
     "  .bin/.raw in float32 or the value's quantized integer type) with qreport's int-mode run of the analysis\n"
     "  model on the same input (integer kernels, as a deployment runtime), its sim-mode run and, with --baseline,\n"
@@ -66,13 +68,16 @@ static const char *qr__cli_usage_compare_dump =
     "  [,scale,zero_point]). Layout NCHW or NHWC from the .npy shape, the map, or else from the data. Writes\n"
     "  dump_compare.txt/.csv to DIR (default .): per value max |diff| in LSB, share of differing elements,\n"
     "  rounding ties, LSB histogram, Cosine/SQNR/max abs against int and sim mode and the baseline, and the first\n"
-    "  value where the device leaves the simulation by more than --dump-tolerance LSB (default 1).\n"
+    "  value where the device leaves the simulation by more than --dump-tolerance LSB (default 1). A value beyond\n"
+    "  it is called rounding, not divergent, when its difference is within the model's rounding-fragility spread\n"
+    "  there (the sim re-run with 1-LSB rounding perturbations: 1 + 4 model runs) and a value upstream already\n"
+    "  differs; --no-fragility skips those runs.\n"
     "  Exit 1 on a bad dump (wrong size, unknown dtype, no fitting layout, ambiguous name, integer data without\n"
     "  a quantizer): nothing is written.\n";
 
 static int qr_cli_compare_dump(int argc, char **argv) {
     QrDeployArgs d = { .dump_tol = 1.0 };
-    int rc = qr__cli_take(&argc, argv, "--dump-map --dump-tolerance --baseline", &d, qr__cli_usage_compare_dump);
+    int rc = qr__cli_take(&argc, argv, "--dump-map --dump-tolerance --baseline --no-fragility", &d, qr__cli_usage_compare_dump);
     if (rc) return rc;
     QrCliOpts o;
     QrGraph *a = NULL, *b = NULL;
@@ -90,7 +95,7 @@ static int qr_cli_compare_dump(int argc, char **argv) {
         have_se = st == QR_OK;
     }
     QrDumpOpts dopt = { .dir = dump_dir, .map = d.dump_map, .tol = d.dump_tol, .float_rtol = 1e-4,
-                        .int16_integer = o.int16_integer };
+                        .int16_integer = o.int16_integer, .no_fragility = d.no_fragility };
     QrDumpResult r = { 0 };
     bool have_r = false;
     if (st == QR_OK) { st = qr_dump_compare(a, in, have_se ? &se : NULL, &dopt, &r); have_r = st == QR_OK; }

@@ -190,7 +190,9 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
         ro.sens_samples = o.sens_samples;
         if (merged) { ro.dataset_merged = merged->dc; ro.dataset_merged_stat = merged->stat; }
     }
+    if (o.no_fragility) dep.dump.no_fragility = true;   /* the dump comparison makes no fragility runs either */
     ro.deploy = dep;
+    ro.no_fragility = o.no_fragility;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
     ro.sens.metric = QR_METRIC_L1;
     ro.sens.reverse = o.reverse;

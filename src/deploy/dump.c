@@ -613,9 +613,11 @@ static QrStatus qr__dp_row(QrDpWork *w, QrArena *ar, const QrDpFile *f, QrDumpRo
         if (gr.ok) {
             const QrTensor *pre = q && q->float_value >= 0 ? &w->ks->vals[q->float_value] : NULL;
             if (pre && (!pre->data || pre->numel != n || !qr_dtype_is_float(pre->dtype))) pre = NULL;
+            double sq = 0;
             for (int64_t i = 0; i < n; i++) {
                 int64_t d = di[i] - ii[i];
                 if (d < 0) d = -d;
+                sq += (double)d * (double)d;
                 qr__dp_hist_add(r->hist, d);
                 if (d) {
                     r->n_diff++;
@@ -629,6 +631,7 @@ static QrStatus qr__dp_row(QrDpWork *w, QrArena *ar, const QrDpFile *f, QrDumpRo
                 if (ds < 0) ds = -ds;
                 if (ds) { r->sim_n_diff++; if (ds > r->sim_lsb_max) r->sim_lsb_max = ds; }
             }
+            r->mse_lsb = n ? sq / (double)n : 0;
         } else {
             for (int64_t i = 0; i < n; i++) {
                 double d = fabs((double)df[i] - (double)iff[i]);
@@ -650,6 +653,54 @@ static int qr__dp_row_cmp(const void *a, const void *b) {
     if (x->order != y->order) return x->order < y->order ? -1 : 1;
     if (x->v != y->v) return x->v < y->v ? -1 : 1;
     return strcmp(x->file, y->file);
+}
+
+/* Some value upstream of row i's value (through the graph) is a row whose device data differs. */
+static bool qr__dp_upstream_differs(const QrGraph *g, const bool *diff_v, int v, int *stack, int *stamp, int mark) {
+    int sp = 0;
+    const int p0 = g->values[v].producer;
+    for (int k = 0; p0 >= 0 && k < g->nodes[p0].n_in; k++) {
+        int u = g->nodes[p0].in[k];
+        if (u >= 0 && stamp[u] != mark) { stamp[u] = mark; stack[sp++] = u; }
+    }
+    while (sp > 0) {
+        int u = stack[--sp];
+        if (diff_v[u]) return true;
+        int p = g->values[u].producer;
+        for (int k = 0; p >= 0 && k < g->nodes[p].n_in; k++) {
+            int w = g->nodes[p].in[k];
+            if (w >= 0 && stamp[w] != mark) { stamp[w] = mark; stack[sp++] = w; }
+        }
+    }
+    return false;
+}
+
+/* Rows beyond tolerance whose difference is within the fragility spread at their value (mean
+ * squared and largest |Δ| in LSB) and downstream of a value that already differs: rounding. A
+ * difference that starts at a value whose every dumped ancestor agrees is never rounding that
+ * spread (a device's own rounding moves an element by at most 1 LSB, which tolerance covers). */
+static QrStatus qr__dp_classify(const QrGraph *g, const QrQuantTable *qt, const QrFragResult *fr, QrDumpResult *r) {
+    bool *diff_v = calloc((size_t)g->n_values + 1, sizeof *diff_v);
+    int *stack = malloc(((size_t)g->n_values + 1) * sizeof *stack), *stamp = calloc((size_t)g->n_values + 1, sizeof *stamp);
+    if (!diff_v || !stack || !stamp) { free(diff_v); free(stack); free(stamp); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    for (int i = 0; i < r->n; i++) {
+        QrDumpRow *x = &r->rows[i];
+        if (x->n_diff > 0) diff_v[x->v] = true;
+        if (x->q >= 0 && x->lsb) x->has_spread = qr_frag_spread(fr, qt->q[x->q].int_value, &x->spread);
+    }
+    for (int i = 0; i < r->n; i++) {
+        QrDumpRow *x = &r->rows[i];
+        if (!x->divergent || !x->has_spread) continue;
+        if (x->mse_lsb > x->spread.mse_lsb || x->lsb_max > x->spread.lsb_max) continue;
+        if (!qr__dp_upstream_differs(g, diff_v, x->v, stack, stamp, i + 1)) continue;
+        x->divergent = false;
+        x->rounding = true;
+        r->n_rounding++;
+    }
+    free(diff_v);
+    free(stack);
+    free(stamp);
+    return QR_OK;
 }
 
 static QrStatus qr_dump_compare(const QrGraph *a, const QrTensor *inputs, QrSession *se, const QrDumpOpts *o,
@@ -722,8 +773,20 @@ static QrStatus qr_dump_compare(const QrGraph *a, const QrTensor *inputs, QrSess
         row->order = p >= 0 ? pos[p] : -1;
         r->n++;
     }
+    if (st == QR_OK) qsort(r->rows, (size_t)r->n, sizeof *r->rows, qr__dp_row_cmp);
+    if (st == QR_OK && !o->no_fragility) {     /* the rounding-fragility spread (analysis/frag): a few sim runs */
+        QrFragOpts fo;
+        qr_frag_opts_default(&fo);
+        QrFragResult fr;
+        st = qr_frag_run(a, &qt, inputs, se && se->base_out && !se->base_stale ? se->base_out : NULL, &fo, &fr);
+        if (st == QR_OK) {
+            r->have_frag = true;
+            r->frag_verdict = qr_frag_verdict(ar, &fr);
+            st = qr__dp_classify(a, &qt, &fr, r);
+            qr_frag_free(&fr);
+        }
+    }
     if (st == QR_OK) {
-        qsort(r->rows, (size_t)r->n, sizeof *r->rows, qr__dp_row_cmp);
         for (int i = 0; i < r->n; i++) {
             if (!r->rows[i].divergent) continue;
             r->n_divergent++;
@@ -768,7 +831,8 @@ static const char *qr__dp_num(QrArena *a, double v, const char *fmt) {
 static QrStatus qr__dp_table(const QrDumpResult *r, QrArena *a, QrTable *t) {
     static const char *const cols[] = { "value", "file", "matched_by", "layout", "dtype", "elements", "lsb_max",
                                         "differ_pct", "ties", "lsb_hist", "cosine", "sqnr", "max_abs", "sim_lsb_max",
-                                        "sim_cosine", "base_cosine", "base_sqnr", "verdict" };
+                                        "sim_cosine", "base_cosine", "base_sqnr", "mse_lsb", "spread_mse_lsb",
+                                        "spread_lsb_max", "verdict" };
     QR_TRY(qr_table_init(t, QR_ARRAY_LEN(cols), cols));
     for (int i = 0; i < r->n; i++) {
         const QrDumpRow *x = &r->rows[i];
@@ -793,21 +857,35 @@ static QrStatus qr__dp_table(const QrDumpResult *r, QrArena *a, QrTable *t) {
             qr_table_set(t, row, 15, qr__dp_num(a, x->dev_base.cosine, "%.6f"));
             qr_table_set(t, row, 16, qr__dp_num(a, x->dev_base.sqnr, "%.2f"));
         }
-        qr_table_set(t, row, 17, i == r->first_divergent ? "FIRST DIVERGENT" : x->divergent ? "diverges" : "agrees");
+        if (x->lsb) qr_table_set(t, row, 17, qr__dp_num(a, x->mse_lsb, "%.4g"));
+        if (x->has_spread) {
+            qr_table_set(t, row, 18, qr__dp_num(a, x->spread.mse_lsb, "%.4g"));
+            qr_table_setf(t, row, 19, "%lld", (long long)x->spread.lsb_max);
+        }
+        qr_table_set(t, row, 20, i == r->first_divergent ? "FIRST DIVERGENT" : x->divergent ? "diverges"
+                                 : x->rounding ? "rounding" : "agrees");
     }
     return QR_OK;
 }
 
 static const char *qr_dump_verdict(QrArena *a, const QrDumpResult *r) {
+    if (r->first_divergent < 0 && r->n_rounding)
+        return qr_arena_printf(a, "no device problem: %d of %d matched value%s differ from the int-mode simulation beyond "
+                               "%g LSB, all within the model's rounding-fragility spread downstream of a smaller "
+                               "difference (a device that rounds otherwise); the rest agree", r->n_rounding, r->n,
+                               r->n == 1 ? "" : "s", r->tol);
     if (r->first_divergent < 0)
         return qr_arena_printf(a, "the device agrees with the int-mode simulation on all %d matched value%s (tolerance "
                                "%g LSB)", r->n, r->n == 1 ? "" : "s", r->tol);
     const QrDumpRow *x = &r->rows[r->first_divergent];
     if (x->lsb)
         return qr_arena_printf(a, "the device leaves the simulation first at '%s' (file %s): max %lld LSB, %lld of %lld "
-                               "elements differ (tolerance %g LSB); every value before it agrees; %d of %d matched "
-                               "values diverge", x->value, x->file, (long long)x->lsb_max, (long long)x->n_diff,
-                               (long long)x->n, r->tol, r->n_divergent, r->n);
+                               "elements differ (tolerance %g LSB%s); every value before it agrees%s; %d of %d matched "
+                               "values diverge%s", x->value, x->file, (long long)x->lsb_max, (long long)x->n_diff,
+                               (long long)x->n, r->tol, x->has_spread ? qr_arena_printf(a, ", rounding spread there: "
+                               "%lld LSB, %.3g LSB² mean", (long long)x->spread.lsb_max, x->spread.mse_lsb) : "",
+                               r->n_rounding ? " or differs by rounding" : "", r->n_divergent, r->n,
+                               r->n_rounding ? qr_arena_printf(a, ", %d more differ by rounding", r->n_rounding) : "");
     return qr_arena_printf(a, "the device leaves the simulation first at '%s' (file %s): max |diff| %.6g, %lld of %lld "
                            "elements beyond %g of the value's range; every value before it agrees; %d of %d matched "
                            "values diverge", x->value, x->file, x->dev_int.atol, (long long)x->n_diff, (long long)x->n,
@@ -822,7 +900,9 @@ static QrStatus qr_dump_write(const QrDumpResult *r, const char *dir) {
     QrStatus st = qr__dp_table(r, &a, &t);
     if (st == QR_OK)
         st = qr_buf_printf(&txt, &tl, &tc, "Device dump vs simulation (int mode: integer kernels; sim: Q/DQ in float)%s\n"
-                           "verdict: %s\n\n", r->have_base ? " and the float baseline" : "", qr_dump_verdict(&a, r));
+                           "verdict: %s\n%s%s%s\n", r->have_base ? " and the float baseline" : "", qr_dump_verdict(&a, r),
+                           r->have_frag ? "rounding fragility (the sim re-run with 1-LSB rounding perturbations): " : "",
+                           r->frag_verdict ? r->frag_verdict : "", r->have_frag ? "\n" : "");
     if (st == QR_OK) st = qr_table_render_txt(&t, NULL, NULL, &txt, &tl, &tc);
     if (st == QR_OK && r->n_unmatched) {
         st = qr_buf_printf(&txt, &tl, &tc, "\n%d file%s matched no value (name them with --dump-map):\n", r->n_unmatched,
@@ -844,8 +924,10 @@ static void qr_dump_html(QrHtml *h, const QrDumpResult *r) {
     qr_html_section(h, "dump", "Device dump vs simulation");
     qr_html_paraf(h, "Per-layer tensors dumped by the deployment runtime, matched to the analysis model's values and "
                   "compared with qreport's int-mode run (integer kernels, as a deployment runtime) and its sim-mode run%s. "
-                  "Integer values in LSB of their quantizer; a value diverges beyond %g LSB.",
-                  r->have_base ? ", and with the float baseline" : "", r->tol);
+                  "Integer values in LSB of their quantizer; a value diverges beyond %g LSB, unless the difference is "
+                  "within the model's rounding-fragility spread at that value and downstream of a smaller difference "
+                  "(then: rounding).%s%s", r->have_base ? ", and with the float baseline" : "", r->tol,
+                  r->frag_verdict ? " Rounding fragility: " : "", r->frag_verdict ? r->frag_verdict : "");
     qr_html_notice(h, r->first_divergent < 0 ? QR_HTML_GOOD : QR_HTML_BAD,
                    r->first_divergent < 0 ? "Device agrees" : "First divergent value", qr_dump_verdict(&a, r));
     QrTable t = { 0 };
@@ -871,6 +953,7 @@ static void qr_dump_json(QrJson *j, const QrDumpResult *r) {
     } else qr_json_kv_null(j, "first_divergent");
     qr_json_kv_int(j, "matched", r->n);
     qr_json_kv_int(j, "divergent", r->n_divergent);
+    qr_json_kv_int(j, "rounding", r->n_rounding);
     qr_json_kv_int(j, "unmatched_files", r->n_unmatched);
     qr_json_kv_num(j, "tolerance_lsb", r->tol);
     qr_json_obj_end(j);

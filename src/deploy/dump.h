@@ -4,7 +4,10 @@
  * --dump-map CSV), brought to the model's layout (NCHW or channels-last NHWC) and compared with
  * the int-mode run (integer kernels, as a deployment runtime), the sim-mode run and, when a
  * baseline is given, the float baseline. The verdict is the first value in graph order where
- * the device leaves the int-mode simulation by more than a tolerance in LSB. */
+ * the device leaves the int-mode simulation by more than a tolerance in LSB — unless that
+ * difference is within the model's rounding-fragility spread (analysis/frag: the sim re-run with
+ * 1-LSB rounding perturbations) at that value and some value upstream of it already differs:
+ * such a row is called rounding (a correct device that rounds otherwise), not divergent. */
 #ifndef QR_DUMP_H
 #define QR_DUMP_H
 
@@ -15,6 +18,7 @@ typedef struct QrDumpOpts {
     const char *map;             /* --dump-map CSV (file,value[,layout][,scale,zero_point]) or NULL */
     double tol;                  /* --dump-tolerance in LSB (default 1) */
     double float_rtol;           /* values without an integer grid: divergent when max |Δ| > float_rtol · max |ref| */
+    bool no_fragility;           /* --no-fragility: no rounding-fragility runs, every row beyond tol diverges */
     bool int16_integer;          /* --int16 integer: the int-mode run lowers 16-bit groups too */
 } QrDumpOpts;
 
@@ -37,6 +41,11 @@ typedef struct QrDumpRow {
     QrMetrics dev_int, dev_sim;  /* float metrics: int / sim mode (x) vs device (y) */
     QrMetrics dev_base;          /* baseline (x) vs device (y) */
     bool has_base;
+    double mse_lsb;              /* mean squared |Δ| in LSB² against the int-mode simulation (lsb) */
+    bool has_spread;             /* the rounding-fragility spread at this value is known (analysis/frag) */
+    QrFragSpread spread;
+    bool rounding;               /* beyond tol, but within the fragility spread and downstream of a differing
+                                  * value: called rounding, not divergent */
     bool divergent;
     int order;                   /* position in the analysis graph's topological order (-1: graph input) */
 } QrDumpRow;
@@ -49,7 +58,10 @@ typedef struct QrDumpResult {
     int n_unmatched;             /* files no value matches */
     const char **unmatched;
     int n_divergent;
-    int first_divergent;         /* row index, -1 when the device agrees everywhere */
+    int first_divergent;         /* row index, -1 when the device agrees everywhere (rows called rounding aside) */
+    int n_rounding;              /* rows beyond tol called rounding */
+    bool have_frag;              /* the fragility runs were made */
+    const char *frag_verdict;    /* their verdict (arena), or NULL */
     bool have_base;
 } QrDumpResult;
 

@@ -33,6 +33,7 @@
                                                           * step (QR_BF_COMPARE .txt .csv, <input>.npy) */
 #define QR_BF_DS_PLOT_SAMPLES "plots/dataset_samples.png"          /* --data: analysis/dataset (qr_ds_runall_sens) */
 #define QR_BF_DS_PLOT_ACCUM  "plots/dataset_accumulated_error.png" /* --data: the curves' mean and p05-p95 band */
+#define QR_BF_FRAGILITY      "fragility"                /* .txt .csv  analysis/frag */
 #define QR_BF_DUMP           "dump_compare"             /* .txt .csv  deploy/dump (--dump) */
 #define QR_BF_REPRO          "repro"                    /* folder: deploy/extract (also qreport extract's DIR) */
 #define QR_BF_REPRO_README   "README.txt"               /* in repro/ */
@@ -93,6 +94,8 @@ static const QrBundleFile qr_bundle_files[] = {
     { QR_BF_WEIGHT_BLOCKS ".csv", false, true },
     { QR_BF_ADVISOR, true, true },
     { QR_BF_WHATIF, true, true },
+    { QR_BF_FRAGILITY ".txt", true, true },
+    { QR_BF_FRAGILITY ".csv", true, true },
     { QR_BF_BADCASE_LIST ".txt", false, true },
     { QR_BF_BADCASE_LIST ".csv", false, true },
     { QR_BF_DATASET "/" QR_BF_COMPARE ".txt", false, true },

@@ -124,6 +124,34 @@ static int64_t qr__run_dim_get(const QrRunDims *d, const char *name) {
     return k >= 0 && !d->clash[k] ? d->value[k] : -1;
 }
 
+/* "--dim a=N --dim b=N ...": every named dynamic dim of the inputs not given that d does not bind (the
+ * builder's total_sequence_length noted as derived from past_sequence_length + sequence_length). */
+static void qr__run_dims_unbound(const QrGraph *g, const QrTensor *const *given, const QrRunDims *d, char *buf, size_t n) {
+    const char *seen[64];
+    int ns = 0;
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const QrValue *v = &g->values[g->inputs[i]];
+        if ((given && given[i]) || !v->has_decl) continue;
+        for (int k = 0; k < v->decl_rank; k++) {
+            const char *dn = v->decl_dims[k] < 0 ? v->decl_dim_names[k] : NULL;
+            if (!dn || !dn[0] || qr__run_dim_find(d, dn) >= 0) continue;
+            bool dup = false;
+            for (int j = 0; j < ns; j++) dup |= !strcmp(seen[j], dn);
+            if (dup || ns == QR_ARRAY_LEN(seen)) continue;
+            seen[ns++] = dn;
+        }
+    }
+    bool past = false, seq = false;
+    for (int j = 0; j < ns; j++) { past |= !strcmp(seen[j], "past_sequence_length"); seq |= !strcmp(seen[j], "sequence_length"); }
+    for (int j = 0; j < ns && o < n; j++) {
+        if (past && seq && !strcmp(seen[j], "total_sequence_length")) continue;   /* derived */
+        o += (size_t)snprintf(buf + o, n - o, "%s--dim %s=N", o ? " " : "", seen[j]);
+    }
+    if (past && seq && o < n) snprintf(buf + o, n - o, "; total_sequence_length = past_sequence_length + sequence_length");
+}
+
 static QrStatus qr_run_input_shapes_bound(const QrGraph *g, const QrTensor *const *given, const QrDimBind *dims,
                                             int n_dims, QrTensor *out) {
     QrRunDims d;
@@ -167,10 +195,14 @@ static QrStatus qr_run_input_shapes_bound(const QrGraph *g, const QrTensor *cons
                                v->name, k, dn, d.from[j], (long long)d.value[j], d.clash[j], (long long)d.clash_value[j],
                                dn, v->name);
             if (j >= 0) { shape[k] = d.value[j]; continue; }
-            if (dn)
+            if (dn) {
+                char all[512];
+                qr__run_dims_unbound(g, given, &d, all, sizeof all);
                 return qr_errf(QR_ERR_INVALID, "%s: input '%s' has a dynamic dimension %d ('%s') that no input given binds; "
                                "give the input with -i %s=FILE, its shape with --shape %s=..., or the dimension with "
-                               "--dim %s=N", g->path, v->name, k, dn, v->name, v->name, dn);
+                               "--dim %s=N (every dimension the inputs given leave unbound: %s)", g->path, v->name, k, dn,
+                               v->name, v->name, dn, all);
+            }
             return qr_errf(QR_ERR_INVALID, "%s: input '%s' has a dynamic dimension %d (unnamed); give the input with "
                            "-i %s=FILE or its shape with --shape %s=...", g->path, v->name, k, v->name, v->name);
         }
@@ -312,6 +344,9 @@ static int qr__run_resolve(const QrRunOpts *o, int v) {
 static bool qr__run_overridden(const QrRunOpts *o, int v) {
     return (o->alias && o->alias[v] >= 0) || (o->subst && o->subst[v]);
 }
+
+/* Value v is changed in place by opts->edit after its node runs. */
+static bool qr__run_edited(const QrRunOpts *o, int v) { return o->edit && o->edit_on && o->edit_on[v]; }
 
 /* The tensor a reader of value v sees. */
 static const QrTensor *qr__run_read(const QrRunOpts *o, QrTensor *vals, int v) {
@@ -489,14 +524,17 @@ static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v) {
  * override on the way (so the cache's copy, if any, is what this run would compute). */
 static void qr__run_statics(const QrGraph *g, const QrRunOpts *o, bool *st) {
     for (int v = 0; v < g->n_values; v++)
-        st[v] = g->values[v].is_init && !qr__run_overridden(o, v) && !(o->feed && o->feed[v]) && !qr__run_clamped(o, v);
+        st[v] = g->values[v].is_init && !qr__run_overridden(o, v) && !(o->feed && o->feed[v]) && !qr__run_clamped(o, v) &&
+                !qr__run_edited(o, v);
     for (int oi = 0; oi < g->n_nodes; oi++) {
         const QrNode *n = &g->nodes[g->order[oi]];
         bool ok = n->def && !(n->def->flags & QR_OPF_NO_FOLD) && (!o->live || o->live[g->order[oi]]);
         for (int k = 0; ok && k < n->n_in; k++) ok = n->in[k] < 0 || st[n->in[k]];
         for (int k = 0; k < n->n_out; k++) {
             int v = n->out[k];
-            if (v >= 0) st[v] = ok && !qr__run_overridden(o, v) && !(o->feed && o->feed[v]) && !g->values[v].is_dynamic;
+            if (v >= 0)
+                st[v] = ok && !qr__run_overridden(o, v) && !(o->feed && o->feed[v]) && !g->values[v].is_dynamic &&
+                        !qr__run_edited(o, v);
         }
     }
 }
@@ -607,7 +645,7 @@ static int qr__run_single_out(const QrNode *n) {
  * no output, tap, feed, substitution or alias on it. */
 static bool qr__run_internal(const QrGraph *g, const QrRunOpts *o, const int *uses, int v, int *reader, int *slot) {
     if (v < 0 || g->values[v].is_output || g->values[v].is_dynamic || uses[v] != 1) return false;
-    if (qr__run_overridden(o, v) || (o->feed && o->feed[v])) return false;
+    if (qr__run_overridden(o, v) || (o->feed && o->feed[v]) || qr__run_edited(o, v)) return false;
     if (o->tap && !(o->tap_only && !o->tap_only[v])) return false;
     const QrUse *u;
     if (qr_graph_readers(g, v, &u) != 1) return false;
@@ -997,6 +1035,15 @@ static QrStatus qr__run_after(QrRunState *r, int ni) {
             py[i] = x;
         }
         if (--r->uses[src] == 0) qr__run_drop(vals, r->cap, src);
+    }
+    /* Edits: the node's own outputs, computed this run, before taps and readers. */
+    for (int k = 0; st == QR_OK && k < n->n_out; k++) {
+        int v = n->out[k];
+        if (v < 0 || !qr__run_edited(opts, v) || qr__run_overridden(opts, v) || !vals[v].data) continue;
+        const QrTensor **in = qr_arena_array(&r->scratch, (size_t)n->n_in + 1, sizeof *in);
+        if (!in) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+        for (int j = 0; j < n->n_in; j++) in[j] = n->in[j] >= 0 ? qr__run_read(opts, vals, n->in[j]) : NULL;
+        st = opts->edit(opts->edit_user, g, ni, v, &vals[v], in);
     }
     for (int k = 0; st == QR_OK && opts->tap && k < n->n_out; k++)
         if (n->out[k] >= 0 && qr__run_read(opts, vals, n->out[k])->data &&

@@ -90,6 +90,15 @@ typedef struct QrRunOpts {
     /* Optional, per node: wall seconds of this run added (a fused chain's time goes to its
      * head node). For profiling without taps, which would keep every value materialized. */
     double *node_sec;
+    /* Optional: values changed in place after their node ran, before any reader, tap or graph
+     * output sees them (analysis/frag's rounding perturbations). edit_on (per value) picks them;
+     * they are always materialized, never fused away, and never taken from or put into the
+     * cache. edit gets the node's inputs as its readers see them (NULL for omitted ones) and may
+     * change the elements of t, not its shape or dtype; a value whose node did not run this run
+     * (overridden, skipped) is not edited. Return non-OK to abort the run. */
+    QrStatus (*edit)(void *user, const QrGraph *g, int node, int value, QrTensor *t, const QrTensor *const *in);
+    void *edit_user;
+    const bool *edit_on;
 } QrRunOpts;
 
 /* Values of a graph that depend only on its initializers and constants (e.g. weights

@@ -178,9 +178,18 @@ static const char *qr_bundle_action(const QrBundle *bd) {
     }
     if (bd->have_wi && bd->wi.rec_fp >= 0) {
         const QrWhatIfStep *w = &bd->wi.steps[bd->wi.rec_fp];
+        const QrWhatIfStep *w8 = bd->wi.rec_wq8 >= 0 ? &bd->wi.steps[bd->wi.rec_wq8] : NULL,
+                           *wh = bd->wi.rec_wq_half >= 0 ? &bd->wi.steps[bd->wi.rec_wq_half] : NULL;
+        char alt[512] = "";
+        size_t n = 0;
+        if (w8) n += (size_t)snprintf(alt + n, sizeof alt - n, "; or their weights with 8-bit codes (top-%d: %.6f)", w8->k,
+                                      w8->wq8.cosine);
+        if (wh && n < sizeof alt)
+            snprintf(alt + n, sizeof alt - n, "%s block size %d (top-%d: %.6f)", w8 ? ", or with" : "; or their weights with",
+                     wh->wq_block / 2, wh->k, wh->wq_half.cosine);
         return qr_arena_printf(a, "Recommended action: keep the top-%d sensitive node%s in float (output Cosine %.6f → %.6f, "
-                               "measured; see " QR_BF_WHATIF " for ready-to-use node lists).", w->k, w->k == 1 ? "" : "s",
-                               bd->wi.as_is.cosine, w->fp.cosine);
+                               "measured%s; see " QR_BF_WHATIF " for ready-to-use node lists).", w->k, w->k == 1 ? "" : "s",
+                               bd->wi.as_is.cosine, w->fp.cosine, alt);
     }
     const QrSensRow *top = qr_sens_top(&bd->sens, 0);
     if (qr__bn_weight_only_op(top->op_type))
@@ -313,6 +322,8 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
             qr__bn_json_metrics(&j, &w->int16);
             qr_json_key(&j, "float");
             qr__bn_json_metrics(&j, &w->fp);
+            if (w->n_wq8) { qr_json_key(&j, "weight_only_int8"); qr__bn_json_metrics(&j, &w->wq8); }
+            if (w->n_wq_half) { qr_json_key(&j, "weight_only_half_block"); qr__bn_json_metrics(&j, &w->wq_half); }
             qr_json_obj_end(&j);
         }
         qr_json_arr_end(&j);
@@ -320,6 +331,7 @@ static QrStatus qr_bundle_write_summary(QrBundle *bd) {
         if (bd->wi.rec_fp >= 0) qr_json_kv_int(&j, "recommended_float_k", bd->wi.steps[bd->wi.rec_fp].k);
         qr_json_obj_end(&j);
     }
+    if (bd->have_frag) { qr_json_key(&j, "fragility"); qr_frag_json(&j, &bd->frag); }
     qr_deploy_runall_json(&j, &bd->dep);
     qr_ds_runall_json(&j, &bd->dsr, &bd->se);
     qr_sens_set_json(&j, &bd->dss);
@@ -1465,6 +1477,7 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
     qr__bn_html_whatif(&h, bd);
     qr__bn_html_weights(&h, bd);
     qr__bn_html_distributions(&h, bd);
+    if (bd->have_frag) qr_frag_html(&h, &bd->frag);
     qr_deploy_runall_html(&h, &bd->dep);
     qr_ds_runall_html(&h, &bd->dsr, &bd->se, bd->dir);
     if (bd->dsr.on) qr_sens_set_html(&h, &bd->dss, bd->dir);

@@ -45,6 +45,8 @@ typedef struct QrBundle {
     QrTokAcc *tok;               /* per graph output: its tokens when it is a logits output (analysis/tokens), else NULL */
     bool have_tok;
     QrDeployRunall dep;          /* device dump, repro, emitted model (deploy/) */
+    QrFragResult frag;           /* rounding fragility (analysis/frag) */
+    bool have_frag;
     const char *fail_name[QR_BUNDLE_MAX_FAIL], *fail_msg[QR_BUNDLE_MAX_FAIL];
     int n_fail;
     const char *sha_path[16], *sha_hex[16];   /* manifest: file hashes computed so far */

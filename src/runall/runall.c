@@ -3,7 +3,7 @@
  *   prepare session (baseline run + its statistics) ─► [compare run (+ analysis statistics),
  *   shadow run, equivalence, weight comparison, sensitivity reference run: side by side]
  *   ─► match ─► check ─► profiles ─► compare ─► sensitivity rows ─► cumulative error
- *   ─► weights ─► advisor ─► what-if ─► distributions ─► badcase.npy ─► plots (in parallel)
+ *   ─► weights ─► advisor ─► what-if ─► distributions ─► fragility ─► badcase.npy ─► plots (in parallel)
  *   ─► summary/manifest/index.html ─► zip of the staging folder (atomic) [─► --keep-dir copy]
  *   ─► staging removed. The input files are hashed on a helper thread meanwhile. Stages are
  *   recorded in this order (manifest.json); a stage whose work ran early only writes. */
@@ -169,6 +169,11 @@ static void qr__ra_summary(const QrBundle *bd, const QrRunallOpts *o, const QrGr
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Advisor (%d finding%s), main: %s %s: %s\n  fix: %s\n",
                               bd->adv.n, bd->adv.n == 1 ? "" : "s", f->node && *f->node ? f->node : "model",
                               qr_adv_kind_name(f->kind), f->reason, f->fix);
+    }
+    if (bd->have_frag && n < sizeof r->summary) {
+        QrArena fa = { 0 };
+        n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Rounding fragility: %s\n", qr_frag_verdict(&fa, &bd->frag));
+        qr_arena_free(&fa);
     }
     const char *act = qr_bundle_action(bd);
     if (act && n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", act);
@@ -369,6 +374,16 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         bd->have_dist = s2 == QR_OK;
         qr_session_ref_free(&bd->se);        /* the last user of the all-on reference */
         qr__ra_done(bd, "distributions", s2);
+        if (!o->no_fragility) {      /* a handful of whole sim runs (analysis/frag) */
+            qr_progress_begin(&bd->prog, "fragility", 0);
+            QrFragOpts fo;
+            qr_frag_opts_default(&fo);
+            s2 = qr_frag_run(&bd->se.tw.g, &bd->se.qt, bd->se.inputs, bd->se.base_out && !bd->se.base_stale ? bd->se.base_out : NULL,
+                             &fo, &bd->frag);
+            bd->have_frag = s2 == QR_OK;
+            if (s2 == QR_OK) s2 = qr_frag_write(&bd->frag, bd->dir);
+            qr__ra_done(bd, "fragility", s2);
+        }
         qr_progress_begin(&bd->prog, "badcase", 0);
         s2 = QR_OK;
         if (o->badcase) s2 = qr_badcase_write(o->badcase, bd->dir);
@@ -434,6 +449,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     if (bd->have_adv) qr_advice_free(&bd->adv);
     if (bd->have_wi) qr_whatif_free(&bd->wi);
     if (bd->have_dist) qr_dist_free(&bd->dist);
+    if (bd->have_frag) qr_frag_free(&bd->frag);
     qr_deploy_runall_free(&bd->dep);
     qr_ds_runall_free(&bd->dsr);
     qr_sens_set_free(&bd->dss);

@@ -37,6 +37,7 @@ typedef struct QrRunallOpts {
     const char *quantize_nodes;      /* --quantize-nodes 'A;A,B': one curve per set, only those quantized */
     const char *non_quantize_nodes;  /* --non-quantize-nodes: one curve per set, all but those quantized */
     bool demote_int16;           /* --demote-int16: int16_demotion.* (analysis/demote) */
+    bool no_fragility;           /* --no-fragility: no rounding-fragility stage (analysis/frag) */
     bool have_channel_axis;      /* --channel-axis: the box plots' channel axis */
     int channel_axis;
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL (analysis/tokens) */

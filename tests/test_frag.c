@@ -1,0 +1,369 @@
+/* tests/test_frag — rounding fragility (analysis/frag.c) and compare-dump's use of it
+ * (deploy/dump.c). References are computed here from the definitions: half away from zero is
+ * sign(v) · floor(|v| + 0.5) on x / scale in double (exact for the power-of-two scales used),
+ * the injection's count is floor(share · n + 0.5). */
+
+/* x [1, 2, 8] -> QuantizeLinear (int8, per channel on axis 1: scales 0.5 / 0.25, zero points 0 / 3)
+ * -> DequantizeLinear -> Relu -> QuantizeLinear (uint8, 0.125, 0) -> DequantizeLinear -> y. */
+static QrStatus qt_fr_model(const char *dir, QrGraph **g) {
+    QtModel mb;
+    qt_mb_init(&mb, 13);
+    int64_t dx[3] = { 1, 2, 8 }, d2[1] = { 2 }, d0[1] = { 0 };
+    float s1[2] = { 0.5f, 0.25f }, s2 = 0.125f;
+    int8_t z1[2] = { 0, 3 };
+    uint8_t z2 = 0;
+    qt_mb_input(&mb, "x", QR_DT_F32, 3, dx);
+    qt_mb_output(&mb, "y", QR_DT_F32, 3, dx);
+    qt_mb_init_raw(&mb, "s1", QR_DT_F32, 1, d2, s1, sizeof s1);
+    qt_mb_init_raw(&mb, "z1", QR_DT_S8, 1, d2, z1, sizeof z1);
+    qt_mb_init_raw(&mb, "s2", QR_DT_F32, 0, d0, &s2, 4);
+    qt_mb_init_raw(&mb, "z2", QR_DT_U8, 0, d0, &z2, 1);
+    int64_t ax = 1;
+    Onnx__NodeProto *q1 = qt_mb_node(&mb, "QuantizeLinear", "q1", "x,s1,z1", "xq");
+    Onnx__AttributeProto *a1 = qt_mb_attr(&mb, q1, "axis", QR_ATTR_INT);
+    a1->has_i = 1;
+    a1->i = ax;
+    Onnx__NodeProto *dq1 = qt_mb_node(&mb, "DequantizeLinear", "dq1", "xq,s1,z1", "xd");
+    Onnx__AttributeProto *a2 = qt_mb_attr(&mb, dq1, "axis", QR_ATTR_INT);
+    a2->has_i = 1;
+    a2->i = ax;
+    qt_mb_node(&mb, "Relu", "relu", "xd", "r");
+    qt_mb_node(&mb, "QuantizeLinear", "q2", "r,s2,z2", "rq");
+    qt_mb_node(&mb, "DequantizeLinear", "dq2", "rq,s2,z2", "y");
+    char path[600];
+    snprintf(path, sizeof path, "%s/frag_model.onnx", dir);
+    QrStatus st = qt_mb_write(&mb, path);
+    qt_mb_free(&mb);
+    QR_TRY(st);
+    return qr_run_load(path, g);
+}
+
+/* The input: channel 0 (scale 0.5) and 1 (0.25) each get ties (k + 0.5) · scale — three per channel
+ * where half to even and half away differ (0.5, -0.5, -2.5), two where they agree (1.5, 7.5) —, one
+ * beyond the int8 range (no tie after saturation) and non-ties; ties = false shifts every element
+ * by 0.1 LSB: no tie at all. */
+static QrStatus qt_fr_input(QrTensor *in, bool ties) {
+    int64_t dx[3] = { 1, 2, 8 };
+    memset(in, 0, sizeof *in);
+    QR_TRY(qr_tensor_set_shape(in, QR_DT_F32, 3, dx));
+    QR_TRY(qr_tensor_alloc_data(in));
+    const double k[8] = { 0.5, 1.5, -0.5, -2.5, 3.3, -4.7, 200.5, 7.5 };
+    float *x = in->data;
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 8; i++) x[c * 8 + i] = (float)((ties ? k[i] : k[i] + 0.1) * (c ? 0.25 : 0.5));
+    return QR_OK;
+}
+
+typedef struct QtFrCap { int v; QrTensor t; } QtFrCap;
+
+static QrStatus qt_fr_cap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QR_UNUSED(g);
+    QR_UNUSED(node);
+    QtFrCap *c = user;
+    if (value != c->v || c->t.data) return QR_OK;
+    QR_TRY(qr_tensor_set_shape(&c->t, t->dtype, t->rank, t->dims));
+    QR_TRY(qr_tensor_alloc_data(&c->t));
+    memcpy(c->t.data, t->data, qr_tensor_nbytes(t));
+    return QR_OK;
+}
+
+static int qt_fr_value(const QrGraph *g, const char *name) {
+    for (int v = 0; v < g->n_values; v++) if (!strcmp(g->values[v].name, name)) return v;
+    return -1;
+}
+
+/* Half away from zero of x / scale, saturated, computed here in double. */
+static int32_t qt_fr_away(double x, double s, int32_t zp, int32_t lo, int32_t hi) {
+    double v = x / s;
+    double r = v >= 0 ? floor(v + 0.5) : -floor(-v + 0.5);
+    double q = r + zp;
+    return q < lo ? lo : q > hi ? hi : (int32_t)q;
+}
+
+/* The half-away variant: its quantizer output element by element against the definition, the
+ * count of elements it changes and the output MSE it causes. */
+static void test_frag_half_away(void) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/frag", qt_tmpdir());
+    QT_OK(qr_mkdir_p(dir));
+    QrGraph *g = NULL;
+    QrTensor in;
+    QT_OK(qt_fr_model(dir, &g));
+    QT_OK(qt_fr_input(&in, true));
+    QT_OK(qr_run_infer(g, &in));
+    QrQuantTable qt = { 0 };
+    QT_OK(qr_qtable_build(g, &qt));
+    int vq = qt_fr_value(g, "xq");
+    QT_CHECK(vq >= 0 && qt.by_value[vq] >= 0);
+    /* 1. the element-wise rounding on the operator's own output */
+    QtFrCap cap = { vq, { 0 } };
+    QrRunOpts ro = { .tap = qt_fr_cap, .tap_user = &cap };
+    QT_OK(qr_run(g, &in, &ro, NULL));
+    QT_CHECK(cap.t.data && cap.t.dtype == QR_DT_S8);
+    QrFrGrid grid;
+    QT_CHECK(qr__fr_grid(g, &qt.q[qt.by_value[vq]], &grid));
+    const float *x = in.data;
+    const double sc[2] = { 0.5, 0.25 };
+    const int32_t zp[2] = { 0, 3 };
+    int64_t ties = 0;
+    for (int64_t i = 0; i < 16; i++) {
+        int c = (int)(i / 8);
+        double v = (double)x[i] / sc[c];
+        int32_t even = (int32_t)qr_quant_geti(&cap.t, i);
+        int32_t away = qt_fr_away(x[i], sc[c], zp[c], -128, 127);
+        if (away != even) { ties++; QT_CHECKF(fabs(v - floor(v) - 0.5) == 0, "element %lld: not a tie", (long long)i); }
+    }
+    QT_CHECKF(ties >= 6, "only %lld ties that round differently in the input", (long long)ties);
+    int64_t changed = qr__fr_half_away(&cap.t, x, &grid, NULL);
+    QT_CHECKF(changed == ties, "changed %lld, ties %lld", (long long)changed, (long long)ties);
+    for (int64_t i = 0; i < 16; i++) {
+        int c = (int)(i / 8);
+        int32_t want = qt_fr_away(x[i], sc[c], zp[c], -128, 127);
+        QT_CHECKF(qr_quant_geti(&cap.t, i) == want, "element %lld: %d, want %d", (long long)i, qr_quant_geti(&cap.t, i), want);
+    }
+    /* 2. the variant through the runs: its count and the first quantizer's share of the output MSE
+     * (the second quantizer, scale 0.125, carries a Relu'd change of 0.5 / 0.25 exactly) */
+    QrFragOpts fo;
+    qr_frag_opts_default(&fo);
+    fo.n_seeds = 0;
+    QrFragResult r;
+    QT_OK(qr_frag_run(g, &qt, &in, NULL, &fo, &r));
+    bool ok = r.n_var == 1 && r.var[0].kind == QR_FRAG_HALF_AWAY && r.n_layers == 2 && r.n_runs == 2;
+    int64_t n_changed = r.var[0].n_changed, n_ties = r.n_ties;
+    /* output change: the first quantizer's ties, Relu'd (negative ones stay 0), plus any tie at the second */
+    double want = 0;
+    int64_t ties2 = 0;
+    for (int64_t i = 0; i < 16; i++) {
+        int c = (int)(i / 8);
+        int32_t e = (int32_t)nearbyint((double)x[i] / sc[c]) + zp[c], a = qt_fr_away(x[i], sc[c], zp[c], -128, 127);
+        if (e > 127) e = 127;
+        if (e < -128) e = -128;
+        double re = fmax(0, (e - zp[c]) * sc[c]), ra = fmax(0, (a - zp[c]) * sc[c]);
+        int32_t q2e = qt_fr_away(re, 0.125, 0, 0, 255), q2a = qt_fr_away(ra, 0.125, 0, 0, 255);   /* multiples of 0.125: no tie */
+        ties2 += fabs(re / 0.125 - floor(re / 0.125) - 0.5) == 0;
+        double d = (q2a - q2e) * 0.125;
+        want += d * d;
+    }
+    want /= 16;
+    double got = r.var[0].out.mse;
+    qr_frag_free(&r);
+    qr_tensor_free_data(&cap.t);
+    qr_qtable_free(&qt);
+    qr_tensor_free_data(&in);
+    qr_graph_free(g);
+    free(g);
+    QT_CHECK(ok);
+    QT_CHECKF(n_changed == ties && n_ties == ties && ties2 == 0, "variant changed %lld, ties %lld (want %lld)", (long long)n_changed,
+              (long long)n_ties, (long long)ties);
+    QT_CHECKF(fabs(got - want) <= 1e-12 * fmax(1, want) && want > 0, "output MSE %.9g, want %.9g", got, want);
+}
+
+/* ±1 LSB injection: exactly floor(share · n + 0.5) elements, each by one LSB inside the range,
+ * the same ones for the same seed, others for another seed; none at share 0. */
+static void test_frag_inject(void) {
+    const int64_t n = 1000;
+    QrTensor a = { 0 }, b = { 0 }, o = { 0 };
+    QT_OK(qr_tensor_set_shape(&o, QR_DT_S8, 1, &n));
+    QT_OK(qr_tensor_alloc_data(&o));
+    for (int64_t i = 0; i < n; i++) qr_quant_seti(&o, i, i % 3 == 0 ? -128 : i % 3 == 1 ? 127 : (int32_t)(i % 200) - 100);
+    QrQuantRange rg = { -128, 127 };
+    const double shares[4] = { 0.013, 0.5, 1.0, 0.0 };
+    for (int s = 0; s < 4; s++) {
+        for (int k = 0; k < 3; k++) {
+            QrTensor *t = k == 2 ? &b : &a;
+            qr_tensor_free_data(t);
+            QT_OK(qr_tensor_set_shape(t, QR_DT_S8, 1, &n));
+            QT_OK(qr_tensor_alloc_data(t));
+            memcpy(t->data, o.data, (size_t)n);
+            int64_t got = qr__fr_inject(t, shares[s], k == 2 ? 8 : 7, rg, NULL, NULL);
+            int64_t want = (int64_t)floor(shares[s] * (double)n + 0.5), changed = 0;
+            for (int64_t i = 0; i < n; i++) {
+                int32_t d = qr_quant_geti(t, i) - qr_quant_geti(&o, i);
+                changed += d != 0;
+                QT_CHECKF(d >= -1 && d <= 1, "share %g: element %lld moved by %d", shares[s], (long long)i, d);
+            }
+            QT_CHECKF(got == want && changed == want, "share %g seed %d: %lld reported, %lld changed, want %lld", shares[s],
+                      k == 2 ? 8 : 7, (long long)got, (long long)changed, (long long)want);
+            if (k == 1) {   /* same seed as k == 0: the same tensor, recomputed here from o */
+                QrTensor c = { 0 };
+                QT_OK(qr_tensor_set_shape(&c, QR_DT_S8, 1, &n));
+                QT_OK(qr_tensor_alloc_data(&c));
+                memcpy(c.data, o.data, (size_t)n);
+                qr__fr_inject(&c, shares[s], 7, rg, NULL, NULL);
+                bool same = !memcmp(c.data, a.data, (size_t)n);
+                qr_tensor_free_data(&c);
+                QT_CHECKF(same, "share %g: seed 7 twice gives different elements", shares[s]);
+            }
+        }
+        if (shares[s] > 0.01 && shares[s] < 1) QT_CHECKF(memcmp(a.data, b.data, (size_t)n), "share %g: seeds 7 and 8 agree", shares[s]);
+    }
+    qr_tensor_free_data(&a);
+    qr_tensor_free_data(&b);
+    qr_tensor_free_data(&o);
+}
+
+/* No perturbation, no spread: share 0 changes nothing and an input without ties leaves the
+ * half-away variant equal to the simulation, exactly. */
+static void test_frag_zero(void) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/frag0", qt_tmpdir());
+    QT_OK(qr_mkdir_p(dir));
+    QrGraph *g = NULL;
+    QrTensor in;
+    QT_OK(qt_fr_model(dir, &g));
+    QT_OK(qt_fr_input(&in, false));
+    QT_OK(qr_run_infer(g, &in));
+    QrQuantTable qt = { 0 };
+    QT_OK(qr_qtable_build(g, &qt));
+    QrFragOpts fo;
+    qr_frag_opts_default(&fo);
+    fo.share = 0;
+    fo.n_seeds = 2;
+    QrFragResult r;
+    QT_OK(qr_frag_run(g, &qt, &in, NULL, &fo, &r));
+    bool ok = r.n_var == 3 && r.n_ties == 0 && r.n_layers == 2;
+    for (int k = 0; ok && k < r.n_var; k++) ok = r.var[k].n_changed == 0 && r.var[k].out.mse == 0 && r.var[k].out.l1 == 0;
+    for (int l = 0; ok && l < r.n_layers; l++) ok = r.layers[l].lsb.n_tot == 0 && r.layers[l].ha.n_tot == 0 && r.layers[l].lsb.tot == 0;
+    QrFragSpread sp;
+    ok = ok && qr_frag_spread(&r, qt_fr_value(g, "rq"), &sp) && sp.mse_lsb == 0 && sp.lsb_max == 0 && sp.changed == 0;
+    qr_frag_free(&r);
+    qr_qtable_free(&qt);
+    qr_tensor_free_data(&in);
+    qr_graph_free(g);
+    free(g);
+    QT_CHECK(ok);
+}
+
+/* compare-dump's classification on a constructed case: the model above, the device differing at
+ * 'rq' by more than the tolerance; the fragility spread set by hand. */
+static void test_frag_dump_classify(void) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/frag_dump", qt_tmpdir());
+    QT_OK(qr_mkdir_p(dir));
+    QrGraph *g = NULL;
+    QrTensor in;
+    QT_OK(qt_fr_model(dir, &g));
+    QT_OK(qt_fr_input(&in, true));
+    QT_OK(qr_run_infer(g, &in));
+    QrQuantTable qt = { 0 };
+    QT_OK(qr_qtable_build(g, &qt));
+    QrFragOpts fo;
+    qr_frag_opts_default(&fo);
+    fo.n_seeds = 1;
+    fo.no_half_away = true;
+    QrFragResult fr;
+    QT_OK(qr_frag_run(g, &qt, &in, NULL, &fo, &fr));
+    int v1 = qt_fr_value(g, "xq"), v2 = qt_fr_value(g, "rq");
+    /* spread at rq: 1 LSB² mean (16 over 16 elements), 3 LSB at most */
+    QrFragLayer *l2 = &fr.layers[fr.by_value[v2]];
+    l2->lsb.lsb2_max = 16;
+    l2->lsb.n_tot_max = 8;
+    l2->lsb.lsb_max = 3;
+    /* case: upstream differs (n_diff), rq's mean, max: rounding? */
+    struct { int64_t up_diff, lsb_max; double mse; bool rounding; } cases[] = {
+        { 2, 2, 0.5, true },     /* within the spread, downstream of a difference */
+        { 0, 2, 0.5, false },    /* nothing differs upstream: a device problem */
+        { 2, 2, 2.0, false },    /* mean squared beyond the spread */
+        { 2, 4, 0.5, false },    /* largest |Δ| beyond the spread */
+    };
+    for (int c = 0; c < QR_ARRAY_LEN(cases); c++) {
+        QrDumpRow rows[2];
+        memset(rows, 0, sizeof rows);
+        rows[0] = (QrDumpRow){ .value = "xq", .v = v1, .q = qt.by_value[v1], .lsb = true, .n = 16, .n_diff = cases[c].up_diff,
+                               .lsb_max = cases[c].up_diff ? 1 : 0, .mse_lsb = (double)cases[c].up_diff / 16 };
+        rows[1] = (QrDumpRow){ .value = "rq", .v = v2, .q = qt.by_value[v2], .lsb = true, .n = 16, .n_diff = 4,
+                               .lsb_max = cases[c].lsb_max, .mse_lsb = cases[c].mse, .divergent = true };
+        QrDumpResult dr = { .tol = 1, .n = 2, .rows = rows, .first_divergent = -1 };
+        QT_OK(qr__dp_classify(g, &qt, &fr, &dr));
+        QT_CHECKF(rows[1].has_spread && rows[1].spread.lsb_max == 3 && fabs(rows[1].spread.mse_lsb - 1.0) < 1e-12,
+                  "case %d: spread %lld LSB, %.6g LSB²", c, (long long)rows[1].spread.lsb_max, rows[1].spread.mse_lsb);
+        QT_CHECKF(rows[1].rounding == cases[c].rounding && rows[1].divergent == !cases[c].rounding && dr.n_rounding == (cases[c].rounding ? 1 : 0),
+                  "case %d: rounding %d divergent %d, want rounding %d", c, rows[1].rounding, rows[1].divergent, cases[c].rounding);
+        QT_CHECK(!rows[0].rounding && !rows[0].divergent);
+        QrArena a = { 0 };
+        dr.n_divergent = rows[1].divergent;
+        dr.first_divergent = rows[1].divergent ? 1 : -1;
+        const char *vd = qr_dump_verdict(&a, &dr);
+        bool said = cases[c].rounding ? strstr(vd, "no device problem") != NULL : strstr(vd, "leaves the simulation first at 'rq'") != NULL;
+        qr_arena_free(&a);
+        QT_CHECKF(said, "case %d: verdict '%s'", c, vd);
+    }
+    qr_frag_free(&fr);
+    qr_qtable_free(&qt);
+    qr_tensor_free_data(&in);
+    qr_graph_free(g);
+    free(g);
+}
+
+/* The verdict on real pairs: the CNN fixture is not rounding-fragile; the small transformer twin's
+ * spread is a larger share of its quantization error. */
+static void test_frag_verdict(void) {
+    const char *pairs[2][3] = { { "fixtures/qpairs/ort_qdq/base.onnx", "fixtures/qpairs/ort_qdq/analysis.onnx", "fixtures/qpairs/ort_qdq/input.npy" },
+                                { "fixtures/tpairs/static_int8/base.onnx", "fixtures/tpairs/static_int8/analysis.onnx",
+                                  "fixtures/tpairs/static_int8/input.npy" } };
+    double ratio[2] = { NAN, NAN };
+    bool fragile[2] = { false, false };
+    for (int p = 0; p < 2; p++) {
+        QrGraph *b = NULL, *a = NULL;
+        QrTensor in = { 0 };
+        QrSession se;
+        memset(&se, 0, sizeof se);
+        QT_OK(qr_npy_read(pairs[p][2], &in));
+        QT_OK(qr_run_load(pairs[p][0], &b));
+        QT_OK(qr_run_load(pairs[p][1], &a));
+        QT_OK(qr_run_infer(b, &in));
+        QT_OK(qr_run_infer(a, &in));
+        QT_OK(qr_session_open(&se, b, a, &in));
+        QrFragResult r;
+        QrStatus st = qr_session_run_baseline(&se);
+        if (st == QR_OK) st = qr_frag_run(&se.tw.g, &se.qt, se.inputs, se.base_out, NULL, &r);
+        if (st == QR_OK) {
+            ratio[p] = r.ratio_lsb;
+            fragile[p] = r.fragile;
+            QrArena ar = { 0 };
+            printf("frag %s: %d of %d quantizers perturbed, ratio %.4g, %s\n", pairs[p][1], r.n_layers, r.n_act, r.ratio_lsb,
+                   qr_frag_verdict(&ar, &r));
+            qr_arena_free(&ar);
+            qr_frag_free(&r);
+        }
+        qr_session_close(&se);
+        qr_tensor_free_data(&in);
+        qr_graph_free(b);
+        free(b);
+        qr_graph_free(a);
+        free(a);
+        QT_OK(st);
+    }
+    QT_CHECKF(!fragile[0] && ratio[0] < QR_FRAG_FRAGILE_RATIO, "CNN: ratio %.4g", ratio[0]);
+    QT_CHECKF(ratio[1] > 2 * ratio[0], "transformer ratio %.4g, CNN %.4g", ratio[1], ratio[0]);
+}
+
+
+/* runall: fragility.txt/.csv and summary.json "fragility" by default; --no-fragility leaves them out. */
+static void test_frag_runall_option(void) {
+    char keep[600], zip[600], p[700];
+    for (int off = 0; off < 2; off++) {
+        snprintf(keep, sizeof keep, "%s/frag_runall_%d", qt_tmpdir(), off);
+        snprintf(zip, sizeof zip, "%s/frag_runall_%d.zip", qt_tmpdir(), off);
+        QtCli r;
+        qt_cli(&r, "runall fixtures/qpairs/ort_qdq/base.onnx fixtures/qpairs/ort_qdq/analysis.onnx -i fixtures/qpairs/ort_qdq/input.npy "
+               "-o %s --keep-dir %s --quiet%s", zip, keep, off ? " --no-fragility" : "");
+        QT_CHECKF(r.code == 0 && !r.crashed, "exit %d: %s", r.code, r.err);
+        snprintf(p, sizeof p, "%s/" QR_BF_FRAGILITY ".csv", keep);
+        bool have = access(p, F_OK) == 0;
+        snprintf(p, sizeof p, "%s/summary.json", keep);
+        char *js = qt_ra_read(p, NULL);
+        bool key = js && strstr(js, "\"fragility\":") != NULL;
+        free(js);
+        QT_CHECKF(have == !off && key == !off, "--no-fragility %d: fragility.csv %d, summary key %d", off, have, key);
+    }
+}
+
+static void qt_frag_all(void) {
+    QT_RUN(test_frag_half_away);
+    QT_RUN(test_frag_inject);
+    QT_RUN(test_frag_zero);
+    QT_RUN(test_frag_dump_classify);
+    QT_RUN(test_frag_verdict);
+    QT_RUN(test_frag_runall_option);
+}

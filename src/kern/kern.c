@@ -87,6 +87,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_steps = qr_f32_steps__ref,
         .f32_softmax = qr_f32_softmax__ref,
         .f32_map = qr_f32_map__ref,
+        .f32_layernorm = qr_f32_layernorm__ref,
         .ort_wide = cpu.avx512f,
     };
     const char *ow = getenv("QR_ORT_SOFTMAX");
@@ -121,8 +122,9 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_hist = qr_f32_hist__avx2;
         k->f32_fake_quant = qr_f32_fake_quant__avx2;
         k->f32_steps = qr_f32_steps__avx2;
-        k->f32_softmax = qr_f32_softmax__avx2;   /* the avx512 level keeps these two */
+        k->f32_softmax = qr_f32_softmax__avx2;   /* the avx512 level keeps these three */
         k->f32_map = qr_f32_map__avx2;
+        k->f32_layernorm = qr_f32_layernorm__avx2;
     }
     if (isa >= QR_ISA_AVX512 && isa <= QR_ISA_VNNI) {
         k->isa = QR_ISA_AVX512;

@@ -7,8 +7,8 @@ ifeq ($(origin CC),default)
 CC      := gcc
 endif
 OPT     ?= -O2
-# snprintf truncation into fixed buffers is deliberate (messages, paths are length-checked).
-WARN    := -Wall -Wextra -Werror -Wno-format-truncation
+# Nothing silenced: a snprintf that may cut a path checks its return value and fails.
+WARN    := -Wall -Wextra -Werror
 CSTD    := -std=gnu11
 INC     := -Ithird_party/include -I.
 LIBS    := -Lthird_party/lib -lminizip -lz -lprotobuf-c -lm -lpthread

@@ -43,6 +43,20 @@ static void qt_fail(const char *file, int line, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* snprintf for tests: a text or path cut at the buffer's size fails the current test (a cut
+ * path would name another file; nothing in the suite is that long, and this shows if it becomes
+ * so). Returns the buffer. */
+#define qt_fmt(buf, cap, ...) qt__fmt(__FILE__, __LINE__, (buf), (cap), __VA_ARGS__)
+static char *qt__fmt(const char *file, int line, char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static char *qt__fmt(const char *file, int line, char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= cap) qt_fail(file, line, "qt_fmt: %d bytes do not fit in %zu", n, cap);
+    return buf;
+}
+
 /* Marks the current test skipped with a reason (see QT_SKIP). */
 static void qt_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void qt_skip(const char *fmt, ...) {
@@ -82,10 +96,15 @@ static void qt_run(const char *name, void (*fn)(void)) {
     qt_cur_skipped = 0;
     qt_cur_skip_why[0] = 0;
     qr_err_clear();
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     fn();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* --verbose shows each test's wall time (with the processes it starts): where the suite's time goes. */
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (qt_cur_failed) qt_failed++;
     else if (qt_cur_skipped) { qt_skipped++; printf("skip %s: %s\n", name, qt_cur_skip_why); }
-    else { qt_passed++; if (qt_verbose) printf("ok   %s\n", name); }
+    else { qt_passed++; if (qt_verbose) printf("ok   %s (%.2f s)\n", name, secs); }
     alarm(0);
 }
 

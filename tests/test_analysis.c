@@ -80,10 +80,10 @@ static void qt_metrics_pair(const char *pair) {
             qt_metrics_vec(&m, v);
             for (int c = 0; c < 15; c++)
                 if (!qt_close(v[c], rows[i].v[c], c == 3 ? 1e-4 : 1e-6, c == 3 ? 1e-9 : 1e-12)) {
-                    if (!bad++) snprintf(msg, sizeof msg, "%s column %d: %.12g vs numpy %.12g", rows[i].name, c, v[c], rows[i].v[c]);
+                    if (!bad++) qt_fmt(msg, sizeof msg, "%s column %d: %.12g vs numpy %.12g", rows[i].name, c, v[c], rows[i].v[c]);
                 }
         } else {
-            if (!bad++) snprintf(msg, sizeof msg, "%s: %s", rows[i].name, st ? qr_err_msg() : "size mismatch");
+            if (!bad++) qt_fmt(msg, sizeof msg, "%s: %s", rows[i].name, st ? qr_err_msg() : "size mismatch");
         }
         qr_tensor_free_data(&x); qr_tensor_free_data(&y); qr_tensor_free_data(&xf); qr_tensor_free_data(&yf);
     }
@@ -113,7 +113,7 @@ static void qt_compare_pair(const char *pair) {
         const QrLayerRow *r = NULL;
         for (int k = 0; k < c.n; k++)
             if (!strcmp(p.b->nodes[se.m.m[c.rows[k].match].b_node].name, rows[i].name)) r = &c.rows[k];
-        if (!r || !r->has_m) { if (!bad++) snprintf(msg, sizeof msg, "no row for %s", rows[i].name); continue; }
+        if (!r || !r->has_m) { if (!bad++) qt_fmt(msg, sizeof msg, "no row for %s", rows[i].name); continue; }
         found++;
         double v[15];
         qt_metrics_vec(&r->m, v);
@@ -121,14 +121,14 @@ static void qt_compare_pair(const char *pair) {
             /* Atol/Rtol are maxima of differences: execution noise of 1e-6 of the values dominates them */
             double rel = col == 5 || col == 6 ? 1e-3 : col == 3 ? 1e-3 : 1e-4;
             if (!qt_close(v[col], rows[i].v[col], rel, 1e-6) && !bad++)
-                snprintf(msg, sizeof msg, "%s column %d: %.9g vs reference %.9g", rows[i].name, col, v[col], rows[i].v[col]);
+                qt_fmt(msg, sizeof msg, "%s column %d: %.9g vs reference %.9g", rows[i].name, col, v[col], rows[i].v[col]);
         }
         /* a Flatten without a quantizer of its own adds no error */
-        if (!r->has_local && !bad++) snprintf(msg, sizeof msg, "%s: no local error", rows[i].name);
+        if (!r->has_local && !bad++) qt_fmt(msg, sizeof msg, "%s: no local error", rows[i].name);
         if (!strcmp(p.b->nodes[se.m.m[r->match].b_node].op_type, "Flatten") && se.m.m[r->match].a_quant < 0 && r->has_local && r->local.mse != 0 && !bad++)
             snprintf(msg, sizeof msg, "Flatten adds error of its own: local cosine %.9g", r->local.cosine);
     }
-    if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+    if (st != QR_OK) qt_fmt(msg, sizeof msg, "%s", qr_err_msg());
     qr_compare_free(&c);
     if (st == QR_OK || se.b) qr_session_close(&se);
     qt_pair_free(&p);
@@ -227,7 +227,7 @@ static void qt_sens_grouped_pair(const char *dir) {
         qr_sens_free(&rb);
         qr_sens_free(&rg);
     }
-    if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+    if (st != QR_OK) qt_fmt(msg, sizeof msg, "%s", qr_err_msg());
     if (se.b) qr_session_close(&se);
     if (a) { qr_graph_free(a); free(a); }
     if (b) { qr_graph_free(b); free(b); }
@@ -411,7 +411,7 @@ static void test_sens_reference(void) {
         const QrSensRow *r = &sr.rows[k];
         if (strcmp(r->name, names[k]) || strcmp(qr_sens_type_name(r->type), types[k])) {
             ok = false;
-            snprintf(msg, sizeof msg, "rank %d: %s/%s, reference %s/%s", k + 1, r->name, qr_sens_type_name(r->type), names[k], types[k]);
+            qt_fmt(msg, sizeof msg, "rank %d: %s/%s, reference %s/%s", k + 1, r->name, qr_sens_type_name(r->type), names[k], types[k]);
         }
         double v[5] = { r->m.l1, r->m.cosine, r->m.mse, r->m.kl, r->m.sqnr };
         for (int j = 0; ok && j < 5; j++) {
@@ -475,7 +475,7 @@ static QrStatus qt_edge_models(const char *dir, QrGraph **b, QrGraph **a) {
             qt_mb_node(&mb, "DequantizeLinear", "dqo", "rq,so,z8", "y1");
             qt_mb_node(&mb, "Mul", "zero", "h,zeros", "y2");
         }
-        snprintf(path, sizeof path, "%s/%s.onnx", dir, k ? "edge_a" : "edge_b");
+        qt_fmt(path, sizeof path, "%s/%s.onnx", dir, k ? "edge_a" : "edge_b");
         QrStatus st = qt_mb_write(&mb, path);
         qt_mb_free(&mb);
         QR_TRY(st);
@@ -531,7 +531,7 @@ static void test_edge_cases(void) {
             ok = nonfinite > 0 && c.out.n_nonfinite > 0;
             snprintf(msg, sizeof msg, "NaN: %d rows with non-finite values, outputs %lld", nonfinite, (long long)c.out.n_nonfinite);
         }
-        if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+        if (st != QR_OK) qt_fmt(msg, sizeof msg, "%s", qr_err_msg());
         qr_sens_free(&sr);
         qr_compare_free(&c);
         if (st == QR_OK || se.b) qr_session_close(&se);

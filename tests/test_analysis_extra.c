@@ -89,7 +89,7 @@ static void qt_ax_qdq(QtModel *mb, const char *x, const char *s, const char *z, 
 }
 
 static QrStatus qt_ax_write(QtModel *mb, const char *file, char *path, size_t n) {
-    snprintf(path, n, "%s/%s", qt_tmpdir(), file);
+    qt_fmt(path, n, "%s/%s", qt_tmpdir(), file);
     QrStatus st = qt_mb_write(mb, path);
     qt_mb_free(mb);
     return st;
@@ -131,13 +131,13 @@ static void qt_ax_weights_pair(const char *pair) {
         n++;
         const QrWeightRow *r = NULL;
         for (int k = 0; k < w.n; k++) if (!strcmp(w.rows[k].name, wn)) r = &w.rows[k];
-        if (!r || !r->has_m) { if (!bad++) snprintf(msg, sizeof msg, "no row for weight %s", wn); continue; }
+        if (!r || !r->has_m) { if (!bad++) qt_fmt(msg, sizeof msg, "no row for weight %s", wn); continue; }
         bool ok = r->n == cnt && r->n_sat == nsat && r->n_zero == nzero && qt_ax_close_to(r->m.sqnr, sqnr, 1e-6) &&
                   qt_ax_close_to(r->m.cosine, cos, 1e-9) && qt_ax_close_to(r->m.atol, atol, 1e-6) &&
                   qt_ax_close_to(r->m.l1, l1, 1e-6) && qt_ax_close_to(r->scale_min, smin, 1e-7) &&
                   qt_ax_close_to(r->scale_max, smax, 1e-7);
         if (!ok && !bad++)
-            snprintf(msg, sizeof msg, "%s: n %lld/%lld sat %lld/%lld zero %lld/%lld sqnr %.9g/%.9g cos %.12g/%.12g atol %.9g/%.9g "
+            qt_fmt(msg, sizeof msg, "%s: n %lld/%lld sat %lld/%lld zero %lld/%lld sqnr %.9g/%.9g cos %.12g/%.12g atol %.9g/%.9g "
                      "l1 %.9g/%.9g", wn, (long long)r->n, cnt, (long long)r->n_sat, nsat, (long long)r->n_zero, nzero,
                      r->m.sqnr, sqnr, r->m.cosine, cos, r->m.atol, atol, r->m.l1, l1);
     }
@@ -145,14 +145,14 @@ static void qt_ax_weights_pair(const char *pair) {
     if (st == QR_OK && n != w.n && !bad++) snprintf(msg, sizeof msg, "%d reference rows but %d weight rows", n, w.n);
     if (st == QR_OK) {
         char dir[256], csv[300];
-        snprintf(dir, sizeof dir, "%s/w_%s", qt_tmpdir(), pair);
+        qt_fmt(dir, sizeof dir, "%s/w_%s", qt_tmpdir(), pair);
         qr_mkdir_p(dir);
         st = qr_weights_write(&p.se, &w, dir);
         snprintf(csv, sizeof csv, "%s/weight_comparison.csv", dir);
         if (st == QR_OK && !qt_ax_file_has(csv, "Index,weight,node,op_type,shape,dtype,axis,SQNR,Cosine,max_abs_err") && !bad++)
             snprintf(msg, sizeof msg, "weight_comparison.csv lacks the header");
     }
-    if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+    if (st != QR_OK) qt_fmt(msg, sizeof msg, "%s", qr_err_msg());
     qr_weights_free(&w);
     qt_ax_close(&p);
     qt_record(name, st == QR_OK && bad == 0 && n > 0, "%s", msg);
@@ -250,7 +250,7 @@ static void test_ax_culprit(void) {
     if (st == QR_OK) st = qr_advisor_run(&p.se, &c, &sr, NULL, NULL, &adv);
     if (st == QR_OK) st = qr_dist_collect(&p.se, &sr, NULL, 0, 0, &ds);
     char dir[256], txt[300];
-    snprintf(dir, sizeof dir, "%s/culprit", qt_tmpdir());
+    qt_fmt(dir, sizeof dir, "%s/culprit", qt_tmpdir());
     qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_advisor_write(&p.se, &adv, dir);
     bool ok = st == QR_OK;
@@ -388,7 +388,7 @@ static void test_ax_whatif_hand(void) {
     /* one step: recommended whether or not it reaches the target (else it is the best) */
     QT_CHECK(w.rec_int16 == 0 && w.rec_fp == 0);
     char dir[256], js[300];
-    snprintf(dir, sizeof dir, "%s/whatif_hand", qt_tmpdir());
+    qt_fmt(dir, sizeof dir, "%s/whatif_hand", qt_tmpdir());
     qr_mkdir_p(dir);
     QT_OK(qr_whatif_write(&p.se, &w, dir));
     snprintf(js, sizeof js, "%s/mixed_precision.json", dir);
@@ -431,7 +431,7 @@ static void qt_ax_whatif_pair(const char *pair) {
     int ks[] = { 1, 3, 1000 };
     if (st == QR_OK) st = qr_whatif_run(&p.se, &sr, ks, 3, 0.99999, &w);
     bool ok = st == QR_OK && w.n_steps >= 2;
-    if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+    if (st != QR_OK) qt_fmt(msg, sizeof msg, "%s", qr_err_msg());
     if (ok) {
         const QrWhatIfStep *all = &w.steps[w.n_steps - 1];
         ok = all->k == w.n_rank && all->n_not_disabled == 0 && all->fp.cosine > 1 - 1e-7 && all->fp.l1 < 1e-3 * (1 + w.as_is.l1);
@@ -446,7 +446,7 @@ static void qt_ax_whatif_pair(const char *pair) {
         st = qr_sens_run(&p.se, &oo, &off);
         if (st == QR_OK) st = qr_whatif_run(&p.se, &off, &k1, 1, 0, &w2);
         ok = st == QR_OK && w2.n_steps == 1 && !strcmp(w2.steps[0].nodes[0], "/conv1/Conv");
-        if (!ok) snprintf(msg, sizeof msg, "off-one ranking: %s", st == QR_OK ? w2.steps[0].nodes[0] : qr_err_msg());
+        if (!ok) qt_fmt(msg, sizeof msg, "off-one ranking: %s", st == QR_OK ? w2.steps[0].nodes[0] : qr_err_msg());
         qr_whatif_free(&w2);
         qr_sens_free(&off);
     }
@@ -467,7 +467,7 @@ static void qt_ax_whatif_pair(const char *pair) {
     }
     if (ok) {
         char dir[256];
-        snprintf(dir, sizeof dir, "%s/wi_%s", qt_tmpdir(), pair);
+        qt_fmt(dir, sizeof dir, "%s/wi_%s", qt_tmpdir(), pair);
         qr_mkdir_p(dir);
         st = qr_whatif_write(&p.se, &w, dir);
         char js[300];
@@ -481,7 +481,7 @@ static void qt_ax_whatif_pair(const char *pair) {
         qr_aligned_free(buf);
         ok = st == QR_OK && qr_json_get(root, "int16") && qr_json_get(root, "int16")->n == w.n_steps &&
              qr_json_get(qr_json_get(root, "recommended"), "float");
-        if (!ok) snprintf(msg, sizeof msg, "mixed_precision.json: %s", st == QR_OK ? "missing members" : qr_err_msg());
+        if (!ok) qt_fmt(msg, sizeof msg, "mixed_precision.json: %s", st == QR_OK ? "missing members" : qr_err_msg());
         qr_arena_free(&ja);
     }
     qr_whatif_free(&w);
@@ -660,7 +660,7 @@ static void test_ax_advisor_concat(void) {
     const QrFinding *h = qt_ax_finding(&adv, QR_ADV_SATURATION, "rb");
     QT_CHECK(h && qt_ax_ev(h, "clipped_share") == 0.25);
     char dir[256], txt[300];
-    snprintf(dir, sizeof dir, "%s/adv_cat", qt_tmpdir());
+    qt_fmt(dir, sizeof dir, "%s/adv_cat", qt_tmpdir());
     qr_mkdir_p(dir);
     QT_OK(qr_advisor_write(&p.se, &adv, dir));
     snprintf(txt, sizeof txt, "%s/abnormal_layer_advisor.txt", dir);
@@ -826,8 +826,8 @@ static void test_ax_badcase_flat(void) {
     QrTensor in = {0}, t = {0};
     QrBadcase bc = {0};
     char dir[256], out[256];
-    snprintf(dir, sizeof dir, "%s/bc_flat", qt_tmpdir());
-    snprintf(out, sizeof out, "%s/bc_flat_out", qt_tmpdir());
+    qt_fmt(dir, sizeof dir, "%s/bc_flat", qt_tmpdir());
+    qt_fmt(out, sizeof out, "%s/bc_flat_out", qt_tmpdir());
     qr_mkdir_p(out);
     QT_OK(qr_npy_read("fixtures/qpairs/culprit/input.npy", &in));
     QT_OK(qr_tensor_to_f32(&in, &t));
@@ -914,8 +914,8 @@ static void test_ax_badcase_folders(void) {
     QrBadcase bc = {0};
     QT_OK(qr_run_load(bp, &b));
     QT_OK(qr_run_load(ap, &a));
-    snprintf(dir, sizeof dir, "%s/bc_dirs", qt_tmpdir());
-    snprintf(out, sizeof out, "%s/bc_dirs_out", qt_tmpdir());
+    qt_fmt(dir, sizeof dir, "%s/bc_dirs", qt_tmpdir());
+    qt_fmt(out, sizeof out, "%s/bc_dirs_out", qt_tmpdir());
     qr_mkdir_p(out);
     char da[300], db[300];
     snprintf(da, sizeof da, "%s/a", dir);
@@ -956,7 +956,7 @@ static void test_ax_badcase_folders(void) {
     /* a sample file that is not .npy data */
     {
         char p[300];
-        snprintf(p, sizeof p, "%s/1.npy", db);
+        qt_fmt(p, sizeof p, "%s/1.npy", db);
         QT_OK(qr_file_write_atomic(p, "garbage", 7));
         st = qr_badcase_search(b, a, dir, 0, QR_METRIC_L1, NULL, &bc);
         QT_CHECKF(st != QR_OK && strstr(qr_err_msg(), "b_c/1.npy"), "%s", qr_err_msg());
@@ -975,12 +975,12 @@ static void test_ax_badcase_folders(void) {
         /* no folder for input 'b/c' */
         char empty[300];
         snprintf(empty, sizeof empty, "%s/bc_half", qt_tmpdir());
-        snprintf(p, sizeof p, "%s/a", empty);
+        qt_fmt(p, sizeof p, "%s/a", empty);
         QT_OK(qr_mkdir_p(p));
         st = qr_badcase_search(b, a, empty, 0, QR_METRIC_L1, NULL, &bc);
         QT_CHECKF(st == QR_ERR_INVALID && strstr(qr_err_msg(), "'b/c'"), "%s", qr_err_msg());
         /* an empty input folder, and a folder that does not exist */
-        snprintf(p, sizeof p, "%s/b_c", empty);
+        qt_fmt(p, sizeof p, "%s/b_c", empty);
         QT_OK(qr_mkdir_p(p));
         st = qr_badcase_search(b, a, empty, 0, QR_METRIC_L1, NULL, &bc);
         QT_CHECKF(st == QR_ERR_INVALID && strstr(qr_err_msg(), "no .npy"), "%s", qr_err_msg());

@@ -196,7 +196,7 @@ static void test_knobs_node_select(void) {
     for (int c = 0; c < QR_ARRAY_LEN(cases); c++) {
         qt_cli(&r, "sensitivity " QT_KN_PAIR "/base.onnx " QT_KN_PAIR "/analysis.onnx -i " QT_KN_PAIR "/input.npy -o %s/%s %s --quiet",
                d, cases[c].dir, cases[c].args);
-        if (r.code) { bad++; snprintf(msg, sizeof msg, "%s: exit %d %s", cases[c].args, r.code, r.err); continue; }
+        if (r.code) { bad++; qt_fmt(msg, sizeof msg, "%s: exit %d %s", cases[c].args, r.code, r.err); continue; }
         QtCsv sub;
         snprintf(p, sizeof p, "%s/%s/sensitive_ops.csv", d, cases[c].dir);
         if (!qt_csv_load(p, &sub)) { bad++; continue; }
@@ -541,7 +541,7 @@ static void test_knobs_demote_int16(void) {
                want[w].model, d, want[w].model);
         QtCsv cmp;
         snprintf(p, sizeof p, "%s/kn_dmc_%s/compare_per_layer_out.csv", d, want[w].model);
-        if (r.code || !qt_csv_load(p, &cmp)) { bad++; snprintf(msg, sizeof msg, "compare %s: %d %s", want[w].model, r.code, r.err); continue; }
+        if (r.code || !qt_csv_load(p, &cmp)) { bad++; qt_fmt(msg, sizeof msg, "compare %s: %d %s", want[w].model, r.code, r.err); continue; }
         /* the graph output is the last layer, /fc/Gemm */
         int last = cmp.n_rows - 1;
         int ccols[3] = { qt_csv_col(&cmp, "L1"), qt_csv_col(&cmp, "Cosine"), qt_csv_col(&cmp, "MSE") };

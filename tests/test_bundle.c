@@ -265,7 +265,7 @@ static void test_json_numbers(void) {
         int digits = 0;
         for (const char *c = buf; *c && *c != 'e'; c++) if (isdigit((unsigned char)*c)) digits++;
         if (digits > 1 && !strchr(buf, 'e')) {
-            snprintf(shorter, sizeof shorter, "%.*g", digits - 1, (double)f);
+            qt_fmt(shorter, sizeof shorter, "%.*g", digits - 1, (double)f);
             QT_CHECKF((float)strtod(shorter, NULL) != f || strlen(shorter) >= strlen(buf), "%s vs %s", buf, shorter);
         }
     }
@@ -590,7 +590,7 @@ static void test_zip_write_faults(void) {
     char dir[512], path[512], names[4096], disk[512];
     snprintf(dir, sizeof dir, "%s/faults", qt_tmpdir());
     QT_OK(qr_mkdir_p(dir));
-    snprintf(path, sizeof path, "%s/report.zip", dir);
+    qt_fmt(path, sizeof path, "%s/report.zip", dir);
     snprintf(disk, sizeof disk, "%s/badcase_src3.npy", qt_tmpdir());
     QtBdEntry e[16];
     int n = qt_bd_sample(e, disk);
@@ -636,7 +636,7 @@ static void test_zip_keep_dir(void) {
     char base[512], dir[512], p[1024], names[4096], disk[512];
     snprintf(base, sizeof base, "%s/keep", qt_tmpdir());
     QT_OK(qr_mkdir_p(base));
-    snprintf(dir, sizeof dir, "%s/bundle", base);
+    qt_fmt(dir, sizeof dir, "%s/bundle", base);
     snprintf(disk, sizeof disk, "%s/badcase_src4.npy", qt_tmpdir());
     QtBdEntry e[16];
     int n = qt_bd_sample(e, disk);
@@ -654,7 +654,7 @@ static void test_zip_keep_dir(void) {
     QT_CHECKF(qt_bd_list_dir(base, names, sizeof names) == 1, "left: %s", names);
     /* A folder that is not a bundle is refused and untouched. */
     char other[512];
-    snprintf(other, sizeof other, "%s/home", base);
+    qt_fmt(other, sizeof other, "%s/home", base);
     QT_OK(qr_mkdir_p(other));
     snprintf(p, sizeof p, "%s/precious.txt", other);
     QT_OK(qr_file_write_atomic(p, "mine", 4));

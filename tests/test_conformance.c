@@ -46,7 +46,7 @@ static bool qt_tensors_close(const QrTensor *got, const QrTensor *want, double r
 static QtConfResult qt_conformance_one(const char *dir, char *msg, size_t msg_len) {
     char path[4096];
     QrGraph *g = NULL;
-    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    qt_fmt(path, sizeof path, "%s/model.onnx", dir);
     QrStatus st = qr_run_load(path, &g);
     if (st != QR_OK) {
         snprintf(msg, msg_len, "%s", qr_err_msg());
@@ -63,7 +63,7 @@ static QtConfResult qt_conformance_one(const char *dir, char *msg, size_t msg_le
     int n_sets = 0;
     for (int set = 0; res == QT_CONF_PASS; set++) {
         char sdir[4096];
-        snprintf(sdir, sizeof sdir, "%s/test_data_set_%d", dir, set);
+        qt_fmt(sdir, sizeof sdir, "%s/test_data_set_%d", dir, set);
         DIR *d = opendir(sdir);
         if (!d) break;
         closedir(d);
@@ -73,11 +73,11 @@ static QtConfResult qt_conformance_one(const char *dir, char *msg, size_t msg_le
         QrTensor *got = calloc((size_t)g->n_outputs + 1, sizeof *got);
         st = QR_OK;
         for (int i = 0; st == QR_OK && i < g->n_inputs; i++) {
-            snprintf(path, sizeof path, "%s/input_%d.pb", sdir, i);
+            qt_fmt(path, sizeof path, "%s/input_%d.pb", sdir, i);
             st = qr_pb_read(path, &in[i], NULL, 0);
         }
         for (int i = 0; st == QR_OK && i < g->n_outputs; i++) {
-            snprintf(path, sizeof path, "%s/output_%d.pb", sdir, i);
+            qt_fmt(path, sizeof path, "%s/output_%d.pb", sdir, i);
             st = qr_pb_read(path, &want[i], NULL, 0);
         }
         if (st == QR_OK) st = qr_run_infer(g, in);
@@ -127,7 +127,7 @@ static void qt_conformance_suite(const char *root, const char *sub, const char *
     int pass = 0, fail = 0, unsup = 0;
     for (int i = 0; i < n; i++) {
         char dir[4096], msg[2048] = "", name[512];
-        snprintf(dir, sizeof dir, "%s/%s", base, names[i]);
+        qt_fmt(dir, sizeof dir, "%s/%s", base, names[i]);
         snprintf(name, sizeof name, "conformance/%s/%s", sub, names[i]);
         QtConfResult r = qt_conformance_one(dir, msg, sizeof msg);
         if (r == QT_CONF_UNSUPPORTED) { unsup++; printf("unsupported %s: %s\n", name, msg); }

@@ -213,11 +213,11 @@ static void qt_cb_case(const char *name, const char *status) {
         QrStatus st = qt_cb_run(name, mode == 1, &g, &in, &out);
         char msg[400] = "";
         bool ok = st == QR_OK;
-        if (!ok) snprintf(msg, sizeof msg, "run: %s: %s", qr_status_name(st), qr_err_msg());
+        if (!ok) qt_fmt(msg, sizeof msg, "run: %s: %s", qr_status_name(st), qr_err_msg());
         char path[512];
         snprintf(path, sizeof path, QT_CB_DIR "/%s.%s.npy", name, mode ? "int" : "sim");
         bool have_gold = ok && qr_npy_read(path, &gold) == QR_OK;
-        if (ok && ort && !have_gold) { ok = false; snprintf(msg, sizeof msg, "missing golden %s", path); }
+        if (ok && ort && !have_gold) { ok = false; qt_fmt(msg, sizeof msg, "missing golden %s", path); }
         if (ok && have_gold && gold.numel != out.numel) {
             ok = false;
             snprintf(msg, sizeof msg, "%lld values, ORT %lld", (long long)out.numel, (long long)gold.numel);
@@ -465,7 +465,7 @@ static bool qt_wq_advice_check(const char *dir, bool all_ranked, char *msg, size
     QrStatus pst = qr_json_parse(&ja, (const char *)buf, len, &root);
     qr_aligned_free(buf);
     bool ok = pst == QR_OK;
-    if (!ok) { snprintf(msg, mn, "mixed_precision.json: %s", qr_err_msg()); qr_err_clear(); }
+    if (!ok) { qt_fmt(msg, mn, "mixed_precision.json: %s", qr_err_msg()); qr_err_clear(); }
     double as_is = ok ? qr_json_get(qr_json_get(root, "as_is"), "Cosine")->num : 0;
     int ranked = ok ? (int)qr_json_get(root, "ranked_nodes")->num : 0;
     const QrJsonVal *i16 = ok ? qr_json_get(root, "int16") : NULL, *fp = ok ? qr_json_get(root, "float") : NULL;
@@ -1043,13 +1043,13 @@ static void qt_contrib_wonly_variants(void) {
             size_t len = 0;
             char want[96];
             snprintf(want, sizeof want, ",%lld,", (long long)plant);
-            snprintf(path, sizeof path, "%s/weight_blocks.csv", dir);
+            qt_fmt(path, sizeof path, "%s/weight_blocks.csv", dir);
             bool blocks = rc == 0 && qr_file_read(path, 1 << 22, &txt, &len) == QR_OK && strstr((char *)txt, want) &&
                           strstr((char *)txt, "(g_idx)");
             if (qt_verbose && txt) printf("     %s weight_blocks.csv:\n%s", nm, (char *)txt);
             free(txt);
             txt = NULL;
-            snprintf(path, sizeof path, "%s/match_table.txt", dir);
+            qt_fmt(path, sizeof path, "%s/match_table.txt", dir);
             bool match = rc == 0 && qr_file_read(path, 1 << 22, &txt, &len) == QR_OK &&
                          strstr((char *)txt, "1 baseline compute values, 1 matched, 0 without counterpart") &&
                          strstr((char *)txt, "Equivalence check: PASS");

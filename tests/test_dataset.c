@@ -357,14 +357,14 @@ static void test_dataset_bad(void) {
     const char *kinds[] = { "shape", "corrupt", "dtype" };
     for (int k = 0; k < 3; k++) {
         snprintf(d, sizeof d, "%s/ds_%s", qt_tmpdir(), kinds[k]);
-        snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/data/0.npy %s/data/1.npy %s/", d, P, P, d);
+        qt_fmt(cmd, sizeof cmd, "mkdir -p %s && cp %s/data/0.npy %s/data/1.npy %s/", d, P, P, d);
         QT_CHECK(system(cmd) == 0);
         snprintf(f, sizeof f, "%s/7.npy", d);
         int64_t dims[4] = { 1, 3, 8, 8 }, full[4] = { 1, 3, 16, 16 };
         if (k == 0) QT_OK(qt_write_npy_f(f, QR_DT_F32, 4, dims, 0.5));
         else if (k == 2) QT_OK(qt_write_npy_f(f, QR_DT_F64, 4, full, 0.5));
         else {
-            snprintf(cmd, sizeof cmd, "head -c 300 %s/data/0.npy > %s", P, f);
+            qt_fmt(cmd, sizeof cmd, "head -c 300 %s/data/0.npy > %s", P, f);
             QT_CHECK(system(cmd) == 0);
         }
         qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s -o %s/o_%s --quiet", P, P, d, qt_tmpdir(), kinds[k]);
@@ -406,14 +406,14 @@ static void test_dataset_bad(void) {
     }
     /* every sample bad: nothing is left to compare */
     snprintf(d, sizeof d, "%s/ds_allbad", qt_tmpdir());
-    snprintf(cmd, sizeof cmd, "mkdir -p %s && head -c 300 %s/data/0.npy > %s/0.npy && head -c 200 %s/data/1.npy > %s/1.npy", d,
+    qt_fmt(cmd, sizeof cmd, "mkdir -p %s && head -c 300 %s/data/0.npy > %s/0.npy && head -c 200 %s/data/1.npy > %s/1.npy", d,
              P, d, P, d);
     QT_CHECK(system(cmd) == 0);
     qt_cli(&r, "compare %s/base.onnx %s/analysis.onnx --data %s -o %s/o_allbad --skip-bad-samples --quiet", P, P, d, qt_tmpdir());
     QT_CLI_FAILS(r, "ds_allbad/1.npy", "truncated");
     /* NaN in a sample: counted and shown per sample, the pooled pairs skipped and counted */
     snprintf(d, sizeof d, "%s/ds_nan", qt_tmpdir());
-    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/data/0.npy %s/data/1.npy %s/", d, P, P, d);
+    qt_fmt(cmd, sizeof cmd, "mkdir -p %s && cp %s/data/0.npy %s/data/1.npy %s/", d, P, P, d);
     QT_CHECK(system(cmd) == 0);
     QrTensor t = {0};
     snprintf(f, sizeof f, "%s/data/2.npy", P);
@@ -524,7 +524,7 @@ static void test_dataset_merge_bad(void) {
     qt_cli(&r, "merge %s/sh3_0.qrpart %s/mb_other.qrpart %s/sh3_2.qrpart -o %s/mb1 --quiet", T, T, T, T);
     QT_CLI_FAILS(r, "different baseline files", "mb_other.qrpart");
     /* truncated, tampered, not a part */
-    snprintf(cmd, sizeof cmd, "head -c 5000 %s/sh3_1.qrpart > %s/mb_trunc.qrpart && cp %s/sh3_1.qrpart %s/mb_tamper.qrpart && "
+    qt_fmt(cmd, sizeof cmd, "head -c 5000 %s/sh3_1.qrpart > %s/mb_trunc.qrpart && cp %s/sh3_1.qrpart %s/mb_tamper.qrpart && "
              "printf 'X' | dd of=%s/mb_tamper.qrpart bs=1 seek=3000 conv=notrunc 2>/dev/null", T, T, T, T, T);
     QT_CHECK(system(cmd) == 0);
     qt_cli(&r, "merge %s/sh3_0.qrpart %s/mb_trunc.qrpart %s/sh3_2.qrpart -o %s/mb1 --quiet", T, T, T, T);
@@ -663,11 +663,11 @@ static void test_dataset_layout(void) {
         QrStatus s2 = qr_dsset_list(g, d, 0, &ds);
         if (!want[c]) {
             ok = s2 == QR_OK && ds.n == 3 && ds.folders && !strcmp(ds.names[2], "2.npy");
-            if (!ok) snprintf(msg, sizeof msg, "good layout: %s", s2 ? qr_err_msg() : "wrong listing");
+            if (!ok) qt_fmt(msg, sizeof msg, "good layout: %s", s2 ? qr_err_msg() : "wrong listing");
             if (s2 == QR_OK) qr_dsset_free(&ds);
         } else {
             ok = s2 != QR_OK && strstr(qr_err_msg(), want[c]) && strstr(qr_err_msg(), d);
-            if (!ok) snprintf(msg, sizeof msg, "case %d: %s", c, s2 ? qr_err_msg() : "accepted");
+            if (!ok) qt_fmt(msg, sizeof msg, "case %d: %s", c, s2 ? qr_err_msg() : "accepted");
             if (s2 == QR_OK) qr_dsset_free(&ds);
         }
         qr_err_clear();

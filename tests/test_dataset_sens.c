@@ -307,7 +307,7 @@ static void test_dataset_sens_shard_skip(void) {
     const char *P = "fixtures/qpairs/qat_fakequant", *T = qt_tmpdir();
     char d[512], cmd[1400];
     snprintf(d, sizeof d, "%s/skipdata", T);
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp %s/data/*.npy %s/ && for f in 0 1 3; do head -c 300 %s/data/$f.npy "
+    qt_fmt(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp %s/data/*.npy %s/ && for f in 0 1 3; do head -c 300 %s/data/$f.npy "
              "> %s/$f.npy; done", d, d, P, d, P, d);
     QT_CHECK(system(cmd) == 0);
     setenv("SOURCE_DATE_EPOCH", "1", 1);

@@ -162,7 +162,7 @@ static void qt_dp_ort(const char *pair) {
     char name[128], dir[512], map[600], idx[512], msg[512] = "";
     snprintf(name, sizeof name, "deploy/dump_ort_all_%s", pair);
     snprintf(dir, sizeof dir, "fixtures/qpairs_int/%s", pair);
-    snprintf(idx, sizeof idx, "%s/index.tsv", dir);
+    qt_fmt(idx, sizeof idx, "%s/index.tsv", dir);
     snprintf(map, sizeof map, "%s/ort_%s.csv", qt_tmpdir(), pair);
     const char *why = NULL;
     QtDpModel m;
@@ -412,7 +412,7 @@ static QrStatus qt_dp_ort_run(const char *model, const char *out_dir, const char
     qr_mkdir_p(out_dir);
     if (system(cmd) != 0) {
         char err[2048], p[700];
-        snprintf(p, sizeof p, "%s/ort.err", out_dir);
+        qt_fmt(p, sizeof p, "%s/ort.err", out_dir);
         qt_slurp(p, err, sizeof err);
         return qr_errf(QR_ERR_IO, "ONNX Runtime failed on %s: %s", model, err);
     }
@@ -671,7 +671,7 @@ static void qt_dp_promote(const char *pair, const char *nodes, bool to_float) {
             snprintf(p, sizeof p, "%s/ort.err", od);
             char err[1024];
             qt_slurp(p, err, sizeof err);
-            why = (snprintf(msg, sizeof msg, "ONNX Runtime cannot run %s: %s", path, err), msg);
+            why = (qt_fmt(msg, sizeof msg, "ONNX Runtime cannot run %s: %s", path, err), msg);
         } else {
             double amax = 0, md = 0;
             for (int64_t i = 0; i < out0.numel; i++) amax = fmax(amax, fabs(qr_tensor_get_f64(&out0, i)));

@@ -941,7 +941,7 @@ static void test_graph_dataset_pooled(void) {
             double want = strtod(cos, NULL);
             checked++;
             if (!x || x->type != QR_JSON_NUM || fabs(x->num - want) > 1e-5 * fmax(1, fabs(want)))
-                if (!bad++) snprintf(first_bad, sizeof first_bad, "%s: csv %s, view %.9g", name, cos, x ? x->num : NAN);
+                if (!bad++) qt_fmt(first_bad, sizeof first_bad, "%s: csv %s, view %.9g", name, cos, x ? x->num : NAN);
         }
     }
     qr_arena_free(&a);

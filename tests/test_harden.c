@@ -918,8 +918,8 @@ static void test_harden_max_memory_cli(void) {
         snprintf(path, sizeof path, "%s/%s_out", out, cmds[k].cmd);
         qt_cli(&r, "%s %s%s%s -i %s -o %s --max-memory %llu --quiet", cmds[k].cmd, cmds[k].two ? b : a,
                cmds[k].two ? " " : "", cmds[k].two ? a : "", in, path, (unsigned long long)e.total - 1);
-        char want[64];
-        snprintf(want, sizeof want, "%s needs an estimated %s", cmds[k].cmd, desc);
+        char want[256];
+        qt_fmt(want, sizeof want, "%s needs an estimated %s", cmds[k].cmd, desc);
         QT_CLI_FAILS(r, want);
         QT_CHECKF(qt_hm_entries(path, list, sizeof list) <= 0, "%s left %s", cmds[k].cmd, list);
         qt_cli(&r, "%s %s%s%s -i %s -o %s --max-memory %llu --quiet", cmds[k].cmd, cmds[k].two ? b : a,
@@ -1272,7 +1272,7 @@ static void test_harden_full_output(void) {
     code = qt_hm_exec(args, 4 << 10, err, sizeof err, NULL);
     QT_CHECKF(code == 1 && strstr(err, "compare_per_layer_out.txt") && strstr(err, "File too large"),
               "RLIMIT_FSIZE compare: exit %d: %s", code, err);
-    snprintf(list, sizeof list, "%s/cmp", out);
+    qt_fmt(list, sizeof list, "%s/cmp", out);
     QT_CHECKF(qt_hm_entries(list, list, sizeof list) <= 0, "RLIMIT_FSIZE compare: left behind: %s", list);
 
     /* a path below a regular file: nothing can be created there, root or not */
@@ -1305,7 +1305,7 @@ static void test_harden_full_output(void) {
     n = qt_hm_entries(mnt, list, sizeof list);
     if (code != 1 || !strstr(err, mnt) || !strstr(err, "No space left") || n != 0) {
         ok = false;
-        snprintf(why, sizeof why, "full tmpfs runall: exit %d, left [%s]: %s", code, list, err);
+        qt_fmt(why, sizeof why, "full tmpfs runall: exit %d, left [%s]: %s", code, list, err);
     }
     /* --keep-dir on the full file system, the zip elsewhere */
     char zip[512];
@@ -1321,7 +1321,7 @@ static void test_harden_full_output(void) {
     qr_aligned_free(zb);
     if (ok && (code != 1 || !strstr(err, "keep") || !strstr(err, "No space left") || n != 0 || !zip_whole)) {
         ok = false;
-        snprintf(why, sizeof why, "--keep-dir on a full tmpfs: exit %d, left [%s], zip %s: %s", code, list,
+        qt_fmt(why, sizeof why, "--keep-dir on a full tmpfs: exit %d, left [%s], zip %s: %s", code, list,
                  zip_whole ? "complete" : "missing or partial", err);
     }
     /* filled to the last block: per-command outputs fail at their first file */
@@ -1342,7 +1342,7 @@ static void test_harden_full_output(void) {
         n = qt_hm_entries(sub, list, sizeof list);
         if (code != 1 || !strstr(err, cmds[k].file) || !strstr(err, "No space left") || n > 0) {
             ok = false;
-            snprintf(why, sizeof why, "full tmpfs (%s): exit %d, left [%s]: %s", args, code, list, err);
+            qt_fmt(why, sizeof why, "full tmpfs (%s): exit %d, left [%s]: %s", args, code, list, err);
         }
     }
     /* read-only */

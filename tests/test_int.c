@@ -232,7 +232,7 @@ static const char *qt_int_check_groups(const char *pair, const QrLowerInfo *info
 static void qt_int_pair_mode(const char *pair, bool int16_integer) {
     char name[128], dir[256], path[512], msg[512] = "", label[128];
     snprintf(label, sizeof label, "%s%s", pair, int16_integer ? " --int16 integer" : "");
-    snprintf(name, sizeof name, "int/%s", label);
+    qt_fmt(name, sizeof name, "int/%s", label);
     qt_int_int16_integer = int16_integer;
     QtIntModel m;
     QtIntGold gd = {0};
@@ -719,7 +719,7 @@ static void qt_int_run_levels(const char *what, QrGraph *g, const QrTensor *in, 
         qr_kern = k;
         QrTensor y = {0};
         QrStatus st = qr_run(g, in, NULL, &y);
-        if (st != QR_OK) snprintf(bad, badn, "%s on %s: %s", what, qr_isa_name(all[l]), qr_err_msg());
+        if (st != QR_OK) qt_fmt(bad, badn, "%s on %s: %s", what, qr_isa_name(all[l]), qr_err_msg());
         else if (qr_tensor_nbytes(&y) != nbytes || memcmp(y.data, want, nbytes)) {
             size_t i = 0;
             while (i < nbytes && ((const uint8_t *)y.data)[i] == ((const uint8_t *)want)[i]) i++;
@@ -842,7 +842,7 @@ static void qt_int_conv_case(int ci, const QtIntConv *cs, bool mid_wz, uint64_t 
     QrStatus s = qt_load_built(&mb, file, &g);
     qt_mb_free(&mb);
     if (s == QR_OK) s = qr_run_infer(g, &x);
-    if (s != QR_OK) snprintf(bad, badn, "case %d: %s", ci, qr_err_msg());
+    if (s != QR_OK) qt_fmt(bad, badn, "case %d: %s", ci, qr_err_msg());
     /* the reference */
     const bool narrow = qr_op_q_esize(cs->xdt) == 1 && qr_op_q_esize(cs->wdt) == 1;
     size_t ysz = (size_t)(N * M * OH * OW) * (convint ? 4 : (size_t)qr_op_q_esize(cs->ydt));
@@ -997,7 +997,7 @@ static void test_int_matmul_ops(void) {
         QrStatus st = qt_load_built(&mb, "int_mm_ops.onnx", &g);
         qt_mb_free(&mb);
         if (st == QR_OK) st = qr_run_infer(g, &a);
-        if (st != QR_OK) snprintf(bad, sizeof bad, "matmul case %d: %s", ci, qr_err_msg());
+        if (st != QR_OK) qt_fmt(bad, sizeof bad, "matmul case %d: %s", ci, qr_err_msg());
         int64_t batches = 1;
         for (int d = 0; d < yrk - 2; d++) batches *= yd[d];
         QrTensor yw = { .dtype = c->ydt, .numel = batches * M * N };
@@ -1085,7 +1085,7 @@ static void test_int_matmul_ops(void) {
         QrStatus st = qt_load_built(&mb, "int_qgemm_ops.onnx", &g);
         qt_mb_free(&mb);
         if (st == QR_OK) st = qr_run_infer(g, &a);
-        if (st != QR_OK) snprintf(bad, sizeof bad, "qgemm case %d: %s", ci, qr_err_msg());
+        if (st != QR_OK) qt_fmt(bad, sizeof bad, "qgemm case %d: %s", ci, qr_err_msg());
         QrQuantRange yr;
         qr_quant_range(ydt, &yr);
         QrTensor yw = { .dtype = q->yq ? ydt : QR_DT_F32, .numel = q->M * q->N };
@@ -1160,7 +1160,7 @@ static void test_int_eltwise_ops(void) {
         if (st == QR_OK) st = qt_load_built(&mb, "int_add_ops.onnx", &g);
         qt_mb_free(&mb);
         if (st == QR_OK) st = qr_run_infer(g, &a);
-        if (st != QR_OK) { snprintf(bad, sizeof bad, "add case %d: %s", ci, qr_err_msg()); break; }
+        if (st != QR_OK) { qt_fmt(bad, sizeof bad, "add case %d: %s", ci, qr_err_msg()); break; }
         QrTensor y = { .dtype = c->dt };
         qr_tensor_set_shape(&y, c->dt, yrk, yd);
         QrQBin q = { .mul = false, .za = za, .zb = zb };
@@ -1224,7 +1224,7 @@ static void test_int_eltwise_ops(void) {
         QrStatus st = qt_load_built(&mb, "int_pool_ops.onnx", &g);
         qt_mb_free(&mb);
         if (st == QR_OK) st = qr_run_infer(g, &x);
-        if (st != QR_OK) { snprintf(bad, sizeof bad, "pool case %d: %s", ci, qr_err_msg()); break; }
+        if (st != QR_OK) { qt_fmt(bad, sizeof bad, "pool case %d: %s", ci, qr_err_msg()); break; }
         QrTensor y = { .dtype = c->dt, .numel = 2 * c->C * OH * OW };
         unsigned char *want = malloc((size_t)y.numel);
         y.data = want;

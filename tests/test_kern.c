@@ -902,6 +902,53 @@ static void test_trans(void) {
     qr_aligned_free(yr);
 }
 
+/* The LayerNormalization row (QrF32LayerNormFn): every level against the ref bit for bit (rows
+ * of 1..40, 100 and 768 values, with and without bias, values with an offset), and the ref
+ * against the definition in double (mean, 1 / sqrt(var + eps), y). */
+static void test_layernorm_kern(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 41;
+    enum { N = 768 };
+    float *x = qt__k_randf(N, &rng), *g = qt__k_randf(N, &rng), *b = qt__k_randf(N, &rng);
+    float *y = qr_aligned_alloc(N * sizeof(float)), *yr = qr_aligned_alloc(N * sizeof(float));
+    for (int i = 0; i < N; i++) { x[i] = x[i] * 2.0f + 3.0f; g[i] = 1.0f + 0.5f * g[i]; }
+    static const int ns[] = { 1, 2, 3, 5, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17, 23, 24, 25, 31, 33, 37, 40, 100, 768 };
+    for (int ni = 0; ni < QR_ARRAY_LEN(ns); ni++)
+        for (int wb = 0; wb < 2; wb++) {
+            const int64_t n = ns[ni];
+            float mr, ir;
+            qr_f32_layernorm__ref(x, g, wb ? b : NULL, yr, n, 1e-5f, &mr, &ir);
+            double m = 0, v = 0;
+            for (int64_t i = 0; i < n; i++) m += x[i];
+            m /= (double)n;
+            for (int64_t i = 0; i < n; i++) v += ((double)x[i] - m) * ((double)x[i] - m);
+            const double inv = 1.0 / sqrt(v / (double)n + 1e-5);
+            QT_CHECKF(fabs(mr - m) <= 1e-6 * (fabs(m) + 1), "ref layernorm n=%lld: mean %g vs %g", (long long)n, mr, m);
+            QT_CHECKF(fabs(ir - inv) <= 1e-5 * inv, "ref layernorm n=%lld: inv %g vs %g", (long long)n, ir, inv);
+            for (int64_t i = 0; i < n; i++) {
+                const double want = ((double)x[i] - m) * inv * g[i] + (wb ? b[i] : 0.0);
+                QT_CHECKF(fabs(yr[i] - want) <= 1e-5 * (1 + fabs(want)), "ref layernorm n=%lld: y[%lld] %g vs %g",
+                          (long long)n, (long long)i, yr[i], want);
+            }
+            for (int l = 1; l < nl; l++) {
+                int64_t at = 0;
+                float ml = 0, il = 0;
+                lv[l].f32_layernorm(x, g, wb ? b : NULL, y, n, 1e-5f, &ml, &il);
+                QT_CHECKF(qt__k_same_f32(y, yr, n, &at) && !memcmp(&ml, &mr, 4) && !memcmp(&il, &ir, 4),
+                          "%s layernorm n=%lld bias %d: element %lld %a vs %a", qr_isa_name(lv[l].isa), (long long)n, wb,
+                          (long long)at, y[at], yr[at]);
+                lv[l].f32_layernorm(x, g, wb ? b : NULL, y, n, 1e-5f, NULL, NULL);
+                QT_CHECK(qt__k_same_f32(y, yr, n, &at));
+            }
+        }
+    qr_aligned_free(x);
+    qr_aligned_free(g);
+    qr_aligned_free(b);
+    qr_aligned_free(y);
+    qr_aligned_free(yr);
+}
+
 /* ==== operators on the kernels (paths the conformance suite does not reach) ==== */
 
 /* Gemm with transB and one row (a Linear layer at batch 1) runs as a GEMV on B; MaxPool
@@ -1790,5 +1837,6 @@ static void qt_kern_all(void) {
     QT_RUN(test_rtol);
     QT_RUN(test_hist_fakequant);
     QT_RUN(test_trans);
+    QT_RUN(test_layernorm_kern);
     QT_RUN(test_nn_fast_paths);
 }

@@ -168,7 +168,7 @@ static void test_layers_plant(void) {
     QrStatus st = qr_file_write_atomic(src, out, len);
     free(out);
     QT_OK(st);
-    snprintf(cmd, sizeof cmd, "'%s' -std=gnu11 -fsyntax-only -Werror=implicit-function-declaration -Ithird_party/include "
+    qt_fmt(cmd, sizeof cmd, "'%s' -std=gnu11 -fsyntax-only -Werror=implicit-function-declaration -Ithird_party/include "
              "-I. '%s' 2>'%s'", cc, src, err);
     int rc = system(cmd);
     char *msg = qt_ly_read(err);
@@ -203,7 +203,7 @@ static void test_layers_plant(void) {
         snprintf(line, sizeof line, "%.*s", (int)QR_MIN(l, sizeof line - 1), bol);
         bool up = false;
         for (int k = 0; k < n_plants && !up; k++) up = qt_ly_plants[k].up && strstr(line, qt_ly_plants[k].fn);
-        if (!up && !stray++) snprintf(first, sizeof first, "%s", line);
+        if (!up && !stray++) qt_fmt(first, sizeof first, "%s", line);
     }
     QT_CHECKF(stray == 0, "%d compiler errors are not planted calls up (a call down refused, or qreport.c broken): %s",
               stray, first);

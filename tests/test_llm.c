@@ -105,7 +105,7 @@ static void test_llm_external_data(void) {
     /* a data file cut short: the error names the tensor and the file */
     char dir[512], cmd[1200];
     snprintf(dir, sizeof dir, "%s/llm_trunc", qt_tmpdir());
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' && cp " QT_LLM "/fp32/model.onnx '%s/' && head -c 100000 "
+    qt_fmt(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' && cp " QT_LLM "/fp32/model.onnx '%s/' && head -c 100000 "
              QT_LLM "/fp32/model.onnx.data > '%s/model.onnx.data'", dir, dir, dir, dir);
     QT_CHECK(system(cmd) == 0);
     char path[600];
@@ -1009,7 +1009,7 @@ static void test_llm_dims(void) {
         QT_OK(qr_tensor_set_shape(&one, QR_DT_S64, 2, d1));
         QT_OK(qr_tensor_alloc_data(&one));
         for (int64_t e = 0; e < one.numel; e++) qr_tensor_set_i64(&one, e, qr_tensor_get_i64(&ids, k * one.numel + e));
-        snprintf(p, sizeof p, "%s/input_ids/%d.npy", dd, k);
+        qt_fmt(p, sizeof p, "%s/input_ids/%d.npy", dd, k);
         QT_OK(qr_npy_write(p, &one));
         qr_tensor_free_data(&one);
     }

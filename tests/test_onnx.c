@@ -129,7 +129,7 @@ static void test_external_data(void) {
     char path[512], sub[512];
     snprintf(sub, sizeof sub, "%s/ext", qt_tmpdir());
     QT_OK(qr_mkdir_p(sub));
-    snprintf(path, sizeof path, "%s/weights.bin", sub);
+    qt_fmt(path, sizeof path, "%s/weights.bin", sub);
     remove(path);
     float w1[4] = { 1, 2, 3, 4 }, w2[2] = { -7, 8 };
     QT_OK(qt_write_at(path, 16, w1, sizeof w1));
@@ -147,7 +147,7 @@ static void test_external_data(void) {
     qt_mb_input(&mb, "x", QR_DT_F32, 1, d4);
     qt_mb_output(&mb, "y", QR_DT_F32, 1, d4);
     qt_mb_node(&mb, "Add", "add", "x,w1", "y");
-    snprintf(path, sizeof path, "%s/model.onnx", sub);
+    qt_fmt(path, sizeof path, "%s/model.onnx", sub);
     QT_OK(qt_mb_write(&mb, path));
     QrGraph *g = NULL;
     QT_OK(qr_run_load(path, &g));
@@ -187,7 +187,7 @@ static void test_external_data(void) {
                   "case %d: %s", k, qr_err_msg());
     }
     qt_mb_free(&mb);
-    snprintf(path, sizeof path, "%s/weights.bin", sub);
+    qt_fmt(path, sizeof path, "%s/weights.bin", sub);
     remove(path);
 }
 

@@ -167,7 +167,7 @@ static void test_run_order_exporters(void) {
             if (st == QR_OK) st = qr_run(g, &x, &of, &yf);
             if (st == QR_OK) { qr_tensor_free_data(&yf); st = qr_run(g, &x, &of, &yf); }   /* from the cache */
             if (st == QR_OK) st = qr_run(g, &x, &ot, &yt);
-            if (st != QR_OK) snprintf(bad, sizeof bad, "%s order %d: %s", qt_ro_names[k], order, qr_err_msg());
+            if (st != QR_OK) qt_fmt(bad, sizeof bad, "%s order %d: %s", qt_ro_names[k], order, qr_err_msg());
             else if (memcmp(yf.data, yt.data, qr_tensor_nbytes(&yf)))
                 snprintf(bad, sizeof bad, "%s order %d: fused and unfused runs differ", qt_ro_names[k], order);
             else if (first.data && memcmp(first.data, yf.data, qr_tensor_nbytes(&yf)))

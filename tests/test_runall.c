@@ -31,7 +31,7 @@ static int qt_ra_check_links(const char *dir, const char *html, char *bad, size_
         rel[k] = 0;
         snprintf(path, sizeof path, "%s/%s", dir, rel);
         uint64_t sz;
-        if (qr_file_size(path, &sz) != QR_OK) { qr_err_clear(); if (!n++) snprintf(bad, cap, "%s", rel); }
+        if (qr_file_size(path, &sz) != QR_OK) { qr_err_clear(); if (!n++) qt_fmt(bad, cap, "%s", rel); }
     }
     return n;
 }
@@ -47,7 +47,7 @@ static void qt_runall_pair(const char *pair) {
     qt_cli(&r, "runall %s/%s/base.onnx %s/%s/analysis.onnx -i %s/%s/input.npy -o %s --keep-dir %s --quiet", m, pair, m, pair,
            m, pair, zip1, dir);
     bool ok = r.code == 0;
-    if (!ok) snprintf(msg, sizeof msg, "exit %d: %s", r.code, r.err);
+    if (!ok) qt_fmt(msg, sizeof msg, "exit %d: %s", r.code, r.err);
     /* every file of a default bundle (report/files.h's table; docs/REPORT.md describes each) */
     for (int i = 0; ok && i < QR_ARRAY_LEN(qr_bundle_files); i++) {
         if (!qr_bundle_files[i].always) continue;

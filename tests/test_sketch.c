@@ -34,7 +34,7 @@ static bool qt_sk_within(const QrSketch *s, const float *x, int64_t n, int64_t *
         return false;
     }
     double out[QR_ARRAY_LEN(qt_sk_q)];
-    if (qr_sketch_quantiles(s, qt_sk_q, QR_ARRAY_LEN(qt_sk_q), out) != QR_OK) { snprintf(why, nwhy, "%s", qr_err_msg()); return false; }
+    if (qr_sketch_quantiles(s, qt_sk_q, QR_ARRAY_LEN(qt_sk_q), out) != QR_OK) { qt_fmt(why, nwhy, "%s", qr_err_msg()); return false; }
     int64_t E = s->err;
     for (int i = 0; i < QR_ARRAY_LEN(qt_sk_q); i++) {
         double pos = qt_sk_q[i] * (double)(n - 1);

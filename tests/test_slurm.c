@@ -129,7 +129,7 @@ static void qt_slurm_array_body(const char *dir) {
 static void test_slurm_array(void) {
     char dir[600], why[4096], cwd[400];
     QT_CHECK(getcwd(cwd, sizeof cwd));
-    snprintf(dir, sizeof dir, "%s/%s/slurm_array", cwd, qt_tmpdir());
+    qt_fmt(dir, sizeof dir, "%s/%s/slurm_array", cwd, qt_tmpdir());
     QT_OK(qr_mkdir_p(dir));
     char mark[32];
     snprintf(mark, sizeof mark, "m%ld", (long)getpid());

@@ -49,7 +49,7 @@ static void test_trust_verified(void) {
         char msg[512] = "";
         int n_pairs = 0, after_bn = 0;
         bool ok = st == QR_OK && se.m.verified_run && se.m.n_unverified == 0;
-        if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+        if (st != QR_OK) qt_fmt(msg, sizeof msg, "%s", qr_err_msg());
         for (int i = 0; ok && i < se.m.n; i++) {
             const QrMatch *m = &se.m.m[i];
             if (m->a_node < 0) continue;
@@ -480,7 +480,7 @@ static void test_trust_qbase_verified(void) {
         QrStatus st = qt_qb_open(q->base, q->ana, q->input, &p, &se, NULL);
         if (st == QR_OK) st = qr_session_equivalence(&se, &eq);
         bool ok = st == QR_OK;
-        if (!ok) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+        if (!ok) qt_fmt(msg, sizeof msg, "%s", qr_err_msg());
         int n_pairs = 0, folded = 0;
         if (ok && (!se.base_quant || strcmp(qr_session_baseline_form(&se), q->form)))
             ok = false, snprintf(msg, sizeof msg, "form '%s'", qr_session_baseline_form(&se));
@@ -637,7 +637,7 @@ static void test_trust_qbase_metrics(void) {
             free(x);
             free(y);
         }
-        if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+        if (st != QR_OK) qt_fmt(msg, sizeof msg, "%s", qr_err_msg());
         char name[96];
         snprintf(name, sizeof name, "trust/qbase/metrics/%d %s", k, q->form);
         /* every row checked, and the baseline values compared after its own Q -> DQ (post-Q/DQ on both sides) */
@@ -792,7 +792,7 @@ static void test_trust_single_tables(void) {
                          qr_match_verify_name(mp->verify), qr_match_verify_name(ms->verify));
             common++;
         }
-        if (st != QR_OK) snprintf(msg, sizeof msg, "%s", qr_err_msg());
+        if (st != QR_OK) qt_fmt(msg, sizeof msg, "%s", qr_err_msg());
         char name[96];
         snprintf(name, sizeof name, "trust/single_tables/%s", pairs[k]);
         qt_record(name, !msg[0] && common == cp.n && common >= 6 && cs.n >= cp.n, "%s (%d rows of %d; single model %d; %d "

@@ -226,7 +226,7 @@ static QrStatus qr_gen_run(QrGraph *b, QrGraph *a, const QrTensor *prompt, const
     qr__gen_model_free(&mg);
     if (st == QR_OK && o->dir && r->first_divergence >= 0 && qr__gen_divergence(b, a, prompt, o, r) != QR_OK) {
         /* the generation stands without it: generation.txt says why it is missing */
-        snprintf(r->div_err, sizeof r->div_err, "%s", qr_err_msg());
+        snprintf(r->div_err, sizeof r->div_err, "%.511s", qr_err_msg());   /* a display line: its first 511 bytes */
         qr_err_clear();
     }
     /* the graphs go back to the prompt's shapes for whatever runs next */

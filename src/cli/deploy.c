@@ -234,7 +234,11 @@ static int qr_cli_promote(int argc, char **argv) {
     size_t bl = strlen(base);
     snprintf(prefix, sizeof prefix, "%.*s.", (int)(bl > 5 && !strcmp(base + bl - 5, ".onnx") ? bl - 5 : bl), base);
     snprintf(paths[0], sizeof paths[0], "%s", out);
-    for (int k = 0; k < 4; k++) snprintf(paths[k + 1], sizeof paths[k + 1], "%s/%s%s", dir, prefix, qr__cli_companions[k]);
+    for (int k = 0; k < 4; k++)
+        if (snprintf(paths[k + 1], sizeof paths[k + 1], "%s/%s%s", dir, prefix, qr__cli_companions[k]) >= (int)sizeof paths[k + 1]) {
+            qr_arena_free(&ar);
+            return qr__cli_fail(qr_errf(QR_ERR_INVALID, "-o %s: path too long", out));
+        }
     for (int k = 0; k < 5; k++)
         if (access(paths[k], F_OK) == 0) {
             qr_arena_free(&ar);

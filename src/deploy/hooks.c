@@ -74,7 +74,8 @@ static QrStatus qr_deploy_runall_emit(QrDeployRunall *d, const QrDeployRunallOpt
     if (st == QR_OK && !mkdtemp(tmp)) st = qr_errf(QR_ERR_IO, "cannot create a folder next to %s: %s", o->emit_dir, strerror(errno));
     bool staged = st == QR_OK;
     QrPromoteResult r = { 0 };
-    snprintf(path, sizeof path, "%s/analysis_promoted.onnx", tmp);
+    if (st == QR_OK && snprintf(path, sizeof path, "%s/analysis_promoted.onnx", tmp) >= (int)sizeof path)
+        st = qr_errf(QR_ERR_IO, "%s: path too long", tmp);
     if (st == QR_OK) st = qr_promote_model_rank(se, rank, k, to_float, path, &r);
     if (st == QR_OK) st = qr_promote_write_lists(&r, tmp, "", "analysis_promoted.onnx");
     if (st == QR_OK && (rmdir(o->emit_dir) != 0 || rename(tmp, o->emit_dir) != 0))

@@ -5,7 +5,7 @@
 
 static bool qr__k_ready;
 static QrStatus qr__k_status;
-static char qr__k_msg[256];
+static char qr__k_msg[2048];   /* the error buffer's size: the message is kept whole */
 
 static bool qr_kern_isa_parse(const char *s, QrIsa *out) {
     static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT,
@@ -87,6 +87,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_steps = qr_f32_steps__ref,
         .f32_softmax = qr_f32_softmax__ref,
         .f32_map = qr_f32_map__ref,
+        .f32_layernorm = qr_f32_layernorm__ref,
         .ort_wide = cpu.avx512f,
     };
     const char *ow = getenv("QR_ORT_SOFTMAX");
@@ -121,8 +122,9 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_hist = qr_f32_hist__avx2;
         k->f32_fake_quant = qr_f32_fake_quant__avx2;
         k->f32_steps = qr_f32_steps__avx2;
-        k->f32_softmax = qr_f32_softmax__avx2;   /* the avx512 level keeps these two */
+        k->f32_softmax = qr_f32_softmax__avx2;   /* the avx512 level keeps these three */
         k->f32_map = qr_f32_map__avx2;
+        k->f32_layernorm = qr_f32_layernorm__avx2;
     }
     if (isa >= QR_ISA_AVX512 && isa <= QR_ISA_VNNI) {
         k->isa = QR_ISA_AVX512;

@@ -203,6 +203,25 @@ typedef void (*QrF32SoftmaxFn)(const float *x, float *y, int64_t rows, int64_t n
 typedef enum QrF32MapOp { QR_F32_MAP_ERF, QR_F32_MAP_SIGMOID, QR_F32_MAP_TANH } QrF32MapOp;
 typedef void (*QrF32MapFn)(QrF32MapOp op, const float *x, float *y, int64_t n);
 
+/* One row of LayerNormalization (n >= 1 contiguous values) in ONNX Runtime 1.30's arithmetic
+ * on x86-64, so a float LayerNormalization has its bits (y = (x - mean) * inv * scale + bias;
+ * bias NULL: none; mean_out / inv_out NULL: not written):
+ *   n >= 8, MLAS's AVX2 kernel (MlasLayerNormKernelAvx2, which ORT's LayerNormImpl calls for
+ *   such rows): the mean from a double sum — four lanes, lane l adding the elements l, l + 4,
+ *   ... of the whole groups of four, reduced (l0 + l2) + (l1 + l3), then the rest in order —
+ *   divided by n in double and rounded to float; the centred squares d = x - mean summed in
+ *   eight float lanes by fma(d, d, s) over the whole groups of eight, reduced
+ *   ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), then the t = n mod 8 left in order: the
+ *   first 4 * floor(t / 4) as s + d * d (two roundings; GCC's vectorized in-order reduction of
+ *   MLAS's scalar tail), the others as fma(d, d, s) (its contracted scalar epilogue); inv = 1 / sqrtf(s / n + eps); each output t = (x - mean) * inv, then
+ *   fma(t, scale, bias), or t * scale without a bias;
+ *   n < 8, ORT's scalar ComputeJob: Welford in float from 0 (delta = x - mean,
+ *   mean += delta / k, m2 += delta * (x - mean), each step rounded), den = sqrtf(m2 / n +
+ *   eps), y = (x - mean) / den * scale [+ bias], each step rounded, inv = 1 / den.
+ * Every level gives the same bits. */
+typedef void (*QrF32LayerNormFn)(const float *x, const float *scale, const float *bias, float *y, int64_t n, float eps,
+                                 float *mean_out, float *inv_out);
+
 /* MLAS's constants (compute.cpp, erf.cpp, logistic.cpp, tanh.cpp of ORT 1.30). */
 #define QR_KT_EXP_LOWER (-103.9720840454f)
 #define QR_KT_EXP_LOWER_SUMEXP (-88.3762626647949f)
@@ -568,6 +587,7 @@ typedef struct QrKernels {
     QrF32StepsFn f32_steps;
     QrF32SoftmaxFn f32_softmax;
     QrF32MapFn f32_map;
+    QrF32LayerNormFn f32_layernorm;
     /* The Softmax to emulate (QrF32SoftmaxFn's `wide`): ONNX Runtime's AVX-512F kernel when
      * this CPU has AVX-512F, as ORT dispatches, whatever the level; QR_ORT_SOFTMAX=wide|narrow
      * overrides (the ORT of another CPU). Not a kernel: every level computes both. */

@@ -4,11 +4,13 @@
  * RotaryEmbedding, GroupQueryAttention and MultiHeadAttention. float32 only.
  *
  * The arithmetic follows ONNX Runtime 1.30's CPU kernels step by step on an x86-64 machine with
- * AVX2 + FMA, so the float results match ORT's bit for bit there (tests/test_llm_ops.c; the one
- * exception is SkipLayerNormalization, within 2e-7 of the range):
+ * AVX2 + FMA, so the float results match ORT's bit for bit there (tests/test_llm_ops.c,
+ * SkipLayerNormalization included):
  *   - SimplifiedLayerNormalization as MLAS's AVX2 layernorm kernel (rows of >= 8 values: sums in
  *     eight lanes, squares by FMA, y = x * (1 / rms) * gamma); the Skip norms as ORT's ComputeJob:
- *     sums of x and x*x left to right in float32, sqrtf(sum_sq / n + eps), x / rms * gamma;
+ *     SkipSimplified: sums of x*x left to right in float32, sqrtf(sum_sq / n + eps), x / rms * gamma;
+ *     SkipLayerNormalization: Welford's mean and m2 in float32, sqrtf(m2 / n + eps),
+ *     (x - mean) / rms * gamma + beta;
  *   - rotary embedding as MLAS's AVX2 kernel: real' = fma(real, cos, -(imag * sin)),
  *     imag' = fma(real, sin, imag * cos);
  *   - GroupQueryAttention without softcap as MLAS's flash kernel (prompt: scores by an FMA chain
@@ -218,26 +220,34 @@ static QrStatus qr__llm_sln_shape(QrOpCtx *c) {
     return qr_op_set_out(c, 1, QR_DT_F32, x->rank, d);   /* inv_std_var */
 }
 
-/* One row as ORT's LayerNormImpl (simplified) or SkipLayerNorm computes it: sums in float32 from
- * 0 left to right, rms = sqrtf(sum_sq / n + eps); y = x / rms * gamma, or with mean
- * (!simplified) (x - mean) / rms * gamma [+ beta]. Returns mean and 1 / rms. */
+/* One row as ORT 1.30's scalar rows compute it (LayerNormImpl simplified, SkipLayerNorm): with
+ * simplified, sums of x * x in float32 from 0 left to right, rms = sqrtf(sum_sq / n + eps),
+ * y = x / rms * gamma; otherwise Welford in float32 from 0 (delta = x - mean, mean += delta / k,
+ * m2 += delta * (x - mean)), rms = sqrtf(m2 / n + eps), y = (x - mean) / rms * gamma [+ beta];
+ * every step rounded. Returns mean and 1 / rms. */
 static void qr__llm_norm_row(const float *v, int64_t n, const float *gamma, const float *beta, float eps,
                              bool simplified, float *y, float *mean_out, float *inv_out) {
     float mean = 0.0f, sq = 0.0f;
     for (int64_t h = 0; h < n; h++) {
-        float p = v[h] * v[h];
-        QR_KERN_ROUNDED(p);
-        mean += v[h];
-        sq += p;
+        if (simplified) {
+            float p = v[h] * v[h];
+            QR_KERN_ROUNDED(p);
+            mean += v[h];
+            sq += p;
+        } else {
+            const float delta = v[h] - mean;
+            mean += delta / (float)(h + 1);
+            float p = delta * (v[h] - mean);
+            QR_KERN_ROUNDED(p);
+            sq += p;
+        }
     }
-    mean = mean / (float)n;
     float rms;
     if (simplified) {
+        mean = mean / (float)n;
         rms = sqrtf(sq / (float)n + eps);
     } else {
-        float mm = mean * mean;
-        QR_KERN_ROUNDED(mm);
-        rms = sqrtf(sq / (float)n - mm + eps);
+        rms = sqrtf(sq / (float)n + eps);
     }
     for (int64_t h = 0; h < n; h++) {
         if (simplified) {
@@ -354,8 +364,7 @@ static QrStatus qr__llm_sskip_shape(QrOpCtx *c) { return qr__llm_skip_shape_as(c
 static QrStatus qr__llm_skip_shape(QrOpCtx *c) { return qr__llm_skip_shape_as(c, false); }
 
 /* v = input + skip (+ bias), each add rounded, as ORT's ComputeJob; then the row's norm. mean and
- * inv_std_var (outputs 1, 2), which ORT 1.30's CPU kernel does not write, are computed here from
- * the same sums (the mean of v; 1 / rms). */
+ * inv_std_var (outputs 1, 2) come from the same sums (the mean of v; 1 / rms). */
 static QrStatus qr__llm_skip_exec_as(QrOpCtx *c, bool simplified) {
     QrLlmSkip g;
     QR_TRY(qr__llm_skip_geom(c, simplified, &g));

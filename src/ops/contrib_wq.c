@@ -20,7 +20,7 @@
  * name to their errors and refuses nodes whose work exceeds the limit. */
 
 static QrStatus qr__wq_fail(const QrOpCtx *c, QrStatus st) {
-    char msg[1024];
+    char msg[2048];   /* the error buffer's size: the message is copied whole */
     snprintf(msg, sizeof msg, "%s", qr_err_msg());
     return qr_op_fail(c, st, "%s", msg);
 }

@@ -1504,6 +1504,58 @@ static QrStatus qr__ew_layernorm_shape(QrOpCtx *c) {
     return qr_op_set_out(c, 2, u, x->rank, sdims);
 }
 
+/* A float32 LayerNormalization as ONNX Runtime 1.30's LayerNormImpl computes it. When neither
+ * Scale nor B varies over the dims before `axis` and both hold the whole normalized block
+ * (the usual [hidden] or dims[axis:] shape), every row runs MLAS's row kernel or ORT's scalar
+ * row (qr_kern.f32_layernorm, kern.h). Any other broadcast takes ORT's generic path
+ * (ComputeJobGenericShared), in double: mean and mean of squares summed in order from 0,
+ * den = sqrt(sq / n - mean * mean + eps), y = (x - mean) / den * scale + bias (0 without B),
+ * each rounded to float once; Mean and InvStdDev are mean and 1 / den rounded. */
+static QrStatus qr__ew_layernorm_f32(QrOpCtx *c, int a, int64_t rows, int64_t N, float eps) {
+    const QrTensor *x = c->in[0], *scale = c->in[1], *bias = qr_op_in(c, 2);
+    float *mo = c->n_out > 1 && c->out[1] ? c->out[1]->data : NULL;
+    float *iv = c->n_out > 2 && c->out[2] ? c->out[2]->data : NULL;
+    float *py = c->out[0] ? c->out[0]->data : qr_arena_array(c->scratch, (size_t)(N ? N : 1), sizeof(float));
+    if (!py) return qr_op_fail(c, QR_ERR_NOMEM, "no scratch memory for a row of %lld values", (long long)N);
+    const int64_t ystep = c->out[0] ? N : 0;   /* no Y: the rows go to one scratch row */
+    int64_t stS[QR_MAX_RANK], stB[QR_MAX_RANK];
+    qr_broadcast_strides(scale, x->rank, x->dims, stS);
+    qr_broadcast_strides(bias ? bias : scale, x->rank, x->dims, stB);
+    bool row_kernel = scale->numel == N && (!bias || bias->numel == N);
+    for (int d = 0; d < a; d++) row_kernel = row_kernel && stS[d] == 0 && stB[d] == 0;
+    const float *px = x->data, *ps = scale->data, *pb = bias ? bias->data : NULL;
+    if (row_kernel) {
+        for (int64_t r = 0; r < rows; r++)
+            qr_kern.f32_layernorm(px + r * N, ps, pb, py + r * ystep, N, eps, mo ? mo + r : NULL, iv ? iv + r : NULL);
+        return QR_OK;
+    }
+    double *st = qr_arena_array(c->scratch, (size_t)(rows ? rows : 1), 2 * sizeof(double));
+    if (!st) return qr_op_fail(c, QR_ERR_NOMEM, "no scratch memory");
+    for (int64_t r = 0; r < rows; r++) {
+        double m = 0.0, sq = 0.0;
+        for (int64_t i = 0; i < N; i++) {
+            const double v = px[r * N + i];
+            m = m + v;
+            sq = sq + v * v;
+        }
+        m = m / (double)N;
+        st[2 * r] = m;
+        st[2 * r + 1] = sqrt(sq / (double)N - m * m + (double)eps);
+        if (mo) mo[r] = (float)m;
+        if (iv) iv[r] = (float)(1.0 / st[2 * r + 1]);
+    }
+    if (!ystep) return QR_OK;
+    QR_BCAST2_FOR(x->rank, x->dims, stS, stB, {
+        int64_t r = N ? io / N : 0;
+        const double m = st[2 * r], den = st[2 * r + 1];
+        for (int64_t j = 0; j < qr_inner; j++) {
+            const double b = pb ? (double)pb[ib + j * sb] : 0.0;
+            py[io + j] = (float)((((double)px[io + j] - m) / den) * (double)ps[ia + j * sa] + b);
+        }
+    });
+    return QR_OK;
+}
+
 static QrStatus qr__ew_layernorm_exec(QrOpCtx *c) {
     const QrTensor *x = c->in[0], *scale = c->in[1], *bias = qr_op_in(c, 2);
     QrTensor *y = c->out[0];
@@ -1511,6 +1563,10 @@ static QrStatus qr__ew_layernorm_exec(QrOpCtx *c) {
     QR_TRY(qr_op_axis(c, qr_attr_int(c->node, "axis", -1), x->rank, &a));
     double eps = qr_attr_float(c->node, "epsilon", 1e-5f);
     int64_t rows = qr__ew_prod(x->dims, 0, a), N = qr__ew_prod(x->dims, a, x->rank);
+    bool f32 = x->dtype == QR_DT_F32 && scale->dtype == QR_DT_F32 && (!bias || bias->dtype == QR_DT_F32) &&
+               (c->n_out < 2 || !c->out[1] || c->out[1]->dtype == QR_DT_F32) &&
+               (c->n_out < 3 || !c->out[2] || c->out[2]->dtype == QR_DT_F32);
+    if (f32) return qr__ew_layernorm_f32(c, a, rows, N, (float)eps);
     double *st = qr_arena_array(c->scratch, (size_t)(rows ? rows : 1), 2 * sizeof(double));
     if (!st) return qr_op_fail(c, QR_ERR_NOMEM, "no scratch memory");
     for (int64_t r = 0; r < rows; r++) {
@@ -1522,22 +1578,13 @@ static QrStatus qr__ew_layernorm_exec(QrOpCtx *c) {
     int64_t stS[QR_MAX_RANK], stB[QR_MAX_RANK];
     qr_broadcast_strides(scale, x->rank, x->dims, stS);
     qr_broadcast_strides(bias ? bias : scale, x->rank, x->dims, stB);
-    bool f32 = x->dtype == QR_DT_F32 && scale->dtype == QR_DT_F32 && (!bias || bias->dtype == QR_DT_F32);
-    const float *px = x->data, *ps = scale->data, *pb = bias ? bias->data : NULL;
-    float *py = y->data;
     QR_BCAST2_FOR(x->rank, x->dims, stS, stB, {
         int64_t r = N ? io / N : 0;
         double m = st[2 * r], inv = st[2 * r + 1];
-        if (f32) {
-            float fm = (float)m, fi = (float)inv;
-            for (int64_t j = 0; j < qr_inner; j++)
-                py[io + j] = (px[io + j] - fm) * fi * ps[ia + j * sa] + (pb ? pb[ib + j * sb] : 0.0f);
-        } else {
-            for (int64_t j = 0; j < qr_inner; j++) {
-                double v = (qr_tensor_get_f64(x, io + j) - m) * inv * qr_tensor_get_f64(scale, ia + j * sa);
-                if (bias) v += qr_tensor_get_f64(bias, ib + j * sb);
-                qr_tensor_set_f64(y, io + j, v);
-            }
+        for (int64_t j = 0; j < qr_inner; j++) {
+            double v = (qr_tensor_get_f64(x, io + j) - m) * inv * qr_tensor_get_f64(scale, ia + j * sa);
+            if (bias) v += qr_tensor_get_f64(bias, ib + j * sb);
+            qr_tensor_set_f64(y, io + j, v);
         }
     });
     return QR_OK;

@@ -77,7 +77,8 @@ static QrStatus qr__tw_dq(QrTwCtx *cx, int v, int scale, int zp, int axis, int *
 static QrStatus qr__tw_q(QrTwCtx *cx, const char *node, int fv, int scale, int zp, int out) {
     int in[3] = { fv, scale, zp };
     char name[512];
-    snprintf(name, sizeof name, "%s::q", node);
+    if (snprintf(name, sizeof name, "%s::q", node) >= (int)sizeof name)
+        return qr_errf(QR_ERR_UNSUPPORTED, "node '%.64s...': name longer than %d bytes", node, (int)sizeof name - 4);
     return qr_twk_add(cx, name, "QuantizeLinear", "", zp >= 0 ? 3 : 2, in, 1, &out, 0, NULL);
 }
 

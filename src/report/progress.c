@@ -7,8 +7,12 @@ static void qr_progress_format_duration(double s, char *buf, size_t cap) {
     if (!(s >= 0)) s = 0;
     if (s < 10) snprintf(buf, cap, "%.1fs", s);
     else if (s < 60) snprintf(buf, cap, "%.0fs", s);
-    else if (s < 3600) { long t = lround(s); snprintf(buf, cap, "%ldm%02lds", t / 60, t % 60); }
-    else { long t = lround(s / 60); snprintf(buf, cap, "%ldh%02ldm", t / 60, t % 60); }
+    else {
+        /* A display string: hours beyond the buffer are cut, which the return value records. */
+        long t = s < 3600 ? lround(s) : lround(s / 60);
+        int n = snprintf(buf, cap, s < 3600 ? "%ldm%02lds" : "%ldh%02ldm", t / 60, t % 60);
+        if (n < 0 && cap) buf[0] = 0;
+    }
 }
 
 static void qr_progress_init(QrProgress *p, FILE *out, bool quiet) {

@@ -235,8 +235,9 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     if (slash) *slash = 0; else snprintf(parent, sizeof parent, ".");
     QrStatus st = qr_mkdir_p(parent);
     if (st == QR_OK) {
-        snprintf(bd->dir, sizeof bd->dir, "%s/.qreport-staging-XXXXXX", parent);
-        if (!mkdtemp(bd->dir)) st = qr_errf(QR_ERR_IO, "cannot create a staging folder in %s: %s", parent, strerror(errno));
+        if (snprintf(bd->dir, sizeof bd->dir, "%s/.qreport-staging-XXXXXX", parent) >= (int)sizeof bd->dir)
+            st = qr_errf(QR_ERR_IO, "%s: path too long for a staging folder", parent);
+        else if (!mkdtemp(bd->dir)) st = qr_errf(QR_ERR_IO, "cannot create a staging folder in %s: %s", parent, strerror(errno));
     }
     bool staged = st == QR_OK;
     const int staged_slot = staged ? qr_cleanup_add(bd->dir, true) : -1;   /* removed on SIGINT/SIGTERM */

@@ -1,4 +1,5 @@
-/* kern/avx2/f32_trans — transcendental kernels (QrF32SoftmaxFn, QrF32MapFn) with AVX2/FMA:
+/* kern/avx2/f32_trans — transcendental and normalization kernels (QrF32SoftmaxFn, QrF32MapFn,
+ * QrF32LayerNormFn) with AVX2/FMA:
  * eight elements per step, each operation the one kern/ref/f32_trans.c does (fma where it
  * calls fmaf), so the results are bit-identical; tails run the ref's element functions. */
 #if defined(__x86_64__)
@@ -175,6 +176,66 @@ QR__K_AVX2 static void qr_f32_map__avx2(QrF32MapOp op, const float *x, float *y,
         break;
     }
     if (i < n) qr_f32_map__ref(op, x + i, y + i, n - i);
+}
+
+/* QrF32LayerNormFn with AVX2 (the lanes of MLAS's kernel in registers); rows of fewer than
+ * eight values run the ref's scalar row. */
+QR__K_AVX2 static void qr_f32_layernorm__avx2(const float *x, const float *scale, const float *bias, float *y, int64_t n,
+                                              float eps, float *mean_out, float *inv_out) {
+    if (n < 8) {
+        qr_f32_layernorm__ref(x, scale, bias, y, n, eps, mean_out, inv_out);
+        return;
+    }
+    __m256d vd = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vd = _mm256_add_pd(vd, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+    __m128d rd = _mm_add_pd(_mm256_castpd256_pd128(vd), _mm256_extractf128_pd(vd, 1));
+    rd = _mm_add_sd(rd, _mm_unpackhi_pd(rd, rd));
+    double ds = _mm_cvtsd_f64(rd);
+    for (; i < n; i++) ds = ds + (double)x[i];
+    const float mean = (float)(ds / (double)n);
+    const __m256 vm = QR__K_TR_PS(mean);
+    __m256 vs = _mm256_setzero_ps();
+    for (i = 0; i + 8 <= n; i += 8) {
+        const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + i), vm);
+        vs = QR__K_TR_FMA(d, d, vs);
+    }
+    __m128 r = _mm_add_ps(_mm256_castps256_ps128(vs), _mm256_extractf128_ps(vs, 1));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    float s = _mm_cvtss_f32(r);
+    for (const int64_t i4 = i + (n - i) / 4 * 4; i < n; i++) {   /* the tail: see kern.h */
+        const float d = x[i] - mean;
+        float p = d * d;
+        QR_KERN_ROUNDED(p);
+        s = i < i4 ? s + p : fmaf(d, d, s);
+    }
+    const float inv = 1.0f / sqrtf(s / (float)n + eps);
+    const __m256 vi = QR__K_TR_PS(inv);
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 t = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vi);
+        QR_KERN_ROUNDED(t);
+        if (bias) {
+            t = QR__K_TR_FMA(t, _mm256_loadu_ps(scale + i), _mm256_loadu_ps(bias + i));
+        } else {
+            t = _mm256_mul_ps(t, _mm256_loadu_ps(scale + i));
+            QR_KERN_ROUNDED(t);
+        }
+        _mm256_storeu_ps(y + i, t);
+    }
+    for (; i < n; i++) {
+        float t = (x[i] - mean) * inv;
+        QR_KERN_ROUNDED(t);
+        if (bias) {
+            y[i] = fmaf(t, scale[i], bias[i]);
+        } else {
+            float u = t * scale[i];
+            QR_KERN_ROUNDED(u);
+            y[i] = u;
+        }
+    }
+    if (mean_out) *mean_out = mean;
+    if (inv_out) *inv_out = inv;
 }
 
 #undef QR__K_TR_PS

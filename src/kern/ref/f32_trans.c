@@ -1,5 +1,5 @@
-/* kern/ref/f32_trans — plain C transcendental kernels in ONNX Runtime's arithmetic (see
- * QrF32SoftmaxFn, QrF32MapFn): the oracle for the SIMD variants. Every step is one IEEE
+/* kern/ref/f32_trans — plain C transcendental and normalization kernels in ONNX Runtime's
+ * arithmetic (see QrF32SoftmaxFn, QrF32MapFn, QrF32LayerNormFn): the oracle for the SIMD variants. Every step is one IEEE
  * operation on floats (fmaf: one rounding), in the order kern.h describes; integer steps act
  * on the bit patterns. */
 
@@ -149,4 +149,64 @@ static void qr_f32_map__ref(QrF32MapOp op, const float *x, float *y, int64_t n) 
     case QR_F32_MAP_SIGMOID: for (int64_t i = 0; i < n; i++) y[i] = qr__k_tr_logistic(x[i]); break;
     case QR_F32_MAP_TANH: for (int64_t i = 0; i < n; i++) y[i] = qr__k_tr_tanh(x[i]); break;
     }
+}
+
+/* QrF32LayerNormFn, plain C: the lanes of MLAS's AVX2 kernel as arrays (n >= 8), ORT's
+ * scalar Welford row below that. */
+static void qr_f32_layernorm__ref(const float *x, const float *scale, const float *bias, float *y, int64_t n, float eps,
+                                  float *mean_out, float *inv_out) {
+    float mean, inv;
+    if (n >= 8) {
+        double dl[4] = { 0, 0, 0, 0 };
+        int64_t i = 0;
+        for (; i + 4 <= n; i += 4)
+            for (int l = 0; l < 4; l++) dl[l] = dl[l] + (double)x[i + l];
+        double ds = (dl[0] + dl[2]) + (dl[1] + dl[3]);
+        for (; i < n; i++) ds = ds + (double)x[i];
+        mean = (float)(ds / (double)n);
+        float fl[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+        for (i = 0; i + 8 <= n; i += 8)
+            for (int l = 0; l < 8; l++) {
+                const float d = x[i + l] - mean;
+                fl[l] = fmaf(d, d, fl[l]);
+            }
+        float s = ((fl[0] + fl[4]) + (fl[2] + fl[6])) + ((fl[1] + fl[5]) + (fl[3] + fl[7]));
+        for (const int64_t i4 = i + (n - i) / 4 * 4; i < n; i++) {   /* the tail: see kern.h */
+            const float d = x[i] - mean;
+            float p = d * d;
+            QR_KERN_ROUNDED(p);
+            s = i < i4 ? s + p : fmaf(d, d, s);
+        }
+        inv = 1.0f / sqrtf(s / (float)n + eps);
+        for (i = 0; i < n; i++) {
+            float t = (x[i] - mean) * inv;
+            QR_KERN_ROUNDED(t);
+            if (bias) {
+                y[i] = fmaf(t, scale[i], bias[i]);
+            } else {
+                float u = t * scale[i];
+                QR_KERN_ROUNDED(u);
+                y[i] = u;
+            }
+        }
+    } else {
+        float m2 = 0.0f;
+        mean = 0.0f;
+        for (int64_t i = 0; i < n; i++) {
+            const float delta = x[i] - mean;
+            mean = mean + delta / (float)(i + 1);
+            float p = delta * (x[i] - mean);
+            QR_KERN_ROUNDED(p);
+            m2 = m2 + p;
+        }
+        const float den = sqrtf(m2 / (float)n + eps);
+        inv = 1.0f / den;
+        for (int64_t i = 0; i < n; i++) {
+            float t = (x[i] - mean) / den * scale[i];
+            QR_KERN_ROUNDED(t);
+            y[i] = bias ? t + bias[i] : t;
+        }
+    }
+    if (mean_out) *mean_out = mean;
+    if (inv_out) *inv_out = inv;
 }

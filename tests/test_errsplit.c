@@ -268,7 +268,7 @@ static void test_errsplit_advisor(void) {
  * -1 when the segment is absent (a zero part). */
 static double qt_split_bar_pct(const char *a, const char *b, int k) {
     char key[32];
-    snprintf(key, sizeof key, "class=\"qr-sb%d\" style=\"width:", k);
+    qt_fmt(key, sizeof key, "class=\"qr-sb%d\" style=\"width:", k);
     const char *p = strstr(a, key);
     return p && p < b ? strtod(p + strlen(key), NULL) : -1;
 }

@@ -575,7 +575,7 @@ static void test_graph_marks(void) {
         }
         if (srank > 0 && srank < so.n_rows && sn >= 0) {
             s_checked++;
-            if (strcmp(so.cell[srank][sn], name) && !s_bad++) snprintf(msg, sizeof msg, "S%d on %s, sensitive_ops row %s", srank, name, so.cell[srank][sn]);
+            if (strcmp(so.cell[srank][sn], name) && !s_bad++) qt_fmt(msg, sizeof msg, "S%d on %s, sensitive_ops row %s", srank, name, so.cell[srank][sn]);
         }
     }
     qt_csv_free(&c);

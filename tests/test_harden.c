@@ -551,8 +551,8 @@ static void test_harden_nonfinite(void) {
     for (int k = 0; k < 3; k++) {
         char ins[64], q[8], dq[8];
         snprintf(ins, sizeof ins, "xf,scale%d,zp", k);
-        snprintf(q, sizeof q, "q%d", k);
-        snprintf(dq, sizeof dq, "dq%d", k);
+        qt_fmt(q, sizeof q, "q%d", k);
+        qt_fmt(dq, sizeof dq, "dq%d", k);
         qt_mb_node(&mb, "QuantizeLinear", q, ins, q);
         snprintf(ins, sizeof ins, "%s,scale%d,zp", q, k);
         qt_mb_node(&mb, "DequantizeLinear", dq, ins, dq);

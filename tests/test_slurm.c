@@ -109,7 +109,7 @@ static void qt_slurm_array_body(const char *dir) {
         qt_slurp(path, got, sizeof got);
         snprintf(want, sizeof want, "%d 4 m%ld\n", i, (long)getpid());   /* the caller's environment too */
         QT_CHECKF(!strcmp(got, want), "%s: '%s', want '%s'", path, got, want);
-        snprintf(line, sizeof line, "task %d: COMPLETED exit 0:0", i);
+        qt_fmt(line, sizeof line, "task %d: COMPLETED exit 0:0", i);
         QT_CHECKF(strstr(log, line), "no '%s' in:\n%s", line, log);
     }
     snprintf(path, sizeof path, "%s/task_4.txt", dir);

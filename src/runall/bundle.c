@@ -987,6 +987,61 @@ static QrStatus qr__bn_graph_groups(QrBundle *bd, QrBnGraph *gr) {
     return st;
 }
 
+/* The graph view's edges: for each visited node (visit[k], or node k when visit is NULL) whose
+ * box is box[node], every input traced back through the nodes without a box to the boxes that
+ * feed it; one edge per (feeding box, box), in visiting order. Arrays in the arena. */
+static QrStatus qr__bn_edges(QrArena *a, const QrGraph *g, const int *box, const int *visit, int n_visit, int n_boxes,
+                             int *n_edges, const int **src_out, const int **dst_out) {
+    int ne = 0, cap = n_boxes * 2 + 16;
+    int *src = malloc((size_t)cap * sizeof *src), *dst = malloc((size_t)cap * sizeof *dst);
+    int *seen = calloc((size_t)n_boxes + 1, sizeof *seen), *stamp = calloc((size_t)g->n_nodes + 1, sizeof *stamp);
+    int *stack = malloc(((size_t)g->n_nodes + 1) * sizeof *stack);
+    QrStatus st = src && dst && seen && stamp && stack ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; st == QR_OK && k < n_visit; k++) {
+        int v = visit ? visit[k] : k, i = box[v];
+        if (i < 0) continue;
+        int sp = 0;
+        const QrNode *nd = &g->nodes[v];
+        for (int j = 0; j < nd->n_in; j++) {
+            int val = nd->in[j], p = val >= 0 ? g->values[val].producer : -1;
+            if (p >= 0 && stamp[p] != k + 1) { stamp[p] = k + 1; stack[sp++] = p; }
+        }
+        while (sp && st == QR_OK) {
+            int p = stack[--sp];
+            if (box[p] >= 0) {
+                int s = box[p];
+                if (s == i || seen[s] == i + 1) continue;
+                seen[s] = i + 1;
+                if (ne == cap) {
+                    cap *= 2;
+                    int *s1 = realloc(src, (size_t)cap * sizeof *src);
+                    if (s1) src = s1;
+                    int *d1 = realloc(dst, (size_t)cap * sizeof *dst);
+                    if (d1) dst = d1;
+                    if (!s1 || !d1) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
+                }
+                src[ne] = s; dst[ne++] = i;
+                continue;
+            }
+            const QrNode *pn = &g->nodes[p];
+            for (int j = 0; j < pn->n_in; j++) {
+                int val = pn->in[j], q = val >= 0 ? g->values[val].producer : -1;
+                if (q >= 0 && stamp[q] != k + 1) { stamp[q] = k + 1; stack[sp++] = q; }
+            }
+        }
+    }
+    free(seen); free(stamp); free(stack);
+    int *es = st == QR_OK ? qr_arena_array(a, (size_t)ne + 1, sizeof *es) : NULL;
+    int *ed = st == QR_OK ? qr_arena_array(a, (size_t)ne + 1, sizeof *ed) : NULL;
+    if (st == QR_OK && (!es || !ed)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        memcpy(es, src, (size_t)ne * sizeof *es); memcpy(ed, dst, (size_t)ne * sizeof *ed);
+        *n_edges = ne; *src_out = es; *dst_out = ed;
+    }
+    free(src); free(dst);
+    return st;
+}
+
 static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
     const QrSession *se = &bd->se;
     const QrGraph *b = se->b, *an = se->a;
@@ -998,10 +1053,9 @@ static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
     gr->nodes = qr_arena_array(a, (size_t)n + 1, sizeof *gr->nodes);
     gr->row_of_match = qr_arena_array(a, (size_t)n + 1, sizeof *gr->row_of_match);
     float *w = qr_arena_array(a, (size_t)n + 1, sizeof *w), *hh = qr_arena_array(a, (size_t)n + 1, sizeof *hh);
-    int *view = malloc(((size_t)b->n_nodes + 1) * sizeof *view), *stamp = calloc((size_t)b->n_nodes + 1, sizeof *stamp);
-    int *stack = malloc(((size_t)b->n_nodes + 1) * sizeof *stack);
-    if (!gr->nodes || !gr->row_of_match || !w || !hh || !view || !stamp || !stack) {
-        free(view); free(stamp); free(stack);
+    int *view = malloc(((size_t)b->n_nodes + 1) * sizeof *view);
+    if (!gr->nodes || !gr->row_of_match || !w || !hh || !view) {
+        free(view);
         return qr_errf(QR_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < n; i++) gr->row_of_match[i] = -1;
@@ -1010,7 +1064,7 @@ static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
     for (int i = 0; i < n; i++) view[se->m.m[i].b_node] = i;
     /* the analysis model's quantizers of each analysis node: activation (its output) and weights */
     char **qtxt = calloc((size_t)an->n_nodes + 1, sizeof *qtxt);
-    if (!qtxt) { free(view); free(stamp); free(stack); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    if (!qtxt) { free(view); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
     for (int q = 0; q < se->qa.n; q++) {
         const QrQuantizer *Q = &se->qa.q[q];
         if (Q->owner < 0 || Q->kind == QR_QK_BIAS) continue;
@@ -1035,50 +1089,12 @@ static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
             nd->quant = qr_arena_printf(a, "out %s", qr_dtype_name(se->qa.q[m->a_quant].dtype));
     }
     free(qtxt);
-    /* edges: each input traced back through the folded nodes to the boxes that feed it */
-    int ne = 0, cap = n * 2 + 16;
-    int *src = malloc((size_t)cap * sizeof *src), *dst = malloc((size_t)cap * sizeof *dst);
-    int *seen = calloc((size_t)n + 1, sizeof *seen);
-    QrStatus st = src && dst && seen ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int i = 0; st == QR_OK && i < n; i++) {
-        const QrNode *nd = &b->nodes[se->m.m[i].b_node];
-        int sp = 0;
-        for (int k = 0; k < nd->n_in; k++) {
-            int v = nd->in[k], p = v >= 0 ? b->values[v].producer : -1;
-            if (p >= 0 && stamp[p] != i + 1) { stamp[p] = i + 1; stack[sp++] = p; }
-        }
-        while (sp && st == QR_OK) {
-            int p = stack[--sp];
-            if (view[p] >= 0) {
-                int s = view[p];
-                if (s == i || seen[s] == i + 1) continue;
-                seen[s] = i + 1;
-                if (ne == cap) {
-                    cap *= 2;
-                    int *s1 = realloc(src, (size_t)cap * sizeof *src);
-                    if (s1) src = s1;
-                    int *d1 = realloc(dst, (size_t)cap * sizeof *dst);
-                    if (d1) dst = d1;
-                    if (!s1 || !d1) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
-                }
-                src[ne] = s; dst[ne++] = i;
-                continue;
-            }
-            const QrNode *pn = &b->nodes[p];
-            for (int k = 0; k < pn->n_in; k++) {
-                int v = pn->in[k], q = v >= 0 ? b->values[v].producer : -1;
-                if (q >= 0 && stamp[q] != i + 1) { stamp[q] = i + 1; stack[sp++] = q; }
-            }
-        }
-    }
-    free(view); free(stamp); free(stack); free(seen);
-    int *es = st == QR_OK ? qr_arena_array(a, (size_t)ne + 1, sizeof *es) : NULL;
-    int *ed = st == QR_OK ? qr_arena_array(a, (size_t)ne + 1, sizeof *ed) : NULL;
-    if (st == QR_OK && (!es || !ed)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) { memcpy(es, src, (size_t)ne * sizeof *es); memcpy(ed, dst, (size_t)ne * sizeof *ed); }
-    free(src); free(dst);
+    int *visit = malloc(((size_t)n + 1) * sizeof *visit);
+    QrStatus st = visit ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; st == QR_OK && i < n; i++) visit[i] = se->m.m[i].b_node;
+    if (st == QR_OK) st = qr__bn_edges(a, b, view, visit, n, n, &gr->in.n_edges, &gr->in.src, &gr->in.dst);
+    free(visit); free(view);
     QR_TRY(st);
-    gr->in.n_edges = ne; gr->in.src = es; gr->in.dst = ed;
     QR_TRY(qr__bn_graph_groups(bd, gr));
     for (int i = 0; i < n; i++) qr_gl_box_size(gr->nodes[i].label ? gr->nodes[i].label : gr->nodes[i].name, gr->nodes[i].op_type, &w[i], &hh[i]);
     gr->in.w = w; gr->in.h = hh;
@@ -1164,9 +1180,8 @@ static QrStatus qr__bn_qview(QrBundle *bd, const QrBnGraph *gr, QrBnGraph *qv, b
     *made = false;
     memset(qv, 0, sizeof *qv);
     int *box = malloc(((size_t)nn + 1) * sizeof *box), *qof = malloc(((size_t)nn + 1) * sizeof *qof);
-    int *stamp = calloc((size_t)nn + 1, sizeof *stamp), *stack = malloc(((size_t)nn + 1) * sizeof *stack);
     int *row_match = NULL;
-    if (!box || !qof || !stamp || !stack) { free(box); free(qof); free(stamp); free(stack); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    if (!box || !qof) { free(box); free(qof); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
     for (int v = 0; v < nn; v++) box[v] = qof[v] = -1;
     for (int q = 0; q < se->qa.n; q++) {
         const QrQuantizer *Q = &se->qa.q[q];
@@ -1212,50 +1227,8 @@ static QrStatus qr__bn_qview(QrBundle *bd, const QrBnGraph *gr, QrBnGraph *qv, b
             }
         }
     }
-    /* edges: each input traced back through the folded nodes to the boxes that feed it */
-    int ne = 0, cap = n * 2 + 16;
-    int *src = malloc((size_t)cap * sizeof *src), *dst = malloc((size_t)cap * sizeof *dst), *seen = calloc((size_t)n + 1, sizeof *seen);
-    if (!src || !dst || !seen) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int v = 0; st == QR_OK && v < nn; v++) {
-        int i = box[v];
-        if (i < 0) continue;
-        const QrNode *nd = &an->nodes[v];
-        int sp = 0;
-        for (int k = 0; k < nd->n_in; k++) {
-            int val = nd->in[k], p = val >= 0 ? an->values[val].producer : -1;
-            if (p >= 0 && stamp[p] != v + 1) { stamp[p] = v + 1; stack[sp++] = p; }
-        }
-        while (sp && st == QR_OK) {
-            int p = stack[--sp];
-            if (box[p] >= 0) {
-                int s = box[p];
-                if (s == i || seen[s] == i + 1) continue;
-                seen[s] = i + 1;
-                if (ne == cap) {
-                    cap *= 2;
-                    int *s1 = realloc(src, (size_t)cap * sizeof *src);
-                    if (s1) src = s1;
-                    int *d1 = realloc(dst, (size_t)cap * sizeof *dst);
-                    if (d1) dst = d1;
-                    if (!s1 || !d1) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
-                }
-                src[ne] = s; dst[ne++] = i;
-                continue;
-            }
-            const QrNode *pn = &an->nodes[p];
-            for (int k = 0; k < pn->n_in; k++) {
-                int val = pn->in[k], q = val >= 0 ? an->values[val].producer : -1;
-                if (q >= 0 && stamp[q] != v + 1) { stamp[q] = v + 1; stack[sp++] = q; }
-            }
-        }
-    }
-    int *es = st == QR_OK ? qr_arena_array(a, (size_t)ne + 1, sizeof *es) : NULL;
-    int *ed = st == QR_OK ? qr_arena_array(a, (size_t)ne + 1, sizeof *ed) : NULL;
-    if (st == QR_OK && (!es || !ed)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) { memcpy(es, src, (size_t)ne * sizeof *es); memcpy(ed, dst, (size_t)ne * sizeof *ed); }
-    free(src); free(dst); free(seen);
+    st = qr__bn_edges(a, an, box, NULL, nn, n, &qv->in.n_edges, &qv->in.src, &qv->in.dst);
     if (st != QR_OK) goto done;
-    qv->in.n_edges = ne; qv->in.src = es; qv->in.dst = ed;
     st = qr__bn_graph_groups(bd, qv);
     if (st != QR_OK) goto done;
     /* the rows' boxes: named, coloured and clickable like the main view's */
@@ -1274,7 +1247,7 @@ static QrStatus qr__bn_qview(QrBundle *bd, const QrBnGraph *gr, QrBnGraph *qv, b
     qv->in.w = w; qv->in.h = hh;
     *made = true;
 done:
-    free(box); free(qof); free(stamp); free(stack); free(row_match);
+    free(box); free(qof); free(row_match);
     return st;
 }
 

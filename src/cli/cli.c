@@ -64,6 +64,7 @@ typedef struct QrCliOpts {
     const char *from_values;     /* compare --from-values DIR */
     bool demote_int16;           /* sensitivity --demote-int16 */
     bool no_fragility;           /* runall --no-fragility */
+    bool no_error_split;         /* runall --no-error-split */
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL */
     int generate;                /* --generate N: greedy decoding of N tokens with both models */
     bool int16_integer;          /* --int16 integer: the int mode lowers 16-bit Q/DQ groups too */
@@ -185,7 +186,7 @@ static const char *qr__cli_usage_runall =
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--int16 float|integer] [--fail-if-sqnr-below DB] [--shape NAME=...] [--dim NAME=N] [--seed N] [--quiet]\n"
     "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro] [--emit-model DIR]\n"
-    "                      [--no-fragility]\n"
+    "                      [--no-fragility] [--no-error-split]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  (ANALYSIS.onnx alone: the baseline is the same graph with every quantizer disabled; the report says so.)\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
@@ -212,6 +213,9 @@ static const char *qr__cli_usage_runall =
     "  Rounding fragility (fragility.txt/.csv, summary.json \"fragility\"): the simulation re-run with every\n"
     "  activation quantizer rounding 1 LSB otherwise (half away from zero at every tie; +-1 LSB at 1% of its\n"
     "  elements, 3 seeds): 5 extra model runs; --no-fragility leaves it out (and --dump's rounding column).\n"
+    "  --no-error-split: no error split (the layers re-run with only their weight / input / output quantizers\n"
+    "  on): the err_* .. dominant columns stay empty, summary.json's layers have no err_* keys, the advisor\n"
+    "  names no cause from it (docs/REPORT.md \"Error split\").\n"
     "  --data DIR [--samples N]: one pass over the samples (each runs both models and the shadow run once, through\n"
     "  one prepared comparison) pools the per-layer comparison: dataset/compare_per_layer_out, compare_outputs,\n"
     "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data), and both\n"
@@ -451,6 +455,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else if (!strcmp(a, "--no-fragility")) {
             if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
             o->no_fragility = true;
+        }
+        else if (!strcmp(a, "--no-error-split")) {
+            if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
+            o->no_error_split = true;
         }
         else if (!strcmp(a, "--demote-int16")) {
             if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
@@ -943,11 +951,13 @@ static QrStatus qr__cli_load_second(QrCliOpts *o, const char *path, const QrGrap
 }
 
 /* Opens the analysis session of b and a with the command's settings: --int16 (the int mode's
- * 16-bit groups) and --max-memory (one execution at a time, no all-on reference). */
+ * 16-bit groups), --no-error-split (runall --shard) and --max-memory (one execution at a time, no
+ * all-on reference). */
 static QrStatus qr__cli_session_open(const QrCliOpts *o, QrSession *se, const QrGraph *b, const QrGraph *a,
                                      const QrTensor *in) {
     QR_TRY(qr_session_open(se, b, a, in));
     se->int16_integer = o->int16_integer;
+    se->no_error_split = o->no_error_split;
     if (o->max_memory > 0) qr_session_low_memory(se);
     return QR_OK;
 }

@@ -2,8 +2,9 @@
 # bench/bundle_diff.sh — compares the runall bundles of two qreport binaries file by file.
 # Usage: bench/bundle_diff.sh OLD_QREPORT NEW_QREPORT [WORKDIR]
 # Runs `runall` with both binaries on the bench models (when bench/models exists) and on the
-# fixture pairs, with several option sets (--data and --demote-int16 among them) and at 1 and
-# 2 threads, and compares every file of the unzipped bundles (tables, JSON, HTML, PNG,
+# fixture pairs (qpairs, tpairs, errsplit, the LLM decoder with --generate), with several option
+# sets (--data, --demote-int16, --dump, --emit-model, the single-model form, --no-error-split among
+# them) and at 1 and 2 threads, and compares every file of the unzipped bundles (tables, JSON, HTML, PNG,
 # badcase.npy) byte for byte. manifest.json is compared without its command line and thread
 # count; SOURCE_DATE_EPOCH is set, so timings and peak memory are null in both. The NEW
 # binary at 1 thread is also compared with itself at 2 threads. Prints one line per case and
@@ -19,13 +20,24 @@ export SOURCE_DATE_EPOCH=1
 same=0
 diff=0
 
-# run LABEL BIN THREADS ARGS... -> $WORK/LABEL (unzipped bundle)
+# run LABEL BIN THREADS ARGS... -> $WORK/LABEL (unzipped bundle); an argument @EMIT@ becomes a
+# folder of this run's own ($WORK/LABEL.emit: --emit-model wants a new one), compared as LABEL/emit
 run() {
     label=$1 bin=$2 thr=$3
     shift 3
+    n=$#
+    while [ "$n" -gt 0 ]; do
+        a=$1
+        shift
+        [ "$a" = @EMIT@ ] && a=$WORK/$label.emit
+        set -- "$@" "$a"
+        n=$((n - 1))
+    done
     "$bin" runall "$@" -o "$WORK/$label.zip" --keep-dir "$WORK/$label" --threads "$thr" --quiet \
         >"$WORK/$label.stdout" 2>"$WORK/$label.stderr"
     echo $? >"$WORK/$label.rc"
+    [ -d "$WORK/$label.emit" ] && [ -d "$WORK/$label" ] && mv "$WORK/$label.emit" "$WORK/$label/emit"
+    sed -i "s|$WORK/$label|WORK/LABEL|g" "$WORK/$label.stdout" 2>/dev/null
     if [ -f "$WORK/$label/manifest.json" ]; then
         grep -v '"command_line"\|"threads"' "$WORK/$label/manifest.json" >"$WORK/$label.manifest"
         rm "$WORK/$label/manifest.json"
@@ -80,5 +92,27 @@ case_ plotnodes "$d/base.onnx" "$d/analysis.onnx" -i "$d/input.npy" --plot-nodes
 case_ data "$d/base.onnx" "$d/analysis.onnx" --data "$d/data"
 d=fixtures/qpairs/int16_mixed
 case_ demote "$d/base.onnx" "$d/analysis.onnx" -i "$d/input.npy" --demote-int16
+for p in qat_convbn; do
+    d=fixtures/qpairs/$p
+    [ -f "$d/analysis.onnx" ] && [ -f "$d/base.onnx" ] && case_ "$p" "$d/base.onnx" "$d/analysis.onnx" -i "$d/input.npy"
+done
+for p in static_int8 int4_nbits int4_badblock; do
+    d=fixtures/tpairs/$p
+    case_ "t_$p" "$d/base.onnx" "$d/analysis.onnx" -i "$d/input.npy"
+done
+d=fixtures/errsplit
+case_ errsplit "$d/base.onnx" "$d/analysis.onnx" -i "$d/input.npy"
+case_ errsplit.nosplit "$d/base.onnx" "$d/analysis.onnx" -i "$d/input.npy" --no-error-split --no-fragility
+d=fixtures/qpairs/ort_qdq
+case_ single "$d/analysis.onnx" -i "$d/input.npy"
+case_ emit "$d/base.onnx" "$d/analysis.onnx" -i "$d/input.npy" --emit-model @EMIT@ --no-repro
+case_ knobs "$d/base.onnx" "$d/analysis.onnx" -i "$d/input.npy" --quantize-nodes "$(sed -n 2p "$d/expected_match.tsv" | cut -f1)" --all-rows
+# --dump: the int-mode outputs of the analysis model as a (one-file) device dump
+mkdir -p "$WORK/dump"
+"$NEW" run "$d/analysis.onnx" -i "$d/input.npy" --mode int -o "$WORK/dump" --quiet >/dev/null 2>&1
+case_ dump "$d/base.onnx" "$d/analysis.onnx" -i "$d/input.npy" --dump "$WORK/dump"
+case_ data.sens "$d/base.onnx" "$d/analysis.onnx" --data "$d/data" --sens-samples 2 --demote-int16
+d=fixtures/llm
+[ -d "$d/prompt" ] && case_ llm.gen "$d/fp32/model.onnx" "$d/int4_sym/model.onnx" -i "$d/prompt" --generate 2
 echo "$same identical, $diff different"
 [ "$diff" -eq 0 ]

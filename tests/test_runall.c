@@ -277,6 +277,57 @@ static void test_runall_terminal_summary(void) {
     QT_CHECKF(strstr(r.err, "sensitivity: done in ") && strstr(r.err, "zip: done in ") && !strchr(r.err, '\r'), "%s", r.err);
 }
 
+/* runall's stage table (runall/runall.c qr__ra_stages) is what a bundle shows: manifest.json lists
+ * the stages that ran, in the table's order, every stage without an `on` condition among them (but
+ * the zip stage, which writes manifest.json before it ends);
+ * every file a succeeded stage's row names is in the bundle; a stage whose `needs` failed fails
+ * naming what it needs (mixed precision after an injected sensitivity failure). */
+static void test_runall_stage_table(void) {
+    const char *m = "fixtures/qpairs/ort_qdq";
+    char dir[512], p[700];
+    int bad = 0, seen = 0, always = 0, always_seen = 0;
+    char msg[512] = "";
+    for (int k = 0; k < QR_STAGE_N; k++) always += qr__ra_stages[k].on == NULL && k != QR_STAGE_ZIP;   /* (it writes the manifest) */
+    for (int v = 0; v < 2; v++) {
+        QtCli r;
+        snprintf(dir, sizeof dir, "%s/stages_%d", qt_tmpdir(), v);
+        const QrRunallFaults f = { .fail_stage = "sensitivity" };
+        qt_cli_faults(&r, v ? &f : NULL, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy -o %s.zip --keep-dir %s "
+                      "--demote-int16 --quiet", m, m, m, dir, dir);
+        QT_CHECKF(r.code == 0, "variant %d: exit %d: %s", v, r.code, r.err);
+        snprintf(p, sizeof p, "%s/manifest.json", dir);
+        size_t len = 0;
+        char *man = qt_ra_read(p, &len);
+        QrArena a = { 0 };
+        QrJsonVal *js = NULL;
+        const QrJsonVal *stages = man && qr_json_parse(&a, man, len, &js) == QR_OK ? qr_json_get(js, "stages") : NULL;
+        QT_CHECKF(stages && stages->type == QR_JSON_ARR, "variant %d: no stages in manifest.json", v);
+        int pos = 0;
+        for (int i = 0; i < stages->n; i++) {
+            const QrJsonVal *nm = qr_json_get(qr_json_at(stages, i), "name"), *ok = qr_json_get(qr_json_at(stages, i), "ok");
+            int k = pos;
+            while (k < QR_STAGE_N && nm && strcmp(qr__ra_stages[k].name, nm->str)) k++;
+            if (k == QR_STAGE_N) { if (!bad++) snprintf(msg, sizeof msg, "stage '%s' not in the table's order", nm ? nm->str : "?"); continue; }
+            pos = k + 1;
+            seen++;
+            if (!v) always_seen += qr__ra_stages[k].on == NULL;
+            for (const char *const *fl = qr__ra_stages[k].files; ok && ok->b && fl && *fl; fl++) {
+                snprintf(p, sizeof p, "%s/%s", dir, *fl);
+                if (access(p, F_OK) && !bad++) snprintf(msg, sizeof msg, "stage '%s' succeeded without its file %s", nm->str, *fl);
+            }
+            if (v && k == QR_STAGE_WHATIF && ok && ok->b && !bad++) snprintf(msg, sizeof msg, "mixed precision ran without its ranking");
+        }
+        qr_arena_free(&a);
+        if (v) {
+            bool named = man && strstr(man, "needs the sensitivity ranking, which failed");
+            if (!named && !bad++) snprintf(msg, sizeof msg, "no 'needs the sensitivity ranking' failure in manifest.json");
+        }
+        free(man);
+    }
+    QT_CHECKF(bad == 0 && seen > 20 && always_seen == always, "%d bad (%d stages seen, %d of %d unconditional ones); first: %s",
+              bad, seen, always_seen, always, msg);
+}
+
 static void qt_runall_all(void) {
     setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
     for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_runall_pair(qt_pairs[i]);
@@ -284,5 +335,6 @@ static void qt_runall_all(void) {
     QT_RUN(test_runall_failed_stage);
     QT_RUN(test_runall_render);
     QT_RUN(test_runall_terminal_summary);
+    QT_RUN(test_runall_stage_table);
     unsetenv("SOURCE_DATE_EPOCH");
 }

@@ -221,12 +221,10 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     if (st == QR_OK) st = qr_runall_run(b, a, in, &ro, &res);
     int code = st == QR_OK ? QR_EXIT_OK : qr__cli_fail(st);
     if (st == QR_OK && dep.emit_dir) {               /* the model asked for must be there */
-        char p[4096];
-        snprintf(p, sizeof p, "%s/analysis_promoted.onnx", dep.emit_dir);
-        if (access(p, F_OK) != 0) {
+        if (!res.emitted) {
             fprintf(stderr, "qreport: error: --emit-model %s was not written (see the failed analyses in the bundle)\n", dep.emit_dir);
             code = QR_EXIT_FAIL;
-        } else if (!o.quiet) printf("wrote %s (the what-if's recommended promotion)\n", p);
+        } else if (!o.quiet) printf("wrote %s/analysis_promoted.onnx (the what-if's recommended promotion)\n", dep.emit_dir);
     }
     if (st == QR_OK) {
         if (!o.quiet) printf("%swrote %s\n", res.summary, ro.out_zip);

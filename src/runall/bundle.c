@@ -145,7 +145,7 @@ static const char *qr_bundle_verdict(const QrBundle *bd, QrHtmlLevel *level) {
 }
 
 static const char *qr__bn_verdict_one(const QrBundle *bd, QrHtmlLevel *level) {
-    if (!bd->have_cmp) { *level = QR_HTML_BAD; return "The per-layer comparison failed; see the failed analyses."; }
+    if (!bd->ok[QR_STAGE_COMPARE]) { *level = QR_HTML_BAD; return "The per-layer comparison failed; see the failed analyses."; }
     double c = bd->cmp.out.cosine;
     *level = qr__bn_cos_level(c);
     const char *what = *level == QR_HTML_GOOD ? "close to the baseline" : *level == QR_HTML_WARN ? "noticeably degraded"
@@ -168,15 +168,15 @@ static bool qr__bn_weight_only_op(const char *op) {
 }
 
 static const char *qr_bundle_action(const QrBundle *bd) {
-    if (!bd->have_sens || !bd->sens.n) return NULL;
+    if (!bd->ok[QR_STAGE_SENS] || !bd->sens.n) return NULL;
     QrArena *a = (QrArena *)&bd->arena;
-    if (bd->have_wi && bd->wi.rec_int16 >= 0) {
+    if (bd->ok[QR_STAGE_WHATIF] && bd->wi.rec_int16 >= 0) {
         const QrWhatIfStep *w = &bd->wi.steps[bd->wi.rec_int16];
         return qr_arena_printf(a, "Recommended action: promote the top-%d sensitive node%s to int16 (output Cosine %.6f → %.6f, "
                                "measured; see " QR_BF_WHATIF " for ready-to-use node lists).", w->k, w->k == 1 ? "" : "s",
                                bd->wi.as_is.cosine, w->int16.cosine);
     }
-    if (bd->have_wi && bd->wi.rec_fp >= 0) {
+    if (bd->ok[QR_STAGE_WHATIF] && bd->wi.rec_fp >= 0) {
         const QrWhatIfStep *w = &bd->wi.steps[bd->wi.rec_fp];
         const QrWhatIfStep *w8 = bd->wi.rec_wq8 >= 0 ? &bd->wi.steps[bd->wi.rec_wq8] : NULL,
                            *wh = bd->wi.rec_wq_half >= 0 ? &bd->wi.steps[bd->wi.rec_wq_half] : NULL;
@@ -199,145 +199,152 @@ static const char *qr_bundle_action(const QrBundle *bd) {
                            "cumulative-error curves.", top->name);
 }
 
-static QrStatus qr_bundle_write_summary(QrBundle *bd) {
-    QrJson j;
-    qr_json_init(&j);
+/* summary.json's beginning (the driver adds the stages' sections, then qr_bundle_json_end). */
+static void qr_bundle_json_begin(QrBundle *bd, QrJson *j) {
     QrHtmlLevel lv;
     const char *verdict = qr_bundle_verdict(bd, &lv);
-    qr_json_obj_begin(&j);
-    qr_json_kv_int(&j, "schema_version", 1);
-    qr_json_key(&j, "verdict");
-    qr_json_obj_begin(&j);
-    qr_json_kv_str(&j, "level", lv == QR_HTML_GOOD ? "good" : lv == QR_HTML_WARN ? "warning" : "bad");
-    qr_json_kv_str(&j, "text", verdict);
-    if (bd->have_cmp && bd->cmp.first_drop >= 0)
-        qr_json_kv_str(&j, "first_drop", bd->se.b->nodes[bd->se.m.m[bd->cmp.rows[bd->cmp.first_drop].match].b_node].name);
-    qr_json_obj_end(&j);
-    qr_json_kv_str(&j, "baseline_form", qr_session_baseline_form(&bd->se));
-    qr_json_kv_str(&j, "baseline_form_text", qr_session_baseline_form_text(&bd->se));
-    if (bd->have_cmp) { qr_json_key(&j, "model_output"); qr__bn_json_metrics(&j, &bd->cmp.out); }
-    if (bd->have_tok) { qr_json_key(&j, "tokens"); qr_tok_json(&j, bd->se.b, bd->tok); }
-    if (bd->have_gen) { qr_json_key(&j, "generation"); qr_gen_json(&j, &bd->gen); }
-    if (bd->have_eq) {
-        qr_json_key(&j, "equivalence");
-        qr_json_obj_begin(&j);
-        qr_json_kv_bool(&j, "pass", bd->eq.equivalent);
-        qr_json_kv_num(&j, "worst_relative_difference", bd->eq.worst_rel);
-        qr_json_kv_str(&j, "text", qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
-        qr_json_obj_end(&j);
+    qr_json_init(j);
+    qr_json_obj_begin(j);
+    qr_json_kv_int(j, "schema_version", 1);
+    qr_json_key(j, "verdict");
+    qr_json_obj_begin(j);
+    qr_json_kv_str(j, "level", lv == QR_HTML_GOOD ? "good" : lv == QR_HTML_WARN ? "warning" : "bad");
+    qr_json_kv_str(j, "text", verdict);
+    if (bd->ok[QR_STAGE_COMPARE] && bd->cmp.first_drop >= 0)
+        qr_json_kv_str(j, "first_drop", bd->se.b->nodes[bd->se.m.m[bd->cmp.rows[bd->cmp.first_drop].match].b_node].name);
+    qr_json_obj_end(j);
+    qr_json_kv_str(j, "baseline_form", qr_session_baseline_form(&bd->se));
+    qr_json_kv_str(j, "baseline_form_text", qr_session_baseline_form_text(&bd->se));
+    if (bd->ok[QR_STAGE_COMPARE]) { qr_json_key(j, "model_output"); qr__bn_json_metrics(j, &bd->cmp.out); }
+}
+
+static QrStatus qr_bundle_json_end(QrBundle *bd, QrJson *j) {
+    qr__bn_json_failed(j, bd);
+    qr_json_obj_end(j);
+    return qr__bn_write_json(bd, j, QR_BF_SUMMARY);
+}
+
+static void qr_bundle_json_match(QrJson *j, QrBundle *bd) {
+    if (bd->eq.max_abs) {
+        qr_json_key(j, "equivalence");
+        qr_json_obj_begin(j);
+        qr_json_kv_bool(j, "pass", bd->eq.equivalent);
+        qr_json_kv_num(j, "worst_relative_difference", bd->eq.worst_rel);
+        qr_json_kv_str(j, "text", qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
+        qr_json_obj_end(j);
     }
     int matched = 0;
     for (int i = 0; i < bd->se.m.n; i++) matched += bd->se.m.m[i].a_node >= 0;
-    qr_json_key(&j, "match");
-    qr_json_obj_begin_compact(&j);
-    qr_json_kv_int(&j, "baseline_values", bd->se.m.n);
-    qr_json_kv_int(&j, "matched", matched);
-    qr_json_kv_int(&j, "analysis_unmatched", bd->se.m.n_unmatched_a);
-    qr_json_kv_bool(&j, "verification_ran", bd->se.m.verified_run);
-    qr_json_kv_int(&j, "verified", bd->se.m.n_verified);
-    qr_json_kv_int(&j, "unverified", bd->se.m.n_unverified);
-    qr_json_kv_num(&j, "tolerance", QR_EQUIV_TOL);
-    qr_json_obj_end(&j);
-    if (bd->have_sens) {
-        qr_json_key(&j, "sensitivity");
-        qr_json_obj_begin(&j);
-        qr_json_kv_str(&j, "mode", bd->sens.opts.off_one ? "off-one" : "one-on");
-        qr_json_kv_str(&j, "metric", qr_metric_name(bd->sens.opts.metric));
-        qr_json_kv_int(&j, "node_executions", bd->sens.n_exec);
-        qr_json_kv_int(&j, "node_executions_full_reruns", bd->sens.n_full);
-        qr_json_key(&j, "top");
-        qr_json_arr_begin(&j);
-        for (int k = 0; k < bd->sens.n && k < 10; k++) {
-            const QrSensRow *row = &bd->sens.rows[k];
-            qr_json_obj_begin_compact(&j);
-            qr_json_kv_str(&j, "op_name", row->name);
-            qr_json_kv_str(&j, "sensitive_type", qr_sens_type_name(row->type));
-            qr_json_kv_str(&j, "op_type", row->op_type);
-            qr_json_key(&j, "metrics");
-            qr__bn_json_metrics(&j, &row->m);
-            if (bd->sens.opts.off_one) qr_json_kv_num(&j, "gain", qr_sens_gain(&bd->sens, row));
-            qr_json_kv_str(&j, "dtype", row->dtype);
-            qr_json_obj_end(&j);
+    qr_json_key(j, "match");
+    qr_json_obj_begin_compact(j);
+    qr_json_kv_int(j, "baseline_values", bd->se.m.n);
+    qr_json_kv_int(j, "matched", matched);
+    qr_json_kv_int(j, "analysis_unmatched", bd->se.m.n_unmatched_a);
+    qr_json_kv_bool(j, "verification_ran", bd->se.m.verified_run);
+    qr_json_kv_int(j, "verified", bd->se.m.n_verified);
+    qr_json_kv_int(j, "unverified", bd->se.m.n_unverified);
+    qr_json_kv_num(j, "tolerance", QR_EQUIV_TOL);
+    qr_json_obj_end(j);
+}
+
+static void qr_bundle_json_sens(QrJson *j, QrBundle *bd) {
+    if (!bd->ok[QR_STAGE_SENS]) return;
+    qr_json_key(j, "sensitivity");
+    qr_json_obj_begin(j);
+    qr_json_kv_str(j, "mode", bd->sens.opts.off_one ? "off-one" : "one-on");
+    qr_json_kv_str(j, "metric", qr_metric_name(bd->sens.opts.metric));
+    qr_json_kv_int(j, "node_executions", bd->sens.n_exec);
+    qr_json_kv_int(j, "node_executions_full_reruns", bd->sens.n_full);
+    qr_json_key(j, "top");
+    qr_json_arr_begin(j);
+    for (int k = 0; k < bd->sens.n && k < 10; k++) {
+        const QrSensRow *row = &bd->sens.rows[k];
+        qr_json_obj_begin_compact(j);
+        qr_json_kv_str(j, "op_name", row->name);
+        qr_json_kv_str(j, "sensitive_type", qr_sens_type_name(row->type));
+        qr_json_kv_str(j, "op_type", row->op_type);
+        qr_json_key(j, "metrics");
+        qr__bn_json_metrics(j, &row->m);
+        if (bd->sens.opts.off_one) qr_json_kv_num(j, "gain", qr_sens_gain(&bd->sens, row));
+        qr_json_kv_str(j, "dtype", row->dtype);
+        qr_json_obj_end(j);
+    }
+    qr_json_arr_end(j);
+    qr_json_obj_end(j);
+}
+
+static void qr_bundle_json_layers(QrJson *j, QrBundle *bd) {
+    if (!bd->ok[QR_STAGE_COMPARE]) return;
+    qr_json_key(j, "layers");
+    qr_json_arr_begin(j);
+    for (int k = 0; k < bd->cmp.n; k++) {
+        const QrLayerRow *r = &bd->cmp.rows[k];
+        const QrMatch *m = &bd->se.m.m[r->match];
+        qr_json_obj_begin_compact(j);
+        qr_json_kv_int(j, "Index", k);
+        qr_json_kv_str(j, "mod_name", bd->se.b->nodes[m->b_node].name);
+        qr_json_kv_str(j, "base_op_type", bd->se.b->nodes[m->b_node].op_type);
+        qr_json_kv_str(j, "analy_op_type", bd->se.a->nodes[m->a_node].op_type);
+        qr_json_kv_str(j, "base_tensor", bd->se.b->values[m->b_value].name);
+        qr_json_kv_str(j, "analy_tensor", bd->se.a->values[m->a_value].name);
+        if (r->has_m) {
+            qr_json_kv_num(j, "Cosine", r->m.cosine);
+            qr_json_kv_num(j, "MSE", r->m.mse);
+            qr_json_kv_num(j, "L1", r->m.l1);
+            qr_json_kv_num(j, "KL", r->m.kl);
+            qr_json_kv_num(j, "SQNR", r->m.sqnr);
+            qr_json_kv_num(j, "Atol", r->m.atol);
+            qr_json_kv_num(j, "Rtol", r->m.rtol);
         }
-        qr_json_arr_end(&j);
-        qr_json_obj_end(&j);
-    }
-    if (bd->have_cmp) {
-        qr_json_key(&j, "layers");
-        qr_json_arr_begin(&j);
-        for (int k = 0; k < bd->cmp.n; k++) {
-            const QrLayerRow *r = &bd->cmp.rows[k];
-            const QrMatch *m = &bd->se.m.m[r->match];
-            qr_json_obj_begin_compact(&j);
-            qr_json_kv_int(&j, "Index", k);
-            qr_json_kv_str(&j, "mod_name", bd->se.b->nodes[m->b_node].name);
-            qr_json_kv_str(&j, "base_op_type", bd->se.b->nodes[m->b_node].op_type);
-            qr_json_kv_str(&j, "analy_op_type", bd->se.a->nodes[m->a_node].op_type);
-            qr_json_kv_str(&j, "base_tensor", bd->se.b->values[m->b_value].name);
-            qr_json_kv_str(&j, "analy_tensor", bd->se.a->values[m->a_value].name);
-            if (r->has_m) {
-                qr_json_kv_num(&j, "Cosine", r->m.cosine);
-                qr_json_kv_num(&j, "MSE", r->m.mse);
-                qr_json_kv_num(&j, "L1", r->m.l1);
-                qr_json_kv_num(&j, "KL", r->m.kl);
-                qr_json_kv_num(&j, "SQNR", r->m.sqnr);
-                qr_json_kv_num(&j, "Atol", r->m.atol);
-                qr_json_kv_num(&j, "Rtol", r->m.rtol);
-            }
-            if (r->has_local) {
-                qr_json_kv_num(&j, "local_Cosine", r->local.cosine);
-                qr_json_kv_num(&j, "local_SQNR", r->local.sqnr);
-            }
-            QrSplitView sv;
-            if (qr_compare_split(&r->sp, &sv)) {
-                const char *const keys[] = { "err_weight", "err_input", "err_output_round", "err_output_clip", "clip_frac",
-                                             "steps_rms", "noise_ratio" };
-                const double vals[] = { sv.err_w, sv.err_i, sv.err_round, sv.err_clip, sv.clip_frac, sv.steps_rms, sv.noise_ratio };
-                for (int q = 0; q < QR_ARRAY_LEN(vals); q++) if (vals[q] == vals[q]) qr_json_kv_num(&j, keys[q], vals[q]);
-                qr_json_kv_str(&j, "dominant", sv.dominant);
-                if (r->sp.w_channel >= 0) qr_json_kv_int(&j, "weight_worst_channel", r->sp.w_channel);
-            }
-            qr_json_obj_end(&j);
+        if (r->has_local) {
+            qr_json_kv_num(j, "local_Cosine", r->local.cosine);
+            qr_json_kv_num(j, "local_SQNR", r->local.sqnr);
         }
-        qr_json_arr_end(&j);
-    }
-    if (bd->have_acc) {
-        qr_json_key(&j, "accumulated_error_outputs");
-        qr_json_obj_begin(&j);
-        for (int k = 0; k < bd->acc.n_settings; k++) { qr_json_key(&j, bd->acc.setting[k]); qr__bn_json_metrics(&j, &bd->acc.out[k]); }
-        qr_json_obj_end(&j);
-    }
-    if (bd->have_adv) { qr_json_key(&j, "advisor"); qr_advisor_json(&j, &bd->adv); }
-    if (bd->have_wi) {
-        qr_json_key(&j, "what_if");
-        qr_json_obj_begin(&j);
-        qr_json_kv_num(&j, "target_cosine", bd->wi.target);
-        qr_json_key(&j, "steps");
-        qr_json_arr_begin(&j);
-        for (int k = 0; k < bd->wi.n_steps; k++) {
-            const QrWhatIfStep *w = &bd->wi.steps[k];
-            qr_json_obj_begin_compact(&j);
-            qr_json_kv_int(&j, "k", w->k);
-            qr_json_key(&j, "int16");
-            qr__bn_json_metrics(&j, &w->int16);
-            qr_json_key(&j, "float");
-            qr__bn_json_metrics(&j, &w->fp);
-            if (w->n_wq8) { qr_json_key(&j, "weight_only_int8"); qr__bn_json_metrics(&j, &w->wq8); }
-            if (w->n_wq_half) { qr_json_key(&j, "weight_only_half_block"); qr__bn_json_metrics(&j, &w->wq_half); }
-            qr_json_obj_end(&j);
+        QrSplitView sv;
+        if (qr_compare_split(&r->sp, &sv)) {
+            const char *const keys[] = { "err_weight", "err_input", "err_output_round", "err_output_clip", "clip_frac",
+                                         "steps_rms", "noise_ratio" };
+            const double vals[] = { sv.err_w, sv.err_i, sv.err_round, sv.err_clip, sv.clip_frac, sv.steps_rms, sv.noise_ratio };
+            for (int q = 0; q < QR_ARRAY_LEN(vals); q++) if (vals[q] == vals[q]) qr_json_kv_num(j, keys[q], vals[q]);
+            qr_json_kv_str(j, "dominant", sv.dominant);
+            if (r->sp.w_channel >= 0) qr_json_kv_int(j, "weight_worst_channel", r->sp.w_channel);
         }
-        qr_json_arr_end(&j);
-        if (bd->wi.rec_int16 >= 0) qr_json_kv_int(&j, "recommended_int16_k", bd->wi.steps[bd->wi.rec_int16].k);
-        if (bd->wi.rec_fp >= 0) qr_json_kv_int(&j, "recommended_float_k", bd->wi.steps[bd->wi.rec_fp].k);
-        qr_json_obj_end(&j);
+        qr_json_obj_end(j);
     }
-    if (bd->have_frag) { qr_json_key(&j, "fragility"); qr_frag_json(&j, &bd->frag); }
-    qr_deploy_runall_json(&j, &bd->dep);
-    qr_ds_runall_json(&j, &bd->dsr, &bd->se);
-    qr_sens_set_json(&j, &bd->dss);
-    qr__bn_json_failed(&j, bd);
-    qr_json_obj_end(&j);
-    return qr__bn_write_json(bd, &j, QR_BF_SUMMARY);
+    qr_json_arr_end(j);
+}
+
+static void qr_bundle_json_accum(QrJson *j, QrBundle *bd) {
+    if (!bd->ok[QR_STAGE_ACCUM]) return;
+    qr_json_key(j, "accumulated_error_outputs");
+    qr_json_obj_begin(j);
+    for (int k = 0; k < bd->acc.n_settings; k++) { qr_json_key(j, bd->acc.setting[k]); qr__bn_json_metrics(j, &bd->acc.out[k]); }
+    qr_json_obj_end(j);
+}
+
+static void qr_bundle_json_whatif(QrJson *j, QrBundle *bd) {
+    if (!bd->ok[QR_STAGE_WHATIF]) return;
+    qr_json_key(j, "what_if");
+    qr_json_obj_begin(j);
+    qr_json_kv_num(j, "target_cosine", bd->wi.target);
+    qr_json_key(j, "steps");
+    qr_json_arr_begin(j);
+    for (int k = 0; k < bd->wi.n_steps; k++) {
+        const QrWhatIfStep *w = &bd->wi.steps[k];
+        qr_json_obj_begin_compact(j);
+        qr_json_kv_int(j, "k", w->k);
+        qr_json_key(j, "int16");
+        qr__bn_json_metrics(j, &w->int16);
+        qr_json_key(j, "float");
+        qr__bn_json_metrics(j, &w->fp);
+        if (w->n_wq8) { qr_json_key(j, "weight_only_int8"); qr__bn_json_metrics(j, &w->wq8); }
+        if (w->n_wq_half) { qr_json_key(j, "weight_only_half_block"); qr__bn_json_metrics(j, &w->wq_half); }
+        qr_json_obj_end(j);
+    }
+    qr_json_arr_end(j);
+    if (bd->wi.rec_int16 >= 0) qr_json_kv_int(j, "recommended_int16_k", bd->wi.steps[bd->wi.rec_int16].k);
+    if (bd->wi.rec_fp >= 0) qr_json_kv_int(j, "recommended_float_k", bd->wi.steps[bd->wi.rec_fp].k);
+    qr_json_obj_end(j);
 }
 
 static void *qr__bn_hash_main(void *arg) {
@@ -429,7 +436,7 @@ static QrStatus qr_bundle_write_manifest(QrBundle *bd) {
     qr_json_arr_end(&j);
     if (repro) qr_json_kv_null(&j, "peak_rss_bytes");
     else qr_json_kv_int(&j, "peak_rss_bytes", qr_progress_peak_rss());
-    if (bd->have_sens) {
+    if (bd->ok[QR_STAGE_SENS]) {
         qr_json_kv_int(&j, "sensitivity_node_executions", bd->sens.n_exec);
         qr_json_kv_int(&j, "sensitivity_node_executions_full_reruns", bd->sens.n_full);
     }
@@ -515,13 +522,13 @@ static void qr__bn_html_tokens(QrHtml *h, const QrSession *se, const QrTensor *o
  * equivalence. */
 static void qr__bn_html_tiles(QrHtml *h, QrBundle *bd) {
     const QrSession *se = &bd->se;
-    if (bd->have_cmp) {
+    if (bd->ok[QR_STAGE_COMPARE]) {
         qr_html_metric(h, "Output Cosine", qr_arena_printf(&bd->arena, "%.6f", bd->cmp.out.cosine), qr__bn_cos_level(bd->cmp.out.cosine), NULL);
         qr_html_metric(h, "Output SQNR", qr_arena_printf(&bd->arena, "%.2f dB", bd->cmp.out.sqnr),
                        bd->cmp.out.sqnr >= 30 ? QR_HTML_GOOD : bd->cmp.out.sqnr >= 20 ? QR_HTML_WARN : QR_HTML_BAD, NULL);
         qr_html_metric(h, "Output L1", qr_arena_printf(&bd->arena, "%.6g", bd->cmp.out.l1), QR_HTML_NONE, NULL);
     }
-    for (int j = 0; bd->have_tok && j < se->b->n_outputs; j++) {
+    for (int j = 0; bd->ok[QR_STAGE_TOKENS] && j < se->b->n_outputs; j++) {
         if (!bd->tok[j].vocab) continue;
         QrTokStats ts;
         qr_tok_stats(&bd->tok[j], &ts);
@@ -549,7 +556,7 @@ static void qr__bn_html_tiles(QrHtml *h, QrBundle *bd) {
                                                                             se->m.n_verified + se->m.n_unverified) : "not checked",
                    se->m.verified_run && !se->m.n_unverified ? QR_HTML_GOOD : QR_HTML_BAD,
                    "same value with quantizers off (only these make headlines)");
-    if (bd->have_eq)
+    if (bd->eq.max_abs)
         qr_html_metric(h, "Equivalence", bd->eq.equivalent ? "pass" : "FAIL", bd->eq.equivalent ? QR_HTML_GOOD : QR_HTML_BAD,
                        "quantizers off ⇒ baseline reproduced");
 }
@@ -558,7 +565,7 @@ static void qr__bn_html_tiles(QrHtml *h, QrBundle *bd) {
  * sensitive quantizers with the recommended action, the advisor's main findings. */
 static void qr__bn_html_headlines(QrHtml *h, QrBundle *bd) {
     const QrSession *se = &bd->se;
-    if (bd->have_cmp) {
+    if (bd->ok[QR_STAGE_COMPARE]) {
         int worst[3] = { -1, -1, -1 };
         for (int k = 0; k < bd->cmp.n; k++) {
             if (!bd->cmp.rows[k].has_m || !qr_match_verified(&se->m.m[bd->cmp.rows[k].match])) continue;   /* headline */
@@ -579,7 +586,7 @@ static void qr__bn_html_headlines(QrHtml *h, QrBundle *bd) {
         }
         qr_html_list_end(h);
     }
-    if (bd->have_sens && bd->sens.n) {
+    if (bd->ok[QR_STAGE_SENS] && bd->sens.n) {
         qr_html_para(h, bd->sens.opts.off_one ? "Most sensitive quantizers (metric at the model output with every "
                                                 "quantizer on but them; gain over all on):"
                                               : "Most sensitive quantizers (metric at the model output with only them enabled):");
@@ -597,7 +604,7 @@ static void qr__bn_html_headlines(QrHtml *h, QrBundle *bd) {
         qr_html_list_end(h);
         qr_html_para(h, qr_bundle_action(bd));
     }
-    if (bd->have_adv && bd->adv.n) {
+    if (bd->ok[QR_STAGE_ADVISOR] && bd->adv.n) {
         qr_html_para(h, "Advisor's main findings:");
         qr_html_list_begin(h, false);
         for (int k = 0; k < bd->adv.n && k < 3; k++)
@@ -617,7 +624,7 @@ static void qr__bn_html_verdict(QrHtml *h, QrBundle *bd) {
     qr_html_verdict_begin(h, lv, verdict);
     qr__bn_html_tiles(h, bd);
     qr__bn_html_headlines(h, bd);
-    if (bd->have_cmp && bd->se.m.n)
+    if (bd->ok[QR_STAGE_COMPARE] && bd->se.m.n)
         qr_html_raw(h, "<p>See where the error lives: <a href=\"#graph\">the model as a graph</a>, coloured by the per-layer "
                        "metrics.</p>\n");
     for (int k = 0; k < bd->n_fail; k++) qr_html_failed(h, bd->fail_name[k], bd->fail_msg[k]);
@@ -625,8 +632,8 @@ static void qr__bn_html_verdict(QrHtml *h, QrBundle *bd) {
 }
 
 /* "Quantization sensitivity": the ranking table and the top-k bars. */
-static void qr__bn_html_sensitivity(QrHtml *h, QrBundle *bd) {
-    if (!bd->have_sens) return;
+static void qr_bundle_html_sensitivity(QrHtml *h, QrBundle *bd) {
+    if (!bd->ok[QR_STAGE_SENS]) return;
     qr_html_section(h, "sensitivity", "Quantization sensitivity");
     qr_html_paraf(h, "%s; sorted by %s%s, most sensitive first. %lld node executions (incremental) instead of %lld for "
                   "full re-runs.", bd->sens.opts.off_one ? "Every quantizer on except the row's" : "Only the row's quantizers on",
@@ -641,8 +648,8 @@ static void qr__bn_html_sensitivity(QrHtml *h, QrBundle *bd) {
 }
 
 /* "Cumulative error": the curves and the output metrics of every setting. */
-static void qr__bn_html_accumulated(QrHtml *h, QrBundle *bd) {
-    if (!bd->have_acc) return;
+static void qr_bundle_html_accumulated(QrHtml *h, QrBundle *bd) {
+    if (!bd->ok[QR_STAGE_ACCUM]) return;
     qr_html_section(h, "accumulated", "Cumulative error");
     qr_html_paraf(h, "%s of every matched value along the graph for each quantization setting.", qr_metric_name(bd->acc.metric));
     if (qr__bn_exists(bd, QR_BF_PLOT_ACCUM))
@@ -666,15 +673,15 @@ static void qr__bn_html_accumulated(QrHtml *h, QrBundle *bd) {
 }
 
 /* "Abnormal layers and fixes": the advisor's text file. */
-static void qr__bn_html_advisor(QrHtml *h, QrBundle *bd) {
-    if (!bd->have_adv) return;
+static void qr_bundle_html_advisor(QrHtml *h, QrBundle *bd) {
+    if (!bd->ok[QR_STAGE_ADVISOR]) return;
     qr_html_section(h, "advisor", "Abnormal layers and fixes");
     const char *t = qr__bn_read_text(bd, QR_BF_ADVISOR);
     if (t) qr_html_pre(h, t);
 }
 
 /* "int16 → int8 demotion" (--demote-int16): its text file. */
-static void qr__bn_html_demotion(QrHtml *h, QrBundle *bd) {
+static void qr_bundle_html_demotion(QrHtml *h, QrBundle *bd) {
     if (!qr__bn_exists(bd, QR_BF_DEMOTION ".txt")) return;
     qr_html_section(h, "demotion", "int16 → int8 demotion");
     const char *t = qr__bn_read_text(bd, QR_BF_DEMOTION ".txt");
@@ -684,8 +691,8 @@ static void qr__bn_html_demotion(QrHtml *h, QrBundle *bd) {
 }
 
 /* "Mixed-precision what-if": one row per step of the top-k nodes at int16 and in float. */
-static void qr__bn_html_whatif(QrHtml *h, QrBundle *bd) {
-    if (!bd->have_wi) return;
+static void qr_bundle_html_whatif(QrHtml *h, QrBundle *bd) {
+    if (!bd->ok[QR_STAGE_WHATIF]) return;
     qr_html_section(h, "whatif", "Mixed-precision what-if");
     bool na = false;
     for (int k = 0; k < bd->wi.n_steps; k++) na |= !bd->wi.steps[k].n_promoted;
@@ -724,8 +731,8 @@ static void qr__bn_html_whatif(QrHtml *h, QrBundle *bd) {
 }
 
 /* "Weight comparison": the weights' text file and, for block-quantized weights, the blocks'. */
-static void qr__bn_html_weights(QrHtml *h, QrBundle *bd) {
-    if (!bd->have_w) return;
+static void qr_bundle_html_weights(QrHtml *h, QrBundle *bd) {
+    if (!bd->ok[QR_STAGE_WEIGHTS]) return;
     qr_html_section(h, "weights", "Weight comparison");
     const char *t = qr__bn_read_text(bd, QR_BF_WEIGHTS ".txt");
     if (t) qr_html_pre(h, t);
@@ -746,8 +753,8 @@ static void qr__bn_html_gallery(QrHtml *h, QrBundle *bd, const char *prefix) {
 }
 
 /* "Value distributions" and "Per-channel distributions": the histograms and box plots. */
-static void qr__bn_html_distributions(QrHtml *h, QrBundle *bd) {
-    if (!bd->have_dist || !bd->dist.n) return;
+static void qr_bundle_html_distributions(QrHtml *h, QrBundle *bd) {
+    if (!bd->ok[QR_STAGE_DIST] || !bd->dist.n) return;
     qr_html_section(h, "distribution", "Value distributions");
     qr_html_para(h, "Top sensitive weights and activations: histogram of the baseline (float) values and of the "
                  "analysis (quantized) values on the same bins, the abs-max (solid line), the quantization threshold "
@@ -762,20 +769,20 @@ static void qr__bn_html_distributions(QrHtml *h, QrBundle *bd) {
 }
 
 /* "Model structure check": the check's findings, formatted as model_check_result.txt. */
-static void qr__bn_html_check(QrHtml *h, QrBundle *bd) {
+static void qr_bundle_html_check(QrHtml *h, QrBundle *bd) {
     qr_html_section(h, "check", "Model structure check");
     char *txt = NULL;
     size_t len = 0;
-    if (!bd->have_chk || qr_check_format(&bd->chk, &txt, &len) != QR_OK) { qr_err_clear(); return; }
+    if (!bd->ok[QR_STAGE_CHECK] || qr_check_format(&bd->chk, &txt, &len) != QR_OK) { qr_err_clear(); return; }
     char *t = realloc(txt, len + 1);
     if (t) { t[len] = 0; qr_html_pre(h, t); }
     free(t ? t : txt);
 }
 
 /* "Baseline ⇄ analysis match": the equivalence verdict and the match table's text file. */
-static void qr__bn_html_match(QrHtml *h, QrBundle *bd) {
+static void qr_bundle_html_match(QrHtml *h, QrBundle *bd) {
     qr_html_section(h, "match", "Baseline ⇄ analysis match");
-    if (bd->have_eq) qr_html_para(h, qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
+    if (bd->eq.max_abs) qr_html_para(h, qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
     const char *mt = qr__bn_read_text(bd, QR_BF_MATCH ".txt");
     if (mt) qr_html_pre(h, mt);
 }
@@ -871,7 +878,7 @@ static QrStatus qr__bn_graph_metrics(QrBundle *bd, QrBnGraph *gr) {
         gr->def_metric = gr->n_metrics;
         for (int j = 0; j < 4; j++) gr->metrics[gr->n_metrics++] = (QrGlMetric){ names[j], v[j], true };
     }
-    if (bd->have_sens && bd->sens.n) {
+    if (bd->ok[QR_STAGE_SENS] && bd->sens.n) {
         double *v = qr_arena_array(a, (size_t)nr + 1, sizeof *v);
         if (!v) return qr_errf(QR_ERR_NOMEM, "out of memory");
         for (int r = 0; r < nr; r++) v[r] = NAN;
@@ -1109,12 +1116,12 @@ static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
         for (int k = 0; k < 3 && st == QR_OK; k++)
             if (names[k] && qr_strmap_get(&byname, names[k]) < 0) st = qr_strmap_put(&byname, &tmp, names[k], i);
     }
-    if (st == QR_OK && bd->have_sens)
+    if (st == QR_OK && bd->ok[QR_STAGE_SENS])
         for (int k = 0; k < bd->sens.n; k++) {
             int i = qr_strmap_get(&byname, bd->sens.rows[k].name);
             if (i >= 0 && !gr->nodes[i].sens_rank) gr->nodes[i].sens_rank = k + 1;
         }
-    if (st == QR_OK && bd->have_adv)
+    if (st == QR_OK && bd->ok[QR_STAGE_ADVISOR])
         for (int k = 0; k < bd->adv.n; k++) {
             const QrFinding *f = &bd->adv.f[k];
             int i = f->match >= 0 && f->match < n ? f->match : f->node && *f->node ? qr_strmap_get(&byname, f->node) : -1;
@@ -1123,7 +1130,7 @@ static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
             gr->nodes[i].find = qr_arena_printf(a, "%s%s%s (%s): %s Fix: %s", old ? old : "", old ? "\n" : "",
                                                 qr_adv_kind_name(f->kind), qr_severity_name(f->sev), f->reason, f->fix);
         }
-    if (st == QR_OK && bd->have_wi)
+    if (st == QR_OK && bd->ok[QR_STAGE_WHATIF])
         for (int i = 0; i < n; i++) {
             int r = gr->nodes[i].sens_rank;
             for (int s = 0; r > 0 && s < bd->wi.n_steps; s++) {
@@ -1141,7 +1148,7 @@ static QrStatus qr__bn_graph_build(QrBundle *bd, QrBnGraph *gr) {
             }
         }
     /* the node's plots (value histograms and per-channel boxes, as qr__bn_plot_job names them) */
-    for (int k = 0; st == QR_OK && bd->have_dist && k < bd->dist.n; k++) {
+    for (int k = 0; st == QR_OK && bd->ok[QR_STAGE_DIST] && k < bd->dist.n; k++) {
         const QrDist *d = &bd->dist.d[k];
         int i = d->node ? qr_strmap_get(&byname, d->node) : -1;
         if (i < 0) continue;
@@ -1359,7 +1366,7 @@ static QrStatus qr__bn_annotated(QrBundle *bd, const QrBnGraph *gr) {
 
 /* The graph/ overlays: Model Explorer node data and the annotated model. */
 static QrStatus qr_bundle_write_graph(QrBundle *bd) {
-    if (!bd->have_cmp) return qr_errf(QR_ERR_INVALID, "needs the per-layer comparison, which failed");
+    if (!bd->ok[QR_STAGE_COMPARE]) return qr_errf(QR_ERR_INVALID, "needs the per-layer comparison, which failed");
     QR_TRY(qr_mkdir_p(qr_bundle_path(bd, QR_BF_GRAPH)));
     QrBnGraph gr;
     QR_TRY(qr__bn_graph_build(bd, &gr));
@@ -1377,8 +1384,8 @@ static QrStatus qr_bundle_write_graph(QrBundle *bd) {
 }
 
 /* "Graph view": the baseline's graph laid out by report/graph, coloured by the per-layer metrics. */
-static void qr__bn_html_graph(QrHtml *h, QrBundle *bd) {
-    if (!bd->have_cmp || !bd->se.m.n) return;
+static void qr_bundle_html_graph(QrHtml *h, QrBundle *bd) {
+    if (!bd->ok[QR_STAGE_COMPARE] || !bd->se.m.n) return;
     qr_html_section(h, "graph", "Graph view");
     qr_html_para(h, "The baseline model as a graph, top to bottom: one box per compute node (QuantizeLinear/DequantizeLinear, "
                  "Identity and Cast are folded into the edges; \"Q/DQ nodes\" shows the analysis model with its quantizer "
@@ -1425,45 +1432,42 @@ static void qr__bn_html_graph(QrHtml *h, QrBundle *bd) {
     qr_gl_free(&ql);
 }
 
-/* index.html: the sections in page order. The deployment kit's (dump, repro) and the data
- * set's sections are rendered by their own modules (deploy/hooks.c, analysis/dataset.c,
- * analysis/sens.c). */
-static QrStatus qr_bundle_write_html(QrBundle *bd) {
-    QrHtml h;
-    qr_html_init(&h, "qreport — quantization accuracy report");
-    qr__bn_html_verdict(&h, bd);
-    if (bd->have_tok) qr__bn_html_tokens(&h, &bd->se, bd->se.keep_outs, bd->tok);
-    if (bd->have_gen) {
-        qr_html_section(&h, "generation", "Generation");
-        const char *t = qr__bn_read_text(bd, QR_BF_GENERATION ".txt");
-        if (t) qr_html_pre(&h, t);
-        const char *files[] = { QR_BF_GENERATION ".txt", QR_BF_GENERATION ".csv", QR_BF_GEN_DIV "/" QR_BF_COMPARE ".txt",
-                                QR_BF_GEN_DIV "/" QR_BF_COMPARE ".csv" };
-        qr_html_files(&h, files, bd->gen.have_div ? 4 : 2);
-    }
-    if (bd->have_cmp) qr__bn_html_compare(&h, &bd->se, &bd->cmp, qr__bn_exists(bd, QR_BF_PLOT_PER_LAYER));
-    qr__bn_html_graph(&h, bd);
-    qr__bn_html_sensitivity(&h, bd);
-    qr__bn_html_accumulated(&h, bd);
-    qr__bn_html_advisor(&h, bd);
-    qr__bn_html_demotion(&h, bd);
-    qr__bn_html_whatif(&h, bd);
-    qr__bn_html_weights(&h, bd);
-    qr__bn_html_distributions(&h, bd);
-    if (bd->have_frag) qr_frag_html(&h, &bd->frag);
-    qr_deploy_runall_html(&h, &bd->dep);
-    qr_ds_runall_html(&h, &bd->dsr, &bd->se, bd->dir);
-    if (bd->dsr.on) qr_sens_set_html(&h, &bd->dss, bd->dir);
-    qr__bn_html_check(&h, bd);
-    qr__bn_html_match(&h, bd);
-    qr__bn_html_files(&h, bd);
+/* index.html's beginning: the title and the verdict box (the driver adds the stages' sections,
+ * then qr_bundle_html_end). */
+static void qr_bundle_html_begin(QrBundle *bd, QrHtml *h) {
+    qr_html_init(h, "qreport — quantization accuracy report");
+    qr__bn_html_verdict(h, bd);
+}
+
+/* "Files", then index.html written. */
+static QrStatus qr_bundle_html_end(QrBundle *bd, QrHtml *h) {
+    qr__bn_html_files(h, bd);
     char *txt = NULL;
     size_t len = 0;
-    QrStatus st = qr_html_finish(&h, &txt, &len);
-    if (st != QR_OK) { qr_html_free(&h); return st; }
+    QrStatus st = qr_html_finish(h, &txt, &len);
+    if (st != QR_OK) { qr_html_free(h); return st; }
     st = qr_file_write_atomic(qr_bundle_path(bd, QR_BF_INDEX), txt, len);
     free(txt);
     return st;
+}
+
+static void qr_bundle_html_tokens(QrHtml *h, QrBundle *bd) {
+    if (bd->ok[QR_STAGE_TOKENS]) qr__bn_html_tokens(h, &bd->se, bd->se.keep_outs, bd->tok);
+}
+
+/* "Generation" (--generate): its text file. */
+static void qr_bundle_html_generation(QrHtml *h, QrBundle *bd) {
+    if (!bd->ok[QR_STAGE_GEN]) return;
+    qr_html_section(h, "generation", "Generation");
+    const char *t = qr__bn_read_text(bd, QR_BF_GENERATION ".txt");
+    if (t) qr_html_pre(h, t);
+    const char *files[] = { QR_BF_GENERATION ".txt", QR_BF_GENERATION ".csv", QR_BF_GEN_DIV "/" QR_BF_COMPARE ".txt",
+                            QR_BF_GEN_DIV "/" QR_BF_COMPARE ".csv" };
+    qr_html_files(h, files, bd->gen.have_div ? 4 : 2);
+}
+
+static void qr_bundle_html_compare(QrHtml *h, QrBundle *bd) {
+    if (bd->ok[QR_STAGE_COMPARE]) qr__bn_html_compare(h, &bd->se, &bd->cmp, qr__bn_exists(bd, QR_BF_PLOT_PER_LAYER));
 }
 
 
@@ -1472,7 +1476,7 @@ static QrStatus qr_bundle_write_html(QrBundle *bd) {
 /* The plots, one job each, rendered and encoded in parallel (qr_bundle_write_plots): job 0 the
  * per-layer metrics, 1 the cumulative error, then a histogram per distribution, a box plot
  * per distribution, and last the sensitivity bars. Titles go to the job's own arena. */
-static int qr__bn_plot_jobs(const QrBundle *bd) { return 3 + 2 * (bd->have_dist ? bd->dist.n : 0); }
+static int qr__bn_plot_jobs(const QrBundle *bd) { return 3 + 2 * (bd->ok[QR_STAGE_DIST] ? bd->dist.n : 0); }
 
 static QrStatus qr__bn_save(const QrBundle *bd, QrCanvas *c, const char *name) {
     char path[4400];
@@ -1515,14 +1519,14 @@ static QrStatus qr__bn_plot_job(void *ctx, int job, int tid) {
     QR_UNUSED(tid);
     const QrBundle *bd = ctx;
     const QrSession *se = &bd->se;
-    int nd = bd->have_dist ? bd->dist.n : 0;
+    int nd = bd->ok[QR_STAGE_DIST] ? bd->dist.n : 0;
     QrArena ar = {0};
     QrStatus st = QR_OK;
-    if (job == 0 && bd->have_cmp && bd->cmp.n) {
+    if (job == 0 && bd->ok[QR_STAGE_COMPARE] && bd->cmp.n) {
         char path[4400];
         snprintf(path, sizeof path, "%s/" QR_BF_PLOT_PER_LAYER, bd->dir);
         st = qr__bn_plot_per_layer(se, &bd->cmp, path);
-    } else if (job == 1 && bd->have_acc && se->m.n) {
+    } else if (job == 1 && bd->ok[QR_STAGE_ACCUM] && se->m.n) {
         int n = 0, ns = bd->acc.n_settings;
         double *y = malloc(((size_t)se->m.n * (size_t)ns + 1) * sizeof(double));
         const char **names = malloc(((size_t)se->m.n + 1) * sizeof *names);
@@ -1599,7 +1603,7 @@ static QrStatus qr__bn_plot_job(void *ctx, int job, int tid) {
         }
         free(bx);
         free(ol);
-    } else if (job == 2 + 2 * nd && bd->have_sens && bd->sens.n) {
+    } else if (job == 2 + 2 * nd && bd->ok[QR_STAGE_SENS] && bd->sens.n) {
         int n = QR_MIN(bd->sens.n, 15);
         double *v = malloc((size_t)n * sizeof(double));
         const char **names = malloc((size_t)n * sizeof *names);
@@ -1625,7 +1629,7 @@ done:
 
 static QrStatus qr_bundle_write_plots(QrBundle *bd) {
     QR_TRY(qr_mkdir_p(qr_bundle_path(bd, QR_BF_PLOTS)));
-    if (bd->have_dist && bd->dist.n) {
+    if (bd->ok[QR_STAGE_DIST] && bd->dist.n) {
         QR_TRY(qr_mkdir_p(qr_bundle_path(bd, QR_BF_PLOT_DIST)));
         bool box = false;
         for (int i = 0; i < bd->dist.n; i++) box |= bd->dist.d[i].n_ch && bd->dist.d[i].ch;

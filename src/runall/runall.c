@@ -1,12 +1,14 @@
 /* runall/runall — implementation. See runall.h.
  *
- *   prepare session (baseline run + its statistics) ─► [compare run (+ analysis statistics),
+ *   prepare session (baseline run + its statistics) ─► match [compare run (+ analysis statistics),
  *   shadow run, equivalence, weight comparison, sensitivity reference run: side by side]
- *   ─► match ─► check ─► profiles ─► compare ─► sensitivity rows ─► cumulative error
+ *   ─► check ─► profiles ─► compare ─► sensitivity rows ─► cumulative error
  *   ─► weights ─► advisor ─► what-if ─► distributions ─► fragility ─► badcase.npy ─► plots (in parallel)
  *   ─► summary/manifest/index.html ─► zip of the staging folder (atomic) [─► --keep-dir copy]
  *   ─► staging removed. The input files are hashed on a helper thread meanwhile. Stages are
- *   recorded in this order (manifest.json); a stage whose work ran early only writes. */
+ *   recorded in this order (manifest.json); a stage whose work ran early only writes.
+ * The order, what each stage needs, runs, writes and shows is one table, qr__ra_stages (below);
+ * qr_runall_run walks it. */
 
 #include <malloc.h>
 
@@ -71,6 +73,7 @@ typedef struct QrRaEarly {
     QrCmpPlan *cmp;              /* the comparison's plan (NULL: its preparation failed) */
     QrStats *stats;              /* the analysis model's statistics (job 0) */
     bool *seen;
+    bool merged;                 /* job 0 collected them (sim / both modes) */
     QrStatus st[QR__RA_EARLY];
     char *msg[QR__RA_EARLY];     /* malloc'd */
 } QrRaEarly;
@@ -96,7 +99,6 @@ static QrStatus qr__ra_early_job(void *ctx, int k, int tid) {
  * folder zipped to o->out_zip (atomic) and, with --keep-dir, copied there. */
 static QrStatus qr__ra_zip(QrBundle *bd, const QrRunallOpts *o) {
     /* manifest.json last so it records the report stage too */
-    qr_progress_begin(&bd->prog, "zip", 0);
     QrStatus st = qr_bundle_write_manifest(bd);
     QrZip z;
 #ifdef QR_TESTING
@@ -117,14 +119,14 @@ static QrStatus qr__ra_zip(QrBundle *bd, const QrRunallOpts *o) {
         }
         qr_zip_free(&z);
     }
-    qr_progress_end(&bd->prog, st);
     return st;
 }
 
 /* The terminal summary of a finished run (r->summary) and its numbers (r->out, r->n_failed). */
 static void qr__ra_summary(const QrBundle *bd, const QrRunallOpts *o, const QrGraph *b, const QrGraph *a, QrRunallResult *r) {
-    r->have_out = bd->have_cmp;
-    if (bd->have_cmp) r->out = bd->cmp.out;
+    r->have_out = bd->ok[QR_STAGE_COMPARE];
+    r->emitted = bd->ok[QR_STAGE_EMIT];
+    if (bd->ok[QR_STAGE_COMPARE]) r->out = bd->cmp.out;
     r->n_failed = bd->n_fail;
     size_t n = 0;
     QrHtmlLevel lv;
@@ -135,14 +137,14 @@ static void qr__ra_summary(const QrBundle *bd, const QrRunallOpts *o, const QrGr
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Baseline form: %s (the baseline keeps its own "
                               "quantizers; pairs proven with both models' quantizers off).\n", qr_session_baseline_form(&bd->se));
     n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", qr_bundle_verdict(bd, &lv));
-    if (bd->have_gen && n < sizeof r->summary) {
+    if (bd->ok[QR_STAGE_GEN] && n < sizeof r->summary) {
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Generation (%d tokens): ", bd->gen.n);
         if (bd->gen.first_divergence >= 0 && n < sizeof r->summary)
             n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the models diverge at generated token %d\n",
                                   bd->gen.first_divergence);
         else if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "the same tokens\n");
     }
-    for (int j = 0; bd->have_tok && j < b->n_outputs && n < sizeof r->summary; j++) {
+    for (int j = 0; bd->ok[QR_STAGE_TOKENS] && j < b->n_outputs && n < sizeof r->summary; j++) {
         if (!bd->tok[j].vocab) continue;
         QrTokStats ts;
         qr_tok_stats(&bd->tok[j], &ts);
@@ -154,7 +156,7 @@ static void qr__ra_summary(const QrBundle *bd, const QrRunallOpts *o, const QrGr
         if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
     }
     /* most sensitive first whatever --reverse did to sensitive_ops' order */
-    for (int k = 0; bd->have_sens && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
+    for (int k = 0; bd->ok[QR_STAGE_SENS] && k < bd->sens.n && k < 5 && n < sizeof r->summary; k++) {
         const QrSensRow *row = qr_sens_top(&bd->sens, k);
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "  sensitive %d: %s (%s, %s) %s %.6g", k + 1,
                               row->name, qr_sens_type_name(row->type), row->op_type,
@@ -164,20 +166,20 @@ static void qr__ra_summary(const QrBundle *bd, const QrRunallOpts *o, const QrGr
                                   qr_sens_gain(&bd->sens, row));
         if (n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "\n");
     }
-    if (bd->have_adv && bd->adv.n && n < sizeof r->summary) {
+    if (bd->ok[QR_STAGE_ADVISOR] && bd->adv.n && n < sizeof r->summary) {
         const QrFinding *f = &bd->adv.f[0];
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Advisor (%d finding%s), main: %s %s: %s\n  fix: %s\n",
                               bd->adv.n, bd->adv.n == 1 ? "" : "s", f->node && *f->node ? f->node : "model",
                               qr_adv_kind_name(f->kind), f->reason, f->fix);
     }
-    if (bd->have_frag && n < sizeof r->summary) {
+    if (bd->ok[QR_STAGE_FRAG] && n < sizeof r->summary) {
         QrArena fa = { 0 };
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "Rounding fragility: %s\n", qr_frag_verdict(&fa, &bd->frag));
         qr_arena_free(&fa);
     }
     const char *act = qr_bundle_action(bd);
     if (act && n < sizeof r->summary) n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", act);
-    if (bd->have_eq && n < sizeof r->summary)
+    if (bd->eq.max_abs && n < sizeof r->summary)
         n += (size_t)snprintf(r->summary + n, sizeof r->summary - n, "%s\n", bd->eq.equivalent ? "Equivalence check: PASS" :
                               "Equivalence check: WARNING — the models differ beyond quantization (see " QR_BF_MATCH ".txt)");
     for (int k = 0; k < bd->n_fail && n < sizeof r->summary; k++)
@@ -218,8 +220,380 @@ static QrStatus qr__ra_data_set(QrBundle *bd, const QrRunallOpts *o, const QrGra
     return st;
 }
 
+/* ==== the stages ==========================================================================
+ * What the stages share: the options, both models, the inputs the analyses run on, and what one
+ * stage leaves for a later one (the baseline profile's statistics from the baseline run; the
+ * early jobs' results and the analysis model's statistics from the compare run). */
+typedef struct QrRaCtx {
+    QrBundle *bd;
+    const QrRunallOpts *o;
+    const QrGraph *b, *a;
+    const QrTensor *inputs;      /* --data: the worst sample once the prepare stage has made the pass */
+    QrStats *base_stats;         /* the baseline's statistics from its run (NULL: out of memory) */
+    bool *base_seen;
+    QrRaEarly early;             /* the jobs run side by side in the match stage */
+    QrStatus s_cmp;              /* the compare run's status (QR_OK: the compare stage only writes) */
+    QrStatus s_stats;            /* the analysis model's statistics (check, profile) */
+} QrRaCtx;
+
+/* prepare: the session, the data set's pass (--data), the baseline run (with its statistics). */
+static QrStatus qr__ra_prepare(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    const QrRunallOpts *o = c->o;
+    QrStatus st = qr_session_open(&bd->se, c->b, c->a, c->inputs);
+    bd->se.int16_integer = o->int16_integer;
+    bd->se.no_error_split = o->no_error_split;
+    if (st == QR_OK && o->low_memory) qr_session_low_memory(&bd->se);
+    if (st == QR_OK && o->single_model) qr_session_single_model(&bd->se);
+    bd->se.progress = qr_progress_hook(&bd->prog);
+    if (st == QR_OK && o->dataset) st = qr__ra_data_set(bd, o, c->b, &c->inputs);
+    c->base_stats = calloc((size_t)c->b->n_values + 1, sizeof *c->base_stats);
+    c->base_seen = calloc((size_t)c->b->n_values + 1, sizeof *c->base_seen);
+    bd->se.base_stats = c->base_stats && c->base_seen ? c->base_stats : NULL;
+    bd->se.base_seen = c->base_stats && c->base_seen ? c->base_seen : NULL;
+    if (st == QR_OK) st = qr_session_run_baseline(&bd->se);
+    bd->se.base_stats = NULL;
+    bd->se.base_seen = NULL;
+    return st;
+}
+
+static bool qr__ra_on_dump(const QrRaCtx *c) { return c->o->deploy.has_dump; }
+
+/* --dump: a bad dump fails the run (no bundle). */
+static QrStatus qr__ra_dump(QrRaCtx *c) {
+    return qr_deploy_runall_early(&c->bd->dep, &c->o->deploy, &c->bd->se, c->inputs, c->bd->dir);
+}
+
+/* match: the analyses that need only the baseline's values run side by side (qr__ra_early_job;
+ * the stages below write what they found), then the match table with the equivalence verdict. */
+static QrStatus qr__ra_match(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    const QrGraph *b = c->b, *a = c->a;
+    QrRaEarly *e = &c->early;
+    *e = (QrRaEarly){ .bd = bd, .o = c->o };
+    if (qr_tok_any(b)) {     /* logits outputs: the compare run keeps the analysis model's outputs for the tokens */
+        bd->se.keep_outs = calloc((size_t)b->n_outputs + 1, sizeof(QrTensor));
+        bd->tok = calloc((size_t)b->n_outputs + 1, sizeof *bd->tok);
+    }
+    e->stats = calloc((size_t)a->n_values + 1, sizeof *e->stats);
+    e->seen = calloc((size_t)a->n_values + 1, sizeof *e->seen);
+    QrStatsCollect sc = { e->stats, e->seen };
+    c->s_cmp = e->stats && e->seen ? qr_compare_prepare(&bd->se, c->o->mode, c->o->cos_threshold, qr_stats_tap, &sc, &e->merged,
+                                                       &bd->cmp, &e->cmp)
+                                  : qr_errf(QR_ERR_NOMEM, "out of memory");
+    qr_err_clear();
+    qr_session_jobs(&bd->se, QR__RA_EARLY, qr__ra_early_job, e, NULL);
+    if (c->s_cmp == QR_OK) c->s_cmp = e->st[0] != QR_OK ? e->st[0] : e->st[1];
+    c->s_cmp = qr_compare_finish(e->cmp, c->s_cmp);
+    qr_err_clear();
+    if (e->st[2] != QR_OK) qr_match_equiv_free(&bd->eq);   /* (the check frees what it made; eq.max_abs stays NULL) */
+    return qr_match_write(b, a, &bd->se.m, bd->eq.max_abs ? &bd->eq : NULL, bd->dir);
+}
+
+/* check: one run of the analysis model gives the statistics both the check and its profile use;
+ * it is the per-layer comparison's run too (sim / both modes; that stage only writes then). */
+static QrStatus qr__ra_check(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    const QrGraph *a = c->a;
+    QrRaEarly *e = &c->early;
+    bool merged = c->s_cmp == QR_OK && e->merged;   /* else the compare stage runs it again and reports the error */
+    if (!merged && e->seen) memset(e->seen, 0, (size_t)a->n_values * sizeof *e->seen);
+    c->s_stats = !e->stats || !e->seen ? qr_errf(QR_ERR_NOMEM, "out of memory") : merged ? QR_OK
+               : qr_stats_collect(a, c->inputs, e->stats, e->seen);
+    if (merged) qr_stats_inits(a, e->stats, e->seen);
+    QrStatus st = c->s_stats;
+    if (st == QR_OK) st = qr_check_write(a, &bd->se.qa, e->stats, qr_bundle_path(bd, QR_BF_CHECK), &bd->chk);
+    return st;
+}
+
+/* profile: both models' statistics, from the baseline run and the analysis model's run. */
+static QrStatus qr__ra_profile(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    QrRaEarly *e = &c->early;
+    QrStatus st = qr_profile_write(c->b, c->inputs, c->base_stats && c->base_seen ? c->base_stats : NULL, c->base_seen, bd->dir,
+                                   QR_BF_PROFILE_BASE, NULL);
+    qr_progress_step(&bd->prog);
+    if (st == QR_OK) st = c->s_stats == QR_OK ? qr_profile_write(c->a, c->inputs, e->stats, e->seen, bd->dir, QR_BF_PROFILE_ANAL, NULL)
+                                              : c->s_stats;
+    free(e->stats);
+    free(e->seen);
+    e->stats = NULL;
+    e->seen = NULL;
+    return st;
+}
+
+static QrStatus qr__ra_compare(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    QR_TRY(c->s_cmp == QR_OK ? QR_OK : qr_compare_mode(&bd->se, c->o->mode, c->o->cos_threshold, &bd->cmp));
+    return qr_compare_write(&bd->se, &bd->cmp, bd->dir);
+}
+
+static bool qr__ra_on_tokens(const QrRaCtx *c) { return c->bd->ok[QR_STAGE_COMPARE] && c->bd->tok; }
+
+/* compare_outputs with the per-token columns (logits outputs). */
+static QrStatus qr__ra_tokens(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    QR_TRY(bd->se.keep_outs ? qr_tok_session(&bd->se, bd->se.keep_outs, c->o->labels, 0, bd->tok)
+                            : qr_errf(QR_ERR_NOMEM, "out of memory"));
+    return qr_tok_session_write(&bd->se, bd->se.keep_outs, bd->tok, bd->dir);
+}
+
+static bool qr__ra_on_repro(const QrRaCtx *c) { return c->bd->ok[QR_STAGE_COMPARE] && !c->o->deploy.no_repro; }
+
+/* repro/ of the worst layer (deploy/). */
+static QrStatus qr__ra_repro(QrRaCtx *c) {
+    return qr_deploy_runall_repro(&c->bd->dep, &c->o->deploy, &c->bd->se, &c->bd->cmp, c->bd->dir);
+}
+
+static QrStatus qr__ra_sens(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    QR_TRY(qr_sens_run(&bd->se, &c->o->sens, &bd->sens));
+    return qr_sens_write(&bd->se, &bd->sens, bd->dir);
+}
+
+static QrStatus qr__ra_accum(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    const QrRunallOpts *o = c->o;
+    bool sens = bd->ok[QR_STAGE_SENS];
+    QR_TRY(qr__ra_acc_sets(bd, o));
+    QR_TRY(qr_accum_run_sets(&bd->se, sens ? &bd->sens : NULL, o->topk, sens ? o->n_topk : 0, &bd->acc_sets,
+                             o->metric_given ? o->sens.metric : QR_METRIC_COSINE, &bd->acc));
+    return qr_accum_write(&bd->se, &bd->acc, bd->dir);
+}
+
+/* weight comparison: computed in the match stage's jobs. */
+static QrStatus qr__ra_weights(QrRaCtx *c) {
+    QrRaEarly *e = &c->early;
+    QrStatus st = e->st[3] == QR_OK ? QR_OK : qr_errf(e->st[3], "%s", e->msg[3] ? e->msg[3] : "out of memory");
+    for (int k = 0; k < QR__RA_EARLY; k++) { free(e->msg[k]); e->msg[k] = NULL; }
+    QR_TRY(st);
+    return qr_weights_write(&c->bd->se, &c->bd->w, c->bd->dir);
+}
+
+static QrStatus qr__ra_advisor(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    QR_TRY(qr_advisor_run(&bd->se, bd->ok[QR_STAGE_COMPARE] ? &bd->cmp : NULL, bd->ok[QR_STAGE_SENS] ? &bd->sens : NULL,
+                          bd->ok[QR_STAGE_WEIGHTS] ? &bd->w : NULL, NULL, &bd->adv));
+    return qr_advisor_write(&bd->se, &bd->adv, bd->dir);
+}
+
+static QrStatus qr__ra_whatif(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    QR_TRY(qr_whatif_run(&bd->se, &bd->sens, c->o->n_topk ? c->o->topk : NULL, c->o->n_topk, 0, &bd->wi));
+    return qr_whatif_write(&bd->se, &bd->wi, bd->dir);
+}
+
+static bool qr__ra_on_demote(const QrRaCtx *c) { return c->o->demote_int16; }
+static QrStatus qr__ra_run_demote(QrRaCtx *c) { return qr__ra_demote(c->bd, c->o); }
+
+static bool qr__ra_on_emit(const QrRaCtx *c) { return c->o->deploy.emit_dir != NULL; }
+
+/* --emit-model (deploy/): the what-if's recommended promotion written out. */
+static QrStatus qr__ra_emit(QrRaCtx *c) {
+    return qr_deploy_runall_emit(&c->bd->dep, &c->o->deploy, &c->bd->se, &c->bd->sens, &c->bd->wi);
+}
+
+static QrStatus qr__ra_dist(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    const QrRunallOpts *o = c->o;
+    QrStatus st = qr_dist_collect_axis(&bd->se, bd->ok[QR_STAGE_SENS] ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes, 0,
+                                       o->have_channel_axis, o->channel_axis, &bd->dist);
+    qr_session_ref_free(&bd->se);        /* the last user of the all-on reference */
+    return st;
+}
+
+static bool qr__ra_on_frag(const QrRaCtx *c) { return !c->o->no_fragility; }
+
+/* a handful of whole sim runs (analysis/frag) */
+static QrStatus qr__ra_frag(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    QrFragOpts fo;
+    qr_frag_opts_default(&fo);
+    QR_TRY(qr_frag_run(&bd->se.tw.g, &bd->se.qt, bd->se.inputs, bd->se.base_out && !bd->se.base_stale ? bd->se.base_out : NULL,
+                       &fo, &bd->frag));
+    return qr_frag_write(&bd->frag, bd->dir);
+}
+
+/* badcase.npy: the input the analyses ran on (--data: the search's list too). */
+static QrStatus qr__ra_badcase(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    const QrGraph *b = c->b;
+    if (c->o->badcase) return qr_badcase_write(c->o->badcase, bd->dir);
+    for (int i = 0; i < b->n_inputs; i++) {
+        char safe[256];
+        qr_zip_safe_component(safe, sizeof safe, b->values[b->inputs[i]].name);
+        const char *name = b->n_inputs == 1 ? QR_BF_BADCASE : qr_arena_printf(&bd->arena, QR_BF_BADCASE_STEM "_%s.npy", safe);
+        QR_TRY(qr_npy_write(qr_bundle_path(bd, name), &c->inputs[i]));
+    }
+    return QR_OK;
+}
+
+static bool qr__ra_on_dataset(const QrRaCtx *c) { return c->o->dataset != NULL; }
+
+/* --data: the set's tables (from the prepare stage's pass, or merged from parts). */
+static QrStatus qr__ra_dataset(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    const QrRunallOpts *o = c->o;
+    QrDistSet *dist = bd->ok[QR_STAGE_DIST] ? &bd->dist : NULL;
+    int rank_out = -1;
+    if (qr_select_output(c->b, o->sens.rank_output, &rank_out) != QR_OK) qr_err_clear();
+    return o->dataset_merged ? qr_ds_runall_merged(&bd->dsr, o->dataset, o->dataset_metric, rank_out, &bd->se, o->dataset_merged,
+                                                   o->dataset_merged_stat, o->mode, dist, o->dataset_worst, bd->dir)
+                             : qr_ds_runall_write(&bd->dsr, &bd->se, o->mode, dist, bd->dir);
+}
+
+static QrStatus qr__ra_ds_sens(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    const QrRunallOpts *o = c->o;
+    return qr_ds_runall_sens(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk, &bd->acc_sets,
+                             o->metric_given ? o->sens.metric : QR_METRIC_COSINE, bd->dir);
+}
+
+static bool qr__ra_on_gen(const QrRaCtx *c) { return c->o->generate > 0 && c->o->gen_b && c->o->gen_a; }
+
+/* --generate: last of the analyses, the decoding re-infers the graphs step by step. */
+static QrStatus qr__ra_gen(QrRaCtx *c) {
+    const QrRunallOpts *o = c->o;
+    QrGenOpts go = { .n = o->generate, .kv_map = o->kv_map, .n_kv_map = o->n_kv_map, .mode = o->mode,
+                     .cos_threshold = o->cos_threshold, .dir = c->bd->dir };
+    QR_TRY(qr_gen_run(o->gen_b, o->gen_a, c->inputs, &go, &c->bd->gen));
+    return qr_gen_write(&c->bd->gen, c->bd->dir);
+}
+
+static QrStatus qr__ra_plots(QrRaCtx *c) { return qr_bundle_write_plots(c->bd); }
+static QrStatus qr__ra_graph(QrRaCtx *c) { return qr_bundle_write_graph(c->bd); }
+static QrStatus qr__ra_report(QrRaCtx *c);
+static QrStatus qr__ra_zip_stage(QrRaCtx *c) { return qr__ra_zip(c->bd, c->o); }
+
+/* The sections other modules write for the bundle's pages (summary.json, index.html). */
+static void qr__ra_json_tokens(QrJson *j, QrBundle *bd) {
+    if (bd->ok[QR_STAGE_TOKENS]) { qr_json_key(j, "tokens"); qr_tok_json(j, bd->se.b, bd->tok); }
+}
+static void qr__ra_json_gen(QrJson *j, QrBundle *bd) {
+    if (bd->ok[QR_STAGE_GEN]) { qr_json_key(j, "generation"); qr_gen_json(j, &bd->gen); }
+}
+static void qr__ra_json_advisor(QrJson *j, QrBundle *bd) {
+    if (bd->ok[QR_STAGE_ADVISOR]) { qr_json_key(j, "advisor"); qr_advisor_json(j, &bd->adv); }
+}
+static void qr__ra_json_frag(QrJson *j, QrBundle *bd) {
+    if (bd->ok[QR_STAGE_FRAG]) { qr_json_key(j, "fragility"); qr_frag_json(j, &bd->frag); }
+}
+/* the deployment kit's section: dump, repro and emitted model, each when it was made */
+static void qr__ra_json_deploy(QrJson *j, QrBundle *bd) { qr_deploy_runall_json(j, &bd->dep); }
+static void qr__ra_json_dataset(QrJson *j, QrBundle *bd) { qr_ds_runall_json(j, &bd->dsr, &bd->se); }
+static void qr__ra_json_ds_sens(QrJson *j, QrBundle *bd) { qr_sens_set_json(j, &bd->dss); }
+static void qr__ra_html_frag(QrHtml *h, QrBundle *bd) { if (bd->ok[QR_STAGE_FRAG]) qr_frag_html(h, &bd->frag); }
+static void qr__ra_html_deploy(QrHtml *h, QrBundle *bd) { qr_deploy_runall_html(h, &bd->dep); }
+static void qr__ra_html_dataset(QrHtml *h, QrBundle *bd) { qr_ds_runall_html(h, &bd->dsr, &bd->se, bd->dir); }
+static void qr__ra_html_ds_sens(QrHtml *h, QrBundle *bd) { if (bd->dsr.on) qr_sens_set_html(h, &bd->dss, bd->dir); }
+
+/* One stage of runall. The driver (qr_runall_run) walks qr__ra_stages in order: a stage that is
+ * not `on` for these options is left out (no progress line, not in the manifest); one whose
+ * `needs` failed fails with "needs the <what>, which failed"; otherwise `run` computes and
+ * writes its files. A failing stage is recorded (manifest, summary.json, index.html) and the
+ * rest go on, except a `fatal` one: then no bundle. bd->ok[stage] says it succeeded: the later
+ * stages and the sections read its results only then. `json` / `html`: its sections of
+ * summary.json / index.html, written by the report stage in the orders qr__ra_json_order and
+ * qr__ra_html_order give (each section checks the stage's success itself). `files`: the bundle
+ * files the stage writes when it succeeds (report/files.h; tests/test_runall.c checks them). */
+typedef struct QrRaStage {
+    const char *name;            /* progress, manifest.json "stages", failed_analyses */
+    const char *what;            /* its results, in "needs the %s, which failed" */
+    QrStage needs;               /* QR_STAGE_N: nothing */
+    bool fatal;
+    int steps;                   /* progress steps (0: none) */
+    bool (*on)(const QrRaCtx *c);    /* NULL: always */
+    QrStatus (*run)(QrRaCtx *c);
+    const char *const *files;    /* NULL-terminated, or NULL */
+    void (*json)(QrJson *j, QrBundle *bd);
+    void (*html)(QrHtml *h, QrBundle *bd);
+} QrRaStage;
+
+#define QR__RA_FILES(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define QR__RA_TXT_CSV(stem) stem ".txt", stem ".csv"
+
+static const QrRaStage qr__ra_stages[QR_STAGE_N] = {
+    [QR_STAGE_PREPARE] = { "prepare", "prepared pair", QR_STAGE_N, true, 0, NULL, qr__ra_prepare, NULL, NULL, NULL },
+    [QR_STAGE_DUMP] = { "device dump", "device dump comparison", QR_STAGE_N, true, 0, qr__ra_on_dump, qr__ra_dump,
+                        QR__RA_FILES(QR__RA_TXT_CSV(QR_BF_DUMP)), NULL, NULL },
+    [QR_STAGE_MATCH] = { "match", "match", QR_STAGE_N, false, 0, NULL, qr__ra_match,
+                         QR__RA_FILES(QR__RA_TXT_CSV(QR_BF_MATCH)), qr_bundle_json_match, qr_bundle_html_match },
+    [QR_STAGE_CHECK] = { "check", "model check", QR_STAGE_N, false, 0, NULL, qr__ra_check, QR__RA_FILES(QR_BF_CHECK),
+                         NULL, qr_bundle_html_check },
+    [QR_STAGE_PROFILE] = { "profile", "profiles", QR_STAGE_N, false, 2, NULL, qr__ra_profile,
+                           QR__RA_FILES(QR__RA_TXT_CSV(QR_BF_PROFILE_BASE QR_BF_STATISTIC),
+                                        QR__RA_TXT_CSV(QR_BF_PROFILE_ANAL QR_BF_STATISTIC)), NULL, NULL },
+    [QR_STAGE_COMPARE] = { "compare", "per-layer comparison", QR_STAGE_N, false, 0, NULL, qr__ra_compare,
+                           QR__RA_FILES(QR__RA_TXT_CSV(QR_BF_COMPARE)), qr_bundle_json_layers, qr_bundle_html_compare },
+    [QR_STAGE_TOKENS] = { "tokens", "per-token comparison", QR_STAGE_N, false, 0, qr__ra_on_tokens, qr__ra_tokens,
+                          QR__RA_FILES(QR__RA_TXT_CSV(QR_BF_DS_OUTPUTS)), qr__ra_json_tokens, qr_bundle_html_tokens },
+    [QR_STAGE_REPRO] = { "repro", "minimal repro", QR_STAGE_N, false, 0, qr__ra_on_repro, qr__ra_repro, NULL,
+                         qr__ra_json_deploy, qr__ra_html_deploy },
+    [QR_STAGE_SENS] = { "sensitivity", "sensitivity ranking", QR_STAGE_N, false, 0, NULL, qr__ra_sens,
+                        QR__RA_FILES(QR__RA_TXT_CSV(QR_BF_SENS), QR_BF_SENS ".json"), qr_bundle_json_sens,
+                        qr_bundle_html_sensitivity },
+    [QR_STAGE_ACCUM] = { "accumulated error", "cumulative error", QR_STAGE_N, false, 0, NULL, qr__ra_accum,
+                         QR__RA_FILES(QR_BF_ACCUM), qr_bundle_json_accum, qr_bundle_html_accumulated },
+    [QR_STAGE_WEIGHTS] = { "weight comparison", "weight comparison", QR_STAGE_N, false, 0, NULL, qr__ra_weights,
+                           QR__RA_FILES(QR__RA_TXT_CSV(QR_BF_WEIGHTS)), NULL, qr_bundle_html_weights },
+    [QR_STAGE_ADVISOR] = { "advisor", "advisor", QR_STAGE_N, false, 0, NULL, qr__ra_advisor, QR__RA_FILES(QR_BF_ADVISOR),
+                           qr__ra_json_advisor, qr_bundle_html_advisor },
+    [QR_STAGE_WHATIF] = { "mixed precision", "mixed-precision what-if", QR_STAGE_SENS, false, 0, NULL, qr__ra_whatif,
+                          QR__RA_FILES(QR_BF_WHATIF), qr_bundle_json_whatif, qr_bundle_html_whatif },
+    [QR_STAGE_DEMOTE] = { "int16 demotion", "int16 demotion", QR_STAGE_N, false, 0, qr__ra_on_demote, qr__ra_run_demote,
+                          QR__RA_FILES(QR__RA_TXT_CSV(QR_BF_DEMOTION), QR_BF_DEMOTION ".json"), NULL,
+                          qr_bundle_html_demotion },
+    [QR_STAGE_EMIT] = { "emit model", "emitted model", QR_STAGE_WHATIF, false, 0, qr__ra_on_emit, qr__ra_emit, NULL, NULL,
+                        NULL },
+    [QR_STAGE_DIST] = { "distributions", "distributions", QR_STAGE_N, false, 0, NULL, qr__ra_dist, NULL, NULL,
+                        qr_bundle_html_distributions },
+    [QR_STAGE_FRAG] = { "fragility", "rounding fragility", QR_STAGE_N, false, 0, qr__ra_on_frag, qr__ra_frag,
+                        QR__RA_FILES(QR__RA_TXT_CSV(QR_BF_FRAGILITY)), qr__ra_json_frag, qr__ra_html_frag },
+    [QR_STAGE_BADCASE] = { "badcase", "bad-case input", QR_STAGE_N, false, 0, NULL, qr__ra_badcase, NULL, NULL, NULL },
+    [QR_STAGE_DATASET] = { "data set", "data-set comparison", QR_STAGE_N, false, 0, qr__ra_on_dataset, qr__ra_dataset,
+                           QR__RA_FILES(QR_BF_DATASET "/" QR_BF_COMPARE ".txt", QR_BF_DATASET "/" QR_BF_COMPARE ".csv"),
+                           qr__ra_json_dataset, qr__ra_html_dataset },
+    [QR_STAGE_DS_SENS] = { "data-set sensitivity", "data-set sensitivity", QR_STAGE_N, false, 0, qr__ra_on_dataset,
+                           qr__ra_ds_sens, NULL, qr__ra_json_ds_sens, qr__ra_html_ds_sens },
+    [QR_STAGE_GEN] = { "generation", "generation", QR_STAGE_N, false, 0, qr__ra_on_gen, qr__ra_gen,
+                       QR__RA_FILES(QR__RA_TXT_CSV(QR_BF_GENERATION)), qr__ra_json_gen, qr_bundle_html_generation },
+    [QR_STAGE_PLOTS] = { "plots", "plots", QR_STAGE_N, false, 0, NULL, qr__ra_plots, NULL, NULL, NULL },
+    [QR_STAGE_GRAPH] = { "graph overlays", "graph overlays", QR_STAGE_COMPARE, false, 0, NULL, qr__ra_graph,
+                         QR__RA_FILES(QR_BF_GRAPH_ME, QR_BF_GRAPH_ONNX), NULL, qr_bundle_html_graph },
+    [QR_STAGE_REPORT] = { "report", "report", QR_STAGE_N, true, 0, NULL, qr__ra_report,
+                          QR__RA_FILES(QR_BF_SUMMARY, QR_BF_INDEX), NULL, NULL },
+    [QR_STAGE_ZIP] = { "zip", "zip", QR_STAGE_N, true, 0, NULL, qr__ra_zip_stage, QR__RA_FILES(QR_BF_MANIFEST), NULL, NULL },
+};
+
+/* Where the stages' sections go: summary.json after its beginning (schema, verdict, baseline form,
+ * model output), index.html after the verdict box. */
+static const QrStage qr__ra_json_order[] = { QR_STAGE_TOKENS, QR_STAGE_GEN, QR_STAGE_MATCH, QR_STAGE_SENS, QR_STAGE_COMPARE,
+                                             QR_STAGE_ACCUM, QR_STAGE_ADVISOR, QR_STAGE_WHATIF, QR_STAGE_FRAG, QR_STAGE_REPRO,
+                                             QR_STAGE_DATASET, QR_STAGE_DS_SENS };
+static const QrStage qr__ra_html_order[] = { QR_STAGE_TOKENS, QR_STAGE_GEN, QR_STAGE_COMPARE, QR_STAGE_GRAPH, QR_STAGE_SENS,
+                                             QR_STAGE_ACCUM, QR_STAGE_ADVISOR, QR_STAGE_DEMOTE, QR_STAGE_WHATIF,
+                                             QR_STAGE_WEIGHTS, QR_STAGE_DIST, QR_STAGE_FRAG, QR_STAGE_REPRO, QR_STAGE_DATASET,
+                                             QR_STAGE_DS_SENS, QR_STAGE_CHECK, QR_STAGE_MATCH };
+
+/* report: summary.json, manifest.json and index.html, the pages put together from the stages'
+ * sections. */
+static QrStatus qr__ra_report(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    QrJson j;
+    qr_bundle_json_begin(bd, &j);
+    for (int k = 0; k < QR_ARRAY_LEN(qr__ra_json_order); k++) qr__ra_stages[qr__ra_json_order[k]].json(&j, bd);
+    QR_TRY(qr_bundle_json_end(bd, &j));
+    QR_TRY(qr_bundle_write_manifest(bd));
+    QrHtml h;
+    qr_bundle_html_begin(bd, &h);
+    for (int k = 0; k < QR_ARRAY_LEN(qr__ra_html_order); k++) qr__ra_stages[qr__ra_html_order[k]].html(&h, bd);
+    return qr_bundle_html_end(bd, &h);
+}
+
+/* ==== the driver ========================================================================== */
+
 static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor *inputs, const QrRunallOpts *o,
-                                 QrRunallResult *r) {
+                              QrRunallResult *r) {
     memset(r, 0, sizeof *r);
     QrBundle *bd = calloc(1, sizeof *bd);
     if (!bd) return qr_errf(QR_ERR_NOMEM, "out of memory");
@@ -241,203 +615,30 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     }
     bool staged = st == QR_OK;
     const int staged_slot = staged ? qr_cleanup_add(bd->dir, true) : -1;   /* removed on SIGINT/SIGTERM */
-    QrStats *base_stats = NULL;
-    bool *base_seen = NULL;
+    QrRaCtx c = { .bd = bd, .o = o, .b = b, .a = a, .inputs = inputs };
     if (st == QR_OK) qr_bundle_hash_start(bd, b, a);
-    if (st == QR_OK) {
-        qr_progress_begin(&bd->prog, "prepare", 0);
-        st = qr_session_open(&bd->se, b, a, inputs);
-        bd->se.int16_integer = o->int16_integer;
-        bd->se.no_error_split = o->no_error_split;
-        if (st == QR_OK && o->low_memory) qr_session_low_memory(&bd->se);
-        if (st == QR_OK && o->single_model) qr_session_single_model(&bd->se);
-        bd->se.progress = qr_progress_hook(&bd->prog);
-        if (st == QR_OK && o->dataset) st = qr__ra_data_set(bd, o, b, &inputs);
-        /* the baseline run also gives the baseline profile's statistics */
-        base_stats = calloc((size_t)b->n_values + 1, sizeof *base_stats);
-        base_seen = calloc((size_t)b->n_values + 1, sizeof *base_seen);
-        bd->se.base_stats = base_stats && base_seen ? base_stats : NULL;
-        bd->se.base_seen = base_stats && base_seen ? base_seen : NULL;
-        if (st == QR_OK) st = qr_session_run_baseline(&bd->se);
-        bd->se.base_stats = NULL;
-        bd->se.base_seen = NULL;
-        qr_progress_end(&bd->prog, st);
+    for (int k = 0; k < QR_STAGE_N && st == QR_OK; k++) {
+        const QrRaStage *g = &qr__ra_stages[k];
+        if (g->on && !g->on(&c)) continue;
+        qr_progress_begin(&bd->prog, g->name, g->steps);
+        QrStatus s = g->needs != QR_STAGE_N && !bd->ok[g->needs]
+                   ? qr_errf(QR_ERR_INVALID, "needs the %s, which failed", qr__ra_stages[g->needs].what) : g->run(&c);
+        if (g->fatal) {
+            qr_progress_end(&bd->prog, s);
+            st = s;
+            bd->ok[k] = s == QR_OK;
+        } else bd->ok[k] = qr__ra_done(bd, g->name, s);
     }
-    if (st == QR_OK && o->deploy.has_dump) {     /* a bad dump fails the run: no bundle */
-        qr_progress_begin(&bd->prog, "device dump", 0);
-        st = qr_deploy_runall_early(&bd->dep, &o->deploy, &bd->se, inputs, bd->dir);
-        qr_progress_end(&bd->prog, st);
-    }
-    if (st == QR_OK) {
-        qr_progress_begin(&bd->prog, "match", 0);
-        /* The analyses that need only the baseline's values run side by side (see qr__ra_early_job);
-         * their stages below write what they found. */
-        QrRaEarly early = { .bd = bd, .o = o };
-        if (qr_tok_any(b)) {     /* logits outputs: the compare run keeps the analysis model's outputs for the tokens */
-            bd->se.keep_outs = calloc((size_t)b->n_outputs + 1, sizeof(QrTensor));
-            bd->tok = calloc((size_t)b->n_outputs + 1, sizeof *bd->tok);
-        }
-        early.stats = calloc((size_t)a->n_values + 1, sizeof *early.stats);
-        early.seen = calloc((size_t)a->n_values + 1, sizeof *early.seen);
-        bool merged = false;
-        QrStatsCollect sc = { early.stats, early.seen };
-        QrStatus s_cmp = early.stats && early.seen ? qr_compare_prepare(&bd->se, o->mode, o->cos_threshold, qr_stats_tap, &sc,
-                                                                        &merged, &bd->cmp, &early.cmp)
-                                                   : qr_errf(QR_ERR_NOMEM, "out of memory");
-        qr_err_clear();
-        qr_session_jobs(&bd->se, QR__RA_EARLY, qr__ra_early_job, &early, NULL);
-        if (s_cmp == QR_OK) s_cmp = early.st[0] != QR_OK ? early.st[0] : early.st[1];
-        s_cmp = qr_compare_finish(early.cmp, s_cmp);
-        qr_err_clear();
-        bd->have_eq = early.st[2] == QR_OK;
-        QrStatus s2 = qr_match_write(b, a, &bd->se.m, bd->have_eq ? &bd->eq : NULL, bd->dir);
-        qr__ra_done(bd, "match", s2);
-        qr_progress_begin(&bd->prog, "check", 0);
-        /* One run of the analysis model gives the statistics both the check and its profile use;
-         * it is the per-layer comparison's run too (sim / both modes; that stage only writes then). */
-        QrStats *stats = early.stats;
-        bool *seen = early.seen;
-        bool cmp_done = s_cmp == QR_OK;   /* else the compare stage runs it again and reports the error */
-        merged = cmp_done && merged;
-        if (!merged && seen) memset(seen, 0, (size_t)a->n_values * sizeof *seen);
-        QrStatus s_stats = !stats || !seen ? qr_errf(QR_ERR_NOMEM, "out of memory") : merged ? QR_OK
-                         : qr_stats_collect(a, inputs, stats, seen);
-        if (merged) qr_stats_inits(a, stats, seen);
-        s2 = s_stats;
-        if (s2 == QR_OK) s2 = qr_check_write(a, &bd->se.qa, stats, qr_bundle_path(bd, QR_BF_CHECK), &bd->chk);
-        bd->have_chk = qr__ra_done(bd, "check", s2);
-        qr_progress_begin(&bd->prog, "profile", 2);
-        s2 = qr_profile_write(b, inputs, base_stats && base_seen ? base_stats : NULL, base_seen, bd->dir, QR_BF_PROFILE_BASE, NULL);
-        qr_progress_step(&bd->prog);
-        if (s2 == QR_OK) s2 = s_stats == QR_OK ? qr_profile_write(a, inputs, stats, seen, bd->dir, QR_BF_PROFILE_ANAL, NULL) : s_stats;
-        qr__ra_done(bd, "profile", s2);
-        free(stats);
-        free(seen);
-        qr_progress_begin(&bd->prog, "compare", 0);
-        s2 = cmp_done ? QR_OK : qr_compare_mode(&bd->se, o->mode, o->cos_threshold, &bd->cmp);
-        bd->have_cmp = s2 == QR_OK;
-        if (s2 == QR_OK) s2 = qr_compare_write(&bd->se, &bd->cmp, bd->dir);
-        qr__ra_done(bd, "compare", s2);
-        if (bd->have_cmp && bd->tok) {    /* compare_outputs with the per-token columns */
-            qr_progress_begin(&bd->prog, "tokens", 0);
-            s2 = bd->se.keep_outs ? qr_tok_session(&bd->se, bd->se.keep_outs, o->labels, 0, bd->tok)
-                                  : qr_errf(QR_ERR_NOMEM, "out of memory");
-            if (s2 == QR_OK) s2 = qr_tok_session_write(&bd->se, bd->se.keep_outs, bd->tok, bd->dir);
-            bd->have_tok = qr__ra_done(bd, "tokens", s2);
-        }
-        if (bd->have_cmp && !o->deploy.no_repro) {     /* repro/ of the worst layer (deploy/) */
-            qr_progress_begin(&bd->prog, "repro", 0);
-            qr__ra_done(bd, "repro", qr_deploy_runall_repro(&bd->dep, &o->deploy, &bd->se, &bd->cmp, bd->dir));
-        }
-        qr_progress_begin(&bd->prog, "sensitivity", 0);
-        s2 = qr_sens_run(&bd->se, &o->sens, &bd->sens);
-        bd->have_sens = s2 == QR_OK;
-        if (s2 == QR_OK) s2 = qr_sens_write(&bd->se, &bd->sens, bd->dir);
-        qr__ra_done(bd, "sensitivity", s2);
-        qr_progress_begin(&bd->prog, "accumulated error", 0);
-        s2 = qr__ra_acc_sets(bd, o);
-        if (s2 == QR_OK)
-            s2 = qr_accum_run_sets(&bd->se, bd->have_sens ? &bd->sens : NULL, o->topk, bd->have_sens ? o->n_topk : 0,
-                                   &bd->acc_sets, o->metric_given ? o->sens.metric : QR_METRIC_COSINE, &bd->acc);
-        bd->have_acc = s2 == QR_OK;
-        if (s2 == QR_OK) s2 = qr_accum_write(&bd->se, &bd->acc, bd->dir);
-        qr__ra_done(bd, "accumulated error", s2);
-        qr_progress_begin(&bd->prog, "weight comparison", 0);
-        s2 = early.st[3] == QR_OK ? QR_OK : qr_errf(early.st[3], "%s", early.msg[3] ? early.msg[3] : "out of memory");
-        bd->have_w = s2 == QR_OK;
-        if (s2 == QR_OK) s2 = qr_weights_write(&bd->se, &bd->w, bd->dir);
-        qr__ra_done(bd, "weight comparison", s2);
-        for (int k = 0; k < QR__RA_EARLY; k++) free(early.msg[k]);
-        qr_progress_begin(&bd->prog, "advisor", 0);
-        s2 = qr_advisor_run(&bd->se, bd->have_cmp ? &bd->cmp : NULL, bd->have_sens ? &bd->sens : NULL,
-                            bd->have_w ? &bd->w : NULL, NULL, &bd->adv);
-        bd->have_adv = s2 == QR_OK;
-        if (s2 == QR_OK) s2 = qr_advisor_write(&bd->se, &bd->adv, bd->dir);
-        qr__ra_done(bd, "advisor", s2);
-        qr_progress_begin(&bd->prog, "mixed precision", 0);
-        s2 = bd->have_sens ? qr_whatif_run(&bd->se, &bd->sens, o->n_topk ? o->topk : NULL, o->n_topk, 0, &bd->wi)
-                           : qr_errf(QR_ERR_INVALID, "needs the sensitivity ranking, which failed");
-        bd->have_wi = s2 == QR_OK;
-        if (s2 == QR_OK) s2 = qr_whatif_write(&bd->se, &bd->wi, bd->dir);
-        qr__ra_done(bd, "mixed precision", s2);
-        if (o->demote_int16) {
-            qr_progress_begin(&bd->prog, "int16 demotion", 0);
-            qr__ra_done(bd, "int16 demotion", qr__ra_demote(bd, o));
-        }
-        if (o->deploy.emit_dir) {                       /* --emit-model (deploy/) */
-            qr_progress_begin(&bd->prog, "emit model", 0);
-            s2 = bd->have_wi ? qr_deploy_runall_emit(&bd->dep, &o->deploy, &bd->se, &bd->sens, &bd->wi)
-                             : qr_errf(QR_ERR_INVALID, "needs the mixed-precision what-if, which failed");
-            qr__ra_done(bd, "emit model", s2);
-        }
-        qr_progress_begin(&bd->prog, "distributions", 0);
-        s2 = qr_dist_collect_axis(&bd->se, bd->have_sens ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes, 0,
-                                  o->have_channel_axis, o->channel_axis, &bd->dist);
-        bd->have_dist = s2 == QR_OK;
-        qr_session_ref_free(&bd->se);        /* the last user of the all-on reference */
-        qr__ra_done(bd, "distributions", s2);
-        if (!o->no_fragility) {      /* a handful of whole sim runs (analysis/frag) */
-            qr_progress_begin(&bd->prog, "fragility", 0);
-            QrFragOpts fo;
-            qr_frag_opts_default(&fo);
-            s2 = qr_frag_run(&bd->se.tw.g, &bd->se.qt, bd->se.inputs, bd->se.base_out && !bd->se.base_stale ? bd->se.base_out : NULL,
-                             &fo, &bd->frag);
-            bd->have_frag = s2 == QR_OK;
-            if (s2 == QR_OK) s2 = qr_frag_write(&bd->frag, bd->dir);
-            qr__ra_done(bd, "fragility", s2);
-        }
-        qr_progress_begin(&bd->prog, "badcase", 0);
-        s2 = QR_OK;
-        if (o->badcase) s2 = qr_badcase_write(o->badcase, bd->dir);
-        for (int i = 0; !o->badcase && s2 == QR_OK && i < b->n_inputs; i++) {
-            char safe[256];
-            qr_zip_safe_component(safe, sizeof safe, b->values[b->inputs[i]].name);
-            const char *name = b->n_inputs == 1 ? QR_BF_BADCASE : qr_arena_printf(&bd->arena, QR_BF_BADCASE_STEM "_%s.npy", safe);
-            s2 = qr_npy_write(qr_bundle_path(bd, name), &inputs[i]);
-        }
-        qr__ra_done(bd, "badcase", s2);
-        if (o->dataset) {
-            qr_progress_begin(&bd->prog, "data set", 0);
-            int rank_out = -1;
-            if (qr_select_output(b, o->sens.rank_output, &rank_out) != QR_OK) qr_err_clear();
-            qr__ra_done(bd, "data set",
-                        o->dataset_merged
-                            ? qr_ds_runall_merged(&bd->dsr, o->dataset, o->dataset_metric, rank_out, &bd->se, o->dataset_merged,
-                                                  o->dataset_merged_stat, o->mode, bd->have_dist ? &bd->dist : NULL,
-                                                  o->dataset_worst, bd->dir)
-                            : qr_ds_runall_write(&bd->dsr, &bd->se, o->mode, bd->have_dist ? &bd->dist : NULL, bd->dir));
-            qr_progress_begin(&bd->prog, "data-set sensitivity", 0);
-            qr__ra_done(bd, "data-set sensitivity",
-                        qr_ds_runall_sens(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk,
-                                           &bd->acc_sets, o->metric_given ? o->sens.metric : QR_METRIC_COSINE, bd->dir));
-        }
-        if (o->generate > 0 && o->gen_b && o->gen_a) {   /* last: the decoding re-infers the graphs step by step */
-            qr_progress_begin(&bd->prog, "generation", 0);
-            QrGenOpts go = { .n = o->generate, .kv_map = o->kv_map, .n_kv_map = o->n_kv_map, .mode = o->mode,
-                             .cos_threshold = o->cos_threshold, .dir = bd->dir };
-            s2 = qr_gen_run(o->gen_b, o->gen_a, inputs, &go, &bd->gen);
-            if (s2 == QR_OK) s2 = qr_gen_write(&bd->gen, bd->dir);
-            bd->have_gen = qr__ra_done(bd, "generation", s2);
-        }
-        qr_progress_begin(&bd->prog, "plots", 0);
-        qr__ra_done(bd, "plots", qr_bundle_write_plots(bd));
-        qr_progress_begin(&bd->prog, "graph overlays", 0);
-        qr__ra_done(bd, "graph overlays", qr_bundle_write_graph(bd));
-        qr_progress_begin(&bd->prog, "report", 0);
-        s2 = qr_bundle_write_summary(bd);
-        if (s2 == QR_OK) s2 = qr_bundle_write_manifest(bd);
-        if (s2 == QR_OK) s2 = qr_bundle_write_html(bd);
-        qr_progress_end(&bd->prog, s2);
-        st = s2;
-    }
-    if (st == QR_OK) st = qr__ra_zip(bd, o);
     if (st == QR_OK) qr__ra_summary(bd, o, b, a, r);
     qr_bundle_hash_join(bd);
-    free(base_stats);
-    free(base_seen);
+    free(c.base_stats);
+    free(c.base_seen);
+    free(c.early.stats);
+    free(c.early.seen);
+    for (int k = 0; k < QR__RA_EARLY; k++) free(c.early.msg[k]);
     if (staged) qr_bundle_rmtree(bd->dir);
     qr_cleanup_drop(staged_slot);
-    if (bd->have_eq) qr_match_equiv_free(&bd->eq);
+    qr_match_equiv_free(&bd->eq);
     qr_compare_free(&bd->cmp);
     qr_gen_free(&bd->gen);
     for (int j = 0; bd->tok && j < b->n_outputs; j++) qr_tok_free(&bd->tok[j]);
@@ -447,11 +648,11 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     qr_accum_free(&bd->acc);
     qr_select_acc_sets_free(&bd->acc_sets);
     qr_check_free(&bd->chk);
-    if (bd->have_w) qr_weights_free(&bd->w);
-    if (bd->have_adv) qr_advice_free(&bd->adv);
-    if (bd->have_wi) qr_whatif_free(&bd->wi);
-    if (bd->have_dist) qr_dist_free(&bd->dist);
-    if (bd->have_frag) qr_frag_free(&bd->frag);
+    qr_weights_free(&bd->w);
+    qr_advice_free(&bd->adv);
+    qr_whatif_free(&bd->wi);
+    qr_dist_free(&bd->dist);
+    qr_frag_free(&bd->frag);
     qr_deploy_runall_free(&bd->dep);
     qr_ds_runall_free(&bd->dsr);
     qr_sens_set_free(&bd->dss);

@@ -53,6 +53,7 @@ typedef struct QrRunallOpts {
 typedef struct QrRunallResult {
     QrMetrics out;               /* model output metrics (analysis as given vs baseline) */
     bool have_out;
+    bool emitted;                /* --emit-model: its stage succeeded (the folder holds analysis_promoted.onnx) */
     int n_failed;                /* analyses that failed (recorded in the manifest and HTML) */
     char summary[4096];          /* the terminal summary */
 } QrRunallResult;

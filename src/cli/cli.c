@@ -337,6 +337,92 @@ static bool qr__cli_usage_names(const char *usage, const char *a) {
     return false;
 }
 
+/* Sets knob A (qr__cli_knob) to V. QR_EXIT_OK, or QR_EXIT_USAGE after printing why. */
+static int qr__cli_knob_set(QrCliOpts *o, const char *a, const char *v, const char *usage) {
+    if (!strcmp(a, "--quantize-nodes")) o->quantize_nodes = v;
+    else if (!strcmp(a, "--non-quantize-nodes")) o->non_quantize_nodes = v;
+    else if (!strcmp(a, "--nodes")) o->nodes = v;
+    else if (!strcmp(a, "--node-type")) o->node_type = v;
+    else if (!strcmp(a, "--rank-output")) o->rank_output = v;
+    else if (!strcmp(a, "--prefixes")) o->prefixes = v;
+    else if (!strcmp(a, "--types")) o->types = v;
+    else if (!strcmp(a, "--save-values")) o->save_values = v;
+    else if (!strcmp(a, "--from-values")) o->from_values = v;
+    else if (!strcmp(a, "--channel-axis")) {
+        if (!qr__cli_int(v, -QR_MAX_RANK, QR_MAX_RANK - 1, &o->channel_axis)) {
+            fprintf(stderr, "qreport: --channel-axis '%s': expected an axis %d..%d\n%s", v, -QR_MAX_RANK,
+                    QR_MAX_RANK - 1, usage);
+            return QR_EXIT_USAGE;
+        }
+        o->have_channel_axis = true;
+    }
+    return QR_EXIT_OK;
+}
+
+/* After the options: normalises the output folder, checks values and combinations, binds the
+ * single-model form of runall. QR_EXIT_OK, or QR_EXIT_USAGE after printing why. */
+static int qr__cli_finish(QrCliOpts *o, const char *usage, bool two_models) {
+    if (o->out_dir) {                        /* "out/" -> "out" so joined paths read cleanly */
+        size_t n = strlen(o->out_dir);
+        while (n > 1 && o->out_dir[n - 1] == '/') n--;
+        snprintf(o->out_dir_buf, sizeof o->out_dir_buf, "%.*s", (int)n, o->out_dir);
+        o->out_dir = o->out_dir_buf;
+    }
+    if (o->mode && strcmp(o->mode, "sim") && strcmp(o->mode, "int") && strcmp(o->mode, "both")) {
+        fprintf(stderr, "qreport: --mode must be sim, int or both\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    if (o->sens_mode && strcmp(o->sens_mode, "one-on") && strcmp(o->sens_mode, "off-one")) {
+        fprintf(stderr, "qreport: --sensitivity must be one-on or off-one\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    QrNodeType nt;
+    if (o->node_type && qr_sens_node_type_parse(o->node_type, &nt) != QR_OK) {
+        fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
+        return QR_EXIT_USAGE;
+    }
+    QrMetricKind mk;
+    if (o->metric && qr_metric_parse(o->metric, &mk) != QR_OK) {
+        fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
+        return QR_EXIT_USAGE;
+    }
+    /* KLD (mean token KL at logits outputs) ranks one input's sensitivity rows */
+    bool kld_cmd = !strncmp(usage, "usage: qreport sensitivity ", 27) || !strncmp(usage, "usage: qreport runall ", 22);
+    if (o->metric && mk == QR_METRIC_KLD && (!kld_cmd || o->data_dir)) {
+        fprintf(stderr, "qreport: --metric KLD ranks sensitivity by the mean token KL of one input (sensitivity, runall "
+                "without --data); the per-token columns of compare and --data are in compare_outputs\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    bool gen_cmd = !strncmp(usage, "usage: qreport compare ", 23) || !strncmp(usage, "usage: qreport runall ", 22);
+    if (o->labels && (!gen_cmd || o->data_dir || o->from_values)) {
+        fprintf(stderr, "qreport: --labels FILE gives the token ids of one input (compare or runall with -i; with --data "
+                "each sample's input_ids shifted are the labels)\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    if (o->n_kv_map && !o->generate) {
+        fprintf(stderr, "qreport: --kv-map names the cache of --generate N (give --generate)\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    if (o->generate && (!gen_cmd || o->data_dir || o->from_values || o->shard)) {
+        fprintf(stderr, "qreport: --generate N follows a generation from one prompt (compare or runall with -i, not --data, "
+                "--from-values or --shard)\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    if (o->threads && qr_pool_init(o->threads) != QR_OK) { fprintf(stderr, "qreport: %s\n", qr_err_msg()); return QR_EXIT_USAGE; }
+    if (!o->model) { fprintf(stderr, "qreport: missing MODEL.onnx\n%s", usage); return QR_EXIT_USAGE; }
+    if (two_models && !o->model2 && !strncmp(usage, "usage: qreport runall [BASE.onnx] ", 34)) {
+        o->model2 = o->model;                /* single-model form */
+        o->single = true;
+    }
+    if (o->generate && o->single) {
+        fprintf(stderr, "qreport: --generate needs BASE.onnx (the single-model form's baseline is not a separate model)\n%s",
+                usage);
+        return QR_EXIT_USAGE;
+    }
+    if (two_models && !o->model2) { fprintf(stderr, "qreport: missing ANALYSIS.onnx\n%s", usage); return QR_EXIT_USAGE; }
+    return QR_EXIT_OK;
+}
+
 static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage, bool two_models) {
     memset(o, 0, sizeof *o);
     o->cos_threshold = 0.99;
@@ -469,23 +555,8 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
             if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
             const char *v;
             QR__CLI_NEXT(v);
-            if (!strcmp(a, "--quantize-nodes")) o->quantize_nodes = v;
-            else if (!strcmp(a, "--non-quantize-nodes")) o->non_quantize_nodes = v;
-            else if (!strcmp(a, "--nodes")) o->nodes = v;
-            else if (!strcmp(a, "--node-type")) o->node_type = v;
-            else if (!strcmp(a, "--rank-output")) o->rank_output = v;
-            else if (!strcmp(a, "--prefixes")) o->prefixes = v;
-            else if (!strcmp(a, "--types")) o->types = v;
-            else if (!strcmp(a, "--save-values")) o->save_values = v;
-            else if (!strcmp(a, "--from-values")) o->from_values = v;
-            else if (!strcmp(a, "--channel-axis")) {
-                if (!qr__cli_int(v, -QR_MAX_RANK, QR_MAX_RANK - 1, &o->channel_axis)) {
-                    fprintf(stderr, "qreport: --channel-axis '%s': expected an axis %d..%d\n%s", v, -QR_MAX_RANK,
-                            QR_MAX_RANK - 1, usage);
-                    return QR_EXIT_USAGE;
-                }
-                o->have_channel_axis = true;
-            }
+            int rc = qr__cli_knob_set(o, a, v, usage);
+            if (rc != QR_EXIT_OK) return rc;
         }
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "qreport: unknown option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
         else if (!o->model) o->model = a;
@@ -493,65 +564,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else { fprintf(stderr, "qreport: unexpected argument '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
 #undef QR__CLI_NEXT
     }
-    if (o->out_dir) {                        /* "out/" -> "out" so joined paths read cleanly */
-        size_t n = strlen(o->out_dir);
-        while (n > 1 && o->out_dir[n - 1] == '/') n--;
-        snprintf(o->out_dir_buf, sizeof o->out_dir_buf, "%.*s", (int)n, o->out_dir);
-        o->out_dir = o->out_dir_buf;
-    }
-    if (o->mode && strcmp(o->mode, "sim") && strcmp(o->mode, "int") && strcmp(o->mode, "both")) {
-        fprintf(stderr, "qreport: --mode must be sim, int or both\n%s", usage);
-        return QR_EXIT_USAGE;
-    }
-    if (o->sens_mode && strcmp(o->sens_mode, "one-on") && strcmp(o->sens_mode, "off-one")) {
-        fprintf(stderr, "qreport: --sensitivity must be one-on or off-one\n%s", usage);
-        return QR_EXIT_USAGE;
-    }
-    QrNodeType nt;
-    if (o->node_type && qr_sens_node_type_parse(o->node_type, &nt) != QR_OK) {
-        fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
-        return QR_EXIT_USAGE;
-    }
-    QrMetricKind mk;
-    if (o->metric && qr_metric_parse(o->metric, &mk) != QR_OK) {
-        fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
-        return QR_EXIT_USAGE;
-    }
-    /* KLD (mean token KL at logits outputs) ranks one input's sensitivity rows */
-    bool kld_cmd = !strncmp(usage, "usage: qreport sensitivity ", 27) || !strncmp(usage, "usage: qreport runall ", 22);
-    if (o->metric && mk == QR_METRIC_KLD && (!kld_cmd || o->data_dir)) {
-        fprintf(stderr, "qreport: --metric KLD ranks sensitivity by the mean token KL of one input (sensitivity, runall "
-                "without --data); the per-token columns of compare and --data are in compare_outputs\n%s", usage);
-        return QR_EXIT_USAGE;
-    }
-    bool gen_cmd = !strncmp(usage, "usage: qreport compare ", 23) || !strncmp(usage, "usage: qreport runall ", 22);
-    if (o->labels && (!gen_cmd || o->data_dir || o->from_values)) {
-        fprintf(stderr, "qreport: --labels FILE gives the token ids of one input (compare or runall with -i; with --data "
-                "each sample's input_ids shifted are the labels)\n%s", usage);
-        return QR_EXIT_USAGE;
-    }
-    if (o->n_kv_map && !o->generate) {
-        fprintf(stderr, "qreport: --kv-map names the cache of --generate N (give --generate)\n%s", usage);
-        return QR_EXIT_USAGE;
-    }
-    if (o->generate && (!gen_cmd || o->data_dir || o->from_values || o->shard)) {
-        fprintf(stderr, "qreport: --generate N follows a generation from one prompt (compare or runall with -i, not --data, "
-                "--from-values or --shard)\n%s", usage);
-        return QR_EXIT_USAGE;
-    }
-    if (o->threads && qr_pool_init(o->threads) != QR_OK) { fprintf(stderr, "qreport: %s\n", qr_err_msg()); return QR_EXIT_USAGE; }
-    if (!o->model) { fprintf(stderr, "qreport: missing MODEL.onnx\n%s", usage); return QR_EXIT_USAGE; }
-    if (two_models && !o->model2 && !strncmp(usage, "usage: qreport runall [BASE.onnx] ", 34)) {
-        o->model2 = o->model;                /* single-model form */
-        o->single = true;
-    }
-    if (o->generate && o->single) {
-        fprintf(stderr, "qreport: --generate needs BASE.onnx (the single-model form's baseline is not a separate model)\n%s",
-                usage);
-        return QR_EXIT_USAGE;
-    }
-    if (two_models && !o->model2) { fprintf(stderr, "qreport: missing ANALYSIS.onnx\n%s", usage); return QR_EXIT_USAGE; }
-    return QR_EXIT_OK;
+    return qr__cli_finish(o, usage, two_models);
 }
 
 /* Reads a tensor from .npy or TensorProto .pb (by extension, then by magic). */

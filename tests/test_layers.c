@@ -107,7 +107,7 @@ static const QtLyPlant qt_ly_plants[] = {
     { "src/analysis/dist.c", "qr_ds_compare_init", true },
     { "src/analysis/dsstat.c", "qr_dspart_read", true },
     { "src/analysis/advisor_tf.c", "qr_advisor_run", true },   /* the advisor calls advisor_tf, not back */
-    { "src/deploy/hooks.c", "qr_bundle_write_html", true },
+    { "src/deploy/hooks.c", "qr_bundle_write_manifest", true },
     { "src/runall/bundle.c", "qr_runall_run", true },
     { "src/cli/cli.c", "qr_cli_extract", true },               /* cli/main.c dispatches to cli/deploy.c */
     /* down: the same places call what is below them */
@@ -117,7 +117,7 @@ static const QtLyPlant qt_ly_plants[] = {
     { "src/analysis/session.c", "qr_match_equiv_verdict", false },
     { "src/analysis/sens.c", "qr_dsset_read", false },
     { "src/analysis/advisor.c", "qr_advtf_transformer", false },
-    { "src/runall/runall.c", "qr_bundle_write_html", false },
+    { "src/runall/runall.c", "qr_bundle_write_manifest", false },
     { "src/cli/main.c", "qr_cli_extract", false },
 };
 

@@ -451,7 +451,7 @@ static QrStatus qr_bundle_write_manifest(QrBundle *bd) {
     return qr__bn_write_json(bd, &j, QR_BF_MANIFEST);
 }
 
-/* ==== index.html: one function per section, qr_bundle_write_html calls them in order ===== */
+/* ==== index.html: one function per section; runall's report stage calls them in page order ==== */
 
 static char *qr__bn_read_text(QrBundle *bd, const char *name) {
     unsigned char *buf = NULL;

@@ -110,18 +110,6 @@ static const float *qr__fr_q_input(const QrGraph *g, int node, const QrTensor *c
     return in[0]->data;
 }
 
-/* The first index from i on where the integer tensors t and s (same dtype and size) may differ:
- * runs of 64 equal elements are skipped by comparing their bytes (most elements of a perturbed
- * run equal the unperturbed one's); the caller compares what is left element by element. */
-static int64_t qr__fr_same(const QrTensor *t, const QrTensor *s, int64_t i) {
-    enum { B = 64 };
-    const size_t es = qr_dtype_size(t->dtype);
-    if (!es || s->dtype != t->dtype || s->numel != t->numel) return i;
-    const unsigned char *a = t->data, *b = s->data;
-    while (i + B <= t->numel && !memcmp(a + (size_t)i * es, b + (size_t)i * es, B * es)) i += B;
-    return i;
-}
-
 static QrStatus qr__fr_edit(void *user, const QrGraph *g, int node, int value, QrTensor *t, const QrTensor *const *in) {
     QrFrRun *ru = user;
     QrFragResult *r = ru->r;
@@ -156,7 +144,7 @@ static QrStatus qr__fr_edit(void *user, const QrGraph *g, int node, int value, Q
     const QrTensor *s = &ru->sim[l];
     if (!s->data) return qr_errf(QR_ERR_INVALID, "fragility: value '%s' was not computed by the unperturbed run", g->values[value].name);
     __typeof__(ly->lsb) *acc = ru->mode == 1 ? &ly->ha : &ly->lsb;
-    for (int64_t i = qr__fr_same(t, s, 0); i < n; i = qr__fr_same(t, s, i + 1)) {   /* what arrives from upstream */
+    for (int64_t i = 0; i < n; i++) {          /* what arrives from upstream */
         int32_t d = qr_quant_geti(t, i) - qr_quant_geti(s, i);
         if (!d) continue;
         double sc = qr__fr_scale(p, qr__fr_chan(p, i));
@@ -171,7 +159,7 @@ static QrStatus qr__fr_edit(void *user, const QrGraph *g, int node, int value, Q
     }
     int64_t n_tot = 0;
     double lsb2 = 0;
-    for (int64_t i = qr__fr_same(t, s, 0); i < n; i = qr__fr_same(t, s, i + 1)) {   /* the total against the unperturbed value */
+    for (int64_t i = 0; i < n; i++) {          /* the total against the unperturbed value */
         int32_t d = qr_quant_geti(t, i) - qr_quant_geti(s, i);
         if (!d) continue;
         double sc = qr__fr_scale(p, qr__fr_chan(p, i));

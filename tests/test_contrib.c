@@ -1132,6 +1132,55 @@ static void qt_contrib_wonly_refused(void) {
     if (g) { qr_graph_free(g); free(g); }
 }
 
+/* ---- BlockDequant without a map (quant/twin_wq.c's form for int8-activation MatMulNBits) -------------
+ * Codes (K, N) blocked along K: element (k, n) on scale (k / block_size) * N + n. The map-less form
+ * must give the bits of the same node with that per-element map spelled out (uint8 zero points; float
+ * zero points; no zero points), with a K that is not a multiple of the block (a short last block);
+ * without a map, scales that do not have ceil(K / block_size) * N entries are refused. */
+static void qt_contrib_bdq_nomap(void) {
+    const int64_t K = 37, N = 5, bs = 16, nb = (K + bs - 1) / bs, np = nb * N;
+    int64_t cd[2] = { K, N };
+    double *codes = malloc(sizeof(double) * (size_t)(K * N)), *map = malloc(sizeof(double) * (size_t)(K * N));
+    double sc[15], zu[15], zf[15];
+    QT_CHECK(codes && map && np == 15);
+    if (!codes || !map || np != 15) { free(codes); free(map); return; }
+    uint32_t r = 12345u;
+    for (int64_t i = 0; i < K * N; i++) {
+        r = r * 1664525u + 1013904223u;
+        codes[i] = (double)(r >> 28);                       /* 0..15 */
+        map[i] = (double)((i / N / bs) * N + i % N);
+    }
+    for (int64_t p = 0; p < np; p++) {
+        sc[p] = 0.01 + 0.003 * (double)p;
+        zu[p] = (double)((p * 7) % 16);
+        zf[p] = 0.37 * (double)p - 2.0;
+    }
+    for (int zk = 0; zk < 3; zk++) {   /* uint8, float, no zero points */
+        QrAttr at = qt_q_ai("block_size", bs);
+        const QrTensor *in_map[4] = { qt_q_t(QR_DT_U4, 2, cd, codes), qt_q_vec(QR_DT_F32, np, sc),
+                                      zk == 2 ? NULL : zk == 0 ? qt_q_vec(QR_DT_U8, np, zu) : qt_q_vec(QR_DT_F32, np, zf),
+                                      qt_q_t(QR_DT_S32, 2, cd, map) };
+        const QrTensor *in_nomap[4] = { in_map[0], in_map[1], in_map[2], NULL };
+        QrTensor *y1 = NULL, *y2 = NULL;
+        QT_OK(qt_q_run(QR_QUANT_INT_DOMAIN, "BlockDequant", &at, 1, in_map, 4, &y1, 1));
+        QT_OK(qt_q_run(QR_QUANT_INT_DOMAIN, "BlockDequant", &at, 1, in_nomap, 4, &y2, 1));
+        QT_CHECKF(y1 && y2 && y1->numel == K * N && y2->numel == K * N &&
+                  !memcmp(y1->data, y2->data, (size_t)(K * N) * sizeof(float)), "zero points %d: map-less differs", zk);
+        /* and the value at the short last block is the definition's */
+        int64_t i = (K - 1) * N + 3, p = ((K - 1) / bs) * N + 3;
+        float want = zk == 0 ? (float)((int32_t)codes[i] - (int32_t)zu[p]) * (float)sc[p] : 0.0f;
+        QT_CHECKF(zk != 0 || ((const float *)y2->data)[i] == want, "last block: %g, want %g", ((const float *)y2->data)[i], want);
+        const QrTensor *bad[4] = { in_map[0], qt_q_vec(QR_DT_F32, np - N, sc), NULL, NULL };
+        QrTensor *y3 = NULL;
+        QrStatus st = qt_q_run(QR_QUANT_INT_DOMAIN, "BlockDequant", &at, 1, bad, 4, &y3, 1);
+        QT_CHECKF(st == QR_ERR_INVALID, "short scales without a map: status %d", (int)st);
+        qr_err_clear();
+    }
+    qt_q_cleanup();
+    free(codes);
+    free(map);
+}
+
 static void qt_contrib_all(void) {
     QT_RUN(qt_contrib_bad_input);
     QT_RUN(qt_contrib_wonly_session);
@@ -1139,6 +1188,7 @@ static void qt_contrib_all(void) {
     QT_RUN(qt_contrib_wonly_advice);
     QT_RUN(qt_contrib_badblock);
     QT_RUN(qt_contrib_twin_wq);
+    QT_RUN(qt_contrib_bdq_nomap);
     QT_RUN(qt_contrib_wonly_variants);
     QT_RUN(qt_contrib_wonly_refused);
     unsigned char *buf = NULL;

@@ -176,6 +176,8 @@ static void test_exact_families(void) {
         { "fixtures/tblock/model.onnx", "fixtures/tblock/input.npy", "fixtures/tblock/golden" },
         { "fixtures/tblock/op20/model.onnx", "fixtures/tblock/op20/input.npy", "fixtures/tblock/op20/golden" },
         { "fixtures/tblock/ln/model.onnx", "fixtures/tblock/ln/input.npy", "fixtures/tblock/ln/golden" },
+        { "fixtures/tblock/mm/model.onnx", "fixtures/tblock/mm/input.npy", "fixtures/tblock/mm/golden" },
+        { "fixtures/tblock/gelu20/model.onnx", "fixtures/tblock/gelu20/input.npy", "fixtures/tblock/gelu20/golden" },
     };
     static const QrIsa levels[] = { QR_ISA_AVX2, QR_ISA_AVX512 };
     const QrKernels saved_k = qr_kern;

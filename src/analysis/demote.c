@@ -26,7 +26,7 @@ static const char *qr__dm_why(const QrSession *s, int i) {
     const QrGraph *g = &s->tw.g;
     const QrQuantizer *q = &s->qt.q[i];
     if (q->form != QR_QF_QDQ && q->form != QR_QF_DQ_INIT) return "not a QuantizeLinear/DequantizeLinear quantizer";
-    if (q->map_value >= 0) return "a weight-only node's weight (block map / table codes)";
+    if (q->block_op) return "a weight-only node's weight (block map / table codes)";
     if (q->scale_value < 0 || !g->values[q->scale_value].t.data || g->values[q->scale_value].t.dtype != QR_DT_F32)
         return "no constant float32 scale";
     if (q->zp_value < 0 || !g->values[q->zp_value].t.data) return "no constant zero point";

@@ -125,7 +125,7 @@ static QrStatus qr_whatif_groups(const QrSession *s, QrArena *a, QrWiGroups *gr)
         else if (qr__wi_weight_only(s, i))
             gr->why[i] = qr_arena_printf(a, "weight of a weight-only %s node (2-8 bit codes: int16 does not apply; its "
                                          "what-if is the float step)", s->a->nodes[s->tw.origin[q->owner]].op_type);
-        else if (q->map_value >= 0) gr->why[i] = "a weight-only node's weight (block map / table codes)";
+        else if (q->block_op) gr->why[i] = "a weight-only node's weight (block map / table codes)";
         else if (!qr__wi_const(g, q->scale_value) || !qr__wi_const(g, q->zp_value))
             gr->why[i] = "no constant scale and zero point";
         else if (g->values[q->scale_value].t.dtype != QR_DT_F32) gr->why[i] = "scale is not float32";

@@ -81,6 +81,17 @@ typedef void (*QrF32GemvM1tQ8Fn)(int64_t n0, int64_t n1, int64_t N, int64_t K, c
                                  bool q_signed, int64_t ldb, const float *scale, int64_t ss, const int32_t *zp,
                                  int64_t zps, float *y, bool accumulate);
 
+/* Columns [n0, n1) of the batch-1 product y[n] = a (K) @ B (K, N; row stride ldb) [+ y[n]]
+ * in the order of ONNX Runtime's MLAS M=1 kernel for a B that is not transposed
+ * (MlasSgemmKernelM1Avx), which its MatMul and Gemm use for one row of A when B is not an
+ * initializer (alpha 1, beta 0 or 1): K in groups of four rows of B (then two, then one),
+ * each group's products a[k]*B[k][n] rounded on their own and summed left to right, each
+ * group's sum then added to the running value, which starts at y[n] (accumulate) or +0.
+ * Every column is independent; every level gives the same bits; qr_f32_gemv_m1
+ * (kern/ref/f32_gemv.c) splits the columns over the pool. */
+typedef void (*QrF32GemvM1Fn)(int64_t n0, int64_t n1, int64_t K, const float *a, const float *B, int64_t ldb,
+                              float *y, bool accumulate);
+
 /* Keeps v (a product, scalar or vector) from being contracted with the add that follows
  * into a fused multiply-add — GCC contracts even intrinsics under its default
  * -ffp-contract=fast — for kernels that must round every product on its own, as ONNX
@@ -563,6 +574,7 @@ typedef struct QrKernels {
     QrF32ConvM1ActFn f32_conv_m1_act;   /* NULL: none at this level (avx2, neon: the steps run after) */
     QrF32GemvM1tFn f32_gemv_m1t;
     QrF32GemvM1tQ8Fn f32_gemv_m1t_q8;
+    QrF32GemvM1Fn f32_gemv_m1;
     QrF32MaxPool2dFn f32_maxpool2d;
     QrQ8GemmFn q8_gemm;
     QrQ8ConvGemmFn q8_conv_gemm;

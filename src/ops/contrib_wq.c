@@ -294,23 +294,31 @@ static QrStatus qr__wq_gbq_exec(QrOpCtx *c) {
 
 /* ==== qreport.int.BlockDequant (the analyses' float twin of a weight-only node's weight) ======= */
 
-/* BlockDequant(codes, scales, [zero_points], map, [table]), block_size (the source node's, for
+/* BlockDequant(codes, scales, [zero_points], [map], [table]), block_size (the source node's, for
  * the reports): internal to qreport (quant/twin_wq.c writes it in domain qreport.int, QR_QUANT_INT_DOMAIN, where a blocked
  * DequantizeLinear cannot reproduce the weight a weight-only node computes with): element i of
- * codes (uint2 / uint4 / uint8, any shape) uses scale s = scales[map[i]] (map int32, codes'
- * shape; scales float32, rank 1) and
+ * codes (uint2 / uint4 / uint8, any shape) uses scale s = scales[p] (scales float32, rank 1) with
+ * p = map[i] (map int32, codes' shape) or, without a map, the scale of codes (K, N) blocked along K
+ * as a MatMulNBits weight is: p = (k / block_size) * N + n for element i = k * N + n (no per-element
+ * index: for a 0.5B-parameter decoder the map alone was 1.8 GB), and
  *   with table (float32, 16 values): y = table[code] * s              (MatMulBnb4 FP4 / NF4)
  *   with uint8 zero points:          y = (float)(code - zp) * s       (one rounding)
  *   else (float zero points, or 0):  y = fl(code * s) + (-(s * zp))   (ORT's DequantizeBlockwise)
  * in float32, exactly the arithmetic of MatMulNBits / MatMulBnb4 above; y float32, codes' shape. */
 static QrStatus qr__wq_bdq_check(const QrOpCtx *c) {
-    const QrTensor *q = c->in[0], *s = c->in[1], *z = qr_op_in(c, 2), *m = c->in[3], *t = qr_op_in(c, 4);
+    const QrTensor *q = c->in[0], *s = c->in[1], *z = qr_op_in(c, 2), *m = qr_op_in(c, 3), *t = qr_op_in(c, 4);
     if (q->dtype != QR_DT_U8 && q->dtype != QR_DT_U4 && q->dtype != QR_DT_U2)
         return qr_op_fail(c, QR_ERR_INVALID, "codes have type %s (uint2, uint4 or uint8)", qr_dtype_name(q->dtype));
     if (s->dtype != QR_DT_F32 || s->rank != 1 || s->numel < 1)
         return qr_op_fail(c, QR_ERR_INVALID, "scales must be a non-empty float32 vector");
-    if (m->dtype != QR_DT_S32 || m->numel != q->numel)
+    if (m && (m->dtype != QR_DT_S32 || m->numel != q->numel))
         return qr_op_fail(c, QR_ERR_INVALID, "map must be int32 with one block index per code");
+    if (!m) {
+        int64_t bs = qr_attr_int(c->node, "block_size", 0);
+        if (q->rank != 2 || bs < 1 || s->numel != (1 + (q->dims[0] - 1) / bs) * q->dims[1])
+            return qr_op_fail(c, QR_ERR_INVALID, "without a map, codes must be (K, N) and scales ceil(K / block_size) * N "
+                              "with block_size >= 1");
+    }
     if (z && ((z->dtype != QR_DT_F32 && z->dtype != QR_DT_U8) || z->numel != s->numel))
         return qr_op_fail(c, QR_ERR_INVALID, "zero_points must be float32 or uint8, one per scale");
     if (t && (t->dtype != QR_DT_F32 || t->numel != 16 || z))
@@ -325,12 +333,20 @@ static QrStatus qr__wq_bdq_shape(QrOpCtx *c) {
 
 static QrStatus qr__wq_bdq_exec(QrOpCtx *c) {
     QR_TRY(qr__wq_bdq_check(c));
-    const QrTensor *z = qr_op_in(c, 2), *t = qr_op_in(c, 4);
+    const QrTensor *z = qr_op_in(c, 2), *mt = qr_op_in(c, 3), *t = qr_op_in(c, 4);
     const uint8_t *q = c->in[0]->data, *zu = z && z->dtype == QR_DT_U8 ? z->data : NULL;
     const float *s = c->in[1]->data, *zf = z && z->dtype == QR_DT_F32 ? z->data : NULL, *tab = t ? t->data : NULL;
-    const int32_t *m = c->in[3]->data;
     const int64_t np = c->in[1]->numel;
     float *y = c->out[0]->data;
+    if (!mt) {   /* blocked along K: one block's scale (and zero point) per run of bs rows */
+        const int64_t K = c->in[0]->dims[0], N = c->in[0]->dims[1], bs = qr_attr_int(c->node, "block_size", 0);
+        for (int64_t k = 0; k < K; k++) {
+            const int64_t p0 = (k / bs) * N;
+            for (int64_t n = 0; n < N; n++) y[k * N + n] = qr_blk_value(q[k * N + n], s[p0 + n], zu, zf, p0 + n, tab);
+        }
+        return QR_OK;
+    }
+    const int32_t *m = mt->data;
     for (int64_t i = 0; i < c->in[0]->numel; i++) {
         if (m[i] < 0 || m[i] >= np)
             return qr_op_fail(c, QR_ERR_INVALID, "map[%lld] = %d is not a scale index (0..%lld)", (long long)i, m[i],
@@ -346,5 +362,5 @@ static const QrOpDef qr_ops_contrib_wq[] = {
     { "com.microsoft", "MatMulNBits", 3, 6, 1, 1, qr__wq_nbits_shape, qr__wq_nbits_exec, QR_OPF_WRITES_ALL, 0 },
     { "com.microsoft", "MatMulBnb4", 3, 3, 1, 1, qr__wq_bnb4_shape, qr__wq_bnb4_exec, QR_OPF_WRITES_ALL, 0 },
     { "com.microsoft", "GatherBlockQuantized", 3, 4, 1, 1, qr__wq_gbq_shape, qr__wq_gbq_exec, QR_OPF_WRITES_ALL, 0 },
-    { QR_QUANT_INT_DOMAIN, "BlockDequant", 4, 5, 1, 1, qr__wq_bdq_shape, qr__wq_bdq_exec, QR_OPF_WRITES_ALL, 1u << 2 },
+    { QR_QUANT_INT_DOMAIN, "BlockDequant", 4, 5, 1, 1, qr__wq_bdq_shape, qr__wq_bdq_exec, QR_OPF_WRITES_ALL, (1u << 2) | (1u << 3) },
 };

@@ -149,7 +149,8 @@ static QrStatus qr__qt_add_dq_init(const QrGraph *g, QrQuantTable *t, int *cap, 
     return QR_OK;
 }
 
-/* qreport's BlockDequant: the weight of a weight-only node (quant/twin_wq.c), element i on scale map[i]. */
+/* qreport's BlockDequant: the weight of a weight-only node (quant/twin_wq.c), element i on scale map[i]
+ * (or, without a map, on the scale of its block along K). */
 static QrStatus qr__qt_add_block(const QrGraph *g, QrQuantTable *t, int *cap, int ni, const QrNode *n) {
     QrQuantizer *q;
     QR_TRY(qr__qt_push(t, cap, &q));
@@ -160,7 +161,8 @@ static QrStatus qr__qt_add_block(const QrGraph *g, QrQuantTable *t, int *cap, in
     q->dq_nodes[q->n_dq++] = ni;
     q->scale_value = n->in[1];
     q->zp_value = n->n_in > 2 ? n->in[2] : -1;
-    q->map_value = n->in[3];
+    q->map_value = n->in[3];   /* -1: blocked along axis 0 (K) by block_size, as a blocked DequantizeLinear */
+    q->block_op = true;
     q->dtype = g->values[n->in[0]].t.dtype;
     q->axis = 0;
     q->block_size = (int)qr_attr_int(n, "block_size", 0);
@@ -262,7 +264,7 @@ static QrStatus qr_qtable_build(const QrGraph *g, QrQuantTable *t) {
                  g->values[n->in[0]].producer < 0 && qr__qt_const(g, n->in[0]))
             QR_TRY(qr__qt_add_dq_init(g, t, &cap, ni, n));
         else if (qr__qt_is_op(n, "BlockDequant") && !strcmp(n->domain, QR_QUANT_INT_DOMAIN) && n->n_in >= 4 && n->out[0] >= 0 &&
-                 qr__qt_const(g, n->in[0]) && qr__qt_const(g, n->in[3]))
+                 qr__qt_const(g, n->in[0]) && (n->in[3] < 0 || qr__qt_const(g, n->in[3])))
             QR_TRY(qr__qt_add_block(g, t, &cap, ni, n));
         else if (qr__qt_is_op(n, "DynamicQuantizeLinear") && n->out[0] >= 0) QR_TRY(qr__qt_add_dynamic(g, t, &cap, ni, n));
         const QrQopInfo *qi = qr_qtable_qop(n);

@@ -43,6 +43,7 @@ typedef struct QrQuantizer {
      * flat blocks), -1 otherwise; sel_value / sel_float: when disabled, readers of sel_value (the
      * int8-activation node's output) read sel_float (the float product) instead, -1 if none. */
     int map_value, sel_value, sel_float;
+    bool block_op;           /* the weight of a qreport.int.BlockDequant (with or without a map) */
     float implied_lo, implied_hi; /* activation the quantizer implements (fused Relu/Clip): NaN = none */
     const char *why_not;     /* reason when !can_disable */
 } QrQuantizer;

@@ -23,7 +23,9 @@
  * accuracy_level 4 with int8 activations (4/8-bit codes, no float zero points, no g_idx): the node
  * stays and computes the output while its quantizer is enabled (ORT's int8 arithmetic); disabled,
  * the float product of W (dequantized or matched) replaces its output (the BlockDequant's
- * select_on / select_off, quant/qtable.c). Kept as they are (the note says why): non-constant
+ * select_on / select_off, quant/qtable.c); that BlockDequant has no per-element map (its codes are
+ * blocked along K as the DequantizeLinear twin's: an int32 per weight element would be 4 bytes
+ * more per weight than the float weight's own, 1.8 GB for a 0.5B-parameter decoder). Kept as they are (the note says why): non-constant
  * weights, scales, zero points, g_idx or bias. */
 
 /* Input i of n is absent or a constant of the source (an initializer, or folded from constants
@@ -66,8 +68,9 @@ static QrStatus qr__twq_new(QrTensor *t, QrDType dt, int rank, const int64_t *di
     return qr_tensor_alloc_data(t);
 }
 
-/* qreport.int.BlockDequant of codes with per-element scale index map (constants of the twin; zp and
- * table optional); its output value in *out. on/off (optional): the value the quantizer switches
+/* qreport.int.BlockDequant of codes with per-element scale index map (constants of the twin; zp,
+ * map and table optional: without a map, codes (K, N) are blocked along K, bs rows a block); its
+ * output value in *out. on/off (optional): the value the quantizer switches
  * (when it is disabled, readers of `on` read `off`: quant/qtable.c). */
 static QrStatus qr__twq_bdq(QrTwCtx *cx, const char *base, QrTensor *codes, QrTensor *sc, QrTensor *zp, QrTensor *map,
                            QrTensor *table, int64_t bs, const char *on, const char *off, int *out) {
@@ -82,7 +85,7 @@ static QrStatus qr__twq_bdq(QrTwCtx *cx, const char *base, QrTensor *codes, QrTe
         QR_TRY(qr_twk_const(cx, nm, zp, &in[2]));
     }
     snprintf(nm, sizeof nm, "%s_block_of", base);
-    QR_TRY(qr_twk_const(cx, nm, map, &in[3]));
+    if (map->data) QR_TRY(qr_twk_const(cx, nm, map, &in[3]));
     if (has_table) {
         snprintf(nm, sizeof nm, "%s_table", base);
         QR_TRY(qr_twk_const(cx, nm, table, &in[4]));
@@ -159,6 +162,11 @@ static QrStatus qr__twq_nbits(QrTwCtx *cx, const QrNode *n) {
     /* a blocked DequantizeLinear reproduces (code - zp) * scale; g_idx and float zero points need
      * the block map and ORT's two roundings; int8 activations need the switch */
     bool bdq = gi || g.zp_float || g.int8_act;
+    /* a per-element block index only where the block of row k is not k / bs (g_idx) or the zero
+     * points are float (the analyses read those through the map); int8 activations with integer
+     * zero points use the blocked form, (code - zp) * scale as a blocked DequantizeLinear (4 bytes
+     * per weight element less) */
+    bool need_map = gi || g.zp_float;
     QrDType cd = g.bits == 8 ? QR_DT_U8 : g.bits == 4 ? QR_DT_U4 : QR_DT_U2;
     QrTensor codes = {0}, tsc = {0}, tzp = {0}, map = {0}, none = {0};
     int64_t cdims[2] = { g.K, g.N }, pdims[2] = { g.nb, g.N }, np = g.nb * g.N;
@@ -166,7 +174,7 @@ static QrStatus qr__twq_nbits(QrTwCtx *cx, const QrNode *n) {
     if (st == QR_OK) st = qr__twq_new(&tsc, QR_DT_F32, bdq ? 1 : 2, bdq ? &np : pdims);
     if (st == QR_OK)
         st = qr__twq_new(&tzp, bdq ? (g.int8_act ? QR_DT_U8 : QR_DT_F32) : cd, bdq ? 1 : 2, bdq ? &np : pdims);
-    if (st == QR_OK && bdq) st = qr__twq_new(&map, QR_DT_S32, 2, cdims);
+    if (st == QR_OK && need_map) st = qr__twq_new(&map, QR_DT_S32, 2, cdims);
     if (st == QR_OK) {
         uint8_t *pc = codes.data, *pz = tzp.data;
         float *ps = tsc.data, *pzf = tzp.data;
@@ -175,7 +183,7 @@ static QrStatus qr__twq_nbits(QrTwCtx *cx, const QrNode *n) {
         for (int64_t nn = 0; nn < g.N; nn++) {
             for (int64_t k = 0; k < g.K; k++) {
                 pc[k * g.N + nn] = (uint8_t)qr_blk_nbits_code(&g, b->data, nn, k);
-                if (bdq) pm[k * g.N + nn] = (int32_t)((gi ? ((const int32_t *)gi->data)[k] : k / g.bs) * g.N + nn);
+                if (need_map) pm[k * g.N + nn] = (int32_t)((gi ? ((const int32_t *)gi->data)[k] : k / g.bs) * g.N + nn);
             }
             for (int64_t kb = 0; kb < g.nb; kb++) {
                 int64_t p = kb * g.N + nn;

@@ -998,6 +998,35 @@ static void qr__gl_edge(QrHtml *h, const QrGlLayout *l, int e, const char *cls) 
     qr_html_raw(h, "\"/>\n");
 }
 
+/* The "Q/DQ nodes" drawing (v->alt): the analysis model with its quantizer nodes, static frames, its
+ * edges, its boxes (worst[row]: a worst layer's box). */
+static void qr__gl_html_alt(QrHtml *h, const QrGlView *v, const bool *worst) {
+    const QrGlAlt *q = v->alt;
+    const QrGlLayout *ql = q->l;
+    qr__gl_printf(h, "<g class=\"qg-qv\" style=\"display:none\" data-w=\"%.0f\" data-h=\"%.0f\">\n<g class=\"qg-qframes\">\n",
+                  QR_MAX(ql->width, 10) + 20, QR_MAX(ql->height, 10) + 20);
+    for (int g = 0; g < ql->n_groups; g++) {
+        qr__gl_printf(h, "<g class=\"qg-fr\" data-qg=\"%d\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                      "rx=\"8\"/><text x=\"%.1f\" y=\"%.1f\">", g, ql->gx[g], ql->gy[g], ql->gw[g], ql->gh[g], ql->gx[g] + 6,
+                      ql->gy[g] + 14);
+        const char *nm = q->group_name[g], *sl = strrchr(nm, '/');
+        qr__gl_text_cut(h, sl && sl[1] ? sl + 1 : nm, (int)(ql->gw[g] / 6.5f) - 1);
+        qr_html_raw(h, "<title>");
+        qr_html_text(h, nm);
+        qr_html_raw(h, "</title></text></g>\n");
+    }
+    qr_html_raw(h, "</g>\n<g class=\"qg-qedges\">\n");
+    for (int e = 0; e < ql->n_edges; e++) qr__gl_edge(h, ql, e, "qg-qe");
+    qr_html_raw(h, "</g>\n<g class=\"qg-qnodes\">\n");
+    for (int i = 0; i < ql->n; i++) {
+        const QrGlViewNode *nd = &q->nodes[i];
+        bool first = nd->row >= 0 && nd->row == v->first_drop_row, bad = nd->row >= 0 && nd->row < v->n_rows && worst[nd->row];
+        qr__gl_node(h, nd, ql->x[i], ql->y[i], q->in->w[i], q->in->h[i], -1, q->in->node_group ? q->in->node_group[i] : -1, first,
+                    bad, q->is_quant[i]);
+    }
+    qr_html_raw(h, "</g>\n</g>\n");
+}
+
 static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, const QrGlView *v) {
     int G = l->n_groups;
     int *gdepth = calloc((size_t)G + 1, sizeof *gdepth), *gcount = calloc((size_t)G + 1, sizeof *gcount);
@@ -1116,32 +1145,7 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
     }
     qr_gl_free(&ol);
     qr_arena_free(&oa);
-    if (v->alt) {   /* the analysis model with its quantizer nodes: static frames, its edges, its boxes */
-        const QrGlAlt *q = v->alt;
-        const QrGlLayout *ql = q->l;
-        qr__gl_printf(h, "<g class=\"qg-qv\" style=\"display:none\" data-w=\"%.0f\" data-h=\"%.0f\">\n<g class=\"qg-qframes\">\n",
-                      QR_MAX(ql->width, 10) + 20, QR_MAX(ql->height, 10) + 20);
-        for (int g = 0; g < ql->n_groups; g++) {
-            qr__gl_printf(h, "<g class=\"qg-fr\" data-qg=\"%d\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                          "rx=\"8\"/><text x=\"%.1f\" y=\"%.1f\">", g, ql->gx[g], ql->gy[g], ql->gw[g], ql->gh[g], ql->gx[g] + 6,
-                          ql->gy[g] + 14);
-            const char *nm = q->group_name[g], *sl = strrchr(nm, '/');
-            qr__gl_text_cut(h, sl && sl[1] ? sl + 1 : nm, (int)(ql->gw[g] / 6.5f) - 1);
-            qr_html_raw(h, "<title>");
-            qr_html_text(h, nm);
-            qr_html_raw(h, "</title></text></g>\n");
-        }
-        qr_html_raw(h, "</g>\n<g class=\"qg-qedges\">\n");
-        for (int e = 0; e < ql->n_edges; e++) qr__gl_edge(h, ql, e, "qg-qe");
-        qr_html_raw(h, "</g>\n<g class=\"qg-qnodes\">\n");
-        for (int i = 0; i < ql->n; i++) {
-            const QrGlViewNode *nd = &q->nodes[i];
-            bool first = nd->row >= 0 && nd->row == v->first_drop_row, bad = nd->row >= 0 && nd->row < v->n_rows && worst[nd->row];
-            qr__gl_node(h, nd, ql->x[i], ql->y[i], q->in->w[i], q->in->h[i], -1, q->in->node_group ? q->in->node_group[i] : -1, first,
-                        bad, q->is_quant[i]);
-        }
-        qr_html_raw(h, "</g>\n</g>\n");
-    }
+    if (v->alt) qr__gl_html_alt(h, v, worst);
     qr_html_raw(h, "</g>\n</svg></div>\n<div class=\"qg-panel\" hidden></div>\n");
     /* the data: metrics per row, the group tree, the collapsed depth */
     qr_html_raw(h, "<script type=\"application/json\" class=\"qg-data\">{\"m\":[");

@@ -954,6 +954,26 @@ static void test_layernorm_kern(void) {
 
 /* ==== operators on the kernels (paths the conformance suite does not reach) ==== */
 
+/* Gemm's transposition of A / B (32 x 32 tiles) against its definition, on shapes with partial
+ * tiles on either side, one row or column, and none. */
+static void test_nn_transpose(void) {
+    static const int64_t shapes[][2] = { { 70, 45 }, { 32, 64 }, { 1, 33 }, { 33, 1 }, { 31, 97 }, { 0, 5 } };
+    for (int si = 0; si < QR_ARRAY_LEN(shapes); si++) {
+        int64_t r = shapes[si][0], c = shapes[si][1], bad = -1;
+        float *src = malloc((size_t)(r * c + 1) * sizeof(float)), *dst = malloc((size_t)(r * c + 1) * sizeof(float));
+        QT_CHECK(src && dst);
+        if (!src || !dst) { free(src); free(dst); return; }
+        for (int64_t i = 0; i < r * c; i++) { src[i] = (float)i; dst[i] = -1.0f; }
+        qr__nn_transpose(src, r, c, dst);
+        for (int64_t i = 0; i < r && bad < 0; i++)
+            for (int64_t j = 0; j < c && bad < 0; j++)
+                if (dst[j * r + i] != src[i * c + j]) bad = i * c + j;
+        QT_CHECKF(bad < 0, "%lld x %lld: element %lld", (long long)r, (long long)c, (long long)bad);
+        free(src);
+        free(dst);
+    }
+}
+
 /* Gemm with transB and one row (a Linear layer at batch 1) runs as a GEMV on B; MaxPool
  * without Indices runs the plane kernel: both against plain loops / the generic path. */
 static void test_nn_fast_paths(void) {
@@ -1842,4 +1862,5 @@ static void qt_kern_all(void) {
     QT_RUN(test_trans);
     QT_RUN(test_layernorm_kern);
     QT_RUN(test_nn_fast_paths);
+    QT_RUN(test_nn_transpose);
 }

@@ -726,10 +726,16 @@ static QrStatus qr__nn_gemm_shape(QrOpCtx *c) {
     return qr_op_set_out(c, 0, c->in[0]->dtype, 2, dims);
 }
 
-/* dst (cols, rows) = src (rows, cols)^T */
+/* dst (cols, rows) = src (rows, cols)^T, in 32 x 32 tiles: a weight transposed element by element
+ * writes one cache line (and, past 4 KiB rows, one page) per element, several times slower. */
 static void qr__nn_transpose(const float *src, int64_t rows, int64_t cols, float *dst) {
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++) dst[j * rows + i] = src[i * cols + j];
+    enum { T = 32 };
+    for (int64_t i0 = 0; i0 < rows; i0 += T)
+        for (int64_t j0 = 0; j0 < cols; j0 += T) {
+            int64_t i1 = QR_MIN(i0 + T, rows), j1 = QR_MIN(j0 + T, cols);
+            for (int64_t j = j0; j < j1; j++)
+                for (int64_t i = i0; i < i1; i++) dst[j * rows + i] = src[i * cols + j];
+        }
 }
 
 /* Whether input i is, in this run, what ONNX Runtime would see as an initializer (which

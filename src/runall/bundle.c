@@ -421,8 +421,15 @@ static QrStatus qr_bundle_write_manifest(QrBundle *bd) {
     for (int k = 0; k < bd->prog.n_stages; k++) {
         qr_json_obj_begin_compact(&j);
         qr_json_kv_str(&j, "name", bd->prog.stages[k].name);
-        if (repro) qr_json_kv_null(&j, "seconds");
-        else qr_json_kv_num(&j, "seconds", bd->prog.stages[k].seconds);
+        if (repro) {
+            qr_json_kv_null(&j, "seconds");
+            qr_json_kv_null(&j, "user_seconds");
+            qr_json_kv_null(&j, "sys_seconds");
+        } else {
+            qr_json_kv_num(&j, "seconds", bd->prog.stages[k].seconds);
+            qr_json_kv_num(&j, "user_seconds", bd->prog.stages[k].user);
+            qr_json_kv_num(&j, "sys_seconds", bd->prog.stages[k].sys);
+        }
         qr_json_kv_bool(&j, "ok", bd->prog.stages[k].ok);
         qr_json_obj_end(&j);
     }

@@ -253,6 +253,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
         qr_progress_begin(&bd->prog, "prepare", 0);
         st = qr_session_open(&bd->se, b, a, inputs);
         bd->se.int16_integer = o->int16_integer;
+        bd->se.no_error_split = o->no_error_split;
         if (st == QR_OK && o->low_memory) qr_session_low_memory(&bd->se);
         if (st == QR_OK && o->single_model) qr_session_single_model(&bd->se);
         bd->se.progress = qr_progress_hook(&bd->prog);

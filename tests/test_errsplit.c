@@ -331,10 +331,88 @@ static void test_errsplit_bars(void) {
     QT_CHECKF(bad == 0 && checked == 20, "%d checked, %d bad; first: %s", checked, bad, msg);
 }
 
+/* --no-error-split skips the work and the columns. In-process: a session with no_error_split set
+ * runs no part run (split_exec, the nodes the split's runs executed, stays 0 where the default
+ * comparison of the same pair executes some), no row has a split, and the rows' other metrics are
+ * the default comparison's. End to end: runall --no-error-split leaves every err_* .. dominant
+ * cell of compare_per_layer_out.csv empty, summary.json without err_* keys and index.html without
+ * split bars, where the default bundle of the same pair has them all; the other columns agree. */
+static void test_errsplit_off(void) {
+    QtSplitPair on, off;
+    QrStatus st = qt_split_open(&on);
+    if (st != QR_OK) { qt_fail(__FILE__, __LINE__, "%s", qr_err_msg()); qt_split_close(&on); return; }
+    memset(&off, 0, sizeof off);
+    st = qt_pair_load(&off.p, "../errsplit", NULL);
+    if (st == QR_OK) { st = qr_session_open(&off.se, off.p.b, off.p.a, &off.p.in); off.open = st == QR_OK; }
+    off.se.no_error_split = true;
+    if (st == QR_OK) st = qr_compare_run(&off.se, off.p.a, 0.99, &off.c);
+    if (st != QR_OK) { qt_fail(__FILE__, __LINE__, "%s", qr_err_msg()); qt_split_close(&on); qt_split_close(&off); return; }
+    int split_on = 0, split_off = 0, differ = 0;
+    for (int k = 0; k < on.c.n; k++) split_on += on.c.rows[k].sp.has;
+    for (int k = 0; k < off.c.n; k++) split_off += off.c.rows[k].sp.has;
+    for (int k = 0; k < on.c.n && on.c.n == off.c.n; k++) {
+        const QrLayerRow *a = &on.c.rows[k], *b = &off.c.rows[k];
+        differ += a->has_m != b->has_m || a->has_local != b->has_local || (a->has_m && memcmp(&a->m, &b->m, sizeof a->m)) ||
+                  (a->has_local && memcmp(&a->local, &b->local, sizeof a->local));
+    }
+    QT_CHECKF(on.c.split_exec > 0 && split_on >= 5, "default: %lld nodes in the split's runs, %d rows with a split",
+              (long long)on.c.split_exec, split_on);
+    QT_CHECKF(off.c.split_exec == 0 && split_off == 0, "--no-error-split: %lld nodes in the split's runs, %d rows with a split",
+              (long long)off.c.split_exec, split_off);
+    QT_CHECKF(on.c.n == off.c.n && differ == 0, "rows %d vs %d, %d rows whose other metrics differ", on.c.n, off.c.n, differ);
+    qt_split_close(&on);
+    qt_split_close(&off);
+
+    static const char *const cols[] = { "err_weight", "err_input", "err_output_round", "err_output_clip", "clip_frac",
+                                        "steps_rms", "noise_ratio", "dominant" };
+    static const char *const kept[] = { "Cosine", "MSE", "local_Cosine", "local_SQNR" };
+    QtCsv c[2];
+    int filled[2] = { 0, 0 }, json_keys[2] = { 0, 0 }, bars[2] = { 0, 0 }, loaded = 0, kept_diff = 0;
+    for (int v = 0; v < 2; v++) {
+        char dir[600], p[700];
+        snprintf(dir, sizeof dir, "%s/es_off_%d", qt_tmpdir(), v);
+        QtCli r;
+        qt_cli(&r, "runall fixtures/errsplit/base.onnx fixtures/errsplit/analysis.onnx -i fixtures/errsplit/input.npy -o %s.zip "
+                   "--keep-dir %s --quiet%s", dir, dir, v ? " --no-error-split" : "");
+        QT_CHECKF(r.code == 0 && !r.crashed, "variant %d: exit %d: %s", v, r.code, r.err);
+        snprintf(p, sizeof p, "%s/compare_per_layer_out.csv", dir);
+        if (!qt_csv_load(p, &c[v])) break;
+        loaded++;
+        for (int j = 0; j < QR_ARRAY_LEN(cols); j++) {
+            int col = qt_csv_col(&c[v], cols[j]);
+            if (col < 0) { filled[v] = -1; break; }      /* the columns stay, empty */
+            for (int row = 1; row < c[v].n_rows; row++) filled[v] += c[v].cell[row][col] && *c[v].cell[row][col];
+        }
+        snprintf(p, sizeof p, "%s/summary.json", dir);
+        char *js = qt_ra_read(p, NULL);
+        for (const char *q = js; q && (q = strstr(q, "\"err_")); q++) json_keys[v]++;
+        free(js);
+        snprintf(p, sizeof p, "%s/index.html", dir);
+        char *html = qt_ra_read(p, NULL);
+        for (const char *q = html; q && (q = strstr(q, "<span class=\"qr-sbar\"")); q++) bars[v]++;
+        for (const char *q = html; q && (q = strstr(q, "<g class=\"qg-sb\">")); q++) bars[v]++;
+        free(html);
+    }
+    for (int j = 0; loaded == 2 && j < QR_ARRAY_LEN(kept); j++) {
+        int c0 = qt_csv_col(&c[0], kept[j]), c1 = qt_csv_col(&c[1], kept[j]);
+        if (c0 < 0 || c1 < 0 || c[0].n_rows != c[1].n_rows) { kept_diff++; continue; }
+        for (int row = 1; row < c[0].n_rows; row++)
+            kept_diff += strcmp(c[0].cell[row][c0] ? c[0].cell[row][c0] : "", c[1].cell[row][c1] ? c[1].cell[row][c1] : "") != 0;
+    }
+    for (int v = 0; v < loaded; v++) qt_csv_free(&c[v]);
+    QT_CHECKF(loaded == 2, "%d csv loaded", loaded);
+    QT_CHECKF(filled[0] > 20 && json_keys[0] >= 20 && bars[0] >= 10, "default bundle: %d split cells, %d err_* keys, %d bars",
+              filled[0], json_keys[0], bars[0]);
+    QT_CHECKF(filled[1] == 0 && json_keys[1] == 0 && bars[1] == 0, "--no-error-split: %d split cells, %d err_* keys, %d bars",
+              filled[1], json_keys[1], bars[1]);
+    QT_CHECKF(kept_diff == 0, "%d cells of Cosine / MSE / local_* differ between the bundles", kept_diff);
+}
+
 static void qt_errsplit_all(void) {
     QT_RUN(test_errsplit_reference);
     QT_RUN(test_errsplit_csv);
     QT_RUN(test_errsplit_dataset);
     QT_RUN(test_errsplit_advisor);
     QT_RUN(test_errsplit_bars);
+    QT_RUN(test_errsplit_off);
 }

@@ -453,6 +453,76 @@ static void test_f32_gemv_m1t(void) {
     printf("gemv m1t: %d level x shape cases exact\n", cases);
 }
 
+/* One column of the batch-1 plain-B product (QrF32GemvM1Fn) from its definition in the
+ * test's own words: K in groups of four rows (then two, then one), each group's rounded
+ * products summed left to right, the group's sum added to the running value c. */
+static float qt__kf_gemv_m1_col(int64_t n, int64_t K, const float *a, const float *B, int64_t ldb, float c) {
+    for (int64_t k = 0; k < K;) {
+        const int64_t g = K - k >= 4 ? 4 : K - k >= 2 ? 2 : 1;
+        volatile float s = a[k] * B[k * ldb + n];
+        for (int64_t i = 1; i < g; i++) {
+            volatile float p = a[k + i] * B[(k + i) * ldb + n];
+            s = s + p;
+        }
+        c = s + c;
+        k += g;
+    }
+    return c;
+}
+
+/* f32_gemv_m1 on every level bit-exact with the definition: N across the vector tail (1..9,
+ * 17, 203), K in every group remainder (1..9, 299), a column range inside N, a padded row
+ * stride, accumulate, special values (NaN, Inf, -0 products: a first group of -0 products
+ * gives +0, not -0); then qr_f32_gemv_m1 (the pool driver) with 1 and 2 threads. */
+static void test_f32_gemv_m1(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8), cases = 0;
+    uint64_t rng = 127;
+    static const int64_t Ns[] = { 1, 2, 3, 5, 7, 8, 9, 17, 203, 1100 }, Ks[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 299 };
+    for (int ni = 0; ni < QR_ARRAY_LEN(Ns); ni++)
+        for (int ki = 0; ki < QR_ARRAY_LEN(Ks); ki++)
+            for (int v = 0; v < 3; v++) {
+                const int64_t N = Ns[ni], K = Ks[ki], ldb = N + (v == 1 ? 5 : 0);
+                const int64_t n0 = v == 2 ? N / 3 : 0, n1 = v == 2 ? N - N / 4 : N;
+                const bool acc = v != 0;
+                float *a = qt__k_randf(K, &rng), *B = qt__k_randf(K * ldb, &rng), *y0 = qt__k_randf(N, &rng);
+                float *want = qr_aligned_alloc((size_t)N * sizeof(float)), *y = qr_aligned_alloc((size_t)N * sizeof(float));
+                if (v == 0 && K > 4 && N > 2) {   /* specials: a NaN column, an Inf product, a -0 first group */
+                    B[0] = NAN;
+                    B[ldb + 1] = INFINITY;
+                    for (int i = 0; i < 4; i++) { a[i] = i % 2 ? -0.0f : 0.0f; B[i * ldb + 2] = i % 2 ? 1.0f : -1.0f; }
+                }
+                for (int64_t n = 0; n < N; n++)
+                    want[n] = n < n0 || n >= n1 ? y0[n] : qt__kf_gemv_m1_col(n, K, a, B, ldb, acc ? y0[n] : 0.0f);
+                for (int l = 0; l < nl; l++) {
+                    memcpy(y, y0, (size_t)N * sizeof(float));
+                    lv[l].f32_gemv_m1(n0, n1, K, a, B, ldb, y, acc);
+                    int64_t bad = -1;
+                    for (int64_t n = 0; n < N && bad < 0; n++)
+                        if (!qt__kf_same(y[n], want[n])) bad = n;
+                    QT_CHECKF(bad < 0, "%s N=%lld K=%lld cols %lld..%lld ldb %lld acc %d: y[%lld] = %.9g want %.9g",
+                              qr_isa_name(lv[l].isa), (long long)N, (long long)K, (long long)n0, (long long)n1,
+                              (long long)ldb, acc, (long long)bad, bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
+                    cases++;
+                }
+                if (v != 2)
+                    for (int th = 1; th <= 2; th++) {   /* the pool driver on the current level */
+                        qr_pool_init(th);
+                        memcpy(y, y0, (size_t)N * sizeof(float));
+                        qr_f32_gemv_m1(N, K, a, B, ldb, y, acc);
+                        int64_t bad = -1;
+                        for (int64_t n = 0; n < N && bad < 0; n++)
+                            if (!qt__kf_same(y[n], want[n])) bad = n;
+                        QT_CHECKF(bad < 0, "qr_f32_gemv_m1 %d threads N=%lld K=%lld: y[%lld] differs", th, (long long)N,
+                                  (long long)K, (long long)bad);
+                    }
+                float *all[] = { a, B, y0, want, y };
+                for (int i = 0; i < QR_ARRAY_LEN(all); i++) qr_aligned_free(all[i]);
+            }
+    qr_pool_init(0);
+    printf("gemv m1: %d level x shape cases exact\n", cases);
+}
+
 /* MlasConv's K block on one thread, from its definition: SGEMM strides 128 x 128; N >= K
  * halves the K stride while half of it still covers K, N < K doubles it while the N
  * stride (> 16) halved still covers N. */
@@ -533,5 +603,6 @@ static void qt_kern_f32_all(void) {
     QT_RUN(test_f32_gemv_order);
     QT_RUN(test_f32_gemv_m1t);
     QT_RUN(test_f32_gemv_m1t_q8);
+    QT_RUN(test_f32_gemv_m1);
     QT_RUN(test_f32_conv_order);
 }

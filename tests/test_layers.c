@@ -211,7 +211,103 @@ static void test_layers_plant(void) {
     free(msg);
 }
 
+/* ==== function length ================================================================
+ * Functions over QT_LY_MAX_LINES lines are split where the pieces have names (docs/ARCHITECTURE.md,
+ * "Conventions"). A function starts at a line in column 0 whose signature (up to four lines)
+ * ends in ") {" and ends at the next "}" in column 0; generated code (*.pb-c.c) is left out.
+ * The few functions still longer carry a ceiling here: they may shrink, not grow. */
+#define QT_LY_MAX_LINES 150
+typedef struct QtLyLong { const char *fn; int ceiling; } QtLyLong;
+static const QtLyLong qt_ly_long[] = {
+    { "qr__gl_layout", 310 },       /* report/graph.c: layering, ordering and coordinates in one pass */
+    { "qr__gl_flat", 220 },         /* report/graph.c */
+    { "qr_gl_html", 165 },          /* report/graph.c */
+    { "qr_runall_run", 245 },       /* runall/runall.c: the driver (issue 30: a table of stages) */
+};
+
+/* Calls fn(name, lines, ctx) for each function of C text (modified: lines are cut). Returns the
+ * count of functions seen. */
+static int qt_ly_functions(char *text, void (*fn)(const char *name, int lines, void *ctx), void *ctx) {
+    char *line[1 << 15];
+    int n = 0, count = 0;
+    for (char *p = text; p && *p && n < (int)QR_ARRAY_LEN(line);) {
+        line[n++] = p;
+        char *q = strchr(p, '\n');
+        if (q) *q++ = 0;
+        p = q;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *l = line[i];
+        if (!l[0] || isspace((unsigned char)l[0]) || l[0] == '#' || l[0] == '/' || l[0] == '*' || l[0] == '}' ||
+            !strchr(l, '(') || !strncmp(l, "typedef", 7) || !strncmp(l, "struct", 6) || !strncmp(l, "enum", 4))
+            continue;
+        int open = -1;                       /* the signature's last line, ending in ") {" */
+        for (int k = i; k < n && k < i + 4; k++) {
+            if (qt_ly_ends(line[k], ") {")) { open = k; break; }
+            if (strchr(line[k], ';') || strchr(line[k], '{')) break;
+        }
+        if (open < 0) continue;
+        int close = open + 1;
+        while (close < n && strcmp(line[close], "}")) close++;
+        if (close == n) break;
+        char name[128] = "";                 /* the identifier before the first '(' */
+        const char *par = strchr(l, '('), *b = par;
+        while (b > l && (isalnum((unsigned char)b[-1]) || b[-1] == '_')) b--;
+        snprintf(name, sizeof name, "%.*s", (int)QR_MIN(par - b, 127), b);
+        fn(name, close - i + 1, ctx);
+        count++;
+        i = close;
+    }
+    return count;
+}
+
+typedef struct QtLyLen { const char *file; char why[512]; int n_over, n_fn; int longest; } QtLyLen;
+
+static void qt_ly_len_one(const char *name, int lines, void *ctx) {
+    QtLyLen *c = ctx;
+    c->n_fn++;
+    c->longest = QR_MAX(c->longest, lines);
+    int limit = QT_LY_MAX_LINES;
+    for (int k = 0; k < (int)QR_ARRAY_LEN(qt_ly_long); k++)
+        if (!strcmp(qt_ly_long[k].fn, name)) limit = qt_ly_long[k].ceiling;
+    if (lines <= limit) return;
+    if (!c->n_over++)
+        qt_fmt(c->why, sizeof c->why, "%s: %s is %d lines (at most %d: split it where the pieces have names)", c->file, name,
+               lines, limit);
+}
+
+static void test_layers_function_length(void) {
+    /* the measure itself, on a known text: a 3-line function, a two-line signature, a table */
+    char probe[] = "static int a(void) {\n    return 1;\n}\nstatic const int t[] = {\n    1,\n};\n"
+                   "static QrStatus b(int x,\n                  int y) {\n    if (x) {\n        return y;\n    }\n"
+                   "    return 0;\n}\n";
+    QtLyLen pc = { .file = "probe" };
+    QT_CHECKF(qt_ly_functions(probe, qt_ly_len_one, &pc) == 2 && pc.longest == 7, "measure: %d functions, longest %d "
+              "(expected 2 and 7)", pc.n_fn, pc.longest);
+    char *text = qt_ly_read("qreport.c");
+    QT_CHECKF(text, "cannot read qreport.c (run from the repository root)");
+    char *inc[512];
+    int n = qt_ly_includes(text, inc, 512), files = 0, fns = 0, over = 0;
+    char first[512] = "";
+    for (int i = 0; i < n; i++) {
+        if (!qt_ly_ends(inc[i], ".c") || strstr(inc[i], ".pb-c.")) continue;
+        char *src = qt_ly_read(inc[i]);
+        QT_CHECKF(src, "cannot read %s", inc[i]);
+        QtLyLen c = { .file = inc[i] };
+        qt_ly_functions(src, qt_ly_len_one, &c);
+        free(src);
+        files++;
+        fns += c.n_fn;
+        if (c.n_over && !over) qt_fmt(first, sizeof first, "%s", c.why);
+        over += c.n_over;
+    }
+    free(text);
+    QT_CHECKF(files > 40 && fns > 1000, "only %d files / %d functions measured", files, fns);
+    QT_CHECKF(over == 0, "%d function%s too long; first: %s", over, over == 1 ? "" : "s", first);
+}
+
 static void qt_layers_all(void) {
     QT_RUN(test_layers_order);
     QT_RUN(test_layers_plant);
+    QT_RUN(test_layers_function_length);
 }

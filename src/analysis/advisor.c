@@ -197,8 +197,213 @@ static int qr__adv_dcmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* ==== the cause of a layer's own error (the error split, analysis/compare) ============
- * The layer's first specific finding: its largest measured part, named as a cause. Emitted for
+/* ==== the cause of a layer's own error (the error split, analysis/compare) ============ */
+
+/* What a cause finding is built from: the layer's row, its split and its output value's statistics. */
+typedef struct QrAdvCause {
+    QrAdvList *b;
+    QrSession *s;
+    const QrLayerRow *r;
+    const char *node, *base_node, *op, *value, *dt;   /* dt: the output quantizer's type name ("" when none) */
+    int match, qi;                                      /* qi: the output value's quantizer, -1 when none */
+    QrSplitView v;
+    QrAdvAct st;
+    bool have_st, outlier;
+    double zero, share, part, sum;                      /* part: the dominant part; share = part / sum of the parts */
+} QrAdvCause;
+
+/* A new warning of KIND about the layer, on quantizer Q (its output's, its weight's or its input's). */
+static QrFinding *qr__adv_cause_new(const QrAdvCause *c, QrAdvKind kind, int q) {
+    QrFinding *f = qr_advk_find(c->b, kind, QR_SEV_WARNING, c->node, c->op);
+    if (!f) return NULL;
+    f->base_node = c->base_node;
+    f->value = c->value;
+    f->match = c->match;
+    f->q = q;
+    return f;
+}
+
+/* Clipping: the range is too narrow. */
+static QrStatus qr__adv_cause_clip(const QrAdvCause *c, QrFinding **fo) {
+    double lo, hi;
+    qr_weights_clip_range(&c->s->tw.g, &c->s->qt.q[c->qi], &lo, &hi);
+    double far = c->have_st ? QR_MAX(hi > 0 ? c->st.xmax / hi : 0, lo < 0 ? c->st.xmin / lo : 0) : NAN;
+    QrFinding *f = qr__adv_cause_new(c, QR_ADV_SATURATION, c->qi);
+    if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QR__ADV_TEXT(c->b->a, f->reason, "cause: the %s range of '%s' is too narrow — clipping makes %.0f%% of this layer's own "
+                "error (measured: MSE %.6g of %.6g in the parts): %.2f%% of its values lie outside the grid [%.6g, %.6g], "
+                "reaching %.2fx its end (baseline range [%.6g, %.6g])", c->dt, c->value, 100 * c->share, c->part, c->sum,
+                100 * c->v.clip_frac, lo, hi, far, c->have_st ? c->st.xmin : NAN, c->have_st ? c->st.xmax : NAN);
+    QR__ADV_TEXT(c->b->a, f->fix, "widen the range: calibrate this tensor on data that covers the bad case (max, or a "
+                "99.99%% percentile instead of a tighter one), or give it int16");
+    qr_advk_ev(f, "share", c->share);
+    qr_advk_ev(f, "clip_frac", c->v.clip_frac);
+    qr_advk_ev(f, "overshoot", far);
+    qr_advk_ev(f, "err_output_clip", c->v.err_clip);
+    *fo = f;
+    return QR_OK;
+}
+
+/* Rounding, a few channels far above the rest. */
+static QrStatus qr__adv_cause_outlier(const QrAdvCause *c, QrFinding **fo) {
+    double ratio = c->st.sp.median > 0 ? c->st.sp.max / c->st.sp.median : INFINITY;
+    QrFinding *f = qr__adv_cause_new(c, QR_ADV_OUTLIER_CHANNELS, c->qi);
+    if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QR__ADV_TEXT(c->b->a, f->reason, "cause: outlier channels — rounding makes %.0f%% of this layer's own error (measured: MSE "
+                "%.6g of %.6g in the parts) because '%s' is quantized per-tensor (%s) while %d of its %d channels are "
+                "outliers: channel %d reaches %.6g, %.1fx the median channel abs-max %.6g; so the other channels get few "
+                "levels and %.1f%% of the non-zero values round to zero", 100 * c->share, c->part, c->sum, c->value, c->dt,
+                c->st.sp.n_outlier, c->st.sp.n_ch, c->st.sp.worst, c->st.sp.max, ratio, c->st.sp.median, 100 * c->zero);
+    QR__ADV_TEXT(c->b->a, f->fix, "equalize the channel ranges (cross-layer equalization: scale channel %d of the producing "
+                "layer down and the consumer's weights up), use per-channel quantization where the runtime supports "
+                "it, or give this tensor int16", c->st.sp.worst);
+    qr_advk_ev(f, "share", c->share);
+    qr_advk_ev(f, "ratio", ratio);
+    qr_advk_ev(f, "channel", c->st.sp.worst);
+    qr_advk_ev(f, "zero_share", c->zero);
+    *fo = f;
+    return QR_OK;
+}
+
+/* Rounding on a grid too coarse: range too wide. */
+static QrStatus qr__adv_cause_wide(const QrAdvCause *c, QrFinding **fo) {
+    QrFinding *f = qr__adv_cause_new(c, QR_ADV_RANGE, c->qi);
+    if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QR__ADV_TEXT(c->b->a, f->reason, "cause: the %s range of '%s' is too wide — rounding makes %.0f%% of this layer's own "
+                "error (measured: MSE %.6g of %.6g in the parts, %.2fx the uniform-rounding expectation): its values "
+                "span only %.2f quantization steps (RMS / scale %.6g), no outlier channel holds the range, nothing is "
+                "clipped (%.2f%%)", c->dt, c->value, 100 * c->share, c->part, c->sum, c->v.noise_ratio, c->v.steps_rms,
+                c->s->qt.q[c->qi].scale_max, 100 * c->v.clip_frac);
+    QR__ADV_TEXT(c->b->a, f->fix, "narrow the range to the values seen (recalibrate: min-max or a percentile on "
+                "representative data; a range set by hand or by a rare outlier is too wide), or give it int16");
+    qr_advk_ev(f, "share", c->share);
+    qr_advk_ev(f, "steps_rms", c->v.steps_rms);
+    qr_advk_ev(f, "noise_ratio", c->v.noise_ratio);
+    qr_advk_ev(f, "err_output_round", c->v.err_round);
+    *fo = f;
+    return QR_OK;
+}
+
+/* Rounding on a fitting range: the bit width. */
+static QrStatus qr__adv_cause_rounding(const QrAdvCause *c, QrFinding **fo) {
+    QrFinding *f = qr__adv_cause_new(c, QR_ADV_ROUNDING, c->qi);
+    if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QR__ADV_TEXT(c->b->a, f->reason, "cause: %s rounding of '%s' — it makes %.0f%% of this layer's own error (measured: MSE "
+                "%.6g of %.6g in the parts); the range fits (%.1f steps per RMS, %.2f%% clipped, no outlier channel) and "
+                "the noise is %.2fx the uniform-rounding expectation", c->dt, c->value, 100 * c->share, c->part, c->sum, c->v.steps_rms,
+                100 * c->v.clip_frac, c->v.noise_ratio);
+    QR__ADV_TEXT(c->b->a, f->fix, "the grid itself is too coarse for this layer: give this tensor int16 (" QR_BF_WHATIF
+                " measures the gain)");
+    qr_advk_ev(f, "share", c->share);
+    qr_advk_ev(f, "steps_rms", c->v.steps_rms);
+    qr_advk_ev(f, "noise_ratio", c->v.noise_ratio);
+    *fo = f;
+    return QR_OK;
+}
+
+/* A per-tensor weight. */
+static QrStatus qr__adv_cause_weight_tensor(const QrAdvCause *c, QrFinding **fo) {
+    int wq = c->r->sp.w_quant;
+    const QrQuantizer *q = &c->s->qt.q[wq];
+    const char *wname = c->s->tw.g.values[q->int_value >= 0 ? q->int_value : q->out_value].name;
+    const QrTensor *fw = c->s->fw[wq];
+    if (!fw && q->float_value >= 0) fw = &c->s->tw.g.values[q->float_value].t;
+    /* the float weight's abs-max in steps, and the output channel (axis 0) that sets it */
+    double am = 0, med = NAN;
+    int worst = -1, nch = 0;
+    if (fw && fw->data && fw->dtype == QR_DT_F32 && fw->rank >= 2 && fw->dims[0] > 1) {
+        nch = (int)fw->dims[0];
+        int64_t per = fw->numel / nch;
+        double *cm = calloc((size_t)nch, sizeof *cm);
+        if (!cm) return qr_errf(QR_ERR_NOMEM, "out of memory");
+        const float *w = fw->data;
+        for (int ch = 0; ch < nch; ch++) {
+            for (int64_t i = 0; i < per; i++) cm[ch] = QR_MAX(cm[ch], fabs((double)w[ch * per + i]));
+            if (cm[ch] > am) { am = cm[ch]; worst = ch; }
+        }
+        qsort(cm, (size_t)nch, sizeof *cm, qr__adv_dcmp);
+        med = nch % 2 ? cm[nch / 2] : (cm[nch / 2 - 1] + cm[nch / 2]) / 2;
+        free(cm);
+    }
+    double steps = q->scale_max > 0 && am > 0 ? am / q->scale_max : NAN;
+    double ratio = med > 0 ? am / med : NAN;
+    int full = q->dtype == QR_DT_S8 ? 127 : q->dtype == QR_DT_U8 ? 255 : q->dtype == QR_DT_S16 ? 32767 : q->dtype == QR_DT_U16 ? 65535 : 0;
+    bool coarse = full > 0 && steps < 0.5 * full;
+    /* one output channel far above the rest sets the one scale: an outlier channel (the weight checks' kind) */
+    QrFinding *f = qr__adv_cause_new(c, ratio >= 4 ? QR_ADV_OUTLIER_CHANNELS : QR_ADV_WEIGHT_ERROR, wq);
+    if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    f->value = wname;
+    QR__ADV_TEXT(c->b->a, f->reason, "cause: %s — its quantization makes %.0f%% of this layer's own error (measured: "
+                "MSE %.6g of %.6g in the parts); '%s' is quantized per-tensor (%s, one scale %.6g for its %d output "
+                "channels): its abs-max %.6g spans %.1f of the %d steps%s", ratio >= 4 ? "an outlier channel of the weight" :
+                "the weight", 100 * c->share, c->part, c->sum, wname, qr_dtype_name(q->dtype), q->scale_max, nch, am, steps, full,
+                ratio >= 4 ? qr_arena_printf(&c->b->a->arena, ", set by output channel %d at %.1fx the median channel's "
+                                             "abs-max %.6g (the other channels get few steps)", worst, ratio, med) : "");
+    if (coarse) QR__ADV_TEXT(c->b->a, f->fix, "the scale is too coarse for this weight: recompute it from the weight's abs-max "
+                            "(%.6g / %d), quantize it per-channel (axis 0), or give it int16", am, full);
+    else QR__ADV_TEXT(c->b->a, f->fix, "quantize this weight per-channel (axis 0)%s, or give it int16",
+                     ratio >= 4 ? " so the large channel no longer sets every channel's step" : "");
+    qr_advk_ev(f, "share", c->share);
+    qr_advk_ev(f, "err_weight", c->v.err_w);
+    qr_advk_ev(f, "steps", steps);
+    if (ratio >= 4) qr_advk_ev(f, "channel", worst);
+    *fo = f;
+    return QR_OK;
+}
+
+/* A per-channel weight. */
+static QrStatus qr__adv_cause_weight_channel(const QrAdvCause *c, QrFinding **fo) {
+    int wq = c->r->sp.w_quant;
+    const QrQuantizer *q = wq >= 0 ? &c->s->qt.q[wq] : NULL;
+    const char *wname = q ? c->s->tw.g.values[q->int_value >= 0 ? q->int_value : q->out_value].name : "?";
+    QrFinding *f = qr__adv_cause_new(c, QR_ADV_WEIGHT_ERROR, wq);
+    if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    f->value = wname;
+    if (q && q->n_scales > 1 && c->r->sp.w_channel >= 0)
+        QR__ADV_TEXT(c->b->a, f->reason, "cause: the weight — its quantization makes %.0f%% of this layer's own error "
+                    "(measured: MSE %.6g of %.6g in the parts); '%s' is quantized per-channel (%s) and channel %d carries "
+                    "%.0f%% of its squared quantization error", 100 * c->share, c->part, c->sum, wname, qr_dtype_name(q->dtype),
+                    c->r->sp.w_channel, 100 * c->r->sp.w_channel_share);
+    else
+        QR__ADV_TEXT(c->b->a, f->reason, "cause: the weight — its quantization makes %.0f%% of this layer's own error "
+                    "(measured: MSE %.6g of %.6g in the parts); '%s' is quantized %s (%s)", 100 * c->share, c->part, c->sum, wname,
+                    q && q->n_scales > 1 ? "per-channel" : "per-tensor", q ? qr_dtype_name(q->dtype) : "?");
+    if (q && q->n_scales > 1 && c->r->sp.w_channel >= 0)
+        QR__ADV_TEXT(c->b->a, f->fix, "recompute channel %d's scale from its abs-max (or its percentile), or give this "
+                    "weight int16", c->r->sp.w_channel);
+    else QR__ADV_TEXT(c->b->a, f->fix, "quantize this weight per-channel, or give it int16");
+    qr_advk_ev(f, "share", c->share);
+    qr_advk_ev(f, "err_weight", c->v.err_w);
+    if (c->r->sp.w_channel >= 0) qr_advk_ev(f, "channel", c->r->sp.w_channel);
+    *fo = f;
+    return QR_OK;
+}
+
+/* The input's quantizers: the producer's range. */
+static QrStatus qr__adv_cause_input(const QrAdvCause *c, QrFinding **fo) {
+    int iq = c->r->sp.i_quant;
+    const QrQuantizer *q = iq >= 0 ? &c->s->qt.q[iq] : NULL;
+    const QrGraph *g = &c->s->tw.g;
+    int fv = q ? q->float_value : -1, pr = fv >= 0 ? g->values[fv].producer : -1;
+    const char *in = fv >= 0 ? g->values[fv].name : "?";
+    const char *prod = pr >= 0 ? qr_dist_node_name(c->s, pr) : NULL;
+    QrFinding *f = qr__adv_cause_new(c, QR_ADV_INPUT_ERROR, iq);
+    if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    f->value = in;
+    QR__ADV_TEXT(c->b->a, f->reason, "cause: the input — the quantizer on its input '%s' (%s, scale %.6g) makes %.0f%% of this "
+                "layer's own error (measured: MSE %.6g of %.6g in the parts)", in, q ? qr_dtype_name(q->dtype) : "?",
+                q ? q->scale_max : NAN, 100 * c->share, c->part, c->sum);
+    if (prod) QR__ADV_TEXT(c->b->a, f->fix, "look at the producer '%s': its output range and this quantizer's calibration "
+                          "(clipping or a range too wide there), or give this input int16", prod);
+    else QR__ADV_TEXT(c->b->a, f->fix, "look at the model input '%s': normalize it or recalibrate its quantizer, or give it "
+                     "int16", in);
+    qr_advk_ev(f, "share", c->share);
+    qr_advk_ev(f, "err_input", c->v.err_i);
+    *fo = f;
+    return QR_OK;
+}
+
+/* The layer's first specific finding: its largest measured part, named as a cause. Emitted for
  * a layer whose own error is low by the thresholds or whose output value has a symptom finding
  * (clipping, rounding to zero, a range too large, outlier channels); *kind gets the finding's
  * kind (the activation check then leaves out its own finding of that kind), -1 when none or when the cause is
@@ -227,151 +432,18 @@ static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow
                  v.dom == 2 ? v.err_round : v.err_clip;
     double share = sum > 0 ? part / sum : NAN;
     const char *dt = qi >= 0 ? qr_dtype_name(s->qt.q[qi].dtype) : "";
-    QrFinding *f;
-    if (v.dom == 3 && qi >= 0) {                 /* clipping: the range is too narrow */
-        double lo, hi;
-        qr_weights_clip_range(&s->tw.g, &s->qt.q[qi], &lo, &hi);
-        double far = have_st ? QR_MAX(hi > 0 ? st.xmax / hi : 0, lo < 0 ? st.xmin / lo : 0) : NAN;
-        QR__ADV_NEW(QR_ADV_SATURATION, QR_SEV_WARNING);
-        QR__ADV_TEXT(b->a, f->reason, "cause: the %s range of '%s' is too narrow — clipping makes %.0f%% of this layer's own "
-                    "error (measured: MSE %.6g of %.6g in the parts): %.2f%% of its values lie outside the grid [%.6g, %.6g], "
-                    "reaching %.2fx its end (baseline range [%.6g, %.6g])", dt, value, 100 * share, part, sum,
-                    100 * v.clip_frac, lo, hi, far, have_st ? st.xmin : NAN, have_st ? st.xmax : NAN);
-        QR__ADV_TEXT(b->a, f->fix, "widen the range: calibrate this tensor on data that covers the bad case (max, or a "
-                    "99.99%% percentile instead of a tighter one), or give it int16");
-        qr_advk_ev(f, "share", share);
-        qr_advk_ev(f, "clip_frac", v.clip_frac);
-        qr_advk_ev(f, "overshoot", far);
-        qr_advk_ev(f, "err_output_clip", v.err_clip);
-    } else if (v.dom == 2 && qi >= 0 && outlier) {   /* rounding, a few channels far above the rest */
-        double ratio = st.sp.median > 0 ? st.sp.max / st.sp.median : INFINITY;
-        QR__ADV_NEW(QR_ADV_OUTLIER_CHANNELS, QR_SEV_WARNING);
-        QR__ADV_TEXT(b->a, f->reason, "cause: outlier channels — rounding makes %.0f%% of this layer's own error (measured: MSE "
-                    "%.6g of %.6g in the parts) because '%s' is quantized per-tensor (%s) while %d of its %d channels are "
-                    "outliers: channel %d reaches %.6g, %.1fx the median channel abs-max %.6g; so the other channels get few "
-                    "levels and %.1f%% of the non-zero values round to zero", 100 * share, part, sum, value, dt,
-                    st.sp.n_outlier, st.sp.n_ch, st.sp.worst, st.sp.max, ratio, st.sp.median, 100 * zero);
-        QR__ADV_TEXT(b->a, f->fix, "equalize the channel ranges (cross-layer equalization: scale channel %d of the producing "
-                    "layer down and the consumer's weights up), use per-channel quantization where the runtime supports "
-                    "it, or give this tensor int16", st.sp.worst);
-        qr_advk_ev(f, "share", share);
-        qr_advk_ev(f, "ratio", ratio);
-        qr_advk_ev(f, "channel", st.sp.worst);
-        qr_advk_ev(f, "zero_share", zero);
-    } else if (v.dom == 2 && qi >= 0 && v.steps_rms < o->min_levels) {   /* rounding on a grid too coarse: range too wide */
-        QR__ADV_NEW(QR_ADV_RANGE, QR_SEV_WARNING);
-        QR__ADV_TEXT(b->a, f->reason, "cause: the %s range of '%s' is too wide — rounding makes %.0f%% of this layer's own "
-                    "error (measured: MSE %.6g of %.6g in the parts, %.2fx the uniform-rounding expectation): its values "
-                    "span only %.2f quantization steps (RMS / scale %.6g), no outlier channel holds the range, nothing is "
-                    "clipped (%.2f%%)", dt, value, 100 * share, part, sum, v.noise_ratio, v.steps_rms, s->qt.q[qi].scale_max,
-                    100 * v.clip_frac);
-        QR__ADV_TEXT(b->a, f->fix, "narrow the range to the values seen (recalibrate: min-max or a percentile on "
-                    "representative data; a range set by hand or by a rare outlier is too wide), or give it int16");
-        qr_advk_ev(f, "share", share);
-        qr_advk_ev(f, "steps_rms", v.steps_rms);
-        qr_advk_ev(f, "noise_ratio", v.noise_ratio);
-        qr_advk_ev(f, "err_output_round", v.err_round);
-    } else if (v.dom == 2 && qi >= 0) {          /* rounding on a fitting range: the bit width */
-        QR__ADV_NEW(QR_ADV_ROUNDING, QR_SEV_WARNING);
-        QR__ADV_TEXT(b->a, f->reason, "cause: %s rounding of '%s' — it makes %.0f%% of this layer's own error (measured: MSE "
-                    "%.6g of %.6g in the parts); the range fits (%.1f steps per RMS, %.2f%% clipped, no outlier channel) and "
-                    "the noise is %.2fx the uniform-rounding expectation", dt, value, 100 * share, part, sum, v.steps_rms,
-                    100 * v.clip_frac, v.noise_ratio);
-        QR__ADV_TEXT(b->a, f->fix, "the grid itself is too coarse for this layer: give this tensor int16 (" QR_BF_WHATIF
-                    " measures the gain)");
-        qr_advk_ev(f, "share", share);
-        qr_advk_ev(f, "steps_rms", v.steps_rms);
-        qr_advk_ev(f, "noise_ratio", v.noise_ratio);
-    } else if (v.dom == 0 && r->sp.w_quant >= 0 && s->qt.q[r->sp.w_quant].n_scales <= 1) {   /* a per-tensor weight */
-        int wq = r->sp.w_quant;
-        const QrQuantizer *q = &s->qt.q[wq];
-        const char *wname = s->tw.g.values[q->int_value >= 0 ? q->int_value : q->out_value].name;
-        const QrTensor *fw = s->fw[wq];
-        if (!fw && q->float_value >= 0) fw = &s->tw.g.values[q->float_value].t;
-        /* the float weight's abs-max in steps, and the output channel (axis 0) that sets it */
-        double am = 0, med = NAN;
-        int worst = -1, nch = 0;
-        if (fw && fw->data && fw->dtype == QR_DT_F32 && fw->rank >= 2 && fw->dims[0] > 1) {
-            nch = (int)fw->dims[0];
-            int64_t per = fw->numel / nch;
-            double *cm = calloc((size_t)nch, sizeof *cm);
-            if (!cm) return qr_errf(QR_ERR_NOMEM, "out of memory");
-            const float *w = fw->data;
-            for (int c = 0; c < nch; c++) {
-                for (int64_t i = 0; i < per; i++) cm[c] = QR_MAX(cm[c], fabs((double)w[c * per + i]));
-                if (cm[c] > am) { am = cm[c]; worst = c; }
-            }
-            qsort(cm, (size_t)nch, sizeof *cm, qr__adv_dcmp);
-            med = nch % 2 ? cm[nch / 2] : (cm[nch / 2 - 1] + cm[nch / 2]) / 2;
-            free(cm);
-        }
-        double steps = q->scale_max > 0 && am > 0 ? am / q->scale_max : NAN;
-        double ratio = med > 0 ? am / med : NAN;
-        int full = q->dtype == QR_DT_S8 ? 127 : q->dtype == QR_DT_U8 ? 255 : q->dtype == QR_DT_S16 ? 32767 : q->dtype == QR_DT_U16 ? 65535 : 0;
-        bool coarse = full > 0 && steps < 0.5 * full;
-        qi = wq;
-        /* one output channel far above the rest sets the one scale: an outlier channel (the weight checks' kind) */
-        QR__ADV_NEW(ratio >= 4 ? QR_ADV_OUTLIER_CHANNELS : QR_ADV_WEIGHT_ERROR, QR_SEV_WARNING);
-        f->value = wname;
-        QR__ADV_TEXT(b->a, f->reason, "cause: %s — its quantization makes %.0f%% of this layer's own error (measured: "
-                    "MSE %.6g of %.6g in the parts); '%s' is quantized per-tensor (%s, one scale %.6g for its %d output "
-                    "channels): its abs-max %.6g spans %.1f of the %d steps%s", ratio >= 4 ? "an outlier channel of the weight" :
-                    "the weight", 100 * share, part, sum, wname, qr_dtype_name(q->dtype), q->scale_max, nch, am, steps, full,
-                    ratio >= 4 ? qr_arena_printf(&b->a->arena, ", set by output channel %d at %.1fx the median channel's "
-                                                 "abs-max %.6g (the other channels get few steps)", worst, ratio, med) : "");
-        if (coarse) QR__ADV_TEXT(b->a, f->fix, "the scale is too coarse for this weight: recompute it from the weight's abs-max "
-                                "(%.6g / %d), quantize it per-channel (axis 0), or give it int16", am, full);
-        else QR__ADV_TEXT(b->a, f->fix, "quantize this weight per-channel (axis 0)%s, or give it int16",
-                         ratio >= 4 ? " so the large channel no longer sets every channel's step" : "");
-        qr_advk_ev(f, "share", share);
-        qr_advk_ev(f, "err_weight", v.err_w);
-        qr_advk_ev(f, "steps", steps);
-        if (ratio >= 4) qr_advk_ev(f, "channel", worst);
-    } else if (v.dom == 0 && r->sp.w_quant >= 0 && s->qt.q[r->sp.w_quant].n_scales > 1) {   /* a per-channel weight */
-        int wq = r->sp.w_quant;
-        const QrQuantizer *q = wq >= 0 ? &s->qt.q[wq] : NULL;
-        const char *wname = q ? s->tw.g.values[q->int_value >= 0 ? q->int_value : q->out_value].name : "?";
-        qi = wq;
-        QR__ADV_NEW(QR_ADV_WEIGHT_ERROR, QR_SEV_WARNING);
-        f->value = wname;
-        if (q && q->n_scales > 1 && r->sp.w_channel >= 0)
-            QR__ADV_TEXT(b->a, f->reason, "cause: the weight — its quantization makes %.0f%% of this layer's own error "
-                        "(measured: MSE %.6g of %.6g in the parts); '%s' is quantized per-channel (%s) and channel %d carries "
-                        "%.0f%% of its squared quantization error", 100 * share, part, sum, wname, qr_dtype_name(q->dtype),
-                        r->sp.w_channel, 100 * r->sp.w_channel_share);
-        else
-            QR__ADV_TEXT(b->a, f->reason, "cause: the weight — its quantization makes %.0f%% of this layer's own error "
-                        "(measured: MSE %.6g of %.6g in the parts); '%s' is quantized %s (%s)", 100 * share, part, sum, wname,
-                        q && q->n_scales > 1 ? "per-channel" : "per-tensor", q ? qr_dtype_name(q->dtype) : "?");
-        if (q && q->n_scales > 1 && r->sp.w_channel >= 0)
-            QR__ADV_TEXT(b->a, f->fix, "recompute channel %d's scale from its abs-max (or its percentile), or give this "
-                        "weight int16", r->sp.w_channel);
-        else QR__ADV_TEXT(b->a, f->fix, "quantize this weight per-channel, or give it int16");
-        qr_advk_ev(f, "share", share);
-        qr_advk_ev(f, "err_weight", v.err_w);
-        if (r->sp.w_channel >= 0) qr_advk_ev(f, "channel", r->sp.w_channel);
-    } else if (v.dom == 1) {                     /* the input's quantizers: the producer's range */
-        int iq = r->sp.i_quant;
-        const QrQuantizer *q = iq >= 0 ? &s->qt.q[iq] : NULL;
-        const QrGraph *g = &s->tw.g;
-        int fv = q ? q->float_value : -1, pr = fv >= 0 ? g->values[fv].producer : -1;
-        const char *in = fv >= 0 ? g->values[fv].name : "?";
-        const char *prod = pr >= 0 ? qr_dist_node_name(s, pr) : NULL;
-        qi = iq;
-        QR__ADV_NEW(QR_ADV_INPUT_ERROR, QR_SEV_WARNING);
-        f->value = in;
-        QR__ADV_TEXT(b->a, f->reason, "cause: the input — the quantizer on its input '%s' (%s, scale %.6g) makes %.0f%% of this "
-                    "layer's own error (measured: MSE %.6g of %.6g in the parts)", in, q ? qr_dtype_name(q->dtype) : "?",
-                    q ? q->scale_max : NAN, 100 * share, part, sum);
-        if (prod) QR__ADV_TEXT(b->a, f->fix, "look at the producer '%s': its output range and this quantizer's calibration "
-                              "(clipping or a range too wide there), or give this input int16", prod);
-        else QR__ADV_TEXT(b->a, f->fix, "look at the model input '%s': normalize it or recalibrate its quantizer, or give it "
-                         "int16", in);
-        qr_advk_ev(f, "share", share);
-        qr_advk_ev(f, "err_input", v.err_i);
-    } else {
-        return QR_OK;
-    }
+    QrAdvCause c = {.b = b, .s = s, .r = r, .node = node, .base_node = base_node, .op = op, .value = value, .dt = dt,
+                    .match = match, .qi = qi, .v = v, .st = st, .have_st = have_st, .outlier = outlier, .zero = zero,
+                    .share = share, .part = part, .sum = sum};
+    QrFinding *f = NULL;
+    if (v.dom == 3 && qi >= 0) QR_TRY(qr__adv_cause_clip(&c, &f));
+    else if (v.dom == 2 && qi >= 0 && outlier) QR_TRY(qr__adv_cause_outlier(&c, &f));
+    else if (v.dom == 2 && qi >= 0 && v.steps_rms < o->min_levels) QR_TRY(qr__adv_cause_wide(&c, &f));
+    else if (v.dom == 2 && qi >= 0) QR_TRY(qr__adv_cause_rounding(&c, &f));
+    else if (v.dom == 0 && r->sp.w_quant >= 0 && s->qt.q[r->sp.w_quant].n_scales <= 1) QR_TRY(qr__adv_cause_weight_tensor(&c, &f));
+    else if (v.dom == 0 && r->sp.w_quant >= 0 && s->qt.q[r->sp.w_quant].n_scales > 1) QR_TRY(qr__adv_cause_weight_channel(&c, &f));
+    else if (v.dom == 1) QR_TRY(qr__adv_cause_input(&c, &f));
+    else return QR_OK;
     f->cause = 1 + v.dom;
     f->share = share;
     /* a weight's cause is about the weight: the output value's own symptom findings of the kind stay */

@@ -346,11 +346,12 @@ static void qr__cmp_split_walk(QrCmpSplitPlan *sp, int k, int *stamp, int *stack
 }
 
 /* The split's runs for the plan's rows (after qr__cmp_plan_feed). Not for a quantized baseline
- * (its own quantizers stay on, so no run of one part alone compares with it): p->split stays NULL. */
+ * (its own quantizers stay on, so no run of one part alone compares with it) nor when the session
+ * asks for none (--no-error-split): p->split stays NULL. */
 static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
     QrSession *s = p->s;
     const QrGraph *g = &s->tw.g;
-    if (s->base_quant && !s->base_quant_off) return QR_OK;
+    if (s->no_error_split || (s->base_quant && !s->base_quant_off)) return QR_OK;
     QrCmpSplitPlan *sp = calloc(1, sizeof *sp);
     if (!sp) return qr_errf(QR_ERR_NOMEM, "out of memory");
     p->split = sp;
@@ -479,6 +480,7 @@ static QrStatus qr__cmp_split_run(QrCmpPlan *p) {
         o.feed = p->feed;
         o.live = u->live;
         o.tap_only = u->tap_only;
+        o.n_exec = &p->c->split_exec;
         QrStatus st = qr_run(&s->tw.g, s->inputs, &o, NULL);
         for (int k = 0; k < p->c->n; k++) { free(sp->mask[k]); sp->mask[k] = NULL; }
         if (st != QR_OK) return qr_err_wrap(st, "error split: the run with only the %s quantizers on",
@@ -837,9 +839,10 @@ static QrStatus qr_compare_write(const QrSession *s, const QrCompare *c, const c
     if (st == QR_OK) st = qr_table_render_txt(&tt, NULL, NULL, &txt, &tl, &tc);
     if (st == QR_OK)
         st = qr_buf_printf(&txt, &tl, &tc, "\nlocal_*: each layer re-run on the baseline's inputs (its own error, without "
-                           "what it inherits from upstream layers).\nerr_weight .. dominant: that own error measured in parts, "
-                           "the layer re-run with only its weight / input / output quantizers on (MSE; output split into "
-                           "clipped and rounded elements; docs/REPORT.md \"Error split\").\n");
+                           "what it inherits from upstream layers).\nerr_weight .. dominant: %s\n", s->no_error_split
+                           ? "empty: the error split was not measured (--no-error-split)."
+                           : "that own error measured in parts, the layer re-run with only its weight / input / output "
+                             "quantizers on (MSE; output split into clipped and rounded elements; docs/REPORT.md \"Error split\").");
     if (st == QR_OK) st = qr_table_render_csv(&tcsv, NULL, &csv, &cl, &cc);
     if (st == QR_OK) {
         QrArena a = {0};

@@ -44,6 +44,7 @@ typedef struct QrCompare {
     QrLayerRow *rows;
     QrMetrics out;           /* model output(s), all outputs concatenated */
     int first_drop;          /* first row whose Cosine falls below the threshold given, -1 if none */
+    int64_t split_exec;      /* nodes the error split's runs executed (0: no split measured; data sets: over every sample) */
 } QrCompare;
 
 #ifdef QR_TESTING

@@ -54,6 +54,8 @@ typedef struct QrSession {
                               * time (tests compare both; qr_session_low_memory sets it) */
     bool low_memory;         /* --max-memory (qr_session_low_memory): jobs one at a time, no all-on reference */
     bool int16_integer;      /* --int16 integer: the int mode lowers 16-bit Q/DQ groups too (quant/lower) */
+    bool no_error_split;     /* --no-error-split: comparisons measure no error split (analysis/compare: no part runs,
+                              * the rows' split stays unmeasured) */
     /* Data sets (qr_session_next_inputs): the baseline values belong to earlier inputs; the next
      * baseline run refills their buffers in place (no per-sample allocations). */
     bool base_stale;
@@ -61,6 +63,10 @@ typedef struct QrSession {
      * (other samples) keep it instead of verifying again (one model run fewer per sample, and the
      * rows stay the same for every sample). */
     bool match_fixed;
+    /* The equivalence check's result as the verification run computed it (the same run: the twin
+     * with every quantizer off against these baseline values), kept when that verification moved no
+     * pair; qr_session_equivalence copies it instead of running again. NULL otherwise. */
+    struct QrEquivResult *eq_kept;
 } QrSession;
 
 /* Prepares the pair (b and a shape-inferred on inputs). */

@@ -64,6 +64,7 @@ typedef struct QrCliOpts {
     const char *from_values;     /* compare --from-values DIR */
     bool demote_int16;           /* sensitivity --demote-int16 */
     bool no_fragility;           /* runall --no-fragility */
+    bool no_error_split;         /* runall --no-error-split */
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL */
     int generate;                /* --generate N: greedy decoding of N tokens with both models */
     bool int16_integer;          /* --int16 integer: the int mode lowers 16-bit Q/DQ groups too */
@@ -189,7 +190,7 @@ static const char *qr__cli_usage_runall =
     "                      [--topk-list 1,3,5,10] [--cos-threshold X] [--mode sim|int|both] [--fail-if-cosine-below X]\n"
     "                      [--int16 float|integer] [--fail-if-sqnr-below DB] [--shape NAME=...] [--dim NAME=N] [--seed N] [--quiet]\n"
     "                      [--dump DIR [--dump-map MAP.csv] [--dump-tolerance LSB]] [--no-repro] [--emit-model DIR]\n"
-    "                      [--no-fragility]\n"
+    "                      [--no-fragility] [--no-error-split]\n"
     "  Every analysis in one pass, written as one zip bundle (default qreport_report.zip): index.html,\n"
     "  (ANALYSIS.onnx alone: the baseline is the same graph with every quantizer disabled; the report says so.)\n"
     "  summary.json, manifest.json, structure check, match table, statistics of both models, per-layer\n"
@@ -216,6 +217,9 @@ static const char *qr__cli_usage_runall =
     "  Rounding fragility (fragility.txt/.csv, summary.json \"fragility\"): the simulation re-run with every\n"
     "  activation quantizer rounding 1 LSB otherwise (half away from zero at every tie; +-1 LSB at 1% of its\n"
     "  elements, 3 seeds): 5 extra model runs; --no-fragility leaves it out (and --dump's rounding column).\n"
+    "  --no-error-split: no error split (the layers re-run with only their weight / input / output quantizers\n"
+    "  on): the err_* .. dominant columns stay empty, summary.json's layers have no err_* keys, the advisor\n"
+    "  names no cause from it (docs/REPORT.md \"Error split\").\n"
     "  --data DIR [--samples N]: one pass over the samples (each runs both models and the shadow run once, through\n"
     "  one prepared comparison) pools the per-layer comparison: dataset/compare_per_layer_out, compare_outputs,\n"
     "  samples (.txt/.csv), an HTML data-set section and summary.json \"dataset\" (see compare --data), and both\n"
@@ -243,7 +247,7 @@ static const char *qr__cli_usage_sensitivity =
     "  names of either model). --node-type (hmct node_type): activation rows, weight rows, or one row per\n"
     "  node (node: its activation and weight quantizers together). --rank-output NAME (hmct output_node):\n"
     "  metrics at that graph output alone.\n"
-    "  One-on from 100 rows on (a transformer), the ranking is grouped: groups of rows (a block's half, a node) are\n"
+    "  One-on from 100 rows on (a transformer), the ranking is grouped: groups of rows (a block's half, its thirds, a node) are\n"
     "  evaluated first and only the most sensitive are refined, until the top max(10, --topk-list) rows are\n"
     "  known in order; the other rows listed are those evaluated on the way (sensitive_ops.txt says how many\n"
     "  were not). --all-rows evaluates every row (not with --reverse, --data: those always do).\n"
@@ -335,6 +339,92 @@ static bool qr__cli_usage_names(const char *usage, const char *a) {
     for (const char *p = strstr(usage, a); p; p = strstr(p + 1, a))
         if ((p == usage || p[-1] == ' ' || p[-1] == '[') && (p[n] == ' ' || p[n] == ']' || p[n] == '\n')) return true;
     return false;
+}
+
+/* Sets knob A (qr__cli_knob) to V. QR_EXIT_OK, or QR_EXIT_USAGE after printing why. */
+static int qr__cli_knob_set(QrCliOpts *o, const char *a, const char *v, const char *usage) {
+    if (!strcmp(a, "--quantize-nodes")) o->quantize_nodes = v;
+    else if (!strcmp(a, "--non-quantize-nodes")) o->non_quantize_nodes = v;
+    else if (!strcmp(a, "--nodes")) o->nodes = v;
+    else if (!strcmp(a, "--node-type")) o->node_type = v;
+    else if (!strcmp(a, "--rank-output")) o->rank_output = v;
+    else if (!strcmp(a, "--prefixes")) o->prefixes = v;
+    else if (!strcmp(a, "--types")) o->types = v;
+    else if (!strcmp(a, "--save-values")) o->save_values = v;
+    else if (!strcmp(a, "--from-values")) o->from_values = v;
+    else if (!strcmp(a, "--channel-axis")) {
+        if (!qr__cli_int(v, -QR_MAX_RANK, QR_MAX_RANK - 1, &o->channel_axis)) {
+            fprintf(stderr, "qreport: --channel-axis '%s': expected an axis %d..%d\n%s", v, -QR_MAX_RANK,
+                    QR_MAX_RANK - 1, usage);
+            return QR_EXIT_USAGE;
+        }
+        o->have_channel_axis = true;
+    }
+    return QR_EXIT_OK;
+}
+
+/* After the options: normalises the output folder, checks values and combinations, binds the
+ * single-model form of runall. QR_EXIT_OK, or QR_EXIT_USAGE after printing why. */
+static int qr__cli_finish(QrCliOpts *o, const char *usage, bool two_models) {
+    if (o->out_dir) {                        /* "out/" -> "out" so joined paths read cleanly */
+        size_t n = strlen(o->out_dir);
+        while (n > 1 && o->out_dir[n - 1] == '/') n--;
+        snprintf(o->out_dir_buf, sizeof o->out_dir_buf, "%.*s", (int)n, o->out_dir);
+        o->out_dir = o->out_dir_buf;
+    }
+    if (o->mode && strcmp(o->mode, "sim") && strcmp(o->mode, "int") && strcmp(o->mode, "both")) {
+        fprintf(stderr, "qreport: --mode must be sim, int or both\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    if (o->sens_mode && strcmp(o->sens_mode, "one-on") && strcmp(o->sens_mode, "off-one")) {
+        fprintf(stderr, "qreport: --sensitivity must be one-on or off-one\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    QrNodeType nt;
+    if (o->node_type && qr_sens_node_type_parse(o->node_type, &nt) != QR_OK) {
+        fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
+        return QR_EXIT_USAGE;
+    }
+    QrMetricKind mk;
+    if (o->metric && qr_metric_parse(o->metric, &mk) != QR_OK) {
+        fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
+        return QR_EXIT_USAGE;
+    }
+    /* KLD (mean token KL at logits outputs) ranks one input's sensitivity rows */
+    bool kld_cmd = !strncmp(usage, "usage: qreport sensitivity ", 27) || !strncmp(usage, "usage: qreport runall ", 22);
+    if (o->metric && mk == QR_METRIC_KLD && (!kld_cmd || o->data_dir)) {
+        fprintf(stderr, "qreport: --metric KLD ranks sensitivity by the mean token KL of one input (sensitivity, runall "
+                "without --data); the per-token columns of compare and --data are in compare_outputs\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    bool gen_cmd = !strncmp(usage, "usage: qreport compare ", 23) || !strncmp(usage, "usage: qreport runall ", 22);
+    if (o->labels && (!gen_cmd || o->data_dir || o->from_values)) {
+        fprintf(stderr, "qreport: --labels FILE gives the token ids of one input (compare or runall with -i; with --data "
+                "each sample's input_ids shifted are the labels)\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    if (o->n_kv_map && !o->generate) {
+        fprintf(stderr, "qreport: --kv-map names the cache of --generate N (give --generate)\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    if (o->generate && (!gen_cmd || o->data_dir || o->from_values || o->shard)) {
+        fprintf(stderr, "qreport: --generate N follows a generation from one prompt (compare or runall with -i, not --data, "
+                "--from-values or --shard)\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    if (o->threads && qr_pool_init(o->threads) != QR_OK) { fprintf(stderr, "qreport: %s\n", qr_err_msg()); return QR_EXIT_USAGE; }
+    if (!o->model) { fprintf(stderr, "qreport: missing MODEL.onnx\n%s", usage); return QR_EXIT_USAGE; }
+    if (two_models && !o->model2 && !strncmp(usage, "usage: qreport runall [BASE.onnx] ", 34)) {
+        o->model2 = o->model;                /* single-model form */
+        o->single = true;
+    }
+    if (o->generate && o->single) {
+        fprintf(stderr, "qreport: --generate needs BASE.onnx (the single-model form's baseline is not a separate model)\n%s",
+                usage);
+        return QR_EXIT_USAGE;
+    }
+    if (two_models && !o->model2) { fprintf(stderr, "qreport: missing ANALYSIS.onnx\n%s", usage); return QR_EXIT_USAGE; }
+    return QR_EXIT_OK;
 }
 
 static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage, bool two_models) {
@@ -456,6 +546,10 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
             if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
             o->no_fragility = true;
         }
+        else if (!strcmp(a, "--no-error-split")) {
+            if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
+            o->no_error_split = true;
+        }
         else if (!strcmp(a, "--demote-int16")) {
             if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
             o->demote_int16 = true;
@@ -465,23 +559,8 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
             if (!qr__cli_usage_names(usage, a)) { fprintf(stderr, "qreport: this command has no option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
             const char *v;
             QR__CLI_NEXT(v);
-            if (!strcmp(a, "--quantize-nodes")) o->quantize_nodes = v;
-            else if (!strcmp(a, "--non-quantize-nodes")) o->non_quantize_nodes = v;
-            else if (!strcmp(a, "--nodes")) o->nodes = v;
-            else if (!strcmp(a, "--node-type")) o->node_type = v;
-            else if (!strcmp(a, "--rank-output")) o->rank_output = v;
-            else if (!strcmp(a, "--prefixes")) o->prefixes = v;
-            else if (!strcmp(a, "--types")) o->types = v;
-            else if (!strcmp(a, "--save-values")) o->save_values = v;
-            else if (!strcmp(a, "--from-values")) o->from_values = v;
-            else if (!strcmp(a, "--channel-axis")) {
-                if (!qr__cli_int(v, -QR_MAX_RANK, QR_MAX_RANK - 1, &o->channel_axis)) {
-                    fprintf(stderr, "qreport: --channel-axis '%s': expected an axis %d..%d\n%s", v, -QR_MAX_RANK,
-                            QR_MAX_RANK - 1, usage);
-                    return QR_EXIT_USAGE;
-                }
-                o->have_channel_axis = true;
-            }
+            int rc = qr__cli_knob_set(o, a, v, usage);
+            if (rc != QR_EXIT_OK) return rc;
         }
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "qreport: unknown option '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
         else if (!o->model) o->model = a;
@@ -489,65 +568,7 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
         else { fprintf(stderr, "qreport: unexpected argument '%s'\n%s", a, usage); return QR_EXIT_USAGE; }
 #undef QR__CLI_NEXT
     }
-    if (o->out_dir) {                        /* "out/" -> "out" so joined paths read cleanly */
-        size_t n = strlen(o->out_dir);
-        while (n > 1 && o->out_dir[n - 1] == '/') n--;
-        snprintf(o->out_dir_buf, sizeof o->out_dir_buf, "%.*s", (int)n, o->out_dir);
-        o->out_dir = o->out_dir_buf;
-    }
-    if (o->mode && strcmp(o->mode, "sim") && strcmp(o->mode, "int") && strcmp(o->mode, "both")) {
-        fprintf(stderr, "qreport: --mode must be sim, int or both\n%s", usage);
-        return QR_EXIT_USAGE;
-    }
-    if (o->sens_mode && strcmp(o->sens_mode, "one-on") && strcmp(o->sens_mode, "off-one")) {
-        fprintf(stderr, "qreport: --sensitivity must be one-on or off-one\n%s", usage);
-        return QR_EXIT_USAGE;
-    }
-    QrNodeType nt;
-    if (o->node_type && qr_sens_node_type_parse(o->node_type, &nt) != QR_OK) {
-        fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
-        return QR_EXIT_USAGE;
-    }
-    QrMetricKind mk;
-    if (o->metric && qr_metric_parse(o->metric, &mk) != QR_OK) {
-        fprintf(stderr, "qreport: %s\n%s", qr_err_msg(), usage);
-        return QR_EXIT_USAGE;
-    }
-    /* KLD (mean token KL at logits outputs) ranks one input's sensitivity rows */
-    bool kld_cmd = !strncmp(usage, "usage: qreport sensitivity ", 27) || !strncmp(usage, "usage: qreport runall ", 22);
-    if (o->metric && mk == QR_METRIC_KLD && (!kld_cmd || o->data_dir)) {
-        fprintf(stderr, "qreport: --metric KLD ranks sensitivity by the mean token KL of one input (sensitivity, runall "
-                "without --data); the per-token columns of compare and --data are in compare_outputs\n%s", usage);
-        return QR_EXIT_USAGE;
-    }
-    bool gen_cmd = !strncmp(usage, "usage: qreport compare ", 23) || !strncmp(usage, "usage: qreport runall ", 22);
-    if (o->labels && (!gen_cmd || o->data_dir || o->from_values)) {
-        fprintf(stderr, "qreport: --labels FILE gives the token ids of one input (compare or runall with -i; with --data "
-                "each sample's input_ids shifted are the labels)\n%s", usage);
-        return QR_EXIT_USAGE;
-    }
-    if (o->n_kv_map && !o->generate) {
-        fprintf(stderr, "qreport: --kv-map names the cache of --generate N (give --generate)\n%s", usage);
-        return QR_EXIT_USAGE;
-    }
-    if (o->generate && (!gen_cmd || o->data_dir || o->from_values || o->shard)) {
-        fprintf(stderr, "qreport: --generate N follows a generation from one prompt (compare or runall with -i, not --data, "
-                "--from-values or --shard)\n%s", usage);
-        return QR_EXIT_USAGE;
-    }
-    if (o->threads && qr_pool_init(o->threads) != QR_OK) { fprintf(stderr, "qreport: %s\n", qr_err_msg()); return QR_EXIT_USAGE; }
-    if (!o->model) { fprintf(stderr, "qreport: missing MODEL.onnx\n%s", usage); return QR_EXIT_USAGE; }
-    if (two_models && !o->model2 && !strncmp(usage, "usage: qreport runall [BASE.onnx] ", 34)) {
-        o->model2 = o->model;                /* single-model form */
-        o->single = true;
-    }
-    if (o->generate && o->single) {
-        fprintf(stderr, "qreport: --generate needs BASE.onnx (the single-model form's baseline is not a separate model)\n%s",
-                usage);
-        return QR_EXIT_USAGE;
-    }
-    if (two_models && !o->model2) { fprintf(stderr, "qreport: missing ANALYSIS.onnx\n%s", usage); return QR_EXIT_USAGE; }
-    return QR_EXIT_OK;
+    return qr__cli_finish(o, usage, two_models);
 }
 
 /* Reads a tensor from .npy or TensorProto .pb (by extension, then by magic). */
@@ -970,11 +991,13 @@ static QrStatus qr__cli_load_second(QrCliOpts *o, const char *path, const QrGrap
 }
 
 /* Opens the analysis session of b and a with the command's settings: --int16 (the int mode's
- * 16-bit groups) and --max-memory (one execution at a time, no all-on reference). */
+ * 16-bit groups), --no-error-split (runall --shard) and --max-memory (one execution at a time, no
+ * all-on reference). */
 static QrStatus qr__cli_session_open(const QrCliOpts *o, QrSession *se, const QrGraph *b, const QrGraph *a,
                                      const QrTensor *in) {
     QR_TRY(qr_session_open(se, b, a, in));
     se->int16_integer = o->int16_integer;
+    se->no_error_split = o->no_error_split;
     if (o->max_memory > 0) qr_session_low_memory(se);
     return QR_OK;
 }

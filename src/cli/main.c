@@ -189,6 +189,7 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     if (o.no_fragility) dep.dump.no_fragility = true;   /* the dump comparison makes no fragility runs either */
     ro.deploy = dep;
     ro.no_fragility = o.no_fragility;
+    ro.no_error_split = o.no_error_split;
     ro.sens.off_one = o.sens_mode && !strcmp(o.sens_mode, "off-one");
     ro.sens.metric = QR_METRIC_L1;
     ro.sens.reverse = o.reverse;

@@ -63,6 +63,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_conv_m1_act = qr_f32_conv_m1_act__ref,
         .f32_gemv_m1t = qr_f32_gemv_m1t__ref,
         .f32_gemv_m1t_q8 = qr_f32_gemv_m1t_q8__ref,
+        .f32_gemv_m1 = qr_f32_gemv_m1__ref,
         .f32_maxpool2d = qr_f32_maxpool2d__ref,
         .q8_gemm = qr_q8_gemm__ref,
         .q8_conv_gemm = qr_q8_conv_gemm__ref,
@@ -105,6 +106,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_conv_m1_act = NULL;   /* no fused form: the steps run after the planes' kernel */
         k->f32_gemv_m1t = qr_f32_gemv_m1t__avx2;
         k->f32_gemv_m1t_q8 = qr_f32_gemv_m1t_q8__avx2;
+        k->f32_gemv_m1 = qr_f32_gemv_m1__avx2;
         k->f32_maxpool2d = qr_f32_maxpool2d__avx2;
         k->q8_gemm = qr_q8_gemm__avx2;
         k->q8_conv_gemm = qr_q8_conv_gemm__avx2;

@@ -785,6 +785,20 @@ static QrStatus qr__ew_unary_exec(QrOpCtx *c) {
                 float h = 0.5f * px[i];
                 py[i] = h * (py[i] + 1.0f);
             }
+        } else if (f == qr__ew_gelu && p.mode == 1) {   /* ORT: t = x * ((C*x)*x + B), MLAS's tanh, 0.5x * (t + 1) */
+            const float B = 0.7978845608028654f, C = 0.035677408136300125f;   /* sqrt(2/pi), 0.044715 sqrt(2/pi) */
+            for (int64_t i = 0; i < x->numel; i++) {
+                float v = px[i], q = (C * v) * v;
+                QR_KERN_ROUNDED(q);   /* not contracted: ORT's loop is plain C++ built without FMA */
+                py[i] = v * (q + B);
+            }
+            qr_kern.f32_map(QR_F32_MAP_TANH, py, py, x->numel);
+            for (int64_t i = 0; i < x->numel; i++) {
+                float h = 0.5f * px[i];
+                py[i] = h * (py[i] + 1.0f);
+            }
+        } else if (f == qr__ew_exp) {   /* MLAS's exp kernel, its AVX-512F form on a CPU with AVX-512F (ORT's pick) */
+            qr_kern.f32_map(qr_kern.ort_wide ? QR_F32_MAP_EXP_WIDE : QR_F32_MAP_EXP, px, py, x->numel);
         } else if (f == qr__ew_erf || f == qr__ew_sigmoid || f == qr__ew_tanh) {   /* MLAS's kernels */
             qr_kern.f32_map(f == qr__ew_erf ? QR_F32_MAP_ERF : f == qr__ew_sigmoid ? QR_F32_MAP_SIGMOID : QR_F32_MAP_TANH,
                             px, py, x->numel);
@@ -1194,13 +1208,33 @@ static QrStatus qr__ew_reduce_exec(QrOpCtx *c) {
     if (O == 0) return QR_OK;
     int64_t R = qr__ew_prod(rd, 0, nr);   /* O > 0, so a zero dim among rd makes R = 0 */
     /* Float ReduceMean as ONNX Runtime's fast reductions compute it when, dims of 1 aside, the
-     * reduced axes all come after the kept ones (KR: each row by qr__ew_sum_eigen) or all before
-     * them (RK: the rows added one after another into the first, column by column); then / R. */
-    bool kr = true, rk = true;
-    for (int d = 0, seen_r = 0, seen_k = 0; d < r; d++) {
+     * reduced axes all come after the kept ones (KR: each row by qr__ew_sum_eigen), all before
+     * them (RK: the rows added one after another into the first, column by column), or form one
+     * run with kept axes on both sides (KRK: for each of the kb leading positions, the R rows of
+     * ka values summed by MLAS's M=1 SGEMM against a row of ones, qr_f32_gemv_m1); then / R. */
+    bool kr = true, rk = true, krk = true;
+    int64_t kb = 1, ka = 1;
+    for (int d = 0, seen_r = 0, seen_k = 0, phase = 0; d < r; d++) {
         if (x->dims[d] == 1) continue;
         if (mask[d]) { seen_r = 1; if (seen_k) rk = false; }
         else { seen_k = 1; if (seen_r) kr = false; }
+        if (phase == 0 && !mask[d]) kb *= x->dims[d];
+        else if (phase == 0) phase = 1;
+        else if (phase == 1 && !mask[d]) { phase = 2; ka *= x->dims[d]; }
+        else if (phase == 2 && !mask[d]) ka *= x->dims[d];
+        else if (phase == 2) krk = false;
+    }
+    krk = krk && !kr && !rk && kb * ka == O;
+    if (op == QR_RED_MEAN && x->dtype == QR_DT_F32 && R > 0 && krk) {
+        float *ones = malloc((size_t)R * sizeof(float));
+        if (!ones) return qr_op_fail(c, QR_ERR_NOMEM, "out of memory (%lld floats)", (long long)R);
+        for (int64_t k = 0; k < R; k++) ones[k] = 1.0f;
+        const float *pxr = x->data;
+        float *py = y->data;
+        for (int64_t o = 0; o < kb; o++) qr_f32_gemv_m1(ka, R, ones, pxr + o * R * ka, ka, py + o * ka, false);
+        for (int64_t o = 0; o < O; o++) py[o] = py[o] / (float)R;
+        free(ones);
+        return QR_OK;
     }
     if (op == QR_RED_MEAN && x->dtype == QR_DT_F32 && R > 0 && (kr || rk)) {
         const float *pxr = x->data;

@@ -726,10 +726,16 @@ static QrStatus qr__nn_gemm_shape(QrOpCtx *c) {
     return qr_op_set_out(c, 0, c->in[0]->dtype, 2, dims);
 }
 
-/* dst (cols, rows) = src (rows, cols)^T */
+/* dst (cols, rows) = src (rows, cols)^T, in 32 x 32 tiles: a weight transposed element by element
+ * writes one cache line (and, past 4 KiB rows, one page) per element, several times slower. */
 static void qr__nn_transpose(const float *src, int64_t rows, int64_t cols, float *dst) {
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++) dst[j * rows + i] = src[i * cols + j];
+    enum { T = 32 };
+    for (int64_t i0 = 0; i0 < rows; i0 += T)
+        for (int64_t j0 = 0; j0 < cols; j0 += T) {
+            int64_t i1 = QR_MIN(i0 + T, rows), j1 = QR_MIN(j0 + T, cols);
+            for (int64_t j = j0; j < j1; j++)
+                for (int64_t i = i0; i < i1; i++) dst[j * rows + i] = src[i * cols + j];
+        }
 }
 
 /* Whether input i is, in this run, what ONNX Runtime would see as an initializer (which
@@ -768,14 +774,25 @@ static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) Y[i * N + j] = Cp[i * sm + j * sn];
     }
-    if (tb && M == 1) {   /* one row (batch 1, a Linear layer): Y^T = B (N,K) @ A^T, A's K values contiguous */
-        /* ORT packs an initializer B ahead and sums like a GEMM; any other B (a
-         * DequantizeLinear's output in a QDQ model) goes through its M=1 kernel */
-        if (N > 0 && !ta && !b_init && (!cc || c_first)) qr_f32_gemv_m1t(N, K, A, B, K, Y, c_first);
+    /* ORT packs an initializer B ahead and sums like a GEMM (K blocks of 256); any other B (a
+     * DequantizeLinear's output in a QDQ model) goes through MLAS's SGEMM unpacked: one row
+     * of A (alpha 1, beta 0 or 1) in its M=1 kernels, else in K blocks adapted to N and K */
+    const bool m1 = M == 1 && !ta && !b_init && (!cc || c_first) && alpha == 1.0f;
+    if (tb && M == 1 && (m1 || b_init)) {   /* one row (batch 1, a Linear layer): Y^T = B (N,K) @ A^T */
+        if (N > 0 && m1) qr_f32_gemv_m1t(N, K, A, B, K, Y, c_first);
         else if (N > 0) qr_kern.f32_gemm(N, 1, K, B, K, A, 1, Y, 1, c_first);
         done = true;
-        ta = tb = false;
+    } else if (!tb && m1) {
+        if (N > 0) qr_f32_gemv_m1(N, K, A, B, N, Y, c_first);
+        done = true;
+    } else if (!tb && N == 1 && !b_init && (!cc || c_first) && alpha == 1.0f) {
+        /* one column of B (contiguous): MLAS flips the product, Y^T = B^T @ A^T, into its M=1
+         * kernels — transposed for A as stored [M, K], plain for A^T stored [K, M] */
+        if (M > 0 && !ta) qr_f32_gemv_m1t(M, K, B, A, K, Y, c_first);
+        else if (M > 0) qr_f32_gemv_m1(M, K, B, A, M, Y, c_first);
+        done = true;
     }
+    if (done) ta = tb = false;
     if (ta && M > 0 && K > 0) {
         if (!(at = qr__nn_malloc(c, M * K, sizeof(float), &st))) return st;
         qr__nn_transpose(A, K, M, at);
@@ -786,7 +803,11 @@ static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
         qr__nn_transpose(B, N, K, bt);
         B = bt;
     }
-    if (M > 0 && N > 0 && !done) qr_kern.f32_gemm(M, N, K, A, K, B, N, Y, N, c_first);
+    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N };
+    if (M > 0 && N > 0 && !done) {
+        if (b_init) qr_kern.f32_gemm(M, N, K, A, K, B, N, Y, N, c_first);
+        else qr_kern.f32_gemm_fused(M, N, K, A, K, B, N, Y, N, c_first, &adapted);
+    }
     free(at);
     free(bt);
     if (alpha != 1.0f) for (int64_t i = 0; i < M * N; i++) Y[i] *= alpha;
@@ -879,21 +900,33 @@ static QrStatus qr__nn_matmul_f32(QrOpCtx *c) {
      * output in a QDQ model, attention's K and V) goes through MLAS's SGEMM with the strides it
      * adapts to N and K, as its convolutions do (conv_n: K blocks of qr__k_conv_kc) */
     const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N };
-    const bool b_init = M == 1 || qr__nn_ort_initializer(c, 1);
+    const bool b_init = qr__nn_ort_initializer(c, 1);
     /* One B for every batch and A not broadcast (a Linear layer on [L, batch, E]: torchvision's
      * ViT-B in-projection is [197, 1, 768] x [768, 2304]): A's matrices are one [nb*M, K]
      * matrix and Y's one [nb*M, N], so one GEMM instead of nb GEMMs of M rows that each pack B
-     * again. The same kernel as the per-batch loop (b_init as for M rows), and every element is
-     * the same K-ordered sum, so the bits do not change. */
+     * again. The same kernel as the per-batch loop, and every element is the same K-ordered
+     * sum, so the bits do not change — except for one row of A against a B that is not an
+     * initializer, which ORT runs in MLAS's M=1 kernel: a single GEMM there only when ORT
+     * makes one too (A of rank >= B's, B's batch dims all 1: MatMulComputeHelper's fold). */
+    if (!b_init && b->rank == 1 && K > 0) {   /* a 1-D B: ORT takes every row of A as a product of its own (M 1, N 1) */
+        for (int64_t r = 0; r < a->numel / K; r++) qr_f32_gemv_m1(1, K, A + r * K, B, 1, Y + r, false);
+        return QR_OK;
+    }
     bool b_shared = nb > 1 && a->rank >= 2 && qr__nn_prod(a->dims, a->rank - 2) == nb;
     for (int d = 0; d < mm.brank; d++) b_shared &= sb[d] == 0;
+    if (b_shared && M == 1 && !b_init) b_shared = a->rank >= b->rank;
+    /* and one column of B (N 1, B not an initializer): MLAS flips the product into its M=1
+     * transposed-B kernel, Y^T = B^T @ A^T */
     if (b_shared) {
         if (b_init) qr_kern.f32_gemm(nb * M, N, K, A, K, B, N, Y, N, false);
+        else if (N == 1) qr_f32_gemv_m1t(nb * M, K, B, A, K, Y, false);
         else qr_kern.f32_gemm_fused(nb * M, N, K, A, K, B, N, Y, N, false, &adapted);
         return QR_OK;
     }
     for (int64_t i = 0; i < nb; i++) {
         if (b_init) qr_kern.f32_gemm(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false);
+        else if (M == 1) qr_f32_gemv_m1(N, K, A + oa * K, B + ob * K * N, N, Y + i * N, false);
+        else if (N == 1) qr_f32_gemv_m1t(M, K, B + ob * K, A + oa * M * K, K, Y + i * M, false);
         else qr_kern.f32_gemm_fused(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false, &adapted);
         for (int d = mm.brank - 1; d >= 0; d--) {
             oa += sa[d];

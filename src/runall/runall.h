@@ -38,6 +38,7 @@ typedef struct QrRunallOpts {
     const char *non_quantize_nodes;  /* --non-quantize-nodes: one curve per set, all but those quantized */
     bool demote_int16;           /* --demote-int16: int16_demotion.* (analysis/demote) */
     bool no_fragility;           /* --no-fragility: no rounding-fragility stage (analysis/frag) */
+    bool no_error_split;         /* --no-error-split: the comparisons measure no error split (analysis/compare) */
     bool have_channel_axis;      /* --channel-axis: the box plots' channel axis */
     int channel_axis;
     const char *labels;          /* --labels FILE: token ids for the logits outputs' NLL (analysis/tokens) */

@@ -1,7 +1,9 @@
 /* kern/avx2/f32_gemv — QrF32GemvM1tFn and QrF32GemvM1tQ8Fn with AVX2: one 8-lane vector per
  * row holds the lanes of the definition (a multiply and a separate add per step, as MLAS's M=1
  * transposed-B kernel), four rows per pass so that a's loads are shared; one body, B read as
- * floats or as 8-bit integers dequantized in registers. Bit-exact with the __ref forms. */
+ * floats or as 8-bit integers dequantized in registers. QrF32GemvM1Fn: eight columns a vector,
+ * B's rows in the definition's groups, y updated in place after each group as MLAS's M=1
+ * kernel does. Bit-exact with the __ref forms. */
 #if defined(__x86_64__)
 
 /* s + a * b, the product rounded on its own. */
@@ -106,6 +108,55 @@ QR__K_AVX2 static void qr_f32_gemv_m1t_q8__avx2(int64_t n0, int64_t n1, int64_t 
                                                 const void *q, bool q_signed, int64_t ldb, const float *scale, int64_t ss,
                                                 const int32_t *zp, int64_t zps, float *y, bool accumulate) {
     qr__k_gemv_rows(true, n0, n1, N, K, a, NULL, q, q_signed, ldb, scale, ss, zp, zps, y, accumulate);
+}
+
+/* QrF32GemvM1Fn with AVX2: for each group of four (two, one) rows of B, eight columns a
+ * vector and a masked tail: the group's products summed left
+ * to right, each rounded on its own, then added to y (or to +0 for the first group when not
+ * accumulating) — MlasSgemmKernelM1Avx's steps. */
+QR__K_AVX2 static void qr_f32_gemv_m1__avx2(int64_t n0, int64_t n1, int64_t K, const float *a, const float *B,
+                                            int64_t ldb, float *y, bool accumulate) {
+    if (n1 <= n0) return;
+    const int64_t W = n1 - n0, W8 = W & ~(int64_t)7, r = W - W8;
+    const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    float *yc = y + n0;
+    bool acc = accumulate;
+    for (int64_t k = 0; k < K;) {
+        const int g = K - k >= 4 ? 4 : K - k >= 2 ? 2 : 1;
+        __m256 av[4];
+        const float *b[4];
+        for (int i = 0; i < g; i++) {
+            av[i] = _mm256_set1_ps(a[k + i]);
+            b[i] = B + (k + i) * ldb + n0;
+        }
+        int64_t n = 0;
+        for (; n < W8; n += 8) {
+            __m256 s = _mm256_mul_ps(av[0], _mm256_loadu_ps(b[0] + n));
+            QR_KERN_ROUNDED(s);
+            for (int i = 1; i < g; i++) {
+                __m256 p = _mm256_mul_ps(av[i], _mm256_loadu_ps(b[i] + n));
+                QR_KERN_ROUNDED(p);
+                s = _mm256_add_ps(s, p);
+            }
+            const __m256 c = acc ? _mm256_loadu_ps(yc + n) : _mm256_setzero_ps();
+            _mm256_storeu_ps(yc + n, _mm256_add_ps(s, c));
+        }
+        if (r) {
+            __m256 s = _mm256_mul_ps(av[0], _mm256_maskload_ps(b[0] + n, tail));
+            QR_KERN_ROUNDED(s);
+            for (int i = 1; i < g; i++) {
+                __m256 p = _mm256_mul_ps(av[i], _mm256_maskload_ps(b[i] + n, tail));
+                QR_KERN_ROUNDED(p);
+                s = _mm256_add_ps(s, p);
+            }
+            const __m256 c = acc ? _mm256_maskload_ps(yc + n, tail) : _mm256_setzero_ps();
+            _mm256_maskstore_ps(yc + n, tail, _mm256_add_ps(s, c));
+        }
+        acc = true;
+        k += g;
+    }
+    if (K <= 0 && !accumulate)
+        for (int64_t n = 0; n < W; n++) yc[n] = 0.0f;
 }
 
 #endif

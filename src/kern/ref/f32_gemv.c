@@ -1,6 +1,7 @@
-/* kern/ref/f32_gemv — the batch-1 transposed-B float product (a Linear layer on one row) in
- * ONNX Runtime's summation order: the plain-C oracle, the reduction every level shares, and
- * qr_f32_gemv_m1t, which splits the rows over the thread pool onto qr_kern.f32_gemv_m1t. */
+/* kern/ref/f32_gemv — the batch-1 float products (one row of A) in ONNX Runtime's summation
+ * orders, transposed B (a Linear layer) and plain B (MatMul): the plain-C oracles, the
+ * reduction every level shares, and qr_f32_gemv_m1t / qr_f32_gemv_m1, which split the work
+ * over the thread pool onto qr_kern.f32_gemv_m1t / qr_kern.f32_gemv_m1. */
 
 /* Row n's eight lanes reduced as MLAS's M=1 transposed-B kernel does (see QrF32GemvM1tFn):
  * the order depends on where n lies in its block of four of N rows. */
@@ -110,4 +111,58 @@ static void qr_f32_gemv_m1t_q8(int64_t N, int64_t K, const float *a, const void 
                                const float *scale, int64_t ss, const int32_t *zp, int64_t zps, float *y, bool accumulate) {
     QrKGemvJob j = { N, K, ldb, 0, a, NULL, y, accumulate, q, q_signed, scale, ss, zps, zp };
     qr__k_gemv_run(&j);
+}
+
+/* QrF32GemvM1Fn, plain C, column by column: the definition. */
+static void qr_f32_gemv_m1__ref(int64_t n0, int64_t n1, int64_t K, const float *a, const float *B, int64_t ldb,
+                                float *y, bool accumulate) {
+    for (int64_t n = n0; n < n1; n++) {
+        float c = accumulate ? y[n] : 0.0f;
+        for (int64_t k = 0; k < K;) {
+            const int64_t g = K - k >= 4 ? 4 : K - k >= 2 ? 2 : 1;
+            float s = a[k] * B[k * ldb + n];
+            QR_KERN_ROUNDED(s);
+            for (int64_t i = 1; i < g; i++) {
+                float p = a[k + i] * B[(k + i) * ldb + n];
+                QR_KERN_ROUNDED(p);
+                s = s + p;
+            }
+            c = s + c;
+            k += g;
+        }
+        y[n] = c;
+    }
+}
+
+/* One pool job of qr_f32_gemv_m1: columns [t*per_task, ...). */
+typedef struct QrKGemvM1Job {
+    int64_t N, K, ldb, per_task;
+    const float *a, *B;
+    float *y;
+    bool accumulate;
+} QrKGemvM1Job;
+
+static void qr__k_gemv_m1_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrKGemvM1Job *j = ctx;
+    const int64_t n0 = t * j->per_task, n1 = QR_MIN(j->N, n0 + j->per_task);
+    qr_kern.f32_gemv_m1(n0, n1, j->K, j->a, j->B, j->ldb, j->y, j->accumulate);
+}
+
+/* y (N) = a (K) @ B (K, N; row stride ldb) [+ y] in QrF32GemvM1Fn's order on the current
+ * level; columns split over the pool in runs of whole 64-column groups (~16K elements of B a
+ * task) when there is enough work. Each column's sum depends only on its own values: the same
+ * bits for any thread count. */
+static void qr_f32_gemv_m1(int64_t N, int64_t K, const float *a, const float *B, int64_t ldb, float *y,
+                           bool accumulate) {
+    if (N <= 0) return;
+    QrKGemvM1Job j = { N, K, ldb, 0, a, B, y, accumulate };
+    j.per_task = QR_MAX(64, (16384 / QR_MAX(K, 1) + 63) / 64 * 64);
+    const int64_t nt = (N + j.per_task - 1) / j.per_task;
+    if (nt > 1 && N * K >= 65536) {
+        qr_pool_for(nt, qr__k_gemv_m1_task, &j);
+    } else {
+        j.per_task = N;
+        qr__k_gemv_m1_task(&j, 0, 0);
+    }
 }

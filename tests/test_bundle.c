@@ -1017,6 +1017,22 @@ static void test_progress(void) {
     if (f) { if (fscanf(f, "%ld %ld", &pages, &rss) != 2) rss = 0; fclose(f); }
     int64_t peak = qr_progress_peak_rss();
     QT_CHECKF(peak > 0 && peak >= (int64_t)rss * sysconf(_SC_PAGESIZE) * 9 / 10, "peak %lld rss %ld pages", (long long)peak, rss);
+    /* The CPU seconds a stage records: the process's user time from getrusage lies between two
+     * readings of /proc/self/stat's utime (clock ticks, an independent source), within a tick. */
+    unsigned long ut[2] = { 0, 0 };
+    double u = -1, sy = -1;
+    for (int k = 0; k < 2; k++) {
+        if (k == 1) qr_progress_cpu(&u, &sy);
+        char stat[1024] = "";
+        f = fopen("/proc/self/stat", "r");
+        if (f) { if (!fgets(stat, sizeof stat, f)) stat[0] = 0; fclose(f); }
+        const char *p = strrchr(stat, ')');     /* fields after the command name: state is field 3 */
+        for (int fld = 2; p && *p && fld < 14; p++) if (*p == ' ') fld++;
+        if (p && sscanf(p, "%lu", &ut[k]) != 1) ut[k] = 0;
+    }
+    double hz = (double)sysconf(_SC_CLK_TCK);
+    QT_CHECKF(u >= 0 && sy >= 0 && u >= (double)ut[0] / hz - 1.0 / hz && u <= (double)ut[1] / hz + 2.0 / hz,
+              "getrusage user %.3f s, /proc utime %lu..%lu ticks", u, ut[0], ut[1]);
 }
 
 static void qt_bundle_all(void) {

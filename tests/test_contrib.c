@@ -732,7 +732,18 @@ static void qt_contrib_twin_wq(void) {
                   qr_attr_int(src, "block_size", 128) && q->dtype == want_dt, "%s: %d quantizers (form %d, dtype %s, "
                   "block %d)", nm, qt.n, q ? (int)q->form : -1, q ? qr_dtype_name(q->dtype) : "-", q ? q->block_size : 0);
         if (!q) goto next;
-        const QrTensor *wq = &tw.g.values[q->int_value].t;   /* the codes: the weight's float shape */
+        QrTensor wq_shape;   /* the codes, one per element: the weight's float shape */
+        qr_qtable_codes_shape(&tw.g, q, &wq_shape);
+        const QrTensor *wq = &wq_shape;
+        /* int8 activations with integer zero points: the 4-bit codes are the node's own B (no copy) */
+        QT_CHECKF(!!q->nbits_k == (int8_act && bits == 4 && !qt_cb_init(g, src, 4)) &&
+                  (!q->nbits_k || (q->int_value == src->in[1] && q->nbits_k == wq->dims[0])),
+                  "%s: nbits_k %lld", nm, (long long)q->nbits_k);
+        /* the dequantized weight is never held by a run cache (the all-on reference): a float copy of
+         * every weight-only weight otherwise */
+        bool big = tw.g.values[q->int_value].t.numel > QR_FOLD_MAX_ELEMS;   /* the initializer the node reads */
+        QT_CHECKF(qr_run_uncached(&tw.g, q->out_value) == big, "%s: dequantized weight (%lld stored elements) %s", nm,
+                  (long long)tw.g.values[q->int_value].t.numel, big ? "cached" : "not cached");
         st = qr_tensor_set_shape(&W, QR_DT_F32, wq->rank, wq->dims);
         if (st == QR_OK) st = qr_tensor_alloc_data(&W);
         for (int64_t i = 0; st == QR_OK && i < W.numel; i++) ((float *)W.data)[i] = qt_cb_wf(i);
@@ -1136,7 +1147,10 @@ static void qt_contrib_wonly_refused(void) {
  * Codes (K, N) blocked along K: element (k, n) on scale (k / block_size) * N + n. The map-less form
  * must give the bits of the same node with that per-element map spelled out (uint8 zero points; float
  * zero points; no zero points), with a K that is not a multiple of the block (a short last block);
- * without a map, scales that do not have ceil(K / block_size) * N entries are refused. */
+ * without a map, scales that do not have ceil(K / block_size) * N entries are refused. Read from a
+ * MatMulNBits B (attribute k = K: uint8 (N, ceil(K / bs), bs / 2), two codes a byte, the last block
+ * half used here) it must give the same bits again, and the quantizer table's view of those codes
+ * (qr_qtable_codes_shape, qr_qtable_nbits_code) must be the codes of the (K, N) weight. */
 static void qt_contrib_bdq_nomap(void) {
     const int64_t K = 37, N = 5, bs = 16, nb = (K + bs - 1) / bs, np = nb * N;
     int64_t cd[2] = { K, N };
@@ -1161,11 +1175,35 @@ static void qt_contrib_bdq_nomap(void) {
                                       zk == 2 ? NULL : zk == 0 ? qt_q_vec(QR_DT_U8, np, zu) : qt_q_vec(QR_DT_F32, np, zf),
                                       qt_q_t(QR_DT_S32, 2, cd, map) };
         const QrTensor *in_nomap[4] = { in_map[0], in_map[1], in_map[2], NULL };
-        QrTensor *y1 = NULL, *y2 = NULL;
+        QrTensor *y1 = NULL, *y2 = NULL, *y4 = NULL;
         QT_OK(qt_q_run(QR_QUANT_INT_DOMAIN, "BlockDequant", &at, 1, in_map, 4, &y1, 1));
         QT_OK(qt_q_run(QR_QUANT_INT_DOMAIN, "BlockDequant", &at, 1, in_nomap, 4, &y2, 1));
         QT_CHECKF(y1 && y2 && y1->numel == K * N && y2->numel == K * N &&
                   !memcmp(y1->data, y2->data, (size_t)(K * N) * sizeof(float)), "zero points %d: map-less differs", zk);
+        /* MatMulNBits' B: row n holds column n of W, byte j = code (2j, n) | code (2j + 1, n) << 4 */
+        const int64_t row = nb * (bs / 2);
+        int64_t pd[3] = { N, nb, bs / 2 };
+        double pk[5 * 3 * 8];
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t j = 0; j < row; j++)
+                pk[n * row + j] = (2 * j < K ? codes[2 * j * N + n] : 0.0) + (2 * j + 1 < K ? 16.0 * codes[(2 * j + 1) * N + n] : 0.0);
+        QrAttr atp[2] = { qt_q_ai("block_size", bs), qt_q_ai("k", K) };
+        const QrTensor *in_packed[4] = { qt_q_t(QR_DT_U8, 3, pd, pk), in_map[1], in_map[2], NULL };
+        QT_OK(qt_q_run(QR_QUANT_INT_DOMAIN, "BlockDequant", atp, 2, in_packed, 4, &y4, 1));
+        QT_CHECKF(y4 && y4->rank == 2 && y4->dims[0] == K && y4->dims[1] == N &&
+                  !memcmp(y4->data, y2->data, (size_t)(K * N) * sizeof(float)), "zero points %d: packed differs", zk);
+        if (zk == 0) {   /* the quantizer table's view of packed codes: one per element again */
+            QrGraph g = { 0 };
+            QrValue v = { .name = "codes", .t = *in_packed[0] };
+            g.values = &v;
+            g.n_values = 1;
+            QrQuantizer q = { .int_value = 0, .nbits_k = K, .dtype = QR_DT_U4 };
+            QrTensor sh;
+            qr_qtable_codes_shape(&g, &q, &sh);
+            bool same = sh.rank == 2 && sh.dims[0] == K && sh.dims[1] == N && sh.numel == K * N && sh.dtype == QR_DT_U4;
+            for (int64_t i = 0; same && i < K * N; i++) same = qr_qtable_nbits_code(in_packed[0], i) == (int32_t)codes[i];
+            QT_CHECK(same);
+        }
         /* and the value at the short last block is the definition's */
         int64_t i = (K - 1) * N + 3, p = ((K - 1) / bs) * N + 3;
         float want = zk == 0 ? (float)((int32_t)codes[i] - (int32_t)zu[p]) * (float)sc[p] : 0.0f;
@@ -1175,6 +1213,22 @@ static void qt_contrib_bdq_nomap(void) {
         QrStatus st = qt_q_run(QR_QUANT_INT_DOMAIN, "BlockDequant", &at, 1, bad, 4, &y3, 1);
         QT_CHECKF(st == QR_ERR_INVALID, "short scales without a map: status %d", (int)st);
         qr_err_clear();
+    }
+    /* a BlockDequant of a large initializer is never held by a run cache (the fixtures' weights are
+     * all small: a graph of one node here), one of a small one is */
+    for (int big = 0; big < 2; big++) {
+        int in[4] = { 0, -1, -1, -1 }, out[1] = { 1 };
+        QrNode nd = { .name = "bdq", .op_type = "BlockDequant", .domain = QR_QUANT_INT_DOMAIN, .n_in = 4, .n_out = 1,
+                      .in = in, .out = out };
+        QrValue v[2] = { { .name = "codes", .producer = -1, .is_init = true }, { .name = "w", .producer = 0 } };
+        v[0].t.numel = big ? QR_FOLD_MAX_ELEMS + 1 : QR_FOLD_MAX_ELEMS;
+        QrGraph g = { 0 };
+        g.values = v;
+        g.n_values = 2;
+        g.nodes = &nd;
+        g.n_nodes = 1;
+        QT_CHECKF(qr_run_uncached(&g, 1) == (big == 1), "BlockDequant of %lld codes: uncached %d", (long long)v[0].t.numel,
+                  (int)qr_run_uncached(&g, 1));
     }
     qt_q_cleanup();
     free(codes);

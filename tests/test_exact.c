@@ -6,7 +6,9 @@
  * the output's largest magnitude is reported). The table below is the claim: the README quotes
  * it, and this test fails when a family marked exact is not, when a family's status changes
  * either way (so the table is kept true), or when an operator of the fixtures is missing from
- * it. x86-64 only (aarch64 sums in NEON order: within float rounding, see test_golden.c).
+ * it. x86-64 only (aarch64 sums in NEON order: within float rounding, see test_golden.c). Each
+ * model runs with the Softmax / Exp kernels of the ORT its goldens came from (golden/ort_cpu.txt:
+ * "avx512f", its AVX-512F kernels; no file: an AVX2 CPU, the older fixtures).
  * QT_EX_DEBUG=1 also prints every node output that differs from ORT's. */
 
 typedef struct QtExClaim {
@@ -27,7 +29,7 @@ static const QtExClaim qt_ex_table[] = {
     { "Add", true }, { "AveragePool", true }, { "BatchNormalization", true }, { "Cast", true },
     { "Clip", true }, { "Concat", true }, { "Constant", true }, { "Conv", true }, { "ConvInteger", true },
     { "ConvTranspose", false },
-    { "DequantizeLinear", true }, { "Div", true }, { "DynamicQuantizeLinear", true }, { "Erf", true },
+    { "DequantizeLinear", true }, { "Div", true }, { "DynamicQuantizeLinear", true }, { "Erf", true }, { "Exp", true },
     { "Flatten", true }, { "Gelu", true }, { "Gemm", true }, { "GlobalAveragePool", true }, { "HardSigmoid", true },
     { "HardSwish", true }, { "Identity", true }, { "LayerNormalization", true }, { "LogSoftmax", true }, { "MatMul", true },
     { "MatMulInteger", true }, { "MaxPool", true }, { "Mul", true }, { "Pad", true }, { "QLinearConv", true },
@@ -74,6 +76,15 @@ static QrStatus qt_ex_model(const char *model, const char *input, const char *go
         nf++;
         line = nl ? nl + 1 : NULL;
     }
+    /* the ORT the goldens came from: golden/ort_cpu.txt "avx512f" (its AVX-512F Softmax / Exp
+     * kernels), else an AVX2 CPU (every fixture made before that file existed) */
+    unsigned char *cpu = NULL;
+    size_t cpu_len = 0;
+    snprintf(path, sizeof path, "%s/ort_cpu.txt", golden);
+    qr_kern.ort_wide = st == QR_OK && qr_file_read(path, 0, &cpu, &cpu_len) == QR_OK && cpu_len >= 7 &&
+                       !memcmp(cpu, "avx512f", 7);
+    qr_err_clear();
+    qr_aligned_free(cpu);
     if (st == QR_OK) st = qr_run_load(model, &g);
     if (st == QR_OK) st = qr_npy_read(input, &x);
     if (st == QR_OK) st = qr_run_infer(g, &x);
@@ -178,6 +189,7 @@ static void test_exact_families(void) {
         { "fixtures/tblock/ln/model.onnx", "fixtures/tblock/ln/input.npy", "fixtures/tblock/ln/golden" },
         { "fixtures/tblock/mm/model.onnx", "fixtures/tblock/mm/input.npy", "fixtures/tblock/mm/golden" },
         { "fixtures/tblock/gelu20/model.onnx", "fixtures/tblock/gelu20/input.npy", "fixtures/tblock/gelu20/golden" },
+        { "fixtures/tblock/wide/model.onnx", "fixtures/tblock/wide/input.npy", "fixtures/tblock/wide/golden" },
     };
     static const QrIsa levels[] = { QR_ISA_AVX2, QR_ISA_AVX512 };
     const QrKernels saved_k = qr_kern;
@@ -186,7 +198,6 @@ static void test_exact_families(void) {
     int ran = 0;
     for (int l = 0; l < QR_ARRAY_LEN(levels) && !bad[0]; l++) {
         if (qr_kern_table(levels[l], &qr_kern) != QR_OK) { qr_err_clear(); continue; }
-        qr_kern.ort_wide = false;   /* the goldens come from ORT on an AVX2 CPU (fixtures/README.md) */
         ran++;
         memset(qt_ex_meas, 0, sizeof qt_ex_meas);
         qr_pool_init(1);

@@ -2,7 +2,10 @@
  * boxes overlap, every edge drawn from its source's bottom to its target's top, groups nest
  * without overlapping) on a residual CNN and a transformer block (fixtures, boxes built here
  * from the ONNX graph independently of runall/bundle), a multi-output detection neck and a
- * generated 2,000-node graph; and the graph view of a real runall bundle in headless Chromium. */
+ * generated 2,000-node graph; each check seen failing on a planted offence (an edge crossing with
+ * crossing reduction off, a box on an edge, a target above its source, overlapping boxes); the
+ * graph view of a real runall bundle in headless Chromium (Fit readable, Q/DQ boxes in their op's
+ * group); the overlays as Netron and Model Explorer read them. */
 
 /* ---- building layout inputs ---------------------------------------------------------------- */
 
@@ -300,6 +303,40 @@ static const char *qt_gl_check(const QtGlCase *c, const QrGlLayout *l, int *n_re
     return NULL;
 }
 
+/* Edge crossings counted from the drawing: pairs of segments of two different edges that cross
+ * in both segments' interiors (a shared end point or a common source's shared first piece is no
+ * crossing). In a flat layout this is the sum over adjacent layers the layout reports. */
+static int64_t qt_gl_geo_crossings(const QtGlCase *c, const QrGlLayout *l) {
+    int64_t k = 0;
+    for (int e = 0; e < c->ne; e++)
+        for (int f = e + 1; f < c->ne; f++)
+            for (int i = l->pt_off[e]; i + 1 < l->pt_off[e + 1]; i++)
+                for (int j = l->pt_off[f]; j + 1 < l->pt_off[f + 1]; j++) {
+                    const float *p = l->pts + 2 * i, *q = l->pts + 2 * j;
+                    double ax = p[0], ay = p[1], bx = p[2], by = p[3], cx = q[0], cy = q[1], dx = q[2], dy = q[3];
+                    if (QR_MAX(ay, by) <= QR_MIN(cy, dy) || QR_MAX(cy, dy) <= QR_MIN(ay, by)) continue;
+                    double d1 = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax), d2 = (bx - ax) * (dy - ay) - (by - ay) * (dx - ax);
+                    double d3 = (dx - cx) * (ay - cy) - (dy - cy) * (ax - cx), d4 = (dx - cx) * (by - cy) - (dy - cy) * (bx - cx);
+                    if (((d1 > 1e-6 && d2 < -1e-6) || (d1 < -1e-6 && d2 > 1e-6)) && ((d3 > 1e-6 && d4 < -1e-6) || (d3 < -1e-6 && d4 > 1e-6)))
+                        k++;
+                }
+    return k;
+}
+
+/* The drawing has at most max_cross edge crossings and the layout's own count agrees with the
+ * drawing's; returns a message or NULL. */
+static const char *qt_gl_check_crossings(const QtGlCase *c, const QrGlLayout *l, int64_t max_cross) {
+    static char msg[160];
+    int64_t geo = qt_gl_geo_crossings(c, l);
+    if (geo != l->crossings)
+        snprintf(msg, sizeof msg, "%lld crossings drawn, the layout counts %lld", (long long)geo, (long long)l->crossings);
+    else if (geo > max_cross)
+        snprintf(msg, sizeof msg, "%lld crossings drawn, at most %lld allowed", (long long)geo, (long long)max_cross);
+    else
+        return NULL;
+    return msg;
+}
+
 static QrGlInput qt_gl_input(const QtGlCase *c, bool groups) {
     return (QrGlInput){ .n = c->n, .w = c->w, .h = c->h, .n_edges = c->ne, .src = c->src, .dst = c->dst,
                         .n_groups = groups ? c->ng : 0, .node_group = groups ? c->ngrp : NULL, .group_parent = c->gpar };
@@ -463,6 +500,113 @@ static void test_graph_cycles(void) {
     qt_gl_case_free(&c);
 }
 
+/* The checks fail when they should. Edge crossings: a 5-node graph whose first order crosses once
+ * (s0's long edge to t passes a dummy slot drawn right of s1's reader) is flagged with crossing
+ * reduction off (-1 sweeps) and passes with it on; on the fixtures the drawing's crossings equal the
+ * layout's count with and without the reduction, and the reduction never adds any. Routes and boxes:
+ * a box moved onto an edge's path, a target moved above its source, a box moved onto another box. */
+static void test_graph_checks_fail(void) {
+    QtGlCase c;
+    QT_CHECK(qt_gl_case_alloc(&c, 5, 4, 0));
+    c.n = 5;   /* 0 s0, 1 s1, 2 y, 3 x, 4 t */
+    for (int i = 0; i < 5; i++) { c.w[i] = 60; c.h[i] = 30; }
+    qt_gl_edge(&c, 0, 4); qt_gl_edge(&c, 0, 2); qt_gl_edge(&c, 1, 3); qt_gl_edge(&c, 3, 4);
+    int64_t cr[2] = { -1, -1 };
+    const char *err[2] = { NULL, NULL };
+    for (int on = 0; on < 2; on++) {
+        QrGlInput in = qt_gl_input(&c, false);
+        in.sweeps = on ? 0 : -1;
+        QrGlLayout l;
+        QT_OK(qr_gl_layout(&in, &l));
+        cr[on] = qt_gl_geo_crossings(&c, &l);
+        err[on] = qt_gl_check_crossings(&c, &l, 0);
+        int rev;
+        QT_CHECKF(!qt_gl_check(&c, &l, &rev), "sweeps %d: %s", in.sweeps, qt_gl_check(&c, &l, &rev));
+        qr_gl_free(&l);
+    }
+    QT_CHECKF(cr[0] == 1 && err[0] && strstr(err[0], "at most 0"), "reduction off: %lld crossings drawn, check says %s", (long long)cr[0],
+              err[0] ? err[0] : "nothing");
+    QT_CHECKF(cr[1] == 0 && !err[1], "reduction on: %lld crossings drawn, check says %s", (long long)cr[1], err[1] ? err[1] : "nothing");
+    qt_gl_case_free(&c);
+    /* the fixtures, flat: the count agrees with the drawing, the reduction only removes crossings */
+    const char *const fx[] = { "fixtures/cnn_residual/model.onnx", "fixtures/transformer/model.onnx" };
+    int64_t removed = 0;
+    for (int k = 0; k < 2; k++) {
+        QT_OK(qt_gl_from_onnx(fx[k], &c));
+        int64_t got[2] = { -1, -1 };
+        for (int on = 0; on < 2; on++) {
+            QrGlInput in = qt_gl_input(&c, false);
+            in.sweeps = on ? 0 : -1;
+            QrGlLayout l;
+            QT_OK(qr_gl_layout(&in, &l));
+            const char *e = qt_gl_check_crossings(&c, &l, INT64_MAX);
+            QT_CHECKF(!e, "%s (sweeps %d): %s", fx[k], in.sweeps, e);
+            got[on] = l.crossings;
+            qr_gl_free(&l);
+        }
+        QT_CHECKF(got[1] <= got[0], "%s: %lld crossings with the reduction, %lld without", fx[k], (long long)got[1], (long long)got[0]);
+        removed += got[0] - got[1];
+        qt_gl_case_free(&c);
+    }
+    QT_CHECKF(removed > 0, "the reduction removed no crossing on the fixtures (%lld)", (long long)removed);
+    /* planted offences on the residual net's grouped layout */
+    QT_OK(qt_gl_from_onnx("fixtures/cnn_residual/model.onnx", &c));
+    QrGlInput in = qt_gl_input(&c, true);
+    QrGlLayout l;
+    QT_OK(qr_gl_layout(&in, &l));
+    int rev;
+    QT_CHECKF(!qt_gl_check(&c, &l, &rev) && !qt_gl_check_routes(&c, &l), "the unplanted layout fails");
+    /* a box (of the edge's group, so no frame is in the way) centred on the middle of an edge's longest piece */
+    int e = -1, seg = -1, mover = -1;
+    float best = 0;
+    for (int f = 0; f < c.ne; f++)
+        for (int k = l.pt_off[f]; k + 1 < l.pt_off[f + 1]; k++) {
+            float len = fabsf(l.pts[2 * k + 3] - l.pts[2 * k + 1]);
+            if (len > best) { best = len; e = f; seg = k; }
+        }
+    for (int i = 0; e >= 0 && i < c.n && mover < 0; i++)
+        if (i != c.src[e] && i != c.dst[e] && c.ngrp[i] == l.edge_group[e]) mover = i;
+    QT_CHECKF(e >= 0 && mover >= 0, "no edge or box to plant (edge %d, box %d)", e, mover);
+    if (e >= 0 && mover >= 0) {
+        float ox = l.x[mover], oy = l.y[mover];
+        l.x[mover] = (l.pts[2 * seg] + l.pts[2 * seg + 2]) / 2 - c.w[mover] / 2;
+        l.y[mover] = (l.pts[2 * seg + 1] + l.pts[2 * seg + 3]) / 2 - c.h[mover] / 2;
+        const char *r = qt_gl_check_routes(&c, &l);
+        char want[64];
+        snprintf(want, sizeof want, "crosses box %d", mover);
+        QT_CHECKF(r && strstr(r, want), "a box on edge %d: the route check says %s", e, r ? r : "nothing");
+        l.x[mover] = ox; l.y[mover] = oy;
+    }
+    /* an edge's target moved above its source */
+    {
+        int f = 0, s0 = c.src[f], d0 = c.dst[f];
+        float oy = l.y[d0];
+        l.y[d0] = l.y[s0] - c.h[d0] - 5;
+        const char *r = qt_gl_check(&c, &l, &rev);
+        QT_CHECKF(r && strstr(r, "above source"), "a target above its source: the check says %s", r ? r : "nothing");
+        l.y[d0] = oy;
+    }
+    /* a box onto another of its group */
+    {
+        int a = -1, b = -1;
+        for (int i = 0; i < c.n && b < 0; i++)
+            for (int j = i + 1; j < c.n && b < 0; j++) if (c.ngrp[i] == c.ngrp[j]) { a = i; b = j; }
+        QT_CHECK(b >= 0);
+        if (b >= 0) {   /* with the edges left out of both, so the box check is the one that speaks */
+            float ox = l.x[b], oy = l.y[b];
+            int ne = c.ne;
+            l.x[b] = l.x[a] + 3; l.y[b] = l.y[a] + 3;
+            c.ne = l.n_edges = 0;
+            const char *r = qt_gl_check(&c, &l, &rev);
+            QT_CHECKF(r && strstr(r, "overlap"), "a box on a box: the check says %s", r ? r : "nothing");
+            c.ne = l.n_edges = ne;
+            l.x[b] = ox; l.y[b] = oy;
+        }
+    }
+    qr_gl_free(&l);
+    qt_gl_case_free(&c);
+}
+
 /* ---- the view in a real bundle ------------------------------------------------------------- */
 
 /* runall on the transformer pair (groups /q, /k, /v...) into DIR; every mod_name of
@@ -587,6 +731,61 @@ static void test_graph_marks(void) {
     QT_CHECKF(s_checked >= 3 && s_bad == 0, "sensitivity badges: %d checked, %d wrong; %s", s_checked, s_bad, msg);
 }
 
+/* The Q/DQ drawing groups the quantizers like the folded one: every QuantizeLinear /
+ * DequantizeLinear of the analysis model whose name has no prefix (a weight's DQ named after its
+ * initializer) is drawn in the group (data-qg) of the boxes it feeds, read here from the analysis
+ * model by the project's loader (through the nodes without a box) and from the page's boxes. */
+static void test_graph_qdq_groups(void) {
+    char dir[512], p[600];
+    QT_CHECK(qt_gl_bundle(dir, sizeof dir));
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    char *html = qt_ra_read(p, NULL), *qv = html ? strstr(html, "class=\"qg-qv\"") : NULL;
+    QrGraph *g = NULL;
+    QT_OK(qr_run_load("fixtures/tpairs/static_int8/analysis.onnx", &g));
+    QT_CHECK(qv && g);
+    if (!qv || !g) { free(html); if (g) { qr_graph_free(g); free(g); } return; }
+    int nn = g->n_nodes, *qg = malloc((size_t)nn * sizeof *qg);   /* the box's data-qg, INT32_MIN: no box */
+    for (int v = 0; v < nn; v++) {
+        char want[600];
+        qt_fmt(want, sizeof want, "data-node=\"%s\" data-row=\"", g->nodes[v].name);
+        const char *b = strstr(qv, want), *a = b ? strstr(b, " data-qg=\"") : NULL, *gt = b ? strchr(b, '>') : NULL;
+        qg[v] = a && a < gt ? atoi(a + 9) : INT32_MIN;
+    }
+    int checked = 0, grouped = 0, bad = 0;
+    char msg[300] = "";
+    for (int v = 0; v < nn; v++) {
+        const char *op = g->nodes[v].op_type;
+        if ((strcmp(op, "QuantizeLinear") && strcmp(op, "DequantizeLinear")) || strchr(g->nodes[v].name, '/')) continue;
+        /* the boxes it feeds: readers of its outputs, through nodes without a box */
+        int stack[256], sp = 0, want = INT32_MIN, readers = 0;
+        bool same = true;
+        stack[sp++] = v;
+        char *seen = calloc((size_t)nn, 1);
+        while (sp) {
+            int u = stack[--sp];
+            for (int r = 0; r < nn; r++)
+                for (int k = 0; k < g->nodes[r].n_in && !seen[r]; k++)
+                    for (int o = 0; o < g->nodes[u].n_out; o++)
+                        if (g->nodes[u].out[o] >= 0 && g->nodes[r].in[k] == g->nodes[u].out[o] && !seen[r]) {
+                            seen[r] = 1;
+                            if (qg[r] != INT32_MIN) { readers++; if (want == INT32_MIN) want = qg[r]; else same &= want == qg[r]; }
+                            else if (sp < 256) stack[sp++] = r;
+                        }
+        }
+        free(seen);
+        if (!readers || !same || qg[v] == INT32_MIN) continue;
+        checked++;
+        grouped += want >= 0;
+        if (qg[v] != want && !bad++) qt_fmt(msg, sizeof msg, "%s in group %d, the box it feeds in %d", g->nodes[v].name, qg[v], want);
+    }
+    free(qg);
+    free(html);
+    qr_graph_free(g);
+    free(g);
+    QT_CHECKF(checked >= 4 && grouped >= 4 && bad == 0, "%d prefix-less quantizer boxes checked (%d feeding a group), %d misplaced; %s",
+              checked, grouped, bad, msg);
+}
+
 /* Headless Chromium: the page with a self-test appended — every per-layer row has its box, no
  * two visible boxes overlap (expanded and collapsed), every metric recolours, a click shows the
  * row; render_html.sh fails on any console message. */
@@ -694,8 +893,14 @@ static void test_graph_overview_render(void) {
     }
     for (int g = 0; g < c.ng; g++) { snprintf(nm[c.n + g], sizeof nm[0], "/block/g%d", g); gname[g] = nm[c.n + g]; }
     QrGlMetric m = { "Cosine", val, true };
-    QrGlView v = { .nodes = nodes, .group_name = gname, .n_rows = c.n, .metrics = &m, .n_metrics = 1, .first_drop_row = -1,
+    int drop = c.n * 3 / 4;   /* a first drop deep down, in a collapsed group */
+    QrGlView v = { .nodes = nodes, .group_name = gname, .n_rows = c.n, .metrics = &m, .n_metrics = 1, .first_drop_row = drop,
                    .open_depth = -2 };
+    char anc[256] = "";   /* the drop's groups, as a JS array */
+    for (int g = c.ngrp[drop], k = 0; g >= 0; g = c.gpar[g], k++) {
+        size_t u = strlen(anc);
+        qt_fmt(anc + u, sizeof anc - u, "%s%d", k ? "," : "", g);
+    }
     QrHtml h;
     qr_html_init(&h, "overview");
     qr_html_section(&h, "graph", "Graph view");
@@ -721,11 +926,23 @@ static void test_graph_overview_render(void) {
         " var mem=[].filter.call(document.querySelectorAll('.qg-main .qg-n[data-g=\"'+k+'\"]'),vis).length,all=rects(\".qg-main .qg-n,.qg-main .qg-t\");\n"
         " out.push(\"opened \"+mem+\" shown \"+all.length+\" over \"+over(all));}\n"
         "document.body.setAttribute(\"data-ovtest\",out.join(\"|\"));})();</script>";
+    /* Fit in the overview: the boxes in view are drawn at a readable size (at least 40 px of a box's 54,
+     * so its 11 px text is 8 px or more) and the first drop's tile (or box) is among them; "whole" is a box's
+     * height with the whole overview in view */
+    static const char fittest[] =
+        "<script>(function(){var root=document.getElementById(\"qg\"),svg=root.querySelector(\".qg-svg\"),anc=[%s];\n"
+        "var ov=svg.querySelector(\".qg-ov\"),v=svg.getBoundingClientRect(),n=0,minh=1e9,drop=0,\n"
+        " whole=ov?54*Math.min(v.width/+ov.getAttribute(\"data-w\"),v.height/+ov.getAttribute(\"data-h\")):0;\n"
+        "root.querySelector(\".qg-fit\").click();\n"
+        "[].forEach.call(document.querySelectorAll(\".qg-ov .qg-n,.qg-ov .qg-ot\"),function(e){var r=e.querySelector(\"rect\").getBoundingClientRect();\n"
+        " if(!(r.width>0)||r.right<v.left||r.left>v.right||r.bottom<v.top||r.top>v.bottom)return;n++;if(r.height<minh)minh=r.height;\n"
+        " if(e.classList.contains(\"qg-first\")||anc.indexOf(+e.getAttribute(\"data-g\"))>=0&&e.classList.contains(\"qg-ot\"))drop++;});\n"
+        "document.body.setAttribute(\"data-fittest\",\"fit \"+n+\" min \"+Math.round(minh)+\" drop \"+drop+\" whole \"+Math.round(whole));})();</script>";
     char p[600], dom[600], shot[600];
     snprintf(p, sizeof p, "%s/overview.html", qt_tmpdir());
     FILE *f = fopen(p, "wb");
     char *end = page ? strstr(page, "</body>") : NULL;
-    if (f && end) { fwrite(page, 1, (size_t)(end - page), f); fputs(selftest, f); fputs(end, f); }
+    if (f && end) { fwrite(page, 1, (size_t)(end - page), f); fprintf(f, fittest, anc); fputs(selftest, f); fputs(end, f); }
     if (f) fclose(f);
     free(page); free(nodes); free(gname); free(val); free(nm);
     qt_gl_case_free(&c);
@@ -737,9 +954,10 @@ static void test_graph_overview_render(void) {
     if (rc == 77) QT_SKIP("chromium not found (install Debian 'chromium' to run it)");
     snprintf(p, sizeof p, "%s/overview_render.log", qt_tmpdir());
     char *log = qt_ra_read(p, NULL), *d = qt_ra_read(dom, NULL);
-    const char *res = d ? strstr(d, "data-ovtest=\"") : NULL;
-    char got[300] = "";
+    const char *res = d ? strstr(d, "data-ovtest=\"") : NULL, *fr = d ? strstr(d, "data-fittest=\"") : NULL;
+    char got[300] = "", fgot[100] = "";
     if (res) { res += 13; snprintf(got, sizeof got, "%.*s", (int)(strchr(res, '"') ? strchr(res, '"') - res : 0), res); }
+    if (fr) { fr += 14; snprintf(fgot, sizeof fgot, "%.*s", (int)(strchr(fr, '"') ? strchr(fr, '"') - fr : 0), fr); }
     free(d);
     QT_CHECKF(rc == 0, "render_html.sh exit %d:\n%s", rc, log ? log : "");
     free(log);
@@ -748,6 +966,12 @@ static void test_graph_overview_render(void) {
     QT_CHECKF(sscanf(got, "ov shown tiles %d nodes %d over %d same %7s col %7[a-z]|opened %d shown %d over %d", &tiles, &nb, &over, same,
                      col, &opened, &shown, &over2) == 8 && tiles >= 10 && over == 0 && !strcmp(same, "true") && !strcmp(col, "true") &&
               opened >= 2 && shown > tiles && over2 == 0, "overview self-test: %s", got);
+    /* whole: a box's height were the whole overview fitted in the view (what Fit did before): under 40 px, so
+     * this page is one where Fit has to do more than show everything */
+    int fit_n = 0, fit_min = 0, fit_drop = 0, whole = -1;
+    QT_CHECKF(sscanf(fgot, "fit %d min %d drop %d whole %d", &fit_n, &fit_min, &fit_drop, &whole) == 4 && fit_n >= 3 && fit_min >= 40 &&
+              fit_drop >= 1 && whole >= 0 && whole < 40,
+              "after Fit: %s (want 3+ boxes in view, each 40+ px tall, the first drop's among them; the whole drawing's box under 40 px)", fgot);
 }
 
 /* CSV field k of a line (no quoting in the fixture names), into dst. */
@@ -1001,6 +1225,197 @@ static void test_graph_mode_both(void) {
               bad, first_bad);
 }
 
+/* A "#rrggbb" colour as Model Explorer reads one (two hex digits per channel; not hex: 255). */
+static void qt_gl_me_rgb(const char *c, int rgb[3]) {
+    size_t n = c[0] == '#' ? strlen(c) : 0;
+    for (int k = 0; k < 3; k++) {
+        char h[3] = { 0 };
+        if (n >= (size_t)(3 + 2 * k)) { h[0] = c[1 + 2 * k]; h[1] = c[2 + 2 * k]; }
+        rgb[k] = isxdigit((unsigned char)h[0]) && isxdigit((unsigned char)h[1]) ? (int)strtol(h, NULL, 16) : 255;
+    }
+}
+
+/* The overlays as the real viewers read them. Neither viewer runs here: Netron is not published on
+ * the npm registry, and the registry this project reaches has no Model Explorer visualizer
+ * package (both 404), so the rules below are the viewers' own reading, taken from their sources
+ * (google-ai-edge/model-explorer node_data_provider_extension_service.ts with the ONNX adapter
+ * model-explorer-onnx main.py; lutzroeder/netron source/onnx.js):
+ * - Model Explorer takes a file whose top level has "results" without a "results" inside as the
+ *   data of the open graph (so no node may be called "results"); the ONNX adapter's node id is the
+ *   node name, so every row reaches the analysis model through a key that is one of its node
+ *   names; a node's colour is the gradient at (value - min) / (max - min) over all numeric values,
+ *   between the two stops around it (sorted by stop; none around it: transparent), channels read
+ *   as two hex digits: every value must land between two stops, and the worst row (lowest
+ *   Cosine / SQNR) must come out red, the best green.
+ * - Netron shows a node's doc_string as its description and each metadata_props entry as a
+ *   metadata row (except a list-valued "input_names", which it takes as input names); an external
+ *   tensor's "location", "offset" and "length" are read with parseInt(…, 10), and a missing file
+ *   only leaves that tensor empty: every annotated node's qreport.Cosine row equals its csv row,
+ *   no entry is called input_names, every external offset and length is plain decimal and lies
+ *   inside the analysis model's file. */
+static void test_graph_overlay_viewers(void) {
+    char dir[512], p[700];
+    QT_CHECK(qt_gl_bundle(dir, sizeof dir));
+    const char *m = "fixtures/tpairs/static_int8";
+    snprintf(p, sizeof p, "%s/graph/annotated.onnx", dir);
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    QT_OK(qt_bd_read(p, &buf, &len));
+    Onnx__ModelProto *mp = buf ? onnx__model_proto__unpack(NULL, len, buf) : NULL;
+    free(buf);
+    snprintf(p, sizeof p, "%s/compare_per_layer_out.csv", dir);
+    QtCsv c;
+    bool have_c = qt_csv_load(p, &c);
+    QT_CHECK(mp && mp->graph && have_c);
+    if (!mp || !mp->graph || !have_c) { if (mp) onnx__model_proto__free_unpacked(mp, NULL); if (have_c) qt_csv_free(&c); return; }
+    int cn = qt_csv_col(&c, "mod_name");
+    /* ---- Model Explorer ---- */
+    static const struct { const char *file, *col; } me[] = { { "model_explorer.json", "Cosine" }, { "model_explorer_SQNR.json", "SQNR" },
+                                                              { "model_explorer_local_Cosine.json", "local_Cosine" } };
+    for (int f = 0; f < QR_ARRAY_LEN(me); f++) {
+        snprintf(p, sizeof p, "%s/graph/%s", dir, me[f].file);
+        size_t tl = 0;
+        char *txt = qt_ra_read(p, &tl);
+        QrArena a = {0};
+        QrJsonVal *v = NULL;
+        bool parsed = txt && qr_json_parse(&a, txt, tl, &v) == QR_OK && v->type == QR_JSON_OBJ;
+        QT_CHECKF(parsed && !strstr(txt, "NaN") && !strstr(txt, "Infinity"), "%s: not strict JSON", me[f].file);
+        const QrJsonVal *res = parsed ? qr_json_get(v, "results") : NULL, *grad = parsed ? qr_json_get(v, "gradient") : NULL;
+        bool single = res && res->type == QR_JSON_OBJ && !qr_json_get(res, "results");
+        QT_CHECKF(single && grad && grad->type == QR_JSON_ARR && grad->n >= 2, "%s: not read as the open graph's node data", me[f].file);
+        if (!single || !grad || grad->type != QR_JSON_ARR || grad->n < 2) { qr_arena_free(&a); free(txt); continue; }
+        /* the stops, sorted */
+        int ns = grad->n, (*rgb)[3] = calloc((size_t)ns, sizeof *rgb);
+        double *stop = calloc((size_t)ns, sizeof *stop);
+        for (int k = 0; k < ns; k++) {
+            const QrJsonVal *st = qr_json_get(grad->items[k], "stop"), *bg = qr_json_get(grad->items[k], "bgColor");
+            stop[k] = st && st->type == QR_JSON_NUM ? st->num : NAN;
+            qt_gl_me_rgb(bg && bg->type == QR_JSON_STR ? bg->str : "", rgb[k]);
+        }
+        for (int i = 1; i < ns; i++)
+            for (int j = i; j > 0 && stop[j] < stop[j - 1]; j--) {
+                double t = stop[j]; stop[j] = stop[j - 1]; stop[j - 1] = t;
+                for (int q = 0; q < 3; q++) { int u = rgb[j][q]; rgb[j][q] = rgb[j - 1][q]; rgb[j - 1][q] = u; }
+            }
+        double lo = INFINITY, hi = -INFINITY;
+        for (int k = 0; k < res->n; k++) {
+            const QrJsonVal *x = qr_json_get(res->items[k], "value");
+            if (x && x->type == QR_JSON_NUM) { lo = fmin(lo, x->num); hi = fmax(hi, x->num); }
+        }
+        /* every key a node id of the analysis model or a row's baseline name; every value between two stops */
+        int unknown = 0, transparent = 0, reach = 0, rows = 0, worst_rgb[3] = { 0 }, best_rgb[3] = { 0 };
+        char msg[300] = "";
+        for (int k = 0; k < res->n; k++) {
+            const char *key = res->keys[k];
+            bool node = false, row = false;
+            for (size_t i = 0; i < mp->graph->n_node && !node; i++) node = mp->graph->node[i]->name && !strcmp(mp->graph->node[i]->name, key);
+            for (int r = 1; r < c.n_rows && !row && cn >= 0; r++)
+                row = c.cell[r][cn] && !strncmp(c.cell[r][cn], key, strlen(key)) && (!c.cell[r][cn][strlen(key)] || c.cell[r][cn][strlen(key)] == ' ');
+            if (!node && !row && !unknown++) qt_fmt(msg, sizeof msg, "key %s names no node", key);
+            const QrJsonVal *x = qr_json_get(res->items[k], "value");
+            double t = x && x->type == QR_JSON_NUM && hi > lo ? (x->num - lo) / (hi - lo) : NAN;
+            int seg = -1;
+            for (int i = 0; i + 1 < ns && seg < 0; i++) if (t >= stop[i] && t <= stop[i + 1]) seg = i;
+            if (seg < 0) { transparent++; continue; }
+            int col[3];
+            for (int q = 0; q < 3; q++)
+                col[q] = (int)floor(rgb[seg][q] + (rgb[seg + 1][q] - rgb[seg][q]) * ((t - stop[seg]) / (stop[seg + 1] - stop[seg])));
+            if (x->num == lo) memcpy(worst_rgb, col, sizeof col);
+            if (x->num == hi) memcpy(best_rgb, col, sizeof col);
+        }
+        /* every csv row with a value reaches the analysis model through one of its keys */
+        int ccol = qt_csv_col(&c, me[f].col);
+        for (int r = 1; r < c.n_rows && ccol >= 0 && cn >= 0; r++) {
+            if (!c.cell[r][ccol] || !*c.cell[r][ccol] || !isfinite(strtod(c.cell[r][ccol], NULL))) continue;
+            rows++;
+            char name[512];
+            snprintf(name, sizeof name, "%s", c.cell[r][cn]);
+            char *u = strstr(name, " [UNVERIFIED pair]");
+            if (u) *u = 0;
+            bool ok = false;
+            double w = strtod(c.cell[r][ccol], NULL);
+            char tag[600];
+            qt_fmt(tag, sizeof tag, "baseline node %s):", name);
+            for (int k = 0; k < res->n && !ok; k++) {
+                const QrJsonVal *x = qr_json_get(res->items[k], "value");
+                if (!x || x->type != QR_JSON_NUM || fabs(x->num - w) > 1e-6 * fmax(1, fabs(w))) continue;
+                for (size_t i = 0; i < mp->graph->n_node && !ok; i++) {
+                    const Onnx__NodeProto *nd = mp->graph->node[i];
+                    if (!nd->name || strcmp(nd->name, res->keys[k])) continue;
+                    /* the analysis node of this row: annotated with this row's baseline name */
+                    ok = nd->doc_string && strstr(nd->doc_string, tag);
+                }
+            }
+            reach += ok;
+        }
+        QT_CHECKF(unknown == 0 && transparent == 0 && hi > lo, "%s: %d keys naming no node, %d values the viewer leaves transparent "
+                  "(min %g, max %g); %s", me[f].file, unknown, transparent, lo, hi, msg);
+        QT_CHECKF(rows >= 10 && reach == rows, "%s: %d of %d csv rows reach an analysis node", me[f].file, reach, rows);
+        QT_CHECKF(worst_rgb[0] > worst_rgb[1] + 60 && best_rgb[1] > best_rgb[0] + 60, "%s: worst drawn rgb(%d,%d,%d), best rgb(%d,%d,%d)",
+                  me[f].file, worst_rgb[0], worst_rgb[1], worst_rgb[2], best_rgb[0], best_rgb[1], best_rgb[2]);
+        free(rgb); free(stop);
+        qr_arena_free(&a);
+        free(txt);
+    }
+    /* ---- Netron ---- */
+    int ccos = qt_csv_col(&c, "Cosine"), annotated = 0, shown = 0, bad = 0, named_inputs = 0;
+    char msg[400] = "";
+    for (size_t i = 0; i < mp->graph->n_node; i++) {
+        const Onnx__NodeProto *nd = mp->graph->node[i];
+        if (!nd->doc_string || strncmp(nd->doc_string, "qreport (row ", 13)) continue;
+        annotated++;
+        int row = atoi(nd->doc_string + 13);
+        const char *want = row >= 0 && row + 1 < c.n_rows && ccos >= 0 ? c.cell[row + 1][ccos] : NULL;
+        for (size_t u = 0; u < nd->base.n_unknown_fields; u++) {
+            const ProtobufCMessageUnknownField *uf = &nd->base.unknown_fields[u];
+            if (uf->tag != 9 || uf->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) continue;
+            size_t at = 0;   /* protobuf-c keeps the field's length prefix in data */
+            while (at < uf->len && (uf->data[at] & 0x80)) at++;
+            Onnx__StringStringEntryProto *kv =
+                at < uf->len ? onnx__string_string_entry_proto__unpack(NULL, uf->len - at - 1, uf->data + at + 1) : NULL;
+            if (!kv) { if (!bad++) qt_fmt(msg, sizeof msg, "%s: a metadata_props entry does not decode", nd->name); continue; }
+            named_inputs += kv->key && !strcmp(kv->key, "input_names");
+            if (kv->key && !strcmp(kv->key, "qreport.Cosine") && want && *want) {
+                char *end;
+                double got = strtod(kv->value, &end), w = strtod(want, NULL);
+                if (*end || fabs(got - w) > 1e-6 * fmax(1, fabs(w))) { if (!bad++) qt_fmt(msg, sizeof msg, "%s: qreport.Cosine %s, csv %s", nd->name, kv->value, want); }
+                else shown++;
+            }
+            onnx__string_string_entry_proto__free_unpacked(kv, NULL);
+        }
+    }
+    uint64_t asize = 0;
+    snprintf(p, sizeof p, "%s/analysis.onnx", m);
+    QT_OK(qr_file_size(p, &asize));
+    int ext = 0, ext_bad = 0;
+    for (size_t k = 0; k < mp->graph->n_initializer; k++) {
+        const Onnx__TensorProto *t = mp->graph->initializer[k];
+        if (!t->has_data_location || t->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) continue;
+        ext++;
+        const char *loc = NULL;
+        uint64_t off = 0, n = UINT64_MAX;
+        bool digits = true;
+        for (size_t e = 0; e < t->n_external_data; e++) {
+            const char *key = t->external_data[e]->key, *val = t->external_data[e]->value;
+            if (!strcmp(key, "location")) { loc = val; continue; }
+            bool num = *val && strspn(val, "0123456789") == strlen(val);
+            digits &= num;
+            if (!strcmp(key, "offset")) off = strtoull(val, NULL, 10);
+            if (!strcmp(key, "length")) n = strtoull(val, NULL, 10);
+        }
+        if (!loc || strcmp(loc, "analysis.onnx") || !digits || n == UINT64_MAX || off + n > asize) {
+            if (!ext_bad++) qt_fmt(msg, sizeof msg, "initializer %s: location %s, offset %llu, length %llu (file %llu)", t->name, loc ? loc : "none",
+                                   (unsigned long long)off, (unsigned long long)n, (unsigned long long)asize);
+        }
+    }
+    onnx__model_proto__free_unpacked(mp, NULL);
+    qt_csv_free(&c);
+    QT_CHECKF(annotated >= 10 && shown >= annotated / 2 && bad == 0 && named_inputs == 0,
+              "Netron: %d annotated nodes, %d show a matching qreport.Cosine, %d wrong, %d input_names entries; %s", annotated, shown, bad,
+              named_inputs, msg);
+    QT_CHECKF(ext >= 4 && ext_bad == 0, "Netron: %d external tensors, %d unreadable; %s", ext, ext_bad, msg);
+}
+
 static void qt_graph_all(void) {
     QT_RUN(test_graph_residual);
     QT_RUN(test_graph_transformer);
@@ -1008,12 +1423,15 @@ static void qt_graph_all(void) {
     QT_RUN(test_graph_generated_2000);
     QT_RUN(test_graph_overview);
     QT_RUN(test_graph_cycles);
+    QT_RUN(test_graph_checks_fail);
     QT_RUN(test_graph_bundle_nodes);
     QT_RUN(test_graph_marks);
+    QT_RUN(test_graph_qdq_groups);
     QT_RUN(test_graph_render);
     QT_RUN(test_graph_overview_render);
     QT_RUN(test_graph_overlay_model_explorer);
     QT_RUN(test_graph_overlay_annotated);
+    QT_RUN(test_graph_overlay_viewers);
     QT_RUN(test_graph_dataset_pooled);
     QT_RUN(test_graph_mode_both);
 }

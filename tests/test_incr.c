@@ -132,6 +132,90 @@ static void test_incr_closure(void) {
     }
 }
 
+/* ==== what the all-on reference keeps ================================================ */
+
+/* The reference keeps (qr__se_ref_cones) only values some quantizer's cone reads from outside, of
+ * those the plain rule (qr__se_ref_needed: read with another non-constant input, by a QuantizeLinear,
+ * or a graph output) keeps: never more bytes than the plain rule, fewer on at least one pair (the
+ * memory); disabling any one quantizer, the incremental run (which recomputes what the reference
+ * dropped) gives the whole-graph run's outputs bit for bit; the nodes it recomputes outside the
+ * quantizer's cone (computed here) are counted and reported with -v. */
+static void test_incr_ref_kept(void) {
+    int fewer = 0;
+    for (int pi = 0; pi < QR_ARRAY_LEN(qt_incr_pairs); pi++) {
+        QtPair p;
+        QrSession se;
+        QT_OK(qt_session_pair(qt_incr_pairs[pi], &p, &se));
+        const QrGraph *g = &se.tw.g;
+        QrStatus st = qr_session_ref(&se, NULL, NULL, NULL, NULL);
+        int nn = g->n_nodes, cases = 0, bad_q = -1, bad_node = -1;
+        size_t kept = 0, plain = 0;
+        for (int v = 0; st == QR_OK && v < g->n_values; v++) {
+            bool pl = g->values[v].producer >= 0 && qr__se_ref_needed(g, v) && !qr_run_uncached(g, v) &&
+                      !qr_run_cache_get(se.ref->consts, v);
+            plain += pl ? qr_tensor_nbytes(&g->values[v].t) : 0;
+            kept += se.ref->vals[v].data ? qr_tensor_nbytes(&se.ref->vals[v]) : 0;
+        }
+        bool *mask = malloc((size_t)se.qt.n + 1), *live = malloc((size_t)nn + 1), *cone = malloc((size_t)nn + 1);
+        int *stack = malloc(((size_t)nn + 1) * sizeof *stack);
+        QrOverrides ov = {0};
+        QrTensor *o1 = calloc((size_t)g->n_outputs + 1, sizeof *o1), *o2 = calloc((size_t)g->n_outputs + 1, sizeof *o2);
+        int extra_nodes = 0;
+        if (st == QR_OK) st = mask && live && cone && stack && o1 && o2 ? qr_session_overrides_alloc(&se, &ov) : qr_errf(QR_ERR_NOMEM, "oom");
+        for (int c = 0; st == QR_OK && c < se.qt.n && bad_q < 0; c++) {
+            if (se.qt.q[c].kind == QR_QK_BIAS || !se.qt.q[c].can_disable) continue;
+            for (int i = 0; i < se.qt.n; i++) mask[i] = i != c;
+            qr_session_overrides(&se, mask, &ov);
+            memset(cone, 0, (size_t)nn);
+            int sp = 0;
+            for (int v = 0; v < g->n_values; v++) {
+                if (ov.alias[v] < 0 && !ov.subst[v]) continue;
+                int pr = g->values[v].producer;
+                if (pr >= 0 && !cone[pr]) { cone[pr] = true; stack[sp++] = pr; }
+                const QrUse *u;
+                int nu = qr_graph_readers(g, v, &u);
+                for (int k = 0; k < nu; k++) if (!cone[u[k].node]) { cone[u[k].node] = true; stack[sp++] = u[k].node; }
+            }
+            while (sp) {
+                const QrNode *nd = &g->nodes[stack[--sp]];
+                for (int o = 0; o < nd->n_out; o++) {
+                    if (nd->out[o] < 0) continue;
+                    const QrUse *u;
+                    int nu = qr_graph_readers(g, nd->out[o], &u);
+                    for (int k = 0; k < nu; k++) if (!cone[u[k].node]) { cone[u[k].node] = true; stack[sp++] = u[k].node; }
+                }
+            }
+            QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
+            st = qr_session_run_inc(&se, g, &ro, o1, live);
+            if (st == QR_OK) st = qr_run(g, se.inputs, &ro, o2);
+            for (int k = 0; st == QR_OK && k < g->n_outputs && bad_q < 0; k++)
+                if (qr_tensor_nbytes(&o1[k]) != qr_tensor_nbytes(&o2[k]) || memcmp(o1[k].data, o2[k].data, qr_tensor_nbytes(&o1[k])))
+                    bad_q = c, bad_node = -2 - k;
+            for (int n = 0; st == QR_OK && n < nn; n++) extra_nodes += live[n] && !cone[n];
+            for (int k = 0; k < g->n_outputs; k++) { qr_tensor_free_data(&o1[k]); qr_tensor_free_data(&o2[k]); }
+            cases++;
+        }
+        free(mask);
+        free(live);
+        free(cone);
+        free(stack);
+        free(o1);
+        free(o2);
+        qr_session_overrides_free(&ov);
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s: kept %zu bytes, the plain rule %zu; quantizer %d: output %d differs from the whole "
+                 "run; %d nodes recomputed outside the cones (%d cases)", qt_incr_pairs[pi], kept, plain, bad_q,
+                 bad_node < -1 ? -2 - bad_node : -1, extra_nodes, cases);
+        if (qt_verbose) printf("     %s\n", msg);
+        fewer += kept < plain;
+        qr_session_close(&se);
+        qt_pair_free(&p);
+        QT_OK(st);
+        QT_CHECKF(kept <= plain && bad_q < 0 && cases > 0, "%s", msg);
+    }
+    QT_CHECKF(fewer > 0, "the reference kept as many values as the plain rule on every pair");
+}
+
 /* ==== tap masks and runs that serve two analyses ===================================== */
 
 /* Per-match metrics of qr_sens_eval_mask (a masked, fusing run) equal those computed here
@@ -184,7 +268,8 @@ static void test_incr_tap_mask(void) {
 }
 
 /* The baseline run's statistics, compare's run with the analysis statistics, and the
- * equivalence check on the session's baseline values equal their stand-alone versions. */
+ * equivalence check on the session's baseline values (the verification run's result, kept
+ * when it moved no pair: session.h eq_kept) equal their stand-alone versions. */
 static void test_incr_shared_runs(void) {
     for (int pi = 0; pi < QR_ARRAY_LEN(qt_incr_pairs); pi++) {
         const char *pair = qt_incr_pairs[pi];
@@ -216,6 +301,7 @@ static void test_incr_shared_runs(void) {
         if (st == QR_OK) st = qr_stats_collect(p.a, &p.in, as2, an2);
         if (st == QR_OK) st = qr_compare_run(&s2, p.a, 0.99, &c2);
         bool ok = st == QR_OK && extra;
+        if (ok && !s1.m.n_repaired && !s1.eq_kept) { ok = false; snprintf(msg, sizeof msg, "verification result not kept"); }
         if (ok && (memcmp(bn1, bn2, (size_t)nb) || memcmp(an1, an2, (size_t)na))) { ok = false; snprintf(msg, sizeof msg, "seen differ"); }
         for (int v = 0; ok && v < nb; v++)
             if (bn1[v] && memcmp(&bs1[v], &bs2[v], sizeof bs1[v])) { ok = false; snprintf(msg, sizeof msg, "baseline stats of %s", p.b->values[v].name); }
@@ -495,6 +581,7 @@ static void qt_incr_all(void) {
         for (int off = 0; off < 2; off++) qt_incr_accum_whatif_pair(qt_incr_pairs[i], off);
     QT_RUN(test_incr_accum_table);
     QT_RUN(test_incr_closure);
+    QT_RUN(test_incr_ref_kept);
     QT_RUN(test_incr_tap_mask);
     QT_RUN(test_incr_sens_reference);
     QT_RUN(test_incr_shared_runs);

@@ -882,12 +882,15 @@ static void test_trans(void) {
     QT_CHECK(qt__k_same_f32(y, yr, 16, &at0));
     x[0] = NAN; x[1] = INFINITY; x[2] = -INFINITY; x[3] = -0.0f; x[4] = 0.0f; x[5] = 3.925f; x[6] = -3.925f;
     x[7] = 0.921875f; x[8] = 18.0f; x[9] = -18.5f; x[10] = 9.0f; x[11] = -9.5f; x[12] = 1e-30f; x[13] = -100.0f;
-    static const QrF32MapOp ops[] = { QR_F32_MAP_ERF, QR_F32_MAP_SIGMOID, QR_F32_MAP_TANH };
-    for (int oi = 0; oi < 3; oi++) {
+    x[14] = 88.75f; x[15] = -110.0f; x[16] = 95.0f; x[17] = -87.5f;   /* exp: overflow, both clamps, subnormal */
+    static const QrF32MapOp ops[] = { QR_F32_MAP_ERF, QR_F32_MAP_SIGMOID, QR_F32_MAP_TANH, QR_F32_MAP_EXP,
+                                      QR_F32_MAP_EXP_WIDE };
+    for (int oi = 0; oi < QR_ARRAY_LEN(ops); oi++) {
         qr_f32_map__ref(ops[oi], x, yr, N);
         for (int i = 3; i < N; i++) {
-            double v = x[i], want = oi == 0 ? erf(v) : oi == 1 ? 1.0 / (1.0 + exp(-v)) : tanh(v);
-            QT_CHECKF(fabs(yr[i] - want) <= 4e-7 * fabs(want) + 1e-7, "ref map %d x=%a: %a vs %a", oi, x[i], yr[i], want);
+            double v = x[i], want = oi == 0 ? erf(v) : oi == 1 ? 1.0 / (1.0 + exp(-v)) : oi == 2 ? tanh(v) : exp(v);
+            if (want > FLT_MAX) QT_CHECKF(isinf(yr[i]), "ref map %d x=%a: %a, want inf", oi, x[i], yr[i]);
+            else QT_CHECKF(fabs(yr[i] - want) <= 4e-7 * fabs(want) + 1e-7, "ref map %d x=%a: %a vs %a", oi, x[i], yr[i], want);
         }
         for (int l = 1; l < nl; l++)
             for (int64_t n = N; n >= N - 9; n -= 3) {   /* tails of every length mod 8 */
@@ -950,6 +953,26 @@ static void test_layernorm_kern(void) {
 }
 
 /* ==== operators on the kernels (paths the conformance suite does not reach) ==== */
+
+/* Gemm's transposition of A / B (32 x 32 tiles) against its definition, on shapes with partial
+ * tiles on either side, one row or column, and none. */
+static void test_nn_transpose(void) {
+    static const int64_t shapes[][2] = { { 70, 45 }, { 32, 64 }, { 1, 33 }, { 33, 1 }, { 31, 97 }, { 0, 5 } };
+    for (int si = 0; si < QR_ARRAY_LEN(shapes); si++) {
+        int64_t r = shapes[si][0], c = shapes[si][1], bad = -1;
+        float *src = malloc((size_t)(r * c + 1) * sizeof(float)), *dst = malloc((size_t)(r * c + 1) * sizeof(float));
+        QT_CHECK(src && dst);
+        if (!src || !dst) { free(src); free(dst); return; }
+        for (int64_t i = 0; i < r * c; i++) { src[i] = (float)i; dst[i] = -1.0f; }
+        qr__nn_transpose(src, r, c, dst);
+        for (int64_t i = 0; i < r && bad < 0; i++)
+            for (int64_t j = 0; j < c && bad < 0; j++)
+                if (dst[j * r + i] != src[i * c + j]) bad = i * c + j;
+        QT_CHECKF(bad < 0, "%lld x %lld: element %lld", (long long)r, (long long)c, (long long)bad);
+        free(src);
+        free(dst);
+    }
+}
 
 /* Gemm with transB and one row (a Linear layer at batch 1) runs as a GEMV on B; MaxPool
  * without Indices runs the plane kernel: both against plain loops / the generic path. */
@@ -1839,4 +1862,5 @@ static void qt_kern_all(void) {
     QT_RUN(test_trans);
     QT_RUN(test_layernorm_kern);
     QT_RUN(test_nn_fast_paths);
+    QT_RUN(test_nn_transpose);
 }

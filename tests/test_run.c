@@ -376,6 +376,70 @@ static void test_run_fusion_plan(void) {
 
 /* The constant cache: weights through Q -> DQ computed once, reused (fewer nodes run, same
  * bits), never used when an override changes what they depend on. */
+/* ---- weights dequantized when their reader runs, not all at the start ------------------------
+ * In Kahn's order every DequantizeLinear of a weight initializer comes first; the executor defers
+ * such input-independent nodes to their first reader (qr__run_deferrable), so at most the weights of
+ * one node are alive at a time, not every weight's float copy at once. Tracked with a tap on a
+ * quantized CNN (fixtures/qpairs/ort_qdq/analysis.onnx): a weight's float copy is alive from its tap
+ * until every reader's output is tapped; the most alive at once must not exceed the most weight
+ * inputs one node has (the tap on every value: nothing fused, every node's output tapped). */
+typedef struct QtRunLive { const QrGraph *g; int *left; bool *wdq; int alive, max_alive, n_w; } QtRunLive;
+
+static QrStatus qt_run_live_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QtRunLive *c = user;
+    QR_UNUSED(t);
+    if (node < 0) return QR_OK;
+    const QrNode *n = &g->nodes[node];
+    if (value != n->out[0]) return QR_OK;   /* once per node */
+    for (int k = 0; k < n->n_in; k++) {
+        int v = n->in[k];
+        if (v >= 0 && c->wdq[v] && c->left[v] > 0 && --c->left[v] == 0) c->alive--;
+    }
+    if (c->wdq[value]) {
+        const QrUse *u;
+        c->left[value] = qr_graph_readers(g, value, &u);
+        c->alive++;
+        c->n_w++;
+        if (c->alive > c->max_alive) c->max_alive = c->alive;
+    }
+    return QR_OK;
+}
+
+static void test_run_deferred_weights(void) {
+    QrGraph *g = NULL;
+    QrTensor x = {0}, y = {0};
+    QT_OK(qr_run_load("fixtures/qpairs/ort_qdq/analysis.onnx", &g));
+    QrStatus st = qr_npy_read("fixtures/qpairs/ort_qdq/input.npy", &x);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
+    QtRunLive c = { g, calloc((size_t)g->n_values + 1, sizeof(int)), calloc((size_t)g->n_values + 1, 1), 0, 0, 0 };
+    int most = 0, n_wdq = 0;   /* the most weight-DequantizeLinear inputs one node reads */
+    if (st == QR_OK && (!c.left || !c.wdq)) st = qr_errf(QR_ERR_NOMEM, "oom");
+    for (int ni = 0; st == QR_OK && ni < g->n_nodes; ni++) {
+        const QrNode *n = &g->nodes[ni];
+        if (!strcmp(n->op_type, "DequantizeLinear") && n->in[0] >= 0 && g->values[n->in[0]].is_init && n->out[0] >= 0) {
+            c.wdq[n->out[0]] = true;
+            n_wdq++;
+        }
+    }
+    for (int ni = 0; st == QR_OK && ni < g->n_nodes; ni++) {
+        const QrNode *n = &g->nodes[ni];
+        int w = 0;
+        for (int k = 0; k < n->n_in; k++) w += n->in[k] >= 0 && c.wdq[n->in[k]];
+        most = QR_MAX(most, w);
+    }
+    QrRunOpts o = { .tap = qt_run_live_tap, .tap_user = &c };
+    if (st == QR_OK) st = qr_run(g, &x, &o, &y);
+    free(c.left);
+    free(c.wdq);
+    qr_tensor_free_data(&x);
+    qr_tensor_free_data(&y);
+    qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    QT_CHECKF(n_wdq > 4 && c.n_w == n_wdq && c.max_alive <= most, "%d weight DequantizeLinear nodes (%d tapped): %d float "
+              "weights alive at once (a node reads at most %d)", n_wdq, c.n_w, c.max_alive, most);
+}
+
 static void test_run_cache(void) {
     QrGraph *g = NULL;
     QT_OK(qt__rf_model(&g));
@@ -431,4 +495,5 @@ static void qt_run_all(void) {
     QT_RUN(test_run_fusion);
     QT_RUN(test_run_fusion_plan);
     QT_RUN(test_run_cache);
+    QT_RUN(test_run_deferred_weights);
 }

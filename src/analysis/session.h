@@ -63,6 +63,10 @@ typedef struct QrSession {
      * (other samples) keep it instead of verifying again (one model run fewer per sample, and the
      * rows stay the same for every sample). */
     bool match_fixed;
+    /* The equivalence check's result as the verification run computed it (the same run: the twin
+     * with every quantizer off against these baseline values), kept when that verification moved no
+     * pair; qr_session_equivalence copies it instead of running again. NULL otherwise. */
+    struct QrEquivResult *eq_kept;
 } QrSession;
 
 /* Prepares the pair (b and a shape-inferred on inputs). */

@@ -104,9 +104,10 @@ static void qr_weights_clip_range(const QrGraph *g, const QrQuantizer *q, double
 }
 
 static void qr_weights_wdata_free(QrWtData *d) {
-    free(d->x);
+    if (!d->x_borrowed) free(d->x);
     free(d->y);
     d->x = d->y = NULL;
+    d->x_borrowed = false;
 }
 
 /* Elements [i0, i0 + n) of d, all on parameter (s1, z): d->x holds the float weight when
@@ -114,8 +115,9 @@ static void qr_weights_wdata_free(QrWtData *d) {
 static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, float s1, int32_t z, QrQuantRange range) {
     float *x = d->x + i0, *y = d->y + i0;
     const QrTensor *iw = d->iw;
-    const int8_t *i8 = iw && iw->dtype == QR_DT_S8 ? (const int8_t *)iw->data + i0 : NULL;
-    const uint8_t *u8 = iw && iw->dtype == QR_DT_U8 ? (const uint8_t *)iw->data + i0 : NULL;
+    const bool nbits = d->iw_nbits;
+    const int8_t *i8 = iw && !nbits && iw->dtype == QR_DT_S8 ? (const int8_t *)iw->data + i0 : NULL;
+    const uint8_t *u8 = iw && !nbits && iw->dtype == QR_DT_U8 ? (const uint8_t *)iw->data + i0 : NULL;
     const float lo = (float)range.lo, hi = (float)range.hi, fz = (float)z;
     int64_t n_sat = 0, n_sat_far = 0, n_zero = 0, n_nonfinite = 0, n_diff = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -132,7 +134,7 @@ static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, float s1, int32
             if (xv != 0 && qv == z) n_zero++;
         }
         if (iw) {
-            int32_t stored = i8 ? i8[i] : u8 ? u8[i] : (int32_t)qr_tensor_get_i64(iw, i0 + i);
+            int32_t stored = i8 ? i8[i] : u8 ? u8[i] : nbits ? qr_qtable_nbits_code(iw, i0 + i) : (int32_t)qr_tensor_get_i64(iw, i0 + i);
             if (d->w && stored != qv) n_diff++;
             qv = stored;
         }
@@ -204,14 +206,19 @@ static QrStatus qr_weights_wdata(const QrSession *s, int qi, QrWtData *d) {
     if (q->int_value >= 0 && q->form != QR_QF_QDQ && g->values[q->int_value].t.data &&
         !qr_dtype_is_float(g->values[q->int_value].t.dtype))
         d->iw = &g->values[q->int_value].t;
-    d->shape = d->w ? d->w : d->iw;
+    d->iw_nbits = d->iw && q->nbits_k && q->map_value < 0;   /* a MatMulNBits' B, read in place (quant/twin_wq.c) */
+    if (d->iw_nbits) qr_qtable_codes_shape(g, q, &d->shape_own);
+    d->shape = d->w ? d->w : d->iw == NULL ? NULL : d->iw_nbits ? &d->shape_own : d->iw;
     if (!d->shape) return QR_OK;
     d->n = d->shape->numel;
     QrQuantRange range;
-    if (!sc || !sc->data || sc->numel < 1 || !qr_quant_range(q->dtype, &range) || (d->iw && d->iw->numel != d->n) || !d->n)
+    const int64_t iw_n = d->iw ? (d->iw_nbits ? d->shape_own.numel : d->iw->numel) : 0;
+    if (!sc || !sc->data || sc->numel < 1 || !qr_quant_range(q->dtype, &range) || (d->iw && iw_n != d->n) || !d->n)
         return QR_OK;
     int64_t np = sc->numel, n = d->n;
-    d->x = malloc((size_t)n * sizeof(float) + 1);
+    /* a float32 weight is read where it is (for an LLM's 49M-element lm_head a copy is 196 MB more) */
+    d->x_borrowed = d->w && d->w->dtype == QR_DT_F32;
+    d->x = d->x_borrowed ? (float *)d->w->data : malloc((size_t)n * sizeof(float) + 1);
     d->y = malloc((size_t)n * sizeof(float) + 1);
     float *ps = malloc((size_t)np * sizeof(float) + 1);
     int32_t *pz = malloc((size_t)np * sizeof(int32_t) + 1);
@@ -226,8 +233,7 @@ static QrStatus qr_weights_wdata(const QrSession *s, int qi, QrWtData *d) {
         ps[p] = (float)qr_tensor_get_f64(sc, p);
         pz[p] = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? p : 0) : 0;
     }
-    if (d->w && d->w->dtype == QR_DT_F32) memcpy(d->x, d->w->data, (size_t)n * sizeof(float));
-    else if (d->w) for (int64_t i = 0; i < n; i++) d->x[i] = (float)qr_tensor_get_f64(d->w, i);
+    if (d->w && !d->x_borrowed) for (int64_t i = 0; i < n; i++) d->x[i] = (float)qr_tensor_get_f64(d->w, i);
     if (q->map_value >= 0) {   /* the weight as qreport.int.BlockDequant computes it, scale map[i] */
         qr__wt_wdata_map(d, g, q, ps, range);
         free(ps);

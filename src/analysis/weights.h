@@ -124,10 +124,13 @@ typedef struct QrWtData {
     const QrTensor *w, *iw, *shape;
     QrFloatSrc src;
     bool ok;
-    float *x, *y;
+    float *x, *y;                /* x: the float weight (borrowed when it is float32: x_borrowed), y: dequantized */
+    bool x_borrowed;
     int64_t n, n_sat, n_sat_far, n_zero, n_nonfinite, n_requant_diff;
     double clip_lo, clip_hi;     /* widest real range of the quantization grid */
     const int32_t *map;          /* scale index per element (qreport.int.BlockDequant weights), or NULL */
+    bool iw_nbits;               /* iw is a 4-bit MatMulNBits B (read with qr_qtable_nbits_code), of shape shape_own */
+    QrTensor shape_own;
 } QrWtData;
 
 /* Channel abs-maxima of a weight (qr_weights_spread). */

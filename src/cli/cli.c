@@ -243,7 +243,7 @@ static const char *qr__cli_usage_sensitivity =
     "  names of either model). --node-type (hmct node_type): activation rows, weight rows, or one row per\n"
     "  node (node: its activation and weight quantizers together). --rank-output NAME (hmct output_node):\n"
     "  metrics at that graph output alone.\n"
-    "  One-on from 100 rows on (a transformer), the ranking is grouped: groups of rows (a block's half, a node) are\n"
+    "  One-on from 100 rows on (a transformer), the ranking is grouped: groups of rows (a block's half, its thirds, a node) are\n"
     "  evaluated first and only the most sensitive are refined, until the top max(10, --topk-list) rows are\n"
     "  known in order; the other rows listed are those evaluated on the way (sensitive_ops.txt says how many\n"
     "  were not). --all-rows evaluates every row (not with --reverse, --data: those always do).\n"

@@ -211,7 +211,13 @@ typedef void (*QrF32SoftmaxFn)(const float *x, float *y, int64_t rows, int64_t n
  * SIGMOID MlasLogisticKernelFma3 (x clamped to +-18, p(x^2) * x / q(x^2) + 0.5, then max with
  * 0); TANH the same rational form clamped to +-9 (MlasTanhKernelFma3 of ORT 1.30). The
  * constants are QR_KT_* below; every step is one rounding (fma one too). y may equal x. */
-typedef enum QrF32MapOp { QR_F32_MAP_ERF, QR_F32_MAP_SIGMOID, QR_F32_MAP_TANH } QrF32MapOp;
+/* EXP MlasComputeExpF32KernelFma3, which ORT's Exp uses on an x86-64 CPU without AVX-512F: x
+ * clamped to [-103.97, 88.78], the range reduction and polynomial of the Softmax exponential
+ * above up to p = fma(p, v, 1), then the exponent m split into a normal part n (clamped to
+ * [-126, 127]) and the rest o = m - n: y = fma(p, v * 2^o, 2^o) * 2^n; EXP_WIDE
+ * MlasComputeExpF32KernelAvx512F (a CPU with AVX-512F): x clamped below only, at -103.97, then
+ * exactly the Softmax's wide exponential (p * 2^m in one rounding). */
+typedef enum QrF32MapOp { QR_F32_MAP_ERF, QR_F32_MAP_SIGMOID, QR_F32_MAP_TANH, QR_F32_MAP_EXP, QR_F32_MAP_EXP_WIDE } QrF32MapOp;
 typedef void (*QrF32MapFn)(QrF32MapOp op, const float *x, float *y, int64_t n);
 
 /* One row of LayerNormalization (n >= 1 contiguous values) in ONNX Runtime 1.30's arithmetic
@@ -236,6 +242,9 @@ typedef void (*QrF32LayerNormFn)(const float *x, const float *scale, const float
 /* MLAS's constants (compute.cpp, erf.cpp, logistic.cpp, tanh.cpp of ORT 1.30). */
 #define QR_KT_EXP_LOWER (-103.9720840454f)
 #define QR_KT_EXP_LOWER_SUMEXP (-88.3762626647949f)
+#define QR_KT_EXP_UPPER 88.7762626647950f
+#define QR_KT_EXP_MIN_EXP ((int32_t)0xC1000000)   /* -126 << 23 */
+#define QR_KT_EXP_MAX_EXP ((int32_t)0x3F800000)   /* 127 << 23: also the exponent bias */
 #define QR_KT_ROUND_BIAS 12582912.0f
 #define QR_KT_LOG2E 1.44269504088896341f
 #define QR_KT_LN2_HI (-6.93145752e-1f)
@@ -600,9 +609,10 @@ typedef struct QrKernels {
     QrF32SoftmaxFn f32_softmax;
     QrF32MapFn f32_map;
     QrF32LayerNormFn f32_layernorm;
-    /* The Softmax to emulate (QrF32SoftmaxFn's `wide`): ONNX Runtime's AVX-512F kernel when
-     * this CPU has AVX-512F, as ORT dispatches, whatever the level; QR_ORT_SOFTMAX=wide|narrow
-     * overrides (the ORT of another CPU). Not a kernel: every level computes both. */
+    /* The Softmax and Exp to emulate (QrF32SoftmaxFn's `wide`, QR_F32_MAP_EXP_WIDE): ONNX
+     * Runtime's AVX-512F kernels when this CPU has AVX-512F, as ORT dispatches, whatever the
+     * level; QR_ORT_SOFTMAX=wide|narrow overrides (the ORT of another CPU). Not a kernel: every
+     * level computes both. */
     bool ort_wide;
 } QrKernels;
 

@@ -300,7 +300,10 @@ static QrStatus qr__wq_gbq_exec(QrOpCtx *c) {
  * codes (uint2 / uint4 / uint8, any shape) uses scale s = scales[p] (scales float32, rank 1) with
  * p = map[i] (map int32, codes' shape) or, without a map, the scale of codes (K, N) blocked along K
  * as a MatMulNBits weight is: p = (k / block_size) * N + n for element i = k * N + n (no per-element
- * index: for a 0.5B-parameter decoder the map alone was 1.8 GB), and
+ * index: for a 0.5B-parameter decoder the map alone was 1.8 GB). With attribute k (= K) the codes
+ * are a 4-bit MatMulNBits B itself: uint8 (N, ceil(K / block_size), block_size / 2), code (k, n) in
+ * byte k / 2 of row n, low nibble for even k (the twin reads the node's own packed weight: no copy;
+ * map-less, no table; y is (K, N)), and
  *   with table (float32, 16 values): y = table[code] * s              (MatMulBnb4 FP4 / NF4)
  *   with uint8 zero points:          y = (float)(code - zp) * s       (one rounding)
  *   else (float zero points, or 0):  y = fl(code * s) + (-(s * zp))   (ORT's DequantizeBlockwise)
@@ -313,8 +316,12 @@ static QrStatus qr__wq_bdq_check(const QrOpCtx *c) {
         return qr_op_fail(c, QR_ERR_INVALID, "scales must be a non-empty float32 vector");
     if (m && (m->dtype != QR_DT_S32 || m->numel != q->numel))
         return qr_op_fail(c, QR_ERR_INVALID, "map must be int32 with one block index per code");
-    if (!m) {
-        int64_t bs = qr_attr_int(c->node, "block_size", 0);
+    const int64_t pk = qr_attr_int(c->node, "k", 0), bs = qr_attr_int(c->node, "block_size", 0);
+    if (pk && (q->dtype != QR_DT_U8 || q->rank != 3 || pk < 1 || bs < 2 || bs % 2 || q->dims[1] != 1 + (pk - 1) / bs ||
+               q->dims[2] != bs / 2 || s->numel != q->dims[0] * q->dims[1] || m || t))
+        return qr_op_fail(c, QR_ERR_INVALID, "MatMulNBits codes (k = %lld) must be uint8 (N, ceil(k / block_size), "
+                          "block_size / 2) with a scale per block, without map or table", (long long)pk);
+    if (!m && !pk) {
         if (q->rank != 2 || bs < 1 || s->numel != (1 + (q->dims[0] - 1) / bs) * q->dims[1])
             return qr_op_fail(c, QR_ERR_INVALID, "without a map, codes must be (K, N) and scales ceil(K / block_size) * N "
                               "with block_size >= 1");
@@ -328,7 +335,10 @@ static QrStatus qr__wq_bdq_check(const QrOpCtx *c) {
 
 static QrStatus qr__wq_bdq_shape(QrOpCtx *c) {
     QR_TRY(qr__wq_bdq_check(c));
-    return qr_op_set_out(c, 0, QR_DT_F32, c->in[0]->rank, c->in[0]->dims);
+    const int64_t pk = qr_attr_int(c->node, "k", 0);
+    if (!pk) return qr_op_set_out(c, 0, QR_DT_F32, c->in[0]->rank, c->in[0]->dims);
+    int64_t d[2] = { pk, c->in[0]->dims[0] };
+    return qr_op_set_out(c, 0, QR_DT_F32, 2, d);
 }
 
 static QrStatus qr__wq_bdq_exec(QrOpCtx *c) {
@@ -338,8 +348,20 @@ static QrStatus qr__wq_bdq_exec(QrOpCtx *c) {
     const float *s = c->in[1]->data, *zf = z && z->dtype == QR_DT_F32 ? z->data : NULL, *tab = t ? t->data : NULL;
     const int64_t np = c->in[1]->numel;
     float *y = c->out[0]->data;
+    const int64_t pk = qr_attr_int(c->node, "k", 0), bs = qr_attr_int(c->node, "block_size", 0);
+    if (pk) {   /* MatMulNBits' B: row n holds W[:, n], two codes a byte, low nibble first; block by block */
+        const int64_t N = c->in[0]->dims[0], row = c->in[0]->dims[1] * c->in[0]->dims[2];
+        for (int64_t n = 0; n < N; n++) {
+            const uint8_t *qn = q + n * row;
+            for (int64_t k0 = 0; k0 < pk; k0 += bs) {
+                const int64_t p = (k0 / bs) * N + n, k1 = QR_MIN(pk, k0 + bs);
+                for (int64_t k = k0; k < k1; k++) y[k * N + n] = qr_blk_value((qn[k >> 1] >> ((k & 1) * 4)) & 15, s[p], zu, zf, p, tab);
+            }
+        }
+        return QR_OK;
+    }
     if (!mt) {   /* blocked along K: one block's scale (and zero point) per run of bs rows */
-        const int64_t K = c->in[0]->dims[0], N = c->in[0]->dims[1], bs = qr_attr_int(c->node, "block_size", 0);
+        const int64_t K = c->in[0]->dims[0], N = c->in[0]->dims[1];
         for (int64_t k = 0; k < K; k++) {
             const int64_t p0 = (k / bs) * N;
             for (int64_t n = 0; n < N; n++) y[k * N + n] = qr_blk_value(q[k * N + n], s[p0 + n], zu, zf, p0 + n, tab);

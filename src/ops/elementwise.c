@@ -797,6 +797,8 @@ static QrStatus qr__ew_unary_exec(QrOpCtx *c) {
                 float h = 0.5f * px[i];
                 py[i] = h * (py[i] + 1.0f);
             }
+        } else if (f == qr__ew_exp) {   /* MLAS's exp kernel, its AVX-512F form on a CPU with AVX-512F (ORT's pick) */
+            qr_kern.f32_map(qr_kern.ort_wide ? QR_F32_MAP_EXP_WIDE : QR_F32_MAP_EXP, px, py, x->numel);
         } else if (f == qr__ew_erf || f == qr__ew_sigmoid || f == qr__ew_tanh) {   /* MLAS's kernels */
             qr_kern.f32_map(f == qr__ew_erf ? QR_F32_MAP_ERF : f == qr__ew_sigmoid ? QR_F32_MAP_SIGMOID : QR_F32_MAP_TANH,
                             px, py, x->numel);

@@ -726,10 +726,16 @@ static QrStatus qr__nn_gemm_shape(QrOpCtx *c) {
     return qr_op_set_out(c, 0, c->in[0]->dtype, 2, dims);
 }
 
-/* dst (cols, rows) = src (rows, cols)^T */
+/* dst (cols, rows) = src (rows, cols)^T, in 32 x 32 tiles: a weight transposed element by element
+ * writes one cache line (and, past 4 KiB rows, one page) per element, several times slower. */
 static void qr__nn_transpose(const float *src, int64_t rows, int64_t cols, float *dst) {
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++) dst[j * rows + i] = src[i * cols + j];
+    enum { T = 32 };
+    for (int64_t i0 = 0; i0 < rows; i0 += T)
+        for (int64_t j0 = 0; j0 < cols; j0 += T) {
+            int64_t i1 = QR_MIN(i0 + T, rows), j1 = QR_MIN(j0 + T, cols);
+            for (int64_t j = j0; j < j1; j++)
+                for (int64_t i = i0; i < i1; i++) dst[j * rows + i] = src[i * cols + j];
+        }
 }
 
 /* Whether input i is, in this run, what ONNX Runtime would see as an initializer (which
@@ -778,6 +784,12 @@ static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
         done = true;
     } else if (!tb && m1) {
         if (N > 0) qr_f32_gemv_m1(N, K, A, B, N, Y, c_first);
+        done = true;
+    } else if (!tb && N == 1 && !b_init && (!cc || c_first) && alpha == 1.0f) {
+        /* one column of B (contiguous): MLAS flips the product, Y^T = B^T @ A^T, into its M=1
+         * kernels — transposed for A as stored [M, K], plain for A^T stored [K, M] */
+        if (M > 0 && !ta) qr_f32_gemv_m1t(M, K, B, A, K, Y, c_first);
+        else if (M > 0) qr_f32_gemv_m1(M, K, B, A, M, Y, c_first);
         done = true;
     }
     if (done) ta = tb = false;
@@ -896,17 +908,25 @@ static QrStatus qr__nn_matmul_f32(QrOpCtx *c) {
      * sum, so the bits do not change — except for one row of A against a B that is not an
      * initializer, which ORT runs in MLAS's M=1 kernel: a single GEMM there only when ORT
      * makes one too (A of rank >= B's, B's batch dims all 1: MatMulComputeHelper's fold). */
+    if (!b_init && b->rank == 1 && K > 0) {   /* a 1-D B: ORT takes every row of A as a product of its own (M 1, N 1) */
+        for (int64_t r = 0; r < a->numel / K; r++) qr_f32_gemv_m1(1, K, A + r * K, B, 1, Y + r, false);
+        return QR_OK;
+    }
     bool b_shared = nb > 1 && a->rank >= 2 && qr__nn_prod(a->dims, a->rank - 2) == nb;
     for (int d = 0; d < mm.brank; d++) b_shared &= sb[d] == 0;
     if (b_shared && M == 1 && !b_init) b_shared = a->rank >= b->rank;
+    /* and one column of B (N 1, B not an initializer): MLAS flips the product into its M=1
+     * transposed-B kernel, Y^T = B^T @ A^T */
     if (b_shared) {
         if (b_init) qr_kern.f32_gemm(nb * M, N, K, A, K, B, N, Y, N, false);
+        else if (N == 1) qr_f32_gemv_m1t(nb * M, K, B, A, K, Y, false);
         else qr_kern.f32_gemm_fused(nb * M, N, K, A, K, B, N, Y, N, false, &adapted);
         return QR_OK;
     }
     for (int64_t i = 0; i < nb; i++) {
         if (b_init) qr_kern.f32_gemm(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false);
         else if (M == 1) qr_f32_gemv_m1(N, K, A + oa * K, B + ob * K * N, N, Y + i * N, false);
+        else if (N == 1) qr_f32_gemv_m1t(M, K, B + ob * K, A + oa * M * K, K, Y + i * M, false);
         else qr_kern.f32_gemm_fused(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false, &adapted);
         for (int d = mm.brank - 1; d >= 0; d--) {
             oa += sa[d];

@@ -149,6 +149,19 @@ static QrStatus qr__qt_add_dq_init(const QrGraph *g, QrQuantTable *t, int *cap, 
     return QR_OK;
 }
 
+static void qr_qtable_codes_shape(const QrGraph *g, const QrQuantizer *q, QrTensor *shape) {
+    *shape = g->values[q->int_value].t;
+    shape->data = NULL;
+    shape->owned = false;
+    if (!q->nbits_k || shape->rank != 3) return;
+    shape->dtype = q->dtype;
+    shape->rank = 2;
+    shape->dims[1] = shape->dims[0];
+    shape->dims[0] = q->nbits_k;
+    shape->dims[2] = 0;
+    shape->numel = shape->dims[0] * shape->dims[1];
+}
+
 /* qreport's BlockDequant: the weight of a weight-only node (quant/twin_wq.c), element i on scale map[i]
  * (or, without a map, on the scale of its block along K). */
 static QrStatus qr__qt_add_block(const QrGraph *g, QrQuantTable *t, int *cap, int ni, const QrNode *n) {
@@ -163,7 +176,8 @@ static QrStatus qr__qt_add_block(const QrGraph *g, QrQuantTable *t, int *cap, in
     q->zp_value = n->n_in > 2 ? n->in[2] : -1;
     q->map_value = n->in[3];   /* -1: blocked along axis 0 (K) by block_size, as a blocked DequantizeLinear */
     q->block_op = true;
-    q->dtype = g->values[n->in[0]].t.dtype;
+    q->nbits_k = qr_attr_int(n, "k", 0);
+    q->dtype = q->nbits_k ? QR_DT_U4 : g->values[n->in[0]].t.dtype;
     q->axis = 0;
     q->block_size = (int)qr_attr_int(n, "block_size", 0);
     int k = 0;

@@ -44,6 +44,9 @@ typedef struct QrQuantizer {
      * int8-activation node's output) read sel_float (the float product) instead, -1 if none. */
     int map_value, sel_value, sel_float;
     bool block_op;           /* the weight of a qreport.int.BlockDequant (with or without a map) */
+    int64_t nbits_k;         /* its codes are a 4-bit MatMulNBits' B, uint8 (N, blocks, block_size / 2), as the
+                              * node holds them: K (the weight is (K, N): qr_qtable_codes_shape /
+                              * qr_qtable_nbits_code), else 0 */
     float implied_lo, implied_hi; /* activation the quantizer implements (fused Relu/Clip): NaN = none */
     const char *why_not;     /* reason when !can_disable */
 } QrQuantizer;
@@ -58,6 +61,15 @@ typedef struct QrQuantTable {
 
 /* Builds the table; the graph must have been shape-inferred (constant scales). */
 static QrStatus qr_qtable_build(const QrGraph *g, QrQuantTable *t);
+/* The integer weight of quantizer q (an integer initializer) as one code per element: its shape and
+ * dtype (data NULL) in *shape — (K, N) when q's codes are a MatMulNBits B (q->nbits_k). */
+static void qr_qtable_codes_shape(const QrGraph *g, const QrQuantizer *q, QrTensor *shape);
+/* Code i (= k * N + n of the (K, N) weight) of a 4-bit MatMulNBits B (N, blocks, block_size / 2):
+ * byte k / 2 of row n, low nibble for even k. */
+static inline int32_t qr_qtable_nbits_code(const QrTensor *b, int64_t i) {
+    const int64_t N = b->dims[0], k = i / N, n = i % N;
+    return (((const uint8_t *)b->data)[n * b->dims[1] * b->dims[2] + k / 2] >> ((k & 1) * 4)) & 15;
+}
 static void qr_qtable_free(QrQuantTable *t);
 static const char *qr_qtable_form_name(QrQuantForm f);
 /* Turns a mask (enabled[i] per quantizer; NULL = all enabled) into overrides.

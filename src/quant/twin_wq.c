@@ -9,7 +9,8 @@
  *   GatherBlockQuantized(data, idx, scales, [zp])  ->  Gather(W, idx)
  *
  * W is the weight the node itself dequantizes, bit for bit, from a new integer initializer holding
- * the codes one per element (uint8/uint4/uint2, int4) in the float weight's layout, so the
+ * the codes one per element (uint8/uint4/uint2, int4) in the float weight's layout (4-bit codes of
+ * the int8-activation switch below: the node's own B, read as it is), so the
  * quantizer table sees a weight stored as integers (QR_QF_DQ_INIT), blocked, with the node's own
  * block size:
  * - a blocked DequantizeLinear ((code - zp) * scale, block_size along K or quantize_axis) for
@@ -69,15 +70,17 @@ static QrStatus qr__twq_new(QrTensor *t, QrDType dt, int rank, const int64_t *di
 }
 
 /* qreport.int.BlockDequant of codes with per-element scale index map (constants of the twin; zp,
- * map and table optional: without a map, codes (K, N) are blocked along K, bs rows a block); its
- * output value in *out. on/off (optional): the value the quantizer switches
+ * map and table optional: without a map, codes (K, N) are blocked along K, bs rows a block;
+ * nbits_b >= 0: instead of codes, that value — a 4-bit MatMulNBits' B of K (nbits_k) rows, read as
+ * the node holds it); its output value in *out. on/off (optional): the value the quantizer switches
  * (when it is disabled, readers of `on` read `off`: quant/qtable.c). */
-static QrStatus qr__twq_bdq(QrTwCtx *cx, const char *base, QrTensor *codes, QrTensor *sc, QrTensor *zp, QrTensor *map,
-                           QrTensor *table, int64_t bs, const char *on, const char *off, int *out) {
+static QrStatus qr__twq_bdq(QrTwCtx *cx, const char *base, QrTensor *codes, int nbits_b, int64_t nbits_k, QrTensor *sc,
+                           QrTensor *zp, QrTensor *map, QrTensor *table, int64_t bs, const char *on, const char *off, int *out) {
     int in[5] = { -1, -1, -1, -1, -1 };
     const bool has_table = table->data != NULL;   /* qr__twq_const takes the data */
     char nm[512];
-    QR_TRY(qr_twk_const(cx, base, codes, &in[0]));
+    if (nbits_b >= 0) in[0] = nbits_b;
+    else QR_TRY(qr_twk_const(cx, base, codes, &in[0]));
     snprintf(nm, sizeof nm, "%s_scale", base);
     QR_TRY(qr_twk_const(cx, nm, sc, &in[1]));
     if (zp->data) {
@@ -91,11 +94,15 @@ static QrStatus qr__twq_bdq(QrTwCtx *cx, const char *base, QrTensor *codes, QrTe
         QR_TRY(qr_twk_const(cx, nm, table, &in[4]));
     }
     QR_TRY(qr_twk_value(cx, base, "::dq", out));
-    QrAttr at[3] = { { .name = "block_size", .type = QR_ATTR_INT, .i = bs },
-                     { .name = "select_on", .type = QR_ATTR_STRING, .s = on, .s_len = on ? strlen(on) : 0 },
-                     { .name = "select_off", .type = QR_ATTR_STRING, .s = off, .s_len = off ? strlen(off) : 0 } };
+    QrAttr at[4] = { { .name = "block_size", .type = QR_ATTR_INT, .i = bs } };
+    int na = 1;
+    if (nbits_b >= 0) at[na++] = (QrAttr){ .name = "k", .type = QR_ATTR_INT, .i = nbits_k };
+    if (on) {
+        at[na++] = (QrAttr){ .name = "select_on", .type = QR_ATTR_STRING, .s = on, .s_len = strlen(on) };
+        at[na++] = (QrAttr){ .name = "select_off", .type = QR_ATTR_STRING, .s = off, .s_len = off ? strlen(off) : 0 };
+    }
     snprintf(nm, sizeof nm, "%s::dq", base);
-    return qr_twk_add(cx, nm, "BlockDequant", QR_QUANT_INT_DOMAIN, has_table ? 5 : 4, in, 1, out, on ? 3 : 1, at);
+    return qr_twk_add(cx, nm, "BlockDequant", QR_QUANT_INT_DOMAIN, has_table ? 5 : 4, in, 1, out, na, at);
 }
 
 /* Node `node`: Cast of value v to dtype `to`, written to value out. */
@@ -167,10 +174,14 @@ static QrStatus qr__twq_nbits(QrTwCtx *cx, const QrNode *n) {
      * zero points use the blocked form, (code - zp) * scale as a blocked DequantizeLinear (4 bytes
      * per weight element less) */
     bool need_map = gi || g.zp_float;
+    /* the int8-activation switch of 4-bit codes reads the node's own B (BlockDequant's attribute k):
+     * no copy of the codes at all (one byte per element before: 450 MB on a 0.5B decoder) */
+    const bool packed = bdq && !need_map && g.int8_act && g.bits == 4 && b->dtype == QR_DT_U8 && b->rank == 3 &&
+                        g.blob * 2 == g.bs;
     QrDType cd = g.bits == 8 ? QR_DT_U8 : g.bits == 4 ? QR_DT_U4 : QR_DT_U2;
     QrTensor codes = {0}, tsc = {0}, tzp = {0}, map = {0}, none = {0};
     int64_t cdims[2] = { g.K, g.N }, pdims[2] = { g.nb, g.N }, np = g.nb * g.N;
-    QrStatus st = qr__twq_new(&codes, cd, 2, cdims);
+    QrStatus st = packed ? QR_OK : qr__twq_new(&codes, cd, 2, cdims);
     if (st == QR_OK) st = qr__twq_new(&tsc, QR_DT_F32, bdq ? 1 : 2, bdq ? &np : pdims);
     if (st == QR_OK)
         st = qr__twq_new(&tzp, bdq ? (g.int8_act ? QR_DT_U8 : QR_DT_F32) : cd, bdq ? 1 : 2, bdq ? &np : pdims);
@@ -182,7 +193,7 @@ static QrStatus qr__twq_nbits(QrTwCtx *cx, const QrNode *n) {
         const uint8_t *zu = z && !g.zp_float ? z->data : NULL;
         for (int64_t nn = 0; nn < g.N; nn++) {
             for (int64_t k = 0; k < g.K; k++) {
-                pc[k * g.N + nn] = (uint8_t)qr_blk_nbits_code(&g, b->data, nn, k);
+                if (!packed) pc[k * g.N + nn] = (uint8_t)qr_blk_nbits_code(&g, b->data, nn, k);
                 if (need_map) pm[k * g.N + nn] = (int32_t)((gi ? ((const int32_t *)gi->data)[k] : k / g.bs) * g.N + nn);
             }
             for (int64_t kb = 0; kb < g.nb; kb++) {
@@ -199,7 +210,8 @@ static QrStatus qr__twq_nbits(QrTwCtx *cx, const QrNode *n) {
     if (st == QR_OK && g.int8_act) st = qr_twk_value(cx, s->values[n->out[0]].name, "::float", &yf);
     if (st == QR_OK && !bdq) st = qr__twq_block_dq(cx, wname, &codes, &tsc, &tzp, 0, g.bs, &w);
     else if (st == QR_OK)
-        st = qr__twq_bdq(cx, wname, &codes, &tsc, &tzp, &map, &none, g.bs, g.int8_act ? s->values[n->out[0]].name : NULL,
+        st = qr__twq_bdq(cx, wname, &codes, packed ? n->in[QR_BLK_NB_B] : -1, g.K, &tsc, &tzp, &map, &none, g.bs,
+                        g.int8_act ? s->values[n->out[0]].name : NULL,
                         g.int8_act ? cx->tw->g.values[yf].name : NULL, &w);
     qr_tensor_free_data(&codes);
     qr_tensor_free_data(&tsc);
@@ -244,7 +256,7 @@ static QrStatus qr__twq_bnb4(QrTwCtx *cx, const QrNode *n) {
         memcpy(tab.data, g.table, 16 * sizeof(float));
     }
     int w = -1;
-    if (st == QR_OK) st = qr__twq_bdq(cx, s->values[n->in[1]].name, &codes, &tsc, &none, &map, &tab, g.bs, NULL, NULL, &w);
+    if (st == QR_OK) st = qr__twq_bdq(cx, s->values[n->in[1]].name, &codes, -1, 0, &tsc, &none, &map, &tab, g.bs, NULL, NULL, &w);
     qr_tensor_free_data(&codes);
     qr_tensor_free_data(&tsc);
     qr_tensor_free_data(&map);

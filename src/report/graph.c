@@ -20,6 +20,7 @@ typedef struct QrGlFlat {
     int ne;
     const int *src, *dst;        /* must be acyclic */
     float gap_x, gap_y;
+    int sweeps;                  /* crossing-reduction sweeps, 0: none */
     int port_in, port_out;       /* a group's entry and exit points (zero-height items): the in-port on the top layer,
                                   * the out-port on the bottom one, -1 = none */
     /* results */
@@ -206,7 +207,7 @@ static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
         cbest += qr__gl_cross_pair(lnodes + lstart[l], lstart[l + 1] - lstart[l], pos, doff, dl, lstart[l + 2] - lstart[l + 1], bit, itmp);
     memcpy(best, pos, (size_t)N * sizeof *pos);
     /* crossing reduction: barycenter sweeps down then up; keep the best order seen */
-    for (int it = 0, stale = 0; it < QR__GL_MAX_SWEEPS && cbest > 0 && stale < 4; it++) {
+    for (int it = 0, stale = 0; it < f->sweeps && cbest > 0 && stale < 4; it++) {
         for (int pass = 0; pass < 2; pass++) {
             bool down = pass == 0;
             for (int step = 1; step < L; step++) {
@@ -566,8 +567,8 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
             }
             for (int j = 0; j < nu; j++) if (urev[j]) { int t = usrc[j]; usrc[j] = udst[j]; udst[j] = t; }
         }
-        QrGlFlat f = { .n = m, .w = w, .h = h, .ne = nu, .src = usrc, .dst = udst, .gap_x = gx, .gap_y = gy,
-                       .port_in = pin, .port_out = pout };
+        QrGlFlat f = { .n = m, .w = w, .h = h, .ne = nu, .src = usrc, .dst = udst, .gap_x = gx, .gap_y = gy, .port_in = pin,
+                       .port_out = pout, .sweeps = in->sweeps < 0 ? 0 : in->sweeps > 0 ? in->sweeps : QR__GL_MAX_SWEEPS };
         QR_TRY(qr__gl_flat(&f, tmp, tmp));
         o->n_dummy += f.n_dummy;
         o->crossings += f.crossings;
@@ -710,7 +711,8 @@ static QrStatus qr_gl_overview(const QrGlInput *in, int open_depth, const float 
     for (int k = 0; k < np; k++)
         if (!k || pr[k].a != pr[k - 1].a || pr[k].b != pr[k - 1].b) { src[ne] = pr[k].a; dst[ne++] = pr[k].b; }
     out->in = (QrGlInput){ .n = nb, .w = w, .h = h, .n_edges = ne, .src = src, .dst = dst, .n_groups = ng, .node_group = bg,
-                           .group_parent = gp, .gap_x = in->gap_x, .gap_y = in->gap_y, .pad = in->pad, .head = in->head };
+                           .group_parent = gp, .gap_x = in->gap_x, .gap_y = in->gap_y, .pad = in->pad, .head = in->head,
+                           .sweeps = in->sweeps };
     out->box_node = bnode;
     out->box_group = bgroup;
     out->group_of = gof;
@@ -797,11 +799,22 @@ static const char qr__gl_js[] =
 " lmax.textContent=ok?\"best \"+fmt(m.hb?hi:lo):\"\";}\n"
 "D.m.forEach(function(m,i){var o=document.createElement(\"option\");o.value=i;o.textContent=m.n;sel.appendChild(o);});\n"
 "sel.value=String(D.d);sel.addEventListener(\"change\",function(){metric(+sel.value);});\n"
-"var vb={x:0,y:0,w:W,h:H};\n"
+"var vb={x:0,y:0,w:W,h:H},RD=0.8;\n"
 "function setvb(){svg.setAttribute(\"viewBox\",vb.x+\" \"+vb.y+\" \"+vb.w+\" \"+vb.h);}\n"
-"function fit(){vb={x:0,y:0,w:W,h:H};setvb();}\n"
-"function start(){var r=svg.getBoundingClientRect();if(!(r.width>0&&r.height>0))return fit();\n"
-" var w=Math.max(W,r.width),h=w*r.height/r.width;if(h>=H)return fit();vb={x:(W-w)/2,y:0,w:w,h:h};setvb();}\n"
+"function shown(n){var r=n.getBoundingClientRect();return r.width>0&&r.height>0;}\n"
+"function mark(){var f=all(\".qg-first\").filter(function(n){return live(n)&&shown(n);})[0];if(f)return f;\n"
+" var m=all(\".qg-main .qg-first\")[0],ts=cur===\"ov\"?otiles:cur===\"main\"?tiles:[];\n"
+" for(var k=m?+m.getAttribute(\"data-g\"):-1;k>=0;k=D.gp[k]){var t=ts.filter(function(x){return +x.getAttribute(\"data-g\")===k&&shown(x);})[0];if(t)return t;}\n"
+" var top=null,ty=Infinity;nodes.concat(tiles,otiles).forEach(function(n){if(!live(n)||!shown(n))return;var y=n.getBoundingClientRect().top;\n"
+"  if(y<ty){ty=y;top=n;}});return top;}\n"
+"function fit(){var r=svg.getBoundingClientRect();if(!(r.width>0&&r.height>0)){vb={x:0,y:0,w:W,h:H};setvb();return;}\n"
+" var s=Math.min(r.width/W,r.height/H);if(s>=RD){s=Math.min(s,1);vb={x:(W-r.width/s)/2,y:0,w:r.width/s,h:r.height/s};setvb();return;}\n"
+" s=Math.max(Math.min(r.width/W,1),RD);var w=r.width/s,h=r.height/s,x=(W-w)/2,y=0;\n"
+" vb={x:0,y:0,w:W,h:H};setvb();var f=mark();\n"
+" if(f){var b=f.getBoundingClientRect(),m=svg.getScreenCTM(),p=svg.createSVGPoint();p.x=b.left+b.width/2;p.y=b.top+b.height/2;\n"
+"  if(m){p=p.matrixTransform(m.inverse());if(w<W)x=Math.min(Math.max(p.x-w/2,0),W-w);y=Math.min(Math.max(p.y-h/3,0),Math.max(H-h,0));}}\n"
+" vb={x:x,y:y,w:w,h:h};setvb();}\n"
+"function start(){fit();}\n"
 "function pos(n){var m=n.transform.baseVal.consolidate().matrix;return{x:m.e,y:m.f};}\n"
 "function focus(n){var p=pos(n),r=svg.getBoundingClientRect(),w=Math.min(Math.max(W,300),900),\n"
 " h=r.width>0?w*r.height/r.width:w;vb={x:p.x-w/2+60,y:p.y-h/2,w:w,h:h};setvb();}\n"
@@ -929,12 +942,14 @@ static int qr__gl_open_depth(const QrGlInput *in, const int *gdepth) {
 }
 
 /* One node box: <g class="qg-n" data-node data-row data-g ...> with its label, op type, quantizer line,
- * sensitivity badge and split bar. */
-static void qr__gl_node(QrHtml *h, const QrGlViewNode *nd, float x, float y, float w, float hh, int group, bool first, bool bad,
-                        bool quant) {
+ * sensitivity badge and split bar; qgroup >= -1: the Q/DQ drawing's group (data-qg, frames carry it too),
+ * -2: none. */
+static void qr__gl_node(QrHtml *h, const QrGlViewNode *nd, float x, float y, float w, float hh, int group, int qgroup, bool first,
+                        bool bad, bool quant) {
     qr__gl_printf(h, "<g class=\"qg-n%s%s%s\" data-node=\"", bad ? " qg-worst" : "", first ? " qg-first" : "", quant ? " qg-qn" : "");
     qr_html_text(h, nd->name);
     qr__gl_printf(h, "\" data-row=\"%d\" data-g=\"%d\"", nd->row, group);
+    if (qgroup >= -1) qr__gl_printf(h, " data-qg=\"%d\"", qgroup);
     if (nd->sens_rank > 0) qr__gl_printf(h, " data-s=\"%d\"", nd->sens_rank);
     if (nd->find && *nd->find) { qr_html_raw(h, " data-f=\""); qr_html_text(h, nd->find); qr_html_raw(h, "\""); }
     if (nd->whatif && *nd->whatif) { qr_html_raw(h, " data-w=\""); qr_html_text(h, nd->whatif); qr_html_raw(h, "\""); }
@@ -983,6 +998,35 @@ static void qr__gl_edge(QrHtml *h, const QrGlLayout *l, int e, const char *cls) 
     qr_html_raw(h, "\"/>\n");
 }
 
+/* The "Q/DQ nodes" drawing (v->alt): the analysis model with its quantizer nodes, static frames, its
+ * edges, its boxes (worst[row]: a worst layer's box). */
+static void qr__gl_html_alt(QrHtml *h, const QrGlView *v, const bool *worst) {
+    const QrGlAlt *q = v->alt;
+    const QrGlLayout *ql = q->l;
+    qr__gl_printf(h, "<g class=\"qg-qv\" style=\"display:none\" data-w=\"%.0f\" data-h=\"%.0f\">\n<g class=\"qg-qframes\">\n",
+                  QR_MAX(ql->width, 10) + 20, QR_MAX(ql->height, 10) + 20);
+    for (int g = 0; g < ql->n_groups; g++) {
+        qr__gl_printf(h, "<g class=\"qg-fr\" data-qg=\"%d\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                      "rx=\"8\"/><text x=\"%.1f\" y=\"%.1f\">", g, ql->gx[g], ql->gy[g], ql->gw[g], ql->gh[g], ql->gx[g] + 6,
+                      ql->gy[g] + 14);
+        const char *nm = q->group_name[g], *sl = strrchr(nm, '/');
+        qr__gl_text_cut(h, sl && sl[1] ? sl + 1 : nm, (int)(ql->gw[g] / 6.5f) - 1);
+        qr_html_raw(h, "<title>");
+        qr_html_text(h, nm);
+        qr_html_raw(h, "</title></text></g>\n");
+    }
+    qr_html_raw(h, "</g>\n<g class=\"qg-qedges\">\n");
+    for (int e = 0; e < ql->n_edges; e++) qr__gl_edge(h, ql, e, "qg-qe");
+    qr_html_raw(h, "</g>\n<g class=\"qg-qnodes\">\n");
+    for (int i = 0; i < ql->n; i++) {
+        const QrGlViewNode *nd = &q->nodes[i];
+        bool first = nd->row >= 0 && nd->row == v->first_drop_row, bad = nd->row >= 0 && nd->row < v->n_rows && worst[nd->row];
+        qr__gl_node(h, nd, ql->x[i], ql->y[i], q->in->w[i], q->in->h[i], -1, q->in->node_group ? q->in->node_group[i] : -1, first,
+                    bad, q->is_quant[i]);
+    }
+    qr_html_raw(h, "</g>\n</g>\n");
+}
+
 static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, const QrGlView *v) {
     int G = l->n_groups;
     int *gdepth = calloc((size_t)G + 1, sizeof *gdepth), *gcount = calloc((size_t)G + 1, sizeof *gcount);
@@ -1020,7 +1064,8 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
                    "<label><input type=\"checkbox\" class=\"qg-showq\"> ");
     qr_html_raw(h, v->alt ? "Q/DQ nodes" : "quantizers");
     qr_html_raw(h, "</label>"
-                   "<button type=\"button\" class=\"qg-fit\">Fit</button>"
+                   "<button type=\"button\" class=\"qg-fit\" title=\"The whole drawing when it fits at a readable size (80% or more); "
+                   "else its width, not below 80%, from the first drop (or the top): drag or scroll for the rest\">Fit</button>"
                    "<button type=\"button\" class=\"qg-expand\">Expand all</button>"
                    "<button type=\"button\" class=\"qg-collapse\">Collapse all</button>");
     if (ovok) qr_html_raw(h, "<button type=\"button\" class=\"qg-ovb\">Overview</button>");
@@ -1049,7 +1094,7 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
     for (int i = 0; i < l->n; i++) {
         const QrGlViewNode *nd = &v->nodes[i];
         bool first = nd->row >= 0 && nd->row == v->first_drop_row, bad = nd->row >= 0 && nd->row < v->n_rows && worst[nd->row];
-        qr__gl_node(h, nd, l->x[i], l->y[i], in->w[i], in->h[i], in->node_group ? in->node_group[i] : -1, first, bad, false);
+        qr__gl_node(h, nd, l->x[i], l->y[i], in->w[i], in->h[i], in->node_group ? in->node_group[i] : -1, -2, first, bad, false);
     }
     qr_html_raw(h, "</g>\n<g class=\"qg-tiles\">\n");
     for (int g = 0; g < G; g++) {
@@ -1084,7 +1129,7 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
             if (i >= 0) {
                 const QrGlViewNode *nd = &v->nodes[i];
                 bool first = nd->row >= 0 && nd->row == v->first_drop_row, bad = nd->row >= 0 && nd->row < v->n_rows && worst[nd->row];
-                qr__gl_node(h, nd, ol.x[b], ol.y[b], bw, bh, -1, first, bad, false);
+                qr__gl_node(h, nd, ol.x[b], ol.y[b], bw, bh, -1, -2, first, bad, false);
                 continue;
             }
             int g = ovw.box_group[b];
@@ -1100,30 +1145,7 @@ static void qr_gl_html(QrHtml *h, const QrGlLayout *l, const QrGlInput *in, cons
     }
     qr_gl_free(&ol);
     qr_arena_free(&oa);
-    if (v->alt) {   /* the analysis model with its quantizer nodes: static frames, its edges, its boxes */
-        const QrGlAlt *q = v->alt;
-        const QrGlLayout *ql = q->l;
-        qr__gl_printf(h, "<g class=\"qg-qv\" style=\"display:none\" data-w=\"%.0f\" data-h=\"%.0f\">\n<g class=\"qg-qframes\">\n",
-                      QR_MAX(ql->width, 10) + 20, QR_MAX(ql->height, 10) + 20);
-        for (int g = 0; g < ql->n_groups; g++) {
-            qr__gl_printf(h, "<g class=\"qg-fr\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"8\"/>"
-                          "<text x=\"%.1f\" y=\"%.1f\">", ql->gx[g], ql->gy[g], ql->gw[g], ql->gh[g], ql->gx[g] + 6, ql->gy[g] + 14);
-            const char *nm = q->group_name[g], *sl = strrchr(nm, '/');
-            qr__gl_text_cut(h, sl && sl[1] ? sl + 1 : nm, (int)(ql->gw[g] / 6.5f) - 1);
-            qr_html_raw(h, "<title>");
-            qr_html_text(h, nm);
-            qr_html_raw(h, "</title></text></g>\n");
-        }
-        qr_html_raw(h, "</g>\n<g class=\"qg-qedges\">\n");
-        for (int e = 0; e < ql->n_edges; e++) qr__gl_edge(h, ql, e, "qg-qe");
-        qr_html_raw(h, "</g>\n<g class=\"qg-qnodes\">\n");
-        for (int i = 0; i < ql->n; i++) {
-            const QrGlViewNode *nd = &q->nodes[i];
-            bool first = nd->row >= 0 && nd->row == v->first_drop_row, bad = nd->row >= 0 && nd->row < v->n_rows && worst[nd->row];
-            qr__gl_node(h, nd, ql->x[i], ql->y[i], q->in->w[i], q->in->h[i], -1, first, bad, q->is_quant[i]);
-        }
-        qr_html_raw(h, "</g>\n</g>\n");
-    }
+    if (v->alt) qr__gl_html_alt(h, v, worst);
     qr_html_raw(h, "</g>\n</svg></div>\n<div class=\"qg-panel\" hidden></div>\n");
     /* the data: metrics per row, the group tree, the collapsed depth */
     qr_html_raw(h, "<script type=\"application/json\" class=\"qg-data\">{\"m\":[");

@@ -27,6 +27,8 @@ typedef struct QrGlInput {
     const int *group_parent;    /* [n_groups] parent group, -1 = root */
     float gap_x, gap_y;         /* space between boxes in a layer / between layers (0: 24 / 36) */
     float pad, head;            /* a group frame's padding and title band (0: 10 / 20) */
+    int sweeps;                 /* crossing reduction: at most this many down-and-up sweeps (0: 24; -1: none, every
+                                 * layer in its first order — what the tests compare the reduction against) */
 } QrGlInput;
 
 typedef struct QrGlLayout {
@@ -77,7 +79,7 @@ typedef struct QrGlMetric {
 /* The analysis model's own graph with its quantizer nodes (QuantizeLinear / DequantizeLinear as
  * boxes of their own), laid out on its own: the view the "Q/DQ nodes" toggle shows instead of
  * the folded one. Its boxes are clickable and coloured like the folded view's (by row); its
- * groups are drawn as frames (not collapsible). */
+ * groups are drawn as frames (not collapsible); a box's and a frame's data-qg is its group (-1: none). */
 typedef struct QrGlAlt {
     const QrGlLayout *l;
     const QrGlInput *in;

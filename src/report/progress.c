@@ -15,6 +15,14 @@ static void qr_progress_format_duration(double s, char *buf, size_t cap) {
     }
 }
 
+static void qr_progress_cpu(double *user, double *sys) {
+    struct rusage ru;
+    *user = *sys = 0;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return;
+    *user = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec;
+    *sys = (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
 static void qr_progress_init(QrProgress *p, FILE *out, bool quiet) {
     memset(p, 0, sizeof *p);
     p->out = out;
@@ -115,6 +123,7 @@ static void qr_progress_begin(QrProgress *p, const char *stage, int64_t total) {
     p->done = 0;
     p->active = true;
     p->t_begin = p->t_last_draw = p->now();
+    qr_progress_cpu(&p->u_begin, &p->s_begin);
     if (p->quiet) return;
     if (p->tty) qr__prog_draw(p, true);   /* plain lines: progress only once a stage runs long, then the end */
 }
@@ -147,6 +156,9 @@ static void qr_progress_end(QrProgress *p, QrStatus st) {
         QrProgressStage *s = &p->stages[p->n_stages++];
         snprintf(s->name, sizeof s->name, "%s", p->stage);
         s->seconds = secs;
+        qr_progress_cpu(&s->user, &s->sys);
+        s->user -= p->u_begin;
+        s->sys -= p->s_begin;
         s->ok = st == QR_OK;
     }
     if (!p->quiet) {

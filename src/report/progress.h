@@ -9,6 +9,7 @@
 typedef struct QrProgressStage {
     char name[64];
     double seconds;          /* wall time from begin to end (monotonic clock) */
+    double user, sys;        /* CPU seconds of the whole process (every thread) from begin to end (getrusage) */
     bool ok;                 /* false when the stage ended with an error */
 } QrProgressStage;
 
@@ -36,6 +37,7 @@ typedef struct QrProgress {
     bool active;
     int64_t total, done;                /* total 0: unknown */
     double t_begin, t_last_draw;
+    double u_begin, s_begin;            /* process CPU seconds (user, system) at begin */
     int drawing;                        /* a thread is drawing (atomic flag) */
     /* finished stages, in order; stages beyond QR_PROGRESS_MAX_STAGES are not recorded */
     QrProgressStage stages[QR_PROGRESS_MAX_STAGES];
@@ -59,6 +61,8 @@ static void qr_progress_end(QrProgress *p, QrStatus st);
 /* A line of its own (a warning) that does not garble the bar. */
 QR_TESTAPI void qr_progress_message(QrProgress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #endif
+/* CPU seconds of this process so far, every thread: user and system (getrusage; 0 if unknown). */
+static void qr_progress_cpu(double *user, double *sys);
 /* Peak resident memory of this process in bytes (/proc/self/status VmHWM, else getrusage
  * ru_maxrss), 0 if unknown. */
 static int64_t qr_progress_peak_rss(void);

@@ -524,7 +524,10 @@ static bool qr_run_uncached(const QrGraph *g, int v) {
     int p = v >= 0 && v < g->n_values ? g->values[v].producer : -1;
     if (p < 0) return false;
     const QrNode *n = &g->nodes[p];
-    if (strcmp(n->op_type, "DequantizeLinear") || n->n_in < 1 || n->in[0] < 0) return false;
+    /* the twin's BlockDequant (quant/twin_wq.c) is a weight-only node's dequantized weight: cached,
+     * every MatMulNBits weight of an LLM in float32 (1.8 GB for 0.5B parameters) */
+    bool dq = !strcmp(n->op_type, "DequantizeLinear") || (!strcmp(n->op_type, "BlockDequant") && !strcmp(n->domain, QR_QUANT_INT_DOMAIN));
+    if (!dq || n->n_in < 1 || n->in[0] < 0) return false;
     const QrValue *x = &g->values[n->in[0]];
     return x->is_init && x->t.numel > QR_FOLD_MAX_ELEMS;
 }
@@ -902,6 +905,7 @@ typedef struct QrRunState {
     QrRunCache *cache;          /* opts->cache when it belongs to g, else NULL */
     bool *st;                   /* with a cache: per value, qr__run_statics */
     bool *dead;                 /* per node: qr__run_dead */
+    uint8_t *defer;             /* per node: 1 deferred until a reader runs (qr__run_deferrable), 2 done */
 } QrRunState;
 
 /* Node n's outputs are all static this run (with a cache: they go into it). */
@@ -1072,6 +1076,98 @@ static QrStatus qr__run_after(QrRunState *r, int ni) {
     return st;
 }
 
+/* Node ni of the topological order, not part of a chain: skipped (overridden outputs, not live,
+ * dead), from the constant cache, or run (its outputs going into the cache when static); then
+ * qr__run_after (taps, frees). */
+static QrStatus qr__run_node_at(QrRunState *r, int ni) {
+    const QrGraph *g = r->g;
+    const QrRunOpts *opts = r->o;
+    const QrNode *n = &g->nodes[ni];
+    QrTensor *vals = r->vals;
+    QrStatus st = QR_OK;
+    bool skip = n->n_out > 0;
+    for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !qr__run_overridden(opts, n->out[k])) skip = false;
+    if (opts->live && !opts->live[ni]) skip = true;
+    if (r->dead && r->dead[ni]) skip = true;
+    const bool stat = r->cache && qr__run_node_static(r, n) && !(n->n_out > 0 && qr_run_uncached(g, n->out[0]));
+    if (stat) {   /* constants: from the cache, or computed now and kept there */
+        pthread_mutex_lock(&r->cache->mu);
+        bool have = true;
+        for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !r->cache->t[n->out[k]].data) have = false;
+        if (have) {
+            for (int k = 0; k < n->n_out; k++) {
+                int v = n->out[k];
+                if (v < 0) continue;
+                vals[v] = r->cache->t[v];
+                vals[v].owned = false;
+            }
+            skip = true;
+        }
+        pthread_mutex_unlock(&r->cache->mu);
+    }
+    if (!skip) {
+        st = qr__run_one(r, n);
+        if (st == QR_OK && stat) pthread_mutex_lock(&r->cache->mu);
+        for (int k = 0; st == QR_OK && stat && k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0 || r->cache->t[v].data || !r->cap[v]) continue;
+            r->cache->t[v] = vals[v];          /* the cache takes the pooled buffer */
+            r->cache->t[v].owned = true;
+            r->cache->bytes += qr_tensor_nbytes(&vals[v]);
+            r->cap[v] = 0;
+        }
+        if (st == QR_OK && stat) pthread_mutex_unlock(&r->cache->mu);
+    }
+    if (st == QR_OK) st = qr__run_after(r, ni);
+    return st;
+}
+
+/* Nodes that read only initializers, substitutions and feeds (or the outputs of such nodes) —
+ * a quantized weight's DequantizeLinear, a weight-only node's BlockDequant, a Constant — do not
+ * depend on the run's inputs, and Kahn's order puts them all first: run there, every weight's
+ * float copy would be alive from the start until its reader (a second float copy of every
+ * weight at once: 344 MB for a ViT-B). They are deferred (r->defer[ni] = 1) and run right
+ * before their first reader (qr__run_inputs_ready), or after the loop when no reader runs, so
+ * each copy lives from its reader's turn to its last reader. Same nodes, same arithmetic, same
+ * taps (a deferred value's tap comes later). Chain members, nodes the run skips and nodes with
+ * a clamped input stay in place. */
+static QrStatus qr__run_deferrable(QrRunState *r) {
+    const QrGraph *g = r->g;
+    const QrRunOpts *o = r->o;
+    r->defer = calloc((size_t)g->n_nodes + 1, 1);
+    if (!r->defer) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int oi = 0; oi < g->n_nodes; oi++) {
+        int ni = g->order[oi];
+        const QrNode *n = &g->nodes[ni];
+        if (r->plan.chain_of[ni] >= 0 || (o->live && !o->live[ni]) || (r->dead && r->dead[ni]) || n->n_out < 1) continue;
+        bool ok = false;
+        for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !qr__run_overridden(o, n->out[k])) ok = true;
+        for (int k = 0; ok && k < n->n_in; k++) {
+            if (n->in[k] < 0) continue;
+            if (qr__run_clamped(o, n->in[k])) { ok = false; break; }
+            int v = qr__run_resolve(o, n->in[k]), p = g->values[v].producer;
+            ok = g->values[v].is_init || (o->subst && (o->subst[n->in[k]] || o->subst[v])) ||
+                 (o->feed && (o->feed[n->in[k]] || o->feed[v])) || (p >= 0 && r->defer[p]);
+        }
+        if (ok) r->defer[ni] = 1;
+    }
+    return QR_OK;
+}
+
+/* Runs the deferred producers of node ni's inputs (and theirs, first). */
+static QrStatus qr__run_inputs_ready(QrRunState *r, int ni) {
+    const QrNode *n = &r->g->nodes[ni];
+    for (int k = 0; k < n->n_in; k++) {
+        if (n->in[k] < 0) continue;
+        int v = qr__run_resolve(r->o, n->in[k]), p = r->g->values[v].producer;
+        if (p < 0 || r->defer[p] != 1) continue;
+        r->defer[p] = 2;
+        QR_TRY(qr__run_inputs_ready(r, p));
+        QR_TRY(qr__run_node_at(r, p));
+    }
+    return QR_OK;
+}
+
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs) {
     QrRunOpts none = {0};
     if (!opts) opts = &none;
@@ -1122,9 +1218,9 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         free(need);
     }
     if (st == QR_OK) st = qr__run_plan(g, opts, uses, r.st, &r.plan);
+    if (st == QR_OK) st = qr__run_deferrable(&r);
     for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
         int ni = g->order[oi];
-        const QrNode *n = &g->nodes[ni];
         int ci = r.plan.chain_of[ni];
         if (ci >= 0 && r.plan.chains[ci].nodes[0] != ni) continue;   /* ran with its chain's head */
         const double t_node = opts->node_sec ? qr_time_now() : 0;
@@ -1135,8 +1231,10 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         }
         if (ci >= 0) {
             QrRunChain *ch = &r.plan.chains[ci];
-            bool fallback;
-            st = qr__run_chain(&r, ch, &fallback);
+            bool fallback = false;
+            for (int k = 0; st == QR_OK && k < ch->n; k++) st = qr__run_inputs_ready(&r, ch->nodes[k]);
+            if (st == QR_OK) st = qr__run_chain(&r, ch, &fallback);
+            if (st != QR_OK) break;
             if (st == QR_OK && fallback) {
                 for (int k = 0; k < ch->n; k++) r.plan.chain_of[ch->nodes[k]] = -1;
             } else {
@@ -1145,42 +1243,14 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
                 continue;
             }
         }
-        bool skip = n->n_out > 0;
-        for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !qr__run_overridden(opts, n->out[k])) skip = false;
-        if (opts->live && !opts->live[ni]) skip = true;
-        if (r.dead && r.dead[ni]) skip = true;
-        const bool stat = r.cache && qr__run_node_static(&r, n) && !(n->n_out > 0 && qr_run_uncached(g, n->out[0]));
-        if (stat) {   /* constants: from the cache, or computed now and kept there */
-            pthread_mutex_lock(&r.cache->mu);
-            bool have = true;
-            for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0 && !r.cache->t[n->out[k]].data) have = false;
-            if (have) {
-                for (int k = 0; k < n->n_out; k++) {
-                    int v = n->out[k];
-                    if (v < 0) continue;
-                    vals[v] = r.cache->t[v];
-                    vals[v].owned = false;
-                }
-                skip = true;
-            }
-            pthread_mutex_unlock(&r.cache->mu);
-        }
-        if (!skip) {
-            st = qr__run_one(&r, n);
-            if (st == QR_OK && stat) pthread_mutex_lock(&r.cache->mu);
-            for (int k = 0; st == QR_OK && stat && k < n->n_out; k++) {
-                int v = n->out[k];
-                if (v < 0 || r.cache->t[v].data || !r.cap[v]) continue;
-                r.cache->t[v] = vals[v];          /* the cache takes the pooled buffer */
-                r.cache->t[v].owned = true;
-                r.cache->bytes += qr_tensor_nbytes(&vals[v]);
-                r.cap[v] = 0;
-            }
-            if (st == QR_OK && stat) pthread_mutex_unlock(&r.cache->mu);
-        }
-        if (st == QR_OK) st = qr__run_after(&r, ni);
+        if (r.defer[ni] == 1) continue;   /* runs right before its first reader (or after the loop) */
+        st = qr__run_inputs_ready(&r, ni);
+        if (st == QR_OK) st = qr__run_node_at(&r, ni);
         if (opts->node_sec) opts->node_sec[ni] += qr_time_now() - t_node;
     }
+    /* deferred nodes no reader asked for (their readers skipped): run where they would have run */
+    for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++)
+        if (r.defer[g->order[oi]] == 1) { r.defer[g->order[oi]] = 2; st = qr__run_node_at(&r, g->order[oi]); }
     for (int i = 0; st == QR_OK && outputs && i < g->n_outputs; i++) {
         const QrTensor *src = qr__run_read(opts, vals, g->outputs[i]);
         if (!src->data && src->numel > 0) {
@@ -1199,6 +1269,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     qr_arena_free(&r.scratch);
     free(r.st);
     free(r.dead);
+    free(r.defer);
     free(vals);
     free(r.cap);
     free(uses);

@@ -116,8 +116,8 @@ static void qr_run_cache_free(QrRunCache *c);
 /* Bytes of tensor data the cache holds. */
 QR_TESTAPI size_t qr_run_cache_bytes(const QrRunCache *c);
 #endif
-/* Values a run cache never holds: the output of a DequantizeLinear reading an initializer of
- * more than QR_FOLD_MAX_ELEMS elements (a quantized weight's float copy: four times its bytes;
+/* Values a run cache never holds: the output of a DequantizeLinear (or qreport.int.BlockDequant,
+ * the weight-only twin's) reading an initializer of more than QR_FOLD_MAX_ELEMS elements (a quantized weight's float copy: four times its bytes;
  * every run recomputes it, one pass over its integers). Callers keeping values between runs
  * skip them for the same reason (a re-run computes them again). */
 static bool qr_run_uncached(const QrGraph *g, int v);

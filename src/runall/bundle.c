@@ -421,8 +421,15 @@ static QrStatus qr_bundle_write_manifest(QrBundle *bd) {
     for (int k = 0; k < bd->prog.n_stages; k++) {
         qr_json_obj_begin_compact(&j);
         qr_json_kv_str(&j, "name", bd->prog.stages[k].name);
-        if (repro) qr_json_kv_null(&j, "seconds");
-        else qr_json_kv_num(&j, "seconds", bd->prog.stages[k].seconds);
+        if (repro) {
+            qr_json_kv_null(&j, "seconds");
+            qr_json_kv_null(&j, "user_seconds");
+            qr_json_kv_null(&j, "sys_seconds");
+        } else {
+            qr_json_kv_num(&j, "seconds", bd->prog.stages[k].seconds);
+            qr_json_kv_num(&j, "user_seconds", bd->prog.stages[k].user);
+            qr_json_kv_num(&j, "sys_seconds", bd->prog.stages[k].sys);
+        }
         qr_json_kv_bool(&j, "ok", bd->prog.stages[k].ok);
         qr_json_obj_end(&j);
     }
@@ -1172,6 +1179,66 @@ static bool qr__bn_is_qdq(const char *op) {
     return !strcmp(op, "QuantizeLinear") || !strcmp(op, "DequantizeLinear") || !strcmp(op, "DynamicQuantizeLinear");
 }
 
+/* The Q/DQ drawing's quantizer boxes that no name prefix put in a group (a weight's DequantizeLinear
+ * named after its initializer, "onnx::MatMul_105_DequantizeLinear"; the model input's Q/DQ) join the
+ * lowest group holding every box they feed (a box with no reader: every box feeding it), resolved
+ * from the readers up so a Q -> DQ -> op chain follows its op. Left at the root when a reader is at
+ * the root. Without this they share the root's layers: one row as wide as the model has weights. */
+static QrStatus qr__bn_qview_adopt(QrArena *a, QrBnGraph *qv, const bool *is_quant) {
+    int n = qv->in.n, ne = qv->in.n_edges, G = qv->in.n_groups;
+    const int *gpar = qv->in.group_parent;
+    int *ng = qr_arena_array(a, (size_t)n + 1, sizeof *ng);
+    char *pend = calloc((size_t)n + 1, 1);
+    int *depth = calloc((size_t)G + 1, sizeof *depth);
+    int *off = calloc(2 * ((size_t)n + 1), sizeof *off), *adj = malloc(2 * ((size_t)ne + 1) * sizeof *adj);
+    int *fill = calloc(2 * ((size_t)n + 1), sizeof *fill);
+    QrStatus st = ng && pend && depth && off && adj && fill ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    int *roff = off + n + 1, *rfill = fill + n + 1, *radj = adj + ne;   /* readers: off/adj; feeders: roff/radj */
+    for (int e = 0; st == QR_OK && e < ne; e++) { off[qv->in.src[e] + 1]++; roff[qv->in.dst[e] + 1]++; }
+    for (int k = 0; st == QR_OK && k < n; k++) { off[k + 1] += off[k]; roff[k + 1] += roff[k]; }
+    for (int e = 0; st == QR_OK && e < ne; e++) {
+        int s = qv->in.src[e], d = qv->in.dst[e];
+        adj[off[s] + fill[s]++] = d;
+        radj[roff[d] + rfill[d]++] = s;
+    }
+    int left = 0;
+    for (int g = 0; st == QR_OK && g < G; g++) for (int x = g; x >= 0; x = gpar[x]) depth[g]++;
+    for (int k = 0; st == QR_OK && k < n; k++) {
+        ng[k] = qv->in.node_group ? qv->in.node_group[k] : -1;
+        pend[k] = is_quant[k] && ng[k] < 0;
+        left += pend[k];
+    }
+    /* a pass settles every pending box whose readers are settled; the graph is acyclic, so a pass
+     * settles at least one while any is left */
+    for (bool moved = true; st == QR_OK && left && moved;) {
+        moved = false;
+        for (int k = 0; k < n; k++) {
+            if (!pend[k]) continue;
+            bool feeders = off[k + 1] == off[k], wait = false;   /* no reader: the boxes feeding it */
+            const int *nb = feeders ? radj + roff[k] : adj + off[k];
+            int cnt = feeders ? roff[k + 1] - roff[k] : off[k + 1] - off[k], lca = -2;
+            for (int j = 0; j < cnt && !wait; j++) {
+                int o = nb[j];
+                if (o == k) continue;
+                if (pend[o] && !feeders) { wait = true; break; }
+                int g = pend[o] ? -1 : ng[o];
+                if (lca == -2) { lca = g; continue; }
+                int x = lca, y = g;
+                while (x >= 0 && y >= 0 && x != y) { if (depth[x] >= depth[y]) x = gpar[x]; else y = gpar[y]; }
+                lca = x == y ? x : -1;
+            }
+            if (wait) continue;
+            ng[k] = lca >= 0 ? lca : -1;
+            pend[k] = 0;
+            left--;
+            moved = true;
+        }
+    }
+    free(pend); free(depth); free(off); free(adj); free(fill);
+    if (st == QR_OK) qv->in.node_group = ng;
+    return st;
+}
+
 static QrStatus qr__bn_qview(QrBundle *bd, const QrBnGraph *gr, QrBnGraph *qv, bool **is_quant, bool *made) {
     const QrSession *se = &bd->se;
     const QrGraph *an = se->a;
@@ -1230,6 +1297,7 @@ static QrStatus qr__bn_qview(QrBundle *bd, const QrBnGraph *gr, QrBnGraph *qv, b
     st = qr__bn_edges(a, an, box, NULL, nn, n, &qv->in.n_edges, &qv->in.src, &qv->in.dst);
     if (st != QR_OK) goto done;
     st = qr__bn_graph_groups(bd, qv);
+    if (st == QR_OK) st = qr__bn_qview_adopt(a, qv, *is_quant);
     if (st != QR_OK) goto done;
     /* the rows' boxes: named, coloured and clickable like the main view's */
     for (int k = 0; k < n; k++) {

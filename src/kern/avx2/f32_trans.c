@@ -23,7 +23,8 @@ QR__K_AVX2 static inline __m256 qr__k_tr_sumexp_avx2(__m256 v, bool wide) {
     p = QR__K_TR_FMA(p, v, QR__K_TR_PS(1.0f));
     p = QR__K_TR_FMA(p, v, QR__K_TR_PS(1.0f));
     if (wide) {   /* p * 2^m exactly in double, one rounding to float */
-        const __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(m), _mm256_set1_epi32(1023));
+        const __m256 mc = _mm256_min_ps(_mm256_max_ps(m, QR__K_TR_PS(-400.0f)), QR__K_TR_PS(400.0f));   /* as ref */
+        const __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(mc), _mm256_set1_epi32(1023));
         const __m256d s0 = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(e)), 52));
         const __m256d s1 = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(e, 1)), 52));
         const __m128 lo = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(p)), s0));
@@ -161,6 +162,34 @@ QR__K_AVX2 static inline __m256 qr__k_tr_tanh_avx2(__m256 x) {
     return _mm256_div_ps(p, q);
 }
 
+/* qr__k_tr_exp on eight elements. */
+QR__K_AVX2 static inline __m256 qr__k_tr_exp_avx2(__m256 x) {
+    const __m256 bias = QR__K_TR_PS(QR_KT_ROUND_BIAS);
+    __m256 v = _mm256_max_ps(QR__K_TR_PS(QR_KT_EXP_LOWER), x);   /* NaN: x */
+    v = _mm256_min_ps(QR__K_TR_PS(QR_KT_EXP_UPPER), v);
+    const __m256 b = QR__K_TR_FMA(QR__K_TR_PS(QR_KT_LOG2E), v, bias);
+    const __m256 m = _mm256_sub_ps(b, bias);
+    v = QR__K_TR_FMA(m, QR__K_TR_PS(QR_KT_LN2_HI), v);
+    v = QR__K_TR_FMA(m, QR__K_TR_PS(QR_KT_LN2_LO), v);
+    __m256 p = QR__K_TR_PS(QR_KT_EXP_P0);
+    p = QR__K_TR_FMA(p, v, QR__K_TR_PS(QR_KT_EXP_P1));
+    p = QR__K_TR_FMA(p, v, QR__K_TR_PS(QR_KT_EXP_P2));
+    p = QR__K_TR_FMA(p, v, QR__K_TR_PS(QR_KT_EXP_P3));
+    p = QR__K_TR_FMA(p, v, QR__K_TR_PS(QR_KT_EXP_P4));
+    const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(b), 23);
+    __m256i nrm = _mm256_min_epi32(e, _mm256_set1_epi32(QR_KT_EXP_MAX_EXP));
+    nrm = _mm256_max_epi32(nrm, _mm256_set1_epi32(QR_KT_EXP_MIN_EXP));
+    const __m256 over = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_sub_epi32(e, nrm), _mm256_set1_epi32(QR_KT_EXP_MAX_EXP)));
+    const __m256 scale = _mm256_castsi256_ps(_mm256_add_epi32(nrm, _mm256_set1_epi32(QR_KT_EXP_MAX_EXP)));
+    p = QR__K_TR_FMA(p, v, QR__K_TR_PS(1.0f));
+    v = _mm256_mul_ps(v, over);
+    QR_KERN_ROUNDED(v);
+    p = QR__K_TR_FMA(p, v, over);
+    __m256 r = _mm256_mul_ps(p, scale);
+    QR_KERN_ROUNDED(r);
+    return r;
+}
+
 /* QrF32MapFn with AVX2. */
 QR__K_AVX2 static void qr_f32_map__avx2(QrF32MapOp op, const float *x, float *y, int64_t n) {
     int64_t i = 0;
@@ -173,6 +202,12 @@ QR__K_AVX2 static void qr_f32_map__avx2(QrF32MapOp op, const float *x, float *y,
         break;
     case QR_F32_MAP_TANH:
         for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, qr__k_tr_tanh_avx2(_mm256_loadu_ps(x + i)));
+        break;
+    case QR_F32_MAP_EXP:
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, qr__k_tr_exp_avx2(_mm256_loadu_ps(x + i)));
+        break;
+    case QR_F32_MAP_EXP_WIDE:
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, qr__k_tr_sumexp_avx2(_mm256_loadu_ps(x + i), true));
         break;
     }
     if (i < n) qr_f32_map__ref(op, x + i, y + i, n - i);

@@ -31,7 +31,8 @@ static float qr__k_tr_sumexp(float v, bool wide) {
     p = fmaf(p, v, 1.0f);
     if (wide) {             /* p * 2^m, one rounding (exact in double, then to float) */
         if (m != m) return m;
-        return (float)ldexp((double)p, (int)m);
+        const float mc = m > 400.0f ? 400.0f : m < -400.0f ? -400.0f : m;   /* Exp's unclamped top: inf either way */
+        return (float)ldexp((double)p, (int)mc);
     }
     return p * qr__k_tr_float((qr__k_tr_bits(biased) << 23) + 0x3F800000u);
 }
@@ -142,12 +143,41 @@ static float qr__k_tr_tanh(float x) {
     return p / q;
 }
 
+/* exp(x) as MLAS's FMA3 kernel for the whole range (QR_F32_MAP_EXP). */
+static float qr__k_tr_exp(float x) {
+    float v = QR_KT_EXP_LOWER > x ? QR_KT_EXP_LOWER : x;   /* vmaxps / vminps: a NaN x passes */
+    v = QR_KT_EXP_UPPER < v ? QR_KT_EXP_UPPER : v;
+    const float biased = fmaf(QR_KT_LOG2E, v, QR_KT_ROUND_BIAS);
+    const float m = biased - QR_KT_ROUND_BIAS;
+    v = fmaf(m, QR_KT_LN2_HI, v);
+    v = fmaf(m, QR_KT_LN2_LO, v);
+    float p = QR_KT_EXP_P0;
+    p = fmaf(p, v, QR_KT_EXP_P1);
+    p = fmaf(p, v, QR_KT_EXP_P2);
+    p = fmaf(p, v, QR_KT_EXP_P3);
+    p = fmaf(p, v, QR_KT_EXP_P4);
+    const int32_t e = (int32_t)(qr__k_tr_bits(biased) << 23);
+    int32_t nrm = e < QR_KT_EXP_MAX_EXP ? e : QR_KT_EXP_MAX_EXP;
+    nrm = nrm > QR_KT_EXP_MIN_EXP ? nrm : QR_KT_EXP_MIN_EXP;
+    const float over = qr__k_tr_float((uint32_t)(e - nrm) + (uint32_t)QR_KT_EXP_MAX_EXP);
+    const float scale = qr__k_tr_float((uint32_t)nrm + (uint32_t)QR_KT_EXP_MAX_EXP);
+    p = fmaf(p, v, 1.0f);
+    v = v * over;
+    p = fmaf(p, v, over);
+    return p * scale;
+}
+
+/* exp(x) as MLAS's AVX-512F kernel (QR_F32_MAP_EXP_WIDE). */
+static float qr__k_tr_exp_wide(float x) { return qr__k_tr_sumexp(x, true); }
+
 /* QrF32MapFn, plain C. */
 static void qr_f32_map__ref(QrF32MapOp op, const float *x, float *y, int64_t n) {
     switch (op) {
     case QR_F32_MAP_ERF: for (int64_t i = 0; i < n; i++) y[i] = qr__k_tr_erf(x[i]); break;
     case QR_F32_MAP_SIGMOID: for (int64_t i = 0; i < n; i++) y[i] = qr__k_tr_logistic(x[i]); break;
     case QR_F32_MAP_TANH: for (int64_t i = 0; i < n; i++) y[i] = qr__k_tr_tanh(x[i]); break;
+    case QR_F32_MAP_EXP: for (int64_t i = 0; i < n; i++) y[i] = qr__k_tr_exp(x[i]); break;
+    case QR_F32_MAP_EXP_WIDE: for (int64_t i = 0; i < n; i++) y[i] = qr__k_tr_exp_wide(x[i]); break;
     }
 }
 

@@ -37,6 +37,11 @@ build/bench_kern: $(SRCS) bench/kern_bench.c $(DEPS)
 	@mkdir -p build
 	$(CC) $(CFLAGS_ALL) -o $@ bench/kern_bench.c $(LIBS)
 
+# A command's model executions counted (test-only counters; issue 30); not part of test.
+build/run_count: $(SRCS) bench/run_count.c $(DEPS)
+	@mkdir -p build
+	$(CC) $(CFLAGS_ALL) -o $@ bench/run_count.c $(LIBS)
+
 # The graph view's layout time and HTML bytes per node (bench/README.md); not part of test.
 build/graph_bench: $(SRCS) bench/graph_bench.c $(DEPS)
 	@mkdir -p build

@@ -686,6 +686,61 @@ static void test_dataset_layout(void) {
     QT_CHECK(qr_file_size(f, &sz) == QR_OK);
 }
 
+/* runall --data's shared pass (qr_ds_runall_pass: the comparison, both profiles over the set
+ * and the ranking) runs each sample once: for every further sample, each model is run whole on
+ * it exactly once (qr_run_count's plain runs, test-only: the baseline and the full analysis run
+ * that the comparison, the profiles and the ranking all read); every other run is one of the
+ * comparison's variants (shadow, error split: their count depends on the sample's errors). */
+static QrStatus qt_ds_pass_runs(QtDs *t, int n, QrRunCount *c) {
+    QrDsRunall r;
+    QrDsSet ds = t->ds;                      /* the first n samples (the arena stays t's) */
+    ds.n = n;
+    QrRunCount c0 = qr_run_count;
+    QrStatus st = qr_ds_runall_pass(&r, &ds, QR_METRIC_L1, -1, false, &t->se, "sim", &t->p.in);
+    c->graphs = qr_run_count.graphs - c0.graphs;
+    c->plain = qr_run_count.plain - c0.plain;
+    if (st == QR_OK && r.dc.n_done != n) st = qr_errf(QR_ERR_INVALID, "%d samples compared of %d", r.dc.n_done, n);
+    qr_ds_runall_free(&r);
+    t->se.inputs = &t->p.in;
+    return st;
+}
+
+static void test_dataset_one_pass(void) {
+    const char *pairs[] = { "ort_qdq", "qat_fakequant" };
+    for (int i = 0; i < 2; i++) {
+        QtDs t;
+        QrRunCount c1 = {0}, c2 = {0}, cn = {0};
+        QrStatus st = qt_ds_open(&t, pairs[i], NULL);
+        int n = t.ds.n;
+        if (st == QR_OK && n < 3) st = qr_errf(QR_ERR_INVALID, "%s: %d samples, 3 needed", pairs[i], n);
+        if (st == QR_OK) st = qt_ds_pass_runs(&t, 1, &c1);
+        if (st == QR_OK) st = qt_ds_pass_runs(&t, 2, &c2);
+        if (st == QR_OK) st = qt_ds_pass_runs(&t, n, &cn);
+        qt_ds_close(&t);
+        QT_OK(st);
+        int64_t per = c2.graphs - c1.graphs, plain = c2.plain - c1.plain;   /* one further sample's runs */
+        QT_CHECKF(plain == 2, "%s: a further sample ran the models whole %lld times (once each expected)", pairs[i],
+                  (long long)plain);
+        QT_CHECKF(cn.plain == c1.plain + (n - 1) * plain, "%s: the models ran whole %lld times over %d samples; %lld + %d x 2 "
+                  "expected", pairs[i], (long long)cn.plain, n, (long long)c1.plain, n - 1);
+        if (qt_verbose) printf("     %s: pass over %d samples: %lld model runs (first sample %lld, the second %lld)\n", pairs[i], n,
+                               (long long)cn.graphs, (long long)c1.graphs, (long long)per);
+    }
+}
+
+/* -i and --data conflict, and a missing folder, are reported before any model is read: the
+ * model paths given do not exist, and the message is still the option's. */
+static void test_dataset_cli_early(void) {
+    QtCli r;
+    const char *P = "fixtures/qpairs/ort_qdq", *T = qt_tmpdir();
+    qt_cli(&r, "runall %s/no_base.onnx %s/no_analysis.onnx -i %s/input.npy --data %s/data -o %s/dse.zip --quiet", T, T, P, P, T);
+    QT_CHECKF(r.code == 2 && strstr(r.err, "exclusive"), "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "runall %s/no_base.onnx %s/no_analysis.onnx --data %s/no_such_data -o %s/dse.zip --quiet", T, T, T, T);
+    QT_CHECKF(r.code == 1 && strstr(r.err, "no_such_data") && !strstr(r.err, "no_base"), "exit %d: %s", r.code, r.err);
+    qt_cli(&r, "sensitivity %s/no_base.onnx %s/no_analysis.onnx -i %s/input.npy --data %s/data -o %s/dse --quiet", T, T, P, P, T);
+    QT_CHECKF(r.code == 2 && strstr(r.err, "exclusive"), "exit %d: %s", r.code, r.err);
+}
+
 static void qt_dataset_all(void) {
     QT_RUN(test_dataset_xsum);
     QT_RUN(test_dataset_colstats);
@@ -700,5 +755,7 @@ static void qt_dataset_all(void) {
     QT_RUN(test_dataset_shard);
     QT_RUN(test_dataset_merge_bad);
     QT_RUN(test_dataset_runall);
+    QT_RUN(test_dataset_one_pass);
+    QT_RUN(test_dataset_cli_early);
     QT_RUN(test_dataset_slurm);
 }

@@ -76,6 +76,10 @@ typedef struct QrCliOpts {
     char mem_cmd[32];            /* the command's name, from the usage text: "runall" */
     QrMemOpts mem_opts;          /* what the --max-memory check estimates (max_memory > 0) */
     QrCliPreload *pre;           /* runall's analysis model loading on a helper thread, or NULL */
+    /* data_first with --data: the folder listed once (qr__cli_prepare, the first --samples N or
+     * all), handed to the command by qr__cli_take_set, which owns it from then on. */
+    bool have_ds;
+    QrDsSet ds;
 } QrCliOpts;
 
 static void qr__cli_warn(const QrCliOpts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -576,7 +580,7 @@ static QrStatus qr_cli_read_tensor(const char *path, QrTensor *t) {
 
 /* Loads the model and builds one input tensor per graph input: from files,
  * or random (deterministic in seed) when none are given. */
-static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **inputs_out) {
+static QrStatus qr__cli_prepare(QrCliOpts *o, QrGraph **gout, QrTensor **inputs_out) {
     QrGraph *g = NULL;
     QR_TRY(qr_run_load(o->model, &g));
     if (!g->n_outputs) {
@@ -590,16 +594,17 @@ static QrStatus qr__cli_prepare(const QrCliOpts *o, QrGraph **gout, QrTensor **i
     QrTensor *shape_of = calloc((size_t)g->n_inputs + 1, sizeof *shape_of);
     QrStatus st = in && given && shape_of ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK && o->data_first && o->data_dir && !o->n_inputs) {
-        QrDsSet ds;
-        st = qr_dsset_list(g, o->data_dir, o->samples, &ds);
-        if (st == QR_OK) st = qr_dsset_read(&ds, g, 0, NULL, in);
+        QrDsSet *ds = &o->ds;
+        st = qr_dsset_list(g, o->data_dir, o->samples, ds);
+        o->have_ds = st == QR_OK;
+        if (st == QR_OK) st = qr_dsset_read(ds, g, 0, NULL, in);
         /* --skip-bad-samples: the graphs are inferred on the first sample that reads */
-        for (int k = 1; st != QR_OK && st != QR_ERR_NOMEM && o->skip_bad && ds.names && k < ds.n; k++) {
+        for (int k = 1; st != QR_OK && st != QR_ERR_NOMEM && o->skip_bad && ds->names && k < ds->n; k++) {
             qr_err_clear();
-            st = qr_dsset_read(&ds, g, k, NULL, in);
+            st = qr_dsset_read(ds, g, k, NULL, in);
         }
         for (int i = 0; st == QR_OK && i < g->n_inputs; i++) given[i] = &in[i];
-        qr_dsset_free(&ds);   /* also when a sample failed: the listing is freed either way */
+        if (st != QR_OK) { qr_dsset_free(ds); o->have_ds = false; }   /* the listing is freed either way */
     }
     bool all_named = o->n_inputs > 0;     /* -i NAME=FILE for some inputs: the others are made (dims bound) */
     for (int k = 0; k < o->n_inputs; k++) all_named &= strchr(o->inputs[k], '=') != NULL;
@@ -762,6 +767,23 @@ static QrStatus qr__cli_mem_check(const QrCliOpts *o, const QrGraph *b, const Qr
     return qr_mem_check(&e, o->mem_cmd, o->max_memory);
 }
 
+/* The data set of --data for b's inputs, the first max_samples (<= 0: all): the listing
+ * qr__cli_prepare made (no second listing), else the folder listed now. The caller owns *ds
+ * (qr_dsset_free) whatever the outcome. */
+static QrStatus qr__cli_take_set(QrCliOpts *o, const QrGraph *b, int max_samples, QrDsSet *ds) {
+    if (!o->have_ds) return qr_dsset_list(b, o->data_dir, max_samples, ds);   /* begin listed none (-i, or not data_first) */
+    *ds = o->ds;
+    o->have_ds = false;
+    memset(&o->ds, 0, sizeof o->ds);
+    if (max_samples > 0 && max_samples < ds->n) ds->n = max_samples;
+    return QR_OK;
+}
+
+static void qr__cli_drop_set(QrCliOpts *o) {
+    if (o->have_ds) qr_dsset_free(&o->ds);
+    o->have_ds = false;
+}
+
 /* Common start of a one-model command: parse, load the model, build inputs (data_first: from
  * --data's first sample when no -i is given). Returns -1 when the command should go on, else the
  * exit code to return. */
@@ -770,6 +792,14 @@ static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_mode
     int rc = qr__cli_parse(argc, argv, o, usage, two_models);
     if (rc) return rc < 0 ? 0 : rc;
     o->data_first = data_first;
+    o->have_ds = false;
+    /* --data is checked before any model loads: -i conflicts with it, and the folder must be one */
+    if (data_first && o->data_dir && o->n_inputs) {
+        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", usage);
+        return QR_EXIT_USAGE;
+    }
+    if (data_first && o->data_dir && !qr_dsset_is_dir(o->data_dir))
+        return qr__cli_fail(qr_errf(QR_ERR_IO, "--data '%s' is not a folder", o->data_dir));
     static const struct { const char *name; QrMemCmd cmd; } cmds[] = {
         { "run", QR_MEM_RUN }, { "profile", QR_MEM_PROFILE }, { "check", QR_MEM_CHECK }, { "match", QR_MEM_MATCH },
         { "compare", QR_MEM_COMPARE }, { "sensitivity", QR_MEM_SENSITIVITY }, { "runall", QR_MEM_RUNALL },
@@ -806,6 +836,7 @@ static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_mode
     if (st != QR_OK) {
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", qr_err_msg());   /* the baseline's error comes first */
+        qr__cli_drop_set(o);
         qr__cli_preload_drop(o);
         st = qr_errf(st, "%s", msg);
     }
@@ -913,28 +944,24 @@ static int qr_cli_profile(int argc, char **argv) {
     QrGraph *g;
     QrTensor *in;
     int rc = qr__cli_begin(argc, argv, qr__cli_usage_profile, false, true, &o, &g, &in);
-    if (rc >= 0) return rc;
-    if (o.data_dir && o.n_inputs) {
-        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__cli_usage_profile);
-        qr__cli_release(g, in);
-        return QR_EXIT_USAGE;
-    }
+    if (rc >= 0) return rc;                  /* -i with --data: refused before loading (qr__cli_begin) */
     QrStatus st;
     const char *dir = o.out_dir ? o.out_dir : ".";
     int nonfinite = 0;
     QrProfileSel sel = { o.prefixes, o.types };
-    st = qr_profile_sel_check(g, &sel);
+    QrDsSet ds = {0};
+    if (o.data_dir) st = qr__cli_take_set(&o, g, o.samples, &ds);   /* listed while loading */
+    else st = QR_OK;
+    if (st == QR_OK) st = qr_profile_sel_check(g, &sel);
     if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK && o.data_dir) {
-        QrDsSet ds = {0};
-        st = qr_dsset_list(g, o.data_dir, o.samples, &ds);
         QrProgress pg;
         qr_progress_init(&pg, stderr, o.quiet);
         QrStepHook hook = qr_progress_hook(&pg);
         if (st == QR_OK) qr_progress_begin(&pg, "samples", 0);
         if (st == QR_OK) { st = qr_dsstat_profile_data(g, &ds, &sel, dir, &hook, &nonfinite); qr_progress_end(&pg, st); }
-        qr_dsset_free(&ds);
     } else if (st == QR_OK) st = qr_profile_write_sel(g, in, NULL, NULL, dir, "", &sel, &nonfinite);
+    qr_dsset_free(&ds);
     if (st == QR_OK && nonfinite) qr__cli_warn(&o, "%d rows contain NaN/Inf values (see the NaN and Inf columns)", nonfinite);
     if (st == QR_OK && !o.quiet) printf("wrote %s/" QR_BF_STATISTIC ".txt and %s/" QR_BF_STATISTIC ".csv\n", dir, dir);
     qr__cli_release(g, in);
@@ -1072,6 +1099,7 @@ static int qr__cli_pair(int argc, char **argv, const char *usage, QrCliOpts *o, 
     if (st == QR_OK && o->out_dir && !o->shard) st = qr_mkdir_p(o->out_dir);   /* --shard: -o is the part file */
     if (st == QR_OK) return -1;
     if (*a) { qr_graph_free(*a); free(*a); *a = NULL; }
+    qr__cli_drop_set(o);
     qr__cli_release(*b, *in);
     return qr__cli_fail(st);
 }
@@ -1143,26 +1171,22 @@ static void qr__cli_worst_layers(const QrSession *se, const QrCompare *c, const 
 }
 
 /* compare --data: every sample of the set into the data-set accumulators, then the tables. */
-static int qr__cli_compare_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTensor *in, QrSession *se, const char *dir) {
+static int qr__cli_compare_data(QrCliOpts *o, QrGraph *b, QrGraph *a, QrTensor *in, QrSession *se, const char *dir) {
     int code = QR_EXIT_OK;
-    QrStatus st = QR_OK;
     QrDsSet ds = {0};
     QrDsCompare dc = {0};
     QrMetricKind mk = QR_METRIC_L1;
     if (o->metric) qr_metric_parse(o->metric, &mk);
+    QrStatus st = qr__cli_take_set(o, b, o->samples, &ds);   /* listed while loading (-i: refused there) */
     QrTensor *cur = calloc((size_t)b->n_inputs + 1, sizeof *cur);
-    if (o->n_inputs) {
-        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__cli_usage_compare);
-        code = QR_EXIT_USAGE;
-        goto done;
-    }
+    if (st != QR_OK) { code = qr__cli_fail(st); goto done; }
     int shard = 0, n_shards = 1, lo = 0, hi = 0;
     if (o->shard) {
         st = qr_dspart_shard_parse(o->shard, &shard, &n_shards);
         if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
         if (st != QR_OK) { code = qr__cli_fail(st); goto done; }
     }
-    st = cur ? qr_dsset_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    st = cur ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
     dc.skip_bad = o->skip_bad;
     dc.part = o->shard != NULL;              /* a shard whose samples are all bad is no error: merge checks the set */
@@ -1434,25 +1458,20 @@ static QrStatus qr__cli_sens_over(QrSession *se, const QrDsSet *ds, const QrDsCo
 
 /* sensitivity --data: the comparison pass over the (shard's) samples, then a part, or the pass
  * over the K worst. */
-static int qr__cli_sens_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTensor *in, QrSession *se, const char *dir) {
-    QrStatus st = QR_OK;
+static int qr__cli_sens_data(QrCliOpts *o, QrGraph *b, QrGraph *a, QrTensor *in, QrSession *se, const char *dir) {
     QrDsSet ds = {0};
     QrDsCompare dc = {0};
     int code = QR_EXIT_OK;
+    QrStatus st = qr__cli_take_set(o, b, o->samples, &ds);   /* listed while loading (-i: refused there) */
     QrTensor *cur = calloc((size_t)b->n_inputs + 1, sizeof *cur);
-    if (o->n_inputs) {
-        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__cli_usage_sensitivity);
-        code = QR_EXIT_USAGE;
-        goto done;
-    }
     int shard = 0, n_shards = 1, lo = 0, hi = 0;
-    if (o->shard) {
+    if (st == QR_OK && o->shard) {
         st = qr_dspart_shard_parse(o->shard, &shard, &n_shards);
         if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
     }
     QrSensOpts knobs = {0};
     if (st == QR_OK) st = qr__cli_sens_knobs(o, b, a, &knobs);
-    if (st == QR_OK) st = cur ? qr_dsset_list(b, o->data_dir, o->samples, &ds) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK && !cur) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
     dc.skip_bad = o->skip_bad;
     dc.part = o->shard != NULL;              /* a shard whose samples are all bad is no error: merge checks the set */
@@ -1479,7 +1498,6 @@ static int qr__cli_sens_data(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTenso
                    shard, n_shards, lo, hi - 1, ds.n, o->out_dir);
     } else if (st == QR_OK) st = qr__cli_sens_over(se, &ds, &dc, &sp, o->quiet, dir);
     if (st != QR_OK) code = qr__cli_fail(st);
-done:
     qr_ds_compare_free(&dc);
     qr_dsset_free(&ds);
     free(cur);

@@ -30,7 +30,7 @@ static void qr__cli_runall_args(int argc, char **argv, char *buf, size_t n) {
 }
 
 /* runall --data --shard K/N -o PART.qrpart: the comparison over shard K's samples. */
-static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTensor *in, int argc, char **argv) {
+static int qr__cli_runall_shard(QrCliOpts *o, QrGraph *b, QrGraph *a, QrTensor *in, int argc, char **argv) {
     QrSession se = {0};
     QrDsSet ds = {0};
     QrDsCompare dc = {0};
@@ -41,7 +41,7 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     if (st == QR_OK) st = qr_dspart_shard_parse(o->shard, &shard, &n_shards);
     if (st == QR_OK && !o->out_dir) st = qr_errf(QR_ERR_INVALID, "--shard needs -o PART.qrpart");
     if (st == QR_OK) { st = qr__cli_session_open(o, &se, b, a, in); open = st == QR_OK; }
-    if (st == QR_OK) st = qr_dsset_list(b, o->data_dir, o->samples ? o->samples : o->num_steps, &ds);
+    if (st == QR_OK) st = qr__cli_take_set(o, b, o->samples ? o->samples : o->num_steps, &ds);
     if (st == QR_OK) st = qr_ds_compare_init(&dc, &se, ds.n, ds.names);
     dc.skip_bad = o->skip_bad;               /* the part lists the samples it skipped; merge checks the set */
     dc.part = true;
@@ -83,6 +83,7 @@ static int qr__cli_runall_shard(const QrCliOpts *o, QrGraph *b, QrGraph *a, QrTe
     qr_ds_compare_free(&dc);
     qr_dsstat_run_free(&xs);
     qr_dsset_free(&ds);
+    qr__cli_drop_set(o);                     /* not taken (an error before the pass) */
     if (open) qr_session_close(&se);
     qr_graph_free(a);
     free(a);
@@ -135,7 +136,7 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     rc = qr__cli_begin(pargc - 2, pargv + 2, qr__cli_usage_runall, true, true, &o, &b, &in);
     if (rc >= 0) return rc;
     QrStatus st = qr__cli_load_second(&o, o.model2, b, in, &a);
-    if (st != QR_OK) { qr__cli_release(b, in); return qr__cli_fail(st); }
+    if (st != QR_OK) { qr__cli_drop_set(&o); qr__cli_release(b, in); return qr__cli_fail(st); }
     char cmdline[8192];
     size_t n = 0;
     for (int i = 0; i < argc && n < sizeof cmdline; i++)
@@ -147,15 +148,10 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
         paths[i] = eq ? eq + 1 : o.inputs[i];
         if (stat(paths[i], &pst) == 0 && S_ISDIR(pst.st_mode)) paths[i] = NULL;   /* -i DIR: no file to hash */
     }
-    if (o.data_dir && o.n_inputs) {
-        qr_graph_free(a); free(a); qr__cli_release(b, in);
-        fprintf(stderr, "qreport: -i and --data are exclusive\n%s", qr__cli_usage_runall);
-        return QR_EXIT_USAGE;
-    }
     QrSensOpts knobs = {0};
     st = qr__cli_sens_knobs(&o, b, a, &knobs);
     if (st == QR_OK) st = qr__cli_names_check(o.plot_nodes, ",", b, a, "--plot-nodes");
-    if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
+    if (st != QR_OK) { qr__cli_drop_set(&o); qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
     if (o.shard) return qr__cli_runall_shard(&o, b, a, in, pargc, pargv);
     QrBadcase bc = {0};
     bool have_bc = false;
@@ -164,7 +160,7 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
         if (o.metric) qr_metric_parse(o.metric, &mk);
         st = qr__cli_badcase_merged(merged, b, mk, &bc);
         have_bc = st == QR_OK;
-        if (st != QR_OK) { qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
+        if (st != QR_OK) { qr__cli_drop_set(&o); qr_graph_free(a); free(a); qr__cli_release(b, in); return qr__cli_fail(st); }
     }
     const char *pn[64];
     int n_pn = 0;
@@ -182,7 +178,7 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     QrDsSet ds = {0};
     if (o.data_dir && st == QR_OK) {         /* one pass over the set; the analyses on its worst sample */
         ro.random_input = false;
-        st = qr_dsset_list(b, o.data_dir, o.samples ? o.samples : o.num_steps, &ds);
+        st = qr__cli_take_set(&o, b, o.samples ? o.samples : o.num_steps, &ds);   /* listed while loading b */
         ro.dataset = st == QR_OK ? &ds : NULL;
         ro.dataset_skip_bad = o.skip_bad;
         ro.dataset_metric = QR_METRIC_L1;
@@ -263,6 +259,7 @@ static int qr_cli_badcase(int argc, char **argv) {
     /* the graphs are inferred on --data's first sample, as runall --data */
     rc = qr__cli_begin(argc, argv, qr__cli_usage_badcase, true, true, &o, &b, &in);
     if (rc >= 0) return rc;
+    qr__cli_drop_set(&o);                    /* analysis/badcase lists the folder itself (--num-steps) */
     QrStatus st = qr__cli_load_second(&o, o.model2, b, in, &a);
     QrMetricKind mk = QR_METRIC_L1;
     if (o.metric) qr_metric_parse(o.metric, &mk);

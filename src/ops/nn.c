@@ -785,6 +785,12 @@ static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
     } else if (!tb && m1) {
         if (N > 0) qr_f32_gemv_m1(N, K, A, B, N, Y, c_first);
         done = true;
+    } else if (!tb && N == 1 && !b_init && (!cc || c_first) && alpha == 1.0f) {
+        /* one column of B (contiguous): MLAS flips the product, Y^T = B^T @ A^T, into its M=1
+         * kernels — transposed for A as stored [M, K], plain for A^T stored [K, M] */
+        if (M > 0 && !ta) qr_f32_gemv_m1t(M, K, B, A, K, Y, c_first);
+        else if (M > 0) qr_f32_gemv_m1(M, K, B, A, M, Y, c_first);
+        done = true;
     }
     if (done) ta = tb = false;
     if (ta && M > 0 && K > 0) {
@@ -902,17 +908,25 @@ static QrStatus qr__nn_matmul_f32(QrOpCtx *c) {
      * sum, so the bits do not change — except for one row of A against a B that is not an
      * initializer, which ORT runs in MLAS's M=1 kernel: a single GEMM there only when ORT
      * makes one too (A of rank >= B's, B's batch dims all 1: MatMulComputeHelper's fold). */
+    if (!b_init && b->rank == 1 && K > 0) {   /* a 1-D B: ORT takes every row of A as a product of its own (M 1, N 1) */
+        for (int64_t r = 0; r < a->numel / K; r++) qr_f32_gemv_m1(1, K, A + r * K, B, 1, Y + r, false);
+        return QR_OK;
+    }
     bool b_shared = nb > 1 && a->rank >= 2 && qr__nn_prod(a->dims, a->rank - 2) == nb;
     for (int d = 0; d < mm.brank; d++) b_shared &= sb[d] == 0;
     if (b_shared && M == 1 && !b_init) b_shared = a->rank >= b->rank;
+    /* and one column of B (N 1, B not an initializer): MLAS flips the product into its M=1
+     * transposed-B kernel, Y^T = B^T @ A^T */
     if (b_shared) {
         if (b_init) qr_kern.f32_gemm(nb * M, N, K, A, K, B, N, Y, N, false);
+        else if (N == 1) qr_f32_gemv_m1t(nb * M, K, B, A, K, Y, false);
         else qr_kern.f32_gemm_fused(nb * M, N, K, A, K, B, N, Y, N, false, &adapted);
         return QR_OK;
     }
     for (int64_t i = 0; i < nb; i++) {
         if (b_init) qr_kern.f32_gemm(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false);
         else if (M == 1) qr_f32_gemv_m1(N, K, A + oa * K, B + ob * K * N, N, Y + i * N, false);
+        else if (N == 1) qr_f32_gemv_m1t(M, K, B + ob * K, A + oa * M * K, K, Y + i * M, false);
         else qr_kern.f32_gemm_fused(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false, &adapted);
         for (int d = mm.brank - 1; d >= 0; d--) {
             oa += sa[d];

@@ -938,11 +938,19 @@ static QrStatus qr__run_wrap(QrStatus st, const QrNode *n) {
     return st;
 }
 
+#ifdef QR_TESTING
+QR_TESTAPI QrRunCount qr_run_count;
+#define QR__RUN_COUNT(field, k) __atomic_add_fetch(&qr_run_count.field, (k), __ATOMIC_RELAXED)
+#else
+#define QR__RUN_COUNT(field, k) ((void)0)
+#endif
+
 /* Runs node n on its own. */
 static QrStatus qr__run_one(QrRunState *r, const QrNode *n) {
     QrOpCtx c;
     QR_TRY(qr__run_bind(r, n, &c, -1));
     if (r->o->n_exec) (*r->o->n_exec)++;
+    QR__RUN_COUNT(nodes, 1);
     QrStatus st = n->def->shape(&c);
     bool zero = !qr__run_writes_all(n);
     for (int k = 0; st == QR_OK && k < n->n_out; k++)
@@ -996,6 +1004,7 @@ static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
         if (!x->data) { *fallback = true; return QR_OK; }
     }
     if (r->o->n_exec) (*r->o->n_exec) += ch->n;
+    QR__RUN_COUNT(nodes, ch->n);
     QrTensor *y = &r->vals[ch->out];
     st = qr__run_alloc(y, &r->cap[ch->out], ch->kind == QR__HEAD_GENERIC && !qr__run_writes_all(h));
     if (st != QR_OK) return qr__run_wrap(st, h);
@@ -1172,6 +1181,8 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     QrRunOpts none = {0};
     if (!opts) opts = &none;
     qr_kern_init();                 /* idempotent; library users need not call it */
+    QR__RUN_COUNT(graphs, 1);
+    if (!opts->alias && !opts->subst && !opts->feed && !opts->live) QR__RUN_COUNT(plain, 1);
     QR_TRY(qr_run_check_supported(g));
     for (int i = 0; i < g->n_inputs; i++) {
         QR_TRY(qr_run_check_input(g, i, &inputs[i]));

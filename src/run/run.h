@@ -142,6 +142,15 @@ static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v);
  * Memory: node outputs come from a pool of buffers kept across runs and returned to it
  * after their last reader (qr_run_release frees the pool). */
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs);
+#ifdef QR_TESTING
+/* Test-only, process-wide: qr_run calls, those without any override (alias, subst, feed,
+ * live: a model run whole on its inputs) and nodes executed (as n_exec counts them; atomic).
+ * Tests and bench/run_count read it to count a command's model executions. */
+typedef struct QrRunCount {
+    int64_t graphs, plain, nodes;
+} QrRunCount;
+QR_TESTAPI extern QrRunCount qr_run_count;
+#endif
 /* Frees the buffers qr_run keeps for later runs. No run may be in progress. */
 static void qr_run_release(void);
 /* Caps the bytes of idle buffers the executor keeps for reuse across runs (default 96 MiB);

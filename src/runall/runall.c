@@ -1,7 +1,7 @@
 /* runall/runall — implementation. See runall.h.
  *
- *   prepare session (baseline run + its statistics) ─► [compare run (+ analysis statistics),
- *   shadow run, equivalence, sensitivity reference run: side by side] ─► weight comparison
+ *   prepare session (baseline run + its statistics) ─► weight comparison ─► [compare run (+ analysis
+ *   statistics), shadow run, equivalence, sensitivity reference run: side by side]
  *   ─► match ─► check ─► profiles ─► compare ─► sensitivity rows ─► cumulative error
  *   ─► weights ─► advisor ─► what-if ─► distributions ─► fragility ─► badcase.npy ─► plots (in parallel)
  *   ─► summary/manifest/index.html ─► zip of the staging folder (atomic) [─► --keep-dir copy]
@@ -92,9 +92,10 @@ static QrStatus qr__ra_early_job(void *ctx, int k, int tid) {
     return QR_OK;
 }
 
-/* Jobs 0-2 and 4 of qr__ra_early_job side by side; the weight comparison (3) runs after them on
- * its own (its own jobs side by side): it holds a weight's dequantized float copy at a time (196 MB
- * for a 0.5B decoder's lm_head), which next to another job's run made the stage's peak. */
+/* Jobs 0-2 and 4 of qr__ra_early_job side by side; the weight comparison (3) runs before them on
+ * its own (its own jobs side by side), with the executor's idle buffers given back first: it holds
+ * a weight's dequantized float copy at a time (196 MB for a 0.5B decoder's lm_head), which next to
+ * another job's run, or after them next to what they keep, made the stage's peak. */
 static QrStatus qr__ra_early_batch(void *ctx, int k, int tid) { return qr__ra_early_job(ctx, k < 3 ? k : 4, tid); }
 
 /* The zip stage: manifest.json written last (it records the report stage too), then the staging
@@ -290,8 +291,9 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
                                                                         &merged, &bd->cmp, &early.cmp)
                                                    : qr_errf(QR_ERR_NOMEM, "out of memory");
         qr_err_clear();
-        qr_session_jobs(&bd->se, QR__RA_EARLY - 1, qr__ra_early_batch, &early, NULL);
+        qr_run_release();
         qr__ra_early_job(&early, 3, 0);
+        qr_session_jobs(&bd->se, QR__RA_EARLY - 1, qr__ra_early_batch, &early, NULL);
         if (s_cmp == QR_OK) s_cmp = early.st[0] != QR_OK ? early.st[0] : early.st[1];
         s_cmp = qr_compare_finish(early.cmp, s_cmp);
         qr_err_clear();

@@ -233,6 +233,120 @@ static void test_exact_families(void) {
 #endif
 }
 
+/* The same claim against the ONNX Runtime of this machine, whose bits depend on the CPU (the
+ * goldens above come from an AVX2 CPU; on a CPU with AVX-512F ORT sums long Softmax rows in 16
+ * lanes): each model whose operators are all exact families runs whole in ORT ('disabled', one
+ * thread; fixtures/ort_golden.js) and in qreport at every x86-64 kernel level the CPU has, with
+ * the ORT variant qreport picks for this CPU (as `qreport run` does); every output must have
+ * ORT's bits. Skipped without node + onnxruntime-node. */
+static void test_exact_live(void) {
+#if defined(__x86_64__)
+    static const char *const models[][2] = {
+        { "fixtures/tblock/model.onnx", "fixtures/tblock/input.npy" },
+        { "fixtures/tblock/op20/model.onnx", "fixtures/tblock/op20/input.npy" },
+        { "fixtures/tblock/ln/model.onnx", "fixtures/tblock/ln/input.npy" },
+        { "fixtures/tblock/mm/model.onnx", "fixtures/tblock/mm/input.npy" },
+        { "fixtures/tblock/gelu20/model.onnx", "fixtures/tblock/gelu20/input.npy" },
+        { "fixtures/tblock/wide/model.onnx", "fixtures/tblock/wide/input.npy" },
+        { "fixtures/transformer/model.onnx", "fixtures/transformer/input.npy" },
+        { "fixtures/tpairs/static_int8/base.onnx", "fixtures/tpairs/static_int8/input.npy" },
+        { "fixtures/tpairs/static_int8/analysis.onnx", "fixtures/tpairs/static_int8/input.npy" },
+        { "fixtures/tpairs/int4_nbits/analysis.onnx", "fixtures/tpairs/int4_nbits/input.npy" },
+        { "fixtures/qpairs/ort_qdq/base.onnx", "fixtures/qpairs/ort_qdq/input.npy" },
+        { "fixtures/qpairs/ort_qdq/analysis.onnx", "fixtures/qpairs/ort_qdq/input.npy" },
+        { "fixtures/cnn_residual/model.onnx", "fixtures/cnn_residual/input.npy" },
+    };
+    const char *mods = getenv("ORT_NODE_MODULES");
+    char p[1200];
+    qt_fmt(p, sizeof p, "%s/onnxruntime-node", mods ? mods : "/tmp/ort/node_modules");
+    if (access(p, F_OK) != 0 || system("node -e 0 >/dev/null 2>&1") != 0)
+        QT_SKIP("no node + onnxruntime-node (tests/tools.sh installs them)");
+    static const QrIsa levels[] = { QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI };
+    /* the variant of this CPU, not one QR_ORT_SOFTMAX emulates (with the other variant forced,
+     * 291 of tblock's 768 output elements differ on an AVX-512F machine) */
+    const char *ov = getenv("QR_ORT_SOFTMAX");
+    char ov_saved[32] = "";
+    if (ov) { qt_fmt(ov_saved, sizeof ov_saved, "%s", ov); unsetenv("QR_ORT_SOFTMAX"); }
+    const QrKernels saved_k = qr_kern;
+    const int saved = qr_pool_threads();
+    char bad[1024] = "", skipped[512] = "";
+    int compared = 0, levels_ran = 0;
+    bool wide = false;
+    QrStatus st = QR_OK;
+    for (int m = 0; st == QR_OK && m < QR_ARRAY_LEN(models) && !bad[0]; m++) {
+        QrGraph *g = NULL;
+        QrTensor x = {0}, *outs = NULL, want = {0};
+        st = qr_run_load(models[m][0], &g);
+        if (st == QR_OK) st = qr_npy_read(models[m][1], &x);
+        if (st == QR_OK) st = qr_run_infer(g, &x);
+        const char *loose = NULL;            /* an operator of a family within tolerance */
+        for (int i = 0; st == QR_OK && i < g->n_nodes && !loose; i++) {
+            const QtExFamily *f = qt_ex_family(&g->nodes[i]);
+            if (!f || !qt_ex_table[f - qt_ex_meas].exact) loose = g->nodes[i].op_type;
+        }
+        char dir[700], cmd[2200];
+        qt_fmt(dir, sizeof dir, "%s/exact_live_%d", qt_tmpdir(), m);
+        if (st == QR_OK && !loose) {
+            qr_mkdir_p(dir);
+            qt_fmt(cmd, sizeof cmd, "node fixtures/ort_golden.js outputs '%s' '%s' '%s' disabled >'%s/ort.log' 2>&1",
+                   models[m][0], models[m][1], dir, dir);
+            if (system(cmd) != 0) st = qr_errf(QR_ERR_IO, "ONNX Runtime failed on %s (see %s/ort.log)", models[m][0], dir);
+        }
+        if (st == QR_OK && loose) {
+            size_t l = strlen(skipped);
+            snprintf(skipped + l, sizeof skipped - l, "%s%s (%s)", l ? ", " : "", models[m][0], loose);
+        }
+        if (st == QR_OK && !loose && !(outs = calloc((size_t)g->n_outputs + 1, sizeof *outs))) st = qr_errf(QR_ERR_NOMEM, "oom");
+        for (int l = 0; st == QR_OK && !loose && l < QR_ARRAY_LEN(levels) && !bad[0]; l++) {
+            if (qr_kern_table(levels[l], &qr_kern) != QR_OK) { qr_err_clear(); continue; }
+            wide = qr_kern.ort_wide;
+            levels_ran += m == 0;
+            qr_pool_init(1);
+            st = qr_run(g, &x, &(QrRunOpts){0}, outs);
+            qr_pool_init(saved);
+            qr_kern = saved_k;
+            for (int j = 0; st == QR_OK && j < g->n_outputs && !bad[0]; j++) {
+                qt_fmt(p, sizeof p, "%s/output_%d.npy", dir, j);
+                st = qr_npy_read(p, &want);
+                if (st != QR_OK) break;
+                int64_t nd = -1;
+                if (want.dtype == outs[j].dtype && want.numel == outs[j].numel) {
+                    size_t es = qr_dtype_size(want.dtype);
+                    nd = 0;
+                    for (int64_t e = 0; e < want.numel; e++) {
+                        double a = qr_tensor_get_f64(&outs[j], e), b = qr_tensor_get_f64(&want, e);
+                        nd += memcmp((const char *)outs[j].data + e * es, (const char *)want.data + e * es, es) &&
+                              !(a != a && b != b);
+                    }
+                }
+                if (nd)
+                    snprintf(bad, sizeof bad, "%s, output '%s', kernels %s (ORT variant %s): %lld of %lld elements differ "
+                             "from this machine's ORT", models[m][0], g->values[g->outputs[j]].name,
+                             qr_isa_name(levels[l]), wide ? "wide" : "narrow", (long long)nd, (long long)want.numel);
+                qr_tensor_free_data(&want);
+                compared++;
+            }
+            for (int j = 0; outs && j < g->n_outputs; j++) qr_tensor_free_data(&outs[j]);
+        }
+        free(outs);
+        qr_tensor_free_data(&x);
+        if (g) { qr_graph_free(g); free(g); }
+    }
+    if (ov_saved[0]) setenv("QR_ORT_SOFTMAX", ov_saved, 1);
+    qr_kern = saved_k;
+    QT_OK(st);
+    QT_CHECKF(!bad[0], "%s", bad);
+    if (!levels_ran) QT_SKIP("no x86-64 SIMD level on this CPU");
+    printf("exactness against this machine's ORT (Softmax variant %s): %d outputs bit-identical over %d kernel level%s%s%s\n",
+           wide ? "wide: AVX-512F" : "narrow: FMA3", compared, levels_ran, levels_ran == 1 ? "" : "s",
+           skipped[0] ? "; not compared (a family within tolerance): " : "", skipped);
+    QT_CHECKF(compared >= 10, "only %d outputs compared", compared);
+#else
+    QT_SKIP("the exactness table is for x86-64 (aarch64 sums in NEON order)");
+#endif
+}
+
 static void qt_exact_all(void) {
     QT_RUN(test_exact_families);
+    QT_RUN(test_exact_live);
 }

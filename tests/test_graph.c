@@ -749,7 +749,7 @@ static void test_graph_qdq_groups(void) {
         char want[600];
         qt_fmt(want, sizeof want, "data-node=\"%s\" data-row=\"", g->nodes[v].name);
         const char *b = strstr(qv, want), *a = b ? strstr(b, " data-qg=\"") : NULL, *gt = b ? strchr(b, '>') : NULL;
-        qg[v] = a && a < gt ? atoi(a + 9) : INT32_MIN;
+        qg[v] = a && a < gt ? atoi(a + 10) : INT32_MIN;
     }
     int checked = 0, grouped = 0, bad = 0;
     char msg[300] = "";

@@ -221,8 +221,6 @@ typedef struct QtLyLong { const char *fn; int ceiling; } QtLyLong;
 static const QtLyLong qt_ly_long[] = {
     { "qr__gl_layout", 310 },       /* report/graph.c: layering, ordering and coordinates in one pass */
     { "qr__gl_flat", 220 },         /* report/graph.c */
-    { "qr_gl_html", 165 },          /* report/graph.c */
-    { "qr_runall_run", 245 },       /* runall/runall.c: the driver (issue 30: a table of stages) */
 };
 
 /* Calls fn(name, lines, ctx) for each function of C text (modified: lines are cut). Returns the

@@ -1031,7 +1031,11 @@ static void test_progress(void) {
         if (p && sscanf(p, "%lu", &ut[k]) != 1) ut[k] = 0;
     }
     double hz = (double)sysconf(_SC_CLK_TCK);
-    QT_CHECKF(u >= 0 && sy >= 0 && u >= (double)ut[0] / hz - 1.0 / hz && u <= (double)ut[1] / hz + 2.0 / hz,
+    QT_CHECKF(u >= 0 && sy >= 0, "getrusage user %.3f s, system %.3f s", u, sy);
+    /* qemu's user-mode emulation writes its own /proc/self/stat with utime 0 (make test-aarch64):
+     * no independent reading there, only the check above */
+    if (ut[1] == 0 && u > 5.0 / hz) return;
+    QT_CHECKF(u >= (double)ut[0] / hz - 1.0 / hz && u <= (double)ut[1] / hz + 2.0 / hz,
               "getrusage user %.3f s, /proc utime %lu..%lu ticks", u, ut[0], ut[1]);
 }
 

@@ -18,7 +18,6 @@ each model. Writes the table to --out and prints it.
 """
 import argparse
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -27,17 +26,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
+sys.path.insert(0, HERE)
+from workflow import cpu_name  # noqa: E402  (one reader of /proc/cpuinfo's model name for the bench scripts)
 
 
 def run_once(cmd):

@@ -901,6 +901,20 @@ static bool qr__se_ref_needed(const QrGraph *g, int v) {
     return false;
 }
 
+/* Marks live every node downstream of the sp nodes on stack (already marked live); stack has
+ * room for every node of g. */
+static void qr__se_downstream(const QrGraph *g, bool *live, int *stack, int sp) {
+    while (sp) {
+        const QrNode *nd = &g->nodes[stack[--sp]];
+        for (int o = 0; o < nd->n_out; o++) {
+            if (nd->out[o] < 0) continue;
+            const QrUse *u;
+            int nu = qr_graph_readers(g, nd->out[o], &u);
+            for (int k = 0; k < nu; k++) if (!live[u[k].node]) { live[u[k].node] = true; stack[sp++] = u[k].node; }
+        }
+    }
+}
+
 /* The values a re-run may read from the reference, by cones (copy[v], computed values only): every
  * override a re-run makes is at a quantizer (a disabled one's DequantizeLinear output or switch, a
  * substituted weight, what-if's scales, which its QuantizeLinear / DequantizeLinear read), so a
@@ -932,15 +946,7 @@ static bool qr__se_ref_cones(const QrSession *s, bool *copy) {
             if (q->q_node >= 0) start[ns++] = q->q_node;
             if (q->sel_value >= 0 && g->values[q->sel_value].producer >= 0) start[ns++] = g->values[q->sel_value].producer;
             for (int k = 0; k < ns; k++) if (!live[start[k]]) { live[start[k]] = true; stack[sp++] = start[k]; }
-            while (sp) {
-                const QrNode *nd = &g->nodes[stack[--sp]];
-                for (int o = 0; o < nd->n_out; o++) {
-                    if (nd->out[o] < 0) continue;
-                    const QrUse *u;
-                    int nu = qr_graph_readers(g, nd->out[o], &u);
-                    for (int k = 0; k < nu; k++) if (!live[u[k].node]) { live[u[k].node] = true; stack[sp++] = u[k].node; }
-                }
-            }
+            qr__se_downstream(g, live, stack, sp);
             for (int n = 0; n < nn; n++) cnt[n] += live[n];
         }
         memset(copy, 0, (size_t)nv);
@@ -1152,15 +1158,7 @@ static QrStatus qr_session_run_inc(const QrSession *s, const QrGraph *g, const Q
             int nu = qr_graph_readers(g, v, &u);
             for (int k = 0; k < nu; k++) if (!live[u[k].node]) { live[u[k].node] = true; stack[sp++] = u[k].node; }
         }
-        while (sp) {
-            const QrNode *nd = &g->nodes[stack[--sp]];
-            for (int o = 0; o < nd->n_out; o++) {
-                if (nd->out[o] < 0) continue;
-                const QrUse *u;
-                int nu = qr_graph_readers(g, nd->out[o], &u);
-                for (int k = 0; k < nu; k++) if (!live[u[k].node]) { live[u[k].node] = true; stack[sp++] = u[k].node; }
-            }
-        }
+        qr__se_downstream(g, live, stack, sp);
         /* everything else as the reference has it (the twin's values; a copy's own values are
          * initializers), computing upstream what it did not keep */
         QrRunOpts o = *ro;

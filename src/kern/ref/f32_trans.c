@@ -14,19 +14,26 @@ static inline float qr__k_tr_float(uint32_t u) {
     return f;
 }
 
+/* MLAS's exp after the clamp: the rounding-bias split of *v into m * ln2 + r (*v becomes r,
+ * *biased holds m in its low mantissa bits) and the polynomial up to its P4 term. */
+static inline float qr__k_tr_exp_poly(float *v, float *biased) {
+    *biased = fmaf(QR_KT_LOG2E, *v, QR_KT_ROUND_BIAS);
+    float m = *biased - QR_KT_ROUND_BIAS;
+    *v = fmaf(m, QR_KT_LN2_HI, *v);
+    *v = fmaf(m, QR_KT_LN2_LO, *v);
+    float p = QR_KT_EXP_P0;
+    p = fmaf(p, *v, QR_KT_EXP_P1);
+    p = fmaf(p, *v, QR_KT_EXP_P2);
+    p = fmaf(p, *v, QR_KT_EXP_P3);
+    return fmaf(p, *v, QR_KT_EXP_P4);
+}
+
 /* exp(v) of one element of a softmax row, v = x + (-max) already rounded (QrF32SoftmaxFn). */
 static float qr__k_tr_sumexp(float v, bool wide) {
     float lo = wide ? QR_KT_EXP_LOWER : QR_KT_EXP_LOWER_SUMEXP;
     v = v < lo ? lo : v;    /* the clamp keeps NaN */
-    float biased = fmaf(QR_KT_LOG2E, v, QR_KT_ROUND_BIAS);
+    float biased, p = qr__k_tr_exp_poly(&v, &biased);
     float m = biased - QR_KT_ROUND_BIAS;
-    v = fmaf(m, QR_KT_LN2_HI, v);
-    v = fmaf(m, QR_KT_LN2_LO, v);
-    float p = QR_KT_EXP_P0;
-    p = fmaf(p, v, QR_KT_EXP_P1);
-    p = fmaf(p, v, QR_KT_EXP_P2);
-    p = fmaf(p, v, QR_KT_EXP_P3);
-    p = fmaf(p, v, QR_KT_EXP_P4);
     p = fmaf(p, v, 1.0f);
     p = fmaf(p, v, 1.0f);
     if (wide) {             /* p * 2^m, one rounding (exact in double, then to float) */
@@ -147,15 +154,7 @@ static float qr__k_tr_tanh(float x) {
 static float qr__k_tr_exp(float x) {
     float v = QR_KT_EXP_LOWER > x ? QR_KT_EXP_LOWER : x;   /* vmaxps / vminps: a NaN x passes */
     v = QR_KT_EXP_UPPER < v ? QR_KT_EXP_UPPER : v;
-    const float biased = fmaf(QR_KT_LOG2E, v, QR_KT_ROUND_BIAS);
-    const float m = biased - QR_KT_ROUND_BIAS;
-    v = fmaf(m, QR_KT_LN2_HI, v);
-    v = fmaf(m, QR_KT_LN2_LO, v);
-    float p = QR_KT_EXP_P0;
-    p = fmaf(p, v, QR_KT_EXP_P1);
-    p = fmaf(p, v, QR_KT_EXP_P2);
-    p = fmaf(p, v, QR_KT_EXP_P3);
-    p = fmaf(p, v, QR_KT_EXP_P4);
+    float biased, p = qr__k_tr_exp_poly(&v, &biased);
     const int32_t e = (int32_t)(qr__k_tr_bits(biased) << 23);
     int32_t nrm = e < QR_KT_EXP_MAX_EXP ? e : QR_KT_EXP_MAX_EXP;
     nrm = nrm > QR_KT_EXP_MIN_EXP ? nrm : QR_KT_EXP_MIN_EXP;

@@ -9,9 +9,10 @@
 # Run it whenever what build.sh or .ci/run install changes. Not part of `make test`: it takes
 # long (network downloads, the full CI under qemu and ASan). Needs root (chroot, mounts).
 #
-#   tests/bare/run.sh [--keep] [--only-readme] [--container] [--only MODULE] [--dir DIR]
+#   tests/bare/run.sh [--keep] [--only-readme|--only-ci] [--container] [--only MODULE] [--dir DIR]
 #     --keep         leave the chroot (DIR) in place afterwards (default: removed)
 #     --only-readme  stop after the README's two commands (skip .ci/run)
+#     --only-ci      only `bash .ci/run` (it builds and runs `make test` itself)
 #     --dir DIR      build the chroot in DIR (default: a new /tmp/qr-bare.XXXXXX)
 #     --container    run the steps in new PID/UTS/IPC/mount namespaces (unshare): a container
 #                    without an engine, as CI containers run (the Slurm tests start there too)
@@ -27,15 +28,16 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-keep=0 only_readme=0 container=0 only=0 dir=
+keep=0 only_readme=0 only_ci=0 container=0 only=0 dir=
 while (($#)); do
   case $1 in
     --keep) keep=1 ;;
     --only-readme) only_readme=1 ;;
+    --only-ci) only_ci=1 ;;
     --container) container=1 ;;
     --only) only=$2; shift ;;
     --dir) dir=$2; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "tests/bare/run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -162,8 +164,13 @@ if [[ $only != 0 ]]; then
   step=done
   exit 0
 fi
-in_chroot "./build.sh (README)" "./build.sh"
-in_chroot "make test (README)" "make test"
-grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | sed 's/^/    README make test: /' | tee -a "$log"
-((only_readme)) || in_chroot "bash .ci/run" "bash .ci/run"
+if ((!only_ci)); then
+  in_chroot "./build.sh (README)" "./build.sh"
+  in_chroot "make test (README)" "make test"
+  grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | sed 's/^/    README make test: /' | tee -a "$log"
+fi
+if ((!only_readme)); then
+  in_chroot "bash .ci/run" "bash .ci/run"
+  grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | sed 's/^/    .ci\/run: /' | tee -a "$log"
+fi
 step=done

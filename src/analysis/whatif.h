@@ -35,7 +35,9 @@ typedef struct QrWhatIfStep {
      * quantizer as is: re-quantized from the float weight with 8-bit codes (same block size; only weights of
      * fewer bits) and with half the block size (same bits; only blocks of 32 or more), each by the node's rule
      * (qr_whatif_requant_blocks), the node computing A @ W_requantized in float (as when it is disabled:
-     * accuracy_level 4's int8 activations are not applied). */
+     * accuracy_level 4's int8 activations are not applied). Each run re-quantizes a weight in place of its
+     * dequantized copy as the run computes it (no re-quantized weight is kept), and these runs go one at a
+     * time, after the other runs, their kernels on every thread. */
     int n_wq8, n_wq_half;        /* weights changed by each run (0: that run measured nothing, metrics NaN) */
     int wq_bits, wq_block;       /* the first such weight's bits and block size */
     const char **wq_names;       /* [n_wq8 or n_wq_half, whichever is larger] their weights */
@@ -65,7 +67,9 @@ typedef struct QrWhatIf {
  * clipped to [0, 2^bits - 1], value (code - 2^(bits-1)) * scale) or, asym, min/max with a zero point (range
  * widened to include 0, scale = (max - min) / (2^bits - 1), zero point round(-min / scale) clipped, value
  * (code - zp) * scale). out gets w's shape, float32. */
+#ifdef QR_TESTING
 static QrStatus qr_whatif_requant_blocks(const QrTensor *w, int axis, int bs, int bits, bool asym, QrTensor *out);
+#endif
 
 /* ks: the k values (NULL → 1, 3, 5, 10); target: Cosine to reach (<= 0 → QR_WHATIF_TARGET_COSINE).
  * The ranking is sens (worst first for one-on, best first for off-one, whatever its --reverse),

@@ -761,7 +761,7 @@ static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
     bool ta = qr_attr_int(c->node, "transA", 0) != 0, tb = qr_attr_int(c->node, "transB", 0) != 0;
     float alpha = qr_attr_float(c->node, "alpha", 1.0f), beta = qr_attr_float(c->node, "beta", 1.0f);
     QrStatus st = QR_OK;
-    float *at = NULL, *bt = NULL;
+    float *at = NULL;
     const float *A = a->data, *B = b->data;
     bool done = false;
     /* alpha 1, beta 1: Y starts as C and the product is added block by block, as ORT's Gemm
@@ -798,18 +798,14 @@ static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
         qr__nn_transpose(A, K, M, at);
         A = at;
     }
-    if (tb && N > 0 && K > 0) {
-        if (!(bt = qr__nn_malloc(c, K * N, sizeof(float), &st))) { free(at); return st; }
-        qr__nn_transpose(B, N, K, bt);
-        B = bt;
-    }
+    /* a transposed B (N, K) is read as it is stored: the GEMM packs its blocks (the same sums) */
     const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N };
     if (M > 0 && N > 0 && !done) {
-        if (b_init) qr_kern.f32_gemm(M, N, K, A, K, B, N, Y, N, c_first);
+        if (tb) qr_kern.f32_gemm_bt_fused(M, N, K, A, K, B, K, Y, N, c_first, b_init ? NULL : &adapted);
+        else if (b_init) qr_kern.f32_gemm(M, N, K, A, K, B, N, Y, N, c_first);
         else qr_kern.f32_gemm_fused(M, N, K, A, K, B, N, Y, N, c_first, &adapted);
     }
     free(at);
-    free(bt);
     if (alpha != 1.0f) for (int64_t i = 0; i < M * N; i++) Y[i] *= alpha;
     if (cc && beta != 0.0f && !c_first) {
         for (int64_t i = 0; i < M; i++)

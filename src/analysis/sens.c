@@ -1237,11 +1237,15 @@ static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const
     int nq = s->qt.n, nm = s->m.n;
     bool kl = metric == QR_METRIC_KL;
     static const char *const base_names[] = { "weight_only", "activation_only", "full" };
-    static char topk_names[12][32];
+    enum { NAME_LEN = 32 };
+    int n_names = sens && n_topk > 0 ? (n_topk < 12 ? n_topk : 12) : 0;
+    a->topk_names = n_names ? malloc((size_t)n_names * NAME_LEN) : NULL;
+    if (n_names && !a->topk_names) return qr_errf(QR_ERR_NOMEM, "out of memory");
     a->n_settings = 3;
-    for (int i = 0; i < n_topk && a->n_settings < 15 && sens && i < 12; i++) {
-        snprintf(topk_names[i], sizeof topk_names[i], "all_but_top%d", topk[i]);
-        a->setting[a->n_settings++] = topk_names[i];
+    for (int i = 0; i < n_names; i++) {
+        char *name = a->topk_names + (size_t)i * NAME_LEN;
+        snprintf(name, NAME_LEN, "all_but_top%d", topk[i]);
+        a->setting[a->n_settings++] = name;
     }
     for (int k = 0; k < 3; k++) a->setting[k] = base_names[k];
     int n_top = a->n_settings;               /* settings before the user's node sets */
@@ -1341,6 +1345,7 @@ static QrStatus qr_accum_run_sets(QrSession *s, const QrSensResult *sens, const 
 
 static void qr_accum_free(QrAccum *a) {
     free(a->val);
+    free(a->topk_names);
     memset(a, 0, sizeof *a);
 }
 

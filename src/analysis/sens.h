@@ -96,6 +96,8 @@ QR_TESTAPI QrStatus qr_sens_eval_mask(QrSession *s, const bool *enabled, QrMetri
 typedef struct QrAccum {
     int n_settings;
     const char *setting[32];     /* column names */
+    char *topk_names;            /* owned, malloc'd: the all_but_topK names setting[3..] point into (a copy by
+                                  * value moves it with the struct; qr_accum_free frees it) */
     double *val;                 /* [match][setting], the chosen metric; NAN when not comparable */
     QrMetrics out[32];           /* model output per setting */
     QrMetricKind metric;

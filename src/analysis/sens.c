@@ -421,7 +421,8 @@ static QrStatus qr__sens_ref_run(QrSession *s, const QrSensOpts *o, QrSensRef **
     return QR_OK;
 }
 
-static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o) {
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o) {
     QR_TRY(qr_session_run_baseline(s));
     if (s->input_cache_free) s->input_cache_free(s->input_cache, s->tw.g.n_values);   /* the cache is for one */
     s->input_cache = NULL;
@@ -432,6 +433,7 @@ static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o) {
     s->input_cache_free = qr__sens_ref_free_cache;
     return QR_OK;
 }
+#endif
 
 /* Sorts r's rows most sensitive first (opts order). */
 static void qr__sens_sort(QrSensRow *rows, int n, const QrSensOpts *o) {
@@ -1134,6 +1136,7 @@ static QrStatus qr__sens_eval_full(QrSession *s, const bool *enabled, QrMetrics 
     QrRunOpts ro = qr_session_run_opts(&ov, e ? qr__sens_eval_tap : NULL, e);
     if (e) ro.tap_only = e->tap_only;
     QrStatus st = qr__sens_outputs_metrics(s, &s->tw.g, &ro, -1, out, NULL);
+    if (st == QR_OK) qr_session_memo_put(s, &ov, out);   /* (what-if's float runs may repeat it) */
     qr_session_overrides_free(&ov);
     return st;
 }

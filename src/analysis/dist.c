@@ -503,6 +503,11 @@ static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, con
     QrStatus st = QR_OK;
     if (n_names > 0) for (int k = 0; st == QR_OK && k < n_names; k++) st = qr__dist_add_name(s, rs, names[k], out);
     else if (sens) st = qr__dist_add_sens(s, rs, sens, out);
+    bool *want = calloc((size_t)s->m.n + 1, sizeof *want);   /* the baseline values of its rows (qr_session_base_need) */
+    if (st == QR_OK && !want) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; st == QR_OK && k < rs->n; k++) if (!rs->r[k].weight && rs->r[k].match >= 0) want[rs->r[k].match] = true;
+    if (st == QR_OK) st = qr_session_base_need(s, want);
+    free(want);
     QrTensor *vals = calloc((size_t)rs->n + 1, sizeof(QrTensor));
     out->d = qr_arena_array(&out->arena, (size_t)rs->n + 1, sizeof(QrDist));
     if (st == QR_OK && (!vals || !out->d)) st = qr_errf(QR_ERR_NOMEM, "out of memory");

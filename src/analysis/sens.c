@@ -421,7 +421,8 @@ static QrStatus qr__sens_ref_run(QrSession *s, const QrSensOpts *o, QrSensRef **
     return QR_OK;
 }
 
-static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o) {
+#ifdef QR_TESTING
+QR_TESTAPI QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o) {
     QR_TRY(qr_session_run_baseline(s));
     if (s->input_cache_free) s->input_cache_free(s->input_cache, s->tw.g.n_values);   /* the cache is for one */
     s->input_cache = NULL;
@@ -432,6 +433,7 @@ static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o) {
     s->input_cache_free = qr__sens_ref_free_cache;
     return QR_OK;
 }
+#endif
 
 /* Sorts r's rows most sensitive first (opts order). */
 static void qr__sens_sort(QrSensRow *rows, int n, const QrSensOpts *o) {
@@ -1136,6 +1138,7 @@ static QrStatus qr__sens_eval_full(QrSession *s, const bool *enabled, QrMetrics 
     QrRunOpts ro = qr_session_run_opts(&ov, e ? qr__sens_eval_tap : NULL, e);
     if (e) ro.tap_only = e->tap_only;
     QrStatus st = qr__sens_outputs_metrics(s, &s->tw.g, &ro, -1, out, NULL);
+    if (st == QR_OK) qr_session_memo_put(s, &ov, out);   /* (what-if's float runs may repeat it) */
     qr_session_overrides_free(&ov);
     return st;
 }
@@ -1236,11 +1239,15 @@ static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const
     int nq = s->qt.n, nm = s->m.n;
     bool kl = metric == QR_METRIC_KL;
     static const char *const base_names[] = { "weight_only", "activation_only", "full" };
-    static char topk_names[12][32];
+    enum { NAME_LEN = 32 };
+    int n_names = sens && n_topk > 0 ? (n_topk < 12 ? n_topk : 12) : 0;
+    a->topk_names = n_names ? malloc((size_t)n_names * NAME_LEN) : NULL;
+    if (n_names && !a->topk_names) return qr_errf(QR_ERR_NOMEM, "out of memory");
     a->n_settings = 3;
-    for (int i = 0; i < n_topk && a->n_settings < 15 && sens && i < 12; i++) {
-        snprintf(topk_names[i], sizeof topk_names[i], "all_but_top%d", topk[i]);
-        a->setting[a->n_settings++] = topk_names[i];
+    for (int i = 0; i < n_names; i++) {
+        char *name = a->topk_names + (size_t)i * NAME_LEN;
+        snprintf(name, NAME_LEN, "all_but_top%d", topk[i]);
+        a->setting[a->n_settings++] = name;
     }
     for (int k = 0; k < 3; k++) a->setting[k] = base_names[k];
     int n_top = a->n_settings;               /* settings before the user's node sets */
@@ -1340,6 +1347,7 @@ static QrStatus qr_accum_run_sets(QrSession *s, const QrSensResult *sens, const 
 
 static void qr_accum_free(QrAccum *a) {
     free(a->val);
+    free(a->topk_names);
     memset(a, 0, sizeof *a);
 }
 

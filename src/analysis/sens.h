@@ -61,10 +61,12 @@ typedef struct QrSensResult {
 /* --node-type activation|weight|node. */
 static QrStatus qr_sens_node_type_parse(const char *s, QrNodeType *out);
 static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r);
-/* The reference run of qr_sens_run ahead of time (runall runs it next to other analyses):
+#ifdef QR_TESTING
+/* The reference run of qr_sens_run ahead of time (tests: the result is the same as qr_sens_run's own):
  * kept in the session (its input cache, s->input_cache) until a qr_sens_run with the same mode takes it, or
  * qr_sens_reference_free / qr_session_close. Fails on run errors / out of memory. */
-static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o);
+QR_TESTAPI QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o);
+#endif
 static void qr_sens_reference_free(QrSession *s);
 static void qr_sens_free(QrSensResult *r);
 /* Off-one: how much better the model output gets (in opts.metric) with the row's quantizers off
@@ -94,6 +96,8 @@ QR_TESTAPI QrStatus qr_sens_eval_mask(QrSession *s, const bool *enabled, QrMetri
 typedef struct QrAccum {
     int n_settings;
     const char *setting[32];     /* column names */
+    char *topk_names;            /* owned, malloc'd: the all_but_topK names setting[3..] point into (a copy by
+                                  * value moves it with the struct; qr_accum_free frees it) */
     double *val;                 /* [match][setting], the chosen metric; NAN when not comparable */
     QrMetrics out[32];           /* model output per setting */
     QrMetricKind metric;

@@ -278,6 +278,17 @@ static void test_accumulated(void) {
     if (ok) ok = acc.out[0].cosine > acc.out[2].cosine && acc.out[1].cosine > acc.out[2].cosine &&
                  acc.out[3].cosine >= acc.out[2].cosine - 1e-9;
     if (st == QR_OK) st = qr_accum_write(&se, &acc, qt_tmpdir());
+    /* each result owns its all_but_topK names: a later run with other k leaves them alone */
+    QrAccum acc2 = {0};
+    int topk2[] = { 2 };
+    if (st == QR_OK) st = qr_accum_run(&se, &sr, topk2, 1, QR_METRIC_COSINE, &acc2);
+    if (st == QR_OK && ok && (strcmp(acc.setting[3], "all_but_top1") || strcmp(acc.setting[4], "all_but_top3") ||
+                              strcmp(acc2.setting[3], "all_but_top2"))) {
+        ok = false;
+        snprintf(msg, sizeof msg, "setting names after a second run: %s, %s; second run: %s", acc.setting[3], acc.setting[4],
+                 acc2.setting[3]);
+    }
+    qr_accum_free(&acc2);
     qr_compare_free(&c);
     qr_accum_free(&acc);
     qr_sens_free(&sr);

@@ -1,7 +1,7 @@
 /* tests/incr — the shortcuts that make runall fast give the bits of the plain computations:
  * cumulative error and what-if from the all-on reference (cone re-runs, recomputing what the
  * reference did not keep, the memo of output metrics) against whole-graph runs, the
- * sensitivity reference run done ahead, tap masks,
+ * sensitivity reference run done ahead, baseline values dropped and brought back, tap masks,
  * the runs that serve two analyses (baseline statistics, compare + analysis statistics, the
  * equivalence check on the session's baseline values), parallel jobs, the selection-based
  * box statistics, the Rtol filter, the weight comparison's run-wise loop and the integer
@@ -286,11 +286,7 @@ static void test_incr_shared_runs(void) {
         bool extra = false;
         char msg[256] = "";
         /* s1: the shared runs (baseline statistics during the baseline run, equivalence from s1.base) */
-        s1.base_stats = bs1;
-        s1.base_seen = bn1;
-        if (st == QR_OK) st = qr_session_run_baseline(&s1);
-        s1.base_stats = NULL;
-        s1.base_seen = NULL;
+        if (st == QR_OK) st = qr_session_run_baseline_stats(&s1, bs1, bn1);
         if (st == QR_OK) st = qr_session_equivalence(&s1, &e1);
         QrStatsCollect sc = { as1, an1 };
         if (st == QR_OK) st = qr_compare_mode_ex(&s1, "sim", 0.99, qr_stats_tap, &sc, &extra, &c1);
@@ -333,7 +329,7 @@ static void test_incr_shared_runs(void) {
     }
 }
 
-/* qr_sens_run with its reference run done ahead (qr_sens_reference, as runall does it) gives
+/* qr_sens_run with its reference run done ahead (qr_sens_reference) gives
  * the rows, the reference metrics and the node-execution counts of a plain qr_sens_run; a
  * reference made for the other mode is not used (and stays until the session closes). */
 static void test_incr_sens_reference(void) {
@@ -368,6 +364,118 @@ static void test_incr_sens_reference(void) {
             QT_CHECKF(made && taken && kept && same, "%s %s: made %d taken %d kept %d same %d", qt_incr_pairs[pi],
                       off ? "off-one" : "one-on", made, taken, kept, same);
         }
+}
+
+/* runall's order: the cumulative error's settings run whole (no all-on reference), then the
+ * what-if builds the reference and runs incrementally. The whole runs leave their output metrics
+ * in the session's memo (one entry per setting), and the what-if takes them: its results and
+ * its model runs (qr_run_count) are those of the all-incremental order. */
+static QrStatus qt_incr_memo_flow(const char *pair, bool whole_accum, QrWhatIf *wi, int *n_memo, int64_t *wi_runs) {
+    QtPair p;
+    QrSession se;
+    QrSensResult sr = {0};
+    QrAccum acc = {0};
+    QrStatus st = qt_session_pair(pair, &p, &se);
+    QrSensOpts so = { .metric = QR_METRIC_L1 };
+    int topk[] = { 1, 2, 3 }, ks[] = { 1, 2, 4 };
+    if (st == QR_OK) st = qr_sens_run(&se, &so, &sr);
+    se.no_incremental = whole_accum;
+    if (st == QR_OK) st = qr_accum_run(&se, &sr, topk, 3, QR_METRIC_COSINE, &acc);
+    se.no_incremental = false;
+    *n_memo = st == QR_OK && se.memo ? se.memo->n - acc.n_settings : -1;   /* 0: one entry per setting */
+    int64_t before = qr_run_count.graphs;
+    if (st == QR_OK) st = qr_whatif_run(&se, &sr, ks, 3, 0.9999999, wi);
+    *wi_runs = qr_run_count.graphs - before - (whole_accum ? 1 : 0);   /* (the reference's own run, made there) */
+    qr_accum_free(&acc);
+    qr_sens_free(&sr);
+    if (se.b) qr_session_close(&se);
+    qt_pair_free(&p);
+    return st;
+}
+
+static void test_incr_memo_whole(void) {
+    const char *pairs[] = { "ort_qdq", "culprit" };
+    for (int pi = 0; pi < QR_ARRAY_LEN(pairs); pi++) {
+        QrWhatIf w1 = {0}, w2 = {0};
+        int m1 = -1, m2 = -1;
+        int64_t r1 = 0, r2 = 0;
+        QrStatus st = qt_incr_memo_flow(pairs[pi], false, &w1, &m1, &r1);
+        if (st == QR_OK) st = qt_incr_memo_flow(pairs[pi], true, &w2, &m2, &r2);
+        bool same = st == QR_OK && w1.n_steps == w2.n_steps && w1.n_steps > 0 && qt_incr_same_m(&w1.as_is, &w2.as_is);
+        for (int t = 0; same && t < w1.n_steps; t++)
+            same = w1.steps[t].k == w2.steps[t].k && qt_incr_same_m(&w1.steps[t].int16, &w2.steps[t].int16) &&
+                   qt_incr_same_m(&w1.steps[t].fp, &w2.steps[t].fp);
+        qr_whatif_free(&w1);
+        qr_whatif_free(&w2);
+        QT_OK(st);
+        QT_CHECKF(same && m2 == 0 && r1 == r2, "%s: same %d, memo entries beyond the settings %d, what-if runs %lld vs %lld",
+                  pairs[pi], same, m2, (long long)r1, (long long)r2);
+    }
+}
+
+/* ==== baseline values dropped and brought back ======================================= */
+
+/* One session's check: drop every match but i % 3 == 0, then bring back i % 3 == 1, then all
+ * (qr_session_base_need): each value comes back with the bits of the session's first baseline
+ * run, the others stay dropped meanwhile (also through qr_session_run_baseline). */
+static void qt_incr_base_drop_check(const char *label, QrSession *se) {
+    char msg[256] = "";
+    QrStatus st = qr_session_run_baseline(se);
+    int n = se->m.n, filled = 0, back = 0;
+    QrTensor *copy = calloc((size_t)n + 1, sizeof *copy);
+    bool *keep = calloc((size_t)n + 1, sizeof *keep), *want = calloc((size_t)n + 1, sizeof *want);
+    if (st == QR_OK && (!copy || !keep || !want)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; st == QR_OK && i < n; i++) {
+        keep[i] = i % 3 == 0;
+        want[i] = i % 3 == 1;
+        if (se->base[i].data) { filled++; st = qr_tensor_to_f32(&se->base[i], &copy[i]); }
+    }
+    for (int pass = 0; st == QR_OK && pass < 3 && !msg[0]; pass++) {
+        if (pass == 0) { qr_session_base_drop(se, keep); st = qr_session_run_baseline(se); }
+        else st = qr_session_base_need(se, pass == 1 ? want : NULL);
+        for (int i = 0; st == QR_OK && i < n && !msg[0]; i++) {
+            bool there = i % 3 == 0 || (pass >= 1 && i % 3 == 1) || pass == 2;
+            const QrTensor *t = &se->base[i];
+            if (!copy[i].data) { if (t->data) snprintf(msg, sizeof msg, "pass %d match %d: a value it never had", pass, i); continue; }
+            if (!there != !t->data) snprintf(msg, sizeof msg, "pass %d match %d: %s", pass, i, t->data ? "not dropped" : "missing");
+            else if (t->data && (t->numel != copy[i].numel || memcmp(t->data, copy[i].data, (size_t)t->numel * sizeof(float))))
+                snprintf(msg, sizeof msg, "pass %d match %d: other bits", pass, i);
+            else back += pass == 2 && t->data;
+        }
+    }
+    for (int i = 0; copy && i < n; i++) qr_tensor_free_data(&copy[i]);
+    free(copy);
+    free(keep);
+    free(want);
+    QT_OK(st);
+    QT_CHECKF(!msg[0] && filled > 3 && back == filled, "%s: %s (%d values, %d back)", label, msg, filled, back);
+}
+
+static void test_incr_base_drop(void) {
+    for (int pi = 0; pi < QR_ARRAY_LEN(qt_incr_pairs); pi++) {
+        QtPair p;
+        QrSession se;
+        QT_OK(qt_session_pair(qt_incr_pairs[pi], &p, &se));
+        qt_incr_base_drop_check(qt_incr_pairs[pi], &se);
+        qr_session_close(&se);
+        qt_pair_free(&p);
+    }
+    /* the single-model form: the baseline runs under overrides (every quantizer off) */
+    QtPair p;
+    QrSession se;
+    QrGraph *b = NULL;
+    QrStatus st = qt_pair_load(&p, "ort_qdq", NULL);
+    if (st == QR_OK) st = qr_run_load("fixtures/qpairs/ort_qdq/analysis.onnx", &b);
+    if (st == QR_OK) st = qr_run_infer(b, &p.in);
+    if (st == QR_OK) st = qr_session_open(&se, b, p.a, &p.in);
+    QT_OK(st);
+    if (st == QR_OK) {
+        qr_session_single_model(&se);
+        qt_incr_base_drop_check("ort_qdq single model", &se);
+        qr_session_close(&se);
+    }
+    if (b) { qr_graph_free(b); free(b); }
+    qt_pair_free(&p);
 }
 
 /* ==== parallel jobs ================================================================= */
@@ -584,6 +692,8 @@ static void qt_incr_all(void) {
     QT_RUN(test_incr_ref_kept);
     QT_RUN(test_incr_tap_mask);
     QT_RUN(test_incr_sens_reference);
+    QT_RUN(test_incr_base_drop);
+    QT_RUN(test_incr_memo_whole);
     QT_RUN(test_incr_shared_runs);
     QT_RUN(test_incr_jobs);
     QT_RUN(test_incr_box);

@@ -61,10 +61,12 @@ typedef struct QrSensResult {
 /* --node-type activation|weight|node. */
 static QrStatus qr_sens_node_type_parse(const char *s, QrNodeType *out);
 static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r);
-/* The reference run of qr_sens_run ahead of time (runall runs it next to other analyses):
+#ifdef QR_TESTING
+/* The reference run of qr_sens_run ahead of time (tests: the result is the same as qr_sens_run's own):
  * kept in the session (its input cache, s->input_cache) until a qr_sens_run with the same mode takes it, or
  * qr_sens_reference_free / qr_session_close. Fails on run errors / out of memory. */
-static QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o);
+QR_TESTAPI QrStatus qr_sens_reference(QrSession *s, const QrSensOpts *o);
+#endif
 static void qr_sens_reference_free(QrSession *s);
 static void qr_sens_free(QrSensResult *r);
 /* Off-one: how much better the model output gets (in opts.metric) with the row's quantizers off
@@ -94,6 +96,8 @@ QR_TESTAPI QrStatus qr_sens_eval_mask(QrSession *s, const bool *enabled, QrMetri
 typedef struct QrAccum {
     int n_settings;
     const char *setting[32];     /* column names */
+    char *topk_names;            /* owned, malloc'd: the all_but_topK names setting[3..] point into (a copy by
+                                  * value moves it with the struct; qr_accum_free frees it) */
     double *val;                 /* [match][setting], the chosen metric; NAN when not comparable */
     QrMetrics out[32];           /* model output per setting */
     QrMetricKind metric;
@@ -131,13 +135,26 @@ typedef struct QrSensSet {
     double *mean, *p05, *p95;    /* [match][setting] over the k samples (NaN when a sample has no value) */
 } QrSensSet;
 
+/* A sample of the set as the pass over it left it (runall --data keeps the k worst): its
+ * tensors and the baseline's outputs on them (s->base_out's layout), so that sensitivity does not
+ * read it again, and its rows, which measure only the model outputs, need no baseline run. Owned
+ * by the pass; qr_sens_set_run borrows them. */
+typedef struct QrSensSample {
+    int k;                       /* its index in the set */
+    QrTensor *in;                /* [the set's n_inputs] */
+    QrTensor *base_out;          /* [s->b->n_outputs] */
+} QrSensSample;
+
 /* Runs sensitivity (o) and, when topk is given, the cumulative error (acc_metric; sets
  * optional) on samples smp[k] of ds (ref: the first sample's inputs, for the shape check).
- * The session's inputs are restored to ref's owner's (s->inputs on entry) at the end and its
- * baseline values dropped. */
+ * A sample among kept[n_kept] (optional) is taken from there: not read, and its rows run only
+ * their variants (the reference configuration and the rows) against the kept outputs; the curves,
+ * which compare every matched value, run its baseline. The session's inputs are restored to
+ * ref's owner's (s->inputs on entry) at the end and its baseline values dropped (kept ones are
+ * left to their owner). */
 static QrStatus qr_sens_set_run(QrSession *s, const QrSensOpts *o, const struct QrDsSet *ds, const int *smp, int k,
                                 QrMetricKind smp_metric, const int *topk, int n_topk, const struct QrAccSets *sets,
-                                QrMetricKind acc_metric, QrSensSet *out);
+                                QrMetricKind acc_metric, const QrSensSample *kept, int n_kept, QrSensSet *out);
 /* sensitive_ops.txt/.csv/.json (with the rank-stability columns) and accumulated_error.csv
  * (pooled, then _mean/_p05/_p95 per setting) into dir. */
 static QrStatus qr_sens_set_write(const QrSession *s, const QrSensSet *ss, const char *dir);

@@ -205,6 +205,7 @@ static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a
         int j = v >= 0 ? s->qt.by_value[v] : -1;
         if (j >= 0) { s->qt.q[j].implied_lo = q->implied_lo; s->qt.q[j].implied_hi = q->implied_hi; }
     }
+    if ((s->memo = calloc(1, sizeof *s->memo))) pthread_mutex_init(&s->memo->mu, NULL);   /* NULL: no memo */
     qr__se_float_weights(s);
     for (int i = 0; i < s->m.n; i++) qr__se_set_vis(s, i);
     qr__se_base_quantized(s);
@@ -322,7 +323,9 @@ static QrStatus qr__se_run_base_off(QrSession *s) {
     return st;
 }
 
-static QrStatus qr_session_run_baseline(QrSession *s) {
+static QrStatus qr_session_run_baseline(QrSession *s) { return qr_session_run_baseline_stats(s, NULL, NULL); }
+
+static QrStatus qr_session_run_baseline_stats(QrSession *s, QrStats *stats, bool *seen) {
     if (s->base && !s->base_stale) return QR_OK;
     qr__se_eq_kept_free(s);     /* it belongs to the values about to be replaced */
     if (s->b->n_outputs != s->tw.g.n_outputs)
@@ -334,9 +337,8 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
         s->base = calloc((size_t)s->m.n + 1, sizeof(QrTensor));
         s->base_out = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
     }
-    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { s->base_stats, s->base_seen },
+    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { stats && seen ? stats : NULL, seen },
                      calloc((size_t)s->m.n + 1, 1) };
-    if (!s->base_seen) bt.stats.stats = NULL;
     QrTensor *outs = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
     QrStatus st = s->base && s->base_out && bt.match_of && bt.filled && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {
@@ -364,6 +366,7 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
     }
     /* a refill: a value this run did not produce must not keep the previous sample's data */
     for (int i = 0; st == QR_OK && refill && i < s->m.n; i++) if (!bt.filled[i]) qr_tensor_free_data(&s->base[i]);
+    if (st == QR_OK && s->base_gone) memset(s->base_gone, 0, (size_t)s->m.n);   /* every value filled again */
     for (int k = 0; st == QR_OK && k < s->b->n_outputs; k++) st = qr__se_f32_into(&outs[k], &s->base_out[k]);
     if (outs) for (int k = 0; k < s->b->n_outputs; k++) qr_tensor_free_data(&outs[k]);
     free(outs);
@@ -384,14 +387,70 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
     return st;
 }
 
+static void qr_session_base_drop(QrSession *s, const bool *keep) {
+    if (!s->base) return;
+    if (!s->base_gone && !(s->base_gone = calloc((size_t)s->m.n + 1, 1))) return;   /* out of memory: nothing dropped */
+    for (int i = 0; i < s->m.n; i++) {
+        if ((keep && keep[i]) || !s->base[i].data) continue;
+        qr_tensor_free_data(&s->base[i]);
+        s->base_gone[i] = 1;
+    }
+}
+
+typedef struct QrBaseNeedTap { QrSession *s; int *match_of; } QrBaseNeedTap;
+
+static QrStatus qr__se_need_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QrBaseNeedTap *bt = user;
+    QR_UNUSED(g);
+    QR_UNUSED(node);
+    int mi = bt->match_of[value];
+    if (mi < 0 || !qr_dtype_is_float(t->dtype) || bt->s->base[mi].data) return QR_OK;
+    bt->s->base_gone[mi] = 0;
+    return qr_tensor_to_f32(t, &bt->s->base[mi]);
+}
+
+static QrStatus qr_session_base_need(QrSession *s, const bool *want) {
+    if (!s->base || s->base_stale) return qr_session_run_baseline(s);
+    int n = 0;
+    for (int i = 0; s->base_gone && i < s->m.n; i++) n += s->base_gone[i] && (!want || want[i]);
+    if (!n) return QR_OK;
+    QrBaseNeedTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)) };
+    bool *only = calloc((size_t)s->b->n_values + 1, sizeof *only);
+    QrStatus st = bt.match_of && only ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrOverrides ob = {0};
+    if (st == QR_OK && s->base_quant_off) st = qr__se_base_off_overrides(s, &ob);   /* as qr_session_run_baseline ran it */
+    if (st == QR_OK) {
+        /* the value each match was filled from there: its b_vis, which the last match naming it takes */
+        for (int v = 0; v < s->b->n_values; v++) bt.match_of[v] = -1;
+        for (int i = 0; i < s->m.n; i++) bt.match_of[s->b_vis[i]] = i;
+        for (int i = 0; i < s->m.n; i++) {
+            int mi = bt.match_of[s->b_vis[i]];
+            if (mi == i && s->base_gone[i] && (!want || want[i])) only[s->b_vis[i]] = true;
+            else if (mi == i) bt.match_of[s->b_vis[i]] = -1;    /* kept, or not wanted: untouched */
+        }
+        QrRunOpts o = { .tap = qr__se_need_tap, .tap_user = &bt, .tap_only = only, .alias = ob.alias, .subst = ob.subst,
+                        .clamp_lo = ob.clamp_lo, .clamp_hi = ob.clamp_hi };
+        st = qr_run(s->b, s->inputs, &o, NULL);
+        if (st != QR_OK) st = qr_err_wrap(st, "running the baseline %s again", s->b->path ? s->b->path : "");
+    }
+    qr_session_overrides_free(&ob);
+    free(only);
+    free(bt.match_of);
+    return st;
+}
+
 static void qr_session_close(QrSession *s) {
     qr__se_eq_kept_free(s);
     qr_session_ref_free(s);
+    if (s->memo) pthread_mutex_destroy(&s->memo->mu);
+    free(s->memo);
+    s->memo = NULL;
     qr__se_input_cache_free(s);
     if (s->base) for (int i = 0; i < s->m.n; i++) qr_tensor_free_data(&s->base[i]);
     if (s->base_out) for (int i = 0; i < s->b->n_outputs; i++) qr_tensor_free_data(&s->base_out[i]);
     free(s->base);
     free(s->base_out);
+    free(s->base_gone);
     qr__se_base_off_free(s);             /* before the match: it counts the rows */
     qr_twin_free(&s->tw);
     qr_match_free(&s->m);
@@ -993,11 +1052,16 @@ static QrStatus qr__se_ref_tap(void *user, const QrGraph *g, int node, int value
     return QR_OK;
 }
 
+static void qr__se_memo_clear(QrSeMemo *m) {
+    if (!m) return;
+    for (int k = 0; k < m->n; k++) qr_session_overrides_free(&m->e[k].ov);
+    m->n = 0;
+}
+
 static void qr_session_ref_free(QrSession *s) {
+    qr__se_memo_clear(s->memo);          /* it belongs to the same inputs */
     QrSeRef *r = s->ref;
     if (!r) return;
-    for (int k = 0; k < r->n_memo; k++) qr_session_overrides_free(&r->memo[k].ov);
-    pthread_mutex_destroy(&r->memo_mu);
     if (r->vals) for (int v = 0; v < s->tw.g.n_values; v++) qr_tensor_free_data(&r->vals[v]);
     free(r->vals);
     qr_run_cache_free(r->consts);
@@ -1013,30 +1077,30 @@ static bool qr__se_ov_equal(int nv, const QrOverrides *a, const QrOverrides *b) 
 }
 
 static void qr_session_memo_put(QrSession *s, const QrOverrides *ov, const QrMetrics *out) {
-    QrSeRef *r = s->ref;
+    QrSeMemo *r = s->memo;
     int nv = s->tw.g.n_values;
     if (!r) return;
-    pthread_mutex_lock(&r->memo_mu);
-    if (r->n_memo < QR_ARRAY_LEN(r->memo) && qr_session_overrides_alloc(s, &r->memo[r->n_memo].ov) == QR_OK) {
-        QrOverrides *m = &r->memo[r->n_memo].ov;
+    pthread_mutex_lock(&r->mu);
+    if (r->n < QR_ARRAY_LEN(r->e) && qr_session_overrides_alloc(s, &r->e[r->n].ov) == QR_OK) {
+        QrOverrides *m = &r->e[r->n].ov;
         memcpy(m->alias, ov->alias, (size_t)nv * sizeof *m->alias);
         memcpy(m->subst, ov->subst, (size_t)nv * sizeof *m->subst);
         memcpy(m->clamp_lo, ov->clamp_lo, (size_t)nv * sizeof *m->clamp_lo);
         memcpy(m->clamp_hi, ov->clamp_hi, (size_t)nv * sizeof *m->clamp_hi);
-        r->memo[r->n_memo++].out = *out;
+        r->e[r->n++].out = *out;
     }
     qr_err_clear();
-    pthread_mutex_unlock(&r->memo_mu);
+    pthread_mutex_unlock(&r->mu);
 }
 
 static bool qr_session_memo_get(QrSession *s, const QrOverrides *ov, QrMetrics *out) {
-    QrSeRef *r = s->ref;
+    QrSeMemo *r = s->memo;
     bool hit = false;
     if (!r) return false;
-    pthread_mutex_lock(&r->memo_mu);
-    for (int k = 0; !hit && k < r->n_memo; k++)
-        if (qr__se_ov_equal(s->tw.g.n_values, &r->memo[k].ov, ov)) { *out = r->memo[k].out; hit = true; }
-    pthread_mutex_unlock(&r->memo_mu);
+    pthread_mutex_lock(&r->mu);
+    for (int k = 0; !hit && k < r->n; k++)
+        if (qr__se_ov_equal(s->tw.g.n_values, &r->e[k].ov, ov)) { *out = r->e[k].out; hit = true; }
+    pthread_mutex_unlock(&r->mu);
     return hit;
 }
 
@@ -1049,7 +1113,6 @@ static QrStatus qr_session_ref(QrSession *s, QrTapFn tap, void *user, const bool
     bool *keep = malloc((size_t)g->n_values + 1), *copy = malloc((size_t)g->n_values + 1);
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
     QrStatus st = r && keep && copy && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (r) pthread_mutex_init(&r->memo_mu, NULL);
     if (st == QR_OK) {
         r->vals = calloc((size_t)g->n_values + 1, sizeof *r->vals);
         r->consts = qr_run_cache_new(g);

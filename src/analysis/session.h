@@ -20,11 +20,8 @@ typedef struct QrSession {
     /* Baseline values (qr_session_run_baseline): float32 copies, computed once. */
     QrTensor *base;          /* per match: the baseline node's output */
     QrTensor *base_out;      /* per baseline graph output */
+    uint8_t *base_gone;      /* per match: its value was dropped (qr_session_base_drop) until qr_session_base_need, or NULL */
     int64_t n_base_exec;     /* nodes executed by the baseline run */
-    /* Optional, set by the caller before the baseline run (n_values entries of b each): that
-     * run also fills them as qr_stats_collect(b) would (runall's baseline profile). */
-    QrStats *base_stats;
-    bool *base_seen;
     /* Optional, set by the caller before the baseline run: also called on every value of that
      * run (data sets: the profile and distributions over every sample, analysis/dataset's taps). */
     QrTapFn base_tap;
@@ -41,8 +38,9 @@ typedef struct QrSession {
     QrStepHook progress;     /* set by the caller: long analyses (sensitivity, cumulative error, what-if,
                               * distributions) report their steps through it */
     struct QrSeRef *ref;     /* the all-on reference (qr_session_ref), NULL until built */
+    struct QrSeMemo *memo;   /* model-output metrics of runs under other overrides (qr_session_memo_*), or NULL */
     /* A cache an analysis above the session keeps for the current inputs (sensitivity's reference
-     * run done ahead: qr_sens_reference), or NULL, and the function that frees it:
+     * run done ahead, which tests make: qr_sens_reference), or NULL, and the function that frees it:
      * qr_session_next_inputs and qr_session_close call input_cache_free(input_cache, twin values). */
     void *input_cache;
     void (*input_cache_free)(void *cache, int n_values);
@@ -91,6 +89,19 @@ static const char *qr_session_baseline_form_text(const QrSession *s);
  * what every analysis compares with); one whose quantizers cannot be disabled
  * (QOperator / integer-op) is refused. */
 static QrStatus qr_session_run_baseline(QrSession *s);
+/* The same; when this call runs the baseline (it has not run yet, or is stale), that run also
+ * fills stats and seen (n_values entries of b each; both or neither) as qr_stats_collect(b)
+ * would (runall's baseline profile). */
+static QrStatus qr_session_run_baseline_stats(QrSession *s, QrStats *stats, bool *seen);
+/* Baseline values kept only while a consumer reads them (memory: for a transformer they are about
+ * the sum of its activations, as much as the models' weights). qr_session_base_drop frees every
+ * value of s->base that keep (per match; NULL: none) does not mark: readers then see data == NULL,
+ * and qr_session_run_baseline does not bring it back. qr_session_base_need brings back the dropped
+ * values want marks (per match; NULL: all) with one more baseline run that keeps only those: the
+ * same bits (same graph, inputs and overrides; no verification, statistics or taps). base_out and
+ * base_off stay. Without a baseline run yet, base_need runs it (qr_session_run_baseline). */
+static void qr_session_base_drop(QrSession *s, const bool *keep);
+static QrStatus qr_session_base_need(QrSession *s, const bool *want);
 /* Data sets: points s at the next sample's inputs (same dtypes and shapes). The baseline values
  * become stale (the next qr_session_run_baseline refills their buffers, without another
  * verification once match_fixed is set); the all-on and sensitivity references, which belong to
@@ -142,12 +153,18 @@ typedef struct QrSeRef {
     QrMetrics out;           /* model-output metrics under all-on */
     QrMetrics *per_match;    /* per match under all-on (built by the cumulative error), or NULL */
     bool per_match_kl;       /* per_match includes KL */
-    /* Model-output metrics of twin runs under other overrides (qr_session_memo_*): the
-     * cumulative error's settings, which what-if's float runs may repeat. */
-    struct { QrOverrides ov; QrMetrics out; } memo[16];
-    int n_memo;
-    pthread_mutex_t memo_mu;
 } QrSeRef;
+
+/* Model-output metrics of twin runs under other overrides (qr_session_memo_*): the cumulative
+ * error's settings, which what-if's float runs may repeat. Made by qr_session_open (s->memo) and
+ * emptied with the all-on reference (qr_session_ref_free: the inputs change, or its last user is
+ * done), not built with it: a whole run's metrics (runall's cumulative error) serve the
+ * incremental runs after it (the same bits, tests/test_incr.c). */
+typedef struct QrSeMemo {
+    struct { QrOverrides ov; QrMetrics out; } e[16];
+    int n;
+    pthread_mutex_t mu;
+} QrSeMemo;
 
 /* Builds s->ref unless it exists (*built, optional, tells). The building run also calls tap
  * (optional) for the values tap_only marks (NULL: all) — e.g. per-match metrics under
@@ -157,7 +174,7 @@ static QrStatus qr_session_ref(QrSession *s, QrTapFn tap, void *user, const bool
 static void qr_session_ref_free(QrSession *s);
 /* Remembers the model-output metrics of a twin run under overrides ov (a copy is kept; at
  * most 16 entries), and finds those of a run under the same effective overrides (alias,
- * substitution and clamp arrays equal). Thread-safe; no-ops without s->ref. */
+ * substitution and clamp arrays equal). Thread-safe; no-ops without s->memo (out of memory). */
 static void qr_session_memo_put(QrSession *s, const QrOverrides *ov, const QrMetrics *out);
 static bool qr_session_memo_get(QrSession *s, const QrOverrides *ov, QrMetrics *out);
 /* Runs g — the twin, or a copy of it that keeps the twin's node and value indices and adds

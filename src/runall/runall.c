@@ -1,7 +1,7 @@
 /* runall/runall — implementation. See runall.h.
  *
  *   prepare session (baseline run + its statistics) ─► match [the weight comparison, then the compare
- *   run (+ analysis statistics), shadow run, equivalence, sensitivity reference run: side by side]
+ *   run (+ analysis statistics), shadow run, equivalence: side by side]
  *   ─► check ─► profiles ─► compare ─► sensitivity rows ─► cumulative error
  *   ─► weights ─► advisor ─► what-if ─► distributions ─► fragility ─► badcase.npy ─► plots (in parallel)
  *   ─► summary/manifest/index.html ─► zip of the staging folder (atomic) [─► --keep-dir copy]
@@ -61,11 +61,11 @@ static QrStatus qr__ra_acc_sets(QrBundle *bd, const QrRunallOpts *o) {
 
 /* What runall computes right after the baseline run, as independent jobs (QrSeJobFn): 0 and
  * 1 the per-layer comparison's two runs (the analysis model, with its statistics from the
- * same run, and the shadow run), 2 the equivalence check, 3 the weight comparison, 4 the
- * sensitivity reference run (kept in the session; not with --max-memory, whose estimate has
- * no room for it before the sensitivity stage). Each job's status and message are kept for
- * its stage; the jobs themselves never fail. */
-#define QR__RA_EARLY 5
+ * same run, and the shadow run), 2 the equivalence check, 3 the weight comparison. Each job's
+ * status and message are kept for its stage; the jobs themselves never fail. (Sensitivity's
+ * reference run is made in its stage, once the baseline values are dropped: next to them it
+ * made the match stage's peak.) */
+#define QR__RA_EARLY 4
 
 typedef struct QrRaEarly {
     QrBundle *bd;
@@ -85,8 +85,7 @@ static QrStatus qr__ra_early_job(void *ctx, int k, int tid) {
     QrStatus st = QR_OK;
     if (k < 2) st = e->cmp ? qr_compare_step(e->cmp, k) : QR_OK;
     else if (k == 2) st = qr_session_equivalence(&bd->se, &bd->eq);
-    else if (k == 3) st = qr_weights_compare(&bd->se, &bd->w);
-    else if (!bd->se.no_incremental) st = qr_sens_reference(&bd->se, &e->o->sens);
+    else st = qr_weights_compare(&bd->se, &bd->w);
     e->st[k] = st;
     if (st != QR_OK) {
         e->msg[k] = strdup(qr_err_msg());
@@ -95,11 +94,10 @@ static QrStatus qr__ra_early_job(void *ctx, int k, int tid) {
     return QR_OK;
 }
 
-/* Jobs 0-2 and 4 of qr__ra_early_job side by side; the weight comparison (3) runs before them on
- * its own (its own jobs side by side), with the executor's idle buffers given back first: it holds
- * a weight's dequantized float copy at a time (196 MB for a 0.5B decoder's lm_head), which next to
- * another job's run, or after them next to what they keep, made the stage's peak. */
-static QrStatus qr__ra_early_batch(void *ctx, int k, int tid) { return qr__ra_early_job(ctx, k < 3 ? k : 4, tid); }
+/* Jobs 0-2 of qr__ra_early_job side by side (qr_session_jobs over 3); the weight comparison (3) runs
+ * before them on its own (its own jobs side by side), with the executor's idle buffers given back
+ * first: it holds a weight's dequantized float copy at a time (196 MB for a 0.5B decoder's lm_head),
+ * which next to another job's run, or after them next to what they keep, made the stage's peak. */
 
 /* The zip stage: manifest.json written last (it records the report stage too), then the staging
  * folder zipped to o->out_zip (atomic) and, with --keep-dir, copied there. */
@@ -205,7 +203,8 @@ static QrStatus qr__ra_data_set(QrBundle *bd, const QrRunallOpts *o, const QrGra
         qr_select_output(b, o->sens.rank_output, &only);
         qr_err_clear();
         st = qr_ds_runall_pass(&bd->dsr, o->dataset, o->dataset_metric, only, o->dataset_skip_bad, &bd->se, o->mode,
-                               *inputs);
+                               *inputs, o->have_channel_axis, o->channel_axis, o->plot_nodes, o->n_plot_nodes,
+                               o->sens_samples);
         if (st == QR_OK) *inputs = bd->inputs = bd->dsr.worst_in;
         qr_progress_end(&bd->prog, st);
         qr_progress_begin(&bd->prog, "prepare", 0);
@@ -255,11 +254,7 @@ static QrStatus qr__ra_prepare(QrRaCtx *c) {
     if (st == QR_OK && o->dataset) st = qr__ra_data_set(bd, o, c->b, &c->inputs);
     c->base_stats = calloc((size_t)c->b->n_values + 1, sizeof *c->base_stats);
     c->base_seen = calloc((size_t)c->b->n_values + 1, sizeof *c->base_seen);
-    bd->se.base_stats = c->base_stats && c->base_seen ? c->base_stats : NULL;
-    bd->se.base_seen = c->base_stats && c->base_seen ? c->base_seen : NULL;
-    if (st == QR_OK) st = qr_session_run_baseline(&bd->se);
-    bd->se.base_stats = NULL;
-    bd->se.base_seen = NULL;
+    if (st == QR_OK) st = qr_session_run_baseline_stats(&bd->se, c->base_stats, c->base_seen);
     return st;
 }
 
@@ -289,8 +284,8 @@ static QrStatus qr__ra_match(QrRaCtx *c) {
                                   : qr_errf(QR_ERR_NOMEM, "out of memory");
     qr_err_clear();
     qr_run_release();
-    qr__ra_early_job(e, 3, 0);    /* the weight comparison first, on its own (qr__ra_early_batch) */
-    qr_session_jobs(&bd->se, QR__RA_EARLY - 1, qr__ra_early_batch, e, NULL);
+    qr__ra_early_job(e, 3, 0);    /* the weight comparison first, on its own */
+    qr_session_jobs(&bd->se, 3, qr__ra_early_job, e, NULL);
     if (c->s_cmp == QR_OK) c->s_cmp = e->st[0] != QR_OK ? e->st[0] : e->st[1];
     c->s_cmp = qr_compare_finish(e->cmp, c->s_cmp);
     qr_err_clear();
@@ -353,8 +348,13 @@ static QrStatus qr__ra_repro(QrRaCtx *c) {
     return qr_deploy_runall_repro(&c->bd->dep, &c->o->deploy, &c->bd->se, &c->bd->cmp, c->bd->dir);
 }
 
+/* The baseline values (QrSession.base) are read by the match stage's jobs and the repro, then by
+ * the cumulative error, the advisor and the distributions (a few rows): each of those brings back
+ * what it reads (qr_session_base_need) and the values are dropped again after it
+ * (qr_session_base_drop), so they never sit next to sensitivity's reference or the all-on one. */
 static QrStatus qr__ra_sens(QrRaCtx *c) {
     QrBundle *bd = c->bd;
+    qr_session_base_drop(&bd->se, NULL);
     QR_TRY(qr_sens_run(&bd->se, &c->o->sens, &bd->sens));
     return qr_sens_write(&bd->se, &bd->sens, bd->dir);
 }
@@ -364,8 +364,16 @@ static QrStatus qr__ra_accum(QrRaCtx *c) {
     const QrRunallOpts *o = c->o;
     bool sens = bd->ok[QR_STAGE_SENS];
     QR_TRY(qr__ra_acc_sets(bd, o));
-    QR_TRY(qr_accum_run_sets(&bd->se, sens ? &bd->sens : NULL, o->topk, sens ? o->n_topk : 0, &bd->acc_sets,
-                             o->metric_given ? o->sens.metric : QR_METRIC_COSINE, &bd->acc));
+    QR_TRY(qr_session_base_need(&bd->se, NULL));
+    /* every setting run whole: the all-on reference an incremental run starts from would sit next to
+     * every baseline value (the what-if builds it, after the drop; the same bits either way) */
+    bool no_inc = bd->se.no_incremental;
+    bd->se.no_incremental = true;
+    QrStatus st = qr_accum_run_sets(&bd->se, sens ? &bd->sens : NULL, o->topk, sens ? o->n_topk : 0, &bd->acc_sets,
+                                    o->metric_given ? o->sens.metric : QR_METRIC_COSINE, &bd->acc);
+    bd->se.no_incremental = no_inc;
+    qr_session_base_drop(&bd->se, NULL);
+    QR_TRY(st);
     return qr_accum_write(&bd->se, &bd->acc, bd->dir);
 }
 
@@ -380,8 +388,12 @@ static QrStatus qr__ra_weights(QrRaCtx *c) {
 
 static QrStatus qr__ra_advisor(QrRaCtx *c) {
     QrBundle *bd = c->bd;
-    QR_TRY(qr_advisor_run(&bd->se, bd->ok[QR_STAGE_COMPARE] ? &bd->cmp : NULL, bd->ok[QR_STAGE_SENS] ? &bd->sens : NULL,
-                          bd->ok[QR_STAGE_WEIGHTS] ? &bd->w : NULL, NULL, &bd->adv));
+    QrStatus st = qr_session_base_need(&bd->se, NULL);
+    if (st == QR_OK)
+        st = qr_advisor_run(&bd->se, bd->ok[QR_STAGE_COMPARE] ? &bd->cmp : NULL, bd->ok[QR_STAGE_SENS] ? &bd->sens : NULL,
+                            bd->ok[QR_STAGE_WEIGHTS] ? &bd->w : NULL, NULL, &bd->adv);
+    qr_session_base_drop(&bd->se, NULL);
+    QR_TRY(st);
     return qr_advisor_write(&bd->se, &bd->adv, bd->dir);
 }
 
@@ -407,6 +419,7 @@ static QrStatus qr__ra_dist(QrRaCtx *c) {
     QrStatus st = qr_dist_collect_axis(&bd->se, bd->ok[QR_STAGE_SENS] ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes, 0,
                                        o->have_channel_axis, o->channel_axis, &bd->dist);
     qr_session_ref_free(&bd->se);        /* the last user of the all-on reference */
+    qr_session_base_drop(&bd->se, NULL); /* and of the baseline values (its rows') */
     return st;
 }
 

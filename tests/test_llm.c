@@ -933,8 +933,16 @@ static void test_llm_whatif_weight_only(void) {
     QT_CHECKF(qt_llm_close(goth, want[1], 1e-3), "block 16: output MSE %.9g, computed here %.9g", goth, want[1]);
 }
 
+/* qr_whatif_requant_into into a new float32 tensor of w's shape. */
+static QrStatus qt_llm_requant_copy(const QrTensor *w, int bs, int bits, bool asym, QrTensor *out) {
+    memset(out, 0, sizeof *out);
+    QR_TRY(qr_tensor_set_shape(out, QR_DT_F32, w->rank, w->dims));
+    QR_TRY(qr_tensor_alloc_data(out));
+    return qr_whatif_requant_into(w, 0, bs, bits, asym, out->data);
+}
+
 /* The weight-only what-if runs as they were before they edited the dequantized weight in place (whatif.c
- * qr__wi_wq_run): every re-quantized weight of the plan made as a float copy (qr_whatif_requant_blocks) and
+ * qr__wi_wq_run): every re-quantized weight of the plan made as a float copy (qr_whatif_requant_into) and
  * substituted for its node's dequantized weight, all of them alive during the run. */
 static QrStatus qt_llm_wq_copies(QrSession *s, const QrWiStepPlan *p, int kind, QrMetrics *m, int *changed) {
     int nq = s->qt.n;
@@ -948,7 +956,7 @@ static QrStatus qt_llm_wq_copies(QrSession *s, const QrWiStepPlan *p, int kind, 
         bool asym;
         mask[i] = true;
         if (p->state[i] != 1 || !qr__wi_wq_of(s, i, &bits, &asym, &bs) || (kind == 0 ? bits >= 8 : bs < 32)) continue;
-        rc = qr_whatif_requant_blocks(s->fw[i], 0, kind == 0 ? bs : bs / 2, kind == 0 ? 8 : bits, asym, &tw[i]);
+        rc = qt_llm_requant_copy(s->fw[i], kind == 0 ? bs : bs / 2, kind == 0 ? 8 : bits, asym, &tw[i]);
         mask[i] = false;
         ++*changed;
     }

@@ -261,8 +261,7 @@ static const char *qr__wi_qname(const QrSession *s, int i) {
     return q->float_value >= 0 ? g->values[q->float_value].name : g->values[q->int_value].name;
 }
 
-/* qr_whatif_requant_blocks' rule into y (w's element count, float32). */
-static QrStatus qr__wi_requant_into(const QrTensor *w, int axis, int bs, int bits, bool asym, float *y) {
+static QrStatus qr_whatif_requant_into(const QrTensor *w, int axis, int bs, int bits, bool asym, float *y) {
     if (axis < 0) axis += w->rank;
     if (axis < 0 || axis >= w->rank || bs <= 0 || bits < 2 || bits > 8)
         return qr_errf(QR_ERR_INVALID, "what-if: cannot re-quantize a weight in blocks (axis %d, block %d, %d bits)", axis, bs,
@@ -294,18 +293,6 @@ static QrStatus qr__wi_requant_into(const QrTensor *w, int axis, int bs, int bit
     return QR_OK;
 }
 
-#ifdef QR_TESTING
-/* The rule into a new float32 tensor (the float copy the runs substituted before
- * qr__wi_wq_edit: tests/test_llm.c compares both). */
-static QrStatus qr_whatif_requant_blocks(const QrTensor *w, int axis, int bs, int bits, bool asym, QrTensor *out) {
-    memset(out, 0, sizeof *out);
-    QR_TRY(qr_tensor_set_shape(out, QR_DT_F32, w->rank, w->dims));
-    QR_TRY(qr_tensor_alloc_data(out));
-    QrStatus st = qr__wi_requant_into(w, axis, bs, bits, asym, out->data);
-    if (st != QR_OK) qr_tensor_free_data(out);
-    return st;
-}
-#endif
 
 /* Quantizer i's weight-only what-if data: the weight of a MatMulNBits node without g_idx whose float weight
  * is known ([K, N], blocks of *bs along K), its bits and whether it has zero points; false otherwise. */
@@ -343,7 +330,7 @@ static QrStatus qr__wi_wq_edit(void *user, const QrGraph *g, int node, int value
     if (t->dtype != QR_DT_F32 || t->numel != w->numel)
         return qr_errf(QR_ERR_INVALID, "what-if: weight '%s' has %lld elements (%s), its float weight %lld",
                        g->values[value].name, (long long)t->numel, qr_dtype_name(t->dtype), (long long)w->numel);
-    return qr__wi_requant_into(w, 0, e->kind == 0 ? bs : bs / 2, e->kind == 0 ? 8 : bits, asym, t->data);
+    return qr_whatif_requant_into(w, 0, e->kind == 0 ? bs : bs / 2, e->kind == 0 ? 8 : bits, asym, t->data);
 }
 
 /* The twin with the step's weight-only weights re-quantized (kind 0: 8 bits, 1: half block) and their nodes

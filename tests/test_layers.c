@@ -215,13 +215,8 @@ static void test_layers_plant(void) {
  * Functions over QT_LY_MAX_LINES lines are split where the pieces have names (docs/ARCHITECTURE.md,
  * "Conventions"). A function starts at a line in column 0 whose signature (up to four lines)
  * ends in ") {" and ends at the next "}" in column 0; generated code (*.pb-c.c) is left out.
- * The few functions still longer carry a ceiling here: they may shrink, not grow. */
+ * No function is exempt. */
 #define QT_LY_MAX_LINES 150
-typedef struct QtLyLong { const char *fn; int ceiling; } QtLyLong;
-static const QtLyLong qt_ly_long[] = {
-    { "qr__gl_layout", 310 },       /* report/graph.c: layering, ordering and coordinates in one pass */
-    { "qr__gl_flat", 220 },         /* report/graph.c */
-};
 
 /* Calls fn(name, lines, ctx) for each function of C text (modified: lines are cut). Returns the
  * count of functions seen. */
@@ -265,13 +260,10 @@ static void qt_ly_len_one(const char *name, int lines, void *ctx) {
     QtLyLen *c = ctx;
     c->n_fn++;
     c->longest = QR_MAX(c->longest, lines);
-    int limit = QT_LY_MAX_LINES;
-    for (int k = 0; k < (int)QR_ARRAY_LEN(qt_ly_long); k++)
-        if (!strcmp(qt_ly_long[k].fn, name)) limit = qt_ly_long[k].ceiling;
-    if (lines <= limit) return;
+    if (lines <= QT_LY_MAX_LINES) return;
     if (!c->n_over++)
         qt_fmt(c->why, sizeof c->why, "%s: %s is %d lines (at most %d: split it where the pieces have names)", c->file, name,
-               lines, limit);
+               lines, QT_LY_MAX_LINES);
 }
 
 static void test_layers_function_length(void) {

@@ -323,7 +323,9 @@ static QrStatus qr__se_run_base_off(QrSession *s) {
     return st;
 }
 
-static QrStatus qr_session_run_baseline(QrSession *s) {
+static QrStatus qr_session_run_baseline(QrSession *s) { return qr_session_run_baseline_stats(s, NULL, NULL); }
+
+static QrStatus qr_session_run_baseline_stats(QrSession *s, QrStats *stats, bool *seen) {
     if (s->base && !s->base_stale) return QR_OK;
     qr__se_eq_kept_free(s);     /* it belongs to the values about to be replaced */
     if (s->b->n_outputs != s->tw.g.n_outputs)
@@ -335,9 +337,8 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
         s->base = calloc((size_t)s->m.n + 1, sizeof(QrTensor));
         s->base_out = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
     }
-    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { s->base_stats, s->base_seen },
+    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { stats && seen ? stats : NULL, seen },
                      calloc((size_t)s->m.n + 1, 1) };
-    if (!s->base_seen) bt.stats.stats = NULL;
     QrTensor *outs = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
     QrStatus st = s->base && s->base_out && bt.match_of && bt.filled && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {

@@ -1438,7 +1438,8 @@ static QrStatus qr__cli_sens_over(QrSession *se, const QrDsSet *ds, const QrDsCo
     se->progress = qr_progress_hook(&pr);
     qr_progress_begin(&pr, "sensitivity over the samples", 0);
     if (st == QR_OK)
-        st = qr_sens_set_run(se, &so, ds, order, K, so.metric, topk, nk, &sets, *sp->metric ? so.metric : QR_METRIC_COSINE, &ss);
+        st = qr_sens_set_run(se, &so, ds, order, K, so.metric, topk, nk, &sets, *sp->metric ? so.metric : QR_METRIC_COSINE, NULL,
+                            0, &ss);
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_sens_set_write(se, &ss, dir);

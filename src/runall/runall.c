@@ -203,7 +203,8 @@ static QrStatus qr__ra_data_set(QrBundle *bd, const QrRunallOpts *o, const QrGra
         qr_select_output(b, o->sens.rank_output, &only);
         qr_err_clear();
         st = qr_ds_runall_pass(&bd->dsr, o->dataset, o->dataset_metric, only, o->dataset_skip_bad, &bd->se, o->mode,
-                               *inputs);
+                               *inputs, o->have_channel_axis, o->channel_axis, o->plot_nodes, o->n_plot_nodes,
+                               o->sens_samples);
         if (st == QR_OK) *inputs = bd->inputs = bd->dsr.worst_in;
         qr_progress_end(&bd->prog, st);
         qr_progress_begin(&bd->prog, "prepare", 0);

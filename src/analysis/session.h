@@ -77,9 +77,10 @@ static void qr_session_single_model(QrSession *s);
 
 /* The baseline form, as the report names it: "float vs quantized", "QAT vs quantized" (fake-quantized
  * float weights vs integer-stored ones), "quantized vs quantized (int16 vs int8)" (or e.g. "int8 vs int8
- * QOperator"), "single model: quantizers off vs on". Thread-local buffer. */
+ * QOperator"), "single model: quantizers off vs on". Set by qr_session_open and qr_session_single_model
+ * (s->m.form, in the match's arena); "" when it could not be kept (out of memory). */
 static const char *qr_session_baseline_form(const QrSession *s);
-/* One sentence saying what the baseline of that form is and how pairs are proven (thread-local buffer). */
+/* One sentence saying what the baseline of that form is and how pairs are proven (a literal). */
 static const char *qr_session_baseline_form_text(const QrSession *s);
 
 /* Runs the baseline once and keeps its matched values and outputs. The models

@@ -104,11 +104,14 @@ static void qr__se_imply_relu(const QrGraph *g, QrQuantTable *t) {
     }
 }
 
+static const char *qr__se_form(const QrSession *s, char *buf, size_t n);
+
 static void qr_session_single_model(QrSession *s) {
     s->base_quant_off = true;
     /* b_vis stays the value after each quantizer: with them off it is the producer's output, clamped where a
      * quantizer implements the Relu ONNX Runtime removed (the analysis side sees the same) */
-    s->m.form = qr_session_baseline_form(s);
+    char buf[128];
+    s->m.form = qr_arena_printf(&s->m.arena, "%s", qr__se_form(s, buf, sizeof buf));
     qr__se_imply_relu(s->a, &s->qa);
     qr__se_imply_relu(&s->tw.g, &s->qt);
 }
@@ -149,8 +152,8 @@ static const char *qr__se_bits(const QrQuantTable *t, const char **fmt) {
     return bits == 4 ? "int4" : bits == 16 ? "int16" : bits == 32 ? "int32" : "int8";
 }
 
-static const char *qr_session_baseline_form(const QrSession *s) {
-    static _Thread_local char buf[128];
+/* The baseline form (qr_session_baseline_form) as s's fields give it: a literal, or buf (n bytes). */
+static const char *qr__se_form(const QrSession *s, char *buf, size_t n) {
     if (s->base_quant_off) return "single model: quantizers off vs on";
     if (!s->base_quant) return "float vs quantized";
     bool fake_w = false, int_w = false;
@@ -160,9 +163,11 @@ static const char *qr_session_baseline_form(const QrSession *s) {
         int_w |= s->qa.q[i].kind == QR_QK_WEIGHT && (s->qa.q[i].form == QR_QF_DQ_INIT || s->qa.q[i].form == QR_QF_QOP_WEIGHT);
     if (fake_w && int_w) return "QAT vs quantized";
     const char *fb, *fa, *bb = qr__se_bits(&s->qb, &fb), *ba = qr__se_bits(&s->qa, &fa);
-    snprintf(buf, sizeof buf, "quantized vs quantized (%s%s vs %s%s)", bb, fb, ba, fa);
+    snprintf(buf, n, "quantized vs quantized (%s%s vs %s%s)", bb, fb, ba, fa);
     return buf;
 }
+
+static const char *qr_session_baseline_form(const QrSession *s) { return s->m.form ? s->m.form : ""; }
 
 static const char *qr_session_baseline_form_text(const QrSession *s) {
     if (s->base_quant_off)
@@ -209,11 +214,12 @@ static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a
     qr__se_float_weights(s);
     for (int i = 0; i < s->m.n; i++) qr__se_set_vis(s, i);
     qr__se_base_quantized(s);
-    s->m.form = qr_arena_printf(&s->m.arena, "%s", qr_session_baseline_form(s));
+    char buf[128];
+    s->m.form = qr_arena_printf(&s->m.arena, "%s", qr__se_form(s, buf, sizeof buf));
     return QR_OK;
 }
 
-typedef struct QrBaseTap { QrSession *s; int *match_of; QrStatsCollect stats; uint8_t *filled; } QrBaseTap;
+typedef struct QrBaseTap { QrSession *s; int *match_of; QrStatsCollect stats; uint8_t *filled; QrTapFn tap; void *tap_user; } QrBaseTap;
 
 /* t as float32 into *d: into d's own buffer when it already has t's shape (a stale baseline
  * value of the previous sample), else a new one. */
@@ -226,7 +232,7 @@ static QrStatus qr__se_f32_into(const QrTensor *t, QrTensor *d) {
 static QrStatus qr__se_base_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
     QrBaseTap *bt = user;
     if (bt->stats.stats) QR_TRY(qr_stats_tap(&bt->stats, g, node, value, t));
-    if (bt->s->base_tap) QR_TRY(bt->s->base_tap(bt->s->base_tap_user, g, node, value, t));
+    if (bt->tap) QR_TRY(bt->tap(bt->tap_user, g, node, value, t));
     int mi = bt->match_of[value];
     if (mi < 0 || !qr_dtype_is_float(t->dtype) || bt->filled[mi]) return QR_OK;
     bt->filled[mi] = 1;
@@ -323,9 +329,9 @@ static QrStatus qr__se_run_base_off(QrSession *s) {
     return st;
 }
 
-static QrStatus qr_session_run_baseline(QrSession *s) { return qr_session_run_baseline_stats(s, NULL, NULL); }
+static QrStatus qr_session_run_baseline(QrSession *s) { return qr_session_run_baseline_ex(s, &(QrBaseRunOpts){0}); }
 
-static QrStatus qr_session_run_baseline_stats(QrSession *s, QrStats *stats, bool *seen) {
+static QrStatus qr_session_run_baseline_ex(QrSession *s, const QrBaseRunOpts *ro) {
     if (s->base && !s->base_stale) return QR_OK;
     qr__se_eq_kept_free(s);     /* it belongs to the values about to be replaced */
     if (s->b->n_outputs != s->tw.g.n_outputs)
@@ -337,15 +343,15 @@ static QrStatus qr_session_run_baseline_stats(QrSession *s, QrStats *stats, bool
         s->base = calloc((size_t)s->m.n + 1, sizeof(QrTensor));
         s->base_out = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
     }
-    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { stats && seen ? stats : NULL, seen },
-                     calloc((size_t)s->m.n + 1, 1) };
+    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { ro->stats && ro->seen ? ro->stats : NULL, ro->seen },
+                     calloc((size_t)s->m.n + 1, 1), ro->tap, ro->tap_user };
     QrTensor *outs = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
     QrStatus st = s->base && s->base_out && bt.match_of && bt.filled && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {
         for (int v = 0; v < s->b->n_values; v++) bt.match_of[v] = -1;
         for (int i = 0; i < s->m.n; i++) bt.match_of[s->b_vis[i]] = i;
         bool *only = NULL;       /* without statistics only the matched values */
-        if (!bt.stats.stats && !s->base_tap && (only = calloc((size_t)s->b->n_values + 1, sizeof *only)))
+        if (!bt.stats.stats && !bt.tap && (only = calloc((size_t)s->b->n_values + 1, sizeof *only)))
             for (int i = 0; i < s->m.n; i++) only[s->b_vis[i]] = true;
         /* a quantized baseline: first with its quantizers off (what the pairs are proven on) */
         if (s->base_quant && !s->base_quant_off) st = qr__se_run_base_off(s);

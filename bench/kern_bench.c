@@ -1,7 +1,7 @@
 /* bench/kern_bench — micro-benchmark of the GEMM kernels (not part of make test).
  * Prints GFLOP/s (float32) and GOP/s (8-/16-bit integer, 2 ops per multiply-add) per
  * kernel level and thread count at ResNet-like sizes, median of `reps` runs.
- * Build: make build/bench_kern   Run: ./build/bench_kern [reps] [filter]
+ * Build: make build/bench_kern   Run: ./build/bench_kern [reps] [filter] (BENCH_SHAPE=word: shapes named so)
  * Model mode: ./build/bench_kern --model M.onnx INPUT.npy [reps] prints the median time of
  * a whole run (qr_run, after loading) and where it goes by operator type; BENCH_INT=1 runs the
  * int-mode lowering first (as `qreport run --mode int`, constants cached) and lists what stays
@@ -25,6 +25,10 @@ static const BenchShape bench_shapes[] = {
     { "mbv2 pw 192<-32 28x28", 192, 784, 32 },  { "mbv2 pw 64<-384 14x14", 64, 196, 384 },
     { "mbv2 pw 960<-160 7x7", 960, 49, 160 },   { "mbv2 pw 160<-960 7x7", 160, 49, 960 },
     { "mbv2 pw 320<-960 7x7", 320, 49, 960 },   { "mbv2 pw 1280<-320 7x7", 1280, 49, 320 },
+    /* transformer Linear layers (M = tokens, N = out features, K = in features): ViT-B/16, BERT-base at 128 */
+    { "vit qkv", 197, 2304, 768 }, { "vit proj", 197, 768, 768 }, { "vit fc1", 197, 3072, 768 },
+    { "vit fc2", 197, 768, 3072 }, { "bert proj", 128, 768, 768 }, { "bert fc1", 128, 3072, 768 },
+    { "bert fc2", 128, 768, 3072 },
 };
 
 static int bench_cmp(const void *a, const void *b) {
@@ -229,6 +233,7 @@ int main(int argc, char **argv) {
         printf("\n%-4s %-12s %5s %6s %5s  %-7s %8s %8s\n", kinds[kind], "shape", "M", "N", "K", "level", "1 thr", "2 thr");
         for (int si = 0; si < QR_ARRAY_LEN(bench_shapes); si++) {
             const BenchShape *s = &bench_shapes[si];
+            if (getenv("BENCH_SHAPE") && !strstr(s->name, getenv("BENCH_SHAPE"))) continue;   /* e.g. "vit" */
             size_t el = kind == BENCH_F32 ? 4 : kind == BENCH_Q8 ? 1 : 2;
             unsigned char *A = qr_aligned_alloc((size_t)(s->M * s->K) * el), *B = qr_aligned_alloc((size_t)(s->K * s->N) * el);
             void *C = qr_aligned_alloc((size_t)(s->M * s->N) * 8);

@@ -100,7 +100,7 @@ static void qt_sens_set_ref(const char *pair, bool off_one) {
     qr_ds_rank_samples(&dc, QR_METRIC_L1, order);
     QrSensOpts so = { .off_one = off_one, .metric = QR_METRIC_L1 };
     QrSensSet ss;
-    st = qr_sens_set_run(&t.se, &so, &t.ds, order, K, QR_METRIC_L1, topk, 2, NULL, QR_METRIC_MSE, &ss);
+    st = qr_sens_set_run(&t.se, &so, &t.ds, order, K, QR_METRIC_L1, topk, 2, NULL, QR_METRIC_MSE, NULL, 0, &ss);
     QT_OK(st);
     QT_CHECK(t.se.inputs == &t.p.in);
     int n = ss.r.n, nm = t.se.m.n, ns = ss.acc.n_settings;
@@ -108,11 +108,12 @@ static void qt_sens_set_ref(const char *pair, bool off_one) {
     double *cv = calloc((size_t)nm * (size_t)ns, sizeof *cv);
     int *cn = calloc((size_t)nm * (size_t)ns, sizeof *cn);
     QrTensor cur = {0};
+    QrSensFeed nf = {0};                     /* (the session's baseline values are its own) */
     int bad_rank = 0, bad_l1 = 0, bad_curve = 0, bad_pool = 0, checked = 0;
     for (int j = 0; st == QR_OK && j < K; j++) {
         st = qr_dsset_read(&t.ds, t.p.b, order[j], &t.p.in, &cur);
         if (st != QR_OK) break;
-        qr__sens_use_inputs(&t.se, &cur);
+        qr__sens_use_inputs(&t.se, &cur, &nf, NULL);
         QrSensResult r;
         st = qr_sens_run(&t.se, &so, &r);
         for (int p = 0; st == QR_OK && p < r.n; p++) {
@@ -129,7 +130,7 @@ static void qt_sens_set_ref(const char *pair, bool off_one) {
         if (st == QR_OK) qr_accum_free(&a);
         qr_tensor_free_data(&cur);
     }
-    qr__sens_use_inputs(&t.se, &t.p.in);
+    qr__sens_use_inputs(&t.se, &t.p.in, &nf, NULL);
     QT_OK(st);
     for (int p = 0; p < n; p++) {
         const QrSensRow *row = &ss.r.rows[p];

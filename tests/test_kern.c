@@ -112,7 +112,7 @@ static void test_f32_gemm(void) {
         { 6, 16, 256, 0, 0, 0 },    { 12, 32, 512, 3, 0, 0 },  { 64, 49, 576, 0, 0, 0 }, { 5, 100, 1, 0, 0, 7 },
         { 130, 70, 300, 2, 1, 0 },  { 11, 31, 0, 0, 0, 0 },    { 200, 3, 40, 0, 0, 2 },  { 37, 530, 19, 0, 0, 0 },
         { 193, 45, 600, 0, 3, 0 },  { 2, 2, 1000, 0, 0, 0 },   { 1000, 1, 512, 0, 3, 0 }, { 77, 1, 33, 0, 0, 0 },
-        { 300, 1, 1000, 5, 0, 2 },
+        { 300, 1, 1000, 5, 0, 2 },  { 70, 256, 600, 0, 0, 0 }, { 40, 250, 300, 0, 6, 0 },
     };
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8);
@@ -197,6 +197,53 @@ static void test_f32_gemm_ex(void) {
         qr_aligned_free(C);
         free(D);
         free(S);
+    }
+}
+
+/* f32_gemm_bt_fused (B given as its transpose) gives, at every level, the bits of the same
+ * level's f32_gemm_fused on the transposed copy: plain, in ORT's adapted K blocks (conv_n), with
+ * a bias, clamp and ReLU; accumulate or not; tails in M, N and K, padded row strides, one
+ * column (N = 1) and one K block (the sweep order). */
+static void test_f32_gemm_bt(void) {
+    static const QtGemmShape shapes[] = {
+        { 1, 1, 1, 0, 0, 0 },     { 7, 17, 3, 1, 2, 3 },   { 13, 33, 257, 0, 5, 1 },  { 197, 96, 768, 0, 0, 0 },
+        { 130, 70, 300, 2, 1, 0 }, { 50, 1, 33, 0, 2, 0 }, { 40, 197, 64, 0, 3, 0 },  { 64, 49, 576, 0, 0, 0 },
+        { 9, 9, 0, 0, 0, 0 },     { 33, 300, 20, 1, 0, 0 },
+    };
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 44;
+    for (int si = 0; si < QR_ARRAY_LEN(shapes); si++) {
+        const QtGemmShape *s = &shapes[si];
+        /* Bt (N, K) with row stride ldt; B (K, N) its transpose, row stride ldb */
+        int64_t lda = s->K + s->pa, ldt = s->K + s->pb, ldb = s->N + s->pb, ldc = s->N + s->pc;
+        float *A = qt__k_randf(s->M * lda, &rng), *Bt = qt__k_randf(s->N * ldt, &rng), *bias = qt__k_randf(s->M, &rng);
+        float *B = qt__k_randf(s->K * ldb, &rng), *C0 = qt__k_randf(s->M * ldc, &rng);
+        float *C = qr_aligned_alloc((size_t)(s->M * ldc) * sizeof(float)), *W = qr_aligned_alloc((size_t)(s->M * ldc) * sizeof(float));
+        for (int64_t k = 0; k < s->K; k++)
+            for (int64_t n = 0; n < s->N; n++) B[k * ldb + n] = Bt[n * ldt + k];
+        for (int l = 0; l < nl; l++)
+            for (int v = 0; v < 6; v++) {
+                const bool acc = v & 1;
+                QrF32Fused fu = { .ep = { NULL, -INFINITY, INFINITY } };
+                if (v / 2 == 1) fu.conv_n = s->N;
+                if (v / 2 == 2) fu = (QrF32Fused){ .ep = { bias, -1.0f, 2.0f }, .relu = true };
+                const QrF32Fused *f = v / 2 ? &fu : NULL;
+                memcpy(C, C0, (size_t)(s->M * ldc) * sizeof(float));
+                memcpy(W, C0, (size_t)(s->M * ldc) * sizeof(float));
+                lv[l].f32_gemm_bt_fused(s->M, s->N, s->K, A, lda, Bt, ldt, C, ldc, acc, f);
+                lv[l].f32_gemm_fused(s->M, s->N, s->K, A, lda, B, ldb, W, ldc, acc, f);
+                QT_CHECKF(memcmp(C, W, (size_t)(s->M * ldc) * sizeof(float)) == 0,
+                          "%s M=%lld N=%lld K=%lld variant %d: bits differ from the transposed copy's", qr_isa_name(lv[l].isa),
+                          (long long)s->M, (long long)s->N, (long long)s->K, v);
+            }
+        qr_aligned_free(A);
+        qr_aligned_free(Bt);
+        qr_aligned_free(B);
+        qr_aligned_free(bias);
+        qr_aligned_free(C0);
+        qr_aligned_free(C);
+        qr_aligned_free(W);
     }
 }
 
@@ -1838,6 +1885,7 @@ static void qt_kern_all(void) {
     QT_RUN(test_kern_dispatch);
     QT_RUN(test_f32_gemm);
     QT_RUN(test_f32_gemm_ex);
+    QT_RUN(test_f32_gemm_bt);
     QT_RUN(test_f32_gemm_threads);
     QT_RUN(test_q_gemm);
     QT_RUN(test_q_gemm_ref);

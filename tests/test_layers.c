@@ -215,17 +215,13 @@ static void test_layers_plant(void) {
  * Functions over QT_LY_MAX_LINES lines are split where the pieces have names (docs/ARCHITECTURE.md,
  * "Conventions"). A function starts at a line in column 0 whose signature (up to four lines)
  * ends in ") {" and ends at the next "}" in column 0; generated code (*.pb-c.c) is left out.
- * The few functions still longer carry a ceiling here: they may shrink, not grow. */
+ * No function is exempt. */
 #define QT_LY_MAX_LINES 150
-typedef struct QtLyLong { const char *fn; int ceiling; } QtLyLong;
-static const QtLyLong qt_ly_long[] = {
-    { "qr__gl_layout", 310 },       /* report/graph.c: layering, ordering and coordinates in one pass */
-    { "qr__gl_flat", 220 },         /* report/graph.c */
-};
 
-/* Calls fn(name, lines, ctx) for each function of C text (modified: lines are cut). Returns the
- * count of functions seen. */
-static int qt_ly_functions(char *text, void (*fn)(const char *name, int lines, void *ctx), void *ctx) {
+/* Calls fn(name, lines, body, n_body, ctx) for each function of C text (modified: lines are cut;
+ * body: the lines between the signature and the closing brace). Returns the count of functions seen. */
+typedef void (*QtLyFnVisit)(const char *name, int lines, char *const *body, int n_body, void *ctx);
+static int qt_ly_functions(char *text, QtLyFnVisit fn, void *ctx) {
     char *line[1 << 15];
     int n = 0, count = 0;
     for (char *p = text; p && *p && n < (int)QR_ARRAY_LEN(line);) {
@@ -252,7 +248,7 @@ static int qt_ly_functions(char *text, void (*fn)(const char *name, int lines, v
         const char *par = strchr(l, '('), *b = par;
         while (b > l && (isalnum((unsigned char)b[-1]) || b[-1] == '_')) b--;
         snprintf(name, sizeof name, "%.*s", (int)QR_MIN(par - b, 127), b);
-        fn(name, close - i + 1, ctx);
+        fn(name, close - i + 1, line + open + 1, close - open - 1, ctx);
         count++;
         i = close;
     }
@@ -261,17 +257,16 @@ static int qt_ly_functions(char *text, void (*fn)(const char *name, int lines, v
 
 typedef struct QtLyLen { const char *file; char why[512]; int n_over, n_fn; int longest; } QtLyLen;
 
-static void qt_ly_len_one(const char *name, int lines, void *ctx) {
+static void qt_ly_len_one(const char *name, int lines, char *const *body, int n_body, void *ctx) {
+    QR_UNUSED(body);
+    QR_UNUSED(n_body);
     QtLyLen *c = ctx;
     c->n_fn++;
     c->longest = QR_MAX(c->longest, lines);
-    int limit = QT_LY_MAX_LINES;
-    for (int k = 0; k < (int)QR_ARRAY_LEN(qt_ly_long); k++)
-        if (!strcmp(qt_ly_long[k].fn, name)) limit = qt_ly_long[k].ceiling;
-    if (lines <= limit) return;
+    if (lines <= QT_LY_MAX_LINES) return;
     if (!c->n_over++)
         qt_fmt(c->why, sizeof c->why, "%s: %s is %d lines (at most %d: split it where the pieces have names)", c->file, name,
-               lines, limit);
+               lines, QT_LY_MAX_LINES);
 }
 
 static void test_layers_function_length(void) {
@@ -304,8 +299,83 @@ static void test_layers_function_length(void) {
     QT_CHECKF(over == 0, "%d function%s too long; first: %s", over, over == 1 ? "" : "s", first);
 }
 
+/* ==== no state kept in functions =======================================================
+ * A function keeps nothing between calls: a `static` declared inside a function body is a
+ * constant, const at the top level (`static const double m[3]`, `static const char *const
+ * names[]`) — never a buffer, a counter or a table of mutable pointers, _Thread_local or not.
+ * Results go to the caller's memory, state to the caller's structs (docs/ARCHITECTURE.md,
+ * "State"). The declaration is read on its first line: up to its first '=' or ';' outside braces
+ * (a struct type's members are skipped); it must say const, and after its last '*' too. */
+static bool qt_ly_static_const(const char *l) {
+    char d[512];
+    size_t n = 0;
+    int depth = 0;
+    for (const char *p = l + strlen("static"); *p && n + 1 < sizeof d; p++) {
+        if (*p == '{') depth++;
+        else if (*p == '}') depth--;
+        else if (!depth && (*p == '=' || *p == ';')) break;
+        else if (!depth) d[n++] = *p;
+    }
+    d[n] = 0;
+    bool is_const = false;
+    for (const char *p = d; (p = strstr(p, "const")); p += 5)
+        if ((p == d || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) && !(isalnum((unsigned char)p[5]) || p[5] == '_'))
+            is_const = true;
+    const char *star = strrchr(d, '*');
+    if (star) {
+        star++;
+        while (isspace((unsigned char)*star)) star++;
+        if (strncmp(star, "const", 5) || isalnum((unsigned char)star[5]) || star[5] == '_') return false;
+    }
+    return is_const;
+}
+
+typedef struct QtLyStatic { const char *file; char why[512]; int n_bad; } QtLyStatic;
+
+static void qt_ly_static_one(const char *name, int lines, char *const *body, int n_body, void *ctx) {
+    QR_UNUSED(lines);
+    QtLyStatic *c = ctx;
+    for (int i = 0; i < n_body; i++) {
+        const char *l = body[i];
+        while (isspace((unsigned char)*l)) l++;
+        if (strncmp(l, "static", 6) || !isspace((unsigned char)l[6]) || qt_ly_static_const(l)) continue;
+        if (!c->n_bad++) snprintf(c->why, sizeof c->why, "%s: %s keeps state: %s", c->file, name, l);
+    }
+}
+
+static void test_layers_statics(void) {
+    /* the reader itself, on a known text: two mutable statics among constants */
+    char probe[] = "static int f(int x) {\n    static const char *const ok[] = { \"a\" };\n"
+                   "    static const struct { const char *n; int v; } t[] = { { \"x\", 1 } };\n    static const double m[3] = {1, 2, 5};\n"
+                   "    static _Thread_local char buf[64];\n    static const char *names[] = { \"b\" };\n"
+                   "    return x + ok[0][0] + t[0].v + (int)m[0] + buf[0] + names[0][0];\n}\n";
+    QtLyStatic pc = { .file = "probe" };
+    qt_ly_functions(probe, qt_ly_static_one, &pc);
+    QT_CHECKF(pc.n_bad == 2, "probe: %d mutable statics found (expected 2: buf and names)", pc.n_bad);
+    char *text = qt_ly_read("qreport.c");
+    QT_CHECKF(text, "cannot read qreport.c (run from the repository root)");
+    char *inc[512];
+    int n = qt_ly_includes(text, inc, 512), files = 0, bad = 0;
+    char first[512] = "";
+    for (int i = 0; i < n; i++) {
+        if (strstr(inc[i], ".pb-c.")) continue;
+        char *src = qt_ly_read(inc[i]);
+        QT_CHECKF(src, "cannot read %s", inc[i]);
+        QtLyStatic c = { .file = inc[i] };
+        qt_ly_functions(src, qt_ly_static_one, &c);
+        free(src);
+        files++;
+        if (c.n_bad && !bad) qt_fmt(first, sizeof first, "%s", c.why);
+        bad += c.n_bad;
+    }
+    free(text);
+    QT_CHECKF(files > 80, "only %d files read", files);
+    QT_CHECKF(bad == 0, "%d function-level static%s not constant; first: %s", bad, bad == 1 ? "" : "s", first);
+}
+
 static void qt_layers_all(void) {
     QT_RUN(test_layers_order);
     QT_RUN(test_layers_plant);
     QT_RUN(test_layers_function_length);
+    QT_RUN(test_layers_statics);
 }

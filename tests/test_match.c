@@ -137,7 +137,7 @@ static void test_equivalence(void) {
     QT_OK(qt_pair_load(&p, "ort_qdq", "mismatch/base_other.onnx"));
     QrStatus st = qt_equiv(&p, &eq, &se);
     bool flagged = st == QR_OK && !eq.equivalent && eq.worst_rel > 0.05 &&
-                   strstr(qr_match_equiv_verdict(p.b, &se.m, &eq), "WARNING");
+                   strstr(qr_match_equiv_verdict(p.b, &se.m, &eq, &(QrVerdict){0}), "WARNING");
     if (st == QR_OK) { qr_match_equiv_free(&eq); qr_session_close(&se); }
     qt_pair_free(&p);
     QT_CHECK(flagged);

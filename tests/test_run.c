@@ -374,6 +374,103 @@ static void test_run_fusion_plan(void) {
     QT_CHECKF(cut && ns_div == 2, "pw's chain with a tapped BN output: %d steps", ns_div);
 }
 
+/* A Linear layer's bias fused into its MatMul's GEMM (QR__HEAD_MATMUL): y = MatMul -> Add of a
+ * per-column constant, as [N], as [1, 1, N] added first (bias + product), with an initializer B
+ * (packed, 37 rows), a computed B (Transpose of a weight: ORT's adapted K blocks) and one column
+ * (N = 1: the M=1 kernel, the bias added after), then a Relu step behind one of them. Fused and
+ * unfused runs (every value tapped) give the same bits; the plan puts each Add in its MatMul's
+ * chain as a MATMUL head, and a tap on a product cuts it. */
+static QrStatus qt__rl_model(QrGraph **g) {
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    uint64_t rng = 77;
+    int64_t dx[3] = { 1, 37, 40 }, w1[2] = { 40, 48 }, b1[1] = { 48 }, w2t[2] = { 40, 48 }, b2[3] = { 1, 1, 40 };
+    int64_t w3[2] = { 40, 1 }, b3[1] = { 1 }, dy[3] = { 1, 37, 1 }, perm[2] = { 1, 0 };
+    qt_mb_input(&mb, "x", QR_DT_F32, 3, dx);
+    qt_mb_output(&mb, "y", QR_DT_F32, 3, dy);
+    qt__rf_init(&mb, "W1", 2, w1, &rng, 0.2f, 0.0f);
+    qt__rf_init(&mb, "B1", 1, b1, &rng, 0.5f, 0.0f);
+    qt__rf_init(&mb, "W2t", 2, w2t, &rng, 0.2f, 0.0f);
+    qt__rf_init(&mb, "B2", 3, b2, &rng, 0.5f, 0.0f);
+    qt__rf_init(&mb, "W3", 2, w3, &rng, 0.2f, 0.0f);
+    qt__rf_init(&mb, "B3", 1, b3, &rng, 0.5f, 0.0f);
+    qt_mb_node(&mb, "MatMul", "mm1", "x,W1", "h1");
+    qt_mb_node(&mb, "Add", "add1", "h1,B1", "a1");
+    qt_mb_node(&mb, "Relu", "relu1", "a1", "r1");
+    Onnx__NodeProto *n = qt_mb_node(&mb, "Transpose", "tw2", "W2t", "W2");
+    qt_mb_attr_ints(&mb, n, "perm", 2, perm);
+    qt_mb_node(&mb, "MatMul", "mm2", "r1,W2", "h2");
+    qt_mb_node(&mb, "Add", "add2", "B2,h2", "a2");
+    qt_mb_node(&mb, "MatMul", "mm3", "a2,W3", "h3");
+    qt_mb_node(&mb, "Add", "add3", "h3,B3", "y");
+    QrStatus st = qt_load_built(&mb, "lastb.onnx", g);
+    qt_mb_free(&mb);
+    return st;
+}
+
+static void test_run_fusion_lastb(void) {
+    QrGraph *g = NULL;
+    QT_OK(qt__rl_model(&g));
+    QrTensor x = {0}, y0 = {0}, y1 = {0};
+    int64_t dx[3] = { 1, 37, 40 };
+    QrStatus st = qr_tensor_set_shape(&x, QR_DT_F32, 3, dx);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&x);
+    uint64_t rng = 5;
+    for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
+    QtRfTaps all = {0};
+    QrRunOpts tapped = { .tap = qt__rf_tap, .tap_user = &all };
+    int64_t n_fused = 0, n_plain = 0;
+    if (st == QR_OK) st = qt__rf_run(g, &x, NULL, &y0, &n_fused);
+    if (st == QR_OK) st = qt__rf_run(g, &x, &tapped, &y1, &n_plain);
+    const bool same = st == QR_OK && memcmp(y0.data, y1.data, qr_tensor_nbytes(&y0)) == 0;
+    /* the plan: each Add in its MatMul's MATMUL chain (relu1 too); a tap on h2 cuts mm2's */
+    int nv = g->n_values;
+    int *uses = calloc((size_t)nv + 1, sizeof *uses);
+    bool *only = calloc((size_t)nv, sizeof *only);
+    for (int ni = 0; uses && ni < g->n_nodes; ni++)
+        for (int k = 0; k < g->nodes[ni].n_in; k++) if (g->nodes[ni].in[k] >= 0) uses[g->nodes[ni].in[k]]++;
+    for (int i = 0; uses && i < g->n_outputs; i++) uses[g->outputs[i]]++;
+    QrRunPlan pl = {0}, pl2 = {0};
+    QrRunOpts none = {0};
+    if (st == QR_OK && (!uses || !only)) st = qr_errf(QR_ERR_NOMEM, "oom");
+    if (st == QR_OK) st = qr__run_plan(g, &none, uses, NULL, &pl);
+    if (st == QR_OK) only[qr_graph_find(g, "h2")] = true;
+    QrRunOpts cut = { .tap = qt__rf_tap, .tap_user = &all, .tap_only = only };
+    if (st == QR_OK) st = qr__run_plan(g, &cut, uses, NULL, &pl2);
+    static const char *const expect[][2] = { { "add1", "mm1" }, { "relu1", "mm1" }, { "add2", "mm2" }, { "add3", "mm3" } };
+    char bad[256] = "";
+    for (int i = 0; st == QR_OK && i < QR_ARRAY_LEN(expect); i++) {
+        int ni = -1, hi = -1;
+        for (int k = 0; k < g->n_nodes; k++) {
+            if (!strcmp(g->nodes[k].name, expect[i][0])) ni = k;
+            if (!strcmp(g->nodes[k].name, expect[i][1])) hi = k;
+        }
+        const int c = ni >= 0 ? pl.chain_of[ni] : -1;
+        if (c < 0 || pl.chains[c].nodes[0] != hi || pl.chains[c].kind != QR__HEAD_MATMUL)
+            snprintf(bad, sizeof bad, "%s not in %s's MatMul chain", expect[i][0], expect[i][1]);
+    }
+    int add2 = -1;
+    for (int k = 0; k < g->n_nodes; k++) if (!strcmp(g->nodes[k].name, "add2")) add2 = k;
+    const bool was_cut = st == QR_OK && add2 >= 0 && pl2.chain_of[add2] < 0;
+    qr__run_plan_free(&pl);
+    qr__run_plan_free(&pl2);
+    free(uses);
+    free(only);
+    qr_tensor_free_data(&x);
+    qr_tensor_free_data(&y0);
+    qr_tensor_free_data(&y1);
+    const int nn = g->n_nodes;
+    qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    QT_CHECK(same);
+    QT_CHECKF(n_fused == nn && n_plain == nn, "nodes executed: fused %lld, tapped %lld of %d", (long long)n_fused,
+              (long long)n_plain, nn);
+    QT_CHECKF(!bad[0], "%s", bad);
+    QT_CHECK(was_cut);
+}
+
 /* The constant cache: weights through Q -> DQ computed once, reused (fewer nodes run, same
  * bits), never used when an override changes what they depend on. */
 /* ---- weights dequantized when their reader runs, not all at the start ------------------------
@@ -494,6 +591,7 @@ static void qt_run_all(void) {
     QT_RUN(test_run_dead_nodes);
     QT_RUN(test_run_fusion);
     QT_RUN(test_run_fusion_plan);
+    QT_RUN(test_run_fusion_lastb);
     QT_RUN(test_run_cache);
     QT_RUN(test_run_deferred_weights);
 }

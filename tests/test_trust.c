@@ -487,7 +487,7 @@ static void test_trust_qbase_verified(void) {
         if (ok && (!se.m.verified_run || se.m.n_unverified || se.m.n_verified != q->pairs || se.m.n_repaired != q->moved ||
                    !eq.equivalent))
             ok = false, snprintf(msg, sizeof msg, "%d verified, %d unverified, %d moved; %s", se.m.n_verified,
-                                 se.m.n_unverified, se.m.n_repaired, qr_match_equiv_verdict(p.b, &se.m, &eq));
+                                 se.m.n_unverified, se.m.n_repaired, qr_match_equiv_verdict(p.b, &se.m, &eq, &(QrVerdict){0}));
         for (int i = 0; ok && i < se.m.n; i++) {
             const QrMatch *m = &se.m.m[i];
             if (m->a_node < 0) { folded += m->note && !strncmp(m->note, "folded into", 11); continue; }

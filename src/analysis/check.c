@@ -424,7 +424,7 @@ static void qr__chk_fmt_layers(const QrCheck *c, QrChkText *o) {
     const QrGraph *g = c->g;
     const QrQuantTable *qt = c->qt;
     QR__CHK_P(o, "\n3. Output quantization of each layer\n");
-    static const char *cols[] = { "name", "op type", "input dtype", "output dtype", "axis", "scale" };
+    static const char *const cols[] = { "name", "op type", "input dtype", "output dtype", "axis", "scale" };
     QrTable t;
     if (o->st == QR_OK) o->st = qr_table_init(&t, QR_ARRAY_LEN(cols), cols);
     if (o->st != QR_OK) return;
@@ -487,7 +487,7 @@ static void qr__chk_wonly_row(const QrGraph *g, const QrNode *n, int wi, QrTable
 static void qr__chk_fmt_weights(const QrCheck *c, QrChkText *o) {
     const QrGraph *g = c->g;
     QR__CHK_P(o, "\n4. Weight quantization\n");
-    static const char *cols[] = { "weight", "node", "op type", "dtype", "axis", "granularity", "scale" };
+    static const char *const cols[] = { "weight", "node", "op type", "dtype", "axis", "granularity", "scale" };
     QrTable t;
     if (o->st == QR_OK) o->st = qr_table_init(&t, QR_ARRAY_LEN(cols), cols);
     if (o->st != QR_OK) return;

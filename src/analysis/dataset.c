@@ -227,6 +227,7 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
         for (int i = 0; i < s->b->n_inputs; i++) d->smp_in_bad[k] += qr__ds_nonfinite(&in[i]);
         d->done[k] = 1;
         d->n_done++;
+        if (d->sample_done) st = d->sample_done(d->sample_done_user, s, k, in);
     }
     for (int j = 0; j < s->a->n_outputs; j++) qr_tensor_free_data(&outs[j]);
     return st == QR_OK ? st : qr_err_wrap(st, "sample '%s'", d->names[k]);
@@ -559,17 +560,70 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
 
 /* ==== runall --data ================================================================== */
 
+/* A kept sample of r's pass freed. */
+static void qr__ds_kept_free(const QrDsRunall *r, QrSensSample *p) {
+    for (int i = 0; p->in && i < r->ds->n_inputs; i++) qr_tensor_free_data(&p->in[i]);
+    for (int i = 0; p->base_out && i < r->n_base_out; i++) qr_tensor_free_data(&p->base_out[i]);
+    free(p->in);
+    free(p->base_out);
+    memset(p, 0, sizeof *p);
+}
+
+static QrStatus qr__ds_tensor_dup(const QrTensor *t, QrTensor *out) {
+    *out = *t;
+    out->data = NULL;
+    out->owned = false;
+    if (!t->data) return QR_OK;
+    QR_TRY(qr_tensor_alloc_data(out));
+    memcpy(out->data, t->data, qr_tensor_nbytes(t));
+    return QR_OK;
+}
+
+/* The pass's sample_done (user: the QrDsRunall): keeps sample k when it is among the r->keep
+ * worst so far (qr_ds_rank_samples' order: the kept set ends as that ranking's first keep), its
+ * tensors and the baseline's outputs on it copied; a kept sample it displaces is freed. */
+static QrStatus qr__ds_keep(void *user, QrSession *s, int k, const QrTensor *in) {
+    QrDsRunall *r = user;
+    if (r->keep <= 0 || !s->base_out || s->base_stale) return QR_OK;
+    QrDsRankBy by = { &r->dc, r->metric };
+    int slot = r->n_kept;
+    if (r->n_kept == r->keep) {              /* full: the kept sample that ranks last gives way, if k ranks before it */
+        slot = 0;
+        for (int j = 1; j < r->n_kept; j++) if (qr__ds_rank_cmp(&r->kept[j].k, &r->kept[slot].k, &by) > 0) slot = j;
+        if (qr__ds_rank_cmp(&k, &r->kept[slot].k, &by) > 0) return QR_OK;
+        qr__ds_kept_free(r, &r->kept[slot]);
+    } else r->n_kept++;
+    QrSensSample *p = &r->kept[slot];
+    p->k = k;
+    p->in = calloc((size_t)r->ds->n_inputs + 1, sizeof *p->in);
+    p->base_out = calloc((size_t)r->n_base_out + 1, sizeof *p->base_out);
+    QrStatus st = p->in && p->base_out ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; st == QR_OK && i < r->ds->n_inputs; i++) st = qr__ds_tensor_dup(&in[i], &p->in[i]);
+    for (int i = 0; st == QR_OK && i < r->n_base_out; i++) st = qr__ds_tensor_dup(&s->base_out[i], &p->base_out[i]);
+    if (st != QR_OK) { qr__ds_kept_free(r, p); r->kept[slot] = r->kept[--r->n_kept]; }
+    return st;
+}
+
 static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, bool skip_bad,
-                                  QrSession *s, const char *mode, const QrTensor *ref) {
+                                  QrSession *s, const char *mode, const QrTensor *ref, bool have_axis, int axis,
+                                  const char *const *names, int n_names, int keep) {
     memset(r, 0, sizeof *r);
     r->on = true;
     r->ds = ds;
     r->metric = metric;
     r->worst = -1;
+    r->keep = QR_MIN(keep > 0 ? keep : QR_SENS_SAMPLES_DEFAULT, ds->n);
+    r->n_base_out = s->b->n_outputs;
     QrStatus st = qr_ds_compare_init(&r->dc, s, ds->n, ds->names);
     r->dc.rank_output = rank_output;
     r->dc.skip_bad = skip_bad;
+    r->kept = calloc((size_t)r->keep + 1, sizeof *r->kept);
+    if (st == QR_OK && !r->kept) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (r->keep) { r->dc.sample_done = qr__ds_keep; r->dc.sample_done_user = r; }
     if (st == QR_OK) st = qr_dsstat_run_init(&r->x, s, NULL);
+    /* the distributions over the set of the activations --plot-nodes names too (known before the
+     * pass; those chosen by the worst sample's analyses are accumulated after it: dataset.h) */
+    if (st == QR_OK && n_names > 0) st = qr_dsstat_dist_all(&r->x, s, have_axis, axis, names, n_names);
     if (st == QR_OK) {                       /* the profiles read the comparison's runs */
         r->dc.base_tap = qr_dsstat_base_tap;
         r->dc.base_tap_user = &r->x;
@@ -583,7 +637,10 @@ static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind
     if (st == QR_OK) {
         qr_ds_rank_samples(&r->dc, metric, order);
         r->worst = order[0];
-        st = qr_dsset_read(ds, s->b, r->worst, ref, r->worst_in);
+        const QrSensSample *w = NULL;        /* kept by the pass: not read again */
+        for (int j = 0; j < r->n_kept; j++) if (r->kept[j].k == r->worst) w = &r->kept[j];
+        if (w) for (int i = 0; st == QR_OK && i < ds->n_inputs; i++) st = qr__ds_tensor_dup(&w->in[i], &r->worst_in[i]);
+        else st = qr_dsset_read(ds, s->b, r->worst, ref, r->worst_in);
     }
     free(order);
     if (st == QR_OK) qr_session_next_inputs(s, r->worst_in);
@@ -591,15 +648,17 @@ static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind
     return st;
 }
 
-/* The distributions over the set (r->x.dist set up): every compared sample's baseline and full
- * runs again, the pairs into the accumulators (no shadow run, no metrics kept). */
+/* The distributions over the set that the pass's candidates could not fill (r->x.dist set up;
+ * qr_ds_runall_merged: all of them): every compared sample's baseline and full runs again, the
+ * pairs of those activations into their accumulators (no shadow run, no metrics kept). */
 static QrStatus qr__ds_dist_pass(QrDsRunall *r, QrSession *s, const char *mode, const QrTensor *ref) {
     const QrDsSet *ds = r->ds;
     QrTensor *cur = calloc((size_t)ds->n_inputs + 1, sizeof *cur);
     QrTensor *outs = calloc((size_t)s->a->n_outputs + 1, sizeof *outs);
     QrMetricAcc *acc = calloc(2 * (size_t)s->m.n + 1, sizeof *acc);
-    uint8_t *want = calloc((size_t)s->m.n + 1, 1);   /* only the accumulated activations' pairs */
-    for (int i = 0; want && i < r->x.dist.n; i++) if (r->x.dist.a[i].match >= 0) want[r->x.dist.a[i].match] = 1;
+    uint8_t *want = calloc((size_t)s->m.n + 1, 1);   /* only the pairs of the activations still without data */
+    for (int i = 0; want && i < r->x.dist.n; i++)
+        if (r->x.dist.a[i].match >= 0 && !r->x.dist.a[i].filled) want[r->x.dist.a[i].match] = 1;
     QrCmpHooks hooks = { .match = r->x.hooks.match, .user = r->x.hooks.user, .pairs_of = want };
     QrCompare c = {0};
     QrCmpPlan *plan = NULL;
@@ -628,14 +687,17 @@ static QrStatus qr__ds_dist_pass(QrDsRunall *r, QrSession *s, const char *mode, 
     return st;
 }
 
-/* The distributions over the set (those of dist that can be accumulated: a second pass; ref: the
- * worst sample's tensors, the session's inputs again afterwards), then both profiles and the
- * distributions written over runall's worst-sample ones. */
+/* The distributions over the set (those of dist that can be accumulated: from the pass's
+ * candidates, a second pass for those left; ref: the worst sample's tensors, the session's inputs
+ * again afterwards), then both profiles and the distributions written over runall's worst-sample
+ * ones. */
 static QrStatus qr__ds_runall_stats(QrDsRunall *r, QrSession *s, const char *mode, QrDistSet *dist, const QrTensor *ref,
                                     const char *dir) {
     QrStatus st = QR_OK;
-    if (dist && ref) st = qr_dsstat_dist_begin(&r->x, s, dist);
-    if (st == QR_OK && dist && ref && r->x.dist.n) st = qr__ds_dist_pass(r, s, mode, ref);
+    int pending = 0;
+    if (dist && ref) st = qr_dsstat_dist_begin(&r->x, s, dist, &pending);
+    else qr_dist_acc_free(&r->x.all);        /* no distributions: the pass's candidates are not wanted */
+    if (st == QR_OK && pending) st = qr__ds_dist_pass(r, s, mode, ref);
     if (st == QR_OK) st = qr_dsstat_run_finish(&r->x, s, r->ds->dir, dir);
     return st;
 }
@@ -712,7 +774,7 @@ static QrStatus qr__ds_sens_plot_samples(const QrDsCompare *dc, QrMetricKind met
     return st;
 }
 
-static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, const QrDsRunall *dsr, const QrSensOpts *o, int k,
+static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, QrDsRunall *dsr, const QrSensOpts *o, int k,
                                   const int *topk, int n_topk, const QrAccSets *sets, QrMetricKind acc_metric,
                                   const char *dir) {
     memset(ss, 0, sizeof *ss);
@@ -722,8 +784,11 @@ static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, const QrDsRunall 
     int *order = malloc(((size_t)dc->n_samples + 1) * sizeof *order);
     if (!order) return qr_errf(QR_ERR_NOMEM, "out of memory");
     qr_ds_rank_samples(dc, dsr->metric, order);
-    QrStatus st = qr_sens_set_run(s, o, dsr->ds, order, K, dsr->metric, topk, n_topk, sets, acc_metric, ss);
+    QrStatus st = qr_sens_set_run(s, o, dsr->ds, order, K, dsr->metric, topk, n_topk, sets, acc_metric, dsr->kept,
+                                  dsr->n_kept, ss);
     free(order);
+    for (int j = 0; j < dsr->n_kept; j++) qr__ds_kept_free(dsr, &dsr->kept[j]);
+    dsr->n_kept = 0;
     char sub[4300], p[4400];
     snprintf(sub, sizeof sub, "%s/" QR_BF_DATASET, dir);
     if (st == QR_OK) st = qr_mkdir_p(sub);
@@ -738,6 +803,8 @@ static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, const QrDsRunall 
 }
 
 static void qr_ds_runall_free(QrDsRunall *r) {
+    for (int j = 0; r->kept && j < r->n_kept; j++) qr__ds_kept_free(r, &r->kept[j]);
+    free(r->kept);
     qr_ds_compare_free(&r->dc);
     qr_dsstat_run_free(&r->x);
     for (int i = 0; r->worst_in && r->ds && i < r->ds->n_inputs; i++) qr_tensor_free_data(&r->worst_in[i]);

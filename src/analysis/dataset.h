@@ -57,6 +57,10 @@ typedef struct QrDsCompare {
     QrTapFn base_tap;
     void *base_tap_user;
     QrCmpHooks *hooks;
+    /* Optional: called once a sample is compared (d->smp[k] set), the session still on it (its
+     * baseline values are sample k's). */
+    QrStatus (*sample_done)(void *user, QrSession *s, int k, const QrTensor *in);
+    void *sample_done_user;
     bool skip_bad;           /* --skip-bad-samples: qr_ds_pass records a sample that cannot be read and goes on */
     uint8_t *skipped;        /* per sample: skipped (unreadable, wrong shape / dtype) */
     char **skip_why;         /* per skipped sample: the error naming it (malloc'd) */
@@ -117,35 +121,46 @@ typedef struct QrDsRunall {
     const QrDsSet *ds;
     int worst;               /* the worst sample's index (by metric at the model outputs) */
     QrTensor *worst_in;      /* its tensors, one per graph input: the analyses' inputs */
+    int keep;                /* samples the data-set sensitivity runs on (the worst): kept by the pass */
+    int n_kept, n_base_out;  /* (n_base_out: a kept sample's s->b->n_outputs) */
+    QrSensSample *kept;      /* [keep]: the worst so far (any order), their tensors and the baseline's outputs */
 } QrDsRunall;
 /* The pass (ref: the first sample's tensors the graphs were inferred on; progress through
  * s->progress; rank_output: -1, or the one graph output the samples are ranked by), then the
- * worst sample read into r->worst_in and the session pointed at it. The pass's runs also feed
- * both profiles over the set (analysis/dsstat) through the comparison's taps. */
+ * worst sample's tensors in r->worst_in and the session pointed at it. The pass's runs also feed
+ * both profiles over the set (analysis/dsstat) through the comparison's taps and, when names
+ * (--plot-nodes, n_names > 0; have_axis/axis: --channel-axis) choose the distributions before
+ * the pass, the distributions over the set of the activations among them (analysis/dist's
+ * candidates). It keeps the `keep` worst samples' tensors and baseline outputs (r->kept: the
+ * data-set sensitivity's samples, qr_ds_runall_sens; keep <= 0: QR_SENS_SAMPLES_DEFAULT); the
+ * worst sample's tensors are copied from there rather than read again. */
 static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, bool skip_bad,
-                                  QrSession *s, const char *mode, const QrTensor *ref);
+                                  QrSession *s, const char *mode, const QrTensor *ref, bool have_axis, int axis,
+                                  const char *const *names, int n_names, int keep);
 /* After the analyses of the worst sample: the dataset/ tables into dir/dataset, the profiles
  * over the set (model0/1_statistic, replacing the worst sample's) and, when dist (runall's
  * distributions of the worst sample; NULL: none) holds activations that can be accumulated,
- * their data over the set (a second pass: each sample's baseline and analysis runs once more,
- * without the shadow run; their selection comes from the analyses of the worst sample, known
- * only after the first pass). r->ok records the outcome for the json / HTML. */
+ * their data over the set: taken from the pass when --plot-nodes chose them before it, else (the
+ * most sensitive ones of the worst sample, known only after the pass) by a second pass: each
+ * sample's baseline and analysis runs once more, without the shadow run, tapping only those
+ * activations. r->ok records the outcome for the json / HTML. */
 static QrStatus qr_ds_runall_write(QrDsRunall *r, QrSession *s, const char *mode, QrDistSet *dist, const char *dir);
 static void qr_ds_runall_json(QrJson *j, const QrDsRunall *r, const QrSession *s);
 static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s, const char *dir);
 /* runall --data: sensitivity (o) and the cumulative error on the k worst samples of r's
- * comparison (k <= 0: the default; analysis/sens's qr_sens_set_run), written into DIR/dataset/
+ * comparison (k <= 0: the default; analysis/sens's qr_sens_set_run, on the samples the pass kept:
+ * only the variant runs; the kept samples are freed afterwards), written into DIR/dataset/
  * (sensitive_ops.*, accumulated_error.csv) with plots/dataset_samples.png (the samples ranked)
  * and plots/dataset_accumulated_error.png (mean with the p05-p95 band); summary.json
  * "dataset_sensitivity" and the HTML data-set section (qr_sens_set_json / _html). */
-static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, const QrDsRunall *r, const QrSensOpts *o, int k,
+static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, QrDsRunall *r, const QrSensOpts *o, int k,
                                   const int *topk, int n_topk, const QrAccSets *sets, QrMetricKind acc_metric,
                                   const char *dir);
 static void qr_ds_runall_free(QrDsRunall *r);
 /* The same with the comparison already merged from parts (qreport merge of runall --shard parts;
  * merged: for the same rows and sample list) and, when stat is given, both profiles merged from
- * the parts' "dsprof" sections; the distributions over the set are accumulated here (as
- * qr_ds_runall_write's second pass; worst: the worst sample's tensors, the session's inputs). */
+ * the parts' "dsprof" sections; the distributions over the set are accumulated here (a pass of
+ * this process's own, as qr_ds_runall_write's for activations without a candidate; worst: the worst sample's tensors, the session's inputs). */
 static QrStatus qr_ds_runall_merged(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, QrSession *s,
                                     const QrDsCompare *merged, const QrDsStatRun *stat, const char *mode, QrDistSet *dist,
                                     const QrTensor *worst, const char *dir);

@@ -586,6 +586,34 @@ static void qr_dist_acc_free(QrDistAcc *acc) {
     memset(acc, 0, sizeof *acc);
 }
 
+/* a's fixed bins from quantizer q's grid [clip_lo, clip_hi] (dist.h). */
+static void qr__dist_acc_bins(QrDistAcc1 *a, const QrQuantizer *q, double clip_lo, double clip_hi) {
+    a->n_bins = QR_DIST_BINS;
+    double w = clip_hi - clip_lo, step = q->scale_max == q->scale_max && q->scale_max > 0 ? q->scale_max : w / 255;
+    a->lo = clip_lo - w / 8;
+    a->hi = clip_hi + w / 8;
+    a->err_lo = -4 * step;
+    a->err_hi = 4 * step;
+}
+
+/* a's geometry (a value of rank `rank`, channels n_ch along ch_axis as qr_dist_compute counts
+ * them) and its per-channel sketches and sums. */
+static QrStatus qr__dist_acc_geo(QrDistAcc1 *a, int ch_axis, int n_ch, int rank, const int64_t *dims) {
+    a->ch_axis = ch_axis;
+    a->n_ch = n_ch > 0 ? n_ch : 1;
+    a->numel = 1;
+    for (int k = 0; k < rank; k++) a->numel *= dims[k];
+    a->inner = 1;
+    for (int k = ch_axis + 1; ch_axis >= 0 && k < rank; k++) a->inner *= dims[k];
+    if (ch_axis < 0) a->inner = a->numel;
+    a->sk = calloc((size_t)a->n_ch, sizeof *a->sk);
+    a->ch_sum = calloc((size_t)a->n_ch, sizeof *a->ch_sum);
+    if (!a->sk || !a->ch_sum) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int c = 0; c < a->n_ch; c++) qr_sketch_init(&a->sk[c], QR_SKETCH_K);
+    a->geo = true;
+    return QR_OK;
+}
+
 static QrStatus qr_dist_acc_init(QrDistAcc *acc, const QrSession *s, const QrDistSet *ds) {
     memset(acc, 0, sizeof *acc);
     acc->a = calloc((size_t)ds->n + 1, sizeof *acc->a);
@@ -593,29 +621,42 @@ static QrStatus qr_dist_acc_init(QrDistAcc *acc, const QrSession *s, const QrDis
     for (int i = 0; i < ds->n; i++) {
         const QrDist *d = &ds->d[i];
         if (d->is_weight || d->match < 0 || d->q < 0 || !(d->clip_hi > d->clip_lo)) continue;
-        const QrQuantizer *q = &s->qt.q[d->q];
         QrDistAcc1 *a = &acc->a[acc->n++];
         a->d = i;
         a->match = d->match;
-        a->n_bins = QR_DIST_BINS;
-        double w = d->clip_hi - d->clip_lo, step = q->scale_max == q->scale_max && q->scale_max > 0 ? q->scale_max : w / 255;
-        a->lo = d->clip_lo - w / 8;
-        a->hi = d->clip_hi + w / 8;
-        a->err_lo = -4 * step;
-        a->err_hi = 4 * step;
-        a->ch_axis = d->ch_axis;
-        a->n_ch = d->n_ch > 0 ? d->n_ch : 1;
-        a->numel = 1;
-        for (int k = 0; k < d->rank; k++) a->numel *= d->dims[k];
-        a->inner = 1;
-        for (int k = d->ch_axis + 1; d->ch_axis >= 0 && k < d->rank; k++) a->inner *= d->dims[k];
-        if (d->ch_axis < 0) a->inner = a->numel;
+        qr__dist_acc_bins(a, &s->qt.q[d->q], d->clip_lo, d->clip_hi);
         a->h = calloc(3 * ((size_t)a->n_bins + 2), sizeof *a->h);
-        a->sk = calloc((size_t)a->n_ch, sizeof *a->sk);
-        a->ch_sum = calloc((size_t)a->n_ch, sizeof *a->ch_sum);
-        if (!a->h || !a->sk || !a->ch_sum) { qr_dist_acc_free(acc); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
-        for (int c = 0; c < a->n_ch; c++) qr_sketch_init(&a->sk[c], QR_SKETCH_K);
+        QrStatus st = a->h ? qr__dist_acc_geo(a, d->ch_axis, d->n_ch, d->rank, d->dims) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        if (st != QR_OK) { qr_dist_acc_free(acc); return st; }
     }
+    return QR_OK;
+}
+
+static QrStatus qr_dist_acc_init_all(QrDistAcc *acc, const QrSession *s, bool have_axis, int axis, const char *const *names,
+                                     int n_names) {
+    memset(acc, 0, sizeof *acc);
+    acc->have_axis = have_axis;
+    acc->axis = axis;
+    QrDistReqs *rs = calloc(1, sizeof *rs);
+    QrDistSet notes = {0};       /* (the resolution's notes; the distributions stage reports them) */
+    if (!rs) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    /* a name that resolves to nothing fails the distributions stage later, with its message */
+    for (int k = 0; k < n_names; k++) if (qr__dist_add_name(s, rs, names[k], &notes) != QR_OK) qr_err_clear();
+    acc->a = calloc((size_t)rs->n + 1, sizeof *acc->a);
+    if (!acc->a) { free(rs); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    for (int k = 0; k < rs->n; k++) {
+        const QrDistReq *r = &rs->r[k];
+        double lo = NAN, hi = NAN;
+        if (!r->weight && r->match >= 0 && r->q >= 0) qr_weights_clip_range(&s->tw.g, &s->qt.q[r->q], &lo, &hi);
+        if (!(hi > lo)) continue;
+        QrDistAcc1 *a = &acc->a[acc->n++];
+        a->d = -1;
+        a->match = r->match;
+        qr__dist_acc_bins(a, &s->qt.q[r->q], lo, hi);
+        a->h = calloc(3 * ((size_t)a->n_bins + 2), sizeof *a->h);
+        if (!a->h) { free(rs); qr_dist_acc_free(acc); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    }
+    free(rs);
     return QR_OK;
 }
 
@@ -650,7 +691,7 @@ static inline int qr__dist_bin2(double v, double lo, double hi, int n) {
 static QrStatus qr_dist_acc_pair(QrDistAcc *acc, int match, const float *x, const float *y, int64_t n) {
     for (int i = 0; i < acc->n; i++) {
         QrDistAcc1 *a = &acc->a[i];
-        if (a->match != match) continue;
+        if (a->match != match || a->filled) continue;
         if (n != a->numel)
             return qr_errf(QR_ERR_SHAPE, "distribution of match %d: %lld values, %lld expected", match, (long long)n,
                            (long long)a->numel);
@@ -678,6 +719,53 @@ static QrStatus qr_dist_acc_pair(QrDistAcc *acc, int match, const float *x, cons
         }
     }
     return QR_OK;
+}
+
+/* A candidate's geometry from the baseline value x (s->base[match]), as qr__dist_job and
+ * qr_dist_compute choose it on one input; false: no distribution of it could be asked for with
+ * these options (an axis outside its rank) or its values are not x's. */
+static bool qr__dist_acc_cand_geo(QrDistAcc *acc, QrDistAcc1 *a, const QrTensor *x, int64_t n, QrStatus *st) {
+    int ax = x->rank >= 2 ? 1 : -1;
+    if (acc->have_axis) ax = acc->axis < 0 ? acc->axis + x->rank : acc->axis;
+    if (ax < 0 && acc->have_axis) return false;
+    if (ax >= x->rank) { if (acc->have_axis) return false; ax = -1; }
+    int64_t nch = ax >= 0 ? x->dims[ax] : 1;
+    *st = qr__dist_acc_geo(a, ax, (int)nch, x->rank, x->dims);
+    return *st == QR_OK && a->numel == n;
+}
+
+static QrStatus qr_dist_acc_pair_all(QrDistAcc *acc, const QrSession *s, int match, const float *x, const float *y, int64_t n) {
+    for (int i = 0; i < acc->n; i++) {
+        QrDistAcc1 *a = &acc->a[i];
+        if (a->match != match || a->geo) continue;
+        const QrTensor *xt = &s->base[match];
+        QrStatus st = QR_OK;
+        if (xt->data != (const void *)x || !qr__dist_acc_cand_geo(acc, a, xt, n, &st)) a->match = -1;   /* dropped */
+        QR_TRY(st);
+    }
+    return qr_dist_acc_pair(acc, match, x, y, n);
+}
+
+static int qr_dist_acc_take(QrDistAcc *want, QrDistAcc *all) {
+    int pending = 0;
+    for (int i = 0; i < want->n; i++) {
+        QrDistAcc1 *w = &want->a[i];
+        QrDistAcc1 *c = NULL;
+        for (int j = 0; !w->filled && !c && j < all->n; j++) {
+            QrDistAcc1 *x = &all->a[j];
+            if (x->match == w->match && x->geo && x->n_bins == w->n_bins && x->lo == w->lo && x->hi == w->hi &&
+                x->err_lo == w->err_lo && x->err_hi == w->err_hi && x->ch_axis == w->ch_axis && x->n_ch == w->n_ch &&
+                x->inner == w->inner && x->numel == w->numel) c = x;
+        }
+        if (!c) { pending += !w->filled; continue; }
+        QrDistAcc1 t = *w;           /* swap: the candidate's data into w, w's empty arrays freed with all */
+        *w = *c;
+        w->d = t.d;
+        w->filled = true;
+        *c = t;
+        c->match = -1;
+    }
+    return pending;
 }
 
 #ifdef QR_TESTING   /* release: once analysis/dspart's part sections call it */

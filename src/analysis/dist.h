@@ -91,8 +91,10 @@ static void qr_dist_free(QrDistSet *ds);
  * sample's channel sums). Weights, graph inputs and values without a quantizer keep the
  * analysed input's distributions (n_samples 0). */
 typedef struct QrDistAcc1 {
-    int d;                   /* its distribution in the QrDistSet */
+    int d;                   /* its distribution in the QrDistSet (-1: a candidate, qr_dist_acc_init_all) */
     int match;
+    bool filled;             /* its data came from the candidates (qr_dist_acc_take): qr_dist_acc_pair skips it */
+    bool geo;                /* ch_axis .. numel set (a candidate: at its first pair) */
     int n_bins;
     double lo, hi, err_lo, err_hi;
     int64_t *h;              /* 3 x (n_bins + 2): base, anal, err; [0] below lo, [n_bins + 1] above hi */
@@ -108,6 +110,8 @@ typedef struct QrDistAcc {
     int n;
     QrDistAcc1 *a;
     int n_samples;
+    bool have_axis;          /* candidates: --channel-axis (negative: from the end) */
+    int axis;
 } QrDistAcc;
 
 static QrStatus qr_dist_acc_init(QrDistAcc *acc, const QrSession *s, const QrDistSet *ds);
@@ -118,6 +122,23 @@ QR_TESTAPI QrStatus qr_dist_acc_init_like(QrDistAcc *acc, const QrDistAcc *like)
 #endif
 /* One compared pair of a sample (x baseline, y analysis, n values) for match. */
 static QrStatus qr_dist_acc_pair(QrDistAcc *acc, int match, const float *x, const float *y, int64_t n);
+/* runall --data's pass: when --plot-nodes names the values to plot (names[n_names]), the pass
+ * accumulates the activations among them that qr_dist_acc_init would accept (candidates: a value
+ * with an activation quantizer, a grid and a baseline counterpart, resolved as
+ * qr_dist_collect_axis resolves names; names that resolve to nothing are left to it), each fed the
+ * same pairs in the same sample order as an accumulator made after the pass would be: the same
+ * bits. A candidate's geometry (channel axis: 1 for rank >= 2, or --channel-axis when have_axis)
+ * comes from the baseline value at its first pair (s->base[match]: the same shape in every
+ * sample). Without names the distributions are chosen by the worst sample's analyses, after the
+ * pass: accumulating every activation in it instead costs more than the second pass it saves
+ * (docs/DATASET.md). */
+static QrStatus qr_dist_acc_init_all(QrDistAcc *acc, const QrSession *s, bool have_axis, int axis, const char *const *names,
+                                     int n_names);
+static QrStatus qr_dist_acc_pair_all(QrDistAcc *acc, const QrSession *s, int match, const float *x, const float *y, int64_t n);
+/* Moves into want's accumulators (qr_dist_acc_init's) the data of all's candidates for the same
+ * value with the same bins and geometry (all's samples: want->n_samples), marking them filled;
+ * returns how many of want's are left to fill (a second pass, qr_dist_acc_pair, fills only those). */
+static int qr_dist_acc_take(QrDistAcc *want, QrDistAcc *all);
 /* a += b (same requests). */
 #ifdef QR_TESTING
 QR_TESTAPI QrStatus qr_dist_acc_merge(QrDistAcc *a, const QrDistAcc *b);

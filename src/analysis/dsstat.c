@@ -228,6 +228,7 @@ static QrStatus qr__dss_anal_tap(void *user, const QrGraph *g, int node, int val
 
 static QrStatus qr__dss_match(void *user, int match, const float *x, const float *y, int64_t n) {
     QrDsStatRun *r = user;
+    if (r->all.a) return qr_dist_acc_pair_all(&r->all, r->s, match, x, y, n);
     return qr_dist_acc_pair(&r->dist, match, x, y, n);
 }
 
@@ -248,18 +249,32 @@ static QrStatus qr_dsstat_run_init(QrDsStatRun *r, const QrSession *s, QrDistSet
     return st;
 }
 
-static QrStatus qr_dsstat_dist_begin(QrDsStatRun *r, const QrSession *s, QrDistSet *dset) {
+static QrStatus qr_dsstat_dist_all(QrDsStatRun *r, const QrSession *s, bool have_axis, int axis, const char *const *names,
+                                   int n_names) {
+    qr_dist_acc_free(&r->all);
+    QR_TRY(qr_dist_acc_init_all(&r->all, s, have_axis, axis, names, n_names));
+    r->s = s;
+    r->hooks.match = r->all.n ? qr__dss_match : NULL;
+    if (!r->all.n) qr_dist_acc_free(&r->all);
+    return QR_OK;
+}
+
+static QrStatus qr_dsstat_dist_begin(QrDsStatRun *r, const QrSession *s, QrDistSet *dset, int *pending) {
     qr_dist_acc_free(&r->dist);
     r->dset = dset;
-    QR_TRY(qr_dist_acc_init(&r->dist, s, dset));
-    r->hooks.match = r->dist.n ? qr__dss_match : NULL;
-    return QR_OK;
+    QrStatus st = qr_dist_acc_init(&r->dist, s, dset);
+    *pending = st == QR_OK ? r->dist.n : 0;
+    if (st == QR_OK && r->all.a) *pending = qr_dist_acc_take(&r->dist, &r->all);
+    qr_dist_acc_free(&r->all);
+    r->hooks.match = *pending ? qr__dss_match : NULL;
+    return st;
 }
 
 static void qr_dsstat_run_free(QrDsStatRun *r) {
     qr_statset_free(&r->prof[0]);
     qr_statset_free(&r->prof[1]);
     qr_dist_acc_free(&r->dist);
+    qr_dist_acc_free(&r->all);
     memset(r, 0, sizeof *r);
 }
 

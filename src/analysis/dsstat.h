@@ -58,14 +58,24 @@ typedef struct QrDsStatRun {
     QrStatSet prof[2];
     QrCmpHooks hooks;
     QrDistAcc dist;              /* analysis/dist: the requested activations over the set */
+    QrDistAcc all;               /* the pass's candidates (qr_dsstat_dist_all), until qr_dsstat_dist_begin takes them */
+    const QrSession *s;          /* with all: the session whose baseline values the pairs are */
     QrDistSet *dset;             /* runall's distributions (worst sample), updated by finish */
     int n_samples;               /* samples the taps saw */
 } QrDsStatRun;
 
 static QrStatus qr_dsstat_run_init(QrDsStatRun *r, const QrSession *s, QrDistSet *dset);
-/* runall --data: the distributions to accumulate are known only after the first pass (the
- * analyses of its worst sample choose them): sets them up (dset: runall's) and the match hook. */
-static QrStatus qr_dsstat_dist_begin(QrDsStatRun *r, const QrSession *s, QrDistSet *dset);
+/* runall --data: the distributions to accumulate are chosen by the analyses of the worst sample,
+ * known only after the pass, unless --plot-nodes names them (names[n_names]): then the pass
+ * accumulates those (analysis/dist's candidates, qr_dist_acc_init_all; have_axis/axis:
+ * --channel-axis). Called before the pass; sets the match hook. */
+static QrStatus qr_dsstat_dist_all(QrDsStatRun *r, const QrSession *s, bool have_axis, int axis, const char *const *names,
+                                   int n_names);
+/* After the pass: sets up the requested distributions (dset: runall's), takes their data from
+ * the candidates (which are freed) and returns in *pending how many are left without data (no
+ * candidate of that value and geometry: the caller runs the samples again for them, through the
+ * match hook, which then feeds only those). */
+static QrStatus qr_dsstat_dist_begin(QrDsStatRun *r, const QrSession *s, QrDistSet *dset, int *pending);
 static QrStatus qr_dsstat_base_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t);
 /* After the samples: the profiles over the set written into dir (model0_/model1_statistic.*,
  * replacing the worst sample's), the distributions' data replaced by the set's. */

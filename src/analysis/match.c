@@ -3,12 +3,12 @@
 static bool qr_match_verified(const QrMatch *m) { return m->a_node >= 0 && m->verify == QR_MV_VERIFIED; }
 
 static const char *qr_match_verify_name(QrMatchVerify v) {
-    static const char *names[] = { "", "verified", "UNVERIFIED" };
+    static const char *const names[] = { "", "verified", "UNVERIFIED" };
     return (unsigned)v < QR_ARRAY_LEN(names) ? names[v] : "?";
 }
 
 static const char *qr_match_method_name(QrMatchMethod m) {
-    static const char *names[] = { "unmatched", "input", "node_name", "tensor_name", "structure" };
+    static const char *const names[] = { "unmatched", "input", "node_name", "tensor_name", "structure" };
     return (unsigned)m < QR_ARRAY_LEN(names) ? names[m] : "?";
 }
 
@@ -441,7 +441,7 @@ static void qr_match_free(QrMatchResult *r) { qr_arena_free(&r->arena); memset(r
 
 static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatchResult *r,
                                const QrEquivResult *eq, const char *dir) {
-    static const char *cols[] = { "baseline_node", "baseline_op", "baseline_tensor", "analysis_node", "analysis_op",
+    static const char *const cols[] = { "baseline_node", "baseline_op", "baseline_tensor", "analysis_node", "analysis_op",
                                   "analysis_tensor", "method", "note", "status", "equiv_rel", "equiv_max_abs" };
     QrTable t;
     QR_TRY(qr_table_init(&t, eq ? QR_ARRAY_LEN(cols) : QR_ARRAY_LEN(cols) - 1, cols));
@@ -489,7 +489,7 @@ static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatch
                            "headlines); %d moved to their equivalent value.\n", r->n_verified, r->n_verified + r->n_unverified,
                            QR_EQUIV_TOL, r->n_unverified, r->n_repaired);
     else if (st == QR_OK) st = qr_buf_printf(&txt, &tl, &tc, "Pairs not verified: the equivalence run did not happen.\n");
-    if (st == QR_OK && eq) st = qr_buf_printf(&txt, &tl, &tc, "%s\n\n", qr_match_equiv_verdict(b, r, eq));
+    if (st == QR_OK && eq) st = qr_buf_printf(&txt, &tl, &tc, "%s\n\n", qr_match_equiv_verdict(b, r, eq, &(QrVerdict){0}));
     else if (st == QR_OK) st = qr_buf_printf(&txt, &tl, &tc, "\n");
     if (st == QR_OK && eq && eq->substituted)
         st = qr_buf_printf(&txt, &tl, &tc, "Integer weights replaced by the baseline's float weight when their quantizer is "
@@ -566,33 +566,34 @@ static void qr_match_equiv_free(QrEquivResult *r) {
     r->max_abs = r->ref_absmax = NULL;
 }
 
-static const char *qr_match_equiv_verdict(const QrGraph *b, const QrMatchResult *m, const QrEquivResult *r) {
-    static _Thread_local char buf[1024];
+static const char *qr_match_equiv_verdict(const QrGraph *b, const QrMatchResult *m, const QrEquivResult *r, QrVerdict *out) {
+    char *buf = out->text;
+    const size_t cap = sizeof out->text;
     size_t o = 0;
     if (r->worst_match < 0) {
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: no model output could be compared.");
+        o += (size_t)snprintf(buf + o, cap - o, "Equivalence check: no model output could be compared.");
     } else if (r->equivalent || (r->n_weight_mismatch == 0 && r->worst_rel <= 1e-3)) {
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: PASS — with every quantizer disabled the analysis "
+        o += (size_t)snprintf(buf + o, cap - o, "Equivalence check: PASS — with every quantizer disabled the analysis "
                               "model reproduces the baseline outputs (worst relative difference %.3g at '%s').",
                               r->worst_rel, b->values[m->m[r->worst_match].b_value].name);
     } else {
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "Equivalence check: WARNING — with every quantizer disabled the "
+        o += (size_t)snprintf(buf + o, cap - o, "Equivalence check: WARNING — with every quantizer disabled the "
                               "analysis model does NOT reproduce the baseline: output '%s' differs by %.3g of its range. "
                               "The two models differ beyond quantization; check that the right float model was given.",
                               b->values[m->m[r->worst_match].b_value].name, r->worst_rel);
     }
-    if (r->n_weight_mismatch && o < sizeof buf)
-        o += (size_t)snprintf(buf + o, sizeof buf - o, " %d baseline float weight%s do%s not quantize to the analysis "
+    if (r->n_weight_mismatch && o < cap)
+        o += (size_t)snprintf(buf + o, cap - o, " %d baseline float weight%s do%s not quantize to the analysis "
                               "model's integer weights: the float model is not the one that was quantized.",
                               r->n_weight_mismatch, r->n_weight_mismatch == 1 ? "" : "s", r->n_weight_mismatch == 1 ? "es" : "");
-    if (r->n_not_disabled && o < sizeof buf)
-        o += (size_t)snprintf(buf + o, sizeof buf - o, " %d quantizer%s could not be disabled (integer nodes without a float twin), "
+    if (r->n_not_disabled && o < cap)
+        o += (size_t)snprintf(buf + o, cap - o, " %d quantizer%s could not be disabled (integer nodes without a float twin), "
                               "so the check includes their quantization error.", r->n_not_disabled, r->n_not_disabled == 1 ? "" : "s");
-    if (r->n_substituted && o < sizeof buf)
-        o += (size_t)snprintf(buf + o, sizeof buf - o, " %d integer weight%s replaced by the matched baseline float weight.",
+    if (r->n_substituted && o < cap)
+        o += (size_t)snprintf(buf + o, cap - o, " %d integer weight%s replaced by the matched baseline float weight.",
                               r->n_substituted, r->n_substituted == 1 ? " was" : "s were");
-    if (r->n_no_float_weight && o < sizeof buf)
-        snprintf(buf + o, sizeof buf - o, " %d integer weight%s no float counterpart and stay%s quantized.",
+    if (r->n_no_float_weight && o < cap)
+        snprintf(buf + o, cap - o, " %d integer weight%s no float counterpart and stay%s quantized.",
                  r->n_no_float_weight, r->n_no_float_weight == 1 ? " has" : "s have", r->n_no_float_weight == 1 ? "s" : "");
     return buf;
 }

@@ -64,8 +64,10 @@ typedef struct QrEquivResult {
 } QrEquivResult;
 /* Frees what the check allocated. */
 static void qr_match_equiv_free(QrEquivResult *r);
-/* One-paragraph verdict of the equivalence check (thread-local buffer). */
-static const char *qr_match_equiv_verdict(const QrGraph *b, const QrMatchResult *m, const QrEquivResult *r);
+/* One-paragraph verdict of the equivalence check, written into out (returns out->text; a caller
+ * may pass a compound literal, &(QrVerdict){0}, that lives as long as its enclosing block). */
+typedef struct QrVerdict { char text[1024]; } QrVerdict;
+static const char *qr_match_equiv_verdict(const QrGraph *b, const QrMatchResult *m, const QrEquivResult *r, QrVerdict *out);
 /* Writes match_table.txt and .csv into dir (with the equivalence column when eq != NULL). */
 static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatchResult *r,
                                const QrEquivResult *eq, const char *dir);

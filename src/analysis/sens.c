@@ -790,7 +790,9 @@ static QrStatus qr__sens_run_rows(QrSession *s, const QrSensOpts *o, QrSensResul
     memset(r, 0, sizeof *r);
     r->opts = *o;
     if (acc_out) *acc_out = NULL;
-    QR_TRY(qr_session_run_baseline(s));
+    /* the rows measure the model outputs only: a sample the data-set pass kept brings its
+     * baseline outputs without baseline values (qr__sens_use_inputs), and needs no baseline run */
+    if (s->base || !s->base_out || s->base_stale) QR_TRY(qr_session_run_baseline(s));
     QrStatus st = qr__sens_rows(s, r);
     if (st == QR_OK && (o->nodes || o->node_type != QR_NODE_TYPE_ALL)) st = qr__sens_select_rows(s, o, r);
     int only_out = -1;
@@ -1409,28 +1411,50 @@ static void qr_sens_set_free(QrSensSet *ss) {
     memset(ss, 0, sizeof *ss);
 }
 
-/* The session on another input: its baseline values and references belong to the previous one. */
-static void qr__sens_use_inputs(QrSession *s, const QrTensor *in) {
+/* Where qr_sens_set_run's samples come from: read from ds into cur (checked against ref), or a
+ * sample the pass kept (kept[n_kept]); borrowed: the session's base_out is a kept one's. */
+typedef struct QrSensFeed {
+    const QrDsSet *ds;
+    const QrTensor *ref;
+    QrTensor *cur;
+    const QrSensSample *kept;
+    int n_kept;
+    bool borrowed;
+} QrSensFeed;
+
+/* The session on another input: its baseline values and references belong to the previous one
+ * (freed; a borrowed base_out is left to its owner); out (optional): that input's baseline
+ * outputs, kept by the pass, which become the session's (borrowed) with no baseline values: only
+ * the rows run then (qr__sens_run_rows needs no baseline run for them). */
+static void qr__sens_use_inputs(QrSession *s, const QrTensor *in, QrSensFeed *f, QrTensor *out) {
     s->inputs = in;
     if (s->base) for (int i = 0; i < s->m.n; i++) qr_tensor_free_data(&s->base[i]);
-    if (s->base_out) for (int i = 0; i < s->b->n_outputs; i++) qr_tensor_free_data(&s->base_out[i]);
+    if (s->base_out && !f->borrowed) for (int i = 0; i < s->b->n_outputs; i++) qr_tensor_free_data(&s->base_out[i]);
     free(s->base);
-    free(s->base_out);
-    s->base = s->base_out = NULL;
+    if (!f->borrowed) free(s->base_out);
+    s->base = NULL;
+    s->base_out = out;
+    s->base_stale = false;
+    f->borrowed = out != NULL;
     qr_session_ref_free(s);
     qr_sens_reference_free(s);
 }
 
-/* Sample smp of ds into cur (freed first) and the session onto it. */
-static QrStatus qr__sens_load_sample(QrSession *s, const QrDsSet *ds, int smp, const QrTensor *ref, QrTensor *cur) {
-    for (int i = 0; i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
-    QR_TRY(qr_dsset_read(ds, s->b, smp, ref, cur));
-    qr__sens_use_inputs(s, cur);
+/* Sample smp of the set onto the session: a kept one (with its outputs when rows: the rows'
+ * phase), else read from ds into cur (freed first). */
+static QrStatus qr__sens_load_sample(QrSession *s, QrSensFeed *f, int smp, bool rows) {
+    for (int j = 0; j < f->n_kept; j++)
+        if (f->kept[j].k == smp) {
+            qr__sens_use_inputs(s, f->kept[j].in, f, rows ? f->kept[j].base_out : NULL);
+            return QR_OK;
+        }
+    for (int i = 0; i < f->ds->n_inputs; i++) qr_tensor_free_data(&f->cur[i]);
+    QR_TRY(qr_dsset_read(f->ds, s->b, smp, f->ref, f->cur));
+    qr__sens_use_inputs(s, f->cur, f, NULL);
     return QR_OK;
 }
 
-static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsSet *ds, const QrTensor *ref, QrTensor *cur,
-                                  QrSensSet *ss) {
+static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, QrSensFeed *f, QrSensSet *ss) {
     int K = ss->k, n = 0;
     QrDsPool *pool = NULL, rpool;
     QrDsList *list = NULL, rlist = {0};
@@ -1440,7 +1464,7 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsS
     for (int j = 0; st == QR_OK && j < K; j++) {
         QrSensResult r = {0};
         QrMetricAcc *acc = NULL, racc;
-        st = qr__sens_load_sample(s, ds, ss->smp[j], ref, cur);
+        st = qr__sens_load_sample(s, f, ss->smp[j], true);
         if (st == QR_OK) st = qr__sens_run_rows(s, o, &r, &acc, &racc);
         if (st == QR_OK && j == 0) {
             n = r.n;
@@ -1494,8 +1518,8 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, const QrDsS
     return st;
 }
 
-static QrStatus qr__sens_set_curves(QrSession *s, const QrDsSet *ds, const QrTensor *ref, QrTensor *cur, const int *topk,
-                                    int n_topk, const QrAccSets *sets, QrMetricKind metric, QrSensSet *ss) {
+static QrStatus qr__sens_set_curves(QrSession *s, QrSensFeed *f, const int *topk, int n_topk, const QrAccSets *sets,
+                                    QrMetricKind metric, QrSensSet *ss) {
     int K = ss->k, nm = s->m.n, ns = 0;
     QrDsPool *pool = NULL;
     double *val = NULL;
@@ -1503,7 +1527,7 @@ static QrStatus qr__sens_set_curves(QrSession *s, const QrDsSet *ds, const QrTen
     for (int j = 0; st == QR_OK && j < K; j++) {
         QrAccum a = {0};
         QrMetricAcc *acc = NULL;
-        st = qr__sens_load_sample(s, ds, ss->smp[j], ref, cur);
+        st = qr__sens_load_sample(s, f, ss->smp[j], false);
         if (st == QR_OK) st = qr__sens_accum_run(s, &ss->r, topk, n_topk, sets, metric, &a, &acc);
         if (st == QR_OK && j == 0) {
             ns = a.n_settings;
@@ -1552,7 +1576,7 @@ static QrStatus qr__sens_set_curves(QrSession *s, const QrDsSet *ds, const QrTen
 
 static QrStatus qr_sens_set_run(QrSession *s, const QrSensOpts *o, const QrDsSet *ds, const int *smp, int k,
                                 QrMetricKind smp_metric, const int *topk, int n_topk, const QrAccSets *sets,
-                                QrMetricKind acc_metric, QrSensSet *out) {
+                                QrMetricKind acc_metric, const QrSensSample *kept, int n_kept, QrSensSet *out) {
     memset(out, 0, sizeof *out);
     if (k < 1) return qr_errf(QR_ERR_INVALID, "no sample for sensitivity");
     const QrTensor *orig = s->inputs;
@@ -1560,14 +1584,15 @@ static QrStatus qr_sens_set_run(QrSession *s, const QrSensOpts *o, const QrDsSet
     out->names = ds->names;
     out->smp_metric = smp_metric;
     out->smp = malloc(((size_t)k + 1) * sizeof *out->smp);
-    QrTensor *cur = calloc((size_t)ds->n_inputs + 1, sizeof *cur);
-    QrStatus st = out->smp && cur ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrSensFeed f = { .ds = ds, .ref = orig, .cur = calloc((size_t)ds->n_inputs + 1, sizeof(QrTensor)), .kept = kept,
+                     .n_kept = kept ? n_kept : 0 };
+    QrStatus st = out->smp && f.cur ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) memcpy(out->smp, smp, (size_t)k * sizeof *smp);
-    if (st == QR_OK) st = qr__sens_set_rows(s, o, ds, orig, cur, out);
-    if (st == QR_OK && topk) st = qr__sens_set_curves(s, ds, orig, cur, topk, n_topk, sets, acc_metric, out);
-    qr__sens_use_inputs(s, orig);
-    for (int i = 0; cur && i < ds->n_inputs; i++) qr_tensor_free_data(&cur[i]);
-    free(cur);
+    if (st == QR_OK) st = qr__sens_set_rows(s, o, &f, out);
+    if (st == QR_OK && topk) st = qr__sens_set_curves(s, &f, topk, n_topk, sets, acc_metric, out);
+    qr__sens_use_inputs(s, orig, &f, NULL);
+    for (int i = 0; f.cur && i < ds->n_inputs; i++) qr_tensor_free_data(&f.cur[i]);
+    free(f.cur);
     if (st != QR_OK) qr_sens_set_free(out);
     return st;
 }

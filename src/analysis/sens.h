@@ -135,13 +135,26 @@ typedef struct QrSensSet {
     double *mean, *p05, *p95;    /* [match][setting] over the k samples (NaN when a sample has no value) */
 } QrSensSet;
 
+/* A sample of the set as the pass over it left it (runall --data keeps the k worst): its
+ * tensors and the baseline's outputs on them (s->base_out's layout), so that sensitivity does not
+ * read it again, and its rows, which measure only the model outputs, need no baseline run. Owned
+ * by the pass; qr_sens_set_run borrows them. */
+typedef struct QrSensSample {
+    int k;                       /* its index in the set */
+    QrTensor *in;                /* [the set's n_inputs] */
+    QrTensor *base_out;          /* [s->b->n_outputs] */
+} QrSensSample;
+
 /* Runs sensitivity (o) and, when topk is given, the cumulative error (acc_metric; sets
  * optional) on samples smp[k] of ds (ref: the first sample's inputs, for the shape check).
- * The session's inputs are restored to ref's owner's (s->inputs on entry) at the end and its
- * baseline values dropped. */
+ * A sample among kept[n_kept] (optional) is taken from there: not read, and its rows run only
+ * their variants (the reference configuration and the rows) against the kept outputs; the curves,
+ * which compare every matched value, run its baseline. The session's inputs are restored to
+ * ref's owner's (s->inputs on entry) at the end and its baseline values dropped (kept ones are
+ * left to their owner). */
 static QrStatus qr_sens_set_run(QrSession *s, const QrSensOpts *o, const struct QrDsSet *ds, const int *smp, int k,
                                 QrMetricKind smp_metric, const int *topk, int n_topk, const struct QrAccSets *sets,
-                                QrMetricKind acc_metric, QrSensSet *out);
+                                QrMetricKind acc_metric, const QrSensSample *kept, int n_kept, QrSensSet *out);
 /* sensitive_ops.txt/.csv/.json (with the rank-stability columns) and accumulated_error.csv
  * (pooled, then _mean/_p05/_p95 per setting) into dir. */
 static QrStatus qr_sens_set_write(const QrSession *s, const QrSensSet *ss, const char *dir);

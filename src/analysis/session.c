@@ -104,11 +104,14 @@ static void qr__se_imply_relu(const QrGraph *g, QrQuantTable *t) {
     }
 }
 
+static const char *qr__se_form(const QrSession *s, char *buf, size_t n);
+
 static void qr_session_single_model(QrSession *s) {
     s->base_quant_off = true;
     /* b_vis stays the value after each quantizer: with them off it is the producer's output, clamped where a
      * quantizer implements the Relu ONNX Runtime removed (the analysis side sees the same) */
-    s->m.form = qr_session_baseline_form(s);
+    char buf[128];
+    s->m.form = qr_arena_printf(&s->m.arena, "%s", qr__se_form(s, buf, sizeof buf));
     qr__se_imply_relu(s->a, &s->qa);
     qr__se_imply_relu(&s->tw.g, &s->qt);
 }
@@ -149,8 +152,8 @@ static const char *qr__se_bits(const QrQuantTable *t, const char **fmt) {
     return bits == 4 ? "int4" : bits == 16 ? "int16" : bits == 32 ? "int32" : "int8";
 }
 
-static const char *qr_session_baseline_form(const QrSession *s) {
-    static _Thread_local char buf[128];
+/* The baseline form (qr_session_baseline_form) as s's fields give it: a literal, or buf (n bytes). */
+static const char *qr__se_form(const QrSession *s, char *buf, size_t n) {
     if (s->base_quant_off) return "single model: quantizers off vs on";
     if (!s->base_quant) return "float vs quantized";
     bool fake_w = false, int_w = false;
@@ -160,9 +163,11 @@ static const char *qr_session_baseline_form(const QrSession *s) {
         int_w |= s->qa.q[i].kind == QR_QK_WEIGHT && (s->qa.q[i].form == QR_QF_DQ_INIT || s->qa.q[i].form == QR_QF_QOP_WEIGHT);
     if (fake_w && int_w) return "QAT vs quantized";
     const char *fb, *fa, *bb = qr__se_bits(&s->qb, &fb), *ba = qr__se_bits(&s->qa, &fa);
-    snprintf(buf, sizeof buf, "quantized vs quantized (%s%s vs %s%s)", bb, fb, ba, fa);
+    snprintf(buf, n, "quantized vs quantized (%s%s vs %s%s)", bb, fb, ba, fa);
     return buf;
 }
+
+static const char *qr_session_baseline_form(const QrSession *s) { return s->m.form ? s->m.form : ""; }
 
 static const char *qr_session_baseline_form_text(const QrSession *s) {
     if (s->base_quant_off)
@@ -209,7 +214,8 @@ static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a
     qr__se_float_weights(s);
     for (int i = 0; i < s->m.n; i++) qr__se_set_vis(s, i);
     qr__se_base_quantized(s);
-    s->m.form = qr_arena_printf(&s->m.arena, "%s", qr_session_baseline_form(s));
+    char buf[128];
+    s->m.form = qr_arena_printf(&s->m.arena, "%s", qr__se_form(s, buf, sizeof buf));
     return QR_OK;
 }
 
@@ -323,7 +329,9 @@ static QrStatus qr__se_run_base_off(QrSession *s) {
     return st;
 }
 
-static QrStatus qr_session_run_baseline(QrSession *s) {
+static QrStatus qr_session_run_baseline(QrSession *s) { return qr_session_run_baseline_stats(s, NULL, NULL); }
+
+static QrStatus qr_session_run_baseline_stats(QrSession *s, QrStats *stats, bool *seen) {
     if (s->base && !s->base_stale) return QR_OK;
     qr__se_eq_kept_free(s);     /* it belongs to the values about to be replaced */
     if (s->b->n_outputs != s->tw.g.n_outputs)
@@ -335,9 +343,8 @@ static QrStatus qr_session_run_baseline(QrSession *s) {
         s->base = calloc((size_t)s->m.n + 1, sizeof(QrTensor));
         s->base_out = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
     }
-    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { s->base_stats, s->base_seen },
+    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { stats && seen ? stats : NULL, seen },
                      calloc((size_t)s->m.n + 1, 1) };
-    if (!s->base_seen) bt.stats.stats = NULL;
     QrTensor *outs = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
     QrStatus st = s->base && s->base_out && bt.match_of && bt.filled && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {

@@ -22,10 +22,6 @@ typedef struct QrSession {
     QrTensor *base_out;      /* per baseline graph output */
     uint8_t *base_gone;      /* per match: its value was dropped (qr_session_base_drop) until qr_session_base_need, or NULL */
     int64_t n_base_exec;     /* nodes executed by the baseline run */
-    /* Optional, set by the caller before the baseline run (n_values entries of b each): that
-     * run also fills them as qr_stats_collect(b) would (runall's baseline profile). */
-    QrStats *base_stats;
-    bool *base_seen;
     /* Optional, set by the caller before the baseline run: also called on every value of that
      * run (data sets: the profile and distributions over every sample, analysis/dataset's taps). */
     QrTapFn base_tap;
@@ -81,9 +77,10 @@ static void qr_session_single_model(QrSession *s);
 
 /* The baseline form, as the report names it: "float vs quantized", "QAT vs quantized" (fake-quantized
  * float weights vs integer-stored ones), "quantized vs quantized (int16 vs int8)" (or e.g. "int8 vs int8
- * QOperator"), "single model: quantizers off vs on". Thread-local buffer. */
+ * QOperator"), "single model: quantizers off vs on". Set by qr_session_open and qr_session_single_model
+ * (s->m.form, in the match's arena); "" when it could not be kept (out of memory). */
 static const char *qr_session_baseline_form(const QrSession *s);
-/* One sentence saying what the baseline of that form is and how pairs are proven (thread-local buffer). */
+/* One sentence saying what the baseline of that form is and how pairs are proven (a literal). */
 static const char *qr_session_baseline_form_text(const QrSession *s);
 
 /* Runs the baseline once and keeps its matched values and outputs. The models
@@ -93,6 +90,10 @@ static const char *qr_session_baseline_form_text(const QrSession *s);
  * what every analysis compares with); one whose quantizers cannot be disabled
  * (QOperator / integer-op) is refused. */
 static QrStatus qr_session_run_baseline(QrSession *s);
+/* The same; when this call runs the baseline (it has not run yet, or is stale), that run also
+ * fills stats and seen (n_values entries of b each; both or neither) as qr_stats_collect(b)
+ * would (runall's baseline profile). */
+static QrStatus qr_session_run_baseline_stats(QrSession *s, QrStats *stats, bool *seen);
 /* Baseline values kept only while a consumer reads them (memory: for a transformer they are about
  * the sum of its activations, as much as the models' weights). qr_session_base_drop frees every
  * value of s->base that keep (per match; NULL: none) does not mark: readers then see data == NULL,

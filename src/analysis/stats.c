@@ -270,7 +270,7 @@ static QrStatus qr_profile_write_ex(const QrGraph *g, const QrTensor *inputs, co
             }
         }
     }
-    static const char *cols[] = { "Index", "Op Name", "Mod Name", "Attr", "Dtype", "Scale", "Min", "Max", "Mean",
+    static const char *const cols[] = { "Index", "Op Name", "Mod Name", "Attr", "Dtype", "Scale", "Min", "Max", "Mean",
                                   "Var", "Shape", "Tensor", "NaN", "Inf" };
     if (st == QR_OK) st = qr_table_init(&tab, QR_ARRAY_LEN(cols), cols);
     /* Scale column: the quantizer whose integer or dequantized value a row shows. */

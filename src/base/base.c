@@ -487,7 +487,7 @@ static void qr_cpu_detect(QrCpu *cpu) {
 #endif
 
 static const char *qr_isa_name(QrIsa isa) {
-    static const char *names[] = { "ref", "avx2", "avx512", "vnni", "neon", "dot", "i8mm" };
+    static const char *const names[] = { "ref", "avx2", "avx512", "vnni", "neon", "dot", "i8mm" };
     return (unsigned)isa < QR_ARRAY_LEN(names) ? names[isa] : "?";
 }
 

@@ -1039,11 +1039,11 @@ static int qr_cli_match(int argc, char **argv) {
                        se.m.n_verified, se.m.n_verified + se.m.n_unverified, se.m.n_unverified);
             printf("%d baseline values, %d matched, %d without counterpart; %d analysis values without counterpart\n",
                    se.m.n, se.m.n - unmatched, unmatched, se.m.n_unmatched_a);
-            if (have_eq) printf("%s\n", qr_match_equiv_verdict(b, &se.m, &eq));
+            if (have_eq) printf("%s\n", qr_match_equiv_verdict(b, &se.m, &eq, &(QrVerdict){0}));
             printf("wrote %s/" QR_BF_MATCH ".txt and %s/" QR_BF_MATCH ".csv\n", dir, dir);
         }
         if (have_eq && !eq.equivalent && eq.worst_match >= 0) {
-            fprintf(stderr, "qreport: warning: %s\n", qr_match_equiv_verdict(b, &se.m, &eq));
+            fprintf(stderr, "qreport: warning: %s\n", qr_match_equiv_verdict(b, &se.m, &eq, &(QrVerdict){0}));
             code = 3;
         }
     }
@@ -1438,7 +1438,8 @@ static QrStatus qr__cli_sens_over(QrSession *se, const QrDsSet *ds, const QrDsCo
     se->progress = qr_progress_hook(&pr);
     qr_progress_begin(&pr, "sensitivity over the samples", 0);
     if (st == QR_OK)
-        st = qr_sens_set_run(se, &so, ds, order, K, so.metric, topk, nk, &sets, *sp->metric ? so.metric : QR_METRIC_COSINE, &ss);
+        st = qr_sens_set_run(se, &so, ds, order, K, so.metric, topk, nk, &sets, *sp->metric ? so.metric : QR_METRIC_COSINE, NULL,
+                            0, &ss);
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_sens_set_write(se, &ss, dir);

@@ -7,9 +7,11 @@
  * each NR-column micro-panel of its columns runs the micro-kernel over its MR-row panels,
  * reading A in place: its (MC, KC) block stays in L2, and the micro-kernels take any row
  * count up to MR, so A needs no packing (weights would otherwise be re-packed on every
- * call). B's (KC, NR) block is read in place for a plain GEMM and packed into the
- * thread's buffer (L1) for a narrow last panel; for a convolution it is gathered straight
- * from the input image (implicit im2col), so no column matrix is ever written. Narrow
+ * call). B's (KC, NR) block is packed into the thread's buffer (L1) for a plain product
+ * of 4 * MR rows or more (a Linear layer), for a B given transposed and for a narrow last
+ * panel, and read in place otherwise (a 1x1 convolution's GEMM); for a convolution it is
+ * gathered straight from the input image (implicit im2col), so no column matrix is ever
+ * written. Narrow
  * last panels run half- and quarter-width kernels where the ISA has them.
  * Every C element gets the same sequence of operations whatever the tiling and thread
  * count (panel boundaries are multiples of MR/NR from 0, K blocks from 0), so results do
@@ -94,6 +96,7 @@ static QrKTiles qr__k_tiles(int64_t M, int64_t N, int mr, int nr, int64_t mc_max
 
 #define QR__K_MAXMR 16
 #define QR__K_F32_MC 192
+#define QR__K_F32_MC_PACKED 256   /* rows of a task whose B panels are packed (qr__k_f32_run) */
 #define QR__K_F32_NS 512
 #define QR__K_F32_NS_SWEEP 2048   /* the most columns of a one-K-block task (qr__k_f32_run) */
 
@@ -171,6 +174,9 @@ typedef struct QrKF32Isa {
     QrKF32Ukr ukr[QR__K_MAXMR];
     QrKF32DotSeq dotseq;
     QrKF32PackB pack_b;
+    /* Packs B's transpose (QrF32GemmBtFn): nr <= NR rows of kc floats of Bt (row stride ldb)
+     * into dst (kc, NR) as B's block, dst[k][q] = b[q * ldb + k], zero past nr. */
+    QrKF32PackB pack_bt;
     QrKF32PackConv pack_conv;
     /* optional narrow kernels for a last panel of few columns: up to nr/2 and nr/4 columns,
      * reading the nr-wide packed panel (NULL: the full-width kernel with masks) */
@@ -226,6 +232,19 @@ static void qr__k_conv_pack_c(const QrF32ConvB *b, int64_t k0, int64_t kc, int64
 }
 #endif
 
+#if defined(__x86_64__)   /* called by the x86-64 kernels only */
+/* QrKF32Isa.pack_bt in plain C for an NR-wide panel: Bt's rows one after the other into the
+ * panel's columns. Inlined into an ISA's packer, compiled for its target. */
+static inline __attribute__((always_inline)) void qr__k_pack_bt_c(const float *b, int64_t ldb, int64_t kc, int nr,
+                                                                  int NR, float *dst) {
+    for (int q = 0; q < NR; q++) {
+        const float *src = b + q * ldb;
+        if (q < nr) for (int64_t k = 0; k < kc; k++) dst[k * NR + q] = src[k];
+        else for (int64_t k = 0; k < kc; k++) dst[k * NR + q] = 0.0f;
+    }
+}
+#endif
+
 typedef struct QrKF32Job {
     const QrKF32Isa *isa;
     int64_t M, N, K, lda, ldb, ldc;
@@ -233,6 +252,8 @@ typedef struct QrKF32Job {
     const QrF32ConvB *conv;     /* not NULL: B is this convolution's implicit im2col */
     float *C;
     bool accumulate;
+    bool b_trans;               /* B holds B's transpose (N, K), row stride ldb: every panel packed */
+    bool pack_full;             /* pack full-width panels too (a plain product, qr__k_f32_run) */
     const QrF32Fused *f;        /* NULL: no epilogue */
     int64_t kc;                 /* K block: the ISA's, or a convolution's (qr__k_conv_kc) */
     bool conv_sum;              /* sum like MlasConv: bias after the last block */
@@ -276,7 +297,9 @@ static void qr__k_f32_panel(const QrKF32Job *j, int64_t pc, int64_t kc, int64_t 
     p->bs = NR;
     if (j->conv) {
         j->isa->pack_conv(j->conv, pc, kc, jr, nr, bp);
-    } else if (nr == NR) {   /* measured on Zen 4: reading B in place beats packing it, even for 24 row panels */
+    } else if (j->b_trans) {
+        j->isa->pack_bt(j->B + jr * j->ldb + pc, j->ldb, kc, nr, bp);
+    } else if (nr == NR && !j->pack_full) {   /* a convolution's 1x1 GEMM: measured on Zen 4, reading B in place beats packing it, even for 24 row panels */
         p->b = j->B + pc * j->ldb + jr;
         p->bs = j->ldb;
     } else {
@@ -438,18 +461,19 @@ static void qr__k_f32_gemv_task(void *ctx, int64_t t, int tid) {
 /* Runs C = epilogue(A @ B [+ C]) with an ISA's micro-kernels (see the top of the file).
  * Falls back to the ref kernel when the packing scratch cannot be allocated. */
 static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                          const float *B, int64_t ldb, const QrF32ConvB *conv, float *C, int64_t ldc, bool accumulate,
-                          const QrF32Fused *f);
+                          const float *B, int64_t ldb, bool b_trans, const QrF32ConvB *conv, float *C, int64_t ldc,
+                          bool accumulate, const QrF32Fused *f);
 
 static void qr__k_f32_gemm(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                           const float *B, int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Fused *f) {
-    qr__k_f32_run(isa, M, N, K, A, lda, B, ldb, NULL, C, ldc, accumulate, f);
+                           const float *B, int64_t ldb, bool b_trans, float *C, int64_t ldc, bool accumulate,
+                           const QrF32Fused *f) {
+    qr__k_f32_run(isa, M, N, K, A, lda, B, ldb, b_trans, NULL, C, ldc, accumulate, f);
 }
 
 /* The convolution GEMM (QrF32ConvGemmFusedFn) with an ISA's micro-kernels and conv packing. */
 static void qr__k_f32_conv_gemm(const QrKF32Isa *isa, int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,
                                 float *Y, int64_t ldy, const QrF32Fused *f) {
-    qr__k_f32_run(isa, M, b->OH * b->OW, b->C * b->KH * b->KW, A, lda, NULL, 0, b, Y, ldy, false, f);
+    qr__k_f32_run(isa, M, b->OH * b->OW, b->C * b->KH * b->KW, A, lda, NULL, 0, false, b, Y, ldy, false, f);
 }
 
 /* The K block ONNX Runtime's MlasConv sums a convolution's GEMM in on one thread: MLAS's
@@ -473,8 +497,8 @@ static int64_t qr__k_conv_kc(int64_t K, int64_t N) {
 }
 
 static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                          const float *B, int64_t ldb, const QrF32ConvB *conv, float *C, int64_t ldc, bool accumulate,
-                          const QrF32Fused *f) {
+                          const float *B, int64_t ldb, bool b_trans, const QrF32ConvB *conv, float *C, int64_t ldc,
+                          bool accumulate, const QrF32Fused *f) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0 || (conv && N == 1)) {   /* the refs do what an empty sum means; one output pixel: dot products */
         if (conv) qr_f32_conv_gemm_fused__ref(M, A, lda, conv, C, ldc, f);
@@ -486,7 +510,7 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
     const int threads = small ? 1 : qr_pool_threads();
     if (N == 1 && !conv) {   /* tasks of whole 16-row groups: a partial group goes through the scalar dot products */
         QrKF32Gemv g = { isa, A, B, M, K, lda, ldc, qr__k_rup(qr__k_cdiv(M, 8 * (int64_t)threads), 16), C, accumulate, f };
-        if (ldb != 1) {
+        if (ldb != 1 && !b_trans) {   /* (B's one column is Bt's first row) */
             float *b = qr__k_scratch((size_t)K * sizeof(float));
             if (!b) {
                 qr_f32_gemm_fused__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, f);
@@ -501,7 +525,7 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
         return;
     }
     QrKF32Job j = { .isa = isa, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc, .A = A, .B = B,
-                    .conv = conv, .C = C, .accumulate = accumulate, .f = f, .kc = isa->kc };
+                    .conv = conv, .C = C, .accumulate = accumulate, .b_trans = b_trans, .f = f, .kc = isa->kc };
     if (conv || (f && f->conv_n > 0)) {
         j.kc = qr__k_conv_kc(K, conv ? N : f->conv_n);
         j.conv_sum = true;
@@ -513,7 +537,15 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
     if (K <= j.kc)
         while (ns_max < QR__K_F32_NS_SWEEP && (ns_max * 2) * j.kc * (int64_t)sizeof(float) <= ((int64_t)128 << 10))
             ns_max *= 2;
-    j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, QR__K_F32_MC, ns_max, threads);
+    /* A plain product (not a convolution's: a Linear layer, its B a weight) of enough rows packs
+     * every B panel into the thread's buffer, and takes up to 256 rows per task: a panel read in
+     * place spreads over few L1 sets when B's rows are a multiple of 1 KB apart (768 or 3072
+     * floats: every transformer weight), so each row tile fetched it again from L2; packed, it
+     * stays in L1 for every row tile and is fetched from memory once (ViT's 197 tokens in one
+     * task). Measured under load (one thread, GFLOP/s per CPU second, Xeon AVX-512, the ViT-B/16
+     * shapes of bench/kern_bench.c): 56-102 read in place, 78-132 packed. */
+    j.pack_full = !conv && !j.conv_sum && M >= 4 * (int64_t)isa->mr;
+    j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, j.pack_full ? QR__K_F32_MC_PACKED : QR__K_F32_MC, ns_max, threads);
     j.tid_bytes = qr__k_rup64((size_t)(j.kc * isa->nr) * sizeof(float));   /* B panel */
     /* one K block whose packed panels for a task stay within 128 KB (L2): sweep order */
     const size_t sweep_bytes = qr__k_rup64((size_t)(j.kc * qr__k_rup(j.tl.ns, isa->nr)) * sizeof(float));
@@ -523,6 +555,7 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
     j.tid_mem = qr__k_scratch(j.tid_bytes * (size_t)threads);
     if (!j.tid_mem) {
         if (conv) qr_f32_conv_gemm_fused__ref(M, A, lda, conv, C, ldc, f);
+        else if (b_trans) qr_f32_gemm_bt_fused__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, f);
         else qr_f32_gemm_fused__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, f);
         return;
     }
@@ -535,22 +568,28 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
 #endif
 
 /* The kernel-table entries of an ISA's float GEMM (QrF32GemmFn, QrF32GemmExFn,
- * QrF32GemmFusedFn, QrF32ConvGemmFn, QrF32ConvGemmFusedFn) around these drivers. */
+ * QrF32GemmFusedFn, QrF32GemmBtFusedFn, QrF32ConvGemmFn, QrF32ConvGemmFusedFn) around these
+ * drivers. */
 #define QR__K_F32_ENTRIES(name, isa)                                                                               \
     static void qr_f32_gemm__##name(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,  \
                                     int64_t ldb, float *C, int64_t ldc, bool accumulate) {                         \
-        qr__k_f32_gemm(&isa, M, N, K, A, lda, B, ldb, C, ldc, accumulate, NULL);                                    \
+        qr__k_f32_gemm(&isa, M, N, K, A, lda, B, ldb, false, C, ldc, accumulate, NULL);                             \
     }                                                                                                               \
     static void qr_f32_gemm_ex__##name(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,               \
                                        const float *B, int64_t ldb, float *C, int64_t ldc, bool accumulate,         \
                                        const QrF32Epilogue *ep) {                                                   \
         QrF32Fused tmp;                                                                                             \
-        qr__k_f32_gemm(&isa, M, N, K, A, lda, B, ldb, C, ldc, accumulate, qr__k_fused_of(ep, &tmp));                \
+        qr__k_f32_gemm(&isa, M, N, K, A, lda, B, ldb, false, C, ldc, accumulate, qr__k_fused_of(ep, &tmp));         \
     }                                                                                                               \
     static void qr_f32_gemm_fused__##name(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,            \
                                           const float *B, int64_t ldb, float *C, int64_t ldc, bool accumulate,      \
                                           const QrF32Fused *f) {                                                    \
-        qr__k_f32_gemm(&isa, M, N, K, A, lda, B, ldb, C, ldc, accumulate, f);                                       \
+        qr__k_f32_gemm(&isa, M, N, K, A, lda, B, ldb, false, C, ldc, accumulate, f);                                \
+    }                                                                                                               \
+    static void qr_f32_gemm_bt_fused__##name(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,         \
+                                             const float *Bt, int64_t ldb, float *C, int64_t ldc, bool accumulate,  \
+                                             const QrF32Fused *f) {                                                 \
+        qr__k_f32_gemm(&isa, M, N, K, A, lda, Bt, ldb, true, C, ldc, accumulate, f);                                \
     }                                                                                                               \
     static void qr_f32_conv_gemm__##name(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y,    \
                                          int64_t ldy, const QrF32Epilogue *ep) {                                    \

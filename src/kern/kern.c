@@ -58,6 +58,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_gemm_ex = qr_f32_gemm_ex__ref,
         .f32_conv_gemm = qr_f32_conv_gemm__ref,
         .f32_gemm_fused = qr_f32_gemm_fused__ref,
+        .f32_gemm_bt_fused = qr_f32_gemm_bt_fused__ref,
         .f32_conv_gemm_fused = qr_f32_conv_gemm_fused__ref,
         .f32_conv_m1 = qr_f32_conv_m1__ref,
         .f32_conv_m1_act = qr_f32_conv_m1_act__ref,
@@ -101,6 +102,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_gemm_ex = qr_f32_gemm_ex__avx2;
         k->f32_conv_gemm = qr_f32_conv_gemm__avx2;
         k->f32_gemm_fused = qr_f32_gemm_fused__avx2;
+        k->f32_gemm_bt_fused = qr_f32_gemm_bt_fused__avx2;
         k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx2;
         k->f32_conv_m1 = qr_f32_conv_m1__avx2;
         k->f32_conv_m1_act = NULL;   /* no fused form: the steps run after the planes' kernel */
@@ -136,6 +138,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->q8_dwconv2d = qr_q8_dwconv2d__avx512;
         k->s32_requant = qr_s32_requant__avx512;
         k->f32_gemm_fused = qr_f32_gemm_fused__avx512;
+        k->f32_gemm_bt_fused = qr_f32_gemm_bt_fused__avx512;
         k->f32_maxpool2d = qr_f32_maxpool2d__avx512;
         k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx512;
         k->f32_steps = qr_f32_steps__avx512;

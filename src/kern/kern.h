@@ -123,6 +123,12 @@ typedef void (*QrF32GemmFusedFn)(int64_t M, int64_t N, int64_t K, const float *A
                                  int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Fused *f);
 typedef void (*QrF32ConvGemmFusedFn)(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y,
                                      int64_t ldy, const QrF32Fused *f);
+/* QrF32GemmFusedFn with B given as its transpose Bt (N, K; row stride ldb >= K): the product
+ * A @ Bt^T, every element summed exactly as QrF32GemmFusedFn sums it on B = Bt^T (the same bits
+ * at every level), without B ever being written out: the drivers pack Bt's blocks into B's
+ * panels as they go (a Gemm with transB, attention's Q @ K^T). */
+typedef void (*QrF32GemmBtFusedFn)(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bt,
+                                   int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Fused *f);
 
 /* One output channel of a 2-D convolution with a single filter — a depthwise channel, or a
  * group with one output channel (M = 1 in the convolution's GEMM) — summed in the order of
@@ -578,6 +584,7 @@ typedef struct QrKernels {
     QrF32GemmExFn f32_gemm_ex;
     QrF32ConvGemmFn f32_conv_gemm;
     QrF32GemmFusedFn f32_gemm_fused;
+    QrF32GemmBtFusedFn f32_gemm_bt_fused;
     QrF32ConvGemmFusedFn f32_conv_gemm_fused;
     QrF32ConvM1Fn f32_conv_m1;
     QrF32ConvM1ActFn f32_conv_m1_act;   /* NULL: none at this level (avx2, neon: the steps run after) */

@@ -761,7 +761,7 @@ static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
     bool ta = qr_attr_int(c->node, "transA", 0) != 0, tb = qr_attr_int(c->node, "transB", 0) != 0;
     float alpha = qr_attr_float(c->node, "alpha", 1.0f), beta = qr_attr_float(c->node, "beta", 1.0f);
     QrStatus st = QR_OK;
-    float *at = NULL, *bt = NULL;
+    float *at = NULL;
     const float *A = a->data, *B = b->data;
     bool done = false;
     /* alpha 1, beta 1: Y starts as C and the product is added block by block, as ORT's Gemm
@@ -798,18 +798,14 @@ static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
         qr__nn_transpose(A, K, M, at);
         A = at;
     }
-    if (tb && N > 0 && K > 0) {
-        if (!(bt = qr__nn_malloc(c, K * N, sizeof(float), &st))) { free(at); return st; }
-        qr__nn_transpose(B, N, K, bt);
-        B = bt;
-    }
+    /* a transposed B (N, K) is read as it is stored: the GEMM packs its blocks (the same sums) */
     const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N };
     if (M > 0 && N > 0 && !done) {
-        if (b_init) qr_kern.f32_gemm(M, N, K, A, K, B, N, Y, N, c_first);
+        if (tb) qr_kern.f32_gemm_bt_fused(M, N, K, A, K, B, K, Y, N, c_first, b_init ? NULL : &adapted);
+        else if (b_init) qr_kern.f32_gemm(M, N, K, A, K, B, N, Y, N, c_first);
         else qr_kern.f32_gemm_fused(M, N, K, A, K, B, N, Y, N, c_first, &adapted);
     }
     free(at);
-    free(bt);
     if (alpha != 1.0f) for (int64_t i = 0; i < M * N; i++) Y[i] *= alpha;
     if (cc && beta != 0.0f && !c_first) {
         for (int64_t i = 0; i < M; i++)
@@ -884,7 +880,17 @@ static void qr__nn_batch_strides(const QrTensor *t, int brank, int64_t *st) {
     }
 }
 
-static QrStatus qr__nn_matmul_f32(QrOpCtx *c) {
+/* y = swap ? b[n] + y : y + b[n] over `rows` rows of N values: a last-axis bias the GEMM did
+ * not take (qr__nn_matmul_f32_bias's paths without an epilogue). */
+static void qr__nn_add_lastb(float *Y, int64_t rows, int64_t N, const float *b, bool swap) {
+    for (int64_t i = 0; i < rows; i++, Y += N)
+        for (int64_t n = 0; n < N; n++) Y[n] = swap ? b[n] + Y[n] : Y[n] + b[n];
+}
+
+/* MatMul in float32, then (lastb not NULL) the Add of lastb, one value per column (N) of the
+ * output (lastb + y when swap): in the GEMM's epilogue (QrF32Fused.res with row stride 0), which
+ * rounds the product, then the sum, as the two nodes run one by one do. */
+static QrStatus qr__nn_matmul_f32_bias(QrOpCtx *c, const float *lastb, bool swap) {
     const QrTensor *a = c->in[0], *b = c->in[1];
     QrNnMatMul mm;
     QR_TRY(qr__nn_matmul_dims(c, &mm));
@@ -899,8 +905,10 @@ static QrStatus qr__nn_matmul_f32(QrOpCtx *c) {
     /* ORT packs an initializer B ahead (K blocks of 256); any other B (a DequantizeLinear's
      * output in a QDQ model, attention's K and V) goes through MLAS's SGEMM with the strides it
      * adapts to N and K, as its convolutions do (conv_n: K blocks of qr__k_conv_kc) */
-    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N };
+    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N, .res = lastb, .res_first = swap };
+    const QrF32Fused plain = { .ep = { NULL, -INFINITY, INFINITY }, .res = lastb, .res_first = swap };
     const bool b_init = qr__nn_ort_initializer(c, 1);
+    const int64_t rows = nb * M;   /* of Y, N values each */
     /* One B for every batch and A not broadcast (a Linear layer on [L, batch, E]: torchvision's
      * ViT-B in-projection is [197, 1, 768] x [768, 2304]): A's matrices are one [nb*M, K]
      * matrix and Y's one [nb*M, N], so one GEMM instead of nb GEMMs of M rows that each pack B
@@ -910,6 +918,7 @@ static QrStatus qr__nn_matmul_f32(QrOpCtx *c) {
      * makes one too (A of rank >= B's, B's batch dims all 1: MatMulComputeHelper's fold). */
     if (!b_init && b->rank == 1 && K > 0) {   /* a 1-D B: ORT takes every row of A as a product of its own (M 1, N 1) */
         for (int64_t r = 0; r < a->numel / K; r++) qr_f32_gemv_m1(1, K, A + r * K, B, 1, Y + r, false);
+        if (lastb) qr__nn_add_lastb(Y, a->numel / K, 1, lastb, swap);
         return QR_OK;
     }
     bool b_shared = nb > 1 && a->rank >= 2 && qr__nn_prod(a->dims, a->rank - 2) == nb;
@@ -918,13 +927,17 @@ static QrStatus qr__nn_matmul_f32(QrOpCtx *c) {
     /* and one column of B (N 1, B not an initializer): MLAS flips the product into its M=1
      * transposed-B kernel, Y^T = B^T @ A^T */
     if (b_shared) {
-        if (b_init) qr_kern.f32_gemm(nb * M, N, K, A, K, B, N, Y, N, false);
+        if (b_init && lastb) qr_kern.f32_gemm_fused(nb * M, N, K, A, K, B, N, Y, N, false, &plain);
+        else if (b_init) qr_kern.f32_gemm(nb * M, N, K, A, K, B, N, Y, N, false);
         else if (N == 1) qr_f32_gemv_m1t(nb * M, K, B, A, K, Y, false);
         else qr_kern.f32_gemm_fused(nb * M, N, K, A, K, B, N, Y, N, false, &adapted);
+        if (lastb && !b_init && N == 1) qr__nn_add_lastb(Y, rows, N, lastb, swap);
         return QR_OK;
     }
     for (int64_t i = 0; i < nb; i++) {
-        if (b_init) qr_kern.f32_gemm(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false);
+        if (b_init && lastb)
+            qr_kern.f32_gemm_fused(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false, &plain);
+        else if (b_init) qr_kern.f32_gemm(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false);
         else if (M == 1) qr_f32_gemv_m1(N, K, A + oa * K, B + ob * K * N, N, Y + i * N, false);
         else if (N == 1) qr_f32_gemv_m1t(M, K, B + ob * K, A + oa * M * K, K, Y + i * M, false);
         else qr_kern.f32_gemm_fused(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false, &adapted);
@@ -937,8 +950,24 @@ static QrStatus qr__nn_matmul_f32(QrOpCtx *c) {
             idx[d] = 0;
         }
     }
+    if (lastb && !b_init && (M == 1 || N == 1)) qr__nn_add_lastb(Y, rows, N, lastb, swap);   /* the M=1 kernels' */
     return QR_OK;
 }
+
+static QrStatus qr__nn_matmul_f32(QrOpCtx *c) { return qr__nn_matmul_f32_bias(c, NULL, false); }
+
+/* MatMul (float32 inputs and output) followed by an Add of bias, one value per column of its
+ * output (bias + MatMul when swap), as run/run.c's fusion calls it: bit-identical to the two
+ * nodes run one by one. */
+static QrStatus qr_nn_matmul_bias(QrOpCtx *c, const float *bias, bool swap) {
+    const QrTensor *y = c->out[0];
+    if (c->in[0]->rank >= 2 && c->in[1]->rank >= 2) return qr__nn_matmul_f32_bias(c, bias, swap);
+    QR_TRY(qr__nn_matmul_f32_bias(c, NULL, false));   /* a 1-D operand: its dim dropped from y */
+    const int64_t last = y->rank ? y->dims[y->rank - 1] : 1;
+    if (last > 0) qr__nn_add_lastb(y->data, y->numel / last, last, bias, swap);
+    return QR_OK;
+}
+
 
 static QrStatus qr__nn_matmul_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_matmul_f32, 3u, 1u); }
 

@@ -137,7 +137,7 @@ static int64_t qr_quant_bound_madd(int64_t a, int64_t b, int64_t c) {
 
 #ifdef QR_TESTING
 QR_TESTAPI const char *qr_quant_acc_name(QrQuantAcc a) {
-    static const char *names[] = { "none", "s32", "s32-proven", "s64", "f32" };
+    static const char *const names[] = { "none", "s32", "s32-proven", "s64", "f32" };
     return (unsigned)a < QR_ARRAY_LEN(names) ? names[a] : "?";
 }
 #endif

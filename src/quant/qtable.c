@@ -1,7 +1,7 @@
 /* quant/qtable — implementation. See qtable.h. */
 
 static const char *qr_qtable_form_name(QrQuantForm f) {
-    static const char *names[] = { "qdq", "dq_init", "q_only", "qop_out", "qop_weight", "dynamic" };
+    static const char *const names[] = { "qdq", "dq_init", "q_only", "qop_out", "qop_weight", "dynamic" };
     return (unsigned)f < QR_ARRAY_LEN(names) ? names[f] : "?";
 }
 

@@ -95,14 +95,22 @@ static void qr__gl_pav(int n, const float *d, const float *wt, const float *sep,
     }
 }
 
-/* Lays out one flat DAG. Results go to out (f's arrays); scratch to tmp (reset by the caller). */
-static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
+/* One flat layout's extended graph: its items, then a dummy slot per layer an edge crosses. */
+typedef struct QrGlExt {
+    int n, N, L, nd;             /* items, items + dummies, layers, dummies */
+    int *lay;                    /* [n] an item's layer */
+    int *dfirst;                 /* [ne] an edge's first dummy */
+    int *elay;                   /* [N] layer */
+    float *ew, *eh;              /* [N] size */
+    int *uo, *ul, *doff, *dl;    /* upper and lower neighbours (offsets [N + 1], lists) */
+    int *lstart, *lnodes, *pos;  /* layers as position-ordered lists: [L + 1] starts, [N] slots, [N] positions */
+    int maxcnt, maxdeg;          /* the widest layer, the most neighbours on one side */
+} QrGlExt;
+
+/* Layers of f's items (a cycle is an error): longest path from the sources, then every item
+ * pulled down to just above its first reader; the out-port on the bottom layer. */
+static QrStatus qr__gl_flat_layers(const QrGlFlat *f, QrArena *tmp, QrGlExt *x) {
     int n = f->n, ne = f->ne;
-    QR__GL_NEW(out, f->cx, n);
-    QR__GL_NEW(out, f->top, n);
-    QR__GL_NEW(out, f->pt_off, ne + 1);
-    if (n == 0) { f->pts = NULL; return QR_OK; }
-    /* adjacency of the items */
     int *so, *sl, *po, *pl, *indeg, *topo, *lay;
     QR__GL_NEW(tmp, so, n + 1); QR__GL_NEW(tmp, po, n + 1);
     QR__GL_NEW(tmp, sl, ne); QR__GL_NEW(tmp, pl, ne);
@@ -127,7 +135,6 @@ static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
     if (nt < n) {
         for (int v = 0; v < n; v++) if (indeg[v]) return qr_errf(QR_ERR_INVALID, "graph layout: a cycle through box %d", v);
     }
-    /* layers: longest path from the sources, then every node pulled down to just above its first reader */
     for (int i = 0; i < n; i++) {
         int v = topo[i];
         for (int j = po[v]; j < po[v + 1]; j++) lay[v] = QR_MAX(lay[v], lay[pl[j]] + 1);
@@ -145,8 +152,17 @@ static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
     }
     int L = 0;
     for (int v = 0; v < n; v++) L = QR_MAX(L, lay[v] + 1);
-    /* the extended graph: a dummy slot per layer an edge crosses */
-    int nd = 0;
+    x->n = n;
+    x->lay = lay;
+    x->L = L;
+    return QR_OK;
+}
+
+/* The extended graph over x's layers: a dummy slot per layer an edge crosses, every edge a
+ * chain of one-layer steps; the upper and lower neighbours of every slot. */
+static QrStatus qr__gl_flat_extend(const QrGlFlat *f, QrArena *tmp, QrGlExt *x) {
+    int n = f->n, ne = f->ne, nd = 0;
+    const int *lay = x->lay;
     int *dfirst;
     QR__GL_NEW(tmp, dfirst, ne);
     for (int e = 0; e < ne; e++) {
@@ -176,7 +192,7 @@ static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
         }
         eu[NE] = prev; ev[NE++] = d;
     }
-    int *uo, *ul, *doff, *dl;     /* upper and lower neighbours in the extended graph */
+    int *uo, *ul, *doff, *dl;
     QR__GL_NEW(tmp, uo, N + 1); QR__GL_NEW(tmp, doff, N + 1);
     QR__GL_NEW(tmp, ul, NE); QR__GL_NEW(tmp, dl, NE);
     for (int k = 0; k < NE; k++) { doff[eu[k] + 1]++; uo[ev[k] + 1]++; }
@@ -186,9 +202,28 @@ static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
         QR__GL_NEW(tmp, fd, N); QR__GL_NEW(tmp, fu, N);
         for (int k = 0; k < NE; k++) { dl[doff[eu[k]] + fd[eu[k]]++] = ev[k]; ul[uo[ev[k]] + fu[ev[k]]++] = eu[k]; }
     }
-    /* layers as position-ordered lists: initial order by id (the caller's order, dummies after) */
+    x->N = N; x->nd = nd; x->dfirst = dfirst; x->elay = elay; x->ew = ew; x->eh = eh;
+    x->uo = uo; x->ul = ul; x->doff = doff; x->dl = dl;
+    return QR_OK;
+}
+
+/* Crossings of x's current order, every pair of adjacent layers. */
+static int64_t qr__gl_crossings(const QrGlExt *x, int *bit, int *itmp) {
+    int64_t c = 0;
+    for (int l = 0; l + 1 < x->L; l++)
+        c += qr__gl_cross_pair(x->lnodes + x->lstart[l], x->lstart[l + 1] - x->lstart[l], x->pos, x->doff, x->dl,
+                               x->lstart[l + 2] - x->lstart[l + 1], bit, itmp);
+    return c;
+}
+
+/* The order within each layer: by id first (the caller's order, dummies after), then barycenter
+ * sweeps down and up while they help; the best order seen is kept (f->crossings). */
+static QrStatus qr__gl_flat_order(QrGlFlat *f, QrArena *tmp, QrGlExt *x) {
+    int N = x->N, L = x->L;
+    const int *elay = x->elay, *uo = x->uo, *ul = x->ul, *doff = x->doff, *dl = x->dl;
     int *lstart, *lnodes, *pos, *best;
     QR__GL_NEW(tmp, lstart, L + 1); QR__GL_NEW(tmp, lnodes, N); QR__GL_NEW(tmp, pos, N); QR__GL_NEW(tmp, best, N);
+    x->lstart = lstart; x->lnodes = lnodes; x->pos = pos;
     for (int v = 0; v < N; v++) lstart[elay[v] + 1]++;
     for (int l = 0; l < L; l++) lstart[l + 1] += lstart[l];
     {
@@ -199,14 +234,12 @@ static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
     int maxcnt = 1, maxdeg = 1;
     for (int l = 0; l < L; l++) maxcnt = QR_MAX(maxcnt, lstart[l + 1] - lstart[l]);
     for (int v = 0; v < N; v++) maxdeg = QR_MAX(maxdeg, QR_MAX(doff[v + 1] - doff[v], uo[v + 1] - uo[v]));
+    x->maxcnt = maxcnt; x->maxdeg = maxdeg;
     int *bit, *itmp;
     QrGlKey *keys;
     QR__GL_NEW(tmp, bit, maxcnt + 1); QR__GL_NEW(tmp, itmp, maxdeg); QR__GL_NEW(tmp, keys, maxcnt);
-    int64_t cbest = 0;
-    for (int l = 0; l + 1 < L; l++)
-        cbest += qr__gl_cross_pair(lnodes + lstart[l], lstart[l + 1] - lstart[l], pos, doff, dl, lstart[l + 2] - lstart[l + 1], bit, itmp);
+    int64_t cbest = qr__gl_crossings(x, bit, itmp);
     memcpy(best, pos, (size_t)N * sizeof *pos);
-    /* crossing reduction: barycenter sweeps down then up; keep the best order seen */
     for (int it = 0, stale = 0; it < f->sweeps && cbest > 0 && stale < 4; it++) {
         for (int pass = 0; pass < 2; pass++) {
             bool down = pass == 0;
@@ -226,27 +259,33 @@ static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
                 for (int i = 0; i < cnt; i++) { ln[i] = keys[i].id; pos[keys[i].id] = i; }
             }
         }
-        int64_t c = 0;
-        for (int l = 0; l + 1 < L; l++)
-            c += qr__gl_cross_pair(lnodes + lstart[l], lstart[l + 1] - lstart[l], pos, doff, dl, lstart[l + 2] - lstart[l + 1], bit, itmp);
+        int64_t c = qr__gl_crossings(x, bit, itmp);
         if (c < cbest) { cbest = c; memcpy(best, pos, (size_t)N * sizeof *pos); stale = 0; }
         else stale++;
     }
     memcpy(pos, best, (size_t)N * sizeof *pos);
     for (int v = 0; v < N; v++) lnodes[lstart[elay[v]] + pos[v]] = v;
     f->crossings = cbest;
-    /* x: each layer in turn pulled towards the median of its neighbours, order and spacing kept */
+    return QR_OK;
+}
+
+/* x of every slot (*cx_out, [N]; f->width): each layer in turn pulled towards the median of its
+ * neighbours, order and spacing kept; the leftmost edge at 0. */
+static QrStatus qr__gl_flat_x(QrGlFlat *f, QrArena *tmp, const QrGlExt *x, float **cx_out) {
+    int n = x->n, N = x->N, L = x->L, maxcnt = x->maxcnt, maxdeg = x->maxdeg;
+    const int *lstart = x->lstart, *lnodes = x->lnodes, *uo = x->uo, *ul = x->ul, *doff = x->doff, *dl = x->dl;
+    const float *ew = x->ew;
     float *cx, *d, *wt, *sep, *nbx;
     double *bw, *bs;
     int *bn;
     QR__GL_NEW(tmp, cx, N); QR__GL_NEW(tmp, d, maxcnt); QR__GL_NEW(tmp, wt, maxcnt); QR__GL_NEW(tmp, sep, maxcnt);
     QR__GL_NEW(tmp, nbx, 2 * maxdeg); QR__GL_NEW(tmp, bw, maxcnt); QR__GL_NEW(tmp, bs, maxcnt); QR__GL_NEW(tmp, bn, maxcnt);
     for (int l = 0; l < L; l++) {
-        float x = 0;
+        float px = 0;
         for (int i = lstart[l]; i < lstart[l + 1]; i++) {
             int v = lnodes[i];
-            if (i > lstart[l]) x += (ew[lnodes[i - 1]] + ew[v]) / 2 + (v < n && lnodes[i - 1] < n ? f->gap_x : f->gap_x / 2);
-            cx[v] = x;
+            if (i > lstart[l]) px += (ew[lnodes[i - 1]] + ew[v]) / 2 + (v < n && lnodes[i - 1] < n ? f->gap_x : f->gap_x / 2);
+            cx[v] = px;
         }
     }
     for (int round = 0; round < 8; round++) {
@@ -277,17 +316,24 @@ static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
     for (int v = 0; v < N; v++) { minx = QR_MIN(minx, cx[v] - ew[v] / 2); maxx = QR_MAX(maxx, cx[v] + ew[v] / 2); }
     for (int v = 0; v < N; v++) cx[v] -= minx;
     f->width = maxx - minx;
-    /* y: one band per layer as tall as its tallest box; boxes at the top of their band (an edge leaves a
-     * box straight down to its band's bottom, so it never runs diagonally past a taller neighbour) */
+    *cx_out = cx;
+    return QR_OK;
+}
+
+/* y (one band per layer as tall as its tallest box; boxes at the top of their band: an edge leaves
+ * a box straight down to its band's bottom, so it never runs diagonally past a taller neighbour)
+ * and every edge's points: source bottom, its band's bottom, down through each dummy slot's band,
+ * target top (the out-port: on to the content's bottom). f's results into out. */
+static QrStatus qr__gl_flat_route(QrGlFlat *f, QrArena *out, QrArena *tmp, const QrGlExt *x, const float *cx) {
+    int n = f->n, ne = f->ne, L = x->L;
+    const int *lay = x->lay, *elay = x->elay, *dfirst = x->dfirst;
     float *ltop, *lh;
     QR__GL_NEW(tmp, ltop, L); QR__GL_NEW(tmp, lh, L);
-    for (int v = 0; v < n; v++) lh[lay[v]] = QR_MAX(lh[lay[v]], eh[v]);
+    for (int v = 0; v < n; v++) lh[lay[v]] = QR_MAX(lh[lay[v]], x->eh[v]);
     float y = 0;
     for (int l = 0; l < L; l++) { ltop[l] = y; y += lh[l] + (l + 1 < L ? f->gap_y : 0); }
     f->height = y;
     for (int v = 0; v < n; v++) { f->cx[v] = cx[v]; f->top[v] = ltop[lay[v]]; }
-    /* edges: source bottom, its band's bottom, down through each dummy slot's band, target top (the
-     * out-port: on to the content's bottom) */
     int np = 0;
     for (int e = 0; e < ne; e++) {
         f->pt_off[e] = np;
@@ -310,8 +356,25 @@ static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
         *p++ = f->cx[t]; *p++ = f->top[t];
         if (t == f->port_out) { *p++ = f->cx[t]; *p++ = f->height; }
     }
-    f->n_layers = L;
-    f->n_dummy = nd;
+    return QR_OK;
+}
+
+/* Lays out one flat DAG: layers, the extended graph, the order within layers, x, then y and the
+ * edges. Results go to out (f's arrays); scratch to tmp (reset by the caller). */
+static QrStatus qr__gl_flat(QrGlFlat *f, QrArena *out, QrArena *tmp) {
+    QR__GL_NEW(out, f->cx, f->n);
+    QR__GL_NEW(out, f->top, f->n);
+    QR__GL_NEW(out, f->pt_off, f->ne + 1);
+    if (f->n == 0) { f->pts = NULL; return QR_OK; }
+    QrGlExt x = {0};
+    float *cx = NULL;
+    QR_TRY(qr__gl_flat_layers(f, tmp, &x));
+    QR_TRY(qr__gl_flat_extend(f, tmp, &x));
+    QR_TRY(qr__gl_flat_order(f, tmp, &x));
+    QR_TRY(qr__gl_flat_x(f, tmp, &x, &cx));
+    QR_TRY(qr__gl_flat_route(f, out, tmp, &x, cx));
+    f->n_layers = x.L;
+    f->n_dummy = x.nd;
     return QR_OK;
 }
 
@@ -334,18 +397,40 @@ static void qr_gl_free(QrGlLayout *l) {
 /* An item of a group's layout: node v is -(v + 1), group g is g. */
 #define QR__GL_ITEM_NODE(v) (-(v) - 1)
 
-static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) {
-    int n = in->n, G = in->n_groups, ne = in->n_edges, R = G;   /* R: the root's pseudo group */
-    float gx = in->gap_x > 0 ? in->gap_x : 24, gy = in->gap_y > 0 ? in->gap_y : 36;
-    float pad = in->pad > 0 ? in->pad : 10, head = in->head > 0 ? in->head : 20;
-    o->n = n; o->n_groups = G; o->n_edges = ne;
-    QrArena *A = &o->arena;
-    QR__GL_NEW(A, o->x, n); QR__GL_NEW(A, o->y, n);
-    QR__GL_NEW(A, o->gx, G); QR__GL_NEW(A, o->gy, G); QR__GL_NEW(A, o->gw, G); QR__GL_NEW(A, o->gh, G);
-    QR__GL_NEW(A, o->pt_off, ne + 1); QR__GL_NEW(A, o->reversed, ne); QR__GL_NEW(A, o->edge_group, ne);
-    /* checks, group tree */
-    int *gpar, *ng, *depth;
-    QR__GL_NEW(tmp, gpar, G + 1); QR__GL_NEW(tmp, ng, n); QR__GL_NEW(tmp, depth, G + 1);
+/* What qr__gl_layout's steps share: the group tree, the items of every group, every edge's
+ * segments, and the per-item layouts as the groups are laid out deepest first. */
+typedef struct QrGlNest {
+    const QrGlInput *in;
+    QrGlLayout *o;
+    QrArena *tmp;
+    int n, G, ne, R;                     /* nodes, groups, edges; R: the root's pseudo group */
+    float gx, gy, pad, head;
+    int *gpar, *ng, *depth;              /* [G + 1] parent (-1 at R), [n] a node's group, [G + 1] depth */
+    int *ti, *key;                       /* [n] topological index, [G + 1] a group's smallest */
+    int *lca, *ia, *ib;                  /* [ne] lowest common group, the items under it on either side */
+    int *cnt, *istart, *items, *islot;   /* items per group, in order of their first node; islot: an item's index in
+                                          * its group (nodes at [0, n), groups at n + g) */
+    int nseg, *sg_off;                   /* every edge's segments [sg_off[e], sg_off[e + 1]) */
+    int *sg_g, *sg_a, *sg_b;             /* group, source and target item slots in that group (port: cnt, cnt + 1) */
+    bool *has_in, *has_out;              /* [G + 1] a group's ports in use */
+    int *eoff, *elist, *seg_edge;        /* segments grouped by their group; the edge of each */
+    int *gorder;                         /* groups deepest first, the root last */
+    float *iw, *ih, *lcx, *ltop;         /* per item slot (nodes then groups): size, local centre x / top */
+    float **spts;                        /* per segment: its points in its group's content coordinates */
+    int *snp;
+    float *ox, *oy;                      /* [G + 1] a group's content origin */
+} QrGlNest;
+
+/* An item slot (nodes [0, n), groups n + g) of an item id (node v is -(v + 1), group g is g). */
+static int qr__gl_slot(const QrGlNest *c, int item) { return item < 0 ? -item - 1 : c->n + item; }
+
+/* Checks the input; the group tree (parents, depths, every node's group). */
+static QrStatus qr__gl_tree(QrGlNest *c) {
+    const QrGlInput *in = c->in;
+    int n = c->n, G = c->G, ne = c->ne, R = c->R;
+    QrArena *tmp = c->tmp;
+    QR__GL_NEW(tmp, c->gpar, G + 1); QR__GL_NEW(tmp, c->ng, n); QR__GL_NEW(tmp, c->depth, G + 1);
+    int *gpar = c->gpar, *ng = c->ng, *depth = c->depth;
     for (int g = 0; g < G; g++) {
         int p = in->group_parent ? in->group_parent[g] : -1;
         if (p < -1 || p >= G || p == g) return qr_errf(QR_ERR_INVALID, "graph layout: group %d has a bad parent %d", g, p);
@@ -367,7 +452,15 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
     for (int e = 0; e < ne; e++)
         if (in->src[e] < 0 || in->src[e] >= n || in->dst[e] < 0 || in->dst[e] >= n)
             return qr_errf(QR_ERR_INVALID, "graph layout: edge %d has a bad end (%d -> %d)", e, in->src[e], in->dst[e]);
-    /* topological index of every node (a cycle is an error), and every group's smallest */
+    return QR_OK;
+}
+
+/* The topological index of every node (a cycle is an error) and every group's smallest; every
+ * edge's lowest common group and the items under it. */
+static QrStatus qr__gl_topo(QrGlNest *c) {
+    const QrGlInput *in = c->in;
+    int n = c->n, G = c->G, ne = c->ne, R = c->R;
+    QrArena *tmp = c->tmp;
     int *ti, *key;
     {
         int *so, *sl, *deg, *q;
@@ -387,10 +480,10 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
         if (nq < n)
             for (int v = 0; v < n; v++) if (deg[v]) return qr_errf(QR_ERR_INVALID, "graph layout: the graph has a cycle through node %d", v);
     }
+    const int *gpar = c->gpar, *ng = c->ng, *depth = c->depth;
     QR__GL_NEW(tmp, key, G + 1);
     for (int g = 0; g <= G; g++) key[g] = INT32_MAX;
     for (int v = 0; v < n; v++) for (int g = ng[v]; g >= 0; g = gpar[g]) { if (key[g] <= ti[v]) break; key[g] = ti[v]; }
-    /* every edge's lowest common group and the items under it */
     int *lca, *ia, *ib;
     QR__GL_NEW(tmp, lca, ne); QR__GL_NEW(tmp, ia, ne); QR__GL_NEW(tmp, ib, ne);
     for (int e = 0; e < ne; e++) {
@@ -400,33 +493,49 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
         while (depth[gv] > depth[gu]) { cv = gv; gv = gpar[gv]; }
         while (gu != gv) { cu = gu; gu = gpar[gu]; cv = gv; gv = gpar[gv]; }
         lca[e] = gu; ia[e] = cu; ib[e] = cv;
-        o->edge_group[e] = gu == R ? -1 : gu;
+        c->o->edge_group[e] = gu == R ? -1 : gu;
     }
-    /* the items of every group, in order of their first node */
-    int *cnt, *istart, *items, *islot;   /* islot: an item's index in its group (nodes at [0, n), groups at n + g) */
+    c->ti = ti; c->key = key; c->lca = lca; c->ia = ia; c->ib = ib;
+    return QR_OK;
+}
+
+/* The items of every group, in order of their first node. */
+static QrStatus qr__gl_items(QrGlNest *c) {
+    int n = c->n, G = c->G;
+    QrArena *tmp = c->tmp;
+    const int *gpar = c->gpar, *ng = c->ng;
+    int *cnt, *istart, *items, *islot;
     QR__GL_NEW(tmp, cnt, G + 1); QR__GL_NEW(tmp, istart, G + 2); QR__GL_NEW(tmp, items, n + G); QR__GL_NEW(tmp, islot, n + G);
     for (int v = 0; v < n; v++) cnt[ng[v]]++;
     for (int g = 0; g < G; g++) cnt[gpar[g]]++;
     for (int g = 0; g <= G; g++) istart[g + 1] = istart[g] + cnt[g];
-    {
-        QrGlKey *tk;
-        QR__GL_NEW(tmp, tk, n + G);
-        int *fill;
-        QR__GL_NEW(tmp, fill, G + 1);
-        for (int v = 0; v < n; v++) { int g = ng[v]; tk[istart[g] + fill[g]++] = (QrGlKey){ (float)ti[v], v, QR__GL_ITEM_NODE(v) }; }
-        for (int g = 0; g < G; g++) { int p = gpar[g]; tk[istart[p] + fill[p]++] = (QrGlKey){ (float)key[g], n + g, g }; }
-        for (int g = 0; g <= G; g++) {
-            qsort(tk + istart[g], (size_t)cnt[g], sizeof *tk, qr__gl_key_cmp);
-            for (int i = 0; i < cnt[g]; i++) {
-                int it = tk[istart[g] + i].id;
-                items[istart[g] + i] = it;
-                islot[it < 0 ? -it - 1 : n + it] = i;
-            }
+    QrGlKey *tk;
+    QR__GL_NEW(tmp, tk, n + G);
+    int *fill;
+    QR__GL_NEW(tmp, fill, G + 1);
+    for (int v = 0; v < n; v++) { int g = ng[v]; tk[istart[g] + fill[g]++] = (QrGlKey){ (float)c->ti[v], v, QR__GL_ITEM_NODE(v) }; }
+    for (int g = 0; g < G; g++) { int p = gpar[g]; tk[istart[p] + fill[p]++] = (QrGlKey){ (float)c->key[g], n + g, g }; }
+    for (int g = 0; g <= G; g++) {
+        qsort(tk + istart[g], (size_t)cnt[g], sizeof *tk, qr__gl_key_cmp);
+        for (int i = 0; i < cnt[g]; i++) {
+            int it = tk[istart[g] + i].id;
+            items[istart[g] + i] = it;
+            islot[qr__gl_slot(c, it)] = i;
         }
     }
-    /* every edge as segments, in drawing order: up from its source's group to the lowest common
-     * group through each group's out-port, across that group, down to its target through each
-     * group's in-port. A segment is an edge of one group's layout between two of its items. */
+    c->cnt = cnt; c->istart = istart; c->items = items; c->islot = islot;
+    return QR_OK;
+}
+
+/* Every edge as segments, in drawing order: up from its source's group to the lowest common
+ * group through each group's out-port, across that group, down to its target through each
+ * group's in-port. A segment is an edge of one group's layout between two of its items. Then the
+ * segments grouped by their group. */
+static QrStatus qr__gl_segments(QrGlNest *c) {
+    const QrGlInput *in = c->in;
+    int n = c->n, G = c->G, ne = c->ne;
+    QrArena *tmp = c->tmp;
+    const int *gpar = c->gpar, *ng = c->ng, *lca = c->lca, *ia = c->ia, *ib = c->ib, *cnt = c->cnt, *islot = c->islot;
     int *sg_off, nseg = 0;
     QR__GL_NEW(tmp, sg_off, ne + 1);
     for (int e = 0; e < ne; e++) {
@@ -437,7 +546,7 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
         for (int x = ng[in->dst[e]]; x != lca[e]; x = gpar[x]) nseg++;
     }
     sg_off[ne] = nseg;
-    int *sg_g, *sg_a, *sg_b;                /* group, source and target item slots in that group (port: cnt, cnt + 1) */
+    int *sg_g, *sg_a, *sg_b;
     bool *has_in, *has_out;
     QR__GL_NEW(tmp, sg_g, nseg); QR__GL_NEW(tmp, sg_a, nseg); QR__GL_NEW(tmp, sg_b, nseg);
     QR__GL_NEW(tmp, has_in, G + 1); QR__GL_NEW(tmp, has_out, G + 1);
@@ -450,7 +559,7 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
             k++;
             child = n + x;
         }
-        sg_g[k] = lca[e]; sg_a[k] = islot[ia[e] < 0 ? -ia[e] - 1 : n + ia[e]]; sg_b[k] = islot[ib[e] < 0 ? -ib[e] - 1 : n + ib[e]];
+        sg_g[k] = lca[e]; sg_a[k] = islot[qr__gl_slot(c, ia[e])]; sg_b[k] = islot[qr__gl_slot(c, ib[e])];
         k++;
         int depth_in = 0;
         for (int x = ng[v]; x != lca[e]; x = gpar[x]) depth_in++;
@@ -462,23 +571,29 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
             child = n + x;
         }
     }
-    /* groups deepest first, the root last */
+    c->nseg = nseg; c->sg_off = sg_off; c->sg_g = sg_g; c->sg_a = sg_a; c->sg_b = sg_b;
+    c->has_in = has_in; c->has_out = has_out;
+    return QR_OK;
+}
+
+/* The groups deepest first (the root last), the per-item and per-segment arrays, and the segments
+ * grouped by their group. */
+static QrStatus qr__gl_group_order(QrGlNest *c) {
+    int n = c->n, G = c->G, ne = c->ne, nseg = c->nseg;
+    QrArena *tmp = c->tmp;
+    const int *sg_g = c->sg_g, *sg_off = c->sg_off;
     int *gorder;
     QR__GL_NEW(tmp, gorder, G + 1);
     {
         QrGlKey *tk;
         QR__GL_NEW(tmp, tk, G + 1);
-        for (int g = 0; g <= G; g++) tk[g] = (QrGlKey){ (float)-depth[g], g, g };
+        for (int g = 0; g <= G; g++) tk[g] = (QrGlKey){ (float)-c->depth[g], g, g };
         qsort(tk, (size_t)G + 1, sizeof *tk, qr__gl_key_cmp);
         for (int g = 0; g <= G; g++) gorder[g] = tk[g].id;
     }
-    float *iw, *ih, *lcx, *ltop;          /* per item slot (nodes then groups): size, local centre x / top */
-    QR__GL_NEW(tmp, iw, n + G); QR__GL_NEW(tmp, ih, n + G); QR__GL_NEW(tmp, lcx, n + G); QR__GL_NEW(tmp, ltop, n + G);
-    for (int v = 0; v < n; v++) { iw[v] = in->w[v]; ih[v] = in->h[v]; }
-    float **spts;                   /* per segment: its points in its group's content coordinates */
-    int *snp;
-    QR__GL_NEW(tmp, spts, nseg); QR__GL_NEW(tmp, snp, nseg);
-    /* segments grouped by their group */
+    QR__GL_NEW(tmp, c->iw, n + G); QR__GL_NEW(tmp, c->ih, n + G); QR__GL_NEW(tmp, c->lcx, n + G); QR__GL_NEW(tmp, c->ltop, n + G);
+    for (int v = 0; v < n; v++) { c->iw[v] = c->in->w[v]; c->ih[v] = c->in->h[v]; }
+    QR__GL_NEW(tmp, c->spts, nseg); QR__GL_NEW(tmp, c->snp, nseg);
     int *eoff, *elist;
     QR__GL_NEW(tmp, eoff, G + 2); QR__GL_NEW(tmp, elist, nseg);
     for (int k = 0; k < nseg; k++) eoff[sg_g[k] + 1]++;
@@ -488,128 +603,160 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
         QR__GL_NEW(tmp, fill, G + 1);
         for (int k = 0; k < nseg; k++) elist[eoff[sg_g[k]] + fill[sg_g[k]]++] = k;
     }
-    int *seg_edge;                  /* the edge of each segment (for its reversed flag) */
+    int *seg_edge;
     QR__GL_NEW(tmp, seg_edge, nseg);
     for (int e = 0; e < ne; e++) for (int k = sg_off[e]; k < sg_off[e + 1]; k++) seg_edge[k] = e;
-    for (int gi = 0; gi <= G; gi++) {
-        int g = gorder[gi], m0 = cnt[g], m = m0 + 2;
-        const int *it = items + istart[g];
-        float *w, *h;
-        QR__GL_NEW(tmp, w, m); QR__GL_NEW(tmp, h, m);
-        for (int i = 0; i < m0; i++) { int s = it[i] < 0 ? -it[i] - 1 : n + it[i]; w[i] = iw[s]; h[i] = ih[s]; }
-        int pin = has_in[g] ? m0 : -1, pout = has_out[g] ? m0 + has_in[g] : -1;   /* unused ports are left out */
-        m = m0 + has_in[g] + has_out[g];
-        for (int i = m0; i < m; i++) { w[i] = QR__GL_DUMMY_W; h[i] = 0; }
-        /* the group's segments between its items, one layout edge per pair */
-        int k = eoff[g + 1] - eoff[g];
-        QrGlPair *pr;
-        QR__GL_NEW(tmp, pr, k);
-        int kk = 0;
-        for (int j = 0; j < k; j++) {
-            int sgi = elist[eoff[g] + j];
-            int b = sg_b[sgi] == m0 + 1 ? pout : sg_b[sgi];
-            pr[kk++] = (QrGlPair){ sg_a[sgi], b, sgi };
-        }
-        qsort(pr, (size_t)kk, sizeof *pr, qr__gl_pair_cmp);
-        int nu = 0, *usrc, *udst, *umap;
-        bool *urev;
-        QR__GL_NEW(tmp, usrc, kk); QR__GL_NEW(tmp, udst, kk); QR__GL_NEW(tmp, umap, kk); QR__GL_NEW(tmp, urev, kk);
-        for (int j = 0; j < kk; j++) {
-            if (!j || pr[j].a != pr[j - 1].a || pr[j].b != pr[j - 1].b) { usrc[nu] = pr[j].a; udst[nu] = pr[j].b; nu++; }
-            umap[j] = nu - 1;
-        }
-        /* a cycle among the items (groups that are not contiguous): greedy, in item order — when no item
-         * is free, the first remaining one takes its remaining inputs as reversed edges */
-        {
-            int *deg, *io, *il, *ooff, *ol;
-            bool *done;
-            QR__GL_NEW(tmp, deg, m); QR__GL_NEW(tmp, done, m);
-            QR__GL_NEW(tmp, io, m + 1); QR__GL_NEW(tmp, il, nu); QR__GL_NEW(tmp, ooff, m + 1); QR__GL_NEW(tmp, ol, nu);
-            for (int j = 0; j < nu; j++) { io[udst[j] + 1]++; ooff[usrc[j] + 1]++; deg[udst[j]]++; }
-            for (int i = 0; i < m; i++) { io[i + 1] += io[i]; ooff[i + 1] += ooff[i]; }
-            int *fi, *fo;
-            QR__GL_NEW(tmp, fi, m); QR__GL_NEW(tmp, fo, m);
-            for (int j = 0; j < nu; j++) { il[io[udst[j]] + fi[udst[j]]++] = j; ol[ooff[usrc[j]] + fo[usrc[j]]++] = j; }
-            /* a min-heap of free items by index (= item order) */
-            int *heap, nh = 0, ndone = 0, scan = 0;
-            QR__GL_NEW(tmp, heap, m);
-            for (int i = 0; i < m; i++) if (!deg[i]) heap[nh++] = i;   /* ascending: already a heap */
-            while (ndone < m) {
-                int x;
-                if (nh) {
-                    x = heap[0];
-                    heap[0] = heap[--nh];
-                    for (int p = 0;;) {
-                        int c = 2 * p + 1;
-                        if (c >= nh) break;
-                        if (c + 1 < nh && heap[c + 1] < heap[c]) c++;
-                        if (heap[p] <= heap[c]) break;
-                        int t = heap[p]; heap[p] = heap[c]; heap[c] = t; p = c;
-                    }
-                    if (done[x]) continue;
-                } else {
-                    while (done[scan]) scan++;
-                    x = scan;
-                    for (int j = io[x]; j < io[x + 1]; j++) if (!done[usrc[il[j]]]) urev[il[j]] = true;
-                    deg[x] = 0;
-                }
-                done[x] = true;
-                ndone++;
-                for (int j = ooff[x]; j < ooff[x + 1]; j++) {
-                    int u = ol[j], t = udst[u];
-                    if (urev[u] || done[t]) continue;
-                    if (!--deg[t]) {
-                        int c = nh++;
-                        heap[c] = t;
-                        while (c && heap[(c - 1) / 2] > heap[c]) { int tt = heap[c]; heap[c] = heap[(c - 1) / 2]; heap[(c - 1) / 2] = tt; c = (c - 1) / 2; }
-                    }
-                }
+    c->gorder = gorder; c->eoff = eoff; c->elist = elist; c->seg_edge = seg_edge;
+    return QR_OK;
+}
+
+/* Makes the m items' nu edges (usrc -> udst) acyclic: a cycle among the items (groups that are not
+ * contiguous) is broken greedily, in item order — when no item is free, the first remaining one
+ * takes its remaining inputs as reversed edges (urev; those edges are turned around). */
+static QrStatus qr__gl_acyclic(QrArena *tmp, int m, int nu, int *usrc, int *udst, bool *urev) {
+    int *deg, *io, *il, *ooff, *ol;
+    bool *done;
+    QR__GL_NEW(tmp, deg, m); QR__GL_NEW(tmp, done, m);
+    QR__GL_NEW(tmp, io, m + 1); QR__GL_NEW(tmp, il, nu); QR__GL_NEW(tmp, ooff, m + 1); QR__GL_NEW(tmp, ol, nu);
+    for (int j = 0; j < nu; j++) { io[udst[j] + 1]++; ooff[usrc[j] + 1]++; deg[udst[j]]++; }
+    for (int i = 0; i < m; i++) { io[i + 1] += io[i]; ooff[i + 1] += ooff[i]; }
+    int *fi, *fo;
+    QR__GL_NEW(tmp, fi, m); QR__GL_NEW(tmp, fo, m);
+    for (int j = 0; j < nu; j++) { il[io[udst[j]] + fi[udst[j]]++] = j; ol[ooff[usrc[j]] + fo[usrc[j]]++] = j; }
+    /* a min-heap of free items by index (= item order) */
+    int *heap, nh = 0, ndone = 0, scan = 0;
+    QR__GL_NEW(tmp, heap, m);
+    for (int i = 0; i < m; i++) if (!deg[i]) heap[nh++] = i;   /* ascending: already a heap */
+    while (ndone < m) {
+        int x;
+        if (nh) {
+            x = heap[0];
+            heap[0] = heap[--nh];
+            for (int p = 0;;) {
+                int c = 2 * p + 1;
+                if (c >= nh) break;
+                if (c + 1 < nh && heap[c + 1] < heap[c]) c++;
+                if (heap[p] <= heap[c]) break;
+                int t = heap[p]; heap[p] = heap[c]; heap[c] = t; p = c;
             }
-            for (int j = 0; j < nu; j++) if (urev[j]) { int t = usrc[j]; usrc[j] = udst[j]; udst[j] = t; }
-        }
-        QrGlFlat f = { .n = m, .w = w, .h = h, .ne = nu, .src = usrc, .dst = udst, .gap_x = gx, .gap_y = gy, .port_in = pin,
-                       .port_out = pout, .sweeps = in->sweeps < 0 ? 0 : in->sweeps > 0 ? in->sweeps : QR__GL_MAX_SWEEPS };
-        QR_TRY(qr__gl_flat(&f, tmp, tmp));
-        o->n_dummy += f.n_dummy;
-        o->crossings += f.crossings;
-        if (g == R) o->n_layers = f.n_layers;
-        for (int i = 0; i < m0; i++) { int s = it[i] < 0 ? -it[i] - 1 : n + it[i]; lcx[s] = f.cx[i]; ltop[s] = f.top[i]; }
-        for (int j = 0; j < kk; j++) {
-            int sgi = pr[j].e, u = umap[j], e = seg_edge[sgi];
-            spts[sgi] = f.pts + 2 * f.pt_off[u];
-            snp[sgi] = f.pt_off[u + 1] - f.pt_off[u];
-            if (g == lca[e]) o->reversed[e] = urev[u];
-        }
-        if (g != R) {
-            iw[n + g] = QR_MAX(f.width + 2 * pad, 80);
-            ih[n + g] = f.height + 2 * pad + head;
-            /* centre a content narrower than the minimum frame */
-            float shift = (iw[n + g] - 2 * pad - f.width) / 2;
-            for (int i = 0; i < m0; i++) { int s = it[i] < 0 ? -it[i] - 1 : n + it[i]; lcx[s] += shift; }
-            for (int q = 0; q < f.pt_off[nu]; q++) f.pts[2 * q] += shift;
+            if (done[x]) continue;
         } else {
-            o->width = f.width;
-            o->height = f.height;
+            while (done[scan]) scan++;
+            x = scan;
+            for (int j = io[x]; j < io[x + 1]; j++) if (!done[usrc[il[j]]]) urev[il[j]] = true;
+            deg[x] = 0;
+        }
+        done[x] = true;
+        ndone++;
+        for (int j = ooff[x]; j < ooff[x + 1]; j++) {
+            int u = ol[j], t = udst[u];
+            if (urev[u] || done[t]) continue;
+            if (!--deg[t]) {
+                int c = nh++;
+                heap[c] = t;
+                while (c && heap[(c - 1) / 2] > heap[c]) { int tt = heap[c]; heap[c] = heap[(c - 1) / 2]; heap[(c - 1) / 2] = tt; c = (c - 1) / 2; }
+            }
         }
     }
-    /* absolute coordinates, top-down */
+    for (int j = 0; j < nu; j++) if (urev[j]) { int t = usrc[j]; usrc[j] = udst[j]; udst[j] = t; }
+    return QR_OK;
+}
+
+/* Lays out group g's content (its items, its ports, its segments as one flat layout; one layout
+ * edge per pair of items): the items' local positions, the segments' points, and the group's
+ * size (or, for the root, the drawing's). */
+static QrStatus qr__gl_group(QrGlNest *c, int g) {
+    const QrGlInput *in = c->in;
+    QrGlLayout *o = c->o;
+    QrArena *tmp = c->tmp;
+    int m0 = c->cnt[g], m = m0 + 2;
+    const int *it = c->items + c->istart[g];
+    float *w, *h;
+    QR__GL_NEW(tmp, w, m); QR__GL_NEW(tmp, h, m);
+    for (int i = 0; i < m0; i++) { int s = qr__gl_slot(c, it[i]); w[i] = c->iw[s]; h[i] = c->ih[s]; }
+    int pin = c->has_in[g] ? m0 : -1, pout = c->has_out[g] ? m0 + c->has_in[g] : -1;   /* unused ports are left out */
+    m = m0 + c->has_in[g] + c->has_out[g];
+    for (int i = m0; i < m; i++) { w[i] = QR__GL_DUMMY_W; h[i] = 0; }
+    int k = c->eoff[g + 1] - c->eoff[g];
+    QrGlPair *pr;
+    QR__GL_NEW(tmp, pr, k);
+    int kk = 0;
+    for (int j = 0; j < k; j++) {
+        int sgi = c->elist[c->eoff[g] + j];
+        int b = c->sg_b[sgi] == m0 + 1 ? pout : c->sg_b[sgi];
+        pr[kk++] = (QrGlPair){ c->sg_a[sgi], b, sgi };
+    }
+    qsort(pr, (size_t)kk, sizeof *pr, qr__gl_pair_cmp);
+    int nu = 0, *usrc, *udst, *umap;
+    bool *urev;
+    QR__GL_NEW(tmp, usrc, kk); QR__GL_NEW(tmp, udst, kk); QR__GL_NEW(tmp, umap, kk); QR__GL_NEW(tmp, urev, kk);
+    for (int j = 0; j < kk; j++) {
+        if (!j || pr[j].a != pr[j - 1].a || pr[j].b != pr[j - 1].b) { usrc[nu] = pr[j].a; udst[nu] = pr[j].b; nu++; }
+        umap[j] = nu - 1;
+    }
+    QR_TRY(qr__gl_acyclic(tmp, m, nu, usrc, udst, urev));
+    QrGlFlat f = { .n = m, .w = w, .h = h, .ne = nu, .src = usrc, .dst = udst, .gap_x = c->gx, .gap_y = c->gy, .port_in = pin,
+                   .port_out = pout, .sweeps = in->sweeps < 0 ? 0 : in->sweeps > 0 ? in->sweeps : QR__GL_MAX_SWEEPS };
+    QR_TRY(qr__gl_flat(&f, tmp, tmp));
+    o->n_dummy += f.n_dummy;
+    o->crossings += f.crossings;
+    if (g == c->R) o->n_layers = f.n_layers;
+    for (int i = 0; i < m0; i++) { int s = qr__gl_slot(c, it[i]); c->lcx[s] = f.cx[i]; c->ltop[s] = f.top[i]; }
+    for (int j = 0; j < kk; j++) {
+        int sgi = pr[j].e, u = umap[j], e = c->seg_edge[sgi];
+        c->spts[sgi] = f.pts + 2 * f.pt_off[u];
+        c->snp[sgi] = f.pt_off[u + 1] - f.pt_off[u];
+        if (g == c->lca[e]) o->reversed[e] = urev[u];
+    }
+    if (g != c->R) {
+        int n = c->n;
+        float pad = c->pad;
+        c->iw[n + g] = QR_MAX(f.width + 2 * pad, 80);
+        c->ih[n + g] = f.height + 2 * pad + c->head;
+        /* centre a content narrower than the minimum frame */
+        float shift = (c->iw[n + g] - 2 * pad - f.width) / 2;
+        for (int i = 0; i < m0; i++) c->lcx[qr__gl_slot(c, it[i])] += shift;
+        for (int q = 0; q < f.pt_off[nu]; q++) f.pts[2 * q] += shift;
+    } else {
+        o->width = f.width;
+        o->height = f.height;
+    }
+    return QR_OK;
+}
+
+/* Absolute coordinates, top-down: every group's frame and content origin, every node's box. */
+static QrStatus qr__gl_place(QrGlNest *c) {
+    const QrGlInput *in = c->in;
+    QrGlLayout *o = c->o;
+    int n = c->n, G = c->G;
     float *ox, *oy;
-    QR__GL_NEW(tmp, ox, G + 1); QR__GL_NEW(tmp, oy, G + 1);
+    QR__GL_NEW(c->tmp, ox, G + 1); QR__GL_NEW(c->tmp, oy, G + 1);
     for (int gi = G; gi >= 0; gi--) {
-        int g = gorder[gi];
-        if (g != R) {
-            int p = gpar[g], s = n + g;
-            o->gx[g] = ox[p] + lcx[s] - iw[s] / 2;
-            o->gy[g] = oy[p] + ltop[s];
-            o->gw[g] = iw[s];
-            o->gh[g] = ih[s];
-            ox[g] = o->gx[g] + pad;
-            oy[g] = o->gy[g] + pad + head;
+        int g = c->gorder[gi];
+        if (g != c->R) {
+            int p = c->gpar[g], s = n + g;
+            o->gx[g] = ox[p] + c->lcx[s] - c->iw[s] / 2;
+            o->gy[g] = oy[p] + c->ltop[s];
+            o->gw[g] = c->iw[s];
+            o->gh[g] = c->ih[s];
+            ox[g] = o->gx[g] + c->pad;
+            oy[g] = o->gy[g] + c->pad + c->head;
         }
     }
-    for (int v = 0; v < n; v++) { o->x[v] = ox[ng[v]] + lcx[v] - in->w[v] / 2; o->y[v] = oy[ng[v]] + ltop[v]; }
-    /* every edge's polyline: its segments joined (a reversed one, drawn against its direction across
-     * the lowest group, goes straight from its source to its target's group and back: no ports) */
+    for (int v = 0; v < n; v++) { o->x[v] = ox[c->ng[v]] + c->lcx[v] - in->w[v] / 2; o->y[v] = oy[c->ng[v]] + c->ltop[v]; }
+    c->ox = ox; c->oy = oy;
+    return QR_OK;
+}
+
+/* Every edge's polyline: its segments joined (a reversed one, drawn against its direction across
+ * the lowest group, goes straight from its source to its target's group and back: no ports). */
+static QrStatus qr__gl_polylines(QrGlNest *c) {
+    const QrGlInput *in = c->in;
+    QrGlLayout *o = c->o;
+    int ne = c->ne;
+    const int *sg_off = c->sg_off, *sg_g = c->sg_g, *lca = c->lca, *snp = c->snp;
+    float *const *spts = c->spts;
+    const float *ox = c->ox, *oy = c->oy;
     int np = 0;
     for (int e = 0; e < ne; e++) {
         o->pt_off[e] = np;
@@ -617,7 +764,7 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
         np += 2;
         for (int k = sg_off[e]; k < sg_off[e + 1]; k++) np += snp[k];
     }
-    QR__GL_NEW(A, o->pts, 2 * np + 2);
+    QR__GL_NEW(&o->arena, o->pts, 2 * np + 2);
     np = 0;
     for (int e = 0; e < ne; e++) {
         int start = np;
@@ -642,6 +789,31 @@ static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) 
     }
     o->pt_off[ne] = np;
     return QR_OK;
+}
+
+/* The nested layout: checks and the group tree, items, segments, every group laid out deepest
+ * first (a group's size is known before its parent's layout), then absolute coordinates and
+ * polylines. Results to o's arena; scratch to tmp. */
+static QrStatus qr__gl_layout(const QrGlInput *in, QrGlLayout *o, QrArena *tmp) {
+    QrGlNest c = { .in = in, .o = o, .tmp = tmp, .n = in->n, .G = in->n_groups, .ne = in->n_edges, .R = in->n_groups };
+    c.gx = in->gap_x > 0 ? in->gap_x : 24;
+    c.gy = in->gap_y > 0 ? in->gap_y : 36;
+    c.pad = in->pad > 0 ? in->pad : 10;
+    c.head = in->head > 0 ? in->head : 20;
+    int n = c.n, G = c.G, ne = c.ne;
+    o->n = n; o->n_groups = G; o->n_edges = ne;
+    QrArena *A = &o->arena;
+    QR__GL_NEW(A, o->x, n); QR__GL_NEW(A, o->y, n);
+    QR__GL_NEW(A, o->gx, G); QR__GL_NEW(A, o->gy, G); QR__GL_NEW(A, o->gw, G); QR__GL_NEW(A, o->gh, G);
+    QR__GL_NEW(A, o->pt_off, ne + 1); QR__GL_NEW(A, o->reversed, ne); QR__GL_NEW(A, o->edge_group, ne);
+    QR_TRY(qr__gl_tree(&c));
+    QR_TRY(qr__gl_topo(&c));
+    QR_TRY(qr__gl_items(&c));
+    QR_TRY(qr__gl_segments(&c));
+    QR_TRY(qr__gl_group_order(&c));
+    for (int gi = 0; gi <= G; gi++) QR_TRY(qr__gl_group(&c, c.gorder[gi]));
+    QR_TRY(qr__gl_place(&c));
+    return qr__gl_polylines(&c);
 }
 
 static QrStatus qr_gl_layout(const QrGlInput *in, QrGlLayout *out) {

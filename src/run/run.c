@@ -560,7 +560,8 @@ static void qr__run_statics(const QrGraph *g, const QrRunOpts *o, bool *st) {
 
 #define QR__RUN_CHAIN_MAX 32
 
-typedef enum QrRunHeadKind { QR__HEAD_GENERIC, QR__HEAD_CONV, QR__HEAD_FQ } QrRunHeadKind;
+/* MATMUL: a MatMul whose Add of a per-column constant is done in its GEMM's epilogue (lastb). */
+typedef enum QrRunHeadKind { QR__HEAD_GENERIC, QR__HEAD_CONV, QR__HEAD_FQ, QR__HEAD_MATMUL } QrRunHeadKind;
 
 typedef struct QrRunChain {
     QrRunHeadKind kind;
@@ -571,6 +572,8 @@ typedef struct QrRunChain {
     int t_value[QR_F32_MAX_STEPS];      /* ADD_T: the value it adds (data bound when the chain runs) */
     int axis;                           /* channel axis of the per-channel steps (-1: none yet) */
     int x;                              /* FQ head: the value its QuantizeLinear reads */
+    const float *lastb;                 /* MATMUL head: one value per column of its output, added */
+    bool lastb_swap;                    /* lastb + product (the Add's first input is the constant) */
     int out;                            /* the value the chain produces */
 } QrRunChain;
 
@@ -815,6 +818,35 @@ static bool qr__run_member(const QrGraph *g, const QrRunOpts *o, const int *uses
     return true;
 }
 
+/* A MatMul head (ch, output y of rank >= 2, both inputs of rank >= 2) whose only reader is an
+ * Add of a float32 constant with one value per column of y ([N] or [1, .., 1, N]: a Linear
+ * layer's bias): the Add joins the chain as its lastb, added by the GEMM's epilogue
+ * (qr_nn_matmul_bias). False when it does not apply (ch unchanged). */
+static bool qr__run_lastb(const QrGraph *g, const QrRunOpts *o, const int *uses, const bool *st, const QrRunPlan *pl,
+                          QrRunChain *ch, const QrTensor *y) {
+    const QrNode *h = &g->nodes[ch->nodes[0]];
+    int bi, slot;
+    if (h->n_in != 2 || h->in[0] < 0 || h->in[1] < 0 || g->values[h->in[0]].t.rank < 2 || g->values[h->in[1]].t.rank < 2 ||
+        y->rank < 2 || !qr__run_internal(g, o, uses, ch->out, &bi, &slot) || pl->chain_of[bi] >= 0)
+        return false;
+    const QrNode *b = &g->nodes[bi];
+    const int bo = qr__run_single_out(b);
+    if (bo < 0 || (st && st[bo]) || !qr__run_node_runs(g, o, bi) || !qr__run_is(b, "Add") || b->opset < 7 ||
+        b->n_in != 2 || b->in[0] == b->in[1] || !qr__run_same_f32(&g->values[bo].t, y))
+        return false;
+    const QrTensor *c = qr__run_static(g, o, b->in[1 - slot]);
+    const int64_t N = y->dims[y->rank - 1];
+    if (!c || c->dtype != QR_DT_F32 || !c->data || c->rank < 1 || c->rank > y->rank || c->numel != N ||
+        c->dims[c->rank - 1] != N)
+        return false;
+    ch->kind = QR__HEAD_MATMUL;
+    ch->lastb = c->data;
+    ch->lastb_swap = slot == 1;
+    ch->nodes[ch->n++] = bi;
+    ch->out = bo;
+    return true;
+}
+
 /* Finds the chains of this run (pl->chain_of[node] = -1 everywhere when nothing fuses). */
 static QrStatus qr__run_plan(const QrGraph *g, const QrRunOpts *o, const int *uses, const bool *st, QrRunPlan *pl) {
     memset(pl, 0, sizeof *pl);
@@ -855,6 +887,7 @@ static QrStatus qr__run_plan(const QrGraph *g, const QrRunOpts *o, const int *us
             ch.axis = 1;
         } else {
             ch.kind = QR__HEAD_GENERIC;
+            if (qr__run_is(h, "MatMul")) qr__run_lastb(g, o, uses, st, pl, &ch, y);
         }
         for (;;) {
             int bi, slot;
@@ -1022,7 +1055,8 @@ static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
     QR_TRY(qr__run_bind(r, h, &c, -1));
     r->out[0] = &hy;
     if (ch->kind == QR__HEAD_CONV) return qr__run_wrap(qr_nn_conv_fused(&c, ch->steps, ch->ns), h);
-    st = qr__run_wrap(h->def->exec(&c), h);
+    if (ch->kind == QR__HEAD_MATMUL) st = qr__run_wrap(qr_nn_matmul_bias(&c, ch->lastb, ch->lastb_swap), h);
+    else st = qr__run_wrap(h->def->exec(&c), h);
     if (st == QR_OK) qr_ew_steps_run(ch->steps, ch->ns, y->data, y->data, outer, C, inner);
     return st;
 }

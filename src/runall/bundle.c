@@ -230,7 +230,7 @@ static void qr_bundle_json_match(QrJson *j, QrBundle *bd) {
         qr_json_obj_begin(j);
         qr_json_kv_bool(j, "pass", bd->eq.equivalent);
         qr_json_kv_num(j, "worst_relative_difference", bd->eq.worst_rel);
-        qr_json_kv_str(j, "text", qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
+        qr_json_kv_str(j, "text", qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq, &(QrVerdict){0}));
         qr_json_obj_end(j);
     }
     int matched = 0;
@@ -789,7 +789,7 @@ static void qr_bundle_html_check(QrHtml *h, QrBundle *bd) {
 /* "Baseline ⇄ analysis match": the equivalence verdict and the match table's text file. */
 static void qr_bundle_html_match(QrHtml *h, QrBundle *bd) {
     qr_html_section(h, "match", "Baseline ⇄ analysis match");
-    if (bd->eq.max_abs) qr_html_para(h, qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq));
+    if (bd->eq.max_abs) qr_html_para(h, qr_match_equiv_verdict(bd->se.b, &bd->se.m, &bd->eq, &(QrVerdict){0}));
     const char *mt = qr__bn_read_text(bd, QR_BF_MATCH ".txt");
     if (mt) qr_html_pre(h, mt);
 }

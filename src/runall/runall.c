@@ -203,7 +203,8 @@ static QrStatus qr__ra_data_set(QrBundle *bd, const QrRunallOpts *o, const QrGra
         qr_select_output(b, o->sens.rank_output, &only);
         qr_err_clear();
         st = qr_ds_runall_pass(&bd->dsr, o->dataset, o->dataset_metric, only, o->dataset_skip_bad, &bd->se, o->mode,
-                               *inputs);
+                               *inputs, o->have_channel_axis, o->channel_axis, o->plot_nodes, o->n_plot_nodes,
+                               o->sens_samples);
         if (st == QR_OK) *inputs = bd->inputs = bd->dsr.worst_in;
         qr_progress_end(&bd->prog, st);
         qr_progress_begin(&bd->prog, "prepare", 0);
@@ -253,11 +254,7 @@ static QrStatus qr__ra_prepare(QrRaCtx *c) {
     if (st == QR_OK && o->dataset) st = qr__ra_data_set(bd, o, c->b, &c->inputs);
     c->base_stats = calloc((size_t)c->b->n_values + 1, sizeof *c->base_stats);
     c->base_seen = calloc((size_t)c->b->n_values + 1, sizeof *c->base_seen);
-    bd->se.base_stats = c->base_stats && c->base_seen ? c->base_stats : NULL;
-    bd->se.base_seen = c->base_stats && c->base_seen ? c->base_seen : NULL;
-    if (st == QR_OK) st = qr_session_run_baseline(&bd->se);
-    bd->se.base_stats = NULL;
-    bd->se.base_seen = NULL;
+    if (st == QR_OK) st = qr_session_run_baseline_stats(&bd->se, c->base_stats, c->base_seen);
     return st;
 }
 

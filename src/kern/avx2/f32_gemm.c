@@ -181,12 +181,19 @@ QR__K_AVX2 static void qr__k_f32_avx2_pack_conv(const QrF32ConvB *b, int64_t k0,
     }
 }
 
+/* dst (kc, 16) = the B block whose transpose is nr <= 16 rows of kc floats of Bt (row stride
+ * ldb), zero past nr (QrKF32Isa.pack_bt). */
+QR__K_AVX2 static void qr__k_f32_avx2_pack_bt(const float *b, int64_t ldb, int64_t kc, int nr, float *dst) {
+    qr__k_pack_bt_c(b, ldb, kc, nr, 16, dst);
+}
+
 static const QrKF32Isa qr__k_f32_avx2_isa = {
     6, 16, 256,
     { qr__k_f32_avx2_ukr1, qr__k_f32_avx2_ukr2, qr__k_f32_avx2_ukr3, qr__k_f32_avx2_ukr4, qr__k_f32_avx2_ukr5,
       qr__k_f32_avx2_ukr6 },
     qr__k_f32_avx2_dotseq,
     qr__k_f32_avx2_pack_b,
+    qr__k_f32_avx2_pack_bt,
     qr__k_f32_avx2_pack_conv,
     { NULL },
     { NULL },

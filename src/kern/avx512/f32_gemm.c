@@ -291,6 +291,29 @@ QR__K_AVX512 static void qr__k_f32_avx512_pack_b(const float *b, int64_t ldb, in
     }
 }
 
+/* dst (kc, 32) = the B block whose transpose is nr <= 32 rows of kc floats of Bt (row stride
+ * ldb), zero past nr (QrKF32Isa.pack_bt): 16x16 blocks of Bt transposed in registers, each
+ * row of Bt read front to back. */
+QR__K_AVX512 static void qr__k_f32_avx512_pack_bt(const float *b, int64_t ldb, int64_t kc, int nr, float *dst) {
+    for (int h = 0; h < 2; h++) {   /* panel columns 16h .. 16h + 15: rows of Bt */
+        const int rows = nr - 16 * h;
+        const float *bh = b + 16 * h * ldb;
+        for (int64_t k = 0; k < kc; k += 16) {
+            const int n = (int)QR_MIN((int64_t)16, kc - k);
+            const __mmask16 m = (__mmask16)(n == 16 ? 0xffffu : (1u << n) - 1);
+            __m512 t[16];
+            if (rows <= 0) {
+                for (int i = 0; i < n; i++) _mm512_storeu_ps(dst + (k + i) * 32 + 16 * h, _mm512_setzero_ps());
+                continue;
+            }
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; i++) t[i] = i < rows ? _mm512_maskz_loadu_ps(m, bh + i * ldb + k) : _mm512_setzero_ps();
+            qr__k_f32_avx512_t16(t);
+            for (int i = 0; i < n; i++) _mm512_storeu_ps(dst + (k + i) * 32 + 16 * h, t[i]);
+        }
+    }
+}
+
 /* Convolution panel (32 columns) of the implicit im2col, one K row at a time assembled in
  * two zmm. The panel's columns split into output-row runs (segments); per segment and
  * kernel column kw, the lanes it fills and the input elements they read are fixed, so
@@ -375,6 +398,7 @@ static const QrKF32Isa qr__k_f32_avx512_isa = {
       qr__k_f32_avx512_ukr5, qr__k_f32_avx512_ukr6, qr__k_f32_avx512_ukr7, qr__k_f32_avx512_ukr8 },
     qr__k_f32_avx512_dotseq,
     qr__k_f32_avx512_pack_b,
+    qr__k_f32_avx512_pack_bt,
     qr__k_f32_avx512_pack_conv,
     { qr__k_f32_avx512_w16_1, qr__k_f32_avx512_w16_2, qr__k_f32_avx512_w16_3, qr__k_f32_avx512_w16_4,
       qr__k_f32_avx512_w16_5, qr__k_f32_avx512_w16_6, qr__k_f32_avx512_w16_7, qr__k_f32_avx512_w16_8 },

@@ -45,15 +45,35 @@ static void qr_f32_gemm__ref(int64_t M, int64_t N, int64_t K, const float *A, in
     }
 }
 
-/* QrF32GemmFusedFn, plain C: the GEMM, then the bias and the rest of the epilogue per element. */
-static void qr_f32_gemm_fused__ref(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
-                                   int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Fused *f) {
-    qr_f32_gemm__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+/* The bias, then the rest of f's epilogue over C (M, N): the ref GEMMs' finish. */
+static void qr__k_gemm_finish_ref(const QrF32Fused *f, int64_t M, int64_t N, float *C, int64_t ldc) {
     if (!f) return;
     if (f->ep.bias)
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) C[i * ldc + j] += f->ep.bias[i];
     qr__k_ep_finish(f, M, N, C, ldc);
+}
+
+/* QrF32GemmFusedFn, plain C: the GEMM, then the bias and the rest of the epilogue per element. */
+static void qr_f32_gemm_fused__ref(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                                   int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Fused *f) {
+    qr_f32_gemm__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+    qr__k_gemm_finish_ref(f, M, N, C, ldc);
+}
+
+/* QrF32GemmBtFusedFn, plain C: qr_f32_gemm_fused__ref with B read from its transpose Bt (N, K),
+ * the same operations in the same order. */
+static void qr_f32_gemm_bt_fused__ref(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bt,
+                                      int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Fused *f) {
+    for (int64_t i = 0; i < M; i++) {
+        float *c = C + i * ldc;
+        if (!accumulate) for (int64_t j = 0; j < N; j++) c[j] = 0;
+        for (int64_t k = 0; k < K; k++) {
+            float a = A[i * lda + k];
+            for (int64_t j = 0; j < N; j++) c[j] += a * Bt[j * ldb + k];
+        }
+    }
+    qr__k_gemm_finish_ref(f, M, N, C, ldc);
 }
 
 /* QrF32GemmExFn, plain C: the GEMM, then bias and clamp per element. */

@@ -286,7 +286,7 @@ static void test_incr_shared_runs(void) {
         bool extra = false;
         char msg[256] = "";
         /* s1: the shared runs (baseline statistics during the baseline run, equivalence from s1.base) */
-        if (st == QR_OK) st = qr_session_run_baseline_stats(&s1, bs1, bn1);
+        if (st == QR_OK) st = qr_session_run_baseline_ex(&s1, &(QrBaseRunOpts){ .stats = bs1, .seen = bn1 });
         if (st == QR_OK) st = qr_session_equivalence(&s1, &e1);
         QrStatsCollect sc = { as1, an1 };
         if (st == QR_OK) st = qr_compare_mode_ex(&s1, "sim", 0.99, qr_stats_tap, &sc, &extra, &c1);

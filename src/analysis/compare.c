@@ -102,6 +102,7 @@ struct QrCmpPlan {
     bool *only, *sh_only;
     QrRunOpts o[2];
     QrTensor *keep_outs;     /* qr_compare_ds_run: receives the full run's outputs */
+    QrBaseRunOpts base;      /* data sets: what every sample's baseline run feeds (qr_compare_ds_open's base) */
     int n_outs;              /* exec's outputs (outs) */
     QrCmpSplitPlan *split;   /* the error split's runs (after the shadow run), or NULL */
 };
@@ -689,10 +690,13 @@ static QrStatus qr__cmp_job(void *ctx, int k, int tid) {
 
 /* ==== data sets: one plan, many inputs ================================================ */
 
-static QrStatus qr_compare_ds_open(QrSession *s, const char *mode, QrCmpHooks *hooks, QrCompare *c, QrCmpPlan **out) {
+static QrStatus qr_compare_ds_open(QrSession *s, const char *mode, QrCmpHooks *hooks, const QrBaseRunOpts *base, QrCompare *c,
+                                   QrCmpPlan **out) {
+    if (base) QR_TRY(qr_session_run_baseline_ex(s, base));   /* the first sample's, before the plan reads it */
     QR_TRY(qr_compare_prepare(s, mode, 0.0, hooks ? hooks->tap : NULL, hooks ? hooks->user : NULL,
                               hooks ? &hooks->tap_done : NULL, c, out));
     QrCmpPlan *p = *out;
+    if (base) p->base = *base;
     if (hooks && hooks->match) { p->ct.match_fn = hooks->match; p->ct.match_user = hooks->user; }
     if (hooks && hooks->match && hooks->pairs_of && !hooks->tap) {   /* tap only the wanted matches' values */
         p->ct.pairs_of = hooks->pairs_of;
@@ -708,7 +712,7 @@ static QrStatus qr_compare_ds_open(QrSession *s, const char *mode, QrCmpHooks *h
 static QrStatus qr__cmp_ds_run(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs, bool shadow) {
     QrSession *s = p->s;
     QrCompare *c = p->c;
-    QR_TRY(qr_session_run_baseline(s));      /* this sample's (refilled in place) */
+    QR_TRY(qr_session_run_baseline_ex(s, &p->base));      /* this sample's (refilled in place) */
     qr__cmp_plan_feed(p);
     for (int k = 0; k < c->n; k++) {
         QrLayerRow *r = &c->rows[k];

@@ -91,14 +91,16 @@ typedef struct QrCmpHooks {
     const uint8_t *pairs_of;
 } QrCmpHooks;
 /* Data sets: one plan for many inputs. qr_compare_ds_open prepares the comparison once (rows,
- * taps, the integer lowering of int / both modes; hooks optional, NULL for none);
+ * taps, the integer lowering of int / both modes; hooks optional, NULL for none; base optional: what
+ * every sample's baseline run feeds, qr_session_run_baseline_ex);
  * qr_compare_ds_run compares the session's current inputs (point it at each sample with
  * qr_session_next_inputs): the baseline run, the full and shadow runs, c's rows refilled, acc and
  * outs handed out (acc[2·match] of the full run, acc[2·match + 1] of the shadow run, written only
  * for rows that get metrics; outs: the full run's n_outputs graph outputs, owned by the
  * caller); qr_compare_ds_close frees the plan (c stays the caller's). Per sample only the model
  * runs (and both mode's integer-vs-sim runs) happen. */
-static QrStatus qr_compare_ds_open(QrSession *s, const char *mode, QrCmpHooks *hooks, QrCompare *c, QrCmpPlan **out);
+static QrStatus qr_compare_ds_open(QrSession *s, const char *mode, QrCmpHooks *hooks, const QrBaseRunOpts *base, QrCompare *c,
+                                   QrCmpPlan **out);
 static QrStatus qr_compare_ds_run(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs);
 /* The same without the shadow run (and without both mode's integer-vs-sim runs): the baseline
  * and the full run only, for consumers of the full run's pairs (hooks). Rows get no local_*. */

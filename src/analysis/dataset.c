@@ -16,7 +16,6 @@ static void qr_ds_compare_end(QrDsCompare *d) {
     free(d->acc);
     d->cur_outs = NULL;
     d->acc = NULL;
-    if (d->s) { d->s->base_tap = NULL; d->s->base_tap_user = NULL; }
     d->s = NULL;
 }
 
@@ -159,9 +158,8 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
         d->cur_outs = calloc((size_t)s->a->n_outputs + 1, sizeof *d->cur_outs);
         if (!d->acc || !d->cur_outs) st = qr_errf(QR_ERR_NOMEM, "out of memory");
         if (s->m.verified_run) s->match_fixed = true;   /* verified already: every sample keeps that match */
-        s->base_tap = d->base_tap;
-        s->base_tap_user = d->base_tap_user;
-        if (st == QR_OK) st = qr_compare_ds_open(s, mode, d->hooks, &d->cmp, &d->plan);
+        QrBaseRunOpts base = { .tap = d->base_tap, .tap_user = d->base_tap_user };
+        if (st == QR_OK) st = qr_compare_ds_open(s, mode, d->hooks, &base, &d->cmp, &d->plan);
         if (st != QR_OK) { qr_ds_compare_end(d); return qr_err_wrap(st, "sample '%s'", d->names[k]); }
     }
     QrMetricAcc *acc = d->acc;
@@ -670,7 +668,7 @@ static QrStatus qr__ds_dist_pass(QrDsRunall *r, QrSession *s, const char *mode, 
         st = qr_dsset_read(ds, s->b, k, ref, cur);
         if (st == QR_OK) {
             qr_session_next_inputs(s, cur);
-            if (!plan) st = qr_compare_ds_open(s, mode, &hooks, &c, &plan);
+            if (!plan) st = qr_compare_ds_open(s, mode, &hooks, NULL, &c, &plan);
             if (st == QR_OK) st = qr_compare_ds_run_full(plan, acc, outs);
             for (int j = 0; j < s->a->n_outputs; j++) qr_tensor_free_data(&outs[j]);
             if (st != QR_OK) st = qr_err_wrap(st, "sample '%s'", ds->names[k]);

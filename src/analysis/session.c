@@ -219,7 +219,7 @@ static QrStatus qr_session_open(QrSession *s, const QrGraph *b, const QrGraph *a
     return QR_OK;
 }
 
-typedef struct QrBaseTap { QrSession *s; int *match_of; QrStatsCollect stats; uint8_t *filled; } QrBaseTap;
+typedef struct QrBaseTap { QrSession *s; int *match_of; QrStatsCollect stats; uint8_t *filled; QrTapFn tap; void *tap_user; } QrBaseTap;
 
 /* t as float32 into *d: into d's own buffer when it already has t's shape (a stale baseline
  * value of the previous sample), else a new one. */
@@ -232,7 +232,7 @@ static QrStatus qr__se_f32_into(const QrTensor *t, QrTensor *d) {
 static QrStatus qr__se_base_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
     QrBaseTap *bt = user;
     if (bt->stats.stats) QR_TRY(qr_stats_tap(&bt->stats, g, node, value, t));
-    if (bt->s->base_tap) QR_TRY(bt->s->base_tap(bt->s->base_tap_user, g, node, value, t));
+    if (bt->tap) QR_TRY(bt->tap(bt->tap_user, g, node, value, t));
     int mi = bt->match_of[value];
     if (mi < 0 || !qr_dtype_is_float(t->dtype) || bt->filled[mi]) return QR_OK;
     bt->filled[mi] = 1;
@@ -329,9 +329,9 @@ static QrStatus qr__se_run_base_off(QrSession *s) {
     return st;
 }
 
-static QrStatus qr_session_run_baseline(QrSession *s) { return qr_session_run_baseline_stats(s, NULL, NULL); }
+static QrStatus qr_session_run_baseline(QrSession *s) { return qr_session_run_baseline_ex(s, &(QrBaseRunOpts){0}); }
 
-static QrStatus qr_session_run_baseline_stats(QrSession *s, QrStats *stats, bool *seen) {
+static QrStatus qr_session_run_baseline_ex(QrSession *s, const QrBaseRunOpts *ro) {
     if (s->base && !s->base_stale) return QR_OK;
     qr__se_eq_kept_free(s);     /* it belongs to the values about to be replaced */
     if (s->b->n_outputs != s->tw.g.n_outputs)
@@ -343,15 +343,15 @@ static QrStatus qr_session_run_baseline_stats(QrSession *s, QrStats *stats, bool
         s->base = calloc((size_t)s->m.n + 1, sizeof(QrTensor));
         s->base_out = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
     }
-    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { stats && seen ? stats : NULL, seen },
-                     calloc((size_t)s->m.n + 1, 1) };
+    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { ro->stats && ro->seen ? ro->stats : NULL, ro->seen },
+                     calloc((size_t)s->m.n + 1, 1), ro->tap, ro->tap_user };
     QrTensor *outs = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
     QrStatus st = s->base && s->base_out && bt.match_of && bt.filled && outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {
         for (int v = 0; v < s->b->n_values; v++) bt.match_of[v] = -1;
         for (int i = 0; i < s->m.n; i++) bt.match_of[s->b_vis[i]] = i;
         bool *only = NULL;       /* without statistics only the matched values */
-        if (!bt.stats.stats && !s->base_tap && (only = calloc((size_t)s->b->n_values + 1, sizeof *only)))
+        if (!bt.stats.stats && !bt.tap && (only = calloc((size_t)s->b->n_values + 1, sizeof *only)))
             for (int i = 0; i < s->m.n; i++) only[s->b_vis[i]] = true;
         /* a quantized baseline: first with its quantizers off (what the pairs are proven on) */
         if (s->base_quant && !s->base_quant_off) st = qr__se_run_base_off(s);
@@ -1216,11 +1216,12 @@ static QrStatus qr_session_run_inc(const QrSession *s, const QrGraph *g, const Q
     bool *tap_only = ro->tap ? malloc((size_t)nv + 1) : NULL;
     QrStatus st = live && stack && feed && (tap_only || !ro->tap) ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {
-        /* the cone: producers and readers of every overridden value, and downstream */
+        /* the cone: producers and readers of every overridden or edited value, and downstream */
         memset(live, 0, (size_t)nn);
         int sp = 0;
         for (int v = 0; v < nv; v++) {
-            if (!((ro->alias && ro->alias[v] >= 0) || (ro->subst && ro->subst[v]))) continue;
+            if (!((ro->alias && ro->alias[v] >= 0) || (ro->subst && ro->subst[v]) || (ro->edit && ro->edit_on && ro->edit_on[v])))
+                continue;
             int p = g->values[v].producer;
             if (p >= 0 && !live[p]) { live[p] = true; stack[sp++] = p; }
             const QrUse *u;

@@ -22,10 +22,6 @@ typedef struct QrSession {
     QrTensor *base_out;      /* per baseline graph output */
     uint8_t *base_gone;      /* per match: its value was dropped (qr_session_base_drop) until qr_session_base_need, or NULL */
     int64_t n_base_exec;     /* nodes executed by the baseline run */
-    /* Optional, set by the caller before the baseline run: also called on every value of that
-     * run (data sets: the profile and distributions over every sample, analysis/dataset's taps). */
-    QrTapFn base_tap;
-    void *base_tap_user;
     bool base_quant_off;     /* single-model form: the baseline is a copy of the analysis model run with every one of
                               * its quantizers disabled (set by the caller before the baseline run) */
     /* Quantized baseline (QAT vs quantized, int16 vs int8, QDQ vs its QOperator form; qr_session_baseline_form):
@@ -90,10 +86,17 @@ static const char *qr_session_baseline_form_text(const QrSession *s);
  * what every analysis compares with); one whose quantizers cannot be disabled
  * (QOperator / integer-op) is refused. */
 static QrStatus qr_session_run_baseline(QrSession *s);
-/* The same; when this call runs the baseline (it has not run yet, or is stale), that run also
- * fills stats and seen (n_values entries of b each; both or neither) as qr_stats_collect(b)
- * would (runall's baseline profile). */
-static QrStatus qr_session_run_baseline_stats(QrSession *s, QrStats *stats, bool *seen);
+/* The same, feeding o's consumers (all optional) when this call runs the baseline (it has not run
+ * yet, or is stale): stats and seen (n_values entries of b each; both or neither) filled as
+ * qr_stats_collect(b) would (runall's baseline profile); tap called on every value of the run
+ * (data sets: the profile and distributions over every sample, analysis/dataset's taps). */
+typedef struct QrBaseRunOpts {
+    QrStats *stats;
+    bool *seen;
+    QrTapFn tap;
+    void *tap_user;
+} QrBaseRunOpts;
+static QrStatus qr_session_run_baseline_ex(QrSession *s, const QrBaseRunOpts *o);
 /* Baseline values kept only while a consumer reads them (memory: for a transformer they are about
  * the sum of its activations, as much as the models' weights). qr_session_base_drop frees every
  * value of s->base that keep (per match; NULL: none) does not mark: readers then see data == NULL,
@@ -179,8 +182,8 @@ static void qr_session_ref_free(QrSession *s);
 static void qr_session_memo_put(QrSession *s, const QrOverrides *ov, const QrMetrics *out);
 static bool qr_session_memo_get(QrSession *s, const QrOverrides *ov, QrMetrics *out);
 /* Runs g — the twin, or a copy of it that keeps the twin's node and value indices and adds
- * values after them (what-if) — under ro's overrides and taps, re-executing only the cone
- * of nodes that read an overridden value; outputs as qr_run. ro must not set live, feed or
+ * values after them (what-if) — under ro's overrides, edits and taps, re-executing only the cone
+ * of nodes that read an overridden value and of the nodes of edited values (ro->edit_on); outputs as qr_run. ro must not set live, feed or
  * cache. live (optional, g->n_nodes entries) receives the cone: a tap sees only values of
  * nodes in it (others equal the reference's). Needs s->ref. */
 static QrStatus qr_session_run_inc(const QrSession *s, const QrGraph *g, const QrRunOpts *ro, QrTensor *outs, bool *live);

@@ -254,7 +254,7 @@ static QrStatus qr__ra_prepare(QrRaCtx *c) {
     if (st == QR_OK && o->dataset) st = qr__ra_data_set(bd, o, c->b, &c->inputs);
     c->base_stats = calloc((size_t)c->b->n_values + 1, sizeof *c->base_stats);
     c->base_seen = calloc((size_t)c->b->n_values + 1, sizeof *c->base_seen);
-    if (st == QR_OK) st = qr_session_run_baseline_stats(&bd->se, c->base_stats, c->base_seen);
+    if (st == QR_OK) st = qr_session_run_baseline_ex(&bd->se, &(QrBaseRunOpts){ .stats = c->base_stats, .seen = c->base_seen });
     return st;
 }
 

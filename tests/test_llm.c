@@ -933,6 +933,116 @@ static void test_llm_whatif_weight_only(void) {
     QT_CHECKF(qt_llm_close(goth, want[1], 1e-3), "block 16: output MSE %.9g, computed here %.9g", goth, want[1]);
 }
 
+/* qr_whatif_requant_into into a new float32 tensor of w's shape. */
+static QrStatus qt_llm_requant_copy(const QrTensor *w, int bs, int bits, bool asym, QrTensor *out) {
+    memset(out, 0, sizeof *out);
+    QR_TRY(qr_tensor_set_shape(out, QR_DT_F32, w->rank, w->dims));
+    QR_TRY(qr_tensor_alloc_data(out));
+    return qr_whatif_requant_into(w, 0, bs, bits, asym, out->data);
+}
+
+/* The weight-only what-if runs as they were before they edited the dequantized weight in place (whatif.c
+ * qr__wi_wq_run): every re-quantized weight of the plan made as a float copy (qr_whatif_requant_into) and
+ * substituted for its node's dequantized weight, all of them alive during the run. */
+static QrStatus qt_llm_wq_copies(QrSession *s, const QrWiStepPlan *p, int kind, QrMetrics *m, int *changed) {
+    int nq = s->qt.n;
+    QrTensor *tw = calloc((size_t)nq + 1, sizeof *tw);
+    bool *mask = malloc((size_t)nq + 1);
+    QrOverrides ov = {0};
+    QrStatus rc = tw && mask ? qr_session_overrides_alloc(s, &ov) : QR_ERR_NOMEM;
+    *changed = 0;
+    for (int i = 0; rc == QR_OK && i < nq; i++) {
+        int bits, bs;
+        bool asym;
+        mask[i] = true;
+        if (p->state[i] != 1 || !qr__wi_wq_of(s, i, &bits, &asym, &bs) || (kind == 0 ? bits >= 8 : bs < 32)) continue;
+        rc = qt_llm_requant_copy(s->fw[i], kind == 0 ? bs : bs / 2, kind == 0 ? 8 : bits, asym, &tw[i]);
+        mask[i] = false;
+        ++*changed;
+    }
+    if (rc == QR_OK) {
+        qr_session_overrides(s, mask, &ov);
+        for (int i = 0; i < nq; i++) if (tw[i].data) ov.subst[s->qt.q[i].out_value] = &tw[i];
+        QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
+        rc = qr__wi_run_out(s, &s->tw.g, &ro, m);
+    }
+    for (int i = 0; tw && i < nq; i++) qr_tensor_free_data(&tw[i]);
+    free(tw);
+    free(mask);
+    qr_session_overrides_free(&ov);
+    return rc;
+}
+
+/* qr__wi_wq_run (the dequantized weight re-quantized in place, qr__wi_wq_edit) gives the metrics of the float
+ * copies substituted (qt_llm_wq_copies), bit for bit: 8 bits and half the block, every weight-only weight and
+ * the last one alone, whole-graph and incremental runs. inputs: a .npy (one graph input) or a folder. */
+static void qt_llm_wq_same(const char *label, const char *base, const char *analysis, const char *inputs) {
+    QrGraph *b = NULL, *a = NULL;
+    QrSession s = {0};
+    QrTensor *in = NULL;
+    char msg[512] = "";
+    int n_in = 0, n_cmp = 0;
+    QrStatus st = qr_run_load(base, &b);
+    if (st == QR_OK) st = qr_run_load(analysis, &a);
+    if (st == QR_OK) {
+        n_in = b->n_inputs;
+        in = calloc((size_t)n_in + 1, sizeof *in);
+        st = !in ? QR_ERR_NOMEM : strstr(inputs, ".npy") ? qr_npy_read(inputs, &in[0]) : qt_llm_inputs(b, inputs, in);
+    }
+    if (st == QR_OK) st = qr_run_infer(b, in);
+    if (st == QR_OK) st = qr_run_infer(a, in);
+    if (st == QR_OK) st = qr_session_open(&s, b, a, in);
+    if (st == QR_OK) st = qr_session_run_baseline(&s);
+    int nq = st == QR_OK ? s.qt.n : 0, last = -1, n_wq = 0;
+    QrWiStepPlan p = { calloc((size_t)nq + 1, sizeof(int)), NULL };
+    for (int i = 0; p.state && i < nq; i++) {
+        int bits, bs;
+        bool asym;
+        if (qr__wi_wq_of(&s, i, &bits, &asym, &bs)) { last = i; n_wq++; }
+    }
+    if (st == QR_OK && (!p.state || last < 0)) { st = QR_ERR_INVALID; snprintf(msg, sizeof msg, "no weight-only weight"); }
+    for (int inc = 0; st == QR_OK && inc < 2 && !msg[0]; inc++) {
+        s.no_incremental = !inc;
+        if (inc) st = qr_session_ref(&s, NULL, NULL, NULL, NULL);
+        for (int sel = 0; st == QR_OK && sel < 2 && !msg[0]; sel++) {
+            for (int i = 0; i < nq; i++) {
+                int bits, bs;
+                bool asym;
+                p.state[i] = (sel ? i == last : true) && qr__wi_wq_of(&s, i, &bits, &asym, &bs);
+            }
+            for (int kind = 0; st == QR_OK && kind < 2 && !msg[0]; kind++) {
+                QrMetrics now, copies;
+                int changed = 0;
+                st = qr__wi_wq_run(&s, &p, kind, &now);
+                if (st == QR_OK) st = qt_llm_wq_copies(&s, &p, kind, &copies, &changed);
+                if (st != QR_OK || !changed) continue;
+                n_cmp++;
+                if (memcmp(&now, &copies, sizeof now) || !(now.cosine == now.cosine))
+                    snprintf(msg, sizeof msg, "%s, %s, %s: Cosine %.17g MSE %.9g, with float copies %.17g / %.9g",
+                             inc ? "incremental" : "whole graph", sel ? "last weight" : "every weight",
+                             kind ? "half the block" : "8 bits", now.cosine, now.mse, copies.cosine, copies.mse);
+            }
+        }
+    }
+    if (st == QR_OK && !msg[0] && n_cmp < 4) snprintf(msg, sizeof msg, "only %d runs changed a weight (%d weights)", n_cmp, n_wq);
+    qt_record(label, st == QR_OK && !msg[0], "%s %s", st == QR_OK ? "" : qr_err_msg(), msg);
+    free(p.state);
+    if (s.b) qr_session_close(&s);
+    for (int i = 0; in && i < n_in; i++) qr_tensor_free_data(&in[i]);
+    free(in);
+    if (b) { qr_graph_free(b); free(b); }
+    if (a) { qr_graph_free(a); free(a); }
+}
+
+static void test_llm_whatif_wq_edit(void) {
+    /* the decoder: int8-activation MatMulNBits (the packed BlockDequant switched to the float product) */
+    qt_llm_wq_same("llm/whatif_wq_edit/int4_sym", QT_LLM "/fp32/model.onnx", QT_LLM "/int4_sym/model.onnx", QT_LLM "/prompt");
+    qt_llm_wq_same("llm/whatif_wq_edit/int4_asym", QT_LLM "/fp32/model.onnx", QT_LLM "/int4_asym/model.onnx", QT_LLM "/prompt");
+    /* blocked DequantizeLinear twins (no accuracy_level), one 8-bit node: its 8-bit run changes nothing */
+    qt_llm_wq_same("llm/whatif_wq_edit/wonly_pair", "fixtures/contrib/wonly_pair/base.onnx",
+                   "fixtures/contrib/wonly_pair/analysis.onnx", "fixtures/contrib/wonly_pair/input.npy");
+}
+
 /* ---- symbolic dims ------------------------------------------------------------------------------------ */
 
 static void test_llm_dims(void) {
@@ -1031,5 +1141,6 @@ static void qt_llm_all(void) {
     QT_RUN(test_llm_generate_kvmap);
     QT_RUN(test_llm_weight_blocks_outlier);
     QT_RUN(test_llm_whatif_weight_only);
+    QT_RUN(test_llm_whatif_wq_edit);
     QT_RUN(test_llm_dims);
 }

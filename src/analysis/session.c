@@ -1216,11 +1216,12 @@ static QrStatus qr_session_run_inc(const QrSession *s, const QrGraph *g, const Q
     bool *tap_only = ro->tap ? malloc((size_t)nv + 1) : NULL;
     QrStatus st = live && stack && feed && (tap_only || !ro->tap) ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) {
-        /* the cone: producers and readers of every overridden value, and downstream */
+        /* the cone: producers and readers of every overridden or edited value, and downstream */
         memset(live, 0, (size_t)nn);
         int sp = 0;
         for (int v = 0; v < nv; v++) {
-            if (!((ro->alias && ro->alias[v] >= 0) || (ro->subst && ro->subst[v]))) continue;
+            if (!((ro->alias && ro->alias[v] >= 0) || (ro->subst && ro->subst[v]) || (ro->edit && ro->edit_on && ro->edit_on[v])))
+                continue;
             int p = g->values[v].producer;
             if (p >= 0 && !live[p]) { live[p] = true; stack[sp++] = p; }
             const QrUse *u;

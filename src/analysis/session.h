@@ -182,8 +182,8 @@ static void qr_session_ref_free(QrSession *s);
 static void qr_session_memo_put(QrSession *s, const QrOverrides *ov, const QrMetrics *out);
 static bool qr_session_memo_get(QrSession *s, const QrOverrides *ov, QrMetrics *out);
 /* Runs g — the twin, or a copy of it that keeps the twin's node and value indices and adds
- * values after them (what-if) — under ro's overrides and taps, re-executing only the cone
- * of nodes that read an overridden value; outputs as qr_run. ro must not set live, feed or
+ * values after them (what-if) — under ro's overrides, edits and taps, re-executing only the cone
+ * of nodes that read an overridden value and of the nodes of edited values (ro->edit_on); outputs as qr_run. ro must not set live, feed or
  * cache. live (optional, g->n_nodes entries) receives the cone: a tap sees only values of
  * nodes in it (others equal the reference's). Needs s->ref. */
 static QrStatus qr_session_run_inc(const QrSession *s, const QrGraph *g, const QrRunOpts *ro, QrTensor *outs, bool *live);

@@ -261,18 +261,14 @@ static const char *qr__wi_qname(const QrSession *s, int i) {
     return q->float_value >= 0 ? g->values[q->float_value].name : g->values[q->int_value].name;
 }
 
-static QrStatus qr_whatif_requant_blocks(const QrTensor *w, int axis, int bs, int bits, bool asym, QrTensor *out) {
-    memset(out, 0, sizeof *out);
+static QrStatus qr_whatif_requant_into(const QrTensor *w, int axis, int bs, int bits, bool asym, float *y) {
     if (axis < 0) axis += w->rank;
     if (axis < 0 || axis >= w->rank || bs <= 0 || bits < 2 || bits > 8)
         return qr_errf(QR_ERR_INVALID, "what-if: cannot re-quantize a weight in blocks (axis %d, block %d, %d bits)", axis, bs,
                        bits);
-    QR_TRY(qr_tensor_set_shape(out, QR_DT_F32, w->rank, w->dims));
-    QR_TRY(qr_tensor_alloc_data(out));
     int64_t inner = 1, len = w->dims[axis];
     for (int d = axis + 1; d < w->rank; d++) inner *= w->dims[d];
     int64_t outer = len > 0 && inner > 0 ? w->numel / (len * inner) : 0;
-    float *y = out->data;
     const float qmax = (float)((1 << bits) - 1), mid = (float)(1 << (bits - 1));
     for (int64_t o = 0; o < outer; o++)
         for (int64_t k0 = 0; k0 < len; k0 += bs)
@@ -297,6 +293,7 @@ static QrStatus qr_whatif_requant_blocks(const QrTensor *w, int axis, int bs, in
     return QR_OK;
 }
 
+
 /* Quantizer i's weight-only what-if data: the weight of a MatMulNBits node without g_idx whose float weight
  * is known ([K, N], blocks of *bs along K), its bits and whether it has zero points; false otherwise. */
 static bool qr__wi_wq_of(const QrSession *s, int i, int *bits, bool *asym, int *bs) {
@@ -312,37 +309,69 @@ static bool qr__wi_wq_of(const QrSession *s, int i, int *bits, bool *asym, int *
     return w->rank == 2 && w->dims[0] == K && w->dims[1] == N && *bs > 0 && *bits >= 2 && *bits <= 8;
 }
 
+/* The weight-only runs' edit (QrRunOpts.edit): the dequantized weight of quantizer q_of[value] (its
+ * DequantizeLinear's or BlockDequant's output, computed in the run from the node's own codes) overwritten
+ * with the float weight re-quantized, in place. The weight exists only as long as any dequantized weight of
+ * a run does (from its reader's turn to its last reader, run.c): no re-quantized copy is kept. */
+typedef struct QrWiWqEdit {
+    const QrSession *s;
+    const int *q_of;             /* per twin value: the quantizer whose weight it is, or -1 */
+    int kind;                    /* 0: 8 bits, 1: half the block */
+} QrWiWqEdit;
+
+static QrStatus qr__wi_wq_edit(void *user, const QrGraph *g, int node, int value, QrTensor *t, const QrTensor *const *in) {
+    QR_UNUSED(node);
+    QR_UNUSED(in);
+    const QrWiWqEdit *e = user;
+    int i = e->q_of[value], bits, bs;
+    bool asym;
+    if (i < 0 || !qr__wi_wq_of(e->s, i, &bits, &asym, &bs)) return QR_OK;
+    const QrTensor *w = e->s->fw[i];
+    if (t->dtype != QR_DT_F32 || t->numel != w->numel)
+        return qr_errf(QR_ERR_INVALID, "what-if: weight '%s' has %lld elements (%s), its float weight %lld",
+                       g->values[value].name, (long long)t->numel, qr_dtype_name(t->dtype), (long long)w->numel);
+    return qr_whatif_requant_into(w, 0, e->kind == 0 ? bs : bs / 2, e->kind == 0 ? 8 : bits, asym, t->data);
+}
+
 /* The twin with the step's weight-only weights re-quantized (kind 0: 8 bits, 1: half block) and their nodes
  * computing the float product with them (as when disabled: MatMul(A, W); accuracy_level 4's int8
  * activations are not applied), every other quantizer on: the model-output metrics into *m (NaN when no
- * weight changes). */
+ * weight changes). The nodes' weights are not substituted: their dequantization runs and qr__wi_wq_edit
+ * re-quantizes its output in place (the same float32 weight the product reads, one weight at a time). */
 static QrStatus qr__wi_wq_run(QrSession *s, const QrWiStepPlan *p, int kind, QrMetrics *m) {
-    int nq = s->qt.n;
-    QrTensor *tw = calloc((size_t)nq + 1, sizeof *tw);
-    bool *mask = malloc((size_t)nq + 1);
+    int nq = s->qt.n, nv = s->tw.g.n_values;
+    int *q_of = malloc(((size_t)nv + 1) * sizeof *q_of);
+    bool *mask = malloc((size_t)nq + 1), *on = calloc((size_t)nv + 1, 1);
     QrOverrides ov = {0};
-    QrStatus rc = tw && mask ? qr_session_overrides_alloc(s, &ov) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus rc = q_of && mask && on ? qr_session_overrides_alloc(s, &ov) : qr_errf(QR_ERR_NOMEM, "out of memory");
     int changed = 0;
+    for (int v = 0; q_of && v < nv; v++) q_of[v] = -1;
     for (int i = 0; rc == QR_OK && i < nq; i++) {
-        int bits, bs;
+        int bits, bs, v = s->qt.q[i].out_value;
         bool asym;
         mask[i] = true;
         if (p->state[i] != 1 || !qr__wi_wq_of(s, i, &bits, &asym, &bs)) continue;
         if (kind == 0 ? bits >= 8 : bs < 32) continue;
-        rc = qr_whatif_requant_blocks(s->fw[i], 0, kind == 0 ? bs : bs / 2, kind == 0 ? 8 : bits, asym, &tw[i]);
-        if (rc == QR_OK) { mask[i] = false; changed++; }
+        mask[i] = false;
+        q_of[v] = i;
+        on[v] = true;
+        changed++;
     }
     memset(m, 0, sizeof *m);
     m->cosine = m->mse = m->l1 = m->kl = m->sqnr = m->atol = m->rtol = m->kld = NAN;
     if (rc == QR_OK && changed) {
         qr_session_overrides(s, mask, &ov);
-        for (int i = 0; i < nq; i++) if (tw[i].data) ov.subst[s->qt.q[i].out_value] = &tw[i];
+        for (int v = 0; v < nv; v++) if (on[v]) ov.subst[v] = NULL;   /* computed, then edited */
         QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
+        QrWiWqEdit ed = { s, q_of, kind };
+        ro.edit = qr__wi_wq_edit;
+        ro.edit_user = &ed;
+        ro.edit_on = on;
         rc = qr__wi_run_out(s, &s->tw.g, &ro, m);
     }
-    for (int i = 0; tw && i < nq; i++) qr_tensor_free_data(&tw[i]);
-    free(tw);
+    free(q_of);
     free(mask);
+    free(on);
     qr_session_overrides_free(&ov);
     return rc;
 }
@@ -415,8 +444,8 @@ static QrStatus qr_whatif_plan(QrSession *s, const QrWiNode *rank, const QrWiGro
     return QR_OK;
 }
 
-/* The runs of the steps, as independent jobs: job 4t = step t in 16 bits, 4t + 1 = in float, 4t + 2 its
- * weight-only weights in 8 bits, 4t + 3 with half the block size. */
+/* The 16-bit and float runs of the steps, as independent jobs: job 2t = step t in 16 bits, 2t + 1 = in
+ * float (the weight-only runs: qr__wi_wq_runs). */
 typedef struct QrWiRunJob {
     QrSession *s;
     const QrWiGroups *gr;
@@ -429,17 +458,11 @@ static QrStatus qr_whatif_run_job(void *ctx, int job, int tid) {
     QrWiRunJob *j = ctx;
     QrSession *s = j->s;
     const QrWiGroups *gr = j->gr;
-    QrWhatIfStep *st = &j->steps[job / 4];
-    const QrWiStepPlan *p = &j->plans[job / 4];
+    QrWhatIfStep *st = &j->steps[job / 2];
+    const QrWiStepPlan *p = &j->plans[job / 2];
     int nq = s->qt.n;
     QrStatus rc = QR_OK;
-    if (job % 4 >= 2) {
-        rc = qr__wi_wq_run(s, p, job % 4 - 2, job % 4 == 2 ? &st->wq8 : &st->wq_half);
-        if (rc != QR_OK) return qr_err_wrap(rc, "what-if: top-%d nodes' weight-only weights %s", st->k,
-                                            job % 4 == 2 ? "in 8 bits" : "with half the block size");
-        return QR_OK;
-    }
-    if (job % 4 == 0) {
+    if (job % 2 == 0) {
         int npv = gr->pg.n_values;
         const QrTensor **subst = calloc((size_t)npv + 1, sizeof *subst);
         QrWiSubst ts = { calloc((size_t)nq * 3 + 3, sizeof(QrTensor)), 0, nq * 3 + 3 };
@@ -468,6 +491,33 @@ static QrStatus qr_whatif_run_job(void *ctx, int job, int tid) {
     }
     qr_session_overrides_free(&ov);
     if (rc != QR_OK) return qr_err_wrap(rc, "what-if: top-%d nodes in float", st->k);
+    return QR_OK;
+}
+
+/* Progress over the 4 runs a step: the jobs' 2 per step first, then the weight-only runs. */
+typedef struct QrWiProgress {
+    const QrStepHook *h;
+    int64_t total;
+} QrWiProgress;
+
+static void qr__wi_progress(void *ctx, int64_t done, int64_t total) {
+    const QrWiProgress *p = ctx;
+    QR_UNUSED(total);
+    qr_step(p->h, done, p->total);
+}
+
+/* The weight-only runs of every step (8 bits, then half the block), one at a time on this thread: each
+ * re-quantized weight exists only while its product runs, never two runs' at once (two side by side held
+ * two sets of up to 10 float weights: +0.6 GiB on a 0.5B decoder), and the run's kernels use every thread. */
+static QrStatus qr__wi_wq_runs(QrSession *s, QrWhatIf *out, const QrWiStepPlan *plans, const QrWiProgress *pr) {
+    for (int t = 0; t < out->n_steps; t++)
+        for (int kind = 0; kind < 2; kind++) {
+            QrWhatIfStep *st = &out->steps[t];
+            qr_step(pr->h, 2 * out->n_steps + 2 * t + kind, pr->total);
+            QrStatus rc = qr__wi_wq_run(s, &plans[t], kind, kind == 0 ? &st->wq8 : &st->wq_half);
+            if (rc != QR_OK) return qr_err_wrap(rc, "what-if: top-%d nodes' weight-only weights %s", st->k,
+                                                kind == 0 ? "in 8 bits" : "with half the block size");
+        }
     return QR_OK;
 }
 
@@ -515,7 +565,10 @@ static QrStatus qr_whatif_run(QrSession *s, const QrSensResult *sens, const int 
         out->n_steps++;
     }
     QrWiRunJob job = { s, &gr, out->steps, plans };
-    if (st == QR_OK) st = qr_session_jobs(s, 4 * out->n_steps, qr_whatif_run_job, &job, &s->progress);
+    QrWiProgress pr = { &s->progress, 4 * out->n_steps };
+    QrStepHook hook = { qr__wi_progress, &pr };
+    if (st == QR_OK) st = qr_session_jobs(s, 2 * out->n_steps, qr_whatif_run_job, &job, s->progress.fn ? &hook : NULL);
+    if (st == QR_OK) st = qr__wi_wq_runs(s, out, plans, &pr);
     for (int t = 0; st == QR_OK && t < out->n_steps; t++) {
         QrWhatIfStep *x = &out->steps[t];
         x->int16_meets = x->int16.cosine >= out->target;

@@ -34,8 +34,10 @@ typedef struct QrWhatIfStep {
     /* The selected weight-only nodes' weights (MatMulNBits without g_idx, its float weight known), every other
      * quantizer as is: re-quantized from the float weight with 8-bit codes (same block size; only weights of
      * fewer bits) and with half the block size (same bits; only blocks of 32 or more), each by the node's rule
-     * (qr_whatif_requant_blocks), the node computing A @ W_requantized in float (as when it is disabled:
-     * accuracy_level 4's int8 activations are not applied). */
+     * (qr_whatif_requant_into), the node computing A @ W_requantized in float (as when it is disabled:
+     * accuracy_level 4's int8 activations are not applied). Each run re-quantizes a weight in place of its
+     * dequantized copy as the run computes it (no re-quantized weight is kept), and these runs go one at a
+     * time, after the other runs, their kernels on every thread. */
     int n_wq8, n_wq_half;        /* weights changed by each run (0: that run measured nothing, metrics NaN) */
     int wq_bits, wq_block;       /* the first such weight's bits and block size */
     const char **wq_names;       /* [n_wq8 or n_wq_half, whichever is larger] their weights */
@@ -64,8 +66,8 @@ typedef struct QrWhatIf {
  * without zero points (scale = the block's signed abs-max / -2^(bits-1), code = round(w / scale) + 2^(bits-1)
  * clipped to [0, 2^bits - 1], value (code - 2^(bits-1)) * scale) or, asym, min/max with a zero point (range
  * widened to include 0, scale = (max - min) / (2^bits - 1), zero point round(-min / scale) clipped, value
- * (code - zp) * scale). out gets w's shape, float32. */
-static QrStatus qr_whatif_requant_blocks(const QrTensor *w, int axis, int bs, int bits, bool asym, QrTensor *out);
+ * (code - zp) * scale), into y (w's element count, float32). */
+static QrStatus qr_whatif_requant_into(const QrTensor *w, int axis, int bs, int bits, bool asym, float *y);
 
 /* ks: the k values (NULL → 1, 3, 5, 10); target: Cosine to reach (<= 0 → QR_WHATIF_TARGET_COSINE).
  * The ranking is sens (worst first for one-on, best first for off-one, whatever its --reverse),

@@ -197,10 +197,9 @@ static const char *qr__sens_dtypes(const QrQuantTable *qt, const QrSensRow *row,
 /* Row indices of sens, most sensitive first whatever the --reverse of the listing: largest
  * badness first for one-on rows, smallest first for off-one rows (keeping that node in high
  * precision helps most). Ties keep the listing order. idx has sens->n entries. */
-static const QrSensResult *qr__sens_order_r;
-static int qr__sens_order_cmp(const void *pa, const void *pb) {
+static int qr__sens_order_cmp(const void *pa, const void *pb, void *ctx) {
     int a = *(const int *)pa, b = *(const int *)pb;
-    const QrSensResult *r = qr__sens_order_r;
+    const QrSensResult *r = ctx;
     double x = qr_metric_badness(&r->rows[a].m, r->opts.metric), y = qr_metric_badness(&r->rows[b].m, r->opts.metric);
     if (r->opts.off_one) { x = -x; y = -y; }
     return x > y ? -1 : x < y ? 1 : a - b;
@@ -208,9 +207,7 @@ static int qr__sens_order_cmp(const void *pa, const void *pb) {
 
 static void qr_sens_order(const QrSensResult *sens, int *idx) {
     for (int k = 0; k < sens->n; k++) idx[k] = k;
-    qr__sens_order_r = sens;
-    if (sens->n > 1) qsort(idx, (size_t)sens->n, sizeof *idx, qr__sens_order_cmp);
-    qr__sens_order_r = NULL;
+    if (sens->n > 1) qsort_r(idx, (size_t)sens->n, sizeof *idx, qr__sens_order_cmp, (void *)sens);
 }
 
 static const QrSensRow *qr_sens_top(const QrSensResult *r, int k) {
@@ -569,9 +566,9 @@ static int qr__sens_item_split(QrSensTree *t, const int *ids, int n) {
     return qr__sens_item_group(t, parts, QR__SENS_SPLIT);
 }
 
-static const QrSensItem *qr__sens_pos_items;
-static int qr__sens_pos_cmp(const void *pa, const void *pb) {
-    const QrSensItem *a = &qr__sens_pos_items[*(const int *)pa], *b = &qr__sens_pos_items[*(const int *)pb];
+static int qr__sens_pos_cmp(const void *pa, const void *pb, void *ctx) {
+    const QrSensItem *items = ctx;
+    const QrSensItem *a = &items[*(const int *)pa], *b = &items[*(const int *)pb];
     if (a->pos != b->pos) return a->pos < b->pos ? -1 : 1;
     return *(const int *)pa - *(const int *)pb;
 }
@@ -664,8 +661,7 @@ static QrStatus qr__sens_tree(const QrSession *s, const QrSensResult *r, QrSensT
         k = e;
     }
     if (st == QR_OK) {
-        qr__sens_pos_items = t->it;
-        qsort(nodes, (size_t)nnode, sizeof *nodes, qr__sens_pos_cmp);
+        qsort_r(nodes, (size_t)nnode, sizeof *nodes, qr__sens_pos_cmp, t->it);
     }
     /* segments (at most 2 G nodes each: longer ones cut in G), merged into groups of >= G nodes */
     int G = 2;

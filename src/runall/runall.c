@@ -349,9 +349,10 @@ static QrStatus qr__ra_repro(QrRaCtx *c) {
 }
 
 /* The baseline values (QrSession.base) are read by the match stage's jobs and the repro, then by
- * the cumulative error, the advisor and the distributions (a few rows): each of those brings back
- * what it reads (qr_session_base_need) and the values are dropped again after it
- * (qr_session_base_drop), so they never sit next to sensitivity's reference or the all-on one. */
+ * the cumulative error and the advisor (which come one after the other: the values stay between
+ * them) and the distributions (a few rows): each brings back what it reads (qr_session_base_need)
+ * and the values are dropped again after it (qr_session_base_drop), so they never sit next to
+ * sensitivity's reference or the all-on one. */
 static QrStatus qr__ra_sens(QrRaCtx *c) {
     QrBundle *bd = c->bd;
     qr_session_base_drop(&bd->se, NULL);
@@ -372,8 +373,7 @@ static QrStatus qr__ra_accum(QrRaCtx *c) {
     QrStatus st = qr_accum_run_sets(&bd->se, sens ? &bd->sens : NULL, o->topk, sens ? o->n_topk : 0, &bd->acc_sets,
                                     o->metric_given ? o->sens.metric : QR_METRIC_COSINE, &bd->acc);
     bd->se.no_incremental = no_inc;
-    qr_session_base_drop(&bd->se, NULL);
-    QR_TRY(st);
+    QR_TRY(st);     /* (the values stay for the advisor, which reads them all: one baseline run fewer) */
     return qr_accum_write(&bd->se, &bd->acc, bd->dir);
 }
 

@@ -327,14 +327,14 @@ static void qr__k_f32_panel(const QrKF32Job *j, int64_t pc, int64_t kc, int64_t 
     }
 }
 
-/* Column jr of C, rows [i0, i1) (<= QR__K_F32_MC), in K block pc (the last when `last`),
+/* Column jr of C, rows [i0, i1) (<= QR__K_F32_MC_PACKED), in K block pc (the last when `last`),
  * from its B column (kc values, stride cs) by the ISA's dot products (QrKF32DotSeq: the
  * micro-kernels' chain of fused multiply-adds from +0 for each element), then finished in
  * the micro-kernels' order (QrKF32Out): the bias first (plain GEMM, first block), the add to
  * C, the bias after (a convolution's last block), then residual, clamp and ReLU. */
 static void qr__k_f32_col1(const QrKF32Job *j, int64_t pc, int64_t kc, bool last, int64_t i0, int64_t i1, int64_t jr,
                            const float *colp, int64_t cs) {
-    float col[QR__K_COL1_MAXK], v[QR__K_F32_MC];
+    float col[QR__K_COL1_MAXK], v[QR__K_F32_MC_PACKED];   /* a packed task has up to 256 rows */
     for (int64_t k = 0; k < kc; k++) col[k] = colp[k * cs];
     j->isa->dotseq(j->A + i0 * j->lda + pc, j->lda, col, kc, i1 - i0, v);
     const QrF32Fused *f = j->f;

@@ -176,15 +176,7 @@ static void test_incr_ref_kept(void) {
                 int nu = qr_graph_readers(g, v, &u);
                 for (int k = 0; k < nu; k++) if (!cone[u[k].node]) { cone[u[k].node] = true; stack[sp++] = u[k].node; }
             }
-            while (sp) {
-                const QrNode *nd = &g->nodes[stack[--sp]];
-                for (int o = 0; o < nd->n_out; o++) {
-                    if (nd->out[o] < 0) continue;
-                    const QrUse *u;
-                    int nu = qr_graph_readers(g, nd->out[o], &u);
-                    for (int k = 0; k < nu; k++) if (!cone[u[k].node]) { cone[u[k].node] = true; stack[sp++] = u[k].node; }
-                }
-            }
+            qr__se_downstream(g, cone, stack, sp);
             QrRunOpts ro = qr_session_run_opts(&ov, NULL, NULL);
             st = qr_session_run_inc(&se, g, &ro, o1, live);
             if (st == QR_OK) st = qr_run(g, se.inputs, &ro, o2);

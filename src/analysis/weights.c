@@ -110,17 +110,24 @@ static void qr_weights_wdata_free(QrWtData *d) {
     d->x_borrowed = false;
 }
 
-/* Elements [i0, i0 + n) of d, all on parameter (s1, z): d->x holds the float weight when
- * there is one; fills d->y (and d->x without a float weight) and the counts. */
-static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, float s1, int32_t z, QrQuantRange range) {
+/* Elements [i0, i0 + n) of d, element i on parameter (ps[i * pstep], pz[i * pstep]): one parameter
+ * for the run (pstep 0), or one per element (pstep 1: a row of a weight quantized along its last
+ * axis, the channels in order — a transformer's MatMul weights, where a call per element and its
+ * parameter index took most of the weight comparison). d->x holds the float weight when there is
+ * one; fills d->y (and d->x without a float weight) and the counts. */
+static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, const float *ps, const int32_t *pz, int64_t pstep,
+                             QrQuantRange range) {
     float *x = d->x + i0, *y = d->y + i0;
     const QrTensor *iw = d->iw;
     const bool nbits = d->iw_nbits;
     const int8_t *i8 = iw && !nbits && iw->dtype == QR_DT_S8 ? (const int8_t *)iw->data + i0 : NULL;
     const uint8_t *u8 = iw && !nbits && iw->dtype == QR_DT_U8 ? (const uint8_t *)iw->data + i0 : NULL;
-    const float lo = (float)range.lo, hi = (float)range.hi, fz = (float)z;
+    const float lo = (float)range.lo, hi = (float)range.hi;
     int64_t n_sat = 0, n_sat_far = 0, n_zero = 0, n_nonfinite = 0, n_diff = 0;
     for (int64_t i = 0; i < n; i++) {
+        const float s1 = ps[i * pstep];
+        const int32_t z = pz[i * pstep];
+        const float fz = (float)z;
         int32_t qv = 0;
         if (d->w) {
             float xv = x[i], dv = xv / s1;
@@ -249,11 +256,17 @@ static QrStatus qr_weights_wdata(const QrSession *s, int qi, QrWtData *d) {
         int ax = q->axis < 0 ? q->axis + sh->rank : q->axis;
         for (int k = ax + 1; ax >= 0 && ax < sh->rank && k < sh->rank; k++) run *= sh->dims[k];
     }
-    for (int64_t i0 = 0; i0 < n;) {
-        int64_t len = QR_MIN(QR_MAX(run, 1), n - i0);
-        int64_t p = qr_weights_param_index(sh->rank, sh->dims, q->axis, q->block_size, np, i0);
-        qr__wt_wdata_run(d, i0, len, ps[p], pz[p], range);
-        i0 += len;
+    int ax = q->axis < 0 ? q->axis + sh->rank : q->axis;
+    if (np > 1 && q->block_size <= 0 && run == 1 && ax >= 0 && ax < sh->rank && sh->dims[ax] == np && n % np == 0) {
+        /* the parameter of element i is i % np (qr_weights_param_index): rows of np elements */
+        for (int64_t i0 = 0; i0 < n; i0 += np) qr__wt_wdata_run(d, i0, np, ps, pz, 1, range);
+    } else {
+        for (int64_t i0 = 0; i0 < n;) {
+            int64_t len = QR_MIN(QR_MAX(run, 1), n - i0);
+            int64_t p = qr_weights_param_index(sh->rank, sh->dims, q->axis, q->block_size, np, i0);
+            qr__wt_wdata_run(d, i0, len, ps + p, pz + p, 0, range);
+            i0 += len;
+        }
     }
     free(ps);
     free(pz);

@@ -460,11 +460,21 @@ static bool qr__run_writes_all(const QrNode *n) {
     return false;
 }
 
+#ifdef QR_TESTING
+/* Tests: the buffers of outputs that are not zeroed (their operators write every element,
+ * qr__run_writes_all) are filled with 0xff bytes (a NaN in every float) first, so that an
+ * element such an operator leaves unwritten shows in its output. */
+QR_TESTAPI bool qr_run_test_poison;
+#endif
+
 /* Gives t (shape set) a pooled buffer, zeroed when `zero`; *cap records it for qr__run_drop. */
 static QrStatus qr__run_alloc(QrTensor *t, size_t *cap, bool zero) {
     size_t n = qr_tensor_nbytes(t);
     t->data = qr__run_buf_get(n, cap);
     if (!t->data) return qr_errf(QR_ERR_NOMEM, "cannot allocate %zu bytes for a tensor", n);
+#ifdef QR_TESTING
+    if (!zero && qr_run_test_poison) memset(t->data, 0xff, n);
+#endif
     if (zero) memset(t->data, 0, n);
     t->owned = false;
     return QR_OK;

@@ -471,6 +471,103 @@ static void test_run_fusion_lastb(void) {
     QT_CHECK(was_cut);
 }
 
+/* ---- the exact GELU fused into its MatMul's chain -----------------------------------------------
+ * MatMul + bias -> Div(1.4142135) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5) -> MatMul, as PyTorch exports
+ * a Linear layer and its GELU: the five GELU nodes join the first MatMul's chain (qr__run_gelu), and
+ * the fused run has the bits of the nodes run one by one (a tap on every value), at 1 and 2 threads
+ * (25,216 values: two tasks). A Div reading x as its divisor is no GELU and does not fuse. */
+static QrStatus qt__rg_model(QrGraph **g, bool swapped_div) {
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    uint64_t rng = 88;
+    int64_t dx[3] = { 1, 197, 64 }, w1[2] = { 64, 128 }, b1[1] = { 128 }, w2[2] = { 128, 32 }, dy[3] = { 1, 197, 32 };
+    int64_t s0[1] = { 1 };
+    float c0 = 1.4142135f, c1 = 1.0f, c2 = 0.5f;
+    qt_mb_input(&mb, "x", QR_DT_F32, 3, dx);
+    qt_mb_output(&mb, "y", QR_DT_F32, 3, dy);
+    qt__rf_init(&mb, "W1", 2, w1, &rng, 0.3f, 0.0f);
+    qt__rf_init(&mb, "B1", 1, b1, &rng, 0.5f, 0.0f);
+    qt__rf_init(&mb, "W2", 2, w2, &rng, 0.2f, 0.0f);
+    qt_mb_init_raw(&mb, "c0", QR_DT_F32, 0, s0, &c0, 4);
+    qt_mb_init_raw(&mb, "c1", QR_DT_F32, 0, s0, &c1, 4);
+    qt_mb_init_raw(&mb, "c2", QR_DT_F32, 0, s0, &c2, 4);
+    qt_mb_node(&mb, "MatMul", "mm1", "x,W1", "h");
+    qt_mb_node(&mb, "Add", "bias1", "B1,h", "hb");
+    qt_mb_node(&mb, "Div", "div", swapped_div ? "c0,hb" : "hb,c0", "d");
+    qt_mb_node(&mb, "Erf", "erf", "d", "e");
+    qt_mb_node(&mb, "Add", "add", "e,c1", "a");
+    qt_mb_node(&mb, "Mul", "mul", "hb,a", "m");
+    qt_mb_node(&mb, "Mul", "half", "m,c2", "gl");
+    qt_mb_node(&mb, "MatMul", "mm2", "gl,W2", "y");
+    QrStatus st = qt_load_built(&mb, "gelu_chain.onnx", g);
+    qt_mb_free(&mb);
+    return st;
+}
+
+/* Runs the GELU model fused and tapped at 1 and 2 threads; *fused: the GELU nodes are in mm1's
+ * chain with gelu_at set; *same: every run has the tapped one-thread run's bits. */
+static QrStatus qt__rg_check(bool swapped_div, bool *fused, bool *same, int64_t *n_exec, int *n_nodes) {
+    QrGraph *g = NULL;
+    QR_TRY(qt__rg_model(&g, swapped_div));
+    QrTensor x = {0}, ref = {0}, y = {0};
+    int64_t dx[3] = { 1, 197, 64 };
+    QrStatus st = qr_tensor_set_shape(&x, QR_DT_F32, 3, dx);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&x);
+    uint64_t rng = 3;
+    for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
+    int *uses = calloc((size_t)g->n_values + 1, sizeof *uses);
+    for (int ni = 0; uses && ni < g->n_nodes; ni++)
+        for (int k = 0; k < g->nodes[ni].n_in; k++) if (g->nodes[ni].in[k] >= 0) uses[g->nodes[ni].in[k]]++;
+    for (int i = 0; uses && i < g->n_outputs; i++) uses[g->outputs[i]]++;
+    QrRunPlan pl = {0};
+    QrRunOpts none = {0};
+    if (st == QR_OK && !uses) st = qr_errf(QR_ERR_NOMEM, "oom");
+    if (st == QR_OK) st = qr__run_plan(g, &none, uses, NULL, &pl);
+    *fused = st == QR_OK;
+    for (int k = 0; st == QR_OK && k < g->n_nodes; k++) {
+        const char *nm = g->nodes[k].name;
+        const int c = pl.chain_of[k];
+        if (strcmp(nm, "mm2") && (c < 0 || strcmp(g->nodes[pl.chains[c].nodes[0]].name, "mm1") || pl.chains[c].gelu_at < 0))
+            *fused = false;
+    }
+    qr__run_plan_free(&pl);
+    free(uses);
+    QtRfTaps all = {0};
+    QrRunOpts tapped = { .tap = qt__rf_tap, .tap_user = &all };
+    const int saved = qr_pool_threads();
+    int64_t n_ref = 0;
+    qr_pool_init(1);
+    if (st == QR_OK) st = qt__rf_run(g, &x, &tapped, &ref, &n_ref);
+    *same = st == QR_OK;
+    for (int threads = 1; st == QR_OK && threads <= 2; threads++) {
+        qr_pool_init(threads);
+        st = qt__rf_run(g, &x, NULL, &y, n_exec);
+        *same = *same && st == QR_OK && !memcmp(y.data, ref.data, qr_tensor_nbytes(&ref)) && *n_exec == n_ref;
+        qr_tensor_free_data(&y);
+    }
+    qr_pool_init(saved);
+    *n_nodes = g->n_nodes;
+    qr_tensor_free_data(&x);
+    qr_tensor_free_data(&ref);
+    qr_graph_free(g);
+    free(g);
+    return st;
+}
+
+static void test_run_fusion_gelu(void) {
+    bool fused = false, same = false, fused_sw = true, same_sw = false;
+    int64_t n_exec = 0, n_exec_sw = 0;
+    int nn = 0, nn_sw = 0;
+    QT_OK(qt__rg_check(false, &fused, &same, &n_exec, &nn));
+    QT_OK(qt__rg_check(true, &fused_sw, &same_sw, &n_exec_sw, &nn_sw));
+    QT_CHECKF(fused, "the GELU nodes are not in the first MatMul's chain");
+    QT_CHECKF(same, "the fused GELU differs from the nodes run one by one");
+    QT_CHECKF(n_exec == nn, "nodes executed: %lld of %d", (long long)n_exec, nn);
+    QT_CHECKF(!fused_sw, "Div(c, x) was fused as a GELU");
+    QT_CHECK(same_sw);
+}
+
 /* ---- row-parallel operators and outputs that are not zeroed --------------------------------
  * Erf, Mul / Div / Sub of two same-shape tensors, Transpose, Softmax, Reshape, LayerNormalization
  * and Slice split their rows over the thread pool once a tensor is large enough (ops/elementwise.c
@@ -692,6 +789,7 @@ static void qt_run_all(void) {
     QT_RUN(test_run_fusion_plan);
     QT_RUN(test_run_fusion_lastb);
     QT_RUN(test_run_rows_threaded);
+    QT_RUN(test_run_fusion_gelu);
     QT_RUN(test_run_cache);
     QT_RUN(test_run_deferred_weights);
 }

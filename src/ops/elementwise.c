@@ -120,7 +120,7 @@ static bool qr_ew_channel_param(const QrTensor *c, const QrTensor *y, int64_t *p
 static void qr_ew_steps_run(const QrF32Step *s, int ns, const float *x, float *y, int64_t outer, int64_t C,
                             int64_t inner) {
     const int64_t total = outer * C * inner, piece = 16384;
-    if (total <= 0) return;
+    if (total <= 0 || (ns == 0 && x == y)) return;   /* no steps in place: nothing to do */
     QrEwStepsJob j = { s, ns, true, x, y, total, C, inner, piece };
     for (int k = 0; k < ns; k++) j.flat = j.flat && s[k].pc == 0;
     if (!j.flat) j.per_task = QR_MAX(1, piece / inner);
@@ -138,7 +138,7 @@ static void qr_ew_steps_run(const QrF32Step *s, int ns, const float *x, float *y
 #define QR__EW_PIECE 16384
 
 typedef enum QrEwRowKind { QR__EW_ROW_MAP, QR__EW_ROW_SOFTMAX, QR__EW_ROW_LAYERNORM, QR__EW_ROW_MUL, QR__EW_ROW_SUB,
-                           QR__EW_ROW_DIV } QrEwRowKind;
+                           QR__EW_ROW_DIV, QR__EW_ROW_GELU } QrEwRowKind;
 
 typedef struct QrEwRowJob {
     QrEwRowKind kind;
@@ -149,7 +149,24 @@ typedef struct QrEwRowJob {
     float eps;
     QrF32MapOp op;             /* MAP */
     bool wide, logsm;          /* SOFTMAX */
+    float c[3];                /* GELU: divisor, addend, factor */
 } QrEwRowJob;
+
+/* y = (x * (erf(x / c[0]) + c[1])) * c[2] over n values (y may equal x), each operation
+ * rounded as the Div, Erf, Add, Mul, Mul nodes PyTorch exports for the exact GELU round it
+ * when they run one by one (the Erf by QrF32MapFn's ERF), in pieces through a stack buffer. */
+static void qr__ew_gelu_erf(const float *c, const float *x, float *y, int64_t n) {
+    float t[256];
+    for (int64_t i0 = 0; i0 < n; i0 += 256) {
+        const int64_t m = QR_MIN((int64_t)256, n - i0);
+        for (int64_t i = 0; i < m; i++) t[i] = x[i0 + i] / c[0];
+        qr_kern.f32_map(QR_F32_MAP_ERF, t, t, m);
+        for (int64_t i = 0; i < m; i++) {
+            const float a = t[i] + c[1], p = x[i0 + i] * a;
+            y[i0 + i] = p * c[2];
+        }
+    }
+}
 
 static void qr__ew_row_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
@@ -160,6 +177,7 @@ static void qr__ew_row_task(void *ctx, int64_t t, int tid) {
     switch (j->kind) {
     case QR__EW_ROW_MAP: qr_kern.f32_map(j->op, x, y, (r1 - r0) * n); break;
     case QR__EW_ROW_SOFTMAX: qr_kern.f32_softmax(x, y, r1 - r0, n, j->wide, j->logsm); break;
+    case QR__EW_ROW_GELU: qr__ew_gelu_erf(j->c, x, y, (r1 - r0) * n); break;
     case QR__EW_ROW_LAYERNORM:
         for (int64_t r = r0; r < r1; r++, x += n, y += n)
             qr_kern.f32_layernorm(x, j->scale, j->b, y, n, j->eps, j->mean ? j->mean + r : NULL, j->inv ? j->inv + r : NULL);
@@ -184,6 +202,18 @@ static void qr__ew_rows_run(QrEwRowJob *j) {
     const int64_t tasks = (j->rows + j->per_task - 1) / j->per_task;
     if (tasks == 1) qr__ew_row_task(j, 0, 0);
     else qr_pool_for(tasks, qr__ew_row_task, j);
+}
+
+/* The exact GELU as PyTorch exports it, Div(x, c[0]) -> Erf -> Add(c[1]) -> Mul(x) -> Mul(c[2]),
+ * over n float32 values with those nodes' bits (run/run.c fuses the five nodes into the chain
+ * of the MatMul before them), threaded. y may equal x. */
+static void qr_ew_gelu_erf_run(const float c[3], const float *x, float *y, int64_t n) {
+    QrEwRowJob j = { .kind = QR__EW_ROW_GELU, .rows = (n + 15) / 16, .n = 16, .x = x, .y = y, .c = { c[0], c[1], c[2] } };
+    if (n % 16) {
+        j.rows = n / 16;
+        qr__ew_gelu_erf(c, x + j.rows * 16, y + j.rows * 16, n % 16);
+    }
+    qr__ew_rows_run(&j);
 }
 
 /* y = op(x) elementwise over n float32 values with MLAS's map kernels (QrF32MapFn), threaded. */

@@ -1625,7 +1625,7 @@ static const QrOpDef qr_ops_nn[] = {
     { "", "Conv", 2, 3, 1, 1, qr__nn_conv_shape, qr__nn_conv_exec, 0, 0 },
     { "", "ConvTranspose", 2, 3, 1, 1, qr__nn_convt_shape, qr__nn_convt_exec, 0, 0 },
     { "", "Gemm", 2, 3, 1, 1, qr__nn_gemm_shape, qr__nn_gemm_exec, 0, 0 },
-    { "", "MatMul", 2, 2, 1, 1, qr__nn_matmul_shape, qr__nn_matmul_exec, 0, 0 },
+    { "", "MatMul", 2, 2, 1, 1, qr__nn_matmul_shape, qr__nn_matmul_exec, QR_OPF_WRITES_ALL, 0 },
     { "", "MaxPool", 1, 1, 1, 2, qr__nn_maxpool_shape, qr__nn_maxpool_exec, 0, 0 },
     { "", "AveragePool", 1, 1, 1, 1, qr__nn_avgpool_shape, qr__nn_avgpool_exec, 0, 0 },
     { "", "LpPool", 1, 1, 1, 1, qr__nn_lppool_shape, qr__nn_lppool_exec, 0, 0 },

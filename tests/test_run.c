@@ -661,6 +661,54 @@ static void test_run_reshape_steal(void) {
     }
 }
 
+/* ---- batched MatMul heads side by side ----------------------------------------------------------
+ * A MatMul of two computed tensors with batch dims (attention's Q.K^T: [2, 3, 97, 40] x [3, 40, 90],
+ * B broadcast over the first dim) runs its per-matrix GEMMs as pool tasks (ops/nn.c
+ * qr__nn_batch_task). Each output matrix must have the bits of qr_kern.f32_gemm_fused called on
+ * that matrix alone with MLAS's adapted K blocks (QrF32Fused.conv_n = N), at 1 and 2 threads. */
+static void test_run_matmul_batches(void) {
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    const int64_t da[4] = { 2, 3, 97, 40 }, db[3] = { 3, 40, 90 }, dy[4] = { 2, 3, 97, 90 };
+    qt_mb_input(&mb, "a", QR_DT_F32, 4, da);
+    qt_mb_input(&mb, "b", QR_DT_F32, 3, db);
+    qt_mb_output(&mb, "y", QR_DT_F32, 4, dy);
+    qt_mb_node(&mb, "MatMul", "mm", "a,b", "y");
+    QrGraph *g = NULL;
+    QrStatus st = qt_load_built(&mb, "batches.onnx", &g);
+    qt_mb_free(&mb);
+    QT_OK(st);
+    QrTensor in[2] = { {0}, {0} }, y = {0};
+    st = qr_tensor_set_shape(&in[0], QR_DT_F32, 4, da);
+    if (st == QR_OK) st = qr_tensor_set_shape(&in[1], QR_DT_F32, 3, db);
+    for (int k = 0; st == QR_OK && k < 2; k++) st = qr_tensor_alloc_data(&in[k]);
+    uint64_t rng = 21;
+    for (int k = 0; st == QR_OK && k < 2; k++)
+        for (int64_t i = 0; i < in[k].numel; i++) ((float *)in[k].data)[i] = (float)qr_rng_normal(&rng);
+    const int64_t M = 97, N = 90, K = 40, nout = 2 * 3 * M * N;
+    float *want = malloc((size_t)nout * sizeof(float));
+    if (st == QR_OK && !want) st = qr_errf(QR_ERR_NOMEM, "oom");
+    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N };
+    for (int64_t i = 0; st == QR_OK && i < 6; i++)   /* batch (i / 3, i % 3) reads A's matrix i and B's i % 3 */
+        qr_kern.f32_gemm_fused(M, N, K, (const float *)in[0].data + i * M * K, K, (const float *)in[1].data + (i % 3) * K * N,
+                               N, want + i * M * N, N, false, &adapted);
+    const int saved = qr_pool_threads();
+    bool same = true;
+    for (int threads = 1; st == QR_OK && threads <= 2; threads++) {
+        qr_pool_init(threads);
+        st = qr_run(g, in, NULL, &y);
+        same = same && st == QR_OK && !memcmp(y.data, want, (size_t)nout * sizeof(float));
+        qr_tensor_free_data(&y);
+    }
+    qr_pool_init(saved);
+    free(want);
+    for (int k = 0; k < 2; k++) qr_tensor_free_data(&in[k]);
+    qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    QT_CHECKF(same, "a batched MatMul differs from its matrices' GEMMs run one by one");
+}
+
 /* ---- row-parallel operators and outputs that are not zeroed --------------------------------
  * Erf, Mul / Div / Sub of two same-shape tensors, Transpose, Softmax, Reshape, LayerNormalization
  * and Slice split their rows over the thread pool once a tensor is large enough (ops/elementwise.c
@@ -884,6 +932,7 @@ static void qt_run_all(void) {
     QT_RUN(test_run_rows_threaded);
     QT_RUN(test_run_fusion_gelu);
     QT_RUN(test_run_reshape_steal);
+    QT_RUN(test_run_matmul_batches);
     QT_RUN(test_run_cache);
     QT_RUN(test_run_deferred_weights);
 }

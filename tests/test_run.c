@@ -568,6 +568,147 @@ static void test_run_fusion_gelu(void) {
     QT_CHECK(same_sw);
 }
 
+/* ---- a Reshape (or a Transpose that moves no byte) takes its input's buffer -------------------
+ * x -> Mul(2) -> t -> Reshape -> r -> Relu -> y: the Reshape is t's last reader and takes t's buffer
+ * (the tap on r sees t's data pointer: no copy). Not when t is read again after it (second model:
+ * z = t + y reshaped back). A Transpose of [64, 1, 48] by (1, 0, 2) moves no byte and takes it too;
+ * one by (2, 1, 0) does not. Outputs equal what the test computes in every case. */
+typedef struct QtStealTaps { const void *t, *r; } QtStealTaps;
+
+static QrStatus qt__st_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QtStealTaps *c = user;
+    QR_UNUSED(node);
+    if (!strcmp(g->values[value].name, "t")) c->t = t->data;
+    if (!strcmp(g->values[value].name, "r")) c->r = t->data;
+    return QR_OK;
+}
+
+/* mode 0: Reshape, 1: Reshape and a later reader of t, 2: Transpose (1, 0, 2), 3: Transpose (2, 1, 0). */
+static QrGraph *qt__st_model(int mode) {
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    static const int64_t dx[3] = { 64, 1, 48 }, dr[3][3] = { { 8, 8, 48 }, { 1, 64, 48 }, { 48, 1, 64 } };
+    static const int64_t p1[3] = { 1, 0, 2 }, p2[3] = { 2, 1, 0 }, d3[1] = { 3 }, s0[1] = { 1 };
+    const int64_t *dy = dr[mode < 2 ? 0 : mode - 1];
+    float two = 2.0f;
+    qt_mb_input(&mb, "x", QR_DT_F32, 3, dx);
+    qt_mb_output(&mb, "y", QR_DT_F32, 3, dy);
+    qt_mb_init_raw(&mb, "two", QR_DT_F32, 0, s0, &two, 4);
+    qt_mb_node(&mb, "Mul", "mul", "x,two", "t");
+    if (mode < 2) {
+        qt_mb_init_raw(&mb, "shape", QR_DT_S64, 1, d3, dy, 3 * sizeof(int64_t));
+        qt_mb_node(&mb, "Reshape", "reshape", "t,shape", "r");
+    } else {
+        qt_mb_attr_ints(&mb, qt_mb_node(&mb, "Transpose", "tr", "t", "r"), "perm", 3, mode == 2 ? p1 : p2);
+    }
+    qt_mb_node(&mb, "Relu", "relu", "r", "y");
+    if (mode == 1) {
+        qt_mb_output(&mb, "z", QR_DT_F32, 3, dx);
+        qt_mb_init_raw(&mb, "shape2", QR_DT_S64, 1, d3, dx, sizeof dx);
+        qt_mb_node(&mb, "Reshape", "back", "y,shape2", "yb");
+        qt_mb_node(&mb, "Add", "add", "t,yb", "z");
+    }
+    QrGraph *g = NULL;
+    QrStatus st = qt_load_built(&mb, "steal.onnx", &g);
+    qt_mb_free(&mb);
+    return st == QR_OK ? g : NULL;
+}
+
+static QrStatus qt__st_run(int mode, bool *took, bool *right) {
+    QrGraph *g = qt__st_model(mode);
+    if (!g) return qr_errf(QR_ERR_INVALID, "steal model %d", mode);
+    QrTensor x = {0}, y[2];
+    memset(y, 0, sizeof y);
+    const int64_t dx[3] = { 64, 1, 48 };
+    QrStatus st = qr_tensor_set_shape(&x, QR_DT_F32, 3, dx);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&x);
+    uint64_t rng = 4;
+    for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
+    bool *only = calloc((size_t)g->n_values, sizeof *only);
+    if (st == QR_OK && !only) st = qr_errf(QR_ERR_NOMEM, "oom");
+    QtStealTaps taps = {0};
+    if (st == QR_OK) {
+        only[qr_graph_find(g, "t")] = only[qr_graph_find(g, "r")] = true;
+        QrRunOpts o = { .tap = qt__st_tap, .tap_user = &taps, .tap_only = only };
+        st = qr_run(g, &x, &o, y);
+    }
+    *took = st == QR_OK && taps.t && taps.t == taps.r;
+    *right = st == QR_OK;
+    const float *px = x.data;
+    for (int64_t i = 0; st == QR_OK && i < x.numel; i++) {
+        const int64_t at = mode == 3 ? (i % 48) * 64 + i / 48 : i;   /* (2, 1, 0): y[k][0][m] = f(x[m][0][k]) */
+        const float m = px[i] * 2.0f, r = m > 0 ? m : 0.0f;
+        *right = *right && ((const float *)y[0].data)[at] == r;
+        if (mode == 1) *right = *right && ((const float *)y[1].data)[i] == m + r;
+    }
+    free(only);
+    for (int k = 0; k < 2; k++) qr_tensor_free_data(&y[k]);
+    qr_tensor_free_data(&x);
+    qr_graph_free(g);
+    free(g);
+    return st;
+}
+
+static void test_run_reshape_steal(void) {
+    static const bool want[4] = { true, false, true, false };
+    for (int mode = 0; mode < 4; mode++) {
+        bool took = !want[mode], right = false;
+        QT_OK(qt__st_run(mode, &took, &right));
+        QT_CHECKF(took == want[mode], "case %d: the %s %s its input's buffer", mode, mode < 2 ? "Reshape" : "Transpose",
+                  took ? "took" : "did not take");
+        QT_CHECKF(right, "case %d: wrong output", mode);
+    }
+}
+
+/* ---- batched MatMul heads side by side ----------------------------------------------------------
+ * A MatMul of two computed tensors with batch dims (attention's Q.K^T: [2, 3, 97, 40] x [3, 40, 90],
+ * B broadcast over the first dim) runs its per-matrix GEMMs as pool tasks (ops/nn.c
+ * qr__nn_batch_task). Each output matrix must have the bits of qr_kern.f32_gemm_fused called on
+ * that matrix alone with MLAS's adapted K blocks (QrF32Fused.conv_n = N), at 1 and 2 threads. */
+static void test_run_matmul_batches(void) {
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    const int64_t da[4] = { 2, 3, 97, 40 }, db[3] = { 3, 40, 90 }, dy[4] = { 2, 3, 97, 90 };
+    qt_mb_input(&mb, "a", QR_DT_F32, 4, da);
+    qt_mb_input(&mb, "b", QR_DT_F32, 3, db);
+    qt_mb_output(&mb, "y", QR_DT_F32, 4, dy);
+    qt_mb_node(&mb, "MatMul", "mm", "a,b", "y");
+    QrGraph *g = NULL;
+    QrStatus st = qt_load_built(&mb, "batches.onnx", &g);
+    qt_mb_free(&mb);
+    QT_OK(st);
+    QrTensor in[2] = { {0}, {0} }, y = {0};
+    st = qr_tensor_set_shape(&in[0], QR_DT_F32, 4, da);
+    if (st == QR_OK) st = qr_tensor_set_shape(&in[1], QR_DT_F32, 3, db);
+    for (int k = 0; st == QR_OK && k < 2; k++) st = qr_tensor_alloc_data(&in[k]);
+    uint64_t rng = 21;
+    for (int k = 0; st == QR_OK && k < 2; k++)
+        for (int64_t i = 0; i < in[k].numel; i++) ((float *)in[k].data)[i] = (float)qr_rng_normal(&rng);
+    const int64_t M = 97, N = 90, K = 40, nout = 2 * 3 * M * N;
+    float *want = malloc((size_t)nout * sizeof(float));
+    if (st == QR_OK && !want) st = qr_errf(QR_ERR_NOMEM, "oom");
+    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N };
+    for (int64_t i = 0; st == QR_OK && i < 6; i++)   /* batch (i / 3, i % 3) reads A's matrix i and B's i % 3 */
+        qr_kern.f32_gemm_fused(M, N, K, (const float *)in[0].data + i * M * K, K, (const float *)in[1].data + (i % 3) * K * N,
+                               N, want + i * M * N, N, false, &adapted);
+    const int saved = qr_pool_threads();
+    bool same = true;
+    for (int threads = 1; st == QR_OK && threads <= 2; threads++) {
+        qr_pool_init(threads);
+        st = qr_run(g, in, NULL, &y);
+        same = same && st == QR_OK && !memcmp(y.data, want, (size_t)nout * sizeof(float));
+        qr_tensor_free_data(&y);
+    }
+    qr_pool_init(saved);
+    free(want);
+    for (int k = 0; k < 2; k++) qr_tensor_free_data(&in[k]);
+    qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    QT_CHECKF(same, "a batched MatMul differs from its matrices' GEMMs run one by one");
+}
+
 /* ---- row-parallel operators and outputs that are not zeroed --------------------------------
  * Erf, Mul / Div / Sub of two same-shape tensors, Transpose, Softmax, Reshape, LayerNormalization
  * and Slice split their rows over the thread pool once a tensor is large enough (ops/elementwise.c
@@ -790,6 +931,8 @@ static void qt_run_all(void) {
     QT_RUN(test_run_fusion_lastb);
     QT_RUN(test_run_rows_threaded);
     QT_RUN(test_run_fusion_gelu);
+    QT_RUN(test_run_reshape_steal);
+    QT_RUN(test_run_matmul_batches);
     QT_RUN(test_run_cache);
     QT_RUN(test_run_deferred_weights);
 }

@@ -370,6 +370,23 @@ static QrStatus qr__sh_perm(const QrOpCtx *c, int *perm) {
     return QR_OK;
 }
 
+/* A Transpose whose permutation keeps the order of the input's axes longer than 1 (ViT's
+ * [197, 1, 768] <-> [1, 197, 768]): its output has the input's bytes. c is bound and its
+ * shape function has succeeded. */
+static bool qr_op_transpose_is_copy(const QrOpCtx *c) {
+    int perm[QR_MAX_RANK];
+    if (qr__sh_perm(c, perm) != QR_OK) {
+        qr_err_clear();
+        return false;
+    }
+    for (int i = 0, last = -1; i < c->in[0]->rank; i++) {
+        if (c->in[0]->dims[perm[i]] == 1) continue;
+        if (perm[i] < last) return false;
+        last = perm[i];
+    }
+    return true;
+}
+
 static QrStatus qr__sh_transpose_shape(QrOpCtx *c) {
     const QrTensor *x = c->in[0];
     int perm[QR_MAX_RANK];

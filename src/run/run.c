@@ -1056,6 +1056,25 @@ QR_TESTAPI QrRunCount qr_run_count;
 #define QR__RUN_COUNT(field, k) ((void)0)
 #endif
 
+/* After n's shape function (c bound): a node whose output is its input's bytes (Reshape, Flatten,
+ * Squeeze, Unsqueeze, Identity: ops/shape.c's copy; a Transpose that moves no byte) takes the input's pooled buffer instead of
+ * copying it when this node is the input's last reader (nothing reads it after: no other node,
+ * no graph output; its taps and edits came when it was computed). True when it did. */
+static bool qr__run_steal(QrRunState *r, const QrNode *n, const QrOpCtx *c) {
+    const int v = n->n_in >= 1 ? n->in[0] : -1, o = qr__run_single_out(n);
+    const bool tr = n->def->exec == qr__sh_transpose_exec;
+    if ((n->def->exec != qr__sh_copy_exec && !tr) || v < 0 || o < 0 || r->in[0] != &r->vals[v] || !r->cap[v] || r->uses[v] != 1 ||
+        !r->vals[v].data || !r->out[0] || qr_tensor_nbytes(r->out[0]) != qr_tensor_nbytes(&r->vals[v]))
+        return false;
+    if (tr && !qr_op_transpose_is_copy(c)) return false;
+    r->out[0]->data = r->vals[v].data;
+    r->out[0]->owned = false;
+    r->cap[o] = r->cap[v];
+    r->cap[v] = 0;
+    r->vals[v].data = NULL;
+    return true;
+}
+
 /* Runs node n on its own. */
 static QrStatus qr__run_one(QrRunState *r, const QrNode *n) {
     QrOpCtx c;
@@ -1063,6 +1082,7 @@ static QrStatus qr__run_one(QrRunState *r, const QrNode *n) {
     if (r->o->n_exec) (*r->o->n_exec)++;
     QR__RUN_COUNT(nodes, 1);
     QrStatus st = n->def->shape(&c);
+    if (st == QR_OK && qr__run_steal(r, n, &c)) return QR_OK;
     bool zero = !qr__run_writes_all(n);
     for (int k = 0; st == QR_OK && k < n->n_out; k++)
         if (r->out[k]) st = qr__run_alloc(r->out[k], &r->cap[n->out[k]], zero);

@@ -809,8 +809,9 @@ static void test_dataset_dist_one_pass(void) {
 
 /* `qreport ARGS` in a child process running the CLI in-process (qt_cli_faults_start's way: the
  * pool at one thread across the fork), its model runs counted (the child's qr_run_count, sent
- * back through a pipe). Returns the exit code (-1: the child failed to report). */
-static int qt_ds_cli_runs(const char *args, QrRunCount *c) {
+ * back through a pipe) and, when reads is given, the samples it read (qr_dsset_reads). Returns the
+ * exit code (-1: the child failed to report). */
+static int qt_ds_cli_count(const char *args, QrRunCount *c, int64_t *reads) {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", args);
     int fd[2];
@@ -826,13 +827,16 @@ static int qt_ds_cli_runs(const char *args, QrRunCount *c) {
         char *argv[256];
         int argc = qt_cli_argv(buf, argv, 256);
         memset(&qr_run_count, 0, sizeof qr_run_count);
+        qr_dsset_reads = 0;
         int code = qr_cli_main(argc, argv);
-        QrRunCount x = qr_run_count;
+        struct { QrRunCount c; int64_t reads; } x = { qr_run_count, qr_dsset_reads };
         _exit(write(fd[1], &x, sizeof x) == (ssize_t)sizeof x ? code : 97);
     }
     qr_pool_init(0);
     close(fd[1]);
-    bool got = pid > 0 && read(fd[0], c, sizeof *c) == (ssize_t)sizeof *c;
+    struct { QrRunCount c; int64_t reads; } x;
+    bool got = pid > 0 && read(fd[0], &x, sizeof x) == (ssize_t)sizeof x;
+    if (got) { *c = x.c; if (reads) *reads = x.reads; }
     close(fd[0]);
     int st = 0;
     if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
@@ -870,14 +874,21 @@ static void test_dataset_runall_one_pass(void) {
         for (int named = 1; named >= 0; named--) {
             QrRunCount c[3] = {{0}};
             int code[3];
+            int64_t reads[3] = { 0 };
             for (int n = 1; n <= 3; n++) {
                 char args[2048], opt[400] = "";
                 if (named) snprintf(opt, sizeof opt, "--plot-nodes %s --sens-samples 1", act);
                 snprintf(args, sizeof args, "runall fixtures/qpairs/%s/base.onnx fixtures/qpairs/%s/analysis.onnx --data "
                          "fixtures/qpairs/%s/data --samples %d %s -o %s/onepass_%s_%d.zip --quiet", P, P, P, n, opt, qt_tmpdir(),
                          P, n);
-                code[n - 1] = qt_ds_cli_runs(args, &c[n - 1]);
+                code[n - 1] = qt_ds_cli_count(args, &c[n - 1], &reads[n - 1]);
             }
+            /* each sample read once: the first while the models load (their shapes), the pass takes it from
+             * there; the worst (the analyses' input, both badcase.npy) is the pass's kept copy. The default
+             * distributions' second pass reads every sample again. */
+            for (int n = 1; n <= 3; n++)
+                QT_CHECKF(reads[n - 1] == (named ? n : 2 * n), "%s%s: %d samples read %lld times (%d expected)", P,
+                          named ? " --plot-nodes" : "", n, (long long)reads[n - 1], named ? n : 2 * n);
             QT_CHECKF(code[0] == 0 && code[1] == 0 && code[2] == 0, "%s: runall --data exit codes %d %d %d", P, code[0],
                       code[1], code[2]);
             int64_t d2 = c[1].plain - c[0].plain, d3 = c[2].plain - c[1].plain, want = named ? 2 : 6;
@@ -889,6 +900,39 @@ static void test_dataset_runall_one_pass(void) {
                                    (long long)c[1].graphs, (long long)c[2].graphs, (long long)c[0].nodes,
                                    (long long)c[1].nodes, (long long)c[2].nodes);
         }
+    }
+}
+
+/* `sensitivity --data` over 1, 2 and 3 samples of a set, counted: what each further sample (one
+ * of the 4 worst the sensitivity runs on: --sens-samples' default) adds in whole-model runs. The
+ * comparison pass runs its baseline and analysis model once; the sensitivity's rows take the sample
+ * and its baseline outputs from the pass (the pass's keeper, QrDsCompare.kept: no baseline run, no
+ * second read), and the cumulative-error curves run its baseline once (they compare every matched
+ * value) and their all-on reference. Before the sensitivity took its samples from the pass: one
+ * baseline run more per sample. */
+static void test_dataset_sens_one_pass(void) {
+    const char *pairs[] = { "ort_qdq", "qat_fakequant" };
+    for (int i = 0; i < 2; i++) {
+        const char *P = pairs[i];
+        QrRunCount c[3] = {{0}};
+        int code[3];
+        int64_t reads[3] = { 0 };
+        for (int n = 1; n <= 3; n++) {
+            char args[2048];
+            snprintf(args, sizeof args, "sensitivity fixtures/qpairs/%s/base.onnx fixtures/qpairs/%s/analysis.onnx --data "
+                     "fixtures/qpairs/%s/data --samples %d -o %s/senspass_%s_%d --quiet", P, P, P, n, qt_tmpdir(), P, n);
+            code[n - 1] = qt_ds_cli_count(args, &c[n - 1], &reads[n - 1]);
+        }
+        QT_CHECKF(reads[1] - reads[0] == 1 && reads[2] - reads[1] == 1, "%s: a further sample was read %lld and %lld times "
+                  "(once expected)", P, (long long)(reads[1] - reads[0]), (long long)(reads[2] - reads[1]));
+        QT_CHECKF(code[0] == 0 && code[1] == 0 && code[2] == 0, "%s: sensitivity --data exit codes %d %d %d", P, code[0], code[1],
+                  code[2]);
+        int64_t d2 = c[1].plain - c[0].plain, d3 = c[2].plain - c[1].plain, want = 4;
+        QT_CHECKF(d2 == want && d3 == want, "%s: a further sample ran the models whole %lld and %lld times (%lld expected)", P,
+                  (long long)d2, (long long)d3, (long long)want);
+        if (qt_verbose) printf("     %s: sensitivity --data over 1/2/3 samples: %lld/%lld/%lld whole runs, %lld/%lld/%lld runs\n",
+                               P, (long long)c[0].plain, (long long)c[1].plain, (long long)c[2].plain, (long long)c[0].graphs,
+                               (long long)c[1].graphs, (long long)c[2].graphs);
     }
 }
 
@@ -922,6 +966,7 @@ static void qt_dataset_all(void) {
     QT_RUN(test_dataset_one_pass);
     QT_RUN(test_dataset_dist_one_pass);
     QT_RUN(test_dataset_runall_one_pass);
+    QT_RUN(test_dataset_sens_one_pass);
     QT_RUN(test_dataset_cli_early);
     QT_RUN(test_dataset_slurm);
 }

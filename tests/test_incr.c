@@ -470,6 +470,39 @@ static void test_incr_base_drop(void) {
     qt_pair_free(&p);
 }
 
+/* The one tap both baseline refills use (session.c qr__se_fill_tap: the quantizers-off run into
+ * base_off, qr_session_base_need into base with base_gone): a float value of an empty match is
+ * copied and its 'gone' flag cleared; a filled match, an unmatched value and a non-float value are
+ * left alone; without flags (base_off) only the copy is made. */
+static void test_incr_fill_tap(void) {
+    for (int flags = 0; flags < 2; flags++) {
+        QrTensor dst[3] = {{0}}, f = {0}, q = {0}, old = {0};
+        uint8_t gone[3] = { 1, 1, 1 };
+        int match_of[4] = { 0, 1, -1, 2 };
+        int64_t dims[1] = { 3 };
+        QT_OK(qr_tensor_set_shape(&f, QR_DT_F32, 1, dims));
+        QT_OK(qr_tensor_alloc_data(&f));
+        QT_OK(qr_tensor_set_shape(&q, QR_DT_S8, 1, dims));
+        QT_OK(qr_tensor_alloc_data(&q));
+        QT_OK(qr_tensor_set_shape(&old, QR_DT_F32, 1, dims));
+        QT_OK(qr_tensor_alloc_data(&old));
+        for (int e = 0; e < 3; e++) { ((float *)f.data)[e] = 1.5f * (float)e; ((float *)old.data)[e] = -1.0f; }
+        dst[1] = old;                    /* match 1 already filled: kept */
+        QrSeFillTap ft = { dst, flags ? gone : NULL, match_of };
+        for (int v = 0; v < 3; v++) QT_OK(qr__se_fill_tap(&ft, NULL, 0, v, &f));
+        QT_OK(qr__se_fill_tap(&ft, NULL, 0, 3, &q));
+        QT_CHECKF(dst[0].data && dst[0].dtype == QR_DT_F32 && dst[0].numel == 3 && ((float *)dst[0].data)[2] == 3.0f,
+                  "flags %d: match 0 not filled from its float value", flags);
+        QT_CHECKF(dst[1].data == old.data && ((float *)dst[1].data)[0] == -1.0f, "flags %d: a filled match was overwritten", flags);
+        QT_CHECKF(!dst[2].data, "flags %d: a non-float value was copied", flags);
+        QT_CHECKF(gone[0] == !flags && gone[1] == 1 && gone[2] == 1, "flags %d: gone %d %d %d", flags, gone[0], gone[1], gone[2]);
+        qr_tensor_free_data(&dst[0]);
+        qr_tensor_free_data(&f);
+        qr_tensor_free_data(&q);
+        qr_tensor_free_data(&old);
+    }
+}
+
 /* ==== parallel jobs ================================================================= */
 
 typedef struct QtIncrJobs { int ran[64]; } QtIncrJobs;
@@ -633,7 +666,7 @@ static void test_incr_wdata(void) {
             const QrQuantizer *q = &se.qt.q[qi];
             if (q->kind != QR_QK_WEIGHT) continue;
             QrWtData d;
-            QT_OK(qr_weights_wdata(&se, qi, &d));
+            QT_OK(qr_weights_wdata_panel(&se, qi, 0, &d));
             if (!d.ok) { qr_weights_wdata_free(&d); continue; }
             const QrTensor *sc = &g->values[q->scale_value].t;
             const QrTensor *zp = q->zp_value >= 0 ? &g->values[q->zp_value].t : NULL;
@@ -685,6 +718,7 @@ static void qt_incr_all(void) {
     QT_RUN(test_incr_tap_mask);
     QT_RUN(test_incr_sens_reference);
     QT_RUN(test_incr_base_drop);
+    QT_RUN(test_incr_fill_tap);
     QT_RUN(test_incr_memo_whole);
     QT_RUN(test_incr_shared_runs);
     QT_RUN(test_incr_jobs);

@@ -471,6 +471,343 @@ static void test_run_fusion_lastb(void) {
     QT_CHECK(was_cut);
 }
 
+/* ---- the exact GELU fused into its MatMul's chain -----------------------------------------------
+ * MatMul + bias -> Div(1.4142135) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5) -> MatMul, as PyTorch exports
+ * a Linear layer and its GELU: the five GELU nodes join the first MatMul's chain (qr__run_gelu), and
+ * the fused run has the bits of the nodes run one by one (a tap on every value), at 1 and 2 threads
+ * (25,216 values: two tasks). A Div reading x as its divisor is no GELU and does not fuse. */
+static QrStatus qt__rg_model(QrGraph **g, bool swapped_div) {
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    uint64_t rng = 88;
+    int64_t dx[3] = { 1, 197, 64 }, w1[2] = { 64, 128 }, b1[1] = { 128 }, w2[2] = { 128, 32 }, dy[3] = { 1, 197, 32 };
+    int64_t s0[1] = { 1 };
+    float c0 = 1.4142135f, c1 = 1.0f, c2 = 0.5f;
+    qt_mb_input(&mb, "x", QR_DT_F32, 3, dx);
+    qt_mb_output(&mb, "y", QR_DT_F32, 3, dy);
+    qt__rf_init(&mb, "W1", 2, w1, &rng, 0.3f, 0.0f);
+    qt__rf_init(&mb, "B1", 1, b1, &rng, 0.5f, 0.0f);
+    qt__rf_init(&mb, "W2", 2, w2, &rng, 0.2f, 0.0f);
+    qt_mb_init_raw(&mb, "c0", QR_DT_F32, 0, s0, &c0, 4);
+    qt_mb_init_raw(&mb, "c1", QR_DT_F32, 0, s0, &c1, 4);
+    qt_mb_init_raw(&mb, "c2", QR_DT_F32, 0, s0, &c2, 4);
+    qt_mb_node(&mb, "MatMul", "mm1", "x,W1", "h");
+    qt_mb_node(&mb, "Add", "bias1", "B1,h", "hb");
+    qt_mb_node(&mb, "Div", "div", swapped_div ? "c0,hb" : "hb,c0", "d");
+    qt_mb_node(&mb, "Erf", "erf", "d", "e");
+    qt_mb_node(&mb, "Add", "add", "e,c1", "a");
+    qt_mb_node(&mb, "Mul", "mul", "hb,a", "m");
+    qt_mb_node(&mb, "Mul", "half", "m,c2", "gl");
+    qt_mb_node(&mb, "MatMul", "mm2", "gl,W2", "y");
+    QrStatus st = qt_load_built(&mb, "gelu_chain.onnx", g);
+    qt_mb_free(&mb);
+    return st;
+}
+
+/* Runs the GELU model fused and tapped at 1 and 2 threads; *fused: the GELU nodes are in mm1's
+ * chain with gelu_at set; *same: every run has the tapped one-thread run's bits. */
+static QrStatus qt__rg_check(bool swapped_div, bool *fused, bool *same, int64_t *n_exec, int *n_nodes) {
+    QrGraph *g = NULL;
+    QR_TRY(qt__rg_model(&g, swapped_div));
+    QrTensor x = {0}, ref = {0}, y = {0};
+    int64_t dx[3] = { 1, 197, 64 };
+    QrStatus st = qr_tensor_set_shape(&x, QR_DT_F32, 3, dx);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&x);
+    uint64_t rng = 3;
+    for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
+    int *uses = calloc((size_t)g->n_values + 1, sizeof *uses);
+    for (int ni = 0; uses && ni < g->n_nodes; ni++)
+        for (int k = 0; k < g->nodes[ni].n_in; k++) if (g->nodes[ni].in[k] >= 0) uses[g->nodes[ni].in[k]]++;
+    for (int i = 0; uses && i < g->n_outputs; i++) uses[g->outputs[i]]++;
+    QrRunPlan pl = {0};
+    QrRunOpts none = {0};
+    if (st == QR_OK && !uses) st = qr_errf(QR_ERR_NOMEM, "oom");
+    if (st == QR_OK) st = qr__run_plan(g, &none, uses, NULL, &pl);
+    *fused = st == QR_OK;
+    for (int k = 0; st == QR_OK && k < g->n_nodes; k++) {
+        const char *nm = g->nodes[k].name;
+        const int c = pl.chain_of[k];
+        if (strcmp(nm, "mm2") && (c < 0 || strcmp(g->nodes[pl.chains[c].nodes[0]].name, "mm1") || pl.chains[c].gelu_at < 0))
+            *fused = false;
+    }
+    qr__run_plan_free(&pl);
+    free(uses);
+    QtRfTaps all = {0};
+    QrRunOpts tapped = { .tap = qt__rf_tap, .tap_user = &all };
+    const int saved = qr_pool_threads();
+    int64_t n_ref = 0;
+    qr_pool_init(1);
+    if (st == QR_OK) st = qt__rf_run(g, &x, &tapped, &ref, &n_ref);
+    *same = st == QR_OK;
+    for (int threads = 1; st == QR_OK && threads <= 2; threads++) {
+        qr_pool_init(threads);
+        st = qt__rf_run(g, &x, NULL, &y, n_exec);
+        *same = *same && st == QR_OK && !memcmp(y.data, ref.data, qr_tensor_nbytes(&ref)) && *n_exec == n_ref;
+        qr_tensor_free_data(&y);
+    }
+    qr_pool_init(saved);
+    *n_nodes = g->n_nodes;
+    qr_tensor_free_data(&x);
+    qr_tensor_free_data(&ref);
+    qr_graph_free(g);
+    free(g);
+    return st;
+}
+
+static void test_run_fusion_gelu(void) {
+    bool fused = false, same = false, fused_sw = true, same_sw = false;
+    int64_t n_exec = 0, n_exec_sw = 0;
+    int nn = 0, nn_sw = 0;
+    QT_OK(qt__rg_check(false, &fused, &same, &n_exec, &nn));
+    QT_OK(qt__rg_check(true, &fused_sw, &same_sw, &n_exec_sw, &nn_sw));
+    QT_CHECKF(fused, "the GELU nodes are not in the first MatMul's chain");
+    QT_CHECKF(same, "the fused GELU differs from the nodes run one by one");
+    QT_CHECKF(n_exec == nn, "nodes executed: %lld of %d", (long long)n_exec, nn);
+    QT_CHECKF(!fused_sw, "Div(c, x) was fused as a GELU");
+    QT_CHECK(same_sw);
+}
+
+/* ---- a Reshape (or a Transpose that moves no byte) takes its input's buffer -------------------
+ * x -> Mul(2) -> t -> Reshape -> r -> Relu -> y: the Reshape is t's last reader and takes t's buffer
+ * (the tap on r sees t's data pointer: no copy). Not when t is read again after it (second model:
+ * z = t + y reshaped back). A Transpose of [64, 1, 48] by (1, 0, 2) moves no byte and takes it too;
+ * one by (2, 1, 0) does not. Outputs equal what the test computes in every case. */
+typedef struct QtStealTaps { const void *t, *r; } QtStealTaps;
+
+static QrStatus qt__st_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QtStealTaps *c = user;
+    QR_UNUSED(node);
+    if (!strcmp(g->values[value].name, "t")) c->t = t->data;
+    if (!strcmp(g->values[value].name, "r")) c->r = t->data;
+    return QR_OK;
+}
+
+/* mode 0: Reshape, 1: Reshape and a later reader of t, 2: Transpose (1, 0, 2), 3: Transpose (2, 1, 0). */
+static QrGraph *qt__st_model(int mode) {
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    static const int64_t dx[3] = { 64, 1, 48 }, dr[3][3] = { { 8, 8, 48 }, { 1, 64, 48 }, { 48, 1, 64 } };
+    static const int64_t p1[3] = { 1, 0, 2 }, p2[3] = { 2, 1, 0 }, d3[1] = { 3 }, s0[1] = { 1 };
+    const int64_t *dy = dr[mode < 2 ? 0 : mode - 1];
+    float two = 2.0f;
+    qt_mb_input(&mb, "x", QR_DT_F32, 3, dx);
+    qt_mb_output(&mb, "y", QR_DT_F32, 3, dy);
+    qt_mb_init_raw(&mb, "two", QR_DT_F32, 0, s0, &two, 4);
+    qt_mb_node(&mb, "Mul", "mul", "x,two", "t");
+    if (mode < 2) {
+        qt_mb_init_raw(&mb, "shape", QR_DT_S64, 1, d3, dy, 3 * sizeof(int64_t));
+        qt_mb_node(&mb, "Reshape", "reshape", "t,shape", "r");
+    } else {
+        qt_mb_attr_ints(&mb, qt_mb_node(&mb, "Transpose", "tr", "t", "r"), "perm", 3, mode == 2 ? p1 : p2);
+    }
+    qt_mb_node(&mb, "Relu", "relu", "r", "y");
+    if (mode == 1) {
+        qt_mb_output(&mb, "z", QR_DT_F32, 3, dx);
+        qt_mb_init_raw(&mb, "shape2", QR_DT_S64, 1, d3, dx, sizeof dx);
+        qt_mb_node(&mb, "Reshape", "back", "y,shape2", "yb");
+        qt_mb_node(&mb, "Add", "add", "t,yb", "z");
+    }
+    QrGraph *g = NULL;
+    QrStatus st = qt_load_built(&mb, "steal.onnx", &g);
+    qt_mb_free(&mb);
+    return st == QR_OK ? g : NULL;
+}
+
+static QrStatus qt__st_run(int mode, bool *took, bool *right) {
+    QrGraph *g = qt__st_model(mode);
+    if (!g) return qr_errf(QR_ERR_INVALID, "steal model %d", mode);
+    QrTensor x = {0}, y[2];
+    memset(y, 0, sizeof y);
+    const int64_t dx[3] = { 64, 1, 48 };
+    QrStatus st = qr_tensor_set_shape(&x, QR_DT_F32, 3, dx);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&x);
+    uint64_t rng = 4;
+    for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
+    bool *only = calloc((size_t)g->n_values, sizeof *only);
+    if (st == QR_OK && !only) st = qr_errf(QR_ERR_NOMEM, "oom");
+    QtStealTaps taps = {0};
+    if (st == QR_OK) {
+        only[qr_graph_find(g, "t")] = only[qr_graph_find(g, "r")] = true;
+        QrRunOpts o = { .tap = qt__st_tap, .tap_user = &taps, .tap_only = only };
+        st = qr_run(g, &x, &o, y);
+    }
+    *took = st == QR_OK && taps.t && taps.t == taps.r;
+    *right = st == QR_OK;
+    const float *px = x.data;
+    for (int64_t i = 0; st == QR_OK && i < x.numel; i++) {
+        const int64_t at = mode == 3 ? (i % 48) * 64 + i / 48 : i;   /* (2, 1, 0): y[k][0][m] = f(x[m][0][k]) */
+        const float m = px[i] * 2.0f, r = m > 0 ? m : 0.0f;
+        *right = *right && ((const float *)y[0].data)[at] == r;
+        if (mode == 1) *right = *right && ((const float *)y[1].data)[i] == m + r;
+    }
+    free(only);
+    for (int k = 0; k < 2; k++) qr_tensor_free_data(&y[k]);
+    qr_tensor_free_data(&x);
+    qr_graph_free(g);
+    free(g);
+    return st;
+}
+
+static void test_run_reshape_steal(void) {
+    static const bool want[4] = { true, false, true, false };
+    for (int mode = 0; mode < 4; mode++) {
+        bool took = !want[mode], right = false;
+        QT_OK(qt__st_run(mode, &took, &right));
+        QT_CHECKF(took == want[mode], "case %d: the %s %s its input's buffer", mode, mode < 2 ? "Reshape" : "Transpose",
+                  took ? "took" : "did not take");
+        QT_CHECKF(right, "case %d: wrong output", mode);
+    }
+}
+
+/* ---- batched MatMul heads side by side ----------------------------------------------------------
+ * A MatMul of two computed tensors with batch dims (attention's Q.K^T: [2, 3, 97, 40] x [3, 40, 90],
+ * B broadcast over the first dim) runs its per-matrix GEMMs as pool tasks (ops/nn.c
+ * qr__nn_batch_task). Each output matrix must have the bits of qr_kern.f32_gemm_fused called on
+ * that matrix alone with MLAS's adapted K blocks (QrF32Fused.conv_n = N), at 1 and 2 threads. */
+static void test_run_matmul_batches(void) {
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    const int64_t da[4] = { 2, 3, 97, 40 }, db[3] = { 3, 40, 90 }, dy[4] = { 2, 3, 97, 90 };
+    qt_mb_input(&mb, "a", QR_DT_F32, 4, da);
+    qt_mb_input(&mb, "b", QR_DT_F32, 3, db);
+    qt_mb_output(&mb, "y", QR_DT_F32, 4, dy);
+    qt_mb_node(&mb, "MatMul", "mm", "a,b", "y");
+    QrGraph *g = NULL;
+    QrStatus st = qt_load_built(&mb, "batches.onnx", &g);
+    qt_mb_free(&mb);
+    QT_OK(st);
+    QrTensor in[2] = { {0}, {0} }, y = {0};
+    st = qr_tensor_set_shape(&in[0], QR_DT_F32, 4, da);
+    if (st == QR_OK) st = qr_tensor_set_shape(&in[1], QR_DT_F32, 3, db);
+    for (int k = 0; st == QR_OK && k < 2; k++) st = qr_tensor_alloc_data(&in[k]);
+    uint64_t rng = 21;
+    for (int k = 0; st == QR_OK && k < 2; k++)
+        for (int64_t i = 0; i < in[k].numel; i++) ((float *)in[k].data)[i] = (float)qr_rng_normal(&rng);
+    const int64_t M = 97, N = 90, K = 40, nout = 2 * 3 * M * N;
+    float *want = malloc((size_t)nout * sizeof(float));
+    if (st == QR_OK && !want) st = qr_errf(QR_ERR_NOMEM, "oom");
+    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N };
+    for (int64_t i = 0; st == QR_OK && i < 6; i++)   /* batch (i / 3, i % 3) reads A's matrix i and B's i % 3 */
+        qr_kern.f32_gemm_fused(M, N, K, (const float *)in[0].data + i * M * K, K, (const float *)in[1].data + (i % 3) * K * N,
+                               N, want + i * M * N, N, false, &adapted);
+    const int saved = qr_pool_threads();
+    bool same = true;
+    for (int threads = 1; st == QR_OK && threads <= 2; threads++) {
+        qr_pool_init(threads);
+        st = qr_run(g, in, NULL, &y);
+        same = same && st == QR_OK && !memcmp(y.data, want, (size_t)nout * sizeof(float));
+        qr_tensor_free_data(&y);
+    }
+    qr_pool_init(saved);
+    free(want);
+    for (int k = 0; k < 2; k++) qr_tensor_free_data(&in[k]);
+    qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    QT_CHECKF(same, "a batched MatMul differs from its matrices' GEMMs run one by one");
+}
+
+/* ---- row-parallel operators and outputs that are not zeroed --------------------------------
+ * Erf, Mul / Div / Sub of two same-shape tensors, Transpose, Softmax, Reshape, LayerNormalization
+ * and Slice split their rows over the thread pool once a tensor is large enough (ops/elementwise.c
+ * qr__ew_rows_run, ops/shape.c qr__sh_copy_strided), and their outputs are no longer zeroed before
+ * they run (QR_OPF_WRITES_ALL). Every value (each a graph output, so none is fused) must have the
+ * bits of the kernels run once over the whole tensor in the test, at 1 and 2 threads, with the
+ * executor's unzeroed buffers filled with NaN bytes first (qr_run_test_poison). */
+enum { QT_RP_B = 8, QT_RP_T = 197, QT_RP_C = 96, QT_RP_S = 64 };
+
+static QrStatus qt__rp_model(QrGraph **g) {
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    uint64_t rng = 31;
+    int64_t dx[3] = { QT_RP_B, QT_RP_T, QT_RP_C }, dt[3] = { QT_RP_B, QT_RP_C, QT_RP_T }, dc[1] = { QT_RP_C };
+    int64_t dsl[3] = { QT_RP_B, QT_RP_T, QT_RP_S }, perm[3] = { 0, 2, 1 }, one[1] = { 1 };
+    int64_t shape[3] = { QT_RP_B, QT_RP_T, QT_RP_C }, d3[1] = { 3 }, st[1] = { 0 }, en[1] = { QT_RP_S }, ax[1] = { 2 };
+    qt_mb_input(&mb, "x", QR_DT_F32, 3, dx);
+    static const char *const outs[] = { "e", "m", "d", "s", "t", "sm", "r", "ln", "sl" };
+    for (int i = 0; i < QR_ARRAY_LEN(outs); i++)
+        qt_mb_output(&mb, outs[i], QR_DT_F32, 3, i == 4 || i == 5 ? dt : i == 8 ? dsl : dx);
+    qt__rf_init(&mb, "g", 1, dc, &rng, 0.5f, 1.0f);
+    qt__rf_init(&mb, "b", 1, dc, &rng, 0.5f, 0.0f);
+    qt_mb_init_raw(&mb, "shape", QR_DT_S64, 1, d3, shape, sizeof shape);
+    qt_mb_init_raw(&mb, "st", QR_DT_S64, 1, one, st, sizeof st);
+    qt_mb_init_raw(&mb, "en", QR_DT_S64, 1, one, en, sizeof en);
+    qt_mb_init_raw(&mb, "ax", QR_DT_S64, 1, one, ax, sizeof ax);
+    qt_mb_node(&mb, "Erf", "erf", "x", "e");
+    qt_mb_node(&mb, "Mul", "mul", "x,e", "m");
+    qt_mb_node(&mb, "Div", "div", "m,x", "d");
+    qt_mb_node(&mb, "Sub", "sub", "d,x", "s");
+    qt_mb_attr_ints(&mb, qt_mb_node(&mb, "Transpose", "tr", "s", "t"), "perm", 3, perm);
+    qt_mb_node(&mb, "Softmax", "softmax", "t", "sm");
+    qt_mb_node(&mb, "Reshape", "reshape", "sm,shape", "r");
+    qt_mb_node(&mb, "LayerNormalization", "ln", "r,g,b", "ln");
+    qt_mb_node(&mb, "Slice", "slice", "ln,st,en,ax", "sl");
+    QrStatus status = qt_load_built(&mb, "rows_par.onnx", g);
+    qt_mb_free(&mb);
+    return status;
+}
+
+/* The nine values computed in the test: each kernel once over the whole tensor, element loops
+ * for the rest. want[k] holds as many floats as output k. */
+static void qt__rp_expect(const QrGraph *g, const float *x, float **want) {
+    const int64_t n = (int64_t)QT_RP_B * QT_RP_T * QT_RP_C;
+    const QrTensor *gm = &g->values[qr_graph_find(g, "g")].t, *bt = &g->values[qr_graph_find(g, "b")].t;
+    qr_kern.f32_map(QR_F32_MAP_ERF, x, want[0], n);
+    for (int64_t i = 0; i < n; i++) want[1][i] = x[i] * want[0][i];
+    for (int64_t i = 0; i < n; i++) want[2][i] = want[1][i] / x[i];
+    for (int64_t i = 0; i < n; i++) want[3][i] = want[2][i] - x[i];
+    for (int b = 0; b < QT_RP_B; b++)
+        for (int c = 0; c < QT_RP_C; c++)
+            for (int t = 0; t < QT_RP_T; t++)
+                want[4][((int64_t)b * QT_RP_C + c) * QT_RP_T + t] = want[3][((int64_t)b * QT_RP_T + t) * QT_RP_C + c];
+    qr_kern.f32_softmax(want[4], want[5], (int64_t)QT_RP_B * QT_RP_C, QT_RP_T, qr_kern.ort_wide, false);
+    memcpy(want[6], want[5], (size_t)n * sizeof(float));
+    for (int64_t r = 0; r < (int64_t)QT_RP_B * QT_RP_T; r++)
+        qr_kern.f32_layernorm(want[6] + r * QT_RP_C, gm->data, bt->data, want[7] + r * QT_RP_C, QT_RP_C, 1e-5f, NULL, NULL);
+    for (int64_t r = 0; r < (int64_t)QT_RP_B * QT_RP_T; r++)
+        memcpy(want[8] + r * QT_RP_S, want[7] + r * QT_RP_C, QT_RP_S * sizeof(float));
+}
+
+static void test_run_rows_threaded(void) {
+    QrGraph *g = NULL;
+    QT_OK(qt__rp_model(&g));
+    QrTensor x = {0}, y[9];
+    memset(y, 0, sizeof y);
+    int64_t dx[3] = { QT_RP_B, QT_RP_T, QT_RP_C };
+    QrStatus st = qr_tensor_set_shape(&x, QR_DT_F32, 3, dx);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&x);
+    uint64_t rng = 12;
+    for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
+    float *want[9] = {0};
+    for (int k = 0; k < 9; k++) want[k] = malloc((size_t)x.numel * sizeof(float));
+    for (int k = 0; k < 9; k++) if (!want[k] && st == QR_OK) st = qr_errf(QR_ERR_NOMEM, "oom");
+    if (st == QR_OK) qt__rp_expect(g, x.data, want);
+    const int saved = qr_pool_threads();
+    char bad[256] = "";
+    for (int threads = 1; st == QR_OK && threads <= 2 && !bad[0]; threads++) {
+        qr_pool_init(threads);
+        qr_run_test_poison = true;
+        st = qr_run(g, &x, NULL, y);
+        qr_run_test_poison = false;
+        for (int k = 0; st == QR_OK && k < 9 && !bad[0]; k++) {
+            if (memcmp(y[k].data, want[k], qr_tensor_nbytes(&y[k])))
+                snprintf(bad, sizeof bad, "%s at %d threads differs from the kernels run once", g->values[g->outputs[k]].name,
+                         threads);
+        }
+        for (int k = 0; k < 9; k++) qr_tensor_free_data(&y[k]);
+    }
+    qr_pool_init(saved);
+    for (int k = 0; k < 9; k++) free(want[k]);
+    qr_tensor_free_data(&x);
+    qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    QT_CHECKF(!bad[0], "%s", bad);
+}
+
 /* The constant cache: weights through Q -> DQ computed once, reused (fewer nodes run, same
  * bits), never used when an override changes what they depend on. */
 /* ---- weights dequantized when their reader runs, not all at the start ------------------------
@@ -592,6 +929,10 @@ static void qt_run_all(void) {
     QT_RUN(test_run_fusion);
     QT_RUN(test_run_fusion_plan);
     QT_RUN(test_run_fusion_lastb);
+    QT_RUN(test_run_rows_threaded);
+    QT_RUN(test_run_fusion_gelu);
+    QT_RUN(test_run_reshape_steal);
+    QT_RUN(test_run_matmul_batches);
     QT_RUN(test_run_cache);
     QT_RUN(test_run_deferred_weights);
 }

@@ -7,6 +7,8 @@
 
 /* ==== the comparison ================================================================= */
 
+static QrStatus qr__ds_keep(QrDsCompare *d, QrSession *s, int k, const QrTensor *in);
+
 static void qr_ds_compare_end(QrDsCompare *d) {
     if (d->plan) qr_compare_ds_close(d->plan);
     d->plan = NULL;
@@ -21,6 +23,8 @@ static void qr_ds_compare_end(QrDsCompare *d) {
 
 static void qr_ds_compare_free(QrDsCompare *d) {
     qr_ds_compare_end(d);
+    qr_ds_kept_free(d);
+    free(d->kept);
     for (int r = 0; d->rows && r < d->n_rows; r++) qr_dsacc_list_free(&d->rows[r].list);
     for (int j = 0; d->outs && j < d->n_outs; j++) {
         qr_dsacc_list_free(&d->outs[j].list);
@@ -43,6 +47,7 @@ static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, co
     d->n_samples = n;
     d->names = names;
     d->rank_output = -1;
+    d->n_in = s->b->n_inputs;
     d->rows = calloc((size_t)s->m.n + 1, sizeof *d->rows);
     d->n_outs = s->b->n_outputs;
     d->outs = calloc((size_t)d->n_outs + 1, sizeof *d->outs);
@@ -225,7 +230,8 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
         for (int i = 0; i < s->b->n_inputs; i++) d->smp_in_bad[k] += qr__ds_nonfinite(&in[i]);
         d->done[k] = 1;
         d->n_done++;
-        if (d->sample_done) st = d->sample_done(d->sample_done_user, s, k, in);
+        st = qr__ds_keep(d, s, k, in);
+        if (st == QR_OK && d->sample_done) st = d->sample_done(d->sample_done_user, s, k, in);
     }
     for (int j = 0; j < s->a->n_outputs; j++) qr_tensor_free_data(&outs[j]);
     return st == QR_OK ? st : qr_err_wrap(st, "sample '%s'", d->names[k]);
@@ -237,6 +243,10 @@ static QrStatus qr_ds_pass(QrDsCompare *d, QrSession *s, const QrDsSet *ds, cons
     QrStatus st = cur ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int k = lo; st == QR_OK && k < hi; k++) {
         if (hook) qr_step(hook, k - lo, hi - lo);
+        if (ref && k == ds->held) {          /* the caller's tensors of this sample: not read again */
+            st = qr_ds_compare_sample(d, s, mode, k, ref);
+            continue;
+        }
         st = qr_dsset_read(ds, s->b, k, ref, cur);
         if (st != QR_OK && st != QR_ERR_NOMEM && d->skip_bad && !d->skipped[k]) {
             d->skip_why[k] = strdup(qr_err_msg());
@@ -329,6 +339,74 @@ static void qr_ds_rank_samples(const QrDsCompare *d, QrMetricKind metric, int *o
     for (int k = 0; k < d->n_samples; k++) if (d->done[k]) order[n++] = k;
     QrDsRankBy by = { d, metric };
     qsort_r(order, (size_t)n, sizeof *order, qr__ds_rank_cmp, &by);
+}
+
+/* ==== the pass's keeper ===============================================================
+ * The `keep` worst samples so far, with their tensors and the baseline's outputs on them: what
+ * the steps after the pass take instead of reading a sample again or running its baseline. */
+
+static void qr__ds_kept_one_free(const QrDsCompare *d, QrSensSample *p) {
+    for (int i = 0; p->in && i < d->n_in; i++) qr_tensor_free_data(&p->in[i]);
+    for (int i = 0; p->base_out && i < d->n_outs; i++) qr_tensor_free_data(&p->base_out[i]);
+    free(p->in);
+    free(p->base_out);
+    memset(p, 0, sizeof *p);
+}
+
+static void qr_ds_kept_free(QrDsCompare *d) {
+    for (int j = 0; d->kept && j < d->n_kept; j++) qr__ds_kept_one_free(d, &d->kept[j]);
+    d->n_kept = 0;
+}
+
+static QrStatus qr_ds_compare_keep(QrDsCompare *d, int keep, QrMetricKind metric) {
+    qr_ds_kept_free(d);
+    free(d->kept);
+    d->kept = NULL;
+    d->keep = QR_MAX(0, QR_MIN(keep, d->n_samples));
+    d->keep_metric = metric;
+    if (d->keep && !(d->kept = calloc((size_t)d->keep + 1, sizeof *d->kept))) {
+        d->keep = 0;
+        return qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    return QR_OK;
+}
+
+static const QrSensSample *qr_ds_kept(const QrDsCompare *d, int k) {
+    for (int j = 0; j < d->n_kept; j++) if (d->kept[j].k == k) return &d->kept[j];
+    return NULL;
+}
+
+static QrStatus qr__ds_tensor_dup(const QrTensor *t, QrTensor *out) {
+    *out = *t;
+    out->data = NULL;
+    out->owned = false;
+    if (!t->data) return QR_OK;
+    QR_TRY(qr_tensor_alloc_data(out));
+    memcpy(out->data, t->data, qr_tensor_nbytes(t));
+    return QR_OK;
+}
+
+/* Sample k, just compared (d->smp[k] set, s on it): kept when it is among the d->keep worst so
+ * far, its tensors and the baseline's outputs copied; a kept sample it displaces is freed. */
+static QrStatus qr__ds_keep(QrDsCompare *d, QrSession *s, int k, const QrTensor *in) {
+    if (d->keep <= 0 || !s->base_out || s->base_stale) return QR_OK;
+    QrDsRankBy by = { d, d->keep_metric };
+    int slot = d->n_kept;
+    if (d->n_kept == d->keep) {              /* full: the kept sample that ranks last gives way, if k ranks before it */
+        slot = 0;
+        for (int j = 1; j < d->n_kept; j++) if (qr__ds_rank_cmp(&d->kept[j].k, &d->kept[slot].k, &by) > 0) slot = j;
+        if (qr__ds_rank_cmp(&k, &d->kept[slot].k, &by) > 0) return QR_OK;
+        qr__ds_kept_one_free(d, &d->kept[slot]);
+    } else d->n_kept++;
+    QrSensSample *p = &d->kept[slot];
+    p->k = k;
+    p->in = calloc((size_t)d->n_in + 1, sizeof *p->in);
+    p->base_out = calloc((size_t)d->n_outs + 1, sizeof *p->base_out);
+    QrStatus st = p->in && p->base_out ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; st == QR_OK && i < d->n_in; i++) st = qr__ds_tensor_dup(&in[i], &p->in[i]);
+    for (int i = 0; st == QR_OK && i < d->n_outs; i++) st = qr__ds_tensor_dup(&s->base_out[i], &p->base_out[i]);
+    if (st != QR_OK) { qr__ds_kept_one_free(d, p); d->kept[slot] = d->kept[--d->n_kept]; }
+    return st;
 }
 
 /* ==== tables ========================================================================= */
@@ -537,16 +615,17 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
                                NULL, dir, QR_BF_DS_SAMPLES);
     qr_table_free(&tt);
     qr_table_free(&tc);
-    /* the worst sample, read again */
+    /* the worst sample: kept by the pass, else (a merged comparison) read again */
     if (st == QR_OK && ds) {
-        QrTensor *in = calloc((size_t)ds->n_inputs + 1, sizeof *in);
-        st = in ? qr_dsset_read(ds, s->b, order[0], NULL, in) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        const QrSensSample *w = qr_ds_kept(d, order[0]);
+        QrTensor *in = w ? NULL : calloc((size_t)ds->n_inputs + 1, sizeof *in);
+        st = w ? QR_OK : in ? qr_dsset_read(ds, s->b, order[0], NULL, in) : qr_errf(QR_ERR_NOMEM, "out of memory");
         for (int i = 0; st == QR_OK && i < ds->n_inputs; i++) {
             char safe[512];
             qr_safe_filename(safe, sizeof safe, ds->input_names[i]);
             const char *p = ds->n_inputs == 1 ? qr_arena_printf(&a, "%s/" QR_BF_BADCASE, dir)
                                               : qr_arena_printf(&a, "%s/" QR_BF_BADCASE_STEM "_%s.npy", dir, safe);
-            st = p ? qr_npy_write(p, &in[i]) : qr_errf(QR_ERR_NOMEM, "out of memory");
+            st = p ? qr_npy_write(p, w ? &w->in[i] : &in[i]) : qr_errf(QR_ERR_NOMEM, "out of memory");
         }
         for (int i = 0; in && i < ds->n_inputs; i++) qr_tensor_free_data(&in[i]);
         free(in);
@@ -558,50 +637,6 @@ static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, co
 
 /* ==== runall --data ================================================================== */
 
-/* A kept sample of r's pass freed. */
-static void qr__ds_kept_free(const QrDsRunall *r, QrSensSample *p) {
-    for (int i = 0; p->in && i < r->ds->n_inputs; i++) qr_tensor_free_data(&p->in[i]);
-    for (int i = 0; p->base_out && i < r->n_base_out; i++) qr_tensor_free_data(&p->base_out[i]);
-    free(p->in);
-    free(p->base_out);
-    memset(p, 0, sizeof *p);
-}
-
-static QrStatus qr__ds_tensor_dup(const QrTensor *t, QrTensor *out) {
-    *out = *t;
-    out->data = NULL;
-    out->owned = false;
-    if (!t->data) return QR_OK;
-    QR_TRY(qr_tensor_alloc_data(out));
-    memcpy(out->data, t->data, qr_tensor_nbytes(t));
-    return QR_OK;
-}
-
-/* The pass's sample_done (user: the QrDsRunall): keeps sample k when it is among the r->keep
- * worst so far (qr_ds_rank_samples' order: the kept set ends as that ranking's first keep), its
- * tensors and the baseline's outputs on it copied; a kept sample it displaces is freed. */
-static QrStatus qr__ds_keep(void *user, QrSession *s, int k, const QrTensor *in) {
-    QrDsRunall *r = user;
-    if (r->keep <= 0 || !s->base_out || s->base_stale) return QR_OK;
-    QrDsRankBy by = { &r->dc, r->metric };
-    int slot = r->n_kept;
-    if (r->n_kept == r->keep) {              /* full: the kept sample that ranks last gives way, if k ranks before it */
-        slot = 0;
-        for (int j = 1; j < r->n_kept; j++) if (qr__ds_rank_cmp(&r->kept[j].k, &r->kept[slot].k, &by) > 0) slot = j;
-        if (qr__ds_rank_cmp(&k, &r->kept[slot].k, &by) > 0) return QR_OK;
-        qr__ds_kept_free(r, &r->kept[slot]);
-    } else r->n_kept++;
-    QrSensSample *p = &r->kept[slot];
-    p->k = k;
-    p->in = calloc((size_t)r->ds->n_inputs + 1, sizeof *p->in);
-    p->base_out = calloc((size_t)r->n_base_out + 1, sizeof *p->base_out);
-    QrStatus st = p->in && p->base_out ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int i = 0; st == QR_OK && i < r->ds->n_inputs; i++) st = qr__ds_tensor_dup(&in[i], &p->in[i]);
-    for (int i = 0; st == QR_OK && i < r->n_base_out; i++) st = qr__ds_tensor_dup(&s->base_out[i], &p->base_out[i]);
-    if (st != QR_OK) { qr__ds_kept_free(r, p); r->kept[slot] = r->kept[--r->n_kept]; }
-    return st;
-}
-
 static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, bool skip_bad,
                                   QrSession *s, const char *mode, const QrTensor *ref, bool have_axis, int axis,
                                   const char *const *names, int n_names, int keep) {
@@ -610,14 +645,10 @@ static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind
     r->ds = ds;
     r->metric = metric;
     r->worst = -1;
-    r->keep = QR_MIN(keep > 0 ? keep : QR_SENS_SAMPLES_DEFAULT, ds->n);
-    r->n_base_out = s->b->n_outputs;
     QrStatus st = qr_ds_compare_init(&r->dc, s, ds->n, ds->names);
     r->dc.rank_output = rank_output;
     r->dc.skip_bad = skip_bad;
-    r->kept = calloc((size_t)r->keep + 1, sizeof *r->kept);
-    if (st == QR_OK && !r->kept) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (r->keep) { r->dc.sample_done = qr__ds_keep; r->dc.sample_done_user = r; }
+    if (st == QR_OK) st = qr_ds_compare_keep(&r->dc, keep > 0 ? keep : QR_SENS_SAMPLES_DEFAULT, metric);
     if (st == QR_OK) st = qr_dsstat_run_init(&r->x, s, NULL);
     /* the distributions over the set of the activations --plot-nodes names too (known before the
      * pass; those chosen by the worst sample's analyses are accumulated after it: dataset.h) */
@@ -635,8 +666,7 @@ static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind
     if (st == QR_OK) {
         qr_ds_rank_samples(&r->dc, metric, order);
         r->worst = order[0];
-        const QrSensSample *w = NULL;        /* kept by the pass: not read again */
-        for (int j = 0; j < r->n_kept; j++) if (r->kept[j].k == r->worst) w = &r->kept[j];
+        const QrSensSample *w = qr_ds_kept(&r->dc, r->worst);   /* kept by the pass: not read again */
         if (w) for (int i = 0; st == QR_OK && i < ds->n_inputs; i++) st = qr__ds_tensor_dup(&w->in[i], &r->worst_in[i]);
         else st = qr_dsset_read(ds, s->b, r->worst, ref, r->worst_in);
     }
@@ -782,11 +812,10 @@ static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, QrDsRunall *dsr, 
     int *order = malloc(((size_t)dc->n_samples + 1) * sizeof *order);
     if (!order) return qr_errf(QR_ERR_NOMEM, "out of memory");
     qr_ds_rank_samples(dc, dsr->metric, order);
-    QrStatus st = qr_sens_set_run(s, o, dsr->ds, order, K, dsr->metric, topk, n_topk, sets, acc_metric, dsr->kept,
-                                  dsr->n_kept, ss);
+    QrStatus st = qr_sens_set_run(s, o, dsr->ds, order, K, dsr->metric, topk, n_topk, sets, acc_metric, dsr->dc.kept,
+                                  dsr->dc.n_kept, ss);
     free(order);
-    for (int j = 0; j < dsr->n_kept; j++) qr__ds_kept_free(dsr, &dsr->kept[j]);
-    dsr->n_kept = 0;
+    qr_ds_kept_free(&dsr->dc);
     char sub[4300], p[4400];
     snprintf(sub, sizeof sub, "%s/" QR_BF_DATASET, dir);
     if (st == QR_OK) st = qr_mkdir_p(sub);
@@ -801,8 +830,6 @@ static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, QrDsRunall *dsr, 
 }
 
 static void qr_ds_runall_free(QrDsRunall *r) {
-    for (int j = 0; r->kept && j < r->n_kept; j++) qr__ds_kept_free(r, &r->kept[j]);
-    free(r->kept);
     qr_ds_compare_free(&r->dc);
     qr_dsstat_run_free(&r->x);
     for (int i = 0; r->worst_in && r->ds && i < r->ds->n_inputs; i++) qr_tensor_free_data(&r->worst_in[i]);

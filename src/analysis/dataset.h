@@ -66,6 +66,15 @@ typedef struct QrDsCompare {
     char **skip_why;         /* per skipped sample: the error naming it (malloc'd) */
     int n_skipped;
     bool part;               /* a shard's pass (--shard): a range whose samples were all skipped is no error (merge checks the set) */
+    /* The pass's keeper (qr_ds_compare_keep, before the pass): the `keep` worst samples by
+     * keep_metric so far (qr_ds_rank_samples' order: the kept set ends as that ranking's first
+     * `keep`), each with its tensors and the baseline's outputs on it — what the steps after the
+     * pass take instead of reading a sample again or running its baseline: the worst sample's
+     * tensors (runall's analyses, badcase.npy) and the data-set sensitivity's samples. */
+    int keep, n_kept;
+    QrMetricKind keep_metric;
+    QrSensSample *kept;      /* [keep], any order */
+    int n_in;                /* the session's graph inputs (a kept sample's tensors) */
     /* the prepared comparison, reused by every sample (qr_ds_compare_sample .. qr_ds_compare_end) */
     QrSession *s;
     struct QrCmpPlan *plan;
@@ -77,6 +86,12 @@ typedef struct QrDsCompare {
 /* Sets up the rows of s (matched values, in compare's order) for n samples named names. */
 static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, const char *const *names);
 static void qr_ds_compare_free(QrDsCompare *d);
+/* The pass keeps the keep worst samples by metric (keep <= 0: none); call after init, before the
+ * pass. The kept samples are freed with d (qr_ds_compare_free) or by qr_ds_kept_free. */
+static QrStatus qr_ds_compare_keep(QrDsCompare *d, int keep, QrMetricKind metric);
+/* Sample k if the pass kept it, else NULL. */
+static const QrSensSample *qr_ds_kept(const QrDsCompare *d, int k);
+static void qr_ds_kept_free(QrDsCompare *d);
 /* Runs the comparison of sample k (inputs in: the session is pointed at them with
  * qr_session_next_inputs) and adds it to d. The first call prepares the comparison (the plan,
  * the int lowering, the match verified once — or kept when s already verified it); every later
@@ -99,7 +114,8 @@ static QrStatus qr_ds_compare_merge(QrDsCompare *a, const QrDsCompare *b);
 static void qr_ds_rank_samples(const QrDsCompare *d, QrMetricKind metric, int *order);
 /* compare_per_layer_out.txt/.csv (REPORT.md columns pooled + the data-set columns),
  * compare_outputs.txt/.csv, samples.txt/.csv and badcase.npy (badcase_<input>.npy for
- * several inputs; the worst sample by metric, re-read from the set) into dir. */
+ * several inputs; the worst sample by metric: kept by the pass, else — a merged comparison —
+ * read from the set) into dir. */
 static QrStatus qr_ds_compare_write(const QrDsCompare *d, const QrSession *s, const QrDsSet *ds, QrMetricKind metric,
                                     const char *dir);
 /* The pooled metrics of row k / output j. */
@@ -121,9 +137,6 @@ typedef struct QrDsRunall {
     const QrDsSet *ds;
     int worst;               /* the worst sample's index (by metric at the model outputs) */
     QrTensor *worst_in;      /* its tensors, one per graph input: the analyses' inputs */
-    int keep;                /* samples the data-set sensitivity runs on (the worst): kept by the pass */
-    int n_kept, n_base_out;  /* (n_base_out: a kept sample's s->b->n_outputs) */
-    QrSensSample *kept;      /* [keep]: the worst so far (any order), their tensors and the baseline's outputs */
 } QrDsRunall;
 /* The pass (ref: the first sample's tensors the graphs were inferred on; progress through
  * s->progress; rank_output: -1, or the one graph output the samples are ranked by), then the
@@ -131,8 +144,8 @@ typedef struct QrDsRunall {
  * both profiles over the set (analysis/dsstat) through the comparison's taps and, when names
  * (--plot-nodes, n_names > 0; have_axis/axis: --channel-axis) choose the distributions before
  * the pass, the distributions over the set of the activations among them (analysis/dist's
- * candidates). It keeps the `keep` worst samples' tensors and baseline outputs (r->kept: the
- * data-set sensitivity's samples, qr_ds_runall_sens; keep <= 0: QR_SENS_SAMPLES_DEFAULT); the
+ * candidates). Its keeper keeps the `keep` worst samples' tensors and baseline outputs (r->dc.kept:
+ * the data-set sensitivity's samples, qr_ds_runall_sens; keep <= 0: QR_SENS_SAMPLES_DEFAULT); the
  * worst sample's tensors are copied from there rather than read again. */
 static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind metric, int rank_output, bool skip_bad,
                                   QrSession *s, const char *mode, const QrTensor *ref, bool have_axis, int axis,

@@ -131,12 +131,20 @@ static QrStatus qr_dsset_list(const QrGraph *b, const char *dir, int max_samples
     }
     if (st != QR_OK) { qr_dsset_free(out); return st; }
     out->n_found = nf;
+    out->held = -1;
     out->n = max_samples > 0 ? QR_MIN(max_samples, nf) : nf;
     out->names = files;
     return QR_OK;
 }
 
+#ifdef QR_TESTING
+QR_TESTAPI int64_t qr_dsset_reads;
+#endif
+
 static QrStatus qr_dsset_read(const QrDsSet *ds, const QrGraph *b, int k, const QrTensor *ref, QrTensor *in) {
+#ifdef QR_TESTING
+    __atomic_add_fetch(&qr_dsset_reads, 1, __ATOMIC_RELAXED);
+#endif
     QrStatus st = QR_OK;
     char path[4096];
     for (int i = 0; i < ds->n_inputs; i++) memset(&in[i], 0, sizeof in[i]);

@@ -31,6 +31,9 @@ typedef struct QrDsSet {
     int n;                   /* samples used (the first --samples N, else all) */
     int n_found;             /* samples in the folder */
     const char **names;      /* [n] file names */
+    int held;                /* the sample a command read while loading the model (its graphs are inferred on
+                              * it; cli's qr__cli_prepare), whose tensors it passes to the pass as ref: not read
+                              * again (qr_ds_pass); -1: none (qr_dsset_list) */
 } QrDsSet;
 
 /* Lists dir for b's inputs; max_samples <= 0: all. Fails naming the folder for a missing
@@ -41,5 +44,10 @@ static void qr_dsset_free(QrDsSet *ds);
  * and, when ref is given, against ref's dtypes and shapes (the first sample's: graphs are
  * inferred once). Errors name the file. */
 static QrStatus qr_dsset_read(const QrDsSet *ds, const QrGraph *b, int k, const QrTensor *ref, QrTensor *in);
+#ifdef QR_TESTING
+/* Test-only, process-wide: samples qr_dsset_read has read (atomic). Tests count how often a
+ * command reads each sample (issue 30: once). */
+QR_TESTAPI extern int64_t qr_dsset_reads;
+#endif
 
 #endif

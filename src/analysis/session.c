@@ -284,15 +284,20 @@ static QrStatus qr__se_base_off_overrides(const QrSession *s, QrOverrides *ob) {
     return st;
 }
 
-typedef struct QrBaseOffTap { QrSession *s; int *match_of; } QrBaseOffTap;
+/* A baseline run's tap that fills one per-match array: value v of the run, when match_of[v] names
+ * a match i whose dst[i] is still empty and v is float, becomes dst[i] (a float32 copy) and gone[i]
+ * (optional) is cleared. The quantizers-off run (base_off) and qr_session_base_need (base, with
+ * base_gone) use it. */
+typedef struct QrSeFillTap { QrTensor *dst; uint8_t *gone; int *match_of; } QrSeFillTap;
 
-static QrStatus qr__se_base_off_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
-    QrBaseOffTap *bt = user;
+static QrStatus qr__se_fill_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QrSeFillTap *ft = user;
     QR_UNUSED(g);
     QR_UNUSED(node);
-    int mi = bt->match_of[value];
-    if (mi < 0 || !qr_dtype_is_float(t->dtype) || bt->s->base_off[mi].data) return QR_OK;
-    return qr_tensor_to_f32(t, &bt->s->base_off[mi]);
+    int mi = ft->match_of[value];
+    if (mi < 0 || !qr_dtype_is_float(t->dtype) || ft->dst[mi].data) return QR_OK;
+    if (ft->gone) ft->gone[mi] = 0;
+    return qr_tensor_to_f32(t, &ft->dst[mi]);
 }
 
 static void qr__se_base_off_free(QrSession *s) {
@@ -305,7 +310,7 @@ static void qr__se_base_off_free(QrSession *s) {
 static QrStatus qr__se_run_base_off(QrSession *s) {
     qr__se_base_off_free(s);
     s->base_off = calloc((size_t)s->m.n + 1, sizeof(QrTensor));
-    QrBaseOffTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)) };
+    QrSeFillTap bt = { s->base_off, NULL, malloc(((size_t)s->b->n_values + 1) * sizeof(int)) };
     bool *only = calloc((size_t)s->b->n_values + 1, sizeof *only);
     QrTensor *outs = calloc((size_t)s->b->n_outputs + 1, sizeof(QrTensor));
     QrOverrides ob = {0};
@@ -315,7 +320,7 @@ static QrStatus qr__se_run_base_off(QrSession *s) {
         /* at the value the baseline's consumers see: with its quantizers off that is its producer's output, clamped
          * where a quantizer implements an activation (qr__se_base_quantized) */
         for (int i = 0; i < s->m.n; i++) bt.match_of[s->b_vis[i]] = i, only[s->b_vis[i]] = true;
-        QrRunOpts o = { .tap = qr__se_base_off_tap, .tap_user = &bt, .tap_only = only, .alias = ob.alias, .subst = ob.subst,
+        QrRunOpts o = { .tap = qr__se_fill_tap, .tap_user = &bt, .tap_only = only, .alias = ob.alias, .subst = ob.subst,
                         .clamp_lo = ob.clamp_lo, .clamp_hi = ob.clamp_hi };
         st = qr_run(s->b, s->inputs, &o, outs);
         if (st != QR_OK) st = qr_err_wrap(st, "running the baseline with its quantizers off");
@@ -403,24 +408,12 @@ static void qr_session_base_drop(QrSession *s, const bool *keep) {
     }
 }
 
-typedef struct QrBaseNeedTap { QrSession *s; int *match_of; } QrBaseNeedTap;
-
-static QrStatus qr__se_need_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
-    QrBaseNeedTap *bt = user;
-    QR_UNUSED(g);
-    QR_UNUSED(node);
-    int mi = bt->match_of[value];
-    if (mi < 0 || !qr_dtype_is_float(t->dtype) || bt->s->base[mi].data) return QR_OK;
-    bt->s->base_gone[mi] = 0;
-    return qr_tensor_to_f32(t, &bt->s->base[mi]);
-}
-
 static QrStatus qr_session_base_need(QrSession *s, const bool *want) {
     if (!s->base || s->base_stale) return qr_session_run_baseline(s);
     int n = 0;
     for (int i = 0; s->base_gone && i < s->m.n; i++) n += s->base_gone[i] && (!want || want[i]);
     if (!n) return QR_OK;
-    QrBaseNeedTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)) };
+    QrSeFillTap bt = { s->base, s->base_gone, malloc(((size_t)s->b->n_values + 1) * sizeof(int)) };
     bool *only = calloc((size_t)s->b->n_values + 1, sizeof *only);
     QrStatus st = bt.match_of && only ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     QrOverrides ob = {0};
@@ -434,7 +427,7 @@ static QrStatus qr_session_base_need(QrSession *s, const bool *want) {
             if (mi == i && s->base_gone[i] && (!want || want[i])) only[s->b_vis[i]] = true;
             else if (mi == i) bt.match_of[s->b_vis[i]] = -1;    /* kept, or not wanted: untouched */
         }
-        QrRunOpts o = { .tap = qr__se_need_tap, .tap_user = &bt, .tap_only = only, .alias = ob.alias, .subst = ob.subst,
+        QrRunOpts o = { .tap = qr__se_fill_tap, .tap_user = &bt, .tap_only = only, .alias = ob.alias, .subst = ob.subst,
                         .clamp_lo = ob.clamp_lo, .clamp_hi = ob.clamp_hi };
         st = qr_run(s->b, s->inputs, &o, NULL);
         if (st != QR_OK) st = qr_err_wrap(st, "running the baseline %s again", s->b->path ? s->b->path : "");

@@ -598,10 +598,12 @@ static QrStatus qr__cli_prepare(QrCliOpts *o, QrGraph **gout, QrTensor **inputs_
         st = qr_dsset_list(g, o->data_dir, o->samples, ds);
         o->have_ds = st == QR_OK;
         if (st == QR_OK) st = qr_dsset_read(ds, g, 0, NULL, in);
+        if (st == QR_OK) ds->held = 0;
         /* --skip-bad-samples: the graphs are inferred on the first sample that reads */
         for (int k = 1; st != QR_OK && st != QR_ERR_NOMEM && o->skip_bad && ds->names && k < ds->n; k++) {
             qr_err_clear();
             st = qr_dsset_read(ds, g, k, NULL, in);
+            if (st == QR_OK) ds->held = k;
         }
         for (int i = 0; st == QR_OK && i < g->n_inputs; i++) given[i] = &in[i];
         if (st != QR_OK) { qr_dsset_free(ds); o->have_ds = false; }   /* the listing is freed either way */
@@ -1190,6 +1192,8 @@ static int qr__cli_compare_data(QrCliOpts *o, QrGraph *b, QrGraph *a, QrTensor *
     if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
     dc.skip_bad = o->skip_bad;
     dc.part = o->shard != NULL;              /* a shard whose samples are all bad is no error: merge checks the set */
+    /* the pass keeps the worst sample: badcase.npy is written from it, not read again */
+    if (st == QR_OK && !o->shard) st = qr_ds_compare_keep(&dc, 1, mk);
     hi = ds.n;
     if (st == QR_OK && o->shard) qr_dspart_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;
@@ -1438,8 +1442,8 @@ static QrStatus qr__cli_sens_over(QrSession *se, const QrDsSet *ds, const QrDsCo
     se->progress = qr_progress_hook(&pr);
     qr_progress_begin(&pr, "sensitivity over the samples", 0);
     if (st == QR_OK)
-        st = qr_sens_set_run(se, &so, ds, order, K, so.metric, topk, nk, &sets, *sp->metric ? so.metric : QR_METRIC_COSINE, NULL,
-                            0, &ss);
+        st = qr_sens_set_run(se, &so, ds, order, K, so.metric, topk, nk, &sets, *sp->metric ? so.metric : QR_METRIC_COSINE,
+                             dc->kept, dc->n_kept, &ss);
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_sens_set_write(se, &ss, dir);
@@ -1476,6 +1480,11 @@ static int qr__cli_sens_data(QrCliOpts *o, QrGraph *b, QrGraph *a, QrTensor *in,
     if (st == QR_OK) st = qr_ds_compare_init(&dc, se, ds.n, ds.names);
     dc.skip_bad = o->skip_bad;
     dc.part = o->shard != NULL;              /* a shard whose samples are all bad is no error: merge checks the set */
+    /* the pass keeps the K worst samples (qr__cli_sens_over's, ranked by its metric) with their
+     * baseline outputs: the sensitivity takes them from there, not read or run again */
+    QrMetricKind mk = QR_METRIC_L1;
+    if (o->metric) qr_metric_parse(o->metric, &mk);
+    if (st == QR_OK && !o->shard) st = qr_ds_compare_keep(&dc, o->sens_samples > 0 ? o->sens_samples : QR_SENS_SAMPLES_DEFAULT, mk);
     hi = ds.n;
     if (st == QR_OK && o->shard) qr_dspart_shard_range(ds.n, shard, n_shards, &lo, &hi);
     QrProgress pr;

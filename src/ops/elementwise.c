@@ -120,13 +120,110 @@ static bool qr_ew_channel_param(const QrTensor *c, const QrTensor *y, int64_t *p
 static void qr_ew_steps_run(const QrF32Step *s, int ns, const float *x, float *y, int64_t outer, int64_t C,
                             int64_t inner) {
     const int64_t total = outer * C * inner, piece = 16384;
-    if (total <= 0) return;
+    if (total <= 0 || (ns == 0 && x == y)) return;   /* no steps in place: nothing to do */
     QrEwStepsJob j = { s, ns, true, x, y, total, C, inner, piece };
     for (int k = 0; k < ns; k++) j.flat = j.flat && s[k].pc == 0;
     if (!j.flat) j.per_task = QR_MAX(1, piece / inner);
     int64_t tasks = j.flat ? (total + piece - 1) / piece : (outer * C + j.per_task - 1) / j.per_task;
     if (tasks == 1) qr__ew_steps_task(&j, 0, 0);
     else qr_pool_for(tasks, qr__ew_steps_task, &j);
+}
+
+/* ==== row-parallel float32 kernels ============================================== */
+
+/* One float32 kernel over `rows` independent rows of n values (a row's result depends on that
+ * row alone: Softmax, LayerNormalization, an elementwise map or product taken as rows of
+ * one), split over the thread pool in tasks of about QR__EW_PIECE values. Same bits for any
+ * thread count or split. */
+#define QR__EW_PIECE 16384
+
+typedef enum QrEwRowKind { QR__EW_ROW_MAP, QR__EW_ROW_SOFTMAX, QR__EW_ROW_LAYERNORM, QR__EW_ROW_MUL, QR__EW_ROW_SUB,
+                           QR__EW_ROW_DIV, QR__EW_ROW_GELU } QrEwRowKind;
+
+typedef struct QrEwRowJob {
+    QrEwRowKind kind;
+    int64_t rows, n, per_task;
+    const float *x, *b;        /* b: the second operand (MUL/SUB/DIV), the bias (LAYERNORM) */
+    const float *scale;        /* LAYERNORM */
+    float *y, *mean, *inv;     /* mean, inv: LAYERNORM's optional outputs (one per row) */
+    float eps;
+    QrF32MapOp op;             /* MAP */
+    bool wide, logsm;          /* SOFTMAX */
+    float c[3];                /* GELU: divisor, addend, factor */
+} QrEwRowJob;
+
+/* y = (x * (erf(x / c[0]) + c[1])) * c[2] over n values (y may equal x), each operation
+ * rounded as the Div, Erf, Add, Mul, Mul nodes PyTorch exports for the exact GELU round it
+ * when they run one by one (the Erf by QrF32MapFn's ERF), in pieces through a stack buffer. */
+static void qr__ew_gelu_erf(const float *c, const float *x, float *y, int64_t n) {
+    float t[256];
+    for (int64_t i0 = 0; i0 < n; i0 += 256) {
+        const int64_t m = QR_MIN((int64_t)256, n - i0);
+        for (int64_t i = 0; i < m; i++) t[i] = x[i0 + i] / c[0];
+        qr_kern.f32_map(QR_F32_MAP_ERF, t, t, m);
+        for (int64_t i = 0; i < m; i++) {
+            const float a = t[i] + c[1], p = x[i0 + i] * a;
+            y[i0 + i] = p * c[2];
+        }
+    }
+}
+
+static void qr__ew_row_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrEwRowJob *j = ctx;
+    const int64_t r0 = t * j->per_task, r1 = QR_MIN(j->rows, r0 + j->per_task), n = j->n;
+    const float *x = j->x + r0 * n;
+    float *y = j->y + r0 * n;
+    switch (j->kind) {
+    case QR__EW_ROW_MAP: qr_kern.f32_map(j->op, x, y, (r1 - r0) * n); break;
+    case QR__EW_ROW_SOFTMAX: qr_kern.f32_softmax(x, y, r1 - r0, n, j->wide, j->logsm); break;
+    case QR__EW_ROW_GELU: qr__ew_gelu_erf(j->c, x, y, (r1 - r0) * n); break;
+    case QR__EW_ROW_LAYERNORM:
+        for (int64_t r = r0; r < r1; r++, x += n, y += n)
+            qr_kern.f32_layernorm(x, j->scale, j->b, y, n, j->eps, j->mean ? j->mean + r : NULL, j->inv ? j->inv + r : NULL);
+        break;
+    case QR__EW_ROW_MUL:
+    case QR__EW_ROW_SUB:
+    case QR__EW_ROW_DIV: {
+        const float *b = j->b + r0 * n;
+        const int64_t m = (r1 - r0) * n;
+        if (j->kind == QR__EW_ROW_MUL) for (int64_t i = 0; i < m; i++) y[i] = x[i] * b[i];
+        else if (j->kind == QR__EW_ROW_SUB) for (int64_t i = 0; i < m; i++) y[i] = x[i] - b[i];
+        else for (int64_t i = 0; i < m; i++) y[i] = x[i] / b[i];
+        break;
+    }
+    }
+}
+
+/* Runs job j (rows, n and the operands set) over the pool; serial below two pieces. */
+static void qr__ew_rows_run(QrEwRowJob *j) {
+    if (j->rows <= 0 || j->n <= 0) return;
+    j->per_task = QR_MAX(1, QR__EW_PIECE / j->n);
+    const int64_t tasks = (j->rows + j->per_task - 1) / j->per_task;
+    if (tasks == 1) qr__ew_row_task(j, 0, 0);
+    else qr_pool_for(tasks, qr__ew_row_task, j);
+}
+
+/* The exact GELU as PyTorch exports it, Div(x, c[0]) -> Erf -> Add(c[1]) -> Mul(x) -> Mul(c[2]),
+ * over n float32 values with those nodes' bits (run/run.c fuses the five nodes into the chain
+ * of the MatMul before them), threaded. y may equal x. */
+static void qr_ew_gelu_erf_run(const float c[3], const float *x, float *y, int64_t n) {
+    QrEwRowJob j = { .kind = QR__EW_ROW_GELU, .rows = (n + 15) / 16, .n = 16, .x = x, .y = y, .c = { c[0], c[1], c[2] } };
+    if (n % 16) {
+        j.rows = n / 16;
+        qr__ew_gelu_erf(c, x + j.rows * 16, y + j.rows * 16, n % 16);
+    }
+    qr__ew_rows_run(&j);
+}
+
+/* y = op(x) elementwise over n float32 values with MLAS's map kernels (QrF32MapFn), threaded. */
+static void qr_ew_map_run(QrF32MapOp op, const float *x, float *y, int64_t n) {
+    QrEwRowJob j = { .kind = QR__EW_ROW_MAP, .rows = (n + 15) / 16, .n = 16, .x = x, .y = y, .op = op };
+    if (n % 16) {   /* whole rows of 16 through the pool, the last few on their own */
+        j.rows = n / 16;
+        qr_kern.f32_map(op, x + j.rows * 16, y + j.rows * 16, n % 16);
+    }
+    qr__ew_rows_run(&j);
 }
 
 /* ==== broadcasting iteration =================================================== */
@@ -361,6 +458,17 @@ static void qr__ew_binary_run(QrBinOp op, const QrTensor *a, const QrTensor *b, 
         if (op == QR_BIN_ADD && a->numel == y->numel && b->numel == y->numel) {   /* same shapes: u + v, threaded */
             const QrF32Step add = { .op = QR_F32_STEP_ADD_T, .t = pb };
             qr_ew_steps_run(&add, 1, pa, py, 1, 1, y->numel);
+            return;
+        }
+        if ((op == QR_BIN_MUL || op == QR_BIN_SUB || op == QR_BIN_DIV) && a->numel == y->numel && b->numel == y->numel) {
+            QrEwRowJob j = { .kind = op == QR_BIN_MUL ? QR__EW_ROW_MUL : op == QR_BIN_SUB ? QR__EW_ROW_SUB : QR__EW_ROW_DIV,
+                             .rows = (y->numel + 15) / 16, .n = 16, .x = pa, .b = pb, .y = py };
+            if (y->numel % 16) {   /* the rows of 16 threaded (same shapes: u op v), the last few here */
+                j.rows = y->numel / 16;
+                for (int64_t i = j.rows * 16; i < y->numel; i++)
+                    py[i] = op == QR_BIN_MUL ? pa[i] * pb[i] : op == QR_BIN_SUB ? pa[i] - pb[i] : pa[i] / pb[i];
+            }
+            qr__ew_rows_run(&j);
             return;
         }
         /* one operand per channel (axis 1) or a scalar: the steps kernel (vectorized, threaded) */
@@ -798,10 +906,10 @@ static QrStatus qr__ew_unary_exec(QrOpCtx *c) {
                 py[i] = h * (py[i] + 1.0f);
             }
         } else if (f == qr__ew_exp) {   /* MLAS's exp kernel, its AVX-512F form on a CPU with AVX-512F (ORT's pick) */
-            qr_kern.f32_map(qr_kern.ort_wide ? QR_F32_MAP_EXP_WIDE : QR_F32_MAP_EXP, px, py, x->numel);
+            qr_ew_map_run(qr_kern.ort_wide ? QR_F32_MAP_EXP_WIDE : QR_F32_MAP_EXP, px, py, x->numel);
         } else if (f == qr__ew_erf || f == qr__ew_sigmoid || f == qr__ew_tanh) {   /* MLAS's kernels */
-            qr_kern.f32_map(f == qr__ew_erf ? QR_F32_MAP_ERF : f == qr__ew_sigmoid ? QR_F32_MAP_SIGMOID : QR_F32_MAP_TANH,
-                            px, py, x->numel);
+            qr_ew_map_run(f == qr__ew_erf ? QR_F32_MAP_ERF : f == qr__ew_sigmoid ? QR_F32_MAP_SIGMOID : QR_F32_MAP_TANH,
+                          px, py, x->numel);
         } else {
             for (int64_t i = 0; i < x->numel; i++) py[i] = (float)f(px[i], &p);
         }
@@ -1005,8 +1113,10 @@ static QrStatus qr__ew_softmax_run(QrOpCtx *c, QrEwSoftmaxMode mode) {
     float *py = y->data;
     if (f32 && mode != QR_EW_HARDMAX) {   /* ONNX Runtime's MLAS arithmetic (QrF32SoftmaxFn) */
         const bool lg = mode == QR_EW_LOGSOFTMAX;
-        if (inner == 1) {
-            qr_kern.f32_softmax(px, py, outer, n, qr_kern.ort_wide, lg);
+        if (inner == 1) {   /* rows of the last axis, threaded */
+            QrEwRowJob j = { .kind = QR__EW_ROW_SOFTMAX, .rows = outer, .n = n, .x = px, .y = py, .wide = qr_kern.ort_wide,
+                             .logsm = lg };
+            qr__ew_rows_run(&j);
             return QR_OK;
         }
         /* ORT moves the axis last (a transpose), runs the rows, and moves it back */
@@ -1558,6 +1668,12 @@ static QrStatus qr__ew_layernorm_f32(QrOpCtx *c, int a, int64_t rows, int64_t N,
     bool row_kernel = scale->numel == N && (!bias || bias->numel == N);
     for (int d = 0; d < a; d++) row_kernel = row_kernel && stS[d] == 0 && stB[d] == 0;
     const float *px = x->data, *ps = scale->data, *pb = bias ? bias->data : NULL;
+    if (row_kernel && ystep) {   /* threaded by rows */
+        QrEwRowJob j = { .kind = QR__EW_ROW_LAYERNORM, .rows = rows, .n = N, .x = px, .b = pb, .scale = ps, .y = py,
+                         .mean = mo, .inv = iv, .eps = eps };
+        qr__ew_rows_run(&j);
+        return QR_OK;
+    }
     if (row_kernel) {
         for (int64_t r = 0; r < rows; r++)
             qr_kern.f32_layernorm(px + r * N, ps, pb, py + r * ystep, N, eps, mo ? mo + r : NULL, iv ? iv + r : NULL);
@@ -1700,7 +1816,7 @@ static const QrOpDef qr_ops_elementwise[] = {
     { "", "Elu", 1, 1, 1, 1, qr__ew_unary_shape, qr__ew_unary_exec, 0, 0 },
     { "", "Selu", 1, 1, 1, 1, qr__ew_unary_shape, qr__ew_unary_exec, 0, 0 },
     { "", "Gelu", 1, 1, 1, 1, qr__ew_unary_shape, qr__ew_unary_exec, 0, 0 },
-    { "", "Erf", 1, 1, 1, 1, qr__ew_unary_shape, qr__ew_unary_exec, 0, 0 },
+    { "", "Erf", 1, 1, 1, 1, qr__ew_unary_shape, qr__ew_unary_exec, QR_OPF_WRITES_ALL, 0 },
     { "", "Exp", 1, 1, 1, 1, qr__ew_unary_shape, qr__ew_unary_exec, 0, 0 },
     { "", "Log", 1, 1, 1, 1, qr__ew_unary_shape, qr__ew_unary_exec, 0, 0 },
     { "", "Sqrt", 1, 1, 1, 1, qr__ew_unary_shape, qr__ew_unary_exec, 0, 0 },
@@ -1722,7 +1838,7 @@ static const QrOpDef qr_ops_elementwise[] = {
     { "", "Cast", 1, 1, 1, 1, qr__ew_cast_shape, qr__ew_cast_exec, 0, 0 },
     { "", "CastLike", 2, 2, 1, 1, qr__ew_castlike_shape, qr__ew_cast_exec, 0, 0 },
     /* softmax family */
-    { "", "Softmax", 1, 1, 1, 1, qr__ew_softmax_shape, qr__ew_softmax_exec, 0, 0 },
+    { "", "Softmax", 1, 1, 1, 1, qr__ew_softmax_shape, qr__ew_softmax_exec, QR_OPF_WRITES_ALL, 0 },
     { "", "LogSoftmax", 1, 1, 1, 1, qr__ew_softmax_shape, qr__ew_logsoftmax_exec, 0, 0 },
     { "", "Hardmax", 1, 1, 1, 1, qr__ew_softmax_shape, qr__ew_hardmax_exec, 0, 0 },
     /* reductions */
@@ -1740,6 +1856,6 @@ static const QrOpDef qr_ops_elementwise[] = {
     { "", "ArgMin", 1, 1, 1, 1, qr__ew_arg_shape, qr__ew_argmin_exec, 0, 0 },
     /* normalization */
     { "", "BatchNormalization", 5, 5, 1, 5, qr__ew_batchnorm_shape, qr__ew_batchnorm_exec, 0, 0 },
-    { "", "LayerNormalization", 2, 3, 1, 3, qr__ew_layernorm_shape, qr__ew_layernorm_exec, 0, 0 },
+    { "", "LayerNormalization", 2, 3, 1, 3, qr__ew_layernorm_shape, qr__ew_layernorm_exec, QR_OPF_WRITES_ALL, 0 },
     { "", "InstanceNormalization", 3, 3, 1, 1, qr__ew_instancenorm_shape, qr__ew_instancenorm_exec, 0, 0 },
 };

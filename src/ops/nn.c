@@ -887,6 +887,36 @@ static void qr__nn_add_lastb(float *Y, int64_t rows, int64_t N, const float *b, 
         for (int64_t n = 0; n < N; n++) Y[n] = swap ? b[n] + Y[n] : Y[n] + b[n];
 }
 
+/* The per-matrix products of a batched MatMul whose B is not an initializer (attention's Q.K^T
+ * and .V, one matrix per head), each through MLAS's adapted SGEMM path as one batch alone: a task
+ * runs whole batches (the GEMM inside runs on the task's thread: the pool does not nest), so the
+ * heads run side by side instead of each GEMM being split over the threads. A product's bits do
+ * not depend on where it runs. */
+typedef struct QrNnBatchJob {
+    const float *A, *B;
+    float *Y;
+    int64_t M, N, K, per_task, nb;
+    int brank;
+    const int64_t *bdims, *sa, *sb;
+    const QrF32Fused *f;
+} QrNnBatchJob;
+
+static void qr__nn_batch_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrNnBatchJob *j = ctx;
+    for (int64_t i = t * j->per_task; i < QR_MIN(j->nb, (t + 1) * j->per_task); i++) {
+        int64_t oa = 0, ob = 0, rem = i;
+        for (int d = j->brank - 1; d >= 0; d--) {   /* batch i's matrices, as the serial loop steps them */
+            const int64_t x = rem % j->bdims[d];
+            rem /= j->bdims[d];
+            oa += x * j->sa[d];
+            ob += x * j->sb[d];
+        }
+        qr_kern.f32_gemm_fused(j->M, j->N, j->K, j->A + oa * j->M * j->K, j->K, j->B + ob * j->K * j->N, j->N,
+                               j->Y + i * j->M * j->N, j->N, false, j->f);
+    }
+}
+
 /* MatMul in float32, then (lastb not NULL) the Add of lastb, one value per column (N) of the
  * output (lastb + y when swap): in the GEMM's epilogue (QrF32Fused.res with row stride 0), which
  * rounds the product, then the sum, as the two nodes run one by one do. */
@@ -932,6 +962,12 @@ static QrStatus qr__nn_matmul_f32_bias(QrOpCtx *c, const float *lastb, bool swap
         else if (N == 1) qr_f32_gemv_m1t(nb * M, K, B, A, K, Y, false);
         else qr_kern.f32_gemm_fused(nb * M, N, K, A, K, B, N, Y, N, false, &adapted);
         if (lastb && !b_init && N == 1) qr__nn_add_lastb(Y, rows, N, lastb, swap);
+        return QR_OK;
+    }
+    if (!b_init && M > 1 && N > 1 && nb >= 2 && qr_pool_threads() > 1) {   /* per head, side by side */
+        QrNnBatchJob j = { A, B, Y, M, N, K, 1, nb, mm.brank, mm.bdims, sa, sb, &adapted };
+        j.per_task = QR_MAX(1, nb / (8 * qr_pool_threads()));
+        qr_pool_for((nb + j.per_task - 1) / j.per_task, qr__nn_batch_task, &j);
         return QR_OK;
     }
     for (int64_t i = 0; i < nb; i++) {
@@ -1625,7 +1661,7 @@ static const QrOpDef qr_ops_nn[] = {
     { "", "Conv", 2, 3, 1, 1, qr__nn_conv_shape, qr__nn_conv_exec, 0, 0 },
     { "", "ConvTranspose", 2, 3, 1, 1, qr__nn_convt_shape, qr__nn_convt_exec, 0, 0 },
     { "", "Gemm", 2, 3, 1, 1, qr__nn_gemm_shape, qr__nn_gemm_exec, 0, 0 },
-    { "", "MatMul", 2, 2, 1, 1, qr__nn_matmul_shape, qr__nn_matmul_exec, 0, 0 },
+    { "", "MatMul", 2, 2, 1, 1, qr__nn_matmul_shape, qr__nn_matmul_exec, QR_OPF_WRITES_ALL, 0 },
     { "", "MaxPool", 1, 1, 1, 2, qr__nn_maxpool_shape, qr__nn_maxpool_exec, 0, 0 },
     { "", "AveragePool", 1, 1, 1, 1, qr__nn_avgpool_shape, qr__nn_avgpool_exec, 0, 0 },
     { "", "LpPool", 1, 1, 1, 1, qr__nn_lppool_shape, qr__nn_lppool_exec, 0, 0 },

@@ -106,4 +106,8 @@ static const char *qr_op_q_types_msg(const QrOpCtx *c);
 static size_t qr_op_q_wadd(size_t *total, int64_t count, size_t elem);
 static void qr_op_q_widen(const QrTensor *t, int64_t off, int64_t n, uint16_t *dst);
 static QrStatus qr_op_q_work(const QrOpCtx *c, size_t bytes, unsigned char **out);
+/* ops/shape.c: a Transpose (c bound, shape function run) that moves no byte: the permutation keeps
+ * the order of the input's axes longer than 1. */
+static bool qr_op_transpose_is_copy(const QrOpCtx *c);
+
 #endif

@@ -46,35 +46,75 @@ static void qr__sh_run(char *d, const char *s, size_t esz, int64_t n, int64_t st
     }
 }
 
+/* A strided gather after qr__sh_copy_strided merged its axes: r axes d[] with source strides
+ * s[] (r >= 1), rows of d[r-1] elements; a task copies rows [o0, o1), or, with one axis,
+ * elements [o0, o1) of it. */
+typedef struct QrShCopyJob {
+    char *dst;
+    const char *src;
+    size_t esz;
+    int r;
+    int64_t d[QR__SH_MAXR], s[QR__SH_MAXR];
+    int64_t per_task, n_units;
+} QrShCopyJob;
+
+static void qr__sh_copy_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrShCopyJob *j = ctx;
+    const int r = j->r;
+    const int64_t o0 = t * j->per_task, o1 = QR_MIN(j->n_units, o0 + j->per_task), inner = j->d[r - 1], is = j->s[r - 1];
+    const int64_t esz = (int64_t)j->esz;
+    if (r == 1) {
+        qr__sh_run(j->dst + o0 * esz, j->src + o0 * is * esz, j->esz, o1 - o0, is);
+        return;
+    }
+    int64_t idx[QR__SH_MAXR] = {0}, off = 0, rem = o0;
+    for (int k = r - 2; k >= 0; k--) {   /* row o0's source offset */
+        idx[k] = rem % j->d[k];
+        rem /= j->d[k];
+        off += idx[k] * j->s[k];
+    }
+    char *dp = j->dst + o0 * inner * esz;
+    for (int64_t o = o0; o < o1; o++) {
+        qr__sh_run(dp, j->src + off * esz, j->esz, inner, is);
+        dp += inner * esz;
+        for (int k = r - 2; k >= 0; k--) {
+            off += j->s[k];
+            if (++idx[k] < j->d[k]) break;
+            off -= j->s[k] * j->d[k];
+            idx[k] = 0;
+        }
+    }
+}
+
 /* Strided gather: dst (contiguous, shape dims) <- src element soff + sum_d idx[d] * sst[d].
  * Axes of size 1 are dropped and axes that are contiguous in src are merged first, so
- * plain copies become one memcpy. rank <= QR__SH_MAXR. */
+ * plain copies become one memcpy. rank <= QR__SH_MAXR. Copies of 256 KB or more are split
+ * over the thread pool (Transpose, Slice, Reshape's copy: the bytes do not depend on it). */
 static void qr__sh_copy_strided(void *dst, const void *src, size_t esz, int rank, const int64_t *dims,
                                 const int64_t *sst, int64_t soff) {
-    int64_t d[QR__SH_MAXR], s[QR__SH_MAXR];
+    QrShCopyJob j = { .dst = dst, .src = (const char *)src + soff * (int64_t)esz, .esz = esz };
     int r = 0;
     for (int i = 0; i < rank; i++) {
         if (dims[i] == 0) return;
         if (dims[i] == 1) continue;
-        if (r > 0 && s[r - 1] == sst[i] * dims[i]) { d[r - 1] *= dims[i]; s[r - 1] = sst[i]; continue; }
-        d[r] = dims[i];
-        s[r] = sst[i];
+        if (r > 0 && j.s[r - 1] == sst[i] * dims[i]) { j.d[r - 1] *= dims[i]; j.s[r - 1] = sst[i]; continue; }
+        j.d[r] = dims[i];
+        j.s[r] = sst[i];
         r++;
     }
-    const char *sp = (const char *)src + soff * (int64_t)esz;
-    char *dp = dst;
-    if (r == 0) { qr__sh_elem(dp, sp, esz); return; }
-    int64_t inner = d[r - 1], is = s[r - 1], outer = qr__sh_prod(d, 0, r - 1);
-    int64_t idx[QR__SH_MAXR] = {0}, off = 0;
-    for (int64_t o = 0; o < outer; o++) {
-        qr__sh_run(dp, sp + off * (int64_t)esz, esz, inner, is);
-        dp += inner * (int64_t)esz;
-        for (int k = r - 2; k >= 0; k--) {
-            off += s[k];
-            if (++idx[k] < d[k]) break;
-            off -= s[k] * d[k];
-            idx[k] = 0;
-        }
+    if (r == 0) { qr__sh_elem(dst, j.src, esz); return; }
+    j.r = r;
+    const int64_t inner = j.d[r - 1], total = qr__sh_prod(j.d, 0, r), bytes = total * (int64_t)esz;
+    const int64_t piece = (int64_t)65536 / (int64_t)esz;   /* elements per task */
+    j.n_units = r == 1 ? inner : total / inner;
+    j.per_task = r == 1 ? piece : QR_MAX(1, piece / inner);
+    const int64_t tasks = bytes < ((int64_t)256 << 10) ? 1 : (j.n_units + j.per_task - 1) / j.per_task;
+    if (tasks <= 1) {
+        j.per_task = j.n_units;
+        qr__sh_copy_task(&j, 0, 0);
+    } else {
+        qr_pool_for(tasks, qr__sh_copy_task, &j);
     }
 }
 
@@ -157,7 +197,9 @@ static void qr__sh_scalar(QrDType dt, double v, void *buf) {
 /* ==== Identity, Shape, Size ======================================================= */
 
 static QrStatus qr__sh_copy_exec(QrOpCtx *c) {
-    memcpy(c->out[0]->data, c->in[0]->data, qr_tensor_nbytes(c->in[0]));
+    const QrTensor *x = c->in[0];
+    const int64_t one = 1, n = (int64_t)qr_tensor_nbytes(x);
+    qr__sh_copy_strided(c->out[0]->data, x->data, 1, 1, &n, &one, 0);   /* one run, split over the pool when large */
     return QR_OK;
 }
 
@@ -326,6 +368,23 @@ static QrStatus qr__sh_perm(const QrOpCtx *c, int *perm) {
         perm[i] = (int)v;
     }
     return QR_OK;
+}
+
+/* A Transpose whose permutation keeps the order of the input's axes longer than 1 (ViT's
+ * [197, 1, 768] <-> [1, 197, 768]): its output has the input's bytes. c is bound and its
+ * shape function has succeeded. */
+static bool qr_op_transpose_is_copy(const QrOpCtx *c) {
+    int perm[QR_MAX_RANK];
+    if (qr__sh_perm(c, perm) != QR_OK) {
+        qr_err_clear();
+        return false;
+    }
+    for (int i = 0, last = -1; i < c->in[0]->rank; i++) {
+        if (c->in[0]->dims[perm[i]] == 1) continue;
+        if (perm[i] < last) return false;
+        last = perm[i];
+    }
+    return true;
 }
 
 static QrStatus qr__sh_transpose_shape(QrOpCtx *c) {
@@ -1414,20 +1473,20 @@ static QrStatus qr__sh_resize_exec(QrOpCtx *c) {
 /* ==== table ========================================================================= */
 
 static const QrOpDef qr_ops_shape[] = {
-    { "", "Identity", 1, 1, 1, 1, qr__sh_identity_shape, qr__sh_copy_exec, 0, 0 },
+    { "", "Identity", 1, 1, 1, 1, qr__sh_identity_shape, qr__sh_copy_exec, QR_OPF_WRITES_ALL, 0 },
     { "", "Shape", 1, 1, 1, 1, qr__sh_shape_shape, qr__sh_shape_exec, QR_OPF_SHAPE_ONLY, 0 },
     { "", "Size", 1, 1, 1, 1, qr__sh_size_shape, qr__sh_size_exec, QR_OPF_SHAPE_ONLY, 0 },
-    { "", "Reshape", 2, 2, 1, 1, qr__sh_reshape_shape, qr__sh_copy_exec, 0, 0 },
+    { "", "Reshape", 2, 2, 1, 1, qr__sh_reshape_shape, qr__sh_copy_exec, QR_OPF_WRITES_ALL, 0 },
     { "", "Constant", 0, 0, 1, 1, qr__sh_constant_shape, qr__sh_constant_exec, 0, 0 },
     { "", "ConstantOfShape", 1, 1, 1, 1, qr__sh_cos_shape, qr__sh_cos_exec, 0, 0 },
     { "", "Range", 3, 3, 1, 1, qr__sh_range_shape, qr__sh_range_exec, 0, 0 },
-    { "", "Flatten", 1, 1, 1, 1, qr__sh_flatten_shape, qr__sh_copy_exec, 0, 0 },
-    { "", "Squeeze", 1, 2, 1, 1, qr__sh_squeeze_shape, qr__sh_copy_exec, 0, 0 },
-    { "", "Unsqueeze", 1, 2, 1, 1, qr__sh_unsqueeze_shape, qr__sh_copy_exec, 0, 0 },
-    { "", "Transpose", 1, 1, 1, 1, qr__sh_transpose_shape, qr__sh_transpose_exec, 0, 0 },
-    { "", "Concat", 1, -1, 1, 1, qr__sh_concat_shape, qr__sh_concat_exec, 0, 0 },
+    { "", "Flatten", 1, 1, 1, 1, qr__sh_flatten_shape, qr__sh_copy_exec, QR_OPF_WRITES_ALL, 0 },
+    { "", "Squeeze", 1, 2, 1, 1, qr__sh_squeeze_shape, qr__sh_copy_exec, QR_OPF_WRITES_ALL, 0 },
+    { "", "Unsqueeze", 1, 2, 1, 1, qr__sh_unsqueeze_shape, qr__sh_copy_exec, QR_OPF_WRITES_ALL, 0 },
+    { "", "Transpose", 1, 1, 1, 1, qr__sh_transpose_shape, qr__sh_transpose_exec, QR_OPF_WRITES_ALL, 0 },
+    { "", "Concat", 1, -1, 1, 1, qr__sh_concat_shape, qr__sh_concat_exec, QR_OPF_WRITES_ALL, 0 },
     { "", "Split", 1, 2, 1, -1, qr__sh_split_shape, qr__sh_split_exec, 0, 0 },
-    { "", "Slice", 1, 5, 1, 1, qr__sh_slice_shape, qr__sh_slice_exec, 0, 0 },
+    { "", "Slice", 1, 5, 1, 1, qr__sh_slice_shape, qr__sh_slice_exec, QR_OPF_WRITES_ALL, 0 },
     { "", "Gather", 2, 2, 1, 1, qr__sh_gather_shape, qr__sh_gather_exec, 0, 0 },
     { "", "GatherElements", 2, 2, 1, 1, qr__sh_gather_el_shape, qr__sh_gather_el_exec, 0, 0 },
     { "", "Expand", 2, 2, 1, 1, qr__sh_expand_shape, qr__sh_expand_exec, 0, 0 },

@@ -460,11 +460,21 @@ static bool qr__run_writes_all(const QrNode *n) {
     return false;
 }
 
+#ifdef QR_TESTING
+/* Tests: the buffers of outputs that are not zeroed (their operators write every element,
+ * qr__run_writes_all) are filled with 0xff bytes (a NaN in every float) first, so that an
+ * element such an operator leaves unwritten shows in its output. */
+QR_TESTAPI bool qr_run_test_poison;
+#endif
+
 /* Gives t (shape set) a pooled buffer, zeroed when `zero`; *cap records it for qr__run_drop. */
 static QrStatus qr__run_alloc(QrTensor *t, size_t *cap, bool zero) {
     size_t n = qr_tensor_nbytes(t);
     t->data = qr__run_buf_get(n, cap);
     if (!t->data) return qr_errf(QR_ERR_NOMEM, "cannot allocate %zu bytes for a tensor", n);
+#ifdef QR_TESTING
+    if (!zero && qr_run_test_poison) memset(t->data, 0xff, n);
+#endif
     if (zero) memset(t->data, 0, n);
     t->owned = false;
     return QR_OK;
@@ -573,6 +583,8 @@ typedef struct QrRunChain {
     int axis;                           /* channel axis of the per-channel steps (-1: none yet) */
     int x;                              /* FQ head: the value its QuantizeLinear reads */
     const float *lastb;                 /* MATMUL head: one value per column of its output, added */
+    int gelu_at;                        /* >= 0: the exact GELU (qr_ew_gelu_erf_run) runs before steps[gelu_at] */
+    float gelu_c[3];                    /* its divisor, addend and factor */
     bool lastb_swap;                    /* lastb + product (the Add's first input is the constant) */
     int out;                            /* the value the chain produces */
 } QrRunChain;
@@ -656,12 +668,18 @@ static int qr__run_single_out(const QrNode *n) {
     return v;
 }
 
+/* Value v may stay unmaterialized but for being read `readers` times: no output, tap, feed,
+ * substitution or alias on it. */
+static bool qr__run_hidden(const QrGraph *g, const QrRunOpts *o, const int *uses, int v, int readers) {
+    if (v < 0 || g->values[v].is_output || g->values[v].is_dynamic || uses[v] != readers) return false;
+    if (qr__run_overridden(o, v) || (o->feed && o->feed[v]) || qr__run_edited(o, v)) return false;
+    return !(o->tap && !(o->tap_only && !o->tap_only[v]));
+}
+
 /* Value v may stay unmaterialized: one reader slot, which *reader / *slot receive, and
  * no output, tap, feed, substitution or alias on it. */
 static bool qr__run_internal(const QrGraph *g, const QrRunOpts *o, const int *uses, int v, int *reader, int *slot) {
-    if (v < 0 || g->values[v].is_output || g->values[v].is_dynamic || uses[v] != 1) return false;
-    if (qr__run_overridden(o, v) || (o->feed && o->feed[v]) || qr__run_edited(o, v)) return false;
-    if (o->tap && !(o->tap_only && !o->tap_only[v])) return false;
+    if (!qr__run_hidden(g, o, uses, v, 1)) return false;
     const QrUse *u;
     if (qr_graph_readers(g, v, &u) != 1) return false;
     *reader = u[0].node;
@@ -847,6 +865,58 @@ static bool qr__run_lastb(const QrGraph *g, const QrRunOpts *o, const int *uses,
     return true;
 }
 
+/* One float32 value of the Constant / initializer node ni reads at input k, into *c. */
+static bool qr__run_scalar(const QrGraph *g, const QrRunOpts *o, const QrNode *n, int k, float *c) {
+    const QrTensor *t = n->n_in > k && n->in[k] >= 0 ? qr__run_static(g, o, n->in[k]) : NULL;
+    if (!t || t->dtype != QR_DT_F32 || t->numel != 1 || !t->data) return false;
+    *c = *(const float *)t->data;
+    return true;
+}
+
+/* Node ni (of op type `op`, fused neither with another chain nor static) reads value v at input
+ * slot and writes one float32 value of y's shape, which *out receives; the node's other input,
+ * when it has two, is one float32 constant (*c). */
+static bool qr__run_gelu_node(const QrGraph *g, const QrRunOpts *o, const bool *st, const QrRunPlan *pl, int ni,
+                              const char *op, int v, int slot, const QrTensor *y, int *out, float *c) {
+    const QrNode *n = &g->nodes[ni];
+    if (!qr__run_is(n, op) || pl->chain_of[ni] >= 0 || !qr__run_node_runs(g, o, ni) || n->in[slot] != v) return false;
+    *out = qr__run_single_out(n);
+    if (*out < 0 || (st && st[*out]) || !qr__run_same_f32(&g->values[*out].t, y)) return false;
+    if (n->n_in == 1) return true;
+    return n->n_in == 2 && n->opset >= 7 && n->in[0] != n->in[1] && (!c || qr__run_scalar(g, o, n, 1 - slot, c));
+}
+
+/* The exact GELU PyTorch exports after the chain's value x (ch->out, float32 of shape y, read
+ * by two nodes): Div(x, c0) -> Erf -> Add(c1) -> Mul(x) -> Mul(c2), c0..c2 single float32
+ * constants, every value between them read once and by nothing else. It joins the chain as
+ * its GELU (gelu_at, computed by qr_ew_gelu_erf_run with the five nodes' bits). False when it
+ * does not apply (ch unchanged). */
+static bool qr__run_gelu(const QrGraph *g, const QrRunOpts *o, const int *uses, const bool *st, const QrRunPlan *pl,
+                         QrRunChain *ch, const QrTensor *y) {
+    const int x = ch->out;
+    const QrUse *u;
+    if (ch->gelu_at >= 0 || ch->kind == QR__HEAD_CONV || ch->kind == QR__HEAD_FQ || ch->n + 5 > QR__RUN_CHAIN_MAX ||
+        !qr__run_hidden(g, o, uses, x, 2) || qr_graph_readers(g, x, &u) != 2)
+        return false;
+    const int d = qr__run_is(&g->nodes[u[0].node], "Div") ? 0 : 1;
+    const int di = u[d].node, mi = u[1 - d].node, mslot = u[1 - d].input;
+    float c[3];
+    int dv, ev, av, mv, fv, ei, es, ai, as, xi, xs, fi, fs;
+    if (u[d].input != 0 || !qr__run_gelu_node(g, o, st, pl, di, "Div", x, 0, y, &dv, &c[0]) ||
+        !qr__run_internal(g, o, uses, dv, &ei, &es) || !qr__run_gelu_node(g, o, st, pl, ei, "Erf", dv, 0, y, &ev, NULL) ||
+        !qr__run_internal(g, o, uses, ev, &ai, &as) || !qr__run_gelu_node(g, o, st, pl, ai, "Add", ev, as, y, &av, &c[1]) ||
+        !qr__run_internal(g, o, uses, av, &xi, &xs) || xi != mi || xs != 1 - mslot ||
+        !qr__run_gelu_node(g, o, st, pl, mi, "Mul", x, mslot, y, &mv, NULL) || !qr__run_internal(g, o, uses, mv, &fi, &fs) ||
+        !qr__run_gelu_node(g, o, st, pl, fi, "Mul", mv, fs, y, &fv, &c[2]))
+        return false;
+    ch->gelu_at = ch->ns;
+    memcpy(ch->gelu_c, c, sizeof c);
+    const int add[5] = { di, ei, ai, mi, fi };
+    for (int k = 0; k < 5; k++) ch->nodes[ch->n++] = add[k];
+    ch->out = fv;
+    return true;
+}
+
 /* Finds the chains of this run (pl->chain_of[node] = -1 everywhere when nothing fuses). */
 static QrStatus qr__run_plan(const QrGraph *g, const QrRunOpts *o, const int *uses, const bool *st, QrRunPlan *pl) {
     memset(pl, 0, sizeof *pl);
@@ -861,7 +931,7 @@ static QrStatus qr__run_plan(const QrGraph *g, const QrRunOpts *o, const int *us
         int hv = qr__run_single_out(h);
         if (pl->chain_of[hi] >= 0 || hv < 0 || !qr__run_node_runs(g, o, hi) || g->values[hv].is_dynamic) continue;
         if (st && st[hv]) continue;   /* cached constants are materialized */
-        QrRunChain ch = { .axis = -1, .x = -1 };
+        QrRunChain ch = { .axis = -1, .x = -1, .gelu_at = -1 };
         ch.nodes[ch.n++] = hi;
         ch.out = hv;
         const QrTensor *y = &g->values[hv].t;
@@ -891,6 +961,7 @@ static QrStatus qr__run_plan(const QrGraph *g, const QrRunOpts *o, const int *us
         }
         for (;;) {
             int bi, slot;
+            if (qr__run_gelu(g, o, uses, st, pl, &ch, y)) continue;
             if (!qr__run_internal(g, o, uses, ch.out, &bi, &slot) || pl->chain_of[bi] >= 0) break;
             if (st && qr__run_single_out(&g->nodes[bi]) >= 0 && st[qr__run_single_out(&g->nodes[bi])]) break;
             if (!qr__run_member(g, o, uses, pl, &ch, oi, bi, slot, y)) break;
@@ -953,14 +1024,21 @@ static bool qr__run_node_static(const QrRunState *r, const QrNode *n) {
     return any;
 }
 
+/* Value v is the output of one of the first k nodes of chain ch (only its shape exists). */
+static bool qr__run_chain_value(const QrGraph *g, const QrRunChain *ch, int k, int v) {
+    for (int i = 0; ch && i < k; i++)
+        if (qr__run_single_out(&g->nodes[ch->nodes[i]]) == v) return true;
+    return false;
+}
+
 /* Binds node n's inputs (as readers see them) and outputs; fails on a missing input other
- * than value `shape_only` (a chain value: only its shape exists). */
-static QrStatus qr__run_bind(QrRunState *r, const QrNode *n, QrOpCtx *c, int shape_only) {
+ * than the outputs of chain ch's first k nodes (chain values: only their shapes exist). */
+static QrStatus qr__run_bind(QrRunState *r, const QrNode *n, QrOpCtx *c, const QrRunChain *ch, int k_ch) {
     qr__run_ctx_init(c, r->g, n, r->vals, &r->scratch, r->in, r->out);
     c->alias = r->o->alias;
     for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) r->in[k] = qr__run_read(r->o, r->vals, n->in[k]);
     for (int k = 0; k < n->n_in; k++)
-        if (n->in[k] >= 0 && n->in[k] != shape_only && !r->in[k]->data && r->in[k]->numel > 0)
+        if (n->in[k] >= 0 && !r->in[k]->data && r->in[k]->numel > 0 && !qr__run_chain_value(r->g, ch, k_ch, n->in[k]))
             return qr_errf(QR_ERR_INVALID, "node '%s' (%s) reads '%s', which this run neither computed nor was given",
                            n->name, n->op_type, r->g->values[n->in[k]].name);
     return QR_OK;
@@ -978,13 +1056,33 @@ QR_TESTAPI QrRunCount qr_run_count;
 #define QR__RUN_COUNT(field, k) ((void)0)
 #endif
 
+/* After n's shape function (c bound): a node whose output is its input's bytes (Reshape, Flatten,
+ * Squeeze, Unsqueeze, Identity: ops/shape.c's copy; a Transpose that moves no byte) takes the input's pooled buffer instead of
+ * copying it when this node is the input's last reader (nothing reads it after: no other node,
+ * no graph output; its taps and edits came when it was computed). True when it did. */
+static bool qr__run_steal(QrRunState *r, const QrNode *n, const QrOpCtx *c) {
+    const int v = n->n_in >= 1 ? n->in[0] : -1, o = qr__run_single_out(n);
+    const bool tr = n->def->exec == qr__sh_transpose_exec;
+    if ((n->def->exec != qr__sh_copy_exec && !tr) || v < 0 || o < 0 || r->in[0] != &r->vals[v] || !r->cap[v] || r->uses[v] != 1 ||
+        !r->vals[v].data || !r->out[0] || qr_tensor_nbytes(r->out[0]) != qr_tensor_nbytes(&r->vals[v]))
+        return false;
+    if (tr && !qr_op_transpose_is_copy(c)) return false;
+    r->out[0]->data = r->vals[v].data;
+    r->out[0]->owned = false;
+    r->cap[o] = r->cap[v];
+    r->cap[v] = 0;
+    r->vals[v].data = NULL;
+    return true;
+}
+
 /* Runs node n on its own. */
 static QrStatus qr__run_one(QrRunState *r, const QrNode *n) {
     QrOpCtx c;
-    QR_TRY(qr__run_bind(r, n, &c, -1));
+    QR_TRY(qr__run_bind(r, n, &c, NULL, 0));
     if (r->o->n_exec) (*r->o->n_exec)++;
     QR__RUN_COUNT(nodes, 1);
     QrStatus st = n->def->shape(&c);
+    if (st == QR_OK && qr__run_steal(r, n, &c)) return QR_OK;
     bool zero = !qr__run_writes_all(n);
     for (int k = 0; st == QR_OK && k < n->n_out; k++)
         if (r->out[k]) st = qr__run_alloc(r->out[k], &r->cap[n->out[k]], zero);
@@ -1005,7 +1103,7 @@ static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
     int prev = -1;
     for (int k = 0; k < ch->n && st == QR_OK; k++) {
         const QrNode *n = &g->nodes[ch->nodes[k]];
-        st = qr__run_bind(r, n, &c, prev);
+        st = qr__run_bind(r, n, &c, ch, k);
         /* A member's parameter may come from a node after the head in the topological order
          * (a late Constant: Relu -> Constant -> Div, as older exporters write it): the plan
          * took it from the shape-inferred graph, so the shapes are checked on that same tensor. */
@@ -1052,13 +1150,20 @@ static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
     QrTensor hy = r->vals[hv];
     hy.data = y->data;
     hy.owned = false;
-    QR_TRY(qr__run_bind(r, h, &c, -1));
+    QR_TRY(qr__run_bind(r, h, &c, NULL, 0));
     r->out[0] = &hy;
     if (ch->kind == QR__HEAD_CONV) return qr__run_wrap(qr_nn_conv_fused(&c, ch->steps, ch->ns), h);
     if (ch->kind == QR__HEAD_MATMUL) st = qr__run_wrap(qr_nn_matmul_bias(&c, ch->lastb, ch->lastb_swap), h);
     else st = qr__run_wrap(h->def->exec(&c), h);
-    if (st == QR_OK) qr_ew_steps_run(ch->steps, ch->ns, y->data, y->data, outer, C, inner);
-    return st;
+    if (st != QR_OK) return st;
+    if (ch->gelu_at < 0) {
+        qr_ew_steps_run(ch->steps, ch->ns, y->data, y->data, outer, C, inner);
+        return QR_OK;
+    }
+    qr_ew_steps_run(ch->steps, ch->gelu_at, y->data, y->data, outer, C, inner);
+    qr_ew_gelu_erf_run(ch->gelu_c, y->data, y->data, y->numel);
+    qr_ew_steps_run(ch->steps + ch->gelu_at, ch->ns - ch->gelu_at, y->data, y->data, outer, C, inner);
+    return QR_OK;
 }
 
 /* After node n ran (or was skipped): clamped aliases among its outputs, taps, and frees. */

@@ -150,6 +150,8 @@ typedef struct QrRunCount {
     int64_t graphs, plain, nodes;
 } QrRunCount;
 QR_TESTAPI extern QrRunCount qr_run_count;
+/* Tests: fill the output buffers the executor does not zero with 0xff bytes (run.c). */
+QR_TESTAPI extern bool qr_run_test_poison;
 #endif
 /* Frees the buffers qr_run keeps for later runs. No run may be in progress. */
 static void qr_run_release(void);

@@ -265,6 +265,44 @@ static void test_match_weight_far_typed(void) {
     }
 }
 
+/* qr__se_maxdiff (the verification run's comparison) against its definition — max |x - y| in double
+ * over the elements that differ, NaN when exactly one of a pair is NaN, equal infinities and two NaNs
+ * the same — on finite arrays (the statistics kernel's path, lengths around its blocks and vector
+ * tails) and with NaN / infinities planted (the element loop): the same bits. */
+static double qt_mt_maxdiff_ref(const float *px, const float *py, int64_t n) {
+    double mx = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (px[i] == py[i] || (px[i] != px[i] && py[i] != py[i])) continue;
+        double d = fabs((double)px[i] - (double)py[i]);
+        if (d > mx || d != d) mx = d;
+    }
+    return mx;
+}
+
+static void test_match_maxdiff(void) {
+    const int64_t lens[] = { 1, 7, 8, 9, 4095, 4096, 4097, 10001 };
+    float *x = malloc(10001 * sizeof(float)), *y = malloc(10001 * sizeof(float));
+    QT_CHECK(x && y);
+    uint64_t rs = 3;
+    for (int k = 0; k < QR_ARRAY_LEN(lens); k++)
+        for (int plant = 0; plant < 4; plant++) {
+            int64_t n = lens[k];
+            for (int64_t i = 0; i < n; i++) {
+                rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+                x[i] = (float)((double)((rs >> 33) & 0xffff) * 1e-3 - 30.0);
+                y[i] = (rs >> 20) % 3 ? x[i] : x[i] + (float)((double)((rs >> 40) & 255) * 1e-7 * (1 + (double)(i % 97)));
+            }
+            if (plant == 1) { x[n / 2] = INFINITY; y[n / 2] = INFINITY; }
+            if (plant == 2) { x[n - 1] = NAN; y[n - 1] = NAN; y[0] = -INFINITY; }
+            if (plant == 3) y[n / 3] = NAN;
+            double got = qr__se_maxdiff(x, y, n), want = qt_mt_maxdiff_ref(x, y, n);
+            QT_CHECKF(!memcmp(&got, &want, sizeof got) || (got != got && want != want),
+                      "n %lld plant %d: %.17g, the definition %.17g", (long long)n, plant, got, want);
+        }
+    free(x);
+    free(y);
+}
+
 static void qt_match_all(void) {
     test_match_pairs();
     QT_RUN(test_check_ort_qdq);
@@ -272,6 +310,7 @@ static void qt_match_all(void) {
     QT_RUN(test_equivalence);
     QT_RUN(test_twin_enabled);
     QT_RUN(test_match_weight_far_typed);
+    QT_RUN(test_match_maxdiff);
     test_sim_pairs();
 }
 

@@ -113,17 +113,24 @@ static void qr_weights_wdata_free(QrWtData *d) {
     d->x_borrowed = false;
 }
 
-/* Elements [i0, i0 + n) of d, all on parameter (s1, z): d->x holds the float weight when
- * there is one; fills d->y (and d->x without a float weight) and the counts. */
-static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, float s1, int32_t z, QrQuantRange range) {
+/* Elements [i0, i0 + n) of d, element i on parameter (ps[i * pstep], pz[i * pstep]): one parameter
+ * for the run (pstep 0), or one per element (pstep 1: a row of a weight quantized along its last
+ * axis, the channels in order — a transformer's MatMul weights, where a call per element and its
+ * parameter index took most of the weight comparison). d->x holds the float weight when there is
+ * one; fills d->y (and d->x without a float weight) and the counts. */
+static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, const float *ps, const int32_t *pz, int64_t pstep,
+                             QrQuantRange range) {
     float *x = d->x + i0, *y = d->y + (i0 - d->y0);
     const QrTensor *iw = d->iw;
     const bool nbits = d->iw_nbits;
     const int8_t *i8 = iw && !nbits && iw->dtype == QR_DT_S8 ? (const int8_t *)iw->data + i0 : NULL;
     const uint8_t *u8 = iw && !nbits && iw->dtype == QR_DT_U8 ? (const uint8_t *)iw->data + i0 : NULL;
-    const float lo = (float)range.lo, hi = (float)range.hi, fz = (float)z;
+    const float lo = (float)range.lo, hi = (float)range.hi;
     int64_t n_sat = 0, n_sat_far = 0, n_zero = 0, n_nonfinite = 0, n_diff = 0;
     for (int64_t i = 0; i < n; i++) {
+        const float s1 = ps[i * pstep];
+        const int32_t z = pz[i * pstep];
+        const float fz = (float)z;
         int32_t qv = 0;
         if (d->w) {
             float xv = x[i], dv = xv / s1;
@@ -204,10 +211,21 @@ static void qr_weights_wdata_fill(QrWtData *d, int64_t i0, int64_t len) {
         return;
     }
     const QrTensor *sh = d->shape;
+    int ax = d->q->axis < 0 ? d->q->axis + sh->rank : d->q->axis;
+    if (d->np > 1 && d->q->block_size <= 0 && d->run == 1 && ax >= 0 && ax < sh->rank && sh->dims[ax] == d->np) {
+        /* quantized along the last axis: the parameter of element i is i % np (qr_weights_param_index),
+         * rows of np elements, cut at the panel's ends */
+        for (int64_t i = i0, end = i0 + len; i < end;) {
+            int64_t c = i % d->np, l = QR_MIN(d->np - c, end - i);
+            qr__wt_wdata_run(d, i, l, d->ps + c, d->pz + c, 1, d->range);
+            i += l;
+        }
+        return;
+    }
     for (int64_t i = i0, end = i0 + len; i < end;) {   /* runs of one parameter, cut at the panel's ends */
         int64_t l = QR_MIN(d->run - i % d->run, end - i);
         int64_t p = qr_weights_param_index(sh->rank, sh->dims, d->q->axis, d->q->block_size, d->np, i);
-        qr__wt_wdata_run(d, i, l, d->ps[p], d->pz[p], d->range);
+        qr__wt_wdata_run(d, i, l, d->ps + p, d->pz + p, 0, d->range);
         i += l;
     }
 }

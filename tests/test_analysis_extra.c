@@ -993,9 +993,64 @@ done:
     if (a) { qr_graph_free(a); free(a); }
 }
 
+/* The weight comparison's rows of a weight quantized along its last axis (qr_weights_wdata's loop
+ * with a parameter per element) against the loop it replaced there (one call per element on its
+ * parameter qr_weights_param_index gives), with a float weight and its stored int8 codes: the same
+ * dequantized values and counts (saturated, far, zeroed, re-quantized differently, non-finite). */
+static void test_weights_wdata_rows(void) {
+    int64_t dims[2] = { 23, 17 }, np = 17, n = 23 * 17;
+    QrTensor w = {0}, iw = {0};
+    QT_OK(qr_tensor_set_shape(&w, QR_DT_F32, 2, dims));
+    QT_OK(qr_tensor_alloc_data(&w));
+    QT_OK(qr_tensor_set_shape(&iw, QR_DT_S8, 2, dims));
+    QT_OK(qr_tensor_alloc_data(&iw));
+    float ps[17];
+    int32_t pz[17];
+    uint64_t rs = 7;
+    for (int64_t c = 0; c < np; c++) { ps[c] = 0.002f * (float)(c + 1); pz[c] = (int32_t)(c % 5) - 2; }
+    for (int64_t i = 0; i < n; i++) {
+        rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t c = i % np;
+        double v = ((double)((rs >> 33) % 400) - 200.0) * ps[c] * 0.9;     /* some beyond the int8 grid */
+        ((float *)w.data)[i] = (rs >> 20) % 50 == 0 ? 0.0004f : (float)v;  /* a few that round to the zero point */
+        ((int8_t *)iw.data)[i] = (int8_t)((rs >> 24) % 256 - 128);
+    }
+    ((float *)w.data)[5] = INFINITY;
+    QrQuantRange range;
+    QT_CHECK(qr_quant_range(QR_DT_S8, &range));
+    QrWtData d[2];
+    for (int k = 0; k < 2; k++) {
+        memset(&d[k], 0, sizeof d[k]);
+        d[k].w = &w;
+        d[k].iw = &iw;
+        d[k].x = w.data;
+        d[k].x_borrowed = true;
+        d[k].n = n;
+        d[k].y = malloc((size_t)n * sizeof(float));
+        QT_CHECK(d[k].y);
+    }
+    for (int64_t i0 = 0; i0 < n; i0 += np) qr__wt_wdata_run(&d[0], i0, np, ps, pz, 1, range);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t p = qr_weights_param_index(2, dims, 1, 0, np, i);
+        qr__wt_wdata_run(&d[1], i, 1, ps + p, pz + p, 0, range);
+    }
+    bool same = !memcmp(d[0].y, d[1].y, (size_t)n * sizeof(float));
+    QT_CHECKF(same && d[0].n_sat == d[1].n_sat && d[0].n_sat_far == d[1].n_sat_far && d[0].n_zero == d[1].n_zero &&
+              d[0].n_requant_diff == d[1].n_requant_diff && d[0].n_nonfinite == d[1].n_nonfinite,
+              "rows: y %s, sat %lld/%lld far %lld/%lld zero %lld/%lld diff %lld/%lld nonfinite %lld/%lld", same ? "same" : "differ",
+              (long long)d[0].n_sat, (long long)d[1].n_sat, (long long)d[0].n_sat_far, (long long)d[1].n_sat_far,
+              (long long)d[0].n_zero, (long long)d[1].n_zero, (long long)d[0].n_requant_diff, (long long)d[1].n_requant_diff,
+              (long long)d[0].n_nonfinite, (long long)d[1].n_nonfinite);
+    QT_CHECKF(d[0].n_sat > 0 && d[0].n_zero > 0 && d[0].n_requant_diff > 0 && d[0].n_nonfinite == 1, "the data lacks a case");
+    for (int k = 0; k < 2; k++) qr_weights_wdata_free(&d[k]);
+    qr_tensor_free_data(&w);
+    qr_tensor_free_data(&iw);
+}
+
 static void qt_analysis_extra_all(void) {
     test_ax_weights_ref();
     QT_RUN(test_ax_param_index);
+    QT_RUN(test_weights_wdata_rows);
     QT_RUN(test_ax_dist_core);
     QT_RUN(test_ax_sens_order);
     test_ax_culprit();

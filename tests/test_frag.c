@@ -359,6 +359,66 @@ static void test_frag_runall_option(void) {
     }
 }
 
+/* The sums a perturbed run adds per layer (qr__fr_arrived, qr__fr_total; their 8-bit per-tensor
+ * loops) against the element-by-element definition they replaced, continuing from earlier runs'
+ * sums: int8 and uint8 on one scale, uint16 and a per-channel grid (the general loop); the same
+ * bits every time. */
+static void test_frag_fast_sums(void) {
+    uint64_t rs = 99;
+    const QrDType dts[4] = { QR_DT_U8, QR_DT_S8, QR_DT_U16, QR_DT_U8 };
+    for (int cfg = 0; cfg < 4; cfg++) {
+        int64_t dims[2] = { 3, 1000 };
+        QrTensor t = {0}, sm = {0}, sc = {0};
+        QT_OK(qr_tensor_set_shape(&t, dts[cfg], 2, dims));
+        QT_OK(qr_tensor_alloc_data(&t));
+        QT_OK(qr_tensor_set_shape(&sm, dts[cfg], 2, dims));
+        QT_OK(qr_tensor_alloc_data(&sm));
+        QrFrGrid p = { .C = 1, .inner = 1, .s0 = 0.0371f, .z0 = 3 };
+        QT_CHECK(qr_quant_range(dts[cfg], &p.rg));
+        if (cfg == 3) {          /* three channels on axis 0 */
+            int64_t d1[1] = { 3 };
+            QT_OK(qr_tensor_set_shape(&sc, QR_DT_F32, 1, d1));
+            QT_OK(qr_tensor_alloc_data(&sc));
+            for (int c = 0; c < 3; c++) ((float *)sc.data)[c] = 0.01f * (float)(c + 1) + 0.003f;
+            p.scale = &sc;
+            p.C = 3;
+            p.inner = 1000;
+        }
+        for (int64_t i = 0; i < t.numel; i++) {
+            rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+            int32_t v = (int32_t)((rs >> 33) % 120) + (dts[cfg] == QR_DT_S8 ? -60 : 0);
+            int32_t d = (rs >> 20) % 4 == 0 ? (int32_t)((rs >> 24) % 9) - 4 : 0;   /* a quarter differ, by up to 4 */
+            qr_quant_seti(&sm, i, v);
+            qr_quant_seti(&t, i, v + d);
+        }
+        /* the definition, continuing from earlier sums */
+        int64_t n_arr = 7, want_arr_n = 7, mx = 1, want_mx = 1, n_tot = 0, want_tot_n = 0;
+        double arr = 0.25, want_arr = 0.25, tot = 0.5, want_tot = 0.5, l2 = 0, want_l2 = 0;
+        for (int64_t i = 0; i < t.numel; i++) {
+            int32_t d = qr_quant_geti(&t, i) - qr_quant_geti(&sm, i);
+            if (!d) continue;
+            double s1 = qr__fr_scale(&p, qr__fr_chan(&p, i));
+            want_arr_n++;
+            want_arr += (double)d * d * s1 * s1;
+            want_tot_n++;
+            want_tot += (double)d * d * s1 * s1;
+            want_l2 += (double)d * d;
+            int64_t ad = d < 0 ? -(int64_t)d : d;
+            if (ad > want_mx) want_mx = ad;
+        }
+        qr__fr_arrived(&t, &sm, &p, &n_arr, &arr);
+        qr__fr_total(&t, &sm, &p, &n_tot, &tot, &l2, &mx);
+        QT_CHECKF(n_arr == want_arr_n && !memcmp(&arr, &want_arr, sizeof arr), "config %d: arrived %lld %.17g, definition %lld %.17g",
+                  cfg, (long long)n_arr, arr, (long long)want_arr_n, want_arr);
+        QT_CHECKF(n_tot == want_tot_n && !memcmp(&tot, &want_tot, sizeof tot) && !memcmp(&l2, &want_l2, sizeof l2) && mx == want_mx,
+                  "config %d: total %lld %.17g %.17g %lld, definition %lld %.17g %.17g %lld", cfg, (long long)n_tot, tot, l2,
+                  (long long)mx, (long long)want_tot_n, want_tot, want_l2, (long long)want_mx);
+        qr_tensor_free_data(&t);
+        qr_tensor_free_data(&sm);
+        qr_tensor_free_data(&sc);
+    }
+}
+
 static void qt_frag_all(void) {
     QT_RUN(test_frag_half_away);
     QT_RUN(test_frag_inject);
@@ -366,4 +426,5 @@ static void qt_frag_all(void) {
     QT_RUN(test_frag_dump_classify);
     QT_RUN(test_frag_verdict);
     QT_RUN(test_frag_runall_option);
+    QT_RUN(test_frag_fast_sums);
 }

@@ -666,7 +666,7 @@ static void test_incr_wdata(void) {
             const QrQuantizer *q = &se.qt.q[qi];
             if (q->kind != QR_QK_WEIGHT) continue;
             QrWtData d;
-            QT_OK(qr_weights_wdata(&se, qi, &d));
+            QT_OK(qr_weights_wdata_panel(&se, qi, 0, &d));
             if (!d.ok) { qr_weights_wdata_free(&d); continue; }
             const QrTensor *sc = &g->values[q->scale_value].t;
             const QrTensor *zp = q->zp_value >= 0 ? &g->values[q->zp_value].t : NULL;

@@ -1043,6 +1043,134 @@ static void test_llm_whatif_wq_edit(void) {
                    "fixtures/contrib/wonly_pair/analysis.onnx", "fixtures/contrib/wonly_pair/input.npy");
 }
 
+/* The weight comparison of a session with y (the dequantized weight) whole (panel 0) and a panel of
+ * QR_KERN_STATS_BLOCK elements; *peak: the most y elements the panel run held, *big: rows with a float
+ * weight larger than the panel. */
+static QrStatus qt_llm_wt_modes(const QrSession *s, QrWeightCmp *whole, QrWeightCmp *panel, int64_t *peak, int *big) {
+    int64_t keep = qr__wt_panel;
+    qr__wt_panel = 0;
+    QrStatus st = qr_weights_compare(s, whole);
+    qr__wt_panel = QR_KERN_STATS_BLOCK;
+    qr__wt_y_peak = 0;
+    if (st == QR_OK) st = qr_weights_compare(s, panel);
+    *peak = qr__wt_y_peak;
+    qr__wt_panel = keep;
+    *big = 0;
+    for (int k = 0; st == QR_OK && k < panel->n; k++) *big += panel->rows[k].has_m && panel->rows[k].n > QR_KERN_STATS_BLOCK;
+    return st;
+}
+
+/* The first row that differs (bytes of QrWeightRow), -1 when none. */
+static int qt_llm_wt_diff(const QrWeightCmp *a, const QrWeightCmp *b) {
+    if (a->n != b->n) return 0;
+    for (int k = 0; k < a->n; k++) if (memcmp(&a->rows[k], &b->rows[k], sizeof a->rows[k])) return k;
+    return -1;
+}
+
+/* The distributions (qr_dist_collect) of the weights of w larger than a panel, with y whole and a panel of
+ * QR_KERN_STATS_BLOCK elements: the first difference into msg (counts, ranges, histograms), *n the weights, *peak the
+ * most y elements the panel run held. */
+static QrStatus qt_llm_dist_modes(QrSession *s, const QrWeightCmp *w, char *msg, size_t cap, int *n, int64_t *peak) {
+    const char *names[64];
+    *n = 0;
+    for (int k = 0; k < w->n && *n < 64; k++) if (w->rows[k].has_m && w->rows[k].n > QR_KERN_STATS_BLOCK) names[(*n)++] = w->rows[k].name;
+    QrDistSet ds[2];
+    memset(ds, 0, sizeof ds);
+    int64_t keep = qr__dist_panel;
+    QrStatus st = QR_OK;
+    for (int m = 0; m < 2 && st == QR_OK; m++) {
+        qr__dist_panel = m ? QR_KERN_STATS_BLOCK : 0;
+        qr__wt_y_peak = 0;
+        st = qr_dist_collect(s, NULL, names, *n, 16, &ds[m]);
+    }
+    *peak = qr__wt_y_peak;
+    qr__dist_panel = keep;
+    for (int k = 0; st == QR_OK && !msg[0] && k < ds[0].n; k++) {
+        const QrDist *a = &ds[0].d[k], *b = &ds[1].d[k];
+        size_t hb = (size_t)a->n_bins * sizeof(int64_t);
+        if (ds[1].n != ds[0].n || a->n != b->n || a->n_nonfinite != b->n_nonfinite || a->lo != b->lo || a->hi != b->hi ||
+            a->err_lo != b->err_lo || a->err_hi != b->err_hi || a->absmax_anal != b->absmax_anal || memcmp(a->h_base, b->h_base, hb) ||
+            memcmp(a->h_anal, b->h_anal, hb) || memcmp(a->h_err, b->h_err, hb) || !(a->clip_hi == b->clip_hi || a->clip_hi != a->clip_hi))
+            snprintf(msg, cap, "distribution of '%s' differs with y a panel (err_hi %.17g, whole %.17g)", a->name, b->err_hi, a->err_hi);
+    }
+    qr_dist_free(&ds[0]);
+    qr_dist_free(&ds[1]);
+    return st;
+}
+
+/* The weight comparison computes the dequantized weight a panel at a time (an LLM's lm_head: no 196 MB copy):
+ * every row (metrics, counts, block statistics and the output-error shares of the activations) equals the
+ * whole-weight one byte for byte, while no y held more than the panel; and again with a NaN planted in the
+ * largest float weight (the metrics then take the whole-array path). The same for the distributions of those
+ * weights (qr_dist_collect: two passes over y, both filling the panels). blocked: the weights are blocked
+ * (MatMulNBits), so some row has the activations' shares. */
+static void qt_llm_wt_panel(const char *label, const char *base, const char *analysis, const char *inputs, bool blocked) {
+    QrGraph *b = NULL, *a = NULL;
+    QrSession s = {0};
+    QrTensor *in = NULL;
+    QrWeightCmp w0 = {0}, w1 = {0};
+    char msg[512] = "";
+    int n_in = 0;
+    QrStatus st = qr_run_load(base, &b);
+    if (st == QR_OK) st = qr_run_load(analysis, &a);
+    if (st == QR_OK) {
+        n_in = b->n_inputs;
+        in = calloc((size_t)n_in + 1, sizeof *in);
+        st = !in ? QR_ERR_NOMEM : strstr(inputs, ".npy") ? qr_npy_read(inputs, &in[0]) : qt_llm_inputs(b, inputs, in);
+    }
+    if (st == QR_OK) st = qr_run_infer(b, in);
+    if (st == QR_OK) st = qr_run_infer(a, in);
+    if (st == QR_OK) st = qr_session_open(&s, b, a, in);
+    if (st == QR_OK) st = qr_session_run_baseline(&s);
+    for (int nan = 0; st == QR_OK && nan < 2 && !msg[0]; nan++) {
+        int64_t peak = 0;
+        int big = 0, d, act = 0;
+        if (nan) {   /* the largest float32 weight gets a NaN in its second panel */
+            QrTensor *t = NULL;
+            for (int k = 0; k < w1.n; k++) {
+                const QrWeightRow *r = &w1.rows[k];
+                if (r->src == QR_FW_BASELINE && s.fw[r->q]->dtype == QR_DT_F32 && (!t || s.fw[r->q]->numel > t->numel))
+                    t = (QrTensor *)s.fw[r->q];
+            }
+            if (!t || t->numel <= QR_KERN_STATS_BLOCK + 7) { snprintf(msg, sizeof msg, "no float32 weight to plant a NaN in"); break; }
+            ((float *)t->data)[QR_KERN_STATS_BLOCK + 7] = NAN;
+            qr_weights_free(&w0);
+            qr_weights_free(&w1);
+        }
+        st = qt_llm_wt_modes(&s, &w0, &w1, &peak, &big);
+        for (int k = 0; st == QR_OK && k < w1.n; k++) act += w1.rows[k].has_act;
+        if (st != QR_OK) break;
+        if ((d = qt_llm_wt_diff(&w0, &w1)) >= 0)
+            snprintf(msg, sizeof msg, "%s: weight '%s' differs with y a panel (SQNR %.17g, whole %.17g)", nan ? "NaN" : "finite",
+                     d < w1.n ? w1.rows[d].name : "?", d < w1.n ? w1.rows[d].m.sqnr : NAN, d < w0.n ? w0.rows[d].m.sqnr : NAN);
+        else if (peak > QR_KERN_STATS_BLOCK || !big || (blocked && !nan && !act))
+            snprintf(msg, sizeof msg, "y held %lld elements (panel %d), %d weights larger than it, %d with activations", (long long)peak,
+                     QR_KERN_STATS_BLOCK, big, act);
+        int nd = 0;
+        int64_t dpeak = 0;
+        if (!msg[0]) st = qt_llm_dist_modes(&s, &w1, msg, sizeof msg, &nd, &dpeak);
+        if (st == QR_OK && !msg[0] && (dpeak > QR_KERN_STATS_BLOCK || nd < 1))
+            snprintf(msg, sizeof msg, "distributions: y held %lld elements (panel %d), %d weights", (long long)dpeak,
+                     QR_KERN_STATS_BLOCK, nd);
+    }
+    qt_record(label, st == QR_OK && !msg[0], "%s %s", st == QR_OK ? "" : qr_err_msg(), msg);
+    qr_weights_free(&w0);
+    qr_weights_free(&w1);
+    if (s.b) qr_session_close(&s);
+    for (int i = 0; in && i < n_in; i++) qr_tensor_free_data(&in[i]);
+    free(in);
+    if (b) { qr_graph_free(b); free(b); }
+    if (a) { qr_graph_free(a); free(a); }
+}
+
+static void test_llm_weights_panel(void) {
+    qt_llm_wt_panel("llm/weights_panel/int4_sym", QT_LLM "/fp32/model.onnx", QT_LLM "/int4_sym/model.onnx", QT_LLM "/prompt", true);
+    qt_llm_wt_panel("llm/weights_panel/int4_asym", QT_LLM "/fp32/model.onnx", QT_LLM "/int4_asym/model.onnx", QT_LLM "/prompt",
+                    true);
+    /* per-channel QDQ: y is the fake-quant of the float weight */
+    qt_llm_wt_panel("llm/weights_panel/qdq8", QT_LLM "/fp32/model.onnx", QT_LLM "/qdq8/model.onnx", QT_LLM "/prompt", false);
+}
+
 /* ---- symbolic dims ------------------------------------------------------------------------------------ */
 
 static void test_llm_dims(void) {
@@ -1142,5 +1270,6 @@ static void qt_llm_all(void) {
     QT_RUN(test_llm_weight_blocks_outlier);
     QT_RUN(test_llm_whatif_weight_only);
     QT_RUN(test_llm_whatif_wq_edit);
+    QT_RUN(test_llm_weights_panel);
     QT_RUN(test_llm_dims);
 }

@@ -203,12 +203,75 @@ static void test_sim_pairs(void) {
 }
 
 static void test_check_ort_qdq(void);
+/* qr_match_weight_consistent's typed count (qr__mt_weight_far_typed) against the element-by-element
+ * definition (the accessors, the channel (i / inner) % nch), on int8 / uint8 weights per tensor and
+ * per channel along the last axis (inner 1) and the first (inner > 1), with and without zero points,
+ * a share of the elements far off the grid and one non-finite float: the same count each time. */
+static int64_t qt_mt_far_ref(const QrTensor *qi, const QrTensor *s, const QrTensor *z, const QrTensor *w, int64_t nch,
+                             int64_t inner) {
+    int64_t far = 0;
+    for (int64_t i = 0; i < qi->numel; i++) {
+        int64_t c = nch > 1 ? (i / inner) % nch : 0;
+        double sc = qr_tensor_get_f64(s, c), zp = z && z->data ? (double)qr_tensor_get_i64(z, z->numel > 1 ? c : 0) : 0;
+        double dq = ((double)qr_tensor_get_i64(qi, i) - zp) * sc;
+        if (fabs(qr_tensor_get_f64(w, i) - dq) > 1.01 * sc + 1e-12) far++;
+    }
+    return far;
+}
+
+static void test_match_weight_far_typed(void) {
+    uint64_t rs = 12345;
+    for (int cfg = 0; cfg < 12; cfg++) {
+        bool sg = cfg & 1, with_z = cfg & 2;
+        int layout = cfg >> 2;                    /* 0 per tensor, 1 channels on the last axis, 2 on the first */
+        int64_t dims[2] = { 37, 29 }, nch = layout == 0 ? 1 : layout == 1 ? dims[1] : dims[0];
+        int64_t inner = layout == 2 ? dims[1] : 1, d1[1] = { nch };
+        QrTensor qi = {0}, sc = {0}, zp = {0}, w = {0};
+        QT_OK(qr_tensor_set_shape(&qi, sg ? QR_DT_S8 : QR_DT_U8, 2, dims));
+        QT_OK(qr_tensor_alloc_data(&qi));
+        QT_OK(qr_tensor_set_shape(&w, QR_DT_F32, 2, dims));
+        QT_OK(qr_tensor_alloc_data(&w));
+        QT_OK(qr_tensor_set_shape(&sc, QR_DT_F32, 1, d1));
+        QT_OK(qr_tensor_alloc_data(&sc));
+        QT_OK(qr_tensor_set_shape(&zp, sg ? QR_DT_S8 : QR_DT_U8, 1, d1));
+        QT_OK(qr_tensor_alloc_data(&zp));
+        for (int64_t c = 0; c < nch; c++) {
+            rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+            ((float *)sc.data)[c] = 0.001f + (float)((rs >> 40) & 1023) * 1e-4f;
+            int32_t zv = with_z ? (int32_t)((rs >> 20) & 15) - (sg ? 8 : 0) : 0;
+            qr_tensor_set_i64(&zp, c, sg ? zv : zv + 100);
+        }
+        for (int64_t i = 0; i < qi.numel; i++) {
+            rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+            int64_t c = nch > 1 ? (i / inner) % nch : 0;
+            int32_t q = (int32_t)((rs >> 33) & 255) - (sg ? 128 : 0);
+            qr_tensor_set_i64(&qi, i, q);
+            double s1 = ((float *)sc.data)[c], z1 = with_z ? (double)qr_tensor_get_i64(&zp, c) : 0;
+            /* on the grid, half a step off, far off (a few percent), or near the limit of 1.01 steps */
+            int kind = (int)((rs >> 12) % 100);
+            double off = kind < 3 ? 2.5 : kind < 50 ? 0.5 : kind >= 96 ? 1.0 + 0.005 * (kind - 96) : 0.0;
+            ((float *)w.data)[i] = (float)(((double)q - z1 + off) * s1);
+        }
+        ((float *)w.data)[qi.numel / 2] = NAN;
+        const QrTensor *zarg = with_z ? &zp : NULL;
+        int64_t far = -1;
+        QT_CHECKF(qr__mt_weight_far_typed(&qi, &sc, zarg, &w, nch, inner, &far), "config %d: not the typed path", cfg);
+        int64_t want = qt_mt_far_ref(&qi, &sc, zarg, &w, nch, inner);
+        QT_CHECKF(far == want && want > 0, "config %d: %lld far, the definition %lld", cfg, (long long)far, (long long)want);
+        qr_tensor_free_data(&qi);
+        qr_tensor_free_data(&sc);
+        qr_tensor_free_data(&zp);
+        qr_tensor_free_data(&w);
+    }
+}
+
 static void qt_match_all(void) {
     test_match_pairs();
     QT_RUN(test_check_ort_qdq);
     QT_RUN(test_quant_tables);
     QT_RUN(test_equivalence);
     QT_RUN(test_twin_enabled);
+    QT_RUN(test_match_weight_far_typed);
     test_sim_pairs();
 }
 

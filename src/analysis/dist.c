@@ -165,8 +165,29 @@ static inline int qr__dist_bin(double v, double lo, double hi, int n_bins) {
     return k < 0 ? 0 : k >= n_bins ? n_bins - 1 : k;
 }
 
+static QrStatus qr__dist_compute_wd(QrArena *a, const float *x, const float *y, QrWtData *wd, int rank, const int64_t *dims,
+                                    int ch_axis, int n_bins, QrDist *d);
+
 static QrStatus qr_dist_compute(QrArena *a, const float *x, const float *y, int rank, const int64_t *dims, int ch_axis,
                                 int n_bins, QrDist *d) {
+    return qr__dist_compute_wd(a, x, y, NULL, rank, dims, ch_axis, n_bins, d);
+}
+
+/* Elements of a weight's dequantized value the distributions hold at once (qr_weights_wdata_panel; tests set it
+ * smaller, 0: the whole weight). */
+static int64_t qr__dist_panel = (int64_t)1 << 16;
+
+/* y at elements [i0, i0 + len): y + i0, or wd's panel filled with them when wd holds a panel of y. */
+static const float *qr__dist_y(const float *y, QrWtData *wd, int64_t i0, int64_t len) {
+    if (!wd || wd->ny >= wd->n) return y + i0;
+    qr_weights_wdata_fill(wd, i0, len);
+    return wd->y;
+}
+
+/* qr_dist_compute, y given by wd when not NULL (y = wd->y, whole or a panel: both passes over y fill
+ * the panels again, in element order, so the result is the whole y's). */
+static QrStatus qr__dist_compute_wd(QrArena *a, const float *x, const float *y, QrWtData *wd, int rank, const int64_t *dims,
+                                    int ch_axis, int n_bins, QrDist *d) {
     if (!y) y = x;
     if (n_bins <= 0) n_bins = QR_DIST_BINS;
     int64_t n = 1;
@@ -181,26 +202,35 @@ static QrStatus qr_dist_compute(QrArena *a, const float *x, const float *y, int 
     double lo = INFINITY, hi = -INFINITY, elo = INFINITY, ehi = -INFINITY;
     d->n = d->n_nonfinite = 0;
     d->absmax_base = d->absmax_anal = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double xv = x[i], yv = y[i];
-        if (!isfinite(xv) || !isfinite(yv)) { d->n_nonfinite++; continue; }
-        d->n++;
-        lo = QR_MIN(lo, QR_MIN(xv, yv));
-        hi = QR_MAX(hi, QR_MAX(xv, yv));
-        elo = QR_MIN(elo, yv - xv);
-        ehi = QR_MAX(ehi, yv - xv);
-        d->absmax_base = QR_MAX(d->absmax_base, fabs(xv));
-        d->absmax_anal = QR_MAX(d->absmax_anal, fabs(yv));
+    const int64_t step = wd && wd->ny < wd->n ? wd->ny : QR_MAX(n, 1);
+    for (int64_t i0 = 0; i0 < n; i0 += step) {
+        int64_t len = QR_MIN(step, n - i0);
+        const float *yp = qr__dist_y(y, wd, i0, len) - i0;
+        for (int64_t i = i0; i < i0 + len; i++) {
+            double xv = x[i], yv = yp[i];
+            if (!isfinite(xv) || !isfinite(yv)) { d->n_nonfinite++; continue; }
+            d->n++;
+            lo = QR_MIN(lo, QR_MIN(xv, yv));
+            hi = QR_MAX(hi, QR_MAX(xv, yv));
+            elo = QR_MIN(elo, yv - xv);
+            ehi = QR_MAX(ehi, yv - xv);
+            d->absmax_base = QR_MAX(d->absmax_base, fabs(xv));
+            d->absmax_anal = QR_MAX(d->absmax_anal, fabs(yv));
+        }
     }
     qr__dist_edges(&lo, &hi);
     qr__dist_edges(&elo, &ehi);
     d->lo = lo; d->hi = hi; d->err_lo = elo; d->err_hi = ehi;
-    for (int64_t i = 0; i < n; i++) {
-        double xv = x[i], yv = y[i];
-        if (!isfinite(xv) || !isfinite(yv)) continue;
-        d->h_base[qr__dist_bin(xv, lo, hi, n_bins)]++;
-        d->h_anal[qr__dist_bin(yv, lo, hi, n_bins)]++;
-        d->h_err[qr__dist_bin(yv - xv, elo, ehi, n_bins)]++;
+    for (int64_t i0 = 0; i0 < n; i0 += step) {
+        int64_t len = QR_MIN(step, n - i0);
+        const float *yp = qr__dist_y(y, wd, i0, len) - i0;
+        for (int64_t i = i0; i < i0 + len; i++) {
+            double xv = x[i], yv = yp[i];
+            if (!isfinite(xv) || !isfinite(yv)) continue;
+            d->h_base[qr__dist_bin(xv, lo, hi, n_bins)]++;
+            d->h_anal[qr__dist_bin(yv, lo, hi, n_bins)]++;
+            d->h_err[qr__dist_bin(yv - xv, elo, ehi, n_bins)]++;
+        }
     }
     /* Per-channel boxes of the baseline values. */
     if (ch_axis >= rank) ch_axis = -1;
@@ -452,7 +482,7 @@ static QrStatus qr__dist_job(void *ctx, int k, int tid) {
     QrStatus st = QR_OK;
     if (r->weight) {
         QrWtData wd;
-        QR_TRY(qr_weights_wdata(s, r->q, &wd));
+        QR_TRY(qr_weights_wdata_panel(s, r->q, qr__dist_panel, &wd));
         if (!wd.ok) {
             j->skip[k] = 1;
             qr_weights_wdata_free(&wd);
@@ -460,7 +490,7 @@ static QrStatus qr__dist_job(void *ctx, int k, int tid) {
         }
         int ax;
         st = qr__dist_axis(j, r->name, wd.shape->rank, qr_weight_channel_axis(&s->tw.g, &s->qt.q[r->q], wd.shape->rank), &ax);
-        if (st == QR_OK) st = qr_dist_compute(ar, wd.x, wd.y, wd.shape->rank, wd.shape->dims, ax, j->n_bins, d);
+        if (st == QR_OK) st = qr__dist_compute_wd(ar, wd.x, wd.y, &wd, wd.shape->rank, wd.shape->dims, ax, j->n_bins, d);
         d->clip_lo = wd.clip_lo;
         d->clip_hi = wd.clip_hi;
         qr_weights_wdata_free(&wd);

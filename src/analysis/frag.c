@@ -110,6 +110,68 @@ static const float *qr__fr_q_input(const QrGraph *g, int node, const QrTensor *c
     return in[0]->data;
 }
 
+/* The elements where the integer tensors t and s (the unperturbed value, grid p) differ by d:
+ * *n_arr counts them, *arr adds (d · scale)² in element order. 8-bit values on one scale (every
+ * activation quantizer of an int8 QDQ model) in a loop of their own: the per-element type switch
+ * and the sums kept in memory made these loops most of a ViT-B/16's fragility stage; the same
+ * sums in the same order either way. */
+static void qr__fr_arrived(const QrTensor *t, const QrTensor *s, const QrFrGrid *p, int64_t *n_arr, double *arr) {
+    const int64_t n = t->numel;
+    int64_t k = *n_arr;
+    double a = *arr;
+    if (p->C == 1 && t->dtype == s->dtype && (t->dtype == QR_DT_U8 || t->dtype == QR_DT_S8)) {
+        const double sc = qr__fr_scale(p, 0);
+        const bool sg = t->dtype == QR_DT_S8;
+        const int8_t *ts = t->data, *ss = s->data;
+        const uint8_t *tu = t->data, *su = s->data;
+        for (int64_t i = 0; i < n; i++) {
+            int32_t d = sg ? (int32_t)ts[i] - (int32_t)ss[i] : (int32_t)tu[i] - (int32_t)su[i];
+            if (!d) continue;
+            k++;
+            a += (double)d * d * sc * sc;
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            int32_t d = qr_quant_geti(t, i) - qr_quant_geti(s, i);
+            if (!d) continue;
+            double sc = qr__fr_scale(p, qr__fr_chan(p, i));
+            k++;
+            a += (double)d * d * sc * sc;
+        }
+    }
+    *n_arr = k;
+    *arr = a;
+}
+
+/* The same after the injection: *n_tot counts the differing elements (from 0), *tot adds
+ * (d · scale)², *lsb2 d² (from 0), *lsb_max the largest |d|. */
+static void qr__fr_total(const QrTensor *t, const QrTensor *s, const QrFrGrid *p, int64_t *n_tot, double *tot, double *lsb2,
+                         int64_t *lsb_max) {
+    const int64_t n = t->numel;
+    int64_t k = 0, mx = *lsb_max;
+    double a = *tot, l2 = 0;
+    const bool fast = p->C == 1 && t->dtype == s->dtype && (t->dtype == QR_DT_U8 || t->dtype == QR_DT_S8);
+    const bool sg = t->dtype == QR_DT_S8;
+    const int8_t *ts = t->data, *ss = s->data;
+    const uint8_t *tu = t->data, *su = s->data;
+    const double sc0 = qr__fr_scale(p, 0);
+    for (int64_t i = 0; i < n; i++) {
+        int32_t d = !fast ? qr_quant_geti(t, i) - qr_quant_geti(s, i)
+                  : sg ? (int32_t)ts[i] - (int32_t)ss[i] : (int32_t)tu[i] - (int32_t)su[i];
+        if (!d) continue;
+        double sc = fast ? sc0 : qr__fr_scale(p, qr__fr_chan(p, i));
+        k++;
+        a += (double)d * d * sc * sc;
+        l2 += (double)d * d;
+        int64_t ad = d < 0 ? -(int64_t)d : d;
+        if (ad > mx) mx = ad;
+    }
+    *n_tot = k;
+    *tot = a;
+    *lsb2 = l2;
+    *lsb_max = mx;
+}
+
 static QrStatus qr__fr_edit(void *user, const QrGraph *g, int node, int value, QrTensor *t, const QrTensor *const *in) {
     QrFrRun *ru = user;
     QrFragResult *r = ru->r;
@@ -144,13 +206,7 @@ static QrStatus qr__fr_edit(void *user, const QrGraph *g, int node, int value, Q
     const QrTensor *s = &ru->sim[l];
     if (!s->data) return qr_errf(QR_ERR_INVALID, "fragility: value '%s' was not computed by the unperturbed run", g->values[value].name);
     __typeof__(ly->lsb) *acc = ru->mode == 1 ? &ly->ha : &ly->lsb;
-    for (int64_t i = 0; i < n; i++) {          /* what arrives from upstream */
-        int32_t d = qr_quant_geti(t, i) - qr_quant_geti(s, i);
-        if (!d) continue;
-        double sc = qr__fr_scale(p, qr__fr_chan(p, i));
-        acc->n_arr++;
-        acc->arr += (double)d * d * sc * sc;
-    }
+    qr__fr_arrived(t, s, p, &acc->n_arr, &acc->arr);   /* what arrives from upstream */
     if (ru->mode == 1 && x) {                  /* half away from zero at the ties */
         acc->n_inj += qr__fr_half_away(t, x, p, &acc->inj);
     } else if (ru->mode == 2) {                /* the seed of a layer depends on the run's seed and the quantizer */
@@ -159,16 +215,7 @@ static QrStatus qr__fr_edit(void *user, const QrGraph *g, int node, int value, Q
     }
     int64_t n_tot = 0;
     double lsb2 = 0;
-    for (int64_t i = 0; i < n; i++) {          /* the total against the unperturbed value */
-        int32_t d = qr_quant_geti(t, i) - qr_quant_geti(s, i);
-        if (!d) continue;
-        double sc = qr__fr_scale(p, qr__fr_chan(p, i));
-        n_tot++;
-        acc->tot += (double)d * d * sc * sc;
-        lsb2 += (double)d * d;
-        int64_t ad = d < 0 ? -(int64_t)d : d;
-        if (ad > acc->lsb_max) acc->lsb_max = ad;
-    }
+    qr__fr_total(t, s, p, &n_tot, &acc->tot, &lsb2, &acc->lsb_max);   /* the total against the unperturbed value */
     acc->n_tot += n_tot;
     acc->tot_lsb2 += lsb2;
     if (n_tot > acc->n_tot_max) acc->n_tot_max = n_tot;

@@ -50,6 +50,19 @@ static void qr__mt_kl_add(QrMetricAcc *a, const float *x, const float *y, int64_
     a->ky_max = nky; a->ky_s = kys;
 }
 
+/* An all-finite chunk's pair statistics into the accumulator (the sums, extremes and moments). */
+static void qr__mt_add_ps(QrMetricAcc *a, const QrF32PairStats *ps) {
+    a->sxx += ps->sxx;
+    a->syy += ps->syy;
+    a->sxy += ps->sxy;
+    a->sdd += ps->sdd;
+    a->sad += ps->sad;
+    if (ps->maxad > a->amax) a->amax = ps->maxad;
+    a->x_min = QR_MIN(a->x_min, ps->x.min); a->x_max = QR_MAX(a->x_max, ps->x.max);
+    a->y_min = QR_MIN(a->y_min, ps->y.min); a->y_max = QR_MAX(a->y_max, ps->y.max);
+    qr__mt_merge(a, ps->n, ps->x.mean, ps->x.m2, ps->y.mean, ps->y.m2);
+}
+
 /* All-finite chunks: the sums and moments from the SIMD pair-statistics kernel, then one
  * light pass for the largest relative error (and KL's pass when wanted). false when the
  * chunk holds NaN/Inf (the scalar path below handles those). */
@@ -59,20 +72,34 @@ static bool qr__mt_add_fast(QrMetricAcc *a, const float *x, const float *y, int6
     qr_kern_init();                            /* idempotent: callers need not have run a model */
     qr_kern.f32_pair_stats(x, y, n, &ps);
     if (ps.n != n || ps.x.n != n || ps.y.n != n) return false;
-    a->sxx += ps.sxx;
-    a->syy += ps.syy;
-    a->sxy += ps.sxy;
-    a->sdd += ps.sdd;
-    a->sad += ps.sad;
-    if (ps.maxad > a->amax) a->amax = ps.maxad;
+    qr__mt_add_ps(a, &ps);
     if (!a->no_rtol) {
         double rt = qr_kern.f32_rtol(x, y, n);
         if (rt > a->rtol) a->rtol = rt;
     }
-    a->x_min = QR_MIN(a->x_min, ps.x.min); a->x_max = QR_MAX(a->x_max, ps.x.max);
-    a->y_min = QR_MIN(a->y_min, ps.y.min); a->y_max = QR_MAX(a->y_max, ps.y.max);
     if (!a->no_kl) qr__mt_kl_add(a, x, y, n, ps.x.max, ps.y.max);
-    qr__mt_merge(a, n, ps.x.mean, ps.x.m2, ps.y.mean, ps.y.m2);
+    return true;
+}
+
+static void qr_metric_stream_init(QrMetricStream *st) {
+    qr_f32_pair_stats_init(&st->ps);
+    st->n = 0;
+    qr_kern_init();
+}
+
+static void qr_metric_stream_add(QrMetricStream *st, const float *x, const float *y, int64_t n) {
+    if (n <= 0) return;
+    qr_kern.f32_pair_stats(x, y, n, &st->ps);   /* merges block by block into st->ps, as one call would */
+    st->n += n;
+}
+
+static bool qr_metric_stream_finish(const QrMetricStream *st, QrMetrics *m) {
+    const QrF32PairStats *ps = &st->ps;
+    if (st->n <= 0 || ps->n != st->n || ps->x.n != st->n || ps->y.n != st->n) return false;
+    QrMetricAcc a;
+    qr_metric_acc_init_opts(&a, false, false);
+    qr__mt_add_ps(&a, ps);
+    qr_metric_acc_finish(&a, m);
     return true;
 }
 

@@ -42,6 +42,17 @@ static void qr_metrics_compute_ex(const float *x, const float *y, int64_t n, boo
 static void qr_metrics_compute(const float *x, const float *y, int64_t n, QrMetrics *m);   /* with KL */
 static void qr_metrics_compute_opts(const float *x, const float *y, int64_t n, bool with_kl, bool with_rtol, QrMetrics *m);
 
+/* Metrics without KL and Rtol of two arrays that are not in memory at once, given piece by piece in
+ * order (a weight compared with its dequantized value, computed a panel at a time): every piece but the
+ * last a multiple of QR_KERN_STATS_BLOCK elements long, so the pair-statistics kernel sees the blocks
+ * it sees in one call. _finish gives the metrics qr_metrics_compute_opts(x, y, n, false, false) gives,
+ * bit for bit, or returns false when some pair is not finite (that path needs the whole arrays: the
+ * caller computes it with qr_metrics_compute_opts). */
+typedef struct QrMetricStream { QrF32PairStats ps; int64_t n; } QrMetricStream;
+static void qr_metric_stream_init(QrMetricStream *st);
+static void qr_metric_stream_add(QrMetricStream *st, const float *x, const float *y, int64_t n);
+static bool qr_metric_stream_finish(const QrMetricStream *st, QrMetrics *m);
+
 static double qr_metric_get(const QrMetrics *m, QrMetricKind k);
 /* Whether a graph output is judged per token (a logits output): rank 3 with a last dim >= 2 ([batch,
  * sequence, vocab]), or named "logits" with rank >= 2 (the vocabulary last). */

@@ -106,21 +106,31 @@ static void qr_weights_clip_range(const QrGraph *g, const QrQuantizer *q, double
 static void qr_weights_wdata_free(QrWtData *d) {
     if (!d->x_borrowed) free(d->x);
     free(d->y);
-    d->x = d->y = NULL;
+    free(d->ps);
+    free(d->pz);
+    d->x = d->y = d->ps = NULL;
+    d->pz = NULL;
     d->x_borrowed = false;
 }
 
-/* Elements [i0, i0 + n) of d, all on parameter (s1, z): d->x holds the float weight when
- * there is one; fills d->y (and d->x without a float weight) and the counts. */
-static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, float s1, int32_t z, QrQuantRange range) {
-    float *x = d->x + i0, *y = d->y + i0;
+/* Elements [i0, i0 + n) of d, element i on parameter (ps[i * pstep], pz[i * pstep]): one parameter
+ * for the run (pstep 0), or one per element (pstep 1: a row of a weight quantized along its last
+ * axis, the channels in order — a transformer's MatMul weights, where a call per element and its
+ * parameter index took most of the weight comparison). d->x holds the float weight when there is
+ * one; fills d->y (and d->x without a float weight) and the counts. */
+static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, const float *ps, const int32_t *pz, int64_t pstep,
+                             QrQuantRange range) {
+    float *x = d->x + i0, *y = d->y + (i0 - d->y0);
     const QrTensor *iw = d->iw;
     const bool nbits = d->iw_nbits;
     const int8_t *i8 = iw && !nbits && iw->dtype == QR_DT_S8 ? (const int8_t *)iw->data + i0 : NULL;
     const uint8_t *u8 = iw && !nbits && iw->dtype == QR_DT_U8 ? (const uint8_t *)iw->data + i0 : NULL;
-    const float lo = (float)range.lo, hi = (float)range.hi, fz = (float)z;
+    const float lo = (float)range.lo, hi = (float)range.hi;
     int64_t n_sat = 0, n_sat_far = 0, n_zero = 0, n_nonfinite = 0, n_diff = 0;
     for (int64_t i = 0; i < n; i++) {
+        const float s1 = ps[i * pstep];
+        const int32_t z = pz[i * pstep];
+        const float fz = (float)z;
         int32_t qv = 0;
         if (d->w) {
             float xv = x[i], dv = xv / s1;
@@ -152,16 +162,19 @@ static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, float s1, int32
  * (qr_blk_value: the table, or ORT's one- or two-rounding formula) on scale ps[map[i]];
  * without a table the counts as for a DequantizeLinear (the zero point rounded to the grid);
  * the grid's range over every block. */
-static void qr__wt_wdata_map(QrWtData *d, const QrGraph *g, const QrQuantizer *q, const float *ps, QrQuantRange range) {
+static void qr__wt_wdata_map(QrWtData *d, int64_t i0, int64_t len) {
+    const QrGraph *g = d->g;
+    const QrQuantizer *q = d->q;
+    const float *ps = d->ps;
+    const QrQuantRange range = d->range;
     const QrNode *dq = &g->nodes[q->dq_nodes[0]];
     const QrTensor *zp = q->zp_value >= 0 ? &g->values[q->zp_value].t : NULL;
     const QrTensor *tab = dq->n_in > 4 && dq->in[4] >= 0 ? &g->values[dq->in[4]].t : NULL;
     const uint8_t *zu = zp && zp->dtype == QR_DT_U8 ? zp->data : NULL;
     const float *zf = zp && zp->dtype == QR_DT_F32 ? zp->data : NULL, *table = tab ? tab->data : NULL;
-    const int32_t *map = g->values[q->map_value].t.data;
+    const int32_t *map = d->map;
     const QrTensor *iw = d->iw;
-    d->map = map;
-    for (int64_t i = 0; i < d->n; i++) {
+    for (int64_t i = i0; i < i0 + len; i++) {
         int64_t p = map[i];
         float s1 = ps[p], y = iw ? qr_blk_value((int32_t)qr_tensor_get_i64(iw, i), s1, zu, zf, p, table) : 0.0f;
         float zv = zu ? (float)zu[p] : zf ? zf[p] : 0.0f, lo, hi;
@@ -186,16 +199,48 @@ static void qr__wt_wdata_map(QrWtData *d, const QrGraph *g, const QrQuantizer *q
                 if (iw && qv != (int32_t)qr_tensor_get_i64(iw, i)) d->n_requant_diff++;
             }
         }
-        d->y[i] = y;
+        d->y[i - d->y0] = y;
         if (!d->w) d->x[i] = y;
     }
 }
 
-static QrStatus qr_weights_wdata(const QrSession *s, int qi, QrWtData *d) {
+static void qr_weights_wdata_fill(QrWtData *d, int64_t i0, int64_t len) {
+    d->y0 = i0;
+    if (d->map) {
+        qr__wt_wdata_map(d, i0, len);
+        return;
+    }
+    const QrTensor *sh = d->shape;
+    int ax = d->q->axis < 0 ? d->q->axis + sh->rank : d->q->axis;
+    if (d->np > 1 && d->q->block_size <= 0 && d->run == 1 && ax >= 0 && ax < sh->rank && sh->dims[ax] == d->np) {
+        /* quantized along the last axis: the parameter of element i is i % np (qr_weights_param_index),
+         * rows of np elements, cut at the panel's ends */
+        for (int64_t i = i0, end = i0 + len; i < end;) {
+            int64_t c = i % d->np, l = QR_MIN(d->np - c, end - i);
+            qr__wt_wdata_run(d, i, l, d->ps + c, d->pz + c, 1, d->range);
+            i += l;
+        }
+        return;
+    }
+    for (int64_t i = i0, end = i0 + len; i < end;) {   /* runs of one parameter, cut at the panel's ends */
+        int64_t l = QR_MIN(d->run - i % d->run, end - i);
+        int64_t p = qr_weights_param_index(sh->rank, sh->dims, d->q->axis, d->q->block_size, d->np, i);
+        qr__wt_wdata_run(d, i, l, d->ps + p, d->pz + p, 0, d->range);
+        i += l;
+    }
+}
+
+#ifdef QR_TESTING
+static int64_t qr__wt_y_peak;   /* the most elements any y held (tests: a panel, not the whole weight) */
+#endif
+
+static QrStatus qr_weights_wdata_panel(const QrSession *s, int qi, int64_t panel, QrWtData *d) {
     const QrGraph *g = &s->tw.g;
     const QrQuantizer *q = &s->qt.q[qi];
     memset(d, 0, sizeof *d);
     d->clip_lo = d->clip_hi = NAN;
+    d->g = g;
+    d->q = q;
     const QrTensor *sc = q->scale_value >= 0 ? &g->values[q->scale_value].t : NULL;
     const QrTensor *zp = q->zp_value >= 0 ? &g->values[q->zp_value].t : NULL;
     if (s->fw && s->fw[qi]) { d->w = s->fw[qi]; d->src = QR_FW_BASELINE; }
@@ -216,47 +261,41 @@ static QrStatus qr_weights_wdata(const QrSession *s, int qi, QrWtData *d) {
     if (!sc || !sc->data || sc->numel < 1 || !qr_quant_range(q->dtype, &range) || (d->iw && iw_n != d->n) || !d->n)
         return QR_OK;
     int64_t np = sc->numel, n = d->n;
-    /* a float32 weight is read where it is (for an LLM's 49M-element lm_head a copy is 196 MB more) */
+    /* a float32 weight is read where it is (for an LLM's 49M-element lm_head a copy is 196 MB more); without a
+     * float weight x is the dequantized weight, so y is whole */
     d->x_borrowed = d->w && d->w->dtype == QR_DT_F32;
+    d->ny = d->w && panel > 0 && panel < n ? panel : n;
     d->x = d->x_borrowed ? (float *)d->w->data : malloc((size_t)n * sizeof(float) + 1);
-    d->y = malloc((size_t)n * sizeof(float) + 1);
-    float *ps = malloc((size_t)np * sizeof(float) + 1);
-    int32_t *pz = malloc((size_t)np * sizeof(int32_t) + 1);
-    if (!d->x || !d->y || !ps || !pz) {
-        free(ps);
-        free(pz);
+    d->y = malloc((size_t)d->ny * sizeof(float) + 1);
+    d->ps = malloc((size_t)np * sizeof(float) + 1);
+    d->pz = malloc((size_t)np * sizeof(int32_t) + 1);
+    if (!d->x || !d->y || !d->ps || !d->pz) {
         qr_weights_wdata_free(d);
         return qr_errf(QR_ERR_NOMEM, "out of memory");
     }
+#ifdef QR_TESTING
+    if (d->ny > qr__wt_y_peak) qr__wt_y_peak = d->ny;
+#endif
     if (q->map_value < 0) qr_weights_clip_range(g, q, &d->clip_lo, &d->clip_hi);
     for (int64_t p = 0; p < np; p++) {
-        ps[p] = (float)qr_tensor_get_f64(sc, p);
-        pz[p] = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? p : 0) : 0;
+        d->ps[p] = (float)qr_tensor_get_f64(sc, p);
+        d->pz[p] = zp && zp->data ? (int32_t)qr_tensor_get_i64(zp, zp->numel > 1 ? p : 0) : 0;
     }
     if (d->w && !d->x_borrowed) for (int64_t i = 0; i < n; i++) d->x[i] = (float)qr_tensor_get_f64(d->w, i);
-    if (q->map_value >= 0) {   /* the weight as qreport.int.BlockDequant computes it, scale map[i] */
-        qr__wt_wdata_map(d, g, q, ps, range);
-        free(ps);
-        free(pz);
-        d->ok = true;
-        return QR_OK;
-    }
+    d->np = np;
+    d->range = range;
+    /* the weight as qreport.int.BlockDequant computes it, scale map[i] */
+    if (q->map_value >= 0) d->map = g->values[q->map_value].t.data;
     const QrTensor *sh = d->shape;
-    int64_t run = 1;   /* consecutive elements on one parameter (blocked quantizers: 1) */
+    d->run = 1;   /* consecutive elements on one parameter (blocked quantizers: 1) */
     if (np <= 1 || sh->rank == 0) {
-        run = n;
+        d->run = n;
     } else if (q->block_size <= 0) {
         int ax = q->axis < 0 ? q->axis + sh->rank : q->axis;
-        for (int k = ax + 1; ax >= 0 && ax < sh->rank && k < sh->rank; k++) run *= sh->dims[k];
+        for (int k = ax + 1; ax >= 0 && ax < sh->rank && k < sh->rank; k++) d->run *= sh->dims[k];
     }
-    for (int64_t i0 = 0; i0 < n;) {
-        int64_t len = QR_MIN(QR_MAX(run, 1), n - i0);
-        int64_t p = qr_weights_param_index(sh->rank, sh->dims, q->axis, q->block_size, np, i0);
-        qr__wt_wdata_run(d, i0, len, ps[p], pz[p], range);
-        i0 += len;
-    }
-    free(ps);
-    free(pz);
+    d->run = QR_MAX(d->run, 1);
+    if (d->ny == n) qr_weights_wdata_fill(d, 0, n);
     d->ok = true;
     return QR_OK;
 }
@@ -386,35 +425,67 @@ static QrWtBlk qr__wt_blk(const QrWtData *d, int64_t p, const double *cp, double
     return b;
 }
 
-/* Per block of a blocked weight (the elements sharing one scale): SQNR = 10 log10(sum x^2 /
- * sum (x - y)^2) of the float weight x against its quantized value y, and the largest |x - y|;
- * keeps the QR_WEIGHT_WORST_BLOCKS lowest (a block with no error has +inf, a zero block with
- * error -inf). Ties keep the lower block index. ek (optional): E[x_k^2] of the input activations
- * per input row k = (i / kdiv) % kmod of element i: each block's share of the output error. */
-static QrStatus qr__wt_blocks(const QrWtData *d, const QrQuantizer *q, const double *ek, int64_t kdiv, int64_t kmod,
-                              QrWeightRow *r) {
-    int64_t nb = q->n_scales;
-    double *sx = calloc((size_t)nb, sizeof(double)), *se = calloc((size_t)nb, sizeof(double));
-    double *mx = calloc((size_t)nb, sizeof(double)), *cp = calloc((size_t)nb, sizeof(double));
-    int64_t *am = malloc((size_t)nb * sizeof(int64_t) + 1);
-    if (!sx || !se || !mx || !cp || !am) {
-        free(sx); free(se); free(mx); free(cp); free(am);
+/* The per-block sums of qr__wt_blocks, added up panel by panel (qr__wt_blk_add) in element order. */
+typedef struct QrWtBlkAcc {
+    double *sx, *se, *mx, *cp;   /* per block: sum x^2, sum e^2, max |e|, sum E[x_k^2] e^2 (e = x - y) */
+    int64_t *am;                 /* per block: the element of the largest |x| (-1: none) */
+    double s1, s2;               /* sum x, sum x^2 over the finite x */
+    int64_t cnt, nb;
+    const double *ek;            /* E[x_k^2] per input row k = (i / kdiv) % kmod, or NULL */
+    int64_t kdiv, kmod;
+} QrWtBlkAcc;
+
+static void qr__wt_blk_acc_free(QrWtBlkAcc *a) {
+    free(a->sx); free(a->se); free(a->mx); free(a->cp); free(a->am);
+    memset(a, 0, sizeof *a);
+}
+
+static QrStatus qr__wt_blk_acc_init(QrWtBlkAcc *a, int64_t nb, const double *ek, int64_t kdiv, int64_t kmod) {
+    memset(a, 0, sizeof *a);
+    a->sx = calloc((size_t)nb, sizeof(double));
+    a->se = calloc((size_t)nb, sizeof(double));
+    a->mx = calloc((size_t)nb, sizeof(double));
+    a->cp = calloc((size_t)nb, sizeof(double));
+    a->am = malloc((size_t)nb * sizeof(int64_t) + 1);
+    if (!a->sx || !a->se || !a->mx || !a->cp || !a->am) {
+        qr__wt_blk_acc_free(a);
         return qr_errf(QR_ERR_NOMEM, "out of memory");
     }
-    for (int64_t p = 0; p < nb; p++) am[p] = -1;
-    double s1 = 0, s2 = 0;
-    int64_t cnt = 0;
-    for (int64_t i = 0; i < d->n; i++) {
+    for (int64_t p = 0; p < nb; p++) a->am[p] = -1;
+    a->nb = nb;
+    a->ek = ek;
+    a->kdiv = kdiv;
+    a->kmod = kmod;
+    return QR_OK;
+}
+
+/* Elements [i0, i0 + len) of d (y: the panel d->y filled from i0) into the block sums. */
+static void qr__wt_blk_add(QrWtBlkAcc *a, const QrWtData *d, const QrQuantizer *q, const QrWeightRow *r, int64_t i0,
+                           int64_t len) {
+    const int64_t nb = a->nb;
+    for (int64_t i = i0; i < i0 + len; i++) {
         int64_t p = d->map ? d->map[i] : qr_weights_param_index(r->rank, r->dims, q->axis, q->block_size, nb, i);
-        double x = d->x[i], e = x - (double)d->y[i];
-        if (isfinite(x)) { s1 += x; s2 += x * x; cnt++; }
+        double x = d->x[i], e = x - (double)d->y[i - d->y0];
+        if (isfinite(x)) { a->s1 += x; a->s2 += x * x; a->cnt++; }
         if (p < 0 || p >= nb || !isfinite(e)) continue;
-        sx[p] += x * x;
-        se[p] += e * e;
-        if (ek) cp[p] += ek[(i / kdiv) % kmod] * e * e;
-        if (fabs(e) > mx[p]) mx[p] = fabs(e);
-        if (am[p] < 0 || fabs(x) > fabs(d->x[am[p]])) am[p] = i;
+        a->sx[p] += x * x;
+        a->se[p] += e * e;
+        if (a->ek) a->cp[p] += a->ek[(i / a->kdiv) % a->kmod] * e * e;
+        if (fabs(e) > a->mx[p]) a->mx[p] = fabs(e);
+        if (a->am[p] < 0 || fabs(x) > fabs(d->x[a->am[p]])) a->am[p] = i;
     }
+}
+
+/* Per block of a blocked weight (the elements sharing one scale), from the sums acc holds (freed here):
+ * SQNR = 10 log10(sum x^2 / sum (x - y)^2) of the float weight x against its quantized value y, and the
+ * largest |x - y|; keeps the QR_WEIGHT_WORST_BLOCKS lowest (a block with no error has +inf, a zero block
+ * with error -inf). Ties keep the lower block index. acc->ek (optional): E[x_k^2] of the input activations
+ * per input row k: each block's share of the output error. */
+static QrStatus qr__wt_blocks(const QrWtData *d, const QrQuantizer *q, QrWtBlkAcc *acc, QrWeightRow *r) {
+    int64_t nb = acc->nb;
+    double *sx = acc->sx, *se = acc->se, *mx = acc->mx, *cp = acc->cp, s1 = acc->s1, s2 = acc->s2;
+    int64_t *am = acc->am, cnt = acc->cnt;
+    const double *ek = acc->ek;
     double mean = cnt ? s1 / (double)cnt : 0;
     r->sigma = cnt > 1 ? sqrt(fmax(0.0, s2 / (double)cnt - mean * mean)) : NAN;
     r->has_act = ek != NULL;
@@ -486,11 +557,7 @@ static QrStatus qr__wt_blocks(const QrWtData *d, const QrQuantizer *q, const dou
             r->outlier_sqnr_rank += sp < so || (sp == so && p < ob);
         }
     }
-    free(sx);
-    free(se);
-    free(mx);
-    free(cp);
-    free(am);
+    qr__wt_blk_acc_free(acc);
     return st;
 }
 
@@ -538,7 +605,13 @@ static double *qr__wt_act_energy(const QrSession *s, int qi, const QrWeightRow *
     return e;
 }
 
-/* Fills everything but the identification fields of row r for quantizer qi. */
+/* Elements of y a weight's comparison holds at once (a multiple of QR_KERN_STATS_BLOCK: qr_metric_stream_add);
+ * tests set it smaller, 0: the whole weight. */
+static int64_t qr__wt_panel = 16 * QR_KERN_STATS_BLOCK;
+
+/* Fills everything but the identification fields of row r for quantizer qi. The dequantized weight is
+ * computed a panel at a time (qr__wt_panel elements) and every sum taken in element order, so the row is
+ * the one the whole weight gives, bit for bit. */
 static QrStatus qr__wt_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
     const QrQuantizer *q = &s->qt.q[qi];
     QrWtData d;
@@ -546,7 +619,7 @@ static QrStatus qr__wt_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
     r->scale_max = q->scale_max;
     r->ch_worst = -1;
     r->ch_absmax_max = r->ch_absmax_median = NAN;
-    QR_TRY(qr_weights_wdata(s, qi, &d));
+    QR_TRY(qr_weights_wdata_panel(s, qi, qr__wt_panel, &d));
     r->src = d.src;
     if (d.shape) {
         r->rank = d.shape->rank;
@@ -554,14 +627,7 @@ static QrStatus qr__wt_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
         r->n = d.n;
     }
     if (!d.ok) return QR_OK;
-    r->n_sat = d.n_sat;
-    r->n_sat_far = d.n_sat_far;
-    r->n_zero = d.n_zero;
-    r->n_nonfinite = d.n_nonfinite;
-    r->n_requant_diff = d.n_requant_diff;
     r->map = d.map;
-    /* KL and Rtol are not reported for weights (and KL costs two exp per element) */
-    if (d.w) { qr_metrics_compute_opts(d.x, d.y, d.n, false, false, &r->m); r->has_m = true; }
     r->ch_axis = qr_weight_channel_axis(&s->tw.g, q, r->rank);
     QrWtSpread sp;
     QrStatus st = qr_weights_spread(d.x, r->rank, r->dims, r->ch_axis, QR_OUTLIER_K, NULL, &sp);
@@ -570,12 +636,39 @@ static QrStatus qr__wt_weight_row(const QrSession *s, int qi, QrWeightRow *r) {
     r->ch_absmax_median = sp.median;
     r->ch_worst = sp.worst;
     r->n_outlier_ch = sp.n_outlier;
-    if (st == QR_OK && d.w && q->block_size > 0 && q->n_scales > 1) {
-        int64_t kdiv = 1, kmod = 1;
-        double *ek = qr__wt_act_energy(s, qi, r, &kdiv, &kmod);
-        st = qr__wt_blocks(&d, q, ek, kdiv, kmod, r);
-        free(ek);
+    const bool blocks = st == QR_OK && d.w && q->block_size > 0 && q->n_scales > 1;
+    int64_t kdiv = 1, kmod = 1;
+    double *ek = blocks ? qr__wt_act_energy(s, qi, r, &kdiv, &kmod) : NULL;
+    QrWtBlkAcc acc = {0};
+    if (blocks) st = qr__wt_blk_acc_init(&acc, q->n_scales, ek, kdiv, kmod);
+    QrMetricStream ms;
+    qr_metric_stream_init(&ms);
+    for (int64_t i0 = 0; st == QR_OK && i0 < d.n; i0 += d.ny) {   /* one pass when y is whole */
+        int64_t len = QR_MIN(d.ny, d.n - i0);
+        if (d.ny < d.n) qr_weights_wdata_fill(&d, i0, len);
+        if (d.w) qr_metric_stream_add(&ms, d.x + i0, d.y, len);
+        if (blocks) qr__wt_blk_add(&acc, &d, q, r, i0, len);
     }
+    r->n_sat = d.n_sat;
+    r->n_sat_far = d.n_sat_far;
+    r->n_zero = d.n_zero;
+    r->n_nonfinite = d.n_nonfinite;
+    r->n_requant_diff = d.n_requant_diff;
+    /* KL and Rtol are not reported for weights (and KL costs two exp per element) */
+    if (st == QR_OK && d.w && !qr_metric_stream_finish(&ms, &r->m)) {   /* a pair not finite: the whole arrays */
+        QrWtData t = d;
+        t.y = d.ny < d.n ? malloc((size_t)d.n * sizeof(float)) : d.y;
+        if (!t.y) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        else {
+            if (t.y != d.y) qr_weights_wdata_fill(&t, 0, d.n);   /* on a copy: d's counts stay */
+            qr_metrics_compute_opts(d.x, t.y, d.n, false, false, &r->m);
+            if (t.y != d.y) free(t.y);
+        }
+    }
+    r->has_m = st == QR_OK && d.w;
+    if (blocks && st == QR_OK) st = qr__wt_blocks(&d, q, &acc, r);
+    qr__wt_blk_acc_free(&acc);
+    free(ek);
     qr_weights_wdata_free(&d);
     return st;
 }

@@ -131,6 +131,14 @@ typedef struct QrWtData {
     const int32_t *map;          /* scale index per element (qreport.int.BlockDequant weights), or NULL */
     bool iw_nbits;               /* iw is a 4-bit MatMulNBits B (read with qr_qtable_nbits_code), of shape shape_own */
     QrTensor shape_own;
+    int64_t ny, y0;              /* y holds elements [y0, y0 + ny): the whole weight, or a panel (qr_weights_wdata_fill) */
+    /* what qr_weights_wdata_fill reads: the parameters (scale, zero point), the elements on one parameter */
+    float *ps;
+    int32_t *pz;
+    int64_t np, run;
+    QrQuantRange range;
+    const QrGraph *g;
+    const QrQuantizer *q;
 } QrWtData;
 
 /* Channel abs-maxima of a weight (qr_weights_spread). */
@@ -142,7 +150,13 @@ static double qr_weights_median(double *v, int64_t n);
 static QrStatus qr_weights_num(QrTable *t, int row, int col, double v, bool csv);
 static double qr_weights_outlier_limit(const double *absmax, int64_t n, double median, double k);
 static QrStatus qr_weights_spread(const float *x, int rank, const int64_t *dims, int axis, double k, double *absmax_out, QrWtSpread *sp);
-static QrStatus qr_weights_wdata(const QrSession *s, int qi, QrWtData *d);
+/* y is a panel of `panel` elements when the weight has a float weight and more elements (else the whole
+ * weight, panel 0 too, filled here): y is then filled by qr_weights_wdata_fill, panel by panel, and
+ * the counts (n_sat ...) are complete once every element has been filled once. An LLM's lm_head (49M
+ * elements) needs no 196 MB float copy of its dequantized weight. */
+static QrStatus qr_weights_wdata_panel(const QrSession *s, int qi, int64_t panel, QrWtData *d);
+/* y[0 .. len) = the dequantized elements [i0, i0 + len) (len <= d->ny), adding to the counts. */
+static void qr_weights_wdata_fill(QrWtData *d, int64_t i0, int64_t len);
 static void qr_weights_wdata_free(QrWtData *d);
 static QrStatus qr_weights_write_tables(const QrTable *txt_t, const QrTable *csv_t, const char *header, const char *footer, const char *dir, const char *stem);
 #endif

@@ -27,8 +27,10 @@ static bool qr__ra_done(QrBundle *bd, const char *stage, QrStatus st) {
     if (qr__ra_faults.stop_stage && !strcmp(qr__ra_faults.stop_stage, stage)) raise(SIGSTOP);
 #endif
     qr_progress_end(&bd->prog, st);
-    /* Large buffers freed by an analysis (caches, copies) go back to the system now rather
-     * than staying in the heap under the next analysis's peak. */
+    /* Large buffers freed by an analysis (caches, copies) and the executor's idle value buffers (up
+     * to 96 MiB, sized for this analysis's runs) go back to the system now rather than staying in
+     * the heap under the next analysis's peak. */
+    qr_run_release();
     malloc_trim(0);
     if (st == QR_OK) return true;
     if (bd->n_fail < QR_BUNDLE_MAX_FAIL) {

@@ -31,7 +31,10 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mdout import prepend_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -108,8 +111,7 @@ def main():
     L += [f'| {s["name"]} | {s["seconds"]:.1f} |' for s in man.get('stages', [])]
     L += ['', f'Command: `{shlex.join(cmd[5:]).replace(z, "report.zip")}` under `/usr/bin/time -f "%e %M"`']
     text = '\n'.join(L) + '\n'
-    with open(a.out, 'w') as f:
-        f.write(text)
+    prepend_section(a.out, text, 'Run of ' + time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()) + ' (bench script output; say the load and the commit when you keep it)')
     print(text)
 
 

@@ -34,6 +34,8 @@ import time
 import zipfile
 
 import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mdout import prepend_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -248,8 +250,7 @@ def main():
     L += ['', 'Commands (first model shown):', '']
     L += [f'- {k}: `{c}`' for k, c in cmds]
     text = '\n'.join(L) + '\n'
-    with open(a.out, 'w') as f:
-        f.write(text)
+    prepend_section(a.out, text, 'Run of ' + time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()) + ' (bench script output; say the load and the commit when you keep it)')
     print(text)
 
 

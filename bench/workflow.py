@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mdout import prepend_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -113,8 +115,7 @@ def main():
             lines.append(f"| {r[0]} | {r[1]} | {r[2]:.2f} s ({r[3]:.2f}–{r[4]:.2f}) | {r[5]:.2f} s ({r[6]:.2f}–{r[7]:.2f}) "
                          f"| {r[2] / r[5]:.3f} | ≤ 0.10 |")
     text = "\n".join(lines) + "\n"
-    with open(args.out, "w") as f:
-        f.write(text)
+    prepend_section(args.out, text, 'Run of ' + time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()) + ' (bench script output; say the load and the commit when you keep it)')
     print(text)
 
 

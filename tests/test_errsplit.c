@@ -408,6 +408,93 @@ static void test_errsplit_off(void) {
     QT_CHECKF(kept_diff == 0, "%d cells of Cosine / MSE / local_* differ between the bundles", kept_diff);
 }
 
+/* One case of test_errsplit_u_channels: the output-only statistics of u (shape dims) under a
+ * quantizer with np scales on axis `axis`, by the channel loop and by the element-wise definition;
+ * every field of the split and every clip flag must be the same bits. */
+static int qt_split_u_case(int rank, const int64_t *dims, int axis, int64_t np, QrDType dt, float ilo, float ihi, char *msg,
+                           size_t cap) {
+    QrSession *s = calloc(1, sizeof *s);
+    QrValue vals[2];
+    memset(vals, 0, sizeof vals);
+    QrQuantizer q;
+    memset(&q, 0, sizeof q);
+    q.dtype = dt; q.axis = axis; q.scale_value = 0; q.zp_value = dt == QR_DT_U8 ? 1 : -1; q.n_scales = np;
+    q.implied_lo = ilo; q.implied_hi = ihi;
+    QrTensor u = {0};
+    int64_t d1 = np;
+    int bad = 0;
+    if (!s || qr_tensor_set_shape(&vals[0].t, QR_DT_F32, 1, &d1) != QR_OK || qr_tensor_alloc_data(&vals[0].t) != QR_OK ||
+        qr_tensor_set_shape(&vals[1].t, QR_DT_U8, 1, &d1) != QR_OK || qr_tensor_alloc_data(&vals[1].t) != QR_OK ||
+        qr_tensor_set_shape(&u, QR_DT_F32, rank, dims) != QR_OK || qr_tensor_alloc_data(&u) != QR_OK) {
+        snprintf(msg, cap, "out of memory");
+        bad = 1;
+    }
+    uint32_t r = 12345u + (uint32_t)np * 7u + (uint32_t)rank;
+    for (int64_t c = 0; !bad && c < np; c++) {
+        ((float *)vals[0].t.data)[c] = c == 2 ? 0.0f : 0.01f + 0.003f * (float)c;   /* a zero step: channel skipped */
+        ((uint8_t *)vals[1].t.data)[c] = (uint8_t)(100 + 5 * c);
+    }
+    for (int64_t i = 0; !bad && i < u.numel; i++) {
+        r = r * 1664525u + 1013904223u;
+        float v = ((float)(r >> 8) / 16777216.0f - 0.4f) * 4.0f;
+        if (i % 97 == 5) v = NAN;
+        if (i % 131 == 7) v = -INFINITY;
+        ((float *)u.data)[i] = v;
+    }
+    s->qt.q = &q;
+    s->qt.n = 1;
+    s->tw.g.values = vals;
+    s->tw.g.n_values = 2;
+    QrLayerRow rows[2];
+    memset(rows, 0, sizeof rows);
+    QrCompare c = { .n = 2, .rows = rows };
+    int oq[2] = { 0, 0 };
+    uint8_t *mask[2] = { NULL, NULL };
+    QrCmpSplitPlan sp;
+    memset(&sp, 0, sizeof sp);
+    sp.s = s; sp.c = &c; sp.oq = oq; sp.mask = mask;
+    if (!bad && (qr__cmp_split_u(&sp, 0, &u, u.data) != QR_OK || qr__cmp_split_u_ref(&sp, 1, &u, u.data) != QR_OK)) {
+        snprintf(msg, cap, "%.400s", qr_err_msg());
+        bad = 1;
+    }
+    if (!bad && memcmp(&rows[0].sp, &rows[1].sp, sizeof rows[0].sp)) {
+        snprintf(msg, cap, "rank %d axis %d np %lld: n_clip %lld/%lld s_noise %.17g/%.17g su2 %.17g/%.17g steps %.17g/%.17g", rank,
+                 axis, (long long)np, (long long)rows[0].sp.n_clip, (long long)rows[1].sp.n_clip, rows[0].sp.s_noise,
+                 rows[1].sp.s_noise, rows[0].sp.su2, rows[1].sp.su2, rows[0].sp.steps_med, rows[1].sp.steps_med);
+        bad = 1;
+    }
+    if (!bad && (!mask[0] || !mask[1] || memcmp(mask[0], mask[1], (size_t)u.numel))) {
+        snprintf(msg, cap, "rank %d axis %d np %lld: the clip flags differ", rank, axis, (long long)np);
+        bad = 1;
+    }
+    free(mask[0]);
+    free(mask[1]);
+    qr_tensor_free_data(&u);
+    qr_tensor_free_data(&vals[0].t);
+    qr_tensor_free_data(&vals[1].t);
+    free(s);
+    return bad;
+}
+
+/* The error split's output-only statistics, computed channel by channel (qr__cmp_split_u, one
+ * parameter lookup per channel), are those of the element-wise definition bit for bit: per-tensor
+ * and per-axis quantizers, negative and out-of-range axes, more channels than scales, a zero
+ * step, NaN/-inf elements, an implied Relu6, signed and unsigned ranges. */
+static void test_errsplit_u_channels(void) {
+    static const int64_t d4[4] = { 2, 6, 5, 7 }, d2[2] = { 9, 6 }, d1[1] = { 300 };
+    struct { int rank; const int64_t *dims; int axis; int64_t np; QrDType dt; float lo, hi; } cs[] = {
+        { 4, d4, -1, 1, QR_DT_U8, NAN, NAN },  { 4, d4, 1, 6, QR_DT_U8, NAN, NAN },  { 4, d4, -3, 6, QR_DT_S8, 0, 6 },
+        { 4, d4, 1, 3, QR_DT_U8, 0, NAN },     { 4, d4, 0, 2, QR_DT_S8, NAN, NAN },  { 4, d4, 3, 7, QR_DT_U8, NAN, NAN },
+        { 4, d4, 9, 6, QR_DT_U8, NAN, NAN },   { 2, d2, 1, 6, QR_DT_S8, NAN, 1.5f }, { 1, d1, 0, 4, QR_DT_U8, NAN, NAN },
+        { 1, d1, -1, 1, QR_DT_S8, 0, NAN },
+    };
+    char msg[512] = "";
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0] && !bad; i++)
+        bad = qt_split_u_case(cs[i].rank, cs[i].dims, cs[i].axis, cs[i].np, cs[i].dt, cs[i].lo, cs[i].hi, msg, sizeof msg);
+    QT_CHECKF(bad == 0, "%s", msg);
+}
+
 static void qt_errsplit_all(void) {
     QT_RUN(test_errsplit_reference);
     QT_RUN(test_errsplit_csv);
@@ -415,4 +502,5 @@ static void qt_errsplit_all(void) {
     QT_RUN(test_errsplit_advisor);
     QT_RUN(test_errsplit_bars);
     QT_RUN(test_errsplit_off);
+    QT_RUN(test_errsplit_u_channels);
 }

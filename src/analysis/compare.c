@@ -190,9 +190,23 @@ static int qr__cmp_dcmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* The output-only run's u of row k (the output quantizer's input as the quantizer reads it):
- * clipped elements, the rounding expectation and the steps. */
-static QrStatus qr__cmp_split_u(QrCmpSplitPlan *sp, int k, const QrTensor *t, const float *u) {
+/* The per-channel median of RMS / step of an output quantizer (cu2: per channel, the sum of
+ * squares; cn: the count; NaN when no channel counts). cu2 is reused as scratch. */
+static double qr__cmp_steps_med(const QrTensor *sc, int64_t np, double *cu2, const int64_t *cn) {
+    int m = 0;
+    for (int64_t c = 0; c < np; c++) {
+        double st = qr_tensor_get_f64(sc, c);
+        if (cn[c] > 0 && st > 0) cu2[m++] = sqrt(cu2[c] / (double)cn[c]) / st;
+    }
+    if (!m) return NAN;
+    qsort(cu2, (size_t)m, sizeof *cu2, qr__cmp_dcmp);
+    return m % 2 ? cu2[m / 2] : 0.5 * (cu2[m / 2 - 1] + cu2[m / 2]);
+}
+
+/* The error split's output-only statistics one element at a time, each element's quantization
+ * parameter looked up on its own: the definition qr__cmp_split_u computes channel by channel
+ * (it falls back to this when the value's dims do not tile its elements; the tests compare). */
+static QrStatus qr__cmp_split_u_ref(QrCmpSplitPlan *sp, int k, const QrTensor *t, const float *u) {
     const QrSession *s = sp->s;
     const QrQuantizer *q = &s->qt.q[sp->oq[k]];
     QrErrSplit *e = &sp->c->rows[k].sp;
@@ -221,18 +235,80 @@ static QrStatus qr__cmp_split_u(QrCmpSplitPlan *sp, int k, const QrTensor *t, co
         if (np > 1) { cu2[pi] += v * v; cn[pi]++; }
         else e->su2 += (v / st) * (v / st);
     }
-    e->steps_med = NAN;
-    if (np > 1) {
-        int m = 0;
-        for (int64_t c = 0; c < np; c++) {
-            double st = qr_tensor_get_f64(sc, c);
-            if (cn[c] > 0 && st > 0) cu2[m++] = sqrt(cu2[c] / (double)cn[c]) / st;
-        }
-        if (m) {
-            qsort(cu2, (size_t)m, sizeof *cu2, qr__cmp_dcmp);
-            e->steps_med = m % 2 ? cu2[m / 2] : 0.5 * (cu2[m / 2 - 1] + cu2[m / 2]);
-        }
+    e->steps_med = np > 1 ? qr__cmp_steps_med(sc, np, cu2, cn) : NAN;
+    free(cu2);
+    free(cn);
+    return QR_OK;
+}
+
+/* One output-quantizer parameter's constants, as qr__cmp_split_u_ref computes them per element. */
+typedef struct QrCmpQp {
+    double st, lo, hi, noise;
+} QrCmpQp;
+
+/* The channel run of qr__cmp_split_u: elements [i0, i0 + len) under parameter p, in element order. */
+static void qr__cmp_split_u_run(QrErrSplit *e, uint8_t *mask, const QrCmpQp *p, int64_t i0, int64_t len, const float *u,
+                                float ilo, float ihi, bool per_ch, double *cu2, int64_t *cn) {
+    if (!(p->st > 0)) return;
+    double st = p->st, lo = p->lo, hi = p->hi, noise = p->noise, s_noise = e->s_noise, su2 = e->su2, c2 = *cu2;
+    int64_t n_in = 0, n_clip = 0;
+    for (int64_t i = i0; i < i0 + len; i++) {
+        double v = u[i];
+        if (ilo == ilo && v < ilo) v = ilo;     /* the activation the quantizer implements (removed Relu) */
+        if (ihi == ihi && v > ihi) v = ihi;
+        if (!isfinite(v)) continue;
+        if (v < lo || v > hi) { mask[i] = 1; n_clip++; }
+        else s_noise += noise;
+        if (per_ch) { c2 += v * v; n_in++; }
+        else su2 += (v / st) * (v / st);
     }
+    e->s_noise = s_noise;
+    e->su2 = su2;
+    e->n_clip += n_clip;
+    *cu2 = c2;
+    *cn += n_in;
+}
+
+/* The output-only run's u of row k (the output quantizer's input as the quantizer reads it):
+ * clipped elements, the rounding expectation and the steps. Each sum adds the elements in
+ * their order, as qr__cmp_split_u_ref does one element at a time, so the bits are its bits; the
+ * quantizer's parameters are read once per channel instead of once per element. */
+static QrStatus qr__cmp_split_u(QrCmpSplitPlan *sp, int k, const QrTensor *t, const float *u) {
+    const QrSession *s = sp->s;
+    const QrQuantizer *q = &s->qt.q[sp->oq[k]];
+    QrErrSplit *e = &sp->c->rows[k].sp;
+    const QrGraph *g = &s->tw.g;
+    const QrTensor *sc = &g->values[q->scale_value].t, *zp = q->zp_value >= 0 ? &g->values[q->zp_value].t : NULL;
+    QrQuantRange range;
+    if (!sc->data || !qr_quant_range(q->dtype, &range)) return QR_OK;
+    int64_t np = QR_MAX(sc->numel, 1), n = t->numel;
+    int ax = t->rank == 0 || np <= 1 ? -1 : q->axis < 0 ? q->axis + t->rank : q->axis;
+    if (ax >= t->rank) ax = -1;
+    int64_t inner = 1, nch = ax >= 0 ? QR_MAX(t->dims[ax], 1) : 1;
+    for (int d = ax + 1; ax >= 0 && d < t->rank; d++) inner *= t->dims[d];
+    inner = ax >= 0 ? QR_MAX(inner, 1) : QR_MAX(n, 1);
+    if (n % (inner * nch)) return qr__cmp_split_u_ref(sp, k, t, u);   /* dims that do not tile the elements */
+    free(sp->mask[k]);
+    sp->mask[k] = calloc((size_t)n + 1, 1);
+    QrCmpQp *qp = calloc((size_t)np, sizeof *qp);
+    double *cu2 = np > 1 ? calloc((size_t)np, sizeof *cu2) : NULL;
+    int64_t *cn = np > 1 ? calloc((size_t)np, sizeof *cn) : NULL;
+    if (!sp->mask[k] || !qp || (np > 1 && (!cu2 || !cn))) { free(qp); free(cu2); free(cn); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    for (int64_t c = 0; c < np; c++) {
+        double st = qr_tensor_get_f64(sc, c);
+        double z = zp && zp->data ? (double)qr_tensor_get_i64(zp, zp->numel > 1 ? c : 0) : 0;
+        qp[c] = (QrCmpQp){ st, ((double)range.lo - z) * st, ((double)range.hi - z) * st, st * st / 12.0 };
+    }
+    double d2 = 0;
+    int64_t dn = 0;
+    for (int64_t i = 0; i < n;)
+        for (int64_t c = 0; c < nch; c++, i += inner) {
+            int64_t p = ax >= 0 ? c % np : 0;
+            qr__cmp_split_u_run(e, sp->mask[k], &qp[p], i, inner, u, q->implied_lo, q->implied_hi, np > 1,
+                                np > 1 ? &cu2[p] : &d2, np > 1 ? &cn[p] : &dn);
+        }
+    e->steps_med = np > 1 ? qr__cmp_steps_med(sc, np, cu2, cn) : NAN;
+    free(qp);
     free(cu2);
     free(cn);
     return QR_OK;

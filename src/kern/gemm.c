@@ -20,22 +20,25 @@
 
 /* ==== per-thread scratch ============================================================ */
 
-/* One growable 64-byte aligned buffer per calling thread; all of them are on a list so
- * that qr_kern_release can free them (and leak checkers see them as reachable). */
+/* One growable 64-byte aligned buffer per calling thread and pool scratch level (a thread
+ * that waits for the helpers of its GEMM, which read its buffer, may run other GEMMs' tasks
+ * meanwhile: base/pool.h); all of them are on a list so that qr_kern_release can free them
+ * (and leak checkers see them as reachable). */
 typedef struct QrKScratch {
     struct QrKScratch *next;
     void *p;
     size_t cap;
 } QrKScratch;
 
-static _Thread_local QrKScratch *qr__k_tls;
+static _Thread_local QrKScratch *qr__k_tls[QR_POOL_SCRATCH_LEVELS];
 static QrKScratch *qr__k_all;
 static pthread_mutex_t qr__k_all_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* The calling thread's scratch with at least `bytes` bytes, or NULL if it cannot be
  * allocated. The contents are not preserved when it grows. */
 static void *qr__k_scratch(size_t bytes) {
-    QrKScratch *s = qr__k_tls;
+    QrKScratch **tls = &qr__k_tls[qr_pool_scratch_level()];
+    QrKScratch *s = *tls;
     if (!s) {
         s = calloc(1, sizeof *s);
         if (!s) return NULL;
@@ -43,7 +46,7 @@ static void *qr__k_scratch(size_t bytes) {
         s->next = qr__k_all;
         qr__k_all = s;
         pthread_mutex_unlock(&qr__k_all_mu);
-        qr__k_tls = s;
+        *tls = s;
     }
     if (s->cap < bytes) {
         qr_aligned_free(s->p);

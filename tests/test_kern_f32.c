@@ -539,8 +539,8 @@ static int64_t qt__kf_mlas_conv_kc(int64_t K, int64_t N) {
 /* A convolution's GEMM (implicit im2col, and the plain GEMM with conv_n for 1x1 ones) on
  * every SIMD level sums exactly as ORT's MlasConv: per K block a chain of fused
  * multiply-adds from +0, each block added to the ones before, then the bias, then Relu —
- * over K from 27 to 1152 and output planes whose column count leaves every tail (49, 196,
- * 3136 ...). */
+ * over K from 27 to 1152, output planes whose column count leaves every tail (49, 196,
+ * 3136 ...) and row counts up to 264 (B packed once for several row chunks). */
 static void test_f32_conv_order(void) {
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8), cases = 0;
@@ -548,6 +548,9 @@ static void test_f32_conv_order(void) {
     static const struct { int64_t C, HW, KHW, M; } sh[] = {
         { 3, 56, 3, 8 }, { 16, 14, 3, 20 }, { 64, 7, 3, 16 }, { 128, 7, 3, 9 }, { 144, 14, 1, 24 }, { 320, 7, 1, 17 },
         { 40, 13, 3, 33 }, { 200, 2, 1, 5 },
+        /* more rows than one task takes (192): B packed once for all row chunks (kern/gemm.c
+         * qr__k_f32_prepack_task), a short last K block and a 17-column last panel */
+        { 64, 7, 3, 200 }, { 24, 14, 3, 264 },
     };
     for (int si = 0; si < QR_ARRAY_LEN(sh); si++) {
         const int64_t C = sh[si].C, H = sh[si].HW, KS = sh[si].KHW, M = sh[si].M, pad = KS / 2;

@@ -192,19 +192,22 @@ static void test_f32_gemm_fused(void) {
                               { .op = QR_F32_STEP_ADD_T, .t = t, .swap = true },
                               { .op = QR_F32_STEP_FQ, .p = &scale, .zp = &zp, .qmin = -128, .qmax = 127 } };
         QtKfPost pc = { post, 3, ldc };
-        for (int v = 0; v < 16; v++) {   /* v & 8: a convolution's GEMM (conv_n: the bias after the K blocks) */
+        /* v & 8: a convolution's GEMM (conv_n: the bias after the K blocks); v & 16: a MatMul's
+         * summed so (conv_n) with its full panels packed (pack_panels): the bits of B read in place */
+        for (int v = 0; v < 24; v++) {
             QrF32Fused f;
             memset(&f, 0, sizeof f);
             f.ep = (QrF32Epilogue){ bias, v & 2 ? -0.5f : -INFINITY, v & 2 ? 1.5f : INFINITY };
             if (v & 1) { f.res = R; f.ldres = ldc; f.res_first = v & 4; }
             f.relu = (v & 7) >= 4;
             if ((v & 7) == 3 || (v & 7) == 7) { f.post = qt__kf_post; f.post_ctx = &pc; }
-            if (v & 8) f.conv_n = N;
+            if (v & 24) f.conv_n = N;
+            f.pack_panels = v & 16;
             qr_f32_gemm_fused__ref(M, N, K, A, K, B, N, Cr, ldc, false, &f);
             for (int l = 0; l < nl; l++) {
                 QrF32Epilogue ep = { bias, -INFINITY, INFINITY };
                 const QrF32Fused fb = { .ep = ep, .conv_n = N };   /* the bias alone, summed the same way */
-                if (v & 8) lv[l].f32_gemm_fused(M, N, K, A, K, B, N, C1, ldc, false, &fb);
+                if (v & 24) lv[l].f32_gemm_fused(M, N, K, A, K, B, N, C1, ldc, false, &fb);
                 else lv[l].f32_gemm_ex(M, N, K, A, K, B, N, C1, ldc, false, &ep);
                 qt__kf_unfused_tail(&f, C1, M, N, ldc);
                 for (int threads = 1; threads <= 3; threads++) {

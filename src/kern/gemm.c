@@ -569,8 +569,11 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
      * floats: every transformer weight), so each row tile fetched it again from L2; packed, it
      * stays in L1 for every row tile and is fetched from memory once (ViT's 197 tokens in one
      * task). Measured under load (one thread, GFLOP/s per CPU second, Xeon AVX-512, the ViT-B/16
-     * shapes of bench/kern_bench.c): 56-102 read in place, 78-132 packed. */
-    j.pack_full = !conv && !j.conv_sum && M >= 4 * (int64_t)isa->mr;
+     * shapes of bench/kern_bench.c): 56-102 read in place, 78-132 packed. A MatMul summed as
+     * MLAS's adapted SGEMM (conv_n: B not an initializer, e.g. a QDQ twin's dequantized weight)
+     * packs too when it says so (pack_panels; a convolution's image does not): 4-11% faster on
+     * the ViT-B/16 shapes (best of 15, one thread, Xeon AVX-512, under load), the same bits. */
+    j.pack_full = !conv && (!j.conv_sum || (f && f->pack_panels)) && M >= 4 * (int64_t)isa->mr;
     j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, j.pack_full ? QR__K_F32_MC_PACKED : QR__K_F32_MC, ns_max, threads);
     j.tid_bytes = qr__k_rup64((size_t)(j.kc * isa->nr) * sizeof(float));   /* B panel */
     /* one K block whose packed panels for a task stay within 128 KB (L2): sweep order */

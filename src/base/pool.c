@@ -49,6 +49,7 @@ static struct {
 static _Thread_local int qr__pool_tid;     /* worker k: k; any other thread 0 */
 static _Thread_local int qr__pool_depth;   /* pool tasks this thread is inside */
 static _Thread_local int qr__pool_level;   /* jobs this thread waits for while running other tasks */
+static _Thread_local bool qr__pool_owner;  /* this non-worker thread holds busy */
 
 static inline void qr__pool_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -201,12 +202,15 @@ static int qr_pool_threads(void) {
 
 static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx) {
     if (n_tasks <= 0) return;
-    /* a non-worker thread outside every task owns the outermost job: one such thread at a time */
-    const bool outermost = qr__pool_tid == 0 && qr__pool_depth == 0;
     QrPoolJob j = { .fn = fn, .ctx = ctx, .n_tasks = n_tasks, .depth = qr__pool_depth };
     atomic_init(&j.next, 0);
     atomic_init(&j.active, 0);
-    if (n_tasks == 1 || qr_pool_threads() == 1 || (outermost && pthread_mutex_trylock(&qr__pool_pool.busy) != 0)) {
+    /* workers publish, and one non-worker thread at a time (busy's holder, nested calls too);
+     * another non-worker thread runs its tasks serially, nested calls included */
+    bool took = false;
+    if (n_tasks > 1 && qr__pool_tid == 0 && !qr__pool_owner && qr_pool_threads() > 1)
+        took = qr__pool_owner = pthread_mutex_trylock(&qr__pool_pool.busy) == 0;
+    if (n_tasks == 1 || qr_pool_threads() == 1 || (qr__pool_tid == 0 && !qr__pool_owner)) {
         qr__pool_drain(&j);
         return;
     }
@@ -223,5 +227,8 @@ static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx) {
     *p = j.up;
     pthread_mutex_unlock(&qr__pool_pool.mu);
     qr__pool_wait(&j);
-    if (outermost) pthread_mutex_unlock(&qr__pool_pool.busy);
+    if (took) {
+        qr__pool_owner = false;
+        pthread_mutex_unlock(&qr__pool_pool.busy);
+    }
 }

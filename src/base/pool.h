@@ -26,9 +26,10 @@ static int qr_pool_threads(void);
  * idle worker, or a caller that has run out of its own tasks and waits for the threads still
  * running them, takes tasks of it. A waiting caller takes tasks only of jobs nested deeper than
  * the one it waits for (never a sibling of a task it is inside: per-thread state of an outer
- * job stays with one task at a time), and runs them at the next scratch level (below). A call
- * from a thread that is not a worker and not inside a task, while another such call runs,
- * runs its tasks serially on the calling thread. */
+ * job stays with one task at a time), and runs them at the next scratch level (below). One thread
+ * that is not a worker publishes at a time: a call from another one, while that thread's
+ * parallel-for runs, runs its tasks serially on the calling thread, the calls nested in them
+ * too. */
 static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx);
 /* Per-thread scratch levels: a caller that waits for its job's helpers may run other jobs'
  * tasks meanwhile, while those helpers still read the scratch it lent them (a GEMM's packed

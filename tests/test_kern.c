@@ -35,13 +35,89 @@ static void qt__pool_fn(void *ctx, int64_t t, int tid) {
 static void qt__pool_nested_fn(void *ctx, int64_t t, int tid) {
     QtPoolCtx *c = ctx;
     QR_UNUSED(tid);
-    /* a parallel-for inside a task runs serially on this thread */
+    /* a parallel-for inside a task */
     QtPoolCtx *inner = calloc(1, sizeof *inner);
     qr_pool_for(7, qt__pool_fn, inner);
     int ok = 1;
     for (int i = 0; i < 7; i++) ok &= inner->hits[i] == 1;
     free(inner);
     atomic_fetch_add(&c->hits[t], ok);
+}
+
+/* Nested parallel-fors: which threads ran the inner tasks, and whether any rule was broken. */
+typedef struct {
+    _Atomic int busy[QR_POOL_MAX_THREADS];   /* an inner task with this tid is running */
+    _Atomic int tids;                        /* bit per tid that ran an inner task */
+    _Atomic int clash, reentered, bad_tid, hits[64];
+    int threads;
+    bool wait;                               /* the first inner task waits for another thread */
+} QtPoolNest;
+
+static _Thread_local int qt__pool_in_outer;   /* this thread is inside an outer task */
+
+static void qt__pool_inner_fn(void *ctx, int64_t t, int tid) {
+    QtPoolNest *c = ctx;
+    if (tid < 0 || tid >= c->threads) { atomic_fetch_add(&c->bad_tid, 1); return; }
+    if (atomic_exchange(&c->busy[tid], 1)) atomic_fetch_add(&c->clash, 1);   /* two running tasks, one tid */
+    atomic_fetch_or(&c->tids, 1 << tid);
+    atomic_fetch_add(&c->hits[t], 1);
+    /* the first task waits (at most 5 s) until another thread has run one: a nested
+     * parallel-for that runs serially on its caller never gets there */
+    for (int i = 0; c->wait && t == 0 && i < 5000 && atomic_load(&c->tids) == (1 << tid); i++) usleep(1000);
+    double s = 0;
+    for (int i = 0; i < 20000; i++) s += sin((double)(t + i));
+    if (s == 12345.0) atomic_fetch_add(&c->hits[t], 1);   /* (never: keeps the loop) */
+    atomic_store(&c->busy[tid], 0);
+}
+
+/* Outer task: task 1 runs a nested parallel-for; a thread is never inside two outer tasks. */
+static void qt__pool_outer_fn(void *ctx, int64_t t, int tid) {
+    QtPoolNest *c = ctx;
+    QR_UNUSED(tid);
+    if (qt__pool_in_outer) atomic_fetch_add(&c->reentered, 1);
+    qt__pool_in_outer = 1;
+    if (t == 1) qr_pool_for(64, qt__pool_inner_fn, c);
+    qt__pool_in_outer = 0;
+}
+
+/* Every outer task runs a nested parallel-for; the waiting caller must not take a sibling. */
+static void qt__pool_outer_all_fn(void *ctx, int64_t t, int tid) {
+    QtPoolNest *c = ctx;
+    QR_UNUSED(tid);
+    QR_UNUSED(t);
+    if (qt__pool_in_outer) atomic_fetch_add(&c->reentered, 1);
+    qt__pool_in_outer = 1;
+    QtPoolNest *in = calloc(1, sizeof *in);
+    in->threads = c->threads;
+    qr_pool_for(16, qt__pool_inner_fn, in);
+    atomic_fetch_add(&c->clash, in->clash + in->bad_tid);
+    free(in);
+    qt__pool_in_outer = 0;
+}
+
+/* A nested parallel-for takes the idle thread: with 2 threads, the inner tasks of an outer
+ * job run on both (the first inner task waits for the other thread), every task once, never
+ * two at a time with one tid, and no thread enters an outer task while inside one. */
+static void test_pool_nested(void) {
+    QT_OK(qr_pool_init(2));
+    QtPoolNest *c = calloc(1, sizeof *c);
+    c->threads = 2;
+    c->wait = true;
+    qr_pool_for(2, qt__pool_outer_fn, c);
+    QT_CHECKF(atomic_load(&c->tids) == 3, "inner tasks ran on tids mask %d (want both threads)", atomic_load(&c->tids));
+    for (int t = 0; t < 64; t++) QT_CHECKF(c->hits[t] == 1, "inner task %d ran %d times", t, (int)c->hits[t]);
+    QT_CHECK(c->clash == 0 && c->bad_tid == 0 && c->reentered == 0);
+    for (int threads = 2; threads <= 3; threads++) {
+        QT_OK(qr_pool_init(threads));
+        memset(c, 0, sizeof *c);
+        c->threads = threads;
+        qr_pool_for(40, qt__pool_outer_all_fn, c);
+        QT_CHECKF(c->clash == 0 && c->reentered == 0, "threads %d: %d tid clashes, %d outer tasks re-entered", threads,
+                  (int)c->clash, (int)c->reentered);
+    }
+    free(c);
+    qr_pool_shutdown();
+    QT_OK(qr_pool_init(0));
 }
 
 /* Rtol's maximum straight from its definition (|x - y| / |x|; FLT_MAX where x = 0 != y), in
@@ -1882,6 +1958,7 @@ static void test_q8_dwconv2d_rq(void) {
 
 static void qt_kern_all(void) {
     QT_RUN(test_pool);
+    QT_RUN(test_pool_nested);
     QT_RUN(test_kern_dispatch);
     QT_RUN(test_f32_gemm);
     QT_RUN(test_f32_gemm_ex);

@@ -192,19 +192,22 @@ static void test_f32_gemm_fused(void) {
                               { .op = QR_F32_STEP_ADD_T, .t = t, .swap = true },
                               { .op = QR_F32_STEP_FQ, .p = &scale, .zp = &zp, .qmin = -128, .qmax = 127 } };
         QtKfPost pc = { post, 3, ldc };
-        for (int v = 0; v < 16; v++) {   /* v & 8: a convolution's GEMM (conv_n: the bias after the K blocks) */
+        /* v & 8: a convolution's GEMM (conv_n: the bias after the K blocks); v & 16: a MatMul's
+         * summed so (conv_n) with its full panels packed (pack_panels): the bits of B read in place */
+        for (int v = 0; v < 24; v++) {
             QrF32Fused f;
             memset(&f, 0, sizeof f);
             f.ep = (QrF32Epilogue){ bias, v & 2 ? -0.5f : -INFINITY, v & 2 ? 1.5f : INFINITY };
             if (v & 1) { f.res = R; f.ldres = ldc; f.res_first = v & 4; }
             f.relu = (v & 7) >= 4;
             if ((v & 7) == 3 || (v & 7) == 7) { f.post = qt__kf_post; f.post_ctx = &pc; }
-            if (v & 8) f.conv_n = N;
+            if (v & 24) f.conv_n = N;
+            f.pack_panels = v & 16;
             qr_f32_gemm_fused__ref(M, N, K, A, K, B, N, Cr, ldc, false, &f);
             for (int l = 0; l < nl; l++) {
                 QrF32Epilogue ep = { bias, -INFINITY, INFINITY };
                 const QrF32Fused fb = { .ep = ep, .conv_n = N };   /* the bias alone, summed the same way */
-                if (v & 8) lv[l].f32_gemm_fused(M, N, K, A, K, B, N, C1, ldc, false, &fb);
+                if (v & 24) lv[l].f32_gemm_fused(M, N, K, A, K, B, N, C1, ldc, false, &fb);
                 else lv[l].f32_gemm_ex(M, N, K, A, K, B, N, C1, ldc, false, &ep);
                 qt__kf_unfused_tail(&f, C1, M, N, ldc);
                 for (int threads = 1; threads <= 3; threads++) {
@@ -536,8 +539,8 @@ static int64_t qt__kf_mlas_conv_kc(int64_t K, int64_t N) {
 /* A convolution's GEMM (implicit im2col, and the plain GEMM with conv_n for 1x1 ones) on
  * every SIMD level sums exactly as ORT's MlasConv: per K block a chain of fused
  * multiply-adds from +0, each block added to the ones before, then the bias, then Relu —
- * over K from 27 to 1152 and output planes whose column count leaves every tail (49, 196,
- * 3136 ...). */
+ * over K from 27 to 1152, output planes whose column count leaves every tail (49, 196,
+ * 3136 ...) and row counts up to 264 (B packed once for several row chunks). */
 static void test_f32_conv_order(void) {
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8), cases = 0;
@@ -545,6 +548,9 @@ static void test_f32_conv_order(void) {
     static const struct { int64_t C, HW, KHW, M; } sh[] = {
         { 3, 56, 3, 8 }, { 16, 14, 3, 20 }, { 64, 7, 3, 16 }, { 128, 7, 3, 9 }, { 144, 14, 1, 24 }, { 320, 7, 1, 17 },
         { 40, 13, 3, 33 }, { 200, 2, 1, 5 },
+        /* more rows than one task takes (192): B packed once for all row chunks (kern/gemm.c
+         * qr__k_f32_prepack_task), a short last K block and a 17-column last panel */
+        { 64, 7, 3, 200 }, { 24, 14, 3, 264 },
     };
     for (int si = 0; si < QR_ARRAY_LEN(sh); si++) {
         const int64_t C = sh[si].C, H = sh[si].HW, KS = sh[si].KHW, M = sh[si].M, pad = KS / 2;

@@ -268,6 +268,42 @@ static void test_quant_dequantize(void) {
     qt_q_cleanup();
 }
 
+/* DequantizeLinear of an 8-bit [R, N] along its last axis (a MatMul weight: one scale and zero
+ * point per column) for N around the 16-element blocks of qr__qdq_dq_row8: every element's bits
+ * equal (float)(x - z) * s, signed and unsigned, extreme values and zero points. */
+static void test_quant_dequantize_rows(void) {
+    uint64_t rng = 7;
+    for (int sg = 0; sg < 2; sg++)
+        for (int64_t N = 1; N <= 50; N += N < 20 ? 1 : 7) {
+            const int64_t R = 3;
+            double *xv = malloc((size_t)(R * N) * sizeof(double)), *sv = malloc((size_t)N * sizeof(double));
+            double *zv = malloc((size_t)N * sizeof(double));
+            for (int64_t i = 0; i < R * N; i++) xv[i] = (double)(int)(qr_rng_next(&rng) % 256) - (sg ? 128 : 0);
+            xv[0] = sg ? -128 : 0;
+            xv[R * N - 1] = sg ? 127 : 255;
+            for (int64_t j = 0; j < N; j++) {
+                sv[j] = (float)(0.001 + (double)(qr_rng_next(&rng) % 1000) / 997.0);
+                zv[j] = (double)(int)(qr_rng_next(&rng) % 256) - (sg ? 128 : 0);
+            }
+            int64_t xd[2] = { R, N };
+            QrDType dt = sg ? QR_DT_S8 : QR_DT_U8;
+            QrTensor *x = qt_q_t(dt, 2, xd, xv), *s = qt_q_vec(QR_DT_F32, N, sv), *z = qt_q_vec(dt, N, zv), *y = NULL;
+            const QrTensor *in[3] = { x, s, z };
+            QrAttr ax = qt_q_ai("axis", 1);
+            QT_OK(qt_q_run("", "DequantizeLinear", &ax, 1, in, 3, &y, 1));
+            for (int64_t i = 0; y && i < R * N; i++) {
+                float want = (float)((int32_t)xv[i] - (int32_t)zv[i % N]) * (float)sv[i % N];
+                float got = ((const float *)y->data)[i];
+                QT_CHECKF(memcmp(&want, &got, sizeof want) == 0, "%s N=%lld i=%lld: %.9g vs %.9g", sg ? "s8" : "u8",
+                          (long long)N, (long long)i, got, want);
+            }
+            free(xv);
+            free(sv);
+            free(zv);
+            qt_q_cleanup();
+        }
+}
+
 static void test_quant_dynamic(void) {
     /* the ONNX documentation's example */
     double xv[6] = { 0, 2, -3, -2.5, 1.34, 0.5 };
@@ -744,6 +780,7 @@ static void qt_quant_all(void) {
     QT_Q_RUN(test_quant_quantize_per_tensor);
     QT_Q_RUN(test_quant_quantize_per_axis_blocked);
     QT_Q_RUN(test_quant_dequantize);
+    QT_Q_RUN(test_quant_dequantize_rows);
     QT_Q_RUN(test_quant_dynamic);
     QT_Q_RUN(test_quant_qlinear_matmul);
     QT_Q_RUN(test_quant_qgemm);

@@ -1,12 +1,13 @@
 /* base/pool — implementation. See pool.h.
- * One job at a time. The caller publishes a job record (on its stack) under the mutex,
- * bumps the generation and wakes the workers; a worker that sees the new generation while
- * the job is still published joins it (counted in the record) and claims task indices
- * from the record's atomic counter. When the caller runs out of tasks it unpublishes the
- * job and waits only for the workers that joined: a worker the OS has not scheduled yet
- * (the machine may be shared) never holds the caller up, it just finds no job. Waiting
- * spins briefly before it sleeps on a condition variable (kernels follow each other
- * closely). */
+ * Jobs are published on a list (under the mutex) and the generation is bumped to wake the
+ * workers. A thread joins a published job that has unclaimed tasks (counted in the record) and
+ * claims task indices from the record's atomic counter. An owner that runs out of tasks
+ * unpublishes its job and waits only for the threads that joined: a worker the OS has not
+ * scheduled yet (the machine may be shared) never holds the caller up, it just finds no job.
+ * While it waits, the owner runs tasks of jobs nested deeper than its own (the kernels a
+ * joiner's task calls), so a job whose tasks are whole model runs keeps every thread busy
+ * to its end. Waiting spins briefly before it sleeps on the condition variable (kernels
+ * follow each other closely). */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,8 +21,10 @@ typedef struct QrPoolJob {
     QrPoolFn fn;
     void *ctx;
     int64_t n_tasks;
+    int depth;                           /* tasks its owner was inside when it published it */
+    struct QrPoolJob *up;                /* the next published job (under mu) */
     _Alignas(64) _Atomic int64_t next;   /* next task index to claim */
-    _Alignas(64) _Atomic int active;     /* workers inside the job */
+    _Alignas(64) _Atomic int active;     /* threads other than the owner inside the job */
 } QrPoolJob;
 
 /* Per-worker state, one cache line each. */
@@ -32,18 +35,21 @@ typedef struct QrPoolWorker {
 
 static struct {
     pthread_mutex_t mu;
-    pthread_cond_t cv_work, cv_done;
-    pthread_mutex_t busy;            /* held by the thread whose job is running */
+    pthread_cond_t cv;               /* a job published, a job's last joiner left, stop */
+    pthread_mutex_t busy;            /* held by the non-worker thread whose outermost job runs */
     int n_threads;                   /* caller included; 0 = not initialised */
     int n_workers;                   /* workers actually started */
     QrPoolWorker workers[QR_POOL_MAX_THREADS];
-    QrPoolJob *job;                  /* the published job (under mu), NULL when none */
+    QrPoolJob *jobs;                 /* the published jobs (under mu), newest first */
     bool stop;
     _Alignas(64) _Atomic uint64_t gen;
-} qr__pool_pool = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv_work = PTHREAD_COND_INITIALIZER,
-               .cv_done = PTHREAD_COND_INITIALIZER, .busy = PTHREAD_MUTEX_INITIALIZER };
+} qr__pool_pool = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER,
+                    .busy = PTHREAD_MUTEX_INITIALIZER };
 
-static _Thread_local bool qr__pool_inside;   /* this thread is running pool tasks */
+static _Thread_local int qr__pool_tid;     /* worker k: k; any other thread 0 */
+static _Thread_local int qr__pool_depth;   /* pool tasks this thread is inside */
+static _Thread_local int qr__pool_level;   /* jobs this thread waits for while running other tasks */
+static _Thread_local bool qr__pool_owner;  /* this non-worker thread holds busy */
 
 static inline void qr__pool_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -53,45 +59,104 @@ static inline void qr__pool_pause(void) {
 #endif
 }
 
-static void qr__pool_drain(QrPoolJob *j, int tid) {
+static int qr_pool_scratch_level(void) { return qr__pool_level; }
+
+static void qr__pool_drain(QrPoolJob *j) {
+    const int depth = qr__pool_depth;
+    qr__pool_depth = j->depth + 1;
     for (;;) {
         int64_t t = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
         if (t >= j->n_tasks) break;
-        j->fn(j->ctx, t, tid);
+        j->fn(j->ctx, t, qr__pool_tid);
     }
+    qr__pool_depth = depth;
+}
+
+/* A published job deeper than min_depth with unclaimed tasks, joined (under mu), or NULL. */
+static QrPoolJob *qr__pool_find(int min_depth) {
+    for (QrPoolJob *j = qr__pool_pool.jobs; j; j = j->up)
+        if (j->depth > min_depth && atomic_load_explicit(&j->next, memory_order_relaxed) < j->n_tasks) {
+            atomic_fetch_add_explicit(&j->active, 1, memory_order_relaxed);
+            return j;
+        }
+    return NULL;
+}
+
+/* Runs tasks of the joined job j (called without mu), then leaves it. */
+static void qr__pool_help(QrPoolJob *j) {
+    qr__pool_drain(j);
+    /* j may be gone as soon as active drops to 0: touch only the pool afterwards */
+    if (atomic_fetch_sub_explicit(&j->active, 1, memory_order_acq_rel) == 1) {
+        pthread_mutex_lock(&qr__pool_pool.mu);
+        pthread_cond_broadcast(&qr__pool_pool.cv);
+        pthread_mutex_unlock(&qr__pool_pool.mu);
+    }
+}
+
+/* Spins (without mu, which it is called and returns with) until the generation moves, *done
+ * holds or the spin budget *spins runs out. */
+static void qr__pool_spin(int *spins, _Atomic int *active) {
+    const uint64_t seen = atomic_load_explicit(&qr__pool_pool.gen, memory_order_relaxed);
+    pthread_mutex_unlock(&qr__pool_pool.mu);
+    while (*spins < QR__POOL_SPIN && atomic_load_explicit(&qr__pool_pool.gen, memory_order_acquire) == seen &&
+           (!active || atomic_load_explicit(active, memory_order_acquire) > 0)) {
+        qr__pool_pause();
+        (*spins)++;
+    }
+    pthread_mutex_lock(&qr__pool_pool.mu);
 }
 
 static void *qr__pool_main(void *arg) {
     QrPoolWorker *w = arg;
-    qr__pool_inside = true;
-    uint64_t seen = 0;
-    for (;;) {
-        for (int i = 0; atomic_load_explicit(&qr__pool_pool.gen, memory_order_acquire) == seen && i < QR__POOL_SPIN; i++)
-            qr__pool_pause();
-        pthread_mutex_lock(&qr__pool_pool.mu);
-        while (atomic_load_explicit(&qr__pool_pool.gen, memory_order_relaxed) == seen && !qr__pool_pool.stop)
-            pthread_cond_wait(&qr__pool_pool.cv_work, &qr__pool_pool.mu);
-        if (qr__pool_pool.stop) { pthread_mutex_unlock(&qr__pool_pool.mu); return NULL; }
-        seen = atomic_load_explicit(&qr__pool_pool.gen, memory_order_relaxed);
-        QrPoolJob *j = qr__pool_pool.job;
-        if (j) atomic_fetch_add_explicit(&j->active, 1, memory_order_relaxed);
-        pthread_mutex_unlock(&qr__pool_pool.mu);
-        if (!j) continue;
-        qr__pool_drain(j, w->tid);
-        /* j may be gone as soon as active drops to 0: touch only the pool afterwards */
-        if (atomic_fetch_sub_explicit(&j->active, 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&qr__pool_pool.mu);
-            pthread_cond_broadcast(&qr__pool_pool.cv_done);
+    qr__pool_tid = w->tid;
+    int spins = 0;
+    pthread_mutex_lock(&qr__pool_pool.mu);
+    while (!qr__pool_pool.stop) {
+        QrPoolJob *j = qr__pool_find(-1);
+        if (j) {
             pthread_mutex_unlock(&qr__pool_pool.mu);
+            qr__pool_help(j);
+            pthread_mutex_lock(&qr__pool_pool.mu);
+            spins = 0;
+        } else if (spins < QR__POOL_SPIN) {
+            qr__pool_spin(&spins, NULL);
+        } else {
+            pthread_cond_wait(&qr__pool_pool.cv, &qr__pool_pool.mu);
         }
     }
+    pthread_mutex_unlock(&qr__pool_pool.mu);
+    return NULL;
+}
+
+/* Waits (after its own tasks ran out and it left the list) until no thread is inside the
+ * owner's job j, running meanwhile tasks of jobs deeper than j at the next scratch level. */
+static void qr__pool_wait(QrPoolJob *j) {
+    const bool help = qr__pool_level + 1 < QR_POOL_SCRATCH_LEVELS;
+    int spins = 0;
+    pthread_mutex_lock(&qr__pool_pool.mu);
+    while (atomic_load_explicit(&j->active, memory_order_acquire) > 0) {
+        QrPoolJob *h = help ? qr__pool_find(j->depth) : NULL;
+        if (h) {
+            pthread_mutex_unlock(&qr__pool_pool.mu);
+            qr__pool_level++;
+            qr__pool_help(h);
+            qr__pool_level--;
+            pthread_mutex_lock(&qr__pool_pool.mu);
+            spins = 0;
+        } else if (spins < QR__POOL_SPIN) {
+            qr__pool_spin(&spins, &j->active);
+        } else {
+            pthread_cond_wait(&qr__pool_pool.cv, &qr__pool_pool.mu);
+        }
+    }
+    pthread_mutex_unlock(&qr__pool_pool.mu);
 }
 
 static void qr_pool_shutdown(void) {
     if (qr__pool_pool.n_threads == 0) return;
     pthread_mutex_lock(&qr__pool_pool.mu);
     qr__pool_pool.stop = true;
-    pthread_cond_broadcast(&qr__pool_pool.cv_work);
+    pthread_cond_broadcast(&qr__pool_pool.cv);
     pthread_mutex_unlock(&qr__pool_pool.mu);
     for (int i = 0; i < qr__pool_pool.n_workers; i++) pthread_join(qr__pool_pool.workers[i].th, NULL);
     qr__pool_pool.stop = false;
@@ -137,30 +202,33 @@ static int qr_pool_threads(void) {
 
 static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx) {
     if (n_tasks <= 0) return;
-    bool serial = n_tasks == 1 || qr__pool_inside || qr_pool_threads() == 1 ||
-                  pthread_mutex_trylock(&qr__pool_pool.busy) != 0;
-    if (serial) {
-        for (int64_t t = 0; t < n_tasks; t++) fn(ctx, t, 0);
-        return;
-    }
-    QrPoolJob j = { .fn = fn, .ctx = ctx, .n_tasks = n_tasks };
+    QrPoolJob j = { .fn = fn, .ctx = ctx, .n_tasks = n_tasks, .depth = qr__pool_depth };
     atomic_init(&j.next, 0);
     atomic_init(&j.active, 0);
+    /* workers publish, and one non-worker thread at a time (busy's holder, nested calls too);
+     * another non-worker thread runs its tasks serially, nested calls included */
+    bool took = false;
+    if (n_tasks > 1 && qr__pool_tid == 0 && !qr__pool_owner && qr_pool_threads() > 1)
+        took = qr__pool_owner = pthread_mutex_trylock(&qr__pool_pool.busy) == 0;
+    if (n_tasks == 1 || qr_pool_threads() == 1 || (qr__pool_tid == 0 && !qr__pool_owner)) {
+        qr__pool_drain(&j);
+        return;
+    }
     pthread_mutex_lock(&qr__pool_pool.mu);
-    qr__pool_pool.job = &j;
+    j.up = qr__pool_pool.jobs;
+    qr__pool_pool.jobs = &j;
     atomic_fetch_add_explicit(&qr__pool_pool.gen, 1, memory_order_release);
-    pthread_cond_broadcast(&qr__pool_pool.cv_work);
+    pthread_cond_broadcast(&qr__pool_pool.cv);
     pthread_mutex_unlock(&qr__pool_pool.mu);
-    qr__pool_inside = true;
-    qr__pool_drain(&j, 0);
-    qr__pool_inside = false;
+    qr__pool_drain(&j);
     pthread_mutex_lock(&qr__pool_pool.mu);
-    qr__pool_pool.job = NULL;   /* no new joiners; wait for those inside */
+    QrPoolJob **p = &qr__pool_pool.jobs;   /* no new joiners; wait for those inside */
+    while (*p != &j) p = &(*p)->up;
+    *p = j.up;
     pthread_mutex_unlock(&qr__pool_pool.mu);
-    for (int i = 0; atomic_load_explicit(&j.active, memory_order_acquire) > 0 && i < QR__POOL_SPIN; i++)
-        qr__pool_pause();
-    pthread_mutex_lock(&qr__pool_pool.mu);
-    while (atomic_load_explicit(&j.active, memory_order_acquire) > 0) pthread_cond_wait(&qr__pool_pool.cv_done, &qr__pool_pool.mu);
-    pthread_mutex_unlock(&qr__pool_pool.mu);
-    pthread_mutex_unlock(&qr__pool_pool.busy);
+    qr__pool_wait(&j);
+    if (took) {
+        qr__pool_owner = false;
+        pthread_mutex_unlock(&qr__pool_pool.busy);
+    }
 }

@@ -7,7 +7,8 @@
 #define QR_POOL_MAX_THREADS 64
 
 /* Runs task `task` of a parallel-for. `tid` in [0, qr_pool_threads()) names the thread
- * running it (0 = the caller) and may only select per-thread scratch: whatever a task
+ * running it (worker k is k, any other thread 0; two tasks of one parallel-for that run at
+ * the same time have different tids) and may only select per-thread scratch: whatever a task
  * writes must depend on `task` alone, never on `tid` or on the order tasks run in. */
 typedef void (*QrPoolFn)(void *ctx, int64_t task, int tid);
 
@@ -20,10 +21,25 @@ static QrStatus qr_pool_init(int n_threads);
 /* Threads a qr_pool_for uses (starts the pool with the default count if needed). */
 static int qr_pool_threads(void);
 /* Runs fn(ctx, t, tid) for every t in [0, n_tasks) and returns when all are done. Tasks
- * are handed out in index order from a shared counter (dynamic balance). Called from
- * inside a task, or while another thread's parallel-for is running, it runs the tasks
- * serially on the calling thread (tid 0): nesting is safe but not parallel. */
+ * are handed out in index order from a shared counter (dynamic balance). Nesting is
+ * parallel: a parallel-for called from inside a task is published like any other, and an
+ * idle worker, or a caller that has run out of its own tasks and waits for the threads still
+ * running them, takes tasks of it. A waiting caller takes tasks only of jobs nested deeper than
+ * the one it waits for (never a sibling of a task it is inside: per-thread state of an outer
+ * job stays with one task at a time), and runs them at the next scratch level (below). One thread
+ * that is not a worker publishes at a time: a call from another one, while that thread's
+ * parallel-for runs, runs its tasks serially on the calling thread, the calls nested in them
+ * too. */
 static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx);
+/* Per-thread scratch levels: a caller that waits for its job's helpers may run other jobs'
+ * tasks meanwhile, while those helpers still read the scratch it lent them (a GEMM's packed
+ * panels). Per-thread scratch that kernel tasks or the calls in them take must be indexed by
+ * qr_pool_scratch_level() in [0, QR_POOL_SCRATCH_LEVELS): the level rises by one while the
+ * thread runs tasks as a waiting caller (it stops helping at the last level). Whole model runs
+ * (tasks that run operators, whose per-thread buffers are not levelled) are never published
+ * from inside a kernel's task, so a waiting caller never runs one over its own. */
+#define QR_POOL_SCRATCH_LEVELS 4
+static int qr_pool_scratch_level(void);
 /* Stops and joins the workers; the next qr_pool_for starts them again. */
 static void qr_pool_shutdown(void);
 

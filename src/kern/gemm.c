@@ -11,7 +11,8 @@
  * of 4 * MR rows or more (a Linear layer), for a B given transposed and for a narrow last
  * panel, and read in place otherwise (a 1x1 convolution's GEMM); for a convolution it is
  * gathered straight from the input image (implicit im2col), so no column matrix is ever
- * written. Narrow
+ * written (when a convolution's rows split into several tasks, its panels are gathered
+ * once, before the tasks, rather than once per row chunk). Narrow
  * last panels run half- and quarter-width kernels where the ISA has them.
  * Every C element gets the same sequence of operations whatever the tiling and thread
  * count (panel boundaries are multiples of MR/NR from 0, K blocks from 0), so results do
@@ -19,22 +20,25 @@
 
 /* ==== per-thread scratch ============================================================ */
 
-/* One growable 64-byte aligned buffer per calling thread; all of them are on a list so
- * that qr_kern_release can free them (and leak checkers see them as reachable). */
+/* One growable 64-byte aligned buffer per calling thread and pool scratch level (a thread
+ * that waits for the helpers of its GEMM, which read its buffer, may run other GEMMs' tasks
+ * meanwhile: base/pool.h); all of them are on a list so that qr_kern_release can free them
+ * (and leak checkers see them as reachable). */
 typedef struct QrKScratch {
     struct QrKScratch *next;
     void *p;
     size_t cap;
 } QrKScratch;
 
-static _Thread_local QrKScratch *qr__k_tls;
+static _Thread_local QrKScratch *qr__k_tls[QR_POOL_SCRATCH_LEVELS];
 static QrKScratch *qr__k_all;
 static pthread_mutex_t qr__k_all_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* The calling thread's scratch with at least `bytes` bytes, or NULL if it cannot be
  * allocated. The contents are not preserved when it grows. */
 static void *qr__k_scratch(size_t bytes) {
-    QrKScratch *s = qr__k_tls;
+    QrKScratch **tls = &qr__k_tls[qr_pool_scratch_level()];
+    QrKScratch *s = *tls;
     if (!s) {
         s = calloc(1, sizeof *s);
         if (!s) return NULL;
@@ -42,7 +46,7 @@ static void *qr__k_scratch(size_t bytes) {
         s->next = qr__k_all;
         qr__k_all = s;
         pthread_mutex_unlock(&qr__k_all_mu);
-        qr__k_tls = s;
+        *tls = s;
     }
     if (s->cap < bytes) {
         qr_aligned_free(s->p);
@@ -99,6 +103,7 @@ static QrKTiles qr__k_tiles(int64_t M, int64_t N, int mr, int nr, int64_t mc_max
 #define QR__K_F32_MC_PACKED 256   /* rows of a task whose B panels are packed (qr__k_f32_run) */
 #define QR__K_F32_NS 512
 #define QR__K_F32_NS_SWEEP 2048   /* the most columns of a one-K-block task (qr__k_f32_run) */
+#define QR__K_F32_PREPACK_MAX ((size_t)4 << 20)   /* the largest convolution B packed whole (qr__k_f32_run) */
 
 /* What a micro-kernel does with its sums s (in this order): s += bias[r] (bias not NULL:
  * first K block; after the add instead when bias_after), s += c (add), s += res[r][q] (res not NULL: last K block; res + s when
@@ -260,6 +265,7 @@ typedef struct QrKF32Job {
     bool sweep;                 /* one K block: row tiles sweep the panels (qr__k_f32_task) */
     unsigned char *tid_mem;     /* per thread: B panel (kc*nr), or all of a task's (sweep) */
     size_t tid_bytes;
+    float *pre;                 /* not NULL: a convolution's B, every panel packed once (qr__k_f32_prepack_task) */
     QrKTiles tl;
 } QrKF32Job;
 
@@ -295,7 +301,9 @@ static void qr__k_f32_panel(const QrKF32Job *j, int64_t pc, int64_t kc, int64_t 
     const int NR = j->isa->nr, H = NR / 2, Q = NR / 4;
     p->b = bp;
     p->bs = NR;
-    if (j->conv) {
+    if (j->pre) {
+        p->b = j->pre + (pc * qr__k_cdiv(j->N, NR) + jr / NR * kc) * NR;
+    } else if (j->conv) {
         j->isa->pack_conv(j->conv, pc, kc, jr, nr, bp);
     } else if (j->b_trans) {
         j->isa->pack_bt(j->B + jr * j->ldb + pc, j->ldb, kc, nr, bp);
@@ -370,6 +378,21 @@ static inline void qr__k_f32_tile(const QrKF32Job *j, const QrKF32Panel *p, int6
 }
 
 #if defined(__x86_64__)   /* called by the x86-64 kernels only */
+/* The micro-kernels' finish for K block pc (the last one when `last`). */
+static inline QrKF32Out qr__k_f32_out(const QrKF32Job *j, int64_t pc, bool last) {
+    const QrF32Fused *f = j->f;
+    QrKF32Out o = { .add = j->accumulate || pc > 0, .lo = -INFINITY, .hi = INFINITY };
+    if (f && last) {
+        o.clamp = f->ep.lo > -INFINITY || f->ep.hi < INFINITY;
+        o.lo = f->ep.lo;
+        o.hi = f->ep.hi;
+        o.relu = f->relu;
+        o.res_first = f->res_first;
+        o.ldres = f->ldres;
+    }
+    return o;
+}
+
 static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
     const QrKF32Job *j = ctx;
     const int MR = j->isa->mr, NR = j->isa->nr;
@@ -379,19 +402,10 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
     const int64_t j0 = si * j->tl.ns, j1 = QR_MIN(j->N, j0 + j->tl.ns);
     float *bp = (float *)(j->tid_mem + (size_t)tid * j->tid_bytes);
     const QrF32Fused *f = j->f;
-    const QrF32Epilogue *ep = f ? &f->ep : NULL;
     for (int64_t pc = 0; pc < j->K; pc += KC) {
         const int64_t kc = QR_MIN(KC, j->K - pc);
         const bool last = pc + KC >= j->K;
-        QrKF32Out o = { .add = j->accumulate || pc > 0, .lo = -INFINITY, .hi = INFINITY };
-        if (ep && last) {
-            o.clamp = ep->lo > -INFINITY || ep->hi < INFINITY;
-            o.lo = ep->lo;
-            o.hi = ep->hi;
-            o.relu = f->relu;
-            o.res_first = f->res_first;
-            o.ldres = f->ldres;
-        }
+        QrKF32Out o = qr__k_f32_out(j, pc, last);
         if (j->sweep) {   /* one K block: the panels first, then each row tile across them */
             QrKF32Panel pan[QR__K_F32_NS_SWEEP / 8];
             int np = 0;
@@ -414,6 +428,18 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
         }
     }
     if (f && f->post) f->post(f->post_ctx, j->C + i0 * j->ldc + j0, j->ldc, i0, i1 - i0, j0, j1 - j0);
+}
+#endif
+
+#if defined(__x86_64__)   /* called by the x86-64 kernels only */
+/* Packs panel t % NP of K block t / NP of a convolution's B into j->pre: block pc's panels
+ * start at pc * NP * NR floats, panel p of a block of kc rows at p * kc * NR after that. */
+static void qr__k_f32_prepack_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrKF32Job *j = ctx;
+    const int NR = j->isa->nr;
+    const int64_t NP = qr__k_cdiv(j->N, NR), pc = t / NP * j->kc, jr = t % NP * NR, kc = QR_MIN(j->kc, j->K - pc);
+    j->isa->pack_conv(j->conv, pc, kc, jr, (int)QR_MIN(NR, j->N - jr), j->pre + (pc * NP + jr / NR * kc) * NR);
 }
 #endif
 
@@ -543,8 +569,11 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
      * floats: every transformer weight), so each row tile fetched it again from L2; packed, it
      * stays in L1 for every row tile and is fetched from memory once (ViT's 197 tokens in one
      * task). Measured under load (one thread, GFLOP/s per CPU second, Xeon AVX-512, the ViT-B/16
-     * shapes of bench/kern_bench.c): 56-102 read in place, 78-132 packed. */
-    j.pack_full = !conv && !j.conv_sum && M >= 4 * (int64_t)isa->mr;
+     * shapes of bench/kern_bench.c): 56-102 read in place, 78-132 packed. A MatMul summed as
+     * MLAS's adapted SGEMM (conv_n: B not an initializer, e.g. a QDQ twin's dequantized weight)
+     * packs too when it says so (pack_panels; a convolution's image does not): 4-11% faster on
+     * the ViT-B/16 shapes (best of 15, one thread, Xeon AVX-512, under load), the same bits. */
+    j.pack_full = !conv && (!j.conv_sum || (f && f->pack_panels)) && M >= 4 * (int64_t)isa->mr;
     j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, j.pack_full ? QR__K_F32_MC_PACKED : QR__K_F32_MC, ns_max, threads);
     j.tid_bytes = qr__k_rup64((size_t)(j.kc * isa->nr) * sizeof(float));   /* B panel */
     /* one K block whose packed panels for a task stay within 128 KB (L2): sweep order */
@@ -552,7 +581,18 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
     j.sweep = K <= j.kc && j.tl.mc > isa->mr && sweep_bytes <= ((size_t)128 << 10) &&
               qr__k_cdiv(j.tl.ns, isa->nr) <= QR__K_F32_NS_SWEEP / 8;
     if (j.sweep) j.tid_bytes = sweep_bytes;
-    j.tid_mem = qr__k_scratch(j.tid_bytes * (size_t)threads);
+    /* A convolution whose rows split into several tasks packs each B panel once, all first,
+     * instead of once per row chunk (ResNet-18's 7x7 layers: 3 row chunks, pack_conv 15% of
+     * the time); the packed B (K x N rounded up to panels) goes after the threads' buffers. */
+    const size_t pre_bytes = qr__k_rup64((size_t)(K * qr__k_rup(N, isa->nr)) * sizeof(float));
+    const bool prepack = conv && j.tl.n_mc > 1 && pre_bytes <= QR__K_F32_PREPACK_MAX;
+    j.tid_mem = qr__k_scratch(j.tid_bytes * (size_t)threads + (prepack ? pre_bytes : 0));
+    if (j.tid_mem && prepack) {
+        j.pre = (float *)(j.tid_mem + j.tid_bytes * (size_t)threads);
+        const int64_t n_pack = qr__k_cdiv(K, j.kc) * qr__k_cdiv(N, isa->nr);
+        if (threads == 1) for (int64_t t = 0; t < n_pack; t++) qr__k_f32_prepack_task(&j, t, 0);
+        else qr_pool_for(n_pack, qr__k_f32_prepack_task, &j);
+    }
     if (!j.tid_mem) {
         if (conv) qr_f32_conv_gemm_fused__ref(M, A, lda, conv, C, ldc, f);
         else if (b_trans) qr_f32_gemm_bt_fused__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, f);

@@ -49,6 +49,9 @@ typedef struct QrF32Fused {
      * K in blocks of MLAS's adapted SGEMM stride, the bias added after the last block.
      * QrF32ConvGemmFn / QrF32ConvGemmFusedFn always sum that way. */
     int64_t conv_n;
+    /* B is a MatMul's or Gemm's operand (not a convolution's image): its full-width panels are
+     * packed as a plain product's are (a copy: the sums do not change) */
+    bool pack_panels;
     const float *res;    /* (M, N), row stride ldres */
     int64_t ldres;
     QrF32PostFn post;

@@ -799,7 +799,7 @@ static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
         A = at;
     }
     /* a transposed B (N, K) is read as it is stored: the GEMM packs its blocks (the same sums) */
-    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N };
+    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N, .pack_panels = true };
     if (M > 0 && N > 0 && !done) {
         if (tb) qr_kern.f32_gemm_bt_fused(M, N, K, A, K, B, K, Y, N, c_first, b_init ? NULL : &adapted);
         else if (b_init) qr_kern.f32_gemm(M, N, K, A, K, B, N, Y, N, c_first);
@@ -935,7 +935,8 @@ static QrStatus qr__nn_matmul_f32_bias(QrOpCtx *c, const float *lastb, bool swap
     /* ORT packs an initializer B ahead (K blocks of 256); any other B (a DequantizeLinear's
      * output in a QDQ model, attention's K and V) goes through MLAS's SGEMM with the strides it
      * adapts to N and K, as its convolutions do (conv_n: K blocks of qr__k_conv_kc) */
-    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N, .res = lastb, .res_first = swap };
+    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N, .pack_panels = true, .res = lastb,
+                                 .res_first = swap };
     const QrF32Fused plain = { .ep = { NULL, -INFINITY, INFINITY }, .res = lastb, .res_first = swap };
     const bool b_init = qr__nn_ort_initializer(c, 1);
     const int64_t rows = nb * M;   /* of Y, N values each */

@@ -533,6 +533,47 @@ static double qt_ax_ev(const QrFinding *f, const char *name) {
     return NAN;
 }
 
+/* The advisor's activation statistics, made side by side before its checks (qr__adv_acts_make):
+ * on three fixtures, every match the checks read (verified, its baseline value kept, an activation
+ * quantizer on its analysis value) has its entry, bit for bit what qr__adv_act_stats gives for it
+ * alone, and no other match has one. */
+static bool qt_ax_bits(double a, double b) { return !memcmp(&a, &b, sizeof a); }
+
+static bool qt_ax_act_same(const QrAdvAct *a, const QrAdvAct *b) {
+    return a->n == b->n && a->n_sat == b->n_sat && a->n_zero == b->n_zero && a->n_nonzero == b->n_nonzero &&
+           a->n_nonfinite == b->n_nonfinite && qt_ax_bits(a->xmin, b->xmin) && qt_ax_bits(a->xmax, b->xmax) &&
+           qt_ax_bits(a->rms, b->rms) && qt_ax_bits(a->scale, b->scale) && qt_ax_bits(a->levels, b->levels) &&
+           a->sp.n_ch == b->sp.n_ch && qt_ax_bits(a->sp.max, b->sp.max) && qt_ax_bits(a->sp.median, b->sp.median) &&
+           a->sp.worst == b->sp.worst && a->sp.n_outlier == b->sp.n_outlier;
+}
+
+static void test_ax_advisor_acts(void) {
+    const char *pairs[3] = { "culprit", "ort_qdq", "int16_mixed" };
+    for (int k = 0; k < 3; k++) {
+        QtAxPair p;
+        QrStatus st = qt_ax_open_pair(&p, pairs[k]);
+        if (st == QR_OK) st = qr_session_run_baseline(&p.se);
+        QrAdvActs acts = {0};
+        if (st == QR_OK) st = qr__adv_acts_make(&p.se, QR_OUTLIER_K, &acts);
+        int n_want = 0, bad = 0;
+        for (int i = 0; st == QR_OK && i < p.se.m.n; i++) {
+            int qi = qr_match_verified(&p.se.m.m[i]) && p.se.base[i].data ? qr_dist_act_quant_of(&p.se, p.se.vis[i]) : -1;
+            const QrAdvAct *pre = NULL;
+            QrStatus sg = qr__adv_acts_get(&acts, i, &pre);
+            if (qi < 0) { bad += sg != QR_OK || pre != NULL; continue; }
+            n_want++;
+            QrAdvAct one;
+            memset(&one, 0, sizeof one);
+            QrStatus s1 = qr__adv_act_stats(&p.se.tw.g, &p.se.qt.q[qi], &p.se.base[i], QR_OUTLIER_K, &one);
+            bad += sg != QR_OK || s1 != QR_OK || !pre || !qt_ax_act_same(pre, &one);
+        }
+        if (acts.s) qr__adv_acts_free(&acts);
+        qt_ax_close(&p);
+        QT_OK(st);
+        QT_CHECKF(n_want > 0 && bad == 0, "%s: %d of the statistics differ or are missing (%d wanted)", pairs[k], bad, n_want);
+    }
+}
+
 /* Clipping counted on the baseline values: 3 of 8 values beyond the grid. */
 static void test_ax_advisor_saturation(void) {
     const float xv[8] = { -1.0f, 0.5f, 2.0f, 13.0f, 20.0f, 0.01f, 5.0f, 30.0f };
@@ -1057,6 +1098,7 @@ static void qt_analysis_extra_all(void) {
     QT_RUN(test_ax_whatif_hand);
     test_ax_whatif_pairs();
     QT_RUN(test_ax_advisor_saturation);
+    QT_RUN(test_ax_advisor_acts);
     QT_RUN(test_ax_advisor_concat);
     QT_RUN(test_ax_zero_activation);
     QT_RUN(test_ax_advisor_clamped);

@@ -5,11 +5,13 @@
 
 /* x [1, 2, 8] -> QuantizeLinear (int8, per channel on axis 1: scales 0.5 / 0.25, zero points 0 / 3)
  * -> DequantizeLinear -> Relu -> QuantizeLinear (uint8, 0.125, 0) -> DequantizeLinear -> y. */
-static QrStatus qt_fr_model(const char *dir, QrGraph **g) {
+static QrStatus qt_fr_model_n(const char *dir, int64_t n, QrGraph **g) {
     QtModel mb;
     qt_mb_init(&mb, 13);
-    int64_t dx[3] = { 1, 2, 8 }, d2[1] = { 2 }, d0[1] = { 0 };
-    float s1[2] = { 0.5f, 0.25f }, s2 = 0.125f;
+    int64_t dx[3] = { 1, 2, n }, d2[1] = { 2 }, d0[1] = { 0 };
+    /* n = 8: scales powers of two (exact references below); else scales that are not, so that
+     * sums over the variants depend on their order */
+    float s1[2] = { n == 8 ? 0.5f : 0.37f, n == 8 ? 0.25f : 0.29f }, s2 = n == 8 ? 0.125f : 0.1f;
     int8_t z1[2] = { 0, 3 };
     uint8_t z2 = 0;
     qt_mb_input(&mb, "x", QR_DT_F32, 3, dx);
@@ -31,12 +33,14 @@ static QrStatus qt_fr_model(const char *dir, QrGraph **g) {
     qt_mb_node(&mb, "QuantizeLinear", "q2", "r,s2,z2", "rq");
     qt_mb_node(&mb, "DequantizeLinear", "dq2", "rq,s2,z2", "y");
     char path[600];
-    snprintf(path, sizeof path, "%s/frag_model.onnx", dir);
+    snprintf(path, sizeof path, "%s/frag_model_%lld.onnx", dir, (long long)n);
     QrStatus st = qt_mb_write(&mb, path);
     qt_mb_free(&mb);
     QR_TRY(st);
     return qr_run_load(path, g);
 }
+
+static QrStatus qt_fr_model(const char *dir, QrGraph **g) { return qt_fr_model_n(dir, 8, g); }
 
 /* The input: channel 0 (scale 0.5) and 1 (0.25) each get ties (k + 0.5) · scale — three per channel
  * where half to even and half away differ (0.5, -0.5, -2.5), two where they agree (1.5, 7.5) —, one
@@ -365,15 +369,18 @@ static void test_frag_runall_option(void) {
  * bits every time. */
 static void test_frag_fast_sums(void) {
     uint64_t rs = 99;
-    const QrDType dts[4] = { QR_DT_U8, QR_DT_S8, QR_DT_U16, QR_DT_U8 };
-    for (int cfg = 0; cfg < 4; cfg++) {
+    /* 4-6: 8-bit on one scale with whole blocks of 64 equal elements (one in 500 differs; none;
+     * every element), 7: an infinite scale (the general loop) */
+    const QrDType dts[8] = { QR_DT_U8, QR_DT_S8, QR_DT_U16, QR_DT_U8, QR_DT_S8, QR_DT_U8, QR_DT_S8, QR_DT_S8 };
+    const int every[8] = { 4, 4, 4, 4, 500, 0, 1, 4 };
+    for (int cfg = 0; cfg < 8; cfg++) {
         int64_t dims[2] = { 3, 1000 };
         QrTensor t = {0}, sm = {0}, sc = {0};
         QT_OK(qr_tensor_set_shape(&t, dts[cfg], 2, dims));
         QT_OK(qr_tensor_alloc_data(&t));
         QT_OK(qr_tensor_set_shape(&sm, dts[cfg], 2, dims));
         QT_OK(qr_tensor_alloc_data(&sm));
-        QrFrGrid p = { .C = 1, .inner = 1, .s0 = 0.0371f, .z0 = 3 };
+        QrFrGrid p = { .C = 1, .inner = 1, .s0 = cfg == 7 ? INFINITY : 0.0371f, .z0 = 3 };
         QT_CHECK(qr_quant_range(dts[cfg], &p.rg));
         if (cfg == 3) {          /* three channels on axis 0 */
             int64_t d1[1] = { 3 };
@@ -387,7 +394,8 @@ static void test_frag_fast_sums(void) {
         for (int64_t i = 0; i < t.numel; i++) {
             rs = rs * 6364136223846793005ull + 1442695040888963407ull;
             int32_t v = (int32_t)((rs >> 33) % 120) + (dts[cfg] == QR_DT_S8 ? -60 : 0);
-            int32_t d = (rs >> 20) % 4 == 0 ? (int32_t)((rs >> 24) % 9) - 4 : 0;   /* a quarter differ, by up to 4 */
+            int32_t d = every[cfg] && (rs >> 20) % (uint64_t)every[cfg] == 0 ? (int32_t)((rs >> 24) % 9) - 4 : 0;   /* by up to 4 */
+            if (every[cfg] == 1 && d == 0) d = 1;
             qr_quant_seti(&sm, i, v);
             qr_quant_seti(&t, i, v + d);
         }
@@ -419,6 +427,98 @@ static void test_frag_fast_sums(void) {
     }
 }
 
+/* qr__fr_round2 (the half-away variant's two roundings, the ties of the unperturbed run) against
+ * its definition, rintf and roundf of the saturated x / scale: at exact ties (k + 0.5) · scale of
+ * both signs, next to them, at the range's edges and beyond, and at random values. */
+static void test_frag_round2(void) {
+    const float scales[3] = { 0.5f, 0.0371f, 3.0f };
+    const int32_t zps[2] = { 0, 7 };
+    QrQuantRange rg = { -128, 127 };
+    uint64_t rs = 5;
+    int bad = 0, ties = 0;
+    for (int si = 0; si < 3; si++)
+        for (int zi = 0; zi < 2; zi++)
+            for (int k = -300; k < 300; k++)
+                for (int j = 0; j < 4; j++) {
+                    rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+                    float sc = scales[si], x = j == 0 ? ((float)k + 0.5f) * sc : j == 1 ? nextafterf(((float)k + 0.5f) * sc, 0.0f)
+                                                     : j == 2 ? (float)k * sc : ((float)(rs >> 40) / (float)(1 << 24) - 0.5f) * 600.0f * sc;
+                    int32_t e, a;
+                    qr__fr_round2(x, sc, zps[zi], rg, &e, &a);
+                    float v = x / sc, lo = (float)(rg.lo - zps[zi]), hi = (float)(rg.hi - zps[zi]);
+                    if (!(v >= lo)) v = lo;
+                    if (v > hi) v = hi;
+                    int32_t we = (int32_t)rintf(v) + zps[zi], wa = (int32_t)roundf(v) + zps[zi];
+                    bad += e != we || a != wa;
+                    ties += we != wa;
+                }
+    QT_CHECKF(bad == 0, "%d of the roundings differ from rintf / roundf", bad);
+    QT_CHECKF(ties > 100, "only %d ties tried", ties);
+}
+
+/* The variants side by side (the default: each variant's edits recorded, then replayed into the
+ * sums in the variants' order) against one after another (QrFragOpts.serial): every layer's sums
+ * and counts, the ties, the variants' counts and output metrics, bit for bit, on the model with
+ * 2 × 4096 elements a quantizer, scales that are not powers of two (sums in another order round
+ * otherwise) and the default half-away variant and three seeds. */
+static void test_frag_side(void) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/frag_side", qt_tmpdir());
+    QT_OK(qr_mkdir_p(dir));
+    const int64_t n = 4096;
+    QrGraph *g = NULL;
+    QT_OK(qt_fr_model_n(dir, n, &g));
+    QrTensor in = { 0 };
+    int64_t dx[3] = { 1, 2, n };
+    QT_OK(qr_tensor_set_shape(&in, QR_DT_F32, 3, dx));
+    QT_OK(qr_tensor_alloc_data(&in));
+    uint64_t rs = 11;
+    for (int64_t i = 0; i < 2 * n; i++) {
+        rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+        ((float *)in.data)[i] = (float)((double)(rs >> 11) * 0x1.0p-53 * 70.0 - 20.0);
+        if (i % 7 == 0) ((float *)in.data)[i] = (float)(((double)(i % 41) - 20.5) * (i < n ? 0.37f : 0.29f));   /* near ties */
+    }
+    QT_OK(qr_run_infer(g, &in));
+    QrQuantTable qt = { 0 };
+    QT_OK(qr_qtable_build(g, &qt));
+    const int t0 = qr_pool_threads();
+    if (t0 < 2) QT_OK(qr_pool_init(2));
+    QrFragResult r[2];
+    for (int k = 0; k < 2; k++) {
+        QrFragOpts fo;
+        qr_frag_opts_default(&fo);
+        fo.serial = k == 1;
+        QT_OK(qr_frag_run(g, &qt, &in, NULL, &fo, &r[k]));
+    }
+    if (t0 < 2) QT_OK(qr_pool_init(t0));
+    int bad = 0, idle = 0;
+    bool shape = r[0].n_side == 4 && r[1].n_side == 0 && r[0].n_var == 4 && r[1].n_var == 4 && r[0].n_runs == 5 &&
+                 r[1].n_runs == 5 && r[0].n_layers == 2 && r[1].n_layers == 2 && r[0].n_ties == r[1].n_ties;
+    for (int l = 0; shape && l < 2; l++) {
+        const QrFragLayer *a = &r[0].layers[l], *b = &r[1].layers[l];
+        bad += memcmp(&a->lsb, &b->lsb, sizeof a->lsb) != 0;
+        bad += memcmp(&a->ha, &b->ha, sizeof a->ha) != 0;
+        bad += memcmp(&a->growth, &b->growth, sizeof a->growth) != 0 || memcmp(&a->gain, &b->gain, sizeof a->gain) != 0;
+        idle += a->lsb.n_arr == 0 && l == 1;    /* the second quantizer sees the first one's changes */
+    }
+    for (int k = 0; shape && k < 4; k++) {
+        const QrFragVariant *a = &r[0].var[k], *b = &r[1].var[k];
+        bad += a->kind != b->kind || a->seed != b->seed || a->n_changed != b->n_changed;
+        idle += a->n_changed == 0;
+        bad += memcmp(&a->out.mse, &b->out.mse, sizeof(double)) != 0 || memcmp(&a->out.cosine, &b->out.cosine, sizeof(double)) != 0;
+        bad += memcmp(&a->out.sqnr, &b->out.sqnr, sizeof(double)) != 0 || memcmp(&a->ratio, &b->ratio, sizeof(double)) != 0;
+    }
+    qr_frag_free(&r[0]);
+    qr_frag_free(&r[1]);
+    qr_qtable_free(&qt);
+    qr_tensor_free_data(&in);
+    qr_graph_free(g);
+    free(g);
+    QT_CHECKF(shape, "side by side: %d variants side by side, %d runs", r[0].n_side, r[0].n_runs);
+    QT_CHECKF(bad == 0, "%d sums or metrics differ between the variants side by side and one after another", bad);
+    QT_CHECKF(idle == 0, "%d variants or layers saw no change: the comparison proves little", idle);
+}
+
 static void qt_frag_all(void) {
     QT_RUN(test_frag_half_away);
     QT_RUN(test_frag_inject);
@@ -427,4 +527,6 @@ static void qt_frag_all(void) {
     QT_RUN(test_frag_verdict);
     QT_RUN(test_frag_runall_option);
     QT_RUN(test_frag_fast_sums);
+    QT_RUN(test_frag_round2);
+    QT_RUN(test_frag_side);
 }

@@ -127,13 +127,68 @@ static QrStatus qr__adv_act_stats(const QrGraph *g, const QrQuantizer *q, const 
     return QR_OK;
 }
 
+/* The activation statistics of every match whose analysis value has an activation quantizer
+ * (qr_dist_act_quant_of), whose pair is verified and whose baseline value is kept, made side by side on the thread pool
+ * before the checks (each one qr__adv_act_stats of its own value: the bits of one at a time); the
+ * cause and activation checks read them instead of making them, the cause check's twice over.
+ * ok[i]: made (st[i] holds it); rc[i] / msg[i]: its failure. */
+typedef struct QrAdvActs {
+    const QrSession *s;
+    double k;
+    QrAdvAct *st;
+    bool *ok;
+    QrStatus *rc;
+    char **msg;              /* malloc'd */
+} QrAdvActs;
+
+static void qr__adv_acts_task(void *ctx, int64_t i, int tid) {
+    QR_UNUSED(tid);
+    QrAdvActs *c = ctx;
+    const QrSession *s = c->s;
+    int qi = s->base[i].data && qr_match_verified(&s->m.m[i]) ? qr_dist_act_quant_of(s, s->vis[i]) : -1;
+    if (qi < 0) return;
+    c->rc[i] = qr__adv_act_stats(&s->tw.g, &s->qt.q[qi], &s->base[i], c->k, &c->st[i]);
+    c->ok[i] = c->rc[i] == QR_OK;
+    if (!c->ok[i]) { c->msg[i] = strdup(qr_err_msg()); qr_err_clear(); }
+}
+
+static void qr__adv_acts_free(QrAdvActs *c) {
+    for (int i = 0; c->msg && i < c->s->m.n; i++) free(c->msg[i]);
+    free(c->msg);
+    free(c->st);
+    free(c->ok);
+    free(c->rc);
+}
+
+static QrStatus qr__adv_acts_make(const QrSession *s, double k, QrAdvActs *c) {
+    size_t n = (size_t)s->m.n + 1;
+    *c = (QrAdvActs){ .s = s, .k = k, .st = calloc(n, sizeof *c->st), .ok = calloc(n, sizeof *c->ok),
+                      .rc = calloc(n, sizeof *c->rc), .msg = calloc(n, sizeof *c->msg) };
+    if (!c->st || !c->ok || !c->rc || !c->msg) {
+        qr__adv_acts_free(c);
+        *c = (QrAdvActs){ 0 };
+        return qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    qr_pool_for(s->m.n, qr__adv_acts_task, c);
+    return QR_OK;
+}
+
+/* Match i's statistics from the cache (QR_OK with *out NULL: none made), or its failure. */
+static QrStatus qr__adv_acts_get(const QrAdvActs *c, int i, const QrAdvAct **out) {
+    *out = NULL;
+    if (c->rc[i] != QR_OK) return qr_errf(c->rc[i], "%s", c->msg[i] ? c->msg[i] : "out of memory");
+    if (c->ok[i]) *out = &c->st[i];
+    return QR_OK;
+}
+
 /* Findings of one quantized activation (x = the baseline's value, float32). */
 static QrStatus qr__adv_check_act(QrAdvList *b, const QrSession *s, int qi, int match, const char *node, const char *base_node,
-                                 const char *op, const char *value, const QrTensor *x) {
+                                 const char *op, const char *value, const QrTensor *x, const QrAdvAct *pre) {
     const QrAdvisorOpts *o = &b->a->opts;
     const QrQuantizer *q = &s->qt.q[qi];
     QrAdvAct st;
-    QR_TRY(qr__adv_act_stats(&s->tw.g, q, x, o->outlier_k, &st));
+    if (pre) st = *pre;
+    else QR_TRY(qr__adv_act_stats(&s->tw.g, q, x, o->outlier_k, &st));
     if (!st.n) return QR_OK;
     const char *dt = qr_dtype_name(q->dtype);
     QrFinding *f;
@@ -408,8 +463,8 @@ static QrStatus qr__adv_cause_input(const QrAdvCause *c, QrFinding **fo) {
  * (clipping, rounding to zero, a range too large, outlier channels); *kind gets the finding's
  * kind (the activation check then leaves out its own finding of that kind), -1 when none or when the cause is
  * the weight (the value's symptoms stay). */
-static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow *r, const char *node, const char *base_node,
-                                   const char *op, const char *value, int *kind) {
+static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrAdvActs *acts, const QrLayerRow *r, const char *node,
+                                   const char *base_node, const char *op, const char *value, int *kind) {
     const QrAdvisorOpts *o = &b->a->opts;
     *kind = -1;
     QrSplitView v;
@@ -419,7 +474,10 @@ static QrStatus qr__adv_check_cause(QrAdvList *b, QrSession *s, const QrLayerRow
     QrAdvAct st = {0};
     bool have_st = false;
     if (qi >= 0 && s->base[match].data) {
-        QR_TRY(qr__adv_act_stats(&s->tw.g, &s->qt.q[qi], &s->base[match], o->outlier_k, &st));
+        const QrAdvAct *pre;
+        QR_TRY(qr__adv_acts_get(acts, match, &pre));
+        if (pre) st = *pre;
+        else QR_TRY(qr__adv_act_stats(&s->tw.g, &s->qt.q[qi], &s->base[match], o->outlier_k, &st));
         have_st = st.n > 0;
     }
     double sat = have_st ? (double)st.n_sat / (double)st.n : 0;
@@ -492,7 +550,7 @@ static QrStatus qr__adv_check_inputs(QrAdvList *b, QrSession *s) {
         if (qi >= 0 && qr_dtype_is_float(x->dtype)) {
             QrTensor xf = {0};
             QR_TRY(qr_tensor_to_f32(x, &xf));
-            QrStatus st2 = qr__adv_check_act(b, s, qi, -1, "", NULL, "Input", name, &xf);
+            QrStatus st2 = qr__adv_check_act(b, s, qi, -1, "", NULL, "Input", name, &xf, NULL);
             qr_tensor_free_data(&xf);
             QR_TRY(st2);
         }
@@ -501,7 +559,7 @@ static QrStatus qr__adv_check_inputs(QrAdvList *b, QrSession *s) {
 }
 
 
-static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare *cmp) {
+static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrAdvActs *acts, const QrCompare *cmp) {
     const QrAdvisorOpts *o = &b->a->opts;
     for (int k = 0; k < cmp->n; k++) {
         const QrLayerRow *r = &cmp->rows[k];
@@ -535,7 +593,7 @@ static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare
             if (lo >= 0) continue;
         }
         int ck;
-        QR_TRY(qr__adv_check_cause(b, s, r, node, bnode, op, value, &ck));
+        QR_TRY(qr__adv_check_cause(b, s, acts, r, node, bnode, op, value, &ck));
         if (b->cause_kind) b->cause_kind[r->match] = ck;
         const QrMetrics *own = r->has_local ? &r->local : &r->m;
         if (qr__adv_low(o, own)) {
@@ -575,15 +633,18 @@ static QrStatus qr__adv_check_layers(QrAdvList *b, QrSession *s, const QrCompare
     return QR_OK;
 }
 
-static QrStatus qr__adv_check_acts(QrAdvList *b, QrSession *s) {
+static QrStatus qr__adv_check_acts(QrAdvList *b, QrSession *s, const QrAdvActs *acts) {
     for (int i = 0; i < s->m.n; i++) {
         const QrMatch *mm = &s->m.m[i];
         if (!qr_match_verified(mm) || !s->base[i].data) continue;   /* baseline values of an unproven pair: not its own */
         int qi = qr_dist_act_quant_of(s, s->vis[i]);
         if (qi < 0) continue;
         b->skip = b->cause_kind ? b->cause_kind[i] : -1;
-        QrStatus st = qr__adv_check_act(b, s, qi, i, s->a->nodes[mm->a_node].name, s->b->nodes[mm->b_node].name,
-                                        s->a->nodes[mm->a_node].op_type, s->b->values[mm->b_value].name, &s->base[i]);
+        const QrAdvAct *pre;
+        QrStatus st = qr__adv_acts_get(acts, i, &pre);
+        if (st == QR_OK)
+            st = qr__adv_check_act(b, s, qi, i, s->a->nodes[mm->a_node].name, s->b->nodes[mm->b_node].name,
+                                   s->a->nodes[mm->a_node].op_type, s->b->values[mm->b_value].name, &s->base[i], pre);
         b->skip = -1;
         QR_TRY(st);
     }
@@ -827,11 +888,12 @@ static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensR
     QrAdvList b = { out, 0, malloc(((size_t)s->m.n + 1) * sizeof(int)), -1 };
     for (int i = 0; b.cause_kind && i < s->m.n; i++) b.cause_kind[i] = -1;
     QrWeightCmp own = {0};
-    QrStatus st = QR_OK;
-    if (!w) { st = qr_weights_compare(s, &own); w = &own; }
+    QrAdvActs acts = {0};
+    QrStatus st = qr__adv_acts_make(s, out->opts.outlier_k, &acts);
+    if (st == QR_OK && !w) { st = qr_weights_compare(s, &own); w = &own; }
     if (st == QR_OK) st = qr__adv_check_inputs(&b, s);
-    if (st == QR_OK && cmp) st = qr__adv_check_layers(&b, s, cmp);
-    if (st == QR_OK) st = qr__adv_check_acts(&b, s);
+    if (st == QR_OK && cmp) st = qr__adv_check_layers(&b, s, &acts, cmp);
+    if (st == QR_OK) st = qr__adv_check_acts(&b, s, &acts);
     if (st == QR_OK) st = qr_advtf_transformer(&b, s);
     if (st == QR_OK) st = qr__adv_check_weights(&b, s, w);
     if (st == QR_OK) st = qr_advtf_blocks(&b, s, w);
@@ -840,6 +902,7 @@ static QrStatus qr_advisor_run(QrSession *s, const QrCompare *cmp, const QrSensR
     if (st == QR_OK) st = qr__adv_check_outputs(&b, s);
     if (st == QR_OK && sens) st = qr__adv_check_sens(&b, s, sens);
     qr_weights_free(&own);
+    if (acts.s) qr__adv_acts_free(&acts);
     free(b.cause_kind);
     if (st != QR_OK) { qr_advice_free(out); return qr_err_wrap(st, "advisor"); }
     /* Strings borrowed from the session/weights are copied so the advice outlives them. */

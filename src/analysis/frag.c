@@ -67,8 +67,10 @@ static void qr__fr_round2(float x, float scale, int32_t zp, QrQuantRange rg, int
     float lo = (float)(rg.lo - zp), hi = (float)(rg.hi - zp);
     if (!(v >= lo)) v = lo;
     if (v > hi) v = hi;
-    *even = (int32_t)rintf(v) + zp;
-    *away = (int32_t)roundf(v) + zp;
+    float e = rintf(v);
+    *even = (int32_t)e + zp;
+    /* the two roundings differ only at a tie; elsewhere both give the nearest integer */
+    *away = fabsf(v - e) == 0.5f ? (int32_t)roundf(v) + zp : *even;
 }
 
 /* Half away from zero instead of half to even at every tie of QuantizeLinear(x) whose output t
@@ -99,7 +101,19 @@ typedef struct QrFrRun {
     int mode;                /* 0 record, 1 half-away, 2 ±1 LSB */
     uint64_t seed;
     int64_t n_changed;
+    struct QrFrRec *rec;     /* side by side: what the run records instead of adding up (NULL: adds up) */
 } QrFrRun;
+
+/* A variant run's record when the variants run side by side (qr__fr_side): per layer the integer
+ * value as it arrived (before the injection) and as it left, and the injection's count and Σ; put
+ * into the layers' sums afterwards in the variants' order (qr__fr_replay), which gives the sums of
+ * the runs one after another, bit for bit (each Σ over a run's injections starts from 0 either way;
+ * the arriving and total sums continue from the earlier runs' in element order). */
+typedef struct QrFrRec {
+    QrTensor *pre, *post;
+    int64_t *n_inj;
+    double *inj;
+} QrFrRec;
 
 /* The half-away variant applies to a QuantizeLinear of a float32 input (the op whose rounding it
  * changes); other quantizers (QOperator outputs) are left as they are. */
@@ -108,6 +122,46 @@ static const float *qr__fr_q_input(const QrGraph *g, int node, const QrTensor *c
     if (strcmp(n->op_type, "QuantizeLinear") || (n->domain[0] && strcmp(n->domain, "com.microsoft"))) return NULL;
     if (qr_attr_int(n, "block_size", 0) != 0 || n->n_in < 2 || !in[0] || in[0]->dtype != QR_DT_F32) return NULL;
     return in[0]->data;
+}
+
+/* The 8-bit, one-scale case of qr__fr_arrived / qr__fr_total: blocks of QR__FR_BLK elements that
+ * do not differ are skipped after one vectorizable test, the others summed without branches (an
+ * element that does not differ adds +0.0 to a sum that is never -0.0, which leaves it unchanged;
+ * the scale is finite, so 0 · sc · sc is 0): the sums of the plain loops, in element order, bit
+ * for bit (tests/test_frag.c test_frag_fast_sums). Σd² and the count are integers, exact either way.
+ * *a and *l2 (optional) add on, *k counts, *mx the largest |d|. */
+#define QR__FR_BLK 64
+static void qr__fr_sum8(const QrTensor *t, const QrTensor *s, double sc, int64_t *k, double *a, double *l2, int64_t *mx) {
+    const int64_t n = t->numel;
+    const bool sg = t->dtype == QR_DT_S8;
+    const uint8_t *tu = t->data, *su = s->data;
+    double acc = *a;
+    int64_t cnt = 0, sq = 0;
+    int32_t m = (int32_t)*mx;
+    for (int64_t i0 = 0; i0 < n; i0 += QR__FR_BLK) {
+        const int64_t i1 = QR_MIN(n, i0 + QR__FR_BLK);
+        uint8_t any = 0;
+        for (int64_t i = i0; i < i1; i++) any |= (uint8_t)(tu[i] ^ su[i]);
+        if (!any) continue;
+        for (int64_t i = i0; i < i1; i++) {
+            int32_t d = sg ? (int32_t)(int8_t)tu[i] - (int32_t)(int8_t)su[i] : (int32_t)tu[i] - (int32_t)su[i];
+            acc += (double)d * d * sc * sc;
+            cnt += d != 0;
+            sq += d * d;
+            int32_t ad = d < 0 ? -d : d;
+            m = ad > m ? ad : m;
+        }
+    }
+    *k += cnt;
+    *a = acc;
+    if (l2) *l2 = (double)sq;
+    *mx = m;
+}
+
+/* Whether qr__fr_sum8 applies: 8-bit values of one dtype on one finite scale. */
+static bool qr__fr_sum8_ok(const QrTensor *t, const QrTensor *s, const QrFrGrid *p) {
+    return p->C == 1 && t->dtype == s->dtype && (t->dtype == QR_DT_U8 || t->dtype == QR_DT_S8) && isfinite(p->s0) &&
+           t->numel == s->numel && t->numel < ((int64_t)1 << 36);
 }
 
 /* The elements where the integer tensors t and s (the unperturbed value, grid p) differ by d:
@@ -119,17 +173,9 @@ static void qr__fr_arrived(const QrTensor *t, const QrTensor *s, const QrFrGrid 
     const int64_t n = t->numel;
     int64_t k = *n_arr;
     double a = *arr;
-    if (p->C == 1 && t->dtype == s->dtype && (t->dtype == QR_DT_U8 || t->dtype == QR_DT_S8)) {
-        const double sc = qr__fr_scale(p, 0);
-        const bool sg = t->dtype == QR_DT_S8;
-        const int8_t *ts = t->data, *ss = s->data;
-        const uint8_t *tu = t->data, *su = s->data;
-        for (int64_t i = 0; i < n; i++) {
-            int32_t d = sg ? (int32_t)ts[i] - (int32_t)ss[i] : (int32_t)tu[i] - (int32_t)su[i];
-            if (!d) continue;
-            k++;
-            a += (double)d * d * sc * sc;
-        }
+    if (qr__fr_sum8_ok(t, s, p)) {
+        int64_t mx = 0;
+        qr__fr_sum8(t, s, qr__fr_scale(p, 0), &k, &a, NULL, &mx);
     } else {
         for (int64_t i = 0; i < n; i++) {
             int32_t d = qr_quant_geti(t, i) - qr_quant_geti(s, i);
@@ -150,6 +196,14 @@ static void qr__fr_total(const QrTensor *t, const QrTensor *s, const QrFrGrid *p
     const int64_t n = t->numel;
     int64_t k = 0, mx = *lsb_max;
     double a = *tot, l2 = 0;
+    if (qr__fr_sum8_ok(t, s, p) && mx < INT32_MAX) {
+        qr__fr_sum8(t, s, qr__fr_scale(p, 0), &k, &a, &l2, &mx);
+        *n_tot = k;
+        *tot = a;
+        *lsb2 = l2;
+        *lsb_max = mx;
+        return;
+    }
     const bool fast = p->C == 1 && t->dtype == s->dtype && (t->dtype == QR_DT_U8 || t->dtype == QR_DT_S8);
     const bool sg = t->dtype == QR_DT_S8;
     const int8_t *ts = t->data, *ss = s->data;
@@ -170,6 +224,40 @@ static void qr__fr_total(const QrTensor *t, const QrTensor *s, const QrFrGrid *p
     *tot = a;
     *lsb2 = l2;
     *lsb_max = mx;
+}
+
+/* The total against the unperturbed value s of a run's value t (grid p), added to acc. */
+static void qr__fr_total_add(QrFragAcc *acc, const QrTensor *t, const QrTensor *s, const QrFrGrid *p) {
+    int64_t n_tot = 0;
+    double lsb2 = 0;
+    qr__fr_total(t, s, p, &n_tot, &acc->tot, &lsb2, &acc->lsb_max);
+    acc->n_tot += n_tot;
+    acc->tot_lsb2 += lsb2;
+    if (n_tot > acc->n_tot_max) acc->n_tot_max = n_tot;
+    if (lsb2 > acc->lsb2_max) acc->lsb2_max = lsb2;
+}
+
+static QrStatus qr__fr_keep(QrTensor *dst, const QrTensor *t) {
+    QR_TRY(qr_tensor_set_shape(dst, t->dtype, t->rank, t->dims));
+    QR_TRY(qr_tensor_alloc_data(dst));
+    memcpy(dst->data, t->data, qr_tensor_nbytes(t));
+    return QR_OK;
+}
+
+/* A perturbed run's edit of layer l side by side: the value kept as it arrived, perturbed as the
+ * run's mode says, kept as it leaves. */
+static QrStatus qr__fr_record(const QrFrRun *ru, int l, QrTensor *t, const float *x) {
+    const QrFragResult *r = ru->r;
+    const QrFrGrid *p = &ru->grid[l];
+    QrFrRec *rec = ru->rec;
+    QR_TRY(qr__fr_keep(&rec->pre[l], t));
+    if (ru->mode == 1 && x) {
+        rec->n_inj[l] += qr__fr_half_away(t, x, p, &rec->inj[l]);
+    } else if (ru->mode == 2) {
+        uint64_t sd = ru->seed * 0x9E3779B97F4A7C15ull ^ ((uint64_t)(r->layers[l].q + 1) * 0xD1B54A32D192ED03ull);
+        rec->n_inj[l] += qr__fr_inject(t, r->opts.share, sd, p->rg, p, &rec->inj[l]);
+    }
+    return qr__fr_keep(&rec->post[l], t);
 }
 
 static QrStatus qr__fr_edit(void *user, const QrGraph *g, int node, int value, QrTensor *t, const QrTensor *const *in) {
@@ -205,7 +293,8 @@ static QrStatus qr__fr_edit(void *user, const QrGraph *g, int node, int value, Q
     }
     const QrTensor *s = &ru->sim[l];
     if (!s->data) return qr_errf(QR_ERR_INVALID, "fragility: value '%s' was not computed by the unperturbed run", g->values[value].name);
-    __typeof__(ly->lsb) *acc = ru->mode == 1 ? &ly->ha : &ly->lsb;
+    if (ru->rec) return qr__fr_record(ru, l, t, x);
+    QrFragAcc *acc = ru->mode == 1 ? &ly->ha : &ly->lsb;
     qr__fr_arrived(t, s, p, &acc->n_arr, &acc->arr);   /* what arrives from upstream */
     if (ru->mode == 1 && x) {                  /* half away from zero at the ties */
         acc->n_inj += qr__fr_half_away(t, x, p, &acc->inj);
@@ -213,13 +302,7 @@ static QrStatus qr__fr_edit(void *user, const QrGraph *g, int node, int value, Q
         uint64_t sd = ru->seed * 0x9E3779B97F4A7C15ull ^ ((uint64_t)(ly->q + 1) * 0xD1B54A32D192ED03ull);
         acc->n_inj += qr__fr_inject(t, r->opts.share, sd, p->rg, p, &acc->inj);
     }
-    int64_t n_tot = 0;
-    double lsb2 = 0;
-    qr__fr_total(t, s, p, &n_tot, &acc->tot, &lsb2, &acc->lsb_max);   /* the total against the unperturbed value */
-    acc->n_tot += n_tot;
-    acc->tot_lsb2 += lsb2;
-    if (n_tot > acc->n_tot_max) acc->n_tot_max = n_tot;
-    if (lsb2 > acc->lsb2_max) acc->lsb2_max = lsb2;
+    qr__fr_total_add(acc, t, s, p);   /* the total against the unperturbed value */
     return QR_OK;
 }
 
@@ -310,6 +393,133 @@ static bool qr__fr_grows(const QrFragResult *r, const QrFragLayer *ly) {
            (double)ly->lsb.n_arr >= (double)QR_FRAG_GROW_MIN * (double)r->opts.n_seeds;
 }
 
+/* Variant k's kind and seed into va; returns its run mode (1 half-away, 2 ±1 LSB). */
+static int qr__fr_variant_spec(const QrFragResult *r, int k, QrFragVariant *va) {
+    bool ha = !r->opts.no_half_away && k == 0;
+    va->kind = ha ? QR_FRAG_HALF_AWAY : QR_FRAG_LSB;
+    va->seed = ha ? 0 : r->opts.seed + (uint64_t)(k - (r->opts.no_half_away ? 0 : 1));
+    return ha ? 1 : 2;
+}
+
+/* A variant's output metrics against the unperturbed sim and its ratio to the quantization error. */
+static void qr__fr_variant_done(const QrFragResult *r, const QrGraph *g, QrFragVariant *va, const QrTensor *sim_out,
+                                const QrTensor *outs) {
+    qr__fr_out_metrics(g, sim_out, outs, &va->out);
+    va->ratio = r->quant_mse == r->quant_mse ? (r->quant_mse > 0 ? va->out.mse / r->quant_mse
+                                                                   : va->out.mse > 0 ? INFINITY : 0.0) : NAN;
+}
+
+/* ==== the variants side by side ================================================================== */
+
+/* Whether the variants run side by side: more than one, a pool of more than one thread, and their
+ * records (two copies of every perturbed value each) within QR_FRAG_SIDE_MAX, which also keeps the
+ * runs side by side to small models. */
+static bool qr__fr_side_ok(const QrFragResult *r, const QrGraph *g, int n_var) {
+    if (r->opts.serial || n_var < 2 || qr_pool_threads() < 2) return false;
+    double bytes = 0;
+    for (int l = 0; l < r->n_layers; l++)
+        bytes += 2.0 * n_var * (double)r->layers[l].n * (double)qr_dtype_size(g->values[r->layers[l].value].t.dtype);
+    return bytes <= (double)QR_FRAG_SIDE_MAX;
+}
+
+typedef struct QrFrSide {
+    const QrGraph *g;
+    const QrTensor *inputs;
+    const QrRunOpts *ro;
+    QrFrRun *ru;             /* per variant */
+    QrTensor *outs;          /* per variant, g->n_outputs each */
+    QrStatus *st;
+    char **msg;              /* malloc'd */
+} QrFrSide;
+
+static void qr__fr_side_task(void *ctx, int64_t k, int tid) {
+    QR_UNUSED(tid);
+    QrFrSide *c = ctx;
+    QrRunOpts ro = *c->ro;
+    ro.edit_user = &c->ru[k];
+    c->st[k] = qr_run(c->g, c->inputs, &ro, c->outs + k * c->g->n_outputs);
+    if (c->st[k] != QR_OK) {
+        c->msg[k] = strdup(qr_err_msg());
+        qr_err_clear();
+    }
+}
+
+/* A variant's record into the layers' sums, as its edits would have added them one run after
+ * another (qr__fr_edit's order: arriving, injected, total); returns the elements it injected. */
+static int64_t qr__fr_replay(QrFragResult *r, const QrFrGrid *grid, const QrTensor *sim, int mode, const QrFrRec *rec) {
+    int64_t n_inj = 0;
+    for (int l = 0; l < r->n_layers; l++) {
+        if (!rec->pre[l].data || !rec->post[l].data) continue;
+        QrFragAcc *acc = mode == 1 ? &r->layers[l].ha : &r->layers[l].lsb;
+        qr__fr_arrived(&rec->pre[l], &sim[l], &grid[l], &acc->n_arr, &acc->arr);
+        acc->n_inj += rec->n_inj[l];
+        acc->inj += rec->inj[l];
+        n_inj += rec->n_inj[l];
+        qr__fr_total_add(acc, &rec->post[l], &sim[l], &grid[l]);
+    }
+    return n_inj;
+}
+
+static void qr__fr_rec_free(QrFrRec *rec, int n_layers) {
+    for (int l = 0; l < n_layers; l++) {
+        if (rec->pre) qr_tensor_free_data(&rec->pre[l]);
+        if (rec->post) qr_tensor_free_data(&rec->post[l]);
+    }
+    free(rec->pre);
+    free(rec->post);
+    free(rec->n_inj);
+    free(rec->inj);
+}
+
+/* Every variant's run at once, one per pool task (a run's values do not depend on the threads its
+ * kernels get), each edit recording instead of adding up; then, in the variants' order, the
+ * records replayed into the sums and the outputs compared: the results of the serial loop in
+ * qr_frag_run, bit for bit (tests/test_frag.c test_frag_side). */
+static QrStatus qr__fr_side(QrFragResult *r, const QrGraph *g, const QrTensor *inputs, const QrRunOpts *ro, QrFrGrid *grid,
+                            QrTensor *sim, const QrTensor *sim_out, int n_var) {
+    const int nl = r->n_layers, no = g->n_outputs;
+    QrFrRun *ru = calloc((size_t)n_var, sizeof *ru);
+    QrFrRec *rec = calloc((size_t)n_var, sizeof *rec);
+    QrTensor *outs = calloc((size_t)n_var * (size_t)no + 1, sizeof *outs);
+    QrStatus *sts = calloc((size_t)n_var, sizeof *sts);
+    char **msg = calloc((size_t)n_var, sizeof *msg);
+    QrStatus st = ru && rec && outs && sts && msg ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; st == QR_OK && k < n_var; k++) {
+        rec[k] = (QrFrRec){ calloc((size_t)nl + 1, sizeof(QrTensor)), calloc((size_t)nl + 1, sizeof(QrTensor)),
+                            calloc((size_t)nl + 1, sizeof(int64_t)), calloc((size_t)nl + 1, sizeof(double)) };
+        if (!rec[k].pre || !rec[k].post || !rec[k].n_inj || !rec[k].inj) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        int mode = qr__fr_variant_spec(r, k, &r->var[k]);
+        ru[k] = (QrFrRun){ r, grid, sim, mode, r->var[k].seed, 0, &rec[k] };
+    }
+    if (st == QR_OK) {
+        QrFrSide c = { g, inputs, ro, ru, outs, sts, msg };
+        qr_pool_for(n_var, qr__fr_side_task, &c);
+        r->n_side = n_var;
+    }
+    for (int k = 0; st == QR_OK && k < n_var; k++) {
+        r->n_runs++;
+        if (sts[k] != QR_OK) {
+            st = qr_errf(sts[k], "%s", msg[k] ? msg[k] : "out of memory");
+            st = qr_err_wrap(st, "fragility: variant %d of %s", k, g->path ? g->path : "the model");
+            break;
+        }
+        r->var[k].n_changed = qr__fr_replay(r, grid, sim, ru[k].mode, &rec[k]);
+        qr__fr_variant_done(r, g, &r->var[k], sim_out, outs + (size_t)k * (size_t)no);
+        r->n_var++;
+    }
+    for (int k = 0; k < n_var; k++) {
+        if (rec) qr__fr_rec_free(&rec[k], nl);
+        if (outs) qr__fr_outs_free(g, outs + (size_t)k * (size_t)no);
+        if (msg) free(msg[k]);
+    }
+    free(ru);
+    free(rec);
+    free(outs);
+    free(sts);
+    free(msg);
+    return st;
+}
+
 static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTensor *inputs, const QrTensor *base_out,
                             const QrFragOpts *o, QrFragResult *r) {
     memset(r, 0, sizeof *r);
@@ -366,7 +576,7 @@ static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTe
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
     if (st == QR_OK && (!on || !sim || !sim_out || !outs)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int l = 0; st == QR_OK && l < r->n_layers; l++) on[r->layers[l].value] = true;
-    QrFrRun ru = { r, grid, sim, 0, 0, 0 };
+    QrFrRun ru = { r, grid, sim, 0, 0, 0, NULL };
     /* The constants (weights through DequantizeLinear) once for every run: the edited values and
      * everything after them are never cached (run.h). */
     QrRunCache *cache = st == QR_OK ? qr_run_cache_new(g) : NULL;
@@ -382,11 +592,10 @@ static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTe
         r->quant_mse = r->quant.mse;
     }
     int n_var = (r->opts.no_half_away ? 0 : 1) + r->opts.n_seeds;
-    for (int k = 0; st == QR_OK && k < n_var && r->n_layers; k++) {
+    if (st == QR_OK && r->n_layers && qr__fr_side_ok(r, g, n_var)) st = qr__fr_side(r, g, inputs, &ro, grid, sim, sim_out, n_var);
+    else for (int k = 0; st == QR_OK && k < n_var && r->n_layers; k++) {
         QrFragVariant *va = &r->var[r->n_var];
-        bool ha = !r->opts.no_half_away && k == 0;
-        va->kind = ha ? QR_FRAG_HALF_AWAY : QR_FRAG_LSB;
-        va->seed = ha ? 0 : r->opts.seed + (uint64_t)(k - (r->opts.no_half_away ? 0 : 1));
+        bool ha = qr__fr_variant_spec(r, k, va) == 1;
         ru.mode = ha ? 1 : 2;
         ru.seed = va->seed;
         int64_t before = 0;
@@ -397,9 +606,7 @@ static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTe
         int64_t after = 0;
         for (int l = 0; l < r->n_layers; l++) after += ha ? r->layers[l].ha.n_inj : r->layers[l].lsb.n_inj;
         va->n_changed = after - before;
-        qr__fr_out_metrics(g, sim_out, outs, &va->out);
-        va->ratio = r->quant_mse == r->quant_mse ? (r->quant_mse > 0 ? va->out.mse / r->quant_mse
-                                                                       : va->out.mse > 0 ? INFINITY : 0.0) : NAN;
+        qr__fr_variant_done(r, g, va, sim_out, outs);
         qr__fr_outs_free(g, outs);
         r->n_var++;
     }

@@ -27,9 +27,24 @@ typedef struct QrFragOpts {
     int n_seeds;             /* ±1 LSB variants run (3; at most QR_FRAG_MAX_SEEDS) */
     uint64_t seed;           /* the first seed (1); variant k uses seed + k */
     bool no_half_away;       /* leave out the half-away-from-zero variant */
+    bool serial;             /* the variants one after another; else side by side on the thread pool when their
+                                records fit QR_FRAG_SIDE_MAX (the same results, bit for bit) */
 } QrFragOpts;
 
+/* Bytes the variants run side by side may keep (two copies of every perturbed value per variant). */
+#define QR_FRAG_SIDE_MAX ((size_t)64 << 20)
+
 typedef enum QrFragKind { QR_FRAG_HALF_AWAY, QR_FRAG_LSB } QrFragKind;
+
+/* A layer's sums over the variants of one kind (QrFragLayer.lsb, .ha). */
+typedef struct QrFragAcc {
+    int64_t n_inj, n_arr, n_tot;   /* injected elements; elements changed before / after the injection */
+    double inj, arr, tot;          /* Σ squared change: injected; arriving from upstream; total */
+    double tot_lsb2;               /* Σ squared total change in LSB² */
+    double lsb2_max;               /* the largest of one run's Σ squared total change in LSB² */
+    int64_t n_tot_max;             /* the largest of one run's elements changed */
+    int64_t lsb_max;               /* largest |Δ| in LSB after the injection */
+} QrFragAcc;
 
 /* One perturbed activation quantizer (topological order of its node). Sums over the ±1 LSB seeds
  * (lsb) and of the half-away run (ha), in float units (Δ integer × its scale). */
@@ -39,14 +54,7 @@ typedef struct QrFragLayer {
     int node;                /* the node producing it */
     int64_t n;               /* elements */
     double sig;              /* Σ of the dequantized unperturbed value squared */
-    struct {
-        int64_t n_inj, n_arr, n_tot;   /* injected elements; elements changed before / after the injection */
-        double inj, arr, tot;          /* Σ squared change: injected; arriving from upstream; total */
-        double tot_lsb2;               /* Σ squared total change in LSB² */
-        double lsb2_max;               /* the largest of one run's Σ squared total change in LSB² */
-        int64_t n_tot_max;             /* the largest of one run's elements changed */
-        int64_t lsb_max;               /* largest |Δ| in LSB after the injection */
-    } lsb, ha;
+    QrFragAcc lsb, ha;
     int n_up;                /* perturbed quantizers it reads (nearest upstream) */
     int *up;                 /* their layer indices */
     double growth;           /* lsb.tot / lsb.inj: total perturbation over the injected one (NaN if none injected) */
@@ -77,6 +85,7 @@ typedef struct QrFragResult {
     int first_growth;        /* first layer that grows (QR_FRAG_GROW_GAIN, QR_FRAG_GROW_MIN), -1 */
     bool fragile;
     int n_runs;              /* model runs made (unperturbed + variants) */
+    int n_side;              /* of the variants, run side by side (QrFragOpts.serial) */
     int64_t n_ties;          /* elements at a tie that half to even and half away round differently, over every
                               * perturbed QuantizeLinear (unperturbed run) */
     const QrGraph *g;        /* the graph run (names) */

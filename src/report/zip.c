@@ -36,6 +36,7 @@ static bool qr__zip_step(void) {
 static QrStatus qr_zip_init(QrZip *z) {
     memset(z, 0, sizeof *z);
     z->level = 6;
+    z->pack_max = QR_ZIP_PACK_MAX;
     QR_TRY(qr_strmap_init(&z->by_name, &z->arena, 64));
     const char *sde = getenv("SOURCE_DATE_EPOCH");
     if (sde && *sde) {
@@ -286,32 +287,150 @@ static uLong qr__zip_dos_time(int64_t t) {
            (uLong)tm.tm_hour << 11 | (uLong)tm.tm_min << 5 | (uLong)(tm.tm_sec / 2);
 }
 
-/* Writes all entries into the open zipFile. */
-static QrStatus qr__zip_entries(QrZip *z, zipFile zf, QrBdZipIo *io, const char *zip_path) {
+/* ==== entries deflated ahead, side by side ========================================== */
+
+/* One entry compressed before it is written: the raw deflate stream minizip itself would write
+ * (deflateInit2 with the zip's level, -MAX_WBITS, memory level 8, the default strategy, fed
+ * with Z_NO_FLUSH and finished with Z_FINISH: zlib's output does not depend on how its input
+ * and output are cut), the input's CRC-32 and size, and the type zlib detected (minizip marks a
+ * text entry in the central directory). st/msg: the task's failure. */
+typedef struct QrZipPacked {
+    z_stream zs;
+    bool zs_live;
+    unsigned char *out;
+    size_t len, cap;
+    uLong crc;
+    uint64_t n_in;
+    QrStatus st;
+    char *msg;               /* malloc'd */
+} QrZipPacked;
+
+/* Deflates buf[0..n) into p->out (grown as needed) with the given flush. */
+static QrStatus qr__zip_pack_run(QrZipPacked *p, const void *buf, size_t n, int flush) {
+    p->zs.next_in = (Bytef *)(uintptr_t)buf;
+    p->zs.avail_in = (uInt)n;
+    for (;;) {
+        if (p->len == p->cap) {
+            size_t nc = p->cap ? p->cap * 2 : 1 << 16;
+            unsigned char *np = realloc(p->out, nc);
+            if (!np) return qr_errf(QR_ERR_NOMEM, "out of memory compressing a bundle entry");
+            p->out = np;
+            p->cap = nc;
+        }
+        p->zs.next_out = p->out + p->len;
+        p->zs.avail_out = (uInt)QR_MIN(p->cap - p->len, (size_t)UINT_MAX);
+        int r = deflate(&p->zs, flush);
+        p->len = (size_t)(p->zs.next_out - p->out);
+        if (r == Z_STREAM_END) return QR_OK;
+        if (r != Z_OK && r != Z_BUF_ERROR) return qr_errf(QR_ERR_IO, "deflate failed (%d)", r);
+        if (flush == Z_NO_FLUSH && p->zs.avail_in == 0 && p->zs.avail_out > 0) return QR_OK;
+    }
+}
+
+static QrStatus qr__zip_pack_sink(void *ctx, const void *buf, size_t len) {
+    QrZipPacked *p = ctx;
+    p->crc = crc32(p->crc, buf, (uInt)len);        /* qr__zip_stream's chunks are at most 64 KiB */
+    p->n_in += len;
+    return qr__zip_pack_run(p, buf, len, Z_NO_FLUSH);
+}
+
+typedef struct QrZipPackJob { const QrZip *z; const QrZipEntry *e; QrZipPacked *p; } QrZipPackJob;
+
+static void qr__zip_pack_task(void *ctx, int64_t k, int tid) {
+    QR_UNUSED(tid);
+    const QrZipPackJob *j = ctx;
+    QrZipPacked *p = &j->p[k];
+    p->crc = crc32(0L, Z_NULL, 0);
+    QrStatus st = deflateInit2(&p->zs, j->z->level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK
+                ? QR_OK : qr_errf(QR_ERR_NOMEM, "cannot start deflate");
+    p->zs_live = st == QR_OK;
+    if (st == QR_OK) st = qr__zip_stream(&j->e[k], qr__zip_pack_sink, p);
+    if (st == QR_OK) st = qr__zip_pack_run(p, NULL, 0, Z_FINISH);
+    p->st = st;
+    if (st != QR_OK) {
+        p->msg = strdup(qr_err_msg());
+        qr_err_clear();
+    }
+}
+
+static void qr__zip_pack_free(QrZipPacked *p) {
+    if (p->zs_live) deflateEnd(&p->zs);
+    free(p->out);
+    free(p->msg);
+    memset(p, 0, sizeof *p);
+}
+
+/* Whether entry e is compressed ahead (qr__zip_entries). */
+static bool qr__zip_packs(const QrZip *z, const QrZipEntry *e) {
+    return e->method == QR_ZIP_DEFLATE && e->len <= z->pack_max && z->pack_max > 0;
+}
+
+/* Writes entry e into the open zipFile: p (compressed ahead) as a raw entry, else streamed
+ * through minizip's own deflate. */
+static QrStatus qr__zip_entry(const QrZip *z, const QrZipEntry *e, const QrZipPacked *p, zipFile zf, QrBdZipIo *io,
+                              const char *zip_path) {
     zip_fileinfo zi;
     memset(&zi, 0, sizeof zi);
     zi.dosDate = qr__zip_dos_time(z->mtime);
     zi.external_fa = (uLong)0100644 << 16;                /* regular file, rw-r--r-- */
+    if (p) zi.internal_fa = p->zs.data_type == Z_TEXT ? 1 : 0;   /* what minizip sets after its own deflate */
     const uLong made_by = 3u << 8 | 20;                    /* Unix, spec 2.0 */
-    for (int i = 0; i < z->n; i++) {
-        const QrZipEntry *e = &z->entries[i];
-        bool utf8 = false;
-        for (const char *c = e->name; *c; c++) if ((unsigned char)*c >= 0x80) utf8 = true;
-        int method = e->method == QR_ZIP_STORE ? 0 : Z_DEFLATED;
-        int level = e->method == QR_ZIP_STORE ? 0 : z->level;
-        int zip64 = e->len >= 0xffffffffu;
-        if (zipOpenNewFileInZip4_64(zf, e->name, &zi, NULL, 0, NULL, 0, NULL, method, level, 0, -MAX_WBITS,
-                                    8, Z_DEFAULT_STRATEGY, NULL, 0, made_by, utf8 ? 0x800 : 0, zip64) != ZIP_OK ||
-            io->err_no)
-            return qr_errf(QR_ERR_IO, "%s: cannot start entry '%s': %s", zip_path, e->name,
-                           io->err_no ? strerror(io->err_no) : "zip error");
-        QrBdZipSinkCtx ctx = { zf, zip_path, e->name, io };
+    bool utf8 = false;
+    for (const char *c = e->name; *c; c++) if ((unsigned char)*c >= 0x80) utf8 = true;
+    int method = e->method == QR_ZIP_STORE ? 0 : Z_DEFLATED;
+    int level = e->method == QR_ZIP_STORE ? 0 : z->level;
+    int zip64 = e->len >= 0xffffffffu;
+    if (zipOpenNewFileInZip4_64(zf, e->name, &zi, NULL, 0, NULL, 0, NULL, method, level, p != NULL, -MAX_WBITS,
+                                8, Z_DEFAULT_STRATEGY, NULL, 0, made_by, utf8 ? 0x800 : 0, zip64) != ZIP_OK ||
+        io->err_no)
+        return qr_errf(QR_ERR_IO, "%s: cannot start entry '%s': %s", zip_path, e->name,
+                       io->err_no ? strerror(io->err_no) : "zip error");
+    QrBdZipSinkCtx ctx = { zf, zip_path, e->name, io };
+    if (p) {
+        for (size_t off = 0; off < p->len; off += 1 << 16)
+            QR_TRY(qr__zip_sink(&ctx, p->out + off, QR_MIN((size_t)1 << 16, p->len - off)));
+    } else {
         QR_TRY(qr__zip_stream(e, qr__zip_sink, &ctx));
-        if (zipCloseFileInZip(zf) != ZIP_OK || io->err_no)
-            return qr_errf(QR_ERR_IO, "%s: cannot finish entry '%s': %s", zip_path, e->name,
-                           io->err_no ? strerror(io->err_no) : "zip error");
     }
+    if ((p ? zipCloseFileInZipRaw64(zf, p->n_in, p->crc) : zipCloseFileInZip(zf)) != ZIP_OK || io->err_no)
+        return qr_errf(QR_ERR_IO, "%s: cannot finish entry '%s': %s", zip_path, e->name,
+                       io->err_no ? strerror(io->err_no) : "zip error");
     return QR_OK;
+}
+
+/* Writes all entries into the open zipFile, in runs of consecutive entries: those of a run that
+ * qr__zip_packs are deflated side by side first (at most QR_ZIP_PACK_MAX input bytes a run, so
+ * their compressed copies stay bounded), then the run is written in order. */
+static QrStatus qr__zip_entries(QrZip *z, zipFile zf, QrBdZipIo *io, const char *zip_path) {
+    QrZipPacked *pk = calloc((size_t)z->n + 1, sizeof *pk);
+    int *slot = malloc(((size_t)z->n + 1) * sizeof *slot);
+    QrZipEntry *todo = malloc(((size_t)z->n + 1) * sizeof *todo);
+    QrStatus st = pk && slot && todo ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i0 = 0; st == QR_OK && i0 < z->n;) {
+        int i1 = i0, np = 0;
+        size_t bytes = 0;
+        for (; i1 < z->n && (i1 == i0 || bytes < QR_ZIP_PACK_MAX); i1++) {
+            const QrZipEntry *e = &z->entries[i1];
+            slot[i1] = -1;
+            if (!qr__zip_packs(z, e)) continue;
+            slot[i1] = np;
+            todo[np++] = *e;
+            bytes += e->len;
+        }
+        QrZipPackJob job = { z, todo, pk };
+        if (np) qr_pool_for(np, qr__zip_pack_task, &job);
+        for (int k = 0; st == QR_OK && k < np; k++)
+            if (pk[k].st != QR_OK)
+                st = qr_errf(pk[k].st, "%s: cannot compress '%s': %s", zip_path, todo[k].name, pk[k].msg ? pk[k].msg : "?");
+        for (int i = i0; st == QR_OK && i < i1; i++)
+            st = qr__zip_entry(z, &z->entries[i], slot[i] >= 0 ? &pk[slot[i]] : NULL, zf, io, zip_path);
+        for (int k = 0; k < np; k++) qr__zip_pack_free(&pk[k]);
+        i0 = i1;
+    }
+    free(pk);
+    free(slot);
+    free(todo);
+    return st;
 }
 
 static QrStatus qr_zip_write(QrZip *z, const char *zip_path) {

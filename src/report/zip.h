@@ -29,7 +29,14 @@ typedef struct QrZip {
     int n, cap;
     int64_t mtime;              /* seconds since the Unix epoch, stamped on every entry */
     int level;                  /* deflate level 1..9, default 6 */
+    size_t pack_max;            /* deflated entries of at most this many bytes are compressed ahead, side
+                                   by side on the thread pool (QR_ZIP_PACK_MAX; 0: none), larger ones
+                                   streamed through minizip: the same bytes either way */
 } QrZip;
+
+/* qr_zip_init's pack_max, and the input bytes compressed ahead at a time (what their compressed
+ * copies may hold in memory). */
+#define QR_ZIP_PACK_MAX ((size_t)64 << 20)
 
 /* Starts an empty set. Fails (QR_ERR_INVALID) when SOURCE_DATE_EPOCH is set but is
  * not a non-negative decimal integer, as the reproducible-builds spec asks. */

@@ -414,18 +414,20 @@ static void test_errsplit_off(void) {
 static int qt_split_u_case(int rank, const int64_t *dims, int axis, int64_t np, QrDType dt, float ilo, float ihi, char *msg,
                            size_t cap) {
     QrSession *s = calloc(1, sizeof *s);
-    QrValue vals[2];
+    QrValue vals[3];
     memset(vals, 0, sizeof vals);
+    const QrTensor *fw[1] = { NULL };
     QrQuantizer q;
     memset(&q, 0, sizeof q);
     q.dtype = dt; q.axis = axis; q.scale_value = 0; q.zp_value = dt == QR_DT_U8 ? 1 : -1; q.n_scales = np;
-    q.implied_lo = ilo; q.implied_hi = ihi;
+    q.implied_lo = ilo; q.implied_hi = ihi; q.float_value = 2;
     QrTensor u = {0};
     int64_t d1 = np;
     int bad = 0;
     if (!s || qr_tensor_set_shape(&vals[0].t, QR_DT_F32, 1, &d1) != QR_OK || qr_tensor_alloc_data(&vals[0].t) != QR_OK ||
         qr_tensor_set_shape(&vals[1].t, QR_DT_U8, 1, &d1) != QR_OK || qr_tensor_alloc_data(&vals[1].t) != QR_OK ||
-        qr_tensor_set_shape(&u, QR_DT_F32, rank, dims) != QR_OK || qr_tensor_alloc_data(&u) != QR_OK) {
+        qr_tensor_set_shape(&u, QR_DT_F32, rank, dims) != QR_OK || qr_tensor_alloc_data(&u) != QR_OK ||
+        qr_tensor_set_shape(&vals[2].t, QR_DT_F32, rank, dims) != QR_OK || qr_tensor_alloc_data(&vals[2].t) != QR_OK) {
         snprintf(msg, cap, "out of memory");
         bad = 1;
     }
@@ -440,11 +442,13 @@ static int qt_split_u_case(int rank, const int64_t *dims, int axis, int64_t np, 
         if (i % 97 == 5) v = NAN;
         if (i % 131 == 7) v = -INFINITY;
         ((float *)u.data)[i] = v;
+        ((float *)vals[2].t.data)[i] = v * 0.7f + 0.013f * (float)((i * 37) % 101);   /* the float weight */
     }
     s->qt.q = &q;
     s->qt.n = 1;
     s->tw.g.values = vals;
-    s->tw.g.n_values = 2;
+    s->tw.g.n_values = 3;
+    s->fw = fw;
     QrLayerRow rows[2];
     memset(rows, 0, sizeof rows);
     QrCompare c = { .n = 2, .rows = rows };
@@ -452,15 +456,25 @@ static int qt_split_u_case(int rank, const int64_t *dims, int axis, int64_t np, 
     uint8_t *mask[2] = { NULL, NULL };
     QrCmpSplitPlan sp;
     memset(&sp, 0, sizeof sp);
-    sp.s = s; sp.c = &c; sp.oq = oq; sp.mask = mask;
+    sp.s = s; sp.c = &c; sp.oq = oq; sp.wq = oq; sp.mask = mask;
+    if (!bad) {                  /* the weight-only run's worst channel, u taken as the quantized weight */
+        qr__cmp_split_wt(&sp, 0, &u, u.data);
+        qr__cmp_split_wt_ref(&sp, 1, &u, u.data);
+        if (np > 1 && rows[0].sp.w_channel < 0) {
+            snprintf(msg, cap, "rank %d axis %d np %lld: no worst weight channel", rank, axis, (long long)np);
+            bad = 1;
+        }
+    }
     if (!bad && (qr__cmp_split_u(&sp, 0, &u, u.data) != QR_OK || qr__cmp_split_u_ref(&sp, 1, &u, u.data) != QR_OK)) {
         snprintf(msg, cap, "%.400s", qr_err_msg());
         bad = 1;
     }
     if (!bad && memcmp(&rows[0].sp, &rows[1].sp, sizeof rows[0].sp)) {
-        snprintf(msg, cap, "rank %d axis %d np %lld: n_clip %lld/%lld s_noise %.17g/%.17g su2 %.17g/%.17g steps %.17g/%.17g", rank,
-                 axis, (long long)np, (long long)rows[0].sp.n_clip, (long long)rows[1].sp.n_clip, rows[0].sp.s_noise,
-                 rows[1].sp.s_noise, rows[0].sp.su2, rows[1].sp.su2, rows[0].sp.steps_med, rows[1].sp.steps_med);
+        snprintf(msg, cap, "rank %d axis %d np %lld: n_clip %lld/%lld s_noise %.17g/%.17g su2 %.17g/%.17g steps %.17g/%.17g "
+                 "w_channel %d/%d share %.17g/%.17g", rank, axis, (long long)np, (long long)rows[0].sp.n_clip,
+                 (long long)rows[1].sp.n_clip, rows[0].sp.s_noise, rows[1].sp.s_noise, rows[0].sp.su2, rows[1].sp.su2,
+                 rows[0].sp.steps_med, rows[1].sp.steps_med, rows[0].sp.w_channel, rows[1].sp.w_channel,
+                 rows[0].sp.w_channel_share, rows[1].sp.w_channel_share);
         bad = 1;
     }
     if (!bad && (!mask[0] || !mask[1] || memcmp(mask[0], mask[1], (size_t)u.numel))) {
@@ -472,21 +486,24 @@ static int qt_split_u_case(int rank, const int64_t *dims, int axis, int64_t np, 
     qr_tensor_free_data(&u);
     qr_tensor_free_data(&vals[0].t);
     qr_tensor_free_data(&vals[1].t);
+    qr_tensor_free_data(&vals[2].t);
     free(s);
     return bad;
 }
 
-/* The error split's output-only statistics, computed channel by channel (qr__cmp_split_u, one
- * parameter lookup per channel), are those of the element-wise definition bit for bit: per-tensor
+/* The error split's output-only statistics and the weight-only run's worst channel, computed channel
+ * by channel (qr__cmp_split_u / _wt, one parameter lookup per channel), are those of the
+ * element-wise definitions bit for bit: per-tensor
  * and per-axis quantizers, negative and out-of-range axes, more channels than scales, a zero
  * step, NaN/-inf elements, an implied Relu6, signed and unsigned ranges. */
 static void test_errsplit_u_channels(void) {
-    static const int64_t d4[4] = { 2, 6, 5, 7 }, d2[2] = { 9, 6 }, d1[1] = { 300 };
+    static const int64_t d4[4] = { 2, 6, 5, 7 }, d2[2] = { 9, 6 }, d1[1] = { 300 }, w4[4] = { 16, 4, 3, 3 };
     struct { int rank; const int64_t *dims; int axis; int64_t np; QrDType dt; float lo, hi; } cs[] = {
         { 4, d4, -1, 1, QR_DT_U8, NAN, NAN },  { 4, d4, 1, 6, QR_DT_U8, NAN, NAN },  { 4, d4, -3, 6, QR_DT_S8, 0, 6 },
         { 4, d4, 1, 3, QR_DT_U8, 0, NAN },     { 4, d4, 0, 2, QR_DT_S8, NAN, NAN },  { 4, d4, 3, 7, QR_DT_U8, NAN, NAN },
         { 4, d4, 9, 6, QR_DT_U8, NAN, NAN },   { 2, d2, 1, 6, QR_DT_S8, NAN, 1.5f }, { 1, d1, 0, 4, QR_DT_U8, NAN, NAN },
         { 1, d1, -1, 1, QR_DT_S8, 0, NAN },
+        { 4, w4, 1, 4, QR_DT_S8, NAN, NAN },  { 4, w4, 0, 16, QR_DT_S8, NAN, NAN }, { 4, w4, 3, 3, QR_DT_U8, NAN, NAN },
     };
     char msg[512] = "";
     int bad = 0;

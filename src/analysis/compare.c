@@ -334,9 +334,9 @@ static void qr__cmp_split_y(QrCmpSplitPlan *sp, int part, int k, const float *y,
     if (mask) { free(sp->mask[k]); sp->mask[k] = NULL; }
 }
 
-/* The weight-only run's per-channel weight of row k after its quantizer: the channel along the
- * quantizer's axis with the largest squared error against the float weight. */
-static void qr__cmp_split_wt(QrCmpSplitPlan *sp, int k, const QrTensor *t, const float *w) {
+/* qr__cmp_split_wt's definition, each element's channel looked up on its own (it falls back to
+ * this when the weight's dims do not tile its elements; the tests compare). */
+static void qr__cmp_split_wt_ref(QrCmpSplitPlan *sp, int k, const QrTensor *t, const float *w) {
     const QrSession *s = sp->s;
     int j = sp->wq[k];
     const QrQuantizer *q = &s->qt.q[j];
@@ -354,6 +354,46 @@ static void qr__cmp_split_wt(QrCmpSplitPlan *sp, int k, const QrTensor *t, const
         ce[qr__cmp_param(q, t->rank, t->dims, np, i)] += d * d;
         tot += d * d;
     }
+    int best = 0;
+    for (int64_t c = 1; c < np; c++) if (ce[c] > ce[best]) best = (int)c;
+    e->w_channel = tot > 0 ? best : -1;
+    e->w_channel_share = tot > 0 ? ce[best] / tot : NAN;
+    free(ce);
+}
+
+/* The weight-only run's per-channel weight of row k after its quantizer: the channel along the
+ * quantizer's axis with the largest squared error against the float weight. Channel by channel,
+ * each sum in element order: the bits of qr__cmp_split_wt_ref. */
+static void qr__cmp_split_wt(QrCmpSplitPlan *sp, int k, const QrTensor *t, const float *w) {
+    const QrSession *s = sp->s;
+    int j = sp->wq[k];
+    const QrQuantizer *q = &s->qt.q[j];
+    const QrTensor *f = s->fw[j];
+    if (!f && q->float_value >= 0) f = &s->tw.g.values[q->float_value].t;
+    QrErrSplit *e = &sp->c->rows[k].sp;
+    if (!f || !f->data || f->dtype != QR_DT_F32 || f->numel != t->numel || q->n_scales <= 1) return;
+    int64_t np = q->n_scales, n = t->numel;
+    int ax = t->rank == 0 ? -1 : q->axis < 0 ? q->axis + t->rank : q->axis;
+    if (ax >= t->rank) ax = -1;
+    int64_t inner = 1, nch = ax >= 0 ? QR_MAX(t->dims[ax], 1) : 1;
+    for (int d = ax + 1; ax >= 0 && d < t->rank; d++) inner *= t->dims[d];
+    inner = ax >= 0 ? QR_MAX(inner, 1) : QR_MAX(n, 1);
+    if (n % (inner * nch)) { qr__cmp_split_wt_ref(sp, k, t, w); return; }
+    double *ce = calloc((size_t)np, sizeof *ce), tot = 0;
+    if (!ce) return;
+    const float *pf = f->data;
+    for (int64_t i = 0; i < n;)
+        for (int64_t c = 0; c < nch; c++) {
+            int64_t p = ax >= 0 ? c % np : 0;
+            double cp = ce[p];
+            for (int64_t end = i + inner; i < end; i++) {
+                double d = (double)w[i] - (double)pf[i];
+                if (d != d) continue;
+                cp += d * d;
+                tot += d * d;
+            }
+            ce[p] = cp;
+        }
     int best = 0;
     for (int64_t c = 1; c < np; c++) if (ce[c] > ce[best]) best = (int)c;
     e->w_channel = tot > 0 ? best : -1;

@@ -329,8 +329,8 @@ static void test_knobs_plots(void) {
     QT_OK(qt_session_pair("culprit", &pr, &se));
     const char *names[] = { "conv1.weight" };
     QrDistSet ds = {0}, dd = {0};
-    QrStatus st = qr_dist_collect_axis(&se, NULL, names, 1, 0, true, 1, &ds);
-    if (st == QR_OK) st = qr_dist_collect_axis(&se, NULL, names, 1, 0, true, -3, &dd);   /* -3 of rank 4 = 1 */
+    QrStatus st = qr_dist_collect_axis(&se, NULL, names, 1, 0, true, 1, NULL, &ds);
+    if (st == QR_OK) st = qr_dist_collect_axis(&se, NULL, names, 1, 0, true, -3, NULL, &dd);   /* -3 of rank 4 = 1 */
     int v = qr_graph_find(pr.b, "conv1.weight");
     bool ok = st == QR_OK && ds.n == 1 && dd.n == 1 && v >= 0 && ds.d[0].n_ch == 3 && ds.d[0].ch_axis == 1 && dd.d[0].n_ch == 3;
     char msg[256] = "";
@@ -351,7 +351,7 @@ static void test_knobs_plots(void) {
     if (st == QR_OK) qr_dist_free(&ds);
     if (st == QR_OK) qr_dist_free(&dd);
     QrDistSet de = {0};
-    QrStatus st2 = st == QR_OK ? qr_dist_collect_axis(&se, NULL, names, 1, 0, true, 4, &de) : st;
+    QrStatus st2 = st == QR_OK ? qr_dist_collect_axis(&se, NULL, names, 1, 0, true, 4, NULL, &de) : st;
     bool axis_err = st == QR_OK && st2 != QR_OK && strstr(qr_err_msg(), "--channel-axis 4") && strstr(qr_err_msg(), "rank 4");
     qr_err_clear();
     qr_session_close(&se);

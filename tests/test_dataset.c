@@ -741,7 +741,7 @@ static QrStatus qt_ds_dist_over_set(QtDs *t, const char *const *names, int n_nam
     QrSensOpts so = { .metric = QR_METRIC_L1 };
     QrStatus st = qr_ds_runall_pass(&r, &t->ds, QR_METRIC_L1, -1, false, &t->se, "sim", &t->p.in, false, 0, names, n_names, 0);
     if (st == QR_OK) st = qr_sens_run(&t->se, &so, &sens);
-    if (st == QR_OK) st = qr_dist_collect_axis(&t->se, &sens, names, n_names, 0, false, 0, dist);
+    if (st == QR_OK) st = qr_dist_collect_axis(&t->se, &sens, names, n_names, 0, false, 0, NULL, dist);
     qr_session_ref_free(&t->se);
     char dir[600];
     snprintf(dir, sizeof dir, "%s/%s", qt_tmpdir(), sub);

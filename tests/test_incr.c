@@ -820,12 +820,66 @@ static void test_incr_dist_keep(void) {
     QT_CHECKF(same, "the distributions differ between the rows kept and every value (%d vs %d)", d[0].n, d[1].n);
 }
 
+/* The distributions' activations captured by the all-on reference's run (qr_dist_ride_begin,
+ * qr_session_ref_ride; runall's what-if stage builds it so): the collection then makes no model run
+ * (qr_run_count) and gives what its own run gives, bit for bit. */
+static void test_incr_dist_ride(void) {
+    int bad = 0;
+    char msg[256] = "";
+    int64_t runs[2] = { -1, -1 };
+    QrDistSet d[2];
+    memset(d, 0, sizeof d);
+    for (int pass = 0; pass < 2; pass++) {
+        QtPair p;
+        QrSession se;
+        memset(&se, 0, sizeof se);
+        QrStatus st = qt_session_pair("ort_qdq", &p, &se);
+        QrSensOpts so = { .metric = QR_METRIC_L1 };
+        QrSensResult sr = { 0 };
+        QrDistRide *ride = NULL;
+        if (st == QR_OK) st = qr_sens_run(&se, &so, &sr);
+        if (st == QR_OK && pass == 1) {
+            QrTapFn tap = NULL;
+            void *user = NULL;
+            const bool *only = NULL;
+            bool built = false;
+            st = qr_dist_ride_begin(&se, &sr, NULL, 0, &ride, &tap, &user, &only);
+            if (st == QR_OK) st = qr_session_ref_ride(&se, tap, user, only, NULL, NULL, &built);
+            if (st == QR_OK && !built) st = qr_errf(QR_ERR_INVALID, "the reference was there already");
+        }
+        int64_t r0 = qr_run_count.graphs;
+        if (st == QR_OK) st = qr_dist_collect_axis(&se, &sr, NULL, 0, 0, false, 0, ride, &d[pass]);
+        runs[pass] = qr_run_count.graphs - r0;
+        if (st != QR_OK && !bad++) qt_fmt(msg, sizeof msg, "%s", qr_err_msg());
+        qr_err_clear();
+        qr_dist_ride_free(ride);
+        qr_sens_free(&sr);
+        if (se.b) qr_session_close(&se);
+        qt_pair_free(&p);
+    }
+    bool same = !bad && d[0].n == d[1].n && d[0].n > 0;
+    for (int k = 0; same && k < d[0].n; k++) {
+        const QrDist *x = &d[0].d[k], *y = &d[1].d[k];
+        same = !strcmp(x->name, y->name) && x->n_bins == y->n_bins && !memcmp(&x->clip_lo, &y->clip_lo, sizeof x->clip_lo) &&
+               !memcmp(x->h_base, y->h_base, (size_t)x->n_bins * sizeof *x->h_base) &&
+               !memcmp(x->h_anal, y->h_anal, (size_t)x->n_bins * sizeof *x->h_anal) &&
+               (!x->h_err || !memcmp(x->h_err, y->h_err, (size_t)x->n_bins * sizeof *x->h_err));
+    }
+    qr_dist_free(&d[0]);
+    qr_dist_free(&d[1]);
+    QT_CHECKF(bad == 0, "%s", msg);
+    QT_CHECKF(runs[0] == 1 && runs[1] == 0, "model runs of the distributions: %lld on their own, %lld after the ride",
+              (long long)runs[0], (long long)runs[1]);
+    QT_CHECKF(same, "the distributions differ between the ride and their own run (%d vs %d)", d[0].n, d[1].n);
+}
+
 static void qt_incr_all(void) {
     for (int i = 0; i < QR_ARRAY_LEN(qt_incr_pairs); i++)
         for (int off = 0; off < 2; off++) qt_incr_accum_whatif_pair(qt_incr_pairs[i], off);
     QT_RUN(test_incr_accum_table);
     QT_RUN(test_incr_accum_full);
     QT_RUN(test_incr_dist_keep);
+    QT_RUN(test_incr_dist_ride);
     QT_RUN(test_incr_closure);
     QT_RUN(test_incr_ref_kept);
     QT_RUN(test_incr_tap_mask);

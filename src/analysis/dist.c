@@ -520,7 +520,7 @@ static QrStatus qr__dist_job(void *ctx, int k, int tid) {
 #ifdef QR_TESTING
 QR_TESTAPI QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
                                 int n_bins, QrDistSet *out) {
-    return qr_dist_collect_axis(s, sens, names, n_names, n_bins, false, 0, out);
+    return qr_dist_collect_axis(s, sens, names, n_names, n_bins, false, 0, NULL, out);
 }
 #endif
 
@@ -544,8 +544,56 @@ static QrStatus qr_dist_base_want(const QrSession *s, const QrSensResult *sens, 
     return st;
 }
 
+/* The activations of the distributions' rows, captured by a run made for something else (dist.h). */
+struct QrDistRide {
+    QrDistReqs rs;
+    QrTensor *vals;          /* per request */
+    bool *only;              /* per twin value: a request's */
+    QrDistCapture cap;
+};
+
+static void qr_dist_ride_free(QrDistRide *f) {
+    if (!f) return;
+    for (int k = 0; f->vals && k < f->rs.n; k++) qr_tensor_free_data(&f->vals[k]);
+    free(f->vals);
+    free(f->only);
+    free(f);
+}
+
+static QrStatus qr_dist_ride_begin(const QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
+                                   QrDistRide **out, QrTapFn *tap, void **user, const bool **tap_only) {
+    *out = NULL;
+    QrDistRide *f = calloc(1, sizeof *f);
+    if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrDistSet tmp = { 0 };
+    QrStatus st = qr__dist_reqs(s, sens, names, n_names, &f->rs, NULL, &tmp);
+    qr_dist_free(&tmp);
+    f->vals = calloc((size_t)f->rs.n + 1, sizeof *f->vals);
+    f->only = calloc((size_t)s->tw.g.n_values + 1, sizeof *f->only);
+    if (st == QR_OK && (!f->vals || !f->only)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st != QR_OK) { qr_dist_ride_free(f); return st; }
+    for (int k = 0; k < f->rs.n; k++) if (!f->rs.r[k].weight && f->rs.r[k].value >= 0) f->only[f->rs.r[k].value] = true;
+    f->cap = (QrDistCapture){ s, &f->rs, f->vals };
+    *tap = qr__dist_capture_tap;
+    *user = &f->cap;
+    *tap_only = f->only;
+    *out = f;
+    return QR_OK;
+}
+
+/* The ride's captured values into vals when it holds the same requests as rs (else nothing). */
+static void qr__dist_ride_take(QrDistRide *f, const QrDistReqs *rs, QrTensor *vals) {
+    if (!f || f->rs.n != rs->n) return;
+    for (int k = 0; k < rs->n; k++) {
+        const QrDistReq *a = &f->rs.r[k], *b = &rs->r[k];
+        if (a->weight != b->weight || a->q != b->q || a->match != b->match || a->input != b->input || a->value != b->value) return;
+    }
+    for (int k = 0; k < rs->n; k++)
+        if (f->vals[k].data && !vals[k].data) { vals[k] = f->vals[k]; memset(&f->vals[k], 0, sizeof f->vals[k]); }
+}
+
 static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
-                                     int n_bins, bool have_axis, int axis, QrDistSet *out) {
+                                     int n_bins, bool have_axis, int axis, QrDistRide *ride, QrDistSet *out) {
     memset(out, 0, sizeof *out);
     QR_TRY(qr_session_run_baseline(s));
     QrDistReqs *rs = calloc(1, sizeof *rs);
@@ -557,13 +605,16 @@ static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, con
     QrTensor *vals = calloc((size_t)rs->n + 1, sizeof(QrTensor));
     out->d = qr_arena_array(&out->arena, (size_t)rs->n + 1, sizeof(QrDist));
     if (st == QR_OK && (!vals || !out->d)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    /* Activations: from the all-on reference when it kept them, else one run that keeps them. */
+    /* Activations: captured by the ride, else from the all-on reference when it kept them, else one run
+     * that keeps them. */
+    if (st == QR_OK) qr__dist_ride_take(ride, rs, vals);
     QrDistCapture cap = { s, rs, vals };
     bool need_run = false;
     for (int k = 0; st == QR_OK && k < rs->n; k++) {
         const QrDistReq *r = &rs->r[k];
         if (r->weight) continue;
         const QrTensor *t = s->ref && !s->no_incremental && r->value >= 0 ? &s->ref->vals[r->value] : NULL;
+        if (vals[k].data) continue;
         if (t && t->data) st = qr__dist_capture_tap(&cap, &s->tw.g, s->tw.g.values[r->value].producer, r->value, t);
         else need_run = true;
     }

@@ -69,19 +69,30 @@ static QrStatus qr_dist_compute(QrArena *a, const float *x, const float *y, int 
  * (rows of type weight / activation first, then node rows), or for the names given
  * (baseline or analysis node names: the node's output; weight or value names), names
  * overriding sens when n_names > 0. Activations come from one run of the twin with every
- * quantizer on, baselines from session->base (runs the baseline if needed). Unknown names fail. */
+ * quantizer on (or the all-on reference's copies, or a ride's capture: below), baselines from
+ * session->base (runs the baseline if needed). Unknown names fail. */
 #ifdef QR_TESTING
 QR_TESTAPI QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
                                 int n_bins, QrDistSet *out);
 #endif
 /* The same with the box plots' channel axis chosen (--channel-axis, hmct's axis; negative
  * counts from the end) for every value when have_axis; a value without that axis fails. */
+typedef struct QrDistRide QrDistRide;   /* qr_dist_ride_begin */
 /* The baseline values (per match, want[m.n]: set, never cleared) qr_dist_collect_axis with these
  * sens / names reads, so that a caller dropping the session's baseline values (qr_session_base_drop)
  * can keep them for it and spare it a baseline run (runall's advisor stage). */
 static QrStatus qr_dist_base_want(const QrSession *s, const QrSensResult *sens, const char *const *names, int n_names, bool *want);
 static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
-                                     int n_bins, bool have_axis, int axis, QrDistSet *out);
+                                     int n_bins, bool have_axis, int axis, QrDistRide *ride, QrDistSet *out);
+/* runall: the activations of the distributions' rows captured by a run of the twin with every
+ * quantizer on made for something else (the what-if's all-on reference run, qr_session_ref_ride):
+ * qr_dist_ride_begin (the same sens / names as the collection after it) gives the tap, its user and
+ * its tap_only mask for that run; qr_dist_collect_axis given the ride takes the values it captured
+ * (the same bits as its own run) and runs only for what it lacks. The caller frees the ride
+ * (qr_dist_ride_free) after the collection. */
+static QrStatus qr_dist_ride_begin(const QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
+                                   QrDistRide **ride, QrTapFn *tap, void **user, const bool **tap_only);
+static void qr_dist_ride_free(QrDistRide *ride);
 static void qr_dist_free(QrDistSet *ds);
 
 /* ==== over a data set ==================================================================

@@ -241,8 +241,9 @@ typedef struct QrRaCtx {
     QrRaEarly early;             /* the jobs run side by side in the match stage */
     QrStatus s_cmp;              /* the compare run's status (QR_OK: the compare stage only writes) */
     QrStatus s_stats;            /* the analysis model's statistics (check, profile) */
-    QrFragRide *frag_ride;       /* the fragility's unperturbed run, made by the what-if's reference run (qr__ra_frag_ride) */
+    QrFragRide *frag_ride;       /* the fragility's unperturbed run, made by the what-if's reference run (qr__ra_ref_ride) */
     QrTensor *frag_out;          /* that run's outputs */
+    QrDistRide *dist_ride;       /* the distributions' activations, captured by that run too */
 } QrRaCtx;
 
 /* prepare: the session, the data set's pass (--data), the baseline run (with its statistics). */
@@ -452,33 +453,48 @@ static void qr__ra_frag_ride_free(QrRaCtx *c) {
     c->frag_out = NULL;
 }
 
-/* The what-if's all-on reference run (the model as is) is the fragility's unperturbed run too: built
- * here with the fragility's record riding on it (qr_session_ref_ride), the fragility stage runs only
- * its variants. Without a reference (--max-memory), or should that run fail, the what-if builds the
- * reference alone and the fragility makes its own run (the same bits either way). */
-static void qr__ra_frag_ride(QrRaCtx *c) {
+/* The what-if's all-on reference run (the model as is) is the fragility's unperturbed run and the
+ * distributions' run too: built here with the fragility's record and the distributions' capture riding
+ * on it (qr_session_ref_ride), the fragility stage runs only its variants and the distributions no model.
+ * Without a reference (--max-memory), or should that run fail, the what-if builds the reference alone and
+ * the fragility and the distributions make their own runs (the same bits either way). */
+static void qr__ra_ref_ride(QrRaCtx *c) {
     QrBundle *bd = c->bd;
-    if (c->o->no_fragility || bd->se.no_incremental || bd->se.ref) return;
+    const QrRunallOpts *o = c->o;
+    if (bd->se.no_incremental || bd->se.ref) return;
     const QrGraph *g = &bd->se.tw.g;
-    QrFragOpts fo;
-    qr_frag_opts_default(&fo);
-    c->frag_out = calloc((size_t)g->n_outputs + 1, sizeof *c->frag_out);
-    bool built = false;
-    QrStatus st = c->frag_out ? qr_frag_begin(g, &bd->se.qt, &fo, &bd->frag, &c->frag_ride) : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) {
-        QrRunOpts ride = { 0 };
-        qr_frag_ride_opts(c->frag_ride, &ride);
-        st = qr_session_ref_ride(&bd->se, NULL, NULL, NULL, &ride, c->frag_out, &built);
-        if (st == QR_OK && !built) st = QR_ERR_INVALID;
-        if (st != QR_OK) qr_frag_free(&bd->frag);
+    QrStatus st = QR_OK;
+    if (!o->no_fragility) {
+        QrFragOpts fo;
+        qr_frag_opts_default(&fo);
+        c->frag_out = calloc((size_t)g->n_outputs + 1, sizeof *c->frag_out);
+        st = c->frag_out ? qr_frag_begin(g, &bd->se.qt, &fo, &bd->frag, &c->frag_ride) : qr_errf(QR_ERR_NOMEM, "out of memory");
     }
-    if (st != QR_OK) qr__ra_frag_ride_free(c);
+    QrTapFn tap = NULL;
+    void *user = NULL;
+    const bool *only = NULL;
+    if (st == QR_OK && qr_dist_ride_begin(&bd->se, bd->ok[QR_STAGE_SENS] ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes,
+                                          &c->dist_ride, &tap, &user, &only) != QR_OK)
+        qr_err_clear();      /* (the distributions find out for themselves) */
+    bool built = false;
+    if (st == QR_OK && (c->frag_ride || c->dist_ride)) {
+        QrRunOpts ride = { 0 };
+        if (c->frag_ride) qr_frag_ride_opts(c->frag_ride, &ride);
+        st = qr_session_ref_ride(&bd->se, tap, user, only, &ride, c->frag_ride ? c->frag_out : NULL, &built);
+        if (st == QR_OK && !built) st = QR_ERR_INVALID;
+    }
+    if (st != QR_OK) {
+        if (c->frag_ride) qr_frag_free(&bd->frag);
+        qr__ra_frag_ride_free(c);
+        qr_dist_ride_free(c->dist_ride);
+        c->dist_ride = NULL;
+    }
     qr_err_clear();
 }
 
 static QrStatus qr__ra_whatif(QrRaCtx *c) {
     QrBundle *bd = c->bd;
-    qr__ra_frag_ride(c);
+    qr__ra_ref_ride(c);
     QR_TRY(qr_whatif_run(&bd->se, &bd->sens, c->o->n_topk ? c->o->topk : NULL, c->o->n_topk, 0, &bd->wi));
     return qr_whatif_write(&bd->se, &bd->wi, bd->dir);
 }
@@ -497,7 +513,9 @@ static QrStatus qr__ra_dist(QrRaCtx *c) {
     QrBundle *bd = c->bd;
     const QrRunallOpts *o = c->o;
     QrStatus st = qr_dist_collect_axis(&bd->se, bd->ok[QR_STAGE_SENS] ? &bd->sens : NULL, o->plot_nodes, o->n_plot_nodes, 0,
-                                       o->have_channel_axis, o->channel_axis, &bd->dist);
+                                       o->have_channel_axis, o->channel_axis, c->dist_ride, &bd->dist);
+    qr_dist_ride_free(c->dist_ride);
+    c->dist_ride = NULL;
     qr_session_ref_free(&bd->se);        /* the last user of the all-on reference */
     qr_session_base_drop(&bd->se, NULL); /* and of the baseline values (its rows') */
     return st;
@@ -743,6 +761,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     free(c.early.stats);
     free(c.early.seen);
     qr__ra_frag_ride_free(&c);
+    qr_dist_ride_free(c.dist_ride);
     for (int k = 0; k < QR__RA_EARLY; k++) free(c.early.msg[k]);
     if (staged) qr_bundle_rmtree(bd->dir);
     qr_cleanup_drop(staged_slot);

@@ -519,6 +519,77 @@ static void test_frag_side(void) {
     QT_CHECKF(idle == 0, "%d variants or layers saw no change: the comparison proves little", idle);
 }
 
+/* runall's fragility: its unperturbed run made by the what-if's all-on reference run (qr_frag_begin,
+ * qr_session_ref_ride, qr_frag_end) gives qr_frag_run's results bit for bit — every layer's sums, the
+ * ties, the variants' outputs, the quantization error — and the reference and the fragility together
+ * make the runs (qr_run_count) the fragility alone makes: the unperturbed run is that reference run. */
+static void test_frag_ride(void) {
+    QrGraph *b = NULL, *a = NULL;
+    QrTensor in = { 0 };
+    QrSession se;
+    memset(&se, 0, sizeof se);
+    const char *d = "fixtures/tpairs/static_int8/";
+    char pb[256], pa[256], pi[256];
+    snprintf(pb, sizeof pb, "%sbase.onnx", d);
+    snprintf(pa, sizeof pa, "%sanalysis.onnx", d);
+    snprintf(pi, sizeof pi, "%sinput.npy", d);
+    QT_OK(qr_npy_read(pi, &in));
+    QT_OK(qr_run_load(pb, &b));
+    QT_OK(qr_run_load(pa, &a));
+    QT_OK(qr_run_infer(b, &in));
+    QT_OK(qr_run_infer(a, &in));
+    QT_OK(qr_session_open(&se, b, a, &in));
+    QrFragResult r[2];
+    memset(r, 0, sizeof r);
+    int64_t runs[2] = { 0, 0 };
+    QrStatus st = qr_session_run_baseline(&se);
+    int64_t r0 = qr_run_count.graphs;
+    if (st == QR_OK) st = qr_frag_run(&se.tw.g, &se.qt, se.inputs, se.base_out, NULL, &r[0]);
+    runs[0] = qr_run_count.graphs - r0;
+    QrFragRide *ride = NULL;
+    QrTensor *outs = calloc((size_t)se.tw.g.n_outputs + 1, sizeof *outs);
+    bool built = false;
+    r0 = qr_run_count.graphs;
+    if (st == QR_OK) st = qr_frag_begin(&se.tw.g, &se.qt, NULL, &r[1], &ride);
+    if (st == QR_OK) {
+        QrRunOpts ro = { 0 };
+        qr_frag_ride_opts(ride, &ro);
+        st = qr_session_ref_ride(&se, NULL, NULL, NULL, &ro, outs, &built);
+    }
+    if (st == QR_OK) st = qr_frag_end(ride, se.inputs, se.base_out, outs, &r[1]);
+    else qr_frag_ride_free(ride);
+    runs[1] = qr_run_count.graphs - r0;
+    int bad = 0;
+    bool shape = st == QR_OK && built && r[0].n_layers == r[1].n_layers && r[0].n_layers > 1 && r[0].n_var == r[1].n_var &&
+                 r[0].n_var == 4 && r[0].n_runs == r[1].n_runs && r[0].n_ties == r[1].n_ties;
+    for (int l = 0; shape && l < r[0].n_layers; l++) {
+        const QrFragLayer *x = &r[0].layers[l], *y = &r[1].layers[l];
+        bad += memcmp(&x->lsb, &y->lsb, sizeof x->lsb) != 0 || memcmp(&x->ha, &y->ha, sizeof x->ha) != 0;
+        bad += memcmp(&x->sig, &y->sig, sizeof x->sig) != 0 || memcmp(&x->growth, &y->growth, sizeof x->growth) != 0;
+        bad += memcmp(&x->gain, &y->gain, sizeof x->gain) != 0;
+    }
+    for (int k = 0; shape && k < r[0].n_var; k++)
+        bad += memcmp(&r[0].var[k], &r[1].var[k], sizeof r[0].var[k]) != 0;
+    if (shape) bad += memcmp(&r[0].quant, &r[1].quant, sizeof r[0].quant) != 0 || r[0].worst != r[1].worst ||
+                      r[0].first_growth != r[1].first_growth || r[0].fragile != r[1].fragile;
+    const char *msg = st == QR_OK ? "" : qr_err_msg();
+    QT_CHECKF(shape, "ride: %s (built %d, layers %d/%d, variants %d/%d, runs %d/%d)", msg, built, r[0].n_layers, r[1].n_layers,
+              r[0].n_var, r[1].n_var, r[0].n_runs, r[1].n_runs);
+    QT_CHECKF(bad == 0, "%d sums or metrics differ between the ride and qr_frag_run", bad);
+    QT_CHECKF(runs[1] == runs[0] && runs[0] == 5, "model runs: %lld for the fragility alone, %lld for the reference and the "
+              "fragility riding on it", (long long)runs[0], (long long)runs[1]);
+    for (int k = 0; k < se.tw.g.n_outputs; k++) qr_tensor_free_data(&outs[k]);
+    free(outs);
+    qr_frag_free(&r[0]);
+    qr_frag_free(&r[1]);
+    qr_session_close(&se);
+    qr_tensor_free_data(&in);
+    qr_graph_free(b);
+    free(b);
+    qr_graph_free(a);
+    free(a);
+}
+
 static void qt_frag_all(void) {
     QT_RUN(test_frag_half_away);
     QT_RUN(test_frag_inject);
@@ -529,4 +600,5 @@ static void qt_frag_all(void) {
     QT_RUN(test_frag_fast_sums);
     QT_RUN(test_frag_round2);
     QT_RUN(test_frag_side);
+    QT_RUN(test_frag_ride);
 }

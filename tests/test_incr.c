@@ -709,10 +709,123 @@ static void test_incr_wdata(void) {
     }
 }
 
+/* ==== runall's one pass: the runs that served two analyses ============================= */
+
+/* The cumulative error's full setting taken from the per-layer comparison's run (runall's
+ * qr__ra_acc_full, settings run whole as runall runs them) gives the table of the cumulative error
+ * that runs it, bit for bit, with one model run fewer (qr_run_count) on the pairs whose twin is a
+ * plain copy; a QOperator twin is refused (the comparison ran the integer model). */
+static void test_incr_accum_full(void) {
+    int bad = 0, used = 0, refused = 0;
+    char msg[256] = "";
+    for (int k = 0; k < QR_ARRAY_LEN(qt_incr_pairs); k++) {
+        QrAccum a[2];
+        memset(a, 0, sizeof a);
+        int64_t runs[2] = { 0, 0 };
+        bool have = false;
+        for (int pass = 0; pass < 2; pass++) {
+            QtPair p;
+            QrSession se;
+            memset(&se, 0, sizeof se);
+            QrStatus st = qt_session_pair(qt_incr_pairs[k], &p, &se);
+            QrSensOpts so = { .metric = QR_METRIC_L1 };
+            QrSensResult sr = { 0 };
+            QrCompare c = { 0 };
+            int topk[] = { 1, 2 };
+            if (st == QR_OK) st = qr_sens_run(&se, &so, &sr);
+            if (st == QR_OK) st = qr_compare_mode(&se, "sim", 0.99, &c);
+            se.no_incremental = true;
+            QrAccFull full;
+            QrMetrics *pm = NULL;
+            if (st == QR_OK && pass == 1) have = qr__ra_acc_full(&se, &c, "sim", QR_METRIC_COSINE, &full, &pm);
+            int64_t r0 = qr_run_count.graphs;
+            if (st == QR_OK) st = qr_accum_run_full(&se, &sr, topk, 2, NULL, QR_METRIC_COSINE, have ? &full : NULL, &a[pass]);
+            runs[pass] = qr_run_count.graphs - r0;
+            free(pm);
+            if (st != QR_OK && !bad++) qt_fmt(msg, sizeof msg, "%s: %s", qt_incr_pairs[k], qr_err_msg());
+            qr_err_clear();
+            qr_compare_free(&c);
+            qr_sens_free(&sr);
+            if (se.b) qr_session_close(&se);
+            qt_pair_free(&p);
+        }
+        used += have;
+        refused += !have && !strcmp(qt_incr_pairs[k], "qoperator");
+        int nv = a[0].n_settings * (a[0].val ? 1 : 0);
+        bool same = a[0].n_settings == a[1].n_settings && a[0].val && a[1].val && runs[1] == runs[0] - (have ? 1 : 0);
+        for (int s = 0; same && s < a[0].n_settings; s++) same = !memcmp(&a[0].out[s], &a[1].out[s], sizeof a[0].out[s]);
+        QtPair q;
+        int nm = 0;
+        if (same && qt_pair_load(&q, qt_incr_pairs[k], NULL) == QR_OK) {
+            QrSession se2;
+            memset(&se2, 0, sizeof se2);
+            if (qr_session_open(&se2, q.b, q.a, &q.in) == QR_OK) nm = se2.m.n;
+            if (se2.b) qr_session_close(&se2);
+            qt_pair_free(&q);
+        }
+        if (same) same = nm > 0 && !memcmp(a[0].val, a[1].val, (size_t)nm * (size_t)nv * sizeof(double));
+        if (!same && !bad++)
+            qt_fmt(msg, sizeof msg, "%s: tables or runs differ (%lld runs vs %lld, full %s)", qt_incr_pairs[k], (long long)runs[0],
+                   (long long)runs[1], have ? "taken" : "refused");
+        qr_accum_free(&a[0]);
+        qr_accum_free(&a[1]);
+    }
+    QT_CHECKF(bad == 0, "%s", msg);
+    QT_CHECKF(used >= 4 && refused == 1, "the comparison's run served %d pairs, refused on qoperator: %d", used, refused);
+}
+
+/* The distributions' baseline rows kept where runall drops the baseline values (qr_dist_base_want):
+ * the distributions then make the model runs (qr_run_count) and give the results they make with every
+ * baseline value there — no baseline run to bring their rows back. */
+static void test_incr_dist_keep(void) {
+    int bad = 0;
+    char msg[256] = "";
+    int64_t base_runs[2] = { -1, -2 };
+    QrDistSet d[2];
+    memset(d, 0, sizeof d);
+    for (int pass = 0; pass < 2; pass++) {
+        QtPair p;
+        QrSession se;
+        memset(&se, 0, sizeof se);
+        QrStatus st = qt_session_pair("ort_qdq", &p, &se);
+        QrSensOpts so = { .metric = QR_METRIC_L1 };
+        QrSensResult sr = { 0 };
+        if (st == QR_OK) st = qr_sens_run(&se, &so, &sr);
+        bool *keep = calloc((size_t)se.m.n + 1, sizeof *keep);
+        if (st == QR_OK && pass == 1) st = keep ? qr_dist_base_want(&se, &sr, NULL, 0, keep) : QR_ERR_NOMEM;
+        if (st == QR_OK && pass == 1) qr_session_base_drop(&se, keep);
+        int64_t r0 = qr_run_count.graphs;
+        if (st == QR_OK) st = qr_dist_collect(&se, &sr, NULL, 0, 0, &d[pass]);
+        base_runs[pass] = qr_run_count.graphs - r0;
+        if (st != QR_OK && !bad++) qt_fmt(msg, sizeof msg, "%s", qr_err_msg());
+        qr_err_clear();
+        free(keep);
+        qr_sens_free(&sr);
+        if (se.b) qr_session_close(&se);
+        qt_pair_free(&p);
+    }
+    bool same = !bad && d[0].n == d[1].n && d[0].n > 0;
+    for (int k = 0; same && k < d[0].n; k++) {
+        const QrDist *x = &d[0].d[k], *y = &d[1].d[k];
+        same = !strcmp(x->name, y->name) && !memcmp(&x->clip_lo, &y->clip_lo, sizeof x->clip_lo) &&
+               !memcmp(&x->clip_hi, &y->clip_hi, sizeof x->clip_hi) && x->n_bins == y->n_bins &&
+               !memcmp(x->h_base, y->h_base, (size_t)x->n_bins * sizeof *x->h_base) &&
+               !memcmp(x->h_anal, y->h_anal, (size_t)x->n_bins * sizeof *x->h_anal);
+    }
+    qr_dist_free(&d[0]);
+    qr_dist_free(&d[1]);
+    QT_CHECKF(bad == 0, "%s", msg);
+    QT_CHECKF(base_runs[1] == base_runs[0], "model runs of the distributions: %lld with every baseline value, %lld with their rows kept",
+              (long long)base_runs[0], (long long)base_runs[1]);
+    QT_CHECKF(same, "the distributions differ between the rows kept and every value (%d vs %d)", d[0].n, d[1].n);
+}
+
 static void qt_incr_all(void) {
     for (int i = 0; i < QR_ARRAY_LEN(qt_incr_pairs); i++)
         for (int off = 0; off < 2; off++) qt_incr_accum_whatif_pair(qt_incr_pairs[i], off);
     QT_RUN(test_incr_accum_table);
+    QT_RUN(test_incr_accum_full);
+    QT_RUN(test_incr_dist_keep);
     QT_RUN(test_incr_closure);
     QT_RUN(test_incr_ref_kept);
     QT_RUN(test_incr_tap_mask);

@@ -344,6 +344,73 @@ static float qt__kf_gemv_row(int64_t n, int64_t N, int64_t K, const float *a, co
     return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
 }
 
+/* f32_gemm_fused / f32_gemm_bt_fused with B given as 8-bit integers (QrF32Fused.qb) on every
+ * level bit-exact with the same call on B dequantized first as DequantizeLinear does ((float)(q -
+ * zp) * scale): int8 and uint8, one scale or one per column of B (N), zero points or none, B plain
+ * (K, N) or transposed (N, K), MatMul's adapted K blocks (conv_n, pack_panels) and the plain
+ * ones, a per-column residual, accumulate; shapes with several K blocks, narrow last panels (N =
+ * 72: 64 + 8) and a last column alone (65), few rows (5: nothing packed for a float B), one
+ * column (N = 1: the dot products), at 1 to 3 threads. */
+static void test_f32_gemm_qb(void) {
+    QrKernels lv[8];
+    const int nl = qt__k_levels(lv, 8), saved = qr_pool_threads();
+    int cases = 0;
+    uint64_t rng = 4711;
+    static const int64_t shapes[][3] = { { 40, 72, 300 }, { 5, 65, 70 }, { 33, 1, 50 }, { 70, 130, 513 } };
+    for (int si = 0; si < QR_ARRAY_LEN(shapes); si++)
+        for (int v = 0; v < 16; v++) {
+            const int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
+            const bool trans = v & 1, sgn = v & 2, per_col = v & 4, with_zp = v & 8;
+            const bool adapted = (v + si) % 3 != 0, acc = (v + si) % 5 == 0, res = (v + si) % 4 == 1;
+            uint8_t *q = qr_aligned_alloc((size_t)(N * K));
+            for (int64_t i = 0; i < N * K; i++) q[i] = (uint8_t)qr_rng_next(&rng);
+            float *sc = qr_aligned_alloc((size_t)N * sizeof(float));
+            int32_t *zp = qr_aligned_alloc((size_t)N * sizeof(int32_t));
+            for (int64_t n = 0; n < N; n++) {
+                sc[n] = 0.0005f + 0.001f * (float)(qr_rng_next(&rng) % 100);
+                zp[n] = sgn ? (int32_t)(qr_rng_next(&rng) % 21) - 10 : (int32_t)(qr_rng_next(&rng) % 256);
+            }
+            const int64_t ss = per_col ? 1 : 0;
+            const QrF32QuantB qb = { q, sgn, sc, ss, with_zp ? zp : NULL, ss };
+            float *B = qr_aligned_alloc((size_t)(N * K) * sizeof(float));
+            for (int64_t i = 0; i < N * K; i++) {   /* element i of q's layout; its column n of B */
+                const int64_t n = trans ? i / K : i % N;
+                const int32_t x = sgn ? (int32_t)(int8_t)q[i] : (int32_t)q[i];
+                B[i] = (float)(x - (with_zp ? zp[n * ss] : 0)) * sc[n * ss];
+            }
+            float *A = qt__k_randf(M * K, &rng), *C0 = qt__k_randf(M * N, &rng), *rb = qt__k_randf(N, &rng);
+            float *want = qr_aligned_alloc((size_t)(M * N) * sizeof(float)), *got = qr_aligned_alloc((size_t)(M * N) * sizeof(float));
+            QrF32Fused f = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = adapted ? N : 0, .pack_panels = adapted,
+                             .res = res ? rb : NULL, .ldres = 0 };
+            QrF32Fused fq = f;
+            fq.qb = &qb;
+            for (int l = 0; l < nl; l++)
+                for (int th = 1; th <= 3; th++) {
+                    qr_pool_init(th);
+                    memcpy(want, C0, (size_t)(M * N) * sizeof(float));
+                    memcpy(got, C0, (size_t)(M * N) * sizeof(float));
+                    if (trans) {
+                        lv[l].f32_gemm_bt_fused(M, N, K, A, K, B, K, want, N, acc, &f);
+                        lv[l].f32_gemm_bt_fused(M, N, K, A, K, NULL, K, got, N, acc, &fq);
+                    } else {
+                        lv[l].f32_gemm_fused(M, N, K, A, K, B, N, want, N, acc, &f);
+                        lv[l].f32_gemm_fused(M, N, K, A, K, NULL, N, got, N, acc, &fq);
+                    }
+                    int64_t bad = -1;
+                    for (int64_t i = 0; i < M * N && bad < 0; i++)
+                        if (!qt__kf_same(got[i], want[i])) bad = i;
+                    QT_CHECKF(bad < 0, "%s %d threads M=%lld N=%lld K=%lld v=%d: C[%lld] = %.9g want %.9g",
+                              qr_isa_name(lv[l].isa), th, (long long)M, (long long)N, (long long)K, v, (long long)bad,
+                              bad < 0 ? 0.0 : got[bad], bad < 0 ? 0.0 : want[bad]);
+                    cases++;
+                }
+            void *all[] = { q, sc, zp, B, A, C0, rb, want, got };
+            for (int i = 0; i < QR_ARRAY_LEN(all); i++) qr_aligned_free(all[i]);
+        }
+    qr_pool_init(saved);
+    printf("f32_gemm_qb: %d level cases exact\n", cases);
+}
+
 /* f32_gemv_m1t_q8 on every level bit-exact with f32_gemv_m1t's definition on B dequantized
  * first as DequantizeLinear does: int8 and uint8, one or per-row scales and zero points (or
  * none), K tails 1..17 and 1280, a row range, a padded row stride, accumulate; then the pool
@@ -609,6 +676,7 @@ static void qt_kern_f32_all(void) {
     QT_RUN(test_f32_gemv_order);
     QT_RUN(test_f32_gemv_m1t);
     QT_RUN(test_f32_gemv_m1t_q8);
+    QT_RUN(test_f32_gemm_qb);
     QT_RUN(test_f32_gemv_m1);
     QT_RUN(test_f32_conv_order);
 }

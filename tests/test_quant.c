@@ -304,6 +304,54 @@ static void test_quant_dequantize_rows(void) {
         }
 }
 
+/* DequantizeLinear of large 8-bit tensors split over the pool (qr__qdq_dq_run, 64K elements a
+ * task, boundaries inside rows): a Conv weight [64, 48, 5, 5] per output channel (axis 0), one
+ * scale for [300, 700], one per column of [200, 700] (axis 1) and blocks of 32 along that axis;
+ * at 1, 2 and 3 threads every element's bits equal (float)(x - z) * s. */
+static void test_quant_dequantize_threads(void) {
+    uint64_t rng = 11;
+    const int saved = qr_pool_threads();
+    static const int64_t shapes[4][4] = { { 64, 48, 5, 5 }, { 300, 700, 0, 0 }, { 200, 700, 0, 0 }, { 200, 700, 0, 0 } };
+    for (int c = 0; c < 4; c++) {
+        const int rank = shapes[c][2] ? 4 : 2, sg = c % 2;
+        const int64_t *xd = shapes[c], n = xd[0] * xd[1] * (rank == 4 ? xd[2] * xd[3] : 1);
+        const int64_t ax = c == 0 ? 0 : 1, np = c == 0 ? 64 : c == 1 ? 1 : c == 2 ? 700 : 200 * 22;
+        const int64_t row = n / xd[0];   /* elements per row of axis 0 */
+        double *xv = malloc((size_t)n * sizeof(double)), *sv = malloc((size_t)np * sizeof(double));
+        double *zv = malloc((size_t)np * sizeof(double));
+        for (int64_t i = 0; i < n; i++) xv[i] = (double)(int)(qr_rng_next(&rng) % 256) - (sg ? 128 : 0);
+        for (int64_t j = 0; j < np; j++) {
+            sv[j] = (float)(0.001 + (double)(qr_rng_next(&rng) % 1000) / 997.0);
+            zv[j] = (double)(int)(qr_rng_next(&rng) % 256) - (sg ? 128 : 0);
+        }
+        const QrDType dt = sg ? QR_DT_S8 : QR_DT_U8;
+        int64_t bd[2] = { 200, 22 };
+        QrTensor *x = qt_q_t(dt, rank, xd, xv), *s, *z;
+        if (c == 1) { s = qt_q_scalar(QR_DT_F32, sv[0]); z = qt_q_scalar(dt, zv[0]); }
+        else if (c == 3) { s = qt_q_t(QR_DT_F32, 2, bd, sv); z = qt_q_t(dt, 2, bd, zv); }
+        else { s = qt_q_vec(QR_DT_F32, np, sv); z = qt_q_vec(dt, np, zv); }
+        const QrTensor *in[3] = { x, s, z };
+        QrAttr at[2] = { qt_q_ai("axis", ax), qt_q_ai("block_size", 32) };
+        for (int th = 1; th <= 3; th++) {
+            qr_pool_init(th);
+            QrTensor *y = NULL;
+            QT_OK(qt_q_run("", "DequantizeLinear", at, c == 3 ? 2 : 1, in, 3, &y, 1));
+            int64_t bad = -1;
+            for (int64_t i = 0; y && i < n && bad < 0; i++) {
+                const int64_t p = c == 0 ? i / row : c == 1 ? 0 : c == 2 ? i % 700 : (i / 700) * 22 + (i % 700) / 32;
+                const float want = (float)((int32_t)xv[i] - (int32_t)zv[p]) * (float)sv[p], got = ((const float *)y->data)[i];
+                if (memcmp(&want, &got, sizeof want)) bad = i;
+            }
+            QT_CHECKF(y && bad < 0, "case %d, %d threads: element %lld differs", c, th, (long long)bad);
+        }
+        free(xv);
+        free(sv);
+        free(zv);
+        qt_q_cleanup();
+    }
+    qr_pool_init(saved);
+}
+
 static void test_quant_dynamic(void) {
     /* the ONNX documentation's example */
     double xv[6] = { 0, 2, -3, -2.5, 1.34, 0.5 };
@@ -781,6 +829,7 @@ static void qt_quant_all(void) {
     QT_Q_RUN(test_quant_quantize_per_axis_blocked);
     QT_Q_RUN(test_quant_dequantize);
     QT_Q_RUN(test_quant_dequantize_rows);
+    QT_Q_RUN(test_quant_dequantize_threads);
     QT_Q_RUN(test_quant_dynamic);
     QT_Q_RUN(test_quant_qlinear_matmul);
     QT_Q_RUN(test_quant_qgemm);

@@ -923,6 +923,186 @@ static void test_run_cache(void) {
               (long long)nsu, (long long)n3, nn);
 }
 
+/* ---- a weight's DequantizeLinear fused into its MatMul / Gemm ---------------------------------
+ * The sim run of a QDQ model dequantizes each 8-bit weight as the GEMM packs B's panels
+ * (qr__run_plan_dq): no float copy, the same bits. Models (W: K x N = 96 x 80 bytes, more than
+ * QR_FOLD_MAX_ELEMS, so never cached; uint8 or int8, one scale or one per column of B):
+ *   0  MatMul([1, M, K], DQ(W [K, N], axis 1)) + bias  (a lastb chain head)
+ *   1  Gemm(x [M, K], DQ(W [N, K], axis 0), C), transB
+ *   2  MatMul([2, M, K], DQ(W [2, K, N], axis 2))      (B batched: a B per batch)
+ *   3  Gemm(x [M, K], DQ(W [K, N], axis 1))            (no transB, no C)
+ *   4  the DQ's output read twice (two MatMuls, added): never fused
+ * Each fused run (1 to 3 threads, M = 40 and M = 1: the batch-1 kernels) has the bits and node
+ * count of the run with a tap on every value (nothing fused). Not fused but right: a tap on the DQ
+ * output alone, an alias of it (a disabled quantizer: B is the float weight Wf) and a substitution
+ * of it; a substitution of the integers themselves is fused, reading the substitute. */
+static QrStatus qt__rdq_model(QrGraph **g, int kind, bool sgn, bool per_ch, int64_t M) {
+    QtModel mb;
+    qt_mb_init(&mb, 13);
+    const int64_t K = 96, N = 80;
+    const bool gemm = kind == 1 || kind == 3, tb = kind == 1, bat = kind == 2;
+    int64_t dx[3] = { bat ? 2 : 1, M, K }, dy[3] = { bat ? 2 : 1, M, N }, dw[3] = { 2, K, N };
+    int64_t *wd = bat ? dw : dw + 1, wr = bat ? 3 : 2, nd[1] = { N }, s0[1] = { 1 };
+    if (tb) { dw[1] = N; dw[2] = K; }
+    const int64_t nw = bat ? 2 * K * N : K * N;
+    uint64_t rng = 77 + (uint64_t)kind;
+    uint8_t *w = malloc((size_t)nw), zp[80];
+    float sc[80];
+    for (int64_t i = 0; i < nw; i++) w[i] = (uint8_t)qr_rng_next(&rng);
+    for (int i = 0; i < 80; i++) {
+        sc[i] = 0.002f + 0.0005f * (float)(qr_rng_next(&rng) % 40);
+        zp[i] = sgn ? (uint8_t)(int8_t)((int)(qr_rng_next(&rng) % 9) - 4) : (uint8_t)(120 + qr_rng_next(&rng) % 16);
+    }
+    const QrDType qt = sgn ? QR_DT_S8 : QR_DT_U8;
+    qt_mb_input(&mb, "x", QR_DT_F32, gemm ? 2 : 3, gemm ? dx + 1 : dx);
+    qt_mb_output(&mb, "y", QR_DT_F32, gemm ? 2 : 3, gemm ? dy + 1 : dy);
+    qt_mb_init_raw(&mb, "Wq", qt, (int)wr, wd, w, (size_t)nw);
+    qt_mb_init_raw(&mb, "ws", QR_DT_F32, per_ch ? 1 : 0, per_ch ? nd : s0, sc, per_ch ? sizeof sc : 4);
+    qt_mb_init_raw(&mb, "wz", qt, per_ch ? 1 : 0, per_ch ? nd : s0, zp, per_ch ? sizeof zp : 1);
+    qt__rf_init(&mb, "Wf", (int)wr, wd, &rng, 0.05f, 0.0f);
+    qt__rf_init(&mb, "bias", 1, nd, &rng, 0.5f, 0.0f);
+    Onnx__NodeProto *n = qt_mb_node(&mb, "DequantizeLinear", "dqw", "Wq,ws,wz", "W");
+    qt__rf_int_attr(&mb, n, "axis", tb ? 0 : wr - 1);
+    if (kind == 0) {
+        qt_mb_node(&mb, "MatMul", "mm", "x,W", "h");
+        qt_mb_node(&mb, "Add", "add", "h,bias", "y");
+    } else if (gemm) {
+        n = qt_mb_node(&mb, "Gemm", "gemm", tb ? "x,W,bias" : "x,W", "y");
+        if (tb) qt__rf_int_attr(&mb, n, "transB", 1);
+    } else if (kind == 2) {
+        qt_mb_node(&mb, "MatMul", "mm", "x,W", "y");
+    } else {
+        qt_mb_node(&mb, "MatMul", "mm", "x,W", "h");
+        qt_mb_node(&mb, "MatMul", "mm2", "x,W", "h2");
+        qt_mb_node(&mb, "Add", "add", "h,h2", "y");
+    }
+    free(w);
+    QrStatus st = qt_load_built(&mb, "dq_fuse.onnx", g);
+    qt_mb_free(&mb);
+    return st;
+}
+
+/* Pairs qr__run_plan_dq fuses in a run of g with options o. */
+static int qt__rdq_planned(const QrGraph *g, const QrRunOpts *o) {
+    int *uses = calloc((size_t)g->n_values + 1, sizeof *uses);
+    if (!uses) return -1;
+    for (int ni = 0; ni < g->n_nodes; ni++)
+        for (int k = 0; k < g->nodes[ni].n_in; k++)
+            if (g->nodes[ni].in[k] >= 0) uses[qr__run_resolve(o, g->nodes[ni].in[k])]++;
+    for (int i = 0; i < g->n_outputs; i++) uses[qr__run_resolve(o, g->outputs[i])]++;
+    QrRunPlan pl = {0};
+    QrStatus st = qr__run_plan(g, o, uses, NULL, &pl);
+    if (st == QR_OK) st = qr__run_plan_dq(g, o, uses, NULL, NULL, &pl);
+    const int n = st == QR_OK ? pl.n_dqf : -1;
+    qr__run_plan_free(&pl);
+    free(uses);
+    return n;
+}
+
+/* y of a run with options o (tapped: every value tapped too) at `threads` threads; bits in *y. */
+static QrStatus qt__rdq_run(const QrGraph *g, const QrTensor *x, const QrRunOpts *o, bool tapped, int threads,
+                            QrTensor *y, int64_t *n_exec) {
+    QtRfTaps all = {0};
+    QrRunOpts oo = o ? *o : (QrRunOpts){0};
+    if (tapped) {
+        oo.tap = qt__rf_tap;
+        oo.tap_user = &all;
+        oo.tap_only = NULL;
+    }
+    qr_pool_init(threads);
+    return qt__rf_run(g, x, &oo, y, n_exec);
+}
+
+static bool qt__rdq_same(const QrTensor *a, const QrTensor *b) {
+    return a->data && b->data && qr_tensor_nbytes(a) == qr_tensor_nbytes(b) && !memcmp(a->data, b->data, qr_tensor_nbytes(a));
+}
+
+/* One model: fused vs tapped at 1..3 threads, and the runs that must not fuse; failures into bad. */
+static QrStatus qt__rdq_check(int kind, bool sgn, bool per_ch, int64_t M, char *bad, size_t nbad) {
+    QrGraph *g = NULL;
+    QR_TRY(qt__rdq_model(&g, kind, sgn, per_ch, M));
+    QrTensor x = {0}, ref = {0}, y = {0};
+    const int gemm = kind == 1 || kind == 3;
+    int64_t dx[3] = { kind == 2 ? 2 : 1, M, 96 };
+    QrStatus st = qr_tensor_set_shape(&x, QR_DT_F32, gemm ? 2 : 3, gemm ? dx + 1 : dx);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&x);
+    uint64_t rng = 5;
+    for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
+    const int vw = qr_graph_find(g, "W"), vq = qr_graph_find(g, "Wq"), vf = qr_graph_find(g, "Wf");
+    const char *what = kind == 4 ? "read twice" : "plain";
+    QrRunOpts none = {0};
+    const int planned = st == QR_OK ? qt__rdq_planned(g, &none) : -1;
+    if (st == QR_OK && planned != (kind == 4 ? 0 : 1)) snprintf(bad, nbad, "kind %d: %d pairs planned", kind, planned);
+    int64_t n_ref = 0, n = 0;
+    if (st == QR_OK) st = qt__rdq_run(g, &x, NULL, true, 1, &ref, &n_ref);
+    for (int th = 1; st == QR_OK && th <= 3; th++) {
+        st = qt__rdq_run(g, &x, NULL, false, th, &y, &n);
+        if (st == QR_OK && (!qt__rdq_same(&y, &ref) || n != n_ref))
+            snprintf(bad, nbad, "kind %d %s sgn %d per_ch %d M %lld, %d threads: output or node count (%lld, %lld) differs",
+                     kind, what, sgn, per_ch, (long long)M, th, (long long)n, (long long)n_ref);
+        qr_tensor_free_data(&y);
+    }
+    /* a tap on W alone, an alias of W (B = Wf), a substitution of W: not fused; of Wq: fused */
+    bool *only = calloc((size_t)g->n_values, sizeof *only);
+    int *alias = malloc((size_t)g->n_values * sizeof *alias);
+    const QrTensor **sub = calloc((size_t)g->n_values, sizeof *sub), **subq = calloc((size_t)g->n_values, sizeof *subq);
+    QrTensor wq2 = {0};
+    if (st == QR_OK && (!only || !alias || !sub || !subq)) st = qr_errf(QR_ERR_NOMEM, "oom");
+    if (st == QR_OK) st = qr_tensor_set_shape(&wq2, g->values[vq].t.dtype, g->values[vq].t.rank, g->values[vq].t.dims);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&wq2);
+    if (st == QR_OK) {
+        for (int64_t i = 0; i < wq2.numel; i++) ((uint8_t *)wq2.data)[i] = ((const uint8_t *)g->values[vq].t.data)[i] ^ 0x15;
+        for (int v = 0; v < g->n_values; v++) alias[v] = -1;
+        only[vw] = true;
+        alias[vw] = vf;
+        sub[vw] = &g->values[vf].t;
+        subq[vq] = &wq2;
+    }
+    QrTensor r2 = {0};
+    QtRfTaps some = {0};
+    const QrRunOpts ov[4] = { { .tap = qt__rf_tap, .tap_user = &some, .tap_only = only }, { .alias = alias },
+                              { .subst = sub }, { .subst = subq } };
+    static const char *const ovn[4] = { "tap on W", "alias of W", "substitute of W", "substitute of Wq" };
+    for (int k = 0; st == QR_OK && k < 4; k++) {
+        const int want = k == 3 && kind != 4 ? 1 : 0, got = qt__rdq_planned(g, &ov[k]);
+        st = qt__rdq_run(g, &x, &ov[k], true, 1, &r2, &n_ref);
+        for (int th = 1; st == QR_OK && th <= 3; th += 2) {
+            st = qt__rdq_run(g, &x, &ov[k], false, th, &y, &n);
+            if (st == QR_OK && (got != want || !qt__rdq_same(&y, &r2) || (k > 0 && qt__rdq_same(&y, &ref))))
+                snprintf(bad, nbad, "kind %d %s, %s, %d threads: %d pairs planned (want %d), output %s", kind, what, ovn[k],
+                         th, got, want, qt__rdq_same(&y, &r2) ? "the unchanged model's" : "differs");
+            qr_tensor_free_data(&y);
+        }
+        qr_tensor_free_data(&r2);
+    }
+    free(only);
+    free(alias);
+    free(sub);
+    free(subq);
+    qr_tensor_free_data(&wq2);
+    qr_tensor_free_data(&x);
+    qr_tensor_free_data(&ref);
+    qr_graph_free(g);
+    free(g);
+    return st;
+}
+
+static void test_run_fusion_dq(void) {
+    const int saved = qr_pool_threads();
+    char bad[512] = "";
+    QrStatus st = QR_OK;
+    for (int kind = 0; kind < 5 && st == QR_OK; kind++)
+        for (int v = 0; v < 4 && st == QR_OK; v++)
+            for (int mi = 0; mi < 2 && st == QR_OK; mi++) {
+                if (mi == 1 && (kind == 2 || v % 2)) continue;   /* batch 1: enough with two variants */
+                st = qt__rdq_check(kind, v & 1, v & 2, mi ? 1 : 40, bad, sizeof bad);
+            }
+    qr_pool_init(saved);
+    QT_OK(st);
+    QT_CHECKF(!bad[0], "%s", bad);
+}
+
 static void qt_run_all(void) {
     QT_RUN(test_run_overrides);
     QT_RUN(test_run_dead_nodes);
@@ -931,6 +1111,7 @@ static void qt_run_all(void) {
     QT_RUN(test_run_fusion_lastb);
     QT_RUN(test_run_rows_threaded);
     QT_RUN(test_run_fusion_gelu);
+    QT_RUN(test_run_fusion_dq);
     QT_RUN(test_run_reshape_steal);
     QT_RUN(test_run_matmul_batches);
     QT_RUN(test_run_cache);

@@ -524,18 +524,34 @@ QR_TESTAPI QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, cons
 }
 #endif
 
+/* The requests for sens / names (qr_dist_collect_axis) into rs, and into want (optional, per match)
+ * the baseline values of their rows. */
+static QrStatus qr__dist_reqs(const QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
+                              QrDistReqs *rs, bool *want, QrDistSet *out) {
+    QrStatus st = QR_OK;
+    if (n_names > 0) for (int k = 0; st == QR_OK && k < n_names; k++) st = qr__dist_add_name(s, rs, names[k], out);
+    else if (sens) st = qr__dist_add_sens(s, rs, sens, out);
+    for (int k = 0; st == QR_OK && want && k < rs->n; k++) if (!rs->r[k].weight && rs->r[k].match >= 0) want[rs->r[k].match] = true;
+    return st;
+}
+
+static QrStatus qr_dist_base_want(const QrSession *s, const QrSensResult *sens, const char *const *names, int n_names, bool *want) {
+    QrDistReqs *rs = calloc(1, sizeof *rs);
+    QrDistSet tmp = { 0 };
+    QrStatus st = rs ? qr__dist_reqs(s, sens, names, n_names, rs, want, &tmp) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    qr_dist_free(&tmp);
+    free(rs);
+    return st;
+}
+
 static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
                                      int n_bins, bool have_axis, int axis, QrDistSet *out) {
     memset(out, 0, sizeof *out);
     QR_TRY(qr_session_run_baseline(s));
     QrDistReqs *rs = calloc(1, sizeof *rs);
     if (!rs) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    QrStatus st = QR_OK;
-    if (n_names > 0) for (int k = 0; st == QR_OK && k < n_names; k++) st = qr__dist_add_name(s, rs, names[k], out);
-    else if (sens) st = qr__dist_add_sens(s, rs, sens, out);
     bool *want = calloc((size_t)s->m.n + 1, sizeof *want);   /* the baseline values of its rows (qr_session_base_need) */
-    if (st == QR_OK && !want) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int k = 0; st == QR_OK && k < rs->n; k++) if (!rs->r[k].weight && rs->r[k].match >= 0) want[rs->r[k].match] = true;
+    QrStatus st = want ? qr__dist_reqs(s, sens, names, n_names, rs, want, out) : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) st = qr_session_base_need(s, want);
     free(want);
     QrTensor *vals = calloc((size_t)rs->n + 1, sizeof(QrTensor));

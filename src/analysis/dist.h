@@ -76,6 +76,10 @@ QR_TESTAPI QrStatus qr_dist_collect(QrSession *s, const QrSensResult *sens, cons
 #endif
 /* The same with the box plots' channel axis chosen (--channel-axis, hmct's axis; negative
  * counts from the end) for every value when have_axis; a value without that axis fails. */
+/* The baseline values (per match, want[m.n]: set, never cleared) qr_dist_collect_axis with these
+ * sens / names reads, so that a caller dropping the session's baseline values (qr_session_base_drop)
+ * can keep them for it and spare it a baseline run (runall's advisor stage). */
+static QrStatus qr_dist_base_want(const QrSession *s, const QrSensResult *sens, const char *const *names, int n_names, bool *want);
 static QrStatus qr_dist_collect_axis(QrSession *s, const QrSensResult *sens, const char *const *names, int n_names,
                                      int n_bins, bool have_axis, int axis, QrDistSet *out);
 static void qr_dist_free(QrDistSet *ds);

@@ -520,28 +520,34 @@ static QrStatus qr__fr_side(QrFragResult *r, const QrGraph *g, const QrTensor *i
     return st;
 }
 
-static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTensor *inputs, const QrTensor *base_out,
-                            const QrFragOpts *o, QrFragResult *r) {
-    memset(r, 0, sizeof *r);
-    if (o) r->opts = *o;
-    else qr_frag_opts_default(&r->opts);
-    if (r->opts.n_seeds > QR_FRAG_MAX_SEEDS) r->opts.n_seeds = QR_FRAG_MAX_SEEDS;
-    if (r->opts.n_seeds < 0) r->opts.n_seeds = 0;
-    if (!(r->opts.share >= 0 && r->opts.share <= 1))
-        return qr_errf(QR_ERR_INVALID, "fragility: the share of elements to perturb must be in [0, 1], not %g", r->opts.share);
-    r->g = g;
-    r->worst = -1;
-    r->first_growth = -1;
-    r->quant_mse = NAN;
-    r->ratio_lsb = NAN;
-    /* the perturbed quantizers, in the topological order of their nodes */
-    int *pos = malloc(((size_t)g->n_nodes + 1) * sizeof *pos);
+/* What qr_frag_begin prepares and qr_frag_end uses (frag.h): the layers' grids, the unperturbed run's
+ * edit (mode 0) and what it keeps, the constants cache of the variant runs. */
+struct QrFragRide {
+    const QrGraph *g;
+    QrFrGrid *grid;
+    bool *on;                /* per value: perturbed (edit_on) */
+    QrTensor *sim;           /* per layer: the unperturbed integer value */
+    QrFrRun ru;
+    QrRunCache *cache;
+};
+
+static void qr_frag_ride_free(QrFragRide *f) {
+    if (!f) return;
+    if (f->cache) qr_run_cache_free(f->cache);
+    for (int l = 0; f->sim && f->ru.r && l < f->ru.r->n_layers; l++) qr_tensor_free_data(&f->sim[l]);
+    free(f->sim);
+    free(f->on);
+    free(f->grid);
+    free(f);
+}
+
+/* The perturbed quantizers of g (every activation quantizer with a computed integer value and a grid),
+ * in the topological order of their nodes, into r->layers, their grids into grid. */
+static QrStatus qr__fr_layers(QrFragResult *r, const QrGraph *g, const QrQuantTable *qt, QrFrGrid *grid) {
     int *val_layer = malloc(((size_t)g->n_values + 1) * sizeof *val_layer);
     r->by_value = qr_arena_array(&r->arena, (size_t)g->n_values + 1, sizeof *r->by_value);
     r->layers = qr_arena_array(&r->arena, (size_t)qt->n + 1, sizeof *r->layers);
-    QrFrGrid *grid = calloc((size_t)qt->n + 1, sizeof *grid);
-    QrStatus st = pos && val_layer && r->by_value && r->layers && grid ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int k = 0; st == QR_OK && k < g->n_nodes; k++) pos[g->order[k]] = k;
+    QrStatus st = val_layer && r->by_value && r->layers ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int v = 0; st == QR_OK && v < g->n_values; v++) r->by_value[v] = val_layer[v] = -1;
     for (int k = 0; st == QR_OK && k < g->n_nodes; k++) {
         const QrNode *nd = &g->nodes[g->order[k]];
@@ -569,50 +575,58 @@ static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTe
         }
     }
     if (st == QR_OK) st = qr__fr_upstream(r, g, qt, val_layer);
-    /* the runs */
-    bool *on = calloc((size_t)g->n_values + 1, sizeof *on);
-    QrTensor *sim = calloc((size_t)r->n_layers + 1, sizeof *sim);
-    QrTensor *sim_out = calloc((size_t)g->n_outputs + 1, sizeof *sim_out);
-    QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
-    if (st == QR_OK && (!on || !sim || !sim_out || !outs)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int l = 0; st == QR_OK && l < r->n_layers; l++) on[r->layers[l].value] = true;
-    QrFrRun ru = { r, grid, sim, 0, 0, 0, NULL };
+    free(val_layer);
+    return st;
+}
+
+static QrStatus qr_frag_begin(const QrGraph *g, const QrQuantTable *qt, const QrFragOpts *o, QrFragResult *r, QrFragRide **out) {
+    *out = NULL;
+    memset(r, 0, sizeof *r);
+    if (o) r->opts = *o;
+    else qr_frag_opts_default(&r->opts);
+    if (r->opts.n_seeds > QR_FRAG_MAX_SEEDS) r->opts.n_seeds = QR_FRAG_MAX_SEEDS;
+    if (r->opts.n_seeds < 0) r->opts.n_seeds = 0;
+    if (!(r->opts.share >= 0 && r->opts.share <= 1))
+        return qr_errf(QR_ERR_INVALID, "fragility: the share of elements to perturb must be in [0, 1], not %g", r->opts.share);
+    r->g = g;
+    r->worst = -1;
+    r->first_growth = -1;
+    r->quant_mse = NAN;
+    r->ratio_lsb = NAN;
+    QrFragRide *f = calloc(1, sizeof *f);
+    if (!f) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    f->g = g;
+    f->grid = calloc((size_t)qt->n + 1, sizeof *f->grid);
+    QrStatus st = f->grid ? qr__fr_layers(r, g, qt, f->grid) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    f->on = calloc((size_t)g->n_values + 1, sizeof *f->on);
+    f->sim = calloc((size_t)r->n_layers + 1, sizeof *f->sim);
+    if (st == QR_OK && (!f->on || !f->sim)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int l = 0; st == QR_OK && l < r->n_layers; l++) f->on[r->layers[l].value] = true;
+    f->ru = (QrFrRun){ r, f->grid, f->sim, 0, 0, 0, NULL };
     /* The constants (weights through DequantizeLinear) once for every run: the edited values and
      * everything after them are never cached (run.h). */
-    QrRunCache *cache = st == QR_OK ? qr_run_cache_new(g) : NULL;
-    if (st == QR_OK && !cache) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    QrRunOpts ro = { .edit = qr__fr_edit, .edit_user = &ru, .edit_on = on, .cache = cache };
-    if (st == QR_OK) {
-        st = qr_run(g, inputs, &ro, sim_out);
-        if (st != QR_OK) st = qr_err_wrap(st, "fragility: the unperturbed run of %s", g->path ? g->path : "the model");
-        r->n_runs++;
+    f->cache = st == QR_OK ? qr_run_cache_new(g) : NULL;
+    if (st == QR_OK && !f->cache) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st != QR_OK) {
+        qr_frag_ride_free(f);
+        qr_frag_free(r);
+        return st;
     }
-    if (st == QR_OK && base_out) {
-        qr__fr_out_metrics(g, base_out, sim_out, &r->quant);
-        r->quant_mse = r->quant.mse;
-    }
-    int n_var = (r->opts.no_half_away ? 0 : 1) + r->opts.n_seeds;
-    if (st == QR_OK && r->n_layers && qr__fr_side_ok(r, g, n_var)) st = qr__fr_side(r, g, inputs, &ro, grid, sim, sim_out, n_var);
-    else for (int k = 0; st == QR_OK && k < n_var && r->n_layers; k++) {
-        QrFragVariant *va = &r->var[r->n_var];
-        bool ha = qr__fr_variant_spec(r, k, va) == 1;
-        ru.mode = ha ? 1 : 2;
-        ru.seed = va->seed;
-        int64_t before = 0;
-        for (int l = 0; l < r->n_layers; l++) before += ha ? r->layers[l].ha.n_inj : r->layers[l].lsb.n_inj;
-        st = qr_run(g, inputs, &ro, outs);
-        r->n_runs++;
-        if (st != QR_OK) { st = qr_err_wrap(st, "fragility: variant %d of %s", k, g->path ? g->path : "the model"); break; }
-        int64_t after = 0;
-        for (int l = 0; l < r->n_layers; l++) after += ha ? r->layers[l].ha.n_inj : r->layers[l].lsb.n_inj;
-        va->n_changed = after - before;
-        qr__fr_variant_done(r, g, va, sim_out, outs);
-        qr__fr_outs_free(g, outs);
-        r->n_var++;
-    }
-    /* per layer: growth and gain over the ±1 LSB seeds */
+    *out = f;
+    return QR_OK;
+}
+
+static void qr_frag_ride_opts(QrFragRide *f, QrRunOpts *ro) {
+    f->ru.mode = 0;
+    ro->edit = qr__fr_edit;
+    ro->edit_user = &f->ru;
+    ro->edit_on = f->on;
+}
+
+/* Per layer: growth and gain over the ±1 LSB seeds; then the worst variant and the verdict. */
+static void qr__fr_summarize(QrFragResult *r) {
     const int ns = r->opts.n_seeds;
-    for (int l = 0; st == QR_OK && l < r->n_layers; l++) {
+    for (int l = 0; l < r->n_layers; l++) {
         QrFragLayer *ly = &r->layers[l];
         if (ly->lsb.inj > 0) ly->growth = ly->lsb.tot / ly->lsb.inj;
         if (!ns || !(ly->sig > 0) || !ly->n_up) continue;
@@ -633,18 +647,74 @@ static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTe
     r->fragile = r->ratio_lsb == r->ratio_lsb && r->ratio_lsb >= QR_FRAG_FRAGILE_RATIO;
     for (int k = 0; k < r->n_var; k++)
         if (r->var[k].ratio == r->var[k].ratio && r->var[k].ratio >= QR_FRAG_FRAGILE_RATIO) r->fragile = true;
-    if (cache) qr_run_cache_free(cache);
-    for (int l = 0; sim && l < r->n_layers; l++) qr_tensor_free_data(&sim[l]);
-    qr__fr_outs_free(g, sim_out);
+}
+
+/* The variants one after another (qr_frag_run's serial loop). */
+static QrStatus qr__fr_serial(QrFragResult *r, const QrGraph *g, const QrTensor *inputs, const QrRunOpts *ro, QrFrRun *ru,
+                              const QrTensor *sim_out, int n_var) {
+    QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    QrStatus st = outs ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; st == QR_OK && k < n_var; k++) {
+        QrFragVariant *va = &r->var[r->n_var];
+        bool ha = qr__fr_variant_spec(r, k, va) == 1;
+        ru->mode = ha ? 1 : 2;
+        ru->seed = va->seed;
+        int64_t before = 0;
+        for (int l = 0; l < r->n_layers; l++) before += ha ? r->layers[l].ha.n_inj : r->layers[l].lsb.n_inj;
+        st = qr_run(g, inputs, ro, outs);
+        r->n_runs++;
+        if (st != QR_OK) { st = qr_err_wrap(st, "fragility: variant %d of %s", k, g->path ? g->path : "the model"); break; }
+        int64_t after = 0;
+        for (int l = 0; l < r->n_layers; l++) after += ha ? r->layers[l].ha.n_inj : r->layers[l].lsb.n_inj;
+        va->n_changed = after - before;
+        qr__fr_variant_done(r, g, va, sim_out, outs);
+        qr__fr_outs_free(g, outs);
+        r->n_var++;
+    }
     qr__fr_outs_free(g, outs);
-    free(sim);
-    free(sim_out);
     free(outs);
-    free(on);
-    free(grid);
-    free(pos);
-    free(val_layer);
+    return st;
+}
+
+static QrStatus qr_frag_end(QrFragRide *f, const QrTensor *inputs, const QrTensor *base_out, const QrTensor *sim_out,
+                            QrFragResult *r) {
+    const QrGraph *g = f->g;
+    QrStatus st = QR_OK;
+    r->n_runs++;             /* the unperturbed run (the caller's) */
+    if (base_out) {
+        qr__fr_out_metrics(g, base_out, sim_out, &r->quant);
+        r->quant_mse = r->quant.mse;
+    }
+    QrRunOpts ro = { .edit = qr__fr_edit, .edit_user = &f->ru, .edit_on = f->on, .cache = f->cache };
+    int n_var = (r->opts.no_half_away ? 0 : 1) + r->opts.n_seeds;
+    if (r->n_layers && qr__fr_side_ok(r, g, n_var)) st = qr__fr_side(r, g, inputs, &ro, f->grid, f->sim, sim_out, n_var);
+    else if (r->n_layers) st = qr__fr_serial(r, g, inputs, &ro, &f->ru, sim_out, n_var);
+    if (st == QR_OK) qr__fr_summarize(r);
+    qr_frag_ride_free(f);
     if (st != QR_OK) qr_frag_free(r);
+    return st;
+}
+
+static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTensor *inputs, const QrTensor *base_out,
+                            const QrFragOpts *o, QrFragResult *r) {
+    QrFragRide *f = NULL;
+    QR_TRY(qr_frag_begin(g, qt, o, r, &f));
+    QrTensor *sim_out = calloc((size_t)g->n_outputs + 1, sizeof *sim_out);
+    QrStatus st = sim_out ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrRunOpts ro = { .cache = f->cache };
+    qr_frag_ride_opts(f, &ro);
+    if (st == QR_OK) {
+        st = qr_run(g, inputs, &ro, sim_out);
+        if (st != QR_OK) st = qr_err_wrap(st, "fragility: the unperturbed run of %s", g->path ? g->path : "the model");
+    }
+    if (st == QR_OK) st = qr_frag_end(f, inputs, base_out, sim_out, r);
+    else {
+        r->n_runs++;
+        qr_frag_ride_free(f);
+        qr_frag_free(r);
+    }
+    qr__fr_outs_free(g, sim_out);
+    free(sim_out);
     return st;
 }
 

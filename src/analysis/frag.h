@@ -100,6 +100,20 @@ static void qr_frag_opts_default(QrFragOpts *o);
 static QrStatus qr_frag_run(const QrGraph *g, const QrQuantTable *qt, const QrTensor *inputs, const QrTensor *base_out,
                             const QrFragOpts *o, QrFragResult *r);
 static void qr_frag_free(QrFragResult *r);
+/* qr_frag_run in two halves, so that its unperturbed run can be a run made for something else (runall:
+ * the what-if's all-on reference run, qr_session_ref_ride): qr_frag_begin sets up r (the layers; NULL
+ * o: the defaults) and *ride (malloc'd); qr_frag_ride_opts puts the unperturbed run's edit into ro
+ * (edit, edit_user, edit_on: it keeps every perturbed value, its signal and its ties, changing
+ * nothing); the caller makes that run of g with no overrides, once, and gives its outputs (sim_out)
+ * to qr_frag_end, which runs the variants and frees ride (on failure too, r then freed). The results
+ * are qr_frag_run's, bit for bit, and n_runs counts the unperturbed run (tests/test_frag.c
+ * test_frag_ride). qr_frag_ride_free frees a ride that will not reach qr_frag_end. */
+typedef struct QrFragRide QrFragRide;
+static QrStatus qr_frag_begin(const QrGraph *g, const QrQuantTable *qt, const QrFragOpts *o, QrFragResult *r, QrFragRide **ride);
+static void qr_frag_ride_opts(QrFragRide *ride, QrRunOpts *ro);
+static QrStatus qr_frag_end(QrFragRide *ride, const QrTensor *inputs, const QrTensor *base_out, const QrTensor *sim_out,
+                            QrFragResult *r);
+static void qr_frag_ride_free(QrFragRide *ride);
 /* One sentence: fragile or not, and by how much a device may differ (arena copy). */
 static const char *qr_frag_verdict(QrArena *a, const QrFragResult *r);
 /* fragility.txt / fragility.csv into dir. */

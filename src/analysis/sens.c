@@ -1186,7 +1186,18 @@ typedef struct QrAccumJob {
     QrMetrics **pm;          /* per setting: per-match metrics */
     QrMetricAcc *acc;        /* optional, [setting][match]: their accumulators */
     uint8_t *acc_set;        /* [setting][match] */
+    const QrAccFull *full;   /* whole runs: the full setting measured by another run (NULL: run it) */
 } QrAccumJob;
+
+/* What qr__sens_eval_full would remember of a run under mask whose output metrics are out. */
+static QrStatus qr__sens_memo_full(QrSession *s, const bool *mask, const QrMetrics *out) {
+    QrOverrides ov = {0};
+    QR_TRY(qr_session_overrides_alloc(s, &ov));
+    qr_session_overrides(s, mask, &ov);
+    qr_session_memo_put(s, &ov, out);
+    qr_session_overrides_free(&ov);
+    return QR_OK;
+}
 
 static QrStatus qr__sens_accum_job(void *ctx, int k, int tid) {
     QR_UNUSED(tid);
@@ -1202,6 +1213,11 @@ static QrStatus qr__sens_accum_job(void *ctx, int k, int tid) {
         j->a->out[k] = s->ref->out;
         memcpy(e.per_match, s->ref->per_match, (size_t)s->m.n * sizeof *e.per_match);
         return QR_OK;
+    }
+    if (!j->inc && j->full && k == 2) {  /* every quantizer on: measured by another run of the same computation */
+        j->a->out[k] = j->full->out;
+        memcpy(e.per_match, j->full->per_match, (size_t)s->m.n * sizeof *e.per_match);
+        return qr__sens_memo_full(s, j->mask[k], &j->a->out[k]);
     }
     if (!j->inc) {
         qr__sens_pm_reset(e.per_match, s->m.n);
@@ -1228,7 +1244,7 @@ QR_TESTAPI QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const i
  * per-match values (unset entries: n = 0 and n_bad = -1) for data-set pooling; it needs the
  * all-on reference built here (the caller frees s->ref first). */
 static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk, const QrAccSets *sets,
-                              QrMetricKind metric, QrAccum *a, QrMetricAcc **acc_out) {
+                              QrMetricKind metric, QrAccum *a, QrMetricAcc **acc_out, const QrAccFull *full) {
     memset(a, 0, sizeof *a);
     a->metric = metric;
     QR_TRY(qr_session_run_baseline(s));
@@ -1293,7 +1309,7 @@ static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const
     }
     /* The all-on reference, built here with the per-match metrics of the "full" setting. */
     bool inc = !s->no_incremental;
-    QrAccumJob job = { s, a, &e, inc, masks, pms, NULL, NULL };
+    QrAccumJob job = { s, a, &e, inc, masks, pms, NULL, NULL, acc_out ? NULL : full };
     if (st == QR_OK && acc_out) {
         job.acc = calloc((size_t)ns * (size_t)nm + 1, sizeof *job.acc);
         job.acc_set = calloc((size_t)ns * (size_t)nm + 1, 1);
@@ -1338,7 +1354,12 @@ static QrStatus qr__sens_accum_run(QrSession *s, const QrSensResult *sens, const
 
 static QrStatus qr_accum_run_sets(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk,
                                   const QrAccSets *sets, QrMetricKind metric, QrAccum *a) {
-    return qr__sens_accum_run(s, sens, topk, n_topk, sets, metric, a, NULL);
+    return qr__sens_accum_run(s, sens, topk, n_topk, sets, metric, a, NULL, NULL);
+}
+
+static QrStatus qr_accum_run_full(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk, const QrAccSets *sets,
+                                  QrMetricKind metric, const QrAccFull *full, QrAccum *a) {
+    return qr__sens_accum_run(s, sens, topk, n_topk, sets, metric, a, NULL, full);
 }
 
 static void qr_accum_free(QrAccum *a) {
@@ -1524,7 +1545,7 @@ static QrStatus qr__sens_set_curves(QrSession *s, QrSensFeed *f, const int *topk
         QrAccum a = {0};
         QrMetricAcc *acc = NULL;
         st = qr__sens_load_sample(s, f, ss->smp[j], false);
-        if (st == QR_OK) st = qr__sens_accum_run(s, &ss->r, topk, n_topk, sets, metric, &a, &acc);
+        if (st == QR_OK) st = qr__sens_accum_run(s, &ss->r, topk, n_topk, sets, metric, &a, &acc, NULL);
         if (st == QR_OK && j == 0) {
             ns = a.n_settings;
             size_t cells = (size_t)nm * (size_t)ns;

@@ -111,6 +111,17 @@ QR_TESTAPI QrStatus qr_accum_run(QrSession *s, const QrSensResult *sens, const i
 struct QrAccSets;
 static QrStatus qr_accum_run_sets(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk,
                                   const struct QrAccSets *sets, QrMetricKind metric, QrAccum *a);
+/* The same with the full setting (every quantizer on) measured by another run of the same
+ * computation — runall's per-layer comparison of a model whose twin is a plain copy, in sim mode:
+ * per match its metrics (per_match[m.n], as the cumulative error's whole run measures them; n = 0:
+ * not measured) and the model-output metrics — instead of a run of its own when the settings run whole
+ * (s->no_incremental; the incremental form measures it with the all-on reference's run). */
+typedef struct QrAccFull {
+    const QrMetrics *per_match;
+    QrMetrics out;
+} QrAccFull;
+static QrStatus qr_accum_run_full(QrSession *s, const QrSensResult *sens, const int *topk, int n_topk,
+                                  const struct QrAccSets *sets, QrMetricKind metric, const QrAccFull *full, QrAccum *a);
 static void qr_accum_free(QrAccum *a);
 static QrStatus qr_accum_write(const QrSession *s, const QrAccum *a, const char *dir);
 

@@ -1111,6 +1111,11 @@ static bool qr_session_memo_get(QrSession *s, const QrOverrides *ov, QrMetrics *
 }
 
 static QrStatus qr_session_ref(QrSession *s, QrTapFn tap, void *user, const bool *tap_only, bool *built) {
+    return qr_session_ref_ride(s, tap, user, tap_only, NULL, NULL, built);
+}
+
+static QrStatus qr_session_ref_ride(QrSession *s, QrTapFn tap, void *user, const bool *tap_only, const QrRunOpts *ride,
+                                    QrTensor *outs_keep, bool *built) {
     if (built) *built = false;
     if (s->ref) return QR_OK;
     QR_TRY(qr_session_run_baseline(s));
@@ -1133,8 +1138,10 @@ static QrStatus qr_session_ref(QrSession *s, QrTapFn tap, void *user, const bool
         }
         QrSeRefTap rt = { r, copy, tap, user, tap_only };
         QrRunOpts ro = { .tap = qr__se_ref_tap, .tap_user = &rt, .tap_only = keep, .cache = r->consts };
+        if (ride) { ro.edit = ride->edit; ro.edit_user = ride->edit_user; ro.edit_on = ride->edit_on; }
         st = qr_run(g, s->inputs, &ro, outs);
         if (st == QR_OK) st = qr_session_compare_outputs(s, outs, &r->out);
+        for (int k = 0; st == QR_OK && outs_keep && k < g->n_outputs; k++) { outs_keep[k] = outs[k]; memset(&outs[k], 0, sizeof outs[k]); }
         if (st != QR_OK) st = qr_err_wrap(st, "running the analysis model with every quantizer on");
     }
     if (outs) for (int k = 0; k < g->n_outputs; k++) qr_tensor_free_data(&outs[k]);

@@ -175,6 +175,12 @@ typedef struct QrSeMemo {
  * all-on, which the caller may store in s->ref->per_match (malloc'd; freed with the ref).
  * Fails only on run errors / out of memory (s->ref stays NULL). */
 static QrStatus qr_session_ref(QrSession *s, QrTapFn tap, void *user, const bool *tap_only, bool *built);
+/* The same, the building run also carrying ride's edit (edit, edit_user, edit_on; NULL: none) — an
+ * edit that changes nothing, e.g. the fragility's unperturbed record (qr_frag_ride_opts), so that run is
+ * made once for both — and handing its outputs to outs_keep (optional, tw.g's n_outputs tensors; the
+ * caller frees their data) when this call builds the reference. */
+static QrStatus qr_session_ref_ride(QrSession *s, QrTapFn tap, void *user, const bool *tap_only, const QrRunOpts *ride,
+                                    QrTensor *outs_keep, bool *built);
 static void qr_session_ref_free(QrSession *s);
 /* Remembers the model-output metrics of a twin run under overrides ov (a copy is kept; at
  * most 16 entries), and finds those of a run under the same effective overrides (alias,

@@ -171,6 +171,33 @@ static inline __attribute__((always_inline)) void qr__k_f32_dotseq_body(const fl
     }
 }
 
+/* The dequantization of a quantized B (kern.h QrF32QuantB) for its panels, DequantizeLinear's
+ * arithmetic: (float)(q - z) * s, the integer difference converted and multiplied once.
+ *   QrKF32DeqPanel: dst (kc, NR) = rows k < kc of q (row stride ldq), columns t < nr with column
+ *                   t's parameters z[t], s[t]; zero past nr (a non-transposed B's panel).
+ *   QrKF32DeqRun:   y[t] = (float)(q[t] - z) * s for t < n (a transposed B's row). */
+typedef void (*QrKF32DeqPanel)(const void *q, bool sg, int64_t ldq, int64_t kc, int nr, const int32_t *z,
+                               const float *s, float *dst);
+typedef void (*QrKF32DeqRun)(const void *q, bool sg, int64_t n, int32_t z, float s, float *y);
+
+/* QrKF32DeqPanel in plain C for NR-wide panels (the levels' narrow panels): element by element. */
+static inline __attribute__((always_inline)) void qr__k_deq_panel_c(const void *q, bool sg, int64_t ldq, int64_t kc,
+                                                                    int nr, const int32_t *z, const float *s, int NR,
+                                                                    float *dst) {
+    const uint8_t *qu = q;
+    const int8_t *qs = q;
+    for (int64_t k = 0; k < kc; k++, qu += ldq, qs += ldq, dst += NR) {
+        for (int t = 0; t < nr; t++) dst[t] = (float)((sg ? (int32_t)qs[t] : (int32_t)qu[t]) - z[t]) * s[t];
+        for (int t = nr; t < NR; t++) dst[t] = 0.0f;
+    }
+}
+
+/* QrKF32DeqRun in plain C from element t on (the levels' tails). */
+static inline __attribute__((always_inline)) void qr__k_deq_run_c(const void *q, bool sg, int64_t t, int64_t n,
+                                                                  int32_t z, float s, float *y) {
+    for (; t < n; t++) y[t] = (float)((sg ? (int32_t)((const int8_t *)q)[t] : (int32_t)((const uint8_t *)q)[t]) - z) * s;
+}
+
 /* An ISA's float32 GEMM: tile size, K block (measured: 256 for both 6x16 and 8x32 on
  * Zen 4), ukr[r-1] for r = 1..mr rows, the sequential dot products (N = 1) and the B
  * packers. */
@@ -186,6 +213,8 @@ typedef struct QrKF32Isa {
     /* optional narrow kernels for a last panel of few columns: up to nr/2 and nr/4 columns,
      * reading the nr-wide packed panel (NULL: the full-width kernel with masks) */
     QrKF32Ukr ukr_half[QR__K_MAXMR], ukr_quarter[QR__K_MAXMR];
+    QrKF32DeqPanel deq_panel;   /* a quantized B (QrF32Fused.qb) dequantized into its panels */
+    QrKF32DeqRun deq_run;
 } QrKF32Isa;
 
 /* A run of a B panel's columns that lies in one output row of a convolution: panel
@@ -260,6 +289,7 @@ typedef struct QrKF32Job {
     bool b_trans;               /* B holds B's transpose (N, K), row stride ldb: every panel packed */
     bool pack_full;             /* pack full-width panels too (a plain product, qr__k_f32_run) */
     const QrF32Fused *f;        /* NULL: no epilogue */
+    const QrF32QuantB *qb;      /* not NULL: B is these integers (f->qb), every panel dequantized as it is packed */
     int64_t kc;                 /* K block: the ISA's, or a convolution's (qr__k_conv_kc) */
     bool conv_sum;              /* sum like MlasConv: bias after the last block */
     bool sweep;                 /* one K block: row tiles sweep the panels (qr__k_f32_task) */
@@ -297,11 +327,41 @@ enum { QR__K_COL1_MAXK = 2048 };
 #if defined(__x86_64__)   /* called by the x86-64 kernels only */
 /* Panel jr (nr columns) of K block pc: read in place or packed into bp; the micro-kernels
  * that cover it (full width, or, a narrow last panel, half and quarter). */
+/* Panel jr (nr <= NR columns) of K block [pc, pc + kc) of a quantized B (j->qb) into dst (kc, NR),
+ * zero past nr: each value dequantized as DequantizeLinear computes it (the ISA's deq_row), so the
+ * panel holds what pack_b / pack_bt would pack from the dequantized copy. A transposed B (N, K) is
+ * dequantized 64 values of K at a time into rows on the stack, which pack_bt transposes. */
+static void qr__k_f32_pack_q(const QrKF32Job *j, int64_t pc, int64_t kc, int64_t jr, int nr, float *dst) {
+    enum { CK = 64, MAXNR = 32 };
+    const QrF32QuantB *qb = j->qb;
+    const int NR = j->isa->nr;
+    const unsigned char *q = qb->q;
+    int32_t z[MAXNR] = { 0 };
+    float s[MAXNR] = { 0 };
+    for (int t = 0; t < nr; t++) {
+        z[t] = qb->zp ? qb->zp[(jr + t) * qb->zps] : 0;
+        s[t] = qb->scale[(jr + t) * qb->ss];
+    }
+    if (!j->b_trans) {
+        j->isa->deq_panel(q + pc * j->ldb + jr, qb->q_signed, j->ldb, kc, nr, z, s, dst);
+        return;
+    }
+    float tmp[MAXNR * CK] __attribute__((aligned(64)));
+    for (int64_t k0 = 0; k0 < kc; k0 += CK) {
+        const int64_t ck = QR_MIN((int64_t)CK, kc - k0);
+        for (int t = 0; t < nr; t++)
+            j->isa->deq_run(q + (jr + t) * j->ldb + pc + k0, qb->q_signed, ck, z[t], s[t], tmp + t * CK);
+        j->isa->pack_bt(tmp, CK, ck, nr, dst + k0 * NR);
+    }
+}
+
 static void qr__k_f32_panel(const QrKF32Job *j, int64_t pc, int64_t kc, int64_t jr, int nr, float *bp, QrKF32Panel *p) {
     const int NR = j->isa->nr, H = NR / 2, Q = NR / 4;
     p->b = bp;
     p->bs = NR;
-    if (j->pre) {
+    if (j->qb) {
+        qr__k_f32_pack_q(j, pc, kc, jr, nr, bp);
+    } else if (j->pre) {
         p->b = j->pre + (pc * qr__k_cdiv(j->N, NR) + jr / NR * kc) * NR;
     } else if (j->conv) {
         j->isa->pack_conv(j->conv, pc, kc, jr, nr, bp);
@@ -536,13 +596,15 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
     const int threads = small ? 1 : qr_pool_threads();
     if (N == 1 && !conv) {   /* tasks of whole 16-row groups: a partial group goes through the scalar dot products */
         QrKF32Gemv g = { isa, A, B, M, K, lda, ldc, qr__k_rup(qr__k_cdiv(M, 8 * (int64_t)threads), 16), C, accumulate, f };
-        if (ldb != 1 && !b_trans) {   /* (B's one column is Bt's first row) */
+        const QrF32QuantB *qb = f ? f->qb : NULL;
+        if ((ldb != 1 && !b_trans) || qb) {   /* (B's one column is Bt's first row) */
             float *b = qr__k_scratch((size_t)K * sizeof(float));
             if (!b) {
-                qr_f32_gemm_fused__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, f);
+                if (b_trans) qr_f32_gemm_bt_fused__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, f);
+                else qr_f32_gemm_fused__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate, f);
                 return;
             }
-            for (int64_t k = 0; k < K; k++) b[k] = B[k * ldb];
+            for (int64_t k = 0; k < K; k++) b[k] = qb ? qr__k_qb_at(qb, b_trans, ldb, k, 0) : B[k * ldb];
             g.b = b;
         }
         int64_t n_tasks = qr__k_cdiv(M, g.rows);
@@ -551,7 +613,8 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
         return;
     }
     QrKF32Job j = { .isa = isa, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc, .A = A, .B = B,
-                    .conv = conv, .C = C, .accumulate = accumulate, .b_trans = b_trans, .f = f, .kc = isa->kc };
+                    .conv = conv, .C = C, .accumulate = accumulate, .b_trans = b_trans, .f = f, .kc = isa->kc,
+                    .qb = !conv && f ? f->qb : NULL };
     if (conv || (f && f->conv_n > 0)) {
         j.kc = qr__k_conv_kc(K, conv ? N : f->conv_n);
         j.conv_sum = true;

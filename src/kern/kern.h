@@ -41,6 +41,22 @@ typedef struct QrF32Epilogue {
  * then post (not NULL) runs over the finished blocks. Each step rounds like the separate
  * layer would, so on one level a fused Conv -> Add -> Relu gives the bits of that level's
  * QrF32ConvGemmFn (bias only) followed by the Add and the Relu run one by one. */
+/* A GEMM's B operand given as the 8-bit integers of a DequantizeLinear (the sim run of a QDQ
+ * model's constant weight, fused into its MatMul / Gemm by run/run.c): element (k, n) of B is
+ *   (float)(q - zp[n * zps]) * scale[n * ss]
+ * (zp NULL: 0; ss, zps 0: one parameter for all of B, 1: one per column n), the integer
+ * difference converted and multiplied by the float scale once, as DequantizeLinear computes it,
+ * so every B value has the bits of the dequantized copy. q has B's layout: (K, N) with B's row
+ * stride, or (N, K) for a transposed B (QrF32GemmBtFusedFn). */
+typedef struct QrF32QuantB {
+    const void *q;
+    bool q_signed;
+    const float *scale;
+    int64_t ss;
+    const int32_t *zp;
+    int64_t zps;
+} QrF32QuantB;
+
 typedef struct QrF32Fused {
     QrF32Epilogue ep;
     bool relu, res_first;
@@ -52,6 +68,9 @@ typedef struct QrF32Fused {
     /* B is a MatMul's or Gemm's operand (not a convolution's image): its full-width panels are
      * packed as a plain product's are (a copy: the sums do not change) */
     bool pack_panels;
+    /* not NULL: B is these integers (the B pointer is not read), dequantized panel by panel as
+     * the drivers pack it: the same bits as on the dequantized B, and no float copy of it */
+    const QrF32QuantB *qb;
     const float *res;    /* (M, N), row stride ldres */
     int64_t ldres;
     QrF32PostFn post;

@@ -751,9 +751,29 @@ static bool qr__nn_ort_initializer(const QrOpCtx *c, int i) {
     return val->is_init || (val->producer >= 0 && !strcmp(c->g->nodes[val->producer].op_type, "Constant"));
 }
 
+/* A quantized B (kern.h QrF32QuantB) of `rows` x `cols` stored values dequantized into a new
+ * float32 array (*out, free() it), for the products that read B as floats (one row or one column
+ * of output): DequantizeLinear's (float)(q - zp) * scale, the parameters indexed by B's column n,
+ * which is the stored row when trans (B given transposed, (N, K)). */
+static QrStatus qr__nn_qb_floats(QrOpCtx *c, const QrF32QuantB *qb, int64_t rows, int64_t cols, bool trans,
+                                 float **out) {
+    QrStatus st = QR_OK;
+    float *f = qr__nn_malloc(c, QR_MAX(rows * cols, 1), sizeof(float), &st);
+    if (!f) return st;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t k = 0; k < cols; k++) {
+            const int64_t i = r * cols + k, n = trans ? r : k;
+            const int32_t q = qb->q_signed ? (int32_t)((const int8_t *)qb->q)[i] : (int32_t)((const uint8_t *)qb->q)[i];
+            f[i] = (float)(q - (qb->zp ? qb->zp[n * qb->zps] : 0)) * qb->scale[n * qb->ss];
+        }
+    *out = f;
+    return QR_OK;
+}
+
 /* Gemm in float32; b_init: whether ONNX Runtime sees B as an initializer (it packs those
- * ahead, which changes how it sums: see qr__nn_ort_initializer). */
-static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
+ * ahead, which changes how it sums: see qr__nn_ort_initializer); qb not NULL: B is
+ * DequantizeLinear of these integers (c->in[1] gives its shape only; see qr_nn_gemm_qb). */
+static QrStatus qr__nn_gemm_f32_q(QrOpCtx *c, bool b_init, const QrF32QuantB *qb) {
     const QrTensor *a = c->in[0], *b = c->in[1], *cc = qr_op_in(c, 2);
     float *Y = c->out[0]->data;
     int64_t M, N, K;
@@ -761,7 +781,7 @@ static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
     bool ta = qr_attr_int(c->node, "transA", 0) != 0, tb = qr_attr_int(c->node, "transB", 0) != 0;
     float alpha = qr_attr_float(c->node, "alpha", 1.0f), beta = qr_attr_float(c->node, "beta", 1.0f);
     QrStatus st = QR_OK;
-    float *at = NULL;
+    float *at = NULL, *bf = NULL;
     const float *A = a->data, *B = b->data;
     bool done = false;
     /* alpha 1, beta 1: Y starts as C and the product is added block by block, as ORT's Gemm
@@ -778,8 +798,16 @@ static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
      * DequantizeLinear's output in a QDQ model) goes through MLAS's SGEMM unpacked: one row
      * of A (alpha 1, beta 0 or 1) in its M=1 kernels, else in K blocks adapted to N and K */
     const bool m1 = M == 1 && !ta && !b_init && (!cc || c_first) && alpha == 1.0f;
+    /* a quantized B that a batch-1 or one-column kernel below reads as floats: dequantized first */
+    if (qb && !(tb && m1) && (m1 || (!tb && N == 1 && (!cc || c_first) && alpha == 1.0f))) {
+        QR_TRY(qr__nn_qb_floats(c, qb, tb ? N : K, tb ? K : N, tb, &bf));
+        B = bf;
+        qb = NULL;
+    }
     if (tb && M == 1 && (m1 || b_init)) {   /* one row (batch 1, a Linear layer): Y^T = B (N,K) @ A^T */
-        if (N > 0 && m1) qr_f32_gemv_m1t(N, K, A, B, K, Y, c_first);
+        if (N > 0 && m1 && qb)   /* the weight dequantized in registers: the same bits */
+            qr_f32_gemv_m1t_q8(N, K, A, qb->q, qb->q_signed, K, qb->scale, qb->ss, qb->zp, qb->zps, Y, c_first);
+        else if (N > 0 && m1) qr_f32_gemv_m1t(N, K, A, B, K, Y, c_first);
         else if (N > 0) qr_kern.f32_gemm(N, 1, K, B, K, A, 1, Y, 1, c_first);
         done = true;
     } else if (!tb && m1) {
@@ -794,18 +822,22 @@ static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
     }
     if (done) ta = tb = false;
     if (ta && M > 0 && K > 0) {
-        if (!(at = qr__nn_malloc(c, M * K, sizeof(float), &st))) return st;
+        if (!(at = qr__nn_malloc(c, M * K, sizeof(float), &st))) {
+            free(bf);
+            return st;
+        }
         qr__nn_transpose(A, K, M, at);
         A = at;
     }
     /* a transposed B (N, K) is read as it is stored: the GEMM packs its blocks (the same sums) */
-    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N, .pack_panels = true };
+    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N, .pack_panels = true, .qb = qb };
     if (M > 0 && N > 0 && !done) {
         if (tb) qr_kern.f32_gemm_bt_fused(M, N, K, A, K, B, K, Y, N, c_first, b_init ? NULL : &adapted);
         else if (b_init) qr_kern.f32_gemm(M, N, K, A, K, B, N, Y, N, c_first);
         else qr_kern.f32_gemm_fused(M, N, K, A, K, B, N, Y, N, c_first, &adapted);
     }
     free(at);
+    free(bf);
     if (alpha != 1.0f) for (int64_t i = 0; i < M * N; i++) Y[i] *= alpha;
     if (cc && beta != 0.0f && !c_first) {
         for (int64_t i = 0; i < M; i++)
@@ -814,7 +846,15 @@ static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) {
     return QR_OK;
 }
 
+static QrStatus qr_op_nn_gemm_f32_as(QrOpCtx *c, bool b_init) { return qr__nn_gemm_f32_q(c, b_init, NULL); }
+
 static QrStatus qr__nn_gemm_f32(QrOpCtx *c) { return qr_op_nn_gemm_f32_as(c, qr__nn_ort_initializer(c, 1)); }
+
+/* Gemm (float32 A, C and output) whose B is DequantizeLinear of the integers qb (run/run.c's
+ * fusion: c->in[1] has B's shape and no data): the bits of the Gemm on the dequantized B, which
+ * ONNX Runtime does not see as an initializer, without a float copy of it (the GEMM dequantizes
+ * B's panels as it packs them; a batch of one dequantizes in registers). */
+static QrStatus qr_nn_gemm_qb(QrOpCtx *c, const QrF32QuantB *qb) { return qr__nn_gemm_f32_q(c, false, qb); }
 
 static QrStatus qr__nn_gemm_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_gemm_f32, 7u, 1u); }
 
@@ -901,6 +941,19 @@ typedef struct QrNnBatchJob {
     const QrF32Fused *f;
 } QrNnBatchJob;
 
+/* B's matrix at offset off (elements) and the epilogue that goes with it: f itself, or, when B
+ * is quantized (f->qb), a copy in *tf whose integers start at that matrix (one byte each). */
+static const QrF32Fused *qr__nn_b_at(const float *B, int64_t off, const QrF32Fused *f, const float **b, QrF32Fused *tf,
+                                     QrF32QuantB *tq) {
+    *b = B ? B + off : NULL;
+    if (!f || !f->qb) return f;
+    *tq = *f->qb;
+    tq->q = (const unsigned char *)tq->q + off;
+    *tf = *f;
+    tf->qb = tq;
+    return tf;
+}
+
 static void qr__nn_batch_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
     const QrNnBatchJob *j = ctx;
@@ -912,49 +965,39 @@ static void qr__nn_batch_task(void *ctx, int64_t t, int tid) {
             oa += x * j->sa[d];
             ob += x * j->sb[d];
         }
-        qr_kern.f32_gemm_fused(j->M, j->N, j->K, j->A + oa * j->M * j->K, j->K, j->B + ob * j->K * j->N, j->N,
-                               j->Y + i * j->M * j->N, j->N, false, j->f);
+        const float *b;
+        QrF32Fused tf;
+        QrF32QuantB tq;
+        const QrF32Fused *f = qr__nn_b_at(j->B, ob * j->K * j->N, j->f, &b, &tf, &tq);
+        qr_kern.f32_gemm_fused(j->M, j->N, j->K, j->A + oa * j->M * j->K, j->K, b, j->N, j->Y + i * j->M * j->N, j->N,
+                               false, f);
     }
 }
 
-/* MatMul in float32, then (lastb not NULL) the Add of lastb, one value per column (N) of the
- * output (lastb + y when swap): in the GEMM's epilogue (QrF32Fused.res with row stride 0), which
- * rounds the product, then the sum, as the two nodes run one by one do. */
-static QrStatus qr__nn_matmul_f32_bias(QrOpCtx *c, const float *lastb, bool swap) {
+/* qr__nn_matmul_f32_bias's products on B (float, or quantized: qb, B NULL) for the dims mm;
+ * b_shared: one B for every batch, A not broadcast (see there). */
+static void qr__nn_matmul_run(QrOpCtx *c, const QrNnMatMul *mm, bool b_shared, const float *lastb, bool swap,
+                              const float *B, const QrF32QuantB *qb) {
     const QrTensor *a = c->in[0], *b = c->in[1];
-    QrNnMatMul mm;
-    QR_TRY(qr__nn_matmul_dims(c, &mm));
-    const float *A = a->data, *B = b->data;
+    const float *A = a->data;
     float *Y = c->out[0]->data;
-    const int64_t M = mm.M, N = mm.N, K = mm.K;
-    int64_t nb = qr__nn_prod(mm.bdims, mm.brank);
-    if (M == 0 || N == 0 || nb == 0) return QR_OK;
+    const int64_t M = mm->M, N = mm->N, K = mm->K, nb = qr__nn_prod(mm->bdims, mm->brank);
     int64_t sa[QR_MAX_RANK], sb[QR_MAX_RANK], idx[QR_MAX_RANK] = {0}, oa = 0, ob = 0;
-    qr__nn_batch_strides(a, mm.brank, sa);
-    qr__nn_batch_strides(b, mm.brank, sb);
+    qr__nn_batch_strides(a, mm->brank, sa);
+    qr__nn_batch_strides(b, mm->brank, sb);
     /* ORT packs an initializer B ahead (K blocks of 256); any other B (a DequantizeLinear's
      * output in a QDQ model, attention's K and V) goes through MLAS's SGEMM with the strides it
      * adapts to N and K, as its convolutions do (conv_n: K blocks of qr__k_conv_kc) */
-    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N, .pack_panels = true, .res = lastb,
-                                 .res_first = swap };
+    const QrF32Fused adapted = { .ep = { NULL, -INFINITY, INFINITY }, .conv_n = N, .pack_panels = true, .qb = qb,
+                                 .res = lastb, .res_first = swap };
     const QrF32Fused plain = { .ep = { NULL, -INFINITY, INFINITY }, .res = lastb, .res_first = swap };
     const bool b_init = qr__nn_ort_initializer(c, 1);
     const int64_t rows = nb * M;   /* of Y, N values each */
-    /* One B for every batch and A not broadcast (a Linear layer on [L, batch, E]: torchvision's
-     * ViT-B in-projection is [197, 1, 768] x [768, 2304]): A's matrices are one [nb*M, K]
-     * matrix and Y's one [nb*M, N], so one GEMM instead of nb GEMMs of M rows that each pack B
-     * again. The same kernel as the per-batch loop, and every element is the same K-ordered
-     * sum, so the bits do not change — except for one row of A against a B that is not an
-     * initializer, which ORT runs in MLAS's M=1 kernel: a single GEMM there only when ORT
-     * makes one too (A of rank >= B's, B's batch dims all 1: MatMulComputeHelper's fold). */
     if (!b_init && b->rank == 1 && K > 0) {   /* a 1-D B: ORT takes every row of A as a product of its own (M 1, N 1) */
         for (int64_t r = 0; r < a->numel / K; r++) qr_f32_gemv_m1(1, K, A + r * K, B, 1, Y + r, false);
         if (lastb) qr__nn_add_lastb(Y, a->numel / K, 1, lastb, swap);
-        return QR_OK;
+        return;
     }
-    bool b_shared = nb > 1 && a->rank >= 2 && qr__nn_prod(a->dims, a->rank - 2) == nb;
-    for (int d = 0; d < mm.brank; d++) b_shared &= sb[d] == 0;
-    if (b_shared && M == 1 && !b_init) b_shared = a->rank >= b->rank;
     /* and one column of B (N 1, B not an initializer): MLAS flips the product into its M=1
      * transposed-B kernel, Y^T = B^T @ A^T */
     if (b_shared) {
@@ -963,43 +1006,86 @@ static QrStatus qr__nn_matmul_f32_bias(QrOpCtx *c, const float *lastb, bool swap
         else if (N == 1) qr_f32_gemv_m1t(nb * M, K, B, A, K, Y, false);
         else qr_kern.f32_gemm_fused(nb * M, N, K, A, K, B, N, Y, N, false, &adapted);
         if (lastb && !b_init && N == 1) qr__nn_add_lastb(Y, rows, N, lastb, swap);
-        return QR_OK;
+        return;
     }
     if (!b_init && M > 1 && N > 1 && nb >= 2 && qr_pool_threads() > 1) {   /* per head, side by side */
-        QrNnBatchJob j = { A, B, Y, M, N, K, 1, nb, mm.brank, mm.bdims, sa, sb, &adapted };
+        QrNnBatchJob j = { A, B, Y, M, N, K, 1, nb, mm->brank, mm->bdims, sa, sb, &adapted };
         j.per_task = QR_MAX(1, nb / (8 * qr_pool_threads()));
         qr_pool_for((nb + j.per_task - 1) / j.per_task, qr__nn_batch_task, &j);
-        return QR_OK;
+        return;
     }
     for (int64_t i = 0; i < nb; i++) {
+        const float *bi;
+        QrF32Fused tf;
+        QrF32QuantB tq;
+        const QrF32Fused *fi = qr__nn_b_at(B, ob * K * N, &adapted, &bi, &tf, &tq);
         if (b_init && lastb)
-            qr_kern.f32_gemm_fused(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false, &plain);
-        else if (b_init) qr_kern.f32_gemm(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false);
-        else if (M == 1) qr_f32_gemv_m1(N, K, A + oa * K, B + ob * K * N, N, Y + i * N, false);
-        else if (N == 1) qr_f32_gemv_m1t(M, K, B + ob * K, A + oa * M * K, K, Y + i * M, false);
-        else qr_kern.f32_gemm_fused(M, N, K, A + oa * M * K, K, B + ob * K * N, N, Y + i * M * N, N, false, &adapted);
-        for (int d = mm.brank - 1; d >= 0; d--) {
+            qr_kern.f32_gemm_fused(M, N, K, A + oa * M * K, K, bi, N, Y + i * M * N, N, false, &plain);
+        else if (b_init) qr_kern.f32_gemm(M, N, K, A + oa * M * K, K, bi, N, Y + i * M * N, N, false);
+        else if (M == 1) qr_f32_gemv_m1(N, K, A + oa * K, bi, N, Y + i * N, false);
+        else if (N == 1) qr_f32_gemv_m1t(M, K, bi, A + oa * M * K, K, Y + i * M, false);
+        else qr_kern.f32_gemm_fused(M, N, K, A + oa * M * K, K, bi, N, Y + i * M * N, N, false, fi);
+        for (int d = mm->brank - 1; d >= 0; d--) {
             oa += sa[d];
             ob += sb[d];
-            if (++idx[d] < mm.bdims[d]) break;
-            oa -= sa[d] * mm.bdims[d];
-            ob -= sb[d] * mm.bdims[d];
+            if (++idx[d] < mm->bdims[d]) break;
+            oa -= sa[d] * mm->bdims[d];
+            ob -= sb[d] * mm->bdims[d];
             idx[d] = 0;
         }
     }
     if (lastb && !b_init && (M == 1 || N == 1)) qr__nn_add_lastb(Y, rows, N, lastb, swap);   /* the M=1 kernels' */
+}
+
+/* MatMul in float32, then (lastb not NULL) the Add of lastb, one value per column (N) of the
+ * output (lastb + y when swap): in the GEMM's epilogue (QrF32Fused.res with row stride 0), which
+ * rounds the product, then the sum, as the two nodes run one by one do. qb not NULL: B is
+ * DequantizeLinear of these integers (c->in[1] gives B's shape only; never an initializer to
+ * ONNX Runtime), dequantized by the GEMM as it packs B's panels, or first, into a float copy,
+ * where a batch-1 or one-column kernel reads B as floats. */
+static QrStatus qr__nn_matmul_f32_bias(QrOpCtx *c, const float *lastb, bool swap, const QrF32QuantB *qb) {
+    const QrTensor *a = c->in[0], *b = c->in[1];
+    QrNnMatMul mm;
+    QR_TRY(qr__nn_matmul_dims(c, &mm));
+    const int64_t M = mm.M, N = mm.N, nb = qr__nn_prod(mm.bdims, mm.brank);
+    if (M == 0 || N == 0 || nb == 0) return QR_OK;
+    const bool b_init = !qb && qr__nn_ort_initializer(c, 1);
+    /* One B for every batch and A not broadcast (a Linear layer on [L, batch, E]: torchvision's
+     * ViT-B in-projection is [197, 1, 768] x [768, 2304]): A's matrices are one [nb*M, K]
+     * matrix and Y's one [nb*M, N], so one GEMM instead of nb GEMMs of M rows that each pack B
+     * again. The same kernel as the per-batch loop, and every element is the same K-ordered
+     * sum, so the bits do not change — except for one row of A against a B that is not an
+     * initializer, which ORT runs in MLAS's M=1 kernel: a single GEMM there only when ORT
+     * makes one too (A of rank >= B's, B's batch dims all 1: MatMulComputeHelper's fold). */
+    int64_t sb[QR_MAX_RANK];
+    qr__nn_batch_strides(b, mm.brank, sb);
+    bool b_shared = nb > 1 && a->rank >= 2 && qr__nn_prod(a->dims, a->rank - 2) == nb;
+    for (int d = 0; d < mm.brank; d++) b_shared &= sb[d] == 0;
+    if (b_shared && M == 1 && !b_init) b_shared = a->rank >= b->rank;
+    if (qb && (b->rank == 1 || N == 1 || (M == 1 && !b_shared))) {   /* a kernel that reads B as floats */
+        const int64_t cols = b->rank == 1 ? 1 : N;
+        float *bf = NULL;
+        QR_TRY(qr__nn_qb_floats(c, qb, b->numel / cols, cols, false, &bf));
+        qr__nn_matmul_run(c, &mm, b_shared, lastb, swap, bf, NULL);
+        free(bf);
+        return QR_OK;
+    }
+    qr__nn_matmul_run(c, &mm, b_shared, lastb, swap, b->data, qb);
     return QR_OK;
 }
 
-static QrStatus qr__nn_matmul_f32(QrOpCtx *c) { return qr__nn_matmul_f32_bias(c, NULL, false); }
+static QrStatus qr__nn_matmul_f32(QrOpCtx *c) { return qr__nn_matmul_f32_bias(c, NULL, false, NULL); }
 
-/* MatMul (float32 inputs and output) followed by an Add of bias, one value per column of its
- * output (bias + MatMul when swap), as run/run.c's fusion calls it: bit-identical to the two
- * nodes run one by one. */
-static QrStatus qr_nn_matmul_bias(QrOpCtx *c, const float *bias, bool swap) {
+/* MatMul (float32 inputs and output) followed by an Add of bias (NULL: none), one value per
+ * column of its output (bias + MatMul when swap), as run/run.c's fusion calls it: bit-identical
+ * to the two nodes run one by one. qb not NULL: B is DequantizeLinear of these integers (the
+ * fused weight's DequantizeLinear; c->in[1] gives B's shape only), with the bits of the MatMul on
+ * the dequantized B (see qr__nn_matmul_f32_bias). */
+static QrStatus qr_nn_matmul_bias(QrOpCtx *c, const float *bias, bool swap, const QrF32QuantB *qb) {
     const QrTensor *y = c->out[0];
-    if (c->in[0]->rank >= 2 && c->in[1]->rank >= 2) return qr__nn_matmul_f32_bias(c, bias, swap);
-    QR_TRY(qr__nn_matmul_f32_bias(c, NULL, false));   /* a 1-D operand: its dim dropped from y */
+    if (!bias) return qr__nn_matmul_f32_bias(c, NULL, false, qb);
+    if (c->in[0]->rank >= 2 && c->in[1]->rank >= 2) return qr__nn_matmul_f32_bias(c, bias, swap, qb);
+    QR_TRY(qr__nn_matmul_f32_bias(c, NULL, false, qb));   /* a 1-D operand: its dim dropped from y */
     const int64_t last = y->rank ? y->dims[y->rank - 1] : 1;
     if (last > 0) qr__nn_add_lastb(y->data, y->numel / last, last, bias, swap);
     return QR_OK;

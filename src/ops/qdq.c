@@ -421,6 +421,64 @@ static void qr__qdq_dq_row8(const void *x, bool sg, const int32_t *z, const floa
     for (; k < n; k++) y[k] = (float)((sg ? (int32_t)xs[k] : (int32_t)xu[k]) - z[k]) * s[k];
 }
 
+/* An 8-bit -> float32 DequantizeLinear over the pool: task t dequantizes elements
+ * [t * per_task, ...) of x, each with its own parameters as the layout gives them, by the same
+ * arithmetic the serial loops use (qr_kern.q8_dequantize on a run sharing one parameter,
+ * qr__qdq_dq_row8 on a run along a per-channel last axis, one element at a time in a block), so
+ * the bits do not depend on the split: a weight of a Conv (per output channel) or of a layer whose
+ * MatMul the executor did not fuse is spread over the threads instead of one. */
+typedef struct QrQdqDqJob {
+    const QrQuantLayout *l;
+    const unsigned char *x;
+    bool sg;
+    const int32_t *zp;
+    const float *s;
+    float *y;
+    int64_t n, per_task;
+} QrQdqDqJob;
+
+static void qr__qdq_dq_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrQdqDqJob *j = ctx;
+    const QrQuantLayout *l = j->l;
+    for (int64_t e = t * j->per_task, e1 = QR_MIN(j->n, e + j->per_task); e < e1;) {
+        if (l->inner == 1) {   /* along the last axis: a run within row o */
+            const int64_t o = e / l->axis_len, k = e % l->axis_len, len = QR_MIN(e1 - e, l->axis_len - k);
+            const float *so = j->s + o * l->so;
+            const int32_t *zo = j->zp + o * l->so;
+            if (l->block == 1 && l->sk == 1) {
+                qr__qdq_dq_row8(j->x + e, j->sg, zo + k, so + k, len, j->y + e);
+            } else {
+                for (int64_t i = 0; i < len; i++) {
+                    const int64_t p = ((k + i) / l->block) * l->sk;
+                    const int32_t q = j->sg ? (int32_t)((const int8_t *)j->x)[e + i] : (int32_t)j->x[e + i];
+                    j->y[e + i] = (float)(q - zo[p]) * so[p];
+                }
+            }
+            e += len;
+            continue;
+        }
+        const int64_t row = e / l->inner, len = QR_MIN(e1 - e, (row + 1) * l->inner - e);   /* sn == 0 */
+        const int64_t p = qr_op_layout_index(l, row / l->axis_len, row % l->axis_len, 0);
+        qr_kern.q8_dequantize(len, j->x + e, j->sg, j->zp[p], j->s[p], j->y + e);
+        e += len;
+    }
+}
+
+/* Runs the job over the pool when it is large enough to be worth the hand-off (64K elements a
+ * task), else in this thread. */
+static void qr__qdq_dq_run(QrQdqDqJob *j) {
+    const int64_t chunk = 65536;
+    j->per_task = chunk;
+    const int64_t n_tasks = (j->n + chunk - 1) / chunk;
+    if (n_tasks < 2 || qr_pool_threads() < 2) {
+        j->per_task = QR_MAX(j->n, 1);
+        qr__qdq_dq_task(j, 0, 0);
+        return;
+    }
+    qr_pool_for(n_tasks, qr__qdq_dq_task, j);
+}
+
 static QrStatus qr__qdq_dequantize_exec(QrOpCtx *c) {
     qr_op_q_kern_ready();
     QrQuantLayout l;
@@ -446,43 +504,24 @@ static QrStatus qr__qdq_dequantize_exec(QrOpCtx *c) {
         return QR_OK;
     }
     QR_TRY(qr_op_q_load_zps(c, 2, l.count, &zp));
-    if (l.inner == 1 && y->dtype == QR_DT_F32 && (x->dtype == QR_DT_U8 || x->dtype == QR_DT_S8)) {
-        /* per channel along the last axis (a MatMul weight [K, N], axis 1): one parameter per
-         * element, so a row at a time rather than the kernel on one element; the same
-         * arithmetic as q8_dequantize ((x - zp) in integers, converted, one multiply). */
-        const uint8_t *xu = x->data;
-        const int8_t *xs = x->data;
-        float *yf = y->data;
-        for (int64_t o = 0, off = 0; o < l.outer; o++, off += l.axis_len) {
-            const float *so = s + o * l.so;
-            const int32_t *zo = zp + o * l.so;
-            if (l.block == 1 && l.sk == 1) {
-                qr__qdq_dq_row8(x->dtype == QR_DT_S8 ? (const void *)(xs + off) : (const void *)(xu + off),
-                                x->dtype == QR_DT_S8, zo, so, l.axis_len, yf + off);
-            } else {
-                for (int64_t k = 0; k < l.axis_len; k++) {
-                    int64_t p = (k / l.block) * l.sk;
-                    int32_t q = x->dtype == QR_DT_S8 ? (int32_t)xs[off + k] : (int32_t)xu[off + k];
-                    yf[off + k] = (float)(q - zo[p]) * so[p];
-                }
-            }
-        }
+    if (y->dtype == QR_DT_F32 && (x->dtype == QR_DT_U8 || x->dtype == QR_DT_S8) && (l.inner == 1 || l.sn == 0)) {
+        /* per channel along the last axis (a MatMul weight [K, N], axis 1: one parameter per element,
+         * a row at a time rather than the kernel on one element), or a run of elements sharing one
+         * parameter (per tensor, a Conv's output channel): the same arithmetic as q8_dequantize ((x -
+         * zp) in integers, converted, one multiply), over the pool */
+        QrQdqDqJob j = { &l, x->data, x->dtype == QR_DT_S8, zp, s, y->data, x->numel, 0 };
+        if (x->numel > 0) qr__qdq_dq_run(&j);
         return QR_OK;
     }
     int64_t off = 0;
     for (int64_t o = 0; o < l.outer; o++)
         for (int64_t k = 0; k < l.axis_len; k++, off += l.inner) {
             int64_t p = qr_op_layout_index(&l, o, k, 0);
-            if (l.sn == 0 && y->dtype == QR_DT_F32 && (x->dtype == QR_DT_U8 || x->dtype == QR_DT_S8)) {
-                qr_kern.q8_dequantize(l.inner, (const uint8_t *)x->data + off, x->dtype == QR_DT_S8, zp[p], s[p],
-                                      (float *)y->data + off);
-            } else {
-                for (int64_t j = 0; j < l.inner; j++) {
-                    int64_t q = p + j * l.sn;
-                    /* int64 difference: int32 inputs with a (non-standard) zero point cannot overflow. */
-                    float d = (float)((int64_t)qr_quant_geti(x, off + j) - zp[q]);
-                    qr_quant_setf(y, off + j, d * s[q]);
-                }
+            for (int64_t j = 0; j < l.inner; j++) {
+                int64_t q = p + j * l.sn;
+                /* int64 difference: int32 inputs with a (non-standard) zero point cannot overflow. */
+                float d = (float)((int64_t)qr_quant_geti(x, off + j) - zp[q]);
+                qr_quant_setf(y, off + j, d * s[q]);
             }
         }
     return QR_OK;

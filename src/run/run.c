@@ -80,7 +80,6 @@ static int qr_run_unsupported(const QrGraph *g, char *buf, size_t n) {
     return count;
 }
 
-
 static QrStatus qr_run_check_supported(const QrGraph *g) {
     char list[1536];
     int n = qr_run_unsupported(g, list, sizeof list);
@@ -589,18 +588,32 @@ typedef struct QrRunChain {
     int out;                            /* the value the chain produces */
 } QrRunChain;
 
+/* A weight's DequantizeLinear fused into the MatMul / Gemm that reads its output as B
+ * (qr__run_plan_dq): the DequantizeLinear computes only its output's shape, the reader gets the
+ * integers (qb) and the GEMM dequantizes B's panels as it packs them: no float copy of the weight. */
+typedef struct QrRunDqFuse {
+    int dq, reader, out;                /* the DequantizeLinear, its reader, its output value */
+    bool off;                           /* the run's shapes or tensors were not the plan's: both ran as nodes */
+    QrF32QuantB qb;
+} QrRunDqFuse;
+
 typedef struct QrRunPlan {
     QrRunChain *chains;
     int n, cap;
     int *chain_of;                      /* per node: its chain, or -1 */
     int *pos;                           /* per node: position in the topological order */
     QrArena mem;                        /* converted parameters (zero points, BN coefficients) */
+    QrRunDqFuse *dqf;                   /* fused DequantizeLinear -> MatMul / Gemm pairs */
+    int n_dqf;
+    int *dqf_of;                        /* per node (NULL: none fused): its pair in dqf (both nodes), or -1 */
 } QrRunPlan;
 
 static void qr__run_plan_free(QrRunPlan *pl) {
     free(pl->chains);
     free(pl->chain_of);
     free(pl->pos);
+    free(pl->dqf);
+    free(pl->dqf_of);
     qr_arena_free(&pl->mem);
     memset(pl, 0, sizeof *pl);
 }
@@ -981,6 +994,77 @@ static QrStatus qr__run_plan(const QrGraph *g, const QrRunOpts *o, const int *us
     return QR_OK;
 }
 
+/* Whether DequantizeLinear node di fuses into the MatMul / Gemm reading its output as B (see
+ * qr__run_plan_dq); fills *fz. zero points converted to int32 go into pl->mem. */
+static bool qr__run_dq_fusable(const QrGraph *g, const QrRunOpts *o, const int *uses, const bool *st,
+                               const bool *dead, QrRunPlan *pl, int di, QrRunDqFuse *fz) {
+    const QrNode *d = &g->nodes[di];
+    const int dv = qr__run_single_out(d);
+    int mi, slot;
+    if (!qr__run_is(d, "DequantizeLinear") || d->n_in < 2 || d->in[0] < 0 || d->in[1] < 0 || dv < 0 ||
+        !qr_run_uncached(g, dv) || !qr__run_node_runs(g, o, di) || (dead && dead[di]) || pl->chain_of[di] >= 0 ||
+        !qr__run_internal(g, o, uses, dv, &mi, &slot) || slot != 1)
+        return false;
+    const QrNode *m = &g->nodes[mi];
+    const bool mm = qr__run_is(m, "MatMul"), gm = qr__run_is(m, "Gemm");
+    const int mo = qr__run_single_out(m);
+    if ((!mm && !gm) || mo < 0 || !qr__run_node_runs(g, o, mi) || (dead && dead[mi]) || (st && st[mo]) ||
+        g->values[mo].t.dtype != QR_DT_F32 || m->in[0] < 0 || g->values[m->in[0]].t.dtype != QR_DT_F32 ||
+        (gm && m->n_in > 2 && m->in[2] >= 0 && g->values[m->in[2]].t.dtype != QR_DT_F32))
+        return false;
+    const bool has_zp = d->n_in > 2 && d->in[2] >= 0;
+    const QrTensor *x = qr__run_static(g, o, d->in[0]), *sc = qr__run_static(g, o, d->in[1]);
+    const QrTensor *zp = has_zp ? qr__run_static(g, o, d->in[2]) : NULL, *y = &g->values[dv].t;
+    if (!x || !sc || (has_zp && !zp) || (x->dtype != QR_DT_S8 && x->dtype != QR_DT_U8) || !x->data || x->rank < 2 ||
+        sc->dtype != QR_DT_F32 || !sc->data || sc->numel < 1 || y->dtype != QR_DT_F32 || !qr_tensor_same_shape(x, y) ||
+        qr_attr_int(d, "block_size", 0) != 0 || (gm && x->rank != 2))
+        return false;
+    if (zp && (zp->dtype != x->dtype || zp->numel != sc->numel || !zp->data)) return false;
+    int64_t ss = 0;
+    if (sc->numel > 1) {   /* per axis: the axis must be B's N (a MatMul's last; a Gemm's 1, or 0 with transB) */
+        int64_t ax = qr_attr_int(d, "axis", 1);
+        if (ax < 0) ax += x->rank;
+        const int64_t nax = mm ? x->rank - 1 : qr_attr_int(m, "transB", 0) ? 0 : 1;
+        if (ax != nax || sc->rank != 1 || sc->dims[0] != x->dims[ax]) return false;
+        ss = 1;
+    }
+    int32_t *z = NULL;
+    if (zp) {
+        z = qr_arena_array(&pl->mem, (size_t)zp->numel, sizeof *z);
+        if (!z) return false;
+        for (int64_t k = 0; k < zp->numel; k++) z[k] = (int32_t)qr_tensor_get_i64(zp, k);
+    }
+    *fz = (QrRunDqFuse){ .dq = di, .reader = mi, .out = dv,
+                         .qb = { x->data, x->dtype == QR_DT_S8, sc->data, ss, z, z ? ss : 0 } };
+    return true;
+}
+
+/* The weight DequantizeLinear nodes of this run that fuse into their reader (pl->dqf): an 8-bit
+ * initializer of more than QR_FOLD_MAX_ELEMS elements (qr_run_uncached: never cached) dequantized
+ * per tensor or per column of B, whose output is read once, as B of a float32 MatMul or Gemm, and
+ * may stay unmaterialized by the rule every fusion follows (qr__run_internal: not a graph output,
+ * tapped, fed, substituted, aliased, clamped or edited); both nodes run this run (live, not dead,
+ * outputs not overridden) and the reader's output is not a cached constant. Sim runs of QDQ
+ * transformers: every weight. Nothing under QR_NO_FUSE or without inferred shapes. */
+static QrStatus qr__run_plan_dq(const QrGraph *g, const QrRunOpts *o, const int *uses, const bool *st, const bool *dead,
+                                QrRunPlan *pl) {
+    if (!g->shapes_inferred || getenv("QR_NO_FUSE")) return QR_OK;
+    for (int di = 0; di < g->n_nodes; di++) {
+        QrRunDqFuse fz;
+        if (!qr__run_dq_fusable(g, o, uses, st, dead, pl, di, &fz)) continue;
+        if (!pl->dqf_of) {
+            pl->dqf_of = malloc(((size_t)g->n_nodes + 1) * sizeof *pl->dqf_of);
+            pl->dqf = malloc(((size_t)g->n_nodes + 1) * sizeof *pl->dqf);
+            if (!pl->dqf_of || !pl->dqf) return qr_errf(QR_ERR_NOMEM, "out of memory");
+            for (int k = 0; k < g->n_nodes; k++) pl->dqf_of[k] = -1;
+        }
+        if (pl->dqf_of[fz.reader] >= 0) continue;
+        pl->dqf_of[di] = pl->dqf_of[fz.reader] = pl->n_dqf;
+        pl->dqf[pl->n_dqf++] = fz;
+    }
+    return QR_OK;
+}
+
 /* (outer, C, inner) of shape y around axis ax (C = 1, inner = everything when ax < 0). */
 static void qr__run_split(const QrTensor *y, int ax, int64_t *outer, int64_t *C, int64_t *inner) {
     *outer = 1;
@@ -1031,14 +1115,26 @@ static bool qr__run_chain_value(const QrGraph *g, const QrRunChain *ch, int k, i
     return false;
 }
 
+/* The fused DequantizeLinear -> MatMul / Gemm pair node ni belongs to this run (either node), or
+ * NULL (none, or it was switched off when it ran). */
+static QrRunDqFuse *qr__run_dqf(const QrRunState *r, int ni) {
+    if (!r->plan.dqf_of || r->plan.dqf_of[ni] < 0) return NULL;
+    QrRunDqFuse *fz = &r->plan.dqf[r->plan.dqf_of[ni]];
+    return fz->off ? NULL : fz;
+}
+
 /* Binds node n's inputs (as readers see them) and outputs; fails on a missing input other
- * than the outputs of chain ch's first k nodes (chain values: only their shapes exist). */
+ * than the outputs of chain ch's first k nodes (chain values: only their shapes exist) and a
+ * fused DequantizeLinear's output (its reader's B, given as integers). */
 static QrStatus qr__run_bind(QrRunState *r, const QrNode *n, QrOpCtx *c, const QrRunChain *ch, int k_ch) {
     qr__run_ctx_init(c, r->g, n, r->vals, &r->scratch, r->in, r->out);
     c->alias = r->o->alias;
+    const QrRunDqFuse *fz = qr__run_dqf(r, (int)(n - r->g->nodes));
+    const int fused_b = fz && fz->reader == (int)(n - r->g->nodes) ? fz->out : -1;
     for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) r->in[k] = qr__run_read(r->o, r->vals, n->in[k]);
     for (int k = 0; k < n->n_in; k++)
-        if (n->in[k] >= 0 && !r->in[k]->data && r->in[k]->numel > 0 && !qr__run_chain_value(r->g, ch, k_ch, n->in[k]))
+        if (n->in[k] >= 0 && !r->in[k]->data && r->in[k]->numel > 0 && !qr__run_chain_value(r->g, ch, k_ch, n->in[k]) &&
+            n->in[k] != fused_b)
             return qr_errf(QR_ERR_INVALID, "node '%s' (%s) reads '%s', which this run neither computed nor was given",
                            n->name, n->op_type, r->g->values[n->in[k]].name);
     return QR_OK;
@@ -1075,6 +1171,16 @@ static bool qr__run_steal(QrRunState *r, const QrNode *n, const QrOpCtx *c) {
     return true;
 }
 
+/* Runs node n's exec, bound in c; a MatMul / Gemm whose B is a fused DequantizeLinear's output
+ * (qr__run_plan_dq) gets that B as its integers. */
+static QrStatus qr__run_exec(QrRunState *r, const QrNode *n, QrOpCtx *c) {
+    const int ni = (int)(n - r->g->nodes);
+    const QrRunDqFuse *fz = qr__run_dqf(r, ni);
+    if (!fz || fz->reader != ni) return n->def->exec(c);
+    if (qr__run_is(n, "Gemm")) return qr_nn_gemm_qb(c, &fz->qb);
+    return qr_nn_matmul_bias(c, NULL, false, &fz->qb);
+}
+
 /* Runs node n on its own. */
 static QrStatus qr__run_one(QrRunState *r, const QrNode *n) {
     QrOpCtx c;
@@ -1086,7 +1192,7 @@ static QrStatus qr__run_one(QrRunState *r, const QrNode *n) {
     bool zero = !qr__run_writes_all(n);
     for (int k = 0; st == QR_OK && k < n->n_out; k++)
         if (r->out[k]) st = qr__run_alloc(r->out[k], &r->cap[n->out[k]], zero);
-    if (st == QR_OK) st = n->def->exec(&c);
+    if (st == QR_OK) st = qr__run_exec(r, n, &c);
     return qr__run_wrap(st, n);
 }
 
@@ -1153,8 +1259,10 @@ static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
     QR_TRY(qr__run_bind(r, h, &c, NULL, 0));
     r->out[0] = &hy;
     if (ch->kind == QR__HEAD_CONV) return qr__run_wrap(qr_nn_conv_fused(&c, ch->steps, ch->ns), h);
-    if (ch->kind == QR__HEAD_MATMUL) st = qr__run_wrap(qr_nn_matmul_bias(&c, ch->lastb, ch->lastb_swap), h);
-    else st = qr__run_wrap(h->def->exec(&c), h);
+    const QrRunDqFuse *fz = qr__run_dqf(r, ch->nodes[0]);
+    if (ch->kind == QR__HEAD_MATMUL)
+        st = qr__run_wrap(qr_nn_matmul_bias(&c, ch->lastb, ch->lastb_swap, fz ? &fz->qb : NULL), h);
+    else st = qr__run_wrap(qr__run_exec(r, h, &c), h);
     if (st != QR_OK) return st;
     if (ch->gelu_at < 0) {
         qr_ew_steps_run(ch->steps, ch->ns, y->data, y->data, outer, C, inner);
@@ -1302,12 +1410,40 @@ static QrStatus qr__run_deferrable(QrRunState *r) {
     return QR_OK;
 }
 
-/* Runs the deferred producers of node ni's inputs (and theirs, first). */
+/* The fused DequantizeLinear of pair fz, right before its reader runs: bound and its shape
+ * function run (its checks, its output's shape: the reader's B), counted as executed, then
+ * qr__run_after (no tap or edit can be on its output: it was fused only so). When the shape or
+ * the tensors it reads are not the plan's, the pair is switched off and the node runs as usual. */
+static QrStatus qr__run_dq_ready(QrRunState *r, QrRunDqFuse *fz) {
+    const QrNode *d = &r->g->nodes[fz->dq];
+    QrOpCtx c;
+    QR_TRY(qr__run_bind(r, d, &c, NULL, 0));
+    QR_TRY(qr__run_wrap(d->def->shape(&c), d));
+    const QrTensor *want = &r->g->values[fz->out].t;
+    if (r->vals[fz->out].dtype != want->dtype || !qr_tensor_same_shape(&r->vals[fz->out], want) ||
+        r->in[0]->data != fz->qb.q || r->in[1]->data != fz->qb.scale) {
+        fz->off = true;
+        return qr__run_node_at(r, fz->dq);
+    }
+    if (r->o->n_exec) (*r->o->n_exec)++;
+    QR__RUN_COUNT(nodes, 1);
+    return qr__run_after(r, fz->dq);
+}
+
+/* Runs the deferred producers of node ni's inputs (and theirs, first), and the DequantizeLinear
+ * fused into it (qr__run_dq_ready). */
 static QrStatus qr__run_inputs_ready(QrRunState *r, int ni) {
     const QrNode *n = &r->g->nodes[ni];
     for (int k = 0; k < n->n_in; k++) {
         if (n->in[k] < 0) continue;
         int v = qr__run_resolve(r->o, n->in[k]), p = r->g->values[v].producer;
+        QrRunDqFuse *fz = p >= 0 ? qr__run_dqf(r, p) : NULL;
+        if (fz && fz->dq == p && fz->reader == ni && r->defer[p] != 2) {
+            r->defer[p] = 2;
+            QR_TRY(qr__run_inputs_ready(r, p));
+            QR_TRY(qr__run_dq_ready(r, fz));
+            continue;
+        }
         if (p < 0 || r->defer[p] != 1) continue;
         r->defer[p] = 2;
         QR_TRY(qr__run_inputs_ready(r, p));
@@ -1368,6 +1504,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         free(need);
     }
     if (st == QR_OK) st = qr__run_plan(g, opts, uses, r.st, &r.plan);
+    if (st == QR_OK) st = qr__run_plan_dq(g, opts, uses, r.st, r.dead, &r.plan);
     if (st == QR_OK) st = qr__run_deferrable(&r);
     for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
         int ni = g->order[oi];
@@ -1394,6 +1531,8 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
             }
         }
         if (r.defer[ni] == 1) continue;   /* runs right before its first reader (or after the loop) */
+        const QrRunDqFuse *fz = qr__run_dqf(&r, ni);
+        if (fz && fz->dq == ni && r.defer[ni] != 2) continue;   /* with its reader (qr__run_inputs_ready) */
         st = qr__run_inputs_ready(&r, ni);
         if (st == QR_OK) st = qr__run_node_at(&r, ni);
         if (opts->node_sec) opts->node_sec[ni] += qr_time_now() - t_node;

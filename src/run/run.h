@@ -135,7 +135,10 @@ static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v);
  * DequantizeLinear pair whose integer value is read only by the DequantizeLinear). Such
  * chains run with the layer that produces their first value: inside a convolution's
  * GEMM, or in one pass after any other layer; a Q -> DQ pair alone becomes one
- * fake-quant pass. Results are bit-identical to running the layers one by one (the
+ * fake-quant pass. A weight's DequantizeLinear whose output is read once, as B of a
+ * MatMul or Gemm, and may stay unmaterialized by the same rule, is not run (only its shape
+ * function, and it counts in n_exec): the GEMM dequantizes B's panels from the integers as it
+ * packs them (run.c qr__run_plan_dq). Results are bit-identical to running the layers one by one (the
  * kernels that apply the steps are the ones the layers use on their own); every node
  * still counts in n_exec. Needs qr_run_infer's shapes (without them nothing is fused).
  *

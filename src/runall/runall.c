@@ -241,6 +241,8 @@ typedef struct QrRaCtx {
     QrRaEarly early;             /* the jobs run side by side in the match stage */
     QrStatus s_cmp;              /* the compare run's status (QR_OK: the compare stage only writes) */
     QrStatus s_stats;            /* the analysis model's statistics (check, profile) */
+    QrFragRide *frag_ride;       /* the fragility's unperturbed run, made by the what-if's reference run (qr__ra_frag_ride) */
+    QrTensor *frag_out;          /* that run's outputs */
 } QrRaCtx;
 
 /* prepare: the session, the data set's pass (--data), the baseline run (with its statistics). */
@@ -362,6 +364,35 @@ static QrStatus qr__ra_sens(QrRaCtx *c) {
     return qr_sens_write(&bd->se, &bd->sens, bd->dir);
 }
 
+/* The cumulative error's full setting as the per-layer comparison's run measured it (per match, *pm
+ * malloc'd), when that run is the same computation: the analysis model in sim (or both) mode, whose
+ * twin is a plain copy (no node rewritten or kept), every matched value compared there as the cumulative
+ * error's run compares it (a row for every match with a twin value, and none for another), by a metric
+ * of that run (not KLD). False otherwise: the setting then runs. */
+static bool qr__ra_acc_full(const QrSession *se, const QrCompare *cmp, const char *mode, QrMetricKind metric, QrAccFull *full,
+                            QrMetrics **pm) {
+    *pm = NULL;
+    if ((mode && strcmp(mode, "sim") && strcmp(mode, "both")) || metric == QR_METRIC_KLD || se->tw.n_rewritten ||
+        se->tw.n_kept || se->tw.g.n_nodes != se->a->n_nodes)
+        return false;
+    QrMetrics *m = calloc((size_t)se->m.n + 1, sizeof *m);
+    bool *row = calloc((size_t)se->m.n + 1, sizeof *row);
+    bool ok = m && row;
+    for (int k = 0; ok && k < cmp->n; k++) {
+        const QrLayerRow *r = &cmp->rows[k];
+        row[r->match] = true;
+        if (r->has_m) m[r->match] = r->m;
+    }
+    for (int i = 0; ok && i < se->m.n; i++) ok = row[i] == (se->vis[i] >= 0);
+    for (int i = 0; ok && i < se->m.n; i++)
+        if (!m[i].n) { memset(&m[i], 0, sizeof m[i]); m[i].cosine = m[i].sqnr = m[i].l1 = m[i].mse = m[i].kl = m[i].rtol = m[i].atol = NAN; }
+    free(row);
+    if (!ok) { free(m); return false; }
+    *full = (QrAccFull){ m, cmp->out };
+    *pm = m;
+    return true;
+}
+
 static QrStatus qr__ra_accum(QrRaCtx *c) {
     QrBundle *bd = c->bd;
     const QrRunallOpts *o = c->o;
@@ -369,11 +400,17 @@ static QrStatus qr__ra_accum(QrRaCtx *c) {
     QR_TRY(qr__ra_acc_sets(bd, o));
     QR_TRY(qr_session_base_need(&bd->se, NULL));
     /* every setting run whole: the all-on reference an incremental run starts from would sit next to
-     * every baseline value (the what-if builds it, after the drop; the same bits either way) */
+     * every baseline value (the what-if builds it, after the drop; the same bits either way); the full
+     * setting is the per-layer comparison's run when that is the same computation */
     bool no_inc = bd->se.no_incremental;
     bd->se.no_incremental = true;
-    QrStatus st = qr_accum_run_sets(&bd->se, sens ? &bd->sens : NULL, o->topk, sens ? o->n_topk : 0, &bd->acc_sets,
-                                    o->metric_given ? o->sens.metric : QR_METRIC_COSINE, &bd->acc);
+    QrMetricKind metric = o->metric_given ? o->sens.metric : QR_METRIC_COSINE;
+    QrAccFull full;
+    QrMetrics *pm = NULL;
+    bool have_full = bd->ok[QR_STAGE_COMPARE] && qr__ra_acc_full(&bd->se, &bd->cmp, o->mode, metric, &full, &pm);
+    QrStatus st = qr_accum_run_full(&bd->se, sens ? &bd->sens : NULL, o->topk, sens ? o->n_topk : 0, &bd->acc_sets, metric,
+                                    have_full ? &full : NULL, &bd->acc);
+    free(pm);
     bd->se.no_incremental = no_inc;
     QR_TRY(st);     /* (the values stay for the advisor, which reads them all: one baseline run fewer) */
     return qr_accum_write(&bd->se, &bd->acc, bd->dir);
@@ -394,13 +431,54 @@ static QrStatus qr__ra_advisor(QrRaCtx *c) {
     if (st == QR_OK)
         st = qr_advisor_run(&bd->se, bd->ok[QR_STAGE_COMPARE] ? &bd->cmp : NULL, bd->ok[QR_STAGE_SENS] ? &bd->sens : NULL,
                             bd->ok[QR_STAGE_WEIGHTS] ? &bd->w : NULL, NULL, &bd->adv);
-    qr_session_base_drop(&bd->se, NULL);
+    /* the distributions' rows stay (a few values): they would bring them back with a baseline run */
+    bool *keep = calloc((size_t)bd->se.m.n + 1, sizeof *keep);
+    if (keep && qr_dist_base_want(&bd->se, bd->ok[QR_STAGE_SENS] ? &bd->sens : NULL, c->o->plot_nodes, c->o->n_plot_nodes, keep) != QR_OK) {
+        qr_err_clear();
+        free(keep);
+        keep = NULL;
+    }
+    qr_session_base_drop(&bd->se, keep);
+    free(keep);
     QR_TRY(st);
     return qr_advisor_write(&bd->se, &bd->adv, bd->dir);
 }
 
+static void qr__ra_frag_ride_free(QrRaCtx *c) {
+    qr_frag_ride_free(c->frag_ride);
+    c->frag_ride = NULL;
+    for (int k = 0; c->frag_out && k < c->bd->se.tw.g.n_outputs; k++) qr_tensor_free_data(&c->frag_out[k]);
+    free(c->frag_out);
+    c->frag_out = NULL;
+}
+
+/* The what-if's all-on reference run (the model as is) is the fragility's unperturbed run too: built
+ * here with the fragility's record riding on it (qr_session_ref_ride), the fragility stage runs only
+ * its variants. Without a reference (--max-memory), or should that run fail, the what-if builds the
+ * reference alone and the fragility makes its own run (the same bits either way). */
+static void qr__ra_frag_ride(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    if (c->o->no_fragility || bd->se.no_incremental || bd->se.ref) return;
+    const QrGraph *g = &bd->se.tw.g;
+    QrFragOpts fo;
+    qr_frag_opts_default(&fo);
+    c->frag_out = calloc((size_t)g->n_outputs + 1, sizeof *c->frag_out);
+    bool built = false;
+    QrStatus st = c->frag_out ? qr_frag_begin(g, &bd->se.qt, &fo, &bd->frag, &c->frag_ride) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) {
+        QrRunOpts ride = { 0 };
+        qr_frag_ride_opts(c->frag_ride, &ride);
+        st = qr_session_ref_ride(&bd->se, NULL, NULL, NULL, &ride, c->frag_out, &built);
+        if (st == QR_OK && !built) st = QR_ERR_INVALID;
+        if (st != QR_OK) qr_frag_free(&bd->frag);
+    }
+    if (st != QR_OK) qr__ra_frag_ride_free(c);
+    qr_err_clear();
+}
+
 static QrStatus qr__ra_whatif(QrRaCtx *c) {
     QrBundle *bd = c->bd;
+    qr__ra_frag_ride(c);
     QR_TRY(qr_whatif_run(&bd->se, &bd->sens, c->o->n_topk ? c->o->topk : NULL, c->o->n_topk, 0, &bd->wi));
     return qr_whatif_write(&bd->se, &bd->wi, bd->dir);
 }
@@ -432,8 +510,14 @@ static QrStatus qr__ra_frag(QrRaCtx *c) {
     QrBundle *bd = c->bd;
     QrFragOpts fo;
     qr_frag_opts_default(&fo);
-    QR_TRY(qr_frag_run(&bd->se.tw.g, &bd->se.qt, bd->se.inputs, bd->se.base_out && !bd->se.base_stale ? bd->se.base_out : NULL,
-                       &fo, &bd->frag));
+    const QrTensor *base_out = bd->se.base_out && !bd->se.base_stale ? bd->se.base_out : NULL;
+    QrStatus st = QR_OK;
+    if (c->frag_ride) {      /* its unperturbed run made by the what-if's reference run */
+        st = qr_frag_end(c->frag_ride, bd->se.inputs, base_out, c->frag_out, &bd->frag);
+        c->frag_ride = NULL;
+        qr__ra_frag_ride_free(c);
+    } else st = qr_frag_run(&bd->se.tw.g, &bd->se.qt, bd->se.inputs, base_out, &fo, &bd->frag);
+    QR_TRY(st);
     return qr_frag_write(&bd->frag, bd->dir);
 }
 
@@ -658,6 +742,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     free(c.base_seen);
     free(c.early.stats);
     free(c.early.seen);
+    qr__ra_frag_ride_free(&c);
     for (int k = 0; k < QR__RA_EARLY; k++) free(c.early.msg[k]);
     if (staged) qr_bundle_rmtree(bd->dir);
     qr_cleanup_drop(staged_slot);

@@ -187,6 +187,43 @@ QR__K_AVX2 static void qr__k_f32_avx2_pack_bt(const float *b, int64_t ldb, int64
     qr__k_pack_bt_c(b, ldb, kc, nr, 16, dst);
 }
 
+/* QrKF32DeqPanel with AVX2 (kern/gemm.c): a full panel's 16 columns as two vectors a row
+ * (vpmovsx/zxbd, the zero point subtracted as int32, vcvtdq2ps, the scale multiplied: DequantizeLinear's
+ * one rounding), the row 16 ahead prefetched (a weight's rows come from memory, further apart than
+ * the hardware's stride prefetcher follows); a narrow panel in plain C. */
+QR__K_AVX2 static void qr__k_f32_avx2_deq_panel(const void *q, bool sg, int64_t ldq, int64_t kc, int nr,
+                                                const int32_t *z, const float *s, float *dst) {
+    if (nr < 16) {
+        qr__k_deq_panel_c(q, sg, ldq, kc, nr, z, s, 16, dst);
+        return;
+    }
+    const __m256i z0 = _mm256_loadu_si256((const __m256i *)z), z1 = _mm256_loadu_si256((const __m256i *)(z + 8));
+    const __m256 s0 = _mm256_loadu_ps(s), s1 = _mm256_loadu_ps(s + 8);
+    const unsigned char *p = q;
+    for (int64_t k = 0; k < kc; k++, p += ldq, dst += 16) {
+        _mm_prefetch((const char *)((uintptr_t)p + (uintptr_t)(16 * ldq)), _MM_HINT_T0);
+        const __m128i b0 = _mm_loadl_epi64((const __m128i *)p), b1 = _mm_loadl_epi64((const __m128i *)(p + 8));
+        const __m256i d0 = sg ? _mm256_cvtepi8_epi32(b0) : _mm256_cvtepu8_epi32(b0);
+        const __m256i d1 = sg ? _mm256_cvtepi8_epi32(b1) : _mm256_cvtepu8_epi32(b1);
+        _mm256_storeu_ps(dst, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(d0, z0)), s0));
+        _mm256_storeu_ps(dst + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(d1, z1)), s1));
+    }
+}
+
+/* QrKF32DeqRun with AVX2: eight values a vector, the rest in plain C. */
+QR__K_AVX2 static void qr__k_f32_avx2_deq_run(const void *q, bool sg, int64_t n, int32_t z, float s, float *y) {
+    const __m256i zv = _mm256_set1_epi32(z);
+    const __m256 sv = _mm256_set1_ps(s);
+    const unsigned char *p = q;
+    int64_t t = 0;
+    for (; t + 8 <= n; t += 8) {
+        const __m128i b = _mm_loadl_epi64((const __m128i *)(p + t));
+        const __m256i d = sg ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+        _mm256_storeu_ps(y + t, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(d, zv)), sv));
+    }
+    qr__k_deq_run_c(q, sg, t, n, z, s, y);
+}
+
 static const QrKF32Isa qr__k_f32_avx2_isa = {
     6, 16, 256,
     { qr__k_f32_avx2_ukr1, qr__k_f32_avx2_ukr2, qr__k_f32_avx2_ukr3, qr__k_f32_avx2_ukr4, qr__k_f32_avx2_ukr5,
@@ -197,6 +234,8 @@ static const QrKF32Isa qr__k_f32_avx2_isa = {
     qr__k_f32_avx2_pack_conv,
     { NULL },
     { NULL },
+    qr__k_f32_avx2_deq_panel,
+    qr__k_f32_avx2_deq_run,
 };
 
 /* QrF32GemmFn / QrF32GemmExFn / QrF32ConvGemmFn and their fused forms (kern/gemm.c). */

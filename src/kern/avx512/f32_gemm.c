@@ -392,6 +392,43 @@ QR__K_AVX512 static void qr__k_f32_avx512_pack_conv(const QrF32ConvB *b, int64_t
     }
 }
 
+/* QrKF32DeqPanel with AVX-512 (kern/gemm.c): a full panel's 32 columns as two vectors a row
+ * (vpmovsx/zxbd, the zero point subtracted as int32, vcvtdq2ps, the scale multiplied: DequantizeLinear's
+ * one rounding), the row 16 ahead prefetched (a weight's rows come from memory, further apart than
+ * the hardware's stride prefetcher follows); a narrow panel in plain C. */
+QR__K_AVX512 static void qr__k_f32_avx512_deq_panel(const void *q, bool sg, int64_t ldq, int64_t kc, int nr,
+                                                    const int32_t *z, const float *s, float *dst) {
+    if (nr < 32) {
+        qr__k_deq_panel_c(q, sg, ldq, kc, nr, z, s, 32, dst);
+        return;
+    }
+    const __m512i z0 = _mm512_loadu_si512(z), z1 = _mm512_loadu_si512(z + 16);
+    const __m512 s0 = _mm512_loadu_ps(s), s1 = _mm512_loadu_ps(s + 16);
+    const unsigned char *p = q;
+    for (int64_t k = 0; k < kc; k++, p += ldq, dst += 32) {
+        _mm_prefetch((const char *)((uintptr_t)p + (uintptr_t)(16 * ldq)), _MM_HINT_T0);
+        const __m128i b0 = _mm_loadu_si128((const __m128i *)p), b1 = _mm_loadu_si128((const __m128i *)(p + 16));
+        const __m512i d0 = sg ? _mm512_cvtepi8_epi32(b0) : _mm512_cvtepu8_epi32(b0);
+        const __m512i d1 = sg ? _mm512_cvtepi8_epi32(b1) : _mm512_cvtepu8_epi32(b1);
+        _mm512_storeu_ps(dst, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(d0, z0)), s0));
+        _mm512_storeu_ps(dst + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(d1, z1)), s1));
+    }
+}
+
+/* QrKF32DeqRun with AVX-512: sixteen values a vector, the rest in plain C. */
+QR__K_AVX512 static void qr__k_f32_avx512_deq_run(const void *q, bool sg, int64_t n, int32_t z, float s, float *y) {
+    const __m512i zv = _mm512_set1_epi32(z);
+    const __m512 sv = _mm512_set1_ps(s);
+    const unsigned char *p = q;
+    int64_t t = 0;
+    for (; t + 16 <= n; t += 16) {
+        const __m128i b = _mm_loadu_si128((const __m128i *)(p + t));
+        const __m512i d = sg ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+        _mm512_storeu_ps(y + t, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(d, zv)), sv));
+    }
+    qr__k_deq_run_c(q, sg, t, n, z, s, y);
+}
+
 static const QrKF32Isa qr__k_f32_avx512_isa = {
     8, 32, 256,
     { qr__k_f32_avx512_ukr1, qr__k_f32_avx512_ukr2, qr__k_f32_avx512_ukr3, qr__k_f32_avx512_ukr4,
@@ -404,6 +441,8 @@ static const QrKF32Isa qr__k_f32_avx512_isa = {
       qr__k_f32_avx512_w16_5, qr__k_f32_avx512_w16_6, qr__k_f32_avx512_w16_7, qr__k_f32_avx512_w16_8 },
     { qr__k_f32_avx512_w8_1, qr__k_f32_avx512_w8_2, qr__k_f32_avx512_w8_3, qr__k_f32_avx512_w8_4,
       qr__k_f32_avx512_w8_5, qr__k_f32_avx512_w8_6, qr__k_f32_avx512_w8_7, qr__k_f32_avx512_w8_8 },
+    qr__k_f32_avx512_deq_panel,
+    qr__k_f32_avx512_deq_run,
 };
 
 /* QrF32GemmFn / QrF32GemmExFn / QrF32ConvGemmFn and their fused forms (kern/gemm.c). */

@@ -54,10 +54,41 @@ static void qr__k_gemm_finish_ref(const QrF32Fused *f, int64_t M, int64_t N, flo
     qr__k_ep_finish(f, M, N, C, ldc);
 }
 
+/* Element (k, n) of a quantized B (kern.h QrF32QuantB; trans: q is (N, K)), row stride ldq:
+ * DequantizeLinear's (float)(q - zp) * scale. */
+static inline float qr__k_qb_at(const QrF32QuantB *qb, bool trans, int64_t ldq, int64_t k, int64_t n) {
+    const int64_t i = trans ? n * ldq + k : k * ldq + n;
+    const int32_t q = qb->q_signed ? (int32_t)((const int8_t *)qb->q)[i] : (int32_t)((const uint8_t *)qb->q)[i];
+    return (float)(q - (qb->zp ? qb->zp[n * qb->zps] : 0)) * qb->scale[n * qb->ss];
+}
+
+/* qr_f32_gemm__ref (and its transposed form) on a quantized B: each row of B dequantized 256
+ * columns at a time into a buffer on the stack (a kernel does not allocate), then every row of
+ * C takes it as the float loop takes B's row; each element of C gets the same products in the
+ * same order of k. */
+static void qr__k_gemm_qb_ref(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const QrF32QuantB *qb,
+                              bool trans, int64_t ldq, float *C, int64_t ldc, bool accumulate) {
+    enum { CH = 256 };
+    float b[CH];
+    for (int64_t i = 0; i < M && !accumulate; i++)
+        for (int64_t j = 0; j < N; j++) C[i * ldc + j] = 0;
+    for (int64_t j0 = 0; j0 < N; j0 += CH) {
+        const int64_t nj = QR_MIN((int64_t)CH, N - j0);
+        for (int64_t k = 0; k < K; k++) {
+            for (int64_t t = 0; t < nj; t++) b[t] = qr__k_qb_at(qb, trans, ldq, k, j0 + t);
+            for (int64_t i = 0; i < M; i++) {
+                float a = A[i * lda + k], *c = C + i * ldc + j0;
+                for (int64_t t = 0; t < nj; t++) c[t] += a * b[t];
+            }
+        }
+    }
+}
+
 /* QrF32GemmFusedFn, plain C: the GEMM, then the bias and the rest of the epilogue per element. */
 static void qr_f32_gemm_fused__ref(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                                    int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Fused *f) {
-    qr_f32_gemm__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+    if (f && f->qb) qr__k_gemm_qb_ref(M, N, K, A, lda, f->qb, false, ldb, C, ldc, accumulate);
+    else qr_f32_gemm__ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
     qr__k_gemm_finish_ref(f, M, N, C, ldc);
 }
 
@@ -65,6 +96,11 @@ static void qr_f32_gemm_fused__ref(int64_t M, int64_t N, int64_t K, const float 
  * the same operations in the same order. */
 static void qr_f32_gemm_bt_fused__ref(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bt,
                                       int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Fused *f) {
+    if (f && f->qb) {
+        qr__k_gemm_qb_ref(M, N, K, A, lda, f->qb, true, ldb, C, ldc, accumulate);
+        qr__k_gemm_finish_ref(f, M, N, C, ldc);
+        return;
+    }
     for (int64_t i = 0; i < M; i++) {
         float *c = C + i * ldc;
         if (!accumulate) for (int64_t j = 0; j < N; j++) c[j] = 0;

@@ -45,6 +45,7 @@
 #include "test_graph.c"
 #include "test_layers.c"
 #include "test_frag.c"
+#include "test_sens.c"
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a test that times out (harness.h) loses no earlier line */
@@ -106,6 +107,7 @@ int main(int argc, char **argv) {
     QT_MODULE(graph);
     QT_MODULE(layers);
     QT_MODULE(frag);
+    QT_MODULE(sens);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

@@ -932,8 +932,9 @@ static void test_run_cache(void) {
  *   2  MatMul([2, M, K], DQ(W [2, K, N], axis 2))      (B batched: a B per batch)
  *   3  Gemm(x [M, K], DQ(W [K, N], axis 1))            (no transB, no C)
  *   4  the DQ's output read twice (two MatMuls, added): never fused
- * Each fused run (1 to 3 threads, M = 40 and M = 1: the batch-1 kernels) has the bits and node
- * count of the run with a tap on every value (nothing fused). Not fused but right: a tap on the DQ
+ * Each fused run (1 to 3 threads, M = 40 and M = 1: the batch-1 kernels; a batch-1 MatMul and Gemm
+ * without transB read B as floats and are not fused) has the bits and node count of the run with a
+ * tap on every value (nothing fused). Not fused but right: a tap on the DQ
  * output alone, an alias of it (a disabled quantizer: B is the float weight Wf) and a substitution
  * of it; a substitution of the integers themselves is fused, reading the substitute. */
 static QrStatus qt__rdq_model(QrGraph **g, int kind, bool sgn, bool per_ch, int64_t M) {
@@ -1017,6 +1018,39 @@ static bool qt__rdq_same(const QrTensor *a, const QrTensor *b) {
     return a->data && b->data && qr_tensor_nbytes(a) == qr_tensor_nbytes(b) && !memcmp(a->data, b->data, qr_tensor_nbytes(a));
 }
 
+/* The batch-1 MatMul (kind 0) / Gemm without transB (kind 3) called directly with B as integers
+ * (what the plan does not fuse: ops/nn.c dequantizes B first for their float kernels) has the bits
+ * of the node run on the dequantized B. */
+static QrStatus qt__rdq_direct(const QrGraph *g, int kind, const QrTensor *x, char *bad, size_t nbad) {
+    int mi = -1, di = -1;
+    for (int k = 0; k < g->n_nodes; k++) {
+        if (!strcmp(g->nodes[k].name, kind == 3 ? "gemm" : "mm")) mi = k;
+        if (!strcmp(g->nodes[k].name, "dqw")) di = k;
+    }
+    const QrTensor *wq = &g->values[qr_graph_find(g, "Wq")].t, *ws = &g->values[qr_graph_find(g, "ws")].t;
+    const QrTensor *wz = &g->values[qr_graph_find(g, "wz")].t;
+    QrTensor wf = {0}, ref = {0}, bshape = {0}, out = {0};
+    const QrTensor *din[3] = { wq, ws, wz };
+    QrStatus st = mi >= 0 && di >= 0 ? qr_run_node(g, di, din, &wf) : qr_errf(QR_ERR_INVALID, "nodes");
+    const QrTensor *rin[2] = { x, &wf }, *qin[2] = { x, &bshape };
+    if (st == QR_OK) st = qr_run_node(g, mi, rin, &ref);
+    if (st == QR_OK) st = qr_tensor_set_shape(&bshape, QR_DT_F32, wq->rank, wq->dims);
+    if (st == QR_OK) st = qr_tensor_set_shape(&out, QR_DT_F32, ref.rank, ref.dims);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&out);
+    int32_t z[80];
+    for (int64_t k = 0; k < wz->numel && k < 80; k++) z[k] = (int32_t)qr_tensor_get_i64(wz, k);
+    const QrF32QuantB qb = { wq->data, wq->dtype == QR_DT_S8, ws->data, ws->numel > 1, z, ws->numel > 1 };
+    QrTensor *outp[1] = { &out };
+    QrArena ar = {0};
+    QrOpCtx c = { g, mi >= 0 ? &g->nodes[mi] : NULL, 2, 1, qin, outp, &ar, NULL };
+    if (st == QR_OK) st = kind == 3 ? qr_nn_gemm_qb(&c, &qb) : qr_nn_matmul_bias(&c, NULL, false, &qb);
+    if (st == QR_OK && !qt__rdq_same(&out, &ref)) snprintf(bad, nbad, "kind %d called with B as integers: output differs", kind);
+    qr_arena_free(&ar);
+    QrTensor *all[] = { &wf, &ref, &out };
+    for (int i = 0; i < 3; i++) qr_tensor_free_data(all[i]);
+    return st;
+}
+
 /* One model: fused vs tapped at 1..3 threads, and the runs that must not fuse; failures into bad. */
 static QrStatus qt__rdq_check(int kind, bool sgn, bool per_ch, int64_t M, char *bad, size_t nbad) {
     QrGraph *g = NULL;
@@ -1032,9 +1066,13 @@ static QrStatus qt__rdq_check(int kind, bool sgn, bool per_ch, int64_t M, char *
     const int vw = qr_graph_find(g, "W"), vq = qr_graph_find(g, "Wq"), vf = qr_graph_find(g, "Wf");
     const char *what = kind == 4 ? "read twice" : "plain";
     QrRunOpts none = {0};
+    /* a batch-1 MatMul or Gemm without transB reads B as floats (its kernels' order): not fused */
+    const int fusable = kind == 4 || (M == 1 && (kind == 0 || kind == 3)) ? 0 : 1;
     const int planned = st == QR_OK ? qt__rdq_planned(g, &none) : -1;
-    if (st == QR_OK && planned != (kind == 4 ? 0 : 1)) snprintf(bad, nbad, "kind %d: %d pairs planned", kind, planned);
+    if (st == QR_OK && planned != fusable)
+        snprintf(bad, nbad, "kind %d M %lld: %d pairs planned", kind, (long long)M, planned);
     int64_t n_ref = 0, n = 0;
+    if (st == QR_OK && M == 1 && (kind == 0 || kind == 3)) st = qt__rdq_direct(g, kind, &x, bad, nbad);
     if (st == QR_OK) st = qt__rdq_run(g, &x, NULL, true, 1, &ref, &n_ref);
     for (int th = 1; st == QR_OK && th <= 3; th++) {
         st = qt__rdq_run(g, &x, NULL, false, th, &y, &n);
@@ -1065,7 +1103,7 @@ static QrStatus qt__rdq_check(int kind, bool sgn, bool per_ch, int64_t M, char *
                               { .subst = sub }, { .subst = subq } };
     static const char *const ovn[4] = { "tap on W", "alias of W", "substitute of W", "substitute of Wq" };
     for (int k = 0; st == QR_OK && k < 4; k++) {
-        const int want = k == 3 && kind != 4 ? 1 : 0, got = qt__rdq_planned(g, &ov[k]);
+        const int want = k == 3 ? fusable : 0, got = qt__rdq_planned(g, &ov[k]);
         st = qt__rdq_run(g, &x, &ov[k], true, 1, &r2, &n_ref);
         for (int th = 1; st == QR_OK && th <= 3; th += 2) {
             st = qt__rdq_run(g, &x, &ov[k], false, th, &y, &n);

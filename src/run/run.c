@@ -994,6 +994,23 @@ static QrStatus qr__run_plan(const QrGraph *g, const QrRunOpts *o, const int *us
     return QR_OK;
 }
 
+/* Whether MatMul / Gemm m, reading B of x's shape, runs a GEMM (which dequantizes a quantized B
+ * as it packs it) by the inferred shapes, rather than a batch-1 or one-column kernel that reads
+ * B as floats (ops/nn.c would dequantize the whole B first, on one thread: no gain) — except a
+ * batch-1 Gemm with transB, whose kernel dequantizes in registers (qr_f32_gemv_m1t_q8). */
+static bool qr__run_dq_gemm_rows(const QrGraph *g, const QrNode *m, const QrTensor *x) {
+    const QrTensor *a = &g->values[m->in[0]].t;
+    const bool gm = qr__run_is(m, "Gemm"), tb = gm && qr_attr_int(m, "transB", 0) != 0;
+    const int64_t N = tb ? x->dims[0] : x->dims[x->rank - 1];
+    if (a->rank < (gm ? 2 : 1) || N <= 1) return false;
+    if (gm) return tb || a->dims[qr_attr_int(m, "transA", 0) ? 1 : 0] > 1;
+    int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1, nb = 1;
+    for (int d = 0; d + 2 < a->rank; d++) nb *= a->dims[d];
+    bool b_flat = true;   /* B's batch dims all 1: one B for every matrix of A (nn.c's b_shared) */
+    for (int d = 0; d + 2 < x->rank; d++) b_flat = b_flat && x->dims[d] == 1;
+    return M > 1 || (nb > 1 && b_flat && a->rank >= x->rank);
+}
+
 /* Whether DequantizeLinear node di fuses into the MatMul / Gemm reading its output as B (see
  * qr__run_plan_dq); fills *fz. zero points converted to int32 go into pl->mem. */
 static bool qr__run_dq_fusable(const QrGraph *g, const QrRunOpts *o, const int *uses, const bool *st,
@@ -1020,6 +1037,7 @@ static bool qr__run_dq_fusable(const QrGraph *g, const QrRunOpts *o, const int *
         qr_attr_int(d, "block_size", 0) != 0 || (gm && x->rank != 2))
         return false;
     if (zp && (zp->dtype != x->dtype || zp->numel != sc->numel || !zp->data)) return false;
+    if (!qr__run_dq_gemm_rows(g, m, x)) return false;
     int64_t ss = 0;
     if (sc->numel > 1) {   /* per axis: the axis must be B's N (a MatMul's last; a Gemm's 1, or 0 with transB) */
         int64_t ax = qr_attr_int(d, "axis", 1);
@@ -1045,7 +1063,8 @@ static bool qr__run_dq_fusable(const QrGraph *g, const QrRunOpts *o, const int *
  * may stay unmaterialized by the rule every fusion follows (qr__run_internal: not a graph output,
  * tapped, fed, substituted, aliased, clamped or edited); both nodes run this run (live, not dead,
  * outputs not overridden) and the reader's output is not a cached constant. Sim runs of QDQ
- * transformers: every weight. Nothing under QR_NO_FUSE or without inferred shapes. */
+ * transformers: every weight. Not when the reader's inferred shapes send it to a kernel that
+ * reads B as floats (qr__run_dq_gemm_rows). Nothing under QR_NO_FUSE or without inferred shapes. */
 static QrStatus qr__run_plan_dq(const QrGraph *g, const QrRunOpts *o, const int *uses, const bool *st, const bool *dead,
                                 QrRunPlan *pl) {
     if (!g->shapes_inferred || getenv("QR_NO_FUSE")) return QR_OK;

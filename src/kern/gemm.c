@@ -175,10 +175,9 @@ static inline __attribute__((always_inline)) void qr__k_f32_dotseq_body(const fl
  * arithmetic: (float)(q - z) * s, the integer difference converted and multiplied once.
  *   QrKF32DeqPanel: dst (kc, NR) = rows k < kc of q (row stride ldq), columns t < nr with column
  *                   t's parameters z[t], s[t]; zero past nr (a non-transposed B's panel).
- *   QrKF32DeqRun:   y[t] = (float)(q[t] - z) * s for t < n (a transposed B's row). */
+ * A transposed B's rows share one parameter each: qr_kern.q8_dequantize, the op's own kernel. */
 typedef void (*QrKF32DeqPanel)(const void *q, bool sg, int64_t ldq, int64_t kc, int nr, const int32_t *z,
                                const float *s, float *dst);
-typedef void (*QrKF32DeqRun)(const void *q, bool sg, int64_t n, int32_t z, float s, float *y);
 
 /* QrKF32DeqPanel in plain C for NR-wide panels (the levels' narrow panels): element by element. */
 static inline __attribute__((always_inline)) void qr__k_deq_panel_c(const void *q, bool sg, int64_t ldq, int64_t kc,
@@ -190,12 +189,6 @@ static inline __attribute__((always_inline)) void qr__k_deq_panel_c(const void *
         for (int t = 0; t < nr; t++) dst[t] = (float)((sg ? (int32_t)qs[t] : (int32_t)qu[t]) - z[t]) * s[t];
         for (int t = nr; t < NR; t++) dst[t] = 0.0f;
     }
-}
-
-/* QrKF32DeqRun in plain C from element t on (the levels' tails). */
-static inline __attribute__((always_inline)) void qr__k_deq_run_c(const void *q, bool sg, int64_t t, int64_t n,
-                                                                  int32_t z, float s, float *y) {
-    for (; t < n; t++) y[t] = (float)((sg ? (int32_t)((const int8_t *)q)[t] : (int32_t)((const uint8_t *)q)[t]) - z) * s;
 }
 
 /* An ISA's float32 GEMM: tile size, K block (measured: 256 for both 6x16 and 8x32 on
@@ -214,7 +207,6 @@ typedef struct QrKF32Isa {
      * reading the nr-wide packed panel (NULL: the full-width kernel with masks) */
     QrKF32Ukr ukr_half[QR__K_MAXMR], ukr_quarter[QR__K_MAXMR];
     QrKF32DeqPanel deq_panel;   /* a quantized B (QrF32Fused.qb) dequantized into its panels */
-    QrKF32DeqRun deq_run;
 } QrKF32Isa;
 
 /* A run of a B panel's columns that lies in one output row of a convolution: panel
@@ -350,7 +342,7 @@ static void qr__k_f32_pack_q(const QrKF32Job *j, int64_t pc, int64_t kc, int64_t
     for (int64_t k0 = 0; k0 < kc; k0 += CK) {
         const int64_t ck = QR_MIN((int64_t)CK, kc - k0);
         for (int t = 0; t < nr; t++)
-            j->isa->deq_run(q + (jr + t) * j->ldb + pc + k0, qb->q_signed, ck, z[t], s[t], tmp + t * CK);
+            qr_kern.q8_dequantize(ck, q + (jr + t) * j->ldb + pc + k0, qb->q_signed, z[t], s[t], tmp + t * CK);
         j->isa->pack_bt(tmp, CK, ck, nr, dst + k0 * NR);
     }
 }

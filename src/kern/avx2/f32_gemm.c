@@ -210,20 +210,6 @@ QR__K_AVX2 static void qr__k_f32_avx2_deq_panel(const void *q, bool sg, int64_t 
     }
 }
 
-/* QrKF32DeqRun with AVX2: eight values a vector, the rest in plain C. */
-QR__K_AVX2 static void qr__k_f32_avx2_deq_run(const void *q, bool sg, int64_t n, int32_t z, float s, float *y) {
-    const __m256i zv = _mm256_set1_epi32(z);
-    const __m256 sv = _mm256_set1_ps(s);
-    const unsigned char *p = q;
-    int64_t t = 0;
-    for (; t + 8 <= n; t += 8) {
-        const __m128i b = _mm_loadl_epi64((const __m128i *)(p + t));
-        const __m256i d = sg ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
-        _mm256_storeu_ps(y + t, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(d, zv)), sv));
-    }
-    qr__k_deq_run_c(q, sg, t, n, z, s, y);
-}
-
 static const QrKF32Isa qr__k_f32_avx2_isa = {
     6, 16, 256,
     { qr__k_f32_avx2_ukr1, qr__k_f32_avx2_ukr2, qr__k_f32_avx2_ukr3, qr__k_f32_avx2_ukr4, qr__k_f32_avx2_ukr5,
@@ -235,7 +221,6 @@ static const QrKF32Isa qr__k_f32_avx2_isa = {
     { NULL },
     { NULL },
     qr__k_f32_avx2_deq_panel,
-    qr__k_f32_avx2_deq_run,
 };
 
 /* QrF32GemmFn / QrF32GemmExFn / QrF32ConvGemmFn and their fused forms (kern/gemm.c). */

@@ -415,20 +415,6 @@ QR__K_AVX512 static void qr__k_f32_avx512_deq_panel(const void *q, bool sg, int6
     }
 }
 
-/* QrKF32DeqRun with AVX-512: sixteen values a vector, the rest in plain C. */
-QR__K_AVX512 static void qr__k_f32_avx512_deq_run(const void *q, bool sg, int64_t n, int32_t z, float s, float *y) {
-    const __m512i zv = _mm512_set1_epi32(z);
-    const __m512 sv = _mm512_set1_ps(s);
-    const unsigned char *p = q;
-    int64_t t = 0;
-    for (; t + 16 <= n; t += 16) {
-        const __m128i b = _mm_loadu_si128((const __m128i *)(p + t));
-        const __m512i d = sg ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
-        _mm512_storeu_ps(y + t, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(d, zv)), sv));
-    }
-    qr__k_deq_run_c(q, sg, t, n, z, s, y);
-}
-
 static const QrKF32Isa qr__k_f32_avx512_isa = {
     8, 32, 256,
     { qr__k_f32_avx512_ukr1, qr__k_f32_avx512_ukr2, qr__k_f32_avx512_ukr3, qr__k_f32_avx512_ukr4,
@@ -442,7 +428,6 @@ static const QrKF32Isa qr__k_f32_avx512_isa = {
     { qr__k_f32_avx512_w8_1, qr__k_f32_avx512_w8_2, qr__k_f32_avx512_w8_3, qr__k_f32_avx512_w8_4,
       qr__k_f32_avx512_w8_5, qr__k_f32_avx512_w8_6, qr__k_f32_avx512_w8_7, qr__k_f32_avx512_w8_8 },
     qr__k_f32_avx512_deq_panel,
-    qr__k_f32_avx512_deq_run,
 };
 
 /* QrF32GemmFn / QrF32GemmExFn / QrF32ConvGemmFn and their fused forms (kern/gemm.c). */

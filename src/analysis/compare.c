@@ -391,7 +391,17 @@ static void qr__cmp_split_wt_sums(QrCmpSplitPlan *sp, int k, const QrCmpWt *src,
     if (!ce) return;
     const int8_t *xs = src->x;
     const uint8_t *xu = src->x;
-    for (int64_t i = 0; i < n;)
+    if (inner == 1 && np == nch && ax >= 0 && !src->w) {   /* rows of channels (a MatMul weight): a row in one loop */
+        for (int64_t i = 0; i < n; i += nch)
+            for (int64_t c = 0; c < nch; c++) {
+                float y = (float)((src->sg ? (int32_t)xs[i + c] : (int32_t)xu[i + c]) - src->z[c]) * src->s[c];
+                double d = (double)y - (double)pf[i + c];
+                if (d != d) continue;
+                ce[c] += d * d;
+                tot += d * d;
+            }
+    }
+    for (int64_t i = inner == 1 && np == nch && ax >= 0 && !src->w ? n : 0; i < n;)
         for (int64_t c = 0; c < nch; c++) {
             int64_t p = ax < 0 ? 0 : c < np ? c : c % np;   /* no division per channel (a MatMul's: per element) */
             double cp = ce[p];

@@ -469,7 +469,6 @@ static void test_frag_tie_blocks(void) {
     const float scales[3] = { 0.5f, 0.0371f, 3.0f };
     const int64_t n = 16 * 40 + 5;
     uint64_t rs = 17;
-    int bad = 0;
     int64_t ties_all = 0;
     for (int cfg = 0; cfg < 13; cfg++) {
         const bool sg = cfg % 2 == 1, chan = cfg == 12;
@@ -535,7 +534,6 @@ static void test_frag_tie_blocks(void) {
                   !memcmp(&inj, &want_inj, sizeof inj) && !memcmp(t.data, w.data, (size_t)n);
         QT_CHECKF(ok, "config %d: sig %.17g ties %lld moved %lld inj %.17g, definition %.17g %lld %lld %.17g", cfg, sig,
                   (long long)ties, (long long)k, inj, want_sig, (long long)want_ties, (long long)want_k, want_inj);
-        bad += !ok;
         ties_all += want_k;
         free(x);
         qr_tensor_free_data(&t);

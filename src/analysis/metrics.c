@@ -50,6 +50,74 @@ static void qr__mt_kl_add(QrMetricAcc *a, const float *x, const float *y, int64_
     a->ky_max = nky; a->ky_s = kys;
 }
 
+/* ==== KL and Rtol over the thread pool ============================================== */
+
+/* Elements per round of the pooled pass (its scratch holds a round's two exp values per
+ * element: 512 KiB) and per task. */
+enum { QR__MT_ROUND = 32768, QR__MT_TASK = 4096 };
+
+typedef struct QrMtParJob {
+    const float *x, *y;
+    int64_t n;                 /* elements of this round */
+    double nkx, nky;           /* KL's maxima */
+    double *ex, *ey;           /* per element of the round: exp(x - nkx), exp(y - nky) (NULL: no KL) */
+    double *rt;                /* per task: the largest relative error of its elements (NULL: no Rtol) */
+} QrMtParJob;
+
+/* One task's elements: Rtol's maximum over them, and KL's two exp per finite pair, the calls
+ * qr__mt_kl_add makes (same arguments, so the same values); the sums are left to the caller. */
+static void qr__mt_par_task(void *ctx, int64_t task, int tid) {
+    const QrMtParJob *j = ctx;
+    QR_UNUSED(tid);
+    int64_t i0 = task * QR__MT_TASK, i1 = QR_MIN(j->n, i0 + QR__MT_TASK);
+    if (j->rt) j->rt[task] = qr_kern.f32_rtol(j->x + i0, j->y + i0, i1 - i0);
+    if (!j->ex) return;
+    for (int64_t i = i0; i < i1; i++) {
+        double xi = j->x[i], yi = j->y[i];
+        if (!isfinite(xi) || !isfinite(yi)) continue;
+        j->ex[i] = exp(xi - j->nkx);
+        j->ey[i] = exp(yi - j->nky);
+    }
+}
+
+/* Rtol (when rt) and KL's sums (when kl) of an all-finite chunk of at least QR_STATS_PAR_MIN
+ * elements, its exp values and Rtol's maxima computed side by side, round by round, the sums
+ * then added in element order: the bits of qr_kern.f32_rtol (a maximum: the same over any split)
+ * and of qr__mt_kl_add's loop. false (nothing done) when the scratch cannot be had. */
+static bool qr__mt_par(QrMetricAcc *a, const float *x, const float *y, int64_t n, bool rt, bool kl, double cmx,
+                       double cmy) {
+    double *ex = NULL, rts[QR__MT_ROUND / QR__MT_TASK];
+    if (kl && !(ex = malloc(2 * sizeof(double) * (size_t)QR_MIN(n, (int64_t)QR__MT_ROUND)))) return false;
+    double nkx = QR_MAX(a->kx_max, cmx), nky = QR_MAX(a->ky_max, cmy), rmax = 0;
+    double ks = 0, kt = 0, kys = 0;
+    if (kl) {
+        ks = qr__mt_rescale(a->kx_s, a->kx_max, nkx);
+        kt = qr__mt_rescale(a->kx_t, a->kx_max, nkx);
+        kys = qr__mt_rescale(a->ky_s, a->ky_max, nky);
+    }
+    for (int64_t r0 = 0; r0 < n; r0 += QR__MT_ROUND) {
+        int64_t m = QR_MIN((int64_t)QR__MT_ROUND, n - r0), nt = (m + QR__MT_TASK - 1) / QR__MT_TASK;
+        QrMtParJob j = { x + r0, y + r0, m, nkx, nky, ex, ex ? ex + QR__MT_ROUND : NULL, rt ? rts : NULL };
+        qr_pool_for(nt, qr__mt_par_task, &j);
+        for (int64_t t = 0; rt && t < nt; t++) rmax = rts[t] > rmax ? rts[t] : rmax;
+        for (int64_t i = 0; kl && i < m; i++) {
+            double xi = j.x[i], yi = j.y[i];
+            if (!isfinite(xi) || !isfinite(yi)) continue;
+            double e = ex[i];
+            ks += e;
+            kt += e * (xi - yi);
+            kys += j.ey[i];
+        }
+    }
+    free(ex);
+    if (rt && rmax > a->rtol) a->rtol = rmax;
+    if (kl) {
+        a->kx_max = nkx; a->kx_s = ks; a->kx_t = kt;
+        a->ky_max = nky; a->ky_s = kys;
+    }
+    return true;
+}
+
 /* An all-finite chunk's pair statistics into the accumulator (the sums, extremes and moments). */
 static void qr__mt_add_ps(QrMetricAcc *a, const QrF32PairStats *ps) {
     a->sxx += ps->sxx;
@@ -69,10 +137,12 @@ static void qr__mt_add_ps(QrMetricAcc *a, const QrF32PairStats *ps) {
 static bool qr__mt_add_fast(QrMetricAcc *a, const float *x, const float *y, int64_t n) {
     QrF32PairStats ps;
     qr_f32_pair_stats_init(&ps);
-    qr_kern_init();                            /* idempotent: callers need not have run a model */
-    qr_kern.f32_pair_stats(x, y, n, &ps);
+    qr_stats_pair(x, y, n, &ps);               /* side by side above QR_STATS_PAR_MIN elements, same bits */
     if (ps.n != n || ps.x.n != n || ps.y.n != n) return false;
     qr__mt_add_ps(a, &ps);
+    if ((!a->no_rtol || !a->no_kl) && n >= QR_STATS_PAR_MIN && qr_pool_threads() > 1 &&
+        qr__mt_par(a, x, y, n, !a->no_rtol, !a->no_kl, ps.x.max, ps.y.max))
+        return true;
     if (!a->no_rtol) {
         double rt = qr_kern.f32_rtol(x, y, n);
         if (rt > a->rtol) a->rtol = rt;

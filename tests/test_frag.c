@@ -206,6 +206,53 @@ static void test_frag_inject(void) {
     qr_tensor_free_data(&o);
 }
 
+/* qr__fr_inject against selection sampling as written down (u · (n - i) >= k - done skips element i,
+ * both sides converted from integers at every element): the same elements moved the same way and
+ * the same Σ scale², bit for bit, on 1 to 200003 elements, shares 0.001 to 1, several seeds, values
+ * at both edges of the range. */
+static void test_frag_inject_definition(void) {
+    const int64_t ns[5] = { 1, 63, 1000, 65537, 200003 };
+    const double shares[4] = { 0.001, 0.01, 0.37, 1.0 };
+    QrQuantRange rg = { 0, 255 };
+    QrFrGrid p = { .C = 1, .inner = 1, .s0 = 0.0371f, .z0 = 0, .rg = rg };
+    int bad = 0;
+    int64_t moved = 0;
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 4; b++)
+            for (uint64_t seed = 1; seed < 4; seed++) {
+                const int64_t n = ns[a];
+                QrTensor t = { 0 };
+                QT_OK(qr_tensor_set_shape(&t, QR_DT_U8, 1, &n));
+                QT_OK(qr_tensor_alloc_data(&t));
+                uint8_t *want = malloc((size_t)n);
+                QT_CHECK(want != NULL);
+                if (!want) return;
+                for (int64_t i = 0; i < n; i++) want[i] = ((uint8_t *)t.data)[i] = (uint8_t)(i % 5 == 0 ? 0 : i % 5 == 1 ? 255 : i * 7);
+                const uint64_t sd = seed * 0x9E3779B97F4A7C15ull;
+                int64_t k = (int64_t)floor(shares[b] * (double)n + 0.5), done = 0;
+                if (k > n) k = n;
+                uint64_t s = sd;
+                double wsum = 0;
+                for (int64_t i = 0; i < n && done < k; i++) {
+                    double u = (double)(qr__fr_next(&s) >> 11) * 0x1.0p-53;
+                    if (u * (double)(n - i) >= (double)(k - done)) continue;
+                    int32_t d = (qr__fr_next(&s) >> 63) ? 1 : -1;
+                    if (want[i] + d > rg.hi || want[i] + d < rg.lo) d = -d;
+                    want[i] = (uint8_t)(want[i] + d);
+                    done++;
+                    wsum += (double)p.s0 * (double)p.s0;
+                }
+                double inj = 0;
+                int64_t got = qr__fr_inject(&t, shares[b], sd, rg, &p, &inj);
+                bad += got != done || memcmp(t.data, want, (size_t)n) != 0 || memcmp(&inj, &wsum, sizeof inj) != 0;
+                moved += got;
+                free(want);
+                qr_tensor_free_data(&t);
+            }
+    QT_CHECKF(bad == 0, "%d of 60 injections differ from selection sampling as written", bad);
+    QT_CHECKF(moved > 100000, "only %lld elements moved", (long long)moved);
+}
+
 /* No perturbation, no spread: share 0 changes nothing and an input without ties leaves the
  * half-away variant equal to the simulation, exactly. */
 static void test_frag_zero(void) {
@@ -693,6 +740,7 @@ static void test_frag_ride(void) {
 static void qt_frag_all(void) {
     QT_RUN(test_frag_half_away);
     QT_RUN(test_frag_inject);
+    QT_RUN(test_frag_inject_definition);
     QT_RUN(test_frag_zero);
     QT_RUN(test_frag_dump_classify);
     QT_RUN(test_frag_verdict);

@@ -42,15 +42,19 @@ static int64_t qr__fr_inject(QrTensor *t, double share, uint64_t seed, QrQuantRa
     uint64_t s = seed;
     int64_t done = 0;
     double sum = 0;
-    for (int64_t i = 0; i < n && done < k; i++) {
-        double u = (double)(qr__fr_next(&s) >> 11) * 0x1.0p-53;
-        if (u * (double)(n - i) >= (double)(k - done)) continue;
+    /* rem = n - i and need = k - done as doubles (exact below 2^53), kept instead of converted
+     * every element: the same comparison */
+    double rem = (double)n, need = (double)k;
+    for (int64_t i = 0; i < n && done < k; i++, rem -= 1.0) {
+        double u = (double)(int64_t)(qr__fr_next(&s) >> 11) * 0x1.0p-53;
+        if (u * rem >= need) continue;
         int32_t q = qr_quant_geti(t, i);
         int32_t d = (qr__fr_next(&s) >> 63) ? 1 : -1;
         if (q + d > rg.hi || q + d < rg.lo) d = -d;
         if (q + d > rg.hi || q + d < rg.lo) continue;   /* a one-value range: nothing to move to */
         qr_quant_seti(t, i, q + d);
         done++;
+        need = (double)(k - done);
         if (p) {
             double sc = qr__fr_scale(p, qr__fr_chan(p, i));
             sum += sc * sc;
@@ -188,7 +192,7 @@ typedef struct QrFrRun {
 
 /* A variant run's record when the variants run side by side (qr__fr_side): per layer the integer
  * value as it arrived (before the injection) and as it left, and the injection's count and Σ; put
- * into the layers' sums afterwards in the variants' order (qr__fr_replay), which gives the sums of
+ * into the layers' sums afterwards in the variants' order (qr__fr_replay_task), which gives the sums of
  * the runs one after another, bit for bit (each Σ over a run's injections starts from 0 either way;
  * the arriving and total sums continue from the earlier runs' in element order). */
 typedef struct QrFrRec {
@@ -207,12 +211,13 @@ static const float *qr__fr_q_input(const QrGraph *g, int node, const QrTensor *c
 }
 
 /* The 8-bit, one-scale case of qr__fr_arrived / qr__fr_total: only the elements that differ are
- * visited (eight at a time, the differing bytes of a word found by their lowest set bit: a quarter
- * to a half of a transformer's elements differ, scattered, so few words are all equal), each adding
- * what the plain loop adds, in element order; the plain loop's other elements add +0.0 to a sum that
- * is never -0.0, which leaves it unchanged. The sums of the plain loops, bit for bit
- * (tests/test_frag.c test_frag_fast_sums). Σd² and the count are integers, exact either way.
- * *a and *l2 (optional) add on, *k counts, *mx the largest |d|. */
+ * visited, in element order, each adding what the plain loop adds; the plain loop's other elements
+ * add +0.0 to a sum that is never -0.0, which leaves it unchanged. A block of 64 elements gives a
+ * mask of its differing bytes (qr__fr_ne8 on eight words), whose set bits are then taken lowest
+ * first: a quarter to a half of a transformer's elements differ, scattered, and a loop per word
+ * mispredicted its end once a word. The sums of the plain loops, bit for bit (tests/test_frag.c
+ * test_frag_fast_sums). Σd² and the count are integers, exact either way. *a and *l2 (optional)
+ * add on, *k counts, *mx the largest |d|. */
 typedef struct QrFrSum8 {
     double acc;
     int64_t cnt, sq;
@@ -228,6 +233,13 @@ static inline void qr__fr_sum8_at(QrFrSum8 *u, bool sg, const uint8_t *tu, const
     u->m = ad > u->m ? ad : u->m;
 }
 
+/* Bit j set when byte j (the j-th in memory, little-endian) of x is not zero: the high bit of each
+ * byte of (x & 0x7f..) + 0x7f.. | x, gathered into the low 8 bits by one multiply. */
+static inline uint64_t qr__fr_ne8(uint64_t x) {
+    uint64_t y = (((x & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | x) & 0x8080808080808080ull;
+    return (y >> 7) * 0x0102040810204080ull >> 56;
+}
+
 static void qr__fr_sum8(const QrTensor *t, const QrTensor *s, double sc, int64_t *k, double *a, double *l2, int64_t *mx) {
     const int64_t n = t->numel;
     const bool sg = t->dtype == QR_DT_S8;
@@ -235,15 +247,15 @@ static void qr__fr_sum8(const QrTensor *t, const QrTensor *s, double sc, int64_t
     QrFrSum8 u = { *a, 0, 0, (int32_t)*mx };
     int64_t i = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    for (; i + 8 <= n; i += 8) {
-        uint64_t wt, ws;
-        memcpy(&wt, tu + i, sizeof wt);
-        memcpy(&ws, su + i, sizeof ws);
-        for (uint64_t x = wt ^ ws; x; ) {      /* byte j of the word is element i + j */
-            int j = __builtin_ctzll(x) >> 3;
-            x &= ~((uint64_t)0xff << (8 * j));
-            qr__fr_sum8_at(&u, sg, tu, su, i + j, sc);
+    for (; i + 64 <= n; i += 64) {
+        uint64_t m = 0;
+        for (int w = 0; w < 8; w++) {
+            uint64_t wt, ws;
+            memcpy(&wt, tu + i + 8 * w, sizeof wt);
+            memcpy(&ws, su + i + 8 * w, sizeof ws);
+            m |= qr__fr_ne8(wt ^ ws) << (8 * w);
         }
+        for (; m; m &= m - 1) qr__fr_sum8_at(&u, sg, tu, su, i + __builtin_ctzll(m), sc);
     }
 #endif
     for (; i < n; i++)
@@ -556,20 +568,29 @@ static void qr__fr_side_task(void *ctx, int64_t k, int tid) {
     }
 }
 
-/* A variant's record into the layers' sums, as its edits would have added them one run after
- * another (qr__fr_edit's order: arriving, injected, total); returns the elements it injected. */
-static int64_t qr__fr_replay(QrFragResult *r, const QrFrGrid *grid, const QrTensor *sim, int mode, const QrFrRec *rec) {
-    int64_t n_inj = 0;
-    for (int l = 0; l < r->n_layers; l++) {
-        if (!rec->pre[l].data || !rec->post[l].data) continue;
-        QrFragAcc *acc = mode == 1 ? &r->layers[l].ha : &r->layers[l].lsb;
-        qr__fr_arrived(&rec->pre[l], &sim[l], &grid[l], &acc->n_arr, &acc->arr);
+/* The records of the variants [k0, k1) (those with one, ru[k].rec) into layer l's sums, in the
+ * variants' order, as their edits would have added them one run after another (qr__fr_edit's
+ * order: arriving, injected, total). A layer's sums are its own: the layers go over the pool. */
+typedef struct QrFrReplay {
+    QrFragResult *r;
+    const QrFrGrid *grid;
+    const QrTensor *sim;
+    const QrFrRun *ru;
+    int k0, k1;
+} QrFrReplay;
+
+static void qr__fr_replay_task(void *ctx, int64_t l, int tid) {
+    QR_UNUSED(tid);
+    const QrFrReplay *c = ctx;
+    for (int k = c->k0; k < c->k1; k++) {
+        const QrFrRec *rec = c->ru[k].rec;
+        if (!rec || !rec->pre[l].data || !rec->post[l].data) continue;
+        QrFragAcc *acc = c->ru[k].mode == 1 ? &c->r->layers[l].ha : &c->r->layers[l].lsb;
+        qr__fr_arrived(&rec->pre[l], &c->sim[l], &c->grid[l], &acc->n_arr, &acc->arr);
         acc->n_inj += rec->n_inj[l];
         acc->inj += rec->inj[l];
-        n_inj += rec->n_inj[l];
-        qr__fr_total_add(acc, &rec->post[l], &sim[l], &grid[l]);
+        qr__fr_total_add(acc, &rec->post[l], &c->sim[l], &c->grid[l]);
     }
-    return n_inj;
 }
 
 static void qr__fr_rec_free(QrFrRec *rec, int n_layers) {
@@ -622,6 +643,7 @@ static QrStatus qr__fr_side(QrFragResult *r, const QrGraph *g, const QrTensor *i
         }
         if (st != QR_OK) break;
         QrFrSide c = { g, inputs, ro, ru + k0, outs + (size_t)k0 * (size_t)no, sts + k0, msg + k0 };
+        const int n_direct0 = r->n_direct;
         qr_pool_for(k1 - k0, qr__fr_side_task, &c);
         r->n_side += k1 - k0;
         for (int k = k0; st == QR_OK && k < k1; k++) {
@@ -629,12 +651,21 @@ static QrStatus qr__fr_side(QrFragResult *r, const QrGraph *g, const QrTensor *i
             if (sts[k] != QR_OK) {
                 st = qr_errf(sts[k], "%s", msg[k] ? msg[k] : "out of memory");
                 st = qr_err_wrap(st, "fragility: variant %d of %s", k, g->path ? g->path : "the model");
-                break;
             }
-            if (ru[k].rec) r->var[k].n_changed = qr__fr_replay(r, grid, sim, ru[k].mode, &rec[k]);
-            else {
-                r->var[k].n_changed = qr__fr_n_inj(r, ru[k].mode) - before[ru[k].mode - 1];
-                r->n_direct++;
+        }
+        if (st != QR_OK) break;
+        for (int k = k0; k < k1; k++) {          /* before the records go into the sums */
+            if (ru[k].rec) continue;
+            r->var[k].n_changed = qr__fr_n_inj(r, ru[k].mode) - before[ru[k].mode - 1];
+            r->n_direct++;
+        }
+        QrFrReplay rp = { r, grid, sim, ru, k0, k1 };
+        if (k1 - k0 > r->n_direct - n_direct0) qr_pool_for(nl, qr__fr_replay_task, &rp);
+        for (int k = k0; k < k1; k++) {
+            if (ru[k].rec) {
+                int64_t ni = 0;
+                for (int l = 0; l < nl; l++) if (rec[k].pre[l].data && rec[k].post[l].data) ni += rec[k].n_inj[l];
+                r->var[k].n_changed = ni;
             }
             qr__fr_variant_done(r, g, &r->var[k], sim_out, outs + (size_t)k * (size_t)no);
             r->n_var++;

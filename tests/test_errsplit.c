@@ -512,6 +512,35 @@ static void test_errsplit_u_channels(void) {
     QT_CHECKF(bad == 0, "%s", msg);
 }
 
+/* The weight-only run's worst weight channels computed from the DequantizeLinear's integers (no tap of
+ * the weight, so the run need not materialize it: compare.c qr__cmp_split_wt_node) are the bits the tap
+ * of the dequantized weight gave: every row's split is the same bytes, no weight is tapped, and the
+ * per-channel weights of the fixture do have a worst channel. */
+static void test_errsplit_weight_direct(void) {
+    QtSplitPair sp[2];
+    int64_t taps[2];
+    QrStatus st = QR_OK;
+    for (int v = 0; v < 2; v++) {
+        qr__cmp_wt_tapped = v == 1;
+        qr__cmp_wt_taps = 0;
+        QrStatus sv = qt_split_open(&sp[v]);
+        taps[v] = qr__cmp_wt_taps;
+        if (st == QR_OK && sv != QR_OK) st = sv;
+    }
+    qr__cmp_wt_tapped = false;
+    int diff = 0, chans = 0, rows = st == QR_OK && sp[0].c.n == sp[1].c.n ? sp[0].c.n : -1;
+    for (int k = 0; k < rows; k++) {
+        diff += memcmp(&sp[0].c.rows[k].sp, &sp[1].c.rows[k].sp, sizeof sp[0].c.rows[k].sp) != 0;
+        chans += sp[0].c.rows[k].sp.w_channel >= 0;
+    }
+    for (int v = 0; v < 2; v++) qt_split_close(&sp[v]);
+    QT_CHECKF(st == QR_OK && rows > 0, "%s (rows %d)", st == QR_OK ? "" : qr_err_msg(), rows);
+    QT_CHECKF(diff == 0, "%d of %d rows' splits differ between the integers and the tapped weight", diff, rows);
+    QT_CHECKF(chans >= 2, "%d rows name a worst weight channel", chans);
+    QT_CHECKF(taps[0] == 0 && taps[1] >= chans, "weights tapped: %lld from the integers, %lld tapped", (long long)taps[0],
+              (long long)taps[1]);
+}
+
 static void qt_errsplit_all(void) {
     QT_RUN(test_errsplit_reference);
     QT_RUN(test_errsplit_csv);
@@ -520,4 +549,5 @@ static void qt_errsplit_all(void) {
     QT_RUN(test_errsplit_bars);
     QT_RUN(test_errsplit_off);
     QT_RUN(test_errsplit_u_channels);
+    QT_RUN(test_errsplit_weight_direct);
 }

@@ -52,68 +52,88 @@ static void qr__mt_kl_add(QrMetricAcc *a, const float *x, const float *y, int64_
 
 /* ==== KL and Rtol over the thread pool ============================================== */
 
-/* Elements per round of the pooled pass (its scratch holds a round's two exp values per
- * element: 512 KiB) and per task. */
+/* Elements per round of the pooled pass (its scratch holds two rounds' two exp values per
+ * element: 1 MiB) and per task. */
 enum { QR__MT_ROUND = 32768, QR__MT_TASK = 4096 };
 
 typedef struct QrMtParJob {
-    const float *x, *y;
-    int64_t n;                 /* elements of this round */
+    const float *x, *y;        /* the chunk (every pair finite) */
+    int64_t r0, m;             /* this job's round: elements [r0, r0 + m) (m = 0: none) */
+    int64_t p0, pm;            /* the round before, whose KL sums task 0 adds (pm = 0: none) */
     double nkx, nky;           /* KL's maxima */
-    double *ex, *ey;           /* per element of the round: exp(x - nkx), exp(y - nky) (NULL: no KL) */
-    double *rt;                /* per task: the largest relative error of its elements (NULL: no Rtol) */
+    double *ex[2], *ey[2];     /* per round parity, per element: exp(x - nkx), exp(y - nky) (NULL: no KL) */
+    double *rt;                /* per exp task: the largest relative error of its elements (NULL: no Rtol) */
+    double ks, kt, kys;        /* KL's running sums, carried by task 0 from job to job */
 } QrMtParJob;
 
-/* One task's elements: Rtol's maximum over them, and KL's two exp per finite pair, the calls
- * qr__mt_kl_add makes (same arguments, so the same values); the sums are left to the caller. */
+/* Task 0 when pm > 0: the KL sums of the round before, in element order, from the exp values
+ * the last job computed (so they are added while this job's exp values are computed). Every
+ * other task: its elements' Rtol maximum and KL's two exp per pair, the calls qr__mt_kl_add
+ * makes (same arguments, so the same values). */
 static void qr__mt_par_task(void *ctx, int64_t task, int tid) {
-    const QrMtParJob *j = ctx;
+    QrMtParJob *j = ctx;
     QR_UNUSED(tid);
-    int64_t i0 = task * QR__MT_TASK, i1 = QR_MIN(j->n, i0 + QR__MT_TASK);
-    if (j->rt) j->rt[task] = qr_kern.f32_rtol(j->x + i0, j->y + i0, i1 - i0);
-    if (!j->ex) return;
+    if (j->pm > 0 && task-- == 0) {
+        const int q = (int)(j->p0 / QR__MT_ROUND) & 1;
+        const double *ex = j->ex[q], *ey = j->ey[q];
+        const float *x = j->x + j->p0, *y = j->y + j->p0;
+        double ks = j->ks, kt = j->kt, kys = j->kys;
+        for (int64_t i = 0; i < j->pm; i++) {
+            double xi = x[i], yi = y[i], e = ex[i];
+            ks += e;
+            kt += e * (xi - yi);
+            kys += ey[i];
+        }
+        j->ks = ks; j->kt = kt; j->kys = kys;
+        return;
+    }
+    int64_t i0 = task * QR__MT_TASK, i1 = QR_MIN(j->m, i0 + QR__MT_TASK);
+    const float *x = j->x + j->r0, *y = j->y + j->r0;
+    if (j->rt) j->rt[task] = qr_kern.f32_rtol(x + i0, y + i0, i1 - i0);
+    if (!j->ex[0]) return;
+    const int q = (int)(j->r0 / QR__MT_ROUND) & 1;
     for (int64_t i = i0; i < i1; i++) {
-        double xi = j->x[i], yi = j->y[i];
-        if (!isfinite(xi) || !isfinite(yi)) continue;
-        j->ex[i] = exp(xi - j->nkx);
-        j->ey[i] = exp(yi - j->nky);
+        double xi = x[i], yi = y[i];
+        j->ex[q][i] = exp(xi - j->nkx);
+        j->ey[q][i] = exp(yi - j->nky);
     }
 }
 
-/* Rtol (when rt) and KL's sums (when kl) of an all-finite chunk of at least QR_STATS_PAR_MIN
- * elements, its exp values and Rtol's maxima computed side by side, round by round, the sums
- * then added in element order: the bits of qr_kern.f32_rtol (a maximum: the same over any split)
- * and of qr__mt_kl_add's loop. false (nothing done) when the scratch cannot be had. */
+/* Rtol (when rt) and KL's sums (when kl) of a chunk of at least QR_STATS_PAR_MIN elements whose
+ * pairs are all finite (qr__mt_add_fast checked), on the pool: job by job, the exp values and
+ * Rtol maxima of one round side by side, and in the same job (task 0) the KL sums of the round
+ * before, added in element order. The bits of qr_kern.f32_rtol (a maximum: the same over any
+ * split) and of qr__mt_kl_add's loop. false (nothing done) when the scratch cannot be had. */
 static bool qr__mt_par(QrMetricAcc *a, const float *x, const float *y, int64_t n, bool rt, bool kl, double cmx,
                        double cmy) {
     double *ex = NULL, rts[QR__MT_ROUND / QR__MT_TASK];
-    if (kl && !(ex = malloc(2 * sizeof(double) * (size_t)QR_MIN(n, (int64_t)QR__MT_ROUND)))) return false;
-    double nkx = QR_MAX(a->kx_max, cmx), nky = QR_MAX(a->ky_max, cmy), rmax = 0;
-    double ks = 0, kt = 0, kys = 0;
+    if (kl && !(ex = malloc(4 * sizeof(double) * (size_t)QR__MT_ROUND))) return false;
+    QrMtParJob j = { .x = x, .y = y, .nkx = QR_MAX(a->kx_max, cmx), .nky = QR_MAX(a->ky_max, cmy), .rt = rt ? rts : NULL };
     if (kl) {
-        ks = qr__mt_rescale(a->kx_s, a->kx_max, nkx);
-        kt = qr__mt_rescale(a->kx_t, a->kx_max, nkx);
-        kys = qr__mt_rescale(a->ky_s, a->ky_max, nky);
-    }
-    for (int64_t r0 = 0; r0 < n; r0 += QR__MT_ROUND) {
-        int64_t m = QR_MIN((int64_t)QR__MT_ROUND, n - r0), nt = (m + QR__MT_TASK - 1) / QR__MT_TASK;
-        QrMtParJob j = { x + r0, y + r0, m, nkx, nky, ex, ex ? ex + QR__MT_ROUND : NULL, rt ? rts : NULL };
-        qr_pool_for(nt, qr__mt_par_task, &j);
-        for (int64_t t = 0; rt && t < nt; t++) rmax = rts[t] > rmax ? rts[t] : rmax;
-        for (int64_t i = 0; kl && i < m; i++) {
-            double xi = j.x[i], yi = j.y[i];
-            if (!isfinite(xi) || !isfinite(yi)) continue;
-            double e = ex[i];
-            ks += e;
-            kt += e * (xi - yi);
-            kys += j.ey[i];
+        for (int q = 0; q < 2; q++) {
+            j.ex[q] = ex + (2 * q) * QR__MT_ROUND;
+            j.ey[q] = ex + (2 * q + 1) * QR__MT_ROUND;
         }
+        j.ks = qr__mt_rescale(a->kx_s, a->kx_max, j.nkx);
+        j.kt = qr__mt_rescale(a->kx_t, a->kx_max, j.nkx);
+        j.kys = qr__mt_rescale(a->ky_s, a->ky_max, j.nky);
+    }
+    double rmax = 0;
+    for (int64_t r0 = 0;; r0 += QR__MT_ROUND) {
+        j.p0 = j.r0;
+        j.pm = kl ? j.m : 0;
+        j.r0 = r0;
+        j.m = r0 < n ? QR_MIN((int64_t)QR__MT_ROUND, n - r0) : 0;
+        if (!j.m && !j.pm) break;
+        int64_t nt = (j.m + QR__MT_TASK - 1) / QR__MT_TASK;
+        qr_pool_for(nt + (j.pm > 0), qr__mt_par_task, &j);
+        for (int64_t t = 0; rt && t < nt; t++) rmax = rts[t] > rmax ? rts[t] : rmax;
     }
     free(ex);
     if (rt && rmax > a->rtol) a->rtol = rmax;
     if (kl) {
-        a->kx_max = nkx; a->kx_s = ks; a->kx_t = kt;
-        a->ky_max = nky; a->ky_s = kys;
+        a->kx_max = j.nkx; a->kx_s = j.ks; a->kx_t = j.kt;
+        a->ky_max = j.nky; a->ky_s = j.kys;
     }
     return true;
 }

@@ -79,6 +79,7 @@
 #include "src/kern/avx512/f32_steps.c"
 #include "src/kern/avx512/f32_conv_m1.c"
 #include "src/kern/avx512/f32_pool.c"
+#include "src/kern/avx512/f32_stats.c"
 #include "src/kern/avx512/q_gemm.c"
 #include "src/kern/avx512/q8_dwconv2d.c"
 #include "src/kern/avx512/q8_conv_nhwc.c"

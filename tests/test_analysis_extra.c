@@ -1088,10 +1088,137 @@ static void test_weights_wdata_rows(void) {
     qr_tensor_free_data(&iw);
 }
 
+/* qr__wt_wdata_run's four lanes against the scalar loop (qr__wt_wdata_run1) over one array: int8, uint8
+ * and no stored integers, with and without a float weight, one parameter for the run and one per element;
+ * the data has NaN, infinities, a zero scale, quotients past 2^23, exact ties (x at k + 0.5 steps, -0.5
+ * steps), values beyond the grid and on the zero point, and a length that leaves a tail: the same y (and x
+ * without a float weight) bits and the same counts. */
+static void test_weights_wdata_lanes(void) {
+    enum { N = 1003 };
+    static float ps[N], w0[N];
+    static int32_t pz[N];
+    static int8_t q8[N];
+    int64_t dims[1] = { N };
+    uint64_t rs = 99;
+    int bad = 0;
+    char msg[512] = "";
+    for (int cfg = 0; cfg < 12 && !bad; cfg++) {
+        int kind = cfg % 3, pstep = (cfg / 3) & 1;      /* kind 0: int8, 1: uint8, 2: none */
+        bool with_w = kind == 2 || cfg / 6;
+        QrDType dt = kind == 1 ? QR_DT_U8 : QR_DT_S8;
+        QrQuantRange range;
+        QT_CHECK(qr_quant_range(dt, &range));
+        for (int i = 0; i < N; i++) {
+            rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+            ps[i] = i % 211 == 3 ? 0.0f : 0.001f * (float)(1 + (rs >> 58));
+            pz[i] = kind == 1 ? (int32_t)((rs >> 30) % 256) : (int32_t)((rs >> 30) % 21) - 10;
+            float s1 = pstep ? ps[i] : ps[0];
+            int r = (int)((rs >> 12) % 16);
+            double k = (double)((int64_t)((rs >> 20) % 600) - 300);
+            float v = r < 4 ? (float)((k + 0.5) * s1) : r == 4 ? (float)(-0.5 * s1) : r == 5 ? 0.0f : r == 6 ? 3e9f * s1
+                    : (float)((k + (double)((rs >> 40) % 1000) * 1e-3) * s1);
+            if (i % 97 == 11) v = NAN;
+            if (i % 131 == 17) v = i & 1 ? INFINITY : -INFINITY;
+            w0[i] = v;
+            q8[i] = (int8_t)(((rs >> 44) % 256) - (kind == 1 ? 0 : 128));
+        }
+        QrTensor w = { 0 }, iw = { 0 };
+        QT_OK(qr_tensor_set_shape(&w, QR_DT_F32, 1, dims));
+        w.data = w0;
+        QT_OK(qr_tensor_set_shape(&iw, dt, 1, dims));
+        iw.data = q8;
+        QrWtData d[2];
+        float *y[2] = { malloc(N * sizeof(float)), malloc(N * sizeof(float)) };
+        float *x[2] = { with_w ? w0 : malloc(N * sizeof(float)), with_w ? w0 : malloc(N * sizeof(float)) };
+        QT_CHECK(y[0] && y[1] && x[0] && x[1]);
+        for (int v = 0; v < 2; v++) {
+            memset(&d[v], 0, sizeof d[v]);
+            d[v].w = with_w ? &w : NULL;
+            d[v].iw = kind == 2 ? NULL : &iw;
+            d[v].x = x[v];
+            d[v].y = y[v];
+            d[v].n = N;
+        }
+        qr__wt_wdata_run(&d[0], 0, N, ps, pz, pstep, range);
+        qr__wt_wdata_run1(&d[1], 0, N, ps, pz, pstep, range);
+        bool same = !memcmp(y[0], y[1], N * sizeof(float)) && !memcmp(x[0], x[1], N * sizeof(float));
+        if (!same || d[0].n_sat != d[1].n_sat || d[0].n_sat_far != d[1].n_sat_far || d[0].n_zero != d[1].n_zero ||
+            d[0].n_requant_diff != d[1].n_requant_diff || d[0].n_nonfinite != d[1].n_nonfinite) {
+            bad = 1;
+            snprintf(msg, sizeof msg, "config %d: values %s, sat %lld/%lld far %lld/%lld zero %lld/%lld diff %lld/%lld "
+                     "nonfinite %lld/%lld", cfg, same ? "same" : "differ", (long long)d[0].n_sat, (long long)d[1].n_sat,
+                     (long long)d[0].n_sat_far, (long long)d[1].n_sat_far, (long long)d[0].n_zero, (long long)d[1].n_zero,
+                     (long long)d[0].n_requant_diff, (long long)d[1].n_requant_diff, (long long)d[0].n_nonfinite,
+                     (long long)d[1].n_nonfinite);
+        } else if (with_w && (d[0].n_sat == 0 || d[0].n_sat_far == 0 || d[0].n_zero == 0 || d[0].n_nonfinite == 0 ||
+                              (kind != 2 && d[0].n_requant_diff == 0))) {
+            bad = 1;
+            snprintf(msg, sizeof msg, "config %d: the data lacks a case", cfg);
+        }
+        free(y[0]);
+        free(y[1]);
+        if (!with_w) { free(x[0]); free(x[1]); }
+    }
+    QT_CHECKF(!bad, "%s", msg);
+}
+
+/* qr_weights_spread's channel maxima (its four-lane bit maxima) against the definition — per channel
+ * the largest fabs((double)x) of the finite elements, 0 for none — for channels along the last axis
+ * (rows of channels, some rows wider than the lanes, some not), the first and a middle one, with NaN,
+ * infinities, -0 and an all-NaN channel: the same doubles, and the same largest, median and worst. */
+static void test_weights_spread_lanes(void) {
+    static const int64_t shapes[][3] = { { 37, 29, 1 }, { 5, 3, 7 }, { 64, 17, 9 }, { 2, 8, 8 } };
+    uint64_t rs = 5;
+    int bad = 0;
+    char msg[256] = "";
+    for (int sh = 0; sh < 4 && !bad; sh++)
+        for (int axis = 0; axis < 3 && !bad; axis++) {
+            const int64_t *dims = shapes[sh];
+            int64_t n = dims[0] * dims[1] * dims[2], nch = dims[axis], inner = 1;
+            for (int k = axis + 1; k < 3; k++) inner *= dims[k];
+            float *x = malloc((size_t)n * sizeof *x);
+            double *got = malloc((size_t)nch * sizeof *got), *want = calloc((size_t)nch, sizeof *want);
+            QT_CHECK(x && got && want);
+            for (int64_t i = 0; i < n; i++) {
+                rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+                x[i] = (float)((double)((int64_t)(rs >> 40) - (1 << 23)) * 1e-5);
+                if (i % 13 == 4) x[i] = NAN;
+                if (i % 29 == 7) x[i] = i & 1 ? INFINITY : -INFINITY;
+                if (i % 31 == 9) x[i] = -0.0f;
+                if ((i / inner) % nch == 1) x[i] = NAN;      /* channel 1: nothing finite */
+            }
+            for (int64_t i = 0; i < n; i++) {
+                double a = fabs((double)x[i]);
+                int64_t c = (i / inner) % nch;
+                if (a > want[c] && isfinite(a)) want[c] = a;
+            }
+            QrWtSpread sp;
+            QT_OK(qr_weights_spread(x, 3, dims, axis, 3.0, got, &sp));
+            if (memcmp(got, want, (size_t)nch * sizeof *got)) {
+                bad = 1;
+                snprintf(msg, sizeof msg, "dims %lld,%lld,%lld axis %d: the channel maxima differ", (long long)dims[0],
+                         (long long)dims[1], (long long)dims[2], axis);
+            }
+            int worst = 0;
+            for (int64_t c = 1; c < nch; c++) if (want[c] > want[worst]) worst = (int)c;
+            if (!bad && (sp.worst != worst || sp.max != want[worst])) {
+                bad = 1;
+                snprintf(msg, sizeof msg, "axis %d: worst %d (max %.9g), the definition %d (%.9g)", axis, sp.worst, sp.max, worst,
+                         want[worst]);
+            }
+            free(x);
+            free(got);
+            free(want);
+        }
+    QT_CHECKF(!bad, "%s", msg);
+}
+
 static void qt_analysis_extra_all(void) {
     test_ax_weights_ref();
     QT_RUN(test_ax_param_index);
     QT_RUN(test_weights_wdata_rows);
+    QT_RUN(test_weights_wdata_lanes);
+    QT_RUN(test_weights_spread_lanes);
     QT_RUN(test_ax_dist_core);
     QT_RUN(test_ax_sens_order);
     test_ax_culprit();

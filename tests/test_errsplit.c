@@ -512,6 +512,101 @@ static void test_errsplit_u_channels(void) {
     QT_CHECKF(bad == 0, "%s", msg);
 }
 
+/* The weight-only run's worst weight channels computed from the DequantizeLinear's integers (no tap of
+ * the weight, so the run need not materialize it: compare.c qr__cmp_split_wt_node) are the bits the tap
+ * of the dequantized weight gave: every row's split is the same bytes, no weight is tapped, and the
+ * per-channel weights of the fixture do have a worst channel. */
+static void test_errsplit_weight_direct(void) {
+    QtSplitPair sp[2];
+    int64_t taps[2];
+    QrStatus st = QR_OK;
+    for (int v = 0; v < 2; v++) {
+        qr__cmp_wt_tapped = v == 1;
+        qr__cmp_wt_taps = 0;
+        QrStatus sv = qt_split_open(&sp[v]);
+        taps[v] = qr__cmp_wt_taps;
+        if (st == QR_OK && sv != QR_OK) st = sv;
+    }
+    qr__cmp_wt_tapped = false;
+    int diff = 0, chans = 0, rows = st == QR_OK && sp[0].c.n == sp[1].c.n ? sp[0].c.n : -1;
+    for (int k = 0; k < rows; k++) {
+        diff += memcmp(&sp[0].c.rows[k].sp, &sp[1].c.rows[k].sp, sizeof sp[0].c.rows[k].sp) != 0;
+        chans += sp[0].c.rows[k].sp.w_channel >= 0;
+    }
+    for (int v = 0; v < 2; v++) qt_split_close(&sp[v]);
+    QT_CHECKF(st == QR_OK && rows > 0, "%s (rows %d)", st == QR_OK ? "" : qr_err_msg(), rows);
+    QT_CHECKF(diff == 0, "%d of %d rows' splits differ between the integers and the tapped weight", diff, rows);
+    QT_CHECKF(chans >= 2, "%d rows name a worst weight channel", chans);
+    QT_CHECKF(taps[0] == 0 && taps[1] >= chans, "weights tapped: %lld from the integers, %lld tapped", (long long)taps[0],
+              (long long)taps[1]);
+}
+
+/* qr__cmp_split_wt_sums on a weight's 8-bit integers (the MatMul layout, channels along the last axis, in
+ * one loop per row; and along the first axis) against the element-wise definition qr__cmp_split_wt_ref on
+ * the weight DequantizeLinear gives, (float)(q - zp) * scale: the same worst channel and share bits, with
+ * NaN in the float weight, signed and unsigned integers. */
+static void test_errsplit_weight_rows(void) {
+    const int64_t dims[2] = { 33, 19 };
+    int bad = 0;
+    char msg[256] = "";
+    for (int cfg = 0; cfg < 4 && !bad; cfg++) {
+        int axis = cfg & 1;
+        bool sg = cfg & 2;
+        int64_t n = dims[0] * dims[1], np = dims[axis], inner = axis ? 1 : dims[1];
+        QrSession *s = calloc(1, sizeof *s);
+        QrValue vals[1];
+        memset(vals, 0, sizeof vals);
+        const QrTensor *fw[1] = { NULL };
+        QrQuantizer q;
+        memset(&q, 0, sizeof q);
+        q.axis = axis; q.n_scales = np; q.float_value = 0;
+        QrTensor wq = {0};
+        uint8_t *x = malloc((size_t)n);
+        float *sc = malloc((size_t)np * sizeof *sc);
+        int32_t *zp = malloc((size_t)np * sizeof *zp);
+        QT_CHECK(s && x && sc && zp);
+        QT_OK(qr_tensor_set_shape(&vals[0].t, QR_DT_F32, 2, dims));
+        QT_OK(qr_tensor_alloc_data(&vals[0].t));
+        QT_OK(qr_tensor_set_shape(&wq, QR_DT_F32, 2, dims));
+        QT_OK(qr_tensor_alloc_data(&wq));
+        uint32_t r = 777u + (uint32_t)cfg;
+        for (int64_t c = 0; c < np; c++) { sc[c] = 0.002f + 0.0007f * (float)c; zp[c] = sg ? (int32_t)(c % 7) - 3 : 120 + (int32_t)(c % 9); }
+        for (int64_t i = 0; i < n; i++) {
+            int64_t c = (i / inner) % np;
+            r = r * 1664525u + 1013904223u;
+            x[i] = (uint8_t)(r >> 24);
+            int32_t qv = sg ? (int32_t)(int8_t)x[i] : (int32_t)x[i];
+            ((float *)wq.data)[i] = (float)(qv - zp[c]) * sc[c];
+            ((float *)vals[0].t.data)[i] = i % 53 == 4 ? NAN : ((float *)wq.data)[i] + (float)((r >> 8) % 1000) * 1e-6f * (float)(1 + c % 5);
+        }
+        s->qt.q = &q;
+        s->qt.n = 1;
+        s->tw.g.values = vals;
+        s->tw.g.n_values = 1;
+        s->fw = fw;
+        QrLayerRow rows[2];
+        memset(rows, 0, sizeof rows);
+        QrCompare cmp = { .n = 2, .rows = rows };
+        int wqi[2] = { 0, 0 };
+        QrCmpSplitPlan sp;
+        memset(&sp, 0, sizeof sp);
+        sp.s = s; sp.c = &cmp; sp.wq = wqi;
+        QrCmpWt src = { .x = x, .sg = sg, .s = sc, .z = zp };
+        qr__cmp_split_wt_sums(&sp, 0, &src, vals[0].t.data, n, np, axis, np, inner);
+        qr__cmp_split_wt_ref(&sp, 1, &wq, wq.data);
+        if (rows[0].sp.w_channel < 0 || rows[0].sp.w_channel != rows[1].sp.w_channel ||
+            memcmp(&rows[0].sp.w_channel_share, &rows[1].sp.w_channel_share, sizeof(double))) {
+            bad = 1;
+            snprintf(msg, sizeof msg, "axis %d %s: channel %d/%d share %.17g/%.17g", axis, sg ? "int8" : "uint8", rows[0].sp.w_channel,
+                     rows[1].sp.w_channel, rows[0].sp.w_channel_share, rows[1].sp.w_channel_share);
+        }
+        qr_tensor_free_data(&vals[0].t);
+        qr_tensor_free_data(&wq);
+        free(x); free(sc); free(zp); free(s);
+    }
+    QT_CHECKF(!bad, "%s", msg);
+}
+
 static void qt_errsplit_all(void) {
     QT_RUN(test_errsplit_reference);
     QT_RUN(test_errsplit_csv);
@@ -520,4 +615,6 @@ static void qt_errsplit_all(void) {
     QT_RUN(test_errsplit_bars);
     QT_RUN(test_errsplit_off);
     QT_RUN(test_errsplit_u_channels);
+    QT_RUN(test_errsplit_weight_direct);
+    QT_RUN(test_errsplit_weight_rows);
 }

@@ -206,6 +206,53 @@ static void test_frag_inject(void) {
     qr_tensor_free_data(&o);
 }
 
+/* qr__fr_inject against selection sampling as written down (u · (n - i) >= k - done skips element i,
+ * both sides converted from integers at every element): the same elements moved the same way and
+ * the same Σ scale², bit for bit, on 1 to 200003 elements, shares 0.001 to 1, several seeds, values
+ * at both edges of the range. */
+static void test_frag_inject_definition(void) {
+    const int64_t ns[5] = { 1, 63, 1000, 65537, 200003 };
+    const double shares[4] = { 0.001, 0.01, 0.37, 1.0 };
+    QrQuantRange rg = { 0, 255 };
+    QrFrGrid p = { .C = 1, .inner = 1, .s0 = 0.0371f, .z0 = 0, .rg = rg };
+    int bad = 0;
+    int64_t moved = 0;
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 4; b++)
+            for (uint64_t seed = 1; seed < 4; seed++) {
+                const int64_t n = ns[a];
+                QrTensor t = { 0 };
+                QT_OK(qr_tensor_set_shape(&t, QR_DT_U8, 1, &n));
+                QT_OK(qr_tensor_alloc_data(&t));
+                uint8_t *want = malloc((size_t)n);
+                QT_CHECK(want != NULL);
+                if (!want) return;
+                for (int64_t i = 0; i < n; i++) want[i] = ((uint8_t *)t.data)[i] = (uint8_t)(i % 5 == 0 ? 0 : i % 5 == 1 ? 255 : i * 7);
+                const uint64_t sd = seed * 0x9E3779B97F4A7C15ull;
+                int64_t k = (int64_t)floor(shares[b] * (double)n + 0.5), done = 0;
+                if (k > n) k = n;
+                uint64_t s = sd;
+                double wsum = 0;
+                for (int64_t i = 0; i < n && done < k; i++) {
+                    double u = (double)(qr__fr_next(&s) >> 11) * 0x1.0p-53;
+                    if (u * (double)(n - i) >= (double)(k - done)) continue;
+                    int32_t d = (qr__fr_next(&s) >> 63) ? 1 : -1;
+                    if (want[i] + d > rg.hi || want[i] + d < rg.lo) d = -d;
+                    want[i] = (uint8_t)(want[i] + d);
+                    done++;
+                    wsum += (double)p.s0 * (double)p.s0;
+                }
+                double inj = 0;
+                int64_t got = qr__fr_inject(&t, shares[b], sd, rg, &p, &inj);
+                bad += got != done || memcmp(t.data, want, (size_t)n) != 0 || memcmp(&inj, &wsum, sizeof inj) != 0;
+                moved += got;
+                free(want);
+                qr_tensor_free_data(&t);
+            }
+    QT_CHECKF(bad == 0, "%d of 60 injections differ from selection sampling as written", bad);
+    QT_CHECKF(moved > 100000, "only %lld elements moved", (long long)moved);
+}
+
 /* No perturbation, no spread: share 0 changes nothing and an input without ties leaves the
  * half-away variant equal to the simulation, exactly. */
 static void test_frag_zero(void) {
@@ -370,11 +417,13 @@ static void test_frag_runall_option(void) {
 static void test_frag_fast_sums(void) {
     uint64_t rs = 99;
     /* 4-6: 8-bit on one scale with whole blocks of 64 equal elements (one in 500 differs; none;
-     * every element), 7: an infinite scale (the general loop) */
-    const QrDType dts[8] = { QR_DT_U8, QR_DT_S8, QR_DT_U16, QR_DT_U8, QR_DT_S8, QR_DT_U8, QR_DT_S8, QR_DT_S8 };
-    const int every[8] = { 4, 4, 4, 4, 500, 0, 1, 4 };
-    for (int cfg = 0; cfg < 8; cfg++) {
-        int64_t dims[2] = { 3, 1000 };
+     * every element), 7: an infinite scale (the general loop), 8: every other element by up to
+     * ±100 (several differing bytes in most words, at the first and last byte of a word too);
+     * 3000, 3001 and 3002 elements: the 8-byte words and a tail of 0, 1 or 2 elements */
+    const QrDType dts[9] = { QR_DT_U8, QR_DT_S8, QR_DT_U16, QR_DT_U8, QR_DT_S8, QR_DT_U8, QR_DT_S8, QR_DT_S8, QR_DT_U8 };
+    const int every[9] = { 4, 4, 4, 4, 500, 0, 1, 4, 2 };
+    for (int cfg = 0; cfg < 9; cfg++) {
+        int64_t dims[2] = { 3, 1000 + cfg % 3 };
         QrTensor t = {0}, sm = {0}, sc = {0};
         QT_OK(qr_tensor_set_shape(&t, dts[cfg], 2, dims));
         QT_OK(qr_tensor_alloc_data(&t));
@@ -389,13 +438,14 @@ static void test_frag_fast_sums(void) {
             for (int c = 0; c < 3; c++) ((float *)sc.data)[c] = 0.01f * (float)(c + 1) + 0.003f;
             p.scale = &sc;
             p.C = 3;
-            p.inner = 1000;
+            p.inner = dims[1];
         }
         for (int64_t i = 0; i < t.numel; i++) {
             rs = rs * 6364136223846793005ull + 1442695040888963407ull;
             int32_t v = (int32_t)((rs >> 33) % 120) + (dts[cfg] == QR_DT_S8 ? -60 : 0);
             int32_t d = every[cfg] && (rs >> 20) % (uint64_t)every[cfg] == 0 ? (int32_t)((rs >> 24) % 9) - 4 : 0;   /* by up to 4 */
             if (every[cfg] == 1 && d == 0) d = 1;
+            if (cfg == 8 && i % 2 == 0) d = (int32_t)((rs >> 24) % 201) - 100;
             qr_quant_seti(&sm, i, v);
             qr_quant_seti(&t, i, v + d);
         }
@@ -456,11 +506,98 @@ static void test_frag_round2(void) {
     QT_CHECKF(ties > 100, "only %d ties tried", ties);
 }
 
-/* The variants side by side (the default: each variant's edits recorded, then replayed into the
- * sums in the variants' order) against one after another (QrFragOpts.serial): every layer's sums
- * and counts, the ties, the variants' counts and output metrics, bit for bit, on the model with
- * 2 × 4096 elements a quantizer, scales that are not powers of two (sums in another order round
- * otherwise) and the default half-away variant and three seeds. */
+/* The unperturbed run's sums (qr__fr_sig_ties) and the half-away variant (qr__fr_half_away), whose
+ * one-scale 8-bit paths look for ties only in the blocks of 16 qr__fr_tie16 flags, against their
+ * per-element definitions (qr__fr_round2 at every element): the signal's sum, the ties, the elements
+ * moved and Σ scale², bit for bit. Exact ties of both signs, even and odd, at the first and last
+ * element of a block and in the 5-element tail, NaN, ±inf, values beyond the range, on three scales,
+ * two zero points, u8 and s8, and a per-channel grid (the general loop). */
+static void test_frag_tie_blocks(void) {
+    const float scales[3] = { 0.5f, 0.0371f, 3.0f };
+    const int64_t n = 16 * 40 + 5;
+    uint64_t rs = 17;
+    int64_t ties_all = 0;
+    for (int cfg = 0; cfg < 13; cfg++) {
+        const bool sg = cfg % 2 == 1, chan = cfg == 12;
+        const float sc = scales[(cfg / 2) % 3];
+        const int32_t zp = cfg / 6 == 0 ? 0 : sg ? -3 : 7;
+        QrTensor t = { 0 }, w = { 0 }, scv = { 0 }, zpv = { 0 };
+        int64_t dims[2] = { 1, n };
+        QT_OK(qr_tensor_set_shape(&t, sg ? QR_DT_S8 : QR_DT_U8, 2, dims));
+        QT_OK(qr_tensor_alloc_data(&t));
+        QT_OK(qr_tensor_set_shape(&w, t.dtype, 2, dims));
+        QT_OK(qr_tensor_alloc_data(&w));
+        QrFrGrid p = { .C = 1, .inner = 1, .s0 = sc, .z0 = zp };
+        QT_CHECK(qr_quant_range(t.dtype, &p.rg));
+        if (chan) {              /* five channels on the last axis, one scale: the general loop */
+            int64_t d5[1] = { 5 };
+            QT_OK(qr_tensor_set_shape(&scv, QR_DT_F32, 1, d5));
+            QT_OK(qr_tensor_alloc_data(&scv));
+            QT_OK(qr_tensor_set_shape(&zpv, QR_DT_S32, 1, d5));
+            QT_OK(qr_tensor_alloc_data(&zpv));
+            for (int c = 0; c < 5; c++) ((float *)scv.data)[c] = sc;
+            for (int c = 0; c < 5; c++) ((int32_t *)zpv.data)[c] = zp;
+            p.scale = &scv;
+            p.zp = &zpv;
+            p.C = 5;
+            dims[0] = n / 5;
+            dims[1] = 5;
+            QT_OK(qr_tensor_set_shape(&t, t.dtype, 2, dims));
+            QT_OK(qr_tensor_set_shape(&w, t.dtype, 2, dims));
+        }
+        float *x = malloc((size_t)n * sizeof *x);
+        QT_CHECK(x != NULL);
+        if (!x) return;
+        for (int64_t i = 0; i < n; i++) {
+            rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+            int k = (int)((rs >> 33) % 301) - 150;
+            int j = (int)((rs >> 20) % 8);
+            if (i % 16 == 0 || i % 16 == 15 || i >= n - 5) j = (int)(i % 3);   /* a block's edges, the tail: ties */
+            x[i] = j <= 2 ? ((float)k + 0.5f) * sc : j == 3 ? (float)k * sc : j == 4 ? nextafterf(((float)k + 0.5f) * sc, 0.0f)
+                 : ((float)(rs >> 40) / (float)(1 << 24) - 0.5f) * 700.0f * sc;
+            if (i == 37) x[i] = NAN;
+            if (i == 38) x[i] = INFINITY;
+            if (i == 39) x[i] = -INFINITY;
+        }
+        /* the definitions, one element at a time */
+        double want_sig = 0, want_inj = 0;
+        int64_t want_ties = 7, want_k = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int32_t e, a;
+            qr__fr_round2(x[i], sc, zp, p.rg, &e, &a);
+            qr_quant_seti(&t, i, e);
+            qr_quant_seti(&w, i, a);
+            double d = (double)(e - zp) * (double)sc;
+            want_sig += d * d;
+            want_ties += e != a;
+            want_k += e != a;
+            if (e != a) want_inj += (double)sc * sc;
+        }
+        double sig = -1, inj = 0;
+        int64_t ties = 7;
+        qr__fr_sig_ties(&t, x, &p, &sig, &ties);
+        int64_t k = qr__fr_half_away(&t, x, &p, &inj);
+        bool ok = !memcmp(&sig, &want_sig, sizeof sig) && ties == want_ties && k == want_k &&
+                  !memcmp(&inj, &want_inj, sizeof inj) && !memcmp(t.data, w.data, (size_t)n);
+        QT_CHECKF(ok, "config %d: sig %.17g ties %lld moved %lld inj %.17g, definition %.17g %lld %lld %.17g", cfg, sig,
+                  (long long)ties, (long long)k, inj, want_sig, (long long)want_ties, (long long)want_k, want_inj);
+        ties_all += want_k;
+        free(x);
+        qr_tensor_free_data(&t);
+        qr_tensor_free_data(&w);
+        qr_tensor_free_data(&scv);
+        qr_tensor_free_data(&zpv);
+    }
+    QT_CHECKF(ties_all > 13 * 40, "only %lld ties tried", (long long)ties_all);
+}
+
+/* The variants side by side (the default: in a group, the first variant of each kind adding up as it
+ * runs, the others' edits recorded, then replayed into the sums in the variants' order), all four at
+ * once and, with records allowed for only one variant (qr__fr_side_max), two at a time, against one
+ * after another (QrFragOpts.serial): every layer's sums and counts, the ties, the variants' counts and
+ * output metrics, bit for bit, on the model with 2 × 4096 elements a quantizer, scales that are not
+ * powers of two (sums in another order round otherwise) and the default half-away variant and three
+ * seeds. */
 static void test_frag_side(void) {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/frag_side", qt_tmpdir());
@@ -483,38 +620,48 @@ static void test_frag_side(void) {
     QT_OK(qr_qtable_build(g, &qt));
     const int t0 = qr_pool_threads();
     if (t0 < 2) QT_OK(qr_pool_init(2));
-    QrFragResult r[2];
-    for (int k = 0; k < 2; k++) {
+    QrFragResult r[3];
+    const double side_max = qr__fr_side_max;
+    double rec1 = 0;             /* one variant's records: two copies of every perturbed value */
+    for (int x = 1; x < 4; x++) {
+        const int k = x % 3;     /* serial first */
         QrFragOpts fo;
         qr_frag_opts_default(&fo);
         fo.serial = k == 1;
+        qr__fr_side_max = k == 2 ? 1.5 * rec1 : side_max;   /* one variant's records, not two */
         QT_OK(qr_frag_run(g, &qt, &in, NULL, &fo, &r[k]));
+        for (int l = 0; k == 1 && l < r[1].n_layers; l++)
+            rec1 += 2.0 * (double)r[1].layers[l].n * (double)qr_dtype_size(g->values[r[1].layers[l].value].t.dtype);
     }
+    qr__fr_side_max = side_max;
     if (t0 < 2) QT_OK(qr_pool_init(t0));
     int bad = 0, idle = 0;
-    bool shape = r[0].n_side == 4 && r[1].n_side == 0 && r[0].n_var == 4 && r[1].n_var == 4 && r[0].n_runs == 5 &&
-                 r[1].n_runs == 5 && r[0].n_layers == 2 && r[1].n_layers == 2 && r[0].n_ties == r[1].n_ties;
-    for (int l = 0; shape && l < 2; l++) {
-        const QrFragLayer *a = &r[0].layers[l], *b = &r[1].layers[l];
-        bad += memcmp(&a->lsb, &b->lsb, sizeof a->lsb) != 0;
-        bad += memcmp(&a->ha, &b->ha, sizeof a->ha) != 0;
-        bad += memcmp(&a->growth, &b->growth, sizeof a->growth) != 0 || memcmp(&a->gain, &b->gain, sizeof a->gain) != 0;
-        idle += a->lsb.n_arr == 0 && l == 1;    /* the second quantizer sees the first one's changes */
+    bool shape = r[0].n_side == 4 && r[0].n_direct == 2 && r[1].n_side == 0 && r[2].n_side == 4 && r[2].n_direct == 3;
+    for (int x = 0; x < 3; x++)
+        shape = shape && r[x].n_var == 4 && r[x].n_runs == 5 && r[x].n_layers == 2 && r[x].n_ties == r[1].n_ties;
+    for (int x = 0; x < 3; x += 2) {
+        for (int l = 0; shape && l < 2; l++) {
+            const QrFragLayer *a = &r[x].layers[l], *b = &r[1].layers[l];
+            bad += memcmp(&a->lsb, &b->lsb, sizeof a->lsb) != 0;
+            bad += memcmp(&a->ha, &b->ha, sizeof a->ha) != 0;
+            bad += memcmp(&a->growth, &b->growth, sizeof a->growth) != 0 || memcmp(&a->gain, &b->gain, sizeof a->gain) != 0;
+            idle += a->lsb.n_arr == 0 && l == 1;    /* the second quantizer sees the first one's changes */
+        }
+        for (int k = 0; shape && k < 4; k++) {
+            const QrFragVariant *a = &r[x].var[k], *b = &r[1].var[k];
+            bad += a->kind != b->kind || a->seed != b->seed || a->n_changed != b->n_changed;
+            idle += a->n_changed == 0;
+            bad += memcmp(&a->out.mse, &b->out.mse, sizeof(double)) != 0 || memcmp(&a->out.cosine, &b->out.cosine, sizeof(double)) != 0;
+            bad += memcmp(&a->out.sqnr, &b->out.sqnr, sizeof(double)) != 0 || memcmp(&a->ratio, &b->ratio, sizeof(double)) != 0;
+        }
     }
-    for (int k = 0; shape && k < 4; k++) {
-        const QrFragVariant *a = &r[0].var[k], *b = &r[1].var[k];
-        bad += a->kind != b->kind || a->seed != b->seed || a->n_changed != b->n_changed;
-        idle += a->n_changed == 0;
-        bad += memcmp(&a->out.mse, &b->out.mse, sizeof(double)) != 0 || memcmp(&a->out.cosine, &b->out.cosine, sizeof(double)) != 0;
-        bad += memcmp(&a->out.sqnr, &b->out.sqnr, sizeof(double)) != 0 || memcmp(&a->ratio, &b->ratio, sizeof(double)) != 0;
-    }
-    qr_frag_free(&r[0]);
-    qr_frag_free(&r[1]);
+    QT_CHECKF(shape, "side by side: %d / %d variants side by side (%d / %d adding up as they ran), %d / %d runs", r[0].n_side,
+              r[2].n_side, r[0].n_direct, r[2].n_direct, r[0].n_runs, r[2].n_runs);
+    for (int x = 0; x < 3; x++) qr_frag_free(&r[x]);
     qr_qtable_free(&qt);
     qr_tensor_free_data(&in);
     qr_graph_free(g);
     free(g);
-    QT_CHECKF(shape, "side by side: %d variants side by side, %d runs", r[0].n_side, r[0].n_runs);
     QT_CHECKF(bad == 0, "%d sums or metrics differ between the variants side by side and one after another", bad);
     QT_CHECKF(idle == 0, "%d variants or layers saw no change: the comparison proves little", idle);
 }
@@ -593,12 +740,14 @@ static void test_frag_ride(void) {
 static void qt_frag_all(void) {
     QT_RUN(test_frag_half_away);
     QT_RUN(test_frag_inject);
+    QT_RUN(test_frag_inject_definition);
     QT_RUN(test_frag_zero);
     QT_RUN(test_frag_dump_classify);
     QT_RUN(test_frag_verdict);
     QT_RUN(test_frag_runall_option);
     QT_RUN(test_frag_fast_sums);
     QT_RUN(test_frag_round2);
+    QT_RUN(test_frag_tie_blocks);
     QT_RUN(test_frag_side);
     QT_RUN(test_frag_ride);
 }

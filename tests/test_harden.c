@@ -1156,6 +1156,37 @@ static void test_harden_max_memory_estimate(void) {
     }
 }
 
+/* --max-memory's rule, one execution at a time: runall on the large-value pair with low_memory
+ * (as --max-memory sets it) and a pool of 2 threads never has two qr_run calls in progress
+ * (qr_run_count.max_active); without it some stage does run executions side by side (the
+ * fragility's variants), so the count can see them. */
+static void test_harden_low_memory_serial(void) {
+    QtHmPair p;
+    QT_OK(qt_hm_big_pair(&p));
+    const int t0 = qr_pool_threads();
+    if (t0 < 2) QT_OK(qr_pool_init(2));
+    int64_t most[2] = { -1, -1 };
+    QrStatus st = QR_OK;
+    for (int k = 0; k < 2 && st == QR_OK; k++) {
+        char zip[512];
+        snprintf(zip, sizeof zip, "%s/lowmem_%d.zip", qt_tmpdir(), k);
+        QrRunallOpts ro = { .out_zip = zip, .cmdline = "test", .quiet = true, .cos_threshold = 0.99, .random_input = true,
+                            .low_memory = k == 0 };
+        ro.sens.metric = QR_METRIC_L1;
+        ro.topk[0] = 1; ro.topk[1] = 3;
+        ro.n_topk = 2;
+        QrRunallResult res;
+        qr_run_count.max_active = 0;
+        st = qr_runall_run(p.b, p.a, &p.in, &ro, &res);
+        most[k] = qr_run_count.max_active;
+    }
+    if (t0 < 2) qr_pool_init(t0);
+    qt_hm_pair_free(&p);
+    QT_OK(st);
+    QT_CHECKF(most[0] == 1 && most[1] >= 2, "executions at once: %lld with low memory (want 1), %lld without (want >= 2)",
+              (long long)most[0], (long long)most[1]);
+}
+
 /* Runs "$QR_BIN args" (through /bin/sh, exec'd) in a child with optional RLIMIT_FSIZE (0 = none;
  * SIGXFSZ ignored, so oversized writes fail with EFBIG); captures stderr; returns the exit code
  * (-1 when it did not exit) and the child's peak RSS in bytes. */
@@ -1524,6 +1555,7 @@ static void qt_harden_all(void) {
     QT_RUN(test_harden_max_memory_cli);
     QT_RUN(test_harden_max_memory_estimate);
     QT_RUN(test_harden_max_memory_process);
+    QT_RUN(test_harden_low_memory_serial);
     QT_RUN(test_harden_full_output);
     QT_RUN(test_harden_interrupt);
 #if defined(__aarch64__)

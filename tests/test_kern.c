@@ -848,6 +848,47 @@ static void test_pair_stats(void) {
         }
 }
 
+/* The avx512 level's pair statistics are the avx2 level's bit for bit (its fused passes keep
+ * every accumulator's sequence): pairs and single arrays, partial and short blocks, blocks with
+ * NaN / +-Inf in x or only in y, offset (unaligned) starts, values of mixed scale. */
+static void test_pair_stats_avx512(void) {
+    QrKernels a2, a5;
+    bool have = qr_kern_table(QR_ISA_AVX2, &a2) == QR_OK && qr_kern_table(QR_ISA_AVX512, &a5) == QR_OK;
+    qr_err_clear();
+    if (!have) QT_SKIP("the CPU has no AVX-512F/BW/VL (or no AVX2)");
+    uint64_t rng = 29;
+    static const int64_t sizes[] = { 1, 7, 8, 16, 4096, 4104, 4097, 3 * 4096 + 24, 10 * 4096 + 5 };
+    const int64_t nmax = 10 * 4096 + 5 + 3;
+    float *x = qt__k_randf(nmax, &rng), *y = qt__k_randf(nmax, &rng);
+    for (int64_t i = 0; i < nmax; i++) {
+        double sc = i % 4096 < 2048 ? 1e-3 : 50.0;
+        x[i] = (float)(sc * x[i] + (i % 3 ? 7.5 : -2));
+        y[i] = x[i] + (float)(0.03 * sc) * y[i];
+    }
+    char bad[320] = "";
+    for (int special = 0; special < 3 && !bad[0]; special++) {
+        if (special == 1) { x[4100] = NAN; y[9000] = INFINITY; x[13000] = -INFINITY; }
+        if (special == 2) { x[4100] = 1; x[13000] = 2; y[20000] = NAN; }    /* non-finite in y only */
+        for (int si = 0; si < QR_ARRAY_LEN(sizes) && !bad[0]; si++)
+            for (int off = 0; off < 4 && !bad[0]; off += 3)
+                for (int withy = 0; withy < 2 && !bad[0]; withy++) {
+                    int64_t n = sizes[si];
+                    QrF32PairStats w, g;
+                    qr_f32_pair_stats_init(&w);
+                    qr_f32_pair_stats_init(&g);
+                    a2.f32_pair_stats(x + off, withy ? y + off : NULL, n, &w);
+                    a5.f32_pair_stats(x + off, withy ? y + off : NULL, n, &g);
+                    if (memcmp(&w, &g, sizeof w))
+                        snprintf(bad, sizeof bad, "n %lld off %d %s special %d: avx512 differs from avx2 (sdd %.17g vs "
+                                 "%.17g, x.m2 %.17g vs %.17g, sxy %.17g vs %.17g)", (long long)n, off, withy ? "pair" : "x only",
+                                 special, w.sdd, g.sdd, w.x.m2, g.x.m2, w.sxy, g.sxy);
+                }
+    }
+    qr_aligned_free(x);
+    qr_aligned_free(y);
+    QT_CHECKF(!bad[0], "%s", bad);
+}
+
 /* Largest relative error: the ref equals the plain maximum of every quotient (its skip test
  * never skips a winner), every level returns the ref's bits; zeros (0/0, d/0), ties, lengths
  * around the vector width, and a rising sequence (every element a new maximum). */
@@ -1982,6 +2023,7 @@ static void qt_kern_all(void) {
     QT_RUN(test_conv_gemm);
     QT_RUN(test_maxpool);
     QT_RUN(test_pair_stats);
+    QT_RUN(test_pair_stats_avx512);
     QT_RUN(test_rtol);
     QT_RUN(test_hist_fakequant);
     QT_RUN(test_trans);

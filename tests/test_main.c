@@ -46,6 +46,7 @@
 #include "test_layers.c"
 #include "test_frag.c"
 #include "test_sens.c"
+#include "test_stats.c"
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a test that times out (harness.h) loses no earlier line */
@@ -108,6 +109,7 @@ int main(int argc, char **argv) {
     QT_MODULE(layers);
     QT_MODULE(frag);
     QT_MODULE(sens);
+    QT_MODULE(stats);
 #undef QT_MODULE
     if (!only) qt_conformance_all(conf_filter);
     char rm[300];

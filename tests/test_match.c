@@ -206,7 +206,8 @@ static void test_check_ort_qdq(void);
 /* qr_match_weight_consistent's typed count (qr__mt_weight_far_typed) against the element-by-element
  * definition (the accessors, the channel (i / inner) % nch), on int8 / uint8 weights per tensor and
  * per channel along the last axis (inner 1) and the first (inner > 1), with and without zero points,
- * a share of the elements far off the grid and one non-finite float: the same count each time. */
+ * a share of the elements far off the grid and one non-finite float, small and split over the pool
+ * (211K elements: runs of 64K cut inside channels): the same count each time. */
 static int64_t qt_mt_far_ref(const QrTensor *qi, const QrTensor *s, const QrTensor *z, const QrTensor *w, int64_t nch,
                              int64_t inner) {
     int64_t far = 0;
@@ -221,10 +222,11 @@ static int64_t qt_mt_far_ref(const QrTensor *qi, const QrTensor *s, const QrTens
 
 static void test_match_weight_far_typed(void) {
     uint64_t rs = 12345;
-    for (int cfg = 0; cfg < 12; cfg++) {
+    for (int cfg = 0; cfg < 24; cfg++) {
         bool sg = cfg & 1, with_z = cfg & 2;
-        int layout = cfg >> 2;                    /* 0 per tensor, 1 channels on the last axis, 2 on the first */
-        int64_t dims[2] = { 37, 29 }, nch = layout == 0 ? 1 : layout == 1 ? dims[1] : dims[0];
+        int layout = (cfg >> 2) % 3;              /* 0 per tensor, 1 channels on the last axis, 2 on the first */
+        /* small, and large enough for several of the pool's runs of 64K elements, cut inside channels */
+        int64_t dims[2] = { cfg < 12 ? 37 : 301, cfg < 12 ? 29 : 701 }, nch = layout == 0 ? 1 : layout == 1 ? dims[1] : dims[0];
         int64_t inner = layout == 2 ? dims[1] : 1, d1[1] = { nch };
         QrTensor qi = {0}, sc = {0}, zp = {0}, w = {0};
         QT_OK(qr_tensor_set_shape(&qi, sg ? QR_DT_S8 : QR_DT_U8, 2, dims));
@@ -268,7 +270,8 @@ static void test_match_weight_far_typed(void) {
 /* qr__se_maxdiff (the verification run's comparison) against its definition — max |x - y| in double
  * over the elements that differ, NaN when exactly one of a pair is NaN, equal infinities and two NaNs
  * the same — on finite arrays (the statistics kernel's path, lengths around its blocks and vector
- * tails) and with NaN / infinities planted (the element loop): the same bits. */
+ * tails) and with NaN / infinities planted (the element loop), and the largest magnitude
+ * (qr__se_scan without y), whole and in the pool's runs of 64K elements (200003): the same bits. */
 static double qt_mt_maxdiff_ref(const float *px, const float *py, int64_t n) {
     double mx = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -280,8 +283,8 @@ static double qt_mt_maxdiff_ref(const float *px, const float *py, int64_t n) {
 }
 
 static void test_match_maxdiff(void) {
-    const int64_t lens[] = { 1, 7, 8, 9, 4095, 4096, 4097, 10001 };
-    float *x = malloc(10001 * sizeof(float)), *y = malloc(10001 * sizeof(float));
+    const int64_t lens[] = { 1, 7, 8, 9, 4095, 4096, 4097, 10001, 65536, 200003 };
+    float *x = malloc(200003 * sizeof(float)), *y = malloc(200003 * sizeof(float));
     QT_CHECK(x && y);
     uint64_t rs = 3;
     for (int k = 0; k < QR_ARRAY_LEN(lens); k++)
@@ -298,6 +301,12 @@ static void test_match_maxdiff(void) {
             double got = qr__se_maxdiff(x, y, n), want = qt_mt_maxdiff_ref(x, y, n);
             QT_CHECKF(!memcmp(&got, &want, sizeof got) || (got != got && want != want),
                       "n %lld plant %d: %.17g, the definition %.17g", (long long)n, plant, got, want);
+            double amax = 0;                      /* the pair's reference magnitude: NaN skipped, infinities counted */
+            for (int64_t i = 0; i < n; i++)
+                if (fabs(y[i]) > amax) amax = fabs(y[i]);
+            got = qr__se_scan(y, NULL, n);
+            QT_CHECKF(!memcmp(&got, &amax, sizeof got), "n %lld plant %d: largest magnitude %.17g, the definition %.17g",
+                      (long long)n, plant, got, amax);
         }
     free(x);
     free(y);

@@ -145,6 +145,8 @@ struct QrCmpSplitPlan {
     int *iq;                 /* per row: its first input quantizer (twin), -1 */
     uint8_t *parts;          /* per row: QR_SPLIT_* */
     uint8_t **mask;          /* per row: clipped elements of the output-only run (while it runs) */
+    int *wt_node;            /* per row: the DequantizeLinear whose integers give its weight's worst channel
+                              * (qr__cmp_split_wt_dq) instead of a tap of the weight-only run, -1 */
 };
 
 static void qr__cmp_split_free(QrCmpSplitPlan *sp) {
@@ -155,7 +157,7 @@ static void qr__cmp_split_free(QrCmpSplitPlan *sp) {
         free(u->live); free(u->tap_only); free(u->first); free(u->slots); free(u->yv);
     }
     for (int k = 0; sp->mask && k < sp->c->n; k++) free(sp->mask[k]);
-    free(sp->mask); free(sp->oq); free(sp->wq); free(sp->iq); free(sp->parts);
+    free(sp->mask); free(sp->oq); free(sp->wq); free(sp->iq); free(sp->parts); free(sp->wt_node);
     free(sp);
 }
 
@@ -364,33 +366,62 @@ static void qr__cmp_split_wt_ref(QrCmpSplitPlan *sp, int k, const QrTensor *t, c
 /* The weight-only run's per-channel weight of row k after its quantizer: the channel along the
  * quantizer's axis with the largest squared error against the float weight. Channel by channel,
  * each sum in element order: the bits of qr__cmp_split_wt_ref. */
-static void qr__cmp_split_wt(QrCmpSplitPlan *sp, int k, const QrTensor *t, const float *w) {
+/* The float weight the weight-only run's per-channel weight of row k is compared with (qr__cmp_split_wt),
+ * or NULL when there is none of t's size. */
+static const float *qr__cmp_split_wt_float(const QrCmpSplitPlan *sp, int k, int64_t numel) {
     const QrSession *s = sp->s;
-    int j = sp->wq[k];
-    const QrQuantizer *q = &s->qt.q[j];
-    const QrTensor *f = s->fw[j];
+    const QrQuantizer *q = &s->qt.q[sp->wq[k]];
+    const QrTensor *f = s->fw[sp->wq[k]];
     if (!f && q->float_value >= 0) f = &s->tw.g.values[q->float_value].t;
+    if (!f || !f->data || f->dtype != QR_DT_F32 || f->numel != numel || q->n_scales <= 1) return NULL;
+    return f->data;
+}
+
+/* The weight as DequantizeLinear gives it (ops/qdq.c: (float)(x - zp[c]) * scale[c]), read from its 8-bit
+ * integers: x (signed: sg), per parameter p its scale s[p] and zero point z[p]. w: the float copy instead. */
+typedef struct QrCmpWt { const float *w; const void *x; bool sg; const float *s; const int32_t *z; } QrCmpWt;
+
+/* Row k's worst channel from the squared errors of its weight (elements on channel c's parameter c % np
+ * along axis ax, inner elements a run; ax -1: one run) against the float weight pf, channel by channel,
+ * each sum in element order: the bits of qr__cmp_split_wt_ref. */
+static void qr__cmp_split_wt_sums(QrCmpSplitPlan *sp, int k, const QrCmpWt *src, const float *pf, int64_t n, int64_t np,
+                                  int ax, int64_t nch, int64_t inner) {
     QrErrSplit *e = &sp->c->rows[k].sp;
-    if (!f || !f->data || f->dtype != QR_DT_F32 || f->numel != t->numel || q->n_scales <= 1) return;
-    int64_t np = q->n_scales, n = t->numel;
-    int ax = t->rank == 0 ? -1 : q->axis < 0 ? q->axis + t->rank : q->axis;
-    if (ax >= t->rank) ax = -1;
-    int64_t inner = 1, nch = ax >= 0 ? QR_MAX(t->dims[ax], 1) : 1;
-    for (int d = ax + 1; ax >= 0 && d < t->rank; d++) inner *= t->dims[d];
-    inner = ax >= 0 ? QR_MAX(inner, 1) : QR_MAX(n, 1);
-    if (n % (inner * nch)) { qr__cmp_split_wt_ref(sp, k, t, w); return; }
     double *ce = calloc((size_t)np, sizeof *ce), tot = 0;
     if (!ce) return;
-    const float *pf = f->data;
-    for (int64_t i = 0; i < n;)
-        for (int64_t c = 0; c < nch; c++) {
-            int64_t p = ax >= 0 ? c % np : 0;
-            double cp = ce[p];
-            for (int64_t end = i + inner; i < end; i++) {
-                double d = (double)w[i] - (double)pf[i];
+    const int8_t *xs = src->x;
+    const uint8_t *xu = src->x;
+    if (inner == 1 && np == nch && ax >= 0 && !src->w) {   /* rows of channels (a MatMul weight): a row in one loop */
+        for (int64_t i = 0; i < n; i += nch)
+            for (int64_t c = 0; c < nch; c++) {
+                float y = (float)((src->sg ? (int32_t)xs[i + c] : (int32_t)xu[i + c]) - src->z[c]) * src->s[c];
+                double d = (double)y - (double)pf[i + c];
                 if (d != d) continue;
-                cp += d * d;
+                ce[c] += d * d;
                 tot += d * d;
+            }
+    }
+    for (int64_t i = inner == 1 && np == nch && ax >= 0 && !src->w ? n : 0; i < n;)
+        for (int64_t c = 0; c < nch; c++) {
+            int64_t p = ax < 0 ? 0 : c < np ? c : c % np;   /* no division per channel (a MatMul's: per element) */
+            double cp = ce[p];
+            if (src->w) {
+                for (int64_t end = i + inner; i < end; i++) {
+                    double d = (double)src->w[i] - (double)pf[i];
+                    if (d != d) continue;
+                    cp += d * d;
+                    tot += d * d;
+                }
+            } else {
+                const float sc = src->s[p];
+                const int32_t z = src->z[p];
+                for (int64_t end = i + inner; i < end; i++) {
+                    float y = (float)((src->sg ? (int32_t)xs[i] : (int32_t)xu[i]) - z) * sc;
+                    double d = (double)y - (double)pf[i];
+                    if (d != d) continue;
+                    cp += d * d;
+                    tot += d * d;
+                }
             }
             ce[p] = cp;
         }
@@ -399,6 +430,93 @@ static void qr__cmp_split_wt(QrCmpSplitPlan *sp, int k, const QrTensor *t, const
     e->w_channel = tot > 0 ? best : -1;
     e->w_channel_share = tot > 0 ? ce[best] / tot : NAN;
     free(ce);
+}
+
+/* The weight-only run's per-channel weight of row k after its quantizer: the channel along the
+ * quantizer's axis with the largest squared error against the float weight. Channel by channel,
+ * each sum in element order: the bits of qr__cmp_split_wt_ref. */
+static void qr__cmp_split_wt(QrCmpSplitPlan *sp, int k, const QrTensor *t, const float *w) {
+    const QrQuantizer *q = &sp->s->qt.q[sp->wq[k]];
+    const float *pf = qr__cmp_split_wt_float(sp, k, t->numel);
+    if (!pf) return;
+    int64_t np = q->n_scales, n = t->numel;
+    int ax = t->rank == 0 ? -1 : q->axis < 0 ? q->axis + t->rank : q->axis;
+    if (ax >= t->rank) ax = -1;
+    int64_t inner = 1, nch = ax >= 0 ? QR_MAX(t->dims[ax], 1) : 1;
+    for (int d = ax + 1; ax >= 0 && d < t->rank; d++) inner *= t->dims[d];
+    inner = ax >= 0 ? QR_MAX(inner, 1) : QR_MAX(n, 1);
+    if (n % (inner * nch)) { qr__cmp_split_wt_ref(sp, k, t, w); return; }
+    qr__cmp_split_wt_sums(sp, k, &(QrCmpWt){ .w = w }, pf, n, np, ax, nch, inner);
+}
+
+#ifdef QR_TESTING
+static bool qr__cmp_wt_tapped;    /* tests: every row's weight tapped in the weight-only run, as before */
+static int64_t qr__cmp_wt_taps;   /* tests: weights the weight-only runs tapped */
+#endif
+
+/* The DequantizeLinear node that gives row k's weight quantizer's value in run u, when the run can skip
+ * materializing it for row k: an 8-bit initializer dequantized along one axis (float32 scales, 8-bit zero
+ * points or none, one parameter per channel as the quantizer has them) that runs in u (live) and that u
+ * neither feeds nor overrides, whose value qr__cmp_split_wt would compare. Its elements are then computed
+ * from the integers (qr__cmp_split_wt_dq) and the run need not materialize the weight (its
+ * DequantizeLinear may fuse into the MatMul / Gemm reading it, run.c qr__run_plan_dq). -1 otherwise. */
+static int qr__cmp_split_wt_node(const QrCmpSplitPlan *sp, const QrCmpSplitRun *u, int k) {
+#ifdef QR_TESTING
+    if (qr__cmp_wt_tapped) return -1;
+#endif
+    const QrSession *s = sp->s;
+    const QrGraph *g = &s->tw.g;
+    const QrQuantizer *q = &s->qt.q[sp->wq[k]];
+    int v = q->out_value, pr = v >= 0 ? g->values[v].producer : -1;
+    if (pr < 0 || !u->live[pr] || sp->feed[v] || u->ov.alias[v] >= 0 || u->ov.subst[v]) return -1;
+    const QrNode *nd = &g->nodes[pr];
+    if (strcmp(nd->op_type, "DequantizeLinear") || strcmp(nd->domain, "") || nd->n_in < 2 || qr_attr_int(nd, "block_size", 0))
+        return -1;
+    for (int i = 0; i < nd->n_in && i < 3; i++) {
+        int w = nd->in[i];
+        if (w >= 0 && (g->values[w].producer >= 0 || !g->values[w].t.data || sp->feed[w] || u->ov.alias[w] >= 0 || u->ov.subst[w]))
+            return -1;
+    }
+    const QrTensor *x = &g->values[nd->in[0]].t, *sc = &g->values[nd->in[1]].t;
+    const QrTensor *zp = nd->n_in > 2 && nd->in[2] >= 0 ? &g->values[nd->in[2]].t : NULL;
+    if ((x->dtype != QR_DT_S8 && x->dtype != QR_DT_U8) || sc->dtype != QR_DT_F32 || (zp && zp->dtype != x->dtype) ||
+        g->values[v].t.dtype != QR_DT_F32 || x->rank < 1 || sc->rank != 1 || sc->numel != q->n_scales || q->n_scales <= 1 ||
+        (zp && zp->numel != sc->numel))
+        return -1;
+    int ax = (int)qr_attr_int(nd, "axis", 1), qax = q->axis;
+    ax = ax < 0 ? ax + x->rank : ax;
+    qax = qax < 0 ? qax + x->rank : qax;
+    if (ax < 0 || ax >= x->rank || ax != qax || x->dims[ax] != sc->numel) return -1;
+    return qr__cmp_split_wt_float(sp, k, x->numel) ? pr : -1;
+}
+/* qr__cmp_split_wt for row k's weight from its DequantizeLinear's integers (qr__cmp_split_wt_node): the
+ * same elements, the same sums. */
+static void qr__cmp_split_wt_dq(QrCmpSplitPlan *sp, int k) {
+    const QrGraph *g = &sp->s->tw.g;
+    const QrQuantizer *q = &sp->s->qt.q[sp->wq[k]];
+    const QrNode *nd = &g->nodes[sp->wt_node[k]];
+    const QrTensor *x = &g->values[nd->in[0]].t, *sc = &g->values[nd->in[1]].t;
+    const QrTensor *zp = nd->n_in > 2 && nd->in[2] >= 0 ? &g->values[nd->in[2]].t : NULL;
+    const float *pf = qr__cmp_split_wt_float(sp, k, x->numel);
+    const int64_t np = q->n_scales, n = x->numel;
+    int32_t *z = malloc((size_t)np * sizeof *z);
+    if (!pf || !z) { free(z); return; }
+    for (int64_t p = 0; p < np; p++)
+        z[p] = !zp ? 0 : zp->dtype == QR_DT_S8 ? ((const int8_t *)zp->data)[p] : ((const uint8_t *)zp->data)[p];
+    int ax = q->axis < 0 ? q->axis + x->rank : q->axis;
+    int64_t inner = 1;
+    for (int d = ax + 1; d < x->rank; d++) inner *= x->dims[d];
+    QrCmpWt src = { .x = x->data, .sg = x->dtype == QR_DT_S8, .s = sc->data, .z = z };
+    qr__cmp_split_wt_sums(sp, k, &src, pf, n, np, ax, QR_MAX(x->dims[ax], 1), QR_MAX(inner, 1));
+    free(z);
+}
+
+typedef struct QrCmpWtJob { QrCmpSplitPlan *sp; const int *rows; } QrCmpWtJob;
+
+static void qr__cmp_split_wt_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrCmpWtJob *j = ctx;
+    qr__cmp_split_wt_dq(j->sp, j->rows[t]);
 }
 
 static QrStatus qr__cmp_split_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
@@ -419,7 +537,12 @@ static QrStatus qr__cmp_split_tap(void *user, const QrGraph *g, int node, int va
         if (st == QR_OK && !y) y = f.data;
         if (st == QR_OK && sl->role == QR__CMP_Y) qr__cmp_split_y(sp, u->part, sl->row, y, t->numel);
         else if (st == QR_OK && sl->role == QR__CMP_U) st = qr__cmp_split_u(sp, sl->row, t, y);
-        else if (st == QR_OK) qr__cmp_split_wt(sp, sl->row, t, y);
+        else if (st == QR_OK) {
+#ifdef QR_TESTING
+            __atomic_add_fetch(&qr__cmp_wt_taps, 1, __ATOMIC_RELAXED);
+#endif
+            qr__cmp_split_wt(sp, sl->row, t, y);
+        }
         qr_tensor_free_data(&f);
         QR_TRY(st);
     }
@@ -481,9 +604,10 @@ static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
     sp->iq = malloc(((size_t)n + 1) * sizeof *sp->iq);
     sp->parts = calloc((size_t)n + 1, 1);
     sp->mask = calloc((size_t)n + 1, sizeof *sp->mask);
+    sp->wt_node = malloc(((size_t)n + 1) * sizeof *sp->wt_node);
     bool *is_out = calloc((size_t)nq + 1, 1), *en = calloc((size_t)nq + 1, 1);
     int *stamp = malloc(((size_t)nn + 1) * sizeof *stamp), *stack = malloc(((size_t)nn + 1) * sizeof *stack);
-    QrStatus st = sp->oq && sp->wq && sp->iq && sp->parts && sp->mask && is_out && en && stamp && stack ? QR_OK
+    QrStatus st = sp->oq && sp->wq && sp->iq && sp->parts && sp->mask && sp->wt_node && is_out && en && stamp && stack ? QR_OK
                 : qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int r = 0; st == QR_OK && r < 3; r++) {
         QrCmpSplitRun *u = &sp->run[r];
@@ -500,7 +624,7 @@ static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
     /* each row's output quantizer: the activation quantizer whose DequantizeLinear gives its value */
     for (int k = 0; st == QR_OK && k < n; k++) {
         int v = s->vis[p->c->rows[k].match], j = v >= 0 ? s->qt.by_value[v] : -1;
-        sp->oq[k] = sp->wq[k] = sp->iq[k] = -1;
+        sp->oq[k] = sp->wq[k] = sp->iq[k] = sp->wt_node[k] = -1;
         if (j >= 0 && s->qt.q[j].kind == QR_QK_ACTIVATION && s->qt.q[j].out_value == v && s->qt.q[j].float_value >= 0 &&
             s->qt.q[j].scale_value >= 0 && s->qt.q[j].can_disable && !s->qt.q[j].block_size) {
             sp->oq[k] = j;
@@ -556,7 +680,10 @@ static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
                 if (sp->feed[uv]) continue;        /* the quantizer reads a fed value: u is not computed */
                 st = qr__cmp_slot(u, uv, k, QR__CMP_U);
             }
-            if (st == QR_OK && r == 0 && sp->wq[k] >= 0 && s->qt.q[sp->wq[k]].n_scales > 1) st = qr__cmp_slot(u, s->qt.q[sp->wq[k]].out_value, k, QR__CMP_WT);
+            /* the weight's worst channel: from its integers when they give it (no weight materialized), else tapped */
+            if (st == QR_OK && r == 0 && sp->wq[k] >= 0 && s->qt.q[sp->wq[k]].n_scales > 1 &&
+                (sp->wt_node[k] = qr__cmp_split_wt_node(sp, u, k)) < 0)
+                st = qr__cmp_slot(u, s->qt.q[sp->wq[k]].out_value, k, QR__CMP_WT);
         }
     }
     free(is_out);
@@ -584,6 +711,12 @@ static QrStatus qr__cmp_split_run(QrCmpPlan *p) {
         e->has = x->data && s->vis[p->c->rows[k].match] >= 0 && p->c->rows[k].has_local;
         e->n = x->data ? x->numel : 0;
     }
+    /* the weights' worst channels that need no run: side by side, one weight a task */
+    int *wrows = malloc(((size_t)p->c->n + 1) * sizeof *wrows), nw = 0;
+    if (!wrows) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; sp->run[0].any && k < p->c->n; k++) if (sp->wt_node[k] >= 0) wrows[nw++] = k;
+    if (nw) qr_pool_for(nw, qr__cmp_split_wt_task, &(QrCmpWtJob){ sp, wrows });
+    free(wrows);
     for (int r = 0; r < 3; r++) {
         QrCmpSplitRun *u = &sp->run[r];
         if (!u->any) continue;

@@ -42,15 +42,19 @@ static int64_t qr__fr_inject(QrTensor *t, double share, uint64_t seed, QrQuantRa
     uint64_t s = seed;
     int64_t done = 0;
     double sum = 0;
-    for (int64_t i = 0; i < n && done < k; i++) {
-        double u = (double)(qr__fr_next(&s) >> 11) * 0x1.0p-53;
-        if (u * (double)(n - i) >= (double)(k - done)) continue;
+    /* rem = n - i and need = k - done as doubles (exact below 2^53), kept instead of converted
+     * every element: the same comparison */
+    double rem = (double)n, need = (double)k;
+    for (int64_t i = 0; i < n && done < k; i++, rem -= 1.0) {
+        double u = (double)(int64_t)(qr__fr_next(&s) >> 11) * 0x1.0p-53;
+        if (u * rem >= need) continue;
         int32_t q = qr_quant_geti(t, i);
         int32_t d = (qr__fr_next(&s) >> 63) ? 1 : -1;
         if (q + d > rg.hi || q + d < rg.lo) d = -d;
         if (q + d > rg.hi || q + d < rg.lo) continue;   /* a one-value range: nothing to move to */
         qr_quant_seti(t, i, q + d);
         done++;
+        need = (double)(k - done);
         if (p) {
             double sc = qr__fr_scale(p, qr__fr_chan(p, i));
             sum += sc * sc;
@@ -73,24 +77,106 @@ static void qr__fr_round2(float x, float scale, int32_t zp, QrQuantRange rg, int
     *away = fabsf(v - e) == 0.5f ? (int32_t)roundf(v) + zp : *even;
 }
 
+/* Whether any of x[0..16) may be at a tie on scale sc with the saturation bounds lo, hi of
+ * qr__fr_round2 (|lo|, |hi| < 2^22): false only when none of them is, so an element where the
+ * two roundings differ is always in a block this says true of. Sixteen at a time in vector types
+ * of the compiler's: v = x / sc saturated as qr__fr_round2 saturates it (the same division); v at
+ * a tie is k + 0.5, so 2v (exact below 2^22) is an odd integer, which the conversion to int32 and
+ * back finds. */
+typedef float QrFrV16f __attribute__((vector_size(64)));
+typedef int32_t QrFrV16i __attribute__((vector_size(64)));
+static bool qr__fr_tie16(const float *x, float sc, float lo, float hi) {
+    QrFrV16f v;
+    memcpy(&v, x, sizeof v);
+    const QrFrV16f zero = { 0 }, vsc = zero + sc, vlo = zero + lo, vhi = zero + hi;
+    v = v / vsc;
+    QrFrV16i in = v >= vlo;                  /* NaN: false, so lo, as !(v >= lo) gives */
+    v = (QrFrV16f)(((QrFrV16i)v & in) | ((QrFrV16i)vlo & ~in));
+    QrFrV16i over = v > vhi;
+    v = (QrFrV16f)(((QrFrV16i)vhi & over) | ((QrFrV16i)v & ~over));
+    QrFrV16f w = v + v;
+    QrFrV16i wi = __builtin_convertvector(w, QrFrV16i);
+    QrFrV16i tie = (__builtin_convertvector(wi, QrFrV16f) == w) & (wi & 1);
+    int32_t any = 0;
+    for (int j = 0; j < 16; j++) any |= tie[j];
+    return any != 0;
+}
+
+/* Whether qr__fr_tie16 applies to grid p: one scale and zero point, saturation bounds below 2^22. */
+static bool qr__fr_tie16_ok(const QrFrGrid *p, float *lo, float *hi) {
+    *lo = (float)(p->rg.lo - p->z0);
+    *hi = (float)(p->rg.hi - p->z0);
+    return p->C == 1 && fabsf(*lo) < 0x1p22f && fabsf(*hi) < 0x1p22f;
+}
+
 /* Half away from zero instead of half to even at every tie of QuantizeLinear(x) whose output t
  * holds (grid p): the tie's element moves by one LSB away from zero. *inj (optional) receives
- * Σ (Δ · scale)². Returns the elements changed. */
+ * Σ (Δ · scale)². Returns the elements changed. Blocks of 16 without a tie (qr__fr_tie16) are
+ * skipped: the others go through the same per-element steps, in element order. */
 static int64_t qr__fr_half_away(QrTensor *t, const float *x, const QrFrGrid *p, double *inj) {
     int64_t k = 0;
     double sum = 0;
-    for (int64_t i = 0; i < t->numel; i++) {
-        int64_t c = qr__fr_chan(p, i);
-        float sc = qr__fr_scale(p, c);
-        int32_t e, a;
-        qr__fr_round2(x[i], sc, qr__fr_zp(p, c), p->rg, &e, &a);
-        if (e == a) continue;
-        qr_quant_seti(t, i, qr_quant_geti(t, i) + (a - e));
-        k++;
-        sum += (double)sc * sc;
+    float lo, hi;
+    const bool fast = qr__fr_tie16_ok(p, &lo, &hi);
+    for (int64_t i0 = 0; i0 < t->numel; i0 += 16) {
+        const int64_t i1 = QR_MIN(t->numel, i0 + 16);
+        if (fast && i1 - i0 == 16 && !qr__fr_tie16(x + i0, p->s0, lo, hi)) continue;
+        for (int64_t i = i0; i < i1; i++) {
+            int64_t c = qr__fr_chan(p, i);
+            float sc = qr__fr_scale(p, c);
+            int32_t e, a;
+            qr__fr_round2(x[i], sc, qr__fr_zp(p, c), p->rg, &e, &a);
+            if (e == a) continue;
+            qr_quant_seti(t, i, qr_quant_geti(t, i) + (a - e));
+            k++;
+            sum += (double)sc * sc;
+        }
     }
     if (inj) *inj += sum;
     return k;
+}
+
+/* The unperturbed run's sums of value t (grid p, the QuantizeLinear's float input x or NULL):
+ * *sig = Σ ((q - zp) · scale)² in element order, *ties += the elements at a tie where the two
+ * roundings differ (qr__fr_round2). 8-bit values on one scale in a loop of their own, the ties
+ * looked for only in the blocks qr__fr_tie16 finds: the same sum and count. */
+static void qr__fr_sig_ties(const QrTensor *t, const float *x, const QrFrGrid *p, double *sig, int64_t *ties) {
+    const int64_t n = t->numel;
+    float lo, hi;
+    double s = 0;
+    int64_t nt = 0;
+    if (qr__fr_tie16_ok(p, &lo, &hi) && (t->dtype == QR_DT_U8 || t->dtype == QR_DT_S8)) {
+        const double sc = qr__fr_scale(p, 0);
+        const int32_t zp = p->z0;
+        const uint8_t *tu = t->data;
+        const int8_t *ts = t->data;
+        if (t->dtype == QR_DT_U8)
+            for (int64_t i = 0; i < n; i++) { double d = (double)((int32_t)tu[i] - zp) * sc; s += d * d; }
+        else
+            for (int64_t i = 0; i < n; i++) { double d = (double)((int32_t)ts[i] - zp) * sc; s += d * d; }
+        for (int64_t i0 = 0; x && i0 < n; i0 += 16) {
+            const int64_t i1 = QR_MIN(n, i0 + 16);
+            if (i1 - i0 == 16 && !qr__fr_tie16(x + i0, p->s0, lo, hi)) continue;
+            for (int64_t i = i0; i < i1; i++) {
+                int32_t e, a;
+                qr__fr_round2(x[i], (float)sc, zp, p->rg, &e, &a);
+                nt += e != a;
+            }
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            int64_t c = qr__fr_chan(p, i);
+            double sc = qr__fr_scale(p, c), d = (double)(qr_quant_geti(t, i) - qr__fr_zp(p, c)) * sc;
+            s += d * d;
+            if (x) {
+                int32_t e, a;
+                qr__fr_round2(x[i], (float)sc, qr__fr_zp(p, c), p->rg, &e, &a);
+                nt += e != a;
+            }
+        }
+    }
+    *sig = s;
+    *ties += nt;
 }
 
 /* A run's state: the mode (record the unperturbed values, half-away, ±1 LSB) and where it adds up. */
@@ -106,7 +192,7 @@ typedef struct QrFrRun {
 
 /* A variant run's record when the variants run side by side (qr__fr_side): per layer the integer
  * value as it arrived (before the injection) and as it left, and the injection's count and Σ; put
- * into the layers' sums afterwards in the variants' order (qr__fr_replay), which gives the sums of
+ * into the layers' sums afterwards in the variants' order (qr__fr_replay_task), which gives the sums of
  * the runs one after another, bit for bit (each Σ over a run's injections starts from 0 either way;
  * the arriving and total sums continue from the earlier runs' in element order). */
 typedef struct QrFrRec {
@@ -124,38 +210,60 @@ static const float *qr__fr_q_input(const QrGraph *g, int node, const QrTensor *c
     return in[0]->data;
 }
 
-/* The 8-bit, one-scale case of qr__fr_arrived / qr__fr_total: blocks of QR__FR_BLK elements that
- * do not differ are skipped after one vectorizable test, the others summed without branches (an
- * element that does not differ adds +0.0 to a sum that is never -0.0, which leaves it unchanged;
- * the scale is finite, so 0 · sc · sc is 0): the sums of the plain loops, in element order, bit
- * for bit (tests/test_frag.c test_frag_fast_sums). Σd² and the count are integers, exact either way.
- * *a and *l2 (optional) add on, *k counts, *mx the largest |d|. */
-#define QR__FR_BLK 64
+/* The 8-bit, one-scale case of qr__fr_arrived / qr__fr_total: only the elements that differ are
+ * visited, in element order, each adding what the plain loop adds; the plain loop's other elements
+ * add +0.0 to a sum that is never -0.0, which leaves it unchanged. A block of 64 elements gives a
+ * mask of its differing bytes (qr__fr_ne8 on eight words), whose set bits are then taken lowest
+ * first: a quarter to a half of a transformer's elements differ, scattered, and a loop per word
+ * mispredicted its end once a word. The sums of the plain loops, bit for bit (tests/test_frag.c
+ * test_frag_fast_sums). Σd² and the count are integers, exact either way. *a and *l2 (optional)
+ * add on, *k counts, *mx the largest |d|. */
+typedef struct QrFrSum8 {
+    double acc;
+    int64_t cnt, sq;
+    int32_t m;
+} QrFrSum8;
+
+static inline void qr__fr_sum8_at(QrFrSum8 *u, bool sg, const uint8_t *tu, const uint8_t *su, int64_t i, double sc) {
+    int32_t d = sg ? (int32_t)(int8_t)tu[i] - (int32_t)(int8_t)su[i] : (int32_t)tu[i] - (int32_t)su[i];
+    u->acc += (double)d * d * sc * sc;
+    u->cnt++;
+    u->sq += d * d;
+    int32_t ad = d < 0 ? -d : d;
+    u->m = ad > u->m ? ad : u->m;
+}
+
+/* Bit j set when byte j (the j-th in memory, little-endian) of x is not zero: the high bit of each
+ * byte of (x & 0x7f..) + 0x7f.. | x, gathered into the low 8 bits by one multiply. */
+static inline uint64_t qr__fr_ne8(uint64_t x) {
+    uint64_t y = (((x & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | x) & 0x8080808080808080ull;
+    return (y >> 7) * 0x0102040810204080ull >> 56;
+}
+
 static void qr__fr_sum8(const QrTensor *t, const QrTensor *s, double sc, int64_t *k, double *a, double *l2, int64_t *mx) {
     const int64_t n = t->numel;
     const bool sg = t->dtype == QR_DT_S8;
     const uint8_t *tu = t->data, *su = s->data;
-    double acc = *a;
-    int64_t cnt = 0, sq = 0;
-    int32_t m = (int32_t)*mx;
-    for (int64_t i0 = 0; i0 < n; i0 += QR__FR_BLK) {
-        const int64_t i1 = QR_MIN(n, i0 + QR__FR_BLK);
-        uint8_t any = 0;
-        for (int64_t i = i0; i < i1; i++) any |= (uint8_t)(tu[i] ^ su[i]);
-        if (!any) continue;
-        for (int64_t i = i0; i < i1; i++) {
-            int32_t d = sg ? (int32_t)(int8_t)tu[i] - (int32_t)(int8_t)su[i] : (int32_t)tu[i] - (int32_t)su[i];
-            acc += (double)d * d * sc * sc;
-            cnt += d != 0;
-            sq += d * d;
-            int32_t ad = d < 0 ? -d : d;
-            m = ad > m ? ad : m;
+    QrFrSum8 u = { *a, 0, 0, (int32_t)*mx };
+    int64_t i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; i + 64 <= n; i += 64) {
+        uint64_t m = 0;
+        for (int w = 0; w < 8; w++) {
+            uint64_t wt, ws;
+            memcpy(&wt, tu + i + 8 * w, sizeof wt);
+            memcpy(&ws, su + i + 8 * w, sizeof ws);
+            m |= qr__fr_ne8(wt ^ ws) << (8 * w);
         }
+        for (; m; m &= m - 1) qr__fr_sum8_at(&u, sg, tu, su, i + __builtin_ctzll(m), sc);
     }
-    *k += cnt;
-    *a = acc;
-    if (l2) *l2 = (double)sq;
-    *mx = m;
+#endif
+    for (; i < n; i++)
+        if (tu[i] != su[i]) qr__fr_sum8_at(&u, sg, tu, su, i, sc);
+    *k += u.cnt;
+    *a = u.acc;
+    if (l2) *l2 = (double)u.sq;
+    *mx = u.m;
 }
 
 /* Whether qr__fr_sum8 applies: 8-bit values of one dtype on one finite scale. */
@@ -278,16 +386,7 @@ static QrStatus qr__fr_edit(void *user, const QrGraph *g, int node, int value, Q
         QR_TRY(qr_tensor_alloc_data(s));
         memcpy(s->data, t->data, qr_tensor_nbytes(t));
         double sig = 0;
-        for (int64_t i = 0; i < n; i++) {
-            int64_t c = qr__fr_chan(p, i);
-            double sc = qr__fr_scale(p, c), d = (double)(qr_quant_geti(t, i) - qr__fr_zp(p, c)) * sc;
-            sig += d * d;
-            if (x) {
-                int32_t e, a;
-                qr__fr_round2(x[i], (float)sc, qr__fr_zp(p, c), p->rg, &e, &a);
-                r->n_ties += e != a;
-            }
-        }
+        qr__fr_sig_ties(t, x, p, &sig, &r->n_ties);
         ly->sig = sig;
         return QR_OK;
     }
@@ -411,15 +510,40 @@ static void qr__fr_variant_done(const QrFragResult *r, const QrGraph *g, QrFragV
 
 /* ==== the variants side by side ================================================================== */
 
-/* Whether the variants run side by side: more than one, a pool of more than one thread, and their
- * records (two copies of every perturbed value each) within QR_FRAG_SIDE_MAX, which also keeps the
- * runs side by side to small models. */
-static bool qr__fr_side_ok(const QrFragResult *r, const QrGraph *g, int n_var) {
-    if (r->opts.serial || n_var < 2 || qr_pool_threads() < 2) return false;
+/* Bytes the side-by-side records may take (QR_FRAG_SIDE_MAX; tests set it smaller). */
+static double qr__fr_side_max = (double)QR_FRAG_SIDE_MAX;
+
+/* Whether variant k adds up into the layers' sums as it runs side by side in the group of variants
+ * [k0, k): no earlier variant of the group is of its kind (the sums of a kind are the ±1 LSB seeds'
+ * or the half-away run's; an earlier group's are complete before this one starts). The others record. */
+static bool qr__fr_direct(const QrFragResult *r, int k0, int k) {
+    QrFragVariant a, b;
+    qr__fr_variant_spec(r, k, &a);
+    for (int j = k0; j < k; j++)
+        if (qr__fr_variant_spec(r, j, &b), b.kind == a.kind) return false;
+    return true;
+}
+
+/* How many variants run side by side at a time (0: one after another): all of them, else groups of
+ * the pool's threads, when more than one runs and the records of the group that records the most
+ * (two copies of every perturbed value for each variant that does not add up as it runs) fit
+ * qr__fr_side_max, which also keeps the runs side by side to models whose values are small. */
+static int qr__fr_side_group(const QrFragResult *r, const QrGraph *g, int n_var) {
+    const int nt = qr_pool_threads();
+    if (r->opts.serial || n_var < 2 || nt < 2) return 0;
     double bytes = 0;
     for (int l = 0; l < r->n_layers; l++)
-        bytes += 2.0 * n_var * (double)r->layers[l].n * (double)qr_dtype_size(g->values[r->layers[l].value].t.dtype);
-    return bytes <= (double)QR_FRAG_SIDE_MAX;
+        bytes += 2.0 * (double)r->layers[l].n * (double)qr_dtype_size(g->values[r->layers[l].value].t.dtype);
+    for (int gs = n_var; gs >= 2; gs = gs > nt ? nt : 1) {
+        int most = 0;
+        for (int k0 = 0; k0 < n_var; k0 += gs) {
+            int rec = 0;
+            for (int k = k0; k < QR_MIN(n_var, k0 + gs); k++) rec += !qr__fr_direct(r, k0, k);
+            most = QR_MAX(most, rec);
+        }
+        if ((double)most * bytes <= qr__fr_side_max) return gs;
+    }
+    return 0;
 }
 
 typedef struct QrFrSide {
@@ -444,20 +568,29 @@ static void qr__fr_side_task(void *ctx, int64_t k, int tid) {
     }
 }
 
-/* A variant's record into the layers' sums, as its edits would have added them one run after
- * another (qr__fr_edit's order: arriving, injected, total); returns the elements it injected. */
-static int64_t qr__fr_replay(QrFragResult *r, const QrFrGrid *grid, const QrTensor *sim, int mode, const QrFrRec *rec) {
-    int64_t n_inj = 0;
-    for (int l = 0; l < r->n_layers; l++) {
-        if (!rec->pre[l].data || !rec->post[l].data) continue;
-        QrFragAcc *acc = mode == 1 ? &r->layers[l].ha : &r->layers[l].lsb;
-        qr__fr_arrived(&rec->pre[l], &sim[l], &grid[l], &acc->n_arr, &acc->arr);
+/* The records of the variants [k0, k1) (those with one, ru[k].rec) into layer l's sums, in the
+ * variants' order, as their edits would have added them one run after another (qr__fr_edit's
+ * order: arriving, injected, total). A layer's sums are its own: the layers go over the pool. */
+typedef struct QrFrReplay {
+    QrFragResult *r;
+    const QrFrGrid *grid;
+    const QrTensor *sim;
+    const QrFrRun *ru;
+    int k0, k1;
+} QrFrReplay;
+
+static void qr__fr_replay_task(void *ctx, int64_t l, int tid) {
+    QR_UNUSED(tid);
+    const QrFrReplay *c = ctx;
+    for (int k = c->k0; k < c->k1; k++) {
+        const QrFrRec *rec = c->ru[k].rec;
+        if (!rec || !rec->pre[l].data || !rec->post[l].data) continue;
+        QrFragAcc *acc = c->ru[k].mode == 1 ? &c->r->layers[l].ha : &c->r->layers[l].lsb;
+        qr__fr_arrived(&rec->pre[l], &c->sim[l], &c->grid[l], &acc->n_arr, &acc->arr);
         acc->n_inj += rec->n_inj[l];
         acc->inj += rec->inj[l];
-        n_inj += rec->n_inj[l];
-        qr__fr_total_add(acc, &rec->post[l], &sim[l], &grid[l]);
+        qr__fr_total_add(acc, &rec->post[l], &c->sim[l], &c->grid[l]);
     }
-    return n_inj;
 }
 
 static void qr__fr_rec_free(QrFrRec *rec, int n_layers) {
@@ -469,43 +602,78 @@ static void qr__fr_rec_free(QrFrRec *rec, int n_layers) {
     free(rec->post);
     free(rec->n_inj);
     free(rec->inj);
+    memset(rec, 0, sizeof *rec);
 }
 
-/* Every variant's run at once, one per pool task (a run's values do not depend on the threads its
- * kernels get), each edit recording instead of adding up; then, in the variants' order, the
- * records replayed into the sums and the outputs compared: the results of the serial loop in
- * qr_frag_run, bit for bit (tests/test_frag.c test_frag_side). */
+/* The sums of kind `mode` (1 half-away, 2 ±1 LSB) injected so far, over the layers. */
+static int64_t qr__fr_n_inj(const QrFragResult *r, int mode) {
+    int64_t n = 0;
+    for (int l = 0; l < r->n_layers; l++) n += mode == 1 ? r->layers[l].ha.n_inj : r->layers[l].lsb.n_inj;
+    return n;
+}
+
+/* The variants' runs side by side, gs at a time (qr__fr_side_group), one per pool task (a run's
+ * values do not depend on the threads its kernels get): in a group, the first variant of each kind
+ * adds up into the layers' sums as it runs (qr__fr_direct), the others record; after the group, in the
+ * variants' order, the records replayed into the sums and the outputs compared: the results of the
+ * serial loop in qr_frag_run, bit for bit (tests/test_frag.c test_frag_side). */
 static QrStatus qr__fr_side(QrFragResult *r, const QrGraph *g, const QrTensor *inputs, const QrRunOpts *ro, QrFrGrid *grid,
-                            QrTensor *sim, const QrTensor *sim_out, int n_var) {
+                            QrTensor *sim, const QrTensor *sim_out, int n_var, int gs) {
     const int nl = r->n_layers, no = g->n_outputs;
     QrFrRun *ru = calloc((size_t)n_var, sizeof *ru);
     QrFrRec *rec = calloc((size_t)n_var, sizeof *rec);
     QrTensor *outs = calloc((size_t)n_var * (size_t)no + 1, sizeof *outs);
     QrStatus *sts = calloc((size_t)n_var, sizeof *sts);
     char **msg = calloc((size_t)n_var, sizeof *msg);
+    int64_t before[2] = { 0, 0 };
     QrStatus st = ru && rec && outs && sts && msg ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int k = 0; st == QR_OK && k < n_var; k++) {
-        rec[k] = (QrFrRec){ calloc((size_t)nl + 1, sizeof(QrTensor)), calloc((size_t)nl + 1, sizeof(QrTensor)),
-                            calloc((size_t)nl + 1, sizeof(int64_t)), calloc((size_t)nl + 1, sizeof(double)) };
-        if (!rec[k].pre || !rec[k].post || !rec[k].n_inj || !rec[k].inj) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-        int mode = qr__fr_variant_spec(r, k, &r->var[k]);
-        ru[k] = (QrFrRun){ r, grid, sim, mode, r->var[k].seed, 0, &rec[k] };
-    }
-    if (st == QR_OK) {
-        QrFrSide c = { g, inputs, ro, ru, outs, sts, msg };
-        qr_pool_for(n_var, qr__fr_side_task, &c);
-        r->n_side = n_var;
-    }
-    for (int k = 0; st == QR_OK && k < n_var; k++) {
-        r->n_runs++;
-        if (sts[k] != QR_OK) {
-            st = qr_errf(sts[k], "%s", msg[k] ? msg[k] : "out of memory");
-            st = qr_err_wrap(st, "fragility: variant %d of %s", k, g->path ? g->path : "the model");
-            break;
+    for (int k0 = 0; st == QR_OK && k0 < n_var; k0 += gs) {
+        const int k1 = QR_MIN(n_var, k0 + gs);
+        for (int k = k0; st == QR_OK && k < k1; k++) {
+            int mode = qr__fr_variant_spec(r, k, &r->var[k]);
+            ru[k] = (QrFrRun){ r, grid, sim, mode, r->var[k].seed, 0, NULL };
+            if (qr__fr_direct(r, k0, k)) {
+                before[mode - 1] = qr__fr_n_inj(r, mode);
+                continue;
+            }
+            rec[k] = (QrFrRec){ calloc((size_t)nl + 1, sizeof(QrTensor)), calloc((size_t)nl + 1, sizeof(QrTensor)),
+                                calloc((size_t)nl + 1, sizeof(int64_t)), calloc((size_t)nl + 1, sizeof(double)) };
+            if (!rec[k].pre || !rec[k].post || !rec[k].n_inj || !rec[k].inj) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+            ru[k].rec = &rec[k];
         }
-        r->var[k].n_changed = qr__fr_replay(r, grid, sim, ru[k].mode, &rec[k]);
-        qr__fr_variant_done(r, g, &r->var[k], sim_out, outs + (size_t)k * (size_t)no);
-        r->n_var++;
+        if (st != QR_OK) break;
+        QrFrSide c = { g, inputs, ro, ru + k0, outs + (size_t)k0 * (size_t)no, sts + k0, msg + k0 };
+        const int n_direct0 = r->n_direct;
+        qr_pool_for(k1 - k0, qr__fr_side_task, &c);
+        r->n_side += k1 - k0;
+        for (int k = k0; st == QR_OK && k < k1; k++) {
+            r->n_runs++;
+            if (sts[k] != QR_OK) {
+                st = qr_errf(sts[k], "%s", msg[k] ? msg[k] : "out of memory");
+                st = qr_err_wrap(st, "fragility: variant %d of %s", k, g->path ? g->path : "the model");
+            }
+        }
+        if (st != QR_OK) break;
+        for (int k = k0; k < k1; k++) {          /* before the records go into the sums */
+            if (ru[k].rec) continue;
+            r->var[k].n_changed = qr__fr_n_inj(r, ru[k].mode) - before[ru[k].mode - 1];
+            r->n_direct++;
+        }
+        QrFrReplay rp = { r, grid, sim, ru, k0, k1 };
+        if (k1 - k0 > r->n_direct - n_direct0) qr_pool_for(nl, qr__fr_replay_task, &rp);
+        for (int k = k0; k < k1; k++) {
+            if (ru[k].rec) {
+                int64_t ni = 0;
+                for (int l = 0; l < nl; l++) if (rec[k].pre[l].data && rec[k].post[l].data) ni += rec[k].n_inj[l];
+                r->var[k].n_changed = ni;
+            }
+            qr__fr_variant_done(r, g, &r->var[k], sim_out, outs + (size_t)k * (size_t)no);
+            r->n_var++;
+        }
+        for (int k = k0; k < k1; k++) {
+            if (rec) qr__fr_rec_free(&rec[k], nl);
+            if (outs) qr__fr_outs_free(g, outs + (size_t)k * (size_t)no);
+        }
     }
     for (int k = 0; k < n_var; k++) {
         if (rec) qr__fr_rec_free(&rec[k], nl);
@@ -687,7 +855,8 @@ static QrStatus qr_frag_end(QrFragRide *f, const QrTensor *inputs, const QrTenso
     }
     QrRunOpts ro = { .edit = qr__fr_edit, .edit_user = &f->ru, .edit_on = f->on, .cache = f->cache };
     int n_var = (r->opts.no_half_away ? 0 : 1) + r->opts.n_seeds;
-    if (r->n_layers && qr__fr_side_ok(r, g, n_var)) st = qr__fr_side(r, g, inputs, &ro, f->grid, f->sim, sim_out, n_var);
+    const int gs = r->n_layers ? qr__fr_side_group(r, g, n_var) : 0;
+    if (gs) st = qr__fr_side(r, g, inputs, &ro, f->grid, f->sim, sim_out, n_var, gs);
     else if (r->n_layers) st = qr__fr_serial(r, g, inputs, &ro, &f->ru, sim_out, n_var);
     if (st == QR_OK) qr__fr_summarize(r);
     qr_frag_ride_free(f);

@@ -27,11 +27,13 @@ typedef struct QrFragOpts {
     int n_seeds;             /* ±1 LSB variants run (3; at most QR_FRAG_MAX_SEEDS) */
     uint64_t seed;           /* the first seed (1); variant k uses seed + k */
     bool no_half_away;       /* leave out the half-away-from-zero variant */
-    bool serial;             /* the variants one after another; else side by side on the thread pool when their
-                                records fit QR_FRAG_SIDE_MAX (the same results, bit for bit) */
+    bool serial;             /* the variants one after another; else side by side on the thread pool, all at once
+                                or in groups of the pool's threads, when their records fit QR_FRAG_SIDE_MAX (the
+                                same results, bit for bit) */
 } QrFragOpts;
 
-/* Bytes the variants run side by side may keep (two copies of every perturbed value per variant). */
+/* Bytes the variants run side by side may keep (two copies of every perturbed value for each variant
+ * that does not add up into the sums as it runs: in a group, the first of each kind does). */
 #define QR_FRAG_SIDE_MAX ((size_t)64 << 20)
 
 typedef enum QrFragKind { QR_FRAG_HALF_AWAY, QR_FRAG_LSB } QrFragKind;
@@ -86,6 +88,7 @@ typedef struct QrFragResult {
     bool fragile;
     int n_runs;              /* model runs made (unperturbed + variants) */
     int n_side;              /* of the variants, run side by side (QrFragOpts.serial) */
+    int n_direct;            /* of those, added up into the sums as they ran (the others recorded, then replayed) */
     int64_t n_ties;          /* elements at a tie that half to even and half away round differently, over every
                               * perturbed QuantizeLinear (unperturbed run) */
     const QrGraph *g;        /* the graph run (names) */

@@ -508,11 +508,63 @@ static QrStatus qr_match_write(const QrGraph *b, const QrGraph *a, const QrMatch
 
 /* ==== equivalence ================================================================ */
 
+/* qr__mt_weight_far_typed's work: elements [i0, i1) of one typed weight, element i on channel (i / run) % C,
+ * whose scale, zero point and limit 1.01 * scale + 1e-12 (as doubles) are sc[c], zp[c], lim[c]. */
+typedef struct QrMtFar {
+    const int8_t *q8;
+    const uint8_t *qu;
+    const float *wf;
+    const double *sc, *zp, *lim;
+    bool qs8;
+    int64_t C, run, n, per_task;
+    int64_t *far;            /* per task */
+} QrMtFar;
+
+/* Far elements among [i, i + len) on channels c, c + 1, ... (run 1: a MatMul weight along its last axis). */
+static int64_t qr__mt_far_cols(const QrMtFar *f, int64_t i, int64_t c, int64_t len) {
+    const double *sc = f->sc + c, *zp = f->zp + c, *lim = f->lim + c;
+    const float *w = f->wf + i;
+    int64_t far = 0;
+    if (f->qs8) {
+        const int8_t *q = f->q8 + i;
+        for (int64_t k = 0; k < len; k++) far += fabs((double)w[k] - ((double)q[k] - zp[k]) * sc[k]) > lim[k];
+    } else {
+        const uint8_t *q = f->qu + i;
+        for (int64_t k = 0; k < len; k++) far += fabs((double)w[k] - ((double)q[k] - zp[k]) * sc[k]) > lim[k];
+    }
+    return far;
+}
+
+static void qr__mt_far_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrMtFar *f = ctx;
+    int64_t i = t * f->per_task, i1 = QR_MIN(f->n, i + f->per_task), far = 0;
+    int64_t c = (i / f->run) % f->C, j = i % f->run;
+    while (i < i1) {
+        if (f->run == 1) {                          /* rows of C channels, a row's channels in one loop */
+            int64_t len = QR_MIN(f->C - c, i1 - i);
+            far += qr__mt_far_cols(f, i, c, len);
+            i += len;
+            c = 0;
+            continue;
+        }
+        const double sc = f->sc[c], zp = f->zp[c], lim = f->lim[c];
+        for (int64_t e = i + QR_MIN(f->run - j, i1 - i); i < e; i++) {
+            double dq = ((double)(f->qs8 ? (int64_t)f->q8[i] : (int64_t)f->qu[i]) - zp) * sc;
+            far += fabs((double)f->wf[i] - dq) > lim;
+        }
+        j = 0;
+        c = c + 1 == f->C ? 0 : c + 1;
+    }
+    f->far[t] = far;
+}
+
 /* qr_match_weight_consistent's count of far elements for the common types (8-bit integers, float32
  * scales and weight, 8-bit or no zero points) in typed loops over channel runs: the same doubles
  * as the element-by-element accessors give (a ViT-B/16's 85M weights took 1.7 s through them, one
- * integer division per element for the channel), the same count. False (nothing counted) for other
- * types. nch and inner: as the caller computed them (nch 1: per tensor). */
+ * integer division per element for the channel), the same count; split over the pool in runs of 64K
+ * elements (a count: any split gives it). False (nothing counted) for other types. nch and inner: as the
+ * caller computed them (nch 1: per tensor). */
 static bool qr__mt_weight_far_typed(const QrTensor *qi, const QrTensor *s, const QrTensor *z, const QrTensor *w, int64_t nch,
                                     int64_t inner, int64_t *far_out) {
     const bool qs8 = qi->dtype == QR_DT_S8, zs8 = z && z->data && z->dtype == QR_DT_S8;
@@ -522,22 +574,24 @@ static bool qr__mt_weight_far_typed(const QrTensor *qi, const QrTensor *s, const
     /* element i = (o * C + c) * run + j: channel c (the caller's (i / inner) % nch) */
     const int64_t n = qi->numel, C = nch > 1 ? nch : 1, run = nch > 1 ? inner : n;
     if (run < 1 || n % (C * run)) return false;
-    const int8_t *q8 = qi->data;
-    const uint8_t *qu = qi->data;
-    const float *sf = s->data, *wf = w->data;
-    int64_t far = 0;
-    for (int64_t i = 0; i < n;) {
-        for (int64_t c = 0; c < C; c++) {
-            int64_t zc = z && z->data ? (z->numel > 1 ? c : 0) : -1;
-            double sc = sf[c], zp = zc < 0 ? 0 : zs8 ? (double)((const int8_t *)z->data)[zc] : (double)((const uint8_t *)z->data)[zc];
-            double lim = 1.01 * sc + 1e-12;
-            for (int64_t e = i + run; i < e; i++) {
-                double dq = ((double)(qs8 ? (int64_t)q8[i] : (int64_t)qu[i]) - zp) * sc;
-                far += fabs((double)wf[i] - dq) > lim;
-            }
-        }
+    const int64_t chunk = 65536, n_tasks = (n + chunk - 1) / chunk;
+    int64_t one = 0, *far = n_tasks > 1 ? malloc((size_t)n_tasks * sizeof *far) : &one;
+    double *pc = malloc(3 * (size_t)C * sizeof *pc);
+    if (!far || !pc) { if (far != &one) free(far); free(pc); return false; }
+    const float *sf = s->data;
+    for (int64_t c = 0; c < C; c++) {
+        int64_t zc = z && z->data ? (z->numel > 1 ? c : 0) : -1;
+        pc[c] = sf[c];
+        pc[C + c] = zc < 0 ? 0 : zs8 ? (double)((const int8_t *)z->data)[zc] : (double)((const uint8_t *)z->data)[zc];
+        pc[2 * C + c] = 1.01 * pc[c] + 1e-12;
     }
-    *far_out = far;
+    QrMtFar f = { qi->data, qi->data, w->data, pc, pc + C, pc + 2 * C, qs8, C, run, n, n_tasks > 1 ? chunk : n, far };
+    if (n_tasks > 1) qr_pool_for(n_tasks, qr__mt_far_task, &f);
+    else if (n > 0) qr__mt_far_task(&f, 0, 0);
+    *far_out = 0;
+    for (int64_t t = 0; t < n_tasks; t++) *far_out += far[t];
+    if (far != &one) free(far);
+    free(pc);
     return true;
 }
 

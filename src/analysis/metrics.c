@@ -50,6 +50,94 @@ static void qr__mt_kl_add(QrMetricAcc *a, const float *x, const float *y, int64_
     a->ky_max = nky; a->ky_s = kys;
 }
 
+/* ==== KL and Rtol over the thread pool ============================================== */
+
+/* Elements per round of the pooled pass (its scratch holds two rounds' two exp values per
+ * element: 1 MiB) and per task. */
+enum { QR__MT_ROUND = 32768, QR__MT_TASK = 4096 };
+
+typedef struct QrMtParJob {
+    const float *x, *y;        /* the chunk (every pair finite) */
+    int64_t r0, m;             /* this job's round: elements [r0, r0 + m) (m = 0: none) */
+    int64_t p0, pm;            /* the round before, whose KL sums task 0 adds (pm = 0: none) */
+    double nkx, nky;           /* KL's maxima */
+    double *ex[2], *ey[2];     /* per round parity, per element: exp(x - nkx), exp(y - nky) (NULL: no KL) */
+    double *rt;                /* per exp task: the largest relative error of its elements (NULL: no Rtol) */
+    double ks, kt, kys;        /* KL's running sums, carried by task 0 from job to job */
+} QrMtParJob;
+
+/* Task 0 when pm > 0: the KL sums of the round before, in element order, from the exp values
+ * the last job computed (so they are added while this job's exp values are computed). Every
+ * other task: its elements' Rtol maximum and KL's two exp per pair, the calls qr__mt_kl_add
+ * makes (same arguments, so the same values). */
+static void qr__mt_par_task(void *ctx, int64_t task, int tid) {
+    QrMtParJob *j = ctx;
+    QR_UNUSED(tid);
+    if (j->pm > 0 && task-- == 0) {
+        const int q = (int)(j->p0 / QR__MT_ROUND) & 1;
+        const double *ex = j->ex[q], *ey = j->ey[q];
+        const float *x = j->x + j->p0, *y = j->y + j->p0;
+        double ks = j->ks, kt = j->kt, kys = j->kys;
+        for (int64_t i = 0; i < j->pm; i++) {
+            double xi = x[i], yi = y[i], e = ex[i];
+            ks += e;
+            kt += e * (xi - yi);
+            kys += ey[i];
+        }
+        j->ks = ks; j->kt = kt; j->kys = kys;
+        return;
+    }
+    int64_t i0 = task * QR__MT_TASK, i1 = QR_MIN(j->m, i0 + QR__MT_TASK);
+    const float *x = j->x + j->r0, *y = j->y + j->r0;
+    if (j->rt) j->rt[task] = qr_kern.f32_rtol(x + i0, y + i0, i1 - i0);
+    if (!j->ex[0]) return;
+    const int q = (int)(j->r0 / QR__MT_ROUND) & 1;
+    for (int64_t i = i0; i < i1; i++) {
+        double xi = x[i], yi = y[i];
+        j->ex[q][i] = exp(xi - j->nkx);
+        j->ey[q][i] = exp(yi - j->nky);
+    }
+}
+
+/* Rtol (when rt) and KL's sums (when kl) of a chunk of at least QR_STATS_PAR_MIN elements whose
+ * pairs are all finite (qr__mt_add_fast checked), on the pool: job by job, the exp values and
+ * Rtol maxima of one round side by side, and in the same job (task 0) the KL sums of the round
+ * before, added in element order. The bits of qr_kern.f32_rtol (a maximum: the same over any
+ * split) and of qr__mt_kl_add's loop. false (nothing done) when the scratch cannot be had. */
+static bool qr__mt_par(QrMetricAcc *a, const float *x, const float *y, int64_t n, bool rt, bool kl, double cmx,
+                       double cmy) {
+    double *ex = NULL, rts[QR__MT_ROUND / QR__MT_TASK];
+    if (kl && !(ex = malloc(4 * sizeof(double) * (size_t)QR__MT_ROUND))) return false;
+    QrMtParJob j = { .x = x, .y = y, .nkx = QR_MAX(a->kx_max, cmx), .nky = QR_MAX(a->ky_max, cmy), .rt = rt ? rts : NULL };
+    if (kl) {
+        for (int q = 0; q < 2; q++) {
+            j.ex[q] = ex + (2 * q) * QR__MT_ROUND;
+            j.ey[q] = ex + (2 * q + 1) * QR__MT_ROUND;
+        }
+        j.ks = qr__mt_rescale(a->kx_s, a->kx_max, j.nkx);
+        j.kt = qr__mt_rescale(a->kx_t, a->kx_max, j.nkx);
+        j.kys = qr__mt_rescale(a->ky_s, a->ky_max, j.nky);
+    }
+    double rmax = 0;
+    for (int64_t r0 = 0;; r0 += QR__MT_ROUND) {
+        j.p0 = j.r0;
+        j.pm = kl ? j.m : 0;
+        j.r0 = r0;
+        j.m = r0 < n ? QR_MIN((int64_t)QR__MT_ROUND, n - r0) : 0;
+        if (!j.m && !j.pm) break;
+        int64_t nt = (j.m + QR__MT_TASK - 1) / QR__MT_TASK;
+        qr_pool_for(nt + (j.pm > 0), qr__mt_par_task, &j);
+        for (int64_t t = 0; rt && t < nt; t++) rmax = rts[t] > rmax ? rts[t] : rmax;
+    }
+    free(ex);
+    if (rt && rmax > a->rtol) a->rtol = rmax;
+    if (kl) {
+        a->kx_max = j.nkx; a->kx_s = j.ks; a->kx_t = j.kt;
+        a->ky_max = j.nky; a->ky_s = j.kys;
+    }
+    return true;
+}
+
 /* An all-finite chunk's pair statistics into the accumulator (the sums, extremes and moments). */
 static void qr__mt_add_ps(QrMetricAcc *a, const QrF32PairStats *ps) {
     a->sxx += ps->sxx;
@@ -69,10 +157,12 @@ static void qr__mt_add_ps(QrMetricAcc *a, const QrF32PairStats *ps) {
 static bool qr__mt_add_fast(QrMetricAcc *a, const float *x, const float *y, int64_t n) {
     QrF32PairStats ps;
     qr_f32_pair_stats_init(&ps);
-    qr_kern_init();                            /* idempotent: callers need not have run a model */
-    qr_kern.f32_pair_stats(x, y, n, &ps);
+    qr_stats_pair(x, y, n, &ps);               /* side by side above QR_STATS_PAR_MIN elements, same bits */
     if (ps.n != n || ps.x.n != n || ps.y.n != n) return false;
     qr__mt_add_ps(a, &ps);
+    if ((!a->no_rtol || !a->no_kl) && n >= QR_STATS_PAR_MIN && qr_pool_threads() > 1 &&
+        qr__mt_par(a, x, y, n, !a->no_rtol, !a->no_kl, ps.x.max, ps.y.max))
+        return true;
     if (!a->no_rtol) {
         double rt = qr_kern.f32_rtol(x, y, n);
         if (rt > a->rtol) a->rtol = rt;

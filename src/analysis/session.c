@@ -530,8 +530,8 @@ typedef struct QrEquivTap {
     QrSeCands *c;                    /* or NULL */
 } QrEquivTap;
 
-/* max |x - y|; NaN where both are NaN and equal infinities count as the same value. */
-static double qr__se_maxdiff(const float *px, const float *py, int64_t n) {
+/* max |x - y|; NaN where both are NaN and equal infinities count as the same value. One run of it. */
+static double qr__se_maxdiff_run(const float *px, const float *py, int64_t n) {
     double mx = 0;
     /* the common case, a pair that reproduces its value bit for bit: every element is skipped
      * below (equal, or the same NaN), so 0 without the per-element branches */
@@ -541,7 +541,7 @@ static double qr__se_maxdiff(const float *px, const float *py, int64_t n) {
      * compares every candidate of every pair this way, serially in its tap (1.3 s of ViT-B/16's run) */
     QrF32PairStats ps;
     qr_f32_pair_stats_init(&ps);
-    qr_kern.f32_pair_stats(px, py, n, &ps);
+    qr_stats_pair(px, py, n, &ps);            /* side by side on the pool when large */
     if (ps.n == n) return ps.maxad;
     for (int64_t i = 0; i < n; i++) {
         if (px[i] == py[i] || (px[i] != px[i] && py[i] != py[i])) continue;
@@ -550,6 +550,44 @@ static double qr__se_maxdiff(const float *px, const float *py, int64_t n) {
     }
     return mx;
 }
+
+/* max |x[i]| over x[0..n) (NaN skipped, infinities counted); 0 for none. */
+static double qr__se_absmax_run(const float *px, int64_t n) {
+    double ref = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (fabs(px[i]) > ref) ref = fabs(px[i]);
+    return ref;
+}
+
+/* The verification's scans of a value in runs of QR__SE_CHUNK elements side by side on the pool (the
+ * worker idles while the twin's tap runs): per run its maximum difference (y given) or its largest
+ * magnitude (y NULL), merged in run order. */
+#define QR__SE_CHUNK 65536
+typedef struct QrSeScan { const float *x, *y; int64_t n; double *out; } QrSeScan;
+
+static void qr__se_scan_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrSeScan *sc = ctx;
+    int64_t i0 = t * QR__SE_CHUNK, len = QR_MIN(QR__SE_CHUNK, sc->n - i0);
+    sc->out[t] = sc->y ? qr__se_maxdiff_run(sc->x + i0, sc->y + i0, len) : qr__se_absmax_run(sc->x + i0, len);
+}
+
+/* qr__se_maxdiff_run (y) or qr__se_absmax_run (y NULL) of x[0..n), the runs of a long array side by
+ * side: a maximum, so the same number whatever the split (qr__se_maxdiff_run's NaN wins, as one NaN
+ * pair makes the whole array's NaN). */
+static double qr__se_scan(const float *px, const float *py, int64_t n) {
+    int64_t nt = (n + QR__SE_CHUNK - 1) / QR__SE_CHUNK;
+    double *out = nt > 1 && qr_pool_threads() > 1 ? malloc((size_t)nt * sizeof *out) : NULL;
+    if (!out) return py ? qr__se_maxdiff_run(px, py, n) : qr__se_absmax_run(px, n);
+    qr_pool_for(nt, qr__se_scan_task, &(QrSeScan){ px, py, n, out });
+    double mx = out[0];
+    for (int64_t t = 1; t < nt; t++)
+        if (out[t] > mx || out[t] != out[t]) mx = out[t];
+    free(out);
+    return mx;
+}
+
+static double qr__se_maxdiff(const float *px, const float *py, int64_t n) { return qr__se_scan(px, py, n); }
 
 static QrStatus qr__se_equiv_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
     QrEquivTap *e = user;
@@ -571,10 +609,7 @@ static QrStatus qr__se_equiv_tap(void *user, const QrGraph *g, int node, int val
     const float *py;
     if (qr_session_visible_view(e->s, mi, t, &f, &py) != QR_OK) { qr_err_clear(); return QR_OK; }
     if (t->numel == x->numel) {
-        double mx = qr__se_maxdiff(x->data, py, x->numel), ref = 0;
-        const float *px = x->data;
-        for (int64_t i = 0; i < x->numel; i++)
-            if (fabs(px[i]) > ref) ref = fabs(px[i]);
+        double mx = qr__se_maxdiff(x->data, py, x->numel), ref = qr__se_scan(x->data, NULL, x->numel);
         e->r->max_abs[mi] = mx;
         e->r->ref_absmax[mi] = ref;
     }
@@ -762,6 +797,17 @@ static double qr__se_range(const QrTensor *x) {
     return r > 0 ? r : amax > 0 ? amax : 1.0;
 }
 
+/* range[i] = qr__se_range of pair i's baseline value (a quantized baseline's with its quantizers off), NaN
+ * without one: one pair a task. */
+typedef struct QrSeRanges { const QrSession *s; double *range; } QrSeRanges;
+
+static void qr__se_range_task(void *ctx, int64_t i, int tid) {
+    QR_UNUSED(tid);
+    const QrSeRanges *r = ctx;
+    const QrTensor *bv = r->s->base_off ? &r->s->base_off[i] : &r->s->base[i];
+    r->range[i] = bv->data ? qr__se_range(bv) : NAN;
+}
+
 /* The other direction (a quantized baseline that keeps what the analysis model folded, e.g. QAT's
  * Conv -> Div -> BatchNormalization against the converted model's one Conv): for each pair, the
  * baseline rows without a pair downstream of it along a single-consumer chain of value-preserving /
@@ -845,10 +891,10 @@ static QrStatus qr__se_verify(QrSession *s) {
     double *range = calloc((size_t)mr->n + 1, sizeof(double));
     QrStatus st = c.head && used && range ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int v = 0; st == QR_OK && v < s->tw.g.n_values; v++) c.head[v] = -1;
+    if (st == QR_OK) qr_pool_for(mr->n, qr__se_range_task, &(QrSeRanges){ s, range });   /* the pairs side by side */
     for (int i = 0; st == QR_OK && i < mr->n; i++) {
         if (mr->m[i].a_value >= 0) used[mr->m[i].a_value] = true;
         const QrTensor *bv = s->base_off ? &s->base_off[i] : &s->base[i];   /* a quantized baseline: with its quantizers off */
-        range[i] = bv->data ? qr__se_range(bv) : NAN;
         if (bv->data) st = qr__se_cands_of(s, i, &c);
     }
     if (st == QR_OK) st = qr__se_base_chain_cands(s, &c);

@@ -21,6 +21,53 @@ static void qr_stats_merge(QrStats *a, const QrStats *b) {
     a->max = QR_MAX(a->max, b->max);
 }
 
+/* ==== pair statistics over the thread pool ======================================== */
+
+/* Blocks per round (the per-block results sit on the stack until they are merged) and per
+ * task (a task is ~4 blocks' worth of work: 16K elements, well above the claim's cost). */
+enum { QR__STATS_ROUND = 128, QR__STATS_TASK = 4 };
+
+typedef struct QrStatsParJob {
+    const float *x, *y;
+    int64_t n;                 /* elements from x (and y) of this round */
+    QrF32PairStats *b;         /* per block of the round */
+} QrStatsParJob;
+
+#ifdef QR_TESTING
+static _Atomic int64_t qr__stats_par_tasks;   /* tasks run by the pooled path (tests: it did run) */
+#endif
+
+static void qr__stats_pair_task(void *ctx, int64_t task, int tid) {
+    const QrStatsParJob *j = ctx;
+    QR_UNUSED(tid);
+#ifdef QR_TESTING
+    qr__stats_par_tasks++;
+#endif
+    for (int64_t k = task * QR__STATS_TASK; k < (task + 1) * QR__STATS_TASK; k++) {
+        int64_t i0 = k * QR_KERN_STATS_BLOCK;
+        if (i0 >= j->n) break;
+        /* one block into an empty accumulator: the block's own values (merging into an empty
+         * one copies the moments and adds the sums to +0, which no later merge tells apart) */
+        qr_f32_pair_stats_init(&j->b[k]);
+        qr_kern.f32_pair_stats(j->x + i0, j->y ? j->y + i0 : NULL, QR_MIN(QR_KERN_STATS_BLOCK, j->n - i0), &j->b[k]);
+    }
+}
+
+static void qr_stats_pair(const float *x, const float *y, int64_t n, QrF32PairStats *s) {
+    qr_kern_init();                            /* idempotent: callers need not have run a model */
+    if (n < QR_STATS_PAR_MIN || qr_pool_threads() < 2) {
+        qr_kern.f32_pair_stats(x, y, n, s);
+        return;
+    }
+    QrF32PairStats b[QR__STATS_ROUND];
+    for (int64_t r0 = 0; r0 < n; r0 += (int64_t)QR__STATS_ROUND * QR_KERN_STATS_BLOCK) {
+        QrStatsParJob j = { x + r0, y ? y + r0 : NULL, QR_MIN((int64_t)QR__STATS_ROUND * QR_KERN_STATS_BLOCK, n - r0), b };
+        int64_t nb = (j.n + QR_KERN_STATS_BLOCK - 1) / QR_KERN_STATS_BLOCK;
+        qr_pool_for((nb + QR__STATS_TASK - 1) / QR__STATS_TASK, qr__stats_pair_task, &j);
+        for (int64_t k = 0; k < nb; k++) qr_f32_pair_stats_merge(s, &b[k]);   /* the one call's order */
+    }
+}
+
 /* One block [base, end) of 8-bit integers (sgn: int8, else uint8) into b (fresh): the same
  * numbers as the generic loop below (every value finite; the sum of at most 4096 bytes is an
  * integer far below 2^53, so its double running sum is exact and equals the integer sum; m2
@@ -53,8 +100,7 @@ static void qr_stats_tensor(QrStats *s, const QrTensor *t) {
     if (t->dtype == QR_DT_F32 && t->numel > 0) {   /* the SIMD moments kernel: same fields, same blocking */
         QrF32PairStats ps;
         qr_f32_pair_stats_init(&ps);
-        qr_kern_init();                            /* idempotent: callers need not have run a model */
-        qr_kern.f32_pair_stats(t->data, NULL, t->numel, &ps);
+        qr_stats_pair(t->data, NULL, t->numel, &ps);
         QrStats b = { ps.x.n, ps.x.n_nan, ps.x.n_posinf, ps.x.n_neginf, ps.x.min, ps.x.max, ps.x.mean, ps.x.m2 };
         if (!b.n) b.min = INFINITY, b.max = -INFINITY;
         qr_stats_merge(s, &b);
@@ -118,7 +164,35 @@ static QrStatus qr_stats_tap(void *user, const QrGraph *g, int node, int value, 
     return QR_OK;
 }
 
+typedef struct QrStatsInitsJob { const QrGraph *g; QrStats *stats; const int *vals; } QrStatsInitsJob;
+
+static void qr__stats_inits_task(void *ctx, int64_t task, int tid) {
+    const QrStatsInitsJob *j = ctx;
+    QR_UNUSED(tid);
+    int v = j->vals[task];
+    qr_stats_init(&j->stats[v]);
+    qr_stats_tensor(&j->stats[v], &j->g->values[v].t);
+}
+
+/* The initializers' statistics, one task each (each its own value's: the same bits on any
+ * thread count), when they hold QR_STATS_PAR_MIN elements or more together. */
 static void qr_stats_inits(const QrGraph *g, QrStats *stats, bool *seen) {
+    int *vals = malloc(((size_t)g->n_values + 1) * sizeof *vals), nv = 0;
+    int64_t total = 0;
+    for (int v = 0; v < g->n_values; v++)
+        if (g->values[v].is_init && !seen[v]) {
+            if (vals) vals[nv++] = v;
+            total += g->values[v].t.numel;
+        }
+    if (vals && total >= QR_STATS_PAR_MIN && qr_pool_threads() > 1) {
+        QrStatsInitsJob j = { g, stats, vals };
+        qr_kern_init();                        /* before the tasks: they only read the table */
+        qr_pool_for(nv, qr__stats_inits_task, &j);
+        for (int k = 0; k < nv; k++) seen[vals[k]] = true;
+        free(vals);
+        return;
+    }
+    free(vals);
     for (int v = 0; v < g->n_values; v++)
         if (g->values[v].is_init && !seen[v]) {
             qr_stats_init(&stats[v]);

@@ -15,6 +15,13 @@ static void qr_stats_tensor(QrStats *s, const QrTensor *t);      /* accumulates 
 static void qr_stats_merge(QrStats *a, const QrStats *b);         /* Chan et al. */
 static double qr_stats_var(const QrStats *s);                     /* population variance */
 
+/* qr_kern.f32_pair_stats(x, y, n, s) with the blocks computed side by side on the thread pool
+ * and merged into *s in block order: the bits of the one call, whatever the thread count. Below
+ * QR_STATS_PAR_MIN elements (or on one thread) it is that call (no pool overhead). Safe from a
+ * tap and from inside a pool task (a nested parallel-for). */
+#define QR_STATS_PAR_MIN (16 * QR_KERN_STATS_BLOCK)
+static void qr_stats_pair(const float *x, const float *y, int64_t n, QrF32PairStats *s);
+
 /* Runs the graph once and fills stats[v] for every value it produces and every
  * initializer (seen[v] = true for those). Both arrays have n_values entries. */
 static QrStatus qr_stats_collect(const QrGraph *g, const QrTensor *inputs, QrStats *stats, bool *seen);

@@ -118,8 +118,8 @@ static void qr_weights_wdata_free(QrWtData *d) {
  * axis, the channels in order — a transformer's MatMul weights, where a call per element and its
  * parameter index took most of the weight comparison). d->x holds the float weight when there is
  * one; fills d->y (and d->x without a float weight) and the counts. */
-static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, const float *ps, const int32_t *pz, int64_t pstep,
-                             QrQuantRange range) {
+static void qr__wt_wdata_run1(QrWtData *d, int64_t i0, int64_t n, const float *ps, const int32_t *pz, int64_t pstep,
+                              QrQuantRange range) {
     float *x = d->x + i0, *y = d->y + (i0 - d->y0);
     const QrTensor *iw = d->iw;
     const bool nbits = d->iw_nbits;
@@ -156,6 +156,103 @@ static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, const float *ps
     d->n_zero += n_zero;
     d->n_nonfinite += n_nonfinite;
     d->n_requant_diff += n_diff;
+}
+
+/* Four lanes of GCC's vector extension (an SSE2 register on x86-64, NEON on aarch64): the same IEEE
+ * operations lane by lane as the scalar code, so the same bits. */
+typedef float QrWtV4f __attribute__((vector_size(16)));
+typedef int32_t QrWtV4i __attribute__((vector_size(16)));
+typedef int8_t QrWtV4s8 __attribute__((vector_size(4)));
+typedef uint8_t QrWtV4u8 __attribute__((vector_size(4)));
+
+static inline QrWtV4i qr__wt_bits4(QrWtV4f v) { QrWtV4i b; memcpy(&b, &v, sizeof b); return b; }
+static inline QrWtV4f qr__wt_sel4(QrWtV4i m, QrWtV4f a, QrWtV4f b) {   /* m ? a : b, lane by lane (m: -1 or 0) */
+    QrWtV4i r = (qr__wt_bits4(a) & m) | (qr__wt_bits4(b) & ~m);
+    QrWtV4f f;
+    memcpy(&f, &r, sizeof f);
+    return f;
+}
+/* rintf lane by lane (round to nearest, ties to even, the default mode qreport never changes): below
+ * 2^23 in magnitude (|v| + 2^23) - 2^23 with v's sign, which rounds exactly as rintf; from 2^23 on v
+ * is an integer already. NaN and infinities: not used (the callers mask those lanes). */
+static inline QrWtV4f qr__wt_rint4(QrWtV4f v) {
+    const QrWtV4i sign = (QrWtV4i){0} + (int32_t)0x80000000, absm = ~sign;
+    QrWtV4i b = qr__wt_bits4(v);
+    QrWtV4i ab = b & absm;
+    QrWtV4f a;
+    memcpy(&a, &ab, sizeof a);
+    const QrWtV4f big = (QrWtV4f){0} + 8388608.0f;
+    QrWtV4f r = (a + big) - big;
+    QrWtV4i rb = qr__wt_bits4(r) | (b & sign);
+    QrWtV4f rs;
+    memcpy(&rs, &rb, sizeof rs);
+    return qr__wt_sel4(a < big, rs, v);
+}
+/* -1 where v is finite. */
+static inline QrWtV4i qr__wt_finite4(QrWtV4f v) {
+    return (qr__wt_bits4(v) & 0x7fffffff) < 0x7f800000;
+}
+static inline int64_t qr__wt_lanes(QrWtV4i c) {
+    int64_t t = 0;
+    for (int k = 0; k < 4; k++) t += c[k];
+    return t;
+}
+
+/* qr__wt_wdata_run1 four elements at a time for 8-bit stored integers (or none): every lane's
+ * arithmetic is the scalar loop's (a true division, rintf, the saturation of qr_quant_saturate_round,
+ * (float)(q - z) * s), the counts added up as integers; the last n % 4 elements by qr__wt_wdata_run1. */
+static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, const float *ps, const int32_t *pz, int64_t pstep,
+                             QrQuantRange range) {
+    const QrTensor *iw = d->iw;
+    const bool s8 = iw && !d->iw_nbits && iw->dtype == QR_DT_S8, u8 = iw && !d->iw_nbits && iw->dtype == QR_DT_U8;
+    int64_t nv = iw && !s8 && !u8 ? 0 : n / 4 * 4;
+    float *x = d->x + i0, *y = d->y + (i0 - d->y0);
+    const QrWtV4f lo = (QrWtV4f){0} + (float)range.lo, hi = (QrWtV4f){0} + (float)range.hi, one = (QrWtV4f){0} + 1.0f;
+    const QrWtV4i rlo = (QrWtV4i){0} + range.lo, rhi = (QrWtV4i){0} + range.hi;
+    QrWtV4i c_sat = {0}, c_far = {0}, c_zero = {0}, c_nf = {0}, c_diff = {0};
+    for (int64_t i = 0; i < nv; i += 4) {
+        QrWtV4f s1;
+        QrWtV4i z, qv = {0};
+        if (pstep) { memcpy(&s1, ps + i, sizeof s1); memcpy(&z, pz + i, sizeof z); }
+        else { s1 = (QrWtV4f){0} + ps[0]; z = (QrWtV4i){0} + pz[0]; }
+        const QrWtV4f fz = __builtin_convertvector(z, QrWtV4f);
+        if (d->w) {
+            QrWtV4f xv, dv;
+            memcpy(&xv, x + i, sizeof xv);
+            dv = xv / s1;
+            QrWtV4i fin = qr__wt_finite4(xv) & qr__wt_finite4(dv);
+            c_nf -= ~fin;
+            QrWtV4f a = qr__wt_rint4(dv) + fz, b = dv + fz;
+            c_sat -= fin & ((a < lo) | (a > hi));
+            c_far -= fin & ((b < lo - one) | (b > hi + one));
+            QrWtV4f vlo = __builtin_convertvector(rlo - z, QrWtV4f), vhi = __builtin_convertvector(rhi - z, QrWtV4f);
+            QrWtV4f v = qr__wt_sel4(dv >= vlo, dv, vlo);
+            v = qr__wt_sel4(v > vhi, vhi, v);
+            qv = __builtin_convertvector(qr__wt_rint4(v), QrWtV4i) + z;
+            c_zero -= (xv != 0) & (qv == z);
+        }
+        if (iw) {
+            QrWtV4i st;
+            if (s8) { QrWtV4s8 q; memcpy(&q, (const int8_t *)iw->data + i0 + i, sizeof q); st = __builtin_convertvector(q, QrWtV4i); }
+            else { QrWtV4u8 q; memcpy(&q, (const uint8_t *)iw->data + i0 + i, sizeof q); st = __builtin_convertvector(q, QrWtV4i); }
+            if (d->w) c_diff -= st != qv;
+            qv = st;
+        }
+        QrWtV4f yv = __builtin_convertvector(qv - z, QrWtV4f) * s1;
+        memcpy(y + i, &yv, sizeof yv);
+        if (!d->w) memcpy(x + i, &yv, sizeof yv);
+        if ((i & ((1 << 24) - 4)) == (1 << 24) - 4) {   /* lanes count at most 2^22 before they are added up */
+            d->n_sat += qr__wt_lanes(c_sat); d->n_sat_far += qr__wt_lanes(c_far); d->n_zero += qr__wt_lanes(c_zero);
+            d->n_nonfinite += qr__wt_lanes(c_nf); d->n_requant_diff += qr__wt_lanes(c_diff);
+            c_sat = c_far = c_zero = c_nf = c_diff = (QrWtV4i){0};
+        }
+    }
+    d->n_sat += qr__wt_lanes(c_sat);
+    d->n_sat_far += qr__wt_lanes(c_far);
+    d->n_zero += qr__wt_lanes(c_zero);
+    d->n_nonfinite += qr__wt_lanes(c_nf);
+    d->n_requant_diff += qr__wt_lanes(c_diff);
+    if (nv < n) qr__wt_wdata_run1(d, i0 + nv, n - nv, pstep ? ps + nv : ps, pstep ? pz + nv : pz, pstep, range);
 }
 
 /* A qreport.int.BlockDequant weight (quant/twin_wq.c): y[i] the node's own dequantized value
@@ -300,6 +397,58 @@ static QrStatus qr_weights_wdata_panel(const QrSession *s, int qi, int64_t panel
     return QR_OK;
 }
 
+/* The largest finite |x| of each channel c of x[0..n) (element i on channel (i / inner) % nch) as the bits
+ * of a float: for finite non-negative floats the integer order of the bits is the order of the values,
+ * so the largest bits of |x| (a NaN or infinity counted as 0) are the largest finite magnitude's, +0 for
+ * none. Four lanes at a time, channels side by side when they alternate element by element (inner 1:
+ * a MatMul weight quantized along its last axis). amb: nch zeros on entry. */
+static void qr__wt_spread_bits(const float *x, int64_t n, int64_t nch, int64_t inner, int32_t *amb) {
+    for (int64_t i = 0; i < n;)
+        for (int64_t c = 0; c < nch && i < n; c++) {
+            if (inner == 1 && c == 0 && i + nch <= n) {   /* a whole row of channels */
+                int64_t k = 0;
+                for (; k + 4 <= nch; k += 4) {
+                    QrWtV4f v;
+                    QrWtV4i m;
+                    memcpy(&v, x + i + k, sizeof v);
+                    memcpy(&m, amb + k, sizeof m);
+                    QrWtV4i b = qr__wt_bits4(v) & 0x7fffffff;
+                    b &= b < 0x7f800000;
+                    QrWtV4i gt = b > m;
+                    m = (b & gt) | (m & ~gt);
+                    memcpy(amb + k, &m, sizeof m);
+                }
+                for (; k < nch; k++) {
+                    int32_t b;
+                    memcpy(&b, x + i + k, sizeof b);
+                    b &= 0x7fffffff;
+                    if (b < 0x7f800000 && b > amb[k]) amb[k] = b;
+                }
+                i += nch;
+                break;
+            }
+            int64_t e = QR_MIN(n, i + inner);
+            QrWtV4i m = {0};
+            for (; i + 4 <= e; i += 4) {
+                QrWtV4f v;
+                memcpy(&v, x + i, sizeof v);
+                QrWtV4i b = qr__wt_bits4(v) & 0x7fffffff;
+                b &= b < 0x7f800000;
+                QrWtV4i gt = b > m;
+                m = (b & gt) | (m & ~gt);
+            }
+            int32_t mc = amb[c];
+            for (int k = 0; k < 4; k++) if (m[k] > mc) mc = m[k];
+            for (; i < e; i++) {
+                int32_t b;
+                memcpy(&b, x + i, sizeof b);
+                b &= 0x7fffffff;
+                if (b < 0x7f800000 && b > mc) mc = b;
+            }
+            amb[c] = mc;
+        }
+}
+
 /* Channel abs-maxima of x (rank/dims, along axis): largest, median, worst channel and
  * the outliers above k × median. absmax (optional, n_ch entries) receives them. */
 static QrStatus qr_weights_spread(const float *x, int rank, const int64_t *dims, int axis, double k, double *absmax_out,
@@ -312,16 +461,15 @@ static QrStatus qr_weights_spread(const float *x, int rank, const int64_t *dims,
     sp->max = sp->median = NAN;
     if (nch <= 0 || n <= 0) return QR_OK;
     double *am = calloc((size_t)nch + 1, sizeof(double)), *tmp = malloc(((size_t)nch + 1) * sizeof(double));
-    if (!am || !tmp) { free(am); free(tmp); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
-    for (int64_t i = 0; i < n;)
-        for (int64_t c = 0; c < nch && i < n; c++) {
-            double m = am[c];
-            for (int64_t j = 0; j < inner && i < n; j++, i++) {
-                double a = fabs((double)x[i]);
-                if (a > m && isfinite(a)) m = a;
-            }
-            am[c] = m;
-        }
+    int32_t *amb = calloc((size_t)nch + 1, sizeof *amb);
+    if (!am || !tmp || !amb) { free(am); free(tmp); free(amb); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    qr__wt_spread_bits(x, n, nch, inner, amb);
+    for (int64_t c = 0; c < nch; c++) {
+        float f;
+        memcpy(&f, &amb[c], sizeof f);
+        am[c] = f;
+    }
+    free(amb);
     sp->n_ch = (int)nch;
     sp->max = 0;
     for (int64_t c = 0; c < nch; c++) {

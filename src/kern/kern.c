@@ -140,6 +140,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_gemm_fused = qr_f32_gemm_fused__avx512;
         k->f32_gemm_bt_fused = qr_f32_gemm_bt_fused__avx512;
         k->f32_maxpool2d = qr_f32_maxpool2d__avx512;
+        k->f32_pair_stats = qr_f32_pair_stats__avx512;   /* the avx2 kernel's bits, fused passes */
         k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx512;
         k->f32_steps = qr_f32_steps__avx512;
         k->f32_conv_m1 = qr_f32_conv_m1__avx512;

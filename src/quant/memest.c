@@ -9,6 +9,7 @@
  *   equivalence        + baseline values + their second copy + one execution
  *   compare            + baseline values + one execution (+ lowering for --mode int/both)
  *   sensitivity        + baseline values + analysis values (reference run cached) + one execution
+ *   fragility          + baseline values + the unperturbed quantizer outputs (<= analysis values) + one execution
  *   weights / what-if / distributions / report   + baseline values + their own buffers
  *
  * Sizes are allocation sizes (64-byte aligned tensors with their padding), taken from the
@@ -252,6 +253,13 @@ static void qr__hm_phases(const QrMemOpts *o, const QrHmGraph *mb, const QrHmGra
         qr__hm_take(e, &p);
     }
     if (!runall) return;
+    /* fragility: the unperturbed value of every activation quantizer (at most every twin value),
+     * one perturbed run at a time (--max-memory: QrFragOpts.serial) and its outputs */
+    p = base;
+    p.name = "fragility";
+    p.part[QR_MEM_P_ANALYSIS_VALUES] = ana_vals;
+    p.part[QR_MEM_P_EXEC] = mt->exec + mt->out_f32;
+    qr__hm_take(e, &p);
     p = base;
     p.name = "check and profiles";
     p.part[QR_MEM_P_EXEC] = QR_MAX(ma->exec, mb->exec);

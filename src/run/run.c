@@ -1167,7 +1167,16 @@ static QrStatus qr__run_wrap(QrStatus st, const QrNode *n) {
 #ifdef QR_TESTING
 QR_TESTAPI QrRunCount qr_run_count;
 #define QR__RUN_COUNT(field, k) __atomic_add_fetch(&qr_run_count.field, (k), __ATOMIC_RELAXED)
+/* One more qr_run in progress (k = 1) or one fewer (k = -1); max_active keeps the most at once. */
+static void qr__run_active(int64_t k) {
+    int64_t now = __atomic_add_fetch(&qr_run_count.active, k, __ATOMIC_RELAXED);
+    int64_t m = __atomic_load_n(&qr_run_count.max_active, __ATOMIC_RELAXED);
+    while (now > m && !__atomic_compare_exchange_n(&qr_run_count.max_active, &m, now, false, __ATOMIC_RELAXED,
+                                                   __ATOMIC_RELAXED)) {}
+}
+#define QR__RUN_ACTIVE(k) qr__run_active(k)
 #else
+#define QR__RUN_ACTIVE(k) ((void)0)
 #define QR__RUN_COUNT(field, k) ((void)0)
 #endif
 
@@ -1483,6 +1492,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         if (!inputs[i].data) return qr_errf(QR_ERR_INVALID, "input '%s' has no data", g->values[g->inputs[i]].name);
     }
     int nv = g->n_values;
+    QR__RUN_ACTIVE(1);
     QrRunState r = { .g = g, .o = opts };
     r.vals = calloc((size_t)nv + 1, sizeof *r.vals);
     r.cap = calloc((size_t)nv + 1, sizeof *r.cap);
@@ -1583,6 +1593,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     free(uses);
     free(r.in);
     free(r.out);
+    QR__RUN_ACTIVE(-1);
     return st;
 }
 

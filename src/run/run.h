@@ -148,9 +148,12 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
 #ifdef QR_TESTING
 /* Test-only, process-wide: qr_run calls, those without any override (alias, subst, feed,
  * live: a model run whole on its inputs) and nodes executed (as n_exec counts them; atomic).
- * Tests and bench/run_count read it to count a command's model executions. */
+ * Tests and bench/run_count read it to count a command's model executions. active: qr_run
+ * calls in progress; max_active: the most at once (tests reset it: --max-memory's one execution
+ * at a time, tests/test_runall.c). */
 typedef struct QrRunCount {
     int64_t graphs, plain, nodes;
+    int64_t active, max_active;
 } QrRunCount;
 QR_TESTAPI extern QrRunCount qr_run_count;
 /* Tests: fill the output buffers the executor does not zero with 0xff bytes (run.c). */

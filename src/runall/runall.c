@@ -528,6 +528,7 @@ static QrStatus qr__ra_frag(QrRaCtx *c) {
     QrBundle *bd = c->bd;
     QrFragOpts fo;
     qr_frag_opts_default(&fo);
+    fo.serial = bd->se.low_memory;       /* --max-memory: one execution at a time (qr_session_low_memory) */
     const QrTensor *base_out = bd->se.base_out && !bd->se.base_stale ? bd->se.base_out : NULL;
     QrStatus st = QR_OK;
     if (c->frag_ride) {      /* its unperturbed run made by the what-if's reference run */

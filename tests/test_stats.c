@@ -1,0 +1,187 @@
+/* tests/test_stats — analysis/stats and analysis/metrics computed side by side on the thread pool
+ * (qr_stats_pair, the pooled KL / Rtol pass of qr_metric_acc_add, qr_stats_inits' task per
+ * initializer) give the bits of the serial code at 1, 2 and 3 threads: sizes below and above
+ * QR_STATS_PAR_MIN, partial last blocks and rounds, non-finite values. */
+
+/* x ~ N(0, s) with s changing every 1000 elements (so that blocks differ in mean and spread and
+ * their merge order shows in the last bits), y = x + noise; bad: NaN / +-Inf sprinkled in x and
+ * y and one whole block of NaN in x. */
+static void qt_st_fill(float *x, float *y, int64_t n, uint64_t seed, bool bad) {
+    uint64_t rng = seed;
+    for (int64_t i = 0; i < n; i++) {
+        double s = 0.05 + (double)((i / 1000) % 7) * 1.3;
+        x[i] = (float)(s * qr_rng_normal(&rng) + (double)((i / 3000) % 5) - 2);
+        y[i] = x[i] + (float)(0.02 * s * qr_rng_normal(&rng));
+    }
+    if (!bad) return;
+    for (int64_t i = 17; i < n; i += 40013) x[i] = NAN;
+    for (int64_t i = 5001; i < n; i += 70001) y[i] = INFINITY;
+    for (int64_t i = 9000; i < n; i += 90001) x[i] = -INFINITY;
+    for (int64_t i = 2 * QR_KERN_STATS_BLOCK; i < QR_MIN(n, 3 * QR_KERN_STATS_BLOCK); i++) x[i] = NAN;
+}
+
+static const int64_t qt_st_sizes[] = {
+    QR_STATS_PAR_MIN - 1,                               /* below the threshold: the one call */
+    QR_STATS_PAR_MIN,                                   /* the smallest pooled size */
+    QR_STATS_PAR_MIN + 3 * QR_KERN_STATS_BLOCK + 777,   /* a partial last block and task */
+    300 * QR_KERN_STATS_BLOCK + 1001,                   /* several rounds, a partial last one */
+};
+
+/* qr_stats_pair (and qr_stats_tensor over it) against the kernel's one call, with and without y. */
+static void test_stats_pair_threads(void) {
+    const int64_t nmax = qt_st_sizes[QR_ARRAY_LEN(qt_st_sizes) - 1];
+    float *x = malloc((size_t)nmax * sizeof *x), *y = malloc((size_t)nmax * sizeof *y);
+    QT_CHECK(x && y);
+    const int saved = qr_pool_threads();
+    char bad[300] = "";
+    int64_t pooled_tasks = 0;
+    for (int b = 0; b < 2 && !bad[0]; b++)
+        for (int k = 0; k < QR_ARRAY_LEN(qt_st_sizes) && !bad[0]; k++) {
+            int64_t n = qt_st_sizes[k];
+            qt_st_fill(x, y, n, 7 + (uint64_t)k, b);
+            for (int withy = 0; withy < 2 && !bad[0]; withy++) {
+                QrF32PairStats want, got;
+                qr_f32_pair_stats_init(&want);
+                qr_kern.f32_pair_stats(x, withy ? y : NULL, n, &want);
+                for (int threads = 1; threads <= 3 && !bad[0]; threads++) {
+                    qr_pool_init(threads);
+                    int64_t t0 = qr__stats_par_tasks;
+                    qr_f32_pair_stats_init(&got);
+                    qr_stats_pair(x, withy ? y : NULL, n, &got);
+                    int64_t ran = qr__stats_par_tasks - t0;
+                    pooled_tasks += ran;
+                    if (memcmp(&want, &got, sizeof want))
+                        snprintf(bad, sizeof bad, "n %lld (%s, %s) at %d threads: the pooled pair statistics differ "
+                                 "(sdd %.17g vs %.17g, x.m2 %.17g vs %.17g)", (long long)n, b ? "non-finite" : "finite",
+                                 withy ? "pair" : "x only", threads, want.sdd, got.sdd, want.x.m2, got.x.m2);
+                    else if ((ran > 0) != (threads > 1 && n >= QR_STATS_PAR_MIN))
+                        snprintf(bad, sizeof bad, "n %lld at %d threads: %lld pooled tasks (expected %s)", (long long)n,
+                                 threads, (long long)ran, threads > 1 && n >= QR_STATS_PAR_MIN ? "some" : "none");
+                }
+            }
+        }
+    qr_pool_init(saved);
+    free(x);
+    free(y);
+    QT_CHECKF(!bad[0], "%s", bad);
+    QT_CHECK(pooled_tasks > 0);
+}
+
+/* The metrics (every field, KL and Rtol chosen or not) of one chunk and of two chunks accumulated
+ * (KL's rescale to a new maximum) at 2 and 3 threads against 1 thread (the serial code). */
+static void qt_st_metrics(const float *x, const float *y, int64_t n, int opts, QrMetrics *one, QrMetrics *two) {
+    bool kl = opts & 1, rt = opts & 2;
+    qr_metrics_compute_opts(x, y, n, kl, rt, one);
+    QrMetricAcc a;
+    qr_metric_acc_init_opts(&a, kl, rt);
+    int64_t h = n / 3;
+    qr_metric_acc_add(&a, x, y, h);
+    qr_metric_acc_add(&a, x + h, y + h, n - h);
+    qr_metric_acc_finish(&a, two);
+}
+
+static void test_stats_metrics_threads(void) {
+    const int64_t nmax = qt_st_sizes[QR_ARRAY_LEN(qt_st_sizes) - 1];
+    float *x = malloc((size_t)nmax * sizeof *x), *y = malloc((size_t)nmax * sizeof *y);
+    QT_CHECK(x && y);
+    const int saved = qr_pool_threads();
+    char bad[300] = "";
+    for (int b = 0; b < 2 && !bad[0]; b++)
+        for (int k = 0; k < QR_ARRAY_LEN(qt_st_sizes) && !bad[0]; k++) {
+            int64_t n = qt_st_sizes[k];
+            qt_st_fill(x, y, n, 100 + (uint64_t)k, b);
+            if (!b) {
+                for (int64_t i = n / 2; i < n; i++) x[i] += 4;   /* the second chunk raises KL's maximum */
+                x[n - 3] = 1e-30f;                              /* Rtol's largest in the last (partial) task */
+            }
+            for (int opts = 0; opts < 4 && !bad[0]; opts++) {
+                QrMetrics want1, want2, got1, got2;
+                qr_pool_init(1);
+                qt_st_metrics(x, y, n, opts, &want1, &want2);
+                for (int threads = 2; threads <= 3 && !bad[0]; threads++) {
+                    qr_pool_init(threads);
+                    qt_st_metrics(x, y, n, opts, &got1, &got2);
+                    if (memcmp(&want1, &got1, sizeof want1) || memcmp(&want2, &got2, sizeof want2))
+                    {
+                        bool c1 = memcmp(&want1, &got1, sizeof want1) != 0;
+                        const QrMetrics *w = c1 ? &want1 : &want2, *g = c1 ? &got1 : &got2;
+                        snprintf(bad, sizeof bad, "n %lld (%s, KL %d, Rtol %d, %s) at %d threads: the metrics differ from 1 "
+                                 "thread's (KL %.17g vs %.17g, Rtol %.17g vs %.17g, MSE %.17g vs %.17g)", (long long)n,
+                                 b ? "non-finite" : "finite", opts & 1, opts >> 1, c1 ? "one chunk" : "two chunks", threads,
+                                 w->kl, g->kl, w->rtol, g->rtol, w->mse, g->mse);
+                    }
+                }
+                if (!b && opts == 3 && !(want1.kl > 0 && want1.rtol > 0 && want1.n == n))
+                    snprintf(bad, sizeof bad, "n %lld: KL %g, Rtol %g over %lld pairs: not a real case", (long long)n,
+                             want1.kl, want1.rtol, (long long)want1.n);
+            }
+        }
+    qr_pool_init(saved);
+    free(x);
+    free(y);
+    QT_CHECKF(!bad[0], "%s", bad);
+}
+
+/* qr_stats_inits: the initializers' statistics, one pool task each, give every value the bits of
+ * its own qr_stats_tensor at 1, 2 and 3 threads (f32 ones large and small, with NaN / Inf, int8,
+ * uint8 and f64 ones); seen marks exactly the initializers not seen before. */
+static void test_stats_inits_threads(void) {
+    enum { NV = 12 };
+    static const QrDType dts[NV] = { QR_DT_F32, QR_DT_S8, QR_DT_F32, QR_DT_U8, QR_DT_F64, QR_DT_F32,
+                                     QR_DT_F32, QR_DT_S8, QR_DT_F32, QR_DT_F32, QR_DT_U8, QR_DT_F32 };
+    static const int64_t sizes[NV] = { 70000, 300000, 5, 4097, 9000, 131072 + 333, 1, 12, 4096, 200000, 0, 77 };
+    QrValue vals[NV];
+    memset(vals, 0, sizeof vals);
+    QrGraph g;
+    memset(&g, 0, sizeof g);
+    g.values = vals;
+    g.n_values = NV;
+    QrStatus st = QR_OK;
+    uint64_t rng = 3;
+    for (int v = 0; v < NV && st == QR_OK; v++) {
+        vals[v].is_init = v != 6;                      /* one value is not an initializer */
+        int64_t d = sizes[v];
+        st = qr_tensor_set_shape(&vals[v].t, dts[v], 1, &d);
+        if (st == QR_OK) st = qr_tensor_alloc_data(&vals[v].t);
+        for (int64_t i = 0; st == QR_OK && i < d; i++) {
+            double r = (1 + v % 3) * qr_rng_normal(&rng) + v;
+            if (dts[v] == QR_DT_F32) ((float *)vals[v].t.data)[i] = i % 50021 == 7 ? NAN : i % 70001 == 9 ? -INFINITY : (float)r;
+            else if (dts[v] == QR_DT_F64) ((double *)vals[v].t.data)[i] = r;
+            else if (dts[v] == QR_DT_S8) ((int8_t *)vals[v].t.data)[i] = (int8_t)(qr_rng_next(&rng) & 0xff);
+            else ((uint8_t *)vals[v].t.data)[i] = (uint8_t)(qr_rng_next(&rng) & 0xff);
+        }
+    }
+    QrStats want[NV], got[NV];
+    bool seen[NV];
+    for (int v = 0; v < NV; v++) {
+        qr_stats_init(&want[v]);
+        if (st == QR_OK && vals[v].is_init && v != 9) qr_stats_tensor(&want[v], &vals[v].t);
+    }
+    const int saved = qr_pool_threads();
+    char bad[200] = "";
+    for (int threads = 1; threads <= 3 && st == QR_OK && !bad[0]; threads++) {
+        qr_pool_init(threads);
+        memset(seen, 0, sizeof seen);
+        memset(got, 0xa5, sizeof got);                 /* an entry it should not touch keeps this */
+        seen[9] = true;                                /* seen before: left alone */
+        QrStats keep = got[9];
+        qr_stats_inits(&g, got, seen);
+        for (int v = 0; v < NV && !bad[0]; v++) {
+            bool want_seen = vals[v].is_init;
+            if (seen[v] != want_seen) snprintf(bad, sizeof bad, "value %d at %d threads: seen %d", v, threads, seen[v]);
+            else if (v == 9 ? memcmp(&got[v], &keep, sizeof keep) : vals[v].is_init && memcmp(&got[v], &want[v], sizeof want[v]))
+                snprintf(bad, sizeof bad, "value %d at %d threads: statistics differ from qr_stats_tensor's (mean %.17g vs %.17g)",
+                         v, threads, got[v].mean, want[v].mean);
+        }
+    }
+    qr_pool_init(saved);
+    for (int v = 0; v < NV; v++) qr_tensor_free_data(&vals[v].t);
+    QT_OK(st);
+    QT_CHECKF(!bad[0], "%s", bad);
+}
+
+static void qt_stats_all(void) {
+    QT_RUN(test_stats_pair_threads);
+    QT_RUN(test_stats_metrics_threads);
+    QT_RUN(test_stats_inits_threads);
+}

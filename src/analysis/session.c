@@ -541,7 +541,7 @@ static double qr__se_maxdiff_run(const float *px, const float *py, int64_t n) {
      * compares every candidate of every pair this way, serially in its tap (1.3 s of ViT-B/16's run) */
     QrF32PairStats ps;
     qr_f32_pair_stats_init(&ps);
-    qr_stats_pair(px, py, n, &ps);            /* side by side on the pool when large */
+    qr_kern.f32_pair_stats(px, py, n, &ps);   /* one run: qr__se_scan splits a long value over the pool */
     if (ps.n == n) return ps.maxad;
     for (int64_t i = 0; i < n; i++) {
         if (px[i] == py[i] || (px[i] != px[i] && py[i] != py[i])) continue;

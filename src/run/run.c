@@ -1311,9 +1311,10 @@ static const QrTensor *qr__run_rows_view(QrRunState *r, const QrTensor *x, int64
     return v;
 }
 
-/* The output shape of a Reshape-like copy (qr__sh_copy_exec) that computes leading rows: the
- * inferred shape with its rows cut (its shape input names the whole value's). */
-static QrStatus qr__run_rows_shape(const QrRunState *r, const QrNode *n, QrOpCtx *c) {
+/* Node n's shape function (c bound); a Reshape-like copy (qr__sh_copy_exec) that computes leading
+ * rows gets the inferred shape with its rows cut instead (its shape input names the whole value's). */
+static QrStatus qr__run_shape(const QrRunState *r, const QrNode *n, QrOpCtx *c) {
+    if (!r->rows || r->rows[n - r->g->nodes] <= 0 || n->def->exec != qr__sh_copy_exec) return n->def->shape(c);
     const QrTensor *t = &r->g->values[qr__run_single_out(n)].t;
     int64_t dims[QR_MAX_RANK];
     memcpy(dims, t->dims, sizeof dims);
@@ -1425,9 +1426,8 @@ static QrStatus qr__run_one(QrRunState *r, const QrNode *n) {
     QR_TRY(qr__run_bind(r, n, &c, NULL, 0));
     if (r->o->n_exec) (*r->o->n_exec)++;
     QR__RUN_COUNT(nodes, 1);
-    const bool cut = r->rows && r->rows[n - r->g->nodes] > 0;
-    if (cut) QR__RUN_COUNT(row_cut, 1);
-    QrStatus st = cut && n->def->exec == qr__sh_copy_exec ? qr__run_rows_shape(r, n, &c) : n->def->shape(&c);
+    if (r->rows && r->rows[n - r->g->nodes] > 0) QR__RUN_COUNT(row_cut, 1);
+    QrStatus st = qr__run_shape(r, n, &c);
     if (st == QR_OK && qr__run_steal(r, n, &c)) return QR_OK;
     bool zero = !qr__run_writes_all(n);
     for (int k = 0; st == QR_OK && k < n->n_out; k++)
@@ -1459,7 +1459,7 @@ static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
             if (s) r->in[j] = s;
         }
         prev = qr__run_single_out(n);
-        if (st == QR_OK) st = qr__run_wrap(n->def->shape(&c), n);
+        if (st == QR_OK) st = qr__run_wrap(qr__run_shape(r, n, &c), n);
         if (st != QR_OK) break;
         int v = qr__run_single_out(n);
         const QrTensor *want = &g->values[v].t;

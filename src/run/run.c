@@ -1719,7 +1719,8 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         for (int ni = 0; ni < g->n_nodes; ni++)
             for (int k = 0; k < g->nodes[ni].n_in; k++)
                 if (g->nodes[ni].in[k] >= 0) uses[qr__run_resolve(opts, g->nodes[ni].in[k])]++;
-        for (int i = 0; i < g->n_outputs; i++) uses[qr__run_resolve(opts, g->outputs[i])]++;
+        /* a run without outputs (taps only) needs no node that feeds only the graph outputs */
+        for (int i = 0; outputs && i < g->n_outputs; i++) uses[qr__run_resolve(opts, g->outputs[i])]++;
         for (int v = 0; v < nv; v++) if (qr__run_clamped(opts, v)) uses[qr__run_resolve(opts, opts->alias[v])]++;
         for (int v = 0; v < nv; v++)
             if (g->values[v].is_init) { vals[v] = g->values[v].t; vals[v].owned = false; }

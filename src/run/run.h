@@ -131,7 +131,8 @@ static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v);
 
 /* Runs the graph on inputs (one per graph input, in order). outputs[i] receive
  * owned copies of the graph outputs (free with qr_tensor_free_data); outputs
- * may be NULL when only taps matter.
+ * may be NULL when only taps matter: then a node whose values reach only the graph
+ * outputs (no tap, no reader that runs) does not run, like a dead node.
  *
  * Fusion: a float32 value read by exactly one node, and not a graph output, tapped,
  * fed, substituted or aliased, is not materialized when that reader is an elementwise

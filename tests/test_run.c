@@ -1141,6 +1141,178 @@ static void test_run_fusion_dq(void) {
     QT_CHECKF(!bad[0], "%s", bad);
 }
 
+/* ==== leading rows (a class-token head) ============================================= */
+
+/* An int8 weight [r, c] quantized per output channel (axis ax) into initializers <name>q/s/z and
+ * its DequantizeLinear -> <name>. */
+static void qt__rrow_qweight(QtModel *mb, const char *name, int64_t r, int64_t c, int ax, uint64_t *rng) {
+    const int64_t d[2] = { r, c }, nc[1] = { d[ax] };
+    int8_t *q = malloc((size_t)(r * c));
+    float *s = malloc((size_t)d[ax] * sizeof *s);
+    for (int64_t i = 0; i < r * c; i++) q[i] = (int8_t)(qr_rng_next(rng) % 255 - 127);
+    for (int64_t k = 0; k < d[ax]; k++) s[k] = 0.002f + 0.0005f * (float)(k % 7);
+    char qn[32], sn[32], zn[32], ins[100];
+    snprintf(qn, sizeof qn, "%sq", name);
+    snprintf(sn, sizeof sn, "%ss", name);
+    snprintf(zn, sizeof zn, "%sz", name);
+    snprintf(ins, sizeof ins, "%s,%s,%s", qn, sn, zn);
+    int8_t *z = calloc((size_t)d[ax], 1);
+    qt_mb_init_raw(mb, qn, QR_DT_S8, 2, d, q, (size_t)(r * c));
+    qt_mb_init_raw(mb, sn, QR_DT_F32, 1, nc, s, (size_t)d[ax] * sizeof *s);
+    qt_mb_init_raw(mb, zn, QR_DT_S8, 1, nc, z, (size_t)d[ax]);
+    qt__rf_int_attr(mb, qt_mb_node(mb, "DequantizeLinear", name, ins, name), "axis", ax);
+    free(q);
+    free(s);
+    free(z);
+}
+
+/* QuantizeLinear -> DequantizeLinear of x (uint8, per tensor) into y. */
+static void qt__rrow_qdq(QtModel *mb, const char *x, const char *y) {
+    char a[96], b[96], q[48];
+    snprintf(q, sizeof q, "%s_q", y);
+    snprintf(a, sizeof a, "%s,as,az", x);
+    snprintf(b, sizeof b, "%s,as,az", q);
+    qt_mb_node(mb, "QuantizeLinear", q, a, q);
+    qt_mb_node(mb, "DequantizeLinear", y, b, y);
+}
+
+/* The last block of a ViT (tokens T = 24, width 64, MLP 128) and its class-token head, with QDQ
+ * activations and int8 per-channel weights: x -> QDQ = x0; the attention's stand-in reads every
+ * row of x0 (ReduceMean over the tokens, added back); its output goes [1,T,64] -> Transpose ->
+ * [T,1,64] -> Reshape [T,64] -> QDQ -> Gemm (transB, int8 weight) -> Reshape -> Transpose -> + x0 = r1;
+ * LayerNorm -> QDQ -> MatMul (int8 weight, fused) + bias -> exact GELU -> QDQ -> MatMul + bias ->
+ * + r1 -> LayerNorm -> Gather token 0 -> Gemm head [1,10] = y. */
+static QrStatus qt__rrow_model(QrGraph **g) {
+    enum { T = 24, D = 64, F = 128 };
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    uint64_t rng = 27;
+    const int64_t dx[3] = { 1, T, D }, dy[2] = { 1, 10 }, s0[1] = { 0 }, dd[1] = { D }, df[1] = { F };
+    const int64_t dh[2] = { 10, D }, dhb[1] = { 10 }, r2[1] = { 2 }, r3[1] = { 3 };
+    qt_mb_input(&mb, "x", QR_DT_F32, 3, dx);
+    qt_mb_output(&mb, "y", QR_DT_F32, 2, dy);
+    const float as = 0.04f, c[3] = { 1.4142135f, 1.0f, 0.5f };
+    const uint8_t az = 128;
+    const int64_t idx = 0, shp2[2] = { T, D }, shp3[3] = { T, 1, D }, ax1 = 1;
+    qt_mb_init_raw(&mb, "as", QR_DT_F32, 0, s0, &as, 4);
+    qt_mb_init_raw(&mb, "az", QR_DT_U8, 0, s0, &az, 1);
+    qt_mb_init_raw(&mb, "c0", QR_DT_F32, 0, s0, &c[0], 4);
+    qt_mb_init_raw(&mb, "c1", QR_DT_F32, 0, s0, &c[1], 4);
+    qt_mb_init_raw(&mb, "c2", QR_DT_F32, 0, s0, &c[2], 4);
+    qt_mb_init_raw(&mb, "tok", QR_DT_S64, 0, s0, &idx, 8);
+    qt_mb_init_raw(&mb, "shp2", QR_DT_S64, 1, r2, shp2, sizeof shp2);
+    qt_mb_init_raw(&mb, "shp3", QR_DT_S64, 1, r3, shp3, sizeof shp3);
+    qt__rf_init(&mb, "bo", 1, dd, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "b1", 1, df, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "b2", 1, dd, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "g1", 1, dd, &rng, 0.2f, 1.0f);
+    qt__rf_init(&mb, "be1", 1, dd, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "g2", 1, dd, &rng, 0.2f, 1.0f);
+    qt__rf_init(&mb, "be2", 1, dd, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "wh", 2, dh, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "bh", 1, dhb, &rng, 0.1f, 0.0f);
+    qt__rrow_qweight(&mb, "wo", D, D, 0, &rng);
+    qt__rrow_qweight(&mb, "w1", D, F, 1, &rng);
+    qt__rrow_qweight(&mb, "w2", F, D, 1, &rng);
+    const int64_t perm[3] = { 1, 0, 2 };
+    qt__rrow_qdq(&mb, "x", "x0");
+    qt_mb_attr_ints(&mb, qt_mb_node(&mb, "ReduceMean", "mix", "x0", "m"), "axes", 1, &ax1);
+    qt_mb_node(&mb, "Add", "h", "x0,m", "h");
+    qt_mb_attr_ints(&mb, qt_mb_node(&mb, "Transpose", "t1", "h", "t1"), "perm", 3, perm);
+    qt_mb_node(&mb, "Reshape", "rs1", "t1,shp2", "rs1");
+    qt__rrow_qdq(&mb, "rs1", "rs1d");   /* a chain headed by the Reshape */
+    qt__rf_int_attr(&mb, qt_mb_node(&mb, "Gemm", "proj", "rs1d,wo,bo", "proj"), "transB", 1);
+    qt_mb_node(&mb, "Reshape", "rs2", "proj,shp3", "rs2");
+    qt_mb_attr_ints(&mb, qt_mb_node(&mb, "Transpose", "t2", "rs2", "t2"), "perm", 3, perm);
+    qt_mb_node(&mb, "Add", "r1", "t2,x0", "r1");
+    qt_mb_node(&mb, "LayerNormalization", "ln1", "r1,g1,be1", "ln1");
+    qt__rrow_qdq(&mb, "ln1", "ln1d");
+    qt_mb_node(&mb, "MatMul", "fc1", "ln1d,w1", "fc1");
+    qt_mb_node(&mb, "Add", "fc1b", "fc1,b1", "fc1b");
+    qt_mb_node(&mb, "Div", "gdiv", "fc1b,c0", "gdiv");
+    qt_mb_node(&mb, "Erf", "gerf", "gdiv", "gerf");
+    qt_mb_node(&mb, "Add", "gadd", "gerf,c1", "gadd");
+    qt_mb_node(&mb, "Mul", "gmul", "fc1b,gadd", "gmul");
+    qt_mb_node(&mb, "Mul", "gelu", "gmul,c2", "gelu");
+    qt__rrow_qdq(&mb, "gelu", "gelud");
+    qt_mb_node(&mb, "MatMul", "fc2", "gelud,w2", "fc2");
+    qt_mb_node(&mb, "Add", "fc2b", "fc2,b2", "fc2b");
+    qt_mb_node(&mb, "Add", "r2", "r1,fc2b", "r2");
+    qt_mb_node(&mb, "LayerNormalization", "lnf", "r2,g2,be2", "lnf");
+    qt__rf_int_attr(&mb, qt_mb_node(&mb, "Gather", "cls", "lnf,tok", "cls"), "axis", 1);
+    qt__rf_int_attr(&mb, qt_mb_node(&mb, "Gemm", "head", "cls,wh,bh", "y"), "transB", 1);
+    QrStatus st = qt_load_built(&mb, "cls_rows.onnx", g);
+    qt_mb_free(&mb);
+    return st;
+}
+
+/* Records the element count of one value (the tap's). */
+typedef struct QtRrowTap { int v; int64_t numel; } QtRrowTap;
+static QrStatus qt__rrow_tap(void *user, const QrGraph *g, int node, int value, const QrTensor *t) {
+    QtRrowTap *tp = user;
+    QR_UNUSED(g);
+    QR_UNUSED(node);
+    if (value == tp->v) tp->numel = t->numel;
+    return QR_OK;
+}
+
+/* The class-token model's runs: computing the last block on its leading rows (the default) gives
+ * the output of the run that computes every row (no_row_cut) bit for bit at 1 and 2 threads, executes
+ * the same nodes, and cuts some (qr_run_count.row_cut); a tapped value in the cut region is whole. */
+static void test_run_leading_rows(void) {
+    const int saved = qr_pool_threads();
+    QrGraph *g = NULL;
+    QrTensor x = {0}, y[2] = { {0}, {0} }, yt = {0};
+    const int64_t dx[3] = { 1, 24, 64 };
+    QrStatus st = qt__rrow_model(&g);
+    if (st == QR_OK) st = qr_tensor_set_shape(&x, QR_DT_F32, 3, dx);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&x);
+    uint64_t rng = 11;
+    for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
+    char bad[256] = "";
+    int64_t cut_rows = 0;
+    for (int th = 1; st == QR_OK && th <= 2 && !bad[0]; th++) {
+        qr_pool_init(th);
+        int64_t n[2] = { 0, 0 }, cut[2];
+        for (int k = 0; k < 2 && st == QR_OK; k++) {
+            const QrRunOpts o = { .n_exec = &n[k], .no_row_cut = k == 1 };
+            const int64_t before = qr_run_count.row_cut;
+            qr_tensor_free_data(&y[k]);
+            st = qr_run(g, &x, &o, &y[k]);
+            cut[k] = qr_run_count.row_cut - before;
+        }
+        if (st == QR_OK && (!qt__rdq_same(&y[0], &y[1]) || n[0] != n[1] || cut[0] != 25 || cut[1] != 0))
+            snprintf(bad, sizeof bad, "%d threads: outputs %s, nodes %lld / %lld, cut %lld / %lld", th,
+                     qt__rdq_same(&y[0], &y[1]) ? "same" : "differ", (long long)n[0], (long long)n[1],
+                     (long long)cut[0], (long long)cut[1]);
+        cut_rows = cut[0];
+    }
+    /* a tap on the MLP's hidden value: it is whole, and the output the same */
+    QtRrowTap tp = { st == QR_OK ? qr_graph_find(g, "gelu") : -1, 0 };
+    bool *only = g ? calloc((size_t)g->n_values + 1, 1) : NULL;
+    if (st == QR_OK && (!only || tp.v < 0)) st = qr_errf(QR_ERR_INVALID, "no value 'gelu'");
+    if (st == QR_OK) {
+        only[tp.v] = true;
+        const QrRunOpts o = { .tap = qt__rrow_tap, .tap_user = &tp, .tap_only = only };
+        st = qr_run(g, &x, &o, &yt);
+    }
+    qr_pool_init(saved);
+    const bool same_t = qt__rdq_same(&yt, &y[1]);
+    free(only);
+    qr_tensor_free_data(&x);
+    qr_tensor_free_data(&y[0]);
+    qr_tensor_free_data(&y[1]);
+    qr_tensor_free_data(&yt);
+    if (g) qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    if (qt_verbose) printf("     class-token model: %lld node executions on leading rows\n", (long long)cut_rows);
+    QT_CHECKF(!bad[0], "%s", bad);
+    QT_CHECKF(tp.numel == 24 * 128, "tapped value has %lld elements", (long long)tp.numel);
+    QT_CHECK(same_t);
+}
+
 static void qt_run_all(void) {
     QT_RUN(test_run_overrides);
     QT_RUN(test_run_dead_nodes);
@@ -1150,6 +1322,7 @@ static void qt_run_all(void) {
     QT_RUN(test_run_rows_threaded);
     QT_RUN(test_run_fusion_gelu);
     QT_RUN(test_run_fusion_dq);
+    QT_RUN(test_run_leading_rows);
     QT_RUN(test_run_reshape_steal);
     QT_RUN(test_run_matmul_batches);
     QT_RUN(test_run_cache);

@@ -1113,7 +1113,214 @@ typedef struct QrRunState {
     bool *st;                   /* with a cache: per value, qr__run_statics */
     bool *dead;                 /* per node: qr__run_dead */
     uint8_t *defer;             /* per node: 1 deferred until a reader runs (qr__run_deferrable), 2 done */
+    int64_t *rows;              /* per node (NULL: none): the leading rows of its output it computes, 0 all */
+    uint8_t *rows_in;           /* per node: bit k, input k is read on those rows (qr__run_rows_plan) */
 } QrRunState;
+
+/* ==== leading rows ==================================================================
+ * A run computes of some values only the leading rows its observers need: a value read
+ * only by a Gather of a few indices along its first axis longer than 1 (a ViT's class token,
+ * torchvision's x[:, 0]), and what that value is computed from row by row — elementwise
+ * layers with broadcast, QuantizeLinear / DequantizeLinear per tensor, LayerNormalization and
+ * Softmax over later axes, MatMul's A, Gemm's A, Transpose, Reshape-like copies — back to where
+ * a value has a reader that needs every row (attention's K and V), a tap, an edit, an override
+ * or a graph output. The rows kept are a prefix of the first axis longer than 1, whose earlier
+ * axes are all 1: a prefix of the value's memory, so a reader of a whole value takes its first
+ * rows as a view, no copy. At least two rows are kept: with one row MatMul and Gemm would go
+ * to ONNX Runtime's batch-1 kernels, which sum in another order; with two or more every
+ * element of the GEMM gets the sums of the whole product (kern/gemm.c) and every row-wise
+ * kernel the operations of its row, so the values computed are the whole run's bits. */
+
+#define QR__RUN_ROWS_MIN 2
+
+/* The first axis of t longer than 1 (its rows), or -1 (every axis 1). */
+static int qr__run_lead(const QrTensor *t) {
+    for (int d = 0; d < t->rank; d++) if (t->dims[d] != 1) return d;
+    return -1;
+}
+
+/* Byte-addressed element types (a prefix of rows is a prefix of bytes). */
+static bool qr__run_row_dtype(QrDType dt) {
+    return dt == QR_DT_F32 || dt == QR_DT_U8 || dt == QR_DT_S8 || dt == QR_DT_U16 || dt == QR_DT_S16 ||
+           dt == QR_DT_S32 || dt == QR_DT_S64 || dt == QR_DT_F16 || dt == QR_DT_BF16;
+}
+
+/* Input k of n has its rows on axis b (by the inferred shapes), as many as y's. */
+static bool qr__run_row_in(const QrGraph *g, const QrNode *n, int k, int b, const QrTensor *ty, int a) {
+    if (k >= n->n_in || n->in[k] < 0) return false;
+    const QrTensor *x = &g->values[n->in[k]].t;
+    return qr__run_row_dtype(x->dtype) && qr__run_lead(x) == b && x->dims[b] == ty->dims[a];
+}
+
+static bool qr__run_is_any(const QrNode *n, const char *const *ops) {
+    for (int i = 0; ops[i]; i++) if (qr__run_is(n, ops[i])) return true;
+    return false;
+}
+
+/* Axis attribute `name` of n normalized for rank (dflt when absent), or -1 out of range. */
+static int qr__run_axis(const QrNode *n, const char *name, int64_t dflt, int rank) {
+    int64_t ax = qr_attr_int(n, name, dflt);
+    if (ax < 0) ax += rank;
+    return ax >= 0 && ax < rank ? (int)ax : -1;
+}
+
+/* Broadcasting elementwise n: each input either has y's rows (its axis aligned from the right)
+ * or is broadcast along them (read whole). */
+static bool qr__run_row_bcast(const QrGraph *g, const QrNode *n, const QrTensor *ty, int a, uint8_t *mask) {
+    for (int k = 0; k < n->n_in; k++) {
+        if (n->in[k] < 0) continue;
+        const QrTensor *x = &g->values[n->in[k]].t;
+        const int b = a - (ty->rank - x->rank);
+        if (x->rank > ty->rank) return false;
+        if (b < 0 || x->dims[b] == 1) continue;
+        if (!qr__run_row_in(g, n, k, b, ty, a)) return false;
+        *mask |= (uint8_t)(1u << k);
+    }
+    return *mask != 0;
+}
+
+/* Whether node n computes the leading rows of its output y (axis a = y's lead) from the leading
+ * rows of its inputs in *mask (bit k: input k) and the whole of the others, each element with the
+ * operations the whole run gives it. */
+static bool qr__run_row_map(const QrGraph *g, const QrNode *n, int y, uint8_t *mask) {
+    static const char *const unary[] = { "Relu", "Erf", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Neg", "Sqrt",
+                                         "Reciprocal", "Cast", "Clip", "LeakyRelu", "HardSigmoid", "HardSwish",
+                                         "Gelu", "Floor", "Ceil", "Round", "Sign", NULL };
+    static const char *const binary[] = { "Add", "Sub", "Mul", "Div", "Pow", "Where", NULL };
+    const QrTensor *ty = &g->values[y].t;
+    const int a = qr__run_lead(ty), ry = ty->rank;
+    *mask = 0;
+    if (a < 0 || n->n_in > 8 || !n->def || n->domain[0]) return false;
+    if (n->def->exec == qr__sh_copy_exec) {   /* Reshape, Flatten, Squeeze, Unsqueeze, Identity */
+        const QrTensor *x = &g->values[n->in[0]].t;
+        const int b = qr__run_lead(x);
+        *mask = 1;
+        return b >= 0 && x->numel == ty->numel && qr__run_row_in(g, n, 0, b, ty, a);
+    }
+    if (qr__run_is_any(n, binary)) return qr__run_row_bcast(g, n, ty, a, mask);
+    *mask = 1;
+    if (qr__run_is_any(n, unary)) return qr__run_row_in(g, n, 0, a, ty, a) && g->values[n->in[0]].t.rank == ry;
+    if (qr__run_is(n, "QuantizeLinear") || qr__run_is(n, "DequantizeLinear")) {
+        const QrTensor *sc = n->n_in > 1 && n->in[1] >= 0 ? &g->values[n->in[1]].t : NULL;
+        if (!sc || qr_attr_int(n, "block_size", 0) != 0 || !qr__run_row_in(g, n, 0, a, ty, a)) return false;
+        return sc->numel == 1 || qr__run_axis(n, "axis", 1, ry) > a;
+    }
+    if (qr__run_is(n, "LayerNormalization"))
+        return qr__run_axis(n, "axis", -1, ry) > a && qr__run_row_in(g, n, 0, a, ty, a);
+    if (qr__run_is(n, "Softmax") || qr__run_is(n, "LogSoftmax"))
+        return qr__run_axis(n, "axis", n->opset >= 13 ? -1 : 1, ry) > a && qr__run_row_in(g, n, 0, a, ty, a);
+    if (qr__run_is(n, "MatMul"))   /* rows of A's matrix (its batch axes before are 1), one B */
+        return n->n_in == 2 && n->in[1] >= 0 && ry >= 2 && a == ry - 2 && g->values[n->in[0]].t.rank == ry &&
+               g->values[n->in[1]].t.rank == 2 && qr__run_row_in(g, n, 0, a, ty, a);
+    if (qr__run_is(n, "Gemm")) {
+        if (ry != 2 || a != 0 || qr_attr_int(n, "transA", 0) != 0 || !qr__run_row_in(g, n, 0, 0, ty, 0)) return false;
+        const QrTensor *c = n->n_in > 2 && n->in[2] >= 0 ? &g->values[n->in[2]].t : NULL;
+        if (!c || c->rank < 2 || c->dims[0] == 1) return true;   /* C broadcast over the rows */
+        *mask |= 4;
+        return qr__run_row_in(g, n, 2, 0, ty, 0);
+    }
+    if (qr__run_is(n, "Transpose")) {
+        const int64_t *perm;
+        int np = qr_attr_ints(n, "perm", &perm);
+        int b = np < 0 ? ry - 1 - a : np == ry && perm[a] >= 0 && perm[a] < ry ? (int)perm[a] : -1;
+        return b >= 0 && qr__run_row_in(g, n, 0, b, ty, a);
+    }
+    return false;
+}
+
+/* The leading rows of input 0 that Gather node n reads, when its indices are constants all within
+ * the first rows of the data's lead axis (0: every row). */
+static int64_t qr__run_row_gather(const QrGraph *g, const QrRunOpts *o, const QrNode *n) {
+    if (!qr__run_is(n, "Gather") || n->n_in != 2 || n->in[0] < 0 || n->in[1] < 0) return 0;
+    const QrTensor *x = &g->values[n->in[0]].t, *idx = qr__run_static(g, o, n->in[1]);
+    const int ax = qr__run_axis(n, "axis", 0, x->rank);
+    if (ax < 0 || qr__run_lead(x) != ax || !idx || !idx->data || (idx->dtype != QR_DT_S64 && idx->dtype != QR_DT_S32))
+        return 0;
+    int64_t last = 0;
+    for (int64_t i = 0; i < idx->numel; i++) {
+        int64_t k = qr_tensor_get_i64(idx, i);
+        if (k < 0) k += x->dims[ax];
+        if (k < 0 || k >= x->dims[ax]) return 0;
+        last = QR_MAX(last, k);
+    }
+    const int64_t rows = QR_MAX(last + 1, QR__RUN_ROWS_MIN);
+    return rows < x->dims[ax] ? rows : 0;
+}
+
+/* Value y may be computed on its leading `rows` rows: produced this run (not overridden, fed,
+ * edited or a cached constant) with rows fewer than its lead axis has. */
+static bool qr__run_row_value(const QrGraph *g, const QrRunOpts *o, const bool *st, int y, int64_t rows) {
+    const QrTensor *t = &g->values[y].t;
+    const int a = qr__run_lead(t);
+    return a >= 0 && rows < t->dims[a] && !g->values[y].is_dynamic && qr__run_row_dtype(t->dtype) &&
+           !qr__run_overridden(o, y) && !(o->feed && o->feed[y]) && !qr__run_edited(o, y) && !(st && st[y]);
+}
+
+static void qr__run_row_want(int64_t *dem, int v, int64_t rows) {
+    dem[v] = dem[v] < 0 || rows < 0 ? -1 : QR_MAX(dem[v], rows);
+}
+
+/* The rows of this run (see the section's comment), walked from the last node back: dem[v] the
+ * rows of v some reader needs (-1 every row, 0 none); r->rows[n] the rows node n computes
+ * (0: all), r->rows_in[n] the inputs it reads on those rows. Both stay NULL when no node is cut. */
+static QrStatus qr__run_rows_plan(QrRunState *r) {
+    const QrGraph *g = r->g;
+    const QrRunOpts *o = r->o;
+    if (!g->shapes_inferred || o->no_row_cut) return QR_OK;
+    int64_t *dem = calloc((size_t)g->n_values + 1, sizeof *dem), *rows = calloc((size_t)g->n_nodes + 1, sizeof *rows);
+    uint8_t *in = calloc((size_t)g->n_nodes + 1, 1);
+    if (!dem || !rows || !in) { free(dem); free(rows); free(in); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    for (int i = 0; i < g->n_outputs; i++) dem[qr__run_resolve(o, g->outputs[i])] = -1;
+    for (int v = 0; v < g->n_values; v++) {
+        if ((o->tap && (!o->tap_only || o->tap_only[v])) || qr__run_edited(o, v)) dem[v] = -1;
+        if (qr__run_clamped(o, v)) dem[qr__run_resolve(o, o->alias[v])] = -1;
+    }
+    bool any = false;
+    for (int oi = g->n_nodes - 1; oi >= 0; oi--) {
+        const int ni = g->order[oi];
+        const QrNode *n = &g->nodes[ni];
+        if ((o->live && !o->live[ni]) || (r->dead && r->dead[ni]) || !n->def) continue;
+        const int y = qr__run_single_out(n);
+        const int64_t want = y >= 0 ? dem[y] : -1, gr = qr__run_row_gather(g, o, n);
+        uint8_t mask = 0;
+        const bool cut = want > 0 && qr__run_row_value(g, o, r->st, y, want) && qr__run_row_map(g, n, y, &mask);
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0)
+                qr__run_row_want(dem, qr__run_resolve(o, n->in[k]),
+                                 cut && (mask >> k & 1) ? want : k == 0 && gr > 0 ? gr : -1);
+        if (cut) { rows[ni] = want; in[ni] = mask; any = true; }
+    }
+    free(dem);
+    if (!any) { free(rows); free(in); return QR_OK; }
+    r->rows = rows;
+    r->rows_in = in;
+    return QR_OK;
+}
+
+/* x as a reader of node ni's leading rows sees it: its first `rows` rows (a view), or x when it has
+ * no more. NULL when out of memory. */
+static const QrTensor *qr__run_rows_view(QrRunState *r, const QrTensor *x, int64_t rows) {
+    const int a = qr__run_lead(x);
+    if (a < 0 || x->dims[a] <= rows) return x;
+    QrTensor *v = qr_arena_alloc(&r->scratch, sizeof *v);
+    if (!v) return NULL;
+    *v = *x;
+    v->owned = false;
+    v->numel = x->numel / x->dims[a] * rows;
+    v->dims[a] = rows;
+    return v;
+}
+
+/* Node n's shape function (c bound); a Reshape-like copy (qr__sh_copy_exec) that computes leading
+ * rows gets the inferred shape with its rows cut instead (its shape input names the whole value's). */
+static QrStatus qr__run_shape(const QrRunState *r, const QrNode *n, QrOpCtx *c) {
+    if (!r->rows || r->rows[n - r->g->nodes] <= 0 || n->def->exec != qr__sh_copy_exec) return n->def->shape(c);
+    const QrTensor *t = &r->g->values[qr__run_single_out(n)].t;
+    int64_t dims[QR_MAX_RANK];
+    memcpy(dims, t->dims, sizeof dims);
+    dims[qr__run_lead(t)] = r->rows[n - r->g->nodes];
+    return qr_op_set_out(c, 0, t->dtype, t->rank, dims);
+}
 
 /* Node n's outputs are all static this run (with a cache: they go into it). */
 static bool qr__run_node_static(const QrRunState *r, const QrNode *n) {
@@ -1151,6 +1358,10 @@ static QrStatus qr__run_bind(QrRunState *r, const QrNode *n, QrOpCtx *c, const Q
     const QrRunDqFuse *fz = qr__run_dqf(r, (int)(n - r->g->nodes));
     const int fused_b = fz && fz->reader == (int)(n - r->g->nodes) ? fz->out : -1;
     for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) r->in[k] = qr__run_read(r->o, r->vals, n->in[k]);
+    const int64_t rows = r->rows ? r->rows[n - r->g->nodes] : 0;
+    for (int k = 0; rows > 0 && k < n->n_in; k++)
+        if (n->in[k] >= 0 && (r->rows_in[n - r->g->nodes] >> k & 1) && !(r->in[k] = qr__run_rows_view(r, r->in[k], rows)))
+            return qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int k = 0; k < n->n_in; k++)
         if (n->in[k] >= 0 && !r->in[k]->data && r->in[k]->numel > 0 && !qr__run_chain_value(r->g, ch, k_ch, n->in[k]) &&
             n->in[k] != fused_b)
@@ -1215,7 +1426,8 @@ static QrStatus qr__run_one(QrRunState *r, const QrNode *n) {
     QR_TRY(qr__run_bind(r, n, &c, NULL, 0));
     if (r->o->n_exec) (*r->o->n_exec)++;
     QR__RUN_COUNT(nodes, 1);
-    QrStatus st = n->def->shape(&c);
+    if (r->rows && r->rows[n - r->g->nodes] > 0) QR__RUN_COUNT(row_cut, 1);
+    QrStatus st = qr__run_shape(r, n, &c);
     if (st == QR_OK && qr__run_steal(r, n, &c)) return QR_OK;
     bool zero = !qr__run_writes_all(n);
     for (int k = 0; st == QR_OK && k < n->n_out; k++)
@@ -1247,7 +1459,7 @@ static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
             if (s) r->in[j] = s;
         }
         prev = qr__run_single_out(n);
-        if (st == QR_OK) st = qr__run_wrap(n->def->shape(&c), n);
+        if (st == QR_OK) st = qr__run_wrap(qr__run_shape(r, n, &c), n);
         if (st != QR_OK) break;
         int v = qr__run_single_out(n);
         const QrTensor *want = &g->values[v].t;
@@ -1535,6 +1747,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     if (st == QR_OK) st = qr__run_plan(g, opts, uses, r.st, &r.plan);
     if (st == QR_OK) st = qr__run_plan_dq(g, opts, uses, r.st, r.dead, &r.plan);
     if (st == QR_OK) st = qr__run_deferrable(&r);
+    if (st == QR_OK) st = qr__run_rows_plan(&r);
     for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
         int ni = g->order[oi];
         int ci = r.plan.chain_of[ni];
@@ -1588,6 +1801,8 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     free(r.st);
     free(r.dead);
     free(r.defer);
+    free(r.rows);
+    free(r.rows_in);
     free(vals);
     free(r.cap);
     free(uses);

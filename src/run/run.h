@@ -99,6 +99,11 @@ typedef struct QrRunOpts {
     QrStatus (*edit)(void *user, const QrGraph *g, int node, int value, QrTensor *t, const QrTensor *const *in);
     void *edit_user;
     const bool *edit_on;
+    /* Every value is computed whole. Otherwise a value only some leading rows of which reach a
+     * graph output (a Gather of a ViT's class token) may be computed on those rows alone, with the
+     * bits the whole value would have there (see qr_run); a value tapped, edited, fed or
+     * overridden is always whole. */
+    bool no_row_cut;
 } QrRunOpts;
 
 /* Values of a graph that depend only on its initializers and constants (e.g. weights
@@ -142,6 +147,16 @@ static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v);
  * kernels that apply the steps are the ones the layers use on their own); every node
  * still counts in n_exec. Needs qr_run_infer's shapes (without them nothing is fused).
  *
+ * Leading rows: a value whose readers need only its first rows — along its first axis longer
+ * than 1, whose earlier axes are all 1, so a prefix of its memory — is computed on those rows
+ * (at least 2) when it is not a graph output, tapped, edited, fed, overridden or a cached
+ * constant: from a Gather of constant indices (a ViT's class token) back through the nodes that
+ * compute rows from the same rows (elementwise with broadcast, per-tensor Q / DQ, LayerNorm and
+ * Softmax over later axes, MatMul's and Gemm's A, Transpose, Reshape-like copies) until a value
+ * some other reader needs whole; a reader of a whole value takes its first rows as a view. The
+ * rows computed have the whole run's bits (run.c's section "leading rows"); every node still
+ * counts in n_exec. opts->no_row_cut turns it off.
+ *
  * Memory: node outputs come from a pool of buffers kept across runs and returned to it
  * after their last reader (qr_run_release frees the pool). */
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs);
@@ -153,6 +168,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
  * at a time, tests/test_runall.c). */
 typedef struct QrRunCount {
     int64_t graphs, plain, nodes;
+    int64_t row_cut;                  /* nodes executed on their output's leading rows only */
     int64_t active, max_active;
 } QrRunCount;
 QR_TESTAPI extern QrRunCount qr_run_count;

@@ -454,9 +454,13 @@ static inline QrKF32Out qr__k_f32_out(const QrKF32Job *j, int64_t pc, bool last)
  * task packs are prefetched into L2, a share before each tile; the packer then reads them from
  * L2. Measured (Xeon AVX-512, one thread, B cold as bench/kern_bench.c's BENCH_COLD makes it,
  * with and without in alternate calls of one process, under load): ViT-B qkv, proj, fc1 and
- * BERT fc1 3-5% more GFLOP per CPU second, fc2 (K = 3072) unchanged; into L1 instead, or only
- * a row's first line, measured slower. Only reads of B are added: the panels and every sum
- * stay the same. */
+ * BERT fc1 3-5% more GFLOP per CPU second at one thread, fc2 (K = 3072) unchanged; at two,
+ * fc1 +6%, qkv, proj, BERT fc1 +1-3%, fc2 -3%. Into L1 instead, or only a row's first line,
+ * measured slower; handing each tile's rows to the AVX-512 kernel to spread among its
+ * multiply-adds measured no faster (2-5% slower at two threads), although the prefetches issued
+ * together wait for fill buffers: in ViT-B runall's sensitivity stage the driver loop took
+ * ~0.9 CPU s of the ~1.1 that pack_b gave back. Only reads of B are added: the panels and
+ * every sum stay the same. */
 typedef struct QrKF32Pf {
     const unsigned char *p;   /* next row's first byte; NULL: nothing (left) to prefetch */
     int64_t ld, rows, step;   /* row stride in bytes, rows left, rows per row tile */

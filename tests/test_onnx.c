@@ -86,6 +86,74 @@ static void test_tensor_encodings(void) {
     free(g);
 }
 
+/* Initializers of 64 KiB or more stored as raw_data become tensors without a second copy
+ * (onnx.c qr__onnx_pb_adopt: protobuf-c's block is taken over): two of the same size (each gets
+ * its own bytes), an int8 one, a Constant's tensor attribute and a TensorProto .pb file; a big
+ * float_data array and a packed int4 one are converted as before. Every value checked, every
+ * taken block counted, aligned to QR_ALIGN. */
+static void test_big_initializers(void) {
+    enum { N = 20000, NB = 70001 };
+    float *fa = malloc(N * sizeof *fa), *fb = malloc(N * sizeof *fb), *fc = malloc(N * sizeof *fc);
+    int8_t *i8 = malloc(NB);
+    uint8_t *s4 = malloc(NB);
+    QT_CHECK(fa && fb && fc && i8 && s4);
+    if (!fa || !fb || !fc || !i8 || !s4) { free(fa); free(fb); free(fc); free(i8); free(s4); return; }
+    for (int i = 0; i < N; i++) { fa[i] = (float)i * 0.5f; fb[i] = -(float)i - 0.25f; fc[i] = (float)(i % 97); }
+    for (int i = 0; i < NB; i++) { i8[i] = (int8_t)(i * 7); s4[i] = (uint8_t)(i * 13); }
+    QtModel mb;
+    qt_mb_init(&mb, 17);
+    int64_t dn[1] = { N }, db[1] = { NB }, d4[1] = { 2 * NB }, d2[1] = { 2 };
+    qt_mb_init_raw(&mb, "wa", QR_DT_F32, 1, dn, fa, N * sizeof *fa);
+    qt_mb_init_raw(&mb, "wb", QR_DT_F32, 1, dn, fb, N * sizeof *fb);
+    qt_mb_init_raw(&mb, "wd", QR_DT_S8, 1, db, i8, NB);
+    qt_mb_init_raw(&mb, "w4", QR_DT_S4, 1, d4, s4, NB);
+    qt_mb_init_raw(&mb, "ws", QR_DT_F32, 1, d2, fa, 2 * sizeof *fa);
+    Onnx__TensorProto *tc = qt_mb_init_raw(&mb, "wc", QR_DT_F32, 1, dn, NULL, 0);
+    tc->n_float_data = N;
+    tc->float_data = fc;
+    Onnx__NodeProto *c = qt_mb_node(&mb, "Constant", "c", "", "k");
+    Onnx__AttributeProto *a = qt_mb_attr(&mb, c, "value", QR_ATTR_TENSOR);
+    a->t = qt_mb_tensor(&mb, "", QR_DT_F32, 1, dn, fb, N * sizeof *fb);
+    qt_mb_output(&mb, "k", QR_DT_F32, 1, dn);
+    int before = qr__onnx_test_adopted;
+    QrGraph *g = NULL;
+    QrStatus st = qt_load_built(&mb, "big.onnx", &g);
+    qt_mb_free(&mb);
+    QT_OK(st);
+    int adopted = qr__onnx_test_adopted - before;
+    bool ok = st == QR_OK;
+    const char *bad = "";
+    for (int v = 0; ok && v < 6; v++) {
+        static const char *const names[] = { "wa", "wb", "wd", "w4", "ws", "wc" };
+        const QrTensor *t = &g->values[qr_graph_find(g, names[v])].t;
+        bool same = t->owned && (uintptr_t)t->data % QR_ALIGN == 0;
+        for (int64_t i = 0; same && i < t->numel; i++)
+            same = v == 0 ? ((float *)t->data)[i] == fa[i] : v == 1 ? ((float *)t->data)[i] == fb[i]
+                 : v == 2 ? ((int8_t *)t->data)[i] == i8[i] : v == 4 ? ((float *)t->data)[i] == fa[i]
+                 : v == 5 ? ((float *)t->data)[i] == fc[i]
+                 : ((int8_t *)t->data)[i] == (int8_t)((int)((s4[i / 2] >> (4 * (i % 2)) & 15) ^ 8) - 8);
+        if (!same) { ok = false; bad = names[v]; }
+    }
+    const QrTensor *kt = ok ? qr_node_attr(&g->nodes[0], "value")->t : NULL;
+    for (int i = 0; ok && i < N; i++) if (((float *)kt->data)[i] != fb[i]) { ok = false; bad = "the Constant's value"; }
+    QT_CHECKF(ok, "%s: values differ from the file's", bad);
+    QT_CHECKF(adopted == 4, "%d blocks taken over (wa, wb, wd, the Constant's: 4)", adopted);
+    if (g) { qr_graph_free(g); free(g); }
+    /* a TensorProto file */
+    QrTensor w = {0}, r = {0};
+    char path[512];
+    snprintf(path, sizeof path, "%s/big.pb", qt_tmpdir());
+    st = qr_tensor_set_shape(&w, QR_DT_F32, 1, dn);
+    if (st == QR_OK) { w.data = fa; st = qr_pb_write(path, &w, "wa"); }
+    before = qr__onnx_test_adopted;
+    if (st == QR_OK) st = qr_pb_read(path, &r, NULL, 0);
+    QT_OK(st);
+    QT_CHECKF(qr__onnx_test_adopted - before == 1 && r.owned && r.numel == N && !memcmp(r.data, fa, N * sizeof *fa),
+              "the .pb: %d blocks taken over (1), %lld values", qr__onnx_test_adopted - before, (long long)r.numel);
+    qr_tensor_free_data(&r);
+    free(fa); free(fb); free(fc); free(i8); free(s4);
+}
+
 static void test_tensor_count_mismatch(void) {
     QtModel mb;
     qt_mb_init(&mb, 17);
@@ -379,6 +447,7 @@ static void test_required_inputs(void) {
 
 static void qt_onnx_all(void) {
     QT_RUN(test_tensor_encodings);
+    QT_RUN(test_big_initializers);
     QT_RUN(test_tensor_count_mismatch);
     QT_RUN(test_dims_overflow);
     QT_RUN(test_external_data);

@@ -1,13 +1,90 @@
 /* onnx — implementation. See onnx.h. */
 
-/* protobuf-c allocates through our arena; everything is dropped at once. */
-static void *qr__onnx_pb_alloc(void *ud, size_t size) { return qr_arena_alloc(ud, size); }
+/* ==== protobuf-c's memory ===========================================================
+ * Small pieces go to an arena, dropped at once. A block of QR__ONNX_BIG bytes or more (in
+ * practice an initializer's raw_data) is an allocation of its own, the one qr_tensor_alloc_data
+ * would make (qr_aligned_alloc; not zeroed: protobuf-c copies the bytes in), so the tensor takes
+ * it over (qr__onnx_pb_adopt) instead of copying it: an initializer is copied once out of the
+ * file's buffer, not twice (and not zeroed twice before that). Blocks not taken are freed with the
+ * rest (qr__onnx_pb_release). The arena's limit counts both. */
+enum { QR__ONNX_BIG = 1 << 16 };
+
+typedef struct QrOnnxPb {
+    QrArena arena;           /* small blocks; limit and total cover the big ones too */
+    void **big;              /* [n_big] the big blocks in allocation order; NULL once adopted */
+    size_t *big_n;           /* their sizes */
+    int n_big, cap_big;
+    int next;                /* where qr__onnx_pb_adopt looks first (initializers come in order) */
+#ifdef QR_TESTING
+    int adopted;             /* blocks taken over (tests/test_onnx.c) */
+#endif
+} QrOnnxPb;
+
+#ifdef QR_TESTING
+static _Atomic int qr__onnx_test_adopted;   /* raw_data blocks taken over by every load so far (tests) */
+#endif
+
+static void *qr__onnx_pb_alloc(void *ud, size_t size) {
+    QrOnnxPb *pb = ud;
+    if (size < QR__ONNX_BIG) return qr_arena_alloc(&pb->arena, size);
+    QrArena *a = &pb->arena;
+    if (a->limit && (size > a->limit || a->total > a->limit - size)) return NULL;
+    if (pb->n_big == pb->cap_big) {
+        int cap = pb->cap_big ? 2 * pb->cap_big : 64;
+        void **nb = realloc(pb->big, (size_t)cap * sizeof *nb);
+        if (nb) pb->big = nb;
+        size_t *nn = nb ? realloc(pb->big_n, (size_t)cap * sizeof *nn) : NULL;
+        if (!nn) return NULL;
+        pb->big_n = nn;
+        pb->cap_big = cap;
+    }
+    void *p = qr_aligned_alloc(size);
+    if (!p) return NULL;
+    pb->big[pb->n_big] = p;
+    pb->big_n[pb->n_big++] = size;
+    a->total += size;
+    return p;
+}
+
 static void qr__onnx_pb_free(void *ud, void *p) { QR_UNUSED(ud); QR_UNUSED(p); }
+
+/* Whether p (n bytes) is one of pb's big blocks; if so the caller owns it now (qr_aligned_free).
+ * pb NULL: never. */
+static bool qr__onnx_pb_adopt(QrOnnxPb *pb, const void *p, size_t n) {
+    if (!pb || n < QR__ONNX_BIG) return false;
+    for (int k = 0; k < pb->n_big; k++) {
+        int i = (pb->next + k) % pb->n_big;
+        if (pb->big[i] != p) continue;
+        if (pb->big_n[i] != n) return false;
+        pb->big[i] = NULL;
+        pb->next = i + 1;
+#ifdef QR_TESTING
+        pb->adopted++;
+#endif
+        return true;
+    }
+    return false;
+}
+
+static void qr__onnx_pb_release(QrOnnxPb *pb) {
+#ifdef QR_TESTING
+    qr__onnx_test_adopted += pb->adopted;
+    pb->adopted = 0;
+#endif
+    for (int k = 0; k < pb->n_big; k++) qr_aligned_free(pb->big[k]);
+    free(pb->big);
+    free(pb->big_n);
+    pb->big = NULL;
+    pb->big_n = NULL;
+    pb->n_big = pb->cap_big = 0;
+    qr_arena_free(&pb->arena);
+}
 
 typedef struct QrOnnxCtx {
     const char *path;   /* model file, for messages */
     const char *dir;    /* folder that external data locations are relative to */
     QrArena *arena;     /* where attribute tensors go */
+    QrOnnxPb *pb;       /* the decoded message's memory: raw_data blocks to take over (NULL: copy) */
 } QrOnnxCtx;
 
 /* Resolves an external data location inside the model's folder; refuses absolute
@@ -79,6 +156,11 @@ static QrStatus qr__onnx_tensor_from_proto(const QrOnnxCtx *cx, const Onnx__Tens
     if (!external && !tp->has_raw_data && qr__onnx_typed_count(tp, dt) != (packed ? raw_bytes : (size_t)n))
         return qr_errf(QR_ERR_INVALID, "%s: tensor '%s': has %zu stored values, but its shape needs %lld",
                        cx->path, name, qr__onnx_typed_count(tp, dt), (long long)(packed ? (int64_t)raw_bytes : n));
+    if (!external && !packed && tp->has_raw_data && qr__onnx_pb_adopt(cx->pb, tp->raw_data.data, raw_bytes)) {
+        t->data = tp->raw_data.data;             /* protobuf-c's copy becomes the tensor's */
+        t->owned = true;
+        return QR_OK;
+    }
     if (!external) QR_TRY(qr_tensor_alloc_data(t));
 
     const unsigned char *raw = NULL;
@@ -402,9 +484,9 @@ static QrStatus qr__onnx_graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const
 static QrStatus qr__onnx_load_decoded(const char *path, const char *dir, const unsigned char *buf, size_t len,
                                       unsigned char **owned, QrGraph **out) {
     *out = NULL;
-    QrArena pb_arena = {0};
-    ProtobufCAllocator alloc = { qr__onnx_pb_alloc, qr__onnx_pb_free, &pb_arena };
-    pb_arena.limit = len * 8 + ((size_t)64 << 20);     /* decoded size is bounded by the input size */
+    QrOnnxPb pb = {0};
+    ProtobufCAllocator alloc = { qr__onnx_pb_alloc, qr__onnx_pb_free, &pb };
+    pb.arena.limit = len * 8 + ((size_t)64 << 20);     /* decoded size is bounded by the input size */
     Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc, len, buf);
     if (owned) {
         qr_aligned_free(*owned);
@@ -412,17 +494,17 @@ static QrStatus qr__onnx_load_decoded(const char *path, const char *dir, const u
         buf = NULL;
     }
     if (!mp) {
-        qr_arena_free(&pb_arena);
+        qr__onnx_pb_release(&pb);
         return qr_errf(QR_ERR_PARSE, "%s: not a valid ONNX model (protobuf decoding failed: truncated or corrupt file)",
                        path);
     }
     QrGraph *g = calloc(1, sizeof *g);
-    if (!g) { qr_arena_free(&pb_arena); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    if (!g) { qr__onnx_pb_release(&pb); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
     g->path = qr_arena_strdup(&g->arena, path);
     g->dir = qr_arena_strdup(&g->arena, dir);
-    QrOnnxCtx cx = { path, dir, &g->arena };
+    QrOnnxCtx cx = { path, dir, &g->arena, &pb };
     QrStatus st = qr__onnx_graph_from_proto(g, &cx, mp);
-    qr_arena_free(&pb_arena);
+    qr__onnx_pb_release(&pb);
     if (st != QR_OK) { qr_graph_free(g); free(g); return st; }
     *out = g;
     return QR_OK;
@@ -452,18 +534,19 @@ static QrStatus qr_pb_read(const char *path, QrTensor *out, char *name, size_t n
     unsigned char *buf;
     size_t len;
     QR_TRY(qr_file_read(path, QR_ONNX_MAX_PROTO, &buf, &len));
-    QrArena pb_arena = {0}, tmp = {0};
-    pb_arena.limit = len * 8 + ((size_t)64 << 20);
-    ProtobufCAllocator alloc = { qr__onnx_pb_alloc, qr__onnx_pb_free, &pb_arena };
+    QrOnnxPb pb = {0};
+    QrArena tmp = {0};
+    pb.arena.limit = len * 8 + ((size_t)64 << 20);
+    ProtobufCAllocator alloc = { qr__onnx_pb_alloc, qr__onnx_pb_free, &pb };
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&alloc, len, buf);
     QrStatus st;
     if (!tp) st = qr_errf(QR_ERR_PARSE, "%s: not a valid TensorProto (truncated or corrupt)", path);
     else {
-        QrOnnxCtx cx = { path, qr_path_dirname(&tmp, path), &tmp };
+        QrOnnxCtx cx = { path, qr_path_dirname(&tmp, path), &tmp, &pb };
         st = qr__onnx_tensor_from_proto(&cx, tp, out);
         if (name && name_len) snprintf(name, name_len, "%s", tp->name ? tp->name : "");
     }
-    qr_arena_free(&pb_arena);
+    qr__onnx_pb_release(&pb);
     qr_arena_free(&tmp);
     qr_aligned_free(buf);
     return st;

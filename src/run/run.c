@@ -647,13 +647,23 @@ static bool qr__run_node_runs(const QrGraph *g, const QrRunOpts *o, int ni) {
     return true;
 }
 
-/* Marks in dead[] the nodes none of whose outputs is needed: a graph output, tapped, or read by
- * a node that is not dead itself (walked in reverse topological order, so whole chains go, e.g.
- * the activation DequantizeLinear nodes the int-mode lowering keeps for taps, in a run without
- * taps). Dead nodes are skipped like nodes that are not live. uses: reader counts after
- * overrides as qr_run keeps them; need: g->n_values ints of scratch. */
-static void qr__run_dead(const QrGraph *g, const QrRunOpts *o, const int *uses, int *need, bool *dead) {
+/* Marks in dead[] the nodes none of whose outputs is needed: a graph output, tapped (or the
+ * source of a tapped alias), or read by a node that is not dead itself (walked in reverse
+ * topological order, so whole chains go, e.g. the activation DequantizeLinear nodes the int-mode
+ * lowering keeps for taps, in a run without taps). Dead nodes are skipped like nodes that are not live. uses: reader counts after
+ * overrides as qr_run keeps them (the graph outputs count as readers: their values stay to the
+ * end); outputs: whether the run returns the graph outputs (else they are not needed);
+ * need: g->n_values ints of scratch. */
+static void qr__run_dead(const QrGraph *g, const QrRunOpts *o, const int *uses, bool outputs, int *need, bool *dead) {
     memcpy(need, uses, (size_t)g->n_values * sizeof *need);
+    /* a run without outputs (taps only) needs no node that feeds only the graph outputs */
+    for (int i = 0; !outputs && i < g->n_outputs; i++) need[qr__run_resolve(o, g->outputs[i])]--;
+    /* a tapped value that takes another's data (an alias) needs that one */
+    for (int v = 0; o->tap && o->alias && v < g->n_values; v++)
+        if (!o->tap_only || o->tap_only[v]) {
+            const int src = qr__run_resolve(o, v);
+            if (src != v) need[src]++;
+        }
     for (int oi = g->n_nodes - 1; oi >= 0; oi--) {
         const int ni = g->order[oi];
         const QrNode *n = &g->nodes[ni];
@@ -1719,8 +1729,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         for (int ni = 0; ni < g->n_nodes; ni++)
             for (int k = 0; k < g->nodes[ni].n_in; k++)
                 if (g->nodes[ni].in[k] >= 0) uses[qr__run_resolve(opts, g->nodes[ni].in[k])]++;
-        /* a run without outputs (taps only) needs no node that feeds only the graph outputs */
-        for (int i = 0; outputs && i < g->n_outputs; i++) uses[qr__run_resolve(opts, g->outputs[i])]++;
+        for (int i = 0; i < g->n_outputs; i++) uses[qr__run_resolve(opts, g->outputs[i])]++;
         for (int v = 0; v < nv; v++) if (qr__run_clamped(opts, v)) uses[qr__run_resolve(opts, opts->alias[v])]++;
         for (int v = 0; v < nv; v++)
             if (g->values[v].is_init) { vals[v] = g->values[v].t; vals[v].owned = false; }
@@ -1742,7 +1751,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
         int *need = malloc(((size_t)nv + 1) * sizeof *need);
         r.dead = malloc(((size_t)g->n_nodes + 1) * sizeof *r.dead);
         if (!need || !r.dead) st = qr_errf(QR_ERR_NOMEM, "out of memory");
-        else qr__run_dead(g, opts, uses, need, r.dead);
+        else qr__run_dead(g, opts, uses, outputs != NULL, need, r.dead);
         free(need);
     }
     if (st == QR_OK) st = qr__run_plan(g, opts, uses, r.st, &r.plan);

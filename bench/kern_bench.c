@@ -1,6 +1,7 @@
 /* bench/kern_bench — micro-benchmark of the GEMM kernels (not part of make test).
  * Prints GFLOP/s (float32) and GOP/s (8-/16-bit integer, 2 ops per multiply-add) per
- * kernel level and thread count at ResNet-like sizes, median of `reps` runs.
+ * kernel level and thread count at ResNet-like sizes, median of `reps` runs (wall, and per CPU
+ * second of the process: other load on the machine disturbs that less).
  * Build: make build/bench_kern   Run: ./build/bench_kern [reps] [filter] (BENCH_SHAPE=word: shapes named so)
  * Model mode: ./build/bench_kern --model M.onnx INPUT.npy [reps] prints the median time of
  * a whole run (qr_run, after loading) and where it goes by operator type; BENCH_INT=1 runs the
@@ -8,7 +9,10 @@
  * float, BENCH_NODES=1 adds a line per node (timed by QrRunOpts.node_sec: a fused chain counts
  * at its head; BENCH_TAP=1 times through a tap on every value instead, without fusion).
  * Depthwise mode: ./build/bench_kern --dw [reps] times MobileNetV2's depthwise layers per
- * kernel level (qr_kern.f32_conv_m1, one thread). */
+ * kernel level (qr_kern.f32_conv_m1, one thread).
+ * Cold B: BENCH_COLD=1 gives each float run its own copy of B, in rotation among copies that
+ * together exceed the last-level cache by a quarter (from sysfs; 32 MB when unknown), so B
+ * comes from memory as a model's weights do in a whole run, while A and C stay cached. */
 #define QR_TESTING 1
 #include "../qreport.c"
 
@@ -43,6 +47,41 @@ static double bench_median(double *t, int n) {
 
 typedef enum { BENCH_F32, BENCH_Q8, BENCH_Q16 } BenchKind;
 
+/* Cold B (BENCH_COLD): n copies of B, stride bytes apart; n = 0: B itself every run. */
+typedef struct { unsigned char *copies; size_t stride; int64_t n; } BenchCold;
+
+/* The last-level cache's bytes (sysfs), 32 MB when it cannot be read. */
+static int64_t bench_llc_bytes(void) {
+    int64_t best = 0;
+    for (int i = 0; i < 8; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        FILE *fp = fopen(path, "r");
+        if (!fp) continue;
+        long long v = 0;
+        char unit = 0;
+        if (fscanf(fp, "%lld%c", &v, &unit) >= 1) {
+            int64_t b = (int64_t)v * (unit == 'K' ? 1024 : unit == 'M' ? 1 << 20 : 1);
+            best = QR_MAX(best, b);
+        }
+        fclose(fp);
+    }
+    return best > 0 ? best : (int64_t)32 << 20;
+}
+
+/* Copies of B (bytes long) that together exceed the LLC by a quarter; n = 0 when BENCH_COLD
+ * is not set or they cannot be allocated. */
+static BenchCold bench_cold_make(const void *B, size_t bytes) {
+    BenchCold c = { NULL, qr__k_rup64(bytes), 0 };
+    if (!getenv("BENCH_COLD")) return c;
+    const int64_t n = QR_MAX((int64_t)2, qr__k_cdiv(bench_llc_bytes() * 5 / 4, (int64_t)c.stride));
+    c.copies = qr_aligned_alloc(c.stride * (size_t)n);
+    if (!c.copies) return c;
+    for (int64_t i = 0; i < n; i++) memcpy(c.copies + (size_t)i * c.stride, B, bytes);
+    c.n = n;
+    return c;
+}
+
 static double bench_cpu_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -52,7 +91,7 @@ static double bench_cpu_now(void) {
 /* Median wall seconds of one GEMM of `kind` with table k; *cpu gets the median process CPU
  * seconds (all threads), which other load on the machine disturbs less. */
 static double bench_run(const QrKernels *k, BenchKind kind, const BenchShape *s, int reps, void *A, void *B, void *C,
-                        double *cpu) {
+                        double *cpu, const BenchCold *cold) {
     double t[64], tc[64];
     reps = QR_MIN(reps, 64);
     /* the convolution orientation: A = int8 weights (zero point 0), B = uint8 activations
@@ -62,7 +101,12 @@ static double bench_run(const QrKernels *k, BenchKind kind, const BenchShape *s,
     qb.zp = &zb;
     for (int r = -1; r < reps; r++) {   /* r = -1: warm-up */
         double t0 = qr_time_now(), c0 = bench_cpu_now();
-        if (kind == BENCH_F32) k->f32_gemm(s->M, s->N, s->K, A, s->K, B, s->N, C, s->N, false);
+        if (kind == BENCH_F32 && cold->n > 0) {   /* a different copy of B every run */
+            const float *b = (const float *)(cold->copies + (size_t)((r + 1) % cold->n) * cold->stride);
+            k->f32_gemm(s->M, s->N, s->K, A, s->K, b, s->N, C, s->N, false);
+        } else if (kind == BENCH_F32) {
+            k->f32_gemm(s->M, s->N, s->K, A, s->K, B, s->N, C, s->N, false);
+        }
         else if (kind == BENCH_Q8) k->q8_gemm(s->M, s->N, s->K, &qa, &qb, C, s->N, false);
         else k->q16_gemm(s->M, s->N, s->K, &qa, &qb, C, s->N, false);
         if (r >= 0) { t[r] = qr_time_now() - t0; tc[r] = bench_cpu_now() - c0; }
@@ -224,13 +268,15 @@ int main(int argc, char **argv) {
     qr_kern_init();
     QrCpu cpu;
     qr_cpu_detect(&cpu);
-    printf("cpus %d, best level %s, median of %d runs\n", cpu.n_cpus, qr_isa_name(qr_kern.isa), reps);
+    printf("cpus %d, best level %s, median of %d runs%s\n", cpu.n_cpus, qr_isa_name(qr_kern.isa), reps,
+           getenv("BENCH_COLD") ? ", float B cold (copies in rotation past the last-level cache)" : "");
     static const QrIsa levels[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI };
     static const char *kinds[] = { "f32", "q8", "q16" };
     uint64_t rng = 1;
     for (int kind = 0; kind < 3; kind++) {
         if (*filter && !strstr(kinds[kind], filter)) continue;
-        printf("\n%-4s %-12s %5s %6s %5s  %-7s %8s %8s\n", kinds[kind], "shape", "M", "N", "K", "level", "1 thr", "2 thr");
+        printf("\n%-4s %-12s %5s %6s %5s  %-7s %8s %8s %9s %9s\n", kinds[kind], "shape", "M", "N", "K", "level", "1 thr", "2 thr",
+               "1 thr/cpu", "2 thr/cpu");
         for (int si = 0; si < QR_ARRAY_LEN(bench_shapes); si++) {
             const BenchShape *s = &bench_shapes[si];
             if (getenv("BENCH_SHAPE") && !strstr(s->name, getenv("BENCH_SHAPE"))) continue;   /* e.g. "vit" */
@@ -245,6 +291,8 @@ int main(int argc, char **argv) {
                 for (int64_t i = 0; i < s->K * s->N; i++) b[i] = qr_rng_normal(&rng);
             }
             double ops = 2.0 * (double)s->M * (double)s->N * (double)s->K;
+            BenchCold cold = { NULL, 0, 0 };
+            if (kind == BENCH_F32) cold = bench_cold_make(B, (size_t)(s->K * s->N) * el);
             const char *only = getenv("BENCH_LEVEL");   /* one level (for perf stat A/B runs) */
             for (int l = 0; l < QR_ARRAY_LEN(levels); l++) {
                 QrKernels k;
@@ -254,11 +302,13 @@ int main(int argc, char **argv) {
                 for (int th = 1; th <= 2; th++) {
                     qr_pool_init(th);
                     int r = levels[l] == QR_ISA_REF ? QR_MAX(5, reps / 3) : reps;
-                    g[th - 1] = ops / bench_run(&k, (BenchKind)kind, s, r, A, B, C, &cpu[th - 1]) * 1e-9;
+                    g[th - 1] = ops / bench_run(&k, (BenchKind)kind, s, r, A, B, C, &cpu[th - 1], &cold) * 1e-9;
                 }
-                printf("%-4s %-12s %5lld %6lld %5lld  %-7s %8.1f %8.1f %9.1f\n", kinds[kind], s->name, (long long)s->M,
-                       (long long)s->N, (long long)s->K, qr_isa_name(levels[l]), g[0], g[1], ops / cpu[0] * 1e-9);
+                printf("%-4s %-12s %5lld %6lld %5lld  %-7s %8.1f %8.1f %9.1f %9.1f\n", kinds[kind], s->name, (long long)s->M,
+                       (long long)s->N, (long long)s->K, qr_isa_name(levels[l]), g[0], g[1], ops / cpu[0] * 1e-9,
+                       ops / cpu[1] * 1e-9);
             }
+            qr_aligned_free(cold.copies);
             qr_aligned_free(A);
             qr_aligned_free(B);
             qr_aligned_free(C);

@@ -348,6 +348,73 @@ static void test_f32_gemm_threads(void) {
     qr_aligned_free(C);
 }
 
+#if defined(__x86_64__)
+/* The lines qr__k_f32_pf_step prefetched, as flags per cache line of [qt__k_pf_lo, +n lines). */
+static uintptr_t qt__k_pf_lo;
+static int64_t qt__k_pf_n, qt__k_pf_outside;
+static unsigned char *qt__k_pf_seen;
+
+static void qt__k_pf_record(const void *line) {
+    const uintptr_t x = (uintptr_t)line;
+    if (x < qt__k_pf_lo || (int64_t)((x - qt__k_pf_lo) / 64) >= qt__k_pf_n) qt__k_pf_outside++;
+    else qt__k_pf_seen[(x - qt__k_pf_lo) / 64] = 1;
+}
+
+/* The next-panel prefetch of the float driver (kern/gemm.c) on every x86 SIMD level, one
+ * thread (one task): every cache line of B's elements is prefetched before its panel is packed,
+ * except the first panel's (K rows < 256, columns < 32 at most), and no line holds none of them;
+ * for a Linear layer's float B (padded rows, 3 K blocks, a narrow last panel) and for a
+ * quantized B (one byte per element). The bits are test_f32_gemm's and test_f32_gemm_qb's. */
+static void test_f32_gemm_prefetch(void) {
+    QrKernels lv[8];
+    const int nl = qt__k_levels(lv, 8), saved = qr_pool_threads();
+    const int64_t M = 70, N = 200, K = 600, ldb = 205;
+    uint64_t rng = 99;
+    float *A = qt__k_randf(M * K, &rng), *B = qt__k_randf(K * ldb, &rng), *C = qt__k_randf(M * N, &rng);
+    unsigned char *q = qr_aligned_alloc((size_t)(K * N));
+    for (int64_t i = 0; i < K * N; i++) q[i] = (unsigned char)qr_rng_next(&rng);
+    float sc = 0.01f;
+    const QrF32QuantB qb = { q, false, &sc, 0, NULL, 0 };
+    QrF32Fused fq = { .ep = { NULL, -INFINITY, INFINITY }, .qb = &qb };
+    qr_pool_init(1);
+    for (int l = 0; l < nl; l++) {
+        if (lv[l].isa == QR_ISA_REF) continue;
+        for (int quant = 0; quant < 2; quant++) {
+            const unsigned char *base = quant ? q : (const unsigned char *)B;
+            const int64_t el = quant ? 1 : 4, ld = quant ? N : ldb;
+            qt__k_pf_lo = (uintptr_t)base & ~(uintptr_t)63;
+            qt__k_pf_n = (int64_t)(((uintptr_t)base + (uintptr_t)(K * ld * el) - qt__k_pf_lo + 63) / 64);
+            qt__k_pf_seen = calloc((size_t)qt__k_pf_n, 1);
+            qt__k_pf_outside = 0;
+            qr__k_pf_hook = qt__k_pf_record;
+            if (quant) lv[l].f32_gemm_fused(M, N, K, A, K, NULL, N, C, N, false, &fq);
+            else lv[l].f32_gemm(M, N, K, A, K, B, ldb, C, N, false);
+            qr__k_pf_hook = NULL;
+            int64_t missed = 0, stray = 0;
+            unsigned char *used = calloc((size_t)qt__k_pf_n, 1);
+            for (int64_t k = 0; k < K; k++)
+                for (int64_t n = 0; n < N; n++) {
+                    const int64_t li = (int64_t)(((uintptr_t)(base + (k * ld + n) * el) - qt__k_pf_lo) / 64);
+                    used[li] = 1;
+                    if (!qt__k_pf_seen[li] && (k >= 256 || n >= 32)) missed++;
+                }
+            for (int64_t i = 0; i < qt__k_pf_n; i++) stray += qt__k_pf_seen[i] && !used[i];
+            QT_CHECKF(missed == 0 && stray == 0 && qt__k_pf_outside == 0,
+                      "%s %s B: %lld lines not prefetched, %lld prefetched holding no element of B, %lld outside",
+                      qr_isa_name(lv[l].isa), quant ? "quantized" : "float", (long long)missed, (long long)stray,
+                      (long long)qt__k_pf_outside);
+            free(used);
+            free(qt__k_pf_seen);
+        }
+    }
+    qr_pool_init(saved);
+    qr_aligned_free(A);
+    qr_aligned_free(B);
+    qr_aligned_free(C);
+    qr_aligned_free(q);
+}
+#endif
+
 /* ==== integer GEMMs ================================================================ */
 
 /* Random 8-/16-bit matrix of rows x ld elements: mostly uniform, some extremes. */
@@ -2005,6 +2072,9 @@ static void qt_kern_all(void) {
     QT_RUN(test_f32_gemm_ex);
     QT_RUN(test_f32_gemm_bt);
     QT_RUN(test_f32_gemm_threads);
+#if defined(__x86_64__)
+    QT_RUN(test_f32_gemm_prefetch);
+#endif
     QT_RUN(test_q_gemm);
     QT_RUN(test_q_gemm_ref);
     QT_RUN(test_q_gemm_threads);

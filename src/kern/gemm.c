@@ -445,6 +445,64 @@ static inline QrKF32Out qr__k_f32_out(const QrKF32Job *j, int64_t pc, bool last)
     return o;
 }
 
+/* ---- prefetch of the next B panel ----
+ * A Linear layer's weight comes from memory (or the shared L3) on every run: a transformer's
+ * weights are hundreds of MB. Its panel rows are 3-12 KB apart, each in another 4 KB page, a
+ * pattern the hardware prefetcher does not follow, so packing a panel waited on its 512 cache
+ * lines a few at a time (pack_b took 14% of the micro-kernels' time at ViT-B's fc1, B from L3
+ * or from memory). While the row tiles of one panel run, the source rows of the next panel the
+ * task packs are prefetched into L2, a share before each tile; the packer then reads them from
+ * L2. Measured (Xeon AVX-512, one thread, B cold as bench/kern_bench.c's BENCH_COLD makes it,
+ * with and without in alternate calls of one process, under load): ViT-B qkv, proj, fc1 and
+ * BERT fc1 3-5% more GFLOP per CPU second at one thread, fc2 (K = 3072) unchanged; at two,
+ * fc1 +6%, qkv, proj, BERT fc1 +1-3%, fc2 -3%. Into L1 instead, or only a row's first line,
+ * measured slower; handing each tile's rows to the AVX-512 kernel to spread among its
+ * multiply-adds measured no faster (2-5% slower at two threads), although the prefetches issued
+ * together wait for fill buffers: in ViT-B runall's sensitivity stage the driver loop took
+ * ~0.9 CPU s of the ~1.1 that pack_b gave back. Only reads of B are added: the panels and
+ * every sum stay the same. */
+typedef struct QrKF32Pf {
+    const unsigned char *p;   /* next row's first byte; NULL: nothing (left) to prefetch */
+    int64_t ld, rows, step;   /* row stride in bytes, rows left, rows per row tile */
+    int64_t bytes;            /* bytes of each row the panel reads */
+} QrKF32Pf;
+
+#ifdef QR_TESTING
+static void (*qr__k_pf_hook)(const void *line);   /* tests: sees each line prefetched */
+#endif
+
+/* The prefetch of panel jr (nr columns) of K block [pc, pc + kc), spread over `tiles` row tiles,
+ * for the panels packed from rows of memory: a Linear layer's B (pack_full) or a quantized B,
+ * not transposed (a transposed B's panel is nr contiguous rows, which the hardware follows). */
+static QrKF32Pf qr__k_f32_pf_init(const QrKF32Job *j, int64_t pc, int64_t kc, int64_t jr, int nr, int64_t tiles) {
+    QrKF32Pf pf = { 0 };
+    if (j->b_trans || j->conv || (!j->qb && !j->pack_full) || pc >= j->K) return pf;
+    const int64_t el = j->qb ? 1 : (int64_t)sizeof(float);
+    pf.p = (const unsigned char *)(j->qb ? j->qb->q : (const void *)j->B) + (pc * j->ldb + jr) * el;
+    pf.ld = j->ldb * el;
+    pf.rows = kc;
+    pf.step = qr__k_cdiv(kc, QR_MAX(tiles, (int64_t)1));
+    pf.bytes = nr * el;
+    return pf;
+}
+
+/* Prefetches every cache line of the next pf->step rows into L2. */
+static inline void qr__k_f32_pf_step(QrKF32Pf *pf) {
+    if (!pf->p) return;
+    const int64_t n = QR_MIN(pf->step, pf->rows);
+    for (int64_t r = 0; r < n; r++, pf->p += pf->ld) {
+        const uintptr_t a = (uintptr_t)pf->p & ~(uintptr_t)63, e = ((uintptr_t)pf->p + (uintptr_t)pf->bytes - 1) & ~(uintptr_t)63;
+        for (uintptr_t x = a; x <= e; x += 64) {
+#ifdef QR_TESTING
+            if (qr__k_pf_hook) qr__k_pf_hook((const void *)x);
+#endif
+            __builtin_prefetch((const void *)x, 0, 2);
+        }
+    }
+    pf->rows -= n;
+    if (pf->rows == 0) pf->p = NULL;
+}
+
 static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
     const QrKF32Job *j = ctx;
     const int MR = j->isa->mr, NR = j->isa->nr;
@@ -475,7 +533,14 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
         for (int64_t jr = j0; jr < j1; jr += NR) {
             QrKF32Panel pan;
             qr__k_f32_panel(j, pc, kc, jr, (int)QR_MIN(NR, j1 - jr), bp, &pan);
-            for (int64_t ir = i0; ir < i1; ir += MR) qr__k_f32_tile(j, &pan, pc, kc, last, ir, (int)QR_MIN(MR, i1 - ir), jr, &o);
+            /* the next panel this task packs: the next of this K block, or the first of the next block */
+            const int64_t npc = jr + NR < j1 ? pc : pc + KC, njr = jr + NR < j1 ? jr + NR : j0;
+            QrKF32Pf pf = qr__k_f32_pf_init(j, npc, QR_MIN(KC, j->K - npc), njr, (int)QR_MIN(NR, j1 - njr),
+                                            qr__k_cdiv(i1 - i0, MR));
+            for (int64_t ir = i0; ir < i1; ir += MR) {
+                qr__k_f32_pf_step(&pf);
+                qr__k_f32_tile(j, &pan, pc, kc, last, ir, (int)QR_MIN(MR, i1 - ir), jr, &o);
+            }
             if (pan.col1 >= 0) qr__k_f32_col1(j, pc, kc, last, i0, i1, jr + pan.col1, pan.b + pan.col1, pan.bs);
         }
     }

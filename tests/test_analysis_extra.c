@@ -222,6 +222,89 @@ static void test_ax_dist_core(void) {
     qr_arena_free(&a);
 }
 
+/* The per-channel boxes, computed by groups of channels on the pool (dist.c qr__dist_ch_task):
+ * every channel's min (first smallest), max (last largest), numpy's linear quartiles of its
+ * sorted finite values, mean (its sum in element order) and absmax, against a plain loop per
+ * channel, at 1, 2 and 3 threads; layouts of several tasks each (channel axis 1 of [2, 48, 3000],
+ * axis 0 of [300, 700]), with zeros of both signs, NaN / Inf, ties and one all-NaN channel. */
+static int qt_ax_dcmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool qt_ax_box_ok(const float *x, int64_t outer, int64_t nch, int64_t inner, int64_t c, const QrChannelBox *b,
+                         double *buf) {
+    int64_t m = 0;
+    double sum = 0, mn = NAN, mx = NAN;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            double v = x[(o * nch + c) * inner + i];
+            if (!isfinite(v)) continue;
+            if (!m || v < mn) mn = v;
+            if (!m || v >= mx) mx = v;
+            buf[m++] = v;
+            sum += v;
+        }
+    if (!m) return isnan(b->min) && isnan(b->median) && isnan(b->mean) && b->absmax == 0;
+    qsort(buf, (size_t)m, sizeof *buf, qt_ax_dcmp);
+    double q[3];
+    for (int k = 0; k < 3; k++) {
+        double pos = (k + 1) * 0.25 * (double)(m - 1);
+        int64_t r = (int64_t)floor(pos);
+        q[k] = r >= m - 1 ? mx : buf[r] + (buf[r + 1] - buf[r]) * (pos - (double)r);
+    }
+    double want[7] = { mn, mx, q[0], q[1], q[2], sum / (double)m, QR_MAX(fabs(mn), fabs(mx)) };
+    double got[7] = { b->min, b->max, b->q1, b->median, b->q3, b->mean, b->absmax };
+    return !memcmp(want, got, sizeof want);
+}
+
+static void test_ax_dist_channels(void) {
+    static const struct { int rank; int64_t dims[3]; int axis; } cases[] = { { 3, { 2, 48, 3000 }, 1 }, { 2, { 300, 700 }, 0 } };
+    const int saved = qr_pool_threads();
+    for (int k = 0; k < QR_ARRAY_LEN(cases); k++) {
+        int64_t n = 1, nch = cases[k].dims[cases[k].axis], inner = 1;
+        for (int i = 0; i < cases[k].rank; i++) n *= cases[k].dims[i];
+        for (int i = cases[k].axis + 1; i < cases[k].rank; i++) inner *= cases[k].dims[i];
+        int64_t outer = n / (nch * inner);
+        float *x = malloc((size_t)n * sizeof *x);
+        double *buf = malloc((size_t)(n / nch) * sizeof *buf);
+        QT_CHECK(x && buf);
+        if (!x || !buf) { free(x); free(buf); break; }
+        uint64_t rng = 55 + (uint64_t)k;
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t r = qr_rng_next(&rng) % 100;
+            x[i] = r < 5 ? 0.0f : r < 10 ? -0.0f : r < 12 ? (float)(int)(qr_rng_next(&rng) % 3) : r == 12 ? NAN
+                 : r == 13 ? INFINITY : (float)qr_rng_normal(&rng) * (float)(1 + i % 5);
+        }
+        for (int64_t o = 0; o < outer; o++)        /* channel 3: no finite value */
+            for (int64_t i = 0; i < inner; i++) x[(o * nch + 3) * inner + i] = NAN;
+        QrChannelBox *first = NULL;
+        for (int threads = 1; threads <= 3; threads++) {
+            qr_pool_init(threads);
+            QrArena a = {0};
+            QrDist d;
+            memset(&d, 0, sizeof d);
+            QT_OK(qr_dist_compute(&a, x, NULL, cases[k].rank, cases[k].dims, cases[k].axis, 16, &d));
+            int bad = -1;
+            for (int64_t c = 0; c < nch && bad < 0; c++)
+                if (!qt_ax_box_ok(x, outer, nch, inner, c, &d.ch[c], buf)) bad = (int)c;
+            QT_CHECKF(bad < 0, "case %d at %d threads: channel %d's box is not the plain loop's", k, threads, bad);
+            if (!first) {
+                first = malloc((size_t)nch * sizeof *first);
+                if (first) memcpy(first, d.ch, (size_t)nch * sizeof *first);
+            } else {
+                QT_CHECKF(!memcmp(first, d.ch, (size_t)nch * sizeof *first), "case %d: the boxes at %d threads differ from 1 thread's",
+                          k, threads);
+            }
+            qr_arena_free(&a);
+        }
+        free(first);
+        free(x);
+        free(buf);
+    }
+    qr_pool_init(saved);
+}
+
 /* ==== the planted culprit ============================================================= */
 
 static void test_ax_culprit(void) {
@@ -1220,6 +1303,7 @@ static void qt_analysis_extra_all(void) {
     QT_RUN(test_weights_wdata_lanes);
     QT_RUN(test_weights_spread_lanes);
     QT_RUN(test_ax_dist_core);
+    QT_RUN(test_ax_dist_channels);
     QT_RUN(test_ax_sens_order);
     test_ax_culprit();
     QT_RUN(test_ax_whatif_hand);

@@ -168,6 +168,44 @@ static inline int qr__dist_bin(double v, double lo, double hi, int n_bins) {
 static QrStatus qr__dist_compute_wd(QrArena *a, const float *x, const float *y, QrWtData *wd, int rank, const int64_t *dims,
                                     int ch_axis, int n_bins, QrDist *d);
 
+/* The per-channel boxes over the pool: channels in groups of about QR__DIST_CH_TASK values, a
+ * group a task. A channel's box, mean and absmax depend on its values alone, so the bits are one
+ * loop's over the channels at any thread count (tests/test_analysis_extra.c). */
+enum { QR__DIST_CH_TASK = 1 << 16 };
+
+typedef struct QrDistChJob {
+    const float *x;          /* nch channels of inner values, n in all */
+    int64_t n, nch, inner;
+    int64_t each;            /* channels per task */
+    QrChannelBox *ch;        /* [nch] */
+    double *am;              /* [nch]: each channel's absmax */
+    int oom;                 /* a task could not get its buffer */
+} QrDistChJob;
+
+static void qr__dist_ch_task(void *ctx, int64_t task, int tid) {
+    QR_UNUSED(tid);
+    QrDistChJob *j = ctx;
+    const int64_t c0 = task * j->each, c1 = QR_MIN(j->nch, c0 + j->each);
+    const int64_t outer = j->inner > 0 ? j->n / (j->nch * j->inner) : 0;
+    double *buf = malloc(((size_t)(j->n / j->nch) + 1) * sizeof(double));
+    if (!buf) { __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED); return; }
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t m = 0;
+        double sum = 0;
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t i = 0; i < j->inner; i++) {
+                double v = j->x[(o * j->nch + c) * j->inner + i];
+                if (isfinite(v)) { buf[m++] = v; sum += v; }
+            }
+        QrChannelBox *b = &j->ch[c];
+        qr__dist_box(buf, m, b);
+        b->mean = m ? sum / (double)m : NAN;
+        b->absmax = m ? QR_MAX(fabs(b->min), fabs(b->max)) : 0;
+        j->am[c] = b->absmax;
+    }
+    free(buf);
+}
+
 static QrStatus qr_dist_compute(QrArena *a, const float *x, const float *y, int rank, const int64_t *dims, int ch_axis,
                                 int n_bins, QrDist *d) {
     return qr__dist_compute_wd(a, x, y, NULL, rank, dims, ch_axis, n_bins, d);
@@ -241,33 +279,23 @@ static QrStatus qr__dist_compute_wd(QrArena *a, const float *x, const float *y, 
     d->n_ch = (int)nch;
     d->n_outlier = 0;
     d->ch = qr_arena_array(a, (size_t)nch + 1, sizeof(QrChannelBox));
-    int64_t per = nch > 0 ? n / nch : 0;
-    double *buf = malloc(((size_t)per + 1) * sizeof(double)), *am = malloc(((size_t)nch + 1) * sizeof(double));
-    if (!d->ch || !buf || !am) { free(buf); free(am); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
-    for (int64_t c = 0; c < nch; c++) {
-        int64_t m = 0;
-        double sum = 0;
-        for (int64_t o = 0; o < n / (nch * inner); o++)
-            for (int64_t j = 0; j < inner; j++) {
-                double v = x[(o * nch + c) * inner + j];
-                if (isfinite(v)) { buf[m++] = v; sum += v; }
-            }
-        QrChannelBox *b = &d->ch[c];
-        qr__dist_box(buf, m, b);
-        b->mean = m ? sum / (double)m : NAN;
-        b->absmax = m ? QR_MAX(fabs(b->min), fabs(b->max)) : 0;
-        am[c] = b->absmax;
+    double *am = malloc(((size_t)nch + 1) * sizeof(double));
+    if (!d->ch || !am) { free(am); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    if (nch > 0) {
+        int64_t per = n / nch, each = QR_MAX(1, QR__DIST_CH_TASK / QR_MAX(per, 1));
+        QrDistChJob j = { x, n, nch, inner, each, d->ch, am, 0 };
+        qr_pool_for((nch + each - 1) / each, qr__dist_ch_task, &j);
+        if (j.oom) { free(am); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
     }
     if (nch > 1) {
         double *tmp = malloc(((size_t)nch + 1) * sizeof(double));
-        if (!tmp) { free(buf); free(am); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+        if (!tmp) { free(am); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
         memcpy(tmp, am, (size_t)nch * sizeof(double));
         double lim = qr_weights_outlier_limit(am, nch, qr_weights_median(tmp, nch), QR_OUTLIER_K);
         for (int64_t c = 0; c < nch; c++)
             if (am[c] > lim) { d->ch[c].outlier = true; d->n_outlier++; }
         free(tmp);
     }
-    free(buf);
     free(am);
     return QR_OK;
 }

@@ -612,16 +612,21 @@ static void test_f32_conv_order(void) {
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8), cases = 0;
     uint64_t rng = 93;
-    static const struct { int64_t C, HW, KHW, M; } sh[] = {
-        { 3, 56, 3, 8 }, { 16, 14, 3, 20 }, { 64, 7, 3, 16 }, { 128, 7, 3, 9 }, { 144, 14, 1, 24 }, { 320, 7, 1, 17 },
-        { 40, 13, 3, 33 }, { 200, 2, 1, 5 },
+    static const struct { int64_t C, HW, KHW, M, s; } sh[] = {
+        { 3, 56, 3, 8, 1 }, { 16, 14, 3, 20, 1 }, { 64, 7, 3, 16, 1 }, { 128, 7, 3, 9, 1 }, { 144, 14, 1, 24, 1 },
+        { 320, 7, 1, 17, 1 }, { 40, 13, 3, 33, 1 }, { 200, 2, 1, 5, 1 },
         /* more rows than one task takes (192): B packed once for all row chunks (kern/gemm.c
          * qr__k_f32_prepack_task), a short last K block and a 17-column last panel */
-        { 64, 7, 3, 200 }, { 24, 14, 3, 264 },
+        { 64, 7, 3, 200, 1 }, { 24, 14, 3, 264, 1 },
+        /* many pixels, few channels: the channels along the vectors on AVX-512 (kern/gemm.c
+         * qr__k_f32_coc_run): rows of 1-12 pixels (13, 25, 29 wide), strides 1 and 2, a 7x7
+         * window, 16-64 channels with a partial last block of 32 (40, 33, 17), three K blocks
+         * (K = 288 of 128), and enough work for the pool's threads */
+        { 3, 29, 7, 64, 2 }, { 32, 25, 3, 40, 1 }, { 16, 26, 3, 17, 2 }, { 32, 56, 3, 40, 1 }, { 8, 13, 5, 64, 1 },
     };
     for (int si = 0; si < QR_ARRAY_LEN(sh); si++) {
-        const int64_t C = sh[si].C, H = sh[si].HW, KS = sh[si].KHW, M = sh[si].M, pad = KS / 2;
-        const int64_t OH = H, OW = H, N = OH * OW, K = C * KS * KS;
+        const int64_t C = sh[si].C, H = sh[si].HW, KS = sh[si].KHW, M = sh[si].M, pad = KS / 2, st = sh[si].s;
+        const int64_t OH = (H + 2 * pad - KS) / st + 1, OW = OH, N = OH * OW, K = C * KS * KS;
         float *x = qt__k_randf(C * H * H, &rng), *A = qt__k_randf(M * K, &rng), *bias = qt__k_randf(M, &rng);
         float *col = qr_aligned_alloc((size_t)(K * N) * sizeof(float)), *want = qr_aligned_alloc((size_t)(M * N) * sizeof(float));
         float *y = qr_aligned_alloc((size_t)(M * N) * sizeof(float));
@@ -629,7 +634,7 @@ static void test_f32_conv_order(void) {
             for (int64_t kh = 0; kh < KS; kh++)
                 for (int64_t kw = 0; kw < KS; kw++, k++)
                     for (int64_t p = 0; p < N; p++) {
-                        int64_t ih = p / OW - pad + kh, iw = p % OW - pad + kw;
+                        int64_t ih = p / OW * st - pad + kh, iw = p % OW * st - pad + kw;
                         col[k * N + p] = ih >= 0 && ih < H && iw >= 0 && iw < H ? x[(c * H + ih) * H + iw] : 0.0f;
                     }
         const int64_t kc = qt__kf_mlas_conv_kc(K, N);
@@ -643,20 +648,27 @@ static void test_f32_conv_order(void) {
                 v = v + bias[m];
                 want[m * N + p] = v > 0 ? v : 0.0f;
             }
-        QrF32ConvB cb = { x, C, H, H, KS, KS, 1, 1, 1, 1, pad, pad, OH, OW };
+        QrF32ConvB cb = { x, C, H, H, KS, KS, st, st, 1, 1, pad, pad, OH, OW };
         QrF32Fused f = { .ep = { bias, -INFINITY, INFINITY }, .relu = true, .conv_n = N };
+        /* the AVX-512 levels take the channels-along-vectors path exactly where it applies */
+        const bool coc = M >= 16 && N >= 2 * M;
         for (int l = 0; l < nl; l++) {
             if (lv[l].isa != QR_ISA_AVX2 && lv[l].isa != QR_ISA_AVX512 && lv[l].isa != QR_ISA_VNNI) continue;   /* x86-64 SIMD levels: ORT order */
             for (int form = 0; form < 2; form++) {
                 for (int64_t i = 0; i < M * N; i++) y[i] = NAN;
+                const int64_t runs0 = qr__k_coc_runs;
                 if (form == 0) lv[l].f32_conv_gemm_fused(M, A, K, &cb, y, N, &f);
                 else lv[l].f32_gemm_fused(M, N, K, A, K, col, N, y, N, false, &f);   /* as the 1x1 path calls it */
+                const bool want_coc = form == 0 && coc && lv[l].isa != QR_ISA_AVX2;
+                QT_CHECKF((qr__k_coc_runs > runs0) == want_coc, "%s form %d C=%lld %lldx%lld k%lld s%lld M=%lld: coc path %s",
+                          qr_isa_name(lv[l].isa), form, (long long)C, (long long)H, (long long)H, (long long)KS,
+                          (long long)st, (long long)M, want_coc ? "not taken" : "taken");
                 int64_t bad = -1;
                 for (int64_t i = 0; i < M * N && bad < 0; i++)
                     if (!qt__kf_same(y[i], want[i])) bad = i;
-                QT_CHECKF(bad < 0, "%s %s C=%lld %lldx%lld k%lld M=%lld (kc %lld): y[%lld] = %.9g want %.9g",
+                QT_CHECKF(bad < 0, "%s %s C=%lld %lldx%lld k%lld s%lld M=%lld (kc %lld): y[%lld] = %.9g want %.9g",
                           qr_isa_name(lv[l].isa), form ? "gemm+conv_n" : "conv gemm", (long long)C, (long long)H,
-                          (long long)H, (long long)KS, (long long)M, (long long)kc, (long long)bad,
+                          (long long)H, (long long)KS, (long long)st, (long long)M, (long long)kc, (long long)bad,
                           bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
                 cases++;
             }

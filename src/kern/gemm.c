@@ -191,6 +191,22 @@ static inline __attribute__((always_inline)) void qr__k_deq_panel_c(const void *
     }
 }
 
+/* A convolution run with its output channels along the vectors (qr__k_f32_coc_run): the
+ * weights packed once per call into blocks of QR__K_COC_MB channels, (K, QR__K_COC_MB) each
+ * (zero past M), the image copied once into a zero-padded one, so that tap k of output
+ * (oh, ow) is xp[off[k] + oh*sh*Wp + ow*sw]. A task is one channel block over `rows` output
+ * rows; the ISA's task function (QrKF32Isa.coc) sums every element as the GEMM path does. */
+#define QR__K_COC_MB 32
+#define QR__K_COC_MAXP 12   /* output pixels per tile */
+typedef struct QrKCocJob {
+    const float *xp, *wt;    /* padded image (C, Hp, Wp); packed weights */
+    const int32_t *off;      /* K offsets into xp */
+    float *Y;                /* output (M, OH*OW), row stride ldy */
+    int64_t ldy, M, K, kc, OH, OW, Wp, sh, sw, nblk, rows;
+    const QrF32Fused *f;     /* epilogue; NULL: none */
+} QrKCocJob;
+typedef void (*QrKCocTask)(void *ctx, int64_t t, int tid);
+
 /* An ISA's float32 GEMM: tile size, K block (measured: 256 for both 6x16 and 8x32 on
  * Zen 4), ukr[r-1] for r = 1..mr rows, the sequential dot products (N = 1) and the B
  * packers. */
@@ -207,6 +223,7 @@ typedef struct QrKF32Isa {
      * reading the nr-wide packed panel (NULL: the full-width kernel with masks) */
     QrKF32Ukr ukr_half[QR__K_MAXMR], ukr_quarter[QR__K_MAXMR];
     QrKF32DeqPanel deq_panel;   /* a quantized B (QrF32Fused.qb) dequantized into its panels */
+    QrKCocTask coc;             /* a task of qr__k_f32_coc_run (NULL: the level has none) */
 } QrKF32Isa;
 
 /* A run of a B panel's columns that lies in one output row of a convolution: panel
@@ -639,6 +656,108 @@ static int64_t qr__k_conv_kc(int64_t K, int64_t N) {
     return sk;
 }
 
+/* ---- convolutions with the output channels along the vectors ----
+ * The GEMM path gathers a convolution's B panels from the image (implicit im2col): K x N
+ * floats written and read again, for a layer of many pixels and few channels far more than
+ * its weights (ResNet-18's first layers: 7 MB of panels against 147 KB of weights; the gather
+ * was 16-18% of their time on one thread). There the weights are packed instead, M x K once
+ * per call, and the image is read in place, each tap broadcast: a tile of up to 12 pixels of
+ * an output row times 32 channels is 24 accumulators, two weight vectors and 12 broadcasts per
+ * tap. Every element is still one chain of fused multiply-adds per K block (MlasConv's, kc),
+ * the blocks added in order and the bias after the last, so the bits are the GEMM path's. */
+
+/* Weights of channel block t into job->wt: block t is (K, MB), wt[k][j] = A[(t*MB + j)*lda + k],
+ * zero past M. */
+typedef struct QrKCocPrep {
+    const QrKCocJob *j;
+    const QrF32ConvB *b;
+    const float *A;
+    int64_t lda, Hp, cchunk;
+    float *wt, *xp;
+} QrKCocPrep;
+
+/* Prep task t: t < nblk packs weight block t, the rest copy image channels [c0, c0 + cchunk)
+ * into the zero-padded image. */
+static void qr__k_coc_prep_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrKCocPrep *p = ctx;
+    const QrKCocJob *j = p->j;
+    const int64_t MB = QR__K_COC_MB;
+    if (t < j->nblk) {
+        float *dst = p->wt + t * j->K * MB;
+        const int64_t mv = QR_MIN(MB, j->M - t * MB);
+        for (int64_t k0 = 0; k0 < j->K; k0 += 64) {   /* 64 K values of every row at a time: MB read streams */
+            const int64_t k1 = QR_MIN(j->K, k0 + 64);
+            for (int64_t r = 0; r < MB; r++) {
+                const float *a = p->A + (t * MB + r) * p->lda;
+                for (int64_t k = k0; k < k1; k++) dst[k * MB + r] = r < mv ? a[k] : 0.0f;
+            }
+        }
+        return;
+    }
+    const QrF32ConvB *b = p->b;
+    const int64_t Wp = j->Wp, c0 = (t - j->nblk) * p->cchunk, c1 = QR_MIN(b->C, c0 + p->cchunk);
+    for (int64_t c = c0; c < c1; c++)
+        for (int64_t i = 0; i < p->Hp; i++) {
+            float *row = p->xp + (c * p->Hp + i) * Wp;
+            const int64_t ih = i - b->ph;
+            if (ih < 0 || ih >= b->H) {
+                memset(row, 0, (size_t)Wp * sizeof(float));
+                continue;
+            }
+            const int64_t lo = QR_MIN(Wp, b->pw), hi = QR_MAX(lo, QR_MIN(Wp, b->pw + b->W));
+            memset(row, 0, (size_t)lo * sizeof(float));
+            memcpy(row + lo, b->x + (c * b->H + ih) * b->W + (lo - b->pw), (size_t)(hi - lo) * sizeof(float));
+            memset(row + hi, 0, (size_t)(Wp - hi) * sizeof(float));
+        }
+}
+
+#ifdef QR_TESTING
+static int64_t qr__k_coc_runs;   /* tests: convolutions run by qr__k_f32_coc_run */
+#endif
+
+/* Runs the convolution Y = epilogue(A @ B(b)) (QrF32ConvGemmFusedFn) by the ISA's coc tasks
+ * when it suits them: stride 1 or 2 along the row, at least 16 channels, at least twice as
+ * many output pixels as channels (then the packed weights are at most half the size of the
+ * panels the GEMM path would gather), and the copies within 8 MiB of this thread's scratch.
+ * Returns false, having written nothing, when it does not run. */
+static bool qr__k_f32_coc_run(const QrKF32Isa *isa, int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,
+                              float *Y, int64_t ldy, const QrF32Fused *f, int threads) {
+    const int64_t N = b->OH * b->OW, K = b->C * b->KH * b->KW, MB = QR__K_COC_MB;
+    if (!isa->coc || (b->sw != 1 && b->sw != 2) || M < 16 || N < 2 * M) return false;
+    const int64_t Hp = (b->OH - 1) * b->sh + (b->KH - 1) * b->dh + 1, Wp = (b->OW - 1) * b->sw + (b->KW - 1) * b->dw + 1;
+    const int64_t nblk = qr__k_cdiv(M, MB), xp_n = b->C * Hp * Wp;
+    if (xp_n >= ((int64_t)1 << 31)) return false;
+    const size_t wt_b = qr__k_rup64((size_t)(nblk * K * MB) * sizeof(float)), xp_b = qr__k_rup64((size_t)xp_n * sizeof(float));
+    const size_t off_b = qr__k_rup64((size_t)K * sizeof(int32_t));
+    if (wt_b + xp_b + off_b > ((size_t)8 << 20)) return false;
+    unsigned char *mem = qr__k_scratch(wt_b + xp_b + off_b);
+    if (!mem) return false;
+    int32_t *off = (int32_t *)(mem + wt_b + xp_b);
+    for (int64_t c = 0, k = 0; c < b->C; c++)
+        for (int64_t kh = 0; kh < b->KH; kh++)
+            for (int64_t kw = 0; kw < b->KW; kw++, k++) off[k] = (int32_t)((c * Hp + kh * b->dh) * Wp + kw * b->dw);
+    QrKCocJob j = { (const float *)(mem + wt_b), (const float *)mem, off, Y, ldy, M, K, qr__k_conv_kc(K, N), b->OH,
+                    b->OW, Wp, b->sh, b->sw, nblk, 1, f };
+    /* tasks of whole output rows, about 8 per thread when the layer has them */
+    const int64_t want = QR_MAX(1, qr__k_cdiv(8 * (int64_t)threads, nblk));
+    j.rows = qr__k_cdiv(b->OH, QR_MIN(b->OH, want));
+    QrKCocPrep p = { &j, b, A, lda, Hp, QR_MAX(1, ((int64_t)1 << 14) / QR_MAX(1, Hp * Wp)), (float *)mem,
+                     (float *)(mem + wt_b) };
+    const int64_t n_prep = nblk + qr__k_cdiv(b->C, p.cchunk), n_tasks = nblk * qr__k_cdiv(b->OH, j.rows);
+    if (threads == 1) {
+        for (int64_t t = 0; t < n_prep; t++) qr__k_coc_prep_task(&p, t, 0);
+        for (int64_t t = 0; t < n_tasks; t++) isa->coc(&j, t, 0);
+    } else {
+        qr_pool_for(n_prep, qr__k_coc_prep_task, &p);
+        qr_pool_for(n_tasks, isa->coc, &j);
+    }
+#ifdef QR_TESTING
+    __atomic_add_fetch(&qr__k_coc_runs, 1, __ATOMIC_RELAXED);
+#endif
+    return true;
+}
+
 static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                           const float *B, int64_t ldb, bool b_trans, const QrF32ConvB *conv, float *C, int64_t ldc,
                           bool accumulate, const QrF32Fused *f) {
@@ -651,6 +770,7 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
     /* below ~1 MFLOP the pool's hand-off costs more than it saves */
     const bool small = (double)M * (double)N * (double)K < 524288.0;
     const int threads = small ? 1 : qr_pool_threads();
+    if (conv && !accumulate && qr__k_f32_coc_run(isa, M, A, lda, conv, C, ldc, f, threads)) return;
     if (N == 1 && !conv) {   /* tasks of whole 16-row groups: a partial group goes through the scalar dot products */
         QrKF32Gemv g = { isa, A, B, M, K, lda, ldc, qr__k_rup(qr__k_cdiv(M, 8 * (int64_t)threads), 16), C, accumulate, f };
         const QrF32QuantB *qb = f ? f->qb : NULL;

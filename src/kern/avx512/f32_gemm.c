@@ -249,6 +249,132 @@ QR__K_AVX512 static inline __attribute__((always_inline)) void qr__k_f32_avx512_
     }
 }
 
+/* ---- convolutions with the output channels along the vectors (kern/gemm.c qr__k_f32_coc_run) ----
+ * One tile: P pixels of an output row (columns ow0 ..) x the 32 channels of a weight block,
+ * acc[p][h] holding channels 16h .. 16h + 15 of pixel p. Per tap: the two weight vectors, then
+ * each pixel's input broadcast (S: the stride along the row) and multiply-added into both. A
+ * call sums K block [k0, k1) from +0: the first block's sums go to t (the tile's running sums,
+ * P x 32 floats), each later block's are added to them (t + s), so every element gets the GEMM
+ * path's operations (QrKF32Out: the add, the bias after the last block, then residual, clamp,
+ * ReLU). The last block's tile is transposed in registers, 16 pixels by 16 channels, and
+ * stored a channel row at a time, masked to the tile's pixels. */
+QR__K_AVX512 static inline __attribute__((always_inline)) void
+qr__k_f32_avx512_coc_tile(const int P, const int S, const QrKCocJob *j, const float *xb, const float *w, int64_t k0,
+                          int64_t k1, float *t, int64_t m0, int64_t n0) {
+    const int32_t *off = j->off;
+    __m512 acc[QR__K_COC_MAXP][2];
+#pragma GCC unroll 12
+    for (int p = 0; p < P; p++) acc[p][0] = acc[p][1] = _mm512_setzero_ps();
+    for (int64_t k = k0; k < k1; k++) {
+        const float *q = xb + off[k];
+        const __m512 w0 = _mm512_loadu_ps(w + k * QR__K_COC_MB), w1 = _mm512_loadu_ps(w + k * QR__K_COC_MB + 16);
+#pragma GCC unroll 12
+        for (int p = 0; p < P; p++) {
+            const __m512 x = _mm512_set1_ps(q[p * S]);
+            acc[p][0] = _mm512_fmadd_ps(x, w0, acc[p][0]);
+            acc[p][1] = _mm512_fmadd_ps(x, w1, acc[p][1]);
+        }
+    }
+    if (k0 > 0) {
+#pragma GCC unroll 12
+        for (int p = 0; p < P; p++) {
+            acc[p][0] = _mm512_add_ps(_mm512_loadu_ps(t + p * 32), acc[p][0]);
+            acc[p][1] = _mm512_add_ps(_mm512_loadu_ps(t + p * 32 + 16), acc[p][1]);
+        }
+    }
+    if (k1 < j->K) {
+#pragma GCC unroll 12
+        for (int p = 0; p < P; p++) {
+            _mm512_storeu_ps(t + p * 32, acc[p][0]);
+            _mm512_storeu_ps(t + p * 32 + 16, acc[p][1]);
+        }
+        return;
+    }
+    const QrF32Fused *f = j->f;
+    const int64_t mv = QR_MIN((int64_t)QR__K_COC_MB, j->M - m0);
+    const float *bias = f && f->ep.bias ? f->ep.bias + m0 : NULL;
+    const bool clamp = f && (f->ep.lo > -INFINITY || f->ep.hi < INFINITY), relu = f && f->relu;
+    const __m512 lo = _mm512_set1_ps(f ? f->ep.lo : -INFINITY), hi = _mm512_set1_ps(f ? f->ep.hi : INFINITY);
+    const __mmask16 pm = (__mmask16)((1u << P) - 1);
+    for (int h = 0; h < 2 && 16 * h < mv; h++) {
+        const int nc = (int)QR_MIN((int64_t)16, mv - 16 * h);
+        const __mmask16 cm = (__mmask16)(nc == 16 ? 0xffffu : (1u << nc) - 1);
+        const __m512 bv = bias ? _mm512_maskz_loadu_ps(cm, bias + 16 * h) : _mm512_setzero_ps();
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int p = 0; p < 16; p++) r[p] = p < P ? (bias ? _mm512_add_ps(acc[p][h], bv) : acc[p][h]) : _mm512_setzero_ps();
+        qr__k_f32_avx512_t16(r);
+        for (int c = 0; c < nc; c++) {
+            const int64_t m = m0 + 16 * h + c;
+            __m512 v = r[c];
+            if (f && f->res) {
+                const __m512 rv = _mm512_maskz_loadu_ps(pm, f->res + m * f->ldres + n0);
+                v = f->res_first ? _mm512_add_ps(rv, v) : _mm512_add_ps(v, rv);
+            }
+            if (clamp) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+            if (relu) v = qr__k_relu_sum512(v);
+            _mm512_mask_storeu_ps(j->Y + m * j->ldy + n0, pm, v);
+        }
+    }
+}
+
+typedef void (*QrKCocTileFn)(const QrKCocJob *j, const float *xb, const float *w, int64_t k0, int64_t k1, float *t,
+                             int64_t m0, int64_t n0);
+#define QR__K_A512_COC(p, s)                                                                                   \
+    QR__K_AVX512 static void qr__k_f32_avx512_coc##p##_s##s(const QrKCocJob *j, const float *xb, const float *w, \
+                                                            int64_t k0, int64_t k1, float *t, int64_t m0,      \
+                                                            int64_t n0) {                                      \
+        qr__k_f32_avx512_coc_tile(p, s, j, xb, w, k0, k1, t, m0, n0);                                          \
+    }
+#define QR__K_A512_COC_S(s)                                                                                    \
+    QR__K_A512_COC(1, s) QR__K_A512_COC(2, s) QR__K_A512_COC(3, s) QR__K_A512_COC(4, s) QR__K_A512_COC(5, s)   \
+    QR__K_A512_COC(6, s) QR__K_A512_COC(7, s) QR__K_A512_COC(8, s) QR__K_A512_COC(9, s) QR__K_A512_COC(10, s)  \
+    QR__K_A512_COC(11, s) QR__K_A512_COC(12, s)
+/* Generates qr__k_f32_avx512_coc1_s1 .. qr__k_f32_avx512_coc12_s2. */
+QR__K_A512_COC_S(1)
+QR__K_A512_COC_S(2)
+#undef QR__K_A512_COC_S
+#undef QR__K_A512_COC
+
+/* QrKCocTask on AVX-512F: channel block t % nblk over output rows [rg*rows, ...) with
+ * rg = t / nblk, each row in tiles of up to 12 pixels (as even as the row allows), taken
+ * QR__K_COC_GROUP tiles at a time K block by K block, so that a block's weights (kc x 32
+ * floats) stay in L1 across the tiles (tile by tile over all of K, ResNet-18's layer1 streamed
+ * its 73 KB of weights from L2 for every tile); then the fused post steps over the task's block. */
+#define QR__K_COC_GROUP 10
+QR__K_AVX512 static void qr__k_f32_avx512_coc(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    static const QrKCocTileFn fn[2][QR__K_COC_MAXP] = {
+        { qr__k_f32_avx512_coc1_s1, qr__k_f32_avx512_coc2_s1, qr__k_f32_avx512_coc3_s1, qr__k_f32_avx512_coc4_s1,
+          qr__k_f32_avx512_coc5_s1, qr__k_f32_avx512_coc6_s1, qr__k_f32_avx512_coc7_s1, qr__k_f32_avx512_coc8_s1,
+          qr__k_f32_avx512_coc9_s1, qr__k_f32_avx512_coc10_s1, qr__k_f32_avx512_coc11_s1, qr__k_f32_avx512_coc12_s1 },
+        { qr__k_f32_avx512_coc1_s2, qr__k_f32_avx512_coc2_s2, qr__k_f32_avx512_coc3_s2, qr__k_f32_avx512_coc4_s2,
+          qr__k_f32_avx512_coc5_s2, qr__k_f32_avx512_coc6_s2, qr__k_f32_avx512_coc7_s2, qr__k_f32_avx512_coc8_s2,
+          qr__k_f32_avx512_coc9_s2, qr__k_f32_avx512_coc10_s2, qr__k_f32_avx512_coc11_s2, qr__k_f32_avx512_coc12_s2 },
+    };
+    const QrKCocJob *j = ctx;
+    const int64_t blk = t % j->nblk, oh0 = t / j->nblk * j->rows, oh1 = QR_MIN(j->OH, oh0 + j->rows);
+    const int64_t m0 = blk * QR__K_COC_MB, OW = j->OW, nt = qr__k_cdiv(OW, QR__K_COC_MAXP), K = j->K;
+    const float *w = j->wt + blk * K * QR__K_COC_MB;
+    float tbuf[QR__K_COC_GROUP * QR__K_COC_MAXP * QR__K_COC_MB] __attribute__((aligned(64)));
+    for (int64_t oh = oh0; oh < oh1; oh++)
+        for (int64_t g0 = 0; g0 < nt; g0 += QR__K_COC_GROUP) {
+            const int64_t g1 = QR_MIN(nt, g0 + QR__K_COC_GROUP);
+            for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
+                const int64_t k1 = QR_MIN(K, k0 + j->kc);
+                for (int64_t i = g0; i < g1; i++) {
+                    const int64_t ow0 = i * OW / nt, ow1 = (i + 1) * OW / nt;
+                    fn[j->sw - 1][ow1 - ow0 - 1](j, j->xp + oh * j->sh * j->Wp + ow0 * j->sw, w, k0, k1,
+                                                 tbuf + (i - g0) * QR__K_COC_MAXP * QR__K_COC_MB, m0, oh * OW + ow0);
+                }
+            }
+        }
+    const QrF32Fused *f = j->f;
+    if (f && f->post && oh1 > oh0)
+        f->post(f->post_ctx, j->Y + m0 * j->ldy + oh0 * OW, j->ldy, m0, QR_MIN((int64_t)QR__K_COC_MB, j->M - m0),
+                oh0 * OW, (oh1 - oh0) * OW);
+}
+
 /* QrKF32DotSeq on AVX-512F: sixteen rows per zmm, one chain of fused multiply-adds per
  * lane in k order (the shared body's order), the rows' 16x16 blocks transposed in
  * registers (1000x1280 from the cache: 152 us against 253 for the scalar chains; in a
@@ -428,6 +554,7 @@ static const QrKF32Isa qr__k_f32_avx512_isa = {
     { qr__k_f32_avx512_w8_1, qr__k_f32_avx512_w8_2, qr__k_f32_avx512_w8_3, qr__k_f32_avx512_w8_4,
       qr__k_f32_avx512_w8_5, qr__k_f32_avx512_w8_6, qr__k_f32_avx512_w8_7, qr__k_f32_avx512_w8_8 },
     qr__k_f32_avx512_deq_panel,
+    qr__k_f32_avx512_coc,
 };
 
 /* QrF32GemmFn / QrF32GemmExFn / QrF32ConvGemmFn and their fused forms (kern/gemm.c). */

@@ -245,6 +245,8 @@ static void test_f32_conv_gemm_fused(void) {
         { 3, 23, 23, 7, 7, 2, 1, 3, 16 }, { 8, 14, 14, 3, 3, 1, 1, 1, 24 }, { 5, 7, 7, 3, 3, 1, 1, 1, 40 },
         { 4, 17, 9, 1, 5, 1, 1, 2, 9 },   { 6, 15, 15, 3, 3, 2, 1, 1, 17 }, { 2, 11, 40, 3, 3, 3, 2, 2, 8 },
         { 16, 28, 28, 3, 3, 1, 1, 1, 33 },
+        /* rows in several tasks, B prepacked, the last panel in the wide kernel (17 and 4 columns) */
+        { 64, 7, 7, 3, 3, 1, 1, 1, 200 }, { 24, 14, 14, 3, 3, 1, 1, 1, 264 },
     };
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8);
@@ -654,12 +656,17 @@ static void test_f32_conv_order(void) {
         const bool coc = M >= 16 && N >= 2 * M;
         for (int l = 0; l < nl; l++) {
             if (lv[l].isa != QR_ISA_AVX2 && lv[l].isa != QR_ISA_AVX512 && lv[l].isa != QR_ISA_VNNI) continue;   /* x86-64 SIMD levels: ORT order */
-            for (int form = 0; form < 2; form++) {
+            for (int form = 0; form < 3; form++) {   /* 2: the convolution on one thread */
                 for (int64_t i = 0; i < M * N; i++) y[i] = NAN;
-                const int64_t runs0 = qr__k_coc_runs;
-                if (form == 0) lv[l].f32_conv_gemm_fused(M, A, K, &cb, y, N, &f);
+                const int64_t runs0 = qr__k_coc_runs, wide0 = qr__k_wide_runs;
+                QT_OK(qr_pool_init(form == 2 ? 1 : 0));
+                if (form != 1) lv[l].f32_conv_gemm_fused(M, A, K, &cb, y, N, &f);
                 else lv[l].f32_gemm_fused(M, N, K, A, K, col, N, y, N, false, &f);   /* as the 1x1 path calls it */
-                const bool want_coc = form == 0 && coc && lv[l].isa != QR_ISA_AVX2;
+                QT_OK(qr_pool_init(0));
+                /* 49 = 32 + 17 columns, B prepacked (200 rows): the last two panels in one pass */
+                if (form != 1 && M == 200 && lv[l].isa != QR_ISA_AVX2)
+                    QT_CHECKF(qr__k_wide_runs > wide0, "%s form %d: the wide kernel did not run", qr_isa_name(lv[l].isa), form);
+                const bool want_coc = form != 1 && coc && lv[l].isa != QR_ISA_AVX2;
                 QT_CHECKF((qr__k_coc_runs > runs0) == want_coc, "%s form %d C=%lld %lldx%lld k%lld s%lld M=%lld: coc path %s",
                           qr_isa_name(lv[l].isa), form, (long long)C, (long long)H, (long long)H, (long long)KS,
                           (long long)st, (long long)M, want_coc ? "not taken" : "taken");
@@ -667,7 +674,7 @@ static void test_f32_conv_order(void) {
                 for (int64_t i = 0; i < M * N && bad < 0; i++)
                     if (!qt__kf_same(y[i], want[i])) bad = i;
                 QT_CHECKF(bad < 0, "%s %s C=%lld %lldx%lld k%lld s%lld M=%lld (kc %lld): y[%lld] = %.9g want %.9g",
-                          qr_isa_name(lv[l].isa), form ? "gemm+conv_n" : "conv gemm", (long long)C, (long long)H,
+                          qr_isa_name(lv[l].isa), form == 1 ? "gemm+conv_n" : form ? "conv gemm 1 thread" : "conv gemm", (long long)C, (long long)H,
                           (long long)H, (long long)KS, (long long)st, (long long)M, (long long)kc, (long long)bad,
                           bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
                 cases++;

@@ -122,6 +122,11 @@ typedef struct QrKF32Out {
  * stores), finished as o says. mr is fixed per function. */
 typedef void (*QrKF32Ukr)(int64_t kc, const float *a, int64_t lda, const float *b, int64_t bs, float *c, int64_t ldc,
                           int nr, const QrKF32Out *o);
+/* Wide micro-kernel: c (mr, NR + nr2) (+)= a (mr, kc; row stride lda) @ [b | b2], b a full
+ * packed panel (kc rows of NR floats) and b2 the narrow panel after it (kc rows NR floats
+ * apart, nr2 <= NR/2 columns written), finished as o says (o->res: the tile's first column). */
+typedef void (*QrKF32UkrWide)(int64_t kc, const float *a, int64_t lda, const float *b, const float *b2, float *c,
+                              int64_t ldc, int nr2, const QrKF32Out *o);
 /* Packs B (kc rows of nr <= NR columns, row stride ldb) into dst (kc, NR), zero past nr. */
 typedef void (*QrKF32PackB)(const float *b, int64_t ldb, int64_t kc, int nr, float *dst);
 /* Packs rows [k0, k0 + kc) x columns [n0, n0 + nr) of a convolution's implicit B into dst
@@ -224,6 +229,8 @@ typedef struct QrKF32Isa {
     QrKF32Ukr ukr_half[QR__K_MAXMR], ukr_quarter[QR__K_MAXMR];
     QrKF32DeqPanel deq_panel;   /* a quantized B (QrF32Fused.qb) dequantized into its panels */
     QrKCocTask coc;             /* a task of qr__k_f32_coc_run (NULL: the level has none) */
+    /* a full prepacked panel and the task's narrow last panel in one pass (NULL: none) */
+    QrKF32UkrWide ukr_wide[QR__K_MAXMR];
 } QrKF32Isa;
 
 /* A run of a B panel's columns that lies in one output row of a convolution: panel
@@ -520,13 +527,45 @@ static inline void qr__k_f32_pf_step(QrKF32Pf *pf) {
     if (pf->rows == 0) pf->p = NULL;
 }
 
+#ifdef QR_TESTING
+static int64_t qr__k_wide_runs;   /* tests: panel pairs run by qr__k_f32_wide */
+#endif
+
+/* The full panel pan (columns jr .. jr + NR) and the task's last panel after it (up to j1,
+ * prepacked) in the wide kernel when that panel runs in one narrow kernel (its last column
+ * perhaps by qr__k_f32_col1): the A rows are broadcast once for both (the narrow kernels are
+ * bound by those loads: a 7x7 layer's 49 = 32 + 16 + 1 columns). Returns false, having done
+ * nothing, when the last panel does not fit that. The sums are the same as panel by panel. */
+static bool qr__k_f32_wide(const QrKF32Job *j, const QrKF32Panel *pan, int64_t pc, int64_t kc, bool last, int64_t i0,
+                           int64_t i1, int64_t jr, int64_t j1, const QrKF32Out *o0) {
+    const int NR = j->isa->nr, MR = j->isa->mr;
+    QrKF32Panel p2;
+    qr__k_f32_panel(j, pc, kc, jr + NR, (int)(j1 - jr - NR), NULL, &p2);
+    if (!p2.u0 || p2.u1 || pan->u1 || pan->col1 >= 0 || pan->w0 != NR) return false;
+    const QrF32Fused *f = j->f;
+    for (int64_t ir = i0; ir < i1; ir += MR) {
+        QrKF32Out o = *o0;
+        o.bias = (j->conv_sum ? last : pc == 0) && f && f->ep.bias ? f->ep.bias + ir : NULL;
+        o.bias_after = j->conv_sum;
+        o.res = f && last && f->res ? f->res + ir * f->ldres + jr : NULL;
+        j->isa->ukr_wide[QR_MIN(MR, i1 - ir) - 1](kc, j->A + ir * j->lda + pc, j->lda, pan->b, p2.b,
+                                                  j->C + ir * j->ldc + jr, j->ldc, p2.w0, &o);
+    }
+    if (p2.col1 >= 0) qr__k_f32_col1(j, pc, kc, last, i0, i1, jr + NR + p2.col1, p2.b + p2.col1, p2.bs);
+#ifdef QR_TESTING
+    __atomic_add_fetch(&qr__k_wide_runs, 1, __ATOMIC_RELAXED);
+#endif
+    return true;
+}
+
 static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
     const QrKF32Job *j = ctx;
     const int MR = j->isa->mr, NR = j->isa->nr;
     const int64_t KC = j->kc;
     const int64_t mi = t % j->tl.n_mc, si = t / j->tl.n_mc;
     const int64_t i0 = mi * j->tl.mc, i1 = QR_MIN(j->M, i0 + j->tl.mc);
-    const int64_t j0 = si * j->tl.ns, j1 = QR_MIN(j->N, j0 + j->tl.ns);
+    /* (the last slice reaches N: it may be wider than ns, see qr__k_f32_run) */
+    const int64_t j0 = si * j->tl.ns, j1 = si == j->tl.n_ns - 1 ? j->N : QR_MIN(j->N, j0 + j->tl.ns);
     float *bp = (float *)(j->tid_mem + (size_t)tid * j->tid_bytes);
     const QrF32Fused *f = j->f;
     for (int64_t pc = 0; pc < j->K; pc += KC) {
@@ -550,6 +589,9 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
         for (int64_t jr = j0; jr < j1; jr += NR) {
             QrKF32Panel pan;
             qr__k_f32_panel(j, pc, kc, jr, (int)QR_MIN(NR, j1 - jr), bp, &pan);
+            if (j->pre && j->isa->ukr_wide[0] && j1 - jr > NR && j1 - jr <= NR + NR / 2 + 1 &&
+                qr__k_f32_wide(j, &pan, pc, kc, last, i0, i1, jr, j1, &o))
+                break;
             /* the next panel this task packs: the next of this K block, or the first of the next block */
             const int64_t npc = jr + NR < j1 ? pc : pc + KC, njr = jr + NR < j1 ? jr + NR : j0;
             QrKF32Pf pf = qr__k_f32_pf_init(j, npc, QR_MIN(KC, j->K - npc), njr, (int)QR_MIN(NR, j1 - njr),
@@ -815,6 +857,18 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
      * the ViT-B/16 shapes (best of 15, one thread, Xeon AVX-512, under load), the same bits. */
     j.pack_full = !conv && (!j.conv_sum || (f && f->pack_panels)) && M >= 4 * (int64_t)isa->mr;
     j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, j.pack_full ? QR__K_F32_MC_PACKED : QR__K_F32_MC, ns_max, threads);
+    /* A convolution's last column slice of at most NR/2 + 1 columns (a 7x7 layer's 49 = 32 + 17
+     * at two threads, a 14x14 layer's last 4 of 196) would run alone in the narrow kernels: with
+     * several K blocks (its B then prepacked, below) it joins the slice before it, whose last full
+     * panel takes it in the wide kernel, and the rows split finer instead (as qr__k_tiles does). */
+    if (conv && isa->ukr_wide[0] && K > j.kc && j.tl.n_ns > 1 && N - (j.tl.n_ns - 1) * j.tl.ns <= isa->nr / 2 + 1) {
+        j.tl.n_ns--;
+        if (threads > 1 && j.tl.n_mc * j.tl.n_ns < 4 * (int64_t)threads) {
+            const int64_t n_mc = QR_MIN(qr__k_cdiv(M, isa->mr), qr__k_cdiv(4 * (int64_t)threads, j.tl.n_ns));
+            j.tl.mc = qr__k_rup(qr__k_cdiv(M, n_mc), isa->mr);
+            j.tl.n_mc = qr__k_cdiv(M, j.tl.mc);
+        }
+    }
     j.tid_bytes = qr__k_rup64((size_t)(j.kc * isa->nr) * sizeof(float));   /* B panel */
     /* one K block whose packed panels for a task stay within 128 KB (L2): sweep order */
     const size_t sweep_bytes = qr__k_rup64((size_t)(j.kc * qr__k_rup(j.tl.ns, isa->nr)) * sizeof(float));

@@ -221,6 +221,59 @@ QR__K_A512_NARROW(8, 1) QR__K_A512_NARROW(8, 2) QR__K_A512_NARROW(8, 3) QR__K_A5
 QR__K_A512_NARROW(8, 5) QR__K_A512_NARROW(8, 6) QR__K_A512_NARROW(8, 7) QR__K_A512_NARROW(8, 8)
 #undef QR__K_A512_NARROW
 
+/* QrKF32UkrWide on AVX-512F: c (mr, 32 + nr2) (+)= a @ [b | b2], 24 zmm accumulators (mr <= 8
+ * rows of three vectors), one broadcast of A per row and k for all of them, where the 32-wide
+ * kernel and a narrow one broadcast it twice (the 16-wide one, 9 loads per 8 multiply-adds and
+ * 8 chains, ran at about half the 32-wide kernel's speed per column). Same epilogue order. */
+QR__K_AVX512 static inline __attribute__((always_inline)) void
+qr__k_f32_avx512_ukw(const int mr, int64_t kc, const float *a, int64_t lda, const float *b, const float *b2, float *c,
+                     int64_t ldc, int nr2, const QrKF32Out *o) {
+    __m512 acc[8][3];
+#pragma GCC unroll 8
+    for (int r = 0; r < mr; r++) acc[r][0] = acc[r][1] = acc[r][2] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < kc; k++) {
+        const __m512 v0 = _mm512_loadu_ps(b + k * 32), v1 = _mm512_loadu_ps(b + k * 32 + 16), v2 = _mm512_loadu_ps(b2 + k * 32);
+#pragma GCC unroll 8
+        for (int r = 0; r < mr; r++) {
+            const __m512 av = _mm512_set1_ps(a[r * lda + k]);
+            acc[r][0] = _mm512_fmadd_ps(av, v0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(av, v1, acc[r][1]);
+            acc[r][2] = _mm512_fmadd_ps(av, v2, acc[r][2]);
+        }
+    }
+    const __mmask16 mk[3] = { 0xffff, 0xffff, (__mmask16)(nr2 >= 16 ? 0xffffu : (1u << nr2) - 1) };
+    const __m512 lo = _mm512_set1_ps(o->lo), hi = _mm512_set1_ps(o->hi);
+#pragma GCC unroll 8
+    for (int r = 0; r < mr; r++) {
+        float *cr = c + r * ldc;
+#pragma GCC unroll 3
+        for (int v = 0; v < 3; v++) {
+            __m512 x = acc[r][v];
+            if (o->bias && !o->bias_after) x = _mm512_add_ps(x, _mm512_set1_ps(o->bias[r]));
+            if (o->add) x = _mm512_add_ps(_mm512_maskz_loadu_ps(mk[v], cr + 16 * v), x);
+            if (o->bias && o->bias_after) x = _mm512_add_ps(x, _mm512_set1_ps(o->bias[r]));
+            if (o->res) {
+                const __m512 rv = _mm512_maskz_loadu_ps(mk[v], o->res + r * o->ldres + 16 * v);
+                x = o->res_first ? _mm512_add_ps(rv, x) : _mm512_add_ps(x, rv);
+            }
+            if (o->clamp) x = _mm512_min_ps(hi, _mm512_max_ps(lo, x));
+            if (o->relu) x = qr__k_relu_sum512(x);
+            _mm512_mask_storeu_ps(cr + 16 * v, mk[v], x);
+        }
+    }
+}
+
+#define QR__K_A512_UKW(m)                                                                                      \
+    QR__K_AVX512 static void qr__k_f32_avx512_ukw##m(int64_t kc, const float *a, int64_t lda, const float *b,   \
+                                                     const float *b2, float *c, int64_t ldc, int nr2,          \
+                                                     const QrKF32Out *o) {                                     \
+        qr__k_f32_avx512_ukw(m, kc, a, lda, b, b2, c, ldc, nr2, o);                                            \
+    }
+/* Generates qr__k_f32_avx512_ukw1 .. qr__k_f32_avx512_ukw8. */
+QR__K_A512_UKW(1) QR__K_A512_UKW(2) QR__K_A512_UKW(3) QR__K_A512_UKW(4)
+QR__K_A512_UKW(5) QR__K_A512_UKW(6) QR__K_A512_UKW(7) QR__K_A512_UKW(8)
+#undef QR__K_A512_UKW
+
 /* t[j] (j < 16) = column j of the 16x16 block whose rows are t[0..15] on entry. */
 QR__K_AVX512 static inline __attribute__((always_inline)) void qr__k_f32_avx512_t16(__m512 *t) {
     __m512 a[16], b[16];
@@ -555,6 +608,8 @@ static const QrKF32Isa qr__k_f32_avx512_isa = {
       qr__k_f32_avx512_w8_5, qr__k_f32_avx512_w8_6, qr__k_f32_avx512_w8_7, qr__k_f32_avx512_w8_8 },
     qr__k_f32_avx512_deq_panel,
     qr__k_f32_avx512_coc,
+    { qr__k_f32_avx512_ukw1, qr__k_f32_avx512_ukw2, qr__k_f32_avx512_ukw3, qr__k_f32_avx512_ukw4,
+      qr__k_f32_avx512_ukw5, qr__k_f32_avx512_ukw6, qr__k_f32_avx512_ukw7, qr__k_f32_avx512_ukw8 },
 };
 
 /* QrF32GemmFn / QrF32GemmExFn / QrF32ConvGemmFn and their fused forms (kern/gemm.c). */

@@ -761,12 +761,14 @@ static int64_t qr__k_coc_runs;   /* tests: convolutions run by qr__k_f32_coc_run
 /* Runs the convolution Y = epilogue(A @ B(b)) (QrF32ConvGemmFusedFn) by the ISA's coc tasks
  * when it suits them: stride 1 or 2 along the row, at least 16 channels, at least twice as
  * many output pixels as channels (then the packed weights are at most half the size of the
- * panels the GEMM path would gather), and the copies within 8 MiB of this thread's scratch.
+ * panels the GEMM path would gather), K >= 64 (below, a tile's transposes and stores cost
+ * more than the gather saves: MobileNetV2's first layer, K = 27, measured 5% slower), and the
+ * copies within 8 MiB of this thread's scratch.
  * Returns false, having written nothing, when it does not run. */
 static bool qr__k_f32_coc_run(const QrKF32Isa *isa, int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,
                               float *Y, int64_t ldy, const QrF32Fused *f, int threads) {
     const int64_t N = b->OH * b->OW, K = b->C * b->KH * b->KW, MB = QR__K_COC_MB;
-    if (!isa->coc || (b->sw != 1 && b->sw != 2) || M < 16 || N < 2 * M) return false;
+    if (!isa->coc || (b->sw != 1 && b->sw != 2) || M < 16 || N < 2 * M || K < 64) return false;
     const int64_t Hp = (b->OH - 1) * b->sh + (b->KH - 1) * b->dh + 1, Wp = (b->OW - 1) * b->sw + (b->KW - 1) * b->dw + 1;
     const int64_t nblk = qr__k_cdiv(M, MB), xp_n = b->C * Hp * Wp;
     if (xp_n >= ((int64_t)1 << 31)) return false;

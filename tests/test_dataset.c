@@ -812,6 +812,7 @@ static void test_dataset_dist_one_pass(void) {
  * back through a pipe) and, when reads is given, the samples it read (qr_dsset_reads). Returns the
  * exit code (-1: the child failed to report). */
 static int64_t qt_ds_steps[2];      /* the last qt_ds_cli_count's qr_compare_steps */
+static int64_t qt_ds_compared;      /* and its qr_ds_compared */
 static int qt_ds_cli_count(const char *args, QrRunCount *c, int64_t *reads) {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", args);
@@ -830,16 +831,24 @@ static int qt_ds_cli_count(const char *args, QrRunCount *c, int64_t *reads) {
         memset(&qr_run_count, 0, sizeof qr_run_count);
         qr_dsset_reads = 0;
         qr_compare_steps[0] = qr_compare_steps[1] = 0;
+        qr_ds_compared = 0;
         int code = qr_cli_main(argc, argv);
-        struct { QrRunCount c; int64_t reads, steps[2]; } x = { qr_run_count, qr_dsset_reads, { qr_compare_steps[0],
-                                                                                               qr_compare_steps[1] } };
+        struct { QrRunCount c; int64_t reads, steps[2], compared; } x = { qr_run_count, qr_dsset_reads,
+                                                                          { qr_compare_steps[0], qr_compare_steps[1] },
+                                                                          qr_ds_compared };
         _exit(write(fd[1], &x, sizeof x) == (ssize_t)sizeof x ? code : 97);
     }
     qr_pool_init(0);
     close(fd[1]);
-    struct { QrRunCount c; int64_t reads, steps[2]; } x;
+    struct { QrRunCount c; int64_t reads, steps[2], compared; } x;
     bool got = pid > 0 && read(fd[0], &x, sizeof x) == (ssize_t)sizeof x;
-    if (got) { *c = x.c; if (reads) *reads = x.reads; qt_ds_steps[0] = x.steps[0]; qt_ds_steps[1] = x.steps[1]; }
+    if (got) {
+        *c = x.c;
+        if (reads) *reads = x.reads;
+        qt_ds_steps[0] = x.steps[0];
+        qt_ds_steps[1] = x.steps[1];
+        qt_ds_compared = x.compared;
+    }
     close(fd[0]);
     int st = 0;
     if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
@@ -938,6 +947,45 @@ static void test_dataset_runall_compare_once(void) {
     }
 }
 
+/* `runall -i` is a one-sample set through --data's pass (qr_ds_runall_one: the one sample compared
+ * by qr_ds_compare_sample, qr_ds_compared; before, 0: the match stage compared it) and makes the
+ * runs it made before: each model's whole run once for the comparison (the pass's baseline run is
+ * the prepare stage's), one shadow run. Against `runall --data` over that one sample (its first),
+ * exactly the data-set work differs: its distributions' second pass (2 whole runs), the data-set
+ * sensitivity's curves (the sample's baseline and their all-on reference: 2) and the analyses'
+ * baseline run of the worst sample (1: the pass does not keep its values). Random inputs (no -i)
+ * take the same path. */
+static void test_dataset_runall_one_input(void) {
+    const char *pairs[] = { "ort_qdq", "qat_fakequant" };
+    for (int i = 0; i < 2; i++) {
+        const char *P = pairs[i];
+        QrRunCount one = {0}, set = {0}, rnd = {0};
+        char args[2048];
+        snprintf(args, sizeof args, "runall fixtures/qpairs/%s/base.onnx fixtures/qpairs/%s/analysis.onnx -i "
+                 "fixtures/qpairs/%s/data/0.npy -o %s/oneinput_%s.zip --quiet", P, P, P, qt_tmpdir(), P);
+        int code = qt_ds_cli_count(args, &one, NULL);
+        QT_CHECKF(code == 0 && qt_ds_compared == 1 && qt_ds_steps[0] == 1 && qt_ds_steps[1] == 1, "%s: runall -i: exit %d, %lld "
+                  "samples through the pass, %lld full and %lld shadow runs (1 each expected)", P, code,
+                  (long long)qt_ds_compared, (long long)qt_ds_steps[0], (long long)qt_ds_steps[1]);
+        snprintf(args, sizeof args, "runall fixtures/qpairs/%s/base.onnx fixtures/qpairs/%s/analysis.onnx --data "
+                 "fixtures/qpairs/%s/data --samples 1 -o %s/oneinput_%s_set.zip --quiet", P, P, P, qt_tmpdir(), P);
+        code = qt_ds_cli_count(args, &set, NULL);
+        QT_CHECKF(code == 0 && qt_ds_compared == 1, "%s: runall --data --samples 1: exit %d, %lld samples compared", P, code,
+                  (long long)qt_ds_compared);
+        QT_CHECKF(set.plain - one.plain == 5, "%s: runall --data over one sample ran the models whole %lld times, -i on it "
+                  "%lld (5 fewer expected)", P, (long long)set.plain, (long long)one.plain);
+        snprintf(args, sizeof args, "runall fixtures/qpairs/%s/base.onnx fixtures/qpairs/%s/analysis.onnx -o "
+                 "%s/oneinput_%s_rnd.zip --quiet", P, P, qt_tmpdir(), P);
+        code = qt_ds_cli_count(args, &rnd, NULL);
+        QT_CHECKF(code == 0 && qt_ds_compared == 1 && rnd.plain == one.plain && rnd.graphs == one.graphs, "%s: runall with a "
+                  "random input: exit %d, %lld samples through the pass, %lld whole / %lld runs (-i: %lld / %lld)", P, code,
+                  (long long)qt_ds_compared, (long long)rnd.plain, (long long)rnd.graphs, (long long)one.plain,
+                  (long long)one.graphs);
+        if (qt_verbose) printf("     %s: runall -i %lld whole / %lld runs; --data over that sample %lld / %lld\n", P,
+                               (long long)one.plain, (long long)one.graphs, (long long)set.plain, (long long)set.graphs);
+    }
+}
+
 /* `sensitivity --data` over 1, 2 and 3 samples of a set, counted: what each further sample (one
  * of the 4 worst the sensitivity runs on: --sens-samples' default) adds in whole-model runs. The
  * comparison pass runs its baseline and analysis model once; the sensitivity's rows take the sample
@@ -1003,6 +1051,7 @@ static void qt_dataset_all(void) {
     QT_RUN(test_dataset_runall_one_pass);
     QT_RUN(test_dataset_sens_one_pass);
     QT_RUN(test_dataset_runall_compare_once);
+    QT_RUN(test_dataset_runall_one_input);
     QT_RUN(test_dataset_cli_early);
     QT_RUN(test_dataset_slurm);
 }

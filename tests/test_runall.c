@@ -277,6 +277,31 @@ static void test_runall_terminal_summary(void) {
     QT_CHECKF(strstr(r.err, "sensitivity: done in ") && strstr(r.err, "zip: done in ") && !strchr(r.err, '\r'), "%s", r.err);
 }
 
+/* A one-input runall compares its input through --data's pass (qr__ra_one); should that pass fail,
+ * the match stage compares it as before: the bundle is the same, byte for byte (manifest.json's
+ * command line aside; SOURCE_DATE_EPOCH: no timings), in sim and both modes. */
+static void test_runall_one_pass_fallback(void) {
+    const char *m = "fixtures/qpairs/ort_qdq";
+    const char *modes[] = { "sim", "both" };
+    setenv("SOURCE_DATE_EPOCH", "1", 1);
+    for (int i = 0; i < 2; i++) {
+        char dir[2][512], cmd[2200];
+        for (int v = 0; v < 2; v++) {
+            QtCli r;
+            snprintf(dir[v], sizeof dir[v], "%s/onepass_fb_%s_%d", qt_tmpdir(), modes[i], v);
+            const QrRunallFaults f = { .fail_one_pass = true };
+            qt_cli_faults(&r, v ? &f : NULL, "runall %s/base.onnx %s/analysis.onnx -i %s/input.npy --mode %s -o %s.zip --keep-dir "
+                          "%s --quiet", m, m, m, modes[i], dir[v], dir[v]);
+            QT_CHECKF(r.code == 0, "%s, variant %d: exit %d: %s", modes[i], v, r.code, r.err);
+            snprintf(cmd, sizeof cmd, "grep -v command_line %s/manifest.json > %s.man && rm %s/manifest.json", dir[v], dir[v], dir[v]);
+            QT_CHECK(system(cmd) == 0);
+        }
+        snprintf(cmd, sizeof cmd, "diff -r %s %s >/dev/null && cmp -s %s.man %s.man", dir[0], dir[1], dir[0], dir[1]);
+        QT_CHECKF(system(cmd) == 0, "--mode %s: the bundle after a failed one-input pass differs (%s, %s)", modes[i], dir[0], dir[1]);
+    }
+    unsetenv("SOURCE_DATE_EPOCH");
+}
+
 /* runall's stage table (runall/runall.c qr__ra_stages) is what a bundle shows: manifest.json lists
  * the stages that ran, in the table's order, every stage without an `on` condition among them (but
  * the zip stage, which writes manifest.json before it ends);
@@ -336,5 +361,6 @@ static void qt_runall_all(void) {
     QT_RUN(test_runall_render);
     QT_RUN(test_runall_terminal_summary);
     QT_RUN(test_runall_stage_table);
+    QT_RUN(test_runall_one_pass_fallback);
     unsetenv("SOURCE_DATE_EPOCH");
 }

@@ -49,6 +49,7 @@ static QrStatus qr_ds_compare_init(QrDsCompare *d, const QrSession *s, int n, co
     d->n_samples = n;
     d->names = names;
     d->rank_output = -1;
+    d->worst.k = -1;
     d->n_in = s->b->n_inputs;
     d->rows = calloc((size_t)s->m.n + 1, sizeof *d->rows);
     d->n_outs = s->b->n_outputs;
@@ -152,7 +153,14 @@ static void qr__ds_split_view(const QrDsSplit *d, QrErrSplit *e) {
     e->w_channel_share = d->w_channel >= 0 ? d->w_share : NAN;
 }
 
+#ifdef QR_TESTING
+QR_TESTAPI int64_t qr_ds_compared;
+#endif
+
 static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *mode, int k, const QrTensor *in) {
+#ifdef QR_TESTING
+    __atomic_add_fetch(&qr_ds_compared, 1, __ATOMIC_RELAXED);
+#endif
     if (k < 0 || k >= d->n_samples) return qr_errf(QR_ERR_INVALID, "sample index %d outside the set of %d", k, d->n_samples);
     if (d->done[k]) return qr_errf(QR_ERR_INVALID, "sample '%s' added twice", d->names[k]);
     if (d->s && d->s != s) return qr_errf(QR_ERR_INVALID, "one data-set pass, one session");
@@ -165,7 +173,7 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
         d->cur_outs = calloc((size_t)s->a->n_outputs + 1, sizeof *d->cur_outs);
         if (!d->acc || !d->cur_outs) st = qr_errf(QR_ERR_NOMEM, "out of memory");
         if (s->m.verified_run) s->match_fixed = true;   /* verified already: every sample keeps that match */
-        QrBaseRunOpts base = { .tap = d->base_tap, .tap_user = d->base_tap_user };
+        QrBaseRunOpts base = { .tap = d->base_tap, .tap_user = d->base_tap_user, .stats = d->base_stats, .seen = d->base_seen };
         if (st == QR_OK) st = qr_compare_ds_open(s, mode, d->hooks, &base, &d->cmp, &d->plan);
         if (st != QR_OK) { qr_ds_compare_end(d); return qr_err_wrap(st, "sample '%s'", d->names[k]); }
     }
@@ -753,7 +761,7 @@ static bool qr_ds_runall_take_worst(QrDsRunall *r, const QrSession *s, double co
                                     QrTensor *keep_outs, QrStats *stats, bool *seen, bool *stats_done) {
     QrDsWorst *w = &r->dc.worst;
     *stats_done = false;
-    if (!r->on || w->k < 0 || w->k != r->worst || !w->cmp.rows || (keep_outs && !w->outs)) return false;
+    if (!w->on || w->k < 0 || w->k != r->worst || !w->cmp.rows || (keep_outs && !w->outs)) return false;
     *c = w->cmp;
     memset(&w->cmp, 0, sizeof w->cmp);
     qr_compare_first_drop(s, c, cos_threshold);
@@ -771,7 +779,29 @@ static bool qr_ds_runall_take_worst(QrDsRunall *r, const QrSession *s, double co
     free(w->a_last);
     w->a_last = NULL;
     w->on = false;
+    if (!r->on) qr_ds_runall_free(r);        /* a one-input runall's set: nothing else is read */
     return true;
+}
+
+static QrStatus qr_ds_runall_one(QrDsRunall *r, QrSession *s, const char *mode, const QrTensor *in, const char *name,
+                                 QrStats *base_stats, bool *base_seen, QrCmpHooks *hooks) {
+    memset(r, 0, sizeof *r);
+    r->worst = -1;
+    r->one_name = name;
+    const bool fixed = s->match_fixed;       /* one input: its match is verified on it, as ever */
+    QrStatus st = qr_ds_compare_init(&r->dc, s, 1, &r->one_name);
+    if (st == QR_OK) st = qr_ds_compare_worst(&r->dc, s, QR_METRIC_L1, qr_tok_any(s->b), false, NULL);
+    if (st == QR_OK) {
+        r->dc.base_stats = base_stats;
+        r->dc.base_seen = base_seen;
+        r->dc.hooks = hooks;
+        st = qr_ds_compare_sample(&r->dc, s, mode, 0, in);
+    }
+    qr_ds_compare_end(&r->dc);
+    s->match_fixed = fixed;
+    if (st == QR_OK) r->worst = 0;
+    else qr_ds_runall_free(r);
+    return st;
 }
 
 /* The distributions over the set that the pass's candidates could not fill (r->x.dist set up;
@@ -933,6 +963,7 @@ static void qr_ds_runall_free(QrDsRunall *r) {
     for (int i = 0; r->worst_in && r->ds && i < r->ds->n_inputs; i++) qr_tensor_free_data(&r->worst_in[i]);
     free(r->worst_in);
     memset(r, 0, sizeof *r);
+    r->worst = r->dc.worst.k = -1;           /* nothing for qr_ds_runall_take_worst */
 }
 
 /* The pooled metrics of the outputs concatenated are not kept; output 0's stand for the model

@@ -72,6 +72,8 @@ typedef struct QrDsCompare {
      * QrCmpHooks) — the same runs the comparison reads, nothing run twice. */
     QrTapFn base_tap;
     void *base_tap_user;
+    QrStats *base_stats;     /* optional [s->b->n_values]: the baseline run's statistics (QrBaseRunOpts.stats/seen) */
+    bool *base_seen;
     QrCmpHooks *hooks;
     /* Optional: called once a sample is compared (d->smp[k] set), the session still on it (its
      * baseline values are sample k's). */
@@ -122,6 +124,10 @@ static void qr_ds_kept_free(QrDsCompare *d);
  * call runs only the sample's model runs through it (mode must stay the same). base_tap and
  * hooks, when set before the first call, hear every value of the runs. */
 static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *mode, int k, const QrTensor *in);
+#ifdef QR_TESTING
+/* Test-only, process-wide: qr_ds_compare_sample calls (atomic): the samples compared through the pass. */
+QR_TESTAPI extern int64_t qr_ds_compared;
+#endif
 /* Ends a pass: frees the prepared comparison and the per-sample buffers (the accumulators stay).
  * s->inputs still points at the last sample's. Called by qr_ds_compare_free too. */
 static void qr_ds_compare_end(QrDsCompare *d);
@@ -161,6 +167,7 @@ typedef struct QrDsRunall {
     const QrDsSet *ds;
     int worst;               /* the worst sample's index (by metric at the model outputs) */
     QrTensor *worst_in;      /* its tensors, one per graph input: the analyses' inputs */
+    const char *one_name;    /* qr_ds_runall_one: the sample's name */
 } QrDsRunall;
 /* The pass (ref: the first sample's tensors the graphs were inferred on; progress through
  * s->progress; rank_output: -1, or the one graph output the samples are ranked by), then the
@@ -193,11 +200,18 @@ static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s
 static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, QrDsRunall *r, const QrSensOpts *o, int k,
                                   const int *topk, int n_topk, const QrAccSets *sets, QrMetricKind acc_metric,
                                   const char *dir);
+/* runall with one input (-i, or random inputs): the same pass over a one-sample set (in, named
+ * name in errors), whose comparison the match stage takes as --data's worst sample's
+ * (qr_ds_runall_take_worst). base_stats/base_seen receive the baseline run's statistics, hooks
+ * (optional) hear the analysis model's run. The session stays on in, its baseline values those of
+ * the pass; r->on stays false (no data-set tables). On failure nothing is kept (qr_ds_runall_free). */
+static QrStatus qr_ds_runall_one(QrDsRunall *r, QrSession *s, const char *mode, const QrTensor *in, const char *name,
+                                 QrStats *base_stats, bool *base_seen, QrCmpHooks *hooks);
 /* runall's match stage: the worst sample's comparison as the pass measured it, moved into *c
  * (first_drop by cos_threshold), its analysis outputs into keep_outs (when given: s->keep_outs)
  * and, when the pass saw the analysis model's own run (sim, both), its statistics into stats /
  * seen (*stats_done). False, nothing set, when the pass kept none (qreport merge): then compare
- * it. */
+ * it. After qr_ds_runall_one, the one-sample set is freed. */
 static bool qr_ds_runall_take_worst(QrDsRunall *r, const QrSession *s, double cos_threshold, QrCompare *c,
                                     QrTensor *keep_outs, QrStats *stats, bool *seen, bool *stats_done);
 static void qr_ds_runall_free(QrDsRunall *r);

@@ -238,6 +238,9 @@ typedef struct QrRaCtx {
     const QrTensor *inputs;      /* --data: the worst sample once the prepare stage has made the pass */
     QrStats *base_stats;         /* the baseline's statistics from its run (NULL: out of memory) */
     bool *base_seen;
+    QrStats *a_stats;            /* one input: the analysis model's statistics from the pass's run (qr__ra_one) */
+    bool *a_seen;
+    bool a_done;                 /* that run was the analysis model's own (sim, both) */
     QrRaEarly early;             /* the jobs run side by side in the match stage */
     QrStatus s_cmp;              /* the compare run's status (QR_OK: the compare stage only writes) */
     QrStatus s_stats;            /* the analysis model's statistics (check, profile) */
@@ -246,7 +249,39 @@ typedef struct QrRaCtx {
     QrDistRide *dist_ride;       /* the distributions' activations, captured by that run too */
 } QrRaCtx;
 
-/* prepare: the session, the data set's pass (--data), the baseline run (with its statistics). */
+/* One input (-i, or random inputs): the pass's path over a one-sample set (analysis/dataset's
+ * qr_ds_runall_one) — the baseline run with its statistics, the comparison with the analysis model's
+ * statistics from its run — which the match stage takes as --data's worst sample's. Should it fail,
+ * nothing is kept: a failing baseline run fails the prepare stage below as it did, a failing
+ * comparison is the match stage's to run and report. */
+static void qr__ra_one(QrRaCtx *c) {
+    QrBundle *bd = c->bd;
+    const QrRunallOpts *o = c->o;
+    c->a_stats = calloc((size_t)c->a->n_values + 1, sizeof *c->a_stats);
+    c->a_seen = calloc((size_t)c->a->n_values + 1, sizeof *c->a_seen);
+    QrStatsCollect sc = { c->a_stats, c->a_seen };
+    QrCmpHooks hooks = { .tap = qr_stats_tap, .user = &sc };
+    const char *name = o->n_input_paths == 1 && o->input_paths && o->input_paths[0] ? o->input_paths[0] : "input";
+    QrStatus st = c->base_stats && c->base_seen && c->a_stats && c->a_seen ? QR_OK : QR_ERR_NOMEM;
+    if (st == QR_OK) st = qr_ds_runall_one(&bd->dsr, &bd->se, o->mode, c->inputs, name, c->base_stats, c->base_seen, &hooks);
+#ifdef QR_TESTING
+    if (st == QR_OK && qr__ra_faults.fail_one_pass) {
+        qr_ds_runall_free(&bd->dsr);
+        st = qr_errf(QR_ERR_INVALID, "injected failure (qr_runall_test_faults)");
+    }
+#endif
+    c->a_done = st == QR_OK && hooks.tap_done;
+    if (st != QR_OK) {
+        free(c->a_stats);
+        free(c->a_seen);
+        c->a_stats = NULL;
+        c->a_seen = NULL;
+    }
+    qr_err_clear();
+}
+
+/* prepare: the session, the data set's pass (--data; one input: the same pass over it), the baseline
+ * run (with its statistics; made by that pass already unless it failed). */
 static QrStatus qr__ra_prepare(QrRaCtx *c) {
     QrBundle *bd = c->bd;
     const QrRunallOpts *o = c->o;
@@ -259,6 +294,7 @@ static QrStatus qr__ra_prepare(QrRaCtx *c) {
     if (st == QR_OK && o->dataset) st = qr__ra_data_set(bd, o, c->b, &c->inputs);
     c->base_stats = calloc((size_t)c->b->n_values + 1, sizeof *c->base_stats);
     c->base_seen = calloc((size_t)c->b->n_values + 1, sizeof *c->base_seen);
+    if (st == QR_OK && !o->dataset) qr__ra_one(c);
     if (st == QR_OK) st = qr_session_run_baseline_ex(&bd->se, &(QrBaseRunOpts){ .stats = c->base_stats, .seen = c->base_seen });
     return st;
 }
@@ -281,14 +317,19 @@ static QrStatus qr__ra_match(QrRaCtx *c) {
         bd->se.keep_outs = calloc((size_t)b->n_outputs + 1, sizeof(QrTensor));
         bd->tok = calloc((size_t)b->n_outputs + 1, sizeof *bd->tok);
     }
-    e->stats = calloc((size_t)a->n_values + 1, sizeof *e->stats);
-    e->seen = calloc((size_t)a->n_values + 1, sizeof *e->seen);
+    e->stats = c->a_stats ? c->a_stats : calloc((size_t)a->n_values + 1, sizeof *e->stats);
+    e->seen = c->a_seen ? c->a_seen : calloc((size_t)a->n_values + 1, sizeof *e->seen);
+    c->a_stats = NULL;
+    c->a_seen = NULL;
     QrStatsCollect sc = { e->stats, e->seen };
-    /* --data: the pass compared the worst sample already (its rows, outputs and the analysis model's
-     * statistics are the pass's); else its comparison runs here */
+    /* the pass (--data's, or one input's: qr__ra_one) compared the sample already (its rows, outputs, the
+     * analysis model's statistics are the pass's); else its comparison runs here */
     if (!e->stats || !e->seen) c->s_cmp = qr_errf(QR_ERR_NOMEM, "out of memory");
     else if (qr_ds_runall_take_worst(&bd->dsr, &bd->se, c->o->cos_threshold, &bd->cmp, bd->se.keep_outs, e->stats, e->seen,
-                                     &e->merged)) c->s_cmp = QR_OK;
+                                     &e->merged)) {
+        c->s_cmp = QR_OK;
+        e->merged |= c->a_done;     /* one input: the pass's run collected them (qr__ra_one) */
+    }
     else c->s_cmp = qr_compare_prepare(&bd->se, c->o->mode, c->o->cos_threshold, qr_stats_tap, &sc, &e->merged, &bd->cmp, &e->cmp);
     qr_err_clear();
     qr_run_release();
@@ -762,6 +803,8 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     qr_bundle_hash_join(bd);
     free(c.base_stats);
     free(c.base_seen);
+    free(c.a_stats);
+    free(c.a_seen);
     free(c.early.stats);
     free(c.early.seen);
     qr__ra_frag_ride_free(&c);

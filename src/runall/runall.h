@@ -69,10 +69,12 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
  * qt_cli_faults): fail_stage, that analysis fails ("injected failure"); stop_stage, the process
  * stops (SIGSTOP) once that analysis has written its files; zip_fail_write, the Nth write step of
  * the zip fails; zip_stop_at / dir_stop_at, the process stops before the Nth write step of the
- * zip / of --keep-dir's folder (report/zip's hooks). NULL / 0: off; f NULL: all off. */
+ * zip / of --keep-dir's folder (report/zip's hooks); fail_one_pass, a one-input runall's pass
+ * (qr__ra_one) fails after its runs. NULL / 0: off; f NULL: all off. */
 typedef struct QrRunallFaults {
     const char *fail_stage, *stop_stage;
     int zip_fail_write, zip_stop_at, dir_stop_at;
+    bool fail_one_pass;          /* one input: its pass over the one-sample set fails once it has run */
 } QrRunallFaults;
 QR_TESTAPI void qr_runall_test_faults(const QrRunallFaults *f);
 #endif

@@ -811,6 +811,7 @@ static void test_dataset_dist_one_pass(void) {
  * pool at one thread across the fork), its model runs counted (the child's qr_run_count, sent
  * back through a pipe) and, when reads is given, the samples it read (qr_dsset_reads). Returns the
  * exit code (-1: the child failed to report). */
+static int64_t qt_ds_steps[2];      /* the last qt_ds_cli_count's qr_compare_steps */
 static int qt_ds_cli_count(const char *args, QrRunCount *c, int64_t *reads) {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", args);
@@ -828,15 +829,17 @@ static int qt_ds_cli_count(const char *args, QrRunCount *c, int64_t *reads) {
         int argc = qt_cli_argv(buf, argv, 256);
         memset(&qr_run_count, 0, sizeof qr_run_count);
         qr_dsset_reads = 0;
+        qr_compare_steps[0] = qr_compare_steps[1] = 0;
         int code = qr_cli_main(argc, argv);
-        struct { QrRunCount c; int64_t reads; } x = { qr_run_count, qr_dsset_reads };
+        struct { QrRunCount c; int64_t reads, steps[2]; } x = { qr_run_count, qr_dsset_reads, { qr_compare_steps[0],
+                                                                                               qr_compare_steps[1] } };
         _exit(write(fd[1], &x, sizeof x) == (ssize_t)sizeof x ? code : 97);
     }
     qr_pool_init(0);
     close(fd[1]);
-    struct { QrRunCount c; int64_t reads; } x;
+    struct { QrRunCount c; int64_t reads, steps[2]; } x;
     bool got = pid > 0 && read(fd[0], &x, sizeof x) == (ssize_t)sizeof x;
-    if (got) { *c = x.c; if (reads) *reads = x.reads; }
+    if (got) { *c = x.c; if (reads) *reads = x.reads; qt_ds_steps[0] = x.steps[0]; qt_ds_steps[1] = x.steps[1]; }
     close(fd[0]);
     int st = 0;
     if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
@@ -853,8 +856,8 @@ static int qt_ds_cli_count(const char *args, QrRunCount *c, int64_t *reads) {
  * it stays); the baseline run the cumulative-error curves compare every matched value with, and
  * their all-on reference (the sensitivity's rows take the sample and its outputs from the pass:
  * before, 7). Runs with overrides (the comparison's shadow and error-split runs, sensitivity's
- * reference, rows and curve settings) are the variants; the worst sample's analyses are a
- * one-input runall's. */
+ * reference, rows and curve settings) are the variants; the worst sample's analyses take its
+ * comparison from the pass (test_dataset_runall_compare_once). */
 static void test_dataset_runall_one_pass(void) {
     const char *pairs[] = { "ort_qdq", "qat_fakequant" };
     for (int i = 0; i < 2; i++) {
@@ -900,6 +903,38 @@ static void test_dataset_runall_one_pass(void) {
                                    (long long)c[1].graphs, (long long)c[2].graphs, (long long)c[0].nodes,
                                    (long long)c[1].nodes, (long long)c[2].nodes);
         }
+    }
+}
+
+/* runall's comparisons counted (qr_compare_steps: the compared model's full runs, the shadow runs
+ * with their error split): `runall --data` over 1, 2 and 3 samples compares each sample once, in
+ * its pass, and the analyses of the worst sample take that sample's rows, outputs and analysis-model
+ * statistics from the pass (QrDsCompare.worst) — before, the match stage compared it again (one
+ * more of each). The distributions' second pass (chosen after the pass: docs/DATASET.md says why it
+ * stays) runs each sample's compared model once more, without a shadow run: 2N full runs, N
+ * shadow runs. `runall -i` compares its input once. */
+static void test_dataset_runall_compare_once(void) {
+    const char *pairs[] = { "ort_qdq", "qat_fakequant" };
+    for (int i = 0; i < 2; i++) {
+        const char *P = pairs[i];
+        QrRunCount c = {0};
+        int64_t reads = 0;
+        char args[2048];
+        for (int n = 1; n <= 3; n++) {
+            snprintf(args, sizeof args, "runall fixtures/qpairs/%s/base.onnx fixtures/qpairs/%s/analysis.onnx --data "
+                     "fixtures/qpairs/%s/data --samples %d -o %s/cmponce_%s_%d.zip "
+                     "--quiet", P, P, P, n, qt_tmpdir(), P, n);
+            int code = qt_ds_cli_count(args, &c, &reads);
+            QT_CHECKF(code == 0, "%s: runall --data --samples %d: exit %d", P, n, code);
+            QT_CHECKF(qt_ds_steps[0] == 2 * n && qt_ds_steps[1] == n, "%s: runall --data over %d samples: %lld full and %lld "
+                      "shadow runs (%d and %d expected: the pass's, the distributions' second pass's)", P, n,
+                      (long long)qt_ds_steps[0], (long long)qt_ds_steps[1], 2 * n, n);
+        }
+        snprintf(args, sizeof args, "runall fixtures/qpairs/%s/base.onnx fixtures/qpairs/%s/analysis.onnx -i "
+                 "fixtures/qpairs/%s/data/0.npy -o %s/cmponce_%s_i.zip --quiet", P, P, P, qt_tmpdir(), P);
+        int code = qt_ds_cli_count(args, &c, NULL);
+        QT_CHECKF(code == 0 && qt_ds_steps[0] == 1 && qt_ds_steps[1] == 1, "%s: runall -i: exit %d, %lld full and %lld shadow "
+                  "runs (1 each expected)", P, code, (long long)qt_ds_steps[0], (long long)qt_ds_steps[1]);
     }
 }
 
@@ -967,6 +1002,7 @@ static void qt_dataset_all(void) {
     QT_RUN(test_dataset_dist_one_pass);
     QT_RUN(test_dataset_runall_one_pass);
     QT_RUN(test_dataset_sens_one_pass);
+    QT_RUN(test_dataset_runall_compare_once);
     QT_RUN(test_dataset_cli_early);
     QT_RUN(test_dataset_slurm);
 }

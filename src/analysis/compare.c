@@ -893,7 +893,14 @@ static QrStatus qr_compare_prepare(QrSession *s, const char *mode, double cos_th
     return QR_OK;
 }
 
+#ifdef QR_TESTING
+QR_TESTAPI int64_t qr_compare_steps[2];
+#endif
+
 static QrStatus qr_compare_step(QrCmpPlan *p, int k) {
+#ifdef QR_TESTING
+    __atomic_add_fetch(&qr_compare_steps[k != 0], 1, __ATOMIC_RELAXED);
+#endif
     if (k == 0) {
         QR_TRY(qr_run(p->exec, p->s->inputs, &p->o[0], p->outs));
         for (int o = 0; p->s->keep_outs && o < p->s->b->n_outputs && o < p->exec->n_outputs; o++) {
@@ -912,15 +919,20 @@ static QrStatus qr_compare_step(QrCmpPlan *p, int k) {
     return qr__cmp_split_run(p);
 }
 
+static void qr_compare_first_drop(const QrSession *s, QrCompare *c, double cos_threshold) {
+    c->first_drop = -1;
+    for (int k = 0; k < c->n; k++)
+        if (c->rows[k].has_m && c->rows[k].m.cosine < cos_threshold && qr_match_verified(&s->m.m[c->rows[k].match])) {
+            c->first_drop = k;   /* a headline: verified pairs only */
+            break;
+        }
+}
+
 static QrStatus qr_compare_finish(QrCmpPlan *p, QrStatus st) {
     if (!p) return st;
     QrCompare *c = p->c;
     QrSession *s = p->s;
-    for (int k = 0; st == QR_OK && k < c->n; k++)
-        if (c->rows[k].has_m && c->rows[k].m.cosine < p->cos_threshold && qr_match_verified(&s->m.m[c->rows[k].match])) {
-            c->first_drop = k;   /* a headline: verified pairs only */
-            break;
-        }
+    if (st == QR_OK) qr_compare_first_drop(s, c, p->cos_threshold);
     if (st == QR_OK && p->both) {
         QrLowerCmp lc = {0};
         st = qr_lower_compare(s->a, &s->qa, &p->low, s->inputs, 0, &lc);

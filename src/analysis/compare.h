@@ -76,6 +76,14 @@ static QrStatus qr_compare_prepare(QrSession *s, const char *mode, double cos_th
                                    bool *extra_done, QrCompare *c, QrCmpPlan **out);
 static QrStatus qr_compare_step(QrCmpPlan *plan, int k);
 static QrStatus qr_compare_finish(QrCmpPlan *plan, QrStatus st);
+#ifdef QR_TESTING
+/* Test-only, process-wide: qr_compare_step calls, [0] the full runs (the model compared), [1]
+ * the shadow runs (with their error split), atomic. Tests count how often a command compares each
+ * sample (issue 30: once). */
+QR_TESTAPI extern int64_t qr_compare_steps[2];
+#endif
+/* c->first_drop: the first row of a verified pair whose Cosine is below cos_threshold, -1. */
+static void qr_compare_first_drop(const QrSession *s, QrCompare *c, double cos_threshold);
 /* Per-sample consumers of a data-set comparison (analysis/dataset's taps): tap sees every value
  * of the full run (sim mode only: in int / both modes the run's values are the lowering's, and
  * *tap_done stays false); match sees each compared pair of the full run as float32: the

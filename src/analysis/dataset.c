@@ -8,6 +8,7 @@
 /* ==== the comparison ================================================================= */
 
 static QrStatus qr__ds_keep(QrDsCompare *d, QrSession *s, int k, const QrTensor *in);
+static QrStatus qr__ds_worst(QrDsCompare *d, const QrSession *s, int k, const QrTensor *outs, int64_t split_exec);
 
 static void qr_ds_compare_end(QrDsCompare *d) {
     if (d->plan) qr_compare_ds_close(d->plan);
@@ -25,6 +26,7 @@ static void qr_ds_compare_free(QrDsCompare *d) {
     qr_ds_compare_end(d);
     qr_ds_kept_free(d);
     free(d->kept);
+    qr_ds_worst_free(d);
     for (int r = 0; d->rows && r < d->n_rows; r++) qr_dsacc_list_free(&d->rows[r].list);
     for (int j = 0; d->outs && j < d->n_outs; j++) {
         qr_dsacc_list_free(&d->outs[j].list);
@@ -170,6 +172,7 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
     QrMetricAcc *acc = d->acc;
     QrTensor *outs = d->cur_outs;
     for (int j = 0; j < s->a->n_outputs; j++) qr_tensor_free_data(&outs[j]);
+    const int64_t split0 = d->cmp.split_exec;
     st = qr_compare_ds_run(d->plan, acc, outs);
     if (st == QR_OK) s->match_fixed = true;  /* verified on this first sample: kept for the others */
     const QrCompare c = d->cmp;
@@ -231,6 +234,7 @@ static QrStatus qr_ds_compare_sample(QrDsCompare *d, QrSession *s, const char *m
         d->done[k] = 1;
         d->n_done++;
         st = qr__ds_keep(d, s, k, in);
+        if (st == QR_OK) st = qr__ds_worst(d, s, k, outs, d->cmp.split_exec - split0);
         if (st == QR_OK && d->sample_done) st = d->sample_done(d->sample_done_user, s, k, in);
     }
     for (int j = 0; j < s->a->n_outputs; j++) qr_tensor_free_data(&outs[j]);
@@ -406,6 +410,70 @@ static QrStatus qr__ds_keep(QrDsCompare *d, QrSession *s, int k, const QrTensor 
     for (int i = 0; st == QR_OK && i < d->n_in; i++) st = qr__ds_tensor_dup(&in[i], &p->in[i]);
     for (int i = 0; st == QR_OK && i < d->n_outs; i++) st = qr__ds_tensor_dup(&s->base_out[i], &p->base_out[i]);
     if (st != QR_OK) { qr__ds_kept_one_free(d, p); d->kept[slot] = d->kept[--d->n_kept]; }
+    return st;
+}
+
+/* ==== the worst sample's own comparison ===============================================
+ * runall's analyses of the worst sample start from its comparison: the pass's rows of the worst
+ * sample so far, its output metrics, analysis outputs and analysis-model statistics, copied when
+ * a sample ranks before it (a few KB a row set; the outputs once). */
+
+static void qr__ds_worst_clear(QrDsWorst *w, int n_outs) {
+    qr_compare_free(&w->cmp);
+    for (int j = 0; w->outs && j < n_outs; j++) qr_tensor_free_data(&w->outs[j]);
+    free(w->outs);
+    free(w->stats);
+    w->outs = NULL;
+    w->stats = NULL;
+    w->k = -1;
+}
+
+static void qr_ds_worst_free(QrDsCompare *d) {
+    qr__ds_worst_clear(&d->worst, d->n_outs);
+    free(d->worst.a_last);
+    memset(&d->worst, 0, sizeof d->worst);
+    d->worst.k = -1;
+}
+
+static QrStatus qr_ds_compare_worst(QrDsCompare *d, const QrSession *s, QrMetricKind metric, bool want_outs, bool a_stats,
+                                    const bool *a_seen) {
+    qr_ds_worst_free(d);
+    QrDsWorst *w = &d->worst;
+    *w = (QrDsWorst){ .on = true, .k = -1, .metric = metric, .want_outs = want_outs, .a_seen = a_seen };
+    if (a_stats && !(w->a_last = calloc((size_t)s->a->n_values + 1, sizeof *w->a_last))) {
+        w->on = false;
+        return qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    return QR_OK;
+}
+
+/* Sample k, just compared (d->cmp its rows, outs its analysis outputs): its comparison kept when
+ * it ranks before the worst so far (the one it replaces freed). */
+static QrStatus qr__ds_worst(QrDsCompare *d, const QrSession *s, int k, const QrTensor *outs, int64_t split_exec) {
+    QrDsWorst *w = &d->worst;
+    if (!w->on) return QR_OK;
+    QrDsRankBy by = { d, w->metric };
+    if (w->k >= 0 && qr__ds_rank_cmp(&k, &w->k, &by) > 0) return QR_OK;
+    qr__ds_worst_clear(w, d->n_outs);
+    w->k = k;
+    w->cmp = d->cmp;
+    w->cmp.rows = malloc(((size_t)d->cmp.n + 1) * sizeof *w->cmp.rows);
+    w->cmp.first_drop = -1;
+    w->cmp.split_exec = split_exec;
+    QrStatus st = w->cmp.rows ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) memcpy(w->cmp.rows, d->cmp.rows, (size_t)d->cmp.n * sizeof *w->cmp.rows);
+    if (st == QR_OK && w->want_outs) {       /* as qr_compare_step keeps them (QrSession.keep_outs) */
+        int n = QR_MIN(s->b->n_outputs, s->a->n_outputs);
+        w->outs = calloc((size_t)s->b->n_outputs + 1, sizeof *w->outs);
+        if (!w->outs) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        for (int j = 0; st == QR_OK && j < n; j++) st = qr_tensor_to_f32(&outs[j], &w->outs[j]);
+    }
+    if (st == QR_OK && w->a_last && d->hooks && d->hooks->tap_done) {
+        w->stats = malloc(((size_t)s->a->n_values + 1) * sizeof *w->stats);
+        if (w->stats) memcpy(w->stats, w->a_last, (size_t)s->a->n_values * sizeof *w->stats);
+        else st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    }
+    if (st != QR_OK) qr__ds_worst_clear(w, d->n_outs);
     return st;
 }
 
@@ -653,6 +721,9 @@ static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind
     /* the distributions over the set of the activations --plot-nodes names too (known before the
      * pass; those chosen by the worst sample's analyses are accumulated after it: dataset.h) */
     if (st == QR_OK && n_names > 0) st = qr_dsstat_dist_all(&r->x, s, have_axis, axis, names, n_names);
+    /* the worst sample's own comparison, outputs and analysis-model statistics: its analyses start from them */
+    if (st == QR_OK) st = qr_ds_compare_worst(&r->dc, s, metric, qr_tok_any(s->b), true, r->x.prof[1].seen);
+    if (st == QR_OK) r->x.prof[1].last = r->dc.worst.a_last;
     if (st == QR_OK) {                       /* the profiles read the comparison's runs */
         r->dc.base_tap = qr_dsstat_base_tap;
         r->dc.base_tap_user = &r->x;
@@ -671,9 +742,36 @@ static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind
         else st = qr_dsset_read(ds, s->b, r->worst, ref, r->worst_in);
     }
     free(order);
+    r->x.prof[1].last = NULL;
+    if (r->dc.worst.k != r->worst) qr__ds_worst_clear(&r->dc.worst, r->dc.n_outs);   /* (ranked alike: never) */
     if (st == QR_OK) qr_session_next_inputs(s, r->worst_in);
     else qr_session_next_inputs(s, ref);
     return st;
+}
+
+static bool qr_ds_runall_take_worst(QrDsRunall *r, const QrSession *s, double cos_threshold, QrCompare *c,
+                                    QrTensor *keep_outs, QrStats *stats, bool *seen, bool *stats_done) {
+    QrDsWorst *w = &r->dc.worst;
+    *stats_done = false;
+    if (!r->on || w->k < 0 || w->k != r->worst || !w->cmp.rows || (keep_outs && !w->outs)) return false;
+    *c = w->cmp;
+    memset(&w->cmp, 0, sizeof w->cmp);
+    qr_compare_first_drop(s, c, cos_threshold);
+    for (int j = 0; keep_outs && j < s->b->n_outputs; j++) {
+        qr_tensor_free_data(&keep_outs[j]);
+        keep_outs[j] = w->outs[j];
+        memset(&w->outs[j], 0, sizeof w->outs[j]);
+    }
+    if (w->stats && stats && seen) {
+        for (int v = 0; v < s->a->n_values; v++)
+            if (w->a_seen[v]) { stats[v] = w->stats[v]; seen[v] = true; }
+        *stats_done = true;
+    }
+    qr__ds_worst_clear(w, r->dc.n_outs);
+    free(w->a_last);
+    w->a_last = NULL;
+    w->on = false;
+    return true;
 }
 
 /* The distributions over the set that the pass's candidates could not fill (r->x.dist set up;

@@ -39,6 +39,22 @@ typedef struct QrDsOut {     /* one graph output */
     QrTokAcc tok;
 } QrDsOut;
 
+/* The worst sample so far's own comparison (runall: qr_ds_compare_worst before the pass), what
+ * the analyses of the worst sample take from the pass instead of comparing that sample again. */
+typedef struct QrDsWorst {
+    bool on;
+    int k;                   /* the sample (-1: none yet) */
+    QrMetricKind metric;     /* ranked as qr_ds_rank_samples(metric) ranks: k ends as its first */
+    QrCompare cmp;           /* its rows and output metrics as its pass measured them (first_drop -1; the shadow
+                              * run's rows carry no Rtol, which no table reads; split_exec: its own runs') */
+    bool want_outs;
+    QrTensor *outs;          /* want_outs: its analysis outputs as float32 ([s->b->n_outputs]) */
+    QrStats *a_last;         /* [a->n_values]: each sample's analysis-model statistics, filled by the caller's
+                              * hooks->tap (analysis/dsstat's QrStatSet.last; NULL: not kept) */
+    const bool *a_seen;      /* the values that tap sees (every sample's run taps the same ones) */
+    QrStats *stats;          /* the worst's copy of a_last, when hooks->tap saw the analysis model's run */
+} QrDsWorst;
+
 typedef struct QrDsCompare {
     int n_samples;           /* samples in the set (indices 0 .. n_samples-1) */
     const char *const *names;   /* [n_samples] (borrowed) */
@@ -75,6 +91,7 @@ typedef struct QrDsCompare {
     QrMetricKind keep_metric;
     QrSensSample *kept;      /* [keep], any order */
     int n_in;                /* the session's graph inputs (a kept sample's tensors) */
+    QrDsWorst worst;         /* qr_ds_compare_worst */
     /* the prepared comparison, reused by every sample (qr_ds_compare_sample .. qr_ds_compare_end) */
     QrSession *s;
     struct QrCmpPlan *plan;
@@ -89,6 +106,13 @@ static void qr_ds_compare_free(QrDsCompare *d);
 /* The pass keeps the keep worst samples by metric (keep <= 0: none); call after init, before the
  * pass. The kept samples are freed with d (qr_ds_compare_free) or by qr_ds_kept_free. */
 static QrStatus qr_ds_compare_keep(QrDsCompare *d, int keep, QrMetricKind metric);
+/* The pass keeps the worst sample so far's own comparison in d->worst (by metric; want_outs:
+ * its analysis outputs too; a_stats: keep its analysis-model statistics, which the caller's
+ * hooks->tap writes into d->worst.a_last, a [s->a->n_values] array allocated here, for the
+ * values a_seen marks). Call after init, before the pass; freed with d or by qr_ds_worst_free. */
+static QrStatus qr_ds_compare_worst(QrDsCompare *d, const QrSession *s, QrMetricKind metric, bool want_outs, bool a_stats,
+                                    const bool *a_seen);
+static void qr_ds_worst_free(QrDsCompare *d);
 /* Sample k if the pass kept it, else NULL. */
 static const QrSensSample *qr_ds_kept(const QrDsCompare *d, int k);
 static void qr_ds_kept_free(QrDsCompare *d);
@@ -169,6 +193,13 @@ static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s
 static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, QrDsRunall *r, const QrSensOpts *o, int k,
                                   const int *topk, int n_topk, const QrAccSets *sets, QrMetricKind acc_metric,
                                   const char *dir);
+/* runall's match stage: the worst sample's comparison as the pass measured it, moved into *c
+ * (first_drop by cos_threshold), its analysis outputs into keep_outs (when given: s->keep_outs)
+ * and, when the pass saw the analysis model's own run (sim, both), its statistics into stats /
+ * seen (*stats_done). False, nothing set, when the pass kept none (qreport merge): then compare
+ * it. */
+static bool qr_ds_runall_take_worst(QrDsRunall *r, const QrSession *s, double cos_threshold, QrCompare *c,
+                                    QrTensor *keep_outs, QrStats *stats, bool *seen, bool *stats_done);
 static void qr_ds_runall_free(QrDsRunall *r);
 /* The same with the comparison already merged from parts (qreport merge of runall --shard parts;
  * merged: for the same rows and sample list) and, when stat is given, both profiles merged from

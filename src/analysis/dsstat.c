@@ -85,6 +85,7 @@ static QrStatus qr_statset_tap(void *user, const QrGraph *g, int node, int value
     qr_stats_tensor(&st, t);
     qr_statacc_add(&ss->acc[value], &st);
     ss->seen[value] = true;
+    if (ss->last) ss->last[value] = st;
     return QR_OK;
 }
 

@@ -21,6 +21,8 @@ typedef struct QrStatSet {
     const QrGraph *g;
     QrStatAcc *acc;              /* [g->n_values] */
     bool *seen;                  /* values some sample's run produced */
+    QrStats *last;               /* optional [g->n_values]: each value's statistics in the last sample's run (its
+                                  * qr_stats_tensor, as qr_stats_tap computes them), set by the caller */
 } QrStatSet;
 
 static QrStatus qr_statset_init(QrStatSet *ss, const QrGraph *g);

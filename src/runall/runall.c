@@ -284,9 +284,12 @@ static QrStatus qr__ra_match(QrRaCtx *c) {
     e->stats = calloc((size_t)a->n_values + 1, sizeof *e->stats);
     e->seen = calloc((size_t)a->n_values + 1, sizeof *e->seen);
     QrStatsCollect sc = { e->stats, e->seen };
-    c->s_cmp = e->stats && e->seen ? qr_compare_prepare(&bd->se, c->o->mode, c->o->cos_threshold, qr_stats_tap, &sc, &e->merged,
-                                                       &bd->cmp, &e->cmp)
-                                  : qr_errf(QR_ERR_NOMEM, "out of memory");
+    /* --data: the pass compared the worst sample already (its rows, outputs and the analysis model's
+     * statistics are the pass's); else its comparison runs here */
+    if (!e->stats || !e->seen) c->s_cmp = qr_errf(QR_ERR_NOMEM, "out of memory");
+    else if (qr_ds_runall_take_worst(&bd->dsr, &bd->se, c->o->cos_threshold, &bd->cmp, bd->se.keep_outs, e->stats, e->seen,
+                                     &e->merged)) c->s_cmp = QR_OK;
+    else c->s_cmp = qr_compare_prepare(&bd->se, c->o->mode, c->o->cos_threshold, qr_stats_tap, &sc, &e->merged, &bd->cmp, &e->cmp);
     qr_err_clear();
     qr_run_release();
     qr__ra_early_job(e, 3, 0);    /* the weight comparison first, on its own */

@@ -410,8 +410,19 @@ static void test_llm_tokens_data(void) {
     QT_CHECK(html);
     qt_slurp(p, html, 1 << 22);
     bool sec = strstr(html, "Per-token output comparison") && strstr(html, "Top-1 agreement");
-    free(html);
     QT_CHECK(sec);
+    /* runall --data over the two samples: the per-token section's table is the worst sample's, from the
+     * tokens stage (the report stage found the baseline's outputs dropped by the data-set stages and
+     * crashed: SIGSEGV) */
+    qt_cli(&r, "runall %s/base.onnx %s/analysis.onnx --data %s -o %s/llm_rd.zip --keep-dir %s/llm_rd --quiet", S, S, dd, T, T);
+    QT_CHECKF(r.code == 0, "runall --data on logits outputs: exit %d: %s", r.code, r.err);
+    snprintf(p, sizeof p, "%s/llm_rd/index.html", T);
+    html[0] = 0;
+    qt_slurp(p, html, 1 << 22);
+    const char *ts = strstr(html, "id=\"tokens\""), *te = ts ? strstr(ts, "</section>") : NULL;
+    const char *row = ts ? strstr(ts, ">logits</td>") : NULL;
+    QT_CHECKF(ts && row && (!te || row < te), "runall --data: no per-token table in %s", p);
+    free(html);
 }
 
 /* --metric KLD ranks sensitivity by the mean token KL: the only row of the lm_head-only pair carries numpy's

@@ -499,14 +499,18 @@ static void qr__bn_html_compare(QrHtml *h, const QrSession *se, const QrCompare 
 
 /* "Per-token output comparison" (logits outputs; tok[j] per graph output, vocab 0 for others; outs: the
  * analysis model's outputs): compare_outputs' table. */
-static void qr__bn_html_tokens(QrHtml *h, const QrSession *se, const QrTensor *outs, const QrTokAcc *tok) {
-    if (!tok || !outs) return;
+/* The per-token section: its table from each output's metrics, computed here from outs against the
+ * session's baseline outputs (which must still be there), or, when outs is NULL, taken from pre
+ * (runall's tokens stage; NULL: they could not be computed, no table). */
+static void qr__bn_html_tokens(QrHtml *h, const QrSession *se, const QrTensor *outs, const QrTokAcc *tok, const QrMetrics *pre) {
+    if (!tok) return;
     int n = se->b->n_outputs;
     QrMetrics *m = calloc((size_t)n + 1, sizeof *m);
     const QrTokAcc **pa = calloc((size_t)n + 1, sizeof *pa);
-    bool ok = m && pa;
+    bool ok = m && pa && (outs || pre);
     for (int j = 0; ok && j < n; j++) {
-        ok = qr_session_compare_outputs_sel(se, outs, j, &m[j]) == QR_OK;
+        if (!outs) m[j] = pre[j];
+        else ok = qr_session_compare_outputs_sel(se, outs, j, &m[j]) == QR_OK;
         pa[j] = tok[j].vocab ? &tok[j] : NULL;
     }
     qr_err_clear();
@@ -1520,7 +1524,7 @@ static QrStatus qr_bundle_html_end(QrBundle *bd, QrHtml *h) {
 }
 
 static void qr_bundle_html_tokens(QrHtml *h, QrBundle *bd) {
-    if (bd->ok[QR_STAGE_TOKENS]) qr__bn_html_tokens(h, &bd->se, bd->se.keep_outs, bd->tok);
+    if (bd->ok[QR_STAGE_TOKENS]) qr__bn_html_tokens(h, &bd->se, NULL, bd->tok, bd->tok_m);
 }
 
 /* "Generation" (--generate): its text file. */
@@ -1728,7 +1732,7 @@ static QrStatus qr_bundle_compare_page(const QrSession *se, const QrCompare *cmp
                    cmp->out.sqnr >= 30 ? QR_HTML_GOOD : cmp->out.sqnr >= 20 ? QR_HTML_WARN : QR_HTML_BAD, NULL);
     qr_html_metric(&h, "Output L1", qr_arena_printf(&ar, "%.6g", cmp->out.l1), QR_HTML_NONE, NULL);
     qr_html_verdict_end(&h);
-    qr__bn_html_tokens(&h, se, se->keep_outs, tok);
+    qr__bn_html_tokens(&h, se, se->keep_outs, tok, NULL);
     qr__bn_html_compare(&h, se, cmp, plot);
     if (advisor_txt) {
         qr_html_section(&h, "advisor", "Abnormal layers and fixes");

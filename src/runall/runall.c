@@ -385,8 +385,18 @@ static bool qr__ra_on_tokens(const QrRaCtx *c) { return c->bd->ok[QR_STAGE_COMPA
 /* compare_outputs with the per-token columns (logits outputs). */
 static QrStatus qr__ra_tokens(QrRaCtx *c) {
     QrBundle *bd = c->bd;
+    const int n = c->b->n_outputs;
     QR_TRY(bd->se.keep_outs ? qr_tok_session(&bd->se, bd->se.keep_outs, c->o->labels, 0, bd->tok)
                             : qr_errf(QR_ERR_NOMEM, "out of memory"));
+    /* the HTML section's metrics now, while the session holds this sample's baseline outputs (NULL when
+     * they cannot be had: the section then has no table, as before) */
+    bd->tok_m = calloc((size_t)n + 1, sizeof *bd->tok_m);
+    for (int j = 0; bd->tok_m && j < n; j++)
+        if (qr_session_compare_outputs_sel(&bd->se, bd->se.keep_outs, j, &bd->tok_m[j]) != QR_OK) {
+            qr_err_clear();
+            free(bd->tok_m);
+            bd->tok_m = NULL;
+        }
     return qr_tok_session_write(&bd->se, bd->se.keep_outs, bd->tok, bd->dir);
 }
 
@@ -817,6 +827,7 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     qr_gen_free(&bd->gen);
     for (int j = 0; bd->tok && j < b->n_outputs; j++) qr_tok_free(&bd->tok[j]);
     free(bd->tok);
+    free(bd->tok_m);
     qr_values_keep_free(&bd->se);
     qr_sens_free(&bd->sens);
     qr_accum_free(&bd->acc);

@@ -143,11 +143,20 @@ static void test_sens_grouped_work(void) {
     og.grouped = 1;
     QrSensResult rb = {0}, rg = {0};
     if (st == QR_OK) st = qr_sens_run(&se, &ob, &rb);
+    int64_t kl0 = qr_metric_kl_pairs;
     if (st == QR_OK) st = qr_sens_run(&se, &og, &rg);
+    int64_t kl_pairs = qr_metric_kl_pairs - kl0;
     char msg[512] = "";
     bool ok = st == QR_OK && rb.n == QT_SENS_CHAIN && rg.grouped && rg.n_top == 3;
     if (st != QR_OK) qt_fmt(msg, sizeof msg, "%s", qr_err_msg());
     else if (!ok) qt_fmt(msg, sizeof msg, "%d rows by brute force, grouped %d with %d ranked", rb.n, rg.grouped, rg.n_top);
+    /* KL's softmax sums only for what is reported, the reference and the rows evaluated (256 outputs
+     * each); a group only ranks, by L1 (before: every group's too) */
+    if (ok && kl_pairs != (int64_t)(rg.n + 1) * 256) {
+        ok = false;
+        qt_fmt(msg, sizeof msg, "grouped ranking: KL over %lld output pairs; %d rows + the reference = %d (and %d groups)",
+               (long long)kl_pairs, rg.n, (rg.n + 1) * 256, rg.n_groups);
+    }
     for (int k = 0; ok && k < 3; k++) {
         const QrSensRow *x = qr_sens_top(&rb, k), *y = qr_sens_top(&rg, k);
         ok = !strcmp(x->name, y->name) && !memcmp(&x->m, &y->m, sizeof x->m) && x->name[0] == 'm' && atoi(x->name + 1) >= 7 &&

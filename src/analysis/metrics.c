@@ -33,11 +33,20 @@ static void qr__mt_merge(QrMetricAcc *a, int64_t cn, double mx, double m2x, doub
     a->n += cn;
 }
 
+#ifdef QR_TESTING
+/* Test-only, process-wide: the element pairs KL's softmax sums have taken (atomic). */
+QR_TESTAPI int64_t qr_metric_kl_pairs;
+#define QR__MT_KL_COUNT(n) __atomic_add_fetch(&qr_metric_kl_pairs, (int64_t)(n), __ATOMIC_RELAXED)
+#else
+#define QR__MT_KL_COUNT(n) ((void)0)
+#endif
+
 /* KL's online softmax sums over a chunk whose maxima are cmx, cmy (finite pairs only). */
 static void qr__mt_kl_add(QrMetricAcc *a, const float *x, const float *y, int64_t n, double cmx, double cmy) {
     double nkx = QR_MAX(a->kx_max, cmx), nky = QR_MAX(a->ky_max, cmy);
     double ks = qr__mt_rescale(a->kx_s, a->kx_max, nkx), kt = qr__mt_rescale(a->kx_t, a->kx_max, nkx);
     double kys = qr__mt_rescale(a->ky_s, a->ky_max, nky);
+    QR__MT_KL_COUNT(n);
     for (int64_t i = 0; i < n; i++) {
         double xi = x[i], yi = y[i];
         if (!isfinite(xi) || !isfinite(yi)) continue;
@@ -119,6 +128,7 @@ static bool qr__mt_par(QrMetricAcc *a, const float *x, const float *y, int64_t n
         j.kys = qr__mt_rescale(a->ky_s, a->ky_max, j.nky);
     }
     double rmax = 0;
+    if (kl) QR__MT_KL_COUNT(n);
     for (int64_t r0 = 0;; r0 += QR__MT_ROUND) {
         j.p0 = j.r0;
         j.pm = kl ? j.m : 0;

@@ -31,6 +31,11 @@ typedef struct QrMetricAcc {
 static void qr_metric_acc_init(QrMetricAcc *a);
 /* The same, without KL when with_kl is false (the costly part: two exp per element). */
 static void qr_metric_acc_init_ex(QrMetricAcc *a, bool with_kl);
+#ifdef QR_TESTING
+/* Test-only, process-wide: the element pairs KL's softmax sums have taken (tests count where KL is
+ * computed: analysis/sens's groups take none). */
+QR_TESTAPI extern int64_t qr_metric_kl_pairs;
+#endif
 /* The same, choosing KL and Rtol (a division per element); the others are always computed,
  * identical whatever is chosen. Metrics not chosen are NaN. */
 static void qr_metric_acc_init_opts(QrMetricAcc *a, bool with_kl, bool with_rtol);

@@ -130,8 +130,9 @@ static bool qr__sens_cone(const QrGraph *g, const QrQuantTable *qt, const int *q
 
 /* The model outputs against the baseline's into acc (unfinished; only: one output, -1 all):
  * the same additions as qr_session_compare_outputs_sel, so finishing acc gives its bits. */
-static QrStatus qr__sens_outputs_acc(const QrSession *s, const QrTensor *outs, int only, QrMetricAcc *acc) {
-    qr_metric_acc_init(acc);
+static QrStatus qr__sens_outputs_acc(const QrSession *s, const QrTensor *outs, int only, QrMetricAcc *acc, bool lean) {
+    if (lean) qr_metric_acc_init_opts(acc, false, false);    /* the pair sums' additions are the same either way */
+    else qr_metric_acc_init(acc);
     for (int k = 0; k < s->b->n_outputs; k++) {
         if (only >= 0 && k != only) continue;
         QrTensor f = {0};
@@ -147,16 +148,30 @@ static QrStatus qr__sens_outputs_acc(const QrSession *s, const QrTensor *outs, i
     return QR_OK;
 }
 
+/* What a group's evaluation measures (qr__sens_outputs_metrics' lean form): only the sums of the
+ * ranking metric. A group's metrics rank it and are never reported, so with a metric of the pair
+ * sums (L1, Cosine, MSE, SQNR: their bits do not depend on the rest) KL's softmax sums (two exp per
+ * output element), Rtol and the per-token KL of logits outputs are left out (NaN): on a decoder
+ * with a vocabulary of 8192 they were most of a group's metric work. */
+static bool qr__sens_lean_metric(QrMetricKind k) {
+    return k == QR_METRIC_L1 || k == QR_METRIC_COSINE || k == QR_METRIC_MSE || k == QR_METRIC_SQNR;
+}
+
 /* only: the graph output measured (--rank-output), -1 = all. acc (optional) keeps the
- * unfinished accumulator (data-set pooling). */
+ * unfinished accumulator (data-set pooling). lean (no acc): the pair sums only (qr__sens_lean_metric). */
 static QrStatus qr__sens_outputs_metrics(const QrSession *s, const QrGraph *g, const QrRunOpts *o, int only, QrMetrics *m,
-                                         QrMetricAcc *acc) {
+                                         QrMetricAcc *acc, bool lean) {
     QrTensor *outs = calloc((size_t)g->n_outputs + 1, sizeof(QrTensor));
     if (!outs) return qr_errf(QR_ERR_NOMEM, "out of memory");
     QrStatus st = qr_run(g, s->inputs, o, outs);
-    if (st == QR_OK && !acc) st = qr_session_compare_outputs_sel(s, outs, only, m);
+    if (st == QR_OK && !acc && lean) {
+        QrMetricAcc t;
+        st = qr__sens_outputs_acc(s, outs, only, &t, true);
+        if (st == QR_OK) qr_metric_acc_finish(&t, m);
+        m->kld = NAN;
+    } else if (st == QR_OK && !acc) st = qr_session_compare_outputs_sel(s, outs, only, m);
     if (st == QR_OK && acc) {
-        st = qr__sens_outputs_acc(s, outs, only, acc);
+        st = qr__sens_outputs_acc(s, outs, only, acc, false);
         QrMetricAcc t = *acc;
         if (st == QR_OK) qr_metric_acc_finish(&t, m);
     }
@@ -317,7 +332,7 @@ static QrStatus qr__sens_work_alloc(const QrSession *s, QrSensWork *w) {
  * reference, the output metrics into *m (executions added to *n_exec; acc optional). Returns
  * in *reach whether the toggle can reach a measured output (nothing runs when not). */
 static QrStatus qr__sens_eval_set(QrSensJob *j, int tid, const int *q, int n, QrMetrics *m, int64_t *n_exec,
-                                  QrMetricAcc *acc, bool *reach) {
+                                  QrMetricAcc *acc, bool lean, bool *reach) {
     QrSession *s = j->s;
     const QrGraph *g = &s->tw.g;
     const QrSensOpts *o = j->o;
@@ -338,14 +353,15 @@ static QrStatus qr__sens_eval_set(QrSensJob *j, int tid, const int *q, int n, Qr
         ro.live = w->live;
         ro.feed = w->feed;
     }
-    return qr__sens_outputs_metrics(s, g, &ro, j->only_out, m, acc);
+    return qr__sens_outputs_metrics(s, g, &ro, j->only_out, m, acc, lean);
 }
 
 /* Row k (QrSeJobFn). */
 static QrStatus qr__sens_row_job(void *ctx, int k, int tid) {
     QrSensJob *j = ctx;
     QrSensRow *row = &j->r->rows[k];
-    QrStatus st = qr__sens_eval_set(j, tid, row->q, row->n_q, &row->m, &row->n_exec, j->acc ? &j->acc[k] : NULL, &j->reach[k]);
+    QrStatus st = qr__sens_eval_set(j, tid, row->q, row->n_q, &row->m, &row->n_exec, j->acc ? &j->acc[k] : NULL, false,
+                                    &j->reach[k]);
     if (st != QR_OK) st = qr_err_wrap(st, "sensitivity of '%s' (%s)", row->name, qr_sens_type_name(row->type));
     return st;
 }
@@ -407,7 +423,7 @@ static QrStatus qr__sens_ref_run(QrSession *s, const QrSensOpts *o, QrSensRef **
         int only = -1;
         st = qr_select_output(s->b, o->rank_output, &only);
         rf->only_out = only;
-        if (st == QR_OK) st = qr__sens_outputs_metrics(s, g, &ro, only, &rf->reference, &rf->ref_acc);
+        if (st == QR_OK) st = qr__sens_outputs_metrics(s, g, &ro, only, &rf->reference, &rf->ref_acc, false);
         if (st != QR_OK) st = qr_err_wrap(st, "sensitivity reference run");
     }
     qr_session_overrides_free(&ov);
@@ -708,7 +724,9 @@ typedef struct QrSensItemJob {
 static QrStatus qr__sens_item_job(void *ctx, int k, int tid) {
     QrSensItemJob *ij = ctx;
     QrSensItem *x = &ij->t->it[ij->ids[k]];
-    QrStatus st = qr__sens_eval_set(ij->j, tid, x->q, x->n_q, &x->m, &x->n_exec, NULL, &x->reach);
+    /* a group (no row of its own) only ranks: the ranking metric's sums alone when they suffice */
+    QrStatus st = qr__sens_eval_set(ij->j, tid, x->q, x->n_q, &x->m, &x->n_exec, NULL,
+                                    x->row < 0 && qr__sens_lean_metric(ij->j->o->metric), &x->reach);
     if (st != QR_OK && x->row >= 0) {
         const QrSensRow *row = &ij->j->r->rows[x->row];
         st = qr_err_wrap(st, "sensitivity of '%s' (%s)", row->name, qr_sens_type_name(row->type));
@@ -1133,7 +1151,7 @@ static QrStatus qr__sens_eval_full(QrSession *s, const bool *enabled, QrMetrics 
     qr_session_overrides(s, enabled, &ov);
     QrRunOpts ro = qr_session_run_opts(&ov, e ? qr__sens_eval_tap : NULL, e);
     if (e) ro.tap_only = e->tap_only;
-    QrStatus st = qr__sens_outputs_metrics(s, &s->tw.g, &ro, -1, out, NULL);
+    QrStatus st = qr__sens_outputs_metrics(s, &s->tw.g, &ro, -1, out, NULL, false);
     if (st == QR_OK) qr_session_memo_put(s, &ov, out);   /* (what-if's float runs may repeat it) */
     qr_session_overrides_free(&ov);
     return st;

@@ -285,7 +285,7 @@ static void test_runall_one_pass_fallback(void) {
     const char *modes[] = { "sim", "both" };
     setenv("SOURCE_DATE_EPOCH", "1", 1);
     for (int i = 0; i < 2; i++) {
-        char dir[2][512], cmd[2200];
+        char dir[2][512], cmd[4200];
         for (int v = 0; v < 2; v++) {
             QtCli r;
             snprintf(dir[v], sizeof dir[v], "%s/onepass_fb_%s_%d", qt_tmpdir(), modes[i], v);

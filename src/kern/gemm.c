@@ -58,6 +58,10 @@ static void *qr__k_scratch(size_t bytes) {
 }
 
 #ifdef QR_TESTING
+/* Tests: panel pairs run by qr__k_f32_wide, convolutions run by qr__k_f32_coc_run (x86-64 kernels;
+ * declared on every target: the tests read them, and they stay 0 elsewhere). */
+static int64_t qr__k_wide_runs, qr__k_coc_runs;
+
 QR_TESTAPI void qr_kern_release(void) {
     pthread_mutex_lock(&qr__k_all_mu);
     for (QrKScratch *s = qr__k_all; s; s = s->next) {
@@ -527,9 +531,6 @@ static inline void qr__k_f32_pf_step(QrKF32Pf *pf) {
     if (pf->rows == 0) pf->p = NULL;
 }
 
-#ifdef QR_TESTING
-static int64_t qr__k_wide_runs;   /* tests: panel pairs run by qr__k_f32_wide */
-#endif
 
 /* The full panel pan (columns jr .. jr + NR) and the task's last panel after it (up to j1,
  * prepacked) in the wide kernel when that panel runs in one narrow kernel (its last column
@@ -754,9 +755,6 @@ static void qr__k_coc_prep_task(void *ctx, int64_t t, int tid) {
         }
 }
 
-#ifdef QR_TESTING
-static int64_t qr__k_coc_runs;   /* tests: convolutions run by qr__k_f32_coc_run */
-#endif
 
 /* Runs the convolution Y = epilogue(A @ B(b)) (QrF32ConvGemmFusedFn) by the ISA's coc tasks
  * when it suits them: stride 1 or 2 along the row, at least 16 channels, at least twice as

@@ -323,18 +323,25 @@ static QrStatus qr_tok_session(const QrSession *s, const QrTensor *outs, const c
     return QR_OK;
 }
 
-static QrStatus qr_tok_session_write(const QrSession *s, const QrTensor *outs, const QrTokAcc *acc, const char *dir) {
-    int n = s->b->n_outputs;
-    QrMetrics *m = calloc((size_t)n + 1, sizeof *m);
-    const QrTokAcc **pa = calloc((size_t)n + 1, sizeof *pa);
-    QrStatus st = m && pa ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int j = 0; st == QR_OK && j < n; j++) {
-        st = qr_session_compare_outputs_sel(s, outs, j, &m[j]);
-        pa[j] = acc[j].vocab ? &acc[j] : NULL;
-    }
-    if (st == QR_OK) st = qr_tok_write_outputs(s->b, m, pa, dir);
-    free(m);
+static QrStatus qr_tok_session_metrics(const QrSession *s, const QrTensor *outs, QrMetrics *m) {
+    for (int j = 0; j < s->b->n_outputs; j++) QR_TRY(qr_session_compare_outputs_sel(s, outs, j, &m[j]));
+    return QR_OK;
+}
+
+static QrStatus qr_tok_write_session(const QrGraph *b, const QrMetrics *m, const QrTokAcc *acc, const char *dir) {
+    const QrTokAcc **pa = calloc((size_t)b->n_outputs + 1, sizeof *pa);
+    if (!pa) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int j = 0; j < b->n_outputs; j++) pa[j] = acc[j].vocab ? &acc[j] : NULL;
+    QrStatus st = qr_tok_write_outputs(b, m, pa, dir);
     free(pa);
+    return st;
+}
+
+static QrStatus qr_tok_session_write(const QrSession *s, const QrTensor *outs, const QrTokAcc *acc, const char *dir) {
+    QrMetrics *m = calloc((size_t)s->b->n_outputs + 1, sizeof *m);
+    QrStatus st = m ? qr_tok_session_metrics(s, outs, m) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK) st = qr_tok_write_session(s->b, m, acc, dir);
+    free(m);
     return st;
 }
 

@@ -71,7 +71,11 @@ static bool qr_tok_any(const QrGraph *b);
  * outputs get tokens) takes the pair (s->base_out[j], outs[j]: the analysis model's output, any
  * float dtype) with the labels of --labels FILE (NULL: input_ids shifted, when there is one). */
 static QrStatus qr_tok_session(const QrSession *s, const QrTensor *outs, const char *labels, int sample, QrTokAcc *acc);
-/* compare_outputs.txt/.csv into dir for one input: the output metrics (from s and outs) and acc's tokens. */
+/* The session's output metrics m[j] (n_outputs entries), each output of outs against s->base_out. */
+static QrStatus qr_tok_session_metrics(const QrSession *s, const QrTensor *outs, QrMetrics *m);
+/* compare_outputs.txt/.csv into dir for one input: the output metrics m (qr_tok_session_metrics) and acc's tokens. */
+static QrStatus qr_tok_write_session(const QrGraph *b, const QrMetrics *m, const QrTokAcc *acc, const char *dir);
+/* Both: the metrics from s and outs, then the files. */
 static QrStatus qr_tok_session_write(const QrSession *s, const QrTensor *outs, const QrTokAcc *acc, const char *dir);
 /* The per-token cells of a row from column col: tokens, [top1_agree, top5_overlap,] kld_mean, kld_p90, kld_p99,
  * kld_max, dp_rms, nll_tokens, nll_base, nll_analysis, ln_ppl_ratio, worst_tokens; names: the data set's sample

@@ -501,7 +501,7 @@ static void qr__bn_html_compare(QrHtml *h, const QrSession *se, const QrCompare 
  * analysis model's outputs): compare_outputs' table. */
 /* The per-token section: its table from each output's metrics, computed here from outs against the
  * session's baseline outputs (which must still be there), or, when outs is NULL, taken from pre
- * (runall's tokens stage; NULL: they could not be computed, no table). */
+ * (runall's tokens stage, QrBundle.tok_m). */
 static void qr__bn_html_tokens(QrHtml *h, const QrSession *se, const QrTensor *outs, const QrTokAcc *tok, const QrMetrics *pre) {
     if (!tok) return;
     int n = se->b->n_outputs;

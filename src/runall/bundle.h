@@ -75,9 +75,9 @@ typedef struct QrBundle {
     QrCheck chk;                 /* the structure check's findings (model_check_result.txt, the HTML section) */
     QrGenResult gen;             /* --generate N (analysis/generate) */
     QrTokAcc *tok;               /* per graph output: its tokens when it is a logits output (analysis/tokens), else NULL */
-    QrMetrics *tok_m;            /* per graph output: its metrics against the baseline's, from the tokens stage (the HTML
-                                  * section's table: by the report stage a --data run's later stages have moved the session
-                                  * off the worst sample and dropped the baseline's outputs) */
+    QrMetrics *tok_m;            /* per graph output: its metrics against the baseline's, from the tokens stage (its
+                                  * compare_outputs files and the HTML section's table: by the report stage a --data run's
+                                  * later stages have dropped the baseline's outputs) */
     QrDeployRunall dep;          /* device dump, repro, emitted model (deploy/) */
     QrFragResult frag;           /* rounding fragility (analysis/frag) */
     const char *fail_name[QR_BUNDLE_MAX_FAIL], *fail_msg[QR_BUNDLE_MAX_FAIL];

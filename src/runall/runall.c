@@ -382,22 +382,15 @@ static QrStatus qr__ra_compare(QrRaCtx *c) {
 
 static bool qr__ra_on_tokens(const QrRaCtx *c) { return c->bd->ok[QR_STAGE_COMPARE] && c->bd->tok; }
 
-/* compare_outputs with the per-token columns (logits outputs). */
+/* compare_outputs with the per-token columns (logits outputs). Its output metrics stay for the HTML section
+ * (QrBundle.tok_m): by the report stage a --data run's later stages have dropped the baseline's outputs. */
 static QrStatus qr__ra_tokens(QrRaCtx *c) {
     QrBundle *bd = c->bd;
-    const int n = c->b->n_outputs;
     QR_TRY(bd->se.keep_outs ? qr_tok_session(&bd->se, bd->se.keep_outs, c->o->labels, 0, bd->tok)
                             : qr_errf(QR_ERR_NOMEM, "out of memory"));
-    /* the HTML section's metrics now, while the session holds this sample's baseline outputs (NULL when
-     * they cannot be had: the section then has no table, as before) */
-    bd->tok_m = calloc((size_t)n + 1, sizeof *bd->tok_m);
-    for (int j = 0; bd->tok_m && j < n; j++)
-        if (qr_session_compare_outputs_sel(&bd->se, bd->se.keep_outs, j, &bd->tok_m[j]) != QR_OK) {
-            qr_err_clear();
-            free(bd->tok_m);
-            bd->tok_m = NULL;
-        }
-    return qr_tok_session_write(&bd->se, bd->se.keep_outs, bd->tok, bd->dir);
+    bd->tok_m = calloc((size_t)c->b->n_outputs + 1, sizeof *bd->tok_m);
+    QR_TRY(bd->tok_m ? qr_tok_session_metrics(&bd->se, bd->se.keep_outs, bd->tok_m) : qr_errf(QR_ERR_NOMEM, "out of memory"));
+    return qr_tok_write_session(c->b, bd->tok_m, bd->tok, bd->dir);
 }
 
 static bool qr__ra_on_repro(const QrRaCtx *c) { return c->bd->ok[QR_STAGE_COMPARE] && !c->o->deploy.no_repro; }

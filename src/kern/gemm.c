@@ -321,6 +321,8 @@ typedef struct QrKF32Job {
     unsigned char *tid_mem;     /* per thread: B panel (kc*nr), or all of a task's (sweep) */
     size_t tid_bytes;
     float *pre;                 /* not NULL: a convolution's B, every panel packed once (qr__k_f32_prepack_task) */
+    bool wide_direct;           /* a 1x1 convolution's B read in place, several K blocks: the wide kernel
+                                 * packs its two panels into the thread's buffer (2 panels) */
     QrKTiles tl;
 } QrKF32Job;
 
@@ -538,16 +540,24 @@ static inline void qr__k_f32_pf_step(QrKF32Pf *pf) {
 
 
 /* The full panel pan (columns jr .. jr + NR) and the task's last panel after it (up to j1,
- * prepacked) in the wide kernel when that panel runs in one narrow kernel (its last column
- * perhaps by qr__k_f32_col1): the A rows are broadcast once for both (the narrow kernels are
- * bound by those loads: a 7x7 layer's 49 = 32 + 16 + 1 columns). Returns false, having done
- * nothing, when the last panel does not fit that. The sums are the same as panel by panel. */
-static bool qr__k_f32_wide(const QrKF32Job *j, const QrKF32Panel *pan, int64_t pc, int64_t kc, bool last, int64_t i0,
-                           int64_t i1, int64_t jr, int64_t j1, const QrKF32Out *o0) {
+ * prepacked, or packed into bp: a 1x1 convolution's B read in place, j->wide_direct, whose
+ * full panel is then packed at bp and the last one after it) in the wide kernel when that
+ * panel runs in one narrow kernel (its last column perhaps by qr__k_f32_col1): the A rows are
+ * broadcast once for both (the narrow kernels are bound by those loads: a 7x7 layer's
+ * 49 = 32 + 16 + 1 columns). Returns false, having done nothing it would not redo, when the
+ * last panel does not fit that. The sums are the same as panel by panel. */
+static bool qr__k_f32_wide(const QrKF32Job *j, const QrKF32Panel *pan0, float *bp, int64_t pc, int64_t kc, bool last,
+                           int64_t i0, int64_t i1, int64_t jr, int64_t j1, const QrKF32Out *o0) {
     const int NR = j->isa->nr, MR = j->isa->mr;
-    QrKF32Panel p2;
-    qr__k_f32_panel(j, pc, kc, jr + NR, (int)(j1 - jr - NR), NULL, &p2);
+    QrKF32Panel p2, pf = *pan0;
+    const QrKF32Panel *pan = &pf;
+    qr__k_f32_panel(j, pc, kc, jr + NR, (int)(j1 - jr - NR), j->pre ? NULL : bp + kc * NR, &p2);
     if (!p2.u0 || p2.u1 || pan->u1 || pan->col1 >= 0 || pan->w0 != NR) return false;
+    if (pf.bs != NR) {   /* read in place: packed for the wide kernel */
+        j->isa->pack_b(j->B + pc * j->ldb + jr, j->ldb, kc, NR, bp);
+        pf.b = bp;
+        pf.bs = NR;
+    }
     const QrF32Fused *f = j->f;
     for (int64_t ir = i0; ir < i1; ir += MR) {
         QrKF32Out o = *o0;
@@ -595,8 +605,8 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
         for (int64_t jr = j0; jr < j1; jr += NR) {
             QrKF32Panel pan;
             qr__k_f32_panel(j, pc, kc, jr, (int)QR_MIN(NR, j1 - jr), bp, &pan);
-            if (j->pre && j->isa->ukr_wide[0] && j1 - jr > NR && j1 - jr <= NR + NR / 2 + 1 &&
-                qr__k_f32_wide(j, &pan, pc, kc, last, i0, i1, jr, j1, &o))
+            if ((j->pre || j->wide_direct) && j->isa->ukr_wide[0] && j1 - jr > NR && j1 - jr <= NR + NR / 2 + 1 &&
+                qr__k_f32_wide(j, &pan, bp, pc, kc, last, i0, i1, jr, j1, &o))
                 break;
             /* the next panel this task packs: the next of this K block, or the first of the next block */
             const int64_t npc = jr + NR < j1 ? pc : pc + KC, njr = jr + NR < j1 ? jr + NR : j0;
@@ -875,7 +885,12 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
      * at two threads, a 14x14 layer's last 4 of 196) would run alone in the narrow kernels: with
      * several K blocks (its B then prepacked, below) it joins the slice before it, whose last full
      * panel takes it in the wide kernel, and the rows split finer instead (as qr__k_tiles does). */
-    if (conv && isa->ukr_wide[0] && K > j.kc && j.tl.n_ns > 1 && N - (j.tl.n_ns - 1) * j.tl.ns <= isa->nr / 2 + 1) {
+    /* A 1x1 convolution's GEMM (B read in place, conv_n) of several K blocks runs its last two
+     * panels in the wide kernel too, both packed into the thread's buffer (MobileNetV2's 7x7
+     * layers: 49 columns). */
+    j.wide_direct = !conv && j.conv_sum && !b_trans && !j.qb && isa->ukr_wide[0] && K > j.kc;
+    if ((conv || j.wide_direct) && isa->ukr_wide[0] && K > j.kc && j.tl.n_ns > 1 &&
+        N - (j.tl.n_ns - 1) * j.tl.ns <= isa->nr / 2 + 1) {
         j.tl.n_ns--;
         if (threads > 1 && j.tl.n_mc * j.tl.n_ns < 4 * (int64_t)threads) {
             const int64_t n_mc = QR_MIN(qr__k_cdiv(M, isa->mr), qr__k_cdiv(4 * (int64_t)threads, j.tl.n_ns));
@@ -883,7 +898,7 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
             j.tl.n_mc = qr__k_cdiv(M, j.tl.mc);
         }
     }
-    j.tid_bytes = qr__k_rup64((size_t)(j.kc * isa->nr) * sizeof(float));   /* B panel */
+    j.tid_bytes = qr__k_rup64((size_t)((j.wide_direct ? 2 : 1) * j.kc * isa->nr) * sizeof(float));   /* B panel(s) */
     /* one K block whose packed panels for a task stay within 128 KB (L2): sweep order */
     const size_t sweep_bytes = qr__k_rup64((size_t)(j.kc * qr__k_rup(j.tl.ns, isa->nr)) * sizeof(float));
     j.sweep = K <= j.kc && j.tl.mc > isa->mr && sweep_bytes <= ((size_t)128 << 10) &&

@@ -630,6 +630,9 @@ static void test_f32_conv_order(void) {
          * the coc path, one tile per row, two K blocks, partial channel blocks (232 = 7 x 32 + 8,
          * 150); 11-pixel rows: the GEMM path */
         { 24, 14, 3, 232, 1 }, { 16, 27, 3, 150, 2 }, { 40, 12, 3, 100, 1 }, { 40, 11, 3, 100, 1 },
+        /* one K block (K = 160 of 256), 49 = 32 + 17 columns, 40 rows: the panels swept by the row
+         * tiles, the last two in the wide kernel (MobileNetV2's 960<-160 7x7 1x1) */
+        { 160, 7, 1, 40, 1 },
     };
     for (int si = 0; si < QR_ARRAY_LEN(sh); si++) {
         const int64_t C = sh[si].C, H = sh[si].HW, KS = sh[si].KHW, M = sh[si].M, pad = KS / 2, st = sh[si].s;
@@ -669,8 +672,9 @@ static void test_f32_conv_order(void) {
                 else lv[l].f32_gemm_fused(M, N, K, A, K, col, N, y, N, false, &f);   /* as the 1x1 path calls it */
                 QT_OK(qr_pool_init(0));
                 /* 49 = 32 + 17 columns, B prepacked (200 rows) or, as the 1x1 path calls it (form 1),
-                 * read in place over 3 K blocks: the last two panels in one pass */
-                if (M == 200 && lv[l].isa != QR_ISA_AVX2)
+                 * read in place over 3 K blocks, or one K block swept (40 rows, 1x1): the last two
+                 * panels in one pass */
+                if ((M == 200 || (M == 40 && KS == 1)) && lv[l].isa != QR_ISA_AVX2)
                     QT_CHECKF(qr__k_wide_runs > wide0, "%s form %d: the wide kernel did not run", qr_isa_name(lv[l].isa), form);
                 const bool want_coc = form != 1 && coc && lv[l].isa != QR_ISA_AVX2;
                 QT_CHECKF((qr__k_coc_runs > runs0) == want_coc, "%s form %d C=%lld %lldx%lld k%lld s%lld M=%lld: coc path %s",

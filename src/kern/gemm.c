@@ -539,6 +539,18 @@ static inline void qr__k_f32_pf_step(QrKF32Pf *pf) {
 }
 
 
+/* Row tile ir (mr rows) of a full packed panel b (columns jr .. jr + NR) and the narrow packed
+ * panel b2 after it (nr2 columns) in one pass of the wide kernel, finished as o0 says. */
+static inline void qr__k_f32_wide_tile(const QrKF32Job *j, const float *b, const float *b2, int nr2, int64_t pc,
+                                       int64_t kc, bool last, int64_t ir, int mr, int64_t jr, const QrKF32Out *o0) {
+    const QrF32Fused *f = j->f;
+    QrKF32Out o = *o0;
+    o.bias = (j->conv_sum ? last : pc == 0) && f && f->ep.bias ? f->ep.bias + ir : NULL;
+    o.bias_after = j->conv_sum;
+    o.res = f && last && f->res ? f->res + ir * f->ldres + jr : NULL;
+    j->isa->ukr_wide[mr - 1](kc, j->A + ir * j->lda + pc, j->lda, b, b2, j->C + ir * j->ldc + jr, j->ldc, nr2, &o);
+}
+
 /* The full panel pan (columns jr .. jr + NR) and the task's last panel after it (up to j1,
  * prepacked, or packed into bp: a 1x1 convolution's B read in place, j->wide_direct, whose
  * full panel is then packed at bp and the last one after it) in the wide kernel when that
@@ -558,15 +570,8 @@ static bool qr__k_f32_wide(const QrKF32Job *j, const QrKF32Panel *pan0, float *b
         pf.b = bp;
         pf.bs = NR;
     }
-    const QrF32Fused *f = j->f;
-    for (int64_t ir = i0; ir < i1; ir += MR) {
-        QrKF32Out o = *o0;
-        o.bias = (j->conv_sum ? last : pc == 0) && f && f->ep.bias ? f->ep.bias + ir : NULL;
-        o.bias_after = j->conv_sum;
-        o.res = f && last && f->res ? f->res + ir * f->ldres + jr : NULL;
-        j->isa->ukr_wide[QR_MIN(MR, i1 - ir) - 1](kc, j->A + ir * j->lda + pc, j->lda, pan->b, p2.b,
-                                                  j->C + ir * j->ldc + jr, j->ldc, p2.w0, &o);
-    }
+    for (int64_t ir = i0; ir < i1; ir += MR)
+        qr__k_f32_wide_tile(j, pan->b, p2.b, p2.w0, pc, kc, last, ir, (int)QR_MIN(MR, i1 - ir), jr, o0);
     if (p2.col1 >= 0) qr__k_f32_col1(j, pc, kc, last, i0, i1, jr + NR + p2.col1, p2.b + p2.col1, p2.bs);
 #ifdef QR_TESTING
     __atomic_add_fetch(&qr__k_wide_runs, 1, __ATOMIC_RELAXED);
@@ -593,9 +598,28 @@ static void qr__k_f32_task(void *ctx, int64_t t, int tid) {
             int np = 0;
             for (int64_t jr = j0; jr < j1; jr += NR, np++)
                 qr__k_f32_panel(j, pc, kc, jr, (int)QR_MIN(NR, j1 - jr), bp + np * kc * NR, &pan[np]);
+            /* a convolution's last full panel and a narrow last one (run in one narrow kernel, its
+             * last column perhaps by col1) in the wide kernel, as qr__k_f32_wide does: nw panels
+             * one by one, then that pair */
+            int nw = np;
+            if (j->conv_sum && j->isa->ukr_wide[0] && np >= 2 && pan[np - 1].u0 && !pan[np - 1].u1 &&
+                pan[np - 1].w0 <= NR / 2 && pan[np - 1].bs == NR && pan[np - 2].w0 == NR && !pan[np - 2].u1 && pan[np - 2].col1 < 0) {
+                nw = np - 2;
+                if (pan[nw].bs != NR) {   /* read in place: packed into its place in the buffer */
+                    float *d = bp + nw * kc * NR;
+                    j->isa->pack_b(j->B + pc * j->ldb + j0 + nw * NR, j->ldb, kc, NR, d);
+                    pan[nw].b = d;
+                    pan[nw].bs = NR;
+                }
+#ifdef QR_TESTING
+                __atomic_add_fetch(&qr__k_wide_runs, 1, __ATOMIC_RELAXED);
+#endif
+            }
             for (int64_t ir = i0; ir < i1; ir += MR) {
                 const int mr = (int)QR_MIN(MR, i1 - ir);
-                for (int k = 0; k < np; k++) qr__k_f32_tile(j, &pan[k], pc, kc, last, ir, mr, j0 + k * NR, &o);
+                for (int k = 0; k < nw; k++) qr__k_f32_tile(j, &pan[k], pc, kc, last, ir, mr, j0 + k * NR, &o);
+                if (nw < np)
+                    qr__k_f32_wide_tile(j, pan[nw].b, pan[nw + 1].b, pan[nw + 1].w0, pc, kc, last, ir, mr, j0 + nw * NR, &o);
             }
             for (int k = 0; k < np; k++)
                 if (pan[k].col1 >= 0)

@@ -281,7 +281,8 @@ static void qr__ra_one(QrRaCtx *c) {
 }
 
 /* prepare: the session, the data set's pass (--data; one input: the same pass over it), the baseline
- * run (with its statistics; made by that pass already unless it failed). */
+ * run (with its statistics; made by that pass already unless it failed: one input's pass stays on
+ * its sample, --data's keeps the worst sample's baseline values). */
 static QrStatus qr__ra_prepare(QrRaCtx *c) {
     QrBundle *bd = c->bd;
     const QrRunallOpts *o = c->o;
@@ -295,6 +296,8 @@ static QrStatus qr__ra_prepare(QrRaCtx *c) {
     c->base_stats = calloc((size_t)c->b->n_values + 1, sizeof *c->base_stats);
     c->base_seen = calloc((size_t)c->b->n_values + 1, sizeof *c->base_seen);
     if (st == QR_OK && !o->dataset) qr__ra_one(c);
+    /* --data: the pass kept the worst sample's baseline values and statistics (else: the run below) */
+    else if (st == QR_OK && !o->dataset_merged) qr_ds_runall_take_base(&bd->dsr, &bd->se, c->base_stats, c->base_seen);
     if (st == QR_OK) st = qr_session_run_baseline_ex(&bd->se, &(QrBaseRunOpts){ .stats = c->base_stats, .seen = c->base_seen });
     return st;
 }

@@ -773,7 +773,8 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     memset(r, 0, sizeof *r);
     QrBundle *bd = calloc(1, sizeof *bd);
     if (!bd) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    bd->run = (QrBundleRun){ .cmdline = o->cmdline, .input_paths = o->input_paths, .n_input_paths = o->n_input_paths,
+    bd->run = (QrBundleRun){ .cmdline = o->cmdline, .input_paths = o->input_paths, .input_sha256 = o->input_sha256,
+                             .n_input_paths = o->n_input_paths,
                              .random_input = o->random_input, .warnings = o->warnings, .n_warnings = o->n_warnings,
                              .cos_threshold = o->cos_threshold };
     bd->inputs = inputs;

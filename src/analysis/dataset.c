@@ -436,23 +436,88 @@ static void qr__ds_worst_clear(QrDsWorst *w, int n_outs) {
     w->k = -1;
 }
 
+/* The baseline values' copies and statistics (qr_ds_compare_worst_base), freed. */
+static void qr__ds_worst_base_free(QrDsWorst *w, int n_outs) {
+    for (int i = 0; w->base && i < w->n_base; i++) qr_tensor_free_data(&w->base[i]);
+    for (int i = 0; w->base_off && i < w->n_base; i++) qr_tensor_free_data(&w->base_off[i]);
+    for (int j = 0; w->base_out && j < n_outs; j++) qr_tensor_free_data(&w->base_out[j]);
+    free(w->base);
+    free(w->base_off);
+    free(w->base_out);
+    free(w->b_last);
+    free(w->b_stats);
+    w->base = w->base_off = w->base_out = NULL;
+    w->b_last = w->b_stats = NULL;
+    w->base_k = -1;
+}
+
 static void qr_ds_worst_free(QrDsCompare *d) {
     qr__ds_worst_clear(&d->worst, d->n_outs);
+    qr__ds_worst_base_free(&d->worst, d->n_outs);
     free(d->worst.a_last);
     memset(&d->worst, 0, sizeof d->worst);
-    d->worst.k = -1;
+    d->worst.k = d->worst.base_k = -1;
 }
 
 static QrStatus qr_ds_compare_worst(QrDsCompare *d, const QrSession *s, QrMetricKind metric, bool want_outs, bool a_stats,
                                     const bool *a_seen) {
     qr_ds_worst_free(d);
     QrDsWorst *w = &d->worst;
-    *w = (QrDsWorst){ .on = true, .k = -1, .metric = metric, .want_outs = want_outs, .a_seen = a_seen };
+    *w = (QrDsWorst){ .on = true, .k = -1, .metric = metric, .want_outs = want_outs, .a_seen = a_seen, .base_k = -1 };
     if (a_stats && !(w->a_last = calloc((size_t)s->a->n_values + 1, sizeof *w->a_last))) {
         w->on = false;
         return qr_errf(QR_ERR_NOMEM, "out of memory");
     }
     return QR_OK;
+}
+
+static QrStatus qr_ds_compare_worst_base(QrDsCompare *d, const QrSession *s, const bool *b_seen) {
+    QrDsWorst *w = &d->worst;
+    qr__ds_worst_base_free(w, d->n_outs);
+    if (!w->on) return QR_OK;
+    w->n_base = s->m.n;
+    w->b_seen = b_seen;
+    w->base = calloc((size_t)s->m.n + 1, sizeof *w->base);
+    w->base_out = calloc((size_t)d->n_outs + 1, sizeof *w->base_out);
+    w->b_last = calloc((size_t)s->b->n_values + 1, sizeof *w->b_last);
+    w->b_stats = calloc((size_t)s->b->n_values + 1, sizeof *w->b_stats);
+    if (w->base && w->base_out && w->b_last && w->b_stats) return QR_OK;
+    qr__ds_worst_base_free(w, d->n_outs);
+    return qr_errf(QR_ERR_NOMEM, "out of memory");
+}
+
+/* *out = a copy of t, into out's buffer when it has the same size (the next worst sample's values:
+ * the same shapes, no new allocation). */
+static QrStatus qr__ds_tensor_copy_into(const QrTensor *t, QrTensor *out) {
+    if (t->data && out->data && out->owned && qr_tensor_nbytes(out) == qr_tensor_nbytes(t)) {
+        void *p = out->data;
+        *out = *t;
+        out->data = p;
+        out->owned = true;
+        memcpy(p, t->data, qr_tensor_nbytes(t));
+        return QR_OK;
+    }
+    qr_tensor_free_data(out);
+    return qr__ds_tensor_dup(t, out);
+}
+
+/* Sample k, the worst so far, the session still on it: its baseline values and statistics copied
+ * into d->worst (qr_ds_compare_worst_base). */
+static QrStatus qr__ds_worst_base(QrDsCompare *d, const QrSession *s, int k) {
+    QrDsWorst *w = &d->worst;
+    w->base_k = -1;
+    if (!s->base || !s->base_out || s->base_stale || !d->base_tap) return QR_OK;   /* the prepare stage runs it then */
+    QrStatus st = QR_OK;
+    for (int i = 0; st == QR_OK && i < w->n_base; i++) st = qr__ds_tensor_copy_into(&s->base[i], &w->base[i]);
+    for (int j = 0; st == QR_OK && j < d->n_outs; j++) st = qr__ds_tensor_copy_into(&s->base_out[j], &w->base_out[j]);
+    if (st == QR_OK && s->base_off && !w->base_off && !(w->base_off = calloc((size_t)w->n_base + 1, sizeof *w->base_off)))
+        st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int i = 0; st == QR_OK && s->base_off && i < w->n_base; i++) st = qr__ds_tensor_copy_into(&s->base_off[i], &w->base_off[i]);
+    if (st == QR_OK) {
+        memcpy(w->b_stats, w->b_last, (size_t)s->b->n_values * sizeof *w->b_stats);
+        w->base_k = k;
+    }
+    return st;
 }
 
 /* Sample k, just compared (d->cmp its rows, outs its analysis outputs): its comparison kept when
@@ -481,6 +546,7 @@ static QrStatus qr__ds_worst(QrDsCompare *d, const QrSession *s, int k, const Qr
         if (w->stats) memcpy(w->stats, w->a_last, (size_t)s->a->n_values * sizeof *w->stats);
         else st = qr_errf(QR_ERR_NOMEM, "out of memory");
     }
+    if (st == QR_OK && w->base) st = qr__ds_worst_base(d, s, k);
     if (st != QR_OK) qr__ds_worst_clear(w, d->n_outs);
     return st;
 }
@@ -732,6 +798,10 @@ static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind
     /* the worst sample's own comparison, outputs and analysis-model statistics: its analyses start from them */
     if (st == QR_OK) st = qr_ds_compare_worst(&r->dc, s, metric, qr_tok_any(s->b), true, r->x.prof[1].seen);
     if (st == QR_OK) r->x.prof[1].last = r->dc.worst.a_last;
+    /* and its baseline values and statistics: the prepare stage runs no baseline on it again (not with
+     * --max-memory, where one more baseline run costs less than a second set of its values) */
+    if (st == QR_OK && !s->low_memory) st = qr_ds_compare_worst_base(&r->dc, s, r->x.prof[0].seen);
+    if (st == QR_OK) r->x.prof[0].last = r->dc.worst.b_last;
     if (st == QR_OK) {                       /* the profiles read the comparison's runs */
         r->dc.base_tap = qr_dsstat_base_tap;
         r->dc.base_tap_user = &r->x;
@@ -750,11 +820,22 @@ static QrStatus qr_ds_runall_pass(QrDsRunall *r, const QrDsSet *ds, QrMetricKind
         else st = qr_dsset_read(ds, s->b, r->worst, ref, r->worst_in);
     }
     free(order);
-    r->x.prof[1].last = NULL;
+    r->x.prof[0].last = r->x.prof[1].last = NULL;
     if (r->dc.worst.k != r->worst) qr__ds_worst_clear(&r->dc.worst, r->dc.n_outs);   /* (ranked alike: never) */
     if (st == QR_OK) qr_session_next_inputs(s, r->worst_in);
     else qr_session_next_inputs(s, ref);
     return st;
+}
+
+static bool qr_ds_runall_take_base(QrDsRunall *r, QrSession *s, QrStats *stats, bool *seen) {
+    QrDsWorst *w = &r->dc.worst;
+    bool ok = w->base && w->base_k >= 0 && w->base_k == r->worst && w->b_seen &&
+              qr_session_base_swap(s, w->base, w->base_out, w->base_off);
+    for (int v = 0; ok && stats && seen && v < s->b->n_values; v++)
+        if (w->b_seen[v]) { stats[v] = w->b_stats[v]; seen[v] = true; }
+    if (ok && stats && seen) qr_stats_inits(s->b, stats, seen);
+    qr__ds_worst_base_free(w, r->dc.n_outs);  /* (after a swap: the session's stale values) */
+    return ok;
 }
 
 static bool qr_ds_runall_take_worst(QrDsRunall *r, const QrSession *s, double cos_threshold, QrCompare *c,

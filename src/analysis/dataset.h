@@ -53,6 +53,15 @@ typedef struct QrDsWorst {
                               * hooks->tap (analysis/dsstat's QrStatSet.last; NULL: not kept) */
     const bool *a_seen;      /* the values that tap sees (every sample's run taps the same ones) */
     QrStats *stats;          /* the worst's copy of a_last, when hooks->tap saw the analysis model's run */
+    /* qr_ds_compare_worst_base: its baseline values too (what the session's baseline run on it would give) */
+    int base_k;              /* the sample whose baseline values these are (-1: none) */
+    int n_base;              /* s->m.n */
+    QrTensor *base, *base_out, *base_off;   /* copies of s->base [m.n], base_out [b->n_outputs], base_off [m.n] or NULL;
+                                             * their buffers reused from one worst to the next */
+    QrStats *b_last;         /* [b->n_values]: each sample's baseline statistics, filled by the caller's base_tap
+                              * (analysis/dsstat's QrStatSet.last) */
+    const bool *b_seen;      /* the values that tap sees */
+    QrStats *b_stats;        /* the worst's copy of b_last */
 } QrDsWorst;
 
 typedef struct QrDsCompare {
@@ -114,6 +123,10 @@ static QrStatus qr_ds_compare_keep(QrDsCompare *d, int keep, QrMetricKind metric
  * values a_seen marks). Call after init, before the pass; freed with d or by qr_ds_worst_free. */
 static QrStatus qr_ds_compare_worst(QrDsCompare *d, const QrSession *s, QrMetricKind metric, bool want_outs, bool a_stats,
                                     const bool *a_seen);
+/* The same keeps the worst sample so far's baseline values (d->worst.base, base_out, base_off) and
+ * statistics, which the caller's base_tap writes into d->worst.b_last, a [s->b->n_values] array
+ * allocated here, for the values b_seen marks. Call after qr_ds_compare_worst. */
+static QrStatus qr_ds_compare_worst_base(QrDsCompare *d, const QrSession *s, const bool *b_seen);
 static void qr_ds_worst_free(QrDsCompare *d);
 /* Sample k if the pass kept it, else NULL. */
 static const QrSensSample *qr_ds_kept(const QrDsCompare *d, int k);
@@ -212,6 +225,11 @@ static QrStatus qr_ds_runall_one(QrDsRunall *r, QrSession *s, const char *mode, 
  * and, when the pass saw the analysis model's own run (sim, both), its statistics into stats /
  * seen (*stats_done). False, nothing set, when the pass kept none (qreport merge): then compare
  * it. After qr_ds_runall_one, the one-sample set is freed. */
+/* runall --data's prepare stage, after the pass: the worst sample's baseline values as the pass's
+ * baseline run made them, moved into s (qr_session_base_swap: no baseline run on it again), and its
+ * statistics into stats / seen (both optional; initializers added as qr_session_run_baseline_ex adds
+ * them). False, nothing set, when the pass kept none (--max-memory, qreport merge, out of memory). */
+static bool qr_ds_runall_take_base(QrDsRunall *r, QrSession *s, QrStats *stats, bool *seen);
 static bool qr_ds_runall_take_worst(QrDsRunall *r, const QrSession *s, double cos_threshold, QrCompare *c,
                                     QrTensor *keep_outs, QrStats *stats, bool *seen, bool *stats_done);
 static void qr_ds_runall_free(QrDsRunall *r);

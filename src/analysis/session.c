@@ -398,6 +398,18 @@ static QrStatus qr_session_run_baseline_ex(QrSession *s, const QrBaseRunOpts *ro
     return st;
 }
 
+static bool qr_session_base_swap(QrSession *s, QrTensor *base, QrTensor *base_out, QrTensor *base_off) {
+    if (!s->base || !s->base_out || !s->base_stale || !base || !base_out || (s->base_off && !base_off)) return false;
+    QrTensor t;
+    for (int i = 0; i < s->m.n; i++) t = s->base[i], s->base[i] = base[i], base[i] = t;
+    for (int k = 0; k < s->b->n_outputs; k++) t = s->base_out[k], s->base_out[k] = base_out[k], base_out[k] = t;
+    for (int i = 0; s->base_off && i < s->m.n; i++) t = s->base_off[i], s->base_off[i] = base_off[i], base_off[i] = t;
+    qr__se_eq_kept_free(s);
+    if (s->base_gone) memset(s->base_gone, 0, (size_t)s->m.n);
+    s->base_stale = false;
+    return true;
+}
+
 static void qr_session_base_drop(QrSession *s, const bool *keep) {
     if (!s->base) return;
     if (!s->base_gone && !(s->base_gone = calloc((size_t)s->m.n + 1, 1))) return;   /* out of memory: nothing dropped */

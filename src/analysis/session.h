@@ -97,6 +97,12 @@ typedef struct QrBaseRunOpts {
     void *tap_user;
 } QrBaseRunOpts;
 static QrStatus qr_session_run_baseline_ex(QrSession *s, const QrBaseRunOpts *o);
+/* Data sets: the baseline values of s's current inputs from an earlier run on the same tensors (runall
+ * --data: the pass kept the worst sample's, analysis/dataset's QrDsWorst) instead of running it again:
+ * base [m.n], base_out [b->n_outputs] and base_off ([m.n]; only when s has base_off) are swapped with
+ * s's stale ones, which the caller gets back to free; s is no longer stale. False, nothing done, when
+ * s has no baseline values to swap with (no run yet) or is not stale. */
+static bool qr_session_base_swap(QrSession *s, QrTensor *base, QrTensor *base_out, QrTensor *base_off);
 /* Baseline values kept only while a consumer reads them (memory: for a transformer they are about
  * the sum of its activations, as much as the models' weights). qr_session_base_drop frees every
  * value of s->base that keep (per match; NULL: none) does not mark: readers then see data == NULL,

@@ -250,7 +250,13 @@ static QrStatus qr_file_read(const char *path, size_t max_bytes, unsigned char *
     return QR_OK;
 }
 
+#ifdef QR_TESTING
+QR_TESTAPI const char *qr_file_watch;
+QR_TESTAPI int64_t qr_file_watch_opens;
+#endif
+
 static QrStatus qr_file_read_range(const char *path, uint64_t offset, uint64_t len, void *dst) {
+    QR__FILE_WATCH(path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return qr_errf(QR_ERR_IO, "%s: %s", path, strerror(errno));
     unsigned char *p = dst;

@@ -134,6 +134,16 @@ static QrStatus qr_file_read(const char *path, size_t max_bytes, unsigned char *
 /* Reads [offset, offset+len) of a file into dst. */
 static QrStatus qr_file_read_range(const char *path, uint64_t offset, uint64_t len, void *dst);
 static QrStatus qr_file_size(const char *path, uint64_t *size);
+#ifdef QR_TESTING
+/* Test-only, process-wide: the opens for reading of the file named qr_file_watch (qr_file_read_range,
+ * base/sha256's qr_sha256_file; atomic) — how many times a command reads an input file. */
+QR_TESTAPI extern const char *qr_file_watch;
+QR_TESTAPI extern int64_t qr_file_watch_opens;
+#define QR__FILE_WATCH(path) do { if (qr_file_watch && !strcmp(qr_file_watch, (path))) \
+    __atomic_add_fetch(&qr_file_watch_opens, 1, __ATOMIC_RELAXED); } while (0)
+#else
+#define QR__FILE_WATCH(path) do { } while (0)
+#endif
 /* Writes a file atomically: temp file in the same folder, fsync, rename. */
 static QrStatus qr_file_write_atomic(const char *path, const void *data, size_t len);
 static QrStatus qr_mkdir_p(const char *path);

@@ -147,6 +147,7 @@ QR_TESTAPI void qr_sha256(const void *data, size_t len, uint8_t out[QR_SHA256_LE
 #endif
 
 static QrStatus qr_sha256_file(const char *path, uint8_t out[QR_SHA256_LEN]) {
+    QR__FILE_WATCH(path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return qr_errf(QR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     enum { CHUNK = 1 << 16 };

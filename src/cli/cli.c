@@ -23,6 +23,11 @@ typedef struct QrCliOpts {
     const char *model2;          /* analysis model for two-model commands */
     bool single;                 /* runall ANALYSIS.onnx alone: the baseline is it with every quantizer disabled */
     const char *inputs[128];     /* "file" or "name=file" (an LLM has 2 + 2 x layers inputs) */
+    /* Set by qr__cli_prepare as it reads them: input_sha[k] the sha256 (hex) of inputs[k]'s file from the
+     * bytes it read ("" when not read: a folder, or not the baseline's command), input_dir: -i DIR
+     * (DIR/<input name>.npy per input). runall's manifest takes them instead of reading the files again. */
+    char input_sha[128][2 * QR_SHA256_LEN + 1];
+    bool input_dir;
     int n_inputs;
     const char *shapes[16];      /* "name=1x3x224x224" */
     int n_shapes;
@@ -571,11 +576,15 @@ static int qr__cli_parse(int argc, char **argv, QrCliOpts *o, const char *usage,
     return qr__cli_finish(o, usage, two_models);
 }
 
-/* Reads a tensor from .npy or TensorProto .pb (by extension, then by magic). */
-static QrStatus qr_cli_read_tensor(const char *path, QrTensor *t) {
+/* Reads a tensor from .npy or TensorProto .pb (by extension, then by magic); sha_hex (optional,
+ * 2 * QR_SHA256_LEN + 1 chars) receives the sha256 of the file's bytes as read. */
+static QrStatus qr_cli_read_tensor(const char *path, QrTensor *t, char *sha_hex) {
     size_t n = strlen(path);
-    if (n > 3 && !strcmp(path + n - 3, ".pb")) return qr_pb_read(path, t, NULL, 0);
-    return qr_npy_read(path, t);
+    uint8_t d[QR_SHA256_LEN];
+    QrStatus st = n > 3 && !strcmp(path + n - 3, ".pb") ? qr_pb_read_sha(path, t, NULL, 0, sha_hex ? d : NULL)
+                                                         : qr_npy_read_sha(path, t, sha_hex ? d : NULL);
+    if (st == QR_OK && sha_hex) qr_sha256_hex(d, sha_hex);
+    return st;
 }
 
 /* Loads the model and builds one input tensor per graph input: from files,
@@ -613,13 +622,14 @@ static QrStatus qr__cli_prepare(QrCliOpts *o, QrGraph **gout, QrTensor **inputs_
     /* -i DIR: DIR/<input name>.npy (or .pb) for every graph input found there (an LLM's many inputs) */
     struct stat dst;
     bool in_dir = o->n_inputs == 1 && !strchr(o->inputs[0], '=') && stat(o->inputs[0], &dst) == 0 && S_ISDIR(dst.st_mode);
+    o->input_dir = in_dir;
     for (int i = 0; st == QR_OK && in_dir && i < g->n_inputs; i++) {
         char p[4096];
         const char *name = g->values[g->inputs[i]].name;
         snprintf(p, sizeof p, "%s/%s.npy", o->inputs[0], name);
         if (access(p, R_OK) != 0) snprintf(p, sizeof p, "%s/%s.pb", o->inputs[0], name);
         if (access(p, R_OK) != 0) continue;
-        st = qr_cli_read_tensor(p, &in[i]);
+        st = qr_cli_read_tensor(p, &in[i], NULL);
         if (st == QR_OK) st = qr_run_check_input(g, i, &in[i]);
         if (st == QR_OK) given[i] = &in[i];
     }
@@ -645,7 +655,7 @@ static QrStatus qr__cli_prepare(QrCliOpts *o, QrGraph **gout, QrTensor **inputs_
             spec = eq + 1;
         }
         if (in[idx].data) { st = qr_errf(QR_ERR_INVALID, "input '%s' given twice", g->values[g->inputs[idx]].name); break; }
-        st = qr_cli_read_tensor(spec, &in[idx]);
+        st = qr_cli_read_tensor(spec, &in[idx], o->input_sha[k]);
         if (st == QR_OK) st = qr_run_check_input(g, idx, &in[idx]);
         if (st == QR_OK) given[idx] = &in[idx];
     }

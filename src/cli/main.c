@@ -141,12 +141,12 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
     size_t n = 0;
     for (int i = 0; i < argc && n < sizeof cmdline; i++)
         n += (size_t)snprintf(cmdline + n, sizeof cmdline - n, "%s%s", i ? " " : "", argv[i]);
-    const char *paths[QR_ARRAY_LEN(o.inputs)] = { 0 };
-    for (int i = 0; i < o.n_inputs; i++) {
+    /* the input files and their sha256 as the baseline's preparation read them (not read again) */
+    const char *paths[QR_ARRAY_LEN(o.inputs)] = { 0 }, *shas[QR_ARRAY_LEN(o.inputs)] = { 0 };
+    for (int i = 0; i < o.n_inputs && !o.input_dir; i++) {      /* -i DIR: no file to hash */
         const char *eq = strchr(o.inputs[i], '=');
-        struct stat pst;
         paths[i] = eq ? eq + 1 : o.inputs[i];
-        if (stat(paths[i], &pst) == 0 && S_ISDIR(pst.st_mode)) paths[i] = NULL;   /* -i DIR: no file to hash */
+        shas[i] = o.input_sha[i][0] ? o.input_sha[i] : NULL;
     }
     QrSensOpts knobs = {0};
     st = qr__cli_sens_knobs(&o, b, a, &knobs);
@@ -170,7 +170,7 @@ static int qr__cli_runall_merged(int argc, char **argv, const QrCliMerged *merge
         for (char *sv = NULL, *tok = strtok_r(pnbuf, ",", &sv); tok && n_pn < 64; tok = strtok_r(NULL, ",", &sv)) pn[n_pn++] = tok;
     }
     QrRunallOpts ro = { .out_zip = o.out_dir ? o.out_dir : "qreport_report.zip", .keep_dir = o.keep_dir, .cmdline = cmdline,
-                        .input_paths = paths, .labels = o.labels, .n_input_paths = o.n_inputs, .random_input = o.n_inputs == 0,
+                        .input_paths = paths, .input_sha256 = shas, .labels = o.labels, .n_input_paths = o.n_inputs, .random_input = o.n_inputs == 0,
                         .quiet = o.quiet, .cos_threshold = o.cos_threshold, .mode = o.mode,
                         .plot_nodes = n_pn ? pn : NULL, .n_plot_nodes = n_pn };
     ro.sens = knobs;

@@ -531,9 +531,19 @@ static QrStatus qr_onnx_read(const char *path, QrGraph **out) {
 }
 
 static QrStatus qr_pb_read(const char *path, QrTensor *out, char *name, size_t name_len) {
+    return qr_pb_read_sha(path, out, name, name_len, NULL);
+}
+
+static QrStatus qr_pb_read_sha(const char *path, QrTensor *out, char *name, size_t name_len, uint8_t *sha) {
     unsigned char *buf;
     size_t len;
     QR_TRY(qr_file_read(path, QR_ONNX_MAX_PROTO, &buf, &len));
+    if (sha) {
+        QrSha256 h;
+        qr_sha256_init(&h);
+        qr_sha256_update(&h, buf, len);
+        qr_sha256_final(&h, sha);
+    }
     QrOnnxPb pb = {0};
     QrArena tmp = {0};
     pb.arena.limit = len * 8 + ((size_t)64 << 20);

@@ -19,6 +19,8 @@ QR_TESTAPI QrStatus qr_onnx_read_buffer(const char *path_for_messages, const cha
 #endif
 /* TensorProto .pb files (the ONNX test-data format). */
 static QrStatus qr_pb_read(const char *path, QrTensor *out, char *name, size_t name_len);
+/* The same, and the sha256 of the file's bytes as read (sha: NULL, or QR_SHA256_LEN bytes). */
+static QrStatus qr_pb_read_sha(const char *path, QrTensor *out, char *name, size_t name_len, uint8_t *sha);
 #ifdef QR_TESTING
 QR_TESTAPI QrStatus qr_pb_write(const char *path, const QrTensor *t, const char *name);
 #endif

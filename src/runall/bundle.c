@@ -350,6 +350,7 @@ static void qr_bundle_json_whatif(QrJson *j, QrBundle *bd) {
 static void *qr__bn_hash_main(void *arg) {
     QrBundle *bd = arg;
     for (int k = 0; k < bd->n_hash; k++) {
+        if (bd->hash[k].known) continue;     /* an input file's, from the bytes the CLI read */
         uint8_t d[QR_SHA256_LEN];
         bd->hash[k].ok = qr_sha256_file(bd->hash[k].path, d) == QR_OK;
         if (bd->hash[k].ok) qr_sha256_hex(d, bd->hash[k].hex);
@@ -364,8 +365,16 @@ static void *qr__bn_hash_main(void *arg) {
 static void qr_bundle_hash_start(QrBundle *bd, const QrGraph *b, const QrGraph *a) {
     const char *paths[2] = { b->path, a->path };
     for (int k = 0; k < 2; k++) if (paths[k]) bd->hash[bd->n_hash++].path = paths[k];
-    for (int i = 0; i < bd->run.n_input_paths && bd->n_hash < QR_ARRAY_LEN(bd->hash); i++)
-        if (bd->run.input_paths[i]) bd->hash[bd->n_hash++].path = bd->run.input_paths[i];
+    for (int i = 0; i < bd->run.n_input_paths && bd->n_hash < QR_ARRAY_LEN(bd->hash); i++) {
+        if (!bd->run.input_paths[i]) continue;
+        const char *h = bd->run.input_sha256 ? bd->run.input_sha256[i] : NULL;
+        bd->hash[bd->n_hash].path = bd->run.input_paths[i];
+        if (h && strlen(h) == 2 * QR_SHA256_LEN) {
+            memcpy(bd->hash[bd->n_hash].hex, h, 2 * QR_SHA256_LEN + 1);
+            bd->hash[bd->n_hash].ok = bd->hash[bd->n_hash].known = true;
+        }
+        bd->n_hash++;
+    }
     bd->hash_running = bd->n_hash && pthread_create(&bd->hash_th, NULL, qr__bn_hash_main, bd) == 0;
     if (!bd->hash_running) bd->n_hash = 0;
 }

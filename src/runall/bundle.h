@@ -46,6 +46,7 @@ typedef enum QrStage {
 typedef struct QrBundleRun {
     const char *cmdline;             /* for the manifest */
     const char *const *input_paths;  /* files the inputs came from (NULL entries: random) */
+    const char *const *input_sha256; /* optional, per input path: its sha256 (hex) as read (QrRunallOpts') */
     int n_input_paths;
     bool random_input;               /* no -i/--data: a deterministic random input was used */
     const char *const *warnings;     /* warnings from loading (manifest) */
@@ -85,7 +86,7 @@ typedef struct QrBundle {
     const char *sha_path[16], *sha_hex[16];   /* manifest: file hashes computed so far */
     int n_sha;
     /* The input files' hashes, computed by a helper thread while the analyses run. */
-    struct { const char *path; char hex[2 * QR_SHA256_LEN + 1]; bool ok; } hash[2 + 128];   /* the models and up to 128 inputs (QrCliOpts.inputs) */
+    struct { const char *path; char hex[2 * QR_SHA256_LEN + 1]; bool ok, known; } hash[2 + 128];   /* the models and up to 128 inputs (QrCliOpts.inputs) */
     int n_hash;
     pthread_t hash_th;
     bool hash_running;

@@ -281,7 +281,8 @@ static void qr__ra_one(QrRaCtx *c) {
 }
 
 /* prepare: the session, the data set's pass (--data; one input: the same pass over it), the baseline
- * run (with its statistics; made by that pass already unless it failed). */
+ * run (with its statistics; made by that pass already unless it failed: one input's pass stays on
+ * its sample, --data's keeps the worst sample's baseline values). */
 static QrStatus qr__ra_prepare(QrRaCtx *c) {
     QrBundle *bd = c->bd;
     const QrRunallOpts *o = c->o;
@@ -295,6 +296,8 @@ static QrStatus qr__ra_prepare(QrRaCtx *c) {
     c->base_stats = calloc((size_t)c->b->n_values + 1, sizeof *c->base_stats);
     c->base_seen = calloc((size_t)c->b->n_values + 1, sizeof *c->base_seen);
     if (st == QR_OK && !o->dataset) qr__ra_one(c);
+    /* --data: the pass kept the worst sample's baseline values and statistics (else: the run below) */
+    else if (st == QR_OK && !o->dataset_merged) qr_ds_runall_take_base(&bd->dsr, &bd->se, c->base_stats, c->base_seen);
     if (st == QR_OK) st = qr_session_run_baseline_ex(&bd->se, &(QrBaseRunOpts){ .stats = c->base_stats, .seen = c->base_seen });
     return st;
 }
@@ -770,7 +773,8 @@ static QrStatus qr_runall_run(const QrGraph *b, const QrGraph *a, const QrTensor
     memset(r, 0, sizeof *r);
     QrBundle *bd = calloc(1, sizeof *bd);
     if (!bd) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    bd->run = (QrBundleRun){ .cmdline = o->cmdline, .input_paths = o->input_paths, .n_input_paths = o->n_input_paths,
+    bd->run = (QrBundleRun){ .cmdline = o->cmdline, .input_paths = o->input_paths, .input_sha256 = o->input_sha256,
+                             .n_input_paths = o->n_input_paths,
                              .random_input = o->random_input, .warnings = o->warnings, .n_warnings = o->n_warnings,
                              .cos_threshold = o->cos_threshold };
     bd->inputs = inputs;

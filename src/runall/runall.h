@@ -11,6 +11,8 @@ typedef struct QrRunallOpts {
     const char *keep_dir;        /* also leave the unzipped bundle here (NULL: no) */
     const char *cmdline;         /* for the manifest */
     const char *const *input_paths;  /* files the inputs came from (NULL entries: random) */
+    const char *const *input_sha256; /* optional, per input path: its sha256 (hex) from the bytes the CLI read (NULL entries:
+                                      * the manifest hashes the file) */
     int n_input_paths;
     bool random_input;           /* no -i/--data: a deterministic random input was used */
     bool quiet;

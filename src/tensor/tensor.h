@@ -78,6 +78,9 @@ static uint8_t qr_tensor_f32_to_e8m0(float f, bool saturate, QrE8m0Round mode);
 /* .npy: versions 1-3, little-endian, C order. */
 static QrStatus qr_npy_parse(const unsigned char *buf, size_t len, QrTensor *out);   /* owned copy */
 static QrStatus qr_npy_read(const char *path, QrTensor *out);
+/* The same, and the sha256 of the file's bytes as read (sha: NULL, or QR_SHA256_LEN bytes): a file
+ * read once for its tensor and its hash (runall -i: the manifest's). */
+static QrStatus qr_npy_read_sha(const char *path, QrTensor *out, uint8_t *sha);
 static QrStatus qr_npy_encode(const QrTensor *t, unsigned char **out, size_t *out_len); /* malloc'd */
 static QrStatus qr_npy_write(const char *path, const QrTensor *t);
 

@@ -336,9 +336,35 @@ static QrStatus qr__se_run_base_off(QrSession *s) {
 
 static QrStatus qr_session_run_baseline(QrSession *s) { return qr_session_run_baseline_ex(s, &(QrBaseRunOpts){0}); }
 
+/* qr_session_run_baseline_ex's run for o->want: the baseline up to the wanted matches' values, which are
+ * filled as a whole run fills them (the same match_of: a value named by several matches fills the last). */
+static QrStatus qr__se_run_base_want(QrSession *s, const uint8_t *want) {
+    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { NULL, NULL }, calloc((size_t)s->m.n + 1, 1),
+                     NULL, NULL };
+    bool *only = calloc((size_t)s->b->n_values + 1, sizeof *only);
+    QrOverrides ob = {0};
+    QrStatus st = bt.match_of && bt.filled && only ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK && s->base_quant_off) st = qr__se_base_off_overrides(s, &ob);   /* as the whole run */
+    if (st == QR_OK) {
+        for (int v = 0; v < s->b->n_values; v++) bt.match_of[v] = -1;
+        for (int i = 0; i < s->m.n; i++) bt.match_of[s->b_vis[i]] = i;
+        for (int i = 0; i < s->m.n; i++) if (want[i]) only[s->b_vis[i]] = true;
+        QrRunOpts o = { .tap = qr__se_base_tap, .tap_user = &bt, .tap_only = only, .alias = ob.alias, .subst = ob.subst,
+                        .clamp_lo = ob.clamp_lo, .clamp_hi = ob.clamp_hi };
+        st = qr_run(s->b, s->inputs, &o, NULL);      /* no outputs: the nodes after the wanted values do not run */
+        if (st != QR_OK) st = qr_err_wrap(st, "running the baseline %s", s->b->path ? s->b->path : "");
+    }
+    qr_session_overrides_free(&ob);
+    free(only);
+    free(bt.match_of);
+    free(bt.filled);
+    return st;
+}
+
 static QrStatus qr_session_run_baseline_ex(QrSession *s, const QrBaseRunOpts *ro) {
     if (s->base && !s->base_stale) return QR_OK;
     qr__se_eq_kept_free(s);     /* it belongs to the values about to be replaced */
+    if (ro->want && s->base && s->match_fixed && !ro->stats && !ro->tap) return qr__se_run_base_want(s, ro->want);
     if (s->b->n_outputs != s->tw.g.n_outputs)
         return qr_errf(QR_ERR_INVALID, "the baseline has %d outputs but the analysis model has %d", s->b->n_outputs,
                        s->tw.g.n_outputs);

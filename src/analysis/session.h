@@ -95,6 +95,12 @@ typedef struct QrBaseRunOpts {
     bool *seen;
     QrTapFn tap;
     void *tap_user;
+    /* Optional, per match: only these values are wanted (analysis/compare's pairs-only runs: runall
+     * --data's distributions' second pass). With the match fixed and no stats or tap, the run computes
+     * the graph only up to them (no graph outputs, no quantizers-off run) and refills only them, with
+     * the bits a whole run gives them; s stays stale (its other values, base_out and base_off are
+     * another input's). */
+    const uint8_t *want;
 } QrBaseRunOpts;
 static QrStatus qr_session_run_baseline_ex(QrSession *s, const QrBaseRunOpts *o);
 /* Data sets: the baseline values of s's current inputs from an earlier run on the same tensors (runall

@@ -161,14 +161,19 @@ FUZZ_SECONDS ?= 60
 # `make test` runs every target this long first (0 = skip), with a fixed seed.
 FUZZ_SMOKE_SECONDS ?= 20
 FUZZ_TARGETS := onnx_load npy pb onnx_run data_dir
+# One binary holds every target (fuzz/fuzz_main.c: one sanitizer build of qreport.c, not five);
+# build/fuzz/fuzz_<target> are links to it, and the name it runs by picks the target.
 FUZZ_BINS    := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS   = $(CSTD) -O1 -g -Wall -Wextra -Werror $(INC) -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=all -fno-omit-frame-pointer
 comma := ,
 
-build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_targets.h fuzz/onnx_mutator.h $(SRCS) $(DEPS)
+build/fuzz/fuzz_qreport: fuzz/fuzz_main.c fuzz/fuzz_targets.h fuzz/onnx_mutator.h $(SRCS) $(DEPS)
 	@mkdir -p build/fuzz
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(if $(filter onnx_run,$*),-Wl$(comma)--wrap=posix_memalign) -o $@ $< $(LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wl$(comma)--wrap=posix_memalign -o $@ $< $(LIBS)
+
+build/fuzz/fuzz_%: build/fuzz/fuzz_qreport
+	ln -sf fuzz_qreport $@
 
 build/fuzz/corpus/stamp: fuzz/make_corpus.sh
 	fuzz/make_corpus.sh build/fuzz/corpus

@@ -1,8 +1,8 @@
 /* fuzz/fuzz_targets — the bodies of the libFuzzer targets (ONNX loader, .npy reader,
  * TensorProto .pb reader, model execution, data-folder reader), shared with tests/test_harden.c
  * so every input a fuzzer found is replayed by `make test` and `make asan`. Include after qreport.c.
- * The five target bodies (qr__hd_fuzz_*, qr__hm_fuzz_data_dir) have external linkage: each fuzz
- * binary calls one of them, and -Wunused-function is on. */
+ * The five target bodies (qr__hd_fuzz_*, qr__hm_fuzz_data_dir) have external linkage: the fuzz
+ * binary (fuzz_main.c) calls the one its name picks, and -Wunused-function is on. */
 #ifndef QR_FUZZ_TARGETS_H
 #define QR_FUZZ_TARGETS_H
 
@@ -12,7 +12,7 @@
 
 /* Memory budget of one model execution (fuzz_onnx_run): graph inputs and inferred values
  * are checked against it before running; the fuzz binary also refuses aligned allocations
- * beyond it while armed (posix_memalign is wrapped at link time, see fuzz_onnx_run.c). */
+ * beyond it while armed (posix_memalign is wrapped at link time, see fuzz_main.c). */
 #define QR_FUZZ_RUN_BUDGET ((size_t)256 << 20)
 #define QR_FUZZ_MAX_INPUT_ELEMS ((int64_t)1 << 16)
 /* Work budget of one model execution in kernel multiply-adds (qr__hm_node_work): a few hundred

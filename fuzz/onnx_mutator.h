@@ -4,8 +4,14 @@
 #ifndef QR_FUZZ_ONNX_MUTATOR_H
 #define QR_FUZZ_ONNX_MUTATOR_H
 
+/* The mutator's name: libFuzzer's hook unless the includer names it (fuzz_main.c: one binary
+ * for every target, whose hook calls this one for onnx_run only). */
+#ifndef QR_FUZZ_ONNX_MUTATOR
+#define QR_FUZZ_ONNX_MUTATOR LLVMFuzzerCustomMutator
+#endif
+
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
-size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+size_t QR_FUZZ_ONNX_MUTATOR(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
 
 /* Values that sit on boundaries: small dims and axes, sign and width limits. */
 static const int64_t qr__hd_ints[] = {
@@ -135,9 +141,9 @@ static bool qr__hd_mutate_model(Onnx__ModelProto *m, uint64_t *r) {
     }
 }
 
-/* libFuzzer hook: 1 in 4 byte-level (LLVMFuzzerMutate), else 1-3 structural changes of a
+/* The mutation (libFuzzer's hook, or called by it): 1 in 4 byte-level (LLVMFuzzerMutate), else 1-3 structural changes of a
  * decodable model; falls back to byte-level when decoding fails or the result is too big. */
-size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+size_t QR_FUZZ_ONNX_MUTATOR(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
     uint64_t r = seed;
     if (qr__hd_pick(&r, 4) == 0) return LLVMFuzzerMutate(data, size, max_size);
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, data);

@@ -876,6 +876,7 @@ static int64_t qt_ds_steps[2];      /* the last qt_ds_cli_count's qr_compare_ste
 static int64_t qt_ds_compared;      /* and its qr_ds_compared */
 static const char *qt_ds_watch;     /* a file whose opens for reading qt_ds_cli_count counts (qr_file_watch) */
 static int64_t qt_ds_watch_opens;
+static int64_t qt_ds_off_runs;      /* and its qr_session_base_off_runs */
 static int qt_ds_cli_count(const char *args, QrRunCount *c, int64_t *reads) {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", args);
@@ -897,15 +898,17 @@ static int qt_ds_cli_count(const char *args, QrRunCount *c, int64_t *reads) {
         qr_ds_compared = 0;
         qr_file_watch = qt_ds_watch;
         qr_file_watch_opens = 0;
+        qr_session_base_off_runs = 0;
         int code = qr_cli_main(argc, argv);
-        struct { QrRunCount c; int64_t reads, steps[2], compared, opens; } x = { qr_run_count, qr_dsset_reads,
-                                                                                 { qr_compare_steps[0], qr_compare_steps[1] },
-                                                                                 qr_ds_compared, qr_file_watch_opens };
+        struct { QrRunCount c; int64_t reads, steps[2], compared, opens, off; } x = { qr_run_count, qr_dsset_reads,
+                                                                                      { qr_compare_steps[0], qr_compare_steps[1] },
+                                                                                      qr_ds_compared, qr_file_watch_opens,
+                                                                                      qr_session_base_off_runs };
         _exit(write(fd[1], &x, sizeof x) == (ssize_t)sizeof x ? code : 97);
     }
     qr_pool_init(0);
     close(fd[1]);
-    struct { QrRunCount c; int64_t reads, steps[2], compared, opens; } x;
+    struct { QrRunCount c; int64_t reads, steps[2], compared, opens, off; } x;
     bool got = pid > 0 && read(fd[0], &x, sizeof x) == (ssize_t)sizeof x;
     if (got) {
         *c = x.c;
@@ -914,6 +917,7 @@ static int qt_ds_cli_count(const char *args, QrRunCount *c, int64_t *reads) {
         qt_ds_steps[1] = x.steps[1];
         qt_ds_compared = x.compared;
         qt_ds_watch_opens = x.opens;
+        qt_ds_off_runs = x.off;
     }
     close(fd[0]);
     int st = 0;
@@ -1060,6 +1064,39 @@ static void test_dataset_runall_one_input(void) {
     }
 }
 
+/* A quantized baseline (int16_mixed's QDQ model as the baseline of ort_qdq's int8 one): its
+ * quantizers-off run proves the pairs, so `runall --data` makes it on the first sample (the
+ * verification) and once more on the worst for the equivalence check when that is another sample
+ * (qr_session_base_off_need) — whatever the set's size (qr_session_base_off_runs: 1 / 1 / 2 over
+ * 1 / 2 / 3 samples here). Before, every baseline run made it: each sample in the pass, the worst
+ * sample's analyses, the data-set sensitivity's curves and the distributions' second pass' first
+ * sample (3 / 5 / 7). `sensitivity --data` over 3 samples makes it once (before, 6); `runall -i` once. */
+static void test_dataset_base_off_once(void) {
+    const char *B = "fixtures/qpairs/int16_mixed/analysis.onnx", *A = "fixtures/qpairs/ort_qdq/analysis.onnx",
+               *D = "fixtures/qpairs/ort_qdq/data";
+    QrRunCount c = {0};
+    char args[2048];
+    int64_t off[3] = { 0 };
+    for (int n = 1; n <= 3; n++) {
+        snprintf(args, sizeof args, "runall %s %s --data %s --samples %d -o %s/baseoff_%d.zip --quiet", B, A, D, n, qt_tmpdir(), n);
+        int code = qt_ds_cli_count(args, &c, NULL);
+        off[n - 1] = qt_ds_off_runs;
+        QT_CHECKF(code == 0 && qt_ds_off_runs >= 1 && qt_ds_off_runs <= 2, "runall --data over %d samples with a quantized baseline: "
+                  "exit %d, %lld quantizers-off runs (1 or 2 expected)", n, code, (long long)qt_ds_off_runs);
+    }
+    QT_CHECKF(off[0] == 1, "runall --data over one sample: %lld quantizers-off runs (1 expected)", (long long)off[0]);
+    snprintf(args, sizeof args, "sensitivity %s %s --data %s --samples 3 -o %s/baseoff_sens --quiet", B, A, D, qt_tmpdir());
+    int code = qt_ds_cli_count(args, &c, NULL);
+    QT_CHECKF(code == 0 && qt_ds_off_runs == 1, "sensitivity --data: exit %d, %lld quantizers-off runs (1 expected)", code,
+              (long long)qt_ds_off_runs);
+    snprintf(args, sizeof args, "runall %s %s -i %s/0.npy -o %s/baseoff_i.zip --quiet", B, A, D, qt_tmpdir());
+    code = qt_ds_cli_count(args, &c, NULL);
+    QT_CHECKF(code == 0 && qt_ds_off_runs == 1, "runall -i: exit %d, %lld quantizers-off runs (1 expected)", code,
+              (long long)qt_ds_off_runs);
+    if (qt_verbose) printf("     runall --data over 1/2/3 samples: %lld/%lld/%lld quantizers-off runs\n", (long long)off[0],
+                           (long long)off[1], (long long)off[2]);
+}
+
 /* `sensitivity --data` over 1, 2 and 3 samples of a set, counted: what each further sample (one
  * of the 4 worst the sensitivity runs on: --sens-samples' default) adds in whole-model runs. The
  * comparison pass runs its baseline and analysis model once; the sensitivity's rows take the sample
@@ -1125,6 +1162,7 @@ static void qt_dataset_all(void) {
     QT_RUN(test_dataset_dist_prefix);
     QT_RUN(test_dataset_runall_one_pass);
     QT_RUN(test_dataset_sens_one_pass);
+    QT_RUN(test_dataset_base_off_once);
     QT_RUN(test_dataset_runall_compare_once);
     QT_RUN(test_dataset_runall_one_input);
     QT_RUN(test_dataset_cli_early);

@@ -623,6 +623,11 @@ static const QtWin qt__k_wins[] = {
      * the next block's first column), two padding rows on top, a partial block of one */
     { 7, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0 },    { 9, 33, 3, 3, 1, 1, 1, 1, 2, 1, 0, 0 },  { 6, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0 },
     { 5, 49, 3, 3, 1, 1, 1, 1, 0, 1, 2, 1 },
+    /* max pooling read straight from the rows (kern/avx512/f32_pool.c): ResNet-18's 3x3/2 with
+     * ceil mode's extra end pad, stride 2 with dilation 2 and 3 over 16-output blocks and their
+     * partial last one, stride 1 with dilation 3, a 2x2/2 window without pads */
+    { 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 2, 2 }, { 9, 75, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1 }, { 7, 100, 2, 4, 1, 2, 1, 3, 0, 2, 1, 3 },
+    { 6, 61, 3, 3, 1, 1, 3, 3, 2, 2, 2, 2 },    { 8, 66, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
 };
 
 /* out size of a window along one dim */
@@ -834,11 +839,19 @@ static void test_maxpool(void) {
                 QT_CHECKF(yr[oh * OW + ow] == best, "ref window %d (%lld,%lld): %g vs %g", wi, (long long)oh, (long long)ow,
                           yr[oh * OW + ow], best);
             }
-        for (int64_t i = 0; i < q->H * q->W; i += 7) x[i] = NAN;
-        qr_f32_maxpool2d__ref(x, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, yr, OH, OW, rb);
-        for (int l = 1; l < nl; l++) {
-            lv[l].f32_maxpool2d(x, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, y, OH, OW, rb);
-            QT_CHECKF(memcmp(y, yr, (size_t)(OH * OW) * sizeof(float)) == 0, "%s window %d", qr_isa_name(lv[l].isa), wi);
+        /* pass 0: NaN every 7th element; pass 1: only +0 and -0 (every window a tie, so the
+         * order of the comparisons decides the sign of each output) */
+        for (int pass = 0; pass < 2; pass++) {
+            for (int64_t i = 0; i < q->H * q->W; i++)
+                if (pass == 1) x[i] = (qr_rng_next(&rng) & 1) ? -0.0f : 0.0f;
+                else if (i % 7 == 0) x[i] = NAN;
+            qr_f32_maxpool2d__ref(x, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, yr, OH, OW, rb);
+            for (int l = 1; l < nl; l++) {
+                for (int64_t i = 0; i < OH * OW; i++) y[i] = 5.0f;
+                lv[l].f32_maxpool2d(x, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, y, OH, OW, rb);
+                QT_CHECKF(memcmp(y, yr, (size_t)(OH * OW) * sizeof(float)) == 0, "%s window %d pass %d",
+                          qr_isa_name(lv[l].isa), wi, pass);
+            }
         }
         qr_aligned_free(x);
         qr_aligned_free(rb);

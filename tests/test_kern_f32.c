@@ -626,6 +626,10 @@ static void test_f32_conv_order(void) {
          * (K = 288 of 128), and enough work for the pool's threads */
         { 3, 29, 7, 64, 2 }, { 32, 25, 3, 40, 1 }, { 16, 26, 3, 17, 2 }, { 32, 56, 3, 40, 1 }, { 8, 13, 5, 64, 1 },
         { 3, 30, 3, 32, 2 },   /* K = 27: the GEMM path */
+        /* fewer pixels than twice the channels (layer3's 14x14: N >= M/2) in rows of 12-14 pixels:
+         * the coc path, one tile per row, two K blocks, partial channel blocks (232 = 7 x 32 + 8,
+         * 150); 11-pixel rows: the GEMM path */
+        { 24, 14, 3, 232, 1 }, { 16, 27, 3, 150, 2 }, { 40, 12, 3, 100, 1 }, { 40, 11, 3, 100, 1 },
     };
     for (int si = 0; si < QR_ARRAY_LEN(sh); si++) {
         const int64_t C = sh[si].C, H = sh[si].HW, KS = sh[si].KHW, M = sh[si].M, pad = KS / 2, st = sh[si].s;
@@ -654,7 +658,7 @@ static void test_f32_conv_order(void) {
         QrF32ConvB cb = { x, C, H, H, KS, KS, st, st, 1, 1, pad, pad, OH, OW };
         QrF32Fused f = { .ep = { bias, -INFINITY, INFINITY }, .relu = true, .conv_n = N };
         /* the AVX-512 levels take the channels-along-vectors path exactly where it applies */
-        const bool coc = M >= 16 && N >= 2 * M && K >= 64;
+        const bool coc = M >= 16 && (N >= 2 * M || (2 * N >= M && OW >= 12)) && K >= 64;
         for (int l = 0; l < nl; l++) {
             if (lv[l].isa != QR_ISA_AVX2 && lv[l].isa != QR_ISA_AVX512 && lv[l].isa != QR_ISA_VNNI) continue;   /* x86-64 SIMD levels: ORT order */
             for (int form = 0; form < 3; form++) {   /* 2: the convolution on one thread */

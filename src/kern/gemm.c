@@ -201,12 +201,13 @@ static inline __attribute__((always_inline)) void qr__k_deq_panel_c(const void *
 }
 
 /* A convolution run with its output channels along the vectors (qr__k_f32_coc_run): the
- * weights packed once per call into blocks of QR__K_COC_MB channels, (K, QR__K_COC_MB) each
+ * weights packed once per call into blocks of QR__K_COC_MB channels (the ISA's QrKCocPack:
+ * 16x16 transposes in registers on AVX-512), (K, QR__K_COC_MB) each
  * (zero past M), the image copied once into a zero-padded one, so that tap k of output
  * (oh, ow) is xp[off[k] + oh*sh*Wp + ow*sw]. A task is one channel block over `rows` output
  * rows; the ISA's task function (QrKF32Isa.coc) sums every element as the GEMM path does. */
 #define QR__K_COC_MB 32
-#define QR__K_COC_MAXP 12   /* output pixels per tile */
+#define QR__K_COC_MAXP 14   /* output pixels per tile */
 typedef struct QrKCocJob {
     const float *xp, *wt;    /* padded image (C, Hp, Wp); packed weights */
     const int32_t *off;      /* K offsets into xp */
@@ -215,6 +216,9 @@ typedef struct QrKCocJob {
     const QrF32Fused *f;     /* epilogue; NULL: none */
 } QrKCocJob;
 typedef void (*QrKCocTask)(void *ctx, int64_t t, int tid);
+/* Packs one weight block of the coc path: dst (K, QR__K_COC_MB), dst[k][r] = a[r * lda + k] for
+ * r < mv, zero for r >= mv (a copy: the sums do not change). */
+typedef void (*QrKCocPack)(const float *a, int64_t lda, int64_t mv, int64_t K, float *dst);
 
 /* An ISA's float32 GEMM: tile size, K block (measured: 256 for both 6x16 and 8x32 on
  * Zen 4), ukr[r-1] for r = 1..mr rows, the sequential dot products (N = 1) and the B
@@ -235,6 +239,7 @@ typedef struct QrKF32Isa {
     QrKCocTask coc;             /* a task of qr__k_f32_coc_run (NULL: the level has none) */
     /* a full prepacked panel and the task's narrow last panel in one pass (NULL: none) */
     QrKF32UkrWide ukr_wide[QR__K_MAXMR];
+    QrKCocPack coc_pack;        /* the coc path's weight blocks (NULL: plain C) */
 } QrKF32Isa;
 
 /* A run of a B panel's columns that lies in one output row of a convolution: panel
@@ -704,7 +709,7 @@ static int64_t qr__k_conv_kc(int64_t K, int64_t N) {
  * floats written and read again, for a layer of many pixels and few channels far more than
  * its weights (ResNet-18's first layers: 7 MB of panels against 147 KB of weights; the gather
  * was 16-18% of their time on one thread). There the weights are packed instead, M x K once
- * per call, and the image is read in place, each tap broadcast: a tile of up to 12 pixels of
+ * per call, and the image is read in place, each tap broadcast: a tile of up to 14 pixels of
  * an output row times 32 channels is 24 accumulators, two weight vectors and 12 broadcasts per
  * tap. Every element is still one chain of fused multiply-adds per K block (MlasConv's, kc),
  * the blocks added in order and the bias after the last, so the bits are the GEMM path's. */
@@ -717,6 +722,7 @@ typedef struct QrKCocPrep {
     const float *A;
     int64_t lda, Hp, cchunk;
     float *wt, *xp;
+    QrKCocPack pack;   /* NULL: plain C */
 } QrKCocPrep;
 
 /* Prep task t: t < nblk packs weight block t, the rest copy image channels [c0, c0 + cchunk)
@@ -729,6 +735,10 @@ static void qr__k_coc_prep_task(void *ctx, int64_t t, int tid) {
     if (t < j->nblk) {
         float *dst = p->wt + t * j->K * MB;
         const int64_t mv = QR_MIN(MB, j->M - t * MB);
+        if (p->pack) {
+            p->pack(p->A + t * MB * p->lda, p->lda, mv, j->K, dst);
+            return;
+        }
         for (int64_t k0 = 0; k0 < j->K; k0 += 64) {   /* 64 K values of every row at a time: MB read streams */
             const int64_t k1 = QR_MIN(j->K, k0 + 64);
             for (int64_t r = 0; r < MB; r++) {
@@ -759,14 +769,18 @@ static void qr__k_coc_prep_task(void *ctx, int64_t t, int tid) {
 /* Runs the convolution Y = epilogue(A @ B(b)) (QrF32ConvGemmFusedFn) by the ISA's coc tasks
  * when it suits them: stride 1 or 2 along the row, at least 16 channels, at least twice as
  * many output pixels as channels (then the packed weights are at most half the size of the
- * panels the GEMM path would gather), K >= 64 (below, a tile's transposes and stores cost
- * more than the gather saves: MobileNetV2's first layer, K = 27, measured 5% slower), and the
- * copies within 8 MiB of this thread's scratch.
+ * panels the GEMM path would gather) or, with output rows of 12 pixels or more, at least half
+ * as many (ResNet-18's 14x14 layers: their weights, packed per call at ~10% of the layer's
+ * time, still left it 7-10% faster than the GEMM path on one thread; its 7x7 layers, tiles of
+ * 7 pixels and 2.4-9.4 MB of weights, were 25-30% slower and stay there), K >= 64 (below, a
+ * tile's transposes and stores cost more than the gather saves: MobileNetV2's first layer,
+ * K = 27, measured 5% slower), and the copies within 8 MiB of this thread's scratch.
  * Returns false, having written nothing, when it does not run. */
 static bool qr__k_f32_coc_run(const QrKF32Isa *isa, int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,
                               float *Y, int64_t ldy, const QrF32Fused *f, int threads) {
     const int64_t N = b->OH * b->OW, K = b->C * b->KH * b->KW, MB = QR__K_COC_MB;
-    if (!isa->coc || (b->sw != 1 && b->sw != 2) || M < 16 || N < 2 * M || K < 64) return false;
+    if (!isa->coc || (b->sw != 1 && b->sw != 2) || M < 16 || K < 64) return false;
+    if (N < 2 * M && (2 * N < M || b->OW < 12)) return false;
     const int64_t Hp = (b->OH - 1) * b->sh + (b->KH - 1) * b->dh + 1, Wp = (b->OW - 1) * b->sw + (b->KW - 1) * b->dw + 1;
     const int64_t nblk = qr__k_cdiv(M, MB), xp_n = b->C * Hp * Wp;
     if (xp_n >= ((int64_t)1 << 31)) return false;
@@ -785,7 +799,7 @@ static bool qr__k_f32_coc_run(const QrKF32Isa *isa, int64_t M, const float *A, i
     const int64_t want = QR_MAX(1, qr__k_cdiv(8 * (int64_t)threads, nblk));
     j.rows = qr__k_cdiv(b->OH, QR_MIN(b->OH, want));
     QrKCocPrep p = { &j, b, A, lda, Hp, QR_MAX(1, ((int64_t)1 << 14) / QR_MAX(1, Hp * Wp)), (float *)mem,
-                     (float *)(mem + wt_b) };
+                     (float *)(mem + wt_b), isa->coc_pack };
     const int64_t n_prep = nblk + qr__k_cdiv(b->C, p.cchunk), n_tasks = nblk * qr__k_cdiv(b->OH, j.rows);
     if (threads == 1) {
         for (int64_t t = 0; t < n_prep; t++) qr__k_coc_prep_task(&p, t, 0);

@@ -223,6 +223,7 @@ static const QrKF32Isa qr__k_f32_avx2_isa = {
     qr__k_f32_avx2_deq_panel,
     NULL,   /* no coc tasks: the GEMM path */
     { NULL },
+    NULL,
 };
 
 /* QrF32GemmFn / QrF32GemmExFn / QrF32ConvGemmFn and their fused forms (kern/gemm.c). */

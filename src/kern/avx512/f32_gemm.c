@@ -316,12 +316,12 @@ qr__k_f32_avx512_coc_tile(const int P, const int S, const QrKCocJob *j, const fl
                           int64_t k1, float *t, int64_t m0, int64_t n0) {
     const int32_t *off = j->off;
     __m512 acc[QR__K_COC_MAXP][2];
-#pragma GCC unroll 12
+#pragma GCC unroll 14
     for (int p = 0; p < P; p++) acc[p][0] = acc[p][1] = _mm512_setzero_ps();
     for (int64_t k = k0; k < k1; k++) {
         const float *q = xb + off[k];
         const __m512 w0 = _mm512_loadu_ps(w + k * QR__K_COC_MB), w1 = _mm512_loadu_ps(w + k * QR__K_COC_MB + 16);
-#pragma GCC unroll 12
+#pragma GCC unroll 14
         for (int p = 0; p < P; p++) {
             const __m512 x = _mm512_set1_ps(q[p * S]);
             acc[p][0] = _mm512_fmadd_ps(x, w0, acc[p][0]);
@@ -329,14 +329,14 @@ qr__k_f32_avx512_coc_tile(const int P, const int S, const QrKCocJob *j, const fl
         }
     }
     if (k0 > 0) {
-#pragma GCC unroll 12
+#pragma GCC unroll 14
         for (int p = 0; p < P; p++) {
             acc[p][0] = _mm512_add_ps(_mm512_loadu_ps(t + p * 32), acc[p][0]);
             acc[p][1] = _mm512_add_ps(_mm512_loadu_ps(t + p * 32 + 16), acc[p][1]);
         }
     }
     if (k1 < j->K) {
-#pragma GCC unroll 12
+#pragma GCC unroll 14
         for (int p = 0; p < P; p++) {
             _mm512_storeu_ps(t + p * 32, acc[p][0]);
             _mm512_storeu_ps(t + p * 32 + 16, acc[p][1]);
@@ -382,7 +382,7 @@ typedef void (*QrKCocTileFn)(const QrKCocJob *j, const float *xb, const float *w
 #define QR__K_A512_COC_S(s)                                                                                    \
     QR__K_A512_COC(1, s) QR__K_A512_COC(2, s) QR__K_A512_COC(3, s) QR__K_A512_COC(4, s) QR__K_A512_COC(5, s)   \
     QR__K_A512_COC(6, s) QR__K_A512_COC(7, s) QR__K_A512_COC(8, s) QR__K_A512_COC(9, s) QR__K_A512_COC(10, s)  \
-    QR__K_A512_COC(11, s) QR__K_A512_COC(12, s)
+    QR__K_A512_COC(11, s) QR__K_A512_COC(12, s) QR__K_A512_COC(13, s) QR__K_A512_COC(14, s)
 /* Generates qr__k_f32_avx512_coc1_s1 .. qr__k_f32_avx512_coc12_s2. */
 QR__K_A512_COC_S(1)
 QR__K_A512_COC_S(2)
@@ -390,42 +390,63 @@ QR__K_A512_COC_S(2)
 #undef QR__K_A512_COC
 
 /* QrKCocTask on AVX-512F: channel block t % nblk over output rows [rg*rows, ...) with
- * rg = t / nblk, each row in tiles of up to 12 pixels (as even as the row allows), taken
+ * rg = t / nblk, each row in tiles of up to 14 pixels (as even as the row allows), taken
  * QR__K_COC_GROUP tiles at a time K block by K block, so that a block's weights (kc x 32
  * floats) stay in L1 across the tiles (tile by tile over all of K, ResNet-18's layer1 streamed
- * its 73 KB of weights from L2 for every tile); then the fused post steps over the task's block. */
+ * its 73 KB of weights from L2 for every tile); a group takes the task's tiles in row order
+ * across rows (a 14- or 28-pixel row has only 1 or 2 tiles); then the fused post steps over
+ * the task's block. */
 #define QR__K_COC_GROUP 10
 QR__K_AVX512 static void qr__k_f32_avx512_coc(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
     static const QrKCocTileFn fn[2][QR__K_COC_MAXP] = {
         { qr__k_f32_avx512_coc1_s1, qr__k_f32_avx512_coc2_s1, qr__k_f32_avx512_coc3_s1, qr__k_f32_avx512_coc4_s1,
           qr__k_f32_avx512_coc5_s1, qr__k_f32_avx512_coc6_s1, qr__k_f32_avx512_coc7_s1, qr__k_f32_avx512_coc8_s1,
-          qr__k_f32_avx512_coc9_s1, qr__k_f32_avx512_coc10_s1, qr__k_f32_avx512_coc11_s1, qr__k_f32_avx512_coc12_s1 },
+          qr__k_f32_avx512_coc9_s1, qr__k_f32_avx512_coc10_s1, qr__k_f32_avx512_coc11_s1, qr__k_f32_avx512_coc12_s1,
+          qr__k_f32_avx512_coc13_s1, qr__k_f32_avx512_coc14_s1 },
         { qr__k_f32_avx512_coc1_s2, qr__k_f32_avx512_coc2_s2, qr__k_f32_avx512_coc3_s2, qr__k_f32_avx512_coc4_s2,
           qr__k_f32_avx512_coc5_s2, qr__k_f32_avx512_coc6_s2, qr__k_f32_avx512_coc7_s2, qr__k_f32_avx512_coc8_s2,
-          qr__k_f32_avx512_coc9_s2, qr__k_f32_avx512_coc10_s2, qr__k_f32_avx512_coc11_s2, qr__k_f32_avx512_coc12_s2 },
+          qr__k_f32_avx512_coc9_s2, qr__k_f32_avx512_coc10_s2, qr__k_f32_avx512_coc11_s2, qr__k_f32_avx512_coc12_s2,
+          qr__k_f32_avx512_coc13_s2, qr__k_f32_avx512_coc14_s2 },
     };
     const QrKCocJob *j = ctx;
     const int64_t blk = t % j->nblk, oh0 = t / j->nblk * j->rows, oh1 = QR_MIN(j->OH, oh0 + j->rows);
     const int64_t m0 = blk * QR__K_COC_MB, OW = j->OW, nt = qr__k_cdiv(OW, QR__K_COC_MAXP), K = j->K;
     const float *w = j->wt + blk * K * QR__K_COC_MB;
     float tbuf[QR__K_COC_GROUP * QR__K_COC_MAXP * QR__K_COC_MB] __attribute__((aligned(64)));
-    for (int64_t oh = oh0; oh < oh1; oh++)
-        for (int64_t g0 = 0; g0 < nt; g0 += QR__K_COC_GROUP) {
-            const int64_t g1 = QR_MIN(nt, g0 + QR__K_COC_GROUP);
-            for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
-                const int64_t k1 = QR_MIN(K, k0 + j->kc);
-                for (int64_t i = g0; i < g1; i++) {
-                    const int64_t ow0 = i * OW / nt, ow1 = (i + 1) * OW / nt;
-                    fn[j->sw - 1][ow1 - ow0 - 1](j, j->xp + oh * j->sh * j->Wp + ow0 * j->sw, w, k0, k1,
-                                                 tbuf + (i - g0) * QR__K_COC_MAXP * QR__K_COC_MB, m0, oh * OW + ow0);
-                }
+    const int64_t ntt = (oh1 - oh0) * nt;   /* the task's tiles, row by row; a group may span rows */
+    for (int64_t g0 = 0; g0 < ntt; g0 += QR__K_COC_GROUP) {
+        const int64_t g1 = QR_MIN(ntt, g0 + QR__K_COC_GROUP);
+        for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
+            const int64_t k1 = QR_MIN(K, k0 + j->kc);
+            for (int64_t i = g0; i < g1; i++) {
+                const int64_t oh = oh0 + i / nt, ti = i % nt, ow0 = ti * OW / nt, ow1 = (ti + 1) * OW / nt;
+                fn[j->sw - 1][ow1 - ow0 - 1](j, j->xp + oh * j->sh * j->Wp + ow0 * j->sw, w, k0, k1,
+                                             tbuf + (i - g0) * QR__K_COC_MAXP * QR__K_COC_MB, m0, oh * OW + ow0);
             }
         }
+    }
     const QrF32Fused *f = j->f;
     if (f && f->post && oh1 > oh0)
         f->post(f->post_ctx, j->Y + m0 * j->ldy + oh0 * OW, j->ldy, m0, QR_MIN((int64_t)QR__K_COC_MB, j->M - m0),
                 oh0 * OW, (oh1 - oh0) * OW);
+}
+
+/* QrKCocPack on AVX-512F: 16 rows x 16 K values at a time (masked past K and mv, zero rows
+ * past mv), transposed in registers into 16 K rows of the block's half; a copy. */
+QR__K_AVX512 static void qr__k_f32_avx512_coc_pack(const float *a, int64_t lda, int64_t mv, int64_t K, float *dst) {
+    for (int64_t k0 = 0; k0 < K; k0 += 16) {
+        const int n = (int)QR_MIN((int64_t)16, K - k0);
+        const __mmask16 km = (__mmask16)(n == 16 ? 0xffffu : (1u << n) - 1);
+        for (int h = 0; h < 2; h++) {
+            __m512 t[16];
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; i++)
+                t[i] = 16 * h + i < mv ? _mm512_maskz_loadu_ps(km, a + (16 * h + i) * lda + k0) : _mm512_setzero_ps();
+            qr__k_f32_avx512_t16(t);
+            for (int i = 0; i < n; i++) _mm512_storeu_ps(dst + (k0 + i) * QR__K_COC_MB + 16 * h, t[i]);
+        }
+    }
 }
 
 /* QrKF32DotSeq on AVX-512F: sixteen rows per zmm, one chain of fused multiply-adds per
@@ -610,6 +631,7 @@ static const QrKF32Isa qr__k_f32_avx512_isa = {
     qr__k_f32_avx512_coc,
     { qr__k_f32_avx512_ukw1, qr__k_f32_avx512_ukw2, qr__k_f32_avx512_ukw3, qr__k_f32_avx512_ukw4,
       qr__k_f32_avx512_ukw5, qr__k_f32_avx512_ukw6, qr__k_f32_avx512_ukw7, qr__k_f32_avx512_ukw8 },
+    qr__k_f32_avx512_coc_pack,
 };
 
 /* QrF32GemmFn / QrF32GemmExFn / QrF32ConvGemmFn and their fused forms (kern/gemm.c). */

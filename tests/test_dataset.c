@@ -734,12 +734,13 @@ static void test_dataset_one_pass(void) {
  * the pass (the five most sensitive activations of the worst sample: runall's default) still
  * need, which runs each model whole once per sample. names (NULL: runall's default) are the
  * distributions' and the pass's. */
-static QrStatus qt_ds_dist_over_set(QtDs *t, const char *const *names, int n_names, const char *sub, QrRunCount *c, int *n_done,
-                                    QrDistSet *dist) {
+static QrStatus qt_ds_dist_over_set_ex(QtDs *t, const char *const *names, int n_names, bool after, const char *sub,
+                                       QrRunCount *c, int *n_done, QrDistSet *dist) {
     QrDsRunall r;
     QrSensResult sens = {0};
     QrSensOpts so = { .metric = QR_METRIC_L1 };
-    QrStatus st = qr_ds_runall_pass(&r, &t->ds, QR_METRIC_L1, -1, false, &t->se, "sim", &t->p.in, false, 0, names, n_names, 0);
+    QrStatus st = qr_ds_runall_pass(&r, &t->ds, QR_METRIC_L1, -1, false, &t->se, "sim", &t->p.in, false, 0, after ? NULL : names,
+                                    after ? 0 : n_names, 0);
     if (st == QR_OK) st = qr_sens_run(&t->se, &so, &sens);
     if (st == QR_OK) st = qr_dist_collect_axis(&t->se, &sens, names, n_names, 0, false, 0, NULL, dist);
     qr_session_ref_free(&t->se);
@@ -749,11 +750,18 @@ static QrStatus qt_ds_dist_over_set(QtDs *t, const char *const *names, int n_nam
     if (st == QR_OK) st = qr_ds_runall_write(&r, &t->se, "sim", dist, dir);
     c->graphs = qr_run_count.graphs - c0.graphs;
     c->plain = qr_run_count.plain - c0.plain;
+    c->nodes = qr_run_count.nodes - c0.nodes;
     *n_done = r.dc.n_done;
     qr_sens_free(&sens);
     qr_ds_runall_free(&r);
     t->se.inputs = &t->p.in;
     return st;
+}
+
+/* names chosen before the pass (--plot-nodes: the pass accumulates them) or, after, by the second pass */
+static QrStatus qt_ds_dist_over_set(QtDs *t, const char *const *names, int n_names, const char *sub, QrRunCount *c, int *n_done,
+                                    QrDistSet *dist) {
+    return qt_ds_dist_over_set_ex(t, names, n_names, false, sub, c, n_done, dist);
 }
 
 /* Whether two distributions over the set hold the same data (bits). */
@@ -801,9 +809,62 @@ static void test_dataset_dist_one_pass(void) {
                   "whole)", pairs[i], (long long)c1.graphs, (long long)c1.plain);
         QT_CHECKF(c2.plain == 2 * n2 && n1 == n2 && n1 > 1, "%s: the second pass ran the models whole %lld times over %d "
                   "samples (%d in the first)", pairs[i], (long long)c2.plain, n2, n1);
-        if (qt_verbose) printf("     %s: %d distributions over the set of %d samples, the same from the pass\n", pairs[i], nn, n1);
+        if (qt_verbose) printf("     %s: %d distributions over the set of %d samples, the same from the pass; second pass %lld "
+                               "node executions\n", pairs[i], nn, n1, (long long)c2.nodes);
         qr_dist_free(&one);
         qr_dist_free(&two);
+    }
+}
+
+/* The distributions' second pass (the activations chosen after the pass) computes each model only
+ * up to the activations it accumulates (the baseline's QrBaseRunOpts.want, the compare plan's
+ * pairs_only: runs without graph outputs): for the graph's first quantized activation it executes
+ * fewer nodes than for its last (before: two whole runs a sample either way, the same count), two
+ * runs a sample, and the distributions are the bits the pass gives them (--plot-nodes). */
+static void test_dataset_dist_prefix(void) {
+    const char *pairs[] = { "ort_qdq", "qat_fakequant" };
+    for (int i = 0; i < 2; i++) {
+        const char *P = pairs[i];
+        QtDs t;
+        char first[256] = "", last[256] = "";
+        QrStatus st = qt_ds_open(&t, P, NULL);
+        for (int m = 0; st == QR_OK && m < t.se.m.n; m++) {
+            int q = t.se.vis[m] >= 0 ? qr_dist_act_quant_of(&t.se, t.se.vis[m]) : -1;
+            double lo = NAN, hi = NAN;
+            if (q >= 0) qr_weights_clip_range(&t.se.tw.g, &t.se.qt.q[q], &lo, &hi);
+            if (!(hi > lo)) continue;
+            snprintf(last, sizeof last, "%s", t.se.b->values[t.se.m.m[m].b_value].name);
+            if (!first[0]) snprintf(first, sizeof first, "%s", last);
+        }
+        QrRunCount ce = {0}, cl = {0}, cp = {0};
+        QrDistSet de = {0}, dl = {0}, dp = {0};
+        int ne = 0, nl = 0, np = 0;
+        const char *fn[1] = { first }, *ln[1] = { last };
+        if (st == QR_OK && (!first[0] || !strcmp(first, last))) st = qr_errf(QR_ERR_INVALID, "no two quantized activations");
+        if (st == QR_OK) st = qt_ds_dist_over_set_ex(&t, fn, 1, true, "dsprefix_first", &ce, &ne, &de);
+        if (st == QR_OK) st = qt_ds_dist_over_set_ex(&t, ln, 1, true, "dsprefix_last", &cl, &nl, &dl);
+        if (st == QR_OK) st = qt_ds_dist_over_set(&t, fn, 1, "dsprefix_pass", &cp, &np, &dp);
+        qt_ds_close(&t);
+        QT_OK(st);
+        QT_CHECKF(ce.plain == 2 * ne && cl.plain == 2 * nl && ne == nl && ne > 1, "%s: the second pass ran %lld / %lld times over "
+                  "%d / %d samples", P, (long long)ce.plain, (long long)cl.plain, ne, nl);
+        QT_CHECKF(ce.nodes < cl.nodes, "%s: the second pass executed %lld nodes for '%s', %lld for '%s' (fewer expected)", P,
+                  (long long)ce.nodes, first, (long long)cl.nodes, last);
+        int same = 0, over = 0;
+        char why[300] = "";
+        for (int k = 0; k < de.n; k++)
+            for (int j = 0; j < dp.n; j++)
+                if (!strcmp(de.d[k].name, dp.d[j].name) && de.d[k].n_samples > 0) {
+                    over++;
+                    same += qt_ds_dist_same(&de.d[k], &dp.d[j], why, sizeof why);
+                }
+        QT_CHECKF(over == 1 && same == 1 && !why[0], "%s: '%s' over the set: %d from the second pass, %d the pass's bits: %s", P,
+                  first, over, same, why);
+        if (qt_verbose) printf("     %s: the second pass over %d samples: %lld node executions for '%s', %lld for '%s'\n", P, ne,
+                               (long long)ce.nodes, first, (long long)cl.nodes, last);
+        qr_dist_free(&de);
+        qr_dist_free(&dl);
+        qr_dist_free(&dp);
     }
 }
 
@@ -815,6 +876,7 @@ static int64_t qt_ds_steps[2];      /* the last qt_ds_cli_count's qr_compare_ste
 static int64_t qt_ds_compared;      /* and its qr_ds_compared */
 static const char *qt_ds_watch;     /* a file whose opens for reading qt_ds_cli_count counts (qr_file_watch) */
 static int64_t qt_ds_watch_opens;
+static int64_t qt_ds_off_runs;      /* and its qr_session_base_off_runs */
 static int qt_ds_cli_count(const char *args, QrRunCount *c, int64_t *reads) {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", args);
@@ -836,15 +898,17 @@ static int qt_ds_cli_count(const char *args, QrRunCount *c, int64_t *reads) {
         qr_ds_compared = 0;
         qr_file_watch = qt_ds_watch;
         qr_file_watch_opens = 0;
+        qr_session_base_off_runs = 0;
         int code = qr_cli_main(argc, argv);
-        struct { QrRunCount c; int64_t reads, steps[2], compared, opens; } x = { qr_run_count, qr_dsset_reads,
-                                                                                 { qr_compare_steps[0], qr_compare_steps[1] },
-                                                                                 qr_ds_compared, qr_file_watch_opens };
+        struct { QrRunCount c; int64_t reads, steps[2], compared, opens, off; } x = { qr_run_count, qr_dsset_reads,
+                                                                                      { qr_compare_steps[0], qr_compare_steps[1] },
+                                                                                      qr_ds_compared, qr_file_watch_opens,
+                                                                                      qr_session_base_off_runs };
         _exit(write(fd[1], &x, sizeof x) == (ssize_t)sizeof x ? code : 97);
     }
     qr_pool_init(0);
     close(fd[1]);
-    struct { QrRunCount c; int64_t reads, steps[2], compared, opens; } x;
+    struct { QrRunCount c; int64_t reads, steps[2], compared, opens, off; } x;
     bool got = pid > 0 && read(fd[0], &x, sizeof x) == (ssize_t)sizeof x;
     if (got) {
         *c = x.c;
@@ -853,6 +917,7 @@ static int qt_ds_cli_count(const char *args, QrRunCount *c, int64_t *reads) {
         qt_ds_steps[1] = x.steps[1];
         qt_ds_compared = x.compared;
         qt_ds_watch_opens = x.opens;
+        qt_ds_off_runs = x.off;
     }
     close(fd[0]);
     int st = 0;
@@ -999,6 +1064,39 @@ static void test_dataset_runall_one_input(void) {
     }
 }
 
+/* A quantized baseline (int16_mixed's QDQ model as the baseline of ort_qdq's int8 one): its
+ * quantizers-off run proves the pairs, so `runall --data` makes it on the first sample (the
+ * verification) and once more on the worst for the equivalence check when that is another sample
+ * (qr_session_base_off_need) — whatever the set's size (qr_session_base_off_runs: 1 / 1 / 2 over
+ * 1 / 2 / 3 samples here). Before, every baseline run made it: each sample in the pass, the worst
+ * sample's analyses, the data-set sensitivity's curves and the distributions' second pass' first
+ * sample (3 / 5 / 7). `sensitivity --data` over 3 samples makes it once (before, 6); `runall -i` once. */
+static void test_dataset_base_off_once(void) {
+    const char *B = "fixtures/qpairs/int16_mixed/analysis.onnx", *A = "fixtures/qpairs/ort_qdq/analysis.onnx",
+               *D = "fixtures/qpairs/ort_qdq/data";
+    QrRunCount c = {0};
+    char args[2048];
+    int64_t off[3] = { 0 };
+    for (int n = 1; n <= 3; n++) {
+        snprintf(args, sizeof args, "runall %s %s --data %s --samples %d -o %s/baseoff_%d.zip --quiet", B, A, D, n, qt_tmpdir(), n);
+        int code = qt_ds_cli_count(args, &c, NULL);
+        off[n - 1] = qt_ds_off_runs;
+        QT_CHECKF(code == 0 && qt_ds_off_runs >= 1 && qt_ds_off_runs <= 2, "runall --data over %d samples with a quantized baseline: "
+                  "exit %d, %lld quantizers-off runs (1 or 2 expected)", n, code, (long long)qt_ds_off_runs);
+    }
+    QT_CHECKF(off[0] == 1, "runall --data over one sample: %lld quantizers-off runs (1 expected)", (long long)off[0]);
+    snprintf(args, sizeof args, "sensitivity %s %s --data %s --samples 3 -o %s/baseoff_sens --quiet", B, A, D, qt_tmpdir());
+    int code = qt_ds_cli_count(args, &c, NULL);
+    QT_CHECKF(code == 0 && qt_ds_off_runs == 1, "sensitivity --data: exit %d, %lld quantizers-off runs (1 expected)", code,
+              (long long)qt_ds_off_runs);
+    snprintf(args, sizeof args, "runall %s %s -i %s/0.npy -o %s/baseoff_i.zip --quiet", B, A, D, qt_tmpdir());
+    code = qt_ds_cli_count(args, &c, NULL);
+    QT_CHECKF(code == 0 && qt_ds_off_runs == 1, "runall -i: exit %d, %lld quantizers-off runs (1 expected)", code,
+              (long long)qt_ds_off_runs);
+    if (qt_verbose) printf("     runall --data over 1/2/3 samples: %lld/%lld/%lld quantizers-off runs\n", (long long)off[0],
+                           (long long)off[1], (long long)off[2]);
+}
+
 /* `sensitivity --data` over 1, 2 and 3 samples of a set, counted: what each further sample (one
  * of the 4 worst the sensitivity runs on: --sens-samples' default) adds in whole-model runs. The
  * comparison pass runs its baseline and analysis model once; the sensitivity's rows take the sample
@@ -1061,8 +1159,10 @@ static void qt_dataset_all(void) {
     QT_RUN(test_dataset_runall);
     QT_RUN(test_dataset_one_pass);
     QT_RUN(test_dataset_dist_one_pass);
+    QT_RUN(test_dataset_dist_prefix);
     QT_RUN(test_dataset_runall_one_pass);
     QT_RUN(test_dataset_sens_one_pass);
+    QT_RUN(test_dataset_base_off_once);
     QT_RUN(test_dataset_runall_compare_once);
     QT_RUN(test_dataset_runall_one_input);
     QT_RUN(test_dataset_cli_early);

@@ -103,6 +103,7 @@ struct QrCmpPlan {
     QrRunOpts o[2];
     QrTensor *keep_outs;     /* qr_compare_ds_run: receives the full run's outputs */
     QrBaseRunOpts base;      /* data sets: what every sample's baseline run feeds (qr_compare_ds_open's base) */
+    bool pairs_only;         /* hooks' pairs_of: the full run computes the graph up to those pairs' values only */
     int n_outs;              /* exec's outputs (outs) */
     QrCmpSplitPlan *split;   /* the error split's runs (after the shadow run), or NULL */
 };
@@ -901,6 +902,7 @@ static QrStatus qr_compare_step(QrCmpPlan *p, int k) {
 #ifdef QR_TESTING
     __atomic_add_fetch(&qr_compare_steps[k != 0], 1, __ATOMIC_RELAXED);
 #endif
+    if (k == 0 && p->pairs_only) return qr_run(p->exec, p->s->inputs, &p->o[0], NULL);   /* no outputs: a prefix */
     if (k == 0) {
         QR_TRY(qr_run(p->exec, p->s->inputs, &p->o[0], p->outs));
         for (int o = 0; p->s->keep_outs && o < p->s->b->n_outputs && o < p->exec->n_outputs; o++) {
@@ -961,6 +963,9 @@ static QrStatus qr_compare_ds_open(QrSession *s, const char *mode, QrCmpHooks *h
     if (hooks && hooks->match) { p->ct.match_fn = hooks->match; p->ct.match_user = hooks->user; }
     if (hooks && hooks->match && hooks->pairs_of && !hooks->tap) {   /* tap only the wanted matches' values */
         p->ct.pairs_of = hooks->pairs_of;
+        /* both runs stop at the last wanted value (no outputs, no output metrics: no one reads them) */
+        p->pairs_only = true;
+        p->base.want = hooks->pairs_of;
         int nv = QR_MAX(p->exec->n_values, s->tw.g.n_values);
         for (int v = 0; v < nv; v++) {
             p->only[v] = false;

@@ -95,7 +95,8 @@ typedef struct QrCmpHooks {
     void *user;
     bool tap_done;               /* set: the tap saw the full run */
     /* Optional, per match (qr_compare_ds_run_full only): the matches whose pairs match wants; the
-     * full run then taps only their values and computes no row metrics. */
+     * full run then taps only their values and computes no row or output metrics, and both it and
+     * the baseline run compute the graph only up to those values (QrBaseRunOpts.want). */
     const uint8_t *pairs_of;
 } QrCmpHooks;
 /* Data sets: one plan for many inputs. qr_compare_ds_open prepares the comparison once (rows,

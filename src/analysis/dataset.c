@@ -510,9 +510,15 @@ static QrStatus qr__ds_worst_base(QrDsCompare *d, const QrSession *s, int k) {
     QrStatus st = QR_OK;
     for (int i = 0; st == QR_OK && i < w->n_base; i++) st = qr__ds_tensor_copy_into(&s->base[i], &w->base[i]);
     for (int j = 0; st == QR_OK && j < d->n_outs; j++) st = qr__ds_tensor_copy_into(&s->base_out[j], &w->base_out[j]);
-    if (st == QR_OK && s->base_off && !w->base_off && !(w->base_off = calloc((size_t)w->n_base + 1, sizeof *w->base_off)))
+    const bool off = s->base_off && !s->base_off_stale;   /* (computed for the first sample only: the pairs' proof) */
+    if (st == QR_OK && off && !w->base_off && !(w->base_off = calloc((size_t)w->n_base + 1, sizeof *w->base_off)))
         st = qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int i = 0; st == QR_OK && s->base_off && i < w->n_base; i++) st = qr__ds_tensor_copy_into(&s->base_off[i], &w->base_off[i]);
+    for (int i = 0; st == QR_OK && off && i < w->n_base; i++) st = qr__ds_tensor_copy_into(&s->base_off[i], &w->base_off[i]);
+    if (st == QR_OK && !off && w->base_off) {
+        for (int i = 0; i < w->n_base; i++) qr_tensor_free_data(&w->base_off[i]);
+        free(w->base_off);
+        w->base_off = NULL;
+    }
     if (st == QR_OK) {
         memcpy(w->b_stats, w->b_last, (size_t)s->b->n_values * sizeof *w->b_stats);
         w->base_k = k;

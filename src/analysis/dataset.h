@@ -56,7 +56,8 @@ typedef struct QrDsWorst {
     /* qr_ds_compare_worst_base: its baseline values too (what the session's baseline run on it would give) */
     int base_k;              /* the sample whose baseline values these are (-1: none) */
     int n_base;              /* s->m.n */
-    QrTensor *base, *base_out, *base_off;   /* copies of s->base [m.n], base_out [b->n_outputs], base_off [m.n] or NULL;
+    QrTensor *base, *base_out, *base_off;   /* copies of s->base [m.n], base_out [b->n_outputs], base_off [m.n] (NULL
+                                             * unless the pass computed them on it: its first sample);
                                              * their buffers reused from one worst to the next */
     QrStats *b_last;         /* [b->n_values]: each sample's baseline statistics, filled by the caller's base_tap
                               * (analysis/dsstat's QrStatSet.last) */

@@ -248,6 +248,7 @@ static void qr__se_input_cache_free(QrSession *s) {
 static void qr_session_next_inputs(QrSession *s, const QrTensor *inputs) {
     s->inputs = inputs;
     s->base_stale = s->base != NULL;
+    s->base_off_stale = s->base_off != NULL;
     qr_session_ref_free(s);
     qr__se_input_cache_free(s);
     qr__se_eq_kept_free(s);
@@ -306,8 +307,16 @@ static void qr__se_base_off_free(QrSession *s) {
     s->base_off = NULL;
 }
 
+#ifdef QR_TESTING
+QR_TESTAPI int64_t qr_session_base_off_runs;
+#endif
+
 /* The quantized baseline with every one of its quantizers off: per match, its value (s->base_off). */
 static QrStatus qr__se_run_base_off(QrSession *s) {
+#ifdef QR_TESTING
+    __atomic_add_fetch(&qr_session_base_off_runs, 1, __ATOMIC_RELAXED);
+#endif
+    s->base_off_stale = false;
     qr__se_base_off_free(s);
     s->base_off = calloc((size_t)s->m.n + 1, sizeof(QrTensor));
     QrSeFillTap bt = { s->base_off, NULL, malloc(((size_t)s->b->n_values + 1) * sizeof(int)) };
@@ -336,9 +345,35 @@ static QrStatus qr__se_run_base_off(QrSession *s) {
 
 static QrStatus qr_session_run_baseline(QrSession *s) { return qr_session_run_baseline_ex(s, &(QrBaseRunOpts){0}); }
 
+/* qr_session_run_baseline_ex's run for o->want: the baseline up to the wanted matches' values, which are
+ * filled as a whole run fills them (the same match_of: a value named by several matches fills the last). */
+static QrStatus qr__se_run_base_want(QrSession *s, const uint8_t *want) {
+    QrBaseTap bt = { s, malloc(((size_t)s->b->n_values + 1) * sizeof(int)), { NULL, NULL }, calloc((size_t)s->m.n + 1, 1),
+                     NULL, NULL };
+    bool *only = calloc((size_t)s->b->n_values + 1, sizeof *only);
+    QrOverrides ob = {0};
+    QrStatus st = bt.match_of && bt.filled && only ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK && s->base_quant_off) st = qr__se_base_off_overrides(s, &ob);   /* as the whole run */
+    if (st == QR_OK) {
+        for (int v = 0; v < s->b->n_values; v++) bt.match_of[v] = -1;
+        for (int i = 0; i < s->m.n; i++) bt.match_of[s->b_vis[i]] = i;
+        for (int i = 0; i < s->m.n; i++) if (want[i]) only[s->b_vis[i]] = true;
+        QrRunOpts o = { .tap = qr__se_base_tap, .tap_user = &bt, .tap_only = only, .alias = ob.alias, .subst = ob.subst,
+                        .clamp_lo = ob.clamp_lo, .clamp_hi = ob.clamp_hi };
+        st = qr_run(s->b, s->inputs, &o, NULL);      /* no outputs: the nodes after the wanted values do not run */
+        if (st != QR_OK) st = qr_err_wrap(st, "running the baseline %s", s->b->path ? s->b->path : "");
+    }
+    qr_session_overrides_free(&ob);
+    free(only);
+    free(bt.match_of);
+    free(bt.filled);
+    return st;
+}
+
 static QrStatus qr_session_run_baseline_ex(QrSession *s, const QrBaseRunOpts *ro) {
     if (s->base && !s->base_stale) return QR_OK;
     qr__se_eq_kept_free(s);     /* it belongs to the values about to be replaced */
+    if (ro->want && s->base && s->match_fixed && !ro->stats && !ro->tap) return qr__se_run_base_want(s, ro->want);
     if (s->b->n_outputs != s->tw.g.n_outputs)
         return qr_errf(QR_ERR_INVALID, "the baseline has %d outputs but the analysis model has %d", s->b->n_outputs,
                        s->tw.g.n_outputs);
@@ -358,8 +393,10 @@ static QrStatus qr_session_run_baseline_ex(QrSession *s, const QrBaseRunOpts *ro
         bool *only = NULL;       /* without statistics only the matched values */
         if (!bt.stats.stats && !bt.tap && (only = calloc((size_t)s->b->n_values + 1, sizeof *only)))
             for (int i = 0; i < s->m.n; i++) only[s->b_vis[i]] = true;
-        /* a quantized baseline: first with its quantizers off (what the pairs are proven on) */
-        if (s->base_quant && !s->base_quant_off) st = qr__se_run_base_off(s);
+        /* a quantized baseline: first with its quantizers off (what the pairs are proven on; once the match is
+         * fixed, only the equivalence check reads them: qr_session_base_off_need) */
+        if (s->base_quant && !s->base_quant_off && !s->match_fixed) st = qr__se_run_base_off(s);
+        else if (s->base_quant && !s->base_quant_off) s->base_off_stale = true;
         QrRunOpts o = { .tap = qr__se_base_tap, .tap_user = &bt, .n_exec = &s->n_base_exec, .tap_only = only };
         /* single-model form: the baseline is the same graph with every quantizer disabled */
         QrOverrides ob = {0};
@@ -398,12 +435,18 @@ static QrStatus qr_session_run_baseline_ex(QrSession *s, const QrBaseRunOpts *ro
     return st;
 }
 
+static QrStatus qr_session_base_off_need(QrSession *s) {
+    if (!s->base_quant || s->base_quant_off || !s->base || s->base_stale || (s->base_off && !s->base_off_stale)) return QR_OK;
+    return qr__se_run_base_off(s);
+}
+
 static bool qr_session_base_swap(QrSession *s, QrTensor *base, QrTensor *base_out, QrTensor *base_off) {
-    if (!s->base || !s->base_out || !s->base_stale || !base || !base_out || (s->base_off && !base_off)) return false;
+    if (!s->base || !s->base_out || !s->base_stale || !base || !base_out) return false;
     QrTensor t;
     for (int i = 0; i < s->m.n; i++) t = s->base[i], s->base[i] = base[i], base[i] = t;
     for (int k = 0; k < s->b->n_outputs; k++) t = s->base_out[k], s->base_out[k] = base_out[k], base_out[k] = t;
-    for (int i = 0; s->base_off && i < s->m.n; i++) t = s->base_off[i], s->base_off[i] = base_off[i], base_off[i] = t;
+    for (int i = 0; s->base_off && base_off && i < s->m.n; i++) t = s->base_off[i], s->base_off[i] = base_off[i], base_off[i] = t;
+    s->base_off_stale = !(s->base_off && base_off);   /* else run when read (qr_session_base_off_need) */
     qr__se_eq_kept_free(s);
     if (s->base_gone) memset(s->base_gone, 0, (size_t)s->m.n);
     s->base_stale = false;

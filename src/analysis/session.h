@@ -31,6 +31,8 @@ typedef struct QrSession {
     bool base_quant;         /* the baseline has quantizers of its own (also true in the single-model form) */
     int *b_vis;              /* per match: the baseline value its consumers see (after its own Q->DQ), else b_value */
     QrTensor *base_off;      /* per match: the baseline value with its quantizers off (quantized pair form only), or NULL */
+    bool base_off_stale;     /* base_off belongs to other inputs: once the match is fixed (data sets), a baseline run
+                              * does not repeat the quantizers-off run, which only proves pairs (qr_session_base_off_need) */
     QrStepHook progress;     /* set by the caller: long analyses (sensitivity, cumulative error, what-if,
                               * distributions) report their steps through it */
     struct QrSeRef *ref;     /* the all-on reference (qr_session_ref), NULL until built */
@@ -95,12 +97,19 @@ typedef struct QrBaseRunOpts {
     bool *seen;
     QrTapFn tap;
     void *tap_user;
+    /* Optional, per match: only these values are wanted (analysis/compare's pairs-only runs: runall
+     * --data's distributions' second pass). With the match fixed and no stats or tap, the run computes
+     * the graph only up to them (no graph outputs, no quantizers-off run) and refills only them, with
+     * the bits a whole run gives them; s stays stale (its other values, base_out and base_off are
+     * another input's). */
+    const uint8_t *want;
 } QrBaseRunOpts;
 static QrStatus qr_session_run_baseline_ex(QrSession *s, const QrBaseRunOpts *o);
 /* Data sets: the baseline values of s's current inputs from an earlier run on the same tensors (runall
  * --data: the pass kept the worst sample's, analysis/dataset's QrDsWorst) instead of running it again:
- * base [m.n], base_out [b->n_outputs] and base_off ([m.n]; only when s has base_off) are swapped with
- * s's stale ones, which the caller gets back to free; s is no longer stale. False, nothing done, when
+ * base [m.n], base_out [b->n_outputs] and base_off ([m.n], or NULL: then s's stay stale, run when read:
+ * qr_session_base_off_need) are swapped with s's stale ones, which the caller gets back to free; s is
+ * no longer stale. False, nothing done, when
  * s has no baseline values to swap with (no run yet) or is not stale. */
 static bool qr_session_base_swap(QrSession *s, QrTensor *base, QrTensor *base_out, QrTensor *base_off);
 /* Baseline values kept only while a consumer reads them (memory: for a transformer they are about
@@ -110,6 +119,14 @@ static bool qr_session_base_swap(QrSession *s, QrTensor *base, QrTensor *base_ou
  * values want marks (per match; NULL: all) with one more baseline run that keeps only those: the
  * same bits (same graph, inputs and overrides; no verification, statistics or taps). base_out and
  * base_off stay. Without a baseline run yet, base_need runs it (qr_session_run_baseline). */
+/* A quantized baseline's quantizers-off values (base_off) for the current inputs, which the equivalence
+ * check reads: run when they belong to other inputs (a data set's baseline runs after the first sample
+ * skip that run: the match is fixed; base_off_stale) and the baseline values are current. */
+static QrStatus qr_session_base_off_need(QrSession *s);
+#ifdef QR_TESTING
+/* Test-only, process-wide: the quantized baseline's quantizers-off runs made (atomic). */
+QR_TESTAPI extern int64_t qr_session_base_off_runs;
+#endif
 static void qr_session_base_drop(QrSession *s, const bool *keep);
 static QrStatus qr_session_base_need(QrSession *s, const bool *want);
 /* Data sets: points s at the next sample's inputs (same dtypes and shapes). The baseline values

@@ -299,6 +299,9 @@ static QrStatus qr__ra_prepare(QrRaCtx *c) {
     /* --data: the pass kept the worst sample's baseline values and statistics (else: the run below) */
     else if (st == QR_OK && !o->dataset_merged) qr_ds_runall_take_base(&bd->dsr, &bd->se, c->base_stats, c->base_seen);
     if (st == QR_OK) st = qr_session_run_baseline_ex(&bd->se, &(QrBaseRunOpts){ .stats = c->base_stats, .seen = c->base_seen });
+    /* a quantized baseline: its quantizers-off values for the match stage's equivalence check (--data: the
+     * pass proved the pairs on its first sample and ran them no more) */
+    if (st == QR_OK) st = qr_session_base_off_need(&bd->se);
     return st;
 }
 

@@ -137,14 +137,12 @@ static void qr_sha256_final(QrSha256 *s, uint8_t out[QR_SHA256_LEN]) {
     memset(s, 0, sizeof *s);
 }
 
-#ifdef QR_TESTING
-QR_TESTAPI void qr_sha256(const void *data, size_t len, uint8_t out[QR_SHA256_LEN]) {
+static void qr_sha256(const void *data, size_t len, uint8_t out[QR_SHA256_LEN]) {
     QrSha256 s;
     qr_sha256_init(&s);
     qr_sha256_update(&s, data, len);
     qr_sha256_final(&s, out);
 }
-#endif
 
 static QrStatus qr_sha256_file(const char *path, uint8_t out[QR_SHA256_LEN]) {
     QR__FILE_WATCH(path);

@@ -18,9 +18,8 @@ static void qr_sha256_init(QrSha256 *s);
 static void qr_sha256_update(QrSha256 *s, const void *data, size_t len);
 /* Pads, writes the 32-byte digest to `out` and leaves `s` unusable until the next init. */
 static void qr_sha256_final(QrSha256 *s, uint8_t out[QR_SHA256_LEN]);
-#ifdef QR_TESTING
-QR_TESTAPI void qr_sha256(const void *data, size_t len, uint8_t out[QR_SHA256_LEN]);
-#endif
+/* The digest of one buffer (init, update, final). */
+static void qr_sha256(const void *data, size_t len, uint8_t out[QR_SHA256_LEN]);
 /* Hashes a file read in 64 KiB chunks. Fails with QR_ERR_IO naming the file. */
 static QrStatus qr_sha256_file(const char *path, uint8_t out[QR_SHA256_LEN]);
 /* Lower-case hex of a digest into `hex` (65 bytes with the terminating NUL). */

@@ -538,12 +538,7 @@ static QrStatus qr_pb_read_sha(const char *path, QrTensor *out, char *name, size
     unsigned char *buf;
     size_t len;
     QR_TRY(qr_file_read(path, QR_ONNX_MAX_PROTO, &buf, &len));
-    if (sha) {
-        QrSha256 h;
-        qr_sha256_init(&h);
-        qr_sha256_update(&h, buf, len);
-        qr_sha256_final(&h, sha);
-    }
+    if (sha) qr_sha256(buf, len, sha);
     QrOnnxPb pb = {0};
     QrArena tmp = {0};
     pb.arena.limit = len * 8 + ((size_t)64 << 20);

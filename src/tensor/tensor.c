@@ -462,12 +462,7 @@ static QrStatus qr_npy_read_sha(const char *path, QrTensor *out, uint8_t *sha) {
     unsigned char *buf;
     size_t len;
     QR_TRY(qr_file_read(path, 0, &buf, &len));
-    if (sha) {
-        QrSha256 h;
-        qr_sha256_init(&h);
-        qr_sha256_update(&h, buf, len);
-        qr_sha256_final(&h, sha);
-    }
+    if (sha) qr_sha256(buf, len, sha);
     QrStatus st = qr_npy_parse(buf, len, out);
     qr_aligned_free(buf);
     if (st != QR_OK) return qr_err_wrap(st, "%s", path);

@@ -1006,6 +1006,63 @@ static void test_rtol(void) {
     qr_aligned_free(y);
 }
 
+/* qr_f64_exp (the metrics' KL exponential, kern/ref/f64_exp.c): every level's f32_exp_sub
+ * bit-exact with the ref at every length (tails), including NaN, infinities, zeros, the clamps
+ * and values around them; the ref within 2 ulp of long double expl over the whole range. */
+static void test_kern_exp(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 31;
+    enum { N = 4099 };
+    float *x = qt__k_randf(N, &rng);
+    double *want = malloc(N * sizeof *want), *got = malloc(N * sizeof *got);
+    static const float special[] = { 0.0f, -0.0f, NAN, INFINITY, -INFINITY, -745.0f, -746.0f, -745.2f, -708.4f, -708.3f,
+                                     709.78f, 709.79f, 710.5f, 1e-30f, -1e-45f, 0.34657359f, -0.34657359f, 88.0f, -103.9f };
+    for (int i = 0; i < N; i++) x[i] = i < QR_ARRAY_LEN(special) ? special[i] : x[i] * (i % 3 ? 30.0f : 800.0f);
+    static const double subs[] = { 0.0, 3.5, -2.0, 700.0 };
+    double worst = 0;
+    for (int si = 0; si < QR_ARRAY_LEN(subs); si++) {
+        qr_f32_exp_sub__ref(x, subs[si], want, N);
+        for (int i = 0; i < N; i++) {
+            double a = (double)x[i] - subs[si];
+            if (a != a) { QT_CHECKF(want[i] != want[i], "exp(NaN) = %g, want NaN", want[i]); continue; }
+            long double ref = expl((long double)a);
+            if (a < -746.0) ref = expl(-746.0L);   /* the clamp: 0 either way */
+            double e = want[i];
+            if (isinf((double)ref) || ref == 0) {
+                QT_CHECKF(e == (double)ref || (ref < 0x1p-1074L && e <= 0x1p-1074), "exp(%.17g) = %.17g, want %.17Lg", a, e, ref);
+                continue;
+            }
+            int ex;
+            frexpl(ref, &ex);
+            long double ulp = ldexpl(1.0L, QR_MAX(ex - 53, -1074));
+            double u = (double)(fabsl((long double)e - ref) / ulp);
+            if (u > worst) worst = u;
+            QT_CHECKF(u <= 2.0, "exp(%.17g) = %.17g, %.2f ulp from %.21Lg", a, e, u, ref);
+        }
+        QT_CHECK(want[0] == exp(-subs[si]) || subs[si] != 0.0);
+        for (int l = 1; l < nl; l++) {
+            static const int64_t ns[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 1000, N };
+            for (int ni = 0; ni < QR_ARRAY_LEN(ns); ni++) {
+                int64_t n = ns[ni], off = ni % 3;   /* unaligned starts too */
+                if (n + off > N) n = N - off;
+                for (int64_t i = 0; i < n + 2 && off + i < N; i++) got[i] = -1.0;
+                lv[l].f32_exp_sub(x + off, subs[si], got, n);
+                for (int64_t i = 0; i < n; i++)
+                    QT_CHECKF(memcmp(&got[i], &want[off + i], 8) == 0, "%s exp(%.9g - %g) n=%lld: %.17g vs ref %.17g",
+                              qr_isa_name(lv[l].isa), (double)x[off + i], subs[si], (long long)n, got[i], want[off + i]);
+                if (n + off < N) QT_CHECKF(got[n] == -1.0, "%s exp n=%lld wrote past the end", qr_isa_name(lv[l].isa), (long long)n);
+            }
+        }
+    }
+    QT_CHECK(qr_f64_exp(0.0) == 1.0 && qr_f64_exp(-INFINITY) == 0.0 && qr_f64_exp(INFINITY) == INFINITY);
+    QT_CHECK(qr_f64_exp(1.0) == 0x1.5bf0a8b145769p+1);   /* e, correctly rounded */
+    printf("    exp: worst %.3f ulp of long double expl over %d x %d values\n", worst, N, QR_ARRAY_LEN(subs));
+    qr_aligned_free(x);
+    free(want);
+    free(got);
+}
+
 /* Histogram and fake quantization: every level bit-exact with ref; the refs against
  * direct formulas (bin edges, ops/qdq.c's quantize + dequantize). */
 static void test_hist_fakequant(void) {
@@ -2108,6 +2165,7 @@ static void qt_kern_all(void) {
     QT_RUN(test_pair_stats);
     QT_RUN(test_pair_stats_avx512);
     QT_RUN(test_rtol);
+    QT_RUN(test_kern_exp);
     QT_RUN(test_hist_fakequant);
     QT_RUN(test_trans);
     QT_RUN(test_layernorm_kern);

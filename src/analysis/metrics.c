@@ -17,9 +17,10 @@ static void qr_metric_acc_init_opts(QrMetricAcc *a, bool with_kl, bool with_rtol
     a->no_rtol = !with_rtol;
 }
 
-/* s·e^(m_old) rescaled to a new maximum m_new. */
+/* s·e^(m_old) rescaled to a new maximum m_new. KL's exponentials are qr_f64_exp (kern/ref/f64_exp.c):
+ * the same bits on every kernel level and architecture, and the kernels take 8 at a time. */
 static inline double qr__mt_rescale(double s, double m_old, double m_new) {
-    return m_old == -INFINITY ? 0 : s * exp(m_old - m_new);
+    return m_old == -INFINITY ? 0 : s * qr_f64_exp(m_old - m_new);
 }
 
 /* Merges a chunk's count, means and m2 into the accumulator (Chan et al.). */
@@ -47,13 +48,20 @@ static void qr__mt_kl_add(QrMetricAcc *a, const float *x, const float *y, int64_
     double ks = qr__mt_rescale(a->kx_s, a->kx_max, nkx), kt = qr__mt_rescale(a->kx_t, a->kx_max, nkx);
     double kys = qr__mt_rescale(a->ky_s, a->ky_max, nky);
     QR__MT_KL_COUNT(n);
-    for (int64_t i = 0; i < n; i++) {
-        double xi = x[i], yi = y[i];
-        if (!isfinite(xi) || !isfinite(yi)) continue;
-        double ex = exp(xi - nkx);
-        ks += ex;
-        kt += ex * (xi - yi);
-        kys += exp(yi - nky);
+    qr_kern_init();                            /* idempotent: callers need not have run a model */
+    enum { B = 512 };
+    double ex[B], ey[B];
+    for (int64_t i0 = 0; i0 < n; i0 += B) {
+        const int64_t m = QR_MIN((int64_t)B, n - i0);
+        qr_kern.f32_exp_sub(x + i0, nkx, ex, m);
+        qr_kern.f32_exp_sub(y + i0, nky, ey, m);
+        for (int64_t i = 0; i < m; i++) {
+            double xi = x[i0 + i], yi = y[i0 + i];
+            if (!isfinite(xi) || !isfinite(yi)) continue;
+            ks += ex[i];
+            kt += ex[i] * (xi - yi);
+            kys += ey[i];
+        }
     }
     a->kx_max = nkx; a->kx_s = ks; a->kx_t = kt;
     a->ky_max = nky; a->ky_s = kys;
@@ -101,11 +109,8 @@ static void qr__mt_par_task(void *ctx, int64_t task, int tid) {
     if (j->rt) j->rt[task] = qr_kern.f32_rtol(x + i0, y + i0, i1 - i0);
     if (!j->ex[0]) return;
     const int q = (int)(j->r0 / QR__MT_ROUND) & 1;
-    for (int64_t i = i0; i < i1; i++) {
-        double xi = x[i], yi = y[i];
-        j->ex[q][i] = exp(xi - j->nkx);
-        j->ey[q][i] = exp(yi - j->nky);
-    }
+    qr_kern.f32_exp_sub(x + i0, j->nkx, j->ex[q] + i0, i1 - i0);
+    qr_kern.f32_exp_sub(y + i0, j->nky, j->ey[q] + i0, i1 - i0);
 }
 
 /* Rtol (when rt) and KL's sums (when kl) of a chunk of at least QR_STATS_PAR_MIN elements whose

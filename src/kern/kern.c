@@ -84,6 +84,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .q8_add = qr_q8_add__ref,
         .f32_pair_stats = qr_f32_pair_stats__ref,
         .f32_rtol = qr_f32_rtol__ref,
+        .f32_exp_sub = qr_f32_exp_sub__ref,
         .f32_hist = qr_f32_hist__ref,
         .f32_fake_quant = qr_f32_fake_quant__ref,
         .f32_steps = qr_f32_steps__ref,
@@ -123,6 +124,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->q8_add = qr_q8_add__avx2;
         k->f32_pair_stats = qr_f32_pair_stats__avx2;
         k->f32_rtol = qr_f32_rtol__avx2;
+        k->f32_exp_sub = qr_f32_exp_sub__avx2;
         k->f32_hist = qr_f32_hist__avx2;
         k->f32_fake_quant = qr_f32_fake_quant__avx2;
         k->f32_steps = qr_f32_steps__avx2;
@@ -143,6 +145,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_pair_stats = qr_f32_pair_stats__avx512;   /* the avx2 kernel's bits, fused passes */
         k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx512;
         k->f32_steps = qr_f32_steps__avx512;
+        k->f32_exp_sub = qr_f32_exp_sub__avx512;
         k->f32_conv_m1 = qr_f32_conv_m1__avx512;
         k->f32_conv_m1_act = qr_f32_conv_m1_act__avx512;
         k->q8_to_nhwc = qr_q8_to_nhwc__avx512;
@@ -171,6 +174,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->q8_pack_a = qr_q8_pack_a__neon;
         k->q8_dwconv2d = qr_q8_dwconv2d__neon;
         k->s32_requant = qr_s32_requant__neon;
+        k->f32_exp_sub = qr_f32_exp_sub__neon;
     }
     if (isa == QR_ISA_DOT || isa == QR_ISA_I8MM) {
         k->isa = QR_ISA_DOT;

@@ -561,6 +561,10 @@ typedef void (*QrF32PairStatsFn)(const float *x, const float *y, int64_t n, QrF3
  * the same exact quotients; levels differ only in which elements they prove cannot win). */
 typedef double (*QrF32RtolFn)(const float *x, const float *y, int64_t n);
 
+/* out[i] = qr_f64_exp((double)x[i] - sub), the exponential of the metrics' KL defined in
+ * kern/ref/f64_exp.c in IEEE double operations: every level gives the same bits. */
+typedef void (*QrF32ExpSubFn)(const float *x, double sub, double *out, int64_t n);
+
 /* Histogram: for every x[i] with lo <= x[i] <= hi (NaN never), counts[b] += 1 with
  * b = min(nbins - 1, (int)((x[i] - lo) * scale)), scale = (float)nbins / (hi - lo) in
  * float32 (so x == hi lands in the last bin). hi == lo puts x == lo in bin 0. Values
@@ -632,6 +636,7 @@ typedef struct QrKernels {
     QrQ8AddFn q8_add;
     QrF32PairStatsFn f32_pair_stats;
     QrF32RtolFn f32_rtol;
+    QrF32ExpSubFn f32_exp_sub;
     QrF32HistFn f32_hist;
     QrF32FakeQuantFn f32_fake_quant;
     QrF32StepsFn f32_steps;

@@ -1,0 +1,39 @@
+/* kern/avx512/f64_exp — QrF32ExpSubFn with AVX-512: the ref's definition (kern/ref/f64_exp.c)
+ * on 8 doubles at a time, every operation the ref's (the same fma, subtractions, integer
+ * steps and two multiplies in the same order), so the bits are the ref's; the tail is masked. */
+#if defined(__x86_64__)
+
+QR__K_AVX512 static inline __m512d qr__k_exp512(__m512d x) {
+    const __m512d s = _mm512_set1_pd(QR__EXP_SHIFT);
+    const __mmask8 nan = _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q);
+    __m512d c = _mm512_min_pd(_mm512_max_pd(x, _mm512_set1_pd(QR__EXP_LO)), _mm512_set1_pd(QR__EXP_HI));
+    __m512d t = _mm512_fmadd_pd(c, _mm512_set1_pd(QR__EXP_INV_LN2), s);
+    __m512i k = _mm512_sub_epi64(_mm512_castpd_si512(t), _mm512_castpd_si512(s));
+    __m512d kd = _mm512_sub_pd(t, s);
+    __m512d r = _mm512_fnmadd_pd(kd, _mm512_set1_pd(QR__EXP_LN2_HI), c);   /* fma(-kd, HI, c) */
+    r = _mm512_fnmadd_pd(kd, _mm512_set1_pd(QR__EXP_LN2_LO), r);
+    __m512d p = _mm512_set1_pd(qr__exp_c[13]);
+    for (int n = 12; n >= 0; n--) p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(qr__exp_c[n]));
+    const __m512i bias = _mm512_set1_epi64(1023);
+    __m512i k1 = _mm512_sub_epi64(_mm512_srli_epi64(_mm512_add_epi64(k, _mm512_set1_epi64(2048)), 1),
+                                  _mm512_set1_epi64(1024));
+    __m512i k2 = _mm512_sub_epi64(k, k1);
+    __m512d p1 = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(k1, bias), 52));
+    __m512d p2 = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(k2, bias), 52));
+    __m512d e = _mm512_mul_pd(_mm512_mul_pd(p, p1), p2);
+    return _mm512_mask_blend_pd(nan, e, x);
+}
+
+QR__K_AVX512 static void qr_f32_exp_sub__avx512(const float *x, double sub, double *out, int64_t n) {
+    const __m512d sv = _mm512_set1_pd(sub);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm512_storeu_pd(out + i, qr__k_exp512(_mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + i)), sv)));
+    if (i < n) {
+        const __mmask8 m = (__mmask8)((1u << (n - i)) - 1);
+        __m512d v = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i));
+        _mm512_mask_storeu_pd(out + i, m, qr__k_exp512(_mm512_sub_pd(v, sv)));
+    }
+}
+
+#endif

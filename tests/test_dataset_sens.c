@@ -100,8 +100,49 @@ static void qt_sens_set_ref(const char *pair, bool off_one) {
     qr_ds_rank_samples(&dc, QR_METRIC_L1, order);
     QrSensOpts so = { .off_one = off_one, .metric = QR_METRIC_L1 };
     QrSensSet ss;
-    st = qr_sens_set_run(&t.se, &so, &t.ds, order, K, QR_METRIC_L1, topk, 2, NULL, QR_METRIC_MSE, NULL, 0, &ss);
+    st = qr_sens_set_run(&t.se, &so, &t.ds, order, K, QR_METRIC_L1, topk, 2, NULL, QR_METRIC_MSE, NULL, 0, NULL, -1, &ss);
     QT_OK(st);
+    QT_CHECK(ss.done_j == -1);
+    /* the second sample's rows run ahead (qr_sens_run_keep, as runall's sensitivity stage on the worst
+     * sample) and given as done: taken instead of run (one pass over the rows fewer), every number the same */
+    {
+        QrTensor cur2 = {0};
+        QrSensFeed nf2 = {0};
+        QrSensResult pre;
+        QrSensSet ss2;
+        st = qr_dsset_read(&t.ds, t.p.b, order[1], &t.p.in, &cur2);
+        if (st == QR_OK) {
+            qr__sens_use_inputs(&t.se, &cur2, &nf2, NULL);
+            st = qr_sens_run_keep(&t.se, &so, &pre);
+            qr__sens_use_inputs(&t.se, &t.p.in, &nf2, NULL);
+        }
+        QT_OK(st);
+        QT_CHECK(pre.acc != NULL && !pre.grouped);
+        int64_t passes0 = qr_sens_row_passes;
+        if (st == QR_OK) st = qr_sens_set_run(&t.se, &so, &t.ds, order, K, QR_METRIC_L1, topk, 2, NULL, QR_METRIC_MSE, NULL, 0,
+                                              &pre, order[1], &ss2);
+        QT_OK(st);
+        QT_CHECKF(ss2.done_j == 1 && qr_sens_row_passes - passes0 == K - 1, "done_j %d, %lld row passes for %d samples",
+                  ss2.done_j, (long long)(qr_sens_row_passes - passes0), K);
+        int diff = ss2.r.n != ss.r.n || memcmp(&ss2.r.reference, &ss.r.reference, sizeof ss.r.reference) ||
+                   ss2.n_top5_same != ss.n_top5_same || ss2.r.n_exec != ss.r.n_exec;
+        for (int p = 0; !diff && p < ss.r.n; p++)
+            diff += ss2.r.rows[p].id != ss.r.rows[p].id || memcmp(&ss2.r.rows[p].m, &ss.r.rows[p].m, sizeof ss.r.rows[p].m) ||
+                    strcmp(ss2.r.rows[p].name, ss.r.rows[p].name) || strcmp(ss2.r.rows[p].dtype, ss.r.rows[p].dtype);
+        for (int p = 0; !diff && p < ss.r.n * K; p++) diff += ss2.rank[p] != ss.rank[p];
+        QT_CHECKF(!diff, "%s: the data-set sensitivity with a sample's rows done ahead differs", pair);
+        /* other options: not taken */
+        QrSensOpts so2 = so;
+        so2.metric = QR_METRIC_MSE;
+        QrSensSet ss3;
+        passes0 = qr_sens_row_passes;
+        if (st == QR_OK) st = qr_sens_set_run(&t.se, &so2, &t.ds, order, K, QR_METRIC_L1, NULL, 0, NULL, QR_METRIC_MSE, NULL, 0,
+                                              &pre, order[1], &ss3);
+        QT_OK(st);
+        QT_CHECK(ss3.done_j == -1 && qr_sens_row_passes - passes0 == K);
+        if (st == QR_OK) { qr_sens_set_free(&ss2); qr_sens_set_free(&ss3); qr_sens_free(&pre); }
+        qr_tensor_free_data(&cur2);
+    }
     QT_CHECK(t.se.inputs == &t.p.in);
     int n = ss.r.n, nm = t.se.m.n, ns = ss.acc.n_settings;
     double *l1 = calloc((size_t)n, sizeof *l1), *mse = calloc((size_t)n, sizeof *mse);

@@ -1019,7 +1019,7 @@ static QrStatus qr__ds_sens_plot_samples(const QrDsCompare *dc, QrMetricKind met
 
 static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, QrDsRunall *dsr, const QrSensOpts *o, int k,
                                   const int *topk, int n_topk, const QrAccSets *sets, QrMetricKind acc_metric,
-                                  const char *dir) {
+                                  const QrSensResult *worst_rows, const char *dir) {
     memset(ss, 0, sizeof *ss);
     if (!dsr->ok) return qr_errf(QR_ERR_INVALID, "needs the comparison over the data set, which failed");
     const QrDsCompare *dc = &dsr->dc;
@@ -1028,7 +1028,7 @@ static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, QrDsRunall *dsr, 
     if (!order) return qr_errf(QR_ERR_NOMEM, "out of memory");
     qr_ds_rank_samples(dc, dsr->metric, order);
     QrStatus st = qr_sens_set_run(s, o, dsr->ds, order, K, dsr->metric, topk, n_topk, sets, acc_metric, dsr->dc.kept,
-                                  dsr->dc.n_kept, ss);
+                                  dsr->dc.n_kept, worst_rows, dsr->worst, ss);
     free(order);
     qr_ds_kept_free(&dsr->dc);
     char sub[4300], p[4400];

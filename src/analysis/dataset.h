@@ -210,9 +210,12 @@ static void qr_ds_runall_html(QrHtml *h, const QrDsRunall *r, const QrSession *s
  * only the variant runs; the kept samples are freed afterwards), written into DIR/dataset/
  * (sensitive_ops.*, accumulated_error.csv) with plots/dataset_samples.png (the samples ranked)
  * and plots/dataset_accumulated_error.png (mean with the p05-p95 band); summary.json
- * "dataset_sensitivity" and the HTML data-set section (qr_sens_set_json / _html). */
+ * "dataset_sensitivity" and the HTML data-set section (qr_sens_set_json / _html). worst_rows
+ * (optional): the worst sample's rows as runall's sensitivity stage ran them (qr_sens_run_keep),
+ * taken for that sample instead of running them again. */
 static QrStatus qr_ds_runall_sens(QrSensSet *ss, QrSession *s, QrDsRunall *r, const QrSensOpts *o, int k,
                                   const int *topk, int n_topk, const QrAccSets *sets, QrMetricKind acc_metric,
+                                  const QrSensResult *worst_rows,
                                   const char *dir);
 /* runall with one input (-i, or random inputs): the same pass over a one-sample set (in, named
  * name in errors), whose comparison the match stage takes as --data's worst sample's

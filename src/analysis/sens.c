@@ -799,8 +799,15 @@ static QrStatus qr__sens_grouped(QrSensJob *j) {
 /* The rows of a pass, unsorted (in qr__sens_rows' order, unreachable ones dropped; row.id = its
  * index); acc_out (optional) receives a malloc'd per-row array of unfinished output accumulators
  * and ref_acc the reference's. */
+#ifdef QR_TESTING
+QR_TESTAPI int64_t qr_sens_row_passes;    /* tests: passes over the rows (qr__sens_run_rows calls) */
+#endif
+
 static QrStatus qr__sens_run_rows(QrSession *s, const QrSensOpts *o, QrSensResult *r, QrMetricAcc **acc_out,
                                   QrMetricAcc *ref_acc) {
+#ifdef QR_TESTING
+    __atomic_add_fetch(&qr_sens_row_passes, 1, __ATOMIC_RELAXED);
+#endif
     memset(r, 0, sizeof *r);
     r->opts = *o;
     if (acc_out) *acc_out = NULL;
@@ -868,11 +875,50 @@ static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) 
     return QR_OK;
 }
 
+static QrStatus qr_sens_run_keep(QrSession *s, const QrSensOpts *o, QrSensResult *r) {
+    QrMetricAcc *acc = NULL, racc;
+    QR_TRY(qr__sens_run_rows(s, o, r, &acc, &racc));
+    r->acc = acc;
+    r->ref_acc = racc;
+    qr__sens_sort(r->rows, r->n, o);
+    return QR_OK;
+}
+
+/* r: a copy of done's rows in id order (the order qr__sens_run_rows leaves them) with their strings
+ * in r's arena, *acc their accumulators (malloc'd), *racc the reference's. */
+static QrStatus qr__sens_take_done(const QrSensResult *done, QrSensResult *r, QrMetricAcc **acc, QrMetricAcc *racc) {
+    memset(r, 0, sizeof *r);
+    r->opts = done->opts;
+    r->reference = done->reference;
+    r->n_exec = done->n_exec;
+    r->n_full = done->n_full;
+    r->n_skipped = done->n_skipped;
+    r->n = done->n;
+    r->rows = qr_arena_alloc(&r->arena, ((size_t)done->n + 1) * sizeof *r->rows);
+    *acc = malloc(((size_t)done->n + 1) * sizeof **acc);
+    QrStatus st = r->rows && *acc ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; st == QR_OK && k < done->n; k++) {
+        const QrSensRow *x = &done->rows[k];
+        if (x->id < 0 || x->id >= done->n) { st = qr_errf(QR_ERR_INVALID, "sensitivity row id %d out of range", x->id); break; }
+        QrSensRow *y = &r->rows[x->id];
+        *y = *x;
+        y->name = x->name ? qr_arena_strdup(&r->arena, x->name) : NULL;
+        y->op_type = x->op_type ? qr_arena_strdup(&r->arena, x->op_type) : NULL;
+        y->dtype = x->dtype ? qr_arena_strdup(&r->arena, x->dtype) : NULL;
+        if ((x->name && !y->name) || (x->op_type && !y->op_type) || (x->dtype && !y->dtype)) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+        (*acc)[x->id] = done->acc[x->id];
+    }
+    *racc = done->ref_acc;
+    if (st != QR_OK) { qr_sens_free(r); free(*acc); *acc = NULL; }
+    return st;
+}
+
 static double qr_sens_gain(const QrSensResult *r, const QrSensRow *row) {
     return qr_metric_badness(&r->reference, r->opts.metric) - qr_metric_badness(&row->m, r->opts.metric);
 }
 
 static void qr_sens_free(QrSensResult *r) {
+    free(r->acc);
     qr_arena_free(&r->arena);
     memset(r, 0, sizeof *r);
 }
@@ -1454,6 +1500,8 @@ typedef struct QrSensFeed {
     QrTensor *cur;
     const QrSensSample *kept;
     int n_kept;
+    const QrSensResult *done;    /* sample done_k's rows, already run (NULL: none) */
+    int done_k;
     bool borrowed;
 } QrSensFeed;
 
@@ -1499,8 +1547,13 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, QrSensFeed 
     for (int j = 0; st == QR_OK && j < K; j++) {
         QrSensResult r = {0};
         QrMetricAcc *acc = NULL, racc;
-        st = qr__sens_load_sample(s, f, ss->smp[j], true);
-        if (st == QR_OK) st = qr__sens_run_rows(s, o, &r, &acc, &racc);
+        if (f->done && ss->smp[j] == f->done_k) {
+            st = qr__sens_take_done(f->done, &r, &acc, &racc);
+            ss->done_j = j;
+        } else {
+            st = qr__sens_load_sample(s, f, ss->smp[j], true);
+            if (st == QR_OK) st = qr__sens_run_rows(s, o, &r, &acc, &racc);
+        }
         if (st == QR_OK && j == 0) {
             n = r.n;
             pool = calloc((size_t)n + 1, sizeof *pool);
@@ -1611,16 +1664,20 @@ static QrStatus qr__sens_set_curves(QrSession *s, QrSensFeed *f, const int *topk
 
 static QrStatus qr_sens_set_run(QrSession *s, const QrSensOpts *o, const QrDsSet *ds, const int *smp, int k,
                                 QrMetricKind smp_metric, const int *topk, int n_topk, const QrAccSets *sets,
-                                QrMetricKind acc_metric, const QrSensSample *kept, int n_kept, QrSensSet *out) {
+                                QrMetricKind acc_metric, const QrSensSample *kept, int n_kept, const QrSensResult *done,
+                                int done_k, QrSensSet *out) {
     memset(out, 0, sizeof *out);
+    out->done_j = -1;
     if (k < 1) return qr_errf(QR_ERR_INVALID, "no sample for sensitivity");
+    /* the rows done ahead stand for that sample's only when they are what this pass would compute */
+    bool same = done && done->acc && !done->grouped && !done->n_unranked && !memcmp(&done->opts, o, sizeof *o);
     const QrTensor *orig = s->inputs;
     out->k = k;
     out->names = ds->names;
     out->smp_metric = smp_metric;
     out->smp = malloc(((size_t)k + 1) * sizeof *out->smp);
     QrSensFeed f = { .ds = ds, .ref = orig, .cur = calloc((size_t)ds->n_inputs + 1, sizeof(QrTensor)), .kept = kept,
-                     .n_kept = kept ? n_kept : 0 };
+                     .n_kept = kept ? n_kept : 0, .done = same ? done : NULL, .done_k = done_k };
     QrStatus st = out->smp && f.cur ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     if (st == QR_OK) memcpy(out->smp, smp, (size_t)k * sizeof *smp);
     if (st == QR_OK) st = qr__sens_set_rows(s, o, &f, out);

@@ -56,11 +56,19 @@ typedef struct QrSensResult {
     int n_top, n_unranked;
     int n_groups;            /* group evaluations (not rows) */
     int n_bound_viol;        /* evaluated items more sensitive than the group holding them (the bound failed) */
+    /* qr_sens_run_keep on a pass that ran every row (not grouped): each row's model-output accumulator
+     * by row id ([n], malloc'd) and the reference's, which a data-set pass over a set holding this
+     * sample takes instead of running the rows again (qr_sens_set_run's done). NULL: not kept. */
+    QrMetricAcc *acc;
+    QrMetricAcc ref_acc;
 } QrSensResult;
 
 /* --node-type activation|weight|node. */
 static QrStatus qr_sens_node_type_parse(const char *s, QrNodeType *out);
 static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r);
+/* qr_sens_run, every row run (never grouped) and their accumulators kept in r (r->acc) for a
+ * data-set pass over samples that include this one. */
+static QrStatus qr_sens_run_keep(QrSession *s, const QrSensOpts *o, QrSensResult *r);
 #ifdef QR_TESTING
 /* The reference run of qr_sens_run ahead of time (tests: the result is the same as qr_sens_run's own):
  * kept in the session (its input cache, s->input_cache) until a qr_sens_run with the same mode takes it, or
@@ -141,6 +149,7 @@ typedef struct QrSensSet {
     QrMetricKind smp_metric; /* how the samples were ranked */
     int *rank;               /* [row id * k + j]: the row's rank (1 = most sensitive) on sample j alone */
     int n_top5_same;         /* samples whose top 5 rows (as a set) are the pooled top 5 */
+    int done_j;              /* the sample (smp[done_j]) whose rows came from qr_sens_set_run's done (-1: none) */
     bool have_acc;
     QrAccum acc;             /* settings; val = the pooled metric [match][setting] */
     double *mean, *p05, *p95;    /* [match][setting] over the k samples (NaN when a sample has no value) */
@@ -162,10 +171,14 @@ typedef struct QrSensSample {
  * their variants (the reference configuration and the rows) against the kept outputs; the curves,
  * which compare every matched value, run its baseline. The session's inputs are restored to
  * ref's owner's (s->inputs on entry) at the end and its baseline values dropped (kept ones are
- * left to their owner). */
+ * left to their owner). done (optional): sample done_k's rows as qr_sens_run_keep left them with
+ * the same options o (runall's sensitivity stage on the worst sample): taken, the same numbers as
+ * running them (tests/test_dataset_sens.c `test_dataset_sens_runall`); ignored without its
+ * accumulators or with other options. */
 static QrStatus qr_sens_set_run(QrSession *s, const QrSensOpts *o, const struct QrDsSet *ds, const int *smp, int k,
                                 QrMetricKind smp_metric, const int *topk, int n_topk, const struct QrAccSets *sets,
-                                QrMetricKind acc_metric, const QrSensSample *kept, int n_kept, QrSensSet *out);
+                                QrMetricKind acc_metric, const QrSensSample *kept, int n_kept, const QrSensResult *done,
+                                int done_k, QrSensSet *out);
 /* sensitive_ops.txt/.csv/.json (with the rank-stability columns) and accumulated_error.csv
  * (pooled, then _mean/_p05/_p95 per setting) into dir. */
 static QrStatus qr_sens_set_write(const QrSession *s, const QrSensSet *ss, const char *dir);

@@ -1453,7 +1453,7 @@ static QrStatus qr__cli_sens_over(QrSession *se, const QrDsSet *ds, const QrDsCo
     qr_progress_begin(&pr, "sensitivity over the samples", 0);
     if (st == QR_OK)
         st = qr_sens_set_run(se, &so, ds, order, K, so.metric, topk, nk, &sets, *sp->metric ? so.metric : QR_METRIC_COSINE,
-                             dc->kept, dc->n_kept, &ss);
+                             dc->kept, dc->n_kept, NULL, -1, &ss);
     qr_progress_end(&pr, st);
     if (st == QR_OK) st = qr_mkdir_p(dir);
     if (st == QR_OK) st = qr_sens_set_write(se, &ss, dir);

@@ -411,10 +411,15 @@ static QrStatus qr__ra_repro(QrRaCtx *c) {
  * them) and the distributions (a few rows): each brings back what it reads (qr_session_base_need)
  * and the values are dropped again after it (qr_session_base_drop), so they never sit next to
  * sensitivity's reference or the all-on one. */
+static bool qr__ra_on_dataset(const QrRaCtx *c);
+
 static QrStatus qr__ra_sens(QrRaCtx *c) {
     QrBundle *bd = c->bd;
     qr_session_base_drop(&bd->se, NULL);
-    QR_TRY(qr_sens_run(&bd->se, &c->o->sens, &bd->sens));
+    /* --data: every row run, their accumulators kept: the data-set sensitivity takes them for the
+     * worst sample (this one) instead of running its rows again */
+    if (qr__ra_on_dataset(c) && !c->o->dataset_merged) QR_TRY(qr_sens_run_keep(&bd->se, &c->o->sens, &bd->sens));
+    else QR_TRY(qr_sens_run(&bd->se, &c->o->sens, &bd->sens));
     return qr_sens_write(&bd->se, &bd->sens, bd->dir);
 }
 
@@ -625,7 +630,8 @@ static QrStatus qr__ra_ds_sens(QrRaCtx *c) {
     QrBundle *bd = c->bd;
     const QrRunallOpts *o = c->o;
     return qr_ds_runall_sens(&bd->dss, &bd->se, &bd->dsr, &o->sens, o->sens_samples, o->topk, o->n_topk, &bd->acc_sets,
-                             o->metric_given ? o->sens.metric : QR_METRIC_COSINE, bd->dir);
+                             o->metric_given ? o->sens.metric : QR_METRIC_COSINE, bd->ok[QR_STAGE_SENS] ? &bd->sens : NULL,
+                             bd->dir);
 }
 
 static bool qr__ra_on_gen(const QrRaCtx *c) { return c->o->generate > 0 && c->o->gen_b && c->o->gen_a; }

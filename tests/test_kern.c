@@ -1063,6 +1063,47 @@ static void test_kern_exp(void) {
     free(got);
 }
 
+/* 8-bit block statistics (QrQ8StatsFn): the ref against direct sums, every level the ref's
+ * integers at many lengths (tails, more than one 64K chunk), int8 and uint8, extremes. */
+static void test_kern_q8_stats(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 57;
+    enum { N = 200003 };
+    uint8_t *buf = malloc(N);
+    static const int64_t ns[] = { 0, 1, 15, 16, 17, 31, 32, 33, 100, 4096, 65535, 65536, 65567, 131104, N };
+    int bad = 0;
+    char msg[300] = "";
+    for (int fill = 0; fill < 4; fill++) {
+        for (int64_t i = 0; i < N; i++)
+            buf[i] = fill == 0 ? (uint8_t)qr_rng_next(&rng) : fill == 1 ? 0xff : fill == 2 ? 0x80 : (uint8_t)(i % 3 == 0 ? 0x7f : 0x81);
+        for (int sg = 0; sg < 2; sg++)
+            for (int ni = 0; ni < QR_ARRAY_LEN(ns); ni++) {
+                int64_t n = ns[ni], off = ni % 3;
+                if (n + off > N) n = N - off;
+                int64_t s1 = 0, s2 = 0;
+                int32_t mn = 0, mx = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    int32_t x = sg ? (int8_t)buf[off + i] : buf[off + i];
+                    s1 += x;
+                    s2 += (int64_t)x * x;
+                    if (i == 0 || x < mn) mn = x;
+                    if (i == 0 || x > mx) mx = x;
+                }
+                for (int l = 0; l < nl; l++) {
+                    QrQ8Stats q;
+                    lv[l].q8_stats(buf + off, sg, n, &q);
+                    if ((q.s1 != s1 || q.s2 != s2 || q.mn != mn || q.mx != mx) && !bad++)
+                        snprintf(msg, sizeof msg, "%s %s fill %d n=%lld: %lld %lld %d %d, want %lld %lld %d %d",
+                                 qr_isa_name(lv[l].isa), sg ? "int8" : "uint8", fill, (long long)n, (long long)q.s1,
+                                 (long long)q.s2, q.mn, q.mx, (long long)s1, (long long)s2, mn, mx);
+                }
+            }
+    }
+    QT_CHECKF(!bad, "%d wrong; first: %s", bad, msg);
+    free(buf);
+}
+
 /* Histogram and fake quantization: every level bit-exact with ref; the refs against
  * direct formulas (bin edges, ops/qdq.c's quantize + dequantize). */
 static void test_hist_fakequant(void) {
@@ -2166,6 +2207,7 @@ static void qt_kern_all(void) {
     QT_RUN(test_pair_stats_avx512);
     QT_RUN(test_rtol);
     QT_RUN(test_kern_exp);
+    QT_RUN(test_kern_q8_stats);
     QT_RUN(test_hist_fakequant);
     QT_RUN(test_trans);
     QT_RUN(test_layernorm_kern);

@@ -180,7 +180,57 @@ static void test_stats_inits_threads(void) {
     QT_CHECKF(!bad[0], "%s", bad);
 }
 
+/* 8-bit tensors' statistics (qr__stats_bytes per 4096-value block, merged): min, max and mean
+ * exact, m2 within a correctly rounded half ulp of the exact Σ(v − mean)² for one block (long
+ * double), and within 1e-14 relative over several merged blocks. */
+static void test_stats_bytes(void) {
+    uint64_t rng = 91;
+    static const int64_t ns[] = { 1, 2, 7, 64, 4095, 4096, 4097, 12289, 100000 };
+    int bad = 0;
+    char msg[300] = "";
+    for (int sg = 0; sg < 2; sg++)
+        for (int ni = 0; ni < QR_ARRAY_LEN(ns); ni++)
+            for (int shape = 0; shape < 3; shape++) {
+                int64_t n = ns[ni];
+                QrTensor t = {0};
+                QT_OK(qr_tensor_set_shape(&t, sg ? QR_DT_S8 : QR_DT_U8, 1, &n));
+                QT_OK(qr_tensor_alloc_data(&t));
+                int8_t *s8 = t.data;
+                uint8_t *u8 = t.data;
+                for (int64_t i = 0; i < n; i++) {
+                    uint32_t r = (uint32_t)qr_rng_next(&rng);
+                    int v = shape == 0 ? (int)(r & 0xff) : shape == 1 ? 250 + (int)(r % 6) : (int)(r % 3);   /* wide, near the top, tiny */
+                    if (sg) s8[i] = (int8_t)(v - 128); else u8[i] = (uint8_t)v;
+                }
+                long double s1 = 0, mn = 1e9, mx = -1e9;
+                for (int64_t i = 0; i < n; i++) {
+                    long double v = sg ? s8[i] : u8[i];
+                    s1 += v;
+                    mn = v < mn ? v : mn;
+                    mx = v > mx ? v : mx;
+                }
+                long double mean = s1 / n, m2 = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    long double d = (sg ? s8[i] : u8[i]) - mean;
+                    m2 += d * d;
+                }
+                QrStats st;
+                qr_stats_init(&st);
+                qr_stats_tensor(&st, &t);
+                double ulp = m2 > 0 ? ldexp(1.0, ilogb((double)m2) - 52) : 0x1p-1074;
+                bool ok = st.n == n && st.min == (double)mn && st.max == (double)mx &&
+                          fabsl(st.mean - mean) <= fabsl(mean) * 1e-15L + 1e-300L &&
+                          (n <= 4096 ? fabsl(st.m2 - m2) <= 0.5001L * ulp : fabsl(st.m2 - m2) <= 1e-14L * m2 + 1e-300L);
+                if (!ok && !bad++)
+                    snprintf(msg, sizeof msg, "%s n=%lld shape %d: min %g max %g mean %.17g (%.17Lg) m2 %.17g (%.17Lg)",
+                             sg ? "int8" : "uint8", (long long)n, shape, st.min, st.max, st.mean, mean, st.m2, m2);
+                qr_tensor_free_data(&t);
+            }
+    QT_CHECKF(!bad, "%d cases wrong; first: %s", bad, msg);
+}
+
 static void qt_stats_all(void) {
+    QT_RUN(test_stats_bytes);
     QT_RUN(test_stats_pair_threads);
     QT_RUN(test_stats_metrics_threads);
     QT_RUN(test_stats_inits_threads);

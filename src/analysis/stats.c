@@ -68,31 +68,19 @@ static void qr_stats_pair(const float *x, const float *y, int64_t n, QrF32PairSt
     }
 }
 
-/* One block [base, end) of 8-bit integers (sgn: int8, else uint8) into b (fresh): the same
- * numbers as the generic loop below (every value finite; the sum of at most 4096 bytes is an
- * integer far below 2^53, so its double running sum is exact and equals the integer sum; m2
- * keeps the generic loop's order), without its per-element type dispatch. */
+/* One block [base, end) of 8-bit integers (sgn: int8, else uint8; at most 4096 of them) into b
+ * (fresh): min, max, mean = S1 / n and m2 = (n·S2 − S1²) / n from the block's exact integer sums
+ * S1 = Σv and S2 = Σv² (qr_kern.q8_stats; n·S2 and S1² < 2^41), so m2 is Σ(v − mean)² exactly,
+ * rounded once — where the generic loop below adds rounded squares in order. */
 static inline void qr__stats_bytes(QrStats *b, const void *p, bool sgn, int64_t base, int64_t end) {
-    const int8_t *s8 = p;
-    const uint8_t *u8 = p;
-    int64_t sum = 0;
-    int mn = 256, mx = -256;
-    for (int64_t i = base; i < end; i++) {
-        int v = sgn ? s8[i] : u8[i];
-        sum += v;
-        mn = v < mn ? v : mn;
-        mx = v > mx ? v : mx;
-    }
-    b->n = end - base;
-    b->min = mn;
-    b->max = mx;
-    b->mean = (double)sum / (double)b->n;
-    double m2 = 0, mean = b->mean;
-    for (int64_t i = base; i < end; i++) {
-        double v = sgn ? s8[i] : u8[i];
-        m2 += (v - mean) * (v - mean);
-    }
-    b->m2 = m2;
+    QrQ8Stats q;
+    const int64_t n = end - base;
+    qr_kern.q8_stats((const uint8_t *)p + base, sgn, n, &q);
+    b->n = n;
+    b->min = q.mn;
+    b->max = q.mx;
+    b->mean = (double)q.s1 / (double)n;
+    b->m2 = (double)(n * q.s2 - q.s1 * q.s1) / (double)n;
 }
 
 /* Blocks of 4096 values are summed exactly in double, then merged (Chan). */
@@ -112,6 +100,7 @@ static void qr_stats_tensor(QrStats *s, const QrTensor *t) {
         QrStats b;
         qr_stats_init(&b);
         if (t->dtype == QR_DT_S8 || t->dtype == QR_DT_U8) {
+            qr_kern_init();                    /* idempotent: callers need not have run a model */
             if (t->dtype == QR_DT_S8) qr__stats_bytes(&b, t->data, true, base, end);
             else qr__stats_bytes(&b, t->data, false, base, end);
             qr_stats_merge(s, &b);

@@ -561,6 +561,11 @@ typedef void (*QrF32PairStatsFn)(const float *x, const float *y, int64_t n, QrF3
  * the same exact quotients; levels differ only in which elements they prove cannot win). */
 typedef double (*QrF32RtolFn)(const float *x, const float *y, int64_t n);
 
+/* The exact integer sums of n 8-bit values (int8 when sgn, else uint8): Σx, Σx², min, max
+ * (n = 0: zeros). Every level returns the same integers. */
+typedef struct QrQ8Stats { int64_t s1, s2; int32_t mn, mx; } QrQ8Stats;
+typedef void (*QrQ8StatsFn)(const void *p, bool sgn, int64_t n, QrQ8Stats *s);
+
 /* out[i] = qr_f64_exp((double)x[i] - sub), the exponential of the metrics' KL defined in
  * kern/ref/f64_exp.c in IEEE double operations: every level gives the same bits. */
 typedef void (*QrF32ExpSubFn)(const float *x, double sub, double *out, int64_t n);
@@ -637,6 +642,7 @@ typedef struct QrKernels {
     QrF32PairStatsFn f32_pair_stats;
     QrF32RtolFn f32_rtol;
     QrF32ExpSubFn f32_exp_sub;
+    QrQ8StatsFn q8_stats;
     QrF32HistFn f32_hist;
     QrF32FakeQuantFn f32_fake_quant;
     QrF32StepsFn f32_steps;

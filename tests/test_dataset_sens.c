@@ -140,6 +140,17 @@ static void qt_sens_set_ref(const char *pair, bool off_one) {
                                               &pre, order[1], &ss3);
         QT_OK(st);
         QT_CHECK(ss3.done_j == -1 && qr_sens_row_passes - passes0 == K);
+        /* a grouped pass (forced here) keeps no accumulators: nothing to take */
+        QrSensOpts sog = so;
+        sog.grouped = 1;
+        QrSensResult preg;
+        if (st == QR_OK) st = qr_sens_run_keep(&t.se, &sog, &preg);
+        QT_OK(st);
+        if (st == QR_OK) {
+            QT_CHECKF(preg.grouped ? preg.acc == NULL : preg.acc != NULL, "grouped %d, accumulators %s", preg.grouped,
+                      preg.acc ? "kept" : "not kept");
+            qr_sens_free(&preg);
+        }
         if (st == QR_OK) { qr_sens_set_free(&ss2); qr_sens_set_free(&ss3); qr_sens_free(&pre); }
         qr_tensor_free_data(&cur2);
     }

@@ -796,15 +796,16 @@ static QrStatus qr__sens_grouped(QrSensJob *j) {
     return st;
 }
 
-/* The rows of a pass, unsorted (in qr__sens_rows' order, unreachable ones dropped; row.id = its
- * index); acc_out (optional) receives a malloc'd per-row array of unfinished output accumulators
- * and ref_acc the reference's. */
 #ifdef QR_TESTING
 QR_TESTAPI int64_t qr_sens_row_passes;    /* tests: passes over the rows (qr__sens_run_rows calls) */
 #endif
 
+/* The rows of a pass, unsorted (in qr__sens_rows' order, unreachable ones dropped; row.id = its
+ * index); acc_out (optional) receives a malloc'd per-row array of unfinished output accumulators
+ * (every row run: never grouped; with soft, only when the pass is not grouped anyway, else NULL)
+ * and ref_acc the reference's. */
 static QrStatus qr__sens_run_rows(QrSession *s, const QrSensOpts *o, QrSensResult *r, QrMetricAcc **acc_out,
-                                  QrMetricAcc *ref_acc) {
+                                  QrMetricAcc *ref_acc, bool soft) {
 #ifdef QR_TESTING
     __atomic_add_fetch(&qr_sens_row_passes, 1, __ATOMIC_RELAXED);
 #endif
@@ -835,13 +836,13 @@ static QrStatus qr__sens_run_rows(QrSession *s, const QrSensOpts *o, QrSensResul
     }
     QrSensJob j = { .s = s, .o = o, .r = r, .cache = rf ? &rf->cache : NULL, .only_out = only_out };
     int top = o->group_top > 0 ? o->group_top : QR_SENS_GROUP_TOP;
-    bool grouped = !acc_out && !o->full_reruns && !o->reverse && !o->off_one && j.cache && o->grouped >= 0 &&
+    bool grouped = (!acc_out || soft) && !o->full_reruns && !o->reverse && !o->off_one && j.cache && o->grouped >= 0 &&
                    (o->grouped > 0 || r->n >= QR_SENS_GROUP_AUTO) && r->n > top;
     j.w = calloc((size_t)nt, sizeof *j.w);
     j.reach = calloc((size_t)r->n + 1, sizeof *j.reach);
     if (grouped) j.ranked = calloc((size_t)r->n + 1, sizeof *j.ranked);
-    if (acc_out) j.acc = calloc((size_t)r->n + 1, sizeof *j.acc);
-    if (st == QR_OK && (!j.w || !j.reach || (acc_out && !j.acc) || (grouped && !j.ranked)))
+    if (acc_out && !grouped) j.acc = calloc((size_t)r->n + 1, sizeof *j.acc);
+    if (st == QR_OK && (!j.w || !j.reach || (acc_out && !grouped && !j.acc) || (grouped && !j.ranked)))
         st = qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int t = 0; st == QR_OK && t < nt; t++) st = qr__sens_work_alloc(s, &j.w[t]);
     int kept = 0;
@@ -870,14 +871,14 @@ static QrStatus qr__sens_run_rows(QrSession *s, const QrSensOpts *o, QrSensResul
 }
 
 static QrStatus qr_sens_run(QrSession *s, const QrSensOpts *o, QrSensResult *r) {
-    QR_TRY(qr__sens_run_rows(s, o, r, NULL, NULL));
+    QR_TRY(qr__sens_run_rows(s, o, r, NULL, NULL, false));
     qr__sens_sort(r->rows, r->n, o);
     return QR_OK;
 }
 
 static QrStatus qr_sens_run_keep(QrSession *s, const QrSensOpts *o, QrSensResult *r) {
     QrMetricAcc *acc = NULL, racc;
-    QR_TRY(qr__sens_run_rows(s, o, r, &acc, &racc));
+    QR_TRY(qr__sens_run_rows(s, o, r, &acc, &racc, true));
     r->acc = acc;
     r->ref_acc = racc;
     qr__sens_sort(r->rows, r->n, o);
@@ -1552,7 +1553,7 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, QrSensFeed 
             ss->done_j = j;
         } else {
             st = qr__sens_load_sample(s, f, ss->smp[j], true);
-            if (st == QR_OK) st = qr__sens_run_rows(s, o, &r, &acc, &racc);
+            if (st == QR_OK) st = qr__sens_run_rows(s, o, &r, &acc, &racc, false);
         }
         if (st == QR_OK && j == 0) {
             n = r.n;

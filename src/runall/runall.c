@@ -416,8 +416,8 @@ static bool qr__ra_on_dataset(const QrRaCtx *c);
 static QrStatus qr__ra_sens(QrRaCtx *c) {
     QrBundle *bd = c->bd;
     qr_session_base_drop(&bd->se, NULL);
-    /* --data: every row run, their accumulators kept: the data-set sensitivity takes them for the
-     * worst sample (this one) instead of running its rows again */
+    /* --data: the rows' accumulators kept (when the pass runs every row): the data-set sensitivity
+     * takes them for the worst sample (this one) instead of running its rows again */
     if (qr__ra_on_dataset(c) && !c->o->dataset_merged) QR_TRY(qr_sens_run_keep(&bd->se, &c->o->sens, &bd->sens));
     else QR_TRY(qr_sens_run(&bd->se, &c->o->sens, &bd->sens));
     return qr_sens_write(&bd->se, &bd->sens, bd->dir);

@@ -487,6 +487,7 @@ static void test_zip_roundtrip(void) {
     QT_CHECK(z.mtime == 1700000000);
     QT_CHECK(qr_zip_find(&z, "index.html") && qr_zip_find(&z, "badcase.npy")->src_path && !qr_zip_find(&z, "nope"));
     QT_CHECK(qr_zip_find(&z, "plots/per_layer_metrics.png")->method == QR_ZIP_STORE);
+    QT_CHECK(qr_zip_find(&z, "badcase.npy")->method == QR_ZIP_DEFLATE_FAST && qr_zip_find(&z, "index.html")->method == QR_ZIP_DEFLATE);
     snprintf(path, sizeof path, "%s/bundle.zip", qt_tmpdir());
     st = qr_zip_write(&z, path);
     qr_zip_free(&z);

@@ -84,7 +84,13 @@ static QrZipMethod qr__zip_method_for(const char *name) {
         size_t k = strlen(stored[i]);
         if (n > k && !strcasecmp(name + n - k, stored[i])) return QR_ZIP_STORE;
     }
+    if ((n > 4 && !strcasecmp(name + n - 4, ".npy")) || (n > 5 && !strcasecmp(name + n - 5, ".onnx"))) return QR_ZIP_DEFLATE_FAST;
     return QR_ZIP_DEFLATE;
+}
+
+/* The deflate level of entry e (0: stored). */
+static int qr__zip_level(const QrZip *z, const QrZipEntry *e) {
+    return e->method == QR_ZIP_STORE ? 0 : e->method == QR_ZIP_DEFLATE_FAST ? QR_MIN(1, z->level) : z->level;
 }
 
 /* Appends an entry; takes ownership of `data` (freed on failure). */
@@ -341,7 +347,7 @@ static void qr__zip_pack_task(void *ctx, int64_t k, int tid) {
     const QrZipPackJob *j = ctx;
     QrZipPacked *p = &j->p[k];
     p->crc = crc32(0L, Z_NULL, 0);
-    QrStatus st = deflateInit2(&p->zs, j->z->level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK
+    QrStatus st = deflateInit2(&p->zs, qr__zip_level(j->z, &j->e[k]), Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK
                 ? QR_OK : qr_errf(QR_ERR_NOMEM, "cannot start deflate");
     p->zs_live = st == QR_OK;
     if (st == QR_OK) st = qr__zip_stream(&j->e[k], qr__zip_pack_sink, p);
@@ -362,7 +368,7 @@ static void qr__zip_pack_free(QrZipPacked *p) {
 
 /* Whether entry e is compressed ahead (qr__zip_entries). */
 static bool qr__zip_packs(const QrZip *z, const QrZipEntry *e) {
-    return e->method == QR_ZIP_DEFLATE && e->len <= z->pack_max && z->pack_max > 0;
+    return e->method != QR_ZIP_STORE && e->len <= z->pack_max && z->pack_max > 0;
 }
 
 /* Writes entry e into the open zipFile: p (compressed ahead) as a raw entry, else streamed
@@ -378,7 +384,7 @@ static QrStatus qr__zip_entry(const QrZip *z, const QrZipEntry *e, const QrZipPa
     bool utf8 = false;
     for (const char *c = e->name; *c; c++) if ((unsigned char)*c >= 0x80) utf8 = true;
     int method = e->method == QR_ZIP_STORE ? 0 : Z_DEFLATED;
-    int level = e->method == QR_ZIP_STORE ? 0 : z->level;
+    int level = qr__zip_level(z, e);
     int zip64 = e->len >= 0xffffffffu;
     if (zipOpenNewFileInZip4_64(zf, e->name, &zi, NULL, 0, NULL, 0, NULL, method, level, p != NULL, -MAX_WBITS,
                                 8, Z_DEFAULT_STRATEGY, NULL, 0, made_by, utf8 ? 0x800 : 0, zip64) != ZIP_OK ||

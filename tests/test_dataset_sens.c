@@ -131,15 +131,26 @@ static void qt_sens_set_ref(const char *pair, bool off_one) {
                     strcmp(ss2.r.rows[p].name, ss.r.rows[p].name) || strcmp(ss2.r.rows[p].dtype, ss.r.rows[p].dtype);
         for (int p = 0; !diff && p < ss.r.n * K; p++) diff += ss2.rank[p] != ss.rank[p];
         QT_CHECKF(!diff, "%s: the data-set sensitivity with a sample's rows done ahead differs", pair);
-        /* other options: not taken */
+        /* options that change the rows: not taken */
         QrSensOpts so2 = so;
-        so2.metric = QR_METRIC_MSE;
+        so2.off_one = !so.off_one;
         QrSensSet ss3;
         passes0 = qr_sens_row_passes;
         if (st == QR_OK) st = qr_sens_set_run(&t.se, &so2, &t.ds, order, K, QR_METRIC_L1, NULL, 0, NULL, QR_METRIC_MSE, NULL, 0,
                                               &pre, order[1], &ss3);
         QT_OK(st);
         QT_CHECK(ss3.done_j == -1 && qr_sens_row_passes - passes0 == K);
+        /* another sort key: the same rows, taken (the ranking is this pass's own) */
+        QrSensOpts so4 = so;
+        so4.metric = QR_METRIC_MSE;
+        QrSensSet ss4;
+        if (st == QR_OK) st = qr_sens_set_run(&t.se, &so4, &t.ds, order, K, QR_METRIC_L1, NULL, 0, NULL, QR_METRIC_MSE, NULL, 0,
+                                              &pre, order[1], &ss4);
+        QT_OK(st);
+        if (st == QR_OK) {
+            QT_CHECK(ss4.done_j == 1 && ss4.r.opts.metric == QR_METRIC_MSE);
+            qr_sens_set_free(&ss4);
+        }
         /* a grouped pass (forced here) keeps no accumulators: nothing to take */
         QrSensOpts sog = so;
         sog.grouped = 1;

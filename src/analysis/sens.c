@@ -885,11 +885,20 @@ static QrStatus qr_sens_run_keep(QrSession *s, const QrSensOpts *o, QrSensResult
     return QR_OK;
 }
 
-/* r: a copy of done's rows in id order (the order qr__sens_run_rows leaves them) with their strings
- * in r's arena, *acc their accumulators (malloc'd), *racc the reference's. */
-static QrStatus qr__sens_take_done(const QrSensResult *done, QrSensResult *r, QrMetricAcc **acc, QrMetricAcc *racc) {
+/* Whether passes with options a and b compute the same rows with the same numbers (the sort
+ * key, the order and the grouping knobs of a pass that ran every row do not change them). */
+static bool qr__sens_same_rows(const QrSensOpts *a, const QrSensOpts *b) {
+    return a->off_one == b->off_one && a->full_reruns == b->full_reruns && a->node_type == b->node_type &&
+           !a->nodes == !b->nodes && (!a->nodes || !strcmp(a->nodes, b->nodes)) && !a->rank_output == !b->rank_output &&
+           (!a->rank_output || !strcmp(a->rank_output, b->rank_output));
+}
+
+/* r: a pass with options o made of done's rows, in id order (the order qr__sens_run_rows leaves
+ * them), their strings in r's arena; *acc their accumulators (malloc'd), *racc the reference's. */
+static QrStatus qr__sens_take_done(const QrSensResult *done, const QrSensOpts *o, QrSensResult *r, QrMetricAcc **acc,
+                                   QrMetricAcc *racc) {
     memset(r, 0, sizeof *r);
-    r->opts = done->opts;
+    r->opts = *o;
     r->reference = done->reference;
     r->n_exec = done->n_exec;
     r->n_full = done->n_full;
@@ -1549,7 +1558,7 @@ static QrStatus qr__sens_set_rows(QrSession *s, const QrSensOpts *o, QrSensFeed 
         QrSensResult r = {0};
         QrMetricAcc *acc = NULL, racc;
         if (f->done && ss->smp[j] == f->done_k) {
-            st = qr__sens_take_done(f->done, &r, &acc, &racc);
+            st = qr__sens_take_done(f->done, o, &r, &acc, &racc);
             ss->done_j = j;
         } else {
             st = qr__sens_load_sample(s, f, ss->smp[j], true);
@@ -1671,7 +1680,7 @@ static QrStatus qr_sens_set_run(QrSession *s, const QrSensOpts *o, const QrDsSet
     out->done_j = -1;
     if (k < 1) return qr_errf(QR_ERR_INVALID, "no sample for sensitivity");
     /* the rows done ahead stand for that sample's only when they are what this pass would compute */
-    bool same = done && done->acc && !done->grouped && !done->n_unranked && !memcmp(&done->opts, o, sizeof *o);
+    bool same = done && done->acc && !done->grouped && !done->n_unranked && qr__sens_same_rows(&done->opts, o);
     const QrTensor *orig = s->inputs;
     out->k = k;
     out->names = ds->names;

@@ -623,25 +623,24 @@ static void test_incr_stats_int8(void) {
         QrStats got, want;
         qr_stats_init(&got);
         qr_stats_tensor(&got, &t);
-        /* the plain computation: blocks of 4096, sum / min / max, then m2 about the block mean, Chan's merge */
+        /* the plain computation: blocks of 4096, the integer sums S1, S2 and min / max, mean = S1 / n,
+         * m2 = (n S2 - S1^2) / n (exact integers, one rounding), Chan's merge */
         qr_stats_init(&want);
         for (int64_t base = 0; base < t.numel; base += 4096) {
             int64_t end = QR_MIN(t.numel, base + 4096);
             QrStats b;
             qr_stats_init(&b);
-            double sum = 0;
+            int64_t s1 = 0, s2 = 0;
             for (int64_t i = base; i < end; i++) {
-                double v = (double)qr_tensor_get_i64(&t, i);
+                int64_t v = qr_tensor_get_i64(&t, i);
                 b.n++;
-                sum += v;
-                if (v < b.min) b.min = v;
-                if (v > b.max) b.max = v;
+                s1 += v;
+                s2 += v * v;
+                if ((double)v < b.min) b.min = (double)v;
+                if ((double)v > b.max) b.max = (double)v;
             }
-            b.mean = sum / (double)b.n;
-            for (int64_t i = base; i < end; i++) {
-                double v = (double)qr_tensor_get_i64(&t, i);
-                b.m2 += (v - b.mean) * (v - b.mean);
-            }
+            b.mean = (double)s1 / (double)b.n;
+            b.m2 = (double)(b.n * s2 - s1 * s1) / (double)b.n;
             qr_stats_merge(&want, &b);
         }
         qr_tensor_free_data(&t);

@@ -95,14 +95,14 @@ static void qr_stats_tensor(QrStats *s, const QrTensor *t) {
         return;
     }
     enum { BLOCK = 4096 };
+    const bool bytes = t->dtype == QR_DT_S8 || t->dtype == QR_DT_U8;
+    if (bytes) qr_kern_init();                 /* idempotent: callers need not have run a model */
     for (int64_t base = 0; base < t->numel; base += BLOCK) {
         int64_t end = QR_MIN(t->numel, base + BLOCK);
         QrStats b;
         qr_stats_init(&b);
-        if (t->dtype == QR_DT_S8 || t->dtype == QR_DT_U8) {
-            qr_kern_init();                    /* idempotent: callers need not have run a model */
-            if (t->dtype == QR_DT_S8) qr__stats_bytes(&b, t->data, true, base, end);
-            else qr__stats_bytes(&b, t->data, false, base, end);
+        if (bytes) {
+            qr__stats_bytes(&b, t->data, t->dtype == QR_DT_S8, base, end);
             qr_stats_merge(s, &b);
             continue;
         }

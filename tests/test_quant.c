@@ -64,7 +64,7 @@ static QrStatus qt_q_run(const char *domain, const char *op, QrAttr *attrs, int 
         qt_q_bag[qt_q_nbag++] = outs[k];
         out[k] = outs[k];
     }
-    QrOpCtx c = { &g, &node, n_in, n_out, in, outs, &scratch, NULL };
+    QrOpCtx c = { &g, &node, n_in, n_out, in, outs, &scratch, NULL, NULL, NULL };
     QrStatus st = d->shape(&c);
     for (int k = 0; st == QR_OK && k < n_out; k++) st = qr_tensor_alloc_data(outs[k]);
     if (st == QR_OK) st = d->exec(&c);

@@ -929,6 +929,104 @@ static void test_run_cache(void) {
               (long long)nsu, (long long)n3, nn);
 }
 
+/* ---- packed convolution weights kept with the constants (QrOpCtx.prep) ----------------------
+ * x [1, 32, 20, 20] -> Conv W1 [48, 32, 3, 3] + B1, pads 1 -> Relu -> Conv W2 [64, 24, 3, 3] group 2
+ * (two groups of 32 channels), pads 1 -> Conv DQ(W3 int8 [32, 64, 3, 3]), pads 1 = y. The first two
+ * read float initializers: with a cache, their groups' weights are packed once (three kept blocks)
+ * and every later run reads them; W3's dequantized copy is never kept (qr_run_uncached), so its
+ * convolution packs its own every run, as does a run whose W1 is substituted — and the kept W1 is
+ * still the one read afterwards. Every run's output has the bits of a run without a cache. */
+static QrStatus qt__wp_model(QrGraph **g) {
+    QtModel mb;
+    qt_mb_init(&mb, 13);
+    uint64_t rng = 77;
+    int64_t dx[4] = { 1, 32, 20, 20 }, dy[4] = { 1, 32, 20, 20 }, w1[4] = { 48, 32, 3, 3 }, b1[1] = { 48 };
+    int64_t w2[4] = { 64, 24, 3, 3 }, w3[4] = { 32, 64, 3, 3 }, s0[1] = { 1 }, pads[4] = { 1, 1, 1, 1 };
+    qt_mb_input(&mb, "x", QR_DT_F32, 4, dx);
+    qt_mb_output(&mb, "y", QR_DT_F32, 4, dy);
+    qt__rf_init(&mb, "W1", 4, w1, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "B1", 1, b1, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "W2", 4, w2, &rng, 0.1f, 0.0f);
+    int8_t *q3 = malloc(32 * 64 * 9);
+    for (int i = 0; q3 && i < 32 * 64 * 9; i++) q3[i] = (int8_t)(qr_rng_next(&rng) % 255 - 127);
+    float ws = 0.002f;
+    int8_t wz = 0;
+    if (q3) qt_mb_init_raw(&mb, "W3q", QR_DT_S8, 4, w3, q3, 32 * 64 * 9);
+    free(q3);
+    qt_mb_init_raw(&mb, "ws", QR_DT_F32, 0, s0, &ws, 4);
+    qt_mb_init_raw(&mb, "wz", QR_DT_S8, 0, s0, &wz, 1);
+    Onnx__NodeProto *n = qt_mb_node(&mb, "Conv", "conv1", "x,W1,B1", "c1");
+    qt_mb_attr_ints(&mb, n, "pads", 4, pads);
+    qt_mb_node(&mb, "Relu", "relu1", "c1", "r1");
+    n = qt_mb_node(&mb, "Conv", "conv2", "r1,W2", "c2");
+    qt_mb_attr_ints(&mb, n, "pads", 4, pads);
+    qt__rf_int_attr(&mb, n, "group", 2);
+    qt_mb_node(&mb, "DequantizeLinear", "dq3", "W3q,ws,wz", "W3");
+    n = qt_mb_node(&mb, "Conv", "conv3", "c2,W3", "y");
+    qt_mb_attr_ints(&mb, n, "pads", 4, pads);
+    QrStatus st = qt_load_built(&mb, "conv_pack.onnx", g);
+    qt_mb_free(&mb);
+    return st;
+}
+
+static void test_run_conv_pack(void) {
+    QrF32ConvB b1 = { NULL, 32, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1, 20, 20 }, b2 = b1;
+    b2.C = 24;
+    const size_t p1 = qr_kern.f32_conv_pack_bytes(48, &b1), p2 = qr_kern.f32_conv_pack_bytes(32, &b2);
+    if (!p1 || !p2) QT_SKIP("kernel level %s packs no convolution weights", qr_isa_name(qr_kern.isa));
+    QrGraph *g = NULL;
+    QT_OK(qt__wp_model(&g));
+    QrTensor x = {0}, y[6] = {{0}}, w1 = {0};
+    const int64_t dx[4] = { 1, 32, 20, 20 };
+    QrStatus st = qr_tensor_set_shape(&x, QR_DT_F32, 4, dx);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&x);
+    uint64_t rng = 5;
+    for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
+    if (st == QR_OK) st = qr_run_infer(g, &x);
+    const int vw1 = qr_graph_find(g, "W1");
+    if (st == QR_OK) st = qr_tensor_set_shape(&w1, QR_DT_F32, 4, g->values[vw1].t.dims);
+    if (st == QR_OK) st = qr_tensor_alloc_data(&w1);
+    for (int64_t i = 0; st == QR_OK && i < w1.numel; i++) ((float *)w1.data)[i] = 0.5f * ((float *)g->values[vw1].t.data)[i];
+    const QrTensor **subst = calloc((size_t)g->n_values, sizeof *subst);
+    if (subst) subst[vw1] = &w1;
+    QrRunCache *cache = qr_run_cache_new(g);
+    if (st == QR_OK && (!cache || !subst)) st = qr_errf(QR_ERR_NOMEM, "oom");
+    /* runs: 0 no cache, 1 fills it, 2 reads it, 3 W1 substituted (cache), 4 the same without, 5 cache again */
+    const QrRunOpts opts[6] = { {0}, { .cache = cache }, { .cache = cache }, { .cache = cache, .subst = subst },
+                                { .subst = subst }, { .cache = cache } };
+    int64_t packs[6] = {0}, coc[6] = {0};
+    size_t bytes[6] = {0};
+    for (int r = 0; r < 6 && st == QR_OK; r++) {
+        const int64_t p0 = qr__k_coc_wpacks, c0 = qr__k_coc_runs;
+        st = qr_run(g, &x, &opts[r], &y[r]);
+        packs[r] = qr__k_coc_wpacks - p0;
+        coc[r] = qr__k_coc_runs - c0;
+        bytes[r] = qr_run_cache_bytes(cache);
+    }
+    const size_t nb = st == QR_OK ? qr_tensor_nbytes(&y[0]) : 0;
+    bool same = st == QR_OK;
+    for (int r = 1; same && r < 6; r++)
+        if (r != 3 && r != 4) same = !memcmp(y[0].data, y[r].data, nb);
+    const bool subst_ok = st == QR_OK && !memcmp(y[3].data, y[4].data, nb) && memcmp(y[3].data, y[0].data, nb);
+    for (int r = 0; r < 6; r++) qr_tensor_free_data(&y[r]);
+    qr_tensor_free_data(&x);
+    qr_tensor_free_data(&w1);
+    qr_run_cache_free(cache);
+    free(subst);
+    qr_graph_free(g);
+    free(g);
+    QT_OK(st);
+    QT_CHECK(same);
+    QT_CHECK(subst_ok);
+    for (int r = 0; r < 6; r++) {   /* conv1, conv2's two groups and conv3 take the coc path every run */
+        static const int64_t want[6] = { 4, 1, 1, 2, 4, 1 };
+        QT_CHECKF(coc[r] == 4 && packs[r] == want[r], "run %d: %lld coc runs, %lld packed their weights (want 4, %lld)", r,
+                  (long long)coc[r], (long long)packs[r], (long long)want[r]);
+    }
+    QT_CHECKF(bytes[1] == p1 + 2 * p2 && bytes[5] == bytes[1], "cache holds %zu then %zu bytes, want %zu", bytes[1], bytes[5],
+              p1 + 2 * p2);
+}
+
 /* ---- a weight's DequantizeLinear fused into its MatMul / Gemm ---------------------------------
  * The sim run of a QDQ model dequantizes each 8-bit weight as the GEMM packs B's panels
  * (qr__run_plan_dq): no float copy, the same bits. Models (W: K x N = 96 x 80 bytes, more than
@@ -1048,7 +1146,7 @@ static QrStatus qt__rdq_direct(const QrGraph *g, int kind, const QrTensor *x, ch
     const QrF32QuantB qb = { wq->data, wq->dtype == QR_DT_S8, ws->data, ws->numel > 1, z, ws->numel > 1 };
     QrTensor *outp[1] = { &out };
     QrArena ar = {0};
-    QrOpCtx c = { g, mi >= 0 ? &g->nodes[mi] : NULL, 2, 1, qin, outp, &ar, NULL };
+    QrOpCtx c = { g, mi >= 0 ? &g->nodes[mi] : NULL, 2, 1, qin, outp, &ar, NULL, NULL, NULL };
     if (st == QR_OK) st = kind == 3 ? qr_nn_gemm_qb(&c, &qb) : qr_nn_matmul_bias(&c, NULL, false, &qb);
     if (st == QR_OK && !qt__rdq_same(&out, &ref)) snprintf(bad, nbad, "kind %d called with B as integers: output differs", kind);
     qr_arena_free(&ar);
@@ -1332,5 +1430,6 @@ static void qt_run_all(void) {
     QT_RUN(test_run_reshape_steal);
     QT_RUN(test_run_matmul_batches);
     QT_RUN(test_run_cache);
+    QT_RUN(test_run_conv_pack);
     QT_RUN(test_run_deferred_weights);
 }

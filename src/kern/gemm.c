@@ -61,6 +61,8 @@ static void *qr__k_scratch(size_t bytes) {
 /* Tests: panel pairs run by qr__k_f32_wide, convolutions run by qr__k_f32_coc_run (x86-64 kernels;
  * declared on every target: the tests read them, and they stay 0 elsewhere). */
 static int64_t qr__k_wide_runs, qr__k_coc_runs;
+/* Tests: coc runs that packed their weights themselves (no QrF32Fused.a_pack). */
+static int64_t qr__k_coc_wpacks;
 
 QR_TESTAPI void qr_kern_release(void) {
     pthread_mutex_lock(&qr__k_all_mu);
@@ -748,42 +750,45 @@ static int64_t qr__k_conv_kc(int64_t K, int64_t N) {
  * tap. Every element is still one chain of fused multiply-adds per K block (MlasConv's, kc),
  * the blocks added in order and the bias after the last, so the bits are the GEMM path's. */
 
-/* Weights of channel block t into job->wt: block t is (K, MB), wt[k][j] = A[(t*MB + j)*lda + k],
- * zero past M. */
+/* Weight block t of the coc path into dst (K, MB): dst[k][j] = A[(t*MB + j)*lda + k], zero past M. */
+static void qr__k_coc_pack_block(QrKCocPack pack, const float *A, int64_t lda, int64_t M, int64_t K, int64_t t,
+                                 float *dst) {
+    const int64_t MB = QR__K_COC_MB, mv = QR_MIN(MB, M - t * MB);
+    if (pack) {
+        pack(A + t * MB * lda, lda, mv, K, dst);
+        return;
+    }
+    for (int64_t k0 = 0; k0 < K; k0 += 64) {   /* 64 K values of every row at a time: MB read streams */
+        const int64_t k1 = QR_MIN(K, k0 + 64);
+        for (int64_t r = 0; r < MB; r++) {
+            const float *a = A + (t * MB + r) * lda;
+            for (int64_t k = k0; k < k1; k++) dst[k * MB + r] = r < mv ? a[k] : 0.0f;
+        }
+    }
+}
+
 typedef struct QrKCocPrep {
     const QrKCocJob *j;
     const QrF32ConvB *b;
     const float *A;
     int64_t lda, Hp, cchunk;
+    int64_t nw;        /* weight blocks to pack (0: the caller's, QrF32Fused.a_pack) */
     float *wt, *xp;
     QrKCocPack pack;   /* NULL: plain C */
 } QrKCocPrep;
 
-/* Prep task t: t < nblk packs weight block t, the rest copy image channels [c0, c0 + cchunk)
+/* Prep task t: t < nw packs weight block t, the rest copy image channels [c0, c0 + cchunk)
  * into the zero-padded image. */
 static void qr__k_coc_prep_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
     const QrKCocPrep *p = ctx;
     const QrKCocJob *j = p->j;
-    const int64_t MB = QR__K_COC_MB;
-    if (t < j->nblk) {
-        float *dst = p->wt + t * j->K * MB;
-        const int64_t mv = QR_MIN(MB, j->M - t * MB);
-        if (p->pack) {
-            p->pack(p->A + t * MB * p->lda, p->lda, mv, j->K, dst);
-            return;
-        }
-        for (int64_t k0 = 0; k0 < j->K; k0 += 64) {   /* 64 K values of every row at a time: MB read streams */
-            const int64_t k1 = QR_MIN(j->K, k0 + 64);
-            for (int64_t r = 0; r < MB; r++) {
-                const float *a = p->A + (t * MB + r) * p->lda;
-                for (int64_t k = k0; k < k1; k++) dst[k * MB + r] = r < mv ? a[k] : 0.0f;
-            }
-        }
+    if (t < p->nw) {
+        qr__k_coc_pack_block(p->pack, p->A, p->lda, j->M, j->K, t, p->wt + t * j->K * QR__K_COC_MB);
         return;
     }
     const QrF32ConvB *b = p->b;
-    const int64_t Wp = j->Wp, c0 = (t - j->nblk) * p->cchunk, c1 = QR_MIN(b->C, c0 + p->cchunk);
+    const int64_t Wp = j->Wp, c0 = (t - p->nw) * p->cchunk, c1 = QR_MIN(b->C, c0 + p->cchunk);
     for (int64_t c = c0; c < c1; c++)
         for (int64_t i = 0; i < p->Hp; i++) {
             float *row = p->xp + (c * p->Hp + i) * Wp;
@@ -799,42 +804,77 @@ static void qr__k_coc_prep_task(void *ctx, int64_t t, int tid) {
         }
 }
 
+/* The coc path's layout of convolution b with M output channels: padded image (C, Hp, Wp),
+ * nblk weight blocks, and the bytes of the packed weights, the padded image and the tap
+ * offsets. */
+typedef struct QrKCocShape {
+    int64_t Hp, Wp, nblk;
+    size_t wt_b, xp_b, off_b;
+} QrKCocShape;
+
+/* Whether qr__k_f32_coc_run takes the convolution: stride 1 or 2 along the row, at least 16
+ * channels, at least twice as many output pixels as channels (then the packed weights are at
+ * most half the size of the panels the GEMM path would gather) or, with output rows of 12
+ * pixels or more, at least half as many (ResNet-18's 14x14 layers: their weights, packed per
+ * call at ~10% of the layer's time, still left it 7-10% faster than the GEMM path on one thread;
+ * its 7x7 layers, tiles of 7 pixels and 2.4-9.4 MB of weights, were 25-30% slower and stay
+ * there), K >= 64 (below, a tile's transposes and stores cost more than the gather saves:
+ * MobileNetV2's first layer, K = 27, measured 5% slower), and the copies (weights included,
+ * packed or not: the path taken does not depend on it) within 8 MiB of a thread's scratch. */
+static bool qr__k_coc_shape(const QrKF32Isa *isa, int64_t M, const QrF32ConvB *b, QrKCocShape *s) {
+    const int64_t N = b->OH * b->OW, K = b->C * b->KH * b->KW, MB = QR__K_COC_MB;
+    if (!isa->coc || (b->sw != 1 && b->sw != 2) || M < 16 || K < 64 || N <= 1) return false;
+    if (N < 2 * M && (2 * N < M || b->OW < 12)) return false;
+    s->Hp = (b->OH - 1) * b->sh + (b->KH - 1) * b->dh + 1;
+    s->Wp = (b->OW - 1) * b->sw + (b->KW - 1) * b->dw + 1;
+    s->nblk = qr__k_cdiv(M, MB);
+    const int64_t xp_n = b->C * s->Hp * s->Wp;
+    if (xp_n >= ((int64_t)1 << 31)) return false;
+    s->wt_b = qr__k_rup64((size_t)(s->nblk * K * MB) * sizeof(float));
+    s->xp_b = qr__k_rup64((size_t)xp_n * sizeof(float));
+    s->off_b = qr__k_rup64((size_t)K * sizeof(int32_t));
+    return s->wt_b + s->xp_b + s->off_b <= ((size_t)8 << 20);
+}
+
+/* QrF32ConvPackBytesFn of an ISA: the coc path's packed weights, when it takes the convolution. */
+static size_t qr__k_f32_conv_pack_bytes(const QrKF32Isa *isa, int64_t M, const QrF32ConvB *b) {
+    QrKCocShape s;
+    return qr__k_coc_shape(isa, M, b, &s) ? s.wt_b : 0;
+}
+
+/* QrF32ConvPackFn of an ISA: every weight block, on this thread. */
+static void qr__k_f32_conv_pack(const QrKF32Isa *isa, int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,
+                                float *dst) {
+    QrKCocShape s;
+    if (!qr__k_coc_shape(isa, M, b, &s)) return;
+    const int64_t K = b->C * b->KH * b->KW;
+    for (int64_t t = 0; t < s.nblk; t++) qr__k_coc_pack_block(isa->coc_pack, A, lda, M, K, t, dst + t * K * QR__K_COC_MB);
+}
 
 /* Runs the convolution Y = epilogue(A @ B(b)) (QrF32ConvGemmFusedFn) by the ISA's coc tasks
- * when it suits them: stride 1 or 2 along the row, at least 16 channels, at least twice as
- * many output pixels as channels (then the packed weights are at most half the size of the
- * panels the GEMM path would gather) or, with output rows of 12 pixels or more, at least half
- * as many (ResNet-18's 14x14 layers: their weights, packed per call at ~10% of the layer's
- * time, still left it 7-10% faster than the GEMM path on one thread; its 7x7 layers, tiles of
- * 7 pixels and 2.4-9.4 MB of weights, were 25-30% slower and stay there), K >= 64 (below, a
- * tile's transposes and stores cost more than the gather saves: MobileNetV2's first layer,
- * K = 27, measured 5% slower), and the copies within 8 MiB of this thread's scratch.
+ * when qr__k_coc_shape takes it, the weights from f->a_pack when the caller packed them.
  * Returns false, having written nothing, when it does not run. */
 static bool qr__k_f32_coc_run(const QrKF32Isa *isa, int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,
                               float *Y, int64_t ldy, const QrF32Fused *f, int threads) {
-    const int64_t N = b->OH * b->OW, K = b->C * b->KH * b->KW, MB = QR__K_COC_MB;
-    if (!isa->coc || (b->sw != 1 && b->sw != 2) || M < 16 || K < 64) return false;
-    if (N < 2 * M && (2 * N < M || b->OW < 12)) return false;
-    const int64_t Hp = (b->OH - 1) * b->sh + (b->KH - 1) * b->dh + 1, Wp = (b->OW - 1) * b->sw + (b->KW - 1) * b->dw + 1;
-    const int64_t nblk = qr__k_cdiv(M, MB), xp_n = b->C * Hp * Wp;
-    if (xp_n >= ((int64_t)1 << 31)) return false;
-    const size_t wt_b = qr__k_rup64((size_t)(nblk * K * MB) * sizeof(float)), xp_b = qr__k_rup64((size_t)xp_n * sizeof(float));
-    const size_t off_b = qr__k_rup64((size_t)K * sizeof(int32_t));
-    if (wt_b + xp_b + off_b > ((size_t)8 << 20)) return false;
-    unsigned char *mem = qr__k_scratch(wt_b + xp_b + off_b);
+    QrKCocShape s;
+    if (!qr__k_coc_shape(isa, M, b, &s)) return false;
+    const int64_t N = b->OH * b->OW, K = b->C * b->KH * b->KW, Hp = s.Hp, Wp = s.Wp, nblk = s.nblk;
+    const float *given = f ? f->a_pack : NULL;
+    const size_t wt_b = given ? 0 : s.wt_b;
+    unsigned char *mem = qr__k_scratch(wt_b + s.xp_b + s.off_b);
     if (!mem) return false;
-    int32_t *off = (int32_t *)(mem + wt_b + xp_b);
+    int32_t *off = (int32_t *)(mem + wt_b + s.xp_b);
     for (int64_t c = 0, k = 0; c < b->C; c++)
         for (int64_t kh = 0; kh < b->KH; kh++)
             for (int64_t kw = 0; kw < b->KW; kw++, k++) off[k] = (int32_t)((c * Hp + kh * b->dh) * Wp + kw * b->dw);
-    QrKCocJob j = { (const float *)(mem + wt_b), (const float *)mem, off, Y, ldy, M, K, qr__k_conv_kc(K, N), b->OH,
-                    b->OW, Wp, b->sh, b->sw, nblk, 1, f };
+    QrKCocJob j = { (const float *)(mem + wt_b), given ? given : (const float *)mem, off, Y, ldy, M, K,
+                    qr__k_conv_kc(K, N), b->OH, b->OW, Wp, b->sh, b->sw, nblk, 1, f };
     /* tasks of whole output rows, about 8 per thread when the layer has them */
     const int64_t want = QR_MAX(1, qr__k_cdiv(8 * (int64_t)threads, nblk));
     j.rows = qr__k_cdiv(b->OH, QR_MIN(b->OH, want));
-    QrKCocPrep p = { &j, b, A, lda, Hp, QR_MAX(1, ((int64_t)1 << 14) / QR_MAX(1, Hp * Wp)), (float *)mem,
-                     (float *)(mem + wt_b), isa->coc_pack };
-    const int64_t n_prep = nblk + qr__k_cdiv(b->C, p.cchunk), n_tasks = nblk * qr__k_cdiv(b->OH, j.rows);
+    QrKCocPrep p = { &j, b, A, lda, Hp, QR_MAX(1, ((int64_t)1 << 14) / QR_MAX(1, Hp * Wp)), given ? 0 : nblk,
+                     (float *)mem, (float *)(mem + wt_b), isa->coc_pack };
+    const int64_t n_prep = p.nw + qr__k_cdiv(b->C, p.cchunk), n_tasks = nblk * qr__k_cdiv(b->OH, j.rows);
     if (threads == 1) {
         for (int64_t t = 0; t < n_prep; t++) qr__k_coc_prep_task(&p, t, 0);
         for (int64_t t = 0; t < n_tasks; t++) isa->coc(&j, t, 0);
@@ -844,6 +884,7 @@ static bool qr__k_f32_coc_run(const QrKF32Isa *isa, int64_t M, const float *A, i
     }
 #ifdef QR_TESTING
     __atomic_add_fetch(&qr__k_coc_runs, 1, __ATOMIC_RELAXED);
+    if (!given) __atomic_add_fetch(&qr__k_coc_wpacks, 1, __ATOMIC_RELAXED);
 #endif
     return true;
 }
@@ -986,6 +1027,12 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
     static void qr_f32_conv_gemm_fused__##name(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,         \
                                                float *Y, int64_t ldy, const QrF32Fused *f) {                        \
         qr__k_f32_conv_gemm(&isa, M, A, lda, b, Y, ldy, f);                                                         \
+    }                                                                                                               \
+    static size_t qr_f32_conv_pack_bytes__##name(int64_t M, const QrF32ConvB *b) {                                  \
+        return qr__k_f32_conv_pack_bytes(&isa, M, b);                                                               \
+    }                                                                                                               \
+    static void qr_f32_conv_pack__##name(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *dst) { \
+        qr__k_f32_conv_pack(&isa, M, A, lda, b, dst);                                                               \
     }
 
 /* ==== M = 1 convolutions (QrF32ConvM1Fn) ============================================

@@ -60,6 +60,8 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_gemm_fused = qr_f32_gemm_fused__ref,
         .f32_gemm_bt_fused = qr_f32_gemm_bt_fused__ref,
         .f32_conv_gemm_fused = qr_f32_conv_gemm_fused__ref,
+        .f32_conv_pack_bytes = qr_f32_conv_pack_bytes__ref,
+        .f32_conv_pack = qr_f32_conv_pack__ref,
         .f32_conv_m1 = qr_f32_conv_m1__ref,
         .f32_conv_m1_act = qr_f32_conv_m1_act__ref,
         .f32_gemv_m1t = qr_f32_gemv_m1t__ref,
@@ -106,6 +108,8 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_gemm_fused = qr_f32_gemm_fused__avx2;
         k->f32_gemm_bt_fused = qr_f32_gemm_bt_fused__avx2;
         k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx2;
+        k->f32_conv_pack_bytes = qr_f32_conv_pack_bytes__avx2;
+        k->f32_conv_pack = qr_f32_conv_pack__avx2;
         k->f32_conv_m1 = qr_f32_conv_m1__avx2;
         k->f32_conv_m1_act = NULL;   /* no fused form: the steps run after the planes' kernel */
         k->f32_gemv_m1t = qr_f32_gemv_m1t__avx2;
@@ -146,6 +150,8 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->f32_maxpool2d = qr_f32_maxpool2d__avx512;
         k->f32_pair_stats = qr_f32_pair_stats__avx512;   /* the avx2 kernel's bits, fused passes */
         k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx512;
+        k->f32_conv_pack_bytes = qr_f32_conv_pack_bytes__avx512;
+        k->f32_conv_pack = qr_f32_conv_pack__avx512;
         k->f32_steps = qr_f32_steps__avx512;
         k->f32_exp_sub = qr_f32_exp_sub__avx512;
         k->f32_conv_m1 = qr_f32_conv_m1__avx512;

@@ -75,6 +75,10 @@ typedef struct QrF32Fused {
     int64_t ldres;
     QrF32PostFn post;
     void *post_ctx;
+    /* not NULL: a convolution's A (its weights) as QrF32ConvPackFn packed it for this shape; the
+     * convolution GEMM reads it instead of packing A itself (a copy: the sums do not change).
+     * Only QrF32ConvGemmFusedFn reads it, and only when QrF32ConvPackBytesFn gave bytes. */
+    const float *a_pack;
 } QrF32Fused;
 
 /* QrF32GemmFn with an epilogue (ep NULL: none). */
@@ -145,6 +149,12 @@ typedef void (*QrF32GemmFusedFn)(int64_t M, int64_t N, int64_t K, const float *A
                                  int64_t ldb, float *C, int64_t ldc, bool accumulate, const QrF32Fused *f);
 typedef void (*QrF32ConvGemmFusedFn)(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y,
                                      int64_t ldy, const QrF32Fused *f);
+/* Bytes of the packed weights QrF32ConvGemmFusedFn makes of A (M rows of C*KH*KW) for the
+ * convolution *b (b->x is not read) at this kernel level, or 0 when it packs none for it (then
+ * QrF32Fused.a_pack is not read). An executor that keeps weights between runs packs them once
+ * with QrF32ConvPackFn into that many bytes (64-byte aligned) and passes them as a_pack. */
+typedef size_t (*QrF32ConvPackBytesFn)(int64_t M, const QrF32ConvB *b);
+typedef void (*QrF32ConvPackFn)(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *dst);
 /* QrF32GemmFusedFn with B given as its transpose Bt (N, K; row stride ldb >= K): the product
  * A @ Bt^T, every element summed exactly as QrF32GemmFusedFn sums it on B = Bt^T (the same bits
  * at every level), without B ever being written out: the drivers pack Bt's blocks into B's
@@ -617,6 +627,8 @@ typedef struct QrKernels {
     QrF32GemmFusedFn f32_gemm_fused;
     QrF32GemmBtFusedFn f32_gemm_bt_fused;
     QrF32ConvGemmFusedFn f32_conv_gemm_fused;
+    QrF32ConvPackBytesFn f32_conv_pack_bytes;
+    QrF32ConvPackFn f32_conv_pack;
     QrF32ConvM1Fn f32_conv_m1;
     QrF32ConvM1ActFn f32_conv_m1_act;   /* NULL: none at this level (avx2, neon: the steps run after) */
     QrF32GemvM1tFn f32_gemv_m1t;

@@ -414,6 +414,19 @@ static void qr__nn_m1_task(void *ctx, int64_t t, int tid) {
 }
 
 /* Conv in float32 with the fused steps fs (NULL: none) applied to its output. */
+/* A convolution group's weights as the kernels pack them (QrF32ConvPackFn), for qr_op_prep. */
+typedef struct QrNnPack {
+    int64_t M;
+    const float *A;
+    int64_t lda;
+    const QrF32ConvB *b;
+} QrNnPack;
+
+static void qr__nn_pack_fill(void *ctx, void *dst) {
+    const QrNnPack *p = ctx;
+    qr_kern.f32_conv_pack(p->M, p->A, p->lda, p->b, dst);
+}
+
 static QrStatus qr__nn_conv_f32_steps(QrOpCtx *c, const QrNnSteps *fs) {
     const QrTensor *x = c->in[0], *wt = c->in[1], *b = qr_op_in(c, 2);
     QrTensor *y = c->out[0];
@@ -453,6 +466,8 @@ static QrStatus qr__nn_conv_f32_steps(QrOpCtx *c, const QrNnSteps *fs) {
                                   w.d[0], w.d[1], w.pb[0], w.pb[1], w.out[0], w.out[1] };
                 int64_t off0 = (in * M + g * Mg) * P;
                 qr__nn_fused_ep(fs, B ? B + g * Mg : NULL, g * Mg, off0, P, &f, &post);
+                QrNnPack pk = { Mg, W + g * Mg * CK, CK, &cb };   /* the group's weights, packed once per model */
+                f.a_pack = qr_op_prep(c, 1u << 1, (uint64_t)g, qr_kern.f32_conv_pack_bytes(Mg, &cb), qr__nn_pack_fill, &pk);
                 qr_kern.f32_conv_gemm_fused(Mg, W + g * Mg * CK, CK, &cb, Y + off0, P, &f);
             }
         return QR_OK;

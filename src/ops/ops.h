@@ -7,6 +7,12 @@
 /* What an operator sees. During shape inference in[i]->data may be NULL (value not
  * known yet); during execution every present input has data and every present
  * output has been allocated with the shape that shape() set. */
+struct QrOpCtx;
+/* Computes prepared data into dst (see qr_op_prep). */
+typedef void (*QrOpPrepFill)(void *ctx, void *dst);
+typedef const void *(*QrOpPrepFn)(const struct QrOpCtx *c, unsigned deps, uint64_t key, size_t bytes, QrOpPrepFill fill,
+                                  void *fill_ctx);
+
 typedef struct QrOpCtx {
     const QrGraph *g;
     const QrNode *node;
@@ -17,7 +23,22 @@ typedef struct QrOpCtx {
     /* The run's value aliases (QrRunOpts.alias: a disabled quantizer's DQ output reads its
      * Q input), for ops whose arithmetic depends on where an input comes from; NULL: none. */
     const int *alias;
+    /* The executor's keeper of data prepared from constant inputs (NULL: none this run); ops call
+     * it through qr_op_prep. prep_user is the executor's. */
+    QrOpPrepFn prep;
+    void *prep_user;
 } QrOpCtx;
+
+/* Data of `bytes` bytes (64-byte aligned) that fill(ctx, dst) computes from the node's inputs in
+ * deps (bit i: input i) alone, kept by the executor for this node and key between runs: fill runs
+ * the first time, later calls return what it wrote (a convolution's packed weights). NULL when
+ * nothing is kept this run: no keeper, an input in deps not a constant of this run (computed from
+ * the run's inputs, overridden, fed, edited, or a dequantized weight the executor never keeps),
+ * other bytes than the kept data's, or out of memory. The op then computes without it. */
+static inline const void *qr_op_prep(const QrOpCtx *c, unsigned deps, uint64_t key, size_t bytes, QrOpPrepFill fill,
+                                     void *fill_ctx) {
+    return c->prep && bytes ? c->prep(c, deps, key, bytes, fill, fill_ctx) : NULL;
+}
 
 typedef QrStatus (*QrOpFn)(QrOpCtx *c);
 

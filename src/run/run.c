@@ -240,6 +240,8 @@ static QrStatus qr__run_ctx_init(QrOpCtx *c, const QrGraph *g, const QrNode *n, 
     c->n_out = n->n_out;
     c->scratch = scratch;
     c->alias = NULL;
+    c->prep = NULL;
+    c->prep_user = NULL;
     for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? &vals[n->in[k]] : NULL;
     for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] >= 0 ? &vals[n->out[k]] : NULL;
     c->in = in;
@@ -492,9 +494,19 @@ static void qr__run_drop(QrTensor *vals, size_t *cap, int v) {
 
 /* ==== constant cache ================================================================= */
 
+/* Data an op prepared for node `node` and its key (QrOpCtx.prep), kept with the constants. */
+typedef struct QrRunPrep {
+    int node;
+    uint64_t key;
+    size_t bytes;
+    void *data;
+} QrRunPrep;
+
 struct QrRunCache {
     const QrGraph *g;
     QrTensor *t;          /* per value: data when cached (set once, then read-only) */
+    QrRunPrep *prep;      /* prepared data, n_prep of cap_prep (set once each, then read-only) */
+    int n_prep, cap_prep;
     size_t bytes;
     pthread_mutex_t mu;   /* runs sharing the cache may run concurrently */
 };
@@ -512,6 +524,8 @@ static QrRunCache *qr_run_cache_new(const QrGraph *g) {
 static void qr_run_cache_free(QrRunCache *c) {
     if (!c) return;
     for (int v = 0; v < c->g->n_values; v++) qr_aligned_free(c->t[v].data);
+    for (int i = 0; i < c->n_prep; i++) qr_aligned_free(c->prep[i].data);
+    free(c->prep);
     pthread_mutex_destroy(&c->mu);
     free(c->t);
     free(c);
@@ -1362,9 +1376,52 @@ static QrRunDqFuse *qr__run_dqf(const QrRunState *r, int ni) {
 /* Binds node n's inputs (as readers see them) and outputs; fails on a missing input other
  * than the outputs of chain ch's first k nodes (chain values: only their shapes exist) and a
  * fused DequantizeLinear's output (its reader's B, given as integers). */
+/* QrOpCtx.prep of a run with a constant cache: the data prepared for (node, key) when every
+ * input in deps is a constant of this run that the cache may hold (qr__run_statics, not
+ * qr_run_uncached), filled under the cache's lock the first time. */
+static const void *qr__run_prep(const QrOpCtx *c, unsigned deps, uint64_t key, size_t bytes, QrOpPrepFill fill,
+                                void *fill_ctx) {
+    QrRunState *r = c->prep_user;
+    const QrNode *n = c->node;
+    const int ni = (int)(n - r->g->nodes);
+    for (int k = 0; k < n->n_in; k++) {
+        if (k >= 32 || !(deps >> k & 1u)) continue;
+        const int v = n->in[k];
+        if (v < 0 || !r->st[v] || qr_run_uncached(r->g, v)) return NULL;
+    }
+    QrRunCache *cache = r->cache;
+    void *data = NULL;
+    pthread_mutex_lock(&cache->mu);
+    for (int i = 0; i < cache->n_prep; i++)
+        if (cache->prep[i].node == ni && cache->prep[i].key == key) {
+            data = cache->prep[i].bytes == bytes ? cache->prep[i].data : NULL;
+            pthread_mutex_unlock(&cache->mu);
+            return data;
+        }
+    if (cache->n_prep == cache->cap_prep) {
+        const int cap = cache->cap_prep ? 2 * cache->cap_prep : 16;
+        QrRunPrep *p = realloc(cache->prep, (size_t)cap * sizeof *p);
+        if (p) {
+            cache->prep = p;
+            cache->cap_prep = cap;
+        }
+    }
+    if (cache->n_prep < cache->cap_prep && (data = qr_aligned_alloc(bytes))) {
+        fill(fill_ctx, data);
+        cache->prep[cache->n_prep++] = (QrRunPrep){ ni, key, bytes, data };
+        cache->bytes += bytes;
+    }
+    pthread_mutex_unlock(&cache->mu);
+    return data;
+}
+
 static QrStatus qr__run_bind(QrRunState *r, const QrNode *n, QrOpCtx *c, const QrRunChain *ch, int k_ch) {
     qr__run_ctx_init(c, r->g, n, r->vals, &r->scratch, r->in, r->out);
     c->alias = r->o->alias;
+    if (r->cache) {
+        c->prep = qr__run_prep;
+        c->prep_user = r;
+    }
     const QrRunDqFuse *fz = qr__run_dqf(r, (int)(n - r->g->nodes));
     const int fused_b = fz && fz->reader == (int)(n - r->g->nodes) ? fz->out : -1;
     for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) r->in[k] = qr__run_read(r->o, r->vals, n->in[k]);
@@ -1830,7 +1887,7 @@ static QrStatus qr_run_node(const QrGraph *g, int node, const QrTensor *const *i
     QrTensor **out = malloc((size_t)(n->n_out + 1) * sizeof *out);
     if (!out) return qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int k = 0; k < n->n_out; k++) { memset(&outputs[k], 0, sizeof outputs[k]); out[k] = n->out[k] >= 0 ? &outputs[k] : NULL; }
-    QrOpCtx c = { g, n, n->n_in, n->n_out, inputs, out, &scratch, NULL };
+    QrOpCtx c = { g, n, n->n_in, n->n_out, inputs, out, &scratch, NULL, NULL, NULL };
     QrStatus st = n->def->shape(&c);
     for (int k = 0; st == QR_OK && k < n->n_out; k++) if (out[k]) st = qr_tensor_alloc_data(out[k]);
     if (st == QR_OK) st = n->def->exec(&c);

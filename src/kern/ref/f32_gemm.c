@@ -149,6 +149,21 @@ static void qr_f32_conv_gemm_fused__ref(int64_t M, const float *A, int64_t lda, 
     qr__k_ep_finish(f, M, P, Y, ldy);
 }
 
+/* QrF32ConvPackBytesFn, plain C: the ref reads A in place, so it packs nothing (and QrF32ConvPackFn
+ * is never called for it: it writes nothing). */
+static size_t qr_f32_conv_pack_bytes__ref(int64_t M, const QrF32ConvB *b) {
+    QR_UNUSED(M);
+    QR_UNUSED(b);
+    return 0;
+}
+static void qr_f32_conv_pack__ref(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *dst) {
+    QR_UNUSED(M);
+    QR_UNUSED(A);
+    QR_UNUSED(lda);
+    QR_UNUSED(b);
+    QR_UNUSED(dst);
+}
+
 /* QrF32ConvGemmFn, plain C. */
 static void qr_f32_conv_gemm__ref(int64_t M, const float *A, int64_t lda, const QrF32ConvB *b, float *Y, int64_t ldy,
                                   const QrF32Epilogue *ep) {

@@ -992,6 +992,7 @@ static void test_run_conv_pack(void) {
     QrRunCache *cache = qr_run_cache_new(g);
     if (st == QR_OK && (!cache || !subst)) st = qr_errf(QR_ERR_NOMEM, "oom");
     /* runs: 0 no cache, 1 fills it, 2 reads it, 3 W1 substituted (cache), 4 the same without, 5 cache again */
+    const uint64_t est = st == QR_OK ? qr_run_prep_bytes(g) : 0;   /* the memory estimate's share, from shapes */
     const QrRunOpts opts[6] = { {0}, { .cache = cache }, { .cache = cache }, { .cache = cache, .subst = subst },
                                 { .subst = subst }, { .cache = cache } };
     int64_t packs[6] = {0}, coc[6] = {0};
@@ -1023,8 +1024,8 @@ static void test_run_conv_pack(void) {
         QT_CHECKF(coc[r] == 4 && packs[r] == want[r], "run %d: %lld coc runs, %lld packed their weights (want 4, %lld)", r,
                   (long long)coc[r], (long long)packs[r], (long long)want[r]);
     }
-    QT_CHECKF(bytes[1] == p1 + 2 * p2 && bytes[5] == bytes[1], "cache holds %zu then %zu bytes, want %zu", bytes[1], bytes[5],
-              p1 + 2 * p2);
+    QT_CHECKF(bytes[1] == p1 + 2 * p2 && bytes[5] == bytes[1] && est == bytes[1],
+              "cache holds %zu then %zu bytes, want %zu (estimated %llu)", bytes[1], bytes[5], p1 + 2 * p2, (unsigned long long)est);
 }
 
 /* ---- a weight's DequantizeLinear fused into its MatMul / Gemm ---------------------------------

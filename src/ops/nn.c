@@ -502,6 +502,32 @@ static QrStatus qr_nn_conv_fused(QrOpCtx *c, const QrF32Step *steps, int ns) {
     return qr__nn_conv_f32_steps(c, &fs);
 }
 
+/* Bytes of packed weights a run with a constant cache keeps for Conv node n (qr_op_prep, above),
+ * from g's inferred shapes: its groups' blocks when its weights are a float32 initializer and the
+ * kernels pack them for its shape at this level; 0 otherwise (the memory estimate's share). */
+static uint64_t qr_nn_conv_prep_bytes(const QrGraph *g, const QrNode *n) {
+    if (strcmp(n->op_type, "Conv") || n->domain[0] || n->n_in < 2 || n->in[0] < 0 || n->in[1] < 0) return 0;
+    const QrValue *wv = &g->values[n->in[1]];
+    if (!wv->is_init || wv->t.dtype != QR_DT_F32 || g->values[n->in[0]].is_dynamic) return 0;
+    const QrTensor *in[3] = { &g->values[n->in[0]].t, &wv->t, n->n_in > 2 && n->in[2] >= 0 ? &g->values[n->in[2]].t : NULL };
+    QrArena scratch = {0};
+    QrOpCtx c = { .g = g, .node = n, .n_in = n->n_in < 3 ? n->n_in : 3, .in = in, .scratch = &scratch };
+    QrNnWindow w;
+    int64_t G;
+    if (in[0]->rank != 4 || qr__nn_conv_check(&c, &w, &G) != QR_OK) {
+        qr_err_clear();
+        return 0;
+    }
+    const int64_t Cg = in[0]->dims[1] / G, Mg = wv->t.dims[0] / G;
+    QrF32ConvB cb = { NULL, Cg, w.in[0], w.in[1], w.k[0], w.k[1], w.s[0], w.s[1], w.d[0], w.d[1], w.pb[0], w.pb[1],
+                      w.out[0], w.out[1] };
+    bool direct = true;
+    for (int i = 0; i < 2; i++) direct = direct && w.k[i] == 1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
+    if (direct || Mg == 1 || Cg * w.k[0] * w.k[1] == 0) return 0;   /* the paths that pack no weights */
+    qr_kern_init();
+    return (uint64_t)G * qr_kern.f32_conv_pack_bytes(Mg, &cb);
+}
+
 static QrStatus qr__nn_conv_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_conv_f32, 7u, 1u); }
 
 /* ==== ConvTranspose ================================================================ */

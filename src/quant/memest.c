@@ -55,7 +55,8 @@ static uint64_t qr__hm_value_f32(const QrGraph *g, int v) {
     return qr__hm_alloc((uint64_t)val->t.numel * 4);
 }
 
-/* Initializers and folded constants (owned tensor data) plus the graph arena. Values below
+/* Initializers and folded constants (owned tensor data) plus the graph arena (qr__hm_measure adds
+ * the packed weights a run cache keeps, qr_run_prep_bytes). Values below
  * `first_own` borrow their data from another graph (the twin borrows the source's). */
 static uint64_t qr__hm_model(const QrGraph *g, int first_own) {
     uint64_t s = g->arena.total;
@@ -142,7 +143,7 @@ typedef struct QrHmGraph {
 static void qr__hm_measure(QrHmGraph *m, const QrGraph *g, int first_own, bool quantized, int *uses, int *res) {
     memset(m, 0, sizeof *m);
     m->g = g;
-    m->model = qr__hm_model(g, first_own);
+    m->model = qr__hm_model(g, first_own) + qr_run_prep_bytes(g);   /* with a run cache's packed weights */
     m->exec = qr__hm_run_peak(g, false, uses, res);
     if (quantized) m->exec = QR_MAX(m->exec, qr__hm_run_peak(g, true, uses, res));
     for (int i = 0; i < g->n_outputs; i++) m->out_f32 += qr__hm_value_f32(g, g->outputs[i]);

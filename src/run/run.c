@@ -543,6 +543,12 @@ static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v) {
     return t;
 }
 
+static uint64_t qr_run_prep_bytes(const QrGraph *g) {
+    uint64_t s = 0;
+    for (int ni = 0; ni < g->n_nodes; ni++) s += qr_nn_conv_prep_bytes(g, &g->nodes[ni]);
+    return s;
+}
+
 static bool qr_run_uncached(const QrGraph *g, int v) {
     int p = v >= 0 && v < g->n_values ? g->values[v].producer : -1;
     if (p < 0) return false;

@@ -129,6 +129,11 @@ static bool qr_run_uncached(const QrGraph *g, int v);
 /* The cached tensor of value v (owned by the cache), or NULL when it holds none. */
 static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v);
 
+/* Bytes a constant cache of g comes to hold beyond its constant values: what ops prepare from
+ * constant inputs and keep (QrOpCtx.prep: the packed weights of convolutions that read a float32
+ * initializer), from g's inferred shapes at the current kernel level (quant/memest's share). */
+static uint64_t qr_run_prep_bytes(const QrGraph *g);
+
 /* Runs the graph on inputs (one per graph input, in order). outputs[i] receive
  * owned copies of the graph outputs (free with qr_tensor_free_data); outputs
  * may be NULL when only taps matter: then a node whose values reach only the graph

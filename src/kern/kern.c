@@ -47,58 +47,8 @@ static const char *qr__k_missing(QrIsa isa, const QrCpu *cpu) {
     }
 }
 
-static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
-    QrCpu cpu;
-    qr_cpu_detect(&cpu);
-    const char *miss = qr__k_missing(isa, &cpu);
-    if (miss) return qr_errf(QR_ERR_UNSUPPORTED, "kernel level '%s' needs %s, which this CPU lacks", qr_isa_name(isa), miss);
-    *k = (QrKernels){
-        .isa = QR_ISA_REF,
-        .f32_gemm = qr_f32_gemm__ref,
-        .f32_gemm_ex = qr_f32_gemm_ex__ref,
-        .f32_conv_gemm = qr_f32_conv_gemm__ref,
-        .f32_gemm_fused = qr_f32_gemm_fused__ref,
-        .f32_gemm_bt_fused = qr_f32_gemm_bt_fused__ref,
-        .f32_conv_gemm_fused = qr_f32_conv_gemm_fused__ref,
-        .f32_conv_pack_bytes = qr_f32_conv_pack_bytes__ref,
-        .f32_conv_pack = qr_f32_conv_pack__ref,
-        .f32_conv_m1 = qr_f32_conv_m1__ref,
-        .f32_conv_m1_act = qr_f32_conv_m1_act__ref,
-        .f32_gemv_m1t = qr_f32_gemv_m1t__ref,
-        .f32_gemv_m1t_q8 = qr_f32_gemv_m1t_q8__ref,
-        .f32_gemv_m1 = qr_f32_gemv_m1__ref,
-        .f32_maxpool2d = qr_f32_maxpool2d__ref,
-        .q8_gemm = qr_q8_gemm__ref,
-        .q8_conv_gemm = qr_q8_conv_gemm__ref,
-        .q8_gemm_rq = qr_q8_gemm_rq__ref,
-        .q8_pack_a = NULL,
-        .q8_conv_nhwc_pack = NULL,
-        .q8_conv_nhwc_rq = NULL,
-        .q8_to_nhwc = qr_q8_to_nhwc__ref,
-        .q16_gemm = qr_q16_gemm__ref,
-        .s32_requant = qr_s32_requant__ref,
-        .s64_requant = qr_s64_requant__ref,
-        .q8_dwconv2d = qr_q8_dwconv2d__ref,
-        .q8_dwconv2d_rq = NULL,
-        .q8_maxpool2d = qr_q8_maxpool2d__ref,
-        .q8_quantize = qr_q8_quantize__ref,
-        .q8_dequantize = qr_q8_dequantize__ref,
-        .q8_add = qr_q8_add__ref,
-        .f32_pair_stats = qr_f32_pair_stats__ref,
-        .f32_rtol = qr_f32_rtol__ref,
-        .f32_exp_sub = qr_f32_exp_sub__ref,
-        .q8_stats = qr_q8_stats__ref,
-        .f32_hist = qr_f32_hist__ref,
-        .f32_fake_quant = qr_f32_fake_quant__ref,
-        .f32_steps = qr_f32_steps__ref,
-        .f32_softmax = qr_f32_softmax__ref,
-        .f32_map = qr_f32_map__ref,
-        .f32_layernorm = qr_f32_layernorm__ref,
-        .ort_wide = cpu.avx512f,
-    };
-    const char *ow = getenv("QR_ORT_SOFTMAX");
-    if (ow && strcmp(ow, "wide") == 0) k->ort_wide = true;
-    if (ow && strcmp(ow, "narrow") == 0) k->ort_wide = false;
+/* The x86-64 levels' entries over the ref's (kernels of a lower level stay where a higher one has none). */
+static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
 #if defined(__x86_64__)
     if (isa >= QR_ISA_AVX2 && isa <= QR_ISA_VNNI) {
         k->isa = QR_ISA_AVX2;
@@ -168,7 +118,14 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->q8_conv_nhwc_rq = qr_q8_conv_nhwc_rq__vnni;
         k->q8_dwconv2d_rq = qr_q8_dwconv2d_rq__vnni;
     }
+#else
+    QR_UNUSED(isa);
+    QR_UNUSED(k);
 #endif
+}
+
+/* The AArch64 levels' entries over the ref's. */
+static void qr__k_table_arm(QrIsa isa, QrKernels *k) {
 #if defined(__aarch64__)
     if (isa == QR_ISA_NEON || isa == QR_ISA_DOT || isa == QR_ISA_I8MM) {
         k->isa = QR_ISA_NEON;
@@ -198,7 +155,66 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         k->q8_conv_gemm = qr_q8_conv_gemm__i8mm;
         k->q8_gemm_rq = qr_q8_gemm_rq__i8mm;
     }
+#else
+    QR_UNUSED(isa);
+    QR_UNUSED(k);
 #endif
+}
+
+static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
+    QrCpu cpu;
+    qr_cpu_detect(&cpu);
+    const char *miss = qr__k_missing(isa, &cpu);
+    if (miss) return qr_errf(QR_ERR_UNSUPPORTED, "kernel level '%s' needs %s, which this CPU lacks", qr_isa_name(isa), miss);
+    *k = (QrKernels){
+        .isa = QR_ISA_REF,
+        .f32_gemm = qr_f32_gemm__ref,
+        .f32_gemm_ex = qr_f32_gemm_ex__ref,
+        .f32_conv_gemm = qr_f32_conv_gemm__ref,
+        .f32_gemm_fused = qr_f32_gemm_fused__ref,
+        .f32_gemm_bt_fused = qr_f32_gemm_bt_fused__ref,
+        .f32_conv_gemm_fused = qr_f32_conv_gemm_fused__ref,
+        .f32_conv_pack_bytes = qr_f32_conv_pack_bytes__ref,
+        .f32_conv_pack = qr_f32_conv_pack__ref,
+        .f32_conv_m1 = qr_f32_conv_m1__ref,
+        .f32_conv_m1_act = qr_f32_conv_m1_act__ref,
+        .f32_gemv_m1t = qr_f32_gemv_m1t__ref,
+        .f32_gemv_m1t_q8 = qr_f32_gemv_m1t_q8__ref,
+        .f32_gemv_m1 = qr_f32_gemv_m1__ref,
+        .f32_maxpool2d = qr_f32_maxpool2d__ref,
+        .q8_gemm = qr_q8_gemm__ref,
+        .q8_conv_gemm = qr_q8_conv_gemm__ref,
+        .q8_gemm_rq = qr_q8_gemm_rq__ref,
+        .q8_pack_a = NULL,
+        .q8_conv_nhwc_pack = NULL,
+        .q8_conv_nhwc_rq = NULL,
+        .q8_to_nhwc = qr_q8_to_nhwc__ref,
+        .q16_gemm = qr_q16_gemm__ref,
+        .s32_requant = qr_s32_requant__ref,
+        .s64_requant = qr_s64_requant__ref,
+        .q8_dwconv2d = qr_q8_dwconv2d__ref,
+        .q8_dwconv2d_rq = NULL,
+        .q8_maxpool2d = qr_q8_maxpool2d__ref,
+        .q8_quantize = qr_q8_quantize__ref,
+        .q8_dequantize = qr_q8_dequantize__ref,
+        .q8_add = qr_q8_add__ref,
+        .f32_pair_stats = qr_f32_pair_stats__ref,
+        .f32_rtol = qr_f32_rtol__ref,
+        .f32_exp_sub = qr_f32_exp_sub__ref,
+        .q8_stats = qr_q8_stats__ref,
+        .f32_hist = qr_f32_hist__ref,
+        .f32_fake_quant = qr_f32_fake_quant__ref,
+        .f32_steps = qr_f32_steps__ref,
+        .f32_softmax = qr_f32_softmax__ref,
+        .f32_map = qr_f32_map__ref,
+        .f32_layernorm = qr_f32_layernorm__ref,
+        .ort_wide = cpu.avx512f,
+    };
+    const char *ow = getenv("QR_ORT_SOFTMAX");
+    if (ow && strcmp(ow, "wide") == 0) k->ort_wide = true;
+    if (ow && strcmp(ow, "narrow") == 0) k->ort_wide = false;
+    qr__k_table_x86(isa, k);
+    qr__k_table_arm(isa, k);
     return QR_OK;
 }
 

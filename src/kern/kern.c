@@ -47,6 +47,41 @@ static const char *qr__k_missing(QrIsa isa, const QrCpu *cpu) {
     }
 }
 
+#if defined(__aarch64__)
+/* qr_kern_table's AArch64 levels over the ref's table in *k. */
+static void qr__k_table_arm(QrIsa isa, QrKernels *k) {
+    if (isa == QR_ISA_NEON || isa == QR_ISA_DOT || isa == QR_ISA_I8MM) {
+        k->isa = QR_ISA_NEON;
+        k->f32_gemm = qr_f32_gemm__neon;
+        k->f32_conv_m1 = qr_f32_conv_m1__neon;
+        k->f32_conv_m1_act = NULL;
+        k->f32_gemv_m1t = qr_f32_gemv_m1t__neon;
+        k->q8_gemm = qr_q8_gemm__neon;
+        k->q8_conv_gemm = qr_q8_conv_gemm__neon;
+        k->q8_gemm_rq = qr_q8_gemm_rq__neon;
+        k->q8_pack_a = qr_q8_pack_a__neon;
+        k->q8_dwconv2d = qr_q8_dwconv2d__neon;
+        k->s32_requant = qr_s32_requant__neon;
+        k->f32_exp_sub = qr_f32_exp_sub__neon;
+        k->f32_kl_side = qr_f32_kl_side__neon;
+        k->q8_stats = qr_q8_stats__neon;
+    }
+    if (isa == QR_ISA_DOT || isa == QR_ISA_I8MM) {
+        k->isa = QR_ISA_DOT;
+        k->q8_gemm = qr_q8_gemm__dot;
+        k->q8_conv_gemm = qr_q8_conv_gemm__dot;
+        k->q8_gemm_rq = qr_q8_gemm_rq__dot;
+        k->q8_pack_a = qr_q8_pack_a__dot;
+    }
+    if (isa == QR_ISA_I8MM) {
+        k->isa = QR_ISA_I8MM;
+        k->q8_gemm = qr_q8_gemm__i8mm;
+        k->q8_conv_gemm = qr_q8_conv_gemm__i8mm;
+        k->q8_gemm_rq = qr_q8_gemm_rq__i8mm;
+    }
+}
+#endif
+
 static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
     QrCpu cpu;
     qr_cpu_detect(&cpu);
@@ -167,35 +202,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
     }
 #endif
 #if defined(__aarch64__)
-    if (isa == QR_ISA_NEON || isa == QR_ISA_DOT || isa == QR_ISA_I8MM) {
-        k->isa = QR_ISA_NEON;
-        k->f32_gemm = qr_f32_gemm__neon;
-        k->f32_conv_m1 = qr_f32_conv_m1__neon;
-        k->f32_conv_m1_act = NULL;
-        k->f32_gemv_m1t = qr_f32_gemv_m1t__neon;
-        k->q8_gemm = qr_q8_gemm__neon;
-        k->q8_conv_gemm = qr_q8_conv_gemm__neon;
-        k->q8_gemm_rq = qr_q8_gemm_rq__neon;
-        k->q8_pack_a = qr_q8_pack_a__neon;
-        k->q8_dwconv2d = qr_q8_dwconv2d__neon;
-        k->s32_requant = qr_s32_requant__neon;
-        k->f32_exp_sub = qr_f32_exp_sub__neon;
-        k->f32_kl_side = qr_f32_kl_side__neon;
-        k->q8_stats = qr_q8_stats__neon;
-    }
-    if (isa == QR_ISA_DOT || isa == QR_ISA_I8MM) {
-        k->isa = QR_ISA_DOT;
-        k->q8_gemm = qr_q8_gemm__dot;
-        k->q8_conv_gemm = qr_q8_conv_gemm__dot;
-        k->q8_gemm_rq = qr_q8_gemm_rq__dot;
-        k->q8_pack_a = qr_q8_pack_a__dot;
-    }
-    if (isa == QR_ISA_I8MM) {
-        k->isa = QR_ISA_I8MM;
-        k->q8_gemm = qr_q8_gemm__i8mm;
-        k->q8_conv_gemm = qr_q8_conv_gemm__i8mm;
-        k->q8_gemm_rq = qr_q8_gemm_rq__i8mm;
-    }
+    qr__k_table_arm(isa, k);
 #endif
     return QR_OK;
 }

@@ -1063,6 +1063,60 @@ static void test_kern_exp(void) {
     free(got);
 }
 
+/* KL's sums of one side (QrF32KlSideFn): the ref against the plain definition (qr_f64_exp per
+ * pair, pairs with a non-finite value skipped, each sum in element order, the product rounded on
+ * its own), and every level bit-exact with the ref at every length (the SIMD levels' pipeline fill
+ * and drain, tails), unaligned starts, with and without t, sums that start non-zero, and NaN /
+ * +-Inf in v, in w and in both, alone and in whole vectors. */
+static void test_kern_kl_side(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 77;
+    enum { N = 5003 };
+    float *v = qt__k_randf(N, &rng), *w = qt__k_randf(N, &rng);
+    for (int i = 0; i < N; i++) w[i] = v[i] + 0.1f * w[i];
+    for (int bad = 0; bad < 2; bad++) {
+        if (bad) {
+            static const float nf[] = { NAN, INFINITY, -INFINITY };
+            for (int i = 3; i < N; i += 97) v[i] = nf[i % 3];
+            for (int i = 40; i < N; i += 131) w[i] = nf[(i + 1) % 3];
+            for (int i = 700; i < 716; i++) v[i] = NAN;                /* whole vectors (8, 4, 2 lanes) */
+            for (int i = 1200; i < 1208; i++) w[i] = INFINITY;
+            v[2000] = w[2000] = NAN;
+        }
+        static const double subs[] = { 0.0, 2.5, -1.0 };
+        for (int si = 0; si < QR_ARRAY_LEN(subs); si++) {
+            static const int64_t ns[] = { 0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 47, 48, 49, 63, 64, 65, 97, 1000, N };
+            for (int ni = 0; ni < QR_ARRAY_LEN(ns); ni++) {
+                int64_t n = ns[ni], off = ni % 3;
+                if (n + off > N) n = N - off;
+                const float *x = v + off, *y = w + off;
+                double ws = 0.25 * ni, wt = -0.5 * si, ws2 = 0.25 * ni;   /* the plain definition */
+                for (int64_t i = 0; i < n; i++) {
+                    double xi = x[i], yi = y[i];
+                    if (!isfinite(xi) || !isfinite(yi)) continue;
+                    double e = qr_f64_exp(xi - subs[si]), p = e * (xi - yi);
+                    QR_KERN_ROUNDED(p);
+                    ws += e;
+                    wt += p;
+                    ws2 += e;
+                }
+                for (int l = 0; l < nl; l++) {
+                    double gs = 0.25 * ni, gt = -0.5 * si, gs2 = 0.25 * ni;
+                    lv[l].f32_kl_side(x, y, n, subs[si], &gs, &gt);
+                    lv[l].f32_kl_side(x, y, n, subs[si], &gs2, NULL);
+                    QT_CHECKF(memcmp(&gs, &ws, 8) == 0 && memcmp(&gt, &wt, 8) == 0 && memcmp(&gs2, &ws2, 8) == 0,
+                              "%s kl_side (%s, sub %g) n=%lld: s %.17g t %.17g s(no t) %.17g, want %.17g %.17g %.17g",
+                              qr_isa_name(lv[l].isa), bad ? "non-finite" : "finite", subs[si], (long long)n, gs, gt, gs2, ws,
+                              wt, ws2);
+                }
+            }
+        }
+    }
+    qr_aligned_free(v);
+    qr_aligned_free(w);
+}
+
 /* 8-bit block statistics (QrQ8StatsFn): the ref against direct sums, every level the ref's
  * integers at many lengths (tails, more than one 64K chunk), int8 and uint8, extremes. */
 static void test_kern_q8_stats(void) {
@@ -2207,6 +2261,7 @@ static void qt_kern_all(void) {
     QT_RUN(test_pair_stats_avx512);
     QT_RUN(test_rtol);
     QT_RUN(test_kern_exp);
+    QT_RUN(test_kern_kl_side);
     QT_RUN(test_kern_q8_stats);
     QT_RUN(test_hist_fakequant);
     QT_RUN(test_trans);

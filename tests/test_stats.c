@@ -1,7 +1,8 @@
 /* tests/test_stats — analysis/stats and analysis/metrics computed side by side on the thread pool
  * (qr_stats_pair, the pooled KL / Rtol pass of qr_metric_acc_add, qr_stats_inits' task per
  * initializer) give the bits of the serial code at 1, 2 and 3 threads: sizes below and above
- * QR_STATS_PAR_MIN, partial last blocks and rounds, non-finite values. */
+ * QR_STATS_PAR_MIN, partial last blocks and rounds, non-finite values; KL's sums the bits of
+ * their plain definition. */
 
 /* x ~ N(0, s) with s changing every 1000 elements (so that blocks differ in mean and spread and
  * their merge order shows in the last bits), y = x + noise; bad: NaN / +-Inf sprinkled in x and
@@ -122,6 +123,126 @@ static void test_stats_metrics_threads(void) {
     QT_CHECKF(!bad[0], "%s", bad);
 }
 
+/* The definition of KL's sums in QrMetricAcc, one plain loop over the chunk's finite pairs (both
+ * exponentials and all three sums per pair, in element order), for test_stats_kl_fields. */
+static void qt_st_kl_plain(QrMetricAcc *a, const float *x, const float *y, int64_t n) {
+    double cmx = -INFINITY, cmy = -INFINITY;
+    int64_t cn = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(x[i]) || !isfinite(y[i])) continue;
+        cn++;
+        cmx = QR_MAX(cmx, (double)x[i]);
+        cmy = QR_MAX(cmy, (double)y[i]);
+    }
+    if (!cn) return;
+    double nkx = QR_MAX(a->kx_max, cmx), nky = QR_MAX(a->ky_max, cmy);
+    double rx = a->kx_max == -INFINITY ? 0 : qr_f64_exp(a->kx_max - nkx);
+    double ks = a->kx_max == -INFINITY ? 0 : a->kx_s * rx, kt = a->kx_max == -INFINITY ? 0 : a->kx_t * rx;
+    double kys = a->ky_max == -INFINITY ? 0 : a->ky_s * qr_f64_exp(a->ky_max - nky);
+    for (int64_t i = 0; i < n; i++) {
+        double xi = x[i], yi = y[i];
+        if (!isfinite(xi) || !isfinite(yi)) continue;
+        double ex = qr_f64_exp(xi - nkx), ey = qr_f64_exp(yi - nky), p = ex * (xi - yi);
+        QR_KERN_ROUNDED(p);
+        ks += ex;
+        kt += p;
+        kys += ey;
+    }
+    a->kx_max = nkx; a->kx_s = ks; a->kx_t = kt;
+    a->ky_max = nky; a->ky_s = kys;
+}
+
+/* Every field of two accumulators bit for bit; the first that differs into why. */
+static bool qt_st_acc_same(const QrMetricAcc *a, const QrMetricAcc *b, char *why, size_t nwhy) {
+    const struct { const char *name; double u, v; } f[] = {
+        { "sxx", a->sxx, b->sxx }, { "syy", a->syy, b->syy }, { "sxy", a->sxy, b->sxy }, { "sdd", a->sdd, b->sdd },
+        { "sad", a->sad, b->sad }, { "amax", a->amax, b->amax }, { "rtol", a->rtol, b->rtol },
+        { "x_min", a->x_min, b->x_min }, { "x_max", a->x_max, b->x_max }, { "y_min", a->y_min, b->y_min },
+        { "y_max", a->y_max, b->y_max }, { "x_mean", a->x_mean, b->x_mean }, { "x_m2", a->x_m2, b->x_m2 },
+        { "y_mean", a->y_mean, b->y_mean }, { "y_m2", a->y_m2, b->y_m2 }, { "kx_max", a->kx_max, b->kx_max },
+        { "kx_s", a->kx_s, b->kx_s }, { "kx_t", a->kx_t, b->kx_t }, { "ky_max", a->ky_max, b->ky_max },
+        { "ky_s", a->ky_s, b->ky_s },
+    };
+    for (int k = 0; k < QR_ARRAY_LEN(f); k++)
+        if (memcmp(&f[k].u, &f[k].v, sizeof(double))) {
+            snprintf(why, nwhy, "%s %.17g vs %.17g", f[k].name, f[k].u, f[k].v);
+            return false;
+        }
+    if (a->n != b->n || a->n_bad != b->n_bad || a->no_kl != b->no_kl || a->no_rtol != b->no_rtol) {
+        snprintf(why, nwhy, "n %lld/%lld n_bad %lld/%lld flags %d%d/%d%d", (long long)a->n, (long long)b->n,
+                 (long long)a->n_bad, (long long)b->n_bad, a->no_kl, a->no_rtol, b->no_kl, b->no_rtol);
+        return false;
+    }
+    return true;
+}
+
+/* QrMetricAcc's KL sums (qr_kern.f32_kl_side's two sides, on 2 threads one per pool thread) give
+ * every field the bits of the plain definition (qt_st_kl_plain over the serial code's other
+ * fields) at 1, 2 and 3 threads: one chunk and chunks accumulated (the second raising KL's maxima),
+ * sizes below and above QR_STATS_PAR_MIN, with and without Rtol, finite chunks and chunks with NaN
+ * / Inf (the scalar path). The pooled two-side pass runs exactly for a finite chunk of
+ * QR_STATS_PAR_MIN pairs or more at 2 threads. */
+static void test_stats_kl_fields(void) {
+    const int64_t nmax = qt_st_sizes[QR_ARRAY_LEN(qt_st_sizes) - 1];
+    float *x = malloc((size_t)nmax * sizeof *x), *y = malloc((size_t)nmax * sizeof *y);
+    QT_CHECK(x && y);
+    const int saved = qr_pool_threads();
+    char bad[400] = "", why[160];
+    int64_t sides = 0;
+    for (int b = 0; b < 2 && !bad[0]; b++)
+        for (int k = 0; k < QR_ARRAY_LEN(qt_st_sizes) && !bad[0]; k++) {
+            const int64_t n = qt_st_sizes[k];
+            qt_st_fill(x, y, n, 300 + (uint64_t)k, b);
+            for (int64_t i = n / 2; i < n; i++) x[i] += 4;   /* a later chunk raises KL's maxima */
+            /* chunks: one; three (the first third, then the rest in two) */
+            const int64_t cuts[2][4] = { { 0, n, n, n }, { 0, n / 3, n / 3 + (n - n / 3) / 2, n } };
+            for (int c = 0; c < 2 && !bad[0]; c++)
+                for (int rt = 0; rt < 2 && !bad[0]; rt++) {
+                    QrMetricAcc want;
+                    qr_pool_init(1);
+                    qr_metric_acc_init_opts(&want, false, rt);
+                    for (int p = 0; p < 3; p++) {
+                        QrMetricAcc w0 = want;
+                        qr_metric_acc_add(&want, x + cuts[c][p], y + cuts[c][p], cuts[c][p + 1] - cuts[c][p]);
+                        QrMetricAcc kl = w0;   /* KL's fields from the definition, on the state before the chunk */
+                        qt_st_kl_plain(&kl, x + cuts[c][p], y + cuts[c][p], cuts[c][p + 1] - cuts[c][p]);
+                        want.kx_max = kl.kx_max; want.kx_s = kl.kx_s; want.kx_t = kl.kx_t;
+                        want.ky_max = kl.ky_max; want.ky_s = kl.ky_s;
+                    }
+                    want.no_kl = false;
+                    for (int threads = 1; threads <= 3 && !bad[0]; threads++) {
+                        qr_pool_init(threads);
+                        QrMetricAcc got;
+                        qr_metric_acc_init_opts(&got, true, rt);
+                        int64_t s0 = qr__mt_side_passes, expect = 0;
+                        for (int p = 0; p < 3; p++) {
+                            int64_t m = cuts[c][p + 1] - cuts[c][p];
+                            bool finite = true;
+                            for (int64_t i = cuts[c][p]; i < cuts[c][p + 1] && finite; i++) finite = isfinite(x[i]) && isfinite(y[i]);
+                            expect += threads == 2 && m >= QR_STATS_PAR_MIN && finite;
+                            qr_metric_acc_add(&got, x + cuts[c][p], y + cuts[c][p], m);
+                        }
+                        sides += qr__mt_side_passes - s0;
+                        if (!qt_st_acc_same(&want, &got, why, sizeof why))
+                            snprintf(bad, sizeof bad, "n %lld (%s, %s, Rtol %d) at %d threads: %s", (long long)n,
+                                     b ? "non-finite" : "finite", c ? "three chunks" : "one chunk", rt, threads, why);
+                        else if (qr__mt_side_passes - s0 != expect)
+                            snprintf(bad, sizeof bad, "n %lld (%s, %s) at %d threads: %lld two-side passes, want %lld",
+                                     (long long)n, b ? "non-finite" : "finite", c ? "three chunks" : "one chunk", threads,
+                                     (long long)(qr__mt_side_passes - s0), (long long)expect);
+                    }
+                    if (!bad[0] && !b && !(want.kx_s > 0 && want.kx_t != 0 && want.ky_s > 0 && want.n == n))
+                        snprintf(bad, sizeof bad, "n %lld: KL sums %g %g %g over %lld pairs: not a real case", (long long)n,
+                                 want.kx_s, want.kx_t, want.ky_s, (long long)want.n);
+                }
+        }
+    qr_pool_init(saved);
+    free(x);
+    free(y);
+    QT_CHECKF(!bad[0], "%s", bad);
+    QT_CHECK(sides > 0);
+}
+
 /* qr_stats_inits: the initializers' statistics, one pool task each, give every value the bits of
  * its own qr_stats_tensor at 1, 2 and 3 threads (f32 ones large and small, with NaN / Inf, int8,
  * uint8 and f64 ones); seen marks exactly the initializers not seen before. */
@@ -233,5 +354,6 @@ static void qt_stats_all(void) {
     QT_RUN(test_stats_bytes);
     QT_RUN(test_stats_pair_threads);
     QT_RUN(test_stats_metrics_threads);
+    QT_RUN(test_stats_kl_fields);
     QT_RUN(test_stats_inits_threads);
 }

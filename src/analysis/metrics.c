@@ -42,27 +42,18 @@ QR_TESTAPI int64_t qr_metric_kl_pairs;
 #define QR__MT_KL_COUNT(n) ((void)0)
 #endif
 
-/* KL's online softmax sums over a chunk whose maxima are cmx, cmy (finite pairs only). */
+/* KL's online softmax sums over a chunk whose maxima are cmx, cmy (finite pairs only): the x side
+ * (Σe^(x-m), Σe^(x-m)·(x-y)) and the y side (Σe^(y-m)), each sum in element order
+ * (qr_kern.f32_kl_side: the three sums are independent, so two calls give the bits of one loop
+ * over the pairs adding all three). */
 static void qr__mt_kl_add(QrMetricAcc *a, const float *x, const float *y, int64_t n, double cmx, double cmy) {
     double nkx = QR_MAX(a->kx_max, cmx), nky = QR_MAX(a->ky_max, cmy);
     double ks = qr__mt_rescale(a->kx_s, a->kx_max, nkx), kt = qr__mt_rescale(a->kx_t, a->kx_max, nkx);
     double kys = qr__mt_rescale(a->ky_s, a->ky_max, nky);
     QR__MT_KL_COUNT(n);
     qr_kern_init();                            /* idempotent: callers need not have run a model */
-    enum { B = 512 };
-    double ex[B], ey[B];
-    for (int64_t i0 = 0; i0 < n; i0 += B) {
-        const int64_t m = QR_MIN((int64_t)B, n - i0);
-        qr_kern.f32_exp_sub(x + i0, nkx, ex, m);
-        qr_kern.f32_exp_sub(y + i0, nky, ey, m);
-        for (int64_t i = 0; i < m; i++) {
-            double xi = x[i0 + i], yi = y[i0 + i];
-            if (!isfinite(xi) || !isfinite(yi)) continue;
-            ks += ex[i];
-            kt += ex[i] * (xi - yi);
-            kys += ey[i];
-        }
-    }
+    qr_kern.f32_kl_side(x, y, n, nkx, &ks, &kt);
+    qr_kern.f32_kl_side(y, x, n, nky, &kys, NULL);
     a->kx_max = nkx; a->kx_s = ks; a->kx_t = kt;
     a->ky_max = nky; a->ky_s = kys;
 }
@@ -85,8 +76,8 @@ typedef struct QrMtParJob {
 
 /* Task 0 when pm > 0: the KL sums of the round before, in element order, from the exp values
  * the last job computed (so they are added while this job's exp values are computed). Every
- * other task: its elements' Rtol maximum and KL's two exp per pair, the calls qr__mt_kl_add
- * makes (same arguments, so the same values). */
+ * other task: its elements' Rtol maximum and KL's two exp per pair (qr_f64_exp of the arguments
+ * qr__mt_kl_add's qr_kern.f32_kl_side takes, so the same values). */
 static void qr__mt_par_task(void *ctx, int64_t task, int tid) {
     QrMtParJob *j = ctx;
     QR_UNUSED(tid);
@@ -113,12 +104,9 @@ static void qr__mt_par_task(void *ctx, int64_t task, int tid) {
     qr_kern.f32_exp_sub(y + i0, j->nky, j->ey[q] + i0, i1 - i0);
 }
 
-/* Rtol (when rt) and KL's sums (when kl) of a chunk of at least QR_STATS_PAR_MIN elements whose
- * pairs are all finite (qr__mt_add_fast checked), on the pool: job by job, the exp values and
- * Rtol maxima of one round side by side, and in the same job (task 0) the KL sums of the round
- * before, added in element order. The bits of qr_kern.f32_rtol (a maximum: the same over any
- * split) and of qr__mt_kl_add's loop. false (nothing done) when the scratch cannot be had. */
-static bool qr__mt_par(QrMetricAcc *a, const float *x, const float *y, int64_t n, bool rt, bool kl, double cmx,
+/* qr__mt_par on 3 threads or more: job by job, the exp values and Rtol maxima of one round side by
+ * side, and in the same job (task 0) the KL sums of the round before, added in element order. */
+static bool qr__mt_par_rounds(QrMetricAcc *a, const float *x, const float *y, int64_t n, bool rt, bool kl, double cmx,
                        double cmy) {
     double *ex = NULL, rts[QR__MT_ROUND / QR__MT_TASK];
     if (kl && !(ex = malloc(4 * sizeof(double) * (size_t)QR__MT_ROUND))) return false;
@@ -151,6 +139,80 @@ static bool qr__mt_par(QrMetricAcc *a, const float *x, const float *y, int64_t n
         a->ky_max = j.nky; a->ky_s = j.kys;
     }
     return true;
+}
+
+#ifdef QR_TESTING
+/* Test-only, process-wide: the pooled passes qr__mt_par_sides ran (atomic). */
+QR_TESTAPI int64_t qr__mt_side_passes;
+#endif
+
+typedef struct QrMtSideJob {
+    const float *x, *y;        /* the chunk (every pair finite) */
+    int64_t n;
+    int n_kl;                  /* 2: tasks 0 and 1 are KL's x and y sides; 0: no KL */
+    double nkx, nky;           /* KL's maxima */
+    double ks, kt, kys;        /* KL's sums: the rescaled ones in, the chunk's added out */
+    double *rt;                /* per Rtol task: the largest relative error of its elements (NULL: no Rtol) */
+} QrMtSideJob;
+
+/* Task 0: KL's x side over the whole chunk, task 1: its y side (qr__mt_kl_add's two calls, the
+ * same arguments, so the same bits); every other task: the Rtol maximum of QR__MT_ROUND elements. */
+static void qr__mt_side_task(void *ctx, int64_t task, int tid) {
+    QrMtSideJob *j = ctx;
+    QR_UNUSED(tid);
+    if (task < j->n_kl) {
+        if (task == 0) qr_kern.f32_kl_side(j->x, j->y, j->n, j->nkx, &j->ks, &j->kt);
+        else qr_kern.f32_kl_side(j->y, j->x, j->n, j->nky, &j->kys, NULL);
+        return;
+    }
+    task -= j->n_kl;
+    int64_t i0 = task * QR__MT_ROUND, m = QR_MIN((int64_t)QR__MT_ROUND, j->n - i0);
+    j->rt[task] = qr_kern.f32_rtol(j->x + i0, j->y + i0, m);
+}
+
+/* qr__mt_par on 2 threads: KL's two sides, each a sequential pass whose additions overlap its
+ * own exponentials (no scratch, nothing waits on another task), one per thread, and the Rtol
+ * tasks after them to whichever thread is free first. The rounds' sums are one serial chain
+ * per element after two exponentials computed elsewhere; here each thread does one exponential
+ * per element and its side's sums, so the pass takes about the time of one side. */
+static bool qr__mt_par_sides(QrMetricAcc *a, const float *x, const float *y, int64_t n, bool rt, bool kl, double cmx,
+                             double cmy) {
+    const int64_t nr = rt ? (n + QR__MT_ROUND - 1) / QR__MT_ROUND : 0;
+    double *rts = nr ? malloc((size_t)nr * sizeof *rts) : NULL;
+    if (nr && !rts) return false;
+    QrMtSideJob j = { .x = x, .y = y, .n = n, .n_kl = kl ? 2 : 0, .rt = rts };
+    if (kl) {
+        j.nkx = QR_MAX(a->kx_max, cmx);
+        j.nky = QR_MAX(a->ky_max, cmy);
+        j.ks = qr__mt_rescale(a->kx_s, a->kx_max, j.nkx);
+        j.kt = qr__mt_rescale(a->kx_t, a->kx_max, j.nkx);
+        j.kys = qr__mt_rescale(a->ky_s, a->ky_max, j.nky);
+        QR__MT_KL_COUNT(n);
+    }
+#ifdef QR_TESTING
+    __atomic_add_fetch(&qr__mt_side_passes, 1, __ATOMIC_RELAXED);
+#endif
+    qr_pool_for(j.n_kl + nr, qr__mt_side_task, &j);
+    double rmax = 0;
+    for (int64_t t = 0; t < nr; t++) rmax = rts[t] > rmax ? rts[t] : rmax;
+    free(rts);
+    if (rt && rmax > a->rtol) a->rtol = rmax;
+    if (kl) {
+        a->kx_max = j.nkx; a->kx_s = j.ks; a->kx_t = j.kt;
+        a->ky_max = j.nky; a->ky_s = j.kys;
+    }
+    return true;
+}
+
+/* Rtol (when rt) and KL's sums (when kl) of a chunk of at least QR_STATS_PAR_MIN elements whose
+ * pairs are all finite (qr__mt_add_fast checked), on the pool (2 threads: qr__mt_par_sides, more:
+ * qr__mt_par_rounds). The bits of qr_kern.f32_rtol (a maximum: the same over any split) and of
+ * qr__mt_kl_add. false (nothing done) when the scratch cannot be had. */
+static bool qr__mt_par(QrMetricAcc *a, const float *x, const float *y, int64_t n, bool rt, bool kl, double cmx,
+                       double cmy) {
+    qr_kern_init();
+    if (qr_pool_threads() == 2) return qr__mt_par_sides(a, x, y, n, rt, kl, cmx, cmy);
+    return qr__mt_par_rounds(a, x, y, n, rt, kl, cmx, cmy);
 }
 
 /* An all-finite chunk's pair statistics into the accumulator (the sums, extremes and moments). */

@@ -80,6 +80,7 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->f32_pair_stats = qr_f32_pair_stats__avx2;
         k->f32_rtol = qr_f32_rtol__avx2;
         k->f32_exp_sub = qr_f32_exp_sub__avx2;
+        k->f32_kl_side = qr_f32_kl_side__avx2;
         k->q8_stats = qr_q8_stats__avx2;
         k->f32_hist = qr_f32_hist__avx2;
         k->f32_fake_quant = qr_f32_fake_quant__avx2;
@@ -104,6 +105,7 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->f32_conv_pack = qr_f32_conv_pack__avx512;
         k->f32_steps = qr_f32_steps__avx512;
         k->f32_exp_sub = qr_f32_exp_sub__avx512;
+        k->f32_kl_side = qr_f32_kl_side__avx512;
         k->f32_conv_m1 = qr_f32_conv_m1__avx512;
         k->f32_conv_m1_act = qr_f32_conv_m1_act__avx512;
         k->q8_to_nhwc = qr_q8_to_nhwc__avx512;
@@ -140,6 +142,7 @@ static void qr__k_table_arm(QrIsa isa, QrKernels *k) {
         k->q8_dwconv2d = qr_q8_dwconv2d__neon;
         k->s32_requant = qr_s32_requant__neon;
         k->f32_exp_sub = qr_f32_exp_sub__neon;
+        k->f32_kl_side = qr_f32_kl_side__neon;
         k->q8_stats = qr_q8_stats__neon;
     }
     if (isa == QR_ISA_DOT || isa == QR_ISA_I8MM) {
@@ -201,6 +204,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_pair_stats = qr_f32_pair_stats__ref,
         .f32_rtol = qr_f32_rtol__ref,
         .f32_exp_sub = qr_f32_exp_sub__ref,
+        .f32_kl_side = qr_f32_kl_side__ref,
         .q8_stats = qr_q8_stats__ref,
         .f32_hist = qr_f32_hist__ref,
         .f32_fake_quant = qr_f32_fake_quant__ref,

@@ -580,6 +580,14 @@ typedef void (*QrQ8StatsFn)(const void *p, bool sgn, int64_t n, QrQ8Stats *s);
  * kern/ref/f64_exp.c in IEEE double operations: every level gives the same bits. */
 typedef void (*QrF32ExpSubFn)(const float *x, double sub, double *out, int64_t n);
 
+/* One side of the metrics' KL sums (analysis/metrics): over the n pairs (v[i], w[i]) in order,
+ * skipping a pair where v or w is not finite, e = qr_f64_exp((double)v[i] - sub), then
+ * *s += e and, when t is not NULL, *t += e * ((double)v[i] - (double)w[i]) (the product rounded
+ * on its own). Each sum adds its terms one at a time in element order, so every level gives the
+ * bits of that plain loop; the SIMD levels overlap the exponentials of later elements with the
+ * additions of earlier ones. */
+typedef void (*QrF32KlSideFn)(const float *v, const float *w, int64_t n, double sub, double *s, double *t);
+
 /* Histogram: for every x[i] with lo <= x[i] <= hi (NaN never), counts[b] += 1 with
  * b = min(nbins - 1, (int)((x[i] - lo) * scale)), scale = (float)nbins / (hi - lo) in
  * float32 (so x == hi lands in the last bin). hi == lo puts x == lo in bin 0. Values
@@ -654,6 +662,7 @@ typedef struct QrKernels {
     QrF32PairStatsFn f32_pair_stats;
     QrF32RtolFn f32_rtol;
     QrF32ExpSubFn f32_exp_sub;
+    QrF32KlSideFn f32_kl_side;
     QrQ8StatsFn q8_stats;
     QrF32HistFn f32_hist;
     QrF32FakeQuantFn f32_fake_quant;

@@ -34,4 +34,52 @@ QR__K_AVX2 static void qr_f32_exp_sub__avx2(const float *x, double sub, double *
     qr_f32_exp_sub__ref(x + i, sub, out + i, n - i);
 }
 
+/* QrF32KlSideFn with AVX2: as the AVX-512 one (kern/avx512/f64_exp.c), 4 pairs per vector
+ * (qr__k_exp256, the ref's bits), the additions in element order D vectors behind; the last
+ * n % 4 pairs run the ref. */
+QR__K_AVX2 static void qr_f32_kl_side__avx2(const float *v, const float *w, int64_t n, double sub, double *s, double *t) {
+    enum { R = 16, D = 10 };
+    const __m256d sv = _mm256_set1_pd(sub);
+    const __m128 absm = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)), inf = _mm_set1_ps(INFINITY);
+    double e[R][4] __attribute__((aligned(32))), p[R][4] __attribute__((aligned(32)));
+    unsigned fin[R];
+    double ss = *s, tt = t ? *t : 0;
+    const int64_t nv = n / 4;
+    for (int64_t k = 0; k < nv + D; k++) {
+        if (k < nv) {
+            const int q = (int)(k & (R - 1));
+            const __m128 vf = _mm_loadu_ps(v + 4 * k), wf = _mm_loadu_ps(w + 4 * k);
+            const __m256d vd = _mm256_cvtps_pd(vf);
+            const __m256d ev = qr__k_exp256(_mm256_sub_pd(vd, sv));
+            _mm256_store_pd(e[q], ev);
+            if (t) {
+                __m256d pv = _mm256_mul_pd(ev, _mm256_sub_pd(vd, _mm256_cvtps_pd(wf)));
+                QR_KERN_ROUNDED(pv);
+                _mm256_store_pd(p[q], pv);
+            }
+            fin[q] = (unsigned)_mm_movemask_ps(_mm_and_ps(_mm_cmp_ps(_mm_and_ps(vf, absm), inf, _CMP_LT_OQ),
+                                                          _mm_cmp_ps(_mm_and_ps(wf, absm), inf, _CMP_LT_OQ)));
+        }
+        if (k >= D) {
+            const int q = (int)((k - D) & (R - 1));
+            const double *eq = e[q], *pq = p[q];
+            const unsigned f = fin[q];
+            if (f == 0xf && t)
+                for (int j = 0; j < 4; j++) { ss += eq[j]; tt += pq[j]; }
+            else if (f == 0xf)
+                for (int j = 0; j < 4; j++) ss += eq[j];
+            else
+                for (int j = 0; j < 4; j++)
+                    if (f >> j & 1) {
+                        ss += eq[j];
+                        if (t) tt += pq[j];
+                    }
+        }
+    }
+    _mm256_zeroupper();
+    *s = ss;
+    if (t) *t = tt;
+    qr_f32_kl_side__ref(v + 4 * nv, w + 4 * nv, n - 4 * nv, sub, s, t);
+}
+
 #endif

@@ -36,4 +36,54 @@ QR__K_AVX512 static void qr_f32_exp_sub__avx512(const float *x, double sub, doub
     }
 }
 
+/* QrF32KlSideFn with AVX-512: the exponentials 8 at a time (qr__k_exp512, the ref's bits) and
+ * the products e * (v - w) as vectors (one rounding each, as the ref's), kept in a ring of R
+ * slots; the additions, one at a time in element order as the ref's, run D vectors behind, so
+ * they wait on no exponential and the out-of-order core overlaps both. A pair with v or w not
+ * finite is skipped (its lane's bit is clear in fin); the last n % 8 pairs run the ref. */
+QR__K_AVX512 static void qr_f32_kl_side__avx512(const float *v, const float *w, int64_t n, double sub, double *s, double *t) {
+    enum { R = 8, D = 6 };
+    const __m512d sv = _mm512_set1_pd(sub);
+    const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)), inf = _mm256_set1_ps(INFINITY);
+    double e[R][8] __attribute__((aligned(64))), p[R][8] __attribute__((aligned(64)));
+    unsigned fin[R];
+    double ss = *s, tt = t ? *t : 0;
+    const int64_t nv = n / 8;
+    for (int64_t k = 0; k < nv + D; k++) {
+        if (k < nv) {
+            const int q = (int)(k & (R - 1));
+            const __m256 vf = _mm256_loadu_ps(v + 8 * k), wf = _mm256_loadu_ps(w + 8 * k);
+            const __m512d vd = _mm512_cvtps_pd(vf);
+            const __m512d ev = qr__k_exp512(_mm512_sub_pd(vd, sv));
+            _mm512_store_pd(e[q], ev);
+            if (t) {
+                __m512d pv = _mm512_mul_pd(ev, _mm512_sub_pd(vd, _mm512_cvtps_pd(wf)));
+                QR_KERN_ROUNDED(pv);
+                _mm512_store_pd(p[q], pv);
+            }
+            fin[q] = (unsigned)(_mm256_cmp_ps_mask(_mm256_and_ps(vf, absm), inf, _CMP_LT_OQ) &
+                                _mm256_cmp_ps_mask(_mm256_and_ps(wf, absm), inf, _CMP_LT_OQ));
+        }
+        if (k >= D) {
+            const int q = (int)((k - D) & (R - 1));
+            const double *eq = e[q], *pq = p[q];
+            const unsigned f = fin[q];
+            if (f == 0xff && t)
+                for (int j = 0; j < 8; j++) { ss += eq[j]; tt += pq[j]; }
+            else if (f == 0xff)
+                for (int j = 0; j < 8; j++) ss += eq[j];
+            else
+                for (int j = 0; j < 8; j++)
+                    if (f >> j & 1) {
+                        ss += eq[j];
+                        if (t) tt += pq[j];
+                    }
+        }
+    }
+    _mm256_zeroupper();
+    *s = ss;
+    if (t) *t = tt;
+    qr_f32_kl_side__ref(v + 8 * nv, w + 8 * nv, n - 8 * nv, sub, s, t);
+}
+
 #endif

@@ -30,4 +30,23 @@ static void qr_f32_exp_sub__neon(const float *x, double sub, double *out, int64_
     qr_f32_exp_sub__ref(x + i, sub, out + i, n - i);
 }
 
+/* QrF32KlSideFn with NEON: the exponentials of a block 2 at a time (qr_f32_exp_sub__neon), then
+ * the ref's additions over the block in element order. */
+static void qr_f32_kl_side__neon(const float *v, const float *w, int64_t n, double sub, double *s, double *t) {
+    enum { B = 256 };
+    double e[B], ss = *s, tt = t ? *t : 0;
+    for (int64_t i0 = 0; i0 < n; i0 += B) {
+        const int64_t m = QR_MIN((int64_t)B, n - i0);
+        qr_f32_exp_sub__neon(v + i0, sub, e, m);
+        for (int64_t i = 0; i < m; i++) {
+            double vi = v[i0 + i], wi = w[i0 + i];
+            if (!isfinite(vi) || !isfinite(wi)) continue;
+            ss += e[i];
+            if (t) tt += e[i] * (vi - wi);
+        }
+    }
+    *s = ss;
+    if (t) *t = tt;
+}
+
 #endif

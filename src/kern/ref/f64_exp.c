@@ -60,3 +60,21 @@ static inline double qr_f64_exp(double x) {
 static void qr_f32_exp_sub__ref(const float *x, double sub, double *out, int64_t n) {
     for (int64_t i = 0; i < n; i++) out[i] = qr_f64_exp((double)x[i] - sub);
 }
+
+/* QrF32KlSideFn, plain C. */
+static void qr_f32_kl_side__ref(const float *v, const float *w, int64_t n, double sub, double *s, double *t) {
+    double ss = *s, tt = t ? *t : 0;
+    for (int64_t i = 0; i < n; i++) {
+        double vi = v[i], wi = w[i];
+        if (!isfinite(vi) || !isfinite(wi)) continue;
+        double e = qr_f64_exp(vi - sub);
+        ss += e;
+        if (t) {
+            double p = e * (vi - wi);
+            QR_KERN_ROUNDED(p);
+            tt += p;
+        }
+    }
+    *s = ss;
+    if (t) *t = tt;
+}

@@ -931,17 +931,20 @@ static void test_run_cache(void) {
 
 /* ---- packed convolution weights kept with the constants (QrOpCtx.prep) ----------------------
  * x [1, 32, 20, 20] -> Conv W1 [48, 32, 3, 3] + B1, pads 1 -> Relu -> Conv W2 [64, 24, 3, 3] group 2
- * (two groups of 32 channels), pads 1 -> Conv DQ(W3 int8 [32, 64, 3, 3]), pads 1 = y. The first two
- * read float initializers: with a cache, their groups' weights are packed once (three kept blocks)
- * and every later run reads them; W3's dequantized copy is never kept (qr_run_uncached), so its
- * convolution packs its own every run, as does a run whose W1 is substituted — and the kept W1 is
- * still the one read afterwards. Every run's output has the bits of a run without a cache. */
+ * (two groups of 32 channels), pads 1 -> Conv DQ(W3 int8 [32, 64, 3, 3]), pads 1 -> Conv DQ(Q(W4 float
+ * [32, 32, 3, 3])), pads 1 = y. The first two read float initializers and the last a constant the
+ * cache holds (W4's fake-quantized copy): with a cache, their weights are packed once (four kept
+ * blocks) and every later run reads them; W3's dequantized copy is never kept (qr_run_uncached), so
+ * its convolution packs its own every run, as does a run whose W1 is substituted — and the kept W1
+ * is still the one read afterwards. Every run's output has the bits of a run without a cache, and
+ * qr_run_prep_bytes (the memory estimate's share) is what the cache comes to hold for them. */
 static QrStatus qt__wp_model(QrGraph **g) {
     QtModel mb;
     qt_mb_init(&mb, 13);
     uint64_t rng = 77;
     int64_t dx[4] = { 1, 32, 20, 20 }, dy[4] = { 1, 32, 20, 20 }, w1[4] = { 48, 32, 3, 3 }, b1[1] = { 48 };
-    int64_t w2[4] = { 64, 24, 3, 3 }, w3[4] = { 32, 64, 3, 3 }, s0[1] = { 1 }, pads[4] = { 1, 1, 1, 1 };
+    int64_t w2[4] = { 64, 24, 3, 3 }, w3[4] = { 32, 64, 3, 3 }, w4[4] = { 32, 32, 3, 3 }, s0[1] = { 1 };
+    int64_t pads[4] = { 1, 1, 1, 1 };
     qt_mb_input(&mb, "x", QR_DT_F32, 4, dx);
     qt_mb_output(&mb, "y", QR_DT_F32, 4, dy);
     qt__rf_init(&mb, "W1", 4, w1, &rng, 0.1f, 0.0f);
@@ -962,7 +965,12 @@ static QrStatus qt__wp_model(QrGraph **g) {
     qt_mb_attr_ints(&mb, n, "pads", 4, pads);
     qt__rf_int_attr(&mb, n, "group", 2);
     qt_mb_node(&mb, "DequantizeLinear", "dq3", "W3q,ws,wz", "W3");
-    n = qt_mb_node(&mb, "Conv", "conv3", "c2,W3", "y");
+    n = qt_mb_node(&mb, "Conv", "conv3", "c2,W3", "c3");
+    qt_mb_attr_ints(&mb, n, "pads", 4, pads);
+    qt__rf_init(&mb, "W4", 4, w4, &rng, 0.1f, 0.0f);
+    qt_mb_node(&mb, "QuantizeLinear", "q4", "W4,ws,wz", "W4q");
+    qt_mb_node(&mb, "DequantizeLinear", "dq4", "W4q,ws,wz", "W4d");
+    n = qt_mb_node(&mb, "Conv", "conv4", "c3,W4d", "y");
     qt_mb_attr_ints(&mb, n, "pads", 4, pads);
     QrStatus st = qt_load_built(&mb, "conv_pack.onnx", g);
     qt_mb_free(&mb);
@@ -973,7 +981,8 @@ static void test_run_conv_pack(void) {
     QrF32ConvB b1 = { NULL, 32, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1, 20, 20 }, b2 = b1;
     b2.C = 24;
     const size_t p1 = qr_kern.f32_conv_pack_bytes(48, &b1), p2 = qr_kern.f32_conv_pack_bytes(32, &b2);
-    if (!p1 || !p2) QT_SKIP("kernel level %s packs no convolution weights", qr_isa_name(qr_kern.isa));
+    const size_t p4 = qr_kern.f32_conv_pack_bytes(32, &b1), w4 = 32 * 32 * 9 * 5;   /* W4's int8 and float copies */
+    if (!p1 || !p2 || !p4) QT_SKIP("kernel level %s packs no convolution weights", qr_isa_name(qr_kern.isa));
     QrGraph *g = NULL;
     QT_OK(qt__wp_model(&g));
     QrTensor x = {0}, y[6] = {{0}}, w1 = {0};
@@ -1019,13 +1028,15 @@ static void test_run_conv_pack(void) {
     QT_OK(st);
     QT_CHECK(same);
     QT_CHECK(subst_ok);
-    for (int r = 0; r < 6; r++) {   /* conv1, conv2's two groups and conv3 take the coc path every run */
-        static const int64_t want[6] = { 4, 1, 1, 2, 4, 1 };
-        QT_CHECKF(coc[r] == 4 && packs[r] == want[r], "run %d: %lld coc runs, %lld packed their weights (want 4, %lld)", r,
+    for (int r = 0; r < 6; r++) {   /* conv1, conv2's two groups, conv3 and conv4 take the coc path every run */
+        static const int64_t want[6] = { 5, 1, 1, 2, 5, 1 };
+        QT_CHECKF(coc[r] == 5 && packs[r] == want[r], "run %d: %lld coc runs, %lld packed their weights (want 5, %lld)", r,
                   (long long)coc[r], (long long)packs[r], (long long)want[r]);
     }
-    QT_CHECKF(bytes[1] == p1 + 2 * p2 && bytes[5] == bytes[1] && est == bytes[1],
-              "cache holds %zu then %zu bytes, want %zu (estimated %llu)", bytes[1], bytes[5], p1 + 2 * p2, (unsigned long long)est);
+    const size_t kept = p1 + 2 * p2 + p4;
+    QT_CHECKF(bytes[1] == kept + w4 && bytes[5] == bytes[1] && est == kept,
+              "cache holds %zu then %zu bytes, want %zu (+ %zu of W4's copies; estimated %llu)", bytes[1], bytes[5], kept, w4,
+              (unsigned long long)est);
 }
 
 /* ---- a weight's DequantizeLinear fused into its MatMul / Gemm ---------------------------------

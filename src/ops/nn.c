@@ -502,13 +502,14 @@ static QrStatus qr_nn_conv_fused(QrOpCtx *c, const QrF32Step *steps, int ns) {
     return qr__nn_conv_f32_steps(c, &fs);
 }
 
-/* Bytes of packed weights a run with a constant cache keeps for Conv node n (qr_op_prep, above),
- * from g's inferred shapes: its groups' blocks when its weights are a float32 initializer and the
- * kernels pack them for its shape at this level; 0 otherwise (the memory estimate's share). */
+/* Bytes of packed weights a run with a constant cache keeps for Conv node n when its weights are
+ * a constant of the run (qr_op_prep, above; run/ decides that), from g's inferred shapes: its
+ * groups' blocks when the weights are float32 and the kernels pack them for its shape at this
+ * level; 0 otherwise (the memory estimate's share). */
 static uint64_t qr_nn_conv_prep_bytes(const QrGraph *g, const QrNode *n) {
     if (strcmp(n->op_type, "Conv") || n->domain[0] || n->n_in < 2 || n->in[0] < 0 || n->in[1] < 0) return 0;
     const QrValue *wv = &g->values[n->in[1]];
-    if (!wv->is_init || wv->t.dtype != QR_DT_F32 || g->values[n->in[0]].is_dynamic) return 0;
+    if (wv->is_dynamic || wv->t.dtype != QR_DT_F32 || g->values[n->in[0]].is_dynamic) return 0;
     const QrTensor *in[3] = { &g->values[n->in[0]].t, &wv->t, n->n_in > 2 && n->in[2] >= 0 ? &g->values[n->in[2]].t : NULL };
     QrArena scratch = {0};
     QrOpCtx c = { .g = g, .node = n, .n_in = n->n_in < 3 ? n->n_in : 3, .in = in, .scratch = &scratch };

@@ -543,12 +543,6 @@ static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v) {
     return t;
 }
 
-static uint64_t qr_run_prep_bytes(const QrGraph *g) {
-    uint64_t s = 0;
-    for (int ni = 0; ni < g->n_nodes; ni++) s += qr_nn_conv_prep_bytes(g, &g->nodes[ni]);
-    return s;
-}
-
 static bool qr_run_uncached(const QrGraph *g, int v) {
     int p = v >= 0 && v < g->n_values ? g->values[v].producer : -1;
     if (p < 0) return false;
@@ -578,6 +572,20 @@ static void qr__run_statics(const QrGraph *g, const QrRunOpts *o, bool *st) {
                         !qr__run_edited(o, v);
         }
     }
+}
+
+static uint64_t qr_run_prep_bytes(const QrGraph *g) {
+    bool *st = malloc((size_t)g->n_values + 1);
+    if (!st) return 0;
+    const QrRunOpts none = {0};
+    qr__run_statics(g, &none, st);   /* the constants of a run without overrides: what qr__run_prep accepts */
+    uint64_t s = 0;
+    for (int ni = 0; ni < g->n_nodes; ni++) {
+        const QrNode *n = &g->nodes[ni];
+        if (n->n_in > 1 && n->in[1] >= 0 && st[n->in[1]] && !qr_run_uncached(g, n->in[1])) s += qr_nn_conv_prep_bytes(g, n);
+    }
+    free(st);
+    return s;
 }
 
 /* ==== fusion ========================================================================

@@ -936,8 +936,9 @@ static void test_run_cache(void) {
  * cache holds (W4's fake-quantized copy): with a cache, their weights are packed once (four kept
  * blocks) and every later run reads them; W3's dequantized copy is never kept (qr_run_uncached), so
  * its convolution packs its own every run, as does a run whose W1 is substituted — and the kept W1
- * is still the one read afterwards. Every run's output has the bits of a run without a cache, and
- * qr_run_prep_bytes (the memory estimate's share) is what the cache comes to hold for them. */
+ * is still the one read afterwards. A cache not asked to keep prepared data (qr_run_cache_keep_prep:
+ * the analyses' caches) keeps none. Every run's output has the bits of a run without a cache, and
+ * qr_run_prep_bytes (the memory estimate's share for `run`) is what the cache comes to hold for them. */
 static QrStatus qt__wp_model(QrGraph **g) {
     QtModel mb;
     qt_mb_init(&mb, 13);
@@ -985,7 +986,7 @@ static void test_run_conv_pack(void) {
     if (!p1 || !p2 || !p4) QT_SKIP("kernel level %s packs no convolution weights", qr_isa_name(qr_kern.isa));
     QrGraph *g = NULL;
     QT_OK(qt__wp_model(&g));
-    QrTensor x = {0}, y[6] = {{0}}, w1 = {0};
+    QrTensor x = {0}, y[8] = {{0}}, w1 = {0};
     const int64_t dx[4] = { 1, 32, 20, 20 };
     QrStatus st = qr_tensor_set_shape(&x, QR_DT_F32, 4, dx);
     if (st == QR_OK) st = qr_tensor_alloc_data(&x);
@@ -998,45 +999,48 @@ static void test_run_conv_pack(void) {
     for (int64_t i = 0; st == QR_OK && i < w1.numel; i++) ((float *)w1.data)[i] = 0.5f * ((float *)g->values[vw1].t.data)[i];
     const QrTensor **subst = calloc((size_t)g->n_values, sizeof *subst);
     if (subst) subst[vw1] = &w1;
-    QrRunCache *cache = qr_run_cache_new(g);
-    if (st == QR_OK && (!cache || !subst)) st = qr_errf(QR_ERR_NOMEM, "oom");
-    /* runs: 0 no cache, 1 fills it, 2 reads it, 3 W1 substituted (cache), 4 the same without, 5 cache again */
+    QrRunCache *cache = qr_run_cache_new(g), *plain = qr_run_cache_new(g);   /* plain: an analysis's, keeps no packs */
+    qr_run_cache_keep_prep(cache);
+    if (st == QR_OK && (!cache || !plain || !subst)) st = qr_errf(QR_ERR_NOMEM, "oom");
+    /* runs: 0 no cache, 1 fills it, 2 reads it, 3 W1 substituted (cache), 4 the same without, 5 cache again,
+     * 6 and 7 the plain cache */
     const uint64_t est = st == QR_OK ? qr_run_prep_bytes(g) : 0;   /* the memory estimate's share, from shapes */
-    const QrRunOpts opts[6] = { {0}, { .cache = cache }, { .cache = cache }, { .cache = cache, .subst = subst },
-                                { .subst = subst }, { .cache = cache } };
-    int64_t packs[6] = {0}, coc[6] = {0};
-    size_t bytes[6] = {0};
-    for (int r = 0; r < 6 && st == QR_OK; r++) {
+    const QrRunOpts opts[8] = { {0}, { .cache = cache }, { .cache = cache }, { .cache = cache, .subst = subst },
+                                { .subst = subst }, { .cache = cache }, { .cache = plain }, { .cache = plain } };
+    int64_t packs[8] = {0}, coc[8] = {0};
+    size_t bytes[8] = {0};
+    for (int r = 0; r < 8 && st == QR_OK; r++) {
         const int64_t p0 = qr__k_coc_wpacks, c0 = qr__k_coc_runs;
         st = qr_run(g, &x, &opts[r], &y[r]);
         packs[r] = qr__k_coc_wpacks - p0;
         coc[r] = qr__k_coc_runs - c0;
-        bytes[r] = qr_run_cache_bytes(cache);
+        bytes[r] = qr_run_cache_bytes(r < 6 ? cache : plain);
     }
     const size_t nb = st == QR_OK ? qr_tensor_nbytes(&y[0]) : 0;
     bool same = st == QR_OK;
-    for (int r = 1; same && r < 6; r++)
+    for (int r = 1; same && r < 8; r++)
         if (r != 3 && r != 4) same = !memcmp(y[0].data, y[r].data, nb);
     const bool subst_ok = st == QR_OK && !memcmp(y[3].data, y[4].data, nb) && memcmp(y[3].data, y[0].data, nb);
-    for (int r = 0; r < 6; r++) qr_tensor_free_data(&y[r]);
+    for (int r = 0; r < 8; r++) qr_tensor_free_data(&y[r]);
     qr_tensor_free_data(&x);
     qr_tensor_free_data(&w1);
     qr_run_cache_free(cache);
+    qr_run_cache_free(plain);
     free(subst);
     qr_graph_free(g);
     free(g);
     QT_OK(st);
     QT_CHECK(same);
     QT_CHECK(subst_ok);
-    for (int r = 0; r < 6; r++) {   /* conv1, conv2's two groups, conv3 and conv4 take the coc path every run */
-        static const int64_t want[6] = { 5, 1, 1, 2, 5, 1 };
+    for (int r = 0; r < 8; r++) {   /* conv1, conv2's two groups, conv3 and conv4 take the coc path every run */
+        static const int64_t want[8] = { 5, 1, 1, 2, 5, 1, 5, 5 };
         QT_CHECKF(coc[r] == 5 && packs[r] == want[r], "run %d: %lld coc runs, %lld packed their weights (want 5, %lld)", r,
                   (long long)coc[r], (long long)packs[r], (long long)want[r]);
     }
     const size_t kept = p1 + 2 * p2 + p4;
-    QT_CHECKF(bytes[1] == kept + w4 && bytes[5] == bytes[1] && est == kept,
-              "cache holds %zu then %zu bytes, want %zu (+ %zu of W4's copies; estimated %llu)", bytes[1], bytes[5], kept, w4,
-              (unsigned long long)est);
+    QT_CHECKF(bytes[1] == kept + w4 && bytes[5] == bytes[1] && est == kept && bytes[7] == w4,
+              "cache holds %zu then %zu bytes, want %zu (+ %zu of W4's copies; estimated %llu); the plain one %zu", bytes[1],
+              bytes[5], kept, w4, (unsigned long long)est, bytes[7]);
 }
 
 /* ---- a weight's DequantizeLinear fused into its MatMul / Gemm ---------------------------------

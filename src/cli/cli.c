@@ -905,6 +905,7 @@ static int qr_cli_run(int argc, char **argv) {
     /* Constant subgraphs (weights through Q->DQ) are computed in the first run and kept,
      * as a runtime folds them when it loads the model. */
     QrRunCache *cache = st == QR_OK ? qr_run_cache_new(exe) : NULL;
+    qr_run_cache_keep_prep(cache);   /* and convolutions' packed weights, as a runtime's session prepacks them */
     QrRunOpts ro = { .cache = cache };
     if (st == QR_OK) st = qr_run(exe, in, &ro, outs);
     for (int r = 0; st == QR_OK && r < o.repeat; r++) {

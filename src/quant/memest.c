@@ -55,8 +55,7 @@ static uint64_t qr__hm_value_f32(const QrGraph *g, int v) {
     return qr__hm_alloc((uint64_t)val->t.numel * 4);
 }
 
-/* Initializers and folded constants (owned tensor data) plus the graph arena (qr__hm_measure adds
- * the packed weights a run cache keeps, qr_run_prep_bytes). Values below
+/* Initializers and folded constants (owned tensor data) plus the graph arena. Values below
  * `first_own` borrow their data from another graph (the twin borrows the source's). */
 static uint64_t qr__hm_model(const QrGraph *g, int first_own) {
     uint64_t s = g->arena.total;
@@ -138,12 +137,14 @@ static uint64_t qr__hm_produced(const QrGraph *g, bool f32, int *n_dynamic) {
 typedef struct QrHmGraph {
     const QrGraph *g;
     uint64_t model, exec, out_f32, max_f32, max_numel, init_bytes, int_init_bytes, max_w_numel, int_values;
+    uint64_t prep;   /* the packed weights `run`'s cache keeps (qr_run_cache_keep_prep) */
 } QrHmGraph;
 
 static void qr__hm_measure(QrHmGraph *m, const QrGraph *g, int first_own, bool quantized, int *uses, int *res) {
     memset(m, 0, sizeof *m);
     m->g = g;
-    m->model = qr__hm_model(g, first_own) + qr_run_prep_bytes(g);   /* with a run cache's packed weights */
+    m->model = qr__hm_model(g, first_own);
+    m->prep = qr_run_prep_bytes(g);
     m->exec = qr__hm_run_peak(g, false, uses, res);
     if (quantized) m->exec = QR_MAX(m->exec, qr__hm_run_peak(g, true, uses, res));
     for (int i = 0; i < g->n_outputs; i++) m->out_f32 += qr__hm_value_f32(g, g->outputs[i]);
@@ -206,6 +207,7 @@ static void qr__hm_phases(const QrMemOpts *o, const QrHmGraph *mb, const QrHmGra
         p = base;
         p.name = o->cmd == QR_MEM_RUN ? "run" : o->cmd == QR_MEM_PROFILE ? "profile" : "check";
         if (!o->no_exec) p.part[QR_MEM_P_EXEC] = mb->exec;
+        if (o->cmd == QR_MEM_RUN) p.part[QR_MEM_P_MODELS] += mb->prep;   /* its cache keeps packed weights */
         qr__hm_take(e, &p);
         return;
     }

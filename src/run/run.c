@@ -507,6 +507,7 @@ struct QrRunCache {
     QrTensor *t;          /* per value: data when cached (set once, then read-only) */
     QrRunPrep *prep;      /* prepared data, n_prep of cap_prep (set once each, then read-only) */
     int n_prep, cap_prep;
+    bool keep_prep;       /* qr_run_cache_keep_prep: ops' prepared data is kept (else none is) */
     size_t bytes;
     pthread_mutex_t mu;   /* runs sharing the cache may run concurrently */
 };
@@ -519,6 +520,10 @@ static QrRunCache *qr_run_cache_new(const QrGraph *g) {
     c->t = calloc((size_t)g->n_values + 1, sizeof *c->t);
     if (!c->t) { free(c); return NULL; }
     return c;
+}
+
+static void qr_run_cache_keep_prep(QrRunCache *c) {
+    if (c) c->keep_prep = true;
 }
 
 static void qr_run_cache_free(QrRunCache *c) {
@@ -1432,7 +1437,7 @@ static const void *qr__run_prep(const QrOpCtx *c, unsigned deps, uint64_t key, s
 static QrStatus qr__run_bind(QrRunState *r, const QrNode *n, QrOpCtx *c, const QrRunChain *ch, int k_ch) {
     qr__run_ctx_init(c, r->g, n, r->vals, &r->scratch, r->in, r->out);
     c->alias = r->o->alias;
-    if (r->cache) {
+    if (r->cache && r->cache->keep_prep) {
         c->prep = qr__run_prep;
         c->prep_user = r;
     }

@@ -117,6 +117,10 @@ typedef struct QrRunCache QrRunCache;
 /* A new, empty cache for g (NULL when out of memory). Free with qr_run_cache_free. */
 static QrRunCache *qr_run_cache_new(const QrGraph *g);
 static void qr_run_cache_free(QrRunCache *c);
+/* The cache also keeps what ops prepare from the constants (QrOpCtx.prep: convolutions' packed
+ * weights, a copy of the weights they pack) — as a runtime's session prepacks its weights, for
+ * `qreport run`. A new cache keeps none: the analyses' caches do not, so their peak stays. */
+static void qr_run_cache_keep_prep(QrRunCache *c);
 #ifdef QR_TESTING
 /* Bytes of tensor data the cache holds. */
 QR_TESTAPI size_t qr_run_cache_bytes(const QrRunCache *c);
@@ -129,9 +133,10 @@ static bool qr_run_uncached(const QrGraph *g, int v);
 /* The cached tensor of value v (owned by the cache), or NULL when it holds none. */
 static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v);
 
-/* Bytes a constant cache of g comes to hold beyond its constant values: what ops prepare from
- * constant inputs and keep (QrOpCtx.prep: the packed weights of convolutions that read a float32
- * initializer), from g's inferred shapes at the current kernel level (quant/memest's share). */
+/* Bytes a constant cache of g that keeps prepared data (qr_run_cache_keep_prep) comes to hold
+ * beyond its constant values: the packed weights of convolutions whose weights are constants of a
+ * run without overrides and that the cache holds, from g's inferred shapes at the current kernel
+ * level (quant/memest's share for `run`). */
 static uint64_t qr_run_prep_bytes(const QrGraph *g);
 
 /* Runs the graph on inputs (one per graph input, in order). outputs[i] receive

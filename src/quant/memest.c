@@ -137,14 +137,13 @@ static uint64_t qr__hm_produced(const QrGraph *g, bool f32, int *n_dynamic) {
 typedef struct QrHmGraph {
     const QrGraph *g;
     uint64_t model, exec, out_f32, max_f32, max_numel, init_bytes, int_init_bytes, max_w_numel, int_values;
-    uint64_t prep;   /* the packed weights `run`'s cache keeps (qr_run_cache_keep_prep) */
+    uint64_t prep;   /* the packed weights `run`'s cache keeps (qr_run_cache_keep_prep); 0 for other commands */
 } QrHmGraph;
 
 static void qr__hm_measure(QrHmGraph *m, const QrGraph *g, int first_own, bool quantized, int *uses, int *res) {
     memset(m, 0, sizeof *m);
     m->g = g;
     m->model = qr__hm_model(g, first_own);
-    m->prep = qr_run_prep_bytes(g);
     m->exec = qr__hm_run_peak(g, false, uses, res);
     if (quantized) m->exec = QR_MAX(m->exec, qr__hm_run_peak(g, true, uses, res));
     for (int i = 0; i < g->n_outputs; i++) m->out_f32 += qr__hm_value_f32(g, g->outputs[i]);
@@ -302,6 +301,7 @@ static QrStatus qr_mem_estimate(const QrGraph *b, const QrGraph *a, const QrTens
     if (!uses) { if (have_tw) qr_twin_free(&tw); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
     QrHmGraph mb, ma = {0}, mt = {0};
     qr__hm_measure(&mb, b, 0, false, uses, uses + nv + 1);
+    if (o->cmd == QR_MEM_RUN) mb.prep = qr_run_prep_bytes(b);   /* only run's cache keeps them */
     if (a) {
         qr__hm_measure(&ma, a, 0, false, uses, uses + nv + 1);
         /* the twin borrows a's initializers; it runs with quantizers off too */

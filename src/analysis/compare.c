@@ -134,6 +134,7 @@ typedef struct QrCmpSplitRun {
     QrCmpSlot *slots;
     int n_slots;
     int *yv;                 /* per row: the value holding its output in this run, -1 when not measured */
+    int64_t n_exec;          /* nodes this run executed (added to QrCompare.split_exec after the runs) */
 } QrCmpSplitRun;
 
 struct QrCmpSplitPlan {
@@ -148,6 +149,8 @@ struct QrCmpSplitPlan {
     uint8_t **mask;          /* per row: clipped elements of the output-only run (while it runs) */
     int *wt_node;            /* per row: the DequantizeLinear whose integers give its weight's worst channel
                               * (qr__cmp_split_wt_dq) instead of a tap of the weight-only run, -1 */
+    int todo[3], n_todo;     /* the parts whose runs this comparison makes (qr__cmp_split_begin) */
+    int next;                /* the next of them a job takes (atomic) */
 };
 
 static void qr__cmp_split_free(QrCmpSplitPlan *sp) {
@@ -696,7 +699,11 @@ static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
 }
 
 /* The split's runs for the session's current inputs (after the shadow run). */
-static QrStatus qr__cmp_split_run(QrCmpPlan *p) {
+/* The split's rows made ready for its runs, and the weights' worst channels that need no run (side by
+ * side, one weight a task). The runs then go to the comparison's jobs (qr__cmp_split_part), beside
+ * the full and shadow runs: a row's has_local, which the shadow run sets, is taken after them
+ * (qr__cmp_split_end). */
+static QrStatus qr__cmp_split_begin(QrCmpPlan *p) {
     QrCmpSplitPlan *sp = p->split;
     if (!sp) return QR_OK;
     QrSession *s = p->s;
@@ -709,39 +716,72 @@ static QrStatus qr__cmp_split_run(QrCmpPlan *p) {
         e->parts = sp->parts[k];
         e->w_quant = sp->wq[k];
         e->i_quant = sp->iq[k];
-        e->has = x->data && s->vis[p->c->rows[k].match] >= 0 && p->c->rows[k].has_local;
+        e->has = x->data && s->vis[p->c->rows[k].match] >= 0;
         e->n = x->data ? x->numel : 0;
     }
-    /* the weights' worst channels that need no run: side by side, one weight a task */
     int *wrows = malloc(((size_t)p->c->n + 1) * sizeof *wrows), nw = 0;
     if (!wrows) return qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int k = 0; sp->run[0].any && k < p->c->n; k++) if (sp->wt_node[k] >= 0) wrows[nw++] = k;
     if (nw) qr_pool_for(nw, qr__cmp_split_wt_task, &(QrCmpWtJob){ sp, wrows });
     free(wrows);
+    sp->n_todo = 0;
     for (int r = 0; r < 3; r++) {
-        QrCmpSplitRun *u = &sp->run[r];
-        if (!u->any) continue;
-        /* values the quantizers of a row read from a fed value (nothing computes them) */
-        for (int k = 0; r == 2 && k < p->c->n; k++) {
-            if (sp->oq[k] < 0 || u->yv[k] < 0) continue;
-            int uv = s->qt.q[sp->oq[k]].float_value;
-            if (sp->feed[uv]) QR_TRY(qr__cmp_split_u(sp, k, sp->feed[uv], sp->feed[uv]->data));
-        }
-        QrRunOpts o = qr_session_run_opts(&u->ov, qr__cmp_split_tap, u);
-        o.feed = p->feed;
-        o.live = u->live;
-        o.tap_only = u->tap_only;
-        o.n_exec = &p->c->split_exec;
-        QrStatus st = qr_run(&s->tw.g, s->inputs, &o, NULL);
-        for (int k = 0; k < p->c->n; k++) { free(sp->mask[k]); sp->mask[k] = NULL; }
-        if (st != QR_OK) return qr_err_wrap(st, "error split: the run with only the %s quantizers on",
-                                            r == 0 ? "weight" : r == 1 ? "input" : "output");
+        sp->run[r].n_exec = 0;
+        if (sp->run[r].any) sp->todo[sp->n_todo++] = r;
     }
-    /* a row whose layer was not measured for a part it has (its value fed) gets no split */
-    for (int k = 0; k < p->c->n; k++)
-        for (int r = 0; r < 3; r++)
-            if ((sp->parts[k] & (1 << r)) && sp->run[r].yv[k] < 0) p->c->rows[k].sp.has = false;
+    sp->next = 0;
     return QR_OK;
+}
+
+/* The run of part r (0 weight, 1 input, 2 output) and its rows' sums. The parts write disjoint
+ * fields of the rows (and part 2 alone the clip masks), so they may run at the same time as each
+ * other and as the full and shadow runs. */
+static QrStatus qr__cmp_split_part(QrCmpPlan *p, int r) {
+    QrCmpSplitPlan *sp = p->split;
+    QrSession *s = p->s;
+    QrCmpSplitRun *u = &sp->run[r];
+    /* values the quantizers of a row read from a fed value (nothing computes them) */
+    for (int k = 0; r == 2 && k < p->c->n; k++) {
+        if (sp->oq[k] < 0 || u->yv[k] < 0) continue;
+        int uv = s->qt.q[sp->oq[k]].float_value;
+        if (sp->feed[uv]) QR_TRY(qr__cmp_split_u(sp, k, sp->feed[uv], sp->feed[uv]->data));
+    }
+    QrRunOpts o = qr_session_run_opts(&u->ov, qr__cmp_split_tap, u);
+    o.feed = p->feed;
+    o.live = u->live;
+    o.tap_only = u->tap_only;
+    o.n_exec = &u->n_exec;
+    QrStatus st = qr_run(&s->tw.g, s->inputs, &o, NULL);
+    for (int k = 0; r == 2 && k < p->c->n; k++) { free(sp->mask[k]); sp->mask[k] = NULL; }
+    if (st != QR_OK) return qr_err_wrap(st, "error split: the run with only the %s quantizers on",
+                                        r == 0 ? "weight" : r == 1 ? "input" : "output");
+    return QR_OK;
+}
+
+/* The split's runs a job takes after its own run, one at a time, until none is left. */
+static QrStatus qr__cmp_split_take(QrCmpPlan *p) {
+    QrCmpSplitPlan *sp = p->split;
+    if (!sp) return QR_OK;
+    for (;;) {
+        int t = __atomic_fetch_add(&sp->next, 1, __ATOMIC_RELAXED);
+        if (t >= sp->n_todo) return QR_OK;
+        QR_TRY(qr__cmp_split_part(p, sp->todo[t]));
+    }
+}
+
+/* After the runs: a row without a local comparison, or whose layer was not measured for a part it
+ * has (its value fed), gets no split; the runs' node counts. */
+static void qr__cmp_split_end(QrCmpPlan *p) {
+    QrCmpSplitPlan *sp = p->split;
+    if (!sp) return;
+    for (int k = 0; k < p->c->n; k++) {
+        QrErrSplit *e = &p->c->rows[k].sp;
+        if (!p->c->rows[k].has_local) e->has = false;
+        for (int r = 0; r < 3; r++)
+            if ((sp->parts[k] & (1 << r)) && sp->run[r].yv[k] < 0) e->has = false;
+    }
+    for (int r = 0; r < 3; r++) p->c->split_exec += sp->run[r].n_exec;
+    sp->n_todo = 0;              /* (a run without them, the distributions' second pass, takes none) */
 }
 
 static bool qr_compare_split(const QrErrSplit *sp, QrSplitView *v) {
@@ -888,6 +928,7 @@ static QrStatus qr_compare_prepare(QrSession *s, const char *mode, double cos_th
     }
     if (p->exec != s->a) extra = NULL;   /* int mode: the lowering's values are not the analysis model's */
     if (st == QR_OK) st = qr__cmp_plan(p, extra, extra_user);
+    if (st == QR_OK) st = qr__cmp_split_begin(p);
     if (st != QR_OK) { qr__cmp_plan_free(p); qr_compare_free(c); return st; }
     if (extra_done) *extra_done = extra != NULL;
     *out = p;
@@ -898,27 +939,33 @@ static QrStatus qr_compare_prepare(QrSession *s, const char *mode, double cos_th
 QR_TESTAPI int64_t qr_compare_steps[2];
 #endif
 
+/* The full run, its outputs kept as asked and compared with the baseline's. */
+static QrStatus qr__cmp_step_full(QrCmpPlan *p) {
+    QR_TRY(qr_run(p->exec, p->s->inputs, &p->o[0], p->outs));
+    for (int o = 0; p->s->keep_outs && o < p->s->b->n_outputs && o < p->exec->n_outputs; o++) {
+        qr_tensor_free_data(&p->s->keep_outs[o]);
+        QR_TRY(qr_tensor_to_f32(&p->outs[o], &p->s->keep_outs[o]));
+    }
+    QR_TRY(qr_session_compare_outputs(p->s, p->outs, &p->c->out));
+    for (int j = 0; p->keep_outs && j < p->exec->n_outputs; j++) {
+        p->keep_outs[j] = p->outs[j];
+        memset(&p->outs[j], 0, sizeof p->outs[j]);
+    }
+    return QR_OK;
+}
+
 static QrStatus qr_compare_step(QrCmpPlan *p, int k) {
 #ifdef QR_TESTING
     __atomic_add_fetch(&qr_compare_steps[k != 0], 1, __ATOMIC_RELAXED);
 #endif
     if (k == 0 && p->pairs_only) return qr_run(p->exec, p->s->inputs, &p->o[0], NULL);   /* no outputs: a prefix */
     if (k == 0) {
-        QR_TRY(qr_run(p->exec, p->s->inputs, &p->o[0], p->outs));
-        for (int o = 0; p->s->keep_outs && o < p->s->b->n_outputs && o < p->exec->n_outputs; o++) {
-            qr_tensor_free_data(&p->s->keep_outs[o]);
-            QR_TRY(qr_tensor_to_f32(&p->outs[o], &p->s->keep_outs[o]));
-        }
-        QR_TRY(qr_session_compare_outputs(p->s, p->outs, &p->c->out));
-        for (int j = 0; p->keep_outs && j < p->exec->n_outputs; j++) {
-            p->keep_outs[j] = p->outs[j];
-            memset(&p->outs[j], 0, sizeof p->outs[j]);
-        }
-        return QR_OK;
+        QR_TRY(qr__cmp_step_full(p));
+        return qr__cmp_split_take(p);
     }
     QrStatus st = qr_run(&p->s->tw.g, p->s->inputs, &p->o[1], NULL);
     if (st != QR_OK) return qr_err_wrap(st, "shadow run (local error)");
-    return qr__cmp_split_run(p);
+    return qr__cmp_split_take(p);
 }
 
 static void qr_compare_first_drop(const QrSession *s, QrCompare *c, double cos_threshold) {
@@ -934,6 +981,7 @@ static QrStatus qr_compare_finish(QrCmpPlan *p, QrStatus st) {
     if (!p) return st;
     QrCompare *c = p->c;
     QrSession *s = p->s;
+    if (st == QR_OK) qr__cmp_split_end(p);
     if (st == QR_OK) qr_compare_first_drop(s, c, p->cos_threshold);
     if (st == QR_OK && p->both) {
         QrLowerCmp lc = {0};
@@ -991,7 +1039,9 @@ static QrStatus qr__cmp_ds_run(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs, b
     for (int j = 0; j < p->n_outs; j++) qr_tensor_free_data(&p->outs[j]);
     p->ct.acc = p->sh.acc = acc;
     p->keep_outs = outs;
-    QrStatus st = shadow ? qr_session_jobs(p->s, 2, qr__cmp_job, p, NULL) : qr_compare_step(p, 0);
+    QrStatus st = shadow ? qr__cmp_split_begin(p) : QR_OK;   /* (the split's rows, before the runs take its runs) */
+    if (st == QR_OK) st = shadow ? qr_session_jobs(p->s, 2, qr__cmp_job, p, NULL) : qr_compare_step(p, 0);
+    if (st == QR_OK && shadow) qr__cmp_split_end(p);
     p->keep_outs = NULL;
     if (st == QR_OK && shadow && p->both) {
         QrLowerCmp lc = {0};
@@ -1016,7 +1066,8 @@ QR_TESTAPI QrStatus qr_compare_run(QrSession *s, const QrGraph *exec, double cos
     if (!p) return qr_errf(QR_ERR_NOMEM, "out of memory");
     *p = (QrCmpPlan){ .s = s, .c = c, .cos_threshold = cos_threshold, .exec = exec };
     QrStatus st = qr__cmp_plan(p, NULL, NULL);
-    if (st == QR_OK) st = qr_session_jobs(p->s, 2, qr__cmp_job, p, NULL);   /* the two runs at once */
+    if (st == QR_OK) st = qr__cmp_split_begin(p);
+    if (st == QR_OK) st = qr_session_jobs(p->s, 2, qr__cmp_job, p, NULL);   /* the runs two at a time */
     return qr_compare_finish(p, st);
 }
 #endif

@@ -68,8 +68,10 @@ static QrStatus qr_compare_mode_ex(QrSession *s, const char *mode, double cos_th
 /* The same in steps, for a caller that runs the two model runs next to other work:
  * qr_compare_prepare fills c's rows and a plan (*out; lowering the model for int / both
  * modes); qr_compare_step(plan, 0) runs the model (then the output metrics), step 1 the
- * shadow run, in either order or at the same time; qr_compare_finish(plan, status of the
- * steps) completes c (first drop; both mode's integer-vs-sim comparison), frees the plan and
+ * shadow run, in either order or at the same time, and each step then takes the error split's
+ * runs still left, one at a time (so two threads stay busy to the end); qr_compare_finish(plan,
+ * status of the steps) completes c (the split's rows; first drop; both mode's integer-vs-sim
+ * comparison), frees the plan and
  * returns the final status (c freed on failure). On a prepare failure c is freed, no plan. */
 typedef struct QrCmpPlan QrCmpPlan;
 static QrStatus qr_compare_prepare(QrSession *s, const char *mode, double cos_threshold, QrTapFn extra, void *extra_user,

@@ -116,6 +116,46 @@ static void test_errsplit_reference(void) {
     QT_CHECKF(bad == 0, "%d mismatches; first: %s", bad, msg);
 }
 
+/* The split's runs go to whichever of the comparison's two jobs is free (qr__cmp_split_take): every
+ * row's split, bit for bit, and the nodes the runs executed are those of the runs one after another
+ * on one thread (a session with low memory runs the jobs in order), at 1, 2 and 3 threads, five
+ * times each (the parts write disjoint fields; a part that freed another's clip masks, or read a
+ * row's has_local before the shadow run set it, would show here). */
+static void test_errsplit_jobs(void) {
+    const int saved = qr_pool_threads();
+    QtSplitPair ref;
+    memset(&ref, 0, sizeof ref);
+    QrStatus st = qt_pair_load(&ref.p, "../errsplit", NULL);
+    if (st == QR_OK) st = qr_session_open(&ref.se, ref.p.b, ref.p.a, &ref.p.in);
+    ref.open = st == QR_OK;
+    if (st == QR_OK) {
+        qr_session_low_memory(&ref.se);
+        st = qr_compare_run(&ref.se, ref.p.a, 0.99, &ref.c);
+    }
+    if (st != QR_OK) { qt_fail(__FILE__, __LINE__, "%s", qr_err_msg()); qt_split_close(&ref); return; }
+    int n_has = 0;
+    for (int k = 0; k < ref.c.n; k++) n_has += ref.c.rows[k].sp.has;
+    QT_CHECKF(n_has >= 5 && ref.c.split_exec > 0, "the serial comparison split %d rows in %lld node runs", n_has,
+              (long long)ref.c.split_exec);
+    for (int threads = 1; threads <= 3; threads++) {
+        qr_pool_init(threads);
+        for (int rep = 0; rep < 5; rep++) {
+            QtSplitPair sp;
+            st = qt_split_open(&sp);
+            int bad = st == QR_OK && sp.c.n == ref.c.n ? -1 : 0;
+            for (int k = 0; bad < 0 && k < sp.c.n; k++)
+                if (memcmp(&sp.c.rows[k].sp, &ref.c.rows[k].sp, sizeof sp.c.rows[k].sp)) bad = k;
+            QT_CHECKF(bad < 0 && sp.c.split_exec == ref.c.split_exec,
+                      "%d threads, run %d: row %d's split differs from the serial runs' (%lld vs %lld node runs)%s%s", threads,
+                      rep, bad, (long long)sp.c.split_exec, (long long)ref.c.split_exec, st == QR_OK ? "" : ": ",
+                      st == QR_OK ? "" : qr_err_msg());
+            qt_split_close(&sp);
+        }
+    }
+    qr_pool_init(saved);
+    qt_split_close(&ref);
+}
+
 /* The columns in compare_per_layer_out.csv: the table shows the same numbers (%.9g). */
 static void test_errsplit_csv(void) {
     QtSplitPair sp;
@@ -609,6 +649,7 @@ static void test_errsplit_weight_rows(void) {
 
 static void qt_errsplit_all(void) {
     QT_RUN(test_errsplit_reference);
+    QT_RUN(test_errsplit_jobs);
     QT_RUN(test_errsplit_csv);
     QT_RUN(test_errsplit_dataset);
     QT_RUN(test_errsplit_advisor);

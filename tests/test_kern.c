@@ -1006,6 +1006,56 @@ static void test_rtol(void) {
     qr_aligned_free(y);
 }
 
+/* Largest relative error on awkward values: every level bit for bit against the plain maximum
+ * at every length 0..80 and many up to 5003, from two offsets. Values: NaN and +-Inf in x or y
+ * or both, +-0 in both (0/0), zeros in x against non-zero y (d/0 = FLT_MAX) early and then many
+ * more (the kernels skip x == 0 once the maximum is FLT_MAX or more), denormal x against normal
+ * y after that (quotients beyond FLT_MAX: a kernel that skipped too much would miss them),
+ * denormal differences, and a case of finite values only. */
+static void test_rtol_special(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 71;
+    enum { N = 5003 + 8 };
+    float *x = qt__k_randf(N, &rng), *y = qt__k_randf(N, &rng);
+    char bad[256] = "";
+    for (int c = 0; c < 5 && !bad[0]; c++) {
+        for (int i = 0; i < N; i++) {
+            float v = qr_rng_normal(&rng);
+            x[i] = v < 0.3f ? 0.0f : v;                           /* ReLU-like: many zeros */
+            y[i] = x[i] == 0 ? 0.0f : x[i] + 1e-3f * qr_rng_normal(&rng);
+        }
+        for (int i = 5; c >= 1 && i < N; i += 97) { x[i] = 0.0f; y[i] = (i % 3) ? 1e-6f : -0.0f; }   /* d/0, -0 */
+        for (int i = 1700; c >= 2 && i < N; i += 211) { x[i] = 1e-40f; y[i] = 1.0f + (float)i; }  /* past FLT_MAX */
+        for (int i = 2900; c >= 2 && i < N; i += 401) { x[i] = 3e-39f; y[i] = 2e-39f; }            /* denormal d */
+        if (c >= 3)
+            for (int i = 40; i < N; i += 333) {
+                int k = (i / 333) % 6;
+                if (k == 0) x[i] = NAN;
+                if (k == 1) y[i] = NAN;
+                if (k == 2) x[i] = INFINITY;
+                if (k == 3) y[i] = -INFINITY;
+                if (k == 4) x[i] = y[i] = INFINITY;
+                if (k == 5) { x[i] = 0.0f; y[i] = NAN; }
+            }
+        if (c == 4) { x[3] = 0.0f; y[3] = 2.0f; x[4000] = 1e-45f; y[4000] = 3e38f; }   /* FLT_MAX first, then beyond */
+        for (int off = 0; off < 8 && !bad[0]; off += 5)
+            for (int64_t n = 0; n + off <= N && !bad[0]; n = n < 80 ? n + 1 : n * 5 / 4 + 3) {
+                int64_t m = n > 4000 && n < 5003 ? 5003 - off : n;
+                double want = qt_rtol_naive(x + off, y + off, m);
+                for (int l = 0; l < nl && !bad[0]; l++) {
+                    double v = lv[l].f32_rtol(x + off, y + off, m);
+                    if (memcmp(&v, &want, 8))
+                        snprintf(bad, sizeof bad, "%s case %d off %d n=%lld: %.17g vs %.17g", qr_isa_name(lv[l].isa), c, off,
+                                 (long long)m, v, want);
+                }
+            }
+    }
+    qr_aligned_free(x);
+    qr_aligned_free(y);
+    QT_CHECKF(!bad[0], "%s", bad);
+}
+
 /* qr_f64_exp (the metrics' KL exponential, kern/ref/f64_exp.c): every level's f32_exp_sub
  * bit-exact with the ref at every length (tails), including NaN, infinities, zeros, the clamps
  * and values around them; the ref within 2 ulp of long double expl over the whole range. */
@@ -2260,6 +2310,7 @@ static void qt_kern_all(void) {
     QT_RUN(test_pair_stats);
     QT_RUN(test_pair_stats_avx512);
     QT_RUN(test_rtol);
+    QT_RUN(test_rtol_special);
     QT_RUN(test_kern_exp);
     QT_RUN(test_kern_kl_side);
     QT_RUN(test_kern_q8_stats);

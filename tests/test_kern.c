@@ -969,6 +969,65 @@ static void test_pair_stats_avx512(void) {
     QT_CHECKF(!bad[0], "%s", bad);
 }
 
+/* One array's block moments (f32_moment_blocks, which the statistics' pooled tasks call): at
+ * every level each m[k] is bit for bit what the same level's f32_pair_stats(block k, NULL) merges
+ * into an empty accumulator, and avx512's are avx2's. Block counts that fill the avx512 level's
+ * groups of four and ones that leave spare places, short last blocks (multiple of 8 or not),
+ * offset starts; NaN, +-Inf, a block all NaN, +-0 ties for min/max, denormals, mixed scales. */
+static void test_moment_blocks(void) {
+    QrKernels lv[8], a2;
+    int nl = qt__k_levels(lv, 8);
+    bool have2 = qr_kern_table(QR_ISA_AVX2, &a2) == QR_OK;
+    qr_err_clear();
+    uint64_t rng = 31;
+    enum { B = QR_KERN_STATS_BLOCK };
+    static const int64_t sizes[] = { 0, 1, 8, 13, B, B + 8, 2 * B, 3 * B + 5, 4 * B, 4 * B + 16, 5 * B, 7 * B + 3,
+                                     9 * B + 24, 13 * B };
+    const int64_t nmax = 13 * B + 8;
+    float *x = qt__k_randf(nmax, &rng);
+    QrF32Moments *m = malloc(14 * sizeof *m), *w = malloc(14 * sizeof *w);
+    char bad[320] = "";
+    for (int special = 0; special < 3 && !bad[0]; special++) {
+        for (int64_t i = 0; i < nmax; i++) {
+            double sc = (i / 1500) % 3 == 0 ? 1e-3 : (i / 1500) % 3 == 1 ? 40.0 : 1.0;
+            x[i] = (float)(sc * qr_rng_normal(&rng) + (i % 7 == 0 ? 3.5 : -0.25));
+            if (i % 11 == 0) x[i] = (i / 11) % 2 ? 0.0f : -0.0f;
+            if (i >= 4 * B && i < 5 * B && !(x[i] > 0)) x[i] = (i / 3) % 2 ? 0.0f : -0.0f;   /* ReLU-like: min a zero */
+        }
+        if (special >= 1) {
+            x[B + 100] = NAN; x[5 * B + 9] = INFINITY; x[6 * B + 4000] = -INFINITY;
+            for (int64_t i = 0; i < 7; i++) x[9 * B + 3 + i] = 1e-41f * (float)(i + 1);   /* denormals */
+        }
+        if (special == 2) for (int64_t i = 2 * B; i < 3 * B; i++) x[i] = NAN;             /* a block all NaN */
+        for (int si = 0; si < QR_ARRAY_LEN(sizes) && !bad[0]; si++)
+            for (int off = 0; off < 8 && !bad[0]; off += 5) {
+                int64_t n = sizes[si], nb = (n + B - 1) / B;
+                if (n + off > nmax) continue;
+                if (have2) a2.f32_moment_blocks(x + off, n, w);
+                for (int l = 0; l < nl && !bad[0]; l++) {
+                    lv[l].f32_moment_blocks(x + off, n, m);
+                    for (int64_t k = 0; k < nb && !bad[0]; k++) {
+                        QrF32PairStats one;
+                        qr_f32_pair_stats_init(&one);
+                        lv[l].f32_pair_stats(x + off + k * B, NULL, QR_MIN(B, n - k * B), &one);
+                        if (memcmp(&one.x, &m[k], sizeof m[k]))
+                            snprintf(bad, sizeof bad, "%s special %d n %lld off %d block %lld: moments differ from the "
+                                     "level's pair statistics (m2 %.17g vs %.17g)", qr_isa_name(lv[l].isa), special,
+                                     (long long)n, off, (long long)k, m[k].m2, one.x.m2);
+                        else if (have2 && lv[l].isa >= QR_ISA_AVX512 && memcmp(&w[k], &m[k], sizeof m[k]))
+                            snprintf(bad, sizeof bad, "%s special %d n %lld off %d block %lld: moments differ from avx2's "
+                                     "(m2 %.17g vs %.17g)", qr_isa_name(lv[l].isa), special, (long long)n, off, (long long)k,
+                                     m[k].m2, w[k].m2);
+                    }
+                }
+            }
+    }
+    free(m);
+    free(w);
+    qr_aligned_free(x);
+    QT_CHECKF(!bad[0], "%s", bad);
+}
+
 /* Largest relative error: the ref equals the plain maximum of every quotient (its skip test
  * never skips a winner), every level returns the ref's bits; zeros (0/0, d/0), ties, lengths
  * around the vector width, and a rising sequence (every element a new maximum). */
@@ -2309,6 +2368,7 @@ static void qt_kern_all(void) {
     QT_RUN(test_maxpool);
     QT_RUN(test_pair_stats);
     QT_RUN(test_pair_stats_avx512);
+    QT_RUN(test_moment_blocks);
     QT_RUN(test_rtol);
     QT_RUN(test_rtol_special);
     QT_RUN(test_kern_exp);

@@ -132,6 +132,21 @@ QR__K_AVX2 static void qr_f32_pair_stats__avx2(const float *x, const float *y, i
     }
 }
 
+/* QrF32MomentBlocksFn on AVX2: the blocks of qr_f32_pair_stats__avx2(x, NULL, n). */
+QR__K_AVX2 static void qr_f32_moment_blocks__avx2(const float *x, int64_t n, QrF32Moments *m) {
+    for (int64_t k = 0; k * QR_KERN_STATS_BLOCK < n; k++) {
+        const float *v = x + k * QR_KERN_STATS_BLOCK;
+        int64_t len = QR_MIN(QR_KERN_STATS_BLOCK, n - k * QR_KERN_STATS_BLOCK);
+        QrF32PairStats b;
+        qr_f32_pair_stats_init(&b);
+        if (!qr__k_pair_block_avx2(v, NULL, len, &b)) {
+            qr_f32_pair_stats_init(&b);
+            qr__k_pair_block_ref(v, NULL, len, &b);
+        }
+        m[k] = b.x;
+    }
+}
+
 /* QrF32RtolFn on AVX2: the ref's skip test (the same double operations) on 8 pairs at a
  * time against the maximum so far, pairs with x == y (their quotient 0 never raises the
  * maximum) and, once the maximum is FLT_MAX or more, pairs with x == 0 (their quotient is

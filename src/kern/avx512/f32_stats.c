@@ -11,8 +11,8 @@
  * end is the same hsum of the two halves added. An add s + v is done as fmadd(v, 1, s): v·1 is
  * exact, so it is the same rounded sum (on the FMA units, which the conversions leave idle). The
  * float min/max stay 8 floats wide as in avx2. Fusing passes (x's and y's sums in one loop,
- * their m2 in one loop, the two pair loops in one) and running blocks side by side change no
- * accumulator's sequence: they only run independent chains together. */
+ * their m2 and the pair sums in one) and running blocks side by side change no accumulator's
+ * sequence: they only run independent chains together. */
 
 /* hsum(lo + hi) of an 8-lane accumulator: the avx2 kernel's qr__k_hsum_pd(_mm256_add_pd(s0, s1)). */
 QR__K_AVX512 static inline double qr__k_hsum512(__m512d v) {
@@ -21,46 +21,39 @@ QR__K_AVX512 static inline double qr__k_hsum512(__m512d v) {
 
 /* One all-finite block (n a multiple of 8) of a pair into an empty *b; false (the caller runs
  * the ref block) when a value of x or y is not finite or n is not a multiple of 8 — exactly
- * when qr__k_pair_block_avx2 is false for it. */
+ * when qr__k_pair_block_avx2 is false for it (a sum is finite exactly when its values are: see
+ * qr__k_moments_group). Two passes: the sums and min/max, then the m2 and pair sums together
+ * (every pass converts x and y to double: the conversions bound it). */
 QR__K_AVX512 static bool qr__k_pair_block_avx512(const float *x, const float *y, int64_t n, QrF32PairStats *b) {
     if (n % 8 || n == 0) return false;
-    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)), inf = _mm256_set1_ps(INFINITY);
+    const __m512d one = _mm512_set1_pd(1.0);
     __m256 xlo = _mm256_loadu_ps(x), xhi = xlo, ylo = _mm256_loadu_ps(y), yhi = ylo;
-    __m256 finx = _mm256_castsi256_ps(_mm256_set1_epi32(-1)), finy = finx;
     __m512d sx = _mm512_setzero_pd(), sy = sx;
     for (int64_t i = 0; i < n; i += 8) {
         __m256 xv = _mm256_loadu_ps(x + i), yv = _mm256_loadu_ps(y + i);
-        finx = _mm256_and_ps(finx, _mm256_cmp_ps(_mm256_and_ps(xv, absmask), inf, _CMP_LT_OQ));
-        finy = _mm256_and_ps(finy, _mm256_cmp_ps(_mm256_and_ps(yv, absmask), inf, _CMP_LT_OQ));
         xlo = _mm256_min_ps(xlo, xv);
         xhi = _mm256_max_ps(xhi, xv);
         ylo = _mm256_min_ps(ylo, yv);
         yhi = _mm256_max_ps(yhi, yv);
-        sx = _mm512_add_pd(sx, _mm512_cvtps_pd(xv));
-        sy = _mm512_add_pd(sy, _mm512_cvtps_pd(yv));
+        sx = _mm512_fmadd_pd(_mm512_cvtps_pd(xv), one, sx);   /* = sx + x (v·1 is exact): on the FMA units */
+        sy = _mm512_fmadd_pd(_mm512_cvtps_pd(yv), one, sy);
     }
-    if (_mm256_movemask_ps(finx) != 0xff || _mm256_movemask_ps(finy) != 0xff) return false;
+    const double hx = qr__k_hsum512(sx), hy = qr__k_hsum512(sy);
+    if (!isfinite(hx) || !isfinite(hy)) return false;
     b->x.n = b->y.n = b->n = n;
     b->x.min = qr__k_hmin_ps(xlo);
     b->x.max = qr__k_hmax_ps(xhi);
     b->y.min = qr__k_hmin_ps(ylo);
     b->y.max = qr__k_hmax_ps(yhi);
-    b->x.mean = qr__k_hsum512(sx) / (double)n;
-    b->y.mean = qr__k_hsum512(sy) / (double)n;
+    b->x.mean = hx / (double)n;
+    b->y.mean = hy / (double)n;
     const __m512d mx = _mm512_set1_pd(b->x.mean), my = _mm512_set1_pd(b->y.mean);
-    __m512d m2x = _mm512_setzero_pd(), m2y = m2x;
-    for (int64_t i = 0; i < n; i += 8) {
-        __m512d dx = _mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + i)), mx);
-        __m512d dy = _mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(y + i)), my);
-        m2x = _mm512_fmadd_pd(dx, dx, m2x);
-        m2y = _mm512_fmadd_pd(dy, dy, m2y);
-    }
-    b->x.m2 = qr__k_hsum512(m2x);
-    b->y.m2 = qr__k_hsum512(m2y);
-    __m512d dd = _mm512_setzero_pd(), ad = dd, am = dd, xy = dd, xx = dd, yy = dd;
+    __m512d m2x = _mm512_setzero_pd(), m2y = m2x, dd = m2x, ad = m2x, am = m2x, xy = m2x, xx = m2x, yy = m2x;
     for (int64_t i = 0; i < n; i += 8) {
         __m512d xv = _mm512_cvtps_pd(_mm256_loadu_ps(x + i)), yv = _mm512_cvtps_pd(_mm256_loadu_ps(y + i));
-        __m512d d = _mm512_sub_pd(xv, yv);
+        __m512d dx = _mm512_sub_pd(xv, mx), dy = _mm512_sub_pd(yv, my), d = _mm512_sub_pd(xv, yv);
+        m2x = _mm512_fmadd_pd(dx, dx, m2x);
+        m2y = _mm512_fmadd_pd(dy, dy, m2y);
         dd = _mm512_fmadd_pd(d, d, dd);
         d = _mm512_abs_pd(d);
         ad = _mm512_add_pd(ad, d);
@@ -69,6 +62,8 @@ QR__K_AVX512 static bool qr__k_pair_block_avx512(const float *x, const float *y,
         xx = _mm512_fmadd_pd(xv, xv, xx);
         yy = _mm512_fmadd_pd(yv, yv, yy);
     }
+    b->x.m2 = qr__k_hsum512(m2x);
+    b->y.m2 = qr__k_hsum512(m2y);
     b->sdd = qr__k_hsum512(dd);
     b->sad = qr__k_hsum512(ad);
     b->maxad = qr__k_hmax_pd(_mm256_max_pd(_mm512_castpd512_pd256(am), _mm512_extractf64x4_pd(am, 1)));

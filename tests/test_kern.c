@@ -969,6 +969,65 @@ static void test_pair_stats_avx512(void) {
     QT_CHECKF(!bad[0], "%s", bad);
 }
 
+/* One array's block moments (f32_moment_blocks, which the statistics' pooled tasks call): at
+ * every level each m[k] is bit for bit what the same level's f32_pair_stats(block k, NULL) merges
+ * into an empty accumulator, and avx512's are avx2's. Block counts that fill the avx512 level's
+ * groups of four and ones that leave spare places, short last blocks (multiple of 8 or not),
+ * offset starts; NaN, +-Inf, a block all NaN, +-0 ties for min/max, denormals, mixed scales. */
+static void test_moment_blocks(void) {
+    QrKernels lv[8], a2;
+    int nl = qt__k_levels(lv, 8);
+    bool have2 = qr_kern_table(QR_ISA_AVX2, &a2) == QR_OK;
+    qr_err_clear();
+    uint64_t rng = 31;
+    enum { B = QR_KERN_STATS_BLOCK };
+    static const int64_t sizes[] = { 0, 1, 8, 13, B, B + 8, 2 * B, 3 * B + 5, 4 * B, 4 * B + 16, 5 * B, 7 * B + 3,
+                                     9 * B + 24, 13 * B };
+    const int64_t nmax = 13 * B + 8;
+    float *x = qt__k_randf(nmax, &rng);
+    QrF32Moments *m = malloc(14 * sizeof *m), *w = malloc(14 * sizeof *w);
+    char bad[320] = "";
+    for (int special = 0; special < 3 && !bad[0]; special++) {
+        for (int64_t i = 0; i < nmax; i++) {
+            double sc = (i / 1500) % 3 == 0 ? 1e-3 : (i / 1500) % 3 == 1 ? 40.0 : 1.0;
+            x[i] = (float)(sc * qr_rng_normal(&rng) + (i % 7 == 0 ? 3.5 : -0.25));
+            if (i % 11 == 0) x[i] = (i / 11) % 2 ? 0.0f : -0.0f;
+            if (i >= 4 * B && i < 5 * B && !(x[i] > 0)) x[i] = (i / 3) % 2 ? 0.0f : -0.0f;   /* ReLU-like: min a zero */
+        }
+        if (special >= 1) {
+            x[B + 100] = NAN; x[5 * B + 9] = INFINITY; x[6 * B + 4000] = -INFINITY;
+            for (int64_t i = 0; i < 7; i++) x[9 * B + 3 + i] = 1e-41f * (float)(i + 1);   /* denormals */
+        }
+        if (special == 2) for (int64_t i = 2 * B; i < 3 * B; i++) x[i] = NAN;             /* a block all NaN */
+        for (int si = 0; si < QR_ARRAY_LEN(sizes) && !bad[0]; si++)
+            for (int off = 0; off < 8 && !bad[0]; off += 5) {
+                int64_t n = sizes[si], nb = (n + B - 1) / B;
+                if (n + off > nmax) continue;
+                if (have2) a2.f32_moment_blocks(x + off, n, w);
+                for (int l = 0; l < nl && !bad[0]; l++) {
+                    lv[l].f32_moment_blocks(x + off, n, m);
+                    for (int64_t k = 0; k < nb && !bad[0]; k++) {
+                        QrF32PairStats one;
+                        qr_f32_pair_stats_init(&one);
+                        lv[l].f32_pair_stats(x + off + k * B, NULL, QR_MIN(B, n - k * B), &one);
+                        if (memcmp(&one.x, &m[k], sizeof m[k]))
+                            snprintf(bad, sizeof bad, "%s special %d n %lld off %d block %lld: moments differ from the "
+                                     "level's pair statistics (m2 %.17g vs %.17g)", qr_isa_name(lv[l].isa), special,
+                                     (long long)n, off, (long long)k, m[k].m2, one.x.m2);
+                        else if (have2 && lv[l].isa >= QR_ISA_AVX512 && memcmp(&w[k], &m[k], sizeof m[k]))
+                            snprintf(bad, sizeof bad, "%s special %d n %lld off %d block %lld: moments differ from avx2's "
+                                     "(m2 %.17g vs %.17g)", qr_isa_name(lv[l].isa), special, (long long)n, off, (long long)k,
+                                     m[k].m2, w[k].m2);
+                    }
+                }
+            }
+    }
+    free(m);
+    free(w);
+    qr_aligned_free(x);
+    QT_CHECKF(!bad[0], "%s", bad);
+}
+
 /* Largest relative error: the ref equals the plain maximum of every quotient (its skip test
  * never skips a winner), every level returns the ref's bits; zeros (0/0, d/0), ties, lengths
  * around the vector width, and a rising sequence (every element a new maximum). */
@@ -1004,6 +1063,56 @@ static void test_rtol(void) {
     }
     qr_aligned_free(x);
     qr_aligned_free(y);
+}
+
+/* Largest relative error on awkward values: every level bit for bit against the plain maximum
+ * at every length 0..80 and many up to 5003, from two offsets. Values: NaN and +-Inf in x or y
+ * or both, +-0 in both (0/0), zeros in x against non-zero y (d/0 = FLT_MAX) early and then many
+ * more (the kernels skip x == 0 once the maximum is FLT_MAX or more), denormal x against normal
+ * y after that (quotients beyond FLT_MAX: a kernel that skipped too much would miss them),
+ * denormal differences, and a case of finite values only. */
+static void test_rtol_special(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 71;
+    enum { N = 5003 + 8 };
+    float *x = qt__k_randf(N, &rng), *y = qt__k_randf(N, &rng);
+    char bad[256] = "";
+    for (int c = 0; c < 5 && !bad[0]; c++) {
+        for (int i = 0; i < N; i++) {
+            float v = qr_rng_normal(&rng);
+            x[i] = v < 0.3f ? 0.0f : v;                           /* ReLU-like: many zeros */
+            y[i] = x[i] == 0 ? 0.0f : x[i] + 1e-3f * qr_rng_normal(&rng);
+        }
+        for (int i = 5; c >= 1 && i < N; i += 97) { x[i] = 0.0f; y[i] = (i % 3) ? 1e-6f : -0.0f; }   /* d/0, -0 */
+        for (int i = 1700; c >= 2 && i < N; i += 211) { x[i] = 1e-40f; y[i] = 1.0f + (float)i; }  /* past FLT_MAX */
+        for (int i = 2900; c >= 2 && i < N; i += 401) { x[i] = 3e-39f; y[i] = 2e-39f; }            /* denormal d */
+        if (c >= 3)
+            for (int i = 40; i < N; i += 333) {
+                int k = (i / 333) % 6;
+                if (k == 0) x[i] = NAN;
+                if (k == 1) y[i] = NAN;
+                if (k == 2) x[i] = INFINITY;
+                if (k == 3) y[i] = -INFINITY;
+                if (k == 4) x[i] = y[i] = INFINITY;
+                if (k == 5) { x[i] = 0.0f; y[i] = NAN; }
+            }
+        if (c == 4) { x[3] = 0.0f; y[3] = 2.0f; x[4000] = 1e-45f; y[4000] = 3e38f; }   /* FLT_MAX first, then beyond */
+        for (int off = 0; off < 8 && !bad[0]; off += 5)
+            for (int64_t n = 0; n + off <= N && !bad[0]; n = n < 80 ? n + 1 : n * 5 / 4 + 3) {
+                int64_t m = n > 4000 && n < 5003 ? 5003 - off : n;
+                double want = qt_rtol_naive(x + off, y + off, m);
+                for (int l = 0; l < nl && !bad[0]; l++) {
+                    double v = lv[l].f32_rtol(x + off, y + off, m);
+                    if (memcmp(&v, &want, 8))
+                        snprintf(bad, sizeof bad, "%s case %d off %d n=%lld: %.17g vs %.17g", qr_isa_name(lv[l].isa), c, off,
+                                 (long long)m, v, want);
+                }
+            }
+    }
+    qr_aligned_free(x);
+    qr_aligned_free(y);
+    QT_CHECKF(!bad[0], "%s", bad);
 }
 
 /* qr_f64_exp (the metrics' KL exponential, kern/ref/f64_exp.c): every level's f32_exp_sub
@@ -2259,7 +2368,9 @@ static void qt_kern_all(void) {
     QT_RUN(test_maxpool);
     QT_RUN(test_pair_stats);
     QT_RUN(test_pair_stats_avx512);
+    QT_RUN(test_moment_blocks);
     QT_RUN(test_rtol);
+    QT_RUN(test_rtol_special);
     QT_RUN(test_kern_exp);
     QT_RUN(test_kern_kl_side);
     QT_RUN(test_kern_q8_stats);

@@ -312,9 +312,80 @@ static void test_match_maxdiff(void) {
     free(y);
 }
 
+/* qr_match_dequantize_value (the comparison's integer values, in every sample's taps) against
+ * its definition (float)((int64)q - zp) * scale at every kernel level: int8 and uint8, zero
+ * points 0, in range, at the ends, beyond 8 bits (int32) and beyond the kernel's guard (the loop),
+ * scales small, odd, tiny (denormal products) and large (overflow to inf), lengths 0..70 and
+ * around the vector widths; an int16 value (the loop) too. */
+static void test_match_dequantize_value(void) {
+    QrKernels lv[8];
+    static const QrIsa all[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT, QR_ISA_I8MM };
+    int nl = 0;
+    for (int i = 0; i < QR_ARRAY_LEN(all); i++)
+        if (qr_kern_table(all[i], &lv[nl]) == QR_OK) nl++;
+    qr_err_clear();
+    QT_OK(qr_kern_init());
+    const QrKernels saved = qr_kern;
+    QrValue vals[3];
+    memset(vals, 0, sizeof vals);
+    QrGraph g = {0};
+    g.values = vals;
+    g.n_values = 3;
+    vals[2].name = "q";
+    QT_OK(qr_tensor_set_shape(&vals[0].t, QR_DT_F32, 0, NULL));
+    QT_OK(qr_tensor_alloc_data(&vals[0].t));
+    QT_OK(qr_tensor_set_shape(&vals[1].t, QR_DT_S32, 0, NULL));
+    QT_OK(qr_tensor_alloc_data(&vals[1].t));
+    QrQuantizer q = { .scale_value = 0, .zp_value = 1, .int_value = 2 };
+    static const float scales[] = { 0.0173f, 1.0f, 3e-3f, 1e-43f, 3e37f };
+    static const int64_t zps[] = { 0, 3, -128, 127, 255, 70000, -70000, (1 << 24) + 5 };
+    const int64_t lens[] = { 0, 1, 7, 8, 31, 32, 33, 63, 64, 65, 70, 1000, 4099 };
+    uint8_t *raw = malloc(4099 * 2);
+    QT_CHECK(raw != NULL);
+    uint64_t rs = 77;
+    for (int i = 0; i < 4099 * 2; i++) { rs = rs * 6364136223846793005ull + 1442695040888963407ull; raw[i] = (uint8_t)(rs >> 40); }
+    char bad[256] = "";
+    int cases = 0;
+    for (int dt = 0; dt < 3 && !bad[0]; dt++)
+        for (int si = 0; si < QR_ARRAY_LEN(scales) && !bad[0]; si++)
+            for (int zi = 0; zi < QR_ARRAY_LEN(zps) && !bad[0]; zi++)
+                for (int li = 0; li < QR_ARRAY_LEN(lens) && !bad[0]; li++) {
+                    const QrDType xt = dt == 0 ? QR_DT_S8 : dt == 1 ? QR_DT_U8 : QR_DT_S16;
+                    ((float *)vals[0].t.data)[0] = scales[si];
+                    qr_tensor_set_i64(&vals[1].t, 0, zps[zi]);
+                    int64_t n = lens[li];
+                    QrTensor x = { .dtype = xt, .rank = 1, .dims = { n }, .numel = n, .data = raw };
+                    for (int l = 0; l < nl && !bad[0]; l++) {
+                        qr_kern = lv[l];
+                        QrTensor out;
+                        QrStatus st = qr_match_dequantize_value(&g, &q, &x, &out);
+                        qr_kern = saved;
+                        if (st != QR_OK) { snprintf(bad, sizeof bad, "status %d", (int)st); break; }
+                        cases++;
+                        for (int64_t i = 0; i < n && !bad[0]; i++) {
+                            int64_t v = xt == QR_DT_S8 ? (int64_t)((const int8_t *)raw)[i] : xt == QR_DT_U8 ? (int64_t)raw[i]
+                                      : (int64_t)((const int16_t *)(const void *)raw)[i];
+                            float want = (float)(v - zps[zi]) * scales[si], got = ((const float *)out.data)[i];
+                            if (memcmp(&want, &got, sizeof got))
+                                snprintf(bad, sizeof bad, "%s dtype %d scale %g zp %lld n %lld element %lld: %.9g, the "
+                                         "definition %.9g", qr_isa_name(lv[l].isa), (int)xt, (double)scales[si],
+                                         (long long)zps[zi], (long long)n, (long long)i, (double)got, (double)want);
+                        }
+                        qr_tensor_free_data(&out);
+                    }
+                }
+    qr_kern = saved;
+    free(raw);
+    qr_tensor_free_data(&vals[0].t);
+    qr_tensor_free_data(&vals[1].t);
+    QT_CHECKF(!bad[0], "%s", bad);
+    QT_CHECK(cases > 1000);
+}
+
 static void qt_match_all(void) {
     test_match_pairs();
     QT_RUN(test_check_ort_qdq);
+    QT_RUN(test_match_dequantize_value);
     QT_RUN(test_quant_tables);
     QT_RUN(test_equivalence);
     QT_RUN(test_twin_enabled);

@@ -633,11 +633,11 @@ static QrStatus qr_match_dequantize_value(const QrGraph *a, const QrQuantizer *q
     float scale = (float)qr_tensor_get_f64(s, 0);
     int64_t zp = z ? qr_tensor_get_i64(z, 0) : 0;
     float *y = out->data;
-    if (x->dtype == QR_DT_S8 || x->dtype == QR_DT_U8) {   /* the common types without a per-element switch */
-        const int8_t *s8 = x->data;
-        const uint8_t *u8 = x->data;
-        bool sg = x->dtype == QR_DT_S8;
-        for (int64_t i = 0; i < x->numel; i++) y[i] = (float)((sg ? (int64_t)s8[i] : (int64_t)u8[i]) - zp) * scale;
+    if ((x->dtype == QR_DT_S8 || x->dtype == QR_DT_U8) && zp >= -(1 << 24) && zp <= 1 << 24) {
+        /* the kernel's (float)(q - zp) * scale: the same integer q - zp (it fits an int32 here),
+         * so the same float and product as the loop below */
+        qr_kern_init();                        /* idempotent: callers need not have run a model */
+        qr_kern.q8_dequantize(x->numel, x->data, x->dtype == QR_DT_S8, (int32_t)zp, scale, y);
         return QR_OK;
     }
     for (int64_t i = 0; i < x->numel; i++) y[i] = (float)(qr_tensor_get_i64(x, i) - zp) * scale;

@@ -43,6 +43,16 @@ static void qr__stats_pair_task(void *ctx, int64_t task, int tid) {
 #ifdef QR_TESTING
     qr__stats_par_tasks++;
 #endif
+    if (!j->y) {               /* one array: its blocks' moments in one call (a level may run them side by side) */
+        const int64_t k0 = task * QR__STATS_TASK, i0 = k0 * QR_KERN_STATS_BLOCK;
+        QrF32Moments m[QR__STATS_TASK];
+        qr_kern.f32_moment_blocks(j->x + i0, QR_MIN((int64_t)QR__STATS_TASK * QR_KERN_STATS_BLOCK, j->n - i0), m);
+        for (int64_t k = k0; k < k0 + QR__STATS_TASK && k * QR_KERN_STATS_BLOCK < j->n; k++) {
+            qr_f32_pair_stats_init(&j->b[k]);
+            j->b[k].x = m[k - k0];
+        }
+        return;
+    }
     for (int64_t k = task * QR__STATS_TASK; k < (task + 1) * QR__STATS_TASK; k++) {
         int64_t i0 = k * QR_KERN_STATS_BLOCK;
         if (i0 >= j->n) break;

@@ -78,6 +78,7 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->q8_dequantize = qr_q8_dequantize__avx2;
         k->q8_add = qr_q8_add__avx2;
         k->f32_pair_stats = qr_f32_pair_stats__avx2;
+        k->f32_moment_blocks = qr_f32_moment_blocks__avx2;
         k->f32_rtol = qr_f32_rtol__avx2;
         k->f32_exp_sub = qr_f32_exp_sub__avx2;
         k->f32_kl_side = qr_f32_kl_side__avx2;
@@ -100,6 +101,7 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->f32_gemm_bt_fused = qr_f32_gemm_bt_fused__avx512;
         k->f32_maxpool2d = qr_f32_maxpool2d__avx512;
         k->f32_pair_stats = qr_f32_pair_stats__avx512;   /* the avx2 kernel's bits, fused passes */
+        k->f32_moment_blocks = qr_f32_moment_blocks__avx512;   /* the avx2 kernel's bits, blocks side by side */
         k->f32_conv_gemm_fused = qr_f32_conv_gemm_fused__avx512;
         k->f32_conv_pack_bytes = qr_f32_conv_pack_bytes__avx512;
         k->f32_conv_pack = qr_f32_conv_pack__avx512;
@@ -202,6 +204,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .q8_dequantize = qr_q8_dequantize__ref,
         .q8_add = qr_q8_add__ref,
         .f32_pair_stats = qr_f32_pair_stats__ref,
+        .f32_moment_blocks = qr_f32_moment_blocks__ref,
         .f32_rtol = qr_f32_rtol__ref,
         .f32_exp_sub = qr_f32_exp_sub__ref,
         .f32_kl_side = qr_f32_kl_side__ref,

@@ -566,6 +566,12 @@ typedef struct QrF32PairStats {
 /* Accumulates x[0..n) and y[0..n) into *s (y == NULL: only s->x). */
 typedef void (*QrF32PairStatsFn)(const float *x, const float *y, int64_t n, QrF32PairStats *s);
 
+/* The moments of each block of x[0..n) on its own: m[k] for k < ceil(n / QR_KERN_STATS_BLOCK),
+ * block k being x[k·QR_KERN_STATS_BLOCK ..) (the last may be short) — the bits the same level's
+ * QrF32PairStatsFn(block, NULL) merges into an empty accumulator, so merging m[0], m[1], ... in
+ * order gives that function's bits over x[0..n). */
+typedef void (*QrF32MomentBlocksFn)(const float *x, int64_t n, QrF32Moments *m);
+
 /* Largest relative error of finite pairs: max over i of fl(|x[i] - y[i]| / |x[i]|) in double
  * (0/0 = 0, d/0 = FLT_MAX); 0 for no pairs. Every level returns the same bits (the maximum of
  * the same exact quotients; levels differ only in which elements they prove cannot win). */
@@ -660,6 +666,7 @@ typedef struct QrKernels {
     QrQ8DequantizeFn q8_dequantize;
     QrQ8AddFn q8_add;
     QrF32PairStatsFn f32_pair_stats;
+    QrF32MomentBlocksFn f32_moment_blocks;
     QrF32RtolFn f32_rtol;
     QrF32ExpSubFn f32_exp_sub;
     QrF32KlSideFn f32_kl_side;

@@ -132,10 +132,28 @@ QR__K_AVX2 static void qr_f32_pair_stats__avx2(const float *x, const float *y, i
     }
 }
 
+/* QrF32MomentBlocksFn on AVX2: the blocks of qr_f32_pair_stats__avx2(x, NULL, n). */
+QR__K_AVX2 static void qr_f32_moment_blocks__avx2(const float *x, int64_t n, QrF32Moments *m) {
+    for (int64_t k = 0; k * QR_KERN_STATS_BLOCK < n; k++) {
+        const float *v = x + k * QR_KERN_STATS_BLOCK;
+        int64_t len = QR_MIN(QR_KERN_STATS_BLOCK, n - k * QR_KERN_STATS_BLOCK);
+        QrF32PairStats b;
+        qr_f32_pair_stats_init(&b);
+        if (!qr__k_pair_block_avx2(v, NULL, len, &b)) {
+            qr_f32_pair_stats_init(&b);
+            qr__k_pair_block_ref(v, NULL, len, &b);
+        }
+        m[k] = b.x;
+    }
+}
+
 /* QrF32RtolFn on AVX2: the ref's skip test (the same double operations) on 8 pairs at a
- * time against the maximum so far, and pairs with x == y (their quotient 0 never raises the
- * maximum); only the pairs it cannot skip run the ref's exact division, in order. Skipping against a smaller (earlier) maximum skips less, never wrongly, so the
- * result is the ref's bit for bit. */
+ * time against the maximum so far, pairs with x == y (their quotient 0 never raises the
+ * maximum) and, once the maximum is FLT_MAX or more, pairs with x == 0 (their quotient is
+ * FLT_MAX or 0: after one 0 in x against a non-zero y, ReLU's zeros would otherwise all run the
+ * division); only the pairs it cannot skip run the ref's exact division, in order. Skipping
+ * against a smaller (earlier) maximum skips less, never wrongly, so the result is the ref's bit
+ * for bit. */
 QR__K_AVX2 static double qr_f32_rtol__avx2(const float *x, const float *y, int64_t n) {
     const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
     const __m256d margin = _mm256_set1_pd(1 - 1e-9);
@@ -153,6 +171,8 @@ QR__K_AVX2 static double qr_f32_rtol__avx2(const float *x, const float *y, int64
         __m256d k0 = _mm256_and_pd(_mm256_cmp_pd(ad0, t0, _CMP_NLT_UQ), _mm256_cmp_pd(ad0, z, _CMP_GT_OQ));
         __m256d k1 = _mm256_and_pd(_mm256_cmp_pd(ad1, t1, _CMP_NLT_UQ), _mm256_cmp_pd(ad1, z, _CMP_GT_OQ));
         int keep = _mm256_movemask_pd(k0) | _mm256_movemask_pd(k1) << 4;
+        if (keep && rt >= FLT_MAX)
+            keep &= ~_mm256_movemask_ps(_mm256_cmp_ps(xv, _mm256_setzero_ps(), _CMP_EQ_OQ));
         for (; keep; keep &= keep - 1) {
             int j = __builtin_ctz((unsigned)keep);
             double ad = fabs((double)x[i + j] - (double)y[i + j]), ax = fabs((double)x[i + j]);

@@ -1,6 +1,6 @@
-/* kern/avx512/f32_stats — AVX-512 pair statistics: the avx2 kernel's sums bit for bit, in
- * fewer passes over a block and fewer instructions per pass (the pair case only; one array
- * runs the avx2 kernel). */
+/* kern/avx512/f32_stats — AVX-512 statistics: the avx2 kernel's sums bit for bit, in fewer
+ * passes over a block and fewer instructions per pass (pairs), or four blocks side by side (one
+ * array's moments). Rtol stays the avx2 kernel: an AVX-512 one measured no faster. */
 #if defined(__x86_64__)
 
 /* Why the bits are the avx2 kernel's: that kernel keeps every double sum in two 4-lane
@@ -8,9 +8,11 @@
  * ends with hsum(s0 + s1). _mm512_cvtps_pd turns a group of 8 floats into 8 doubles in order,
  * so one 8-lane accumulator holds s0 in its low half and s1 in its high half, each lane seeing
  * the same operations (add, sub, fmadd, max, |.|) on the same values in the same order; the
- * end is the same hsum of the two halves added. The float min/max stay 8 floats wide as in
- * avx2. Fusing passes (x's and y's sums in one loop, their m2 in one loop, the two pair loops
- * in one) changes no accumulator's sequence: it only runs independent chains side by side. */
+ * end is the same hsum of the two halves added. An add s + v is done as fmadd(v, 1, s): v·1 is
+ * exact, so it is the same rounded sum (on the FMA units, which the conversions leave idle). The
+ * float min/max stay 8 floats wide as in avx2. Fusing passes (x's and y's sums in one loop,
+ * their m2 and the pair sums in one) and running blocks side by side change no accumulator's
+ * sequence: they only run independent chains together. */
 
 /* hsum(lo + hi) of an 8-lane accumulator: the avx2 kernel's qr__k_hsum_pd(_mm256_add_pd(s0, s1)). */
 QR__K_AVX512 static inline double qr__k_hsum512(__m512d v) {
@@ -19,46 +21,39 @@ QR__K_AVX512 static inline double qr__k_hsum512(__m512d v) {
 
 /* One all-finite block (n a multiple of 8) of a pair into an empty *b; false (the caller runs
  * the ref block) when a value of x or y is not finite or n is not a multiple of 8 — exactly
- * when qr__k_pair_block_avx2 is false for it. */
+ * when qr__k_pair_block_avx2 is false for it (a sum is finite exactly when its values are: see
+ * qr__k_moments_group). Two passes: the sums and min/max, then the m2 and pair sums together
+ * (every pass converts x and y to double: the conversions bound it). */
 QR__K_AVX512 static bool qr__k_pair_block_avx512(const float *x, const float *y, int64_t n, QrF32PairStats *b) {
     if (n % 8 || n == 0) return false;
-    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)), inf = _mm256_set1_ps(INFINITY);
+    const __m512d one = _mm512_set1_pd(1.0);
     __m256 xlo = _mm256_loadu_ps(x), xhi = xlo, ylo = _mm256_loadu_ps(y), yhi = ylo;
-    __m256 finx = _mm256_castsi256_ps(_mm256_set1_epi32(-1)), finy = finx;
     __m512d sx = _mm512_setzero_pd(), sy = sx;
     for (int64_t i = 0; i < n; i += 8) {
         __m256 xv = _mm256_loadu_ps(x + i), yv = _mm256_loadu_ps(y + i);
-        finx = _mm256_and_ps(finx, _mm256_cmp_ps(_mm256_and_ps(xv, absmask), inf, _CMP_LT_OQ));
-        finy = _mm256_and_ps(finy, _mm256_cmp_ps(_mm256_and_ps(yv, absmask), inf, _CMP_LT_OQ));
         xlo = _mm256_min_ps(xlo, xv);
         xhi = _mm256_max_ps(xhi, xv);
         ylo = _mm256_min_ps(ylo, yv);
         yhi = _mm256_max_ps(yhi, yv);
-        sx = _mm512_add_pd(sx, _mm512_cvtps_pd(xv));
-        sy = _mm512_add_pd(sy, _mm512_cvtps_pd(yv));
+        sx = _mm512_fmadd_pd(_mm512_cvtps_pd(xv), one, sx);   /* = sx + x (v·1 is exact): on the FMA units */
+        sy = _mm512_fmadd_pd(_mm512_cvtps_pd(yv), one, sy);
     }
-    if (_mm256_movemask_ps(finx) != 0xff || _mm256_movemask_ps(finy) != 0xff) return false;
+    const double hx = qr__k_hsum512(sx), hy = qr__k_hsum512(sy);
+    if (!isfinite(hx) || !isfinite(hy)) return false;
     b->x.n = b->y.n = b->n = n;
     b->x.min = qr__k_hmin_ps(xlo);
     b->x.max = qr__k_hmax_ps(xhi);
     b->y.min = qr__k_hmin_ps(ylo);
     b->y.max = qr__k_hmax_ps(yhi);
-    b->x.mean = qr__k_hsum512(sx) / (double)n;
-    b->y.mean = qr__k_hsum512(sy) / (double)n;
+    b->x.mean = hx / (double)n;
+    b->y.mean = hy / (double)n;
     const __m512d mx = _mm512_set1_pd(b->x.mean), my = _mm512_set1_pd(b->y.mean);
-    __m512d m2x = _mm512_setzero_pd(), m2y = m2x;
-    for (int64_t i = 0; i < n; i += 8) {
-        __m512d dx = _mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + i)), mx);
-        __m512d dy = _mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(y + i)), my);
-        m2x = _mm512_fmadd_pd(dx, dx, m2x);
-        m2y = _mm512_fmadd_pd(dy, dy, m2y);
-    }
-    b->x.m2 = qr__k_hsum512(m2x);
-    b->y.m2 = qr__k_hsum512(m2y);
-    __m512d dd = _mm512_setzero_pd(), ad = dd, am = dd, xy = dd, xx = dd, yy = dd;
+    __m512d m2x = _mm512_setzero_pd(), m2y = m2x, dd = m2x, ad = m2x, am = m2x, xy = m2x, xx = m2x, yy = m2x;
     for (int64_t i = 0; i < n; i += 8) {
         __m512d xv = _mm512_cvtps_pd(_mm256_loadu_ps(x + i)), yv = _mm512_cvtps_pd(_mm256_loadu_ps(y + i));
-        __m512d d = _mm512_sub_pd(xv, yv);
+        __m512d dx = _mm512_sub_pd(xv, mx), dy = _mm512_sub_pd(yv, my), d = _mm512_sub_pd(xv, yv);
+        m2x = _mm512_fmadd_pd(dx, dx, m2x);
+        m2y = _mm512_fmadd_pd(dy, dy, m2y);
         dd = _mm512_fmadd_pd(d, d, dd);
         d = _mm512_abs_pd(d);
         ad = _mm512_add_pd(ad, d);
@@ -67,6 +62,8 @@ QR__K_AVX512 static bool qr__k_pair_block_avx512(const float *x, const float *y,
         xx = _mm512_fmadd_pd(xv, xv, xx);
         yy = _mm512_fmadd_pd(yv, yv, yy);
     }
+    b->x.m2 = qr__k_hsum512(m2x);
+    b->y.m2 = qr__k_hsum512(m2y);
     b->sdd = qr__k_hsum512(dd);
     b->sad = qr__k_hsum512(ad);
     b->maxad = qr__k_hmax_pd(_mm256_max_pd(_mm512_castpd512_pd256(am), _mm512_extractf64x4_pd(am, 1)));
@@ -76,12 +73,87 @@ QR__K_AVX512 static bool qr__k_pair_block_avx512(const float *x, const float *y,
     return true;
 }
 
+/* Blocks whose moments qr__k_moments_group computes side by side. */
+enum { QR__K_GROUP = 4 };
+
+/* The moments of QR__K_GROUP blocks of len elements each (len > 0 a multiple of 8), block g from
+ * p[g], into m[g]; ok[g] false (m[g] not to be used) when block g holds a value that is not
+ * finite. Per block, the avx2 kernel's sums (qr__k_sum_minmax, qr__k_m2; one 8-lane accumulator
+ * holds its two 4-lane ones, as above) and its float min/max 8 wide, so its bits. Only the
+ * blocks' chains run side by side: one block's additions wait on each other (avx2's passes are
+ * bound by that latency), four blocks' do not. A block is all finite exactly when its sum is:
+ * a lane adds at most 512 floats, which cannot overflow a double, and a NaN or infinity leaves
+ * its lane, and so the sum, NaN or infinite. */
+QR__K_AVX512 static void qr__k_moments_group(const float *const *p, int64_t len, QrF32Moments *m, bool *ok) {
+    __m512d s[QR__K_GROUP], q[QR__K_GROUP], mean[QR__K_GROUP];
+    __m256 lo[QR__K_GROUP], hi[QR__K_GROUP];
+    const __m512d one = _mm512_set1_pd(1.0);
+#pragma GCC unroll 4
+    for (int g = 0; g < QR__K_GROUP; g++) {
+        s[g] = q[g] = _mm512_setzero_pd();
+        lo[g] = hi[g] = _mm256_loadu_ps(p[g]);
+    }
+    for (int64_t i = 0; i < len; i += 8)
+#pragma GCC unroll 4
+        for (int g = 0; g < QR__K_GROUP; g++) {
+            __m256 v = _mm256_loadu_ps(p[g] + i);
+            lo[g] = _mm256_min_ps(lo[g], v);
+            hi[g] = _mm256_max_ps(hi[g], v);
+            s[g] = _mm512_fmadd_pd(_mm512_cvtps_pd(v), one, s[g]);   /* = s + v, on the FMA units */
+        }
+#pragma GCC unroll 4
+    for (int g = 0; g < QR__K_GROUP; g++) {
+        double sum = qr__k_hsum512(s[g]);
+        ok[g] = isfinite(sum);
+        m[g] = (QrF32Moments){ .n = len, .min = qr__k_hmin_ps(lo[g]), .max = qr__k_hmax_ps(hi[g]), .mean = sum / (double)len };
+        mean[g] = _mm512_set1_pd(m[g].mean);
+    }
+    for (int64_t i = 0; i < len; i += 8)
+#pragma GCC unroll 4
+        for (int g = 0; g < QR__K_GROUP; g++) {
+            __m512d d = _mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(p[g] + i)), mean[g]);
+            q[g] = _mm512_fmadd_pd(d, d, q[g]);
+        }
+#pragma GCC unroll 4
+    for (int g = 0; g < QR__K_GROUP; g++) m[g].m2 = qr__k_hsum512(q[g]);
+}
+
+/* QrF32MomentBlocksFn on AVX-512: the avx2 kernel's bits (test_pair_stats_avx512). Full blocks
+ * four at a time by qr__k_moments_group (fewer than four: the last one again in the spare
+ * places), a short last block and blocks with a non-finite value as avx2 does them. */
+QR__K_AVX512 static void qr_f32_moment_blocks__avx512(const float *x, int64_t n, QrF32Moments *m) {
+    const int64_t nb = (n + QR_KERN_STATS_BLOCK - 1) / QR_KERN_STATS_BLOCK, nfull = n / QR_KERN_STATS_BLOCK;
+    for (int64_t k = 0; k < nfull; k += QR__K_GROUP) {
+        const float *p[QR__K_GROUP];
+        QrF32Moments g[QR__K_GROUP];
+        bool ok[QR__K_GROUP];
+        const int64_t ng = QR_MIN((int64_t)QR__K_GROUP, nfull - k);
+        for (int64_t j = 0; j < QR__K_GROUP; j++) p[j] = x + (k + QR_MIN(j, ng - 1)) * QR_KERN_STATS_BLOCK;
+        qr__k_moments_group(p, QR_KERN_STATS_BLOCK, g, ok);
+        for (int64_t j = 0; j < ng; j++) {
+            if (ok[j]) m[k + j] = g[j];
+            else qr_f32_moment_blocks__avx2(p[j], QR_KERN_STATS_BLOCK, &m[k + j]);
+        }
+    }
+    if (nb > nfull) qr_f32_moment_blocks__avx2(x + nfull * QR_KERN_STATS_BLOCK, n - nfull * QR_KERN_STATS_BLOCK, &m[nfull]);
+}
+
 /* QrF32PairStatsFn on AVX-512: the blocks of the avx2 kernel with its bits (tests/test_kern.c
  * test_pair_stats_avx512); a pair's all-finite blocks by the fused block above, the others by
- * the ref block (as avx2); y == NULL by the avx2 kernel. */
+ * the ref block (as avx2); y == NULL by qr_f32_moment_blocks__avx512, merged block by block. */
 QR__K_AVX512 static void qr_f32_pair_stats__avx512(const float *x, const float *y, int64_t n, QrF32PairStats *s) {
     if (!y) {
-        qr_f32_pair_stats__avx2(x, NULL, n, s);
+        for (int64_t i0 = 0; i0 < n; i0 += QR__K_GROUP * QR_KERN_STATS_BLOCK) {
+            const int64_t len = QR_MIN((int64_t)QR__K_GROUP * QR_KERN_STATS_BLOCK, n - i0);
+            QrF32Moments m[QR__K_GROUP];
+            qr_f32_moment_blocks__avx512(x + i0, len, m);
+            for (int64_t k = 0; k * QR_KERN_STATS_BLOCK < len; k++) {
+                QrF32PairStats b;
+                qr_f32_pair_stats_init(&b);
+                b.x = m[k];
+                qr_f32_pair_stats_merge(s, &b);
+            }
+        }
         return;
     }
     for (int64_t i0 = 0; i0 < n; i0 += QR_KERN_STATS_BLOCK) {

@@ -88,6 +88,16 @@ static void qr_f32_pair_stats__ref(const float *x, const float *y, int64_t n, Qr
     }
 }
 
+/* QrF32MomentBlocksFn, plain C: the blocks of qr_f32_pair_stats__ref(x, NULL, n). */
+static void qr_f32_moment_blocks__ref(const float *x, int64_t n, QrF32Moments *m) {
+    for (int64_t k = 0; k * QR_KERN_STATS_BLOCK < n; k++) {
+        QrF32PairStats b;
+        qr_f32_pair_stats_init(&b);
+        qr__k_moments_block(x + k * QR_KERN_STATS_BLOCK, QR_MIN(QR_KERN_STATS_BLOCK, n - k * QR_KERN_STATS_BLOCK), &b.x);
+        m[k] = b.x;
+    }
+}
+
 /* QrF32RtolFn, plain C. The division runs only for elements that may beat the running
  * maximum rt: skipping ad < rt·ax·(1 − 1e-9) never skips one, since fl(ad/ax) > rt implies
  * ad > rt·ax·(1 − 2^-53) and the test's own rounding is far below the 1e-9 margin (rt·ax stays

@@ -450,7 +450,9 @@ static void test_errsplit_off(void) {
 
 /* One case of test_errsplit_u_channels: the output-only statistics of u (shape dims) under a
  * quantizer with np scales on axis `axis`, by the channel loop and by the element-wise definition;
- * every field of the split and every clip flag must be the same bits. */
+ * every field of the split and every clip flag must be the same bits. Then the squared errors of a
+ * value y against a baseline x (qr__cmp_split_y) with those clip flags (output-only run) and without
+ * (weight-only run) against the plain loop: (y - x)^2 over the finite pairs in element order. */
 static int qt_split_u_case(int rank, const int64_t *dims, int axis, int64_t np, QrDType dt, float ilo, float ihi, char *msg,
                            size_t cap) {
     QrSession *s = calloc(1, sizeof *s);
@@ -461,12 +463,14 @@ static int qt_split_u_case(int rank, const int64_t *dims, int axis, int64_t np, 
     memset(&q, 0, sizeof q);
     q.dtype = dt; q.axis = axis; q.scale_value = 0; q.zp_value = dt == QR_DT_U8 ? 1 : -1; q.n_scales = np;
     q.implied_lo = ilo; q.implied_hi = ihi; q.float_value = 2;
-    QrTensor u = {0};
+    QrTensor u = {0}, x = {0}, y = {0};
     int64_t d1 = np;
     int bad = 0;
     if (!s || qr_tensor_set_shape(&vals[0].t, QR_DT_F32, 1, &d1) != QR_OK || qr_tensor_alloc_data(&vals[0].t) != QR_OK ||
         qr_tensor_set_shape(&vals[1].t, QR_DT_U8, 1, &d1) != QR_OK || qr_tensor_alloc_data(&vals[1].t) != QR_OK ||
         qr_tensor_set_shape(&u, QR_DT_F32, rank, dims) != QR_OK || qr_tensor_alloc_data(&u) != QR_OK ||
+        qr_tensor_set_shape(&x, QR_DT_F32, rank, dims) != QR_OK || qr_tensor_alloc_data(&x) != QR_OK ||
+        qr_tensor_set_shape(&y, QR_DT_F32, rank, dims) != QR_OK || qr_tensor_alloc_data(&y) != QR_OK ||
         qr_tensor_set_shape(&vals[2].t, QR_DT_F32, rank, dims) != QR_OK || qr_tensor_alloc_data(&vals[2].t) != QR_OK) {
         snprintf(msg, cap, "out of memory");
         bad = 1;
@@ -476,19 +480,25 @@ static int qt_split_u_case(int rank, const int64_t *dims, int axis, int64_t np, 
         ((float *)vals[0].t.data)[c] = c == 2 ? 0.0f : 0.01f + 0.003f * (float)c;   /* a zero step: channel skipped */
         ((uint8_t *)vals[1].t.data)[c] = (uint8_t)(100 + 5 * c);
     }
+    float *px = x.data, *py = y.data;
     for (int64_t i = 0; !bad && i < u.numel; i++) {
         r = r * 1664525u + 1013904223u;
         float v = ((float)(r >> 8) / 16777216.0f - 0.4f) * 4.0f;
+        if (i % 7 == 3 || (i / 50) % 5 == 2) v = 0.0f;   /* zeros (a Relu's): +0 squares, alone and in runs */
         if (i % 97 == 5) v = NAN;
         if (i % 131 == 7) v = -INFINITY;
         ((float *)u.data)[i] = v;
         ((float *)vals[2].t.data)[i] = v * 0.7f + 0.013f * (float)((i * 37) % 101);   /* the float weight */
+        px[i] = i % 89 == 11 ? INFINITY : v == v && isfinite(v) ? v : 0.5f;          /* a baseline and a value: */
+        py[i] = i % 11 < 4 ? px[i] : px[i] + (float)((r >> 4) % 1000) * 1e-3f - 0.5f;  /* equal runs, then errors */
+        if (i % 113 == 9) py[i] = NAN;
     }
     s->qt.q = &q;
     s->qt.n = 1;
     s->tw.g.values = vals;
     s->tw.g.n_values = 3;
     s->fw = fw;
+    s->base = &x;
     QrLayerRow rows[2];
     memset(rows, 0, sizeof rows);
     QrCompare c = { .n = 2, .rows = rows };
@@ -500,7 +510,7 @@ static int qt_split_u_case(int rank, const int64_t *dims, int axis, int64_t np, 
     if (!bad) {                  /* the weight-only run's worst channel, u taken as the quantized weight */
         qr__cmp_split_wt(&sp, 0, &u, u.data);
         qr__cmp_split_wt_ref(&sp, 1, &u, u.data);
-        if (np > 1 && rows[0].sp.w_channel < 0) {
+        if (np > 1 && u.numel > 1 && rows[0].sp.w_channel < 0) {
             snprintf(msg, cap, "rank %d axis %d np %lld: no worst weight channel", rank, axis, (long long)np);
             bad = 1;
         }
@@ -521,9 +531,29 @@ static int qt_split_u_case(int rank, const int64_t *dims, int axis, int64_t np, 
         snprintf(msg, cap, "rank %d axis %d np %lld: the clip flags differ", rank, axis, (long long)np);
         bad = 1;
     }
+    double w[3] = { 0, 0, 0 };   /* the plain definition: round (flag clear), clip (flag set); all */
+    for (int64_t i = 0; !bad && i < u.numel; i++) {
+        if (!isfinite(px[i]) || !isfinite(py[i])) continue;
+        double d = (double)py[i] - (double)px[i];
+        w[mask[1][i] ? 1 : 0] += d * d;
+        w[2] += d * d;
+    }
+    if (!bad) {
+        qr__cmp_split_y(&sp, 2, 0, py, u.numel);   /* the output-only run: row 0's clip flags, then gives them back */
+        qr__cmp_split_y(&sp, 0, 1, py, u.numel);   /* the weight-only run: no flags */
+        if (memcmp(&rows[0].sp.s_round, &w[0], 8) || memcmp(&rows[0].sp.s_clip, &w[1], 8) || memcmp(&rows[1].sp.sw, &w[2], 8) ||
+            mask[0] || !mask[1]) {
+            snprintf(msg, cap, "rank %d axis %d np %lld: squared errors round %.17g/%.17g clip %.17g/%.17g weight-only %.17g/%.17g"
+                     " (flags %s)", rank, axis, (long long)np, rows[0].sp.s_round, w[0], rows[0].sp.s_clip, w[1], rows[1].sp.sw,
+                     w[2], mask[0] ? "kept" : "given back");
+            bad = 1;
+        }
+    }
     free(mask[0]);
     free(mask[1]);
     qr_tensor_free_data(&u);
+    qr_tensor_free_data(&x);
+    qr_tensor_free_data(&y);
     qr_tensor_free_data(&vals[0].t);
     qr_tensor_free_data(&vals[1].t);
     qr_tensor_free_data(&vals[2].t);
@@ -533,23 +563,74 @@ static int qt_split_u_case(int rank, const int64_t *dims, int axis, int64_t np, 
 
 /* The error split's output-only statistics and the weight-only run's worst channel, computed channel
  * by channel (qr__cmp_split_u / _wt, one parameter lookup per channel), are those of the
- * element-wise definitions bit for bit: per-tensor
+ * element-wise definitions bit for bit, and its squared errors (qr__cmp_split_y) those of the plain
+ * loop, at every kernel level (qr_kern.f32_clip_sq / f32_sqerr_split): per-tensor
  * and per-axis quantizers, negative and out-of-range axes, more channels than scales, a zero
- * step, NaN/-inf elements, an implied Relu6, signed and unsigned ranges. */
+ * step, NaN/-inf elements, zeros, an implied Relu / Relu6, signed and unsigned ranges, one element,
+ * channel runs of 1, 5, 49 elements and none, a large per-tensor value (its rounding expectation
+ * adds one step^2 / 12 tens of thousands of times: qr__cmp_add_n). */
 static void test_errsplit_u_channels(void) {
     static const int64_t d4[4] = { 2, 6, 5, 7 }, d2[2] = { 9, 6 }, d1[1] = { 300 }, w4[4] = { 16, 4, 3, 3 };
+    static const int64_t e1[1] = { 1 }, e2[2] = { 3, 5 }, e4[4] = { 2, 13, 1, 1 }, e3[3] = { 4, 3, 11 }, e5[4] = { 1, 16, 7, 7 };
+    static const int64_t e6[4] = { 1, 1, 9, 17 }, big[4] = { 1, 24, 56, 56 }, e0[2] = { 3, 0 };
     struct { int rank; const int64_t *dims; int axis; int64_t np; QrDType dt; float lo, hi; } cs[] = {
         { 4, d4, -1, 1, QR_DT_U8, NAN, NAN },  { 4, d4, 1, 6, QR_DT_U8, NAN, NAN },  { 4, d4, -3, 6, QR_DT_S8, 0, 6 },
         { 4, d4, 1, 3, QR_DT_U8, 0, NAN },     { 4, d4, 0, 2, QR_DT_S8, NAN, NAN },  { 4, d4, 3, 7, QR_DT_U8, NAN, NAN },
         { 4, d4, 9, 6, QR_DT_U8, NAN, NAN },   { 2, d2, 1, 6, QR_DT_S8, NAN, 1.5f }, { 1, d1, 0, 4, QR_DT_U8, NAN, NAN },
         { 1, d1, -1, 1, QR_DT_S8, 0, NAN },
         { 4, w4, 1, 4, QR_DT_S8, NAN, NAN },  { 4, w4, 0, 16, QR_DT_S8, NAN, NAN }, { 4, w4, 3, 3, QR_DT_U8, NAN, NAN },
+        { 1, e1, 0, 1, QR_DT_U8, 0, 6 },      { 2, e2, 0, 3, QR_DT_U8, NAN, NAN },  { 4, e4, 1, 13, QR_DT_S8, 0, NAN },
+        { 3, e3, -1, 11, QR_DT_U8, NAN, NAN }, { 4, e5, 1, 16, QR_DT_U8, 0, 6 },   { 4, e6, 0, 1, QR_DT_S8, NAN, NAN },
+        { 4, big, 1, 1, QR_DT_U8, 0, 6 },     { 4, big, 1, 24, QR_DT_S8, NAN, NAN }, { 2, e0, 0, 3, QR_DT_U8, NAN, NAN },
     };
+    QrKernels lv[8];
+    const int nl = qt__k_levels(lv, 8);
+    const QrKernels saved = qr_kern;
     char msg[512] = "";
     int bad = 0;
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0] && !bad; i++)
-        bad = qt_split_u_case(cs[i].rank, cs[i].dims, cs[i].axis, cs[i].np, cs[i].dt, cs[i].lo, cs[i].hi, msg, sizeof msg);
-    QT_CHECKF(bad == 0, "%s", msg);
+    for (int l = 0; l < nl && !bad; l++) {
+        qr_kern = lv[l];
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0] && !bad; i++)
+            bad = qt_split_u_case(cs[i].rank, cs[i].dims, cs[i].axis, cs[i].np, cs[i].dt, cs[i].lo, cs[i].hi, msg, sizeof msg);
+        if (bad) QT_CHECKF(0, "level %s: %s", qr_isa_name(lv[l].isa), msg);
+    }
+    qr_kern = saved;
+    QT_CHECKF(nl >= 2, "levels: %d", nl);
+}
+
+/* qr__cmp_add_n (k additions of the same c in a few steps per binade) against the loop of k
+ * additions, bit for bit: sums from +0, -0, inside a binade, just below a power of two, subnormal,
+ * near the largest double (overflow to Inf); c with a full mantissa, with few bits (sums land on
+ * the binade ends exactly), half-way between the multiples of a binade's spacing (ties, both
+ * parities), too small to move the sum, subnormal, negative, NaN; counts up to 3e5. */
+static void test_errsplit_add_n(void) {
+    static const double cs[] = { 0.1, 1.0 / 12.0, 3.0 * 0x1p-10, 5.0 * 0x1p-7, 0x1p-5, 0.75, 1.0 + 0x1p-52, 3.0 + 0x1p-51,
+                                 0x1.8p-40, 7.0e-5, 0x1p-1074 * 3.0, 1e-300, 2.5e307, 1e-17, -0.25, 0.0, NAN };
+    static const double ss[] = { 0.0, -0.0, 1.0, 1.0 - 0x1p-53, 3.999, 0x1p-1074 * 17.0, 0x1p-1022 - 0x1p-1070, 1e308, 5e-310,
+                                 -2.0, 0x1.fffffffffffffp+1 };
+    static const int64_t ks[] = { 0, 1, 2, 16, 17, 100, 4095, 65537, 300000 };
+    uint64_t rng = 5;
+    int bad = 0, n = 0;
+    char msg[256] = "";
+    for (int ci = 0; ci < QR_ARRAY_LEN(cs) + 40 && !bad; ci++)
+        for (int si = 0; si < QR_ARRAY_LEN(ss) + 3 && !bad; si++)
+            for (int ki = 0; ki < QR_ARRAY_LEN(ks) && !bad; ki++) {
+                double c = ci < QR_ARRAY_LEN(cs) ? cs[ci] : ldexp((double)(qr_rng_next(&rng) >> 11), -53 - (int)(qr_rng_next(&rng) % 40));
+                if (ci >= QR_ARRAY_LEN(cs) && ci % 4 == 1) c = ldexp((double)(qr_rng_next(&rng) % 64 | 1), -(int)(qr_rng_next(&rng) % 30));
+                double s0 = si < QR_ARRAY_LEN(ss) ? ss[si] : (double)(qr_rng_next(&rng) >> 11) * 0x1p-53 * 8.0;
+                int64_t k = ks[ki];
+                if (fabs(c) > 1e300 && k > 100) continue;   /* Inf after a few: the loop would only spin */
+                double w = s0;
+                for (int64_t i = 0; i < k; i++) w += c;
+                double g = qr__cmp_add_n(s0, c, k);
+                n++;
+                if (memcmp(&g, &w, 8)) {
+                    snprintf(msg, sizeof msg, "s %a + %lld x c %a: %a, the loop %a", s0, (long long)k, c, g, w);
+                    bad = 1;
+                }
+            }
+    QT_CHECKF(!bad, "%s", msg);
+    QT_CHECKF(n > 5000, "%d cases", n);
 }
 
 /* The weight-only run's worst weight channels computed from the DequantizeLinear's integers (no tap of
@@ -579,6 +660,66 @@ static void test_errsplit_weight_direct(void) {
     QT_CHECKF(chans >= 2, "%d rows name a worst weight channel", chans);
     QT_CHECKF(taps[0] == 0 && taps[1] >= chans, "weights tapped: %lld from the integers, %lld tapped", (long long)taps[0],
               (long long)taps[1]);
+}
+
+/* A data set's samples: a tapped weight that is a constant of the weight-only run (the fixture's
+ * per-channel weights, tapped: qr__cmp_wt_tapped) has its worst channel computed on the first sample
+ * only and kept for the others (qr__cmp_split_run), with the bits of computing it on every sample
+ * (qr__cmp_wt_every): every row's split is the same bytes, sample by sample, both ways. */
+static void test_errsplit_weight_once(void) {
+    enum { NS = 3 };
+    QrErrSplit *got[2] = { NULL, NULL };
+    int64_t taps[2][NS];
+    int rows[2] = { -1, -1 };
+    QrStatus st = QR_OK;
+    for (int v = 0; v < 2 && st == QR_OK; v++) {
+        qr__cmp_wt_tapped = true;
+        qr__cmp_wt_every = v == 1;
+        QtPair pr;
+        QrSession se;
+        QrCompare c;
+        QrCmpPlan *plan = NULL;
+        QrTensor in = {0}, in0 = {0};
+        bool open = false;
+        st = qt_pair_load(&pr, "../errsplit", NULL);
+        if (st == QR_OK && (st = qr_session_open(&se, pr.b, pr.a, &pr.in)) == QR_OK) open = true;
+        if (st == QR_OK) st = qr_compare_ds_open(&se, NULL, NULL, NULL, &c, &plan);
+        if (st == QR_OK) st = qr_tensor_to_f32(&pr.in, &in0);
+        if (st == QR_OK) st = qr_tensor_to_f32(&pr.in, &in);
+        if (st == QR_OK) {
+            rows[v] = c.n;
+            got[v] = calloc((size_t)NS * (size_t)c.n + 1, sizeof *got[v]);
+        }
+        for (int j = 0; j < NS && st == QR_OK && got[v]; j++) {
+            for (int64_t i = 0; i < in.numel; i++) ((float *)in.data)[i] = ((const float *)in0.data)[i] * (1.0f - 0.3f * (float)j);
+            qr_session_next_inputs(&se, &in);
+            qr__cmp_wt_taps = 0;
+            st = qr_compare_ds_run(plan, NULL, NULL);
+            taps[v][j] = qr__cmp_wt_taps;
+            for (int k = 0; k < c.n; k++) got[v][j * c.n + k] = c.rows[k].sp;
+        }
+        if (plan) qr_compare_ds_close(plan);
+        if (plan) qr_compare_free(&c);
+        if (open) qr_session_close(&se);
+        qr_tensor_free_data(&in);
+        qr_tensor_free_data(&in0);
+        qt_pair_free(&pr);
+    }
+    qr__cmp_wt_tapped = qr__cmp_wt_every = false;
+    QT_CHECKF(st == QR_OK && got[0] && got[1] && rows[0] == rows[1] && rows[0] > 0, "%s", st == QR_OK ? "rows" : qr_err_msg());
+    int diff = 0, chans = 0;
+    for (int i = 0; st == QR_OK && got[0] && got[1] && rows[0] == rows[1] && i < NS * rows[0]; i++) {
+        diff += memcmp(&got[0][i], &got[1][i], sizeof got[0][i]) != 0;
+        chans += got[0][i].w_channel >= 0;
+    }
+    QT_CHECKF(diff == 0, "%d of %d rows' splits differ between the kept and the recomputed worst channels", diff, NS * rows[0]);
+    QT_CHECKF(chans >= 2 * NS, "%d rows name a worst weight channel", chans);
+    QT_CHECKF(st != QR_OK || (taps[0][0] >= 2 && taps[0][1] == 0 && taps[0][2] == 0 && taps[1][1] == taps[1][0] &&
+                              taps[1][2] == taps[1][0]),
+              "worst channels computed per sample: kept %lld %lld %lld, every sample %lld %lld %lld", (long long)taps[0][0],
+              (long long)taps[0][1], (long long)taps[0][2], (long long)taps[1][0], (long long)taps[1][1], (long long)taps[1][2]);
+    free(got[0]);
+    free(got[1]);
 }
 
 /* qr__cmp_split_wt_sums on a weight's 8-bit integers (the MatMul layout, channels along the last axis, in
@@ -656,6 +797,8 @@ static void qt_errsplit_all(void) {
     QT_RUN(test_errsplit_bars);
     QT_RUN(test_errsplit_off);
     QT_RUN(test_errsplit_u_channels);
+    QT_RUN(test_errsplit_add_n);
     QT_RUN(test_errsplit_weight_direct);
+    QT_RUN(test_errsplit_weight_once);
     QT_RUN(test_errsplit_weight_rows);
 }

@@ -1226,6 +1226,113 @@ static void test_kern_kl_side(void) {
     qr_aligned_free(w);
 }
 
+/* The error split's sums of squares (QrF32SqErrSplitFn, QrF32ClipSqFn): every level against the
+ * plain definitions (each sum one addition per counted element in element order) bit for bit, at
+ * every length (the SIMD levels' pipeline fill and drain, tails), unaligned starts, masks with
+ * other non-zero bytes than 1 and none, sums that start at -0, +0, a value or NaN, stretches of
+ * +0 terms (the levels leave those out) and all-+0 runs, NaN / +-Inf in x, in y, in whole vectors;
+ * clip flags under every combination of implied bounds, scaled and not, every mask byte written. */
+static void test_kern_sqsum(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 91;
+    enum { N = 5003 };
+    float *x = qt__k_randf(N, &rng), *y = qt__k_randf(N, &rng), *z = calloc(N, sizeof *z);
+    uint8_t *mk = malloc(N), *got = malloc(N + 8), *want = malloc(N + 8);
+    for (int i = 0; i < N; i++) {
+        uint64_t r = qr_rng_next(&rng);
+        y[i] = x[i] + 0.37f * y[i];
+        if ((i >= 3000 && r % 5 < 2) || (i / 40) % 3 == 1) y[i] = x[i];   /* +0 terms: in stretches, then scattered */
+        if ((i / 64) % 7 == 3) x[i] = y[i] = 0.0f;                   /* both zero (a Relu's zeros) */
+        mk[i] = (r >> 8) % 9 == 0 ? (uint8_t)(1 + (r >> 16) % 3 * 127) : 0;   /* 1, 128, 255 */
+        if (i >= 2400 && i < 2440) mk[i] = 1;
+        x[i] *= 3.0f;
+        y[i] *= 3.0f;
+    }
+    static const float nf[] = { NAN, INFINITY, -INFINITY };
+    for (int i = 5; i < N; i += 89) x[i] = nf[i % 3];
+    for (int i = 31; i < N; i += 127) y[i] = nf[(i + 1) % 3];
+    for (int i = 800; i < 816; i++) x[i] = NAN;
+    for (int i = 1600; i < 1608; i++) y[i] = -INFINITY;
+    static const int64_t ns[] = { 0, 1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 39, 40, 41, 63, 64, 65, 97, 1000, N };
+    static const double s0s[][2] = { { 0.0, 0.0 }, { -0.0, -0.0 }, { 1.5, -0.0 }, { NAN, 2.0 } };
+    int bad = 0;
+    for (int zc = 0; zc < 2; zc++)                /* zc: x == y everywhere, only +0 terms */
+        for (int mi = 0; mi < 2; mi++)
+            for (int si = 0; si < QR_ARRAY_LEN(s0s); si++)
+                for (int ni = 0; ni < QR_ARRAY_LEN(ns); ni++) {
+                    int64_t n = ns[ni], off = ni % 3;
+                    if (n + off > N) n = N - off;
+                    const float *px = (zc ? z : x) + off, *py = (zc ? z : y) + off;
+                    const uint8_t *m = mi ? mk + off : NULL;
+                    double w0 = s0s[si][0], w1 = s0s[si][1];   /* the plain definition */
+                    for (int64_t i = 0; i < n; i++) {
+                        if (!isfinite(px[i]) || !isfinite(py[i])) continue;
+                        double d = (double)py[i] - (double)px[i], t = d * d;
+                        QR_KERN_ROUNDED(t);
+                        if (m && m[i]) w1 += t;
+                        else w0 += t;
+                    }
+                    for (int l = 0; l < nl && !bad; l++) {
+                        double g[2] = { s0s[si][0], s0s[si][1] };
+                        lv[l].f32_sqerr_split(px, py, m, n, g);
+                        if (memcmp(&g[0], &w0, 8) || memcmp(&g[1], &w1, 8)) {
+                            QT_CHECKF(0, "%s sqerr_split n=%lld off %lld mask %d start %d zero %d: %.17g %.17g, want %.17g %.17g",
+                                      qr_isa_name(lv[l].isa), (long long)n, (long long)off, mi, si, zc, g[0], g[1], w0, w1);
+                            bad = 1;
+                        }
+                    }
+                }
+    static const float ib[][2] = { { NAN, NAN }, { 0.0f, NAN }, { 0.0f, 6.0f }, { NAN, 1.5f }, { -1.0f, -0.25f } };
+    static const double qb[][2] = { { -2.0, 2.5 }, { 0.0, 0.0625 }, { -0.3, 7.9 } };
+    for (int ii = 0; ii < QR_ARRAY_LEN(ib); ii++)
+        for (int qi = 0; qi < QR_ARRAY_LEN(qb); qi++)
+            for (int sc = 0; sc < 2; sc++)
+                for (int ni = 0; ni < QR_ARRAY_LEN(ns); ni++) {
+                    int64_t n = ns[ni], off = (ni + ii) % 3;
+                    if (n + off > N) n = N - off;
+                    const float *u = (ni % 2 ? x : y) + off;
+                    const double st = 0.0235, s0 = ni % 4 == 1 ? -0.0 : ni % 4 == 2 ? 3.25 : 0.0;
+                    QrF32ClipSq w = { 1, 2, 3, s0 };   /* the plain definition */
+                    memset(want, 0xAA, (size_t)n + 8);
+                    for (int64_t i = 0; i < n; i++) {
+                        double v = u[i];
+                        if (ib[ii][0] == ib[ii][0] && v < ib[ii][0]) v = ib[ii][0];
+                        if (ib[ii][1] == ib[ii][1] && v > ib[ii][1]) v = ib[ii][1];
+                        want[i] = 0;
+                        if (!isfinite(v)) continue;
+                        w.n_fin++;
+                        if (v < qb[qi][0] || v > qb[qi][1]) { want[i] = 1; w.n_clip++; }
+                        else w.n_in++;
+                        double q = sc ? v / st : v, t = q * q;
+                        QR_KERN_ROUNDED(t);
+                        w.s += t;
+                    }
+                    for (int l = 0; l < nl && !bad; l++) {
+                        QrF32ClipSq g = { 1, 2, 3, s0 };
+                        memset(got, 0xAA, (size_t)n + 8);
+                        lv[l].f32_clip_sq(u, n, ib[ii][0], ib[ii][1], qb[qi][0], qb[qi][1], st, sc, got, &g);
+                        if (memcmp(&g.s, &w.s, 8) || g.n_fin != w.n_fin || g.n_clip != w.n_clip || g.n_in != w.n_in ||
+                            memcmp(got, want, (size_t)n + 8)) {
+                            QT_CHECKF(0, "%s clip_sq n=%lld bounds %d range %d scaled %d: s %.17g want %.17g, fin %lld/%lld "
+                                      "clip %lld/%lld in %lld/%lld, flags %s", qr_isa_name(lv[l].isa), (long long)n, ii, qi, sc,
+                                      g.s, w.s, (long long)g.n_fin, (long long)w.n_fin, (long long)g.n_clip,
+                                      (long long)w.n_clip, (long long)g.n_in, (long long)w.n_in,
+                                      memcmp(got, want, (size_t)n + 8) ? "differ" : "same");
+                            bad = 1;
+                        }
+                    }
+                }
+    QT_CHECK(!bad);
+    QT_CHECKF(nl >= 2, "levels tested: %d", nl);
+    qr_aligned_free(x);
+    qr_aligned_free(y);
+    free(z);
+    free(mk);
+    free(got);
+    free(want);
+}
+
 /* 8-bit block statistics (QrQ8StatsFn): the ref against direct sums, every level the ref's
  * integers at many lengths (tails, more than one 64K chunk), int8 and uint8, extremes. */
 static void test_kern_q8_stats(void) {
@@ -2373,6 +2480,7 @@ static void qt_kern_all(void) {
     QT_RUN(test_rtol_special);
     QT_RUN(test_kern_exp);
     QT_RUN(test_kern_kl_side);
+    QT_RUN(test_kern_sqsum);
     QT_RUN(test_kern_q8_stats);
     QT_RUN(test_hist_fakequant);
     QT_RUN(test_trans);

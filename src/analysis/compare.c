@@ -147,8 +147,17 @@ struct QrCmpSplitPlan {
     int *iq;                 /* per row: its first input quantizer (twin), -1 */
     uint8_t *parts;          /* per row: QR_SPLIT_* */
     uint8_t **mask;          /* per row: clipped elements of the output-only run (while it runs) */
+    size_t *mask_cap;        /* per row: mask's bytes (0: not from qr__cmp_mask_get; NULL: none kept) */
     int *wt_node;            /* per row: the DequantizeLinear whose integers give its weight's worst channel
                               * (qr__cmp_split_wt_dq) instead of a tap of the weight-only run, -1 */
+    int *wt_ch;              /* per row with wt_node: that worst channel (constants only: computed once); */
+    double *wt_share;        /* and its share; also a tapped weight's, when wt_kept */
+    bool *wt_const;          /* per row: its tapped weight is a constant of this sample's weight-only run */
+    bool *wt_kept;           /* per row: wt_ch / wt_share hold that constant weight's worst channel */
+    bool *st0;               /* per twin value: a constant of the weight-only run (qr_run_statics) */
+    struct QrCmpQp **qp;     /* per row: its output quantizer's parameters (qr__cmp_split_u), made once */
+    uint8_t *spare[2];       /* masks given back, for the next rows of the output-only run; */
+    size_t spare_cap[2];     /* their bytes */
     int todo[3], n_todo;     /* the parts whose runs this comparison makes (qr__cmp_split_begin) */
     int next;                /* the next of them a job takes (atomic) */
 };
@@ -161,7 +170,10 @@ static void qr__cmp_split_free(QrCmpSplitPlan *sp) {
         free(u->live); free(u->tap_only); free(u->first); free(u->slots); free(u->yv);
     }
     for (int k = 0; sp->mask && k < sp->c->n; k++) free(sp->mask[k]);
-    free(sp->mask); free(sp->oq); free(sp->wq); free(sp->iq); free(sp->parts); free(sp->wt_node);
+    for (int k = 0; sp->qp && k < sp->c->n; k++) free(sp->qp[k]);
+    for (int j = 0; j < QR_ARRAY_LEN(sp->spare); j++) free(sp->spare[j]);
+    free(sp->mask); free(sp->mask_cap); free(sp->oq); free(sp->wq); free(sp->iq); free(sp->parts); free(sp->wt_node);
+    free(sp->wt_ch); free(sp->wt_share); free(sp->wt_const); free(sp->wt_kept); free(sp->st0); free(sp->qp);
     free(sp);
 }
 
@@ -179,6 +191,44 @@ static QrStatus qr__cmp_slot(QrCmpSplitRun *u, int v, int row, uint8_t role) {
     u->first[v] = u->n_slots++;
     u->tap_only[v] = true;
     return QR_OK;
+}
+
+/* Gives row k's mask back: a spare in an empty place or in place of a smaller one, else freed (and a
+ * mask not from qr__cmp_mask_get is freed). */
+static void qr__cmp_mask_put(QrCmpSplitPlan *sp, int k) {
+    uint8_t *m = sp->mask[k];
+    const size_t cap = sp->mask_cap ? sp->mask_cap[k] : 0;
+    sp->mask[k] = NULL;
+    if (sp->mask_cap) sp->mask_cap[k] = 0;
+    if (!m || !cap) { free(m); return; }
+    int j = 0;
+    for (int i = 1; i < QR_ARRAY_LEN(sp->spare) && sp->spare[j]; i++)
+        if (!sp->spare[i] || sp->spare_cap[i] < sp->spare_cap[j]) j = i;
+    if (sp->spare[j] && sp->spare_cap[j] >= cap) { free(m); return; }
+    free(sp->spare[j]);
+    sp->spare[j] = m;
+    sp->spare_cap[j] = cap;
+}
+
+/* Row k's clip mask for n elements from the plan's spares (the smallest that holds them) or new
+ * (its user writes every byte); NULL when out of memory. A mask lives from the row's u to its value
+ * (qr__cmp_split_y), so a few buffers serve every row of the output-only run. */
+static uint8_t *qr__cmp_mask_get(QrCmpSplitPlan *sp, int k, int64_t n) {
+    const size_t need = (size_t)n + 1;
+    qr__cmp_mask_put(sp, k);
+    int best = -1;
+    for (int j = 0; j < QR_ARRAY_LEN(sp->spare); j++)
+        if (sp->spare[j] && sp->spare_cap[j] >= need && (best < 0 || sp->spare_cap[j] < sp->spare_cap[best])) best = j;
+    size_t cap = need;
+    uint8_t *m;
+    if (best >= 0) {
+        m = sp->spare[best];
+        cap = sp->spare_cap[best];
+        sp->spare[best] = NULL;
+    } else m = malloc(need);
+    sp->mask[k] = m;
+    if (sp->mask_cap) sp->mask_cap[k] = m ? cap : 0;
+    return m;
 }
 
 /* Element i's quantization parameter under q for a value of shape dims (per-tensor, per-axis). */
@@ -221,7 +271,7 @@ static QrStatus qr__cmp_split_u_ref(QrCmpSplitPlan *sp, int k, const QrTensor *t
     QrQuantRange range;
     if (!sc->data || !qr_quant_range(q->dtype, &range)) return QR_OK;
     int64_t np = QR_MAX(sc->numel, 1), n = t->numel;
-    free(sp->mask[k]);
+    qr__cmp_mask_put(sp, k);
     sp->mask[k] = calloc((size_t)n + 1, 1);
     double *cu2 = np > 1 ? calloc((size_t)np, sizeof *cu2) : NULL;
     int64_t *cn = np > 1 ? calloc((size_t)np, sizeof *cn) : NULL;
@@ -252,27 +302,76 @@ typedef struct QrCmpQp {
     double st, lo, hi, noise;
 } QrCmpQp;
 
-/* The channel run of qr__cmp_split_u: elements [i0, i0 + len) under parameter p, in element order. */
+/* s after k additions s = s + c one at a time (round to nearest, ties to even): the bits of that
+ * loop, in a few steps per binade the sum passes through. While s and the exact s + c stay inside
+ * one binade [2^e, 2^(e+1)), where the doubles are the multiples of u = 2^(e-52) (below 2^-1021:
+ * of 2^-1074), every addition adds the same D * u, c rounded to the nearest multiple of u, unless
+ * c lies half-way between two multiples (then the parity of s decides: one addition at a time); so
+ * such a run of additions is one exact addition of j * D * u. Other s or c (s <= 0, c <= 0, NaN,
+ * Inf) and short runs take one addition at a time. The rounding expectation s_noise adds the same
+ * step^2 / 12 for every element of a channel that is not clipped (qr__cmp_split_u_run). */
+static double qr__cmp_add_n(double s, double c, int64_t k) {
+    if (k <= 16) {
+        for (int64_t i = 0; i < k; i++) s += c;
+        return s;
+    }
+    while (k > 0) {
+        double t = s + c;
+        k--;
+        if (!(s > 0) || !(c > 0) || !isfinite(t)) { s = t; continue; }
+        if (t == s) return s;                 /* s + c rounds to s: so does every later addition */
+        s = t;
+        int e = ilogb(s);
+        if (k == 0 || e >= 1023) continue;
+        if (e < -1022) e = -1022;             /* subnormal: the spacing of the lowest binade */
+        double u = ldexp(1.0, e - 52), r = ldexp(1.0, e + 1) - s;   /* exact: the room left in the binade */
+        if (!(c < r)) continue;               /* the next addition leaves the binade */
+        double m = c / u, mf = floor(m);      /* exact: m < r / u <= 2^52 */
+        if (m - mf == 0.5) continue;          /* half-way */
+        int64_t d = (int64_t)mf + (m - mf > 0.5), ru = (int64_t)(r / u);
+        if (d == 0) return s;
+        int64_t j = (ru - (int64_t)mf - 1) / d + 1;   /* additions i = 0..j-1 with i*d*u + c < r */
+        if (j > k) j = k;
+        s += (double)(j * d) * u;             /* exact: a multiple of u, at most 2^(e+1) */
+        k -= j;
+    }
+    return s;
+}
+
+/* The channel run of qr__cmp_split_u: elements [i0, i0 + len) under parameter p, in element order
+ * (qr_kern.f32_clip_sq: every mask byte written, each sum in element order; s_noise's additions of
+ * the one p->noise by qr__cmp_add_n), so the bits of qr__cmp_split_u_ref's loop. */
 static void qr__cmp_split_u_run(QrErrSplit *e, uint8_t *mask, const QrCmpQp *p, int64_t i0, int64_t len, const float *u,
                                 float ilo, float ihi, bool per_ch, double *cu2, int64_t *cn) {
-    if (!(p->st > 0)) return;
-    double st = p->st, lo = p->lo, hi = p->hi, noise = p->noise, s_noise = e->s_noise, su2 = e->su2, c2 = *cu2;
-    int64_t n_in = 0, n_clip = 0;
-    for (int64_t i = i0; i < i0 + len; i++) {
-        double v = u[i];
-        if (ilo == ilo && v < ilo) v = ilo;     /* the activation the quantizer implements (removed Relu) */
-        if (ihi == ihi && v > ihi) v = ihi;
-        if (!isfinite(v)) continue;
-        if (v < lo || v > hi) { mask[i] = 1; n_clip++; }
-        else s_noise += noise;
-        if (per_ch) { c2 += v * v; n_in++; }
-        else su2 += (v / st) * (v / st);
+    if (!(p->st > 0)) {
+        memset(mask + i0, 0, (size_t)len);
+        return;
     }
-    e->s_noise = s_noise;
-    e->su2 = su2;
-    e->n_clip += n_clip;
-    *cu2 = c2;
-    *cn += n_in;
+    QrF32ClipSq r = { 0, 0, 0, per_ch ? *cu2 : e->su2 };
+    qr_kern.f32_clip_sq(u + i0, len, ilo, ihi, p->lo, p->hi, p->st, !per_ch, mask + i0, &r);
+    e->s_noise = qr__cmp_add_n(e->s_noise, p->noise, r.n_in);
+    e->n_clip += r.n_clip;
+    if (per_ch) { *cu2 = r.s; *cn += r.n_fin; }
+    else e->su2 = r.s;
+}
+
+/* Row k's output quantizer's parameters, np of them (scale sc, zero point zp, range): the plan's,
+ * made on its first use (they are constants of the twin), or into *own when the plan keeps none
+ * (the caller frees it). NULL when out of memory. */
+static const QrCmpQp *qr__cmp_split_qp(QrCmpSplitPlan *sp, int k, const QrTensor *sc, const QrTensor *zp,
+                                       const QrQuantRange *range, int64_t np, QrCmpQp **own) {
+    *own = NULL;
+    if (sp->qp && sp->qp[k]) return sp->qp[k];
+    QrCmpQp *qp = calloc((size_t)np, sizeof *qp);
+    if (!qp) return NULL;
+    for (int64_t c = 0; c < np; c++) {
+        double st = qr_tensor_get_f64(sc, c);
+        double z = zp && zp->data ? (double)qr_tensor_get_i64(zp, zp->numel > 1 ? c : 0) : 0;
+        qp[c] = (QrCmpQp){ st, ((double)range->lo - z) * st, ((double)range->hi - z) * st, st * st / 12.0 };
+    }
+    if (sp->qp) sp->qp[k] = qp;
+    else *own = qp;
+    return qp;
 }
 
 /* The output-only run's u of row k (the output quantizer's input as the quantizer reads it):
@@ -294,27 +393,23 @@ static QrStatus qr__cmp_split_u(QrCmpSplitPlan *sp, int k, const QrTensor *t, co
     for (int d = ax + 1; ax >= 0 && d < t->rank; d++) inner *= t->dims[d];
     inner = ax >= 0 ? QR_MAX(inner, 1) : QR_MAX(n, 1);
     if (n % (inner * nch)) return qr__cmp_split_u_ref(sp, k, t, u);   /* dims that do not tile the elements */
-    free(sp->mask[k]);
-    sp->mask[k] = calloc((size_t)n + 1, 1);
-    QrCmpQp *qp = calloc((size_t)np, sizeof *qp);
+    QrCmpQp *own;
+    const QrCmpQp *qp = qr__cmp_split_qp(sp, k, sc, zp, &range, np, &own);
+    uint8_t *mask = qr__cmp_mask_get(sp, k, n);
     double *cu2 = np > 1 ? calloc((size_t)np, sizeof *cu2) : NULL;
     int64_t *cn = np > 1 ? calloc((size_t)np, sizeof *cn) : NULL;
-    if (!sp->mask[k] || !qp || (np > 1 && (!cu2 || !cn))) { free(qp); free(cu2); free(cn); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
-    for (int64_t c = 0; c < np; c++) {
-        double st = qr_tensor_get_f64(sc, c);
-        double z = zp && zp->data ? (double)qr_tensor_get_i64(zp, zp->numel > 1 ? c : 0) : 0;
-        qp[c] = (QrCmpQp){ st, ((double)range.lo - z) * st, ((double)range.hi - z) * st, st * st / 12.0 };
-    }
+    if (!mask || !qp || (np > 1 && (!cu2 || !cn))) { free(own); free(cu2); free(cn); return qr_errf(QR_ERR_NOMEM, "out of memory"); }
+    mask[n] = 0;
     double d2 = 0;
     int64_t dn = 0;
     for (int64_t i = 0; i < n;)
         for (int64_t c = 0; c < nch; c++, i += inner) {
             int64_t p = ax >= 0 ? c % np : 0;
-            qr__cmp_split_u_run(e, sp->mask[k], &qp[p], i, inner, u, q->implied_lo, q->implied_hi, np > 1,
+            qr__cmp_split_u_run(e, mask, &qp[p], i, inner, u, q->implied_lo, q->implied_hi, np > 1,
                                 np > 1 ? &cu2[p] : &d2, np > 1 ? &cn[p] : &dn);
         }
     e->steps_med = np > 1 ? qr__cmp_steps_med(sc, np, cu2, cn) : NAN;
-    free(qp);
+    free(own);
     free(cu2);
     free(cn);
     return QR_OK;
@@ -327,17 +422,12 @@ static void qr__cmp_split_y(QrCmpSplitPlan *sp, int part, int k, const float *y,
     if (!x->data || x->numel != n) { r->sp.has = false; return; }
     const float *px = x->data;
     const uint8_t *mask = part == 2 ? sp->mask[k] : NULL;
-    double s0 = 0, s1 = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (!isfinite(px[i]) || !isfinite(y[i])) continue;
-        double d = (double)y[i] - (double)px[i];
-        if (mask && mask[i]) s1 += d * d;
-        else s0 += d * d;
-    }
-    if (part == 0) r->sp.sw = s0;
-    else if (part == 1) r->sp.si = s0;
-    else { r->sp.s_round = s0; r->sp.s_clip = s1; }
-    if (mask) { free(sp->mask[k]); sp->mask[k] = NULL; }
+    double s[2] = { 0, 0 };   /* (y - x)^2 over the finite pairs, s[1] where the mask is set, in element order */
+    qr_kern.f32_sqerr_split(px, y, mask, n, s);
+    if (part == 0) r->sp.sw = s[0];
+    else if (part == 1) r->sp.si = s[0];
+    else { r->sp.s_round = s[0]; r->sp.s_clip = s[1]; }
+    if (mask) qr__cmp_mask_put(sp, k);
 }
 
 /* qr__cmp_split_wt's definition, each element's channel looked up on its own (it falls back to
@@ -455,7 +545,8 @@ static void qr__cmp_split_wt(QrCmpSplitPlan *sp, int k, const QrTensor *t, const
 
 #ifdef QR_TESTING
 static bool qr__cmp_wt_tapped;    /* tests: every row's weight tapped in the weight-only run, as before */
-static int64_t qr__cmp_wt_taps;   /* tests: weights the weight-only runs tapped */
+static bool qr__cmp_wt_every;     /* tests: a tapped constant weight's worst channel computed every sample, as before */
+static int64_t qr__cmp_wt_taps;   /* tests: worst channels of tapped weights computed */
 #endif
 
 /* The DequantizeLinear node that gives row k's weight quantizer's value in run u, when the run can skip
@@ -541,11 +632,15 @@ static QrStatus qr__cmp_split_tap(void *user, const QrGraph *g, int node, int va
         if (st == QR_OK && !y) y = f.data;
         if (st == QR_OK && sl->role == QR__CMP_Y) qr__cmp_split_y(sp, u->part, sl->row, y, t->numel);
         else if (st == QR_OK && sl->role == QR__CMP_U) st = qr__cmp_split_u(sp, sl->row, t, y);
-        else if (st == QR_OK) {
+        else if (st == QR_OK && !(sp->wt_kept[sl->row] && sp->wt_const[sl->row])) {   /* else set by qr__cmp_split_begin */
 #ifdef QR_TESTING
             __atomic_add_fetch(&qr__cmp_wt_taps, 1, __ATOMIC_RELAXED);
 #endif
-            qr__cmp_split_wt(sp, sl->row, t, y);
+            const int k = sl->row;
+            qr__cmp_split_wt(sp, k, t, y);
+            sp->wt_kept[k] = sp->wt_const[k];
+            sp->wt_ch[k] = sp->c->rows[k].sp.w_channel;
+            sp->wt_share[k] = sp->c->rows[k].sp.w_channel_share;
         }
         qr_tensor_free_data(&f);
         QR_TRY(st);
@@ -608,11 +703,18 @@ static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
     sp->iq = malloc(((size_t)n + 1) * sizeof *sp->iq);
     sp->parts = calloc((size_t)n + 1, 1);
     sp->mask = calloc((size_t)n + 1, sizeof *sp->mask);
+    sp->mask_cap = calloc((size_t)n + 1, sizeof *sp->mask_cap);
+    sp->qp = calloc((size_t)n + 1, sizeof *sp->qp);
     sp->wt_node = malloc(((size_t)n + 1) * sizeof *sp->wt_node);
+    sp->wt_ch = malloc(((size_t)n + 1) * sizeof *sp->wt_ch);
+    sp->wt_share = malloc(((size_t)n + 1) * sizeof *sp->wt_share);
+    sp->wt_const = calloc((size_t)n + 1, sizeof *sp->wt_const);
+    sp->wt_kept = calloc((size_t)n + 1, sizeof *sp->wt_kept);
+    sp->st0 = calloc((size_t)nv + 1, sizeof *sp->st0);
     bool *is_out = calloc((size_t)nq + 1, 1), *en = calloc((size_t)nq + 1, 1);
     int *stamp = malloc(((size_t)nn + 1) * sizeof *stamp), *stack = malloc(((size_t)nn + 1) * sizeof *stack);
-    QrStatus st = sp->oq && sp->wq && sp->iq && sp->parts && sp->mask && sp->wt_node && is_out && en && stamp && stack ? QR_OK
-                : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus st = sp->oq && sp->wq && sp->iq && sp->parts && sp->mask && sp->mask_cap && sp->qp && sp->wt_node && sp->wt_ch &&
+                  sp->wt_share && sp->wt_const && sp->wt_kept && sp->st0 && is_out && en && stamp && stack ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int r = 0; st == QR_OK && r < 3; r++) {
         QrCmpSplitRun *u = &sp->run[r];
         u->sp = sp;
@@ -690,6 +792,24 @@ static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
                 st = qr__cmp_slot(u, s->qt.q[sp->wq[k]].out_value, k, QR__CMP_WT);
         }
     }
+    /* the weights' worst channels from their integers: constants of the twin, so once for every sample
+     * (side by side, one weight a task) */
+    int *wrows = st == QR_OK ? malloc(((size_t)n + 1) * sizeof *wrows) : NULL, nw = 0;
+    if (st == QR_OK && !wrows) st = qr_errf(QR_ERR_NOMEM, "out of memory");
+    for (int k = 0; st == QR_OK && sp->run[0].any && k < n; k++) {
+        if (sp->wt_node[k] < 0) continue;
+        QrErrSplit *e = &p->c->rows[k].sp;
+        e->w_channel = -1;
+        e->w_channel_share = NAN;
+        wrows[nw++] = k;
+    }
+    if (nw) qr_pool_for(nw, qr__cmp_split_wt_task, &(QrCmpWtJob){ sp, wrows });
+    for (int j = 0; j < nw; j++) {
+        const QrErrSplit *e = &p->c->rows[wrows[j]].sp;
+        sp->wt_ch[wrows[j]] = e->w_channel;
+        sp->wt_share[wrows[j]] = e->w_channel_share;
+    }
+    free(wrows);
     free(is_out);
     free(en);
     free(stamp);
@@ -698,7 +818,6 @@ static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
     return st;
 }
 
-/* The split's runs for the session's current inputs (after the shadow run). */
 /* The split's rows made ready for its runs, and the weights' worst channels that need no run (side by
  * side, one weight a task). The runs then go to the comparison's jobs (qr__cmp_split_part), beside
  * the full and shadow runs: a row's has_local, which the shadow run sets, is taken after them
@@ -707,6 +826,21 @@ static QrStatus qr__cmp_split_begin(QrCmpPlan *p) {
     QrCmpSplitPlan *sp = p->split;
     if (!sp) return QR_OK;
     QrSession *s = p->s;
+    QrCmpSplitRun *u0 = &sp->run[0];
+    if (u0->any) {   /* a tapped weight computed from constants alone: every sample's is the first's */
+        QrRunOpts o = qr_session_run_opts(&u0->ov, NULL, NULL);
+        o.feed = p->feed;
+        o.live = u0->live;
+        qr_run_statics(&s->tw.g, &o, sp->st0);
+    }
+    for (int k = 0; k < p->c->n; k++) {
+        sp->wt_const[k] = u0->any && sp->wt_node[k] < 0 && sp->wq[k] >= 0 && s->qt.q[sp->wq[k]].out_value >= 0 &&
+                          sp->st0[s->qt.q[sp->wq[k]].out_value];
+#ifdef QR_TESTING
+        if (qr__cmp_wt_every) sp->wt_const[k] = false;
+#endif
+        if (!sp->wt_const[k]) sp->wt_kept[k] = false;
+    }
     for (int k = 0; k < p->c->n; k++) {
         QrErrSplit *e = &p->c->rows[k].sp;
         const QrTensor *x = &s->base[p->c->rows[k].match];
@@ -718,12 +852,11 @@ static QrStatus qr__cmp_split_begin(QrCmpPlan *p) {
         e->i_quant = sp->iq[k];
         e->has = x->data && s->vis[p->c->rows[k].match] >= 0;
         e->n = x->data ? x->numel : 0;
+        if (u0->any && (sp->wt_node[k] >= 0 || (sp->wt_kept[k] && sp->wt_const[k]))) {   /* by the plan, an earlier sample */
+            e->w_channel = sp->wt_ch[k];
+            e->w_channel_share = sp->wt_share[k];
+        }
     }
-    int *wrows = malloc(((size_t)p->c->n + 1) * sizeof *wrows), nw = 0;
-    if (!wrows) return qr_errf(QR_ERR_NOMEM, "out of memory");
-    for (int k = 0; sp->run[0].any && k < p->c->n; k++) if (sp->wt_node[k] >= 0) wrows[nw++] = k;
-    if (nw) qr_pool_for(nw, qr__cmp_split_wt_task, &(QrCmpWtJob){ sp, wrows });
-    free(wrows);
     sp->n_todo = 0;
     for (int r = 0; r < 3; r++) {
         sp->run[r].n_exec = 0;
@@ -752,7 +885,8 @@ static QrStatus qr__cmp_split_part(QrCmpPlan *p, int r) {
     o.tap_only = u->tap_only;
     o.n_exec = &u->n_exec;
     QrStatus st = qr_run(&s->tw.g, s->inputs, &o, NULL);
-    for (int k = 0; r == 2 && k < p->c->n; k++) { free(sp->mask[k]); sp->mask[k] = NULL; }
+    for (int k = 0; r == 2 && k < p->c->n; k++) qr__cmp_mask_put(sp, k);   /* (the masks are the output-only run's) */
+    for (int j = 0; r == 2 && j < QR_ARRAY_LEN(sp->spare); j++) { free(sp->spare[j]); sp->spare[j] = NULL; }
     if (st != QR_OK) return qr_err_wrap(st, "error split: the run with only the %s quantizers on",
                                         r == 0 ? "weight" : r == 1 ? "input" : "output");
     return QR_OK;

@@ -82,6 +82,8 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->f32_rtol = qr_f32_rtol__avx2;
         k->f32_exp_sub = qr_f32_exp_sub__avx2;
         k->f32_kl_side = qr_f32_kl_side__avx2;
+        k->f32_sqerr_split = qr_f32_sqerr_split__avx2;
+        k->f32_clip_sq = qr_f32_clip_sq__avx2;
         k->q8_stats = qr_q8_stats__avx2;
         k->f32_hist = qr_f32_hist__avx2;
         k->f32_fake_quant = qr_f32_fake_quant__avx2;
@@ -108,6 +110,8 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->f32_steps = qr_f32_steps__avx512;
         k->f32_exp_sub = qr_f32_exp_sub__avx512;
         k->f32_kl_side = qr_f32_kl_side__avx512;
+        k->f32_sqerr_split = qr_f32_sqerr_split__avx512;
+        k->f32_clip_sq = qr_f32_clip_sq__avx512;
         k->f32_conv_m1 = qr_f32_conv_m1__avx512;
         k->f32_conv_m1_act = qr_f32_conv_m1_act__avx512;
         k->q8_to_nhwc = qr_q8_to_nhwc__avx512;
@@ -208,6 +212,8 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_rtol = qr_f32_rtol__ref,
         .f32_exp_sub = qr_f32_exp_sub__ref,
         .f32_kl_side = qr_f32_kl_side__ref,
+        .f32_sqerr_split = qr_f32_sqerr_split__ref,
+        .f32_clip_sq = qr_f32_clip_sq__ref,
         .q8_stats = qr_q8_stats__ref,
         .f32_hist = qr_f32_hist__ref,
         .f32_fake_quant = qr_f32_fake_quant__ref,

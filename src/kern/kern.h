@@ -594,6 +594,28 @@ typedef void (*QrF32ExpSubFn)(const float *x, double sub, double *out, int64_t n
  * additions of earlier ones. */
 typedef void (*QrF32KlSideFn)(const float *v, const float *w, int64_t n, double sub, double *s, double *t);
 
+/* The error split's squared errors (analysis/compare.c): over the pairs i in [0, n) where x[i]
+ * and y[i] are both finite, d = (double)y[i] - (double)x[i] and d * d (rounded on its own) is
+ * added to s[1] when mask is not NULL and mask[i] != 0, else to s[0]; each sum adds its terms one
+ * at a time in element order, from the value s[] holds. Every level gives the bits of that plain
+ * loop. The SIMD levels compute the terms vectors ahead of the additions and leave out the terms
+ * that are +0: a term is never -0 or NaN, and s + (+0) == s bit for bit unless s is -0, which a
+ * sum with a term added never is (a sum that received only +0 terms is set to s + 0 at the end). */
+typedef void (*QrF32SqErrSplitFn)(const float *x, const float *y, const uint8_t *mask, int64_t n, double s[2]);
+
+/* One run of the error split's output-quantizer input under one quantization parameter
+ * (analysis/compare.c): for i in [0, n)
+ *   v = u[i]; v = ilo where ilo is not NaN and v < ilo; v = ihi where ihi is not NaN and v > ihi;
+ *   v not finite: skipped (mask[i] = 0); otherwise r->n_fin++ and, with v as a double,
+ *   v < lo or v > hi (clipped): mask[i] = 1, r->n_clip++; else mask[i] = 0, r->n_in++;
+ *   r->s += q * q with q = v / st (scaled) or q = v (the quotient and the product rounded on
+ *   their own), one addition at a time in element order from the value r->s holds.
+ * mask[0..n) is written whole. Every level gives the ref's bits (zero terms left out as in
+ * QrF32SqErrSplitFn). */
+typedef struct QrF32ClipSq { int64_t n_fin, n_clip, n_in; double s; } QrF32ClipSq;
+typedef void (*QrF32ClipSqFn)(const float *u, int64_t n, float ilo, float ihi, double lo, double hi, double st, bool scaled,
+                              uint8_t *mask, QrF32ClipSq *r);
+
 /* Histogram: for every x[i] with lo <= x[i] <= hi (NaN never), counts[b] += 1 with
  * b = min(nbins - 1, (int)((x[i] - lo) * scale)), scale = (float)nbins / (hi - lo) in
  * float32 (so x == hi lands in the last bin). hi == lo puts x == lo in bin 0. Values
@@ -670,6 +692,8 @@ typedef struct QrKernels {
     QrF32RtolFn f32_rtol;
     QrF32ExpSubFn f32_exp_sub;
     QrF32KlSideFn f32_kl_side;
+    QrF32SqErrSplitFn f32_sqerr_split;
+    QrF32ClipSqFn f32_clip_sq;
     QrQ8StatsFn q8_stats;
     QrF32HistFn f32_hist;
     QrF32FakeQuantFn f32_fake_quant;

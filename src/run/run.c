@@ -579,6 +579,8 @@ static void qr__run_statics(const QrGraph *g, const QrRunOpts *o, bool *st) {
     }
 }
 
+static void qr_run_statics(const QrGraph *g, const QrRunOpts *o, bool *st) { qr__run_statics(g, o, st); }
+
 static uint64_t qr_run_prep_bytes(const QrGraph *g) {
     bool *st = malloc((size_t)g->n_values + 1);
     if (!st) return 0;

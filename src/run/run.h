@@ -130,6 +130,10 @@ QR_TESTAPI size_t qr_run_cache_bytes(const QrRunCache *c);
  * every run recomputes it, one pass over its integers). Callers keeping values between runs
  * skip them for the same reason (a re-run computes them again). */
 static bool qr_run_uncached(const QrGraph *g, int v);
+/* Per value of g into st (g->n_values bools): true when a run with options o computes it from
+ * initializers and constants alone, with no override, feed or edit on the way, so that every such
+ * run gives it the same bits (the values a constant cache may hold). */
+static void qr_run_statics(const QrGraph *g, const QrRunOpts *o, bool *st);
 /* The cached tensor of value v (owned by the cache), or NULL when it holds none. */
 static const QrTensor *qr_run_cache_get(const QrRunCache *c, int v);
 

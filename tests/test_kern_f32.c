@@ -614,29 +614,32 @@ static void test_f32_conv_order(void) {
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8), cases = 0;
     uint64_t rng = 93;
-    static const struct { int64_t C, HW, KHW, M, s; } sh[] = {
-        { 3, 56, 3, 8, 1 }, { 16, 14, 3, 20, 1 }, { 64, 7, 3, 16, 1 }, { 128, 7, 3, 9, 1 }, { 144, 14, 1, 24, 1 },
-        { 320, 7, 1, 17, 1 }, { 40, 13, 3, 33, 1 }, { 200, 2, 1, 5, 1 },
+    static const struct { int64_t C, HW, KHW, M, s, d; } sh[] = {
+        { 3, 56, 3, 8, 1, 1 }, { 16, 14, 3, 20, 1, 1 }, { 64, 7, 3, 16, 1, 1 }, { 128, 7, 3, 9, 1, 1 }, { 144, 14, 1, 24, 1, 1 },
+        { 320, 7, 1, 17, 1, 1 }, { 40, 13, 3, 33, 1, 1 }, { 200, 2, 1, 5, 1, 1 },
         /* more rows than one task takes (192): B packed once for all row chunks (kern/gemm.c
          * qr__k_f32_prepack_task), a short last K block and a 17-column last panel */
-        { 64, 7, 3, 200, 1 }, { 24, 14, 3, 264, 1 },
+        { 64, 7, 3, 200, 1, 1 }, { 24, 14, 3, 264, 1, 1 },
         /* many pixels, few channels: the channels along the vectors on AVX-512 (kern/gemm.c
          * qr__k_f32_coc_run): rows of 1-12 pixels (13, 25, 29 wide), strides 1 and 2, a 7x7
          * window, 16-64 channels with a partial last block of 32 (40, 33, 17), three K blocks
          * (K = 288 of 128), and enough work for the pool's threads */
-        { 3, 29, 7, 64, 2 }, { 32, 25, 3, 40, 1 }, { 16, 26, 3, 17, 2 }, { 32, 56, 3, 40, 1 }, { 8, 13, 5, 64, 1 },
-        { 3, 30, 3, 32, 2 },   /* K = 27: the GEMM path */
+        { 3, 29, 7, 64, 2, 1 }, { 32, 25, 3, 40, 1, 1 }, { 16, 26, 3, 17, 2, 1 }, { 32, 56, 3, 40, 1, 1 }, { 8, 13, 5, 64, 1, 1 },
+        { 3, 30, 3, 32, 2, 1 },   /* K = 27: the GEMM path */
         /* fewer pixels than twice the channels (layer3's 14x14: N >= M/2) in rows of 12-14 pixels:
          * the coc path, one tile per row, two K blocks, partial channel blocks (232 = 7 x 32 + 8,
          * 150); 11-pixel rows: the GEMM path */
-        { 24, 14, 3, 232, 1 }, { 16, 27, 3, 150, 2 }, { 40, 12, 3, 100, 1 }, { 40, 11, 3, 100, 1 },
+        { 24, 14, 3, 232, 1, 1 }, { 16, 27, 3, 150, 2, 1 }, { 40, 12, 3, 100, 1, 1 }, { 40, 11, 3, 100, 1, 1 },
         /* one K block (K = 160 of 256), 49 = 32 + 17 columns, 40 rows: the panels swept by the row
          * tiles, the last two in the wide kernel (MobileNetV2's 960<-160 7x7 1x1) */
-        { 160, 7, 1, 40, 1 },
+        { 160, 7, 1, 40, 1, 1 },
+        /* dilation 2 on the coc path (its padded image copied band by band inside the row tasks:
+         * a task reads (KH - 1) * dh rows past its own) */
+        { 32, 25, 3, 40, 1, 2 }, { 16, 26, 3, 17, 2, 2 },
     };
     for (int si = 0; si < QR_ARRAY_LEN(sh); si++) {
         const int64_t C = sh[si].C, H = sh[si].HW, KS = sh[si].KHW, M = sh[si].M, pad = KS / 2, st = sh[si].s;
-        const int64_t OH = (H + 2 * pad - KS) / st + 1, OW = OH, N = OH * OW, K = C * KS * KS;
+        const int64_t dl = sh[si].d, OH = (H + 2 * pad - (dl * (KS - 1) + 1)) / st + 1, OW = OH, N = OH * OW, K = C * KS * KS;
         float *x = qt__k_randf(C * H * H, &rng), *A = qt__k_randf(M * K, &rng), *bias = qt__k_randf(M, &rng);
         float *col = qr_aligned_alloc((size_t)(K * N) * sizeof(float)), *want = qr_aligned_alloc((size_t)(M * N) * sizeof(float));
         float *y = qr_aligned_alloc((size_t)(M * N) * sizeof(float));
@@ -644,7 +647,7 @@ static void test_f32_conv_order(void) {
             for (int64_t kh = 0; kh < KS; kh++)
                 for (int64_t kw = 0; kw < KS; kw++, k++)
                     for (int64_t p = 0; p < N; p++) {
-                        int64_t ih = p / OW * st - pad + kh, iw = p % OW * st - pad + kw;
+                        int64_t ih = p / OW * st - pad + kh * dl, iw = p % OW * st - pad + kw * dl;
                         col[k * N + p] = ih >= 0 && ih < H && iw >= 0 && iw < H ? x[(c * H + ih) * H + iw] : 0.0f;
                     }
         const int64_t kc = qt__kf_mlas_conv_kc(K, N);
@@ -658,16 +661,22 @@ static void test_f32_conv_order(void) {
                 v = v + bias[m];
                 want[m * N + p] = v > 0 ? v : 0.0f;
             }
-        QrF32ConvB cb = { x, C, H, H, KS, KS, st, st, 1, 1, pad, pad, OH, OW };
+        QrF32ConvB cb = { x, C, H, H, KS, KS, st, st, dl, dl, pad, pad, OH, OW }, cbn = cb;
+        /* an image of NaNs run first on the same threads: whatever a path copies into its scratch
+         * (the coc path's padded image) must be copied again, every row the run reads */
+        float *xn = qr_aligned_alloc((size_t)(C * H * H) * sizeof(float));
+        for (int64_t i = 0; i < C * H * H; i++) xn[i] = NAN;
+        cbn.x = xn;
         QrF32Fused f = { .ep = { bias, -INFINITY, INFINITY }, .relu = true, .conv_n = N };
         /* the AVX-512 levels take the channels-along-vectors path exactly where it applies */
         const bool coc = M >= 16 && (N >= 2 * M || (2 * N >= M && OW >= 12)) && K >= 64;
         for (int l = 0; l < nl; l++) {
             if (lv[l].isa != QR_ISA_AVX2 && lv[l].isa != QR_ISA_AVX512 && lv[l].isa != QR_ISA_VNNI) continue;   /* x86-64 SIMD levels: ORT order */
             for (int form = 0; form < 3; form++) {   /* 2: the convolution on one thread */
+                QT_OK(qr_pool_init(form == 2 ? 1 : 0));
+                if (form != 1) lv[l].f32_conv_gemm_fused(M, A, K, &cbn, y, N, &f);
                 for (int64_t i = 0; i < M * N; i++) y[i] = NAN;
                 const int64_t runs0 = qr__k_coc_runs, wide0 = qr__k_wide_runs;
-                QT_OK(qr_pool_init(form == 2 ? 1 : 0));
                 if (form != 1) lv[l].f32_conv_gemm_fused(M, A, K, &cb, y, N, &f);
                 else lv[l].f32_gemm_fused(M, N, K, A, K, col, N, y, N, false, &f);   /* as the 1x1 path calls it */
                 QT_OK(qr_pool_init(0));
@@ -690,7 +699,7 @@ static void test_f32_conv_order(void) {
                 cases++;
             }
         }
-        float *all[] = { x, A, bias, col, want, y };
+        float *all[] = { x, xn, A, bias, col, want, y };
         for (int i = 0; i < QR_ARRAY_LEN(all); i++) qr_aligned_free(all[i]);
     }
     if (!cases) QT_SKIP("no x86-64 SIMD level on this CPU (ONNX Runtime's order is x86-64's)");

@@ -1174,6 +1174,7 @@ static QrStatus qr__cmp_ds_run(QrCmpPlan *p, QrMetricAcc *acc, QrTensor *outs, b
     p->ct.acc = p->sh.acc = acc;
     p->keep_outs = outs;
     QrStatus st = shadow ? qr__cmp_split_begin(p) : QR_OK;   /* (the split's rows, before the runs take its runs) */
+    if (!shadow && p->split) p->split->n_todo = 0;          /* a full run alone takes none of them */
     if (st == QR_OK) st = shadow ? qr_session_jobs(p->s, 2, qr__cmp_job, p, NULL) : qr_compare_step(p, 0);
     if (st == QR_OK && shadow) qr__cmp_split_end(p);
     p->keep_outs = NULL;

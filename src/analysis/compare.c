@@ -818,10 +818,11 @@ static QrStatus qr__cmp_split_plan(QrCmpPlan *p) {
     return st;
 }
 
-/* The split's rows made ready for its runs, and the weights' worst channels that need no run (side by
- * side, one weight a task). The runs then go to the comparison's jobs (qr__cmp_split_part), beside
- * the full and shadow runs: a row's has_local, which the shadow run sets, is taken after them
- * (qr__cmp_split_end). */
+/* The split's rows made ready for its runs: the weights' worst channels that need no run from the
+ * plan (from their integers) or an earlier sample (a tapped constant weight), the rest reset. The runs
+ * then go to the comparison's jobs (qr__cmp_split_part), beside the full and shadow runs: a row's
+ * has_local, which the shadow run sets, is taken after them (qr__cmp_split_end). qr_compare_prepare
+ * calls it and a data-set run again for each sample (the first sample twice: it is idempotent). */
 static QrStatus qr__cmp_split_begin(QrCmpPlan *p) {
     QrCmpSplitPlan *sp = p->split;
     if (!sp) return QR_OK;

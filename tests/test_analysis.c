@@ -553,6 +553,76 @@ static void test_edge_cases(void) {
     qr_graph_free(a); free(a); qr_graph_free(b); free(b);
 }
 
+/* The comparison's integer values are dequantized into one buffer per run's taps, reused from value
+ * to value and sample to sample (compare.c qr__cmp_deq): a data-set plan over samples of different
+ * content gives, sample by sample, the rows (full-run and shadow metrics, error split) of a fresh
+ * one-sample comparison, whose own buffer starts empty; the buffer both grew and was reused. A
+ * buffer returned without the current value written, or one kept too small, fails it (the latter
+ * under make asan). */
+static void test_compare_deq_buffer(void) {
+    static const char *const pairs[] = { "qoperator", "ort_qdq" };
+    enum { NS = 3 };
+    for (int pi = 0; pi < QR_ARRAY_LEN(pairs); pi++) {
+        QtPair p;
+        QrSession se;
+        QrCompare c = {0}, one = {0};
+        QrCmpPlan *plan = NULL;
+        QrTensor in = {0}, in0 = {0};
+        bool open = false;
+        int diff = 0, rows = -1;
+        int64_t calls = 0, grows = 0;
+        char msg[300] = "";
+        QrStatus st = qt_session_pair(pairs[pi], &p, &se);
+        open = st == QR_OK;
+        if (st == QR_OK) st = qr_tensor_to_f32(&p.in, &in0);
+        if (st == QR_OK) st = qr_tensor_to_f32(&p.in, &in);
+        QrLayerRow *got = NULL;
+        for (int j = 0; j < NS && st == QR_OK; j++) {
+            for (int64_t i = 0; i < in.numel; i++)
+                ((float *)in.data)[i] = ((const float *)in0.data)[(i + 7 * j) % in.numel] * (1.0f - 0.25f * (float)j);
+            qr_session_next_inputs(&se, &in);
+            if (!plan) {
+                __atomic_store_n(&qr__cmp_deq_calls, 0, __ATOMIC_RELAXED);
+                __atomic_store_n(&qr__cmp_deq_grows, 0, __ATOMIC_RELAXED);
+                st = qr_compare_ds_open(&se, NULL, NULL, NULL, &c, &plan);
+                rows = st == QR_OK ? c.n : -1;
+                got = st == QR_OK ? calloc((size_t)NS * (size_t)c.n + 1, sizeof *got) : NULL;
+            }
+            if (st == QR_OK) st = qr_compare_ds_run(plan, NULL, NULL);
+            for (int k = 0; st == QR_OK && got && k < c.n; k++) got[j * c.n + k] = c.rows[k];
+        }
+        calls = __atomic_load_n(&qr__cmp_deq_calls, __ATOMIC_RELAXED);
+        grows = __atomic_load_n(&qr__cmp_deq_grows, __ATOMIC_RELAXED);
+        if (plan) { qr_compare_ds_close(plan); qr_compare_free(&c); }
+        for (int j = 0; j < NS && st == QR_OK && got; j++) {
+            for (int64_t i = 0; i < in.numel; i++)
+                ((float *)in.data)[i] = ((const float *)in0.data)[(i + 7 * j) % in.numel] * (1.0f - 0.25f * (float)j);
+            qr_session_next_inputs(&se, &in);
+            st = qr_compare_run(&se, p.a, 0.99, &one);
+            for (int k = 0; st == QR_OK && k < one.n && one.n == rows; k++) {
+                const QrLayerRow *a = &got[j * rows + k], *b = &one.rows[k];
+                if (a->match != b->match || a->has_m != b->has_m || a->has_local != b->has_local ||
+                    memcmp(&a->m, &b->m, sizeof a->m) || memcmp(&a->local, &b->local, sizeof a->local) ||
+                    memcmp(&a->sp, &b->sp, sizeof a->sp)) {
+                    if (!diff++) snprintf(msg, sizeof msg, "sample %d row %d: cosine %.9g / %.9g, local %.9g / %.9g", j, k,
+                                          a->m.cosine, b->m.cosine, a->local.cosine, b->local.cosine);
+                }
+            }
+            if (st == QR_OK && one.n != rows) { diff++; snprintf(msg, sizeof msg, "rows %d vs %d", rows, one.n); }
+            qr_compare_free(&one);
+        }
+        free(got);
+        if (open) qr_session_close(&se);
+        qr_tensor_free_data(&in);
+        qr_tensor_free_data(&in0);
+        qt_pair_free(&p);
+        QT_CHECKF(st == QR_OK && rows > 0, "%s: %s", pairs[pi], st == QR_OK ? "no rows" : qr_err_msg());
+        QT_CHECKF(diff == 0, "%s: %d rows differ from a fresh comparison; first: %s", pairs[pi], diff, msg);
+        QT_CHECKF(calls > grows && grows >= 1 && calls >= 2 * NS, "%s: %lld values dequantized into %lld buffer allocations",
+                  pairs[pi], (long long)calls, (long long)grows);
+    }
+}
+
 static void qt_analysis_all(void) {
     for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_metrics_pair(qt_pairs[i]);
     for (int i = 0; i < QR_ARRAY_LEN(qt_pairs); i++) qt_compare_pair(qt_pairs[i]);
@@ -564,4 +634,5 @@ static void qt_analysis_all(void) {
     QT_RUN(test_metric_edges);
     QT_RUN(test_edge_cases);
     QT_RUN(test_analysis_cli);
+    QT_RUN(test_compare_deq_buffer);
 }

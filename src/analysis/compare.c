@@ -12,6 +12,54 @@ static const char *qr_compare_describe_quantizer(QrArena *a, const QrGraph *g, c
                            q->block_size ? "blocks" : "channels");
 }
 
+/* A float32 buffer reused from value to value by one run's taps (one thread at a time): grown to the
+ * largest value, never zeroed (every element is written before it is read). The integer values a
+ * tap dequantizes to compare went into a fresh zeroed allocation each, which for a value above
+ * malloc's mmap threshold also meant fresh pages every sample: 3-4 ms of CPU per MobileNetV2 sample
+ * in memset and page faults, in the full run. */
+typedef struct QrCmpBuf { float *p; int64_t cap; } QrCmpBuf;
+
+#ifdef QR_TESTING
+static int64_t qr__cmp_deq_calls, qr__cmp_deq_grows;   /* tests: values dequantized into a buffer, buffers (re)allocated */
+#endif
+
+static float *qr__cmp_buf(QrCmpBuf *b, int64_t n) {
+#ifdef QR_TESTING
+    __atomic_add_fetch(&qr__cmp_deq_calls, 1, __ATOMIC_RELAXED);
+    if (n > b->cap) __atomic_add_fetch(&qr__cmp_deq_grows, 1, __ATOMIC_RELAXED);
+#endif
+    if (n > b->cap) {
+        qr_aligned_free(b->p);
+        b->cap = 0;
+        if (!(b->p = qr_aligned_alloc((size_t)QR_MAX(n, 1) * sizeof(float)))) return NULL;
+        b->cap = n;
+    }
+    return b->p;
+}
+
+static void qr__cmp_buf_free(QrCmpBuf *b) {
+    qr_aligned_free(b->p);
+    b->p = NULL;
+    b->cap = 0;
+}
+
+/* Integer value t dequantized by quantizer q of graph g into b: *y its float32 values. */
+static QrStatus qr__cmp_deq(QrCmpBuf *b, const QrGraph *g, const QrQuantizer *q, const QrTensor *t, const float **y) {
+    float *p = qr__cmp_buf(b, t->numel);
+    if (!p) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QR_TRY(qr_match_dequantize_into(g, q, t, p));
+    *y = p;
+    return QR_OK;
+}
+
+/* Match mi's twin value t as the shadow and split runs compare it (qr_session_visible_view's values):
+ * t's own data, its integers dequantized into b, or another float type converted into *f. */
+static QrStatus qr__cmp_visible(QrCmpBuf *b, const QrSession *s, int mi, const QrTensor *t, QrTensor *f, const float **y) {
+    if (t->dtype != QR_DT_F32 && s->vis_quant[mi] >= 0 && !qr_dtype_is_float(t->dtype))
+        return qr__cmp_deq(b, &s->tw.g, &s->qt.q[s->vis_quant[mi]], t, y);
+    return qr_session_visible_view(s, mi, t, f, y);
+}
+
 typedef struct QrCmpTap {
     QrSession *s;
     QrCompare *c;
@@ -27,6 +75,7 @@ typedef struct QrCmpTap {
     QrCmpMatchFn match_fn;   /* data sets (qr_compare_ds_open's hooks): each pair of the full run */
     void *match_user;
     const uint8_t *pairs_of; /* hooks' pairs_of: only these matches, no metrics */
+    QrCmpBuf deq;            /* the dequantized integer values (qr__cmp_deq) */
 } QrCmpTap;
 
 /* A float32 copy of y (t's shape) into *d (compare --save-values). */
@@ -47,13 +96,13 @@ static QrStatus qr__cmp_tap(void *user, const QrGraph *g, int node, int value, c
         QrTensor f = {0};
         const float *y = NULL;   /* t's own data, or f's */
         QrStatus st = QR_OK;
-        if (ct->shadow) st = qr_session_visible_view(ct->s, mi, t, &f, &y);
+        if (ct->shadow) st = qr__cmp_visible(&ct->deq, ct->s, mi, t, &f, &y);
         else if (t->dtype == QR_DT_F32) y = t->data;
         else if (ct->quant_of[mi] >= 0 && !qr_dtype_is_float(t->dtype))
-            st = qr_match_dequantize_value(g, &ct->s->qa.q[ct->quant_of[mi]], t, &f);
+            st = qr__cmp_deq(&ct->deq, g, &ct->s->qa.q[ct->quant_of[mi]], t, &y);
         else if (!qr_dtype_is_float(t->dtype) && ct->s->qt.by_value[value] >= 0)
             /* an integer value without a quantizer of its own (MaxPool on uint8): the twin's re-quantizer knows its scale */
-            st = qr_match_dequantize_value(&ct->s->tw.g, &ct->s->qt.q[ct->s->qt.by_value[value]], t, &f);
+            st = qr__cmp_deq(&ct->deq, &ct->s->tw.g, &ct->s->qt.q[ct->s->qt.by_value[value]], t, &y);
         else if (!qr_dtype_is_float(t->dtype)) st = qr_errf(QR_ERR_UNSUPPORTED, "no scale for integer value");
         else st = qr_tensor_to_f32(t, &f);
         if (st != QR_OK) { qr_err_clear(); continue; }
@@ -135,6 +184,7 @@ typedef struct QrCmpSplitRun {
     int n_slots;
     int *yv;                 /* per row: the value holding its output in this run, -1 when not measured */
     int64_t n_exec;          /* nodes this run executed (added to QrCompare.split_exec after the runs) */
+    QrCmpBuf deq;            /* its dequantized integer values (qr__cmp_deq) */
 } QrCmpSplitRun;
 
 struct QrCmpSplitPlan {
@@ -168,6 +218,7 @@ static void qr__cmp_split_free(QrCmpSplitPlan *sp) {
         QrCmpSplitRun *u = &sp->run[r];
         qr_session_overrides_free(&u->ov);
         free(u->live); free(u->tap_only); free(u->first); free(u->slots); free(u->yv);
+        qr__cmp_buf_free(&u->deq);
     }
     for (int k = 0; sp->mask && k < sp->c->n; k++) free(sp->mask[k]);
     for (int k = 0; sp->qp && k < sp->c->n; k++) free(sp->qp[k]);
@@ -626,7 +677,7 @@ static QrStatus qr__cmp_split_tap(void *user, const QrGraph *g, int node, int va
         QrStatus st = QR_OK;
         if (t->dtype == QR_DT_F32) y = t->data;
         else if (sl->role == QR__CMP_Y && sp->s->vis[sp->c->rows[sl->row].match] == value)
-            st = qr_session_visible_view(sp->s, sp->c->rows[sl->row].match, t, &f, &y);
+            st = qr__cmp_visible(&u->deq, sp->s, sp->c->rows[sl->row].match, t, &f, &y);
         else if (qr_dtype_is_float(t->dtype)) st = qr_tensor_to_f32(t, &f);
         else continue;
         if (st == QR_OK && !y) y = f.data;
@@ -951,6 +1002,8 @@ static void qr__cmp_plan_free(QrCmpPlan *p) {
     free(p->sh_only);
     free(p->ct.first_match);
     free(p->ct.next_match);
+    qr__cmp_buf_free(&p->ct.deq);
+    qr__cmp_buf_free(&p->sh.deq);
     free(p->sh.first_match);
     free(p->sh.next_match);
     free(p->ct.quant_of);
@@ -992,7 +1045,7 @@ static QrStatus qr__cmp_plan(QrCmpPlan *p, QrTapFn extra, void *extra_user) {
     QrCmpTap *ct = &p->ct, *sh = &p->sh;
     *ct = (QrCmpTap){ s, c, exec, malloc(((size_t)nv + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)),
                       malloc(((size_t)s->m.n + 1) * sizeof(int)), malloc(((size_t)s->m.n + 1) * sizeof(int)), false,
-                      extra, extra_user, NULL, NULL, NULL, NULL };
+                      extra, extra_user, NULL, NULL, NULL, NULL, { NULL, 0 } };
     *sh = *ct;               /* the shadow run's: its own value -> match lists */
     sh->first_match = malloc(((size_t)nv + 1) * sizeof(int));
     sh->next_match = malloc(((size_t)s->m.n + 1) * sizeof(int));

@@ -619,20 +619,14 @@ static bool qr_match_weight_consistent(const QrGraph *a, const QrQuantizer *q, c
     return far * 100 <= qi->numel;
 }
 
-static QrStatus qr_match_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out) {
-    memset(out, 0, sizeof *out);
-    QR_TRY(qr_tensor_set_shape(out, QR_DT_F32, x->rank, x->dims));
-    QR_TRY(qr_tensor_alloc_data(out));
+static QrStatus qr_match_dequantize_into(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, float *y) {
     const QrTensor *s = q->scale_value >= 0 ? &a->values[q->scale_value].t : NULL;
     const QrTensor *z = q->zp_value >= 0 ? &a->values[q->zp_value].t : NULL;
-    if (!s || !s->data || s->numel != 1 || (z && (!z->data || z->numel != 1))) {
-        qr_tensor_free_data(out);
+    if (!s || !s->data || s->numel != 1 || (z && (!z->data || z->numel != 1)))
         return qr_errf(QR_ERR_UNSUPPORTED, "value '%s': only per-tensor constant scales can be dequantized for comparison",
                        a->values[q->int_value].name);
-    }
     float scale = (float)qr_tensor_get_f64(s, 0);
     int64_t zp = z ? qr_tensor_get_i64(z, 0) : 0;
-    float *y = out->data;
     if ((x->dtype == QR_DT_S8 || x->dtype == QR_DT_U8) && zp >= -(1 << 24) && zp <= 1 << 24) {
         /* the kernel's (float)(q - zp) * scale: the same integer q - zp (it fits an int32 here),
          * so the same float and product as the loop below */
@@ -642,6 +636,15 @@ static QrStatus qr_match_dequantize_value(const QrGraph *a, const QrQuantizer *q
     }
     for (int64_t i = 0; i < x->numel; i++) y[i] = (float)(qr_tensor_get_i64(x, i) - zp) * scale;
     return QR_OK;
+}
+
+static QrStatus qr_match_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out) {
+    memset(out, 0, sizeof *out);
+    QR_TRY(qr_tensor_set_shape(out, QR_DT_F32, x->rank, x->dims));
+    QR_TRY(qr_tensor_alloc_data(out));
+    QrStatus st = qr_match_dequantize_into(a, q, x, out->data);
+    if (st != QR_OK) qr_tensor_free_data(out);
+    return st;
 }
 
 /* ==== the equivalence check's verdict (computed by analysis/session) ==== */

@@ -78,8 +78,10 @@ static bool qr_match_verified(const QrMatch *m);
 static const char *qr_match_verify_name(QrMatchVerify v);
 
 
-/* Dequantizes a value of the analysis model (int -> float) with quantizer q. */
+/* Dequantizes a value of the analysis model (int -> float) with quantizer q: into a new tensor
+ * (out), or into y (x->numel floats, every one written; the comparison's taps reuse one buffer). */
 static QrStatus qr_match_dequantize_value(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, QrTensor *out);
+static QrStatus qr_match_dequantize_into(const QrGraph *a, const QrQuantizer *q, const QrTensor *x, float *y);
 
 /* ---- used by other modules (issue 19: private names used across modules became public) ---- */
 static const char *qr_match_canon(const QrNode *n);

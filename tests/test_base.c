@@ -277,6 +277,37 @@ static void test_subbyte_pb_roundtrip(void) {
     qr_tensor_free_data(&f);
 }
 
+/* qr_pool_memcpy: the bytes of memcpy at 1, 2 and 3 threads, below, at and above the size from
+ * which it splits the copy (256 KB) and with a last task shorter than the others; unaligned ends. */
+static void test_pool_memcpy(void) {
+    const size_t sizes[] = { 0, 1, 4096, (256 << 10) - 1, 256 << 10, (256 << 10) + 1, (1 << 20) + 13, (3 << 20) + 7 };
+    const size_t cap = (3 << 20) + 16;
+    unsigned char *src = malloc(cap), *dst = malloc(cap);
+    QT_CHECK(src && dst);
+    uint32_t r = 12345u;
+    for (size_t i = 0; i < cap; i++) { r = r * 1664525u + 1013904223u; src[i] = (unsigned char)(r >> 24); }
+    const int saved = qr_pool_threads();
+    int bad = 0;
+    char msg[160] = "";
+    for (int th = 1; th <= 3; th++) {
+        qr_pool_init(th);
+        for (int k = 0; k < QR_ARRAY_LEN(sizes); k++)
+            for (int off = 0; off < 2; off++) {
+                const size_t n = sizes[k];
+                memset(dst, 0xa5, cap);
+                qr_pool_memcpy(dst + off, src + 3 - off, n);
+                bool ok = !memcmp(dst + off, src + 3 - off, n);
+                for (size_t i = 0; i < (size_t)off; i++) ok = ok && dst[i] == 0xa5;
+                for (size_t i = n + (size_t)off; i < cap; i++) ok = ok && dst[i] == 0xa5;
+                if (!ok && !bad++) snprintf(msg, sizeof msg, "%d threads, %zu bytes, offset %d", th, n, off);
+            }
+    }
+    qr_pool_init(saved);
+    free(src);
+    free(dst);
+    QT_CHECKF(bad == 0, "%d copies differ from memcpy; first: %s", bad, msg);
+}
+
 static void qt_base_all(void) {
     QT_RUN(test_arena);
     QT_RUN(test_strmap);
@@ -289,4 +320,5 @@ static void qt_base_all(void) {
     QT_RUN(test_minifloat_ties);
     QT_RUN(test_minifloat_saturate);
     QT_RUN(test_subbyte_pb_roundtrip);
+    QT_RUN(test_pool_memcpy);
 }

@@ -224,7 +224,12 @@ typedef struct QrBaseTap { QrSession *s; int *match_of; QrStatsCollect stats; ui
 /* t as float32 into *d: into d's own buffer when it already has t's shape (a stale baseline
  * value of the previous sample), else a new one. */
 static QrStatus qr__se_f32_into(const QrTensor *t, QrTensor *d) {
-    if (d->data && d->owned && d->dtype == QR_DT_F32 && qr_tensor_same_shape(d, t)) return qr_tensor_convert(t, d);
+    if (d->data && d->owned && d->dtype == QR_DT_F32 && qr_tensor_same_shape(d, t)) {
+        if (t->dtype != QR_DT_F32) return qr_tensor_convert(t, d);
+        /* the baseline run's tap, while the other threads wait for the next node: the copy split among them */
+        qr_pool_memcpy(d->data, t->data, qr_tensor_nbytes(t));
+        return QR_OK;
+    }
     qr_tensor_free_data(d);
     return qr_tensor_to_f32(t, d);
 }

@@ -232,3 +232,23 @@ static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx) {
         pthread_mutex_unlock(&qr__pool_pool.busy);
     }
 }
+
+typedef struct QrPoolCopy { char *dst; const char *src; size_t n; } QrPoolCopy;
+
+enum { QR__POOL_COPY_TASK = 64 << 10, QR__POOL_COPY_MIN = 256 << 10 };
+
+static void qr__pool_copy_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrPoolCopy *c = ctx;
+    const size_t o = (size_t)t * QR__POOL_COPY_TASK;
+    memcpy(c->dst + o, c->src + o, QR_MIN((size_t)QR__POOL_COPY_TASK, c->n - o));
+}
+
+static void qr_pool_memcpy(void *dst, const void *src, size_t n) {
+    if (n < QR__POOL_COPY_MIN || qr_pool_threads() < 2) {
+        if (n) memcpy(dst, src, n);
+        return;
+    }
+    QrPoolCopy c = { dst, src, n };
+    qr_pool_for((int64_t)((n + QR__POOL_COPY_TASK - 1) / QR__POOL_COPY_TASK), qr__pool_copy_task, &c);
+}

@@ -40,6 +40,10 @@ static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx);
  * from inside a kernel's task, so a waiting caller never runs one over its own. */
 #define QR_POOL_SCRATCH_LEVELS 4
 static int qr_pool_scratch_level(void);
+/* memcpy(dst, src, n), split over the pool from 256 KB on (64 KB a task): the bytes do not
+ * depend on it. For copies a caller makes while the other threads wait, e.g. a model run's tap
+ * keeping a value. */
+static void qr_pool_memcpy(void *dst, const void *src, size_t n);
 /* Stops and joins the workers; the next qr_pool_for starts them again. */
 static void qr_pool_shutdown(void);
 

@@ -152,6 +152,12 @@ static int bench_model(const char *path, const char *input, int reps) {
         g = &low;
         cache = qr_run_cache_new(g);
     }
+    /* BENCH_PREP=1: a constant cache that keeps prepared data (packed convolution weights), as
+     * `qreport run` has; default: none in float mode (weights packed per call, as runall) */
+    if (getenv("BENCH_PREP")) {
+        if (!cache) cache = qr_run_cache_new(g);
+        qr_run_cache_keep_prep(cache);
+    }
     double *by_node = calloc((size_t)g->n_nodes, sizeof(double)), t[64], tc[64];
     BenchTap bt = { 0, by_node };
     /* BENCH_TAP=1: time nodes through a tap on every value (every value materialized, no

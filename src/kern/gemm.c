@@ -828,14 +828,17 @@ static inline bool qr__k_conv_flat(const QrF32ConvB *b) {
 /* Whether the coc path takes a 1x1, stride 1, unpadded convolution (run flat, one row of N
  * pixels): only with its weights packed by the caller (`qreport run`'s cache: packed per call,
  * ~10% of a 7x7 layer's time, it was 4-9% slower than the GEMM path) and then where it measured
- * faster on one thread (kern_bench-style calls, Zen 4, weights prepacked): every 7x7 layer of
- * MobileNetV2 5-9%, its 14x14 ones with K >= 2M 3-5% (K <= M/4: 2-5% slower, kept on the GEMM
- * path), 28x28 ones 4-5% slower. */
+ * faster on one thread (the layer's shapes called alone, Zen 4, weights prepacked): every 7x7
+ * layer of MobileNetV2 4-8%, its 14x14 ones with K >= 2M 3-4% (K = M/6: 2-5% slower, kept on
+ * the GEMM path), 28x28 ones 4-5% slower; in whole runs (weights from memory, 2 threads) its 7x7
+ * layers came out 5-20% faster, its 14x14 projections 8-10% (bench/RESULTS_CNN.md). */
 static bool qr__k_coc_flat_takes(int64_t M, int64_t N, int64_t K, bool given) {
     return given && (N <= 64 || (N <= 256 && K >= 2 * M));
 }
 
-/* tasks per thread of a flat coc run: cdiv(tasks * threads, blocks) tile runs per channel block */
+/* A flat coc run's tasks: about this many per thread, as runs of tiles of one channel block
+ * (MobileNetV2's 7x7 960->160 layers, 5 blocks of 4 tiles: with 2 per thread, 5 tasks of a
+ * whole block, they measured 9-17% slower on 2 threads; 8 measured the same as 4) */
 #define QR__K_COC_FLAT_TASKS 4
 
 /* Whether qr__k_f32_coc_run takes the convolution: stride 1 or 2 along the row, at least 16

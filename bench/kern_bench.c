@@ -7,7 +7,9 @@
  * a whole run (qr_run, after loading) and where it goes by operator type; BENCH_INT=1 runs the
  * int-mode lowering first (as `qreport run --mode int`, constants cached) and lists what stays
  * float, BENCH_NODES=1 adds a line per node (timed by QrRunOpts.node_sec: a fused chain counts
- * at its head; BENCH_TAP=1 times through a tap on every value instead, without fusion).
+ * at its head; BENCH_TAP=1 times through a tap on every value instead, without fusion);
+ * BENCH_PREP=1 gives the float run a constant cache that keeps packed convolution weights, as
+ * `qreport run`'s does (default: none, the weights packed per call as in runall's analyses).
  * Depthwise mode: ./build/bench_kern --dw [reps] times MobileNetV2's depthwise layers per
  * kernel level (qr_kern.f32_conv_m1, one thread).
  * Cold B: BENCH_COLD=1 gives each float run its own copy of B, in rotation among copies that

@@ -7,7 +7,9 @@
  * a whole run (qr_run, after loading) and where it goes by operator type; BENCH_INT=1 runs the
  * int-mode lowering first (as `qreport run --mode int`, constants cached) and lists what stays
  * float, BENCH_NODES=1 adds a line per node (timed by QrRunOpts.node_sec: a fused chain counts
- * at its head; BENCH_TAP=1 times through a tap on every value instead, without fusion).
+ * at its head; BENCH_TAP=1 times through a tap on every value instead, without fusion);
+ * BENCH_PREP=1 gives the float run a constant cache that keeps packed convolution weights, as
+ * `qreport run`'s does (default: none, the weights packed per call as in runall's analyses).
  * Depthwise mode: ./build/bench_kern --dw [reps] times MobileNetV2's depthwise layers per
  * kernel level (qr_kern.f32_conv_m1, one thread).
  * Cold B: BENCH_COLD=1 gives each float run its own copy of B, in rotation among copies that
@@ -151,6 +153,12 @@ static int bench_model(const char *path, const char *input, int reps) {
             printf("left in float: %s (%s): %s\n", info.skipped[i].name, info.skipped[i].op_type, info.skipped[i].why);
         g = &low;
         cache = qr_run_cache_new(g);
+    }
+    /* BENCH_PREP=1: a constant cache that keeps prepared data (packed convolution weights), as
+     * `qreport run` has; default: none in float mode (weights packed per call, as runall) */
+    if (getenv("BENCH_PREP")) {
+        if (!cache) cache = qr_run_cache_new(g);
+        qr_run_cache_keep_prep(cache);
     }
     double *by_node = calloc((size_t)g->n_nodes, sizeof(double)), t[64], tc[64];
     BenchTap bt = { 0, by_node };

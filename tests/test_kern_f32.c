@@ -668,8 +668,9 @@ static void test_f32_conv_order(void) {
         for (int64_t i = 0; i < C * H * H; i++) xn[i] = NAN;
         cbn.x = xn;
         QrF32Fused f = { .ep = { bias, -INFINITY, INFINITY }, .relu = true, .conv_n = N };
-        /* the AVX-512 levels take the channels-along-vectors path exactly where it applies */
-        const bool coc = M >= 16 && (N >= 2 * M || (2 * N >= M && OW >= 12)) && K >= 64;
+        /* the AVX-512 levels take the channels-along-vectors path exactly where it applies (a 1x1,
+         * stride 1, unpadded one only flat and with its weights packed: test_f32_conv_flat) */
+        const bool coc = M >= 16 && (N >= 2 * M || (2 * N >= M && OW >= 12)) && K >= 64 && (KS > 1 || st > 1 || pad);
         for (int l = 0; l < nl; l++) {
             if (lv[l].isa != QR_ISA_AVX2 && lv[l].isa != QR_ISA_AVX512 && lv[l].isa != QR_ISA_VNNI) continue;   /* x86-64 SIMD levels: ORT order */
             for (int form = 0; form < 3; form++) {   /* 2: the convolution on one thread */
@@ -706,6 +707,94 @@ static void test_f32_conv_order(void) {
     printf("conv order: %d level x shape cases exact\n", cases);
 }
 
+/* A 1x1, stride 1, unpadded convolution as qr__nn_conv_f32_steps hands it over (QrF32ConvB of
+ * the plane's geometry; its packed weights when the kernels ask for them): on every x86-64 SIMD
+ * level, with and without the packed weights, on one and two threads, it sums as ORT's MlasConv
+ * (per K block a chain of fused multiply-adds, the blocks in order, the bias, then the residual,
+ * Clip, Relu and the post steps, from their plain definitions), NaN and Inf in the image and a
+ * -Inf weight included. The AVX-512 levels run it flat on the coc path (kern/gemm.c: the plane
+ * one row of N pixels, tiles of up to 14 across the plane's rows) exactly where
+ * qr__k_coc_flat_takes says (packed weights; N <= 64, or N <= 256 with K >= 2M): 7x7 and 14x14
+ * planes, odd ones (5x3, 1x37, 3x5), M not a multiple of 16 or 32, K from 64 to 1100 (1 to 5
+ * K blocks); the rest (K < 2M, 28x28, K < 64) on the GEMM path, the same bits. */
+static void test_f32_conv_flat(void) {
+    QrKernels lv[8];
+    const int nl = qt__k_levels(lv, 8);
+    int cases = 0, flat_cases = 0;
+    uint64_t rng = 1717;
+    static const struct { int64_t C, H, W, M; } sh[] = {
+        { 960, 7, 7, 160 }, { 160, 7, 7, 200 }, { 320, 7, 7, 72 }, { 1100, 7, 7, 48 }, { 384, 14, 14, 72 },
+        { 96, 5, 3, 17 },   { 600, 1, 37, 33 }, { 64, 3, 5, 16 },   { 200, 2, 1, 24 },  { 64, 14, 14, 384 },
+        { 192, 28, 28, 40 }, { 48, 7, 7, 40 },  { 96, 7, 7, 15 },
+    };
+    for (int si = 0; si < QR_ARRAY_LEN(sh); si++) {
+        const int64_t C = sh[si].C, H = sh[si].H, W = sh[si].W, M = sh[si].M, N = H * W, K = C;
+        float *x = qt__k_randf(C * N, &rng), *A = qt__k_randf(M * K, &rng), *bias = qt__k_randf(M, &rng);
+        float *R = qt__k_randf(M * N, &rng), *want = qr_aligned_alloc((size_t)(M * N) * sizeof(float));
+        float *y = qr_aligned_alloc((size_t)(M * N) * sizeof(float)), *pk = qr_aligned_alloc((size_t)8 << 20);
+        x[1 * N + N / 2] = NAN;          /* channel 1: a NaN pixel */
+        x[2 * N + N - 1] = INFINITY;     /* channel 2: +Inf in the last pixel (the last tile's) */
+        A[3 * K + 2] = 0.0f;             /* 0 x Inf: NaN in row 3 */
+        A[5 * K + K - 1] = -INFINITY;    /* -Inf weight in the last K block */
+        const int64_t kc = qt__kf_mlas_conv_kc(K, N);
+        QrF32ConvB cb = { x, C, H, W, 1, 1, 1, 1, 1, 1, 0, 0, H, W };
+        QrF32Step relu_step = { .op = QR_F32_STEP_RELU };
+        for (int v = 0; v < 3; v++) {   /* 0 bias + Relu; 1 residual + Clip; 2 bias, residual first, Clip, post Relu */
+            QtKfPost pp = { &relu_step, 1, N };
+            QrF32Fused f = { .ep = { v != 1 ? bias : NULL, -INFINITY, INFINITY }, .relu = v == 0, .conv_n = N };
+            if (v) { f.res = R; f.ldres = N; f.res_first = v == 2; f.ep.lo = -1.0f; f.ep.hi = 1.5f; }
+            if (v == 2) { f.post = qt__kf_post; f.post_ctx = &pp; }
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t p = 0; p < N; p++) {
+                    float s = 0.0f;
+                    for (int64_t k0 = 0; k0 < K; k0 += kc) {
+                        float blk = qt__kf_fma_chain(A + m * K, x + p, N, k0, QR_MIN(K, k0 + kc));
+                        s = k0 ? s + blk : blk;
+                    }
+                    want[m * N + p] = f.ep.bias ? s + bias[m] : s;
+                }
+            QrF32Fused fw = f;
+            fw.post = NULL;
+            qt__kf_unfused_tail(&fw, want, M, N, N);
+            if (v == 2) qt__kf_post(&pp, want, N, 0, M, 0, N);
+            for (int l = 0; l < nl; l++) {
+                const QrIsa isa = lv[l].isa;
+                if (isa != QR_ISA_AVX2 && isa != QR_ISA_AVX512 && isa != QR_ISA_VNNI) continue;   /* ORT's order: x86-64 */
+                const size_t pb = lv[l].f32_conv_pack_bytes(M, &cb);
+                const bool coc = isa != QR_ISA_AVX2 && M >= 16 && K >= 64 && (N <= 64 || (N <= 256 && K >= 2 * M));
+                QT_CHECKF((pb > 0) == coc, "%s C=%lld %lldx%lld M=%lld: pack bytes %zu", qr_isa_name(isa), (long long)C,
+                          (long long)H, (long long)W, (long long)M, pb);
+                if (pb > (size_t)8 << 20) continue;
+                if (pb) lv[l].f32_conv_pack(M, A, K, &cb, pk);
+                for (int form = 0; form < 4; form++) {   /* bit 0: packed weights given; bit 1: one thread */
+                    if ((form & 1) && !pb) continue;
+                    QT_OK(qr_pool_init(form & 2 ? 1 : 2));
+                    f.a_pack = form & 1 ? pk : NULL;
+                    for (int64_t i = 0; i < M * N; i++) y[i] = NAN;
+                    const int64_t flat0 = qr__k_coc_flat_runs;
+                    lv[l].f32_conv_gemm_fused(M, A, K, &cb, y, N, &f);
+                    const bool flat = qr__k_coc_flat_runs > flat0, want_flat = coc && (form & 1);
+                    QT_CHECKF(flat == want_flat, "%s C=%lld %lldx%lld M=%lld form %d: flat coc %s", qr_isa_name(isa),
+                              (long long)C, (long long)H, (long long)W, (long long)M, form, flat ? "taken" : "not taken");
+                    int64_t bad = -1;
+                    for (int64_t i = 0; i < M * N && bad < 0; i++)
+                        if (!qt__kf_same(y[i], want[i])) bad = i;
+                    QT_CHECKF(bad < 0, "%s C=%lld %lldx%lld M=%lld ep %d form %d (kc %lld): y[%lld] = %.9g want %.9g",
+                              qr_isa_name(isa), (long long)C, (long long)H, (long long)W, (long long)M, v, form,
+                              (long long)kc, (long long)bad, bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
+                    cases++;
+                    flat_cases += flat;
+                }
+            }
+        }
+        float *all[] = { x, A, bias, R, want, y, pk };
+        for (int i = 0; i < QR_ARRAY_LEN(all); i++) qr_aligned_free(all[i]);
+    }
+    QT_OK(qr_pool_init(0));
+    if (!cases) QT_SKIP("no x86-64 SIMD level on this CPU (ONNX Runtime's order is x86-64's)");
+    printf("conv flat: %d level x shape cases exact, %d of them flat on the coc path\n", cases, flat_cases);
+}
+
 static void qt_kern_f32_all(void) {
     QT_RUN(test_f32_steps_ref);
     QT_RUN(test_f32_steps_levels);
@@ -717,4 +806,5 @@ static void qt_kern_f32_all(void) {
     QT_RUN(test_f32_gemm_qb);
     QT_RUN(test_f32_gemv_m1);
     QT_RUN(test_f32_conv_order);
+    QT_RUN(test_f32_conv_flat);
 }

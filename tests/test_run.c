@@ -932,9 +932,11 @@ static void test_run_cache(void) {
 /* ---- packed convolution weights kept with the constants (QrOpCtx.prep) ----------------------
  * x [1, 32, 20, 20] -> Conv W1 [48, 32, 3, 3] + B1, pads 1 -> Relu -> Conv W2 [64, 24, 3, 3] group 2
  * (two groups of 32 channels), pads 1 -> Conv DQ(W3 int8 [32, 64, 3, 3]), pads 1 -> Conv DQ(Q(W4 float
- * [32, 32, 3, 3])), pads 1 = y. The first two read float initializers and the last a constant the
- * cache holds (W4's fake-quantized copy): with a cache, their weights are packed once (four kept
- * blocks) and every later run reads them; W3's dequantized copy is never kept (qr_run_uncached), so
+ * [32, 32, 3, 3])), pads 1 -> Conv W5 [64, 32, 4, 4] stride 4 (5x5: the GEMM path, nothing packed)
+ * -> Conv W6 [48, 64, 1, 1] + B6 = y [1, 48, 5, 5], a 1x1 the kernels' coc path takes flat only with
+ * its weights packed (kern/gemm.c qr__k_coc_flat_takes). W1, W2 and W6 are float initializers and W4
+ * a constant the cache holds (W4's fake-quantized copy): with a cache, their weights are packed once
+ * (five kept blocks) and every later run reads them (conv6 on the coc path only then); W3's dequantized copy is never kept (qr_run_uncached), so
  * its convolution packs its own every run, as does a run whose W1 is substituted — and the kept W1
  * is still the one read afterwards. A cache not asked to keep prepared data (qr_run_cache_keep_prep:
  * the analyses' caches) keeps none. Every run's output has the bits of a run without a cache, and
@@ -943,7 +945,8 @@ static QrStatus qt__wp_model(QrGraph **g) {
     QtModel mb;
     qt_mb_init(&mb, 13);
     uint64_t rng = 77;
-    int64_t dx[4] = { 1, 32, 20, 20 }, dy[4] = { 1, 32, 20, 20 }, w1[4] = { 48, 32, 3, 3 }, b1[1] = { 48 };
+    int64_t dx[4] = { 1, 32, 20, 20 }, dy[4] = { 1, 48, 5, 5 }, w1[4] = { 48, 32, 3, 3 }, b1[1] = { 48 };
+    int64_t w5[4] = { 64, 32, 4, 4 }, w6[4] = { 48, 64, 1, 1 }, b6[1] = { 48 }, st4[2] = { 4, 4 };
     int64_t w2[4] = { 64, 24, 3, 3 }, w3[4] = { 32, 64, 3, 3 }, w4[4] = { 32, 32, 3, 3 }, s0[1] = { 1 };
     int64_t pads[4] = { 1, 1, 1, 1 };
     qt_mb_input(&mb, "x", QR_DT_F32, 4, dx);
@@ -971,8 +974,14 @@ static QrStatus qt__wp_model(QrGraph **g) {
     qt__rf_init(&mb, "W4", 4, w4, &rng, 0.1f, 0.0f);
     qt_mb_node(&mb, "QuantizeLinear", "q4", "W4,ws,wz", "W4q");
     qt_mb_node(&mb, "DequantizeLinear", "dq4", "W4q,ws,wz", "W4d");
-    n = qt_mb_node(&mb, "Conv", "conv4", "c3,W4d", "y");
+    n = qt_mb_node(&mb, "Conv", "conv4", "c3,W4d", "c4");
     qt_mb_attr_ints(&mb, n, "pads", 4, pads);
+    qt__rf_init(&mb, "W5", 4, w5, &rng, 0.1f, 0.0f);
+    n = qt_mb_node(&mb, "Conv", "conv5", "c4,W5", "c5");
+    qt_mb_attr_ints(&mb, n, "strides", 2, st4);
+    qt__rf_init(&mb, "W6", 4, w6, &rng, 0.1f, 0.0f);
+    qt__rf_init(&mb, "B6", 1, b6, &rng, 0.1f, 0.0f);
+    qt_mb_node(&mb, "Conv", "conv6", "c5,W6,B6", "y");
     QrStatus st = qt_load_built(&mb, "conv_pack.onnx", g);
     qt_mb_free(&mb);
     return st;
@@ -980,10 +989,13 @@ static QrStatus qt__wp_model(QrGraph **g) {
 
 static void test_run_conv_pack(void) {
     QrF32ConvB b1 = { NULL, 32, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1, 20, 20 }, b2 = b1;
+    const QrF32ConvB b5 = { NULL, 32, 20, 20, 4, 4, 4, 4, 1, 1, 0, 0, 5, 5 }, b6 = { NULL, 64, 5, 5, 1, 1, 1, 1, 1, 1, 0, 0, 5, 5 };
     b2.C = 24;
+    const size_t p6 = qr_kern.f32_conv_pack_bytes(48, &b6);
     const size_t p1 = qr_kern.f32_conv_pack_bytes(48, &b1), p2 = qr_kern.f32_conv_pack_bytes(32, &b2);
     const size_t p4 = qr_kern.f32_conv_pack_bytes(32, &b1), w4 = 32 * 32 * 9 * 5;   /* W4's int8 and float copies */
-    if (!p1 || !p2 || !p4) QT_SKIP("kernel level %s packs no convolution weights", qr_isa_name(qr_kern.isa));
+    if (!p1 || !p2 || !p4 || !p6) QT_SKIP("kernel level %s packs no convolution weights", qr_isa_name(qr_kern.isa));
+    QT_CHECK(qr_kern.f32_conv_pack_bytes(64, &b5) == 0);
     QrGraph *g = NULL;
     QT_OK(qt__wp_model(&g));
     QrTensor x = {0}, y[8] = {{0}}, w1 = {0};
@@ -1032,12 +1044,13 @@ static void test_run_conv_pack(void) {
     QT_OK(st);
     QT_CHECK(same);
     QT_CHECK(subst_ok);
-    for (int r = 0; r < 8; r++) {   /* conv1, conv2's two groups, conv3 and conv4 take the coc path every run */
-        static const int64_t want[8] = { 5, 1, 1, 2, 5, 1, 5, 5 };
-        QT_CHECKF(coc[r] == 5 && packs[r] == want[r], "run %d: %lld coc runs, %lld packed their weights (want 5, %lld)", r,
-                  (long long)coc[r], (long long)packs[r], (long long)want[r]);
+    for (int r = 0; r < 8; r++) {   /* conv1, conv2's two groups, conv3 and conv4 take the coc path every run, */
+        static const int64_t want[8] = { 5, 1, 1, 2, 5, 1, 5, 5 };   /* conv6 with the kept packs only */
+        const int64_t want_coc = r == 0 || r == 4 || r >= 6 ? 5 : 6;
+        QT_CHECKF(coc[r] == want_coc && packs[r] == want[r], "run %d: %lld coc runs, %lld packed their weights (want %lld, %lld)",
+                  r, (long long)coc[r], (long long)packs[r], (long long)want_coc, (long long)want[r]);
     }
-    const size_t kept = p1 + 2 * p2 + p4;
+    const size_t kept = p1 + 2 * p2 + p4 + p6;
     QT_CHECKF(bytes[1] == kept + w4 && bytes[5] == bytes[1] && est == kept && bytes[7] == w4,
               "cache holds %zu then %zu bytes, want %zu (+ %zu of W4's copies; estimated %llu); the plain one %zu", bytes[1],
               bytes[5], kept, w4, (unsigned long long)est, bytes[7]);

@@ -63,6 +63,8 @@ static void *qr__k_scratch(size_t bytes) {
 static int64_t qr__k_wide_runs, qr__k_coc_runs;
 /* Tests: coc runs that packed their weights themselves (no QrF32Fused.a_pack). */
 static int64_t qr__k_coc_wpacks;
+/* Tests: coc runs of a 1x1 convolution flattened into one row. */
+static int64_t qr__k_coc_flat_runs;
 
 QR_TESTAPI void qr_kern_release(void) {
     pthread_mutex_lock(&qr__k_all_mu);
@@ -206,15 +208,19 @@ static inline __attribute__((always_inline)) void qr__k_deq_panel_c(const void *
  * weights packed once per call into blocks of QR__K_COC_MB channels (the ISA's QrKCocPack:
  * 16x16 transposes in registers on AVX-512), (K, QR__K_COC_MB) each
  * (zero past M), the image copied once into a zero-padded one, so that tap k of output
- * (oh, ow) is xp[off[k] + oh*sh*Wp + ow*sw]. A task is one channel block over `rows` output
- * rows; the ISA's task function (QrKF32Isa.coc) sums every element as the GEMM path does. */
+ * (oh, ow) is xp[off[k] + oh*sh*Wp + ow*sw]. A task is one channel block over `tiles` tiles
+ * of up to QR__K_COC_MAXP pixels (row by row, each row in cdiv(OW, MAXP) tiles); the ISA's task
+ * function (QrKF32Isa.coc) sums every element as the GEMM path does. A 1x1, stride 1, unpadded
+ * convolution runs flat: its OH x OW pixels one output row of OH*OW (OH 1, OW N), the image read
+ * in place as (C, 1, N) (no copy). */
 #define QR__K_COC_MB 32
 #define QR__K_COC_MAXP 14   /* output pixels per tile */
 typedef struct QrKCocJob {
     const float *xp, *wt;    /* padded image (C, Hp, Wp); packed weights */
     const int32_t *off;      /* K offsets into xp */
     float *Y;                /* output (M, OH*OW), row stride ldy */
-    int64_t ldy, M, K, kc, OH, OW, Wp, sh, sw, nblk, rows;
+    int64_t ldy, M, K, kc, OH, OW, Wp, sh, sw, nblk;
+    int64_t tiles;           /* tiles per task, counted row by row (whole rows but for a flat run) */
     const QrF32Fused *f;     /* epilogue; NULL: none */
 } QrKCocJob;
 typedef void (*QrKCocTask)(void *ctx, int64_t t, int tid);
@@ -808,9 +814,32 @@ static void qr__k_coc_prep_task(void *ctx, int64_t t, int tid) {
  * nblk weight blocks, and the bytes of the packed weights, the padded image and the tap
  * offsets. */
 typedef struct QrKCocShape {
-    int64_t Hp, Wp, nblk;
+    int64_t Hp, Wp, nblk, OH, OW;   /* OH, OW: the run's rows (flat: 1 x N) */
+    bool flat;                      /* 1x1, stride 1, unpadded: one row, the image read in place */
     size_t wt_b, xp_b, off_b;
 } QrKCocShape;
+
+/* Whether convolution b is a 1x1, stride 1, unpadded one: its image is its B (C, N). */
+static inline bool qr__k_conv_flat(const QrF32ConvB *b) {
+    return b->KH == 1 && b->KW == 1 && b->sh == 1 && b->sw == 1 && b->ph == 0 && b->pw == 0 && b->OH == b->H &&
+           b->OW == b->W;
+}
+
+/* Whether the coc path takes a 1x1, stride 1, unpadded convolution (run flat, one row of N
+ * pixels): only with its weights packed by the caller (`qreport run`'s cache: packed per call,
+ * ~10% of a 7x7 layer's time, it was 4-9% slower than the GEMM path) and then where it measured
+ * faster on one thread (the layer's shapes called alone, Zen 4, weights prepacked): every 7x7
+ * layer of MobileNetV2 4-8%, its 14x14 ones with K >= 2M 3-4% (K = M/6: 2-5% slower, kept on
+ * the GEMM path), 28x28 ones 4-5% slower; in whole runs (weights from memory, 2 threads) its 7x7
+ * layers came out 5-20% faster, its 14x14 projections 8-10% (bench/RESULTS_CNN.md). */
+static bool qr__k_coc_flat_takes(int64_t M, int64_t N, int64_t K, bool given) {
+    return given && (N <= 64 || (N <= 256 && K >= 2 * M));
+}
+
+/* A flat coc run's tasks: about this many per thread, as runs of tiles of one channel block
+ * (MobileNetV2's 7x7 960->160 layers, 5 blocks of 4 tiles: with 2 per thread, 5 tasks of a
+ * whole block, they measured 9-17% slower on 2 threads; 8 measured the same as 4) */
+#define QR__K_COC_FLAT_TASKS 4
 
 /* Whether qr__k_f32_coc_run takes the convolution: stride 1 or 2 along the row, at least 16
  * channels, at least twice as many output pixels as channels (then the packed weights are at
@@ -820,18 +849,27 @@ typedef struct QrKCocShape {
  * its 7x7 layers, tiles of 7 pixels and 2.4-9.4 MB of weights, were 25-30% slower and stay
  * there), K >= 64 (below, a tile's transposes and stores cost more than the gather saves:
  * MobileNetV2's first layer, K = 27, measured 5% slower), and the copies (weights included,
- * packed or not: the path taken does not depend on it) within 8 MiB of a thread's scratch. */
-static bool qr__k_coc_shape(const QrKF32Isa *isa, int64_t M, const QrF32ConvB *b, QrKCocShape *s) {
+ * packed or not: the path taken does not depend on it, but for a flat one) within 8 MiB of a
+ * thread's scratch. A 1x1, stride 1, unpadded convolution (flat) has its own rule, above;
+ * given: the caller packed the weights (QrF32Fused.a_pack). */
+static bool qr__k_coc_shape(const QrKF32Isa *isa, int64_t M, const QrF32ConvB *b, bool given, QrKCocShape *s) {
     const int64_t N = b->OH * b->OW, K = b->C * b->KH * b->KW, MB = QR__K_COC_MB;
     if (!isa->coc || (b->sw != 1 && b->sw != 2) || M < 16 || K < 64 || N <= 1) return false;
-    if (N < 2 * M && (2 * N < M || b->OW < 12)) return false;
-    s->Hp = (b->OH - 1) * b->sh + (b->KH - 1) * b->dh + 1;
-    s->Wp = (b->OW - 1) * b->sw + (b->KW - 1) * b->dw + 1;
+    s->flat = qr__k_conv_flat(b);
+    if (s->flat) {
+        if (!qr__k_coc_flat_takes(M, N, K, given)) return false;
+    } else if (N < 2 * M && (2 * N < M || b->OW < 12)) {
+        return false;
+    }
+    s->OH = s->flat ? 1 : b->OH;
+    s->OW = s->flat ? N : b->OW;
+    s->Hp = s->flat ? 1 : (b->OH - 1) * b->sh + (b->KH - 1) * b->dh + 1;
+    s->Wp = s->flat ? N : (b->OW - 1) * b->sw + (b->KW - 1) * b->dw + 1;
     s->nblk = qr__k_cdiv(M, MB);
     const int64_t xp_n = b->C * s->Hp * s->Wp;
     if (xp_n >= ((int64_t)1 << 31)) return false;
     s->wt_b = qr__k_rup64((size_t)(s->nblk * K * MB) * sizeof(float));
-    s->xp_b = qr__k_rup64((size_t)xp_n * sizeof(float));
+    s->xp_b = s->flat ? 0 : qr__k_rup64((size_t)xp_n * sizeof(float));
     s->off_b = qr__k_rup64((size_t)K * sizeof(int32_t));
     return s->wt_b + s->xp_b + s->off_b <= ((size_t)8 << 20);
 }
@@ -839,14 +877,14 @@ static bool qr__k_coc_shape(const QrKF32Isa *isa, int64_t M, const QrF32ConvB *b
 /* QrF32ConvPackBytesFn of an ISA: the coc path's packed weights, when it takes the convolution. */
 static size_t qr__k_f32_conv_pack_bytes(const QrKF32Isa *isa, int64_t M, const QrF32ConvB *b) {
     QrKCocShape s;
-    return qr__k_coc_shape(isa, M, b, &s) ? s.wt_b : 0;
+    return qr__k_coc_shape(isa, M, b, true, &s) ? s.wt_b : 0;
 }
 
 /* QrF32ConvPackFn of an ISA: every weight block, on this thread. */
 static void qr__k_f32_conv_pack(const QrKF32Isa *isa, int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,
                                 float *dst) {
     QrKCocShape s;
-    if (!qr__k_coc_shape(isa, M, b, &s)) return;
+    if (!qr__k_coc_shape(isa, M, b, true, &s)) return;
     const int64_t K = b->C * b->KH * b->KW;
     for (int64_t t = 0; t < s.nblk; t++) qr__k_coc_pack_block(isa->coc_pack, A, lda, M, K, t, dst + t * K * QR__K_COC_MB);
 }
@@ -857,9 +895,9 @@ static void qr__k_f32_conv_pack(const QrKF32Isa *isa, int64_t M, const float *A,
 static bool qr__k_f32_coc_run(const QrKF32Isa *isa, int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,
                               float *Y, int64_t ldy, const QrF32Fused *f, int threads) {
     QrKCocShape s;
-    if (!qr__k_coc_shape(isa, M, b, &s)) return false;
-    const int64_t N = b->OH * b->OW, K = b->C * b->KH * b->KW, Hp = s.Hp, Wp = s.Wp, nblk = s.nblk;
     const float *given = f ? f->a_pack : NULL;
+    if (!qr__k_coc_shape(isa, M, b, given != NULL, &s)) return false;
+    const int64_t N = b->OH * b->OW, K = b->C * b->KH * b->KW, Hp = s.Hp, Wp = s.Wp, nblk = s.nblk;
     const size_t wt_b = given ? 0 : s.wt_b;
     unsigned char *mem = qr__k_scratch(wt_b + s.xp_b + s.off_b);
     if (!mem) return false;
@@ -867,24 +905,33 @@ static bool qr__k_f32_coc_run(const QrKF32Isa *isa, int64_t M, const float *A, i
     for (int64_t c = 0, k = 0; c < b->C; c++)
         for (int64_t kh = 0; kh < b->KH; kh++)
             for (int64_t kw = 0; kw < b->KW; kw++, k++) off[k] = (int32_t)((c * Hp + kh * b->dh) * Wp + kw * b->dw);
-    QrKCocJob j = { (const float *)(mem + wt_b), given ? given : (const float *)mem, off, Y, ldy, M, K,
-                    qr__k_conv_kc(K, N), b->OH, b->OW, Wp, b->sh, b->sw, nblk, 1, f };
-    /* tasks of whole output rows, about 8 per thread when the layer has them */
-    const int64_t want = QR_MAX(1, qr__k_cdiv(8 * (int64_t)threads, nblk));
-    j.rows = qr__k_cdiv(b->OH, QR_MIN(b->OH, want));
+    QrKCocJob j = { s.flat ? b->x : (const float *)(mem + wt_b), given ? given : (const float *)mem, off, Y, ldy, M, K,
+                    qr__k_conv_kc(K, N), s.OH, s.OW, Wp, b->sh, b->sw, nblk, 1, f };
+    /* tasks of whole output rows, about 8 per thread when the layer has them; a flat run (one
+     * row) in runs of tiles instead */
+    const int64_t nt = qr__k_cdiv(s.OW, QR__K_COC_MAXP);
+    if (s.flat) {
+        const int64_t want = QR_MAX(1, qr__k_cdiv(QR__K_COC_FLAT_TASKS * (int64_t)threads, nblk));
+        j.tiles = qr__k_cdiv(nt, QR_MIN(nt, want));
+    } else {
+        const int64_t want = QR_MAX(1, qr__k_cdiv(8 * (int64_t)threads, nblk));
+        j.tiles = qr__k_cdiv(s.OH, QR_MIN(s.OH, want)) * nt;
+    }
     QrKCocPrep p = { &j, b, A, lda, Hp, QR_MAX(1, ((int64_t)1 << 14) / QR_MAX(1, Hp * Wp)), given ? 0 : nblk,
                      (float *)mem, (float *)(mem + wt_b), isa->coc_pack };
-    const int64_t n_prep = p.nw + qr__k_cdiv(b->C, p.cchunk), n_tasks = nblk * qr__k_cdiv(b->OH, j.rows);
+    const int64_t n_prep = p.nw + (s.flat ? 0 : qr__k_cdiv(b->C, p.cchunk));
+    const int64_t n_tasks = nblk * qr__k_cdiv(s.OH * nt, j.tiles);
     if (threads == 1) {
         for (int64_t t = 0; t < n_prep; t++) qr__k_coc_prep_task(&p, t, 0);
         for (int64_t t = 0; t < n_tasks; t++) isa->coc(&j, t, 0);
     } else {
-        qr_pool_for(n_prep, qr__k_coc_prep_task, &p);
+        if (n_prep) qr_pool_for(n_prep, qr__k_coc_prep_task, &p);
         qr_pool_for(n_tasks, isa->coc, &j);
     }
 #ifdef QR_TESTING
     __atomic_add_fetch(&qr__k_coc_runs, 1, __ATOMIC_RELAXED);
     if (!given) __atomic_add_fetch(&qr__k_coc_wpacks, 1, __ATOMIC_RELAXED);
+    if (s.flat) __atomic_add_fetch(&qr__k_coc_flat_runs, 1, __ATOMIC_RELAXED);
 #endif
     return true;
 }
@@ -901,7 +948,20 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
     /* below ~1 MFLOP the pool's hand-off costs more than it saves */
     const bool small = (double)M * (double)N * (double)K < 524288.0;
     const int threads = small ? 1 : qr_pool_threads();
-    if (conv && !accumulate && qr__k_f32_coc_run(isa, M, A, lda, conv, C, ldc, f, threads)) return;
+    QrF32Fused flat_f;
+    if (conv && !accumulate) {
+        if (qr__k_f32_coc_run(isa, M, A, lda, conv, C, ldc, f, threads)) return;
+        if (qr__k_conv_flat(conv)) {   /* a 1x1 the coc path leaves: its image is B, read in place */
+            flat_f = f ? *f : (QrF32Fused){ .ep = { NULL, -INFINITY, INFINITY } };
+            flat_f.conv_n = N;
+            flat_f.a_pack = NULL;
+            f = &flat_f;
+            B = conv->x;
+            ldb = N;
+            b_trans = false;
+            conv = NULL;
+        }
+    }
     if (N == 1 && !conv) {   /* tasks of whole 16-row groups: a partial group goes through the scalar dot products */
         QrKF32Gemv g = { isa, A, B, M, K, lda, ldc, qr__k_rup(qr__k_cdiv(M, 8 * (int64_t)threads), 16), C, accumulate, f };
         const QrF32QuantB *qb = f ? f->qb : NULL;

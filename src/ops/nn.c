@@ -450,10 +450,22 @@ static QrStatus qr__nn_conv_f32_steps(QrOpCtx *c, const QrNnSteps *fs) {
     bool direct = true;   /* 1x1, stride 1, no padding: X itself is the column matrix */
     for (int i = 0; i < n; i++) direct = direct && w.k[i] == 1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
     if (direct || CK == 0) {
+        /* a 2-D one the kernels take with the output channels along the vectors (packed weights:
+         * kern/gemm.c's coc path, its pixels flattened into one row) goes as a convolution */
+        QrF32ConvB cb = { NULL, Cg, n == 2 ? w.in[0] : 1, w.in[n - 1], 1, 1, 1, 1, 1, 1, 0, 0, n == 2 ? w.out[0] : 1,
+                          w.out[n - 1] };
+        const size_t pk_b = n == 2 && CK > 0 ? qr_kern.f32_conv_pack_bytes(Mg, &cb) : 0;
         for (int64_t in = 0; in < N; in++)
             for (int64_t g = 0; g < G; g++) {
                 int64_t off0 = (in * M + g * Mg) * P;
                 qr__nn_fused_ep(fs, B ? B + g * Mg : NULL, g * Mg, off0, P, &f, &post);
+                if (pk_b) {
+                    cb.x = X + (in * C + g * Cg) * Pin;
+                    QrNnPack pk = { Mg, W + g * Mg * CK, CK, &cb };
+                    f.a_pack = qr_op_prep(c, 1u << 1, (uint64_t)g, pk_b, qr__nn_pack_fill, &pk);
+                    qr_kern.f32_conv_gemm_fused(Mg, W + g * Mg * CK, CK, &cb, Y + off0, P, &f);
+                    continue;
+                }
                 qr_kern.f32_gemm_fused(Mg, P, CK, W + g * Mg * CK, CK, X + (in * C + g * Cg) * Pin, Pin, Y + off0, P,
                                        false, &f);
             }
@@ -522,9 +534,9 @@ static uint64_t qr_nn_conv_prep_bytes(const QrGraph *g, const QrNode *n) {
     const int64_t Cg = in[0]->dims[1] / G, Mg = wv->t.dims[0] / G;
     QrF32ConvB cb = { NULL, Cg, w.in[0], w.in[1], w.k[0], w.k[1], w.s[0], w.s[1], w.d[0], w.d[1], w.pb[0], w.pb[1],
                       w.out[0], w.out[1] };
-    bool direct = true;
-    for (int i = 0; i < 2; i++) direct = direct && w.k[i] == 1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
-    if (direct || Mg == 1 || Cg * w.k[0] * w.k[1] == 0) return 0;   /* the paths that pack no weights */
+    /* (a 1x1, stride 1, unpadded one packs where the kernels' coc path takes it flattened, as
+     * qr__nn_conv_f32_steps asks the same function) */
+    if (Mg == 1 || Cg * w.k[0] * w.k[1] == 0) return 0;   /* the paths that pack no weights */
     qr_kern_init();
     return (uint64_t)G * qr_kern.f32_conv_pack_bytes(Mg, &cb);
 }

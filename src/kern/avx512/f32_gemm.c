@@ -389,8 +389,8 @@ QR__K_A512_COC_S(2)
 #undef QR__K_A512_COC_S
 #undef QR__K_A512_COC
 
-/* QrKCocTask on AVX-512F: channel block t % nblk over output rows [rg*rows, ...) with
- * rg = t / nblk, each row in tiles of up to 14 pixels (as even as the row allows), taken
+/* QrKCocTask on AVX-512F: channel block t % nblk over tiles [tg*tiles, ...) with tg = t / nblk,
+ * the tiles numbered row by row, each row in tiles of up to 14 pixels (as even as the row allows), taken
  * QR__K_COC_GROUP tiles at a time K block by K block, so that a block's weights (kc x 32
  * floats) stay in L1 across the tiles (tile by tile over all of K, ResNet-18's layer1 streamed
  * its 73 KB of weights from L2 for every tile); a group takes the task's tiles in row order
@@ -410,26 +410,27 @@ QR__K_AVX512 static void qr__k_f32_avx512_coc(void *ctx, int64_t t, int tid) {
           qr__k_f32_avx512_coc13_s2, qr__k_f32_avx512_coc14_s2 },
     };
     const QrKCocJob *j = ctx;
-    const int64_t blk = t % j->nblk, oh0 = t / j->nblk * j->rows, oh1 = QR_MIN(j->OH, oh0 + j->rows);
-    const int64_t m0 = blk * QR__K_COC_MB, OW = j->OW, nt = qr__k_cdiv(OW, QR__K_COC_MAXP), K = j->K;
+    const int64_t OW = j->OW, nt = qr__k_cdiv(OW, QR__K_COC_MAXP), K = j->K;
+    const int64_t blk = t % j->nblk, i0 = t / j->nblk * j->tiles, i1 = QR_MIN(j->OH * nt, i0 + j->tiles);
+    const int64_t m0 = blk * QR__K_COC_MB;
     const float *w = j->wt + blk * K * QR__K_COC_MB;
     float tbuf[QR__K_COC_GROUP * QR__K_COC_MAXP * QR__K_COC_MB] __attribute__((aligned(64)));
-    const int64_t ntt = (oh1 - oh0) * nt;   /* the task's tiles, row by row; a group may span rows */
-    for (int64_t g0 = 0; g0 < ntt; g0 += QR__K_COC_GROUP) {
-        const int64_t g1 = QR_MIN(ntt, g0 + QR__K_COC_GROUP);
+    for (int64_t g0 = i0; g0 < i1; g0 += QR__K_COC_GROUP) {   /* tiles numbered row by row; a group may span rows */
+        const int64_t g1 = QR_MIN(i1, g0 + QR__K_COC_GROUP);
         for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
             const int64_t k1 = QR_MIN(K, k0 + j->kc);
             for (int64_t i = g0; i < g1; i++) {
-                const int64_t oh = oh0 + i / nt, ti = i % nt, ow0 = ti * OW / nt, ow1 = (ti + 1) * OW / nt;
+                const int64_t oh = i / nt, ti = i % nt, ow0 = ti * OW / nt, ow1 = (ti + 1) * OW / nt;
                 fn[j->sw - 1][ow1 - ow0 - 1](j, j->xp + oh * j->sh * j->Wp + ow0 * j->sw, w, k0, k1,
                                              tbuf + (i - g0) * QR__K_COC_MAXP * QR__K_COC_MB, m0, oh * OW + ow0);
             }
         }
     }
     const QrF32Fused *f = j->f;
-    if (f && f->post && oh1 > oh0)
-        f->post(f->post_ctx, j->Y + m0 * j->ldy + oh0 * OW, j->ldy, m0, QR_MIN((int64_t)QR__K_COC_MB, j->M - m0),
-                oh0 * OW, (oh1 - oh0) * OW);
+    /* the task's pixels [p0, p1): whole rows, or a flat run's tiles */
+    const int64_t p0 = i0 / nt * OW + i0 % nt * OW / nt, p1 = i1 / nt * OW + i1 % nt * OW / nt;
+    if (f && f->post && p1 > p0)
+        f->post(f->post_ctx, j->Y + m0 * j->ldy + p0, j->ldy, m0, QR_MIN((int64_t)QR__K_COC_MB, j->M - m0), p0, p1 - p0);
 }
 
 /* QrKCocPack on AVX-512F: 16 rows x 16 K values at a time (masked past K and mv, zero rows

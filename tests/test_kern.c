@@ -627,12 +627,16 @@ static const QtWin qt__k_wins[] = {
      * consecutive outputs of the plane per vector) — 4x4, 5x9, 9x5, one row, one element,
      * 21x12 (16 vectors, a partial last), 16x12 (12, none partial), pads only at the end,
      * two rows / columns of pad at the start, more pad rows than rows; next to them the 14x14
-     * and 16x16 planes the row form keeps, and stride 2 on small planes */
+     * and 16x16 planes the row form keeps */
     { 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },     { 5, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },   { 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
     { 1, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },    { 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },   { 21, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
     { 16, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },   { 6, 11, 3, 3, 1, 1, 1, 1, 0, 0, 2, 2 },  { 7, 10, 3, 3, 1, 1, 1, 1, 2, 2, 0, 0 },
     { 3, 2, 3, 3, 1, 1, 1, 1, 2, 1, 1, 1 },     { 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 }, { 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+    /* stride 2 on planes at most 7 outputs wide (two output rows per vector): 14x14 -> 7x7,
+     * an odd last row pair, three pad columns, 15 columns unpadded, one input row, one column */
     { 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },   { 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },   { 5, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+    { 9, 13, 3, 3, 2, 2, 1, 1, 2, 3, 0, 0 },    { 5, 15, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0 },  { 1, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+    { 2, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
     /* max pooling read straight from the rows (kern/avx512/f32_pool.c): ResNet-18's 3x3/2 with
      * ceil mode's extra end pad, stride 2 with dilation 2 and 3 over 16-output blocks and their
      * partial last one, stride 1 with dilation 3, a 2x2/2 window without pads */

@@ -368,10 +368,67 @@ qr__k_m1f512(const int ACT, const QrF32ConvB *b, const float *w, float bias, flo
     }
 }
 
+/* The 3x3 window with stride 2 on planes at most 7 outputs wide (qr__k_m1d512_try): two
+ * output rows per vector, lanes 0-7 row oh and 8-15 row oh + 1 (a 7x7 plane: 4 vectors,
+ * where the row form computes 8 row slots of 7 of 16 lanes). Input row ih is one masked
+ * load of the 16 elements from column -pw (those outside the row and rows outside x 0);
+ * tap (kh, kw) of lane ow (+ 8) is element 2*ow + kw of input row 2*oh - ph + kh (+ 2),
+ * one vpermt2ps of the two rows. Four output rows at a time from nine input rows; the
+ * products and sums are qr__k_m1d512's. */
+QR__K_AVX512 static inline __attribute__((always_inline)) void
+qr__k_m1p512_3x3_s2(const int ACT, const QrF32ConvB *b, const float *w, float bias, float *y, const QrKM1dTab *t,
+                    float lo, float hi) {
+    QR_UNUSED(t);
+    const int64_t OH = b->OH, OW = b->OW, H = b->H, W = b->W;
+    const __m512 vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    const __mmask16 cm = (__mmask16)qr__k_bits(b->pw, b->pw + W, 0, 16);
+    const __mmask16 row = (__mmask16)((1u << OW) - 1), two = (__mmask16)(row | row << 8);
+    const float *x0 = b->x - b->pw;
+    __m512i idx[3];
+#pragma GCC unroll 3
+    for (int kw = 0; kw < 3; kw++)
+        idx[kw] = _mm512_add_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),
+                                   _mm512_set1_epi32(kw));
+    __m512 wv[9];
+#pragma GCC unroll 9
+    for (int k = 0; k < 9; k++) wv[k] = _mm512_set1_ps(w[k]);
+    for (int64_t oh = 0; oh < OH; oh += 4) {
+        __m512 r[9];   /* input rows 2*oh - ph .. + 8 */
+#pragma GCC unroll 9
+        for (int i = 0; i < 9; i++) {
+            const int64_t ih = 2 * oh - b->ph + i;
+            const bool in = ih >= 0 && ih < H;
+            r[i] = _mm512_maskz_loadu_ps(in ? cm : 0, x0 + (in ? ih * W : 0));
+        }
+#pragma GCC unroll 2
+        for (int s = 0; s < 2; s++) {
+            const int64_t o = oh + 2 * s;
+            __m512 p[9];
+#pragma GCC unroll 3
+            for (int kh = 0; kh < 3; kh++)
+#pragma GCC unroll 3
+                for (int kw = 0; kw < 3; kw++) {
+                    p[kh * 3 + kw] = _mm512_mul_ps(wv[kh * 3 + kw], _mm512_permutex2var_ps(r[4 * s + kh], idx[kw], r[4 * s + kh + 2]));
+                    QR_KERN_ROUNDED(p[kh * 3 + kw]);
+                }
+            __m512 acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[0], p[1]), p[2]), p[3]);
+            if (!(ACT & 4)) acc = _mm512_add_ps(acc, _mm512_setzero_ps());
+            acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[4], p[5]), p[6]), p[7]), acc);
+            acc = _mm512_add_ps(p[8], acc);
+            if (o < OH) {
+                const __m512 out = qr__k_m1d_act16(ACT, _mm512_add_ps(acc, vb), vlo, vhi);
+                const int64_t nr = OH - o >= 2 ? 2 : 1;
+                _mm512_mask_storeu_ps(y + o * OW, (__mmask16)((1u << (nr * OW)) - 1), _mm512_maskz_compress_ps(two, out));
+            }
+        }
+    }
+}
+
 /* The instantiations: [window][activation], windows 3x3 stride 1, 3x3 stride 2, 5x5
  * stride 1, 5x5 stride 2, 3x3 stride 1 with one column of left padding (the carried-row
  * form; bench_kern --dw: MobileNetV2's stride-1 layers 8-14% faster than the general one),
- * 3x3 stride 1 on a small plane (the flat form, qr__k_m1f512); activations none, ReLU, Clip, Clip then ReLU; with (0-3) or without (4-7) the + 0 that
+ * 3x3 stride 1 on a small plane (the flat form, qr__k_m1f512), 3x3 stride 2 at most 7
+ * outputs wide (two rows per vector, qr__k_m1p512_3x3_s2); activations none, ReLU, Clip, Clip then ReLU; with (0-3) or without (4-7) the + 0 that
  * starts ORT's sums (qr__k_m1d512_try). */
 typedef void (*QrKM1d512Fn)(const QrF32ConvB *b, const float *w, float bias, float *y, const QrKM1dTab *t, float lo,
                             float hi);
@@ -394,17 +451,18 @@ typedef void (*QrKM1d512Fn)(const QrF32ConvB *b, const float *w, float bias, flo
     QR__K_M1D512(name##_a2, fn(2, b, w, bias, y, t, lo, hi)) QR__K_M1D512(name##_a3, fn(3, b, w, bias, y, t, lo, hi)) \
     QR__K_M1D512(name##_a4, fn(4, b, w, bias, y, t, lo, hi)) QR__K_M1D512(name##_a5, fn(5, b, w, bias, y, t, lo, hi)) \
     QR__K_M1D512(name##_a6, fn(6, b, w, bias, y, t, lo, hi)) QR__K_M1D512(name##_a7, fn(7, b, w, bias, y, t, lo, hi))
-/* Generates qr__k_m1d512_{3x3_s1,3x3_s2,5x5_s1,5x5_s2,3x3_s1p,3x3_f}_a0 .. _a7 (listed in the table below). */
+/* Generates qr__k_m1d512_{3x3_s1,3x3_s2,5x5_s1,5x5_s2,3x3_s1p,3x3_f,3x3_s2p}_a0 .. _a7 (listed in the table below). */
 QR__K_M1D512_ACTS(3x3_s1, 3, 3, 1)
 QR__K_M1D512_ACTS(5x5_s1, 5, 5, 1)
 QR__K_M1D512_ACTS(5x5_s2, 5, 5, 2)
 QR__K_M1D512_ACTS_FN(3x3_s2, qr__k_m1d512_3x3_s2x)
 QR__K_M1D512_ACTS_FN(3x3_s1p, qr__k_m1d512_3x3_s1x)
 QR__K_M1D512_ACTS_FN(3x3_f, qr__k_m1f512)
+QR__K_M1D512_ACTS_FN(3x3_s2p, qr__k_m1p512_3x3_s2)
 #undef QR__K_M1D512_ACTS_FN
 #undef QR__K_M1D512_ACTS
 #undef QR__K_M1D512
-static const QrKM1d512Fn qr__k_m1d512_fns[6][8] = {
+static const QrKM1d512Fn qr__k_m1d512_fns[7][8] = {
     { qr__k_m1d512_3x3_s1_a0, qr__k_m1d512_3x3_s1_a1, qr__k_m1d512_3x3_s1_a2, qr__k_m1d512_3x3_s1_a3,
       qr__k_m1d512_3x3_s1_a4, qr__k_m1d512_3x3_s1_a5, qr__k_m1d512_3x3_s1_a6, qr__k_m1d512_3x3_s1_a7 },
     { qr__k_m1d512_3x3_s2_a0, qr__k_m1d512_3x3_s2_a1, qr__k_m1d512_3x3_s2_a2, qr__k_m1d512_3x3_s2_a3,
@@ -417,6 +475,8 @@ static const QrKM1d512Fn qr__k_m1d512_fns[6][8] = {
       qr__k_m1d512_3x3_s1p_a4, qr__k_m1d512_3x3_s1p_a5, qr__k_m1d512_3x3_s1p_a6, qr__k_m1d512_3x3_s1p_a7 },
     { qr__k_m1d512_3x3_f_a0, qr__k_m1d512_3x3_f_a1, qr__k_m1d512_3x3_f_a2, qr__k_m1d512_3x3_f_a3,
       qr__k_m1d512_3x3_f_a4, qr__k_m1d512_3x3_f_a5, qr__k_m1d512_3x3_f_a6, qr__k_m1d512_3x3_f_a7 },
+    { qr__k_m1d512_3x3_s2p_a0, qr__k_m1d512_3x3_s2p_a1, qr__k_m1d512_3x3_s2p_a2, qr__k_m1d512_3x3_s2p_a3,
+      qr__k_m1d512_3x3_s2p_a4, qr__k_m1d512_3x3_s2p_a5, qr__k_m1d512_3x3_s2p_a6, qr__k_m1d512_3x3_s2p_a7 },
 };
 
 /* The direct form when it has an instantiation for b's window (3x3 and 5x5, one input
@@ -433,10 +493,11 @@ QR__K_AVX512 static int qr__k_m1d512_try(const QrF32ConvB *b, const float *w, fl
     int kind;
     const int used = qr__k_m1_act_kind(act, nact, &kind);
     const float lo = kind & 2 ? act[0].lo : -INFINITY, hi = kind & 2 ? act[0].hi : INFINITY;
-    /* the flat form where it pays (time per channel against the row forms: 7x7 -31%, 12
-     * columns -12%, 14 even, 16 +20%; bench/RESULTS_CNN.md) */
-    const int flat = t->nflat > 0 && b->OW <= 12;
-    const int win = flat ? 5 : b->KH == 3 && b->sw == 1 && b->pw == 1 ? 4 : (b->KH == 5) * 2 + (b->sw == 2);
+    /* the small-plane forms where they pay (time per channel against the row forms, stride
+     * 1: 7x7 -31%, 12 columns -12%, 14 even, 16 +20%; stride 2, 14x14 -> 7x7: -54%;
+     * bench/RESULTS_CNN.md) */
+    const int flat = t->nflat > 0 && b->OW <= 12, pair = b->KH == 3 && b->sw == 2 && b->OW <= 7;
+    const int win = flat ? 5 : pair ? 6 : b->KH == 3 && b->sw == 1 && b->pw == 1 ? 4 : (b->KH == 5) * 2 + (b->sw == 2);
     uint32_t bias_bits;
     memcpy(&bias_bits, &bias, 4);
     /* the + 0 that starts ORT's sums only turns a -0 into +0, which shows in the output only

@@ -1135,7 +1135,10 @@ static void qr__k_f32_conv_m1(QrKF32M1Cols cols, const QrF32ConvB *b, const floa
  * (v*L + j)*sw - pw + kw*dw of its input row straight from x, under the mask of the
  * elements inside [0, W) (outside: a zero input, as in the planes); a row outside x is read
  * from qr__k_zero_row. Every product is still w * x, so an infinite weight meets a zero
- * and gives NaN there, and the sums are the column kernels' (ORT's M=1 order). */
+ * and gives NaN there, and the sums are the column kernels' (ORT's M=1 order). On small
+ * planes, where an output row fills few lanes, the AVX-512 level packs several rows into a
+ * vector instead: 3x3 stride 1 with OW == W <= 12 the flat form (qr__k_m1f_tables), 3x3
+ * stride 2 with OW <= 7 two output rows per vector (kern/avx512/f32_conv_m1.c). */
 enum { QR__K_M1D_MAXW = 4096, QR__K_M1D_MAXV = 64, QR__K_M1D_MAXR = 2048, QR__K_M1D_SLOTS = 4, QR__K_M1D_FLATV = 16 };
 static const float qr__k_zero_row[QR__K_M1D_MAXW] __attribute__((aligned(64)));
 

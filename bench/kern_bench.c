@@ -10,8 +10,8 @@
  * at its head; BENCH_TAP=1 times through a tap on every value instead, without fusion);
  * BENCH_PREP=1 gives the float run a constant cache that keeps packed convolution weights, as
  * `qreport run`'s does (default: none, the weights packed per call as in runall's analyses).
- * Depthwise mode: ./build/bench_kern --dw [reps] times MobileNetV2's depthwise layers per
- * kernel level (qr_kern.f32_conv_m1, one thread).
+ * Depthwise mode: ./build/bench_kern --dw [reps] [level] times MobileNetV2's depthwise layers
+ * per kernel level (qr_kern.f32_conv_m1, one thread), or only the named level (avx512, ...).
  * Cold B: BENCH_COLD=1 gives each float run its own copy of B, in rotation among copies that
  * together exceed the last-level cache by a quarter (from sysfs; 32 MB when unknown), so B
  * comes from memory as a model's weights do in a whole run, while A and C stay cached. */
@@ -208,7 +208,7 @@ static int bench_model(const char *path, const char *input, int reps) {
 
 /* Per level, the median over reps of the time of every channel of each layer through
  * qr_kern.f32_conv_m1 on one thread (the executor runs channels as pool tasks). */
-static int bench_dw(int reps) {
+static int bench_dw(int reps, const char *only) {
     static const struct { int64_t C, H, s; } layers[] = {
         { 32, 112, 1 }, { 96, 112, 2 }, { 144, 56, 1 }, { 144, 56, 2 }, { 192, 28, 1 }, { 192, 28, 1 },
         { 192, 28, 2 }, { 384, 14, 1 }, { 384, 14, 1 }, { 384, 14, 1 }, { 384, 14, 1 }, { 576, 14, 1 },
@@ -234,6 +234,10 @@ static int bench_dw(int reps) {
         for (int l = 0; l < QR_ARRAY_LEN(levels); l++) {
             QrKernels k;
             if (qr_kern_table(levels[l], &k) != QR_OK) continue;
+            if (only && strcmp(only, qr_isa_name(levels[l]))) {
+                printf(" %9s", "-");
+                continue;
+            }
             double t[64];
             for (int r = 0; r < reps; r++) {
                 double t0 = qr_time_now();
@@ -264,7 +268,7 @@ static int bench_dw(int reps) {
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "--dw")) {
         qr_kern_init();
-        return bench_dw(argc > 2 ? atoi(argv[2]) : 15);
+        return bench_dw(argc > 2 ? atoi(argv[2]) : 15, argc > 3 ? argv[3] : NULL);
     }
     if (argc > 3 && !strcmp(argv[1], "--model")) {
         qr_kern_init();

@@ -623,6 +623,20 @@ static const QtWin qt__k_wins[] = {
      * the next block's first column), two padding rows on top, a partial block of one */
     { 7, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0 },    { 9, 33, 3, 3, 1, 1, 1, 1, 2, 1, 0, 0 },  { 6, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0 },
     { 5, 49, 3, 3, 1, 1, 1, 1, 0, 1, 2, 1 },
+    /* small planes: the AVX-512 flat form (3x3, stride 1, OW == W <= 12, OH*OW <= 256: 16
+     * consecutive outputs of the plane per vector) — 4x4, 5x9, 9x5, one row, one element,
+     * 21x12 (16 vectors, a partial last), 16x12 (12, none partial), pads only at the end,
+     * two rows / columns of pad at the start, more pad rows than rows; next to them the 14x14
+     * and 16x16 planes the row form keeps */
+    { 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },     { 5, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },   { 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+    { 1, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },    { 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },   { 21, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+    { 16, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },   { 6, 11, 3, 3, 1, 1, 1, 1, 0, 0, 2, 2 },  { 7, 10, 3, 3, 1, 1, 1, 1, 2, 2, 0, 0 },
+    { 3, 2, 3, 3, 1, 1, 1, 1, 2, 1, 1, 1 },     { 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 }, { 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+    /* stride 2 on planes at most 7 outputs wide (two output rows per vector): 14x14 -> 7x7,
+     * an odd last row pair, three pad columns, 15 columns unpadded, one input row, one column */
+    { 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },   { 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },   { 5, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+    { 9, 13, 3, 3, 2, 2, 1, 1, 2, 3, 0, 0 },    { 5, 15, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0 },  { 1, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+    { 2, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
     /* max pooling read straight from the rows (kern/avx512/f32_pool.c): ResNet-18's 3x3/2 with
      * ceil mode's extra end pad, stride 2 with dilation 2 and 3 over 16-output blocks and their
      * partial last one, stride 1 with dilation 3, a 2x2/2 window without pads */
@@ -663,7 +677,9 @@ static float qt__k_m1_one(const float *x, int64_t C, int64_t H, int64_t W, const
 
 /* QrF32ConvM1Fn: every level (ref included) has exactly the bits of the definition above,
  * for every window, 1 and 3 input channels (K % 4 takes every value), an infinite weight
- * (NaN where it meets the padding, as in ORT's zero-filled im2col), and no write past y. */
+ * (NaN where it meets the padding, as in ORT's zero-filled im2col), NaN and infinite
+ * inputs with an infinite weight inside the window and a -0 bias (the sums with ORT's
+ * + 0, fused activations included), and no write past y. */
 static void test_conv_m1(void) {
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8);
@@ -671,15 +687,20 @@ static void test_conv_m1(void) {
     int cases = 0, nan_seen = 0, act_cases = 0;
     for (int wi = 0; wi < QR_ARRAY_LEN(qt__k_wins); wi++)
         for (int64_t C = 1; C <= 3; C += 2)
-            for (int inf = 0; inf <= 1; inf++) {
+            for (int inf = 0; inf <= 2; inf++) {
                 const QtWin *q = &qt__k_wins[wi];
                 int64_t OH = qt__k_out(q->H, q->KH, q->sh, q->dh, q->ph, q->pe_h), OW = qt__k_out(q->W, q->KW, q->sw, q->dw, q->pw, q->pe_w);
                 int64_t K = C * q->KH * q->KW;
                 float *x = qt__k_randf(C * q->H * q->W, &rng), *w = qt__k_randf(K, &rng);
                 float *want = qr_aligned_alloc((size_t)(OH * OW) * sizeof(float));
                 float *y = qr_aligned_alloc((size_t)(OH * OW + 16) * sizeof(float));
-                if (inf) w[0] = INFINITY;
-                const float bias = inf ? 0.0f : 0.25f * (float)wi - 1.0f;
+                if (inf == 1) w[0] = INFINITY;
+                if (inf == 2) {   /* NaN, +-Inf inputs (every 7th, 11th, 13th element), w[4] = -Inf */
+                    for (int64_t i = 0; i < C * q->H * q->W; i++)
+                        x[i] = i % 7 == 3 ? NAN : i % 11 == 5 ? INFINITY : i % 13 == 6 ? -INFINITY : x[i];
+                    w[QR_MIN(4, K - 1)] = -INFINITY;
+                }
+                const float bias = inf == 1 ? 0.0f : inf == 2 ? -0.0f : 0.25f * (float)wi - 1.0f;
                 for (int64_t oh = 0; oh < OH; oh++)
                     for (int64_t ow = 0; ow < OW; ow++) {
                         want[oh * OW + ow] = qt__k_m1_one(x, C, q->H, q->W, w, q, oh, ow, bias);
@@ -758,7 +779,7 @@ static void test_conv_m1(void) {
     }
     QT_CHECK(zero_cases == QR_ARRAY_LEN(qt__k_wins) * 2 * nl);
     QT_CHECKF(nan_seen > 0, "no NaN from an infinite weight in the padding");
-    QT_CHECK(cases == QR_ARRAY_LEN(qt__k_wins) * 2 * 2 * nl);
+    QT_CHECK(cases == QR_ARRAY_LEN(qt__k_wins) * 2 * 3 * nl);
     bool any_act = false;   /* a level with the fused form runs it on the 3x3 windows */
     for (int l = 0; l < nl; l++) any_act = any_act || lv[l].f32_conv_m1_act;
     QT_CHECK(!any_act || act_cases > 0);

@@ -1195,8 +1195,11 @@ static void qr__k_f32_conv_m1(QrKF32M1Cols cols, const QrF32ConvB *b, const floa
  * (v*L + j)*sw - pw + kw*dw of its input row straight from x, under the mask of the
  * elements inside [0, W) (outside: a zero input, as in the planes); a row outside x is read
  * from qr__k_zero_row. Every product is still w * x, so an infinite weight meets a zero
- * and gives NaN there, and the sums are the column kernels' (ORT's M=1 order). */
-enum { QR__K_M1D_MAXW = 4096, QR__K_M1D_MAXV = 64, QR__K_M1D_MAXR = 2048, QR__K_M1D_SLOTS = 4 };
+ * and gives NaN there, and the sums are the column kernels' (ORT's M=1 order). On small
+ * planes, where an output row fills few lanes, the AVX-512 level packs several rows into a
+ * vector instead: 3x3 stride 1 with OW == W <= 12 the flat form (qr__k_m1f_tables), 3x3
+ * stride 2 with OW <= 7 two output rows per vector (kern/avx512/f32_conv_m1.c). */
+enum { QR__K_M1D_MAXW = 4096, QR__K_M1D_MAXV = 64, QR__K_M1D_MAXR = 2048, QR__K_M1D_SLOTS = 4, QR__K_M1D_FLATV = 16 };
 static const float qr__k_zero_row[QR__K_M1D_MAXW] __attribute__((aligned(64)));
 
 /* The tables of the direct form for one window geometry (every channel of a layer has the
@@ -1212,9 +1215,43 @@ typedef struct QrKM1dTab {
     bool ok;           /* the geometry fits the tables */
     uint32_t raw[QR__K_M1D_MAXV * 8];
     int32_t row[QR__K_M1D_MAXR];
+    /* the flat form (below): nflat vectors (0: the geometry has none), tap k's offset fo[k]
+     * and lane mask fm[v*KH*KW + k] for vector v */
+    int nflat;
+    uint16_t fe[(QR__K_M1D_FLATV + 1) * 3], fc[QR__K_M1D_FLATV * 3];
 } QrKM1dTab;
 #if defined(__x86_64__)   /* called by the x86-64 kernels only */
 static __thread QrKM1dTab qr__k_m1d_tls;
+
+/* The flat form's tables (t->nflat, fo, fm) for b with L = 16 lanes: a window of at most
+ * 9 taps, stride 1 and no dilation along both axes, as many output columns as input ones
+ * (OW == W) and OH*OW <= 16 * QR__K_M1D_FLATV; else nflat 0. The output plane is then one
+ * flat array: lane j of vector v is output L = v*16 + j = oh*OW + ow, and tap (kh, kw)
+ * reads x[L + (kh - ph)*W + (kw - pw)] (one masked load per tap and vector), under the mask
+ * of the lanes with L < OH*OW whose input row oh + kh - ph and column ow + kw - pw lie in
+ * x (the padding reads a zero, as in the planes). */
+static void qr__k_m1f_tables(const QrF32ConvB *b, int L, QrKM1dTab *t) {
+    const int64_t n = b->OH * b->OW;
+    t->nflat = 0;
+    if (L != 16 || b->KH != 3 || b->KW != 3 || b->sh != 1 || b->sw != 1 || b->dh != 1 || b->dw != 1 ||
+        b->OW != b->W || n > 16 * QR__K_M1D_FLATV)
+        return;
+    t->nflat = (int)qr__k_cdiv(n, 16);
+    for (int v = 0; v <= t->nflat; v++)
+        for (int kh = 0; kh < 3; kh++) {
+            const int64_t e0 = v * 16 + (kh - b->ph) * b->W - b->pw;
+            t->fe[v * 3 + kh] = (uint16_t)qr__k_bits(-e0, b->H * b->W - e0, 0, 16);
+        }
+    for (int v = 0; v < t->nflat; v++)
+        for (int kw = 0; kw < 3; kw++) {
+            uint16_t m = 0;
+            for (int j = 0; j < 16; j++) {
+                const int64_t iw = (v * 16 + j) % b->OW + kw - b->pw;
+                if (iw >= 0 && iw < b->W) m |= (uint16_t)(1u << j);
+            }
+            t->fc[v * 3 + kw] = m;
+        }
+}
 
 /* The tables for b with L lanes per vector (the thread's, rebuilt when the geometry
  * changes), or NULL when b is not a direct window: more vectors, rows or a wider row than
@@ -1235,6 +1272,7 @@ static const QrKM1dTab *qr__k_m1d_tables(const QrF32ConvB *b, int L) {
             t->raw[v * b->KW + kw] = qr__k_bits(-col0, b->W - col0, 0, (int)(L * b->sw));
         }
     for (int64_t r = 0; r < R; r++) t->row[r] = r - b->ph >= 0 && r - b->ph < b->H ? (int32_t)(r - b->ph) : -1;
+    qr__k_m1f_tables(b, L, t);
     return t;
 }
 #endif

@@ -296,10 +296,139 @@ qr__k_m1d512_3x3_s1x(const int ACT, const QrF32ConvB *b, const float *w, float b
     }
 }
 
+/* NV (1-4) vectors v0 .. v0+NV-1 of the flat form (qr__k_m1f512) in independent sums. Row
+ * kh of the window: the elements at xr[kh] + v*16 .. + 17 come from cur[kh] (loaded by the
+ * vector before) and the next 16 (loaded here, kept in cur[kh] for the vector after); tap
+ * kw is lane kw of that span (valignd). A lane whose column ow + kw - pw is outside the row
+ * takes wz[k] = w[k] * 0, the product of its zero input (NaN for an infinite weight, as in
+ * the planes); rows outside x are zero from the loads' masks (t->fe). Every product rounded
+ * on its own, the sums in qr__k_m1d512's order with the same operands; stored for the n
+ * outputs of the plane. */
+QR__K_AVX512 static inline __attribute__((always_inline)) void
+qr__k_m1f512_vecs(const int ACT, const int NV, const float *const *xr, const __m512 *wv, const __m512 *wz,
+                  __m512 *cur, const QrKM1dTab *t, int64_t v0, int64_t n, float *y, __m512 vb, __m512 vlo, __m512 vhi) {
+    __m512 p[4][9];
+#pragma GCC unroll 4
+    for (int s = 0; s < NV; s++) {
+        const int64_t v = v0 + s;
+        const __mmask16 c0 = t->fc[v * 3], c1 = t->fc[v * 3 + 1], c2 = t->fc[v * 3 + 2];
+#pragma GCC unroll 3
+        for (int kh = 0; kh < 3; kh++) {
+            const __m512 x0 = cur[kh];
+            const __m512 nx = _mm512_maskz_loadu_ps(t->fe[(v + 1) * 3 + kh], xr[kh] + (v + 1) * 16);
+            const __m512 x1 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(nx), _mm512_castps_si512(x0), 1));
+            const __m512 x2 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(nx), _mm512_castps_si512(x0), 2));
+            cur[kh] = nx;
+            p[s][kh * 3] = _mm512_mask_mul_ps(wz[kh * 3], c0, wv[kh * 3], x0);
+            p[s][kh * 3 + 1] = _mm512_mask_mul_ps(wz[kh * 3 + 1], c1, wv[kh * 3 + 1], x1);
+            p[s][kh * 3 + 2] = _mm512_mask_mul_ps(wz[kh * 3 + 2], c2, wv[kh * 3 + 2], x2);
+            QR_KERN_ROUNDED(p[s][kh * 3]);
+            QR_KERN_ROUNDED(p[s][kh * 3 + 1]);
+            QR_KERN_ROUNDED(p[s][kh * 3 + 2]);
+        }
+        __m512 acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[s][0], p[s][1]), p[s][2]), p[s][3]);
+        if (!(ACT & 4)) acc = _mm512_add_ps(acc, _mm512_setzero_ps());
+        acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[s][4], p[s][5]), p[s][6]), p[s][7]), acc);
+        acc = _mm512_add_ps(p[s][8], acc);
+        const int64_t r = n - v * 16;
+        const __mmask16 sm = r >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << r) - 1);
+        _mm512_mask_storeu_ps(y + v * 16, sm, qr__k_m1d_act16(ACT, _mm512_add_ps(acc, vb), vlo, vhi));
+    }
+}
+
+/* The flat form of the 3x3 window with stride 1 on small planes (kern/gemm.c
+ * qr__k_m1f_tables, t->nflat > 0: OW == W, OH*OW <= 256): the output plane as one array,
+ * 16 consecutive outputs per vector whatever rows they span (a 7x7 plane: 4 vectors, where
+ * the row form computes 8 row slots of 7 of 16 lanes), four vectors at a time; tap (kh, kw)
+ * of output L reads x[L + (kh - ph)*W + kw - pw]. Three loads per vector. */
+QR__K_AVX512 static inline __attribute__((always_inline)) void
+qr__k_m1f512(const int ACT, const QrF32ConvB *b, const float *w, float bias, float *y, const QrKM1dTab *t, float lo,
+             float hi) {
+    const int64_t n = b->OH * b->OW, nv = t->nflat;
+    const __m512 vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    __m512 wv[9], wz[9], cur[3];
+#pragma GCC unroll 9
+    for (int k = 0; k < 9; k++) {
+        wv[k] = _mm512_set1_ps(w[k]);
+        wz[k] = _mm512_mul_ps(wv[k], _mm512_setzero_ps());   /* the product of a padded tap */
+    }
+    const float *xr[3];
+#pragma GCC unroll 3
+    for (int kh = 0; kh < 3; kh++) {
+        xr[kh] = b->x + (kh - b->ph) * b->W - b->pw;
+        cur[kh] = _mm512_maskz_loadu_ps(t->fe[kh], xr[kh]);
+    }
+    int64_t v = 0;
+    for (; v + 4 <= nv; v += 4) qr__k_m1f512_vecs(ACT, 4, xr, wv, wz, cur, t, v, n, y, vb, vlo, vhi);
+    switch (nv - v) {
+    case 3: qr__k_m1f512_vecs(ACT, 3, xr, wv, wz, cur, t, v, n, y, vb, vlo, vhi); break;
+    case 2: qr__k_m1f512_vecs(ACT, 2, xr, wv, wz, cur, t, v, n, y, vb, vlo, vhi); break;
+    case 1: qr__k_m1f512_vecs(ACT, 1, xr, wv, wz, cur, t, v, n, y, vb, vlo, vhi); break;
+    default: break;
+    }
+}
+
+/* The 3x3 window with stride 2 on planes at most 7 outputs wide (qr__k_m1d512_try): two
+ * output rows per vector, lanes 0-7 row oh and 8-15 row oh + 1 (a 7x7 plane: 4 vectors,
+ * where the row form computes 8 row slots of 7 of 16 lanes). Input row ih is one masked
+ * load of the 16 elements from column -pw (those outside the row and rows outside x 0);
+ * tap (kh, kw) of lane ow (+ 8) is element 2*ow + kw of input row 2*oh - ph + kh (+ 2),
+ * one vpermt2ps of the two rows. Four output rows at a time from nine input rows; the
+ * products and sums are qr__k_m1d512's. */
+QR__K_AVX512 static inline __attribute__((always_inline)) void
+qr__k_m1p512_3x3_s2(const int ACT, const QrF32ConvB *b, const float *w, float bias, float *y, const QrKM1dTab *t,
+                    float lo, float hi) {
+    QR_UNUSED(t);
+    const int64_t OH = b->OH, OW = b->OW, H = b->H, W = b->W;
+    const __m512 vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    const __mmask16 cm = (__mmask16)qr__k_bits(b->pw, b->pw + W, 0, 16);
+    const __mmask16 row = (__mmask16)((1u << OW) - 1), two = (__mmask16)(row | row << 8);
+    const float *x0 = b->x - b->pw;
+    __m512i idx[3];
+#pragma GCC unroll 3
+    for (int kw = 0; kw < 3; kw++)
+        idx[kw] = _mm512_add_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),
+                                   _mm512_set1_epi32(kw));
+    __m512 wv[9];
+#pragma GCC unroll 9
+    for (int k = 0; k < 9; k++) wv[k] = _mm512_set1_ps(w[k]);
+    for (int64_t oh = 0; oh < OH; oh += 4) {
+        __m512 r[9];   /* input rows 2*oh - ph .. + 8 */
+#pragma GCC unroll 9
+        for (int i = 0; i < 9; i++) {
+            const int64_t ih = 2 * oh - b->ph + i;
+            const bool in = ih >= 0 && ih < H;
+            r[i] = _mm512_maskz_loadu_ps(in ? cm : 0, x0 + (in ? ih * W : 0));
+        }
+#pragma GCC unroll 2
+        for (int s = 0; s < 2; s++) {
+            const int64_t o = oh + 2 * s;
+            __m512 p[9];
+#pragma GCC unroll 3
+            for (int kh = 0; kh < 3; kh++)
+#pragma GCC unroll 3
+                for (int kw = 0; kw < 3; kw++) {
+                    p[kh * 3 + kw] = _mm512_mul_ps(wv[kh * 3 + kw], _mm512_permutex2var_ps(r[4 * s + kh], idx[kw], r[4 * s + kh + 2]));
+                    QR_KERN_ROUNDED(p[kh * 3 + kw]);
+                }
+            __m512 acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[0], p[1]), p[2]), p[3]);
+            if (!(ACT & 4)) acc = _mm512_add_ps(acc, _mm512_setzero_ps());
+            acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[4], p[5]), p[6]), p[7]), acc);
+            acc = _mm512_add_ps(p[8], acc);
+            if (o < OH) {
+                const __m512 out = qr__k_m1d_act16(ACT, _mm512_add_ps(acc, vb), vlo, vhi);
+                const int64_t nr = OH - o >= 2 ? 2 : 1;
+                _mm512_mask_storeu_ps(y + o * OW, (__mmask16)((1u << (nr * OW)) - 1), _mm512_maskz_compress_ps(two, out));
+            }
+        }
+    }
+}
+
 /* The instantiations: [window][activation], windows 3x3 stride 1, 3x3 stride 2, 5x5
  * stride 1, 5x5 stride 2, 3x3 stride 1 with one column of left padding (the carried-row
- * form; bench_kern --dw: MobileNetV2's stride-1 layers 8-14% faster than the general one);
- * activations none, ReLU, Clip, Clip then ReLU; with (0-3) or without (4-7) the + 0 that
+ * form; bench_kern --dw: MobileNetV2's stride-1 layers 8-14% faster than the general one),
+ * 3x3 stride 1 on a small plane (the flat form, qr__k_m1f512), 3x3 stride 2 at most 7
+ * outputs wide (two rows per vector, qr__k_m1p512_3x3_s2); activations none, ReLU, Clip, Clip then ReLU; with (0-3) or without (4-7) the + 0 that
  * starts ORT's sums (qr__k_m1d512_try). */
 typedef void (*QrKM1d512Fn)(const QrF32ConvB *b, const float *w, float bias, float *y, const QrKM1dTab *t, float lo,
                             float hi);
@@ -322,16 +451,18 @@ typedef void (*QrKM1d512Fn)(const QrF32ConvB *b, const float *w, float bias, flo
     QR__K_M1D512(name##_a2, fn(2, b, w, bias, y, t, lo, hi)) QR__K_M1D512(name##_a3, fn(3, b, w, bias, y, t, lo, hi)) \
     QR__K_M1D512(name##_a4, fn(4, b, w, bias, y, t, lo, hi)) QR__K_M1D512(name##_a5, fn(5, b, w, bias, y, t, lo, hi)) \
     QR__K_M1D512(name##_a6, fn(6, b, w, bias, y, t, lo, hi)) QR__K_M1D512(name##_a7, fn(7, b, w, bias, y, t, lo, hi))
-/* Generates qr__k_m1d512_{3x3_s1,3x3_s2,5x5_s1,5x5_s2,3x3_s1p}_a0 .. _a7 (listed in the table below). */
+/* Generates qr__k_m1d512_{3x3_s1,3x3_s2,5x5_s1,5x5_s2,3x3_s1p,3x3_f,3x3_s2p}_a0 .. _a7 (listed in the table below). */
 QR__K_M1D512_ACTS(3x3_s1, 3, 3, 1)
 QR__K_M1D512_ACTS(5x5_s1, 5, 5, 1)
 QR__K_M1D512_ACTS(5x5_s2, 5, 5, 2)
 QR__K_M1D512_ACTS_FN(3x3_s2, qr__k_m1d512_3x3_s2x)
 QR__K_M1D512_ACTS_FN(3x3_s1p, qr__k_m1d512_3x3_s1x)
+QR__K_M1D512_ACTS_FN(3x3_f, qr__k_m1f512)
+QR__K_M1D512_ACTS_FN(3x3_s2p, qr__k_m1p512_3x3_s2)
 #undef QR__K_M1D512_ACTS_FN
 #undef QR__K_M1D512_ACTS
 #undef QR__K_M1D512
-static const QrKM1d512Fn qr__k_m1d512_fns[5][8] = {
+static const QrKM1d512Fn qr__k_m1d512_fns[7][8] = {
     { qr__k_m1d512_3x3_s1_a0, qr__k_m1d512_3x3_s1_a1, qr__k_m1d512_3x3_s1_a2, qr__k_m1d512_3x3_s1_a3,
       qr__k_m1d512_3x3_s1_a4, qr__k_m1d512_3x3_s1_a5, qr__k_m1d512_3x3_s1_a6, qr__k_m1d512_3x3_s1_a7 },
     { qr__k_m1d512_3x3_s2_a0, qr__k_m1d512_3x3_s2_a1, qr__k_m1d512_3x3_s2_a2, qr__k_m1d512_3x3_s2_a3,
@@ -342,6 +473,10 @@ static const QrKM1d512Fn qr__k_m1d512_fns[5][8] = {
       qr__k_m1d512_5x5_s2_a4, qr__k_m1d512_5x5_s2_a5, qr__k_m1d512_5x5_s2_a6, qr__k_m1d512_5x5_s2_a7 },
     { qr__k_m1d512_3x3_s1p_a0, qr__k_m1d512_3x3_s1p_a1, qr__k_m1d512_3x3_s1p_a2, qr__k_m1d512_3x3_s1p_a3,
       qr__k_m1d512_3x3_s1p_a4, qr__k_m1d512_3x3_s1p_a5, qr__k_m1d512_3x3_s1p_a6, qr__k_m1d512_3x3_s1p_a7 },
+    { qr__k_m1d512_3x3_f_a0, qr__k_m1d512_3x3_f_a1, qr__k_m1d512_3x3_f_a2, qr__k_m1d512_3x3_f_a3,
+      qr__k_m1d512_3x3_f_a4, qr__k_m1d512_3x3_f_a5, qr__k_m1d512_3x3_f_a6, qr__k_m1d512_3x3_f_a7 },
+    { qr__k_m1d512_3x3_s2p_a0, qr__k_m1d512_3x3_s2p_a1, qr__k_m1d512_3x3_s2p_a2, qr__k_m1d512_3x3_s2p_a3,
+      qr__k_m1d512_3x3_s2p_a4, qr__k_m1d512_3x3_s2p_a5, qr__k_m1d512_3x3_s2p_a6, qr__k_m1d512_3x3_s2p_a7 },
 };
 
 /* The direct form when it has an instantiation for b's window (3x3 and 5x5, one input
@@ -358,7 +493,11 @@ QR__K_AVX512 static int qr__k_m1d512_try(const QrF32ConvB *b, const float *w, fl
     int kind;
     const int used = qr__k_m1_act_kind(act, nact, &kind);
     const float lo = kind & 2 ? act[0].lo : -INFINITY, hi = kind & 2 ? act[0].hi : INFINITY;
-    const int win = b->KH == 3 && b->sw == 1 && b->pw == 1 ? 4 : (b->KH == 5) * 2 + (b->sw == 2);
+    /* the small-plane forms where they pay (time per channel against the row forms, stride
+     * 1: 7x7 -31%, 12 columns -12%, 14 even, 16 +20%; stride 2, 14x14 -> 7x7: -54%;
+     * bench/RESULTS_CNN.md) */
+    const int flat = t->nflat > 0 && b->OW <= 12, pair = b->KH == 3 && b->sw == 2 && b->OW <= 7;
+    const int win = flat ? 5 : pair ? 6 : b->KH == 3 && b->sw == 1 && b->pw == 1 ? 4 : (b->KH == 5) * 2 + (b->sw == 2);
     uint32_t bias_bits;
     memcpy(&bias_bits, &bias, 4);
     /* the + 0 that starts ORT's sums only turns a -0 into +0, which shows in the output only

@@ -293,6 +293,16 @@ static float qt__kf_fma_chain(const float *a, const float *b, int64_t bs, int64_
     return s;
 }
 
+/* A convolution output's sum as MlasConv makes it: one chain per K block of kc, the blocks added in order. */
+static float qt__kf_conv_sum(const float *a, const float *b, int64_t bs, int64_t K, int64_t kc) {
+    float v = 0.0f;
+    for (int64_t k0 = 0; k0 < K; k0 += kc) {
+        float blk = qt__kf_fma_chain(a, b, bs, k0, QR_MIN(K, k0 + kc));
+        v = k0 ? v + blk : blk;
+    }
+    return v;
+}
+
 /* The batch-1 Gemm (N = 1 GEMM): on every SIMD level, C[m] = C0[m] + chain(block 0),
  * then + chain(block i) for each further block of 256 — ORT's packed SGEMM with beta 1 —
  * exactly, for K below, at and across the block size, and without accumulate (C0 = +0,
@@ -653,11 +663,7 @@ static void test_f32_conv_order(void) {
         const int64_t kc = qt__kf_mlas_conv_kc(K, N);
         for (int64_t m = 0; m < M; m++)
             for (int64_t p = 0; p < N; p++) {
-                float v = 0.0f;
-                for (int64_t k0 = 0; k0 < K; k0 += kc) {
-                    float blk = qt__kf_fma_chain(A + m * K, col + p, N, k0, QR_MIN(K, k0 + kc));
-                    v = k0 ? v + blk : blk;
-                }
+                float v = qt__kf_conv_sum(A + m * K, col + p, N, K, kc);
                 v = v + bias[m];
                 want[m * N + p] = v > 0 ? v : 0.0f;
             }
@@ -746,11 +752,7 @@ static void test_f32_conv_flat(void) {
             if (v == 2) { f.post = qt__kf_post; f.post_ctx = &pp; }
             for (int64_t m = 0; m < M; m++)
                 for (int64_t p = 0; p < N; p++) {
-                    float s = 0.0f;
-                    for (int64_t k0 = 0; k0 < K; k0 += kc) {
-                        float blk = qt__kf_fma_chain(A + m * K, x + p, N, k0, QR_MIN(K, k0 + kc));
-                        s = k0 ? s + blk : blk;
-                    }
+                    float s = qt__kf_conv_sum(A + m * K, x + p, N, K, kc);
                     want[m * N + p] = f.ep.bias ? s + bias[m] : s;
                 }
             QrF32Fused fw = f;

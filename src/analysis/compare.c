@@ -55,7 +55,7 @@ static QrStatus qr__cmp_deq(QrCmpBuf *b, const QrGraph *g, const QrQuantizer *q,
 /* Match mi's twin value t as the shadow and split runs compare it (qr_session_visible_view's values):
  * t's own data, its integers dequantized into b, or another float type converted into *f. */
 static QrStatus qr__cmp_visible(QrCmpBuf *b, const QrSession *s, int mi, const QrTensor *t, QrTensor *f, const float **y) {
-    if (t->dtype != QR_DT_F32 && s->vis_quant[mi] >= 0 && !qr_dtype_is_float(t->dtype))
+    if (s->vis_quant[mi] >= 0 && !qr_dtype_is_float(t->dtype))
         return qr__cmp_deq(b, &s->tw.g, &s->qt.q[s->vis_quant[mi]], t, y);
     return qr_session_visible_view(s, mi, t, f, y);
 }

@@ -1215,21 +1215,23 @@ typedef struct QrKM1dTab {
     bool ok;           /* the geometry fits the tables */
     uint32_t raw[QR__K_M1D_MAXV * 8];
     int32_t row[QR__K_M1D_MAXR];
-    /* the flat form (below): nflat vectors (0: the geometry has none), tap k's offset fo[k]
-     * and lane mask fm[v*KH*KW + k] for vector v */
+    /* the flat form (qr__k_m1f_tables): nflat vectors (0: the geometry has none); fe[v*3 + kh]:
+     * the elements inside x of the 16 that window row kh's load for vector v reads (v up to
+     * nflat: the next vector's load is carried); fc[v*3 + kw]: vector v's lanes whose column
+     * ow + kw - pw lies inside the row */
     int nflat;
     uint16_t fe[(QR__K_M1D_FLATV + 1) * 3], fc[QR__K_M1D_FLATV * 3];
 } QrKM1dTab;
 #if defined(__x86_64__)   /* called by the x86-64 kernels only */
 static __thread QrKM1dTab qr__k_m1d_tls;
 
-/* The flat form's tables (t->nflat, fo, fm) for b with L = 16 lanes: a window of at most
- * 9 taps, stride 1 and no dilation along both axes, as many output columns as input ones
- * (OW == W) and OH*OW <= 16 * QR__K_M1D_FLATV; else nflat 0. The output plane is then one
- * flat array: lane j of vector v is output L = v*16 + j = oh*OW + ow, and tap (kh, kw)
- * reads x[L + (kh - ph)*W + (kw - pw)] (one masked load per tap and vector), under the mask
- * of the lanes with L < OH*OW whose input row oh + kh - ph and column ow + kw - pw lie in
- * x (the padding reads a zero, as in the planes). */
+/* The flat form's tables (t->nflat, fe, fc) for b with L = 16 lanes: a 3x3 window, stride 1
+ * and no dilation along both axes, as many output columns as input ones (OW == W) and
+ * OH*OW <= 16 * QR__K_M1D_FLATV; else nflat 0. The output plane is then one flat array: lane j
+ * of vector v is output L = v*16 + j = oh*OW + ow, and tap (kh, kw) reads x[L + (kh - ph)*W +
+ * (kw - pw)]: one masked load per window row and vector (fe: the elements inside x), its kw
+ * shifts taken from it and the next vector's load, the lanes whose column falls outside the
+ * row multiplying a zero (fc; the padding reads a zero, as in the planes). */
 static void qr__k_m1f_tables(const QrF32ConvB *b, int L, QrKM1dTab *t) {
     const int64_t n = b->OH * b->OW;
     t->nflat = 0;

@@ -104,6 +104,7 @@ static void qr__sh_copy_strided(void *dst, const void *src, size_t esz, int rank
         r++;
     }
     if (r == 0) { qr__sh_elem(dst, j.src, esz); return; }
+    if (r == 1 && j.s[0] == 1) { qr_pool_memcpy(dst, j.src, (size_t)j.d[0] * esz); return; }   /* one contiguous run */
     j.r = r;
     const int64_t inner = j.d[r - 1], total = qr__sh_prod(j.d, 0, r), bytes = total * (int64_t)esz;
     const int64_t piece = (int64_t)65536 / (int64_t)esz;   /* elements per task */

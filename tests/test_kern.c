@@ -120,6 +120,65 @@ static void test_pool_nested(void) {
     QT_OK(qr_pool_init(0));
 }
 
+/* Records the order tasks ran in and the tid that ran each; task 0 waits (at most 5 s) until
+ * another task has started when `wait` is set. */
+typedef struct {
+    _Atomic int n;
+    int order[64], tid_of[64];
+    bool wait;
+} QtPoolSeg;
+
+static void qt__pool_seg_fn(void *ctx, int64_t t, int tid) {
+    QtPoolSeg *c = ctx;
+    c->order[atomic_fetch_add(&c->n, 1)] = (int)t;
+    c->tid_of[t] = tid;
+    for (int i = 0; c->wait && t == 0 && i < 5000 && atomic_load(&c->n) < 2; i++) usleep(1000);
+}
+
+/* The pool's segments: thread k claims its own run of consecutive tasks first, then the
+ * following segments' in turn (checked by draining as each tid on this thread), so that kernels
+ * numbering tasks in the order of the data they write give a thread the same share of
+ * consecutive jobs; and live, with 2 threads, the worker's first task is the second segment's
+ * first (with one shared counter it would be task 1), but task 1 with qr_pool_for_queue. */
+static void test_pool_segments(void) {
+    static const struct { int n, nseg, tid, want[12]; } cases[] = {
+        { 10, 3, 1, { 3, 4, 5, 6, 7, 8, 9, 0, 1, 2 } },
+        { 10, 3, 0, { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
+        { 10, 3, 2, { 6, 7, 8, 9, 0, 1, 2, 3, 4, 5 } },
+        { 10, 3, 4, { 3, 4, 5, 6, 7, 8, 9, 0, 1, 2 } },   /* tid 4 of 3 segments: segment 1 */
+        { 2, 5, 1, { 1, 0 } },                           /* fewer tasks than threads: 2 segments */
+        { 7, 2, 1, { 3, 4, 5, 6, 0, 1, 2 } },
+        { 1, 2, 1, { 0 } },
+    };
+    const int tid0 = qr__pool_tid;
+    for (int ci = 0; ci < QR_ARRAY_LEN(cases); ci++) {
+        QtPoolSeg c = { 0 };
+        QrPoolJob j;
+        qr__pool_job_init(&j, cases[ci].n, cases[ci].nseg, qt__pool_seg_fn, &c);
+        qr__pool_tid = cases[ci].tid;
+        qr__pool_drain(&j);
+        qr__pool_tid = tid0;
+        QT_CHECKF(atomic_load(&c.n) == cases[ci].n, "case %d: %d tasks ran of %d", ci, atomic_load(&c.n), cases[ci].n);
+        for (int i = 0; i < cases[ci].n; i++)
+            QT_CHECKF(c.order[i] == cases[ci].want[i], "case %d: the %d-th task run is %d, want %d", ci, i, c.order[i],
+                      cases[ci].want[i]);
+        QT_CHECK(!qr__pool_left(&j));
+    }
+    QT_OK(qr_pool_init(2));
+    QtPoolSeg c = { .wait = true };
+    qr_pool_for(4, qt__pool_seg_fn, &c);
+    QT_CHECKF(atomic_load(&c.n) == 4 && c.order[0] == 0 && c.order[1] == 2 && c.tid_of[0] == 0 && c.tid_of[2] == 1,
+              "2 threads, 4 tasks: order %d %d %d %d, task 2 on tid %d (want 0 2 .. .., tid 1)", c.order[0], c.order[1],
+              c.order[2], c.order[3], c.tid_of[2]);
+    QtPoolSeg q = { .wait = true };   /* one queue: the worker's first task is task 1 */
+    qr_pool_for_queue(4, qt__pool_seg_fn, &q);
+    QT_CHECKF(atomic_load(&q.n) == 4 && q.order[0] == 0 && q.order[1] == 1 && q.tid_of[1] == 1,
+              "queue, 2 threads, 4 tasks: order %d %d %d %d, task 1 on tid %d (want 0 1 .. .., tid 1)", q.order[0],
+              q.order[1], q.order[2], q.order[3], q.tid_of[1]);
+    qr_pool_shutdown();
+    QT_OK(qr_pool_init(0));
+}
+
 /* Rtol's maximum straight from its definition (|x - y| / |x|; FLT_MAX where x = 0 != y), in
  * double: the reference of the f32_rtol kernels (here and in test_incr). */
 static double qt_rtol_naive(const float *x, const float *y, int64_t n) {
@@ -2469,6 +2528,7 @@ static void test_q8_dwconv2d_rq(void) {
 static void qt_kern_all(void) {
     QT_RUN(test_pool);
     QT_RUN(test_pool_nested);
+    QT_RUN(test_pool_segments);
     QT_RUN(test_kern_dispatch);
     QT_RUN(test_f32_gemm);
     QT_RUN(test_f32_gemm_ex);

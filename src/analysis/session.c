@@ -1409,7 +1409,7 @@ static QrStatus qr_session_jobs(const QrSession *s, int n, QrSeJobFn fn, void *c
     QrSeJobs j = { fn, ctx, progress, n, calloc((size_t)n, sizeof(QrStatus)), calloc((size_t)n, sizeof(char *)),
                    PTHREAD_MUTEX_INITIALIZER, 0 };
     QrStatus st = j.st && j.msg ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (st == QR_OK) qr_pool_for(n, qr__se_job_task, &j);
+    if (st == QR_OK) qr_pool_for_queue(n, qr__se_job_task, &j);
     for (int k = 0; st == QR_OK && k < n; k++)
         if (j.st[k] != QR_OK) st = qr_errf(j.st[k], "%s", j.msg[k] ? j.msg[k] : "out of memory");
     for (int k = 0; j.msg && k < n; k++) free(j.msg[k]);

@@ -1,7 +1,14 @@
 /* base/pool — implementation. See pool.h.
  * Jobs are published on a list (under the mutex) and the generation is bumped to wake the
- * workers. A thread joins a published job that has unclaimed tasks (counted in the record) and
- * claims task indices from the record's atomic counter. An owner that runs out of tasks
+ * workers. A thread joins a published job that has unclaimed tasks and claims task indices
+ * from atomic counters: a job's tasks are cut into one segment of consecutive tasks per thread,
+ * thread k claims from segment k first and then from the others in turn. Kernels number their
+ * tasks in the order of the data they write (a convolution's rows, a GEMM's column slices), so
+ * a thread gets about the same share of consecutive layers and mostly reads what it wrote
+ * itself, from its own caches. (On the 2-vCPU Zen 4 host of session 27, in phases where one
+ * thread ran as fast as ever but two threads' copies ran 4-5x slower — the vCPUs, it seems, on
+ * different L3 caches — tasks from one shared counter made ResNet-18's float run 1.35x slower,
+ * ONNX Runtime's 1.04x; bench/RESULTS_CNN.md.) An owner that runs out of tasks
  * unpublishes its job and waits only for the threads that joined: a worker the OS has not
  * scheduled yet (the machine may be shared) never holds the caller up, it just finds no job.
  * While it waits, the owner runs tasks of jobs nested deeper than its own (the kernels a
@@ -17,14 +24,21 @@
                                  * against 500 (2 threads, int mode): MobileNetV2 1.13x -> 1.10x ORT, ResNet-18
                                  * 0.98x -> 0.91x, float unchanged — the worker is still awake for the next layer */
 
+/* A job's tasks [begin, end) that thread `tid % nseg` claims first, from `next` on. */
+typedef struct QrPoolSeg {
+    _Alignas(64) _Atomic int64_t next;
+    int64_t end;
+} QrPoolSeg;
+
 typedef struct QrPoolJob {
     QrPoolFn fn;
     void *ctx;
     int64_t n_tasks;
     int depth;                           /* tasks its owner was inside when it published it */
+    int nseg;                            /* segments: min(threads, tasks) */
     struct QrPoolJob *up;                /* the next published job (under mu) */
-    _Alignas(64) _Atomic int64_t next;   /* next task index to claim */
     _Alignas(64) _Atomic int active;     /* threads other than the owner inside the job */
+    QrPoolSeg seg[QR_POOL_MAX_THREADS];
 } QrPoolJob;
 
 /* Per-worker state, one cache line each. */
@@ -61,13 +75,41 @@ static inline void qr__pool_pause(void) {
 
 static int qr_pool_scratch_level(void) { return qr__pool_level; }
 
+/* Job j of n_tasks tasks in min(nseg, n_tasks) segments of consecutive tasks, as even as
+ * they go; its depth is the calling thread's. */
+static void qr__pool_job_init(QrPoolJob *j, int64_t n_tasks, int nseg, QrPoolFn fn, void *ctx) {
+    j->fn = fn;
+    j->ctx = ctx;
+    j->n_tasks = n_tasks;
+    j->depth = qr__pool_depth;
+    j->up = NULL;
+    j->nseg = (int)QR_MAX((int64_t)1, QR_MIN((int64_t)QR_MIN(nseg, QR_POOL_MAX_THREADS), n_tasks));
+    for (int g = 0; g < j->nseg; g++) {
+        atomic_init(&j->seg[g].next, n_tasks * g / j->nseg);
+        j->seg[g].end = n_tasks * (g + 1) / j->nseg;
+    }
+    atomic_init(&j->active, 0);
+}
+
+/* Whether job j has a task no thread has claimed. */
+static bool qr__pool_left(QrPoolJob *j) {
+    for (int s = 0; s < j->nseg; s++)
+        if (atomic_load_explicit(&j->seg[s].next, memory_order_relaxed) < j->seg[s].end) return true;
+    return false;
+}
+
+/* Runs tasks of j until none is left: its own segment's first (tid % nseg), then the others'. */
 static void qr__pool_drain(QrPoolJob *j) {
     const int depth = qr__pool_depth;
     qr__pool_depth = j->depth + 1;
-    for (;;) {
-        int64_t t = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
-        if (t >= j->n_tasks) break;
-        j->fn(j->ctx, t, qr__pool_tid);
+    const int me = qr__pool_tid % j->nseg;
+    for (int i = 0; i < j->nseg; i++) {
+        QrPoolSeg *g = &j->seg[(me + i) % j->nseg];
+        for (;;) {
+            int64_t t = atomic_fetch_add_explicit(&g->next, 1, memory_order_relaxed);
+            if (t >= g->end) break;
+            j->fn(j->ctx, t, qr__pool_tid);
+        }
     }
     qr__pool_depth = depth;
 }
@@ -75,7 +117,7 @@ static void qr__pool_drain(QrPoolJob *j) {
 /* A published job deeper than min_depth with unclaimed tasks, joined (under mu), or NULL. */
 static QrPoolJob *qr__pool_find(int min_depth) {
     for (QrPoolJob *j = qr__pool_pool.jobs; j; j = j->up)
-        if (j->depth > min_depth && atomic_load_explicit(&j->next, memory_order_relaxed) < j->n_tasks) {
+        if (j->depth > min_depth && qr__pool_left(j)) {
             atomic_fetch_add_explicit(&j->active, 1, memory_order_relaxed);
             return j;
         }
@@ -200,11 +242,11 @@ static int qr_pool_threads(void) {
     return qr__pool_pool.n_threads;
 }
 
-static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx) {
+/* qr_pool_for with nseg segments (1: one queue in index order). */
+static void qr__pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx, int nseg) {
     if (n_tasks <= 0) return;
-    QrPoolJob j = { .fn = fn, .ctx = ctx, .n_tasks = n_tasks, .depth = qr__pool_depth };
-    atomic_init(&j.next, 0);
-    atomic_init(&j.active, 0);
+    QrPoolJob j;
+    qr__pool_job_init(&j, n_tasks, nseg, fn, ctx);
     /* workers publish, and one non-worker thread at a time (busy's holder, nested calls too);
      * another non-worker thread runs its tasks serially, nested calls included */
     bool took = false;
@@ -232,6 +274,10 @@ static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx) {
         pthread_mutex_unlock(&qr__pool_pool.busy);
     }
 }
+
+static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx) { qr__pool_for(n_tasks, fn, ctx, qr_pool_threads()); }
+
+static void qr_pool_for_queue(int64_t n_tasks, QrPoolFn fn, void *ctx) { qr__pool_for(n_tasks, fn, ctx, 1); }
 
 typedef struct QrPoolCopy { char *dst; const char *src; size_t n; } QrPoolCopy;
 

@@ -21,7 +21,9 @@ static QrStatus qr_pool_init(int n_threads);
 /* Threads a qr_pool_for uses (starts the pool with the default count if needed). */
 static int qr_pool_threads(void);
 /* Runs fn(ctx, t, tid) for every t in [0, n_tasks) and returns when all are done. Tasks
- * are handed out in index order from a shared counter (dynamic balance). Nesting is
+ * are handed out in index order from one segment of consecutive tasks per thread, thread k's
+ * segment k first, then the others' (dynamic balance; number tasks in the order of the data
+ * they write, so that consecutive jobs give a thread the same share). Nesting is
  * parallel: a parallel-for called from inside a task is published like any other, and an
  * idle worker, or a caller that has run out of its own tasks and waits for the threads still
  * running them, takes tasks of it. A waiting caller takes tasks only of jobs nested deeper than
@@ -31,6 +33,10 @@ static int qr_pool_threads(void);
  * parallel-for runs, runs its tasks serially on the calling thread, the calls nested in them
  * too. */
 static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx);
+/* qr_pool_for with the tasks handed out in index order from one queue, whichever thread asks:
+ * for jobs whose tasks are whole model runs, ordered by cost, where what a thread wrote before
+ * does not matter (qr_session_jobs). */
+static void qr_pool_for_queue(int64_t n_tasks, QrPoolFn fn, void *ctx);
 /* Per-thread scratch levels: a caller that waits for its job's helpers may run other jobs'
  * tasks meanwhile, while those helpers still read the scratch it lent them (a GEMM's packed
  * panels). Per-thread scratch that kernel tasks or the calls in them take must be indexed by

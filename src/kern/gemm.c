@@ -207,8 +207,9 @@ static inline __attribute__((always_inline)) void qr__k_deq_panel_c(const void *
 /* A convolution run with its output channels along the vectors (qr__k_f32_coc_run): the
  * weights packed once per call into blocks of QR__K_COC_MB channels (the ISA's QrKCocPack:
  * 16x16 transposes in registers on AVX-512), (K, QR__K_COC_MB) each
- * (zero past M), the image copied once into a zero-padded one, so that tap k of output
- * (oh, ow) is xp[off[k] + oh*sh*Wp + ow*sw]. A task is one channel block over `tiles` tiles
+ * (zero past M), the image copied once into a zero-padded one, rows outermost, (Hp, C, Wp), so
+ * that tap k of output (oh, ow) is xp[off[k] + oh*sh*C*Wp + ow*sw] (a band of rows is one run of
+ * memory: see qr__k_coc_prep_task). A task is one channel block over `tiles` tiles
  * of up to QR__K_COC_MAXP pixels (row by row, each row in cdiv(OW, MAXP) tiles); the ISA's task
  * function (QrKF32Isa.coc) sums every element as the GEMM path does. A 1x1, stride 1, unpadded
  * convolution runs flat: its OH x OW pixels one output row of OH*OW (OH 1, OW N), the image read
@@ -216,10 +217,11 @@ static inline __attribute__((always_inline)) void qr__k_deq_panel_c(const void *
 #define QR__K_COC_MB 32
 #define QR__K_COC_MAXP 14   /* output pixels per tile */
 typedef struct QrKCocJob {
-    const float *xp, *wt;    /* padded image (C, Hp, Wp); packed weights */
+    const float *xp, *wt;    /* padded image (Hp, C, Wp); packed weights */
     const int32_t *off;      /* K offsets into xp */
     float *Y;                /* output (M, OH*OW), row stride ldy */
     int64_t ldy, M, K, kc, OH, OW, Wp, sh, sw, nblk;
+    int64_t rp;              /* floats from one padded row to the next: C * Wp */
     int64_t tiles;           /* tiles per task, counted row by row (whole rows but for a flat run) */
     const QrF32Fused *f;     /* epilogue; NULL: none */
 } QrKCocJob;
@@ -777,33 +779,34 @@ typedef struct QrKCocPrep {
     const QrKCocJob *j;
     const QrF32ConvB *b;
     const float *A;
-    int64_t lda, Hp, cchunk;
-    int64_t nw;        /* weight blocks to pack (0: the caller's, QrF32Fused.a_pack) */
+    int64_t lda, Hp, n;   /* n: tasks */
+    int64_t nw;           /* weight blocks to pack (0: the caller's, QrF32Fused.a_pack) */
     float *wt, *xp;
-    QrKCocPack pack;   /* NULL: plain C */
+    QrKCocPack pack;      /* NULL: plain C */
 } QrKCocPrep;
 
-/* Prep task t: t < nw packs weight block t, the rest copy image channels [c0, c0 + cchunk)
- * into the zero-padded image. */
+/* Prep task t of n: rows [t*Hp/n, (t+1)*Hp/n) of every channel of the zero-padded image, and
+ * weight blocks [t*nw/n, (t+1)*nw/n). Bands of rows, in the order of the coc tasks' rows: the
+ * pool hands a thread the same share of both jobs (and of the layer before, whose output rows
+ * these are), so a thread mostly reads what it wrote itself (on a machine whose two threads
+ * sit on different L3 caches, copies by channel were 4-5x slower than alone). */
 static void qr__k_coc_prep_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
     const QrKCocPrep *p = ctx;
     const QrKCocJob *j = p->j;
-    if (t < p->nw) {
-        qr__k_coc_pack_block(p->pack, p->A, p->lda, j->M, j->K, t, p->wt + t * j->K * QR__K_COC_MB);
-        return;
-    }
+    for (int64_t w = t * p->nw / p->n; w < (t + 1) * p->nw / p->n; w++)
+        qr__k_coc_pack_block(p->pack, p->A, p->lda, j->M, j->K, w, p->wt + w * j->K * QR__K_COC_MB);
     const QrF32ConvB *b = p->b;
-    const int64_t Wp = j->Wp, c0 = (t - p->nw) * p->cchunk, c1 = QR_MIN(b->C, c0 + p->cchunk);
-    for (int64_t c = c0; c < c1; c++)
-        for (int64_t i = 0; i < p->Hp; i++) {
-            float *row = p->xp + (c * p->Hp + i) * Wp;
+    const int64_t Wp = j->Wp, i0 = t * p->Hp / p->n, i1 = (t + 1) * p->Hp / p->n;
+    const int64_t lo = QR_MIN(Wp, b->pw), hi = QR_MAX(lo, QR_MIN(Wp, b->pw + b->W));
+    for (int64_t c = 0; c < b->C; c++)
+        for (int64_t i = i0; i < i1; i++) {
+            float *row = p->xp + (i * b->C + c) * Wp;
             const int64_t ih = i - b->ph;
             if (ih < 0 || ih >= b->H) {
                 memset(row, 0, (size_t)Wp * sizeof(float));
                 continue;
             }
-            const int64_t lo = QR_MIN(Wp, b->pw), hi = QR_MAX(lo, QR_MIN(Wp, b->pw + b->W));
             memset(row, 0, (size_t)lo * sizeof(float));
             memcpy(row + lo, b->x + (c * b->H + ih) * b->W + (lo - b->pw), (size_t)(hi - lo) * sizeof(float));
             memset(row + hi, 0, (size_t)(Wp - hi) * sizeof(float));
@@ -904,9 +907,9 @@ static bool qr__k_f32_coc_run(const QrKF32Isa *isa, int64_t M, const float *A, i
     int32_t *off = (int32_t *)(mem + wt_b + s.xp_b);
     for (int64_t c = 0, k = 0; c < b->C; c++)
         for (int64_t kh = 0; kh < b->KH; kh++)
-            for (int64_t kw = 0; kw < b->KW; kw++, k++) off[k] = (int32_t)((c * Hp + kh * b->dh) * Wp + kw * b->dw);
+            for (int64_t kw = 0; kw < b->KW; kw++, k++) off[k] = (int32_t)((kh * b->dh * b->C + c) * Wp + kw * b->dw);
     QrKCocJob j = { s.flat ? b->x : (const float *)(mem + wt_b), given ? given : (const float *)mem, off, Y, ldy, M, K,
-                    qr__k_conv_kc(K, N), s.OH, s.OW, Wp, b->sh, b->sw, nblk, 1, f };
+                    qr__k_conv_kc(K, N), s.OH, s.OW, Wp, b->sh, b->sw, nblk, b->C * Wp, 1, f };
     /* tasks of whole output rows, about 8 per thread when the layer has them; a flat run (one
      * row) in runs of tiles instead */
     const int64_t nt = qr__k_cdiv(s.OW, QR__K_COC_MAXP);
@@ -917,9 +920,10 @@ static bool qr__k_f32_coc_run(const QrKF32Isa *isa, int64_t M, const float *A, i
         const int64_t want = QR_MAX(1, qr__k_cdiv(8 * (int64_t)threads, nblk));
         j.tiles = qr__k_cdiv(s.OH, QR_MIN(s.OH, want)) * nt;
     }
-    QrKCocPrep p = { &j, b, A, lda, Hp, QR_MAX(1, ((int64_t)1 << 14) / QR_MAX(1, Hp * Wp)), given ? 0 : nblk,
-                     (float *)mem, (float *)(mem + wt_b), isa->coc_pack };
-    const int64_t n_prep = p.nw + (s.flat ? 0 : qr__k_cdiv(b->C, p.cchunk));
+    /* about 64 KB of the padded image a prep task (a flat run copies none: then the weights' blocks) */
+    const int64_t n_prep = s.flat ? (given ? 0 : nblk) : QR_MIN(Hp, QR_MAX(1, qr__k_cdiv(b->C * Hp * Wp, (int64_t)1 << 14)));
+    QrKCocPrep p = { &j, b, A, lda, s.flat ? 0 : Hp, QR_MAX(n_prep, 1), given ? 0 : nblk, (float *)mem,
+                     (float *)(mem + wt_b), isa->coc_pack };
     const int64_t n_tasks = nblk * qr__k_cdiv(s.OH * nt, j.tiles);
     if (threads == 1) {
         for (int64_t t = 0; t < n_prep; t++) qr__k_coc_prep_task(&p, t, 0);

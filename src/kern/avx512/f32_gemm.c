@@ -421,7 +421,7 @@ QR__K_AVX512 static void qr__k_f32_avx512_coc(void *ctx, int64_t t, int tid) {
             const int64_t k1 = QR_MIN(K, k0 + j->kc);
             for (int64_t i = g0; i < g1; i++) {
                 const int64_t oh = i / nt, ti = i % nt, ow0 = ti * OW / nt, ow1 = (ti + 1) * OW / nt;
-                fn[j->sw - 1][ow1 - ow0 - 1](j, j->xp + oh * j->sh * j->Wp + ow0 * j->sw, w, k0, k1,
+                fn[j->sw - 1][ow1 - ow0 - 1](j, j->xp + oh * j->sh * j->rp + ow0 * j->sw, w, k0, k1,
                                              tbuf + (i - g0) * QR__K_COC_MAXP * QR__K_COC_MB, m0, oh * OW + ow0);
             }
         }

@@ -1714,38 +1714,71 @@ static void test_nn_fast_paths(void) {
     qr_aligned_free(cw);
     qr_aligned_free(xa);
     QT_OK(st);
-    /* MaxPool 3x3/2 pad 1 without and with Indices: same Y */
-    qt_mb_init(&mb, 12);
-    int64_t dx[4] = { 1, 3, 17, 20 }, dp[4] = { 1, 3, 9, 10 };
-    qt_mb_input(&mb, "x", QR_DT_F32, 4, dx);
-    qt_mb_output(&mb, "y1", QR_DT_F32, 4, dp);
-    qt_mb_output(&mb, "y2", QR_DT_F32, 4, dp);
-    qt_mb_output(&mb, "i2", QR_DT_S64, 4, dp);
-    int64_t ks[2] = { 3, 3 }, ss[2] = { 2, 2 }, ps[4] = { 1, 1, 1, 1 };
-    for (int v = 0; v < 2; v++) {
-        Onnx__NodeProto *mp = qt_mb_node(&mb, "MaxPool", v ? "mp2" : "mp1", "x", v ? "y2,i2" : "y1");
-        qt_mb_attr_ints(&mb, mp, "kernel_shape", 2, ks);
-        qt_mb_attr_ints(&mb, mp, "strides", 2, ss);
-        qt_mb_attr_ints(&mb, mp, "pads", 4, ps);
+    /* MaxPool without and with Indices (the generic path): the same Y, on 1-3 threads */
+    static const struct { int64_t dx[4], ks[2], ss[2], ps[4], ds[2]; } mp[] = {
+        { { 1, 3, 17, 20 }, { 3, 3 }, { 2, 2 }, { 1, 1, 1, 1 }, { 1, 1 } },
+        { { 2, 2, 31, 23 }, { 3, 2 }, { 1, 2 }, { 2, 0, 1, 1 }, { 2, 1 } },
+        { { 1, 4, 40, 9 }, { 2, 3 }, { 3, 1 }, { 0, 1, 2, 1 }, { 1, 1 } },
+    };
+    for (int ci = 0; ci < QR_ARRAY_LEN(mp); ci++) {
+        int64_t dp[4] = { mp[ci].dx[0], mp[ci].dx[1], 0, 0 };
+        for (int d = 0; d < 2; d++)
+            dp[2 + d] = (mp[ci].dx[2 + d] + mp[ci].ps[d] + mp[ci].ps[2 + d] - mp[ci].ds[d] * (mp[ci].ks[d] - 1) - 1) /
+                        mp[ci].ss[d] + 1;
+        qt_mb_init(&mb, 12);
+        qt_mb_input(&mb, "x", QR_DT_F32, 4, mp[ci].dx);
+        qt_mb_output(&mb, "y1", QR_DT_F32, 4, dp);
+        qt_mb_output(&mb, "y2", QR_DT_F32, 4, dp);
+        qt_mb_output(&mb, "i2", QR_DT_S64, 4, dp);
+        for (int v = 0; v < 2; v++) {
+            Onnx__NodeProto *n = qt_mb_node(&mb, "MaxPool", v ? "mp2" : "mp1", "x", v ? "y2,i2" : "y1");
+            qt_mb_attr_ints(&mb, n, "kernel_shape", 2, mp[ci].ks);
+            qt_mb_attr_ints(&mb, n, "strides", 2, mp[ci].ss);
+            qt_mb_attr_ints(&mb, n, "pads", 4, mp[ci].ps);
+            qt_mb_attr_ints(&mb, n, "dilations", 2, mp[ci].ds);
+        }
+        st = qt_load_built(&mb, "kern_maxpool.onnx", &g);
+        qt_mb_free(&mb);
+        QT_OK(st);
+        qr_tensor_set_shape(&x, QR_DT_F32, 4, mp[ci].dx);
+        qr_tensor_alloc_data(&x);
+        float *xv = x.data, *ref = NULL;
+        const int64_t n = dp[0] * dp[1] * dp[2] * dp[3];
+        st = qr_run_infer(g, &x);
+        /* pass 0: normal values, Y against the generic path's; pass 1: NaNs too (where the two
+         * paths' NaN rules differ: ORT's plane kernel and its loop with Indices), Y on 2 and 3
+         * threads against 1 thread's */
+        for (int pass = 0; st == QR_OK && pass < 2; pass++) {
+            for (int64_t i = 0; i < x.numel; i++) xv[i] = pass && i % 7 == 3 ? NAN : qr_rng_normal(&rng);
+            for (int threads = 1; st == QR_OK && threads <= 3; threads++) {
+                QT_OK(qr_pool_init(threads));
+                QrTensor outs[3];
+                memset(outs, 0, sizeof outs);
+                st = qr_run(g, &x, NULL, outs);
+                if (st == QR_OK && outs[0].numel == n) {
+                    if (threads == 1) {
+                        free(ref);
+                        ref = malloc((size_t)n * sizeof(float));
+                        memcpy(ref, outs[0].data, (size_t)n * sizeof(float));
+                    }
+                    const void *want = pass ? (const void *)ref : outs[1].data;
+                    QT_CHECKF(memcmp(outs[0].data, want, (size_t)n * sizeof(float)) == 0,
+                              "MaxPool case %d pass %d, %d threads: Y differs from the %s", ci, pass, threads,
+                              pass ? "one thread's" : "generic path's");
+                } else {
+                    QT_CHECKF(st != QR_OK, "MaxPool case %d: %lld outputs, want %lld", ci, (long long)outs[0].numel,
+                              (long long)n);
+                }
+                for (int i = 0; i < 3; i++) qr_tensor_free_data(&outs[i]);
+            }
+        }
+        free(ref);
+        qr_tensor_free_data(&x);
+        qr_graph_free(g);
+        free(g);
+        QT_OK(st);
     }
-    st = qt_load_built(&mb, "kern_maxpool.onnx", &g);
-    qt_mb_free(&mb);
-    QT_OK(st);
-    qr_tensor_set_shape(&x, QR_DT_F32, 4, dx);
-    qr_tensor_alloc_data(&x);
-    float *xv = x.data;
-    for (int64_t i = 0; i < x.numel; i++) xv[i] = qr_rng_normal(&rng);
-    QrTensor outs[3];
-    memset(outs, 0, sizeof outs);
-    st = qr_run_infer(g, &x);
-    if (st == QR_OK) st = qr_run(g, &x, NULL, outs);
-    bool same = st == QR_OK && outs[0].numel == 270 && memcmp(outs[0].data, outs[1].data, 270 * sizeof(float)) == 0;
-    for (int i = 0; i < 3; i++) qr_tensor_free_data(&outs[i]);
-    qr_tensor_free_data(&x);
-    qr_graph_free(g);
-    free(g);
-    QT_OK(st);
-    QT_CHECK(same);
+    QT_OK(qr_pool_init(0));
 }
 
 static void test_kern_dispatch(void) {

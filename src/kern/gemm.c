@@ -813,7 +813,7 @@ static void qr__k_coc_prep_task(void *ctx, int64_t t, int tid) {
         }
 }
 
-/* The coc path's layout of convolution b with M output channels: padded image (C, Hp, Wp),
+/* The coc path's layout of convolution b with M output channels: padded image (Hp, C, Wp),
  * nblk weight blocks, and the bytes of the packed weights, the padded image and the tap
  * offsets. */
 typedef struct QrKCocShape {

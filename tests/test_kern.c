@@ -1761,10 +1761,13 @@ static void test_nn_fast_paths(void) {
                         ref = malloc((size_t)n * sizeof(float));
                         memcpy(ref, outs[0].data, (size_t)n * sizeof(float));
                     }
-                    const void *want = pass ? (const void *)ref : outs[1].data;
+                    /* with dilation both are ONNX Runtime's loop (it takes MlasPool only without),
+                     * NaNs included */
+                    const bool dil = mp[ci].ds[0] != 1 || mp[ci].ds[1] != 1;
+                    const void *want = pass && !dil ? (const void *)ref : outs[1].data;
                     QT_CHECKF(memcmp(outs[0].data, want, (size_t)n * sizeof(float)) == 0,
                               "MaxPool case %d pass %d, %d threads: Y differs from the %s", ci, pass, threads,
-                              pass ? "one thread's" : "generic path's");
+                              pass && !dil ? "one thread's" : "generic path's");
                 } else {
                     QT_CHECKF(st != QR_OK, "MaxPool case %d: %lld outputs, want %lld", ci, (long long)outs[0].numel,
                               (long long)n);

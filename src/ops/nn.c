@@ -1414,7 +1414,10 @@ static QrStatus qr__nn_pool_exec_f32(QrOpCtx *c, QrNnPoolKind kind) {
         if (pa && pa->type == QR_ATTR_FLOAT) p = pa->f;
     }
     QrTensor *ind = c->n_out > 1 ? c->out[1] : NULL;
-    if (kind == QR__NN_POOL_MAX && w.nsp == 2 && !ind) {   /* the common case: one kernel call per plane */
+    /* the common case, one kernel call per plane: ONNX Runtime's MlasPool, which it takes only
+     * without Indices and without dilation; otherwise its loop (if (x > y) y = x from the lowest
+     * float), the generic path below, whose NaN rule differs */
+    if (kind == QR__NN_POOL_MAX && w.nsp == 2 && !ind && w.d[0] == 1 && w.d[1] == 1) {
         int threads = qr_pool_threads();
         QrNnMaxPoolJob j = { x->data, c->out[0]->data, &w, w.in[0] * w.in[1], w.out[0] * w.out[1],
                              x->dims[0] * x->dims[1], 0, NULL, qr__nn_rup(w.in[1], 16) };

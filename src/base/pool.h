@@ -34,8 +34,8 @@ static int qr_pool_threads(void);
  * too. */
 static void qr_pool_for(int64_t n_tasks, QrPoolFn fn, void *ctx);
 /* qr_pool_for with the tasks handed out in index order from one queue, whichever thread asks:
- * for jobs whose tasks are whole model runs, ordered by cost, where what a thread wrote before
- * does not matter (qr_session_jobs). */
+ * for jobs whose tasks are whole model runs (qr_session_jobs), in the order their caller chose,
+ * where what a thread wrote before does not matter. */
 static void qr_pool_for_queue(int64_t n_tasks, QrPoolFn fn, void *ctx);
 /* Per-thread scratch levels: a caller that waits for its job's helpers may run other jobs'
  * tasks meanwhile, while those helpers still read the scratch it lent them (a GEMM's packed

@@ -6,6 +6,9 @@
 # Usage: bench/ab.sh MODEL FILE MODE THREADS ROUNDS BIN...
 #   e.g. bench/ab.sh mobilenetv2 base.onnx sim 2 9 /tmp/qreport-old ./qreport
 #   MODEL: a folder of bench/models; FILE: base.onnx or qat.onnx; MODE: sim or int.
+#   AB_ROUNDS=1 also prints each round's times on one line (round: BIN... ort): a shared host can
+#   change state for tens of seconds (session 27: two threads' copies 4-5x slower, ORT barely),
+#   so rounds are worth sorting by state before taking medians (bench/RESULTS_CNN.md).
 set -u
 if [ $# -lt 6 ]; then sed -n 2,9p "$0"; exit 2; fi
 cd "$(dirname "$0")/.." || exit 2
@@ -22,7 +25,10 @@ for _ in $(seq "$R"); do
           grep -o 'median_ms=[0-9.]*' | cut -d= -f2)
     fi
     res[$b]="${res[$b]:-} $v"
+    line="${line:-round:} $v"
   done
+  [ -n "${AB_ROUNDS:-}" ] && echo "$line"
+  line=
 done
 ort=$(echo "${res[ort]}" | med)
 for b in "$@" ort; do

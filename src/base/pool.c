@@ -33,7 +33,6 @@ typedef struct QrPoolSeg {
 typedef struct QrPoolJob {
     QrPoolFn fn;
     void *ctx;
-    int64_t n_tasks;
     int depth;                           /* tasks its owner was inside when it published it */
     int nseg;                            /* segments: min(threads, tasks) */
     struct QrPoolJob *up;                /* the next published job (under mu) */
@@ -80,7 +79,6 @@ static int qr_pool_scratch_level(void) { return qr__pool_level; }
 static void qr__pool_job_init(QrPoolJob *j, int64_t n_tasks, int nseg, QrPoolFn fn, void *ctx) {
     j->fn = fn;
     j->ctx = ctx;
-    j->n_tasks = n_tasks;
     j->depth = qr__pool_depth;
     j->up = NULL;
     j->nseg = (int)QR_MAX((int64_t)1, QR_MIN((int64_t)QR_MIN(nseg, QR_POOL_MAX_THREADS), n_tasks));

@@ -920,10 +920,11 @@ static bool qr__k_f32_coc_run(const QrKF32Isa *isa, int64_t M, const float *A, i
         const int64_t want = QR_MAX(1, qr__k_cdiv(8 * (int64_t)threads, nblk));
         j.tiles = qr__k_cdiv(s.OH, QR_MIN(s.OH, want)) * nt;
     }
-    /* about 64 KB of the padded image a prep task (a flat run copies none: then the weights' blocks) */
-    const int64_t n_prep = s.flat ? (given ? 0 : nblk) : QR_MIN(Hp, QR_MAX(1, qr__k_cdiv(b->C * Hp * Wp, (int64_t)1 << 14)));
-    QrKCocPrep p = { &j, b, A, lda, s.flat ? 0 : Hp, QR_MAX(n_prep, 1), given ? 0 : nblk, (float *)mem,
-                     (float *)(mem + wt_b), isa->coc_pack };
+    /* about 64 KB of the padded image a prep task; a flat run, whose weights are always the
+     * caller's (qr__k_coc_flat_takes), has nothing to prepare */
+    const int64_t n_prep = s.flat ? 0 : QR_MIN(Hp, QR_MAX(1, qr__k_cdiv(b->C * Hp * Wp, (int64_t)1 << 14)));
+    QrKCocPrep p = { &j, b, A, lda, Hp, QR_MAX(n_prep, 1), given ? 0 : nblk, (float *)mem, (float *)(mem + wt_b),
+                     isa->coc_pack };
     const int64_t n_tasks = nblk * qr__k_cdiv(s.OH * nt, j.tiles);
     if (threads == 1) {
         for (int64_t t = 0; t < n_prep; t++) qr__k_coc_prep_task(&p, t, 0);

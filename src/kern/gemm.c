@@ -799,18 +799,22 @@ static void qr__k_coc_prep_task(void *ctx, int64_t t, int tid) {
     const QrF32ConvB *b = p->b;
     const int64_t Wp = j->Wp, i0 = t * p->Hp / p->n, i1 = (t + 1) * p->Hp / p->n;
     const int64_t lo = QR_MIN(Wp, b->pw), hi = QR_MAX(lo, QR_MIN(Wp, b->pw + b->W));
-    for (int64_t c = 0; c < b->C; c++)
-        for (int64_t i = i0; i < i1; i++) {
-            float *row = p->xp + (i * b->C + c) * Wp;
-            const int64_t ih = i - b->ph;
-            if (ih < 0 || ih >= b->H) {
-                memset(row, 0, (size_t)Wp * sizeof(float));
-                continue;
-            }
-            memset(row, 0, (size_t)lo * sizeof(float));
-            memcpy(row + lo, b->x + (c * b->H + ih) * b->W + (lo - b->pw), (size_t)(hi - lo) * sizeof(float));
-            memset(row + hi, 0, (size_t)(Wp - hi) * sizeof(float));
+    for (int64_t i = i0; i < i1; i++) {   /* padded row i of every channel: one run of C * Wp floats */
+        float *band = p->xp + i * b->C * Wp;
+        const int64_t ih = i - b->ph;
+        if (ih < 0 || ih >= b->H) {
+            memset(band, 0, (size_t)(b->C * Wp) * sizeof(float));
+            continue;
         }
+        /* the pads a few floats each, the row one memcpy (three calls a row measured 4% of a
+         * 56x56 layer) */
+        for (int64_t c = 0; c < b->C; c++) {
+            float *row = band + c * Wp;
+            for (int64_t x = 0; x < lo; x++) row[x] = 0.0f;
+            memcpy(row + lo, b->x + (c * b->H + ih) * b->W + (lo - b->pw), (size_t)(hi - lo) * sizeof(float));
+            for (int64_t x = hi; x < Wp; x++) row[x] = 0.0f;
+        }
+    }
 }
 
 /* The coc path's layout of convolution b with M output channels: padded image (Hp, C, Wp),

@@ -306,15 +306,14 @@ QR__K_AVX512 static inline __attribute__((always_inline)) void qr__k_f32_avx512_
  * One tile: P pixels of an output row (columns ow0 ..) x the 32 channels of a weight block,
  * acc[p][h] holding channels 16h .. 16h + 15 of pixel p. Per tap: the two weight vectors, then
  * each pixel's input broadcast (S: the stride along the row) and multiply-added into both. A
- * call sums K block [k0, k1) from +0: the first block's sums go to t (the tile's running sums,
- * P x 32 floats), each later block's are added to them (t + s), so every element gets the GEMM
- * path's operations (QrKF32Out: the add, the bias after the last block, then residual, clamp,
- * ReLU). The last block's tile is transposed in registers, 16 pixels by 16 channels, and
- * stored a channel row at a time, masked to the tile's pixels. */
+ * call sums K block [k0, k1) from +0 in registers and leaves the tile's running sums in t
+ * (P x 32 floats): the first block's sums, each later block's added to them (t + s), so every
+ * element gets the GEMM path's operations. Nothing else lives in the call: a tile's sums over a
+ * block (kc x 28 multiply-adds) were 12% slower with the last block's output code in the same
+ * function (the accumulators got a stack copy, zeroed on every call). */
 QR__K_AVX512 static inline __attribute__((always_inline)) void
-qr__k_f32_avx512_coc_tile(const int P, const int S, const QrKCocJob *j, const float *xb, const float *w, int64_t k0,
-                          int64_t k1, float *t, int64_t m0, int64_t n0) {
-    const int32_t *off = j->off;
+qr__k_f32_avx512_coc_sum(const int P, const int S, const int32_t *off, const float *xb, const float *w, int64_t k0,
+                         int64_t k1, float *t) {
     __m512 acc[QR__K_COC_MAXP][2];
 #pragma GCC unroll 14
     for (int p = 0; p < P; p++) acc[p][0] = acc[p][1] = _mm512_setzero_ps();
@@ -331,18 +330,22 @@ qr__k_f32_avx512_coc_tile(const int P, const int S, const QrKCocJob *j, const fl
     if (k0 > 0) {
 #pragma GCC unroll 14
         for (int p = 0; p < P; p++) {
-            acc[p][0] = _mm512_add_ps(_mm512_loadu_ps(t + p * 32), acc[p][0]);
-            acc[p][1] = _mm512_add_ps(_mm512_loadu_ps(t + p * 32 + 16), acc[p][1]);
+            acc[p][0] = _mm512_add_ps(_mm512_load_ps(t + p * 32), acc[p][0]);
+            acc[p][1] = _mm512_add_ps(_mm512_load_ps(t + p * 32 + 16), acc[p][1]);
         }
     }
-    if (k1 < j->K) {
 #pragma GCC unroll 14
-        for (int p = 0; p < P; p++) {
-            _mm512_storeu_ps(t + p * 32, acc[p][0]);
-            _mm512_storeu_ps(t + p * 32 + 16, acc[p][1]);
-        }
-        return;
+    for (int p = 0; p < P; p++) {
+        _mm512_store_ps(t + p * 32, acc[p][0]);
+        _mm512_store_ps(t + p * 32 + 16, acc[p][1]);
     }
+}
+
+/* A tile's output once t holds its sums over all of K (qr__k_f32_avx512_coc_sum): the bias
+ * after the last block, then residual, clamp, ReLU (QrKF32Out's order); transposed in registers,
+ * 16 pixels by 16 channels, and stored a channel row at a time, masked to the tile's P pixels. */
+QR__K_AVX512 static inline __attribute__((always_inline)) void
+qr__k_f32_avx512_coc_out(const int P, const QrKCocJob *j, const float *t, int64_t m0, int64_t n0) {
     const QrF32Fused *f = j->f;
     const int64_t mv = QR_MIN((int64_t)QR__K_COC_MB, j->M - m0);
     const float *bias = f && f->ep.bias ? f->ep.bias + m0 : NULL;
@@ -355,7 +358,10 @@ qr__k_f32_avx512_coc_tile(const int P, const int S, const QrKCocJob *j, const fl
         const __m512 bv = bias ? _mm512_maskz_loadu_ps(cm, bias + 16 * h) : _mm512_setzero_ps();
         __m512 r[16];
 #pragma GCC unroll 16
-        for (int p = 0; p < 16; p++) r[p] = p < P ? (bias ? _mm512_add_ps(acc[p][h], bv) : acc[p][h]) : _mm512_setzero_ps();
+        for (int p = 0; p < 16; p++) {
+            const __m512 s = p < P ? _mm512_load_ps(t + p * 32 + 16 * h) : _mm512_setzero_ps();
+            r[p] = bias && p < P ? _mm512_add_ps(s, bv) : s;
+        }
         qr__k_f32_avx512_t16(r);
         for (int c = 0; c < nc; c++) {
             const int64_t m = m0 + 16 * h + c;
@@ -371,18 +377,27 @@ qr__k_f32_avx512_coc_tile(const int P, const int S, const QrKCocJob *j, const fl
     }
 }
 
-typedef void (*QrKCocTileFn)(const QrKCocJob *j, const float *xb, const float *w, int64_t k0, int64_t k1, float *t,
-                             int64_t m0, int64_t n0);
-#define QR__K_A512_COC(p, s)                                                                                   \
-    QR__K_AVX512 static void qr__k_f32_avx512_coc##p##_s##s(const QrKCocJob *j, const float *xb, const float *w, \
-                                                            int64_t k0, int64_t k1, float *t, int64_t m0,      \
-                                                            int64_t n0) {                                      \
-        qr__k_f32_avx512_coc_tile(p, s, j, xb, w, k0, k1, t, m0, n0);                                          \
+typedef void (*QrKCocTileFn)(const int32_t *off, const float *xb, const float *w, int64_t k0, int64_t k1, float *t);
+typedef void (*QrKCocOutFn)(const QrKCocJob *j, const float *t, int64_t m0, int64_t n0);
+#define QR__K_A512_COC(p, s)                                                                                    \
+    QR__K_AVX512 static void qr__k_f32_avx512_coc##p##_s##s(const int32_t *off, const float *xb, const float *w, \
+                                                            int64_t k0, int64_t k1, float *t) {                 \
+        qr__k_f32_avx512_coc_sum(p, s, off, xb, w, k0, k1, t);                                                  \
     }
 #define QR__K_A512_COC_S(s)                                                                                    \
     QR__K_A512_COC(1, s) QR__K_A512_COC(2, s) QR__K_A512_COC(3, s) QR__K_A512_COC(4, s) QR__K_A512_COC(5, s)   \
     QR__K_A512_COC(6, s) QR__K_A512_COC(7, s) QR__K_A512_COC(8, s) QR__K_A512_COC(9, s) QR__K_A512_COC(10, s)  \
     QR__K_A512_COC(11, s) QR__K_A512_COC(12, s) QR__K_A512_COC(13, s) QR__K_A512_COC(14, s)
+#define QR__K_A512_COC_OUT(p)                                                                                  \
+    QR__K_AVX512 static void qr__k_f32_avx512_coc_out##p(const QrKCocJob *j, const float *t, int64_t m0,       \
+                                                         int64_t n0) {                                         \
+        qr__k_f32_avx512_coc_out(p, j, t, m0, n0);                                                             \
+    }
+/* Generates qr__k_f32_avx512_coc_out1 .. qr__k_f32_avx512_coc_out14. */
+QR__K_A512_COC_OUT(1) QR__K_A512_COC_OUT(2) QR__K_A512_COC_OUT(3) QR__K_A512_COC_OUT(4) QR__K_A512_COC_OUT(5)
+QR__K_A512_COC_OUT(6) QR__K_A512_COC_OUT(7) QR__K_A512_COC_OUT(8) QR__K_A512_COC_OUT(9) QR__K_A512_COC_OUT(10)
+QR__K_A512_COC_OUT(11) QR__K_A512_COC_OUT(12) QR__K_A512_COC_OUT(13) QR__K_A512_COC_OUT(14)
+#undef QR__K_A512_COC_OUT
 /* Generates qr__k_f32_avx512_coc1_s1 .. qr__k_f32_avx512_coc12_s2. */
 QR__K_A512_COC_S(1)
 QR__K_A512_COC_S(2)
@@ -409,6 +424,12 @@ QR__K_AVX512 static void qr__k_f32_avx512_coc(void *ctx, int64_t t, int tid) {
           qr__k_f32_avx512_coc9_s2, qr__k_f32_avx512_coc10_s2, qr__k_f32_avx512_coc11_s2, qr__k_f32_avx512_coc12_s2,
           qr__k_f32_avx512_coc13_s2, qr__k_f32_avx512_coc14_s2 },
     };
+    static const QrKCocOutFn out[QR__K_COC_MAXP] = {
+        qr__k_f32_avx512_coc_out1,  qr__k_f32_avx512_coc_out2,  qr__k_f32_avx512_coc_out3,  qr__k_f32_avx512_coc_out4,
+        qr__k_f32_avx512_coc_out5,  qr__k_f32_avx512_coc_out6,  qr__k_f32_avx512_coc_out7,  qr__k_f32_avx512_coc_out8,
+        qr__k_f32_avx512_coc_out9,  qr__k_f32_avx512_coc_out10, qr__k_f32_avx512_coc_out11, qr__k_f32_avx512_coc_out12,
+        qr__k_f32_avx512_coc_out13, qr__k_f32_avx512_coc_out14,
+    };
     const QrKCocJob *j = ctx;
     const int64_t OW = j->OW, nt = qr__k_cdiv(OW, QR__K_COC_MAXP), K = j->K;
     const int64_t blk = t % j->nblk, i0 = t / j->nblk * j->tiles, i1 = QR_MIN(j->OH * nt, i0 + j->tiles);
@@ -421,9 +442,14 @@ QR__K_AVX512 static void qr__k_f32_avx512_coc(void *ctx, int64_t t, int tid) {
             const int64_t k1 = QR_MIN(K, k0 + j->kc);
             for (int64_t i = g0; i < g1; i++) {
                 const int64_t oh = i / nt, ti = i % nt, ow0 = ti * OW / nt, ow1 = (ti + 1) * OW / nt;
-                fn[j->sw - 1][ow1 - ow0 - 1](j, j->xp + oh * j->sh * j->rp + ow0 * j->sw, w, k0, k1,
-                                             tbuf + (i - g0) * QR__K_COC_MAXP * QR__K_COC_MB, m0, oh * OW + ow0);
+                fn[j->sw - 1][ow1 - ow0 - 1](j->off, j->xp + oh * j->sh * j->rp + ow0 * j->sw, w, k0, k1,
+                                             tbuf + (i - g0) * QR__K_COC_MAXP * QR__K_COC_MB);
             }
+        }
+        for (int64_t i = g0; i < g1; i++) {
+            const int64_t oh = i / nt, ti = i % nt, ow0 = ti * OW / nt, ow1 = (ti + 1) * OW / nt;
+            out[ow1 - ow0 - 1](j, tbuf + (i - g0) * QR__K_COC_MAXP * QR__K_COC_MB, m0,
+                                     oh * OW + ow0);
         }
     }
     const QrF32Fused *f = j->f;

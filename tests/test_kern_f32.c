@@ -624,31 +624,34 @@ static void test_f32_conv_order(void) {
     QrKernels lv[8];
     int nl = qt__k_levels(lv, 8), cases = 0;
     uint64_t rng = 93;
-    static const struct { int64_t C, HW, KHW, M, s, d; } sh[] = {
-        { 3, 56, 3, 8, 1, 1 }, { 16, 14, 3, 20, 1, 1 }, { 64, 7, 3, 16, 1, 1 }, { 128, 7, 3, 9, 1, 1 }, { 144, 14, 1, 24, 1, 1 },
-        { 320, 7, 1, 17, 1, 1 }, { 40, 13, 3, 33, 1, 1 }, { 200, 2, 1, 5, 1, 1 },
+    static const struct { int64_t C, HW, KHW, M, s, d, p; } sh[] = {   /* p: padding past KHW / 2 */
+        { 3, 56, 3, 8, 1, 1, 0 }, { 16, 14, 3, 20, 1, 1, 0 }, { 64, 7, 3, 16, 1, 1, 0 }, { 128, 7, 3, 9, 1, 1, 0 }, { 144, 14, 1, 24, 1, 1, 0 },
+        { 320, 7, 1, 17, 1, 1, 0 }, { 40, 13, 3, 33, 1, 1, 0 }, { 200, 2, 1, 5, 1, 1, 0 },
         /* more rows than one task takes (192): B packed once for all row chunks (kern/gemm.c
          * qr__k_f32_prepack_task), a short last K block and a 17-column last panel */
-        { 64, 7, 3, 200, 1, 1 }, { 24, 14, 3, 264, 1, 1 },
+        { 64, 7, 3, 200, 1, 1, 0 }, { 24, 14, 3, 264, 1, 1, 0 },
         /* many pixels, few channels: the channels along the vectors on AVX-512 (kern/gemm.c
          * qr__k_f32_coc_run): rows of 1-12 pixels (13, 25, 29 wide), strides 1 and 2, a 7x7
          * window, 16-64 channels with a partial last block of 32 (40, 33, 17), three K blocks
          * (K = 288 of 128), and enough work for the pool's threads */
-        { 3, 29, 7, 64, 2, 1 }, { 32, 25, 3, 40, 1, 1 }, { 16, 26, 3, 17, 2, 1 }, { 32, 56, 3, 40, 1, 1 }, { 8, 13, 5, 64, 1, 1 },
-        { 3, 30, 3, 32, 2, 1 },   /* K = 27: the GEMM path */
+        { 3, 29, 7, 64, 2, 1, 0 }, { 32, 25, 3, 40, 1, 1, 0 }, { 16, 26, 3, 17, 2, 1, 0 }, { 32, 56, 3, 40, 1, 1, 0 }, { 8, 13, 5, 64, 1, 1, 0 },
+        { 3, 30, 3, 32, 2, 1, 0 },   /* K = 27: the GEMM path */
         /* fewer pixels than twice the channels (layer3's 14x14: N >= M/2) in rows of 12-14 pixels:
          * the coc path, one tile per row, two K blocks, partial channel blocks (232 = 7 x 32 + 8,
          * 150); 11-pixel rows: the GEMM path */
-        { 24, 14, 3, 232, 1, 1 }, { 16, 27, 3, 150, 2, 1 }, { 40, 12, 3, 100, 1, 1 }, { 40, 11, 3, 100, 1, 1 },
+        { 24, 14, 3, 232, 1, 1, 0 }, { 16, 27, 3, 150, 2, 1, 0 }, { 40, 12, 3, 100, 1, 1, 0 }, { 40, 11, 3, 100, 1, 1, 0 },
         /* one K block (K = 160 of 256), 49 = 32 + 17 columns, 40 rows: the panels swept by the row
          * tiles, the last two in the wide kernel (MobileNetV2's 960<-160 7x7 1x1) */
-        { 160, 7, 1, 40, 1, 1 },
+        { 160, 7, 1, 40, 1, 1, 0 },
         /* dilation 2 on the coc path (its padded image copied band by band inside the row tasks:
          * a task reads (KH - 1) * dh rows past its own) */
-        { 32, 25, 3, 40, 1, 2 }, { 16, 26, 3, 17, 2, 2 },
+        { 32, 25, 3, 40, 1, 2, 0 }, { 16, 26, 3, 17, 2, 2, 0 },
+        /* 1x1 with stride 2 (ResNet's downsampling) on the coc path: even and odd sizes, a partial
+         * channel block (48), padding 1 (zeros in the padded image) */
+        { 64, 28, 1, 32, 2, 1, 0 }, { 80, 27, 1, 48, 2, 1, 0 }, { 64, 26, 1, 32, 2, 1, 1 },
     };
     for (int si = 0; si < QR_ARRAY_LEN(sh); si++) {
-        const int64_t C = sh[si].C, H = sh[si].HW, KS = sh[si].KHW, M = sh[si].M, pad = KS / 2, st = sh[si].s;
+        const int64_t C = sh[si].C, H = sh[si].HW, KS = sh[si].KHW, M = sh[si].M, pad = KS / 2 + sh[si].p, st = sh[si].s;
         const int64_t dl = sh[si].d, OH = (H + 2 * pad - (dl * (KS - 1) + 1)) / st + 1, OW = OH, N = OH * OW, K = C * KS * KS;
         float *x = qt__k_randf(C * H * H, &rng), *A = qt__k_randf(M * K, &rng), *bias = qt__k_randf(M, &rng);
         float *col = qr_aligned_alloc((size_t)(K * N) * sizeof(float)), *want = qr_aligned_alloc((size_t)(M * N) * sizeof(float));

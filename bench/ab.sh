@@ -9,12 +9,15 @@
 #   AB_ROUNDS=1 also prints each round's times on one line (round: BIN... ort): a shared host can
 #   change state for tens of seconds (session 27: two threads' copies 4-5x slower, ORT barely),
 #   so rounds are worth sorting by state before taking medians (bench/RESULTS_CNN.md).
+#   AB_SPLIT=MS also prints the medians of the rounds whose first binary took less than MS ms
+#   ("fast") and of the others ("slow"), with their ratios to ORT in the same rounds.
 set -u
-if [ $# -lt 6 ]; then sed -n 2,9p "$0"; exit 2; fi
+if [ $# -lt 6 ]; then sed -n 2,13p "$0"; exit 2; fi
 cd "$(dirname "$0")/.." || exit 2
 NAME=$1 M=bench/models/$1 F=$2 MODE=$3 T=$4 R=$5
 shift 5
 declare -A res
+rows=()
 med() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for _ in $(seq "$R"); do
   for b in "$@" ort; do
@@ -28,6 +31,7 @@ for _ in $(seq "$R"); do
     line="${line:-round:} $v"
   done
   [ -n "${AB_ROUNDS:-}" ] && echo "$line"
+  rows+=("$line")
   line=
 done
 ort=$(echo "${res[ort]}" | med)
@@ -35,3 +39,15 @@ for b in "$@" ort; do
   m=$(echo "${res[$b]}" | med)
   echo "$NAME $F $MODE ${T}T $b: median ${m} ms, $(echo "$m / $ort" | bc -l | cut -c1-5)x ORT"
 done
+if [ -n "${AB_SPLIT:-}" ]; then
+  printf '%s\n' "${rows[@]}" | awk -v thr="$AB_SPLIT" -v names="$* ort" '
+    function med(s, n,   a, i, j, t, k) {   # median of the n values in s
+      k = split(s, a, " "); for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+      return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+    { st = ($2 < thr) ? "fast" : "slow"; cnt[st]++; for (i = 2; i <= NF; i++) v[st, i] = v[st, i] " " $i; nf = NF }
+    END { nb = split(names, nm, " ");
+      for (s = 1; s <= 2; s++) { st = s == 1 ? "fast" : "slow"; if (!cnt[st]) continue
+        o = med(v[st, nf]); line = sprintf("%s (first binary %s %s ms), %d rounds:", st, st == "fast" ? "<" : ">=", thr, cnt[st])
+        for (i = 2; i <= nf; i++) { m = med(v[st, i]); line = line sprintf(" %s %.3f ms %.3fx", nm[i - 1], m, m / o) }
+        print line } }'
+fi

@@ -438,20 +438,22 @@ QR__K_AVX512 static void qr__k_f32_avx512_coc(void *ctx, int64_t t, int tid) {
     const float *w = j->wt + blk * K * QR__K_COC_MB;
     float tbuf[QR__K_COC_GROUP * QR__K_COC_MAXP * QR__K_COC_MB] __attribute__((aligned(64)));
     for (int64_t g0 = i0; g0 < i1; g0 += QR__K_COC_GROUP) {   /* tiles numbered row by row; a group may span rows */
-        const int64_t g1 = QR_MIN(i1, g0 + QR__K_COC_GROUP);
+        const int ng = (int)(QR_MIN(i1, g0 + QR__K_COC_GROUP) - g0);
+        const float *xb[QR__K_COC_GROUP];   /* the group's tiles: input, width, first output pixel */
+        int pw[QR__K_COC_GROUP];
+        int64_t n0[QR__K_COC_GROUP];
+        for (int g = 0; g < ng; g++) {
+            const int64_t i = g0 + g, oh = i / nt, ti = i % nt, ow0 = ti * OW / nt;
+            xb[g] = j->xp + oh * j->sh * j->rp + ow0 * j->sw;
+            pw[g] = (int)((ti + 1) * OW / nt - ow0);
+            n0[g] = oh * OW + ow0;
+        }
         for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
             const int64_t k1 = QR_MIN(K, k0 + j->kc);
-            for (int64_t i = g0; i < g1; i++) {
-                const int64_t oh = i / nt, ti = i % nt, ow0 = ti * OW / nt, ow1 = (ti + 1) * OW / nt;
-                fn[j->sw - 1][ow1 - ow0 - 1](j->off, j->xp + oh * j->sh * j->rp + ow0 * j->sw, w, k0, k1,
-                                             tbuf + (i - g0) * QR__K_COC_MAXP * QR__K_COC_MB);
-            }
+            for (int g = 0; g < ng; g++)
+                fn[j->sw - 1][pw[g] - 1](j->off, xb[g], w, k0, k1, tbuf + g * QR__K_COC_MAXP * QR__K_COC_MB);
         }
-        for (int64_t i = g0; i < g1; i++) {
-            const int64_t oh = i / nt, ti = i % nt, ow0 = ti * OW / nt, ow1 = (ti + 1) * OW / nt;
-            out[ow1 - ow0 - 1](j, tbuf + (i - g0) * QR__K_COC_MAXP * QR__K_COC_MB, m0,
-                                     oh * OW + ow0);
-        }
+        for (int g = 0; g < ng; g++) out[pw[g] - 1](j, tbuf + g * QR__K_COC_MAXP * QR__K_COC_MB, m0, n0[g]);
     }
     const QrF32Fused *f = j->f;
     /* the task's pixels [p0, p1): whole rows, or a flat run's tiles */

@@ -173,10 +173,14 @@ qr__k_m1d512(const int KH, const int KW, const int SW, const int ACT, const QrF3
     }
 }
 
-/* The 3x3 window with stride 2 (see qr__k_m1d512): each input row of a slot is loaded once
- * as 33 elements (three masked loads of the span of the kw = 0 tap; elements outside the
- * row 0) and its three taps are taken from it: the even elements, the odd ones, and the
- * even ones one lane on (valignd with element 32). */
+/* The 3x3 window with stride 2 (see qr__k_m1d512): the 2S + 1 input rows of a band are
+ * walked once per column block, each loaded once as 33 elements (three masked loads of the
+ * span of the kw = 0 tap; elements outside the row 0) and its three taps taken from it —
+ * the even elements, the odd ones, and the even ones one lane on (valignd with element 32)
+ * — for the one or two slots that read the row (an even row is tap row 2 of one slot and
+ * tap row 0 of the next). Every slot's sum is built in the row order of its taps, in ORT's
+ * M=1 groups as in qr__k_m1d512_3x3_s1x. Per output vector 4.5 loads and 3 vpermt2ps,
+ * where taking each slot's rows on their own needs 9 and 6. */
 QR__K_AVX512 static inline __attribute__((always_inline)) void
 qr__k_m1d512_3x3_s2x(const int ACT, const QrF32ConvB *b, const float *w, float bias, float *y, const QrKM1dTab *t,
                      float lo, float hi) {
@@ -186,9 +190,11 @@ qr__k_m1d512_3x3_s2x(const int ACT, const QrF32ConvB *b, const float *w, float b
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
     __m512 wv[9];
+#pragma GCC unroll 9
     for (int k = 0; k < 9; k++) wv[k] = _mm512_set1_ps(w[k]);
     for (int64_t oh = 0; oh < OH; oh += S) {
         const float *r0[NR];
+#pragma GCC unroll 9
         for (int i = 0; i < NR; i++) {
             const int32_t ih = t->row[oh * 2 + i];
             r0[i] = ih >= 0 ? b->x + ih * b->W : qr__k_zero_row;
@@ -200,30 +206,37 @@ qr__k_m1d512_3x3_s2x(const int ACT, const QrF32ConvB *b, const float *w, float b
             const int64_t off = v * 32 - b->pw;
             const __mmask16 sm = OW - v * 16 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - v * 16)) - 1);
             float *yv = y + v * 16;
-#pragma GCC unroll 4
-            for (int s = 0; s < S; s++) {
-                __m512 p[9];
+            __m512 g[S], h[S];
+#pragma GCC unroll 9
+            for (int i = 0; i < NR; i++) {
+                const float *q = r0[i] + off;
+                const __m512 l0 = _mm512_maskz_loadu_ps(m0, q), l1 = _mm512_maskz_loadu_ps(m1, q + 16);
+                const __m512 l2 = _mm512_maskz_loadu_ps(m2, q + 32);
+                const __m512 x0 = _mm512_permutex2var_ps(l0, even, l1);
+                const __m512 x1 = _mm512_permutex2var_ps(l0, odd, l1);
+                const __m512 x2 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(l2), _mm512_castps_si512(x0), 1));
 #pragma GCC unroll 3
-                for (int kh = 0; kh < 3; kh++) {
-                    const float *q = r0[s * 2 + kh] + off;
-                    const __m512 l0 = _mm512_maskz_loadu_ps(m0, q), l1 = _mm512_maskz_loadu_ps(m1, q + 16);
-                    const __m512 l2 = _mm512_maskz_loadu_ps(m2, q + 32);
-                    const __m512 e = _mm512_permutex2var_ps(l0, even, l1);
-                    const __m512 o = _mm512_permutex2var_ps(l0, odd, l1);
-                    const __m512 e1 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(l2), _mm512_castps_si512(e), 1));
-                    p[kh * 3] = _mm512_mul_ps(wv[kh * 3], e);
-                    p[kh * 3 + 1] = _mm512_mul_ps(wv[kh * 3 + 1], o);
-                    p[kh * 3 + 2] = _mm512_mul_ps(wv[kh * 3 + 2], e1);
-                    QR_KERN_ROUNDED(p[kh * 3]);
-                    QR_KERN_ROUNDED(p[kh * 3 + 1]);
-                    QR_KERN_ROUNDED(p[kh * 3 + 2]);
+                for (int kh = 2; kh >= 0; kh--) {
+                    if ((i - kh) % 2) continue;
+                    const int s = (i - kh) / 2;
+                    if (s < 0 || s >= S) continue;
+                    __m512 p0 = _mm512_mul_ps(wv[kh * 3], x0), p1 = _mm512_mul_ps(wv[kh * 3 + 1], x1);
+                    __m512 p2 = _mm512_mul_ps(wv[kh * 3 + 2], x2);
+                    QR_KERN_ROUNDED(p0);
+                    QR_KERN_ROUNDED(p1);
+                    QR_KERN_ROUNDED(p2);
+                    if (kh == 0) {
+                        g[s] = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
+                    } else if (kh == 1) {
+                        g[s] = _mm512_add_ps(g[s], p0);
+                        if (!(ACT & 4)) g[s] = _mm512_add_ps(g[s], _mm512_setzero_ps());
+                        h[s] = _mm512_add_ps(p1, p2);
+                    } else {
+                        const __m512 acc = _mm512_add_ps(p2, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(h[s], p0), p1), g[s]));
+                        if (oh + s < OH)
+                            _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, qr__k_m1d_act16(ACT, _mm512_add_ps(acc, vb), vlo, vhi));
+                    }
                 }
-                __m512 acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[0], p[1]), p[2]), p[3]);
-                if (!(ACT & 4)) acc = _mm512_add_ps(acc, _mm512_setzero_ps());
-                acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(p[4], p[5]), p[6]), p[7]), acc);
-                acc = _mm512_add_ps(p[8], acc);
-                if (oh + s < OH)
-                    _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, qr__k_m1d_act16(ACT, _mm512_add_ps(acc, vb), vlo, vhi));
             }
         }
     }

@@ -783,7 +783,7 @@ static void test_conv_m1(void) {
                         const QrF32Step *as = a == 1 ? act + 1 : act;
                         const int na = a == 2 ? 2 : 1;
                         for (int64_t i = 0; i < OH * OW + 16; i++) y[i] = -7.0f;
-                        const int used = lv[l].f32_conv_m1_act(&b, w, bias, as, na, y);
+                        const int used = lv[l].f32_conv_m1_act(&b, 1, 0, w, 0, &bias, y, 0, as, na);
                         if (used < 0) {
                             for (int64_t i = 0; i < OH * OW + 16; i++) QT_CHECK(y[i] == -7.0f);
                             continue;
@@ -843,6 +843,74 @@ static void test_conv_m1(void) {
     for (int l = 0; l < nl; l++) any_act = any_act || lv[l].f32_conv_m1_act;
     QT_CHECK(!any_act || act_cases > 0);
     printf("conv_m1: %d level x window cases exact, %d with a fused activation\n", cases, act_cases);
+}
+
+/* QrF32ConvM1ActFn over several planes in one call: plane p at x + p*xs (a gap between the
+ * planes), weights w + p*ws, bias[p], output y + p*ys, each with the bits of the one-plane
+ * definition above (then the fused Clip / ReLU) — biases +0.5, -0, -0, 1, +0 and a zero
+ * image with negative weights in planes 1 and 4, where only the -0 bias keeps ORT's + 0
+ * visible (the kernels split the call into runs by it) — and nothing written between the
+ * planes' outputs or past them; a window without a direct form writes nothing and says -1. */
+static void test_conv_m1_planes(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    uint64_t rng = 23;
+    static const QtWin wins[] = {
+        { 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },     { 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 }, { 37, 45, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+        { 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },   { 9, 45, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2 },  { 20, 33, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0 },
+        { 8, 40, 1, 9, 1, 1, 1, 3, 0, 12, 0, 12 },
+    };
+    enum { NP = 5 };
+    const float biases[NP] = { 0.5f, -0.0f, -0.0f, 1.0f, 0.0f };
+    int checked = 0, whole = 0;
+    for (int wi = 0; wi < QR_ARRAY_LEN(wins); wi++) {
+        const QtWin *q = &wins[wi];
+        const int64_t OH = qt__k_out(q->H, q->KH, q->sh, q->dh, q->ph, q->pe_h), OW = qt__k_out(q->W, q->KW, q->sw, q->dw, q->pw, q->pe_w);
+        const int64_t K = q->KH * q->KW, xs = q->H * q->W + 5, ws = K + 3, ys = OH * OW + 7;
+        float *x = qt__k_randf(NP * xs, &rng), *w = qt__k_randf(NP * ws, &rng);
+        for (int p = 1; p < NP; p += 3) {   /* planes 1 and 4: a zero image, negative weights */
+            for (int64_t i = 0; i < q->H * q->W; i++) x[p * xs + i] = 0.0f;
+            for (int64_t k = 0; k < K; k++) w[p * ws + k] = -1.0f - (float)k;
+        }
+        float *want = qr_aligned_alloc((size_t)(NP * ys) * sizeof(float)), *y = qr_aligned_alloc((size_t)(NP * ys) * sizeof(float));
+        QrF32Step act[2] = { { .op = QR_F32_STEP_CLAMP, .lo = -0.5f, .hi = 0.75f }, { .op = QR_F32_STEP_RELU } };
+        for (int a = 0; a < 2; a++) {   /* no step; Clip then ReLU */
+            const int na = a ? 2 : 0;
+            for (int64_t i = 0; i < NP * ys; i++) want[i] = -7.0f;
+            for (int p = 0; p < NP; p++) {
+                for (int64_t oh = 0; oh < OH; oh++)
+                    for (int64_t ow = 0; ow < OW; ow++)
+                        want[p * ys + oh * OW + ow] = qt__k_m1_one(x + p * xs, 1, q->H, q->W, w + p * ws, q, oh, ow, biases[p]);
+                if (na) qr_f32_steps__ref(act, na, want + p * ys, want + p * ys, OH * OW, 0, 0);
+            }
+            QrF32ConvB b = { x, 1, q->H, q->W, q->KH, q->KW, q->sh, q->sw, q->dh, q->dw, q->ph, q->pw, OH, OW };
+            for (int l = 0; l < nl; l++) {
+                if (!lv[l].f32_conv_m1_act) continue;
+                for (int64_t i = 0; i < NP * ys; i++) y[i] = -7.0f;
+                const int used = lv[l].f32_conv_m1_act(&b, NP, xs, w, ws, biases, y, ys, na ? act : NULL, na);
+                if (used < 0) {
+                    int64_t wrote = 0;
+                    for (int64_t i = 0; i < NP * ys; i++) wrote += y[i] != -7.0f;
+                    QT_CHECKF(wrote == 0, "%s window %d: -1 but %lld elements written", qr_isa_name(lv[l].isa), wi, (long long)wrote);
+                    continue;
+                }
+                QT_CHECKF(used == na, "%s window %d: %d of %d steps fused", qr_isa_name(lv[l].isa), wi, used, na);
+                int64_t bad = -1;
+                for (int64_t i = 0; i < NP * ys && bad < 0; i++)
+                    if (memcmp(&y[i], &want[i], 4)) bad = i;
+                QT_CHECKF(bad < 0, "%s window %d act %d: plane %lld element %lld = %.9g want %.9g", qr_isa_name(lv[l].isa), wi, a,
+                          (long long)(bad / ys), (long long)(bad % ys), bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
+                checked++;
+                whole += lv[l].isa != QR_ISA_REF;
+            }
+        }
+        qr_aligned_free(x);
+        qr_aligned_free(w);
+        qr_aligned_free(want);
+        qr_aligned_free(y);
+    }
+    QT_CHECK(checked > 0);
+    printf("conv_m1 planes: %d level x window x activation calls of %d planes exact (%d by a SIMD level)\n", checked, NP, whole);
 }
 
 /* Convolution as an implicit-im2col GEMM: every level (ref included) against a double
@@ -2588,6 +2656,7 @@ static void qt_kern_all(void) {
     QT_RUN(test_q8_maxpool2d);
     QT_RUN(test_q8_eltwise);
     QT_RUN(test_conv_m1);
+    QT_RUN(test_conv_m1_planes);
     QT_RUN(test_conv_gemm);
     QT_RUN(test_maxpool);
     QT_RUN(test_pair_stats);

@@ -210,13 +210,16 @@ typedef struct QrF32Step {
 } QrF32Step;
 #define QR_F32_MAX_STEPS 16
 
-/* QrF32ConvM1Fn, then the first n steps of act[0..nact) applied to every output in order,
- * as QrF32StepsFn does them (the activation after a depthwise layer, fused while its
- * outputs are in registers): returns n (0 <= n <= nact: the leading Clip then ReLU, Clip,
- * or ReLU it fuses), or -1, nothing written, when the level has no such form for b's
- * window. */
-typedef int (*QrF32ConvM1ActFn)(const QrF32ConvB *b, const float *w, float bias, const QrF32Step *act, int nact,
-                                float *y);
+/* QrF32ConvM1Fn over n planes of one window geometry, each then given the first u steps of
+ * act[0..nact) in order, as QrF32StepsFn does them (the activation after a depthwise layer,
+ * fused while its outputs are in registers): plane p reads b->x + p*xs with the weights
+ * w + p*ws and the bias bias[p] (bias NULL: 0) and writes y + p*ys. Returns u (0 <= u <=
+ * nact: the leading Clip then ReLU, Clip, or ReLU it fuses), or -1, nothing written, when
+ * the level has no such form for b's window. One call for a task's planes: the window's
+ * tables and the activation's kind are worked out once, not per plane (a 7x7 plane's
+ * outputs are 4 vectors). */
+typedef int (*QrF32ConvM1ActFn)(const QrF32ConvB *b, int64_t n, int64_t xs, const float *w, int64_t ws,
+                                const float *bias, float *y, int64_t ys, const QrF32Step *act, int nact);
 
 /* y[i] = the ns steps applied in order to x[i], i in [0, n): n contiguous elements of
  * channel ch whose first one is element off of the tensor (ADD_T reads t[off + i]). y may

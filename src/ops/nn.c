@@ -390,24 +390,33 @@ static void qr__nn_m1_task(void *ctx, int64_t t, int tid) {
     for (int k = 0; k < ns; k++) per_plane = per_plane || j->fs->s[k].pc != 0;
     int nact = 0;   /* leading Clip / ReLU steps: the kernel's fused form when the level has one */
     while (nact < ns && (j->fs->s[nact].op == QR_F32_STEP_CLAMP || j->fs->s[nact].op == QR_F32_STEP_RELU)) nact++;
-    if (!qr_kern.f32_conv_m1_act) nact = 0;
     int done = 0;   /* steps the kernel applied: the same for every plane (one window geometry) */
     /* one geometry for the task, only x changes per plane: a kernel that reads b's fields as
      * vectors then finds them in the cache, not in the store buffer (a forwarding stall) */
     QrF32ConvB b = { NULL, j->Cg, two ? w->in[0] : 1, w->in[two], two ? w->k[0] : 1, w->k[two], two ? w->s[0] : 1,
                      w->s[two], two ? w->d[0] : 1, w->d[two], two ? w->pb[0] : 0, w->pb[two], two ? w->out[0] : 1,
                      w->out[two] };
-    for (int64_t i = i0; i < i1; i++) {
-        int64_t m = i % j->M, in = i / j->M;   /* group m */
+    for (int64_t i = i0; i < i1;) {
+        /* a run of planes of one image: groups m .. m + e - i - 1, each Cg input planes on */
+        const int64_t m = i % j->M, in = i / j->M, e = QR_MIN(i1, (in + 1) * j->M);
         b.x = j->X + (in * j->C + m * j->Cg) * j->Pin;
         float *y = j->Y + i * j->P;
-        const float *wm = j->W + m * j->CK, bm = j->B ? j->B[m] : 0.0f;
-        done = nact ? qr_kern.f32_conv_m1_act(&b, wm, bm, j->fs->s, nact, y) : -1;
+        done = qr_kern.f32_conv_m1_act ? qr_kern.f32_conv_m1_act(&b, e - i, j->Cg * j->Pin, j->W + m * j->CK, j->CK,
+                                                                 j->B ? j->B + m : NULL, y, j->P,
+                                                                 nact ? j->fs->s : NULL, nact)
+                                       : -1;
         if (done < 0) {
-            qr_kern.f32_conv_m1(&b, wm, bm, y);
+            for (int64_t p = 0; p < e - i; p++) {
+                QrF32ConvB pb = b;
+                pb.x = b.x + p * j->Cg * j->Pin;
+                qr_kern.f32_conv_m1(&pb, j->W + (m + p) * j->CK, j->B ? j->B[m + p] : 0.0f, y + p * j->P);
+            }
             done = 0;
         }
-        if (ns > done && per_plane) qr_kern.f32_steps(j->fs->s + done, ns - done, y, y, j->P, m, i * j->P);
+        if (ns > done && per_plane)
+            for (int64_t p = i; p < e; p++)
+                qr_kern.f32_steps(j->fs->s + done, ns - done, j->Y + p * j->P, j->Y + p * j->P, j->P, p % j->M, p * j->P);
+        i = e;
     }
     if (ns > done && !per_plane && i1 > i0)
         qr_kern.f32_steps(j->fs->s + done, ns - done, j->Y + i0 * j->P, j->Y + i0 * j->P, (i1 - i0) * j->P, 0, i0 * j->P);

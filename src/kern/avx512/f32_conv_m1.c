@@ -5,6 +5,13 @@
  * tail under a mask. */
 #if defined(__x86_64__)
 
+/* Whether v is -0 (the bias for which the sums keep ORT's + 0, qr__k_m1d512_try). */
+static inline bool qr__k_is_neg0(float v) {
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return u == 0x80000000u;
+}
+
 /* Four products of taps k..k+3 (weights w0..w3, inputs s[0..3] + j) for 16 columns
  * under mask m, each rounded on its own, summed ((p0 + p1) + p2) + p3 and added to s. */
 QR__K_AVX512 static inline __m512 qr__k_m1_quad16(__m512 acc, const float *const *s, int64_t j, __mmask16 m, __m512 w0,
@@ -443,12 +450,22 @@ qr__k_m1p512_3x3_s2(const int ACT, const QrF32ConvB *b, const float *w, float bi
  * 3x3 stride 1 on a small plane (the flat form, qr__k_m1f512), 3x3 stride 2 at most 7
  * outputs wide (two rows per vector, qr__k_m1p512_3x3_s2); activations none, ReLU, Clip, Clip then ReLU; with (0-3) or without (4-7) the + 0 that
  * starts ORT's sums (qr__k_m1d512_try). */
-typedef void (*QrKM1d512Fn)(const QrF32ConvB *b, const float *w, float bias, float *y, const QrKM1dTab *t, float lo,
-                            float hi);
+typedef void (*QrKM1d512Fn)(const QrF32ConvB *b, int64_t n, int64_t xs, const float *w, int64_t ws,
+                            const float *bias, float *y, int64_t ys, const QrKM1dTab *t, float lo, float hi);
+/* An instantiation runs n planes of one geometry (QrF32ConvM1ActFn's strides), the body once
+ * per plane with its own x, weights, bias and y. */
 #define QR__K_M1D512(name, call)                                                                                 \
-    QR__K_AVX512 static void qr__k_m1d512_##name(const QrF32ConvB *b, const float *w, float bias, float *y,       \
+    QR__K_AVX512 static void qr__k_m1d512_##name(const QrF32ConvB *b0, int64_t n, int64_t xs, const float *w0,   \
+                                                 int64_t ws, const float *bias0, float *y0, int64_t ys,          \
                                                  const QrKM1dTab *t, float lo, float hi) {                        \
-        call;                                                                                                     \
+        QrF32ConvB pb = *b0;                                                                                      \
+        const QrF32ConvB *b = &pb;                                                                                \
+        for (int64_t p = 0; p < n; p++) {                                                                         \
+            pb.x = b0->x + p * xs;                                                                                \
+            const float *w = w0 + p * ws, bias = bias0 ? bias0[p] : 0.0f;                                         \
+            float *y = y0 + p * ys;                                                                               \
+            call;                                                                                                 \
+        }                                                                                                         \
     }
 #define QR__K_M1D512_ACTS(name, kh, kw, sw)                                                                      \
     QR__K_M1D512(name##_a0, qr__k_m1d512(kh, kw, sw, 0, b, w, bias, y, t, lo, hi))                                \
@@ -494,10 +511,11 @@ static const QrKM1d512Fn qr__k_m1d512_fns[7][8] = {
 
 /* The direct form when it has an instantiation for b's window (3x3 and 5x5, one input
  * channel, the same stride 1 or 2 along both axes, no dilation), with the leading steps of
- * act[0..nact) it fuses (a Clip then a ReLU, a Clip, or a ReLU). Returns how many steps it
- * applied, or -1 (nothing written) without an instantiation. */
-QR__K_AVX512 static int qr__k_m1d512_try(const QrF32ConvB *b, const float *w, float bias, float *y,
-                                        const QrF32Step *act, int nact) {
+ * act[0..nact) it fuses (a Clip then a ReLU, a Clip, or a ReLU), over n planes
+ * (QrF32ConvM1ActFn). Returns how many steps it applied, or -1 (nothing written) without
+ * an instantiation. */
+QR__K_AVX512 static int qr__k_m1d512_try(const QrF32ConvB *b, int64_t n, int64_t xs, const float *w, int64_t ws,
+                                        const float *bias, float *y, int64_t ys, const QrF32Step *act, int nact) {
     if (b->C != 1 || !((b->KH == 3 && b->KW == 3) || (b->KH == 5 && b->KW == 5)) || b->sh != b->sw || b->dh != 1 ||
         b->dw != 1)
         return -1;
@@ -511,25 +529,33 @@ QR__K_AVX512 static int qr__k_m1d512_try(const QrF32ConvB *b, const float *w, fl
      * bench/RESULTS_CNN.md) */
     const int flat = t->nflat > 0 && b->OW <= 12, pair = b->KH == 3 && b->sw == 2 && b->OW <= 7;
     const int win = flat ? 5 : pair ? 6 : b->KH == 3 && b->sw == 1 && b->pw == 1 ? 4 : (b->KH == 5) * 2 + (b->sw == 2);
-    uint32_t bias_bits;
-    memcpy(&bias_bits, &bias, 4);
     /* the + 0 that starts ORT's sums only turns a -0 into +0, which shows in the output only
      * when every later partial sum is -0 too and the bias is -0: the forms without it (kind
-     * + 4) serve every other bias */
-    qr__k_m1d512_fns[win][kind + (bias_bits != 0x80000000u ? 4 : 0)](b, w, bias, y, t, lo, hi);
+     * + 4) serve every other bias, runs of planes by that */
+    for (int64_t p = 0; p < n;) {
+        const bool neg0 = bias && qr__k_is_neg0(bias[p]);
+        int64_t e = p + 1;
+        while (e < n && (bias && qr__k_is_neg0(bias[e])) == neg0) e++;
+        QrF32ConvB rb = *b;
+        rb.x = b->x + p * xs;
+        qr__k_m1d512_fns[win][kind + (neg0 ? 0 : 4)](&rb, e - p, xs, w + p * ws, ws, bias ? bias + p : NULL, y + p * ys, ys,
+                                                     t, lo, hi);
+        p = e;
+    }
     return used;
 }
 
 /* QrF32ConvM1Fn on AVX-512F (kern/gemm.c's band driver). */
 QR__K_AVX512 static void qr_f32_conv_m1__avx512(const QrF32ConvB *b, const float *w, float bias, float *y) {
-    if (b->OH > 0 && b->OW > 0 && qr__k_m1d512_try(b, w, bias, y, NULL, 0) >= 0) return;
+    if (b->OH > 0 && b->OW > 0 && qr__k_m1d512_try(b, 1, 0, w, 0, &bias, y, 0, NULL, 0) >= 0) return;
     qr__k_f32_conv_m1(qr__k_f32_m1_cols__avx512, b, w, bias, y);
 }
 
 /* QrF32ConvM1ActFn on AVX-512F: the direct form only. */
-QR__K_AVX512 static int qr_f32_conv_m1_act__avx512(const QrF32ConvB *b, const float *w, float bias, const QrF32Step *act,
-                                                  int nact, float *y) {
-    return b->OH > 0 && b->OW > 0 ? qr__k_m1d512_try(b, w, bias, y, act, nact) : -1;
+QR__K_AVX512 static int qr_f32_conv_m1_act__avx512(const QrF32ConvB *b, int64_t n, int64_t xs, const float *w,
+                                                  int64_t ws, const float *bias, float *y, int64_t ys,
+                                                  const QrF32Step *act, int nact) {
+    return b->OH > 0 && b->OW > 0 ? qr__k_m1d512_try(b, n, xs, w, ws, bias, y, ys, act, nact) : -1;
 }
 
 #endif

@@ -54,12 +54,17 @@ static int qr__k_m1_act_kind(const QrF32Step *act, int nact, int *kind) {
     return *kind;
 }
 
-/* QrF32ConvM1ActFn, plain C: qr_f32_conv_m1__ref, then the fused steps by qr_f32_steps__ref. */
-static int qr_f32_conv_m1_act__ref(const QrF32ConvB *b, const float *w, float bias, const QrF32Step *act, int nact,
-                                   float *y) {
+/* QrF32ConvM1ActFn, plain C: qr_f32_conv_m1__ref, then the fused steps by qr_f32_steps__ref,
+ * plane by plane. */
+static int qr_f32_conv_m1_act__ref(const QrF32ConvB *b, int64_t n, int64_t xs, const float *w, int64_t ws,
+                                   const float *bias, float *y, int64_t ys, const QrF32Step *act, int nact) {
     int kind;
     const int used = qr__k_m1_act_kind(act, nact, &kind);
-    qr_f32_conv_m1__ref(b, w, bias, y);
-    if (used) qr_f32_steps__ref(act, used, y, y, b->OH * b->OW, 0, 0);
+    QrF32ConvB pb = *b;
+    for (int64_t p = 0; p < n; p++) {
+        pb.x = b->x + p * xs;
+        qr_f32_conv_m1__ref(&pb, w + p * ws, bias ? bias[p] : 0.0f, y + p * ys);
+        if (used) qr_f32_steps__ref(act, used, y + p * ys, y + p * ys, b->OH * b->OW, 0, 0);
+    }
     return used;
 }

@@ -696,6 +696,14 @@ static const QtWin qt__k_wins[] = {
     { 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },   { 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },   { 5, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
     { 9, 13, 3, 3, 2, 2, 1, 1, 2, 3, 0, 0 },    { 5, 15, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0 },  { 1, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
     { 2, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+    /* one or two column blocks (the 3x3 stride-1 row walk, qr__k_m1d512_3x3_s1r; stride 2
+     * next to it): 13 outputs with two pad rows on top and none at the bottom, 28x28 -> 14x14,
+     * 12 outputs from one column of left pad only, 17 columns without right pad (16 outputs
+     * reading the next block's first column), one output row, 28x28, 29 columns with two pad
+     * rows at the bottom */
+    { 5, 13, 3, 3, 1, 1, 1, 1, 2, 1, 0, 1 },    { 28, 28, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 }, { 11, 25, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0 },
+    { 4, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0 },    { 3, 15, 3, 3, 2, 2, 1, 1, 0, 1, 0, 1 }, { 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+    { 6, 29, 3, 3, 1, 1, 1, 1, 1, 1, 2, 1 },
     /* max pooling read straight from the rows (kern/avx512/f32_pool.c): ResNet-18's 3x3/2 with
      * ceil mode's extra end pad, stride 2 with dilation 2 and 3 over 16-output blocks and their
      * partial last one, stride 1 with dilation 3, a 2x2/2 window without pads */

@@ -249,6 +249,61 @@ qr__k_m1d512_3x3_s2x(const int ACT, const QrF32ConvB *b, const float *w, float b
     }
 }
 
+/* qr__k_m1d512_3x3_s1x on planes of at most QR__K_M1D_ROLLV column blocks (OW <= 32:
+ * MobileNetV2's 14x14 and 28x28 planes), column block v: the input rows walked once top to
+ * bottom, each loaded once (its kw = 0 span, its 16 columns, the next 16) and its three
+ * taps given to the three output rows that read it — tap row 2 of row R - 2, which it
+ * completes and stores, tap row 1 of row R - 1, tap row 0 of row R — the partial sums of
+ * two rows carried from one input row to the next. The same products, sums and order as
+ * the bands, which reload two rows per band of four and compute a last band's rows past
+ * OH: 384 planes of 14x14 30.9 -> 22.6 us warm, 37.5 -> 31.6 cold; 192 of 28x28 49.7 ->
+ * 42.6 warm, 55.6 -> 49.2 cold (one thread, a call per task's planes as ops/nn.c makes). Wider planes keep the bands: walking a column
+ * block down a 56x56 plane that comes from memory measured 35% slower (the prefetchers
+ * follow rows read front to back). */
+enum { QR__K_M1D_ROLLV = 2 };
+QR__K_AVX512 static inline __attribute__((always_inline)) void
+qr__k_m1d512_3x3_s1r(const int ACT, const QrF32ConvB *b, const __m512 *wv, float *y, const QrKM1dTab *t, int64_t v,
+                     __m512 vb, __m512 vlo, __m512 vhi) {
+    const int64_t OH = b->OH, OW = b->OW, W = b->W;
+    const __mmask16 m0 = (__mmask16)t->raw[v * 3], m1 = (__mmask16)t->raw[v * 3 + 1];
+    const int64_t rest = W - (v + 1) * 16;
+    const __mmask16 mn = rest >= 16 ? (__mmask16)0xffff : rest > 0 ? (__mmask16)((1u << rest) - 1) : 0;
+    const __mmask16 sm = OW - v * 16 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - v * 16)) - 1);
+    y += v * 16;
+    __m512 ga = _mm512_setzero_ps(), ha = ga, gb = ga;   /* row R - 2 after tap row 1; row R - 1 after tap row 0 */
+    for (int64_t R = 0; R < OH + 2; R++) {
+        const int32_t ih = t->row[R];
+        const float *q = (ih >= 0 ? b->x + ih * W : qr__k_zero_row) + v * 16;
+        const __m512 x0 = _mm512_maskz_loadu_ps(m0, q - 1), x1 = _mm512_maskz_loadu_ps(m1, q);
+        const __m512 x2 = _mm512_castsi512_ps(
+            _mm512_alignr_epi32(_mm512_castps_si512(_mm512_maskz_loadu_ps(mn, q + 16)), _mm512_castps_si512(x1), 1));
+        if (R >= 2) {
+            __m512 p0 = _mm512_mul_ps(wv[6], x0), p1 = _mm512_mul_ps(wv[7], x1), p2 = _mm512_mul_ps(wv[8], x2);
+            QR_KERN_ROUNDED(p0);
+            QR_KERN_ROUNDED(p1);
+            QR_KERN_ROUNDED(p2);
+            const __m512 acc = _mm512_add_ps(p2, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(ha, p0), p1), ga));
+            _mm512_mask_storeu_ps(y + (R - 2) * OW, sm, qr__k_m1d_act16(ACT, _mm512_add_ps(acc, vb), vlo, vhi));
+        }
+        if (R >= 1 && R - 1 < OH) {
+            __m512 p0 = _mm512_mul_ps(wv[3], x0), p1 = _mm512_mul_ps(wv[4], x1), p2 = _mm512_mul_ps(wv[5], x2);
+            QR_KERN_ROUNDED(p0);
+            QR_KERN_ROUNDED(p1);
+            QR_KERN_ROUNDED(p2);
+            ga = _mm512_add_ps(gb, p0);
+            if (!(ACT & 4)) ga = _mm512_add_ps(ga, _mm512_setzero_ps());
+            ha = _mm512_add_ps(p1, p2);
+        }
+        if (R < OH) {
+            __m512 p0 = _mm512_mul_ps(wv[0], x0), p1 = _mm512_mul_ps(wv[1], x1), p2 = _mm512_mul_ps(wv[2], x2);
+            QR_KERN_ROUNDED(p0);
+            QR_KERN_ROUNDED(p1);
+            QR_KERN_ROUNDED(p2);
+            gb = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
+        }
+    }
+}
+
 /* The 3x3 window with stride 1 and one column of left padding (see qr__k_m1d512): the
  * S + 2 input rows of a band are walked once per column block, each giving its three taps
  * from two loads — the kw = 0 span, and the next block's 16 columns (kept for the next
@@ -265,6 +320,10 @@ qr__k_m1d512_3x3_s1x(const int ACT, const QrF32ConvB *b, const float *w, float b
     __m512 wv[9];
     #pragma GCC unroll 9
     for (int k = 0; k < 9; k++) wv[k] = _mm512_set1_ps(w[k]);
+    if (nv <= QR__K_M1D_ROLLV) {
+        for (int64_t v = 0; v < nv; v++) qr__k_m1d512_3x3_s1r(ACT, b, wv, y, t, v, vb, vlo, vhi);
+        return;
+    }
     for (int64_t oh = 0; oh < OH; oh += S) {
         const float *r0[NR];
         __m512 cur[NR];   /* row i's columns v*16 .. v*16+15 (the kw = 1 tap of block v) */

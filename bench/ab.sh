@@ -11,6 +11,9 @@
 #   so rounds are worth sorting by state before taking medians (bench/RESULTS_CNN.md).
 #   AB_SPLIT=MS also prints the medians of the rounds whose first binary took less than MS ms
 #   ("fast") and of the others ("slow"), with their ratios to ORT in the same rounds.
+#   AB_RATIOS=MS,MS2,... prints, for every binary, the median over rounds of its time divided by
+#   ORT's in the same round: for all rounds, then for the rounds whose ORT time falls under MS,
+#   between MS and MS2, ... (ORT's own time tells the host's state, the binaries' does not).
 set -u
 if [ $# -lt 6 ]; then sed -n 2,13p "$0"; exit 2; fi
 cd "$(dirname "$0")/.." || exit 2
@@ -39,6 +42,23 @@ for b in "$@" ort; do
   m=$(echo "${res[$b]}" | med)
   echo "$NAME $F $MODE ${T}T $b: median ${m} ms, $(echo "$m / $ort" | bc -l | cut -c1-5)x ORT"
 done
+if [ -n "${AB_RATIOS:-}" ]; then
+  printf '%s\n' "${rows[@]}" | awk -v cuts="${AB_RATIOS}" -v names="$* ort" '
+    function med(s,   a, i, j, t, k) {
+      k = split(s, a, " "); for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+      return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+    { n++; o[n] = $NF; for (i = 2; i < NF; i++) r[n, i] = $i / $NF; nf = NF }
+    END { nb = split(names, nm, " "); nc = split(cuts, c, ","); c[0] = 0; c[nc + 1] = 1e9
+      for (g = -1; g <= nc; g++) {
+        lo = g < 0 ? 0 : c[g]; hi = g < 0 ? 1e9 : c[g + 1]; cnt = 0; os = ""
+        for (i = 2; i < nf; i++) s[i] = ""
+        for (k = 1; k <= n; k++) if (o[k] >= lo && o[k] < hi) { cnt++; os = os " " o[k]; for (i = 2; i < nf; i++) s[i] = s[i] " " r[k, i] }
+        if (!cnt) continue
+        line = g < 0 ? sprintf("per-round ratios, all %d rounds (ORT median %.3f ms):", cnt, med(os)) \
+                     : sprintf("per-round ratios, %d rounds with ORT in [%s, %s) ms (ORT median %.3f ms):", cnt, lo, hi >= 1e9 ? "inf" : hi, med(os))
+        for (i = 2; i < nf; i++) line = line sprintf(" %s %.3fx", nm[i - 1], med(s[i]))
+        print line } }'
+fi
 if [ -n "${AB_SPLIT:-}" ]; then
   printf '%s\n' "${rows[@]}" | awk -v thr="$AB_SPLIT" -v names="$* ort" '
     function med(s, n,   a, i, j, t, k) {   # median of the n values in s

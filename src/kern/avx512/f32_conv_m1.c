@@ -180,6 +180,30 @@ qr__k_m1d512(const int KH, const int KW, const int SW, const int ACT, const QrF3
     }
 }
 
+/* Tap row kh (0-2, a constant) of one output vector of a 3x3 window, its inputs x0..x2 the
+ * taps kw = 0..2: the products rounded on their own, the output's sum built across its rows
+ * in ORT's M=1 groups — row 0: g = (p0 + p1) + p2; row 1: g = g + p3 (then + 0 unless
+ * ACT & 4), h = p4 + p5; row 2: the sum p8 + (((h + p6) + p7) + g), returned (rows 0 and 1
+ * return g). */
+QR__K_AVX512 static inline __attribute__((always_inline)) __m512
+qr__k_m1d_row3(const int ACT, const int kh, const __m512 *wv, __m512 x0, __m512 x1, __m512 x2, __m512 *g, __m512 *h) {
+    __m512 p0 = _mm512_mul_ps(wv[kh * 3], x0), p1 = _mm512_mul_ps(wv[kh * 3 + 1], x1);
+    __m512 p2 = _mm512_mul_ps(wv[kh * 3 + 2], x2);
+    QR_KERN_ROUNDED(p0);
+    QR_KERN_ROUNDED(p1);
+    QR_KERN_ROUNDED(p2);
+    if (kh == 0) {
+        *g = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
+    } else if (kh == 1) {
+        *g = _mm512_add_ps(*g, p0);
+        if (!(ACT & 4)) *g = _mm512_add_ps(*g, _mm512_setzero_ps());
+        *h = _mm512_add_ps(p1, p2);
+    } else {
+        return _mm512_add_ps(p2, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(*h, p0), p1), *g));
+    }
+    return *g;
+}
+
 /* The 3x3 window with stride 2 (see qr__k_m1d512): the 2S + 1 input rows of a band are
  * walked once per column block, each loaded once as 33 elements (three masked loads of the
  * span of the kw = 0 tap; elements outside the row 0) and its three taps taken from it —
@@ -227,22 +251,9 @@ qr__k_m1d512_3x3_s2x(const int ACT, const QrF32ConvB *b, const float *w, float b
                     if ((i - kh) % 2) continue;
                     const int s = (i - kh) / 2;
                     if (s < 0 || s >= S) continue;
-                    __m512 p0 = _mm512_mul_ps(wv[kh * 3], x0), p1 = _mm512_mul_ps(wv[kh * 3 + 1], x1);
-                    __m512 p2 = _mm512_mul_ps(wv[kh * 3 + 2], x2);
-                    QR_KERN_ROUNDED(p0);
-                    QR_KERN_ROUNDED(p1);
-                    QR_KERN_ROUNDED(p2);
-                    if (kh == 0) {
-                        g[s] = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
-                    } else if (kh == 1) {
-                        g[s] = _mm512_add_ps(g[s], p0);
-                        if (!(ACT & 4)) g[s] = _mm512_add_ps(g[s], _mm512_setzero_ps());
-                        h[s] = _mm512_add_ps(p1, p2);
-                    } else {
-                        const __m512 acc = _mm512_add_ps(p2, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(h[s], p0), p1), g[s]));
-                        if (oh + s < OH)
-                            _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, qr__k_m1d_act16(ACT, _mm512_add_ps(acc, vb), vlo, vhi));
-                    }
+                    const __m512 acc = qr__k_m1d_row3(ACT, kh, wv, x0, x1, x2, &g[s], &h[s]);
+                    if (kh == 2 && oh + s < OH)
+                        _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, qr__k_m1d_act16(ACT, _mm512_add_ps(acc, vb), vlo, vhi));
                 }
             }
         }
@@ -278,29 +289,14 @@ qr__k_m1d512_3x3_s1r(const int ACT, const QrF32ConvB *b, const __m512 *wv, float
         const __m512 x2 = _mm512_castsi512_ps(
             _mm512_alignr_epi32(_mm512_castps_si512(_mm512_maskz_loadu_ps(mn, q + 16)), _mm512_castps_si512(x1), 1));
         if (R >= 2) {
-            __m512 p0 = _mm512_mul_ps(wv[6], x0), p1 = _mm512_mul_ps(wv[7], x1), p2 = _mm512_mul_ps(wv[8], x2);
-            QR_KERN_ROUNDED(p0);
-            QR_KERN_ROUNDED(p1);
-            QR_KERN_ROUNDED(p2);
-            const __m512 acc = _mm512_add_ps(p2, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(ha, p0), p1), ga));
+            const __m512 acc = qr__k_m1d_row3(ACT, 2, wv, x0, x1, x2, &ga, &ha);
             _mm512_mask_storeu_ps(y + (R - 2) * OW, sm, qr__k_m1d_act16(ACT, _mm512_add_ps(acc, vb), vlo, vhi));
         }
         if (R >= 1 && R - 1 < OH) {
-            __m512 p0 = _mm512_mul_ps(wv[3], x0), p1 = _mm512_mul_ps(wv[4], x1), p2 = _mm512_mul_ps(wv[5], x2);
-            QR_KERN_ROUNDED(p0);
-            QR_KERN_ROUNDED(p1);
-            QR_KERN_ROUNDED(p2);
-            ga = _mm512_add_ps(gb, p0);
-            if (!(ACT & 4)) ga = _mm512_add_ps(ga, _mm512_setzero_ps());
-            ha = _mm512_add_ps(p1, p2);
+            ga = gb;
+            qr__k_m1d_row3(ACT, 1, wv, x0, x1, x2, &ga, &ha);
         }
-        if (R < OH) {
-            __m512 p0 = _mm512_mul_ps(wv[0], x0), p1 = _mm512_mul_ps(wv[1], x1), p2 = _mm512_mul_ps(wv[2], x2);
-            QR_KERN_ROUNDED(p0);
-            QR_KERN_ROUNDED(p1);
-            QR_KERN_ROUNDED(p2);
-            gb = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
-        }
+        if (R < OH) qr__k_m1d_row3(ACT, 0, wv, x0, x1, x2, &gb, &ha);
     }
 }
 
@@ -353,22 +349,9 @@ qr__k_m1d512_3x3_s1x(const int ACT, const QrF32ConvB *b, const float *w, float b
                 for (int kh = 2; kh >= 0; kh--) {
                     const int s = i - kh;
                     if (s < 0 || s >= S) continue;
-                    __m512 p0 = _mm512_mul_ps(wv[kh * 3], x0), p1 = _mm512_mul_ps(wv[kh * 3 + 1], x1);
-                    __m512 p2 = _mm512_mul_ps(wv[kh * 3 + 2], x2);
-                    QR_KERN_ROUNDED(p0);
-                    QR_KERN_ROUNDED(p1);
-                    QR_KERN_ROUNDED(p2);
-                    if (kh == 0) {
-                        g[s] = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
-                    } else if (kh == 1) {
-                        g[s] = _mm512_add_ps(g[s], p0);
-                        if (!(ACT & 4)) g[s] = _mm512_add_ps(g[s], _mm512_setzero_ps());
-                        h[s] = _mm512_add_ps(p1, p2);
-                    } else {
-                        const __m512 acc = _mm512_add_ps(p2, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(h[s], p0), p1), g[s]));
-                        if (oh + s < OH)
-                            _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, qr__k_m1d_act16(ACT, _mm512_add_ps(acc, vb), vlo, vhi));
-                    }
+                    const __m512 acc = qr__k_m1d_row3(ACT, kh, wv, x0, x1, x2, &g[s], &h[s]);
+                    if (kh == 2 && oh + s < OH)
+                        _mm512_mask_storeu_ps(yv + (oh + s) * OW, sm, qr__k_m1d_act16(ACT, _mm512_add_ps(acc, vb), vlo, vhi));
                 }
             }
         }

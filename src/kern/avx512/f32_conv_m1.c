@@ -267,10 +267,10 @@ qr__k_m1d512_3x3_s2x(const int ACT, const QrF32ConvB *b, const float *w, float b
  * completes and stores, tap row 1 of row R - 1, tap row 0 of row R — the partial sums of
  * two rows carried from one input row to the next. The same products, sums and order as
  * the bands, which reload two rows per band of four and compute a last band's rows past
- * OH: 384 planes of 14x14 30.9 -> 22.6 us warm, 37.5 -> 31.6 cold; 192 of 28x28 49.7 ->
- * 42.6 warm, 55.6 -> 49.2 cold (one thread, a call per task's planes as ops/nn.c makes). Wider planes keep the bands: walking a column
- * block down a 56x56 plane that comes from memory measured 35% slower (the prefetchers
- * follow rows read front to back). */
+ * OH. One thread, a call per task's planes as ops/nn.c makes them: 384 planes of 14x14
+ * 30.9 -> 22.6 us warm, 37.5 -> 31.6 cold; 192 of 28x28 49.7 -> 42.6 warm, 55.6 -> 49.2
+ * cold. Wider planes keep the bands: walking a column block down a 56x56 plane that comes
+ * from memory measured 35% slower (the prefetchers follow rows read front to back). */
 enum { QR__K_M1D_ROLLV = 2 };
 QR__K_AVX512 static inline __attribute__((always_inline)) void
 qr__k_m1d512_3x3_s1r(const int ACT, const QrF32ConvB *b, const __m512 *wv, float *y, const QrKM1dTab *t, int64_t v,

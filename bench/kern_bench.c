@@ -11,7 +11,9 @@
  * BENCH_PREP=1 gives the float run a constant cache that keeps packed convolution weights, as
  * `qreport run`'s does (default: none, the weights packed per call as in runall's analyses).
  * Depthwise mode: ./build/bench_kern --dw [reps] [level] times MobileNetV2's depthwise layers
- * per kernel level (qr_kern.f32_conv_m1, one thread), or only the named level (avx512, ...).
+ * per kernel level, one thread, or only the named level (avx512, ...): as ops/nn.c calls them,
+ * f32_conv_m1_act (no steps) over the planes of one task at a time where the level has it,
+ * else f32_conv_m1 plane by plane.
  * Cold B: BENCH_COLD=1 gives each float run its own copy of B, in rotation among copies that
  * together exceed the last-level cache by a quarter (from sysfs; 32 MB when unknown), so B
  * comes from memory as a model's weights do in a whole run, while A and C stay cached. */
@@ -230,6 +232,8 @@ static int bench_dw(int reps, const char *only) {
         float *y = qr_aligned_alloc((size_t)(C * OH * OH) * sizeof(float));
         for (int64_t i = 0; i < C * H * H; i++) x[i] = qr_rng_normal(&rng);
         for (int64_t i = 0; i < C * 9; i++) w[i] = qr_rng_normal(&rng);
+        float *bias = qr_aligned_alloc((size_t)C * sizeof(float));
+        for (int64_t i = 0; i < C; i++) bias[i] = 0.5f;
         printf("%4lld x %3lld s%lld", (long long)C, (long long)H, (long long)s);
         for (int l = 0; l < QR_ARRAY_LEN(levels); l++) {
             QrKernels k;
@@ -241,9 +245,18 @@ static int bench_dw(int reps, const char *only) {
             double t[64];
             for (int r = 0; r < reps; r++) {
                 double t0 = qr_time_now();
-                for (int64_t c = 0; c < C; c++) {
+                /* ops/nn.c's task size: planes of at most 16K multiply-adds */
+                const int64_t per = QR_MAX(1, (1 << 14) / (OH * OH * 9));
+                for (int64_t c = 0; c < C; c += per) {
                     QrF32ConvB b = { x + c * H * H, 1, H, H, 3, 3, s, s, 1, 1, 1, 1, OH, OH };
-                    k.f32_conv_m1(&b, w + c * 9, 0.5f, y + c * OH * OH);
+                    const int64_t n = QR_MIN(per, C - c);
+                    if (k.f32_conv_m1_act && k.f32_conv_m1_act(&b, n, H * H, w + c * 9, 9, bias + c, y + c * OH * OH,
+                                                               OH * OH, NULL, 0) >= 0)
+                        continue;
+                    for (int64_t p = 0; p < n; p++) {
+                        b.x = x + (c + p) * H * H;
+                        k.f32_conv_m1(&b, w + (c + p) * 9, bias[c + p], y + (c + p) * OH * OH);
+                    }
                 }
                 t[r] = qr_time_now() - t0;
             }
@@ -255,6 +268,7 @@ static int bench_dw(int reps, const char *only) {
         qr_aligned_free(x);
         qr_aligned_free(w);
         qr_aligned_free(y);
+        qr_aligned_free(bias);
     }
     printf("%-14s", "total");
     for (int l = 0; l < QR_ARRAY_LEN(levels); l++) {

@@ -210,8 +210,8 @@ qr__k_m1d_row3(const int ACT, const int kh, const __m512 *wv, __m512 x0, __m512 
  * the even elements, the odd ones, and the even ones one lane on (valignd with element 32)
  * — for the one or two slots that read the row (an even row is tap row 2 of one slot and
  * tap row 0 of the next). Every slot's sum is built in the row order of its taps, in ORT's
- * M=1 groups as in qr__k_m1d512_3x3_s1x. Per output vector 4.5 loads and 3 vpermt2ps,
- * where taking each slot's rows on their own needs 9 and 6. */
+ * M=1 groups as in qr__k_m1d512_3x3_s1x. Per output vector (S = 4: nine rows for four)
+ * 6.75 loads and 4.5 vpermt2ps, where taking each slot's rows on their own needs 9 and 6. */
 QR__K_AVX512 static inline __attribute__((always_inline)) void
 qr__k_m1d512_3x3_s2x(const int ACT, const QrF32ConvB *b, const float *w, float bias, float *y, const QrKM1dTab *t,
                      float lo, float hi) {

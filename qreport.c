@@ -84,6 +84,7 @@
 #include "src/kern/avx2/q8_eltwise.c"
 #include "src/kern/avx2/q8_stats.c"
 #include "src/kern/avx512/f32_gemm.c"
+#include "src/kern/avx512/f32_gemv.c"
 #include "src/kern/avx512/f32_steps.c"
 #include "src/kern/avx512/f32_conv_m1.c"
 #include "src/kern/avx512/f32_pool.c"

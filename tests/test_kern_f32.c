@@ -535,6 +535,89 @@ static void test_f32_gemv_m1t(void) {
     printf("gemv m1t: %d level x shape cases exact\n", cases);
 }
 
+/* Row r of the packed batch-1 product (QrF32GemvPackedFn) from its definition in the test's
+ * own words, on the unpacked row: K in blocks of 256, each a chain of fmaf from +0, the first
+ * block's sum y + s (acc) or s, every later one y + s. */
+static float qt__kf_gemv_packed_row(int64_t K, const float *a, const float *b, float y, bool acc) {
+    for (int64_t k0 = 0; k0 < K; k0 += 256) {
+        float s = 0.0f;
+        for (int64_t k = k0; k < K && k < k0 + 256; k++) s = fmaf(a[k], b[k], s);
+        y = k0 == 0 && !acc ? s : y + s;
+    }
+    return y;
+}
+
+/* f32_gemv_packed on every level that has it, and qr_f32_gemv_packed__ref, bit-exact with the
+ * definition and with the level's own f32_gemm of one column (what ops/nn.c's Gemm of a batch
+ * of one ran before, and still runs where B is not kept): M across the panels' tails (1, 15, 16,
+ * 17, 63-65, 130, 1000), K across the 256-blocks (1, 7, 255, 256, 257, 1280, 1283), a row range
+ * from a panel boundary, accumulate, specials (a NaN weight, an Inf product, -0 products and a
+ * -0 y); then qr_f32_gemv_packed (the pool driver) with 1 and 2 threads. */
+static void test_f32_gemv_packed(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8), cases = 0, levels = 0;
+    uint64_t rng = 321;
+    static const int64_t Ms[] = { 1, 15, 16, 17, 63, 64, 65, 130, 1000 }, Ks[] = { 1, 7, 255, 256, 257, 1280, 1283 };
+    for (int mi = 0; mi < QR_ARRAY_LEN(Ms); mi++)
+        for (int ki = 0; ki < QR_ARRAY_LEN(Ks); ki++)
+            for (int v = 0; v < 3; v++) {
+                const int64_t M = Ms[mi], K = Ks[ki];
+                const int64_t r0 = v == 2 ? M / 32 * 16 : 0, r1 = v == 2 ? M - M / 5 : M;
+                const bool acc = v != 0;
+                float *A = qt__k_randf(M * K, &rng), *b = qt__k_randf(K, &rng), *y0 = qt__k_randf(M, &rng);
+                float *want = qr_aligned_alloc((size_t)M * sizeof(float)), *y = qr_aligned_alloc((size_t)M * sizeof(float));
+                float *Ap = qr_aligned_alloc(qr_f32_gemv_pack_bytes(M, K));
+                if (v == 1 && K > 9) {   /* specials */
+                    A[3] = NAN;
+                    if (M > 1) A[K + 2] = INFINITY;
+                    if (M > 2) { b[5] = -0.0f; A[2 * K + 6] = -0.0f; }
+                    y0[M - 1] = -0.0f;
+                }
+                qr_f32_gemv_pack(M, K, A, K, Ap);
+                for (int64_t r = 0; r < M; r++)
+                    want[r] = r < r0 || r >= r1 ? y0[r] : qt__kf_gemv_packed_row(K, A + r * K, b, y0[r], acc);
+                for (int l = -1; l < nl; l++) {
+                    QrF32GemvPackedFn fn = l < 0 ? qr_f32_gemv_packed__ref : lv[l].f32_gemv_packed;
+                    if (!fn) continue;
+                    memcpy(y, y0, (size_t)M * sizeof(float));
+                    fn(r0, r1, K, Ap, b, y, acc);
+                    int64_t bad = -1;
+                    for (int64_t r = 0; r < M && bad < 0; r++)
+                        if (!qt__kf_same(y[r], want[r])) bad = r;
+                    QT_CHECKF(bad < 0, "%s M=%lld K=%lld rows %lld..%lld acc %d: y[%lld] = %.9g want %.9g",
+                              l < 0 ? "ref" : qr_isa_name(lv[l].isa), (long long)M, (long long)K, (long long)r0,
+                              (long long)r1, acc, (long long)bad, bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
+                    cases++;
+                    if (l < 0 || v == 2) continue;
+                    /* the level's GEMM of one column, which the packed form replaces */
+                    memcpy(y, y0, (size_t)M * sizeof(float));
+                    lv[l].f32_gemm(M, 1, K, A, K, b, 1, y, 1, acc);
+                    bad = -1;
+                    for (int64_t r = 0; r < M && bad < 0; r++)
+                        if (!qt__kf_same(y[r], want[r])) bad = r;
+                    QT_CHECKF(bad < 0, "%s f32_gemm M=%lld K=%lld acc %d: y[%lld] = %.9g, packed %.9g",
+                              qr_isa_name(lv[l].isa), (long long)M, (long long)K, acc, (long long)bad,
+                              bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
+                    if (mi == 0 && ki == 0 && v == 0) levels++;
+                }
+                if (v != 2 && qr_kern.f32_gemv_packed)
+                    for (int th = 1; th <= 2; th++) {   /* the pool driver on the current level */
+                        qr_pool_init(th);
+                        memcpy(y, y0, (size_t)M * sizeof(float));
+                        qr_f32_gemv_packed(M, K, Ap, b, y, acc);
+                        int64_t bad = -1;
+                        for (int64_t r = 0; r < M && bad < 0; r++)
+                            if (!qt__kf_same(y[r], want[r])) bad = r;
+                        QT_CHECKF(bad < 0, "qr_f32_gemv_packed %d threads M=%lld K=%lld: y[%lld] differs", th,
+                                  (long long)M, (long long)K, (long long)bad);
+                    }
+                float *all[] = { A, b, y0, want, y, Ap };
+                for (int i = 0; i < QR_ARRAY_LEN(all); i++) qr_aligned_free(all[i]);
+            }
+    qr_pool_init(0);
+    printf("gemv packed: %d level x shape cases exact (%d levels with the packed kernel)\n", cases, levels);
+}
+
 /* One column of the batch-1 plain-B product (QrF32GemvM1Fn) from its definition in the
  * test's own words: K in groups of four rows (then two, then one), each group's rounded
  * products summed left to right, the group's sum added to the running value c. */
@@ -808,6 +891,7 @@ static void qt_kern_f32_all(void) {
     QT_RUN(test_f32_gemv_order);
     QT_RUN(test_f32_gemv_m1t);
     QT_RUN(test_f32_gemv_m1t_q8);
+    QT_RUN(test_f32_gemv_packed);
     QT_RUN(test_f32_gemm_qb);
     QT_RUN(test_f32_gemv_m1);
     QT_RUN(test_f32_conv_order);

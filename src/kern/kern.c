@@ -114,6 +114,7 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->f32_clip_sq = qr_f32_clip_sq__avx512;
         k->f32_conv_m1 = qr_f32_conv_m1__avx512;
         k->f32_conv_m1_act = qr_f32_conv_m1_act__avx512;
+        k->f32_gemv_packed = qr_f32_gemv_packed__avx512;
         k->q8_to_nhwc = qr_q8_to_nhwc__avx512;
     }
     if (isa == QR_ISA_VNNI) {

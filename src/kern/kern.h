@@ -118,6 +118,19 @@ typedef void (*QrF32GemvM1tQ8Fn)(int64_t n0, int64_t n1, int64_t N, int64_t K, c
 typedef void (*QrF32GemvM1Fn)(int64_t n0, int64_t n1, int64_t K, const float *a, const float *B, int64_t ldb,
                               float *y, bool accumulate);
 
+/* Rows [r0, r1) (r0 a multiple of 16) of y = A (M, K) @ b (K) [+ y] summed as the SIMD levels'
+ * QrF32GemmFn sums a product of one column (N = 1): K in blocks of QR_KERN_GEMV_KC, each
+ * block's sum a chain of fused multiply-adds in k order from +0, the first block's sum then
+ * y[r] + s (accumulate) or s, every later one y[r] + s. A is given packed
+ * (qr_f32_gemv_pack): the rows in panels of 16, panel p holding A[16p + i][k] at
+ * Ap[(p * K + k) * 16 + i], zero past M, so that the 16 rows' chains run side by side with
+ * one load per k, where the unpacked rows are transposed in registers first. ONNX Runtime's
+ * Gemm of a batch of one against an initializer B (a Linear layer: B packed ahead, summed as
+ * its GEMM kernels) sums this way; an executor that keeps constants packs B once. */
+typedef void (*QrF32GemvPackedFn)(int64_t r0, int64_t r1, int64_t K, const float *Ap, const float *b, float *y,
+                                  bool accumulate);
+enum { QR_KERN_GEMV_KC = 256 };   /* the SIMD levels' K block (QrKF32Isa.kc) */
+
 /* Keeps v (a product, scalar or vector) from being contracted with the add that follows
  * into a fused multiply-add — GCC contracts even intrinsics under its default
  * -ffp-contract=fast — for kernels that must round every product on its own, as ONNX
@@ -673,6 +686,7 @@ typedef struct QrKernels {
     QrF32GemvM1tFn f32_gemv_m1t;
     QrF32GemvM1tQ8Fn f32_gemv_m1t_q8;
     QrF32GemvM1Fn f32_gemv_m1;
+    QrF32GemvPackedFn f32_gemv_packed;   /* NULL: none at this level (ref, avx2, neon: f32_gemm) */
     QrF32MaxPool2dFn f32_maxpool2d;
     QrQ8GemmFn q8_gemm;
     QrQ8ConvGemmFn q8_conv_gemm;

@@ -836,6 +836,31 @@ static QrStatus qr__nn_qb_floats(QrOpCtx *c, const QrF32QuantB *qb, int64_t rows
 /* Gemm in float32; b_init: whether ONNX Runtime sees B as an initializer (it packs those
  * ahead, which changes how it sums: see qr__nn_ort_initializer); qb not NULL: B is
  * DequantizeLinear of these integers (c->in[1] gives its shape only; see qr_nn_gemm_qb). */
+/* B (N, K), an initializer, packed for qr_f32_gemv_packed (qr_op_prep). */
+typedef struct QrNnGemvPack {
+    int64_t N, K;
+    const float *B;
+} QrNnGemvPack;
+
+static void qr__nn_gemv_pack_fill(void *ctx, void *dst) {
+    const QrNnGemvPack *p = ctx;
+    qr_f32_gemv_pack(p->N, p->K, p->B, p->K, dst);
+}
+
+/* Y^T = B (N, K) @ A^T for one row A, as qr_kern.f32_gemm(N, 1, K, B, K, A, 1, Y, 1, acc) sums it,
+ * from B packed once per model (the executor's kept constants) where the level has a packed
+ * kernel; false when it ran nothing (no such kernel, B not kept this run): the caller runs the
+ * GEMM. The same bits (kern.h QrF32GemvPackedFn). */
+static bool qr__nn_gemv_packed(const QrOpCtx *c, int64_t N, int64_t K, const float *B, const float *A, float *Y,
+                               bool acc) {
+    if (!qr_kern.f32_gemv_packed) return false;
+    QrNnGemvPack pk = { N, K, B };
+    const float *bp = qr_op_prep(c, 1u << 1, 0, qr_f32_gemv_pack_bytes(N, K), qr__nn_gemv_pack_fill, &pk);
+    if (!bp) return false;
+    qr_f32_gemv_packed(N, K, bp, A, Y, acc);
+    return true;
+}
+
 static QrStatus qr__nn_gemm_f32_q(QrOpCtx *c, bool b_init, const QrF32QuantB *qb) {
     const QrTensor *a = c->in[0], *b = c->in[1], *cc = qr_op_in(c, 2);
     float *Y = c->out[0]->data;
@@ -871,7 +896,7 @@ static QrStatus qr__nn_gemm_f32_q(QrOpCtx *c, bool b_init, const QrF32QuantB *qb
         if (N > 0 && m1 && qb)   /* the weight dequantized in registers: the same bits */
             qr_f32_gemv_m1t_q8(N, K, A, qb->q, qb->q_signed, K, qb->scale, qb->ss, qb->zp, qb->zps, Y, c_first);
         else if (N > 0 && m1) qr_f32_gemv_m1t(N, K, A, B, K, Y, c_first);
-        else if (N > 0) qr_kern.f32_gemm(N, 1, K, B, K, A, 1, Y, 1, c_first);
+        else if (N > 0 && !qr__nn_gemv_packed(c, N, K, B, A, Y, c_first)) qr_kern.f32_gemm(N, 1, K, B, K, A, 1, Y, 1, c_first);
         done = true;
     } else if (!tb && m1) {
         if (N > 0) qr_f32_gemv_m1(N, K, A, B, N, Y, c_first);

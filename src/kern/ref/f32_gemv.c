@@ -166,3 +166,62 @@ static void qr_f32_gemv_m1(int64_t N, int64_t K, const float *a, const float *B,
         qr__k_gemv_m1_task(&j, 0, 0);
     }
 }
+
+#ifdef QR_TESTING
+/* QrF32GemvPackedFn, plain C: the definition (fmaf: one rounding per multiply-add, as the
+ * SIMD levels' chains), the tests' oracle. Not a level's entry: the ref level's QrF32GemmFn
+ * sums K whole. */
+QR_TESTAPI void qr_f32_gemv_packed__ref(int64_t r0, int64_t r1, int64_t K, const float *Ap, const float *b, float *y,
+                                    bool accumulate) {
+    for (int64_t r = r0; r < r1; r++) {
+        const float *a = Ap + (r / 16) * K * 16 + r % 16;
+        for (int64_t pc = 0; pc < K; pc += QR_KERN_GEMV_KC) {
+            float s = 0.0f;
+            for (int64_t k = pc; k < QR_MIN(K, pc + QR_KERN_GEMV_KC); k++) s = fmaf(a[k * 16], b[k], s);
+            y[r] = pc == 0 && !accumulate ? s : y[r] + s;
+        }
+    }
+}
+#endif
+
+/* Bytes of A (M, K) packed for QrF32GemvPackedFn: M rounded up to 16 rows. */
+static size_t qr_f32_gemv_pack_bytes(int64_t M, int64_t K) {
+    return M > 0 && K > 0 ? (size_t)((M + 15) / 16 * 16) * (size_t)K * sizeof(float) : 0;
+}
+
+/* dst = A (M, K; row stride lda) packed for QrF32GemvPackedFn (qr_f32_gemv_pack_bytes bytes). */
+static void qr_f32_gemv_pack(int64_t M, int64_t K, const float *A, int64_t lda, float *dst) {
+    for (int64_t p = 0; p < (M + 15) / 16; p++)
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t i = 0; i < 16; i++) {
+                const int64_t r = p * 16 + i;
+                dst[(p * K + k) * 16 + i] = r < M ? A[r * lda + k] : 0.0f;
+            }
+}
+
+/* One pool job of qr_f32_gemv_packed: rows [t*per_task, ...). */
+typedef struct QrKGemvPJob {
+    int64_t M, K, per_task;
+    const float *Ap, *b;
+    float *y;
+    bool accumulate;
+} QrKGemvPJob;
+
+static void qr__k_gemv_p_task(void *ctx, int64_t t, int tid) {
+    QR_UNUSED(tid);
+    const QrKGemvPJob *j = ctx;
+    const int64_t r0 = t * j->per_task;
+    qr_kern.f32_gemv_packed(r0, QR_MIN(j->M, r0 + j->per_task), j->K, j->Ap, j->b, j->y, j->accumulate);
+}
+
+/* y = A @ b [+ y] from A packed (qr_f32_gemv_pack) on the current level, which has
+ * f32_gemv_packed: the rows split over the pool in runs of whole panels, about eight tasks per
+ * thread (each row's sum depends on its row alone: the same bits for any thread count). */
+static void qr_f32_gemv_packed(int64_t M, int64_t K, const float *Ap, const float *b, float *y, bool accumulate) {
+    if (M <= 0 || K <= 0) return;
+    const int threads = (double)M * (double)K < 524288.0 ? 1 : qr_pool_threads();
+    QrKGemvPJob j = { M, K, (M + 8 * threads * 16 - 1) / (8 * threads * 16) * 16, Ap, b, y, accumulate };
+    const int64_t nt = (M + j.per_task - 1) / j.per_task;
+    if (threads > 1 && nt > 1) qr_pool_for(nt, qr__k_gemv_p_task, &j);
+    else qr_kern.f32_gemv_packed(0, M, K, Ap, b, y, accumulate);
+}

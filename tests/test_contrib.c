@@ -1235,7 +1235,30 @@ static void qt_contrib_bdq_nomap(void) {
     free(map);
 }
 
+
+/* MatMulNBits with int8 activations (accuracy_level 4) on a NaN or infinite activation: the NaN
+ * quantizes to 0 (as the element 0 would: the block's scale ignores it), an infinite one makes its
+ * block's codes 0 and the row NaN (0 * inf), and nothing converts a NaN to an integer (undefined in
+ * C: `make asan`'s UBSan stops the suite there, as fuzz_onnx_run found). */
+static void qt_contrib_nbits_int8_nan(void) {
+    QrBlkNBits g = { .K = 8, .N = 2, .bits = 4, .bs = 4, .nb = 2, .blob = 2, .acc = 4, .M = 3, .int8_act = true };
+    const uint8_t b[8] = { 0x1f, 0x93, 0x5a, 0xc4, 0x27, 0xe8, 0x6b, 0x30 };   /* (N, nb, blob) 4-bit codes */
+    const float scales[4] = { 0.5f, 0.25f, 0.125f, 2.0f };
+    const float A[24] = { 1, NAN, 2, -3, 4, 5, -6, 7,  1, 0, 2, -3, 4, 5, -6, 7,  INFINITY, 1, 2, 3, 1, 1, 1, 1 };
+    float Y[6];
+    int8_t qa[8];
+    float sa[2];
+    qr__wq_nbits_int8(&g, A, b, scales, NULL, NULL, Y, qa, sa);
+    for (int n = 0; n < 2; n++) {
+        QT_CHECKF(memcmp(&Y[n], &Y[2 + n], sizeof(float)) == 0, "NaN activation: Y[0][%d] = %.9g, with 0 there %.9g", n,
+                  Y[n], Y[2 + n]);
+        QT_CHECKF(Y[4 + n] != Y[4 + n], "infinite activation: Y[2][%d] = %.9g, want NaN", n, Y[4 + n]);
+    }
+    QT_CHECK(Y[2] == Y[2] && Y[3] == Y[3]);
+}
+
 static void qt_contrib_all(void) {
+    QT_RUN(qt_contrib_nbits_int8_nan);
     QT_RUN(qt_contrib_bad_input);
     QT_RUN(qt_contrib_wonly_session);
     QT_RUN(qt_contrib_wonly_runall);

@@ -131,9 +131,12 @@ static void qr__wq_nbits_int8(const QrBlkNBits *g, const float *A, const uint8_t
             for (int64_t k = k0; k < k1; k++) amax = fmaxf(amax, fabsf(a[k]));
             float s = amax / 127.0f, inv = s != 0.0f ? 1.0f / s : 0.0f;
             sa[kb] = s;
+            /* a NaN (a NaN element, or an infinite one's block: inf * 0) quantizes to 0, as MLAS's
+             * cast gives on x86-64 (cvttss2si's 0x80000000, whose low byte is 0); converting a
+             * NaN to int is undefined in C (found by fuzz_onnx_run under UBSan) */
             for (int64_t k = k0; k < k1; k++) {
                 float r = rintf(a[k] * inv);
-                qa[k] = (int8_t)(r > 127.0f ? 127 : r < -128.0f ? -128 : (int)r);
+                qa[k] = (int8_t)(r != r ? 0 : r > 127.0f ? 127 : r < -128.0f ? -128 : (int)r);
             }
         }
         for (int64_t n = 0; n < g->N; n++) {

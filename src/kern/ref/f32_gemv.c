@@ -199,19 +199,13 @@ static void qr_f32_gemv_pack(int64_t M, int64_t K, const float *A, int64_t lda, 
             }
 }
 
-/* One pool job of qr_f32_gemv_packed: rows [t*per_task, ...). */
-typedef struct QrKGemvPJob {
-    int64_t M, K, per_task;
-    const float *Ap, *b;
-    float *y;
-    bool accumulate;
-} QrKGemvPJob;
-
+/* One pool job of qr_f32_gemv_packed (qr_f32_gemv_m1's job: N the rows, a the vector b, B the
+ * packed rows): rows [t*per_task, ...). */
 static void qr__k_gemv_p_task(void *ctx, int64_t t, int tid) {
     QR_UNUSED(tid);
-    const QrKGemvPJob *j = ctx;
+    const QrKGemvM1Job *j = ctx;
     const int64_t r0 = t * j->per_task;
-    qr_kern.f32_gemv_packed(r0, QR_MIN(j->M, r0 + j->per_task), j->K, j->Ap, j->b, j->y, j->accumulate);
+    qr_kern.f32_gemv_packed(r0, QR_MIN(j->N, r0 + j->per_task), j->K, j->B, j->a, j->y, j->accumulate);
 }
 
 /* y = A @ b [+ y] from A packed (qr_f32_gemv_pack) on the current level, which has
@@ -220,7 +214,7 @@ static void qr__k_gemv_p_task(void *ctx, int64_t t, int tid) {
 static void qr_f32_gemv_packed(int64_t M, int64_t K, const float *Ap, const float *b, float *y, bool accumulate) {
     if (M <= 0 || K <= 0) return;
     const int threads = (double)M * (double)K < 524288.0 ? 1 : qr_pool_threads();
-    QrKGemvPJob j = { M, K, (M + 8 * threads * 16 - 1) / (8 * threads * 16) * 16, Ap, b, y, accumulate };
+    QrKGemvM1Job j = { M, K, 0, (M + 8 * threads * 16 - 1) / (8 * threads * 16) * 16, b, Ap, y, accumulate };
     const int64_t nt = (M + j.per_task - 1) / j.per_task;
     if (threads > 1 && nt > 1) qr_pool_for(nt, qr__k_gemv_p_task, &j);
     else qr_kern.f32_gemv_packed(0, M, K, Ap, b, y, accumulate);

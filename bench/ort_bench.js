@@ -9,7 +9,8 @@
 // warm-up run, RUNS runs are timed one by one (process.hrtime, monotonic) and one line goes
 // to stdout:
 //   ort: runs=N median_ms=X min_ms=X mean_ms=X threads=T version=V load_ms=X
-// (load_ms: session creation, i.e. parse + graph optimization). Exit 2 when onnxruntime-node
+// (load_ms: session creation, i.e. parse + graph optimization). ORT_NODES=1 adds a line per node
+// (printNodes, below). Exit 2 when onnxruntime-node
 // is missing, with the command that installs it.
 // onnxruntime-node is loaded from $ORT_NODE_MODULES, else third_party/ort/node_modules (tests/tools.sh
 // installs it there), else /tmp/ort/node_modules.
@@ -64,12 +65,15 @@ async function main() {
   const ort = loadOrt();
   const x = readNpyF32(input);
   const t0 = process.hrtime.bigint();
+  const nodes = !!process.env.ORT_NODES;
+  const prefix = path.join(require('os').tmpdir(), `ort_bench_prof_${process.pid}`);
   const session = await ort.InferenceSession.create(model, {
     executionProviders: ['cpu'],
     graphOptimizationLevel: levelArg || 'all',
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
+    ...(nodes ? { enableProfiling: true, profileFilePrefix: prefix } : {}),
   });
   const load = ms(t0, process.hrtime.bigint());
   const feeds = { [session.inputNames[0]]: new ort.Tensor('float32', x.data, x.dims) };
@@ -88,6 +92,33 @@ async function main() {
   try { version = require(path.join(ortDir, 'onnxruntime-node', 'package.json')).version; } catch (e) { /* keep */ }
   process.stdout.write(`ort: runs=${runs} median_ms=${median.toFixed(3)} min_ms=${sorted[0].toFixed(3)} ` +
                        `mean_ms=${mean.toFixed(3)} threads=${threads} version=${version} load_ms=${load.toFixed(3)}\n`);
+  if (nodes) printNodes(session, prefix, runs);
+}
+
+// ORT_NODES=1: one line per node after the summary, `node <kernel time median us> <op> <node name>`,
+// from ORT's own profiler (the 'Node' events' '<name>_kernel_time' durations of the timed runs; the
+// warm-up's are dropped), in execution order; the profile file is removed. With graph optimization
+// the nodes are ORT's: fused (Conv + activation, Conv + Add) and renamed (NCHWc's '<output>_nchwc'),
+// so bench/node_compare.py pairs them with qreport's by operator and order, not by name.
+function printNodes(session, prefix, runs) {
+  session.endProfiling();
+  const dir = path.dirname(prefix), base = path.basename(prefix);
+  const files = fs.readdirSync(dir).filter(f => f.startsWith(base) && f.endsWith('.json')).map(f => path.join(dir, f));
+  if (files.length !== 1) throw new Error(`ORT_NODES: ${files.length} profile files for ${prefix}*`);
+  const events = JSON.parse(fs.readFileSync(files[0], 'utf8'));
+  fs.unlinkSync(files[0]);
+  const per = new Map();
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue;
+    const name = e.name.slice(0, -'_kernel_time'.length);
+    if (!per.has(name)) per.set(name, { op: e.args && e.args.op_name || '?', us: [] });
+    per.get(name).us.push(e.dur);
+  }
+  for (const [name, n] of per) {
+    const us = n.us.slice(-runs).sort((a, b) => a - b);
+    const mid = us.length >> 1, med = us.length % 2 ? us[mid] : 0.5 * (us[mid - 1] + us[mid]);
+    process.stdout.write(`node ${med.toFixed(1)} ${n.op} ${name}\n`);
+  }
 }
 
 main().catch(e => { process.stderr.write(`ort_bench: ${e.stack || e}\n`); process.exit(1); });

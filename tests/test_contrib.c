@@ -1235,7 +1235,6 @@ static void qt_contrib_bdq_nomap(void) {
     free(map);
 }
 
-
 /* MatMulNBits with int8 activations (accuracy_level 4) on a NaN or infinite activation: the NaN
  * quantizes to 0 (as the element 0 would: the block's scale ignores it), an infinite one makes its
  * block's codes 0 and the row NaN (0 * inf), and nothing converts a NaN to an integer (undefined in

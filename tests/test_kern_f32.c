@@ -565,7 +565,8 @@ static void test_f32_gemv_packed(void) {
                 const int64_t r0 = v == 2 ? M / 32 * 16 : 0, r1 = v == 2 ? M - M / 5 : M;
                 const bool acc = v != 0;
                 float *A = qt__k_randf(M * K, &rng), *b = qt__k_randf(K, &rng), *y0 = qt__k_randf(M, &rng);
-                float *want = qr_aligned_alloc((size_t)M * sizeof(float)), *y = qr_aligned_alloc((size_t)M * sizeof(float));
+                float *want = qr_aligned_alloc((size_t)M * sizeof(float));
+                float *y = qr_aligned_alloc((size_t)M * sizeof(float));
                 float *Ap = qr_aligned_alloc(qr_f32_gemv_pack_bytes(M, K));
                 if (v == 1 && K > 9) {   /* specials */
                     A[3] = NAN;

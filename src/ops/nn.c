@@ -833,9 +833,6 @@ static QrStatus qr__nn_qb_floats(QrOpCtx *c, const QrF32QuantB *qb, int64_t rows
     return QR_OK;
 }
 
-/* Gemm in float32; b_init: whether ONNX Runtime sees B as an initializer (it packs those
- * ahead, which changes how it sums: see qr__nn_ort_initializer); qb not NULL: B is
- * DequantizeLinear of these integers (c->in[1] gives its shape only; see qr_nn_gemm_qb). */
 /* B (N, K), an initializer, packed for qr_f32_gemv_packed (qr_op_prep). */
 typedef struct QrNnGemvPack {
     int64_t N, K;
@@ -861,6 +858,9 @@ static bool qr__nn_gemv_packed(const QrOpCtx *c, int64_t N, int64_t K, const flo
     return true;
 }
 
+/* Gemm in float32; b_init: whether ONNX Runtime sees B as an initializer (it packs those
+ * ahead, which changes how it sums: see qr__nn_ort_initializer); qb not NULL: B is
+ * DequantizeLinear of these integers (c->in[1] gives its shape only; see qr_nn_gemm_qb). */
 static QrStatus qr__nn_gemm_f32_q(QrOpCtx *c, bool b_init, const QrF32QuantB *qb) {
     const QrTensor *a = c->in[0], *b = c->in[1], *cc = qr_op_in(c, 2);
     float *Y = c->out[0]->data;
@@ -896,7 +896,8 @@ static QrStatus qr__nn_gemm_f32_q(QrOpCtx *c, bool b_init, const QrF32QuantB *qb
         if (N > 0 && m1 && qb)   /* the weight dequantized in registers: the same bits */
             qr_f32_gemv_m1t_q8(N, K, A, qb->q, qb->q_signed, K, qb->scale, qb->ss, qb->zp, qb->zps, Y, c_first);
         else if (N > 0 && m1) qr_f32_gemv_m1t(N, K, A, B, K, Y, c_first);
-        else if (N > 0 && !qr__nn_gemv_packed(c, N, K, B, A, Y, c_first)) qr_kern.f32_gemm(N, 1, K, B, K, A, 1, Y, 1, c_first);
+        else if (N > 0 && !qr__nn_gemv_packed(c, N, K, B, A, Y, c_first))
+            qr_kern.f32_gemm(N, 1, K, B, K, A, 1, Y, 1, c_first);
         done = true;
     } else if (!tb && m1) {
         if (N > 0) qr_f32_gemv_m1(N, K, A, B, N, Y, c_first);

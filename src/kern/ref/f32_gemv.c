@@ -172,7 +172,7 @@ static void qr_f32_gemv_m1(int64_t N, int64_t K, const float *a, const float *B,
  * SIMD levels' chains), the tests' oracle. Not a level's entry: the ref level's QrF32GemmFn
  * sums K whole. */
 QR_TESTAPI void qr_f32_gemv_packed__ref(int64_t r0, int64_t r1, int64_t K, const float *Ap, const float *b, float *y,
-                                    bool accumulate) {
+                                        bool accumulate) {
     for (int64_t r = r0; r < r1; r++) {
         const float *a = Ap + (r / 16) * K * 16 + r % 16;
         for (int64_t pc = 0; pc < K; pc += QR_KERN_GEMV_KC) {

@@ -15,6 +15,9 @@ round), wall time of whole processes (start to exit, imports included: what a us
 Medians, ranges, the ratio of medians (goal ≤ 0.10), the cost of each further sample
 ((data run − one-input run) / (N − 1), relative to the one-input run; goal ≤ 10%), the CPU and
 load average. Writes the table to --out and prints it.
+  --ab OLD NEW: instead of the Python workflow, two qreport binaries against each other (a change before
+     and after): the same three runall commands with each, alternating, medians and ranges per binary and
+     the cost of a sample beyond the sensitivity's 4; printed only (WORKFLOW.md is not written).
   3. --data2 M (default 2N; 0: off): `qreport runall ... --data` over M samples (the N and M − N more),
      qreport only. The data-set sensitivity runs on the --sens-samples worst samples (4), so each of the
      first 4 samples brings a whole sensitivity and (T_N − T_1) / (N − 1) counts those; (T_M − T_N) /
@@ -56,6 +59,29 @@ def timed(cmd):
     return dt
 
 
+def ab_rounds(name, bins, base, qat, inp, data, data2, n, n2, reps, tmp):
+    """--ab: the three runall commands with each binary, alternating (order flips every round);
+    prints a line per binary: medians [ranges] and a sample beyond the sensitivity's 4."""
+    works = [("one input", ["-i", inp]), (f"--data {n}", ["--data", data])]
+    if data2:
+        works.append((f"--data {n2}", ["--data", data2]))
+    times = {(w, b): [] for w, _ in works for b in bins}
+    for rep in range(reps):
+        order = list(bins) if rep % 2 == 0 else list(bins)[::-1]
+        for w, opt in works:
+            for b in order:
+                times[(w, b)].append(timed([bins[b], "runall", base, qat] + opt +
+                                           ["--threads", "2", "-q", "-o", os.path.join(tmp, "ab.zip")]))
+    print(f"{name}: {cpu_name()}, {reps} rounds, load average {os.getloadavg()[0]:.2f}")
+    for b in bins:
+        med = {w: statistics.median(times[(w, b)]) for w, _ in works}
+        cells = [f"{w} {med[w]:.3f} s [{min(times[(w, b)]):.2f}–{max(times[(w, b)]):.2f}]" for w, _ in works]
+        if data2:
+            beyond = (med[f"--data {n2}"] - med[f"--data {n}"]) / (n2 - n)
+            cells.append(f"a sample beyond {1000 * beyond:.0f} ms = {100 * beyond / med['one input']:.1f}% of one input")
+        print(f"  {b} ({bins[b]}): " + "; ".join(cells))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default="resnet18,mobilenetv2")
@@ -64,10 +90,13 @@ def main():
     ap.add_argument("--data2", type=int, default=-1, help="second set size for the marginal sample cost (default 2 x --data; 0: off)")
     ap.add_argument("--models-dir", default=os.path.join(HERE, "models"))
     ap.add_argument("--out", default=os.path.join(HERE, "WORKFLOW.md"))
+    ap.add_argument("--ab", nargs=2, metavar=("OLD", "NEW"), help="two qreport binaries instead of qreport vs Python")
     args = ap.parse_args()
     qr = os.path.join(ROOT, "qreport")
-    if not os.access(qr, os.X_OK):
-        sys.exit("workflow.py: ./qreport missing (make qreport)")
+    bins = {"qreport": qr} if not args.ab else {"old": os.path.abspath(args.ab[0]), "new": os.path.abspath(args.ab[1])}
+    for b in bins.values():
+        if not os.access(b, os.X_OK):
+            sys.exit(f"workflow.py: {b} missing (make qreport)")
     import numpy as np
     import make_models as mm
     tmp = tempfile.mkdtemp(prefix="qr-workflow-")
@@ -75,7 +104,7 @@ def main():
     load0 = os.getloadavg()
     for name in args.models.split(","):
         d = os.path.join(args.models_dir, name)
-        for f in ("base.onnx", "qat.onnx", "input.npy", "qat.pt"):
+        for f in ("base.onnx", "qat.onnx", "input.npy") + (() if args.ab else ("qat.pt",)):
             if not os.path.exists(os.path.join(d, f)):
                 sys.exit(f"workflow.py: {d}/{f} missing (bench/make_models.py --force --models {name})")
         data = os.path.join(tmp, name + "_data")
@@ -92,6 +121,10 @@ def main():
                 xi = x[i:i + 1] if i < args.data else x2[i - args.data:i - args.data + 1]
                 np.save(os.path.join(data2, f"sample_{i:03d}.npy"), np.ascontiguousarray(xi.numpy()))
         base, qat = os.path.join(d, "base.onnx"), os.path.join(d, "qat.onnx")
+        if args.ab:
+            ab_rounds(name, bins, base, qat, os.path.join(d, "input.npy"), data, data2 if n2 > args.data else None,
+                      args.data, n2, args.reps, tmp)
+            continue
         cmds = {
             ("one input", "qreport"): [qr, "runall", base, qat, "-i", os.path.join(d, "input.npy"), "--threads", "2",
                                        "-q", "-o", os.path.join(tmp, "q1.zip")],
@@ -122,6 +155,8 @@ def main():
             d2 = times[(f"--data {n2}", "qreport")]
             rows.append((name, "sample beyond", (statistics.median(d2) - dat) / (n2 - args.data), one, n2,
                          statistics.median(d2), min(d2), max(d2)))
+    if args.ab:
+        return
     load1 = os.getloadavg()
     lines = [f"# runall vs the Python workflow (bench/workflow.py)", "",
              f"CPU: {cpu_name()}, {os.cpu_count()} logical CPUs; load average before {load0[0]:.2f}, after "

@@ -540,11 +540,17 @@ static void test_f32_gemv_m1t(void) {
  * block's sum y + s (acc) or s, every later one y + s. */
 static float qt__kf_gemv_packed_row(int64_t K, const float *a, const float *b, float y, bool acc) {
     for (int64_t k0 = 0; k0 < K; k0 += 256) {
-        float s = 0.0f;
-        for (int64_t k = k0; k < K && k < k0 + 256; k++) s = fmaf(a[k], b[k], s);
+        const float s = qt__kf_fma_chain(a, b, 1, k0, QR_MIN(K, k0 + 256));
         y = k0 == 0 && !acc ? s : y + s;
     }
     return y;
+}
+
+/* The first i < n where y[i] and want[i] differ in bits (NaNs alike), or -1. */
+static int64_t qt__kf_first_diff(const float *y, const float *want, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (!qt__kf_same(y[i], want[i])) return i;
+    return -1;
 }
 
 /* f32_gemv_packed on every level that has it, and qr_f32_gemv_packed__ref, bit-exact with the
@@ -582,9 +588,7 @@ static void test_f32_gemv_packed(void) {
                     if (!fn) continue;
                     memcpy(y, y0, (size_t)M * sizeof(float));
                     fn(r0, r1, K, Ap, b, y, acc);
-                    int64_t bad = -1;
-                    for (int64_t r = 0; r < M && bad < 0; r++)
-                        if (!qt__kf_same(y[r], want[r])) bad = r;
+                    int64_t bad = qt__kf_first_diff(y, want, M);
                     QT_CHECKF(bad < 0, "%s M=%lld K=%lld rows %lld..%lld acc %d: y[%lld] = %.9g want %.9g",
                               l < 0 ? "ref" : qr_isa_name(lv[l].isa), (long long)M, (long long)K, (long long)r0,
                               (long long)r1, acc, (long long)bad, bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
@@ -593,9 +597,7 @@ static void test_f32_gemv_packed(void) {
                     /* the level's GEMM of one column, which the packed form replaces */
                     memcpy(y, y0, (size_t)M * sizeof(float));
                     lv[l].f32_gemm(M, 1, K, A, K, b, 1, y, 1, acc);
-                    bad = -1;
-                    for (int64_t r = 0; r < M && bad < 0; r++)
-                        if (!qt__kf_same(y[r], want[r])) bad = r;
+                    bad = qt__kf_first_diff(y, want, M);
                     QT_CHECKF(bad < 0, "%s f32_gemm M=%lld K=%lld acc %d: y[%lld] = %.9g, packed %.9g",
                               qr_isa_name(lv[l].isa), (long long)M, (long long)K, acc, (long long)bad,
                               bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
@@ -606,9 +608,7 @@ static void test_f32_gemv_packed(void) {
                         qr_pool_init(th);
                         memcpy(y, y0, (size_t)M * sizeof(float));
                         qr_f32_gemv_packed(M, K, Ap, b, y, acc);
-                        int64_t bad = -1;
-                        for (int64_t r = 0; r < M && bad < 0; r++)
-                            if (!qt__kf_same(y[r], want[r])) bad = r;
+                        const int64_t bad = qt__kf_first_diff(y, want, M);
                         QT_CHECKF(bad < 0, "qr_f32_gemv_packed %d threads M=%lld K=%lld: y[%lld] differs", th,
                                   (long long)M, (long long)K, (long long)bad);
                     }

@@ -954,8 +954,7 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
         else qr_f32_gemm_fused__ref(M, N, 0, A, lda, B, ldb, C, ldc, accumulate, f);
         return;
     }
-    /* below ~1 MFLOP the pool's hand-off costs more than it saves */
-    const bool small = (double)M * (double)N * (double)K < 524288.0;
+    const bool small = (double)M * (double)N * (double)K < QR_KERN_POOL_MIN_MACS;
     const int threads = small ? 1 : qr_pool_threads();
     QrF32Fused flat_f;
     if (conv && !accumulate) {
@@ -1628,7 +1627,7 @@ static void qr__k_q8_run(const QrKQ8Isa *isa, int64_t M, int64_t N, int64_t K, c
         for (int64_t m = 0; m < M && !j.need_cb; m++) j.need_cb = j.alpha != qr__k_zp_at(A, m);
     j.comp_row = j.mode != QR__K_Q8_S16 && !j.need_cb && (!B->zp || B->zp_stride == 0);
     j.v0 = j.beta - qr__k_zp_at(B, 0);
-    const bool small = (double)M * (double)N * (double)K < 524288.0;
+    const bool small = (double)M * (double)N * (double)K < QR_KERN_POOL_MIN_MACS;
     const int threads = small ? 1 : qr_pool_threads();
     const size_t esz = j.mode == QR__K_Q8_S16 ? 2 : 1;
     j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, 256, 512, threads);
@@ -1863,7 +1862,7 @@ static void qr__k_q16_gemm(const QrKQ16Isa *isa, int64_t M, int64_t N, int64_t K
     j.beta = B->is_signed ? 0 : 32768;
     j.need_cb = false;
     for (int64_t m = 0; m < M && !j.need_cb; m++) j.need_cb = j.alpha != qr__k_zp_at(A, m);
-    const bool small = (double)M * (double)N * (double)K < 524288.0;
+    const bool small = (double)M * (double)N * (double)K < QR_KERN_POOL_MIN_MACS;
     const int threads = small ? 1 : qr_pool_threads();
     j.tl = qr__k_tiles(M, N, isa->mr, isa->nr, 128, 512, threads);
     j.n_ap = qr__k_cdiv(M, isa->mr);

@@ -119,7 +119,7 @@ typedef void (*QrF32GemvM1Fn)(int64_t n0, int64_t n1, int64_t K, const float *a,
                               float *y, bool accumulate);
 
 /* Rows [r0, r1) (r0 a multiple of 16) of y = A (M, K) @ b (K) [+ y] summed as the SIMD levels'
- * QrF32GemmFn sums a product of one column (N = 1): K in blocks of QR_KERN_GEMV_KC, each
+ * QrF32GemmFn sums a product of one column (N = 1): K in blocks of QR_KERN_F32_KC, each
  * block's sum a chain of fused multiply-adds in k order from +0, the first block's sum then
  * y[r] + s (accumulate) or s, every later one y[r] + s. A is given packed
  * (qr_f32_gemv_pack): the rows in panels of 16, panel p holding A[16p + i][k] at
@@ -129,7 +129,10 @@ typedef void (*QrF32GemvM1Fn)(int64_t n0, int64_t n1, int64_t K, const float *a,
  * its GEMM kernels) sums this way; an executor that keeps constants packs B once. */
 typedef void (*QrF32GemvPackedFn)(int64_t r0, int64_t r1, int64_t K, const float *Ap, const float *b, float *y,
                                   bool accumulate);
-enum { QR_KERN_GEMV_KC = 256 };   /* the SIMD levels' K block (QrKF32Isa.kc) */
+enum {
+    QR_KERN_F32_KC = 256,             /* the x86 levels' float GEMM K block (QrKF32Isa.kc), QrF32GemvPackedFn's */
+    QR_KERN_POOL_MIN_MACS = 524288,   /* fewer multiply-adds (~1 MFLOP) run on one thread: the pool costs more */
+};
 
 /* Keeps v (a product, scalar or vector) from being contracted with the add that follows
  * into a fused multiply-add — GCC contracts even intrinsics under its default

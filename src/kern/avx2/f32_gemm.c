@@ -211,7 +211,7 @@ QR__K_AVX2 static void qr__k_f32_avx2_deq_panel(const void *q, bool sg, int64_t 
 }
 
 static const QrKF32Isa qr__k_f32_avx2_isa = {
-    6, 16, 256,
+    6, 16, QR_KERN_F32_KC,
     { qr__k_f32_avx2_ukr1, qr__k_f32_avx2_ukr2, qr__k_f32_avx2_ukr3, qr__k_f32_avx2_ukr4, qr__k_f32_avx2_ukr5,
       qr__k_f32_avx2_ukr6 },
     qr__k_f32_avx2_dotseq,

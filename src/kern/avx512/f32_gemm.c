@@ -646,7 +646,7 @@ QR__K_AVX512 static void qr__k_f32_avx512_deq_panel(const void *q, bool sg, int6
 }
 
 static const QrKF32Isa qr__k_f32_avx512_isa = {
-    8, 32, 256,
+    8, 32, QR_KERN_F32_KC,
     { qr__k_f32_avx512_ukr1, qr__k_f32_avx512_ukr2, qr__k_f32_avx512_ukr3, qr__k_f32_avx512_ukr4,
       qr__k_f32_avx512_ukr5, qr__k_f32_avx512_ukr6, qr__k_f32_avx512_ukr7, qr__k_f32_avx512_ukr8 },
     qr__k_f32_avx512_dotseq,

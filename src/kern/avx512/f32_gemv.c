@@ -17,8 +17,8 @@ qr__k_gemv_p512(const int NP, int64_t r, int64_t r1, int64_t K, const float *Ap,
         const int64_t n = r1 - (r + 16 * p);
         m[p] = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
     }
-    for (int64_t pc = 0; pc < K; pc += QR_KERN_GEMV_KC) {
-        const int64_t ke = QR_MIN(K, pc + QR_KERN_GEMV_KC);
+    for (int64_t pc = 0; pc < K; pc += QR_KERN_F32_KC) {
+        const int64_t ke = QR_MIN(K, pc + QR_KERN_F32_KC);
         __m512 acc[4];
 #pragma GCC unroll 4
         for (int p = 0; p < NP; p++) acc[p] = _mm512_setzero_ps();

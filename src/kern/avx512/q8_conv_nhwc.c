@@ -480,7 +480,7 @@ static bool qr_q8_conv_nhwc_rq__vnni(int64_t M, const void *w_packed, const QrQ8
     j.panel = j.T * x->Cp * QR__K_CX_NR;
     j.n_pt = (j.P + QR__K_CX_MR - 1) / QR__K_CX_MR;
     const double work = (double)M * (double)j.P * (double)(j.T * x->Cp);
-    const int threads = work < 524288.0 ? 1 : qr_pool_threads();
+    const int threads = work < QR_KERN_POOL_MIN_MACS ? 1 : qr_pool_threads();
     int64_t n_ctask = 1, n_ptask = 1;
     if (threads > 1) {   /* pixels first (a task's tiles serve all its panels), then channels */
         const int64_t target = 4 * (int64_t)threads;

@@ -175,9 +175,9 @@ QR_TESTAPI void qr_f32_gemv_packed__ref(int64_t r0, int64_t r1, int64_t K, const
                                         bool accumulate) {
     for (int64_t r = r0; r < r1; r++) {
         const float *a = Ap + (r / 16) * K * 16 + r % 16;
-        for (int64_t pc = 0; pc < K; pc += QR_KERN_GEMV_KC) {
+        for (int64_t pc = 0; pc < K; pc += QR_KERN_F32_KC) {
             float s = 0.0f;
-            for (int64_t k = pc; k < QR_MIN(K, pc + QR_KERN_GEMV_KC); k++) s = fmaf(a[k * 16], b[k], s);
+            for (int64_t k = pc; k < QR_MIN(K, pc + QR_KERN_F32_KC); k++) s = fmaf(a[k * 16], b[k], s);
             y[r] = pc == 0 && !accumulate ? s : y[r] + s;
         }
     }
@@ -213,7 +213,7 @@ static void qr__k_gemv_p_task(void *ctx, int64_t t, int tid) {
  * thread (each row's sum depends on its row alone: the same bits for any thread count). */
 static void qr_f32_gemv_packed(int64_t M, int64_t K, const float *Ap, const float *b, float *y, bool accumulate) {
     if (M <= 0 || K <= 0) return;
-    const int threads = (double)M * (double)K < 524288.0 ? 1 : qr_pool_threads();
+    const int threads = (double)M * (double)K < QR_KERN_POOL_MIN_MACS ? 1 : qr_pool_threads();
     QrKGemvM1Job j = { M, K, 0, (M + 8 * threads * 16 - 1) / (8 * threads * 16) * 16, b, Ap, y, accumulate };
     const int64_t nt = (M + j.per_task - 1) / j.per_task;
     if (threads > 1 && nt > 1) qr_pool_for(nt, qr__k_gemv_p_task, &j);

@@ -621,6 +621,8 @@ typedef struct QrRunChain {
     float gelu_c[3];                    /* its divisor, addend and factor */
     bool lastb_swap;                    /* lastb + product (the Add's first input is the constant) */
     int out;                            /* the value the chain produces */
+    int pair_c;                         /* >= 0: the depthwise Conv chain it runs with (qr__run_plan_pairs) */
+    int pair_p;                         /* >= 0: the 1x1 Conv chain it runs with, before it, as a pair */
 } QrRunChain;
 
 /* A weight's DequantizeLinear fused into the MatMul / Gemm that reads its output as B
@@ -989,7 +991,7 @@ static QrStatus qr__run_plan(const QrGraph *g, const QrRunOpts *o, const int *us
         int hv = qr__run_single_out(h);
         if (pl->chain_of[hi] >= 0 || hv < 0 || !qr__run_node_runs(g, o, hi) || g->values[hv].is_dynamic) continue;
         if (st && st[hv]) continue;   /* cached constants are materialized */
-        QrRunChain ch = { .axis = -1, .x = -1, .gelu_at = -1 };
+        QrRunChain ch = { .axis = -1, .x = -1, .gelu_at = -1, .pair_c = -1, .pair_p = -1 };
         ch.nodes[ch.n++] = hi;
         ch.out = hv;
         const QrTensor *y = &g->values[hv].t;
@@ -1160,6 +1162,7 @@ typedef struct QrRunState {
     uint8_t *defer;             /* per node: 1 deferred until a reader runs (qr__run_deferrable), 2 done */
     int64_t *rows;              /* per node (NULL: none): the leading rows of its output it computes, 0 all */
     uint8_t *rows_in;           /* per node: bit k, input k is read on those rows (qr__run_rows_plan) */
+    int pair_out;               /* > 0: value pair_out - 1, a pair's 1x1 output, is bound without data (qr__run_pair) */
 } QrRunState;
 
 /* ==== leading rows ==================================================================
@@ -1436,8 +1439,9 @@ static const void *qr__run_prep(const QrOpCtx *c, unsigned deps, uint64_t key, s
     return data;
 }
 
-static QrStatus qr__run_bind(QrRunState *r, const QrNode *n, QrOpCtx *c, const QrRunChain *ch, int k_ch) {
-    qr__run_ctx_init(c, r->g, n, r->vals, &r->scratch, r->in, r->out);
+static QrStatus qr__run_bind_io(QrRunState *r, const QrNode *n, QrOpCtx *c, const QrRunChain *ch, int k_ch,
+                                const QrTensor **in, QrTensor **out) {
+    qr__run_ctx_init(c, r->g, n, r->vals, &r->scratch, in, out);
     c->alias = r->o->alias;
     if (r->cache && r->cache->keep_prep) {
         c->prep = qr__run_prep;
@@ -1445,17 +1449,21 @@ static QrStatus qr__run_bind(QrRunState *r, const QrNode *n, QrOpCtx *c, const Q
     }
     const QrRunDqFuse *fz = qr__run_dqf(r, (int)(n - r->g->nodes));
     const int fused_b = fz && fz->reader == (int)(n - r->g->nodes) ? fz->out : -1;
-    for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) r->in[k] = qr__run_read(r->o, r->vals, n->in[k]);
+    for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) in[k] = qr__run_read(r->o, r->vals, n->in[k]);
     const int64_t rows = r->rows ? r->rows[n - r->g->nodes] : 0;
     for (int k = 0; rows > 0 && k < n->n_in; k++)
-        if (n->in[k] >= 0 && (r->rows_in[n - r->g->nodes] >> k & 1) && !(r->in[k] = qr__run_rows_view(r, r->in[k], rows)))
+        if (n->in[k] >= 0 && (r->rows_in[n - r->g->nodes] >> k & 1) && !(in[k] = qr__run_rows_view(r, in[k], rows)))
             return qr_errf(QR_ERR_NOMEM, "out of memory");
     for (int k = 0; k < n->n_in; k++)
-        if (n->in[k] >= 0 && !r->in[k]->data && r->in[k]->numel > 0 && !qr__run_chain_value(r->g, ch, k_ch, n->in[k]) &&
-            n->in[k] != fused_b)
+        if (n->in[k] >= 0 && !in[k]->data && in[k]->numel > 0 && !qr__run_chain_value(r->g, ch, k_ch, n->in[k]) &&
+            n->in[k] != fused_b && n->in[k] != r->pair_out - 1)
             return qr_errf(QR_ERR_INVALID, "node '%s' (%s) reads '%s', which this run neither computed nor was given",
                            n->name, n->op_type, r->g->values[n->in[k]].name);
     return QR_OK;
+}
+
+static QrStatus qr__run_bind(QrRunState *r, const QrNode *n, QrOpCtx *c, const QrRunChain *ch, int k_ch) {
+    return qr__run_bind_io(r, n, c, ch, k_ch, r->in, r->out);
 }
 
 static QrStatus qr__run_wrap(QrStatus st, const QrNode *n) {
@@ -1527,13 +1535,14 @@ static QrStatus qr__run_one(QrRunState *r, const QrNode *n) {
 /* Runs chain ch: shapes of every node first (when one differs from the plan's, *fallback
  * is set and nothing has been done), then one buffer for its output, the head writing into
  * it and the steps applied on the way (conv epilogue) or after it. */
-static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
+/* The shapes of chain ch's values, node by node (a chain value is shape-only: no data), and the
+ * tensors its ADD_T steps add; *fallback: the run's shapes or tensors are not the plan's (run
+ * its nodes one by one). */
+static QrStatus qr__run_chain_shapes(QrRunState *r, QrRunChain *ch, bool *fallback) {
     const QrGraph *g = r->g;
-    const QrNode *h = &g->nodes[ch->nodes[0]];
     *fallback = false;
     QrOpCtx c;
     QrStatus st = QR_OK;
-    /* shapes, node by node: a chain value is shape-only (no data) */
     int prev = -1;
     for (int k = 0; k < ch->n && st == QR_OK; k++) {
         const QrNode *n = &g->nodes[ch->nodes[k]];
@@ -1563,6 +1572,15 @@ static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
         if (!t->data || !qr__run_same_f32(t, &r->vals[ch->out])) { *fallback = true; return QR_OK; }
         ch->steps[k].t = t->data;
     }
+    return QR_OK;
+}
+
+static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
+    const QrGraph *g = r->g;
+    const QrNode *h = &g->nodes[ch->nodes[0]];
+    QrOpCtx c;
+    QrStatus st = qr__run_chain_shapes(r, ch, fallback);
+    if (st != QR_OK || *fallback) return st;
     const QrTensor *x = NULL;
     if (ch->kind == QR__HEAD_FQ) {
         x = qr__run_read(r->o, r->vals, ch->x);
@@ -1780,6 +1798,131 @@ static QrStatus qr__run_inputs_ready(QrRunState *r, int ni) {
     return QR_OK;
 }
 
+/* ==== Conv pairs ======================================================================
+ * A 1x1 Conv chain and the depthwise Conv chain that alone reads its output run as one
+ * (ops/nn.c qr_nn_conv_pair: the depthwise output in bands of rows, the 1x1's rows each band
+ * reads computed just before; the 1x1's output never exists whole). The plan pairs them by
+ * the inferred shapes; the 1x1 chain is skipped at its turn and runs at the depthwise chain's
+ * (nothing between them reads its output, and its inputs stay alive until then, as any reader's
+ * do); ops/nn.c takes the pair or declines by the run's shapes, and then the 1x1 chain runs
+ * there on its own, the depthwise one after it as usual. */
+
+/* Whether node n is a float32 Conv of 4-D tensors by the inferred shapes, weights kh x kw,
+ * with `group` groups (0: any), and no dynamic input. */
+static bool qr__run_pair_conv(const QrGraph *g, const QrNode *n, int64_t kh, int64_t kw, int64_t group) {
+    if (!qr__run_is(n, "Conv") || n->n_in < 2 || n->in[0] < 0 || n->in[1] < 0) return false;
+    for (int k = 0; k < n->n_in && k < 3; k++)
+        if (n->in[k] >= 0 && (g->values[n->in[k]].is_dynamic || g->values[n->in[k]].t.dtype != QR_DT_F32)) return false;
+    const QrTensor *x = &g->values[n->in[0]].t, *w = &g->values[n->in[1]].t;
+    if (x->rank != 4 || w->rank != 4 || (kh && (w->dims[2] != kh || w->dims[3] != kw))) return false;
+    return !group || qr_attr_int(n, "group", 1) == group;
+}
+
+/* Pairs this run's chains (QrRunChain.pair_c / pair_p): a chain whose head is a 1x1 Conv of one
+ * group, and the chain whose head is a depthwise Conv (a group per output channel, as many as
+ * its input's) reading the first one's output as its image, its only reader by the rule every
+ * fusion follows (qr__run_internal); neither with an ADD_T step, a leading-rows limit, a
+ * deferred or dead node. Nothing under QR_NO_FUSE or without inferred shapes. */
+static void qr__run_plan_pairs(QrRunState *r) {
+    const QrGraph *g = r->g;
+    QrRunPlan *pl = &r->plan;
+    if (!g->shapes_inferred || getenv("QR_NO_FUSE")) return;
+    for (int ci = 0; ci < pl->n; ci++) {
+        QrRunChain *cc = &pl->chains[ci];
+        const QrNode *hc = &g->nodes[cc->nodes[0]];
+        if (cc->kind != QR__HEAD_CONV || cc->pair_c >= 0) continue;
+        int v = hc->n_in > 0 ? hc->in[0] : -1, p = v >= 0 ? g->values[v].producer : -1;
+        int pi = p >= 0 ? pl->chain_of[p] : -1, rd, sl;
+        if (pi < 0 || pi == ci) continue;
+        QrRunChain *cp = &pl->chains[pi];
+        const QrNode *hp = &g->nodes[cp->nodes[0]];
+        if (cp->kind != QR__HEAD_CONV || cp->out != v || cp->pair_c >= 0 || cp->pair_p >= 0) continue;
+        if (!qr__run_internal(g, r->o, r->uses, v, &rd, &sl) || rd != cc->nodes[0] || sl != 0) continue;
+        const int64_t M = g->values[hp->in[1]].t.dims[0];
+        if (!qr__run_pair_conv(g, hp, 1, 1, 1) || !qr__run_pair_conv(g, hc, 0, 0, M) ||
+            g->values[hc->in[1]].t.dims[0] != M || g->values[hc->in[1]].t.dims[1] != 1)
+            continue;
+        bool ok = true;
+        for (int side = 0; side < 2 && ok; side++) {
+            const QrRunChain *ch = side ? cc : cp;
+            for (int k = 0; k < ch->ns; k++) ok = ok && ch->t_value[k] < 0;
+            for (int k = 0; k < ch->n; k++) {
+                int ni = ch->nodes[k];
+                ok = ok && (!r->rows || !r->rows[ni]) && !r->defer[ni] && !(r->dead && r->dead[ni]);
+            }
+        }
+        if (!ok) continue;
+        cp->pair_c = ci;
+        cc->pair_p = pi;
+    }
+}
+
+/* Chain ch on its own, now (its nodes one by one when the run's shapes are not the plan's). */
+static QrStatus qr__run_chain_now(QrRunState *r, QrRunChain *ch) {
+    bool fallback = false;
+    QR_TRY(qr__run_chain(r, ch, &fallback));
+    for (int k = 0; k < ch->n; k++) {
+        if (!fallback) QR_TRY(qr__run_after(r, ch->nodes[k]));
+        else {
+            r->plan.chain_of[ch->nodes[k]] = -1;
+            QR_TRY(qr__run_node_at(r, ch->nodes[k]));
+        }
+    }
+    return QR_OK;
+}
+
+/* The depthwise chain cc (at its turn) with the 1x1 chain it is paired with: as a pair when
+ * ops/nn.c takes it (*paired; the nodes' after-steps then run here), else the 1x1 chain on its
+ * own, leaving cc to the caller. */
+static QrStatus qr__run_pair(QrRunState *r, QrRunChain *cc, bool *paired) {
+    const QrGraph *g = r->g;
+    QrRunChain *cp = &r->plan.chains[cc->pair_p];
+    *paired = false;
+    bool fallback = false;
+    for (int k = 0; k < cp->n; k++) QR_TRY(qr__run_inputs_ready(r, cp->nodes[k]));
+    QrStatus st = qr__run_chain_shapes(r, cp, &fallback);
+    if (st == QR_OK && !fallback) {
+        r->pair_out = cp->out + 1;
+        for (int k = 0; st == QR_OK && k < cc->n; k++) st = qr__run_inputs_ready(r, cc->nodes[k]);
+        if (st == QR_OK) st = qr__run_chain_shapes(r, cc, &fallback);
+        r->pair_out = 0;
+    }
+    if (st != QR_OK) return st;
+    if (fallback) return qr__run_chain_now(r, cp);
+    const QrNode *hp = &g->nodes[cp->nodes[0]], *hc = &g->nodes[cc->nodes[0]];
+    QrTensor *y = &r->vals[cc->out];
+    /* both heads bound at once: the 1x1's tensors in arrays of its own */
+    const QrTensor **pin = qr_arena_array(&r->scratch, (size_t)hp->n_in + 1, sizeof *pin);
+    QrTensor **pout = qr_arena_array(&r->scratch, (size_t)hp->n_out + 1, sizeof *pout);
+    if (!pin || !pout) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrOpCtx c_p, c_c;
+    QrTensor hyp = r->vals[qr__run_single_out(hp)], hyc = r->vals[qr__run_single_out(hc)];
+    hyp.data = NULL;   /* never written */
+    hyp.owned = false;
+    hyc.data = NULL;   /* the chain's buffer, once the pair is taken */
+    hyc.owned = false;
+    QR_TRY(qr__run_bind_io(r, hp, &c_p, NULL, 0, pin, pout));
+    pout[0] = &hyp;
+    r->pair_out = cp->out + 1;   /* the depthwise image, the 1x1's output: bound shape-only */
+    st = qr__run_bind_io(r, hc, &c_c, NULL, 0, r->in, r->out);
+    r->pair_out = 0;
+    if (st != QR_OK) return st;
+    r->out[0] = &hyc;
+    QrNnSteps fp = { cp->steps, cp->ns }, fc = { cc->steps, cc->ns };
+    bool taken = false;
+    QR_TRY(qr__run_wrap(qr_nn_conv_pair(&c_p, &fp, &c_c, &fc, false, &taken), hc));
+    if (!taken) return qr__run_chain_now(r, cp);
+    QR_TRY(qr__run_wrap(qr__run_alloc(y, &r->cap[cc->out], false), hc));
+    hyc.data = y->data;
+    QR_TRY(qr__run_wrap(qr_nn_conv_pair(&c_p, &fp, &c_c, &fc, true, &taken), hc));
+    if (r->o->n_exec) (*r->o->n_exec) += cp->n + cc->n;
+    QR__RUN_COUNT(nodes, cp->n + cc->n);
+    *paired = true;
+    for (int k = 0; k < cp->n; k++) QR_TRY(qr__run_after(r, cp->nodes[k]));
+    for (int k = 0; k < cc->n; k++) QR_TRY(qr__run_after(r, cc->nodes[k]));
+    return QR_OK;
+}
+
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs) {
     QrRunOpts none = {0};
     if (!opts) opts = &none;
@@ -1836,6 +1979,7 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
     if (st == QR_OK) st = qr__run_plan_dq(g, opts, uses, r.st, r.dead, &r.plan);
     if (st == QR_OK) st = qr__run_deferrable(&r);
     if (st == QR_OK) st = qr__run_rows_plan(&r);
+    if (st == QR_OK) qr__run_plan_pairs(&r);
     for (int oi = 0; st == QR_OK && oi < g->n_nodes; oi++) {
         int ni = g->order[oi];
         int ci = r.plan.chain_of[ni];
@@ -1845,6 +1989,16 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
             bool all_dead = true;
             for (int k = 0; k < r.plan.chains[ci].n; k++) all_dead = all_dead && r.dead[r.plan.chains[ci].nodes[k]];
             if (all_dead) continue;
+        }
+        if (ci >= 0 && r.plan.chains[ci].pair_c >= 0) continue;   /* runs at its depthwise chain's turn */
+        if (ci >= 0 && r.plan.chains[ci].pair_p >= 0) {
+            bool paired = false;
+            st = qr__run_pair(&r, &r.plan.chains[ci], &paired);
+            if (st != QR_OK) break;
+            if (paired) {
+                if (opts->node_sec) opts->node_sec[ni] += qr_time_now() - t_node;
+                continue;
+            }
         }
         if (ci >= 0) {
             QrRunChain *ch = &r.plan.chains[ci];

@@ -1446,6 +1446,154 @@ static void test_run_leading_rows(void) {
     QT_CHECK(same_t);
 }
 
+/* ==== Conv pairs (ops/nn.c qr_nn_conv_pair) ========================================= */
+
+/* x (N, Cin, H, W) -> Conv 1x1 (+ bias when bp) -> act_p -> depthwise Conv k x k (strides s,
+ * dilations d, pads, + bias when bc) -> act_c = y, where an act is 1 Relu, 2 Clip(0, 6), 3 a
+ * uint8 QuantizeLinear -> DequantizeLinear, 4 Mul by a scalar then Relu (a step the depthwise
+ * kernel does not fuse); with p_out the 1x1 chain's output is a graph output too (no pair). */
+typedef struct QtPairCase {
+    int64_t N, Cin, M, H, W, k, s, d, pads[4];
+    int act_p, act_c;
+    bool bp, bc, p_out;
+} QtPairCase;
+
+static void qt__pair_act(QtModel *mb, int act, const char *in, const char *out, const char *tag) {
+    char a[64], b[64];
+    snprintf(a, sizeof a, "%s_t", tag);
+    snprintf(b, sizeof b, "%s_u", tag);
+    if (act == 1) qt_mb_node(mb, "Relu", a, in, out);
+    else if (act == 2) {
+        snprintf(a, sizeof a, "%s,lo,hi", in);
+        qt_mb_node(mb, "Clip", tag, a, out);
+    } else if (act == 3) {
+        char q[64], io[128];
+        snprintf(q, sizeof q, "%s_q8", tag);
+        snprintf(io, sizeof io, "%s,qs,qz", in);
+        qt_mb_node(mb, "QuantizeLinear", a, io, q);
+        snprintf(io, sizeof io, "%s,qs,qz", q);
+        qt_mb_node(mb, "DequantizeLinear", b, io, out);
+    } else {
+        char m[64], io[128];
+        snprintf(m, sizeof m, "%s_m", tag);
+        snprintf(io, sizeof io, "k,%s", in);
+        qt_mb_node(mb, "Mul", a, io, m);
+        qt_mb_node(mb, "Relu", b, m, out);
+    }
+}
+
+static QrStatus qt__pair_model(const QtPairCase *pc, QrGraph **g) {
+    QtModel mb;
+    qt_mb_init(&mb, 13);
+    uint64_t rng = 77 + (uint64_t)pc->H * 3 + (uint64_t)pc->k;
+    const int64_t OH = (pc->H + pc->pads[0] + pc->pads[2] - pc->d * (pc->k - 1) - 1) / pc->s + 1;
+    const int64_t OW = (pc->W + pc->pads[1] + pc->pads[3] - pc->d * (pc->k - 1) - 1) / pc->s + 1;
+    int64_t dx[4] = { pc->N, pc->Cin, pc->H, pc->W }, dy[4] = { pc->N, pc->M, OH, OW }, dp[4] = { pc->N, pc->M, pc->H, pc->W };
+    int64_t wp[4] = { pc->M, pc->Cin, 1, 1 }, wd[4] = { pc->M, 1, pc->k, pc->k }, bm[1] = { pc->M }, s0[1] = { 1 };
+    qt_mb_input(&mb, "x", QR_DT_F32, 4, dx);
+    qt_mb_output(&mb, "y", QR_DT_F32, 4, dy);
+    if (pc->p_out) qt_mb_output(&mb, "pa", QR_DT_F32, 4, dp);
+    float lo = 0.0f, hi = 6.0f, qs = 0.05f, kk = 1.25f;
+    uint8_t qz = 128;
+    qt_mb_init_raw(&mb, "lo", QR_DT_F32, 0, s0, &lo, 4);
+    qt_mb_init_raw(&mb, "hi", QR_DT_F32, 0, s0, &hi, 4);
+    qt_mb_init_raw(&mb, "qs", QR_DT_F32, 0, s0, &qs, 4);
+    qt_mb_init_raw(&mb, "qz", QR_DT_U8, 0, s0, &qz, 1);
+    qt_mb_init_raw(&mb, "k", QR_DT_F32, 0, s0, &kk, 4);
+    qt__rf_init(&mb, "Wp", 4, wp, &rng, 0.5f, 0.0f);
+    qt__rf_init(&mb, "Bp", 1, bm, &rng, 0.2f, 0.0f);
+    qt__rf_init(&mb, "Wd", 4, wd, &rng, 0.4f, 0.0f);
+    qt__rf_init(&mb, "Bd", 1, bm, &rng, 0.2f, 0.0f);
+    qt_mb_node(&mb, "Conv", "pc", pc->bp ? "x,Wp,Bp" : "x,Wp", "p0");
+    qt__pair_act(&mb, pc->act_p, "p0", "pa", "ap");
+    Onnx__NodeProto *n = qt_mb_node(&mb, "Conv", "dc", pc->bc ? "pa,Wd,Bd" : "pa,Wd", "d0");
+    int64_t st[2] = { pc->s, pc->s }, dl[2] = { pc->d, pc->d }, pads[4];
+    memcpy(pads, pc->pads, sizeof pads);
+    qt_mb_attr_ints(&mb, n, "pads", 4, pads);
+    qt_mb_attr_ints(&mb, n, "strides", 2, st);
+    qt_mb_attr_ints(&mb, n, "dilations", 2, dl);
+    qt__rf_int_attr(&mb, n, "group", pc->M);
+    qt__pair_act(&mb, pc->act_c, "d0", "y", "ac");
+    QrStatus s = qt_load_built(&mb, "pair.onnx", g);
+    qt_mb_free(&mb);
+    return s;
+}
+
+/* A 1x1 Conv chain and the depthwise chain reading it run as a pair (bands of rows, the 1x1's
+ * rows computed per band into a buffer, the rows two bands share kept): the bits of the
+ * unfused run (every value tapped), on 1-3 threads and band buffers of one row to whole
+ * images, the same nodes counted; strides 1 and 2, 3x3 and 5x5 windows, dilation 2, uneven
+ * pads, odd sizes, two images, the activations the depthwise kernel fuses and one it does
+ * not, fake quantization on both sides. A second reader of the 1x1's output (a graph output)
+ * keeps them apart; a pair declined by ops/nn.c at run time (below its size) runs the 1x1
+ * chain at the depthwise one's turn, with the same bits. */
+static void test_run_conv_pair(void) {
+    static const QtPairCase cases[] = {
+        { 1, 3, 8, 20, 20, 3, 1, 1, { 1, 1, 1, 1 }, 1, 1, true, true, false },
+        { 2, 5, 6, 21, 19, 3, 2, 1, { 1, 1, 1, 1 }, 2, 2, true, false, false },
+        { 1, 4, 7, 17, 23, 5, 2, 1, { 2, 2, 2, 2 }, 3, 3, false, true, false },
+        { 1, 6, 5, 18, 17, 3, 1, 2, { 2, 0, 1, 2 }, 1, 4, true, true, false },
+        { 1, 3, 4, 16, 16, 3, 2, 1, { 0, 1, 1, 0 }, 3, 1, true, true, false },
+        { 1, 3, 8, 20, 20, 3, 1, 1, { 1, 1, 1, 1 }, 1, 1, true, true, true },
+    };
+    static const int64_t band_bytes[] = { 4, 3 * 8 * 24 * 4, (int64_t)1 << 20 };
+    const int saved = qr_pool_threads();
+    const int64_t saved_bytes = qr_nn_pair_bytes, saved_min = qr_nn_pair_min;
+    char bad[256] = "";
+    int n_runs = 0;
+    for (int ci = 0; ci < QR_ARRAY_LEN(cases) && !bad[0]; ci++) {
+        const QtPairCase *pc = &cases[ci];
+        QrGraph *g = NULL;
+        QrTensor x = {0}, ref[2] = { {0}, {0} };
+        int64_t dx[4] = { pc->N, pc->Cin, pc->H, pc->W }, n_ref = 0;
+        QrStatus st = qt__pair_model(pc, &g);
+        if (st == QR_OK) st = qr_tensor_set_shape(&x, QR_DT_F32, 4, dx);
+        if (st == QR_OK) st = qr_tensor_alloc_data(&x);
+        uint64_t rng = 5 + (uint64_t)ci;
+        for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
+        if (st == QR_OK) st = qr_run_infer(g, &x);
+        QtRfTaps all = {0};
+        QrRunOpts tapped = { .tap = qt__rf_tap, .tap_user = &all, .n_exec = &n_ref };
+        qr_nn_pair_min = 0;
+        if (st == QR_OK) st = qr_run(g, &x, &tapped, ref);
+        for (int t = 1; t <= 3 && st == QR_OK && !bad[0]; t++) {
+            st = qr_pool_init(t);
+            for (int bi = 0; bi < 4 && st == QR_OK && !bad[0]; bi++) {
+                /* bi 3: declined at run time (the 1x1's output below the minimum) */
+                qr_nn_pair_bytes = bi < 3 ? band_bytes[bi] : saved_bytes;
+                qr_nn_pair_min = bi < 3 ? 0 : (int64_t)1 << 40;
+                QrTensor y[2] = { {0}, {0} };
+                int64_t n_exec = 0, pairs0 = qr_nn_pairs_run;
+                QrRunOpts o = { .n_exec = &n_exec };
+                st = qr_run(g, &x, &o, y);
+                const bool paired = qr_nn_pairs_run > pairs0, want = bi < 3 && !pc->p_out;
+                for (int i = 0; st == QR_OK && i < g->n_outputs && !bad[0]; i++)
+                    if (memcmp(y[i].data, ref[i].data, qr_tensor_nbytes(&ref[i])) != 0)
+                        snprintf(bad, sizeof bad, "case %d, %d threads, band case %d: output %d differs from the unfused run", ci,
+                                 t, bi, i);
+                if (st == QR_OK && !bad[0] && paired != want)
+                    snprintf(bad, sizeof bad, "case %d, %d threads, band case %d: paired %d, expected %d", ci, t, bi, paired, want);
+                if (st == QR_OK && !bad[0] && n_exec != n_ref)
+                    snprintf(bad, sizeof bad, "case %d: %lld nodes executed, unfused %lld", ci, (long long)n_exec,
+                             (long long)n_ref);
+                n_runs += paired;
+                for (int i = 0; i < 2; i++) qr_tensor_free_data(&y[i]);
+            }
+        }
+        for (int i = 0; i < 2; i++) qr_tensor_free_data(&ref[i]);
+        qr_tensor_free_data(&x);
+        if (g) qr_graph_free(g);
+        free(g);
+        if (st != QR_OK && !bad[0]) snprintf(bad, sizeof bad, "case %d: %s", ci, qr_err_msg());
+    }
+    qr_nn_pair_bytes = saved_bytes;
+    qr_nn_pair_min = saved_min;
+    qr_pool_init(saved);
+    if (qt_verbose) printf("     %d paired runs\n", n_runs);
+    QT_CHECKF(!bad[0], "%s", bad);
+    QT_CHECKF(n_runs == 5 * 3 * 3, "%d paired runs", n_runs);
+}
+
 static void qt_run_all(void) {
     QT_RUN(test_run_overrides);
     QT_RUN(test_run_dead_nodes);
@@ -1461,4 +1609,5 @@ static void qt_run_all(void) {
     QT_RUN(test_run_cache);
     QT_RUN(test_run_conv_pack);
     QT_RUN(test_run_deferred_weights);
+    QT_RUN(test_run_conv_pair);
 }

@@ -543,6 +543,11 @@ static QrStatus qr_nn_conv_fused(QrOpCtx *c, const QrF32Step *steps, int ns) {
 #ifndef QR__NN_PAIR_MIN
 #define QR__NN_PAIR_MIN ((int64_t)1 << 20)
 #endif
+/* Tests set both small (many bands on small images) and count the pairs run. */
+QR_TESTAPI int64_t qr_nn_pair_bytes = QR__NN_PAIR_BYTES, qr_nn_pair_min = QR__NN_PAIR_MIN;
+#ifdef QR_TESTING
+QR_TESTAPI int64_t qr_nn_pairs_run;
+#endif
 
 typedef struct QrNnPairJob {
     const float *X, *WP, *BP, *WC, *BC;
@@ -639,7 +644,7 @@ static QrStatus qr_nn_conv_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, c
     const int64_t N = x->dims[0], Cin = x->dims[1], M = wt->dims[0], H = x->dims[2], W = x->dims[3];
     if (cc->in[0]->rank != 4 || cc->in[0]->dims[1] != M || gc != M || wc->dims[0] != M || w.in[0] != H || w.in[1] != W)
         return QR_OK;
-    if (M * H * W < QR__NN_PAIR_MIN / (int64_t)sizeof(float) || W < 16 || N < 1 || Cin < 1) return QR_OK;
+    if (M * H * W < qr_nn_pair_min / (int64_t)sizeof(float) || W < 16 || N < 1 || Cin < 1) return QR_OK;
     for (int64_t o = 0; o < w.out[0]; o++) {   /* every output row reads some input row */
         int64_t a, b;
         qr__nn_pair_rows(&w, H, o, o + 1, &a, &b);
@@ -650,7 +655,7 @@ static QrStatus qr_nn_conv_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, c
         return QR_OK;
     }
     const int64_t KR = (w.k[0] - 1) * w.d[0] + 1;
-    const int64_t rows_fit = QR__NN_PAIR_BYTES / (M * W * (int64_t)sizeof(float));
+    const int64_t rows_fit = qr_nn_pair_bytes / (M * W * (int64_t)sizeof(float));
     const int64_t R = QR_MAX(1, (QR_MAX(rows_fit, KR) - KR) / w.s[0] + 1);
     const int64_t cap = (R - 1) * w.s[0] + KR, ld = qr__nn_rup(cap * W, 16);
     const int threads = qr_pool_threads();
@@ -662,6 +667,9 @@ static QrStatus qr_nn_conv_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, c
     if (!j.scr) return qr_op_fail(cc, QR_ERR_NOMEM, "cannot allocate %d band buffers of %lld floats", threads, (long long)j.scr_n);
     for (j.in = 0; j.in < N; j.in++) qr_pool_for(j.nseg, qr__nn_pair_task, &j);
     qr_aligned_free(j.scr);
+#ifdef QR_TESTING
+    __atomic_add_fetch(&qr_nn_pairs_run, 1, __ATOMIC_RELAXED);
+#endif
     *taken = true;
     return QR_OK;
 }

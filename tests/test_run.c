@@ -1448,7 +1448,8 @@ static void test_run_leading_rows(void) {
 
 /* ==== Conv pairs (ops/nn.c qr_nn_conv_pair) ========================================= */
 
-/* x (N, Cin, H, W) -> Conv 1x1 (+ bias when bp) -> act_p -> depthwise Conv k x k (strides s,
+/* x (N, Cin, H, W) -> Conv pk x pk, strides ps, pads pp (+ bias when bp; pk 0: 1x1) -> act_p
+ * -> depthwise Conv k x k (strides s,
  * dilations d, pads, + bias when bc) -> act_c = y, where an act is 1 Relu, 2 Clip(0, 6), 3 a
  * uint8 QuantizeLinear -> DequantizeLinear, 4 Mul by a scalar then Relu (a step the depthwise
  * kernel does not fuse); with p_out the 1x1 chain's output is a graph output too (no pair). */
@@ -1456,6 +1457,7 @@ typedef struct QtPairCase {
     int64_t N, Cin, M, H, W, k, s, d, pads[4];
     int act_p, act_c;
     bool bp, bc, p_out;
+    int64_t pk, ps, pp;
 } QtPairCase;
 
 static void qt__pair_act(QtModel *mb, int act, const char *in, const char *out, const char *tag) {
@@ -1486,10 +1488,12 @@ static QrStatus qt__pair_model(const QtPairCase *pc, QrGraph **g) {
     QtModel mb;
     qt_mb_init(&mb, 13);
     uint64_t rng = 77 + (uint64_t)pc->H * 3 + (uint64_t)pc->k;
-    const int64_t OH = (pc->H + pc->pads[0] + pc->pads[2] - pc->d * (pc->k - 1) - 1) / pc->s + 1;
-    const int64_t OW = (pc->W + pc->pads[1] + pc->pads[3] - pc->d * (pc->k - 1) - 1) / pc->s + 1;
-    int64_t dx[4] = { pc->N, pc->Cin, pc->H, pc->W }, dy[4] = { pc->N, pc->M, OH, OW }, dp[4] = { pc->N, pc->M, pc->H, pc->W };
-    int64_t wp[4] = { pc->M, pc->Cin, 1, 1 }, wd[4] = { pc->M, 1, pc->k, pc->k }, bm[1] = { pc->M }, s0[1] = { 1 };
+    const int64_t pk = pc->pk ? pc->pk : 1, ps = pc->pk ? pc->ps : 1, pp = pc->pk ? pc->pp : 0;
+    const int64_t H = (pc->H + 2 * pp - pk) / ps + 1, W = (pc->W + 2 * pp - pk) / ps + 1;   /* the depthwise input */
+    const int64_t OH = (H + pc->pads[0] + pc->pads[2] - pc->d * (pc->k - 1) - 1) / pc->s + 1;
+    const int64_t OW = (W + pc->pads[1] + pc->pads[3] - pc->d * (pc->k - 1) - 1) / pc->s + 1;
+    int64_t dx[4] = { pc->N, pc->Cin, pc->H, pc->W }, dy[4] = { pc->N, pc->M, OH, OW }, dp[4] = { pc->N, pc->M, H, W };
+    int64_t wp[4] = { pc->M, pc->Cin, pk, pk }, wd[4] = { pc->M, 1, pc->k, pc->k }, bm[1] = { pc->M }, s0[1] = { 1 };
     qt_mb_input(&mb, "x", QR_DT_F32, 4, dx);
     qt_mb_output(&mb, "y", QR_DT_F32, 4, dy);
     if (pc->p_out) qt_mb_output(&mb, "pa", QR_DT_F32, 4, dp);
@@ -1504,9 +1508,12 @@ static QrStatus qt__pair_model(const QtPairCase *pc, QrGraph **g) {
     qt__rf_init(&mb, "Bp", 1, bm, &rng, 0.2f, 0.0f);
     qt__rf_init(&mb, "Wd", 4, wd, &rng, 0.4f, 0.0f);
     qt__rf_init(&mb, "Bd", 1, bm, &rng, 0.2f, 0.0f);
-    qt_mb_node(&mb, "Conv", "pc", pc->bp ? "x,Wp,Bp" : "x,Wp", "p0");
+    Onnx__NodeProto *n = qt_mb_node(&mb, "Conv", "pc", pc->bp ? "x,Wp,Bp" : "x,Wp", "p0");
+    int64_t pst[2] = { ps, ps }, ppad[4] = { pp, pp, pp, pp };
+    qt_mb_attr_ints(&mb, n, "pads", 4, ppad);
+    qt_mb_attr_ints(&mb, n, "strides", 2, pst);
     qt__pair_act(&mb, pc->act_p, "p0", "pa", "ap");
-    Onnx__NodeProto *n = qt_mb_node(&mb, "Conv", "dc", pc->bc ? "pa,Wd,Bd" : "pa,Wd", "d0");
+    n = qt_mb_node(&mb, "Conv", "dc", pc->bc ? "pa,Wd,Bd" : "pa,Wd", "d0");
     int64_t st[2] = { pc->s, pc->s }, dl[2] = { pc->d, pc->d }, pads[4];
     memcpy(pads, pc->pads, sizeof pads);
     qt_mb_attr_ints(&mb, n, "pads", 4, pads);
@@ -1519,22 +1526,26 @@ static QrStatus qt__pair_model(const QtPairCase *pc, QrGraph **g) {
     return s;
 }
 
-/* A 1x1 Conv chain and the depthwise chain reading it run as a pair (bands of rows, the 1x1's
- * rows computed per band into a buffer, the rows two bands share kept): the bits of the
- * unfused run (every value tapped), on 1-3 threads and band buffers of one row to whole
- * images, the same nodes counted; strides 1 and 2, 3x3 and 5x5 windows, dilation 2, uneven
- * pads, odd sizes, two images, the activations the depthwise kernel fuses and one it does
- * not, fake quantization on both sides. A second reader of the 1x1's output (a graph output)
+/* A Conv chain and the depthwise chain reading it run as a pair (bands of rows, the first
+ * layer's rows computed per band into a buffer, the rows two bands share kept): the bits of
+ * the unfused run (every value tapped), on 1-3 threads and band buffers of one row to whole
+ * images, the same nodes counted; 1x1 first layers and 3x3, 5x5 and 7x7 ones with strides
+ * (their input rows copied per band), depthwise strides 1 and 2, 3x3 and 5x5 windows,
+ * dilation 2, uneven pads, odd sizes, two images, the activations the depthwise kernel fuses
+ * and one it does not, fake quantization on both sides. A second reader of the 1x1's output (a graph output)
  * keeps them apart; a pair declined by ops/nn.c at run time (below its size) runs the 1x1
  * chain at the depthwise one's turn, with the same bits. */
 static void test_run_conv_pair(void) {
     static const QtPairCase cases[] = {
-        { 1, 3, 8, 20, 20, 3, 1, 1, { 1, 1, 1, 1 }, 1, 1, true, true, false },
-        { 2, 5, 6, 21, 19, 3, 2, 1, { 1, 1, 1, 1 }, 2, 2, true, false, false },
-        { 1, 4, 7, 17, 23, 5, 2, 1, { 2, 2, 2, 2 }, 3, 3, false, true, false },
-        { 1, 6, 5, 18, 17, 3, 1, 2, { 2, 0, 1, 2 }, 1, 4, true, true, false },
-        { 1, 3, 4, 16, 16, 3, 2, 1, { 0, 1, 1, 0 }, 3, 1, true, true, false },
-        { 1, 3, 8, 20, 20, 3, 1, 1, { 1, 1, 1, 1 }, 1, 1, true, true, true },
+        { 1, 3, 8, 20, 20, 3, 1, 1, { 1, 1, 1, 1 }, 1, 1, true, true, false, 0, 0, 0 },
+        { 2, 5, 6, 21, 19, 3, 2, 1, { 1, 1, 1, 1 }, 2, 2, true, false, false, 0, 0, 0 },
+        { 1, 4, 7, 17, 23, 5, 2, 1, { 2, 2, 2, 2 }, 3, 3, false, true, false, 0, 0, 0 },
+        { 1, 6, 5, 18, 17, 3, 1, 2, { 2, 0, 1, 2 }, 1, 4, true, true, false, 0, 0, 0 },
+        { 1, 3, 4, 16, 16, 3, 2, 1, { 0, 1, 1, 0 }, 3, 1, true, true, false, 0, 0, 0 },
+        { 1, 3, 8, 20, 20, 3, 1, 1, { 1, 1, 1, 1 }, 1, 1, true, true, true, 0, 0, 0 },
+        { 1, 3, 8, 41, 39, 3, 1, 1, { 1, 1, 1, 1 }, 2, 1, true, true, false, 3, 2, 1 },   /* MobileNet's first layer */
+        { 2, 3, 16, 44, 40, 3, 2, 1, { 1, 1, 1, 1 }, 1, 2, true, false, false, 7, 2, 3 }, /* a 7x7/2 layer (K 147) */
+        { 1, 5, 6, 19, 21, 5, 1, 1, { 2, 2, 2, 2 }, 3, 4, false, true, false, 3, 1, 1 },
     };
     static const int64_t band_bytes[] = { 4, 3 * 8 * 24 * 4, (int64_t)1 << 20 };
     const int saved = qr_pool_threads();
@@ -1591,7 +1602,7 @@ static void test_run_conv_pair(void) {
     qr_pool_init(saved);
     if (qt_verbose) printf("     %d paired runs\n", n_runs);
     QT_CHECKF(!bad[0], "%s", bad);
-    QT_CHECKF(n_runs == 5 * 3 * 3, "%d paired runs", n_runs);
+    QT_CHECKF(n_runs == 8 * 3 * 3, "%d paired runs", n_runs);
 }
 
 static void qt_run_all(void) {

@@ -912,8 +912,9 @@ static bool qr__k_f32_coc_run(const QrKF32Isa *isa, int64_t M, const float *A, i
     for (int64_t c = 0, k = 0; c < b->C; c++)
         for (int64_t kh = 0; kh < b->KH; kh++)
             for (int64_t kw = 0; kw < b->KW; kw++, k++) off[k] = (int32_t)((kh * b->dh * b->C + c) * Wp + kw * b->dw);
+    const int64_t kc = qr__k_conv_kc(K, f && f->conv_n > 0 ? f->conv_n : N);   /* conv_n: a band of a larger output */
     QrKCocJob j = { s.flat ? b->x : (const float *)(mem + wt_b), given ? given : (const float *)mem, off, Y, ldy, M, K,
-                    qr__k_conv_kc(K, N), s.OH, s.OW, Wp, b->sh, b->sw, nblk, b->C * Wp, 1, f };
+                    kc, s.OH, s.OW, Wp, b->sh, b->sw, nblk, b->C * Wp, 1, f };
     /* tasks of whole output rows, about 8 per thread when the layer has them; a flat run (one
      * row) in runs of tiles instead */
     const int64_t nt = qr__k_cdiv(s.OW, QR__K_COC_MAXP);
@@ -961,7 +962,7 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
         if (qr__k_f32_coc_run(isa, M, A, lda, conv, C, ldc, f, threads)) return;
         if (qr__k_conv_flat(conv)) {   /* a 1x1 the coc path leaves: its image is B, read in place */
             flat_f = f ? *f : (QrF32Fused){ .ep = { NULL, -INFINITY, INFINITY } };
-            flat_f.conv_n = N;
+            flat_f.conv_n = f && f->conv_n > 0 ? f->conv_n : N;
             flat_f.a_pack = NULL;
             f = &flat_f;
             B = conv->x;
@@ -992,7 +993,7 @@ static void qr__k_f32_run(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K,
                     .conv = conv, .C = C, .accumulate = accumulate, .b_trans = b_trans, .f = f, .kc = isa->kc,
                     .qb = !conv && f ? f->qb : NULL };
     if (conv || (f && f->conv_n > 0)) {
-        j.kc = qr__k_conv_kc(K, conv ? N : f->conv_n);
+        j.kc = qr__k_conv_kc(K, f && f->conv_n > 0 ? f->conv_n : N);
         j.conv_sum = true;
     }
     /* one K block: tasks as wide as 128 KB of packed panels allow (up to 2048 columns), so

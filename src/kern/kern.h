@@ -63,7 +63,8 @@ typedef struct QrF32Fused {
     /* > 0: this GEMM is (a slice of) a convolution over conv_n output pixels in all, and
      * sums like ONNX Runtime's MlasConv on one thread (see qr__k_conv_kc in kern/gemm.c):
      * K in blocks of MLAS's adapted SGEMM stride, the bias added after the last block.
-     * QrF32ConvGemmFn / QrF32ConvGemmFusedFn always sum that way. */
+     * QrF32ConvGemmFn / QrF32ConvGemmFusedFn always sum that way: over their OH*OW pixels,
+     * or conv_n when given (a band of a convolution's output rows, ops/nn.c's Conv pairs). */
     int64_t conv_n;
     /* B is a MatMul's or Gemm's operand (not a convolution's image): its full-width panels are
      * packed as a plain product's are (a copy: the sums do not change) */

@@ -523,23 +523,25 @@ static QrStatus qr_nn_conv_fused(QrOpCtx *c, const QrF32Step *steps, int ns) {
     return qr__nn_conv_f32_steps(c, &fs);
 }
 
-/* ==== a 1x1 convolution and the depthwise one that reads it, in bands of rows ==========
+/* ==== a convolution and the depthwise one that reads it, in bands of rows ================
  * MobileNet's expansion (1x1, C -> 6C channels) writes a tensor several times the size of
  * the L2 cache (MobileNetV2's features.2: 96 x 112 x 112, 4.8 MB) which the depthwise layer
- * then reads back from memory. Run as a pair, the depthwise output is made in bands of rows,
- * and for each band the expansion's rows it reads are computed just before into a per-thread
- * buffer of a few hundred KB (the rows two bands share kept, not recomputed): the expansion's
- * output never exists whole. Every element gets the operations it gets when the two run on
- * their own — the 1x1 rows by the same GEMM on a slice of the columns (conv_n: the whole
- * plane's K blocks), the depthwise rows by the same M=1 kernel on a window whose top padding
- * is the band's (test_nn_conv_pair compares the bits). */
+ * then reads back from memory; so does its first layer (3x3/2, 3 -> 32). Run as a pair, the
+ * depthwise output is made in bands of rows, and for each band the first layer's rows it reads
+ * are computed just before into a per-thread buffer of a few hundred KB (the rows two bands
+ * share kept, not recomputed): the first layer's output never exists whole. Every element gets
+ * the operations it gets when the two run on their own: a 1x1 layer's rows by the same GEMM on
+ * a slice of the columns, another window's by the same convolution GEMM on a copy of the input
+ * rows they read (conv_n: the K blocks of the whole plane either way; the packed weights the
+ * whole layer's), the depthwise rows by the same M=1 kernel on a window whose top padding is the
+ * band's (test_run_conv_pair compares the bits). */
 
-/* Target bytes of a thread's band buffer (all channels of the 1x1's rows a band reads). */
+/* Target bytes of a thread's band buffer (all channels of the first layer's rows a band reads). */
 #ifndef QR__NN_PAIR_BYTES
 #define QR__NN_PAIR_BYTES ((int64_t)384 << 10)
 #endif
-/* The pair runs in bands only when the 1x1's output per image is at least this large (below,
- * it stays in the L2 cache between the two layers anyway). */
+/* The pair runs in bands only when the first layer's output per image is at least this large
+ * (below, it stays in the L2 cache between the two layers anyway). */
 #ifndef QR__NN_PAIR_MIN
 #define QR__NN_PAIR_MIN ((int64_t)1 << 20)
 #endif
@@ -550,49 +552,65 @@ QR_TESTAPI int64_t qr_nn_pairs_run;
 #endif
 
 typedef struct QrNnPairJob {
-    const float *X, *WP, *BP, *WC, *BC;
+    const float *X, *WP, *BP, *WC, *BC, *a_pack;
     const QrNnSteps *fp, *fc;
-    const QrNnWindow *w;        /* the depthwise layer's window */
+    const QrNnWindow *wp, *w;   /* the first layer's window, the depthwise layer's */
     float *Y, *scr;
-    int64_t Cin, M, H, W, OH, OW, in, R, ld, scr_n, nseg, CK;
+    bool direct;                /* the first layer is 1x1, stride 1, unpadded: its image is its B */
+    int64_t Cin, Hin, Win, M, H, W, OH, OW, in, R, ld, scr_n, xb_n, nseg, CK;
 } QrNnPairJob;
 
-/* Input rows [*a, *b) of the depthwise layer that its output rows [o0, o1) read (clipped). */
+/* Input rows [*a, *b) of window w over an input of H rows that its output rows [o0, o1) read
+ * (clipped). */
 static void qr__nn_pair_rows(const QrNnWindow *w, int64_t H, int64_t o0, int64_t o1, int64_t *a, int64_t *b) {
     *a = QR_MAX(0, o0 * w->s[0] - w->pb[0]);
     *b = QR_MIN(H, (o1 - 1) * w->s[0] - w->pb[0] + (w->k[0] - 1) * w->d[0] + 1);
 }
 
-/* Rows [a, b) of the 1x1 layer's output, every channel, into s + (a - lo) * W (channel c at
- * c * ld on): its GEMM on columns [a*W, b*W) of the image, epilogue and steps as for the whole. */
-static void qr__nn_pair_p(const QrNnPairJob *j, float *s, int64_t lo, int64_t a, int64_t b) {
-    const int64_t HW = j->H * j->W;
+/* Rows [a, b) of the first layer's output, every channel, into s + (a - lo) * W (channel c at
+ * c * ld on): a 1x1 layer's GEMM on columns [a*W, b*W) of the image; another's convolution GEMM
+ * on the input rows they read, copied to xb; epilogue and steps as for the whole. */
+static void qr__nn_pair_p(const QrNnPairJob *j, float *s, float *xb, int64_t lo, int64_t a, int64_t b) {
+    const int64_t HW = j->H * j->W, HWin = j->Hin * j->Win;
+    const float *x = j->X + j->in * j->Cin * HWin;
     QrF32Fused f;
     QrNnPost post;
     qr__nn_fused_ep(j->fp, j->BP, 0, j->in * j->M * HW + a * j->W, HW, &f, &post);
-    qr_kern.f32_gemm_fused(j->M, (b - a) * j->W, j->Cin, j->WP, j->Cin, j->X + j->in * j->Cin * HW + a * j->W, HW,
-                           s + (a - lo) * j->W, j->ld, false, &f);
+    if (j->direct) {
+        qr_kern.f32_gemm_fused(j->M, (b - a) * j->W, j->Cin, j->WP, j->Cin, x + a * j->W, HW, s + (a - lo) * j->W, j->ld,
+                               false, &f);
+        return;
+    }
+    const QrNnWindow *wp = j->wp;
+    int64_t ia, ib;
+    qr__nn_pair_rows(wp, j->Hin, a, b, &ia, &ib);
+    for (int64_t c = 0; c < j->Cin; c++)
+        memcpy(xb + c * (ib - ia) * j->Win, x + c * HWin + ia * j->Win, (size_t)((ib - ia) * j->Win) * sizeof(float));
+    const QrF32ConvB cb = { xb, j->Cin, ib - ia, j->Win, wp->k[0], wp->k[1], wp->s[0], wp->s[1], wp->d[0], wp->d[1],
+                            ia - (a * wp->s[0] - wp->pb[0]), wp->pb[1], b - a, j->W };
+    f.a_pack = j->a_pack;
+    qr_kern.f32_conv_gemm_fused(j->M, j->WP, j->CK, &cb, s + (a - lo) * j->W, j->ld, &f);
 }
 
 /* Output rows [o0, o1) of every depthwise plane from input rows [lo, lo + rows) in s, then
  * its steps, as qr__nn_m1_task runs whole planes (the fused activation where the level has it). */
 static void qr__nn_pair_c(const QrNnPairJob *j, const float *s, int64_t lo, int64_t rows, int64_t o0, int64_t o1) {
     const QrNnWindow *w = j->w;
-    const int64_t P = j->OH * j->OW;
+    const int64_t P = j->OH * j->OW, K = w->k[0] * w->k[1];
     QrF32ConvB b = { s, 1, rows, j->W, w->k[0], w->k[1], w->s[0], w->s[1], w->d[0], w->d[1],
                      lo - (o0 * w->s[0] - w->pb[0]), w->pb[1], o1 - o0, j->OW };
     float *y = j->Y + j->in * j->M * P + o0 * j->OW;
     const int ns = j->fc ? j->fc->ns : 0;
     int nact = 0;
     while (nact < ns && (j->fc->s[nact].op == QR_F32_STEP_CLAMP || j->fc->s[nact].op == QR_F32_STEP_RELU)) nact++;
-    int done = qr_kern.f32_conv_m1_act ? qr_kern.f32_conv_m1_act(&b, j->M, j->ld, j->WC, j->CK, j->BC, y, P,
+    int done = qr_kern.f32_conv_m1_act ? qr_kern.f32_conv_m1_act(&b, j->M, j->ld, j->WC, K, j->BC, y, P,
                                                                  nact ? j->fc->s : NULL, nact)
                                        : -1;
     if (done < 0) {
         for (int64_t c = 0; c < j->M; c++) {
             QrF32ConvB pb = b;
             pb.x = s + c * j->ld;
-            qr_kern.f32_conv_m1(&pb, j->WC + c * j->CK, j->BC ? j->BC[c] : 0.0f, y + c * P);
+            qr_kern.f32_conv_m1(&pb, j->WC + c * K, j->BC ? j->BC[c] : 0.0f, y + c * P);
         }
         done = 0;
     }
@@ -601,12 +619,12 @@ static void qr__nn_pair_c(const QrNnPairJob *j, const float *s, int64_t lo, int6
                           (j->in * j->M + c) * P + o0 * j->OW);
 }
 
-/* Segment t of the depthwise output's rows (a pool task), band by band on this thread's buffer. */
+/* Segment t of the depthwise output's rows (a pool task), band by band on this thread's buffers. */
 static void qr__nn_pair_task(void *ctx, int64_t t, int tid) {
     const QrNnPairJob *j = ctx;
-    float *s = j->scr + (size_t)tid * (size_t)j->scr_n;
+    float *s = j->scr + (size_t)tid * (size_t)(j->scr_n + j->xb_n), *xb = s + j->scr_n;
     const int64_t s0 = t * j->OH / j->nseg, s1 = (t + 1) * j->OH / j->nseg;
-    int64_t lo = 0, hi = 0;   /* the 1x1's rows held: [lo, hi) */
+    int64_t lo = 0, hi = 0;   /* the first layer's rows held: [lo, hi) */
     for (int64_t o0 = s0; o0 < s1; o0 += j->R) {
         const int64_t o1 = QR_MIN(s1, o0 + j->R);
         int64_t a, b;
@@ -619,18 +637,19 @@ static void qr__nn_pair_task(void *ctx, int64_t t, int tid) {
         } else {
             lo = hi = a;
         }
-        if (b > hi) qr__nn_pair_p(j, s, lo, hi, b);
+        if (b > hi) qr__nn_pair_p(j, s, xb, lo, hi, b);
         hi = QR_MAX(hi, b);
         qr__nn_pair_c(j, s, lo, b - lo, o0, o1);
     }
 }
 
 /* Conv cp (steps fp) and the Conv cc (steps fc) whose input 0 is cp's output and its only
- * reader, run as a pair (above) when cp is a 1x1 convolution (stride 1, unpadded, one group)
- * of 2-D images and cc a depthwise one (a group per channel, one output channel each) and
- * cp's output is at least QR__NN_PAIR_MIN per image; cc's output is written, cp's never (its
- * tensor needs no data). *taken false: nothing ran or was written (run them one by one); with
- * run false, *taken only tells whether it would run them (nothing is read but shapes). */
+ * reader, run as a pair (above) when both take 2-D images, cp has one group and cc is depthwise
+ * (a group per channel, one output channel each), and cp's output is at least qr_nn_pair_min
+ * bytes per image. cc's output is written, cp's never (its tensor needs no data); cp's packed
+ * weights come through qr_op_prep as when it runs alone. *taken false: nothing ran or was
+ * written (run them one by one); with run false, *taken only tells whether it would run them
+ * (nothing is read but shapes). */
 static QrStatus qr_nn_conv_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, const QrNnSteps *fc, bool run, bool *taken) {
     *taken = false;
     QrNnWindow wp, w;
@@ -639,32 +658,46 @@ static QrStatus qr_nn_conv_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, c
     QR_TRY(qr__nn_conv_check(cc, &w, &gc));
     const QrTensor *x = cp->in[0], *wt = cp->in[1], *wc = cc->in[1], *bp = qr_op_in(cp, 2), *bc = qr_op_in(cc, 2);
     if (x->rank != 4 || wp.nsp != 2 || w.nsp != 2 || gp != 1) return QR_OK;
-    for (int i = 0; i < 2; i++)
-        if (wp.k[i] != 1 || wp.s[i] != 1 || wp.pb[i] || wp.pe[i]) return QR_OK;
-    const int64_t N = x->dims[0], Cin = x->dims[1], M = wt->dims[0], H = x->dims[2], W = x->dims[3];
+    bool direct = true;
+    for (int i = 0; i < 2; i++) direct = direct && wp.k[i] == 1 && wp.s[i] == 1 && wp.pb[i] == 0 && wp.pe[i] == 0;
+    const int64_t N = x->dims[0], Cin = x->dims[1], M = wt->dims[0], H = wp.out[0], W = wp.out[1];
     if (cc->in[0]->rank != 4 || cc->in[0]->dims[1] != M || gc != M || wc->dims[0] != M || w.in[0] != H || w.in[1] != W)
         return QR_OK;
     if (M * H * W < qr_nn_pair_min / (int64_t)sizeof(float) || W < 16 || N < 1 || Cin < 1) return QR_OK;
-    for (int64_t o = 0; o < w.out[0]; o++) {   /* every output row reads some input row */
-        int64_t a, b;
+    for (int64_t o = 0; o < w.out[0]; o++) {   /* every output row of both reads some input row */
+        int64_t a, b, ia, ib;
         qr__nn_pair_rows(&w, H, o, o + 1, &a, &b);
         if (a >= b) return QR_OK;
+        qr__nn_pair_rows(&wp, wp.in[0], a, a + 1, &ia, &ib);
+        if (ia >= ib) return QR_OK;
+        qr__nn_pair_rows(&wp, wp.in[0], b - 1, b, &ia, &ib);
+        if (ia >= ib) return QR_OK;
     }
     if (!run) {
         *taken = true;
         return QR_OK;
     }
-    const int64_t KR = (w.k[0] - 1) * w.d[0] + 1;
+    const int64_t KR = (w.k[0] - 1) * w.d[0] + 1, KRp = (wp.k[0] - 1) * wp.d[0] + 1;
     const int64_t rows_fit = qr_nn_pair_bytes / (M * W * (int64_t)sizeof(float));
     const int64_t R = QR_MAX(1, (QR_MAX(rows_fit, KR) - KR) / w.s[0] + 1);
     const int64_t cap = (R - 1) * w.s[0] + KR, ld = qr__nn_rup(cap * W, 16);
+    const int64_t xb_n = direct ? 0 : qr__nn_rup(Cin * ((cap - 1) * wp.s[0] + KRp) * wp.in[1], 16);
     const int threads = qr_pool_threads();
     const int64_t nb = qr__nn_cdiv(w.out[0], R);
-    QrNnPairJob j = { x->data, wt->data, bp ? bp->data : NULL, wc->data, bc ? bc->data : NULL, fp, fc, &w,
-                      cc->out[0]->data, NULL, Cin, M, H, W, w.out[0], w.out[1], 0, R, ld, M * ld,
-                      threads > 1 ? QR_MIN(nb, 2 * (int64_t)threads) : 1, w.k[0] * w.k[1] };
-    j.scr = qr_aligned_alloc((size_t)threads * (size_t)j.scr_n * sizeof(float));
-    if (!j.scr) return qr_op_fail(cc, QR_ERR_NOMEM, "cannot allocate %d band buffers of %lld floats", threads, (long long)j.scr_n);
+    QrNnPairJob j = { .X = x->data, .WP = wt->data, .BP = bp ? bp->data : NULL, .WC = wc->data, .BC = bc ? bc->data : NULL,
+                      .fp = fp, .fc = fc, .wp = &wp, .w = &w, .Y = cc->out[0]->data, .direct = direct, .Cin = Cin,
+                      .Hin = wp.in[0], .Win = wp.in[1], .M = M, .H = H, .W = W, .OH = w.out[0], .OW = w.out[1], .R = R,
+                      .ld = ld, .scr_n = M * ld, .xb_n = xb_n, .nseg = threads > 1 ? QR_MIN(nb, 2 * (int64_t)threads) : 1,
+                      .CK = Cin * wp.k[0] * wp.k[1] };
+    if (!direct) {   /* the whole layer's packed weights (`qreport run`'s cache), as qr__nn_conv_f32_steps takes them */
+        QrF32ConvB cb = { x->data, Cin, wp.in[0], wp.in[1], wp.k[0], wp.k[1], wp.s[0], wp.s[1], wp.d[0], wp.d[1],
+                          wp.pb[0], wp.pb[1], H, W };
+        QrNnPack pk = { M, wt->data, j.CK, &cb };
+        j.a_pack = qr_op_prep(cp, 1u << 1, 0, qr_kern.f32_conv_pack_bytes(M, &cb), qr__nn_pack_fill, &pk);
+    }
+    j.scr = qr_aligned_alloc((size_t)threads * (size_t)(j.scr_n + j.xb_n) * sizeof(float));
+    if (!j.scr) return qr_op_fail(cc, QR_ERR_NOMEM, "cannot allocate %d band buffers of %lld floats", threads,
+                                  (long long)(j.scr_n + j.xb_n));
     for (j.in = 0; j.in < N; j.in++) qr_pool_for(j.nseg, qr__nn_pair_task, &j);
     qr_aligned_free(j.scr);
 #ifdef QR_TESTING

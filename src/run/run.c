@@ -622,7 +622,7 @@ typedef struct QrRunChain {
     bool lastb_swap;                    /* lastb + product (the Add's first input is the constant) */
     int out;                            /* the value the chain produces */
     int pair_c;                         /* >= 0: the depthwise Conv chain it runs with (qr__run_plan_pairs) */
-    int pair_p;                         /* >= 0: the 1x1 Conv chain it runs with, before it, as a pair */
+    int pair_p;                         /* >= 0: the Conv chain it runs with (first), as a pair */
 } QrRunChain;
 
 /* A weight's DequantizeLinear fused into the MatMul / Gemm that reads its output as B
@@ -1162,7 +1162,7 @@ typedef struct QrRunState {
     uint8_t *defer;             /* per node: 1 deferred until a reader runs (qr__run_deferrable), 2 done */
     int64_t *rows;              /* per node (NULL: none): the leading rows of its output it computes, 0 all */
     uint8_t *rows_in;           /* per node: bit k, input k is read on those rows (qr__run_rows_plan) */
-    int pair_out;               /* > 0: value pair_out - 1, a pair's 1x1 output, is bound without data (qr__run_pair) */
+    int pair_out;               /* > 0: value pair_out - 1, a pair's first output, is bound without data */
 } QrRunState;
 
 /* ==== leading rows ==================================================================
@@ -1799,13 +1799,13 @@ static QrStatus qr__run_inputs_ready(QrRunState *r, int ni) {
 }
 
 /* ==== Conv pairs ======================================================================
- * A 1x1 Conv chain and the depthwise Conv chain that alone reads its output run as one
- * (ops/nn.c qr_nn_conv_pair: the depthwise output in bands of rows, the 1x1's rows each band
- * reads computed just before; the 1x1's output never exists whole). The plan pairs them by
- * the inferred shapes; the 1x1 chain is skipped at its turn and runs at the depthwise chain's
- * (nothing between them reads its output, and its inputs stay alive until then, as any reader's
- * do); ops/nn.c takes the pair or declines by the run's shapes, and then the 1x1 chain runs
- * there on its own, the depthwise one after it as usual. */
+ * A Conv chain (one group: MobileNet's 1x1 expansions, its first layer) and the depthwise Conv
+ * chain that alone reads its output run as one (ops/nn.c qr_nn_conv_pair: the depthwise output
+ * in bands of rows, the first layer's rows each band reads computed just before; its output
+ * never exists whole). The plan pairs them by the inferred shapes; the first chain is skipped
+ * at its turn and runs at the depthwise chain's (nothing between them reads its output, and its
+ * inputs stay alive until then, as any reader's do); ops/nn.c takes the pair or declines by the
+ * run's shapes, and then the first chain runs there on its own, the depthwise one after it. */
 
 /* Whether node n is a float32 Conv of 4-D tensors by the inferred shapes, weights kh x kw,
  * with `group` groups (0: any), and no dynamic input. */
@@ -1818,7 +1818,7 @@ static bool qr__run_pair_conv(const QrGraph *g, const QrNode *n, int64_t kh, int
     return !group || qr_attr_int(n, "group", 1) == group;
 }
 
-/* Pairs this run's chains (QrRunChain.pair_c / pair_p): a chain whose head is a 1x1 Conv of one
+/* Pairs this run's chains (QrRunChain.pair_c / pair_p): a chain whose head is a Conv of one
  * group, and the chain whose head is a depthwise Conv (a group per output channel, as many as
  * its input's) reading the first one's output as its image, its only reader by the rule every
  * fusion follows (qr__run_internal); neither with an ADD_T step, a leading-rows limit, a
@@ -1839,7 +1839,7 @@ static void qr__run_plan_pairs(QrRunState *r) {
         if (cp->kind != QR__HEAD_CONV || cp->out != v || cp->pair_c >= 0 || cp->pair_p >= 0) continue;
         if (!qr__run_internal(g, r->o, r->uses, v, &rd, &sl) || rd != cc->nodes[0] || sl != 0) continue;
         const int64_t M = g->values[hp->in[1]].t.dims[0];
-        if (!qr__run_pair_conv(g, hp, 1, 1, 1) || !qr__run_pair_conv(g, hc, 0, 0, M) ||
+        if (!qr__run_pair_conv(g, hp, 0, 0, 1) || !qr__run_pair_conv(g, hc, 0, 0, M) ||
             g->values[hc->in[1]].t.dims[0] != M || g->values[hc->in[1]].t.dims[1] != 1)
             continue;
         bool ok = true;
@@ -1871,8 +1871,8 @@ static QrStatus qr__run_chain_now(QrRunState *r, QrRunChain *ch) {
     return QR_OK;
 }
 
-/* The depthwise chain cc (at its turn) with the 1x1 chain it is paired with: as a pair when
- * ops/nn.c takes it (*paired; the nodes' after-steps then run here), else the 1x1 chain on its
+/* The depthwise chain cc (at its turn) with the Conv chain it is paired with: as a pair when
+ * ops/nn.c takes it (*paired; the nodes' after-steps then run here), else that chain on its
  * own, leaving cc to the caller. */
 static QrStatus qr__run_pair(QrRunState *r, QrRunChain *cc, bool *paired) {
     const QrGraph *g = r->g;
@@ -1891,7 +1891,7 @@ static QrStatus qr__run_pair(QrRunState *r, QrRunChain *cc, bool *paired) {
     if (fallback) return qr__run_chain_now(r, cp);
     const QrNode *hp = &g->nodes[cp->nodes[0]], *hc = &g->nodes[cc->nodes[0]];
     QrTensor *y = &r->vals[cc->out];
-    /* both heads bound at once: the 1x1's tensors in arrays of its own */
+    /* both heads bound at once: the first head's tensors in arrays of its own */
     const QrTensor **pin = qr_arena_array(&r->scratch, (size_t)hp->n_in + 1, sizeof *pin);
     QrTensor **pout = qr_arena_array(&r->scratch, (size_t)hp->n_out + 1, sizeof *pout);
     if (!pin || !pout) return qr_errf(QR_ERR_NOMEM, "out of memory");
@@ -1903,7 +1903,7 @@ static QrStatus qr__run_pair(QrRunState *r, QrRunChain *cc, bool *paired) {
     hyc.owned = false;
     QR_TRY(qr__run_bind_io(r, hp, &c_p, NULL, 0, pin, pout));
     pout[0] = &hyp;
-    r->pair_out = cp->out + 1;   /* the depthwise image, the 1x1's output: bound shape-only */
+    r->pair_out = cp->out + 1;   /* the depthwise image, the first chain's output: bound shape-only */
     st = qr__run_bind_io(r, hc, &c_c, NULL, 0, r->in, r->out);
     r->pair_out = 0;
     if (st != QR_OK) return st;

@@ -1458,6 +1458,7 @@ typedef struct QtPairCase {
     int act_p, act_c;
     bool bp, bc, p_out;
     int64_t pk, ps, pp;
+    int pool;   /* 1: a MaxPool k x k (strides s, pads) reads the first layer instead; 2: with ceil_mode */
 } QtPairCase;
 
 static void qt__pair_act(QtModel *mb, int act, const char *in, const char *out, const char *tag) {
@@ -1490,8 +1491,9 @@ static QrStatus qt__pair_model(const QtPairCase *pc, QrGraph **g) {
     uint64_t rng = 77 + (uint64_t)pc->H * 3 + (uint64_t)pc->k;
     const int64_t pk = pc->pk ? pc->pk : 1, ps = pc->pk ? pc->ps : 1, pp = pc->pk ? pc->pp : 0;
     const int64_t H = (pc->H + 2 * pp - pk) / ps + 1, W = (pc->W + 2 * pp - pk) / ps + 1;   /* the depthwise input */
-    const int64_t OH = (H + pc->pads[0] + pc->pads[2] - pc->d * (pc->k - 1) - 1) / pc->s + 1;
-    const int64_t OW = (W + pc->pads[1] + pc->pads[3] - pc->d * (pc->k - 1) - 1) / pc->s + 1;
+    const int64_t cl = pc->pool == 2 ? pc->s - 1 : 0;   /* ceil_mode */
+    const int64_t OH = (H + pc->pads[0] + pc->pads[2] - pc->d * (pc->k - 1) - 1 + cl) / pc->s + 1;
+    const int64_t OW = (W + pc->pads[1] + pc->pads[3] - pc->d * (pc->k - 1) - 1 + cl) / pc->s + 1;
     int64_t dx[4] = { pc->N, pc->Cin, pc->H, pc->W }, dy[4] = { pc->N, pc->M, OH, OW }, dp[4] = { pc->N, pc->M, H, W };
     int64_t wp[4] = { pc->M, pc->Cin, pk, pk }, wd[4] = { pc->M, 1, pc->k, pc->k }, bm[1] = { pc->M }, s0[1] = { 1 };
     qt_mb_input(&mb, "x", QR_DT_F32, 4, dx);
@@ -1513,9 +1515,19 @@ static QrStatus qt__pair_model(const QtPairCase *pc, QrGraph **g) {
     qt_mb_attr_ints(&mb, n, "pads", 4, ppad);
     qt_mb_attr_ints(&mb, n, "strides", 2, pst);
     qt__pair_act(&mb, pc->act_p, "p0", "pa", "ap");
-    n = qt_mb_node(&mb, "Conv", "dc", pc->bc ? "pa,Wd,Bd" : "pa,Wd", "d0");
-    int64_t st[2] = { pc->s, pc->s }, dl[2] = { pc->d, pc->d }, pads[4];
+    int64_t st[2] = { pc->s, pc->s }, dl[2] = { pc->d, pc->d }, pads[4], ks[2] = { pc->k, pc->k };
     memcpy(pads, pc->pads, sizeof pads);
+    if (pc->pool) {
+        n = qt_mb_node(&mb, "MaxPool", "mp", "pa", "y");
+        qt_mb_attr_ints(&mb, n, "kernel_shape", 2, ks);
+        qt_mb_attr_ints(&mb, n, "pads", 4, pads);
+        qt_mb_attr_ints(&mb, n, "strides", 2, st);
+        if (pc->pool == 2) qt__rf_int_attr(&mb, n, "ceil_mode", 1);
+        QrStatus s = qt_load_built(&mb, "pair.onnx", g);
+        qt_mb_free(&mb);
+        return s;
+    }
+    n = qt_mb_node(&mb, "Conv", "dc", pc->bc ? "pa,Wd,Bd" : "pa,Wd", "d0");
     qt_mb_attr_ints(&mb, n, "pads", 4, pads);
     qt_mb_attr_ints(&mb, n, "strides", 2, st);
     qt_mb_attr_ints(&mb, n, "dilations", 2, dl);
@@ -1532,20 +1544,24 @@ static QrStatus qt__pair_model(const QtPairCase *pc, QrGraph **g) {
  * images, the same nodes counted; 1x1 first layers and 3x3, 5x5 and 7x7 ones with strides
  * (their input rows copied per band), depthwise strides 1 and 2, 3x3 and 5x5 windows,
  * dilation 2, uneven pads, odd sizes, two images, the activations the depthwise kernel fuses
- * and one it does not, fake quantization on both sides. A second reader of the 1x1's output (a graph output)
+ * and one it does not, fake quantization on both sides; a MaxPool instead of the depthwise
+ * layer (ResNet's 7x7/2 layer and 3x3/2 pool; 2x2/2 with ceil_mode, uneven pads). A second reader of the 1x1's output (a graph output)
  * keeps them apart; a pair declined by ops/nn.c at run time (below its size) runs the 1x1
  * chain at the depthwise one's turn, with the same bits. */
 static void test_run_conv_pair(void) {
     static const QtPairCase cases[] = {
-        { 1, 3, 8, 20, 20, 3, 1, 1, { 1, 1, 1, 1 }, 1, 1, true, true, false, 0, 0, 0 },
-        { 2, 5, 6, 21, 19, 3, 2, 1, { 1, 1, 1, 1 }, 2, 2, true, false, false, 0, 0, 0 },
-        { 1, 4, 7, 17, 23, 5, 2, 1, { 2, 2, 2, 2 }, 3, 3, false, true, false, 0, 0, 0 },
-        { 1, 6, 5, 18, 17, 3, 1, 2, { 2, 0, 1, 2 }, 1, 4, true, true, false, 0, 0, 0 },
-        { 1, 3, 4, 16, 16, 3, 2, 1, { 0, 1, 1, 0 }, 3, 1, true, true, false, 0, 0, 0 },
-        { 1, 3, 8, 20, 20, 3, 1, 1, { 1, 1, 1, 1 }, 1, 1, true, true, true, 0, 0, 0 },
-        { 1, 3, 8, 41, 39, 3, 1, 1, { 1, 1, 1, 1 }, 2, 1, true, true, false, 3, 2, 1 },   /* MobileNet's first layer */
-        { 2, 3, 16, 44, 40, 3, 2, 1, { 1, 1, 1, 1 }, 1, 2, true, false, false, 7, 2, 3 }, /* a 7x7/2 layer (K 147) */
-        { 1, 5, 6, 19, 21, 5, 1, 1, { 2, 2, 2, 2 }, 3, 4, false, true, false, 3, 1, 1 },
+        { 1, 3, 8, 20, 20, 3, 1, 1, { 1, 1, 1, 1 }, 1, 1, true, true, false, 0, 0, 0, 0 },
+        { 2, 5, 6, 21, 19, 3, 2, 1, { 1, 1, 1, 1 }, 2, 2, true, false, false, 0, 0, 0, 0 },
+        { 1, 4, 7, 17, 23, 5, 2, 1, { 2, 2, 2, 2 }, 3, 3, false, true, false, 0, 0, 0, 0 },
+        { 1, 6, 5, 18, 17, 3, 1, 2, { 2, 0, 1, 2 }, 1, 4, true, true, false, 0, 0, 0, 0 },
+        { 1, 3, 4, 16, 16, 3, 2, 1, { 0, 1, 1, 0 }, 3, 1, true, true, false, 0, 0, 0, 0 },
+        { 1, 3, 8, 20, 20, 3, 1, 1, { 1, 1, 1, 1 }, 1, 1, true, true, true, 0, 0, 0, 0 },
+        { 1, 3, 8, 41, 39, 3, 1, 1, { 1, 1, 1, 1 }, 2, 1, true, true, false, 3, 2, 1, 0 },   /* MobileNet's first layer */
+        { 2, 3, 16, 44, 40, 3, 2, 1, { 1, 1, 1, 1 }, 1, 2, true, false, false, 7, 2, 3, 0 }, /* a 7x7/2 layer (K 147) */
+        { 1, 5, 6, 19, 21, 5, 1, 1, { 2, 2, 2, 2 }, 3, 4, false, true, false, 3, 1, 1, 0 },
+        { 1, 3, 16, 44, 40, 3, 2, 1, { 1, 1, 1, 1 }, 1, 0, true, false, false, 7, 2, 3, 1 },  /* ResNet's stem */
+        { 2, 4, 6, 21, 19, 2, 2, 1, { 0, 0, 0, 0 }, 3, 0, false, false, false, 0, 0, 0, 2 },  /* 2x2/2, ceil_mode */
+        { 1, 3, 5, 18, 20, 3, 1, 1, { 1, 0, 1, 2 }, 2, 0, true, false, true, 0, 0, 0, 1 },   /* pool; 2 readers */
     };
     static const int64_t band_bytes[] = { 4, 3 * 8 * 24 * 4, (int64_t)1 << 20 };
     const int saved = qr_pool_threads();
@@ -1602,7 +1618,7 @@ static void test_run_conv_pair(void) {
     qr_pool_init(saved);
     if (qt_verbose) printf("     %d paired runs\n", n_runs);
     QT_CHECKF(!bad[0], "%s", bad);
-    QT_CHECKF(n_runs == 8 * 3 * 3, "%d paired runs", n_runs);
+    QT_CHECKF(n_runs == 10 * 3 * 3, "%d paired runs", n_runs);
 }
 
 static void qt_run_all(void) {

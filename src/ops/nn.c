@@ -557,7 +557,8 @@ typedef struct QrNnPairJob {
     const QrNnWindow *wp, *w;   /* the first layer's window, the depthwise layer's */
     float *Y, *scr;
     bool direct;                /* the first layer is 1x1, stride 1, unpadded: its image is its B */
-    int64_t Cin, Hin, Win, M, H, W, OH, OW, in, R, ld, scr_n, xb_n, nseg, CK;
+    bool pool;                  /* the second is a MaxPool (2-D, no Indices, no dilation), not a depthwise Conv */
+    int64_t Cin, Hin, Win, M, H, W, OH, OW, in, R, ld, scr_n, xb_n, rb_n, nseg, CK;
 } QrNnPairJob;
 
 /* Input rows [*a, *b) of window w over an input of H rows that its output rows [o0, o1) read
@@ -592,14 +593,22 @@ static void qr__nn_pair_p(const QrNnPairJob *j, float *s, float *xb, int64_t lo,
     qr_kern.f32_conv_gemm_fused(j->M, j->WP, j->CK, &cb, s + (a - lo) * j->W, j->ld, &f);
 }
 
-/* Output rows [o0, o1) of every depthwise plane from input rows [lo, lo + rows) in s, then
- * its steps, as qr__nn_m1_task runs whole planes (the fused activation where the level has it). */
-static void qr__nn_pair_c(const QrNnPairJob *j, const float *s, int64_t lo, int64_t rows, int64_t o0, int64_t o1) {
+/* Output rows [o0, o1) of every plane of the second layer from input rows [lo, lo + rows) in s:
+ * a MaxPool's by its plane kernel, as qr__nn_maxpool_task runs whole planes (rowbuf: its row
+ * scratch); a depthwise layer's, then its steps, as qr__nn_m1_task runs whole planes (the fused
+ * activation where the level has it). */
+static void qr__nn_pair_c(const QrNnPairJob *j, const float *s, float *rowbuf, int64_t lo, int64_t rows, int64_t o0,
+                          int64_t o1) {
     const QrNnWindow *w = j->w;
-    const int64_t P = j->OH * j->OW, K = w->k[0] * w->k[1];
-    QrF32ConvB b = { s, 1, rows, j->W, w->k[0], w->k[1], w->s[0], w->s[1], w->d[0], w->d[1],
-                     lo - (o0 * w->s[0] - w->pb[0]), w->pb[1], o1 - o0, j->OW };
+    const int64_t P = j->OH * j->OW, K = w->k[0] * w->k[1], ph = lo - (o0 * w->s[0] - w->pb[0]);
     float *y = j->Y + j->in * j->M * P + o0 * j->OW;
+    if (j->pool) {
+        for (int64_t c = 0; c < j->M; c++)
+            qr_kern.f32_maxpool2d(s + c * j->ld, rows, j->W, w->k[0], w->k[1], w->s[0], w->s[1], w->d[0], w->d[1], ph,
+                                  w->pb[1], y + c * P, o1 - o0, j->OW, rowbuf);
+        return;
+    }
+    QrF32ConvB b = { s, 1, rows, j->W, w->k[0], w->k[1], w->s[0], w->s[1], w->d[0], w->d[1], ph, w->pb[1], o1 - o0, j->OW };
     const int ns = j->fc ? j->fc->ns : 0;
     int nact = 0;
     while (nact < ns && (j->fc->s[nact].op == QR_F32_STEP_CLAMP || j->fc->s[nact].op == QR_F32_STEP_RELU)) nact++;
@@ -622,7 +631,7 @@ static void qr__nn_pair_c(const QrNnPairJob *j, const float *s, int64_t lo, int6
 /* Segment t of the depthwise output's rows (a pool task), band by band on this thread's buffers. */
 static void qr__nn_pair_task(void *ctx, int64_t t, int tid) {
     const QrNnPairJob *j = ctx;
-    float *s = j->scr + (size_t)tid * (size_t)(j->scr_n + j->xb_n), *xb = s + j->scr_n;
+    float *s = j->scr + (size_t)tid * (size_t)(j->scr_n + j->xb_n + j->rb_n), *xb = s + j->scr_n, *rb = xb + j->xb_n;
     const int64_t s0 = t * j->OH / j->nseg, s1 = (t + 1) * j->OH / j->nseg;
     int64_t lo = 0, hi = 0;   /* the first layer's rows held: [lo, hi) */
     for (int64_t o0 = s0; o0 < s1; o0 += j->R) {
@@ -639,34 +648,34 @@ static void qr__nn_pair_task(void *ctx, int64_t t, int tid) {
         }
         if (b > hi) qr__nn_pair_p(j, s, xb, lo, hi, b);
         hi = QR_MAX(hi, b);
-        qr__nn_pair_c(j, s, lo, b - lo, o0, o1);
+        qr__nn_pair_c(j, s, rb, lo, b - lo, o0, o1);
     }
 }
 
-/* Conv cp (steps fp) and the Conv cc (steps fc) whose input 0 is cp's output and its only
- * reader, run as a pair (above) when both take 2-D images, cp has one group and cc is depthwise
- * (a group per channel, one output channel each), and cp's output is at least qr_nn_pair_min
- * bytes per image. cc's output is written, cp's never (its tensor needs no data); cp's packed
- * weights come through qr_op_prep as when it runs alone. *taken false: nothing ran or was
- * written (run them one by one); with run false, *taken only tells whether it would run them
- * (nothing is read but shapes). */
-static QrStatus qr_nn_conv_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, const QrNnSteps *fc, bool run, bool *taken) {
+/* Conv cp (steps fp) and the layer cc whose input 0 is cp's output and its only reader — a
+ * depthwise Conv (steps fc) or, with pool, a MaxPool whose window is w — run as a pair (above)
+ * when both take 2-D images, cp has one group, and cp's output is at least qr_nn_pair_min bytes
+ * per image and 16 wide. cc's output is written, cp's never (its tensor needs no data); cp's
+ * packed weights come through qr_op_prep as when it runs alone. *taken false: nothing ran or
+ * was written (run them one by one); with run false, *taken only tells whether it would run
+ * them (nothing is read but shapes). */
+static QrStatus qr__nn_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, const QrNnSteps *fc, const QrNnWindow *w,
+                            bool pool, bool run, bool *taken) {
     *taken = false;
-    QrNnWindow wp, w;
-    int64_t gp, gc;
+    QrNnWindow wp;
+    int64_t gp;
     QR_TRY(qr__nn_conv_check(cp, &wp, &gp));
-    QR_TRY(qr__nn_conv_check(cc, &w, &gc));
-    const QrTensor *x = cp->in[0], *wt = cp->in[1], *wc = cc->in[1], *bp = qr_op_in(cp, 2), *bc = qr_op_in(cc, 2);
-    if (x->rank != 4 || wp.nsp != 2 || w.nsp != 2 || gp != 1) return QR_OK;
+    const QrTensor *x = cp->in[0], *wt = cp->in[1], *bp = qr_op_in(cp, 2);
+    const QrTensor *wc = pool ? NULL : cc->in[1], *bc = pool ? NULL : qr_op_in(cc, 2);
+    if (x->rank != 4 || wp.nsp != 2 || w->nsp != 2 || gp != 1) return QR_OK;
     bool direct = true;
     for (int i = 0; i < 2; i++) direct = direct && wp.k[i] == 1 && wp.s[i] == 1 && wp.pb[i] == 0 && wp.pe[i] == 0;
     const int64_t N = x->dims[0], Cin = x->dims[1], M = wt->dims[0], H = wp.out[0], W = wp.out[1];
-    if (cc->in[0]->rank != 4 || cc->in[0]->dims[1] != M || gc != M || wc->dims[0] != M || w.in[0] != H || w.in[1] != W)
-        return QR_OK;
+    if (cc->in[0]->rank != 4 || cc->in[0]->dims[1] != M || w->in[0] != H || w->in[1] != W) return QR_OK;
     if (M * H * W < qr_nn_pair_min / (int64_t)sizeof(float) || W < 16 || N < 1 || Cin < 1) return QR_OK;
-    for (int64_t o = 0; o < w.out[0]; o++) {   /* every output row of both reads some input row */
+    for (int64_t o = 0; o < w->out[0]; o++) {   /* every output row of both reads some input row */
         int64_t a, b, ia, ib;
-        qr__nn_pair_rows(&w, H, o, o + 1, &a, &b);
+        qr__nn_pair_rows(w, H, o, o + 1, &a, &b);
         if (a >= b) return QR_OK;
         qr__nn_pair_rows(&wp, wp.in[0], a, a + 1, &ia, &ib);
         if (ia >= ib) return QR_OK;
@@ -677,17 +686,18 @@ static QrStatus qr_nn_conv_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, c
         *taken = true;
         return QR_OK;
     }
-    const int64_t KR = (w.k[0] - 1) * w.d[0] + 1, KRp = (wp.k[0] - 1) * wp.d[0] + 1;
+    const int64_t KR = (w->k[0] - 1) * w->d[0] + 1, KRp = (wp.k[0] - 1) * wp.d[0] + 1;
     const int64_t rows_fit = qr_nn_pair_bytes / (M * W * (int64_t)sizeof(float));
-    const int64_t R = QR_MAX(1, (QR_MAX(rows_fit, KR) - KR) / w.s[0] + 1);
-    const int64_t cap = (R - 1) * w.s[0] + KR, ld = qr__nn_rup(cap * W, 16);
+    const int64_t R = QR_MAX(1, (QR_MAX(rows_fit, KR) - KR) / w->s[0] + 1);
+    const int64_t cap = (R - 1) * w->s[0] + KR, ld = qr__nn_rup(cap * W, 16);
     const int64_t xb_n = direct ? 0 : qr__nn_rup(Cin * ((cap - 1) * wp.s[0] + KRp) * wp.in[1], 16);
     const int threads = qr_pool_threads();
-    const int64_t nb = qr__nn_cdiv(w.out[0], R);
-    QrNnPairJob j = { .X = x->data, .WP = wt->data, .BP = bp ? bp->data : NULL, .WC = wc->data, .BC = bc ? bc->data : NULL,
-                      .fp = fp, .fc = fc, .wp = &wp, .w = &w, .Y = cc->out[0]->data, .direct = direct, .Cin = Cin,
-                      .Hin = wp.in[0], .Win = wp.in[1], .M = M, .H = H, .W = W, .OH = w.out[0], .OW = w.out[1], .R = R,
-                      .ld = ld, .scr_n = M * ld, .xb_n = xb_n, .nseg = threads > 1 ? QR_MIN(nb, 2 * (int64_t)threads) : 1,
+    const int64_t nb = qr__nn_cdiv(w->out[0], R);
+    QrNnPairJob j = { .X = x->data, .WP = wt->data, .BP = bp ? bp->data : NULL, .WC = wc ? wc->data : NULL,
+                      .BC = bc ? bc->data : NULL, .fp = fp, .fc = fc, .wp = &wp, .w = w, .Y = cc->out[0]->data,
+                      .direct = direct, .pool = pool, .Cin = Cin, .Hin = wp.in[0], .Win = wp.in[1], .M = M, .H = H,
+                      .W = W, .OH = w->out[0], .OW = w->out[1], .R = R, .ld = ld, .scr_n = M * ld, .xb_n = xb_n,
+                      .rb_n = pool ? qr__nn_rup(W, 16) : 0, .nseg = threads > 1 ? QR_MIN(nb, 2 * (int64_t)threads) : 1,
                       .CK = Cin * wp.k[0] * wp.k[1] };
     if (!direct) {   /* the whole layer's packed weights (`qreport run`'s cache), as qr__nn_conv_f32_steps takes them */
         QrF32ConvB cb = { x->data, Cin, wp.in[0], wp.in[1], wp.k[0], wp.k[1], wp.s[0], wp.s[1], wp.d[0], wp.d[1],
@@ -695,9 +705,9 @@ static QrStatus qr_nn_conv_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, c
         QrNnPack pk = { M, wt->data, j.CK, &cb };
         j.a_pack = qr_op_prep(cp, 1u << 1, 0, qr_kern.f32_conv_pack_bytes(M, &cb), qr__nn_pack_fill, &pk);
     }
-    j.scr = qr_aligned_alloc((size_t)threads * (size_t)(j.scr_n + j.xb_n) * sizeof(float));
-    if (!j.scr) return qr_op_fail(cc, QR_ERR_NOMEM, "cannot allocate %d band buffers of %lld floats", threads,
-                                  (long long)(j.scr_n + j.xb_n));
+    const int64_t per = j.scr_n + j.xb_n + j.rb_n;
+    j.scr = qr_aligned_alloc((size_t)threads * (size_t)per * sizeof(float));
+    if (!j.scr) return qr_op_fail(cc, QR_ERR_NOMEM, "cannot allocate %d band buffers of %lld floats", threads, (long long)per);
     for (j.in = 0; j.in < N; j.in++) qr_pool_for(j.nseg, qr__nn_pair_task, &j);
     qr_aligned_free(j.scr);
 #ifdef QR_TESTING
@@ -705,6 +715,17 @@ static QrStatus qr_nn_conv_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, c
 #endif
     *taken = true;
     return QR_OK;
+}
+
+/* qr__nn_pair of a Conv and the depthwise Conv cc (a group per channel, one output channel each). */
+static QrStatus qr_nn_conv_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, const QrNnSteps *fc, bool run, bool *taken) {
+    *taken = false;
+    QrNnWindow w;
+    int64_t gc;
+    QR_TRY(qr__nn_conv_check(cc, &w, &gc));
+    const QrTensor *wc = cc->in[1];
+    if (cc->in[0]->rank != 4 || gc != cc->in[0]->dims[1] || wc->dims[0] != gc) return QR_OK;
+    return qr__nn_pair(cp, fp, cc, fc, &w, false, run, taken);
 }
 
 /* Bytes of packed weights a run with a constant cache keeps for Conv node n when its weights are
@@ -1658,6 +1679,18 @@ static QrStatus qr__nn_pool_exec_f32(QrOpCtx *c, QrNnPoolKind kind) {
 }
 
 static QrStatus qr__nn_maxpool_f32(QrOpCtx *c) { return qr__nn_pool_exec_f32(c, QR__NN_POOL_MAX); }
+
+/* qr__nn_pair of a Conv and the MaxPool node cc: float32, 2-D, no Indices output, no dilation —
+ * the plane kernel's case (qr__nn_pool_exec_f32), whose taps are only those inside the rows. */
+static QrStatus qr_nn_conv_pool_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, bool run, bool *taken) {
+    *taken = false;
+    QrNnWindow w;
+    QR_TRY(qr__nn_pool_check(cc, QR__NN_POOL_MAX, &w));
+    if (cc->in[0]->dtype != QR_DT_F32 || cc->in[0]->rank != 4 || w.nsp != 2 || (cc->n_out > 1 && cc->out[1]) ||
+        w.d[0] != 1 || w.d[1] != 1)
+        return QR_OK;
+    return qr__nn_pair(cp, fp, cc, NULL, &w, true, run, taken);
+}
 static QrStatus qr__nn_avgpool_f32(QrOpCtx *c) { return qr__nn_pool_exec_f32(c, QR__NN_POOL_AVG); }
 static QrStatus qr__nn_lppool_f32(QrOpCtx *c) { return qr__nn_pool_exec_f32(c, QR__NN_POOL_LP); }
 static QrStatus qr__nn_maxpool_exec(QrOpCtx *c) { return qr_op_nn_via_f32(c, qr__nn_maxpool_f32, 1u, 1u); }

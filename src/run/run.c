@@ -622,6 +622,7 @@ typedef struct QrRunChain {
     bool lastb_swap;                    /* lastb + product (the Add's first input is the constant) */
     int out;                            /* the value the chain produces */
     int pair_c;                         /* >= 0: the depthwise Conv chain it runs with (qr__run_plan_pairs) */
+    int pair_node;                      /* >= 0: the MaxPool node it runs with */
     int pair_p;                         /* >= 0: the Conv chain it runs with (first), as a pair */
 } QrRunChain;
 
@@ -643,6 +644,7 @@ typedef struct QrRunPlan {
     QrRunDqFuse *dqf;                   /* fused DequantizeLinear -> MatMul / Gemm pairs */
     int n_dqf;
     int *dqf_of;                        /* per node (NULL: none fused): its pair in dqf (both nodes), or -1 */
+    int *pool_pair;                     /* per node (NULL: none): the Conv chain a MaxPool runs with, or -1 */
 } QrRunPlan;
 
 static void qr__run_plan_free(QrRunPlan *pl) {
@@ -651,6 +653,7 @@ static void qr__run_plan_free(QrRunPlan *pl) {
     free(pl->pos);
     free(pl->dqf);
     free(pl->dqf_of);
+    free(pl->pool_pair);
     qr_arena_free(&pl->mem);
     memset(pl, 0, sizeof *pl);
 }
@@ -991,7 +994,7 @@ static QrStatus qr__run_plan(const QrGraph *g, const QrRunOpts *o, const int *us
         int hv = qr__run_single_out(h);
         if (pl->chain_of[hi] >= 0 || hv < 0 || !qr__run_node_runs(g, o, hi) || g->values[hv].is_dynamic) continue;
         if (st && st[hv]) continue;   /* cached constants are materialized */
-        QrRunChain ch = { .axis = -1, .x = -1, .gelu_at = -1, .pair_c = -1, .pair_p = -1 };
+        QrRunChain ch = { .axis = -1, .x = -1, .gelu_at = -1, .pair_c = -1, .pair_p = -1, .pair_node = -1 };
         ch.nodes[ch.n++] = hi;
         ch.out = hv;
         const QrTensor *y = &g->values[hv].t;
@@ -1532,9 +1535,6 @@ static QrStatus qr__run_one(QrRunState *r, const QrNode *n) {
     return qr__run_wrap(st, n);
 }
 
-/* Runs chain ch: shapes of every node first (when one differs from the plan's, *fallback
- * is set and nothing has been done), then one buffer for its output, the head writing into
- * it and the steps applied on the way (conv epilogue) or after it. */
 /* The shapes of chain ch's values, node by node (a chain value is shape-only: no data), and the
  * tensors its ADD_T steps add; *fallback: the run's shapes or tensors are not the plan's (run
  * its nodes one by one). */
@@ -1575,6 +1575,9 @@ static QrStatus qr__run_chain_shapes(QrRunState *r, QrRunChain *ch, bool *fallba
     return QR_OK;
 }
 
+/* Runs chain ch: shapes of every node first (when one differs from the plan's, *fallback
+ * is set and nothing has been done), then one buffer for its output, the head writing into
+ * it and the steps applied on the way (conv epilogue) or after it. */
 static QrStatus qr__run_chain(QrRunState *r, QrRunChain *ch, bool *fallback) {
     const QrGraph *g = r->g;
     const QrNode *h = &g->nodes[ch->nodes[0]];
@@ -1855,6 +1858,33 @@ static void qr__run_plan_pairs(QrRunState *r) {
         cp->pair_c = ci;
         cc->pair_p = pi;
     }
+    /* a Conv chain whose output only a MaxPool node reads (ResNet's first layer) */
+    for (int pi = 0; pi < pl->n; pi++) {
+        QrRunChain *cp = &pl->chains[pi];
+        const QrNode *hp = &g->nodes[cp->nodes[0]];
+        int mi, sl;
+        if (cp->kind != QR__HEAD_CONV || cp->pair_c >= 0 || cp->pair_p >= 0 || !qr__run_pair_conv(g, hp, 0, 0, 1) ||
+            !qr__run_internal(g, r->o, r->uses, cp->out, &mi, &sl) || sl != 0)
+            continue;
+        const QrNode *m = &g->nodes[mi];
+        if (!qr__run_is(m, "MaxPool") || m->n_out != 1 || pl->chain_of[mi] >= 0 || !qr__run_node_runs(g, r->o, mi) ||
+            r->defer[mi] || (r->dead && r->dead[mi]) || (r->rows && r->rows[mi]) || g->values[m->out[0]].t.rank != 4)
+            continue;
+        bool ok = true;
+        for (int k = 0; k < cp->ns; k++) ok = ok && cp->t_value[k] < 0;
+        for (int k = 0; k < cp->n; k++) {
+            int ni = cp->nodes[k];
+            ok = ok && (!r->rows || !r->rows[ni]) && !r->defer[ni] && !(r->dead && r->dead[ni]);
+        }
+        if (!ok) continue;
+        if (!pl->pool_pair) {
+            pl->pool_pair = malloc(((size_t)g->n_nodes + 1) * sizeof *pl->pool_pair);
+            if (!pl->pool_pair) return;   /* no pairs: the nodes run on their own */
+            for (int k = 0; k < g->n_nodes; k++) pl->pool_pair[k] = -1;
+        }
+        cp->pair_node = mi;
+        pl->pool_pair[mi] = pi;
+    }
 }
 
 /* Chain ch on its own, now (its nodes one by one when the run's shapes are not the plan's). */
@@ -1921,6 +1951,47 @@ static QrStatus qr__run_pair(QrRunState *r, QrRunChain *cc, bool *paired) {
     for (int k = 0; k < cp->n; k++) QR_TRY(qr__run_after(r, cp->nodes[k]));
     for (int k = 0; k < cc->n; k++) QR_TRY(qr__run_after(r, cc->nodes[k]));
     return QR_OK;
+}
+
+/* The MaxPool node ni (at its turn) with the Conv chain it is paired with: as a pair when ops/nn.c
+ * takes it (*paired; the nodes' after-steps then run here), else that chain on its own, leaving
+ * the node to the caller. */
+static QrStatus qr__run_pool_pair(QrRunState *r, int ni, bool *paired) {
+    const QrGraph *g = r->g;
+    const QrNode *m = &g->nodes[ni];
+    QrRunChain *cp = &r->plan.chains[r->plan.pool_pair[ni]];
+    *paired = false;
+    bool fallback = false;
+    for (int k = 0; k < cp->n; k++) QR_TRY(qr__run_inputs_ready(r, cp->nodes[k]));
+    QR_TRY(qr__run_chain_shapes(r, cp, &fallback));
+    if (fallback) return qr__run_chain_now(r, cp);
+    QR_TRY(qr__run_inputs_ready(r, ni));
+    const QrNode *hp = &g->nodes[cp->nodes[0]];
+    const QrTensor **pin = qr_arena_array(&r->scratch, (size_t)hp->n_in + 1, sizeof *pin);
+    QrTensor **pout = qr_arena_array(&r->scratch, (size_t)hp->n_out + 1, sizeof *pout);
+    if (!pin || !pout) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrOpCtx c_p, c_m;
+    QrTensor hyp = r->vals[qr__run_single_out(hp)];
+    hyp.data = NULL;   /* never written */
+    hyp.owned = false;
+    QR_TRY(qr__run_bind_io(r, hp, &c_p, NULL, 0, pin, pout));
+    pout[0] = &hyp;
+    r->pair_out = cp->out + 1;   /* the pool's input, the chain's output: bound shape-only */
+    QrStatus st = qr__run_bind(r, m, &c_m, NULL, 0);
+    r->pair_out = 0;
+    if (st == QR_OK) st = qr__run_wrap(qr__run_shape(r, m, &c_m), m);
+    if (st != QR_OK) return st;
+    QrNnSteps fp = { cp->steps, cp->ns };
+    bool taken = false;
+    QR_TRY(qr__run_wrap(qr_nn_conv_pool_pair(&c_p, &fp, &c_m, false, &taken), m));
+    if (!taken) return qr__run_chain_now(r, cp);
+    QR_TRY(qr__run_wrap(qr__run_alloc(r->out[0], &r->cap[m->out[0]], false), m));
+    QR_TRY(qr__run_wrap(qr_nn_conv_pool_pair(&c_p, &fp, &c_m, true, &taken), m));
+    if (r->o->n_exec) (*r->o->n_exec) += cp->n + 1;
+    QR__RUN_COUNT(nodes, cp->n + 1);
+    *paired = true;
+    for (int k = 0; k < cp->n; k++) QR_TRY(qr__run_after(r, cp->nodes[k]));
+    return qr__run_after(r, ni);
 }
 
 static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts *opts, QrTensor *outputs) {
@@ -1990,7 +2061,16 @@ static QrStatus qr_run(const QrGraph *g, const QrTensor *inputs, const QrRunOpts
             for (int k = 0; k < r.plan.chains[ci].n; k++) all_dead = all_dead && r.dead[r.plan.chains[ci].nodes[k]];
             if (all_dead) continue;
         }
-        if (ci >= 0 && r.plan.chains[ci].pair_c >= 0) continue;   /* runs at its depthwise chain's turn */
+        if (ci >= 0 && (r.plan.chains[ci].pair_c >= 0 || r.plan.chains[ci].pair_node >= 0)) continue;   /* at its pair's turn */
+        if (ci < 0 && r.plan.pool_pair && r.plan.pool_pair[ni] >= 0 && r.defer[ni] != 1) {
+            bool paired = false;
+            st = qr__run_pool_pair(&r, ni, &paired);
+            if (st != QR_OK) break;
+            if (paired) {
+                if (opts->node_sec) opts->node_sec[ni] += qr_time_now() - t_node;
+                continue;
+            }
+        }
         if (ci >= 0 && r.plan.chains[ci].pair_p >= 0) {
             bool paired = false;
             st = qr__run_pair(&r, &r.plan.chains[ci], &paired);

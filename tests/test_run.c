@@ -1545,9 +1545,10 @@ static QrStatus qt__pair_model(const QtPairCase *pc, QrGraph **g) {
  * (their input rows copied per band), depthwise strides 1 and 2, 3x3 and 5x5 windows,
  * dilation 2, uneven pads, odd sizes, two images, the activations the depthwise kernel fuses
  * and one it does not, fake quantization on both sides; a MaxPool instead of the depthwise
- * layer (ResNet's 7x7/2 layer and 3x3/2 pool; 2x2/2 with ceil_mode, uneven pads). A second reader of the 1x1's output (a graph output)
- * keeps them apart; a pair declined by ops/nn.c at run time (below its size) runs the 1x1
- * chain at the depthwise one's turn, with the same bits. */
+ * layer (ResNet's 7x7/2 layer and 3x3/2 pool; 2x2/2 with ceil_mode, uneven pads). A second
+ * reader of the first layer's output (a graph output) keeps them apart; a pair declined by
+ * ops/nn.c at run time (below its size) runs the first chain at the second layer's turn, with
+ * the same bits. */
 static void test_run_conv_pair(void) {
     static const QtPairCase cases[] = {
         { 1, 3, 8, 20, 20, 3, 1, 1, { 1, 1, 1, 1 }, 1, 1, true, true, false, 0, 0, 0, 0 },
@@ -1599,7 +1600,8 @@ static void test_run_conv_pair(void) {
                         snprintf(bad, sizeof bad, "case %d, %d threads, band case %d: output %d differs from the unfused run", ci,
                                  t, bi, i);
                 if (st == QR_OK && !bad[0] && paired != want)
-                    snprintf(bad, sizeof bad, "case %d, %d threads, band case %d: paired %d, expected %d", ci, t, bi, paired, want);
+                    snprintf(bad, sizeof bad, "case %d, %d threads, band case %d: paired %d, expected %d", ci, t, bi, paired,
+                             want);
                 if (st == QR_OK && !bad[0] && n_exec != n_ref)
                     snprintf(bad, sizeof bad, "case %d: %lld nodes executed, unfused %lld", ci, (long long)n_exec,
                              (long long)n_ref);

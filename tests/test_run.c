@@ -1567,6 +1567,14 @@ static void test_run_conv_pair(void) {
     static const int64_t band_bytes[] = { 4, 3 * 8 * 24 * 4, (int64_t)1 << 20 };
     const int saved = qr_pool_threads();
     const int64_t saved_bytes = qr_nn_pair_bytes, saved_min = qr_nn_pair_min;
+    /* every kernel level this machine has (the depthwise kernels' fused activation is AVX-512's) */
+    static const QrIsa isas[] = { QR_ISA_REF, QR_ISA_AVX2, QR_ISA_AVX512, QR_ISA_VNNI, QR_ISA_NEON, QR_ISA_DOT, QR_ISA_I8MM };
+    QrKernels lv[QR_ARRAY_LEN(isas)];
+    const QrKernels saved_k = qr_kern;
+    int nl = 0;
+    for (int i = 0; i < QR_ARRAY_LEN(isas); i++)
+        if (qr_kern_table(isas[i], &lv[nl]) == QR_OK) nl++;
+    qr_err_clear();
     char bad[256] = "";
     int n_runs = 0;
     for (int ci = 0; ci < QR_ARRAY_LEN(cases) && !bad[0]; ci++) {
@@ -1580,33 +1588,38 @@ static void test_run_conv_pair(void) {
         uint64_t rng = 5 + (uint64_t)ci;
         for (int64_t i = 0; st == QR_OK && i < x.numel; i++) ((float *)x.data)[i] = (float)qr_rng_normal(&rng);
         if (st == QR_OK) st = qr_run_infer(g, &x);
-        QtRfTaps all = {0};
-        QrRunOpts tapped = { .tap = qt__rf_tap, .tap_user = &all, .n_exec = &n_ref };
-        qr_nn_pair_min = 0;
-        if (st == QR_OK) st = qr_run(g, &x, &tapped, ref);
-        for (int t = 1; t <= 3 && st == QR_OK && !bad[0]; t++) {
-            st = qr_pool_init(t);
-            for (int bi = 0; bi < 4 && st == QR_OK && !bad[0]; bi++) {
-                /* bi 3: declined at run time (the 1x1's output below the minimum) */
-                qr_nn_pair_bytes = bi < 3 ? band_bytes[bi] : saved_bytes;
-                qr_nn_pair_min = bi < 3 ? 0 : (int64_t)1 << 40;
-                QrTensor y[2] = { {0}, {0} };
-                int64_t n_exec = 0, pairs0 = qr_nn_pairs_run;
-                QrRunOpts o = { .n_exec = &n_exec };
-                st = qr_run(g, &x, &o, y);
-                const bool paired = qr_nn_pairs_run > pairs0, want = bi < 3 && !pc->p_out;
-                for (int i = 0; st == QR_OK && i < g->n_outputs && !bad[0]; i++)
-                    if (memcmp(y[i].data, ref[i].data, qr_tensor_nbytes(&ref[i])) != 0)
-                        snprintf(bad, sizeof bad, "case %d, %d threads, band case %d: output %d differs from the unfused run", ci,
-                                 t, bi, i);
-                if (st == QR_OK && !bad[0] && paired != want)
-                    snprintf(bad, sizeof bad, "case %d, %d threads, band case %d: paired %d, expected %d", ci, t, bi, paired,
-                             want);
-                if (st == QR_OK && !bad[0] && n_exec != n_ref)
-                    snprintf(bad, sizeof bad, "case %d: %lld nodes executed, unfused %lld", ci, (long long)n_exec,
-                             (long long)n_ref);
-                n_runs += paired;
-                for (int i = 0; i < 2; i++) qr_tensor_free_data(&y[i]);
+        for (int l = 0; l < nl && st == QR_OK && !bad[0]; l++) {
+            qr_kern = lv[l];
+            QtRfTaps all = {0};
+            QrRunOpts tapped = { .tap = qt__rf_tap, .tap_user = &all, .n_exec = &n_ref };
+            qr_nn_pair_min = 0;
+            n_ref = 0;
+            for (int i = 0; i < 2; i++) qr_tensor_free_data(&ref[i]);
+            if (st == QR_OK) st = qr_run(g, &x, &tapped, ref);
+            for (int t = 1; t <= 3 && st == QR_OK && !bad[0]; t++) {
+                st = qr_pool_init(t);
+                for (int bi = 0; bi < 4 && st == QR_OK && !bad[0]; bi++) {
+                    /* bi 3: declined at run time (the first layer's output below the minimum) */
+                    qr_nn_pair_bytes = bi < 3 ? band_bytes[bi] : saved_bytes;
+                    qr_nn_pair_min = bi < 3 ? 0 : (int64_t)1 << 40;
+                    QrTensor y[2] = { {0}, {0} };
+                    int64_t n_exec = 0, pairs0 = qr_nn_pairs_run;
+                    QrRunOpts o = { .n_exec = &n_exec };
+                    st = qr_run(g, &x, &o, y);
+                    const bool paired = qr_nn_pairs_run > pairs0, want = bi < 3 && !pc->p_out;
+                    for (int i = 0; st == QR_OK && i < g->n_outputs && !bad[0]; i++)
+                        if (memcmp(y[i].data, ref[i].data, qr_tensor_nbytes(&ref[i])) != 0)
+                            snprintf(bad, sizeof bad, "level %s, case %d, %d threads, band case %d: output %d differs from the "
+                                     "unfused run", qr_isa_name(lv[l].isa), ci, t, bi, i);
+                    if (st == QR_OK && !bad[0] && paired != want)
+                        snprintf(bad, sizeof bad, "level %s, case %d, %d threads, band case %d: paired %d, expected %d",
+                                 qr_isa_name(lv[l].isa), ci, t, bi, paired, want);
+                    if (st == QR_OK && !bad[0] && n_exec != n_ref)
+                        snprintf(bad, sizeof bad, "case %d: %lld nodes executed, unfused %lld", ci, (long long)n_exec,
+                                 (long long)n_ref);
+                    n_runs += paired;
+                    for (int i = 0; i < 2; i++) qr_tensor_free_data(&y[i]);
+                }
             }
         }
         for (int i = 0; i < 2; i++) qr_tensor_free_data(&ref[i]);
@@ -1615,12 +1628,13 @@ static void test_run_conv_pair(void) {
         free(g);
         if (st != QR_OK && !bad[0]) snprintf(bad, sizeof bad, "case %d: %s", ci, qr_err_msg());
     }
+    qr_kern = saved_k;
     qr_nn_pair_bytes = saved_bytes;
     qr_nn_pair_min = saved_min;
     qr_pool_init(saved);
-    if (qt_verbose) printf("     %d paired runs\n", n_runs);
+    if (qt_verbose) printf("     %d paired runs over %d kernel levels\n", n_runs, nl);
     QT_CHECKF(!bad[0], "%s", bad);
-    QT_CHECKF(n_runs == 10 * 3 * 3, "%d paired runs", n_runs);
+    QT_CHECKF(nl >= 2 && n_runs == 10 * 3 * 3 * nl, "%d paired runs over %d levels", n_runs, nl);
 }
 
 static void qt_run_all(void) {

@@ -1901,6 +1901,21 @@ static QrStatus qr__run_chain_now(QrRunState *r, QrRunChain *ch) {
     return QR_OK;
 }
 
+/* Binds the head of a pair's first chain cp to c with tensor arrays of its own (the second
+ * layer keeps the executor's), its output the shape-only *hy: never written. */
+static QrStatus qr__run_pair_bind_first(QrRunState *r, const QrRunChain *cp, QrOpCtx *c, QrTensor *hy) {
+    const QrNode *hp = &r->g->nodes[cp->nodes[0]];
+    const QrTensor **in = qr_arena_array(&r->scratch, (size_t)hp->n_in + 1, sizeof *in);
+    QrTensor **out = qr_arena_array(&r->scratch, (size_t)hp->n_out + 1, sizeof *out);
+    if (!in || !out) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    *hy = r->vals[qr__run_single_out(hp)];
+    hy->data = NULL;
+    hy->owned = false;
+    QR_TRY(qr__run_bind_io(r, hp, c, NULL, 0, in, out));
+    out[0] = hy;
+    return QR_OK;
+}
+
 /* The depthwise chain cc (at its turn) with the Conv chain it is paired with: as a pair when
  * ops/nn.c takes it (*paired; the nodes' after-steps then run here), else that chain on its
  * own, leaving cc to the caller. */
@@ -1919,20 +1934,13 @@ static QrStatus qr__run_pair(QrRunState *r, QrRunChain *cc, bool *paired) {
     }
     if (st != QR_OK) return st;
     if (fallback) return qr__run_chain_now(r, cp);
-    const QrNode *hp = &g->nodes[cp->nodes[0]], *hc = &g->nodes[cc->nodes[0]];
+    const QrNode *hc = &g->nodes[cc->nodes[0]];
     QrTensor *y = &r->vals[cc->out];
-    /* both heads bound at once: the first head's tensors in arrays of its own */
-    const QrTensor **pin = qr_arena_array(&r->scratch, (size_t)hp->n_in + 1, sizeof *pin);
-    QrTensor **pout = qr_arena_array(&r->scratch, (size_t)hp->n_out + 1, sizeof *pout);
-    if (!pin || !pout) return qr_errf(QR_ERR_NOMEM, "out of memory");
     QrOpCtx c_p, c_c;
-    QrTensor hyp = r->vals[qr__run_single_out(hp)], hyc = r->vals[qr__run_single_out(hc)];
-    hyp.data = NULL;   /* never written */
-    hyp.owned = false;
+    QrTensor hyp, hyc = r->vals[qr__run_single_out(hc)];
     hyc.data = NULL;   /* the chain's buffer, once the pair is taken */
     hyc.owned = false;
-    QR_TRY(qr__run_bind_io(r, hp, &c_p, NULL, 0, pin, pout));
-    pout[0] = &hyp;
+    QR_TRY(qr__run_pair_bind_first(r, cp, &c_p, &hyp));
     r->pair_out = cp->out + 1;   /* the depthwise image, the first chain's output: bound shape-only */
     st = qr__run_bind_io(r, hc, &c_c, NULL, 0, r->in, r->out);
     r->pair_out = 0;
@@ -1966,16 +1974,9 @@ static QrStatus qr__run_pool_pair(QrRunState *r, int ni, bool *paired) {
     QR_TRY(qr__run_chain_shapes(r, cp, &fallback));
     if (fallback) return qr__run_chain_now(r, cp);
     QR_TRY(qr__run_inputs_ready(r, ni));
-    const QrNode *hp = &g->nodes[cp->nodes[0]];
-    const QrTensor **pin = qr_arena_array(&r->scratch, (size_t)hp->n_in + 1, sizeof *pin);
-    QrTensor **pout = qr_arena_array(&r->scratch, (size_t)hp->n_out + 1, sizeof *pout);
-    if (!pin || !pout) return qr_errf(QR_ERR_NOMEM, "out of memory");
     QrOpCtx c_p, c_m;
-    QrTensor hyp = r->vals[qr__run_single_out(hp)];
-    hyp.data = NULL;   /* never written */
-    hyp.owned = false;
-    QR_TRY(qr__run_bind_io(r, hp, &c_p, NULL, 0, pin, pout));
-    pout[0] = &hyp;
+    QrTensor hyp;
+    QR_TRY(qr__run_pair_bind_first(r, cp, &c_p, &hyp));
     r->pair_out = cp->out + 1;   /* the pool's input, the chain's output: bound shape-only */
     QrStatus st = qr__run_bind(r, m, &c_m, NULL, 0);
     r->pair_out = 0;

@@ -657,10 +657,11 @@ static void qr__nn_pair_task(void *ctx, int64_t t, int tid) {
  * when both take 2-D images, cp has one group, and cp's output is at least qr_nn_pair_min bytes
  * per image and 16 wide. cc's output is written, cp's never (its tensor needs no data); cp's
  * packed weights come through qr_op_prep as when it runs alone. *taken false: nothing ran or
- * was written (run them one by one); with run false, *taken only tells whether it would run
- * them (nothing is read but shapes). */
+ * was written (run them one by one). With buf NULL nothing is read but shapes: *taken tells
+ * whether it would run them and *bytes receives the band buffers' size, which the caller gives
+ * as buf (64-byte aligned; the executor's pooled buffers, reused run after run) to run them. */
 static QrStatus qr__nn_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, const QrNnSteps *fc, const QrNnWindow *w,
-                            bool pool, bool run, bool *taken) {
+                            bool pool, void *buf, size_t *bytes, bool *taken) {
     *taken = false;
     QrNnWindow wp;
     int64_t gp;
@@ -682,22 +683,23 @@ static QrStatus qr__nn_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, const
         qr__nn_pair_rows(&wp, wp.in[0], b - 1, b, &ia, &ib);
         if (ia >= ib) return QR_OK;
     }
-    if (!run) {
-        *taken = true;
-        return QR_OK;
-    }
     const int64_t KR = (w->k[0] - 1) * w->d[0] + 1, KRp = (wp.k[0] - 1) * wp.d[0] + 1;
     const int64_t rows_fit = qr_nn_pair_bytes / (M * W * (int64_t)sizeof(float));
     const int64_t R = QR_MAX(1, (QR_MAX(rows_fit, KR) - KR) / w->s[0] + 1);
     const int64_t cap = (R - 1) * w->s[0] + KR, ld = qr__nn_rup(cap * W, 16);
     const int64_t xb_n = direct ? 0 : qr__nn_rup(Cin * ((cap - 1) * wp.s[0] + KRp) * wp.in[1], 16);
     const int threads = qr_pool_threads();
-    const int64_t nb = qr__nn_cdiv(w->out[0], R);
+    const int64_t nb = qr__nn_cdiv(w->out[0], R), rb_n = pool ? qr__nn_rup(W, 16) : 0, per = M * ld + xb_n + rb_n;
+    if (!buf) {
+        *bytes = (size_t)threads * (size_t)per * sizeof(float);
+        *taken = true;
+        return QR_OK;
+    }
     QrNnPairJob j = { .X = x->data, .WP = wt->data, .BP = bp ? bp->data : NULL, .WC = wc ? wc->data : NULL,
                       .BC = bc ? bc->data : NULL, .fp = fp, .fc = fc, .wp = &wp, .w = w, .Y = cc->out[0]->data,
                       .direct = direct, .pool = pool, .Cin = Cin, .Hin = wp.in[0], .Win = wp.in[1], .M = M, .H = H,
                       .W = W, .OH = w->out[0], .OW = w->out[1], .R = R, .ld = ld, .scr_n = M * ld, .xb_n = xb_n,
-                      .rb_n = pool ? qr__nn_rup(W, 16) : 0, .nseg = threads > 1 ? QR_MIN(nb, 2 * (int64_t)threads) : 1,
+                      .rb_n = rb_n, .scr = buf, .nseg = threads > 1 ? QR_MIN(nb, 2 * (int64_t)threads) : 1,
                       .CK = Cin * wp.k[0] * wp.k[1] };
     if (!direct) {   /* the whole layer's packed weights (`qreport run`'s cache), as qr__nn_conv_f32_steps takes them */
         QrF32ConvB cb = { x->data, Cin, wp.in[0], wp.in[1], wp.k[0], wp.k[1], wp.s[0], wp.s[1], wp.d[0], wp.d[1],
@@ -705,11 +707,7 @@ static QrStatus qr__nn_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, const
         QrNnPack pk = { M, wt->data, j.CK, &cb };
         j.a_pack = qr_op_prep(cp, 1u << 1, 0, qr_kern.f32_conv_pack_bytes(M, &cb), qr__nn_pack_fill, &pk);
     }
-    const int64_t per = j.scr_n + j.xb_n + j.rb_n;
-    j.scr = qr_aligned_alloc((size_t)threads * (size_t)per * sizeof(float));
-    if (!j.scr) return qr_op_fail(cc, QR_ERR_NOMEM, "cannot allocate %d band buffers of %lld floats", threads, (long long)per);
     for (j.in = 0; j.in < N; j.in++) qr_pool_for(j.nseg, qr__nn_pair_task, &j);
-    qr_aligned_free(j.scr);
 #ifdef QR_TESTING
     __atomic_add_fetch(&qr_nn_pairs_run, 1, __ATOMIC_RELAXED);
 #endif
@@ -718,14 +716,15 @@ static QrStatus qr__nn_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, const
 }
 
 /* qr__nn_pair of a Conv and the depthwise Conv cc (a group per channel, one output channel each). */
-static QrStatus qr_nn_conv_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, const QrNnSteps *fc, bool run, bool *taken) {
+static QrStatus qr_nn_conv_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, const QrNnSteps *fc, void *buf, size_t *bytes,
+                                bool *taken) {
     *taken = false;
     QrNnWindow w;
     int64_t gc;
     QR_TRY(qr__nn_conv_check(cc, &w, &gc));
     const QrTensor *wc = cc->in[1];
     if (cc->in[0]->rank != 4 || gc != cc->in[0]->dims[1] || wc->dims[0] != gc) return QR_OK;
-    return qr__nn_pair(cp, fp, cc, fc, &w, false, run, taken);
+    return qr__nn_pair(cp, fp, cc, fc, &w, false, buf, bytes, taken);
 }
 
 /* Bytes of packed weights a run with a constant cache keeps for Conv node n when its weights are
@@ -1682,14 +1681,14 @@ static QrStatus qr__nn_maxpool_f32(QrOpCtx *c) { return qr__nn_pool_exec_f32(c, 
 
 /* qr__nn_pair of a Conv and the MaxPool node cc: float32, 2-D, no Indices output, no dilation —
  * the plane kernel's case (qr__nn_pool_exec_f32), whose taps are only those inside the rows. */
-static QrStatus qr_nn_conv_pool_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, bool run, bool *taken) {
+static QrStatus qr_nn_conv_pool_pair(QrOpCtx *cp, const QrNnSteps *fp, QrOpCtx *cc, void *buf, size_t *bytes, bool *taken) {
     *taken = false;
     QrNnWindow w;
     QR_TRY(qr__nn_pool_check(cc, QR__NN_POOL_MAX, &w));
     if (cc->in[0]->dtype != QR_DT_F32 || cc->in[0]->rank != 4 || w.nsp != 2 || (cc->n_out > 1 && cc->out[1]) ||
         w.d[0] != 1 || w.d[1] != 1)
         return QR_OK;
-    return qr__nn_pair(cp, fp, cc, NULL, &w, true, run, taken);
+    return qr__nn_pair(cp, fp, cc, NULL, &w, true, buf, bytes, taken);
 }
 static QrStatus qr__nn_avgpool_f32(QrOpCtx *c) { return qr__nn_pool_exec_f32(c, QR__NN_POOL_AVG); }
 static QrStatus qr__nn_lppool_f32(QrOpCtx *c) { return qr__nn_pool_exec_f32(c, QR__NN_POOL_LP); }

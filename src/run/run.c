@@ -1948,11 +1948,16 @@ static QrStatus qr__run_pair(QrRunState *r, QrRunChain *cc, bool *paired) {
     r->out[0] = &hyc;
     QrNnSteps fp = { cp->steps, cp->ns }, fc = { cc->steps, cc->ns };
     bool taken = false;
-    QR_TRY(qr__run_wrap(qr_nn_conv_pair(&c_p, &fp, &c_c, &fc, false, &taken), hc));
+    size_t bytes = 0, cap = 0;
+    QR_TRY(qr__run_wrap(qr_nn_conv_pair(&c_p, &fp, &c_c, &fc, NULL, &bytes, &taken), hc));
     if (!taken) return qr__run_chain_now(r, cp);
     QR_TRY(qr__run_wrap(qr__run_alloc(y, &r->cap[cc->out], false), hc));
     hyc.data = y->data;
-    QR_TRY(qr__run_wrap(qr_nn_conv_pair(&c_p, &fp, &c_c, &fc, true, &taken), hc));
+    void *buf = qr__run_buf_get(bytes, &cap);   /* the band buffers: pooled like the values' */
+    if (!buf) return qr_errf(QR_ERR_NOMEM, "node '%s': cannot allocate %zu bytes of band buffers", hc->name, bytes);
+    st = qr__run_wrap(qr_nn_conv_pair(&c_p, &fp, &c_c, &fc, buf, &bytes, &taken), hc);
+    qr__run_buf_put(buf, cap);
+    if (st != QR_OK) return st;
     if (r->o->n_exec) (*r->o->n_exec) += cp->n + cc->n;
     QR__RUN_COUNT(nodes, cp->n + cc->n);
     *paired = true;
@@ -1984,10 +1989,15 @@ static QrStatus qr__run_pool_pair(QrRunState *r, int ni, bool *paired) {
     if (st != QR_OK) return st;
     QrNnSteps fp = { cp->steps, cp->ns };
     bool taken = false;
-    QR_TRY(qr__run_wrap(qr_nn_conv_pool_pair(&c_p, &fp, &c_m, false, &taken), m));
+    size_t bytes = 0, cap = 0;
+    QR_TRY(qr__run_wrap(qr_nn_conv_pool_pair(&c_p, &fp, &c_m, NULL, &bytes, &taken), m));
     if (!taken) return qr__run_chain_now(r, cp);
     QR_TRY(qr__run_wrap(qr__run_alloc(r->out[0], &r->cap[m->out[0]], false), m));
-    QR_TRY(qr__run_wrap(qr_nn_conv_pool_pair(&c_p, &fp, &c_m, true, &taken), m));
+    void *buf = qr__run_buf_get(bytes, &cap);   /* the band buffers: pooled like the values' */
+    if (!buf) return qr_errf(QR_ERR_NOMEM, "node '%s': cannot allocate %zu bytes of band buffers", m->name, bytes);
+    st = qr__run_wrap(qr_nn_conv_pool_pair(&c_p, &fp, &c_m, buf, &bytes, &taken), m);
+    qr__run_buf_put(buf, cap);
+    if (st != QR_OK) return st;
     if (r->o->n_exec) (*r->o->n_exec) += cp->n + 1;
     QR__RUN_COUNT(nodes, cp->n + 1);
     *paired = true;

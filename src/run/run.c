@@ -1802,13 +1802,14 @@ static QrStatus qr__run_inputs_ready(QrRunState *r, int ni) {
 }
 
 /* ==== Conv pairs ======================================================================
- * A Conv chain (one group: MobileNet's 1x1 expansions, its first layer) and the depthwise Conv
- * chain that alone reads its output run as one (ops/nn.c qr_nn_conv_pair: the depthwise output
- * in bands of rows, the first layer's rows each band reads computed just before; its output
- * never exists whole). The plan pairs them by the inferred shapes; the first chain is skipped
- * at its turn and runs at the depthwise chain's (nothing between them reads its output, and its
+ * A Conv chain (one group: MobileNet's 1x1 expansions, its first layer, ResNet's) and the
+ * depthwise Conv chain — or the MaxPool node — that alone reads its output run as one (ops/nn.c
+ * qr_nn_conv_pair / qr_nn_conv_pool_pair: the second layer's output in bands of rows, the first
+ * layer's rows each band reads computed just before; its output never exists whole). The plan
+ * pairs them by the inferred shapes; the first chain is skipped at its turn and runs at the
+ * second layer's (nothing between them reads its output, and its
  * inputs stay alive until then, as any reader's do); ops/nn.c takes the pair or declines by the
- * run's shapes, and then the first chain runs there on its own, the depthwise one after it. */
+ * run's shapes, and then the first chain runs there on its own, the second layer after it. */
 
 /* Whether node n is a float32 Conv of 4-D tensors by the inferred shapes, weights kh x kw,
  * with `group` groups (0: any), and no dynamic input. */
@@ -1819,6 +1820,18 @@ static bool qr__run_pair_conv(const QrGraph *g, const QrNode *n, int64_t kh, int
     const QrTensor *x = &g->values[n->in[0]].t, *w = &g->values[n->in[1]].t;
     if (x->rank != 4 || w->rank != 4 || (kh && (w->dims[2] != kh || w->dims[3] != kw))) return false;
     return !group || qr_attr_int(n, "group", 1) == group;
+}
+
+/* Node ni may run inside a pair: no leading-rows limit, not deferred, not dead. */
+static bool qr__run_pair_node_free(const QrRunState *r, int ni) {
+    return (!r->rows || !r->rows[ni]) && !r->defer[ni] && !(r->dead && r->dead[ni]);
+}
+
+/* Chain ch may join a pair: no ADD_T step (its tensor would be read by band), every node free. */
+static bool qr__run_pairable(const QrRunState *r, const QrRunChain *ch) {
+    for (int k = 0; k < ch->ns; k++) if (ch->t_value[k] >= 0) return false;
+    for (int k = 0; k < ch->n; k++) if (!qr__run_pair_node_free(r, ch->nodes[k])) return false;
+    return true;
 }
 
 /* Pairs this run's chains (QrRunChain.pair_c / pair_p): a chain whose head is a Conv of one
@@ -1845,16 +1858,7 @@ static void qr__run_plan_pairs(QrRunState *r) {
         if (!qr__run_pair_conv(g, hp, 0, 0, 1) || !qr__run_pair_conv(g, hc, 0, 0, M) ||
             g->values[hc->in[1]].t.dims[0] != M || g->values[hc->in[1]].t.dims[1] != 1)
             continue;
-        bool ok = true;
-        for (int side = 0; side < 2 && ok; side++) {
-            const QrRunChain *ch = side ? cc : cp;
-            for (int k = 0; k < ch->ns; k++) ok = ok && ch->t_value[k] < 0;
-            for (int k = 0; k < ch->n; k++) {
-                int ni = ch->nodes[k];
-                ok = ok && (!r->rows || !r->rows[ni]) && !r->defer[ni] && !(r->dead && r->dead[ni]);
-            }
-        }
-        if (!ok) continue;
+        if (!qr__run_pairable(r, cp) || !qr__run_pairable(r, cc)) continue;
         cp->pair_c = ci;
         cc->pair_p = pi;
     }
@@ -1868,15 +1872,8 @@ static void qr__run_plan_pairs(QrRunState *r) {
             continue;
         const QrNode *m = &g->nodes[mi];
         if (!qr__run_is(m, "MaxPool") || m->n_out != 1 || pl->chain_of[mi] >= 0 || !qr__run_node_runs(g, r->o, mi) ||
-            r->defer[mi] || (r->dead && r->dead[mi]) || (r->rows && r->rows[mi]) || g->values[m->out[0]].t.rank != 4)
+            !qr__run_pair_node_free(r, mi) || g->values[m->out[0]].t.rank != 4 || !qr__run_pairable(r, cp))
             continue;
-        bool ok = true;
-        for (int k = 0; k < cp->ns; k++) ok = ok && cp->t_value[k] < 0;
-        for (int k = 0; k < cp->n; k++) {
-            int ni = cp->nodes[k];
-            ok = ok && (!r->rows || !r->rows[ni]) && !r->defer[ni] && !(r->dead && r->dead[ni]);
-        }
-        if (!ok) continue;
         if (!pl->pool_pair) {
             pl->pool_pair = malloc(((size_t)g->n_nodes + 1) * sizeof *pl->pool_pair);
             if (!pl->pool_pair) return;   /* no pairs: the nodes run on their own */

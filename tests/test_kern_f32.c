@@ -807,9 +807,9 @@ static void test_f32_conv_order(void) {
  * Clip, Relu and the post steps, from their plain definitions), NaN and Inf in the image and a
  * -Inf weight included. The AVX-512 levels run it flat on the coc path (kern/gemm.c: the plane
  * one row of N pixels, tiles of up to 14 across the plane's rows) exactly where
- * qr__k_coc_flat_takes says (packed weights; N <= 64, or N <= 256 with K >= 2M): 7x7 and 14x14
- * planes, odd ones (5x3, 1x37, 3x5), M not a multiple of 16 or 32, K from 64 to 1100 (1 to 5
- * K blocks); the rest (K < 2M, 28x28, K < 64) on the GEMM path, the same bits. */
+ * qr__k_coc_flat_takes says (packed weights; N <= 256): 7x7 and 14x14 planes (K >= 2M and
+ * K < 2M), odd ones (5x3, 1x37, 3x5), M not a multiple of 16 or 32, K from 64 to 1100 (1 to 5
+ * K blocks); the rest (28x28, K < 64) on the GEMM path, the same bits. */
 static void test_f32_conv_flat(void) {
     QrKernels lv[8];
     const int nl = qt__k_levels(lv, 8);
@@ -850,7 +850,7 @@ static void test_f32_conv_flat(void) {
                 const QrIsa isa = lv[l].isa;
                 if (isa != QR_ISA_AVX2 && isa != QR_ISA_AVX512 && isa != QR_ISA_VNNI) continue;   /* ORT's order: x86-64 */
                 const size_t pb = lv[l].f32_conv_pack_bytes(M, &cb);
-                const bool coc = isa != QR_ISA_AVX2 && M >= 16 && K >= 64 && (N <= 64 || (N <= 256 && K >= 2 * M));
+                const bool coc = isa != QR_ISA_AVX2 && M >= 16 && K >= 64 && N <= 256;
                 QT_CHECKF((pb > 0) == coc, "%s C=%lld %lldx%lld M=%lld: pack bytes %zu", qr_isa_name(isa), (long long)C,
                           (long long)H, (long long)W, (long long)M, pb);
                 if (pb > (size_t)8 << 20) continue;

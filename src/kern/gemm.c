@@ -834,13 +834,16 @@ static inline bool qr__k_conv_flat(const QrF32ConvB *b) {
 
 /* Whether the coc path takes a 1x1, stride 1, unpadded convolution (run flat, one row of N
  * pixels): only with its weights packed by the caller (`qreport run`'s cache: packed per call,
- * ~10% of a 7x7 layer's time, it was 4-9% slower than the GEMM path) and then where it measured
- * faster on one thread (the layer's shapes called alone, Zen 4, weights prepacked): every 7x7
- * layer of MobileNetV2 4-8%, its 14x14 ones with K >= 2M 3-4% (K = M/6: 2-5% slower, kept on
- * the GEMM path), 28x28 ones 4-5% slower; in whole runs (weights from memory, 2 threads) its 7x7
- * layers came out 5-20% faster, its 14x14 projections 8-10% (bench/RESULTS_CNN.md). */
-static bool qr__k_coc_flat_takes(int64_t M, int64_t N, int64_t K, bool given) {
-    return given && (N <= 64 || (N <= 256 && K >= 2 * M));
+ * ~10% of a 7x7 layer's time, it was 4-9% slower than the GEMM path) and then for planes of up
+ * to 256 pixels (MobileNetV2's 7x7 and 14x14 layers), where a model run reads their weights from
+ * memory: the coc path prefetches its packed weights ahead (QR__K_COC_PF), the GEMM path reads
+ * them in place, 8 rows a row tile. MobileNetV2's 14x14 expansion 96 -> 576 alone, one thread,
+ * Zen 5: GEMM path 97 us hot, 133 with its weights cold; coc path 103 / 108. (Without the
+ * prefetch, on Zen 4, the 14x14 layers with K < 2M measured 2-5% slower on the coc path and
+ * stayed on the GEMM path.) 28x28 layers stay there (24 KB of weights: 42 / 50 us against
+ * 43 / 47-49, no gain). */
+static bool qr__k_coc_flat_takes(int64_t N, bool given) {
+    return given && N <= 256;
 }
 
 /* A flat coc run's tasks: about this many per thread, as runs of tiles of one channel block
@@ -864,7 +867,7 @@ static bool qr__k_coc_shape(const QrKF32Isa *isa, int64_t M, const QrF32ConvB *b
     if (!isa->coc || (b->sw != 1 && b->sw != 2) || M < 16 || K < 64 || N <= 1) return false;
     s->flat = qr__k_conv_flat(b);
     if (s->flat) {
-        if (!qr__k_coc_flat_takes(M, N, K, given)) return false;
+        if (!qr__k_coc_flat_takes(N, given)) return false;
     } else if (N < 2 * M && (2 * N < M || b->OW < 12)) {
         return false;
     }

@@ -733,6 +733,10 @@ static void test_f32_conv_order(void) {
         /* 1x1 with stride 2 (ResNet's downsampling) on the coc path: even and odd sizes, a partial
          * channel block (48), padding 1 (zeros in the padded image) */
         { 64, 28, 1, 32, 2, 1, 0 }, { 80, 27, 1, 48, 2, 1, 0 }, { 64, 26, 1, 32, 2, 1, 1 },
+        /* few pixels, many channels (ResNet's layer4): the GEMM path, but the coc path with the
+         * weights packed by the caller (form 3) — 9.4 MB of them, past the 8 MiB the path's own
+         * copies may take; a 1x1/2 with a partial channel block (520 = 16 x 32 + 8) */
+        { 512, 7, 3, 512, 1, 1, 0 }, { 256, 14, 1, 520, 2, 1, 0 },
     };
     for (int si = 0; si < QR_ARRAY_LEN(sh); si++) {
         const int64_t C = sh[si].C, H = sh[si].HW, KS = sh[si].KHW, M = sh[si].M, pad = KS / 2 + sh[si].p, st = sh[si].s;
@@ -762,11 +766,22 @@ static void test_f32_conv_order(void) {
         cbn.x = xn;
         QrF32Fused f = { .ep = { bias, -INFINITY, INFINITY }, .relu = true, .conv_n = N };
         /* the AVX-512 levels take the channels-along-vectors path exactly where it applies (a 1x1,
-         * stride 1, unpadded one only flat and with its weights packed: test_f32_conv_flat) */
-        const bool coc = M >= 16 && (N >= 2 * M || (2 * N >= M && OW >= 12)) && K >= 64 && (KS > 1 || st > 1 || pad);
+         * stride 1, unpadded one only flat and with its weights packed: test_f32_conv_flat); with
+         * the weights packed by the caller, whatever the pixel count (a 1x1 flat one: up to 256) */
+        const bool flat = KS == 1 && st == 1 && !pad;
+        const bool coc_given = M >= 16 && K >= 64 && (!flat || N <= 256);
+        const bool coc = !flat && coc_given && (N >= 2 * M || (2 * N >= M && OW >= 12));
         for (int l = 0; l < nl; l++) {
             if (lv[l].isa != QR_ISA_AVX2 && lv[l].isa != QR_ISA_AVX512 && lv[l].isa != QR_ISA_VNNI) continue;   /* x86-64 SIMD levels: ORT order */
-            for (int form = 0; form < 3; form++) {   /* 2: the convolution on one thread */
+            const size_t pb = lv[l].f32_conv_pack_bytes(M, &cb);
+            QT_CHECKF((pb > 0) == (coc_given && lv[l].isa != QR_ISA_AVX2), "%s C=%lld %lldx%lld k%lld s%lld M=%lld: pack bytes %zu",
+                      qr_isa_name(lv[l].isa), (long long)C, (long long)H, (long long)H, (long long)KS, (long long)st,
+                      (long long)M, pb);
+            float *pk = pb ? qr_aligned_alloc(pb) : NULL;
+            if (pk) lv[l].f32_conv_pack(M, A, K, &cb, pk);
+            for (int form = 0; form < 4; form++) {   /* 2: the convolution on one thread; 3: its weights packed by the caller */
+                if (form == 3 && !pk) continue;
+                f.a_pack = form == 3 ? pk : NULL;
                 QT_OK(qr_pool_init(form == 2 ? 1 : 0));
                 if (form != 1) lv[l].f32_conv_gemm_fused(M, A, K, &cbn, y, N, &f);
                 for (int64_t i = 0; i < M * N; i++) y[i] = NAN;
@@ -776,10 +791,10 @@ static void test_f32_conv_order(void) {
                 QT_OK(qr_pool_init(0));
                 /* 49 = 32 + 17 columns, B prepacked (200 rows) or, as the 1x1 path calls it (form 1),
                  * read in place over 3 K blocks, or one K block swept (40 rows, 1x1): the last two
-                 * panels in one pass */
-                if ((M == 200 || (M == 40 && KS == 1)) && lv[l].isa != QR_ISA_AVX2)
+                 * panels in one pass (form 3: the coc path) */
+                if ((M == 200 || (M == 40 && KS == 1)) && lv[l].isa != QR_ISA_AVX2 && form != 3)
                     QT_CHECKF(qr__k_wide_runs > wide0, "%s form %d: the wide kernel did not run", qr_isa_name(lv[l].isa), form);
-                const bool want_coc = form != 1 && coc && lv[l].isa != QR_ISA_AVX2;
+                const bool want_coc = form != 1 && (form == 3 ? coc_given : coc) && lv[l].isa != QR_ISA_AVX2;
                 QT_CHECKF((qr__k_coc_runs > runs0) == want_coc, "%s form %d C=%lld %lldx%lld k%lld s%lld M=%lld: coc path %s",
                           qr_isa_name(lv[l].isa), form, (long long)C, (long long)H, (long long)H, (long long)KS,
                           (long long)st, (long long)M, want_coc ? "not taken" : "taken");
@@ -792,6 +807,8 @@ static void test_f32_conv_order(void) {
                           bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
                 cases++;
             }
+            f.a_pack = NULL;
+            qr_aligned_free(pk);
         }
         float *all[] = { x, xn, A, bias, col, want, y };
         for (int i = 0; i < QR_ARRAY_LEN(all); i++) qr_aligned_free(all[i]);

@@ -865,19 +865,22 @@ static bool qr__k_coc_flat_takes(int64_t N, bool given) {
  * most half the size of the panels the GEMM path would gather) or, with output rows of 12
  * pixels or more, at least half as many (ResNet-18's 14x14 layers: their weights, packed per
  * call at ~10% of the layer's time, still left it 7-10% faster than the GEMM path on one thread;
- * its 7x7 layers, tiles of 7 pixels and 2.4-9.4 MB of weights, were 25-30% slower and stay
- * there), K >= 64 (below, a tile's transposes and stores cost more than the gather saves:
- * MobileNetV2's first layer, K = 27, measured 5% slower), and the copies (weights included,
- * packed or not: the path taken does not depend on it, but for a flat one) within 8 MiB of a
- * thread's scratch. A 1x1, stride 1, unpadded convolution (flat) has its own rule, above;
- * given: the caller packed the weights (QrF32Fused.a_pack). */
+ * its 7x7 layers, tiles of 7 pixels and 2.4-9.4 MB of weights packed per call, were 25-30%
+ * slower on Zen 4 and stay there) — or any number of pixels when the caller packed the weights
+ * (given: QrF32Fused.a_pack, `qreport run`'s cache): ResNet-18's layer4 alone on one thread, Zen 5,
+ * weights cold / hot, 3x3 512 -> 512 1042 / 928 us against the GEMM path's 1229 / 1133, the 3x3/2
+ * 256 -> 512 531 / 537 against 658 / 612, the 1x1/2 downsample 77 / 66 against 95 / 67 —, K >= 64
+ * (below, a tile's transposes and stores cost more than the gather saves: MobileNetV2's first
+ * layer, K = 27, measured 5% slower), and the copies (the weights too when they are packed here)
+ * within 8 MiB of a thread's scratch. A 1x1, stride 1, unpadded convolution (flat) has its own
+ * rule, above. */
 static bool qr__k_coc_shape(const QrKF32Isa *isa, int64_t M, const QrF32ConvB *b, bool given, QrKCocShape *s) {
     const int64_t N = b->OH * b->OW, K = b->C * b->KH * b->KW, MB = QR__K_COC_MB;
     if (!isa->coc || (b->sw != 1 && b->sw != 2) || M < 16 || K < 64 || N <= 1) return false;
     s->flat = qr__k_conv_flat(b);
     if (s->flat) {
         if (!qr__k_coc_flat_takes(N, given)) return false;
-    } else if (N < 2 * M && (2 * N < M || b->OW < 12)) {
+    } else if (!given && N < 2 * M && (2 * N < M || b->OW < 12)) {
         return false;
     }
     s->OH = s->flat ? 1 : b->OH;
@@ -890,7 +893,7 @@ static bool qr__k_coc_shape(const QrKF32Isa *isa, int64_t M, const QrF32ConvB *b
     s->wt_b = qr__k_rup64((size_t)(s->nblk * K * MB) * sizeof(float));
     s->xp_b = s->flat ? 0 : qr__k_rup64((size_t)xp_n * sizeof(float));
     s->off_b = qr__k_rup64((size_t)K * sizeof(int32_t));
-    return s->wt_b + s->xp_b + s->off_b <= ((size_t)8 << 20);
+    return (given ? 0 : s->wt_b) + s->xp_b + s->off_b <= ((size_t)8 << 20);
 }
 
 /* QrF32ConvPackBytesFn of an ISA: the coc path's packed weights, when it takes the convolution. */

@@ -311,13 +311,12 @@ QR__K_AVX512 static inline __attribute__((always_inline)) void qr__k_f32_avx512_
  * element gets the GEMM path's operations. Nothing else lives in the call: with the last block's
  * output code in the same function the accumulators got a stack copy, zeroed on every call, and
  * 12% of the function's samples fell outside its multiply-add loop (3% without; ResNet-18 on one
- * thread 37.6 -> 36.2 ms, Zen 4). */
-/* The weights' rows prefetched this many K steps ahead (8 KB): a tile's 32 weights per step come
- * from memory in a model run, for the first tile of a group (the others find them in L1); with
- * the hardware's prefetch alone MobileNetV2's 7x7 160 -> 960 layer ran 100 us with its weights
- * cold against 67 hot, 72 with this (16 steps: 84, 32: 77; Zen 5, one thread). Past the block's
- * last row it touches the next block's first (the next task's), or beyond the packed weights:
- * a prefetch never faults. */
+ * thread 37.6 -> 36.2 ms, Zen 4). The weights' rows are prefetched QR__K_COC_PF K steps (8 KB)
+ * ahead: a tile's 32 weights per step come from memory in a model run, for the first tile of a
+ * group (the others find them in L1); with the hardware's prefetch alone MobileNetV2's 7x7
+ * 160 -> 960 layer ran 100 us with its weights cold against 67 hot, 72 with this (16 steps: 84,
+ * 32: 77; Zen 5, one thread, bench/conv_cold.c). Past the block's last row it touches the next
+ * block's first (the next task's), or beyond the packed weights: a prefetch never faults. */
 #define QR__K_COC_PF 64
 QR__K_AVX512 static inline __attribute__((always_inline)) void
 qr__k_f32_avx512_coc_sum(const int P, const int S, const int32_t *off, const float *xb, const float *w, int64_t k0,

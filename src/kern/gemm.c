@@ -67,7 +67,7 @@ static int64_t qr__k_coc_wpacks;
 static int64_t qr__k_coc_flat_runs;
 /* Tests, bench/run_count: multiply-adds of the float GEMM drivers (M x N x K a call: dense
  * convolutions, MatMul, Gemm; not the depthwise and M = 1 kernels) of the x86-64 SIMD levels; atomic. */
-static int64_t qr__k_f32_macs;
+QR_TESTAPI int64_t qr_kern_f32_macs;
 
 QR_TESTAPI void qr_kern_release(void) {
     pthread_mutex_lock(&qr__k_all_mu);
@@ -723,7 +723,7 @@ static void qr__k_f32_gemm(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K
                            const float *B, int64_t ldb, bool b_trans, float *C, int64_t ldc, bool accumulate,
                            const QrF32Fused *f) {
 #ifdef QR_TESTING
-    __atomic_add_fetch(&qr__k_f32_macs, M * N * K, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&qr_kern_f32_macs, M * N * K, __ATOMIC_RELAXED);
 #endif
     qr__k_f32_run(isa, M, N, K, A, lda, B, ldb, b_trans, NULL, C, ldc, accumulate, f);
 }
@@ -732,7 +732,7 @@ static void qr__k_f32_gemm(const QrKF32Isa *isa, int64_t M, int64_t N, int64_t K
 static void qr__k_f32_conv_gemm(const QrKF32Isa *isa, int64_t M, const float *A, int64_t lda, const QrF32ConvB *b,
                                 float *Y, int64_t ldy, const QrF32Fused *f) {
 #ifdef QR_TESTING
-    __atomic_add_fetch(&qr__k_f32_macs, M * b->OH * b->OW * b->C * b->KH * b->KW, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&qr_kern_f32_macs, M * b->OH * b->OW * b->C * b->KH * b->KW, __ATOMIC_RELAXED);
 #endif
     qr__k_f32_run(isa, M, b->OH * b->OW, b->C * b->KH * b->KW, A, lda, NULL, 0, false, b, Y, ldy, false, f);
 }

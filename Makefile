@@ -37,11 +37,6 @@ build/bench_kern: $(SRCS) bench/kern_bench.c $(DEPS)
 	@mkdir -p build
 	$(CC) $(CFLAGS_ALL) -o $@ bench/kern_bench.c $(LIBS)
 
-# One convolution with its weights cold, as a model run reads them (bench/conv_cold.c); not part of test.
-build/conv_cold: $(SRCS) bench/conv_cold.c $(DEPS)
-	@mkdir -p build
-	$(CC) $(CFLAGS_ALL) -o $@ bench/conv_cold.c $(LIBS)
-
 # A command's model executions counted (test-only counters; issue 30); not part of test.
 build/run_count: $(SRCS) bench/run_count.c $(DEPS)
 	@mkdir -p build

@@ -14,6 +14,13 @@
  * per kernel level, one thread, or only the named level (avx512, ...): as ops/nn.c calls them,
  * f32_conv_m1_act (no steps) over the planes of one task at a time where the level has it,
  * else f32_conv_m1 plane by plane.
+ * Convolution mode: ./build/bench_kern --conv C M H [KS [S]] [reps] [cold] times one float
+ * convolution (C -> M channels, an H x H input, a KS x KS window of stride S, padding KS / 2,
+ * bias and Clip(0, 6) fused) on the best level and QR_THREADS threads (default 1), its weights
+ * packed as `qreport run` packs them (when the level's coc path takes them; else the GEMM path
+ * reads them in place); cold 1 (default): before every call a read of twice the last-level
+ * cache empties the caches and the input and output are touched again, so only the weights
+ * come from memory, as in a model run; 0: hot. Median and minimum µs, GFLOP/s.
  * Cold B: BENCH_COLD=1 gives each float run its own copy of B, in rotation among copies that
  * together exceed the last-level cache by a quarter (from sysfs; 32 MB when unknown), so B
  * comes from memory as a model's weights do in a whole run, while A and C stay cached. */
@@ -279,10 +286,70 @@ static int bench_dw(int reps, const char *only) {
     return 0;
 }
 
+/* --conv (see the top of the file). */
+static int bench_conv(int argc, char **argv) {
+    const int64_t C = atoll(argv[2]), M = atoll(argv[3]), H = atoll(argv[4]);
+    const int64_t KS = argc > 5 ? atoll(argv[5]) : 1, S = argc > 6 ? atoll(argv[6]) : 1;
+    const int reps = argc > 7 ? atoi(argv[7]) : 200, cold = argc > 8 ? atoi(argv[8]) : 1;
+    if (C < 1 || M < 1 || H < 1 || KS < 1 || S < 1 || reps < 1 || KS > H) {
+        fprintf(stderr, "bench_kern --conv: bad sizes\n");
+        return 2;
+    }
+    const char *th = getenv("QR_THREADS");
+    if (qr_pool_init(th ? atoi(th) : 1) != QR_OK) return 1;
+    const int64_t P = KS / 2, OH = (H + 2 * P - KS) / S + 1, K = C * KS * KS;
+    const size_t xb = (size_t)(C * H * H) * sizeof(float), yb = (size_t)(M * OH * OH) * sizeof(float);
+    const size_t flush_b = (size_t)bench_llc_bytes() * 2;
+    float *x = qr_aligned_alloc(xb), *y = qr_aligned_alloc(yb), *w = qr_aligned_alloc((size_t)(M * K) * sizeof(float));
+    float *bias = qr_aligned_alloc((size_t)M * sizeof(float));
+    unsigned char *flush = malloc(flush_b);
+    double *t = malloc(sizeof(double) * (size_t)reps);
+    if (!x || !y || !w || !bias || !flush || !t) return 1;
+    for (int64_t i = 0; i < C * H * H; i++) x[i] = (float)((i * 7919) % 1000) / 1000.0f;
+    for (int64_t i = 0; i < M * K; i++) w[i] = (float)((i * 104729) % 2001 - 1000) / 100000.0f;
+    for (int64_t i = 0; i < M; i++) bias[i] = 0.01f * (float)i;
+    memset(y, 0, yb);
+    memset(flush, 1, flush_b);
+    QrF32ConvB cb = { x, C, H, H, KS, KS, S, S, 1, 1, P, P, OH, OH };
+    const size_t pb = qr_kern.f32_conv_pack_bytes(M, &cb);
+    float *pk = pb ? qr_aligned_alloc(pb) : NULL;
+    if (pk) qr_kern.f32_conv_pack(M, w, K, &cb, pk);
+    QrF32Fused f = { .ep = { bias, 0.0f, 6.0f }, .a_pack = pk };
+    volatile unsigned char sink = 0;
+    for (int r = -10; r < reps; r++) {   /* r < 0: warm-up */
+        if (cold) {
+            for (size_t i = 0; i < flush_b; i += 64) sink += flush[i];
+            for (size_t i = 0; i < xb; i += 64) sink += ((volatile unsigned char *)x)[i];
+            for (size_t i = 0; i < yb; i += 64) sink += ((volatile unsigned char *)y)[i];
+        }
+        const double t0 = qr_time_now();
+        qr_kern.f32_conv_gemm_fused(M, w, K, &cb, y, OH * OH, &f);
+        if (r >= 0) t[r] = qr_time_now() - t0;
+    }
+    const double med = bench_median(t, reps), flop = 2.0 * (double)M * (double)K * (double)(OH * OH);
+    const double lo = t[0];   /* bench_median sorted t */
+    printf("conv C=%lld M=%lld %lldx%lld k%lld s%lld, level %s, weights %s (%zu packed bytes), %s: median %.1f us "
+           "(%.0f GFLOP/s), min %.1f us\n", (long long)C, (long long)M, (long long)H, (long long)H, (long long)KS,
+           (long long)S, qr_isa_name(qr_kern.isa), pk ? "packed" : "in place", pb, cold ? "weights cold" : "hot",
+           med * 1e6, flop / med * 1e-9, lo * 1e6);
+    qr_aligned_free(x);
+    qr_aligned_free(y);
+    qr_aligned_free(w);
+    qr_aligned_free(bias);
+    qr_aligned_free(pk);
+    free(flush);
+    free(t);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "--dw")) {
         qr_kern_init();
         return bench_dw(argc > 2 ? atoi(argv[2]) : 15, argc > 3 ? argv[3] : NULL);
+    }
+    if (argc > 4 && !strcmp(argv[1], "--conv")) {
+        qr_kern_init();
+        return bench_conv(argc, argv);
     }
     if (argc > 3 && !strcmp(argv[1], "--model")) {
         qr_kern_init();

@@ -315,7 +315,7 @@ QR__K_AVX512 static inline __attribute__((always_inline)) void qr__k_f32_avx512_
  * ahead: a tile's 32 weights per step come from memory in a model run, for the first tile of a
  * group (the others find them in L1); with the hardware's prefetch alone MobileNetV2's 7x7
  * 160 -> 960 layer ran 100 us with its weights cold against 67 hot, 72 with this (16 steps: 84,
- * 32: 77; Zen 5, one thread, bench/conv_cold.c). Past the block's last row it touches the next
+ * 32: 77; Zen 5, one thread, bench_kern --conv). Past the block's last row it touches the next
  * block's first (the next task's), or beyond the packed weights: a prefetch never faults. */
 #define QR__K_COC_PF 64
 QR__K_AVX512 static inline __attribute__((always_inline)) void

@@ -128,7 +128,8 @@ def set_fq(fqs, on):
 
 
 def fq_apply(m, x):
-    """m's fake quantization of x, whatever m's switch says."""
+    """m's fake quantization of x, whatever m's switch says (over the range m.quant_min..quant_max,
+    which promote16 keeps equal to its observer's, the range FakeQuantize.forward reads)."""
     if m.qscheme in (torch.per_channel_affine, torch.per_channel_symmetric):
         return torch.fake_quantize_per_channel_affine(x, m.scale, m.zero_point.to(torch.int32), m.ch_axis,
                                                       m.quant_min, m.quant_max)
@@ -403,20 +404,22 @@ def accumulated(flow, x, seen_f, order, nodes):
 def promote16(m):
     """m on the 16-bit grid of the same signedness and clipping threshold (runall's int16 rule);
     returns what to restore."""
-    old = (m.quant_min, m.quant_max, m.scale.clone(), m.zero_point.clone())
+    ob = m.activation_post_process      # FakeQuantize.forward reads its observer's range
+    old = (m.quant_min, m.quant_max, ob.quant_min, ob.quant_max, m.scale.clone(), m.zero_point.clone())
     signed = m.quant_min < 0
     qmax = m.quant_max
     qmin16, qmax16 = (-32768, 32767) if signed else (0, 65535)
     m.scale.mul_(qmax / qmax16 if qmax else 1.0)
     m.zero_point.copy_(torch.round(m.zero_point.double() * qmax16 / qmax).to(m.zero_point.dtype))
-    m.quant_min, m.quant_max = qmin16, qmax16
+    m.quant_min, m.quant_max = ob.quant_min, ob.quant_max = qmin16, qmax16
     return old
 
 
 def restore(m, old):
-    m.quant_min, m.quant_max = old[0], old[1]
-    m.scale.copy_(old[2])
-    m.zero_point.copy_(old[3])
+    ob = m.activation_post_process
+    m.quant_min, m.quant_max, ob.quant_min, ob.quant_max = old[:4]
+    m.scale.copy_(old[4])
+    m.zero_point.copy_(old[5])
 
 
 def whatif(flow, x, y_ref, sens):

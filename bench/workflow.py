@@ -18,6 +18,9 @@ load average. Writes the table to --out and prints it.
   --ab OLD NEW: instead of the Python workflow, two qreport binaries against each other (a change before
      and after): the same three runall commands with each, alternating, medians and ranges per binary and
      the cost of a sample beyond the sensitivity's 4; printed only (WORKFLOW.md is not written).
+  --pyab OLD.py: two Python workflows against each other instead (OLD.py, e.g. an earlier pyflow.py
+     from git, against bench/pyflow.py; run with bench/ on PYTHONPATH): one input and --data N each,
+     alternating, medians and ranges; printed only.
   3. --data2 M (default 2N; 0: off): `qreport runall ... --data` over M samples (the N and M − N more),
      qreport only. The data-set sensitivity runs on the --sens-samples worst samples (4), so each of the
      first 4 samples brings a whole sensitivity and (T_N − T_1) / (N − 1) counts those; (T_M − T_N) /
@@ -50,9 +53,9 @@ def cpu_name():
     return platform.processor() or "unknown CPU"
 
 
-def timed(cmd):
+def timed(cmd, env=None):
     t = time.time()
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     dt = time.time() - t
     if r.returncode != 0:
         sys.exit(f"workflow.py: {' '.join(cmd)} failed ({r.returncode}): {r.stderr[-800:]}")
@@ -82,6 +85,25 @@ def ab_rounds(name, bins, base, qat, inp, data, data2, n, n2, reps, tmp):
         print(f"  {b} ({bins[b]}): " + "; ".join(cells))
 
 
+def py_rounds(name, scripts, d, n, reps, tmp):
+    """--pyab: each Python workflow with one input and with --data n, alternating (order flips every
+    round); prints a line per script: medians [ranges]."""
+    env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    works = [("one input", []), (f"--data {n}", ["--data", str(n)])]
+    times = {(w, b): [] for w, _ in works for b in scripts}
+    for rep in range(reps):
+        order = list(scripts) if rep % 2 == 0 else list(scripts)[::-1]
+        for w, opt in works:
+            for b in order:
+                times[(w, b)].append(timed([sys.executable, scripts[b], d, os.path.join(tmp, "py.zip"), "--threads", "2"]
+                                           + opt, env))
+    print(f"{name}: {cpu_name()}, {reps} rounds, load average {os.getloadavg()[0]:.2f}")
+    for b in scripts:
+        print(f"  {b} ({scripts[b]}): " + "; ".join(
+            f"{w} {statistics.median(times[(w, b)]):.2f} s [{min(times[(w, b)]):.2f}–{max(times[(w, b)]):.2f}]"
+            for w, _ in works))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default="resnet18,mobilenetv2")
@@ -91,6 +113,7 @@ def main():
     ap.add_argument("--models-dir", default=os.path.join(HERE, "models"))
     ap.add_argument("--out", default=os.path.join(HERE, "WORKFLOW.md"))
     ap.add_argument("--ab", nargs=2, metavar=("OLD", "NEW"), help="two qreport binaries instead of qreport vs Python")
+    ap.add_argument("--pyab", metavar="OLD.py", help="an earlier Python workflow against bench/pyflow.py instead")
     args = ap.parse_args()
     qr = os.path.join(ROOT, "qreport")
     bins = {"qreport": qr} if not args.ab else {"old": os.path.abspath(args.ab[0]), "new": os.path.abspath(args.ab[1])}
@@ -121,6 +144,10 @@ def main():
                 xi = x[i:i + 1] if i < args.data else x2[i - args.data:i - args.data + 1]
                 np.save(os.path.join(data2, f"sample_{i:03d}.npy"), np.ascontiguousarray(xi.numpy()))
         base, qat = os.path.join(d, "base.onnx"), os.path.join(d, "qat.onnx")
+        if args.pyab:
+            py_rounds(name, {"old": os.path.abspath(args.pyab), "new": os.path.join(HERE, "pyflow.py")}, d, args.data,
+                      args.reps, tmp)
+            continue
         if args.ab:
             ab_rounds(name, bins, base, qat, os.path.join(d, "input.npy"), data, data2 if n2 > args.data else None,
                       args.data, n2, args.reps, tmp)
@@ -155,10 +182,10 @@ def main():
             d2 = times[(f"--data {n2}", "qreport")]
             rows.append((name, "sample beyond", (statistics.median(d2) - dat) / (n2 - args.data), one, n2,
                          statistics.median(d2), min(d2), max(d2)))
-    if args.ab:
+    if args.ab or args.pyab:
         return
     load1 = os.getloadavg()
-    lines = [f"# runall vs the Python workflow (bench/workflow.py)", "",
+    lines = ["# runall vs the Python workflow (bench/workflow.py)", "",
              f"CPU: {cpu_name()}, {os.cpu_count()} logical CPUs; load average before {load0[0]:.2f}, after "
              f"{load1[0]:.2f}; {args.reps} rounds, alternating; wall time of whole processes; 2 threads each.", "",
              "| model | work | qreport runall (median, range) | Python workflow (median, range) | ratio | goal |",

@@ -221,6 +221,13 @@ class Flow:
         return y, {"seen": seen, "order": order, "pin": pin, "pout": pout, "src": src} if keep else None
 
 
+def sample_of(v, i):
+    """A kept run's values (Flow.run) of sample i of its batch alone."""
+    def cut(d):
+        return {k: t[i:i + 1] if isinstance(t, torch.Tensor) else tuple(u[i:i + 1] for u in t) for k, t in d.items()}
+    return dict(v, seen=cut(v["seen"]), pin=cut(v["pin"]), pout=cut(v["pout"]))
+
+
 def onnx_checks(flow, files):
     """The structure check of qat.onnx and the match table of base.onnx / qat.onnx (runall's check
     and match)."""
@@ -661,8 +668,9 @@ def main():
     order = vf["order"]
     lap("pass")
     summary = {"model_output": metrics(y_f, y_q), "equivalence_max_abs": equiv}
+    # the analyses' sample: the one input, or (--data) the worst of the set
+    x, y_f1, y_q1, v1f, v1q = x_all, y_f, y_q, vf, vq
     ds_rows = []
-    worst = 0
     if args.data:
         # the pooled comparison over the set, each sample's output metrics, the ranking
         pooled = [{"name": n, **metrics(vf["seen"][n], vq["seen"][n])} for n in order]
@@ -672,18 +680,10 @@ def main():
         for k, r in enumerate(ds_rows):
             r["rank"] = k + 1
         files["dataset/samples.txt"], files["dataset/samples.csv"] = table(ds_rows)
-        worst = ds_rows[0]["index"]
+        w = ds_rows[0]["index"]
+        x, y_f1, y_q1 = x_all[w:w + 1], y_f[w:w + 1], y_q[w:w + 1]
+        v1f, v1q = sample_of(vf, w), sample_of(vq, w)
         lap("data set")
-    # the analyses' sample: the worst (--data), or the one input
-    if args.data:
-        x = x_all[worst:worst + 1]
-        y_f1, y_q1 = y_f[worst:worst + 1], y_q[worst:worst + 1]
-        sl = lambda d: {k: (t[worst:worst + 1] if isinstance(t, torch.Tensor) else
-                            tuple(u[worst:worst + 1] for u in t)) for k, t in d.items()}  # noqa: E731
-        v1f = dict(vf, seen=sl(vf["seen"]), pin=sl(vf["pin"]), pout=sl(vf["pout"]))
-        v1q = dict(vq, seen=sl(vq["seen"]), pin=sl(vq["pin"]), pout=sl(vq["pout"]))
-    else:
-        x, y_f1, y_q1, v1f, v1q = x_all, y_f, y_q, vf, vq
 
     # per-layer comparison, local metrics, error split
     rows, split = [], {}

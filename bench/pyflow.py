@@ -54,7 +54,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 import zipfile
 
@@ -170,7 +169,6 @@ class Flow:
         self.fqs = [(n, m) for n, m in self.q.named_modules() if isinstance(m, tq.FakeQuantize)]
         self.act_fq = [(n, m) for n, m in self.fqs if not n.endswith("weight_fake_quant")]
         self.w_fq = [(n, m) for n, m in self.fqs if n.endswith("weight_fake_quant")]
-        self.fq_mod = {m: n for n, m in self.fqs}
         # an activation quantizer's layer: the module holding it (not a FloatFunctional)
         self.parents = {}
         for n, _ in self.act_fq:
@@ -184,8 +182,9 @@ class Flow:
 
     def run(self, x, on=None, keep=False):
         """One forward pass (on: which quantizers are on, None: as set); with keep the values at every
-        activation quantizer's input, each layer's inputs and outputs, and which quantizer produced
-        each layer's input (by tensor identity in a run with the quantizers off)."""
+        activation quantizer's input and, unless keep == "seen", each layer's inputs and outputs and
+        which quantizer produced each layer's input (by tensor identity in a run with the quantizers
+        off)."""
         if on is not None:
             set_fq(self.fqs, on)
         seen, order, pin, pout, src = {}, [], {}, {}, {}
@@ -203,8 +202,6 @@ class Flow:
 
             def hook_parent(name):
                 def f(_m, inp, out):
-                    if keep == "seen":
-                        return
                     ts = [t for t in inp if isinstance(t, torch.Tensor)]
                     pin[name] = tuple(t.detach().clone() for t in ts)
                     pout[name] = out.detach().clone()
@@ -228,17 +225,23 @@ def sample_of(v, i):
     return dict(v, seen=cut(v["seen"]), pin=cut(v["pin"]), pout=cut(v["pout"]))
 
 
+def graph_maps(g):
+    """An ONNX graph's value -> producing node, and value -> reading nodes."""
+    prod = {o: n for n in g.node for o in n.output}
+    cons = {}
+    for n in g.node:
+        for i in n.input:
+            cons.setdefault(i, []).append(n)
+    return prod, cons
+
+
 def onnx_checks(flow, files):
     """The structure check of qat.onnx and the match table of base.onnx / qat.onnx (runall's check
     and match)."""
     base = onnx.load(os.path.join(flow.dir, "base.onnx"))
     qat = onnx.load(os.path.join(flow.dir, "qat.onnx"))
     g = qat.graph
-    prod = {o: n for n in g.node for o in n.output}
-    cons = {}
-    for n in g.node:
-        for i in n.input:
-            cons.setdefault(i, []).append(n)
+    prod, cons = graph_maps(g)
     compute = {"Conv", "Gemm", "MatMul", "Add", "Mul", "Relu", "Clip", "MaxPool", "GlobalAveragePool", "AveragePool",
                "Concat", "Flatten", "Reshape"}
     quants = [n for n in g.node if n.op_type == "QuantizeLinear"]
@@ -557,9 +560,10 @@ def advisor(flow, rows, sens, split):
     return out
 
 
-def repro(flow, base, qat, rows, vf, vq, files, tmp):
-    """The worst layer by local error: both ONNX subgraphs from its input to its output
-    (onnx.utils.extract_model, which checks them), its inputs and expected outputs as .npy."""
+def repro(flow, base, qat, rows, vf, vq, files):
+    """The worst layer by local error: both ONNX subgraphs from its input to its output (cut from
+    the loaded models by onnx.utils.Extractor and checked, as onnx.utils.extract_model does from
+    files), its inputs and expected outputs as .npy."""
     cand = [r for r in rows if "local_Cosine" in r and r["name"] in flow.parents and r["name"] in vf["pin"]
             and flow.parents[r["name"]] in flow.wq_of]
     if not cand:
@@ -568,8 +572,8 @@ def repro(flow, base, qat, rows, vf, vq, files, tmp):
     layer = flow.parents[r["name"]]
     wname = layer + ".weight"
     out = {"layer": layer, "quantizer": r["name"], "local_Cosine": r["local_Cosine"]}
-    for tag, model, path, v in (("base", base, "base.onnx", vf), ("analysis", qat, "qat.onnx", vq)):
-        prod = {o: n for n in model.graph.node for o in n.output}
+    for tag, model, v in (("base", base, vf), ("analysis", qat, vq)):
+        prod, _ = graph_maps(model.graph)
         node = None
         for n in model.graph.node:
             if n.op_type not in ("Conv", "Gemm") or len(n.input) < 2:
@@ -581,10 +585,9 @@ def repro(flow, base, qat, rows, vf, vq, files, tmp):
                 node = n
         if node is None:
             return None
-        sub = os.path.join(tmp, f"{tag}_sub.onnx")
-        onnx.utils.extract_model(os.path.join(flow.dir, path), sub, [node.input[0]], [node.output[0]])
-        with open(sub, "rb") as f:
-            files[f"repro/{tag}_sub.onnx"] = f.read()
+        sub = onnx.utils.Extractor(model).extract_model([node.input[0]], [node.output[0]])
+        onnx.checker.check_model(sub)
+        files[f"repro/{tag}_sub.onnx"] = sub.SerializeToString()
         for name, t in ((f"repro/{tag}_in_0.npy", v["pin"][r["name"]][0]), (f"repro/{tag}_expected.npy", v["pout"][r["name"]])):
             b = io.BytesIO()
             np.save(b, t.numpy())
@@ -608,23 +611,18 @@ def overlays(flow, qat, rows, sens, files):
     # the activation quantizers in the graph's (topological) order are the hooks' execution order
     inits = {t.name for t in qat.graph.initializer}
     q_nodes = [n.name for n in qat.graph.node if n.op_type == "QuantizeLinear" and n.input[0] not in inits]
-    prod_of = dict(zip(q_nodes, rows)) if len(q_nodes) == len(rows) else {}
-    for n in g.node:
-        r = prod_of.get(n.name)
+    row_of = dict(zip(q_nodes, rows)) if len(q_nodes) == len(rows) else {}
+    for n in g.node:     # the metrics in the node's doc string (onnx 1.12's NodeProto has no metadata)
+        r = row_of.get(n.name)
         if r:
-            for k in ("Cosine", "SQNR", "local_Cosine", "local_SQNR"):
-                if k in r:
-                    e = n.metadata_props.add() if hasattr(n, "metadata_props") else None
-                    if e is not None:
-                        e.key, e.value = "qreport." + k, f"{r[k]:.9g}"
-            n.doc_string = json.dumps({k: r[k] for k in METRICS if k in r})
+            n.doc_string = json.dumps({k: r[k] for k in METRICS + ("local_Cosine", "local_SQNR") if k in r})
     m = onnx.helper.make_model(g, opset_imports=qat.opset_import)
     files["graph/annotated.onnx"] = m.SerializeToString()
     sens_of = {r["name"]: r["L1"] for r in sens}
     for key, suffix in (("Cosine", ""), ("SQNR", "_SQNR"), ("local_Cosine", "_local_Cosine"),
                         ("local_SQNR", "_local_SQNR"), ("sensitivity", "_sensitivity")):
         res = {}
-        for nname, r in prod_of.items():
+        for nname, r in row_of.items():
             v = sens_of.get(r["name"]) if key == "sensitivity" else r.get(key)
             if v is not None and math.isfinite(v):
                 res[nname] = {"value": v}
@@ -730,8 +728,7 @@ def main():
     lap("fragility")
     adv = advisor(flow, rows, sens, split)
     files["abnormal_layer_advisor.txt"] = "\n".join(adv) + "\n"
-    with tempfile.TemporaryDirectory() as tmp:
-        rep = repro(flow, base, qat, rows, v1f, v1q, files, tmp)
+    rep = repro(flow, base, qat, rows, v1f, v1q, files)
     summary["repro"] = rep
     b = io.BytesIO()
     np.save(b, x.numpy())

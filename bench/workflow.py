@@ -62,19 +62,26 @@ def timed(cmd, env=None):
     return dt
 
 
+def alternating(works, names, cmd, reps, env=None):
+    """Times cmd(name, opt) for every work (label, opt) and name, reps rounds, the names' order
+    flipped every round; {(label, name): [seconds]}."""
+    times = {(w, b): [] for w, _ in works for b in names}
+    for rep in range(reps):
+        order = list(names) if rep % 2 == 0 else list(names)[::-1]
+        for w, opt in works:
+            for b in order:
+                times[(w, b)].append(timed(cmd(b, opt), env))
+    return times
+
+
 def ab_rounds(name, bins, base, qat, inp, data, data2, n, n2, reps, tmp):
     """--ab: the three runall commands with each binary, alternating (order flips every round);
     prints a line per binary: medians [ranges] and a sample beyond the sensitivity's 4."""
     works = [("one input", ["-i", inp]), (f"--data {n}", ["--data", data])]
     if data2:
         works.append((f"--data {n2}", ["--data", data2]))
-    times = {(w, b): [] for w, _ in works for b in bins}
-    for rep in range(reps):
-        order = list(bins) if rep % 2 == 0 else list(bins)[::-1]
-        for w, opt in works:
-            for b in order:
-                times[(w, b)].append(timed([bins[b], "runall", base, qat] + opt +
-                                           ["--threads", "2", "-q", "-o", os.path.join(tmp, "ab.zip")]))
+    times = alternating(works, bins, lambda b, opt: [bins[b], "runall", base, qat] + opt +
+                        ["--threads", "2", "-q", "-o", os.path.join(tmp, "ab.zip")], reps)
     print(f"{name}: {cpu_name()}, {reps} rounds, load average {os.getloadavg()[0]:.2f}")
     for b in bins:
         med = {w: statistics.median(times[(w, b)]) for w, _ in works}
@@ -90,13 +97,8 @@ def py_rounds(name, scripts, d, n, reps, tmp):
     round); prints a line per script: medians [ranges]."""
     env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
     works = [("one input", []), (f"--data {n}", ["--data", str(n)])]
-    times = {(w, b): [] for w, _ in works for b in scripts}
-    for rep in range(reps):
-        order = list(scripts) if rep % 2 == 0 else list(scripts)[::-1]
-        for w, opt in works:
-            for b in order:
-                times[(w, b)].append(timed([sys.executable, scripts[b], d, os.path.join(tmp, "py.zip"), "--threads", "2"]
-                                           + opt, env))
+    times = alternating(works, scripts, lambda b, opt: [sys.executable, scripts[b], d, os.path.join(tmp, "py.zip"),
+                                                        "--threads", "2"] + opt, reps, env)
     print(f"{name}: {cpu_name()}, {reps} rounds, load average {os.getloadavg()[0]:.2f}")
     for b in scripts:
         print(f"  {b} ({scripts[b]}): " + "; ".join(

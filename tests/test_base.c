@@ -308,6 +308,124 @@ static void test_pool_memcpy(void) {
     QT_CHECKF(bad == 0, "%d copies differ from memcpy; first: %s", bad, msg);
 }
 
+/* base.c's large blocks: reuse, the tail given back, eviction that keeps what is mapped within the
+ * peak of the blocks in use, heap pointers through qr_aligned_free, qr_blk_keep(false), threads. */
+static size_t qt_blk_pages(size_t n) { return ((n + 2 * QR_ALIGN - 1) / QR_ALIGN * QR_ALIGN + 4095) / 4096 * 4096; }
+
+typedef struct QtBlkLive { unsigned char *p; size_t n; unsigned char tag; } QtBlkLive;
+
+static bool qt_blk_intact(const QtBlkLive *l) {
+    for (size_t i = 0; i < l->n; i += 97) if (l->p[i] != l->tag) return false;
+    return l->p[l->n - 1] == l->tag;
+}
+
+static void *qt_blk_thread(void *arg) {
+    int bad = 0;
+    uint32_t r = (uint32_t)(uintptr_t)arg;
+    QtBlkLive live[8] = {{0}};
+    for (int it = 0; it < 4000; it++) {
+        r = r * 1664525u + 1013904223u;
+        QtBlkLive *l = &live[(r >> 8) % 8];
+        if (l->p) {
+            if (!qt_blk_intact(l)) bad++;
+            qr_aligned_free(l->p);
+            l->p = NULL;
+        } else {
+            l->n = (size_t)(64 << 10) + (r >> 12) % (1u << 20);
+            l->tag = (unsigned char)(r >> 3);
+            l->p = qr_aligned_alloc(l->n);
+            if (!l->p) { bad++; continue; }
+            memset(l->p, l->tag, l->n);
+        }
+    }
+    for (int k = 0; k < 8; k++) if (live[k].p) { if (!qt_blk_intact(&live[k])) bad++; qr_aligned_free(live[k].p); }
+    return (void *)(intptr_t)bad;
+}
+
+static void test_blocks(void) {
+#if QR__BLK_ASAN
+    QT_SKIP("blocks are heap memory under AddressSanitizer");
+#else
+    qr_blk_keep(false);
+    qr_blk_keep(true);
+    size_t kept, m0, m;
+    qr_blk_bytes(&kept, &m0);
+    QT_CHECK(kept == 0);
+    unsigned char *a = qr_aligned_alloc(1 << 20);
+    QT_CHECK(a && (uintptr_t)a % QR_ALIGN == 0);
+    memset(a, 7, (1 << 20) + QR_ALIGN);                    /* the readable padding is there */
+    qr_blk_bytes(&kept, &m);
+    QT_CHECKF(m - m0 == qt_blk_pages(1 << 20), "mapped %zu", m - m0);
+    qr_aligned_free(a);
+    qr_blk_bytes(&kept, &m);
+    QT_CHECK(kept == qt_blk_pages(1 << 20) && m - m0 == kept);
+    unsigned char *b = qr_aligned_alloc(1 << 20);           /* kept: the same block, not zeroed */
+    QT_CHECK(b == a && b[0] == 0xa5);
+    qr_aligned_free(b);
+    unsigned char *c = qr_aligned_alloc(600 << 10);         /* at least half the block: its tail goes */
+    qr_blk_bytes(&kept, &m);
+    QT_CHECKF(c == a && kept == 0 && m - m0 == qt_blk_pages(600 << 10), "kept %zu mapped %zu", kept, m - m0);
+    qr_aligned_free(c);
+    unsigned char *d = qr_aligned_alloc(2 << 20);           /* no kept block fits: it is unmapped first */
+    qr_blk_bytes(&kept, &m);
+    QT_CHECKF(d && kept == 0 && m - m0 == qt_blk_pages(2 << 20), "kept %zu mapped %zu", kept, m - m0);
+    unsigned char *e = qr_aligned_alloc(4000);              /* small: the heap */
+    QT_CHECK(e && (uintptr_t)e % QR_ALIGN == 0);
+    qr_aligned_free(e);
+    qr_aligned_free(malloc(100 << 10));                     /* heap pointers are freed as free() does */
+    qr_blk_bytes(&kept, &m);
+    QT_CHECK(kept == 0 && m - m0 == qt_blk_pages(2 << 20));
+    qr_aligned_free(d);
+    qr_blk_keep(false);                                     /* the kept block goes, and so do later frees */
+    qr_blk_bytes(&kept, &m);
+    QT_CHECK(kept == 0 && m == m0);
+    d = qr_aligned_alloc(2 << 20);
+    qr_aligned_free(d);
+    qr_blk_bytes(&kept, &m);
+    QT_CHECK(kept == 0 && m == m0);
+    qr_blk_keep(true);
+
+    /* Random sizes: every block keeps its contents, and what is mapped never exceeds the peak in use. */
+    QtBlkLive live[16] = {{0}};
+    size_t in_use = 0, peak = 0;
+    uint32_t r = 99u;
+    int bad = 0;
+    char msg[160] = "";
+    for (int it = 0; it < 3000; it++) {
+        r = r * 1664525u + 1013904223u;
+        QtBlkLive *l = &live[(r >> 8) % 16];
+        if (l->p) {
+            if (!qt_blk_intact(l) && !bad++) snprintf(msg, sizeof msg, "step %d: a block's contents changed", it);
+            qr_aligned_free(l->p);
+            in_use -= qt_blk_pages(l->n);
+            l->p = NULL;
+        } else {
+            static const size_t sz[] = { 64 << 10, 100 << 10, 300 << 10, 1 << 20, 3 << 20, (3 << 20) + 5000 };
+            l->n = sz[(r >> 12) % QR_ARRAY_LEN(sz)] + (r >> 20) % 4096;
+            l->tag = (unsigned char)(it + 1);
+            l->p = qr_aligned_alloc(l->n);
+            if (!l->p) { bad++; break; }
+            memset(l->p, l->tag, l->n);
+            in_use += qt_blk_pages(l->n);
+            peak = QR_MAX(peak, in_use);
+        }
+        qr_blk_bytes(&kept, &m);
+        if (m - m0 > peak && !bad++) snprintf(msg, sizeof msg, "step %d: %zu bytes mapped, peak in use %zu", it, m - m0, peak);
+    }
+    for (int k = 0; k < 16; k++) if (live[k].p) qr_aligned_free(live[k].p);
+    QT_CHECKF(bad == 0, "%d bad steps; first: %s", bad, msg);
+
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++) QT_CHECK(pthread_create(&th[t], NULL, qt_blk_thread, (void *)(uintptr_t)(t + 5)) == 0);
+    for (int t = 0; t < 2; t++) { void *res; pthread_join(th[t], &res); bad += (int)(intptr_t)res; }
+    QT_CHECKF(bad == 0, "%d blocks changed or failed with two threads", bad);
+    qr_blk_keep(false);
+    qr_blk_keep(true);
+    qr_blk_bytes(&kept, &m);
+    QT_CHECK(kept == 0 && m == m0);
+#endif
+}
+
 static void qt_base_all(void) {
     QT_RUN(test_arena);
     QT_RUN(test_strmap);
@@ -321,4 +439,5 @@ static void qt_base_all(void) {
     QT_RUN(test_minifloat_saturate);
     QT_RUN(test_subbyte_pb_roundtrip);
     QT_RUN(test_pool_memcpy);
+    QT_RUN(test_blocks);
 }

@@ -1018,7 +1018,8 @@ static int64_t qt_hm_rss_growth(QrStatus (*fn)(void *), void *ctx) {
     if (pid == 0) {
         close(fds[0]);
         int64_t growth = -1;
-        mallopt(M_MMAP_THRESHOLD, 128 << 10);     /* as the CLI with --max-memory */
+        mallopt(M_MMAP_THRESHOLD, 128 << 10);     /* as the CLI with --max-memory: */
+        qr_blk_keep(false);                         /* blocks the tests before kept are not reused */
         malloc_trim(0);
         int fd = open("/proc/self/clear_refs", O_WRONLY);
         struct rusage r0, r1;

@@ -12,6 +12,8 @@
 #include <sys/syscall.h>
 #include <signal.h>
 #include <dirent.h>
+#include <pthread.h>
+#include <sys/mman.h>
 
 /* ==== errors ============================================================== */
 
@@ -67,15 +69,219 @@ QR_TESTAPI const char *qr_status_name(QrStatus st) {
 
 #define QR_ARENA_BLOCK (1u << 20)
 
+/* ==== large blocks ========================================================
+ * Buffers of QR__BLK_MIN bytes or more (values, packed weights, decoded initializers, copies)
+ * are mapped by qreport itself and, when freed, kept for the next request of about their size: a
+ * model's buffers come in the same sizes run after run and analysis after analysis, and a kept
+ * block is used again without its pages being faulted in and zeroed by the kernel again (on a
+ * runall of ResNet-18, 40% of the process's page faults; issue 30). Bounded: what is mapped
+ * never exceeds the peak of the blocks in use so far. A request no kept block fits (one of at
+ * least its size and at most twice it) first unmaps kept blocks, the longest kept first, of at
+ * least its size; a kept block used for a smaller request unmaps its tail, so a block in use maps
+ * its request rounded up to pages and no more. qr_blk_keep(false) keeps none (--max-memory: the
+ * memory estimate counts the blocks in use). Under AddressSanitizer every buffer comes from the
+ * heap, where ASan watches it. Blocks are known by address (a hash set): qr_aligned_free also
+ * frees heap pointers (qr_file_read's buffers, small buffers) with free(). */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define QR__BLK_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define QR__BLK_ASAN 1
+#endif
+#endif
+#ifndef QR__BLK_ASAN
+#define QR__BLK_ASAN 0
+#endif
+
+#define QR__BLK_MIN ((size_t)64 << 10)
+#define QR__BLK_PAGE ((size_t)4096)
+
+typedef struct QrBlkSlot { uintptr_t p; size_t cap; } QrBlkSlot;   /* p: 0 empty, 1 deleted */
+
+static struct {
+    pthread_mutex_t mu;
+    QrBlkSlot *set;          /* every mapped block, in use or kept: open addressing, n_set of cap_set */
+    size_t n_set, used_set, cap_set;
+    QrBlkSlot *kept;         /* the kept blocks, longest kept first */
+    int n_kept, cap_kept;
+    size_t kept_bytes;
+    size_t mapped;           /* bytes of every block in the set */
+    bool keep_none;          /* qr_blk_keep(false) */
+} qr__blk = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static size_t qr__blk_hash(uintptr_t p, size_t cap) { return (size_t)((p >> 12) * 0x9E3779B97F4A7C15ull) & (cap - 1); }
+
+/* Slot of block p in the set (NULL: not a block). Under qr__blk.mu. */
+static QrBlkSlot *qr__blk_find(uintptr_t p) {
+    if (!qr__blk.cap_set) return NULL;
+    for (size_t i = qr__blk_hash(p, qr__blk.cap_set), k = 0; k < qr__blk.cap_set; k++, i = (i + 1) & (qr__blk.cap_set - 1)) {
+        if (qr__blk.set[i].p == p) return &qr__blk.set[i];
+        if (!qr__blk.set[i].p) return NULL;
+    }
+    return NULL;
+}
+
+/* Adds block p to the set (false: out of memory). Under qr__blk.mu. */
+static bool qr__blk_add(uintptr_t p, size_t cap) {
+    if (2 * (qr__blk.used_set + 1) > qr__blk.cap_set) {   /* grow (and drop deleted slots) at half full */
+        size_t nc = qr__blk.cap_set ? qr__blk.cap_set : 256;
+        while (2 * (qr__blk.n_set + 1) > nc / 2) nc *= 2;
+        QrBlkSlot *ns = calloc(nc, sizeof *ns);
+        if (!ns) return false;
+        for (size_t i = 0; i < qr__blk.cap_set; i++) {
+            uintptr_t q = qr__blk.set[i].p;
+            if (q <= 1) continue;
+            size_t j = qr__blk_hash(q, nc);
+            while (ns[j].p) j = (j + 1) & (nc - 1);
+            ns[j] = qr__blk.set[i];
+        }
+        free(qr__blk.set);
+        qr__blk.set = ns;
+        qr__blk.cap_set = nc;
+        qr__blk.used_set = qr__blk.n_set;
+    }
+    size_t j = qr__blk_hash(p, qr__blk.cap_set);
+    while (qr__blk.set[j].p > 1) j = (j + 1) & (qr__blk.cap_set - 1);
+    if (!qr__blk.set[j].p) qr__blk.used_set++;
+    qr__blk.set[j] = (QrBlkSlot){ p, cap };
+    qr__blk.n_set++;
+    qr__blk.mapped += cap;
+    return true;
+}
+
+static void qr__blk_unmap(uintptr_t p, size_t cap) { munmap((void *)p, cap); }
+
+/* A block of exactly `cap` bytes (a multiple of the page), kept or newly mapped; NULL when out of memory. */
+static void *qr__blk_get(size_t cap) {
+    QrBlkSlot ev[32], trim = {0};
+    int n_ev = 0;
+    uintptr_t got = 0;
+    pthread_mutex_lock(&qr__blk.mu);
+    int best = -1;
+    for (int i = 0; i < qr__blk.n_kept; i++) {
+        size_t c = qr__blk.kept[i].cap;
+        if (c >= cap && c / 2 <= cap && (best < 0 || c < qr__blk.kept[best].cap)) best = i;
+    }
+    if (best >= 0) {
+        QrBlkSlot k = qr__blk.kept[best];
+        memmove(&qr__blk.kept[best], &qr__blk.kept[best + 1], (size_t)(qr__blk.n_kept - best - 1) * sizeof k);
+        qr__blk.n_kept--;
+        qr__blk.kept_bytes -= k.cap;
+        if (k.cap > cap) {
+            qr__blk_find(k.p)->cap = cap;
+            qr__blk.mapped -= k.cap - cap;
+            trim = (QrBlkSlot){ k.p + cap, k.cap - cap };
+        }
+        got = k.p;
+    } else {
+        size_t freed = 0;       /* the longest kept first, until the request's size is given back */
+        while (freed < cap && n_ev < QR_ARRAY_LEN(ev) && n_ev < qr__blk.n_kept) {
+            ev[n_ev] = qr__blk.kept[n_ev];
+            freed += ev[n_ev].cap;
+            QrBlkSlot *s = qr__blk_find(ev[n_ev].p);
+            s->p = 1;
+            qr__blk.n_set--;
+            qr__blk.mapped -= ev[n_ev].cap;
+            n_ev++;
+        }
+        memmove(&qr__blk.kept[0], &qr__blk.kept[n_ev], (size_t)(qr__blk.n_kept - n_ev) * sizeof ev[0]);
+        qr__blk.n_kept -= n_ev;
+        qr__blk.kept_bytes -= freed;
+    }
+    pthread_mutex_unlock(&qr__blk.mu);
+    if (trim.p) qr__blk_unmap(trim.p, trim.cap);
+    for (int i = 0; i < n_ev; i++) qr__blk_unmap(ev[i].p, ev[i].cap);
+    if (got) {
+#ifdef QR_TESTING
+        memset((void *)got, 0xa5, cap);     /* tests: a kept block's old contents never pass for zeros */
+#endif
+        return (void *)got;
+    }
+    void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    pthread_mutex_lock(&qr__blk.mu);
+    bool ok = qr__blk_add((uintptr_t)p, cap);
+    pthread_mutex_unlock(&qr__blk.mu);
+    if (!ok) { munmap(p, cap); return NULL; }
+#ifdef QR_TESTING
+    memset(p, 0xa5, cap);                   /* nor do fresh pages' zeros */
+#endif
+    return p;
+}
+
+/* Frees p if it is a block (kept, or unmapped when none may be kept); false: p is not a block. */
+static bool qr__blk_put(void *p) {
+    uintptr_t u = (uintptr_t)p;
+    pthread_mutex_lock(&qr__blk.mu);
+    QrBlkSlot *s = qr__blk_find(u);
+    if (!s) { pthread_mutex_unlock(&qr__blk.mu); return false; }
+    QrBlkSlot b = *s;
+    bool keep = !qr__blk.keep_none;
+    if (keep && qr__blk.n_kept == qr__blk.cap_kept) {
+        int nc = qr__blk.cap_kept ? 2 * qr__blk.cap_kept : 64;
+        QrBlkSlot *nk = realloc(qr__blk.kept, (size_t)nc * sizeof *nk);
+        if (nk) { qr__blk.kept = nk; qr__blk.cap_kept = nc; }
+        else keep = false;
+    }
+    if (keep) {
+        qr__blk.kept[qr__blk.n_kept++] = b;
+        qr__blk.kept_bytes += b.cap;
+    } else {
+        s->p = 1;
+        qr__blk.n_set--;
+        qr__blk.mapped -= b.cap;
+    }
+    pthread_mutex_unlock(&qr__blk.mu);
+    if (!keep) qr__blk_unmap(b.p, b.cap);
+    return true;
+}
+
+/* keep: freed blocks are kept for reuse (the default); false unmaps the kept ones and keeps none. */
+static void qr_blk_keep(bool keep) {
+    pthread_mutex_lock(&qr__blk.mu);
+    qr__blk.keep_none = !keep;
+    QrBlkSlot *k = qr__blk.kept;
+    int n = keep ? 0 : qr__blk.n_kept;
+    if (!keep) {
+        for (int i = 0; i < n; i++) { qr__blk_find(k[i].p)->p = 1; qr__blk.n_set--; qr__blk.mapped -= k[i].cap; }
+        qr__blk.kept = NULL;
+        qr__blk.n_kept = qr__blk.cap_kept = 0;
+        qr__blk.kept_bytes = 0;
+    }
+    pthread_mutex_unlock(&qr__blk.mu);
+    for (int i = 0; i < n; i++) qr__blk_unmap(k[i].p, k[i].cap);
+    if (!keep) free(k);
+}
+
+#ifdef QR_TESTING
+/* Tests: the bytes of the kept blocks and of every block (kept or in use). */
+QR_TESTAPI void qr_blk_bytes(size_t *kept, size_t *mapped) {
+    pthread_mutex_lock(&qr__blk.mu);
+    *kept = qr__blk.kept_bytes;
+    *mapped = qr__blk.mapped;
+    pthread_mutex_unlock(&qr__blk.mu);
+}
+#endif
+
+/* The bytes a request of `padded` bytes takes: a block's pages, or the heap's chunk. */
+static size_t qr__blk_bytes(size_t padded) {
+    return !QR__BLK_ASAN && padded >= QR__BLK_MIN ? (padded + QR__BLK_PAGE - 1) & ~(QR__BLK_PAGE - 1) : padded;
+}
+
 static void *qr_aligned_alloc(size_t size) {
     void *p = NULL;
-    if (size > SIZE_MAX - 2 * QR_ALIGN) return NULL;
+    if (size > SIZE_MAX - 2 * QR__BLK_PAGE) return NULL;
     size_t padded = (size + 2 * QR_ALIGN - 1) & ~(size_t)(QR_ALIGN - 1);
+    if (!QR__BLK_ASAN && padded >= QR__BLK_MIN) return qr__blk_get(qr__blk_bytes(padded));
     if (posix_memalign(&p, QR_ALIGN, padded) != 0) return NULL;
     return p;
 }
 
-static void qr_aligned_free(void *p) { free(p); }
+static void qr_aligned_free(void *p) {
+    if (p && !QR__BLK_ASAN && qr__blk_put(p)) return;
+    free(p);
+}
 
 static void *qr_arena_alloc(QrArena *a, size_t size) {
     if (size > SIZE_MAX / 2) return NULL;
@@ -233,6 +439,34 @@ static QrStatus qr_file_size(const char *path, uint64_t *size) {
     return QR_OK;
 }
 
+static QrStatus qr_file_map(const char *path, size_t max_bytes, const unsigned char **out, size_t *out_len) {
+    static const unsigned char empty[1];
+    QR__FILE_WATCH(path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return qr_errf(QR_ERR_IO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    QrStatus s = QR_OK;
+    if (fstat(fd, &st) != 0) s = qr_errf(QR_ERR_IO, "%s: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode)) s = qr_errf(QR_ERR_IO, "%s: not a regular file", path);
+    else if (max_bytes && (uint64_t)st.st_size > max_bytes)
+        s = qr_errf(QR_ERR_NOMEM, "%s: file is %llu bytes, more than the limit of %zu", path,
+                    (unsigned long long)st.st_size, max_bytes);
+    else if ((uint64_t)st.st_size > SIZE_MAX / 2) s = qr_errf(QR_ERR_NOMEM, "%s: file too large", path);
+    if (s != QR_OK) { close(fd); return s; }
+    size_t n = (size_t)st.st_size;
+    void *p = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : (void *)empty;
+    int err = errno;
+    close(fd);
+    if (p == MAP_FAILED) return qr_errf(QR_ERR_IO, "%s: cannot map: %s", path, strerror(err));
+    *out = p;
+    *out_len = n;
+    return QR_OK;
+}
+
+static void qr_file_unmap(const unsigned char *p, size_t len) {
+    if (p && len) munmap((void *)p, len);
+}
+
 static QrStatus qr_file_read(const char *path, size_t max_bytes, unsigned char **out, size_t *out_len) {
     uint64_t size;
     QR_TRY(qr_file_size(path, &size));
@@ -240,10 +474,12 @@ static QrStatus qr_file_read(const char *path, size_t max_bytes, unsigned char *
         return qr_errf(QR_ERR_NOMEM, "%s: file is %llu bytes, more than the limit of %zu",
                        path, (unsigned long long)size, max_bytes);
     if (size > SIZE_MAX - 2 * QR_ALIGN) return qr_errf(QR_ERR_NOMEM, "%s: file too large", path);
-    unsigned char *buf = qr_aligned_alloc((size_t)size + 1);
+    /* from the heap, not a block (qr_aligned_alloc): callers free it with free() or realloc it */
+    void *mem = NULL;
+    unsigned char *buf = posix_memalign(&mem, QR_ALIGN, ((size_t)size + 2 * QR_ALIGN) & ~(size_t)(QR_ALIGN - 1)) ? NULL : mem;
     if (!buf) return qr_errf(QR_ERR_NOMEM, "%s: cannot allocate %llu bytes", path, (unsigned long long)size);
     QrStatus st = qr_file_read_range(path, 0, size, buf);
-    if (st != QR_OK) { qr_aligned_free(buf); return st; }
+    if (st != QR_OK) { free(buf); return st; }
     buf[size] = 0;
     *out = buf;
     *out_len = (size_t)size;

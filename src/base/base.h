@@ -97,9 +97,13 @@ static void qr_arena_free(QrArena *a);
 /* Empties the arena but keeps its oldest block for reuse (per-node scratch). */
 static void qr_arena_clear(QrArena *a);
 
-/* 64-byte aligned heap memory with QR_ALIGN bytes of readable padding. */
+/* 64-byte aligned memory with QR_ALIGN bytes of readable padding, not zeroed: from the heap, or
+ * from 64 KiB on a block of pages kept for reuse when freed (base.c, "large blocks").
+ * qr_aligned_free frees either, and heap pointers (as free()); only it frees a block. */
 static void *qr_aligned_alloc(size_t size);
 static void qr_aligned_free(void *p);
+/* keep: freed blocks are kept for reuse (the default); false unmaps the kept ones and keeps none. */
+static void qr_blk_keep(bool keep);
 
 /* ---- checked arithmetic -------------------------------------------------- */
 
@@ -127,6 +131,13 @@ static void qr_str_suggest(const char *name, const char *const *cands, int n, ch
 
 /* ---- files -------------------------------------------------------------- */
 static void qr_safe_filename(char *dst, size_t n, const char *name);
+
+/* Maps a whole regular file read-only (qr_file_unmap), its pages read in at once: a decoder reads
+ * the page cache in place instead of a copy in a buffer. Same limits and messages as qr_file_read.
+ * (A file truncated by another process while mapped would fault the reader: for inputs read once,
+ * right away.) */
+static QrStatus qr_file_map(const char *path, size_t max_bytes, const unsigned char **out, size_t *out_len);
+static void qr_file_unmap(const unsigned char *p, size_t len);
 
 /* Reads a whole file into malloc'd memory (caller frees). Refuses files larger
  * than `max_bytes` (0 = no limit) with QR_ERR_NOMEM. */

@@ -826,6 +826,7 @@ static int qr__cli_begin(int argc, char **argv, const char *usage, bool two_mode
     if (o->max_memory > 0) {
         mallopt(M_MMAP_THRESHOLD, 128 << 10);
         qr_run_pool_set_idle(0);             /* no idle buffers beyond the live values the estimate counts */
+        qr_blk_keep(false);                  /* nor kept blocks */
         const char *files[2] = { o->model, o->model2 };
         QrMemEstimate e;
         qr_mem_estimate_files(files, two_models ? 2 : 1, &e);

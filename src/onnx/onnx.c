@@ -476,21 +476,19 @@ static QrStatus qr__onnx_graph_from_proto(QrGraph *g, const QrOnnxCtx *cx, const
     return QR_OK;
 }
 
-/* Decodes buf and builds the graph. owned (optional): buf is the caller's heap copy of the
- * file (qr_aligned_free'd); it is freed as soon as protobuf-c has decoded it (the decoded
- * message copies every string and bytes field), so the file, its decoded copy and the graph's
- * tensors are never in memory all three at once: the load peaks at twice the file, not three
- * times (a 344 MB ViT-B base.onnx: ~1.0 GB -> ~0.7 GB). *owned is NULL afterwards. */
+/* Decodes buf and builds the graph. mapped: buf is the file mapped (qr_file_map); it is unmapped
+ * as soon as protobuf-c has decoded it (the decoded message copies every string and bytes field),
+ * so the file, its decoded copy and the graph's tensors are never in memory all three at once: the
+ * load peaks at twice the file, not three times (a 344 MB ViT-B base.onnx: ~1.0 GB -> ~0.7 GB). */
 static QrStatus qr__onnx_load_decoded(const char *path, const char *dir, const unsigned char *buf, size_t len,
-                                      unsigned char **owned, QrGraph **out) {
+                                      bool mapped, QrGraph **out) {
     *out = NULL;
     QrOnnxPb pb = {0};
     ProtobufCAllocator alloc = { qr__onnx_pb_alloc, qr__onnx_pb_free, &pb };
     pb.arena.limit = len * 8 + ((size_t)64 << 20);     /* decoded size is bounded by the input size */
     Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc, len, buf);
-    if (owned) {
-        qr_aligned_free(*owned);
-        *owned = NULL;
+    if (mapped) {
+        qr_file_unmap(buf, len);
         buf = NULL;
     }
     if (!mp) {
@@ -513,20 +511,19 @@ static QrStatus qr__onnx_load_decoded(const char *path, const char *dir, const u
 #ifdef QR_TESTING
 QR_TESTAPI QrStatus qr_onnx_read_buffer(const char *path, const char *dir, const unsigned char *buf, size_t len,
                                         QrGraph **out) {
-    return qr__onnx_load_decoded(path, dir, buf, len, NULL, out);
+    return qr__onnx_load_decoded(path, dir, buf, len, false, out);
 }
 #endif
 
 static QrStatus qr_onnx_read(const char *path, QrGraph **out) {
-    unsigned char *buf;
-    size_t len;
-    QrStatus st = qr_file_read(path, QR_ONNX_MAX_PROTO, &buf, &len);
-    if (st != QR_OK) return st;
+    const unsigned char *buf = NULL;
+    size_t len = 0;
+    QR_TRY(qr_file_map(path, QR_ONNX_MAX_PROTO, &buf, &len));
     QrArena tmp = {0};
     char *dir = qr_path_dirname(&tmp, path);
-    st = dir ? qr__onnx_load_decoded(path, dir, buf, len, &buf, out) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    QrStatus st = dir ? qr__onnx_load_decoded(path, dir, buf, len, true, out) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (!dir) qr_file_unmap(buf, len);
     qr_arena_free(&tmp);
-    qr_aligned_free(buf);
     return st;
 }
 

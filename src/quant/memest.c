@@ -37,8 +37,12 @@ static const char *qr_mem_part_name(QrMemPart p) {
 }
 
 /* Bytes qr_aligned_alloc takes for an n-byte tensor: padded to 64 with 64 readable bytes
- * past the end, plus the allocator's header. */
-static uint64_t qr__hm_alloc(uint64_t n) { return ((n + 2 * QR_ALIGN - 1) & ~(uint64_t)(QR_ALIGN - 1)) + 16; }
+ * past the end, then rounded up to pages (a block) or plus the heap's header. */
+static uint64_t qr__hm_alloc(uint64_t n) {
+    uint64_t padded = (n + 2 * QR_ALIGN - 1) & ~(uint64_t)(QR_ALIGN - 1);
+    return padded >= QR__BLK_MIN && !QR__BLK_ASAN ? (padded + QR__BLK_PAGE - 1) & ~(uint64_t)(QR__BLK_PAGE - 1)
+                                                  : padded + 16;
+}
 
 /* Allocation bytes of value v's tensor in its inferred dtype (0 when unknown). */
 static uint64_t qr__hm_value(const QrGraph *g, int v, int *n_dynamic) {

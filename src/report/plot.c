@@ -17,14 +17,23 @@
 #define QR__PL_ZLIB_LEVEL 6
 #define QR__PL_PNG_FILTER 2
 
+/* stb's buffers (the filtered rows, the zlib stream, the PNG) are as large as the canvas:
+ * blocks (base.c), reused chart after chart instead of faulted in anew. */
+#define STBIW_MALLOC(sz) qr_aligned_alloc(sz)
+#define STBIW_FREE(p) qr_aligned_free(p)
+#define STBIW_REALLOC_SIZED(p, oldsz, newsz)                                        \
+    ({ void *q_ = qr_aligned_alloc(newsz);                                         \
+       if (q_ && (p)) { memcpy(q_, (p), QR_MIN((size_t)(oldsz), (size_t)(newsz))); qr_aligned_free(p); } \
+       q_; })
+
 /* stb's STBIW_ZLIB_COMPRESS contract: return a zlib stream allocated with
  * STBIW_MALLOC (stb frees it with STBIW_FREE), or NULL on failure. */
 static unsigned char *qr__pl_zlib(unsigned char *data, int len, int *out_len, int quality) {
     QR_UNUSED(quality);
     uLongf cap = compressBound((uLong)len);
-    unsigned char *out = malloc(cap);
+    unsigned char *out = STBIW_MALLOC(cap);
     if (!out) return NULL;
-    if (compress2(out, &cap, data, (uLong)len, QR__PL_ZLIB_LEVEL) != Z_OK || cap > (uLongf)INT32_MAX) { free(out); return NULL; }
+    if (compress2(out, &cap, data, (uLong)len, QR__PL_ZLIB_LEVEL) != Z_OK || cap > (uLongf)INT32_MAX) { STBIW_FREE(out); return NULL; }
     *out_len = (int)cap;
     return out;
 }
@@ -91,7 +100,7 @@ static QrStatus qr_canvas_init(QrCanvas *c, int w, int h, QrColor bg) {
     memset(c, 0, sizeof *c);
     if (w < 1 || h < 1 || w > QR_PLOT_MAX_SIDE || h > QR_PLOT_MAX_SIDE)
         return qr_errf(QR_ERR_INVALID, "plot: canvas size %dx%d outside 1..%d", w, h, QR_PLOT_MAX_SIDE);
-    c->px = malloc((size_t)w * (size_t)h * 3);
+    c->px = qr_aligned_alloc((size_t)w * (size_t)h * 3);      /* a block: reused chart after chart */
     if (!c->px) return qr_errf(QR_ERR_NOMEM, "plot: out of memory for a %dx%d canvas", w, h);
     c->w = w;
     c->h = h;
@@ -104,7 +113,7 @@ static QrStatus qr_canvas_init(QrCanvas *c, int w, int h, QrColor bg) {
     return QR_OK;
 }
 
-static void qr_canvas_free(QrCanvas *c) { free(c->px); memset(c, 0, sizeof *c); }
+static void qr_canvas_free(QrCanvas *c) { qr_aligned_free(c->px); memset(c, 0, sizeof *c); }
 
 static void qr_canvas_clip(QrCanvas *c, int x0, int y0, int x1, int y1) {
     c->clip_x0 = QR_MAX(0, x0);

@@ -583,6 +583,73 @@ static void test_zip_packed(void) {
     }
 }
 
+/* Float payloads (.npy, .onnx) that a level-1 deflate of their first 64 KiB shrinks by less than an
+ * eighth are stored; compressible ones and other entries are deflated; the same bytes whether
+ * compressed ahead on the pool (at 1 or 2 threads) or streamed through minizip (pack_max 0). */
+static void test_zip_store_probe(void) {
+    enum { N = 200000 };
+    unsigned char *rnd = malloc(N), *zero = calloc(1, N);
+    QT_CHECK(rnd && zero);
+    uint32_t r = 7u;
+    for (int i = 0; i < N; i++) { r = r * 1664525u + 1013904223u; rnd[i] = (unsigned char)(r >> 24); }
+    char disk[512], p[3][512];
+    snprintf(disk, sizeof disk, "%s/probe_src.onnx", qt_tmpdir());
+    QrStatus st = qr_file_write_atomic(disk, rnd, N / 2);
+    const size_t pack_max[3] = { QR_ZIP_PACK_MAX, QR_ZIP_PACK_MAX, 0 };
+    const int threads[3] = { 1, 2, 1 };
+    const int saved = qr_pool_threads();
+    for (int run = 0; st == QR_OK && run < 3; run++) {
+        QrZip z;
+        st = qr_zip_init(&z);
+        if (st == QR_OK) st = qr_zip_add(&z, "a_random.npy", rnd, N);
+        if (st == QR_OK) st = qr_zip_add(&z, "b_zeros.npy", zero, N);
+        if (st == QR_OK) st = qr_zip_add(&z, "c_random.txt", rnd, N);
+        if (st == QR_OK) st = qr_zip_add_file(&z, "d_random.onnx", disk);
+        z.mtime = 1700000000;
+        z.pack_max = pack_max[run];
+        snprintf(p[run], sizeof p[run], "%s/probe%d.zip", qt_tmpdir(), run);
+        qr_pool_init(threads[run]);
+        if (st == QR_OK) st = qr_zip_write(&z, p[run]);
+        qr_pool_init(saved);
+        qr_zip_free(&z);
+    }
+    free(zero);
+    if (st != QR_OK) { free(rnd); QT_OK(st); }
+    unzFile uf = unzOpen64(p[0]);
+    QT_CHECK(uf);
+    static const char *const names[4] = { "a_random.npy", "b_zeros.npy", "c_random.txt", "d_random.onnx" };
+    static const uLong method[4] = { 0, Z_DEFLATED, Z_DEFLATED, 0 };
+    int k = 0;
+    bool good = true;
+    for (int rc = unzGoToFirstFile(uf); rc == UNZ_OK && good; rc = unzGoToNextFile(uf), k++) {
+        char name[64];
+        unz_file_info64 fi;
+        good = k < 4 && unzGetCurrentFileInfo64(uf, &fi, name, sizeof name, NULL, 0, NULL, 0) == UNZ_OK &&
+               !strcmp(name, names[k]) && fi.compression_method == method[k] && (k != 1 || fi.compressed_size < N / 100);
+        size_t want = k == 3 ? N / 2 : N;
+        unsigned char *buf = good ? malloc(want + 1) : NULL;
+        good = good && buf && unzOpenCurrentFile(uf) == UNZ_OK &&
+               unzReadCurrentFile(uf, buf, (unsigned)want + 1) == (int)want && unzCloseCurrentFile(uf) == UNZ_OK &&
+               !memcmp(buf, k == 1 ? (const unsigned char *)"" : rnd, k == 1 ? 0 : want);
+        if (good && k == 1) for (size_t i = 0; i < want; i++) good = good && buf[i] == 0;
+        free(buf);
+        if (!good) printf("probe zip: entry %d '%s' method %lu\n", k, k < 4 ? names[k] : "?", k < 4 ? fi.compression_method : 0);
+    }
+    unzClose(uf);
+    free(rnd);
+    QT_CHECKF(good && k == 4, "the probed zip does not read back as expected (%d entries)", k);
+    for (int run = 1; run < 3; run++) {
+        unsigned char *a = NULL, *b = NULL;
+        size_t na = 0, nb = 0;
+        st = qt_bd_read(p[0], &a, &na);
+        if (st == QR_OK) st = qt_bd_read(p[run], &b, &nb);
+        bool same = st == QR_OK && na == nb && !memcmp(a, b, na);
+        free(a); free(b);
+        QT_OK(st);
+        QT_CHECKF(same, "probe zip %d differs from the first (threads %d, pack_max %zu)", run, threads[run], pack_max[run]);
+    }
+}
+
 static void test_zip_names(void) {
     QrZip z;
     QT_OK(qr_zip_init(&z));
@@ -1088,6 +1155,7 @@ static void qt_bundle_all(void) {
     QT_RUN(test_zip_roundtrip);
     QT_RUN(test_zip_deterministic);
     QT_RUN(test_zip_packed);
+    QT_RUN(test_zip_store_probe);
     QT_RUN(test_zip_names);
     QT_RUN(test_zip_write_faults);
     QT_RUN(test_zip_keep_dir);

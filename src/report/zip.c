@@ -307,6 +307,7 @@ typedef struct QrZipPacked {
     size_t len, cap;
     uLong crc;
     uint64_t n_in;
+    bool stored;             /* a float payload found incompressible (qr__zip_incompressible): written stored */
     QrStatus st;
     char *msg;               /* malloc'd */
 } QrZipPacked;
@@ -340,6 +341,43 @@ static QrStatus qr__zip_pack_sink(void *ctx, const void *buf, size_t len) {
     return qr__zip_pack_run(p, buf, len, Z_NO_FLUSH);
 }
 
+/* A float payload (QR_ZIP_DEFLATE_FAST: .npy, .onnx) whose first QR__ZIP_PROBE bytes a level-1 deflate
+ * shrinks by less than an eighth: float32 values of a model's activations and weights mostly, whose
+ * deflate costs most of the zip's CPU to save 7% (ResNet-18's badcase.npy, the repro subgraphs); a
+ * payload of few distinct values (a fake-quantized tensor's, zeros) still deflates. Decided from the
+ * entry's own bytes: the same zip at any thread count. */
+#define QR__ZIP_PROBE ((size_t)64 << 10)
+
+static QrStatus qr__zip_incompressible(const QrZipEntry *e, bool *out) {
+    *out = false;
+    if (e->method != QR_ZIP_DEFLATE_FAST || !e->len) return QR_OK;
+    size_t n = QR_MIN(e->len, QR__ZIP_PROBE);
+    unsigned char *in = NULL, *out_buf = malloc(compressBound((uLong)n));
+    const unsigned char *src = e->data;
+    QrStatus st = out_buf ? QR_OK : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (st == QR_OK && e->src_path) {
+        in = malloc(n);
+        st = in ? qr_file_read_range(e->src_path, 0, n, in) : qr_errf(QR_ERR_NOMEM, "out of memory");
+        src = in;
+    }
+    if (st == QR_OK) {
+        z_stream zs;
+        memset(&zs, 0, sizeof zs);
+        if (deflateInit2(&zs, 1, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) st = qr_errf(QR_ERR_NOMEM, "cannot start deflate");
+        else {
+            zs.next_in = (Bytef *)(uintptr_t)src;
+            zs.avail_in = (uInt)n;
+            zs.next_out = out_buf;
+            zs.avail_out = (uInt)compressBound((uLong)n);
+            if (deflate(&zs, Z_FINISH) == Z_STREAM_END) *out = 8 * (uint64_t)zs.total_out > 7 * (uint64_t)n;
+            deflateEnd(&zs);
+        }
+    }
+    free(in);
+    free(out_buf);
+    return st;
+}
+
 typedef struct QrZipPackJob { const QrZip *z; const QrZipEntry *e; QrZipPacked *p; } QrZipPackJob;
 
 static void qr__zip_pack_task(void *ctx, int64_t k, int tid) {
@@ -347,8 +385,11 @@ static void qr__zip_pack_task(void *ctx, int64_t k, int tid) {
     const QrZipPackJob *j = ctx;
     QrZipPacked *p = &j->p[k];
     p->crc = crc32(0L, Z_NULL, 0);
-    QrStatus st = deflateInit2(&p->zs, qr__zip_level(j->z, &j->e[k]), Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK
-                ? QR_OK : qr_errf(QR_ERR_NOMEM, "cannot start deflate");
+    QrStatus st = qr__zip_incompressible(&j->e[k], &p->stored);
+    if (st == QR_OK && p->stored) { p->st = QR_OK; return; }
+    if (st == QR_OK)
+        st = deflateInit2(&p->zs, qr__zip_level(j->z, &j->e[k]), Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK
+           ? QR_OK : qr_errf(QR_ERR_NOMEM, "cannot start deflate");
     p->zs_live = st == QR_OK;
     if (st == QR_OK) st = qr__zip_stream(&j->e[k], qr__zip_pack_sink, p);
     if (st == QR_OK) st = qr__zip_pack_run(p, NULL, 0, Z_FINISH);
@@ -428,8 +469,14 @@ static QrStatus qr__zip_entries(QrZip *z, zipFile zf, QrBdZipIo *io, const char 
         for (int k = 0; st == QR_OK && k < np; k++)
             if (pk[k].st != QR_OK)
                 st = qr_errf(pk[k].st, "%s: cannot compress '%s': %s", zip_path, todo[k].name, pk[k].msg ? pk[k].msg : "?");
-        for (int i = i0; st == QR_OK && i < i1; i++)
-            st = qr__zip_entry(z, &z->entries[i], slot[i] >= 0 ? &pk[slot[i]] : NULL, zf, io, zip_path);
+        for (int i = i0; st == QR_OK && i < i1; i++) {
+            QrZipEntry e = z->entries[i];
+            const QrZipPacked *p = slot[i] >= 0 ? &pk[slot[i]] : NULL;
+            bool stored = p && p->stored;
+            if (!p) st = qr__zip_incompressible(&e, &stored);     /* not compressed ahead: decided here */
+            if (stored) { e.method = QR_ZIP_STORE; p = NULL; }
+            if (st == QR_OK) st = qr__zip_entry(z, &e, p, zf, io, zip_path);
+        }
         for (int k = 0; k < np; k++) qr__zip_pack_free(&pk[k]);
         i0 = i1;
     }

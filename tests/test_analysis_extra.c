@@ -1185,9 +1185,14 @@ static void test_weights_wdata_lanes(void) {
     uint64_t rs = 99;
     int bad = 0;
     char msg[512] = "";
-    for (int cfg = 0; cfg < 12 && !bad; cfg++) {
+    /* both paths of qr__wt_wdata_run where the level has a kernel (qr_kern.f32_wquant, AVX-512): it, and
+     * the four-lane loop the other levels run */
+    const QrF32WquantFn kern = qr_kern.f32_wquant;
+    for (int cfg = 0; cfg < 24 && !bad; cfg++) {
+        if (cfg == 12 && !kern) break;
+        qr_kern.f32_wquant = cfg < 12 ? kern : NULL;
         int kind = cfg % 3, pstep = (cfg / 3) & 1;      /* kind 0: int8, 1: uint8, 2: none */
-        bool with_w = kind == 2 || cfg / 6;
+        bool with_w = kind == 2 || (cfg % 12) / 6;
         QrDType dt = kind == 1 ? QR_DT_U8 : QR_DT_S8;
         QrQuantRange range;
         QT_CHECK(qr_quant_range(dt, &range));
@@ -1228,8 +1233,8 @@ static void test_weights_wdata_lanes(void) {
         if (!same || d[0].n_sat != d[1].n_sat || d[0].n_sat_far != d[1].n_sat_far || d[0].n_zero != d[1].n_zero ||
             d[0].n_requant_diff != d[1].n_requant_diff || d[0].n_nonfinite != d[1].n_nonfinite) {
             bad = 1;
-            snprintf(msg, sizeof msg, "config %d: values %s, sat %lld/%lld far %lld/%lld zero %lld/%lld diff %lld/%lld "
-                     "nonfinite %lld/%lld", cfg, same ? "same" : "differ", (long long)d[0].n_sat, (long long)d[1].n_sat,
+            snprintf(msg, sizeof msg, "config %d (%s): values %s, sat %lld/%lld far %lld/%lld zero %lld/%lld diff %lld/%lld "
+                     "nonfinite %lld/%lld", cfg, qr_kern.f32_wquant ? "kernel" : "four lanes", same ? "same" : "differ", (long long)d[0].n_sat, (long long)d[1].n_sat,
                      (long long)d[0].n_sat_far, (long long)d[1].n_sat_far, (long long)d[0].n_zero, (long long)d[1].n_zero,
                      (long long)d[0].n_requant_diff, (long long)d[1].n_requant_diff, (long long)d[0].n_nonfinite,
                      (long long)d[1].n_nonfinite);
@@ -1242,6 +1247,7 @@ static void test_weights_wdata_lanes(void) {
         free(y[1]);
         if (!with_w) { free(x[0]); free(x[1]); }
     }
+    qr_kern.f32_wquant = kern;
     QT_CHECKF(!bad, "%s", msg);
 }
 

@@ -1530,6 +1530,64 @@ static void test_kern_q8_stats(void) {
     free(buf);
 }
 
+/* The weights' quantization check (QrF32WquantFn): every level that has one against the ref — the
+ * same y bits and counts — over 8-bit and 16-bit ranges, one or per-element parameters, with and
+ * without the float weight and the stored integers, NaN, infinities, -0, halves and far values, a zero
+ * scale, and lengths around the vector width. */
+static void test_kern_wquant(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    enum { N = 1037 };
+    float *x = malloc(N * sizeof(float)), *s = malloc(N * sizeof(float)), *y0 = malloc(N * sizeof(float)),
+          *y1 = malloc(N * sizeof(float));
+    int32_t *z = malloc(N * sizeof(int32_t));
+    uint8_t *q = malloc(N);
+    QT_CHECK(x && s && y0 && y1 && z && q);
+    static const int32_t ranges[4][2] = { { -128, 127 }, { 0, 255 }, { -32768, 32767 }, { -8, 7 } };
+    static const int64_t ns[] = { 0, 1, 15, 16, 17, 33, 1000, N };
+    uint64_t rng = 71;
+    int bad = 0, levels = 0;
+    char msg[300] = "";
+    for (int l = 0; l < nl; l++) {
+        if (!lv[l].f32_wquant || lv[l].isa == QR_ISA_REF) continue;
+        levels++;
+        for (int cfg = 0; cfg < 4 * 2 * 3 * 2; cfg++) {
+            const int ri = cfg % 4, ss = (cfg / 4) % 2, st = (cfg / 8) % 3, with_x = cfg / 24;   /* st: none, int8, uint8 */
+            if (!with_x && !st) continue;
+            const int32_t lo = ranges[ri][0], hi = ranges[ri][1];
+            for (int i = 0; i < N; i++) {
+                uint64_t r = qr_rng_next(&rng);
+                s[i] = i % 97 == 5 ? 0.0f : 0.001f * (float)(1 + (r >> 58));
+                z[i] = lo + (int32_t)((r >> 30) % (uint64_t)(hi - lo + 1));
+                const float s1 = ss ? s[i] : s[0];
+                const int k = (int)((r >> 12) % 9);
+                const double m = (double)((int64_t)((r >> 20) % 600) - 300);
+                x[i] = k < 3 ? (float)((m + 0.5) * s1) : k == 3 ? -0.0f : k == 4 ? 0.0f : k == 5 ? 1e30f
+                     : (float)((m + (double)((r >> 40) % 1000) * 1e-3) * s1 * (k == 6 ? 200 : 1));
+                if (i % 89 == 7) x[i] = NAN;
+                if (i % 113 == 9) x[i] = i & 1 ? INFINITY : -INFINITY;
+                q[i] = (uint8_t)(r >> 48);
+            }
+            for (int ni = 0; ni < QR_ARRAY_LEN(ns); ni++) {
+                const int64_t n = ns[ni];
+                QrWqCounts c0 = {0}, c1 = {0};
+                const void *stp = st ? q : NULL;
+                qr_f32_wquant__ref(with_x ? x : NULL, stp, st == 1, s, z, ss, lo, hi, n, y0, &c0);
+                lv[l].f32_wquant(with_x ? x : NULL, stp, st == 1, s, z, ss, lo, hi, n, y1, &c1);
+                if ((memcmp(y0, y1, (size_t)n * sizeof(float)) || memcmp(&c0, &c1, sizeof c0)) && !bad++)
+                    snprintf(msg, sizeof msg, "%s range [%d, %d] ss %d stored %d x %d n %lld: sat %lld/%lld far %lld/%lld "
+                             "zero %lld/%lld nonfinite %lld/%lld diff %lld/%lld", qr_isa_name(lv[l].isa), lo, hi, ss, st,
+                             with_x, (long long)n, (long long)c1.sat, (long long)c0.sat, (long long)c1.far, (long long)c0.far,
+                             (long long)c1.zero, (long long)c0.zero, (long long)c1.nonfinite, (long long)c0.nonfinite,
+                             (long long)c1.diff, (long long)c0.diff);
+            }
+        }
+    }
+    free(x); free(s); free(y0); free(y1); free(z); free(q);
+    QT_CHECKF(!bad, "%d wrong; first: %s", bad, msg);
+    if (!levels) QT_SKIP("no level with a kernel of its own on this CPU (the avx2 and neon levels use analysis/weights.c's loop)");
+}
+
 /* Histogram and fake quantization: every level bit-exact with ref; the refs against
  * direct formulas (bin edges, ops/qdq.c's quantize + dequantize). */
 static void test_hist_fakequant(void) {
@@ -2676,6 +2734,7 @@ static void qt_kern_all(void) {
     QT_RUN(test_kern_kl_side);
     QT_RUN(test_kern_sqsum);
     QT_RUN(test_kern_q8_stats);
+    QT_RUN(test_kern_wquant);
     QT_RUN(test_hist_fakequant);
     QT_RUN(test_trans);
     QT_RUN(test_layernorm_kern);

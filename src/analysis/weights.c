@@ -198,15 +198,28 @@ static inline int64_t qr__wt_lanes(QrWtV4i c) {
     return t;
 }
 
-/* qr__wt_wdata_run1 four elements at a time for 8-bit stored integers (or none): every lane's
- * arithmetic is the scalar loop's (a true division, rintf, the saturation of qr_quant_saturate_round,
+/* qr__wt_wdata_run1 for 8-bit stored integers (or none) through the level's kernel (qr_kern.f32_wquant,
+ * AVX-512), else four elements at a time here (the avx2 and neon levels): every lane's arithmetic is the
+ * scalar loop's (a true division, rintf, the saturation of qr_quant_saturate_round,
  * (float)(q - z) * s), the counts added up as integers; the last n % 4 elements by qr__wt_wdata_run1. */
 static void qr__wt_wdata_run(QrWtData *d, int64_t i0, int64_t n, const float *ps, const int32_t *pz, int64_t pstep,
                              QrQuantRange range) {
     const QrTensor *iw = d->iw;
     const bool s8 = iw && !d->iw_nbits && iw->dtype == QR_DT_S8, u8 = iw && !d->iw_nbits && iw->dtype == QR_DT_U8;
-    int64_t nv = iw && !s8 && !u8 ? 0 : n / 4 * 4;
     float *x = d->x + i0, *y = d->y + (i0 - d->y0);
+    if (qr_kern.f32_wquant && (!iw || s8 || u8)) {     /* the level's kernel (AVX-512), the same bits and counts */
+        QrWqCounts c = {0};
+        qr_kern.f32_wquant(d->w ? x : NULL, iw ? (const uint8_t *)iw->data + i0 : NULL, s8, ps, pz, pstep, range.lo, range.hi,
+                           n, y, &c);
+        if (!d->w) memcpy(x, y, (size_t)n * sizeof *x);
+        d->n_sat += c.sat;
+        d->n_sat_far += c.far;
+        d->n_zero += c.zero;
+        d->n_nonfinite += c.nonfinite;
+        d->n_requant_diff += c.diff;
+        return;
+    }
+    int64_t nv = iw && !s8 && !u8 ? 0 : n / 4 * 4;
     const QrWtV4f lo = (QrWtV4f){0} + (float)range.lo, hi = (QrWtV4f){0} + (float)range.hi, one = (QrWtV4f){0} + 1.0f;
     const QrWtV4i rlo = (QrWtV4i){0} + range.lo, rhi = (QrWtV4i){0} + range.hi;
     QrWtV4i c_sat = {0}, c_far = {0}, c_zero = {0}, c_nf = {0}, c_diff = {0};

@@ -85,6 +85,7 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->f32_sqerr_split = qr_f32_sqerr_split__avx2;
         k->f32_clip_sq = qr_f32_clip_sq__avx2;
         k->q8_stats = qr_q8_stats__avx2;
+        k->f32_wquant = NULL;        /* analysis/weights.c's four-lane loop */
         k->f32_hist = qr_f32_hist__avx2;
         k->f32_fake_quant = qr_f32_fake_quant__avx2;
         k->f32_steps = qr_f32_steps__avx2;
@@ -112,6 +113,7 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->f32_kl_side = qr_f32_kl_side__avx512;
         k->f32_sqerr_split = qr_f32_sqerr_split__avx512;
         k->f32_clip_sq = qr_f32_clip_sq__avx512;
+        k->f32_wquant = qr_f32_wquant__avx512;
         k->f32_conv_m1 = qr_f32_conv_m1__avx512;
         k->f32_conv_m1_act = qr_f32_conv_m1_act__avx512;
         k->f32_gemv_packed = qr_f32_gemv_packed__avx512;
@@ -151,6 +153,7 @@ static void qr__k_table_arm(QrIsa isa, QrKernels *k) {
         k->f32_exp_sub = qr_f32_exp_sub__neon;
         k->f32_kl_side = qr_f32_kl_side__neon;
         k->q8_stats = qr_q8_stats__neon;
+        k->f32_wquant = NULL;        /* analysis/weights.c's four-lane loop */
     }
     if (isa == QR_ISA_DOT || isa == QR_ISA_I8MM) {
         k->isa = QR_ISA_DOT;
@@ -215,6 +218,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_kl_side = qr_f32_kl_side__ref,
         .f32_sqerr_split = qr_f32_sqerr_split__ref,
         .f32_clip_sq = qr_f32_clip_sq__ref,
+        .f32_wquant = qr_f32_wquant__ref,
         .q8_stats = qr_q8_stats__ref,
         .f32_hist = qr_f32_hist__ref,
         .f32_fake_quant = qr_f32_fake_quant__ref,

@@ -597,6 +597,18 @@ typedef void (*QrF32MomentBlocksFn)(const float *x, int64_t n, QrF32Moments *m);
  * the same exact quotients; levels differ only in which elements they prove cannot win). */
 typedef double (*QrF32RtolFn)(const float *x, const float *y, int64_t n);
 
+/* A weight's quantization checked element by element (analysis/weights.c): element i's scale and
+ * zero point are s[i * ss], z[i * ss] (ss 0: one pair for the run, 1: one per element), its integer
+ * q_i the stored one, stored[i] (8-bit: int8 when sgn, else uint8) when stored is given, else
+ * QuantizeLinear's of the float weight x[i] (saturate(rint(x[i] / s) — a true division — within
+ * [lo - z, hi - z], a NaN to lo - z) + z); y[i] = (float)(q_i - z) * s. With x given, adds to *c: x or
+ * x / s not finite (nonfinite), else rint(x / s) + z outside [lo, hi] (sat) and x / s + z outside
+ * [lo - 1, hi + 1] (far); x != 0 quantized to z (zero); stored integers other than QuantizeLinear's
+ * (diff). Every level gives the ref's bits and counts. */
+typedef struct QrWqCounts { int64_t sat, far, zero, nonfinite, diff; } QrWqCounts;
+typedef void (*QrF32WquantFn)(const float *x, const void *stored, bool sgn, const float *s, const int32_t *z, int64_t ss,
+                              int32_t lo, int32_t hi, int64_t n, float *y, QrWqCounts *c);
+
 /* The exact integer sums of n 8-bit values (int8 when sgn, else uint8): Σx, Σx², min, max
  * (n = 0: zeros). Every level returns the same integers. */
 typedef struct QrQ8Stats { int64_t s1, s2; int32_t mn, mx; } QrQ8Stats;
@@ -716,6 +728,7 @@ typedef struct QrKernels {
     QrF32SqErrSplitFn f32_sqerr_split;
     QrF32ClipSqFn f32_clip_sq;
     QrQ8StatsFn q8_stats;
+    QrF32WquantFn f32_wquant;   /* NULL: analysis/weights.c's four-lane loop (the avx2 and neon levels) */
     QrF32HistFn f32_hist;
     QrF32FakeQuantFn f32_fake_quant;
     QrF32StepsFn f32_steps;

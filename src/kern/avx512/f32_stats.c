@@ -168,4 +168,57 @@ QR__K_AVX512 static void qr_f32_pair_stats__avx512(const float *x, const float *
     }
 }
 
+
+/* QrF32WquantFn with AVX-512: 16 elements a step, each lane the ref's IEEE operations (a true
+ * division, rint as roundscale to nearest, the saturation's compares with the ref's NaN outcomes:
+ * a NaN fails >= and so goes to lo - z; x != 0 is unordered-true, as C's), the counts as popcounts
+ * of the masks; the tail runs the ref. */
+QR__K_AVX512 static void qr_f32_wquant__avx512(const float *x, const void *stored, bool sgn, const float *s,
+                                               const int32_t *z, int64_t ss, int32_t lo, int32_t hi, int64_t n, float *y,
+                                               QrWqCounts *c) {
+    const __m512 flo = _mm512_set1_ps((float)lo), fhi = _mm512_set1_ps((float)hi), one = _mm512_set1_ps(1.0f);
+    const __m512i vlo_i = _mm512_set1_epi32(lo), vhi_i = _mm512_set1_epi32(hi), absm = _mm512_set1_epi32(0x7fffffff),
+                  inf = _mm512_set1_epi32(0x7f800000);
+    __m512 s1 = _mm512_set1_ps(s[0]);
+    __m512i zi = _mm512_set1_epi32(z[0]);
+    int64_t sat = 0, far = 0, zero = 0, nonfinite = 0, diff = 0, i = 0;
+    const int64_t n16 = n & ~(int64_t)15;
+    for (; i < n16; i += 16) {
+        if (ss) { s1 = _mm512_loadu_ps(s + i); zi = _mm512_loadu_si512((const void *)(z + i)); }
+        const __m512 fz = _mm512_cvtepi32_ps(zi);
+        __m512i q = _mm512_setzero_si512();
+        if (x) {
+            const __m512 xv = _mm512_loadu_ps(x + i), dv = _mm512_div_ps(xv, s1);
+            const __mmask16 fin = _mm512_cmplt_epi32_mask(_mm512_and_si512(_mm512_castps_si512(xv), absm), inf) &
+                                  _mm512_cmplt_epi32_mask(_mm512_and_si512(_mm512_castps_si512(dv), absm), inf);
+            nonfinite += 16 - __builtin_popcount(fin);
+            const __m512 a = _mm512_add_ps(_mm512_roundscale_ps(dv, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fz);
+            const __m512 b = _mm512_add_ps(dv, fz);
+            sat += __builtin_popcount(fin & (_mm512_cmp_ps_mask(a, flo, _CMP_LT_OQ) | _mm512_cmp_ps_mask(a, fhi, _CMP_GT_OQ)));
+            far += __builtin_popcount(fin & (_mm512_cmp_ps_mask(b, _mm512_sub_ps(flo, one), _CMP_LT_OQ) |
+                                             _mm512_cmp_ps_mask(b, _mm512_add_ps(fhi, one), _CMP_GT_OQ)));
+            const __m512 vlo = _mm512_cvtepi32_ps(_mm512_sub_epi32(vlo_i, zi)), vhi = _mm512_cvtepi32_ps(_mm512_sub_epi32(vhi_i, zi));
+            __m512 v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(dv, vlo, _CMP_GE_OQ), vlo, dv);
+            v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, vhi, _CMP_GT_OQ), v, vhi);
+            q = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)), zi);
+            zero += __builtin_popcount(_mm512_cmp_ps_mask(xv, _mm512_setzero_ps(), _CMP_NEQ_UQ) & _mm512_cmpeq_epi32_mask(q, zi));
+        }
+        if (stored) {
+            const __m128i b8 = _mm_loadu_si128((const __m128i *)((const uint8_t *)stored + i));
+            const __m512i st = sgn ? _mm512_cvtepi8_epi32(b8) : _mm512_cvtepu8_epi32(b8);
+            if (x) diff += __builtin_popcount(_mm512_cmpneq_epi32_mask(st, q));
+            q = st;
+        }
+        _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(q, zi)), s1));
+    }
+    c->sat += sat;
+    c->far += far;
+    c->zero += zero;
+    c->nonfinite += nonfinite;
+    c->diff += diff;
+    if (i < n)
+        qr_f32_wquant__ref(x ? x + i : NULL, stored ? (const uint8_t *)stored + i : NULL, sgn, s + i * ss, z + i * ss, ss, lo,
+                           hi, n - i, y + i, c);
+}
+
 #endif

@@ -144,3 +144,42 @@ static void qr_f32_fake_quant__ref(const float *x, int64_t n, float scale, int32
         y[i] = (float)(q - zp) * scale;
     }
 }
+
+/* QrF32WquantFn, plain C: analysis/weights.c's per-element loop, the oracle of every level. */
+static void qr_f32_wquant__ref(const float *x, const void *stored, bool sgn, const float *s, const int32_t *z, int64_t ss,
+                               int32_t lo, int32_t hi, int64_t n, float *y, QrWqCounts *c) {
+    const float flo = (float)lo, fhi = (float)hi;
+    int64_t sat = 0, far = 0, zero = 0, nonfinite = 0, diff = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const float s1 = s[i * ss];
+        const int32_t zi = z[i * ss];
+        const float fz = (float)zi;
+        int32_t q = 0;
+        if (x) {
+            const float xv = x[i], dv = xv / s1;
+            if (!isfinite(xv) || !isfinite(dv)) nonfinite++;
+            else {
+                const float rd = rintf(dv);
+                if (rd + fz < flo || rd + fz > fhi) sat++;
+                if (dv + fz < flo - 1.0f || dv + fz > fhi + 1.0f) far++;
+            }
+            float v = dv;
+            const float vlo = (float)(lo - zi), vhi = (float)(hi - zi);
+            if (!(v >= vlo)) v = vlo;
+            if (v > vhi) v = vhi;
+            q = (int32_t)rintf(v) + zi;
+            if (xv != 0 && q == zi) zero++;
+        }
+        if (stored) {
+            const int32_t st = sgn ? ((const int8_t *)stored)[i] : ((const uint8_t *)stored)[i];
+            if (x && st != q) diff++;
+            q = st;
+        }
+        y[i] = (float)(q - zi) * s1;
+    }
+    c->sat += sat;
+    c->far += far;
+    c->zero += zero;
+    c->nonfinite += nonfinite;
+    c->diff += diff;
+}

@@ -450,8 +450,15 @@ static QrStatus qr_file_size(const char *path, uint64_t *size) {
     return QR_OK;
 }
 
+#ifdef QR_TESTING
+QR_TESTAPI bool qr_file_map_unsupported;
+#endif
+
 static QrStatus qr_file_map(const char *path, size_t max_bytes, const unsigned char **out, size_t *out_len) {
     static const unsigned char empty[1];
+#ifdef QR_TESTING
+    if (qr_file_map_unsupported) return qr_errf(QR_ERR_UNSUPPORTED, "%s: cannot map (qr_file_map_unsupported)", path);
+#endif
     QR__FILE_WATCH(path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return qr_errf(QR_ERR_IO, "%s: %s", path, strerror(errno));
@@ -468,7 +475,7 @@ static QrStatus qr_file_map(const char *path, size_t max_bytes, const unsigned c
     void *p = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : (void *)empty;
     int err = errno;
     close(fd);
-    if (p == MAP_FAILED) return qr_errf(QR_ERR_IO, "%s: cannot map: %s", path, strerror(err));
+    if (p == MAP_FAILED) return qr_errf(QR_ERR_UNSUPPORTED, "%s: cannot map: %s", path, strerror(err));
     *out = p;
     *out_len = n;
     return QR_OK;

@@ -133,9 +133,9 @@ static void qr_str_suggest(const char *name, const char *const *cands, int n, ch
 static void qr_safe_filename(char *dst, size_t n, const char *name);
 
 /* Maps a whole regular file read-only (qr_file_unmap), its pages read in at once: a decoder reads
- * the page cache in place instead of a copy in a buffer. Same limits and messages as qr_file_read.
- * (A file truncated by another process while mapped would fault the reader: for inputs read once,
- * right away.) */
+ * the page cache in place instead of a copy in a buffer. Same limits and messages as qr_file_read;
+ * QR_ERR_UNSUPPORTED when the file system cannot map it (then read it, qr_file_read). (A file
+ * truncated by another process while mapped would fault the reader: for inputs read once, right away.) */
 static QrStatus qr_file_map(const char *path, size_t max_bytes, const unsigned char **out, size_t *out_len);
 static void qr_file_unmap(const unsigned char *p, size_t len);
 
@@ -150,6 +150,8 @@ static QrStatus qr_file_size(const char *path, uint64_t *size);
  * base/sha256's qr_sha256_file; atomic) — how many times a command reads an input file. */
 QR_TESTAPI extern const char *qr_file_watch;
 QR_TESTAPI extern int64_t qr_file_watch_opens;
+/* Test-only: qr_file_map fails as on a file system that cannot map (its callers then read). */
+QR_TESTAPI extern bool qr_file_map_unsupported;
 #define QR__FILE_WATCH(path) do { if (qr_file_watch && !strcmp(qr_file_watch, (path))) \
     __atomic_add_fetch(&qr_file_watch_opens, 1, __ATOMIC_RELAXED); } while (0)
 #else

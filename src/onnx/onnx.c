@@ -517,12 +517,20 @@ QR_TESTAPI QrStatus qr_onnx_read_buffer(const char *path, const char *dir, const
 
 static QrStatus qr_onnx_read(const char *path, QrGraph **out) {
     const unsigned char *buf = NULL;
+    unsigned char *heap = NULL;      /* a file system that cannot map it: read */
     size_t len = 0;
-    QR_TRY(qr_file_map(path, QR_ONNX_MAX_PROTO, &buf, &len));
+    QrStatus st = qr_file_map(path, QR_ONNX_MAX_PROTO, &buf, &len);
+    if (st == QR_ERR_UNSUPPORTED) {
+        qr_err_clear();
+        st = qr_file_read(path, QR_ONNX_MAX_PROTO, &heap, &len);
+        buf = heap;
+    }
+    if (st != QR_OK) return st;
     QrArena tmp = {0};
     char *dir = qr_path_dirname(&tmp, path);
-    QrStatus st = dir ? qr__onnx_load_decoded(path, dir, buf, len, true, out) : qr_errf(QR_ERR_NOMEM, "out of memory");
-    if (!dir) qr_file_unmap(buf, len);
+    st = dir ? qr__onnx_load_decoded(path, dir, buf, len, !heap, out) : qr_errf(QR_ERR_NOMEM, "out of memory");
+    if (!dir && !heap) qr_file_unmap(buf, len);
+    free(heap);
     qr_arena_free(&tmp);
     return st;
 }

@@ -310,7 +310,7 @@ static void test_pool_memcpy(void) {
 
 /* base.c's large blocks: reuse, the tail given back, eviction that keeps what is mapped within the
  * peak of the blocks in use, heap pointers through qr_aligned_free, qr_blk_keep(false), threads. */
-static size_t qt_blk_pages(size_t n) { return ((n + 2 * QR_ALIGN - 1) / QR_ALIGN * QR_ALIGN + 4095) / 4096 * 4096; }
+static size_t qt_blk_pages(size_t n) { size_t pg = QR__BLK_PAGE; return ((n + 2 * QR_ALIGN - 1) / QR_ALIGN * QR_ALIGN + pg - 1) / pg * pg; }
 
 typedef struct QtBlkLive { unsigned char *p; size_t n; unsigned char tag; } QtBlkLive;
 

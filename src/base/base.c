@@ -96,7 +96,17 @@ QR_TESTAPI const char *qr_status_name(QrStatus st) {
 #endif
 
 #define QR__BLK_MIN ((size_t)64 << 10)
-#define QR__BLK_PAGE ((size_t)4096)
+/* The page size blocks are mapped, reused and trimmed in (4 KiB on x86-64; 4, 16 or 64 KiB on aarch64). */
+static size_t qr__blk_page(void) {
+    static _Atomic size_t page;
+    size_t p = page;
+    if (!p) {
+        long v = sysconf(_SC_PAGESIZE);
+        page = p = v > 0 ? (size_t)v : 4096;
+    }
+    return p;
+}
+#define QR__BLK_PAGE qr__blk_page()
 
 typedef struct QrBlkSlot { uintptr_t p; size_t cap; } QrBlkSlot;   /* p: 0 empty, 1 deleted */
 

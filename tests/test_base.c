@@ -310,6 +310,7 @@ static void test_pool_memcpy(void) {
 
 /* base.c's large blocks: reuse, the tail given back, eviction that keeps what is mapped within the
  * peak of the blocks in use, heap pointers through qr_aligned_free, qr_blk_keep(false), threads. */
+#if !QR__BLK_ASAN
 static size_t qt_blk_pages(size_t n) { size_t pg = QR__BLK_PAGE; return ((n + 2 * QR_ALIGN - 1) / QR_ALIGN * QR_ALIGN + pg - 1) / pg * pg; }
 
 typedef struct QtBlkLive { unsigned char *p; size_t n; unsigned char tag; } QtBlkLive;
@@ -341,6 +342,8 @@ static void *qt_blk_thread(void *arg) {
     for (int k = 0; k < 8; k++) if (live[k].p) { if (!qt_blk_intact(&live[k])) bad++; qr_aligned_free(live[k].p); }
     return (void *)(intptr_t)bad;
 }
+
+#endif
 
 static void test_blocks(void) {
 #if QR__BLK_ASAN

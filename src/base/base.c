@@ -97,12 +97,13 @@ QR_TESTAPI const char *qr_status_name(QrStatus st) {
 
 #define QR__BLK_MIN ((size_t)64 << 10)
 /* The page size blocks are mapped, reused and trimmed in (4 KiB on x86-64; 4, 16 or 64 KiB on aarch64). */
+static _Atomic size_t qr__blk_pagesz;   /* 0 until first asked */
+
 static size_t qr__blk_page(void) {
-    static _Atomic size_t page;
-    size_t p = page;
+    size_t p = qr__blk_pagesz;
     if (!p) {
         long v = sysconf(_SC_PAGESIZE);
-        page = p = v > 0 ? (size_t)v : 4096;
+        qr__blk_pagesz = p = v > 0 ? (size_t)v : 4096;
     }
     return p;
 }

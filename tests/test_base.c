@@ -418,6 +418,17 @@ static void test_blocks(void) {
     for (int k = 0; k < 16; k++) if (live[k].p) qr_aligned_free(live[k].p);
     QT_CHECKF(bad == 0, "%d bad steps; first: %s", bad, msg);
 
+    /* A miss larger than many small kept blocks together unmaps all it needs (here all 48). */
+    qr_blk_keep(false);
+    qr_blk_keep(true);
+    void *sm[48];
+    for (int k = 0; k < 48; k++) sm[k] = qr_aligned_alloc(64 << 10);
+    for (int k = 0; k < 48; k++) qr_aligned_free(sm[k]);
+    void *big = qr_aligned_alloc(4 << 20);
+    qr_blk_bytes(&kept, &m);
+    QT_CHECKF(big && kept == 0 && m - m0 == qt_blk_pages(4 << 20), "kept %zu mapped %zu after a miss of 4 MiB", kept, m - m0);
+    qr_aligned_free(big);
+
     pthread_t th[2];
     for (int t = 0; t < 2; t++) QT_CHECK(pthread_create(&th[t], NULL, qt_blk_thread, (void *)(uintptr_t)(t + 5)) == 0);
     for (int t = 0; t < 2; t++) { void *res; pthread_join(th[t], &res); bad += (int)(intptr_t)res; }

@@ -40,8 +40,7 @@ static const char *qr_mem_part_name(QrMemPart p) {
  * past the end, then rounded up to pages (a block) or plus the heap's header. */
 static uint64_t qr__hm_alloc(uint64_t n) {
     uint64_t padded = (n + 2 * QR_ALIGN - 1) & ~(uint64_t)(QR_ALIGN - 1);
-    return padded >= QR__BLK_MIN && !QR__BLK_ASAN ? (padded + QR__BLK_PAGE - 1) & ~(uint64_t)(QR__BLK_PAGE - 1)
-                                                  : padded + 16;
+    return qr__blk_is((size_t)padded) ? qr__blk_bytes((size_t)padded) : padded + 16;
 }
 
 /* Allocation bytes of value v's tensor in its inferred dtype (0 when unknown). */

@@ -305,6 +305,80 @@ static void test_ax_dist_channels(void) {
     qr_pool_init(saved);
 }
 
+/* The histograms' two passes (dist.c qr__dist_passes: chunks of 64K elements, on the pool from
+ * qr__dist_par_min on): count, ranges, abs maxima and the three histograms equal to one plain loop's
+ * over the elements in order (QR_MIN / QR_MAX keep the later of equal values, so -0.0 against 0.0
+ * tells the order apart: a second set has no positive value, its maximum a zero of either sign) at 1, 2
+ * and 3 threads, 300 000 elements with zeros of both signs, NaN / Inf and a shared minimum. */
+static int qt_ax_bin(double v, double lo, double hi, int nb) {
+    int k = (int)((v - lo) / (hi - lo) * nb);
+    return k < 0 ? 0 : k >= nb ? nb - 1 : k;
+}
+
+static void test_ax_dist_passes(void) {
+    enum { N = 300000, NB = 32 };
+    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+    QT_CHECK(x && y);
+    if (!x || !y) { free(x); free(y); return; }
+    const int saved = qr_pool_threads();
+    for (int var = 0; var < 2; var++) {     /* 1: no positive value, so the maximum is a zero of either sign */
+        uint64_t rng = 91 + (uint64_t)var;
+        for (int64_t i = 0; i < N; i++) {
+            uint64_t r = qr_rng_next(&rng) % 100;
+            x[i] = r < 4 ? 0.0f : r < 8 ? -0.0f : r == 8 ? NAN : r == 9 ? -INFINITY : (float)qr_rng_normal(&rng);
+            r = qr_rng_next(&rng) % 100;
+            y[i] = r < 4 ? -0.0f : r < 8 ? 0.0f : r == 8 ? INFINITY : x[i] + 0.01f * (float)qr_rng_normal(&rng);
+            if (var && x[i] != 0) x[i] = -fabsf(x[i]);      /* (zeros keep their signs) */
+            if (var && y[i] != 0) y[i] = -fabsf(y[i]);
+        }
+        if (var) {                          /* the first 64K's last zero +0.0, the very last -0.0 */
+            x[65535] = y[65535] = 0.0f;
+            x[N - 1] = y[N - 1] = -0.0f;
+        }
+        x[1000] = y[200000] = -8.0f;       /* the minimum twice, far apart */
+        x[250000] = -8.0f;
+        double lo = INFINITY, hi = -INFINITY, elo = INFINITY, ehi = -INFINITY, amx = 0, amy = 0;
+        int64_t n = 0, nn = 0, hb[NB] = {0}, ha[NB] = {0}, he[NB] = {0};
+        for (int64_t i = 0; i < N; i++) {
+            double xv = x[i], yv = y[i];
+            if (!isfinite(xv) || !isfinite(yv)) { nn++; continue; }
+            n++;
+            lo = QR_MIN(lo, QR_MIN(xv, yv));
+            hi = QR_MAX(hi, QR_MAX(xv, yv));
+            elo = QR_MIN(elo, yv - xv);
+            ehi = QR_MAX(ehi, yv - xv);
+            amx = QR_MAX(amx, fabs(xv));
+            amy = QR_MAX(amy, fabs(yv));
+        }
+        if (!(lo < hi)) { QT_CHECK(lo < hi); break; }
+        for (int64_t i = 0; i < N; i++) {
+            double xv = x[i], yv = y[i];
+            if (!isfinite(xv) || !isfinite(yv)) continue;
+            hb[qt_ax_bin(xv, lo, hi, NB)]++;
+            ha[qt_ax_bin(yv, lo, hi, NB)]++;
+            he[qt_ax_bin(yv - xv, elo, ehi, NB)]++;
+        }
+        const int64_t dims[2] = { 3, N / 3 };
+        for (int threads = 1; threads <= 3; threads++) {
+            qr_pool_init(threads);
+            QrArena a = {0};
+            QrDist d;
+            memset(&d, 0, sizeof d);
+            QT_OK(qr_dist_compute(&a, x, y, 2, dims, -1, NB, &d));
+            bool same = d.n == n && d.n_nonfinite == nn && !memcmp(&d.lo, &lo, sizeof lo) && !memcmp(&d.hi, &hi, sizeof hi) &&
+                        !memcmp(&d.err_lo, &elo, sizeof elo) && !memcmp(&d.err_hi, &ehi, sizeof ehi) &&
+                        d.absmax_base == amx && d.absmax_anal == amy && !memcmp(d.h_base, hb, sizeof hb) &&
+                        !memcmp(d.h_anal, ha, sizeof ha) && !memcmp(d.h_err, he, sizeof he);
+            QT_CHECKF(same, "values %d, %d threads: the passes differ from one loop's (n %lld / %lld, hi %g / %g)", var,
+                      threads, (long long)d.n, (long long)n, d.hi, hi);
+            qr_arena_free(&a);
+        }
+    }
+    qr_pool_init(saved);
+    free(x);
+    free(y);
+}
+
 /* ==== the planted culprit ============================================================= */
 
 static void test_ax_culprit(void) {
@@ -1310,6 +1384,7 @@ static void qt_analysis_extra_all(void) {
     QT_RUN(test_weights_spread_lanes);
     QT_RUN(test_ax_dist_core);
     QT_RUN(test_ax_dist_channels);
+    QT_RUN(test_ax_dist_passes);
     QT_RUN(test_ax_sens_order);
     test_ax_culprit();
     QT_RUN(test_ax_whatif_hand);

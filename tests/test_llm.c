@@ -1078,8 +1078,8 @@ static int qt_llm_wt_diff(const QrWeightCmp *a, const QrWeightCmp *b) {
     return -1;
 }
 
-/* The distributions (qr_dist_collect) of the weights of w larger than a panel, with y whole and a panel of
- * QR_KERN_STATS_BLOCK elements: the first difference into msg (counts, ranges, histograms), *n the weights, *peak the
+/* The distributions (qr_dist_collect) of the weights of w larger than a panel, with y whole (one loop) and a panel of
+ * QR_KERN_STATS_BLOCK elements (a chunk task each, on the pool): the first difference into msg (counts, ranges, histograms), *n the weights, *peak the
  * most y elements the panel run held. */
 static QrStatus qt_llm_dist_modes(QrSession *s, const QrWeightCmp *w, char *msg, size_t cap, int *n, int64_t *peak) {
     const char *names[64];
@@ -1087,15 +1087,17 @@ static QrStatus qt_llm_dist_modes(QrSession *s, const QrWeightCmp *w, char *msg,
     for (int k = 0; k < w->n && *n < 64; k++) if (w->rows[k].has_m && w->rows[k].n > QR_KERN_STATS_BLOCK) names[(*n)++] = w->rows[k].name;
     QrDistSet ds[2];
     memset(ds, 0, sizeof ds);
-    int64_t keep = qr__dist_panel;
+    int64_t keep = qr__dist_panel, keep_par = qr__dist_par_min;
     QrStatus st = QR_OK;
     for (int m = 0; m < 2 && st == QR_OK; m++) {
         qr__dist_panel = m ? QR_KERN_STATS_BLOCK : 0;
+        qr__dist_par_min = m ? 0 : INT64_MAX;     /* the panels' passes as chunk tasks on the pool, whole y's in one loop */
         qr__wt_y_peak = 0;
         st = qr_dist_collect(s, NULL, names, *n, 16, &ds[m]);
     }
     *peak = qr__wt_y_peak;
     qr__dist_panel = keep;
+    qr__dist_par_min = keep_par;
     for (int k = 0; st == QR_OK && !msg[0] && k < ds[0].n; k++) {
         const QrDist *a = &ds[0].d[k], *b = &ds[1].d[k];
         size_t hb = (size_t)a->n_bins * sizeof(int64_t);

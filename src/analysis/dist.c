@@ -52,49 +52,55 @@ static inline double qr__dist_funkey(uint32_t k) {
     return f;
 }
 
-/* The values at ranks rank[0..nr) (nr <= 6) of the float values a[0..m) in key order, by
+/* The values at ranks rank[0..nr) (nr <= 6, ascending) of the float values a[0..m) in key order, by
  * radix selection: one pass counts the top 12 bits of every key and one gathers the
  * buckets that hold a wanted rank; the next 12 and the last 8 bits of those resolve it.
- * False (nothing written) when out of memory. */
+ * False (nothing written) when out of memory or the ranks descend somewhere. */
 static bool qr__dist_radix_ranks(const double *a, int64_t m, const int64_t *rank, int nr, double *out) {
     uint32_t *key = malloc((size_t)m * sizeof *key + 1), *sub = malloc((size_t)m * sizeof *sub + 1);
-    int64_t *h1 = calloc(4096 + 1, sizeof *h1), *h2 = malloc((4096 + 1) * sizeof *h2);
+    int64_t *h1 = calloc(4096 + 1, sizeof *h1), *h2 = calloc(4096 + 1, sizeof *h2);
     bool ok = key && sub && h1 && h2;
+    for (int j = 1; j < nr; j++) ok = ok && rank[j] >= rank[j - 1];
     if (ok) {
         for (int64_t i = 0; i < m; i++) { key[i] = qr__dist_fkey(a[i]); h1[key[i] >> 20]++; }
-        /* the wanted buckets, each gathered into its own stretch of sub */
+        /* the wanted buckets, each gathered into its own stretch of sub: rank j's is the first
+         * whose keys reach past it (the last bucket at most), found in one walk over the counts
+         * (the ranks ascend, as qr__dist_box asks them) */
         int bucket[6], nb = 0, slot_of[6];
-        int64_t start[4096], base[6], fill[6];
+        int64_t start[6], base[6], fill[6];
         int16_t slot[4096];
+        for (int b = 0; b < 4096; b++) slot[b] = -1;
         int64_t cum = 0;
-        for (int b = 0; b < 4096; b++) { start[b] = cum; cum += h1[b]; slot[b] = -1; }
-        for (int j = 0; j < nr; j++) {
-            int b = 0;
-            while (b < 4095 && start[b] + h1[b] <= rank[j]) b++;
-            if (slot[b] < 0) { slot[b] = (int16_t)nb; bucket[nb++] = b; }
-            slot_of[j] = slot[b];
-        }
+        for (int b = 0, j = 0; b < 4096 && j < nr; cum += h1[b++])
+            for (; j < nr && (cum + h1[b] > rank[j] || b == 4095); j++) {
+                if (slot[b] < 0) { slot[b] = (int16_t)nb; start[nb] = cum; bucket[nb++] = b; }
+                slot_of[j] = slot[b];
+            }
         int64_t off = 0;
         for (int k = 0; k < nb; k++) { base[k] = fill[k] = off; off += h1[bucket[k]]; }
         for (int64_t i = 0; i < m; i++) {
             int sl = slot[key[i] >> 20];
             if (sl >= 0) sub[fill[sl]++] = key[i];
         }
-        for (int j = 0; j < nr; j++) {
-            int k = slot_of[j], b = bucket[k];
+        /* per bucket: bits 19..8 counted once for every rank in it (h2 cleared entry by entry
+         * afterwards: a bucket holds far fewer keys than h2 has entries), then 7..0 per rank */
+        for (int k = 0; k < nb; k++) {
             const uint32_t *s1 = sub + base[k];
-            int64_t n1 = h1[b], r = rank[j] - start[b];
-            /* bits 19..8, then 7..0, within the bucket */
-            memset(h2, 0, 4096 * sizeof *h2);
+            const int64_t n1 = h1[bucket[k]];
             for (int64_t i = 0; i < n1; i++) h2[(s1[i] >> 8) & 0xfff]++;
-            int b2 = 0;
-            while (b2 < 4095 && h2[b2] <= r) r -= h2[b2++];
-            int64_t h3[256] = {0};
-            for (int64_t i = 0; i < n1; i++)
-                if (((s1[i] >> 8) & 0xfff) == (uint32_t)b2) h3[s1[i] & 0xff]++;
-            int b3 = 0;
-            while (b3 < 255 && h3[b3] <= r) r -= h3[b3++];
-            out[j] = qr__dist_funkey(((uint32_t)b << 20) | ((uint32_t)b2 << 8) | (uint32_t)b3);
+            for (int j = 0; j < nr; j++) {
+                if (slot_of[j] != k) continue;
+                int64_t r = rank[j] - start[k];
+                int b2 = 0;
+                while (b2 < 4095 && h2[b2] <= r) r -= h2[b2++];
+                int64_t h3[256] = {0};
+                for (int64_t i = 0; i < n1; i++)
+                    if (((s1[i] >> 8) & 0xfff) == (uint32_t)b2) h3[s1[i] & 0xff]++;
+                int b3 = 0;
+                while (b3 < 255 && h3[b3] <= r) r -= h3[b3++];
+                out[j] = qr__dist_funkey(((uint32_t)bucket[k] << 20) | ((uint32_t)b2 << 8) | (uint32_t)b3);
+            }
+            for (int64_t i = 0; i < n1; i++) h2[(s1[i] >> 8) & 0xfff] = 0;
         }
     }
     free(key);
@@ -215,11 +221,67 @@ static QrStatus qr_dist_compute(QrArena *a, const float *x, const float *y, int 
  * smaller, 0: the whole weight). */
 static int64_t qr__dist_panel = (int64_t)1 << 16;
 
-/* y at elements [i0, i0 + len): y + i0, or wd's panel filled with them when wd holds a panel of y. */
-static const float *qr__dist_y(const float *y, QrWtData *wd, int64_t i0, int64_t len) {
-    if (!wd || wd->ny >= wd->n) return y + i0;
-    qr_weights_wdata_fill(wd, i0, len);
-    return wd->y;
+/* The two passes of qr__dist_compute_wd over chunk c of x / y: pass 1 the finite pairs' count,
+ * ranges and abs maxima, pass 2 their histograms (bins on the ranges pass 1 gave). */
+enum { QR__DIST_CHUNK = 1 << 16 };
+static int64_t qr__dist_par_min = (int64_t)1 << 18;   /* elements from which the chunks go to the pool (tests: 0) */
+typedef struct QrDistPart { int64_t n, n_nonfinite; double lo, hi, elo, ehi, am_x, am_y; } QrDistPart;
+typedef struct QrDistPassJob {
+    const float *x, *y;
+    const QrWtData *wd;      /* y's panels (NULL: y whole) */
+    int64_t n, step;
+    int n_bins;
+    QrDistPart *part;        /* per chunk */
+    int64_t *hist;           /* per chunk: base, analysis and error bins */
+    double lo, hi, elo, ehi; /* pass 2's ranges */
+    int pass, oom;
+} QrDistPassJob;
+
+static void qr__dist_pass_task(void *ctx, int64_t c, int tid) {
+    QR_UNUSED(tid);
+    QrDistPassJob *j = ctx;
+    const int64_t i0 = c * j->step, len = QR_MIN(j->step, j->n - i0);
+    const float *yp = j->y + i0;
+    float *panel = NULL;
+    if (j->wd && j->wd->ny < j->wd->n) {    /* a panel of its own: a copy of wd fills it (wd's counts stay) */
+        QrWtData t = *j->wd;
+        if (!(t.y = panel = malloc((size_t)len * sizeof(float) + 1))) { __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED); return; }
+        qr_weights_wdata_fill(&t, i0, len);
+        yp = panel;
+    }
+    const float *xp = j->x + i0;
+    if (j->pass == 1) {
+        QrDistPart q = { 0, 0, INFINITY, -INFINITY, INFINITY, -INFINITY, 0, 0 };
+        for (int64_t i = 0; i < len; i++) {
+            double xv = xp[i], yv = yp[i];
+            if (!isfinite(xv) || !isfinite(yv)) { q.n_nonfinite++; continue; }
+            q.n++;
+            q.lo = QR_MIN(q.lo, QR_MIN(xv, yv));
+            q.hi = QR_MAX(q.hi, QR_MAX(xv, yv));
+            q.elo = QR_MIN(q.elo, yv - xv);
+            q.ehi = QR_MAX(q.ehi, yv - xv);
+            q.am_x = QR_MAX(q.am_x, fabs(xv));
+            q.am_y = QR_MAX(q.am_y, fabs(yv));
+        }
+        j->part[c] = q;
+    } else {
+        const int nb = j->n_bins;
+        int64_t *hb = j->hist + (size_t)c * 3 * (size_t)nb, *ha = hb + nb, *he = ha + nb;
+        for (int64_t i = 0; i < len; i++) {
+            double xv = xp[i], yv = yp[i];
+            if (!isfinite(xv) || !isfinite(yv)) continue;
+            hb[qr__dist_bin(xv, j->lo, j->hi, nb)]++;
+            ha[qr__dist_bin(yv, j->lo, j->hi, nb)]++;
+            he[qr__dist_bin(yv - xv, j->elo, j->ehi, nb)]++;
+        }
+    }
+    free(panel);
+}
+
+static void qr__dist_passes(QrDistPassJob *j, int64_t nc, int pass) {
+    j->pass = pass;
+    if (j->n >= qr__dist_par_min) qr_pool_for(nc, qr__dist_pass_task, j);
+    else for (int64_t c = 0; c < nc; c++) qr__dist_pass_task(j, c, 0);
 }
 
 /* qr_dist_compute, y given by wd when not NULL (y = wd->y, whole or a panel: both passes over y fill
@@ -237,39 +299,48 @@ static QrStatus qr__dist_compute_wd(QrArena *a, const float *x, const float *y, 
     d->h_anal = qr_arena_array(a, (size_t)n_bins, sizeof(int64_t));
     d->h_err = qr_arena_array(a, (size_t)n_bins, sizeof(int64_t));
     if (!d->h_base || !d->h_anal || !d->h_err) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    /* the two passes by chunks of `step` elements (a panel of y), on the pool for a long tensor:
+     * ranges folded chunk after chunk (QR_MIN / QR_MAX keep the later of equal values, within a
+     * chunk and across: one loop's result), histograms added */
+    const int64_t step = wd && wd->ny < wd->n ? wd->ny : QR_MIN(QR_MAX(n, 1), QR__DIST_CHUNK);
+    const int64_t nc = n > 0 ? (n + step - 1) / step : 0;
+    QrDistPassJob j = { .x = x, .y = y, .wd = wd, .n = n, .step = step, .n_bins = n_bins };
+    j.part = calloc((size_t)nc + 1, sizeof *j.part);
+    if (!j.part) return qr_errf(QR_ERR_NOMEM, "out of memory");
+    qr__dist_passes(&j, nc, 1);
     double lo = INFINITY, hi = -INFINITY, elo = INFINITY, ehi = -INFINITY;
     d->n = d->n_nonfinite = 0;
     d->absmax_base = d->absmax_anal = 0;
-    const int64_t step = wd && wd->ny < wd->n ? wd->ny : QR_MAX(n, 1);
-    for (int64_t i0 = 0; i0 < n; i0 += step) {
-        int64_t len = QR_MIN(step, n - i0);
-        const float *yp = qr__dist_y(y, wd, i0, len) - i0;
-        for (int64_t i = i0; i < i0 + len; i++) {
-            double xv = x[i], yv = yp[i];
-            if (!isfinite(xv) || !isfinite(yv)) { d->n_nonfinite++; continue; }
-            d->n++;
-            lo = QR_MIN(lo, QR_MIN(xv, yv));
-            hi = QR_MAX(hi, QR_MAX(xv, yv));
-            elo = QR_MIN(elo, yv - xv);
-            ehi = QR_MAX(ehi, yv - xv);
-            d->absmax_base = QR_MAX(d->absmax_base, fabs(xv));
-            d->absmax_anal = QR_MAX(d->absmax_anal, fabs(yv));
-        }
+    for (int64_t c = 0; c < nc && !j.oom; c++) {
+        const QrDistPart *q = &j.part[c];
+        d->n += q->n;
+        d->n_nonfinite += q->n_nonfinite;
+        lo = QR_MIN(lo, q->lo);
+        hi = QR_MAX(hi, q->hi);
+        elo = QR_MIN(elo, q->elo);
+        ehi = QR_MAX(ehi, q->ehi);
+        d->absmax_base = QR_MAX(d->absmax_base, q->am_x);
+        d->absmax_anal = QR_MAX(d->absmax_anal, q->am_y);
     }
     qr__dist_edges(&lo, &hi);
     qr__dist_edges(&elo, &ehi);
     d->lo = lo; d->hi = hi; d->err_lo = elo; d->err_hi = ehi;
-    for (int64_t i0 = 0; i0 < n; i0 += step) {
-        int64_t len = QR_MIN(step, n - i0);
-        const float *yp = qr__dist_y(y, wd, i0, len) - i0;
-        for (int64_t i = i0; i < i0 + len; i++) {
-            double xv = x[i], yv = yp[i];
-            if (!isfinite(xv) || !isfinite(yv)) continue;
-            d->h_base[qr__dist_bin(xv, lo, hi, n_bins)]++;
-            d->h_anal[qr__dist_bin(yv, lo, hi, n_bins)]++;
-            d->h_err[qr__dist_bin(yv - xv, elo, ehi, n_bins)]++;
-        }
+    j.lo = lo; j.hi = hi; j.elo = elo; j.ehi = ehi;
+    if (!j.oom) {
+        j.hist = calloc((size_t)nc * 3 * (size_t)n_bins + 1, sizeof *j.hist);
+        if (j.hist) qr__dist_passes(&j, nc, 2);
     }
+    for (int64_t c = 0; j.hist && !j.oom && c < nc; c++)
+        for (int b = 0; b < n_bins; b++) {
+            const int64_t *h = j.hist + (size_t)c * 3 * (size_t)n_bins;
+            d->h_base[b] += h[b];
+            d->h_anal[b] += h[n_bins + b];
+            d->h_err[b] += h[2 * n_bins + b];
+        }
+    bool oom = j.oom || !j.hist;
+    free(j.part);
+    free(j.hist);
+    if (oom) return qr_errf(QR_ERR_NOMEM, "out of memory");
     /* Per-channel boxes of the baseline values. */
     if (ch_axis >= rank) ch_axis = -1;
     int64_t nch = ch_axis >= 0 ? dims[ch_axis] : 1, inner = 1;

@@ -104,11 +104,13 @@ static QrStatus qr_canvas_init(QrCanvas *c, int w, int h, QrColor bg) {
     if (!c->px) return qr_errf(QR_ERR_NOMEM, "plot: out of memory for a %dx%d canvas", w, h);
     c->w = w;
     c->h = h;
-    for (size_t i = 0; i < (size_t)w * (size_t)h; i++) {
+    const size_t row = (size_t)w * 3;     /* the first row, then copies of it */
+    for (size_t i = 0; i < (size_t)w; i++) {
         c->px[3 * i] = bg.r;
         c->px[3 * i + 1] = bg.g;
         c->px[3 * i + 2] = bg.b;
     }
+    for (int y = 1; y < h; y++) memcpy(c->px + (size_t)y * row, c->px, row);
     qr_canvas_clip_reset(c);
     return QR_OK;
 }
@@ -134,6 +136,11 @@ QR_TESTAPI QrColor qr_canvas_get(const QrCanvas *c, int x, int y) {
 }
 #endif
 
+/* One channel's value v blended toward k at opacity a. */
+static inline uint8_t qr__pl_mix(uint8_t v, uint8_t k, float a) {
+    return (uint8_t)((float)v + ((float)k - (float)v) * a + 0.5f);
+}
+
 /* Blends `col` over pixel (x, y) with coverage `cov` in [0, 1], honouring the clip. */
 static inline void qr__pl_blend(QrCanvas *c, int x, int y, QrColor col, float cov) {
     if (x < c->clip_x0 || x >= c->clip_x1 || y < c->clip_y0 || y >= c->clip_y1) return;
@@ -141,9 +148,9 @@ static inline void qr__pl_blend(QrCanvas *c, int x, int y, QrColor col, float co
     if (!(a > 0.0f)) return;
     if (a > 1.0f) a = 1.0f;
     uint8_t *p = c->px + ((size_t)y * (size_t)c->w + (size_t)x) * 3;
-    p[0] = (uint8_t)((float)p[0] + ((float)col.r - (float)p[0]) * a + 0.5f);
-    p[1] = (uint8_t)((float)p[1] + ((float)col.g - (float)p[1]) * a + 0.5f);
-    p[2] = (uint8_t)((float)p[2] + ((float)col.b - (float)p[2]) * a + 0.5f);
+    p[0] = qr__pl_mix(p[0], col.r, a);
+    p[1] = qr__pl_mix(p[1], col.g, a);
+    p[2] = qr__pl_mix(p[2], col.b, a);
 }
 
 /* Pixel coordinate -> int without overflow (NaN and huge values are clamped far off-canvas). */
@@ -170,8 +177,32 @@ static void qr_canvas_fill_rect(QrCanvas *c, double x0, double y0, double x1, do
     if (iy1 <= iy0) iy1 = iy0 + 1;
     ix0 = QR_MAX(ix0, c->clip_x0); ix1 = QR_MIN(ix1, c->clip_x1);
     iy0 = QR_MAX(iy0, c->clip_y0); iy1 = QR_MIN(iy1, c->clip_y1);
-    for (int y = iy0; y < iy1; y++)
-        for (int x = ix0; x < ix1; x++) qr__pl_blend(c, x, y, col, 1.0f);
+    if (ix1 <= ix0 || iy1 <= iy0) return;
+    /* qr__pl_blend at full coverage: per channel a function of the pixel's old value alone, so a
+     * table of it (768 blends) instead of the arithmetic per pixel */
+    float a = 1.0f * (float)col.a * (1.0f / 255.0f);
+    if (!(a > 0.0f)) return;
+    if (a > 1.0f) a = 1.0f;
+    const uint8_t k[3] = { col.r, col.g, col.b };
+    if ((int64_t)(ix1 - ix0) * (iy1 - iy0) < 256) {     /* (a few pixels: the table would cost more) */
+        for (int y = iy0; y < iy1; y++) {
+            uint8_t *p = c->px + ((size_t)y * (size_t)c->w + (size_t)ix0) * 3;
+            for (int x = ix0; x < ix1; x++, p += 3)
+                for (int ch = 0; ch < 3; ch++) p[ch] = qr__pl_mix(p[ch], k[ch], a);
+        }
+        return;
+    }
+    uint8_t lut[3][256];
+    for (int ch = 0; ch < 3; ch++)
+        for (int v = 0; v < 256; v++) lut[ch][v] = qr__pl_mix((uint8_t)v, k[ch], a);
+    for (int y = iy0; y < iy1; y++) {
+        uint8_t *p = c->px + ((size_t)y * (size_t)c->w + (size_t)ix0) * 3;
+        for (int x = ix0; x < ix1; x++, p += 3) {
+            p[0] = lut[0][p[0]];
+            p[1] = lut[1][p[1]];
+            p[2] = lut[2][p[2]];
+        }
+    }
 }
 
 static void qr_canvas_rect(QrCanvas *c, double x0, double y0, double x1, double y1, int lw, QrColor col) {

@@ -507,7 +507,7 @@ static void test_frag_round2(void) {
 }
 
 /* The unperturbed run's sums (qr__fr_sig_ties) and the half-away variant (qr__fr_half_away), whose
- * one-scale 8-bit paths look for ties only in the blocks of 16 qr__fr_tie16 flags, against their
+ * one-scale 8-bit paths look for ties only in the blocks of 16 qr__fr_next_tie stops at, against their
  * per-element definitions (qr__fr_round2 at every element): the signal's sum, the ties, the elements
  * moved and Σ scale², bit for bit. Exact ties of both signs, even and odd, at the first and last
  * element of a block and in the 5-element tail, NaN, ±inf, values beyond the range, on three scales,

@@ -1588,6 +1588,59 @@ static void test_kern_wquant(void) {
     if (!levels) QT_SKIP("no level with a kernel of its own on this CPU (the avx2 and neon levels use analysis/weights.c's loop)");
 }
 
+/* The fragility's tie scan (QrF32TieScanFn): every level stops at the ref's block, and the ref at the
+ * first block with an element whose 2 · saturate(x / sc) is an odd integer (checked lane by lane in
+ * doubles here: the same quotient, exact). One planted tie per trial at each lane of a block, exact
+ * ties just off by one ulp, saturated values (at lo / hi: even or odd bounds), NaN / ±Inf, on three scales. */
+static bool qt__k_tie_lane(float x, float sc, float lo, float hi) {
+    float v = x / sc;
+    if (!(v >= lo)) v = lo;
+    if (v > hi) v = hi;
+    double w = 2.0 * (double)v;
+    return w == floor(w) && fmod(fabs(w), 2.0) == 1.0;
+}
+
+static void test_kern_tie_scan(void) {
+    QrKernels lv[8];
+    int nl = qt__k_levels(lv, 8);
+    enum { NB = 9 };
+    float x[16 * NB];
+    static const float scales[3] = { 0.5f, 0.0371f, 3.0f }, bounds[3][2] = { { -128, 127 }, { -0.5f, 255.5f }, { -7, 8 } };
+    uint64_t rng = 5;
+    int bad = 0, trials = 0, found = 0;
+    char msg[200] = "";
+    for (int t = 0; t < 16 * NB * 3; t++) {
+        const float sc = scales[t % 3], lo = bounds[(t / 3) % 3][0], hi = bounds[(t / 3) % 3][1];
+        for (int i = 0; i < 16 * NB; i++) {
+            uint64_t r = qr_rng_next(&rng);
+            const int k = (int)(r % 301) - 150;
+            x[i] = (float)k * sc + (float)((r >> 20) % 1000) * 1e-4f * sc;   /* rarely a tie */
+            if ((r >> 40) % 50 == 0) x[i] = (r >> 50) & 1 ? NAN : (r >> 51) & 1 ? INFINITY : -INFINITY;
+        }
+        const int at = (t * 7) % (16 * NB), kind = t % 5;
+        const float k = (float)((int)(qr_rng_next(&rng) % 301) - 150);
+        x[at] = kind == 0 ? (k + 0.5f) * sc : kind == 1 ? nextafterf((k + 0.5f) * sc, INFINITY)
+              : kind == 2 ? 1e9f : kind == 3 ? -1e9f : -(k + 0.5f) * sc;
+        int want = NB;
+        for (int i = 0; i < 16 * NB && want == NB; i++) if (qt__k_tie_lane(x[i], sc, lo, hi)) want = i / 16;
+        for (int b0 = 0; b0 <= NB; b0 += 3) {
+            const int64_t ref = qr_f32_tie_scan__ref(x + 16 * b0, NB - b0, sc, lo, hi);
+            const int64_t wb = want >= b0 ? want - b0 : -1;
+            trials++;
+            found += ref < NB - b0;
+            if (wb >= 0 && ref != wb && !bad++) snprintf(msg, sizeof msg, "ref: trial %d from block %d: %lld, definition %lld", t, b0, (long long)ref, (long long)wb);
+            for (int l = 0; l < nl; l++) {
+                const int64_t got = lv[l].f32_tie_scan(x + 16 * b0, NB - b0, sc, lo, hi);
+                if (got != ref && !bad++)
+                    snprintf(msg, sizeof msg, "%s: trial %d from block %d: %lld, ref %lld", qr_isa_name(lv[l].isa), t, b0,
+                             (long long)got, (long long)ref);
+            }
+        }
+    }
+    QT_CHECKF(!bad, "%d wrong; first: %s", bad, msg);
+    QT_CHECKF(found > trials / 4, "only %d of %d scans found a tie", found, trials);
+}
+
 /* Histogram and fake quantization: every level bit-exact with ref; the refs against
  * direct formulas (bin edges, ops/qdq.c's quantize + dequantize). */
 static void test_hist_fakequant(void) {
@@ -2735,6 +2788,7 @@ static void qt_kern_all(void) {
     QT_RUN(test_kern_sqsum);
     QT_RUN(test_kern_q8_stats);
     QT_RUN(test_kern_wquant);
+    QT_RUN(test_kern_tie_scan);
     QT_RUN(test_hist_fakequant);
     QT_RUN(test_trans);
     QT_RUN(test_layernorm_kern);

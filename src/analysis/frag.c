@@ -77,33 +77,17 @@ static void qr__fr_round2(float x, float scale, int32_t zp, QrQuantRange rg, int
     *away = fabsf(v - e) == 0.5f ? (int32_t)roundf(v) + zp : *even;
 }
 
-/* Whether any of x[0..16) may be at a tie on scale sc with the saturation bounds lo, hi of
- * qr__fr_round2 (|lo|, |hi| < 2^22): false only when none of them is, so an element where the
- * two roundings differ is always in a block this says true of. Sixteen at a time in vector types
- * of the compiler's: v = x / sc saturated as qr__fr_round2 saturates it (the same division); v at
- * a tie is k + 0.5, so 2v (exact below 2^22) is an odd integer, which the conversion to int32 and
- * back finds. */
-typedef float QrFrV16f __attribute__((vector_size(64)));
-typedef int32_t QrFrV16i __attribute__((vector_size(64)));
-static bool qr__fr_tie16(const float *x, float sc, float lo, float hi) {
-    QrFrV16f v;
-    memcpy(&v, x, sizeof v);
-    const QrFrV16f zero = { 0 }, vsc = zero + sc, vlo = zero + lo, vhi = zero + hi;
-    v = v / vsc;
-    QrFrV16i in = v >= vlo;                  /* NaN: false, so lo, as !(v >= lo) gives */
-    v = (QrFrV16f)(((QrFrV16i)v & in) | ((QrFrV16i)vlo & ~in));
-    QrFrV16i over = v > vhi;
-    v = (QrFrV16f)(((QrFrV16i)vhi & over) | ((QrFrV16i)v & ~over));
-    QrFrV16f w = v + v;
-    QrFrV16i wi = __builtin_convertvector(w, QrFrV16i);
-    QrFrV16i tie = (__builtin_convertvector(wi, QrFrV16f) == w) & (wi & 1);
-    int32_t any = 0;
-    for (int j = 0; j < 16; j++) any |= tie[j];
-    return any != 0;
+/* The first element from i0 on of a block of 16 that may be at a tie on scale sc with the saturation
+ * bounds lo, hi of qr__fr_round2 (|lo|, |hi| < 2^22): qr_kern.f32_tie_scan over the whole blocks
+ * left, so an element where the two roundings differ is always in a block it stops at; the tail's
+ * first element when none is (fewer than 16 left: the caller visits every one). */
+static int64_t qr__fr_next_tie(const float *x, int64_t i0, int64_t n, float sc, float lo, float hi) {
+    const int64_t nb = (n - i0) / 16;
+    return nb > 0 ? i0 + 16 * qr_kern.f32_tie_scan(x + i0, nb, sc, lo, hi) : i0;
 }
 
-/* Whether qr__fr_tie16 applies to grid p: one scale and zero point, saturation bounds below 2^22. */
-static bool qr__fr_tie16_ok(const QrFrGrid *p, float *lo, float *hi) {
+/* Whether qr__fr_next_tie applies to grid p: one scale and zero point, saturation bounds below 2^22. */
+static bool qr__fr_tie_ok(const QrFrGrid *p, float *lo, float *hi) {
     *lo = (float)(p->rg.lo - p->z0);
     *hi = (float)(p->rg.hi - p->z0);
     return p->C == 1 && fabsf(*lo) < 0x1p22f && fabsf(*hi) < 0x1p22f;
@@ -111,16 +95,17 @@ static bool qr__fr_tie16_ok(const QrFrGrid *p, float *lo, float *hi) {
 
 /* Half away from zero instead of half to even at every tie of QuantizeLinear(x) whose output t
  * holds (grid p): the tie's element moves by one LSB away from zero. *inj (optional) receives
- * Σ (Δ · scale)². Returns the elements changed. Blocks of 16 without a tie (qr__fr_tie16) are
+ * Σ (Δ · scale)². Returns the elements changed. Blocks of 16 without a tie (qr__fr_next_tie) are
  * skipped: the others go through the same per-element steps, in element order. */
 static int64_t qr__fr_half_away(QrTensor *t, const float *x, const QrFrGrid *p, double *inj) {
     int64_t k = 0;
     double sum = 0;
     float lo, hi;
-    const bool fast = qr__fr_tie16_ok(p, &lo, &hi);
-    for (int64_t i0 = 0; i0 < t->numel; i0 += 16) {
-        const int64_t i1 = QR_MIN(t->numel, i0 + 16);
-        if (fast && i1 - i0 == 16 && !qr__fr_tie16(x + i0, p->s0, lo, hi)) continue;
+    const bool fast = qr__fr_tie_ok(p, &lo, &hi);
+    const int64_t n = t->numel;
+    for (int64_t i0 = 0; i0 < n;) {
+        if (fast && (i0 = qr__fr_next_tie(x, i0, n, p->s0, lo, hi)) >= n) break;
+        const int64_t i1 = QR_MIN(n, i0 + 16);
         for (int64_t i = i0; i < i1; i++) {
             int64_t c = qr__fr_chan(p, i);
             float sc = qr__fr_scale(p, c);
@@ -131,6 +116,7 @@ static int64_t qr__fr_half_away(QrTensor *t, const float *x, const QrFrGrid *p, 
             k++;
             sum += (double)sc * sc;
         }
+        i0 = i1;
     }
     if (inj) *inj += sum;
     return k;
@@ -139,13 +125,13 @@ static int64_t qr__fr_half_away(QrTensor *t, const float *x, const QrFrGrid *p, 
 /* The unperturbed run's sums of value t (grid p, the QuantizeLinear's float input x or NULL):
  * *sig = Σ ((q - zp) · scale)² in element order, *ties += the elements at a tie where the two
  * roundings differ (qr__fr_round2). 8-bit values on one scale in a loop of their own, the ties
- * looked for only in the blocks qr__fr_tie16 finds: the same sum and count. */
+ * looked for only in the blocks qr__fr_next_tie finds: the same sum and count. */
 static void qr__fr_sig_ties(const QrTensor *t, const float *x, const QrFrGrid *p, double *sig, int64_t *ties) {
     const int64_t n = t->numel;
     float lo, hi;
     double s = 0;
     int64_t nt = 0;
-    if (qr__fr_tie16_ok(p, &lo, &hi) && (t->dtype == QR_DT_U8 || t->dtype == QR_DT_S8)) {
+    if (qr__fr_tie_ok(p, &lo, &hi) && (t->dtype == QR_DT_U8 || t->dtype == QR_DT_S8)) {
         const double sc = qr__fr_scale(p, 0);
         const int32_t zp = p->z0;
         const uint8_t *tu = t->data;
@@ -154,14 +140,14 @@ static void qr__fr_sig_ties(const QrTensor *t, const float *x, const QrFrGrid *p
             for (int64_t i = 0; i < n; i++) { double d = (double)((int32_t)tu[i] - zp) * sc; s += d * d; }
         else
             for (int64_t i = 0; i < n; i++) { double d = (double)((int32_t)ts[i] - zp) * sc; s += d * d; }
-        for (int64_t i0 = 0; x && i0 < n; i0 += 16) {
+        for (int64_t i0 = 0; x && (i0 = qr__fr_next_tie(x, i0, n, p->s0, lo, hi)) < n;) {
             const int64_t i1 = QR_MIN(n, i0 + 16);
-            if (i1 - i0 == 16 && !qr__fr_tie16(x + i0, p->s0, lo, hi)) continue;
             for (int64_t i = i0; i < i1; i++) {
                 int32_t e, a;
                 qr__fr_round2(x[i], (float)sc, zp, p->rg, &e, &a);
                 nt += e != a;
             }
+            i0 = i1;
         }
     } else {
         for (int64_t i = 0; i < n; i++) {

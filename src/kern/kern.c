@@ -114,6 +114,7 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->f32_sqerr_split = qr_f32_sqerr_split__avx512;
         k->f32_clip_sq = qr_f32_clip_sq__avx512;
         k->f32_wquant = qr_f32_wquant__avx512;
+        k->f32_tie_scan = qr_f32_tie_scan__avx512;
         k->f32_conv_m1 = qr_f32_conv_m1__avx512;
         k->f32_conv_m1_act = qr_f32_conv_m1_act__avx512;
         k->f32_gemv_packed = qr_f32_gemv_packed__avx512;
@@ -219,6 +220,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_sqerr_split = qr_f32_sqerr_split__ref,
         .f32_clip_sq = qr_f32_clip_sq__ref,
         .f32_wquant = qr_f32_wquant__ref,
+        .f32_tie_scan = qr_f32_tie_scan__ref,
         .q8_stats = qr_q8_stats__ref,
         .f32_hist = qr_f32_hist__ref,
         .f32_fake_quant = qr_f32_fake_quant__ref,

@@ -605,6 +605,11 @@ typedef double (*QrF32RtolFn)(const float *x, const float *y, int64_t n);
  * x / s not finite (nonfinite), else rint(x / s) + z outside [lo, hi] (sat) and x / s + z outside
  * [lo - 1, hi + 1] (far); x != 0 quantized to z (zero); stored integers other than QuantizeLinear's
  * (diff). Every level gives the ref's bits and counts. */
+/* Rounding fragility's tie scan (analysis/frag.c): the first of the nblk blocks of 16 floats x[16 b ..
+ * 16 b + 16) in which some element may sit at a tie of QuantizeLinear's rounding on scale sc — v = x / sc
+ * (a true division) saturated to [lo, hi] (a NaN to lo), 2v an odd integer — or nblk when none does.
+ * |lo|, |hi| < 2^22, so 2v converts to int32 exactly. Every level returns the ref's block. */
+typedef int64_t (*QrF32TieScanFn)(const float *x, int64_t nblk, float sc, float lo, float hi);
 typedef struct QrWqCounts { int64_t sat, far, zero, nonfinite, diff; } QrWqCounts;
 typedef void (*QrF32WquantFn)(const float *x, const void *stored, bool sgn, const float *s, const int32_t *z, int64_t ss,
                               int32_t lo, int32_t hi, int64_t n, float *y, QrWqCounts *c);
@@ -729,6 +734,7 @@ typedef struct QrKernels {
     QrF32ClipSqFn f32_clip_sq;
     QrQ8StatsFn q8_stats;
     QrF32WquantFn f32_wquant;   /* NULL: analysis/weights.c's four-lane loop (the avx2 and neon levels) */
+    QrF32TieScanFn f32_tie_scan;
     QrF32HistFn f32_hist;
     QrF32FakeQuantFn f32_fake_quant;
     QrF32StepsFn f32_steps;

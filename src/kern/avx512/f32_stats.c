@@ -221,4 +221,21 @@ QR__K_AVX512 static void qr_f32_wquant__avx512(const float *x, const void *store
                            hi, n - i, y + i, c);
 }
 
+/* QrF32TieScanFn with AVX-512: a block per step, the ref's lane operations (vdivps; the
+ * saturation as two compare-and-blend steps with the ref's NaN outcome; cvttps2dq of 2v, back to
+ * float, compared, and its low bit). */
+QR__K_AVX512 static int64_t qr_f32_tie_scan__avx512(const float *x, int64_t nblk, float sc, float lo, float hi) {
+    const __m512 vsc = _mm512_set1_ps(sc), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    const __m512i one = _mm512_set1_epi32(1);
+    for (int64_t b = 0; b < nblk; b++) {
+        __m512 v = _mm512_div_ps(_mm512_loadu_ps(x + 16 * b), vsc);
+        v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, vlo, _CMP_GE_OQ), vlo, v);
+        v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, vhi, _CMP_GT_OQ), v, vhi);
+        const __m512 w = _mm512_add_ps(v, v);
+        const __m512i wi = _mm512_cvttps_epi32(w);
+        if (_mm512_cmp_ps_mask(_mm512_cvtepi32_ps(wi), w, _CMP_EQ_OQ) & _mm512_test_epi32_mask(wi, one)) return b;
+    }
+    return nblk;
+}
+
 #endif

@@ -183,3 +183,29 @@ static void qr_f32_wquant__ref(const float *x, const void *stored, bool sgn, con
     c->nonfinite += nonfinite;
     c->diff += diff;
 }
+
+/* QrF32TieScanFn in plain C: sixteen lanes at a time in the compiler's vector types (what the
+ * fragility's loop was; the avx2 and neon levels run this), each lane the definition's operations:
+ * the division, the saturation's compares (a NaN fails v >= lo and takes lo), 2v to int32 and back
+ * equal to itself and odd. */
+typedef float QrKTieV16f __attribute__((vector_size(64)));
+typedef int32_t QrKTieV16i __attribute__((vector_size(64)));
+static int64_t qr_f32_tie_scan__ref(const float *x, int64_t nblk, float sc, float lo, float hi) {
+    const QrKTieV16f zero = { 0 }, vsc = zero + sc, vlo = zero + lo, vhi = zero + hi;
+    for (int64_t b = 0; b < nblk; b++) {
+        QrKTieV16f v;
+        memcpy(&v, x + 16 * b, sizeof v);
+        v = v / vsc;
+        QrKTieV16i in = v >= vlo;
+        v = (QrKTieV16f)(((QrKTieV16i)v & in) | ((QrKTieV16i)vlo & ~in));
+        QrKTieV16i over = v > vhi;
+        v = (QrKTieV16f)(((QrKTieV16i)vhi & over) | ((QrKTieV16i)v & ~over));
+        QrKTieV16f w = v + v;
+        QrKTieV16i wi = __builtin_convertvector(w, QrKTieV16i);
+        QrKTieV16i tie = (__builtin_convertvector(wi, QrKTieV16f) == w) & (wi & 1);
+        int32_t any = 0;
+        for (int j = 0; j < 16; j++) any |= tie[j];
+        if (any) return b;
+    }
+    return nblk;
+}

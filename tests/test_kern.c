@@ -1328,9 +1328,9 @@ static void test_kern_exp(void) {
     free(got);
 }
 
-/* KL's sums of one side (QrF32KlSideFn): the ref against the plain definition (qr_f64_exp per
- * pair, pairs with a non-finite value skipped, each sum in element order, the product rounded on
- * its own), and every level bit-exact with the ref at every length (the SIMD levels' pipeline fill
+/* KL's sums of one side (QrF32KlSideFn) and of both (QrF32KlSidesFn): every level against the plain
+ * definition (qr_f64_exp per pair, pairs with a non-finite value skipped, each sum in element order,
+ * the product rounded on its own) bit for bit at every length (the SIMD levels' pipeline fill
  * and drain, tails), unaligned starts, with and without t, sums that start non-zero, and NaN /
  * +-Inf in v, in w and in both, alone and in whole vectors. */
 static void test_kern_kl_side(void) {
@@ -1366,7 +1366,17 @@ static void test_kern_kl_side(void) {
                     wt += p;
                     ws2 += e;
                 }
+                const double suby = subs[(si + 1) % QR_ARRAY_LEN(subs)];   /* the y side's (QrF32KlSidesFn) */
+                double wy = 0.125 * ni;
+                for (int64_t i = 0; i < n; i++)
+                    if (isfinite(x[i]) && isfinite(y[i])) wy += qr_f64_exp((double)y[i] - suby);
                 for (int l = 0; l < nl; l++) {
+                    double bs = 0.25 * ni, bt = -0.5 * si, by = 0.125 * ni;
+                    lv[l].f32_kl_sides(x, y, n, subs[si], suby, &bs, &bt, &by);
+                    QT_CHECKF(memcmp(&bs, &ws, 8) == 0 && memcmp(&bt, &wt, 8) == 0 && memcmp(&by, &wy, 8) == 0,
+                              "%s kl_sides (%s, sub %g / %g) n=%lld: %.17g %.17g %.17g, want %.17g %.17g %.17g",
+                              qr_isa_name(lv[l].isa), bad ? "non-finite" : "finite", subs[si], suby, (long long)n, bs, bt, by,
+                              ws, wt, wy);
                     double gs = 0.25 * ni, gt = -0.5 * si, gs2 = 0.25 * ni;
                     lv[l].f32_kl_side(x, y, n, subs[si], &gs, &gt);
                     lv[l].f32_kl_side(x, y, n, subs[si], &gs2, NULL);

@@ -82,6 +82,7 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->f32_rtol = qr_f32_rtol__avx2;
         k->f32_exp_sub = qr_f32_exp_sub__avx2;
         k->f32_kl_side = qr_f32_kl_side__avx2;
+        k->f32_kl_sides = qr_f32_kl_sides__avx2;
         k->f32_sqerr_split = qr_f32_sqerr_split__avx2;
         k->f32_clip_sq = qr_f32_clip_sq__avx2;
         k->q8_stats = qr_q8_stats__avx2;
@@ -111,6 +112,7 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->f32_steps = qr_f32_steps__avx512;
         k->f32_exp_sub = qr_f32_exp_sub__avx512;
         k->f32_kl_side = qr_f32_kl_side__avx512;
+        k->f32_kl_sides = qr_f32_kl_sides__avx512;
         k->f32_sqerr_split = qr_f32_sqerr_split__avx512;
         k->f32_clip_sq = qr_f32_clip_sq__avx512;
         k->f32_wquant = qr_f32_wquant__avx512;
@@ -153,6 +155,7 @@ static void qr__k_table_arm(QrIsa isa, QrKernels *k) {
         k->s32_requant = qr_s32_requant__neon;
         k->f32_exp_sub = qr_f32_exp_sub__neon;
         k->f32_kl_side = qr_f32_kl_side__neon;
+        k->f32_kl_sides = qr_f32_kl_sides__neon;
         k->q8_stats = qr_q8_stats__neon;
         k->f32_wquant = NULL;        /* analysis/weights.c's four-lane loop */
     }
@@ -217,6 +220,7 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_rtol = qr_f32_rtol__ref,
         .f32_exp_sub = qr_f32_exp_sub__ref,
         .f32_kl_side = qr_f32_kl_side__ref,
+        .f32_kl_sides = qr_f32_kl_sides__ref,
         .f32_sqerr_split = qr_f32_sqerr_split__ref,
         .f32_clip_sq = qr_f32_clip_sq__ref,
         .f32_wquant = qr_f32_wquant__ref,

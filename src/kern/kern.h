@@ -631,6 +631,14 @@ typedef void (*QrF32ExpSubFn)(const float *x, double sub, double *out, int64_t n
  * additions of earlier ones. */
 typedef void (*QrF32KlSideFn)(const float *v, const float *w, int64_t n, double sub, double *s, double *t);
 
+/* Both sides of the metrics' KL sums over the same n pairs in one pass: what QrF32KlSideFn's
+ * (x, y, subx, sx, tx) and then (y, x, suby, sy, NULL) add. The three sums are independent, each in
+ * element order, so every level gives the bits of those two calls; a level with a kernel of its own
+ * (avx512) keeps the three chains of additions in flight together (one side's pass is bound by its
+ * chain's latency, not by its exponentials). */
+typedef void (*QrF32KlSidesFn)(const float *x, const float *y, int64_t n, double subx, double suby, double *sx, double *tx,
+                               double *sy);
+
 /* The error split's squared errors (analysis/compare.c): over the pairs i in [0, n) where x[i]
  * and y[i] are both finite, d = (double)y[i] - (double)x[i] and d * d (rounded on its own) is
  * added to s[1] when mask is not NULL and mask[i] != 0, else to s[0]; each sum adds its terms one
@@ -730,6 +738,7 @@ typedef struct QrKernels {
     QrF32RtolFn f32_rtol;
     QrF32ExpSubFn f32_exp_sub;
     QrF32KlSideFn f32_kl_side;
+    QrF32KlSidesFn f32_kl_sides;
     QrF32SqErrSplitFn f32_sqerr_split;
     QrF32ClipSqFn f32_clip_sq;
     QrQ8StatsFn q8_stats;

@@ -82,4 +82,11 @@ QR__K_AVX2 static void qr_f32_kl_side__avx2(const float *v, const float *w, int6
     qr_f32_kl_side__ref(v + 4 * nv, w + 4 * nv, n - 4 * nv, sub, s, t);
 }
 
+/* QrF32KlSidesFn with AVX2: the two sides' passes (qr_f32_kl_side__avx2). */
+QR__K_AVX2 static void qr_f32_kl_sides__avx2(const float *x, const float *y, int64_t n, double subx, double suby, double *sx,
+                                             double *tx, double *sy) {
+    qr_f32_kl_side__avx2(x, y, n, subx, sx, tx);
+    qr_f32_kl_side__avx2(y, x, n, suby, sy, NULL);
+}
+
 #endif

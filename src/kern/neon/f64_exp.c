@@ -49,4 +49,11 @@ static void qr_f32_kl_side__neon(const float *v, const float *w, int64_t n, doub
     if (t) *t = tt;
 }
 
+/* QrF32KlSidesFn with NEON: the two sides' passes (qr_f32_kl_side__neon). */
+static void qr_f32_kl_sides__neon(const float *x, const float *y, int64_t n, double subx, double suby, double *sx, double *tx,
+                                  double *sy) {
+    qr_f32_kl_side__neon(x, y, n, subx, sx, tx);
+    qr_f32_kl_side__neon(y, x, n, suby, sy, NULL);
+}
+
 #endif

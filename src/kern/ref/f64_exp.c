@@ -78,3 +78,10 @@ static void qr_f32_kl_side__ref(const float *v, const float *w, int64_t n, doubl
     *s = ss;
     if (t) *t = tt;
 }
+
+/* QrF32KlSidesFn, plain C: the two sides' calls. */
+static void qr_f32_kl_sides__ref(const float *x, const float *y, int64_t n, double subx, double suby, double *sx, double *tx,
+                                 double *sy) {
+    qr_f32_kl_side__ref(x, y, n, subx, sx, tx);
+    qr_f32_kl_side__ref(y, x, n, suby, sy, NULL);
+}

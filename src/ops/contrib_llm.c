@@ -31,6 +31,10 @@
  * Map: MLAS-order scalar pieces · SimplifiedLayerNormalization · Skip[Simplified]LayerNormalization
  * · RotaryEmbedding · GroupQueryAttention · MultiHeadAttention · table. */
 
+/* Attention heads an attribute may ask for: far beyond any model's, small enough that the head
+ * counts' sums and products (the packed QKV's N + 2 Nkv) stay exact in int64. */
+enum { QR__LLM_MAX_HEADS = 1 << 20 };
+
 /* ==== MLAS-order scalar pieces =========================================================== */
 
 /* exp(x + negmax) as MLAS's MlasComputeSumExpVector with FMA (the AVX2 kernels'): range
@@ -530,6 +534,9 @@ static QrStatus qr__llm_gqa_geom(const QrOpCtx *c, QrLlmGqa *g) {
     g->Nkv = qr_attr_int(c->node, "kv_num_heads", 0);
     if (g->N <= 0 || g->Nkv <= 0)
         return qr_op_fail(c, QR_ERR_INVALID, "attributes num_heads and kv_num_heads must be given and positive");
+    if (g->N > QR__LLM_MAX_HEADS || g->Nkv > QR__LLM_MAX_HEADS)   /* (the packed QKV's head count, N + 2 Nkv, fits) */
+        return qr_op_fail(c, QR_ERR_INVALID, "num_heads %lld / kv_num_heads %lld: more than %d heads", (long long)g->N,
+                          (long long)g->Nkv, QR__LLM_MAX_HEADS);
     if (g->N % g->Nkv != 0)
         return qr_op_fail(c, QR_ERR_INVALID, "num_heads %lld is not a multiple of kv_num_heads %lld", (long long)g->N,
                           (long long)g->Nkv);

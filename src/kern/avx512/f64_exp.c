@@ -36,28 +36,33 @@ QR__K_AVX512 static void qr_f32_exp_sub__avx512(const float *x, double sub, doub
     }
 }
 
-/* QrF32KlSideFn with AVX-512: the exponentials 8 at a time (qr__k_exp512, the ref's bits) and
- * the products e * (v - w) as vectors (one rounding each, as the ref's), kept in a ring of R
- * slots; the additions, one at a time in element order as the ref's, run D vectors behind, so
- * they wait on no exponential and the out-of-order core overlaps both. A pair with v or w not
- * finite is skipped (its lane's bit is clear in fin); the last n % 8 pairs run the ref. */
-QR__K_AVX512 static void qr_f32_kl_side__avx512(const float *v, const float *w, int64_t n, double sub, double *s, double *t) {
+/* KL's sums with AVX-512 (QrF32KlSideFn, and with two: QrF32KlSidesFn): the exponentials 8 pairs
+ * at a time (qr__k_exp512, the ref's bits) — of v - sub, and with two of w - sub2 as well — and the
+ * products e * (v - w) as vectors (one rounding each, as the ref's), kept in a ring of R slots; the
+ * additions — *s, *t (when t), and with two *s2 — each one at a time in element order as the ref's,
+ * run D vectors behind, so they wait on no exponential and the out-of-order core overlaps both (the
+ * chains side by side: both sides cost about what one did). A pair with v or w not finite is skipped
+ * (its lane's bit is clear in fin); the last n % 8 pairs run the ref. */
+QR__K_AVX512 static inline __attribute__((always_inline)) void
+qr__k_kl512(const bool two, const float *v, const float *w, int64_t n, double sub, double sub2, double *s, double *t,
+            double *s2) {
     enum { R = 8, D = 6 };
-    const __m512d sv = _mm512_set1_pd(sub);
+    const __m512d sv = _mm512_set1_pd(sub), sv2 = _mm512_set1_pd(sub2);
     const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)), inf = _mm256_set1_ps(INFINITY);
-    double e[R][8] __attribute__((aligned(64))), p[R][8] __attribute__((aligned(64)));
+    double e[R][8] __attribute__((aligned(64))), e2[R][8] __attribute__((aligned(64))), p[R][8] __attribute__((aligned(64)));
     unsigned fin[R];
-    double ss = *s, tt = t ? *t : 0;
+    double ss = *s, tt = t ? *t : 0, ss2 = two ? *s2 : 0;
     const int64_t nv = n / 8;
     for (int64_t k = 0; k < nv + D; k++) {
         if (k < nv) {
             const int q = (int)(k & (R - 1));
             const __m256 vf = _mm256_loadu_ps(v + 8 * k), wf = _mm256_loadu_ps(w + 8 * k);
-            const __m512d vd = _mm512_cvtps_pd(vf);
+            const __m512d vd = _mm512_cvtps_pd(vf), wd = _mm512_cvtps_pd(wf);
             const __m512d ev = qr__k_exp512(_mm512_sub_pd(vd, sv));
             _mm512_store_pd(e[q], ev);
+            if (two) _mm512_store_pd(e2[q], qr__k_exp512(_mm512_sub_pd(wd, sv2)));
             if (t) {
-                __m512d pv = _mm512_mul_pd(ev, _mm512_sub_pd(vd, _mm512_cvtps_pd(wf)));
+                __m512d pv = _mm512_mul_pd(ev, _mm512_sub_pd(vd, wd));
                 QR_KERN_ROUNDED(pv);
                 _mm512_store_pd(p[q], pv);
             }
@@ -66,70 +71,40 @@ QR__K_AVX512 static void qr_f32_kl_side__avx512(const float *v, const float *w, 
         }
         if (k >= D) {
             const int q = (int)((k - D) & (R - 1));
-            const double *eq = e[q], *pq = p[q];
+            const double *eq = e[q], *e2q = e2[q], *pq = p[q];
             const unsigned f = fin[q];
-            if (f == 0xff && t)
-                for (int j = 0; j < 8; j++) { ss += eq[j]; tt += pq[j]; }
-            else if (f == 0xff)
-                for (int j = 0; j < 8; j++) ss += eq[j];
-            else
+            if (f == 0xff) {
+                for (int j = 0; j < 8; j++) {
+                    ss += eq[j];
+                    if (t) tt += pq[j];
+                    if (two) ss2 += e2q[j];
+                }
+            } else {
                 for (int j = 0; j < 8; j++)
                     if (f >> j & 1) {
                         ss += eq[j];
                         if (t) tt += pq[j];
+                        if (two) ss2 += e2q[j];
                     }
+            }
         }
     }
     _mm256_zeroupper();
     *s = ss;
     if (t) *t = tt;
-    qr_f32_kl_side__ref(v + 8 * nv, w + 8 * nv, n - 8 * nv, sub, s, t);
+    if (two) *s2 = ss2;
+    if (two) qr_f32_kl_sides__ref(v + 8 * nv, w + 8 * nv, n - 8 * nv, sub, sub2, s, t, s2);
+    else qr_f32_kl_side__ref(v + 8 * nv, w + 8 * nv, n - 8 * nv, sub, s, t);
 }
 
-/* QrF32KlSidesFn with AVX-512: both sides' exponentials 8 pairs at a time (qr__k_exp512 of x - subx
- * and of y - suby) and the x side's products, in a ring of R slots; the three chains of additions —
- * sx, tx, sy, each one at a time in element order as the ref's — run D vectors behind, side by side,
- * so a pass costs about one side's. A pair with x or y not finite is skipped by all three; the last
- * n % 8 pairs run the ref. */
+QR__K_AVX512 static void qr_f32_kl_side__avx512(const float *v, const float *w, int64_t n, double sub, double *s, double *t) {
+    qr__k_kl512(false, v, w, n, sub, 0, s, t, NULL);
+}
+
+/* QrF32KlSidesFn with AVX-512: both sides in one pass (qr__k_kl512). */
 QR__K_AVX512 static void qr_f32_kl_sides__avx512(const float *x, const float *y, int64_t n, double subx, double suby,
                                                  double *sx, double *tx, double *sy) {
-    enum { R = 8, D = 6 };
-    const __m512d svx = _mm512_set1_pd(subx), svy = _mm512_set1_pd(suby);
-    const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)), inf = _mm256_set1_ps(INFINITY);
-    double ex[R][8] __attribute__((aligned(64))), ey[R][8] __attribute__((aligned(64))), p[R][8] __attribute__((aligned(64)));
-    unsigned fin[R];
-    double s1 = *sx, t1 = *tx, s2 = *sy;
-    const int64_t nv = n / 8;
-    for (int64_t k = 0; k < nv + D; k++) {
-        if (k < nv) {
-            const int q = (int)(k & (R - 1));
-            const __m256 xf = _mm256_loadu_ps(x + 8 * k), yf = _mm256_loadu_ps(y + 8 * k);
-            const __m512d xd = _mm512_cvtps_pd(xf), yd = _mm512_cvtps_pd(yf);
-            const __m512d evx = qr__k_exp512(_mm512_sub_pd(xd, svx));
-            _mm512_store_pd(ex[q], evx);
-            _mm512_store_pd(ey[q], qr__k_exp512(_mm512_sub_pd(yd, svy)));
-            __m512d pv = _mm512_mul_pd(evx, _mm512_sub_pd(xd, yd));
-            QR_KERN_ROUNDED(pv);
-            _mm512_store_pd(p[q], pv);
-            fin[q] = (unsigned)(_mm256_cmp_ps_mask(_mm256_and_ps(xf, absm), inf, _CMP_LT_OQ) &
-                                _mm256_cmp_ps_mask(_mm256_and_ps(yf, absm), inf, _CMP_LT_OQ));
-        }
-        if (k >= D) {
-            const int q = (int)((k - D) & (R - 1));
-            const double *exq = ex[q], *eyq = ey[q], *pq = p[q];
-            const unsigned f = fin[q];
-            if (f == 0xff)
-                for (int j = 0; j < 8; j++) { s1 += exq[j]; t1 += pq[j]; s2 += eyq[j]; }
-            else
-                for (int j = 0; j < 8; j++)
-                    if (f >> j & 1) { s1 += exq[j]; t1 += pq[j]; s2 += eyq[j]; }
-        }
-    }
-    _mm256_zeroupper();
-    *sx = s1;
-    *tx = t1;
-    *sy = s2;
-    qr_f32_kl_sides__ref(x + 8 * nv, y + 8 * nv, n - 8 * nv, subx, suby, sx, tx, sy);
+    qr__k_kl512(true, x, y, n, subx, suby, sx, tx, sy);
 }
 
 #endif

@@ -245,7 +245,7 @@ static void qr__dist_pass_task(void *ctx, int64_t c, int tid) {
     float *panel = NULL;
     if (j->wd && j->wd->ny < j->wd->n) {    /* a panel of its own: a copy of wd fills it (wd's counts stay) */
         QrWtData t = *j->wd;
-        if (!(t.y = panel = malloc((size_t)len * sizeof(float) + 1))) { __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED); return; }
+        if (!(t.y = panel = qr_aligned_alloc((size_t)len * sizeof(float)))) { __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED); return; }
         qr_weights_wdata_fill(&t, i0, len);
         yp = panel;
     }
@@ -275,7 +275,7 @@ static void qr__dist_pass_task(void *ctx, int64_t c, int tid) {
             he[qr__dist_bin(yv - xv, j->elo, j->ehi, nb)]++;
         }
     }
-    free(panel);
+    qr_aligned_free(panel);
 }
 
 static void qr__dist_passes(QrDistPassJob *j, int64_t nc, int pass) {

@@ -1328,9 +1328,10 @@ static void test_kern_exp(void) {
     free(got);
 }
 
-/* KL's sums of one side (QrF32KlSideFn) and of both (QrF32KlSidesFn): every level against the plain
- * definition (qr_f64_exp per pair, pairs with a non-finite value skipped, each sum in element order,
- * the product rounded on its own) bit for bit at every length (the SIMD levels' pipeline fill
+/* KL's sums of both sides (QrF32KlSidesFn, every level; the avx2 and neon levels through their one-side
+ * kernels) and of one side (the ref's QrF32KlSideFn, with and without t) against the plain definition
+ * (qr_f64_exp per pair, pairs with a non-finite value skipped, each sum in element order, the product
+ * rounded on its own) bit for bit at every length (the SIMD levels' pipeline fill
  * and drain, tails), unaligned starts, with and without t, sums that start non-zero, and NaN /
  * +-Inf in v, in w and in both, alone and in whole vectors. */
 static void test_kern_kl_side(void) {
@@ -1377,14 +1378,13 @@ static void test_kern_kl_side(void) {
                               "%s kl_sides (%s, sub %g / %g) n=%lld: %.17g %.17g %.17g, want %.17g %.17g %.17g",
                               qr_isa_name(lv[l].isa), bad ? "non-finite" : "finite", subs[si], suby, (long long)n, bs, bt, by,
                               ws, wt, wy);
-                    double gs = 0.25 * ni, gt = -0.5 * si, gs2 = 0.25 * ni;
-                    lv[l].f32_kl_side(x, y, n, subs[si], &gs, &gt);
-                    lv[l].f32_kl_side(x, y, n, subs[si], &gs2, NULL);
-                    QT_CHECKF(memcmp(&gs, &ws, 8) == 0 && memcmp(&gt, &wt, 8) == 0 && memcmp(&gs2, &ws2, 8) == 0,
-                              "%s kl_side (%s, sub %g) n=%lld: s %.17g t %.17g s(no t) %.17g, want %.17g %.17g %.17g",
-                              qr_isa_name(lv[l].isa), bad ? "non-finite" : "finite", subs[si], (long long)n, gs, gt, gs2, ws,
-                              wt, ws2);
                 }
+                double gs = 0.25 * ni, gt = -0.5 * si, gs2 = 0.25 * ni;   /* the one side the levels build on */
+                qr_f32_kl_side__ref(x, y, n, subs[si], &gs, &gt);
+                qr_f32_kl_side__ref(x, y, n, subs[si], &gs2, NULL);
+                QT_CHECKF(memcmp(&gs, &ws, 8) == 0 && memcmp(&gt, &wt, 8) == 0 && memcmp(&gs2, &ws2, 8) == 0,
+                          "ref kl_side (%s, sub %g) n=%lld: s %.17g t %.17g s(no t) %.17g, want %.17g %.17g %.17g",
+                          bad ? "non-finite" : "finite", subs[si], (long long)n, gs, gt, gs2, ws, wt, ws2);
             }
         }
     }

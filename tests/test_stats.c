@@ -176,7 +176,7 @@ static bool qt_st_acc_same(const QrMetricAcc *a, const QrMetricAcc *b, char *why
     return true;
 }
 
-/* QrMetricAcc's KL sums (qr_kern.f32_kl_side's two sides, on 2 threads one per pool thread) give
+/* QrMetricAcc's KL sums (qr_kern.f32_kl_sides, both sides in one pass; on 2 threads beside the Rtol tasks) give
  * every field the bits of the plain definition (qt_st_kl_plain over the serial code's other
  * fields) at 1, 2 and 3 threads: one chunk and chunks accumulated (the second raising KL's maxima),
  * sizes below and above QR_STATS_PAR_MIN, with and without Rtol, finite chunks and chunks with NaN

@@ -45,7 +45,7 @@ QR_TESTAPI int64_t qr_metric_kl_pairs;
 /* KL's online softmax sums over a chunk whose maxima are cmx, cmy (finite pairs only): the x side
  * (Σe^(x-m), Σe^(x-m)·(x-y)) and the y side (Σe^(y-m)), each sum in element order
  * (qr_kern.f32_kl_sides: the three sums are independent, so one pass adding all three gives the
- * bits of the two sides' passes, qr_kern.f32_kl_side). */
+ * bits of the two sides' passes, QrF32KlSideFn). */
 static void qr__mt_kl_add(QrMetricAcc *a, const float *x, const float *y, int64_t n, double cmx, double cmy) {
     double nkx = QR_MAX(a->kx_max, cmx), nky = QR_MAX(a->ky_max, cmy);
     double ks = qr__mt_rescale(a->kx_s, a->kx_max, nkx), kt = qr__mt_rescale(a->kx_t, a->kx_max, nkx);
@@ -76,7 +76,7 @@ typedef struct QrMtParJob {
 /* Task 0 when pm > 0: the KL sums of the round before, in element order, from the exp values
  * the last job computed (so they are added while this job's exp values are computed). Every
  * other task: its elements' Rtol maximum and KL's two exp per pair (qr_f64_exp of the arguments
- * qr__mt_kl_add's qr_kern.f32_kl_side takes, so the same values). */
+ * qr__mt_kl_add's qr_kern.f32_kl_sides takes, so the same values). */
 static void qr__mt_par_task(void *ctx, int64_t task, int tid) {
     QrMtParJob *j = ctx;
     QR_UNUSED(tid);

@@ -81,7 +81,6 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->f32_moment_blocks = qr_f32_moment_blocks__avx2;
         k->f32_rtol = qr_f32_rtol__avx2;
         k->f32_exp_sub = qr_f32_exp_sub__avx2;
-        k->f32_kl_side = qr_f32_kl_side__avx2;
         k->f32_kl_sides = qr_f32_kl_sides__avx2;
         k->f32_sqerr_split = qr_f32_sqerr_split__avx2;
         k->f32_clip_sq = qr_f32_clip_sq__avx2;
@@ -111,7 +110,6 @@ static void qr__k_table_x86(QrIsa isa, QrKernels *k) {
         k->f32_conv_pack = qr_f32_conv_pack__avx512;
         k->f32_steps = qr_f32_steps__avx512;
         k->f32_exp_sub = qr_f32_exp_sub__avx512;
-        k->f32_kl_side = qr_f32_kl_side__avx512;
         k->f32_kl_sides = qr_f32_kl_sides__avx512;
         k->f32_sqerr_split = qr_f32_sqerr_split__avx512;
         k->f32_clip_sq = qr_f32_clip_sq__avx512;
@@ -154,7 +152,6 @@ static void qr__k_table_arm(QrIsa isa, QrKernels *k) {
         k->q8_dwconv2d = qr_q8_dwconv2d__neon;
         k->s32_requant = qr_s32_requant__neon;
         k->f32_exp_sub = qr_f32_exp_sub__neon;
-        k->f32_kl_side = qr_f32_kl_side__neon;
         k->f32_kl_sides = qr_f32_kl_sides__neon;
         k->q8_stats = qr_q8_stats__neon;
         k->f32_wquant = NULL;        /* analysis/weights.c's four-lane loop */
@@ -219,7 +216,6 @@ static QrStatus qr_kern_table(QrIsa isa, QrKernels *k) {
         .f32_moment_blocks = qr_f32_moment_blocks__ref,
         .f32_rtol = qr_f32_rtol__ref,
         .f32_exp_sub = qr_f32_exp_sub__ref,
-        .f32_kl_side = qr_f32_kl_side__ref,
         .f32_kl_sides = qr_f32_kl_sides__ref,
         .f32_sqerr_split = qr_f32_sqerr_split__ref,
         .f32_clip_sq = qr_f32_clip_sq__ref,

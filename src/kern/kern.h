@@ -623,7 +623,8 @@ typedef void (*QrQ8StatsFn)(const void *p, bool sgn, int64_t n, QrQ8Stats *s);
  * kern/ref/f64_exp.c in IEEE double operations: every level gives the same bits. */
 typedef void (*QrF32ExpSubFn)(const float *x, double sub, double *out, int64_t n);
 
-/* One side of the metrics' KL sums (analysis/metrics): over the n pairs (v[i], w[i]) in order,
+/* One side of the metrics' KL sums (analysis/metrics), the piece each level's QrF32KlSidesFn is made
+ * of (the ref, avx2 and neon levels call it twice; not in the table): over the n pairs (v[i], w[i]) in order,
  * skipping a pair where v or w is not finite, e = qr_f64_exp((double)v[i] - sub), then
  * *s += e and, when t is not NULL, *t += e * ((double)v[i] - (double)w[i]) (the product rounded
  * on its own). Each sum adds its terms one at a time in element order, so every level gives the
@@ -737,7 +738,6 @@ typedef struct QrKernels {
     QrF32MomentBlocksFn f32_moment_blocks;
     QrF32RtolFn f32_rtol;
     QrF32ExpSubFn f32_exp_sub;
-    QrF32KlSideFn f32_kl_side;
     QrF32KlSidesFn f32_kl_sides;
     QrF32SqErrSplitFn f32_sqerr_split;
     QrF32ClipSqFn f32_clip_sq;

@@ -36,22 +36,20 @@ QR__K_AVX512 static void qr_f32_exp_sub__avx512(const float *x, double sub, doub
     }
 }
 
-/* KL's sums with AVX-512 (QrF32KlSideFn, and with two: QrF32KlSidesFn): the exponentials 8 pairs
- * at a time (qr__k_exp512, the ref's bits) — of v - sub, and with two of w - sub2 as well — and the
- * products e * (v - w) as vectors (one rounding each, as the ref's), kept in a ring of R slots; the
- * additions — *s, *t (when t), and with two *s2 — each one at a time in element order as the ref's,
- * run D vectors behind, so they wait on no exponential and the out-of-order core overlaps both (the
- * chains side by side: both sides cost about what one did). A pair with v or w not finite is skipped
- * (its lane's bit is clear in fin); the last n % 8 pairs run the ref. */
-QR__K_AVX512 static inline __attribute__((always_inline)) void
-qr__k_kl512(const bool two, const float *v, const float *w, int64_t n, double sub, double sub2, double *s, double *t,
-            double *s2) {
+/* QrF32KlSidesFn with AVX-512: both sides' exponentials 8 pairs at a time (qr__k_exp512 of v - sub
+ * and of w - sub2, the ref's bits) and the products e * (v - w) as vectors (one rounding each, as the
+ * ref's), kept in a ring of R slots; the three chains of additions — *s, *t, *s2, each one at a time
+ * in element order as the ref's — run D vectors behind, side by side, so they wait on no exponential
+ * and the out-of-order core overlaps both (the pass costs about what one side's did). A pair with v
+ * or w not finite is skipped (its lane's bit is clear in fin); the last n % 8 pairs run the ref. */
+QR__K_AVX512 static void qr_f32_kl_sides__avx512(const float *v, const float *w, int64_t n, double sub, double sub2,
+                                                 double *s, double *t, double *s2) {
     enum { R = 8, D = 6 };
     const __m512d sv = _mm512_set1_pd(sub), sv2 = _mm512_set1_pd(sub2);
     const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)), inf = _mm256_set1_ps(INFINITY);
     double e[R][8] __attribute__((aligned(64))), e2[R][8] __attribute__((aligned(64))), p[R][8] __attribute__((aligned(64)));
     unsigned fin[R];
-    double ss = *s, tt = t ? *t : 0, ss2 = two ? *s2 : 0;
+    double ss = *s, tt = *t, ss2 = *s2;
     const int64_t nv = n / 8;
     for (int64_t k = 0; k < nv + D; k++) {
         if (k < nv) {
@@ -60,12 +58,10 @@ qr__k_kl512(const bool two, const float *v, const float *w, int64_t n, double su
             const __m512d vd = _mm512_cvtps_pd(vf), wd = _mm512_cvtps_pd(wf);
             const __m512d ev = qr__k_exp512(_mm512_sub_pd(vd, sv));
             _mm512_store_pd(e[q], ev);
-            if (two) _mm512_store_pd(e2[q], qr__k_exp512(_mm512_sub_pd(wd, sv2)));
-            if (t) {
-                __m512d pv = _mm512_mul_pd(ev, _mm512_sub_pd(vd, wd));
-                QR_KERN_ROUNDED(pv);
-                _mm512_store_pd(p[q], pv);
-            }
+            _mm512_store_pd(e2[q], qr__k_exp512(_mm512_sub_pd(wd, sv2)));
+            __m512d pv = _mm512_mul_pd(ev, _mm512_sub_pd(vd, wd));
+            QR_KERN_ROUNDED(pv);
+            _mm512_store_pd(p[q], pv);
             fin[q] = (unsigned)(_mm256_cmp_ps_mask(_mm256_and_ps(vf, absm), inf, _CMP_LT_OQ) &
                                 _mm256_cmp_ps_mask(_mm256_and_ps(wf, absm), inf, _CMP_LT_OQ));
         }
@@ -74,37 +70,18 @@ qr__k_kl512(const bool two, const float *v, const float *w, int64_t n, double su
             const double *eq = e[q], *e2q = e2[q], *pq = p[q];
             const unsigned f = fin[q];
             if (f == 0xff) {
-                for (int j = 0; j < 8; j++) {
-                    ss += eq[j];
-                    if (t) tt += pq[j];
-                    if (two) ss2 += e2q[j];
-                }
+                for (int j = 0; j < 8; j++) { ss += eq[j]; tt += pq[j]; ss2 += e2q[j]; }
             } else {
                 for (int j = 0; j < 8; j++)
-                    if (f >> j & 1) {
-                        ss += eq[j];
-                        if (t) tt += pq[j];
-                        if (two) ss2 += e2q[j];
-                    }
+                    if (f >> j & 1) { ss += eq[j]; tt += pq[j]; ss2 += e2q[j]; }
             }
         }
     }
     _mm256_zeroupper();
     *s = ss;
-    if (t) *t = tt;
-    if (two) *s2 = ss2;
-    if (two) qr_f32_kl_sides__ref(v + 8 * nv, w + 8 * nv, n - 8 * nv, sub, sub2, s, t, s2);
-    else qr_f32_kl_side__ref(v + 8 * nv, w + 8 * nv, n - 8 * nv, sub, s, t);
-}
-
-QR__K_AVX512 static void qr_f32_kl_side__avx512(const float *v, const float *w, int64_t n, double sub, double *s, double *t) {
-    qr__k_kl512(false, v, w, n, sub, 0, s, t, NULL);
-}
-
-/* QrF32KlSidesFn with AVX-512: both sides in one pass (qr__k_kl512). */
-QR__K_AVX512 static void qr_f32_kl_sides__avx512(const float *x, const float *y, int64_t n, double subx, double suby,
-                                                 double *sx, double *tx, double *sy) {
-    qr__k_kl512(true, x, y, n, subx, suby, sx, tx, sy);
+    *t = tt;
+    *s2 = ss2;
+    qr_f32_kl_sides__ref(v + 8 * nv, w + 8 * nv, n - 8 * nv, sub, sub2, s, t, s2);
 }
 
 #endif

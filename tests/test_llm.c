@@ -1079,34 +1079,40 @@ static int qt_llm_wt_diff(const QrWeightCmp *a, const QrWeightCmp *b) {
 }
 
 /* The distributions (qr_dist_collect) of the weights of w larger than a panel, with y whole (one loop) and a panel of
- * QR_KERN_STATS_BLOCK elements (a chunk task each, on the pool): the first difference into msg (counts, ranges, histograms), *n the weights, *peak the
+ * QR_KERN_STATS_BLOCK elements (a chunk task each, on the pool, or one after another in the weight's own panel): the first difference into msg (counts, ranges, histograms), *n the weights, *peak the
  * most y elements the panel run held. */
 static QrStatus qt_llm_dist_modes(QrSession *s, const QrWeightCmp *w, char *msg, size_t cap, int *n, int64_t *peak) {
     const char *names[64];
     *n = 0;
     for (int k = 0; k < w->n && *n < 64; k++) if (w->rows[k].has_m && w->rows[k].n > QR_KERN_STATS_BLOCK) names[(*n)++] = w->rows[k].name;
-    QrDistSet ds[2];
+    QrDistSet ds[3];
     memset(ds, 0, sizeof ds);
     int64_t keep = qr__dist_panel, keep_par = qr__dist_par_min;
     QrStatus st = QR_OK;
-    for (int m = 0; m < 2 && st == QR_OK; m++) {
+    int64_t pk = 0;
+    for (int m = 0; m < 3 && st == QR_OK; m++) {   /* whole y; panels as chunk tasks on the pool; panels one after another */
         qr__dist_panel = m ? QR_KERN_STATS_BLOCK : 0;
-        qr__dist_par_min = m ? 0 : INT64_MAX;     /* the panels' passes as chunk tasks on the pool, whole y's in one loop */
+        qr__dist_par_min = m == 1 ? 0 : INT64_MAX;
         qr__wt_y_peak = 0;
         st = qr_dist_collect(s, NULL, names, *n, 16, &ds[m]);
+        if (m) pk = QR_MAX(pk, qr__wt_y_peak);   /* (the panel modes) */
     }
-    *peak = qr__wt_y_peak;
+    *peak = pk;
     qr__dist_panel = keep;
     qr__dist_par_min = keep_par;
-    for (int k = 0; st == QR_OK && !msg[0] && k < ds[0].n; k++) {
-        const QrDist *a = &ds[0].d[k], *b = &ds[1].d[k];
-        size_t hb = (size_t)a->n_bins * sizeof(int64_t);
-        if (ds[1].n != ds[0].n || a->n != b->n || a->n_nonfinite != b->n_nonfinite || a->lo != b->lo || a->hi != b->hi ||
-            a->err_lo != b->err_lo || a->err_hi != b->err_hi || a->absmax_anal != b->absmax_anal || memcmp(a->h_base, b->h_base, hb) ||
-            memcmp(a->h_anal, b->h_anal, hb) || memcmp(a->h_err, b->h_err, hb) || !(a->clip_hi == b->clip_hi || a->clip_hi != a->clip_hi))
-            snprintf(msg, cap, "distribution of '%s' differs with y a panel (err_hi %.17g, whole %.17g)", a->name, b->err_hi, a->err_hi);
-    }
+    for (int m = 1; m < 3; m++)
+        for (int k = 0; st == QR_OK && !msg[0] && k < ds[0].n; k++) {
+            const QrDist *a = &ds[0].d[k], *b = &ds[m].d[k];
+            size_t hb = (size_t)a->n_bins * sizeof(int64_t);
+            if (ds[m].n != ds[0].n || a->n != b->n || a->n_nonfinite != b->n_nonfinite || a->lo != b->lo || a->hi != b->hi ||
+                a->err_lo != b->err_lo || a->err_hi != b->err_hi || a->absmax_anal != b->absmax_anal ||
+                memcmp(a->h_base, b->h_base, hb) || memcmp(a->h_anal, b->h_anal, hb) || memcmp(a->h_err, b->h_err, hb) ||
+                !(a->clip_hi == b->clip_hi || a->clip_hi != a->clip_hi))
+                snprintf(msg, cap, "distribution of '%s' differs with y a panel (%s; err_hi %.17g, whole %.17g)", a->name,
+                         m == 1 ? "on the pool" : "one after another", b->err_hi, a->err_hi);
+        }
     qr_dist_free(&ds[0]);
+    qr_dist_free(&ds[2]);
     qr_dist_free(&ds[1]);
     return st;
 }

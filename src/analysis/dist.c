@@ -235,6 +235,7 @@ typedef struct QrDistPassJob {
     int64_t *hist;           /* per chunk: base, analysis and error bins */
     double lo, hi, elo, ehi; /* pass 2's ranges */
     int pass, oom;
+    bool par;                /* the chunks on the pool (else one after another, in wd's own panel) */
 } QrDistPassJob;
 
 static void qr__dist_pass_task(void *ctx, int64_t c, int tid) {
@@ -243,11 +244,15 @@ static void qr__dist_pass_task(void *ctx, int64_t c, int tid) {
     const int64_t i0 = c * j->step, len = QR_MIN(j->step, j->n - i0);
     const float *yp = j->y + i0;
     float *panel = NULL;
-    if (j->wd && j->wd->ny < j->wd->n) {    /* a panel of its own: a copy of wd fills it (wd's counts stay) */
+    if (j->wd && j->wd->ny < j->wd->n) {    /* a copy of wd fills the panel (wd's counts stay): wd's own one
+                                             * chunk after chunk, one of the task's own on the pool */
         QrWtData t = *j->wd;
-        if (!(t.y = panel = qr_aligned_alloc((size_t)len * sizeof(float)))) { __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED); return; }
+        if (j->par && !(t.y = panel = qr_aligned_alloc((size_t)len * sizeof(float)))) {
+            __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED);
+            return;
+        }
         qr_weights_wdata_fill(&t, i0, len);
-        yp = panel;
+        yp = t.y;
     }
     const float *xp = j->x + i0;
     if (j->pass == 1) {
@@ -280,7 +285,8 @@ static void qr__dist_pass_task(void *ctx, int64_t c, int tid) {
 
 static void qr__dist_passes(QrDistPassJob *j, int64_t nc, int pass) {
     j->pass = pass;
-    if (j->n >= qr__dist_par_min) qr_pool_for(nc, qr__dist_pass_task, j);
+    j->par = j->n >= qr__dist_par_min && qr_pool_threads() > 1;
+    if (j->par) qr_pool_for(nc, qr__dist_pass_task, j);
     else for (int64_t c = 0; c < nc; c++) qr__dist_pass_task(j, c, 0);
 }
 
